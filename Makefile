@@ -1,0 +1,50 @@
+# ΔQ observability for the OpenTelemetry Collector.
+# `make test` is everything CI runs; `make bench` prints the benchmark tables.
+
+GO        ?= go
+BIN       := $(CURDIR)/bin
+MDATAGEN  := $(BIN)/mdatagen
+# Go packages of the main module (nested modules such as internal/tools are separate).
+PKGS      := ./...
+
+.PHONY: all test test-go test-race test-erlang bench generate tools demo fmt vet clean
+
+all: test
+
+## test: vet, unit tests (with the race detector on the concurrent packages) and the Erlang library's tests.
+test: vet test-go test-race test-erlang
+
+vet:
+	$(GO) vet $(PKGS)
+
+test-go:
+	$(GO) test -count=1 $(PKGS)
+
+test-race:
+	$(GO) test -count=1 -race ./processor/... ./exporter/...
+
+## test-erlang: EUnit for erlang/dqsd_otel when Erlang/OTP is installed.
+test-erlang:
+	@if command -v erlc >/dev/null 2>&1; then \
+		if [ -f erlang/Makefile ]; then $(MAKE) -C erlang test; fi; \
+	else echo "erlc not found: skipping the Erlang tests (CI installs erlang-nox)"; fi
+
+## bench: every Go benchmark with allocation counts.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+tools: $(MDATAGEN)
+
+$(MDATAGEN): internal/tools/go.mod internal/tools/tools.go
+	cd internal/tools && $(GO) build -o $(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+
+## generate: regenerate the components' internal/metadata from metadata.yaml.
+generate: $(MDATAGEN)
+	cd processor/deltaqprocessor && $(MDATAGEN) metadata.yaml
+	cd exporter/deltaqexporter && $(MDATAGEN) metadata.yaml
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN) build

@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the code generators the build uses. It is a module of
+// its own so that the generator's dependencies never reach the main module.
+package tools
+
+import (
+	_ "go.opentelemetry.io/collector/cmd/mdatagen"
+)
