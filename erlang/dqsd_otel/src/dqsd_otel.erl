@@ -1,0 +1,319 @@
+%% @doc ΔQSD instrumentation for Erlang, speaking OTLP.
+%%
+%% A span marks one outcome instance: `start_span/1,2' stamps the start,
+%% queues a `deltaq.span.start' log event (so a collector can time out an
+%% instance that never ends, see the project's DESIGN, "Start events") and
+%% returns a span context; `end_span/1' or `fail_span/1,2' stamps the end and
+%% queues the span. The calling process only stamps, stores and returns: the
+%% exporter (`dqsd_otel_exporter') encodes and sends the queue in batches as
+%% OTLP/HTTP JSON, and when the queue is full an item is dropped and counted
+%% rather than making the caller wait.
+%%
+%% This replaces the wrapper of the thesis (section 5.2, appendix A.4), which
+%% spawned one process per span to time it out and sent text lines to the
+%% oscilloscope; here timing out is the collector's job and a span context
+%% is a plain value.
+%%
+%% The parent of a new span is the calling process's current span, if any.
+%% `with_span/2,3' makes its span current while its fun runs; to give spans
+%% in another process the right parent, pass the context and call
+%% `set_current_span/1' there.
+-module(dqsd_otel).
+
+-include("dqsd_otel_internal.hrl").
+
+-export([
+    start_span/1, start_span/2,
+    end_span/1,
+    fail_span/1, fail_span/2,
+    with_span/2, with_span/3,
+    current_span/0, set_current_span/1,
+    trace_id/1, span_id/1,
+    enable/0, disable/0, is_enabled/0,
+    flush/0, flush/1,
+    stats/0
+]).
+
+-export_type([span_ctx/0, attributes/0, attribute_key/0, attribute_value/0]).
+
+-opaque span_ctx() :: #dqsd_span{}.
+%% A span context, returned by `start_span/1,2'. A plain value: it can be sent
+%% to other processes.
+
+-type attribute_key() :: binary() | atom() | string().
+-type attribute_value() ::
+    binary() | string() | atom() | integer() | float()
+    | [attribute_value()] | #{attribute_key() => attribute_value()}.
+%% Binaries and printable lists are strings; `true'/`false' are booleans,
+%% other atoms strings; integers in the signed 64-bit range are ints (others
+%% are sent as decimal strings); non-printable lists are arrays and maps are
+%% key-value lists. Any other term is sent as its printed form.
+-type attributes() :: #{attribute_key() => attribute_value()}
+                    | [{attribute_key(), attribute_value()}].
+
+%% @equiv start_span(Name, #{})
+-spec start_span(Name :: binary() | atom() | string()) -> span_ctx().
+start_span(Name) ->
+    start_span(Name, #{}).
+
+%% @doc Starts a span named `Name', which is also the probe name of its start
+%% event, and queues the start event. The parent is the calling process's
+%% current span (see `set_current_span/1'); the new span does not become
+%% current. When the library is switched off or not running, the context
+%% returned is not recording and ending it does nothing.
+-spec start_span(Name :: binary() | atom() | string(), attributes()) -> span_ctx().
+start_span(Name, Attributes) ->
+    case persistent_term:get(?PT_QUEUE, undefined) of
+        {_Tab, Atomics, _Counters, _Batch, _Limit} = Queue ->
+            case atomics:get(Atomics, ?A_ENABLED) of
+                1 -> start_recording(Queue, Name, Attributes);
+                _ -> not_recording(Name, Attributes)
+            end;
+        undefined ->
+            not_recording(Name, Attributes)
+    end.
+
+start_recording(Queue, Name, Attributes) ->
+    {TraceId, SpanId, ParentId} =
+        case get(?PD_CURRENT) of
+            #dqsd_span{trace_id = T, span_id = P} when is_binary(T) ->
+                {T, new_span_id(), P};
+            _ ->
+                {T, S} = new_trace_and_span_ids(),
+                {T, S, undefined}
+        end,
+    Start = erlang:monotonic_time(nanosecond),
+    enqueue(Queue, {start, TraceId, SpanId, Name, Start},
+            ?C_DROPPED_EVENTS),
+    #dqsd_span{trace_id = TraceId, span_id = SpanId, parent_id = ParentId,
+               name = Name, attributes = Attributes, start = Start,
+               recording = true}.
+
+%% Nothing to stamp: a non-recording span is never exported.
+not_recording(Name, Attributes) ->
+    #dqsd_span{name = Name, attributes = Attributes, start = 0, recording = false}.
+
+%% @doc Ends a span successfully: its end is stamped and it is queued for
+%% export. Ending a non-recording context, or `undefined', does nothing.
+%% Ending the same context twice exports it twice.
+-spec end_span(span_ctx() | undefined) -> ok.
+end_span(#dqsd_span{recording = true} = Ctx) ->
+    finish(Ctx, ok);
+end_span(_) ->
+    ok.
+
+%% @equiv fail_span(Ctx, undefined)
+-spec fail_span(span_ctx() | undefined) -> ok.
+fail_span(Ctx) ->
+    fail_span(Ctx, undefined).
+
+%% @doc Ends a span as a failed outcome instance: status ERROR (the failure
+%% rule the collector's deltaq processor applies by default), attribute
+%% `deltaq.failed' = true, and `Reason' (unless `undefined') as the status
+%% message: binaries are sent as they are, other terms in printed form.
+-spec fail_span(span_ctx() | undefined, Reason :: term()) -> ok.
+fail_span(#dqsd_span{recording = true} = Ctx, Reason) ->
+    finish(Ctx, {error, Reason});
+fail_span(_, _) ->
+    ok.
+
+%% @equiv with_span(Name, #{}, Fun)
+-spec with_span(Name :: binary() | atom() | string(), fun(() -> Result)) -> Result.
+with_span(Name, Fun) ->
+    with_span(Name, #{}, Fun).
+
+%% @doc Runs `Fun' in a span that is the calling process's current span
+%% while `Fun' runs. Returns what `Fun' returns and ends the span; if `Fun'
+%% raises, the span fails (status message `Class:Reason', plus an
+%% `exception' event) and the exception is raised again with its stack trace.
+-spec with_span(Name :: binary() | atom() | string(), attributes(),
+                fun(() -> Result)) -> Result.
+with_span(Name, Attributes, Fun) ->
+    Ctx = start_span(Name, Attributes),
+    Previous = put(?PD_CURRENT, Ctx),
+    try Fun() of
+        Result ->
+            restore_current(Previous),
+            end_span(Ctx),
+            Result
+    catch
+        Class:Reason:Stack ->
+            restore_current(Previous),
+            case Ctx of
+                #dqsd_span{recording = true} ->
+                    finish(Ctx, {exception, Class, Reason, Stack});
+                _ ->
+                    ok
+            end,
+            erlang:raise(Class, Reason, Stack)
+    end.
+
+restore_current(undefined) -> erase(?PD_CURRENT);
+restore_current(Previous) -> put(?PD_CURRENT, Previous).
+
+%% @doc The calling process's current span, or `undefined'.
+-spec current_span() -> span_ctx() | undefined.
+current_span() ->
+    get(?PD_CURRENT).
+
+%% @doc Makes `Ctx' the calling process's current span, so that spans it
+%% starts next are its children; `undefined' clears it. Returns the previous
+%% current span. This is how a span context passed to another process
+%% becomes the parent of the spans started there.
+-spec set_current_span(span_ctx() | undefined) -> span_ctx() | undefined.
+set_current_span(undefined) ->
+    erase(?PD_CURRENT);
+set_current_span(#dqsd_span{} = Ctx) ->
+    put(?PD_CURRENT, Ctx).
+
+%% @doc The span's trace id as 32 lowercase hex digits (as in OTLP and W3C
+%% trace context), or `undefined' for a non-recording span.
+-spec trace_id(span_ctx()) -> binary() | undefined.
+trace_id(#dqsd_span{trace_id = undefined}) -> undefined;
+trace_id(#dqsd_span{trace_id = Id}) -> dqsd_otel_otlp:hex(Id).
+
+%% @doc The span's id as 16 lowercase hex digits, or `undefined' for a
+%% non-recording span.
+-spec span_id(span_ctx()) -> binary() | undefined.
+span_id(#dqsd_span{span_id = undefined}) -> undefined;
+span_id(#dqsd_span{span_id = Id}) -> dqsd_otel_otlp:hex(Id).
+
+%% @doc Switches recording on (the thesis's `start_stub' command, 5.2.3).
+-spec enable() -> ok | {error, not_started}.
+enable() -> set_enabled(1).
+
+%% @doc Switches recording off: spans started from now on are not recording
+%% and cost almost nothing; spans already started are still exported when
+%% they end (the thesis's `stop_stub').
+-spec disable() -> ok | {error, not_started}.
+disable() -> set_enabled(0).
+
+set_enabled(Value) ->
+    case persistent_term:get(?PT_QUEUE, undefined) of
+        {_Tab, Atomics, _Counters, _Batch, _Limit} ->
+            atomics:put(Atomics, ?A_ENABLED, Value);
+        undefined ->
+            {error, not_started}
+    end.
+
+%% @doc Whether spans started now are recorded.
+-spec is_enabled() -> boolean().
+is_enabled() ->
+    case persistent_term:get(?PT_QUEUE, undefined) of
+        {_Tab, Atomics, _Counters, _Batch, _Limit} ->
+            atomics:get(Atomics, ?A_ENABLED) =:= 1;
+        undefined ->
+            false
+    end.
+
+%% @equiv flush(10000)
+-spec flush() -> ok | {error, term()}.
+flush() ->
+    flush(10000).
+
+%% @doc Exports what is queued now, one attempt per request (no backoff), and
+%% returns when done: `ok' if everything was delivered, otherwise
+%% `{error, {not_exported, #{spans := N, events := M}}}', or
+%% `{error, timeout}' after `Timeout' milliseconds. For tests and shutdown;
+%% the exporter flushes on its own.
+-spec flush(timeout()) -> ok | {error, term()}.
+flush(Timeout) ->
+    try
+        gen_server:call(?EXPORTER, flush, Timeout)
+    catch
+        exit:{timeout, _} -> {error, timeout};
+        exit:{noproc, _} -> {error, not_started}
+    end.
+
+%% @doc Counters since the application started: `queued' (items waiting now),
+%% `exported_spans', `exported_events', `dropped_spans' and `dropped_events'
+%% (the queue was full), `failed_spans' and `failed_events' (export gave up
+%% after its retries or the collector refused them), `export_requests' and
+%% `export_errors' (failed attempts, retried or not).
+-spec stats() -> #{atom() => non_neg_integer()}.
+stats() ->
+    case persistent_term:get(?PT_QUEUE, undefined) of
+        {_Tab, Atomics, Counters, _Batch, _Limit} ->
+            C = fun(I) -> counters:get(Counters, I) end,
+            #{queued => atomics:get(Atomics, ?A_SIZE),
+              exported_spans => C(?C_EXPORTED_SPANS),
+              exported_events => C(?C_EXPORTED_EVENTS),
+              dropped_spans => C(?C_DROPPED_SPANS),
+              dropped_events => C(?C_DROPPED_EVENTS),
+              failed_spans => C(?C_FAILED_SPANS),
+              failed_events => C(?C_FAILED_EVENTS),
+              export_requests => C(?C_EXPORT_REQUESTS),
+              export_errors => C(?C_EXPORT_ERRORS)};
+        undefined ->
+            #{}
+    end.
+
+%%--------------------------------------------------------------------
+%% The caller's path: stamp, store, return.
+
+finish(#dqsd_span{} = Ctx, Status) ->
+    End = erlang:monotonic_time(nanosecond),
+    case persistent_term:get(?PT_QUEUE, undefined) of
+        undefined -> ok;
+        Queue -> enqueue(Queue, {span, Ctx, End, Status}, ?C_DROPPED_SPANS)
+    end.
+
+%% Reserves a place in the bounded queue, then stores the item. A full queue
+%% drops the item and counts it: the caller never waits for the exporter. The
+%% exporter is woken when a batch is ready; otherwise it runs on its timer.
+enqueue(Queue, Item, DropCounter) ->
+    try
+        store(Queue, Item, DropCounter)
+    catch
+        %% The application is stopping and the table is gone.
+        error:badarg -> ok
+    end.
+
+store({Tab, Atomics, Counters, Batch, Limit}, Item, DropCounter) ->
+    case atomics:add_get(Atomics, ?A_SIZE, 1) of
+        N when N > Limit ->
+            atomics:sub(Atomics, ?A_SIZE, 1),
+            counters:add(Counters, DropCounter, 1);
+        N ->
+            ets:insert(Tab, {erlang:unique_integer([monotonic]), Item}),
+            case N rem Batch of
+                0 -> wake_exporter();
+                _ -> ok
+            end
+    end.
+
+wake_exporter() ->
+    case whereis(?EXPORTER) of
+        undefined -> ok;
+        Pid -> Pid ! export, ok
+    end.
+
+%% Trace and span ids from a per-process MWC59 generator (rand:mwc59/1,
+%% 32 bits of each step), kept apart from the process's own `rand' state so
+%% that instrumentation never perturbs (or repeats) an application's seeded
+%% random stream. All-zero ids are invalid in OTLP and drawn again.
+new_trace_and_span_ids() ->
+    X1 = rand:mwc59(rng()), X2 = rand:mwc59(X1), X3 = rand:mwc59(X2),
+    X4 = rand:mwc59(X3), X5 = rand:mwc59(X4), X6 = rand:mwc59(X5),
+    put(?PD_RNG, X6),
+    case {<<(rand:mwc59_value32(X1)):32, (rand:mwc59_value32(X2)):32,
+            (rand:mwc59_value32(X3)):32, (rand:mwc59_value32(X4)):32>>,
+          <<(rand:mwc59_value32(X5)):32, (rand:mwc59_value32(X6)):32>>} of
+        {<<0:128>>, _} -> new_trace_and_span_ids();
+        {_, <<0:64>>} -> new_trace_and_span_ids();
+        Ids -> Ids
+    end.
+
+new_span_id() ->
+    X1 = rand:mwc59(rng()), X2 = rand:mwc59(X1),
+    put(?PD_RNG, X2),
+    case <<(rand:mwc59_value32(X1)):32, (rand:mwc59_value32(X2)):32>> of
+        <<0:64>> -> new_span_id();
+        Id -> Id
+    end.
+
+rng() ->
+    case get(?PD_RNG) of
+        undefined -> rand:mwc59_seed();
+        X -> X
+    end.

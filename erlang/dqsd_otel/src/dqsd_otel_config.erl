@@ -1,0 +1,208 @@
+%% @doc Configuration of dqsd_otel, read from the application environment
+%% when the application starts.
+%%
+%% | key                    | default                    | meaning |
+%% |------------------------|----------------------------|---------|
+%% | `enabled'              | `true'                     | record spans (switch at run time with `dqsd_otel:enable/0', `disable/0') |
+%% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL; requests go to `/v1/traces' and `/v1/logs' |
+%% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name' |
+%% | `resource_attributes'  | `#{}'                      | further resource attributes (map or list of pairs) |
+%% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]' |
+%% | `compression'          | `none'                     | `none' or `gzip' |
+%% | `ssl_options'          | `[]'                       | `ssl' client options for an `https' endpoint (e.g. `verify', `cacertfile') |
+%% | `batch_size'           | `512'                      | most spans (and most start events) per request |
+%% | `batch_interval_ms'    | `500'                      | longest time an item waits in the queue when the collector is up |
+%% | `queue_limit'          | `8192'                     | most items (spans + start events) queued; more are dropped and counted |
+%% | `export_timeout_ms'    | `10000'                    | timeout of one HTTP request |
+%% | `max_retries'          | `5'                        | retries of a failed request before its items are counted as failed |
+%% | `retry_backoff_ms'     | `100'                      | first retry delay; doubles per retry, with jitter |
+%% | `retry_backoff_max_ms' | `5000'                     | longest retry delay |
+%%
+%% When `endpoint', `service_name' or `resource_attributes' is not set, the
+%% standard OpenTelemetry variables `OTEL_EXPORTER_OTLP_ENDPOINT',
+%% `OTEL_SERVICE_NAME' and `OTEL_RESOURCE_ATTRIBUTES' (`k1=v1,k2=v2') are
+%% used. Nothing read here becomes an atom.
+-module(dqsd_otel_config).
+
+-export([load/0, load/1]).
+
+-export_type([config/0]).
+
+-type config() :: #{
+    enabled := boolean(),
+    traces_url := string(),
+    logs_url := string(),
+    service_name := binary(),
+    resource_attributes := [{binary(), term()}] | #{term() => term()},
+    headers := [{string(), string()}],
+    compression := none | gzip,
+    ssl_options := list(),
+    batch_size := pos_integer(),
+    batch_interval_ms := pos_integer(),
+    queue_limit := pos_integer(),
+    export_timeout_ms := pos_integer(),
+    max_retries := non_neg_integer(),
+    retry_backoff_ms := pos_integer(),
+    retry_backoff_max_ms := pos_integer()
+}.
+
+%% @doc Reads and checks the `dqsd_otel' application environment.
+-spec load() -> {ok, config()} | {error, {bad_config, atom(), term(), string()}}.
+load() ->
+    load(fun(Key) -> application:get_env(dqsd_otel, Key) end).
+
+%% @doc Like `load/0' with `Get(Key)' in place of the application
+%% environment (`{ok, Value}' or `undefined').
+-spec load(fun((atom()) -> {ok, term()} | undefined)) ->
+    {ok, config()} | {error, {bad_config, atom(), term(), string()}}.
+load(Get) ->
+    try
+        {ok, build(Get)}
+    catch
+        throw:{bad_config, _Key, _Value, _Why} = Bad -> {error, Bad}
+    end.
+
+build(Get) ->
+    Endpoint = value(Get, endpoint, os_env("OTEL_EXPORTER_OTLP_ENDPOINT",
+                                           "http://localhost:4318")),
+    Base = base_url(Endpoint),
+    #{enabled => check(enabled, value(Get, enabled, true), fun is_boolean/1,
+                       "must be true or false"),
+      traces_url => Base ++ "/v1/traces",
+      logs_url => Base ++ "/v1/logs",
+      service_name => service_name(value(Get, service_name,
+                                         os_env("OTEL_SERVICE_NAME",
+                                                <<"unknown_service:erlang">>))),
+      resource_attributes =>
+          resource_attributes(value(Get, resource_attributes,
+                                    os_resource_attributes())),
+      headers => headers(value(Get, headers, [])),
+      compression => check(compression, value(Get, compression, none),
+                           fun(C) -> C =:= none orelse C =:= gzip end,
+                           "must be none or gzip"),
+      ssl_options => check(ssl_options, value(Get, ssl_options, []), fun is_list/1,
+                           "must be a list of ssl client options"),
+      batch_size => positive(batch_size, value(Get, batch_size, 512)),
+      batch_interval_ms => positive(batch_interval_ms,
+                                    value(Get, batch_interval_ms, 500)),
+      queue_limit => positive(queue_limit, value(Get, queue_limit, 8192)),
+      export_timeout_ms => positive(export_timeout_ms,
+                                    value(Get, export_timeout_ms, 10000)),
+      max_retries => check(max_retries, value(Get, max_retries, 5),
+                           fun(N) -> is_integer(N) andalso N >= 0 end,
+                           "must be a non-negative integer"),
+      retry_backoff_ms => positive(retry_backoff_ms,
+                                   value(Get, retry_backoff_ms, 100)),
+      retry_backoff_max_ms => positive(retry_backoff_max_ms,
+                                       value(Get, retry_backoff_max_ms, 5000))}.
+
+value(Get, Key, Default) ->
+    case Get(Key) of
+        {ok, V} -> V;
+        undefined -> Default
+    end.
+
+os_env(Name, Default) ->
+    case os:getenv(Name) of
+        false -> Default;
+        "" -> Default;
+        V -> V
+    end.
+
+check(Key, Value, Pred, Why) ->
+    case Pred(Value) of
+        true -> Value;
+        false -> throw({bad_config, Key, Value, Why})
+    end.
+
+positive(Key, Value) ->
+    check(Key, Value, fun(N) -> is_integer(N) andalso N > 0 end,
+          "must be a positive integer").
+
+%% The endpoint as a string without a trailing slash, after checking that it
+%% is an http(s) URL with a host.
+base_url(Endpoint) ->
+    Str = try unicode:characters_to_list(Endpoint) of
+              S when is_list(S) -> S;
+              _ -> throw({bad_config, endpoint, Endpoint, "must be a URL string"})
+          catch
+              error:badarg ->
+                  throw({bad_config, endpoint, Endpoint, "must be a URL string"})
+          end,
+    case uri_string:parse(Str) of
+        #{scheme := Scheme, host := Host} when Host =/= "",
+                                                (Scheme =:= "http" orelse
+                                                 Scheme =:= "https") ->
+            string:trim(Str, trailing, "/");
+        _ ->
+            throw({bad_config, endpoint, Endpoint,
+                   "must be an http:// or https:// URL with a host"})
+    end.
+
+service_name(Name) when is_binary(Name); is_list(Name); is_atom(Name) ->
+    case text(Name) of
+        {ok, <<>>} -> throw({bad_config, service_name, Name, "must not be empty"});
+        {ok, Bin} -> Bin;
+        error -> throw({bad_config, service_name, Name, "must be a string"})
+    end;
+service_name(Name) ->
+    throw({bad_config, service_name, Name, "must be a string"}).
+
+resource_attributes(Attrs) when is_map(Attrs) ->
+    Attrs;
+resource_attributes(Attrs) when is_list(Attrs) ->
+    case lists:all(fun(P) -> tuple_size_2(P) end, Attrs) of
+        true -> Attrs;
+        false -> throw({bad_config, resource_attributes, Attrs,
+                        "must be a map or a list of {Key, Value}"})
+    end;
+resource_attributes(Attrs) ->
+    throw({bad_config, resource_attributes, Attrs,
+           "must be a map or a list of {Key, Value}"}).
+
+tuple_size_2({_, _}) -> true;
+tuple_size_2(_) -> false.
+
+%% OTEL_RESOURCE_ATTRIBUTES: comma-separated key=value pairs, values
+%% percent-encoded (OpenTelemetry SDK environment variable specification).
+os_resource_attributes() ->
+    case os:getenv("OTEL_RESOURCE_ATTRIBUTES") of
+        false -> [];
+        Str ->
+            [{unicode:characters_to_binary(string:trim(K)),
+              unicode:characters_to_binary(percent_decode(string:trim(V)))}
+             || Pair <- string:split(Str, ",", all),
+                [K, V] <- [string:split(Pair, "=")],
+                string:trim(K) =/= ""]
+    end.
+
+percent_decode(S) ->
+    case uri_string:percent_decode(S) of
+        {error, _, _} -> S;
+        D -> D
+    end.
+
+headers(Headers) ->
+    try
+        [header(H) || H <- Headers]
+    catch
+        error:_ -> throw({bad_config, headers, Headers,
+                          "must be a list of {Name, Value} strings"})
+    end.
+
+header({Name, Value}) ->
+    {ok, N} = text(Name),
+    {ok, V} = text(Value),
+    true = N =/= <<>>,
+    {unicode:characters_to_list(N), unicode:characters_to_list(V)}.
+
+text(B) when is_binary(B) -> {ok, B};
+text(A) when is_atom(A) -> {ok, atom_to_binary(A, utf8)};
+text(L) when is_list(L) ->
+    try unicode:characters_to_binary(L) of
+        B when is_binary(B) -> {ok, B};
+        _ -> error
+    catch
+        error:badarg -> error
+    end;
+text(_) -> error.

@@ -1,0 +1,348 @@
+%% @doc The exporter: drains the queue in batches and posts them as
+%% OTLP/HTTP JSON with `httpc'.
+%%
+%% It runs every `batch_interval_ms', and sooner when callers have queued a
+%% whole batch. Each batch becomes at most two requests, sent in order: the
+%% start events to `/v1/logs', then the spans to `/v1/traces'. Because the
+%% queue is drained in queuing order, a span is never sent before its start
+%% event.
+%%
+%% A request that fails with a connection error or HTTP 429, 502, 503 or 504
+%% is retried with exponential backoff and jitter (the OTLP/HTTP retry rules);
+%% while it waits nothing else is sent and the queue fills up to its limit,
+%% beyond which callers drop and count. After `max_retries' retries, or on
+%% any other HTTP error, the request's items are counted as failed and
+%% export moves on. Callers never wait for any of this.
+-module(dqsd_otel_exporter).
+
+-behaviour(gen_server).
+
+-include("dqsd_otel_internal.hrl").
+-include_lib("kernel/include/logger.hrl").
+
+-export([start_link/2]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
+
+-define(HTTPC_PROFILE, dqsd_otel).
+
+-record(request, {
+    kind :: spans | events,
+    url :: string(),
+    body :: binary(),
+    count :: pos_integer()
+}).
+
+-record(state, {
+    config :: dqsd_otel_config:config(),
+    tab :: ets:tid(),
+    atomics :: atomics:atomics_ref(),
+    counters :: counters:counters_ref(),
+    resource :: dqsd_otel_otlp:resource(),
+    headers :: [{string(), string()}],
+    %% Requests not yet delivered, in order; the head is being retried.
+    pending = [] :: [#request{}],
+    %% Failed attempts of the head of `pending'.
+    attempt = 0 :: non_neg_integer(),
+    retry_timer :: reference() | undefined,
+    %% Whether the last attempt failed (to log state changes only).
+    failing = false :: boolean()
+}).
+
+%% @doc Starts the exporter, registered as `dqsd_otel_exporter'.
+-spec start_link(dqsd_otel_config:config(), tuple()) -> {ok, pid()} | {error, term()}.
+start_link(Config, Queue) ->
+    gen_server:start_link({local, ?EXPORTER}, ?MODULE, {Config, Queue}, []).
+
+%% @private
+-spec init({dqsd_otel_config:config(), tuple()}) -> {ok, #state{}}.
+init({Config, {Tab, Atomics, Counters, _Batch, _Limit}}) ->
+    process_flag(trap_exit, true),
+    ok = start_httpc(Config),
+    #{service_name := Service, resource_attributes := ResourceAttributes,
+      headers := Headers, compression := Compression} = Config,
+    State = #state{config = Config, tab = Tab, atomics = Atomics,
+                   counters = Counters,
+                   resource = dqsd_otel_otlp:resource(Service, ResourceAttributes),
+                   headers = case Compression of
+                                 gzip -> [{"content-encoding", "gzip"} | Headers];
+                                 none -> Headers
+                             end},
+    schedule_tick(State),
+    {ok, State}.
+
+%% @private
+-spec handle_call(term(), gen_server:from(), #state{}) ->
+    {reply, term(), #state{}}.
+handle_call(flush, _From, State) ->
+    {Reply, State1} = flush(cancel_retry(State)),
+    {reply, Reply, State1};
+handle_call(_Request, _From, State) ->
+    {reply, {error, unknown_call}, State}.
+
+%% @private
+-spec handle_cast(term(), #state{}) -> {noreply, #state{}}.
+handle_cast(_Msg, State) ->
+    {noreply, State}.
+
+%% @private
+-spec handle_info(term(), #state{}) -> {noreply, #state{}}.
+handle_info(tick, State) ->
+    schedule_tick(State),
+    {noreply, export(State)};
+handle_info(export, State) ->
+    %% Several callers may have woken us for the same backlog.
+    drop_wakeups(),
+    {noreply, export(State)};
+handle_info(retry, State) ->
+    State1 = send(State#state.pending, State#state{retry_timer = undefined}),
+    {noreply, export(State1)};
+handle_info(_Info, State) ->
+    %% Late httpc replies after a timeout, exits of linked processes.
+    {noreply, State}.
+
+%% @private The application is stopping (callers no longer queue): one last
+%% attempt at what is left, within the supervisor's shutdown time.
+-spec terminate(term(), #state{}) -> ok.
+terminate(_Reason, State) ->
+    _ = flush(cancel_retry(State)),
+    _ = inets:stop(httpc, ?HTTPC_PROFILE),
+    ok.
+
+%%--------------------------------------------------------------------
+
+start_httpc(#{traces_url := Url}) ->
+    case lists:prefix("https:", Url) of
+        true -> {ok, _} = application:ensure_all_started(ssl);
+        false -> ok
+    end,
+    case inets:start(httpc, [{profile, ?HTTPC_PROFILE}]) of
+        {ok, _} -> ok;
+        {error, {already_started, _}} -> ok
+    end,
+    httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000}],
+                      ?HTTPC_PROFILE).
+
+schedule_tick(#state{config = #{batch_interval_ms := Interval}}) ->
+    erlang:send_after(Interval, self(), tick).
+
+drop_wakeups() ->
+    receive export -> drop_wakeups() after 0 -> ok end.
+
+cancel_retry(#state{retry_timer = undefined} = State) ->
+    State;
+cancel_retry(#state{retry_timer = Timer} = State) ->
+    _ = erlang:cancel_timer(Timer),
+    receive retry -> ok after 0 -> ok end,
+    State#state{retry_timer = undefined}.
+
+%% Exports the batches queued now (not those queued meanwhile, so that a
+%% busy producer cannot keep the exporter from its other messages), unless
+%% a retry is pending.
+export(#state{pending = [], atomics = Atomics,
+              config = #{batch_size := Batch}} = State) ->
+    Queued = atomics:get(Atomics, ?A_SIZE),
+    export_batches((Queued + Batch - 1) div Batch, State);
+export(State) ->
+    State.
+
+export_batches(0, State) ->
+    State;
+export_batches(N, State) ->
+    case drain(State) of
+        [] ->
+            State;
+        Items ->
+            case send(requests(Items, State), State) of
+                #state{pending = []} = State1 -> export_batches(N - 1, State1);
+                State1 -> State1
+            end
+    end.
+
+%% Takes up to one batch from the head of the queue.
+drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
+    case ets:select(Tab, [{'_', [], ['$_']}], Batch) of
+        '$end_of_table' ->
+            [];
+        {Objects, _Continuation} ->
+            lists:foreach(fun({Key, _}) -> ets:delete(Tab, Key) end, Objects),
+            atomics:sub(Atomics, ?A_SIZE, length(Objects)),
+            [Item || {_Key, Item} <- lists:keysort(1, Objects)]
+    end.
+
+%% One batch of queue items as requests: start events first, then spans.
+requests(Items, #state{config = Config, resource = Resource} = State) ->
+    #{logs_url := LogsUrl, traces_url := TracesUrl, compression := Compression} = Config,
+    Events = [{TraceId, SpanId, Name, Start}
+              || {start, TraceId, SpanId, Name, Start} <- Items],
+    Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
+    Offset = erlang:time_offset(nanosecond),
+    [R || R <- [encode(events, LogsUrl, Events, Compression, State,
+                       fun() -> dqsd_otel_otlp:logs(Resource, Events, Offset) end),
+                encode(spans, TracesUrl, Spans, Compression, State,
+                       fun() -> dqsd_otel_otlp:traces(Resource, Spans, Offset) end)],
+          R =/= none].
+
+encode(_Kind, _Url, [], _Compression, _State, _Encode) ->
+    none;
+encode(Kind, Url, Items, Compression, State, Encode) ->
+    try iolist_to_binary(Encode()) of
+        Json ->
+            Body = case Compression of
+                       gzip -> zlib:gzip(Json);
+                       none -> Json
+                   end,
+            #request{kind = Kind, url = Url, body = Body, count = length(Items)}
+    catch
+        Class:Reason:Stack ->
+            %% The encoder is total; this guards against its bugs only.
+            ?LOG_ERROR("dqsd_otel: cannot encode ~p: ~p", [Kind, {Class, Reason, Stack}]),
+            count(State, failed_counter(Kind), length(Items)),
+            none
+    end.
+
+%% Sends requests in order. On a retryable failure the rest stay pending and
+%% a retry is scheduled; otherwise every request is delivered or counted as
+%% failed.
+send([], State) ->
+    State#state{pending = [], attempt = 0};
+send([Request | Rest] = Requests, #state{attempt = Attempt, config = Config} = State) ->
+    case post(Request, State) of
+        ok ->
+            count(State, exported_counter(Request#request.kind), Request#request.count),
+            send(Rest, recovered(State#state{attempt = 0}));
+        {drop, Why} ->
+            send(Rest, (give_up(Request, Why, State))#state{attempt = 0});
+        {retry, Why, RetryAfter} ->
+            State1 = failing(Request, Why, State),
+            case Attempt < maps:get(max_retries, Config) of
+                true ->
+                    Delay = backoff(Attempt + 1, RetryAfter, Config),
+                    Timer = erlang:send_after(Delay, self(), retry),
+                    State1#state{pending = Requests, attempt = Attempt + 1,
+                                 retry_timer = Timer};
+                false ->
+                    send(Rest, (give_up(Request, Why, State1))#state{attempt = 0})
+            end
+    end.
+
+%% Sends pending requests and what is queued now, one attempt each.
+flush(State) ->
+    {Lost0, State1} = send_once(State#state.pending,
+                                State#state{pending = [], attempt = 0}, #{}),
+    #state{atomics = Atomics, config = #{batch_size := Batch}} = State1,
+    Batches = (atomics:get(Atomics, ?A_SIZE) + Batch - 1) div Batch,
+    {Lost, State2} = flush_batches(Batches, State1, Lost0),
+    case maps:size(Lost) of
+        0 -> {ok, State2};
+        _ -> {{error, {not_exported, maps:merge(#{spans => 0, events => 0}, Lost)}},
+              State2}
+    end.
+
+flush_batches(0, State, Lost) ->
+    {Lost, State};
+flush_batches(N, State, Lost) ->
+    case drain(State) of
+        [] ->
+            {Lost, State};
+        Items ->
+            {Lost1, State1} = send_once(requests(Items, State), State, Lost),
+            flush_batches(N - 1, State1, Lost1)
+    end.
+
+send_once([], State, Lost) ->
+    {Lost, State};
+send_once([#request{kind = Kind, count = Count} = Request | Rest], State, Lost) ->
+    case post(Request, State) of
+        ok ->
+            count(State, exported_counter(Kind), Count),
+            send_once(Rest, recovered(State), Lost);
+        {drop, Why} ->
+            send_once(Rest, give_up(Request, Why, State), add_lost(Kind, Count, Lost));
+        {retry, Why, _} ->
+            send_once(Rest, give_up(Request, Why, State), add_lost(Kind, Count, Lost))
+    end.
+
+add_lost(Kind, Count, Lost) ->
+    maps:update_with(Kind, fun(N) -> N + Count end, Count, Lost).
+
+post(#request{url = Url, body = Body},
+     #state{headers = Headers,
+            config = #{export_timeout_ms := Timeout, ssl_options := Ssl}} = State) ->
+    count(State, ?C_EXPORT_REQUESTS, 1),
+    HttpOptions = [{timeout, Timeout}, {connect_timeout, min(Timeout, 5000)},
+                   {autoredirect, false} | [{ssl, Ssl} || Ssl =/= []]],
+    Result = httpc:request(post, {Url, Headers, "application/json", Body},
+                           HttpOptions, [{body_format, binary}], ?HTTPC_PROFILE),
+    case Result of
+        {ok, {{_, Code, _}, _, _}} when Code >= 200, Code < 300 ->
+            ok;
+        {ok, {{_, Code, _}, RespHeaders, _}}
+          when Code =:= 429; Code =:= 502; Code =:= 503; Code =:= 504 ->
+            count(State, ?C_EXPORT_ERRORS, 1),
+            {retry, {http_status, Code}, retry_after(RespHeaders)};
+        {ok, {{_, Code, _}, _, RespBody}} ->
+            count(State, ?C_EXPORT_ERRORS, 1),
+            {drop, {http_status, Code, binary:part(RespBody, 0, min(200, byte_size(RespBody)))}};
+        {error, Reason} ->
+            count(State, ?C_EXPORT_ERRORS, 1),
+            {retry, Reason, undefined}
+    end.
+
+%% Retry-After in seconds (RFC 9110 10.2.3; the date form is ignored).
+retry_after(Headers) ->
+    case lists:keyfind("retry-after", 1, Headers) of
+        {_, Value} ->
+            case string:to_integer(string:trim(Value)) of
+                {Seconds, ""} when Seconds >= 0 -> Seconds * 1000;
+                _ -> undefined
+            end;
+        false ->
+            undefined
+    end.
+
+%% Delay before retry number Attempt (1, 2, ...): initial · 2^(Attempt−1),
+%% capped, drawn uniformly from its upper half (jitter keeps many nodes from
+%% retrying in step); at least what the server's Retry-After asked, within
+%% the cap.
+backoff(Attempt, RetryAfter, #{retry_backoff_ms := Initial,
+                               retry_backoff_max_ms := Max}) ->
+    Base = min(Initial bsl min(Attempt - 1, 30), Max),
+    Half = Base div 2,
+    Jittered = Half + rand:uniform(Base - Half),
+    case RetryAfter of
+        undefined -> Jittered;
+        Ms -> max(Jittered, min(Ms, Max))
+    end.
+
+%% Counts the request's items as failed; logs only the first failure of an
+%% outage (the counters have the rest).
+give_up(#request{kind = Kind, count = Count}, Why, #state{failing = Failing} = State) ->
+    count(State, failed_counter(Kind), Count),
+    case Failing of
+        true -> ok;
+        false ->
+            ?LOG_WARNING("dqsd_otel: ~b ~p not exported: ~0tP", [Count, Kind, Why, 20])
+    end,
+    State#state{failing = true}.
+
+failing(_Request, _Why, #state{failing = true} = State) ->
+    State;
+failing(#request{url = Url}, Why, State) ->
+    ?LOG_WARNING("dqsd_otel: export to ~ts failing (~0tP); retrying with backoff",
+                 [Url, Why, 20]),
+    State#state{failing = true}.
+
+recovered(#state{failing = false} = State) ->
+    State;
+recovered(State) ->
+    ?LOG_NOTICE("dqsd_otel: export recovered"),
+    State#state{failing = false}.
+
+count(#state{counters = Counters}, Index, N) ->
+    counters:add(Counters, Index, N).
+
+exported_counter(spans) -> ?C_EXPORTED_SPANS;
+exported_counter(events) -> ?C_EXPORTED_EVENTS.
+
+failed_counter(spans) -> ?C_FAILED_SPANS;
+failed_counter(events) -> ?C_FAILED_EVENTS.

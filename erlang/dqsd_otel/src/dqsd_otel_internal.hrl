@@ -1,0 +1,61 @@
+%% Internal definitions shared by the dqsd_otel modules. Not part of the API:
+%% callers treat a span context as opaque.
+
+%% A span context: everything needed to export the span when it ends, so the
+%% library keeps no per-span state anywhere else.
+-record(dqsd_span, {
+    %% 16-byte trace id; `undefined' when the span is not recording.
+    trace_id :: binary() | undefined,
+    %% 8-byte span id; `undefined' when the span is not recording.
+    span_id :: binary() | undefined,
+    %% 8-byte id of the parent span, `undefined' for a root span.
+    parent_id :: binary() | undefined,
+    %% Span name, which is also the probe name of its start event.
+    name :: term(),
+    %% Attributes as given by the caller (map or list of pairs).
+    attributes :: map() | list(),
+    %% Start time, erlang:monotonic_time(nanosecond).
+    start :: integer(),
+    %% false when the library was disabled (or not started) at start time.
+    recording :: boolean()
+}).
+
+%% persistent_term key of the queue handle, written once when the
+%% application starts and erased when it stops.
+-define(PT_QUEUE, {dqsd_otel, queue}).
+
+%% The queue handle: {Table, Atomics, Counters, BatchSize, QueueLimit}.
+%% Table is an ordered_set keyed by erlang:unique_integer([monotonic]), so
+%% the exporter drains items in the order they were queued (a span's start
+%% event always before the span).
+
+%% Atomics slots.
+-define(A_SIZE, 1).      % items in the queue (start events + spans)
+-define(A_ENABLED, 2).   % 1 = recording, 0 = switched off
+
+%% Counter slots (see dqsd_otel:stats/0).
+-define(C_EXPORTED_SPANS, 1).
+-define(C_EXPORTED_EVENTS, 2).
+-define(C_DROPPED_SPANS, 3).
+-define(C_DROPPED_EVENTS, 4).
+-define(C_FAILED_SPANS, 5).
+-define(C_FAILED_EVENTS, 6).
+-define(C_EXPORT_REQUESTS, 7).
+-define(C_EXPORT_ERRORS, 8).
+-define(C_COUNT, 8).
+
+%% Registered name of the exporter.
+-define(EXPORTER, dqsd_otel_exporter).
+
+%% Process dictionary keys of the calling process.
+-define(PD_CURRENT, '$dqsd_otel_current_span').
+-define(PD_RNG, '$dqsd_otel_rng').
+
+%% Attribute and event names of the ΔQ conventions.
+-define(START_EVENT_NAME, <<"deltaq.span.start">>).
+-define(ATTR_PROBE, <<"deltaq.probe">>).
+-define(ATTR_FAILED, <<"deltaq.failed">>).
+
+%% OTLP enum values (opentelemetry-proto trace.proto).
+-define(SPAN_KIND_INTERNAL, 1).
+-define(STATUS_CODE_ERROR, 2).

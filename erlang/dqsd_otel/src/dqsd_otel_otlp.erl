@@ -1,0 +1,334 @@
+%% @doc OTLP/HTTP JSON encoding of spans and start events.
+%%
+%% Written by hand because OTP 25 has no JSON module. It follows the OTLP
+%% JSON mapping of opentelemetry-proto (protojson): lowerCamelCase keys,
+%% trace and span ids as lowercase hex strings, 64-bit integers (timestamps,
+%% `intValue') as decimal strings and enums as integers. Strings are always
+%% valid UTF-8: bytes that are not are replaced by U+FFFD, since one invalid
+%% string would make the collector reject the whole request.
+%%
+%% Every function here is total: any Erlang term a caller passed as a name,
+%% an attribute or a failure reason is encoded somehow (in printed form if
+%% nothing else fits), so a bad value never costs the batch it is in.
+-module(dqsd_otel_otlp).
+
+-include("dqsd_otel_internal.hrl").
+
+-export([traces/3, logs/3, resource/2, attributes/1, any_value/1, string/1,
+         hex/1]).
+
+-export_type([resource/0, span_item/0, event_item/0, status/0]).
+
+-type resource() :: {Resource :: iodata(), Scope :: iodata()}.
+%% The pre-encoded `resource' and `scope' objects of every request.
+
+-type status() :: ok | {error, Reason :: term()}
+                | {exception, Class :: error | exit | throw, Reason :: term(),
+                   Stack :: list()}.
+-type span_item() :: {#dqsd_span{}, End :: integer(), status()}.
+%% A finished span; `End' is erlang:monotonic_time(nanosecond).
+-type event_item() :: {TraceId :: binary(), SpanId :: binary(),
+                       Name :: term(), Start :: integer()}.
+%% A start event; `Start' is erlang:monotonic_time(nanosecond).
+
+-define(INT64_MIN, -16#8000000000000000).
+-define(INT64_MAX, 16#7fffffffffffffff).
+%% Longest status message or printed term, in bytes.
+-define(MAX_TEXT, 4096).
+
+%% The two lowercase hex digits of each byte value.
+-define(HEX_BYTES, {
+    <<"00">>, <<"01">>, <<"02">>, <<"03">>, <<"04">>, <<"05">>, <<"06">>, <<"07">>,
+    <<"08">>, <<"09">>, <<"0a">>, <<"0b">>, <<"0c">>, <<"0d">>, <<"0e">>, <<"0f">>,
+    <<"10">>, <<"11">>, <<"12">>, <<"13">>, <<"14">>, <<"15">>, <<"16">>, <<"17">>,
+    <<"18">>, <<"19">>, <<"1a">>, <<"1b">>, <<"1c">>, <<"1d">>, <<"1e">>, <<"1f">>,
+    <<"20">>, <<"21">>, <<"22">>, <<"23">>, <<"24">>, <<"25">>, <<"26">>, <<"27">>,
+    <<"28">>, <<"29">>, <<"2a">>, <<"2b">>, <<"2c">>, <<"2d">>, <<"2e">>, <<"2f">>,
+    <<"30">>, <<"31">>, <<"32">>, <<"33">>, <<"34">>, <<"35">>, <<"36">>, <<"37">>,
+    <<"38">>, <<"39">>, <<"3a">>, <<"3b">>, <<"3c">>, <<"3d">>, <<"3e">>, <<"3f">>,
+    <<"40">>, <<"41">>, <<"42">>, <<"43">>, <<"44">>, <<"45">>, <<"46">>, <<"47">>,
+    <<"48">>, <<"49">>, <<"4a">>, <<"4b">>, <<"4c">>, <<"4d">>, <<"4e">>, <<"4f">>,
+    <<"50">>, <<"51">>, <<"52">>, <<"53">>, <<"54">>, <<"55">>, <<"56">>, <<"57">>,
+    <<"58">>, <<"59">>, <<"5a">>, <<"5b">>, <<"5c">>, <<"5d">>, <<"5e">>, <<"5f">>,
+    <<"60">>, <<"61">>, <<"62">>, <<"63">>, <<"64">>, <<"65">>, <<"66">>, <<"67">>,
+    <<"68">>, <<"69">>, <<"6a">>, <<"6b">>, <<"6c">>, <<"6d">>, <<"6e">>, <<"6f">>,
+    <<"70">>, <<"71">>, <<"72">>, <<"73">>, <<"74">>, <<"75">>, <<"76">>, <<"77">>,
+    <<"78">>, <<"79">>, <<"7a">>, <<"7b">>, <<"7c">>, <<"7d">>, <<"7e">>, <<"7f">>,
+    <<"80">>, <<"81">>, <<"82">>, <<"83">>, <<"84">>, <<"85">>, <<"86">>, <<"87">>,
+    <<"88">>, <<"89">>, <<"8a">>, <<"8b">>, <<"8c">>, <<"8d">>, <<"8e">>, <<"8f">>,
+    <<"90">>, <<"91">>, <<"92">>, <<"93">>, <<"94">>, <<"95">>, <<"96">>, <<"97">>,
+    <<"98">>, <<"99">>, <<"9a">>, <<"9b">>, <<"9c">>, <<"9d">>, <<"9e">>, <<"9f">>,
+    <<"a0">>, <<"a1">>, <<"a2">>, <<"a3">>, <<"a4">>, <<"a5">>, <<"a6">>, <<"a7">>,
+    <<"a8">>, <<"a9">>, <<"aa">>, <<"ab">>, <<"ac">>, <<"ad">>, <<"ae">>, <<"af">>,
+    <<"b0">>, <<"b1">>, <<"b2">>, <<"b3">>, <<"b4">>, <<"b5">>, <<"b6">>, <<"b7">>,
+    <<"b8">>, <<"b9">>, <<"ba">>, <<"bb">>, <<"bc">>, <<"bd">>, <<"be">>, <<"bf">>,
+    <<"c0">>, <<"c1">>, <<"c2">>, <<"c3">>, <<"c4">>, <<"c5">>, <<"c6">>, <<"c7">>,
+    <<"c8">>, <<"c9">>, <<"ca">>, <<"cb">>, <<"cc">>, <<"cd">>, <<"ce">>, <<"cf">>,
+    <<"d0">>, <<"d1">>, <<"d2">>, <<"d3">>, <<"d4">>, <<"d5">>, <<"d6">>, <<"d7">>,
+    <<"d8">>, <<"d9">>, <<"da">>, <<"db">>, <<"dc">>, <<"dd">>, <<"de">>, <<"df">>,
+    <<"e0">>, <<"e1">>, <<"e2">>, <<"e3">>, <<"e4">>, <<"e5">>, <<"e6">>, <<"e7">>,
+    <<"e8">>, <<"e9">>, <<"ea">>, <<"eb">>, <<"ec">>, <<"ed">>, <<"ee">>, <<"ef">>,
+    <<"f0">>, <<"f1">>, <<"f2">>, <<"f3">>, <<"f4">>, <<"f5">>, <<"f6">>, <<"f7">>,
+    <<"f8">>, <<"f9">>, <<"fa">>, <<"fb">>, <<"fc">>, <<"fd">>, <<"fe">>, <<"ff">>}).
+
+%% @doc An ExportTraceServiceRequest holding `Spans'. `Offset' converts the
+%% monotonic stamps to Unix time: erlang:time_offset(nanosecond).
+-spec traces(resource(), [span_item()], integer()) -> iodata().
+traces({Resource, Scope}, Spans, Offset) ->
+    [<<"{\"resourceSpans\":[{\"resource\":">>, Resource,
+     <<",\"scopeSpans\":[{\"scope\":">>, Scope, <<",\"spans\":[">>,
+     join([span(S, Offset) || S <- Spans]),
+     <<"]}]}]}">>].
+
+%% @doc An ExportLogsServiceRequest holding one `deltaq.span.start' event per
+%% element of `Events': the span's trace and span ids, the start time as its
+%% timestamp and the span name as the `deltaq.probe' attribute.
+-spec logs(resource(), [event_item()], integer()) -> iodata().
+logs({Resource, Scope}, Events, Offset) ->
+    [<<"{\"resourceLogs\":[{\"resource\":">>, Resource,
+     <<",\"scopeLogs\":[{\"scope\":">>, Scope, <<",\"logRecords\":[">>,
+     join([start_event(E, Offset) || E <- Events]),
+     <<"]}]}]}">>].
+
+%% @doc The resource (`service.name', the `telemetry.sdk.*' attributes, then
+%% `Attributes'; `ServiceName' wins over a `service.name' among them) and the
+%% instrumentation scope, encoded once when the exporter starts.
+-spec resource(ServiceName :: binary(), dqsd_otel:attributes()) -> resource().
+resource(ServiceName, Attributes) ->
+    Version = case application:get_key(dqsd_otel, vsn) of
+                  {ok, V} -> unicode:characters_to_binary(V);
+                  undefined -> <<"unknown">>
+              end,
+    Fixed = [{<<"service.name">>, ServiceName},
+             {<<"telemetry.sdk.name">>, <<"dqsd_otel">>},
+             {<<"telemetry.sdk.language">>, <<"erlang">>},
+             {<<"telemetry.sdk.version">>, Version}],
+    FixedKeys = [K || {K, _} <- Fixed],
+    Others = [{K, V} || {K, V} <- pairs(Attributes),
+                        not lists:member(key(K), FixedKeys)],
+    Resource = [<<"{\"attributes\":">>, attributes(Fixed ++ Others), $}],
+    Scope = [<<"{\"name\":\"dqsd_otel\",\"version\":">>, string(Version), $}],
+    {iolist_to_binary(Resource), iolist_to_binary(Scope)}.
+
+%% @doc A JSON array of OTLP KeyValue objects. Elements of a list that are
+%% not `{Key, Value}' pairs are skipped.
+-spec attributes(dqsd_otel:attributes()) -> iodata().
+attributes(Attributes) ->
+    [$[, join([key_value(K, V) || {K, V} <- pairs(Attributes)]), $]].
+
+%% @doc An OTLP AnyValue object for an Erlang term (see
+%% `dqsd_otel:attribute_value()').
+-spec any_value(term()) -> iodata().
+any_value(V) when is_binary(V) ->
+    [<<"{\"stringValue\":">>, string(V), $}];
+any_value(true) ->
+    <<"{\"boolValue\":true}">>;
+any_value(false) ->
+    <<"{\"boolValue\":false}">>;
+any_value(V) when is_integer(V), V >= ?INT64_MIN, V =< ?INT64_MAX ->
+    [<<"{\"intValue\":\"">>, integer_to_binary(V), <<"\"}">>];
+any_value(V) when is_integer(V) ->
+    %% Outside int64: keep every digit rather than wrap around.
+    [<<"{\"stringValue\":\"">>, integer_to_binary(V), <<"\"}">>];
+any_value(V) when is_float(V) ->
+    %% Erlang has no NaN or infinities, so every float is a JSON number.
+    [<<"{\"doubleValue\":">>, float_to_binary(V, [short]), $}];
+any_value(V) when is_atom(V) ->
+    [<<"{\"stringValue\":">>, string(V), $}];
+any_value(V) when is_map(V) ->
+    [<<"{\"kvlistValue\":{\"values\":">>, attributes(V), <<"}}">>];
+any_value(V) when is_list(V) ->
+    case is_proper(V) of
+        false ->
+            [<<"{\"stringValue\":">>, string(print(V)), $}];
+        true ->
+            case io_lib:printable_unicode_list(V) of
+                true ->
+                    [<<"{\"stringValue\":">>, string(V), $}];
+                false ->
+                    [<<"{\"arrayValue\":{\"values\":[">>,
+                     join([any_value(E) || E <- V]), <<"]}}">>]
+            end
+    end;
+any_value(V) ->
+    [<<"{\"stringValue\":">>, string(print(V)), $}].
+
+%% @doc A JSON string: binaries, atoms and character lists as text, other
+%% terms in printed form. Invalid UTF-8 bytes become U+FFFD.
+-spec string(term()) -> iodata().
+string(V) ->
+    [$", escape(text(V)), $"].
+
+%% @doc Lowercase hex digits of a binary (trace and span ids).
+-spec hex(binary()) -> binary().
+hex(<<A, B, C, D, E, F, G, H>>) ->
+    %% Span ids, unrolled: the exporter's hottest code.
+    T = ?HEX_BYTES,
+    <<(element(A + 1, T))/binary, (element(B + 1, T))/binary,
+      (element(C + 1, T))/binary, (element(D + 1, T))/binary,
+      (element(E + 1, T))/binary, (element(F + 1, T))/binary,
+      (element(G + 1, T))/binary, (element(H + 1, T))/binary>>;
+hex(<<High:8/binary, Low:8/binary>>) ->
+    <<(hex(High))/binary, (hex(Low))/binary>>;
+hex(Bin) ->
+    hex(Bin, ?HEX_BYTES, <<>>).
+
+hex(<<B, Rest/binary>>, Table, Acc) ->
+    hex(Rest, Table, <<Acc/binary, (element(B + 1, Table))/binary>>);
+hex(<<>>, _Table, Acc) ->
+    Acc.
+
+%%--------------------------------------------------------------------
+
+span({#dqsd_span{trace_id = TraceId, span_id = SpanId, parent_id = Parent,
+                 name = Name, attributes = Attributes, start = Start},
+      End, Status}, Offset) ->
+    [<<"{\"traceId\":\"">>, hex(TraceId),
+     <<"\",\"spanId\":\"">>, hex(SpanId), $",
+     case Parent of
+         undefined -> [];
+         _ -> [<<",\"parentSpanId\":\"">>, hex(Parent), $"]
+     end,
+     <<",\"name\":">>, string(Name),
+     <<",\"kind\":">>, integer_to_binary(?SPAN_KIND_INTERNAL),
+     <<",\"startTimeUnixNano\":\"">>, integer_to_binary(Start + Offset),
+     <<"\",\"endTimeUnixNano\":\"">>, integer_to_binary(End + Offset),
+     <<"\",\"attributes\":">>, span_attributes(Attributes, Status),
+     exception_events(Status, End + Offset),
+     status(Status),
+     $}].
+
+%% A failed span carries deltaq.failed = true (replacing any value the
+%% caller gave it).
+span_attributes(Attributes, ok) ->
+    attributes(Attributes);
+span_attributes(Attributes, _Failed) ->
+    Kept = [{K, V} || {K, V} <- pairs(Attributes), key(K) =/= ?ATTR_FAILED],
+    attributes(Kept ++ [{?ATTR_FAILED, true}]).
+
+%% The OpenTelemetry semantic conventions' `exception' span event.
+exception_events({exception, Class, Reason, Stack}, Time) ->
+    Attributes =
+        [{<<"exception.type">>, atom_to_binary(Class, utf8)},
+         {<<"exception.message">>, print(Reason)},
+         {<<"exception.stacktrace">>, format_exception(Class, Reason, Stack)}],
+    [<<",\"events\":[{\"timeUnixNano\":\"">>, integer_to_binary(Time),
+     <<"\",\"name\":\"exception\",\"attributes\":">>, attributes(Attributes),
+     <<"}]">>];
+exception_events(_, _) ->
+    [].
+
+status(ok) ->
+    [];
+status({error, undefined}) ->
+    [<<",\"status\":{\"code\":">>, integer_to_binary(?STATUS_CODE_ERROR), $}];
+status({error, Reason}) ->
+    status_error(Reason);
+status({exception, Class, Reason, _Stack}) ->
+    status_error([atom_to_binary(Class, utf8), $:, print(Reason)]).
+
+status_error(Message) ->
+    [<<",\"status\":{\"message\":">>, string(Message),
+     <<",\"code\":">>, integer_to_binary(?STATUS_CODE_ERROR), $}].
+
+start_event({TraceId, SpanId, Name, Start}, Offset) ->
+    Time = integer_to_binary(Start + Offset),
+    [<<"{\"timeUnixNano\":\"">>, Time,
+     <<"\",\"observedTimeUnixNano\":\"">>, Time,
+     <<"\",\"eventName\":\"">>, ?START_EVENT_NAME,
+     <<"\",\"traceId\":\"">>, hex(TraceId),
+     <<"\",\"spanId\":\"">>, hex(SpanId),
+     <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
+     <<"\",\"value\":{\"stringValue\":">>, string(Name), <<"}}]}">>].
+
+key_value(K, V) ->
+    [<<"{\"key\":">>, string(K), <<",\"value\":">>, any_value(V), $}].
+
+pairs(Attributes) when is_map(Attributes) ->
+    maps:to_list(Attributes);
+pairs(Attributes) when is_list(Attributes) ->
+    [P || {_, _} = P <- proper_prefix(Attributes)];
+pairs(_) ->
+    [].
+
+%% An attribute key as the binary that goes on the wire.
+key(K) ->
+    text(K).
+
+%% Text of a name, key or message, as a binary (possibly invalid UTF-8,
+%% which escape/1 repairs).
+text(V) when is_binary(V) ->
+    V;
+text(V) when is_atom(V) ->
+    atom_to_binary(V, utf8);
+text(V) when is_list(V) ->
+    try unicode:characters_to_binary(V) of
+        B when is_binary(B) -> B;
+        _ -> print(V)
+    catch
+        error:badarg -> print(V)
+    end;
+text(V) when is_integer(V) ->
+    integer_to_binary(V);
+text(V) ->
+    print(V).
+
+print(V) ->
+    Bin = unicode:characters_to_binary(io_lib:format("~0tP", [V, 30])),
+    truncate(Bin).
+
+format_exception(Class, Reason, Stack) ->
+    try erl_error:format_exception(Class, Reason, Stack) of
+        Chars -> truncate(unicode:characters_to_binary(Chars))
+    catch
+        _:_ -> print({Class, Reason, Stack})
+    end.
+
+truncate(<<Bin:?MAX_TEXT/binary, _/binary>>) -> Bin;
+truncate(Bin) when is_binary(Bin) -> Bin;
+truncate(_) -> <<>>.
+
+is_proper([]) -> true;
+is_proper([_ | T]) -> is_proper(T);
+is_proper(_) -> false.
+
+proper_prefix([H | T]) -> [H | proper_prefix(T)];
+proper_prefix(_) -> [].
+
+join([]) -> [];
+join([H | T]) -> [H | [[$, | X] || X <- T]].
+
+%% JSON string escaping over a binary, copying runs of safe bytes as
+%% sub-binaries. escape(Rest, Original, RunStart, RunLength, Acc).
+escape(Bin) ->
+    escape(Bin, Bin, 0, 0, []).
+
+escape(<<C, Rest/binary>>, Orig, Start, Len, Acc)
+  when C >= 16#20, C < 16#80, C =/= $", C =/= $\\ ->
+    escape(Rest, Orig, Start, Len + 1, Acc);
+escape(<<C, Rest/binary>>, Orig, Start, Len, Acc) when C < 16#80 ->
+    Acc1 = [Acc, binary_part(Orig, Start, Len) | escape_char(C)],
+    escape(Rest, Orig, Start + Len + 1, 0, Acc1);
+escape(<<_/utf8, Rest/binary>> = Bin, Orig, Start, Len, Acc) ->
+    escape(Rest, Orig, Start, Len + byte_size(Bin) - byte_size(Rest), Acc);
+escape(<<_, Rest/binary>>, Orig, Start, Len, Acc) ->
+    %% Not UTF-8 (Erlang's utf8 segments reject overlong forms and
+    %% surrogates, as JSON decoders do).
+    Acc1 = [Acc, binary_part(Orig, Start, Len) | <<"\\ufffd">>],
+    escape(Rest, Orig, Start + Len + 1, 0, Acc1);
+escape(<<>>, Orig, 0, _Len, []) ->
+    Orig;
+escape(<<>>, Orig, Start, Len, Acc) ->
+    [Acc | binary_part(Orig, Start, Len)].
+
+escape_char($") -> <<"\\\"">>;
+escape_char($\\) -> <<"\\\\">>;
+escape_char($\n) -> <<"\\n">>;
+escape_char($\r) -> <<"\\r">>;
+escape_char($\t) -> <<"\\t">>;
+escape_char($\b) -> <<"\\b">>;
+escape_char($\f) -> <<"\\f">>;
+escape_char(C) -> <<"\\u00", (hex_digit(C bsr 4)), (hex_digit(C band 15))>>.
+
+hex_digit(D) when D < 10 -> $0 + D;
+hex_digit(D) -> $a + D - 10.

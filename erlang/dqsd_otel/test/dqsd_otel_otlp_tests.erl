@@ -1,0 +1,194 @@
+%% Tests of the OTLP/HTTP JSON encoder. Expected shapes follow the OTLP
+%% JSON mapping (opentelemetry-proto, docs/specification.md "JSON Protobuf
+%% Encoding"); the Go test internal/otlpjson checks the same output with the
+%% collector's own decoder.
+-module(dqsd_otel_otlp_tests).
+
+-include("dqsd_otel_test.hrl").
+-include("dqsd_otel_internal.hrl").
+
+-define(TRACE, <<16#0a, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16#ff>>).
+-define(SPAN, <<16#de, 16#ad, 16#be, 16#ef, 0, 0, 0, 1>>).
+-define(PARENT, <<1, 2, 3, 4, 5, 6, 7, 8>>).
+
+decode(IoData) -> dqsd_otel_test_json:decode(IoData).
+
+value(V) -> decode(dqsd_otel_otlp:any_value(V)).
+
+str(V) -> decode(dqsd_otel_otlp:string(V)).
+
+resource() -> dqsd_otel_otlp:resource(<<"svc">>, #{}).
+
+span(Parent, Attributes) ->
+    #dqsd_span{trace_id = ?TRACE, span_id = ?SPAN, parent_id = Parent,
+               name = <<"worker_1">>, attributes = Attributes, start = 1000,
+               recording = true}.
+
+%% The only span of a traces request.
+one_span(Item, Offset) ->
+    #{<<"resourceSpans">> := [#{<<"scopeSpans">> := [#{<<"spans">> := [S]}]}]} =
+        decode(dqsd_otel_otlp:traces(resource(), [Item], Offset)),
+    S.
+
+attrs(List) -> maps:from_list([{K, V} || #{<<"key">> := K, <<"value">> := V} <- List]).
+
+hex_test() ->
+    ?assertEqual(<<"0a0102030405060708090a0b0c0d0eff">>, dqsd_otel_otlp:hex(?TRACE)),
+    ?assertEqual(<<"deadbeef00000001">>, dqsd_otel_otlp:hex(?SPAN)),
+    ?assertEqual(<<"00ff10">>, dqsd_otel_otlp:hex(<<0, 255, 16>>)),
+    ?assertEqual(<<>>, dqsd_otel_otlp:hex(<<>>)).
+
+string_escaping_test_() ->
+    [?_assertEqual(<<"plain">>, str(<<"plain">>)),
+     ?_assertEqual(<<"q\"b\\s/">>, str(<<"q\"b\\s/">>)),
+     ?_assertEqual(<<"\n\r\t\b\f", 0, 1, 31>>, str(<<"\n\r\t\b\f", 0, 1, 31>>)),
+     ?_assertEqual(<<"ΔQ – 時間 😀"/utf8>>, str(<<"ΔQ – 時間 😀"/utf8>>)),
+     ?_assertEqual(<<"atom">>, str(atom)),
+     ?_assertEqual(<<"ΔQ"/utf8>>, str("ΔQ")),
+     ?_assertEqual(<<"42">>, str(42)),
+     ?_assertEqual(<<"{a,1}">>, str({a, 1}))].
+
+%% Invalid UTF-8 would make the collector reject the whole request, so each
+%% offending byte becomes U+FFFD (the WHATWG/Unicode "maximal subpart"
+%% practice is per sequence; per byte is the simpler safe choice).
+invalid_utf8_test_() ->
+    R = <<16#FFFD/utf8>>,
+    [?_assertEqual(<<"a", R/binary, "b">>, str(<<"a", 16#ff, "b">>)),
+     %% A lone continuation byte, and a sequence cut short (two bytes).
+     ?_assertEqual(<<R/binary, "x", R/binary, R/binary>>,
+                   str(<<16#80, "x", 16#e2, 16#82>>)),
+     %% An encoded surrogate (U+D800) is not UTF-8.
+     ?_assertEqual(<<R/binary, R/binary, R/binary>>, str(<<16#ed, 16#a0, 16#80>>)),
+     %% An overlong "/" (C0 AF) is not UTF-8.
+     ?_assertEqual(<<R/binary, R/binary>>, str(<<16#c0, 16#af>>))].
+
+any_value_test_() ->
+    Max = 9223372036854775807,
+    Min = -9223372036854775808,
+    [?_assertEqual(#{<<"stringValue">> => <<"s">>}, value(<<"s">>)),
+     ?_assertEqual(#{<<"stringValue">> => <<"chars">>}, value("chars")),
+     ?_assertEqual(#{<<"stringValue">> => <<"ok">>}, value(ok)),
+     ?_assertEqual(#{<<"boolValue">> => true}, value(true)),
+     ?_assertEqual(#{<<"boolValue">> => false}, value(false)),
+     %% 64-bit integers are decimal strings in OTLP JSON.
+     ?_assertEqual(#{<<"intValue">> => <<"0">>}, value(0)),
+     ?_assertEqual(#{<<"intValue">> => <<"-7">>}, value(-7)),
+     ?_assertEqual(#{<<"intValue">> => <<"9223372036854775807">>}, value(Max)),
+     ?_assertEqual(#{<<"intValue">> => <<"-9223372036854775808">>}, value(Min)),
+     ?_assertEqual(#{<<"stringValue">> => <<"9223372036854775808">>}, value(Max + 1)),
+     ?_assertEqual(#{<<"stringValue">> => <<"-9223372036854775809">>}, value(Min - 1)),
+     ?_assertEqual(#{<<"doubleValue">> => 0.25}, value(0.25)),
+     ?_assertEqual(#{<<"doubleValue">> => -1.5e300}, value(-1.5e300)),
+     ?_assertEqual(#{<<"arrayValue">> => #{<<"values">> =>
+                                              [#{<<"intValue">> => <<"1">>},
+                                               #{<<"stringValue">> => <<"x">>}]}},
+                   value([1, <<"x">>])),
+     ?_assertEqual(#{<<"kvlistValue">> => #{<<"values">> =>
+                                               [#{<<"key">> => <<"k">>,
+                                                  <<"value">> => #{<<"boolValue">> => true}}]}},
+                   value(#{k => true})),
+     ?_assertEqual(#{<<"stringValue">> => <<"[a|b]">>}, value([a | b])),
+     ?_assertEqual(#{<<"stringValue">> => <<"{1,2}">>}, value({1, 2}))].
+
+attributes_test() ->
+    %% A list of pairs; anything else in it is skipped.
+    Decoded = decode(dqsd_otel_otlp:attributes([{<<"a">>, 1}, junk, {b, <<"x">>}])),
+    ?assertEqual([#{<<"key">> => <<"a">>, <<"value">> => #{<<"intValue">> => <<"1">>}},
+                  #{<<"key">> => <<"b">>, <<"value">> => #{<<"stringValue">> => <<"x">>}}],
+                 Decoded),
+    ?assertEqual([], decode(dqsd_otel_otlp:attributes(#{}))).
+
+resource_test() ->
+    {Resource, Scope} = dqsd_otel_otlp:resource(<<"checkout">>,
+                                                #{<<"service.name">> => <<"ignored">>,
+                                                  'deployment.environment' => <<"test">>}),
+    #{<<"attributes">> := List} = decode(Resource),
+    A = attrs(List),
+    ?assertEqual(#{<<"stringValue">> => <<"checkout">>}, maps:get(<<"service.name">>, A)),
+    ?assertEqual(#{<<"stringValue">> => <<"erlang">>}, maps:get(<<"telemetry.sdk.language">>, A)),
+    ?assertEqual(#{<<"stringValue">> => <<"dqsd_otel">>}, maps:get(<<"telemetry.sdk.name">>, A)),
+    ?assertEqual(#{<<"stringValue">> => <<"test">>}, maps:get(<<"deployment.environment">>, A)),
+    ?assertEqual(length(List), maps:size(A)),  % service.name not repeated
+    ?assertMatch(#{<<"name">> := <<"dqsd_otel">>, <<"version">> := _}, decode(Scope)).
+
+root_span_test() ->
+    S = one_span({span(undefined, #{<<"k">> => 3}), 5000, ok}, 1700000000000000000),
+    ?assertEqual(#{<<"traceId">> => <<"0a0102030405060708090a0b0c0d0eff">>,
+                   <<"spanId">> => <<"deadbeef00000001">>,
+                   <<"name">> => <<"worker_1">>,
+                   <<"kind">> => 1,
+                   <<"startTimeUnixNano">> => <<"1700000000000001000">>,
+                   <<"endTimeUnixNano">> => <<"1700000000000005000">>,
+                   <<"attributes">> => [#{<<"key">> => <<"k">>,
+                                          <<"value">> => #{<<"intValue">> => <<"3">>}}]},
+                 S).
+
+child_span_test() ->
+    S = one_span({span(?PARENT, []), 2000, ok}, 0),
+    ?assertEqual(<<"0102030405060708">>, maps:get(<<"parentSpanId">>, S)),
+    ?assertEqual([], maps:get(<<"attributes">>, S)),
+    ?assertNot(maps:is_key(<<"status">>, S)).
+
+failed_span_test() ->
+    %% The caller's own deltaq.failed is replaced, not repeated.
+    S = one_span({span(undefined, [{<<"deltaq.failed">>, false}, {<<"q">>, 1}]),
+                  2000, {error, <<"queue full">>}}, 0),
+    ?assertEqual(#{<<"code">> => 2, <<"message">> => <<"queue full">>},
+                 maps:get(<<"status">>, S)),
+    A = maps:get(<<"attributes">>, S),
+    ?assertEqual(#{<<"q">> => #{<<"intValue">> => <<"1">>},
+                   <<"deltaq.failed">> => #{<<"boolValue">> => true}}, attrs(A)),
+    ?assertEqual(2, length(A)).
+
+failed_span_reasons_test_() ->
+    Status = fun(Reason) ->
+                     maps:get(<<"status">>, one_span({span(undefined, #{}), 2000,
+                                                      {error, Reason}}, 0))
+             end,
+    [?_assertEqual(#{<<"code">> => 2}, Status(undefined)),
+     ?_assertEqual(#{<<"code">> => 2, <<"message">> => <<"timeout">>}, Status(timeout)),
+     ?_assertEqual(#{<<"code">> => 2, <<"message">> => <<"{badmatch,3}">>},
+                   Status({badmatch, 3}))].
+
+exception_span_test() ->
+    Stack = try error(badarith) catch error:badarith:St -> St end,
+    S = one_span({span(undefined, #{}), 2000, {exception, error, badarith, Stack}}, 10),
+    ?assertEqual(#{<<"code">> => 2, <<"message">> => <<"error:badarith">>},
+                 maps:get(<<"status">>, S)),
+    ?assertEqual(#{<<"deltaq.failed">> => #{<<"boolValue">> => true}},
+                 attrs(maps:get(<<"attributes">>, S))),
+    [Event] = maps:get(<<"events">>, S),
+    ?assertEqual(<<"exception">>, maps:get(<<"name">>, Event)),
+    ?assertEqual(<<"2010">>, maps:get(<<"timeUnixNano">>, Event)),
+    EA = attrs(maps:get(<<"attributes">>, Event)),
+    ?assertEqual(#{<<"stringValue">> => <<"error">>}, maps:get(<<"exception.type">>, EA)),
+    ?assertEqual(#{<<"stringValue">> => <<"badarith">>}, maps:get(<<"exception.message">>, EA)),
+    #{<<"stringValue">> := Trace} = maps:get(<<"exception.stacktrace">>, EA),
+    ?assertNotEqual(nomatch, binary:match(Trace, atom_to_binary(?MODULE, utf8))).
+
+start_events_test() ->
+    Json = dqsd_otel_otlp:logs(resource(), [{?TRACE, ?SPAN, <<"worker_1">>, 7},
+                                           {?TRACE, ?PARENT, "end_to_end", 9}], 100),
+    #{<<"resourceLogs">> := [#{<<"resource">> := #{<<"attributes">> := _},
+                               <<"scopeLogs">> := [#{<<"scope">> := #{<<"name">> := <<"dqsd_otel">>},
+                                                     <<"logRecords">> := [E1, E2]}]}]} = decode(Json),
+    ?assertEqual(#{<<"timeUnixNano">> => <<"107">>,
+                   <<"observedTimeUnixNano">> => <<"107">>,
+                   <<"eventName">> => <<"deltaq.span.start">>,
+                   <<"traceId">> => <<"0a0102030405060708090a0b0c0d0eff">>,
+                   <<"spanId">> => <<"deadbeef00000001">>,
+                   <<"attributes">> => [#{<<"key">> => <<"deltaq.probe">>,
+                                          <<"value">> => #{<<"stringValue">> => <<"worker_1">>}}]},
+                 E1),
+    ?assertEqual(<<"0102030405060708">>, maps:get(<<"spanId">>, E2)),
+    ?assertEqual([#{<<"key">> => <<"deltaq.probe">>,
+                    <<"value">> => #{<<"stringValue">> => <<"end_to_end">>}}],
+                 maps:get(<<"attributes">>, E2)).
+
+several_spans_test() ->
+    #{<<"resourceSpans">> := [#{<<"scopeSpans">> := [#{<<"spans">> := Spans}]}]} =
+        decode(dqsd_otel_otlp:traces(resource(), [{span(undefined, #{}), 2000, ok},
+                                                  {span(?PARENT, #{}), 3000, ok},
+                                                  {span(?PARENT, #{}), 4000, {error, x}}], 0)),
+    ?assertEqual([<<"2000">>, <<"3000">>, <<"4000">>],
+                 [maps:get(<<"endTimeUnixNano">>, S) || S <- Spans]).

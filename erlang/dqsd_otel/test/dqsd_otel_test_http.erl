@@ -1,0 +1,113 @@
+%% @doc A minimal HTTP/1.1 server on 127.0.0.1 standing in for a collector's
+%% OTLP/HTTP receiver in tests and the benchmark.
+%%
+%% Every request is reported to the owner as
+%% `{dqsd_http, N, Path, Headers, Body}' (N counts requests from 1, Headers
+%% have lowercase binary names, a gzip body is already inflated) and answered
+%% with the status the responder returns: `Responder(N, Path)' gives an HTTP
+%% status code, `{Code, ExtraHeaders}', or `hang', which reports
+%% `{dqsd_http_hang, N, Handler}' and answers 200 only when the handler
+%% receives `release'. Connections are kept alive, as httpc expects.
+-module(dqsd_otel_test_http).
+
+-export([start/1, start/2, endpoint/1, stop/1]).
+
+-type responder() :: fun((pos_integer(), binary()) ->
+                            pos_integer() | {pos_integer(), [{string(), string()}]} | hang).
+
+-spec start(responder()) -> {ok, map()}.
+start(Responder) ->
+    start(Responder, self()).
+
+%% @doc Starts a server reporting to `Owner'; returns a handle for
+%% `endpoint/1' and `stop/1'.
+-spec start(responder(), pid() | none) -> {ok, map()}.
+start(Responder, Owner) ->
+    Parent = self(),
+    Pid = spawn(fun() -> listen(Parent, Responder, Owner) end),
+    receive
+        {Pid, listening, Port} -> {ok, #{pid => Pid, port => Port}}
+    after 5000 ->
+        error(http_server_did_not_start)
+    end.
+
+%% @doc The base URL to configure as dqsd_otel's endpoint.
+-spec endpoint(map()) -> string().
+endpoint(#{port := Port}) ->
+    "http://127.0.0.1:" ++ integer_to_list(Port).
+
+-spec stop(map()) -> ok.
+stop(#{pid := Pid}) ->
+    Ref = monitor(process, Pid),
+    exit(Pid, kill),
+    receive {'DOWN', Ref, process, Pid, _} -> ok end.
+
+listen(Parent, Responder, Owner) ->
+    {ok, Listen} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}},
+                                      {packet, http_bin}, {active, false},
+                                      {reuseaddr, true}]),
+    {ok, Port} = inet:port(Listen),
+    Counter = atomics:new(1, []),
+    Parent ! {self(), listening, Port},
+    accept(Listen, Counter, Responder, Owner).
+
+accept(Listen, Counter, Responder, Owner) ->
+    {ok, Socket} = gen_tcp:accept(Listen),
+    Handler = spawn_link(fun() ->
+                                 receive go -> ok end,
+                                 connection(Socket, Counter, Responder, Owner)
+                         end),
+    ok = gen_tcp:controlling_process(Socket, Handler),
+    Handler ! go,
+    accept(Listen, Counter, Responder, Owner).
+
+connection(Socket, Counter, Responder, Owner) ->
+    case gen_tcp:recv(Socket, 0, 60000) of
+        {ok, {http_request, _Method, {abs_path, Path}, _Version}} ->
+            Headers = headers(Socket, []),
+            Length = binary_to_integer(proplists:get_value(<<"content-length">>,
+                                                           Headers, <<"0">>)),
+            ok = inet:setopts(Socket, [{packet, raw}]),
+            Raw = case Length of
+                      0 -> <<>>;
+                      _ -> {ok, B} = gen_tcp:recv(Socket, Length, 60000), B
+                  end,
+            ok = inet:setopts(Socket, [{packet, http_bin}]),
+            Body = case proplists:get_value(<<"content-encoding">>, Headers) of
+                       <<"gzip">> -> zlib:gunzip(Raw);
+                       _ -> Raw
+                   end,
+            N = atomics:add_get(Counter, 1, 1),
+            report(Owner, {dqsd_http, N, Path, Headers, Body}),
+            {Code, Extra} = case Responder(N, Path) of
+                                hang ->
+                                    report(Owner, {dqsd_http_hang, N, self()}),
+                                    receive release -> {200, []} end;
+                                {C, H} -> {C, H};
+                                C when is_integer(C) -> {C, []}
+                            end,
+            Response = [<<"HTTP/1.1 ">>, integer_to_binary(Code), <<" X\r\n">>,
+                        [[K, <<": ">>, V, <<"\r\n">>] || {K, V} <- Extra],
+                        <<"content-type: application/json\r\n"
+                          "content-length: 2\r\n\r\n{}">>],
+            case gen_tcp:send(Socket, Response) of
+                ok -> connection(Socket, Counter, Responder, Owner);
+                {error, _} -> ok
+            end;
+        _ ->
+            gen_tcp:close(Socket)
+    end.
+
+headers(Socket, Acc) ->
+    case gen_tcp:recv(Socket, 0, 60000) of
+        {ok, {http_header, _, Name, _, Value}} ->
+            headers(Socket, [{lower(Name), Value} | Acc]);
+        {ok, http_eoh} ->
+            lists:reverse(Acc)
+    end.
+
+lower(Name) when is_atom(Name) -> string:lowercase(atom_to_binary(Name, utf8));
+lower(Name) -> string:lowercase(Name).
+
+report(none, _Msg) -> ok;
+report(Owner, Msg) -> Owner ! Msg.

@@ -1,0 +1,565 @@
+%% Tests of the API and the exporter, with the application running against
+%% a local HTTP server (dqsd_otel_test_http) in place of a collector.
+-module(dqsd_otel_tests).
+
+-include("dqsd_otel_test.hrl").
+
+-define(ENV_KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
+                   compression, ssl_options, batch_size, batch_interval_ms, queue_limit,
+                   export_timeout_ms, max_retries, retry_backoff_ms,
+                   retry_backoff_max_ms]).
+
+%%--------------------------------------------------------------------
+%% Fixtures
+
+%% Runs Fun with the application started with Env. Exports happen only on
+%% flush/0 or a full batch unless the test sets batch_interval_ms.
+with_app(Env, Fun) ->
+    logger:set_primary_config(level, critical),  % failures below are provoked
+    unset_env(),
+    Defaults = #{batch_interval_ms => 60000, retry_backoff_ms => 5,
+                 retry_backoff_max_ms => 20, export_timeout_ms => 5000},
+    maps:foreach(fun(K, V) -> application:set_env(dqsd_otel, K, V) end,
+                 maps:merge(Defaults, Env)),
+    {ok, _} = application:ensure_all_started(dqsd_otel),
+    try
+        Fun()
+    after
+        application:stop(dqsd_otel),
+        unset_env(),
+        dqsd_otel:set_current_span(undefined)
+    end.
+
+unset_env() ->
+    [application:unset_env(dqsd_otel, K) || K <- ?ENV_KEYS],
+    ok.
+
+%% Runs Fun(Server) with the application exporting to a local server that
+%% answers with Responder(N, Path).
+with_server(Responder, Env, Fun) ->
+    {ok, Server} = dqsd_otel_test_http:start(Responder),
+    try
+        with_app(Env#{endpoint => dqsd_otel_test_http:endpoint(Server)},
+                 fun() -> Fun(Server) end)
+    after
+        dqsd_otel_test_http:stop(Server),
+        %% What the exporter sent when the application stopped.
+        forget_requests()
+    end.
+
+forget_requests() ->
+    receive
+        {dqsd_http, _, _, _, _} -> forget_requests();
+        {dqsd_http_hang, _, _} -> forget_requests()
+    after 0 ->
+        ok
+    end.
+
+ok_200(_N, _Path) -> 200.
+
+%% An endpoint where nothing listens: every request is refused.
+refused_endpoint() ->
+    {ok, Server} = dqsd_otel_test_http:start(fun ok_200/2),
+    Endpoint = dqsd_otel_test_http:endpoint(Server),
+    dqsd_otel_test_http:stop(Server),
+    Endpoint.
+
+%% The next N requests, in arrival order, as {Path, Body}.
+received(N) ->
+    [receive
+         {dqsd_http, _, Path, _Headers, Body} -> {Path, Body}
+     after 5000 ->
+         error({missing_request, I, N})
+     end || I <- lists:seq(1, N)].
+
+nothing_more_received() ->
+    receive
+        {dqsd_http, _, Path, _, _} = M -> error({unexpected_request, Path, M})
+    after 50 ->
+        ok
+    end.
+
+decode(Body) -> dqsd_otel_test_json:decode(Body).
+
+spans(Body) ->
+    #{<<"resourceSpans">> := [#{<<"scopeSpans">> := [#{<<"spans">> := Spans}]}]} =
+        decode(Body),
+    Spans.
+
+events(Body) ->
+    #{<<"resourceLogs">> := [#{<<"scopeLogs">> := [#{<<"logRecords">> := Records}]}]} =
+        decode(Body),
+    Records.
+
+attrs(Object) ->
+    maps:from_list([{K, V} || #{<<"key">> := K, <<"value">> := V}
+                                  <- maps:get(<<"attributes">>, Object)]).
+
+by_name(Spans) ->
+    maps:from_list([{maps:get(<<"name">>, S), S} || S <- Spans]).
+
+%% Polls Pred until it holds (at most 5 s): for state reached by the
+%% exporter's own timers.
+wait_until(Pred) ->
+    wait_until(Pred, 500).
+
+wait_until(Pred, 0) ->
+    error({condition_never_held, Pred(), dqsd_otel:stats()});
+wait_until(Pred, N) ->
+    case Pred() of
+        true -> ok;
+        false -> timer:sleep(10), wait_until(Pred, N - 1)
+    end.
+
+stat(Key) -> maps:get(Key, dqsd_otel:stats()).
+
+%%--------------------------------------------------------------------
+%% Spans, start events and their ids
+
+start_end_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Before = erlang:system_time(nanosecond),
+        Ctx = dqsd_otel:start_span(<<"worker_1">>, #{<<"job">> => 7}),
+        ok = dqsd_otel:end_span(Ctx),
+        After = erlang:system_time(nanosecond),
+        ?assertEqual(ok, dqsd_otel:flush()),
+        %% The start event goes first, to /v1/logs.
+        [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
+        [Event] = events(Logs),
+        [Span] = spans(Traces),
+        TraceId = dqsd_otel:trace_id(Ctx),
+        SpanId = dqsd_otel:span_id(Ctx),
+        ?assertMatch(<<_:32/binary>>, TraceId),
+        ?assertMatch(<<_:16/binary>>, SpanId),
+        ?assertEqual(<<"deltaq.span.start">>, maps:get(<<"eventName">>, Event)),
+        ?assertEqual(TraceId, maps:get(<<"traceId">>, Event)),
+        ?assertEqual(SpanId, maps:get(<<"spanId">>, Event)),
+        ?assertEqual(#{<<"deltaq.probe">> => #{<<"stringValue">> => <<"worker_1">>}},
+                     attrs(Event)),
+        ?assertEqual(TraceId, maps:get(<<"traceId">>, Span)),
+        ?assertEqual(SpanId, maps:get(<<"spanId">>, Span)),
+        ?assertNot(maps:is_key(<<"parentSpanId">>, Span)),
+        ?assertNot(maps:is_key(<<"status">>, Span)),
+        ?assertEqual(#{<<"job">> => #{<<"intValue">> => <<"7">>}}, attrs(Span)),
+        %% One start stamp serves the event and the span.
+        Start = binary_to_integer(maps:get(<<"startTimeUnixNano">>, Span)),
+        End = binary_to_integer(maps:get(<<"endTimeUnixNano">>, Span)),
+        ?assertEqual(Start, binary_to_integer(maps:get(<<"timeUnixNano">>, Event))),
+        ?assert(Before =< Start andalso Start =< End andalso End =< After),
+        ?assertMatch(#{queued := 0, exported_spans := 1, exported_events := 1,
+                       dropped_spans := 0, failed_spans := 0, export_requests := 2},
+                     dqsd_otel:stats())
+    end).
+
+parent_child_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Self = self(),
+        Result = dqsd_otel:with_span(<<"end_to_end">>, fun() ->
+            Outer = dqsd_otel:current_span(),
+            Inner = dqsd_otel:start_span(<<"worker_1">>),
+            %% start_span does not change the current span.
+            ?assertEqual(Outer, dqsd_otel:current_span()),
+            dqsd_otel:end_span(Inner),
+            dqsd_otel:with_span(<<"nested">>, fun() -> ok end),
+            %% A worker process gets the context explicitly.
+            Pid = spawn_link(fun() ->
+                undefined = dqsd_otel:set_current_span(Outer),
+                dqsd_otel:end_span(dqsd_otel:start_span(<<"worker_2">>)),
+                Self ! {worker_done, self()}
+            end),
+            receive {worker_done, Pid} -> ok end,
+            {result, dqsd_otel:trace_id(Outer), dqsd_otel:span_id(Outer)}
+        end),
+        {result, TraceId, OuterId} = Result,
+        ?assertEqual(undefined, dqsd_otel:current_span()),
+        Root2 = dqsd_otel:start_span(<<"other_root">>),
+        dqsd_otel:end_span(Root2),
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
+        S = by_name(spans(Traces)),
+        ?assertEqual(5, maps:size(S)),
+        ?assertEqual(5, length(events(Logs))),
+        #{<<"end_to_end">> := E2E, <<"worker_1">> := W1, <<"nested">> := N,
+          <<"worker_2">> := W2, <<"other_root">> := R2} = S,
+        ?assertEqual(OuterId, maps:get(<<"spanId">>, E2E)),
+        ?assertNot(maps:is_key(<<"parentSpanId">>, E2E)),
+        [?assertEqual({TraceId, OuterId},
+                      {maps:get(<<"traceId">>, Child), maps:get(<<"parentSpanId">>, Child)})
+         || Child <- [W1, N, W2]],
+        ?assertNotEqual(TraceId, maps:get(<<"traceId">>, R2)),
+        ?assertNot(maps:is_key(<<"parentSpanId">>, R2)),
+        SpanIds = [maps:get(<<"spanId">>, X) || X <- maps:values(S)],
+        ?assertEqual(5, length(lists:usort(SpanIds)))
+    end).
+
+%% Ids come from per-process generators: many processes, no repeats.
+unique_ids_test() ->
+    with_app(#{endpoint => refused_endpoint(), queue_limit => 1}, fun() ->
+        Self = self(),
+        Pids = [spawn_link(fun() ->
+                                   Ids = [begin
+                                              C = dqsd_otel:start_span(<<"s">>),
+                                              {dqsd_otel:trace_id(C), dqsd_otel:span_id(C)}
+                                          end || _ <- lists:seq(1, 50)],
+                                   Self ! {ids, self(), Ids}
+                           end) || _ <- lists:seq(1, 200)],
+        All = lists:append([receive {ids, P, Ids} -> Ids end || P <- Pids]),
+        ?assertEqual(10000, length(lists:usort([T || {T, _} <- All]))),
+        ?assertEqual(10000, length(lists:usort([S || {_, S} <- All])))
+    end).
+
+set_current_span_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        A = dqsd_otel:start_span(a),
+        ?assertEqual(undefined, dqsd_otel:set_current_span(A)),
+        B = dqsd_otel:start_span(b),
+        ?assertEqual(A, dqsd_otel:set_current_span(undefined)),
+        ?assertEqual(undefined, dqsd_otel:current_span()),
+        ?assertEqual(dqsd_otel:trace_id(A), dqsd_otel:trace_id(B))
+    end).
+
+%%--------------------------------------------------------------------
+%% Failure and exception paths
+
+fail_span_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        dqsd_otel:fail_span(dqsd_otel:start_span(<<"with_reason">>), <<"queue full">>),
+        dqsd_otel:fail_span(dqsd_otel:start_span(<<"without_reason">>)),
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"succeeded">>)),
+        ok = dqsd_otel:flush(),
+        [_, {<<"/v1/traces">>, Traces}] = received(2),
+        #{<<"with_reason">> := R, <<"without_reason">> := W, <<"succeeded">> := OK} =
+            by_name(spans(Traces)),
+        ?assertEqual(#{<<"code">> => 2, <<"message">> => <<"queue full">>},
+                     maps:get(<<"status">>, R)),
+        ?assertEqual(#{<<"code">> => 2}, maps:get(<<"status">>, W)),
+        Failed = #{<<"deltaq.failed">> => #{<<"boolValue">> => true}},
+        ?assertEqual(Failed, attrs(R)),
+        ?assertEqual(Failed, attrs(W)),
+        ?assertNot(maps:is_key(<<"status">>, OK)),
+        ?assertEqual(#{}, attrs(OK))
+    end).
+
+with_span_exception_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Raise = fun(error) -> erlang:error(badarith);
+                   (throw) -> throw(ball);
+                   (exit) -> exit(bye)
+                end,
+        Cases = [{error, badarith}, {throw, ball}, {exit, bye}],
+        lists:foreach(
+          fun({Class, Reason}) ->
+                  Name = atom_to_binary(Class, utf8),
+                  try dqsd_otel:with_span(Name, #{}, fun() -> Raise(Class) end) of
+                      V -> error({no_exception, V})
+                  catch
+                      Class:Reason:Stack ->
+                          %% The stack trace is the one raised in the fun.
+                          [{?MODULE, F, _, _} | _] = Stack,
+                          ?assertMatch("-with_span_exception_test/0-" ++ _,
+                                       atom_to_list(F))
+                  end,
+                  ?assertEqual(undefined, dqsd_otel:current_span())
+          end, Cases),
+        ?assertEqual(42, dqsd_otel:with_span(<<"ok">>, fun() -> 42 end)),
+        ok = dqsd_otel:flush(),
+        [_, {<<"/v1/traces">>, Traces}] = received(2),
+        S = by_name(spans(Traces)),
+        [begin
+             Span = maps:get(atom_to_binary(Class, utf8), S),
+             Message = iolist_to_binary([atom_to_binary(Class, utf8), ":",
+                                         atom_to_binary(Reason, utf8)]),
+             ?assertEqual(#{<<"code">> => 2, <<"message">> => Message},
+                          maps:get(<<"status">>, Span)),
+             ?assertEqual(#{<<"boolValue">> => true},
+                          maps:get(<<"deltaq.failed">>, attrs(Span))),
+             [Event] = maps:get(<<"events">>, Span),
+             ?assertEqual(<<"exception">>, maps:get(<<"name">>, Event))
+         end || {Class, Reason} <- Cases],
+        ?assertNot(maps:is_key(<<"status">>, maps:get(<<"ok">>, S)))
+    end).
+
+%%--------------------------------------------------------------------
+%% The on/off switch
+
+disabled_test() ->
+    with_server(fun ok_200/2, #{enabled => false}, fun(_) ->
+        ?assertNot(dqsd_otel:is_enabled()),
+        Off = dqsd_otel:start_span(<<"off">>),
+        ?assertEqual(undefined, dqsd_otel:trace_id(Off)),
+        ok = dqsd_otel:end_span(Off),
+        ?assertEqual(7, dqsd_otel:with_span(<<"off">>, fun() -> 7 end)),
+        ?assertEqual(0, stat(queued)),
+        ok = dqsd_otel:enable(),
+        ?assert(dqsd_otel:is_enabled()),
+        On = dqsd_otel:start_span(<<"on">>),
+        %% A span started while enabled is still exported after disable().
+        ok = dqsd_otel:disable(),
+        Off2 = dqsd_otel:start_span(<<"off">>),
+        ok = dqsd_otel:end_span(On),
+        ok = dqsd_otel:end_span(Off2),
+        ok = dqsd_otel:flush(),
+        [{_, Logs}, {_, Traces}] = received(2),
+        ?assertEqual([<<"on">>], [maps:get(<<"name">>, S) || S <- spans(Traces)]),
+        ?assertEqual(1, length(events(Logs))),
+        nothing_more_received()
+    end).
+
+not_started_test() ->
+    ?assertEqual(undefined, whereis(dqsd_otel_sup)),
+    Ctx = dqsd_otel:start_span(<<"x">>),
+    ?assertEqual(undefined, dqsd_otel:trace_id(Ctx)),
+    ?assertEqual(ok, dqsd_otel:end_span(Ctx)),
+    ?assertEqual(ok, dqsd_otel:fail_span(Ctx, oops)),
+    ?assertEqual(3, dqsd_otel:with_span(<<"x">>, fun() -> 3 end)),
+    ?assertEqual({error, not_started}, dqsd_otel:flush()),
+    ?assertEqual({error, not_started}, dqsd_otel:enable()),
+    ?assertEqual(#{}, dqsd_otel:stats()).
+
+%%--------------------------------------------------------------------
+%% Batching
+
+batching_test() ->
+    with_server(fun ok_200/2, #{batch_size => 10}, fun(_) ->
+        [dqsd_otel:end_span(dqsd_otel:start_span(integer_to_binary(I)))
+         || I <- lists:seq(1, 25)],
+        ok = dqsd_otel:flush(),
+        wait_until(fun() -> stat(exported_spans) =:= 25 end),
+        Requests = collect_all(),
+        %% Items of one batch: at most batch_size per pair of requests.
+        [?assert(length(records(Path, Body)) =< 10) || {Path, Body} <- Requests],
+        Names = fun(P) -> lists:append([[name(Path, R) || R <- records(Path, Body)]
+                                        || {Path, Body} <- Requests, Path =:= P])
+                end,
+        Expected = [integer_to_binary(I) || I <- lists:seq(1, 25)],
+        ?assertEqual(Expected, Names(<<"/v1/logs">>)),
+        ?assertEqual(Expected, Names(<<"/v1/traces">>)),
+        %% No span is sent before its start event.
+        Order = lists:append([[{Path, name(Path, R)} || R <- records(Path, Body)]
+                              || {Path, Body} <- Requests]),
+        [?assert(index({<<"/v1/logs">>, N}, Order) < index({<<"/v1/traces">>, N}, Order))
+         || N <- Expected]
+    end).
+
+collect_all() ->
+    receive
+        {dqsd_http, _, Path, _, Body} -> [{Path, Body} | collect_all()]
+    after 100 ->
+        []
+    end.
+
+records(<<"/v1/logs">>, Body) -> events(Body);
+records(<<"/v1/traces">>, Body) -> spans(Body).
+
+name(<<"/v1/logs">>, Event) ->
+    maps:get(<<"stringValue">>, maps:get(<<"deltaq.probe">>, attrs(Event)));
+name(<<"/v1/traces">>, Span) ->
+    maps:get(<<"name">>, Span).
+
+index(X, List) -> index(X, List, 1).
+index(X, [X | _], I) -> I;
+index(X, [_ | T], I) -> index(X, T, I + 1).
+
+%% A full batch wakes the exporter without waiting for its interval.
+full_batch_test() ->
+    with_server(fun ok_200/2, #{batch_size => 4}, fun(_) ->
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)) || _ <- [1, 2]],
+        [{<<"/v1/logs">>, _}, {<<"/v1/traces">>, Traces}] = received(2),
+        ?assertEqual(2, length(spans(Traces)))
+    end).
+
+interval_test() ->
+    with_server(fun ok_200/2, #{batch_interval_ms => 20}, fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        [{<<"/v1/logs">>, _}, {<<"/v1/traces">>, _}] = received(2)
+    end).
+
+%%--------------------------------------------------------------------
+%% The bounded queue and failed exports
+
+queue_limit_test() ->
+    with_app(#{endpoint => refused_endpoint(), queue_limit => 10, batch_size => 1000},
+             fun() ->
+        %% 8 spans = 16 items: the first 10 fit (5 starts, 5 ends).
+        [?assertEqual(ok, dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)))
+         || _ <- lists:seq(1, 8)],
+        ?assertMatch(#{queued := 10, dropped_events := 3, dropped_spans := 3},
+                     dqsd_otel:stats()),
+        %% The collector is down: flush reports what it could not send.
+        ?assertEqual({error, {not_exported, #{spans => 5, events => 5}}},
+                     dqsd_otel:flush()),
+        ?assertMatch(#{queued := 0, failed_spans := 5, failed_events := 5,
+                       exported_spans := 0},
+                     dqsd_otel:stats()),
+        %% There is room again.
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        ?assertEqual(2, stat(queued))
+    end).
+
+retry_test() ->
+    Responder = fun(N, _) when N =< 2 -> 503; (_, _) -> 200 end,
+    with_server(Responder, #{batch_interval_ms => 20}, fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        wait_until(fun() -> stat(exported_spans) =:= 1 end),
+        Paths = [P || {P, _} <- received(4)],
+        ?assertEqual([<<"/v1/logs">>, <<"/v1/logs">>, <<"/v1/logs">>, <<"/v1/traces">>],
+                     Paths),
+        ?assertMatch(#{exported_events := 1, export_errors := 2, failed_events := 0,
+                       failed_spans := 0},
+                     dqsd_otel:stats())
+    end).
+
+%% After max_retries retries the request's items count as failed.
+give_up_test() ->
+    with_server(fun(_, _) -> 503 end, #{batch_interval_ms => 20, max_retries => 2},
+                fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        wait_until(fun() -> stat(failed_spans) =:= 1 end),
+        Paths = [P || {P, _} <- received(6)],
+        ?assertEqual(lists:duplicate(3, <<"/v1/logs">>) ++ lists:duplicate(3, <<"/v1/traces">>),
+                     Paths),
+        nothing_more_received(),
+        ?assertMatch(#{failed_events := 1, export_errors := 6, exported_spans := 0},
+                     dqsd_otel:stats())
+    end).
+
+%% Other HTTP errors are not retried.
+rejected_test() ->
+    with_server(fun(_, _) -> 400 end, #{batch_interval_ms => 20}, fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        wait_until(fun() -> stat(failed_spans) =:= 1 end),
+        [{<<"/v1/logs">>, _}, {<<"/v1/traces">>, _}] = received(2),
+        nothing_more_received(),
+        ?assertMatch(#{failed_events := 1, export_errors := 2}, dqsd_otel:stats())
+    end).
+
+%% While the exporter waits on a collector that does not answer, callers
+%% go on: their spans are queued. Were the caller's path to wait for the
+%% exporter, this test would hang.
+caller_never_waits_test() ->
+    Responder = fun(1, _) -> hang; (_, _) -> 200 end,
+    with_server(Responder, #{batch_size => 2}, fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"first">>)),
+        Handler = receive {dqsd_http_hang, 1, H} -> H after 5000 -> error(no_request) end,
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)) || _ <- lists:seq(1, 100)],
+        ?assertEqual(200, stat(queued)),
+        Handler ! release,
+        wait_until(fun() -> stat(exported_spans) =:= 101 end),
+        ?assertMatch(#{exported_events := 101, queued := 0, failed_spans := 0},
+                     dqsd_otel:stats())
+    end).
+
+%% The queue belongs to the supervisor: a restarted exporter finds it intact.
+exporter_restart_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)) || _ <- [1, 2, 3]],
+        Old = whereis(dqsd_otel_exporter),
+        exit(Old, kill),
+        wait_until(fun() ->
+                           New = whereis(dqsd_otel_exporter),
+                           New =/= undefined andalso New =/= Old
+                   end),
+        ok = dqsd_otel:flush(),
+        [_, {<<"/v1/traces">>, Traces}] = received(2),
+        ?assertEqual(3, length(spans(Traces)))
+    end).
+
+%%--------------------------------------------------------------------
+%% Configuration
+
+config_test() ->
+    with_server(fun ok_200/2,
+                #{compression => gzip, headers => [{"x-tenant", <<"t1">>}],
+                  service_name => <<"mm1k">>,
+                  resource_attributes => #{<<"host.name">> => <<"h1">>}},
+                fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        ok = dqsd_otel:flush(),
+        {Headers, Body} = receive {dqsd_http, _, <<"/v1/logs">>, H, B} -> {H, B} end,
+        ?assertEqual(<<"gzip">>, proplists:get_value(<<"content-encoding">>, Headers)),
+        ?assertEqual(<<"application/json">>, proplists:get_value(<<"content-type">>, Headers)),
+        ?assertEqual(<<"t1">>, proplists:get_value(<<"x-tenant">>, Headers)),
+        #{<<"resourceLogs">> := [#{<<"resource">> := Resource}]} = decode(Body),
+        ?assertMatch(#{<<"service.name">> := #{<<"stringValue">> := <<"mm1k">>},
+                       <<"host.name">> := #{<<"stringValue">> := <<"h1">>}},
+                     attrs(Resource))
+    end).
+
+config_defaults_test() ->
+    {ok, C} = dqsd_otel_config:load(fun(_) -> undefined end),
+    ?assertMatch(#{enabled := true,
+                   traces_url := "http://localhost:4318/v1/traces",
+                   logs_url := "http://localhost:4318/v1/logs",
+                   service_name := <<"unknown_service:erlang">>,
+                   batch_size := 512, batch_interval_ms := 500, queue_limit := 8192,
+                   compression := none, max_retries := 5},
+                 C).
+
+config_os_env_test() ->
+    os:putenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector.example:4318/"),
+    os:putenv("OTEL_SERVICE_NAME", "from_env"),
+    os:putenv("OTEL_RESOURCE_ATTRIBUTES", "a=b, c = d%20e ,junk"),
+    try
+        {ok, C} = dqsd_otel_config:load(fun(_) -> undefined end),
+        ?assertEqual("https://collector.example:4318/v1/traces", maps:get(traces_url, C)),
+        ?assertEqual(<<"from_env">>, maps:get(service_name, C)),
+        ?assertEqual([{<<"a">>, <<"b">>}, {<<"c">>, <<"d e">>}],
+                     maps:get(resource_attributes, C)),
+        %% The application environment wins.
+        {ok, C2} = dqsd_otel_config:load(fun(endpoint) -> {ok, <<"http://h:1">>};
+                                            (_) -> undefined end),
+        ?assertEqual("http://h:1/v1/logs", maps:get(logs_url, C2))
+    after
+        [os:unsetenv(V) || V <- ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME",
+                                 "OTEL_RESOURCE_ATTRIBUTES"]]
+    end.
+
+config_errors_test_() ->
+    Load = fun(Key, Value) ->
+                   dqsd_otel_config:load(fun(K) when K =:= Key -> {ok, Value};
+                                            (_) -> undefined end)
+           end,
+    [?_assertMatch({error, {bad_config, Key, Value, _}}, Load(Key, Value))
+     || {Key, Value} <- [{batch_size, 0}, {batch_size, "10"}, {queue_limit, -1},
+                         {batch_interval_ms, 1.5}, {enabled, yes},
+                         {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
+                         {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
+                         {max_retries, -1},
+                         {service_name, <<>>}, {service_name, 3},
+                         {headers, [{"x", 1}]}, {headers, x},
+                         {resource_attributes, [a]}]].
+
+bad_config_fails_start_test() ->
+    logger:set_primary_config(level, critical),  % the failed start is reported
+    unset_env(),
+    application:set_env(dqsd_otel, batch_size, 0),
+    try
+        ?assertMatch({error, {dqsd_otel, {{bad_config, batch_size, 0, _}, _}}},
+                     application:ensure_all_started(dqsd_otel))
+    after
+        unset_env()
+    end.
+
+%%--------------------------------------------------------------------
+%% No atoms from data
+
+no_atoms_from_data_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Round = fun() ->
+                        [begin
+                             Name = base64:encode(crypto_free_random()),
+                             Key = binary_to_list(base64:encode(crypto_free_random())),
+                             Ctx = dqsd_otel:start_span(Name, [{Key, Name}]),
+                             dqsd_otel:fail_span(Ctx, Name)
+                         end || _ <- lists:seq(1, 20)],
+                        ok = dqsd_otel:flush(),
+                        received(2)
+                end,
+        Round(),  % loads every module and code path once
+        Before = erlang:system_info(atom_count),
+        Round(),
+        ?assertEqual(Before, erlang:system_info(atom_count))
+    end).
+
+crypto_free_random() ->
+    rand:bytes(12).

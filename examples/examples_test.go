@@ -1,0 +1,509 @@
+package examples
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// promMetric is one metric of the deltaq exporter's contract (DESIGN, "Exporter
+// output") as Prometheus names it after the collector's prometheusremotewrite
+// exporter with its default translation (unit and type suffixes, '.' → '_').
+type promMetric struct {
+	otel, prom string
+	// labels are the metric's own data point attributes, in Prometheus form.
+	labels []string
+}
+
+// contract is the table of examples/README.md, "Prometheus names". Every query of
+// the dashboard and every rule must use these names only.
+var contract = []promMetric{
+	{"deltaq.observed", "deltaq_observed_seconds", []string{"deltaq_probe"}},
+	{"deltaq.cdf", "deltaq_cdf_ratio", []string{"deltaq_probe", "deltaq_series", "deltaq_le"}},
+	{"deltaq.quantile", "deltaq_quantile_seconds", []string{"deltaq_probe", "deltaq_series", "deltaq_q"}},
+	{"deltaq.outcomes", "deltaq_outcomes_total", []string{"deltaq_probe", "deltaq_outcome"}},
+	{"deltaq.failure_ratio", "deltaq_failure_ratio", []string{"deltaq_probe"}},
+	{"deltaq.qta.violation", "deltaq_qta_violation_ratio", []string{"deltaq_probe"}},
+	{"deltaq.divergence", "deltaq_divergence_ratio", []string{"deltaq_probe"}},
+}
+
+// histogramSeries are the series Prometheus stores for a histogram metric.
+var histogramSeries = []string{"_bucket", "_sum", "_count"}
+
+// knownMetric reports whether name is a Prometheus series name of the contract.
+func knownMetric(name string) bool {
+	for _, m := range contract {
+		if name == m.prom {
+			return true
+		}
+		if m.otel == "deltaq.observed" {
+			for _, s := range histogramSeries {
+				if name == m.prom+s {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// knownLabel reports whether name is a label of some contract metric.
+func knownLabel(name string) bool {
+	for _, m := range contract {
+		if slices.Contains(m.labels, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// deltaqIdent matches every identifier of the project's namespace in a query.
+var deltaqIdent = regexp.MustCompile(`\bdeltaq_[a-z_]+\b`)
+
+// checkNames reports every deltaq_* identifier in expr that is neither a contract
+// metric nor a contract label, and fails if expr names no contract metric.
+func checkNames(t *testing.T, where, expr string) {
+	t.Helper()
+	metrics := 0
+	for _, id := range deltaqIdent.FindAllString(expr, -1) {
+		switch {
+		case knownMetric(id):
+			metrics++
+		case knownLabel(id):
+		default:
+			t.Errorf("%s: %q is neither a metric nor a label of the exporter contract in %q", where, id, expr)
+		}
+	}
+	if metrics == 0 {
+		t.Errorf("%s: query names no metric of the exporter contract: %q", where, expr)
+	}
+}
+
+// checkBalanced fails if expr's brackets or double quotes do not pair up, the
+// mistakes a hand-edited query most often has; PromQL's full grammar is left to
+// Prometheus itself in the end-to-end test.
+func checkBalanced(t *testing.T, where, expr string) {
+	t.Helper()
+	var stack []rune
+	inString := false
+	for i, r := range expr {
+		if inString {
+			if r == '"' && (i == 0 || expr[i-1] != '\\') {
+				inString = false
+			}
+			continue
+		}
+		switch r {
+		case '"':
+			inString = true
+		case '(', '[', '{':
+			stack = append(stack, r)
+		case ')', ']', '}':
+			open := map[rune]rune{')': '(', ']': '[', '}': '{'}[r]
+			if len(stack) == 0 || stack[len(stack)-1] != open {
+				t.Errorf("%s: unbalanced %q at byte %d of %q", where, r, i, expr)
+				return
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if inString {
+		t.Errorf("%s: unterminated string in %q", where, expr)
+	}
+	if len(stack) > 0 {
+		t.Errorf("%s: unclosed %q in %q", where, stack[len(stack)-1], expr)
+	}
+}
+
+// grafanaVar matches Grafana variable references: $name, ${name} and ${name:fmt}.
+var grafanaVar = regexp.MustCompile(`\$(\{[A-Za-z0-9_]+(:[a-z]+)?\}|[A-Za-z0-9_]+)`)
+
+// dashboard is the part of Grafana's dashboard model the tests read.
+type dashboard struct {
+	UID           string `json:"uid"`
+	Title         string `json:"title"`
+	SchemaVersion int    `json:"schemaVersion"`
+	Templating    struct {
+		List []variable `json:"list"`
+	} `json:"templating"`
+	Panels []panel `json:"panels"`
+}
+
+type datasourceRef struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+type variable struct {
+	Type       string          `json:"type"`
+	Name       string          `json:"name"`
+	Query      json.RawMessage `json:"query"`
+	Datasource *datasourceRef  `json:"datasource"`
+	Multi      bool            `json:"multi"`
+	IncludeAll bool            `json:"includeAll"`
+}
+
+type panel struct {
+	ID              int                      `json:"id"`
+	Type            string                   `json:"type"`
+	Title           string                   `json:"title"`
+	Datasource      *datasourceRef           `json:"datasource"`
+	Repeat          string                   `json:"repeat"`
+	GridPos         struct{ H, W, X, Y int } `json:"gridPos"`
+	Targets         []target                 `json:"targets"`
+	Transformations []struct {
+		ID      string         `json:"id"`
+		Options map[string]any `json:"options"`
+	} `json:"transformations"`
+	Options map[string]any `json:"options"`
+}
+
+type target struct {
+	RefID      string         `json:"refId"`
+	Expr       string         `json:"expr"`
+	Datasource *datasourceRef `json:"datasource"`
+	Instant    bool           `json:"instant"`
+	Range      bool           `json:"range"`
+	Format     string         `json:"format"`
+}
+
+// The dashboard's schema version: the one Grafana 13 writes (@grafana/schema
+// 13.2, defaultDashboard.schemaVersion).
+const schemaVersion = 42
+
+// promDatasource is how every panel and query refers to the Prometheus data
+// source: through the dashboard's datasource variable.
+var promDatasource = datasourceRef{Type: "prometheus", UID: "${datasource}"}
+
+func loadDashboard(t *testing.T) dashboard {
+	t.Helper()
+	raw, err := os.ReadFile("grafana/deltaq-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	var d dashboard
+	if err := dec.Decode(&d); err != nil {
+		t.Fatalf("grafana/deltaq-dashboard.json: %v", err)
+	}
+	return d
+}
+
+func TestDashboardModel(t *testing.T) {
+	d := loadDashboard(t)
+	if d.UID == "" || d.Title == "" {
+		t.Errorf("uid %q, title %q: both must be set", d.UID, d.Title)
+	}
+	if d.SchemaVersion != schemaVersion {
+		t.Errorf("schemaVersion = %d, want %d", d.SchemaVersion, schemaVersion)
+	}
+
+	vars := map[string]variable{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v
+	}
+	if ds, ok := vars["datasource"]; !ok || ds.Type != "datasource" || string(ds.Query) != `"prometheus"` {
+		t.Errorf("templating: want a datasource variable \"datasource\" of plugin prometheus, got %+v", ds)
+	}
+	probe, ok := vars["probe"]
+	if !ok {
+		t.Fatal("templating: no \"probe\" variable")
+	}
+	var probeQuery string
+	if err := json.Unmarshal(probe.Query, &probeQuery); err != nil {
+		t.Fatalf("probe variable query: %v", err)
+	}
+	if probe.Type != "query" || probe.Datasource == nil || *probe.Datasource != promDatasource {
+		t.Errorf("probe variable: want a query variable on %+v, got type %q on %+v", promDatasource, probe.Type, probe.Datasource)
+	}
+	m := regexp.MustCompile(`^label_values\(([a-z_]+), *deltaq_probe\)$`).FindStringSubmatch(probeQuery)
+	if m == nil || !knownMetric(m[1]) {
+		t.Errorf("probe variable query %q: want label_values(<contract metric>, deltaq_probe)", probeQuery)
+	}
+	if !probe.Multi || !probe.IncludeAll {
+		t.Errorf("probe variable: multi %v, includeAll %v; want both so that every probe can be shown", probe.Multi, probe.IncludeAll)
+	}
+}
+
+func TestDashboardPanels(t *testing.T) {
+	d := loadDashboard(t)
+	if len(d.Panels) == 0 {
+		t.Fatal("no panels")
+	}
+	ids := map[int]bool{}
+	for _, p := range d.Panels {
+		where := p.Title
+		if ids[p.ID] {
+			t.Errorf("%s: panel id %d used twice", where, p.ID)
+		}
+		ids[p.ID] = true
+		if p.Type == "row" {
+			t.Errorf("%s: rows are not used; collapsed rows would hide panels from the query checks", where)
+		}
+		if p.Datasource == nil || *p.Datasource != promDatasource {
+			t.Errorf("%s: datasource %+v, want %+v", where, p.Datasource, promDatasource)
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("%s: no targets", where)
+		}
+		refs := map[string]bool{}
+		for _, tg := range p.Targets {
+			w := where + " " + tg.RefID
+			if tg.RefID == "" || refs[tg.RefID] {
+				t.Errorf("%s: refId empty or repeated", w)
+			}
+			refs[tg.RefID] = true
+			if tg.Datasource == nil || *tg.Datasource != promDatasource {
+				t.Errorf("%s: datasource %+v, want %+v", w, tg.Datasource, promDatasource)
+			}
+			if strings.TrimSpace(tg.Expr) == "" {
+				t.Errorf("%s: empty expr", w)
+				continue
+			}
+			checkNames(t, w, tg.Expr)
+			checkBalanced(t, w, tg.Expr)
+			for _, v := range grafanaVar.FindAllString(tg.Expr, -1) {
+				if v != "$probe" && v != "$__rate_interval" {
+					t.Errorf("%s: variable %s is not one the dashboard defines or the end-to-end test substitutes", w, v)
+				}
+			}
+			if strings.Contains(tg.Expr, "deltaq_probe=") && !strings.Contains(tg.Expr, `deltaq_probe=~"$probe"`) {
+				t.Errorf("%s: probe selector must be deltaq_probe=~\"$probe\" (multi-value variable): %q", w, tg.Expr)
+			}
+		}
+		g := p.GridPos
+		if g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 {
+			t.Errorf("%s: gridPos %+v outside the 24-column grid", where, g)
+		}
+	}
+	// Panels must not overlap (Grafana would push them around on load).
+	for i, a := range d.Panels {
+		for _, b := range d.Panels[i+1:] {
+			ga, gb := a.GridPos, b.GridPos
+			if ga.X < gb.X+gb.W && gb.X < ga.X+ga.W && ga.Y < gb.Y+gb.H && gb.Y < ga.Y+ga.H {
+				t.Errorf("panels %q and %q overlap: %+v, %+v", a.Title, b.Title, ga, gb)
+			}
+		}
+	}
+}
+
+// TestDashboardCoversContract checks that the dashboard draws what the issue
+// asks for: the CDF curves per probe, quantiles, failure ratio, outcome rates,
+// QTA state and divergence.
+func TestDashboardCoversContract(t *testing.T) {
+	d := loadDashboard(t)
+	uses := func(metric string) []panel {
+		var ps []panel
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				if slices.Contains(deltaqIdent.FindAllString(tg.Expr, -1), metric) {
+					ps = append(ps, p)
+					break
+				}
+			}
+		}
+		return ps
+	}
+	for _, name := range []string{
+		"deltaq_cdf_ratio", "deltaq_quantile_seconds", "deltaq_failure_ratio",
+		"deltaq_outcomes_total", "deltaq_qta_violation_ratio", "deltaq_divergence_ratio",
+	} {
+		if len(uses(name)) == 0 {
+			t.Errorf("no panel queries %s", name)
+		}
+	}
+
+	// Counters are drawn as rates.
+	for _, p := range uses("deltaq_outcomes_total") {
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, "rate(deltaq_outcomes_total") {
+				t.Errorf("%s: deltaq_outcomes_total is a counter; draw rate(...), got %q", p.Title, tg.Expr)
+			}
+		}
+	}
+
+	// The CDF panel: one per probe, an instant table query turned into one column
+	// per deltaq_series against a numeric delay column, drawn by a panel with a
+	// numeric x axis.
+	cdf := uses("deltaq_cdf_ratio")
+	if len(cdf) != 1 {
+		t.Fatalf("want exactly one CDF panel, got %d", len(cdf))
+	}
+	p := cdf[0]
+	if p.Repeat != "probe" {
+		t.Errorf("CDF panel repeats over %q, want probe", p.Repeat)
+	}
+	if p.Type != "trend" || p.Options["xField"] != "delay" {
+		t.Errorf("CDF panel: type %q xField %v, want trend over delay", p.Type, p.Options["xField"])
+	}
+	for _, tg := range p.Targets {
+		if !tg.Instant || tg.Range || tg.Format != "table" {
+			t.Errorf("CDF panel %s: instant %v range %v format %q; want an instant table query", tg.RefID, tg.Instant, tg.Range, tg.Format)
+		}
+	}
+	var steps []string
+	for _, tr := range p.Transformations {
+		steps = append(steps, tr.ID)
+		if tr.ID == "groupingToMatrix" {
+			o := tr.Options
+			if o["columnField"] != "deltaq_series" || o["rowField"] != "deltaq_le" || o["valueField"] != "Value" {
+				t.Errorf("groupingToMatrix options %v: want columns per deltaq_series, rows per deltaq_le, cells from Value", o)
+			}
+		}
+	}
+	want := []string{"groupingToMatrix", "organize", "convertFieldType", "sortBy"}
+	if !slices.Equal(steps, want) {
+		t.Errorf("CDF transformations %v, want %v", steps, want)
+	}
+}
+
+// TestReadmeNames checks that examples/README.md documents the names this test
+// holds the dashboard and rules to.
+func TestReadmeNames(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	for _, m := range contract {
+		row := "| `" + m.otel + "` | `" + m.prom + "` |"
+		if !strings.Contains(readme, row) {
+			t.Errorf("README.md lacks the table row %q", row)
+		}
+	}
+}
+
+// TestAlertRuleNames checks that every deltaq_* identifier in the rule files is a
+// contract metric or label, and that each alert expression names a metric.
+func TestAlertRuleNames(t *testing.T) {
+	raw, err := os.ReadFile("prometheus/rules/deltaq-alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	exprs := ruleExprs(text)
+	if len(exprs) == 0 {
+		t.Fatal("no expr: found in the rule file")
+	}
+	var alerts []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*- alert: *(\S+)`).FindAllStringSubmatch(text, -1) {
+		alerts = append(alerts, m[1])
+	}
+	if len(alerts) != len(exprs) {
+		t.Fatalf("%d alerts but %d expressions", len(alerts), len(exprs))
+	}
+	for i, expr := range exprs {
+		checkNames(t, alerts[i], expr)
+		checkBalanced(t, alerts[i], expr)
+	}
+	sort.Strings(alerts)
+	want := []string{"DeltaQDivergenceHigh", "DeltaQFailureRatioHigh", "DeltaQNoData", "DeltaQProbeSilent", "DeltaQQTAViolation"}
+	if !slices.Equal(alerts, want) {
+		t.Errorf("alerts %v, want %v", alerts, want)
+	}
+}
+
+// ruleExprs returns the `expr:` values of a rule file, single-line or as block
+// scalars (`>-`, `|`) whose lines are indented deeper than the key, with runs of
+// white space folded to one space.
+func ruleExprs(text string) []string {
+	var exprs []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		key := strings.Index(line, "expr:")
+		if key < 0 || strings.TrimSpace(line[:key]) != "" {
+			continue
+		}
+		value := strings.TrimSpace(line[key+len("expr:"):])
+		if value == ">-" || value == ">" || value == "|" || value == "|-" {
+			var block []string
+			for i+1 < len(lines) {
+				next := lines[i+1]
+				if strings.TrimSpace(next) != "" && len(next)-len(strings.TrimLeft(next, " ")) <= key {
+					break
+				}
+				block = append(block, next)
+				i++
+			}
+			value = strings.Join(block, " ")
+		}
+		exprs = append(exprs, strings.Join(strings.Fields(value), " "))
+	}
+	return exprs
+}
+
+// dashboardQueries returns every query of the dashboard with the Grafana
+// variables replaced as the end-to-end test replaces them: $probe by a regex
+// matching every probe, $__rate_interval by one minute.
+func dashboardQueries(t *testing.T) []string {
+	t.Helper()
+	var qs []string
+	r := strings.NewReplacer("$probe", ".+", "$__rate_interval", "1m")
+	for _, p := range loadDashboard(t).Panels {
+		for _, tg := range p.Targets {
+			qs = append(qs, r.Replace(tg.Expr))
+		}
+	}
+	return qs
+}
+
+// TestDashboardQueriesParse has Prometheus's own parser read every dashboard
+// query: they are written as recording rules and checked with promtool check
+// rules. Skipped where promtool is not installed.
+func TestDashboardQueriesParse(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	var b strings.Builder
+	b.WriteString("groups:\n  - name: dashboard\n    rules:\n")
+	for i, q := range dashboardQueries(t) {
+		quoted, err := json.Marshal(q) // a JSON string is a YAML double-quoted scalar
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "      - record: dashboard_query_%d\n        expr: %s\n", i, quoted)
+	}
+	path := filepath.Join(t.TempDir(), "dashboard-queries.yml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules on the dashboard queries: %v\n%s\n%s", err, out, b.String())
+	}
+}
+
+// TestPromtool runs Prometheus's and Alertmanager's own checkers over the
+// examples: the rule unit tests (promtool test rules), the Prometheus
+// configuration and the Alertmanager configuration. It is skipped where the tools
+// are not installed; CI installs them for the end-to-end test.
+func TestPromtool(t *testing.T) {
+	run := func(t *testing.T, tool string, args ...string) {
+		t.Helper()
+		path, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, out)
+		}
+	}
+	t.Run("test rules", func(t *testing.T) {
+		run(t, "promtool", "test", "rules", "prometheus/tests/deltaq-alerts.test.yml")
+	})
+	t.Run("check config", func(t *testing.T) {
+		run(t, "promtool", "check", "config", "prometheus/prometheus.yml")
+	})
+	t.Run("check alertmanager", func(t *testing.T) {
+		run(t, "amtool", "check-config", "alertmanager/alertmanager.yml")
+	})
+}
