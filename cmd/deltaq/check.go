@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/deltaq-otel/deltaq/diagram"
+)
+
+func init() {
+	register(command{
+		name:    "check",
+		usage:   "check FILE.dq...",
+		summary: "validate outcome diagrams and list their probes",
+		help: `Check parses and validates each file. For a valid file it prints the probes:
+every definition, every operator (a:, f:, p:) and every outcome, with the
+position where each is defined. For a file with errors it prints every error
+as FILE:LINE:COL: message. The exit status is 1 if any file has errors.`,
+		run: runCheck,
+	})
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	c := commands["check"]
+	fs := newFlags(&c, stderr)
+	files, status, ok := parseArgs(fs, args)
+	if !ok {
+		return status
+	}
+	if len(files) == 0 {
+		return fs.usageError("no files")
+	}
+	status = exitOK
+	for _, path := range files {
+		d, ok := loadDiagram(path, stderr)
+		if !ok {
+			status = exitFail
+			continue
+		}
+		printProbes(stdout, path, d)
+	}
+	return status
+}
+
+// printProbes lists the probes of a valid diagram as a table.
+func printProbes(w io.Writer, path string, d *diagram.Diagram) {
+	probes := d.Probes()
+	fmt.Fprintf(w, "%s: ok, %d %s\n", path, len(probes), plural(len(probes), "probe", "probes"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range probes {
+		fmt.Fprintf(tw, "\t%s\t%s\t%s:%s\n", p.Name, probeKind(p), path, p.Pos)
+	}
+	tw.Flush()
+}
+
+// probeKind describes a probe: "system", "definition", "outcome" or the
+// operator's kind, e.g. "first-to-finish operator".
+func probeKind(p diagram.Probe) string {
+	switch {
+	case p.Kind == diagram.OperatorProbe:
+		return p.Op.String() + " operator"
+	case p.Kind == diagram.DefinitionProbe && p.Name == diagram.SystemName:
+		return "system"
+	}
+	return p.Kind.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// examples is the repository's testdata directory with the thesis examples.
+const examples = "../../testdata"
+
+// runCmd runs deltaq with args and returns the status, stdout and stderr.
+func runCmd(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	status := run(args, &stdout, &stderr)
+	return status, stdout.String(), stderr.String()
+}
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRunDispatch(t *testing.T) {
+	status, _, stderr := runCmd()
+	if status != exitUsage || !strings.Contains(stderr, "Commands:") {
+		t.Errorf("no arguments: status %d, stderr %q", status, stderr)
+	}
+	for _, name := range []string{"check", "fmt", "graph", "eval"} {
+		if !strings.Contains(stderr, "\t"+name+" ") {
+			t.Errorf("usage does not list %s:\n%s", name, stderr)
+		}
+	}
+	status, _, stderr = runCmd("frobnicate")
+	if status != exitUsage || !strings.HasPrefix(stderr, `deltaq: unknown command "frobnicate"`) {
+		t.Errorf("unknown command: status %d, stderr %q", status, stderr)
+	}
+	status, stdout, _ := runCmd("help", "eval")
+	if status != exitOK || !strings.Contains(stdout, "DIST is one of") || !strings.Contains(stdout, "-outcome NAME=DIST") {
+		t.Errorf("help eval: status %d, stdout %q", status, stdout)
+	}
+	status, _, stderr = runCmd("help", "nothing")
+	if status != exitUsage || !strings.Contains(stderr, `unknown command "nothing"`) {
+		t.Errorf("help nothing: status %d, stderr %q", status, stderr)
+	}
+	status, _, stderr = runCmd("eval", "-h")
+	if status != exitOK || !strings.Contains(stderr, "usage: deltaq eval FILE.dq") {
+		t.Errorf("eval -h: status %d, stderr %q", status, stderr)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	path := filepath.Join(examples, "mm1k.dq")
+	status, stdout, stderr := runCmd("check", path)
+	want := path + ": ok, 4 probes\n" +
+		"  probe     definition  " + path + ":8:1\n" +
+		"  system    system      " + path + ":11:1\n" +
+		"  worker_1  outcome     " + path + ":8:9\n" +
+		"  worker_2  outcome     " + path + ":8:21\n"
+	if status != exitOK || stdout != want || stderr != "" {
+		t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr: %s", status, stdout, want, stderr)
+	}
+
+	bad := writeTemp(t, "bad.dq", "probe = s:probe_2;\nprobe_2 = s:probe;\nx = a -> ;\n")
+	status, stdout, stderr = runCmd("check", bad, filepath.Join(examples, "ftf.dq"))
+	wantErr := bad + ":3:10: expected outcome, s:name or operator, found ';'\n"
+	if status != exitFail || stderr != wantErr || !strings.Contains(stdout, "ftf.dq: ok, 4 probes") ||
+		!strings.Contains(stdout, "ftf       first-to-finish operator") {
+		t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", status, stdout, stderr, wantErr)
+	}
+
+	// Semantic errors, all of them, once the syntax is right.
+	bad = writeTemp(t, "cycle.dq", "probe = s:probe_2;\nprobe_2 = s:probe;\nx = p:c[0.5, 0.6](a, b);\n")
+	status, _, stderr = runCmd("check", bad)
+	wantErr = bad + ":1:9: cycle of probes: probe -> probe_2 -> probe\n" +
+		bad + ":3:5: probabilities of p:c sum to 1.1, not 1\n"
+	if status != exitFail || stderr != wantErr {
+		t.Errorf("status %d, stderr:\n%s\nwant:\n%s", status, stderr, wantErr)
+	}
+
+	status, _, stderr = runCmd("check", filepath.Join(t.TempDir(), "missing.dq"))
+	if status != exitFail || !strings.Contains(stderr, "no such file") {
+		t.Errorf("missing file: status %d, stderr %q", status, stderr)
+	}
+	if status, _, _ := runCmd("check"); status != exitUsage {
+		t.Errorf("check without files: status %d", status)
+	}
+}
+
+func TestFmt(t *testing.T) {
+	messy := "# doc\nsystem=f:ftf( worker_1 ,worker_2 ) ;# end\n"
+	canonical := "# doc\nsystem = f:ftf(worker_1, worker_2); # end\n"
+	path := writeTemp(t, "messy.dq", messy)
+	status, stdout, stderr := runCmd("fmt", path)
+	if status != exitOK || stdout != canonical || stderr != "" {
+		t.Errorf("fmt: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != messy {
+		t.Error("fmt without -w changed the file")
+	}
+	status, stdout, _ = runCmd("fmt", "-w", path)
+	if b, _ := os.ReadFile(path); status != exitOK || stdout != "" || string(b) != canonical {
+		t.Errorf("fmt -w: status %d, stdout %q, file %q", status, stdout, b)
+	}
+
+	// Formatting needs only the syntax: an undefined reference is kept.
+	semantic := writeTemp(t, "undef.dq", "x=s:nowhere;")
+	if status, stdout, _ := runCmd("fmt", semantic); status != exitOK || stdout != "x = s:nowhere;\n" {
+		t.Errorf("fmt of a file with a semantic error: status %d, stdout %q", status, stdout)
+	}
+
+	broken := writeTemp(t, "broken.dq", "x = a ->\n")
+	status, _, stderr = runCmd("fmt", "-w", broken)
+	if b, _ := os.ReadFile(broken); status != exitFail || string(b) != "x = a ->\n" ||
+		stderr != broken+":2:1: expected outcome, s:name or operator, found end of file\n" {
+		t.Errorf("fmt -w of a broken file: status %d, stderr %q, file %q", status, stderr, b)
+	}
+
+	// The examples are already canonical.
+	files, _ := filepath.Glob(filepath.Join(examples, "*.dq"))
+	for _, f := range files {
+		src, _ := os.ReadFile(f)
+		if status, stdout, _ := runCmd("fmt", f); status != exitOK || stdout != string(src) {
+			t.Errorf("%s is not canonical", f)
+		}
+	}
+}
+
+func TestGraph(t *testing.T) {
+	path := filepath.Join(examples, "ftf.dq")
+	status, stdout, stderr := runCmd("graph", path)
+	for _, want := range []string{
+		"digraph \"" + path + "\" {\n",
+		"subgraph \"cluster_def_system\"",
+		"label=\"f:ftf (first-to-finish)\"",
+		"[label=\"worker_1\", shape=ellipse]",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("graph output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if status != exitOK || stderr != "" {
+		t.Errorf("status %d, stderr %q", status, stderr)
+	}
+	bad := writeTemp(t, "bad.dq", "x = s:y;")
+	if status, stdout, stderr := runCmd("graph", bad); status != exitFail || stdout != "" || !strings.Contains(stderr, "undefined probe s:y") {
+		t.Errorf("graph of an invalid file: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	if status, _, _ := runCmd("graph", path, path); status != exitUsage {
+		t.Errorf("graph with two files: status %d", status)
+	}
+}
+
+// evalJSON runs deltaq eval --json and decodes its output.
+func evalJSON(t *testing.T, args ...string) map[string]struct {
+	CDFAt     map[string]float64  `json:"cdf_at"`
+	Quantiles map[string]*float64 `json:"quantiles"`
+	Failure   float64             `json:"failure"`
+	BinWidth  float64             `json:"bin_width"`
+	DMax      float64             `json:"dmax"`
+} {
+	t.Helper()
+	status, stdout, stderr := runCmd(append([]string{"eval", "--json"}, args...)...)
+	if status != exitOK {
+		t.Fatalf("eval %v: status %d, stderr %s", args, status, stderr)
+	}
+	var out struct {
+		Probes map[string]struct {
+			CDFAt     map[string]float64  `json:"cdf_at"`
+			Quantiles map[string]*float64 `json:"quantiles"`
+			Failure   float64             `json:"failure"`
+			BinWidth  float64             `json:"bin_width"`
+			DMax      float64             `json:"dmax"`
+		} `json:"probes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	return out.Probes
+}
+
+// TestEvalKnownAnswers checks eval against closed forms.
+func TestEvalKnownAnswers(t *testing.T) {
+	// a, b ~ U[1 s, 2 s): a ⊗ b is triangular on [2, 4] with median 3 and
+	// P(≤ 3.5) = 1 − 0.5²/2 = 0.875; behind a 0.75/0.25 choice with never,
+	// P(≤ 3.5) = 0.75 · 0.875 = 0.65625 and the failure mass is 0.25.
+	file := filepath.Join(examples, "lossy_choice.dq")
+	u := []string{file, "--outcome", "a=uniform(1s,2s)", "--outcome", "b=uniform(1s,2s)", "--outcome", "lost=never", "--at", "3.5s,3s"}
+	probes := evalJSON(t, append(u, "--probe", "chain", "--probe", "system")...)
+	chain, system := probes["chain"], probes["system"]
+	if med := chain.Quantiles["0.5"]; med == nil || math.Abs(*med-3) > chain.BinWidth {
+		t.Errorf("chain median %v, want 3", med)
+	}
+	if got := chain.CDFAt["3.5"]; math.Abs(got-0.875) > 1e-9 {
+		t.Errorf("chain P(≤3.5) = %v, want 0.875", got)
+	}
+	if got := system.CDFAt["3.5"]; math.Abs(got-0.65625) > 1e-9 {
+		t.Errorf("system P(≤3.5) = %v, want 0.65625", got)
+	}
+	if got := system.CDFAt["3"]; math.Abs(got-0.375) > 1e-9 {
+		t.Errorf("system P(≤3) = %v, want 0.75·0.5 = 0.375", got)
+	}
+	if system.Failure != 0.25 || system.Quantiles["0.9"] != nil || system.Quantiles["0.5"] == nil {
+		t.Errorf("system failure %v, q0.9 %v (want 0.25, unreachable)", system.Failure, system.Quantiles["0.9"])
+	}
+	// Default dMax: the smallest nice value above 2 s is 2.5 s; 1000 bins.
+	if chain.BinWidth != 0.0025 || chain.DMax != 5 {
+		t.Errorf("chain bin width %v dMax %v, want 0.0025 and 5 (two 2.5 s operands)", chain.BinWidth, chain.DMax)
+	}
+
+	// M/M/1/K workers with exponential delays of mean 5 ms: the sequence is
+	// Erlang-2, F(t) = 1 − e^{−t/θ}(1 + t/θ), median ≈ 1.678347·θ.
+	theta := 0.005
+	probes = evalJSON(t, filepath.Join(examples, "mm1k.dq"), "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--at", "10ms")
+	sys := probes["system"]
+	wantCDF := 1 - math.Exp(-2)*3
+	if got := sys.CDFAt["0.01"]; math.Abs(got-wantCDF) > 1e-3 {
+		t.Errorf("Erlang-2 F(10ms) = %v, want %v", got, wantCDF)
+	}
+	if med := sys.Quantiles["0.5"]; med == nil || math.Abs(*med-1.678347*theta) > 2*sys.BinWidth {
+		t.Errorf("Erlang-2 median %v, want %v", med, 1.678347*theta)
+	}
+	if len(probes) != 1 {
+		t.Errorf("printed %d probes, want only system", len(probes))
+	}
+
+	// First to finish of two exponentials of mean 5 ms is exponential of
+	// mean 2.5 ms: F(5 ms) = 1 − e^{−2}.
+	probes = evalJSON(t, filepath.Join(examples, "ftf.dq"), "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--at", "5ms", "--dmax", "100ms", "--bins", "2000")
+	if got, want := probes["system"].CDFAt["0.005"], 1-math.Exp(-2); math.Abs(got-want) > 1e-3 {
+		t.Errorf("FTF F(5ms) = %v, want %v", got, want)
+	}
+	if w := probes["system"].BinWidth; math.Abs(w-50e-6) > 1e-15 {
+		t.Errorf("bin width %v, want 100ms/2000", w)
+	}
+}
+
+func TestEvalAllProbesAndDefinitionInput(t *testing.T) {
+	// Without a system every probe is printed.
+	path := writeTemp(t, "nosys.dq", "chain = a -> b;\nboth = f:race(s:chain, c);\n")
+	probes := evalJSON(t, path, "--outcome", "a=point(1ms)", "--outcome", "b=point(2ms)", "--outcome", "c=point(10ms)")
+	for _, name := range []string{"chain", "both", "race", "a", "b", "c"} {
+		if _, ok := probes[name]; !ok {
+			t.Errorf("probe %s not printed", name)
+		}
+	}
+	// A definition given an assumed ΔQ stands in for its calculation.
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "chain=point(1ms)", "--outcome", "c=point(10ms)", "--probe", "both")
+	if status != exitOK || !strings.Contains(stdout, "s:chain    observed ΔQ used") {
+		t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
+	}
+}
+
+func TestEvalText(t *testing.T) {
+	file := filepath.Join(examples, "lossy_choice.dq")
+	status, stdout, stderr := runCmd("eval", file, "--outcome", "a=uniform(1s,2s)", "--outcome", "b=uniform(1s,2s)",
+		"--outcome", "lost=never", "--at", "3s,3.5s")
+	want := "system (system): calculated ΔQ, 2000 bins of 2.5ms, dMax 5s\n" +
+		"  s:chain    calculated ΔQ used\n" +
+		"  quantiles  0.25=2.816s 0.5=3.184s 0.75=4s 0.9=unreachable 0.99=unreachable\n" +
+		"  failure    0.25\n" +
+		"  P(d ≤ t)   3s: 0.375000 3.5s: 0.656250\n"
+	if status != exitOK || stdout != want || stderr != "" {
+		t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", status, stdout, want, stderr)
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	mm1k := filepath.Join(examples, "mm1k.dq")
+	ftf := filepath.Join(examples, "ftf.dq")
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stderr string // a line the error output must contain
+	}{
+		{"missing outcome", []string{mm1k, "--outcome", "worker_1=exp(5ms)"}, exitFail,
+			"deltaq eval: no --outcome for outcome worker_2 (" + mm1k + ":8:21)"},
+		{"unknown name", []string{mm1k, "--outcome", "worker_3=exp(5ms)"}, exitUsage,
+			"deltaq eval: --outcome worker_3: " + mm1k + " has no outcome or definition named worker_3"},
+		{"operator name", []string{ftf, "--outcome", "ftf=exp(5ms)"}, exitUsage,
+			"ftf is an operator (" + ftf + ":5:10); its ΔQ is always calculated from its branches"},
+		{"bad distribution", []string{mm1k, "--outcome", "worker_1=uniform(1ms,x)"}, exitUsage,
+			"worker_1: uniform(1ms,x): column 13: expected a number, found \"x)\""},
+		{"outcome twice", []string{mm1k, "--outcome", "worker_1=never", "--outcome", "worker_1=never"}, exitUsage,
+			"worker_1 given twice"},
+		{"bad dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "10"}, exitUsage,
+			"--dmax 10: column 3: expected a unit (ns, us, ms or s) after 10"},
+		{"zero dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0s"}, exitUsage,
+			"dMax 0 must be finite and > 0"},
+		{"bad bins", []string{mm1k, "--outcome", "worker_1=never", "--bins", "0"}, exitUsage,
+			"bin count 0 outside"},
+		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
+			"--at x: column 1: expected a number"},
+		{"unknown probe", []string{mm1k, "--outcome", "worker_1=never", "--probe", "nope"}, exitUsage,
+			"--probe nope: " + mm1k + " has no probe named nope"},
+		{"no file", []string{"--outcome", "worker_1=never"}, exitUsage,
+			"deltaq eval: want one FILE.dq, got 0 arguments"},
+		{"invalid diagram", []string{writeTemp(t, "bad.dq", "x = s:y;"), "--outcome", "a=never"}, exitFail,
+			"bad.dq:1:5: undefined probe s:y"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := runCmd(append([]string{"eval"}, tt.args...)...)
+			if status != tt.status || !strings.Contains(stderr, tt.stderr) || stdout != "" {
+				t.Errorf("status %d (want %d)\nstderr:\n%s\nwant it to contain:\n%s\nstdout: %q", status, tt.status, stderr, tt.stderr, stdout)
+			}
+		})
+	}
+}
+
+// TestBinary builds the command and runs it as a user would, checking exit
+// statuses.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "deltaq")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "eval", filepath.Join(examples, "ftf.dq"),
+		"--outcome", "worker_1=uniform(1ms,3ms)", "--outcome", "worker_2=point(2ms)", "--json").Output()
+	if err != nil {
+		t.Fatalf("eval: %v", err)
+	}
+	if !json.Valid(out) || !strings.Contains(string(out), `"system"`) {
+		t.Errorf("eval output: %s", out)
+	}
+	err = exec.Command(bin, "check", writeTemp(t, "bad.dq", "x = ;")).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFail {
+		t.Errorf("check of a bad file: %v, want exit status %d", err, exitFail)
+	}
+	err = exec.Command(bin).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
+		t.Errorf("no arguments: %v, want exit status %d", err, exitUsage)
+	}
+}

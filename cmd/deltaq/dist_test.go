@@ -1,0 +1,141 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+	}{
+		{"3ms", 3e-3}, {"2.5ms", 2.5e-3}, {"1s", 1}, {"10ns", 1e-8}, {"7us", 7e-6}, {"7µs", 7e-6},
+		{"0", 0}, {"0s", 0}, {" 4ms ", 4e-3},
+	}
+	for _, tt := range tests {
+		got, err := parseDuration(tt.in)
+		if err != nil || math.Abs(got-tt.want) > 1e-15 {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"3":      "column 2: expected a unit (ns, us, ms or s) after 3",
+		"3m":     "column 2: expected a unit (ns, us, ms or s) after 3",
+		"ms":     `column 1: expected a number, found "ms"`,
+		"-1ms":   `column 1: expected a number, found "-1ms"`,
+		"1ms2":   `column 4: unexpected "2" after the duration`,
+		"1.2.3s": `column 1: bad number "1.2.3"`,
+		"":       "column 1: expected a number, found end of text",
+	} {
+		if _, err := parseDuration(in); err == nil || err.Error() != want {
+			t.Errorf("parseDuration(%q) error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestParseDist(t *testing.T) {
+	const w, n = 1e-3, 100 // 1 ms bins, dMax 100 ms
+	tests := []struct {
+		in      string
+		horizon float64
+		at      float64 // a delay
+		cdf     float64 // the expected CDF there
+		fail    float64 // the expected intangible mass
+	}{
+		// Point mass in bin 3 (uniform over [3, 4) ms): F(3.5 ms) = 0.5.
+		{"point(3ms)", 3e-3, 3.5e-3, 0.5, 0},
+		{"uniform(1ms,2ms)", 2e-3, 1.5e-3, 0.5, 0},
+		{" uniform( 10ms , 30ms ) ", 30e-3, 20e-3, 0.5, 0},
+		// Exponential of mean 5 ms: F(10 ms) = 1 − e^{−2} at a bin edge;
+		// the tail beyond 100 ms, e^{−20}, is intangible.
+		{"exp(5ms)", 100e-3, 10e-3, 1 - math.Exp(-2), math.Exp(-20)},
+		{"never", 0, 50e-3, 0, 1},
+		// Step CDF: 0.2 at 1 ms, 0.9 at 4 ms (bin edges).
+		{"steps(1ms:0.2,4ms:0.9)", 4e-3, 4e-3, 0.9, 0.1},
+		{"steps(1ms:0.2, 4ms:0.9)", 4e-3, 2e-3, 0.2, 0.1},
+		// Choice: 0.75 of U[1, 2) ms, 0.25 never.
+		{"choice(0.75:uniform(1ms,2ms),0.25:never)", 2e-3, 2e-3, 0.75, 0.25},
+		{"choice(0.5:point(1ms), 0.5:choice(0.5:point(2ms), 0.5:never))", 2e-3, 3e-3, 0.75, 0.25},
+	}
+	for _, tt := range tests {
+		d, err := parseDist(tt.in)
+		if err != nil {
+			t.Errorf("parseDist(%q): %v", tt.in, err)
+			continue
+		}
+		if h := d.horizon(); math.Abs(h-tt.horizon) > 1e-12 {
+			t.Errorf("%s: horizon %v, want %v", tt.in, h, tt.horizon)
+		}
+		dq, err := d.build(w, n)
+		if err != nil {
+			t.Errorf("%s: build: %v", tt.in, err)
+			continue
+		}
+		if got := dq.CDF(tt.at); math.Abs(got-tt.cdf) > 1e-9 {
+			t.Errorf("%s: F(%v) = %v, want %v", tt.in, tt.at, got, tt.cdf)
+		}
+		if got := dq.Intangible(); math.Abs(got-tt.fail) > 1e-9 {
+			t.Errorf("%s: intangible %v, want %v", tt.in, got, tt.fail)
+		}
+	}
+}
+
+func TestParseDistErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                            "column 1: expected a distribution (point, uniform, exp, never, steps or choice), found end of text",
+		"gamma(1ms)":                  `column 1: unknown distribution "gamma" (want point, uniform, exp, never, steps or choice)`,
+		"point 3ms":                   `column 7: expected '(', found "3ms"`,
+		"point(3ms":                   "column 10: expected ')', found end of text",
+		"uniform(2ms,1ms)":            "column 1: uniform(LO,HI) needs LO ≤ HI",
+		"uniform(1ms)":                `column 12: expected ',', found ")"`,
+		"exp(0s)":                     "column 1: exp needs a mean above 0",
+		"steps(1ms:1.5)":              "column 11: probability 1.5 is above 1",
+		"steps(1ms)":                  `column 10: expected ':', found ")"`,
+		"choice(0.5:never,0.4:never)": "column 1: choice weights sum to 0.9, not 1",
+		"choice(never)":               `column 8: expected a number, found "never)"`,
+		"never()":                     `column 6: unexpected "()" after the distribution`,
+	} {
+		if _, err := parseDist(in); err == nil || err.Error() != want {
+			t.Errorf("parseDist(%q) error %v, want %q", in, err, want)
+		}
+	}
+	// Nesting is bounded.
+	deep := ""
+	for i := 0; i <= maxDistDepth+1; i++ {
+		deep += "choice(1:"
+	}
+	if _, err := parseDist(deep + "never"); err == nil {
+		t.Error("deeply nested choice accepted")
+	}
+	// A decreasing step CDF is rejected when built.
+	d, err := parseDist("steps(1ms:0.5,2ms:0.2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.build(1e-3, 10); err == nil {
+		t.Error("decreasing steps built")
+	}
+}
+
+func TestNiceAbove(t *testing.T) {
+	tests := []struct{ in, want float64 }{
+		{2e-3, 2.5e-3}, {1e-3, 1.2e-3}, {100e-3, 120e-3}, {0.0999, 0.1}, {7, 8}, {8, 10}, {9.5, 10},
+		{10, 12}, {0, 1}, {1e-7, 1.2e-7},
+	}
+	for _, tt := range tests {
+		if got := niceAbove(tt.in); math.Abs(got-tt.want) > 1e-12*tt.want || !(got > tt.in) {
+			t.Errorf("niceAbove(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for in, want := range map[float64]string{
+		0: "0s", 1.5: "1.5s", 2.5e-3: "2.5ms", 120e-6: "120us", 3e-9: "3ns", 0.0123456: "12.35ms",
+	} {
+		if got := formatDuration(in); got != want {
+			t.Errorf("formatDuration(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/diagram"
+)
+
+// defaultBins is the default number of bins of each assumed ΔQ.
+const defaultBins = 1000
+
+// reportQuantiles are the quantiles eval prints.
+var reportQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
+
+func init() {
+	register(command{
+		name:    "eval",
+		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--json]",
+		summary: "evaluate an outcome diagram with assumed outcome distributions",
+		help: `Eval is design-time ΔQSD: it assumes a delay distribution for every outcome
+of the diagram and calculates the ΔQ of its probes with the ΔQ operators
+(sequence = convolution, a: = product of CDFs, f: = 1 − product of
+complements, p: = mixture). It prints the probe "system" if the diagram
+defines it, otherwise every probe (or the probes named with --probe): the
+delay at quantiles 0.25, 0.5, 0.75, 0.9, 0.99 ("unreachable" when the
+failure mass leaves the quantile out of reach), the failure mass, and the
+CDF at each --at delay. --outcome may also name a definition: its s:
+references then use that assumed ΔQ in place of a calculated one.
+
+Each assumed ΔQ has --bins bins covering [0, --dmax). The default dMax is
+the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k seconds above the
+largest delay the distributions name (20 × the mean for exp), so that every
+distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
+to cover their operands (a sequence of two outcomes spans 2·dMax).
+
+` + distHelp + `
+
+Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
+		run: runEval,
+	})
+}
+
+// outcomeFlag collects --outcome NAME=DIST flags.
+type outcomeFlag struct {
+	names []string
+	texts []string
+	dists []dist
+}
+
+func (f *outcomeFlag) String() string { return strings.Join(f.texts, " ") }
+
+func (f *outcomeFlag) Set(s string) error {
+	name, text, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=DIST, got %q", s)
+	}
+	for _, n := range f.names {
+		if n == name {
+			return fmt.Errorf("%s given twice", name)
+		}
+	}
+	d, err := parseDist(text)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %v", name, text, err)
+	}
+	f.names = append(f.names, name)
+	f.texts = append(f.texts, s)
+	f.dists = append(f.dists, d)
+	return nil
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+func runEval(args []string, stdout, stderr io.Writer) int {
+	c := commands["eval"]
+	fs := newFlags(&c, stderr)
+	var outcomes outcomeFlag
+	var probes listFlag
+	fs.Var(&outcomes, "outcome", "assumed distribution `NAME=DIST` of an outcome (repeat for each outcome)")
+	dmaxText := fs.String("dmax", "", "`dMax` of every assumed ΔQ (default: chosen to fit the distributions, see above)")
+	bins := fs.Int("bins", defaultBins, "number of bins of every assumed ΔQ")
+	atText := fs.String("at", "", "comma-separated `delays` at which to print the CDF, e.g. 5ms,10ms")
+	fs.Var(&probes, "probe", "print the probe `NAME` (repeatable; default: system if defined, else every probe)")
+	asJSON := fs.Bool("json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax}}}")
+	files, status, ok := parseArgs(fs, args)
+	if !ok {
+		return status
+	}
+	if len(files) != 1 {
+		return fs.usageError("want one FILE.dq, got %d arguments", len(files))
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "deltaq eval: "+format+"\n", a...)
+		return exitUsage
+	}
+
+	var at []float64
+	if *atText != "" {
+		for _, s := range strings.Split(*atText, ",") {
+			d, err := parseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return usageErr("--at %s: %v", s, err)
+			}
+			at = append(at, d)
+		}
+	}
+	dmax := 0.0
+	if *dmaxText != "" {
+		d, err := parseDuration(*dmaxText)
+		if err != nil {
+			return usageErr("--dmax %s: %v", *dmaxText, err)
+		}
+		dmax = d
+	} else {
+		h := 0.0
+		for _, d := range outcomes.dists {
+			h = math.Max(h, d.horizon())
+		}
+		dmax = niceAbove(h)
+	}
+	width, err := deltaq.WidthFor(dmax, *bins)
+	if err != nil {
+		return usageErr("--dmax %s --bins %d: %v", formatDuration(dmax), *bins, err)
+	}
+
+	path := files[0]
+	d, ok := loadDiagram(path, stderr)
+	if !ok {
+		return exitFail
+	}
+	inputs := make(map[string]deltaq.DeltaQ, len(outcomes.names))
+	for i, name := range outcomes.names {
+		p, ok := d.Probe(name)
+		switch {
+		case !ok:
+			return usageErr("--outcome %s: %s has no outcome or definition named %s", name, path, name)
+		case p.Kind == diagram.OperatorProbe:
+			return usageErr("--outcome %s: %s is an operator (%s:%s); its ΔQ is always calculated from its branches", name, name, path, p.Pos)
+		}
+		dq, err := outcomes.dists[i].build(width, *bins)
+		if err != nil {
+			return usageErr("--outcome %s: %v", outcomes.texts[i], err)
+		}
+		inputs[name] = dq
+	}
+	var selected []string
+	switch {
+	case len(probes) > 0:
+		for _, name := range probes {
+			if _, ok := d.Probe(name); !ok {
+				return usageErr("--probe %s: %s has no probe named %s", name, path, name)
+			}
+			selected = append(selected, name)
+		}
+	case d.System() != nil:
+		selected = []string{diagram.SystemName}
+	default:
+		for _, p := range d.Probes() {
+			selected = append(selected, p.Name)
+		}
+	}
+
+	ev, err := d.Evaluate(inputs)
+	if err != nil {
+		fmt.Fprintf(stderr, "deltaq eval: %v\n", err)
+		return exitFail
+	}
+	reports := make([]report, 0, len(selected))
+	var missing []string
+	failed := false
+	for _, name := range selected {
+		r, _ := ev.Result(name)
+		rep := report{res: r, dq: r.DeltaQ, source: "calculated"}
+		if r.Kind == diagram.OutcomeProbe {
+			rep.source = "assumed"
+		}
+		if !r.OK {
+			if in, ok := inputs[name]; ok {
+				// A definition given an assumed ΔQ whose own calculation
+				// lacks inputs: show what was assumed.
+				rep.dq, rep.source = in, "assumed"
+			} else {
+				if r.Err != nil {
+					fmt.Fprintf(stderr, "deltaq eval: %s: %v\n", name, r.Err)
+					failed = true
+				}
+				missing = mergeNames(missing, r.Missing)
+				continue
+			}
+		}
+		reports = append(reports, rep)
+	}
+	for _, name := range missing {
+		p, _ := d.Probe(name)
+		fmt.Fprintf(stderr, "deltaq eval: no --outcome for %s %s (%s:%s)\n", probeKind(p), name, path, p.Pos)
+	}
+	if failed || len(missing) > 0 {
+		return exitFail
+	}
+	if *asJSON {
+		return writeJSON(stdout, stderr, reports, at)
+	}
+	writeText(stdout, reports, at)
+	return exitOK
+}
+
+// report is one probe to print.
+type report struct {
+	res    *diagram.Result
+	dq     deltaq.DeltaQ
+	source string // "calculated" or "assumed"
+}
+
+// mergeNames returns the sorted union of two sorted name lists.
+func mergeNames(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, n := range b {
+		found := false
+		for _, m := range out {
+			found = found || m == n
+		}
+		if !found {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// failureMass returns the intangible mass rounded to 1e-9, so that rounding
+// noise of the operators prints as 0.
+func failureMass(dq deltaq.DeltaQ) float64 {
+	return math.Round(dq.Intangible()*1e9) / 1e9
+}
+
+func writeText(w io.Writer, reports []report, at []float64) {
+	for i, rep := range reports {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		dq := rep.dq
+		fmt.Fprintf(w, "%s (%s): %s ΔQ, %d bins of %s, dMax %s\n", rep.res.Name, probeKind(rep.res.Probe), rep.source,
+			dq.Bins(), formatDuration(dq.Width()), formatDuration(dq.DMax()))
+		if rep.source == "calculated" {
+			for _, u := range rep.res.Refs {
+				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+u.Name, u.Source)
+			}
+		}
+		fmt.Fprintf(w, "  %-10s", "quantiles")
+		for _, q := range reportQuantiles {
+			v, ok := dq.Quantile(q)
+			s := "unreachable"
+			if ok {
+				s = formatDuration(v)
+			}
+			fmt.Fprintf(w, " %s=%s", strconv.FormatFloat(q, 'g', -1, 64), s)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  %-10s %s\n", "failure", strconv.FormatFloat(failureMass(dq), 'g', 6, 64))
+		if len(at) > 0 {
+			fmt.Fprintf(w, "  %-10s", "P(d ≤ t)")
+			for _, t := range at {
+				fmt.Fprintf(w, " %s: %s", formatDuration(t), strconv.FormatFloat(dq.CDF(t), 'f', 6, 64))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// jsonProbe is one probe of the --json output; delays are in seconds.
+type jsonProbe struct {
+	CDFAt     map[string]float64  `json:"cdf_at"`
+	Quantiles map[string]*float64 `json:"quantiles"`
+	Failure   float64             `json:"failure"`
+	BinWidth  float64             `json:"bin_width"`
+	DMax      float64             `json:"dmax"`
+}
+
+func writeJSON(stdout, stderr io.Writer, reports []report, at []float64) int {
+	out := struct {
+		Probes map[string]jsonProbe `json:"probes"`
+	}{Probes: map[string]jsonProbe{}}
+	for _, rep := range reports {
+		dq := rep.dq
+		p := jsonProbe{
+			CDFAt:     map[string]float64{},
+			Quantiles: map[string]*float64{},
+			Failure:   failureMass(dq),
+			BinWidth:  dq.Width(),
+			DMax:      dq.DMax(),
+		}
+		for _, t := range at {
+			p.CDFAt[strconv.FormatFloat(t, 'g', -1, 64)] = dq.CDF(t)
+		}
+		for _, q := range reportQuantiles {
+			key := strconv.FormatFloat(q, 'g', -1, 64)
+			if v, ok := dq.Quantile(q); ok {
+				p.Quantiles[key] = &v
+			} else {
+				p.Quantiles[key] = nil
+			}
+		}
+		out.Probes[rep.res.Name] = p
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "deltaq eval: %v\n", err)
+		return exitFail
+	}
+	stdout.Write(append(b, '\n'))
+	return exitOK
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/deltaq-otel/deltaq/diagram"
+)
+
+func init() {
+	register(command{
+		name:    "graph",
+		usage:   "graph FILE.dq",
+		summary: "print an outcome diagram as Graphviz DOT",
+		help: `Graph prints the diagram as a Graphviz digraph: one cluster per definition,
+outcomes as ellipses, s: references as dashed boxes, operators as dashed
+clusters between a fork and a join point, choice branches labelled with their
+probabilities. View it with: deltaq graph FILE.dq | dot -Tsvg > FILE.svg`,
+		run: runGraph,
+	})
+}
+
+func runGraph(args []string, stdout, stderr io.Writer) int {
+	c := commands["graph"]
+	fs := newFlags(&c, stderr)
+	files, status, ok := parseArgs(fs, args)
+	if !ok {
+		return status
+	}
+	if len(files) != 1 {
+		return fs.usageError("want one FILE.dq, got %d arguments", len(files))
+	}
+	d, ok := loadDiagram(files[0], stderr)
+	if !ok {
+		return exitFail
+	}
+	if err := diagram.WriteDOT(stdout, d); err != nil {
+		fmt.Fprintf(stderr, "deltaq: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,217 @@
+// Command deltaq is the command line of the ΔQSD toolkit.
+//
+// Usage:
+//
+//	deltaq COMMAND [arguments]
+//
+// Among its commands:
+//
+//	check FILE.dq...   validate outcome diagrams and list their probes
+//	fmt [-w] FILE.dq...
+//	                   print outcome diagrams in canonical form
+//	graph FILE.dq      print an outcome diagram as Graphviz DOT
+//	eval FILE.dq --outcome NAME=DIST...
+//	                   design-time evaluation with assumed distributions
+//
+// `deltaq help` lists every command and `deltaq help COMMAND` describes
+// one. Each command lives in its own file and registers itself from an init
+// function (see register), so main stays a dispatcher.
+//
+// Exit status: 0 on success, 1 when an input is wrong (a .dq file with
+// errors, an outcome without a distribution), 2 on a usage error.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/deltaq-otel/deltaq/diagram"
+)
+
+// Exit statuses of every command.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the input is wrong
+	exitUsage = 2 // the command line is wrong
+)
+
+// command is one subcommand of deltaq.
+type command struct {
+	// name is the word that selects the command.
+	name string
+	// usage is the synopsis after "deltaq ", e.g. "check FILE.dq...".
+	usage string
+	// summary is a one-line description for the command list.
+	summary string
+	// help, if set, is printed after the synopsis by `deltaq help NAME` and
+	// by the command's -h, before the flag defaults.
+	help string
+	// run executes the command with the arguments after its name and
+	// returns the exit status.
+	run func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands holds every subcommand by name; files of this package add theirs
+// with register from an init function.
+var commands = map[string]command{}
+
+// register adds c to commands. Two commands of one name are a programming
+// error.
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("deltaq: command " + c.name + " registered twice")
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches to a command and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "deltaq help: unknown command %q\n", args[1])
+				return exitUsage
+			}
+			// The command's own -h prints its synopsis, help and flags to
+			// the command's stderr: here, stdout.
+			return c.run([]string{"-h"}, stdout, stdout)
+		}
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "deltaq: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+// usage lists the commands.
+func usage(w io.Writer) {
+	fmt.Fprint(w, "deltaq works with ΔQ: outcome diagrams (.dq files) and ΔQ measurements.\n\nUsage:\n\n\tdeltaq COMMAND [arguments]\n\nCommands:\n\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "\t%-*s  %s\n", width, n, commands[n].summary)
+	}
+	fmt.Fprint(w, "\nRun \"deltaq help COMMAND\" for a command's arguments.\n")
+}
+
+// flagSet is the flag set of one command.
+type flagSet struct {
+	*flag.FlagSet
+	cmd    *command
+	stderr io.Writer
+}
+
+// newFlags returns the flag set of command c, reporting to stderr. A flag
+// error prints the error and the command's synopsis; -h prints the
+// command's whole help.
+func newFlags(c *command, stderr io.Writer) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet("deltaq "+c.name, flag.ContinueOnError), cmd: c, stderr: stderr}
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fs.shortUsage(stderr) }
+	return fs
+}
+
+func (fs *flagSet) shortUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: deltaq %s\nRun \"deltaq help %s\" for details.\n", fs.cmd.usage, fs.cmd.name)
+}
+
+// help prints the synopsis, the help text and the flags.
+func (fs *flagSet) help(w io.Writer) {
+	fmt.Fprintf(w, "usage: deltaq %s\n", fs.cmd.usage)
+	if fs.cmd.help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(fs.cmd.help, "\n"))
+	}
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprint(w, "\nFlags:\n")
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(out)
+	}
+}
+
+// usageError prints "deltaq NAME: message" and the synopsis, and returns
+// exitUsage.
+func (fs *flagSet) usageError(format string, args ...any) int {
+	fmt.Fprintf(fs.stderr, "deltaq %s: %s\n", fs.cmd.name, fmt.Sprintf(format, args...))
+	fs.shortUsage(fs.stderr)
+	return exitUsage
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments (`deltaq eval FILE.dq --outcome …`) and returns the
+// positional ones; after "--" everything is positional. When ok is false the
+// command must return status: -h printed the help to the command's stderr
+// (status 0; `deltaq help NAME` passes stdout there) or a flag was wrong
+// (status 2, already reported).
+func parseArgs(fs *flagSet, args []string) (positional []string, status int, ok bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.help(fs.stderr)
+			return nil, exitOK, false
+		}
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, exitUsage, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, exitOK, true
+		}
+		// flag stops at "--" or at the first non-flag; tell them apart by
+		// what preceded the rest.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), exitOK, true
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// loadDiagram reads and parses (with validation) a .dq file. On error it
+// prints every error, one per line, to stderr.
+func loadDiagram(path string, stderr io.Writer) (*diagram.Diagram, bool) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "deltaq: %v\n", err)
+		return nil, false
+	}
+	d, err := diagram.Parse(path, src)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
+	return d, true
+}

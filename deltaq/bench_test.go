@@ -1,0 +1,109 @@
+package deltaq
+
+import (
+	"fmt"
+	"testing"
+)
+
+// benchSizes are the bin counts of BenchmarkConvolve (issue: 50 … 4000).
+var benchSizes = []int{50, 100, 200, 500, 1000, 4000}
+
+// denseOperands returns two ΔQs of n bins with mass in every bin: an
+// exponential of mean dMax/4 and a uniform over [0, dMax).
+func denseOperands(b testing.TB, n int) (DeltaQ, DeltaQ) {
+	w := 1e-3
+	e, err := Exponential(float64(n)*w/4, w, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, err := Uniform(0, float64(n)*w, w, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e, u
+}
+
+// BenchmarkConvolve compares direct summation, the FFT and the automatic
+// choice on dense operands of equal bin counts.
+func BenchmarkConvolve(b *testing.B) {
+	for _, m := range convolvers {
+		for _, n := range benchSizes {
+			x, y := denseOperands(b, n)
+			b.Run(fmt.Sprintf("%s/N=%d", m.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := m.f(x, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkConvolveSkewed measures the automatic choice on operands of very
+// different supports, where direct summation wins at any size.
+func BenchmarkConvolveSkewed(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		x, _ := denseOperands(b, n)
+		y, err := Uniform(0, 0.008, 1e-3, n) // 8 bins of support
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range convolvers {
+			b.Run(fmt.Sprintf("%s/N=%d", m.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := m.f(x, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkFirstToFinish(b *testing.B) {
+	x, y := denseOperands(b, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := FirstToFinish(x, y); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBand(b *testing.B) {
+	// One probe's window: 20 ΔQs of 1000 bins.
+	var win []DeltaQ
+	for i := 0; i < 20; i++ {
+		d, err := Exponential(0.1+0.001*float64(i), 1e-3, 1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		win = append(win, d)
+	}
+	var dst ConfidenceBand
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := BandInto(&dst, win); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHistogramAdd(b *testing.B) {
+	h, err := NewHistogram(1e-3, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := 0.0
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Add(d)
+		d += 0.0007
+		if d > 1.2 {
+			d = 0
+		}
+	}
+}

@@ -1,0 +1,542 @@
+package deltaq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Parameters of the thesis's bin layout (thesis §5.1.1, (5.3)):
+// dMax = DeltaBase·2ⁿ·N with n ∈ [MinExponent, MaxExponent] and
+// N ∈ [1, MaxThesisBins].
+const (
+	// DeltaBase is Δbase, the base bin width of 1 ms, in seconds.
+	DeltaBase = 1e-3
+	// MinExponent is the smallest exponent n of the bin width Δbase·2ⁿ.
+	MinExponent = -10
+	// MaxExponent is the largest exponent n of the bin width Δbase·2ⁿ.
+	MaxExponent = 10
+	// MaxThesisBins is the largest bin count N of the thesis parameterisation.
+	MaxThesisBins = 1000
+	// MaxBins is the hard limit on the bin count of any ΔQ, including the
+	// result of a convolution (which has N_A + N_B bins).
+	MaxBins = 1 << 16
+)
+
+// Tolerances used throughout the package.
+const (
+	// massTol is the slack allowed on a total probability mass above one
+	// before it is rejected (accumulated rounding of sums of many bins).
+	massTol = 1e-9
+	// widthTol is the relative tolerance under which two bin widths are equal.
+	widthTol = 1e-9
+	// cdfTol is the absolute tolerance used when comparing CDF values.
+	cdfTol = 1e-12
+)
+
+// ErrEmpty is returned when a ΔQ is requested from no instances at all: an
+// empty window says nothing about delay and must not be read as a ΔQ whose
+// mass sits at zero delay.
+var ErrEmpty = errors.New("deltaq: no outcome instances")
+
+// DeltaQ is an immutable improper delay distribution: N bins of width w
+// holding masses pᵢ ≥ 0 with Σpᵢ ≤ 1, the rest 1 − Σpᵢ being the intangible
+// mass (failure and timeout). See the package documentation for the binning
+// convention. The zero value is not a valid ΔQ: its reading methods return
+// zeros and operators reject it with an error.
+type DeltaQ struct {
+	width float64
+	pdf   []float64
+	// cum[i] = Σ_{j≤i} pⱼ, the CDF at the right edge of bin i.
+	cum   []float64
+	count int64
+}
+
+// ThesisWidth returns the bin width w = Δbase·2ⁿ of the thesis
+// parameterisation (5.3), checking n ∈ [MinExponent, MaxExponent] and
+// bins ∈ [1, MaxThesisBins]. The corresponding dMax is w·bins.
+func ThesisWidth(exponent, bins int) (float64, error) {
+	if exponent < MinExponent || exponent > MaxExponent {
+		return 0, fmt.Errorf("deltaq: exponent %d outside [%d, %d]", exponent, MinExponent, MaxExponent)
+	}
+	if bins < 1 || bins > MaxThesisBins {
+		return 0, fmt.Errorf("deltaq: bin count %d outside [1, %d]", bins, MaxThesisBins)
+	}
+	return math.Ldexp(DeltaBase, exponent), nil
+}
+
+// WidthFor returns the bin width w = dmax/bins for a ΔQ of bins bins
+// covering [0, dmax). dmax must be finite and positive and bins within
+// [1, MaxBins].
+func WidthFor(dmax float64, bins int) (float64, error) {
+	if !(dmax > 0) || math.IsInf(dmax, 0) {
+		return 0, fmt.Errorf("deltaq: dMax %v must be finite and > 0", dmax)
+	}
+	if err := checkBins(bins); err != nil {
+		return 0, err
+	}
+	w := dmax / float64(bins)
+	if !(w > 0) {
+		return 0, fmt.Errorf("deltaq: dMax %v over %d bins gives a zero width", dmax, bins)
+	}
+	return w, nil
+}
+
+func checkWidth(width float64) error {
+	if !(width > 0) || math.IsInf(width, 0) {
+		return fmt.Errorf("deltaq: bin width %v must be finite and > 0", width)
+	}
+	return nil
+}
+
+func checkBins(bins int) error {
+	if bins < 1 || bins > MaxBins {
+		return fmt.Errorf("deltaq: bin count %d outside [1, %d]", bins, MaxBins)
+	}
+	return nil
+}
+
+func checkShape(width float64, bins int) error {
+	if err := checkWidth(width); err != nil {
+		return err
+	}
+	if err := checkBins(bins); err != nil {
+		return err
+	}
+	if math.IsInf(width*float64(bins), 0) {
+		return fmt.Errorf("deltaq: dMax = %v·%d overflows", width, bins)
+	}
+	return nil
+}
+
+func checkDelay(name string, d float64) error {
+	if math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
+		return fmt.Errorf("deltaq: %s %v must be finite and ≥ 0", name, d)
+	}
+	return nil
+}
+
+// binOf returns ⌊x⌋ for x = d/w, treating x within a relative 1e-9 of an
+// integer as that integer so that delays given as exact multiples of the
+// width (0.003 s on 1 ms bins) land in the bin they name despite rounding.
+func binOf(x float64) float64 {
+	r := math.Round(x)
+	if math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+		return r
+	}
+	return math.Floor(x)
+}
+
+// newPDF returns a zeroed pdf of n bins with room behind it for the
+// cumulative sums, so that build allocates nothing more.
+func newPDF(n int) []float64 { return make([]float64, n, 2*n) }
+
+// build makes a DeltaQ from a pdf it takes ownership of, computing the
+// cumulative sums (in the pdf's spare capacity when newPDF made it). It
+// zeroes entries that are not > 0 and renormalises a total that rounding
+// pushed above one. Callers guarantee finite entries.
+func build(width float64, pdf []float64, count int64) DeltaQ {
+	n := len(pdf)
+	var cum []float64
+	if cap(pdf) >= 2*n {
+		cum = pdf[n : 2*n : 2*n]
+		pdf = pdf[:n:n]
+	} else {
+		cum = make([]float64, n)
+	}
+	s := 0.0
+	for i, p := range pdf {
+		if !(p > 0) {
+			p = 0
+			pdf[i] = 0
+		}
+		s += p
+		cum[i] = s
+	}
+	if s > 1 {
+		// Only rounding can bring us here (inputs are validated); rescale so
+		// the tangible mass is at most one.
+		inv := 1 / s
+		s = 0
+		for i := range pdf {
+			pdf[i] *= inv
+			s += pdf[i]
+			cum[i] = math.Min(s, 1)
+		}
+	}
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: count}
+}
+
+// New returns the ΔQ of bin width width whose bin masses are pdf (copied).
+// Every mass must be finite and ≥ 0, the total at most 1 (a total up to
+// 1 + 1e-9 is taken as rounding and renormalised to 1). The intangible mass
+// is 1 − Σ pdf.
+func New(width float64, pdf []float64) (DeltaQ, error) {
+	if err := checkShape(width, len(pdf)); err != nil {
+		return DeltaQ{}, err
+	}
+	p := newPDF(len(pdf))
+	s := 0.0
+	for i, v := range pdf {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return DeltaQ{}, fmt.Errorf("deltaq: New: mass %v of bin %d must be finite and ≥ 0", v, i)
+		}
+		p[i] = v
+		s += v
+	}
+	if s > 1+massTol {
+		return DeltaQ{}, fmt.Errorf("deltaq: New: total mass %v exceeds 1", s)
+	}
+	return build(width, p, 0), nil
+}
+
+// FromCDF returns the ΔQ of bin width width whose CDF at the right edge of
+// bin i is cdf[i], i.e. pᵢ = cdf[i] − cdf[i−1]. The values must be finite,
+// within [0, 1] and non-decreasing (decreases up to 1e-12 are taken as
+// rounding and flattened).
+func FromCDF(width float64, cdf []float64) (DeltaQ, error) {
+	if err := checkShape(width, len(cdf)); err != nil {
+		return DeltaQ{}, err
+	}
+	p := newPDF(len(cdf))
+	prev := 0.0
+	for i, v := range cdf {
+		if math.IsNaN(v) || v < -cdfTol || v > 1+massTol {
+			return DeltaQ{}, fmt.Errorf("deltaq: FromCDF: value %v at edge %d outside [0, 1]", v, i)
+		}
+		if v < prev-cdfTol {
+			return DeltaQ{}, fmt.Errorf("deltaq: FromCDF: CDF decreases from %v to %v at edge %d", prev, v, i)
+		}
+		v = math.Min(math.Max(v, prev), 1)
+		p[i] = v - prev
+		prev = v
+	}
+	return build(width, p, 0), nil
+}
+
+// Never returns the ΔQ of an outcome that never completes: bins empty bins
+// of width width, intangible mass 1.
+func Never(width float64, bins int) (DeltaQ, error) {
+	if err := checkShape(width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	return build(width, newPDF(bins), 0), nil
+}
+
+// Point returns the ΔQ of a constant delay d: mass 1 in bin ⌊d/w⌋ (spread
+// over that bin by the uniform-in-bin convention). A delay at or beyond
+// dMax = bins·width is a timeout: the result is then all intangible.
+func Point(d, width float64, bins int) (DeltaQ, error) {
+	if err := checkShape(width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	if err := checkDelay("Point: delay", d); err != nil {
+		return DeltaQ{}, err
+	}
+	p := newPDF(bins)
+	if i := binOf(d / width); i < float64(bins) {
+		p[int(i)] = 1
+	}
+	return build(width, p, 0), nil
+}
+
+// Uniform returns the ΔQ of a delay uniform on [lo, hi):
+// pᵢ = |[i·w, (i+1)·w) ∩ [lo, hi)| / (hi − lo); the part of [lo, hi) at or
+// beyond dMax is intangible. lo = hi is the point mass Point(lo).
+func Uniform(lo, hi, width float64, bins int) (DeltaQ, error) {
+	if err := checkShape(width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	if err := checkDelay("Uniform: lo", lo); err != nil {
+		return DeltaQ{}, err
+	}
+	if err := checkDelay("Uniform: hi", hi); err != nil {
+		return DeltaQ{}, err
+	}
+	if hi < lo {
+		return DeltaQ{}, fmt.Errorf("deltaq: Uniform: hi %v < lo %v", hi, lo)
+	}
+	if hi == lo {
+		return Point(lo, width, bins)
+	}
+	p := newPDF(bins)
+	span := hi - lo
+	first := int(math.Min(math.Floor(lo/width), float64(bins)))
+	for i := first; i < bins; i++ {
+		a := math.Max(lo, float64(i)*width)
+		b := math.Min(hi, float64(i+1)*width)
+		if b <= a {
+			if float64(i)*width >= hi {
+				break
+			}
+			continue
+		}
+		p[i] = (b - a) / span
+	}
+	return build(width, p, 0), nil
+}
+
+// Exponential returns the ΔQ of an exponential delay of the given mean:
+// pᵢ = e^{−i·w/mean} − e^{−(i+1)·w/mean}; the tail e^{−dMax/mean} beyond
+// dMax is intangible (a timeout).
+func Exponential(mean, width float64, bins int) (DeltaQ, error) {
+	if err := checkShape(width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	if !(mean > 0) || math.IsInf(mean, 0) {
+		return DeltaQ{}, fmt.Errorf("deltaq: Exponential: mean %v must be finite and > 0", mean)
+	}
+	p := newPDF(bins)
+	// pᵢ = e^{−i·w/mean}·(1 − e^{−w/mean}), with expm1 for small w/mean.
+	q := -math.Expm1(-width / mean)
+	for i := range p {
+		p[i] = math.Exp(-float64(i)*width/mean) * q
+	}
+	return build(width, p, 0), nil
+}
+
+// Step is one point of a step CDF: the CDF reaches P at delay Delay.
+type Step struct {
+	Delay float64 // seconds, ≥ 0
+	P     float64 // probability in [0, 1]
+}
+
+// Steps returns the ΔQ whose CDF is the step function through points: it
+// reaches points[k].P at points[k].Delay and stays there until the next
+// step. Points may come in any order; sorted by delay their probabilities
+// must be non-decreasing and within [0, 1]. The increment of step k is placed
+// in the bin that ends at the first bin edge at or after its delay
+// (bin ⌈Delay/w⌉ − 1, bin 0 for Delay = 0), so F(Delay) = P exactly when
+// Delay is a bin edge and the CDF never lags the steps by more than a bin. A
+// step beyond dMax adds to the intangible mass, as does 1 − max P.
+func Steps(points []Step, width float64, bins int) (DeltaQ, error) {
+	if err := checkShape(width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	pts := make([]Step, len(points))
+	copy(pts, points)
+	for i, s := range pts {
+		if err := checkDelay(fmt.Sprintf("Steps: delay of point %d", i), s.Delay); err != nil {
+			return DeltaQ{}, err
+		}
+		if math.IsNaN(s.P) || s.P < 0 || s.P > 1 {
+			return DeltaQ{}, fmt.Errorf("deltaq: Steps: probability %v of point %d outside [0, 1]", s.P, i)
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].Delay < pts[j].Delay })
+	p := newPDF(bins)
+	prev := 0.0
+	for k, s := range pts {
+		if s.P < prev {
+			return DeltaQ{}, fmt.Errorf("deltaq: Steps: probability falls from %v to %v at delay %v (point %d after sorting)", prev, s.P, s.Delay, k)
+		}
+		x := s.Delay / width
+		r := math.Round(x)
+		if math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+			x = r
+		}
+		i := math.Ceil(x) - 1
+		if i < 0 {
+			i = 0
+		}
+		if i < float64(bins) {
+			p[int(i)] += s.P - prev
+		}
+		prev = s.P
+	}
+	return build(width, p, 0), nil
+}
+
+// FromInstances returns the observed ΔQ of a set of outcome instances
+// (thesis §4.1.1): delays of the successes, plus counts of timeouts and
+// failures. With n = len(delays) + timeouts + failures,
+// pᵢ = #{d : ⌊d/w⌋ = i}/n; a delay at or beyond dMax counts as a timeout.
+// Negative or NaN delays and negative counts are errors; no instances at all
+// is ErrEmpty. The result's Count is n.
+func FromInstances(width float64, bins int, delays []float64, timeouts, failures int64) (DeltaQ, error) {
+	h, err := NewHistogram(width, bins)
+	if err != nil {
+		return DeltaQ{}, err
+	}
+	if timeouts < 0 || failures < 0 {
+		return DeltaQ{}, fmt.Errorf("deltaq: FromInstances: negative count (timeouts %d, failures %d)", timeouts, failures)
+	}
+	for i, d := range delays {
+		if math.IsNaN(d) || d < 0 {
+			return DeltaQ{}, fmt.Errorf("deltaq: FromInstances: delay %v of instance %d must be ≥ 0", d, i)
+		}
+		h.Add(d)
+	}
+	h.timeouts += timeouts
+	h.failures += failures
+	return h.DeltaQ()
+}
+
+// Width returns the bin width w in seconds.
+func (d DeltaQ) Width() float64 { return d.width }
+
+// Bins returns the number of bins N.
+func (d DeltaQ) Bins() int { return len(d.pdf) }
+
+// DMax returns dMax = N·w, the delay beyond which an outcome has timed out.
+func (d DeltaQ) DMax() float64 { return d.width * float64(len(d.pdf)) }
+
+// Count returns the number of outcome instances the ΔQ was observed from,
+// 0 for a ΔQ built from a model or computed by an operator.
+func (d DeltaQ) Count() int64 { return d.count }
+
+// PDF returns a copy of the bin masses p₀ … p_{N−1}.
+func (d DeltaQ) PDF() []float64 {
+	out := make([]float64, len(d.pdf))
+	copy(out, d.pdf)
+	return out
+}
+
+// Tangible returns the total mass of the bins, Σpᵢ = F(dMax): the
+// probability that the outcome completes within dMax.
+func (d DeltaQ) Tangible() float64 {
+	if len(d.cum) == 0 {
+		return 0
+	}
+	return d.cum[len(d.cum)-1]
+}
+
+// Intangible returns the intangible mass 1 − Σpᵢ (thesis §2.1.2): the
+// probability of failure or timeout. It is 1 for the zero value.
+func (d DeltaQ) Intangible() float64 { return math.Max(0, 1-d.Tangible()) }
+
+// CDF returns F(t), the probability that the outcome completes within delay
+// t, interpolating linearly inside a bin (uniform-in-bin convention):
+// F(t) = 0 for t ≤ 0, F(t) = Σ_{j<i}pⱼ + pᵢ·(t − i·w)/w inside bin i, and
+// F(t) = Σpᵢ for t ≥ dMax. NaN t gives 0.
+func (d DeltaQ) CDF(t float64) float64 {
+	n := len(d.pdf)
+	if n == 0 || !(t > 0) {
+		return 0
+	}
+	x := t / d.width
+	if x >= float64(n) {
+		return d.cum[n-1]
+	}
+	i := int(x)
+	base := 0.0
+	if i > 0 {
+		base = d.cum[i-1]
+	}
+	return math.Min(base+d.pdf[i]*(x-float64(i)), d.cum[n-1])
+}
+
+// CDFEdges writes F((i+1)·w) for i = 0 … N−1, the CDF at the right edge of
+// every bin, into dst (grown if too short) and returns it.
+func (d DeltaQ) CDFEdges(dst []float64) []float64 {
+	if cap(dst) < len(d.cum) {
+		dst = make([]float64, len(d.cum))
+	}
+	dst = dst[:len(d.cum)]
+	copy(dst, d.cum)
+	return dst
+}
+
+// edge returns F at the right edge of bin i, extended flat beyond dMax and 0
+// before the first bin.
+func (d DeltaQ) edge(i int) float64 {
+	switch {
+	case i < 0 || len(d.cum) == 0:
+		return 0
+	case i >= len(d.cum):
+		return d.cum[len(d.cum)-1]
+	}
+	return d.cum[i]
+}
+
+// Quantile returns the smallest delay t with F(t) ≥ q, interpolating inside
+// a bin. When q exceeds the tangible mass the quantile is unreachable: the
+// outcome does not complete that often within dMax, and ok is false (the
+// delay is then not dMax, it is unknown). q outside [0, 1] or NaN also gives
+// ok = false.
+func (d DeltaQ) Quantile(q float64) (delay float64, ok bool) {
+	n := len(d.pdf)
+	if n == 0 || math.IsNaN(q) || q < 0 || q > 1 {
+		return 0, false
+	}
+	tot := d.cum[n-1]
+	if q > tot+cdfTol {
+		return 0, false
+	}
+	if q <= 0 {
+		return 0, true
+	}
+	q = math.Min(q, tot)
+	// First bin whose right edge reaches q.
+	i := sort.SearchFloat64s(d.cum, q)
+	for i < n-1 && d.cum[i] < q {
+		i++
+	}
+	base := 0.0
+	if i > 0 {
+		base = d.cum[i-1]
+	}
+	frac := 1.0
+	if d.pdf[i] > 0 {
+		frac = math.Min(math.Max((q-base)/d.pdf[i], 0), 1)
+	}
+	return (float64(i) + frac) * d.width, true
+}
+
+// Mean returns the mean delay of the successful part, Σpᵢ·(i+½)·w / Σpᵢ
+// (bin midpoints, the uniform-in-bin mean). ok is false when no mass is
+// tangible.
+func (d DeltaQ) Mean() (mean float64, ok bool) {
+	tot := d.Tangible()
+	if !(tot > 0) {
+		return 0, false
+	}
+	s := 0.0
+	for i, p := range d.pdf {
+		s += p * (float64(i) + 0.5)
+	}
+	return s / tot * d.width, true
+}
+
+// String summarises the ΔQ for logs and test failures.
+func (d DeltaQ) String() string {
+	if len(d.pdf) == 0 {
+		return "ΔQ{}"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "ΔQ{w=%gs N=%d dMax=%gs intangible=%.6g", d.width, len(d.pdf), d.DMax(), d.Intangible())
+	if m, ok := d.Mean(); ok {
+		fmt.Fprintf(&b, " mean=%gs", m)
+	}
+	if d.count > 0 {
+		fmt.Fprintf(&b, " n=%d", d.count)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// valid reports whether d is an initialised ΔQ, naming the operand in the
+// error.
+func (d DeltaQ) valid(op string, idx int) error {
+	if len(d.pdf) == 0 || !(d.width > 0) {
+		return fmt.Errorf("deltaq: %s: operand %d is the zero ΔQ (not built by a constructor)", op, idx)
+	}
+	return nil
+}
+
+// Truncate returns d cut to its first bins bins: the mass beyond the new
+// dMax becomes intangible (a timeout), or, when bins exceeds d.Bins(), d
+// extended with empty bins. Count is kept.
+func Truncate(d DeltaQ, bins int) (DeltaQ, error) {
+	if err := d.valid("Truncate", 0); err != nil {
+		return DeltaQ{}, err
+	}
+	if err := checkShape(d.width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	p := newPDF(bins)
+	copy(p, d.pdf)
+	return build(d.width, p, d.count), nil
+}

@@ -1,0 +1,135 @@
+package deltaq
+
+import (
+	"fmt"
+	"math"
+)
+
+// Histogram accumulates outcome instances into the bins of a ΔQ in fixed
+// memory: one counter per bin plus counters of timeouts, failures and
+// rejected delays. Add does not allocate. Two histograms of the same width
+// and bin count merge exactly by adding counts, so observations made in
+// different places combine without loss. A Histogram is not safe for
+// concurrent use.
+type Histogram struct {
+	width    float64
+	inv      float64 // 1/width
+	counts   []uint64
+	timeouts int64
+	failures int64
+	rejected int64
+	success  int64
+}
+
+// NewHistogram returns an empty histogram of bins bins of width width.
+func NewHistogram(width float64, bins int) (*Histogram, error) {
+	if err := checkShape(width, bins); err != nil {
+		return nil, err
+	}
+	return &Histogram{width: width, inv: 1 / width, counts: make([]uint64, bins)}, nil
+}
+
+// Width returns the bin width in seconds.
+func (h *Histogram) Width() float64 { return h.width }
+
+// Bins returns the number of bins.
+func (h *Histogram) Bins() int { return len(h.counts) }
+
+// DMax returns the delay at and beyond which an instance is a timeout.
+func (h *Histogram) DMax() float64 { return h.width * float64(len(h.counts)) }
+
+// Add records a successful instance of the given delay in bin ⌊delay/w⌋. A
+// delay at or beyond dMax (including +Inf) is recorded as a timeout. A
+// negative or NaN delay cannot be an observation: it is not recorded, and
+// Rejected counts it.
+func (h *Histogram) Add(delay float64) {
+	if !(delay >= 0) {
+		h.rejected++
+		return
+	}
+	x := delay * h.inv
+	if x >= float64(len(h.counts)) {
+		h.timeouts++
+		return
+	}
+	i := int(binOf(x))
+	if i >= len(h.counts) {
+		h.timeouts++
+		return
+	}
+	h.counts[i]++
+	h.success++
+}
+
+// AddTimeout records an instance that did not complete within dMax.
+func (h *Histogram) AddTimeout() { h.timeouts++ }
+
+// AddFailure records an instance that completed with a failure.
+func (h *Histogram) AddFailure() { h.failures++ }
+
+// Merge adds the counts of o to h. Both must have the same width and bin
+// count; otherwise h is unchanged and an error is returned.
+func (h *Histogram) Merge(o *Histogram) error {
+	if o == nil {
+		return fmt.Errorf("deltaq: Histogram.Merge: nil histogram")
+	}
+	if !sameWidth(h.width, o.width) || len(h.counts) != len(o.counts) {
+		return fmt.Errorf("deltaq: Histogram.Merge: shapes differ (w=%g N=%d vs w=%g N=%d)",
+			h.width, len(h.counts), o.width, len(o.counts))
+	}
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.timeouts += o.timeouts
+	h.failures += o.failures
+	h.rejected += o.rejected
+	h.success += o.success
+	return nil
+}
+
+// Reset empties the histogram, keeping its shape and memory.
+func (h *Histogram) Reset() {
+	clear(h.counts)
+	h.timeouts, h.failures, h.rejected, h.success = 0, 0, 0, 0
+}
+
+// Total returns the number of instances recorded: successes, timeouts and
+// failures (rejected delays are not instances).
+func (h *Histogram) Total() int64 { return h.success + h.timeouts + h.failures }
+
+// Successes returns the number of instances recorded in a bin.
+func (h *Histogram) Successes() int64 { return h.success }
+
+// Timeouts returns the number of instances that did not complete within dMax.
+func (h *Histogram) Timeouts() int64 { return h.timeouts }
+
+// Failures returns the number of instances that failed.
+func (h *Histogram) Failures() int64 { return h.failures }
+
+// Rejected returns the number of negative or NaN delays given to Add.
+func (h *Histogram) Rejected() int64 { return h.rejected }
+
+// Counts returns the bin counts. The slice is the histogram's own storage:
+// read it, do not modify it, and do not keep it across Add or Reset.
+func (h *Histogram) Counts() []uint64 { return h.counts }
+
+// DeltaQ returns the observed ΔQ of the recorded instances,
+// pᵢ = countᵢ/Total(), with intangible mass (timeouts + failures)/Total() and
+// Count() = Total(). With no instances it returns ErrEmpty.
+func (h *Histogram) DeltaQ() (DeltaQ, error) {
+	n := h.Total()
+	if n == 0 {
+		return DeltaQ{}, ErrEmpty
+	}
+	inv := 1 / float64(n)
+	p := newPDF(len(h.counts))
+	for i, c := range h.counts {
+		p[i] = float64(c) * inv
+	}
+	return build(h.width, p, n), nil
+}
+
+// sameWidth reports whether two bin widths are equal within a relative 1e-9.
+func sameWidth(a, b float64) bool {
+	return math.Abs(a-b) <= widthTol*math.Max(a, b)
+}

@@ -1,0 +1,229 @@
+package fft
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+func direct(a, b []float64) []float64 {
+	c := make([]float64, len(a)+len(b)-1)
+	for i, x := range a {
+		for j, y := range b {
+			c[i+j] += x * y
+		}
+	}
+	return c
+}
+
+// gonumConvolve is the textbook FFT convolution with gonum's real transform,
+// an independent implementation to cross-check against.
+func gonumConvolve(a, b []float64) []float64 {
+	l := len(a) + len(b) - 1
+	n := Size(l)
+	f := fourier.NewFFT(n)
+	pa := make([]float64, n)
+	pb := make([]float64, n)
+	copy(pa, a)
+	copy(pb, b)
+	ca := f.Coefficients(nil, pa)
+	cb := f.Coefficients(nil, pb)
+	for i := range ca {
+		ca[i] *= cb[i]
+	}
+	out := f.Sequence(nil, ca)
+	for i := range out {
+		out[i] /= float64(n)
+	}
+	return out[:l]
+}
+
+func randSeq(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = r.Float64()
+	}
+	return s
+}
+
+func TestConvolveMatchesDirectAndGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {3, 3}, {4, 5}, {5, 4}, {8, 9}, {16, 17}, {31, 2}, {33, 33},
+		{100, 1}, {100, 100}, {257, 511}, {1000, 1000}, {1024, 1025}, {4000, 4000}, {3, 5000}}
+	for _, sz := range sizes {
+		a, b := randSeq(r, sz[0]), randSeq(r, sz[1])
+		want := direct(a, b)
+		dst := make([]float64, len(a)+len(b)-1)
+		got := Convolve(dst, a, b)
+		g := gonumConvolve(a, b)
+		if len(got) != len(want) {
+			t.Fatalf("%v: length %d, want %d", sz, len(got), len(want))
+		}
+		// Scale of the rounding error: Σ|a|·Σ|b|·ε·log n.
+		sa, sb := 0.0, 0.0
+		for _, v := range a {
+			sa += v
+		}
+		for _, v := range b {
+			sb += v
+		}
+		tol := sa * sb * 1e-14
+		for i := range want {
+			if d := math.Abs(got[i] - want[i]); d > tol {
+				t.Fatalf("%v: c[%d] = %v, direct %v (|Δ| %g > %g)", sz, i, got[i], want[i], d, tol)
+			}
+			if d := math.Abs(got[i] - g[i]); d > tol {
+				t.Fatalf("%v: c[%d] = %v, gonum %v (|Δ| %g > %g)", sz, i, got[i], g[i], d, tol)
+			}
+		}
+	}
+}
+
+func TestConvolveKnownAnswer(t *testing.T) {
+	// (1 + 2x + 3x²)(4 + 5x) = 4 + 13x + 22x² + 15x³.
+	got := Convolve(make([]float64, 4), []float64{1, 2, 3}, []float64{4, 5})
+	want := []float64{4, 13, 22, 15}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("c = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestConvolveEmpty(t *testing.T) {
+	if got := Convolve(make([]float64, 3), nil, []float64{1, 2}); len(got) != 0 {
+		t.Fatalf("empty operand gave %v", got)
+	}
+}
+
+func TestConvolveDoesNotAllocate(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	a, b := randSeq(r, 1000), randSeq(r, 1000)
+	dst := make([]float64, 1999)
+	Convolve(dst, a, b) // build the plan
+	if n := testing.AllocsPerRun(20, func() { Convolve(dst, a, b) }); n != 0 {
+		t.Fatalf("Convolve allocates %v times per run", n)
+	}
+}
+
+func BenchmarkConvolve1000(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x, y := randSeq(r, 1000), randSeq(r, 1000)
+	dst := make([]float64, 1999)
+	b.ReportAllocs()
+	for b.Loop() {
+		Convolve(dst, x, y)
+	}
+}
+
+func BenchmarkGonum1000(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x, y := randSeq(r, 1000), randSeq(r, 1000)
+	n := 2048
+	f := fourier.NewFFT(n)
+	pa := make([]float64, n)
+	pb := make([]float64, n)
+	ca := make([]complex128, n/2+1)
+	cb := make([]complex128, n/2+1)
+	out := make([]float64, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(pa, x)
+		copy(pb, y)
+		f.Coefficients(ca, pa)
+		f.Coefficients(cb, pb)
+		for i := range ca {
+			ca[i] *= cb[i]
+		}
+		f.Sequence(out, ca)
+	}
+}
+
+// dft is the textbook O(n²) transform with sign ∓ for forward/inverse.
+func dft(x []complex128, sign float64) []complex128 {
+	n := len(x)
+	out := make([]complex128, n)
+	for k := range out {
+		var s complex128
+		for j, v := range x {
+			sn, cs := math.Sincos(sign * 2 * math.Pi * float64(j*k%n) / float64(n))
+			s += v * complex(cs, sn)
+		}
+		out[k] = s
+	}
+	return out
+}
+
+func TestTransformsMatchDFT(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for lg := 3; lg <= 10; lg++ {
+		n := 1 << lg
+		p := newPlan(n)
+		x := make([]complex128, n)
+		for i := range x {
+			x[i] = complex(r.Float64()-0.5, r.Float64()-0.5)
+		}
+		want := dft(x, -1)
+		got := append([]complex128(nil), x...)
+		p.forward(got, false)
+		rev := bitrev(n)
+		for k := range want {
+			if d := cmplxAbs(got[rev[k]] - want[k]); d > 1e-12*float64(n) {
+				t.Fatalf("n=%d forward: X[%d] = %v, want %v", n, k, got[rev[k]], want[k])
+			}
+		}
+		// Inverse on m = n/2 points: bit-reversed in, natural out.
+		m := p.m
+		xm := x[:m]
+		wantI := dft(xm, +1)
+		in := make([]complex128, m)
+		revM := bitrev(m)
+		for k := range xm {
+			in[revM[k]] = xm[k]
+		}
+		p.inverse(in)
+		for j := range wantI {
+			if d := cmplxAbs(in[j] - wantI[j]); d > 1e-12*float64(m) {
+				t.Fatalf("m=%d inverse: x[%d] = %v, want %v", m, j, in[j], wantI[j])
+			}
+		}
+	}
+}
+
+func cmplxAbs(z complex128) float64 { return math.Hypot(real(z), imag(z)) }
+
+func TestConvolveConcurrent(t *testing.T) {
+	// Plans and buffers are shared: concurrent calls of mixed sizes must not
+	// disturb each other (run with -race).
+	r := rand.New(rand.NewPCG(10, 11))
+	type job struct{ a, b, want []float64 }
+	var jobs []job
+	for _, n := range []int{3, 50, 300, 1000} {
+		a, b := randSeq(r, n), randSeq(r, n+7)
+		jobs = append(jobs, job{a, b, direct(a, b)})
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for it := 0; it < 20; it++ {
+				j := jobs[(g+it)%len(jobs)]
+				got := Convolve(make([]float64, len(j.want)), j.a, j.b)
+				for i := range got {
+					if math.Abs(got[i]-j.want[i]) > 1e-9 {
+						done <- fmt.Errorf("goroutine %d: c[%d] = %v, want %v", g, i, got[i], j.want[i])
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package deltaq
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// QTA is a quantitative timeliness agreement (thesis §2.1.6): at least P of
+// the outcomes must complete within Delay for every point, and at most
+// MaxFailure of them may fail or time out. The required ΔQ is the step CDF
+// through the points; the thesis's simplified form (§4.1.3) is the
+// 25/50/75 % case, ThesisQTA.
+type QTA struct {
+	// Points sorted by increasing delay with non-decreasing probabilities.
+	Points []Step
+	// MaxFailure is the largest intangible mass allowed, in [0, 1].
+	MaxFailure float64
+}
+
+// NewQTA validates and returns a QTA. Points may come in any order; sorted
+// by delay, their delays must be finite, > 0 and distinct, their
+// probabilities within (0, 1] and non-decreasing, and no point may ask for
+// more than 1 − maxFailure (the failures allowed would make it unreachable
+// otherwise). maxFailure must lie in [0, 1]. A QTA with no points only
+// bounds failures.
+func NewQTA(points []Step, maxFailure float64) (QTA, error) {
+	q := QTA{Points: make([]Step, len(points)), MaxFailure: maxFailure}
+	copy(q.Points, points)
+	sort.SliceStable(q.Points, func(i, j int) bool { return q.Points[i].Delay < q.Points[j].Delay })
+	if err := q.Validate(); err != nil {
+		return QTA{}, err
+	}
+	return q, nil
+}
+
+// ThesisQTA returns the QTA of the thesis's form (§2.1.6, §4.1.3): 25 % of
+// outcomes within d25, 50 % within d50, 75 % within d75, and at most
+// maxFailure failing. The example of §2.1.6 is
+// ThesisQTA(0.015, 0.025, 0.035, 0.05).
+func ThesisQTA(d25, d50, d75, maxFailure float64) (QTA, error) {
+	return NewQTA([]Step{{d25, 0.25}, {d50, 0.5}, {d75, 0.75}}, maxFailure)
+}
+
+// Validate checks the QTA as NewQTA does, for a QTA built as a literal.
+func (q QTA) Validate() error {
+	if math.IsNaN(q.MaxFailure) || q.MaxFailure < 0 || q.MaxFailure > 1 {
+		return fmt.Errorf("deltaq: QTA: maximum failure ratio %v outside [0, 1]", q.MaxFailure)
+	}
+	prevD, prevP := 0.0, 0.0
+	for i, s := range q.Points {
+		if math.IsNaN(s.Delay) || math.IsInf(s.Delay, 0) || s.Delay <= 0 {
+			return fmt.Errorf("deltaq: QTA: delay %v of point %d must be finite and > 0", s.Delay, i)
+		}
+		if i > 0 && s.Delay <= prevD {
+			return fmt.Errorf("deltaq: QTA: point %d at %vs does not follow %vs (delays must increase)", i, s.Delay, prevD)
+		}
+		if math.IsNaN(s.P) || s.P <= 0 || s.P > 1 {
+			return fmt.Errorf("deltaq: QTA: probability %v of point %d outside (0, 1]", s.P, i)
+		}
+		if s.P < prevP {
+			return fmt.Errorf("deltaq: QTA: probability falls from %v to %v at %vs", prevP, s.P, s.Delay)
+		}
+		if s.P > 1-q.MaxFailure+massTol {
+			return fmt.Errorf("deltaq: QTA: point %d asks for %v within %vs, but %v may fail", i, s.P, s.Delay, q.MaxFailure)
+		}
+		prevD, prevP = s.Delay, s.P
+	}
+	return nil
+}
+
+// DeltaQ returns the required ΔQ of the QTA on the given grid: the step CDF
+// through the points (Steps), whose intangible mass is 1 − max P. Compare an
+// observed ΔQ against it, or use it as the target of Deconvolve.
+func (q QTA) DeltaQ(width float64, bins int) (DeltaQ, error) {
+	if err := q.Validate(); err != nil {
+		return DeltaQ{}, err
+	}
+	return Steps(q.Points, width, bins)
+}
+
+// PointCheck is the verdict on one point of a QTA.
+type PointCheck struct {
+	Step
+	// Observed is F(Delay) of the ΔQ checked.
+	Observed float64
+	// Shortfall is max(0, P − Observed): how much probability is missing at
+	// Delay.
+	Shortfall float64
+	// ObservedDelay is the delay by which the ΔQ reaches P (its
+	// P-quantile), valid when Reachable; Late = ObservedDelay − Delay is
+	// positive when the point fails.
+	ObservedDelay float64
+	Reachable     bool
+	// OK is Observed ≥ P (within 1e-12).
+	OK bool
+}
+
+// QTACheck is the verdict of QTA.Check.
+type QTACheck struct {
+	// OK is true when every point and the failure bound hold.
+	OK     bool
+	Points []PointCheck
+	// Failure is the ΔQ's intangible mass, FailureOK whether it is at most
+	// MaxFailure (within 1e-12), and FailureExcess = max(0, Failure −
+	// MaxFailure).
+	Failure, MaxFailure float64
+	FailureOK           bool
+	FailureExcess       float64
+}
+
+// Failed returns the points that fail.
+func (c QTACheck) Failed() []PointCheck {
+	var out []PointCheck
+	for _, p := range c.Points {
+		if !p.OK {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Check tests d against the QTA: for every point, F(Delay) ≥ P, with F read
+// from d's piecewise-linear CDF; and 1 − F(∞) ≤ MaxFailure. It reports each
+// point's shortfall and lateness and the failure excess.
+func (q QTA) Check(d DeltaQ) (QTACheck, error) {
+	if err := d.valid("QTA.Check", 0); err != nil {
+		return QTACheck{}, err
+	}
+	if err := q.Validate(); err != nil {
+		return QTACheck{}, err
+	}
+	c := QTACheck{OK: true, Points: make([]PointCheck, len(q.Points)), Failure: d.Intangible(), MaxFailure: q.MaxFailure}
+	for i, s := range q.Points {
+		f := d.CDF(s.Delay)
+		pc := PointCheck{Step: s, Observed: f, Shortfall: math.Max(0, s.P-f), OK: f >= s.P-cdfTol}
+		pc.ObservedDelay, pc.Reachable = d.Quantile(s.P)
+		c.Points[i] = pc
+		c.OK = c.OK && pc.OK
+	}
+	c.FailureOK = c.Failure <= q.MaxFailure+cdfTol
+	c.FailureExcess = math.Max(0, c.Failure-q.MaxFailure)
+	c.OK = c.OK && c.FailureOK
+	return c, nil
+}

@@ -1,0 +1,199 @@
+package deltaq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// TimeTransform returns the ΔQ of Y = a·X + b for X distributed as d: the
+// what-if question "what if this part were a times as slow and b seconds
+// later" (b < 0: earlier). The map is linear, so the CDF at the result's bin
+// edges is exact:
+//
+//	F_Y(t) = F_X((t − b)/a)   for a > 0,
+//
+// and linear inside a bin as always. Delays pushed below zero by a negative
+// b are clamped to zero (the mass lands in bin 0); a = 0 moves all tangible
+// mass to the single delay max(b, 0). Intangible mass (failure, timeout) is
+// unchanged: a timed-out instance stays timed out. The result keeps d's
+// width and has max(N, ⌈(a·dMax + b)/w⌉) bins, so no tangible mass is lost;
+// more than MaxBins is an error. a must be finite and ≥ 0, b finite.
+func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
+	if err := d.valid("TimeTransform", 0); err != nil {
+		return DeltaQ{}, err
+	}
+	if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+		return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: scale a = %v must be finite and ≥ 0", a)
+	}
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: shift b = %v must be finite", b)
+	}
+	w := d.width
+	tot := d.Tangible()
+	// Bins needed: the image of the support [0, hi·w) is [b, a·hi·w + b),
+	// half open; for a = 0 it is the single delay max(b, 0), which belongs
+	// to bin ⌊b/w⌋.
+	_, hi := support(d.pdf)
+	var need float64
+	if a == 0 {
+		need = binOf(math.Max(b, 0)/w) + 1
+	} else {
+		x := (a*float64(hi)*w + b) / w
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, math.Abs(r)) {
+			x = r
+		}
+		need = math.Ceil(x)
+	}
+	bins := len(d.pdf)
+	if need > float64(bins) {
+		if need > MaxBins {
+			return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: %v·X + %v needs %v bins, more than MaxBins = %d", a, b, need, MaxBins)
+		}
+		bins = int(need)
+	}
+	if a == 0 {
+		p := newPDF(bins)
+		p[int(binOf(math.Max(b, 0)/w))] = tot
+		return build(w, p, 0), nil
+	}
+	cdf := make([]float64, bins)
+	prev := 0.0
+	for i := range cdf {
+		v := d.CDF((float64(i+1)*w - b) / a)
+		v = math.Min(math.Max(v, prev), tot)
+		cdf[i] = v
+		prev = v
+	}
+	// All tangible mass sits below the last edge by construction of bins;
+	// put any rounding remainder in the last bin so the total is exact.
+	cdf[bins-1] = tot
+	p := newPDF(bins)
+	prev = 0
+	for i, v := range cdf {
+		p[i] = math.Max(v-prev, 0)
+		prev = v
+	}
+	return build(w, p, 0), nil
+}
+
+// ErrInfeasible is wrapped by Deconvolve when no delay of the rest of a path
+// can make the whole meet its target.
+var ErrInfeasible = errors.New("deltaq: target infeasible")
+
+// Deconvolve answers "how slow may the rest of this path be?": given the ΔQ
+// of the part already known and the target ΔQ required of the whole, it
+// returns a ΔQ X for the rest such that known ⊗ X meets the target,
+// known ⊗ X ≤ target in the partial order (Compare), at every bin edge up
+// to the target's dMax.
+//
+// With h the masses of known ⊗ (all mass in bin 0) (hₖ = ½(aₖ + a_{k−1}),
+// the package's convolution convention), the CDF of the composition at the
+// edge of bin m is R_m = Σ_{j≤m} X_j·h_{m−j}, where X_j is the CDF of X at
+// the edge of bin j. The budget is built greedily from the earliest delay
+// on: each X_j is left as low as the target allows (mass as late as
+// possible); when a target point can no longer be met by the current bin
+// alone, earlier bins are raised, latest first. The result is therefore the
+// "latest" way to spend the budget, and its intangible mass is the failure
+// (or timeout) rate the rest may still have. Exact deconvolution is
+// ill-posed; this budget is conservative and always meets the target.
+//
+// If even an instantaneous rest (all of X in bin 0) cannot meet the target,
+// for instance because the known part is already too slow or fails too
+// often, the error wraps ErrInfeasible and says at which delay the target is
+// out of reach. Operands of different widths are aligned to the coarser
+// width first. The cost is O(M²) for a target of M bins.
+func Deconvolve(target, known DeltaQ) (DeltaQ, error) {
+	tk, err := alignWidths("Deconvolve", []DeltaQ{target, known})
+	if err != nil {
+		return DeltaQ{}, err
+	}
+	target, known = tk[0], tk[1]
+	w := target.width
+	a := known.pdf
+	hAt := func(i int) float64 {
+		switch {
+		case i < 0 || i > len(a):
+			return 0
+		case i == 0:
+			return 0.5 * a[0]
+		case i == len(a):
+			return 0.5 * a[i-1]
+		}
+		return 0.5 * (a[i] + a[i-1])
+	}
+	T := target.cum
+	M := len(T)
+	// Feasibility: with X all in bin 0, R_m = Σ_{k≤m} h_k, the most any X
+	// can reach at every edge at once.
+	H := 0.0
+	for m := 0; m < M; m++ {
+		H += hAt(m)
+		if H < T[m]-cdfTol {
+			return DeltaQ{}, fmt.Errorf("%w: even if the rest completed within the first bin, the path reaches F = %.6g by %gs where the target requires %.6g",
+				ErrInfeasible, H, float64(m+1)*w, T[m])
+		}
+	}
+	s, _ := support(a)
+	L := M - s
+	if L < 1 {
+		// The target ends before the known part can complete: it must then
+		// require nothing, and any rest will do.
+		return build(w, newPDF(1), 0), nil
+	}
+	hs := hAt(s)
+	X := make([]float64, L)
+	for m := s; m < M; m++ {
+		k := m - s
+		if k > 0 {
+			X[k] = X[k-1]
+		}
+		r := 0.0
+		for j := 0; j <= k; j++ {
+			r += X[j] * hAt(m-j)
+		}
+		def := T[m] - r
+		if def <= cdfTol {
+			continue
+		}
+		if inc := def / hs; X[k]+inc <= 1 {
+			X[k] += inc
+			continue
+		}
+		def -= (1 - X[k]) * hs
+		X[k] = 1
+		low := k
+		for j := k - 1; j >= 0 && def > cdfTol; j-- {
+			hj := hAt(m - j)
+			if hj <= 0 || X[j] >= 1 {
+				continue
+			}
+			low = j
+			room := 1 - X[j]
+			if need := def / hj; need <= room {
+				X[j] += need
+				def = 0
+				break
+			}
+			X[j] = 1
+			def -= room * hj
+		}
+		// Bins skipped above (no effect on this edge) may now sit below an
+		// earlier raised one; raise them too, which only moves mass earlier.
+		for j := low + 1; j <= k; j++ {
+			X[j] = math.Max(X[j], X[j-1])
+		}
+		if def > 1e-9 {
+			// Unreachable after the feasibility check but for rounding.
+			return DeltaQ{}, fmt.Errorf("%w: the target at %gs needs more than all of the rest's mass", ErrInfeasible, float64(m+1)*w)
+		}
+	}
+	p := newPDF(L)
+	prev := 0.0
+	for k, v := range X {
+		v = math.Min(math.Max(v, prev), 1)
+		p[k] = v - prev
+		prev = v
+	}
+	return build(w, p, 0), nil
+}
