@@ -21,7 +21,7 @@ test-go:
 	$(GO) test -count=1 $(PKGS)
 
 test-race:
-	$(GO) test -count=1 -race ./processor/... ./exporter/...
+	$(GO) test -count=1 -race ./processor/... ./exporter/... ./analysis/...
 
 ## test-erlang: EUnit for erlang/dqsd_otel when Erlang/OTP is installed.
 test-erlang:
@@ -48,3 +48,5 @@ fmt:
 
 clean:
 	rm -rf $(BIN) build
+
+include mk/collector.mk

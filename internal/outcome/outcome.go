@@ -31,3 +31,8 @@ const (
 // span started: it carries the span's trace and span ids, the AttrProbe
 // attribute and the start time as its timestamp.
 const StartEventName = "deltaq.span.start"
+
+// AttrSpanName is an optional string attribute of a start event: the name of
+// the span that started. The synthetic timeout span of an instance that never
+// ended takes this name; without it, it takes the probe name.
+const AttrSpanName = "deltaq.span.name"

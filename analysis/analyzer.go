@@ -1,0 +1,368 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/diagram"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// analyzer holds the state that outlives a window: per-probe histories for
+// the band, running totals, trigger states and the snapshot recorder. It is
+// used under Engine.amu.
+type analyzer struct {
+	cfg    *Config
+	probes map[string]*probeState
+	// calculated marks the diagram probes that have a calculated ΔQ (a
+	// definition or an operator; an outcome's "calculated" ΔQ would only be
+	// its observed one).
+	calculated map[string]bool
+	snap       snapshotRecorder
+	inputs     map[string]deltaq.DeltaQ // reused across windows
+	nextID     int64
+}
+
+// probeState is what the analyzer remembers of one probe.
+type probeState struct {
+	name    string
+	cfg     ProbeConfig
+	qta     *deltaq.QTA // cfg.QTA in seconds
+	totals  Counts
+	history history
+	trig    [numTriggers]trigger
+}
+
+func newAnalyzer(cfg *Config, _ time.Time) (*analyzer, error) {
+	a := &analyzer{
+		cfg:        cfg,
+		probes:     make(map[string]*probeState),
+		calculated: make(map[string]bool),
+		inputs:     make(map[string]deltaq.DeltaQ),
+	}
+	if cfg.Diagram != nil {
+		for _, p := range cfg.Diagram.Probes() {
+			if p.Kind != diagram.OutcomeProbe {
+				a.calculated[p.Name] = true
+			}
+		}
+	}
+	a.snap.cfg = cfg.Snapshot
+	return a, nil
+}
+
+// knownProbes returns the probes that exist from the start: the configured
+// ones and every probe of the diagram, sorted.
+func (a *analyzer) knownProbes() []string {
+	seen := make(map[string]bool)
+	var names []string
+	for n := range a.cfg.Probes {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if a.cfg.Diagram != nil {
+		for _, p := range a.cfg.Diagram.Probes() {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				names = append(names, p.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	if len(names) > a.cfg.MaxProbes {
+		names = names[:a.cfg.MaxProbes]
+	}
+	return names
+}
+
+func (a *analyzer) state(name string) *probeState {
+	if s := a.probes[name]; s != nil {
+		return s
+	}
+	s := &probeState{name: name, cfg: a.cfg.Probes[name]}
+	if s.cfg.QTA != nil {
+		// Config.Validate checked the QTA with deltaq.NewQTA.
+		q, _ := s.cfg.QTA.DeltaQ()
+		s.qta = &q
+	}
+	s.history.k = a.cfg.History
+	a.probes[name] = s
+	return s
+}
+
+// close analyses one detached window.
+func (a *analyzer) close(c *closing) *Result {
+	r := &Result{
+		Start: time.Unix(0, c.start).UTC(),
+		End:   time.Unix(0, c.end).UTC(),
+	}
+	order := make([]int, len(c.names))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(x, y int) bool { return c.names[order[x]] < c.names[order[y]] })
+	r.Probes = make([]ProbeResult, len(order))
+
+	// Observed ΔQs first: the diagram needs all of them.
+	clear(a.inputs)
+	for j, i := range order {
+		pr := &r.Probes[j]
+		pr.Name = c.names[i]
+		ac := c.accs[i]
+		if ac == nil || ac.hist.Total() == 0 {
+			continue
+		}
+		h := ac.hist
+		pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
+		pr.Width, pr.Bins = h.Width(), h.Bins()
+		pr.BinCounts = append([]uint64(nil), h.Counts()...)
+		pr.SuccessSum = ac.sum
+		if dq, err := h.DeltaQ(); err == nil {
+			pr.Observed = &dq
+			a.inputs[pr.Name] = dq
+		}
+	}
+
+	var ev *diagram.Evaluation
+	if a.cfg.Diagram != nil {
+		// Evaluate fails only for a diagram that was not validated, which
+		// Config.Validate rules out.
+		ev, _ = a.cfg.Diagram.Evaluate(a.inputs)
+	}
+
+	for j := range r.Probes {
+		pr := &r.Probes[j]
+		s := a.state(pr.Name)
+		s.totals.add(pr.Counts)
+		pr.Totals = s.totals
+		if ev != nil && a.calculated[pr.Name] {
+			if res, ok := ev.Result(pr.Name); ok && res.OK && res.Err == nil {
+				dq := res.DeltaQ
+				pr.Calculated = &dq
+			}
+		}
+		if pr.Observed != nil {
+			s.history.push(*pr.Observed)
+		}
+		pr.Band = s.history.band()
+		pr.QTA = s.qta
+		if s.qta != nil && pr.Observed != nil {
+			if c, err := s.qta.Check(*pr.Observed); err == nil {
+				pr.QTACheck = &c
+			}
+		}
+		pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
+		for k, q := range a.cfg.Quantiles {
+			qv := QuantileValue{Q: q}
+			if pr.Observed != nil {
+				qv.Observed, qv.ObservedOK = pr.Observed.Quantile(q)
+			}
+			if pr.Calculated != nil {
+				qv.Calculated, qv.CalculatedOK = pr.Calculated.Quantile(q)
+			}
+			pr.Quantiles[k] = qv
+		}
+		if pr.Observed != nil && pr.Calculated != nil {
+			if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
+				pr.Divergence, pr.HasDivergence = d, true
+			}
+		}
+		a.triggers(r, pr, s)
+	}
+
+	a.snap.window(r, &a.nextID)
+	return r
+}
+
+// triggers steps the probe's triggers and appends those that fire.
+func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
+	t := s.cfg.Triggers
+	fire := func(k TriggerKind, c condition, observed, required float64, delay time.Duration) {
+		if s.trig[k].step(c, a.cfg.RearmWindows) {
+			r.Triggers = append(r.Triggers, TriggerEvent{
+				Probe: pr.Name, Kind: k, Time: r.End,
+				Observed: observed, Required: required, Delay: delay,
+			})
+		}
+	}
+	if t.QTA && s.qta != nil {
+		c, obs, req, d := unknown, 0.0, 0.0, time.Duration(0)
+		if pr.QTACheck != nil {
+			// The worst point: the largest shortfall P − F_obs(Delay).
+			worst := -1
+			for i, pc := range pr.QTACheck.Points {
+				if !pc.OK && (worst < 0 || pc.Shortfall > pr.QTACheck.Points[worst].Shortfall) {
+					worst = i
+				}
+			}
+			c = condOf(worst >= 0)
+			if worst >= 0 {
+				pc := pr.QTACheck.Points[worst]
+				obs, req, d = pc.Observed, pc.P, s.cfg.QTA.Points[worst].Delay
+			}
+		}
+		fire(TriggerQTA, c, obs, req, d)
+	}
+	if t.Failure && s.qta != nil {
+		c, ratio := unknown, 0.0
+		if pr.QTACheck != nil {
+			c = condOf(!pr.QTACheck.FailureOK)
+			ratio = pr.QTACheck.Failure
+		}
+		fire(TriggerFailure, c, ratio, s.qta.MaxFailure, 0)
+	}
+	if t.MaxInstances > 0 {
+		n := pr.Counts.Total()
+		fire(TriggerLoad, condOf(n > t.MaxInstances), float64(n), float64(t.MaxInstances), 0)
+	}
+	if t.MaxDivergence > 0 {
+		c := unknown
+		if pr.HasDivergence {
+			c = condOf(pr.Divergence > t.MaxDivergence)
+		}
+		fire(TriggerDivergence, c, pr.Divergence, t.MaxDivergence, 0)
+	}
+}
+
+func condOf(b bool) condition {
+	if b {
+		return condTrue
+	}
+	return condFalse
+}
+
+// history is the ring of the last k observed ΔQs of a probe, with running
+// sums of their CDFs at the bin edges, so that the band is updated by adding
+// the newest ΔQ and removing the oldest (thesis 4.1.5: "the bounds can be
+// updated dynamically by inserting or removing a ΔQ") in O(bins) rather than
+// recomputed by deltaq.Band over K windows in O(K·bins) per probe and
+// window. TestBandMatchesDeltaQBand checks that both give the same band.
+type history struct {
+	k       int
+	width   float64
+	bins    int
+	ring    [][]float64 // CDF at right edges
+	head    int
+	n       int
+	sum     []float64
+	sumSq   []float64
+	scratch []float64
+}
+
+// push adds an observed ΔQ. A ΔQ with a different layout (dMax or bins
+// changed) starts the history afresh: CDFs of different bins cannot be
+// averaged bin by bin.
+func (h *history) push(d deltaq.DeltaQ) {
+	if h.k <= 0 {
+		return
+	}
+	if h.bins != d.Bins() || h.width != d.Width() {
+		h.width, h.bins = d.Width(), d.Bins()
+		h.ring = make([][]float64, h.k)
+		h.head, h.n = 0, 0
+		h.sum = make([]float64, h.bins)
+		h.sumSq = make([]float64, h.bins)
+	}
+	slot := h.ring[h.head]
+	if h.n == h.k {
+		for i, v := range slot {
+			h.sum[i] -= v
+			h.sumSq[i] -= v * v
+		}
+	} else {
+		h.n++
+	}
+	slot = d.CDFEdges(slot)
+	h.ring[h.head] = slot
+	for i, v := range slot {
+		h.sum[i] += v
+		h.sumSq[i] += v * v
+	}
+	h.head = (h.head + 1) % h.k
+	if h.head == 0 {
+		h.resum()
+	}
+}
+
+// resum recomputes the running sums from the ring, once every k pushes, so
+// that rounding from adding and removing does not accumulate over a long run.
+func (h *history) resum() {
+	clear(h.sum)
+	clear(h.sumSq)
+	for _, slot := range h.ring[:h.n] {
+		for i, v := range slot {
+			h.sum[i] += v
+			h.sumSq[i] += v * v
+		}
+	}
+}
+
+// band returns the mean and 95 % band of the ΔQs in the history, or nil when
+// it is empty.
+func (h *history) band() *deltaq.ConfidenceBand {
+	if h.n == 0 {
+		return nil
+	}
+	b := &deltaq.ConfidenceBand{Width: h.width, K: h.n,
+		Mean: make([]float64, h.bins), Lower: make([]float64, h.bins), Upper: make([]float64, h.bins)}
+	fillBand(b, h.sum, h.sumSq, h.n)
+	return b
+}
+
+// fillBand sets the mean μᵢ = Σxᵢ/n and the 95 % band μᵢ ± t(0.975, n−1)·sᵢ/√n
+// with the sample standard deviation sᵢ² = (Σxᵢ² − n·μᵢ²)/(n − 1), clamped
+// to [0, 1]: the band of deltaq.Band (thesis 5.1.3 with the Student t
+// quantile in place of the misprinted (5.9)), kept from running sums. With
+// n = 1 nothing bounds the spread and the band is [0, 1].
+func fillBand(b *deltaq.ConfidenceBand, sum, sumSq []float64, n int) {
+	mean, lower, upper := b.Mean[:len(sum)], b.Lower[:len(sum)], b.Upper[:len(sum)]
+	sumSq = sumSq[:len(sum)]
+	inv := 1 / float64(n)
+	if n == 1 {
+		for i, s := range sum {
+			mean[i], lower[i], upper[i] = min(s, 1), 0, 1
+		}
+		return
+	}
+	// half-width = t·s/√n with s² = (Σx² − n·μ²)/(n − 1) = (Σx² − μ·Σx)/(n − 1).
+	f := studentT975(n-1) / math.Sqrt(float64(n)*float64(n-1))
+	for i, s := range sum {
+		mu := s * inv
+		v := sumSq[i] - mu*s
+		h := 0.0
+		if v > 0 {
+			h = f * math.Sqrt(v)
+		}
+		mean[i] = min(mu, 1)
+		lower[i] = max(mu-h, 0)
+		upper[i] = min(mu+h, 1)
+	}
+}
+
+// studentT975 returns t(0.975, ν), the two-sided 95 % quantile of Student's
+// t distribution with ν degrees of freedom. Values are computed once per ν:
+// the inverse incomplete beta function is too slow to run per probe per
+// window.
+func studentT975(nu int) float64 {
+	tTable.Lock()
+	defer tTable.Unlock()
+	if t, ok := tTable.m[nu]; ok {
+		return t
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(nu)}.Quantile(0.975)
+	if tTable.m == nil {
+		tTable.m = make(map[int]float64)
+	}
+	tTable.m[nu] = t
+	return t
+}
+
+var tTable struct {
+	sync.Mutex
+	m map[int]float64
+}

@@ -1,0 +1,43 @@
+// Package analysis is the ΔQ analysis shared by the deltaq exporter and the
+// deltaq analyze command: one implementation, two front ends. It has no
+// collector types in its API.
+//
+// An Engine receives outcome instances (thesis 3.3) and groups them into
+// polling windows by end time (thesis 3.6): window k holds the instances
+// that ended in [k·I, (k+1)·I) and closes Lag after its end, so instances
+// that end just before a boundary but arrive late still count. Each probe
+// has, per window, a fixed-memory deltaq.Histogram whose shape (dMax, bins)
+// comes from the instances or from the probe's configuration.
+//
+// When a window closes the Engine computes, for every known probe:
+//
+//   - the observed ΔQ of the window (thesis 4.1.1); an empty window has
+//     counts of zero and no ΔQ, never a zero-delay one;
+//   - the calculated ΔQ from the outcome diagram, for probes the diagram
+//     defines as an expression, from the observed ΔQs of their components
+//     (thesis 3.4, 4.1.1);
+//   - the mean and 95 % band of the last K observed ΔQs (thesis 4.1.5, with
+//     the Student t band μ ± t(0.975, n−1)·s/√n);
+//   - the QTA verdict (thesis 2.1.6, 4.1.3), quantiles, failure ratio and
+//     the divergence sup_t |F_obs(t) − F_calc(t)| between observed and
+//     calculated ΔQ, which grows when the components stop being independent
+//     (thesis 2.1.8), the early sign of overload;
+//   - triggers (thesis 3.5; conditions of the draft's section 5.6) and
+//     snapshots (thesis 3.5.1).
+//
+// # Triggers and re-arming
+//
+// A trigger fires once when its condition becomes true, and not again while
+// the condition holds. It re-arms after the condition has been false in
+// Config.RearmWindows consecutive windows (default 1). A window that cannot
+// decide a condition — no instance, so no observed ΔQ; or no calculated ΔQ
+// for divergence — neither fires the trigger nor counts towards re-arming.
+// The conditions, per probe:
+//
+//   - qta: F_obs(dₖ) < pₖ for some QTA point (dₖ, pₖ): fewer instances than
+//     agreed completed by dₖ (draft 5.6.2, "Percentiles");
+//   - failure: failure ratio > MaxFailure, i.e. success(ΔQ_obs) <
+//     success(QTA) (draft 5.6.2, "Failure");
+//   - load: instances in the window > MaxInstances (draft 5.6.1);
+//   - divergence: sup_t |F_obs(t) − F_calc(t)| > MaxDivergence.
+package analysis

@@ -1,0 +1,273 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// t0 is a window boundary: windows are aligned on the Unix epoch.
+var t0 = time.Unix(1_700_000_000, 0).UTC()
+
+const (
+	testDMax = 100 * time.Millisecond
+	testBins = 100
+)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// ok returns a success of the given delay ending at end.
+func ok(probe string, end, delay time.Duration) Instance {
+	e := at(end).UnixNano()
+	return Instance{Probe: probe, Outcome: Success, Start: e - int64(delay), End: e, DMaxNs: int64(testDMax), Bins: testBins}
+}
+
+func failed(probe string, end time.Duration) Instance {
+	e := at(end).UnixNano()
+	return Instance{Probe: probe, Outcome: Failure, Start: e - int64(time.Millisecond), End: e, DMaxNs: int64(testDMax), Bins: testBins}
+}
+
+func timedOut(probe string, start time.Duration) Instance {
+	s := at(start).UnixNano()
+	// The processor's synthetic span may carry any end; the engine uses
+	// start + dMax.
+	return Instance{Probe: probe, Outcome: Timeout, Start: s, End: 0, DMaxNs: int64(testDMax), Bins: testBins}
+}
+
+func newEngine(t *testing.T, cfg Config, now time.Time) *Engine {
+	t.Helper()
+	e, err := New(cfg, now)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return e
+}
+
+func addAll(e *Engine, ins ...Instance) {
+	b := e.Begin()
+	for i := range ins {
+		b.Add(&ins[i])
+	}
+	b.End()
+}
+
+func probeOf(t *testing.T, r *Result, name string) *ProbeResult {
+	t.Helper()
+	for i := range r.Probes {
+		if r.Probes[i].Name == name {
+			return &r.Probes[i]
+		}
+	}
+	t.Fatalf("window %v–%v: no probe %q", r.Start, r.End, name)
+	return nil
+}
+
+func TestWindowsCloseLagAfterTheirEnd(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	addAll(e,
+		ok("p", 200*time.Millisecond, 10*time.Millisecond),
+		ok("p", 999*time.Millisecond, 20*time.Millisecond),
+		ok("p", 1500*time.Millisecond, 30*time.Millisecond),
+		// A timeout ends at start + dMax: started at 0.95 s, it ends at
+		// 1.05 s and belongs to the second window.
+		timedOut("p", 950*time.Millisecond),
+	)
+	// The window before t0 was still open when the engine started; it
+	// closes at t0 + lag.
+	if got := e.Advance(at(1999 * time.Millisecond)); len(got) != 1 || !got[0].End.Equal(t0) {
+		t.Fatalf("before [0, 1s) closes: %d windows, want only the one ending at t0", len(got))
+	}
+	got := e.Advance(at(2 * time.Second))
+	if len(got) != 1 {
+		t.Fatalf("at end + lag: got %d windows, want 1", len(got))
+	}
+	r := got[0]
+	if !r.Start.Equal(t0) || !r.End.Equal(at(time.Second)) {
+		t.Errorf("window = [%v, %v), want [%v, %v)", r.Start, r.End, t0, at(time.Second))
+	}
+	p := probeOf(t, r, "p")
+	if p.Counts != (Counts{Success: 2}) {
+		t.Errorf("first window counts = %+v, want 2 successes", p.Counts)
+	}
+	if math.Abs(p.SuccessSum-0.030) > 1e-12 {
+		t.Errorf("success sum = %v, want 0.030", p.SuccessSum)
+	}
+	got = e.Advance(at(3 * time.Second))
+	if len(got) != 1 {
+		t.Fatalf("second window: got %d results", len(got))
+	}
+	p = probeOf(t, got[0], "p")
+	if p.Counts != (Counts{Success: 1, Timeout: 1}) {
+		t.Errorf("second window counts = %+v, want 1 success and 1 timeout", p.Counts)
+	}
+	if p.Totals != (Counts{Success: 3, Timeout: 1}) {
+		t.Errorf("running totals = %+v, want 3 successes and 1 timeout", p.Totals)
+	}
+}
+
+func TestLateAndEarlyInstancesAreDroppedAndCounted(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	e.Advance(at(2 * time.Second)) // closes [0, 1s)
+	addAll(e,
+		ok("p", 500*time.Millisecond, time.Millisecond), // its window closed
+		ok("p", 1500*time.Millisecond, time.Millisecond),
+		ok("p", time.Hour, time.Millisecond), // far beyond the open windows
+		Instance{Probe: "p", Outcome: 0, Start: 1, End: 2, DMaxNs: 1, Bins: 1},
+		Instance{Probe: "q", Outcome: Success, Start: 1, End: 2}, // no layout
+		// More bins than the thesis's 1000 are not taken from an instance.
+		Instance{Probe: "r", Outcome: Success, Start: at(time.Second).UnixNano(), End: at(1500 * time.Millisecond).UnixNano(), DMaxNs: int64(time.Second), Bins: 5000},
+	)
+	st := e.Stats()
+	want := Drops{DropTooLate: 1, DropTooEarly: 1, DropInvalid: 3}
+	if st.Dropped != want || st.Counted != 1 {
+		t.Errorf("stats = %+v, want counted 1, dropped %v", st, want)
+	}
+}
+
+func TestProbeLimit(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second, MaxProbes: 2}, t0)
+	addAll(e,
+		ok("a", 100*time.Millisecond, time.Millisecond),
+		ok("b", 100*time.Millisecond, time.Millisecond),
+		ok("c", 100*time.Millisecond, time.Millisecond),
+		ok("c", 200*time.Millisecond, time.Millisecond),
+		ok("a", 300*time.Millisecond, time.Millisecond),
+	)
+	st := e.Stats()
+	if st.Probes != 2 || st.Dropped[DropProbeLimit] != 2 || st.Counted != 3 {
+		t.Errorf("stats = %+v, want 2 probes, 2 dropped by the limit, 3 counted", st)
+	}
+}
+
+func TestEmptyWindowHasZeroCountsAndNoDeltaQ(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	addAll(e, ok("p", 100*time.Millisecond, 5*time.Millisecond))
+	e.Advance(at(2 * time.Second))
+	got := e.Advance(at(3 * time.Second))
+	if len(got) != 1 {
+		t.Fatalf("got %d windows", len(got))
+	}
+	p := probeOf(t, got[0], "p")
+	if p.Counts.Total() != 0 || p.Observed != nil || p.BinCounts != nil {
+		t.Errorf("empty window: counts %+v, observed %v, bins %v; want zero and no ΔQ", p.Counts, p.Observed, p.BinCounts)
+	}
+	if _, ok := p.FailureRatio(); ok {
+		t.Error("empty window reports a failure ratio")
+	}
+	for _, q := range p.Quantiles {
+		if q.ObservedOK {
+			t.Errorf("empty window reports quantile %v = %v", q.Q, q.Observed)
+		}
+	}
+	if p.Totals.Success != 1 {
+		t.Errorf("running total lost: %+v", p.Totals)
+	}
+	// The band still shows the last windows that had instances.
+	if p.Band == nil || p.Band.K != 1 {
+		t.Errorf("band = %+v, want the one earlier ΔQ", p.Band)
+	}
+}
+
+func TestClockJumpSkipsWindowsThatCannotHoldInstances(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	addAll(e, ok("p", 100*time.Millisecond, 5*time.Millisecond))
+	got := e.Advance(at(time.Hour))
+	// ⌈lag/I⌉ + 2 = 3 windows were open (from t0 − 1 s); the rest of the
+	// hour held nothing.
+	if len(got) != 3 {
+		t.Fatalf("after a one-hour jump: %d windows, want the 3 that were open", len(got))
+	}
+	if probeOf(t, got[1], "p").Counts.Success != 1 {
+		t.Error("the instance of the first window was lost")
+	}
+	addAll(e, ok("p", time.Hour-500*time.Millisecond, 5*time.Millisecond))
+	if st := e.Stats(); st.Counted != 2 {
+		t.Errorf("after the jump an instance of the open window was not counted: %+v", st)
+	}
+	if got := e.Advance(at(time.Hour + time.Second)); len(got) != 1 || probeOf(t, got[0], "p").Counts.Success != 1 {
+		t.Errorf("window after the jump: %d results", len(got))
+	}
+}
+
+func TestSingleWindowMode(t *testing.T) {
+	e := newEngine(t, Config{}, time.Time{})
+	addAll(e,
+		ok("p", 0, 5*time.Millisecond),
+		ok("p", 5*time.Hour, 7*time.Millisecond),
+		failed("p", time.Hour),
+	)
+	if got := e.Advance(at(10 * time.Hour)); got != nil {
+		t.Fatalf("Advance closed %d windows in single-window mode", len(got))
+	}
+	got := e.Flush(time.Time{})
+	if len(got) != 1 {
+		t.Fatalf("Flush: %d windows", len(got))
+	}
+	r := got[0]
+	if !r.Start.Equal(t0) || !r.End.Equal(at(5*time.Hour)) {
+		t.Errorf("single window = [%v, %v], want the instances' extent", r.Start, r.End)
+	}
+	if c := probeOf(t, r, "p").Counts; c != (Counts{Success: 2, Failure: 1}) {
+		t.Errorf("counts = %+v", c)
+	}
+}
+
+func TestLayoutFromConfigOverridesInstances(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second,
+		Probes: map[string]ProbeConfig{"p": {DMax: time.Second, Bins: 10}}}, t0)
+	addAll(e, ok("p", 100*time.Millisecond, 250*time.Millisecond)) // beyond the instance's 100 ms dMax
+	p := probeOf(t, e.Advance(at(2 * time.Second))[1], "p")
+	if p.Bins != 10 || math.Abs(p.Width-0.1) > 1e-15 {
+		t.Errorf("layout = %d bins of %v s, want 10 of 0.1 s", p.Bins, p.Width)
+	}
+	if p.Counts.Success != 1 || p.BinCounts[2] != 1 {
+		t.Errorf("a 250 ms success should sit in bin 2 of 100 ms bins: %+v %v", p.Counts, p.BinCounts)
+	}
+}
+
+func TestConfigValidateNamesTheField(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"negative interval", Config{Interval: -1}, "interval"},
+		{"quantile", Config{Quantiles: []float64{1.5}}, "quantile 1.5"},
+		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: time.Second}}}, `probe "x": dmax and bins`},
+		{"qta trigger without qta", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{QTA: true}}}}, "need a qta"},
+		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: &QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probe "x": qta: point 1 at 1ns does not follow 2ns`},
+		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: &QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},
+		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, "max_divergence"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			if err == nil {
+				t.Fatalf("no error, want one mentioning %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestLayoutChangeStartsAFreshHistory: when the processor's dMax or bins
+// change, the next windows use the new histogram and the band restarts
+// (CDFs of different bins are not averaged).
+func TestLayoutChangeStartsAFreshHistory(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, at(time.Second))
+	addAll(e, ok("p", 100*time.Millisecond, 5*time.Millisecond))
+	p := probeOf(t, e.Advance(at(2 * time.Second))[0], "p")
+	if p.Bins != testBins || p.Band.K != 1 {
+		t.Fatalf("first window: %d bins, band over %d", p.Bins, p.Band.K)
+	}
+	in := ok("p", 1100*time.Millisecond, 5*time.Millisecond)
+	in.Bins = 50
+	addAll(e, in)
+	p = probeOf(t, e.Advance(at(3 * time.Second))[0], "p")
+	if p.Bins != 50 || p.Band.K != 1 || len(p.Band.Mean) != 50 {
+		t.Errorf("after the change: %d bins, band over %d windows with %d bins; want 50, 1, 50", p.Bins, p.Band.K, len(p.Band.Mean))
+	}
+}

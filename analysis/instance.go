@@ -1,0 +1,77 @@
+package analysis
+
+import "fmt"
+
+// Outcome is how an outcome instance ended (thesis 3.3): within dMax
+// (Success), not within dMax (Timeout), or with a failure the application
+// defined (Failure).
+type Outcome uint8
+
+// The three outcomes of an instance (thesis 3.3).
+const (
+	Success Outcome = iota + 1
+	Timeout
+	Failure
+)
+
+// String returns "success", "timeout" or "failure", the values of the
+// deltaq.outcome span attribute.
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Timeout:
+		return "timeout"
+	case Failure:
+		return "failure"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// ParseOutcome maps "success", "timeout" and "failure" to their Outcome.
+func ParseOutcome(s string) (Outcome, bool) {
+	switch s {
+	case "success":
+		return Success, true
+	case "timeout":
+		return Timeout, true
+	case "failure":
+		return Failure, true
+	}
+	return 0, false
+}
+
+// Instance is one outcome instance (thesis 3.3): a probe, how it ended, and
+// when. Times are Unix nanoseconds so that the hot path carries no
+// time.Time.
+type Instance struct {
+	// Probe names the probe (outcome) the instance belongs to.
+	Probe string
+	// Outcome is how the instance ended.
+	Outcome Outcome
+	// Start and End are the instance's start and end in Unix nanoseconds.
+	// End is ignored for a Timeout: a timeout ends at Start + dMax (thesis
+	// 3.3, "the end time is equal to t_s + timeout").
+	Start, End int64
+	// DMaxNs and Bins are the dMax (nanoseconds) and bin count in force for
+	// the instance, as the processor wrote them (deltaq.dmax_ns, deltaq.bins).
+	// Zero means unknown; a probe configured with its own dMax and bins
+	// ignores them. More than deltaq.MaxThesisBins bins is not accepted
+	// from an instance.
+	DMaxNs int64
+	Bins   int
+}
+
+// Counts are the numbers of instances by outcome.
+type Counts struct {
+	Success, Timeout, Failure int64
+}
+
+// Total returns Success + Timeout + Failure.
+func (c Counts) Total() int64 { return c.Success + c.Timeout + c.Failure }
+
+func (c *Counts) add(o Counts) {
+	c.Success += o.Success
+	c.Timeout += o.Timeout
+	c.Failure += o.Failure
+}

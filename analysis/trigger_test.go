@@ -1,0 +1,241 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/diagram"
+)
+
+// runWindows feeds one window per element of windows (the instances are
+// given relative to the window's start) and returns, per window, the
+// triggers that fired.
+func runWindows(t *testing.T, cfg Config, windows [][]Instance) [][]TriggerEvent {
+	t.Helper()
+	cfg.Interval, cfg.Lag = time.Second, time.Second
+	e := newEngine(t, cfg, at(time.Second)) // window [0, 1s) is the oldest open
+	var out [][]TriggerEvent
+	for w, ins := range windows {
+		shift := int64(w) * int64(time.Second)
+		ins = slices.Clone(ins)
+		for i := range ins {
+			ins[i].Start += shift
+			ins[i].End += shift
+		}
+		addAll(e, ins...)
+		res := e.Advance(at(time.Duration(w+2) * time.Second))
+		if len(res) != 1 || !res[0].Start.Equal(at(time.Duration(w)*time.Second)) {
+			t.Fatalf("window %d did not close alone: %d results", w, len(res))
+		}
+		out = append(out, res[0].Triggers)
+	}
+	return out
+}
+
+// fired returns the indices of the windows in which a trigger of kind k
+// fired for probe.
+func fired(evs [][]TriggerEvent, probe string, k TriggerKind) []int {
+	var w []int
+	for i, es := range evs {
+		for _, e := range es {
+			if e.Probe == probe && e.Kind == k {
+				w = append(w, i)
+			}
+		}
+	}
+	return w
+}
+
+// n copies of an instance.
+func n(count int, in Instance) []Instance {
+	out := make([]Instance, count)
+	for i := range out {
+		out[i] = in
+	}
+	return out
+}
+
+func concat(parts ...[]Instance) []Instance { return slices.Concat(parts...) }
+
+func TestTriggerStateMachine(t *testing.T) {
+	// T = condition true, F = false, U = unknown (the window cannot decide).
+	cases := []struct {
+		seq   string
+		rearm int
+		want  []int
+	}{
+		{"TTFTUTFT", 1, []int{0, 3, 7}},
+		{"TFTFFT", 2, []int{0, 5}},
+		{"TUFT", 1, []int{0, 3}},  // unknown neither fires nor re-arms…
+		{"TFUFT", 2, []int{0, 4}}, // …nor breaks a run of false windows
+		{"FFFF", 1, nil},          // never true, never fires
+		{"TTTT", 1, []int{0}},     // fires once while the condition holds
+		{"UUTU", 3, []int{2}},     // starts armed
+		{"TFTFTFT", 1, []int{0, 2, 4, 6}},
+	}
+	for _, c := range cases {
+		var tr trigger
+		var got []int
+		for i, ch := range c.seq {
+			cond := map[rune]condition{'T': condTrue, 'F': condFalse, 'U': unknown}[ch]
+			if tr.step(cond, c.rearm) {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s with rearm %d: fired in windows %v, want %v", c.seq, c.rearm, got, c.want)
+		}
+	}
+}
+
+// qtaCfg: half the instances within 10 ms, at most 10 % failing.
+func qtaCfg(tr Triggers) Config {
+	return Config{Probes: map[string]ProbeConfig{"p": {
+		QTA:      &QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: 0.5}}, MaxFailure: 0.1},
+		Triggers: tr,
+	}}}
+}
+
+func TestQTATrigger(t *testing.T) {
+	fast := ok("p", 500*time.Millisecond, 2*time.Millisecond)
+	slow := ok("p", 500*time.Millisecond, 50*time.Millisecond)
+	good := concat(n(8, fast), n(2, slow)) // F(10 ms) = 0.8 ≥ 0.5
+	bad := concat(n(4, fast), n(6, slow))  // F(10 ms) = 0.4 < 0.5
+	edge := concat(n(5, fast), n(5, slow)) // F(10 ms) = 0.5: meets the QTA exactly
+	evs := runWindows(t, qtaCfg(Triggers{QTA: true}), [][]Instance{
+		good, bad, bad, edge, bad, nil, good, bad,
+	})
+	// Fires when the condition becomes true (1), not while it holds (2),
+	// re-arms after one false window (3), fires again (4); the empty window
+	// (5) decides nothing, the false one (6) re-arms, and 7 fires.
+	if got := fired(evs, "p", TriggerQTA); !slices.Equal(got, []int{1, 4, 7}) {
+		t.Fatalf("qta trigger fired in windows %v, want [1 4 7]", got)
+	}
+	e := evs[1][0]
+	if e.Observed != 0.4 || e.Required != 0.5 || e.Delay != 10*time.Millisecond {
+		t.Errorf("event = %+v, want observed F(10ms) = 0.4, required 0.5 at 10ms", e)
+	}
+	if len(fired(evs, "p", TriggerFailure)) != 0 {
+		t.Error("the failure trigger fired although it is off")
+	}
+}
+
+func TestFailureTrigger(t *testing.T) {
+	s := ok("p", 500*time.Millisecond, 2*time.Millisecond)
+	f := failed("p", 500*time.Millisecond)
+	to := timedOut("p", 300*time.Millisecond)
+	evs := runWindows(t, qtaCfg(Triggers{Failure: true}), [][]Instance{
+		concat(n(9, s), n(1, f)),           // 0.10: at the bound, not above
+		concat(n(8, s), n(1, f), n(1, to)), // 0.20
+		concat(n(7, s), n(3, to)),          // 0.30, still true
+		n(10, s),                           // 0: re-arms
+		concat(n(1, s), n(1, f)),           // 0.5
+	})
+	if got := fired(evs, "p", TriggerFailure); !slices.Equal(got, []int{1, 4}) {
+		t.Fatalf("failure trigger fired in windows %v, want [1 4]", got)
+	}
+	if e := evs[1][0]; e.Observed < 0.2-1e-12 || e.Observed > 0.2+1e-12 || e.Required != 0.1 {
+		t.Errorf("event = %+v, want observed 0.2, required 0.1", e)
+	}
+}
+
+func TestLoadTrigger(t *testing.T) {
+	s := ok("p", 500*time.Millisecond, 2*time.Millisecond)
+	cfg := Config{Probes: map[string]ProbeConfig{"p": {Triggers: Triggers{MaxInstances: 5}}}, RearmWindows: 2}
+	evs := runWindows(t, cfg, [][]Instance{
+		n(5, s), // at the maximum: not above
+		n(6, s), // fires
+		n(3, s), // false 1
+		n(9, s), // true again before re-arming: no fire, run reset
+		n(1, s), // false 1
+		nil,     // an empty window holds 0 instances: false 2, re-armed
+		n(6, s), // fires
+	})
+	if got := fired(evs, "p", TriggerLoad); !slices.Equal(got, []int{1, 6}) {
+		t.Fatalf("load trigger fired in windows %v, want [1 6]", got)
+	}
+	if e := evs[1][0]; e.Observed != 6 || e.Required != 5 {
+		t.Errorf("event = %+v, want observed 6, required 5", e)
+	}
+}
+
+func TestDivergenceTrigger(t *testing.T) {
+	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b;\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 ms bins. a and b take 10.5 ms (bin 10); their sequence is the
+	// convolution, whose mass lies half in bin 20 and half in bin 21
+	// (deltaq's bin-midpoint convention). An e2e observed the same way
+	// (20.5 ms and 21.5 ms) has divergence 0; one at 60 ms has 1.
+	mk := func(probe string, delay time.Duration) Instance {
+		in := ok(probe, 500*time.Millisecond, delay)
+		return in
+	}
+	stages := concat(n(2, mk("a", 10500*time.Microsecond)), n(2, mk("b", 10500*time.Microsecond)))
+	same := concat(stages, []Instance{mk("e2e", 20500*time.Microsecond), mk("e2e", 21500*time.Microsecond)})
+	far := concat(stages, n(2, mk("e2e", 60*time.Millisecond)))
+	cfg := Config{Diagram: d, Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
+	evs := runWindows(t, cfg, [][]Instance{
+		same,
+		far,                                  // fires
+		stages,                               // no observed e2e: unknown
+		far,                                  // still disarmed
+		same,                                 // re-arms
+		n(2, mk("e2e", 60*time.Millisecond)), // no a, b: no calculated ΔQ: unknown
+		far,                                  // fires
+	})
+	if got := fired(evs, "e2e", TriggerDivergence); !slices.Equal(got, []int{1, 6}) {
+		t.Fatalf("divergence trigger fired in windows %v, want [1 6]", got)
+	}
+	if e := evs[1][0]; e.Observed < 1-1e-9 || e.Required != 0.2 {
+		t.Errorf("event = %+v, want observed 1, required 0.2", e)
+	}
+}
+
+func TestSnapshotBeforeAndAfterTrigger(t *testing.T) {
+	s := ok("p", 500*time.Millisecond, 2*time.Millisecond)
+	cfg := Config{
+		Probes:   map[string]ProbeConfig{"p": {Triggers: Triggers{MaxInstances: 1}}},
+		Snapshot: SnapshotConfig{Enabled: true, Before: 2, After: 2},
+	}
+	cfg.Interval, cfg.Lag = time.Second, time.Second
+	e := newEngine(t, cfg, at(time.Second))
+	var snaps []*Snapshot
+	var completedIn []int
+	for w, count := range []int{1, 1, 1, 2, 1, 3, 1, 1, 1} { // load fires in 3; 5 joins
+		ins := n(count, s)
+		for i := range ins {
+			ins[i].Start += int64(w) * int64(time.Second)
+			ins[i].End += int64(w) * int64(time.Second)
+		}
+		addAll(e, ins...)
+		for _, r := range e.Advance(at(time.Duration(w+2) * time.Second)) {
+			if len(r.Snapshots) > 0 {
+				completedIn = append(completedIn, w)
+			}
+			snaps = append(snaps, r.Snapshots...)
+		}
+	}
+	if len(snaps) != 1 || !slices.Equal(completedIn, []int{5}) {
+		t.Fatalf("snapshots completed in windows %v, want one in window 5", completedIn)
+	}
+	sn := snaps[0]
+	if len(sn.Windows) != 5 || !sn.Windows[0].Start.Equal(at(time.Second)) || !sn.Windows[4].Start.Equal(at(5*time.Second)) {
+		var starts []string
+		for _, w := range sn.Windows {
+			starts = append(starts, fmt.Sprint(w.Start.Sub(t0)))
+		}
+		t.Errorf("snapshot windows start at %v, want 1s…5s (2 before, the trigger's, 2 after)", starts)
+	}
+	// The trigger of window 5 fired while the snapshot was recording: it
+	// joins it instead of starting another.
+	if len(sn.Triggers) != 2 || !sn.Triggers[0].Time.Equal(at(4*time.Second)) || !sn.Triggers[1].Time.Equal(at(6*time.Second)) {
+		t.Errorf("snapshot triggers = %+v, want the load triggers of windows 3 and 5", sn.Triggers)
+	}
+	if sn.Windows[2].Probes[0].Counts.Success != 2 || sn.Windows[2].Probes[0].Observed == nil {
+		t.Errorf("trigger window in the snapshot = %+v", sn.Windows[2].Probes[0])
+	}
+}

@@ -1,0 +1,531 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+var updateGolden = flag.Bool("update-scope", false, "rewrite testdata/scope_frame.golden")
+
+// testWindowEnd is the timestamp of every synthetic data point.
+var testWindowEnd = time.Date(2026, 11, 21, 12, 0, 5, 0, time.UTC)
+
+// exporterPayload builds deltaq exporter output the way DESIGN's "Exporter output"
+// describes it.
+type exporterPayload struct {
+	md  pmetric.Metrics
+	sm  pmetric.ScopeMetrics
+	cdf pmetric.NumberDataPointSlice
+	qs  pmetric.NumberDataPointSlice
+}
+
+func newExporterPayload() *exporterPayload {
+	p := &exporterPayload{md: pmetric.NewMetrics()}
+	p.sm = p.md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+	p.sm.Scope().SetName("github.com/deltaq-otel/deltaq/exporter/deltaqexporter")
+	cdf := p.sm.Metrics().AppendEmpty()
+	cdf.SetName(metricCDF)
+	cdf.SetUnit("1")
+	p.cdf = cdf.SetEmptyGauge().DataPoints()
+	q := p.sm.Metrics().AppendEmpty()
+	q.SetName(metricQuantile)
+	q.SetUnit("s")
+	p.qs = q.SetEmptyGauge().DataPoints()
+	return p
+}
+
+// curve adds one deltaq.cdf series of probe at the bin edges le = i·width,
+// i = 1..bins, with values f(le).
+func (p *exporterPayload) curve(probe, series string, width float64, bins int, f func(float64) float64) {
+	for i := 1; i <= bins; i++ {
+		le := float64(i) * width
+		dp := p.cdf.AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+		dp.Attributes().PutStr("deltaq.probe", probe)
+		dp.Attributes().PutStr(attrSeries, series)
+		dp.Attributes().PutStr(attrLE, strconv.FormatFloat(le, 'g', -1, 64))
+		dp.SetDoubleValue(f(le))
+	}
+}
+
+func (p *exporterPayload) quantile(probe, series string, q, delay float64) {
+	dp := p.qs.AppendEmpty()
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+	dp.Attributes().PutStr("deltaq.probe", probe)
+	dp.Attributes().PutStr(attrSeries, series)
+	dp.Attributes().PutStr(attrQ, strconv.FormatFloat(q, 'g', -1, 64))
+	dp.SetDoubleValue(delay)
+}
+
+func (p *exporterPayload) gauge(name, probe string, v float64) {
+	m := p.sm.Metrics().AppendEmpty()
+	m.SetName(name)
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+	dp.Attributes().PutStr("deltaq.probe", probe)
+	dp.SetDoubleValue(v)
+}
+
+func (p *exporterPayload) outcomes(probe string, counts map[string]int64) {
+	m := p.sm.Metrics().AppendEmpty()
+	m.SetName(metricOutcomes)
+	m.SetUnit("{instance}")
+	sum := m.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for _, k := range []string{"success", "timeout", "failure"} {
+		if n, ok := counts[k]; ok {
+			dp := sum.DataPoints().AppendEmpty()
+			dp.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+			dp.Attributes().PutStr("deltaq.probe", probe)
+			dp.Attributes().PutStr("deltaq.outcome", k)
+			dp.SetIntValue(n)
+		}
+	}
+}
+
+// uniformMass is the CDF of a ΔQ with mass `mass` spread uniformly over [0, hi].
+func uniformMass(hi, mass float64) func(float64) float64 {
+	return func(t float64) float64 { return mass * math.Min(1, t/hi) }
+}
+
+// testQTA is the step CDF of the QTA {2ms: 0.25, 5ms: 0.5, 9ms: 0.85}.
+func testQTA(t float64) float64 {
+	switch {
+	case t >= 0.009-1e-12:
+		return 0.85
+	case t >= 0.005-1e-12:
+		return 0.5
+	case t >= 0.002-1e-12:
+		return 0.25
+	}
+	return 0
+}
+
+// syntheticWindow is one window of two probes: "checkout" with every series,
+// inside its QTA; "search" with only an observed ΔQ, breaking its QTA.
+func syntheticWindow() pmetric.Metrics {
+	p := newExporterPayload()
+	const w, n = 0.001, 10 // 1 ms bins, dMax = 10 ms
+	obs := uniformMass(0.008, 0.9)
+	p.curve("checkout", seriesObserved, w, n, obs)
+	p.curve("checkout", seriesCalculated, w, n, uniformMass(0.010, 0.95))
+	p.curve("checkout", seriesMean, w, n, uniformMass(0.0085, 0.92))
+	p.curve("checkout", seriesLower, w, n, func(t float64) float64 { return math.Max(0, uniformMass(0.0085, 0.92)(t)-0.08) })
+	p.curve("checkout", seriesUpper, w, n, func(t float64) float64 { return math.Min(1, uniformMass(0.0085, 0.92)(t)+0.08) })
+	p.curve("checkout", seriesQTA, w, n, testQTA)
+	// Quantiles of U[0, 8ms] with mass 0.9: delay = q/0.9 · 8ms; 0.99 is unreachable.
+	for _, q := range []float64{0.25, 0.5, 0.75, 0.9} {
+		p.quantile("checkout", seriesObserved, q, q/0.9*0.008)
+		p.quantile("checkout", seriesCalculated, q, q/0.95*0.010)
+	}
+	p.outcomes("checkout", map[string]int64{"success": 900, "timeout": 60, "failure": 40})
+	p.gauge(metricFailureRatio, "checkout", 0.1)
+	p.gauge(metricQTAViolation, "checkout", 0)
+	p.gauge(metricDivergence, "checkout", 0.125)
+
+	p.curve("search", seriesObserved, w, n, func(t float64) float64 {
+		// Nothing before 6 ms, then 0.7 within one bin.
+		return 0.7 * math.Max(0, math.Min(1, (t-0.006)/0.001))
+	})
+	p.curve("search", seriesQTA, w, n, testQTA)
+	p.quantile("search", seriesObserved, 0.5, 0.0067)
+	p.outcomes("search", map[string]int64{"success": 70, "failure": 30})
+	p.gauge(metricFailureRatio, "search", 0.3)
+	p.gauge(metricQTAViolation, "search", 1)
+	return p.md
+}
+
+// syntheticTriggers holds one deltaq.trigger record for "search" and one
+// deltaq.snapshot record.
+func syntheticTriggers() plog.Logs {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	tr := lrs.AppendEmpty()
+	tr.SetEventName(eventTrigger)
+	tr.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd.Add(-time.Second)))
+	tr.SetSeverityNumber(plog.SeverityNumberWarn)
+	tr.SetSeverityText("WARN")
+	tr.Attributes().PutStr("deltaq.probe", "search")
+	tr.Attributes().PutStr(attrTrigger, "qta")
+	tr.Attributes().PutDouble("deltaq.observed", 0.35)
+	tr.Attributes().PutDouble("deltaq.required", 0.5)
+	snap := lrs.AppendEmpty()
+	snap.SetEventName(eventSnapshot)
+	snap.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+	return ld
+}
+
+var defaultScopeFrame = frameOptions{width: 64, height: 17}
+
+// TestRenderScopeGolden renders the synthetic window with the default plot size
+// and compares it with testdata/scope_frame.golden (go test -run Golden -update-scope
+// rewrites it; review the diff by eye).
+func TestRenderScopeGolden(t *testing.T) {
+	s := newScopeState()
+	s.addMetrics(syntheticWindow())
+	s.addLogs(syntheticTriggers())
+	got := renderScope(s, defaultScopeFrame)
+
+	golden := filepath.Join("testdata", "scope_frame.golden")
+	if *updateGolden {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update-scope to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("frame differs from %s:\n--- got ---\n%s\n--- want ---\n%s", golden, got, want)
+	}
+}
+
+// TestRenderScopeContent checks the facts of the frame independently of the
+// golden file's layout.
+func TestRenderScopeContent(t *testing.T) {
+	s := newScopeState()
+	s.addMetrics(syntheticWindow())
+	s.addLogs(syntheticTriggers())
+	got := renderScope(s, defaultScopeFrame)
+	for _, want := range []string{
+		"2 probes · 1 metric batches · 1 triggers · 1 snapshots",
+		"── checkout ── window ending 12:00:05.000Z",
+		"QTA met │ failure 10.00% │ divergence 0.125 │ outcomes: success 900, timeout 60, failure 40",
+		"── search ── window ending 12:00:05.000Z",
+		"QTA BROKEN │ failure 30.00% │ outcomes: success 70, failure 30",
+		"# observed   * calculated   + mean   . 95% band   = QTA",
+		// Quantiles of U[0, 8ms]·0.9: q/0.9 · 8ms, e.g. 0.5/0.9 · 8ms = 4.444ms.
+		"observed     2.222ms   4.444ms   6.667ms       8ms",
+		"12:00:04.000Z WARN  search qta deltaq.observed=0.35 deltaq.required=0.5",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("frame lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "checkout") > strings.Index(got, "search") {
+		t.Errorf("probes not in name order:\n%s", got)
+	}
+}
+
+// scopePlotRows returns the plot rows (the lines with a y-axis bar) of the first
+// probe in a frame, without the axis label and bar.
+func scopePlotRows(t *testing.T, frame string) []string {
+	t.Helper()
+	var rows []string
+	for _, line := range strings.Split(frame, "\n") {
+		if i := strings.Index(line, " │"); i == 5 {
+			rows = append(rows, line[i+len(" │"):])
+		} else if len(rows) > 0 {
+			break
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no plot rows in:\n%s", frame)
+	}
+	return rows
+}
+
+// TestRenderPlotGeometry places a ΔQ that is 0 up to 5 ms and 1 from 6 ms on
+// dMax = 10 ms over 10 columns (one per ms, column c at delay (c+1) ms): columns
+// 0-4 sit on the bottom row, column 5 rises from just above it to the top row,
+// and columns 5-9 sit on the top row.
+func TestRenderPlotGeometry(t *testing.T) {
+	s := newScopeState()
+	p := newExporterPayload()
+	p.curve("p", seriesObserved, 0.001, 10, func(t float64) float64 {
+		if t > 0.0055 {
+			return 1
+		}
+		return 0
+	})
+	s.addMetrics(p.md)
+	const h = 5
+	rows := scopePlotRows(t, renderScope(s, frameOptions{width: 10, height: h}))
+	if len(rows) != h {
+		t.Fatalf("got %d plot rows, want %d: %q", len(rows), h, rows)
+	}
+	want := []string{
+		"     #####",
+		"     #",
+		"     #",
+		"     #",
+		"#####",
+	}
+	for r := range want {
+		if rows[r] != want[r] {
+			t.Errorf("row %d = %q, want %q (plot %q)", r, rows[r], want[r], rows)
+		}
+	}
+}
+
+// TestCDFInterpolation checks the curve evaluation against closed forms.
+func TestCDFInterpolation(t *testing.T) {
+	// Uniform mass 0.8 over [0, 4ms] given at its 1 ms bin edges: F(t) = 0.2·t/ms.
+	pts := []curvePoint{{0.001, 0.2}, {0.002, 0.4}, {0.003, 0.6}, {0.004, 0.8}}
+	for _, c := range []struct{ t, want float64 }{
+		{0, 0}, {0.0005, 0.1}, {0.001, 0.2}, {0.0025, 0.5}, {0.004, 0.8}, {0.009, 0.8},
+	} {
+		if got := linearCDF(pts, c.t); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("linearCDF(%g) = %g, want %g", c.t, got, c.want)
+		}
+	}
+	steps := []curvePoint{{0.002, 0.25}, {0.005, 0.5}}
+	for _, c := range []struct{ t, want float64 }{
+		{0.001, 0}, {0.002, 0.25}, {0.0049, 0.25}, {0.005, 0.5}, {1, 0.5},
+	} {
+		if got := stepCDF(steps, c.t); got != c.want {
+			t.Errorf("stepCDF(%g) = %g, want %g", c.t, got, c.want)
+		}
+	}
+}
+
+// TestAddMetricsLatestWindow checks that a window replaces the curves and
+// quantiles of the previous one, keeps what it does not resend, and counts
+// malformed points instead of failing.
+func TestAddMetricsLatestWindow(t *testing.T) {
+	s := newScopeState()
+	s.addMetrics(syntheticWindow())
+
+	p := newExporterPayload()
+	p.curve("checkout", seriesObserved, 0.002, 5, uniformMass(0.01, 1))
+	p.quantile("checkout", seriesObserved, 0.5, 0.005)
+	bad := p.cdf.AppendEmpty() // no probe
+	bad.Attributes().PutStr(attrSeries, seriesObserved)
+	bad.Attributes().PutStr(attrLE, "0.001")
+	bad = p.cdf.AppendEmpty() // unparsable delay
+	bad.Attributes().PutStr("deltaq.probe", "checkout")
+	bad.Attributes().PutStr(attrSeries, seriesObserved)
+	bad.Attributes().PutStr(attrLE, "soon")
+	bad = p.cdf.AppendEmpty() // NaN value
+	bad.Attributes().PutStr("deltaq.probe", "checkout")
+	bad.Attributes().PutStr(attrSeries, seriesObserved)
+	bad.Attributes().PutStr(attrLE, "0.003")
+	bad.SetDoubleValue(math.NaN())
+	p.outcomes("checkout", map[string]int64{"success": 950})
+	s.addMetrics(p.md)
+
+	c := s.probes["checkout"]
+	if got := len(c.curves); got != 1 || len(c.curves[seriesObserved]) != 5 {
+		t.Errorf("curves after second window: %d series, %d observed points; want 1 series of 5 points", got, len(c.curves[seriesObserved]))
+	}
+	if got := c.quantiles[seriesObserved][0.5]; got != 0.005 || len(c.quantiles) != 1 {
+		t.Errorf("quantiles after second window: %v", c.quantiles)
+	}
+	if c.outcomes["success"] != 950 || c.outcomes["timeout"] != 60 {
+		t.Errorf("outcomes %v: want success updated to 950, timeout kept at 60", c.outcomes)
+	}
+	if !c.divergence.ok || c.divergence.v != 0.125 {
+		t.Errorf("divergence %+v: want the first window's 0.125 kept", c.divergence)
+	}
+	if s.malformed != 3 {
+		t.Errorf("malformed = %d, want 3", s.malformed)
+	}
+	if s.probes["search"] == nil || len(s.probes["search"].curves) != 2 {
+		t.Errorf("probe search not resent: its curves must stay")
+	}
+	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "ignored 3 malformed data points") {
+		t.Errorf("frame does not report the malformed points:\n%s", frame)
+	}
+}
+
+// TestTriggersKeepNewest adds more triggers than the scope keeps, out of order.
+func TestTriggersKeepNewest(t *testing.T) {
+	s := newScopeState()
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, sec := range []int{5, 1, 9, 3, 7, 2, 8, 4, 6, 0} {
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(eventTrigger)
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd.Add(time.Duration(sec) * time.Second)))
+		lr.Attributes().PutStr("deltaq.probe", "p"+strconv.Itoa(sec))
+	}
+	other := lrs.AppendEmpty() // not an event the scope shows
+	other.Body().SetStr("hello")
+	s.addLogs(ld)
+	if s.triggersSeen != 10 || len(s.triggers) != maxTriggers {
+		t.Fatalf("seen %d kept %d, want 10 and %d", s.triggersSeen, len(s.triggers), maxTriggers)
+	}
+	for i, ev := range s.triggers {
+		if want := "p" + strconv.Itoa(i+2); ev.probe != want {
+			t.Errorf("trigger %d is %s, want %s (the 8 newest in time order)", i, ev.probe, want)
+		}
+	}
+}
+
+func TestRenderScopeEmpty(t *testing.T) {
+	got := renderScope(newScopeState(), defaultScopeFrame)
+	want := "ΔQ scope · 0 probes · 0 metric batches · 0 triggers · 0 snapshots\n\nwaiting for deltaq metrics…\n\ntriggers: none\n"
+	if got != want {
+		t.Errorf("empty frame:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestScopeFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--width", "4"}, "deltaq scope: plot width 4 outside [8, 1000]"},
+		{[]string{"--height", "2"}, "deltaq scope: plot height 2 outside [3, 200]"},
+		{[]string{"--timeout", "-1s"}, "deltaq scope: --timeout -1s is negative"},
+		{[]string{"extra"}, `deltaq scope: unexpected argument "extra"`},
+		{[]string{"--nope"}, "flag provided but not defined: -nope"},
+	} {
+		var stderr bytes.Buffer
+		_, status, ok := parseScopeArgs(c.args, &stderr)
+		if ok || status != exitUsage || !strings.Contains(stderr.String(), c.err) {
+			t.Errorf("%v: ok %v status %d stderr %q; want usage error %q", c.args, ok, status, stderr.String(), c.err)
+		}
+	}
+	o, _, ok := parseScopeArgs(nil, &bytes.Buffer{})
+	if !ok || o.listen != "127.0.0.1:4327" || o.once || o.timeout != 0 || o.frame != defaultScopeFrame {
+		t.Errorf("defaults %+v, ok %v", o, ok)
+	}
+	var stdout bytes.Buffer
+	if status := run([]string{"help", "scope"}, &stdout, &stdout); status != exitOK || !strings.Contains(stdout.String(), "-listen address") {
+		t.Errorf("deltaq help scope: status %d, output %q", status, stdout.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader in two goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+var listeningRe = regexp.MustCompile(`listening for OTLP/gRPC metrics and logs on (\S+)`)
+
+// startScope runs the subcommand with args in the background and returns the
+// address it listens on, its stdout and its result.
+func startScope(t *testing.T, args ...string) (addr string, stdout *lockedBuffer, done <-chan error) {
+	t.Helper()
+	o, _, ok := parseScopeArgs(append([]string{"--listen", "127.0.0.1:0"}, args...), io.Discard)
+	if !ok {
+		t.Fatalf("bad arguments %v", args)
+	}
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	errc := make(chan error, 1)
+	go func() { errc <- serveScope(ctx, o, stdout, stderr) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := listeningRe.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1], stdout, errc
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("scope ended before listening: %v; stderr: %s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scope not listening after 10s; stderr: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestScopeOnceOverOTLP sends a trigger and a window to the running subcommand
+// over OTLP/gRPC, as the exporter does, and checks that --once prints one frame
+// of them, without screen control codes, and exits.
+func TestScopeOnceOverOTLP(t *testing.T) {
+	addr, stdout, done := startScope(t, "--once", "--timeout", "20s")
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := plogotlp.NewGRPCClient(conn).Export(ctx, plogotlp.NewExportRequestFromLogs(syntheticTriggers())); err != nil {
+		t.Fatalf("export logs: %v", err)
+	}
+	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(syntheticWindow())); err != nil {
+		t.Fatalf("export metrics: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("scope --once: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("scope --once did not exit after the first metrics batch")
+	}
+	s := newScopeState()
+	s.addLogs(syntheticTriggers())
+	s.addMetrics(syntheticWindow())
+	if got, want := stdout.String(), renderScope(s, defaultScopeFrame); got != want {
+		t.Errorf("--once printed:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestScopeOnceTimeout: with nothing sent, --once gives up after --timeout.
+func TestScopeOnceTimeout(t *testing.T) {
+	_, stdout, done := startScope(t, "--once", "--timeout", "200ms")
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no metrics within --timeout 200ms") {
+			t.Errorf("error %v, want a timeout", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("scope --once ignored --timeout")
+	}
+	if stdout.String() != "" {
+		t.Errorf("printed %q without metrics", stdout.String())
+	}
+}
+
+// TestScopeRedraw: without --once, every batch redraws the screen from the top.
+func TestScopeRedraw(t *testing.T) {
+	addr, stdout, done := startScope(t, "--timeout", "1s")
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(syntheticWindow())); err != nil {
+		t.Fatalf("export metrics: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("scope: %v", err)
+	}
+	out := stdout.String()
+	if !strings.HasPrefix(out, "\x1b[H\x1b[2J") || !strings.Contains(out, "── checkout ──") {
+		t.Errorf("no clear-and-redraw frame in %q", out)
+	}
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+func template(t testing.TB, spans int) *Template {
+	t.Helper()
+	tm, err := NewTemplate(TemplateConfig{Spans: spans, Names: []string{"a", "b", "c"}, MeanElapsed: time.Millisecond,
+		FailureRatio: 0.5, ProbeAttribute: true}, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func decode(t *testing.T, data []byte) ptrace.SpanSlice {
+	t.Helper()
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalProto(data); err != nil {
+		t.Fatalf("restamped request does not decode: %v", err)
+	}
+	return req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+}
+
+// A restamped request decodes to the template's spans with fresh, distinct
+// ids and timestamps ending at the given time.
+func TestRestamp(t *testing.T) {
+	tm := template(t, 300)
+	orig := decode(t, tm.Data)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	seen := make(map[pcommon.SpanID]bool)
+	for seq := uint64(1); seq <= 2; seq++ {
+		buf := append([]byte(nil), tm.Data...)
+		tm.Restamp(buf, 7, seq, now)
+		spans := decode(t, buf)
+		if spans.Len() != 300 {
+			t.Fatalf("%d spans, want 300", spans.Len())
+		}
+		traces := make(map[pcommon.TraceID]bool)
+		for i := range spans.Len() {
+			sp, o := spans.At(i), orig.At(i)
+			if sp.Name() != o.Name() || sp.Status().Code() != o.Status().Code() {
+				t.Fatalf("span %d: name/status %q/%v, template %q/%v", i, sp.Name(), sp.Status().Code(), o.Name(), o.Status().Code())
+			}
+			if v, _ := sp.Attributes().Get(outcome.AttrProbe); v.Str() != sp.Name() {
+				t.Fatalf("span %d: probe attribute %q", i, v.Str())
+			}
+			if sp.EndTimestamp().AsTime() != now || sp.StartTimestamp() > sp.EndTimestamp() || sp.EndTimestamp()-sp.StartTimestamp() != pcommon.Timestamp(tm.elapsed[i]) {
+				t.Fatalf("span %d runs %v – %v, want %v ending at %v", i, sp.StartTimestamp(), sp.EndTimestamp(), tm.elapsed[i], now)
+			}
+			if sp.SpanID().IsEmpty() || sp.TraceID().IsEmpty() || seen[sp.SpanID()] || traces[sp.TraceID()] {
+				t.Fatalf("span %d: ids %v/%v empty or repeated", i, sp.TraceID(), sp.SpanID())
+			}
+			seen[sp.SpanID()] = true
+			traces[sp.TraceID()] = true
+		}
+	}
+	var failed int
+	for i := range orig.Len() {
+		if orig.At(i).Status().Code() == ptrace.StatusCodeError {
+			failed++
+		}
+	}
+	if failed < 100 || failed > 200 {
+		t.Errorf("%d of 300 spans failed at failure ratio 0.5", failed)
+	}
+}
+
+func TestNewTemplateErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	if _, err := NewTemplate(TemplateConfig{Spans: 0, Names: []string{"a"}}, rng); err == nil {
+		t.Error("accepted 0 spans")
+	}
+	if _, err := NewTemplate(TemplateConfig{Spans: 1}, rng); err == nil {
+		t.Error("accepted no names")
+	}
+}
+
+// sink is an OTLP/gRPC trace server that counts spans and rejects some.
+type sink struct {
+	ptraceotlp.UnimplementedGRPCServer
+	spans  atomic.Int64
+	reject int64
+	mu     sync.Mutex
+	ids    map[pcommon.SpanID]bool
+	dup    bool
+}
+
+func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	n := req.Traces().SpanCount()
+	s.spans.Add(int64(n))
+	spans := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	s.mu.Lock()
+	for i := range spans.Len() {
+		id := spans.At(i).SpanID()
+		if s.ids[id] {
+			s.dup = true
+		}
+		s.ids[id] = true
+	}
+	s.mu.Unlock()
+	resp := ptraceotlp.NewExportResponse()
+	if s.reject > 0 {
+		resp.PartialSuccess().SetRejectedSpans(s.reject)
+		resp.PartialSuccess().SetErrorMessage("full")
+	}
+	return resp, nil
+}
+
+func startSink(t *testing.T, reject int64) (*sink, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{reject: reject, ids: make(map[pcommon.SpanID]bool)}
+	srv := grpc.NewServer()
+	ptraceotlp.RegisterGRPCServer(srv, s)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return s, lis.Addr().String()
+}
+
+// Every span the server received was counted by dqload as acked, or had been
+// sent before the measurement began or during the request the end cut short;
+// ids never repeat.
+func TestRunCountsAcked(t *testing.T) {
+	s, addr := startSink(t, 0)
+	var out bytes.Buffer
+	err := run([]string{"-endpoint", addr, "-conns", "2", "-inflight", "2", "-batch", "50",
+		"-warmup", "0s", "-duration", "300ms", "-report", "0", "-collector-pid", strconv.Itoa(os.Getpid())}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	var acked, failed int64
+	var secs float64
+	line := out.String()[strings.Index(out.String(), "total:"):]
+	if _, err := fmt.Sscanf(line, "total: %d spans acked, %d failed in %fs", &acked, &failed, &secs); err != nil {
+		t.Fatalf("cannot read the total from %q: %v", line, err)
+	}
+	got := s.spans.Load()
+	// The four streams may each have one request in flight when the
+	// measurement ends (received but not counted).
+	if acked == 0 || failed != 0 || acked > got || got-acked > 4*50 {
+		t.Fatalf("dqload counted %d acked, %d failed; the server received %d", acked, failed, got)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dup {
+		t.Error("a span id was sent twice")
+	}
+	if !strings.Contains(out.String(), "collector rss: first") {
+		t.Errorf("no memory figures for -collector-pid:\n%s", out.String())
+	}
+}
+
+// Rejected spans are failures, and dqload exits with an error.
+func TestRunCountsRejected(t *testing.T) {
+	_, addr := startSink(t, 10)
+	var out bytes.Buffer
+	err := run([]string{"-endpoint", addr, "-conns", "1", "-inflight", "1", "-batch", "50",
+		"-warmup", "0s", "-duration", "200ms", "-report", "0"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "partial success: full") {
+		t.Fatalf("run error %v, want the partial-success rejections reported\n%s", err, out.String())
+	}
+}
+
+func TestReadProc(t *testing.T) {
+	rss, err := readRSS(os.Getpid())
+	if err != nil || rss <= 0 {
+		t.Fatalf("readRSS = %d, %v", rss, err)
+	}
+	if _, err := readCPU(os.Getpid()); err != nil {
+		t.Fatalf("readCPU: %v", err)
+	}
+	if _, err := readRSS(-1); err == nil {
+		t.Fatal("readRSS(-1) succeeded")
+	}
+}
+
+func BenchmarkRestamp(b *testing.B) {
+	tm := template(b, 1000)
+	buf := append([]byte(nil), tm.Data...)
+	now := time.Now()
+	b.SetBytes(int64(len(buf)))
+	for i := 0; b.Loop(); i++ {
+		tm.Restamp(buf, 1, uint64(i), now)
+	}
+}

@@ -1,0 +1,304 @@
+// Command dqload measures how many spans per second an OpenTelemetry
+// Collector accepts over OTLP/gRPC.
+//
+// It opens -conns connections and keeps -inflight export requests of -batch
+// minimal spans outstanding on each, as fast as the collector answers (or at
+// -rate spans per second). Requests are built once and restamped in place
+// before each send (fresh trace and span ids, timestamps ending now), so the
+// generator spends its CPU on the wire, not on building spans. It counts a
+// span as accepted only when the collector's answer acknowledges it: an
+// export error or a partial-success rejection counts the spans as failed.
+// Nothing is dropped silently, so the figure it prints is the collector's
+// throughput, not the generator's.
+//
+// With -collector-pid it also samples the collector's resident memory and CPU
+// time from /proc, to show whether memory stays flat under a long run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "dqload:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	endpoint     string
+	conns        int
+	inflight     int
+	tmpl         TemplateConfig
+	duration     time.Duration
+	warmup       time.Duration
+	rate         float64
+	report       time.Duration
+	timeout      time.Duration
+	collectorPID int
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("dqload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.endpoint, "endpoint", "127.0.0.1:4317", "collector OTLP/gRPC `host:port`")
+	fs.IntVar(&o.conns, "conns", 4, "connections")
+	fs.IntVar(&o.inflight, "inflight", 2, "outstanding requests per connection")
+	fs.IntVar(&o.tmpl.Spans, "batch", 1000, "spans per request")
+	names := fs.String("names", "worker_1,worker_2,job", "span names, comma-separated, used in turn")
+	fs.DurationVar(&o.tmpl.MeanElapsed, "elapsed", 5*time.Millisecond, "mean span duration (exponential)")
+	fs.Float64Var(&o.tmpl.FailureRatio, "failure-ratio", 0, "share of spans with status ERROR")
+	fs.BoolVar(&o.tmpl.ProbeAttribute, "probe-attribute", false, "also set deltaq.probe = span name on every span")
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured time, after the warm-up")
+	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "load sent before the measurement starts")
+	fs.Float64Var(&o.rate, "rate", 0, "cap in spans per second (0: as fast as the collector answers)")
+	fs.DurationVar(&o.report, "report", time.Second, "print the rate this often (0: only at the end)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "timeout of one export")
+	fs.IntVar(&o.collectorPID, "collector-pid", 0, "sample this process's memory and CPU from /proc")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for n := range strings.SplitSeq(*names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			o.tmpl.Names = append(o.tmpl.Names, n)
+		}
+	}
+	switch {
+	case o.conns < 1 || o.inflight < 1 || o.conns*o.inflight > 1<<16-1:
+		return o, errors.New("-conns and -inflight must be at least 1, their product below 65536")
+	case o.tmpl.Spans < 1 || o.tmpl.Spans > maxSpans:
+		return o, fmt.Errorf("-batch must be in [1, %d]", maxSpans)
+	case len(o.tmpl.Names) == 0:
+		return o, errors.New("-names must name at least one span")
+	case o.duration <= 0 || o.warmup < 0 || o.report < 0 || o.timeout <= 0:
+		return o, errors.New("-duration and -timeout must be positive, -warmup and -report not negative")
+	case !(o.rate >= 0) || !(o.tmpl.FailureRatio >= 0 && o.tmpl.FailureRatio <= 1):
+		return o, errors.New("-rate must be ≥ 0 and -failure-ratio in [0, 1]")
+	}
+	return o, nil
+}
+
+// rawCodec passes pre-marshalled protobuf through gRPC unchanged. It is named
+// "proto", so the server decodes with its usual codec.
+type rawCodec struct{}
+
+// raw is a message already in wire format.
+type raw struct{ data []byte }
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.(*raw).data)}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	v.(*raw).data = data.Materialize()
+	return nil
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+const exportMethod = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+// counters are shared by all streams.
+type counters struct {
+	acked, failed, requests atomic.Int64
+	latencyNs               atomic.Int64
+	mu                      sync.Mutex
+	lastErr                 string
+}
+
+func (c *counters) fail(err string) {
+	c.mu.Lock()
+	c.lastErr = err
+	c.mu.Unlock()
+}
+
+// pacer spaces requests to a rate; nil means unpaced.
+type pacer struct {
+	mu    sync.Mutex
+	next  time.Time
+	every time.Duration
+}
+
+func (p *pacer) wait(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.next.Before(now) {
+		p.next = now
+	}
+	at := p.next
+	p.next = p.next.Add(p.every)
+	p.mu.Unlock()
+	select {
+	case <-time.After(time.Until(at)):
+	case <-ctx.Done():
+	}
+}
+
+// stream sends requests on conn until ctx ends.
+func stream(ctx context.Context, conn *grpc.ClientConn, t *Template, id uint32, timeout time.Duration, p *pacer, c *counters) {
+	buf := append([]byte(nil), t.Data...)
+	req, resp := &raw{data: buf}, &raw{}
+	for seq := uint64(1); ctx.Err() == nil; seq++ {
+		p.wait(ctx)
+		t.Restamp(req.data, id, seq, time.Now())
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		began := time.Now()
+		err := conn.Invoke(rctx, exportMethod, req, resp, grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(true))
+		cancel()
+		if ctx.Err() != nil {
+			return // the run ended during this request: it is not counted
+		}
+		c.requests.Add(1)
+		c.latencyNs.Add(int64(time.Since(began)))
+		if err != nil {
+			c.failed.Add(int64(t.Spans))
+			c.fail(err.Error())
+			// The transport may still hold the failed request's buffer.
+			req.data = append([]byte(nil), t.Data...)
+			continue
+		}
+		r := ptraceotlp.NewExportResponse()
+		if err := r.UnmarshalProto(resp.data); err != nil {
+			c.failed.Add(int64(t.Spans))
+			c.fail("undecodable response: " + err.Error())
+			continue
+		}
+		rejected := r.PartialSuccess().RejectedSpans()
+		if rejected > 0 {
+			c.fail("partial success: " + r.PartialSuccess().ErrorMessage())
+		}
+		c.failed.Add(rejected)
+		c.acked.Add(int64(t.Spans) - rejected)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	o, err := parseFlags(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var p *pacer
+	if o.rate > 0 {
+		p = &pacer{every: time.Duration(float64(o.tmpl.Spans) / o.rate * float64(time.Second))}
+	}
+	var c counters
+	var wg sync.WaitGroup
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := range o.conns {
+		conn, err := grpc.NewClient(o.endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return fmt.Errorf("endpoint %q: %w", o.endpoint, err)
+		}
+		defer conn.Close()
+		for j := range o.inflight {
+			id := uint32(i*o.inflight + j + 1)
+			t, err := NewTemplate(o.tmpl, rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))))
+			if err != nil {
+				return err
+			}
+			wg.Go(func() { stream(runCtx, conn, t, id, o.timeout, p, &c) })
+		}
+	}
+	fmt.Fprintf(out, "dqload: %d connections × %d in flight × %d spans per request → %s; warm-up %v, measuring %v\n",
+		o.conns, o.inflight, o.tmpl.Spans, o.endpoint, o.warmup, o.duration)
+
+	proc := newProcSampler(o.collectorPID)
+	select {
+	case <-time.After(o.warmup):
+	case <-ctx.Done():
+	}
+	type snap struct {
+		at                      time.Time
+		acked, failed, requests int64
+		latency                 int64
+		cpu                     time.Duration
+	}
+	take := func() snap {
+		return snap{time.Now(), c.acked.Load(), c.failed.Load(), c.requests.Load(), c.latencyNs.Load(), proc.cpu()}
+	}
+	first := take()
+	prev := first
+	proc.sample()
+	var tick <-chan time.Time
+	if o.report > 0 {
+		tk := time.NewTicker(o.report)
+		defer tk.Stop()
+		tick = tk.C
+	}
+	line := func(a, b snap) string {
+		dt := b.at.Sub(a.at).Seconds()
+		s := fmt.Sprintf("%9.0f spans/s acked  failed %d", float64(b.acked-a.acked)/dt, b.failed-a.failed)
+		if n := b.requests - a.requests; n > 0 {
+			s += fmt.Sprintf("  mean request %.2f ms", float64(b.latency-a.latency)/float64(n)/1e6)
+		}
+		if proc.ok() {
+			s += fmt.Sprintf("  collector rss %d MiB cpu %.2f cores", proc.last>>20, (b.cpu-a.cpu).Seconds()/dt)
+		}
+		return s
+	}
+	end := time.After(o.duration)
+wait:
+	for {
+		select {
+		case <-tick:
+			proc.sample()
+			cur := take()
+			fmt.Fprintf(out, "%7.1fs %s\n", cur.at.Sub(first.at).Seconds(), line(prev, cur))
+			prev = cur
+		case <-end:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	proc.sample()
+	last := take()
+	cancel()
+	wg.Wait()
+	fmt.Fprintf(out, "total: %d spans acked, %d failed in %.1fs: %s\n",
+		last.acked-first.acked, last.failed-first.failed, last.at.Sub(first.at).Seconds(), line(first, last))
+	if proc.ok() {
+		fmt.Fprintf(out, "collector rss: first %d MiB, last %d MiB, max %d MiB\n", proc.first>>20, proc.last>>20, proc.max>>20)
+	}
+	if f := c.failed.Load(); f > 0 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return fmt.Errorf("%d spans failed (last error: %s)", f, c.lastErr)
+	}
+	if last.acked == first.acked {
+		return errors.New("no span was acknowledged during the measurement")
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// scopeName is the instrumentation scope of everything the workload emits.
+const scopeName = "github.com/deltaq-otel/deltaq/cmd/dqworkload"
+
+// StartEvents selects which instances get a start event.
+type StartEvents int
+
+const (
+	// StartsOpen sends a start event only for instances still running when
+	// their batch is flushed: an instance that started and ended within one
+	// flush interval is announced by its span alone, which carries its start
+	// time. This is what a start event is for (a timeout needs to know that
+	// an unfinished instance exists) and it keeps start events from arriving
+	// after the spans they announce.
+	StartsOpen StartEvents = iota
+	// StartsAll sends a start event for every instance.
+	StartsAll
+	// StartsNone sends no start events.
+	StartsNone
+)
+
+// ParseStartEvents parses "open", "all" or "none".
+func ParseStartEvents(s string) (StartEvents, error) {
+	switch s {
+	case "open":
+		return StartsOpen, nil
+	case "all":
+		return StartsAll, nil
+	case "none":
+		return StartsNone, nil
+	}
+	return 0, fmt.Errorf("start events must be open, all or none, got %q", s)
+}
+
+// Batch is one flush: the start events first, then the ended spans.
+type Batch struct {
+	Logs   plog.Logs
+	Traces ptrace.Traces
+	Starts int // log records in Logs
+	Spans  int // spans in Traces
+}
+
+// Batcher is the Observer that turns outcome instances into OTLP: a span per
+// ended instance (status ERROR for a failure) and a deltaq.span.start log
+// record per started instance. Simulation times are offset by Epoch.
+type Batcher struct {
+	// Epoch is the wall-clock time of simulation time 0.
+	Epoch time.Time
+	// Starts selects which instances get a start event.
+	Starts StartEvents
+	// ProbeAttribute also sets deltaq.probe on every span.
+	ProbeAttribute bool
+	// Resource attributes: service.name.
+	ServiceName string
+
+	starts  []Instance
+	startAt map[[8]byte]int // span id → index in starts, for StartsOpen
+	spans   ptrace.SpanSlice
+	traces  ptrace.Traces
+	have    bool // traces holds a batch in progress
+	elided  int64
+}
+
+// Pending returns the number of spans waiting for the next flush.
+func (b *Batcher) Pending() int {
+	if !b.have {
+		return 0
+	}
+	return b.spans.Len()
+}
+
+// Elided returns how many start events StartsOpen left out so far.
+func (b *Batcher) Elided() int64 { return b.elided }
+
+func (b *Batcher) ts(d time.Duration) pcommon.Timestamp {
+	return pcommon.NewTimestampFromTime(b.Epoch.Add(d))
+}
+
+func (b *Batcher) resetTraces() {
+	b.traces = ptrace.NewTraces()
+	b.have = true
+	rs := b.traces.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", b.ServiceName)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(scopeName)
+	b.spans = ss.Spans()
+}
+
+// Started implements Observer.
+func (b *Batcher) Started(in Instance) {
+	if b.Starts == StartsNone {
+		return
+	}
+	if b.startAt == nil {
+		b.startAt = make(map[[8]byte]int)
+	}
+	b.startAt[in.SpanID] = len(b.starts)
+	b.starts = append(b.starts, in)
+}
+
+// Ended implements Observer.
+func (b *Batcher) Ended(in Instance, end time.Duration, failed bool) {
+	if b.Starts == StartsOpen {
+		if i, ok := b.startAt[in.SpanID]; ok {
+			// Announced by this span alone; mark the start event dropped.
+			b.starts[i].Probe = ""
+			delete(b.startAt, in.SpanID)
+			b.elided++
+		}
+	}
+	if !b.have {
+		b.resetTraces()
+	}
+	sp := b.spans.AppendEmpty()
+	sp.SetTraceID(in.TraceID)
+	sp.SetSpanID(in.SpanID)
+	if in.ParentID != ([8]byte{}) {
+		sp.SetParentSpanID(in.ParentID)
+		sp.SetKind(ptrace.SpanKindInternal)
+	} else {
+		sp.SetKind(ptrace.SpanKindServer)
+	}
+	sp.SetName(in.Probe)
+	sp.SetStartTimestamp(b.ts(in.Start))
+	sp.SetEndTimestamp(b.ts(end))
+	if b.ProbeAttribute {
+		sp.Attributes().PutStr(outcome.AttrProbe, in.Probe)
+	}
+	if failed {
+		sp.Status().SetCode(ptrace.StatusCodeError)
+		sp.Status().SetMessage("queue full: message dropped")
+	} else {
+		sp.Status().SetCode(ptrace.StatusCodeOk)
+	}
+}
+
+// Flush returns what was collected since the last flush and starts afresh;
+// now (simulation time) stamps the log records' observed time.
+func (b *Batcher) Flush(now time.Duration) Batch {
+	var out Batch
+	if b.have {
+		out.Traces = b.traces
+		out.Spans = b.spans.Len()
+		b.have = false
+	}
+	if len(b.starts) > 0 {
+		logs := plog.NewLogs()
+		rl := logs.ResourceLogs().AppendEmpty()
+		rl.Resource().Attributes().PutStr("service.name", b.ServiceName)
+		sl := rl.ScopeLogs().AppendEmpty()
+		sl.Scope().SetName(scopeName)
+		recs := sl.LogRecords()
+		observed := b.ts(now)
+		for _, in := range b.starts {
+			if in.Probe == "" {
+				continue
+			}
+			lr := recs.AppendEmpty()
+			lr.SetEventName(outcome.StartEventName)
+			lr.SetTimestamp(b.ts(in.Start))
+			lr.SetObservedTimestamp(observed)
+			lr.SetTraceID(in.TraceID)
+			lr.SetSpanID(in.SpanID)
+			lr.Attributes().PutStr(outcome.AttrProbe, in.Probe)
+			// The span's name, for the span the processor makes if the
+			// instance times out.
+			lr.Attributes().PutStr(outcome.AttrSpanName, in.Probe)
+		}
+		if recs.Len() > 0 {
+			out.Logs = logs
+			out.Starts = recs.Len()
+		}
+		b.starts = b.starts[:0]
+		clear(b.startAt)
+	}
+	return out
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+var epoch = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func inst(probe string, span byte, parent byte, start time.Duration) Instance {
+	in := Instance{Probe: probe, TraceID: [16]byte{1}, SpanID: [8]byte{span}, Start: start}
+	if parent != 0 {
+		in.ParentID = [8]byte{parent}
+	}
+	return in
+}
+
+func spansByName(t *testing.T, td ptrace.Traces) map[string]ptrace.Span {
+	t.Helper()
+	out := make(map[string]ptrace.Span)
+	sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range sp.Len() {
+		out[sp.At(i).Name()] = sp.At(i)
+	}
+	return out
+}
+
+func TestBatcherSpans(t *testing.T) {
+	b := &Batcher{Epoch: epoch, Starts: StartsNone, ServiceName: "svc", ProbeAttribute: true}
+	job := inst(ProbeJob, 1, 0, time.Second)
+	w1 := inst(ProbeWorker1, 2, 1, time.Second)
+	b.Started(job)
+	b.Started(w1)
+	b.Ended(w1, time.Second+3*time.Millisecond, false)
+	b.Ended(job, time.Second+3*time.Millisecond, true)
+	if b.Pending() != 2 {
+		t.Fatalf("Pending = %d, want 2", b.Pending())
+	}
+	out := b.Flush(2 * time.Second)
+	if out.Spans != 2 || out.Starts != 0 || out.Traces.SpanCount() != 2 {
+		t.Fatalf("flush: %d spans (%d in traces), %d starts; want 2 and 0", out.Spans, out.Traces.SpanCount(), out.Starts)
+	}
+	if got, _ := out.Traces.ResourceSpans().At(0).Resource().Attributes().Get("service.name"); got.Str() != "svc" {
+		t.Errorf("service.name = %q", got.Str())
+	}
+	spans := spansByName(t, out.Traces)
+	s := spans[ProbeWorker1]
+	if s.StartTimestamp().AsTime() != epoch.Add(time.Second) || s.EndTimestamp().AsTime() != epoch.Add(time.Second+3*time.Millisecond) {
+		t.Errorf("worker_1 span runs %v – %v", s.StartTimestamp(), s.EndTimestamp())
+	}
+	if s.ParentSpanID() != pcommon.SpanID(job.SpanID) || s.TraceID() != pcommon.TraceID(job.TraceID) || s.Status().Code() != ptrace.StatusCodeOk {
+		t.Errorf("worker_1 span: parent %v trace %v status %v", s.ParentSpanID(), s.TraceID(), s.Status().Code())
+	}
+	if v, ok := s.Attributes().Get(outcome.AttrProbe); !ok || v.Str() != ProbeWorker1 {
+		t.Errorf("worker_1 span lacks %s", outcome.AttrProbe)
+	}
+	j := spans[ProbeJob]
+	if !j.ParentSpanID().IsEmpty() || j.Status().Code() != ptrace.StatusCodeError {
+		t.Errorf("job span: parent %v, status %v; want root with status ERROR", j.ParentSpanID(), j.Status().Code())
+	}
+	if b.Pending() != 0 || b.Flush(3*time.Second).Spans != 0 {
+		t.Errorf("batcher not empty after a flush")
+	}
+}
+
+// StartsOpen announces only the instances unfinished at the flush.
+func TestBatcherStartsOpen(t *testing.T) {
+	b := &Batcher{Epoch: epoch, Starts: StartsOpen, ServiceName: "svc"}
+	job := inst(ProbeJob, 1, 0, time.Second)
+	w1 := inst(ProbeWorker1, 2, 1, time.Second)
+	w2 := inst(ProbeWorker2, 3, 1, time.Second+time.Millisecond)
+	b.Started(job)
+	b.Started(w1)
+	b.Ended(w1, time.Second+time.Millisecond, false)
+	b.Started(w2)
+	out := b.Flush(time.Second + 2*time.Millisecond)
+	if out.Starts != 2 || out.Spans != 1 || b.Elided() != 1 {
+		t.Fatalf("flush: %d starts, %d spans, %d elided; want 2, 1, 1", out.Starts, out.Spans, b.Elided())
+	}
+	recs := out.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	want := []Instance{job, w2}
+	for i := range recs.Len() {
+		lr := recs.At(i)
+		if lr.EventName() != outcome.StartEventName {
+			t.Errorf("record %d: event name %q", i, lr.EventName())
+		}
+		if lr.SpanID() != pcommon.SpanID(want[i].SpanID) || lr.TraceID() != pcommon.TraceID(want[i].TraceID) {
+			t.Errorf("record %d: ids %v/%v, want %x", i, lr.TraceID(), lr.SpanID(), want[i].SpanID)
+		}
+		if lr.Timestamp().AsTime() != epoch.Add(want[i].Start) {
+			t.Errorf("record %d: timestamp %v, want the start %v", i, lr.Timestamp().AsTime(), epoch.Add(want[i].Start))
+		}
+		if v, _ := lr.Attributes().Get(outcome.AttrProbe); v.Str() != want[i].Probe {
+			t.Errorf("record %d: probe %q, want %q", i, v.Str(), want[i].Probe)
+		}
+		if v, _ := lr.Attributes().Get(outcome.AttrSpanName); v.Str() != want[i].Probe {
+			t.Errorf("record %d: span name %q, want %q", i, v.Str(), want[i].Probe)
+		}
+	}
+	// The already announced instances end later: spans only, no new starts.
+	b.Ended(w2, time.Second+5*time.Millisecond, false)
+	b.Ended(job, time.Second+5*time.Millisecond, false)
+	out = b.Flush(2 * time.Second)
+	if out.Starts != 0 || out.Spans != 2 {
+		t.Fatalf("second flush: %d starts, %d spans; want 0, 2", out.Starts, out.Spans)
+	}
+}
+
+func TestBatcherStartsAll(t *testing.T) {
+	b := &Batcher{Epoch: epoch, Starts: StartsAll}
+	w1 := inst(ProbeWorker1, 2, 1, time.Second)
+	b.Started(w1)
+	b.Ended(w1, 2*time.Second, false)
+	if out := b.Flush(3 * time.Second); out.Starts != 1 || out.Spans != 1 {
+		t.Fatalf("flush: %d starts, %d spans; want 1, 1", out.Starts, out.Spans)
+	}
+}
+
+func TestParseStartEvents(t *testing.T) {
+	for s, want := range map[string]StartEvents{"open": StartsOpen, "all": StartsAll, "none": StartsNone} {
+		if got, err := ParseStartEvents(s); err != nil || got != want {
+			t.Errorf("ParseStartEvents(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseStartEvents("some"); err == nil {
+		t.Error("ParseStartEvents accepted \"some\"")
+	}
+}
+
+// collector is an in-process OTLP/gRPC server that keeps what it receives
+// and can reject spans.
+type collector struct {
+	ptraceotlp.UnimplementedGRPCServer
+	logsServer
+	mu     sync.Mutex
+	traces []ptrace.Traces
+	reject int64 // spans to reject as partial success per request
+	fail   bool  // answer every trace export with an error
+}
+
+type logsServer struct {
+	plogotlp.UnimplementedGRPCServer
+	mu   sync.Mutex
+	logs []plog.Logs
+}
+
+func (l *logsServer) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lg := plog.NewLogs()
+	req.Logs().CopyTo(lg)
+	l.logs = append(l.logs, lg)
+	return plogotlp.NewExportResponse(), nil
+}
+
+func (c *collector) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail {
+		return ptraceotlp.ExportResponse{}, status.Error(codes.Unavailable, "test says no")
+	}
+	td := ptrace.NewTraces()
+	req.Traces().CopyTo(td)
+	c.traces = append(c.traces, td)
+	resp := ptraceotlp.NewExportResponse()
+	if c.reject > 0 {
+		resp.PartialSuccess().SetRejectedSpans(c.reject)
+		resp.PartialSuccess().SetErrorMessage("rejected by test")
+	}
+	return resp, nil
+}
+
+func (c *collector) spans() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, td := range c.traces {
+		n += td.SpanCount()
+	}
+	return n
+}
+
+func startCollector(t *testing.T) (*collector, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{}
+	srv := grpc.NewServer()
+	ptraceotlp.RegisterGRPCServer(srv, c)
+	plogotlp.RegisterGRPCServer(srv, &c.logsServer)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return c, lis.Addr().String()
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func batchOf(n int) Batch {
+	b := &Batcher{Epoch: epoch, Starts: StartsAll}
+	for i := range n {
+		in := inst(ProbeWorker1, byte(i+1), 0, time.Duration(i))
+		b.Started(in)
+		b.Ended(in, time.Duration(i+1), false)
+	}
+	return b.Flush(time.Second)
+}
+
+// The sender's counts add up to what it was given and match what the
+// collector acknowledged, rejected or refused.
+func TestSenderCounts(t *testing.T) {
+	c, addr := startCollector(t)
+	s := NewSender(dial(t, addr), 5*time.Second, 8)
+	s.Enqueue(batchOf(5))
+	s.Close()
+	if got := s.Counts(); got != (Counts{SentSpans: 5, SentStarts: 5}) {
+		t.Fatalf("counts %+v: want 5 spans and 5 starts sent", got)
+	}
+	if c.spans() != 5 {
+		t.Fatalf("collector holds %d spans, want 5", c.spans())
+	}
+
+	c.mu.Lock()
+	c.reject = 2
+	c.mu.Unlock()
+	s = NewSender(dial(t, addr), 5*time.Second, 8)
+	s.Enqueue(batchOf(5))
+	s.Close()
+	if got := s.Counts(); got.SentSpans != 3 || got.FailedSpans != 2 || !strings.Contains(got.LastError, "rejected by test") {
+		t.Fatalf("partial success: %+v, want 3 sent, 2 failed with the server's message", got)
+	}
+
+	c.mu.Lock()
+	c.reject, c.fail = 0, true
+	c.mu.Unlock()
+	s = NewSender(dial(t, addr), 5*time.Second, 8)
+	s.Enqueue(batchOf(4))
+	s.Close()
+	if got := s.Counts(); got.SentSpans != 0 || got.FailedSpans != 4 || got.SentStarts != 4 || !strings.Contains(got.LastError, "test says no") {
+		t.Fatalf("refused export: %+v, want 4 spans failed, 4 starts sent", got)
+	}
+}
+
+// A full queue drops whole batches and counts them; it never blocks.
+func TestSenderQueueFull(t *testing.T) {
+	// A listener that accepts and never answers holds the sender's first
+	// export until its timeout.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	s := NewSender(dial(t, lis.Addr().String()), 200*time.Millisecond, 1)
+	for range 5 {
+		s.Enqueue(batchOf(3))
+	}
+	s.Close()
+	got := s.Counts()
+	if got.SentSpans != 0 || got.FailedSpans+got.DroppedSpans != 15 || got.DroppedSpans < 9 {
+		t.Fatalf("counts %+v: want all 15 spans failed or dropped, at least 3 batches dropped", got)
+	}
+}
+
+// A short real-time run against the in-process collector: everything the
+// workload reports as sent arrives, the traces have the system's shape, and
+// every start event announces a span that arrives later.
+func TestRun(t *testing.T) {
+	c, addr := startCollector(t)
+	var out bytes.Buffer
+	err := run([]string{"-endpoint", addr, "-rate", "400", "-mu1", "500", "-mu2", "300", "-k", "4",
+		"-duration", "700ms", "-flush", "20ms", "-report", "0", "-seed", "7"}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "final: ") {
+		t.Fatalf("no final counts:\n%s", out.String())
+	}
+	spans := make(map[pcommon.SpanID]ptrace.Span)
+	probes := make(map[string]int)
+	var errorsSeen int
+	for _, td := range c.traces {
+		rs := td.ResourceSpans()
+		for i := range rs.Len() {
+			ss := rs.At(i).ScopeSpans().At(0).Spans()
+			for k := range ss.Len() {
+				sp := ss.At(k)
+				spans[sp.SpanID()] = sp
+				probes[sp.Name()]++
+				if sp.Status().Code() == ptrace.StatusCodeError {
+					errorsSeen++
+				}
+			}
+		}
+	}
+	if probes[ProbeJob] == 0 || probes[ProbeWorker1] != probes[ProbeJob] || probes[ProbeWorker2] == 0 {
+		t.Fatalf("spans per name %v: want one job and one worker_1 span per job", probes)
+	}
+	if errorsSeen == 0 {
+		t.Errorf("no failure spans at ρ₂ = 1.33 with K = 4")
+	}
+	if !strings.Contains(out.String(), "spans sent="+strconv.Itoa(len(spans))+" failed=0 queue_dropped=0") {
+		t.Errorf("collector got %d spans; workload says:\n%s", len(spans), out.String())
+	}
+	starts := 0
+	for _, lg := range c.logs {
+		recs := lg.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for i := range recs.Len() {
+			starts++
+			lr := recs.At(i)
+			sp, ok := spans[lr.SpanID()]
+			if !ok {
+				t.Fatalf("start event for span %v that never arrived", lr.SpanID())
+			}
+			if lr.Timestamp() != sp.StartTimestamp() {
+				t.Fatalf("start event at %v, its span starts at %v", lr.Timestamp(), sp.StartTimestamp())
+			}
+		}
+	}
+	if starts == 0 {
+		t.Errorf("no start events: with 20 ms flushes some instances are open at a flush")
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+)
+
+// Counts is what the sender did with the items handed to it. Sent counts the
+// items the collector acknowledged; Failed those an export error or a partial
+// success rejected; Dropped those that never left because the send queue was
+// full. Every item handed over lands in exactly one of the three.
+type Counts struct {
+	SentSpans, FailedSpans, DroppedSpans    int64
+	SentStarts, FailedStarts, DroppedStarts int64
+	LastError                               string
+}
+
+// Sender exports batches over OTLP/gRPC from its own goroutine, so that a slow
+// collector delays the export, never the simulation. Within a batch the start
+// events go first, so that no start event trails the span it announces.
+type Sender struct {
+	traces  ptraceotlp.GRPCClient
+	logs    plogotlp.GRPCClient
+	timeout time.Duration
+	queue   chan Batch
+	done    sync.WaitGroup
+
+	sentSpans, failedSpans, droppedSpans    atomic.Int64
+	sentStarts, failedStarts, droppedStarts atomic.Int64
+	mu                                      sync.Mutex
+	lastErr                                 string
+}
+
+// NewSender returns a sender over conn holding up to queueLen batches, each
+// export bounded by timeout. It starts its goroutine; Close stops it.
+func NewSender(conn *grpc.ClientConn, timeout time.Duration, queueLen int) *Sender {
+	s := &Sender{
+		traces:  ptraceotlp.NewGRPCClient(conn),
+		logs:    plogotlp.NewGRPCClient(conn),
+		timeout: timeout,
+		queue:   make(chan Batch, queueLen),
+	}
+	s.done.Add(1)
+	go s.run()
+	return s
+}
+
+// Enqueue hands b over without blocking; when the queue is full b is dropped
+// and counted.
+func (s *Sender) Enqueue(b Batch) {
+	if b.Spans == 0 && b.Starts == 0 {
+		return
+	}
+	select {
+	case s.queue <- b:
+	default:
+		s.droppedSpans.Add(int64(b.Spans))
+		s.droppedStarts.Add(int64(b.Starts))
+	}
+}
+
+// Close sends what is queued and returns when done.
+func (s *Sender) Close() {
+	close(s.queue)
+	s.done.Wait()
+}
+
+// Counts returns the counts so far.
+func (s *Sender) Counts() Counts {
+	s.mu.Lock()
+	last := s.lastErr
+	s.mu.Unlock()
+	return Counts{
+		SentSpans: s.sentSpans.Load(), FailedSpans: s.failedSpans.Load(), DroppedSpans: s.droppedSpans.Load(),
+		SentStarts: s.sentStarts.Load(), FailedStarts: s.failedStarts.Load(), DroppedStarts: s.droppedStarts.Load(),
+		LastError: last,
+	}
+}
+
+func (s *Sender) run() {
+	defer s.done.Done()
+	for b := range s.queue {
+		if b.Starts > 0 {
+			s.exportLogs(b)
+		}
+		if b.Spans > 0 {
+			s.exportTraces(b)
+		}
+	}
+}
+
+func (s *Sender) fail(err error) {
+	s.mu.Lock()
+	s.lastErr = err.Error()
+	s.mu.Unlock()
+}
+
+func (s *Sender) exportLogs(b Batch) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	resp, err := s.logs.Export(ctx, plogotlp.NewExportRequestFromLogs(b.Logs), grpc.WaitForReady(true))
+	if err != nil {
+		s.failedStarts.Add(int64(b.Starts))
+		s.fail(err)
+		return
+	}
+	rejected := resp.PartialSuccess().RejectedLogRecords()
+	if rejected > 0 {
+		s.fail(errPartial(resp.PartialSuccess().ErrorMessage()))
+	}
+	s.failedStarts.Add(rejected)
+	s.sentStarts.Add(int64(b.Starts) - rejected)
+}
+
+func (s *Sender) exportTraces(b Batch) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	resp, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(b.Traces), grpc.WaitForReady(true))
+	if err != nil {
+		s.failedSpans.Add(int64(b.Spans))
+		s.fail(err)
+		return
+	}
+	rejected := resp.PartialSuccess().RejectedSpans()
+	if rejected > 0 {
+		s.fail(errPartial(resp.PartialSuccess().ErrorMessage()))
+	}
+	s.failedSpans.Add(rejected)
+	s.sentSpans.Add(int64(b.Spans) - rejected)
+}
+
+// errPartial is a partial-success message from the collector.
+type errPartial string
+
+func (e errPartial) Error() string { return "partial success: " + string(e) }

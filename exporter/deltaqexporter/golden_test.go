@@ -1,0 +1,128 @@
+package deltaqexporter
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// goldenConfig: e2e = a -> b with 1 ms bins up to 20 ms, a QTA and every
+// trigger on e2e, five deltaq.le points per curve, and snapshots of one
+// window before the trigger and none after.
+func goldenConfig() *Config {
+	cfg := testConfig()
+	cfg.Diagram = "e2e = a -> b;"
+	cfg.CDFPoints = 5
+	cfg.Probes = map[string]ProbeConfig{"e2e": {
+		QTA:      QTAConfig{Points: []QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
+		Triggers: TriggersConfig{QTA: true, Failure: true, MaxInstances: 5, MaxDivergence: 0.5},
+	}}
+	cfg.Snapshot = SnapshotConfig{Enabled: true, Before: 1, After: 0}
+	return cfg
+}
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+// goldenWindows feeds two windows; the second fires the qta, failure, load
+// and divergence triggers of e2e and completes a snapshot.
+func goldenWindows(h *harness) {
+	mk := func(probe, oc string, end, delay time.Duration) span {
+		return span{probe: probe, outcome: oc, end: end, delay: delay, dmax: 20 * time.Millisecond, bins: 20}
+	}
+	var w1, w2 []span
+	for i := range 4 {
+		end := ms(100 + 100*float64(i))
+		w1 = append(w1, mk("a", outcome.Success, end, ms(2.5)), mk("b", outcome.Success, end, ms(3.5)))
+		w2 = append(w2, mk("a", outcome.Success, time.Second+end, ms(2.5)), mk("b", outcome.Success, time.Second+end, ms(3.5)))
+	}
+	// Window 1: e2e takes 5.5 ms or 6.5 ms, which is what a -> b predicts
+	// (2.5 ms + 3.5 ms, spread over bins 5 and 6), and one instance in five
+	// fails: divergence 0.2, within the QTA.
+	w1 = append(w1,
+		mk("e2e", outcome.Success, ms(500), ms(5.5)),
+		mk("e2e", outcome.Success, ms(550), ms(6.5)),
+		mk("e2e", outcome.Success, ms(600), ms(5.5)),
+		mk("e2e", outcome.Success, ms(650), ms(6.5)),
+		mk("e2e", outcome.Failure, ms(800), ms(1)),
+	)
+	// Window 2: e2e is slow (15.5 ms: the QTA's 50 % by 8 ms is broken),
+	// half its six instances fail or time out, and it is far from a -> b.
+	w2 = append(w2,
+		mk("e2e", outcome.Success, time.Second+ms(500), ms(15.5)),
+		mk("e2e", outcome.Success, time.Second+ms(550), ms(15.5)),
+		mk("e2e", outcome.Success, time.Second+ms(600), ms(15.5)),
+		mk("e2e", outcome.Failure, time.Second+ms(700), ms(1)),
+		// Synthetic timeouts: they end at start + dMax.
+		mk("e2e", outcome.Timeout, time.Second+ms(800), ms(20)),
+		mk("e2e", outcome.Timeout, time.Second+ms(850), ms(20)),
+		// The late span of an instance that already timed out: not counted.
+		func() span { s := mk("e2e", outcome.Success, time.Second+ms(810), ms(30)); s.late = true; return s }(),
+	)
+	h.consume(w1...)
+	h.consume(w2...)
+	h.exp.tick(at(2 * time.Second))
+	h.exp.tick(at(3 * time.Second))
+}
+
+func TestGoldenMetricsAndLogs(t *testing.T) {
+	h := newHarness(t, goldenConfig(), at(time.Second))
+	goldenWindows(h)
+
+	mds := h.metrics.AllMetrics()
+	require.Len(t, mds, 2, "one metrics batch per closed window")
+	for i, md := range mds {
+		b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+		require.NoError(t, err)
+		compareGolden(t, filepath.Join("testdata", "golden", "metrics_window"+string(rune('1'+i))+".json"), b)
+	}
+	lds := h.logs.AllLogs()
+	require.Len(t, lds, 1, "the second window fires triggers and completes a snapshot; the first is quiet")
+	b, err := (&plog.JSONMarshaler{}).MarshalLogs(lds[0])
+	require.NoError(t, err)
+	compareGolden(t, filepath.Join("testdata", "golden", "logs_window2.json"), b)
+}
+
+// compareGolden compares the pdata JSON form, indented, with a golden file;
+// go test -update rewrites the file.
+func compareGolden(t *testing.T, path string, raw []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, json.Indent(&buf, raw, "", "  "))
+	buf.WriteByte('\n')
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "golden file missing: run go test -run Golden -update")
+	if bytes.Equal(want, buf.Bytes()) {
+		return
+	}
+	gl, wl := strings.Split(buf.String(), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(gl) || i < len(wl); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(go test -run Golden -update rewrites it after review)", path, i+1, g, w)
+		}
+	}
+}

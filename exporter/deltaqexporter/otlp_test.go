@@ -1,0 +1,291 @@
+package deltaqexporter
+
+import (
+	"context"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/grpc"
+
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
+)
+
+// otlpServer is a local OTLP/gRPC endpoint that keeps what it receives.
+type otlpServer struct {
+	addr string
+	got  chan struct{} // signalled on every request
+
+	mu      sync.Mutex
+	metrics []pmetric.Metrics
+	logs    []plog.Logs
+}
+
+type metricsService struct {
+	pmetricotlp.UnimplementedGRPCServer
+	s *otlpServer
+}
+
+type logsService struct {
+	plogotlp.UnimplementedGRPCServer
+	s *otlpServer
+}
+
+func startOTLPServer(t *testing.T) *otlpServer {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := &otlpServer{got: make(chan struct{}, 1000), addr: lis.Addr().String()}
+	srv := grpc.NewServer()
+	pmetricotlp.RegisterGRPCServer(srv, &metricsService{s: s})
+	plogotlp.RegisterGRPCServer(srv, &logsService{s: s})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return s
+}
+
+func (m *metricsService) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+	md := pmetric.NewMetrics()
+	req.Metrics().CopyTo(md)
+	m.s.mu.Lock()
+	m.s.metrics = append(m.s.metrics, md)
+	m.s.mu.Unlock()
+	m.s.got <- struct{}{}
+	return pmetricotlp.NewExportResponse(), nil
+}
+
+func (l *logsService) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
+	ld := plog.NewLogs()
+	req.Logs().CopyTo(ld)
+	l.s.mu.Lock()
+	l.s.logs = append(l.s.logs, ld)
+	l.s.mu.Unlock()
+	l.s.got <- struct{}{}
+	return plogotlp.NewExportResponse(), nil
+}
+
+// names returns the metric names and the log event names received.
+func (s *otlpServer) names() (metrics, events map[string]bool) {
+	metrics, events = map[string]bool{}, map[string]bool{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, md := range s.metrics {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := 0; i < ms.Len(); i++ {
+			metrics[ms.At(i).Name()] = true
+		}
+	}
+	for _, ld := range s.logs {
+		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for i := 0; i < lrs.Len(); i++ {
+			events[lrs.At(i).EventName()] = true
+		}
+	}
+	return metrics, events
+}
+
+// waitFor waits until cond holds after a request arrives. The timeout only
+// turns a hang into a failure; nothing here measures speed.
+func (s *otlpServer) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !cond() {
+		select {
+		case <-s.got:
+		case <-deadline:
+			t.Fatalf("the OTLP server did not receive %s", what)
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// allMetrics and allEvents are the output contract (names.go).
+var (
+	allMetrics = []string{MetricCDF, MetricDivergence, MetricFailureRatio, MetricObserved, MetricOutcomes, MetricQTAViolation, MetricQuantile}
+	allEvents  = []string{EventSnapshot, EventTrigger}
+)
+
+// manualClock is a clock the test moves; ticks go through the exporter's
+// own timer loop.
+type manualClock struct{ ns atomic.Int64 }
+
+func (c *manualClock) now() time.Time  { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *manualClock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
+func withClock(c *manualClock, ticks chan time.Time) exporterOption {
+	return func(e *deltaqExporter) { e.now, e.ticks = c.now, ticks }
+}
+
+// TestPipelineToOTLPEndpoint runs processor → exporter → OTLP/gRPC endpoint:
+// the deltaq processor maps plain spans to outcome instances, the exporter
+// closes windows on its timer and a local OTLP server receives every
+// metric and event of the output contract.
+func TestPipelineToOTLPEndpoint(t *testing.T) {
+	srv := startOTLPServer(t)
+
+	cfg := goldenConfig()
+	cfg.ClientConfig.Endpoint = srv.addr
+	cfg.ClientConfig.TLS.Insecure = true
+	clk := &manualClock{}
+	clk.set(at(time.Second))
+	ticks := make(chan time.Time)
+	exp, err := newExporter(cfg, exportertest.NewNopSettings(typ), withClock(clk, ticks))
+	require.NoError(t, err)
+	host := componenttest.NewNopHost()
+	require.NoError(t, exp.start(context.Background(), host))
+	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
+
+	// The processor, configured from YAML like a collector's.
+	pf := deltaqprocessor.NewFactory()
+	pcfg := pf.CreateDefaultConfig()
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": []any{
+		map[string]any{"name": "a", "dmax": "20ms", "bins": 20},
+		map[string]any{"name": "b", "dmax": "20ms", "bins": 20},
+		map[string]any{"name": "e2e", "dmax": "20ms", "bins": 20},
+	}}).Unmarshal(pcfg))
+	proc, err := pf.CreateTraces(context.Background(), processortest.NewNopSettings(pf.Type()), pcfg, consumer.Traces(mustTraces(exp.consumeTraces)))
+	require.NoError(t, err)
+	require.NoError(t, proc.Start(context.Background(), host))
+	defer func() { require.NoError(t, proc.Shutdown(context.Background())) }()
+
+	// Window 1 in line with the diagram; window 2 slow and failing.
+	var id byte
+	plain := func(name string, end, delay time.Duration, failed bool) ptrace.Traces {
+		id++
+		td := ptrace.NewTraces()
+		sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetName(name)
+		sp.SetTraceID(pcommon.TraceID{id, 1})
+		sp.SetSpanID(pcommon.SpanID{id, 2})
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(at(end - delay)))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(at(end)))
+		if failed {
+			sp.Status().SetCode(ptrace.StatusCodeError)
+		}
+		return td
+	}
+	send := func(td ptrace.Traces) { require.NoError(t, proc.ConsumeTraces(context.Background(), td)) }
+	for w := range 2 {
+		base := time.Duration(w) * time.Second
+		for i := range 4 {
+			end := base + ms(100+100*float64(i))
+			send(plain("a", end, ms(2.5), false))
+			send(plain("b", end, ms(3.5), false))
+		}
+		if w == 0 {
+			send(plain("e2e", base+ms(500), ms(5.5), false))
+			send(plain("e2e", base+ms(600), ms(6.5), false))
+		} else {
+			send(plain("e2e", base+ms(500), ms(15.5), false))
+			send(plain("e2e", base+ms(600), ms(15.5), true))
+			send(plain("e2e", base+ms(700), ms(25), false)) // beyond dMax: a timeout
+		}
+	}
+	for _, tick := range []time.Duration{2 * time.Second, 3 * time.Second} {
+		clk.set(at(tick))
+		ticks <- at(tick)
+	}
+
+	srv.waitFor(t, "every metric and event", func() bool {
+		m, e := srv.names()
+		return len(m) == len(allMetrics) && len(e) == len(allEvents)
+	})
+	m, e := srv.names()
+	assert.Equal(t, allMetrics, sortedKeys(m))
+	assert.Equal(t, allEvents, sortedKeys(e))
+}
+
+func mustTraces(f func(context.Context, ptrace.Traces) error) consumer.Traces {
+	c, err := consumer.NewTraces(f)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// TestUnreachableEndpointNeitherBlocksNorCrashes: with nothing listening,
+// the sender retries in the background, its queue fills, and further
+// windows are dropped and counted. Neither ConsumeTraces nor the window
+// timer waits for the network, and Shutdown returns.
+func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close()) // nothing listens there now
+
+	cfg := testConfig()
+	cfg.ClientConfig.Endpoint = addr
+	cfg.ClientConfig.TLS.Insecure = true
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = time.Minute
+	q := cfg.QueueConfig.Get()
+	q.QueueSize, q.NumConsumers = 2, 1
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := exportertest.NewNopSettings(typ)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	clk := &manualClock{}
+	clk.set(at(time.Second))
+	exp, err := newExporter(cfg, set, withClock(clk, make(chan time.Time)))
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for w := range 20 {
+			base := time.Duration(w) * time.Second
+			_ = exp.consumeTraces(context.Background(), instanceTraces(
+				span{probe: "p", outcome: "success", end: base + ms(100), delay: ms(3), dmax: 20 * time.Millisecond, bins: 20}))
+			exp.tick(at(base + 2*time.Second))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("ConsumeTraces or the window timer blocked on an unreachable endpoint")
+	}
+
+	got, err := tel.GetMetric("otelcol_deltaq_exporter_output_dropped")
+	require.NoError(t, err, "no window was dropped although the queue holds 2 and the endpoint is down")
+	sum, ok := got.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "output_dropped is %T", got.Data)
+	var metricsDropped int64
+	for _, dp := range sum.DataPoints {
+		if v, _ := dp.Attributes.Value("signal"); v.AsString() == "metrics" {
+			metricsDropped = dp.Value
+		}
+	}
+	// 20 windows, one in the sender, two in the queue: at least 17 dropped.
+	assert.GreaterOrEqual(t, metricsDropped, int64(17), "metrics batches dropped and counted")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, exp.shutdown(ctx))
+}

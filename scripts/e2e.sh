@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# make e2e: the collector path end to end, with real programs on loopback.
+#
+# Starts Prometheus (remote-write receiver on, the shipped alert rules),
+# Alertmanager (the shipped configuration), the built collector with
+# examples/demo/collector-prometheus.yaml and the synthetic workload, then
+# asserts:
+#   1. ΔQ series of every contract metric reach Prometheus for every probe;
+#   2. every query of the Grafana dashboard parses and returns data;
+#   3. slowing worker_2 fires the DeltaQQTAViolation alert in Alertmanager
+#      for worker_2 and job (not worker_1), and easing it resolves the alert;
+#   4. the deltaq.trigger log record reaches the collector's log output;
+#   5. the workload delivered every span and start event it made.
+# Everything it started is stopped by process id when it exits, also on
+# failure. Logs stay in build/e2e.
+#
+# Installs Debian's prometheus, prometheus-alertmanager, jq and curl when
+# missing (needs root or sudo). Environment: BIN (default bin), E2E_TIMEOUT
+# (seconds to wait for each alert transition, default 120).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=${BIN:-bin}
+WAIT=${E2E_TIMEOUT:-120}
+D=$PWD/build/e2e
+rm -rf "$D"
+mkdir -p "$D"
+
+log() { printf 'e2e %(%H:%M:%S)T %s\n' -1 "$*"; }
+fail() {
+  log "FAIL: $*"
+  exit 1
+}
+
+# --- tools ------------------------------------------------------------------
+need=()
+command -v prometheus >/dev/null || need+=(prometheus)
+command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
+command -v jq >/dev/null || need+=(jq)
+command -v curl >/dev/null || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+for b in otelcol-deltaq dqworkload; do
+  [ -x "$BIN/$b" ] || fail "$BIN/$b missing (make build commands)"
+done
+
+# --- processes ----------------------------------------------------------------
+pids=()
+names=()
+stop_all() {
+  local rc=$? i p
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    p=${pids[i]}
+    kill -0 "$p" 2>/dev/null || continue
+    kill -TERM "$p" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$p" 2>/dev/null; then
+      log "${names[i]} (pid $p) ignored SIGTERM: killing it"
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+    wait "$p" 2>/dev/null || true
+  done
+  if [ "$rc" -ne 0 ]; then
+    for f in "$D"/*.log; do
+      echo "----- last lines of $f"
+      tail -n 25 "$f"
+    done
+  fi
+  exit "$rc"
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
+# start NAME CMD...: runs CMD in the background, output to $D/NAME.log.
+start() {
+  local name=$1
+  shift
+  "$@" >"$D/$name.log" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+}
+pid_of() {
+  local i
+  for i in "${!names[@]}"; do
+    if [ "${names[i]}" = "$1" ]; then echo "${pids[i]}"; fi
+  done
+}
+
+# free_ports N: N consecutive loopback ports nobody listens on.
+free_ports() {
+  local base p ok
+  for _ in $(seq 50); do
+    base=$((20000 + RANDOM % 30000))
+    ok=1
+    for ((p = base; p < base + $1; p++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ok=0; break; fi
+    done
+    [ "$ok" -eq 1 ] && { seq "$base" $((base + $1 - 1)); return; }
+  done
+}
+mapfile -t P < <(free_ports 6)
+[ "${#P[@]}" -eq 6 ] || fail "no 6 free loopback ports found"
+OTLP_GRPC=127.0.0.1:${P[0]}
+OTLP_HTTP=127.0.0.1:${P[1]}
+LOOPBACK=127.0.0.1:${P[2]}
+TELEMETRY=${P[3]}
+PROM=127.0.0.1:${P[4]}
+AM=127.0.0.1:${P[5]}
+
+# wait_for WHAT SECONDS CMD...: retries CMD every half second.
+wait_for() {
+  local what=$1 secs=$2
+  shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what"
+    sleep 0.5
+  done
+}
+alive() {
+  local p
+  p=$(pid_of "$1")
+  kill -0 "$p" 2>/dev/null || fail "$1 exited (see $D/$1.log)"
+}
+
+# --- Prometheus and Alertmanager -------------------------------------------
+sed -e "s|127.0.0.1:9093|$AM|g" -e "s|127.0.0.1:9090|$PROM|g" \
+  -e "s|rules/deltaq-alerts.yml|$PWD/examples/prometheus/rules/deltaq-alerts.yml|" \
+  examples/prometheus/prometheus.yml >"$D/prometheus.yml"
+grep -q "$AM" "$D/prometheus.yml" || fail "examples/prometheus/prometheus.yml: no Alertmanager target to point at $AM"
+# Notifications go to a port nobody listens on: the test reads Alertmanager's API.
+sed -e "s|http://127.0.0.1:5001/|http://127.0.0.1:9/|" examples/alertmanager/alertmanager.yml >"$D/alertmanager.yml"
+
+start prometheus prometheus --config.file="$D/prometheus.yml" --storage.tsdb.path="$D/prometheus-data" \
+  --web.listen-address="$PROM" --web.enable-remote-write-receiver --web.enable-lifecycle
+start alertmanager prometheus-alertmanager --config.file="$D/alertmanager.yml" --storage.path="$D/alertmanager-data" \
+  --web.listen-address="$AM" --cluster.listen-address=
+wait_for "Prometheus ready" 30 curl -fsS "http://$PROM/-/ready"
+wait_for "Alertmanager ready" 30 curl -fsS "http://$AM/-/ready"
+log "Prometheus on $PROM, Alertmanager on $AM"
+
+# --- collector and workload ---------------------------------------------------
+DELTAQ_OTLP_GRPC=$OTLP_GRPC DELTAQ_OTLP_HTTP=$OTLP_HTTP DELTAQ_LOOPBACK=$LOOPBACK \
+  DELTAQ_PROMETHEUS=http://$PROM DELTAQ_TELEMETRY_PORT=$TELEMETRY DELTAQ_DIAGRAM=examples/demo/mm1k.dq \
+  start collector "$BIN/otelcol-deltaq" --config=examples/demo/collector-prometheus.yaml
+tcp_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+wait_for "collector OTLP port" 30 tcp_open "$OTLP_GRPC"
+alive collector
+log "collector on $OTLP_GRPC (deltaq output via $LOOPBACK)"
+
+# Normal load first; the test toggles worker_2's slow-down with SIGUSR1.
+start workload "$BIN/dqworkload" --endpoint "$OTLP_GRPC" --rate 100 --mu1 200 --mu2 200 --k 10 \
+  --slow-worker 2 --slow-factor 4 --report 5s --seed 42
+WORKLOAD=$(pid_of workload)
+
+# prom_query EXPR: the JSON of an instant query (fails on HTTP or parse errors).
+prom_query() { curl -fsS --get "http://$PROM/api/v1/query" --data-urlencode "query=$1"; }
+# prom_count EXPR: the number of series of an instant query.
+prom_count() {
+  local out
+  out=$(prom_query "$1") || return 1
+  jq -e '.status == "success"' <<<"$out" >/dev/null || return 1
+  jq '.data.result | length' <<<"$out"
+}
+
+# --- 1. ΔQ series for every probe ------------------------------------------------
+probes=(job worker_1 worker_2)
+metrics=(deltaq_observed_seconds_bucket deltaq_cdf_ratio deltaq_quantile_seconds deltaq_outcomes_total
+  deltaq_failure_ratio deltaq_qta_violation_ratio)
+series_present() {
+  local m p
+  for m in "${metrics[@]}"; do
+    for p in "${probes[@]}"; do
+      [ "$(prom_count "count($m{deltaq_probe=\"$p\"})")" -gt 0 ] || return 1
+    done
+  done
+  # Only a probe with an outcome diagram expression has a calculated ΔQ.
+  [ "$(prom_count 'count(deltaq_divergence_ratio{deltaq_probe="job"})')" -gt 0 ] &&
+    [ "$(prom_count 'count(deltaq_cdf_ratio{deltaq_probe="job",deltaq_series="calculated"})')" -gt 0 ]
+}
+wait_for "ΔQ series of every metric for probes ${probes[*]}" 60 series_present
+alive collector
+alive workload
+log "ok: ${#metrics[@]} metrics (+ divergence and calculated ΔQ of job) for probes ${probes[*]} in Prometheus"
+# Normal load: no QTA alert. (A single window may break a QTA by chance: the
+# delays of jobs close in time share a queue, so one burst of arrivals delays
+# many of them. The alert waits for 15 s of violations.)
+sleep 5
+# prom_alerts STATE: the probes with a DeltaQQTAViolation alert in STATE in Prometheus.
+prom_alerts() {
+  curl -fsS "http://$PROM/api/v1/alerts" |
+    jq -r --arg s "$1" '[.data.alerts[] | select(.labels.alertname == "DeltaQQTAViolation" and .state == $s) | .labels.deltaq_probe] | sort | unique | join(" ")'
+}
+v=$(prom_alerts firing) || fail "Prometheus alerts API"
+[ -z "$v" ] || fail "QTA alert firing at normal load for: $v"
+
+# --- 2. the Grafana dashboard's queries -----------------------------------------
+dash=examples/grafana/deltaq-dashboard.json
+[ -f "$dash" ] || fail "$dash missing"
+# The probe variable: Grafana's label_values(METRIC, LABEL) is the label values API.
+varq=$(jq -r '.templating.list[] | select(.name == "probe") | .query | if type == "object" then .query else . end' "$dash")
+[[ $varq =~ ^label_values\(([a-z_]+),[[:space:]]*([a-z_]+)\)$ ]] || fail "probe variable query not understood: $varq"
+values=$(curl -fsS --get "http://$PROM/api/v1/label/${BASH_REMATCH[2]}/values" --data-urlencode "match[]=${BASH_REMATCH[1]}" |
+  jq -r '.data | join(" ")')
+for p in "${probes[@]}"; do
+  [[ " $values " == *" $p "* ]] || fail "dashboard variable probe ($varq) lacks $p: [$values]"
+done
+log "ok: dashboard variable probe = [$values]"
+# All probes, as Grafana writes a multi-value "All" into a regex matcher.
+all="($(echo "$values" | tr ' ' '|'))"
+n=0
+while IFS= read -r expr; do
+  [ -n "$expr" ] || continue
+  q=${expr//\$\{probe\}/$all}
+  q=${q//\$probe/$all}
+  q=${q//\$__rate_interval/1m}
+  q=${q//\$__interval/15s}
+  q=${q//\$__range/5m}
+  [[ $q != *'$'* ]] || fail "dashboard query has a variable this test does not know: $expr"
+  out=$(curl -sS --get "http://$PROM/api/v1/query" --data-urlencode "query=$q") || fail "query failed: $q"
+  [ "$(jq -r .status <<<"$out")" = success ] || fail "dashboard query does not parse: $q: $(jq -r .error <<<"$out")"
+  [ "$(jq '.data.result | length' <<<"$out")" -gt 0 ] || fail "dashboard query returns no data: $q"
+  n=$((n + 1))
+done < <(jq -r '.. | objects | select(has("targets")) | .targets[] | .expr // empty' "$dash")
+[ "$n" -gt 0 ] || fail "no queries found in $dash"
+log "ok: all $n dashboard queries parse and return data"
+
+# --- 3. the QTA alert fires when worker_2 slows, resolves when it eases ------------
+# firing: the probes with an active DeltaQQTAViolation alert in Alertmanager.
+firing() {
+  curl -fsS --get "http://$AM/api/v2/alerts" --data-urlencode 'filter=alertname="DeltaQQTAViolation"' |
+    jq -r '[.[] | select(.status.state == "active") | .labels.deltaq_probe] | sort | unique | join(" ")'
+}
+f=$(firing) || fail "Alertmanager alerts API"
+[ -z "$f" ] || fail "QTA alert active in Alertmanager before the slow-down: $f"
+# Collector log lines written before the slow-down: at normal load a single
+# window may fire a trigger by chance, so step 4 reads only what follows.
+slow_from=$(($(wc -l <"$D/collector.log") + 1))
+kill -USR1 "$WORKLOAD"
+log "worker_2 slowed (μ₂ = 50/s < λ = 100/s)"
+fired() { f=$(firing) && [[ " $f " == *" worker_2 "* && " $f " == *" job "* ]]; }
+wait_for "DeltaQQTAViolation for worker_2 and job in Alertmanager" "$WAIT" fired
+f=$(firing)
+[[ " $f " != *" worker_1 "* ]] || fail "worker_1 is not slowed, yet its QTA alert fires: $f"
+log "ok: alert firing in Alertmanager for: $f"
+kill -USR1 "$WORKLOAD"
+log "worker_2 eased"
+resolved() {
+  local f
+  f=$(firing) || return 1
+  [ -z "$f" ] && [ -z "$(prom_alerts firing)" ]
+}
+wait_for "the QTA alerts to resolve" "$WAIT" resolved
+log "ok: alert resolved"
+
+# --- 4. the trigger log record in the collector's log output ------------------------
+# The debug exporter prints each record: "EventName: deltaq.trigger", then its
+# attributes, one "-> key: Type(value)" line each. Look for a trigger of
+# worker_2 written after the slow-down began.
+triggers=$(tail -n +"$slow_from" "$D/collector.log" | awk '
+  /^LogRecord #/ { if (ev && probe == "worker_2") print kind; ev = 0; probe = ""; kind = "" }
+  /^EventName: deltaq\.trigger$/ { ev = 1 }
+  /-> deltaq\.probe: Str\(/ { probe = $0; sub(/.*Str\(/, "", probe); sub(/\)$/, "", probe) }
+  /-> deltaq\.trigger: Str\(/ { kind = $0; sub(/.*Str\(/, "", kind); sub(/\)$/, "", kind) }
+  /^(Trace ID|Flags):/ { if (ev && probe == "worker_2") print kind; ev = 0; probe = ""; kind = "" }
+' | sort | uniq -c | tr -s ' \n' ' ')
+# Half of worker_2's jobs are dropped while it is slowed: the failure trigger
+# must be among them (at normal load it drops 0.05 % of its jobs).
+[[ $triggers == *" failure"* ]] ||
+  fail "no deltaq.trigger record (failure) for worker_2 in the collector's log output after the slow-down; found:${triggers:- none}"
+log "ok: deltaq.trigger records for worker_2 after the slow-down (count kind):$triggers"
+
+# --- 5. the workload delivered everything ------------------------------------------
+kill -TERM "$WORKLOAD"
+rc=0
+wait "$WORKLOAD" || rc=$?
+grep '^final:' "$D/workload.log" || true
+[ "$rc" -eq 0 ] || fail "the workload reports undelivered data (exit $rc)"
+alive collector
+# An error in the collector's log means lost output (say, a remote write
+# that Prometheus refused).
+if grep -q $'\terror\t' "$D/collector.log"; then
+  grep $'\terror\t' "$D/collector.log" | head -n 5 | cut -c 1-400
+  fail "the collector logged errors (above)"
+fi
+log "PASS"
