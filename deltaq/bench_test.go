@@ -41,6 +41,31 @@ func BenchmarkConvolve(b *testing.B) {
 	}
 }
 
+// BenchmarkConvolveInto is BenchmarkConvolve computing into a reused
+// result buffer: the arithmetic of each method without the allocation of
+// the 2·(N_A + N_B)-value result (and the garbage collection it causes),
+// which BenchmarkConvolve includes for every method alike.
+func BenchmarkConvolveInto(b *testing.B) {
+	methods := []struct {
+		name string
+		m    method
+	}{{"auto", methodAuto}, {"direct", methodDirect}, {"fft", methodFFT}}
+	for _, m := range methods {
+		for _, n := range benchSizes {
+			x, y := denseOperands(b, n)
+			buf := make([]float64, 4*n)
+			b.Run(fmt.Sprintf("%s/N=%d", m.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := convolveInto(buf, "Convolve", x, y, m.m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkConvolveSkewed measures the automatic choice on operands of very
 // different supports, where direct summation wins at any size.
 func BenchmarkConvolveSkewed(b *testing.B) {

@@ -20,12 +20,22 @@
 // transform. Twiddle factors are computed once per size, each directly with
 // sin and cos (no recurrence, so no accumulated error), and work buffers are
 // pooled: a convolution allocates nothing once its size has been seen.
+//
+// On amd64 processors with AVX2 and FMA (x86-64-v3) the passes, and the
+// loop that separates and multiplies the spectra, run as assembly kernels
+// (kernels_amd64.s) that process two complex values per instruction; the
+// pure-Go passes are the fallback elsewhere, or everywhere when built with
+// the purego tag, and the tests check both against each other, against
+// direct summation and against gonum's dsp/fourier. The kernels make a
+// 1000 × 1000 convolution about 2.3 times faster than the pure-Go passes
+// (10 µs against 23 µs of CPU time on a 2-core AMD EPYC).
 package fft
 
 import (
 	"math"
 	"math/bits"
 	"sync"
+	"unsafe"
 )
 
 // MinSize is the smallest transform size used; shorter convolutions are
@@ -42,22 +52,26 @@ type stage struct {
 // plan is everything a convolution of transform size n needs.
 type plan struct {
 	n, m int // forward size n, inverse size m = n/2
-	// fwd are the radix-2² DIF passes; they are followed by a radix-8
-	// block pass when log₂ n is odd, by a unit-twiddle radix-4 pass
-	// otherwise.
-	fwd  []stage
-	fwd8 bool
-	// inv are the radix-2² DIT passes of the inverse; they are preceded by
-	// a radix-8 block pass when log₂ m is odd, by a unit-twiddle radix-4
-	// pass otherwise.
-	inv  []stage
-	inv8 bool
+	// fwd are the radix-2² DIF passes, blocks of n down to 8 points when
+	// log₂ n is odd (then a radix-2 pass ends the transform), down to 16
+	// otherwise (then a unit-twiddle radix-4 pass ends it).
+	fwd    []stage
+	fwdOdd bool
+	// inv are the radix-2² DIT passes of the inverse, blocks of 8 (log₂ m
+	// odd, after a radix-2 pass) or 16 (after a unit-twiddle radix-4 pass)
+	// up to m points.
+	inv    []stage
+	invOdd bool
+	// fwdGo and invGo are the passes the pure-Go path runs with twiddles:
+	// it does the 8-point blocks with the unrolled dif8 and dit8 instead.
+	fwdGo, invGo []stage
 	// pairs lists, in increasing order of r ≥ 1, the positions r ≤ r' of
 	// the bit-reversed half spectrum whose frequencies k and m−k pair up.
 	pairs []int32
-	// post[r] = e^{+2πik/n} for k = bitrev_m(r).
-	post []complex128
-	bufs sync.Pool // *work
+	// post[r] = e^{+2πik/n} for k = bitrev_m(r); postPairs holds post[r]
+	// and post[r'] for each pair (r, r') of pairs, in the same order.
+	post, postPairs []complex128
+	bufs            sync.Pool // *work
 }
 
 type work struct {
@@ -98,22 +112,30 @@ func newPlan(n int) *plan {
 	base[n/2] = -1
 	base[3*n/4] = 1i
 	lgN := bits.TrailingZeros(uint(n))
-	p.fwd8 = lgN%2 == 1
-	last := 4
-	if p.fwd8 {
+	p.fwdOdd = lgN%2 == 1
+	last := 16
+	if p.fwdOdd {
 		last = 8
 	}
-	for s := n; s > last; s /= 4 {
+	for s := n; s >= last; s /= 4 {
 		p.fwd = append(p.fwd, makeStage(base, n, s, false))
 	}
-	p.inv8 = (lgN-1)%2 == 1
+	p.fwdGo = p.fwd
+	if p.fwdOdd {
+		p.fwdGo = p.fwd[:len(p.fwd)-1]
+	}
+	p.invOdd = (lgN-1)%2 == 1
 	first := 16
-	if p.inv8 {
-		first = 32
+	if p.invOdd {
+		first = 8
 	}
 	for s := first; s <= m; s *= 4 {
 		// ω_s = e^{+2πi/s}: index k·(n/s) into the n-point base table.
 		p.inv = append(p.inv, makeStage(base, n, s, true))
+	}
+	p.invGo = p.inv
+	if p.invOdd {
+		p.invGo = p.inv[1:]
 	}
 	revM := bitrev(m)
 	p.post = make([]complex128, m)
@@ -124,6 +146,7 @@ func newPlan(n int) *plan {
 		r2 := int(revM[m-int(revM[r])])
 		if r <= r2 {
 			p.pairs = append(p.pairs, int32(r), int32(r2))
+			p.postPairs = append(p.postPairs, p.post[r], p.post[r2])
 		}
 	}
 	p.bufs.New = func() any {
@@ -178,6 +201,9 @@ func fold(x, y, w complex128, c float64) complex128 {
 // mulI returns i·z.
 func mulI(z complex128) complex128 { return complex(-imag(z), real(z)) }
 
+// Accelerated reports whether the assembly kernels are in use.
+func Accelerated() bool { return useAVX2 }
+
 // Size returns the transform size used for a linear convolution of length
 // l = len(a) + len(b) − 1: the smallest power of two ≥ max(l, MinSize).
 func Size(l int) int {
@@ -218,7 +244,7 @@ func Convolve(dst, a, b []float64) []float64 {
 		z[j] = complex(0, b[j])
 	}
 	nz := max(na, nb)
-	upperZero := nz <= n/2 && len(p.fwd) > 0
+	upperZero := nz <= n/2 && len(p.fwdGo) > 0
 	if upperZero {
 		// The upper half is zero; the first pass knows and never reads it.
 		clear(z[nz : n/2])
@@ -233,12 +259,11 @@ func Convolve(dst, a, b []float64) []float64 {
 
 	p.inverse(y)
 
+	// y_j = c_{2j} + i·c_{2j+1}: a complex128 is laid out as its real and
+	// imaginary float64s, so the pairs are one block copy.
 	h := l / 2
-	yy := y[:h]
-	d2 := dst[:2*h]
-	for j, v := range yy {
-		d2[2*j] = real(v)
-		d2[2*j+1] = imag(v)
+	if h > 0 {
+		copy(unsafe.Slice((*complex128)(unsafe.Pointer(&dst[0])), h), y[:h])
 	}
 	if l%2 == 1 {
 		dst[l-1] = real(y[h])
@@ -266,6 +291,10 @@ func (p *plan) combine(z, y []complex128) {
 	p0, pm := prod(z[0], z[0]), prod(z[1], z[1])
 	y[0] = fold(p0, pm, post[0], c)
 	pairs := p.pairs
+	if useAVX2 && len(pairs) > 0 {
+		combineAVX(&z[0], &y[0], &pairs[0], len(pairs)/2, &p.postPairs[0], c)
+		return
+	}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		r, r2 := int(pairs[i]), int(pairs[i+1])
 		zk, zmk := z[2*r], z[2*r+1]   // Z_k, Z_{m+k}
@@ -282,8 +311,24 @@ func (p *plan) combine(z, y []complex128) {
 // of x is zero (it need not be cleared); it requires a radix-2² first pass.
 func (p *plan) forward(x []complex128, upperZero bool) {
 	x = x[:p.n]
-	for si := range p.fwd {
-		st := &p.fwd[si]
+	if useAVX2 {
+		for si := range p.fwd {
+			st := &p.fwd[si]
+			if si == 0 && upperZero {
+				dif4zAVX(&x[0], len(x), &st.w1[0], &st.w2[0], &st.w3[0])
+			} else {
+				dif4AVX(&x[0], len(x), st.s, &st.w1[0], &st.w2[0], &st.w3[0])
+			}
+		}
+		if p.fwdOdd {
+			r2AVX(&x[0], len(x))
+		} else {
+			dif4uAVX(&x[0], len(x))
+		}
+		return
+	}
+	for si := range p.fwdGo {
+		st := &p.fwdGo[si]
 		s, q := st.s, st.s/4
 		if si == 0 && upperZero {
 			// x2 = x3 = 0: s02 = d02 = a0 and s13 = d13 = a1.
@@ -318,7 +363,7 @@ func (p *plan) forward(x []complex128, upperZero bool) {
 			}
 		}
 	}
-	if p.fwd8 {
+	if p.fwdOdd {
 		for b := 0; b+7 < len(x); b += 8 {
 			dif8(x[b : b+8 : b+8])
 		}
@@ -340,7 +385,19 @@ func (p *plan) forward(x []complex128, upperZero bool) {
 // x_j = Σ_k X_k e^{+2πijk/m}, bit-reversed order in, natural order out.
 func (p *plan) inverse(x []complex128) {
 	x = x[:p.m]
-	if p.inv8 {
+	if useAVX2 {
+		if p.invOdd {
+			r2AVX(&x[0], len(x))
+		} else {
+			dit4uAVX(&x[0], len(x))
+		}
+		for si := range p.inv {
+			st := &p.inv[si]
+			dit4AVX(&x[0], len(x), st.s, &st.w1[0], &st.w2[0], &st.w3[0])
+		}
+		return
+	}
+	if p.invOdd {
 		for b := 0; b+7 < len(x); b += 8 {
 			dit8(x[b : b+8 : b+8])
 		}
@@ -356,8 +413,8 @@ func (p *plan) inverse(x []complex128) {
 			blk[3] = t1 - mulI(t3)
 		}
 	}
-	for si := range p.inv {
-		st := &p.inv[si]
+	for si := range p.invGo {
+		st := &p.invGo[si]
 		s, q := st.s, st.s/4
 		for b := 0; b < len(x); b += s {
 			x0 := x[b : b+q]

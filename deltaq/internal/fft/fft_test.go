@@ -49,7 +49,25 @@ func randSeq(r *rand.Rand, n int) []float64 {
 	return s
 }
 
-func TestConvolveMatchesDirectAndGonum(t *testing.T) {
+// kernels runs f once per available implementation of the passes: the
+// pure-Go one and, where the processor has it, the AVX2/FMA assembly.
+func kernels(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	useAVX2 = false
+	t.Run("go", f)
+	if saved {
+		useAVX2 = true
+		t.Run("avx2", f)
+	} else {
+		t.Log("no AVX2/FMA: assembly kernels not tested")
+	}
+}
+
+func TestConvolveMatchesDirectAndGonum(t *testing.T) { kernels(t, testConvolveMatches) }
+
+func testConvolveMatches(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	sizes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {3, 3}, {4, 5}, {5, 4}, {8, 9}, {16, 17}, {31, 2}, {33, 33},
 		{100, 1}, {100, 100}, {257, 511}, {1000, 1000}, {1024, 1025}, {4000, 4000}, {3, 5000}}
@@ -99,7 +117,9 @@ func TestConvolveEmpty(t *testing.T) {
 	}
 }
 
-func TestConvolveDoesNotAllocate(t *testing.T) {
+func TestConvolveDoesNotAllocate(t *testing.T) { kernels(t, testConvolveDoesNotAllocate) }
+
+func testConvolveDoesNotAllocate(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	a, b := randSeq(r, 1000), randSeq(r, 1000)
 	dst := make([]float64, 1999)
@@ -157,9 +177,11 @@ func dft(x []complex128, sign float64) []complex128 {
 	return out
 }
 
-func TestTransformsMatchDFT(t *testing.T) {
+func TestTransformsMatchDFT(t *testing.T) { kernels(t, testTransformsMatchDFT) }
+
+func testTransformsMatchDFT(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
-	for lg := 3; lg <= 10; lg++ {
+	for lg := 3; lg <= 11; lg++ {
 		n := 1 << lg
 		p := newPlan(n)
 		x := make([]complex128, n)
@@ -188,6 +210,29 @@ func TestTransformsMatchDFT(t *testing.T) {
 		for j := range wantI {
 			if d := cmplxAbs(in[j] - wantI[j]); d > 1e-12*float64(m) {
 				t.Fatalf("m=%d inverse: x[%d] = %v, want %v", m, j, in[j], wantI[j])
+			}
+		}
+	}
+}
+
+func TestKernelsAgree(t *testing.T) {
+	// The assembly and pure-Go passes compute the same sums in different
+	// orders (and with fused multiply-adds): they agree to rounding.
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	defer func() { useAVX2 = true }()
+	r := rand.New(rand.NewPCG(12, 13))
+	for _, sz := range [][2]int{{2, 3}, {5, 4}, {9, 9}, {17, 16}, {100, 300}, {1000, 1000}, {2048, 2049}, {4000, 4000}} {
+		a, b := randSeq(r, sz[0]), randSeq(r, sz[1])
+		l := len(a) + len(b) - 1
+		useAVX2 = false
+		want := Convolve(make([]float64, l), a, b)
+		useAVX2 = true
+		got := Convolve(make([]float64, l), a, b)
+		for i := range want {
+			if d := math.Abs(got[i] - want[i]); d > 1e-14*float64(min(sz[0], sz[1])) {
+				t.Fatalf("%v: c[%d] = %v (assembly), %v (Go)", sz, i, got[i], want[i])
 			}
 		}
 	}
