@@ -1,0 +1,314 @@
+package deltaqprocessor
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
+)
+
+// The benchmarks run batches of 1000 spans (10 resources × 100 spans, each
+// span with three attributes) through the processor as the collector calls
+// it (processorhelper included), with 10 probes. Besides ns/op and allocs/op
+// (per batch) they report ns/span and allocs/span.
+
+const (
+	benchBatchSize = 1000
+	benchProbes    = 10
+)
+
+func benchConfig(regexps int) *Config {
+	cfg := createDefaultConfig().(*Config)
+	for i := range benchProbes {
+		pc := ProbeConfig{Name: fmt.Sprintf("probe-%d", i), DMax: 100 * time.Millisecond, Bins: 100}
+		if i < regexps {
+			pc.Match.SpanNameRegexp = fmt.Sprintf(`^probe-%d$`, i)
+		}
+		cfg.Probes = append(cfg.Probes, pc)
+	}
+	return cfg
+}
+
+// benchBatch returns 1000 spans of which matched (spread evenly) have a probe
+// name; the others have one of 50 other names.
+func benchBatch(matched int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	n := 0
+	for r := range 10 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("service-%d", r))
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for range 100 {
+			s := spans.AppendEmpty()
+			if matched > 0 && n%(benchBatchSize/matched) == 0 {
+				s.SetName(fmt.Sprintf("probe-%d", n%benchProbes))
+			} else {
+				s.SetName(fmt.Sprintf("GET /other/%d", n%50))
+			}
+			tid, sid := wideIDs(uint32(n))
+			s.SetTraceID(tid)
+			s.SetSpanID(sid)
+			s.SetKind(ptrace.SpanKindServer)
+			start := base.Add(time.Duration(n) * time.Microsecond)
+			s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(n%200) * time.Millisecond)))
+			s.Attributes().PutStr("http.request.method", "GET")
+			s.Attributes().PutInt("http.response.status_code", 200)
+			s.Attributes().PutStr("url.path", "/other")
+			n++
+		}
+	}
+	return td
+}
+
+type benchProcessor struct {
+	traces processor.Traces
+	logs   processor.Logs
+}
+
+func newBenchProcessor(b *testing.B, cfg *Config) benchProcessor {
+	b.Helper()
+	pf := newFactory(newFakeClock()).processorFactory() // the timer never ticks
+	set := processortest.NewNopSettings(metadata.Type)
+	tp, err := pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	lp, err := pf.CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return benchProcessor{traces: tp, logs: lp}
+}
+
+// runTraces times ConsumeTraces on td. After each batch, with the timer
+// stopped, the attributes of its matched spans are rebuilt from scratch (an
+// exact-size attribute list, as the receiver decodes it), so that every
+// iteration pays the full cost of adding the outcome attributes; then next,
+// when not nil, readies the following iteration.
+func runTraces(b *testing.B, bp benchProcessor, td ptrace.Traces, next func(iter int)) {
+	ctx := context.Background()
+	var matched []ptrace.Span
+	var orig []map[string]any
+	spans, _ := allSpans([]ptrace.Traces{td})
+	for _, s := range spans {
+		if s.Name()[0] == 'p' {
+			matched = append(matched, s)
+			orig = append(orig, s.Attributes().AsRaw())
+		}
+	}
+	reset := func(iter int) {
+		for i, s := range matched {
+			if err := s.Attributes().FromRaw(orig[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if next != nil {
+			next(iter)
+		}
+	}
+	if next != nil {
+		next(-1)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := bp.traces.ConsumeTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+		if len(matched) > 0 || next != nil {
+			b.StopTimer()
+			reset(i)
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	n := float64(td.SpanCount())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*n), "ns/span")
+
+	// Allocations per span, counted over a few more batches.
+	const rounds = 16
+	var ms runtime.MemStats
+	var mallocs uint64
+	for i := range rounds {
+		reset(b.N + i)
+		runtime.ReadMemStats(&ms)
+		m0 := ms.Mallocs
+		_ = bp.traces.ConsumeTraces(ctx, td)
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs - m0
+	}
+	b.ReportMetric(float64(mallocs)/(rounds*n), "allocs/span")
+}
+
+// BenchmarkProcessorTraces measures the mapping path: no start events in
+// flight, 10 exact-name probes, 0, 10 % or all of the spans matched.
+func BenchmarkProcessorTraces(b *testing.B) {
+	for _, matched := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("matched=%d", matched), func(b *testing.B) {
+			runTraces(b, newBenchProcessor(b, benchConfig(0)), benchBatch(matched), nil)
+		})
+	}
+	// Two of the ten probes match by regular expression instead: every span
+	// that no exact name matches is tried against both expressions.
+	b.Run("matched=100/regexps=2", func(b *testing.B) {
+		runTraces(b, newBenchProcessor(b, benchConfig(2)), benchBatch(100), nil)
+	})
+}
+
+// BenchmarkProcessorTracesStartEvents measures the mapping path while start
+// events are in flight: 10,000 instances that never end are tracked, and
+// before each batch is timed a start event has been sent (untimed) for every
+// matched span of the batch, which the batch then ends: every matched span
+// looks up and removes a tracked instance.
+func BenchmarkProcessorTracesStartEvents(b *testing.B) {
+	for _, matched := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("matched=%d", matched), func(b *testing.B) {
+			bp := newBenchProcessor(b, benchConfig(0))
+			ctx := context.Background()
+			ids := make([]uint32, 10_000)
+			for i := range ids {
+				ids[i] = 1_000_000 + uint32(i)
+			}
+			if err := bp.logs.ConsumeLogs(ctx, startEvents("probe-0", base, ids...)); err != nil {
+				b.Fatal(err)
+			}
+			td := benchBatch(matched)
+			spans, _ := allSpans([]ptrace.Traces{td})
+			runTraces(b, bp, td, func(iter int) {
+				// Give the batch's matched spans trace ids of their own
+				// for the next iteration, and announce them with start
+				// events.
+				ld := plog.NewLogs()
+				lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+				for _, s := range spans {
+					if s.Name()[0] != 'p' {
+						continue
+					}
+					tid := s.TraceID()
+					binary.BigEndian.PutUint32(tid[8:], uint32(iter+2))
+					s.SetTraceID(tid)
+					lr := lrs.AppendEmpty()
+					lr.SetEventName(outcome.StartEventName)
+					lr.SetTraceID(tid)
+					lr.SetSpanID(s.SpanID())
+					lr.SetTimestamp(s.StartTimestamp())
+					lr.Attributes().PutStr(outcome.AttrProbe, s.Name())
+				}
+				if err := bp.logs.ConsumeLogs(ctx, ld); err != nil && !errors.Is(err, processorhelper.ErrSkipProcessingData) {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkProcessorStartEvents measures the logs path: batches of 1000
+// start events, each then ended (untimed) so that the table stays at its
+// working size.
+func BenchmarkProcessorStartEvents(b *testing.B) {
+	bp := newBenchProcessor(b, benchConfig(0))
+	ctx := context.Background()
+	ids := make([]uint32, benchBatchSize)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	src := startEvents("probe-0", base, ids...)
+	ends := spansOf("probe-0", base, time.Millisecond, ids...)
+	var ms runtime.MemStats
+	var mallocs uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		ld := plog.NewLogs()
+		src.CopyTo(ld)
+		runtime.ReadMemStats(&ms)
+		m0 := ms.Mallocs
+		b.StartTimer()
+		if err := bp.logs.ConsumeLogs(ctx, ld); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs - m0
+		td := ptrace.NewTraces()
+		ends.CopyTo(td)
+		_ = bp.traces.ConsumeTraces(ctx, td)
+		b.StartTimer()
+	}
+	events := float64(b.N) * benchBatchSize
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
+	b.ReportMetric(float64(mallocs)/events, "allocs/event")
+}
+
+// TestUnmatchedSpansDoNotAllocate pins the property the benchmarks measure:
+// mapping a batch whose spans match no probe allocates nothing, with exact
+// names, with regular expressions (once their names are cached), and with
+// start events in flight.
+func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
+	for _, regexps := range []int{0, 2} {
+		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.startEvent(startEvents("probe-1", base, 1).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), &resourceInfo{res: pcommon.NewResource()})
+		td := benchBatch(0)
+		_, _ = p.processTraces(context.Background(), td) // fills the name cache
+		allocs := testing.AllocsPerRun(20, func() {
+			_, _ = p.processTraces(context.Background(), td)
+		})
+		if allocs != 0 {
+			t.Errorf("regexps=%d: %v allocations per batch of unmatched spans, want 0", regexps, allocs)
+		}
+		p.telemetry.Shutdown()
+	}
+}
+
+// BenchmarkPdataOutcomeAttributes is the floor of the matched-span cost:
+// pdata alone growing 1000 three-attribute lists and adding the four outcome
+// attributes, restored the same way as in runTraces.
+func BenchmarkPdataOutcomeAttributes(b *testing.B) {
+	td := benchBatch(0)
+	spans, _ := allSpans([]ptrace.Traces{td})
+	orig := spans[0].Attributes().AsRaw()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, s := range spans {
+			a := s.Attributes()
+			a.EnsureCapacity(a.Len() + 4)
+			a.PutStr(outcome.AttrProbe, "probe-0")
+			a.PutStr(outcome.AttrOutcome, outcome.Success)
+			a.PutInt(outcome.AttrDMaxNs, 100_000_000)
+			a.PutInt(outcome.AttrBins, 100)
+		}
+		b.StopTimer()
+		for _, s := range spans {
+			if err := s.Attributes().FromRaw(orig); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+}

@@ -1,0 +1,27 @@
+package deltaqprocessor
+
+import "time"
+
+// clock makes the timer injectable: the processor's timer goroutine fires
+// the timeouts due at each tick's time, so tests drive timeouts by sending
+// ticks instead of sleeping.
+type clock interface {
+	// NewTicker returns a ticker with period d.
+	NewTicker(d time.Duration) ticker
+}
+
+// ticker delivers the current time once per period.
+type ticker interface {
+	C() <-chan time.Time
+	Stop()
+}
+
+// wallClock is the real clock.
+type wallClock struct{}
+
+func (wallClock) NewTicker(d time.Duration) ticker { return wallTicker{time.NewTicker(d)} }
+
+type wallTicker struct{ t *time.Ticker }
+
+func (w wallTicker) C() <-chan time.Time { return w.t.C }
+func (w wallTicker) Stop()               { w.t.Stop() }

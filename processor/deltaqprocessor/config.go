@@ -1,0 +1,284 @@
+package deltaqprocessor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Limits of the thesis parameterisation dMax = Δbase·2ⁿ·N (thesis, section
+// 5.1.1, equation 5.3, with Δbase = 1 ms). N ∈ [1, 1000] is the thesis's range
+// (section 4.1.2); n ∈ [−10, 10] is the range the project's design fixes.
+const (
+	minExponent = -10
+	maxExponent = 10
+	minBins     = 1
+	maxBins     = 1000
+	// baseBinWidth is Δbase, the base width of a bin.
+	baseBinWidth = time.Millisecond
+)
+
+// Defaults of the limits.
+const (
+	defaultMaxInFlight     = 100_000
+	defaultTimerResolution = 10 * time.Millisecond
+	defaultLateWindow      = time.Minute
+	minTimerResolution     = time.Millisecond
+)
+
+// Config is the configuration of the deltaq processor.
+type Config struct {
+	// Probes lists the outcomes to observe. A span belongs to the first probe,
+	// in this order, whose match holds.
+	Probes []ProbeConfig `mapstructure:"probes"`
+
+	// Failure is the failure rule of the probes that do not set their own.
+	Failure FailureConfig `mapstructure:"failure"`
+
+	// MaxInFlight bounds the number of instances tracked from start events
+	// (started, or timed out and waiting for a late span). Past the bound the
+	// oldest instance is evicted and counted.
+	MaxInFlight int `mapstructure:"max_in_flight"`
+
+	// TimerResolution is the period of the timer that fires timeouts: an
+	// instance whose span has not arrived is reported at most one period
+	// after start + dMax.
+	TimerResolution time.Duration `mapstructure:"timer_resolution"`
+
+	// LateWindow is how long after its timeout an instance is remembered, so
+	// that a span arriving in that time is marked late and not counted again.
+	LateWindow time.Duration `mapstructure:"late_window"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// ProbeConfig is one probe: which spans are instances of the outcome, and the
+// outcome's dMax.
+type ProbeConfig struct {
+	// Name is the probe (outcome) name written to deltaq.probe and used by
+	// start events.
+	Name string `mapstructure:"name"`
+
+	// Match selects the spans of the probe. When neither span_name nor
+	// span_name_regexp is set, the span name must equal Name.
+	Match MatchConfig `mapstructure:"match"`
+
+	// DMax is the maximum delay, given directly; it takes Bins with it.
+	// Exactly one of DMax and Exponent is set.
+	DMax time.Duration `mapstructure:"dmax"`
+
+	// Exponent is n in the thesis form dMax = 1 ms·2ⁿ·Bins, n ∈ [−10, 10].
+	Exponent *int `mapstructure:"exponent"`
+
+	// Bins is the number of bins N of the probe's ΔQ, in [1, 1000]; the bin
+	// width is dMax / N.
+	Bins int `mapstructure:"bins"`
+
+	// Failure replaces the processor-level failure rule for this probe.
+	Failure *FailureConfig `mapstructure:"failure"`
+}
+
+// MatchConfig selects spans. All the conditions that are set must hold.
+type MatchConfig struct {
+	// SpanName is the exact span name.
+	SpanName string `mapstructure:"span_name"`
+	// SpanNameRegexp is a regular expression (RE2 syntax) the span name must
+	// match; anchor it with ^ and $ to match the whole name.
+	SpanNameRegexp string `mapstructure:"span_name_regexp"`
+	// ServiceName is the exact value of the resource attribute service.name.
+	ServiceName string `mapstructure:"service_name"`
+	// SpanKind is one of internal, server, client, producer, consumer.
+	SpanKind string `mapstructure:"span_kind"`
+	// Attributes maps span attribute keys to the values they must equal.
+	Attributes map[string]any `mapstructure:"attributes"`
+}
+
+// FailureConfig says which spans that end within dMax are failures: those
+// with status ERROR (unless StatusError is false) and those for which any of
+// the conditions holds.
+type FailureConfig struct {
+	// StatusError makes spans with status code ERROR failures; true when
+	// omitted.
+	StatusError *bool `mapstructure:"status_error"`
+	// Conditions are attribute conditions; a span for which any holds is a
+	// failure.
+	Conditions []ConditionConfig `mapstructure:"conditions"`
+}
+
+// ConditionConfig compares a span attribute with a value. A condition on an
+// attribute the span does not have does not hold.
+type ConditionConfig struct {
+	// Attribute is the span attribute key.
+	Attribute string `mapstructure:"attribute"`
+	// Op is one of ==, !=, <, <=, >, >=; == when omitted. The ordering
+	// operators take a numeric Value and hold only for numeric attributes.
+	Op string `mapstructure:"op"`
+	// Value is a string, integer, floating-point number or boolean.
+	Value any `mapstructure:"value"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the configuration and reports every problem, each naming
+// the probe and the field.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if len(cfg.Probes) == 0 {
+		errs = append(errs, errors.New("probes: at least one probe is required"))
+	}
+	if cfg.MaxInFlight < 1 {
+		errs = append(errs, fmt.Errorf("max_in_flight: must be at least 1, got %d", cfg.MaxInFlight))
+	}
+	if cfg.TimerResolution < minTimerResolution {
+		errs = append(errs, fmt.Errorf("timer_resolution: must be at least %v, got %v", minTimerResolution, cfg.TimerResolution))
+	}
+	if cfg.LateWindow <= 0 {
+		errs = append(errs, fmt.Errorf("late_window: must be positive, got %v", cfg.LateWindow))
+	}
+	defaultFailure, ferrs := compileFailure("failure", &cfg.Failure)
+	errs = append(errs, ferrs...)
+	seen := make(map[string]int, len(cfg.Probes))
+	for i := range cfg.Probes {
+		pc := &cfg.Probes[i]
+		if j, dup := seen[pc.Name]; dup && pc.Name != "" {
+			errs = append(errs, probeError(i, pc.Name, fmt.Errorf("name: duplicate probe name (also probes[%d])", j)))
+		} else {
+			seen[pc.Name] = i
+		}
+		_, perrs := compileProbe(pc, defaultFailure)
+		for _, err := range perrs {
+			errs = append(errs, probeError(i, pc.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// probeError prefixes err with the probe's position and name.
+func probeError(i int, name string, err error) error {
+	if name == "" {
+		return fmt.Errorf("probes[%d]: %w", i, err)
+	}
+	return fmt.Errorf("probes[%d] %q: %w", i, name, err)
+}
+
+// DMaxNanos returns the probe's dMax in nanoseconds, or the problems with
+// the dmax, exponent and bins fields. For the thesis form it is
+// 1 ms·2ⁿ·N (equation 5.3) = 10⁶·N·2ⁿ ns, exact for n ≥ −6 and rounded to the
+// nearest nanosecond, halves away from zero, below: 10⁶ = 2⁶·15625, so
+// 10⁶·N·2ⁿ has a fractional part only for n < −6, and the error is at most
+// 0.5 ns.
+func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
+	var errs []error
+	if err := checkBins(pc.Bins); err != nil {
+		errs = append(errs, err)
+	}
+	switch {
+	case pc.DMax != 0 && pc.Exponent != nil:
+		errs = append(errs, errors.New("dmax, exponent: set either dmax or exponent, not both"))
+	case pc.Exponent != nil:
+		if n := *pc.Exponent; n < minExponent || n > maxExponent {
+			errs = append(errs, fmt.Errorf("exponent: must be in [%d, %d], got %d", minExponent, maxExponent, n))
+		}
+	case pc.DMax == 0:
+		errs = append(errs, errors.New("dmax: a positive dmax (or an exponent) is required"))
+	case pc.DMax < 0:
+		errs = append(errs, fmt.Errorf("dmax: must be positive, got %v", pc.DMax))
+	}
+	if len(errs) > 0 {
+		return 0, errs
+	}
+	if pc.Exponent != nil {
+		n := *pc.Exponent
+		units := int64(baseBinWidth) * int64(pc.Bins) // 10⁶·N ns, at most 10⁹
+		if n >= 0 {
+			return units << n, nil
+		}
+		d := int64(1) << -n
+		return (units + d/2) / d, nil // round half away from zero (units > 0)
+	}
+	if int64(pc.DMax) < int64(pc.Bins) {
+		return 0, []error{fmt.Errorf("dmax: %v is less than 1ns per bin with %d bins", pc.DMax, pc.Bins)}
+	}
+	return int64(pc.DMax), nil
+}
+
+func checkBins(n int) error {
+	if n < minBins || n > maxBins {
+		return fmt.Errorf("bins: must be in [%d, %d], got %d", minBins, maxBins, n)
+	}
+	return nil
+}
+
+// spanKinds maps the configuration names of span kinds to their OTLP codes
+// (opentelemetry-proto, trace.proto, Span.SpanKind).
+var spanKinds = map[string]int32{
+	"internal": 1,
+	"server":   2,
+	"client":   3,
+	"producer": 4,
+	"consumer": 5,
+}
+
+// compileRegexp compiles a span name expression.
+func compileRegexp(expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("match.span_name_regexp: %w", err)
+	}
+	return re, nil
+}
+
+// parseSpanKind returns the OTLP code of a span kind name (case-insensitive).
+func parseSpanKind(s string) (int32, error) {
+	k, ok := spanKinds[strings.ToLower(s)]
+	if !ok {
+		return 0, fmt.Errorf("match.span_kind: unknown span kind %q (want internal, server, client, producer or consumer)", s)
+	}
+	return k, nil
+}
+
+// literalOf converts a configured value to a literal.
+func literalOf(v any) (literal, error) {
+	switch x := v.(type) {
+	case nil:
+		return literal{}, errors.New("value is required")
+	case string:
+		return literal{kind: litString, s: x}, nil
+	case bool:
+		return literal{kind: litBool, b: x}, nil
+	case int:
+		return literal{kind: litInt, i: int64(x)}, nil
+	case int64:
+		return literal{kind: litInt, i: x}, nil
+	case int32:
+		return literal{kind: litInt, i: int64(x)}, nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return literal{}, fmt.Errorf("value %d is out of the int64 range", x)
+		}
+		return literal{kind: litInt, i: int64(x)}, nil
+	case uint:
+		if uint64(x) > math.MaxInt64 {
+			return literal{}, fmt.Errorf("value %d is out of the int64 range", x)
+		}
+		return literal{kind: litInt, i: int64(x)}, nil
+	case float64:
+		if math.IsNaN(x) {
+			return literal{}, errors.New("value must not be NaN")
+		}
+		return literal{kind: litDouble, f: x}, nil
+	case float32:
+		if math.IsNaN(float64(x)) {
+			return literal{}, errors.New("value must not be NaN")
+		}
+		return literal{kind: litDouble, f: float64(x)}, nil
+	default:
+		return literal{}, fmt.Errorf("value has unsupported type %T (want string, number or boolean)", v)
+	}
+}

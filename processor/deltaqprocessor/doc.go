@@ -1,0 +1,15 @@
+//go:generate ../../bin/mdatagen metadata.yaml
+
+// Package deltaqprocessor provides the deltaq processor: it maps the spans of
+// configured probes to ΔQSD outcome instances (success, timeout, failure) and
+// emits timeouts in real time for instances announced by start events whose
+// span has not ended within dMax.
+//
+// An outcome instance is the observation of one execution of an outcome
+// between its start and end events (thesis, sections 3.3 and 3.4). Its
+// outcome is a success when it ends within dMax, a timeout when it does not
+// (the extended notion of failure of section 3.2), and a failure when it
+// ends within dMax but the user's failure rule holds. The processor writes
+// the result as span attributes (the contract in internal/outcome) for the
+// deltaq exporter to read.
+package deltaqprocessor

@@ -1,0 +1,107 @@
+package deltaqprocessor
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
+)
+
+// NewFactory returns the factory of the deltaq processor.
+func NewFactory() processor.Factory {
+	return newFactory(wallClock{}).processorFactory()
+}
+
+// factory creates one processor instance per component ID and hands it to
+// both the traces and the logs pipeline that name the ID: start events
+// arrive on the logs side and the spans that end them on the traces side, so
+// both sides must share the in-flight table.
+type factory struct {
+	clock     clock
+	mu        sync.Mutex
+	instances map[component.ID]*deltaqProcessor
+}
+
+func newFactory(clk clock) *factory {
+	return &factory{clock: clk, instances: make(map[component.ID]*deltaqProcessor)}
+}
+
+// processorFactory returns the collector factory backed by f.
+func (f *factory) processorFactory() processor.Factory {
+	return processor.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		processor.WithTraces(f.createTraces, metadata.TracesStability),
+		processor.WithLogs(f.createLogs, metadata.LogsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		MaxInFlight:     defaultMaxInFlight,
+		TimerResolution: defaultTimerResolution,
+		LateWindow:      defaultLateWindow,
+	}
+}
+
+// lookup returns the live instance of id, if any.
+func (f *factory) lookup(id component.ID) *deltaqProcessor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.instances[id]
+}
+
+// instance returns the processor instance of set.ID, creating it on first
+// use. The instance leaves the map when it shuts down, so a collector that
+// reloads its configuration builds a fresh one.
+func (f *factory) instance(set processor.Settings, cfg component.Config) (*deltaqProcessor, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.instances[set.ID]; ok {
+		return p, nil
+	}
+	p, err := newProcessor(set, cfg.(*Config), f.clock)
+	if err != nil {
+		return nil, err
+	}
+	id := set.ID
+	p.release = func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.instances[id] == p {
+			delete(f.instances, id)
+		}
+	}
+	f.instances[id] = p
+	return p, nil
+}
+
+func (f *factory) createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	p, err := f.instance(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.attachTraces(set.ID, next); err != nil {
+		return nil, err
+	}
+	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
+		processorhelper.WithStart(p.start),
+		processorhelper.WithShutdown(p.shutdown))
+}
+
+func (f *factory) createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
+	p, err := f.instance(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return processorhelper.NewLogs(ctx, set, cfg, next, p.processLogs,
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
+		processorhelper.WithStart(p.start),
+		processorhelper.WithShutdown(p.shutdown))
+}

@@ -1,0 +1,217 @@
+package deltaqprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
+)
+
+// base is the wall-clock time the tests start at.
+var base = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// fakeClock hands the processor a ticker whose ticks the test sends.
+type fakeClock struct {
+	ch      chan time.Time
+	stopped chan struct{}
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{ch: make(chan time.Time), stopped: make(chan struct{}, 1)}
+}
+
+func (c *fakeClock) NewTicker(time.Duration) ticker { return c }
+func (c *fakeClock) C() <-chan time.Time            { return c.ch }
+func (c *fakeClock) Stop()                          { c.stopped <- struct{}{} }
+
+// tick delivers a tick at time at and returns once the processor has
+// handled it: the channel is unbuffered, so the second send completes only
+// when the timer goroutine is back in its select, after expire returned.
+func (c *fakeClock) tick(at time.Time) {
+	c.ch <- at
+	c.ch <- at
+}
+
+// harness is one processor instance in a traces and a logs pipeline, with
+// sinks as next consumers and an injected clock.
+type harness struct {
+	t      *testing.T
+	clock  *fakeClock
+	traces processor.Traces
+	logs   processor.Logs
+	tsink  *consumertest.TracesSink
+	lsink  *consumertest.LogsSink
+	tel    *componenttest.Telemetry
+	p      *deltaqProcessor
+}
+
+func newHarness(t *testing.T, cfg *Config) *harness {
+	return newHarnessWith(t, cfg, nil)
+}
+
+// newHarnessWith builds the harness; tracesNext replaces the traces sink
+// when not nil.
+func newHarnessWith(t *testing.T, cfg *Config, tracesNext consumer.Traces) *harness {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	h := &harness{t: t, clock: newFakeClock(), tsink: new(consumertest.TracesSink), lsink: new(consumertest.LogsSink)}
+	h.tel = componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
+	pf := newFactory(h.clock)
+	f := pf.processorFactory()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type)
+	set.TelemetrySettings = h.tel.NewTelemetrySettings()
+	var next consumer.Traces = h.tsink
+	if tracesNext != nil {
+		next = tracesNext
+	}
+	var err error
+	h.traces, err = f.CreateTraces(context.Background(), set, cfg, next)
+	require.NoError(t, err)
+	h.logs, err = f.CreateLogs(context.Background(), set, cfg, h.lsink)
+	require.NoError(t, err)
+	h.p = pf.lookup(set.ID)
+	require.NotNil(t, h.p)
+	require.NoError(t, h.traces.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, h.logs.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() {
+		require.NoError(t, h.traces.Shutdown(context.Background()))
+		require.NoError(t, h.logs.Shutdown(context.Background()))
+	})
+	return h
+}
+
+func (h *harness) consumeTraces(td ptrace.Traces) {
+	h.t.Helper()
+	require.NoError(h.t, h.traces.ConsumeTraces(context.Background(), td))
+}
+
+func (h *harness) consumeLogs(ld plog.Logs) {
+	h.t.Helper()
+	require.NoError(h.t, h.logs.ConsumeLogs(context.Background(), ld))
+}
+
+// spanSpec describes a test span.
+type spanSpec struct {
+	name     string
+	service  string
+	id       byte // trace id = [id, 0, …], span id = [id, 1, 0, …]
+	start    time.Time
+	duration time.Duration
+	kind     ptrace.SpanKind
+	status   ptrace.StatusCode
+	attrs    map[string]any
+}
+
+func traceID(id byte) pcommon.TraceID { return pcommon.TraceID{id, 0xa} }
+func spanID(id byte) pcommon.SpanID   { return pcommon.SpanID{id, 0xb} }
+
+// tracesOf builds a batch with one resource per span.
+func tracesOf(specs ...spanSpec) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, s := range specs {
+		rs := td.ResourceSpans().AppendEmpty()
+		if s.service != "" {
+			rs.Resource().Attributes().PutStr("service.name", s.service)
+		}
+		span := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		span.SetName(s.name)
+		span.SetTraceID(traceID(s.id))
+		span.SetSpanID(spanID(s.id))
+		start := s.start
+		if start.IsZero() {
+			start = base
+		}
+		span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		span.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(s.duration)))
+		span.SetKind(s.kind)
+		span.Status().SetCode(s.status)
+		if s.attrs != nil {
+			if err := span.Attributes().FromRaw(s.attrs); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return td
+}
+
+// startEvent describes a test start event.
+type startEvent struct {
+	probe    string
+	service  string
+	id       byte
+	at       time.Time
+	spanName string
+}
+
+// logsOf builds a batch of start events, one resource each.
+func logsOf(events ...startEvent) plog.Logs {
+	ld := plog.NewLogs()
+	for _, e := range events {
+		appendStartEvent(ld, e)
+	}
+	return ld
+}
+
+func appendStartEvent(ld plog.Logs, e startEvent) plog.LogRecord {
+	rl := ld.ResourceLogs().AppendEmpty()
+	if e.service != "" {
+		rl.Resource().Attributes().PutStr("service.name", e.service)
+	}
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetEventName(outcome.StartEventName)
+	lr.SetTraceID(traceID(e.id))
+	lr.SetSpanID(spanID(e.id))
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(e.at))
+	lr.Attributes().PutStr(outcome.AttrProbe, e.probe)
+	if e.spanName != "" {
+		lr.Attributes().PutStr(outcome.AttrSpanName, e.spanName)
+	}
+	return lr
+}
+
+// allSpans flattens the spans of batches, with their resources.
+func allSpans(tds []ptrace.Traces) (spans []ptrace.Span, resources []pcommon.Resource) {
+	for _, td := range tds {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				for k := 0; k < ss.Spans().Len(); k++ {
+					spans = append(spans, ss.Spans().At(k))
+					resources = append(resources, rs.Resource())
+				}
+			}
+		}
+	}
+	return spans, resources
+}
+
+// attrsOf returns a span's attributes as a plain map.
+func attrsOf(s ptrace.Span) map[string]any { return s.Attributes().AsRaw() }
+
+// probeConfig is a probe with an exact span name and a dMax.
+func probeConfig(name string, dMax time.Duration, bins int) ProbeConfig {
+	return ProbeConfig{Name: name, DMax: dMax, Bins: bins}
+}
+
+// testConfig returns the default configuration with the given probes.
+func testConfig(probes ...ProbeConfig) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Probes = probes
+	return cfg
+}

@@ -1,0 +1,432 @@
+package deltaqprocessor
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
+)
+
+// syntheticStatusMessage is the status message of synthetic timeout spans.
+const syntheticStatusMessage = "deltaq: no end within dMax"
+
+// deltaqProcessor is one processor instance, shared by the traces and the
+// logs pipelines that name the same component ID: the logs side tracks the
+// instances announced by start events, the traces side ends them, and the
+// timer goroutine reports those that time out to the traces side's next
+// consumer.
+type deltaqProcessor struct {
+	logger     *zap.Logger
+	m          *matcher
+	resolution time.Duration
+	clock      clock
+	telemetry  *metadata.TelemetryBuilder
+	stats      *stats
+
+	// tracesNext receives the synthetic timeout spans; nil when the
+	// processor is in no traces pipeline. Set before Start.
+	tracesNext consumer.Traces
+
+	mu    sync.Mutex
+	table *inflight.Table
+	// tracked mirrors table.Len() so that the span path can skip the lock
+	// while no start events are in flight.
+	tracked atomic.Int64
+
+	// fired is the timer goroutine's reusable buffer of timed-out instances.
+	fired []inflight.Instance
+
+	lifecycle sync.Mutex
+	started   bool
+	stopped   bool
+	stop      chan struct{}
+	done      chan struct{}
+	// release removes the instance from its factory's shared map.
+	release func()
+}
+
+func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProcessor, error) {
+	m, err := newMatcher(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &deltaqProcessor{
+		logger:     set.Logger,
+		m:          m,
+		resolution: cfg.TimerResolution,
+		clock:      clk,
+		stats:      newStats(len(m.probes)),
+		table:      inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
+		release:    func() {},
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	p.telemetry = tb
+	if err := p.registerTelemetry(tb); err != nil {
+		tb.Shutdown()
+		return nil, err
+	}
+	return p, nil
+}
+
+// attachTraces records the next consumer of the traces pipeline.
+func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	if p.tracesNext != nil {
+		return fmt.Errorf("processor %q is in more than one traces pipeline; synthetic timeout spans need exactly one, so give each traces pipeline its own processor ID (for example %s/a)", id, id.Type())
+	}
+	p.tracesNext = next
+	return nil
+}
+
+// start starts the timer goroutine; the second call (from the other
+// pipeline) does nothing.
+func (p *deltaqProcessor) start(context.Context, component.Host) error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	if p.started || p.stopped {
+		return nil
+	}
+	p.started = true
+	if p.tracesNext == nil {
+		p.logger.Warn("the deltaq processor is in no traces pipeline: timeouts from start events are counted but no synthetic timeout spans are emitted")
+	}
+	p.stop = make(chan struct{})
+	p.done = make(chan struct{})
+	go p.run(p.clock.NewTicker(p.resolution))
+	return nil
+}
+
+// shutdown stops the timer; the first call (from either pipeline) does the
+// work, so that no synthetic span is emitted once any part of the pipeline
+// shuts down. Instances still in flight are dropped.
+func (p *deltaqProcessor) shutdown(ctx context.Context) error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	if p.stopped {
+		return nil
+	}
+	p.stopped = true
+	defer p.release()
+	defer p.telemetry.Shutdown()
+	if !p.started {
+		return nil
+	}
+	close(p.stop)
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run is the timer goroutine: at every tick it fires the timeouts due.
+func (p *deltaqProcessor) run(t ticker) {
+	defer close(p.done)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C():
+			p.expire(now.UnixNano())
+		}
+	}
+}
+
+// processTraces maps the spans of the configured probes to outcome
+// instances. It allocates nothing for a span that matches no probe.
+func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := resourceInfo{res: rs.Resource()}
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				if pi := p.m.match(span, &res); pi >= 0 {
+					p.mapSpan(span, pi)
+				}
+			}
+		}
+	}
+	return td, nil
+}
+
+// mapSpan writes the outcome attributes on a span of probe pi and counts
+// the instance. A span that ends an instance announced by a start event
+// takes that instance's probe; if the instance has already been reported as
+// a timeout the span is marked late and not counted again.
+func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int) {
+	attrs := span.Attributes()
+	if _, mapped := attrs.Get(outcome.AttrOutcome); mapped {
+		return // mapped by a deltaq processor upstream, or synthetic
+	}
+	tid, sid := span.TraceID(), span.SpanID()
+	if tid.IsEmpty() || sid.IsEmpty() {
+		p.malformedSpan(span, reasonMissingIDs)
+		return
+	}
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	switch {
+	case start == 0 || end == 0 || end > math.MaxInt64:
+		p.malformedSpan(span, reasonInvalidTimestamp)
+		return
+	case end < start:
+		p.malformedSpan(span, reasonEndBeforeStart)
+		return
+	}
+
+	late := false
+	if p.tracked.Load() > 0 {
+		p.mu.Lock()
+		inst, state, found := p.table.End(inflight.Key{TraceID: tid, SpanID: sid})
+		p.tracked.Store(int64(p.table.Len()))
+		p.mu.Unlock()
+		if found {
+			pi = inst.Probe
+			late = state == inflight.TimedOut
+		}
+	}
+
+	pr := &p.m.probes[pi]
+	oc := outcomeTimeout
+	if !late {
+		oc = pr.classify(span, int64(end-start))
+	}
+	n := 4
+	if late {
+		n = 5
+	}
+	attrs.EnsureCapacity(attrs.Len() + n)
+	attrs.PutStr(outcome.AttrProbe, pr.name)
+	attrs.PutStr(outcome.AttrOutcome, outcomeValues[oc])
+	attrs.PutInt(outcome.AttrDMaxNs, pr.dMaxNs)
+	attrs.PutInt(outcome.AttrBins, pr.bins)
+	if late {
+		attrs.PutBool(outcome.AttrLate, true)
+		p.stats.late[pi].Add(1)
+		return
+	}
+	p.stats.instances[pi][oc].Add(1)
+}
+
+func (p *deltaqProcessor) malformedSpan(span ptrace.Span, reason int) {
+	p.stats.malformed[reason].Add(1)
+	if ce := p.logger.Check(zap.DebugLevel, "deltaq: span not mapped"); ce != nil {
+		ce.Write(zap.String("reason", reasonValues[reason]), zap.String("span", span.Name()),
+			zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
+	}
+}
+
+// processLogs consumes the start events (log records whose EventName is
+// outcome.StartEventName) and removes them from the batch; every other log
+// record passes through untouched. A batch left empty is not passed on.
+func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
+	removed := false
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		res := resourceInfo{res: rl.Resource()}
+		sls := rl.ScopeLogs()
+		emptied := false
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			if !hasStartEvent(lrs) {
+				continue
+			}
+			lrs.RemoveIf(func(lr plog.LogRecord) bool {
+				if lr.EventName() != outcome.StartEventName {
+					return false
+				}
+				p.startEvent(lr, &res)
+				return true
+			})
+			removed = true
+			emptied = emptied || lrs.Len() == 0
+		}
+		if emptied {
+			sls.RemoveIf(func(sl plog.ScopeLogs) bool { return sl.LogRecords().Len() == 0 })
+		}
+	}
+	if !removed {
+		return ld, nil
+	}
+	rls.RemoveIf(func(rl plog.ResourceLogs) bool { return rl.ScopeLogs().Len() == 0 })
+	if rls.Len() == 0 {
+		return ld, processorhelper.ErrSkipProcessingData // nothing left to pass on
+	}
+	return ld, nil
+}
+
+func hasStartEvent(lrs plog.LogRecordSlice) bool {
+	for k := 0; k < lrs.Len(); k++ {
+		if lrs.At(k).EventName() == outcome.StartEventName {
+			return true
+		}
+	}
+	return false
+}
+
+// startEvent starts tracking the instance a start event announces; its
+// deadline is the event's timestamp + the probe's dMax.
+func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo) {
+	tid, sid := lr.TraceID(), lr.SpanID()
+	if tid.IsEmpty() || sid.IsEmpty() {
+		p.malformedStart(lr, reasonMissingIDs)
+		return
+	}
+	attrs := lr.Attributes()
+	v, ok := attrs.Get(outcome.AttrProbe)
+	if !ok || v.Type() != pcommon.ValueTypeStr {
+		p.malformedStart(lr, reasonUnknownProbe)
+		return
+	}
+	pi, ok := p.m.byName[v.Str()]
+	if !ok {
+		p.malformedStart(lr, reasonUnknownProbe)
+		return
+	}
+	ts := lr.Timestamp()
+	if ts == 0 || ts > math.MaxInt64 {
+		p.malformedStart(lr, reasonInvalidTimestamp)
+		return
+	}
+	pr := &p.m.probes[pi]
+	name := pr.name
+	if v, ok := attrs.Get(outcome.AttrSpanName); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+		name = v.Str()
+	}
+	start := int64(ts)
+	inst := inflight.Instance{
+		Key:      inflight.Key{TraceID: tid, SpanID: sid},
+		Probe:    int(pi),
+		Start:    start,
+		Deadline: addSat(start, pr.dMaxNs),
+		Service:  res.serviceName(),
+		Name:     name,
+	}
+	p.mu.Lock()
+	added, ev := p.table.Add(inst)
+	p.tracked.Store(int64(p.table.Len()))
+	p.mu.Unlock()
+	if !added {
+		p.malformedStart(lr, reasonDuplicateStart)
+		return
+	}
+	if ev.Evicted {
+		p.stats.evictions[ev.State].Add(1)
+		if ce := p.logger.Check(zap.DebugLevel, "deltaq: max_in_flight reached, oldest instance evicted"); ce != nil {
+			ce.Write(zap.String("probe", p.m.probes[ev.Instance.Probe].name), zap.Stringer("state", ev.State))
+		}
+	}
+}
+
+func (p *deltaqProcessor) malformedStart(lr plog.LogRecord, reason int) {
+	p.stats.malformed[reason].Add(1)
+	if ce := p.logger.Check(zap.DebugLevel, "deltaq: start event refused"); ce != nil {
+		ce.Write(zap.String("reason", reasonValues[reason]),
+			zap.Stringer("trace_id", lr.TraceID()), zap.Stringer("span_id", lr.SpanID()))
+	}
+}
+
+// expire reports the instances whose deadline has passed by now (ns since
+// the Unix epoch) as synthetic timeout spans, sent to the traces pipeline's
+// next consumer, and forgets the timed-out instances whose late window has
+// passed.
+func (p *deltaqProcessor) expire(now int64) {
+	p.mu.Lock()
+	fired, _ := p.table.Expire(now, p.fired[:0])
+	p.tracked.Store(int64(p.table.Len()))
+	p.mu.Unlock()
+	p.fired = fired
+	if len(fired) == 0 {
+		return
+	}
+	for i := range fired {
+		p.stats.instances[fired[i].Probe][outcomeTimeout].Add(1)
+		p.stats.startTimeouts[fired[i].Probe].Add(1)
+	}
+	td := p.syntheticSpans(fired)
+	clear(fired) // drop the strings
+	if p.tracesNext == nil {
+		p.stats.syntheticDropped.Add(int64(len(fired)))
+		return
+	}
+	if err := p.tracesNext.ConsumeTraces(context.Background(), td); err != nil {
+		p.stats.syntheticDropped.Add(int64(len(fired)))
+		if ce := p.logger.Check(zap.DebugLevel, "deltaq: synthetic timeout spans refused by the next consumer"); ce != nil {
+			ce.Write(zap.Int("spans", len(fired)), zap.Error(err))
+		}
+	}
+}
+
+// syntheticSpans builds one span per timed-out instance (the contract in
+// internal/outcome): the started span's trace and span ids, start = the start
+// event's timestamp, end = start + dMax, status ERROR, and the outcome
+// attributes with deltaq.outcome = timeout and deltaq.synthetic = true. Spans
+// are grouped in one resource per service.name.
+func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Traces {
+	td := ptrace.NewTraces()
+	byService := make(map[string]ptrace.SpanSlice)
+	for i := range fired {
+		in := &fired[i]
+		spans, ok := byService[in.Service]
+		if !ok {
+			rs := td.ResourceSpans().AppendEmpty()
+			if in.Service != "" {
+				rs.Resource().Attributes().PutStr(attrServiceName, in.Service)
+			}
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(metadata.ScopeName)
+			spans = ss.Spans()
+			byService[in.Service] = spans
+		}
+		pr := &p.m.probes[in.Probe]
+		s := spans.AppendEmpty()
+		s.SetTraceID(in.Key.TraceID)
+		s.SetSpanID(in.Key.SpanID)
+		s.SetName(in.Name)
+		s.SetStartTimestamp(pcommon.Timestamp(in.Start))
+		s.SetEndTimestamp(pcommon.Timestamp(in.Deadline))
+		s.Status().SetCode(ptrace.StatusCodeError)
+		s.Status().SetMessage(syntheticStatusMessage)
+		a := s.Attributes()
+		a.EnsureCapacity(5)
+		a.PutStr(outcome.AttrProbe, pr.name)
+		a.PutStr(outcome.AttrOutcome, outcome.Timeout)
+		a.PutInt(outcome.AttrDMaxNs, pr.dMaxNs)
+		a.PutInt(outcome.AttrBins, pr.bins)
+		a.PutBool(outcome.AttrSynthetic, true)
+	}
+	return td
+}
+
+// addSat returns a + b for b ≥ 0, saturating at the largest int64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

@@ -1,0 +1,571 @@
+package deltaqprocessor
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
+)
+
+// metricPoints returns the data points of an int64 sum or gauge of the
+// component's telemetry, keyed by their attributes as "k=v,k=v" (sorted).
+func metricPoints(t *testing.T, tel *componenttest.Telemetry, name string) map[string]int64 {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		return map[string]int64{}
+	}
+	var dps []metricdata.DataPoint[int64]
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		dps = d.DataPoints
+	case metricdata.Gauge[int64]:
+		dps = d.DataPoints
+	default:
+		t.Fatalf("metric %s has data %T", name, m.Data)
+	}
+	out := make(map[string]int64, len(dps))
+	for _, dp := range dps {
+		var kv []string
+		for _, a := range dp.Attributes.ToSlice() {
+			kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+		}
+		sort.Strings(kv)
+		out[strings.Join(kv, ",")] = dp.Value
+	}
+	return out
+}
+
+// spanJSON renders a span as OTLP JSON, so that a nil and an empty
+// attribute list compare equal.
+func spanJSON(t *testing.T, s ptrace.Span) string {
+	t.Helper()
+	td := ptrace.NewTraces()
+	s.CopyTo(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func outcomeAttrs(probe, oc string, dMax time.Duration, bins int64) map[string]any {
+	return map[string]any{
+		outcome.AttrProbe:   probe,
+		outcome.AttrOutcome: oc,
+		outcome.AttrDMaxNs:  int64(dMax),
+		outcome.AttrBins:    bins,
+	}
+}
+
+func TestSpansMapToOutcomes(t *testing.T) {
+	const dMax = 50 * time.Millisecond
+	h := newHarness(t, testConfig(probeConfig("checkout", dMax, 50)))
+
+	in := tracesOf(
+		spanSpec{name: "checkout", id: 1, duration: 20 * time.Millisecond},
+		spanSpec{name: "checkout", id: 2, duration: dMax}, // ≤ dMax: success
+		spanSpec{name: "checkout", id: 3, duration: dMax + time.Nanosecond},
+		spanSpec{name: "checkout", id: 4, duration: 10 * time.Millisecond, status: ptrace.StatusCodeError},
+		spanSpec{name: "checkout", id: 5, duration: time.Second, status: ptrace.StatusCodeError}, // timeout wins
+		spanSpec{name: "browse", id: 6, duration: time.Second, attrs: map[string]any{"k": "v"}},
+	)
+	want := ptrace.NewTraces()
+	in.CopyTo(want)
+	h.consumeTraces(in)
+
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 6)
+	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 50), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 50), attrsOf(spans[1]))
+	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 50), attrsOf(spans[2]))
+	assert.Equal(t, outcomeAttrs("checkout", outcome.Failure, dMax, 50), attrsOf(spans[3]))
+	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 50), attrsOf(spans[4]))
+
+	// Apart from the deltaq.* attributes, the batch is unchanged, and the
+	// unmatched span is untouched.
+	wantSpans, _ := allSpans([]ptrace.Traces{want})
+	for i, s := range spans {
+		got := ptrace.NewSpan()
+		s.CopyTo(got)
+		for _, k := range []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.AttrDMaxNs, outcome.AttrBins} {
+			got.Attributes().Remove(k)
+		}
+		assert.Equal(t, spanJSON(t, wantSpans[i]), spanJSON(t, got), "span %d", i)
+	}
+
+	assert.Equal(t, map[string]int64{
+		"outcome=success,probe=checkout": 2,
+		"outcome=timeout,probe=checkout": 2,
+		"outcome=failure,probe=checkout": 1,
+	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+}
+
+func TestMatchConditions(t *testing.T) {
+	cfg := testConfig(
+		ProbeConfig{
+			Name: "api", DMax: time.Second, Bins: 10,
+			Match: MatchConfig{
+				SpanName:    "GET /api",
+				ServiceName: "shop",
+				SpanKind:    "Server",
+				Attributes:  map[string]any{"http.request.method": "GET", "tier": 2, "cached": false, "ratio": 0.5},
+			},
+		},
+		ProbeConfig{Name: "items", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `^GET /items/\d+$`}},
+		// Later in the configuration than the regexp that also matches the
+		// name: the earlier probe wins.
+		ProbeConfig{Name: "item-7", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanName: "GET /items/7"}},
+	)
+	h := newHarness(t, cfg)
+	ok := map[string]any{"http.request.method": "GET", "tier": int64(2), "cached": false, "ratio": 0.5}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for kk, vv := range ok {
+			m[kk] = vv
+		}
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	tests := []struct {
+		span spanSpec
+		want string // probe, or "" for no match
+	}{
+		{spanSpec{name: "GET /api", service: "shop", kind: ptrace.SpanKindServer, attrs: ok}, "api"},
+		{spanSpec{name: "GET /api", service: "shop", kind: ptrace.SpanKindServer, attrs: with("tier", 2.0)}, "api"}, // 2.0 == 2
+		{spanSpec{name: "GET /api", service: "other", kind: ptrace.SpanKindServer, attrs: ok}, ""},
+		{spanSpec{name: "GET /api", kind: ptrace.SpanKindServer, attrs: ok}, ""},
+		{spanSpec{name: "GET /api", service: "shop", kind: ptrace.SpanKindClient, attrs: ok}, ""},
+		{spanSpec{name: "GET /api", service: "shop", kind: ptrace.SpanKindServer, attrs: with("tier", "2")}, ""},
+		{spanSpec{name: "GET /api", service: "shop", kind: ptrace.SpanKindServer, attrs: with("cached", nil)}, ""},
+		{spanSpec{name: "GET /api", service: "shop", kind: ptrace.SpanKindServer, attrs: with("ratio", 0.25)}, ""},
+		{spanSpec{name: "GET /items/12", service: "shop"}, "items"},
+		{spanSpec{name: "GET /items/7"}, "items"},
+		{spanSpec{name: "GET /items/x"}, ""},
+		{spanSpec{name: "GET /api/"}, ""},
+	}
+	for i, tt := range tests {
+		tt.span.id = byte(i + 1)
+		tt.span.duration = time.Millisecond
+		h.tsink.Reset()
+		h.consumeTraces(tracesOf(tt.span))
+		spans, _ := allSpans(h.tsink.AllTraces())
+		require.Len(t, spans, 1)
+		v, found := spans[0].Attributes().Get(outcome.AttrProbe)
+		if tt.want == "" {
+			if found {
+				t.Errorf("case %d (%s): matched %s, want no match", i, tt.span.name, v.AsString())
+			}
+			continue
+		}
+		if assert.True(t, found, "case %d (%s): no match", i, tt.span.name) {
+			assert.Equal(t, tt.want, v.Str(), "case %d", i)
+		}
+	}
+}
+
+func TestFailureRules(t *testing.T) {
+	cfg := testConfig(
+		ProbeConfig{
+			Name: "http", DMax: time.Second, Bins: 10,
+			Failure: &FailureConfig{Conditions: []ConditionConfig{
+				{Attribute: "http.response.status_code", Op: ">=", Value: 500},
+				{Attribute: "deltaq.failed", Value: true},
+			}},
+		},
+		ProbeConfig{
+			Name: "quiet", DMax: time.Second, Bins: 10,
+			Failure: &FailureConfig{StatusError: ptr(false)},
+		},
+		ProbeConfig{Name: "inherit", DMax: time.Second, Bins: 10},
+	)
+	cfg.Failure = FailureConfig{Conditions: []ConditionConfig{{Attribute: "shop.refused", Op: "!=", Value: "no"}}}
+	h := newHarness(t, cfg)
+	tests := []struct {
+		span spanSpec
+		want string
+	}{
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 503}}, outcome.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 500.0}}, outcome.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 404}}, outcome.Success},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": "503"}}, outcome.Success}, // not a number
+		{spanSpec{name: "http", attrs: map[string]any{"deltaq.failed": true}}, outcome.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"deltaq.failed": "true"}}, outcome.Success},
+		{spanSpec{name: "http", status: ptrace.StatusCodeError}, outcome.Failure},               // status_error defaults to true
+		{spanSpec{name: "http", attrs: map[string]any{"shop.refused": "yes"}}, outcome.Success}, // own rule replaces the default
+		{spanSpec{name: "quiet", status: ptrace.StatusCodeError}, outcome.Success},
+		{spanSpec{name: "inherit", attrs: map[string]any{"shop.refused": "yes"}}, outcome.Failure},
+		{spanSpec{name: "inherit", attrs: map[string]any{"shop.refused": "no"}}, outcome.Success},
+		{spanSpec{name: "inherit"}, outcome.Success}, // != does not hold for an absent attribute
+		{spanSpec{name: "inherit", status: ptrace.StatusCodeError}, outcome.Failure},
+	}
+	for i, tt := range tests {
+		tt.span.id = byte(i + 1)
+		tt.span.duration = time.Millisecond
+		h.tsink.Reset()
+		h.consumeTraces(tracesOf(tt.span))
+		spans, _ := allSpans(h.tsink.AllTraces())
+		require.Len(t, spans, 1)
+		v, _ := spans[0].Attributes().Get(outcome.AttrOutcome)
+		assert.Equal(t, tt.want, v.AsString(), "case %d: %s %v", i, tt.span.name, tt.span.attrs)
+	}
+}
+
+// TestTimeoutFiresWithinOneTick drives the timer with ticks every 10 ms and
+// checks that a start event whose span never comes is reported at the first
+// tick at or after start + dMax, with the fields the contract requires.
+func TestTimeoutFiresWithinOneTick(t *testing.T) {
+	const dMax, res = 50 * time.Millisecond, 10 * time.Millisecond
+	cfg := testConfig(probeConfig("checkout", dMax, 25))
+	cfg.TimerResolution = res
+	h := newHarness(t, cfg)
+
+	start := base.Add(3 * time.Millisecond) // deadline base+53ms
+	ld := logsOf(startEvent{probe: "checkout", service: "shop", id: 1, at: start})
+	// A log record that is not a start event passes through untouched.
+	other := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
+	other.Body().SetStr("hello")
+	other.SetEventName("app.event")
+	h.consumeLogs(ld)
+	require.Equal(t, 1, h.lsink.LogRecordCount())
+	got := h.lsink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	assert.Equal(t, "hello", got.Body().Str())
+	assert.Equal(t, "app.event", got.EventName())
+
+	for at := base.Add(res); at.Before(start.Add(dMax)); at = at.Add(res) {
+		h.clock.tick(at)
+		require.Zero(t, h.tsink.SpanCount(), "fired early at %v", at.Sub(base))
+	}
+	h.clock.tick(base.Add(60 * time.Millisecond)) // first tick ≥ deadline
+	spans, resources := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 1)
+	s := spans[0]
+	assert.Equal(t, traceID(1), s.TraceID())
+	assert.Equal(t, spanID(1), s.SpanID())
+	assert.Equal(t, "checkout", s.Name())
+	assert.Equal(t, pcommon.NewTimestampFromTime(start), s.StartTimestamp())
+	assert.Equal(t, pcommon.NewTimestampFromTime(start.Add(dMax)), s.EndTimestamp())
+	assert.Equal(t, ptrace.StatusCodeError, s.Status().Code())
+	wantAttrs := outcomeAttrs("checkout", outcome.Timeout, dMax, 25)
+	wantAttrs[outcome.AttrSynthetic] = true
+	assert.Equal(t, wantAttrs, attrsOf(s))
+	assert.Equal(t, map[string]any{"service.name": "shop"}, resources[0].Attributes().AsRaw())
+
+	// Reported once only.
+	h.clock.tick(base.Add(70 * time.Millisecond))
+	assert.Equal(t, 1, h.tsink.SpanCount())
+
+	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+	assert.Equal(t, map[string]int64{"probe=checkout": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
+	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+}
+
+func TestSyntheticSpanTakesSpanNameFromStartEvent(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(
+		startEvent{probe: "checkout", id: 1, at: base, spanName: "POST /checkout"},
+		startEvent{probe: "checkout", id: 2, at: base},
+	))
+	h.clock.tick(base.Add(time.Second))
+	spans, resources := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 2)
+	names := map[pcommon.SpanID]string{spans[0].SpanID(): spans[0].Name(), spans[1].SpanID(): spans[1].Name()}
+	assert.Equal(t, map[pcommon.SpanID]string{spanID(1): "POST /checkout", spanID(2): "checkout"}, names)
+	// Without service.name on the start event, the resource has no attributes.
+	assert.Equal(t, 0, resources[0].Attributes().Len())
+}
+
+func TestSpanInTimeEndsInstance(t *testing.T) {
+	const dMax = 50 * time.Millisecond
+	h := newHarness(t, testConfig(probeConfig("checkout", dMax, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+	h.clock.tick(base.Add(30 * time.Millisecond))
+	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 30 * time.Millisecond}))
+	h.clock.tick(base.Add(time.Second))
+
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 1, "no synthetic span for an instance that ended")
+	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
+	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+}
+
+// TestSpanAfterDeadlineBeforeTick: the span arrives after start + dMax but
+// before the timer reports the instance; it is a timeout by its own duration,
+// counted once, and no synthetic span follows.
+func TestSpanAfterDeadlineBeforeTick(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 55 * time.Millisecond}))
+	h.clock.tick(base.Add(time.Second))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 1)
+	assert.Equal(t, outcome.Timeout, attrsOf(spans[0])[outcome.AttrOutcome])
+	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+}
+
+func TestLateSpanIsMarkedAndNotCounted(t *testing.T) {
+	const dMax = 50 * time.Millisecond
+	cfg := testConfig(probeConfig("checkout", dMax, 25), probeConfig("other", time.Second, 10))
+	cfg.LateWindow = time.Minute
+	h := newHarness(t, cfg)
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+	h.clock.tick(base.Add(dMax))
+	require.Equal(t, 1, h.tsink.SpanCount())
+	h.tsink.Reset()
+
+	// The late span is matched by name to "other", but the start event made
+	// it an instance of "checkout".
+	late := tracesOf(spanSpec{name: "other", id: 1, start: base, duration: 2 * time.Second, attrs: map[string]any{"app": "x"}})
+	h.consumeTraces(late)
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 1)
+	want := outcomeAttrs("checkout", outcome.Timeout, dMax, 25)
+	want[outcome.AttrLate] = true
+	want["app"] = "x"
+	assert.Equal(t, want, attrsOf(spans[0]))
+	assert.Equal(t, "other", spans[0].Name(), "the late span keeps its trace data")
+
+	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"), "counted once, by the timer")
+	assert.Equal(t, map[string]int64{"probe=checkout": 1},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans"))
+}
+
+func TestLateWindowForgets(t *testing.T) {
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	cfg.LateWindow = time.Second
+	h := newHarness(t, cfg)
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+	h.clock.tick(base.Add(100 * time.Millisecond))
+	h.clock.tick(base.Add(50*time.Millisecond + time.Second)) // deadline + late window
+	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+	// A span arriving now is an ordinary instance: the processor no longer
+	// knows its timeout was reported (the late window bounds that memory).
+	h.tsink.Reset()
+	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 2 * time.Second}))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 1)
+	_, late := spans[0].Attributes().Get(outcome.AttrLate)
+	assert.False(t, late)
+}
+
+func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+
+	// Spans.
+	in := tracesOf(
+		spanSpec{name: "checkout", id: 1, duration: time.Millisecond},
+		spanSpec{name: "checkout", id: 2, duration: -time.Millisecond}, // end before start
+		spanSpec{name: "checkout", id: 3, duration: time.Millisecond},
+		spanSpec{name: "checkout", id: 4, duration: time.Millisecond},
+	)
+	spans, _ := allSpans([]ptrace.Traces{in})
+	spans[0].SetTraceID(pcommon.NewTraceIDEmpty())
+	spans[2].SetSpanID(pcommon.NewSpanIDEmpty())
+	spans[3].SetStartTimestamp(0)
+	want := ptrace.NewTraces()
+	in.CopyTo(want)
+	h.consumeTraces(in)
+	require.Len(t, h.tsink.AllTraces(), 1)
+	assert.Equal(t, want, h.tsink.AllTraces()[0], "malformed spans pass through unchanged")
+
+	// Start events.
+	ld := logsOf(
+		startEvent{probe: "checkout", id: 5, at: base},
+		startEvent{probe: "checkout", id: 5, at: base.Add(time.Millisecond)}, // duplicate
+		startEvent{probe: "nope", id: 6, at: base},
+		startEvent{probe: "checkout", id: 7, at: base},
+		startEvent{probe: "checkout", id: 8},
+	)
+	ld.ResourceLogs().At(3).ScopeLogs().At(0).LogRecords().At(0).SetTraceID(pcommon.NewTraceIDEmpty())
+	ld.ResourceLogs().At(4).ScopeLogs().At(0).LogRecords().At(0).SetTimestamp(0)
+	noProbe := appendStartEvent(ld, startEvent{probe: "x", id: 9, at: base})
+	noProbe.Attributes().Remove(outcome.AttrProbe)
+	h.consumeLogs(ld)
+	assert.Zero(t, h.lsink.LogRecordCount(), "start events, valid or not, are consumed")
+
+	assert.Equal(t, map[string]int64{
+		"reason=missing_ids":       3,
+		"reason=end_before_start":  1,
+		"reason=invalid_timestamp": 2,
+		"reason=duplicate_start":   1,
+		"reason=unknown_probe":     2,
+	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_malformed"))
+	assert.Equal(t, map[string]int64{"state=started": 1, "state=timed_out": 0},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+}
+
+func TestAlreadyMappedSpansAreLeftAlone(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	in := tracesOf(spanSpec{name: "checkout", id: 1, duration: time.Second, attrs: map[string]any{
+		outcome.AttrProbe: "checkout", outcome.AttrOutcome: outcome.Timeout, outcome.AttrSynthetic: true,
+	}})
+	want := ptrace.NewTraces()
+	in.CopyTo(want)
+	h.consumeTraces(in)
+	assert.Equal(t, want, h.tsink.AllTraces()[0])
+	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+}
+
+func TestBatchOfOnlyStartEventsIsNotPassedOn(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base}))
+	assert.Empty(t, h.lsink.AllLogs())
+
+	// A batch of ordinary records passes through as it came.
+	ld := plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("a")
+	want := plog.NewLogs()
+	ld.CopyTo(want)
+	h.consumeLogs(ld)
+	require.Len(t, h.lsink.AllLogs(), 1)
+	assert.Equal(t, want, h.lsink.AllLogs()[0])
+}
+
+func TestSyntheticSpansRefusedAreCounted(t *testing.T) {
+	h := newHarnessWith(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)),
+		consumertest.NewErr(errors.New("backend down")))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base}))
+	h.clock.tick(base.Add(time.Second))
+	assert.Equal(t, map[string]int64{"": 2}, metricPoints(t, h.tel, "otelcol_processor_deltaq_synthetic_dropped"))
+	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 2},
+		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+}
+
+// TestLogsOnly: a processor in no traces pipeline still tracks start events;
+// its timeouts are counted as dropped synthetic spans.
+func TestLogsOnly(t *testing.T) {
+	clk := newFakeClock()
+	f := newFactory(clk)
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	lp, err := f.processorFactory().CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, lp.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, lp.ConsumeLogs(context.Background(), logsOf(startEvent{probe: "checkout", id: 1, at: base})))
+	clk.tick(base.Add(time.Second))
+	assert.Equal(t, map[string]int64{"": 1}, metricPoints(t, tel, "otelcol_processor_deltaq_synthetic_dropped"))
+	require.NoError(t, lp.Shutdown(context.Background()))
+}
+
+// TestSharedInstance: the traces and logs processors of one component ID
+// share one instance; another ID has its own, and a second traces pipeline
+// for one ID is refused.
+func TestSharedInstance(t *testing.T) {
+	f := newFactory(newFakeClock())
+	pf := f.processorFactory()
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	setA := processortest.NewNopSettings(metadata.Type)
+	setA.ID = component.NewIDWithName(metadata.Type, "a")
+	setB := processortest.NewNopSettings(metadata.Type)
+	setB.ID = component.NewIDWithName(metadata.Type, "b")
+
+	ta, err := pf.CreateTraces(context.Background(), setA, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	la, err := pf.CreateLogs(context.Background(), setA, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	tb, err := pf.CreateTraces(context.Background(), setB, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	pa, pb := f.lookup(setA.ID), f.lookup(setB.ID)
+	require.NotNil(t, pa)
+	require.NotNil(t, pb)
+	assert.NotSame(t, pa, pb)
+
+	_, err = pf.CreateTraces(context.Background(), setA, cfg, consumertest.NewNop())
+	assert.EqualError(t, err, `processor "deltaq/a" is in more than one traces pipeline; synthetic timeout spans need exactly one, so give each traces pipeline its own processor ID (for example deltaq/a)`)
+
+	// A start event on the logs side is ended by the span on the traces side.
+	require.NoError(t, la.ConsumeLogs(context.Background(), logsOf(startEvent{probe: "checkout", id: 1, at: base})))
+	assert.Equal(t, 1, pa.table.Len())
+	require.NoError(t, ta.ConsumeTraces(context.Background(), tracesOf(spanSpec{name: "checkout", id: 1, duration: time.Millisecond})))
+	assert.Equal(t, 0, pa.table.Len())
+
+	// The first shutdown stops the instance and frees the ID.
+	require.NoError(t, ta.Shutdown(context.Background()))
+	assert.Nil(t, f.lookup(setA.ID))
+	require.NoError(t, la.Shutdown(context.Background()))
+	require.NoError(t, tb.Shutdown(context.Background()))
+	assert.Nil(t, f.lookup(setB.ID))
+}
+
+func TestShutdownStopsTimer(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+	require.NoError(t, h.logs.Shutdown(context.Background()))
+	select {
+	case <-h.clock.stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ticker not stopped")
+	}
+	select {
+	case h.clock.ch <- base.Add(time.Second):
+		t.Fatal("timer goroutine still running after shutdown")
+	default:
+	}
+	assert.Zero(t, h.tsink.SpanCount())
+}
+
+// TestRegexpNameCache checks that matching stays right when the cache of
+// span names is full and when names repeat.
+func TestRegexpNameCache(t *testing.T) {
+	cfg := testConfig(
+		ProbeConfig{Name: "a", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `items/\d+$`}},
+		ProbeConfig{Name: "b", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `(?i)^get `}},
+		ProbeConfig{Name: "c", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `^GET /x`, SpanKind: "client"}},
+	)
+	m, err := newMatcher(cfg)
+	require.NoError(t, err)
+	m.names.init(3)
+	tests := []struct {
+		name string
+		kind ptrace.SpanKind
+		want int
+	}{
+		{"GET /items/1", ptrace.SpanKindServer, 0},
+		{"get /items/x", ptrace.SpanKindServer, 1},
+		{"POST /items/1", ptrace.SpanKindServer, 0},
+		{"POST /other", ptrace.SpanKindServer, -1},
+		{"GET /x", ptrace.SpanKindServer, 1}, // c needs kind client
+		{"GET /x", ptrace.SpanKindClient, 1}, // b comes first
+		{"PUT /x", ptrace.SpanKindClient, -1},
+	}
+	for round := range 2 { // the second round reads the cache where it has the name
+		for _, tt := range tests {
+			s := ptrace.NewSpan()
+			s.SetName(tt.name)
+			s.SetKind(tt.kind)
+			assert.Equal(t, tt.want, m.match(s, &resourceInfo{res: pcommon.NewResource()}), "round %d: %q", round, tt.name)
+		}
+	}
+	assert.Len(t, *m.names.m.Load(), 3, "the cache stops at its limit")
+}

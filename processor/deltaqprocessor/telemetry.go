@@ -1,0 +1,131 @@
+package deltaqprocessor
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
+)
+
+// Reasons for refusing an input item, the values of the malformed counter's
+// reason attribute.
+const (
+	reasonMissingIDs = iota
+	reasonInvalidTimestamp
+	reasonEndBeforeStart
+	reasonUnknownProbe
+	reasonDuplicateStart
+	numReasons
+)
+
+var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start"}
+
+// outcomeValues are the values of deltaq.outcome, indexed by outcome.
+var outcomeValues = [numOutcomes]string{outcome.Success, outcome.Timeout, outcome.Failure}
+
+// stateValues are the values of the state attribute, indexed by
+// inflight.State.
+var stateValues = [2]string{inflight.Started.String(), inflight.TimedOut.String()}
+
+// stats are the processor's counters. The span path only adds to atomics;
+// the metrics SDK reads them through asynchronous instruments when it
+// collects, so counting costs the span path no metric calls.
+type stats struct {
+	instances        [][numOutcomes]atomic.Int64 // by probe
+	late             []atomic.Int64              // by probe
+	startTimeouts    []atomic.Int64              // by probe
+	malformed        [numReasons]atomic.Int64
+	evictions        [2]atomic.Int64 // by inflight.State
+	syntheticDropped atomic.Int64
+}
+
+func newStats(probes int) *stats {
+	return &stats{
+		instances:     make([][numOutcomes]atomic.Int64, probes),
+		late:          make([]atomic.Int64, probes),
+		startTimeouts: make([]atomic.Int64, probes),
+	}
+}
+
+// registerTelemetry registers the callbacks that report the stats and the
+// in-flight counts.
+func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error {
+	probeOpts := make([]metric.ObserveOption, len(p.m.probes))
+	instanceOpts := make([][numOutcomes]metric.ObserveOption, len(p.m.probes))
+	for i := range p.m.probes {
+		name := attribute.String("probe", p.m.probes[i].name)
+		probeOpts[i] = metric.WithAttributeSet(attribute.NewSet(name))
+		for o := range numOutcomes {
+			instanceOpts[i][o] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", outcomeValues[o])))
+		}
+	}
+	var reasonOpts [numReasons]metric.ObserveOption
+	for r := range numReasons {
+		reasonOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reasonValues[r])))
+	}
+	var stateOpts [2]metric.ObserveOption
+	for s := range stateOpts {
+		stateOpts[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("state", stateValues[s])))
+	}
+	s := p.stats
+
+	// observeNonZero reports a counter once it has counted something, so that
+	// an idle probe adds no series.
+	observeNonZero := func(o metric.Int64Observer, c *atomic.Int64, opt metric.ObserveOption) {
+		if v := c.Load(); v != 0 {
+			o.Observe(v, opt)
+		}
+	}
+	return errors.Join(
+		tb.RegisterProcessorDeltaqInstancesCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for i := range s.instances {
+				for oc := range numOutcomes {
+					observeNonZero(o, &s.instances[i][oc], instanceOpts[i][oc])
+				}
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqLateSpansCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for i := range s.late {
+				observeNonZero(o, &s.late[i], probeOpts[i])
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqStartTimeoutsCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for i := range s.startTimeouts {
+				observeNonZero(o, &s.startTimeouts[i], probeOpts[i])
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqMalformedCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for r := range s.malformed {
+				observeNonZero(o, &s.malformed[r], reasonOpts[r])
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for st := range s.evictions {
+				observeNonZero(o, &s.evictions[st], stateOpts[st])
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqSyntheticDroppedCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(s.syntheticDropped.Load())
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {
+			p.mu.Lock()
+			started, timedOut := p.table.Counts()
+			p.mu.Unlock()
+			o.Observe(int64(started), stateOpts[inflight.Started])
+			o.Observe(int64(timedOut), stateOpts[inflight.TimedOut])
+			return nil
+		}),
+	)
+}
