@@ -13,7 +13,7 @@ COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 EXAMPLE_CONFIGS := examples/collector.yaml examples/demo/collector.yaml examples/demo/collector-prometheus.yaml \
 	examples/demo/collector-throughput.yaml
 
-.PHONY: build commands validate-configs e2e demo load
+.PHONY: build commands validate-configs e2e e2e-erlang demo load
 
 ## build: the collector with the deltaq processor and exporter → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -41,8 +41,12 @@ validate-configs: $(OTELCOL)
 	done
 
 ## e2e: collector + workload + Prometheus + Alertmanager on loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log.
-e2e: validate-configs commands
+e2e: validate-configs commands e2e-erlang
 	scripts/e2e.sh
+
+## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
+e2e-erlang: $(OTELCOL)
+	DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/
 
 ## demo: collector + workload + terminal oscilloscope (deltaq scope); Ctrl-C stops all.
 demo: $(OTELCOL) commands

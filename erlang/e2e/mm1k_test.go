@@ -1,0 +1,819 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"google.golang.org/grpc"
+
+	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// gateEnv must be set for the test to run: it needs the built collector and
+// Erlang/OTP, and takes about 40 s.
+const gateEnv = "DQSD_OTEL_E2E"
+
+// The example's run: its default system (λ = 50/s, mean service 8 ms, K = 10,
+// so ρ = 0.4 at each station) for runSeconds.
+const (
+	rate       = 50.0
+	serviceMs  = 8.0
+	bufferK    = 10
+	runSeconds = 30
+)
+
+// The probes of the example, and the one its outcome diagram defines
+// (erlang/examples/mm1k.dq: end_to_end = worker_1 -> worker_2).
+var (
+	probes     = []string{"worker_1", "worker_2", "end_to_end"}
+	expression = "end_to_end"
+)
+
+// TestMM1KThroughCollector runs erlang/examples/mm1k.escript against the
+// built collector with examples/erlang/collector.yaml and checks that
+//  1. the deltaq exporter's ΔQs of worker_1, worker_2 and end_to_end arrive
+//     (outcome counts, observed histograms, quantiles and CDFs, and the
+//     calculated ΔQ of end_to_end), with hardly a timeout or failure and
+//     mean delays that agree with the M/M/1/K closed form and with
+//     end_to_end = worker_1 -> worker_2;
+//  2. killing the collector mid-run leaves the example running: it is alive
+//     seconds later, keeps generating jobs, and exits 0 with its final
+//     "mm1k: done" line, counting the spans it could not export.
+//
+// Everything started is stopped by process id when the test ends, also on
+// failure.
+func TestMM1KThroughCollector(t *testing.T) {
+	if os.Getenv(gateEnv) == "" {
+		t.Skipf("set %s=1 to run the Erlang end-to-end test (needs make build and Erlang/OTP)", gateEnv)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otelcol := os.Getenv("OTELCOL")
+	if otelcol == "" {
+		otelcol = filepath.Join(root, "bin", "otelcol-deltaq")
+	}
+	if _, err := os.Stat(otelcol); err != nil {
+		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
+	}
+	escript := lookPath(t, "escript")
+	ebin := compileLibrary(t, lookPath(t, "erlc"), filepath.Join(root, "erlang", "dqsd_otel", "src"))
+
+	// The ΔQ sink, then the collector, then the example.
+	s := startSink(t)
+	httpAddr := freeAddr(t)
+	logs := t.TempDir()
+	colLog := filepath.Join(logs, "collector.log")
+	colOut, err := os.Create(colLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer colOut.Close()
+	colCmd := exec.Command(otelcol, "--config=examples/erlang/collector.yaml")
+	colCmd.Dir = root // the diagram's default path is relative to the repository
+	colCmd.Env = append(os.Environ(), "DELTAQ_OTLP_HTTP="+httpAddr, "DELTAQ_SINK="+s.addr)
+	colCmd.Stdout, colCmd.Stderr = colOut, colOut
+	col := start(t, "collector", colCmd)
+	out := &output{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("collector log (last lines):\n%s", tail(colLog, 30))
+			t.Logf("mm1k output:\n%s", out.text())
+		}
+	})
+	waitFor(t, "the collector's OTLP/HTTP port "+httpAddr, 30*time.Second, []*proc{col}, func() (bool, string) {
+		c, err := net.DialTimeout("tcp", httpAddr, time.Second)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, ""
+	})
+	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.pid(), httpAddr, s.addr)
+
+	mmCmd := exec.Command(escript, filepath.Join(root, "erlang", "examples", "mm1k.escript"),
+		"--endpoint", "http://"+httpAddr, "--rate", fmtFloat(rate), "--duration", strconv.Itoa(runSeconds),
+		"--k", strconv.Itoa(bufferK), "--service-ms", fmtFloat(serviceMs), "--seed", "7",
+		"--service-name", "mm1k-e2e")
+	mmCmd.Env = append(os.Environ(), "DQSD_OTEL_EBIN="+ebin)
+	mmCmd.Stdout, mmCmd.Stderr = out, out
+	// Wait returns this long after the process exits even if a child of the
+	// Erlang VM still holds its output open.
+	mmCmd.WaitDelay = 5 * time.Second
+	mm := start(t, "mm1k", mmCmd)
+	mmStart := time.Now()
+	t.Logf("mm1k (pid %d) started", mm.pid())
+
+	// 1. The ΔQs of every probe. Wait for a few windows of each, so that the
+	// mean delays below rest on some hundreds of jobs, and for the example's
+	// first progress report (it reports every 5 s), to compare with those
+	// after the kill. The example must still have a progress report ahead of
+	// it when the collector is killed: hence the deadline.
+	const windows = 4
+	waitFor(t, "the ΔQs of every probe", runSeconds*time.Second-10*time.Second, []*proc{col, mm}, func() (bool, string) {
+		if ok, why := s.complete(windows); !ok {
+			return false, why
+		}
+		if out.lastArrivals() == 0 {
+			return false, "no progress report from mm1k yet"
+		}
+		return true, ""
+	})
+	got := s.snapshot()
+	t.Logf("after %v: %d metric requests; windows with instances: %s", time.Since(mmStart).Round(time.Millisecond),
+		got.requests, got.windowsText())
+	checkDeltaQs(t, got)
+
+	// 2. Kill the collector (as a crash would), mid-run.
+	arrivalsBefore := out.lastArrivals()
+	if err := col.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing the collector (pid %d): %v", col.pid(), err)
+	}
+	killedAt := time.Now()
+	select {
+	case <-col.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the collector (pid %d) did not exit after SIGKILL", col.pid())
+	}
+	t.Logf("collector killed %v into the run (mm1k's last progress report: %d arrivals)",
+		killedAt.Sub(mmStart).Round(time.Millisecond), arrivalsBefore)
+	if lines := errorLines(colLog); len(lines) > 0 {
+		t.Errorf("the collector logged errors before it was killed:\n%s", strings.Join(lines, "\n"))
+	}
+
+	time.Sleep(3 * time.Second)
+	if !mm.running() {
+		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.pid(), mm.err)
+	}
+	if err := syscall.Kill(mm.pid(), 0); err != nil {
+		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.pid(), err)
+	}
+	t.Logf("mm1k (pid %d) still running 3 s after the collector was killed", mm.pid())
+
+	// 3. The example runs to its end and exits 0 by itself.
+	left := time.Until(mmStart.Add(runSeconds * time.Second))
+	select {
+	case <-mm.done:
+	case <-time.After(left + 45*time.Second):
+		t.Fatalf("mm1k (pid %d) did not exit within 45 s of the end of its %d s run", mm.pid(), runSeconds)
+	}
+	if mm.err != nil {
+		t.Fatalf("mm1k exited with %v, want exit status 0", mm.err)
+	}
+	checkExample(t, out, killedAt, arrivalsBefore)
+}
+
+// checkDeltaQs checks what the exporter sent for every probe.
+func checkDeltaQs(t *testing.T, got sinkState) {
+	t.Helper()
+	for _, bad := range got.bad {
+		t.Errorf("malformed exporter output: %s", bad)
+	}
+	theory := mm1kSojourn(rate, serviceMs, bufferK)
+	mean := map[string]float64{}
+	for _, p := range probes {
+		st := got.probes[p]
+		if st.outcomes[outcome.Success] <= 0 {
+			t.Errorf("%s: %s{%s=%s} = %d, want > 0", p, deltaqexporter.MetricOutcomes,
+				deltaqexporter.AttrOutcome, outcome.Success, st.outcomes[outcome.Success])
+		}
+		for _, series := range []string{
+			deltaqexporter.MetricCDF + "/" + deltaqexporter.SeriesObserved,
+			deltaqexporter.MetricQuantile + "/" + deltaqexporter.SeriesObserved,
+			deltaqexporter.MetricFailureRatio,
+		} {
+			if !st.series[series] {
+				t.Errorf("%s: no %s series", p, series)
+			}
+		}
+		// Only the probe the diagram defines has a calculated ΔQ (and a
+		// divergence between it and the observed one).
+		for _, series := range []string{
+			deltaqexporter.MetricCDF + "/" + deltaqexporter.SeriesCalculated,
+			deltaqexporter.MetricQuantile + "/" + deltaqexporter.SeriesCalculated,
+			deltaqexporter.MetricDivergence,
+		} {
+			if want := p == expression; st.series[series] != want {
+				t.Errorf("%s: %s series present = %v, want %v (diagram: %s = worker_1 -> worker_2)",
+					p, series, st.series[series], want, expression)
+			}
+		}
+		// dMax (1 s, 2 s) is some 70 mean delays: at ρ = 0.4 a real timeout
+		// has a chance of about e^(−75), a drop at a full buffer one of
+		// 6·10⁻⁵ (Kleinrock 3.6). Timeouts here mean instances the processor
+		// timed out while their spans were still on the way (start events and
+		// spans travel in batches).
+		if n, bad := total(st.outcomes), st.outcomes[outcome.Timeout]+st.outcomes[outcome.Failure]; float64(bad) > 0.02*float64(n) {
+			t.Errorf("%s: %d timeouts and %d failures of %d instances, want at most 2%%", p,
+				st.outcomes[outcome.Timeout], st.outcomes[outcome.Failure], n)
+		}
+		if st.successes == 0 {
+			t.Errorf("%s: no successful instance in %d %s histograms", p, st.windows, deltaqexporter.MetricObserved)
+			continue
+		}
+		mean[p] = st.sum / float64(st.successes)
+		t.Logf("%s: %d windows, %d successes, mean delay %.2f ms, outcomes %v", p, st.windows, st.successes,
+			mean[p]*1e3, st.outcomes)
+	}
+	if t.Failed() {
+		return
+	}
+	// Each station is an M/M/1/K queue (worker_2's arrivals are worker_1's
+	// departures, again Poisson by Burke's theorem when hardly a job is
+	// dropped). The band is wide: Erlang's timers and a shared machine
+	// lengthen service times; it catches a wrong unit or a broken clock.
+	for _, p := range probes[:2] {
+		if m := mean[p]; m < 0.5*theory || m > 4*theory {
+			t.Errorf("%s: mean delay %.2f ms, want within [0.5, 4] × the M/M/1/K mean %.2f ms", p, m*1e3, theory*1e3)
+		}
+	}
+	// A job's end_to_end span encloses its worker_1 and worker_2 spans,
+	// which follow each other within microseconds: the mean end-to-end delay
+	// is the sum of the two (up to the jobs at the edges of the windows).
+	sum := mean["worker_1"] + mean["worker_2"]
+	if d := math.Abs(mean[expression] - sum); d > 0.1*sum+0.001 {
+		t.Errorf("mean delay of %s %.2f ms, of worker_1 + worker_2 %.2f ms: want within 10%% + 1 ms",
+			expression, mean[expression]*1e3, sum*1e3)
+	}
+}
+
+// checkExample checks the example's output after it exited: it kept
+// generating jobs after the collector was killed, drained them, and counted
+// the spans it could not export.
+func checkExample(t *testing.T, out *output, killedAt time.Time, arrivalsBefore int64) {
+	t.Helper()
+	var done map[string]int64
+	progressed := false
+	for _, l := range out.lines() {
+		f, ok := fields(l.text, "mm1k: running ")
+		if ok && l.at.After(killedAt) && f["arrivals"] > arrivalsBefore {
+			progressed = true
+		}
+		if f, ok := fields(l.text, "mm1k: done "); ok {
+			done = f
+		}
+	}
+	if done == nil {
+		t.Fatalf("mm1k printed no \"mm1k: done\" line")
+	}
+	if !progressed {
+		t.Errorf("mm1k reported no progress after the collector was killed (arrivals before: %d)", arrivalsBefore)
+	}
+	for _, k := range []string{"arrivals", "completed", "failed_worker_1", "failed_worker_2", "in_flight",
+		"exported_spans", "exported_events", "dropped", "export_failed"} {
+		if _, ok := done[k]; !ok {
+			t.Fatalf("mm1k's done line lacks %s=", k)
+		}
+	}
+	// Poisson arrivals: mean rate × duration, standard deviation its square
+	// root (39 for 1500); 0.8 of the mean is far below any chance shortfall.
+	if want := 0.8 * rate * runSeconds; float64(done["arrivals"]) < want {
+		t.Errorf("mm1k: %d arrivals, want at least %.0f: the example stopped generating early", done["arrivals"], want)
+	}
+	if done["in_flight"] != 0 {
+		t.Errorf("mm1k: %d jobs in flight at the end, want 0", done["in_flight"])
+	}
+	// Spans made: end_to_end, worker_1 and worker_2 for a job that reached
+	// worker_2; end_to_end and worker_1 for one dropped at worker_1. Each has
+	// a start event.
+	spans := 3*(done["completed"]+done["failed_worker_2"]) + 2*done["failed_worker_1"]
+	if done["exported_spans"] <= 0 || done["exported_events"] <= 0 {
+		t.Errorf("mm1k exported %d spans and %d start events, want some of each (before the kill)",
+			done["exported_spans"], done["exported_events"])
+	}
+	if done["exported_spans"] >= spans {
+		t.Errorf("mm1k exported %d of its %d spans, though the collector was gone for most of the run",
+			done["exported_spans"], spans)
+	}
+	if done["export_failed"] <= 0 {
+		t.Errorf("mm1k counted no failed export, though the collector was gone for most of the run")
+	}
+	// The done line follows the final flush, which counts what it could not
+	// send as failed: every span and start event is accounted for.
+	if n := done["exported_spans"] + done["exported_events"] + done["dropped"] + done["export_failed"]; n != 2*spans {
+		t.Errorf("mm1k accounts for %d items (exported, dropped, failed), want the %d spans and start events it made",
+			n, 2*spans)
+	}
+	t.Logf("mm1k done: %d arrivals, %d spans; exported %d spans and %d events, %d dropped, %d failed",
+		done["arrivals"], spans, done["exported_spans"], done["exported_events"], done["dropped"], done["export_failed"])
+}
+
+// total is the number of instances of all outcomes.
+func total(outcomes map[string]int64) int64 {
+	var n int64
+	for _, c := range outcomes {
+		n += c
+	}
+	return n
+}
+
+// mm1kSojourn is the mean time in an M/M/1/K station, in seconds, of an
+// admitted job (Kleinrock, Queueing Systems vol. 1, 3.6): with ρ = λ/μ,
+// P(n) = (1−ρ)ρⁿ/(1−ρ^(K+1)) for n = 0…K, L = Σ n·P(n), and by Little's law
+// W = L / (λ(1 − P(K))).
+func mm1kSojourn(lambda, serviceMs float64, k int) float64 {
+	rho := lambda * serviceMs / 1000
+	p := func(n int) float64 {
+		if rho == 1 {
+			return 1 / float64(k+1)
+		}
+		return (1 - rho) * math.Pow(rho, float64(n)) / (1 - math.Pow(rho, float64(k+1)))
+	}
+	l := 0.0
+	for n := 0; n <= k; n++ {
+		l += float64(n) * p(n)
+	}
+	return l / (lambda * (1 - p(k)))
+}
+
+// --- the ΔQ sink: an OTLP/gRPC server for the deltaq exporter ---------------
+
+// probeState is what arrived for one probe.
+type probeState struct {
+	// windows counts deltaq.observed data points: windows with instances.
+	windows int
+	// successes and sum are the instances in the histograms' finite buckets
+	// and the sum of their delays in seconds.
+	successes uint64
+	sum       float64
+	// outcomes is the latest deltaq.outcomes (cumulative) by outcome.
+	outcomes   map[string]int64
+	outcomesAt pcommon.Timestamp
+	// series holds "metric" or "metric/series" for every series seen.
+	series map[string]bool
+}
+
+// sinkState is a copy of what the sink received.
+type sinkState struct {
+	requests int
+	probes   map[string]*probeState
+	bad      []string
+}
+
+func (s sinkState) windowsText() string {
+	var parts []string
+	for _, p := range probes {
+		n := 0
+		if st := s.probes[p]; st != nil {
+			n = st.windows
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", p, n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+type sink struct {
+	addr string
+	got  chan struct{}
+
+	mu    sync.Mutex
+	state sinkState
+}
+
+type metricsService struct {
+	pmetricotlp.UnimplementedGRPCServer
+	s *sink
+}
+
+// logsService accepts the exporter's trigger and snapshot records (this
+// configuration has no triggers) so that its log sender does not fail.
+type logsService struct {
+	plogotlp.UnimplementedGRPCServer
+}
+
+func (*logsService) Export(context.Context, plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
+	return plogotlp.NewExportResponse(), nil
+}
+
+func startSink(t *testing.T) *sink {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{addr: lis.Addr().String(), got: make(chan struct{}, 1),
+		state: sinkState{probes: map[string]*probeState{}}}
+	srv := grpc.NewServer()
+	pmetricotlp.RegisterGRPCServer(srv, &metricsService{s: s})
+	plogotlp.RegisterGRPCServer(srv, &logsService{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return s
+}
+
+func (m *metricsService) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+	m.s.add(req.Metrics())
+	select {
+	case m.s.got <- struct{}{}:
+	default:
+	}
+	return pmetricotlp.NewExportResponse(), nil
+}
+
+func (s *sink) probe(name string) *probeState {
+	st := s.state.probes[name]
+	if st == nil {
+		st = &probeState{outcomes: map[string]int64{}, series: map[string]bool{}}
+		s.state.probes[name] = st
+	}
+	return st
+}
+
+// add folds one request of the exporter into the state.
+func (s *sink) add(md pmetric.Metrics) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state.requests++
+	probeOf := func(a pcommon.Map) (*probeState, bool) {
+		v, ok := a.Get(deltaqexporter.AttrProbe)
+		if !ok {
+			return nil, false
+		}
+		return s.probe(v.Str()), true
+	}
+	str := func(a pcommon.Map, k string) string {
+		if v, ok := a.Get(k); ok {
+			return v.AsString()
+		}
+		return ""
+	}
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				switch m.Type() {
+				case pmetric.MetricTypeHistogram:
+					dps := m.Histogram().DataPoints()
+					for d := 0; d < dps.Len(); d++ {
+						dp := dps.At(d)
+						st, ok := probeOf(dp.Attributes())
+						if !ok {
+							s.state.bad = append(s.state.bad, m.Name()+": a data point without "+deltaqexporter.AttrProbe)
+							continue
+						}
+						st.series[m.Name()] = true
+						if m.Name() != deltaqexporter.MetricObserved {
+							continue
+						}
+						bc := dp.BucketCounts().AsRaw()
+						if len(bc) != dp.ExplicitBounds().Len()+1 {
+							s.state.bad = append(s.state.bad, fmt.Sprintf("%s: %d buckets for %d bounds",
+								m.Name(), len(bc), dp.ExplicitBounds().Len()))
+							continue
+						}
+						var total uint64
+						for _, c := range bc {
+							total += c
+						}
+						if total != dp.Count() {
+							s.state.bad = append(s.state.bad, fmt.Sprintf("%s: count %d, buckets sum to %d",
+								m.Name(), dp.Count(), total))
+						}
+						st.windows++
+						st.successes += total - bc[len(bc)-1]
+						st.sum += dp.Sum()
+					}
+				case pmetric.MetricTypeSum:
+					dps := m.Sum().DataPoints()
+					for d := 0; d < dps.Len(); d++ {
+						dp := dps.At(d)
+						st, ok := probeOf(dp.Attributes())
+						if !ok {
+							s.state.bad = append(s.state.bad, m.Name()+": a data point without "+deltaqexporter.AttrProbe)
+							continue
+						}
+						st.series[m.Name()] = true
+						if m.Name() == deltaqexporter.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
+							st.outcomesAt = dp.Timestamp()
+							st.outcomes[str(dp.Attributes(), deltaqexporter.AttrOutcome)] = dp.IntValue()
+						}
+					}
+				case pmetric.MetricTypeGauge:
+					dps := m.Gauge().DataPoints()
+					for d := 0; d < dps.Len(); d++ {
+						dp := dps.At(d)
+						st, ok := probeOf(dp.Attributes())
+						if !ok {
+							s.state.bad = append(s.state.bad, m.Name()+": a data point without "+deltaqexporter.AttrProbe)
+							continue
+						}
+						if v := dp.DoubleValue(); math.IsNaN(v) || math.IsInf(v, 0) {
+							s.state.bad = append(s.state.bad, fmt.Sprintf("%s: %v", m.Name(), v))
+						}
+						name := m.Name()
+						if series := str(dp.Attributes(), deltaqexporter.AttrSeries); series != "" {
+							name += "/" + series
+						}
+						st.series[name] = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// complete reports whether every probe has at least n windows with instances
+// and all the series the checks look for; otherwise what is missing.
+func (s *sink) complete(n int) (bool, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var missing []string
+	for _, p := range probes {
+		st := s.state.probes[p]
+		if st == nil {
+			missing = append(missing, p+": nothing")
+			continue
+		}
+		if st.windows < n {
+			missing = append(missing, fmt.Sprintf("%s: %d of %d windows", p, st.windows, n))
+		}
+		if p == expression && !st.series[deltaqexporter.MetricCDF+"/"+deltaqexporter.SeriesCalculated] {
+			missing = append(missing, p+": no calculated ΔQ")
+		}
+	}
+	return len(missing) == 0, strings.Join(missing, "; ")
+}
+
+// snapshot returns a deep copy of the state.
+func (s *sink) snapshot() sinkState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := sinkState{requests: s.state.requests, probes: map[string]*probeState{},
+		bad: append([]string(nil), s.state.bad...)}
+	for name, st := range s.state.probes {
+		cp := *st
+		cp.outcomes, cp.series = map[string]int64{}, map[string]bool{}
+		for k, v := range st.outcomes {
+			cp.outcomes[k] = v
+		}
+		for k, v := range st.series {
+			cp.series[k] = v
+		}
+		c.probes[name] = &cp
+	}
+	for _, p := range probes {
+		if c.probes[p] == nil {
+			c.probes[p] = &probeState{outcomes: map[string]int64{}, series: map[string]bool{}}
+		}
+	}
+	return c
+}
+
+// --- processes -----------------------------------------------------------------
+
+// proc is a started process; done is closed when it has exited and err is
+// then Wait's result.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// start starts cmd and registers its stop, by process id, for the end of the
+// test. Should the test binary itself die, the kernel kills the process too
+// (parent-death signal).
+func start(t *testing.T, name string, cmd *exec.Cmd) *proc {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.stop(t) })
+	return p
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+func (p *proc) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the process if it still runs: SIGTERM, then SIGKILL after 5 s.
+func (p *proc) stop(t *testing.T) {
+	if !p.running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return
+	case <-time.After(5 * time.Second):
+	}
+	t.Logf("%s (pid %d) ignored SIGTERM: killing it", p.name, p.pid())
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// waitFor polls cond every 200 ms until it holds, failing the test after
+// timeout or when one of procs exits. The timeout only turns a hang into a
+// failure; nothing here measures speed.
+func waitFor(t *testing.T, what string, timeout time.Duration, procs []*proc, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		for _, p := range procs {
+			if !p.running() {
+				t.Fatalf("waiting for %s: %s (pid %d) exited: %v", what, p.name, p.pid(), p.err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, why)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// --- the example's output ------------------------------------------------------
+
+type line struct {
+	at   time.Time
+	text string
+}
+
+// output collects a process's output lines with the time each arrived.
+type output struct {
+	mu      sync.Mutex
+	partial []byte
+	all     []line
+}
+
+func (o *output) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	o.partial = append(o.partial, b...)
+	for {
+		i := bytes.IndexByte(o.partial, '\n')
+		if i < 0 {
+			break
+		}
+		o.all = append(o.all, line{at: now, text: string(o.partial[:i])})
+		o.partial = o.partial[i+1:]
+	}
+	return len(b), nil
+}
+
+func (o *output) lines() []line {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]line(nil), o.all...)
+}
+
+func (o *output) text() string {
+	var b strings.Builder
+	for _, l := range o.lines() {
+		b.WriteString(l.text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// lastArrivals is the arrival count of the last progress line so far.
+func (o *output) lastArrivals() int64 {
+	var n int64
+	for _, l := range o.lines() {
+		if f, ok := fields(l.text, "mm1k: running "); ok {
+			n = f["arrivals"]
+		}
+	}
+	return n
+}
+
+// fields parses the key=integer pairs of a line that starts with prefix.
+func fields(text, prefix string) (map[string]int64, bool) {
+	rest, ok := strings.CutPrefix(text, prefix)
+	if !ok {
+		return nil, false
+	}
+	f := map[string]int64{}
+	for _, kv := range strings.Fields(rest) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			f[k] = n
+		}
+	}
+	return f, true
+}
+
+// --- helpers -----------------------------------------------------------------------
+
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not on PATH: this test needs Erlang/OTP (erlang-nox): %v", name, err)
+	}
+	return p
+}
+
+// compileLibrary builds dqsd_otel from src into a temporary ebin, so the test
+// runs the sources as they are, and returns the directory.
+func compileLibrary(t *testing.T, erlc, src string) string {
+	t.Helper()
+	ebin := t.TempDir()
+	srcs, err := filepath.Glob(filepath.Join(src, "*.erl"))
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no Erlang sources in %s (%v)", src, err)
+	}
+	args := append([]string{"-o", ebin, "-I", src}, srcs...)
+	if out, err := exec.Command(erlc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("erlc: %v\n%s", err, out)
+	}
+	app, err := os.ReadFile(filepath.Join(src, "dqsd_otel.app.src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ebin, "dqsd_otel.app"), app, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ebin
+}
+
+// freeAddr returns a loopback address nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// errorLines returns the error-level lines of a collector log.
+func errorLines(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "\terror\t") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "(none)"
+		}
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
