@@ -7,15 +7,19 @@ MDATAGEN  := $(BIN)/mdatagen
 # Go packages of the main module (nested modules such as internal/tools are separate).
 PKGS      := ./...
 
-.PHONY: all test test-go test-race test-erlang bench generate tools demo fmt vet clean
+.PHONY: all test test-go test-race test-erlang bench generate tools fmt vet clean
 
 all: test
 
-## test: vet, unit tests (with the race detector on the concurrent packages) and the Erlang library's tests.
-test: vet test-go test-race test-erlang
+## test: vet, unit tests (with the race detector on the concurrent packages), the Erlang library's
+## tests, and the end-to-end tests (the built collector with real Prometheus, Alertmanager, Erlang/OTP).
+test: vet test-go test-race test-erlang e2e
 
 vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	cd bench && $(GO) vet .
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
@@ -29,9 +33,11 @@ test-erlang:
 		if [ -f erlang/Makefile ]; then $(MAKE) -C erlang test; fi; \
 	else echo "erlc not found: skipping the Erlang tests (CI installs erlang-nox)"; fi
 
-## bench: every Go benchmark with allocation counts.
+## bench: every Go benchmark with allocation counts, then the side-by-side
+## comparison with contrib's spanmetrics connector (module bench/).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem .
 
 tools: $(MDATAGEN)
 

@@ -240,6 +240,17 @@ func (c *Config) AnalysisConfig() (analysis.Config, error) {
 			errs = append(errs, fmt.Errorf(`"diagram_file": %w`, err))
 		}
 	}
+	if d != nil && len(d.Probes()) == 0 {
+		// A file that parses but defines nothing (empty, or only comments)
+		// is almost certainly the wrong file: say so rather than run
+		// without calculated ΔQs.
+		where := `"diagram"`
+		if c.DiagramFile != "" {
+			where = fmt.Sprintf(`"diagram_file" %s`, c.DiagramFile)
+		}
+		errs = append(errs, fmt.Errorf("%s: the outcome diagram defines no outcome", where))
+		d = nil
+	}
 	after := 0
 	if c.Interval > 0 && c.Snapshot.After > 0 {
 		after = int((c.Snapshot.After + c.Interval - 1) / c.Interval)

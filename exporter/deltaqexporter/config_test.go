@@ -116,6 +116,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 	}{
 		{"no_endpoint", `requires a non-empty "endpoint"`},
 		{"bad_diagram", `"diagram": diagram:1:`},
+		{"empty_diagram", `"diagram": the outcome diagram defines no outcome`},
 		{"two_diagrams", `set "diagram" or "diagram_file", not both`},
 		{"bad_qta", `probe "checkout": qta: point 1 at 150ms does not follow 250ms (delays must increase)`},
 		{"trigger_without_qta", `the qta and failure triggers need a qta`},
