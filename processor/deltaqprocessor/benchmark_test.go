@@ -78,10 +78,12 @@ func benchBatch(matched int) ptrace.Traces {
 
 type benchProcessor struct {
 	traces processor.Traces
-	logs   processor.Logs
+	logs   processor.Logs // nil when the processor is in no logs pipeline
 }
 
-func newBenchProcessor(b *testing.B, cfg *Config) benchProcessor {
+// newBenchProcessor returns the processor in a traces pipeline and, when
+// logs is true, in a logs pipeline too (start events in use).
+func newBenchProcessor(b *testing.B, cfg *Config, logs bool) benchProcessor {
 	b.Helper()
 	pf := newFactory(newFakeClock()).processorFactory() // the timer never ticks
 	set := processortest.NewNopSettings(metadata.Type)
@@ -89,9 +91,11 @@ func newBenchProcessor(b *testing.B, cfg *Config) benchProcessor {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lp, err := pf.CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
+	var lp processor.Logs
+	if logs {
+		if lp, err = pf.CreateLogs(context.Background(), set, cfg, consumertest.NewNop()); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := tp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)
@@ -160,65 +164,97 @@ func runTraces(b *testing.B, bp benchProcessor, td ptrace.Traces, next func(iter
 	b.ReportMetric(float64(mallocs)/(rounds*n), "allocs/span")
 }
 
-// BenchmarkProcessorTraces measures the mapping path: no start events in
-// flight, 10 exact-name probes, 0, 10 % or all of the spans matched.
+// BenchmarkProcessorTraces measures the mapping path of a processor in a
+// traces pipeline only (no start events): 10 exact-name probes, 0, 10 % or
+// all of the spans matched.
 func BenchmarkProcessorTraces(b *testing.B) {
 	for _, matched := range []int{0, 100, 1000} {
 		b.Run(fmt.Sprintf("matched=%d", matched), func(b *testing.B) {
-			runTraces(b, newBenchProcessor(b, benchConfig(0)), benchBatch(matched), nil)
+			runTraces(b, newBenchProcessor(b, benchConfig(0), false), benchBatch(matched), nil)
 		})
 	}
 	// Two of the ten probes match by regular expression instead: every span
 	// that no exact name matches is tried against both expressions.
 	b.Run("matched=100/regexps=2", func(b *testing.B) {
-		runTraces(b, newBenchProcessor(b, benchConfig(2)), benchBatch(100), nil)
+		runTraces(b, newBenchProcessor(b, benchConfig(2), false), benchBatch(100), nil)
 	})
 }
 
-// BenchmarkProcessorTracesStartEvents measures the mapping path while start
-// events are in flight: 10,000 instances that never end are tracked, and
-// before each batch is timed a start event has been sent (untimed) for every
-// matched span of the batch, which the batch then ends: every matched span
-// looks up and removes a tracked instance.
+// BenchmarkProcessorTracesStartEvents measures the mapping path of a
+// processor in a traces and a logs pipeline, while 10,000 instances that
+// never end are tracked. Every matched span has trace ids of its own in
+// every iteration, and a start event (sent untimed):
+//
+//   - matched=N: the start event arrives before the batch, so every matched
+//     span looks up and removes a tracked instance;
+//   - matched=N/spans_first: the start event arrives after the batch, so
+//     every matched span finds no instance and is remembered as ended (once
+//     max_ended, 100,000, is reached, each forgets the oldest), and its start
+//     event is then recognised.
 func BenchmarkProcessorTracesStartEvents(b *testing.B) {
-	for _, matched := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("matched=%d", matched), func(b *testing.B) {
-			bp := newBenchProcessor(b, benchConfig(0))
-			ctx := context.Background()
-			ids := make([]uint32, 10_000)
-			for i := range ids {
-				ids[i] = 1_000_000 + uint32(i)
+	for _, spansFirst := range []bool{false, true} {
+		for _, matched := range []int{100, 1000} {
+			name := fmt.Sprintf("matched=%d", matched)
+			if spansFirst {
+				name += "/spans_first"
 			}
-			if err := bp.logs.ConsumeLogs(ctx, startEvents("probe-0", base, ids...)); err != nil {
-				b.Fatal(err)
-			}
-			td := benchBatch(matched)
-			spans, _ := allSpans([]ptrace.Traces{td})
-			runTraces(b, bp, td, func(iter int) {
-				// Give the batch's matched spans trace ids of their own
-				// for the next iteration, and announce them with start
-				// events.
-				ld := plog.NewLogs()
-				lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-				for _, s := range spans {
-					if s.Name()[0] != 'p' {
-						continue
-					}
-					tid := s.TraceID()
-					binary.BigEndian.PutUint32(tid[8:], uint32(iter+2))
-					s.SetTraceID(tid)
-					lr := lrs.AppendEmpty()
-					lr.SetEventName(outcome.StartEventName)
-					lr.SetTraceID(tid)
-					lr.SetSpanID(s.SpanID())
-					lr.SetTimestamp(s.StartTimestamp())
-					lr.Attributes().PutStr(outcome.AttrProbe, s.Name())
+			b.Run(name, func(b *testing.B) {
+				bp := newBenchProcessor(b, benchConfig(0), true)
+				ctx := context.Background()
+				ids := make([]uint32, 10_000)
+				for i := range ids {
+					ids[i] = 1_000_000 + uint32(i)
 				}
-				if err := bp.logs.ConsumeLogs(ctx, ld); err != nil && !errors.Is(err, processorhelper.ErrSkipProcessingData) {
+				if err := bp.logs.ConsumeLogs(ctx, startEvents("probe-0", base, ids...)); err != nil {
 					b.Fatal(err)
 				}
+				td := benchBatch(matched)
+				spans, _ := allSpans([]ptrace.Traces{td})
+				runTraces(b, bp, td, func(iter int) {
+					if !spansFirst {
+						renumberMatched(spans, iter)
+						announceMatched(b, bp, spans)
+						return
+					}
+					if iter >= 0 {
+						announceMatched(b, bp, spans)
+					}
+					renumberMatched(spans, iter)
+				})
 			})
-		})
+		}
+	}
+}
+
+// renumberMatched gives the matched spans trace ids of their own for
+// iteration iter.
+func renumberMatched(spans []ptrace.Span, iter int) {
+	for _, s := range spans {
+		if s.Name()[0] == 'p' {
+			tid := s.TraceID()
+			binary.BigEndian.PutUint32(tid[8:], uint32(iter+2))
+			s.SetTraceID(tid)
+		}
+	}
+}
+
+// announceMatched sends a start event for every matched span.
+func announceMatched(b *testing.B, bp benchProcessor, spans []ptrace.Span) {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, s := range spans {
+		if s.Name()[0] != 'p' {
+			continue
+		}
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(outcome.StartEventName)
+		lr.SetTraceID(s.TraceID())
+		lr.SetSpanID(s.SpanID())
+		lr.SetTimestamp(s.StartTimestamp())
+		lr.Attributes().PutStr(outcome.AttrProbe, s.Name())
+	}
+	if err := bp.logs.ConsumeLogs(context.Background(), ld); err != nil && !errors.Is(err, processorhelper.ErrSkipProcessingData) {
+		b.Fatal(err)
 	}
 }
 
@@ -226,7 +262,7 @@ func BenchmarkProcessorTracesStartEvents(b *testing.B) {
 // start events, each then ended (untimed) so that the table stays at its
 // working size.
 func BenchmarkProcessorStartEvents(b *testing.B) {
-	bp := newBenchProcessor(b, benchConfig(0))
+	bp := newBenchProcessor(b, benchConfig(0), true)
 	ctx := context.Background()
 	ids := make([]uint32, benchBatchSize)
 	for i := range ids {
@@ -271,7 +307,8 @@ func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.startEvent(startEvents("probe-1", base, 1).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), &resourceInfo{res: pcommon.NewResource()})
+		now := int64(0)
+		p.startEvent(startEvents("probe-1", base, 1).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), &resourceInfo{res: pcommon.NewResource()}, &now)
 		td := benchBatch(0)
 		_, _ = p.processTraces(context.Background(), td) // fills the name cache
 		allocs := testing.AllocsPerRun(20, func() {

@@ -8,6 +8,8 @@ import "time"
 type clock interface {
 	// NewTicker returns a ticker with period d.
 	NewTicker(d time.Duration) ticker
+	// Now returns the current time.
+	Now() time.Time
 }
 
 // ticker delivers the current time once per period.
@@ -20,6 +22,7 @@ type ticker interface {
 type wallClock struct{}
 
 func (wallClock) NewTicker(d time.Duration) ticker { return wallTicker{time.NewTicker(d)} }
+func (wallClock) Now() time.Time                   { return time.Now() }
 
 type wallTicker struct{ t *time.Ticker }
 

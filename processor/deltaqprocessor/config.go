@@ -28,7 +28,13 @@ const (
 	defaultMaxInFlight     = 100_000
 	defaultTimerResolution = 10 * time.Millisecond
 	defaultLateWindow      = time.Minute
+	defaultMaxEnded        = 100_000
+	defaultEndedWindow     = 30 * time.Second
 	minTimerResolution     = time.Millisecond
+	// maxTimeoutGrace bounds timeout_grace: a grace longer than this would
+	// no longer be a real-time timeout, and it holds every instance in
+	// flight for that much longer.
+	maxTimeoutGrace = time.Hour
 )
 
 // Config is the configuration of the deltaq processor.
@@ -50,9 +56,29 @@ type Config struct {
 	// after start + dMax.
 	TimerResolution time.Duration `mapstructure:"timer_resolution"`
 
+	// TimeoutGrace delays the report of a timeout, to allow for the transit
+	// of spans from the application to the collector: an instance whose span
+	// has not arrived is reported at the first tick at or after
+	// start + dMax + grace (its synthetic span still ends at start + dMax),
+	// and a span that arrives within the grace is counted by its own
+	// duration. Zero, the default, reports timeouts within one tick of
+	// start + dMax. At most 1h.
+	TimeoutGrace time.Duration `mapstructure:"timeout_grace"`
+
 	// LateWindow is how long after its timeout an instance is remembered, so
 	// that a span arriving in that time is marked late and not counted again.
 	LateWindow time.Duration `mapstructure:"late_window"`
+
+	// MaxEnded bounds the number of spans remembered, while the processor
+	// is in a logs pipeline, as having ended with no instance tracked for
+	// them: a start event that arrives after its span is recognised and not
+	// tracked. They are kept in two generations of MaxEnded/2 (rounded
+	// down); when the newer is full the older is forgotten, and those of
+	// its spans still inside EndedWindow are counted.
+	MaxEnded int `mapstructure:"max_ended"`
+
+	// EndedWindow is how long such a span is remembered after it arrived.
+	EndedWindow time.Duration `mapstructure:"ended_window"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -138,8 +164,17 @@ func (cfg *Config) Validate() error {
 	if cfg.TimerResolution < minTimerResolution {
 		errs = append(errs, fmt.Errorf("timer_resolution: must be at least %v, got %v", minTimerResolution, cfg.TimerResolution))
 	}
+	if cfg.TimeoutGrace < 0 || cfg.TimeoutGrace > maxTimeoutGrace {
+		errs = append(errs, fmt.Errorf("timeout_grace: must be in [0s, %v], got %v", maxTimeoutGrace, cfg.TimeoutGrace))
+	}
 	if cfg.LateWindow <= 0 {
 		errs = append(errs, fmt.Errorf("late_window: must be positive, got %v", cfg.LateWindow))
+	}
+	if cfg.MaxEnded < 2 {
+		errs = append(errs, fmt.Errorf("max_ended: must be at least 2, got %d", cfg.MaxEnded))
+	}
+	if cfg.EndedWindow <= 0 {
+		errs = append(errs, fmt.Errorf("ended_window: must be positive, got %v", cfg.EndedWindow))
 	}
 	defaultFailure, ferrs := compileFailure("failure", &cfg.Failure)
 	errs = append(errs, ferrs...)

@@ -42,6 +42,8 @@ func TestLoadValidConfig(t *testing.T) {
 				MaxInFlight:     defaultMaxInFlight,
 				TimerResolution: defaultTimerResolution,
 				LateWindow:      defaultLateWindow,
+				MaxEnded:        defaultMaxEnded,
+				EndedWindow:     defaultEndedWindow,
 				Probes:          []ProbeConfig{{Name: "checkout", DMax: 50 * time.Millisecond, Bins: 50}},
 			},
 		},
@@ -50,7 +52,10 @@ func TestLoadValidConfig(t *testing.T) {
 			want: &Config{
 				MaxInFlight:     5000,
 				TimerResolution: 5 * time.Millisecond,
+				TimeoutGrace:    200 * time.Millisecond,
 				LateWindow:      30 * time.Second,
+				MaxEnded:        20000,
+				EndedWindow:     10 * time.Second,
 				Failure: FailureConfig{
 					StatusError: ptr(false),
 					Conditions:  []ConditionConfig{{Attribute: "deltaq.failed", Value: true}},
@@ -86,6 +91,8 @@ func TestLoadValidConfig(t *testing.T) {
 				MaxInFlight:     defaultMaxInFlight,
 				TimerResolution: defaultTimerResolution,
 				LateWindow:      defaultLateWindow,
+				MaxEnded:        defaultMaxEnded,
+				EndedWindow:     defaultEndedWindow,
 				Probes: []ProbeConfig{
 					{Name: "fine", Exponent: ptr(-10), Bins: 1},
 					{Name: "coarse", Exponent: ptr(10), Bins: 1000},
@@ -130,6 +137,10 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"max_in_flight_zero", "max_in_flight: must be at least 1, got 0"},
 		{"timer_resolution_too_fine", "timer_resolution: must be at least 1ms, got 100µs"},
 		{"late_window_zero", "late_window: must be positive, got 0s"},
+		{"timeout_grace_negative", "timeout_grace: must be in [0s, 1h0m0s], got -1ms"},
+		{"timeout_grace_too_long", "timeout_grace: must be in [0s, 1h0m0s], got 2h0m0s"},
+		{"max_ended_one", "max_ended: must be at least 2, got 1"},
+		{"ended_window_zero", "ended_window: must be positive, got 0s"},
 		{"two_problems", `probes[0] "checkout": bins: must be in [1, 1000], got 5000` + "\n" +
 			`probes[0] "checkout": dmax: must be positive, got -1ms`},
 	}
@@ -143,6 +154,17 @@ func TestLoadInvalidConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+// TestTimeoutGraceBounds checks the ends of the timeout_grace range.
+func TestTimeoutGraceBounds(t *testing.T) {
+	cfg := testConfig(probeConfig("p", time.Second, 10))
+	for _, g := range []time.Duration{0, time.Nanosecond, time.Hour} {
+		cfg.TimeoutGrace = g
+		assert.NoError(t, cfg.Validate(), "timeout_grace %v", g)
+	}
+	cfg.TimeoutGrace = time.Hour + time.Nanosecond
+	assert.EqualError(t, cfg.Validate(), "timeout_grace: must be in [0s, 1h0m0s], got 1h0m0.000000001s")
 }
 
 func TestDefaultConfigNeedsProbes(t *testing.T) {

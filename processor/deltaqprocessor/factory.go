@@ -46,6 +46,8 @@ func createDefaultConfig() component.Config {
 		MaxInFlight:     defaultMaxInFlight,
 		TimerResolution: defaultTimerResolution,
 		LateWindow:      defaultLateWindow,
+		MaxEnded:        defaultMaxEnded,
+		EndedWindow:     defaultEndedWindow,
 	}
 }
 
@@ -100,6 +102,7 @@ func (f *factory) createLogs(ctx context.Context, set processor.Settings, cfg co
 	if err != nil {
 		return nil, err
 	}
+	p.attachLogs()
 	return processorhelper.NewLogs(ctx, set, cfg, next, p.processLogs,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
 		processorhelper.WithStart(p.start),

@@ -2,6 +2,7 @@ package deltaqprocessor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,27 +24,41 @@ import (
 // base is the wall-clock time the tests start at.
 var base = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// fakeClock hands the processor a ticker whose ticks the test sends.
+// fakeClock hands the processor a ticker whose ticks the test sends; its
+// Now is the time of the last tick (base before the first), or the time set.
 type fakeClock struct {
 	ch      chan time.Time
 	stopped chan struct{}
+	now     atomic.Int64
 }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{ch: make(chan time.Time), stopped: make(chan struct{}, 1)}
+	c := &fakeClock{ch: make(chan time.Time), stopped: make(chan struct{}, 1)}
+	c.now.Store(base.UnixNano())
+	return c
 }
 
 func (c *fakeClock) NewTicker(time.Duration) ticker { return c }
 func (c *fakeClock) C() <-chan time.Time            { return c.ch }
 func (c *fakeClock) Stop()                          { c.stopped <- struct{}{} }
+func (c *fakeClock) Now() time.Time                 { return time.Unix(0, c.now.Load()) }
 
-// tick delivers a tick at time at and returns once the processor has
-// handled it: the channel is unbuffered, so the second send completes only
-// when the timer goroutine is back in its select, after expire returned.
+// set sets the time Now returns, without a tick.
+func (c *fakeClock) set(at time.Time) { c.now.Store(at.UnixNano()) }
+
+// tick sets Now to at, delivers a tick at time at and returns once the
+// processor has handled it: the channel is unbuffered, so the second send
+// completes only when the timer goroutine is back in its select, after
+// expire returned. The second tick is at the Unix epoch, when nothing is due,
+// so that handling it, after tick has returned, changes nothing.
 func (c *fakeClock) tick(at time.Time) {
+	c.set(at)
 	c.ch <- at
-	c.ch <- at
+	c.ch <- epoch
 }
+
+// epoch is the time of the no-op tick.
+var epoch = time.Unix(0, 0)
 
 // harness is one processor instance in a traces and a logs pipeline, with
 // sinks as next consumers and an injected clock.

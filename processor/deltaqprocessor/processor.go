@@ -34,19 +34,32 @@ type deltaqProcessor struct {
 	logger     *zap.Logger
 	m          *matcher
 	resolution time.Duration
-	clock      clock
-	telemetry  *metadata.TelemetryBuilder
-	stats      *stats
+	// grace is timeout_grace in nanoseconds: an instance is reported at
+	// start + dMax + grace.
+	grace     int64
+	clock     clock
+	telemetry *metadata.TelemetryBuilder
+	stats     *stats
 
 	// tracesNext receives the synthetic timeout spans; nil when the
 	// processor is in no traces pipeline. Set before Start.
 	tracesNext consumer.Traces
 
+	// mu guards table and ended together, so that a span and its start
+	// event, processed at the same time, cannot both miss each other.
 	mu    sync.Mutex
 	table *inflight.Table
+	// ended remembers the spans that ended with no instance tracked, while
+	// startEvents is set, so that their start events, if they come later,
+	// are not tracked.
+	ended *inflight.Ended
 	// tracked mirrors table.Len() so that the span path can skip the lock
 	// while no start events are in flight.
 	tracked atomic.Int64
+	// startEvents is set once the processor is in a logs pipeline (or has
+	// seen a start event); only then does the span path remember ended
+	// spans, so a processor in a traces pipeline alone pays nothing for it.
+	startEvents atomic.Bool
 
 	// fired is the timer goroutine's reusable buffer of timed-out instances.
 	fired []inflight.Instance
@@ -69,9 +82,11 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		logger:     set.Logger,
 		m:          m,
 		resolution: cfg.TimerResolution,
+		grace:      int64(cfg.TimeoutGrace),
 		clock:      clk,
 		stats:      newStats(len(m.probes)),
 		table:      inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
+		ended:      inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
 		release:    func() {},
 	}
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -96,6 +111,10 @@ func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) er
 	p.tracesNext = next
 	return nil
 }
+
+// attachLogs records that the processor is in a logs pipeline: start events
+// are in use, and a span may arrive before its start event.
+func (p *deltaqProcessor) attachLogs() { p.startEvents.Store(true) }
 
 // start starts the timer goroutine; the second call (from the other
 // pipeline) does nothing.
@@ -156,6 +175,7 @@ func (p *deltaqProcessor) run(t ticker) {
 // processTraces maps the spans of the configured probes to outcome
 // instances. It allocates nothing for a span that matches no probe.
 func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	now := int64(0) // the time ended spans are remembered from, read once per batch
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -166,7 +186,7 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				if pi := p.m.match(span, &res); pi >= 0 {
-					p.mapSpan(span, pi)
+					p.mapSpan(span, pi, &now)
 				}
 			}
 		}
@@ -177,8 +197,11 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 // mapSpan writes the outcome attributes on a span of probe pi and counts
 // the instance. A span that ends an instance announced by a start event
 // takes that instance's probe; if the instance has already been reported as
-// a timeout the span is marked late and not counted again.
-func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int) {
+// a timeout the span is marked late and not counted again. While start
+// events are in use, a span that ends no tracked instance is remembered, so
+// that its start event, if it comes later, is not tracked; *now is the time
+// it is remembered from, read from the clock on first use in the batch.
+func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64) {
 	attrs := span.Attributes()
 	if _, mapped := attrs.Get(outcome.AttrOutcome); mapped {
 		return // mapped by a deltaq processor upstream, or synthetic
@@ -199,14 +222,25 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int) {
 	}
 
 	late := false
-	if p.tracked.Load() > 0 {
+	if remember := p.startEvents.Load(); remember || p.tracked.Load() > 0 {
+		if remember && *now == 0 {
+			*now = p.clock.Now().UnixNano()
+		}
+		key := inflight.Key{TraceID: tid, SpanID: sid}
+		cut := 0
 		p.mu.Lock()
-		inst, state, found := p.table.End(inflight.Key{TraceID: tid, SpanID: sid})
+		inst, state, found := p.table.End(key)
+		if !found && remember {
+			cut = p.ended.Add(key, *now)
+		}
 		p.tracked.Store(int64(p.table.Len()))
 		p.mu.Unlock()
 		if found {
 			pi = inst.Probe
 			late = state == inflight.TimedOut
+		}
+		if cut > 0 {
+			p.stats.endedEvictions.Add(int64(cut))
 		}
 	}
 
@@ -244,6 +278,7 @@ func (p *deltaqProcessor) malformedSpan(span ptrace.Span, reason int) {
 // outcome.StartEventName) and removes them from the batch; every other log
 // record passes through untouched. A batch left empty is not passed on.
 func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
+	now := int64(0) // the time start events are checked against ended spans, read once per batch
 	removed := false
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
@@ -260,7 +295,7 @@ func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Log
 				if lr.EventName() != outcome.StartEventName {
 					return false
 				}
-				p.startEvent(lr, &res)
+				p.startEvent(lr, &res, &now)
 				return true
 			})
 			removed = true
@@ -290,8 +325,15 @@ func hasStartEvent(lrs plog.LogRecordSlice) bool {
 }
 
 // startEvent starts tracking the instance a start event announces; its
-// deadline is the event's timestamp + the probe's dMax.
-func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo) {
+// deadline is the event's timestamp + the probe's dMax, and it is due
+// (reported if its span has not arrived) at the deadline + timeout_grace. A
+// start event whose span has already ended is counted and not tracked; *now
+// is the time that is judged at, read from the clock on first use in the
+// batch.
+func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *int64) {
+	if !p.startEvents.Load() {
+		p.startEvents.Store(true)
+	}
 	tid, sid := lr.TraceID(), lr.SpanID()
 	if tid.IsEmpty() || sid.IsEmpty() {
 		p.malformedStart(lr, reasonMissingIDs)
@@ -319,15 +361,28 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo) {
 		name = v.Str()
 	}
 	start := int64(ts)
+	deadline := addSat(start, pr.dMaxNs)
 	inst := inflight.Instance{
 		Key:      inflight.Key{TraceID: tid, SpanID: sid},
 		Probe:    int(pi),
 		Start:    start,
-		Deadline: addSat(start, pr.dMaxNs),
+		Deadline: deadline,
+		Due:      addSat(deadline, p.grace),
 		Service:  res.serviceName(),
 		Name:     name,
 	}
 	p.mu.Lock()
+	if p.ended.Len() > 0 && *now == 0 {
+		*now = p.clock.Now().UnixNano()
+	}
+	if p.ended.Len() > 0 && p.ended.Contains(inst.Key, *now) {
+		p.mu.Unlock()
+		p.stats.startAfterEnd[pi].Add(1)
+		if ce := p.logger.Check(zap.DebugLevel, "deltaq: start event after its span, not tracked"); ce != nil {
+			ce.Write(zap.String("probe", pr.name), zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid))
+		}
+		return
+	}
 	added, ev := p.table.Add(inst)
 	p.tracked.Store(int64(p.table.Len()))
 	p.mu.Unlock()
@@ -351,13 +406,15 @@ func (p *deltaqProcessor) malformedStart(lr plog.LogRecord, reason int) {
 	}
 }
 
-// expire reports the instances whose deadline has passed by now (ns since
-// the Unix epoch) as synthetic timeout spans, sent to the traces pipeline's
-// next consumer, and forgets the timed-out instances whose late window has
-// passed.
+// expire reports the instances whose due time (deadline + timeout_grace)
+// has passed by now (ns since the Unix epoch) as synthetic timeout spans,
+// sent to the traces pipeline's next consumer, and forgets the timed-out
+// instances whose late window has passed and the ended spans whose
+// ended_window has passed.
 func (p *deltaqProcessor) expire(now int64) {
 	p.mu.Lock()
 	fired, _ := p.table.Expire(now, p.fired[:0])
+	p.ended.Expire(now)
 	p.tracked.Store(int64(p.table.Len()))
 	p.mu.Unlock()
 	p.fired = fired
@@ -384,9 +441,10 @@ func (p *deltaqProcessor) expire(now int64) {
 
 // syntheticSpans builds one span per timed-out instance (the contract in
 // internal/outcome): the started span's trace and span ids, start = the start
-// event's timestamp, end = start + dMax, status ERROR, and the outcome
-// attributes with deltaq.outcome = timeout and deltaq.synthetic = true. Spans
-// are grouped in one resource per service.name.
+// event's timestamp, end = start + dMax (whatever the grace), status ERROR,
+// and the outcome attributes with deltaq.outcome = timeout and
+// deltaq.synthetic = true. Spans are grouped in one resource per
+// service.name.
 func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Traces {
 	td := ptrace.NewTraces()
 	byService := make(map[string]ptrace.SpanSlice)

@@ -40,8 +40,10 @@ type stats struct {
 	instances        [][numOutcomes]atomic.Int64 // by probe
 	late             []atomic.Int64              // by probe
 	startTimeouts    []atomic.Int64              // by probe
+	startAfterEnd    []atomic.Int64              // by probe
 	malformed        [numReasons]atomic.Int64
 	evictions        [2]atomic.Int64 // by inflight.State
+	endedEvictions   atomic.Int64
 	syntheticDropped atomic.Int64
 }
 
@@ -50,6 +52,7 @@ func newStats(probes int) *stats {
 		instances:     make([][numOutcomes]atomic.Int64, probes),
 		late:          make([]atomic.Int64, probes),
 		startTimeouts: make([]atomic.Int64, probes),
+		startAfterEnd: make([]atomic.Int64, probes),
 	}
 }
 
@@ -101,6 +104,16 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			for i := range s.startTimeouts {
 				observeNonZero(o, &s.startTimeouts[i], probeOpts[i])
 			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqStartAfterEndCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for i := range s.startAfterEnd {
+				observeNonZero(o, &s.startAfterEnd[i], probeOpts[i])
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqEndedEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(s.endedEvictions.Load())
 			return nil
 		}),
 		tb.RegisterProcessorDeltaqMalformedCallback(func(_ context.Context, o metric.Int64Observer) error {

@@ -4,12 +4,16 @@
 // that says which instance to evict when the table is full.
 //
 // An instance announced by a start event is Started until its span arrives.
-// If the span has not arrived by start + dMax the instance times out (thesis,
-// section 3.2: an input with no output after dMax is a failure): Expire hands
-// it back to the caller, which reports the timeout, and the table keeps it as
-// TimedOut for a further late window so that a span arriving after the
-// timeout is recognised as late and not counted a second time. After the late
-// window the instance is forgotten.
+// If the span has not arrived by its due time (start + dMax, or later by a
+// grace that allows for the span's transit to the collector) the instance
+// times out (thesis, section 3.2: an input with no output after dMax is a
+// failure): Expire hands it back to the caller, which reports the timeout,
+// and the table keeps it as TimedOut for a further late window so that a span
+// arriving after the timeout is recognised as late and not counted a second
+// time. After the late window the instance is forgotten.
+//
+// Ended, beside the table, remembers the spans that ended with no instance
+// tracked, for the start events that arrive after their span.
 //
 // The table holds no collector types and is not safe for concurrent use; the
 // processor guards it with a mutex. No operation allocates once the table has
@@ -29,10 +33,10 @@ type State uint8
 
 const (
 	// Started: the start event was seen and the span has not arrived; the
-	// instance is due at its deadline.
+	// instance is due at its due time (Instance.Due).
 	Started State = iota
-	// TimedOut: the deadline passed and the timeout was reported; the
-	// instance is due (forgotten) at deadline + late window.
+	// TimedOut: the due time passed and the timeout was reported; the
+	// instance is due (forgotten) at due time + late window.
 	TimedOut
 )
 
@@ -53,6 +57,10 @@ type Instance struct {
 	Start int64
 	// Deadline is Start + dMax, in nanoseconds since the Unix epoch.
 	Deadline int64
+	// Due is when the instance times out if its span has not arrived:
+	// Deadline plus a grace for the span's transit. A Due before Deadline
+	// (such as zero) means Deadline.
+	Due int64
 	// Service is the service.name of the process that started the instance.
 	Service string
 	// Name is the name a synthetic timeout span for the instance takes.
@@ -100,7 +108,7 @@ type Table struct {
 
 // New returns an empty table that holds at most capacity instances (at least
 // one) and keeps timed-out instances for lateWindow nanoseconds after their
-// deadline (at least zero).
+// due time (at least zero).
 func New(capacity int, lateWindow int64) *Table {
 	capacity = max(capacity, 1)
 	return &Table{
@@ -121,10 +129,11 @@ func (t *Table) Counts() (started, timedOut int) { return t.started, t.timedOut 
 // Capacity returns the bound on Len.
 func (t *Table) Capacity() int { return t.capacity }
 
-// Add starts tracking inst, due at inst.Deadline. It returns false, leaving
-// the table unchanged, when an instance with the same key is already tracked
-// (in either state). When the table is full the oldest tracked instance, in
-// insertion order, is evicted first and described in the returned Eviction.
+// Add starts tracking inst, due at inst.Due (at inst.Deadline if that is
+// later). It returns false, leaving the table unchanged, when an instance
+// with the same key is already tracked (in either state). When the table is
+// full the oldest tracked instance, in insertion order, is evicted first and
+// described in the returned Eviction.
 func (t *Table) Add(inst Instance) (added bool, ev Eviction) {
 	if _, dup := t.index[inst.Key]; dup {
 		return false, Eviction{}
@@ -136,7 +145,8 @@ func (t *Table) Add(inst Instance) (added bool, ev Eviction) {
 	}
 	i := t.alloc()
 	s := &t.slots[i]
-	*s = slot{inst: inst, due: inst.Deadline, state: Started, prev: t.newest, next: none}
+	inst.Due = max(inst.Due, inst.Deadline)
+	*s = slot{inst: inst, due: inst.Due, state: Started, prev: t.newest, next: none}
 	if t.newest != none {
 		t.slots[t.newest].next = i
 	} else {
@@ -164,8 +174,8 @@ func (t *Table) End(k Key) (inst Instance, state State, ok bool) {
 }
 
 // Expire processes every instance due at or before now (nanoseconds since
-// the Unix epoch). Started instances whose deadline has passed become
-// TimedOut, due again at deadline + late window, and are appended to dst;
+// the Unix epoch). Started instances whose due time has passed become
+// TimedOut, due again at due time + late window, and are appended to dst;
 // TimedOut instances whose late window has passed are forgotten. It returns
 // the extended dst and the number of instances forgotten.
 func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotten int) {
@@ -184,7 +194,7 @@ func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotte
 		s.state = TimedOut
 		t.started--
 		t.timedOut++
-		s.due = addSat(s.inst.Deadline, t.lateWindow)
+		s.due = addSat(s.inst.Due, t.lateWindow)
 		t.down(0)
 	}
 	return dst, forgotten

@@ -84,6 +84,38 @@ func TestLateWindowForgets(t *testing.T) {
 	}
 }
 
+// TestGraceDelaysTimeout: an instance with a due time after its deadline
+// (a grace for transit) times out at the due time, keeps its deadline, and is
+// forgotten a late window after the due time.
+func TestGraceDelaysTimeout(t *testing.T) {
+	tb := New(10, 100)
+	in := inst(1, 0, 50)
+	in.Due = 80
+	tb.Add(in)
+	if d, _ := tb.NextDue(); d != 80 {
+		t.Fatalf("NextDue = %d, want 80", d)
+	}
+	if out, _ := tb.Expire(79, nil); len(out) != 0 {
+		t.Fatalf("Expire(79) = %v; want nothing within the grace", out)
+	}
+	out, _ := tb.Expire(80, nil)
+	if len(out) != 1 || out[0].Deadline != 50 || out[0].Due != 80 {
+		t.Fatalf("Expire(80) = %+v; want instance 1, deadline 50, due 80", out)
+	}
+	if _, f := tb.Expire(179, nil); f != 0 {
+		t.Fatal("forgotten before due time + late window")
+	}
+	if _, f := tb.Expire(180, nil); f != 1 {
+		t.Fatal("not forgotten at due time + late window")
+	}
+
+	// A due time before the deadline (zero: not set) means the deadline.
+	tb.Add(inst(2, 0, 50))
+	if d, _ := tb.NextDue(); d != 50 {
+		t.Fatalf("NextDue without grace = %d, want 50", d)
+	}
+}
+
 func TestEvictsOldestInsertion(t *testing.T) {
 	tb := New(3, 1000)
 	// Insertion order 1, 2, 3 with deadlines in the opposite order, so that
@@ -141,6 +173,9 @@ func TestAgainstModel(t *testing.T) {
 		case op < 5: // add
 			n := rng.IntN(200)
 			in := inst(n, now, 1+rng.Int64N(100))
+			if rng.IntN(2) == 0 { // a grace after the deadline
+				in.Due = in.Deadline + rng.Int64N(50)
+			}
 			ok, ev := tb.Add(in)
 			_, dup := model[in.Key]
 			if ok == dup {
@@ -164,7 +199,8 @@ func TestAgainstModel(t *testing.T) {
 				t.Fatalf("step %d: eviction below capacity", step)
 			}
 			seq++
-			model[in.Key] = &mInst{inst: in, state: Started, due: in.Deadline, seq: seq}
+			in.Due = max(in.Due, in.Deadline) // End returns the due time in force
+			model[in.Key] = &mInst{inst: in, state: Started, due: in.Due, seq: seq}
 		case op < 8: // end
 			k := key(rng.IntN(200))
 			got, st, ok := tb.End(k)
@@ -185,7 +221,7 @@ func TestAgainstModel(t *testing.T) {
 				if m.state == Started {
 					want = append(want, k)
 					m.state = TimedOut
-					m.due = m.inst.Deadline + late
+					m.due = m.inst.Due + late
 					if m.due <= now {
 						// Due again within the same call: forgotten too.
 						delete(model, k)

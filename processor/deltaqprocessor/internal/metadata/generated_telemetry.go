@@ -28,11 +28,13 @@ type TelemetryBuilder struct {
 	meter                           metric.Meter
 	mu                              sync.Mutex
 	registrations                   []metric.Registration
+	ProcessorDeltaqEndedEvictions   metric.Int64ObservableCounter
 	ProcessorDeltaqEvictions        metric.Int64ObservableCounter
 	ProcessorDeltaqInFlight         metric.Int64ObservableGauge
 	ProcessorDeltaqInstances        metric.Int64ObservableCounter
 	ProcessorDeltaqLateSpans        metric.Int64ObservableCounter
 	ProcessorDeltaqMalformed        metric.Int64ObservableCounter
+	ProcessorDeltaqStartAfterEnd    metric.Int64ObservableCounter
 	ProcessorDeltaqStartTimeouts    metric.Int64ObservableCounter
 	ProcessorDeltaqSyntheticDropped metric.Int64ObservableCounter
 }
@@ -46,6 +48,21 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProcessorDeltaqEndedEvictionsCallback sets callback for observable ProcessorDeltaqEndedEvictions metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqEndedEvictionsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqEndedEvictions, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqEndedEvictions)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterProcessorDeltaqEvictionsCallback sets callback for observable ProcessorDeltaqEvictions metric.
@@ -123,6 +140,21 @@ func (builder *TelemetryBuilder) RegisterProcessorDeltaqMalformedCallback(cb met
 	return nil
 }
 
+// RegisterProcessorDeltaqStartAfterEndCallback sets callback for observable ProcessorDeltaqStartAfterEnd metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqStartAfterEndCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqStartAfterEnd, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqStartAfterEnd)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterProcessorDeltaqStartTimeoutsCallback sets callback for observable ProcessorDeltaqStartTimeouts metric.
 func (builder *TelemetryBuilder) RegisterProcessorDeltaqStartTimeoutsCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -181,6 +213,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorDeltaqEndedEvictions, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_deltaq_ended_evictions",
+		metric.WithDescription("Spans that ended with no instance tracked, forgotten before ended_window because max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqEvictions, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_deltaq_evictions",
 		metric.WithDescription("Tracked instances dropped, oldest first, because max_in_flight was reached, by the state they were in. [Alpha]"),
@@ -209,6 +247,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_deltaq_malformed",
 		metric.WithDescription("Spans and start events that could not be mapped, by reason. Malformed spans still pass through unchanged. [Alpha]"),
 		metric.WithUnit("{items}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorDeltaqStartAfterEnd, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_deltaq_start_after_end",
+		metric.WithDescription("Start events that arrived after their span had ended (the span was already counted); consumed and not tracked. [Alpha]"),
+		metric.WithUnit("{events}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqStartTimeouts, err = builder.meter.Int64ObservableCounter(
