@@ -92,6 +92,9 @@ func newExporter(cfg *Config, set exporter.Settings, opts ...exporterOption) (*d
 		return nil, err
 	}
 	e.build = newBuilder(cfg.CDFPoints, set.BuildInfo.Version, now)
+	if set.Resource != (pcommon.Resource{}) {
+		set.Resource.CopyTo(e.build.resource)
+	}
 	for r := range e.dropAttr {
 		e.dropAttr[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", analysis.DropReason(r).String())))
 	}

@@ -6,11 +6,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -84,45 +87,77 @@ func TestGoldenMetricsAndLogs(t *testing.T) {
 	mds := h.metrics.AllMetrics()
 	require.Len(t, mds, 2, "one metrics batch per closed window")
 	for i, md := range mds {
+		path := filepath.Join("testdata", "golden", "metrics_window"+string(rune('1'+i))+".json")
 		b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
 		require.NoError(t, err)
-		compareGolden(t, filepath.Join("testdata", "golden", "metrics_window"+string(rune('1'+i))+".json"), b)
+		if writeGolden(t, path, b) {
+			continue
+		}
+		want, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(readGolden(t, path))
+		require.NoError(t, err)
+		// Exact comparison, order included: the exporter emits probes,
+		// series and points in a documented, deterministic order.
+		require.NoError(t, pmetrictest.CompareMetrics(want, md), "%s (go test -run Golden -update rewrites it after review)", path)
 	}
 	lds := h.logs.AllLogs()
 	require.Len(t, lds, 1, "the second window fires triggers and completes a snapshot; the first is quiet")
+	path := filepath.Join("testdata", "golden", "logs_window2.json")
 	b, err := (&plog.JSONMarshaler{}).MarshalLogs(lds[0])
 	require.NoError(t, err)
-	compareGolden(t, filepath.Join("testdata", "golden", "logs_window2.json"), b)
+	if writeGolden(t, path, b) {
+		return
+	}
+	want, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(readGolden(t, path))
+	require.NoError(t, err)
+	require.NoError(t, plogtest.CompareLogs(want, lds[0]), "%s (go test -run Golden -update rewrites it after review)", path)
 }
 
-// compareGolden compares the pdata JSON form, indented, with a golden file;
-// go test -update rewrites the file.
-func compareGolden(t *testing.T, path string, raw []byte) {
+// writeGolden writes the pdata JSON form, indented, to a golden file when
+// the test runs with -update, and reports whether it did.
+func writeGolden(t *testing.T, path string, raw []byte) bool {
 	t.Helper()
+	if !*update {
+		return false
+	}
 	var buf bytes.Buffer
 	require.NoError(t, json.Indent(&buf, raw, "", "  "))
 	buf.WriteByte('\n')
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	return true
+}
+
+func readGolden(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	require.NoError(t, err, "golden file missing: run go test -run Golden -update")
-	if bytes.Equal(want, buf.Bytes()) {
-		return
+	return b
+}
+
+// The collector's own resource (service.name, service.instance.id) rides on
+// every metrics and logs batch, so that several collectors exporting the
+// same probe stay apart downstream.
+func TestOutputCarriesCollectorResource(t *testing.T) {
+	h := newHarnessWith(t, goldenConfig(), at(time.Second), func(set *exporter.Settings) {
+		set.Resource = pcommon.NewResource()
+		set.Resource.Attributes().PutStr("service.name", "otelcol-deltaq")
+		set.Resource.Attributes().PutStr("service.instance.id", "agent-7")
+	})
+	goldenWindows(h)
+	check := func(signal string, attrs pcommon.Map) {
+		name, ok := attrs.Get("service.name")
+		require.True(t, ok, "%s: no service.name", signal)
+		require.Equal(t, "otelcol-deltaq", name.Str(), signal)
+		id, ok := attrs.Get("service.instance.id")
+		require.True(t, ok, "%s: no service.instance.id", signal)
+		require.Equal(t, "agent-7", id.Str(), signal)
 	}
-	gl, wl := strings.Split(buf.String(), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(go test -run Golden -update rewrites it after review)", path, i+1, g, w)
-		}
+	mds := h.metrics.AllMetrics()
+	require.NotEmpty(t, mds)
+	for _, md := range mds {
+		check("metrics", md.ResourceMetrics().At(0).Resource().Attributes())
 	}
+	lds := h.logs.AllLogs()
+	require.NotEmpty(t, lds)
+	check("logs", lds[0].ResourceLogs().At(0).Resource().Attributes())
 }

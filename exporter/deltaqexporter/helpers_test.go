@@ -86,12 +86,21 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, cfg *Config, now time.Time) *harness {
+	return newHarnessWith(t, cfg, now, nil)
+}
+
+// newHarnessWith is newHarness with the exporter's settings adjusted by
+// adjust before the exporter is made.
+func newHarnessWith(t *testing.T, cfg *Config, now time.Time, adjust func(*exporter.Settings)) *harness {
 	t.Helper()
 	h := &harness{t: t, metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink), tel: componenttest.NewTelemetry()}
 	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
 	set := exportertest.NewNopSettings(typ)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	set.BuildInfo.Version = "test"
+	if adjust != nil {
+		adjust(&set)
+	}
 	exp, err := newExporter(cfg, set,
 		func(e *deltaqExporter) {
 			e.now = func() time.Time { return now }

@@ -19,7 +19,9 @@ func (b *builder) logs(r *analysis.Result, observed time.Time) (plog.Logs, bool)
 		return plog.Logs{}, false
 	}
 	ld := plog.NewLogs()
-	sl := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
+	rl := ld.ResourceLogs().AppendEmpty()
+	b.resource.CopyTo(rl.Resource())
+	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(metadata.ScopeName)
 	sl.Scope().SetVersion(b.version)
 	recs := sl.LogRecords()

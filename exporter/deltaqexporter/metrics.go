@@ -18,6 +18,11 @@ import (
 type builder struct {
 	cdfPoints int
 	version   string
+	// resource is the collector's own resource (service.name,
+	// service.instance.id, …), copied onto every batch so that the series of
+	// several collectors exporting the same probe stay apart downstream
+	// (Prometheus sees them as job and instance).
+	resource pcommon.Resource
 	// start is the start time of the cumulative deltaq.outcomes sums.
 	start  pcommon.Timestamp
 	shapes map[shape]*edges
@@ -50,6 +55,7 @@ func newBuilder(cdfPoints int, version string, start time.Time) *builder {
 		start:     pcommon.NewTimestampFromTime(start),
 		shapes:    make(map[shape]*edges),
 		qLabel:    make(map[float64]string),
+		resource:  pcommon.NewResource(),
 	}
 }
 
@@ -118,7 +124,9 @@ type metricSet struct {
 // the outcome counts and no ΔQ (no histogram, curve, quantile or ratio).
 func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	md := pmetric.NewMetrics()
-	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+	rm := md.ResourceMetrics().AppendEmpty()
+	b.resource.CopyTo(rm.Resource())
+	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
