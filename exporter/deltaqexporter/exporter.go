@@ -175,7 +175,7 @@ func (e *deltaqExporter) tick(now time.Time) {
 	began := time.Now()
 	results := e.engine.Advance(now)
 	for _, r := range results {
-		e.emit(r, now)
+		e.emit(e.runCtx, r, now)
 	}
 	ctx := e.runCtx
 	if len(results) > 0 {
@@ -198,8 +198,7 @@ func (e *deltaqExporter) tick(now time.Time) {
 // emit hands one window's metrics and logs to the senders and writes its
 // completed snapshots. A sender that refuses (queue full) costs that batch,
 // which is counted and logged.
-func (e *deltaqExporter) emit(r *analysis.Result, now time.Time) {
-	ctx := e.runCtx
+func (e *deltaqExporter) emit(ctx context.Context, r *analysis.Result, now time.Time) {
 	if err := e.metricsOut.ConsumeMetrics(ctx, e.build.metrics(r)); err != nil {
 		e.dropped(ctx, "metrics", err)
 	}
@@ -247,11 +246,22 @@ func (e *deltaqExporter) shutdown(ctx context.Context) error {
 	e.stopOnce.Do(func() {
 		close(e.stop)
 		e.cancelRun()
+		flush := false
 		if e.running {
 			select {
 			case <-e.done:
+				flush = true
 			case <-ctx.Done():
 				errs = append(errs, ctx.Err())
+			}
+		}
+		// The windows still open hold instances already accepted: close
+		// them now, the current one included though it is partial, rather
+		// than lose them. The senders below drain their queues on shutdown.
+		if flush && e.metricsOut != nil && e.logsOut != nil {
+			now := e.now()
+			for _, r := range e.engine.Flush(now) {
+				e.emit(ctx, r, now)
 			}
 		}
 		if e.metricsOut != nil {

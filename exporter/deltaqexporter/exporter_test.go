@@ -117,3 +117,36 @@ func TestEdgeLabels(t *testing.T) {
 	assert.Equal(t, []int{3, 7, 9}, e.idx)
 	assert.Equal(t, []string{"0.004", "0.008", "0.01"}, e.labels)
 }
+
+// Shutdown closes the windows still open (their lag not yet passed, or the
+// current one) instead of losing instances already accepted.
+func TestShutdownFlushesOpenWindows(t *testing.T) {
+	h := newHarness(t, testConfig(), at(1500*time.Millisecond))
+	dm := 20 * time.Millisecond
+	h.consume(
+		span{probe: "p", outcome: outcome.Success, end: ms(100), delay: ms(3), dmax: dm, bins: 20},
+		span{probe: "p", outcome: outcome.Success, end: ms(200), delay: ms(4), dmax: dm, bins: 20},
+		span{probe: "p", outcome: outcome.Failure, end: ms(1200), delay: ms(5), dmax: dm, bins: 20},
+	)
+	require.Empty(t, h.metrics.AllMetrics(), "no window has reached its close time")
+	require.NoError(t, h.exp.shutdown(context.Background()))
+
+	counts := map[string]int64{}
+	for _, md := range h.metrics.AllMetrics() {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			m := ms.At(i)
+			if m.Name() != MetricOutcomes {
+				continue
+			}
+			dps := m.Sum().DataPoints()
+			for j := range dps.Len() {
+				oc, _ := dps.At(j).Attributes().Get(AttrOutcome)
+				// Cumulative: the last batch holds the totals.
+				counts[oc.Str()] = dps.At(j).IntValue()
+			}
+		}
+	}
+	assert.Equal(t, int64(2), counts[outcome.Success], "both successes of the first window")
+	assert.Equal(t, int64(1), counts[outcome.Failure], "the failure of the current, partial window")
+}
