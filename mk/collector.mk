@@ -11,7 +11,7 @@ OTELCOL         := $(BIN)/otelcol-deltaq
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 	$(shell find processor exporter internal deltaq diagram analysis -name '*.go' -not -name '*_test.go' 2>/dev/null)
 EXAMPLE_CONFIGS := examples/collector.yaml examples/demo/collector.yaml examples/demo/collector-prometheus.yaml \
-	examples/demo/collector-throughput.yaml
+	examples/demo/collector-throughput.yaml examples/erlang/collector.yaml
 
 .PHONY: build commands validate-configs e2e e2e-erlang demo load
 
