@@ -66,8 +66,9 @@ type ProbeConfig struct {
 
 // QTA is a quantitative timeliness agreement in the thesis's simplified form
 // (4.1.3, 2.1.6): by each Delay at least P of the instances have completed
-// successfully, and at most MaxFailure of them fail or time out. As a ΔQ it is
-// the step function through the points whose final level is 1 − MaxFailure.
+// successfully, and at most MaxFailure of them fail or time out. As a ΔQ
+// (deltaq.QTA.DeltaQ) it is the step function through the points; the
+// exporter's drawn QTA curve adds a last step to 1 − MaxFailure at dMax.
 type QTA struct {
 	Points     []QTAPoint
 	MaxFailure float64

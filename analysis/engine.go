@@ -73,18 +73,21 @@ type Engine struct {
 	lag      int64 // ns
 	nslots   int64 // open windows kept
 
-	mu       sync.Mutex // guards everything below up to the analysis state
-	byName   map[string]*probe
-	probes   []*probe // by index
-	k0       int64    // oldest open window
-	slots    []slot
-	free     map[layout][]*acc
-	drops    Drops
-	counted  int64
-	started  bool
-	minEnd   int64 // single-window mode: extent of the instances
-	maxEnd   int64
-	maxBatch int
+	mu      sync.Mutex // guards everything below up to the analysis state
+	byName  map[string]*probe
+	probes  []*probe // by index
+	k0      int64    // oldest open window
+	slots   []slot
+	free    map[layout][]*acc
+	drops   Drops
+	counted int64
+	// lateTimeouts counts timeouts that arrived after their own window had
+	// closed and were counted in the oldest open window instead.
+	lateTimeouts int64
+	started      bool
+	minEnd       int64 // single-window mode: extent of the instances
+	maxEnd       int64
+	maxBatch     int
 
 	amu sync.Mutex // guards the analysis state
 	an  *analyzer
@@ -263,8 +266,17 @@ func (e *Engine) add(in *Instance) {
 	if e.interval > 0 {
 		k = floorDiv(end, e.interval)
 		if k < e.k0 {
-			e.drops[DropTooLate]++
-			return
+			if in.Outcome != Timeout {
+				e.drops[DropTooLate]++
+				return
+			}
+			// A timeout is known only when its span finally ends (or a
+			// timer fires after a grace): when its own window (start +
+			// dMax) has closed, it counts in the oldest open window
+			// rather than not at all, so that a slow system does not
+			// hide its timeouts.
+			k = e.k0
+			e.lateTimeouts++
 		}
 		if k >= e.k0+e.nslots {
 			e.drops[DropTooEarly]++
@@ -283,8 +295,10 @@ func (e *Engine) add(in *Instance) {
 	switch in.Outcome {
 	case Success:
 		d := float64(in.End-in.Start) / 1e9
+		before := a.hist.Successes()
 		a.hist.Add(d)
-		if d >= 0 && d < a.hist.DMax() {
+		if a.hist.Successes() > before {
+			// Only what the histogram counted as a success enters the sum.
 			a.sum += d
 		}
 	case Timeout:
@@ -318,13 +332,17 @@ type Stats struct {
 	Dropped Drops
 	// Probes is the number of probes tracked.
 	Probes int
+	// LateTimeouts is the number of timeouts (among Counted) whose own
+	// window, by start + dMax, had closed when they arrived: they were
+	// counted in the oldest open window.
+	LateTimeouts int64
 }
 
 // Stats returns the counters since the engine was created.
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Stats{Counted: e.counted, Dropped: e.drops, Probes: len(e.probes)}
+	return Stats{Counted: e.counted, Dropped: e.drops, Probes: len(e.probes), LateTimeouts: e.lateTimeouts}
 }
 
 // closing is a window detached from the open set, ready for analysis.
@@ -420,9 +438,21 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	}
 	e.amu.Unlock()
 	e.mu.Lock()
+	// Keep for reuse only the accumulators of layouts a probe uses now:
+	// layouts come from instance attributes, and free lists of abandoned
+	// ones would otherwise grow without bound.
+	inUse := make(map[layout]bool, len(e.probes))
+	for _, p := range e.probes {
+		inUse[p.lay] = true
+	}
+	for l := range e.free {
+		if !inUse[l] {
+			delete(e.free, l)
+		}
+	}
 	for i := range cl {
 		for _, a := range cl[i].accs {
-			if a != nil {
+			if a != nil && inUse[a.lay] {
 				a.hist.Reset()
 				a.sum = 0
 				e.free[a.lay] = append(e.free[a.lay], a)

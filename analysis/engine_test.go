@@ -271,3 +271,43 @@ func TestLayoutChangeStartsAFreshHistory(t *testing.T) {
 		t.Errorf("after the change: %d bins, band over %d windows with %d bins; want 50, 1, 50", p.Bins, p.Band.K, len(p.Band.Mean))
 	}
 }
+
+// A timeout known only when its span finally ends — long after start + dMax,
+// its own window long closed — counts in the oldest open window: under
+// overload, timeouts must raise the failure ratio, not vanish.
+func TestTimeoutAfterItsWindowClosedCountsInOldestOpenWindow(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	e.Advance(at(5 * time.Second)) // closes the windows up to [3s, 4s)
+	addAll(e,
+		timedOut("p", 200*time.Millisecond), // own window [0, 1s): closed
+		ok("p", 4500*time.Millisecond, time.Millisecond),
+		ok("p", 500*time.Millisecond, time.Millisecond), // a late success is still dropped
+	)
+	st := e.Stats()
+	if st.Counted != 2 || st.LateTimeouts != 1 || st.Dropped[DropTooLate] != 1 {
+		t.Fatalf("stats = %+v, want 2 counted (1 late timeout), 1 dropped too late", st)
+	}
+	rs := e.Advance(at(6 * time.Second)) // closes [4s, 5s)
+	if len(rs) != 1 {
+		t.Fatalf("%d windows closed, want 1", len(rs))
+	}
+	p := probeOf(t, rs[0], "p")
+	if p.Counts.Timeout != 1 || p.Counts.Success != 1 {
+		t.Errorf("window [4s, 5s) counts %+v, want 1 success and 1 timeout", p.Counts)
+	}
+}
+
+// Layouts come from instance attributes; accumulators of layouts no probe
+// uses any more are not kept, however often the layout changes.
+func TestAbandonedLayoutsAreNotKept(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, at(time.Second))
+	for i := range 200 {
+		in := ok("p", time.Duration(i)*time.Second+100*time.Millisecond, 5*time.Millisecond)
+		in.DMaxNs = int64(testDMax) + int64(i) // a new layout every window
+		addAll(e, in)
+		e.Advance(at(time.Duration(i+2) * time.Second))
+	}
+	if n := len(e.free); n > 2 {
+		t.Errorf("free lists for %d layouts after 200 layout changes, want at most 2", n)
+	}
+}

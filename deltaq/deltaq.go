@@ -352,7 +352,8 @@ func Steps(points []Step, width float64, bins int) (DeltaQ, error) {
 // FromInstances returns the observed ΔQ of a set of outcome instances
 // (thesis §4.1.1): delays of the successes, plus counts of timeouts and
 // failures. With n = len(delays) + timeouts + failures,
-// pᵢ = #{d : ⌊d/w⌋ = i}/n; a delay at or beyond dMax counts as a timeout.
+// pᵢ = #{d : ⌊d/w⌋ = i}/n (d = dMax in the last bin); a delay beyond dMax
+// counts as a timeout.
 // Negative or NaN delays and negative counts are errors; no instances at all
 // is ErrEmpty. The result's Count is n.
 func FromInstances(width float64, bins int, delays []float64, timeouts, failures int64) (DeltaQ, error) {

@@ -201,22 +201,24 @@ func TestHistogram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []float64{0, 0.0005, 0.001, 0.0095, 0.010, 0.5, math.Inf(1), -1, math.NaN()} {
+	// 0.010 is exactly dMax: a success in the last bin (the processor's
+	// rule: duration ≤ dMax); 0.0100001 is beyond it.
+	for _, d := range []float64{0, 0.0005, 0.001, 0.0095, 0.010, 0.0100001, math.Inf(1), -1, math.NaN()} {
 		h.Add(d)
 	}
 	h.AddTimeout()
 	h.AddFailure()
-	if h.Successes() != 4 || h.Timeouts() != 4 || h.Failures() != 1 || h.Rejected() != 2 || h.Total() != 9 {
+	if h.Successes() != 5 || h.Timeouts() != 3 || h.Failures() != 1 || h.Rejected() != 2 || h.Total() != 9 {
 		t.Fatalf("counts: succ %d to %d fail %d rej %d total %d", h.Successes(), h.Timeouts(), h.Failures(), h.Rejected(), h.Total())
 	}
-	if c := h.Counts(); c[0] != 2 || c[1] != 1 || c[9] != 1 {
+	if c := h.Counts(); c[0] != 2 || c[1] != 1 || c[9] != 2 {
 		t.Fatalf("bin counts %v", c)
 	}
 	d, err := h.DeltaQ()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Count() != 9 || !near(d.Intangible(), 5.0/9, 1e-15) {
+	if d.Count() != 9 || !near(d.Intangible(), 4.0/9, 1e-15) {
 		t.Fatalf("DeltaQ %v", d)
 	}
 	if allocs := testing.AllocsPerRun(100, func() { h.Add(0.003) }); allocs != 0 {

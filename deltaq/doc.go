@@ -16,8 +16,9 @@
 //
 // # Binning convention
 //
-// A sample of delay d belongs to bin ⌊d/w⌋; a delay at or beyond dMax is a
-// timeout and adds to the intangible mass. The mass of a bin is taken as
+// A sample of delay d belongs to bin ⌊d/w⌋ (a delay of exactly dMax to the
+// last bin); a delay beyond dMax is a timeout and adds to the intangible
+// mass. The mass of a bin is taken as
 // uniform over the bin, so the CDF is piecewise linear between bin edges:
 //
 //	F(t) = Σ_{j<i} pⱼ + pᵢ·(t − i·w)/w   for i·w ≤ t < (i+1)·w,

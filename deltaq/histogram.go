@@ -35,27 +35,29 @@ func (h *Histogram) Width() float64 { return h.width }
 // Bins returns the number of bins.
 func (h *Histogram) Bins() int { return len(h.counts) }
 
-// DMax returns the delay at and beyond which an instance is a timeout.
+// DMax returns the delay beyond which an instance is a timeout.
 func (h *Histogram) DMax() float64 { return h.width * float64(len(h.counts)) }
 
 // Add records a successful instance of the given delay in bin ⌊delay/w⌋. A
-// delay at or beyond dMax (including +Inf) is recorded as a timeout. A
-// negative or NaN delay cannot be an observation: it is not recorded, and
-// Rejected counts it.
+// delay beyond dMax (including +Inf) is recorded as a timeout; a delay of
+// exactly dMax (to within rounding: 1e-9 of a bin) is a success in the last
+// bin, as the deltaq processor calls an instance whose duration is ≤ dMax a
+// success. A negative or NaN delay cannot be an observation: it is not
+// recorded, and Rejected counts it.
 func (h *Histogram) Add(delay float64) {
 	if !(delay >= 0) {
 		h.rejected++
 		return
 	}
+	n := len(h.counts)
 	x := delay * h.inv
-	if x >= float64(len(h.counts)) {
+	if x > float64(n)+1e-9 {
 		h.timeouts++
 		return
 	}
 	i := int(binOf(x))
-	if i >= len(h.counts) {
-		h.timeouts++
-		return
+	if i >= n {
+		i = n - 1
 	}
 	h.counts[i]++
 	h.success++

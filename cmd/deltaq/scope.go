@@ -654,7 +654,10 @@ func renderPlot(b *strings.Builder, curves map[string][]curvePoint, o frameOptio
 		grid[r] = []rune(strings.Repeat(" ", w))
 	}
 	row := func(p float64) int {
-		p = math.Min(1, math.Max(0, p))
+		if !(p >= 0) { // also NaN, from hostile deltaq.le values
+			p = 0
+		}
+		p = math.Min(1, p)
 		return int(math.Round((1 - p) * float64(h-1)))
 	}
 	x := func(c int) float64 { return xmax * float64(c+1) / float64(w) }

@@ -101,9 +101,19 @@ func (b *builder) edgesOf(width float64, bins int) *edges {
 	for j, i := range e.idx {
 		e.labels[j] = formatFloat(e.bounds[i])
 	}
+	if len(b.shapes) >= maxCachedShapes {
+		// Shapes come from the instances' deltaq.dmax_ns and deltaq.bins:
+		// an input that keeps changing them must not grow the cache
+		// without bound. Start afresh; the shapes in use come back.
+		clear(b.shapes)
+	}
 	b.shapes[k] = e
 	return e
 }
+
+// maxCachedShapes bounds the edge cache: far more shapes than a collector's
+// probes use at once.
+const maxCachedShapes = 4096
 
 func (b *builder) qLabelOf(q float64) string {
 	s, ok := b.qLabel[q]

@@ -89,6 +89,10 @@ func (f *factory) createTraces(ctx context.Context, set processor.Settings, cfg 
 		return nil, err
 	}
 	if err := p.attachTraces(set.ID, next); err != nil {
+		// The collector refuses the whole configuration: forget the
+		// instance, so that a corrected configuration gets a fresh one
+		// rather than this one with its old settings.
+		p.release()
 		return nil, err
 	}
 	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,

@@ -503,6 +503,9 @@ func TestSharedInstance(t *testing.T) {
 
 	_, err = pf.CreateTraces(context.Background(), setA, cfg, consumertest.NewNop())
 	assert.EqualError(t, err, `processor "deltaq/a" is in more than one traces pipeline; synthetic timeout spans need exactly one, so give each traces pipeline its own processor ID (for example deltaq/a)`)
+	// The collector refuses such a configuration as a whole: the instance
+	// is forgotten, so that a corrected configuration starts afresh.
+	assert.Nil(t, f.lookup(setA.ID), "a refused configuration leaves no instance behind")
 
 	// A start event on the logs side is ended by the span on the traces side.
 	require.NoError(t, la.ConsumeLogs(context.Background(), logsOf(startEvent{probe: "checkout", id: 1, at: base})))
