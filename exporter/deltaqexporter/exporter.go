@@ -186,6 +186,9 @@ func (e *deltaqExporter) tick(now time.Time) {
 	if d := st.Counted - e.prev.Counted; d > 0 {
 		e.tel.DeltaqExporterInstances.Add(ctx, d)
 	}
+	if d := st.LateTimeouts - e.prev.LateTimeouts; d > 0 {
+		e.tel.DeltaqExporterLateTimeouts.Add(ctx, d)
+	}
 	for r, n := range st.Dropped {
 		if d := n - e.prev.Dropped[r]; d > 0 {
 			e.tel.DeltaqExporterInstancesDropped.Add(ctx, d, e.dropAttr[r])

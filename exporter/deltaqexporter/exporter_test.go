@@ -14,7 +14,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadatatest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 )
 
 func TestConsumeTracesReadsOnlyInstances(t *testing.T) {
@@ -149,4 +152,19 @@ func TestShutdownFlushesOpenWindows(t *testing.T) {
 	}
 	assert.Equal(t, int64(2), counts[outcome.Success], "both successes of the first window")
 	assert.Equal(t, int64(1), counts[outcome.Failure], "the failure of the current, partial window")
+}
+
+// A timeout whose span arrives long after start + dMax (no start event timed
+// it out on time) still counts, in the oldest open window, and the exporter's
+// own telemetry says how many did.
+func TestLateTimeoutCountedAndReported(t *testing.T) {
+	h := newHarness(t, testConfig(), at(5*time.Second))
+	h.exp.tick(at(5 * time.Second)) // windows up to [3s, 4s) close
+	dm := 20 * time.Millisecond
+	// Started at 100 ms, ended at 4.6 s: a timeout whose own window is
+	// [0, 1s), long closed.
+	h.consume(span{probe: "p", outcome: outcome.Timeout, end: 4600 * time.Millisecond, delay: 4500 * time.Millisecond, dmax: dm, bins: 20})
+	h.exp.tick(at(6 * time.Second))
+	assert.Equal(t, int64(1), h.exp.engine.Stats().Counted)
+	metadatatest.AssertEqualDeltaqExporterLateTimeouts(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 }

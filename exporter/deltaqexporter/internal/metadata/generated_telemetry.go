@@ -28,6 +28,7 @@ type TelemetryBuilder struct {
 	registrations                     []metric.Registration
 	DeltaqExporterInstances           metric.Int64Counter
 	DeltaqExporterInstancesDropped    metric.Int64Counter
+	DeltaqExporterLateTimeouts        metric.Int64Counter
 	DeltaqExporterOutputDropped       metric.Int64Counter
 	DeltaqExporterProbes              metric.Int64Gauge
 	DeltaqExporterTriggersFired       metric.Int64Counter
@@ -73,6 +74,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.DeltaqExporterInstancesDropped, err = builder.meter.Int64Counter(
 		"otelcol_deltaq_exporter_instances_dropped",
 		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (more probes than max_probes), too_late (their window had already closed), too_early (they end more than one interval after the exporter's clock), invalid (missing or malformed deltaq.* attributes). [Alpha]"),
+		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.DeltaqExporterLateTimeouts, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_late_timeouts",
+		metric.WithDescription("Timeouts that became known after their own window (by start + dMax) had closed, and were counted in the oldest open window instead. [Alpha]"),
 		metric.WithUnit("{instance}"),
 	)
 	errs = errors.Join(errs, err)

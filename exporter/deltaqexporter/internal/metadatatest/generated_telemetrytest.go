@@ -53,6 +53,22 @@ func AssertEqualDeltaqExporterInstancesDropped(t *testing.T, tt *componenttest.T
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualDeltaqExporterLateTimeouts(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_late_timeouts",
+		Description: "Timeouts that became known after their own window (by start + dMax) had closed, and were counted in the oldest open window instead. [Alpha]",
+		Unit:        "{instance}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_late_timeouts")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualDeltaqExporterOutputDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_deltaq_exporter_output_dropped",

@@ -21,6 +21,7 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.DeltaqExporterInstances.Add(context.Background(), 1)
 	tb.DeltaqExporterInstancesDropped.Add(context.Background(), 1)
+	tb.DeltaqExporterLateTimeouts.Add(context.Background(), 1)
 	tb.DeltaqExporterOutputDropped.Add(context.Background(), 1)
 	tb.DeltaqExporterProbes.Record(context.Background(), 1)
 	tb.DeltaqExporterTriggersFired.Add(context.Background(), 1)
@@ -30,6 +31,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterInstancesDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterLateTimeouts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterOutputDropped(t, testTel,
