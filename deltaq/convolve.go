@@ -154,17 +154,16 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 		// c occupies out[off : off+len(as)+len(bs)−1]; the half split
 		// reaches one bin further, ahi+bhi−1 < bins.
 		off := alo + blo
-		c := out[off : off+len(as)+len(bs)-1]
+		end := off + len(as) + len(bs)
+		// Half split ½(c[k] + c[k−1]), accumulating the CDF. Round-off of
+		// the FFT can leave tiny negatives where the exact value is 0:
+		// clamp them. The FFT path splits as it unpacks its result.
 		if m == methodFFT || (m == methodAuto && useFFT(len(as), len(bs))) {
-			fft.Convolve(c, as, bs)
+			s = fft.ConvolveSplit(out[off:end], cum[off:end], as, bs)
 		} else {
-			convolveDirect(c, as, bs)
+			convolveDirect(out[off:end-1], as, bs)
+			s = halfSplit(out[off:end], cum[off:end])
 		}
-		// Half split ½(c[k] + c[k−1]) in place, accumulating the CDF.
-		// Round-off of the FFT can leave tiny negatives where the exact
-		// value is 0: clamp them.
-		end := off + len(c) + 1
-		s = halfSplit(out[off:end], cum[off:end])
 		for k := end; k < len(cum); k++ {
 			cum[k] = s
 		}
@@ -192,44 +191,8 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 
 // halfSplit replaces v[k] by ½(v[k] + v[k−1]) (v[−1] = 0), negatives
 // clamped to zero first, writes the running sum to cum and returns the
-// total. It adds four bins at a time to the running sum, as
-// s + ((h₀ + h₁) + (h₂ + h₃)), so that the loop is not bound by the latency
-// of one long chain of additions; with every h ≥ 0 the sums stay
-// non-decreasing.
-func halfSplit(v, cum []float64) float64 {
-	cum = cum[:len(v)]
-	s, prev := 0.0, 0.0
-	k := 0
-	for ; k+3 < len(v); k += 4 {
-		c0, c1, c2, c3 := pos(v[k]), pos(v[k+1]), pos(v[k+2]), pos(v[k+3])
-		h0, h1, h2, h3 := 0.5*(c0+prev), 0.5*(c1+c0), 0.5*(c2+c1), 0.5*(c3+c2)
-		v[k], v[k+1], v[k+2], v[k+3] = h0, h1, h2, h3
-		h01 := h0 + h1
-		cum[k] = s + h0
-		cum[k+1] = s + h01
-		cum[k+2] = s + (h01 + h2)
-		s += h01 + (h2 + h3)
-		cum[k+3] = s
-		prev = c3
-	}
-	for ; k < len(v); k++ {
-		cur := pos(v[k])
-		h := 0.5 * (cur + prev)
-		v[k] = h
-		s += h
-		cum[k] = s
-		prev = cur
-	}
-	return s
-}
-
-// pos returns x if it is positive, else 0 (NaN included).
-func pos(x float64) float64 {
-	if x > 0 {
-		return x
-	}
-	return 0
-}
+// total (see fft.HalfSplit, which vectorises it where it can).
+func halfSplit(v, cum []float64) float64 { return fft.HalfSplit(v, cum) }
 
 // convolveDirect writes the discrete convolution of a and b into c
 // (len(c) = len(a)+len(b)−1), skipping zero masses of a.

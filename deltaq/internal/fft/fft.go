@@ -21,8 +21,9 @@
 // sin and cos (no recurrence, so no accumulated error), and work buffers are
 // pooled: a convolution allocates nothing once its size has been seen.
 //
-// On amd64 processors with AVX2 and FMA (x86-64-v3) the passes, and the
-// loop that separates and multiplies the spectra, run as assembly kernels
+// On amd64 processors with AVX2 and FMA (x86-64-v3) the passes, the
+// packing of the operands, the loop that separates and multiplies the
+// spectra and the half split of ConvolveSplit run as assembly kernels
 // (kernels_amd64.s) that process two complex values per instruction; the
 // pure-Go passes are the fallback elsewhere, or everywhere when built with
 // the purego tag, and the tests check both against each other, against
@@ -225,6 +226,50 @@ func Convolve(dst, a, b []float64) []float64 {
 	}
 	l := len(a) + len(b) - 1
 	dst = dst[:l]
+	p, w := transform(a, b)
+	y := w.y[:p.m]
+	// y_j = c_{2j} + i·c_{2j+1}: a complex128 is laid out as its real and
+	// imaginary float64s, so the pairs are one block copy.
+	h := l / 2
+	if h > 0 {
+		copy(unsafe.Slice((*complex128)(unsafe.Pointer(&dst[0])), h), y[:h])
+	}
+	if l%2 == 1 {
+		dst[l-1] = real(y[h])
+	}
+	p.bufs.Put(w)
+	return dst
+}
+
+// ConvolveSplit computes the linear convolution c of a and b as Convolve
+// does and writes its half split, HalfSplit of the l + 1 values
+// c_0, …, c_{l−1}, 0 (l = len(a)+len(b)−1), into dst[:l+1] and the running
+// sums into cum[:l+1], without an intermediate copy of c. It returns the
+// total. dst and cum must have room for l + 1 values; empty operands
+// write nothing and give 0.
+func ConvolveSplit(dst, cum, a, b []float64) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	l := len(a) + len(b) - 1
+	dst, cum = dst[:l+1], cum[:l+1]
+	p, w := transform(a, b)
+	// y_j = c_{2j} + i·c_{2j+1}, so c is y read as float64s.
+	c := unsafe.Slice((*float64)(unsafe.Pointer(&w.y[0])), l)
+	s, prev := splitInto(dst[:l], c, cum[:l])
+	h := 0.5 * prev
+	dst[l] = h
+	s += h
+	cum[l] = s
+	p.bufs.Put(w)
+	return s
+}
+
+// transform computes the convolution of a and b (both non-empty) into the
+// work buffer w.y of the plan p it returns, as y_j = c_{2j} + i·c_{2j+1};
+// the caller puts w back into p.bufs when done with it.
+func transform(a, b []float64) (*plan, *work) {
+	l := len(a) + len(b) - 1
 	n := Size(l)
 	p := getPlan(bits.TrailingZeros(uint(n)))
 	w := p.bufs.Get().(*work)
@@ -232,8 +277,13 @@ func Convolve(dst, a, b []float64) []float64 {
 	// Pack z = a + i·b, zero-padded.
 	na, nb := len(a), len(b)
 	k := min(na, nb)
-	zz := z[:k]
-	a2, b2 := a[:k], b[:k]
+	k0 := 0
+	if useAVX2 && k >= 4 {
+		k0 = k &^ 3
+		packAVX(&z[0], &a[0], &b[0], k0)
+	}
+	zz := z[k0:k]
+	a2, b2 := a[k0:k], b[k0:k]
 	for j := range zz {
 		zz[j] = complex(a2[j], b2[j])
 	}
@@ -258,18 +308,7 @@ func Convolve(dst, a, b []float64) []float64 {
 	p.combine(z, y)
 
 	p.inverse(y)
-
-	// y_j = c_{2j} + i·c_{2j+1}: a complex128 is laid out as its real and
-	// imaginary float64s, so the pairs are one block copy.
-	h := l / 2
-	if h > 0 {
-		copy(unsafe.Slice((*complex128)(unsafe.Pointer(&dst[0])), h), y[:h])
-	}
-	if l%2 == 1 {
-		dst[l-1] = real(y[h])
-	}
-	p.bufs.Put(w)
-	return dst
+	return p, w
 }
 
 // combine turns the packed spectrum z into the input y of the half-length
@@ -494,4 +533,58 @@ func dit8(b []complex128) {
 	b[1], b[5] = b1+t5, b1-t5
 	b[2], b[6] = b2+t6, b2-t6
 	b[3], b[7] = b3+t7, b3-t7
+}
+
+// HalfSplit replaces v[k] by ½(v[k] + v[k−1]) (v[−1] = 0), negatives and
+// NaNs clamped to zero first, writes the running sum to cum (which must be
+// at least as long as v) and returns the total. Four bins at a time are
+// added to the running sum as s + ((h₀ + h₁) + (h₂ + h₃)), with the partial
+// sums s + h₀, s + (h₀ + h₁) and s + ((h₀ + h₁) + h₂) in between, so that the
+// loop is not bound by the latency of one long chain of additions; with
+// every h ≥ 0 the sums stay non-decreasing. The assembly kernel computes the
+// very same sums, so both paths give identical results.
+func HalfSplit(v, cum []float64) float64 {
+	s, _ := splitInto(v, v, cum)
+	return s
+}
+
+// splitInto is HalfSplit reading src and writing the split values to dst
+// (src and dst the same slice or not overlapping, both at least as long as
+// src, and cum too); it returns the total and the last clamped input.
+func splitInto(dst, src, cum []float64) (s, prev float64) {
+	dst, cum = dst[:len(src)], cum[:len(src)]
+	k := 0
+	if useAVX2 && len(src) >= 4 {
+		k = len(src) &^ 3
+		s, prev = halfSplitAVX(&dst[0], &src[0], &cum[0], k)
+	}
+	for ; k+3 < len(src); k += 4 {
+		c0, c1, c2, c3 := pos(src[k]), pos(src[k+1]), pos(src[k+2]), pos(src[k+3])
+		h0, h1, h2, h3 := 0.5*(c0+prev), 0.5*(c1+c0), 0.5*(c2+c1), 0.5*(c3+c2)
+		dst[k], dst[k+1], dst[k+2], dst[k+3] = h0, h1, h2, h3
+		h01 := h0 + h1
+		cum[k] = s + h0
+		cum[k+1] = s + h01
+		cum[k+2] = s + (h01 + h2)
+		s += h01 + (h2 + h3)
+		cum[k+3] = s
+		prev = c3
+	}
+	for ; k < len(src); k++ {
+		cur := pos(src[k])
+		h := 0.5 * (cur + prev)
+		dst[k] = h
+		s += h
+		cum[k] = s
+		prev = cur
+	}
+	return s, prev
+}
+
+// pos returns x if it is positive, else 0 (NaN included).
+func pos(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return 0
 }

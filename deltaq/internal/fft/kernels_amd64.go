@@ -50,3 +50,15 @@ func dit4uAVX(x *complex128, n int)
 //
 //go:noescape
 func combineAVX(z, y *complex128, pairs *int32, npairs int, w *complex128, c float64)
+
+// halfSplitAVX is the four-bin loop of splitInto over src[:n], dst[:n] and
+// cum[:n], n > 0 a multiple of 4, starting from a zero sum; it returns the
+// sum and the last clamped input.
+//
+//go:noescape
+func halfSplitAVX(dst, src, cum *float64, n int) (sum, last float64)
+
+// packAVX sets z[j] = complex(a[j], b[j]) for j < n, n > 0 a multiple of 4.
+//
+//go:noescape
+func packAVX(z *complex128, a, b *float64, n int)

@@ -320,3 +320,74 @@ combloop:
 combdone:
 	VZEROUPPER
 	RET
+
+DATA ·half<>+0(SB)/8, $0.5
+GLOBL ·half<>(SB), RODATA|NOPTR, $8
+
+// func halfSplitAVX(dst, src, cum *float64, n int) (sum, last float64)
+// The four-bin loop of HalfSplit (splitInto), four bins per iteration with the same
+// sums: c = max(v, 0) (NaN → 0), h = ½(c + [c₋₁ c₀ c₁ c₂]), the in-block
+// prefix P = [h₀, h₀₁, h₂ + h₀₁, (h₂ + h₃) + h₀₁] with h₀₁ = h₀ + h₁, then
+// cum = s + P and s += P₃.
+TEXT ·halfSplitAVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DX
+	MOVQ src+8(FP), SI
+	MOVQ cum+16(FP), DI
+	MOVQ n+24(FP), CX
+	VXORPD Y15, Y15, Y15 // 0
+	VBROADCASTSD ·half<>(SB), Y14
+	VXORPD Y13, Y13, Y13 // previous c
+	VXORPD Y12, Y12, Y12 // s in every lane
+hsloop:
+	VMOVUPD (SI), Y0
+	VMAXPD Y15, Y0, Y0              // c = max(x, 0), 0 for NaN
+	VPERM2F128 $0x21, Y0, Y13, Y1   // c₋₂ c₋₁ c₀ c₁
+	VSHUFPD $5, Y0, Y1, Y2          // c₋₁ c₀ c₁ c₂
+	VMOVAPD Y0, Y13
+	VADDPD Y2, Y0, Y3
+	VMULPD Y14, Y3, Y3              // h
+	VMOVUPD Y3, (DX)
+	VPERMILPD $0, Y3, Y4            // h₀ h₀ h₂ h₂
+	VBLENDPD $5, Y15, Y4, Y4        // 0 h₀ 0 h₂
+	VADDPD Y4, Y3, Y4               // h₀ h₀₁ h₂ h₂₃
+	VPERMPD $0x55, Y4, Y5           // h₀₁ in every lane
+	VBLENDPD $3, Y15, Y5, Y5        // 0 0 h₀₁ h₀₁
+	VADDPD Y5, Y4, Y4               // P
+	VADDPD Y4, Y12, Y6
+	VMOVUPD Y6, (DI)                // cum = s + P
+	VPERMPD $0xFF, Y4, Y7
+	VADDPD Y7, Y12, Y12             // s += P₃
+	ADDQ $32, DX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNE hsloop
+	VMOVSD X12, sum+32(FP)
+	VPERMPD $0xFF, Y13, Y13
+	VMOVSD X13, last+40(FP)
+	VZEROUPPER
+	RET
+
+// func packAVX(z *complex128, a, b *float64, n int)
+// z[j] = complex(a[j], b[j]) for j < n, n > 0 a multiple of 4.
+TEXT ·packAVX(SB), NOSPLIT, $0-32
+	MOVQ z+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+packloop:
+	VMOVUPD (SI), Y0 // a₀ a₁ a₂ a₃
+	VMOVUPD (DX), Y1 // b₀ b₁ b₂ b₃
+	VUNPCKLPD Y1, Y0, Y2 // a₀ b₀ a₂ b₂
+	VUNPCKHPD Y1, Y0, Y3 // a₁ b₁ a₃ b₃
+	VPERM2F128 $0x20, Y3, Y2, Y4
+	VPERM2F128 $0x31, Y3, Y2, Y5
+	VMOVUPD Y4, (DI)
+	VMOVUPD Y5, 32(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $64, DI
+	SUBQ $4, CX
+	JNE packloop
+	VZEROUPPER
+	RET

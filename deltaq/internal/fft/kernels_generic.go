@@ -15,3 +15,7 @@ func dit4uAVX(x *complex128, n int)                           { panic("fft: no a
 func combineAVX(z, y *complex128, pairs *int32, npairs int, w *complex128, c float64) {
 	panic("fft: no assembly kernels")
 }
+func halfSplitAVX(dst, src, cum *float64, n int) (sum, last float64) {
+	panic("fft: no assembly kernels")
+}
+func packAVX(z *complex128, a, b *float64, n int) { panic("fft: no assembly kernels") }
