@@ -216,6 +216,17 @@ func run(args []string, out io.Writer) error {
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	proc := newProcSampler(o.collectorPID)
+	type snap struct {
+		at                      time.Time
+		acked, failed, requests int64
+		latency                 int64
+		cpu                     time.Duration
+	}
+	take := func() snap {
+		return snap{time.Now(), c.acked.Load(), c.failed.Load(), c.requests.Load(), c.latencyNs.Load(), proc.cpu()}
+	}
+	started := take()
 	for i := range o.conns {
 		conn, err := grpc.NewClient(o.endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -234,21 +245,16 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "dqload: %d connections × %d in flight × %d spans per request → %s; warm-up %v, measuring %v\n",
 		o.conns, o.inflight, o.tmpl.Spans, o.endpoint, o.warmup, o.duration)
 
-	proc := newProcSampler(o.collectorPID)
 	select {
 	case <-time.After(o.warmup):
 	case <-ctx.Done():
 	}
-	type snap struct {
-		at                      time.Time
-		acked, failed, requests int64
-		latency                 int64
-		cpu                     time.Duration
-	}
-	take := func() snap {
-		return snap{time.Now(), c.acked.Load(), c.failed.Load(), c.requests.Load(), c.latencyNs.Load(), proc.cpu()}
-	}
 	first := take()
+	if o.warmup == 0 {
+		// No warm-up: the measurement starts with the first request, not
+		// when this goroutine next runs (requests may complete before).
+		first = started
+	}
 	prev := first
 	proc.sample()
 	var tick <-chan time.Time
@@ -283,10 +289,13 @@ wait:
 			break wait
 		}
 	}
-	proc.sample()
-	last := take()
+	// Stop the streams before the last snapshot, so that every request the
+	// collector acknowledged is counted; only requests cut short by the
+	// cancellation (at most one per stream) go uncounted.
 	cancel()
 	wg.Wait()
+	proc.sample()
+	last := take()
 	fmt.Fprintf(out, "total: %d spans acked, %d failed in %.1fs: %s\n",
 		last.acked-first.acked, last.failed-first.failed, last.at.Sub(first.at).Seconds(), line(first, last))
 	if proc.ok() {
