@@ -78,13 +78,6 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 	}
 	s := p.stats
 
-	// observeNonZero reports a counter once it has counted something, so that
-	// an idle probe adds no series.
-	observeNonZero := func(o metric.Int64Observer, c *atomic.Int64, opt metric.ObserveOption) {
-		if v := c.Load(); v != 0 {
-			o.Observe(v, opt)
-		}
-	}
 	return errors.Join(
 		tb.RegisterProcessorDeltaqInstancesCallback(func(_ context.Context, o metric.Int64Observer) error {
 			for i := range s.instances {
@@ -94,24 +87,9 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			}
 			return nil
 		}),
-		tb.RegisterProcessorDeltaqLateSpansCallback(func(_ context.Context, o metric.Int64Observer) error {
-			for i := range s.late {
-				observeNonZero(o, &s.late[i], probeOpts[i])
-			}
-			return nil
-		}),
-		tb.RegisterProcessorDeltaqStartTimeoutsCallback(func(_ context.Context, o metric.Int64Observer) error {
-			for i := range s.startTimeouts {
-				observeNonZero(o, &s.startTimeouts[i], probeOpts[i])
-			}
-			return nil
-		}),
-		tb.RegisterProcessorDeltaqStartAfterEndCallback(func(_ context.Context, o metric.Int64Observer) error {
-			for i := range s.startAfterEnd {
-				observeNonZero(o, &s.startAfterEnd[i], probeOpts[i])
-			}
-			return nil
-		}),
+		tb.RegisterProcessorDeltaqLateSpansCallback(observeByProbe(s.late, probeOpts)),
+		tb.RegisterProcessorDeltaqStartTimeoutsCallback(observeByProbe(s.startTimeouts, probeOpts)),
+		tb.RegisterProcessorDeltaqStartAfterEndCallback(observeByProbe(s.startAfterEnd, probeOpts)),
 		tb.RegisterProcessorDeltaqEndedEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(s.endedEvictions.Load())
 			return nil
@@ -141,4 +119,23 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			return nil
 		}),
 	)
+}
+
+// observeByProbe returns the callback of a counter kept per probe: one
+// observation per probe with a non-zero count.
+func observeByProbe(counts []atomic.Int64, probeOpts []metric.ObserveOption) metric.Int64Callback {
+	return func(_ context.Context, o metric.Int64Observer) error {
+		for i := range counts {
+			observeNonZero(o, &counts[i], probeOpts[i])
+		}
+		return nil
+	}
+}
+
+// observeNonZero reports a counter once it has counted something, so that an
+// idle probe adds no series.
+func observeNonZero(o metric.Int64Observer, c *atomic.Int64, opt metric.ObserveOption) {
+	if v := c.Load(); v != 0 {
+		o.Observe(v, opt)
+	}
 }
