@@ -24,12 +24,14 @@ func denseOperands(b testing.TB, n int) (DeltaQ, DeltaQ) {
 }
 
 // BenchmarkConvolve compares direct summation, the FFT and the automatic
-// choice on dense operands of equal bin counts.
+// choice on dense operands of equal bin counts. The three methods run one
+// after the other for each size, so that the ratios compare measurements
+// taken close together on a machine whose speed drifts.
 func BenchmarkConvolve(b *testing.B) {
-	for _, m := range convolvers {
-		for _, n := range benchSizes {
-			x, y := denseOperands(b, n)
-			b.Run(fmt.Sprintf("%s/N=%d", m.name, n), func(b *testing.B) {
+	for _, n := range benchSizes {
+		x, y := denseOperands(b, n)
+		for _, m := range convolvers {
+			b.Run(fmt.Sprintf("N=%d/%s", n, m.name), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := m.f(x, y); err != nil {
@@ -56,6 +58,37 @@ func BenchmarkConvolveInto(b *testing.B) {
 			buf := make([]float64, 4*n)
 			b.Run(fmt.Sprintf("%s/N=%d", m.name, n), func(b *testing.B) {
 				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := convolveInto(buf, "Convolve", x, y, m.m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkConvolveCrossover measures direct summation and the FFT on the
+// shapes of the cost model in convolve.go (useFFT), computing into a reused
+// result buffer: the figures the model's constants are fitted to.
+func BenchmarkConvolveCrossover(b *testing.B) {
+	shapes := [][2]int{{8, 8}, {12, 12}, {16, 16}, {24, 24}, {32, 32}, {64, 64}, {128, 128}, {1000, 1000},
+		{8, 1000}, {16, 1000}, {32, 1000}, {64, 1000}, {8, 4000}, {16, 4000}, {64, 4000}, {4000, 4000}}
+	for _, sh := range shapes {
+		x, err := Uniform(0, float64(sh[0])*1e-3, 1e-3, sh[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		y, err := Uniform(0, float64(sh[1])*1e-3, 1e-3, sh[1])
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]float64, 2*(sh[0]+sh[1]))
+		for _, m := range []struct {
+			name string
+			m    method
+		}{{"direct", methodDirect}, {"fft", methodFFT}} {
+			b.Run(fmt.Sprintf("%dx%d/%s", sh[0], sh[1], m.name), func(b *testing.B) {
 				for b.Loop() {
 					if _, err := convolveInto(buf, "Convolve", x, y, m.m); err != nil {
 						b.Fatal(err)

@@ -60,39 +60,42 @@ func support(p []float64) (lo, hi int) {
 //
 //	direct ≈ directNS·na·nb,   fft ≈ fftNS·n·log₂n + fftFixedNS.
 //
-// The constants come from the per-call thread CPU time measured on the
+// The constants are fitted to BenchmarkConvolveCrossover (computing into a
+// reused result buffer, so both columns include the clearing of the result
+// and the half split they share), the fastest of five runs on the
 // development machine (2-core AMD EPYC, Go 1.26, GOAMD64=v1, the
-// transform's AVX2/FMA kernels in use) over a sweep of shapes, computing
-// into a reused result buffer (medians of three runs; both columns include
-// the clearing of the result and the half split they share). Direct
-// summation ran at 0.27–0.39 ns per multiply-add (slower when the operands
-// outgrow the L1 cache) and the transform at 0.42–0.45 ns per n·log₂n:
+// transform's AVX2/FMA kernels in use). Direct summation ran at 0.36–0.46 ns
+// per multiply-add on dense operands (more per multiply-add when one
+// operand is a few bins long, where the per-bin work weighs in) and the
+// transform at 0.42–0.53 ns per n·log₂n from n = 256 on, with about 100 ns
+// more than that below:
 //
 //	  na × nb        n   direct     FFT
-//	  16 × 16       32   0.20 µs   0.22 µs
-//	  24 × 24       64   0.32 µs   0.33 µs
-//	  32 × 32       64   0.50 µs   0.35 µs
-//	  64 × 64      128   1.59 µs   0.67 µs
-//	 128 × 128     256   5.85 µs   1.28 µs
-//	1000 × 1000   2048    325 µs   12.0 µs
-//	  16 × 1000   1024   6.28 µs   5.83 µs
-//	  32 × 1000   2048   11.3 µs   10.8 µs
-//	  64 × 1000   2048   21.9 µs   10.9 µs
-//	  16 × 4000   4096   30.3 µs   26.5 µs
-//	  64 × 4000   4096   98.9 µs   26.9 µs
-//	4000 × 4000   8192   5.96 ms   56.7 µs
+//	  16 × 16       32   0.22 µs   0.27 µs
+//	  24 × 24       64   0.39 µs   0.38 µs
+//	  32 × 32       64   0.55 µs   0.39 µs
+//	  64 × 64      128   1.79 µs   0.63 µs
+//	 128 × 128     256   6.84 µs   1.10 µs
+//	1000 × 1000   2048    361 µs   9.45 µs
+//	   8 × 1000   1024   4.42 µs   5.06 µs
+//	  16 × 1000   1024   8.65 µs   5.27 µs
+//	  64 × 1000   2048   25.9 µs   10.2 µs
+//	   8 × 4000   4096   20.7 µs   24.7 µs
+//	  16 × 4000   4096   31.4 µs   24.4 µs
+//	  64 × 4000   4096    117 µs   25.9 µs
+//	4000 × 4000   8192   6.50 ms   48.0 µs
 //
-// so dense operands cross over near 24 bins, and a short operand keeps
-// direct summation about even with the FFT up to a few dozen bins
-// against thousands (the model picks direct there; either is within 15 %).
-// Without AVX2 and FMA the pure-Go transform runs at about 1.08 ns per
-// n·log₂n (fftGoNS, 1.01–1.13 measured the same way), crossing over near
-// 64–80 bins.
+// so dense operands cross over near 24 bins, and an operand of about ten
+// bins keeps direct summation ahead against thousands. With these
+// constants the model picks the faster method on every shape above (at
+// 24 × 24 the two are within 2 %). Without AVX2 and FMA the pure-Go
+// transform runs at about 1.65 ns per n·log₂n (fftGoNS, 1.6–1.9 measured
+// the same way with -tags purego), crossing over near 64 bins.
 const (
-	directNS   = 0.32
-	fftNS      = 0.44
-	fftGoNS    = 1.08
-	fftFixedNS = 30
+	directNS   = 0.40
+	fftNS      = 0.46
+	fftGoNS    = 1.65
+	fftFixedNS = 100
 )
 
 // useFFT reports whether the FFT is expected to be faster than direct

@@ -184,32 +184,66 @@ func testTransformsMatchDFT(t *testing.T) {
 	for lg := 3; lg <= 11; lg++ {
 		n := 1 << lg
 		p := newPlan(n)
-		x := make([]complex128, n)
-		for i := range x {
-			x[i] = complex(r.Float64()-0.5, r.Float64()-0.5)
-		}
-		want := dft(x, -1)
-		got := append([]complex128(nil), x...)
-		p.forward(got, false)
-		rev := bitrev(n)
-		for k := range want {
-			if d := cmplxAbs(got[rev[k]] - want[k]); d > 1e-12*float64(n) {
-				t.Fatalf("n=%d forward: X[%d] = %v, want %v", n, k, got[rev[k]], want[k])
+		for _, upperZero := range []bool{false, true} {
+			x := make([]complex128, n)
+			for i := range x {
+				if !upperZero || i < n/2 {
+					x[i] = complex(r.Float64()-0.5, r.Float64()-0.5)
+				}
+			}
+			want := dft(x, -1)
+			re, im := make([]float64, n), make([]float64, n)
+			for i, v := range x {
+				re[i], im[i] = real(v), imag(v)
+			}
+			if upperZero && useAVX2 && p.m >= minAsm {
+				// The kernels must not read the upper half: poison it.
+				for i := n / 2; i < n; i++ {
+					re[i], im[i] = math.NaN(), math.NaN()
+				}
+			}
+			p.forward(re, im, upperZero)
+			rev := bitrev(n)
+			for k := range want {
+				got := complex(re[rev[k]], im[rev[k]])
+				if d := cmplxAbs(got - want[k]); !(d <= 1e-12*float64(n)) {
+					t.Fatalf("n=%d upperZero=%v forward: X[%d] = %v, want %v", n, upperZero, k, got, want[k])
+				}
 			}
 		}
 		// Inverse on m = n/2 points: bit-reversed in, natural out.
 		m := p.m
-		xm := x[:m]
-		wantI := dft(xm, +1)
-		in := make([]complex128, m)
-		revM := bitrev(m)
-		for k := range xm {
-			in[revM[k]] = xm[k]
+		xm := make([]complex128, m)
+		for i := range xm {
+			xm[i] = complex(r.Float64()-0.5, r.Float64()-0.5)
 		}
-		p.inverse(in)
+		wantI := dft(xm, +1)
+		re, im := make([]float64, m), make([]float64, m)
+		revM := bitrev(m)
+		for k, v := range xm {
+			re[revM[k]], im[revM[k]] = real(v), imag(v)
+		}
+		p.inverse(re, im)
 		for j := range wantI {
-			if d := cmplxAbs(in[j] - wantI[j]); d > 1e-12*float64(m) {
-				t.Fatalf("m=%d inverse: x[%d] = %v, want %v", m, j, in[j], wantI[j])
+			if d := cmplxAbs(complex(re[j], im[j]) - wantI[j]); !(d <= 1e-12*float64(m)) {
+				t.Fatalf("m=%d inverse: x[%d] = %v, want %v", m, j, complex(re[j], im[j]), wantI[j])
+			}
+		}
+	}
+}
+
+func TestMirrorPositions(t *testing.T) {
+	// In bit-reversed order, frequency m−k sits at 3·2ʲ − 1 − r when k sits
+	// at r ∈ [2ʲ, 2ʲ⁺¹): check against the bit reversal itself.
+	for lg := 1; lg <= 13; lg++ {
+		m := 1 << lg
+		rev := bitrev(m)
+		for lo := 1; lo < m; lo *= 2 {
+			for r := lo; r < 2*lo; r++ {
+				k := int(rev[r])
+				if got, want := 3*lo-1-r, int(rev[m-k]); got != want {
+					t.Fatalf("m=%d r=%d (k=%d): mirror %d, want %d", m, r, k, got, want)
+				}
 			}
 		}
 	}

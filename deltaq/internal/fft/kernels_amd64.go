@@ -9,47 +9,58 @@ import "golang.org/x/sys/cpu"
 // passes, which remain the reference and the fallback.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// dif4AVX is one radix-2² DIF pass over the blocks of s ≥ 8 points of
-// x[:n] with the stage twiddles w1, w2, w3 (see (*plan).forwardGo).
-//
-//go:noescape
-func dif4AVX(x *complex128, n, s int, w1, w2, w3 *complex128)
+// The transform kernels work on split complex arrays re, im and take the
+// twiddles of their stage in the grouped layout of stage.tw.
 
-// dif4zAVX is the first DIF pass (one block of n points) when the upper
-// half of x[:n] is zero; it does not read that half.
+// dif4AVX is one radix-2² DIF pass over the blocks of s ≥ 64 points of
+// re, im [:n] (see (*plan).forwardGo).
 //
 //go:noescape
-func dif4zAVX(x *complex128, n int, w1, w2, w3 *complex128)
+func dif4AVX(re, im *float64, n, s int, tw *float64)
 
-// dit4AVX is one radix-2² DIT pass over the blocks of s ≥ 8 points of x[:n].
+// dif4zAVX is the first radix-2² DIF pass (one block of n ≥ 64 points)
+// when the upper half of re, im [:n] is zero; it does not read that half.
 //
 //go:noescape
-func dit4AVX(x *complex128, n, s int, w1, w2, w3 *complex128)
+func dif4zAVX(re, im *float64, n int, tw *float64)
 
-// r2AVX is a radix-2 pass with unit twiddles over pairs of x[:n],
-// n a multiple of 4: (x₀, x₁) ← (x₀ + x₁, x₀ − x₁).
+// dif2AVX is the radix-2 DIF pass over one block of n ≥ 32 points.
 //
 //go:noescape
-func r2AVX(x *complex128, n int)
+func dif2AVX(re, im *float64, n int, tw *float64)
 
-// dif4uAVX is the last radix-2² DIF pass, on blocks of four with unit
-// twiddles; n is a multiple of 4.
+// dif2zAVX is dif2AVX when the upper half is zero; it does not read it.
 //
 //go:noescape
-func dif4uAVX(x *complex128, n int)
+func dif2zAVX(re, im *float64, n int, tw *float64)
 
-// dit4uAVX is the first radix-2² DIT pass, on blocks of four with unit
-// twiddles; n is a multiple of 4.
+// dif16AVX is the last two radix-2² DIF passes, over blocks of 16 points
+// (twiddles tw) and of 4 (unit twiddles), fused; n is a multiple of 16.
 //
 //go:noescape
-func dit4uAVX(x *complex128, n int)
+func dif16AVX(re, im *float64, n int, tw *float64)
 
-// combineAVX is the pair loop of (*plan).combine over the npairs pairs of
-// positions at pairs, with w the twiddles (post[r], post[r']) of each pair
-// and c the constant factor.
+// dit16AVX is the first two radix-2² DIT passes, over blocks of 4 (unit
+// twiddles) and of 16 points (twiddles tw), fused; n is a multiple of 16.
 //
 //go:noescape
-func combineAVX(z, y *complex128, pairs *int32, npairs int, w *complex128, c float64)
+func dit16AVX(re, im *float64, n int, tw *float64)
+
+// dit4AVX is one radix-2² DIT pass over the blocks of s ≥ 64 points.
+//
+//go:noescape
+func dit4AVX(re, im *float64, n, s int, tw *float64)
+
+// dit2AVX is the radix-2 DIT pass over one block of n ≥ 32 points.
+//
+//go:noescape
+func dit2AVX(re, im *float64, n int, tw *float64)
+
+// combineAVX is (*plan).combineLow for the octaves from 8 on, m ≥ 16,
+// with tw the plan's comb table and c = 1/(8m).
+//
+//go:noescape
+func combineAVX(re, im, yre, yim *float64, m int, tw *float64, c float64)
 
 // halfSplitAVX is the four-bin loop of splitInto over src[:n], dst[:n] and
 // cum[:n], n > 0 a multiple of 4, starting from a zero sum; it returns the

@@ -2,321 +2,555 @@
 
 #include "textflag.h"
 
-// AVX2/FMA kernels of the transforms in fft.go, on interleaved complex128
-// data, two complex values per 256-bit register. Each kernel is the exact
-// counterpart of a loop of the pure-Go path; see kernels_amd64.go.
+// AVX2/FMA kernels of the transforms in fft.go, on split complex data (real
+// parts in one array, imaginary parts in another), four complex values per
+// pair of 256-bit registers. Each kernel computes what a loop of the
+// pure-Go path computes; see kernels_amd64.go.
 
-// Sign masks: flip the imaginary parts of both complex lanes, or the
-// imaginary part of the high lane only, or the real part of the high lane.
-DATA ·signIm<>+0(SB)/8, $0
-DATA ·signIm<>+8(SB)/8, $0x8000000000000000
-DATA ·signIm<>+16(SB)/8, $0
-DATA ·signIm<>+24(SB)/8, $0x8000000000000000
-GLOBL ·signIm<>(SB), RODATA|NOPTR, $32
+// CMULM sets (OR, OI) = (TR, TI)·(WR, WI) for four complex values, the
+// twiddles WR, WI in memory: OR = TR·WR − TI·WI, OI = TR·WI + TI·WR.
+// OR and OI must differ from TR and TI.
+#define CMULM(TR, TI, WR, WI, OR, OI) \
+	VMULPD WI, TI, OR \
+	VFMSUB231PD WR, TR, OR \
+	VMULPD WR, TI, OI \
+	VFMADD231PD WI, TR, OI
 
-DATA ·signRe<>+0(SB)/8, $0x8000000000000000
-DATA ·signRe<>+8(SB)/8, $0
-DATA ·signRe<>+16(SB)/8, $0x8000000000000000
-DATA ·signRe<>+24(SB)/8, $0
-GLOBL ·signRe<>(SB), RODATA|NOPTR, $32
+// TRANSPOSE transposes the 4 × 4 matrix of doubles whose rows are A, B, C,
+// D in place; T0 … T3 are scratch.
+#define TRANSPOSE(A, B, C, D, T0, T1, T2, T3) \
+	VUNPCKLPD B, A, T0 \
+	VUNPCKHPD B, A, T1 \
+	VUNPCKLPD D, C, T2 \
+	VUNPCKHPD D, C, T3 \
+	VPERM2F128 $0x20, T2, T0, A \
+	VPERM2F128 $0x20, T3, T1, B \
+	VPERM2F128 $0x31, T2, T0, C \
+	VPERM2F128 $0x31, T3, T1, D
 
-DATA ·signHiIm<>+0(SB)/8, $0
-DATA ·signHiIm<>+8(SB)/8, $0
-DATA ·signHiIm<>+16(SB)/8, $0
-DATA ·signHiIm<>+24(SB)/8, $0x8000000000000000
-GLOBL ·signHiIm<>(SB), RODATA|NOPTR, $32
-
-DATA ·signHiRe<>+0(SB)/8, $0
-DATA ·signHiRe<>+8(SB)/8, $0
-DATA ·signHiRe<>+16(SB)/8, $0x8000000000000000
-DATA ·signHiRe<>+24(SB)/8, $0
-GLOBL ·signHiRe<>(SB), RODATA|NOPTR, $32
-
-// CMUL sets T = A·W for the two complex twiddles at address W:
-// T = A·re(W) ∓ swap(A)·im(W), with even lanes subtracting (real parts)
-// and odd lanes adding (imaginary parts). RE and IM are scratch.
-#define CMUL(A, W, RE, IM, T) \
-	VMOVDDUP W, RE \
-	VPERMILPD $15, W, IM \
-	VPERMILPD $5, A, T \
-	VMULPD IM, T, T \
-	VFMADDSUB231PD RE, A, T
-
-// func dif4AVX(x *complex128, n, s int, w1, w2, w3 *complex128)
-// One radix-2² decimation-in-frequency pass over blocks of s ≥ 8 points.
-TEXT ·dif4AVX(SB), NOSPLIT, $0-48
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), AX
-	MOVQ s+16(FP), DX
-	MOVQ w1+24(FP), R12
-	MOVQ w2+32(FP), R13
-	MOVQ w3+40(FP), R14
-	SHLQ $4, AX        // n in bytes
-	SHLQ $4, DX        // s in bytes
-	LEAQ (SI)(AX*1), R15 // end of x
+// func dif4AVX(re, im *float64, n, s int, tw *float64)
+// One radix-2² DIF pass over the blocks of s ≥ 64 points of re, im [:n]:
+// for j < q = s/4, with x₀ … x₃ at j, j+q, j+2q, j+3q of a block,
+// s02, d02 = x₀ ± x₂, s13, d13 = x₁ ± x₃ and
+// x₀ = s02 + s13, x₁ = (s02 − s13)·w2, x₂ = (d02 − i·d13)·w1,
+// x₃ = (d02 + i·d13)·w3.
+TEXT ·dif4AVX(SB), NOSPLIT, $0-40
+	MOVQ re+0(FP), SI
+	MOVQ im+8(FP), DI
+	MOVQ n+16(FP), AX
+	MOVQ s+24(FP), DX
+	SHLQ $3, AX          // n in bytes
+	SHLQ $3, DX          // s in bytes
 	MOVQ DX, R9
-	SHRQ $2, R9        // q in bytes
+	SHRQ $2, R9          // q in bytes
 	LEAQ (R9)(R9*1), R10 // 2q
 	LEAQ (R10)(R9*1), R11 // 3q
-	VMOVUPD ·signIm<>(SB), Y15
-
+	XORQ BX, BX          // block offset
 dif4block:
-	MOVQ SI, DI
-	XORQ CX, CX
+	MOVQ tw+32(FP), R13
+	LEAQ (SI)(BX*1), R8
+	LEAQ (DI)(BX*1), R14
+	LEAQ (R8)(R9*1), R15 // end of this block's first quarter
 dif4loop:
-	VMOVUPD (DI), Y0
-	VMOVUPD (DI)(R9*1), Y1
-	VMOVUPD (DI)(R10*1), Y2
-	VMOVUPD (DI)(R11*1), Y3
-	VADDPD Y2, Y0, Y4 // s02
-	VSUBPD Y2, Y0, Y5 // d02
-	VADDPD Y3, Y1, Y6 // s13
-	VSUBPD Y3, Y1, Y7 // d13
+	VMOVUPD (R8), Y0
+	VMOVUPD (R8)(R10*1), Y2
+	VADDPD Y2, Y0, Y4 // s02r
+	VSUBPD Y2, Y0, Y5 // d02r
+	VMOVUPD (R8)(R9*1), Y1
+	VMOVUPD (R8)(R11*1), Y3
+	VADDPD Y3, Y1, Y6 // s13r
+	VSUBPD Y3, Y1, Y7 // d13r
+	VMOVUPD (R14), Y0
+	VMOVUPD (R14)(R10*1), Y2
+	VADDPD Y2, Y0, Y8 // s02i
+	VSUBPD Y2, Y0, Y9 // d02i
+	VMOVUPD (R14)(R9*1), Y1
+	VMOVUPD (R14)(R11*1), Y3
+	VADDPD Y3, Y1, Y10 // s13i
+	VSUBPD Y3, Y1, Y11 // d13i
 	VADDPD Y6, Y4, Y0
-	VMOVUPD Y0, (DI)
-	VSUBPD Y6, Y4, Y1
-	CMUL(Y1, (R13)(CX*1), Y8, Y9, Y10)
-	VMOVUPD Y10, (DI)(R9*1)
-	VPERMILPD $5, Y7, Y7
-	VXORPD Y15, Y7, Y7 // −i·d13
-	VADDPD Y7, Y5, Y2  // d02 − i·d13
-	VSUBPD Y7, Y5, Y3  // d02 + i·d13
-	CMUL(Y2, (R12)(CX*1), Y8, Y9, Y10)
-	VMOVUPD Y10, (DI)(R10*1)
-	CMUL(Y3, (R14)(CX*1), Y11, Y12, Y13)
-	VMOVUPD Y13, (DI)(R11*1)
-	ADDQ $32, DI
-	ADDQ $32, CX
-	CMPQ CX, R9
+	VMOVUPD Y0, (R8)
+	VADDPD Y10, Y8, Y1
+	VMOVUPD Y1, (R14)
+	VSUBPD Y6, Y4, Y4   // s02 − s13
+	VSUBPD Y10, Y8, Y8
+	CMULM(Y4, Y8, 64(R13), 96(R13), Y0, Y1)
+	VMOVUPD Y0, (R8)(R9*1)
+	VMOVUPD Y1, (R14)(R9*1)
+	VADDPD Y11, Y5, Y2  // d02 − i·d13
+	VSUBPD Y7, Y9, Y3
+	VSUBPD Y11, Y5, Y5  // d02 + i·d13
+	VADDPD Y7, Y9, Y9
+	CMULM(Y2, Y3, 0(R13), 32(R13), Y0, Y1)
+	VMOVUPD Y0, (R8)(R10*1)
+	VMOVUPD Y1, (R14)(R10*1)
+	CMULM(Y5, Y9, 128(R13), 160(R13), Y0, Y1)
+	VMOVUPD Y0, (R8)(R11*1)
+	VMOVUPD Y1, (R14)(R11*1)
+	ADDQ $32, R8
+	ADDQ $32, R14
+	ADDQ $192, R13
+	CMPQ R8, R15
 	JB dif4loop
-	ADDQ DX, SI
-	CMPQ SI, R15
+	ADDQ DX, BX
+	CMPQ BX, AX
 	JB dif4block
 	VZEROUPPER
 	RET
 
-// func dif4zAVX(x *complex128, n int, w1, w2, w3 *complex128)
-// The first radix-2² pass (one block of n points) when the upper half of x
-// is zero: it reads only the lower half.
-TEXT ·dif4zAVX(SB), NOSPLIT, $0-40
-	MOVQ x+0(FP), DI
-	MOVQ n+8(FP), R9
-	MOVQ w1+16(FP), R12
-	MOVQ w2+24(FP), R13
-	MOVQ w3+32(FP), R14
-	SHLQ $2, R9        // q = n/4 in bytes
+// func dif4zAVX(re, im *float64, n int, tw *float64)
+// The first radix-2² DIF pass (one block of n ≥ 64 points) when the upper
+// half is zero (x₂ = x₃ = 0); it does not read that half.
+TEXT ·dif4zAVX(SB), NOSPLIT, $0-32
+	MOVQ re+0(FP), R8
+	MOVQ im+8(FP), R14
+	MOVQ n+16(FP), R9
+	MOVQ tw+24(FP), R13
+	SHLQ $1, R9          // q = n/4 in bytes
 	LEAQ (R9)(R9*1), R10
 	LEAQ (R10)(R9*1), R11
-	VMOVUPD ·signIm<>(SB), Y15
-	XORQ CX, CX
+	LEAQ (R8)(R9*1), R15
 dif4zloop:
-	VMOVUPD (DI), Y0         // a0 = s02 = d02
-	VMOVUPD (DI)(R9*1), Y1   // a1 = s13 = d13
+	VMOVUPD (R8), Y0   // x0r
+	VMOVUPD (R8)(R9*1), Y1 // x1r
+	VMOVUPD (R14), Y2  // x0i
+	VMOVUPD (R14)(R9*1), Y3 // x1i
 	VADDPD Y1, Y0, Y4
-	VMOVUPD Y4, (DI)
-	VSUBPD Y1, Y0, Y5
-	CMUL(Y5, (R13)(CX*1), Y8, Y9, Y10)
-	VMOVUPD Y10, (DI)(R9*1)
-	VPERMILPD $5, Y1, Y7
-	VXORPD Y15, Y7, Y7 // −i·a1
-	VADDPD Y7, Y0, Y2
-	VSUBPD Y7, Y0, Y3
-	CMUL(Y2, (R12)(CX*1), Y8, Y9, Y10)
-	VMOVUPD Y10, (DI)(R10*1)
-	CMUL(Y3, (R14)(CX*1), Y11, Y12, Y13)
-	VMOVUPD Y13, (DI)(R11*1)
-	ADDQ $32, DI
-	ADDQ $32, CX
-	CMPQ CX, R9
+	VMOVUPD Y4, (R8)
+	VADDPD Y3, Y2, Y5
+	VMOVUPD Y5, (R14)
+	VSUBPD Y1, Y0, Y4
+	VSUBPD Y3, Y2, Y5
+	CMULM(Y4, Y5, 64(R13), 96(R13), Y6, Y7)
+	VMOVUPD Y6, (R8)(R9*1)
+	VMOVUPD Y7, (R14)(R9*1)
+	VADDPD Y3, Y0, Y4 // x0 − i·x1
+	VSUBPD Y1, Y2, Y5
+	VSUBPD Y3, Y0, Y8 // x0 + i·x1
+	VADDPD Y1, Y2, Y9
+	CMULM(Y4, Y5, 0(R13), 32(R13), Y6, Y7)
+	VMOVUPD Y6, (R8)(R10*1)
+	VMOVUPD Y7, (R14)(R10*1)
+	CMULM(Y8, Y9, 128(R13), 160(R13), Y6, Y7)
+	VMOVUPD Y6, (R8)(R11*1)
+	VMOVUPD Y7, (R14)(R11*1)
+	ADDQ $32, R8
+	ADDQ $32, R14
+	ADDQ $192, R13
+	CMPQ R8, R15
 	JB dif4zloop
 	VZEROUPPER
 	RET
 
-// func dit4AVX(x *complex128, n, s int, w1, w2, w3 *complex128)
-// One radix-2² decimation-in-time pass over blocks of s ≥ 8 points.
-TEXT ·dit4AVX(SB), NOSPLIT, $0-48
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), AX
-	MOVQ s+16(FP), DX
-	MOVQ w1+24(FP), R12
-	MOVQ w2+32(FP), R13
-	MOVQ w3+40(FP), R14
-	SHLQ $4, AX
-	SHLQ $4, DX
-	LEAQ (SI)(AX*1), R15
+// func dif2AVX(re, im *float64, n int, tw *float64)
+// A radix-2 DIF pass over one block of n ≥ 32 points: for j < n/2,
+// x_j, x_{j+n/2} ← x_j + x_{j+n/2}, (x_j − x_{j+n/2})·w_j.
+TEXT ·dif2AVX(SB), NOSPLIT, $0-32
+	MOVQ re+0(FP), R8
+	MOVQ im+8(FP), R14
+	MOVQ n+16(FP), R9
+	MOVQ tw+24(FP), R13
+	SHLQ $2, R9 // n/2 in bytes
+	LEAQ (R8)(R9*1), R15
+dif2loop:
+	VMOVUPD (R8), Y0
+	VMOVUPD (R8)(R9*1), Y1
+	VMOVUPD (R14), Y2
+	VMOVUPD (R14)(R9*1), Y3
+	VADDPD Y1, Y0, Y4
+	VMOVUPD Y4, (R8)
+	VADDPD Y3, Y2, Y5
+	VMOVUPD Y5, (R14)
+	VSUBPD Y1, Y0, Y4
+	VSUBPD Y3, Y2, Y5
+	CMULM(Y4, Y5, 0(R13), 32(R13), Y6, Y7)
+	VMOVUPD Y6, (R8)(R9*1)
+	VMOVUPD Y7, (R14)(R9*1)
+	ADDQ $32, R8
+	ADDQ $32, R14
+	ADDQ $64, R13
+	CMPQ R8, R15
+	JB dif2loop
+	VZEROUPPER
+	RET
+
+// func dif2zAVX(re, im *float64, n int, tw *float64)
+// dif2AVX when the upper half is zero: x_{j+n/2} ← x_j·w_j, x_j unchanged.
+TEXT ·dif2zAVX(SB), NOSPLIT, $0-32
+	MOVQ re+0(FP), R8
+	MOVQ im+8(FP), R14
+	MOVQ n+16(FP), R9
+	MOVQ tw+24(FP), R13
+	SHLQ $2, R9
+	LEAQ (R8)(R9*1), R15
+dif2zloop:
+	VMOVUPD (R8), Y0
+	VMOVUPD (R14), Y2
+	CMULM(Y0, Y2, 0(R13), 32(R13), Y6, Y7)
+	VMOVUPD Y6, (R8)(R9*1)
+	VMOVUPD Y7, (R14)(R9*1)
+	ADDQ $32, R8
+	ADDQ $32, R14
+	ADDQ $64, R13
+	CMPQ R8, R15
+	JB dif2zloop
+	VZEROUPPER
+	RET
+
+// func dit2AVX(re, im *float64, n int, tw *float64)
+// A radix-2 DIT pass over one block of n ≥ 32 points: for j < n/2, with
+// p = x_{j+n/2}·w_j, x_j, x_{j+n/2} ← x_j + p, x_j − p.
+TEXT ·dit2AVX(SB), NOSPLIT, $0-32
+	MOVQ re+0(FP), R8
+	MOVQ im+8(FP), R14
+	MOVQ n+16(FP), R9
+	MOVQ tw+24(FP), R13
+	SHLQ $2, R9
+	LEAQ (R8)(R9*1), R15
+dit2loop:
+	VMOVUPD (R8)(R9*1), Y0
+	VMOVUPD (R14)(R9*1), Y1
+	CMULM(Y0, Y1, 0(R13), 32(R13), Y6, Y7)
+	VMOVUPD (R8), Y2
+	VMOVUPD (R14), Y3
+	VADDPD Y6, Y2, Y4
+	VMOVUPD Y4, (R8)
+	VADDPD Y7, Y3, Y5
+	VMOVUPD Y5, (R14)
+	VSUBPD Y6, Y2, Y4
+	VMOVUPD Y4, (R8)(R9*1)
+	VSUBPD Y7, Y3, Y5
+	VMOVUPD Y5, (R14)(R9*1)
+	ADDQ $32, R8
+	ADDQ $32, R14
+	ADDQ $64, R13
+	CMPQ R8, R15
+	JB dit2loop
+	VZEROUPPER
+	RET
+
+// func dit4AVX(re, im *float64, n, s int, tw *float64)
+// One radix-2² DIT pass over the blocks of s ≥ 64 points of re, im [:n]:
+// with p₀ = x₀, p₁ = x₁·w2, p₂ = x₂·w1, p₃ = x₃·w3, t0, t1 = p₀ ± p₁,
+// t2, t3 = p₂ ± p₃: x₀ = t0 + t2, x₂ = t0 − t2, x₁ = t1 + i·t3,
+// x₃ = t1 − i·t3.
+TEXT ·dit4AVX(SB), NOSPLIT, $0-40
+	MOVQ re+0(FP), SI
+	MOVQ im+8(FP), DI
+	MOVQ n+16(FP), AX
+	MOVQ s+24(FP), DX
+	SHLQ $3, AX
+	SHLQ $3, DX
 	MOVQ DX, R9
 	SHRQ $2, R9
 	LEAQ (R9)(R9*1), R10
 	LEAQ (R10)(R9*1), R11
-	VMOVUPD ·signRe<>(SB), Y15
-
+	XORQ BX, BX
 dit4block:
-	MOVQ SI, DI
-	XORQ CX, CX
+	MOVQ tw+32(FP), R13
+	LEAQ (SI)(BX*1), R8
+	LEAQ (DI)(BX*1), R14
+	LEAQ (R8)(R9*1), R15
 dit4loop:
-	VMOVUPD (DI), Y0 // p0
-	VMOVUPD (DI)(R9*1), Y1
-	CMUL(Y1, (R13)(CX*1), Y8, Y9, Y4) // p1 = x1·w2
-	VMOVUPD (DI)(R10*1), Y2
-	CMUL(Y2, (R12)(CX*1), Y8, Y9, Y5) // p2 = x2·w1
-	VMOVUPD (DI)(R11*1), Y3
-	CMUL(Y3, (R14)(CX*1), Y10, Y11, Y6) // p3 = x3·w3
-	VADDPD Y4, Y0, Y1 // t0
-	VSUBPD Y4, Y0, Y2 // t1
-	VADDPD Y6, Y5, Y3 // t2
-	VSUBPD Y6, Y5, Y7 // t3
-	VADDPD Y3, Y1, Y0
-	VMOVUPD Y0, (DI)
-	VSUBPD Y3, Y1, Y0
-	VMOVUPD Y0, (DI)(R10*1)
-	VPERMILPD $5, Y7, Y7
-	VXORPD Y15, Y7, Y7 // i·t3
-	VADDPD Y7, Y2, Y0
-	VMOVUPD Y0, (DI)(R9*1)
-	VSUBPD Y7, Y2, Y0
-	VMOVUPD Y0, (DI)(R11*1)
-	ADDQ $32, DI
-	ADDQ $32, CX
-	CMPQ CX, R9
+	VMOVUPD (R8)(R9*1), Y8
+	VMOVUPD (R14)(R9*1), Y9
+	CMULM(Y8, Y9, 64(R13), 96(R13), Y0, Y1) // p1
+	VMOVUPD (R8)(R10*1), Y8
+	VMOVUPD (R14)(R10*1), Y9
+	CMULM(Y8, Y9, 0(R13), 32(R13), Y2, Y3) // p2
+	VMOVUPD (R8)(R11*1), Y8
+	VMOVUPD (R14)(R11*1), Y9
+	CMULM(Y8, Y9, 128(R13), 160(R13), Y4, Y5) // p3
+	VMOVUPD (R8), Y6  // p0
+	VMOVUPD (R14), Y7
+	VADDPD Y0, Y6, Y8   // t0r
+	VSUBPD Y0, Y6, Y9   // t1r
+	VADDPD Y1, Y7, Y10  // t0i
+	VSUBPD Y1, Y7, Y11  // t1i
+	VADDPD Y4, Y2, Y12  // t2r
+	VSUBPD Y4, Y2, Y13  // t3r
+	VADDPD Y5, Y3, Y14  // t2i
+	VSUBPD Y5, Y3, Y15  // t3i
+	VADDPD Y12, Y8, Y0
+	VMOVUPD Y0, (R8)
+	VADDPD Y14, Y10, Y1
+	VMOVUPD Y1, (R14)
+	VSUBPD Y12, Y8, Y0
+	VMOVUPD Y0, (R8)(R10*1)
+	VSUBPD Y14, Y10, Y1
+	VMOVUPD Y1, (R14)(R10*1)
+	VSUBPD Y15, Y9, Y0  // t1 + i·t3
+	VMOVUPD Y0, (R8)(R9*1)
+	VADDPD Y13, Y11, Y1
+	VMOVUPD Y1, (R14)(R9*1)
+	VADDPD Y15, Y9, Y0  // t1 − i·t3
+	VMOVUPD Y0, (R8)(R11*1)
+	VSUBPD Y13, Y11, Y1
+	VMOVUPD Y1, (R14)(R11*1)
+	ADDQ $32, R8
+	ADDQ $32, R14
+	ADDQ $192, R13
+	CMPQ R8, R15
 	JB dit4loop
-	ADDQ DX, SI
-	CMPQ SI, R15
+	ADDQ DX, BX
+	CMPQ BX, AX
 	JB dit4block
 	VZEROUPPER
 	RET
 
-// func r2AVX(x *complex128, n int)
-// A radix-2 pass over blocks of two: (x₀, x₁) ← (x₀ + x₁, x₀ − x₁); the
-// last DIF pass and the first DIT pass alike. n is a multiple of 4.
-TEXT ·r2AVX(SB), NOSPLIT, $0-16
-	MOVQ x+0(FP), DI
-	MOVQ n+8(FP), AX
-	SHLQ $4, AX
-	LEAQ (DI)(AX*1), R15
-r2loop:
-	VMOVUPD (DI), Y0   // x0 x1
-	VMOVUPD 32(DI), Y1 // x2 x3
-	VPERM2F128 $0x20, Y1, Y0, Y2 // x0 x2
-	VPERM2F128 $0x31, Y1, Y0, Y3 // x1 x3
-	VADDPD Y3, Y2, Y4
-	VSUBPD Y3, Y2, Y5
-	VPERM2F128 $0x20, Y5, Y4, Y0
-	VPERM2F128 $0x31, Y5, Y4, Y1
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	ADDQ $64, DI
-	CMPQ DI, R15
-	JB r2loop
+// func dif16AVX(re, im *float64, n int, tw *float64)
+// The last two radix-2² DIF passes, over blocks of 16 (twiddles tw) and
+// of 4 (unit twiddles), fused: each block of 16 is loaded as four rows of
+// four, gets the first pass row-wise, is transposed so that each register
+// holds one element of the four sub-blocks, gets the second pass
+// lane-wise, and is transposed back.
+TEXT ·dif16AVX(SB), NOSPLIT, $0-32
+	MOVQ re+0(FP), R8
+	MOVQ im+8(FP), R14
+	MOVQ n+16(FP), AX
+	MOVQ tw+24(FP), R13
+	SHLQ $3, AX
+	LEAQ (R8)(AX*1), R15
+dif16loop:
+	VMOVUPD (R8), Y0
+	VMOVUPD 32(R8), Y1
+	VMOVUPD 64(R8), Y2
+	VMOVUPD 96(R8), Y3
+	VMOVUPD (R14), Y4
+	VMOVUPD 32(R14), Y5
+	VMOVUPD 64(R14), Y6
+	VMOVUPD 96(R14), Y7
+	VADDPD Y2, Y0, Y8  // s02r
+	VSUBPD Y2, Y0, Y9  // d02r
+	VADDPD Y3, Y1, Y10 // s13r
+	VSUBPD Y3, Y1, Y11 // d13r
+	VADDPD Y6, Y4, Y12 // s02i
+	VSUBPD Y6, Y4, Y13 // d02i
+	VADDPD Y7, Y5, Y14 // s13i
+	VSUBPD Y7, Y5, Y15 // d13i
+	VADDPD Y10, Y8, Y0
+	VADDPD Y14, Y12, Y4
+	VSUBPD Y10, Y8, Y8
+	VSUBPD Y14, Y12, Y12
+	CMULM(Y8, Y12, 64(R13), 96(R13), Y1, Y5)
+	VADDPD Y15, Y9, Y8  // d02 − i·d13
+	VSUBPD Y11, Y13, Y12
+	VSUBPD Y15, Y9, Y9  // d02 + i·d13
+	VADDPD Y11, Y13, Y13
+	CMULM(Y8, Y12, 0(R13), 32(R13), Y2, Y6)
+	CMULM(Y9, Y13, 128(R13), 160(R13), Y3, Y7)
+	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
+	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
+	VADDPD Y2, Y0, Y8  // s02r
+	VSUBPD Y2, Y0, Y9  // d02r
+	VADDPD Y3, Y1, Y10 // s13r
+	VSUBPD Y3, Y1, Y11 // d13r
+	VADDPD Y6, Y4, Y12 // s02i
+	VSUBPD Y6, Y4, Y13 // d02i
+	VADDPD Y7, Y5, Y14 // s13i
+	VSUBPD Y7, Y5, Y15 // d13i
+	VADDPD Y10, Y8, Y0
+	VSUBPD Y10, Y8, Y1
+	VADDPD Y14, Y12, Y4
+	VSUBPD Y14, Y12, Y5
+	VADDPD Y15, Y9, Y2  // d02 − i·d13
+	VSUBPD Y11, Y13, Y6
+	VSUBPD Y15, Y9, Y3  // d02 + i·d13
+	VADDPD Y11, Y13, Y7
+	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
+	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
+	VMOVUPD Y0, (R8)
+	VMOVUPD Y1, 32(R8)
+	VMOVUPD Y2, 64(R8)
+	VMOVUPD Y3, 96(R8)
+	VMOVUPD Y4, (R14)
+	VMOVUPD Y5, 32(R14)
+	VMOVUPD Y6, 64(R14)
+	VMOVUPD Y7, 96(R14)
+	ADDQ $128, R8
+	ADDQ $128, R14
+	CMPQ R8, R15
+	JB dif16loop
 	VZEROUPPER
 	RET
 
-// func dif4uAVX(x *complex128, n int)
-// The last radix-2² DIF pass, blocks of four with unit twiddles.
-TEXT ·dif4uAVX(SB), NOSPLIT, $0-16
-	MOVQ x+0(FP), DI
-	MOVQ n+8(FP), AX
-	SHLQ $4, AX
-	LEAQ (DI)(AX*1), R15
-	VMOVUPD ·signHiIm<>(SB), Y15
-dif4uloop:
-	VMOVUPD (DI), Y0   // a0 a1
-	VMOVUPD 32(DI), Y1 // a2 a3
-	VADDPD Y1, Y0, Y2  // s02 s13
-	VSUBPD Y1, Y0, Y3  // d02 d13
-	VPERMILPD $6, Y3, Y3
-	VXORPD Y15, Y3, Y3 // d02, −i·d13
-	VPERM2F128 $0x20, Y3, Y2, Y4 // s02 d02
-	VPERM2F128 $0x31, Y3, Y2, Y5 // s13 −i·d13
-	VADDPD Y5, Y4, Y6
-	VSUBPD Y5, Y4, Y7
-	VPERM2F128 $0x20, Y7, Y6, Y0
-	VPERM2F128 $0x31, Y7, Y6, Y1
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	ADDQ $64, DI
-	CMPQ DI, R15
-	JB dif4uloop
+// func dit16AVX(re, im *float64, n int, tw *float64)
+// The first two radix-2² DIT passes, over blocks of 4 (unit twiddles) and
+// of 16 (twiddles tw), fused as in dif16AVX, in the opposite order.
+TEXT ·dit16AVX(SB), NOSPLIT, $0-32
+	MOVQ re+0(FP), R8
+	MOVQ im+8(FP), R14
+	MOVQ n+16(FP), AX
+	MOVQ tw+24(FP), R13
+	SHLQ $3, AX
+	LEAQ (R8)(AX*1), R15
+dit16loop:
+	VMOVUPD (R8), Y0
+	VMOVUPD 32(R8), Y1
+	VMOVUPD 64(R8), Y2
+	VMOVUPD 96(R8), Y3
+	VMOVUPD (R14), Y4
+	VMOVUPD 32(R14), Y5
+	VMOVUPD 64(R14), Y6
+	VMOVUPD 96(R14), Y7
+	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
+	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
+	VADDPD Y1, Y0, Y8  // t0r
+	VSUBPD Y1, Y0, Y9  // t1r
+	VADDPD Y3, Y2, Y10 // t2r
+	VSUBPD Y3, Y2, Y11 // t3r
+	VADDPD Y5, Y4, Y12 // t0i
+	VSUBPD Y5, Y4, Y13 // t1i
+	VADDPD Y7, Y6, Y14 // t2i
+	VSUBPD Y7, Y6, Y15 // t3i
+	VADDPD Y10, Y8, Y0
+	VSUBPD Y10, Y8, Y2
+	VADDPD Y14, Y12, Y4
+	VSUBPD Y14, Y12, Y6
+	VSUBPD Y15, Y9, Y1  // t1 + i·t3
+	VADDPD Y11, Y13, Y5
+	VADDPD Y15, Y9, Y3  // t1 − i·t3
+	VSUBPD Y11, Y13, Y7
+	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
+	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
+	CMULM(Y1, Y5, 64(R13), 96(R13), Y8, Y9)    // p1
+	CMULM(Y2, Y6, 0(R13), 32(R13), Y10, Y11)   // p2
+	CMULM(Y3, Y7, 128(R13), 160(R13), Y12, Y13) // p3
+	VADDPD Y8, Y0, Y1  // t0r
+	VSUBPD Y8, Y0, Y2  // t1r
+	VADDPD Y9, Y4, Y3  // t0i
+	VSUBPD Y9, Y4, Y5  // t1i
+	VADDPD Y12, Y10, Y6 // t2r
+	VSUBPD Y12, Y10, Y7 // t3r
+	VADDPD Y13, Y11, Y14 // t2i
+	VSUBPD Y13, Y11, Y15 // t3i
+	VADDPD Y6, Y1, Y0
+	VMOVUPD Y0, (R8)
+	VADDPD Y14, Y3, Y4
+	VMOVUPD Y4, (R14)
+	VSUBPD Y6, Y1, Y0
+	VMOVUPD Y0, 64(R8)
+	VSUBPD Y14, Y3, Y4
+	VMOVUPD Y4, 64(R14)
+	VSUBPD Y15, Y2, Y0  // t1 + i·t3
+	VMOVUPD Y0, 32(R8)
+	VADDPD Y7, Y5, Y4
+	VMOVUPD Y4, 32(R14)
+	VADDPD Y15, Y2, Y0  // t1 − i·t3
+	VMOVUPD Y0, 96(R8)
+	VSUBPD Y7, Y5, Y4
+	VMOVUPD Y4, 96(R14)
+	ADDQ $128, R8
+	ADDQ $128, R14
+	CMPQ R8, R15
+	JB dit16loop
 	VZEROUPPER
 	RET
 
-// func dit4uAVX(x *complex128, n int)
-// The first radix-2² DIT pass, blocks of four with unit twiddles.
-TEXT ·dit4uAVX(SB), NOSPLIT, $0-16
-	MOVQ x+0(FP), DI
-	MOVQ n+8(FP), AX
-	SHLQ $4, AX
-	LEAQ (DI)(AX*1), R15
-	VMOVUPD ·signHiRe<>(SB), Y15
-dit4uloop:
-	VMOVUPD (DI), Y0   // p0 p1
-	VMOVUPD 32(DI), Y1 // p2 p3
-	VPERM2F128 $0x20, Y1, Y0, Y2 // p0 p2
-	VPERM2F128 $0x31, Y1, Y0, Y3 // p1 p3
-	VADDPD Y3, Y2, Y4 // t0 t2
-	VSUBPD Y3, Y2, Y5 // t1 t3
-	VPERMILPD $6, Y5, Y5
-	VXORPD Y15, Y5, Y5 // t1, i·t3
-	VPERM2F128 $0x20, Y5, Y4, Y6 // t0 t1
-	VPERM2F128 $0x31, Y5, Y4, Y7 // t2 i·t3
-	VADDPD Y7, Y6, Y0
-	VSUBPD Y7, Y6, Y1
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	ADDQ $64, DI
-	CMPQ DI, R15
-	JB dit4uloop
-	VZEROUPPER
-	RET
-
-// func combineAVX(z, y *complex128, pairs *int32, npairs int, w *complex128, c float64)
-// The pair loop of (*plan).combine, one pair of mirrored frequencies per
-// iteration, both in one register: with X = (Z_k, Z_{m−k}) and
-// Y = (Z_{n−k}, Z_{m+k}), P = −i·(X − conj Y)·(X + conj Y) = (P_k, P_{m−k});
-// then, with Q = conj(P_{m−k}, P_k) and W = (w_r, w_{r'}) from w,
-// (y[r], y[r']) = c·((P + Q) + i·(P − Q)·W).
-TEXT ·combineAVX(SB), NOSPLIT, $0-48
-	MOVQ z+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ pairs+16(FP), BX
-	MOVQ npairs+24(FP), CX
-	MOVQ w+32(FP), DX
-	VBROADCASTSD c+40(FP), Y14
-	VMOVUPD ·signIm<>(SB), Y15
-	VMOVUPD ·signRe<>(SB), Y13
-	TESTQ CX, CX
-	JE combdone
+// func combineAVX(re, im, yre, yim *float64, m int, tw *float64, c float64)
+// The octaves r ∈ [lo, 2·lo), lo = 8, 16, … < m, of (*plan).combineLow,
+// four pairs (r, r' = 3·lo − 1 − r) at a time: Z_k and Z_{m+k} are
+// unpacked from positions 2r … 2r+7 (lanes in the order 0 2 1 3 of the
+// four pairs), Z_{m−k} and Z_{n−k} from 2r'−6 … 2r'+1 (then reversed into
+// the same order). With P_k = −i·(Z_k − conj Z_{n−k})·(Z_k + conj Z_{n−k}),
+// P_{m−k} alike, S = P_k + conj P_{m−k}, D = P_k − conj P_{m−k} and the
+// twiddles W = c·w_r, N = −c·w_{r'} of tw:
+// y_r = c·S + i·D·W, and y_{r'} = c·conj S + i·(−conj D)·(−N), that is
+// re y_{r'} = c·re S − (re D·im N − im D·re N),
+// im y_{r'} = (re D·re N + im D·im N) − c·im S.
+TEXT ·combineAVX(SB), NOSPLIT, $0-56
+	MOVQ re+0(FP), SI
+	MOVQ im+8(FP), DI
+	MOVQ yre+16(FP), DX
+	MOVQ yim+24(FP), BX
+	MOVQ m+32(FP), R13
+	MOVQ tw+40(FP), R12
+	VBROADCASTSD c+48(FP), Y15
+	MOVQ $8, AX // lo
+combOctave:
+	CMPQ AX, R13
+	JAE combdone
+	MOVQ AX, R8
+	SHLQ $4, R8          // 16·lo: position 2·lo in bytes
+	LEAQ -4(AX)(AX*1), R9 // 2·lo − 4: the lowest r' of the first group
+	MOVQ R9, R11
+	SHLQ $3, R11         // y offset of r'
+	SHLQ $4, R9          // position 2r' in bytes
+	MOVQ AX, R10
+	SHLQ $3, R10         // y offset of r
+	MOVQ AX, CX
+	SHRQ $3, CX          // groups in this octave: lo/8
 combloop:
-	MOVLQSX (BX), R8  // r
-	MOVLQSX 4(BX), R9 // r'
-	SHLQ $5, R8       // byte offset of z[2r]
-	SHLQ $5, R9
-	VMOVUPD (SI)(R8*1), Y0 // Z_k, Z_{m+k}
-	VMOVUPD (SI)(R9*1), Y1 // Z_{m−k}, Z_{n−k}
-	VPERM2F128 $0x20, Y1, Y0, Y2 // X = Z_k, Z_{m−k}
-	VPERM2F128 $0x31, Y0, Y1, Y3 // Y = Z_{n−k}, Z_{m+k}
-	VXORPD Y15, Y3, Y3           // conj Y
-	VSUBPD Y3, Y2, Y4            // A = X − conj Y
-	VADDPD Y3, Y2, Y5            // B = X + conj Y
-	CMUL(Y4, Y5, Y6, Y7, Y8)     // A·B
-	VPERMILPD $5, Y8, Y8
-	VXORPD Y15, Y8, Y8           // P = −i·A·B
-	VPERM2F128 $0x01, Y8, Y8, Y9
-	VXORPD Y15, Y9, Y9           // Q
-	VADDPD Y9, Y8, Y10           // S = P + Q
-	VSUBPD Y9, Y8, Y11           // D = P − Q
-	CMUL(Y11, (DX), Y6, Y7, Y12) // D·W
-	VPERMILPD $5, Y12, Y12
-	VXORPD Y13, Y12, Y12         // i·D·W
-	VADDPD Y12, Y10, Y10
-	VMULPD Y14, Y10, Y10
-	SHRQ $1, R8                  // byte offset of y[r]
-	SHRQ $1, R9
-	VMOVUPD X10, (DI)(R8*1)
-	VEXTRACTF128 $1, Y10, (DI)(R9*1)
-	ADDQ $8, BX
-	ADDQ $32, DX
+	VMOVUPD (SI)(R8*1), Y0
+	VMOVUPD 32(SI)(R8*1), Y1
+	VUNPCKLPD Y1, Y0, Y2 // Z_k re
+	VUNPCKHPD Y1, Y0, Y3 // Z_{m+k} re
+	VMOVUPD (DI)(R8*1), Y0
+	VMOVUPD 32(DI)(R8*1), Y1
+	VUNPCKLPD Y1, Y0, Y4 // Z_k im
+	VUNPCKHPD Y1, Y0, Y5 // Z_{m+k} im
+	VMOVUPD (SI)(R9*1), Y0
+	VMOVUPD 32(SI)(R9*1), Y1
+	VUNPCKLPD Y1, Y0, Y6
+	VPERMPD $0x1B, Y6, Y6 // Z_{m−k} re
+	VUNPCKHPD Y1, Y0, Y7
+	VPERMPD $0x1B, Y7, Y7 // Z_{n−k} re
+	VMOVUPD (DI)(R9*1), Y0
+	VMOVUPD 32(DI)(R9*1), Y1
+	VUNPCKLPD Y1, Y0, Y8
+	VPERMPD $0x1B, Y8, Y8 // Z_{m−k} im
+	VUNPCKHPD Y1, Y0, Y9
+	VPERMPD $0x1B, Y9, Y9 // Z_{n−k} im
+	// P_k from Z_k (Y2, Y4) and Z_{n−k} (Y7, Y9).
+	VSUBPD Y7, Y2, Y0   // ure
+	VADDPD Y7, Y2, Y1   // vre
+	VADDPD Y9, Y4, Y10  // uim
+	VSUBPD Y9, Y4, Y11  // vim
+	VMULPD Y1, Y10, Y2
+	VFMADD231PD Y11, Y0, Y2 // re P_k = ure·vim + uim·vre
+	VMULPD Y1, Y0, Y4
+	VFMSUB231PD Y11, Y10, Y4 // im P_k = uim·vim − ure·vre
+	// P_{m−k} from Z_{m−k} (Y6, Y8) and Z_{m+k} (Y3, Y5).
+	VSUBPD Y3, Y6, Y0
+	VADDPD Y3, Y6, Y1
+	VADDPD Y5, Y8, Y10
+	VSUBPD Y5, Y8, Y11
+	VMULPD Y1, Y10, Y6
+	VFMADD231PD Y11, Y0, Y6 // re P_{m−k}
+	VMULPD Y1, Y0, Y8
+	VFMSUB231PD Y11, Y10, Y8 // im P_{m−k}
+	VADDPD Y6, Y2, Y0 // Sre
+	VSUBPD Y8, Y4, Y1 // Sim
+	VSUBPD Y6, Y2, Y3 // Dre
+	VADDPD Y8, Y4, Y5 // Dim
+	VMULPD Y15, Y0, Y0 // c·Sre
+	VMULPD Y15, Y1, Y1 // c·Sim
+	CMULM(Y3, Y5, 0(R12), 32(R12), Y6, Y7) // D·W
+	VSUBPD Y7, Y0, Y8
+	VADDPD Y6, Y1, Y9
+	VPERMPD $0xD8, Y8, Y8
+	VPERMPD $0xD8, Y9, Y9
+	VMOVUPD Y8, (DX)(R10*1)
+	VMOVUPD Y9, (BX)(R10*1)
+	VMULPD 96(R12), Y5, Y6
+	VFMADD231PD 64(R12), Y3, Y6 // Dre·Nre + Dim·Nim
+	VMULPD 64(R12), Y5, Y7
+	VFMSUB231PD 96(R12), Y3, Y7 // Dre·Nim − Dim·Nre
+	VSUBPD Y7, Y0, Y8
+	VSUBPD Y1, Y6, Y9
+	VPERMPD $0x27, Y8, Y8
+	VPERMPD $0x27, Y9, Y9
+	VMOVUPD Y8, (DX)(R11*1)
+	VMOVUPD Y9, (BX)(R11*1)
+	ADDQ $64, R8
+	SUBQ $64, R9
+	ADDQ $32, R10
+	SUBQ $32, R11
+	ADDQ $128, R12
 	DECQ CX
 	JNE combloop
+	SHLQ $1, AX
+	JMP combOctave
 combdone:
 	VZEROUPPER
 	RET

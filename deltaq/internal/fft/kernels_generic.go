@@ -6,13 +6,15 @@ package fft
 // never called.
 var useAVX2 = false
 
-func dif4AVX(x *complex128, n, s int, w1, w2, w3 *complex128) { panic("fft: no assembly kernels") }
-func dif4zAVX(x *complex128, n int, w1, w2, w3 *complex128)   { panic("fft: no assembly kernels") }
-func dit4AVX(x *complex128, n, s int, w1, w2, w3 *complex128) { panic("fft: no assembly kernels") }
-func r2AVX(x *complex128, n int)                              { panic("fft: no assembly kernels") }
-func dif4uAVX(x *complex128, n int)                           { panic("fft: no assembly kernels") }
-func dit4uAVX(x *complex128, n int)                           { panic("fft: no assembly kernels") }
-func combineAVX(z, y *complex128, pairs *int32, npairs int, w *complex128, c float64) {
+func dif4AVX(re, im *float64, n, s int, tw *float64) { panic("fft: no assembly kernels") }
+func dif4zAVX(re, im *float64, n int, tw *float64)   { panic("fft: no assembly kernels") }
+func dif2AVX(re, im *float64, n int, tw *float64)    { panic("fft: no assembly kernels") }
+func dif2zAVX(re, im *float64, n int, tw *float64)   { panic("fft: no assembly kernels") }
+func dif16AVX(re, im *float64, n int, tw *float64)   { panic("fft: no assembly kernels") }
+func dit16AVX(re, im *float64, n int, tw *float64)   { panic("fft: no assembly kernels") }
+func dit4AVX(re, im *float64, n, s int, tw *float64) { panic("fft: no assembly kernels") }
+func dit2AVX(re, im *float64, n int, tw *float64)    { panic("fft: no assembly kernels") }
+func combineAVX(re, im, yre, yim *float64, m int, tw *float64, c float64) {
 	panic("fft: no assembly kernels")
 }
 func halfSplitAVX(dst, src, cum *float64, n int) (sum, last float64) {
