@@ -23,6 +23,7 @@ vet:
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -tags purego ./deltaq/...
 
 test-race:
 	$(GO) test -count=1 -race ./processor/... ./exporter/... ./analysis/...
