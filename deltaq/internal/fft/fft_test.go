@@ -70,7 +70,7 @@ func TestConvolveMatchesDirectAndGonum(t *testing.T) { kernels(t, testConvolveMa
 func testConvolveMatches(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	sizes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {3, 3}, {4, 5}, {5, 4}, {8, 9}, {16, 17}, {31, 2}, {33, 33},
-		{100, 1}, {100, 100}, {257, 511}, {1000, 1000}, {1024, 1025}, {4000, 4000}, {3, 5000}}
+		{100, 1}, {100, 100}, {257, 511}, {1000, 1000}, {1024, 1025}, {1500, 1500}, {4000, 4000}, {3, 5000}}
 	for _, sz := range sizes {
 		a, b := randSeq(r, sz[0]), randSeq(r, sz[1])
 		want := direct(a, b)
