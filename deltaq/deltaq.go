@@ -68,7 +68,7 @@ func ThesisWidth(exponent, bins int) (float64, error) {
 }
 
 // WidthFor returns the bin width w = dmax/bins for a ΔQ of bins bins
-// covering [0, dmax). dmax must be finite and positive and bins within
+// covering [0, dmax]. dmax must be finite and positive and bins within
 // [1, MaxBins].
 func WidthFor(dmax float64, bins int) (float64, error) {
 	if !(dmax > 0) || math.IsInf(dmax, 0) {
@@ -118,15 +118,19 @@ func checkDelay(name string, d float64) error {
 	return nil
 }
 
-// binOf returns ⌊x⌋ for x = d/w, treating x within a relative 1e-9 of an
-// integer as that integer so that delays given as exact multiples of the
-// width (0.003 s on 1 ms bins) land in the bin they name despite rounding.
-func binOf(x float64) float64 {
-	r := math.Round(x)
-	if math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-		return r
+// binIndex returns the upper-inclusive bin of a delay d ≥ 0 given as
+// x = d/w: ⌈x⌉ − 1 for x > 0 (bin i covers (i·w, (i+1)·w]) and 0 for x = 0.
+// An x within a relative 1e-9 of an integer is taken as that integer, so
+// that delays given as exact multiples of the width (0.003 s on 1 ms bins,
+// where 0.003/0.001 rounds to 2.9999999999999996, or 0.005/0.001 to
+// 5.000000000000001) land in the bin they close despite rounding. The
+// result is a float64 so that huge or infinite x can be compared with the
+// bin count before any conversion to int; x = +Inf gives +Inf.
+func binIndex(x float64) float64 {
+	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+		x = r
 	}
-	return math.Floor(x)
+	return math.Max(math.Ceil(x)-1, 0)
 }
 
 // newPDF returns a zeroed pdf of n bins with room behind it for the
@@ -225,9 +229,15 @@ func Never(width float64, bins int) (DeltaQ, error) {
 	return build(width, newPDF(bins), 0), nil
 }
 
-// Point returns the ΔQ of a constant delay d: mass 1 in bin ⌊d/w⌋ (spread
-// over that bin by the uniform-in-bin convention). A delay at or beyond
-// dMax = bins·width is a timeout: the result is then all intangible.
+// Point returns the ΔQ of a constant delay d: mass 1 in the bin that holds d
+// under the package's upper-inclusive rule, bin ⌈d/w⌉ − 1 (bin 0 for d = 0),
+// spread over that bin by the uniform-in-bin convention. It is the ΔQ that
+// FromInstances and Steps give for the same delay. A d strictly inside a
+// bin lands in bin ⌊d/w⌋; a d on a bin edge (within a relative 1e-9) lands
+// in the bin that edge closes, so F(d) = 1 exactly, as for the exact point
+// mass: Point(2 ms) ⊗ Point(3 ms) on 1 ms bins reaches F(5 ms) = 1. A delay
+// of exactly dMax = bins·width is a success in the last bin (F(dMax) = 1);
+// a delay beyond dMax is a timeout, and the result is then all intangible.
 func Point(d, width float64, bins int) (DeltaQ, error) {
 	if err := checkShape(width, bins); err != nil {
 		return DeltaQ{}, err
@@ -236,15 +246,17 @@ func Point(d, width float64, bins int) (DeltaQ, error) {
 		return DeltaQ{}, err
 	}
 	p := newPDF(bins)
-	if i := binOf(d / width); i < float64(bins) {
+	// d·(1/w), as Histogram.Add computes it, so that a delay within
+	// rounding of the tolerance's boundary still lands in the same bin.
+	if i := binIndex(d * (1 / width)); i < float64(bins) {
 		p[int(i)] = 1
 	}
 	return build(width, p, 0), nil
 }
 
-// Uniform returns the ΔQ of a delay uniform on [lo, hi):
-// pᵢ = |[i·w, (i+1)·w) ∩ [lo, hi)| / (hi − lo); the part of [lo, hi) at or
-// beyond dMax is intangible. lo = hi is the point mass Point(lo).
+// Uniform returns the ΔQ of a delay uniform on [lo, hi]:
+// pᵢ = |(i·w, (i+1)·w] ∩ [lo, hi]| / (hi − lo); the part of [lo, hi] beyond
+// dMax is intangible. lo = hi is the point mass Point(lo).
 func Uniform(lo, hi, width float64, bins int) (DeltaQ, error) {
 	if err := checkShape(width, bins); err != nil {
 		return DeltaQ{}, err
@@ -307,7 +319,8 @@ type Step struct {
 // reaches points[k].P at points[k].Delay and stays there until the next
 // step. Points may come in any order; sorted by delay their probabilities
 // must be non-decreasing and within [0, 1]. The increment of step k is placed
-// in the bin that ends at the first bin edge at or after its delay
+// in the bin that holds its delay under the package's upper-inclusive rule,
+// the bin that ends at the first bin edge at or after the delay
 // (bin ⌈Delay/w⌉ − 1, bin 0 for Delay = 0), so F(Delay) = P exactly when
 // Delay is a bin edge and the CDF never lags the steps by more than a bin. A
 // step beyond dMax adds to the intangible mass, as does 1 − max P.
@@ -332,16 +345,7 @@ func Steps(points []Step, width float64, bins int) (DeltaQ, error) {
 		if s.P < prev {
 			return DeltaQ{}, fmt.Errorf("deltaq: Steps: probability falls from %v to %v at delay %v (point %d after sorting)", prev, s.P, s.Delay, k)
 		}
-		x := s.Delay / width
-		r := math.Round(x)
-		if math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-			x = r
-		}
-		i := math.Ceil(x) - 1
-		if i < 0 {
-			i = 0
-		}
-		if i < float64(bins) {
+		if i := binIndex(s.Delay * (1 / width)); i < float64(bins) {
 			p[int(i)] += s.P - prev
 		}
 		prev = s.P
@@ -352,8 +356,9 @@ func Steps(points []Step, width float64, bins int) (DeltaQ, error) {
 // FromInstances returns the observed ΔQ of a set of outcome instances
 // (thesis §4.1.1): delays of the successes, plus counts of timeouts and
 // failures. With n = len(delays) + timeouts + failures,
-// pᵢ = #{d : ⌊d/w⌋ = i}/n (d = dMax in the last bin); a delay beyond dMax
-// counts as a timeout.
+// pᵢ = #{d : i·w < d ≤ (i+1)·w}/n (d = 0 in bin 0; Histogram.Add states the
+// rule and its rounding tolerance), so F((i+1)·w) is the fraction of
+// instances with d ≤ (i+1)·w; a delay beyond dMax counts as a timeout.
 // Negative or NaN delays and negative counts are errors; no instances at all
 // is ErrEmpty. The result's Count is n.
 func FromInstances(width float64, bins int, delays []float64, timeouts, failures int64) (DeltaQ, error) {
@@ -438,18 +443,6 @@ func (d DeltaQ) CDFEdges(dst []float64) []float64 {
 	dst = dst[:len(d.cum)]
 	copy(dst, d.cum)
 	return dst
-}
-
-// edge returns F at the right edge of bin i, extended flat beyond dMax and 0
-// before the first bin.
-func (d DeltaQ) edge(i int) float64 {
-	switch {
-	case i < 0 || len(d.cum) == 0:
-		return 0
-	case i >= len(d.cum):
-		return d.cum[len(d.cum)-1]
-	}
-	return d.cum[i]
 }
 
 // Quantile returns the smallest delay t with F(t) ≥ q, interpolating inside

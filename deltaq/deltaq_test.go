@@ -92,15 +92,18 @@ func TestPointAndTimeout(t *testing.T) {
 	if p := d.PDF(); p[3] != 1 {
 		t.Fatalf("Point(3.5 ms) pdf = %v, want mass in bin 3", p)
 	}
-	// A delay that is an exact multiple of the width lands in the bin it
-	// names, despite 0.003/0.001 rounding to 2.9999999999999996.
+	// A delay that is an exact multiple of the width lands in the bin that
+	// edge closes, bin 2 = (2, 3] ms (bins are upper-inclusive; it used to be
+	// bin 3 = [3, 4) ms, which put F(3 ms) at 0 for a delay of 3 ms), despite
+	// 0.003/0.001 rounding to 2.9999999999999996.
 	d = mk(t)(Point(0.003, 1e-3, 10))
-	if p := d.PDF(); p[3] != 1 {
-		t.Fatalf("Point(3 ms) pdf = %v, want mass in bin 3", p)
+	if p := d.PDF(); p[2] != 1 || d.CDF(0.003) != 1 {
+		t.Fatalf("Point(3 ms) pdf = %v, F(3 ms) = %v; want mass in bin 2, F = 1", p, d.CDF(0.003))
 	}
-	d = mk(t)(Point(0.010, 1e-3, 10))
+	// Beyond dMax (by more than the rounding tolerance) is a timeout.
+	d = mk(t)(Point(0.0100001, 1e-3, 10))
 	if d.Intangible() != 1 {
-		t.Fatalf("Point at dMax: intangible %v, want 1", d.Intangible())
+		t.Fatalf("Point beyond dMax: intangible %v, want 1", d.Intangible())
 	}
 }
 
@@ -211,7 +214,9 @@ func TestHistogram(t *testing.T) {
 	if h.Successes() != 5 || h.Timeouts() != 3 || h.Failures() != 1 || h.Rejected() != 2 || h.Total() != 9 {
 		t.Fatalf("counts: succ %d to %d fail %d rej %d total %d", h.Successes(), h.Timeouts(), h.Failures(), h.Rejected(), h.Total())
 	}
-	if c := h.Counts(); c[0] != 2 || c[1] != 1 || c[9] != 2 {
+	// Upper-inclusive bins: 0, 0.5 ms and 1 ms are in bin 0 = [0, 1] ms
+	// (1 ms used to go to bin 1), 9.5 ms and 10 ms in bin 9 = (9, 10] ms.
+	if c := h.Counts(); c[0] != 3 || c[1] != 0 || c[9] != 2 {
 		t.Fatalf("bin counts %v", c)
 	}
 	d, err := h.DeltaQ()
@@ -225,9 +230,9 @@ func TestHistogram(t *testing.T) {
 		t.Errorf("Add allocates %v", allocs)
 	}
 	o, _ := NewHistogram(1e-3, 10)
-	o.Add(0.002)
+	o.Add(0.0045)
 	before := h.Total()
-	if err := h.Merge(o); err != nil || h.Total() != before+1 || h.Counts()[2] != 1 {
+	if err := h.Merge(o); err != nil || h.Total() != before+1 || h.Counts()[4] != 1 {
 		t.Fatalf("Merge: %v total %d", err, h.Total())
 	}
 	bad, _ := NewHistogram(2e-3, 10)

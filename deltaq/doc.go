@@ -8,7 +8,8 @@
 // # Representation
 //
 // A DeltaQ holds N ≥ 1 equal-width bins of width w > 0, bin i covering
-// [i·w, (i+1)·w), so dMax = N·w (thesis §4.1.2, (4.1) and (5.3)). Bin i holds
+// (i·w, (i+1)·w] (bin 0 also holds a delay of 0), so dMax = N·w (thesis
+// §4.1.2, (4.1) and (5.3)). Bin i holds
 // the probability mass pᵢ ≥ 0 with Σpᵢ ≤ 1; the intangible mass is
 // 1 − Σpᵢ. The thesis parameterisation w = Δbase·2ⁿ with Δbase = 1 ms,
 // n ∈ [−10, 10] and N ∈ [1, 1000] is available through ThesisWidth; any
@@ -16,10 +17,18 @@
 //
 // # Binning convention
 //
-// A sample of delay d belongs to bin ⌊d/w⌋ (a delay of exactly dMax to the
-// last bin); a delay beyond dMax is a timeout and adds to the intangible
-// mass. The mass of a bin is taken as
-// uniform over the bin, so the CDF is piecewise linear between bin edges:
+// Bins are upper-inclusive, like OTLP and Prometheus histogram buckets
+// (b₋, b]: a sample of delay d > 0 belongs to bin ⌈d/w⌉ − 1, a delay of 0 to
+// bin 0, and a delay of exactly dMax to the last bin (a success, as the
+// deltaq processor calls an instance whose duration is ≤ dMax); a delay
+// beyond dMax is a timeout and adds to the intangible mass. A delay within a
+// relative 1e-9 of a bin edge counts as on the edge, so that delays given as
+// multiples of the width (5 ms on 1 ms bins, read from a millisecond clock)
+// land in the bin they close despite rounding. The CDF at the edge (i+1)·w,
+// Σ_{j≤i} pⱼ, is therefore exactly the fraction of instances with
+// d ≤ (i+1)·w, the value of the bucket le = (i+1)·w. Point and Steps follow
+// the same rule. The mass of a bin is taken as uniform over the bin, so the
+// CDF is piecewise linear between bin edges:
 //
 //	F(t) = Σ_{j<i} pⱼ + pᵢ·(t − i·w)/w   for i·w ≤ t < (i+1)·w,
 //	F(t) = Σⱼ pⱼ                          for t ≥ dMax.
@@ -35,8 +44,16 @@
 // The result has N_A + N_B bins (it covers dMax_A + dMax_B), preserves the
 // mean of the successful part exactly, and is not shifted by a bin: a point
 // mass at 1.5 ms composed with itself on 1 ms bins puts half its mass in
-// [2, 3) ms and half in [3, 4) ms, so its median is exactly 3 ms. The
-// tangible mass of a sequence is Σa·Σb, hence its intangible mass is
+// (2, 3] ms and half in (3, 4] ms, so its median is exactly 3 ms. The
+// half split is exact for masses spread uniformly over their bins (the sum
+// of two such uniforms is a triangle over two output bins, half in each).
+// A delay on a bin edge is, like any delay, represented by the bin that
+// holds it, the one the edge closes, so Point(2 ms) ⊗ Point(3 ms) on 1 ms
+// bins (masses in (1, 2] and (2, 3] ms) puts half
+// its mass in (3, 4] ms and half in (4, 5] ms, and F(5 ms) = 1 as for the
+// exact sum; its median reads 4 ms, within the one bin of resolution
+// (a continuous CDF that reaches 1 at 5 ms cannot have its median there).
+// The tangible mass of a sequence is Σa·Σb, hence its intangible mass is
 // 1 − (1 − f_A)(1 − f_B), with no special case.
 //
 // # Mixed shapes

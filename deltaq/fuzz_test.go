@@ -44,6 +44,21 @@ func FuzzConstructors(f *testing.F) {
 		check("Never", d, err)
 		d, err = Point(x, width, bins)
 		check("Point", d, err)
+		if err == nil {
+			// One binning rule: a single instance at x lands where Point
+			// puts x (a timeout when Point is all intangible).
+			if o, err := FromInstances(width, bins, []float64{x}, 0, 0); err != nil {
+				t.Fatalf("FromInstances(%v) failed where Point succeeded: %v", x, err)
+			} else if pp, po := d.PDF(), o.PDF(); len(pp) != len(po) {
+				t.Fatalf("Point(%v) has %d bins, FromInstances %d", x, len(pp), len(po))
+			} else {
+				for i := range pp {
+					if pp[i] != po[i] {
+						t.Fatalf("Point(%v) pdf %v, FromInstances %v", x, pp, po)
+					}
+				}
+			}
+		}
 		d, err = Uniform(x, y, width, bins)
 		check("Uniform", d, err)
 		d, err = Exponential(x, width, bins)
@@ -158,8 +173,16 @@ func FuzzOperators(f *testing.F) {
 				}
 			}
 		}
-		if dist, err := Distance(a, b); err == nil && (math.IsNaN(dist) || dist < 0 || dist > 1) {
-			t.Fatalf("Distance = %v", dist)
+		if dist, err := Distance(a, b); err == nil {
+			if math.IsNaN(dist) || dist < 0 || dist > 1 {
+				t.Fatalf("Distance = %v", dist)
+			}
+			if back, _ := Distance(b, a); back != dist {
+				t.Fatalf("Distance not symmetric: %v and %v", dist, back)
+			}
+		}
+		if self, err := Distance(a, a); err != nil || self != 0 {
+			t.Fatalf("Distance to itself = %v, %v", self, err)
 		}
 		if cmp, err := Compare(a, b); err == nil && (math.IsNaN(cmp.Slack+cmp.Hazard) || cmp.Slack < 0 || cmp.Hazard < 0) {
 			t.Fatalf("Compare = %+v", cmp)

@@ -38,28 +38,29 @@ func (h *Histogram) Bins() int { return len(h.counts) }
 // DMax returns the delay beyond which an instance is a timeout.
 func (h *Histogram) DMax() float64 { return h.width * float64(len(h.counts)) }
 
-// Add records a successful instance of the given delay in bin ⌊delay/w⌋. A
-// delay beyond dMax (including +Inf) is recorded as a timeout; a delay of
-// exactly dMax (to within rounding: 1e-9 of a bin) is a success in the last
-// bin, as the deltaq processor calls an instance whose duration is ≤ dMax a
-// success. A negative or NaN delay cannot be an observation: it is not
-// recorded, and Rejected counts it.
+// Add records a successful instance of the given delay. Bins are
+// upper-inclusive, like OTLP and Prometheus buckets (b₋, b]: a delay d > 0
+// goes to bin ⌈d/w⌉ − 1, the bin (i·w, (i+1)·w] that holds it, and d = 0 to
+// bin 0, so that the CDF at the edge (i+1)·w counts exactly the instances
+// with d ≤ (i+1)·w. A delay within a relative 1e-9 of a bin edge counts as
+// on the edge: with a millisecond clock and 1 ms bins, 5 ms is in bin 4,
+// (4, 5] ms, whether it arrives as 0.005 or as 0.005000000000000001. A delay
+// of exactly dMax (within the same tolerance) is a success in the last bin,
+// as the deltaq processor calls an instance whose duration is ≤ dMax a
+// success; a delay beyond it (including +Inf) is recorded as a timeout. A
+// negative or NaN delay cannot be an observation: it is not recorded, and
+// Rejected counts it.
 func (h *Histogram) Add(delay float64) {
 	if !(delay >= 0) {
 		h.rejected++
 		return
 	}
-	n := len(h.counts)
-	x := delay * h.inv
-	if x > float64(n)+1e-9 {
+	i := binIndex(delay * h.inv)
+	if i >= float64(len(h.counts)) {
 		h.timeouts++
 		return
 	}
-	i := int(binOf(x))
-	if i >= n {
-		i = n - 1
-	}
-	h.counts[i]++
+	h.counts[int(i)]++
 	h.success++
 }
 

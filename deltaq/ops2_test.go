@@ -118,10 +118,15 @@ func TestTimeTransform(t *testing.T) {
 	if !near(d.Intangible(), e.Intangible(), 1e-12) {
 		t.Fatalf("intangible changed from %v to %v", e.Intangible(), d.Intangible())
 	}
-	// a = 0: everything at b.
+	// a = 0: everything at b. 0.25 s is the edge between bins 4 and 5 of
+	// 0.05 s: the mass goes to the bin that edge closes, (0.2, 0.25] s, as
+	// Point(0.25) would put it, so F(0.25) is the whole tangible mass.
 	d = mk(t)(TimeTransform(e, 0, 0.25))
-	if q, ok := d.Quantile(0.5); !ok || q < 0.25 || q > 0.3 {
+	if q, ok := d.Quantile(0.5); !ok || q < 0.2 || q > 0.25 {
 		t.Fatalf("0·X + 0.25: median %v", q)
+	}
+	if got := d.CDF(0.25); !near(got, e.Tangible(), 1e-15) {
+		t.Fatalf("0·X + 0.25: F(0.25) = %v, want %v", got, e.Tangible())
 	}
 	for _, ab := range [][2]float64{{-1, 0}, {math.NaN(), 0}, {1, math.Inf(1)}, {math.Inf(1), 0}} {
 		if _, err := TimeTransform(e, ab[0], ab[1]); err == nil {

@@ -6,11 +6,11 @@ import (
 )
 
 // Rebin returns d on bins of the coarser width width (thesis §5.1.4,
-// (5.10)). New bin j covers [j·W, (j+1)·W) and receives, from every old bin
+// (5.10)). New bin j covers (j·W, (j+1)·W] and receives, from every old bin
 // i, the share of pᵢ that falls inside it under the uniform-in-bin
 // convention:
 //
-//	p'ⱼ = Σᵢ pᵢ·|[i·w, (i+1)·w) ∩ [j·W, (j+1)·W)| / w.
+//	p'ⱼ = Σᵢ pᵢ·|(i·w, (i+1)·w] ∩ (j·W, (j+1)·W]| / w.
 //
 // When W is a whole multiple k of w this is the thesis's sum of k
 // consecutive bins. The result has ⌈N·w/W⌉ bins, so it covers the old dMax;
@@ -121,19 +121,57 @@ func align(op string, ds []DeltaQ) ([]DeltaQ, error) {
 	return out, nil
 }
 
-// Distance returns the Kolmogorov distance sup_t |F_a(t) − F_b(t)| between
-// two ΔQs after Align. Both CDFs are linear inside a bin and flat beyond
-// dMax, so the supremum is reached at a bin edge.
+// Distance returns the Kolmogorov distance between two ΔQs over the delays
+// where both are defined, read on the grid of the coarser width W (the
+// resolution of Align):
+//
+//	D(a, b) = max_{t ∈ T} |F_a(t) − F_b(t)|,   T = {k·W ≤ m} ∪ {m},
+//	m = min(dMax_a, dMax_b).
+//
+// Beyond its own dMax a ΔQ's CDF is flat by construction, the mass there
+// being timeouts, not a statement that nothing completes later: comparing
+// the observed ΔQ of a system (dMax 50 ms) with the ΔQ calculated from its
+// stages a -> b (dMax_a + dMax_b = 100 ms) beyond 50 ms would count the
+// calculated mass between 50 and 100 ms as a difference the observation
+// cannot see, and two independent U(10 ms, 40 ms) stages would diverge by
+// 0.5 from a system that is exactly their sum. So only t ≤ m counts. On a
+// common width both CDFs are linear between edges and T holds every edge up
+// to m, so D is the supremum over [0, m]. Rebinning keeps a CDF's values at
+// the coarse edges, so every value compared is one of the operands' own CDF;
+// m itself, not an edge when a dMax is not a multiple of W, is read on the
+// operands as they are, since the coarse bin straddling m would smear the
+// finer operand's last bin over delays it does not cover. D is symmetric
+// and 0 for equal ΔQs; for ΔQs of different dMax it says nothing about the
+// delays beyond the shorter one.
 func Distance(a, b DeltaQ) (float64, error) {
+	if err := a.valid("Distance", 0); err != nil {
+		return 0, err
+	}
+	if err := b.valid("Distance", 1); err != nil {
+		return 0, err
+	}
+	m := math.Min(a.DMax(), b.DMax())
 	ab, err := alignWidths("Distance", []DeltaQ{a, b})
 	if err != nil {
 		return 0, err
 	}
-	a, b = ab[0], ab[1]
-	n := max(len(a.pdf), len(b.pdf))
+	ra, rb := ab[0], ab[1]
+	// Edges (i+1)·W ≤ m, within the package's relative 1e-9 for rounding;
+	// both aligned ΔQs have at least that many bins, as Rebin keeps a ΔQ's
+	// dMax covered.
+	x := m / ra.width
+	r := math.Round(x)
+	exact := math.Abs(x-r) <= 1e-9*math.Max(1, r)
+	if exact {
+		x = r
+	}
+	n := min(int(math.Floor(x)), len(ra.pdf), len(rb.pdf))
 	dist := 0.0
 	for i := 0; i < n; i++ {
-		dist = math.Max(dist, math.Abs(a.edge(i)-b.edge(i)))
+		dist = math.Max(dist, math.Abs(ra.cum[i]-rb.cum[i]))
+	}
+	if !exact {
+		dist = math.Max(dist, math.Abs(a.CDF(m)-b.CDF(m)))
 	}
 	return dist, nil
 }

@@ -15,7 +15,7 @@ import (
 //
 // and linear inside a bin as always. Delays pushed below zero by a negative
 // b are clamped to zero (the mass lands in bin 0); a = 0 moves all tangible
-// mass to the single delay max(b, 0). Intangible mass (failure, timeout) is
+// mass to the single delay max(b, 0), in the bin Point gives it. Intangible mass (failure, timeout) is
 // unchanged: a timed-out instance stays timed out. The result keeps d's
 // width and has max(N, ⌈(a·dMax + b)/w⌉) bins, so no tangible mass is lost;
 // more than MaxBins is an error. a must be finite and ≥ 0, b finite.
@@ -33,11 +33,12 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 	tot := d.Tangible()
 	// Bins needed: the image of the support [0, hi·w) is [b, a·hi·w + b),
 	// half open; for a = 0 it is the single delay max(b, 0), which belongs
-	// to bin ⌊b/w⌋.
+	// to the bin Point would give it, binIndex(b/w) (the bin its edge closes
+	// when b is a bin edge).
 	_, hi := support(d.pdf)
 	var need float64
 	if a == 0 {
-		need = binOf(math.Max(b, 0)/w) + 1
+		need = binIndex(math.Max(b, 0)/w) + 1
 	} else {
 		x := (a*float64(hi)*w + b) / w
 		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, math.Abs(r)) {
@@ -54,7 +55,7 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 	}
 	if a == 0 {
 		p := newPDF(bins)
-		p[int(binOf(math.Max(b, 0)/w))] = tot
+		p[int(binIndex(math.Max(b, 0)/w))] = tot
 		return build(w, p, 0), nil
 	}
 	cdf := make([]float64, bins)

@@ -147,9 +147,17 @@ func TestEvaluateMissingInputs(t *testing.T) {
 		t.Errorf("system: ok %v missing %v refs %+v", sys.OK, sys.Missing, sys.Refs)
 	}
 	// FTF(point 1.5, U[1,2)) at 1.5: 1 − (1 − F_point(1.5))(1 − 0.5). The
-	// point mass sits uniformly in [1.5, 1.51), so F_point(1.5) = 0.
-	if got := mustResult(t, ev, "race").DeltaQ.CDF(1.5); math.Abs(got-0.5) > 1e-9 {
-		t.Errorf("race F(1.5) = %v, want 0.5", got)
+	// point mass sits uniformly in the bin its delay closes, (1.49, 1.5]
+	// (bins are upper-inclusive), so F_point(1.5) = 1 and the race is
+	// complete by 1.5. At the edge before, 1.49, F_point = 0 and the race
+	// is U's 0.49; the result is linear in between (uniform-in-bin), so
+	// F(1.495) = (0.49 + 1)/2 = 0.745.
+	race := mustResult(t, ev, "race").DeltaQ
+	if got := race.CDF(1.5); math.Abs(got-1) > 1e-9 {
+		t.Errorf("race F(1.5) = %v, want 1", got)
+	}
+	if got := race.CDF(1.495); math.Abs(got-0.745) > 1e-9 {
+		t.Errorf("race F(1.495) = %v, want 0.745", got)
 	}
 	if want := []string{"b"}; !reflect.DeepEqual(ev.Missing, want) {
 		t.Errorf("Missing %v, want %v", ev.Missing, want)

@@ -43,8 +43,10 @@ func TestParseDist(t *testing.T) {
 		cdf     float64 // the expected CDF there
 		fail    float64 // the expected intangible mass
 	}{
-		// Point mass in bin 3 (uniform over [3, 4) ms): F(3.5 ms) = 0.5.
-		{"point(3ms)", 3e-3, 3.5e-3, 0.5, 0},
+		// Point mass on the edge 3 ms: in the bin that edge closes (uniform
+		// over (2, 3] ms, bins are upper-inclusive): F(2.5 ms) = 0.5, F(3 ms) = 1.
+		{"point(3ms)", 3e-3, 2.5e-3, 0.5, 0},
+		{"point(3ms)", 3e-3, 3e-3, 1, 0},
 		{"uniform(1ms,2ms)", 2e-3, 1.5e-3, 0.5, 0},
 		{" uniform( 10ms , 30ms ) ", 30e-3, 20e-3, 0.5, 0},
 		// Exponential of mean 5 ms: F(10 ms) = 1 − e^{−2} at a bin edge;
