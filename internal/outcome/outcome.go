@@ -1,6 +1,18 @@
 // Package outcome holds the contract between the deltaq processor and the
 // deltaq exporter: the span attributes that make a span an outcome instance
 // (see the project's DESIGN, "Outcome instances").
+//
+// The processor is the only writer of the span attributes of the contract
+// (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate) in
+// a collector. It removes them from every span that arrives carrying any,
+// matched by a probe or not, and counts it; a matched span is then mapped
+// again by the processor's own configuration, from its own timestamps and
+// status (trace data, where the attributes are only claims), and a span that
+// arrived with AttrSynthetic = true, a timeout span fabricated elsewhere with
+// no timing of its own, is not mapped. A span attribute added to the contract
+// must be added to the processor's list of attributes it removes. Other
+// deltaq.* attributes (such as deltaq.failed, which applications set on
+// failed spans) are application data and are left alone.
 package outcome
 
 // Attribute names written by the processor and read by the exporter.

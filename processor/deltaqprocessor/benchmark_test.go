@@ -318,6 +318,7 @@ func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 			t.Errorf("regexps=%d: %v allocations per batch of unmatched spans, want 0", regexps, allocs)
 		}
 		p.telemetry.Shutdown()
+		p.release()
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Limits of the thesis parameterisation dMax = Δbase·2ⁿ·N (thesis, section
@@ -30,11 +34,38 @@ const (
 	defaultLateWindow      = time.Minute
 	defaultMaxEnded        = 100_000
 	defaultEndedWindow     = 30 * time.Second
-	minTimerResolution     = time.Millisecond
+)
+
+// Bounds of the options. The upper bounds are far above any sensible
+// setting; they are there so that a typing error cannot make the processor
+// allocate without limit or spin.
+const (
+	// minDMax and maxDMax bound a dmax given directly. With at most
+	// maxBins bins, 1µs keeps every bin at least 1ns wide. The thesis form
+	// 1 ms·2ⁿ·N has its own bounds through exponent and bins: from 977ns
+	// (n = −10, N = 1) to 1024s (n = 10, N = 1000).
+	minDMax = time.Microsecond
+	maxDMax = 24 * time.Hour
+	// max_in_flight and max_ended size the two tables of spans kept in
+	// memory, each entry at least a trace and span ID (24 B) and its map
+	// slot.
+	minMaxInFlight = 1
+	maxMaxInFlight = 10_000_000
+	minMaxEnded    = 2
+	maxMaxEnded    = 10_000_000
+	// The timer ticks at most every millisecond (finer ticks cost CPU
+	// without making timeouts more exact than the transit of spans) and at
+	// least every second (a coarser tick delays every timeout by up to it).
+	minTimerResolution = time.Millisecond
+	maxTimerResolution = time.Second
 	// maxTimeoutGrace bounds timeout_grace: a grace longer than this would
 	// no longer be a real-time timeout, and it holds every instance in
 	// flight for that much longer.
 	maxTimeoutGrace = time.Hour
+	// maxLateWindow and maxEndedWindow bound how long a timed-out instance
+	// or an ended span is remembered.
+	maxLateWindow  = 24 * time.Hour
+	maxEndedWindow = 24 * time.Hour
 )
 
 // Config is the configuration of the deltaq processor.
@@ -95,8 +126,8 @@ type ProbeConfig struct {
 	// span_name_regexp is set, the span name must equal Name.
 	Match MatchConfig `mapstructure:"match"`
 
-	// DMax is the maximum delay, given directly; it takes Bins with it.
-	// Exactly one of DMax and Exponent is set.
+	// DMax is the maximum delay, given directly, in [1µs, 24h]; it takes
+	// Bins with it. Exactly one of DMax and Exponent is set.
 	DMax time.Duration `mapstructure:"dmax"`
 
 	// Exponent is n in the thesis form dMax = 1 ms·2ⁿ·Bins, n ∈ [−10, 10].
@@ -149,7 +180,28 @@ type ConditionConfig struct {
 	Value any `mapstructure:"value"`
 }
 
-var _ component.Config = (*Config)(nil)
+var (
+	_ component.Config    = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+)
+
+// Unmarshal decodes the processor's section of the collector configuration.
+// It first refuses what decoding would change without a word (see package
+// confcheck): a duration written without a unit (`dmax: 500` would be
+// 500ns, and every instance would time out) and an integer its field cannot
+// hold (`bins: 100000000000000000000` would become -9223372036854775808),
+// each quoted as written, for example
+//
+//	probes[0].dmax: 500 has no unit; write a duration such as 500ms or 2s
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if conf == nil {
+		return nil
+	}
+	if err := confcheck.Check(conf, cfg, nil); err != nil {
+		return err
+	}
+	return conf.Unmarshal(cfg)
+}
 
 // Validate checks the configuration and reports every problem, each naming
 // the probe and the field.
@@ -158,29 +210,33 @@ func (cfg *Config) Validate() error {
 	if len(cfg.Probes) == 0 {
 		errs = append(errs, errors.New("probes: at least one probe is required"))
 	}
-	if cfg.MaxInFlight < 1 {
-		errs = append(errs, fmt.Errorf("max_in_flight: must be at least 1, got %d", cfg.MaxInFlight))
+	if cfg.MaxInFlight < minMaxInFlight || cfg.MaxInFlight > maxMaxInFlight {
+		errs = append(errs, fmt.Errorf("max_in_flight: must be in [%d, %d], got %d", minMaxInFlight, maxMaxInFlight, cfg.MaxInFlight))
 	}
-	if cfg.TimerResolution < minTimerResolution {
-		errs = append(errs, fmt.Errorf("timer_resolution: must be at least %v, got %v", minTimerResolution, cfg.TimerResolution))
+	if cfg.TimerResolution < minTimerResolution || cfg.TimerResolution > maxTimerResolution {
+		errs = append(errs, fmt.Errorf("timer_resolution: must be in [%v, %v], got %v", minTimerResolution, maxTimerResolution, cfg.TimerResolution))
 	}
 	if cfg.TimeoutGrace < 0 || cfg.TimeoutGrace > maxTimeoutGrace {
 		errs = append(errs, fmt.Errorf("timeout_grace: must be in [0s, %v], got %v", maxTimeoutGrace, cfg.TimeoutGrace))
 	}
-	if cfg.LateWindow <= 0 {
-		errs = append(errs, fmt.Errorf("late_window: must be positive, got %v", cfg.LateWindow))
+	if cfg.LateWindow <= 0 || cfg.LateWindow > maxLateWindow {
+		errs = append(errs, fmt.Errorf("late_window: must be in (0s, %v], got %v", maxLateWindow, cfg.LateWindow))
 	}
-	if cfg.MaxEnded < 2 {
-		errs = append(errs, fmt.Errorf("max_ended: must be at least 2, got %d", cfg.MaxEnded))
+	if cfg.MaxEnded < minMaxEnded || cfg.MaxEnded > maxMaxEnded {
+		errs = append(errs, fmt.Errorf("max_ended: must be in [%d, %d], got %d", minMaxEnded, maxMaxEnded, cfg.MaxEnded))
 	}
-	if cfg.EndedWindow <= 0 {
-		errs = append(errs, fmt.Errorf("ended_window: must be positive, got %v", cfg.EndedWindow))
+	if cfg.EndedWindow <= 0 || cfg.EndedWindow > maxEndedWindow {
+		errs = append(errs, fmt.Errorf("ended_window: must be in (0s, %v], got %v", maxEndedWindow, cfg.EndedWindow))
 	}
 	defaultFailure, ferrs := compileFailure("failure", &cfg.Failure)
 	errs = append(errs, ferrs...)
 	seen := make(map[string]int, len(cfg.Probes))
 	for i := range cfg.Probes {
 		pc := &cfg.Probes[i]
+		if len(pc.Name) > outcome.MaxNameLength {
+			// The name is not repeated: it is what is too long.
+			errs = append(errs, probeError(i, "", fmt.Errorf("name: must be at most %d bytes, got %d", outcome.MaxNameLength, len(pc.Name))))
+		}
 		if j, dup := seen[pc.Name]; dup && pc.Name != "" {
 			errs = append(errs, probeError(i, pc.Name, fmt.Errorf("name: duplicate probe name (also probes[%d])", j)))
 		} else {
@@ -222,8 +278,8 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 		}
 	case pc.DMax == 0:
 		errs = append(errs, errors.New("dmax: a positive dmax (or an exponent) is required"))
-	case pc.DMax < 0:
-		errs = append(errs, fmt.Errorf("dmax: must be positive, got %v", pc.DMax))
+	case pc.DMax < minDMax || pc.DMax > maxDMax:
+		errs = append(errs, fmt.Errorf("dmax: must be in [%v, %v], got %v", minDMax, maxDMax, pc.DMax))
 	}
 	if len(errs) > 0 {
 		return 0, errs
@@ -237,6 +293,8 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 		d := int64(1) << -n
 		return (units + d/2) / d, nil // round half away from zero (units > 0)
 	}
+	// Unreachable within the bounds above (1µs / 1000 bins = 1ns), kept so
+	// that a change of either bound cannot give bins narrower than 1ns.
 	if int64(pc.DMax) < int64(pc.Bins) {
 		return 0, []error{fmt.Errorf("dmax: %v is less than 1ns per bin with %d bins", pc.DMax, pc.Bins)}
 	}

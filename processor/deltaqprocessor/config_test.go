@@ -2,6 +2,7 @@ package deltaqprocessor
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,8 +122,9 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"name_and_regexp", `probes[0] "items": match.span_name, match.span_name_regexp: set at most one`},
 		{"dmax_missing", `probes[0] "checkout": dmax: a positive dmax (or an exponent) is required`},
 		{"dmax_zero", `probes[0] "checkout": dmax: a positive dmax (or an exponent) is required`},
-		{"dmax_negative", `probes[0] "checkout": dmax: must be positive, got -5ms`},
-		{"dmax_below_bins", `probes[0] "checkout": dmax: 500ns is less than 1ns per bin with 1000 bins`},
+		{"dmax_negative", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got -5ms`},
+		{"dmax_too_short", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got 500ns`},
+		{"dmax_too_long", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got 25h0m0s`},
 		{"dmax_and_exponent", `probes[0] "checkout": dmax, exponent: set either dmax or exponent, not both`},
 		{"bins_zero", `probes[0] "checkout": bins: must be in [1, 1000], got 0`},
 		{"bins_too_many", `probes[0] "checkout": bins: must be in [1, 1000], got 1001`},
@@ -134,15 +136,23 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"ordering_needs_number", `failure.conditions[0].value: operator >= needs a number, got "500"`},
 		{"condition_without_attribute", `probes[0] "checkout": failure.conditions[0].attribute: must not be empty`},
 		{"condition_without_value", `probes[0] "checkout": failure.conditions[0].value: value is required`},
-		{"max_in_flight_zero", "max_in_flight: must be at least 1, got 0"},
-		{"timer_resolution_too_fine", "timer_resolution: must be at least 1ms, got 100µs"},
-		{"late_window_zero", "late_window: must be positive, got 0s"},
+		{"condition_on_contract_key", `probes[0] "checkout": failure.conditions[0].attribute: "deltaq.outcome" is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
+		{"match_on_contract_key", `probes[0] "checkout": match.attributes["deltaq.probe"] is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
+		{"max_in_flight_zero", "max_in_flight: must be in [1, 10000000], got 0"},
+		{"max_in_flight_too_many", "max_in_flight: must be in [1, 10000000], got 10000001"},
+		{"timer_resolution_too_fine", "timer_resolution: must be in [1ms, 1s], got 100µs"},
+		{"timer_resolution_too_coarse", "timer_resolution: must be in [1ms, 1s], got 2s"},
+		{"late_window_zero", "late_window: must be in (0s, 24h0m0s], got 0s"},
+		{"late_window_too_long", "late_window: must be in (0s, 24h0m0s], got 25h0m0s"},
 		{"timeout_grace_negative", "timeout_grace: must be in [0s, 1h0m0s], got -1ms"},
 		{"timeout_grace_too_long", "timeout_grace: must be in [0s, 1h0m0s], got 2h0m0s"},
-		{"max_ended_one", "max_ended: must be at least 2, got 1"},
-		{"ended_window_zero", "ended_window: must be positive, got 0s"},
+		{"max_ended_one", "max_ended: must be in [2, 10000000], got 1"},
+		// 1e9 is a float in YAML, integral and within an int: decoded exactly.
+		{"max_ended_too_many", "max_ended: must be in [2, 10000000], got 1000000000"},
+		{"ended_window_zero", "ended_window: must be in (0s, 24h0m0s], got 0s"},
+		{"ended_window_too_long", "ended_window: must be in (0s, 24h0m0s], got 48h0m0s"},
 		{"two_problems", `probes[0] "checkout": bins: must be in [1, 1000], got 5000` + "\n" +
-			`probes[0] "checkout": dmax: must be positive, got -1ms`},
+			`probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got -1ms`},
 	}
 	for _, tt := range tests {
 		t.Run("deltaq/"+tt.name, func(t *testing.T) {
@@ -154,6 +164,95 @@ func TestLoadInvalidConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+// TestLoadUndecodableConfig checks, through the collector's loader, the
+// configurations refused while decoding: the values Validate would see are
+// not the values written.
+func TestLoadUndecodableConfig(t *testing.T) {
+	const noUnit = " has no unit; write a duration such as 500ms or 2s"
+	const intRange = " is out of the integer range [-9223372036854775808, 9223372036854775807]"
+	tests := []struct {
+		name, wantErr string
+	}{
+		// Decoded, 500 would be 500ns: every instance would time out.
+		{"dmax_without_unit", "probes[0].dmax: 500" + noUnit},
+		{"timer_resolution_without_unit", "timer_resolution: 10" + noUnit},
+		// Decoded, 1e20 would be -9223372036854775808 and Validate would
+		// say "got -9223372036854775808".
+		{"bins_huge", "probes[0].bins: 100000000000000000000" + intRange},
+		{"bins_fraction", "probes[0].bins: 2.5 is not an integer"},
+		// In the order of the fields of Config.
+		{"two_undecodable", "probes[0].dmax: 2.5" + noUnit + "\n" +
+			"max_in_flight: 100000000000000000000" + intRange},
+	}
+	for _, tt := range tests {
+		t.Run("deltaq/"+tt.name, func(t *testing.T) {
+			cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+			require.NoError(t, err)
+			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.name).String())
+			require.NoError(t, err)
+			cfg := createDefaultConfig().(*Config)
+			err = sub.Unmarshal(cfg)
+			require.Error(t, err)
+			// The collector's decoder wraps the message; the message itself is
+			// on its last lines.
+			assert.True(t, strings.HasSuffix(err.Error(), " "+tt.wantErr), "got %q", err)
+		})
+	}
+}
+
+// TestDMaxBounds checks the ends of the dmax range [1µs, 24h], and that the
+// thesis form is bounded by exponent and bins instead: n = −10, N = 1 gives
+// 977ns, below 1µs, and is accepted.
+func TestDMaxBounds(t *testing.T) {
+	for _, d := range []time.Duration{time.Microsecond, 24 * time.Hour} {
+		_, errs := (&ProbeConfig{DMax: d, Bins: 1000}).DMaxNanos()
+		assert.Empty(t, errs, "dmax %v", d)
+	}
+	for _, d := range []time.Duration{time.Microsecond - 1, 24*time.Hour + 1} {
+		_, errs := (&ProbeConfig{DMax: d, Bins: 1}).DMaxNanos()
+		require.Len(t, errs, 1)
+		assert.EqualError(t, errs[0], "dmax: must be in [1µs, 24h0m0s], got "+d.String())
+	}
+	got, errs := (&ProbeConfig{Exponent: ptr(-10), Bins: 1}).DMaxNanos()
+	assert.Empty(t, errs)
+	assert.Equal(t, int64(977), got)
+}
+
+// TestProbeNameLength checks the bound on a probe name,
+// outcome.MaxNameLength = 256 bytes, counted in bytes (ΔQ is 3 bytes in
+// UTF-8: "Δ" is 2 and "Q" is 1).
+func TestProbeNameLength(t *testing.T) {
+	cfg := testConfig(probeConfig(strings.Repeat("a", 256), time.Second, 10))
+	assert.NoError(t, cfg.Validate())
+	cfg = testConfig(probeConfig(strings.Repeat("a", 257), time.Second, 10))
+	assert.EqualError(t, cfg.Validate(), "probes[0]: name: must be at most 256 bytes, got 257")
+	cfg = testConfig(probeConfig(strings.Repeat("ΔQ", 86), time.Second, 10)) // 258 bytes
+	assert.EqualError(t, cfg.Validate(), "probes[0]: name: must be at most 256 bytes, got 258")
+}
+
+// TestLimitBounds checks both ends of each limit's range.
+func TestLimitBounds(t *testing.T) {
+	ok := func(set func(*Config)) {
+		t.Helper()
+		cfg := testConfig(probeConfig("p", time.Second, 10))
+		set(cfg)
+		assert.NoError(t, cfg.Validate())
+	}
+	ok(func(c *Config) { c.MaxInFlight = 1 })
+	ok(func(c *Config) { c.MaxInFlight = 10_000_000 })
+	ok(func(c *Config) { c.TimerResolution = time.Millisecond })
+	ok(func(c *Config) { c.TimerResolution = time.Second })
+	ok(func(c *Config) { c.LateWindow = 1 })
+	ok(func(c *Config) { c.LateWindow = 24 * time.Hour })
+	ok(func(c *Config) { c.MaxEnded = 2 })
+	ok(func(c *Config) { c.MaxEnded = 10_000_000 })
+	ok(func(c *Config) { c.EndedWindow = 1 })
+	ok(func(c *Config) { c.EndedWindow = 24 * time.Hour })
+	cfg := testConfig(probeConfig("p", time.Second, 10))
+	cfg.MaxEnded = 10_000_001
+	assert.EqualError(t, cfg.Validate(), "max_ended: must be in [2, 10000000], got 10000001")
 }
 
 // TestTimeoutGraceBounds checks the ends of the timeout_grace range.

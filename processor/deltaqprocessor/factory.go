@@ -73,6 +73,7 @@ func (f *factory) instance(set processor.Settings, cfg component.Config) (*delta
 	}
 	id := set.ID
 	p.release = func() {
+		p.unregister()
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.instances[id] == p {

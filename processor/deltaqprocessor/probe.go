@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Outcome indices, in the order of outcomeValues.
@@ -101,6 +103,10 @@ func compileProbe(pc *ProbeConfig, def failureRule) (probe, []error) {
 			errs = append(errs, errors.New("match.attributes: a key must not be empty"))
 			continue
 		}
+		if isContractAttr(k) {
+			errs = append(errs, fmt.Errorf("match.attributes[%q] %w", k, errContractKey))
+			continue
+		}
 		lit, err := literalOf(m.Attributes[k])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("match.attributes[%q]: %w", k, err))
@@ -165,6 +171,10 @@ type resourceInfo struct {
 	res     pcommon.Resource
 	loaded  bool
 	service string
+	// stored is the service name as in-flight instances keep it
+	// (storedString), made once per resource and shared by its instances.
+	stored       string
+	storedLoaded bool
 }
 
 func (r *resourceInfo) serviceName() string {
@@ -177,11 +187,21 @@ func (r *resourceInfo) serviceName() string {
 	return r.service
 }
 
+// storedServiceName returns the service name cut to outcome.MaxNameLength
+// bytes and copied, for an in-flight instance to keep.
+func (r *resourceInfo) storedServiceName() string {
+	if !r.storedLoaded {
+		r.storedLoaded = true
+		r.stored = storedString(r.serviceName())
+	}
+	return r.stored
+}
+
 // matcher finds the probe of a span. Exact names are looked up in a map, so
 // a span that no probe names costs one map lookup. Span names that reach the
-// regular-expression probes are remembered (up to maxCachedNames of them),
-// with the list of expressions they match, so that each distinct name runs
-// the expressions once.
+// regular-expression probes are remembered (up to maxCachedNames of them, of
+// at most outcome.MaxNameLength bytes), with the list of expressions they
+// match, so that each distinct name runs the expressions once.
 type matcher struct {
 	probes []probe
 	// exact maps a span name to the exact-name probes with that name, in
@@ -263,11 +283,17 @@ func (m *matcher) regexpMatches(name string) []int32 {
 			hit = append(hit, i)
 		}
 	}
-	m.names.put(name, hit)
+	// A name longer than outcome.MaxNameLength runs the expressions every
+	// time rather than being kept: the cache must hold whole names to be
+	// exact, and its bound counts names, not bytes.
+	if len(name) <= outcome.MaxNameLength {
+		m.names.put(name, hit)
+	}
 	return hit
 }
 
-// maxCachedNames bounds the span names the matcher remembers.
+// maxCachedNames bounds the span names the matcher remembers; each is at most
+// outcome.MaxNameLength bytes.
 const maxCachedNames = 1000
 
 // nameCache maps span names to the regexp probes they match. Readers load an
@@ -333,6 +359,11 @@ func (f *failureRule) holds(span ptrace.Span) bool {
 	return false
 }
 
+// errContractKey refuses a condition on an outcome attribute: the processor
+// removes those from every span it receives before it matches the span, so
+// such a condition could never hold.
+var errContractKey = errors.New("is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here")
+
 // compileFailure checks a failure rule and compiles it; field names in errors
 // start with prefix.
 func compileFailure(prefix string, fc *FailureConfig) (failureRule, []error) {
@@ -341,6 +372,9 @@ func compileFailure(prefix string, fc *FailureConfig) (failureRule, []error) {
 	for i, cc := range fc.Conditions {
 		field := fmt.Sprintf("%s.conditions[%d]", prefix, i)
 		c, err := compileCondition(&cc)
+		if err == nil && isContractAttr(cc.Attribute) {
+			err = fmt.Errorf("attribute: %q %w", cc.Attribute, errContractKey)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.%w", field, err))
 			continue

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -69,7 +71,8 @@ type deltaqProcessor struct {
 	stopped   bool
 	stop      chan struct{}
 	done      chan struct{}
-	// release removes the instance from its factory's shared map.
+	// release removes the instance from its factory's shared map and its
+	// probes from the process-wide registry (outcome.Register).
 	release func()
 }
 
@@ -87,8 +90,8 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		stats:      newStats(len(m.probes)),
 		table:      inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
 		ended:      inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
-		release:    func() {},
 	}
+	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -98,8 +101,21 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		tb.Shutdown()
 		return nil, err
 	}
+	// Registered last, so that a processor that fails to build leaves
+	// nothing behind. An exporter or connector of the same collector reads a
+	// probe's layout here, from configuration, rather than from the
+	// attributes of the spans it receives.
+	layouts := make(map[string]outcome.Layout, len(m.probes))
+	for i := range m.probes {
+		pr := &m.probes[i]
+		layouts[pr.name] = outcome.Layout{DMaxNs: pr.dMaxNs, Bins: int(pr.bins)}
+	}
+	outcome.Register(p, layouts)
 	return p, nil
 }
+
+// unregister removes the processor's probes from the process-wide registry.
+func (p *deltaqProcessor) unregister() { outcome.Unregister(p) }
 
 // attachTraces records the next consumer of the traces pipeline.
 func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) error {
@@ -173,7 +189,16 @@ func (p *deltaqProcessor) run(t ticker) {
 }
 
 // processTraces maps the spans of the configured probes to outcome
-// instances. It allocates nothing for a span that matches no probe.
+// instances. The processor is the only writer of the contract attributes
+// (internal/outcome) in a collector: every span that arrives carrying any of
+// them has them removed and counted (foreignAttributes) first, whether it
+// matches a probe or not, so that no claim made upstream reaches the
+// exporter. The span is then mapped by this processor's configuration like
+// any other, from its own name, attributes, timestamps and status, which are
+// trace data; only a span that arrived marked deltaq.synthetic = true, a
+// timeout span fabricated by another processor with no timing of its own, is
+// not mapped (counted as malformed, foreign_synthetic). It allocates nothing
+// for a span that matches no probe.
 func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	now := int64(0) // the time ended spans are remembered from, read once per batch
 	rss := td.ResourceSpans()
@@ -185,6 +210,9 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
+				if hasContractAttr(span.Attributes()) && p.stripForeign(span) {
+					continue
+				}
 				if pi := p.m.match(span, &res); pi >= 0 {
 					p.mapSpan(span, pi, &now)
 				}
@@ -194,6 +222,54 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 	return td, nil
 }
 
+// contractPrefix is the prefix every attribute of the contract shares; it
+// rejects almost every other key with one comparison.
+const contractPrefix = "deltaq."
+
+// isContractAttr reports whether k is a span attribute of the processor →
+// exporter contract (internal/outcome). Other deltaq.* keys, such as the
+// deltaq.failed an application sets on a failed span, are application data
+// the exporter never reads: they are left alone, and failure rules may test
+// them.
+func isContractAttr(k string) bool {
+	if !strings.HasPrefix(k, contractPrefix) {
+		return false
+	}
+	switch k {
+	case outcome.AttrProbe, outcome.AttrOutcome, outcome.AttrDMaxNs, outcome.AttrBins,
+		outcome.AttrSynthetic, outcome.AttrLate:
+		return true
+	}
+	return false
+}
+
+// hasContractAttr reports whether any attribute of attrs is a contract
+// attribute, in one pass over the keys that allocates nothing.
+func hasContractAttr(attrs pcommon.Map) bool {
+	for k := range attrs.All() {
+		if isContractAttr(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripForeign removes the contract attributes from a span that arrived with
+// some, and counts it. It reports whether the span arrived as a synthetic
+// timeout span (deltaq.synthetic = true), which is then not to be mapped.
+func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
+	attrs := span.Attributes()
+	if v, ok := attrs.Get(outcome.AttrSynthetic); ok && v.Type() == pcommon.ValueTypeBool && v.Bool() {
+		synthetic = true
+	}
+	attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isContractAttr(k) })
+	p.stats.foreignAttributes.Add(1)
+	if synthetic {
+		p.malformedSpan(span, reasonForeignSynthetic)
+	}
+	return synthetic
+}
+
 // mapSpan writes the outcome attributes on a span of probe pi and counts
 // the instance. A span that ends an instance announced by a start event
 // takes that instance's probe; if the instance has already been reported as
@@ -201,11 +277,11 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 // events are in use, a span that ends no tracked instance is remembered, so
 // that its start event, if it comes later, is not tracked; *now is the time
 // it is remembered from, read from the clock on first use in the batch.
+//
+// The span carries no contract attribute (processTraces removed any it came
+// with), so the attributes are appended.
 func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64) {
 	attrs := span.Attributes()
-	if _, mapped := attrs.Get(outcome.AttrOutcome); mapped {
-		return // mapped by a deltaq processor upstream, or synthetic
-	}
 	tid, sid := span.TraceID(), span.SpanID()
 	if tid.IsEmpty() || sid.IsEmpty() {
 		p.malformedSpan(span, reasonMissingIDs)
@@ -341,7 +417,9 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	}
 	attrs := lr.Attributes()
 	v, ok := attrs.Get(outcome.AttrProbe)
-	if !ok || v.Type() != pcommon.ValueTypeStr {
+	// No configured probe name is longer than outcome.MaxNameLength: a
+	// longer one is refused before the lookup, which would hash all of it.
+	if !ok || v.Type() != pcommon.ValueTypeStr || len(v.Str()) > outcome.MaxNameLength {
 		p.malformedStart(lr, reasonUnknownProbe)
 		return
 	}
@@ -358,7 +436,7 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	pr := &p.m.probes[pi]
 	name := pr.name
 	if v, ok := attrs.Get(outcome.AttrSpanName); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-		name = v.Str()
+		name = storedString(v.Str())
 	}
 	start := int64(ts)
 	deadline := addSat(start, pr.dMaxNs)
@@ -368,7 +446,7 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		Start:    start,
 		Deadline: deadline,
 		Due:      addSat(deadline, p.grace),
-		Service:  res.serviceName(),
+		Service:  res.storedServiceName(),
 		Name:     name,
 	}
 	p.mu.Lock()
@@ -479,6 +557,27 @@ func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Trace
 		a.PutBool(outcome.AttrSynthetic, true)
 	}
 	return td
+}
+
+// storedString returns s, cut to at most outcome.MaxNameLength bytes, as a
+// copy of its own: a string the processor keeps (in an in-flight instance)
+// costs at most that much whatever the input, and does not keep alive the
+// buffer of the batch it came in. The cut is at a UTF-8 rune boundary, so a
+// valid name stays valid; in invalid UTF-8 (no rune start among the
+// utf8.UTFMax bytes that end at the bound) it is at the bound.
+func storedString(s string) string {
+	const bound = outcome.MaxNameLength
+	if len(s) > bound {
+		cut := bound
+		for i := bound; i > bound-utf8.UTFMax; i-- {
+			if utf8.RuneStart(s[i]) { // s[i] starts the first rune left out
+				cut = i
+				break
+			}
+		}
+		s = s[:cut]
+	}
+	return strings.Clone(s)
 }
 
 // addSat returns a + b for b ≥ 0, saturating at the largest int64.

@@ -422,18 +422,6 @@ func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
 	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
 
-func TestAlreadyMappedSpansAreLeftAlone(t *testing.T) {
-	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
-	in := tracesOf(spanSpec{name: "checkout", id: 1, duration: time.Second, attrs: map[string]any{
-		outcome.AttrProbe: "checkout", outcome.AttrOutcome: outcome.Timeout, outcome.AttrSynthetic: true,
-	}})
-	want := ptrace.NewTraces()
-	in.CopyTo(want)
-	h.consumeTraces(in)
-	assert.Equal(t, want, h.tsink.AllTraces()[0])
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
-}
-
 func TestBatchOfOnlyStartEventsIsNotPassedOn(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base}))

@@ -21,10 +21,13 @@ const (
 	reasonEndBeforeStart
 	reasonUnknownProbe
 	reasonDuplicateStart
+	// reasonForeignSynthetic: a span that arrived marked deltaq.synthetic =
+	// true, a timeout span fabricated elsewhere, with no timing of its own.
+	reasonForeignSynthetic
 	numReasons
 )
 
-var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start"}
+var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic"}
 
 // outcomeValues are the values of deltaq.outcome, indexed by outcome.
 var outcomeValues = [numOutcomes]string{outcome.Success, outcome.Timeout, outcome.Failure}
@@ -45,6 +48,9 @@ type stats struct {
 	evictions        [2]atomic.Int64 // by inflight.State
 	endedEvictions   atomic.Int64
 	syntheticDropped atomic.Int64
+	// foreignAttributes counts the spans that arrived with contract
+	// attributes, which were removed.
+	foreignAttributes atomic.Int64
 }
 
 func newStats(probes int) *stats {
@@ -108,6 +114,10 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 		}),
 		tb.RegisterProcessorDeltaqSyntheticDroppedCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(s.syntheticDropped.Load())
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqForeignAttributesCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(s.foreignAttributes.Load())
 			return nil
 		}),
 		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {

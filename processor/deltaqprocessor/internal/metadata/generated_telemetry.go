@@ -25,18 +25,19 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                           metric.Meter
-	mu                              sync.Mutex
-	registrations                   []metric.Registration
-	ProcessorDeltaqEndedEvictions   metric.Int64ObservableCounter
-	ProcessorDeltaqEvictions        metric.Int64ObservableCounter
-	ProcessorDeltaqInFlight         metric.Int64ObservableGauge
-	ProcessorDeltaqInstances        metric.Int64ObservableCounter
-	ProcessorDeltaqLateSpans        metric.Int64ObservableCounter
-	ProcessorDeltaqMalformed        metric.Int64ObservableCounter
-	ProcessorDeltaqStartAfterEnd    metric.Int64ObservableCounter
-	ProcessorDeltaqStartTimeouts    metric.Int64ObservableCounter
-	ProcessorDeltaqSyntheticDropped metric.Int64ObservableCounter
+	meter                            metric.Meter
+	mu                               sync.Mutex
+	registrations                    []metric.Registration
+	ProcessorDeltaqEndedEvictions    metric.Int64ObservableCounter
+	ProcessorDeltaqEvictions         metric.Int64ObservableCounter
+	ProcessorDeltaqForeignAttributes metric.Int64ObservableCounter
+	ProcessorDeltaqInFlight          metric.Int64ObservableGauge
+	ProcessorDeltaqInstances         metric.Int64ObservableCounter
+	ProcessorDeltaqLateSpans         metric.Int64ObservableCounter
+	ProcessorDeltaqMalformed         metric.Int64ObservableCounter
+	ProcessorDeltaqStartAfterEnd     metric.Int64ObservableCounter
+	ProcessorDeltaqStartTimeouts     metric.Int64ObservableCounter
+	ProcessorDeltaqSyntheticDropped  metric.Int64ObservableCounter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -71,6 +72,21 @@ func (builder *TelemetryBuilder) RegisterProcessorDeltaqEvictionsCallback(cb met
 		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqEvictions, obs: o})
 		return nil
 	}, builder.ProcessorDeltaqEvictions)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorDeltaqForeignAttributesCallback sets callback for observable ProcessorDeltaqForeignAttributes metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqForeignAttributesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqForeignAttributes, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqForeignAttributes)
 	if err != nil {
 		return err
 	}
@@ -223,6 +239,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_deltaq_evictions",
 		metric.WithDescription("Tracked instances dropped, oldest first, because max_in_flight was reached, by the state they were in. [Alpha]"),
 		metric.WithUnit("{instances}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorDeltaqForeignAttributes, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_deltaq_foreign_attributes",
+		metric.WithDescription("Spans that arrived carrying deltaq.* attributes of the processor-exporter contract, written upstream or forged; the attributes were removed and the span mapped by this processor's configuration (or, if it arrived as a synthetic timeout span, not mapped). [Alpha]"),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqInFlight, err = builder.meter.Int64ObservableGauge(

@@ -1,0 +1,339 @@
+// Package confcheck finds, in a component's raw configuration, what decoding
+// it into the component's Go configuration would lose without a word, so that
+// the component can refuse it with a message quoting what was written.
+//
+// Two things are lost between the YAML and the struct:
+//
+//   - a time.Duration written as a bare number (`dmax: 500`) decodes as that
+//     many nanoseconds, where the writer almost always meant milliseconds or
+//     seconds;
+//   - a number too large for its integer field (`bins: 100000000000000000000`,
+//     which YAML reads as the float 1e20) or not integral (`bins: 2.5`)
+//     decodes to a wrapped or truncated value, so that a later range check
+//     reports a number nobody wrote (-9223372036854775808, 2).
+//
+// Range checks proper (bins in [1, 1000], …) stay in each component's
+// Validate; this package only sees what Validate cannot.
+package confcheck // import "github.com/deltaq-otel/deltaq/internal/confcheck"
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// Step is one step of a Path: a struct field's key, a map key, or a list
+// index.
+type Step struct {
+	// Key is the key of a struct field or of a map entry; empty for an index.
+	Key string
+	// Index is the position in a list, when IsIndex.
+	Index   int
+	IsIndex bool
+	// IsMapKey says that Key is a key of a map (for example a probe name),
+	// not the name of a field.
+	IsMapKey bool
+}
+
+// Path locates a value in a configuration, from the component's section.
+type Path []Step
+
+// String writes p as the component's own messages do: fields joined by
+// dots, list indexes and quoted map keys in brackets, for example
+// probes[0].dmax or probes["checkout"].bins.
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		switch {
+		case s.IsIndex:
+			fmt.Fprintf(&b, "[%d]", s.Index)
+		case s.IsMapKey:
+			fmt.Fprintf(&b, "[%q]", s.Key)
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.Key)
+		}
+	}
+	return b.String()
+}
+
+// Keys writes p in the collector's key notation, every step joined by "::",
+// for example probes::checkout::dmax or probes::0::dmax.
+func (p Path) Keys() string {
+	parts := make([]string, len(p))
+	for i, s := range p {
+		if s.IsIndex {
+			parts[i] = strconv.Itoa(s.Index)
+		} else {
+			parts[i] = s.Key
+		}
+	}
+	return strings.Join(parts, confmap.KeyDelimiter)
+}
+
+// Check walks the raw configuration conf (as conf.ToStringMap() gives it)
+// together with the type of cfg, a pointer to the component's configuration
+// struct, following the mapstructure tags the collector decodes with:
+// ",squash" fields read the same map, nested structs, pointers, lists and
+// maps (such as probes keyed by name) are followed. It reports, in the order
+// of the fields, then of the list indexes and sorted map keys:
+//
+//   - a time.Duration written as a number other than 0 (or as a string that
+//     is such a number): "dmax: 500 has no unit; write a duration such as
+//     500ms or 2s";
+//   - an integer field written as a number that is not an integer ("bins:
+//     2.5 is not an integer") or is outside the field's type's range ("bins:
+//     100000000000000000000 is out of the integer range [-9223372036854775808,
+//     9223372036854775807]"), the number printed as written (a float in its
+//     shortest exact decimal form, strconv.FormatFloat(v, 'f', -1, 64)).
+//
+// name formats the path of each problem; nil means Path.String. Values of
+// another shape than the field's (a list where a struct is expected, a
+// string for an integer) are left to the decoder, which reports them. Types
+// that decode themselves from text (encoding.TextUnmarshaler) are skipped;
+// the collector's configoptional.Optional[T] is followed into T.
+func Check(conf *confmap.Conf, cfg any, name func(Path) string) error {
+	if conf == nil || cfg == nil {
+		return nil
+	}
+	if name == nil {
+		name = Path.String
+	}
+	t := reflect.TypeOf(cfg)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	w := walker{name: name}
+	// The top-level struct is walked even though it usually implements
+	// confmap.Unmarshaler itself (by calling Check).
+	w.walkStruct(conf.ToStringMap(), t, nil)
+	return errors.Join(w.errs...)
+}
+
+type walker struct {
+	name func(Path) string
+	errs []error
+}
+
+func (w *walker) report(p Path, format string, args ...any) {
+	w.errs = append(w.errs, fmt.Errorf("%s: %s", w.name(p), fmt.Sprintf(format, args...)))
+}
+
+var (
+	durationType        = reflect.TypeFor[time.Duration]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// optionalPkg is the package of configoptional.Optional[T], a struct with
+// no exported fields whose section decodes into a T.
+const optionalPkg = "go.opentelemetry.io/collector/config/configoptional"
+
+// appendStep returns p with s appended, never sharing p's backing array.
+func appendStep(p Path, s Step) Path {
+	return append(slices.Clip(p), s)
+}
+
+func (w *walker) walk(raw any, t reflect.Type, p Path) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == durationType {
+		w.checkDuration(raw, p)
+		return
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return
+	}
+	if t.Kind() == reflect.Struct && t.PkgPath() == optionalPkg && strings.HasPrefix(t.Name(), "Optional[") {
+		// (*Optional[T]).Get returns *T: follow the section into T.
+		if get, ok := reflect.PointerTo(t).MethodByName("Get"); ok && get.Type.NumOut() == 1 && get.Type.Out(0).Kind() == reflect.Pointer {
+			w.walk(raw, get.Type.Out(0).Elem(), p)
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if m, ok := raw.(map[string]any); ok {
+			w.walkStruct(m, t, p)
+		}
+	case reflect.Slice, reflect.Array:
+		if l, ok := raw.([]any); ok {
+			for i, v := range l {
+				w.walk(v, t.Elem(), appendStep(p, Step{Index: i, IsIndex: true}))
+			}
+		}
+	case reflect.Map:
+		m, ok := raw.(map[string]any)
+		if !ok || t.Key().Kind() != reflect.String {
+			return
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.walk(m[k], t.Elem(), appendStep(p, Step{Key: k, IsMapKey: true}))
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		w.checkInt(raw, t.Bits(), true, p)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		w.checkInt(raw, t.Bits(), false, p)
+	}
+}
+
+// walkStruct walks the fields of struct type t that m sets. As the
+// collector's decoder does, a field's key is the first part of its
+// mapstructure tag, or its Go name when the tag has none, and keys match
+// exactly.
+func (w *walker) walkStruct(m map[string]any, t reflect.Type, p Path) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		key, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if key == "-" {
+			continue
+		}
+		flags := strings.Split(opts, ",")
+		if slices.Contains(flags, "remain") {
+			continue
+		}
+		if slices.Contains(flags, "squash") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(textUnmarshalerType) {
+				w.walkStruct(m, ft, p)
+			}
+			continue
+		}
+		if key == "" {
+			key = f.Name
+		}
+		v, ok := m[key]
+		if !ok {
+			continue
+		}
+		w.walk(v, f.Type, appendStep(p, Step{Key: key}))
+	}
+}
+
+// checkDuration reports a duration written without a unit. Zero is the same
+// in every unit and is accepted.
+func (w *walker) checkDuration(raw any, p Path) {
+	written, zero, ok := number(raw)
+	if !ok {
+		s, isString := raw.(string)
+		if !isString {
+			return
+		}
+		s = strings.TrimSpace(s)
+		if _, err := time.ParseDuration(s); err == nil {
+			return // "0", or a duration with its unit
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return // not a number: the decoder reports it
+		}
+		written, zero = s, f == 0
+	}
+	if zero {
+		return
+	}
+	w.report(p, "%s has no unit; write a duration such as 500ms or 2s", written)
+}
+
+// number returns a YAML number as written and whether it is zero.
+func number(raw any) (written string, zero, ok bool) {
+	switch v := raw.(type) {
+	case int:
+		return strconv.Itoa(v), v == 0, true
+	case int8:
+		return strconv.FormatInt(int64(v), 10), v == 0, true
+	case int16:
+		return strconv.FormatInt(int64(v), 10), v == 0, true
+	case int32:
+		return strconv.FormatInt(int64(v), 10), v == 0, true
+	case int64:
+		return strconv.FormatInt(v, 10), v == 0, true
+	case uint:
+		return strconv.FormatUint(uint64(v), 10), v == 0, true
+	case uint8:
+		return strconv.FormatUint(uint64(v), 10), v == 0, true
+	case uint16:
+		return strconv.FormatUint(uint64(v), 10), v == 0, true
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10), v == 0, true
+	case uint64:
+		return strconv.FormatUint(v, 10), v == 0, true
+	case float32:
+		return strconv.FormatFloat(float64(v), 'f', -1, 32), v == 0, true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), v == 0, true
+	}
+	return "", false, false
+}
+
+// checkInt reports a number that an integer field of the given width and
+// signedness cannot hold exactly. The decoder would convert it with Go's
+// conversion, which truncates a fraction and wraps (or, for a float, gives
+// an implementation-defined value) out of range.
+func (w *walker) checkInt(raw any, bits int, signed bool, p Path) {
+	// The field's range [lo, hi], and as float64 (flo, fhi) for a signed
+	// 64-bit field, [flo, fhi) otherwise: fhi = 2⁶³ or 2⁶⁴ is exact where hi
+	// is not, and YAML gives an integer literal that fits an int64 as an
+	// int, so a float at −2⁶³ is the rounding of a smaller literal such as
+	// -9223372036854775809.
+	var lo int64
+	var hi uint64
+	if signed {
+		lo, hi = -1<<(bits-1), 1<<(bits-1)-1
+	} else {
+		hi = math.MaxUint64 >> (64 - bits)
+	}
+	flo, fhi := float64(lo), math.Ldexp(1, bits)
+	if signed {
+		fhi = math.Ldexp(1, bits-1)
+	}
+	rangeText := func() string {
+		return fmt.Sprintf("[%d, %d]", lo, hi)
+	}
+	written, _, ok := number(raw)
+	if !ok {
+		return
+	}
+	var inRange bool
+	switch v := raw.(type) {
+	case int, int8, int16, int32, int64:
+		i := reflect.ValueOf(v).Int()
+		inRange = i >= lo && (i < 0 || uint64(i) <= hi)
+	case uint, uint8, uint16, uint32, uint64:
+		inRange = reflect.ValueOf(v).Uint() <= hi
+	case float32, float64:
+		f := reflect.ValueOf(v).Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
+			w.report(p, "%s is not an integer", written)
+			return
+		}
+		inRange = f >= flo && f < fhi && !(signed && bits == 64 && f == flo)
+	}
+	if !inRange {
+		w.report(p, "%s is out of the integer range %s", written, rangeText())
+	}
+}

@@ -1,0 +1,205 @@
+package confcheck
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// The test configuration has every shape Check follows.
+type inner struct {
+	Timeout time.Duration `mapstructure:"timeout"`
+	Count   int32         `mapstructure:"count"`
+}
+
+type embedded struct {
+	Grace time.Duration `mapstructure:"grace"`
+}
+
+type textValue int
+
+func (v *textValue) UnmarshalText(b []byte) error {
+	n, err := strconv.Atoi(string(b))
+	*v = textValue(n)
+	return err
+}
+
+type probe struct {
+	Name     string        `mapstructure:"name"`
+	DMax     time.Duration `mapstructure:"dmax"`
+	Bins     int           `mapstructure:"bins"`
+	Exponent *int          `mapstructure:"exponent"`
+	Inner    *inner        `mapstructure:"inner"`
+}
+
+type testConfig struct {
+	Embedded   embedded                         `mapstructure:",squash"`
+	Probes     []probe                          `mapstructure:"probes"`
+	ByName     map[string]probe                 `mapstructure:"by_name"`
+	Delays     []time.Duration                  `mapstructure:"delays"`
+	History    int                              `mapstructure:"history"`
+	Small      uint8                            `mapstructure:"small"`
+	Bytes      int64                            `mapstructure:"bytes"`
+	Ratio      float64                          `mapstructure:"ratio"`
+	Opt        configoptional.Optional[inner]   `mapstructure:"opt"`
+	Text       textValue                        `mapstructure:"text"`
+	Anything   any                              `mapstructure:"anything"`
+	Attributes map[string]any                   `mapstructure:"attributes"`
+	Ignored    time.Duration                    `mapstructure:"-"`
+	NoTag      time.Duration                    //nolint:tagliatelle // keyed by its Go name
+	Nested     struct{ Interval time.Duration } `mapstructure:"nested"`
+}
+
+// load reads YAML the way the collector does, so that the raw values have
+// the types its YAML decoder gives them (int, uint64, float64, string).
+func load(t *testing.T, yaml string) *confmap.Conf {
+	t.Helper()
+	r, err := confmap.NewRetrievedFromYAML([]byte(yaml))
+	require.NoError(t, err)
+	conf, err := r.AsConf()
+	require.NoError(t, err)
+	return conf
+}
+
+func TestCheckAcceptsWhatDecodesFaithfully(t *testing.T) {
+	conf := load(t, `
+grace: 0
+probes:
+  - {name: a, dmax: 500ms, bins: 100, exponent: -3}
+  - {name: b, dmax: "2s", bins: 1e3, inner: {timeout: 0, count: 2147483647}}
+by_name:
+  c: {dmax: 1h, bins: 0}
+delays: [1s, 0]
+history: 9223372036854775807
+small: 255
+bytes: -9223372036854775808
+ratio: 2.5
+opt: {timeout: 3s}
+text: "12"
+anything: 500
+attributes: {x: 1e300, y: 500}
+nested: {Interval: 5s}
+NoTag: 1m
+`)
+	cfg := &testConfig{}
+	require.NoError(t, Check(conf, cfg, nil))
+	// The decoder agrees: every value arrives as written.
+	require.NoError(t, conf.Unmarshal(cfg))
+	assert.Equal(t, 1000, cfg.Probes[1].Bins)
+	assert.Equal(t, int64(-1<<63), cfg.Bytes)
+}
+
+// TestCheckDurationWithoutUnit checks that a bare number for a duration is
+// refused wherever the duration is: at the top, squashed, in a list, in a
+// map keyed by name, behind a pointer, in an optional section, in a list of
+// durations, and keyed by a Go field name.
+func TestCheckDurationWithoutUnit(t *testing.T) {
+	conf := load(t, `
+grace: 200
+probes:
+  - {name: a, dmax: 500}
+  - {name: b, dmax: 1.5, inner: {timeout: -5}}
+by_name:
+  c: {dmax: "30"}
+delays: [1s, 100]
+opt: {timeout: 7}
+Ignored: 5
+NoTag: 60
+nested: {Interval: 1e9}
+`)
+	err := Check(conf, &testConfig{}, nil)
+	require.Error(t, err)
+	const hint = " has no unit; write a duration such as 500ms or 2s"
+	assert.Equal(t, ""+
+		"grace: 200"+hint+"\n"+
+		"probes[0].dmax: 500"+hint+"\n"+
+		"probes[1].dmax: 1.5"+hint+"\n"+
+		"probes[1].inner.timeout: -5"+hint+"\n"+
+		`by_name["c"].dmax: 30`+hint+"\n"+
+		"delays[1]: 100"+hint+"\n"+
+		"opt.timeout: 7"+hint+"\n"+
+		"NoTag: 60"+hint+"\n"+
+		"nested.Interval: 1000000000"+hint,
+		err.Error())
+}
+
+// TestCheckIntegers checks integers as YAML delivers them: 1e20 and
+// -9223372036854775809 arrive as float64, 18446744073709551615 as uint64.
+// Without the check the decoder turns 1e20 into -9223372036854775808 (Go's
+// float-to-int conversion on amd64), 2.5 into 2 and 256 into 0 for a uint8.
+func TestCheckIntegers(t *testing.T) {
+	conf := load(t, `
+history: 100000000000000000000
+bytes: -9223372036854775809
+small: 256
+probes:
+  - {bins: 2.5}
+  - {bins: 18446744073709551615, exponent: .inf}
+  - {inner: {count: 2147483648}}
+by_name:
+  x: {bins: 1e19}
+`)
+	err := Check(conf, &testConfig{}, nil)
+	require.Error(t, err)
+	assert.Equal(t, ""+
+		"probes[0].bins: 2.5 is not an integer\n"+
+		"probes[1].bins: 18446744073709551615 is out of the integer range [-9223372036854775808, 9223372036854775807]\n"+
+		"probes[1].exponent: +Inf is not an integer\n"+
+		"probes[2].inner.count: 2147483648 is out of the integer range [-2147483648, 2147483647]\n"+
+		`by_name["x"].bins: 10000000000000000000 is out of the integer range [-9223372036854775808, 9223372036854775807]`+"\n"+
+		"history: 100000000000000000000 is out of the integer range [-9223372036854775808, 9223372036854775807]\n"+
+		"small: 256 is out of the integer range [0, 255]\n"+
+		"bytes: -9223372036854776000 is out of the integer range [-9223372036854775808, 9223372036854775807]",
+		err.Error())
+	// -9223372036854775809 became the float −2⁶³ in the YAML decoder, whose
+	// shortest decimal form is -9223372036854776000: as close to what was
+	// written as the decoder left it, and below the range as printed.
+}
+
+// TestCheckIntegerEdges checks the ends of the integer ranges in float form.
+func TestCheckIntegerEdges(t *testing.T) {
+	// 2⁶³ is the float64 nearest 9223372036854775807 and out of range; its
+	// shortest decimal form is 9223372036854776000.
+	conf := confmap.NewFromStringMap(map[string]any{"bytes": float64(1 << 63)})
+	assert.EqualError(t, Check(conf, &testConfig{}, nil),
+		"bytes: 9223372036854776000 is out of the integer range [-9223372036854775808, 9223372036854775807]")
+	// The largest float64 below 2⁶³ is 2⁶³ − 1024, in range.
+	conf = confmap.NewFromStringMap(map[string]any{"bytes": float64(1<<63 - 1024)})
+	assert.NoError(t, Check(conf, &testConfig{}, nil))
+	// For narrower fields both float ends are exact.
+	conf = confmap.NewFromStringMap(map[string]any{"probes": []any{map[string]any{"inner": map[string]any{"count": float64(-1 << 31)}}}})
+	assert.NoError(t, Check(conf, &testConfig{}, nil))
+	conf = confmap.NewFromStringMap(map[string]any{"small": -1})
+	assert.EqualError(t, Check(conf, &testConfig{}, nil), "small: -1 is out of the integer range [0, 255]")
+}
+
+// TestCheckLeavesShapesToDecoder checks that values of the wrong shape are
+// not reported here (the decoder reports them), and that a nil or empty
+// section is fine.
+func TestCheckLeavesShapesToDecoder(t *testing.T) {
+	conf := load(t, `
+probes: {a: 1}
+by_name: [1, 2]
+history: "many"
+grace: true
+text: 5
+`)
+	assert.NoError(t, Check(conf, &testConfig{}, nil))
+	assert.NoError(t, Check(confmap.NewFromStringMap(nil), &testConfig{}, nil))
+	assert.NoError(t, Check(nil, &testConfig{}, nil))
+}
+
+func TestPathNotations(t *testing.T) {
+	p := Path{{Key: "probes"}, {Key: "checkout", IsMapKey: true}, {Key: "qta"}, {Key: "points"}, {Index: 1, IsIndex: true}, {Key: "delay"}}
+	assert.Equal(t, `probes["checkout"].qta.points[1].delay`, p.String())
+	assert.Equal(t, "probes::checkout::qta::points::1::delay", p.Keys())
+
+	conf := load(t, "by_name: {c: {dmax: 5}}")
+	err := Check(conf, &testConfig{}, func(p Path) string { return strconv.Quote(p.Keys()) })
+	assert.EqualError(t, err, `"by_name::c::dmax": 5 has no unit; write a duration such as 500ms or 2s`)
+}

@@ -1,0 +1,94 @@
+package outcome
+
+import (
+	"slices"
+	"sync"
+)
+
+// MaxNameLength bounds, in bytes, a probe name, a span name or a service
+// name that the components keep or put on a series: the processor refuses
+// a longer probe name in its configuration, the exporter refuses and counts
+// an instance whose probe name is longer, and stored span and service names
+// are truncated to it. Prometheus and most backends accept far longer label
+// values; the bound keeps one span from putting megabytes on every point.
+const MaxNameLength = 256
+
+// Layout is the shape of a probe's ΔQ histogram: dMax in nanoseconds and the
+// number of bins (bin width DMaxNs/Bins). A probe's layout comes from
+// configuration, never from span data alone.
+type Layout struct {
+	DMaxNs int64
+	Bins   int
+}
+
+// Valid reports whether the layout has a positive dMax and bin count.
+func (l Layout) Valid() bool { return l.DMaxNs > 0 && l.Bins > 0 }
+
+// The registry holds the probes configured in the deltaq processors of this
+// process, so that an exporter or connector in the same collector takes a
+// probe's layout from the processor's configuration rather than from the
+// attributes of the spans it reads, and can warn at start about probes its
+// diagram names that no processor produces.
+var registry struct {
+	mu     sync.RWMutex
+	owners map[any]map[string]Layout
+	order  []any // registration order: the first owner of a name wins
+}
+
+// Register records the probes of one processor instance (owner), replacing
+// what that owner registered before.
+func Register(owner any, probes map[string]Layout) {
+	cp := make(map[string]Layout, len(probes))
+	for n, l := range probes {
+		cp[n] = l
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if registry.owners == nil {
+		registry.owners = make(map[any]map[string]Layout)
+	}
+	if _, ok := registry.owners[owner]; !ok {
+		registry.order = append(registry.order, owner)
+	}
+	registry.owners[owner] = cp
+}
+
+// Unregister forgets the probes of owner.
+func Unregister(owner any) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if _, ok := registry.owners[owner]; !ok {
+		return
+	}
+	delete(registry.owners, owner)
+	registry.order = slices.DeleteFunc(registry.order, func(o any) bool { return o == owner })
+}
+
+// LookupLayout returns the layout of a probe configured in a registered
+// processor; when several processors configure the probe, the first
+// registered wins.
+func LookupLayout(name string) (Layout, bool) {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	for _, o := range registry.order {
+		if l, ok := registry.owners[o][name]; ok {
+			return l, true
+		}
+	}
+	return Layout{}, false
+}
+
+// RegisteredProbes returns the sorted names of the probes of every
+// registered processor.
+func RegisteredProbes() []string {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	var names []string
+	for _, m := range registry.owners {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
