@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +22,15 @@ type analyzer struct {
 	// definition or an operator; an outcome's "calculated" ΔQ would only be
 	// its observed one).
 	calculated map[string]bool
+	// inputsOf holds, for each probe the diagram calculates, the probes
+	// whose observed ΔQ can enter its calculated ΔQ (see diagramInputs).
+	inputsOf map[string][]string
+	// referenced are the probes the configuration expects instances of:
+	// the diagram's outcomes and the entries of Config.Probes, sorted.
+	referenced []string
 	snap       snapshotRecorder
 	inputs     map[string]deltaq.DeltaQ // reused across windows
+	coarse     map[string]bool          // reused across windows
 	nextID     int64
 }
 
@@ -42,41 +50,120 @@ func newAnalyzer(cfg *Config, _ time.Time) (*analyzer, error) {
 		probes:     make(map[string]*probeState),
 		calculated: make(map[string]bool),
 		inputs:     make(map[string]deltaq.DeltaQ),
+		coarse:     make(map[string]bool),
+	}
+	ref := make(map[string]bool)
+	for n := range cfg.Probes {
+		ref[n] = true
 	}
 	if cfg.Diagram != nil {
 		for _, p := range cfg.Diagram.Probes() {
 			if p.Kind != diagram.OutcomeProbe {
 				a.calculated[p.Name] = true
+			} else {
+				ref[p.Name] = true
 			}
 		}
+		a.inputsOf = diagramInputs(cfg.Diagram)
 	}
+	for n := range ref {
+		a.referenced = append(a.referenced, n)
+	}
+	sort.Strings(a.referenced)
 	a.snap.cfg = cfg.Snapshot
 	return a, nil
 }
 
+// diagramInputs returns, for each definition and operator of a validated
+// diagram, the probes whose observed ΔQ can enter its calculated ΔQ: the
+// outcomes in its expression, and for a reference s:x, x itself (its
+// observed ΔQ when there is one) and x's own inputs (its calculated ΔQ
+// otherwise); an operator nested in the expression contributes its
+// branches' inputs (diagram.Evaluate uses an operator's calculated ΔQ).
+func diagramInputs(d *diagram.Diagram) map[string][]string {
+	defs := make(map[string]*diagram.Definition, len(d.Defs))
+	for _, def := range d.Defs {
+		defs[def.Name] = def
+	}
+	sets := make(map[string]map[string]bool)
+	var ofDef func(name string) map[string]bool
+	var ofChain func(c *diagram.Chain, into map[string]bool)
+	ofChain = func(c *diagram.Chain, into map[string]bool) {
+		if c == nil {
+			return
+		}
+		for _, el := range c.Elems {
+			switch x := el.(type) {
+			case *diagram.Outcome:
+				into[x.Name] = true
+			case *diagram.ProbeRef:
+				into[x.Name] = true
+				for n := range ofDef(x.Name) {
+					into[n] = true
+				}
+			case *diagram.Operator:
+				own := make(map[string]bool)
+				for _, b := range x.Branches {
+					ofChain(b, own)
+				}
+				sets[x.Name] = own
+				for n := range own {
+					into[n] = true
+				}
+			}
+		}
+	}
+	ofDef = func(name string) map[string]bool {
+		if s, ok := sets[name]; ok {
+			return s // done, or being walked (validation rules out cycles)
+		}
+		def := defs[name]
+		if def == nil {
+			return nil
+		}
+		s := make(map[string]bool)
+		sets[name] = s
+		ofChain(def.Chain, s)
+		return s
+	}
+	for _, def := range d.Defs {
+		ofDef(def.Name)
+	}
+	out := make(map[string][]string, len(sets))
+	for name, s := range sets {
+		names := make([]string, 0, len(s))
+		for n := range s {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		out[name] = names
+	}
+	return out
+}
+
 // knownProbes returns the probes that exist from the start: the configured
-// ones and every probe of the diagram, sorted.
+// ones (Probes, ConfiguredProbes) and every probe of the diagram, sorted.
 func (a *analyzer) knownProbes() []string {
 	seen := make(map[string]bool)
 	var names []string
-	for n := range a.cfg.Probes {
+	add := func(n string) {
 		if !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
+	for n := range a.cfg.Probes {
+		add(n)
+	}
+	for _, n := range a.cfg.ConfiguredProbes {
+		add(n)
+	}
 	if a.cfg.Diagram != nil {
 		for _, p := range a.cfg.Diagram.Probes() {
-			if !seen[p.Name] {
-				seen[p.Name] = true
-				names = append(names, p.Name)
-			}
+			add(p.Name)
 		}
 	}
 	sort.Strings(names)
-	if len(names) > a.cfg.MaxProbes {
-		names = names[:a.cfg.MaxProbes]
-	}
 	return names
 }
 
@@ -110,6 +197,7 @@ func (a *analyzer) close(c *closing) *Result {
 
 	// Observed ΔQs first: the diagram needs all of them.
 	clear(a.inputs)
+	clear(a.coarse)
 	for j, i := range order {
 		pr := &r.Probes[j]
 		pr.Name = c.names[i]
@@ -122,6 +210,10 @@ func (a *analyzer) close(c *closing) *Result {
 		pr.Width, pr.Bins = h.Width(), h.Bins()
 		pr.BinCounts = append([]uint64(nil), h.Counts()...)
 		pr.SuccessSum = ac.sum
+		pr.UnderResolved = underResolved(h)
+		if pr.UnderResolved {
+			a.coarse[pr.Name] = true
+		}
 		if dq, err := h.DeltaQ(); err == nil {
 			pr.Observed = &dq
 			a.inputs[pr.Name] = dq
@@ -168,15 +260,52 @@ func (a *analyzer) close(c *closing) *Result {
 			pr.Quantiles[k] = qv
 		}
 		if pr.Observed != nil && pr.Calculated != nil {
-			if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
+			if a.coarseInputs(pr.Name) {
+				pr.DivergenceWithheld = true
+			} else if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
 				pr.Divergence, pr.HasDivergence = d, true
 			}
 		}
 		a.triggers(r, pr, s)
 	}
+	for _, n := range a.referenced {
+		if i, ok := sort.Find(len(r.Probes), func(j int) int { return strings.Compare(n, r.Probes[j].Name) }); !ok || r.Probes[i].Counts.Total() == 0 {
+			r.NoInstances = append(r.NoInstances, n)
+		}
+	}
 
 	a.snap.window(r, &a.nextID)
+	for _, n := range c.forget {
+		delete(a.probes, n)
+	}
 	return r
+}
+
+// underResolved reports whether at least half of the successes of a window
+// fell into the first bin (and there is at least one): delays shorter than
+// one bin width w are then all read as the bin's midpoint w/2 (deltaq's
+// convention), so each stage of a sequence adds up to w/2 of spurious delay
+// to a calculated ΔQ — three 0.145 ms stages on 1 ms bins calculate to a
+// median of 1.5 ms against an observed 0.5 ms — and the divergence between
+// observed and calculated ΔQ says more about the bins than about the
+// system.
+func underResolved(h *deltaq.Histogram) bool {
+	n := h.Successes()
+	return n > 0 && 2*h.Counts()[0] >= uint64(n)
+}
+
+// coarseInputs reports whether the probe, or a probe whose observed ΔQ can
+// enter its calculated ΔQ, is under-resolved in the window being closed.
+func (a *analyzer) coarseInputs(name string) bool {
+	if a.coarse[name] {
+		return true
+	}
+	for _, n := range a.inputsOf[name] {
+		if a.coarse[n] {
+			return true
+		}
+	}
+	return false
 }
 
 // triggers steps the probe's triggers and appends those that fire.

@@ -32,9 +32,30 @@ type Config struct {
 	// History is K, the number of past observed ΔQs the mean and the 95 %
 	// band are computed over (thesis 4.1.5). Default DefaultHistory.
 	History int
-	// MaxProbes bounds the number of probes; instances of further probes are
-	// dropped (DropProbeLimit). Default DefaultMaxProbes.
+	// MaxProbes bounds the number of probes tracked at a time that no
+	// configuration names; instances of further such probes are dropped
+	// (DropProbeLimit). Configured probes — Probes, the diagram's probes,
+	// ConfiguredProbes and the probes LookupLayout knows — are always
+	// tracked and do not count. Default DefaultMaxProbes.
 	MaxProbes int
+	// ProbeIdleTimeout is how long a probe that no configuration names is
+	// kept without an instance: then it is forgotten — its place, history,
+	// totals and trigger states — so that names seen once do not hold a
+	// place for ever. It is measured from the close of the window of the
+	// probe's last instance, and checked when windows close. Zero keeps
+	// such probes for the life of the engine.
+	ProbeIdleTimeout time.Duration
+	// ConfiguredProbes names probes configured outside this Config (the
+	// deltaq processors of the process): they are tracked from the start,
+	// like the probes of Probes.
+	ConfiguredProbes []string
+	// LookupLayout, if not nil, returns the dMax and bin count configured
+	// outside this Config for a probe (by the deltaq processor that
+	// produces it). A probe's layout is, in this order: Probes[name].DMax
+	// and Bins; LookupLayout(name); the layout of the probe's first
+	// accepted instance. It is called when a probe is first seen, under
+	// the engine's ingestion lock, and must be safe for concurrent use.
+	LookupLayout func(probe string) (dmax time.Duration, bins int, ok bool)
 	// Quantiles are reported for the observed and calculated ΔQs. Default
 	// DefaultQuantiles.
 	Quantiles []float64
@@ -54,8 +75,9 @@ type Config struct {
 
 // ProbeConfig holds one probe's settings.
 type ProbeConfig struct {
-	// DMax and Bins fix the probe's histogram (bin width DMax/Bins) instead
-	// of taking it from the instances. Both or neither.
+	// DMax and Bins fix the probe's histogram (bin width DMax/Bins): they
+	// take precedence over LookupLayout and over the instances' own dMax
+	// and bins. Both or neither.
 	DMax time.Duration
 	Bins int
 	// QTA is the probe's requirement, or nil.
@@ -125,6 +147,9 @@ func (c *Config) Validate() error {
 	if c.MaxProbes < 0 {
 		errs = append(errs, fmt.Errorf("max_probes must be ≥ 0, got %d", c.MaxProbes))
 	}
+	if c.ProbeIdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("probe_idle_timeout must be ≥ 0, got %s", c.ProbeIdleTimeout))
+	}
 	for _, q := range c.Quantiles {
 		if !(q > 0 && q < 1) {
 			errs = append(errs, fmt.Errorf("quantile %v is not in (0, 1)", q))
@@ -148,9 +173,6 @@ func (c *Config) Validate() error {
 		if err := c.Probes[n].validate(); err != nil {
 			errs = append(errs, fmt.Errorf("probe %q: %w", n, err))
 		}
-	}
-	if c.MaxProbes > 0 && len(c.Probes) > c.MaxProbes {
-		errs = append(errs, fmt.Errorf("%d probes configured, more than max_probes %d", len(c.Probes), c.MaxProbes))
 	}
 	return errors.Join(errs...)
 }

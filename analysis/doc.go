@@ -7,7 +7,20 @@
 // that ended in [k·I, (k+1)·I) and closes Lag after its end, so instances
 // that end just before a boundary but arrive late still count. Each probe
 // has, per window, a fixed-memory deltaq.Histogram whose shape (dMax, bins)
-// comes from the instances or from the probe's configuration.
+// is the probe's layout.
+//
+// # Layouts and probes
+//
+// Hostile or unlucky input must not corrupt the ΔQs, so configuration, not
+// span data, decides: a probe's layout is the one of Config.Probes, else
+// the one Config.LookupLayout gives (the deltaq processor that produces the
+// probe), else that of the probe's first accepted instance, and it does not
+// change while the probe is tracked. An instance that carries another dMax
+// or bin count is classified under the probe's layout from its own delay
+// (Engine.Add); a timeout whose own dMax is shorter than the probe's cannot
+// be placed and is refused. Configured probes are always tracked; at most
+// Config.MaxProbes others are, and those idle for Config.ProbeIdleTimeout
+// are forgotten. Every instance not counted is counted by reason (Drops).
 //
 // When a window closes the Engine computes, for every known probe:
 //
@@ -21,7 +34,10 @@
 //   - the QTA verdict (thesis 2.1.6, 4.1.3), quantiles, failure ratio and
 //     the divergence sup_t |F_obs(t) − F_calc(t)| between observed and
 //     calculated ΔQ, which grows when the components stop being independent
-//     (thesis 2.1.8), the early sign of overload;
+//     (thesis 2.1.8), the early sign of overload. The divergence is withheld
+//     when the probe or an input of its expression is under-resolved (most
+//     of its successes in the first bin), because each such stage adds up
+//     to half a bin to the calculated ΔQ;
 //   - triggers (thesis 3.5; conditions of the draft's section 5.6) and
 //     snapshots (thesis 3.5.1).
 //
@@ -30,8 +46,9 @@
 // A trigger fires once when its condition becomes true, and not again while
 // the condition holds. It re-arms after the condition has been false in
 // Config.RearmWindows consecutive windows (default 1). A window that cannot
-// decide a condition — no instance, so no observed ΔQ; or no calculated ΔQ
-// for divergence — neither fires the trigger nor counts towards re-arming.
+// decide a condition — no instance, so no observed ΔQ; for divergence no
+// calculated ΔQ, or a withheld divergence — neither fires the trigger nor
+// counts towards re-arming.
 // The conditions, per probe:
 //
 //   - qta: F_obs(dₖ) < pₖ for some QTA point (dₖ, pₖ): fewer instances than

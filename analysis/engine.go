@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // DropReason says why an instance was not counted.
@@ -15,7 +16,8 @@ type DropReason int
 
 // Reasons for not counting an instance.
 const (
-	// DropProbeLimit: the instance names a new probe beyond Config.MaxProbes.
+	// DropProbeLimit: the instance names a new probe that no configuration
+	// names, and Config.MaxProbes such probes are tracked already.
 	DropProbeLimit DropReason = iota
 	// DropTooLate: the instance ends in a window that has already closed.
 	DropTooLate
@@ -25,11 +27,27 @@ const (
 	// DropInvalid: the instance has no usable outcome, or neither it nor the
 	// probe's configuration gives a dMax and a bin count.
 	DropInvalid
+	// DropLayoutMismatch: a timeout whose own dMax is shorter than the
+	// probe's: whether it would have ended within the probe's longer dMax
+	// is unknown, so it can be placed neither as a success nor as a
+	// timeout of the probe's layout.
+	DropLayoutMismatch
+	// DropNameTooLong: the probe name is longer than MaxProbeNameLength
+	// bytes.
+	DropNameTooLong
+	// DropMalformed: a success or failure that ends before it starts.
+	DropMalformed
 	numDropReasons
 )
 
+// MaxProbeNameLength bounds, in bytes, the probe name of an instance: a
+// longer name is refused (DropNameTooLong) rather than put on every series
+// of the probe. It is the processor → exporter contract's bound.
+const MaxProbeNameLength = outcome.MaxNameLength
+
 // String returns the reason as used in the self-telemetry attribute:
-// probe_limit, too_late, too_early or invalid.
+// probe_limit, too_late, too_early, invalid, layout_mismatch,
+// name_too_long or malformed.
 func (r DropReason) String() string {
 	switch r {
 	case DropProbeLimit:
@@ -40,6 +58,12 @@ func (r DropReason) String() string {
 		return "too_early"
 	case DropInvalid:
 		return "invalid"
+	case DropLayoutMismatch:
+		return "layout_mismatch"
+	case DropNameTooLong:
+		return "name_too_long"
+	case DropMalformed:
+		return "malformed"
 	}
 	return fmt.Sprintf("DropReason(%d)", int(r))
 }
@@ -67,27 +91,46 @@ func (d Drops) Total() int64 {
 // boundary but arrives up to Lag later is still counted in its window. A
 // timeout ends at start + dMax. With Interval = 0 every instance falls into
 // a single window that only Flush closes (offline analysis).
+//
+// Layouts: a probe's histogram layout (dMax, bins) is decided once, by
+// configuration when there is one — Config.Probes, else Config.LookupLayout
+// — else by the first accepted instance of the probe, and never changes
+// while the probe is tracked. An instance is classified under the probe's
+// layout from its own start and end (see Engine.Add), so that an instance
+// that carries another dMax or bin count, forged or from an observer
+// configured differently, cannot change the layout of a window.
+//
+// Probes: configured probes (Config.Probes, the diagram's probes,
+// Config.ConfiguredProbes, and probes Config.LookupLayout knows) are always
+// tracked. At most Config.MaxProbes other probes are tracked at a time;
+// one without an instance for Config.ProbeIdleTimeout is forgotten, its
+// analysis state (history, totals, triggers) with it, and its place goes to
+// the next new probe.
 type Engine struct {
 	cfg      Config
 	interval int64 // ns; 0: single window
 	lag      int64 // ns
+	idle     int64 // ns; 0: unconfigured probes never expire
 	nslots   int64 // open windows kept
 
-	mu      sync.Mutex // guards everything below up to the analysis state
-	byName  map[string]*probe
-	probes  []*probe // by index
-	k0      int64    // oldest open window
-	slots   []slot
-	free    map[layout][]*acc
-	drops   Drops
-	counted int64
+	mu           sync.Mutex // guards everything below up to the analysis state
+	byName       map[string]*probe
+	probes       []*probe // by index; nil: a free index
+	freeIdx      []int    // free indices of probes, reused before growing
+	live         int      // probes tracked
+	unconfigured int      // of which no configuration names
+	k0           int64    // oldest open window
+	slots        []slot
+	free         map[layout][]*acc
+	drops        Drops
+	counted      int64
+	rebinned     int64
+	expired      int64
 	// lateTimeouts counts timeouts that arrived after their own window had
 	// closed and were counted in the oldest open window instead.
 	lateTimeouts int64
-	started      bool
 	minEnd       int64 // single-window mode: extent of the instances
 	maxEnd       int64
-	maxBatch     int
 
 	amu sync.Mutex // guards the analysis state
 	an  *analyzer
@@ -103,13 +146,21 @@ func (l layout) valid() bool { return l.dmaxNs > 0 && l.bins > 0 && l.bins <= de
 
 func (l layout) width() float64 { return float64(l.dmaxNs) / 1e9 / float64(l.bins) }
 
+// noWindow is the last window of a probe that has counted no instance.
+const noWindow = math.MinInt64
+
 // probe is the ingestion state of one probe.
 type probe struct {
-	name     string
-	idx      int
-	fixed    bool   // layout comes from the configuration
-	lay      layout // layout for windows opened from now on
-	dmaxSecs float64
+	name string
+	idx  int
+	// configured: a configuration names the probe; it never takes one of
+	// the MaxProbes places and never expires.
+	configured bool
+	// lay is the probe's layout, fixed once valid.
+	lay layout
+	// lastK is the window in which an instance of the probe was last
+	// counted, noWindow before the first.
+	lastK int64
 }
 
 // acc accumulates one probe's instances in one window.
@@ -137,6 +188,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		cfg:      cfg,
 		interval: int64(cfg.Interval),
 		lag:      int64(cfg.Lag),
+		idle:     int64(cfg.ProbeIdleTimeout),
 		byName:   make(map[string]*probe),
 		free:     make(map[layout][]*acc),
 		minEnd:   math.MaxInt64,
@@ -159,10 +211,16 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		return nil, err
 	}
 	e.an = an
-	// Configured probes and the diagram's observable names exist from the
-	// start so that their empty windows are reported too.
+	// Configured probes exist from the start so that their empty windows
+	// are reported too.
 	for _, name := range an.knownProbes() {
-		e.register(name)
+		var l layout
+		if pc, ok := e.cfg.Probes[name]; ok && pc.DMax > 0 && pc.Bins > 0 {
+			l = layout{dmaxNs: int64(pc.DMax), bins: pc.Bins}
+		} else if cl, ok := e.lookup(name); ok {
+			l = cl
+		}
+		e.register(name, true, l)
 	}
 	return e, nil
 }
@@ -176,28 +234,72 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// register adds a probe; it returns nil when MaxProbes is reached. Called
-// with mu held.
-func (e *Engine) register(name string) *probe {
-	if p := e.byName[name]; p != nil {
-		return p
+// lookup returns the layout Config.LookupLayout gives a probe, if valid.
+func (e *Engine) lookup(name string) (layout, bool) {
+	if e.cfg.LookupLayout == nil {
+		return layout{}, false
 	}
-	if len(e.probes) >= e.cfg.MaxProbes {
-		return nil
-	}
+	d, bins, ok := e.cfg.LookupLayout(name)
+	l := layout{dmaxNs: int64(d), bins: bins}
+	return l, ok && l.valid()
+}
+
+// register adds a probe, reusing a free index. Called with mu held.
+func (e *Engine) register(name string, configured bool, l layout) *probe {
 	name = strings.Clone(name) // do not keep the caller's (pdata) memory alive
-	p := &probe{name: name, idx: len(e.probes)}
-	if pc, ok := e.cfg.Probes[name]; ok && pc.DMax > 0 && pc.Bins > 0 {
-		p.fixed = true
-		p.lay = layout{dmaxNs: int64(pc.DMax), bins: pc.Bins}
-		p.dmaxSecs = pc.DMax.Seconds()
+	p := &probe{name: name, configured: configured, lay: l, lastK: noWindow}
+	if n := len(e.freeIdx); n > 0 {
+		p.idx = e.freeIdx[n-1]
+		e.freeIdx = e.freeIdx[:n-1]
+		e.probes[p.idx] = p
+	} else {
+		p.idx = len(e.probes)
+		e.probes = append(e.probes, p)
+		for i := range e.slots {
+			e.slots[i].accs = append(e.slots[i].accs, nil)
+		}
 	}
 	e.byName[name] = p
-	e.probes = append(e.probes, p)
-	for i := range e.slots {
-		e.slots[i].accs = append(e.slots[i].accs, nil)
+	e.live++
+	if !configured {
+		e.unconfigured++
 	}
 	return p
+}
+
+// admit registers a probe seen for the first time in an instance whose own
+// layout is own, or counts why it cannot: a probe that LookupLayout knows is
+// configured; any other needs a valid layout of its own of at most the
+// thesis's 1000 bins (the processor's own limit, which bounds the memory an
+// instance can ask for) and one of the MaxProbes places. Called with mu
+// held.
+func (e *Engine) admit(name string, own layout) *probe {
+	if l, ok := e.lookup(name); ok {
+		return e.register(name, true, l)
+	}
+	if !own.valid() || own.bins > deltaq.MaxThesisBins {
+		e.drops[DropInvalid]++
+		return nil
+	}
+	if e.unconfigured >= e.cfg.MaxProbes {
+		e.drops[DropProbeLimit]++
+		return nil
+	}
+	return e.register(name, false, own)
+}
+
+// forget removes an unconfigured probe whose windows have all closed, and
+// frees its index. Called with mu held.
+func (e *Engine) forget(p *probe) {
+	for i := range e.slots {
+		e.slots[i].accs[p.idx] = nil // already nil: its windows have closed
+	}
+	delete(e.byName, p.name)
+	e.probes[p.idx] = nil
+	e.freeIdx = append(e.freeIdx, p.idx)
+	e.live--
+	e.unconfigured--
+	e.expired++
 }
 
 // Batch is a locked ingestion handle returned by Engine.Begin. Add records
@@ -222,6 +324,22 @@ func (b Batch) Add(in *Instance) { b.e.add(in) }
 
 // Add records one instance under its own lock; prefer Begin/Add/End for
 // batches.
+//
+// The instance is classified under its probe's layout (dMax D, N bins),
+// whatever dMax and bins it carries itself; its delay d = End − Start is
+// exact, only its bin depends on the layout:
+//
+//   - a success or failure with d ≤ D keeps its outcome (a success goes
+//     into the bin of d among the N bins of width D/N of the probe's
+//     histogram); with d > D it is a timeout, as the processor classifies
+//     (thesis 3.3: an observer waiting at most D never sees the later end),
+//     ending at Start + D;
+//   - a timeout ends at Start + D. One whose own dMax is shorter than D is
+//     refused (DropLayoutMismatch): it might have ended within D;
+//   - a success or failure with End < Start is refused (DropMalformed).
+//
+// Counted instances whose own layout differs from the probe's are counted
+// in Stats.Rebinned.
 func (e *Engine) Add(in *Instance) {
 	e.mu.Lock()
 	e.add(in)
@@ -229,44 +347,54 @@ func (e *Engine) Add(in *Instance) {
 }
 
 func (e *Engine) add(in *Instance) {
+	if len(in.Probe) > MaxProbeNameLength {
+		e.drops[DropNameTooLong]++
+		return
+	}
 	if in.Outcome < Success || in.Outcome > Failure {
 		e.drops[DropInvalid]++
 		return
 	}
+	if in.Outcome != Timeout && in.End < in.Start {
+		e.drops[DropMalformed]++
+		return
+	}
+	own := layout{dmaxNs: in.DMaxNs, bins: in.Bins}
 	p := e.byName[in.Probe]
 	if p == nil {
-		if p = e.register(in.Probe); p == nil {
-			e.drops[DropProbeLimit]++
+		if p = e.admit(in.Probe, own); p == nil {
 			return
 		}
 	}
-	if !p.fixed {
-		// Instances may ask for at most the thesis's 1000 bins (the
-		// processor's own limit), which bounds the memory of a probe.
-		if l := (layout{dmaxNs: in.DMaxNs, bins: in.Bins}); l.valid() && l.bins <= deltaq.MaxThesisBins && l != p.lay {
-			// The processor's dMax or bins changed (or this is the first
-			// instance): windows opened from now on use the new layout.
-			p.lay = l
-			p.dmaxSecs = float64(l.dmaxNs) / 1e9
-		}
-	}
 	if !p.lay.valid() {
-		e.drops[DropInvalid]++
-		return
-	}
-	end := in.End
-	if in.Outcome == Timeout {
-		d := in.DMaxNs
-		if d <= 0 || p.fixed {
-			d = p.lay.dmaxNs
+		// A configured probe without a configured layout: a processor
+		// registered after the engine was made, else its first instance.
+		if l, ok := e.lookup(p.name); ok {
+			p.lay = l
+		} else if own.valid() && own.bins <= deltaq.MaxThesisBins {
+			p.lay = own
+		} else {
+			e.drops[DropInvalid]++
+			return
 		}
-		end = in.Start + d
+	}
+	dmax := p.lay.dmaxNs
+	oc, end := in.Outcome, in.End
+	switch {
+	case oc == Timeout:
+		if in.DMaxNs > 0 && in.DMaxNs < dmax {
+			e.drops[DropLayoutMismatch]++
+			return
+		}
+		end = in.Start + dmax
+	case in.End-in.Start > dmax:
+		oc, end = Timeout, in.Start+dmax
 	}
 	var k int64
 	if e.interval > 0 {
 		k = floorDiv(end, e.interval)
 		if k < e.k0 {
-			if in.Outcome != Timeout {
+			if oc != Timeout {
 				e.drops[DropTooLate]++
 				return
 			}
@@ -292,7 +420,7 @@ func (e *Engine) add(in *Instance) {
 		a = e.newAcc(p.lay)
 		s.accs[p.idx] = a
 	}
-	switch in.Outcome {
+	switch oc {
 	case Success:
 		d := float64(in.End-in.Start) / 1e9
 		before := a.hist.Successes()
@@ -305,6 +433,10 @@ func (e *Engine) add(in *Instance) {
 		a.hist.AddTimeout()
 	case Failure:
 		a.hist.AddFailure()
+	}
+	p.lastK = max(p.lastK, k)
+	if own != p.lay && own != (layout{}) {
+		e.rebinned++
 	}
 	e.counted++
 }
@@ -330,8 +462,16 @@ type Stats struct {
 	Counted int64
 	// Dropped counts the instances not counted, by reason.
 	Dropped Drops
-	// Probes is the number of probes tracked.
-	Probes int
+	// Probes is the number of probes tracked, and UnconfiguredProbes the
+	// number of them that no configuration names (at most MaxProbes).
+	Probes, UnconfiguredProbes int
+	// ExpiredProbes is the number of unconfigured probes forgotten after
+	// ProbeIdleTimeout without an instance.
+	ExpiredProbes int64
+	// Rebinned is the number of instances (among Counted) whose own dMax or
+	// bins differed from their probe's layout and that were classified and
+	// binned under the probe's layout.
+	Rebinned int64
 	// LateTimeouts is the number of timeouts (among Counted) whose own
 	// window, by start + dMax, had closed when they arrived: they were
 	// counted in the oldest open window.
@@ -342,20 +482,27 @@ type Stats struct {
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Stats{Counted: e.counted, Dropped: e.drops, Probes: len(e.probes), LateTimeouts: e.lateTimeouts}
+	return Stats{Counted: e.counted, Dropped: e.drops, Probes: e.live, UnconfiguredProbes: e.unconfigured,
+		ExpiredProbes: e.expired, Rebinned: e.rebinned, LateTimeouts: e.lateTimeouts}
 }
 
 // closing is a window detached from the open set, ready for analysis.
 type closing struct {
 	start, end int64
-	names      []string // probe names by index at detach time
-	accs       []*acc   // by probe index
+	names      []string // names of the probes tracked at detach time
+	accs       []*acc   // parallel to names
+	// forget names the probes forgotten after this window: their analysis
+	// state goes once the window is analysed.
+	forget []string
 }
 
 // Advance closes every window whose close time (end + Lag) is at or before
 // now, in order, and returns their analyses. Windows that could hold no
 // instance because the clock jumped ahead are skipped without a Result. With
 // Interval = 0 Advance does nothing (use Flush).
+//
+// When it closes windows, Advance also forgets the unconfigured probes whose
+// last instance's window closed ProbeIdleTimeout or more before now.
 func (e *Engine) Advance(now time.Time) []*Result {
 	if e.interval == 0 {
 		return nil
@@ -376,8 +523,37 @@ func (e *Engine) Advance(now time.Time) []*Result {
 		}
 		cl = append(cl, e.detach())
 	}
+	if len(cl) > 0 {
+		cl[len(cl)-1].forget = e.expire(t)
+	}
 	e.mu.Unlock()
 	return e.analyse(cl)
+}
+
+// expire forgets the unconfigured probes idle at t and returns their names.
+// A probe is idle when the window of its last instance closed at least
+// ProbeIdleTimeout before t, or when it has counted no instance at all (its
+// instances were all dropped). Its windows have then all closed: it holds no
+// accumulator. Called with mu held, after the due windows were detached.
+func (e *Engine) expire(t int64) []string {
+	if e.idle <= 0 || e.unconfigured == 0 {
+		return nil
+	}
+	var gone []string
+	for _, p := range e.probes {
+		if p == nil || p.configured {
+			continue
+		}
+		if p.lastK != noWindow {
+			closed := (p.lastK+1)*e.interval + e.lag
+			if closed > t-e.idle {
+				continue
+			}
+		}
+		gone = append(gone, p.name)
+		e.forget(p)
+	}
+	return gone
 }
 
 // Flush closes every open window regardless of the clock: in single-window
@@ -410,13 +586,15 @@ func (e *Engine) detach() closing {
 	c := closing{
 		start: e.k0 * e.interval,
 		end:   (e.k0 + 1) * e.interval,
-		names: make([]string, len(e.probes)),
-		accs:  make([]*acc, len(e.probes)),
+		names: make([]string, 0, e.live),
+		accs:  make([]*acc, 0, e.live),
 	}
 	for i, p := range e.probes {
-		c.names[i] = p.name
+		if p != nil {
+			c.names = append(c.names, p.name)
+			c.accs = append(c.accs, s.accs[i])
+		}
 	}
-	copy(c.accs, s.accs)
 	clear(s.accs)
 	if e.interval > 0 {
 		e.k0++
@@ -439,11 +617,13 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	e.amu.Unlock()
 	e.mu.Lock()
 	// Keep for reuse only the accumulators of layouts a probe uses now:
-	// layouts come from instance attributes, and free lists of abandoned
-	// ones would otherwise grow without bound.
+	// probes come and go with their layouts, and free lists of abandoned
+	// layouts would otherwise grow without bound.
 	inUse := make(map[layout]bool, len(e.probes))
 	for _, p := range e.probes {
-		inUse[p.lay] = true
+		if p != nil {
+			inUse[p.lay] = true
+		}
 	}
 	for l := range e.free {
 		if !inUse[l] {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -253,22 +254,31 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 	}
 }
 
-// TestLayoutChangeStartsAFreshHistory: when the processor's dMax or bins
-// change, the next windows use the new histogram and the band restarts
-// (CDFs of different bins are not averaged).
-func TestLayoutChangeStartsAFreshHistory(t *testing.T) {
+// TestProbeLayoutIsFixedByItsFirstInstance: a probe no configuration
+// names takes the layout of its first instance and keeps it: an instance
+// that carries other bins is binned in the probe's layout, and the band
+// goes on over the same bins.
+func TestProbeLayoutIsFixedByItsFirstInstance(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, at(time.Second))
-	addAll(e, ok("p", 100*time.Millisecond, 5*time.Millisecond))
+	addAll(e, ok("p", 100*time.Millisecond, 5500*time.Microsecond))
 	p := probeOf(t, e.Advance(at(2 * time.Second))[0], "p")
 	if p.Bins != testBins || p.Band.K != 1 {
 		t.Fatalf("first window: %d bins, band over %d", p.Bins, p.Band.K)
 	}
-	in := ok("p", 1100*time.Millisecond, 5*time.Millisecond)
+	in := ok("p", 1100*time.Millisecond, 5500*time.Microsecond)
 	in.Bins = 50
 	addAll(e, in)
 	p = probeOf(t, e.Advance(at(3 * time.Second))[0], "p")
-	if p.Bins != 50 || p.Band.K != 1 || len(p.Band.Mean) != 50 {
-		t.Errorf("after the change: %d bins, band over %d windows with %d bins; want 50, 1, 50", p.Bins, p.Band.K, len(p.Band.Mean))
+	if p.Bins != testBins || p.Band.K != 2 || len(p.Band.Mean) != testBins {
+		t.Errorf("after an instance with 50 bins: %d bins, band over %d windows with %d bins; want %d, 2, %d",
+			p.Bins, p.Band.K, len(p.Band.Mean), testBins, testBins)
+	}
+	// 5.5 ms on 1 ms bins: bin 5 whichever side of an edge a bin includes.
+	if p.BinCounts[5] != 1 {
+		t.Errorf("bin counts %v, want the 5.5 ms success in bin 5", p.BinCounts)
+	}
+	if st := e.Stats(); st.Rebinned != 1 {
+		t.Errorf("stats %+v, want 1 rebinned instance", st)
 	}
 }
 
@@ -297,17 +307,21 @@ func TestTimeoutAfterItsWindowClosedCountsInOldestOpenWindow(t *testing.T) {
 	}
 }
 
-// Layouts come from instance attributes; accumulators of layouts no probe
-// uses any more are not kept, however often the layout changes.
+// Layouts come from the first instance of each probe that no configuration
+// names; accumulators of the layouts of forgotten probes are not kept,
+// however many such probes come and go.
 func TestAbandonedLayoutsAreNotKept(t *testing.T) {
-	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, at(time.Second))
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second, ProbeIdleTimeout: time.Second}, at(time.Second))
 	for i := range 200 {
-		in := ok("p", time.Duration(i)*time.Second+100*time.Millisecond, 5*time.Millisecond)
+		in := ok(fmt.Sprintf("p%d", i), time.Duration(i)*time.Second+100*time.Millisecond, 5*time.Millisecond)
 		in.DMaxNs = int64(testDMax) + int64(i) // a new layout every window
 		addAll(e, in)
 		e.Advance(at(time.Duration(i+2) * time.Second))
 	}
-	if n := len(e.free); n > 2 {
-		t.Errorf("free lists for %d layouts after 200 layout changes, want at most 2", n)
+	if n := len(e.free); n > 3 {
+		t.Errorf("free lists for %d layouts after 200 probes of their own layout, want at most 3", n)
+	}
+	if st := e.Stats(); st.Probes > 3 || st.ExpiredProbes < 197 {
+		t.Errorf("stats %+v: want the idle probes forgotten", st)
 	}
 }

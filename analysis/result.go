@@ -18,6 +18,11 @@ type Result struct {
 	Triggers []TriggerEvent
 	// Snapshots are the snapshots completed by this window.
 	Snapshots []*Snapshot
+	// NoInstances lists, sorted, the referenced probes — the outcomes of
+	// the diagram and the entries of Config.Probes — that had no instance
+	// in this window: their producer may be down, misconfigured, or in
+	// another collector whose instances do not reach this engine.
+	NoInstances []string
 }
 
 // ProbeResult is one probe's analysis in one window.
@@ -35,6 +40,10 @@ type ProbeResult struct {
 	BinCounts []uint64
 	// SuccessSum is the sum of the successful delays in seconds.
 	SuccessSum float64
+	// UnderResolved is true when at least half of the window's successes
+	// (and at least one) fell into the first bin: the layout is too coarse
+	// for the probe's delays, which are all read as half a bin.
+	UnderResolved bool
 	// Observed is the observed ΔQ of the window (thesis 4.1.1); nil when the
 	// window holds no instance of the probe: an empty window has no ΔQ.
 	Observed *deltaq.DeltaQ
@@ -57,6 +66,13 @@ type ProbeResult struct {
 	// observed and the calculated ΔQ; valid when HasDivergence.
 	Divergence    float64
 	HasDivergence bool
+	// DivergenceWithheld is true when the probe has an observed and a
+	// calculated ΔQ but no divergence is reported (HasDivergence false),
+	// because the probe or a probe whose observed ΔQ enters its calculated
+	// ΔQ is UnderResolved: each under-resolved stage adds up to half a bin
+	// to the calculated ΔQ, a divergence of the binning, not of the system.
+	// The divergence trigger then cannot decide its condition.
+	DivergenceWithheld bool
 }
 
 // FailureRatio returns the intangible mass of the observed ΔQ, the fraction

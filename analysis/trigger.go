@@ -4,9 +4,10 @@ package analysis
 type condition int8
 
 const (
-	// unknown: the window cannot decide the condition (no observed ΔQ, or no
-	// calculated ΔQ for divergence). It neither fires a trigger nor counts
-	// towards re-arming it.
+	// unknown: the window cannot decide the condition (no observed ΔQ; for
+	// divergence no calculated ΔQ, or a divergence withheld because a probe
+	// is under-resolved). It neither fires a trigger nor counts towards
+	// re-arming it.
 	unknown condition = iota
 	condFalse
 	condTrue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Defaults of the analysis options.
@@ -29,6 +30,16 @@ const (
 	// defaultQueueSize is in requests; one request is one window's metrics
 	// (or logs), so this holds one minute of windows at the default interval.
 	defaultQueueSize = 60
+	// defaultMaxRequestBytes keeps one OTLP request of ΔQ output below the
+	// 4 MiB message limit that gRPC servers apply by default.
+	defaultMaxRequestBytes = 3 << 20
+	// defaultProbeIdleTimeout is how long a probe that no configuration
+	// names is kept without instances.
+	defaultProbeIdleTimeout = 10 * time.Minute
+	// Snapshot retention defaults: at 10 probes × 1000 bins a snapshot file
+	// is about 0.3 MiB.
+	defaultSnapshotMaxFiles = 100
+	defaultSnapshotMaxBytes = 64 << 20
 	// maxLagIntervals bounds the lag, and with it the number of open windows
 	// (⌈lag/interval⌉ + 2).
 	maxLagIntervals = 16
@@ -61,9 +72,17 @@ type Config struct {
 	// History is K, the number of past windows the mean and 95 % band are
 	// computed over (thesis 4.1.5).
 	History int `mapstructure:"history"`
-	// MaxProbes bounds the number of probes tracked; instances of further
-	// probes are dropped and counted.
+	// MaxProbes bounds the number of probes tracked that no configuration
+	// names (neither this exporter's probes, nor the diagram, nor a deltaq
+	// processor of this collector); instances of further such probes are
+	// dropped and counted. Configured probes never count against it.
 	MaxProbes int `mapstructure:"max_probes"`
+	// ProbeIdleTimeout is how long a probe that no configuration names is
+	// kept after its last instance; then it is forgotten and frees its slot.
+	ProbeIdleTimeout time.Duration `mapstructure:"probe_idle_timeout"`
+	// MaxRequestBytes bounds the size of one OTLP request of ΔQ output: a
+	// window whose metrics or logs are larger is sent in several requests.
+	MaxRequestBytes int `mapstructure:"max_request_bytes"`
 	// Quantiles are the q reported by the deltaq.quantile gauge.
 	Quantiles []float64 `mapstructure:"quantiles"`
 	// CDFPoints is the number of deltaq.le points per curve of the
@@ -146,6 +165,10 @@ type SnapshotConfig struct {
 	After time.Duration `mapstructure:"after"`
 	// Directory, when set, receives one JSON file per snapshot.
 	Directory string `mapstructure:"directory"`
+	// MaxFiles and MaxBytes bound the snapshot files kept in Directory:
+	// past either, the oldest snapshot files are removed.
+	MaxFiles int   `mapstructure:"max_files"`
+	MaxBytes int64 `mapstructure:"max_bytes"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -154,21 +177,25 @@ func createDefaultConfig() component.Config {
 	queue := exporterhelper.NewDefaultQueueConfig()
 	queue.QueueSize = defaultQueueSize
 	return &Config{
-		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
-		QueueConfig:   configoptional.Some(queue),
-		RetryConfig:   configretry.NewDefaultBackOffConfig(),
-		ClientConfig:  configgrpc.NewDefaultClientConfig(),
-		HTTP:          configoptional.Default(confighttp.NewDefaultClientConfig()),
-		Interval:      defaultInterval,
-		History:       defaultHistory,
-		MaxProbes:     defaultMaxProbes,
-		Quantiles:     append([]float64(nil), defaultQuantiles...),
-		CDFPoints:     defaultCDFPoints,
-		RearmWindows:  defaultRearmWindows,
+		TimeoutConfig:    exporterhelper.NewDefaultTimeoutConfig(),
+		QueueConfig:      configoptional.Some(queue),
+		RetryConfig:      configretry.NewDefaultBackOffConfig(),
+		ClientConfig:     configgrpc.NewDefaultClientConfig(),
+		HTTP:             configoptional.Default(confighttp.NewDefaultClientConfig()),
+		Interval:         defaultInterval,
+		History:          defaultHistory,
+		MaxProbes:        defaultMaxProbes,
+		ProbeIdleTimeout: defaultProbeIdleTimeout,
+		MaxRequestBytes:  defaultMaxRequestBytes,
+		Quantiles:        append([]float64(nil), defaultQuantiles...),
+		CDFPoints:        defaultCDFPoints,
+		RearmWindows:     defaultRearmWindows,
 		Snapshot: SnapshotConfig{
-			Enabled: true,
-			Before:  defaultBefore,
-			After:   defaultAfter,
+			Enabled:  true,
+			Before:   defaultBefore,
+			After:    defaultAfter,
+			MaxFiles: defaultSnapshotMaxFiles,
+			MaxBytes: defaultSnapshotMaxBytes,
 		},
 	}
 }
@@ -186,8 +213,8 @@ func (c *Config) Validate() error {
 	if c.QueueConfig.HasValue() && c.QueueConfig.Get().BlockOnOverflow {
 		errs = append(errs, errors.New(`"sending_queue::block_on_overflow" must be false: a full queue drops and counts output instead of stalling the window timer`))
 	}
-	if c.CDFPoints < 0 {
-		errs = append(errs, fmt.Errorf(`"cdf_points" must be ≥ 0, got %d`, c.CDFPoints))
+	if err := c.CheckBounds(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Snapshot.Directory != "" {
 		if st, err := os.Stat(c.Snapshot.Directory); err != nil {
@@ -256,13 +283,19 @@ func (c *Config) AnalysisConfig() (analysis.Config, error) {
 		after = int((c.Snapshot.After + c.Interval - 1) / c.Interval)
 	}
 	ac := analysis.Config{
-		Interval:     c.Interval,
-		Lag:          lag,
-		History:      c.History,
-		MaxProbes:    c.MaxProbes,
-		Quantiles:    c.Quantiles,
-		Diagram:      d,
-		RearmWindows: c.RearmWindows,
+		Interval:         c.Interval,
+		Lag:              lag,
+		History:          c.History,
+		MaxProbes:        c.MaxProbes,
+		ProbeIdleTimeout: c.ProbeIdleTimeout,
+		// The probes of the deltaq processors of this collector are
+		// configured probes too: their layout is the processor's, and they
+		// never take one of the max_probes places.
+		ConfiguredProbes: outcome.RegisteredProbes(),
+		LookupLayout:     processorLayout,
+		Quantiles:        c.Quantiles,
+		Diagram:          d,
+		RearmWindows:     c.RearmWindows,
 		Snapshot: analysis.SnapshotConfig{
 			Enabled: c.Snapshot.Enabled,
 			Before:  c.Snapshot.Before,
@@ -289,6 +322,16 @@ func (c *Config) AnalysisConfig() (analysis.Config, error) {
 		return analysis.Config{}, errors.Join(errs...)
 	}
 	return ac, nil
+}
+
+// processorLayout is analysis.Config.LookupLayout over the probes the
+// deltaq processors of this process registered (outcome.LookupLayout).
+func processorLayout(probe string) (time.Duration, int, bool) {
+	l, ok := outcome.LookupLayout(probe)
+	if !ok || !l.Valid() {
+		return 0, 0, false
+	}
+	return time.Duration(l.DMaxNs), l.Bins, true
 }
 
 func (pc ProbeConfig) analysis() (analysis.ProbeConfig, error) {

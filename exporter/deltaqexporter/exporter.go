@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,12 +13,15 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -60,6 +63,16 @@ type deltaqExporter struct {
 	prev     analysis.Stats // for telemetry deltas, used by the timer only
 	dropAttr [len(analysis.Drops{})]metric.MeasurementOption
 	trigAttr map[analysis.TriggerKind]metric.MeasurementOption
+	// referenced are the outcomes of the diagram and the entries of
+	// probes, sorted.
+	referenced []string
+	// coarseWarned holds the probes warned about as under-resolved, so that
+	// each is warned about once; used by the timer only.
+	coarseWarned map[string]bool
+
+	// snapshots writes and prunes the snapshot files; made at the first
+	// snapshot, used by the timer only.
+	snapshots *snapshotStore
 }
 
 // exporterOption adjusts an exporter in tests.
@@ -91,6 +104,7 @@ func newExporter(cfg *Config, set exporter.Settings, opts ...exporterOption) (*d
 	if e.engine, err = analysis.New(ac, now); err != nil {
 		return nil, err
 	}
+	e.referenced = referencedProbes(&ac)
 	e.build = newBuilder(cfg.CDFPoints, set.BuildInfo.Version, now)
 	if set.Resource != (pcommon.Resource{}) {
 		set.Resource.CopyTo(e.build.resource)
@@ -104,6 +118,24 @@ func newExporter(cfg *Config, set exporter.Settings, opts ...exporterOption) (*d
 	}
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	return e, nil
+}
+
+// referencedProbes returns, sorted, the probes the configuration expects
+// instances of: the outcomes of the diagram and the entries of probes.
+func referencedProbes(ac *analysis.Config) []string {
+	var names []string
+	for n := range ac.Probes {
+		names = append(names, n)
+	}
+	if ac.Diagram != nil {
+		for _, p := range ac.Diagram.Probes() {
+			if p.Kind == diagram.OutcomeProbe {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // otlpSenders connects to the endpoint and builds the metrics and logs
@@ -143,6 +175,7 @@ func (e *deltaqExporter) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	e.logsOut = l
+	e.warnUnproduced()
 	ticks := e.ticks
 	var ticker *time.Ticker
 	if ticks == nil {
@@ -175,6 +208,7 @@ func (e *deltaqExporter) tick(now time.Time) {
 	began := time.Now()
 	results := e.engine.Advance(now)
 	for _, r := range results {
+		e.inspect(e.runCtx, r)
 		e.emit(e.runCtx, r, now)
 	}
 	ctx := e.runCtx
@@ -189,6 +223,12 @@ func (e *deltaqExporter) tick(now time.Time) {
 	if d := st.LateTimeouts - e.prev.LateTimeouts; d > 0 {
 		e.tel.DeltaqExporterLateTimeouts.Add(ctx, d)
 	}
+	if d := st.Rebinned - e.prev.Rebinned; d > 0 {
+		e.tel.DeltaqExporterInstancesRebinned.Add(ctx, d)
+	}
+	if d := st.ExpiredProbes - e.prev.ExpiredProbes; d > 0 {
+		e.tel.DeltaqExporterProbesExpired.Add(ctx, d)
+	}
 	for r, n := range st.Dropped {
 		if d := n - e.prev.Dropped[r]; d > 0 {
 			e.tel.DeltaqExporterInstancesDropped.Add(ctx, d, e.dropAttr[r])
@@ -198,25 +238,106 @@ func (e *deltaqExporter) tick(now time.Time) {
 	e.prev = st
 }
 
+// inspect counts what a closed window says about the input rather than the
+// system: referenced probes without instances, and under-resolved probes,
+// about each of which it warns once (while the probe is tracked).
+func (e *deltaqExporter) inspect(ctx context.Context, r *analysis.Result) {
+	if n := len(r.NoInstances); n > 0 {
+		e.tel.DeltaqExporterReferencedProbeEmptyWindows.Add(ctx, int64(n))
+	}
+	coarse := int64(0)
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if !p.UnderResolved {
+			continue
+		}
+		coarse++
+		if e.coarseWarned[p.Name] {
+			continue
+		}
+		if e.coarseWarned == nil {
+			e.coarseWarned = make(map[string]bool)
+		}
+		e.coarseWarned[p.Name] = true
+		e.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s); use a smaller dmax or more bins",
+			p.Name, time.Duration(math.Round(p.Width*1e9))),
+			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", p.Width))
+	}
+	if coarse > 0 {
+		e.tel.DeltaqExporterUnderResolvedWindows.Add(ctx, coarse)
+	}
+	// Forget the warnings of probes no longer tracked, so that names that
+	// come and go do not grow the set.
+	if len(e.coarseWarned) > len(r.Probes) {
+		tracked := make(map[string]bool, len(r.Probes))
+		for i := range r.Probes {
+			tracked[r.Probes[i].Name] = true
+		}
+		for n := range e.coarseWarned {
+			if !tracked[n] {
+				delete(e.coarseWarned, n)
+			}
+		}
+	}
+}
+
+// warnUnproduced warns, at start, about the referenced probes — the
+// outcomes of the diagram and the entries of probes — that no deltaq
+// processor of this collector produces. The processors are created, and
+// register their probes, before any component starts. Such a probe's
+// instances may come from another collector; if none does, its windows
+// stay empty (counted by deltaq_exporter_referenced_probe_empty_windows).
+func (e *deltaqExporter) warnUnproduced() {
+	produced := outcome.RegisteredProbes()
+	var missing []string
+	for _, n := range e.referenced {
+		if _, ok := slices.BinarySearch(produced, n); !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		e.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
+			zap.Strings("probes", missing))
+	}
+}
+
 // emit hands one window's metrics and logs to the senders and writes its
-// completed snapshots. A sender that refuses (queue full) costs that batch,
-// which is counted and logged.
+// completed snapshots. Output larger than max_request_bytes goes in several
+// requests (split.go), each handed to the sender on its own: a request the
+// endpoint refuses, or the queue has no room for, costs that request only,
+// which is counted and logged, never the windows after it.
 func (e *deltaqExporter) emit(ctx context.Context, r *analysis.Result, now time.Time) {
-	if err := e.metricsOut.ConsumeMetrics(ctx, e.build.metrics(r)); err != nil {
-		e.dropped(ctx, "metrics", err)
+	limit := e.cfg.MaxRequestBytes
+	if n := e.build.split.metrics(e.build.metrics(r), limit, func(md pmetric.Metrics) {
+		if err := e.metricsOut.ConsumeMetrics(ctx, md); err != nil {
+			e.dropped(ctx, "metrics", err)
+		}
+	}); n > 0 {
+		e.oversized(ctx, "metrics", n)
 	}
 	for i := range r.Triggers {
 		e.tel.DeltaqExporterTriggersFired.Add(ctx, 1, e.trigAttr[r.Triggers[i].Kind])
 	}
 	if ld, ok := e.build.logs(r, now); ok {
-		if err := e.logsOut.ConsumeLogs(ctx, ld); err != nil {
-			e.dropped(ctx, "logs", err)
+		if n := e.build.split.logs(ld, limit, func(ld plog.Logs) {
+			if err := e.logsOut.ConsumeLogs(ctx, ld); err != nil {
+				e.dropped(ctx, "logs", err)
+			}
+		}); n > 0 {
+			e.oversized(ctx, "logs", n)
 		}
 	}
-	if e.cfg.Snapshot.Directory != "" {
+	if dir := e.cfg.Snapshot.Directory; dir != "" && len(r.Snapshots) > 0 {
+		if e.snapshots == nil {
+			e.snapshots = newSnapshotStore(dir, e.cfg.Snapshot.MaxFiles, e.cfg.Snapshot.MaxBytes, e.logger)
+		}
 		for _, s := range r.Snapshots {
-			if err := writeSnapshot(e.cfg.Snapshot.Directory, s); err != nil {
+			removed, err := e.snapshots.write(s)
+			if err != nil {
 				e.logger.Warn("cannot write ΔQ snapshot", zap.Int64("snapshot", s.ID), zap.Error(err))
+			}
+			if removed > 0 {
+				e.tel.DeltaqExporterSnapshotFilesRemoved.Add(ctx, int64(removed))
 			}
 		}
 	}
@@ -227,21 +348,12 @@ func (e *deltaqExporter) dropped(ctx context.Context, signal string, err error) 
 	e.logger.Warn("dropping ΔQ output: the sender did not accept it", zap.String("signal", signal), zap.Error(err))
 }
 
-// writeSnapshot writes one snapshot as deltaq-snapshot-<id>-<time>.json,
-// through a temporary file so that a reader never sees half a snapshot.
-func writeSnapshot(dir string, s *analysis.Snapshot) error {
-	name := fmt.Sprintf("deltaq-snapshot-%d-%s.json", s.ID, s.Time.UTC().Format("20060102T150405.000000000Z"))
-	tmp, err := os.CreateTemp(dir, ".deltaq-snapshot-*")
-	if err != nil {
-		return err
-	}
-	werr := s.WriteJSON(tmp)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+// oversized counts the n data points or log records of a window dropped
+// because each alone is larger than max_request_bytes.
+func (e *deltaqExporter) oversized(ctx context.Context, signal string, n int) {
+	e.tel.DeltaqExporterOutputOversized.Add(ctx, int64(n), metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", signal))))
+	e.logger.Warn("dropping ΔQ output larger than max_request_bytes on its own", zap.String("signal", signal),
+		zap.Int("items", n), zap.Int("max_request_bytes", e.cfg.MaxRequestBytes))
 }
 
 func (e *deltaqExporter) shutdown(ctx context.Context) error {
@@ -264,6 +376,7 @@ func (e *deltaqExporter) shutdown(ctx context.Context) error {
 		if flush && e.metricsOut != nil && e.logsOut != nil {
 			now := e.now()
 			for _, r := range e.engine.Flush(now) {
+				e.inspect(ctx, r)
 				e.emit(ctx, r, now)
 			}
 		}

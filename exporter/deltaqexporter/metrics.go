@@ -29,6 +29,8 @@ type builder struct {
 	qLabel map[float64]string
 	// scratch holds a CDF while its points are appended.
 	scratch []float64
+	// split cuts the output into requests of at most max_request_bytes.
+	split splitter
 }
 
 // shape is a ΔQ's bin width and bin count.
@@ -195,6 +197,10 @@ func dataPointCount(m pmetric.Metric) int {
 		return m.Sum().DataPoints().Len()
 	case pmetric.MetricTypeHistogram:
 		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
 	}
 	return 0
 }

@@ -92,9 +92,14 @@ func (c *grpcClient) pushLogs(ctx context.Context, ld plog.Logs) error {
 
 func (c *grpcClient) close() error { return c.conn.Close() }
 
-// grpcError classifies an export error as the OTLP specification asks:
-// retryable codes are returned as they are (with the server's RetryInfo
-// delay as a throttle), all others are permanent and not retried.
+// grpcError classifies an export error as the OTLP specification asks
+// (OTLP/gRPC, "Failures"): retryable codes are returned as they are (with
+// the server's RetryInfo delay as a throttle), all others are permanent and
+// not retried. RESOURCE_EXHAUSTED is retryable only when the server says
+// that recovery is possible by sending RetryInfo; without it, it is what a
+// message above the server's receive limit (or the client's send limit)
+// produces, and sending the same request again cannot succeed: retrying it
+// would only hold the sending queue until the retries run out.
 func grpcError(err error) error {
 	st := status.Convert(err)
 	switch st.Code() {
@@ -103,9 +108,15 @@ func grpcError(err error) error {
 	case codes.Canceled, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange,
 		codes.Unavailable, codes.DataLoss, codes.ResourceExhausted:
 		for _, d := range st.Details() {
-			if ri, ok := d.(*errdetails.RetryInfo); ok && ri.RetryDelay != nil {
-				return exporterhelper.NewThrottleRetry(err, ri.RetryDelay.AsDuration())
+			if ri, ok := d.(*errdetails.RetryInfo); ok {
+				if ri.RetryDelay != nil {
+					return exporterhelper.NewThrottleRetry(err, ri.RetryDelay.AsDuration())
+				}
+				return err
 			}
+		}
+		if st.Code() == codes.ResourceExhausted {
+			return consumererror.NewPermanent(err)
 		}
 		return err
 	default:
@@ -137,7 +148,8 @@ func (c *httpClient) pushLogs(ctx context.Context, ld plog.Logs) error {
 
 // post sends one OTLP/HTTP protobuf request. 429, 502, 503 and 504 are
 // retryable (honouring Retry-After), other non-2xx statuses are permanent
-// (OTLP/HTTP specification, "Failures").
+// (OTLP/HTTP specification, "Failures"); among them 413 (body above the
+// server's limit), which the same request would meet again.
 func (c *httpClient) post(ctx context.Context, url string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

@@ -2,6 +2,10 @@ package deltaqexporter
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
 	"net"
 	"sort"
 	"sync"
@@ -11,9 +15,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -25,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc"
 
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -288,4 +295,254 @@ func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, exp.shutdown(ctx))
+}
+
+// fingerprint adds up a hash of every data point of md (metric name,
+// attributes, timestamp and value) and counts the points. Two sets of
+// requests carry the same points, each once, when their counts and sums
+// agree: a lost point and a duplicated one would have to have the same
+// 64-bit hash to cancel out.
+func fingerprint(md pmetric.Metrics) (n int, sum uint64) {
+	h := fnv.New64a()
+	var buf [8]byte
+	point := func(name string, attrs pcommon.Map, ts pcommon.Timestamp, v uint64) {
+		h.Reset()
+		h.Write([]byte(name))
+		for k, a := range attrs.All() {
+			h.Write([]byte(k))
+			h.Write([]byte(a.AsString()))
+		}
+		binary.LittleEndian.PutUint64(buf[:], uint64(ts))
+		h.Write(buf[:])
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+		sum += h.Sum64()
+		n++
+	}
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				switch m.Type() {
+				case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
+					var dps pmetric.NumberDataPointSlice
+					if m.Type() == pmetric.MetricTypeSum {
+						dps = m.Sum().DataPoints()
+					} else {
+						dps = m.Gauge().DataPoints()
+					}
+					for p := 0; p < dps.Len(); p++ {
+						dp := dps.At(p)
+						point(m.Name(), dp.Attributes(), dp.Timestamp(), math.Float64bits(dp.DoubleValue())^uint64(dp.IntValue()))
+					}
+				case pmetric.MetricTypeHistogram:
+					dps := m.Histogram().DataPoints()
+					for p := 0; p < dps.Len(); p++ {
+						dp := dps.At(p)
+						point(m.Name(), dp.Attributes(), dp.Timestamp(), dp.Count())
+					}
+				}
+			}
+		}
+	}
+	return n, sum
+}
+
+// countingServer is an OTLP/gRPC metrics endpoint with gRPC's default
+// receive limit (4 MiB) unless opts change it, that keeps only the
+// fingerprint of what it receives.
+type countingServer struct {
+	pmetricotlp.UnimplementedGRPCServer
+	addr     string
+	mu       sync.Mutex
+	requests int
+	points   int
+	sum      uint64
+	got      chan struct{}
+}
+
+func startCountingServer(t *testing.T, opts ...grpc.ServerOption) *countingServer {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := &countingServer{addr: lis.Addr().String(), got: make(chan struct{}, 1)}
+	srv := grpc.NewServer(opts...)
+	pmetricotlp.RegisterGRPCServer(srv, s)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return s
+}
+
+func (s *countingServer) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+	n, sum := fingerprint(req.Metrics())
+	s.mu.Lock()
+	s.requests++
+	s.points += n
+	s.sum += sum
+	s.mu.Unlock()
+	select {
+	case s.got <- struct{}{}:
+	default:
+	}
+	return pmetricotlp.NewExportResponse(), nil
+}
+
+func (s *countingServer) state() (requests, points int, sum uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests, s.points, s.sum
+}
+
+// countingMetrics wraps the metrics sender and fingerprints each request
+// handed to it, before it is queued.
+type countingMetrics struct {
+	exporter.Metrics
+	requests, points int
+	sum              uint64
+}
+
+func (c *countingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	n, sum := fingerprint(md)
+	c.requests++
+	c.points += n
+	c.sum += sum
+	return c.Metrics.ConsumeMetrics(ctx, md)
+}
+
+// TestLargeWindowReachesGRPCServerInPieces: one window of 1000 probes ×
+// 1000 bins, at the default cdf_points and at cdf_points 0 (every bin edge
+// of the observed curve and of the band: about 390 MB of metrics, 4 million
+// points), reaches a real OTLP/gRPC server with gRPC's default 4 MiB
+// receive limit in requests of at most max_request_bytes, and every data
+// point the exporter produced arrives exactly once. As one request the
+// window would have been refused outright.
+func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
+	for _, cdfPoints := range []int{defaultCDFPoints, 0} {
+		t.Run(fmt.Sprintf("cdf_points=%d", cdfPoints), func(t *testing.T) {
+			if cdfPoints == 0 && testing.Short() {
+				t.Skip("about 400 MB of metrics")
+			}
+			srv := startCountingServer(t)
+			cfg := testConfig()
+			cfg.CDFPoints = cdfPoints
+			cfg.ClientConfig.Endpoint = srv.addr
+			cfg.ClientConfig.TLS.Insecure = true
+			// The sending queue counts requests: it must hold the
+			// window's pieces (about 130 at cdf_points 0).
+			cfg.QueueConfig.Get().QueueSize = 256
+			const probes, bins = 1000, 1000
+			cfg.MaxProbes = probes
+			cfg.Probes = make(map[string]ProbeConfig, probes)
+			for i := range probes {
+				cfg.Probes[fmt.Sprintf("probe_%04d", i)] = ProbeConfig{DMax: time.Second, Bins: bins}
+			}
+			tel := componenttest.NewTelemetry()
+			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+			set := exportertest.NewNopSettings(typ)
+			set.TelemetrySettings = tel.NewTelemetrySettings()
+			var sent *countingMetrics
+			exp, err := newExporter(cfg, set, func(e *deltaqExporter) {
+				e.now = func() time.Time { return at(time.Second) }
+				e.ticks = make(chan time.Time)
+				e.newSenders = func(ctx context.Context, host component.Host) (exporter.Metrics, exporter.Logs, error) {
+					m, l, err := e.otlpSenders(ctx, host)
+					sent = &countingMetrics{Metrics: m}
+					return sent, l, err
+				}
+			})
+			require.NoError(t, err)
+			require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+
+			var specs []span
+			for i := range probes {
+				for k := range 20 {
+					specs = append(specs, span{probe: fmt.Sprintf("probe_%04d", i), outcome: outcome.Success,
+						end: ms(float64(100 + 10*k)), delay: ms(float64(1 + (i+37*k)%990)), dmax: time.Second, bins: bins})
+				}
+			}
+			require.NoError(t, exp.consumeTraces(context.Background(), instanceTraces(specs...)))
+			exp.tick(at(2 * time.Second))
+
+			require.Greater(t, sent.requests, 1, "the window went in several requests")
+			deadline := time.After(2 * time.Minute)
+			for {
+				_, points, _ := srv.state()
+				if points >= sent.points {
+					break
+				}
+				select {
+				case <-srv.got:
+				case <-deadline:
+					t.Fatalf("the server received %d of %d points", points, sent.points)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			require.NoError(t, exp.shutdown(ctx))
+
+			requests, points, sum := srv.state()
+			assert.Equal(t, sent.requests, requests, "every request arrived once")
+			assert.Equal(t, sent.points, points, "every data point arrived")
+			assert.Equal(t, sent.sum, sum, "each data point exactly once")
+			// The observed curve alone has a point per bin edge at
+			// cdf_points 0.
+			minPoints := probes * (3 + 1 + 32)
+			if cdfPoints == 0 {
+				minPoints = probes * (3 + 1 + bins)
+			}
+			assert.GreaterOrEqual(t, points, minPoints)
+			_, err = tel.GetMetric("otelcol_deltaq_exporter_output_dropped")
+			assert.Error(t, err, "no request was refused by the queue")
+			_, err = tel.GetMetric("otelcol_deltaq_exporter_output_oversized")
+			assert.Error(t, err, "no point was too large")
+		})
+	}
+}
+
+// TestRefusedWindowDoesNotStopLaterWindows: an endpoint that refuses a
+// window's request as too large (ResourceExhausted without RetryInfo, here
+// because its receive limit is 32 KiB, below max_request_bytes) costs that
+// request only. Retried as transient, the request held the only sender
+// for the whole retry period and no later window arrived.
+func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
+	srv := startCountingServer(t, grpc.MaxRecvMsgSize(32<<10))
+	cfg := testConfig()
+	cfg.ClientConfig.Endpoint = srv.addr
+	cfg.ClientConfig.TLS.Insecure = true
+	cfg.RetryConfig.InitialInterval = time.Second
+	cfg.RetryConfig.MaxElapsedTime = 5 * time.Minute
+	cfg.QueueConfig.Get().NumConsumers = 1
+	cfg.Probes = map[string]ProbeConfig{"p": {DMax: 4 * time.Second, Bins: 4000}}
+	clk := &manualClock{}
+	clk.set(at(time.Second))
+	exp, err := newExporter(cfg, exportertest.NewNopSettings(typ), withClock(clk, make(chan time.Time)))
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
+
+	// Window 1 holds a 4000-bin deltaq.observed histogram: 4000 bounds and
+	// 4001 counts, over 40 KB. Window 2 has no instance: the probe's
+	// outcome counts and its band at 32 points, a few KB.
+	require.NoError(t, exp.consumeTraces(context.Background(), instanceTraces(
+		span{probe: "p", outcome: outcome.Success, end: ms(100), delay: ms(3), dmax: 4 * time.Second, bins: 4000})))
+	exp.tick(at(2 * time.Second))
+	exp.tick(at(3 * time.Second))
+
+	deadline := time.After(20 * time.Second)
+	for {
+		if requests, _, _ := srv.state(); requests > 0 {
+			break
+		}
+		select {
+		case <-srv.got:
+		case <-deadline:
+			t.Fatal("no window arrived: the refused request holds the sender")
+		}
+	}
+	requests, points, _ := srv.state()
+	assert.Equal(t, 1, requests, "window 2 arrived, window 1 was refused and not retried")
+	assert.Positive(t, points)
 }

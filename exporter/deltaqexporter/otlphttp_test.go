@@ -20,8 +20,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // TestOTLPHTTPEndpoint: with an http section the exporter posts OTLP/HTTP
@@ -121,6 +123,9 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 		{http.StatusTooManyRequests, "", false},
 		{http.StatusBadRequest, "", true},
 		{http.StatusNotFound, "", true},
+		// The body is above the server's limit: the same request would
+		// be refused again, so it is not retried.
+		{http.StatusRequestEntityTooLarge, "", true},
 	} {
 		code, retryAfter = tc.code, tc.retryAfter
 		err := c.pushMetrics(context.Background(), pmetric.NewMetrics())
@@ -135,7 +140,7 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 
 func TestGRPCErrorsAreClassified(t *testing.T) {
 	assert.NoError(t, grpcError(status.Error(codes.OK, "")))
-	for _, c := range []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded} {
+	for _, c := range []codes.Code{codes.Unavailable, codes.DeadlineExceeded, codes.Aborted} {
 		err := grpcError(status.Error(c, "x"))
 		assert.Error(t, err)
 		assert.False(t, consumererror.IsPermanent(err), "%s is retryable", c)
@@ -144,4 +149,26 @@ func TestGRPCErrorsAreClassified(t *testing.T) {
 		assert.True(t, consumererror.IsPermanent(grpcError(status.Error(c, "x"))), "%s is permanent", c)
 	}
 	assert.True(t, consumererror.IsPermanent(grpcError(errors.New("not a status"))), "an unknown error is not retried")
+}
+
+// TestGRPCResourceExhausted: RESOURCE_EXHAUSTED is retryable only when the
+// server sends RetryInfo (OTLP specification, OTLP/gRPC "Failures"); a
+// message above the server's receive limit comes without it and is
+// permanent, so that it does not hold the sending queue.
+func TestGRPCResourceExhausted(t *testing.T) {
+	tooLarge := status.Error(codes.ResourceExhausted, "grpc: received message larger than max (99000000 vs. 4194304)")
+	assert.True(t, consumererror.IsPermanent(grpcError(tooLarge)), "no RetryInfo: permanent")
+
+	st, err := status.New(codes.ResourceExhausted, "over quota").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(3 * time.Second)})
+	require.NoError(t, err)
+	got := grpcError(st.Err())
+	require.Error(t, got)
+	assert.False(t, consumererror.IsPermanent(got), "RetryInfo: the server asks to back off and retry")
+	assert.Contains(t, got.Error(), "3s", "the server's delay is the throttle")
+
+	st, err = status.New(codes.ResourceExhausted, "over quota").WithDetails(&errdetails.RetryInfo{})
+	require.NoError(t, err)
+	got = grpcError(st.Err())
+	require.Error(t, got)
+	assert.False(t, consumererror.IsPermanent(got), "RetryInfo without a delay still says recovery is possible")
 }

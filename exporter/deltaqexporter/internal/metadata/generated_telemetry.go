@@ -23,17 +23,23 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                             metric.Meter
-	mu                                sync.Mutex
-	registrations                     []metric.Registration
-	DeltaqExporterInstances           metric.Int64Counter
-	DeltaqExporterInstancesDropped    metric.Int64Counter
-	DeltaqExporterLateTimeouts        metric.Int64Counter
-	DeltaqExporterOutputDropped       metric.Int64Counter
-	DeltaqExporterProbes              metric.Int64Gauge
-	DeltaqExporterTriggersFired       metric.Int64Counter
-	DeltaqExporterWindowCloseDuration metric.Float64Histogram
-	DeltaqExporterWindowsClosed       metric.Int64Counter
+	meter                                     metric.Meter
+	mu                                        sync.Mutex
+	registrations                             []metric.Registration
+	DeltaqExporterInstances                   metric.Int64Counter
+	DeltaqExporterInstancesDropped            metric.Int64Counter
+	DeltaqExporterInstancesRebinned           metric.Int64Counter
+	DeltaqExporterLateTimeouts                metric.Int64Counter
+	DeltaqExporterOutputDropped               metric.Int64Counter
+	DeltaqExporterOutputOversized             metric.Int64Counter
+	DeltaqExporterProbes                      metric.Int64Gauge
+	DeltaqExporterProbesExpired               metric.Int64Counter
+	DeltaqExporterReferencedProbeEmptyWindows metric.Int64Counter
+	DeltaqExporterSnapshotFilesRemoved        metric.Int64Counter
+	DeltaqExporterTriggersFired               metric.Int64Counter
+	DeltaqExporterUnderResolvedWindows        metric.Int64Counter
+	DeltaqExporterWindowCloseDuration         metric.Float64Histogram
+	DeltaqExporterWindowsClosed               metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -73,7 +79,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.DeltaqExporterInstancesDropped, err = builder.meter.Int64Counter(
 		"otelcol_deltaq_exporter_instances_dropped",
-		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (more probes than max_probes), too_late (their window had already closed), too_early (they end more than one interval after the exporter's clock), invalid (missing or malformed deltaq.* attributes). [Alpha]"),
+		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (a new probe that no configuration names, beyond max_probes such probes), too_late (their window had already closed), too_early (they end more than one interval after the exporter's clock), invalid (missing or malformed deltaq.* attributes), layout_mismatch (a timeout whose own dMax is shorter than the probe's), name_too_long (a probe name longer than 256 bytes), malformed (a success or failure that ends before it starts). [Alpha]"),
+		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.DeltaqExporterInstancesRebinned, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_instances_rebinned",
+		metric.WithDescription("Outcome instances counted whose own deltaq.dmax_ns or deltaq.bins differ from their probe's layout, classified and binned under the probe's layout. [Alpha]"),
 		metric.WithUnit("{instance}"),
 	)
 	errs = errors.Join(errs, err)
@@ -89,16 +101,46 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.DeltaqExporterOutputOversized, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_output_oversized",
+		metric.WithDescription("Data points or log records dropped because one alone encodes to more than max_request_bytes, so that no request could carry it, by signal. A window larger than max_request_bytes is otherwise sent in several requests. [Alpha]"),
+		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.DeltaqExporterProbes, err = builder.meter.Int64Gauge(
 		"otelcol_deltaq_exporter_probes",
 		metric.WithDescription("Probes currently tracked. [Alpha]"),
 		metric.WithUnit("{probe}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.DeltaqExporterProbesExpired, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_probes_expired",
+		metric.WithDescription("Probes that no configuration names, forgotten after probe_idle_timeout without an instance. [Alpha]"),
+		metric.WithUnit("{probe}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.DeltaqExporterReferencedProbeEmptyWindows, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_referenced_probe_empty_windows",
+		metric.WithDescription("Closed windows in which a referenced probe (an outcome of the diagram or an entry of probes) had no instance, one per probe and window. [Alpha]"),
+		metric.WithUnit("{window}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.DeltaqExporterSnapshotFilesRemoved, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_snapshot_files_removed",
+		metric.WithDescription("Snapshot files (deltaq-snapshot-*.json) removed from snapshot::directory, oldest first, to keep at most snapshot::max_files files and snapshot::max_bytes bytes there. [Alpha]"),
+		metric.WithUnit("{file}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.DeltaqExporterTriggersFired, err = builder.meter.Int64Counter(
 		"otelcol_deltaq_exporter_triggers_fired",
 		metric.WithDescription("Triggers fired, by kind (qta, failure, load, divergence). [Alpha]"),
 		metric.WithUnit("{trigger}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.DeltaqExporterUnderResolvedWindows, err = builder.meter.Int64Counter(
+		"otelcol_deltaq_exporter_under_resolved_windows",
+		metric.WithDescription("Closed windows in which most successes of a probe fell into its first bin, one per probe and window; divergences that depend on the probe are withheld in such windows. [Alpha]"),
+		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.DeltaqExporterWindowCloseDuration, err = builder.meter.Float64Histogram(

@@ -40,7 +40,7 @@ func AssertEqualDeltaqExporterInstances(t *testing.T, tt *componenttest.Telemetr
 func AssertEqualDeltaqExporterInstancesDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_deltaq_exporter_instances_dropped",
-		Description: "Outcome instances not counted, by reason: probe_limit (more probes than max_probes), too_late (their window had already closed), too_early (they end more than one interval after the exporter's clock), invalid (missing or malformed deltaq.* attributes). [Alpha]",
+		Description: "Outcome instances not counted, by reason: probe_limit (a new probe that no configuration names, beyond max_probes such probes), too_late (their window had already closed), too_early (they end more than one interval after the exporter's clock), invalid (missing or malformed deltaq.* attributes), layout_mismatch (a timeout whose own dMax is shorter than the probe's), name_too_long (a probe name longer than 256 bytes), malformed (a success or failure that ends before it starts). [Alpha]",
 		Unit:        "{instance}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -49,6 +49,22 @@ func AssertEqualDeltaqExporterInstancesDropped(t *testing.T, tt *componenttest.T
 		},
 	}
 	got, err := tt.GetMetric("otelcol_deltaq_exporter_instances_dropped")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualDeltaqExporterInstancesRebinned(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_instances_rebinned",
+		Description: "Outcome instances counted whose own deltaq.dmax_ns or deltaq.bins differ from their probe's layout, classified and binned under the probe's layout. [Alpha]",
+		Unit:        "{instance}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_instances_rebinned")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
@@ -85,6 +101,22 @@ func AssertEqualDeltaqExporterOutputDropped(t *testing.T, tt *componenttest.Tele
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualDeltaqExporterOutputOversized(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_output_oversized",
+		Description: "Data points or log records dropped because one alone encodes to more than max_request_bytes, so that no request could carry it, by signal. A window larger than max_request_bytes is otherwise sent in several requests. [Alpha]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_output_oversized")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualDeltaqExporterProbes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_deltaq_exporter_probes",
@@ -95,6 +127,54 @@ func AssertEqualDeltaqExporterProbes(t *testing.T, tt *componenttest.Telemetry, 
 		},
 	}
 	got, err := tt.GetMetric("otelcol_deltaq_exporter_probes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualDeltaqExporterProbesExpired(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_probes_expired",
+		Description: "Probes that no configuration names, forgotten after probe_idle_timeout without an instance. [Alpha]",
+		Unit:        "{probe}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_probes_expired")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualDeltaqExporterReferencedProbeEmptyWindows(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_referenced_probe_empty_windows",
+		Description: "Closed windows in which a referenced probe (an outcome of the diagram or an entry of probes) had no instance, one per probe and window. [Alpha]",
+		Unit:        "{window}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_referenced_probe_empty_windows")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualDeltaqExporterSnapshotFilesRemoved(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_snapshot_files_removed",
+		Description: "Snapshot files (deltaq-snapshot-*.json) removed from snapshot::directory, oldest first, to keep at most snapshot::max_files files and snapshot::max_bytes bytes there. [Alpha]",
+		Unit:        "{file}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_snapshot_files_removed")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
@@ -111,6 +191,22 @@ func AssertEqualDeltaqExporterTriggersFired(t *testing.T, tt *componenttest.Tele
 		},
 	}
 	got, err := tt.GetMetric("otelcol_deltaq_exporter_triggers_fired")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualDeltaqExporterUnderResolvedWindows(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_deltaq_exporter_under_resolved_windows",
+		Description: "Closed windows in which most successes of a probe fell into its first bin, one per probe and window; divergences that depend on the probe are withheld in such windows. [Alpha]",
+		Unit:        "{window}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_deltaq_exporter_under_resolved_windows")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

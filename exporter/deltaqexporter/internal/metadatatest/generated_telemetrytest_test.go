@@ -21,10 +21,16 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.DeltaqExporterInstances.Add(context.Background(), 1)
 	tb.DeltaqExporterInstancesDropped.Add(context.Background(), 1)
+	tb.DeltaqExporterInstancesRebinned.Add(context.Background(), 1)
 	tb.DeltaqExporterLateTimeouts.Add(context.Background(), 1)
 	tb.DeltaqExporterOutputDropped.Add(context.Background(), 1)
+	tb.DeltaqExporterOutputOversized.Add(context.Background(), 1)
 	tb.DeltaqExporterProbes.Record(context.Background(), 1)
+	tb.DeltaqExporterProbesExpired.Add(context.Background(), 1)
+	tb.DeltaqExporterReferencedProbeEmptyWindows.Add(context.Background(), 1)
+	tb.DeltaqExporterSnapshotFilesRemoved.Add(context.Background(), 1)
 	tb.DeltaqExporterTriggersFired.Add(context.Background(), 1)
+	tb.DeltaqExporterUnderResolvedWindows.Add(context.Background(), 1)
 	tb.DeltaqExporterWindowCloseDuration.Record(context.Background(), 1)
 	tb.DeltaqExporterWindowsClosed.Add(context.Background(), 1)
 	AssertEqualDeltaqExporterInstances(t, testTel,
@@ -33,16 +39,34 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualDeltaqExporterInstancesDropped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterInstancesRebinned(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterLateTimeouts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterOutputDropped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterOutputOversized(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterProbes(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterProbesExpired(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterReferencedProbeEmptyWindows(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterSnapshotFilesRemoved(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterTriggersFired(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualDeltaqExporterUnderResolvedWindows(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualDeltaqExporterWindowCloseDuration(t, testTel,
