@@ -7,10 +7,8 @@ package main
 // exporters.deltaq section, turns the whole input into one window.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -23,8 +21,9 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -42,13 +41,21 @@ func init() {
 		usage:   "analyze --config FILE.yaml [--json] [--plot DIR] [--processor ID] [--exporter ID] TRACES.json...",
 		summary: "analyse recorded traces as the deltaq processor and exporter would",
 		help: `Analyze reads traces written by the collector's file exporter (OTLP JSON: one
-ExportTraceServiceRequest per line, or a single JSON document) and analyses
-them with the collector's own components, configured from a collector
-configuration file: the deltaq processor of the processors section (--processor,
-default "deltaq") maps the spans to outcome instances, and the analysis of the
-deltaq exporter of the exporters section (--exporter, default "deltaq") — its
-probes, QTAs, quantiles and outcome diagram — treats the whole input as one
-window. The exporter's OTLP settings are not used.
+ExportTraceServiceRequest per line, or documents laid out in any other way,
+such as one indented document) and analyses them with the collector's own
+components, configured from a collector configuration file: the deltaq
+processor of the processors section (--processor, default "deltaq") maps the
+spans to outcome instances, and the analysis of the deltaq exporter of the
+exporters section (--exporter, default "deltaq") — its probes, QTAs,
+quantiles and outcome diagram — treats the whole input as one window. The
+exporter's OTLP settings are not used.
+
+The input is streamed: each line goes through the processor into the analysis
+before the next is read, so memory holds one line and the analysis, whatever
+the size of the files; a line may be up to 64 MiB long. A file that is not
+one document per line (its first line is not a whole JSON value) is read one
+document at a time instead: each document is held whole, up to 1 GiB. Errors
+name the file and the line, as FILE:LINE.
 
 For every probe it prints the instances by outcome, the quantiles of the
 observed ΔQ ("unreachable" when the failures leave a quantile out of reach),
@@ -62,7 +69,11 @@ probe without instances, qta is absent for a probe without a QTA.
 
 --plot DIR writes DIR/PROBE.png for every probe with instances: the observed
 CDF, the calculated CDF and the QTA on one plot, like the thesis's figures.
-The file names keep letters, digits, '.', '-' and '_' of the probe name.`,
+The file names keep letters, digits, '.', '-' and '_' of the probe name.
+
+Control characters, invalid UTF-8 and bidirectional overrides in probe names
+(which may come from span data) are shown as Go escapes (\x1b, \u202e) in the
+text output and the plot titles; --json escapes them the JSON way.`,
 		run: runAnalyze,
 	})
 }
@@ -86,7 +97,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("no trace files")
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq analyze: %v\n", err)
+		// Errors quote the input (the JSON unmarshaler shows the bytes
+		// around a syntax error): escape them like the output.
+		fmt.Fprintf(stderr, "deltaq analyze: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
 
@@ -94,22 +107,45 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var traces []ptrace.Traces
-	for _, f := range files {
-		tds, err := readTraceFile(f)
-		if err != nil {
-			return fail(err)
-		}
-		traces = append(traces, tds...)
-	}
-	mapped, err := mapSpans(pcfg, traces)
+	// The analysis is made once the processor has started, as in a
+	// collector, where the exporter's analysis learns the probes the
+	// processors of the process configure (internal/outcome's registry).
+	var an *deltaqexporter.OfflineAnalysis
+	next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		return an.ConsumeTraces(ctx, td)
+	})
 	if err != nil {
 		return fail(err)
 	}
-	res, stats, err := deltaqexporter.AnalyzeTraces(ecfg, mapped...)
+	proc, err := newProcessor(pcfg, next)
 	if err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	if an, err = deltaqexporter.NewOfflineAnalysis(ecfg); err != nil {
+		_ = proc.Shutdown(ctx)
 		return fail(fmt.Errorf("%s: exporters::%s: %w", *cfgPath, *expID, err))
 	}
+	// Each document goes through the processor into the analysis before
+	// the next is read: memory holds one document and the analysis state.
+	for _, f := range files {
+		err = readTraceFile(f, maxTraceLine, maxTraceDocument, func(td ptrace.Traces) error {
+			if err := proc.ConsumeTraces(ctx, td); err != nil {
+				return fmt.Errorf("deltaq processor: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			break
+		}
+	}
+	if serr := proc.Shutdown(ctx); serr != nil && err == nil {
+		err = fmt.Errorf("deltaq processor: %w", serr)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	res, stats := an.Result()
 	if *plotDir != "" {
 		if err := writePlots(*plotDir, res); err != nil {
 			return fail(err)
@@ -163,63 +199,27 @@ func loadCollectorConfig(path, procID, expID string) (proc any, exp *deltaqexpor
 	if err := esub.Unmarshal(ecfg); err != nil {
 		return nil, nil, fmt.Errorf("%s: exporters::%s: %w", path, expID, err)
 	}
+	// Validate would also ask for an endpoint, which an offline analysis
+	// does not need; the bounds of the analysis options it checks all the same.
+	if err := ecfg.CheckBounds(); err != nil {
+		return nil, nil, fmt.Errorf("%s: exporters::%s: %w", path, expID, err)
+	}
 	return pcfg, ecfg, nil
 }
 
-// readTraceFile reads OTLP JSON traces: a sequence of
-// ExportTraceServiceRequest documents, one per line as the file exporter
-// writes them, or a single (possibly indented) document.
-func readTraceFile(path string) ([]ptrace.Traces, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var out []ptrace.Traces
-	var um ptrace.JSONUnmarshaler
-	for n := 1; ; n++ {
-		var doc json.RawMessage
-		if err := dec.Decode(&doc); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, n, err)
-		}
-		td, err := um.UnmarshalTraces(doc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, n, err)
-		}
-		out = append(out, td)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no traces", path)
-	}
-	return out, nil
-}
-
-// mapSpans runs the traces through the deltaq processor, created by its
-// factory, and returns what it passes on.
-func mapSpans(pcfg any, traces []ptrace.Traces) ([]ptrace.Traces, error) {
+// newProcessor creates the deltaq processor from its factory with pcfg,
+// starts it, and sends what it passes on to next.
+func newProcessor(pcfg any, next consumer.Traces) (processor.Traces, error) {
 	ctx := context.Background()
 	f := deltaqprocessor.NewFactory()
-	sink := new(consumertest.TracesSink)
-	proc, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), pcfg, sink)
+	proc, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), pcfg, next)
 	if err != nil {
 		return nil, fmt.Errorf("deltaq processor: %w", err)
 	}
 	if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
 		return nil, fmt.Errorf("deltaq processor: %w", err)
 	}
-	var errs []error
-	for _, td := range traces {
-		if err := proc.ConsumeTraces(ctx, td); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, proc.Shutdown(ctx))
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("deltaq processor: %w", err)
-	}
-	return sink.AllTraces(), nil
+	return proc, nil
 }
 
 // formatQ formats a quantile as a JSON key and in text.
@@ -242,7 +242,7 @@ func writeAnalysisText(w io.Writer, r *analysis.Result, st analysis.Stats) {
 	fmt.Fprintln(w)
 	for i := range r.Probes {
 		p := &r.Probes[i]
-		fmt.Fprintf(w, "\n%s: %d instances: %d success, %d timeout, %d failure\n", p.Name, p.Counts.Total(), p.Counts.Success, p.Counts.Timeout, p.Counts.Failure)
+		fmt.Fprintf(w, "\n%s: %d instances: %d success, %d timeout, %d failure\n", printable(p.Name), p.Counts.Total(), p.Counts.Success, p.Counts.Timeout, p.Counts.Failure)
 		if p.Observed == nil {
 			if p.Calculated != nil {
 				writeQuantiles(w, "calculated", p.Quantiles, true)
@@ -281,7 +281,7 @@ func writeAnalysisText(w io.Writer, r *analysis.Result, st analysis.Stats) {
 		}
 	}
 	for _, t := range r.Triggers {
-		fmt.Fprintf(w, "\ntrigger %s on %s: observed %.4g, required %.4g\n", t.Kind, t.Probe, t.Observed, t.Required)
+		fmt.Fprintf(w, "\ntrigger %s on %s: observed %.4g, required %.4g\n", t.Kind, printable(t.Probe), t.Observed, t.Required)
 	}
 }
 
@@ -440,7 +440,7 @@ func writePlots(dir string, r *analysis.Result) error {
 		}
 		used[name] = true
 		if err := plotProbe(filepath.Join(dir, name+".png"), p); err != nil {
-			return fmt.Errorf("plot of %s: %w", p.Name, err)
+			return fmt.Errorf("plot of %s: %w", printable(p.Name), err)
 		}
 	}
 	return nil
@@ -466,7 +466,7 @@ func fileName(probe string) string {
 
 func plotProbe(path string, p *analysis.ProbeResult) error {
 	pl := plot.New()
-	pl.Title.Text = "ΔQ of " + p.Name
+	pl.Title.Text = "ΔQ of " + printable(p.Name)
 	pl.X.Label.Text = "delay (s)"
 	pl.Y.Label.Text = "P(completed within delay)"
 	pl.Y.Min, pl.Y.Max = 0, 1

@@ -1,13 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // The analyze fixture (testdata/analyze): 40 requests, each a span "a" of
@@ -171,7 +179,11 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"no config", []string{analyzeTraces}, exitUsage, "--config is required"},
 		{"no traces", []string{"--config", analyzeConfig}, exitUsage, "no trace files"},
 		{"missing processor", []string{"--config", analyzeConfig, "--processor", "deltaq/other", analyzeTraces}, exitFail, `no processors section "deltaq/other"`},
-		{"not JSON", []string{"--config", analyzeConfig, writeTemp(t, "bad.json", "{\"resourceSpans\": [")}, exitFail, "document 1"},
+		{"not JSON", []string{"--config", analyzeConfig, writeTemp(t, "bad.json", "{\"resourceSpans\": [")}, exitFail,
+			"bad.json:1: the document that starts here has no end"},
+		{"bad line", []string{"--config", analyzeConfig, writeTemp(t, "lines.json", "{\"resourceSpans\": []}\n\n{\"resourceSpans\": [}\n")}, exitFail,
+			"lines.json:3: "},
+		{"empty file", []string{"--config", analyzeConfig, writeTemp(t, "empty.json", "\n \n")}, exitFail, "empty.json: no traces"},
 		{"bad diagram", []string{"--config", writeTemp(t, "c.yaml", `
 processors:
   deltaq:
@@ -180,6 +192,23 @@ exporters:
   deltaq:
     diagram: "e2e = a -> ;"
 `), analyzeTraces}, exitFail, "exporters::deltaq"},
+		// The exporter's bounds hold offline too, though analyze never asks
+		// for the endpoint that Validate wants.
+		{"history out of bounds", []string{"--config", writeTemp(t, "h.yaml", `
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 10ms, bins: 10}]
+exporters:
+  deltaq:
+    history: 1000000000
+`), analyzeTraces}, exitFail, `"history": 1000000000 is above the maximum 1000`},
+		{"duration without unit", []string{"--config", writeTemp(t, "d.yaml", `
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 500, bins: 10}]
+exporters:
+  deltaq: {}
+`), analyzeTraces}, exitFail, "probes[0].dmax: 500 has no unit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,5 +217,276 @@ exporters:
 				t.Errorf("status %d (want %d), stderr %q (want %q)", status, c.status, stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestAnalyzeEscapesProbeNames: a probe name with terminal control sequences,
+// configured in the collector configuration and carried by span data (the
+// outcome attributes of a span that arrives already mapped), never reaches
+// the output raw: the text shows it escaped, --json escapes it the JSON way,
+// and the plot's file name keeps only safe characters.
+func TestAnalyzeEscapesProbeNames(t *testing.T) {
+	cfg := writeTemp(t, "c.yaml", `
+processors:
+  deltaq:
+    probes:
+      - {name: "evil\x1b[2J\x1b]0;x\a", match: {span_name: "evil\x1b[2J\x1b]0;x\a"}, dmax: 10ms, bins: 10}
+exporters:
+  deltaq:
+    probes:
+      "evil\x1b[2J\x1b]0;x\a":
+        qta: {points: [{delay: 5ms, p: 0.5}], max_failure: 0.1}
+        triggers: {qta: true}
+`)
+	// One span matched by name (2 ms), one arriving with the outcome
+	// attributes of a probe named like it with a bidi override (3 ms).
+	traces := writeTemp(t, "evil.json", `{"resourceSpans":[{"scopeSpans":[{"spans":[`+
+		`{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"evil\u001b[2J\u001b]0;x\u0007","kind":1,`+
+		`"startTimeUnixNano":"1795262400000000000","endTimeUnixNano":"1795262400002000000","status":{}},`+
+		`{"traceId":"02000000000000000000000000000001","spanId":"0200000000000000","name":"other","kind":1,`+
+		`"startTimeUnixNano":"1795262400000000000","endTimeUnixNano":"1795262400003000000","status":{},"attributes":[`+
+		`{"key":"deltaq.probe","value":{"stringValue":"spoof\u202e\u001b[31m"}},{"key":"deltaq.outcome","value":{"stringValue":"success"}},`+
+		`{"key":"deltaq.dmax_ns","value":{"intValue":"10000000"}},{"key":"deltaq.bins","value":{"intValue":"10"}}]}`+
+		`]}]}]}`+"\n")
+	dir := filepath.Join(t.TempDir(), "plots")
+	status, stdout, stderr := runCmd("analyze", "--config", cfg, "--plot", dir, traces)
+	assertNoControls(t, "stdout", stdout)
+	assertNoControls(t, "stderr", stderr)
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	if !strings.Contains(stdout, "\n"+evilEscaped+": 1 instances: 1 success") {
+		t.Errorf("stdout lacks the escaped probe name:\n%s", stdout)
+	}
+	if strings.Contains(stdout, "spoof") && !strings.Contains(stdout, `spoof\u202e\x1b[31m`) {
+		t.Errorf("stdout shows the spoofed probe unescaped:\n%s", stdout)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		assertNoControls(t, "plot file name", e.Name())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "evil__2J__0_x_.png")); err != nil {
+		t.Errorf("plot of the evil probe: %v", err)
+	}
+	// encoding/json escapes the C0 controls; the rest of --json is left to
+	// it.
+	status, stdout, _ = runCmd("analyze", "--json", "--config", cfg, traces)
+	if strings.ContainsAny(stdout, "\x1b\a") {
+		t.Errorf("--json output holds raw ESC or BEL:\n%q", stdout)
+	}
+	var out analyzeOut
+	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+		t.Fatalf("--json: status %d, %v", status, err)
+	}
+	if p, ok := out.Probes[evilName]; !ok || p.Count != 1 {
+		t.Errorf("--json probes %v, want %q with one instance", out.Probes, evilName)
+	}
+}
+
+// spanLines writes n spans as the collector's file exporter would, perLine
+// spans per line (one export request each): span i is named a, b, e2e or
+// "GET /health" by i mod 4, lasts 1 + (i mod 40)·0.1 ms and has one
+// attribute, http.route. It returns the file's size.
+func spanLines(t *testing.T, path string, n, perLine int) int64 {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	names := []string{"a", "b", "e2e", "GET /health"}
+	const t0 = 1795262400000000000
+	for i := 0; i < n; i += perLine {
+		w.WriteString(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},"scopeSpans":[{"scope":{"name":"shop"},"spans":[`)
+		for j := i; j < min(i+perLine, n); j++ {
+			if j > i {
+				w.WriteByte(',')
+			}
+			start := int64(t0) + int64(j)*1_000_000
+			end := start + 1_000_000 + int64(j%40)*100_000
+			fmt.Fprintf(w, `{"traceId":"%032x","spanId":"%016x","name":%q,"kind":1,"startTimeUnixNano":"%d","endTimeUnixNano":"%d",`+
+				`"attributes":[{"key":"http.route","value":{"stringValue":"/api/v1/items/{id}"}}],"status":{}}`,
+				j+1, j+1, names[j%4], start, end)
+		}
+		w.WriteString("]}]}]}\n")
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// TestAnalyzeMemoryBounded: analyze streams its input. 200 000 spans (about
+// 50 MB of JSON lines) are analysed while the live heap grows by less than a
+// quarter of the file's size; reading the file whole, as analyze once did,
+// holds the file and then every decoded span at the same time (several times
+// the file's size).
+func TestAnalyzeMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 50 MB file")
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	const spans = 200_000
+	size := spanLines(t, path, spans, 500)
+	if size < 45<<20 {
+		t.Fatalf("generated %d bytes, want about 50 MB", size)
+	}
+
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	// Sample the live heap while analyze runs: its peak is what a reader
+	// of the whole file would show.
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", analyzeConfig, path)
+	close(stop)
+	peak := <-done
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	var out analyzeOut
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	// Three spans in four are instances of a, b or e2e: 50 000 each.
+	if out.Counted != 150_000 || out.Probes["e2e"].Count != 50_000 {
+		t.Errorf("counted %d, e2e %d; want 150000 and 50000", out.Counted, out.Probes["e2e"].Count)
+	}
+	growth := int64(peak) - int64(base)
+	t.Logf("file %d MB, heap growth at peak %.1f MB", size>>20, float64(growth)/(1<<20))
+	if growth > size/4 {
+		t.Errorf("heap grew by %d bytes analysing a %d-byte file, want < %d (a quarter)", growth, size, size/4)
+	}
+}
+
+// readAll reads a trace file with readTraceFile and returns the span names of
+// every document, one string per document.
+func readAll(t *testing.T, path string, maxLine, maxDoc int) ([]string, error) {
+	t.Helper()
+	var docs []string
+	err := readTraceFile(path, maxLine, maxDoc, func(td ptrace.Traces) error {
+		var names []string
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				for k := 0; k < sss.At(j).Spans().Len(); k++ {
+					names = append(names, sss.At(j).Spans().At(k).Name())
+				}
+			}
+		}
+		docs = append(docs, strings.Join(names, ","))
+		return nil
+	})
+	return docs, err
+}
+
+// TestReadTraceFileLayouts: the same documents read alike from JSON lines
+// (with blank lines, CRLF line ends and no final line break), from indented
+// documents, and from several documents on one line, with strings holding
+// brackets, quotes and backslashes that the splitter must skip.
+func TestReadTraceFileLayouts(t *testing.T) {
+	doc := func(names ...string) string {
+		var spans []string
+		for i, n := range names {
+			b, _ := json.Marshal(n)
+			spans = append(spans, fmt.Sprintf(`{"traceId":"%032x","spanId":"%016x","name":%s,"startTimeUnixNano":"1","endTimeUnixNano":"2"}`, i+1, i+1, b))
+		}
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.Join(spans, ",") + `]}]}]}`
+	}
+	d1, d2 := doc("a", `b}]"{\`), doc("c", "d", "e\n[")
+	indent := func(s string) string {
+		var b bytes.Buffer
+		if err := json.Indent(&b, []byte(s), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	want := []string{`a,b}]"{\`, "c,d,e\n["}
+	for name, content := range map[string]string{
+		"lines":          d1 + "\n" + d2 + "\n",
+		"blank and CRLF": "\r\n" + d1 + "\r\n\r\n  \n" + d2,
+		"indented":       indent(d1) + "\n" + indent(d2) + "\n",
+		"indented, CRLF": strings.ReplaceAll(indent(d1)+"\n\n"+indent(d2), "\n", "\r\n"),
+		"one line":       d1 + " " + d2 + "\n",
+		"split mid-line": indent(d1) + d2 + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := readAll(t, writeTemp(t, "t.json", content), 1<<20, 1<<20)
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("got %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+}
+
+// TestReadTraceFileErrors: errors name the file and the line, and the bounds
+// hold: a line or a document beyond its bound is refused there.
+func TestReadTraceFileErrors(t *testing.T) {
+	good := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"a"}]}]}]}`
+	long := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"` +
+		strings.Repeat("x", 300) + `"}]}]}]}`
+	// An indented document of 400 bytes or more whose lines are all short.
+	var indented bytes.Buffer
+	json.Indent(&indented, []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[`+
+		strings.Repeat(`{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"a"},`, 4)+
+		`{}]}]}]}`), "", "  ")
+	for _, tc := range []struct {
+		name, content string
+		want          string
+	}{
+		{"bad third line", good + "\n" + good + "\n{\"resourceSpans\": [}\n" + good + "\n", "t.json:3: "},
+		{"truncated last line", good + "\n" + good[:40], "t.json:2: "},
+		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes"},
+		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes"},
+		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes"},
+		{"unclosed document", "{\n\"resourceSpans\": [\n", "t.json:1: the document that starts here has no end"},
+		{"no traces", "\n\n", "t.json: no traces"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readAll(t, writeTemp(t, "t.json", tc.content), 256, 300)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// An error of the consumer stops the reading and names the line.
+	path := writeTemp(t, "t.json", good+"\n"+good+"\n"+good+"\n")
+	n := 0
+	err := readTraceFile(path, 1<<20, 1<<20, func(ptrace.Traces) error {
+		if n++; n == 2 {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	if err == nil || !strings.HasSuffix(err.Error(), "t.json:2: refused") || n != 2 {
+		t.Errorf("consumer error: %v after %d documents, want t.json:2: refused after 2", err, n)
 	}
 }

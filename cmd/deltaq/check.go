@@ -46,10 +46,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 // printProbes lists the probes of a valid diagram as a table.
 func printProbes(w io.Writer, path string, d *diagram.Diagram) {
 	probes := d.Probes()
-	fmt.Fprintf(w, "%s: ok, %d %s\n", path, len(probes), plural(len(probes), "probe", "probes"))
+	fmt.Fprintf(w, "%s: ok, %d %s\n", printable(path), len(probes), plural(len(probes), "probe", "probes"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, p := range probes {
-		fmt.Fprintf(tw, "\t%s\t%s\t%s:%s\n", p.Name, probeKind(p), path, p.Pos)
+		fmt.Fprintf(tw, "\t%s\t%s\t%s:%s\n", printable(p.Name), probeKind(p), printable(path), p.Pos)
 	}
 	tw.Flush()
 }

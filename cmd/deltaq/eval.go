@@ -102,7 +102,8 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("want one FILE.dq, got %d arguments", len(files))
 	}
 	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "deltaq eval: "+format+"\n", a...)
+		// The arguments are names and paths: escape them as the output.
+		fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(fmt.Sprintf(format, a...)))
 		return exitUsage
 	}
 
@@ -174,7 +175,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 
 	ev, err := d.Evaluate(inputs)
 	if err != nil {
-		fmt.Fprintf(stderr, "deltaq eval: %v\n", err)
+		fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
 	reports := make([]report, 0, len(selected))
@@ -193,7 +194,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 				rep.dq, rep.source = in, "assumed"
 			} else {
 				if r.Err != nil {
-					fmt.Fprintf(stderr, "deltaq eval: %s: %v\n", name, r.Err)
+					fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(fmt.Sprintf("%s: %v", name, r.Err)))
 					failed = true
 				}
 				missing = mergeNames(missing, r.Missing)
@@ -204,7 +205,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, name := range missing {
 		p, _ := d.Probe(name)
-		fmt.Fprintf(stderr, "deltaq eval: no --outcome for %s %s (%s:%s)\n", probeKind(p), name, path, p.Pos)
+		fmt.Fprintf(stderr, "deltaq eval: no --outcome for %s %s (%s:%s)\n", probeKind(p), printable(name), printable(path), p.Pos)
 	}
 	if failed || len(missing) > 0 {
 		return exitFail
@@ -251,11 +252,11 @@ func writeText(w io.Writer, reports []report, at []float64) {
 			fmt.Fprintln(w)
 		}
 		dq := rep.dq
-		fmt.Fprintf(w, "%s (%s): %s ΔQ, %d bins of %s, dMax %s\n", rep.res.Name, probeKind(rep.res.Probe), rep.source,
+		fmt.Fprintf(w, "%s (%s): %s ΔQ, %d bins of %s, dMax %s\n", printable(rep.res.Name), probeKind(rep.res.Probe), rep.source,
 			dq.Bins(), formatDuration(dq.Width()), formatDuration(dq.DMax()))
 		if rep.source == "calculated" {
 			for _, u := range rep.res.Refs {
-				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+u.Name, u.Source)
+				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+printable(u.Name), u.Source)
 			}
 		}
 		fmt.Fprintf(w, "  %-10s", "quantiles")

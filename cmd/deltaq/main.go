@@ -201,16 +201,17 @@ func parseArgs(fs *flagSet, args []string) (positional []string, status int, ok 
 }
 
 // loadDiagram reads and parses (with validation) a .dq file. On error it
-// prints every error, one per line, to stderr.
+// prints every error, one per line, to stderr, through printableLines: the
+// messages carry the path and the file's text.
 func loadDiagram(path string, stderr io.Writer) (*diagram.Diagram, bool) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "deltaq: %v\n", err)
+		fmt.Fprintf(stderr, "deltaq: %s\n", printableLines(err.Error()))
 		return nil, false
 	}
 	d, err := diagram.Parse(path, src)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, printableLines(err.Error()))
 		return nil, false
 	}
 	return d, true

@@ -46,7 +46,8 @@ func init() {
 each probe: its ΔQ plot (observed, calculated, the mean with its 95% band, and
 the QTA against delay), quantiles, failure ratio, outcome counts and QTA state;
 then the latest deltaq.trigger events. --once prints the first frame with
-metrics, without screen control codes, and exits.`,
+metrics, without screen control codes, and exits. Control characters in the
+names and attributes received are shown as Go escapes (\x1b, \u202e).`,
 		run: runScope,
 	})
 }
@@ -549,7 +550,9 @@ const (
 // renderScope returns one frame of the scope: a header, then for every probe (by
 // name) its state line, its ΔQ plot and quantile table, then the latest
 // triggers. It reads s and nothing else, so a frame depends only on the data
-// received.
+// received. Every string that came from the network (probe names, outcome and
+// series values, trigger attributes) is shown through printable, so that no
+// sender can move the cursor, clear the screen or retitle the terminal.
 func renderScope(s *scopeState, o frameOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
@@ -576,9 +579,9 @@ func renderScope(s *scopeState, o frameOptions) string {
 	}
 	fmt.Fprintf(&b, " (latest %d, newest last):\n", len(s.triggers))
 	for _, t := range s.triggers {
-		fmt.Fprintf(&b, "  %s %-5s %s %s", t.at.UTC().Format("15:04:05.000Z"), t.severity, t.probe, t.kind)
+		fmt.Fprintf(&b, "  %s %-5s %s %s", t.at.UTC().Format("15:04:05.000Z"), printable(t.severity), printable(t.probe), printable(t.kind))
 		for _, d := range t.details {
-			b.WriteString(" " + d)
+			b.WriteString(" " + printable(d))
 		}
 		b.WriteByte('\n')
 	}
@@ -586,7 +589,7 @@ func renderScope(s *scopeState, o frameOptions) string {
 }
 
 func renderProbe(b *strings.Builder, name string, p *probeView, o frameOptions) {
-	fmt.Fprintf(b, "── %s ── window ending %s\n", name, p.updated.UTC().Format("15:04:05.000Z"))
+	fmt.Fprintf(b, "── %s ── window ending %s\n", printable(name), p.updated.UTC().Format("15:04:05.000Z"))
 
 	var state []string
 	switch {
@@ -622,7 +625,7 @@ func renderProbe(b *strings.Builder, name string, p *probeView, o frameOptions) 
 		})
 		var parts []string
 		for _, k := range kinds {
-			parts = append(parts, fmt.Sprintf("%s %s", k, strconv.FormatFloat(p.outcomes[k], 'f', -1, 64)))
+			parts = append(parts, fmt.Sprintf("%s %s", printable(k), strconv.FormatFloat(p.outcomes[k], 'f', -1, 64)))
 		}
 		state = append(state, "outcomes: "+strings.Join(parts, ", "))
 	}
@@ -806,7 +809,7 @@ func renderQuantiles(b *strings.Builder, quantiles map[string]map[float64]float6
 	}
 	b.WriteByte('\n')
 	for _, s := range series {
-		fmt.Fprintf(b, "  %-10s", s)
+		fmt.Fprintf(b, "  %-10s", printable(s))
 		for _, q := range qs {
 			cell := "-"
 			if v, ok := quantiles[s][q]; ok {

@@ -529,3 +529,65 @@ func TestScopeRedraw(t *testing.T) {
 		t.Errorf("no clear-and-redraw frame in %q", out)
 	}
 }
+
+// TestScopeEscapesNames sends, over OTLP, a window and a trigger whose probe
+// name, outcome, series and trigger attributes carry terminal control
+// sequences and a bidi override: the --once frame shows them escaped, so
+// that a sender cannot clear, retitle or reorder the screen.
+func TestScopeEscapesNames(t *testing.T) {
+	addr, stdout, done := startScope(t, "--once", "--timeout", "20s")
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	p := newExporterPayload()
+	p.curve(evilName, seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+	p.quantile(evilName, seriesObserved, 0.5, 0.004)
+	p.quantile(evilName, "series\u202e\x1b[8m", 0.5, 0.004)
+	p.outcomes(evilName, map[string]int64{"success": 9})
+	// An outcome value of the sender's own, with a C1 CSI.
+	oc := p.sm.Metrics().At(p.sm.Metrics().Len() - 1).Sum().DataPoints().AppendEmpty()
+	oc.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+	oc.Attributes().PutStr("deltaq.probe", evilName)
+	oc.Attributes().PutStr("deltaq.outcome", "lost\u009b2J")
+	oc.SetIntValue(1)
+	ld := plog.NewLogs()
+	tr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	tr.SetEventName(eventTrigger)
+	tr.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+	tr.SetSeverityText("WARN\x1b[2K")
+	tr.Attributes().PutStr("deltaq.probe", evilName)
+	tr.Attributes().PutStr(attrTrigger, "qta\r")
+	tr.Attributes().PutStr("note\x1b", "x\u2066y\xff")
+
+	if _, err := plogotlp.NewGRPCClient(conn).Export(ctx, plogotlp.NewExportRequestFromLogs(ld)); err != nil {
+		t.Fatalf("export logs: %v", err)
+	}
+	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(p.md)); err != nil {
+		t.Fatalf("export metrics: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("scope --once: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("scope --once did not exit after the first metrics batch")
+	}
+	out := stdout.String()
+	assertNoControls(t, "frame", out)
+	for _, want := range []string{
+		"── " + evilEscaped + " ── window ending",
+		`lost\u009b2J 1`,
+		`series\u202e\x1b[8m`,
+		`WARN\x1b[2K ` + evilEscaped + ` qta\r note\x1b=x\u2066y\xff`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("frame lacks %q:\n%s", want, out)
+		}
+	}
+}
