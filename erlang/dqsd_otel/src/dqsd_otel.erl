@@ -64,7 +64,7 @@ start_span(Name) ->
 -spec start_span(Name :: binary() | atom() | string(), attributes()) -> span_ctx().
 start_span(Name, Attributes) ->
     case persistent_term:get(?PT_QUEUE, undefined) of
-        {_Tab, Atomics, _Counters, _Batch, _Limit} = Queue ->
+        #dqsd_queue{atomics = Atomics} = Queue ->
             case atomics:get(Atomics, ?A_ENABLED) of
                 1 -> start_recording(Queue, Name, Attributes);
                 _ -> not_recording(Name, Attributes)
@@ -190,7 +190,7 @@ disable() -> set_enabled(0).
 
 set_enabled(Value) ->
     case persistent_term:get(?PT_QUEUE, undefined) of
-        {_Tab, Atomics, _Counters, _Batch, _Limit} ->
+        #dqsd_queue{atomics = Atomics} ->
             atomics:put(Atomics, ?A_ENABLED, Value);
         undefined ->
             {error, not_started}
@@ -200,7 +200,7 @@ set_enabled(Value) ->
 -spec is_enabled() -> boolean().
 is_enabled() ->
     case persistent_term:get(?PT_QUEUE, undefined) of
-        {_Tab, Atomics, _Counters, _Batch, _Limit} ->
+        #dqsd_queue{atomics = Atomics} ->
             atomics:get(Atomics, ?A_ENABLED) =:= 1;
         undefined ->
             false
@@ -214,7 +214,11 @@ flush() ->
 %% @doc Exports what is queued now, one attempt per request (no backoff), and
 %% returns when done: `ok' if everything was delivered, otherwise
 %% `{error, {not_exported, #{spans := N, events := M}}}', or
-%% `{error, timeout}' after `Timeout' milliseconds. For tests and shutdown;
+%% `{error, timeout}' after `Timeout' milliseconds, or `{error, not_started}'
+%% when no exporter is running (the application is not started, or the
+%% watchdog has yet to restart a stopped exporter), or
+%% `{error, {exporter_exited, Reason}}' when it stopped during the call
+%% (what it had taken from the queue is lost). For tests and shutdown;
 %% the exporter flushes on its own.
 -spec flush(timeout()) -> ok | {error, term()}.
 flush(Timeout) ->
@@ -222,18 +226,23 @@ flush(Timeout) ->
         gen_server:call(?EXPORTER, flush, Timeout)
     catch
         exit:{timeout, _} -> {error, timeout};
-        exit:{noproc, _} -> {error, not_started}
+        exit:{noproc, _} -> {error, not_started};
+        %% The exporter stopped (was killed, say) during the call: the
+        %% caller gets an answer, not the exporter's exit.
+        exit:{Reason, {gen_server, call, _}} -> {error, {exporter_exited, Reason}}
     end.
 
 %% @doc Counters since the application started: `queued' (items waiting now),
 %% `exported_spans', `exported_events', `dropped_spans' and `dropped_events'
 %% (the queue was full), `failed_spans' and `failed_events' (export gave up
 %% after its retries or the collector refused them), `export_requests' and
-%% `export_errors' (failed attempts, retried or not).
+%% `export_errors' (failed attempts, retried or not; an attempt while inets
+%% is stopped is one), `exporter_restarts' (exporters started again by the
+%% watchdog after the previous one stopped).
 -spec stats() -> #{atom() => non_neg_integer()}.
 stats() ->
     case persistent_term:get(?PT_QUEUE, undefined) of
-        {_Tab, Atomics, Counters, _Batch, _Limit} ->
+        #dqsd_queue{atomics = Atomics, counters = Counters} ->
             C = fun(I) -> counters:get(Counters, I) end,
             #{queued => atomics:get(Atomics, ?A_SIZE),
               exported_spans => C(?C_EXPORTED_SPANS),
@@ -243,7 +252,8 @@ stats() ->
               failed_spans => C(?C_FAILED_SPANS),
               failed_events => C(?C_FAILED_EVENTS),
               export_requests => C(?C_EXPORT_REQUESTS),
-              export_errors => C(?C_EXPORT_ERRORS)};
+              export_errors => C(?C_EXPORT_ERRORS),
+              exporter_restarts => C(?C_EXPORTER_RESTARTS)};
         undefined ->
             #{}
     end.
@@ -269,7 +279,8 @@ enqueue(Queue, Item, DropCounter) ->
         error:badarg -> ok
     end.
 
-store({Tab, Atomics, Counters, Batch, Limit}, Item, DropCounter) ->
+store(#dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters,
+                  batch_size = Batch, limit = Limit}, Item, DropCounter) ->
     case atomics:add_get(Atomics, ?A_SIZE, 1) of
         N when N > Limit ->
             atomics:sub(Atomics, ?A_SIZE, 1),

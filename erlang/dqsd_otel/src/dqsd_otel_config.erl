@@ -15,8 +15,8 @@
 %% | `queue_limit'          | `8192'                     | most items (spans + start events) queued; more are dropped and counted |
 %% | `export_timeout_ms'    | `10000'                    | timeout of one HTTP request |
 %% | `max_retries'          | `5'                        | retries of a failed request before its items are counted as failed |
-%% | `retry_backoff_ms'     | `100'                      | first retry delay; doubles per retry, with jitter |
-%% | `retry_backoff_max_ms' | `5000'                     | longest retry delay |
+%% | `retry_backoff_ms'     | `100'                      | first retry delay; doubles per retry, with jitter; also the first delay before restarting a stopped exporter |
+%% | `retry_backoff_max_ms' | `5000'                     | longest retry delay, and longest delay before restarting the exporter |
 %%
 %% When `endpoint', `service_name' or `resource_attributes' is not set, the
 %% standard OpenTelemetry variables `OTEL_EXPORTER_OTLP_ENDPOINT',

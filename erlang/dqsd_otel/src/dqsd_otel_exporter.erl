@@ -13,6 +13,15 @@
 %% beyond which callers drop and count. After `max_retries' retries, or on
 %% any other HTTP error, the request's items are counted as failed and
 %% export moves on. Callers never wait for any of this.
+%%
+%% inets is a dependency, but stopping it does not stop this application:
+%% httpc's processes go away and its calls exit (`noproc'). Such an exit,
+%% like any exception of httpc, is a failed attempt, counted and retried as
+%% a connection error is; before the next attempt the exporter starts its
+%% httpc profile again, which succeeds once inets is back. When it starts,
+%% the exporter also starts inets (and ssl for an https endpoint) if they
+%% are not running; if that fails it runs degraded, and each attempt tries
+%% again with the backoff of a failed request.
 -module(dqsd_otel_exporter).
 
 -behaviour(gen_server).
@@ -21,7 +30,8 @@
 -include_lib("kernel/include/logger.hrl").
 
 -export([start_link/2]).
--export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
+-export([init/1, handle_continue/2, handle_call/3, handle_cast/2, handle_info/2,
+         terminate/2]).
 
 -define(HTTPC_PROFILE, dqsd_otel).
 
@@ -45,19 +55,27 @@
     attempt = 0 :: non_neg_integer(),
     retry_timer :: reference() | undefined,
     %% Whether the last attempt failed (to log state changes only).
-    failing = false :: boolean()
+    failing = false :: boolean(),
+    %% Whether our httpc profile is taken to be running. `down' at start
+    %% and after httpc raised: the next attempt starts the profile first.
+    http = down :: up | down,
+    %% Whether that start may also start inets (and ssl): until this
+    %% exporter has seen them running. Later it waits for whoever stopped
+    %% inets to start it again rather than overrule them.
+    start_apps = true :: boolean()
 }).
 
 %% @doc Starts the exporter, registered as `dqsd_otel_exporter'.
--spec start_link(dqsd_otel_config:config(), tuple()) -> {ok, pid()} | {error, term()}.
+-spec start_link(dqsd_otel_config:config(), #dqsd_queue{}) -> {ok, pid()} | {error, term()}.
 start_link(Config, Queue) ->
     gen_server:start_link({local, ?EXPORTER}, ?MODULE, {Config, Queue}, []).
 
-%% @private
--spec init({dqsd_otel_config:config(), tuple()}) -> {ok, #state{}}.
-init({Config, {Tab, Atomics, Counters, _Batch, _Limit}}) ->
+%% @private Never fails: what can fail (starting inets, ssl and the httpc
+%% profile) is done in handle_continue/2, right after.
+-spec init({dqsd_otel_config:config(), #dqsd_queue{}}) ->
+    {ok, #state{}, {continue, http_up}}.
+init({Config, #dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters}}) ->
     process_flag(trap_exit, true),
-    ok = start_httpc(Config),
     #{service_name := Service, resource_attributes := ResourceAttributes,
       headers := Headers, compression := Compression} = Config,
     State = #state{config = Config, tab = Tab, atomics = Atomics,
@@ -68,7 +86,22 @@ init({Config, {Tab, Atomics, Counters, _Batch, _Limit}}) ->
                                  none -> Headers
                              end},
     schedule_tick(State),
-    {ok, State}.
+    {ok, State, {continue, http_up}}.
+
+%% @private Starting inets or ssl is a call to the application controller,
+%% made here rather than in init/1 so that the supervisor never waits for
+%% it: were the controller busy stopping this application, which waits for
+%% the supervisor, they would wait for each other.
+-spec handle_continue(http_up, #state{}) -> {noreply, #state{}}.
+handle_continue(http_up, State) ->
+    case http_up(State) of
+        {ok, State1} ->
+            {noreply, State1};
+        {error, Why, State1} ->
+            ?LOG_WARNING("dqsd_otel: cannot start the HTTP client (~0tP); exporting "
+                         "will retry with backoff", [Why, 20]),
+            {noreply, State1#state{failing = true}}
+    end.
 
 %% @private
 -spec handle_call(term(), gen_server:from(), #state{}) ->
@@ -101,26 +134,56 @@ handle_info(_Info, State) ->
     {noreply, State}.
 
 %% @private The application is stopping (callers no longer queue): one last
-%% attempt at what is left, within the supervisor's shutdown time.
+%% attempt at what is left, within the supervisor's shutdown time. It does
+%% not start inets: the application controller, busy stopping this
+%% application, would not answer.
 -spec terminate(term(), #state{}) -> ok.
 terminate(_Reason, State) ->
-    _ = flush(cancel_retry(State)),
-    _ = inets:stop(httpc, ?HTTPC_PROFILE),
+    _ = flush(cancel_retry(State#state{start_apps = false})),
+    %% inets may be gone, and the profile with it.
+    _ = catch inets:stop(httpc, ?HTTPC_PROFILE),
     ok.
 
 %%--------------------------------------------------------------------
 
-start_httpc(#{traces_url := Url}) ->
-    case lists:prefix("https:", Url) of
-        true -> {ok, _} = application:ensure_all_started(ssl);
-        false -> ok
-    end,
+%% Makes sure requests can be made: with `start_apps', starts inets (and ssl
+%% for an https endpoint) if needed, then our httpc profile if needed. The
+%% profile lives under inets's supervisor: it is gone when inets was
+%% stopped, and starting it then fails with `inets_not_started'.
+http_up(#state{http = up} = State) ->
+    {ok, State};
+http_up(#state{start_apps = StartApps, config = #{traces_url := Url}} = State) ->
+    try
+        case StartApps of
+            true -> start_apps([inets | [ssl || lists:prefix("https:", Url)]]);
+            false -> ok
+        end,
+        start_profile(),
+        {ok, State#state{http = up, start_apps = false}}
+    catch
+        throw:Why -> {error, Why, State};
+        Class:Reason -> {error, {Class, Reason}, State}
+    end.
+
+start_apps(Apps) ->
+    lists:foreach(fun(App) ->
+                          case application:ensure_all_started(App) of
+                              {ok, _} -> ok;
+                              {error, Why} -> throw({cannot_start, App, Why})
+                          end
+                  end, Apps).
+
+start_profile() ->
     case inets:start(httpc, [{profile, ?HTTPC_PROFILE}]) of
         {ok, _} -> ok;
-        {error, {already_started, _}} -> ok
+        {error, {already_started, _}} -> ok;
+        {error, Why} -> throw(Why)
     end,
-    httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000}],
-                      ?HTTPC_PROFILE).
+    case httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000}],
+                           ?HTTPC_PROFILE) of
+        ok -> ok;
+        {error, Why2} -> throw(Why2)
+    end.
 
 schedule_tick(#state{config = #{batch_interval_ms := Interval}}) ->
     erlang:send_after(Interval, self(), tick).
@@ -205,8 +268,9 @@ encode(Kind, Url, Items, Compression, State, Encode) ->
 %% failed.
 send([], State) ->
     State#state{pending = [], attempt = 0};
-send([Request | Rest] = Requests, #state{attempt = Attempt, config = Config} = State) ->
-    case post(Request, State) of
+send([Request | Rest] = Requests, State0) ->
+    {Result, #state{attempt = Attempt, config = Config} = State} = post(Request, State0),
+    case Result of
         ok ->
             count(State, exported_counter(Request#request.kind), Request#request.count),
             send(Rest, recovered(State#state{attempt = 0}));
@@ -251,8 +315,9 @@ flush_batches(N, State, Lost) ->
 
 send_once([], State, Lost) ->
     {Lost, State};
-send_once([#request{kind = Kind, count = Count} = Request | Rest], State, Lost) ->
-    case post(Request, State) of
+send_once([#request{kind = Kind, count = Count} = Request | Rest], State0, Lost) ->
+    {Result, State} = post(Request, State0),
+    case Result of
         ok ->
             count(State, exported_counter(Kind), Count),
             send_once(Rest, recovered(State), Lost);
@@ -265,14 +330,45 @@ send_once([#request{kind = Kind, count = Count} = Request | Rest], State, Lost) 
 add_lost(Kind, Count, Lost) ->
     maps:update_with(Kind, fun(N) -> N + Count end, Count, Lost).
 
-post(#request{url = Url, body = Body},
-     #state{headers = Headers,
-            config = #{export_timeout_ms := Timeout, ssl_options := Ssl}} = State) ->
-    count(State, ?C_EXPORT_REQUESTS, 1),
+%% One attempt: `{ok | {drop, Why} | {retry, Why, RetryAfter}, State}'.
+post(Request, State0) ->
+    count(State0, ?C_EXPORT_REQUESTS, 1),
+    case http_up(State0) of
+        {ok, State} ->
+            try request(Request, State) of
+                {error, {not_started, _}} = Result ->
+                    %% httpc's own word that the profile is gone.
+                    {result(Result, State), State#state{http = down}};
+                Result ->
+                    {result(Result, State), State}
+            catch
+                %% inets was stopped (noproc) or httpc failed otherwise: a
+                %% failed attempt, and the profile is started again before
+                %% the next one.
+                Class:Reason ->
+                    count(State, ?C_EXPORT_ERRORS, 1),
+                    {{retry, {httpc, Class, exit_reason(Reason)}, undefined},
+                     State#state{http = down}}
+            end;
+        {error, Why, State} ->
+            count(State, ?C_EXPORT_ERRORS, 1),
+            {{retry, {http_client_down, Why}, undefined}, State}
+    end.
+
+request(#request{url = Url, body = Body},
+        #state{headers = Headers,
+               config = #{export_timeout_ms := Timeout, ssl_options := Ssl}}) ->
     HttpOptions = [{timeout, Timeout}, {connect_timeout, min(Timeout, 5000)},
                    {autoredirect, false} | [{ssl, Ssl} || Ssl =/= []]],
-    Result = httpc:request(post, {Url, Headers, "application/json", Body},
-                           HttpOptions, [{body_format, binary}], ?HTTPC_PROFILE),
+    httpc:request(post, {Url, Headers, "application/json", Body},
+                  HttpOptions, [{body_format, binary}], ?HTTPC_PROFILE).
+
+%% The reason of a failed gen_server call without the call itself, which
+%% holds the whole request body.
+exit_reason({Reason, {gen_server, call, _}}) -> Reason;
+exit_reason(Reason) -> Reason.
+
+result(Result, State) ->
     case Result of
         {ok, {{_, Code, _}, _, _}} when Code >= 200, Code < 300 ->
             ok;

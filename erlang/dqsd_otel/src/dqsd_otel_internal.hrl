@@ -24,10 +24,21 @@
 %% application starts and erased when it stops.
 -define(PT_QUEUE, {dqsd_otel, queue}).
 
-%% The queue handle: {Table, Atomics, Counters, BatchSize, QueueLimit}.
-%% Table is an ordered_set keyed by erlang:unique_integer([monotonic]), so
-%% the exporter drains items in the order they were queued (a span's start
-%% event always before the span).
+%% The queue handle, created by the supervisor and kept in persistent_term.
+-record(dqsd_queue, {
+    %% ordered_set keyed by erlang:unique_integer([monotonic]), so the
+    %% exporter drains items in the order they were queued (a span's start
+    %% event always before the span). Owned by the supervisor.
+    tab :: ets:tid(),
+    %% Slots ?A_SIZE and ?A_ENABLED below.
+    atomics :: atomics:atomics_ref(),
+    %% Slots ?C_* below.
+    counters :: counters:counters_ref(),
+    %% Items per batch: callers wake the exporter at each multiple.
+    batch_size :: pos_integer(),
+    %% Most items queued; more are dropped and counted.
+    limit :: pos_integer()
+}).
 
 %% Atomics slots.
 -define(A_SIZE, 1).      % items in the queue (start events + spans)
@@ -42,10 +53,13 @@
 -define(C_FAILED_EVENTS, 6).
 -define(C_EXPORT_REQUESTS, 7).
 -define(C_EXPORT_ERRORS, 8).
--define(C_COUNT, 8).
+-define(C_EXPORTER_RESTARTS, 9).
+-define(C_COUNT, 9).
 
-%% Registered name of the exporter.
+%% Registered names of the supervisor, the exporter and its watchdog.
+-define(SUP, dqsd_otel_sup).
 -define(EXPORTER, dqsd_otel_exporter).
+-define(WATCHDOG, dqsd_otel_watchdog).
 
 %% Process dictionary keys of the calling process.
 -define(PD_CURRENT, '$dqsd_otel_current_span').

@@ -1,6 +1,15 @@
 %% @doc Top supervisor of dqsd_otel. It owns the queue (an ETS table and its
 %% counters), so that the queue and what is in it outlive a restart of the
-%% exporter, and supervises the exporter.
+%% exporter, and supervises the exporter and its watchdog.
+%%
+%% The exporter is a `temporary' child: the supervisor never restarts it, so
+%% its exits do not count towards the restart intensity (5 in 10 s). Were it
+%% `permanent', six exits in ten seconds (a crash loop, or someone killing
+%% it) would stop this supervisor, the application with it, the queue
+%% callers write to, and — for an application started `permanent' — the
+%% node. `dqsd_otel_watchdog' restarts it instead, after a backoff and
+%% without limit. The supervisor still stops the exporter, with its last
+%% flush, when the application stops.
 -module(dqsd_otel_sup).
 
 -behaviour(supervisor).
@@ -13,7 +22,7 @@
 %% @doc Starts the supervisor with a checked configuration.
 -spec start_link(dqsd_otel_config:config()) -> {ok, pid()} | {error, term()}.
 start_link(Config) ->
-    supervisor:start_link({local, ?MODULE}, ?MODULE, Config).
+    supervisor:start_link({local, ?SUP}, ?MODULE, Config).
 
 %% @private
 -spec init(dqsd_otel_config:config()) ->
@@ -27,13 +36,22 @@ init(#{enabled := Enabled, batch_size := Batch, queue_limit := Limit} = Config) 
     Atomics = atomics:new(2, [{signed, true}]),
     atomics:put(Atomics, ?A_ENABLED, case Enabled of true -> 1; false -> 0 end),
     Counters = counters:new(?C_COUNT, [write_concurrency]),
-    Queue = {Tab, Atomics, Counters, Batch, Limit},
+    Queue = #dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters,
+                        batch_size = Batch, limit = Limit},
     persistent_term:put(?PT_QUEUE, Queue),
-    Exporter = #{id => dqsd_otel_exporter,
+    Exporter = #{id => ?EXPORTER,
                  start => {dqsd_otel_exporter, start_link, [Config, Queue]},
-                 restart => permanent,
+                 restart => temporary,
                  %% Time for the last flush when the application stops.
                  shutdown => 5000,
                  type => worker,
                  modules => [dqsd_otel_exporter]},
-    {ok, {#{strategy => one_for_one, intensity => 5, period => 10}, [Exporter]}}.
+    %% Started after the exporter, which it finds by name.
+    Watchdog = #{id => ?WATCHDOG,
+                 start => {dqsd_otel_watchdog, start_link, [Exporter, Config, Queue]},
+                 restart => permanent,
+                 shutdown => 1000,
+                 type => worker,
+                 modules => [dqsd_otel_watchdog]},
+    {ok, {#{strategy => one_for_one, intensity => 5, period => 10},
+          [Exporter, Watchdog]}}.

@@ -465,6 +465,224 @@ exporter_restart_test() ->
     end).
 
 %%--------------------------------------------------------------------
+%% Surviving inets and the exporter going away. Before these were handled,
+%% stopping inets made httpc:request exit `noproc' in the exporter, its
+%% restarts failed on `{error, inets_not_started}', and five restarts in
+%% ten seconds stopped the supervisor and the application (and, for a
+%% permanent application, the node); six quick kills of the exporter did
+%% the same.
+
+%% Runs Fun with the application exporting to a local server every 20 ms,
+%% and starts inets again afterwards, whatever Fun did to it, so that a
+%% failing test does not leave the next ones without inets.
+with_inets_server(Fun) ->
+    with_server(fun ok_200/2, #{batch_interval_ms => 20}, fun(_) ->
+        try
+            Fun()
+        after
+            application:unset_env(inets, services),
+            {ok, _} = application:ensure_all_started(inets)
+        end
+    end).
+
+record(Name) ->
+    ?assertEqual(ok, dqsd_otel:end_span(dqsd_otel:start_span(Name))).
+
+%% Waits (at most 5 s) for a /v1/traces request with a span named Name;
+%% other requests are skipped.
+await_span(Name) ->
+    Deadline = erlang:monotonic_time(millisecond) + 5000,
+    await_span(Name, Deadline).
+
+await_span(Name, Deadline) ->
+    Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
+    receive
+        {dqsd_http, _, <<"/v1/traces">>, _, Body} ->
+            case lists:member(Name, [maps:get(<<"name">>, S) || S <- spans(Body)]) of
+                true -> ok;
+                false -> await_span(Name, Deadline)
+            end;
+        {dqsd_http, _, _, _, _} ->
+            await_span(Name, Deadline)
+    after Left ->
+        error({span_never_exported, Name, dqsd_otel:stats()})
+    end.
+
+%% Waits for an exporter other than Old to be registered.
+new_exporter(Old) ->
+    wait_until(fun() ->
+                       New = whereis(dqsd_otel_exporter),
+                       New =/= undefined andalso New =/= Old
+               end),
+    whereis(dqsd_otel_exporter).
+
+app_running() ->
+    lists:keymember(dqsd_otel, 1, application:which_applications()).
+
+inets_running() ->
+    lists:keymember(inets, 1, application:which_applications()).
+
+%% inets stopped under a running exporter: its attempts fail and are
+%% counted, it keeps running, and it exports again by itself, without being
+%% restarted, once inets is back.
+inets_stopped_test() ->
+    with_inets_server(fun() ->
+        record(<<"before">>),
+        await_span(<<"before">>),
+        Exporter = whereis(dqsd_otel_exporter),
+        Sup = whereis(dqsd_otel_sup),
+        #{export_errors := Errors, failed_spans := Failed} = dqsd_otel:stats(),
+        ok = application:stop(inets),
+        record(<<"during">>),
+        %% 1 + max_retries (5) failed attempts, 5 to 20 ms apart, for the
+        %% start event and then as many for the span: at least 12 errors
+        %% once the span is given up on, after about 150 ms.
+        wait_until(fun() -> stat(failed_spans) > Failed end),
+        ?assert(stat(export_errors) >= Errors + 12),
+        ?assertEqual(Exporter, whereis(dqsd_otel_exporter)),
+        ?assertEqual(Sup, whereis(dqsd_otel_sup)),
+        ?assert(app_running()),
+        %% It does not start inets again itself: whoever stopped it does.
+        ?assertNot(inets_running()),
+        {ok, _} = application:ensure_all_started(inets),
+        record(<<"after">>),
+        await_span(<<"after">>),
+        ?assertEqual(Exporter, whereis(dqsd_otel_exporter)),
+        ?assertEqual(0, stat(exporter_restarts))
+    end).
+
+%% inets stopped, then the exporter killed ten times in quick succession,
+%% each time as soon as the watchdog has started the next one; callers go
+%% on recording throughout. Export resumes, the supervisor is the same, the
+%% application still runs.
+exporter_killed_repeatedly_test() ->
+    with_inets_server(fun() ->
+        record(<<"before">>),
+        await_span(<<"before">>),
+        Sup = whereis(dqsd_otel_sup),
+        ok = application:stop(inets),
+        record(<<"inets_stopped">>),
+        %% The caller's path needs no exporter.
+        kill_exporter(10, fun() -> record(<<"exporter_killed">>) end),
+        ?assertEqual(Sup, whereis(dqsd_otel_sup)),
+        ?assert(app_running()),
+        {ok, _} = application:ensure_all_started(inets),
+        record(<<"after">>),
+        await_span(<<"after">>),
+        %% Nine restarts at least are the watchdog's (the first kill may hit
+        %% the exporter the supervisor started).
+        ?assert(stat(exporter_restarts) >= 9)
+    end).
+
+%% The same ten kills with inets running: the watchdog's restarts do not
+%% count towards the supervisor's restart intensity (5 in 10 s).
+exporter_kills_leave_supervisor_test() ->
+    with_server(fun ok_200/2, #{batch_interval_ms => 20}, fun(_) ->
+        Sup = whereis(dqsd_otel_sup),
+        kill_exporter(10, fun() -> ok end),
+        ?assertEqual(Sup, whereis(dqsd_otel_sup)),
+        record(<<"after">>),
+        await_span(<<"after">>)
+    end).
+
+%% inets stopped and ten kills with the application started `permanent', as
+%% a release starts it, on a node of its own: had the supervisor stopped,
+%% the node would have stopped with it.
+permanent_node_survives_test_() ->
+    {timeout, 60, fun permanent_node_survives/0}.
+
+permanent_node_survives() ->
+    {ok, Server} = dqsd_otel_test_http:start(fun ok_200/2),
+    Paths = lists:usort([filename:absname(filename:dirname(code:which(M)))
+                         || M <- [dqsd_otel, ?MODULE, dqsd_otel_test_http]]),
+    %% No crash dump should the node stop.
+    {ok, Peer, _Node} = peer:start(#{connection => standard_io,
+                                     env => [{"ERL_CRASH_DUMP_SECONDS", "0"}],
+                                     args => ["-kernel", "logger_level", "critical"
+                                              | lists:append([["-pa", P] || P <- Paths])]}),
+    Call = fun(F, A) -> peer:call(Peer, ?MODULE, F, A, 15000) end,
+    try
+        ok = Call(peer_start, [dqsd_otel_test_http:endpoint(Server)]),
+        ok = peer:call(Peer, application, stop, [inets]),
+        ok = Call(record, [<<"inets_stopped">>]),
+        ok = Call(kill_exporter, [10, fun() -> ok end]),
+        ?assertEqual(true, Call(app_running, [])),
+        {ok, _} = peer:call(Peer, application, ensure_all_started, [inets]),
+        ok = Call(record, [<<"after">>]),
+        await_span(<<"after">>)
+    after
+        catch peer:stop(Peer),
+        dqsd_otel_test_http:stop(Server),
+        forget_requests()
+    end.
+
+%% On the peer node: dqsd_otel started permanent, exporting to Endpoint.
+peer_start(Endpoint) ->
+    Env = #{endpoint => Endpoint, batch_interval_ms => 20, retry_backoff_ms => 5,
+            retry_backoff_max_ms => 20},
+    maps:foreach(fun(K, V) -> application:set_env(dqsd_otel, K, V) end, Env),
+    {ok, _} = application:ensure_all_started(dqsd_otel, permanent),
+    ok.
+
+%% Kills the exporter N times, each as soon as the watchdog has started the
+%% next one, and runs After after each kill.
+kill_exporter(N, After) ->
+    lists:foldl(fun(_, Old) ->
+                        New = new_exporter(Old),
+                        exit(New, kill),
+                        After(),
+                        New
+                end, undefined, lists:seq(1, N)),
+    ok.
+
+%% An exporter (re)started while inets cannot be started runs degraded:
+%% it stays up, counts its failed attempts, and starts inets itself on a
+%% later attempt once that works.
+inets_cannot_start_test() ->
+    with_inets_server(fun() ->
+        ok = application:stop(inets),
+        %% inets's supervisor fails in init with this setting.
+        ok = application:set_env(inets, services, not_a_list),
+        Old = whereis(dqsd_otel_exporter),
+        exit(Old, kill),
+        New = new_exporter(Old),
+        Errors = stat(export_errors),
+        record(<<"degraded">>),
+        wait_until(fun() -> stat(export_errors) > Errors end),
+        ?assertNot(inets_running()),
+        ?assertEqual(New, whereis(dqsd_otel_exporter)),
+        ?assertEqual(1, stat(exporter_restarts)),
+        application:unset_env(inets, services),
+        %% Nobody else starts inets here.
+        record(<<"after">>),
+        await_span(<<"after">>),
+        ?assert(inets_running()),
+        ?assertEqual(New, whereis(dqsd_otel_exporter))
+    end).
+
+%% With no exporter at all (its watchdog stopped too), callers queue up to
+%% the queue limit, then drop and count; a watchdog started again finds no
+%% exporter, starts one, and what was queued is exported.
+exporter_down_queue_bound_test() ->
+    with_server(fun ok_200/2, #{queue_limit => 10, batch_size => 1000}, fun(_) ->
+        ok = supervisor:terminate_child(dqsd_otel_sup, dqsd_otel_watchdog),
+        Old = whereis(dqsd_otel_exporter),
+        exit(Old, kill),
+        wait_until(fun() -> whereis(dqsd_otel_exporter) =:= undefined end),
+        %% 8 spans = 16 items: the first 10 fit (5 starts, 5 ends).
+        [record(<<"s">>) || _ <- lists:seq(1, 8)],
+        ?assertMatch(#{queued := 10, dropped_events := 3, dropped_spans := 3},
+                     dqsd_otel:stats()),
+        ?assertEqual({error, not_started}, dqsd_otel:flush()),
+        {ok, _} = supervisor:restart_child(dqsd_otel_sup, dqsd_otel_watchdog),
+        new_exporter(Old),
+        ?assertEqual(ok, dqsd_otel:flush()),
+        ?assertMatch(#{queued := 0, exported_spans := 5, exported_events := 5,
+                       exporter_restarts := 1},
+                     dqsd_otel:stats())
+    end).
+
+%%--------------------------------------------------------------------
 %% Configuration
 
 config_test() ->
