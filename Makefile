@@ -18,6 +18,7 @@ test: vet test-go test-race test-erlang e2e
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it"; exit 1; }
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet .
 
@@ -26,7 +27,7 @@ test-go:
 	$(GO) test -count=1 -tags purego ./deltaq/...
 
 test-race:
-	$(GO) test -count=1 -race ./processor/... ./exporter/... ./analysis/...
+	$(GO) test -count=1 -race ./processor/... ./exporter/... ./connector/... ./analysis/... ./internal/... ./cmd/...
 
 ## test-erlang: EUnit for erlang/dqsd_otel when Erlang/OTP is installed.
 test-erlang:
@@ -49,6 +50,7 @@ $(MDATAGEN): internal/tools/go.mod internal/tools/tools.go
 generate: $(MDATAGEN)
 	cd processor/deltaqprocessor && $(MDATAGEN) metadata.yaml
 	cd exporter/deltaqexporter && $(MDATAGEN) metadata.yaml
+	cd connector/deltaqconnector && $(MDATAGEN) metadata.yaml
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,19 +1,16 @@
 package analysis
 
 import (
-	"math"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// analyzer holds the state that outlives a window: per-probe histories for
-// the band, running totals, trigger states and the snapshot recorder. It is
+// analyzer holds the state that outlives a window: per-probe windows of
+// observed ΔQs for the band, running totals, trigger states and the snapshot recorder. It is
 // used under Engine.amu.
 type analyzer struct {
 	cfg    *Config
@@ -36,15 +33,16 @@ type analyzer struct {
 
 // probeState is what the analyzer remembers of one probe.
 type probeState struct {
-	name    string
-	cfg     ProbeConfig
-	qta     *deltaq.QTA // cfg.QTA in seconds
-	totals  Counts
-	history history
-	trig    [numTriggers]trigger
+	name   string
+	cfg    ProbeConfig
+	qta    *deltaq.QTA // cfg.QTA in seconds
+	totals Counts
+	// band is the window of the last Config.History observed ΔQs.
+	band *deltaq.RunningBand
+	trig [numTriggers]trigger
 }
 
-func newAnalyzer(cfg *Config, _ time.Time) (*analyzer, error) {
+func newAnalyzer(cfg *Config) *analyzer {
 	a := &analyzer{
 		cfg:        cfg,
 		probes:     make(map[string]*probeState),
@@ -71,7 +69,7 @@ func newAnalyzer(cfg *Config, _ time.Time) (*analyzer, error) {
 	}
 	sort.Strings(a.referenced)
 	a.snap.cfg = cfg.Snapshot
-	return a, nil
+	return a
 }
 
 // diagramInputs returns, for each definition and operator of a validated
@@ -177,25 +175,52 @@ func (a *analyzer) state(name string) *probeState {
 		q, _ := s.cfg.QTA.DeltaQ()
 		s.qta = &q
 	}
-	s.history.k = a.cfg.History
+	// withDefaults made History ≥ 1, the only error of NewRunningBand.
+	s.band, _ = deltaq.NewRunningBand(a.cfg.History)
 	a.probes[name] = s
 	return s
 }
 
-// close analyses one detached window.
+// close analyses one detached window: the observed ΔQs of all its probes
+// first (the diagram needs all of them), then the diagram's calculated ΔQs,
+// then each probe against its history, QTA and triggers.
 func (a *analyzer) close(c *closing) *Result {
 	r := &Result{
 		Start: time.Unix(0, c.start).UTC(),
 		End:   time.Unix(0, c.end).UTC(),
 	}
+	a.observe(r, c)
+	var ev *diagram.Evaluation
+	if a.cfg.Diagram != nil {
+		// Evaluate fails only for a diagram that was not validated, which
+		// Config.Validate rules out.
+		ev, _ = a.cfg.Diagram.Evaluate(a.inputs)
+	}
+	for j := range r.Probes {
+		a.analyseProbe(r, &r.Probes[j], ev)
+	}
+	for _, n := range a.referenced {
+		if i, ok := sort.Find(len(r.Probes), func(j int) int { return strings.Compare(n, r.Probes[j].Name) }); !ok || r.Probes[i].Counts.Total() == 0 {
+			r.NoInstances = append(r.NoInstances, n)
+		}
+	}
+	a.snap.window(r, &a.nextID)
+	for _, n := range c.forget {
+		delete(a.probes, n)
+	}
+	return r
+}
+
+// observe sets r.Probes to the window's probes sorted by name, with their
+// counts and observed ΔQs, and records the observed ΔQs (a.inputs) and the
+// under-resolved probes (a.coarse) of the window.
+func (a *analyzer) observe(r *Result, c *closing) {
 	order := make([]int, len(c.names))
 	for i := range order {
 		order[i] = i
 	}
 	sort.Slice(order, func(x, y int) bool { return c.names[order[x]] < c.names[order[y]] })
 	r.Probes = make([]ProbeResult, len(order))
-
-	// Observed ΔQs first: the diagram needs all of them.
 	clear(a.inputs)
 	clear(a.coarse)
 	for j, i := range order {
@@ -219,66 +244,53 @@ func (a *analyzer) close(c *closing) *Result {
 			a.inputs[pr.Name] = dq
 		}
 	}
+}
 
-	var ev *diagram.Evaluation
-	if a.cfg.Diagram != nil {
-		// Evaluate fails only for a diagram that was not validated, which
-		// Config.Validate rules out.
-		ev, _ = a.cfg.Diagram.Evaluate(a.inputs)
-	}
-
-	for j := range r.Probes {
-		pr := &r.Probes[j]
-		s := a.state(pr.Name)
-		s.totals.add(pr.Counts)
-		pr.Totals = s.totals
-		if ev != nil && a.calculated[pr.Name] {
-			if res, ok := ev.Result(pr.Name); ok && res.OK && res.Err == nil {
-				dq := res.DeltaQ
-				pr.Calculated = &dq
-			}
+// analyseProbe completes one probe's result from its observed ΔQ and the
+// diagram's evaluation ev (nil without a diagram): totals, calculated ΔQ,
+// band, QTA check, quantiles and divergence, and steps its triggers.
+func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluation) {
+	s := a.state(pr.Name)
+	s.totals.add(pr.Counts)
+	pr.Totals = s.totals
+	if ev != nil && a.calculated[pr.Name] {
+		if res, ok := ev.Result(pr.Name); ok && res.OK && res.Err == nil {
+			dq := res.DeltaQ
+			pr.Calculated = &dq
 		}
+	}
+	if pr.Observed != nil {
+		// A ΔQ from Histogram.DeltaQ is valid, the only error of Push.
+		_ = s.band.Push(*pr.Observed)
+	}
+	if b, ok := s.band.Band(); ok {
+		pr.Band = &b
+	}
+	pr.QTA = s.qta
+	if s.qta != nil && pr.Observed != nil {
+		if c, err := s.qta.Check(*pr.Observed); err == nil {
+			pr.QTACheck = &c
+		}
+	}
+	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
+	for k, q := range a.cfg.Quantiles {
+		qv := QuantileValue{Q: q}
 		if pr.Observed != nil {
-			s.history.push(*pr.Observed)
+			qv.Observed, qv.ObservedOK = pr.Observed.Quantile(q)
 		}
-		pr.Band = s.history.band()
-		pr.QTA = s.qta
-		if s.qta != nil && pr.Observed != nil {
-			if c, err := s.qta.Check(*pr.Observed); err == nil {
-				pr.QTACheck = &c
-			}
+		if pr.Calculated != nil {
+			qv.Calculated, qv.CalculatedOK = pr.Calculated.Quantile(q)
 		}
-		pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
-		for k, q := range a.cfg.Quantiles {
-			qv := QuantileValue{Q: q}
-			if pr.Observed != nil {
-				qv.Observed, qv.ObservedOK = pr.Observed.Quantile(q)
-			}
-			if pr.Calculated != nil {
-				qv.Calculated, qv.CalculatedOK = pr.Calculated.Quantile(q)
-			}
-			pr.Quantiles[k] = qv
-		}
-		if pr.Observed != nil && pr.Calculated != nil {
-			if a.coarseInputs(pr.Name) {
-				pr.DivergenceWithheld = true
-			} else if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
-				pr.Divergence, pr.HasDivergence = d, true
-			}
-		}
-		a.triggers(r, pr, s)
+		pr.Quantiles[k] = qv
 	}
-	for _, n := range a.referenced {
-		if i, ok := sort.Find(len(r.Probes), func(j int) int { return strings.Compare(n, r.Probes[j].Name) }); !ok || r.Probes[i].Counts.Total() == 0 {
-			r.NoInstances = append(r.NoInstances, n)
+	if pr.Observed != nil && pr.Calculated != nil {
+		if a.coarseInputs(pr.Name) {
+			pr.DivergenceWithheld = true
+		} else if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
+			pr.Divergence, pr.HasDivergence = d, true
 		}
 	}
-
-	a.snap.window(r, &a.nextID)
-	for _, n := range c.forget {
-		delete(a.probes, n)
-	}
-	return r
+	a.triggers(r, pr, s)
 }
 
 // underResolved reports whether at least half of the successes of a window
@@ -363,135 +375,4 @@ func condOf(b bool) condition {
 		return condTrue
 	}
 	return condFalse
-}
-
-// history is the ring of the last k observed ΔQs of a probe, with running
-// sums of their CDFs at the bin edges, so that the band is updated by adding
-// the newest ΔQ and removing the oldest (thesis 4.1.5: "the bounds can be
-// updated dynamically by inserting or removing a ΔQ") in O(bins) rather than
-// recomputed by deltaq.Band over K windows in O(K·bins) per probe and
-// window. TestBandMatchesDeltaQBand checks that both give the same band.
-type history struct {
-	k       int
-	width   float64
-	bins    int
-	ring    [][]float64 // CDF at right edges
-	head    int
-	n       int
-	sum     []float64
-	sumSq   []float64
-	scratch []float64
-}
-
-// push adds an observed ΔQ. A ΔQ with a different layout (dMax or bins
-// changed) starts the history afresh: CDFs of different bins cannot be
-// averaged bin by bin.
-func (h *history) push(d deltaq.DeltaQ) {
-	if h.k <= 0 {
-		return
-	}
-	if h.bins != d.Bins() || h.width != d.Width() {
-		h.width, h.bins = d.Width(), d.Bins()
-		h.ring = make([][]float64, h.k)
-		h.head, h.n = 0, 0
-		h.sum = make([]float64, h.bins)
-		h.sumSq = make([]float64, h.bins)
-	}
-	slot := h.ring[h.head]
-	if h.n == h.k {
-		for i, v := range slot {
-			h.sum[i] -= v
-			h.sumSq[i] -= v * v
-		}
-	} else {
-		h.n++
-	}
-	slot = d.CDFEdges(slot)
-	h.ring[h.head] = slot
-	for i, v := range slot {
-		h.sum[i] += v
-		h.sumSq[i] += v * v
-	}
-	h.head = (h.head + 1) % h.k
-	if h.head == 0 {
-		h.resum()
-	}
-}
-
-// resum recomputes the running sums from the ring, once every k pushes, so
-// that rounding from adding and removing does not accumulate over a long run.
-func (h *history) resum() {
-	clear(h.sum)
-	clear(h.sumSq)
-	for _, slot := range h.ring[:h.n] {
-		for i, v := range slot {
-			h.sum[i] += v
-			h.sumSq[i] += v * v
-		}
-	}
-}
-
-// band returns the mean and 95 % band of the ΔQs in the history, or nil when
-// it is empty.
-func (h *history) band() *deltaq.ConfidenceBand {
-	if h.n == 0 {
-		return nil
-	}
-	b := &deltaq.ConfidenceBand{Width: h.width, K: h.n,
-		Mean: make([]float64, h.bins), Lower: make([]float64, h.bins), Upper: make([]float64, h.bins)}
-	fillBand(b, h.sum, h.sumSq, h.n)
-	return b
-}
-
-// fillBand sets the mean μᵢ = Σxᵢ/n and the 95 % band μᵢ ± t(0.975, n−1)·sᵢ/√n
-// with the sample standard deviation sᵢ² = (Σxᵢ² − n·μᵢ²)/(n − 1), clamped
-// to [0, 1]: the band of deltaq.Band (thesis 5.1.3 with the Student t
-// quantile in place of the misprinted (5.9)), kept from running sums. With
-// n = 1 nothing bounds the spread and the band is [0, 1].
-func fillBand(b *deltaq.ConfidenceBand, sum, sumSq []float64, n int) {
-	mean, lower, upper := b.Mean[:len(sum)], b.Lower[:len(sum)], b.Upper[:len(sum)]
-	sumSq = sumSq[:len(sum)]
-	inv := 1 / float64(n)
-	if n == 1 {
-		for i, s := range sum {
-			mean[i], lower[i], upper[i] = min(s, 1), 0, 1
-		}
-		return
-	}
-	// half-width = t·s/√n with s² = (Σx² − n·μ²)/(n − 1) = (Σx² − μ·Σx)/(n − 1).
-	f := studentT975(n-1) / math.Sqrt(float64(n)*float64(n-1))
-	for i, s := range sum {
-		mu := s * inv
-		v := sumSq[i] - mu*s
-		h := 0.0
-		if v > 0 {
-			h = f * math.Sqrt(v)
-		}
-		mean[i] = min(mu, 1)
-		lower[i] = max(mu-h, 0)
-		upper[i] = min(mu+h, 1)
-	}
-}
-
-// studentT975 returns t(0.975, ν), the two-sided 95 % quantile of Student's
-// t distribution with ν degrees of freedom. Values are computed once per ν:
-// the inverse incomplete beta function is too slow to run per probe per
-// window.
-func studentT975(nu int) float64 {
-	tTable.Lock()
-	defer tTable.Unlock()
-	if t, ok := tTable.m[nu]; ok {
-		return t
-	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(nu)}.Quantile(0.975)
-	if tTable.m == nil {
-		tTable.m = make(map[int]float64)
-	}
-	tTable.m[nu] = t
-	return t
-}
-
-var tTable struct {
-	sync.Mutex
-	m map[int]float64
 }

@@ -88,9 +88,9 @@ type ProbeConfig struct {
 
 // QTA is a quantitative timeliness agreement in the thesis's simplified form
 // (4.1.3, 2.1.6): by each Delay at least P of the instances have completed
-// successfully, and at most MaxFailure of them fail or time out. As a ΔQ
-// (deltaq.QTA.DeltaQ) it is the step function through the points; the
-// exporter's drawn QTA curve adds a last step to 1 − MaxFailure at dMax.
+// successfully, and at most MaxFailure of them fail or time out. The curve a
+// ΔQ plot draws for it is deltaq.QTA.RequiredSteps: the points, then a last
+// step to 1 − MaxFailure at dMax.
 type QTA struct {
 	Points     []QTAPoint
 	MaxFailure float64
@@ -208,7 +208,7 @@ func (pc ProbeConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// DeltaQ returns the QTA as a deltaq.QTA (delays in seconds), checked by
+// Requirement returns the QTA as a deltaq.QTA (delays in seconds), checked by
 // deltaq.NewQTA: delays positive and increasing, probabilities in (0, 1]
 // and non-decreasing, none above 1 − MaxFailure.
 func (q *QTA) DeltaQ() (deltaq.QTA, error) {

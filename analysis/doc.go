@@ -30,7 +30,8 @@
 //     defines as an expression, from the observed ΔQs of their components
 //     (thesis 3.4, 4.1.1);
 //   - the mean and 95 % band of the last K observed ΔQs (thesis 4.1.5, with
-//     the Student t band μ ± t(0.975, n−1)·s/√n);
+//     the Student t band μ ± t(0.975, n−1)·s/√n), kept by a
+//     deltaq.RunningBand per probe;
 //   - the QTA verdict (thesis 2.1.6, 4.1.3), quantiles, failure ratio and
 //     the divergence sup_t |F_obs(t) − F_calc(t)| between observed and
 //     calculated ΔQ, which grows when the components stop being independent

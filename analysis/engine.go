@@ -206,10 +206,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 	for i := range e.slots {
 		e.slots[i].k = e.k0 + int64(i)
 	}
-	an, err := newAnalyzer(&e.cfg, now)
-	if err != nil {
-		return nil, err
-	}
+	an := newAnalyzer(&e.cfg)
 	e.an = an
 	// Configured probes exist from the start so that their empty windows
 	// are reported too.
@@ -360,23 +357,9 @@ func (e *Engine) add(in *Instance) {
 		return
 	}
 	own := layout{dmaxNs: in.DMaxNs, bins: in.Bins}
-	p := e.byName[in.Probe]
+	p := e.probeFor(in.Probe, own)
 	if p == nil {
-		if p = e.admit(in.Probe, own); p == nil {
-			return
-		}
-	}
-	if !p.lay.valid() {
-		// A configured probe without a configured layout: a processor
-		// registered after the engine was made, else its first instance.
-		if l, ok := e.lookup(p.name); ok {
-			p.lay = l
-		} else if own.valid() && own.bins <= deltaq.MaxThesisBins {
-			p.lay = own
-		} else {
-			e.drops[DropInvalid]++
-			return
-		}
+		return
 	}
 	dmax := p.lay.dmaxNs
 	oc, end := in.Outcome, in.End
@@ -390,29 +373,9 @@ func (e *Engine) add(in *Instance) {
 	case in.End-in.Start > dmax:
 		oc, end = Timeout, in.Start+dmax
 	}
-	var k int64
-	if e.interval > 0 {
-		k = floorDiv(end, e.interval)
-		if k < e.k0 {
-			if oc != Timeout {
-				e.drops[DropTooLate]++
-				return
-			}
-			// A timeout is known only when its span finally ends (or a
-			// timer fires after a grace): when its own window (start +
-			// dMax) has closed, it counts in the oldest open window
-			// rather than not at all, so that a slow system does not
-			// hide its timeouts.
-			k = e.k0
-			e.lateTimeouts++
-		}
-		if k >= e.k0+e.nslots {
-			e.drops[DropTooEarly]++
-			return
-		}
-	} else {
-		e.minEnd = min(e.minEnd, end)
-		e.maxEnd = max(e.maxEnd, end)
+	k, ok := e.windowOf(oc, end)
+	if !ok {
+		return
 	}
 	s := &e.slots[e.slotOf(k)]
 	a := s.accs[p.idx]
@@ -439,6 +402,63 @@ func (e *Engine) add(in *Instance) {
 		e.rebinned++
 	}
 	e.counted++
+}
+
+// probeFor returns the probe an instance of the given name and own layout
+// counts in, with a valid layout, admitting a new probe; or nil, the drop
+// counted. Called with mu held.
+func (e *Engine) probeFor(name string, own layout) *probe {
+	p := e.byName[name]
+	if p == nil {
+		if p = e.admit(name, own); p == nil {
+			return nil
+		}
+	}
+	if !p.lay.valid() {
+		// A configured probe without a configured layout: a processor
+		// registered after the engine was made, else its first instance.
+		if l, ok := e.lookup(p.name); ok {
+			p.lay = l
+		} else if own.valid() && own.bins <= deltaq.MaxThesisBins {
+			p.lay = own
+		} else {
+			e.drops[DropInvalid]++
+			return nil
+		}
+	}
+	return p
+}
+
+// windowOf returns the window an instance of outcome oc ending at end (Unix
+// ns) counts in, or false, the drop counted: a success or failure whose
+// window has closed is too late, while a timeout then counts in the oldest
+// open window; any instance beyond the open windows is too early. In
+// single-window mode it is window 0, and end widens the window's extent.
+// Called with mu held.
+func (e *Engine) windowOf(oc Outcome, end int64) (int64, bool) {
+	if e.interval == 0 {
+		e.minEnd = min(e.minEnd, end)
+		e.maxEnd = max(e.maxEnd, end)
+		return 0, true
+	}
+	k := floorDiv(end, e.interval)
+	if k < e.k0 {
+		if oc != Timeout {
+			e.drops[DropTooLate]++
+			return 0, false
+		}
+		// A timeout is known only when its span finally ends (or a timer
+		// fires after a grace): when its own window (start + dMax) has
+		// closed, it counts in the oldest open window rather than not at
+		// all, so that a slow system does not hide its timeouts.
+		k = e.k0
+		e.lateTimeouts++
+	}
+	if k >= e.k0+e.nslots {
+		e.drops[DropTooEarly]++
+		return 0, false
+	}
+	return k, true
 }
 
 // newAcc returns an empty accumulator of layout l, reusing a free one.

@@ -1,6 +1,10 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
 
 // Outcome is how an outcome instance ended (thesis 3.3): within dMax
 // (Success), not within dMax (Timeout), or with a failure the application
@@ -15,15 +19,15 @@ const (
 )
 
 // String returns "success", "timeout" or "failure", the values of the
-// deltaq.outcome span attribute.
+// deltaq.outcome span attribute (outcome.Success, …).
 func (o Outcome) String() string {
 	switch o {
 	case Success:
-		return "success"
+		return outcome.Success
 	case Timeout:
-		return "timeout"
+		return outcome.Timeout
 	case Failure:
-		return "failure"
+		return outcome.Failure
 	}
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
@@ -31,11 +35,11 @@ func (o Outcome) String() string {
 // ParseOutcome maps "success", "timeout" and "failure" to their Outcome.
 func ParseOutcome(s string) (Outcome, bool) {
 	switch s {
-	case "success":
+	case outcome.Success:
 		return Success, true
-	case "timeout":
+	case outcome.Timeout:
 		return Timeout, true
-	case "failure":
+	case outcome.Failure:
 		return Failure, true
 	}
 	return 0, false

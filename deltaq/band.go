@@ -26,6 +26,7 @@ type ConfidenceBand struct {
 
 // Band computes the confidence band of a window of ΔQs, typically the last
 // K observed ΔQs of a probe. The window is aligned first (Align); K ≥ 1.
+// RunningBand keeps the same band up to date as ΔQs come and go.
 func Band(window []DeltaQ) (ConfidenceBand, error) {
 	var b ConfidenceBand
 	err := BandInto(&b, window)
@@ -56,65 +57,172 @@ func BandInto(dst *ConfidenceBand, window []DeltaQ) error {
 	for _, d := range ds {
 		n = max(n, len(d.pdf))
 	}
-	k := len(ds)
-	dst.Width, dst.K = ds[0].width, k
+	dst.Width, dst.K = ds[0].width, len(ds)
 	dst.Mean = resize(dst.Mean, n)
 	dst.Lower = resize(dst.Lower, n)
 	dst.Upper = resize(dst.Upper, n)
-	mean, lo, up := dst.Mean, dst.Lower, dst.Upper
+	// The sums of squared deviations live in Upper until the bounds are
+	// formed.
+	moments(dst.Mean, dst.Upper, len(ds), func(j int) []float64 { return ds[j].cum })
+	fillBand(dst.Mean, dst.Upper, dst.Lower, dst.Upper, len(ds))
+	return nil
+}
+
+// moments sets mean[i] to the mean of the k rows' values at i and m2[i] to
+// the sum of their squared deviations from it, in two passes (mean, then
+// deviations) for accuracy, the first row subtracted from the others while
+// summing so that equal values give their value and no spread exactly. A
+// row shorter than mean keeps its last value beyond its end: a CDF is flat
+// beyond its dMax.
+func moments(mean, m2 []float64, k int, row func(j int) []float64) {
+	at := func(c []float64, i int) float64 { return c[min(i, len(c)-1)] }
+	ref := row(0)
 	clear(mean)
-	// Two passes (mean, then squared deviations) for accuracy; the sums of
-	// squares live in up until the bounds are formed.
-	for _, d := range ds {
-		c := d.cum
-		mm := mean[:len(c)]
-		for i, v := range c {
-			mm[i] += v
-		}
-		if last := c[len(c)-1]; len(c) < n {
-			for i := len(c); i < n; i++ {
-				mean[i] += last // flat beyond its dMax
-			}
+	for j := 1; j < k; j++ {
+		c := row(j)
+		for i := range mean {
+			mean[i] += at(c, i) - at(ref, i)
 		}
 	}
 	inv := 1 / float64(k)
 	for i := range mean {
-		mean[i] = min(mean[i]*inv, 1)
+		mean[i] = at(ref, i) + mean[i]*inv
 	}
+	clear(m2)
+	for j := range k {
+		c := row(j)
+		for i := range m2 {
+			e := at(c, i) - mean[i]
+			m2[i] += e * e
+		}
+	}
+}
+
+// fillBand forms the band of k values per bin from their means and sums of
+// squared deviations m2: the half-width is t(0.975, k−1)·sᵢ/√k with
+// sᵢ² = m2ᵢ/(k − 1), and mean, lower and upper are clamped to [0, 1]. With
+// k = 1 the band is [0, 1]. m2 may be upper (it is read before written).
+func fillBand(mean, m2, lower, upper []float64, k int) {
 	if k == 1 {
-		for i := range mean {
-			lo[i], up[i] = 0, 1
+		for i, mu := range mean {
+			mean[i], lower[i], upper[i] = min(mu, 1), 0, 1
 		}
-		return nil
+		return
 	}
-	clear(up)
-	for _, d := range ds {
-		c := d.cum
-		mm, uu := mean[:len(c)], up[:len(c)]
-		for i, v := range c {
-			e := v - mm[i]
-			uu[i] += e * e
-		}
-		if last := c[len(c)-1]; len(c) < n {
-			for i := len(c); i < n; i++ {
-				e := last - mean[i]
-				up[i] += e * e
-			}
-		}
-	}
-	// half-width = t·s/√K with s² = Σ(x−μ)²/(K−1).
 	f := studentT975(k-1) / math.Sqrt(float64(k)*float64(k-1))
-	for i, ss := range up {
-		h := f * math.Sqrt(ss)
-		lo[i] = math.Max(mean[i]-h, 0)
-		up[i] = math.Min(mean[i]+h, 1)
+	for i, mu := range mean {
+		h := 0.0
+		if v := m2[i]; v > 0 { // rounding of a running update can leave v < 0
+			h = f * math.Sqrt(v)
+		}
+		mean[i] = min(mu, 1)
+		lower[i] = max(mu-h, 0)
+		upper[i] = min(mu+h, 1)
 	}
-	return nil
 }
 
 // MeanDeltaQ returns the window's mean CDF as a ΔQ.
 func (b ConfidenceBand) MeanDeltaQ() (DeltaQ, error) {
 	return FromCDF(b.Width, b.Mean)
+}
+
+// RunningBand is the confidence band of the last K ΔQs pushed, kept up to
+// date as they come and go (thesis §4.1.5: "the bounds can be updated
+// dynamically by inserting or removing a ΔQ"): a ring of their CDFs at the
+// bin edges with the running mean and sum of squared deviations of each
+// edge, so that a push costs O(N) for N bins rather than the O(K·N) of
+// Band over the window. It holds K + 1 rows of N values. The running sums
+// are recomputed from the ring every K pushes (as Band computes them), so
+// that rounding from adding and removing does not accumulate over a long
+// run. All ΔQs of a window have one layout: a ΔQ of another bin width or
+// bin count starts the window afresh, since CDFs of different bins cannot be
+// averaged bin by bin. The zero value is not usable; see NewRunningBand.
+type RunningBand struct {
+	k     int
+	width float64
+	ring  [][]float64 // CDFs at the right edges; the oldest at head once full
+	spare []float64   // the row the next push fills
+	head  int
+	n     int
+	mean  []float64
+	m2    []float64
+}
+
+// NewRunningBand returns an empty RunningBand over the last k ΔQs, k ≥ 1.
+func NewRunningBand(k int) (*RunningBand, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("deltaq: RunningBand: window size %d must be ≥ 1", k)
+	}
+	return &RunningBand{k: k}, nil
+}
+
+// Len returns the number of ΔQs in the window, at most K.
+func (r *RunningBand) Len() int { return r.n }
+
+// Push adds d as the newest ΔQ of the window; once the window holds K, the
+// oldest leaves it.
+func (r *RunningBand) Push(d DeltaQ) error {
+	if err := d.valid("RunningBand.Push", 0); err != nil {
+		return err
+	}
+	if r.n > 0 && (len(d.cum) != len(r.mean) || !sameWidth(d.width, r.width)) {
+		r.n, r.head = 0, 0
+	}
+	if r.n == 0 {
+		r.width = d.width
+		r.mean = resize(r.mean, len(d.cum))
+		r.m2 = resize(r.m2, len(d.cum))
+		clear(r.mean)
+		clear(r.m2)
+		if r.ring == nil {
+			r.ring = make([][]float64, r.k)
+		}
+	}
+	x := d.CDFEdges(r.spare)
+	old := r.ring[r.head]
+	if r.n == r.k {
+		// Replace old by x: μ' = μ + (x − o)/K and, from
+		// M2 = Σv² − K·μ², M2' = M2 + (x − o)·(x + o − μ' − μ).
+		inv := 1 / float64(r.k)
+		for i, v := range x {
+			o, mu := old[i], r.mean[i]
+			nu := mu + (v-o)*inv
+			r.m2[i] += (v - o) * (v + o - nu - mu)
+			r.mean[i] = nu
+		}
+	} else {
+		// Welford's update: μ' = μ + (x − μ)/n', M2' = M2 + (x − μ)·(x − μ').
+		r.n++
+		inv := 1 / float64(r.n)
+		for i, v := range x {
+			e := v - r.mean[i]
+			r.mean[i] += e * inv
+			r.m2[i] += e * (v - r.mean[i])
+		}
+	}
+	r.ring[r.head], r.spare = x, old
+	r.head = (r.head + 1) % r.k
+	if r.head == 0 {
+		// The ring holds the window oldest first: re-sum it as Band does.
+		moments(r.mean, r.m2, r.n, func(j int) []float64 { return r.ring[j] })
+	}
+	return nil
+}
+
+// Band returns the mean and 95 % band of the ΔQs in the window, those of
+// Band over the same ΔQs up to rounding (identical right after each
+// re-summation), or false when the window is empty. The band's slices are
+// its own.
+func (r *RunningBand) Band() (ConfidenceBand, bool) {
+	if r.n == 0 {
+		return ConfidenceBand{}, false
+	}
+	n := len(r.mean)
+	b := ConfidenceBand{Width: r.width, K: r.n,
+		Mean: make([]float64, n), Lower: make([]float64, n), Upper: make([]float64, n)}
+	copy(b.Mean, r.mean)
+	fillBand(b.Mean, r.m2, b.Lower, b.Upper, r.n)
+	return b, true
 }
 
 func resize(s []float64, n int) []float64 {
@@ -130,7 +238,9 @@ var (
 )
 
 // studentT975 returns t(0.975, ν), the 97.5 % quantile of Student's t
-// distribution with ν degrees of freedom (memoised).
+// distribution with ν degrees of freedom (the two-sided 95 % interval).
+// Values are memoised, for at most 4096 ν: the inverse incomplete beta
+// function is too slow to run per probe per window.
 func studentT975(nu int) float64 {
 	tMu.Lock()
 	defer tMu.Unlock()

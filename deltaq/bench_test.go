@@ -150,6 +150,35 @@ func BenchmarkBand(b *testing.B) {
 	}
 }
 
+// BenchmarkRunningBand is BenchmarkBand's window kept up to date: one push
+// (the oldest of the 20 ΔQs leaving) and the band read, per window closed.
+func BenchmarkRunningBand(b *testing.B) {
+	r, err := NewRunningBand(20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var win []DeltaQ
+	for i := 0; i < 21; i++ {
+		d, err := Exponential(0.1+0.001*float64(i), 1e-3, 1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		win = append(win, d)
+		_ = r.Push(d)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := r.Push(win[i%len(win)]); err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := r.Band(); !ok {
+			b.Fatal("no band")
+		}
+		i++
+	}
+}
+
 func BenchmarkHistogramAdd(b *testing.B) {
 	h, err := NewHistogram(1e-3, 1000)
 	if err != nil {

@@ -10,7 +10,9 @@ import (
 
 // Parameters of the thesis's bin layout (thesis §5.1.1, (5.3)):
 // dMax = DeltaBase·2ⁿ·N with n ∈ [MinExponent, MaxExponent] and
-// N ∈ [1, MaxThesisBins].
+// N ∈ [1, MaxThesisBins]. N ∈ [1, 1000] is the thesis's range (§4.1.2);
+// n ∈ [−10, 10] is the range the project's design fixes. The processor's
+// configuration checks its exponent and bins against these.
 const (
 	// DeltaBase is Δbase, the base bin width of 1 ms, in seconds.
 	DeltaBase = 1e-3

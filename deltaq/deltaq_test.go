@@ -199,51 +199,19 @@ func TestUniformExponentialSteps(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
-	h, err := NewHistogram(1e-3, 10)
-	if err != nil {
-		t.Fatal(err)
+func TestOperatorsRejectZeroValue(t *testing.T) {
+	var z DeltaQ
+	a := mk(t)(Point(0, 1, 2))
+	if _, err := Convolve(a, z); err == nil {
+		t.Error("Convolve with the zero ΔQ accepted")
 	}
-	// 0.010 is exactly dMax: a success in the last bin (the processor's
-	// rule: duration ≤ dMax); 0.0100001 is beyond it.
-	for _, d := range []float64{0, 0.0005, 0.001, 0.0095, 0.010, 0.0100001, math.Inf(1), -1, math.NaN()} {
-		h.Add(d)
+	if _, err := FirstToFinish(z, a); err == nil {
+		t.Error("FirstToFinish with the zero ΔQ accepted")
 	}
-	h.AddTimeout()
-	h.AddFailure()
-	if h.Successes() != 5 || h.Timeouts() != 3 || h.Failures() != 1 || h.Rejected() != 2 || h.Total() != 9 {
-		t.Fatalf("counts: succ %d to %d fail %d rej %d total %d", h.Successes(), h.Timeouts(), h.Failures(), h.Rejected(), h.Total())
+	if _, err := Rebin(z, 2); err == nil {
+		t.Error("Rebin of the zero ΔQ accepted")
 	}
-	// Upper-inclusive bins: 0, 0.5 ms and 1 ms are in bin 0 = [0, 1] ms
-	// (1 ms used to go to bin 1), 9.5 ms and 10 ms in bin 9 = (9, 10] ms.
-	if c := h.Counts(); c[0] != 3 || c[1] != 0 || c[9] != 2 {
-		t.Fatalf("bin counts %v", c)
-	}
-	d, err := h.DeltaQ()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Count() != 9 || !near(d.Intangible(), 4.0/9, 1e-15) {
-		t.Fatalf("DeltaQ %v", d)
-	}
-	if allocs := testing.AllocsPerRun(100, func() { h.Add(0.003) }); allocs != 0 {
-		t.Errorf("Add allocates %v", allocs)
-	}
-	o, _ := NewHistogram(1e-3, 10)
-	o.Add(0.0045)
-	before := h.Total()
-	if err := h.Merge(o); err != nil || h.Total() != before+1 || h.Counts()[4] != 1 {
-		t.Fatalf("Merge: %v total %d", err, h.Total())
-	}
-	bad, _ := NewHistogram(2e-3, 10)
-	if err := h.Merge(bad); err == nil {
-		t.Error("Merge of a different width accepted")
-	}
-	h.Reset()
-	if h.Total() != 0 || h.Counts()[0] != 0 {
-		t.Fatal("Reset left counts")
-	}
-	if _, err := h.DeltaQ(); !errors.Is(err, ErrEmpty) {
-		t.Fatalf("empty histogram: %v, want ErrEmpty", err)
+	if _, err := Distance(a, z); err == nil {
+		t.Error("Distance to the zero ΔQ accepted")
 	}
 }

@@ -74,9 +74,11 @@
 // ECDFs (AddECDF, SubECDF, MulECDF, (4.3)), rebinning (Rebin, Align, (5.10)),
 // merging of observations (Merge), the what-if time transform a·X + b
 // (TimeTransform), deconvolution (Deconvolve), the partial order (Compare,
-// §2.1.4), quantitative timeliness agreements (QTA, §2.1.6 and §4.1.3) and
-// confidence bands over a window of ΔQs (Band, §4.1.5 and §5.1.3, with the
-// Student t band in place of the thesis's misprinted (5.9)).
+// §2.1.4), quantitative timeliness agreements (QTA, §2.1.6 and §4.1.3, with
+// QTA.RequiredSteps the curve a plot draws for one) and confidence bands
+// over a window of ΔQs (Band, and RunningBand kept up to date as ΔQs come
+// and go, §4.1.5 and §5.1.3, with the Student t band in place of the
+// thesis's misprinted (5.9)).
 //
 // Every operator validates its input and returns an error rather than
 // panicking or producing NaN; results are clamped so that a CDF stays

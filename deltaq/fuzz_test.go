@@ -86,8 +86,11 @@ func FuzzConstructors(f *testing.F) {
 			t.Fatalf("ThesisWidth = %v", w)
 		}
 		if q, err := NewQTA(steps, y); err == nil {
-			if d, err := q.DeltaQ(1e-3, 100); err == nil {
-				checkInvariants(t, "QTA.DeltaQ", d)
+			if d, err := q.RequiredDeltaQ(1e-3, 100); err == nil {
+				checkInvariants(t, "QTA.RequiredDeltaQ", d)
+				if d.Intangible() > q.MaxFailure+1e-9 {
+					t.Fatalf("QTA.RequiredDeltaQ intangible %v above MaxFailure %v", d.Intangible(), q.MaxFailure)
+				}
 			}
 		}
 	})

@@ -9,8 +9,9 @@ import (
 // QTA is a quantitative timeliness agreement (thesis §2.1.6): at least P of
 // the outcomes must complete within Delay for every point, and at most
 // MaxFailure of them may fail or time out. The required ΔQ is the step CDF
-// through the points; the thesis's simplified form (§4.1.3) is the
-// 25/50/75 % case, ThesisQTA.
+// through the points with a last step to 1 − MaxFailure at dMax
+// (RequiredSteps); the thesis's simplified form (§4.1.3) is the 25/50/75 %
+// case, ThesisQTA.
 type QTA struct {
 	// Points sorted by increasing delay with non-decreasing probabilities.
 	Points []Step
@@ -69,14 +70,67 @@ func (q QTA) Validate() error {
 	return nil
 }
 
-// DeltaQ returns the required ΔQ of the QTA on the given grid: the step CDF
-// through the points (Steps), whose intangible mass is 1 − max P. Compare an
-// observed ΔQ against it, or use it as the target of Deconvolve.
-func (q QTA) DeltaQ(width float64, bins int) (DeltaQ, error) {
+// RequiredSteps returns the QTA as the step function a ΔQ of dMax dmax must
+// stay at or above, the curve a ΔQ plot draws for it: the corners (Delay, P)
+// of a right-continuous step CDF, 0 before the first, in increasing Delay,
+// all within (0, dmax]. They are
+//
+//   - the QTA's points with Delay ≤ dmax, then
+//   - at dmax, a last step up to 1 − MaxFailure when that is above the level
+//     the points reached (a point at dmax is raised to it instead).
+//
+// A ΔQ of dMax dmax counts an outcome not completed by dmax as a timeout,
+// so its CDF is flat from dmax on and the failure bound 1 − F(∞) ≤
+// MaxFailure is F(dmax) ≥ 1 − MaxFailure: the last step. A point beyond
+// dmax asks F(dmax) ≥ P, which the last step already asks (P ≤ 1 −
+// MaxFailure), and is left out. So a ΔQ of dMax dmax passes Check exactly
+// when its CDF is at or above every corner. dmax must be finite and > 0.
+//
+// The points alone, without the failure bound, are Steps(q.Points, …).
+func (q QTA) RequiredSteps(dmax float64) ([]Step, error) {
 	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	if !(dmax > 0) || math.IsInf(dmax, 0) {
+		return nil, fmt.Errorf("deltaq: QTA.RequiredSteps: dMax %v must be finite and > 0", dmax)
+	}
+	steps := make([]Step, 0, len(q.Points)+1)
+	for _, s := range q.Points {
+		if s.Delay > dmax {
+			break
+		}
+		steps = append(steps, s)
+	}
+	level, last := 0.0, 1-q.MaxFailure
+	if n := len(steps); n > 0 {
+		level = steps[n-1].P
+	}
+	switch n := len(steps); {
+	case last <= level:
+	case n > 0 && steps[n-1].Delay == dmax:
+		steps[n-1].P = last
+	default:
+		steps = append(steps, Step{Delay: dmax, P: last})
+	}
+	return steps, nil
+}
+
+// RequiredDeltaQ returns RequiredSteps on the grid of bins bins of width
+// width (dMax = width·bins) as a ΔQ, through Steps: a corner at delay d
+// counts from the right edge of the bin holding d, so the ΔQ's CDF at each
+// bin edge is the level of the step function there: at dMax at least
+// 1 − MaxFailure, so its intangible mass is at most MaxFailure. It is the
+// QTA curve a ΔQ plot draws at the bin edges of the ΔQs it is drawn with,
+// and a target for Deconvolve.
+func (q QTA) RequiredDeltaQ(width float64, bins int) (DeltaQ, error) {
+	if err := checkShape(width, bins); err != nil {
 		return DeltaQ{}, err
 	}
-	return Steps(q.Points, width, bins)
+	steps, err := q.RequiredSteps(width * float64(bins))
+	if err != nil {
+		return DeltaQ{}, err
+	}
+	return Steps(steps, width, bins)
 }
 
 // PointCheck is the verdict on one point of a QTA.

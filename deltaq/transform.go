@@ -111,85 +111,35 @@ func Deconvolve(target, known DeltaQ) (DeltaQ, error) {
 	}
 	target, known = tk[0], tk[1]
 	w := target.width
-	a := known.pdf
-	hAt := func(i int) float64 {
-		switch {
-		case i < 0 || i > len(a):
-			return 0
-		case i == 0:
-			return 0.5 * a[0]
-		case i == len(a):
-			return 0.5 * a[i-1]
-		}
-		return 0.5 * (a[i] + a[i-1])
-	}
+	h := kernel(known.pdf)
 	T := target.cum
-	M := len(T)
-	// Feasibility: with X all in bin 0, R_m = Σ_{k≤m} h_k, the most any X
-	// can reach at every edge at once.
-	H := 0.0
-	for m := 0; m < M; m++ {
-		H += hAt(m)
-		if H < T[m]-cdfTol {
-			return DeltaQ{}, fmt.Errorf("%w: even if the rest completed within the first bin, the path reaches F = %.6g by %gs where the target requires %.6g",
-				ErrInfeasible, H, float64(m+1)*w, T[m])
-		}
+	if err := h.reachable(T, w); err != nil {
+		return DeltaQ{}, err
 	}
-	s, _ := support(a)
-	L := M - s
-	if L < 1 {
+	s, _ := support(known.pdf)
+	if len(T) <= s {
 		// The target ends before the known part can complete: it must then
 		// require nothing, and any rest will do.
 		return build(w, newPDF(1), 0), nil
 	}
-	hs := hAt(s)
-	X := make([]float64, L)
-	for m := s; m < M; m++ {
+	// X[k] is the rest's CDF at the edge of bin k, which first reaches the
+	// target's edge m = s + k through h_s.
+	X := make([]float64, len(T)-s)
+	for m := s; m < len(T); m++ {
 		k := m - s
 		if k > 0 {
 			X[k] = X[k-1]
 		}
 		r := 0.0
 		for j := 0; j <= k; j++ {
-			r += X[j] * hAt(m-j)
+			r += X[j] * h.at(m-j)
 		}
-		def := T[m] - r
-		if def <= cdfTol {
-			continue
-		}
-		if inc := def / hs; X[k]+inc <= 1 {
-			X[k] += inc
-			continue
-		}
-		def -= (1 - X[k]) * hs
-		X[k] = 1
-		low := k
-		for j := k - 1; j >= 0 && def > cdfTol; j-- {
-			hj := hAt(m - j)
-			if hj <= 0 || X[j] >= 1 {
-				continue
-			}
-			low = j
-			room := 1 - X[j]
-			if need := def / hj; need <= room {
-				X[j] += need
-				def = 0
-				break
-			}
-			X[j] = 1
-			def -= room * hj
-		}
-		// Bins skipped above (no effect on this edge) may now sit below an
-		// earlier raised one; raise them too, which only moves mass earlier.
-		for j := low + 1; j <= k; j++ {
-			X[j] = math.Max(X[j], X[j-1])
-		}
-		if def > 1e-9 {
+		if def := T[m] - r; def > cdfTol && h.raise(X, k, m, def) > 1e-9 {
 			// Unreachable after the feasibility check but for rounding.
 			return DeltaQ{}, fmt.Errorf("%w: the target at %gs needs more than all of the rest's mass", ErrInfeasible, float64(m+1)*w)
 		}
 	}
-	p := newPDF(L)
+	p := newPDF(len(X))
 	prev := 0.0
 	for k, v := range X {
 		v = math.Min(math.Max(v, prev), 1)
@@ -197,4 +147,75 @@ func Deconvolve(target, known DeltaQ) (DeltaQ, error) {
 		prev = v
 	}
 	return build(w, p, 0), nil
+}
+
+// kernel is the pdf a of the known part of Deconvolve, read through at as
+// the masses h of known ⊗ (all mass in bin 0).
+type kernel []float64
+
+// at returns hᵢ = ½(aᵢ + aᵢ₋₁), with a zero outside its bins (the
+// package's convolution convention).
+func (a kernel) at(i int) float64 {
+	switch {
+	case i < 0 || i > len(a):
+		return 0
+	case i == 0:
+		return 0.5 * a[0]
+	case i == len(a):
+		return 0.5 * a[i-1]
+	}
+	return 0.5 * (a[i] + a[i-1])
+}
+
+// reachable checks that an instantaneous rest, all of X in bin 0, meets the
+// target CDF T of bins of width w: its composition reaches
+// R_m = Σ_{k≤m} h_k by edge m, the most any rest can reach at every edge at
+// once. Otherwise the error wraps ErrInfeasible.
+func (a kernel) reachable(T []float64, w float64) error {
+	H := 0.0
+	for m := range T {
+		H += a.at(m)
+		if H < T[m]-cdfTol {
+			return fmt.Errorf("%w: even if the rest completed within the first bin, the path reaches F = %.6g by %gs where the target requires %.6g",
+				ErrInfeasible, H, float64(m+1)*w, T[m])
+		}
+	}
+	return nil
+}
+
+// raise lifts the rest's CDF X so that the composition gains def at the
+// target's edge m, where X[k] is the latest bin to count: X[k] first, by
+// def/h_s (s = m − k, the first bin of the known part's support), then,
+// once X[k] is 1, earlier bins, latest first. It returns what it could not
+// gain (0 but for rounding once reachable has passed).
+func (a kernel) raise(X []float64, k, m int, def float64) float64 {
+	hs := a.at(m - k)
+	if inc := def / hs; X[k]+inc <= 1 {
+		X[k] += inc
+		return 0
+	}
+	def -= (1 - X[k]) * hs
+	X[k] = 1
+	low := k
+	for j := k - 1; j >= 0 && def > cdfTol; j-- {
+		hj := a.at(m - j)
+		if hj <= 0 || X[j] >= 1 {
+			continue
+		}
+		low = j
+		room := 1 - X[j]
+		if need := def / hj; need <= room {
+			X[j] += need
+			def = 0
+			break
+		}
+		X[j] = 1
+		def -= room * hj
+	}
+	// Bins skipped above (no effect on this edge) may now sit below an
+	// earlier raised one; raise them too, which only moves mass earlier.
+	for j := low + 1; j <= k; j++ {
+		X[j] = math.Max(X[j], X[j-1])
+	}
+	return def
 }

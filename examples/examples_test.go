@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// promMetric is one metric of the deltaq exporter's contract (DESIGN, "Exporter
-// output") as Prometheus names it after the collector's prometheusremotewrite
+// promMetric is one metric of the deltaq output contract (docs/design.md, "Output"
+// and internal/outcome) as Prometheus names it after the collector's prometheusremotewrite
 // exporter with its default translation (unit and type suffixes, '.' → '_').
 type promMetric struct {
 	otel, prom string

@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -31,6 +29,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -249,7 +248,7 @@ func writeAnalysisText(w io.Writer, r *analysis.Result, st analysis.Stats) {
 			}
 			continue
 		}
-		fmt.Fprintf(w, "  %-11s %d bins of %s, dMax %s\n", "histogram", p.Bins, formatDuration(p.Width), formatDuration(p.Observed.DMax()))
+		fmt.Fprintf(w, "  %-11s %d bins of %s, dMax %s\n", "histogram", p.Bins, dist.FormatDuration(p.Width), dist.FormatDuration(p.Observed.DMax()))
 		writeQuantiles(w, "observed", p.Quantiles, false)
 		fr, _ := p.FailureRatio()
 		fmt.Fprintf(w, "  %-11s %s\n", "failure", strconv.FormatFloat(fr, 'g', 6, 64))
@@ -270,7 +269,7 @@ func writeAnalysisText(w io.Writer, r *analysis.Result, st analysis.Stats) {
 				if !pc.OK {
 					rel = "<"
 				}
-				parts = append(parts, fmt.Sprintf("F(%s) = %.4g %s %.4g", formatDuration(pc.Delay), pc.Observed, rel, pc.P))
+				parts = append(parts, fmt.Sprintf("F(%s) = %.4g %s %.4g", dist.FormatDuration(pc.Delay), pc.Observed, rel, pc.P))
 			}
 			rel := "≤"
 			if !c.FailureOK {
@@ -294,7 +293,7 @@ func writeQuantiles(w io.Writer, label string, qs []analysis.QuantileValue, calc
 		}
 		s := "unreachable"
 		if ok {
-			s = formatDuration(v)
+			s = dist.FormatDuration(v)
 		}
 		fmt.Fprintf(w, " %s=%s", formatQ(q.Q), s)
 	}
@@ -525,23 +524,22 @@ func cdfPoints(d deltaq.DeltaQ, xmax float64) plotter.XYs {
 	return xys
 }
 
-// qtaPoints draws the QTA as the step function of thesis 2.1.6: each point
-// (dₖ, pₖ), then 1 − MaxFailure at the right edge.
+// qtaPoints returns the QTA's required steps up to xmax (deltaq.QTA.RequiredSteps:
+// the points, then the failure bound's step at xmax) as the corners of a
+// plotted step function starting at (0, 0).
 func qtaPoints(q *deltaq.QTA, xmax float64) plotter.XYs {
 	xys := plotter.XYs{{X: 0, Y: 0}}
+	steps, err := q.RequiredSteps(xmax)
+	if err != nil {
+		return xys
+	}
 	level := 0.0
-	pts := append([]deltaq.Step(nil), q.Points...)
-	sort.Slice(pts, func(i, j int) bool { return pts[i].Delay < pts[j].Delay })
-	for _, s := range pts {
-		if s.Delay > xmax {
-			break
-		}
+	for _, s := range steps {
 		xys = append(xys, plotter.XY{X: s.Delay, Y: level}, plotter.XY{X: s.Delay, Y: s.P})
 		level = s.P
 	}
-	xys = append(xys, plotter.XY{X: xmax, Y: level})
-	if last := 1 - q.MaxFailure; last > level && !math.IsNaN(last) {
-		xys = append(xys, plotter.XY{X: xmax, Y: last})
+	if last := xys[len(xys)-1]; last.X < xmax {
+		xys = append(xys, plotter.XY{X: xmax, Y: level})
 	}
 	return xys
 }

@@ -24,12 +24,9 @@ as FILE:LINE:COL: message. The exit status is 1 if any file has errors.`,
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	c := commands["check"]
 	fs := newFlags(&c, stderr)
-	files, status, ok := parseArgs(fs, args)
+	files, status, ok := parseFiles(fs, args)
 	if !ok {
 		return status
-	}
-	if len(files) == 0 {
-		return fs.usageError("no files")
 	}
 	status = exitOK
 	for _, path := range files {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/dist"
 )
 
 // defaultBins is the default number of bins of each assumed ΔQ.
@@ -40,7 +41,7 @@ largest delay the distributions name (20 × the mean for exp), so that every
 distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
 to cover their operands (a sequence of two outcomes spans 2·dMax).
 
-` + distHelp + `
+` + dist.Help + `
 
 Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
 		run: runEval,
@@ -51,7 +52,7 @@ Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
 type outcomeFlag struct {
 	names []string
 	texts []string
-	dists []dist
+	dists []dist.Dist
 }
 
 func (f *outcomeFlag) String() string { return strings.Join(f.texts, " ") }
@@ -67,7 +68,7 @@ func (f *outcomeFlag) Set(s string) error {
 			return fmt.Errorf("%s given twice", name)
 		}
 	}
-	d, err := parseDist(text)
+	d, err := dist.Parse(text)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %v", name, text, err)
 	}
@@ -83,85 +84,131 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-func runEval(args []string, stdout, stderr io.Writer) int {
+// evalOptions is eval's command line, checked.
+type evalOptions struct {
+	path     string
+	outcomes outcomeFlag
+	probes   listFlag
+	at       []float64 // delays at which to print the CDF, in seconds
+	width    float64   // of the bins of every assumed ΔQ, from --dmax and --bins
+	bins     int
+	json     bool
+}
+
+// evalUsage prints an error about the command line and returns exitUsage.
+// The arguments are names and paths: they are escaped as the output is.
+func evalUsage(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(fmt.Sprintf(format, a...)))
+	return exitUsage
+}
+
+// parseEvalArgs parses eval's command line. When ok is false the command
+// ends with status.
+func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, ok bool) {
 	c := commands["eval"]
 	fs := newFlags(&c, stderr)
-	var outcomes outcomeFlag
-	var probes listFlag
-	fs.Var(&outcomes, "outcome", "assumed distribution `NAME=DIST` of an outcome (repeat for each outcome)")
+	fs.Var(&o.outcomes, "outcome", "assumed distribution `NAME=DIST` of an outcome (repeat for each outcome)")
 	dmaxText := fs.String("dmax", "", "`dMax` of every assumed ΔQ (default: chosen to fit the distributions, see above)")
-	bins := fs.Int("bins", defaultBins, "number of bins of every assumed ΔQ")
+	fs.IntVar(&o.bins, "bins", defaultBins, "number of bins of every assumed ΔQ")
 	atText := fs.String("at", "", "comma-separated `delays` at which to print the CDF, e.g. 5ms,10ms")
-	fs.Var(&probes, "probe", "print the probe `NAME` (repeatable; default: system if defined, else every probe)")
-	asJSON := fs.Bool("json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax}}}")
+	fs.Var(&o.probes, "probe", "print the probe `NAME` (repeatable; default: system if defined, else every probe)")
+	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax}}}")
 	files, status, ok := parseArgs(fs, args)
+	if !ok {
+		return o, status, false
+	}
+	if len(files) != 1 {
+		return o, fs.usageError("want one FILE.dq, got %d arguments", len(files)), false
+	}
+	o.path = files[0]
+	if *atText != "" {
+		for _, s := range strings.Split(*atText, ",") {
+			d, err := dist.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return o, evalUsage(stderr, "--at %s: %v", s, err), false
+			}
+			o.at = append(o.at, d)
+		}
+	}
+	dmax := dist.DefaultDMax(o.outcomes.dists)
+	if *dmaxText != "" {
+		d, err := dist.ParseDuration(*dmaxText)
+		if err != nil {
+			return o, evalUsage(stderr, "--dmax %s: %v", *dmaxText, err), false
+		}
+		dmax = d
+	}
+	width, err := deltaq.WidthFor(dmax, o.bins)
+	if err != nil {
+		return o, evalUsage(stderr, "--dmax %s --bins %d: %v", dist.FormatDuration(dmax), o.bins, err), false
+	}
+	o.width = width
+	return o, exitOK, true
+}
+
+func runEval(args []string, stdout, stderr io.Writer) int {
+	o, status, ok := parseEvalArgs(args, stderr)
 	if !ok {
 		return status
 	}
-	if len(files) != 1 {
-		return fs.usageError("want one FILE.dq, got %d arguments", len(files))
-	}
-	usageErr := func(format string, a ...any) int {
-		// The arguments are names and paths: escape them as the output.
-		fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(fmt.Sprintf(format, a...)))
-		return exitUsage
-	}
-
-	var at []float64
-	if *atText != "" {
-		for _, s := range strings.Split(*atText, ",") {
-			d, err := parseDuration(strings.TrimSpace(s))
-			if err != nil {
-				return usageErr("--at %s: %v", s, err)
-			}
-			at = append(at, d)
-		}
-	}
-	dmax := 0.0
-	if *dmaxText != "" {
-		d, err := parseDuration(*dmaxText)
-		if err != nil {
-			return usageErr("--dmax %s: %v", *dmaxText, err)
-		}
-		dmax = d
-	} else {
-		h := 0.0
-		for _, d := range outcomes.dists {
-			h = math.Max(h, d.horizon())
-		}
-		dmax = niceAbove(h)
-	}
-	width, err := deltaq.WidthFor(dmax, *bins)
-	if err != nil {
-		return usageErr("--dmax %s --bins %d: %v", formatDuration(dmax), *bins, err)
-	}
-
-	path := files[0]
-	d, ok := loadDiagram(path, stderr)
+	d, ok := loadDiagram(o.path, stderr)
 	if !ok {
 		return exitFail
 	}
-	inputs := make(map[string]deltaq.DeltaQ, len(outcomes.names))
-	for i, name := range outcomes.names {
+	inputs, err := o.assumed(d)
+	if err != nil {
+		return evalUsage(stderr, "%v", err)
+	}
+	selected, err := o.selected(d)
+	if err != nil {
+		return evalUsage(stderr, "%v", err)
+	}
+	ev, err := d.Evaluate(inputs)
+	if err != nil {
+		fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(err.Error()))
+		return exitFail
+	}
+	reports, ok := o.reports(d, ev, inputs, selected, stderr)
+	if !ok {
+		return exitFail
+	}
+	if o.json {
+		return writeJSON(stdout, stderr, reports, o.at)
+	}
+	writeText(stdout, reports, o.at)
+	return exitOK
+}
+
+// assumed builds the ΔQ of every --outcome, which must name an outcome or a
+// definition of d.
+func (o *evalOptions) assumed(d *diagram.Diagram) (map[string]deltaq.DeltaQ, error) {
+	inputs := make(map[string]deltaq.DeltaQ, len(o.outcomes.names))
+	for i, name := range o.outcomes.names {
 		p, ok := d.Probe(name)
 		switch {
 		case !ok:
-			return usageErr("--outcome %s: %s has no outcome or definition named %s", name, path, name)
+			return nil, fmt.Errorf("--outcome %s: %s has no outcome or definition named %s", name, o.path, name)
 		case p.Kind == diagram.OperatorProbe:
-			return usageErr("--outcome %s: %s is an operator (%s:%s); its ΔQ is always calculated from its branches", name, name, path, p.Pos)
+			return nil, fmt.Errorf("--outcome %s: %s is an operator (%s:%s); its ΔQ is always calculated from its branches", name, name, o.path, p.Pos)
 		}
-		dq, err := outcomes.dists[i].build(width, *bins)
+		dq, err := o.outcomes.dists[i].Build(o.width, o.bins)
 		if err != nil {
-			return usageErr("--outcome %s: %v", outcomes.texts[i], err)
+			return nil, fmt.Errorf("--outcome %s: %v", o.outcomes.texts[i], err)
 		}
 		inputs[name] = dq
 	}
+	return inputs, nil
+}
+
+// selected returns the probes to print: those of --probe, else the system
+// probe if d defines one, else every probe.
+func (o *evalOptions) selected(d *diagram.Diagram) ([]string, error) {
 	var selected []string
 	switch {
-	case len(probes) > 0:
-		for _, name := range probes {
+	case len(o.probes) > 0:
+		for _, name := range o.probes {
 			if _, ok := d.Probe(name); !ok {
-				return usageErr("--probe %s: %s has no probe named %s", name, path, name)
+				return nil, fmt.Errorf("--probe %s: %s has no probe named %s", name, o.path, name)
 			}
 			selected = append(selected, name)
 		}
@@ -172,13 +219,13 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 			selected = append(selected, p.Name)
 		}
 	}
+	return selected, nil
+}
 
-	ev, err := d.Evaluate(inputs)
-	if err != nil {
-		fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
-	reports := make([]report, 0, len(selected))
+// reports returns what to print of the selected probes. A probe that could
+// not be calculated is reported to stderr, with every outcome that lacks a
+// --outcome, and ok is false.
+func (o *evalOptions) reports(d *diagram.Diagram, ev *diagram.Evaluation, inputs map[string]deltaq.DeltaQ, selected []string, stderr io.Writer) (reports []report, ok bool) {
 	var missing []string
 	failed := false
 	for _, name := range selected {
@@ -205,16 +252,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, name := range missing {
 		p, _ := d.Probe(name)
-		fmt.Fprintf(stderr, "deltaq eval: no --outcome for %s %s (%s:%s)\n", probeKind(p), printable(name), printable(path), p.Pos)
+		fmt.Fprintf(stderr, "deltaq eval: no --outcome for %s %s (%s:%s)\n", probeKind(p), printable(name), printable(o.path), p.Pos)
 	}
-	if failed || len(missing) > 0 {
-		return exitFail
-	}
-	if *asJSON {
-		return writeJSON(stdout, stderr, reports, at)
-	}
-	writeText(stdout, reports, at)
-	return exitOK
+	return reports, !failed && len(missing) == 0
 }
 
 // report is one probe to print.
@@ -253,7 +293,7 @@ func writeText(w io.Writer, reports []report, at []float64) {
 		}
 		dq := rep.dq
 		fmt.Fprintf(w, "%s (%s): %s ΔQ, %d bins of %s, dMax %s\n", printable(rep.res.Name), probeKind(rep.res.Probe), rep.source,
-			dq.Bins(), formatDuration(dq.Width()), formatDuration(dq.DMax()))
+			dq.Bins(), dist.FormatDuration(dq.Width()), dist.FormatDuration(dq.DMax()))
 		if rep.source == "calculated" {
 			for _, u := range rep.res.Refs {
 				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+printable(u.Name), u.Source)
@@ -264,7 +304,7 @@ func writeText(w io.Writer, reports []report, at []float64) {
 			v, ok := dq.Quantile(q)
 			s := "unreachable"
 			if ok {
-				s = formatDuration(v)
+				s = dist.FormatDuration(v)
 			}
 			fmt.Fprintf(w, " %s=%s", strconv.FormatFloat(q, 'g', -1, 64), s)
 		}
@@ -273,7 +313,7 @@ func writeText(w io.Writer, reports []report, at []float64) {
 		if len(at) > 0 {
 			fmt.Fprintf(w, "  %-10s", "P(d ≤ t)")
 			for _, t := range at {
-				fmt.Fprintf(w, " %s: %s", formatDuration(t), strconv.FormatFloat(dq.CDF(t), 'f', 6, 64))
+				fmt.Fprintf(w, " %s: %s", dist.FormatDuration(t), strconv.FormatFloat(dq.CDF(t), 'f', 6, 64))
 			}
 			fmt.Fprintln(w)
 		}

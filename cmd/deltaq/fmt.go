@@ -26,12 +26,9 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 	c := commands["fmt"]
 	fs := newFlags(&c, stderr)
 	write := fs.Bool("w", false, "write the result back to each file instead of printing it")
-	files, status, ok := parseArgs(fs, args)
+	files, status, ok := parseFiles(fs, args)
 	if !ok {
 		return status
-	}
-	if len(files) == 0 {
-		return fs.usageError("no files")
 	}
 	status = exitOK
 	for _, path := range files {

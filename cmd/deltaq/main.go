@@ -200,6 +200,16 @@ func parseArgs(fs *flagSet, args []string) (positional []string, status int, ok 
 	}
 }
 
+// parseFiles is parseArgs for a command that takes one or more files: no
+// file is a usage error.
+func parseFiles(fs *flagSet, args []string) (files []string, status int, ok bool) {
+	files, status, ok = parseArgs(fs, args)
+	if ok && len(files) == 0 {
+		return nil, fs.usageError("no files"), false
+	}
+	return files, status, ok
+}
+
 // loadDiagram reads and parses (with validation) a .dq file. On error it
 // prints every error, one per line, to stderr, through printableLines: the
 // messages carry the path and the file's text.

@@ -20,8 +20,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
 var updateGolden = flag.Bool("update-scope", false, "rewrite testdata/scope_frame.golden")
@@ -29,7 +29,7 @@ var updateGolden = flag.Bool("update-scope", false, "rewrite testdata/scope_fram
 // testWindowEnd is the timestamp of every synthetic data point.
 var testWindowEnd = time.Date(2026, 11, 21, 12, 0, 5, 0, time.UTC)
 
-// exporterPayload builds deltaq exporter output the way DESIGN's "Exporter output"
+// exporterPayload builds deltaq exporter output the way docs/design.md, "Output",
 // describes it.
 type exporterPayload struct {
 	md  pmetric.Metrics
@@ -458,24 +458,28 @@ func startScope(t *testing.T, args ...string) (addr string, stdout *lockedBuffer
 	}
 }
 
-// TestScopeOnceOverOTLP sends a trigger and a window to the running subcommand
-// over OTLP/gRPC, as the exporter does, and checks that --once prints one frame
-// of them, without screen control codes, and exits.
-func TestScopeOnceOverOTLP(t *testing.T) {
-	addr, stdout, done := startScope(t, "--once", "--timeout", "20s")
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+// exportTo sends ld (when not nil) and then md to the scope at addr, as the
+// exporter does.
+func exportTo(t *testing.T, addr string, ld *plog.Logs, md pmetric.Metrics) {
+	t.Helper()
+	conn := otlptest.Dial(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := plogotlp.NewGRPCClient(conn).Export(ctx, plogotlp.NewExportRequestFromLogs(syntheticTriggers())); err != nil {
-		t.Fatalf("export logs: %v", err)
+	if ld != nil {
+		if _, err := plogotlp.NewGRPCClient(conn).Export(ctx, plogotlp.NewExportRequestFromLogs(*ld)); err != nil {
+			t.Fatalf("export logs: %v", err)
+		}
 	}
-	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(syntheticWindow())); err != nil {
+	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(md)); err != nil {
 		t.Fatalf("export metrics: %v", err)
 	}
+}
+
+// sendOnce sends ld and md to a scope --once at addr and waits for it to end
+// (done) after its first metrics batch.
+func sendOnce(t *testing.T, addr string, done <-chan error, ld plog.Logs, md pmetric.Metrics) {
+	t.Helper()
+	exportTo(t, addr, &ld, md)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -484,6 +488,14 @@ func TestScopeOnceOverOTLP(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("scope --once did not exit after the first metrics batch")
 	}
+}
+
+// TestScopeOnceOverOTLP sends a trigger and a window to the running subcommand
+// over OTLP/gRPC, as the exporter does, and checks that --once prints one frame
+// of them, without screen control codes, and exits.
+func TestScopeOnceOverOTLP(t *testing.T) {
+	addr, stdout, done := startScope(t, "--once", "--timeout", "20s")
+	sendOnce(t, addr, done, syntheticTriggers(), syntheticWindow())
 	s := newScopeState()
 	s.addLogs(syntheticTriggers())
 	s.addMetrics(syntheticWindow())
@@ -511,16 +523,7 @@ func TestScopeOnceTimeout(t *testing.T) {
 // TestScopeRedraw: without --once, every batch redraws the screen from the top.
 func TestScopeRedraw(t *testing.T) {
 	addr, stdout, done := startScope(t, "--timeout", "1s")
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(syntheticWindow())); err != nil {
-		t.Fatalf("export metrics: %v", err)
-	}
+	exportTo(t, addr, nil, syntheticWindow())
 	if err := <-done; err != nil {
 		t.Fatalf("scope: %v", err)
 	}
@@ -536,14 +539,6 @@ func TestScopeRedraw(t *testing.T) {
 // that a sender cannot clear, retitle or reorder the screen.
 func TestScopeEscapesNames(t *testing.T) {
 	addr, stdout, done := startScope(t, "--once", "--timeout", "20s")
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
 	p := newExporterPayload()
 	p.curve(evilName, seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
 	p.quantile(evilName, seriesObserved, 0.5, 0.004)
@@ -563,21 +558,7 @@ func TestScopeEscapesNames(t *testing.T) {
 	tr.Attributes().PutStr("deltaq.probe", evilName)
 	tr.Attributes().PutStr(attrTrigger, "qta\r")
 	tr.Attributes().PutStr("note\x1b", "x\u2066y\xff")
-
-	if _, err := plogotlp.NewGRPCClient(conn).Export(ctx, plogotlp.NewExportRequestFromLogs(ld)); err != nil {
-		t.Fatalf("export logs: %v", err)
-	}
-	if _, err := pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(p.md)); err != nil {
-		t.Fatalf("export metrics: %v", err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("scope --once: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("scope --once did not exit after the first metrics batch")
-	}
+	sendOnce(t, addr, done, ld, p.md)
 	out := stdout.String()
 	assertNoControls(t, "frame", out)
 	for _, want := range []string{

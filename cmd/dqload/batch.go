@@ -60,12 +60,7 @@ func NewTemplate(cfg TemplateConfig, rng *rand.Rand) (*Template, error) {
 	spans.EnsureCapacity(cfg.Spans)
 
 	t := &Template{Spans: cfg.Spans}
-	type ids struct {
-		trace      [16]byte
-		span       [8]byte
-		start, end uint64
-	}
-	want := make([]ids, cfg.Spans)
+	want := make([]spanFields, cfg.Spans)
 	// Timestamps are random 63-bit values, so that the search finds them
 	// exactly once; Restamp overwrites them before anything is sent.
 	for i := range want {
@@ -98,36 +93,52 @@ func NewTemplate(cfg TemplateConfig, rng *rand.Rand) (*Template, error) {
 		return nil, err
 	}
 	t.Data = data
+	if err := t.locate(want); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// spanFields are the values a template's span was built with, to be found
+// in its wire format.
+type spanFields struct {
+	trace      [16]byte
+	span       [8]byte
+	start, end uint64
+}
+
+// locate records the offsets in t.Data of every span's fields.
+func (t *Template) locate(want []spanFields) error {
 	find := func(b []byte) (int, error) {
-		if n := bytes.Count(data, b); n != 1 {
+		if n := bytes.Count(t.Data, b); n != 1 {
 			return 0, fmt.Errorf("template: a field's bytes occur %d times", n)
 		}
-		return bytes.Index(data, b), nil
+		return bytes.Index(t.Data, b), nil
 	}
 	var u [8]byte
 	for _, w := range want {
 		var off [4]int
 		var err error
 		if off[0], err = find(w.trace[:]); err != nil {
-			return nil, err
+			return err
 		}
 		if off[1], err = find(w.span[:]); err != nil {
-			return nil, err
+			return err
 		}
 		binary.LittleEndian.PutUint64(u[:], w.start)
 		if off[2], err = find(u[:]); err != nil {
-			return nil, err
+			return err
 		}
 		binary.LittleEndian.PutUint64(u[:], w.end)
 		if off[3], err = find(u[:]); err != nil {
-			return nil, err
+			return err
 		}
 		t.traceID = append(t.traceID, off[0])
 		t.spanID = append(t.spanID, off[1])
 		t.start = append(t.start, off[2])
 		t.end = append(t.end, off[3])
 	}
-	return t, nil
+	return nil
 }
 
 // Restamp writes into buf (a copy of t.Data) fresh ids derived from seq and

@@ -2,14 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,8 +14,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/grpc"
 
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -95,58 +93,32 @@ func TestNewTemplateErrors(t *testing.T) {
 	}
 }
 
-// sink is an OTLP/gRPC trace server that counts spans and rejects some.
-type sink struct {
-	ptraceotlp.UnimplementedGRPCServer
-	spans  atomic.Int64
-	reject int64
-	mu     sync.Mutex
-	ids    map[pcommon.SpanID]bool
-	dup    bool
-}
-
-func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	n := req.Traces().SpanCount()
-	s.spans.Add(int64(n))
-	spans := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-	s.mu.Lock()
-	for i := range spans.Len() {
-		id := spans.At(i).SpanID()
-		if s.ids[id] {
-			s.dup = true
-		}
-		s.ids[id] = true
-	}
-	s.mu.Unlock()
-	resp := ptraceotlp.NewExportResponse()
-	if s.reject > 0 {
-		resp.PartialSuccess().SetRejectedSpans(s.reject)
-		resp.PartialSuccess().SetErrorMessage("full")
-	}
-	return resp, nil
-}
-
-func startSink(t *testing.T, reject int64) (*sink, string) {
+// startSink starts an OTLP/gRPC receiver that counts spans, rejects reject
+// of every request as a partial success, and sets *dup when a span id comes
+// twice.
+func startSink(t *testing.T, reject int64) (r *otlptest.Receiver, dup *atomic.Bool) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sink{reject: reject, ids: make(map[pcommon.SpanID]bool)}
-	srv := grpc.NewServer()
-	ptraceotlp.RegisterGRPCServer(srv, s)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return s, lis.Addr().String()
+	ids := make(map[pcommon.SpanID]bool) // only the hook uses it, one request at a time
+	dup = new(atomic.Bool)
+	r = otlptest.Start(t, otlptest.Options{CountOnly: true, Traces: func(td ptrace.Traces) otlptest.Reply {
+		for sp := range otlprecv.Spans(td) {
+			if ids[sp.SpanID()] {
+				dup.Store(true)
+			}
+			ids[sp.SpanID()] = true
+		}
+		return otlptest.Reply{Rejected: reject, Message: "full"}
+	}})
+	return r, dup
 }
 
 // Every span the server received was counted by dqload as acked, or had been
 // sent before the measurement began or during the request the end cut short;
 // ids never repeat.
 func TestRunCountsAcked(t *testing.T) {
-	s, addr := startSink(t, 0)
+	s, dup := startSink(t, 0)
 	var out bytes.Buffer
-	err := run([]string{"-endpoint", addr, "-conns", "2", "-inflight", "2", "-batch", "50",
+	err := run([]string{"-endpoint", s.Addr(), "-conns", "2", "-inflight", "2", "-batch", "50",
 		"-warmup", "0s", "-duration", "300ms", "-report", "0", "-collector-pid", strconv.Itoa(os.Getpid())}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
@@ -157,15 +129,14 @@ func TestRunCountsAcked(t *testing.T) {
 	if _, err := fmt.Sscanf(line, "total: %d spans acked, %d failed in %fs", &acked, &failed, &secs); err != nil {
 		t.Fatalf("cannot read the total from %q: %v", line, err)
 	}
-	got := s.spans.Load()
+	got := int64(s.Counts().Spans)
 	// The four streams may each have one request in flight when the
 	// measurement ends (received but not counted).
 	if acked == 0 || failed != 0 || acked > got || got-acked > 4*50 {
 		t.Fatalf("dqload counted %d acked, %d failed; the server received %d", acked, failed, got)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dup {
+	if dup.Load() {
+
 		t.Error("a span id was sent twice")
 	}
 	if !strings.Contains(out.String(), "collector rss: first") {
@@ -175,9 +146,9 @@ func TestRunCountsAcked(t *testing.T) {
 
 // Rejected spans are failures, and dqload exits with an error.
 func TestRunCountsRejected(t *testing.T) {
-	_, addr := startSink(t, 10)
+	s, _ := startSink(t, 10)
 	var out bytes.Buffer
-	err := run([]string{"-endpoint", addr, "-conns", "1", "-inflight", "1", "-batch", "50",
+	err := run([]string{"-endpoint", s.Addr(), "-conns", "1", "-inflight", "1", "-batch", "50",
 		"-warmup", "0s", "-duration", "200ms", "-report", "0"}, &out)
 	if err == nil || !strings.Contains(err.Error(), "partial success: full") {
 		t.Fatalf("run error %v, want the partial-success rejections reported\n%s", err, out.String())

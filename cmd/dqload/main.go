@@ -18,7 +18,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -32,19 +31,15 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
+
+	"github.com/deltaq-otel/deltaq/internal/gencmd"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "dqload:", err)
-		os.Exit(1)
-	}
-}
+func main() { gencmd.Main("dqload", run) }
 
 type options struct {
-	endpoint     string
+	gencmd.Client
 	conns        int
 	inflight     int
 	tmpl         TemplateConfig
@@ -52,15 +47,12 @@ type options struct {
 	warmup       time.Duration
 	rate         float64
 	report       time.Duration
-	timeout      time.Duration
 	collectorPID int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("dqload", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.endpoint, "endpoint", "127.0.0.1:4317", "collector OTLP/gRPC `host:port`")
+	fs := gencmd.NewFlagSet("dqload", stderr, &o.Client, 10*time.Second)
 	fs.IntVar(&o.conns, "conns", 4, "connections")
 	fs.IntVar(&o.inflight, "inflight", 2, "outstanding requests per connection")
 	fs.IntVar(&o.tmpl.Spans, "batch", 1000, "spans per request")
@@ -72,13 +64,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "load sent before the measurement starts")
 	fs.Float64Var(&o.rate, "rate", 0, "cap in spans per second (0: as fast as the collector answers)")
 	fs.DurationVar(&o.report, "report", time.Second, "print the rate this often (0: only at the end)")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "timeout of one export")
 	fs.IntVar(&o.collectorPID, "collector-pid", 0, "sample this process's memory and CPU from /proc")
-	if err := fs.Parse(args); err != nil {
+	if err := gencmd.Parse(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for n := range strings.SplitSeq(*names, ",") {
 		if n = strings.TrimSpace(n); n != "" {
@@ -92,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-batch must be in [1, %d]", maxSpans)
 	case len(o.tmpl.Names) == 0:
 		return o, errors.New("-names must name at least one span")
-	case o.duration <= 0 || o.warmup < 0 || o.report < 0 || o.timeout <= 0:
+	case o.duration <= 0 || o.warmup < 0 || o.report < 0 || o.Timeout <= 0:
 		return o, errors.New("-duration and -timeout must be positive, -warmup and -report not negative")
 	case !(o.rate >= 0) || !(o.tmpl.FailureRatio >= 0 && o.tmpl.FailureRatio <= 1):
 		return o, errors.New("-rate must be ≥ 0 and -failure-ratio in [0, 1]")
@@ -197,114 +185,150 @@ func stream(ctx context.Context, conn *grpc.ClientConn, t *Template, id uint32, 
 	}
 }
 
+// run sends load as the command line says, prints the acknowledged rate
+// every -report and at the end, and fails if any span failed or none was
+// acknowledged.
 func run(args []string, out io.Writer) error {
 	o, err := parseFlags(args, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var p *pacer
-	if o.rate > 0 {
-		p = &pacer{every: time.Duration(float64(o.tmpl.Spans) / o.rate * float64(time.Second))}
-	}
-	var c counters
-	var wg sync.WaitGroup
+	l := &load{o: o, proc: newProcSampler(o.collectorPID)}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	proc := newProcSampler(o.collectorPID)
-	type snap struct {
-		at                      time.Time
-		acked, failed, requests int64
-		latency                 int64
-		cpu                     time.Duration
-	}
-	take := func() snap {
-		return snap{time.Now(), c.acked.Load(), c.failed.Load(), c.requests.Load(), c.latencyNs.Load(), proc.cpu()}
-	}
-	started := take()
-	for i := range o.conns {
-		conn, err := grpc.NewClient(o.endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			return fmt.Errorf("endpoint %q: %w", o.endpoint, err)
-		}
-		defer conn.Close()
-		for j := range o.inflight {
-			id := uint32(i*o.inflight + j + 1)
-			t, err := NewTemplate(o.tmpl, rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))))
-			if err != nil {
-				return err
-			}
-			wg.Go(func() { stream(runCtx, conn, t, id, o.timeout, p, &c) })
-		}
+	started := l.take()
+	closeConns, err := l.start(runCtx)
+	defer closeConns()
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "dqload: %d connections × %d in flight × %d spans per request → %s; warm-up %v, measuring %v\n",
-		o.conns, o.inflight, o.tmpl.Spans, o.endpoint, o.warmup, o.duration)
+		o.conns, o.inflight, o.tmpl.Spans, o.Endpoint, o.warmup, o.duration)
 
 	select {
 	case <-time.After(o.warmup):
 	case <-ctx.Done():
 	}
-	first := take()
+	first := l.take()
 	if o.warmup == 0 {
 		// No warm-up: the measurement starts with the first request, not
 		// when this goroutine next runs (requests may complete before).
 		first = started
 	}
-	prev := first
-	proc.sample()
-	var tick <-chan time.Time
-	if o.report > 0 {
-		tk := time.NewTicker(o.report)
-		defer tk.Stop()
-		tick = tk.C
-	}
-	line := func(a, b snap) string {
-		dt := b.at.Sub(a.at).Seconds()
-		s := fmt.Sprintf("%9.0f spans/s acked  failed %d", float64(b.acked-a.acked)/dt, b.failed-a.failed)
-		if n := b.requests - a.requests; n > 0 {
-			s += fmt.Sprintf("  mean request %.2f ms", float64(b.latency-a.latency)/float64(n)/1e6)
-		}
-		if proc.ok() {
-			s += fmt.Sprintf("  collector rss %d MiB cpu %.2f cores", proc.last>>20, (b.cpu-a.cpu).Seconds()/dt)
-		}
-		return s
-	}
-	end := time.After(o.duration)
-wait:
-	for {
-		select {
-		case <-tick:
-			proc.sample()
-			cur := take()
-			fmt.Fprintf(out, "%7.1fs %s\n", cur.at.Sub(first.at).Seconds(), line(prev, cur))
-			prev = cur
-		case <-end:
-			break wait
-		case <-ctx.Done():
-			break wait
-		}
-	}
+	l.proc.sample()
+	l.measure(ctx, out, first)
 	// Stop the streams before the last snapshot, so that every request the
 	// collector acknowledged is counted; only requests cut short by the
 	// cancellation (at most one per stream) go uncounted.
 	cancel()
-	wg.Wait()
-	proc.sample()
-	last := take()
-	fmt.Fprintf(out, "total: %d spans acked, %d failed in %.1fs: %s\n",
-		last.acked-first.acked, last.failed-first.failed, last.at.Sub(first.at).Seconds(), line(first, last))
-	if proc.ok() {
-		fmt.Fprintf(out, "collector rss: first %d MiB, last %d MiB, max %d MiB\n", proc.first>>20, proc.last>>20, proc.max>>20)
+	l.wg.Wait()
+	l.proc.sample()
+	return l.summary(out, first, l.take())
+}
+
+// load is one run: the streams' counters and the collector's process.
+type load struct {
+	o    options
+	c    counters
+	wg   sync.WaitGroup
+	proc *procSampler
+}
+
+// snap is the counters at one instant.
+type snap struct {
+	at                      time.Time
+	acked, failed, requests int64
+	latency                 int64
+	cpu                     time.Duration
+}
+
+func (l *load) take() snap {
+	c := &l.c
+	return snap{time.Now(), c.acked.Load(), c.failed.Load(), c.requests.Load(), c.latencyNs.Load(), l.proc.cpu()}
+}
+
+// start opens the connections and starts -inflight streams on each; the
+// returned function closes the connections opened, also after an error.
+func (l *load) start(ctx context.Context) (closeConns func(), err error) {
+	o := l.o
+	var p *pacer
+	if o.rate > 0 {
+		p = &pacer{every: time.Duration(float64(o.tmpl.Spans) / o.rate * float64(time.Second))}
 	}
-	if f := c.failed.Load(); f > 0 {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return fmt.Errorf("%d spans failed (last error: %s)", f, c.lastErr)
+	var conns []*grpc.ClientConn
+	closeConns = func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for i := range o.conns {
+		conn, err := o.Dial()
+		if err != nil {
+			return closeConns, err
+		}
+		conns = append(conns, conn)
+		for j := range o.inflight {
+			id := uint32(i*o.inflight + j + 1)
+			t, err := NewTemplate(o.tmpl, rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))))
+			if err != nil {
+				return closeConns, err
+			}
+			l.wg.Go(func() { stream(ctx, conn, t, id, o.Timeout, p, &l.c) })
+		}
+	}
+	return closeConns, nil
+}
+
+// measure prints the rate every -report until -duration has passed since
+// first or ctx ends.
+func (l *load) measure(ctx context.Context, out io.Writer, first snap) {
+	tick, stopTick := gencmd.Ticker(l.o.report)
+	defer stopTick()
+	end := time.After(l.o.duration)
+	prev := first
+	for {
+		select {
+		case <-tick:
+			l.proc.sample()
+			cur := l.take()
+			fmt.Fprintf(out, "%7.1fs %s\n", cur.at.Sub(first.at).Seconds(), l.line(prev, cur))
+			prev = cur
+		case <-end:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// line describes the interval from a to b.
+func (l *load) line(a, b snap) string {
+	dt := b.at.Sub(a.at).Seconds()
+	s := fmt.Sprintf("%9.0f spans/s acked  failed %d", float64(b.acked-a.acked)/dt, b.failed-a.failed)
+	if n := b.requests - a.requests; n > 0 {
+		s += fmt.Sprintf("  mean request %.2f ms", float64(b.latency-a.latency)/float64(n)/1e6)
+	}
+	if l.proc.ok() {
+		s += fmt.Sprintf("  collector rss %d MiB cpu %.2f cores", l.proc.last>>20, (b.cpu-a.cpu).Seconds()/dt)
+	}
+	return s
+}
+
+// summary prints the totals of the measurement from first to last and
+// fails if a span failed or none was acknowledged.
+func (l *load) summary(out io.Writer, first, last snap) error {
+	fmt.Fprintf(out, "total: %d spans acked, %d failed in %.1fs: %s\n",
+		last.acked-first.acked, last.failed-first.failed, last.at.Sub(first.at).Seconds(), l.line(first, last))
+	if l.proc.ok() {
+		fmt.Fprintf(out, "collector rss: first %d MiB, last %d MiB, max %d MiB\n", l.proc.first>>20, l.proc.last>>20, l.proc.max>>20)
+	}
+	if f := l.c.failed.Load(); f > 0 {
+		l.c.mu.Lock()
+		defer l.c.mu.Unlock()
+		return fmt.Errorf("%d spans failed (last error: %s)", f, l.c.lastErr)
 	}
 	if last.acked == first.acked {
 		return errors.New("no span was acknowledged during the measurement")

@@ -33,7 +33,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,21 +41,15 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"github.com/deltaq-otel/deltaq/internal/gencmd"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "dqworkload:", err)
-		os.Exit(1)
-	}
-}
+func main() { gencmd.Main("dqworkload", run) }
 
 // options are the command-line flags.
 type options struct {
+	gencmd.Client
 	cfg            Config
-	endpoint       string
 	duration       time.Duration
 	drain          time.Duration
 	flush          time.Duration
@@ -66,15 +59,12 @@ type options struct {
 	serviceName    string
 	seed           uint64
 	report         time.Duration
-	timeout        time.Duration
 	queue          int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("dqworkload", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.endpoint, "endpoint", "127.0.0.1:4317", "collector OTLP/gRPC `host:port`")
+	fs := gencmd.NewFlagSet("dqworkload", stderr, &o.Client, 5*time.Second)
 	fs.Float64Var(&o.cfg.ArrivalRate, "rate", 100, "arrival rate λ, jobs per second (Poisson)")
 	fs.Float64Var(&o.cfg.ServiceRate[0], "mu1", 200, "worker_1 service rate μ₁, jobs per second (exponential)")
 	fs.Float64Var(&o.cfg.ServiceRate[1], "mu2", 200, "worker_2 service rate μ₂, jobs per second (exponential)")
@@ -94,13 +84,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.serviceName, "service-name", "dqworkload", "service.name resource attribute")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
 	fs.DurationVar(&o.report, "report", 10*time.Second, "print counts this often (0: only at the end)")
-	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of one export")
 	fs.IntVar(&o.queue, "queue", 256, "batches the sender may hold before it drops (and counts) new ones")
-	if err := fs.Parse(args); err != nil {
+	if err := gencmd.Parse(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if o.starts, err = ParseStartEvents(*startsFlag); err != nil {
@@ -114,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-flush must be positive")
 	case o.maxBatch < 1:
 		return o, errors.New("-max-batch must be at least 1")
-	case o.timeout <= 0:
+	case o.Timeout <= 0:
 		return o, errors.New("-timeout must be positive")
 	case o.queue < 1:
 		return o, errors.New("-queue must be at least 1")
@@ -127,29 +113,58 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// run simulates the system as the command line says, sends its traces,
+// prints counts every -report and at the end, and fails if anything was not
+// delivered.
 func run(args []string, out io.Writer) error {
 	o, err := parseFlags(args, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(o.endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := o.Dial()
 	if err != nil {
-		return fmt.Errorf("endpoint %q: %w", o.endpoint, err)
+		return err
 	}
 	defer conn.Close()
 
 	printModel(out, o)
-	sender := NewSender(conn, o.timeout, o.queue)
-	b := &Batcher{Starts: o.starts, ProbeAttribute: o.probeAttribute, ServiceName: o.serviceName}
+	w := &workload{o: o, out: out, sender: NewSender(conn, o.Timeout, o.queue),
+		b: &Batcher{Starts: o.starts, ProbeAttribute: o.probeAttribute, ServiceName: o.serviceName}}
 	rng := rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
-	sim, err := NewSimulator(o.cfg, rng, b)
-	if err != nil {
+	if w.sim, err = NewSimulator(o.cfg, rng, w.b); err != nil {
 		return err
 	}
+	w.loop()
+	w.sender.Enqueue(w.b.Flush(w.sim.Now()))
+	w.sender.Close()
+	c := w.sender.Counts()
+	fmt.Fprint(out, "final: ")
+	printCounts(out, w.sim, c, w.b.Elided())
+	if n := c.FailedSpans + c.DroppedSpans + c.FailedStarts + c.DroppedStarts; n > 0 {
+		return fmt.Errorf("%d spans and %d start events not delivered (last error: %s)",
+			c.FailedSpans+c.DroppedSpans, c.FailedStarts+c.DroppedStarts, c.LastError)
+	}
+	return nil
+}
 
+// workload is one run of the simulation in real time.
+type workload struct {
+	o      options
+	out    io.Writer
+	sim    *Simulator
+	b      *Batcher
+	sender *Sender
+
+	epoch    time.Time // wall-clock time of simulation time 0
+	slowed   bool      // the slow-down was in effect at the last advance
+	draining bool
+	drainEnd <-chan time.Time
+}
+
+// loop runs the simulation until, after arrivals stopped (-duration, SIGINT
+// or SIGTERM), the system is empty or -drain is over. SIGUSR1 toggles the
+// slow-down.
+func (w *workload) loop() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	toggle := make(chan os.Signal, 1)
@@ -157,95 +172,82 @@ func run(args []string, out io.Writer) error {
 	defer signal.Stop(stop)
 	defer signal.Stop(toggle)
 
-	epoch := time.Now()
-	b.Epoch = epoch
-	flush := time.NewTicker(o.flush)
+	w.epoch = time.Now()
+	w.b.Epoch = w.epoch
+	flush := time.NewTicker(w.o.flush)
 	defer flush.Stop()
-	var report <-chan time.Time
-	if o.report > 0 {
-		t := time.NewTicker(o.report)
-		defer t.Stop()
-		report = t.C
-	}
+	report, stopReport := gencmd.Ticker(w.o.report)
+	defer stopReport()
 	var end <-chan time.Time
-	if o.duration > 0 {
-		end = time.After(o.duration)
+	if w.o.duration > 0 {
+		end = time.After(w.o.duration)
 	}
 	wake := time.NewTimer(time.Hour)
 	defer wake.Stop()
 
-	slowed := sim.Slowed(0)
-	if slowed && o.cfg.SlowWorker != 0 {
-		fmt.Fprintf(out, "%7.1fs worker_%d slowed\n", 0.0, o.cfg.SlowWorker)
+	w.slowed = w.sim.Slowed(0)
+	if w.slowed && w.o.cfg.SlowWorker != 0 {
+		fmt.Fprintf(w.out, "%7.1fs worker_%d slowed\n", 0.0, w.o.cfg.SlowWorker)
 	}
-	advance := func() {
-		sim.AdvanceTo(time.Since(epoch))
-		if s := sim.Slowed(sim.Now()); s != slowed && o.cfg.SlowWorker != 0 {
-			slowed = s
-			state := "back to normal"
-			if s {
-				state = "slowed"
-			}
-			fmt.Fprintf(out, "%7.1fs worker_%d %s\n", sim.Now().Seconds(), o.cfg.SlowWorker, state)
-		}
-		if b.Pending() >= o.maxBatch {
-			sender.Enqueue(b.Flush(sim.Now()))
-		}
-	}
-
-	var drainEnd <-chan time.Time
-	draining := false
-	beginDrain := func(why string) {
-		if draining {
-			return
-		}
-		draining = true
-		sim.StopArrivals()
-		drainEnd = time.After(o.drain)
-		fmt.Fprintf(out, "%7.1fs %s: no new arrivals, draining %d jobs\n", time.Since(epoch).Seconds(), why, sim.Stats().InSystem)
-	}
-loop:
 	for {
-		next, ok := sim.NextEvent()
+		next, ok := w.sim.NextEvent()
 		if !ok {
-			break // arrivals stopped and the system is empty
+			return // arrivals stopped and the system is empty
 		}
-		wake.Reset(max(0, time.Until(epoch.Add(next))))
+		wake.Reset(max(0, time.Until(w.epoch.Add(next))))
 		select {
 		case <-wake.C:
-			advance()
+			w.advance()
 		case <-flush.C:
-			advance()
-			sender.Enqueue(b.Flush(sim.Now()))
+			w.advance()
+			w.sender.Enqueue(w.b.Flush(w.sim.Now()))
 		case <-toggle:
-			advance()
-			sim.ToggleSlow()
-			advance()
+			w.advance()
+			w.sim.ToggleSlow()
+			w.advance()
 		case <-report:
-			advance()
-			printCounts(out, sim, sender.Counts(), b.Elided())
+			w.advance()
+			printCounts(w.out, w.sim, w.sender.Counts(), w.b.Elided())
 		case <-end:
-			advance()
-			beginDrain("duration reached")
+			w.advance()
+			w.beginDrain("duration reached")
 		case s := <-stop:
-			advance()
-			beginDrain(s.String())
-		case <-drainEnd:
-			advance()
-			fmt.Fprintf(out, "%7.1fs drain time over, %d jobs left unfinished\n", sim.Now().Seconds(), sim.Stats().InSystem)
-			break loop
+			w.advance()
+			w.beginDrain(s.String())
+		case <-w.drainEnd:
+			w.advance()
+			fmt.Fprintf(w.out, "%7.1fs drain time over, %d jobs left unfinished\n", w.sim.Now().Seconds(), w.sim.Stats().InSystem)
+			return
 		}
 	}
-	sender.Enqueue(b.Flush(sim.Now()))
-	sender.Close()
-	c := sender.Counts()
-	fmt.Fprint(out, "final: ")
-	printCounts(out, sim, c, b.Elided())
-	if n := c.FailedSpans + c.DroppedSpans + c.FailedStarts + c.DroppedStarts; n > 0 {
-		return fmt.Errorf("%d spans and %d start events not delivered (last error: %s)",
-			c.FailedSpans+c.DroppedSpans, c.FailedStarts+c.DroppedStarts, c.LastError)
+}
+
+// advance brings the simulation to the wall clock, reports a change of the
+// slow-down and sends a batch that reached -max-batch.
+func (w *workload) advance() {
+	w.sim.AdvanceTo(time.Since(w.epoch))
+	if s := w.sim.Slowed(w.sim.Now()); s != w.slowed && w.o.cfg.SlowWorker != 0 {
+		w.slowed = s
+		state := "back to normal"
+		if s {
+			state = "slowed"
+		}
+		fmt.Fprintf(w.out, "%7.1fs worker_%d %s\n", w.sim.Now().Seconds(), w.o.cfg.SlowWorker, state)
 	}
-	return nil
+	if w.b.Pending() >= w.o.maxBatch {
+		w.sender.Enqueue(w.b.Flush(w.sim.Now()))
+	}
+}
+
+// beginDrain stops the arrivals, once, and starts the -drain timer.
+func (w *workload) beginDrain(why string) {
+	if w.draining {
+		return
+	}
+	w.draining = true
+	w.sim.StopArrivals()
+	w.drainEnd = time.After(w.o.drain)
+	fmt.Fprintf(w.out, "%7.1fs %s: no new arrivals, draining %d jobs\n", time.Since(w.epoch).Seconds(), why, w.sim.Stats().InSystem)
 }
 
 // printModel prints the parameters and the stationary M/M/1/K figures of each
@@ -254,7 +256,7 @@ loop:
 func printModel(out io.Writer, o options) {
 	c := o.cfg
 	fmt.Fprintf(out, "dqworkload: λ=%g/s μ1=%g/s μ2=%g/s K=%d → %s seed=%d\n",
-		c.ArrivalRate, c.ServiceRate[0], c.ServiceRate[1], c.K, o.endpoint, o.seed)
+		c.ArrivalRate, c.ServiceRate[0], c.ServiceRate[1], c.K, o.Endpoint, o.seed)
 	lambda := c.ArrivalRate
 	for i, mu := range c.ServiceRate {
 		m := NewMM1K(lambda, mu, c.K)

@@ -2,24 +2,20 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -145,82 +141,23 @@ func TestParseStartEvents(t *testing.T) {
 	}
 }
 
-// collector is an in-process OTLP/gRPC server that keeps what it receives
-// and can reject spans.
+// collector is an in-process OTLP/gRPC receiver that keeps what it accepts
+// and answers trace requests as the test sets.
 type collector struct {
-	ptraceotlp.UnimplementedGRPCServer
-	logsServer
-	mu     sync.Mutex
-	traces []ptrace.Traces
-	reject int64 // spans to reject as partial success per request
-	fail   bool  // answer every trace export with an error
+	*otlptest.Receiver
+	reply atomic.Pointer[otlptest.Reply] // the answer to trace requests; nil: success
 }
 
-type logsServer struct {
-	plogotlp.UnimplementedGRPCServer
-	mu   sync.Mutex
-	logs []plog.Logs
-}
-
-func (l *logsServer) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lg := plog.NewLogs()
-	req.Logs().CopyTo(lg)
-	l.logs = append(l.logs, lg)
-	return plogotlp.NewExportResponse(), nil
-}
-
-func (c *collector) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fail {
-		return ptraceotlp.ExportResponse{}, status.Error(codes.Unavailable, "test says no")
-	}
-	td := ptrace.NewTraces()
-	req.Traces().CopyTo(td)
-	c.traces = append(c.traces, td)
-	resp := ptraceotlp.NewExportResponse()
-	if c.reject > 0 {
-		resp.PartialSuccess().SetRejectedSpans(c.reject)
-		resp.PartialSuccess().SetErrorMessage("rejected by test")
-	}
-	return resp, nil
-}
-
-func (c *collector) spans() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, td := range c.traces {
-		n += td.SpanCount()
-	}
-	return n
-}
-
-func startCollector(t *testing.T) (*collector, string) {
+func startCollector(t *testing.T) *collector {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &collector{}
-	srv := grpc.NewServer()
-	ptraceotlp.RegisterGRPCServer(srv, c)
-	plogotlp.RegisterGRPCServer(srv, &c.logsServer)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return c, lis.Addr().String()
-}
-
-func dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	c.Receiver = otlptest.Start(t, otlptest.Options{Traces: func(ptrace.Traces) otlptest.Reply {
+		if r := c.reply.Load(); r != nil {
+			return *r
+		}
+		return otlptest.Reply{}
+	}})
+	return c
 }
 
 func batchOf(n int) Batch {
@@ -236,31 +173,27 @@ func batchOf(n int) Batch {
 // The sender's counts add up to what it was given and match what the
 // collector acknowledged, rejected or refused.
 func TestSenderCounts(t *testing.T) {
-	c, addr := startCollector(t)
-	s := NewSender(dial(t, addr), 5*time.Second, 8)
+	c := startCollector(t)
+	s := NewSender(otlptest.Dial(t, c.Addr()), 5*time.Second, 8)
 	s.Enqueue(batchOf(5))
 	s.Close()
 	if got := s.Counts(); got != (Counts{SentSpans: 5, SentStarts: 5}) {
 		t.Fatalf("counts %+v: want 5 spans and 5 starts sent", got)
 	}
-	if c.spans() != 5 {
-		t.Fatalf("collector holds %d spans, want 5", c.spans())
+	if n := c.Counts().Spans; n != 5 {
+		t.Fatalf("collector holds %d spans, want 5", n)
 	}
 
-	c.mu.Lock()
-	c.reject = 2
-	c.mu.Unlock()
-	s = NewSender(dial(t, addr), 5*time.Second, 8)
+	c.reply.Store(&otlptest.Reply{Rejected: 2, Message: "rejected by test"})
+	s = NewSender(otlptest.Dial(t, c.Addr()), 5*time.Second, 8)
 	s.Enqueue(batchOf(5))
 	s.Close()
 	if got := s.Counts(); got.SentSpans != 3 || got.FailedSpans != 2 || !strings.Contains(got.LastError, "rejected by test") {
 		t.Fatalf("partial success: %+v, want 3 sent, 2 failed with the server's message", got)
 	}
 
-	c.mu.Lock()
-	c.reject, c.fail = 0, true
-	c.mu.Unlock()
-	s = NewSender(dial(t, addr), 5*time.Second, 8)
+	c.reply.Store(&otlptest.Reply{Err: status.Error(codes.Unavailable, "test says no")})
+	s = NewSender(otlptest.Dial(t, c.Addr()), 5*time.Second, 8)
 	s.Enqueue(batchOf(4))
 	s.Close()
 	if got := s.Counts(); got.SentSpans != 0 || got.FailedSpans != 4 || got.SentStarts != 4 || !strings.Contains(got.LastError, "test says no") {
@@ -277,7 +210,7 @@ func TestSenderQueueFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lis.Close()
-	s := NewSender(dial(t, lis.Addr().String()), 200*time.Millisecond, 1)
+	s := NewSender(otlptest.Dial(t, lis.Addr().String()), 200*time.Millisecond, 1)
 	for range 5 {
 		s.Enqueue(batchOf(3))
 	}
@@ -292,9 +225,9 @@ func TestSenderQueueFull(t *testing.T) {
 // workload reports as sent arrives, the traces have the system's shape, and
 // every start event announces a span that arrives later.
 func TestRun(t *testing.T) {
-	c, addr := startCollector(t)
+	c := startCollector(t)
 	var out bytes.Buffer
-	err := run([]string{"-endpoint", addr, "-rate", "400", "-mu1", "500", "-mu2", "300", "-k", "4",
+	err := run([]string{"-endpoint", c.Addr(), "-rate", "400", "-mu1", "500", "-mu2", "300", "-k", "4",
 		"-duration", "700ms", "-flush", "20ms", "-report", "0", "-seed", "7"}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
@@ -305,17 +238,12 @@ func TestRun(t *testing.T) {
 	spans := make(map[pcommon.SpanID]ptrace.Span)
 	probes := make(map[string]int)
 	var errorsSeen int
-	for _, td := range c.traces {
-		rs := td.ResourceSpans()
-		for i := range rs.Len() {
-			ss := rs.At(i).ScopeSpans().At(0).Spans()
-			for k := range ss.Len() {
-				sp := ss.At(k)
-				spans[sp.SpanID()] = sp
-				probes[sp.Name()]++
-				if sp.Status().Code() == ptrace.StatusCodeError {
-					errorsSeen++
-				}
+	for _, td := range c.Traces() {
+		for sp := range otlprecv.Spans(td) {
+			spans[sp.SpanID()] = sp
+			probes[sp.Name()]++
+			if sp.Status().Code() == ptrace.StatusCodeError {
+				errorsSeen++
 			}
 		}
 	}
@@ -329,11 +257,9 @@ func TestRun(t *testing.T) {
 		t.Errorf("collector got %d spans; workload says:\n%s", len(spans), out.String())
 	}
 	starts := 0
-	for _, lg := range c.logs {
-		recs := lg.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
-		for i := range recs.Len() {
+	for _, lg := range c.Logs() {
+		for lr := range otlprecv.LogRecords(lg) {
 			starts++
-			lr := recs.At(i)
 			sp, ok := spans[lr.SpanID()]
 			if !ok {
 				t.Fatalf("start event for span %v that never arrived", lr.SpanID())

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -20,12 +19,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"google.golang.org/grpc"
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -66,35 +64,11 @@ func TestMM1KThroughCollector(t *testing.T) {
 	if os.Getenv(gateEnv) == "" {
 		t.Skipf("set %s=1 to run the Erlang end-to-end test (needs make build and Erlang/OTP)", gateEnv)
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	otelcol := os.Getenv("OTELCOL")
-	if otelcol == "" {
-		otelcol = filepath.Join(root, "bin", "otelcol-deltaq")
-	}
-	if _, err := os.Stat(otelcol); err != nil {
-		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
-	}
-	escript := lookPath(t, "escript")
-	ebin := compileLibrary(t, lookPath(t, "erlc"), filepath.Join(root, "erlang", "dqsd_otel", "src"))
+	root, otelcol, escript, ebin := prerequisites(t)
 
 	// The ΔQ sink, then the collector, then the example.
-	s := startSink(t)
-	httpAddr := freeAddr(t)
-	logs := t.TempDir()
-	colLog := filepath.Join(logs, "collector.log")
-	colOut, err := os.Create(colLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer colOut.Close()
-	colCmd := exec.Command(otelcol, "--config=examples/erlang/collector.yaml")
-	colCmd.Dir = root // the diagram's default path is relative to the repository
-	colCmd.Env = append(os.Environ(), "DELTAQ_OTLP_HTTP="+httpAddr, "DELTAQ_SINK="+s.addr)
-	colCmd.Stdout, colCmd.Stderr = colOut, colOut
-	col := start(t, "collector", colCmd)
+	sink := otlptest.Start(t, otlptest.Options{})
+	col, httpAddr, colLog := startCollector(t, root, otelcol, sink.Addr())
 	out := &output{}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -110,18 +84,9 @@ func TestMM1KThroughCollector(t *testing.T) {
 		c.Close()
 		return true, ""
 	})
-	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.pid(), httpAddr, s.addr)
+	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.pid(), httpAddr, sink.Addr())
 
-	mmCmd := exec.Command(escript, filepath.Join(root, "erlang", "examples", "mm1k.escript"),
-		"--endpoint", "http://"+httpAddr, "--rate", fmtFloat(rate), "--duration", strconv.Itoa(runSeconds),
-		"--k", strconv.Itoa(bufferK), "--service-ms", fmtFloat(serviceMs), "--seed", "7",
-		"--service-name", "mm1k-e2e")
-	mmCmd.Env = append(os.Environ(), "DQSD_OTEL_EBIN="+ebin)
-	mmCmd.Stdout, mmCmd.Stderr = out, out
-	// Wait returns this long after the process exits even if a child of the
-	// Erlang VM still holds its output open.
-	mmCmd.WaitDelay = 5 * time.Second
-	mm := start(t, "mm1k", mmCmd)
+	mm := startExample(t, escript, ebin, root, httpAddr, out)
 	mmStart := time.Now()
 	t.Logf("mm1k (pid %d) started", mm.pid())
 
@@ -132,7 +97,7 @@ func TestMM1KThroughCollector(t *testing.T) {
 	// it when the collector is killed: hence the deadline.
 	const windows = 4
 	waitFor(t, "the ΔQs of every probe", runSeconds*time.Second-10*time.Second, []*proc{col, mm}, func() (bool, string) {
-		if ok, why := s.complete(windows); !ok {
+		if ok, why := collect(sink.Metrics()).complete(windows); !ok {
 			return false, why
 		}
 		if out.lastArrivals() == 0 {
@@ -140,28 +105,17 @@ func TestMM1KThroughCollector(t *testing.T) {
 		}
 		return true, ""
 	})
-	got := s.snapshot()
+	got := collect(sink.Metrics())
 	t.Logf("after %v: %d metric requests; windows with instances: %s", time.Since(mmStart).Round(time.Millisecond),
 		got.requests, got.windowsText())
 	checkDeltaQs(t, got)
 
-	// 2. Kill the collector (as a crash would), mid-run.
+	// 2. Kill the collector (as a crash would), mid-run; the example keeps
+	// running.
 	arrivalsBefore := out.lastArrivals()
-	if err := col.cmd.Process.Kill(); err != nil {
-		t.Fatalf("killing the collector (pid %d): %v", col.pid(), err)
-	}
-	killedAt := time.Now()
-	select {
-	case <-col.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the collector (pid %d) did not exit after SIGKILL", col.pid())
-	}
+	killedAt := killCollector(t, col, colLog)
 	t.Logf("collector killed %v into the run (mm1k's last progress report: %d arrivals)",
 		killedAt.Sub(mmStart).Round(time.Millisecond), arrivalsBefore)
-	if lines := errorLines(colLog); len(lines) > 0 {
-		t.Errorf("the collector logged errors before it was killed:\n%s", strings.Join(lines, "\n"))
-	}
-
 	time.Sleep(3 * time.Second)
 	if !mm.running() {
 		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.pid(), mm.err)
@@ -182,6 +136,82 @@ func TestMM1KThroughCollector(t *testing.T) {
 		t.Fatalf("mm1k exited with %v, want exit status 0", mm.err)
 	}
 	checkExample(t, out, killedAt, arrivalsBefore)
+}
+
+// prerequisites returns the repository's root, the collector binary, escript
+// and the ebin directory of the library compiled from its sources.
+func prerequisites(t *testing.T) (root, otelcol, escript, ebin string) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otelcol = os.Getenv("OTELCOL")
+	if otelcol == "" {
+		otelcol = filepath.Join(root, "bin", "otelcol-deltaq")
+	}
+	if _, err := os.Stat(otelcol); err != nil {
+		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
+	}
+	escript = lookPath(t, "escript")
+	ebin = compileLibrary(t, lookPath(t, "erlc"), filepath.Join(root, "erlang", "dqsd_otel", "src"))
+	return root, otelcol, escript, ebin
+}
+
+// startCollector starts the built collector with examples/erlang/collector.yaml,
+// receiving OTLP/HTTP on a free port and sending its ΔQs to sinkAddr, and
+// returns it, that port's address and the path of its log.
+func startCollector(t *testing.T, root, otelcol, sinkAddr string) (col *proc, httpAddr, colLog string) {
+	t.Helper()
+	httpAddr = freeAddr(t)
+	colLog = filepath.Join(t.TempDir(), "collector.log")
+	colOut, err := os.Create(colLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { colOut.Close() })
+	colCmd := exec.Command(otelcol, "--config=examples/erlang/collector.yaml")
+	colCmd.Dir = root // the diagram's default path is relative to the repository
+	colCmd.Env = append(os.Environ(), "DELTAQ_OTLP_HTTP="+httpAddr, "DELTAQ_SINK="+sinkAddr)
+	colCmd.Stdout, colCmd.Stderr = colOut, colOut
+	return start(t, "collector", colCmd), httpAddr, colLog
+}
+
+// startExample starts the M/M/1/K example, with the library compiled into
+// ebin, exporting to the collector's OTLP/HTTP at httpAddr; its output goes
+// to out.
+func startExample(t *testing.T, escript, ebin, root, httpAddr string, out *output) *proc {
+	t.Helper()
+	mmCmd := exec.Command(escript, filepath.Join(root, "erlang", "examples", "mm1k.escript"),
+		"--endpoint", "http://"+httpAddr, "--rate", fmtFloat(rate), "--duration", strconv.Itoa(runSeconds),
+		"--k", strconv.Itoa(bufferK), "--service-ms", fmtFloat(serviceMs), "--seed", "7",
+		"--service-name", "mm1k-e2e")
+	mmCmd.Env = append(os.Environ(), "DQSD_OTEL_EBIN="+ebin)
+	mmCmd.Stdout, mmCmd.Stderr = out, out
+	// Wait returns this long after the process exits even if a child of the
+	// Erlang VM still holds its output open.
+	mmCmd.WaitDelay = 5 * time.Second
+	return start(t, "mm1k", mmCmd)
+}
+
+// killCollector kills the collector with SIGKILL, as a crash would, waits
+// for it to exit and checks that it had logged no error before; it returns
+// the time of the kill.
+func killCollector(t *testing.T, col *proc, colLog string) time.Time {
+	t.Helper()
+	if err := col.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing the collector (pid %d): %v", col.pid(), err)
+	}
+	killedAt := time.Now()
+	select {
+	case <-col.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the collector (pid %d) did not exit after SIGKILL", col.pid())
+	}
+	if lines := errorLines(colLog); len(lines) > 0 {
+		t.Errorf("the collector logged errors before it was killed:\n%s", strings.Join(lines, "\n"))
+	}
+	return killedAt
 }
 
 // checkDeltaQs checks what the exporter sent for every probe.
@@ -347,7 +377,7 @@ func mm1kSojourn(lambda, serviceMs float64, k int) float64 {
 	return l / (lambda * (1 - p(k)))
 }
 
-// --- the ΔQ sink: an OTLP/gRPC server for the deltaq exporter ---------------
+// --- the ΔQ sink's contents: what the deltaq exporter sent -------------------
 
 // probeState is what arrived for one probe.
 type probeState struct {
@@ -364,190 +394,137 @@ type probeState struct {
 	series map[string]bool
 }
 
-// sinkState is a copy of what the sink received.
+// sinkState is what the exporter sent, folded by probe.
 type sinkState struct {
 	requests int
 	probes   map[string]*probeState
 	bad      []string
 }
 
-func (s sinkState) windowsText() string {
-	var parts []string
+// collect folds the metric requests the sink received, every probe of the
+// example included (empty when nothing came for it).
+func collect(mds []pmetric.Metrics) sinkState {
+	s := sinkState{requests: len(mds), probes: map[string]*probeState{}}
 	for _, p := range probes {
-		n := 0
-		if st := s.probes[p]; st != nil {
-			n = st.windows
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", p, n))
+		s.probe(p)
 	}
-	return strings.Join(parts, ", ")
-}
-
-type sink struct {
-	addr string
-	got  chan struct{}
-
-	mu    sync.Mutex
-	state sinkState
-}
-
-type metricsService struct {
-	pmetricotlp.UnimplementedGRPCServer
-	s *sink
-}
-
-// logsService accepts the exporter's trigger and snapshot records (this
-// configuration has no triggers) so that its log sender does not fail.
-type logsService struct {
-	plogotlp.UnimplementedGRPCServer
-}
-
-func (*logsService) Export(context.Context, plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	return plogotlp.NewExportResponse(), nil
-}
-
-func startSink(t *testing.T) *sink {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sink{addr: lis.Addr().String(), got: make(chan struct{}, 1),
-		state: sinkState{probes: map[string]*probeState{}}}
-	srv := grpc.NewServer()
-	pmetricotlp.RegisterGRPCServer(srv, &metricsService{s: s})
-	plogotlp.RegisterGRPCServer(srv, &logsService{})
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return s
-}
-
-func (m *metricsService) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	m.s.add(req.Metrics())
-	select {
-	case m.s.got <- struct{}{}:
-	default:
-	}
-	return pmetricotlp.NewExportResponse(), nil
-}
-
-func (s *sink) probe(name string) *probeState {
-	st := s.state.probes[name]
-	if st == nil {
-		st = &probeState{outcomes: map[string]int64{}, series: map[string]bool{}}
-		s.state.probes[name] = st
-	}
-	return st
-}
-
-// add folds one request of the exporter into the state.
-func (s *sink) add(md pmetric.Metrics) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.state.requests++
-	probeOf := func(a pcommon.Map) (*probeState, bool) {
-		v, ok := a.Get(deltaqexporter.AttrProbe)
-		if !ok {
-			return nil, false
-		}
-		return s.probe(v.Str()), true
-	}
-	str := func(a pcommon.Map, k string) string {
-		if v, ok := a.Get(k); ok {
-			return v.AsString()
-		}
-		return ""
-	}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				switch m.Type() {
-				case pmetric.MetricTypeHistogram:
-					dps := m.Histogram().DataPoints()
-					for d := 0; d < dps.Len(); d++ {
-						dp := dps.At(d)
-						st, ok := probeOf(dp.Attributes())
-						if !ok {
-							s.state.bad = append(s.state.bad, m.Name()+": a data point without "+deltaqexporter.AttrProbe)
-							continue
-						}
-						st.series[m.Name()] = true
-						if m.Name() != deltaqexporter.MetricObserved {
-							continue
-						}
-						bc := dp.BucketCounts().AsRaw()
-						if len(bc) != dp.ExplicitBounds().Len()+1 {
-							s.state.bad = append(s.state.bad, fmt.Sprintf("%s: %d buckets for %d bounds",
-								m.Name(), len(bc), dp.ExplicitBounds().Len()))
-							continue
-						}
-						var total uint64
-						for _, c := range bc {
-							total += c
-						}
-						if total != dp.Count() {
-							s.state.bad = append(s.state.bad, fmt.Sprintf("%s: count %d, buckets sum to %d",
-								m.Name(), dp.Count(), total))
-						}
-						st.windows++
-						st.successes += total - bc[len(bc)-1]
-						st.sum += dp.Sum()
-					}
-				case pmetric.MetricTypeSum:
-					dps := m.Sum().DataPoints()
-					for d := 0; d < dps.Len(); d++ {
-						dp := dps.At(d)
-						st, ok := probeOf(dp.Attributes())
-						if !ok {
-							s.state.bad = append(s.state.bad, m.Name()+": a data point without "+deltaqexporter.AttrProbe)
-							continue
-						}
-						st.series[m.Name()] = true
-						if m.Name() == deltaqexporter.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
-							st.outcomesAt = dp.Timestamp()
-							st.outcomes[str(dp.Attributes(), deltaqexporter.AttrOutcome)] = dp.IntValue()
-						}
-					}
-				case pmetric.MetricTypeGauge:
-					dps := m.Gauge().DataPoints()
-					for d := 0; d < dps.Len(); d++ {
-						dp := dps.At(d)
-						st, ok := probeOf(dp.Attributes())
-						if !ok {
-							s.state.bad = append(s.state.bad, m.Name()+": a data point without "+deltaqexporter.AttrProbe)
-							continue
-						}
-						if v := dp.DoubleValue(); math.IsNaN(v) || math.IsInf(v, 0) {
-							s.state.bad = append(s.state.bad, fmt.Sprintf("%s: %v", m.Name(), v))
-						}
-						name := m.Name()
-						if series := str(dp.Attributes(), deltaqexporter.AttrSeries); series != "" {
-							name += "/" + series
-						}
-						st.series[name] = true
-					}
+	for _, md := range mds {
+		for m := range otlprecv.Metrics(md) {
+			switch m.Type() {
+			case pmetric.MetricTypeHistogram:
+				for _, dp := range m.Histogram().DataPoints().All() {
+					s.addHistogram(m.Name(), dp)
+				}
+			case pmetric.MetricTypeSum:
+				for _, dp := range m.Sum().DataPoints().All() {
+					s.addSum(m.Name(), dp)
+				}
+			case pmetric.MetricTypeGauge:
+				for _, dp := range m.Gauge().DataPoints().All() {
+					s.addGauge(m.Name(), dp)
 				}
 			}
 		}
 	}
+	return s
+}
+
+func (s *sinkState) probe(name string) *probeState {
+	st := s.probes[name]
+	if st == nil {
+		st = &probeState{outcomes: map[string]int64{}, series: map[string]bool{}}
+		s.probes[name] = st
+	}
+	return st
+}
+
+// probeOf returns the state of the probe of a data point of metric, or
+// records the point as malformed if it names none.
+func (s *sinkState) probeOf(metric string, attrs pcommon.Map) (*probeState, bool) {
+	v, ok := attrs.Get(deltaqexporter.AttrProbe)
+	if !ok {
+		s.bad = append(s.bad, metric+": a data point without "+deltaqexporter.AttrProbe)
+		return nil, false
+	}
+	return s.probe(v.Str()), true
+}
+
+// addHistogram folds one histogram point: of deltaq.observed, one window's
+// successful instances.
+func (s *sinkState) addHistogram(metric string, dp pmetric.HistogramDataPoint) {
+	st, ok := s.probeOf(metric, dp.Attributes())
+	if !ok {
+		return
+	}
+	st.series[metric] = true
+	if metric != deltaqexporter.MetricObserved {
+		return
+	}
+	bc := dp.BucketCounts().AsRaw()
+	if len(bc) != dp.ExplicitBounds().Len()+1 {
+		s.bad = append(s.bad, fmt.Sprintf("%s: %d buckets for %d bounds", metric, len(bc), dp.ExplicitBounds().Len()))
+		return
+	}
+	var total uint64
+	for _, c := range bc {
+		total += c
+	}
+	if total != dp.Count() {
+		s.bad = append(s.bad, fmt.Sprintf("%s: count %d, buckets sum to %d", metric, dp.Count(), total))
+	}
+	st.windows++
+	st.successes += total - bc[len(bc)-1]
+	st.sum += dp.Sum()
+}
+
+// addSum folds one sum point: of deltaq.outcomes, the latest count of an
+// outcome.
+func (s *sinkState) addSum(metric string, dp pmetric.NumberDataPoint) {
+	st, ok := s.probeOf(metric, dp.Attributes())
+	if !ok {
+		return
+	}
+	st.series[metric] = true
+	if metric == deltaqexporter.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
+		st.outcomesAt = dp.Timestamp()
+		kind := ""
+		if v, ok := dp.Attributes().Get(deltaqexporter.AttrOutcome); ok {
+			kind = v.AsString()
+		}
+		st.outcomes[kind] = dp.IntValue()
+	}
+}
+
+// addGauge notes the series of one gauge point, which must be finite.
+func (s *sinkState) addGauge(metric string, dp pmetric.NumberDataPoint) {
+	st, ok := s.probeOf(metric, dp.Attributes())
+	if !ok {
+		return
+	}
+	if v := dp.DoubleValue(); math.IsNaN(v) || math.IsInf(v, 0) {
+		s.bad = append(s.bad, fmt.Sprintf("%s: %v", metric, v))
+	}
+	name := metric
+	if v, ok := dp.Attributes().Get(deltaqexporter.AttrSeries); ok && v.AsString() != "" {
+		name += "/" + v.AsString()
+	}
+	st.series[name] = true
+}
+
+func (s sinkState) windowsText() string {
+	var parts []string
+	for _, p := range probes {
+		parts = append(parts, fmt.Sprintf("%s %d", p, s.probes[p].windows))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // complete reports whether every probe has at least n windows with instances
 // and all the series the checks look for; otherwise what is missing.
-func (s *sink) complete(n int) (bool, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s sinkState) complete(n int) (bool, string) {
 	var missing []string
 	for _, p := range probes {
-		st := s.state.probes[p]
-		if st == nil {
-			missing = append(missing, p+": nothing")
-			continue
-		}
+		st := s.probes[p]
 		if st.windows < n {
 			missing = append(missing, fmt.Sprintf("%s: %d of %d windows", p, st.windows, n))
 		}
@@ -556,31 +533,6 @@ func (s *sink) complete(n int) (bool, string) {
 		}
 	}
 	return len(missing) == 0, strings.Join(missing, "; ")
-}
-
-// snapshot returns a deep copy of the state.
-func (s *sink) snapshot() sinkState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := sinkState{requests: s.state.requests, probes: map[string]*probeState{},
-		bad: append([]string(nil), s.state.bad...)}
-	for name, st := range s.state.probes {
-		cp := *st
-		cp.outcomes, cp.series = map[string]int64{}, map[string]bool{}
-		for k, v := range st.outcomes {
-			cp.outcomes[k] = v
-		}
-		for k, v := range st.series {
-			cp.series[k] = v
-		}
-		c.probes[name] = &cp
-	}
-	for _, p := range probes {
-		if c.probes[p] == nil {
-			c.probes[p] = &probeState{outcomes: map[string]int64{}, series: map[string]bool{}}
-		}
-	}
-	return c
 }
 
 // --- processes -----------------------------------------------------------------

@@ -22,7 +22,7 @@ func NewFactory() exporter.Factory {
 
 func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
 	c := cfg.(*Config)
-	e, err := newExporter(c, set)
+	e, err := newExporter(ctx, c, set)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 // and never touches the network. exporterhelper adds the usual exporter
 // telemetry (sent and failed spans).
 func wrapTraces(ctx context.Context, set exporter.Settings, cfg *Config, e *deltaqExporter) (exporter.Traces, error) {
-	return exporterhelper.NewTraces(ctx, set, cfg, e.consumeTraces,
+	return exporterhelper.NewTraces(ctx, set, cfg, e.obs.ConsumeTraces,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
 		exporterhelper.WithStart(e.start),

@@ -9,17 +9,14 @@ import (
 	"net"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -31,6 +28,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc"
 
+	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -137,14 +137,83 @@ var (
 	allEvents  = []string{EventSnapshot, EventTrigger}
 )
 
-// manualClock is a clock the test moves; ticks go through the exporter's
-// own timer loop.
-type manualClock struct{ ns atomic.Int64 }
+// t0 is a window boundary (windows are aligned on the Unix epoch).
+var t0 = time.Unix(1_700_000_000, 0).UTC()
 
-func (c *manualClock) now() time.Time  { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *manualClock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
-func withClock(c *manualClock, ticks chan time.Time) exporterOption {
-	return func(e *deltaqExporter) { e.now, e.ticks = c.now, ticks }
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+// withClock has the exporter's observer run on clk.
+func withClock(clk *observertest.Clock) exporterOption {
+	return func(_ *deltaqExporter, s *observer.Settings) { s.Now, s.Ticks = clk.Now, clk.C }
+}
+
+// startExporter makes and starts an exporter of cfg with the clock clk and
+// the telemetry tel (nil: none kept).
+func startExporter(t *testing.T, cfg *Config, clk *observertest.Clock, tel *componenttest.Telemetry, opts ...exporterOption) *deltaqExporter {
+	t.Helper()
+	set := exportertest.NewNopSettings(metadata.Type)
+	if tel != nil {
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+	}
+	exp, err := newExporter(context.Background(), cfg, set, append(opts, withClock(clk))...)
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	return exp
+}
+
+// contractConfig sets in cfg the diagram e2e = a -> b, a QTA with its
+// triggers on e2e and snapshots of one window before a trigger: a window
+// that breaks the QTA brings out every metric and event of the output
+// contract.
+func contractConfig(cfg *Config) *Config {
+	cfg.Diagram = "e2e = a -> b;"
+	cfg.Probes = map[string]observer.ProbeConfig{"e2e": {
+		QTA:      observer.QTAConfig{Points: []observer.QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
+		Triggers: observer.TriggersConfig{QTA: true, Failure: true},
+	}}
+	cfg.Snapshot.Before, cfg.Snapshot.After = 1, 0
+	return cfg
+}
+
+// contractWindows feeds an exporter of contractConfig two windows of
+// instances, the second of which breaks the QTA of e2e, and closes them.
+func contractWindows(t *testing.T, exp *deltaqExporter, clk *observertest.Clock) {
+	t.Helper()
+	ctx := context.Background()
+	for w := range 2 {
+		base := time.Duration(w) * time.Second
+		for _, p := range []string{"a", "b", "e2e"} {
+			require.NoError(t, exp.obs.ConsumeTraces(ctx, instances(p, base+ms(100), base+ms(200), base+ms(300))))
+		}
+		if w == 1 {
+			fail := observertest.Span{Probe: "e2e", Outcome: outcome.Failure, Start: at(base + ms(390)), End: at(base + ms(400)),
+				DMax: 20 * time.Millisecond, Bins: 20}
+			require.NoError(t, exp.obs.ConsumeTraces(ctx, observertest.Traces(fail, fail, fail, fail)))
+		}
+	}
+	clk.Tick(at(2 * time.Second))
+	clk.Tick(at(3 * time.Second))
+}
+
+// grpcConfig is a valid configuration sending to addr over OTLP/gRPC
+// without TLS.
+func grpcConfig(addr string) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.ClientConfig.Endpoint = addr
+	cfg.ClientConfig.TLS.Insecure = true
+	return cfg
+}
+
+// instances returns traces of one success of probe p per end time, 3 ms
+// long, in a 20 × 1 ms layout.
+func instances(p string, ends ...time.Duration) ptrace.Traces {
+	specs := make([]observertest.Span, len(ends))
+	for i, e := range ends {
+		specs[i] = observertest.Span{Probe: p, Outcome: outcome.Success, Start: at(e - ms(3)), End: at(e), DMax: 20 * time.Millisecond, Bins: 20}
+	}
+	return observertest.Traces(specs...)
 }
 
 // TestPipelineToOTLPEndpoint runs processor → exporter → OTLP/gRPC endpoint:
@@ -154,16 +223,10 @@ func withClock(c *manualClock, ticks chan time.Time) exporterOption {
 func TestPipelineToOTLPEndpoint(t *testing.T) {
 	srv := startOTLPServer(t)
 
-	cfg := goldenConfig()
-	cfg.ClientConfig.Endpoint = srv.addr
-	cfg.ClientConfig.TLS.Insecure = true
-	clk := &manualClock{}
-	clk.set(at(time.Second))
-	ticks := make(chan time.Time)
-	exp, err := newExporter(cfg, exportertest.NewNopSettings(typ), withClock(clk, ticks))
-	require.NoError(t, err)
+	cfg := contractConfig(grpcConfig(srv.addr))
+	clk := observertest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, nil)
 	host := componenttest.NewNopHost()
-	require.NoError(t, exp.start(context.Background(), host))
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 
 	// The processor, configured from YAML like a collector's.
@@ -174,7 +237,7 @@ func TestPipelineToOTLPEndpoint(t *testing.T) {
 		map[string]any{"name": "b", "dmax": "20ms", "bins": 20},
 		map[string]any{"name": "e2e", "dmax": "20ms", "bins": 20},
 	}}).Unmarshal(pcfg))
-	proc, err := pf.CreateTraces(context.Background(), processortest.NewNopSettings(pf.Type()), pcfg, consumer.Traces(mustTraces(exp.consumeTraces)))
+	proc, err := pf.CreateTraces(context.Background(), processortest.NewNopSettings(pf.Type()), pcfg, consumer.Traces(mustTraces(exp.obs.ConsumeTraces)))
 	require.NoError(t, err)
 	require.NoError(t, proc.Start(context.Background(), host))
 	defer func() { require.NoError(t, proc.Shutdown(context.Background())) }()
@@ -212,10 +275,8 @@ func TestPipelineToOTLPEndpoint(t *testing.T) {
 			send(plain("e2e", base+ms(700), ms(25), false)) // beyond dMax: a timeout
 		}
 	}
-	for _, tick := range []time.Duration{2 * time.Second, 3 * time.Second} {
-		clk.set(at(tick))
-		ticks <- at(tick)
-	}
+	clk.Tick(at(2 * time.Second))
+	clk.Tick(at(3 * time.Second))
 
 	srv.waitFor(t, "every metric and event", func() bool {
 		m, e := srv.names()
@@ -244,9 +305,7 @@ func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
 	addr := lis.Addr().String()
 	require.NoError(t, lis.Close()) // nothing listens there now
 
-	cfg := testConfig()
-	cfg.ClientConfig.Endpoint = addr
-	cfg.ClientConfig.TLS.Insecure = true
+	cfg := grpcConfig(addr)
 	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
 	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
 	cfg.RetryConfig.MaxElapsedTime = time.Minute
@@ -255,22 +314,16 @@ func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
 
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	set := exportertest.NewNopSettings(typ)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	clk := &manualClock{}
-	clk.set(at(time.Second))
-	exp, err := newExporter(cfg, set, withClock(clk, make(chan time.Time)))
-	require.NoError(t, err)
-	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	clk := observertest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, tel)
 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for w := range 20 {
 			base := time.Duration(w) * time.Second
-			_ = exp.consumeTraces(context.Background(), instanceTraces(
-				span{probe: "p", outcome: "success", end: base + ms(100), delay: ms(3), dmax: 20 * time.Millisecond, bins: 20}))
-			exp.tick(at(base + 2*time.Second))
+			_ = exp.obs.ConsumeTraces(context.Background(), instances("p", base+ms(100)))
+			clk.Tick(at(base + 2*time.Second))
 		}
 	}()
 	select {
@@ -399,9 +452,21 @@ func (s *countingServer) state() (requests, points int, sum uint64) {
 // countingMetrics wraps the metrics sender and fingerprints each request
 // handed to it, before it is queued.
 type countingMetrics struct {
-	exporter.Metrics
+	consumer.Metrics
 	requests, points int
 	sum              uint64
+}
+
+// counting has the exporter hand its metrics to c, which passes them on to
+// the sender.
+func counting(c *countingMetrics) exporterOption {
+	return func(e *deltaqExporter, _ *observer.Settings) {
+		e.wrap = func(out observer.Outputs) observer.Outputs {
+			c.Metrics = out.Metrics
+			out.Metrics = c
+			return out
+		}
+	}
 }
 
 func (c *countingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
@@ -420,51 +485,39 @@ func (c *countingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics
 // point the exporter produced arrives exactly once. As one request the
 // window would have been refused outright.
 func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
-	for _, cdfPoints := range []int{defaultCDFPoints, 0} {
+	for _, cdfPoints := range []int{observer.DefaultCDFPoints, 0} {
 		t.Run(fmt.Sprintf("cdf_points=%d", cdfPoints), func(t *testing.T) {
 			if cdfPoints == 0 && testing.Short() {
 				t.Skip("about 400 MB of metrics")
 			}
 			srv := startCountingServer(t)
-			cfg := testConfig()
+			cfg := grpcConfig(srv.addr)
 			cfg.CDFPoints = cdfPoints
-			cfg.ClientConfig.Endpoint = srv.addr
-			cfg.ClientConfig.TLS.Insecure = true
 			// The sending queue counts requests: it must hold the
 			// window's pieces (about 130 at cdf_points 0).
 			cfg.QueueConfig.Get().QueueSize = 256
 			const probes, bins = 1000, 1000
 			cfg.MaxProbes = probes
-			cfg.Probes = make(map[string]ProbeConfig, probes)
+			cfg.Probes = make(map[string]observer.ProbeConfig, probes)
 			for i := range probes {
-				cfg.Probes[fmt.Sprintf("probe_%04d", i)] = ProbeConfig{DMax: time.Second, Bins: bins}
+				cfg.Probes[fmt.Sprintf("probe_%04d", i)] = observer.ProbeConfig{DMax: time.Second, Bins: bins}
 			}
 			tel := componenttest.NewTelemetry()
 			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-			set := exportertest.NewNopSettings(typ)
-			set.TelemetrySettings = tel.NewTelemetrySettings()
-			var sent *countingMetrics
-			exp, err := newExporter(cfg, set, func(e *deltaqExporter) {
-				e.now = func() time.Time { return at(time.Second) }
-				e.ticks = make(chan time.Time)
-				e.newSenders = func(ctx context.Context, host component.Host) (exporter.Metrics, exporter.Logs, error) {
-					m, l, err := e.otlpSenders(ctx, host)
-					sent = &countingMetrics{Metrics: m}
-					return sent, l, err
-				}
-			})
-			require.NoError(t, err)
-			require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+			sent := &countingMetrics{}
+			clk := observertest.NewClock(at(time.Second))
+			exp := startExporter(t, cfg, clk, tel, counting(sent))
 
-			var specs []span
+			var specs []observertest.Span
 			for i := range probes {
 				for k := range 20 {
-					specs = append(specs, span{probe: fmt.Sprintf("probe_%04d", i), outcome: outcome.Success,
-						end: ms(float64(100 + 10*k)), delay: ms(float64(1 + (i+37*k)%990)), dmax: time.Second, bins: bins})
+					end := at(ms(float64(100 + 10*k)))
+					specs = append(specs, observertest.Span{Probe: fmt.Sprintf("probe_%04d", i), Outcome: outcome.Success,
+						Start: end.Add(-ms(float64(1 + (i+37*k)%990))), End: end, DMax: time.Second, Bins: bins})
 				}
 			}
-			require.NoError(t, exp.consumeTraces(context.Background(), instanceTraces(specs...)))
-			exp.tick(at(2 * time.Second))
+			require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(specs...)))
+			clk.Tick(at(2 * time.Second))
 
 			require.Greater(t, sent.requests, 1, "the window went in several requests")
 			deadline := time.After(2 * time.Minute)
@@ -494,7 +547,7 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 				minPoints = probes * (3 + 1 + bins)
 			}
 			assert.GreaterOrEqual(t, points, minPoints)
-			_, err = tel.GetMetric("otelcol_deltaq_exporter_output_dropped")
+			_, err := tel.GetMetric("otelcol_deltaq_exporter_output_dropped")
 			assert.Error(t, err, "no request was refused by the queue")
 			_, err = tel.GetMetric("otelcol_deltaq_exporter_output_oversized")
 			assert.Error(t, err, "no point was too large")
@@ -505,31 +558,28 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 // TestRefusedWindowDoesNotStopLaterWindows: an endpoint that refuses a
 // window's request as too large (ResourceExhausted without RetryInfo, here
 // because its receive limit is 32 KiB, below max_request_bytes) costs that
-// request only. Retried as transient, the request held the only sender
-// for the whole retry period and no later window arrived.
+// request only: the otlp_grpc exporter does not retry ResourceExhausted
+// without RetryInfo (shouldRetry in its otlp.go, following the OTLP/gRPC
+// specification, "Failures"). Retried as transient, the request would hold
+// the only sender for the whole retry period and no later window arrive.
 func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	srv := startCountingServer(t, grpc.MaxRecvMsgSize(32<<10))
-	cfg := testConfig()
-	cfg.ClientConfig.Endpoint = srv.addr
-	cfg.ClientConfig.TLS.Insecure = true
+	cfg := grpcConfig(srv.addr)
 	cfg.RetryConfig.InitialInterval = time.Second
 	cfg.RetryConfig.MaxElapsedTime = 5 * time.Minute
 	cfg.QueueConfig.Get().NumConsumers = 1
-	cfg.Probes = map[string]ProbeConfig{"p": {DMax: 4 * time.Second, Bins: 4000}}
-	clk := &manualClock{}
-	clk.set(at(time.Second))
-	exp, err := newExporter(cfg, exportertest.NewNopSettings(typ), withClock(clk, make(chan time.Time)))
-	require.NoError(t, err)
-	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	cfg.Probes = map[string]observer.ProbeConfig{"p": {DMax: 4 * time.Second, Bins: 4000}}
+	clk := observertest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, nil)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 
 	// Window 1 holds a 4000-bin deltaq.observed histogram: 4000 bounds and
 	// 4001 counts, over 40 KB. Window 2 has no instance: the probe's
 	// outcome counts and its band at 32 points, a few KB.
-	require.NoError(t, exp.consumeTraces(context.Background(), instanceTraces(
-		span{probe: "p", outcome: outcome.Success, end: ms(100), delay: ms(3), dmax: 4 * time.Second, bins: 4000})))
-	exp.tick(at(2 * time.Second))
-	exp.tick(at(3 * time.Second))
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(observertest.Span{
+		Probe: "p", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: 4 * time.Second, Bins: 4000})))
+	clk.Tick(at(2 * time.Second))
+	clk.Tick(at(3 * time.Second))
 
 	deadline := time.After(20 * time.Second)
 	for {

@@ -1,6 +1,6 @@
 // Package outcome holds the contract between the deltaq processor and the
 // deltaq exporter: the span attributes that make a span an outcome instance
-// (see the project's DESIGN, "Outcome instances").
+// (docs/design.md, "Outcome instances").
 //
 // The processor is the only writer of the span attributes of the contract
 // (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate) in

@@ -11,21 +11,16 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// Limits of the thesis parameterisation dMax = Δbase·2ⁿ·N (thesis, section
-// 5.1.1, equation 5.3, with Δbase = 1 ms). N ∈ [1, 1000] is the thesis's range
-// (section 4.1.2); n ∈ [−10, 10] is the range the project's design fixes.
-const (
-	minExponent = -10
-	maxExponent = 10
-	minBins     = 1
-	maxBins     = 1000
-	// baseBinWidth is Δbase, the base width of a bin.
-	baseBinWidth = time.Millisecond
-)
+// baseBinWidth is Δbase of the thesis parameterisation dMax = Δbase·2ⁿ·N
+// (thesis, section 5.1.1, equation 5.3), whose limits — n in
+// [deltaq.MinExponent, deltaq.MaxExponent], N in [1, deltaq.MaxThesisBins]
+// — are the algebra's.
+const baseBinWidth = time.Duration(deltaq.DeltaBase * 1e9)
 
 // Defaults of the limits.
 const (
@@ -41,9 +36,9 @@ const (
 // allocate without limit or spin.
 const (
 	// minDMax and maxDMax bound a dmax given directly. With at most
-	// maxBins bins, 1µs keeps every bin at least 1ns wide. The thesis form
-	// 1 ms·2ⁿ·N has its own bounds through exponent and bins: from 977ns
-	// (n = −10, N = 1) to 1024s (n = 10, N = 1000).
+	// deltaq.MaxThesisBins bins, 1µs keeps every bin at least 1ns wide.
+	// The thesis form 1 ms·2ⁿ·N has its own bounds through exponent and
+	// bins: from 977ns (n = −10, N = 1) to 1024s (n = 10, N = 1000).
 	minDMax = time.Microsecond
 	maxDMax = 24 * time.Hour
 	// max_in_flight and max_ended size the two tables of spans kept in
@@ -273,8 +268,8 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 	case pc.DMax != 0 && pc.Exponent != nil:
 		errs = append(errs, errors.New("dmax, exponent: set either dmax or exponent, not both"))
 	case pc.Exponent != nil:
-		if n := *pc.Exponent; n < minExponent || n > maxExponent {
-			errs = append(errs, fmt.Errorf("exponent: must be in [%d, %d], got %d", minExponent, maxExponent, n))
+		if n := *pc.Exponent; n < deltaq.MinExponent || n > deltaq.MaxExponent {
+			errs = append(errs, fmt.Errorf("exponent: must be in [%d, %d], got %d", deltaq.MinExponent, deltaq.MaxExponent, n))
 		}
 	case pc.DMax == 0:
 		errs = append(errs, errors.New("dmax: a positive dmax (or an exponent) is required"))
@@ -302,8 +297,8 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 }
 
 func checkBins(n int) error {
-	if n < minBins || n > maxBins {
-		return fmt.Errorf("bins: must be in [%d, %d], got %d", minBins, maxBins, n)
+	if n < 1 || n > deltaq.MaxThesisBins {
+		return fmt.Errorf("bins: must be in [1, %d], got %d", deltaq.MaxThesisBins, n)
 	}
 	return nil
 }

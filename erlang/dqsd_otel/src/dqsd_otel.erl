@@ -2,7 +2,7 @@
 %%
 %% A span marks one outcome instance: `start_span/1,2' stamps the start,
 %% queues a `deltaq.span.start' log event (so a collector can time out an
-%% instance that never ends, see the project's DESIGN, "Start events") and
+%% instance that never ends, see docs/design.md, "Outcome instances") and
 %% returns a span context; `end_span/1' or `fail_span/1,2' stamps the end and
 %% queues the span. The calling process only stamps, stores and returns: the
 %% exporter (`dqsd_otel_exporter') encodes and sends the queue in batches as

@@ -1,0 +1,256 @@
+package main
+
+// What the scope collects from the deltaq exporter's OTLP output: the latest
+// window of every probe and the most recent triggers.
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+)
+
+// scopeState is what the scope has collected: the latest view of every probe and
+// the most recent trigger events. addMetrics and addLogs fill it; renderScope
+// reads it.
+type scopeState struct {
+	probes        map[string]*probeView
+	triggers      []triggerEvent // oldest first, at most maxTriggers
+	triggersSeen  int
+	snapshots     int
+	metricBatches int
+	// malformed counts data points and records that were ignored: without a
+	// probe, with an unparsable deltaq.le or deltaq.q, or with a non-finite value.
+	malformed int
+}
+
+func newScopeState() *scopeState {
+	return &scopeState{probes: map[string]*probeView{}}
+}
+
+// probeView is the latest window of one probe.
+type probeView struct {
+	updated    time.Time                      // newest data point timestamp
+	curves     map[string][]curvePoint        // deltaq.series → CDF points, by delay
+	quantiles  map[string]map[float64]float64 // deltaq.series → q → delay in seconds
+	outcomes   map[string]float64             // deltaq.outcome → instances so far
+	failure    scopeReading
+	violation  scopeReading
+	divergence scopeReading
+}
+
+// curvePoint is one point (delay in seconds, cumulative probability) of a CDF.
+type curvePoint struct{ delay, p float64 }
+
+type scopeReading struct {
+	v  float64
+	ok bool
+}
+
+// triggerEvent is one deltaq.trigger log record.
+type triggerEvent struct {
+	at       time.Time
+	severity string
+	probe    string
+	kind     string
+	details  []string // the record's other attributes as key=value, sorted
+}
+
+func (s *scopeState) probe(name string) *probeView {
+	p := s.probes[name]
+	if p == nil {
+		p = &probeView{outcomes: map[string]float64{}}
+		s.probes[name] = p
+	}
+	return p
+}
+
+// pointValue returns a number data point's value as a float64.
+func pointValue(dp pmetric.NumberDataPoint) (float64, bool) {
+	var v float64
+	switch dp.ValueType() {
+	case pmetric.NumberDataPointValueTypeDouble:
+		v = dp.DoubleValue()
+	case pmetric.NumberDataPointValueTypeInt:
+		v = float64(dp.IntValue())
+	default:
+		return 0, false
+	}
+	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+func stringAttr(attrs pcommon.Map, key string) string {
+	if v, ok := attrs.Get(key); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+// floatAttr parses a numeric attribute sent as a string (deltaq.le, deltaq.q) or
+// as a number.
+func floatAttr(attrs pcommon.Map, key string) (float64, bool) {
+	v, ok := attrs.Get(key)
+	if !ok {
+		return 0, false
+	}
+	var f float64
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		f = v.Double()
+	case pcommon.ValueTypeInt:
+		f = float64(v.Int())
+	case pcommon.ValueTypeStr:
+		var err error
+		if f, err = strconv.ParseFloat(v.Str(), 64); err != nil {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// numberPoints returns the data points of a gauge or sum, or an empty slice.
+func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints()
+	}
+	return pmetric.NewNumberDataPointSlice()
+}
+
+// windowCurves gathers the CDF points and quantiles of one batch, by probe
+// and series, before they replace those of the probes.
+type windowCurves struct {
+	curves    map[string]map[string][]curvePoint
+	quantiles map[string]map[string]map[float64]float64
+}
+
+// addMetrics ingests one batch. A probe's curves and quantiles are replaced by
+// those of the batch when it has any (each window sends them whole); the scalar
+// metrics and outcome counts are updated point by point.
+func (s *scopeState) addMetrics(md pmetric.Metrics) {
+	s.metricBatches++
+	w := windowCurves{curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{}}
+	for m := range otlprecv.Metrics(md) {
+		switch m.Name() {
+		case metricCDF, metricQuantile, metricOutcomes, metricFailureRatio, metricQTAViolation, metricDivergence:
+		default:
+			continue
+		}
+		for _, dp := range numberPoints(m).All() {
+			if !s.addPoint(m.Name(), dp, &w) {
+				s.malformed++
+			}
+		}
+	}
+	for name, c := range w.curves {
+		for _, pts := range c {
+			sort.Slice(pts, func(a, b int) bool { return pts[a].delay < pts[b].delay })
+		}
+		s.probes[name].curves = c
+	}
+	for name, q := range w.quantiles {
+		s.probes[name].quantiles = q
+	}
+}
+
+// addPoint ingests one data point of the metric named metric: a CDF point or
+// quantile into w, anything else into its probe. It reports false for a
+// malformed point, which it ignores.
+func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *windowCurves) bool {
+	attrs := dp.Attributes()
+	name := stringAttr(attrs, attrProbe)
+	v, ok := pointValue(dp)
+	if name == "" || !ok {
+		return false
+	}
+	p := s.probe(name)
+	if t := dp.Timestamp().AsTime(); t.After(p.updated) {
+		p.updated = t
+	}
+	switch metric {
+	case metricCDF:
+		le, ok := floatAttr(attrs, attrLE)
+		series := stringAttr(attrs, attrSeries)
+		if !ok || series == "" {
+			return false
+		}
+		if w.curves[name] == nil {
+			w.curves[name] = map[string][]curvePoint{}
+		}
+		w.curves[name][series] = append(w.curves[name][series], curvePoint{delay: le, p: v})
+	case metricQuantile:
+		q, ok := floatAttr(attrs, attrQ)
+		series := stringAttr(attrs, attrSeries)
+		if !ok || series == "" {
+			return false
+		}
+		if w.quantiles[name] == nil {
+			w.quantiles[name] = map[string]map[float64]float64{}
+		}
+		if w.quantiles[name][series] == nil {
+			w.quantiles[name][series] = map[float64]float64{}
+		}
+		w.quantiles[name][series][q] = v
+	case metricOutcomes:
+		p.outcomes[stringAttr(attrs, attrOutcome)] = v
+	case metricFailureRatio:
+		p.failure = scopeReading{v, true}
+	case metricQTAViolation:
+		p.violation = scopeReading{v, true}
+	case metricDivergence:
+		p.divergence = scopeReading{v, true}
+	}
+	return true
+}
+
+// addLogs ingests deltaq.trigger records (kept, newest last) and counts
+// deltaq.snapshot records; other records are ignored.
+func (s *scopeState) addLogs(ld plog.Logs) {
+	for lr := range otlprecv.LogRecords(ld) {
+		switch lr.EventName() {
+		case eventSnapshot:
+			s.snapshots++
+		case eventTrigger:
+			s.addTrigger(lr)
+		}
+	}
+}
+
+func (s *scopeState) addTrigger(lr plog.LogRecord) {
+	ev := triggerEvent{
+		at:       lr.Timestamp().AsTime(),
+		severity: lr.SeverityText(),
+		probe:    stringAttr(lr.Attributes(), attrProbe),
+		kind:     stringAttr(lr.Attributes(), attrTrigger),
+	}
+	if lr.Timestamp() == 0 {
+		ev.at = lr.ObservedTimestamp().AsTime()
+	}
+	if ev.severity == "" {
+		ev.severity = lr.SeverityNumber().String()
+	}
+	for k, v := range lr.Attributes().All() {
+		if k != attrProbe && k != attrTrigger {
+			ev.details = append(ev.details, k+"="+v.AsString())
+		}
+	}
+	sort.Strings(ev.details)
+	s.triggersSeen++
+	// Keep them in time order; records of one batch may come in any order.
+	i := sort.Search(len(s.triggers), func(i int) bool { return s.triggers[i].at.After(ev.at) })
+	s.triggers = slices.Insert(s.triggers, i, ev)
+	if len(s.triggers) > maxTriggers {
+		s.triggers = s.triggers[len(s.triggers)-maxTriggers:]
+	}
+}

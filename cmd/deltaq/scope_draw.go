@@ -1,0 +1,333 @@
+package main
+
+// How the scope draws what it collected: one text frame per redraw.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// frameOptions sets the size of each probe's plot.
+type frameOptions struct {
+	width, height int
+}
+
+func (o frameOptions) validate() error {
+	if o.width < 8 || o.width > 1000 {
+		return fmt.Errorf("plot width %d outside [8, 1000]", o.width)
+	}
+	if o.height < 3 || o.height > 200 {
+		return fmt.Errorf("plot height %d outside [3, 200]", o.height)
+	}
+	return nil
+}
+
+// Marks of the plot, drawn in this order so that later ones cover earlier ones:
+// the band between the lower and upper bounds, the mean, the QTA, the calculated
+// ΔQ and on top the observed ΔQ.
+const (
+	markBand       = '.'
+	markMean       = '+'
+	markQTA        = '='
+	markCalculated = '*'
+	markObserved   = '#'
+)
+
+// renderScope returns one frame of the scope: a header, then for every probe (by
+// name) its state line, its ΔQ plot and quantile table, then the latest
+// triggers. It reads s and nothing else, so a frame depends only on the data
+// received. Every string that came from the network (probe names, outcome and
+// series values, trigger attributes) is shown through printable, so that no
+// sender can move the cursor, clear the screen or retitle the terminal.
+func renderScope(s *scopeState, o frameOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
+		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
+	if s.malformed > 0 {
+		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, or non-finite value)\n", s.malformed)
+	}
+	if len(s.probes) == 0 {
+		b.WriteString("\nwaiting for deltaq metrics…\n")
+	}
+	names := make([]string, 0, len(s.probes))
+	for name := range s.probes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b.WriteByte('\n')
+		renderProbe(&b, name, s.probes[name], o)
+	}
+	b.WriteString("\ntriggers")
+	if len(s.triggers) == 0 {
+		b.WriteString(": none\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, " (latest %d, newest last):\n", len(s.triggers))
+	for _, t := range s.triggers {
+		fmt.Fprintf(&b, "  %s %-5s %s %s", t.at.UTC().Format("15:04:05.000Z"), printable(t.severity), printable(t.probe), printable(t.kind))
+		for _, d := range t.details {
+			b.WriteString(" " + printable(d))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func renderProbe(b *strings.Builder, name string, p *probeView, o frameOptions) {
+	fmt.Fprintf(b, "── %s ── window ending %s\n", printable(name), p.updated.UTC().Format("15:04:05.000Z"))
+	b.WriteString(probeStateLine(p) + "\n")
+	renderPlot(b, p.curves, o)
+	renderQuantiles(b, p.quantiles)
+}
+
+// probeStateLine is a probe's QTA state, failure ratio, divergence and
+// outcome counts (success, timeout, failure first, then any other by name).
+func probeStateLine(p *probeView) string {
+	var state []string
+	switch {
+	case !p.violation.ok:
+		state = append(state, "QTA -")
+	case p.violation.v > 0:
+		state = append(state, "QTA BROKEN")
+	default:
+		state = append(state, "QTA met")
+	}
+	if p.failure.ok {
+		state = append(state, fmt.Sprintf("failure %.2f%%", 100*p.failure.v))
+	}
+	if p.divergence.ok {
+		state = append(state, fmt.Sprintf("divergence %.3f", p.divergence.v))
+	}
+	if len(p.outcomes) > 0 {
+		kinds := make([]string, 0, len(p.outcomes))
+		for k := range p.outcomes {
+			kinds = append(kinds, k)
+		}
+		rank := map[string]int{outcome.Success: 0, outcome.Timeout: 1, outcome.Failure: 2}
+		sort.Slice(kinds, func(i, j int) bool {
+			ri, iok := rank[kinds[i]]
+			rj, jok := rank[kinds[j]]
+			if iok != jok {
+				return iok
+			}
+			if ri != rj {
+				return ri < rj
+			}
+			return kinds[i] < kinds[j]
+		})
+		var parts []string
+		for _, k := range kinds {
+			parts = append(parts, fmt.Sprintf("%s %s", printable(k), strconv.FormatFloat(p.outcomes[k], 'f', -1, 64)))
+		}
+		state = append(state, "outcomes: "+strings.Join(parts, ", "))
+	}
+	return strings.Join(state, " │ ")
+}
+
+// renderPlot draws the CDF curves against delay. Column c stands for the delay
+// x_c = xmax·(c+1)/width, so the last column is the largest delay received (dMax);
+// row r for probability 1 − r/(height−1). ΔQ curves are linear between their
+// points (mass is uniform within a bin) and start at F(0) = 0; the QTA is a step
+// function and holds its value until its next point.
+func renderPlot(b *strings.Builder, curves map[string][]curvePoint, o frameOptions) {
+	xmax := 0.0
+	for _, pts := range curves {
+		for _, pt := range pts {
+			xmax = math.Max(xmax, pt.delay)
+		}
+	}
+	if xmax <= 0 {
+		b.WriteString("  (no CDF points in this window)\n")
+		return
+	}
+	grid := plotCurves(curves, xmax, o)
+	for r := range grid {
+		label := ""
+		if p := 1 - float64(r)/float64(o.height-1); r == 0 || r == o.height-1 || isQuarter(p) {
+			label = strconv.FormatFloat(p, 'f', 2, 64)
+		}
+		fmt.Fprintf(b, "%5s │%s\n", label, strings.TrimRight(string(grid[r]), " "))
+	}
+	b.WriteString("      └" + strings.Repeat("─", o.width) + "\n")
+	renderDelayAxis(b, xmax, o.width)
+	renderLegend(b, curves)
+}
+
+// plotCurves returns the plot's grid of height rows of width marks (see
+// renderPlot), with the curves drawn in the order of the marks.
+func plotCurves(curves map[string][]curvePoint, xmax float64, o frameOptions) [][]rune {
+	w, h := o.width, o.height
+	grid := make([][]rune, h)
+	for r := range grid {
+		grid[r] = []rune(strings.Repeat(" ", w))
+	}
+	row := func(p float64) int {
+		if !(p >= 0) { // also NaN, from hostile deltaq.le values
+			p = 0
+		}
+		p = math.Min(1, p)
+		return int(math.Round((1 - p) * float64(h-1)))
+	}
+	x := func(c int) float64 { return xmax * float64(c+1) / float64(w) }
+
+	if lo, up := curves[seriesLower], curves[seriesUpper]; len(lo) > 0 && len(up) > 0 {
+		for c := 0; c < w; c++ {
+			top, bottom := row(linearCDF(up, x(c))), row(linearCDF(lo, x(c)))
+			for r := min(top, bottom); r <= max(top, bottom); r++ {
+				grid[r][c] = markBand
+			}
+		}
+	}
+	trace := func(pts []curvePoint, at func([]curvePoint, float64) float64, mark rune) {
+		if len(pts) == 0 {
+			return
+		}
+		prev := row(0)
+		for c := 0; c < w; c++ {
+			r := row(at(pts, x(c)))
+			// Join to the previous column's row (exclusive) so that steep
+			// rises stay visible.
+			for rr := min(prev, r); rr <= max(prev, r); rr++ {
+				if rr != prev || rr == r {
+					grid[rr][c] = mark
+				}
+			}
+			prev = r
+		}
+	}
+	trace(curves[seriesMean], linearCDF, markMean)
+	trace(curves[seriesQTA], stepCDF, markQTA)
+	trace(curves[seriesCalculated], linearCDF, markCalculated)
+	trace(curves[seriesObserved], linearCDF, markObserved)
+	return grid
+}
+
+// renderDelayAxis writes the delay labels under a plot of width columns:
+// under the first column's left edge (0), the middle and the end (xmax).
+func renderDelayAxis(b *strings.Builder, xmax float64, width int) {
+	axis := []rune(strings.Repeat(" ", width+7))
+	put := func(col int, s string) {
+		for i, r := range []rune(s) {
+			if col+i < len(axis) {
+				axis[col+i] = r
+			}
+		}
+	}
+	put(6, "0")
+	mid := dist.FormatDuration(xmax / 2)
+	put(7+width/2-1-len([]rune(mid))/2, mid)
+	end := dist.FormatDuration(xmax)
+	put(7+width-len([]rune(end)), end)
+	b.WriteString(strings.TrimRight(string(axis), " ") + "\n")
+}
+
+// renderLegend names the marks of the curves present.
+func renderLegend(b *strings.Builder, curves map[string][]curvePoint) {
+	var legend []string
+	for _, s := range []struct {
+		series string
+		text   string
+	}{
+		{seriesObserved, "# observed"},
+		{seriesCalculated, "* calculated"},
+		{seriesMean, "+ mean"},
+		{seriesLower, ". 95% band"},
+		{seriesQTA, "= QTA"},
+	} {
+		if len(curves[s.series]) > 0 {
+			legend = append(legend, s.text)
+		}
+	}
+	b.WriteString("       " + strings.Join(legend, "   ") + "\n")
+}
+
+// isQuarter reports whether p is (to rounding) a multiple of 0.25.
+func isQuarter(p float64) bool {
+	return math.Abs(p*4-math.Round(p*4)) < 1e-9
+}
+
+// linearCDF evaluates a ΔQ's CDF at t from its points: linear between points,
+// from F(0) = 0 to the first point, and constant after the last (the intangible
+// mass never arrives).
+func linearCDF(pts []curvePoint, t float64) float64 {
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].delay >= t })
+	switch {
+	case i == len(pts):
+		return pts[len(pts)-1].p
+	case pts[i].delay == t:
+		return pts[i].p
+	}
+	x0, y0 := 0.0, 0.0
+	if i > 0 {
+		x0, y0 = pts[i-1].delay, pts[i-1].p
+	}
+	if pts[i].delay <= x0 {
+		return pts[i].p
+	}
+	return y0 + (pts[i].p-y0)*(t-x0)/(pts[i].delay-x0)
+}
+
+// stepCDF evaluates a step CDF (a QTA) at t: the value of the last point at or
+// before t, and 0 before the first.
+func stepCDF(pts []curvePoint, t float64) float64 {
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].delay > t })
+	if i == 0 {
+		return 0
+	}
+	return pts[i-1].p
+}
+
+// renderQuantiles prints one row per series and one column per quantile.
+func renderQuantiles(b *strings.Builder, quantiles map[string]map[float64]float64) {
+	if len(quantiles) == 0 {
+		return
+	}
+	var qs []float64
+	var series []string
+	for s, m := range quantiles {
+		series = append(series, s)
+		for q := range m {
+			if !slices.Contains(qs, q) {
+				qs = append(qs, q)
+			}
+		}
+	}
+	sort.Float64s(qs)
+	sort.Slice(series, func(i, j int) bool {
+		ri, rj := slices.Index(seriesOrder, series[i]), slices.Index(seriesOrder, series[j])
+		if ri < 0 {
+			ri = len(seriesOrder)
+		}
+		if rj < 0 {
+			rj = len(seriesOrder)
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return series[i] < series[j]
+	})
+	fmt.Fprintf(b, "  %-10s", "quantile")
+	for _, q := range qs {
+		fmt.Fprintf(b, " %9s", strconv.FormatFloat(q, 'g', -1, 64))
+	}
+	b.WriteByte('\n')
+	for _, s := range series {
+		fmt.Fprintf(b, "  %-10s", printable(s))
+		for _, q := range qs {
+			cell := "-"
+			if v, ok := quantiles[s][q]; ok {
+				cell = dist.FormatDuration(v)
+			}
+			fmt.Fprintf(b, " %9s", cell)
+		}
+		b.WriteByte('\n')
+	}
+}

@@ -1,0 +1,108 @@
+package deltaqconnector
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+)
+
+// section returns the section deltaq[/name] of testdata/config.yaml.
+func section(t *testing.T, name string) *confmap.Conf {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	id := component.NewID(metadata.Type)
+	if name != "" {
+		id = component.NewIDWithName(metadata.Type, name)
+	}
+	sub, err := cm.Sub(id.String())
+	require.NoError(t, err)
+	return sub
+}
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, section(t, name).Unmarshal(cfg))
+	return cfg
+}
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.Equal(t, observer.NewDefaultConfig(), cfg.Config, "the analysis options' defaults, as the exporter's")
+	require.NoError(t, confmap.Validate(cfg), "the connector needs no option")
+}
+
+func TestLoadValidConfig(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		assert.Equal(t, createDefaultConfig(), loadConfig(t, ""), "an empty section is the default")
+	})
+	t.Run("full", func(t *testing.T) {
+		cfg := loadConfig(t, "full")
+		require.NoError(t, confmap.Validate(cfg))
+		want := createDefaultConfig().(*Config)
+		want.Interval, want.Lag, want.History, want.MaxProbes = 2*time.Second, 3*time.Second, 20, 70
+		want.ProbeIdleTimeout, want.MaxRequestBytes, want.CDFPoints = 2*time.Minute, 2<<20, 20
+		want.Quantiles = []float64{0.5, 0.99}
+		want.DiagramFile = "testdata/job.dq"
+		want.Probes = map[string]observer.ProbeConfig{"checkout": {
+			DMax: 2 * time.Second, Bins: 200,
+			QTA: observer.QTAConfig{
+				Points:     []observer.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}},
+				MaxFailure: 0.05,
+			},
+			Triggers: observer.TriggersConfig{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
+		}}
+		want.RearmWindows = 3
+		want.Snapshot = observer.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
+		assert.Equal(t, want, cfg)
+		ac, err := cfg.AnalysisConfig()
+		require.NoError(t, err)
+		_, ok := ac.Diagram.Probe("worker_2")
+		assert.True(t, ok, "the diagram file was parsed")
+	})
+	t.Run("inline_diagram", func(t *testing.T) {
+		cfg := loadConfig(t, "inline_diagram")
+		require.NoError(t, confmap.Validate(cfg))
+		assert.False(t, cfg.Snapshot.Enabled)
+		ac, err := cfg.AnalysisConfig()
+		require.NoError(t, err)
+		_, ok := ac.Diagram.Probe("e2e")
+		assert.True(t, ok)
+	})
+}
+
+// TestLoadInvalidConfig: every invalid analysis option is refused by the
+// collector's validation, with the exporter's message.
+func TestLoadInvalidConfig(t *testing.T) {
+	for _, tt := range observertest.InvalidConfigs {
+		t.Run(tt.Name, func(t *testing.T) {
+			err := confmap.Validate(loadConfig(t, tt.Name))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.Want)
+		})
+	}
+}
+
+// TestLoadUndecodableConfig: what decoding would change without a word is
+// refused while decoding, quoted as written.
+func TestLoadUndecodableConfig(t *testing.T) {
+	for _, tt := range observertest.UndecodableConfigs {
+		t.Run(tt.Name, func(t *testing.T) {
+			err := section(t, tt.Name).Unmarshal(createDefaultConfig().(*Config))
+			require.Error(t, err)
+			assert.True(t, strings.HasSuffix(err.Error(), " "+tt.Want), "got %q", err)
+		})
+	}
+}

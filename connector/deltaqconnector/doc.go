@@ -1,0 +1,12 @@
+//go:generate ../../bin/mdatagen metadata.yaml
+
+// Package deltaqconnector implements the deltaq connector, the
+// collector-native way to turn traces into ΔQ metrics and logs: it reads the
+// outcome instances that the deltaq processor writes on spans, groups them
+// into polling windows, computes each probe's observed ΔQ, the calculated
+// ΔQs of the outcome diagram, confidence bands, QTA checks and triggers (the
+// thesis, sections 3.5, 3.6, 4.1, 4.2 and 4.4), and emits them into the
+// metrics and logs pipelines that name it as a receiver. The analysis is
+// the ΔQ observer of internal/observer, the same as the deltaq exporter's:
+// same configuration, same metrics and log events.
+package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/deltaqconnector"

@@ -1,0 +1,93 @@
+package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+)
+
+// NewFactory returns the factory of the deltaq connector.
+func NewFactory() connector.Factory {
+	return newFactory(nil).connectorFactory()
+}
+
+// factory shares one analysis per component ID between the traces→metrics
+// and the traces→logs connector the collector creates for that ID (one per
+// pair of signals it joins), so that the metrics and the logs describe the
+// same windows.
+type factory struct {
+	// adjust, when set, adjusts the observers' settings; tests set the
+	// clock with it.
+	adjust    func(*observer.Settings)
+	mu        sync.Mutex
+	instances map[component.ID]*shared
+}
+
+func newFactory(adjust func(*observer.Settings)) *factory {
+	return &factory{adjust: adjust, instances: make(map[component.ID]*shared)}
+}
+
+// connectorFactory returns the collector factory backed by f.
+func (f *factory) connectorFactory() connector.Factory {
+	return connector.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		connector.WithTracesToMetrics(f.createTracesToMetrics, metadata.TracesToMetricsStability),
+		connector.WithTracesToLogs(f.createTracesToLogs, metadata.TracesToLogsStability),
+	)
+}
+
+func (f *factory) createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
+	return f.attach(set, cfg, func(s *shared) { s.out.Metrics = next })
+}
+
+func (f *factory) createTracesToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Traces, error) {
+	return f.attach(set, cfg, func(s *shared) { s.out.Logs = next })
+}
+
+// attach returns a new connector of the shared analysis of set.ID, making
+// the analysis on first use; output sets the connector's next consumer as
+// an output of the analysis. The analysis leaves the map when its last
+// connector shuts down, so that a collector that reloads its configuration
+// builds a fresh one.
+func (f *factory) attach(set connector.Settings, cfg component.Config, output func(*shared)) (*deltaqConnector, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.instances[set.ID]
+	if !ok {
+		oset := observer.Settings{
+			Kind:      "connector",
+			Scope:     metadata.ScopeName,
+			Telemetry: set.TelemetrySettings,
+			Version:   set.BuildInfo.Version,
+		}
+		if f.adjust != nil {
+			f.adjust(&oset)
+		}
+		obs, err := observer.New(&cfg.(*Config).Config, oset)
+		if err != nil {
+			return nil, err
+		}
+		id := set.ID
+		s = &shared{obs: obs}
+		s.release = func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.instances[id] == s {
+				delete(f.instances, id)
+			}
+		}
+		f.instances[id] = s
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	output(s)
+	s.live++
+	return &deltaqConnector{shared: s}, nil
+}

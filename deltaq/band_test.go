@@ -1,0 +1,184 @@
+package deltaq
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestBand(t *testing.T) {
+	// Ten ΔQs of one bin with F = 0.1·j (j = 0 … 9) at the edge: μ = 0.45,
+	// s = √(Σ(x−μ)²/9) = 0.30277, t(0.975, 9) = 2.262157 (Student t tables,
+	// e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), half-width t·s/√10.
+	var win []DeltaQ
+	for j := 0; j < 10; j++ {
+		win = append(win, mk(t)(New(1, []float64{0.1 * float64(j)})))
+	}
+	b, err := Band(win)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := math.Sqrt(0.825 / 9)
+	h := 2.262157 * s / math.Sqrt(10)
+	if b.K != 10 || !near(b.Mean[0], 0.45, 1e-15) || !near(b.Lower[0], 0.45-h, 1e-6) || !near(b.Upper[0], 0.45+h, 1e-6) {
+		t.Fatalf("band %+v, want 0.45 ± %v", b, h)
+	}
+	// K = 1: no spread can be estimated; the band is [0, 1].
+	b, _ = Band(win[4:5])
+	if b.Lower[0] != 0 || b.Upper[0] != 1 {
+		t.Fatalf("K = 1 band %+v, want [0, 1]", b)
+	}
+	// K = 2: t(0.975, 1) = 12.7062 (same tables); F = 0.49 and 0.51 give
+	// s = √0.0002 and the band 0.5 ± 12.7062·s/√2.
+	b2, _ := Band([]DeltaQ{mk(t)(New(1, []float64{0.49})), mk(t)(New(1, []float64{0.51}))})
+	h2 := 12.7062047 * math.Sqrt(0.0002) / math.Sqrt(2)
+	if !near(b2.Lower[0], 0.5-h2, 1e-7) || !near(b2.Upper[0], 0.5+h2, 1e-7) {
+		t.Fatalf("K = 2 band %v %v, want 0.5 ± %v", b2.Lower, b2.Upper, h2)
+	}
+	// Different bin counts: the shorter CDF stays flat beyond its dMax.
+	b3, _ := Band([]DeltaQ{mk(t)(New(1, []float64{0.5})), mk(t)(New(1, []float64{0.2, 0.2}))})
+	if len(b3.Mean) != 2 || !near(b3.Mean[0], 0.35, 1e-15) || !near(b3.Mean[1], 0.45, 1e-15) {
+		t.Fatalf("mixed-length band mean %v, want [0.35 0.45]", b3.Mean)
+	}
+	// Identical ΔQs: zero width.
+	b, _ = Band([]DeltaQ{win[3], win[3], win[3]})
+	if b.Lower[0] != b.Mean[0] || b.Upper[0] != b.Mean[0] {
+		t.Fatalf("identical window band %+v", b)
+	}
+	// Reuse allocates nothing.
+	var dst ConfidenceBand
+	_ = BandInto(&dst, win)
+	if n := testing.AllocsPerRun(10, func() { _ = BandInto(&dst, win) }); n != 0 {
+		t.Errorf("BandInto allocates %v", n)
+	}
+	if _, err := Band(nil); err == nil {
+		t.Error("empty window accepted")
+	}
+	m, err := b.MeanDeltaQ()
+	if err != nil || !near(m.CDF(1), 0.3, 1e-15) {
+		t.Fatalf("MeanDeltaQ %v %v", m, err)
+	}
+}
+
+// TestRunningBandKnownAnswer: with K = 3, pushing ΔQs of one bin whose CDF
+// at the edge is 0.9, 0.2, 0.4 and 0.6 leaves 0.2, 0.4 and 0.6 in the
+// window (the 0.9 removed by the sliding update, not by a re-summation):
+// μ = 0.4, s = √((0.04 + 0 + 0.04)/2) = 0.2, t(0.975, 2) = 4.302653
+// (Student t tables, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), half-width
+// 4.302653·0.2/√3 = 0.496828, so the band is [0 (clamped), 0.896828].
+func TestRunningBandKnownAnswer(t *testing.T) {
+	r, err := NewRunningBand(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Band(); ok {
+		t.Fatal("empty RunningBand has a band")
+	}
+	for _, f := range []float64{0.9, 0.2, 0.4, 0.6} {
+		if err := r.Push(mk(t)(New(1, []float64{f}))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, ok := r.Band()
+	half := 4.302653 * 0.2 / math.Sqrt(3)
+	if !ok || b.K != 3 || r.Len() != 3 || b.Width != 1 || len(b.Mean) != 1 {
+		t.Fatalf("band %+v over %d, want K = 3 and one bin of width 1", b, r.Len())
+	}
+	if !near(b.Mean[0], 0.4, 1e-15) || b.Lower[0] != 0 || !near(b.Upper[0], 0.4+half, 1e-6) {
+		t.Fatalf("band [%v, %v, %v], want [0, 0.4, %v]", b.Lower[0], b.Mean[0], b.Upper[0], 0.4+half)
+	}
+}
+
+// TestRunningBandMatchesBand: after every push the running band equals
+// Band over the last K ΔQs pushed, through the ring filling, wrapping
+// around and being re-summed (bit for bit right after a re-summation, every
+// K pushes, and within rounding between them).
+func TestRunningBandMatchesBand(t *testing.T) {
+	const k = 4
+	rng := rand.New(rand.NewPCG(5, 6))
+	r, err := NewRunningBand(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pushed []DeltaQ
+	for j := range 23 {
+		mean := 0.005 + 0.01*rng.Float64()
+		delays := make([]float64, 200)
+		for i := range delays {
+			delays[i] = rng.ExpFloat64() * mean
+		}
+		d := mk(t)(FromInstances(1e-3, 40, delays, int64(rng.IntN(20)), 0))
+		if err := r.Push(d); err != nil {
+			t.Fatal(err)
+		}
+		pushed = append(pushed, d)
+		want := mk3(t)(Band(pushed[max(0, len(pushed)-k):]))
+		got, ok := r.Band()
+		if !ok || got.K != want.K || got.Width != want.Width || len(got.Mean) != len(want.Mean) {
+			t.Fatalf("push %d: band K=%d w=%v N=%d, Band K=%d w=%v N=%d", j, got.K, got.Width, len(got.Mean), want.K, want.Width, len(want.Mean))
+		}
+		tol := 1e-12
+		if (j+1)%k == 0 {
+			tol = 0
+		}
+		for i := range want.Mean {
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{{"mean", got.Mean[i], want.Mean[i]}, {"lower", got.Lower[i], want.Lower[i]}, {"upper", got.Upper[i], want.Upper[i]}} {
+				if math.Abs(c.got-c.want) > tol {
+					t.Fatalf("push %d bin %d: %s %v, Band %v (tolerance %v)", j, i, c.name, c.got, c.want, tol)
+				}
+			}
+		}
+	}
+	// Once the ring is full, a push reuses the row of the ΔQ it removes.
+	d := pushed[len(pushed)-1]
+	if n := testing.AllocsPerRun(20, func() { _ = r.Push(d) }); n != 0 {
+		t.Errorf("Push allocates %v", n)
+	}
+}
+
+func mk3(t testing.TB) func(ConfidenceBand, error) ConfidenceBand {
+	return func(b ConfidenceBand, err error) ConfidenceBand {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+}
+
+// TestRunningBandLayoutChangeStartsAfresh: a ΔQ of another bin count or
+// width empties the window first; identical ΔQs, removed and added by the
+// sliding update, keep a band of zero width exactly.
+func TestRunningBandLayoutChangeStartsAfresh(t *testing.T) {
+	r, _ := NewRunningBand(3)
+	a := mk(t)(New(1, []float64{0.3, 0.3}))
+	for range 7 {
+		if err := r.Push(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := r.Band()
+	for i := range b.Mean {
+		if b.Lower[i] != b.Mean[i] || b.Upper[i] != b.Mean[i] {
+			t.Fatalf("identical ΔQs: band %+v, want zero width", b)
+		}
+	}
+	for _, d := range []DeltaQ{mk(t)(New(1, []float64{0.5, 0.1, 0.1})), mk(t)(New(2, []float64{0.5, 0.1, 0.1}))} {
+		if err := r.Push(d); err != nil {
+			t.Fatal(err)
+		}
+		b, ok := r.Band()
+		if !ok || r.Len() != 1 || b.K != 1 || b.Width != d.Width() || len(b.Mean) != 3 || b.Mean[1] != 0.6 || b.Lower[1] != 0 || b.Upper[1] != 1 {
+			t.Fatalf("after %v: Len %d band %+v, want the new ΔQ alone (K = 1: band [0, 1])", d, r.Len(), b)
+		}
+	}
+	if _, err := NewRunningBand(0); err == nil {
+		t.Error("NewRunningBand(0) accepted")
+	}
+	if err := r.Push(DeltaQ{}); err == nil {
+		t.Error("Push of the zero ΔQ accepted")
+	}
+}

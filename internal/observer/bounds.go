@@ -1,0 +1,159 @@
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// Bounds of the numeric options. The upper bounds are far above any
+// sensible setting; they are there so that a typing error cannot make the
+// component allocate without limit or spin. The lag is bounded by
+// AnalysisConfig (at most maxLagIntervals intervals).
+const (
+	// A window shorter than 100ms holds too few instances to estimate a
+	// ΔQ, and its timer costs CPU for nothing; one longer than an hour is
+	// no longer a live view.
+	minInterval = 100 * time.Millisecond
+	maxInterval = time.Hour
+	// The observed ΔQs kept per probe take history × bins × 8 B: at most
+	// 1000 × 1000 × 8 B = 8 MB per probe.
+	minHistory = 1
+	maxHistory = 1000
+	// The probes that no configuration names; with the history, at most
+	// 100 000 × 30 × 1000 × 8 B = 24 GB at the default history and the
+	// largest bin count, so the bound is a guard, not a budget.
+	minMaxProbes = 1
+	maxMaxProbes = 100_000
+	// A probe is forgotten after at least a second of silence (and not
+	// before a window has passed), and at most after a week.
+	minProbeIdleTimeout = time.Second
+	maxProbeIdleTimeout = 7 * 24 * time.Hour
+	// One OTLP request: at least 64 KiB, so that a request holds many data
+	// points (a single item larger than the bound is dropped and counted),
+	// at most 64 MiB, far past the 4 MiB gRPC servers accept by default.
+	minMaxRequestBytes = 64 << 10
+	maxMaxRequestBytes = 64 << 20
+	// maxCDFPoints is ten times the largest bin count of a probe.
+	maxCDFPoints = 10_000
+	// maxQuantiles bounds the series of the deltaq.quantile gauge per curve.
+	maxQuantiles    = 32
+	maxRearmWindows = 10_000
+	// A snapshot holds before + 1 + ⌈after/interval⌉ windows of every
+	// probe, kept in memory while it records.
+	maxSnapshotBefore   = 1000
+	maxSnapshotAfter    = time.Hour
+	minSnapshotMaxFiles = 1
+	maxSnapshotMaxFiles = 1_000_000
+	minSnapshotMaxBytes = 1 << 20
+	maxSnapshotMaxBytes = 1 << 40
+	// A probe's own dmax and bins: bins as the deltaq processor allows,
+	// dmax up to a day.
+	minProbeBins  = 1
+	maxProbeBins  = 1000
+	maxProbeDMax  = 24 * time.Hour
+	maxQTADelay   = 24 * time.Hour
+	maxTriggerMax = 1_000_000_000_000
+)
+
+// CheckBounds checks every numeric option of the analysis against its
+// bounds (the constants above), and the length of the probe names, and
+// reports every problem, each naming the option, the value and the bound:
+//
+//	"history": 1000000000 is above the maximum 1000
+//
+// snapshot::max_files and snapshot::max_bytes are checked when
+// snapshot::directory is set. Check calls CheckBounds, and so does deltaq
+// analyze, which reads the exporter's section without an endpoint. It does
+// not repeat what AnalysisConfig reports itself (a non-positive interval,
+// the lag, a negative snapshot::after), nor the ranges the analysis engine checks exactly (quantiles in (0, 1),
+// QTA probabilities and max_failure, max_divergence in [0, 1]).
+func (c *Config) CheckBounds() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Interval > 0 {
+		add(inRange("interval", c.Interval, minInterval, maxInterval))
+	}
+	add(inRange("history", c.History, minHistory, maxHistory))
+	add(inRange("max_probes", c.MaxProbes, minMaxProbes, maxMaxProbes))
+	add(inRange("probe_idle_timeout", c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
+	if c.Interval > 0 && c.ProbeIdleTimeout < c.Interval && c.ProbeIdleTimeout >= minProbeIdleTimeout {
+		// A probe would be forgotten between two of its windows.
+		errs = append(errs, fmt.Errorf(`"probe_idle_timeout": %s is shorter than "interval" %s`, c.ProbeIdleTimeout, c.Interval))
+	}
+	add(inRange("max_request_bytes", c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
+	add(inRange("cdf_points", c.CDFPoints, 0, maxCDFPoints))
+	if n := len(c.Quantiles); n > maxQuantiles {
+		errs = append(errs, fmt.Errorf(`"quantiles": %d values are more than the maximum %d`, n, maxQuantiles))
+	}
+	add(inRange("rearm_windows", c.RearmWindows, 0, maxRearmWindows))
+	add(inRange("snapshot::before", c.Snapshot.Before, 0, maxSnapshotBefore))
+	if c.Snapshot.After >= 0 {
+		add(inRange("snapshot::after", c.Snapshot.After, 0, maxSnapshotAfter))
+	}
+	if c.Snapshot.Directory != "" {
+		// They bound the files in the directory, and nothing without one.
+		add(inRange("snapshot::max_files", c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
+		add(inRange("snapshot::max_bytes", c.Snapshot.MaxBytes, minSnapshotMaxBytes, maxSnapshotMaxBytes))
+	}
+
+	names := make([]string, 0, len(c.Probes))
+	for name := range c.Probes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if len(name) > outcome.MaxNameLength {
+			// The name is cut in the message: it is what is too long.
+			errs = append(errs, fmt.Errorf(`"probes": the name %q… of %d bytes is longer than the maximum %d`,
+				cutName(name, 32), len(name), outcome.MaxNameLength))
+			continue
+		}
+		pc := c.Probes[name]
+		key := "probes::" + name + "::"
+		// Both or neither is the analysis engine's check.
+		if pc.DMax != 0 {
+			add(inRange(key+"dmax", pc.DMax, 1, maxProbeDMax))
+		}
+		if pc.Bins != 0 {
+			add(inRange(key+"bins", pc.Bins, minProbeBins, maxProbeBins))
+		}
+		for i, p := range pc.QTA.Points {
+			add(inRange(key+"qta::points::"+strconv.Itoa(i)+"::delay", p.Delay, 1, maxQTADelay))
+		}
+		add(inRange(key+"triggers::max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))
+	}
+	return errors.Join(errs...)
+}
+
+// inRange reports v outside [lo, hi], naming the option key.
+func inRange[T int | int64 | time.Duration](key string, v, lo, hi T) error {
+	switch {
+	case v < lo:
+		return fmt.Errorf("%q: %v is below the minimum %v", key, v, lo)
+	case v > hi:
+		return fmt.Errorf("%q: %v is above the maximum %v", key, v, hi)
+	}
+	return nil
+}
+
+// cutName returns the longest prefix of s of at most n bytes that does not
+// split a UTF-8 sequence.
+func cutName(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

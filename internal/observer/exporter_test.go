@@ -1,0 +1,167 @@
+package observer
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+func TestConsumeTracesReadsOnlyInstances(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	dm := 20 * time.Millisecond
+	h.consume(
+		span{probe: "p", outcome: outcome.Success, end: ms(100), delay: ms(3), dmax: dm, bins: 20},
+		span{probe: "p", outcome: outcome.Failure, end: ms(200), delay: ms(3), dmax: dm, bins: 20},
+		// Late: the instance was already counted as a timeout.
+		span{probe: "p", outcome: outcome.Timeout, end: ms(300), delay: ms(30), dmax: dm, bins: 20, late: true},
+		// An outcome the contract does not know: counted as invalid.
+		span{probe: "p", outcome: "maybe", end: ms(400), delay: ms(3), dmax: dm, bins: 20},
+	)
+	// A span whose deltaq.probe is not a string is not an instance.
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.Attributes().PutInt(outcome.AttrProbe, 7)
+	require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+
+	st := h.obs.Stats()
+	assert.Equal(t, int64(2), st.Counted, "a success and a failure")
+	assert.Equal(t, int64(1), st.Dropped[analysis.DropInvalid], "the unknown outcome")
+	assert.Equal(t, int64(1), st.Dropped.Total())
+}
+
+func TestReadInstance(t *testing.T) {
+	sp := ptrace.NewSpan()
+	start := at(0)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(ms(7))))
+	a := sp.Attributes()
+	a.PutStr(outcome.AttrProbe, "checkout")
+	a.PutStr(outcome.AttrOutcome, outcome.Timeout)
+	a.PutInt(outcome.AttrDMaxNs, int64(50*time.Millisecond))
+	a.PutInt(outcome.AttrBins, 50)
+	a.PutBool(outcome.AttrSynthetic, true)
+	var in analysis.Instance
+	require.True(t, readInstance(sp, &in))
+	assert.Equal(t, analysis.Instance{
+		Probe: "checkout", Outcome: analysis.Timeout,
+		Start: start.UnixNano(), End: start.Add(ms(7)).UnixNano(),
+		DMaxNs: int64(50 * time.Millisecond), Bins: 50,
+	}, in)
+	a.PutBool(outcome.AttrLate, true)
+	assert.False(t, readInstance(sp, &in), "late spans are not counted again")
+}
+
+func TestSnapshotFile(t *testing.T) {
+	cfg := goldenConfig()
+	cfg.Snapshot.Directory = t.TempDir()
+	h := newHarness(t, cfg, at(time.Second))
+	goldenWindows(h)
+
+	files, err := filepath.Glob(filepath.Join(cfg.Snapshot.Directory, "deltaq-snapshot-*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one snapshot, one file")
+	assert.Equal(t, "deltaq-snapshot-1-20231114T221322.000000000Z.json", filepath.Base(files[0]))
+	raw, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var snap struct {
+		ID       int64 `json:"id"`
+		Triggers []struct {
+			Probe, Trigger string
+		} `json:"triggers"`
+		Windows []struct {
+			Probes []struct {
+				Probe    string `json:"probe"`
+				Observed *struct {
+					Width float64   `json:"width"`
+					CDF   []float64 `json:"cdf"`
+				} `json:"observed"`
+			} `json:"probes"`
+		} `json:"windows"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &snap))
+	assert.Equal(t, int64(1), snap.ID)
+	assert.Len(t, snap.Triggers, 4, "qta, failure, load and divergence fired together")
+	require.Len(t, snap.Windows, 2, "one window before the trigger's, none after")
+	e2e := snap.Windows[1].Probes[2]
+	require.Equal(t, "e2e", e2e.Probe)
+	require.NotNil(t, e2e.Observed)
+	assert.Len(t, e2e.Observed.CDF, 20)
+	// Three of six instances took 15.5 ms (bin 15); the rest failed or timed out.
+	assert.InDelta(t, 0.5, e2e.Observed.CDF[15], 1e-12)
+	assert.InDelta(t, 0.0, e2e.Observed.CDF[14], 1e-12)
+}
+
+func TestEdgeLabels(t *testing.T) {
+	b := newBuilder(0, exporterScope, "", t0)
+	// 0.3 ms bins: (i+1)·w in floating point is 0.00030000000000000003 for
+	// i = 0 without the picosecond rounding.
+	e := b.edgesOf(0.0003, 4)
+	assert.Equal(t, []string{"0.0003", "0.0006", "0.0009", "0.0012"}, e.labels)
+	// The thesis's finest width, 1 ms·2⁻¹⁰ = 976.5625 ns, is kept exactly.
+	e = b.edgesOf(0.001/1024, 2)
+	assert.Equal(t, []string{"9.765625e-07", "1.953125e-06"}, e.labels)
+	// cdf_points 3 over 10 bins: stride 4, edges of bins 3, 7 and dMax.
+	b = newBuilder(3, exporterScope, "", t0)
+	e = b.edgesOf(0.001, 10)
+	assert.Equal(t, []int{3, 7, 9}, e.idx)
+	assert.Equal(t, []string{"0.004", "0.008", "0.01"}, e.labels)
+}
+
+// Shutdown closes the windows still open (their lag not yet passed, or the
+// current one) instead of losing instances already accepted.
+func TestShutdownFlushesOpenWindows(t *testing.T) {
+	h := newHarness(t, testConfig(), at(1500*time.Millisecond))
+	dm := 20 * time.Millisecond
+	h.consume(
+		span{probe: "p", outcome: outcome.Success, end: ms(100), delay: ms(3), dmax: dm, bins: 20},
+		span{probe: "p", outcome: outcome.Success, end: ms(200), delay: ms(4), dmax: dm, bins: 20},
+		span{probe: "p", outcome: outcome.Failure, end: ms(1200), delay: ms(5), dmax: dm, bins: 20},
+	)
+	require.Empty(t, h.metrics.AllMetrics(), "no window has reached its close time")
+	require.NoError(t, h.obs.Shutdown(context.Background()))
+
+	counts := map[string]int64{}
+	for _, md := range h.metrics.AllMetrics() {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			m := ms.At(i)
+			if m.Name() != MetricOutcomes {
+				continue
+			}
+			dps := m.Sum().DataPoints()
+			for j := range dps.Len() {
+				oc, _ := dps.At(j).Attributes().Get(AttrOutcome)
+				// Cumulative: the last batch holds the totals.
+				counts[oc.Str()] = dps.At(j).IntValue()
+			}
+		}
+	}
+	assert.Equal(t, int64(2), counts[outcome.Success], "both successes of the first window")
+	assert.Equal(t, int64(1), counts[outcome.Failure], "the failure of the current, partial window")
+}
+
+// A timeout whose span arrives long after start + dMax (no start event timed
+// it out on time) still counts, in the oldest open window, and the
+// self-telemetry says how many did.
+func TestLateTimeoutCountedAndReported(t *testing.T) {
+	h := newHarness(t, testConfig(), at(5*time.Second))
+	h.obs.tick(at(5 * time.Second)) // windows up to [3s, 4s) close
+	dm := 20 * time.Millisecond
+	// Started at 100 ms, ended at 4.6 s: a timeout whose own window is
+	// [0, 1s), long closed.
+	h.consume(span{probe: "p", outcome: outcome.Timeout, end: 4600 * time.Millisecond, delay: 4500 * time.Millisecond, dmax: dm, bins: 20})
+	h.obs.tick(at(6 * time.Second))
+	assert.Equal(t, int64(1), h.obs.Stats().Counted)
+	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_late_timeouts", ""))
+}

@@ -1,0 +1,106 @@
+package observer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+)
+
+// t0 is a window boundary (windows are aligned on the Unix epoch).
+var t0 = time.Unix(1_700_000_000, 0).UTC()
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// span describes one outcome-instance span as the processor writes it.
+type span struct {
+	probe   string
+	outcome string
+	// end is relative to t0; delay is end − start.
+	end, delay time.Duration
+	dmax       time.Duration
+	bins       int
+	late       bool
+}
+
+// instanceTraces builds traces holding one span per spec, plus one span
+// that is not an instance (observertest.Traces).
+func instanceTraces(specs ...span) ptrace.Traces {
+	out := make([]observertest.Span, len(specs))
+	for i, s := range specs {
+		end := at(s.end)
+		out[i] = observertest.Span{Probe: s.probe, Outcome: s.outcome, Start: end.Add(-s.delay), End: end,
+			DMax: s.dmax, Bins: s.bins, Late: s.late}
+	}
+	return observertest.Traces(out...)
+}
+
+// exporterScope is the scope the tests name the output with: the golden
+// files hold the exporter's output.
+const exporterScope = "github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+
+// harness runs an observer whose output goes to sinks and whose clock the
+// test sets; tick closes windows synchronously.
+type harness struct {
+	t       *testing.T
+	obs     *Observer
+	metrics *consumertest.MetricsSink
+	logs    *consumertest.LogsSink
+	tel     *componenttest.Telemetry
+}
+
+func newHarness(t *testing.T, cfg *Config, now time.Time) *harness {
+	return newHarnessWith(t, cfg, now, nil)
+}
+
+// testSettings are the settings of an exporter's observer with the
+// telemetry of tel, the clock now and no ticker.
+func testSettings(tel *componenttest.Telemetry, now func() time.Time) Settings {
+	ts := componenttest.NewNopTelemetrySettings()
+	if tel != nil {
+		ts = tel.NewTelemetrySettings()
+	}
+	return Settings{
+		Kind:      "exporter",
+		Scope:     exporterScope,
+		Telemetry: ts,
+		Version:   "test",
+		Now:       now,
+		Ticks:     make(chan time.Time), // never ticks: the test calls tick
+	}
+}
+
+// newHarnessWith is newHarness with the observer's settings adjusted by
+// adjust before the observer is made.
+func newHarnessWith(t *testing.T, cfg *Config, now time.Time, adjust func(*Settings)) *harness {
+	t.Helper()
+	h := &harness{t: t, metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink), tel: componenttest.NewTelemetry()}
+	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
+	set := testSettings(h.tel, func() time.Time { return now })
+	if adjust != nil {
+		adjust(&set)
+	}
+	obs, err := New(cfg, set)
+	require.NoError(t, err)
+	obs.Start(Outputs{Metrics: h.metrics, Logs: h.logs})
+	t.Cleanup(func() { require.NoError(t, obs.Shutdown(context.Background())) })
+	h.obs = obs
+	return h
+}
+
+func (h *harness) consume(specs ...span) {
+	h.t.Helper()
+	require.NoError(h.t, h.obs.ConsumeTraces(context.Background(), instanceTraces(specs...)))
+}
+
+// testConfig is the default configuration.
+func testConfig() *Config {
+	cfg := NewDefaultConfig()
+	return &cfg
+}

@@ -1,0 +1,63 @@
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// addTraces adds the outcome instances among the spans of td.
+func addTraces(b analysis.Batch, td ptrace.Traces) {
+	var in analysis.Instance
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if readInstance(spans.At(k), &in) {
+					b.Add(&in)
+				}
+			}
+		}
+	}
+}
+
+// readInstance reads the outcome attributes of a span in one pass over its
+// attributes. It returns false for a span that is not an instance (no
+// deltaq.probe) or is late. A span with a probe but a missing or unknown
+// outcome is returned with Outcome 0, for the engine to count as invalid.
+func readInstance(span ptrace.Span, in *analysis.Instance) bool {
+	*in = analysis.Instance{}
+	var hasProbe, late bool
+	for k, v := range span.Attributes().All() {
+		switch k {
+		case outcome.AttrProbe:
+			if v.Type() == pcommon.ValueTypeStr {
+				in.Probe, hasProbe = v.Str(), true
+			}
+		case outcome.AttrOutcome:
+			if v.Type() == pcommon.ValueTypeStr {
+				in.Outcome, _ = analysis.ParseOutcome(v.Str())
+			}
+		case outcome.AttrDMaxNs:
+			if v.Type() == pcommon.ValueTypeInt {
+				in.DMaxNs = v.Int()
+			}
+		case outcome.AttrBins:
+			if v.Type() == pcommon.ValueTypeInt {
+				in.Bins = int(v.Int())
+			}
+		case outcome.AttrLate:
+			late = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		}
+	}
+	if !hasProbe || late {
+		return false
+	}
+	in.Start = int64(span.StartTimestamp())
+	in.End = int64(span.EndTimestamp())
+	return true
+}

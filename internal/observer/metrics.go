@@ -1,0 +1,345 @@
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
+
+// builder turns analysis results into OTLP metrics and logs. It caches the
+// bucket bounds and deltaq.le labels of each histogram shape, so that a
+// window close formats no number twice.
+type builder struct {
+	cdfPoints int
+	// scope and version name the instrumentation scope of the output: the
+	// component's import path and the collector's version.
+	scope   string
+	version string
+	// resource is the collector's own resource (service.name,
+	// service.instance.id, …), copied onto every batch so that the series of
+	// several collectors exporting the same probe stay apart downstream
+	// (Prometheus sees them as job and instance).
+	resource pcommon.Resource
+	// start is the start time of the cumulative deltaq.outcomes sums.
+	start  pcommon.Timestamp
+	shapes map[shape]*edges
+	qLabel map[float64]string
+	// scratch holds a CDF while its points are appended.
+	scratch []float64
+	// split cuts the output into requests of at most max_request_bytes.
+	split splitter
+}
+
+// shape is a ΔQ's bin width and bin count.
+type shape struct {
+	width float64
+	bins  int
+}
+
+// edges are the bin edges of one shape.
+type edges struct {
+	// bounds are the N right bin edges (i+1)·w in seconds, the explicit
+	// bounds of deltaq.observed.
+	bounds []float64
+	// idx are the bins whose right edge deltaq.cdf reports, labels their
+	// deltaq.le values.
+	idx    []int
+	labels []string
+}
+
+func newBuilder(cdfPoints int, scope, version string, start time.Time) *builder {
+	return &builder{
+		cdfPoints: cdfPoints,
+		scope:     scope,
+		version:   version,
+		start:     pcommon.NewTimestampFromTime(start),
+		shapes:    make(map[shape]*edges),
+		qLabel:    make(map[float64]string),
+		resource:  pcommon.NewResource(),
+	}
+}
+
+// formatFloat is the one formatting of deltaq.le and deltaq.q values.
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// edgeSeconds returns (i+1)·w rounded to 12 significant digits, so that
+// labels read 0.0003 rather than 0.00030000000000000003, while every width
+// of the thesis parameterisation (1 ms·2ⁿ, n ≥ −10, e.g. 9.765625e-07 s)
+// keeps its exact value.
+func edgeSeconds(i int, w float64) float64 {
+	x := float64(i+1) * w
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+	if err != nil { // cannot happen for a finite x
+		return x
+	}
+	return r
+}
+
+// edgesOf returns the cached edges of a shape. The deltaq.cdf points are
+// every stride-th bin edge, stride = ⌈N / cdf_points⌉, always including
+// dMax; cdf_points = 0 keeps every edge.
+func (b *builder) edgesOf(width float64, bins int) *edges {
+	k := shape{width, bins}
+	if e := b.shapes[k]; e != nil {
+		return e
+	}
+	e := &edges{bounds: make([]float64, bins)}
+	for i := range e.bounds {
+		e.bounds[i] = edgeSeconds(i, width)
+	}
+	stride := 1
+	if b.cdfPoints > 0 && bins > b.cdfPoints {
+		stride = (bins + b.cdfPoints - 1) / b.cdfPoints
+	}
+	for i := stride - 1; i < bins; i += stride {
+		e.idx = append(e.idx, i)
+	}
+	if e.idx[len(e.idx)-1] != bins-1 {
+		e.idx = append(e.idx, bins-1)
+	}
+	e.labels = make([]string, len(e.idx))
+	for j, i := range e.idx {
+		e.labels[j] = formatFloat(e.bounds[i])
+	}
+	if len(b.shapes) >= maxCachedShapes {
+		// Shapes come from the instances' deltaq.dmax_ns and deltaq.bins:
+		// an input that keeps changing them must not grow the cache
+		// without bound. Start afresh; the shapes in use come back.
+		clear(b.shapes)
+	}
+	b.shapes[k] = e
+	return e
+}
+
+// maxCachedShapes bounds the edge cache: far more shapes than a collector's
+// probes use at once.
+const maxCachedShapes = 4096
+
+func (b *builder) qLabelOf(q float64) string {
+	s, ok := b.qLabel[q]
+	if !ok {
+		s = formatFloat(q)
+		b.qLabel[q] = s
+	}
+	return s
+}
+
+// metricSet holds the metrics of one window, in the order they are emitted.
+type metricSet struct {
+	observed, cdf, quantile, outcomes, failureRatio, violation, divergence pmetric.Metric
+}
+
+// metrics returns the OTLP metrics of one closed window: for every probe,
+// the series of the output contract (names.go, README). An empty window emits
+// the outcome counts and no ΔQ (no histogram, curve, quantile or ratio).
+func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	b.resource.CopyTo(rm.Resource())
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(b.scope)
+	sm.Scope().SetVersion(b.version)
+	ms := sm.Metrics()
+	ms.EnsureCapacity(7)
+	var s metricSet
+	s.observed = newMetric(ms, MetricObserved, UnitObserved, "Observed ΔQ of the last closed window: bin counts, timeouts and failures in the overflow bucket.")
+	hist := s.observed.SetEmptyHistogram()
+	// Each window is its own cumulative stream segment (start = window
+	// start): backends that accept only cumulative histograms (Prometheus
+	// remote write) take it, and the bucket values are the window's counts.
+	hist.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	s.cdf = newMetric(ms, MetricCDF, UnitCDF, "CDF of the observed, calculated, mean, lower and upper band and QTA curves at delay deltaq.le.")
+	s.cdf.SetEmptyGauge()
+	s.quantile = newMetric(ms, MetricQuantile, UnitQuantile, "Delay at quantile deltaq.q of the observed and calculated ΔQs.")
+	s.quantile.SetEmptyGauge()
+	s.outcomes = newMetric(ms, MetricOutcomes, UnitOutcomes, "Outcome instances since the component started, by outcome.")
+	sum := s.outcomes.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	s.failureRatio = newMetric(ms, MetricFailureRatio, UnitFailureRatio, "Intangible mass (timeouts and failures) of the window's observed ΔQ.")
+	s.failureRatio.SetEmptyGauge()
+	s.violation = newMetric(ms, MetricQTAViolation, UnitQTAViolation, "1 while the observed ΔQ breaks the probe's QTA, else 0.")
+	s.violation.SetEmptyGauge()
+	s.divergence = newMetric(ms, MetricDivergence, UnitDivergence, "Distance sup |F_obs − F_calc| between the observed and the calculated ΔQ.")
+	s.divergence.SetEmptyGauge()
+
+	// Size the deltaq.cdf points once: growing the slice per curve would
+	// copy it again and again.
+	cdfPoints := 0
+	for i := range r.Probes {
+		cdfPoints += b.cdfPointCount(&r.Probes[i])
+	}
+	s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
+	winStart := pcommon.NewTimestampFromTime(r.Start)
+	winEnd := pcommon.NewTimestampFromTime(r.End)
+	for i := range r.Probes {
+		b.probe(&s, &r.Probes[i], winStart, winEnd)
+	}
+	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
+	return md
+}
+
+func newMetric(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
+	m := ms.AppendEmpty()
+	m.SetName(name)
+	m.SetUnit(unit)
+	m.SetDescription(desc)
+	return m
+}
+
+func dataPointCount(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
+	}
+	return 0
+}
+
+func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, start, end pcommon.Timestamp) {
+	// Outcome counts: always, also for an empty window.
+	sdp := s.outcomes.Sum().DataPoints()
+	for _, o := range [...]struct {
+		name string
+		n    int64
+	}{{analysis.Success.String(), p.Totals.Success}, {analysis.Timeout.String(), p.Totals.Timeout}, {analysis.Failure.String(), p.Totals.Failure}} {
+		dp := sdp.AppendEmpty()
+		dp.SetStartTimestamp(b.start)
+		dp.SetTimestamp(end)
+		dp.SetIntValue(o.n)
+		a := dp.Attributes()
+		a.EnsureCapacity(2)
+		a.PutStr(AttrProbe, p.Name)
+		a.PutStr(AttrOutcome, o.name)
+	}
+
+	if p.BinCounts != nil {
+		e := b.edgesOf(p.Width, p.Bins)
+		dp := s.observed.Histogram().DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(start)
+		dp.SetTimestamp(end)
+		dp.Attributes().PutStr(AttrProbe, p.Name)
+		dp.ExplicitBounds().FromRaw(e.bounds)
+		bc := dp.BucketCounts()
+		bc.EnsureCapacity(len(p.BinCounts) + 1)
+		bc.Append(p.BinCounts...)
+		bc.Append(uint64(p.Counts.Timeout + p.Counts.Failure))
+		dp.SetCount(uint64(p.Counts.Total()))
+		dp.SetSum(p.SuccessSum)
+	}
+
+	cdf := s.cdf.Gauge().DataPoints()
+	if p.Observed != nil {
+		b.curve(cdf, p.Name, SeriesObserved, *p.Observed, end)
+	}
+	if p.Calculated != nil {
+		b.curve(cdf, p.Name, SeriesCalculated, *p.Calculated, end)
+	}
+	if p.Band != nil {
+		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
+		b.points(cdf, p.Name, SeriesMean, e, p.Band.Mean, end)
+		b.points(cdf, p.Name, SeriesLower, e, p.Band.Lower, end)
+		b.points(cdf, p.Name, SeriesUpper, e, p.Band.Upper, end)
+	}
+	if p.QTA != nil {
+		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
+		// when the window is empty.
+		w, n := p.Width, p.Bins
+		if n == 0 && p.Band != nil {
+			w, n = p.Band.Width, len(p.Band.Mean)
+		}
+		if n > 0 {
+			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
+				b.curve(cdf, p.Name, SeriesQTA, q, end)
+			}
+		}
+	}
+
+	qdp := s.quantile.Gauge().DataPoints()
+	for _, q := range p.Quantiles {
+		ql := b.qLabelOf(q.Q)
+		if q.ObservedOK {
+			gauge(qdp, p.Name, end, q.Observed, AttrSeries, SeriesObserved, AttrQ, ql)
+		}
+		if q.CalculatedOK {
+			gauge(qdp, p.Name, end, q.Calculated, AttrSeries, SeriesCalculated, AttrQ, ql)
+		}
+	}
+
+	if fr, ok := p.FailureRatio(); ok {
+		gauge(s.failureRatio.Gauge().DataPoints(), p.Name, end, fr, "", "", "", "")
+	}
+	if p.QTACheck != nil {
+		v := 0.0
+		if !p.QTACheck.OK {
+			v = 1
+		}
+		gauge(s.violation.Gauge().DataPoints(), p.Name, end, v, "", "", "", "")
+	}
+	if p.HasDivergence {
+		gauge(s.divergence.Gauge().DataPoints(), p.Name, end, p.Divergence, "", "", "", "")
+	}
+}
+
+// curve appends the CDF of d at its reported edges.
+func (b *builder) curve(dps pmetric.NumberDataPointSlice, probe, series string, d deltaq.DeltaQ, ts pcommon.Timestamp) {
+	e := b.edgesOf(d.Width(), d.Bins())
+	b.scratch = d.CDFEdges(b.scratch)
+	b.points(dps, probe, series, e, b.scratch, ts)
+}
+
+// cdfPointCount returns the number of deltaq.cdf points of a probe.
+func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
+	n := 0
+	if p.Observed != nil {
+		n += len(b.edgesOf(p.Observed.Width(), p.Observed.Bins()).idx)
+		if p.QTA != nil {
+			n += len(b.edgesOf(p.Width, p.Bins).idx)
+		}
+	}
+	if p.Calculated != nil {
+		n += len(b.edgesOf(p.Calculated.Width(), p.Calculated.Bins()).idx)
+	}
+	if p.Band != nil {
+		n += 3 * len(b.edgesOf(p.Band.Width, len(p.Band.Mean)).idx)
+	}
+	return n
+}
+
+// points appends cdf[i] at the reported edges e.
+func (b *builder) points(dps pmetric.NumberDataPointSlice, probe, series string, e *edges, cdf []float64, ts pcommon.Timestamp) {
+	for j, i := range e.idx {
+		gauge(dps, probe, ts, cdf[i], AttrSeries, series, AttrLE, e.labels[j])
+	}
+}
+
+// gauge appends one double point with the probe attribute and up to two
+// more (an empty key is skipped).
+func gauge(dps pmetric.NumberDataPointSlice, probe string, ts pcommon.Timestamp, v float64, k1, v1, k2, v2 string) {
+	dp := dps.AppendEmpty()
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(v)
+	a := dp.Attributes()
+	if k1 == "" {
+		a.PutStr(AttrProbe, probe)
+		return
+	}
+	a.EnsureCapacity(3)
+	a.PutStr(AttrProbe, probe)
+	a.PutStr(k1, v1)
+	if k2 != "" {
+		a.PutStr(k2, v2)
+	}
+}

@@ -1,0 +1,392 @@
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// Settings are what a component gives its observer.
+type Settings struct {
+	// Kind is the component's kind as it appears in the self-telemetry
+	// names otelcol_deltaq_<kind>_*: "exporter" or "connector".
+	Kind string
+	// Scope is the instrumentation scope of the output and of the
+	// self-telemetry: the component's import path.
+	Scope string
+	// Telemetry are the component's telemetry settings: the logger, the
+	// MeterProvider of the self-telemetry, and the collector's resource,
+	// copied onto every output batch so that the series of several
+	// collectors observing the same probe stay apart downstream.
+	Telemetry component.TelemetrySettings
+	// Version is the collector's version, the scope version of the output.
+	Version string
+	// Now is the clock; nil means time.Now. Ticks, when not nil, replaces
+	// the interval ticker. Tests set both so that windows close without
+	// sleeping.
+	Now   func() time.Time
+	Ticks <-chan time.Time
+}
+
+// Outputs are the consumers of an observer's output: the exporter's OTLP
+// senders, or the connector's next metrics and logs pipelines. A nil
+// consumer means that the signal is not wanted: it is not built.
+type Outputs struct {
+	Metrics consumer.Metrics
+	Logs    consumer.Logs
+}
+
+// Observer is the ΔQ observer of one component. ConsumeTraces counts the
+// outcome instances into the analysis engine's windows under the engine's
+// lock and nothing else; a timer (Start) closes the windows in order, turns
+// each into OTLP metrics and logs and hands them to the Outputs. The traces
+// path never waits for the output, and an output that refuses a batch costs
+// that batch (counted in output_dropped), never the windows after it.
+type Observer struct {
+	cfg    *Config
+	set    Settings
+	logger *zap.Logger
+	tel    *telemetry
+	engine *analysis.Engine
+	build  *builder
+	now    func() time.Time
+
+	out     Outputs
+	stop    chan struct{}
+	done    chan struct{}
+	running bool // the window timer was started
+	runCtx  context.Context
+	cancel  context.CancelFunc
+	once    sync.Once
+
+	prev     analysis.Stats // for telemetry deltas, used by the timer only
+	dropAttr [len(analysis.Drops{})]metric.MeasurementOption
+	trigAttr map[analysis.TriggerKind]metric.MeasurementOption
+	sigAttr  map[string]metric.MeasurementOption
+	// referenced are the outcomes of the diagram and the entries of
+	// probes, sorted.
+	referenced []string
+	// coarseWarned holds the probes warned about as under-resolved, so that
+	// each is warned about once; used by the timer only.
+	coarseWarned map[string]bool
+	// snapshots writes and prunes the snapshot files; made at the first
+	// snapshot, used by the timer only.
+	snapshots *snapshotStore
+}
+
+// New makes the observer of cfg, which the component has validated
+// (Config.Check); its windows are aligned on the Unix epoch and the first
+// is the one holding the current time.
+func New(cfg *Config, set Settings) (*Observer, error) {
+	ac, err := cfg.AnalysisConfig()
+	if err != nil {
+		return nil, err
+	}
+	logger := set.Telemetry.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	o := &Observer{
+		cfg:    cfg,
+		set:    set,
+		logger: logger,
+		now:    set.Now,
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if set.Telemetry.MeterProvider == nil {
+		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
+	}
+	if o.tel, err = newTelemetry(set.Telemetry.MeterProvider.Meter(set.Scope), set.Kind); err != nil {
+		return nil, err
+	}
+	now := o.now()
+	if o.engine, err = analysis.New(ac, now); err != nil {
+		return nil, err
+	}
+	o.referenced = referencedProbes(&ac)
+	o.build = newBuilder(cfg.CDFPoints, set.Scope, set.Version, now)
+	if set.Telemetry.Resource != (pcommon.Resource{}) {
+		set.Telemetry.Resource.CopyTo(o.build.resource)
+	}
+	for r := range o.dropAttr {
+		o.dropAttr[r] = attrOption("reason", analysis.DropReason(r).String())
+	}
+	o.trigAttr = make(map[analysis.TriggerKind]metric.MeasurementOption)
+	for _, k := range []analysis.TriggerKind{analysis.TriggerQTA, analysis.TriggerFailure, analysis.TriggerLoad, analysis.TriggerDivergence} {
+		o.trigAttr[k] = attrOption("trigger", k.String())
+	}
+	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
+	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	return o, nil
+}
+
+func attrOption(k, v string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))
+}
+
+// referencedProbes returns, sorted, the probes the configuration expects
+// instances of: the outcomes of the diagram and the entries of probes.
+func referencedProbes(ac *analysis.Config) []string {
+	var names []string
+	for n := range ac.Probes {
+		names = append(names, n)
+	}
+	if ac.Diagram != nil {
+		for _, p := range ac.Diagram.Probes() {
+			if p.Kind == diagram.OutcomeProbe {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// ConsumeTraces counts the outcome instances among the spans. Spans without
+// the deltaq.probe attribute are not instances and are ignored; a span
+// marked deltaq.late was already counted as a timeout when its instance
+// timed out and is not counted again. It only takes the engine's lock: it
+// never waits for the output.
+func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	b := o.engine.Begin()
+	addTraces(b, td)
+	b.End()
+	return nil
+}
+
+// Start hands the observer its outputs and starts the window timer. Call it
+// once; the processors of the collector, created before any component
+// starts, have registered their probes by then.
+func (o *Observer) Start(out Outputs) {
+	o.out = out
+	o.warnUnproduced()
+	ticks := o.set.Ticks
+	var ticker *time.Ticker
+	if ticks == nil {
+		ticker = time.NewTicker(o.cfg.Interval)
+		ticks = ticker.C
+	}
+	o.running = true
+	go o.run(ticks, ticker)
+}
+
+// run is the window timer.
+func (o *Observer) run(ticks <-chan time.Time, ticker *time.Ticker) {
+	defer close(o.done)
+	if ticker != nil {
+		defer ticker.Stop()
+	}
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-ticks:
+			o.tick(o.now())
+		}
+	}
+}
+
+// tick closes the windows due at now, oldest first, and sends their
+// output.
+func (o *Observer) tick(now time.Time) {
+	began := time.Now()
+	ctx := o.runCtx
+	results := o.engine.Advance(now)
+	for _, r := range results {
+		o.inspect(ctx, r)
+		o.emit(ctx, r, now)
+	}
+	if len(results) > 0 {
+		o.tel.windowsClosed.Add(ctx, int64(len(results)))
+		o.tel.windowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
+	}
+	st := o.engine.Stats()
+	add := func(c metric.Int64Counter, d int64, opts ...metric.AddOption) {
+		if d > 0 {
+			c.Add(ctx, d, opts...)
+		}
+	}
+	add(o.tel.instances, st.Counted-o.prev.Counted)
+	add(o.tel.lateTimeouts, st.LateTimeouts-o.prev.LateTimeouts)
+	add(o.tel.instancesRebinned, st.Rebinned-o.prev.Rebinned)
+	add(o.tel.probesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
+	for r, n := range st.Dropped {
+		add(o.tel.instancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])
+	}
+	o.tel.probes.Record(ctx, int64(st.Probes))
+	o.prev = st
+}
+
+// inspect counts what a closed window says about the input rather than the
+// system: referenced probes without instances, and under-resolved probes,
+// about each of which it warns once (while the probe is tracked).
+func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
+	if n := len(r.NoInstances); n > 0 {
+		o.tel.referencedProbeEmptyWindows.Add(ctx, int64(n))
+	}
+	coarse := int64(0)
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if !p.UnderResolved {
+			continue
+		}
+		coarse++
+		if o.coarseWarned[p.Name] {
+			continue
+		}
+		if o.coarseWarned == nil {
+			o.coarseWarned = make(map[string]bool)
+		}
+		o.coarseWarned[p.Name] = true
+		o.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s); use a smaller dmax or more bins",
+			p.Name, time.Duration(math.Round(p.Width*1e9))),
+			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", p.Width))
+	}
+	if coarse > 0 {
+		o.tel.underResolvedWindows.Add(ctx, coarse)
+	}
+	// Forget the warnings of probes no longer tracked, so that names that
+	// come and go do not grow the set.
+	if len(o.coarseWarned) > len(r.Probes) {
+		tracked := make(map[string]bool, len(r.Probes))
+		for i := range r.Probes {
+			tracked[r.Probes[i].Name] = true
+		}
+		for n := range o.coarseWarned {
+			if !tracked[n] {
+				delete(o.coarseWarned, n)
+			}
+		}
+	}
+}
+
+// warnUnproduced warns, at start, about the referenced probes — the
+// outcomes of the diagram and the entries of probes — that no deltaq
+// processor of this collector produces. Such a probe's instances may come
+// from another collector; if none does, its windows stay empty (counted by
+// referenced_probe_empty_windows).
+func (o *Observer) warnUnproduced() {
+	produced := outcome.RegisteredProbes()
+	var missing []string
+	for _, n := range o.referenced {
+		if _, ok := slices.BinarySearch(produced, n); !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
+			zap.Strings("probes", missing))
+	}
+}
+
+// emit hands one window's metrics and logs to the outputs and writes its
+// completed snapshots. Output larger than max_request_bytes goes in several
+// batches (split.go), each handed over on its own: a batch the output
+// refuses costs that batch only, which is counted and logged, never the
+// windows after it.
+func (o *Observer) emit(ctx context.Context, r *analysis.Result, now time.Time) {
+	limit := o.cfg.MaxRequestBytes
+	if out := o.out.Metrics; out != nil {
+		if n := o.build.split.metrics(o.build.metrics(r), limit, func(md pmetric.Metrics) {
+			if err := out.ConsumeMetrics(ctx, md); err != nil {
+				o.dropped(ctx, "metrics", err)
+			}
+		}); n > 0 {
+			o.oversized(ctx, "metrics", n)
+		}
+	}
+	for i := range r.Triggers {
+		o.tel.triggersFired.Add(ctx, 1, o.trigAttr[r.Triggers[i].Kind])
+	}
+	if out := o.out.Logs; out != nil {
+		if ld, ok := o.build.logs(r, now); ok {
+			if n := o.build.split.logs(ld, limit, func(ld plog.Logs) {
+				if err := out.ConsumeLogs(ctx, ld); err != nil {
+					o.dropped(ctx, "logs", err)
+				}
+			}); n > 0 {
+				o.oversized(ctx, "logs", n)
+			}
+		}
+	}
+	if dir := o.cfg.Snapshot.Directory; dir != "" && len(r.Snapshots) > 0 {
+		if o.snapshots == nil {
+			o.snapshots = newSnapshotStore(dir, o.cfg.Snapshot.MaxFiles, o.cfg.Snapshot.MaxBytes, o.logger)
+		}
+		for _, s := range r.Snapshots {
+			removed, err := o.snapshots.write(s)
+			if err != nil {
+				o.logger.Warn("cannot write ΔQ snapshot", zap.Int64("snapshot", s.ID), zap.Error(err))
+			}
+			if removed > 0 {
+				o.tel.snapshotFilesRemoved.Add(ctx, int64(removed))
+			}
+		}
+	}
+}
+
+func (o *Observer) dropped(ctx context.Context, signal string, err error) {
+	o.tel.outputDropped.Add(ctx, 1, o.sigAttr[signal])
+	o.logger.Warn("dropping ΔQ output: the next consumer did not accept it", zap.String("signal", signal), zap.Error(err))
+}
+
+// oversized counts the n data points or log records of a window dropped
+// because each alone is larger than max_request_bytes.
+func (o *Observer) oversized(ctx context.Context, signal string, n int) {
+	o.tel.outputOversized.Add(ctx, int64(n), o.sigAttr[signal])
+	o.logger.Warn("dropping ΔQ output larger than max_request_bytes on its own", zap.String("signal", signal),
+		zap.Int("items", n), zap.Int("max_request_bytes", o.cfg.MaxRequestBytes))
+}
+
+// Shutdown stops the window timer and closes the windows still open, the
+// current one included though it is partial: they hold instances already
+// accepted. Their output goes to the outputs, which the component shuts
+// down afterwards (an exporter's queue drains then). Later calls do
+// nothing.
+func (o *Observer) Shutdown(ctx context.Context) error {
+	var err error
+	o.once.Do(func() {
+		close(o.stop)
+		o.cancel()
+		if !o.running {
+			return
+		}
+		select {
+		case <-o.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			return
+		}
+		now := o.now()
+		for _, r := range o.engine.Flush(now) {
+			o.inspect(ctx, r)
+			o.emit(ctx, r, now)
+		}
+	})
+	return err
+}
+
+// Stats returns the engine's instance counters.
+func (o *Observer) Stats() analysis.Stats { return o.engine.Stats() }

@@ -1,0 +1,121 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// windowEnds returns the time of the deltaq.outcomes points (the end of
+// their window) of each metrics batch, in the order the batches arrived.
+func windowEnds(mds []pmetric.Metrics) []time.Time {
+	var out []time.Time
+	for _, md := range mds {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == MetricOutcomes {
+				out = append(out, m.Sum().DataPoints().At(0).Timestamp().AsTime().UTC())
+			}
+		})
+	}
+	return out
+}
+
+// TestTimerClosesWindowsInOrder drives the window timer through its tick
+// channel: one tick at 4 s closes the windows [0, 1s) and [1s, 2s) (lag one
+// interval), oldest first, and each goes out as its own batch.
+func TestTimerClosesWindowsInOrder(t *testing.T) {
+	var now atomic.Int64
+	now.Store(at(time.Second).UnixNano())
+	ticks := make(chan time.Time)
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := testSettings(tel, func() time.Time { return time.Unix(0, now.Load()).UTC() })
+	set.Ticks = ticks
+	o, err := New(testConfig(), set)
+	require.NoError(t, err)
+	sink := new(consumertest.MetricsSink)
+	o.Start(Outputs{Metrics: sink})
+	dm := 20 * time.Millisecond
+	require.NoError(t, o.ConsumeTraces(context.Background(), instanceTraces(
+		span{probe: "p", outcome: outcome.Success, end: ms(500), delay: ms(3), dmax: dm, bins: 20},
+		span{probe: "p", outcome: outcome.Success, end: ms(1500), delay: ms(3), dmax: dm, bins: 20},
+	)))
+	now.Store(at(3 * time.Second).UnixNano())
+	ticks <- at(3 * time.Second)
+	require.NoError(t, o.Shutdown(context.Background()))
+	// The tick closed [0, 1s) and [1s, 2s); Shutdown flushed [2s, 3s) and
+	// [3s, 4s), the current one.
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second), at(3 * time.Second), at(4 * time.Second)}, windowEnds(sink.AllMetrics()))
+}
+
+// refusing is a consumer that refuses everything, counting the calls.
+type refusing struct{ calls atomic.Int64 }
+
+func (r *refusing) ConsumeMetrics(context.Context, pmetric.Metrics) error {
+	r.calls.Add(1)
+	return errors.New("refused")
+}
+func (*refusing) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+// A refused batch is counted as dropped, and neither the traces path nor
+// the next windows suffer: every window is offered to the output.
+func TestRefusedOutputIsCounted(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	ref := &refusing{}
+	h.obs.out.Metrics = ref
+	dm := 20 * time.Millisecond
+	for w := range 3 {
+		h.consume(span{probe: "p", outcome: outcome.Success, end: time.Duration(w)*time.Second + ms(500), delay: ms(3), dmax: dm, bins: 20})
+		h.obs.tick(at(time.Duration(w+2) * time.Second))
+	}
+	assert.Equal(t, int64(3), ref.calls.Load(), "one batch per window, each offered")
+	assert.Equal(t, int64(3), counter(t, h, "deltaq_exporter_output_dropped", "signal=metrics"))
+	assert.Equal(t, int64(3), counter(t, h, "deltaq_exporter_instances", ""))
+}
+
+// Each component's self-telemetry carries its kind in its names: the
+// connector's are otelcol_deltaq_connector_*, and none is the exporter's.
+func TestTelemetryNamesFollowTheKind(t *testing.T) {
+	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Kind = "connector" })
+	h.consume(span{probe: "p", outcome: outcome.Success, end: ms(500), delay: ms(3), dmax: 20 * time.Millisecond, bins: 20})
+	h.obs.tick(at(2 * time.Second))
+	assert.Equal(t, int64(1), counter(t, h, "deltaq_connector_instances", ""))
+	assert.Equal(t, int64(1), counter(t, h, "deltaq_connector_windows_closed", ""))
+	_, err := h.tel.GetMetric("otelcol_deltaq_exporter_instances")
+	assert.Error(t, err, "no exporter instrument in a connector")
+
+	names := TelemetryNames("connector")
+	assert.Len(t, names, 14)
+	for _, n := range names {
+		assert.Regexp(t, `^otelcol_deltaq_connector_[a-z_]+$`, n)
+	}
+	assert.Contains(t, names, "otelcol_deltaq_connector_window_close_duration")
+	assert.Contains(t, TelemetryNames("exporter"), "otelcol_deltaq_exporter_instances_dropped")
+}
+
+// The README of each component lists every self-telemetry instrument of
+// its kind.
+func TestREADMEsListTelemetry(t *testing.T) {
+	for kind, readme := range map[string]string{
+		"exporter":  "../../exporter/deltaqexporter/README.md",
+		"connector": "../../connector/deltaqconnector/README.md",
+	} {
+		text, err := os.ReadFile(readme)
+		require.NoError(t, err)
+		for _, n := range TelemetryNames(kind) {
+			assert.Contains(t, string(text), "`"+n, "%s: %s", readme, n)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+package observer
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no test leaves a window timer running.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
