@@ -4,16 +4,17 @@
 GO        ?= go
 BIN       := $(CURDIR)/bin
 MDATAGEN  := $(BIN)/mdatagen
+STATICCHECK := $(BIN)/staticcheck
 # Go packages of the main module (nested modules such as internal/tools are separate).
 PKGS      := ./...
 
-.PHONY: all test test-go test-race test-erlang bench generate tools fmt vet clean
+.PHONY: all test test-go test-race test-erlang bench generate tools fmt vet lint clean
 
 all: test
 
 ## test: vet, unit tests (with the race detector on the concurrent packages), the Erlang library's
 ## tests, and the end-to-end tests (the built collector with real Prometheus, Alertmanager, Erlang/OTP).
-test: vet test-go test-race test-erlang e2e
+test: vet lint test-go test-race test-erlang e2e
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -41,10 +42,18 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem .
 
-tools: $(MDATAGEN)
+tools: $(MDATAGEN) $(STATICCHECK)
 
 $(MDATAGEN): internal/tools/go.mod internal/tools/tools.go
 	cd internal/tools && $(GO) build -o $(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+
+$(STATICCHECK): internal/tools/go.mod internal/tools/tools.go
+	cd internal/tools && $(GO) build -o $(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
+
+## lint: staticcheck (pinned in internal/tools) over the module and bench/; findings are fixed, not silenced.
+lint: $(STATICCHECK)
+	$(STATICCHECK) $(PKGS)
+	cd bench && $(STATICCHECK) .
 
 ## generate: regenerate the components' internal/metadata from metadata.yaml.
 generate: $(MDATAGEN)

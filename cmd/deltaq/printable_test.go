@@ -81,6 +81,7 @@ func TestDiagramCommandsEscape(t *testing.T) {
 		t.Errorf("check: status %d, stdout %q, stderr %q", status, stdout, stderr)
 	}
 	status, stdout, stderr = runCmd("check", path+".missing")
+	assertNoControls(t, "check stdout", stdout)
 	assertNoControls(t, "check stderr", stderr)
 	if status != exitFail || !strings.Contains(stderr, evilEscaped) {
 		t.Errorf("check of a missing file: status %d, stderr %q", status, stderr)

@@ -44,7 +44,7 @@ func metricPoints(t *testing.T, tel *componenttest.Telemetry, name string) map[s
 	for _, dp := range dps {
 		var kv []string
 		for _, a := range dp.Attributes.ToSlice() {
-			kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+			kv = append(kv, string(a.Key)+"="+a.Value.String())
 		}
 		sort.Strings(kv)
 		out[strings.Join(kv, ",")] = dp.Value
