@@ -58,4 +58,8 @@
 //     success(QTA) (draft 5.6.2, "Failure");
 //   - load: instances in the window > MaxInstances (draft 5.6.1);
 //   - divergence: sup_t |F_obs(t) − F_calc(t)| > MaxDivergence.
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package analysis

@@ -83,4 +83,8 @@
 // Every operator validates its input and returns an error rather than
 // panicking or producing NaN; results are clamped so that a CDF stays
 // non-decreasing within [0, 1].
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package deltaq

@@ -42,4 +42,8 @@
 // reported by name and leave the probes that need them uncalculated; they are
 // never taken as zero delay. The package has no collector types: the
 // exporter and the command line share it.
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package diagram

@@ -9,4 +9,8 @@
 // metrics and logs pipelines that name it as a receiver. The analysis is
 // the ΔQ observer of internal/observer, the same as the deltaq exporter's:
 // same configuration, same metrics and log events.
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/deltaqconnector"

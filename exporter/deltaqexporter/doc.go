@@ -8,4 +8,8 @@
 // metrics and OTLP logs through the collector's own otlp_grpc or otlp_http
 // exporter. It is collector glue around the ΔQ observer of internal/observer,
 // which the deltaq connector and the offline `deltaq analyze` command share.
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package deltaqexporter // import "github.com/deltaq-otel/deltaq/exporter/deltaqexporter"

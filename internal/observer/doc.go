@@ -15,4 +15,8 @@
 // output goes to a metrics and a logs consumer that the component supplies
 // at Start: the exporter's OTLP senders or the connector's next pipelines.
 // The analysis itself is the analysis package.
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"

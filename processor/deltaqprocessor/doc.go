@@ -12,4 +12,8 @@
 // ends within dMax but the user's failure rule holds. The processor writes
 // the result as span attributes (the contract in internal/outcome) for the
 // deltaq exporter to read.
+//
+// Works cited by short name ("the thesis, section 3.6", "the draft, section
+// 5.6") are listed in the repository's docs/references.md; the architecture
+// and the contracts are described in docs/design.md.
 package deltaqprocessor
