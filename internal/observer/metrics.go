@@ -209,63 +209,11 @@ func dataPointCount(m pmetric.Metric) int {
 }
 
 func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, start, end pcommon.Timestamp) {
-	// Outcome counts: always, also for an empty window.
-	sdp := s.outcomes.Sum().DataPoints()
-	for _, o := range [...]struct {
-		name string
-		n    int64
-	}{{analysis.Success.String(), p.Totals.Success}, {analysis.Timeout.String(), p.Totals.Timeout}, {analysis.Failure.String(), p.Totals.Failure}} {
-		dp := sdp.AppendEmpty()
-		dp.SetStartTimestamp(b.start)
-		dp.SetTimestamp(end)
-		dp.SetIntValue(o.n)
-		a := dp.Attributes()
-		a.EnsureCapacity(2)
-		a.PutStr(AttrProbe, p.Name)
-		a.PutStr(AttrOutcome, o.name)
-	}
-
+	b.outcomes(s, p, end)
 	if p.BinCounts != nil {
-		e := b.edgesOf(p.Width, p.Bins)
-		dp := s.observed.Histogram().DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(start)
-		dp.SetTimestamp(end)
-		dp.Attributes().PutStr(AttrProbe, p.Name)
-		dp.ExplicitBounds().FromRaw(e.bounds)
-		bc := dp.BucketCounts()
-		bc.EnsureCapacity(len(p.BinCounts) + 1)
-		bc.Append(p.BinCounts...)
-		bc.Append(uint64(p.Counts.Timeout + p.Counts.Failure))
-		dp.SetCount(uint64(p.Counts.Total()))
-		dp.SetSum(p.SuccessSum)
+		b.observed(s, p, start, end)
 	}
-
-	cdf := s.cdf.Gauge().DataPoints()
-	if p.Observed != nil {
-		b.curve(cdf, p.Name, SeriesObserved, *p.Observed, end)
-	}
-	if p.Calculated != nil {
-		b.curve(cdf, p.Name, SeriesCalculated, *p.Calculated, end)
-	}
-	if p.Band != nil {
-		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.points(cdf, p.Name, SeriesMean, e, p.Band.Mean, end)
-		b.points(cdf, p.Name, SeriesLower, e, p.Band.Lower, end)
-		b.points(cdf, p.Name, SeriesUpper, e, p.Band.Upper, end)
-	}
-	if p.QTA != nil {
-		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
-		// when the window is empty.
-		w, n := p.Width, p.Bins
-		if n == 0 && p.Band != nil {
-			w, n = p.Band.Width, len(p.Band.Mean)
-		}
-		if n > 0 {
-			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(cdf, p.Name, SeriesQTA, q, end)
-			}
-		}
-	}
+	b.curves(s.cdf.Gauge().DataPoints(), p, end)
 
 	qdp := s.quantile.Gauge().DataPoints()
 	for _, q := range p.Quantiles {
@@ -290,6 +238,72 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, start, end pcommo
 	}
 	if p.HasDivergence {
 		gauge(s.divergence.Gauge().DataPoints(), p.Name, end, p.Divergence, "", "", "", "")
+	}
+}
+
+// outcomes appends the probe's cumulative outcome counts: always, also for
+// an empty window.
+func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, end pcommon.Timestamp) {
+	sdp := s.outcomes.Sum().DataPoints()
+	for _, o := range [...]struct {
+		name string
+		n    int64
+	}{{analysis.Success.String(), p.Totals.Success}, {analysis.Timeout.String(), p.Totals.Timeout}, {analysis.Failure.String(), p.Totals.Failure}} {
+		dp := sdp.AppendEmpty()
+		dp.SetStartTimestamp(b.start)
+		dp.SetTimestamp(end)
+		dp.SetIntValue(o.n)
+		a := dp.Attributes()
+		a.EnsureCapacity(2)
+		a.PutStr(AttrProbe, p.Name)
+		a.PutStr(AttrOutcome, o.name)
+	}
+}
+
+// observed appends the window's histogram: the bin counts in the buckets of
+// the bin edges, timeouts and failures in the overflow bucket.
+func (b *builder) observed(s *metricSet, p *analysis.ProbeResult, start, end pcommon.Timestamp) {
+	e := b.edgesOf(p.Width, p.Bins)
+	dp := s.observed.Histogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(end)
+	dp.Attributes().PutStr(AttrProbe, p.Name)
+	dp.ExplicitBounds().FromRaw(e.bounds)
+	bc := dp.BucketCounts()
+	bc.EnsureCapacity(len(p.BinCounts) + 1)
+	bc.Append(p.BinCounts...)
+	bc.Append(uint64(p.Counts.Timeout + p.Counts.Failure))
+	dp.SetCount(uint64(p.Counts.Total()))
+	dp.SetSum(p.SuccessSum)
+}
+
+// curves appends the deltaq.cdf series of the probe: observed, calculated,
+// the band's mean and bounds, and the QTA.
+func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, end pcommon.Timestamp) {
+	if p.Observed != nil {
+		b.curve(cdf, p.Name, SeriesObserved, *p.Observed, end)
+	}
+	if p.Calculated != nil {
+		b.curve(cdf, p.Name, SeriesCalculated, *p.Calculated, end)
+	}
+	if p.Band != nil {
+		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
+		b.points(cdf, p.Name, SeriesMean, e, p.Band.Mean, end)
+		b.points(cdf, p.Name, SeriesLower, e, p.Band.Lower, end)
+		b.points(cdf, p.Name, SeriesUpper, e, p.Band.Upper, end)
+	}
+	if p.QTA != nil {
+		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
+		// when the window is empty.
+		w, n := p.Width, p.Bins
+		if n == 0 && p.Band != nil {
+			w, n = p.Band.Width, len(p.Band.Mean)
+		}
+		if n > 0 {
+			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
+				b.curve(cdf, p.Name, SeriesQTA, q, end)
+			}
+		}
 	}
 }
 

@@ -326,106 +326,126 @@ func (s *splitter) logs(ld plog.Logs, limit int, send func(plog.Logs)) (dropped 
 		send(ld)
 		return 0
 	}
-	slack := 2 * (1 + varintLen(limit))
-	var (
-		out            plog.Logs
-		open           bool
-		size, records  int
-		curRL          plog.ResourceLogs
-		curSL          plog.ScopeLogs
-		srcRL          plog.ResourceLogs
-		srcSL          plog.ScopeLogs
-		hasRL, hasSL   bool
-		rlCost, slCost int
-	)
-	flush := func() {
-		if open && records > 0 {
-			// Drop the shells that received nothing: the last scope
-			// opened whose first record did not fit, or scopes whose
-			// records were all dropped.
-			out.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
-				rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool { return sl.LogRecords().Len() == 0 })
-				return rl.ScopeLogs().Len() == 0
-			})
-			send(out)
-		}
-		open = false
-	}
-	openScope := func(rl plog.ResourceLogs, sl plog.ScopeLogs) {
-		if !open {
-			out = plog.NewLogs()
-			open, size, records, hasRL, hasSL = true, 0, 0, false, false
-		}
-		if !hasRL || srcRL != rl {
-			curRL = out.ResourceLogs().AppendEmpty()
-			curRL.SetSchemaUrl(rl.SchemaUrl())
-			rl.Resource().CopyTo(curRL.Resource())
-			srcRL, hasRL, hasSL = rl, true, false
-			rlCost = s.lsz.ResourceLogsSize(curRL) + slack
-			size += rlCost
-		}
-		if !hasSL || srcSL != sl {
-			curSL = curRL.ScopeLogs().AppendEmpty()
-			curSL.SetSchemaUrl(sl.SchemaUrl())
-			sl.Scope().CopyTo(curSL.Scope())
-			srcSL, hasSL = sl, true
-			slCost = s.lsz.ScopeLogsSize(curSL) + slack
-			size += slCost
-		}
-	}
+	lp := logPieces{s: s, limit: limit, slack: 2 * (1 + varintLen(limit)), send: send}
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			recs := sl.LogRecords()
-			n := recs.Len()
-			if n == 0 {
-				continue
-			}
-			costs := s.costs[:0]
-			total := 0
-			for k := range n {
-				c := fieldCost(s.lsz.LogRecordSize(recs.At(k)))
-				costs = append(costs, c)
-				total += c
-			}
-			s.costs = costs
-			openScope(rl, sl)
-			if size+total <= limit {
-				recs.MoveAndAppendTo(curSL.LogRecords())
-				size += total
-				records += n
-				continue
-			}
-			for k := 0; k < n; {
-				l, sz := k, size
-				for l < n && sz+costs[l] <= limit {
-					sz += costs[l]
-					l++
-				}
-				if l > k {
-					dst := curSL.LogRecords()
-					dst.EnsureCapacity(dst.Len() + l - k)
-					for r := k; r < l; r++ {
-						recs.At(r).MoveTo(dst.AppendEmpty())
-					}
-					size = sz
-					records += l - k
-					k = l
-					continue
-				}
-				if rlCost+slCost+costs[k] > limit {
-					dropped++
-					k++
-					continue
-				}
-				flush()
-				openScope(rl, sl)
-			}
+			lp.addScope(rl, sls.At(j))
 		}
 	}
-	flush()
-	return dropped
+	lp.flush()
+	return lp.dropped
+}
+
+// logPieces is one run of splitter.logs: the piece being filled (out) with
+// its size bound so far, and the resource and scope it is filling.
+type logPieces struct {
+	s            *splitter
+	limit, slack int
+	send         func(plog.Logs)
+	dropped      int
+
+	out            plog.Logs
+	open           bool
+	size, records  int
+	curRL          plog.ResourceLogs
+	curSL          plog.ScopeLogs
+	srcRL          plog.ResourceLogs
+	srcSL          plog.ScopeLogs
+	hasRL, hasSL   bool
+	rlCost, slCost int
+}
+
+// flush sends the piece being filled, if it holds a record.
+func (lp *logPieces) flush() {
+	if lp.open && lp.records > 0 {
+		// Drop the shells that received nothing: the last scope opened
+		// whose first record did not fit, or scopes whose records were all
+		// dropped.
+		lp.out.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
+			rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool { return sl.LogRecords().Len() == 0 })
+			return rl.ScopeLogs().Len() == 0
+		})
+		lp.send(lp.out)
+	}
+	lp.open = false
+}
+
+// openScope makes the piece's current resource and scope copies of rl and
+// sl, opening a piece and appending shells as needed, and charges their
+// empty sizes plus the length-prefix slack.
+func (lp *logPieces) openScope(rl plog.ResourceLogs, sl plog.ScopeLogs) {
+	if !lp.open {
+		lp.out = plog.NewLogs()
+		lp.open, lp.size, lp.records, lp.hasRL, lp.hasSL = true, 0, 0, false, false
+	}
+	if !lp.hasRL || lp.srcRL != rl {
+		lp.curRL = lp.out.ResourceLogs().AppendEmpty()
+		lp.curRL.SetSchemaUrl(rl.SchemaUrl())
+		rl.Resource().CopyTo(lp.curRL.Resource())
+		lp.srcRL, lp.hasRL, lp.hasSL = rl, true, false
+		lp.rlCost = lp.s.lsz.ResourceLogsSize(lp.curRL) + lp.slack
+		lp.size += lp.rlCost
+	}
+	if !lp.hasSL || lp.srcSL != sl {
+		lp.curSL = lp.curRL.ScopeLogs().AppendEmpty()
+		lp.curSL.SetSchemaUrl(sl.SchemaUrl())
+		sl.Scope().CopyTo(lp.curSL.Scope())
+		lp.srcSL, lp.hasSL = sl, true
+		lp.slCost = lp.s.lsz.ScopeLogsSize(lp.curSL) + lp.slack
+		lp.size += lp.slCost
+	}
+}
+
+// addScope moves the records of one scope into pieces: all at once when
+// they fit the current piece, else as many as fit, piece after piece; a
+// record that fits no piece on its own is dropped and counted.
+func (lp *logPieces) addScope(rl plog.ResourceLogs, sl plog.ScopeLogs) {
+	recs := sl.LogRecords()
+	n := recs.Len()
+	if n == 0 {
+		return
+	}
+	costs := lp.s.costs[:0]
+	total := 0
+	for k := range n {
+		c := fieldCost(lp.s.lsz.LogRecordSize(recs.At(k)))
+		costs = append(costs, c)
+		total += c
+	}
+	lp.s.costs = costs
+	lp.openScope(rl, sl)
+	if lp.size+total <= lp.limit {
+		recs.MoveAndAppendTo(lp.curSL.LogRecords())
+		lp.size += total
+		lp.records += n
+		return
+	}
+	for k := 0; k < n; {
+		l, sz := k, lp.size
+		for l < n && sz+costs[l] <= lp.limit {
+			sz += costs[l]
+			l++
+		}
+		if l > k {
+			dst := lp.curSL.LogRecords()
+			dst.EnsureCapacity(dst.Len() + l - k)
+			for r := k; r < l; r++ {
+				recs.At(r).MoveTo(dst.AppendEmpty())
+			}
+			lp.size = sz
+			lp.records += l - k
+			k = l
+			continue
+		}
+		if lp.rlCost+lp.slCost+costs[k] > lp.limit {
+			lp.dropped++
+			k++
+			continue
+		}
+		lp.flush()
+		lp.openScope(rl, sl)
+	}
 }
