@@ -8,6 +8,8 @@ package main
 // state, followed by the triggers that fired (§3.5).
 
 import (
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +24,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"google.golang.org/grpc"
 
-	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 )
 
@@ -45,29 +46,29 @@ names and attributes received are shown as Go escapes (\x1b, \u202e).`,
 // Names of the deltaq output that the scope reads (docs/design.md, "Output"),
 // taken from the contract so that the two cannot drift apart.
 const (
-	metricCDF          = deltaqexporter.MetricCDF
-	metricQuantile     = deltaqexporter.MetricQuantile
-	metricOutcomes     = deltaqexporter.MetricOutcomes
-	metricFailureRatio = deltaqexporter.MetricFailureRatio
-	metricQTAViolation = deltaqexporter.MetricQTAViolation
-	metricDivergence   = deltaqexporter.MetricDivergence
+	metricCDF          = outcome.MetricCDF
+	metricQuantile     = outcome.MetricQuantile
+	metricOutcomes     = outcome.MetricOutcomes
+	metricFailureRatio = outcome.MetricFailureRatio
+	metricQTAViolation = outcome.MetricQTAViolation
+	metricDivergence   = outcome.MetricDivergence
 
-	attrProbe   = deltaqexporter.AttrProbe
-	attrOutcome = deltaqexporter.AttrOutcome
-	attrSeries  = deltaqexporter.AttrSeries
-	attrLE      = deltaqexporter.AttrLE
-	attrQ       = deltaqexporter.AttrQ
-	attrTrigger = deltaqexporter.AttrTrigger
+	attrProbe   = outcome.AttrProbe
+	attrOutcome = outcome.AttrOutcome
+	attrSeries  = outcome.AttrSeries
+	attrLE      = outcome.AttrLE
+	attrQ       = outcome.AttrQ
+	attrTrigger = outcome.AttrTrigger
 
-	eventTrigger  = deltaqexporter.EventTrigger
-	eventSnapshot = deltaqexporter.EventSnapshot
+	eventTrigger  = outcome.EventTrigger
+	eventSnapshot = outcome.EventSnapshot
 
-	seriesObserved   = deltaqexporter.SeriesObserved
-	seriesCalculated = deltaqexporter.SeriesCalculated
-	seriesMean       = deltaqexporter.SeriesMean
-	seriesLower      = deltaqexporter.SeriesLower
-	seriesUpper      = deltaqexporter.SeriesUpper
-	seriesQTA        = deltaqexporter.SeriesQTA
+	seriesObserved   = outcome.SeriesObserved
+	seriesCalculated = outcome.SeriesCalculated
+	seriesMean       = outcome.SeriesMean
+	seriesLower      = outcome.SeriesLower
+	seriesUpper      = outcome.SeriesUpper
+	seriesQTA        = outcome.SeriesQTA
 )
 
 // seriesOrder is the order in which the scope lists the curves.

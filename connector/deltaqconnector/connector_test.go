@@ -93,12 +93,12 @@ func outcomes(mds []pmetric.Metrics) map[string]int64 {
 	for _, md := range mds {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
-			if ms.At(i).Name() != observer.MetricOutcomes {
+			if ms.At(i).Name() != outcome.MetricOutcomes {
 				continue
 			}
 			dps := ms.At(i).Sum().DataPoints()
 			for j := range dps.Len() {
-				oc, _ := dps.At(j).Attributes().Get(observer.AttrOutcome)
+				oc, _ := dps.At(j).Attributes().Get(outcome.AttrOutcome)
 				out[oc.Str()] = dps.At(j).IntValue() // cumulative
 			}
 		}
@@ -143,7 +143,7 @@ func TestInstancesToMetricsAndLogs(t *testing.T) {
 	assert.Equal(t, map[string]int64{outcome.Success: 15, outcome.Timeout: 0, outcome.Failure: 5}, outcomes(msink.AllMetrics()))
 	// One trigger record; the snapshot holds window 1 and window 2, one
 	// record per probe and window.
-	assert.Equal(t, map[string]int{observer.EventTrigger: 1, observer.EventSnapshot: 2}, events(lsink.AllLogs()))
+	assert.Equal(t, map[string]int{outcome.EventTrigger: 1, outcome.EventSnapshot: 2}, events(lsink.AllLogs()))
 	p.shutdown(t)
 }
 

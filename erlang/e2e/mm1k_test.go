@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -225,13 +224,13 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 	for _, p := range probes {
 		st := got.probes[p]
 		if st.outcomes[outcome.Success] <= 0 {
-			t.Errorf("%s: %s{%s=%s} = %d, want > 0", p, deltaqexporter.MetricOutcomes,
-				deltaqexporter.AttrOutcome, outcome.Success, st.outcomes[outcome.Success])
+			t.Errorf("%s: %s{%s=%s} = %d, want > 0", p, outcome.MetricOutcomes,
+				outcome.AttrOutcome, outcome.Success, st.outcomes[outcome.Success])
 		}
 		for _, series := range []string{
-			deltaqexporter.MetricCDF + "/" + deltaqexporter.SeriesObserved,
-			deltaqexporter.MetricQuantile + "/" + deltaqexporter.SeriesObserved,
-			deltaqexporter.MetricFailureRatio,
+			outcome.MetricCDF + "/" + outcome.SeriesObserved,
+			outcome.MetricQuantile + "/" + outcome.SeriesObserved,
+			outcome.MetricFailureRatio,
 		} {
 			if !st.series[series] {
 				t.Errorf("%s: no %s series", p, series)
@@ -240,9 +239,9 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 		// Only the probe the diagram defines has a calculated ΔQ (and a
 		// divergence between it and the observed one).
 		for _, series := range []string{
-			deltaqexporter.MetricCDF + "/" + deltaqexporter.SeriesCalculated,
-			deltaqexporter.MetricQuantile + "/" + deltaqexporter.SeriesCalculated,
-			deltaqexporter.MetricDivergence,
+			outcome.MetricCDF + "/" + outcome.SeriesCalculated,
+			outcome.MetricQuantile + "/" + outcome.SeriesCalculated,
+			outcome.MetricDivergence,
 		} {
 			if want := p == expression; st.series[series] != want {
 				t.Errorf("%s: %s series present = %v, want %v (diagram: %s = worker_1 -> worker_2)",
@@ -259,7 +258,7 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 				st.outcomes[outcome.Timeout], st.outcomes[outcome.Failure], n)
 		}
 		if st.successes == 0 {
-			t.Errorf("%s: no successful instance in %d %s histograms", p, st.windows, deltaqexporter.MetricObserved)
+			t.Errorf("%s: no successful instance in %d %s histograms", p, st.windows, outcome.MetricObserved)
 			continue
 		}
 		mean[p] = st.sum / float64(st.successes)
@@ -441,9 +440,9 @@ func (s *sinkState) probe(name string) *probeState {
 // probeOf returns the state of the probe of a data point of metric, or
 // records the point as malformed if it names none.
 func (s *sinkState) probeOf(metric string, attrs pcommon.Map) (*probeState, bool) {
-	v, ok := attrs.Get(deltaqexporter.AttrProbe)
+	v, ok := attrs.Get(outcome.AttrProbe)
 	if !ok {
-		s.bad = append(s.bad, metric+": a data point without "+deltaqexporter.AttrProbe)
+		s.bad = append(s.bad, metric+": a data point without "+outcome.AttrProbe)
 		return nil, false
 	}
 	return s.probe(v.Str()), true
@@ -457,7 +456,7 @@ func (s *sinkState) addHistogram(metric string, dp pmetric.HistogramDataPoint) {
 		return
 	}
 	st.series[metric] = true
-	if metric != deltaqexporter.MetricObserved {
+	if metric != outcome.MetricObserved {
 		return
 	}
 	bc := dp.BucketCounts().AsRaw()
@@ -485,10 +484,10 @@ func (s *sinkState) addSum(metric string, dp pmetric.NumberDataPoint) {
 		return
 	}
 	st.series[metric] = true
-	if metric == deltaqexporter.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
+	if metric == outcome.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
 		st.outcomesAt = dp.Timestamp()
 		kind := ""
-		if v, ok := dp.Attributes().Get(deltaqexporter.AttrOutcome); ok {
+		if v, ok := dp.Attributes().Get(outcome.AttrOutcome); ok {
 			kind = v.AsString()
 		}
 		st.outcomes[kind] = dp.IntValue()
@@ -505,7 +504,7 @@ func (s *sinkState) addGauge(metric string, dp pmetric.NumberDataPoint) {
 		s.bad = append(s.bad, fmt.Sprintf("%s: %v", metric, v))
 	}
 	name := metric
-	if v, ok := dp.Attributes().Get(deltaqexporter.AttrSeries); ok && v.AsString() != "" {
+	if v, ok := dp.Attributes().Get(outcome.AttrSeries); ok && v.AsString() != "" {
 		name += "/" + v.AsString()
 	}
 	st.series[name] = true
@@ -528,7 +527,7 @@ func (s sinkState) complete(n int) (bool, string) {
 		if st.windows < n {
 			missing = append(missing, fmt.Sprintf("%s: %d of %d windows", p, st.windows, n))
 		}
-		if p == expression && !st.series[deltaqexporter.MetricCDF+"/"+deltaqexporter.SeriesCalculated] {
+		if p == expression && !st.series[outcome.MetricCDF+"/"+outcome.SeriesCalculated] {
 			missing = append(missing, p+": no calculated ΔQ")
 		}
 	}

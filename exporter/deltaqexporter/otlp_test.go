@@ -131,10 +131,10 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// allMetrics and allEvents are the output contract (names.go).
+// allMetrics and allEvents are the output contract (internal/outcome/output.go).
 var (
-	allMetrics = []string{MetricCDF, MetricDivergence, MetricFailureRatio, MetricObserved, MetricOutcomes, MetricQTAViolation, MetricQuantile}
-	allEvents  = []string{EventSnapshot, EventTrigger}
+	allMetrics = []string{outcome.MetricCDF, outcome.MetricDivergence, outcome.MetricFailureRatio, outcome.MetricObserved, outcome.MetricOutcomes, outcome.MetricQTAViolation, outcome.MetricQuantile}
+	allEvents  = []string{outcome.EventSnapshot, outcome.EventTrigger}
 )
 
 // t0 is a window boundary (windows are aligned on the Unix epoch).

@@ -136,12 +136,12 @@ func TestShutdownFlushesOpenWindows(t *testing.T) {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
 			m := ms.At(i)
-			if m.Name() != MetricOutcomes {
+			if m.Name() != outcome.MetricOutcomes {
 				continue
 			}
 			dps := m.Sum().DataPoints()
 			for j := range dps.Len() {
-				oc, _ := dps.At(j).Attributes().Get(AttrOutcome)
+				oc, _ := dps.At(j).Attributes().Get(outcome.AttrOutcome)
 				// Cumulative: the last batch holds the totals.
 				counts[oc.Str()] = dps.At(j).IntValue()
 			}

@@ -1,6 +1,8 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+
 	"fmt"
 	"time"
 
@@ -37,21 +39,21 @@ func (b *builder) logs(r *analysis.Result, observed time.Time) (plog.Logs, bool)
 // triggerRecord fills a deltaq.trigger record: severity WARN, the probe,
 // the trigger kind and the values it compared.
 func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs pcommon.Timestamp) {
-	lr.SetEventName(EventTrigger)
+	lr.SetEventName(outcome.EventTrigger)
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(t.Time))
 	lr.SetObservedTimestamp(obs)
 	lr.SetSeverityNumber(plog.SeverityNumberWarn)
 	lr.SetSeverityText("WARN")
 	a := lr.Attributes()
-	a.PutStr(AttrProbe, t.Probe)
-	a.PutStr(AttrTrigger, t.Kind.String())
-	a.PutDouble(AttrObserved, t.Observed)
-	a.PutDouble(AttrRequired, t.Required)
+	a.PutStr(outcome.AttrProbe, t.Probe)
+	a.PutStr(outcome.AttrTrigger, t.Kind.String())
+	a.PutDouble(outcome.AttrObserved, t.Observed)
+	a.PutDouble(outcome.AttrRequired, t.Required)
 	if t.Kind == analysis.TriggerQTA {
-		a.PutDouble(AttrDelay, t.Delay.Seconds())
+		a.PutDouble(outcome.AttrDelay, t.Delay.Seconds())
 	}
 	if t.SnapshotID > 0 {
-		a.PutInt(AttrSnapshotID, t.SnapshotID)
+		a.PutInt(outcome.AttrSnapshotID, t.SnapshotID)
 	}
 	lr.Body().SetStr(triggerMessage(t))
 }
@@ -79,22 +81,22 @@ func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs pcommon
 		ts := pcommon.NewTimestampFromTime(w.End)
 		for _, p := range w.Probes {
 			lr := recs.AppendEmpty()
-			lr.SetEventName(EventSnapshot)
+			lr.SetEventName(outcome.EventSnapshot)
 			lr.SetTimestamp(ts)
 			lr.SetObservedTimestamp(obs)
 			lr.SetSeverityNumber(plog.SeverityNumberInfo)
 			lr.SetSeverityText("INFO")
 			a := lr.Attributes()
-			a.PutStr(AttrProbe, p.Name)
-			a.PutInt(AttrSnapshotID, s.ID)
-			a.PutStr(AttrWindowStart, start)
-			a.PutStr(AttrWindowEnd, end)
-			a.PutInt(AttrSuccess, p.Counts.Success)
-			a.PutInt(AttrTimeout, p.Counts.Timeout)
-			a.PutInt(AttrFailure, p.Counts.Failure)
+			a.PutStr(outcome.AttrProbe, p.Name)
+			a.PutInt(outcome.AttrSnapshotID, s.ID)
+			a.PutStr(outcome.AttrWindowStart, start)
+			a.PutStr(outcome.AttrWindowEnd, end)
+			a.PutInt(outcome.AttrSuccess, p.Counts.Success)
+			a.PutInt(outcome.AttrTimeout, p.Counts.Timeout)
+			a.PutInt(outcome.AttrFailure, p.Counts.Failure)
 			body := lr.Body().SetEmptyMap()
-			putCDF(body, SeriesObserved, p.Observed)
-			putCDF(body, SeriesCalculated, p.Calculated)
+			putCDF(body, outcome.SeriesObserved, p.Observed)
+			putCDF(body, outcome.SeriesCalculated, p.Calculated)
 		}
 	}
 }

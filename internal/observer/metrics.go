@@ -1,6 +1,8 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+
 	"strconv"
 	"time"
 
@@ -135,7 +137,7 @@ type metricSet struct {
 }
 
 // metrics returns the OTLP metrics of one closed window: for every probe,
-// the series of the output contract (names.go, README). An empty window emits
+// the series of the output contract (internal/outcome/output.go, README). An empty window emits
 // the outcome counts and no ΔQ (no histogram, curve, quantile or ratio).
 func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	md := pmetric.NewMetrics()
@@ -147,25 +149,25 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	ms := sm.Metrics()
 	ms.EnsureCapacity(7)
 	var s metricSet
-	s.observed = newMetric(ms, MetricObserved, UnitObserved, "Observed ΔQ of the last closed window: bin counts, timeouts and failures in the overflow bucket.")
+	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Observed ΔQ of the last closed window: bin counts, timeouts and failures in the overflow bucket.")
 	hist := s.observed.SetEmptyHistogram()
 	// Each window is its own cumulative stream segment (start = window
 	// start): backends that accept only cumulative histograms (Prometheus
 	// remote write) take it, and the bucket values are the window's counts.
 	hist.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	s.cdf = newMetric(ms, MetricCDF, UnitCDF, "CDF of the observed, calculated, mean, lower and upper band and QTA curves at delay deltaq.le.")
+	s.cdf = newMetric(ms, outcome.MetricCDF, outcome.UnitCDF, "CDF of the observed, calculated, mean, lower and upper band and QTA curves at delay deltaq.le.")
 	s.cdf.SetEmptyGauge()
-	s.quantile = newMetric(ms, MetricQuantile, UnitQuantile, "Delay at quantile deltaq.q of the observed and calculated ΔQs.")
+	s.quantile = newMetric(ms, outcome.MetricQuantile, outcome.UnitQuantile, "Delay at quantile deltaq.q of the observed and calculated ΔQs.")
 	s.quantile.SetEmptyGauge()
-	s.outcomes = newMetric(ms, MetricOutcomes, UnitOutcomes, "Outcome instances since the component started, by outcome.")
+	s.outcomes = newMetric(ms, outcome.MetricOutcomes, outcome.UnitOutcomes, "Outcome instances since the component started, by outcome.")
 	sum := s.outcomes.SetEmptySum()
 	sum.SetIsMonotonic(true)
 	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	s.failureRatio = newMetric(ms, MetricFailureRatio, UnitFailureRatio, "Intangible mass (timeouts and failures) of the window's observed ΔQ.")
+	s.failureRatio = newMetric(ms, outcome.MetricFailureRatio, outcome.UnitFailureRatio, "Intangible mass (timeouts and failures) of the window's observed ΔQ.")
 	s.failureRatio.SetEmptyGauge()
-	s.violation = newMetric(ms, MetricQTAViolation, UnitQTAViolation, "1 while the observed ΔQ breaks the probe's QTA, else 0.")
+	s.violation = newMetric(ms, outcome.MetricQTAViolation, outcome.UnitQTAViolation, "1 while the observed ΔQ breaks the probe's QTA, else 0.")
 	s.violation.SetEmptyGauge()
-	s.divergence = newMetric(ms, MetricDivergence, UnitDivergence, "Distance sup |F_obs − F_calc| between the observed and the calculated ΔQ.")
+	s.divergence = newMetric(ms, outcome.MetricDivergence, outcome.UnitDivergence, "Distance sup |F_obs − F_calc| between the observed and the calculated ΔQ.")
 	s.divergence.SetEmptyGauge()
 
 	// Size the deltaq.cdf points once: growing the slice per curve would
@@ -219,10 +221,10 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, start, end pcommo
 	for _, q := range p.Quantiles {
 		ql := b.qLabelOf(q.Q)
 		if q.ObservedOK {
-			gauge(qdp, p.Name, end, q.Observed, AttrSeries, SeriesObserved, AttrQ, ql)
+			gauge(qdp, p.Name, end, q.Observed, outcome.AttrSeries, outcome.SeriesObserved, outcome.AttrQ, ql)
 		}
 		if q.CalculatedOK {
-			gauge(qdp, p.Name, end, q.Calculated, AttrSeries, SeriesCalculated, AttrQ, ql)
+			gauge(qdp, p.Name, end, q.Calculated, outcome.AttrSeries, outcome.SeriesCalculated, outcome.AttrQ, ql)
 		}
 	}
 
@@ -255,8 +257,8 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, end pcommon.Ti
 		dp.SetIntValue(o.n)
 		a := dp.Attributes()
 		a.EnsureCapacity(2)
-		a.PutStr(AttrProbe, p.Name)
-		a.PutStr(AttrOutcome, o.name)
+		a.PutStr(outcome.AttrProbe, p.Name)
+		a.PutStr(outcome.AttrOutcome, o.name)
 	}
 }
 
@@ -267,7 +269,7 @@ func (b *builder) observed(s *metricSet, p *analysis.ProbeResult, start, end pco
 	dp := s.observed.Histogram().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(end)
-	dp.Attributes().PutStr(AttrProbe, p.Name)
+	dp.Attributes().PutStr(outcome.AttrProbe, p.Name)
 	dp.ExplicitBounds().FromRaw(e.bounds)
 	bc := dp.BucketCounts()
 	bc.EnsureCapacity(len(p.BinCounts) + 1)
@@ -281,16 +283,16 @@ func (b *builder) observed(s *metricSet, p *analysis.ProbeResult, start, end pco
 // the band's mean and bounds, and the QTA.
 func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, end pcommon.Timestamp) {
 	if p.Observed != nil {
-		b.curve(cdf, p.Name, SeriesObserved, *p.Observed, end)
+		b.curve(cdf, p.Name, outcome.SeriesObserved, *p.Observed, end)
 	}
 	if p.Calculated != nil {
-		b.curve(cdf, p.Name, SeriesCalculated, *p.Calculated, end)
+		b.curve(cdf, p.Name, outcome.SeriesCalculated, *p.Calculated, end)
 	}
 	if p.Band != nil {
 		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.points(cdf, p.Name, SeriesMean, e, p.Band.Mean, end)
-		b.points(cdf, p.Name, SeriesLower, e, p.Band.Lower, end)
-		b.points(cdf, p.Name, SeriesUpper, e, p.Band.Upper, end)
+		b.points(cdf, p.Name, outcome.SeriesMean, e, p.Band.Mean, end)
+		b.points(cdf, p.Name, outcome.SeriesLower, e, p.Band.Lower, end)
+		b.points(cdf, p.Name, outcome.SeriesUpper, e, p.Band.Upper, end)
 	}
 	if p.QTA != nil {
 		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
@@ -301,7 +303,7 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(cdf, p.Name, SeriesQTA, q, end)
+				b.curve(cdf, p.Name, outcome.SeriesQTA, q, end)
 			}
 		}
 	}
@@ -335,7 +337,7 @@ func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
 // points appends cdf[i] at the reported edges e.
 func (b *builder) points(dps pmetric.NumberDataPointSlice, probe, series string, e *edges, cdf []float64, ts pcommon.Timestamp) {
 	for j, i := range e.idx {
-		gauge(dps, probe, ts, cdf[i], AttrSeries, series, AttrLE, e.labels[j])
+		gauge(dps, probe, ts, cdf[i], outcome.AttrSeries, series, outcome.AttrLE, e.labels[j])
 	}
 }
 
@@ -347,11 +349,11 @@ func gauge(dps pmetric.NumberDataPointSlice, probe string, ts pcommon.Timestamp,
 	dp.SetDoubleValue(v)
 	a := dp.Attributes()
 	if k1 == "" {
-		a.PutStr(AttrProbe, probe)
+		a.PutStr(outcome.AttrProbe, probe)
 		return
 	}
 	a.EnsureCapacity(3)
-	a.PutStr(AttrProbe, probe)
+	a.PutStr(outcome.AttrProbe, probe)
 	a.PutStr(k1, v1)
 	if k2 != "" {
 		a.PutStr(k2, v2)

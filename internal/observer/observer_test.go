@@ -24,7 +24,7 @@ func windowEnds(mds []pmetric.Metrics) []time.Time {
 	var out []time.Time
 	for _, md := range mds {
 		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() == MetricOutcomes {
+			if m.Name() == outcome.MetricOutcomes {
 				out = append(out, m.Sum().DataPoints().At(0).Timestamp().AsTime().UTC())
 			}
 		})

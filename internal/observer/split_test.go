@@ -53,8 +53,8 @@ func splitInput(points int) pmetric.Metrics {
 				dp := gp.AppendEmpty()
 				dp.SetTimestamp(pcommon.Timestamp(i))
 				dp.SetDoubleValue(float64(i))
-				dp.Attributes().PutStr(AttrProbe, strings.Repeat("p", i%50))
-				dp.Attributes().PutStr(AttrLE, fmt.Sprint(i))
+				dp.Attributes().PutStr(outcome.AttrProbe, strings.Repeat("p", i%50))
+				dp.Attributes().PutStr(outcome.AttrLE, fmt.Sprint(i))
 			}
 
 			sum := sm.Metrics().AppendEmpty()
@@ -65,7 +65,7 @@ func splitInput(points int) pmetric.Metrics {
 			for i := range points / 2 {
 				dp := sd.DataPoints().AppendEmpty()
 				dp.SetIntValue(int64(i))
-				dp.Attributes().PutStr(AttrOutcome, fmt.Sprint("o", i))
+				dp.Attributes().PutStr(outcome.AttrOutcome, fmt.Sprint("o", i))
 			}
 
 			h := sm.Metrics().AppendEmpty()
@@ -74,7 +74,7 @@ func splitInput(points int) pmetric.Metrics {
 			hd.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 			for i := range points / 10 {
 				dp := hd.DataPoints().AppendEmpty()
-				dp.Attributes().PutStr(AttrProbe, fmt.Sprint("h", i))
+				dp.Attributes().PutStr(outcome.AttrProbe, fmt.Sprint("h", i))
 				bounds := make([]float64, 10+i%90)
 				for j := range bounds {
 					bounds[j] = float64(j)
@@ -216,7 +216,7 @@ func TestSplitMetricsDropsOnlyTheOversizedPoint(t *testing.T) {
 	build := func() pmetric.Metrics {
 		md := splitInput(200)
 		dps := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints()
-		dps.At(100).Attributes().PutStr(AttrProbe, strings.Repeat("x", 1<<20))
+		dps.At(100).Attributes().PutStr(outcome.AttrProbe, strings.Repeat("x", 1<<20))
 		return md
 	}
 	want := flatMetrics(t, build())
@@ -250,8 +250,8 @@ func splitLogsInput(records int) plog.Logs {
 			sl.Scope().SetName(fmt.Sprint("scope-", s))
 			for i := range records {
 				lr := sl.LogRecords().AppendEmpty()
-				lr.SetEventName(EventSnapshot)
-				lr.Attributes().PutInt(AttrSnapshotID, int64(i))
+				lr.SetEventName(outcome.EventSnapshot)
+				lr.Attributes().PutInt(outcome.AttrSnapshotID, int64(i))
 				lr.Body().SetStr(strings.Repeat("b", 10+i%300))
 			}
 		}
@@ -336,9 +336,9 @@ func TestOversizedPointsAreCounted(t *testing.T) {
 		for i := 0; i < ms.Len(); i++ {
 			m := ms.At(i)
 			names[m.Name()] += dataPointCount(m)
-			if m.Name() == MetricCDF {
+			if m.Name() == outcome.MetricCDF {
 				for _, dp := range m.Gauge().DataPoints().All() {
-					if s, _ := dp.Attributes().Get(AttrSeries); s.Str() == SeriesObserved {
+					if s, _ := dp.Attributes().Get(outcome.AttrSeries); s.Str() == outcome.SeriesObserved {
 						observedCurve++
 					}
 				}
@@ -346,8 +346,8 @@ func TestOversizedPointsAreCounted(t *testing.T) {
 		}
 	}
 	assert.Greater(t, len(h.metrics.AllMetrics()), 1, "the window went in several requests")
-	assert.NotContains(t, names, MetricObserved)
-	assert.Equal(t, 3, names[MetricOutcomes])
+	assert.NotContains(t, names, outcome.MetricObserved)
+	assert.Equal(t, 3, names[outcome.MetricOutcomes])
 	assert.Equal(t, 32, observedCurve, "the observed curve at the default 32 points")
 
 	got, err := h.tel.GetMetric("otelcol_deltaq_exporter_output_oversized")

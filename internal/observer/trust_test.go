@@ -65,12 +65,12 @@ func observedHistograms(h *harness) map[string][]pmetric.HistogramDataPoint {
 	out := map[string][]pmetric.HistogramDataPoint{}
 	for _, md := range h.metrics.AllMetrics() {
 		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() != MetricObserved {
+			if m.Name() != outcome.MetricObserved {
 				return
 			}
 			dps := m.Histogram().DataPoints()
 			for i := range dps.Len() {
-				p, _ := dps.At(i).Attributes().Get(AttrProbe)
+				p, _ := dps.At(i).Attributes().Get(outcome.AttrProbe)
 				out[p.Str()] = append(out[p.Str()], dps.At(i))
 			}
 		})
@@ -241,7 +241,7 @@ func TestHostileInputCardinality(t *testing.T) {
 				k := seriesKey(m.Name(), attrs)
 				if !series[k] {
 					series[k] = true
-					p, _ := attrs.Get(AttrProbe)
+					p, _ := attrs.Get(outcome.AttrProbe)
 					perProbe[p.Str()]++
 				}
 			}
@@ -258,7 +258,7 @@ func TestHostileInputCardinality(t *testing.T) {
 				for i := range m.Histogram().DataPoints().Len() {
 					dp := m.Histogram().DataPoints().At(i)
 					visit(dp.Attributes())
-					p, _ := dp.Attributes().Get(AttrProbe)
+					p, _ := dp.Attributes().Get(outcome.AttrProbe)
 					if bounds[p.Str()] == nil {
 						bounds[p.Str()] = map[string]bool{}
 					}

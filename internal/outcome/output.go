@@ -1,4 +1,4 @@
-package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+package outcome
 
 // The names below are the output contract of the deltaq exporter and the
 // deltaq connector: dashboards and alert rules depend on them. Prometheus
@@ -7,7 +7,8 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 // deltaq_cdf_ratio, deltaq_quantile_seconds, deltaq_outcomes_total,
 // deltaq_failure_ratio, deltaq_qta_violation_ratio, deltaq_divergence_ratio;
 // attributes become labels deltaq_probe, deltaq_series, deltaq_le, deltaq_q,
-// deltaq_outcome.
+// deltaq_outcome. The probe and outcome attributes of the output are the
+// same as the input's, AttrProbe and AttrOutcome (outcome.go).
 
 // Metric names and units.
 const (
@@ -53,8 +54,6 @@ const (
 
 // Attribute names.
 const (
-	// AttrProbe is on every series and record: the probe name.
-	AttrProbe = "deltaq.probe"
 	// AttrSeries is the curve of deltaq.cdf and deltaq.quantile.
 	AttrSeries = "deltaq.series"
 	// AttrLE is the delay in seconds at which deltaq.cdf reads a curve,
@@ -62,9 +61,6 @@ const (
 	AttrLE = "deltaq.le"
 	// AttrQ is the quantile of deltaq.quantile, formatted like AttrLE.
 	AttrQ = "deltaq.q"
-	// AttrOutcome is the outcome of deltaq.outcomes: success, timeout or
-	// failure.
-	AttrOutcome = "deltaq.outcome"
 	// AttrTrigger is the kind of a trigger: qta, failure, load or divergence.
 	AttrTrigger = "deltaq.trigger"
 	// AttrObserved and AttrRequired are the values a trigger compared.
