@@ -15,13 +15,14 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// Defaults of the analysis options.
+// Defaults of the options. Those the analysis engine also applies to a zero
+// value are its own constants.
 const (
 	DefaultInterval     = time.Second
-	DefaultHistory      = 30
-	DefaultMaxProbes    = 1000
+	DefaultHistory      = analysis.DefaultHistory
+	DefaultMaxProbes    = analysis.DefaultMaxProbes
 	DefaultCDFPoints    = 32
-	DefaultRearmWindows = 1
+	DefaultRearmWindows = analysis.DefaultRearmWindows
 	DefaultBefore       = 5
 	DefaultAfter        = 5 * time.Second
 	// DefaultMaxRequestBytes keeps one OTLP request of ΔQ output below the
@@ -38,9 +39,6 @@ const (
 	// (⌈lag/interval⌉ + 2).
 	maxLagIntervals = 16
 )
-
-// defaultQuantiles are the q of the deltaq.quantile gauge.
-var defaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
 // Config is the analysis configuration of the deltaq exporter and the
 // deltaq connector, squashed into each component's configuration: the
@@ -162,7 +160,7 @@ func NewDefaultConfig() Config {
 		MaxProbes:        DefaultMaxProbes,
 		ProbeIdleTimeout: DefaultProbeIdleTimeout,
 		MaxRequestBytes:  DefaultMaxRequestBytes,
-		Quantiles:        append([]float64(nil), defaultQuantiles...),
+		Quantiles:        append([]float64(nil), analysis.DefaultQuantiles...),
 		CDFPoints:        DefaultCDFPoints,
 		RearmWindows:     DefaultRearmWindows,
 		Snapshot: SnapshotConfig{
