@@ -13,7 +13,7 @@ import (
 // observed ΔQs for the band, running totals, trigger states and the snapshot recorder. It is
 // used under Engine.amu.
 type analyzer struct {
-	cfg    *Config
+	cfg    *compiled
 	probes map[string]*probeState
 	// calculated marks the diagram probes that have a calculated ΔQ (a
 	// definition or an operator; an outcome's "calculated" ΔQ would only be
@@ -42,7 +42,7 @@ type probeState struct {
 	trig [numTriggers]trigger
 }
 
-func newAnalyzer(cfg *Config) *analyzer {
+func newAnalyzer(cfg *compiled) *analyzer {
 	a := &analyzer{
 		cfg:        cfg,
 		probes:     make(map[string]*probeState),
@@ -54,21 +54,21 @@ func newAnalyzer(cfg *Config) *analyzer {
 	for n := range cfg.Probes {
 		ref[n] = true
 	}
-	if cfg.Diagram != nil {
-		for _, p := range cfg.Diagram.Probes() {
+	if cfg.diagram != nil {
+		for _, p := range cfg.diagram.Probes() {
 			if p.Kind != diagram.OutcomeProbe {
 				a.calculated[p.Name] = true
 			} else {
 				ref[p.Name] = true
 			}
 		}
-		a.inputsOf = diagramInputs(cfg.Diagram)
+		a.inputsOf = diagramInputs(cfg.diagram)
 	}
 	for n := range ref {
 		a.referenced = append(a.referenced, n)
 	}
 	sort.Strings(a.referenced)
-	a.snap.cfg = cfg.Snapshot
+	a.snap.cfg = cfg.snapshot
 	return a
 }
 
@@ -156,8 +156,8 @@ func (a *analyzer) knownProbes() []string {
 	for _, n := range a.cfg.ConfiguredProbes {
 		add(n)
 	}
-	if a.cfg.Diagram != nil {
-		for _, p := range a.cfg.Diagram.Probes() {
+	if a.cfg.diagram != nil {
+		for _, p := range a.cfg.diagram.Probes() {
 			add(p.Name)
 		}
 	}
@@ -170,8 +170,8 @@ func (a *analyzer) state(name string) *probeState {
 		return s
 	}
 	s := &probeState{name: name, cfg: a.cfg.Probes[name]}
-	if s.cfg.QTA != nil {
-		// Config.Validate checked the QTA with deltaq.NewQTA.
+	if !s.cfg.QTA.IsZero() {
+		// Config.Check checked the QTA with deltaq.NewQTA.
 		q, _ := s.cfg.QTA.DeltaQ()
 		s.qta = &q
 	}
@@ -191,10 +191,10 @@ func (a *analyzer) close(c *closing) *Result {
 	}
 	a.observe(r, c)
 	var ev *diagram.Evaluation
-	if a.cfg.Diagram != nil {
+	if a.cfg.diagram != nil {
 		// Evaluate fails only for a diagram that was not validated, which
-		// Config.Validate rules out.
-		ev, _ = a.cfg.Diagram.Evaluate(a.inputs)
+		// diagram.Parse rules out.
+		ev, _ = a.cfg.diagram.Evaluate(a.inputs)
 	}
 	for j := range r.Probes {
 		a.analyseProbe(r, &r.Probes[j], ev)

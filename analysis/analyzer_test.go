@@ -174,10 +174,6 @@ func TestBandKnownAnswer(t *testing.T) {
 // exponentials sup|F_{2W} − F_{W₁+W₂}| = max_x e^{−x}(1+x) − e^{−x/2} ≈
 // 0.14 (at x ≈ 0.7), so the distance must exceed 0.1.
 func TestDivergenceIndependentVersusSharedBottleneck(t *testing.T) {
-	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b;\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 50_000
 	rng := rand.New(rand.NewPCG(3, 4))
 	mk := func(probe string, d float64) Instance {
@@ -189,7 +185,7 @@ func TestDivergenceIndependentVersusSharedBottleneck(t *testing.T) {
 			a, b := stage()
 			ins = append(ins, mk("a", a), mk("b", b), mk("e2e", a+b))
 		}
-		p := probeOf(t, single(t, Config{Diagram: d}, ins), "e2e")
+		p := probeOf(t, single(t, Config{Diagram: "e2e = a -> b;"}, ins), "e2e")
 		if !p.HasDivergence || p.Calculated == nil {
 			t.Fatal("no divergence for a probe with observed and calculated ΔQs")
 		}
@@ -221,17 +217,13 @@ func TestDivergenceIndependentVersusSharedBottleneck(t *testing.T) {
 // divergence trigger at 0.2. The stages are under-resolved, so the
 // divergence is withheld and the trigger cannot fire.
 func TestUnderResolvedStagesDoNotFireDivergence(t *testing.T) {
-	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b -> c;\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	stage := 145 * time.Microsecond
 	var w []Instance
 	for _, p := range []string{"a", "b", "c"} {
 		w = append(w, n(10, ok(p, 500*time.Millisecond, stage))...)
 	}
 	w = append(w, n(10, ok("e2e", 500*time.Millisecond, 3*stage))...)
-	cfg := Config{Diagram: d, Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
+	cfg := Config{Diagram: "e2e = a -> b -> c;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
 	evs := runWindows(t, cfg, [][]Instance{w, w, w})
 	if got := fired(evs, "e2e", TriggerDivergence); len(got) != 0 {
 		t.Fatalf("divergence trigger fired in windows %v on under-resolved stages", got)
@@ -256,7 +248,8 @@ func TestUnderResolvedStagesDoNotFireDivergence(t *testing.T) {
 // Only the probe itself or its diagram inputs withhold a divergence: a
 // coarse probe elsewhere in the diagram does not.
 func TestUnderResolvedInputsAreTheExpressionsOwn(t *testing.T) {
-	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b;\nother = x -> y;\n"))
+	const src = "e2e = a -> b;\nother = x -> y;\n"
+	d, err := diagram.Parse("t.dq", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +264,7 @@ func TestUnderResolvedInputsAreTheExpressionsOwn(t *testing.T) {
 		ok("y", 500*time.Millisecond, 100*time.Microsecond),
 		ok("other", 500*time.Millisecond, 200*time.Microsecond),
 	}
-	r := single(t, Config{Diagram: d}, ins)
+	r := single(t, Config{Diagram: src}, ins)
 	if p := probeOf(t, r, "e2e"); !p.HasDivergence || p.DivergenceWithheld {
 		t.Errorf("e2e: has divergence %v, withheld %v; want a divergence", p.HasDivergence, p.DivergenceWithheld)
 	}
@@ -303,13 +296,12 @@ func TestDiagramInputs(t *testing.T) {
 // The referenced probes — the diagram's outcomes and the configured
 // probes — without an instance in a window are listed in the result.
 func TestReferencedProbesWithoutInstances(t *testing.T) {
-	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b;\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: d,
+	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: "e2e = a -> b;",
 		Probes: map[string]ProbeConfig{"x": {}}}
 	e := newEngine(t, cfg, at(time.Second))
+	if got := e.ReferencedProbes(); !slices.Equal(got, []string{"a", "b", "x"}) {
+		t.Errorf("referenced probes %v, want [a b x] (e2e is calculated)", got)
+	}
 	addAll(e, ok("a", 100*time.Millisecond, time.Millisecond), ok("u", 100*time.Millisecond, time.Millisecond))
 	r := e.Advance(at(2 * time.Second))[0]
 	if !slices.Equal(r.NoInstances, []string{"b", "x"}) {

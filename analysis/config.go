@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -21,148 +22,201 @@ const (
 // DefaultQuantiles are the quantiles reported when Config.Quantiles is empty.
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
-// Config configures an Engine.
+// maxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
+// ⌈lag/interval⌉ + 2 windows open.
+const maxLagIntervals = 16
+
+// Config configures an Engine. It is also the analysis part of the
+// configuration of the deltaq exporter and connector, which squash it into
+// their own: the mapstructure tags are the options' names there, and the
+// fields have the shapes a user writes (durations, the diagram's text, a
+// QTA that is absent when zero). Check checks it; New checks it again and
+// compiles it (parses the diagram, turns durations into windows).
 type Config struct {
-	// Interval is the window length (thesis 3.6, "polling rate"). Zero puts
-	// every instance in one window that Flush closes (offline analysis).
-	Interval time.Duration
-	// Lag is how long after its end a window closes (thesis 3.6: one
-	// interval in the thesis). Ignored when Interval is zero.
-	Lag time.Duration
+	// Interval is the window length (the thesis, section 3.6, "polling
+	// rate"). Zero puts every instance in one window that Flush closes
+	// (offline analysis).
+	Interval time.Duration `mapstructure:"interval"`
+	// Lag is how long after its end a window closes, so that instances that
+	// end just before the boundary but arrive after it still count (the
+	// thesis, section 3.6). Zero means one interval, the thesis's choice; at
+	// most 16 intervals. Ignored when Interval is zero.
+	Lag time.Duration `mapstructure:"lag"`
 	// History is K, the number of past observed ΔQs the mean and the 95 %
-	// band are computed over (thesis 4.1.5). Default DefaultHistory.
-	History int
+	// band are computed over (the thesis, section 4.1.5). Zero means
+	// DefaultHistory.
+	History int `mapstructure:"history"`
 	// MaxProbes bounds the number of probes tracked at a time that no
 	// configuration names; instances of further such probes are dropped
 	// (DropProbeLimit). Configured probes — Probes, the diagram's probes,
 	// ConfiguredProbes and the probes LookupLayout knows — are always
-	// tracked and do not count. Default DefaultMaxProbes.
-	MaxProbes int
+	// tracked and do not count. Zero means DefaultMaxProbes.
+	MaxProbes int `mapstructure:"max_probes"`
 	// ProbeIdleTimeout is how long a probe that no configuration names is
 	// kept without an instance: then it is forgotten — its place, history,
 	// totals and trigger states — so that names seen once do not hold a
 	// place for ever. It is measured from the close of the window of the
 	// probe's last instance, and checked when windows close. Zero keeps
 	// such probes for the life of the engine.
-	ProbeIdleTimeout time.Duration
+	ProbeIdleTimeout time.Duration `mapstructure:"probe_idle_timeout"`
+	// Quantiles are reported for the observed and calculated ΔQs, each in
+	// (0, 1). Empty means DefaultQuantiles.
+	Quantiles []float64 `mapstructure:"quantiles"`
+
+	// Diagram is an outcome diagram (.dq text, the thesis, section 4.3)
+	// inline: its probes get a calculated ΔQ from the observed ΔQs of their
+	// components (the thesis, sections 3.4 and 4.1.1).
+	Diagram string `mapstructure:"diagram"`
+	// DiagramFile is the path of a .dq file; exclusive with Diagram.
+	DiagramFile string `mapstructure:"diagram_file"`
+
+	// Probes holds per-probe settings, keyed by probe name.
+	Probes map[string]ProbeConfig `mapstructure:"probes"`
+
+	// RearmWindows is the number of consecutive windows in which a fired
+	// trigger's condition must be false before the trigger can fire again.
+	// Zero means DefaultRearmWindows.
+	RearmWindows int `mapstructure:"rearm_windows"`
+	// Snapshot configures the snapshot that follows a trigger.
+	Snapshot SnapshotConfig `mapstructure:"snapshot"`
+
 	// ConfiguredProbes names probes configured outside this Config (the
 	// deltaq processors of the process): they are tracked from the start,
-	// like the probes of Probes.
-	ConfiguredProbes []string
+	// like the probes of Probes. Set by the program, never read from a
+	// configuration.
+	ConfiguredProbes []string `mapstructure:"-"`
 	// LookupLayout, if not nil, returns the dMax and bin count configured
 	// outside this Config for a probe (by the deltaq processor that
 	// produces it). A probe's layout is, in this order: Probes[name].DMax
 	// and Bins; LookupLayout(name); the layout of the probe's first
 	// accepted instance. It is called when a probe is first seen, under
-	// the engine's ingestion lock, and must be safe for concurrent use.
-	LookupLayout func(probe string) (dmax time.Duration, bins int, ok bool)
-	// Quantiles are reported for the observed and calculated ΔQs. Default
-	// DefaultQuantiles.
-	Quantiles []float64
-	// Diagram, if not nil, is a validated outcome diagram: its probes get a
-	// calculated ΔQ from the observed ΔQs of their components (thesis 3.4,
-	// 4.1.1).
-	Diagram *diagram.Diagram
-	// Probes holds per-probe settings by probe name.
-	Probes map[string]ProbeConfig
-	// RearmWindows is the number of consecutive windows in which a fired
-	// trigger's condition must be false before the trigger can fire again.
-	// Default DefaultRearmWindows.
-	RearmWindows int
-	// Snapshot configures snapshots (thesis 3.5.1).
-	Snapshot SnapshotConfig
+	// the engine's ingestion lock, and must be safe for concurrent use. Set
+	// by the program, never read from a configuration.
+	LookupLayout func(probe string) (dmax time.Duration, bins int, ok bool) `mapstructure:"-"`
 }
 
 // ProbeConfig holds one probe's settings.
 type ProbeConfig struct {
 	// DMax and Bins fix the probe's histogram (bin width DMax/Bins): they
-	// take precedence over LookupLayout and over the instances' own dMax
-	// and bins. Both or neither.
-	DMax time.Duration
-	Bins int
-	// QTA is the probe's requirement, or nil.
-	QTA *QTA
-	// Triggers selects the probe's triggers.
-	Triggers Triggers
+	// take precedence over LookupLayout and over the dMax and bins the
+	// instances carry (deltaq.dmax_ns, deltaq.bins). Both or neither.
+	DMax time.Duration `mapstructure:"dmax"`
+	Bins int           `mapstructure:"bins"`
+	// QTA is the probe's requirement; the zero QTA is none.
+	QTA QTA `mapstructure:"qta"`
+	// Triggers selects the probe's triggers; all are off by default (the
+	// thesis, section 4.4.1).
+	Triggers Triggers `mapstructure:"triggers"`
 }
 
 // QTA is a quantitative timeliness agreement in the thesis's simplified form
-// (4.1.3, 2.1.6): by each Delay at least P of the instances have completed
-// successfully, and at most MaxFailure of them fail or time out. The curve a
-// ΔQ plot draws for it is deltaq.QTA.RequiredSteps: the points, then a last
-// step to 1 − MaxFailure at dMax.
+// (the thesis, sections 4.1.3 and 2.1.6): by each Delay at least P of the
+// instances have completed successfully, and at most MaxFailure of them
+// fail or time out. The curve a ΔQ plot draws for it is
+// deltaq.QTA.RequiredSteps: the points, then a last step to 1 − MaxFailure
+// at dMax. The zero QTA, without points or failure bound, is no QTA.
 type QTA struct {
-	Points     []QTAPoint
-	MaxFailure float64
+	// Points are the steps of the QTA, delays increasing.
+	Points []QTAPoint `mapstructure:"points"`
+	// MaxFailure is the largest failure ratio (timeouts + failures over all
+	// instances) the QTA accepts, in [0, 1].
+	MaxFailure float64 `mapstructure:"max_failure"`
 }
 
-// QTAPoint is one step of a QTA.
+// QTAPoint is one step of a QTA: at Delay, at least P of the instances have
+// completed successfully.
 type QTAPoint struct {
-	Delay time.Duration
-	P     float64
+	Delay time.Duration `mapstructure:"delay"`
+	P     float64       `mapstructure:"p"`
 }
 
-// Triggers selects the triggers of a probe (thesis 3.5; the conditions are
-// those of the draft's section 5.6).
+// Triggers selects the triggers of a probe (the thesis, section 3.5; the
+// conditions are those of the draft's section 5.6).
 type Triggers struct {
 	// QTA fires when the observed ΔQ is below a QTA step: F_obs(dₖ) < pₖ for
-	// some point k (draft 5.6.2 "Percentiles").
-	QTA bool
+	// some point k (the draft, section 5.6.2, "Percentiles").
+	QTA bool `mapstructure:"qta"`
 	// Failure fires when the failure ratio exceeds the QTA's MaxFailure,
-	// i.e. success(ΔQ_obs) < success(QTA) (draft 5.6.2 "Failure").
-	Failure bool
+	// i.e. success(ΔQ_obs) < success(QTA) (the draft, section 5.6.2,
+	// "Failure").
+	Failure bool `mapstructure:"failure"`
 	// MaxInstances fires the load trigger when a window holds more than
-	// MaxInstances instances (draft 5.6.1); 0 is off.
-	MaxInstances int64
+	// MaxInstances instances (the draft, section 5.6.1); 0 is off.
+	MaxInstances int64 `mapstructure:"max_instances"`
 	// MaxDivergence fires when the distance between the observed and the
 	// calculated ΔQ of the probe exceeds it; 0 is off. Divergence is the
-	// thesis's sign of dependent behaviour near overload (4.1.5, 2.1.8).
-	MaxDivergence float64
+	// thesis's sign of dependent behaviour near overload (sections 4.1.5
+	// and 2.1.8).
+	MaxDivergence float64 `mapstructure:"max_divergence"`
 }
 
-// SnapshotConfig configures snapshots (thesis 3.5.1, 4.4.1).
+// SnapshotConfig configures snapshots (the thesis, sections 3.5.1 and
+// 4.4.1).
 type SnapshotConfig struct {
 	// Enabled turns snapshots on.
-	Enabled bool
-	// Before is the number of windows before the trigger's window kept in a
-	// snapshot.
-	Before int
-	// After is the number of windows after the trigger's window recorded
-	// before the snapshot is complete.
-	After int
+	Enabled bool `mapstructure:"enabled"`
+	// Before is the number of windows before the trigger's window that a
+	// snapshot holds.
+	Before int `mapstructure:"before"`
+	// After is how long recording continues after the trigger's window,
+	// rounded up to whole windows.
+	After time.Duration `mapstructure:"after"`
+	// Directory, MaxFiles and MaxBytes are for the component that writes
+	// snapshots to files, which also checks them; the engine keeps its
+	// snapshots in memory and does not read them. Directory, when set,
+	// receives one JSON file per snapshot; past MaxFiles files or MaxBytes
+	// bytes in it, the oldest snapshot files are removed.
+	Directory string `mapstructure:"directory"`
+	MaxFiles  int    `mapstructure:"max_files"`
+	MaxBytes  int64  `mapstructure:"max_bytes"`
 }
 
-// Validate checks the configuration and says which field is wrong.
-func (c *Config) Validate() error {
-	var errs []error
-	if c.Interval < 0 {
-		errs = append(errs, fmt.Errorf("interval must be ≥ 0, got %s", c.Interval))
-	}
-	if c.Lag < 0 {
-		errs = append(errs, fmt.Errorf("lag must be ≥ 0, got %s", c.Lag))
-	}
+// Check checks the configuration, parsing the outcome diagram, and reports
+// every problem, each naming the option as written in a collector
+// configuration. It is New's check. It is not named Validate: the collector
+// validates every field of a component's configuration that has a Validate
+// method, and would check a squashed Config a second time.
+func (c *Config) Check() error {
+	_, err := c.compile()
+	return err
+}
+
+// compiled is a checked Config in the engine's terms: the defaults of zero
+// fields applied, the diagram parsed and the snapshot's After in windows.
+type compiled struct {
+	Config
+	diagram  *diagram.Diagram // nil without a diagram
+	snapshot snapshotWindows
+}
+
+// snapshotWindows is SnapshotConfig in windows.
+type snapshotWindows struct {
+	Enabled bool
+	// Before and After count windows before and after the trigger's.
+	Before, After int
+}
+
+// compile checks c and compiles it; the error joins every problem, in the
+// order of the options.
+func (c *Config) compile() (*compiled, error) {
+	errs := c.checkWindows()
 	if c.History < 0 {
-		errs = append(errs, fmt.Errorf("history must be ≥ 0, got %d", c.History))
+		errs = append(errs, fmt.Errorf(`"history" must be ≥ 0, got %d`, c.History))
 	}
 	if c.MaxProbes < 0 {
-		errs = append(errs, fmt.Errorf("max_probes must be ≥ 0, got %d", c.MaxProbes))
+		errs = append(errs, fmt.Errorf(`"max_probes" must be ≥ 0, got %d`, c.MaxProbes))
 	}
 	if c.ProbeIdleTimeout < 0 {
-		errs = append(errs, fmt.Errorf("probe_idle_timeout must be ≥ 0, got %s", c.ProbeIdleTimeout))
+		errs = append(errs, fmt.Errorf(`"probe_idle_timeout" must be ≥ 0, got %s`, c.ProbeIdleTimeout))
 	}
 	for _, q := range c.Quantiles {
 		if !(q > 0 && q < 1) {
 			errs = append(errs, fmt.Errorf("quantile %v is not in (0, 1)", q))
 		}
 	}
-	if c.RearmWindows < 0 {
-		errs = append(errs, fmt.Errorf("rearm_windows must be ≥ 0, got %d", c.RearmWindows))
-	}
-	if c.Snapshot.Before < 0 || c.Snapshot.After < 0 {
-		errs = append(errs, fmt.Errorf("snapshot before/after must be ≥ 0, got %d/%d", c.Snapshot.Before, c.Snapshot.After))
-	}
-	if c.Diagram != nil && c.Diagram.Probes() == nil {
-		errs = append(errs, errors.New("the outcome diagram has not been validated"))
+	d, err := c.parseDiagram()
+	if err != nil {
+		errs = append(errs, err)
 	}
 	names := make([]string, 0, len(c.Probes))
 	for n := range c.Probes {
@@ -170,14 +224,82 @@ func (c *Config) Validate() error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := c.Probes[n].validate(); err != nil {
+		for _, err := range c.Probes[n].check() {
 			errs = append(errs, fmt.Errorf("probe %q: %w", n, err))
 		}
 	}
-	return errors.Join(errs...)
+	if c.RearmWindows < 0 {
+		errs = append(errs, fmt.Errorf(`"rearm_windows" must be ≥ 0, got %d`, c.RearmWindows))
+	}
+	if c.Snapshot.Before < 0 {
+		errs = append(errs, fmt.Errorf(`"snapshot::before" must be ≥ 0, got %d`, c.Snapshot.Before))
+	}
+	if c.Snapshot.After < 0 {
+		errs = append(errs, fmt.Errorf(`"snapshot::after" must be ≥ 0, got %s`, c.Snapshot.After))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c.withDefaults(d), nil
 }
 
-func (pc ProbeConfig) validate() error {
+// checkWindows checks the options that shape the windows: the interval and
+// the lag.
+func (c *Config) checkWindows() []error {
+	var errs []error
+	if c.Interval < 0 {
+		errs = append(errs, fmt.Errorf(`"interval" must be ≥ 0, got %s`, c.Interval))
+	}
+	switch {
+	case c.Lag < 0:
+		errs = append(errs, fmt.Errorf(`"lag" must be ≥ 0, got %s`, c.Lag))
+	case c.Interval > 0 && (c.Lag-1)/maxLagIntervals >= c.Interval:
+		// Lag > 16·Interval, without computing 16·Interval, which can
+		// overflow.
+		errs = append(errs, fmt.Errorf(`"lag" %s is more than %d intervals: it would keep too many windows open`, c.Lag, maxLagIntervals))
+	}
+	return errs
+}
+
+// parseDiagram parses Diagram or DiagramFile; nil when neither is set.
+func (c *Config) parseDiagram() (*diagram.Diagram, error) {
+	var (
+		d   *diagram.Diagram
+		err error
+	)
+	switch {
+	case c.Diagram != "" && c.DiagramFile != "":
+		return nil, errors.New(`set "diagram" or "diagram_file", not both`)
+	case c.Diagram != "":
+		if d, err = diagram.Parse("diagram", []byte(c.Diagram)); err != nil {
+			return nil, fmt.Errorf(`"diagram": %w`, err)
+		}
+	case c.DiagramFile != "":
+		src, err := os.ReadFile(c.DiagramFile)
+		if err != nil {
+			return nil, fmt.Errorf(`"diagram_file": %w`, err)
+		}
+		if d, err = diagram.Parse(c.DiagramFile, src); err != nil {
+			return nil, fmt.Errorf(`"diagram_file": %w`, err)
+		}
+	default:
+		return nil, nil
+	}
+	if len(d.Probes()) == 0 {
+		// A file that parses but defines nothing (empty, or only comments)
+		// is almost certainly the wrong file: say so rather than run
+		// without calculated ΔQs.
+		where := `"diagram"`
+		if c.DiagramFile != "" {
+			where = fmt.Sprintf(`"diagram_file" %s`, c.DiagramFile)
+		}
+		return nil, fmt.Errorf("%s: the outcome diagram defines no outcome", where)
+	}
+	return d, nil
+}
+
+// check returns the problems of one probe's settings.
+func (pc ProbeConfig) check() []error {
 	var errs []error
 	if (pc.DMax > 0) != (pc.Bins > 0) {
 		errs = append(errs, errors.New("dmax and bins must be set together"))
@@ -188,15 +310,15 @@ func (pc ProbeConfig) validate() error {
 	if pc.Bins > deltaq.MaxBins {
 		errs = append(errs, fmt.Errorf("bins %d is more than %d", pc.Bins, deltaq.MaxBins))
 	}
-	if pc.QTA != nil {
-		if err := pc.QTA.validate(); err != nil {
+	if !pc.QTA.IsZero() {
+		if _, err := pc.QTA.DeltaQ(); err != nil {
 			errs = append(errs, fmt.Errorf("qta: %w", err))
 		}
 	}
-	if (pc.Triggers.QTA || pc.Triggers.Failure) && pc.QTA == nil {
+	if (pc.Triggers.QTA || pc.Triggers.Failure) && pc.QTA.IsZero() {
 		errs = append(errs, errors.New("the qta and failure triggers need a qta"))
 	}
-	if pc.Triggers.QTA && pc.QTA != nil && len(pc.QTA.Points) == 0 {
+	if pc.Triggers.QTA && !pc.QTA.IsZero() && len(pc.QTA.Points) == 0 {
 		errs = append(errs, errors.New("the qta trigger needs qta points"))
 	}
 	if pc.Triggers.MaxInstances < 0 {
@@ -205,13 +327,17 @@ func (pc ProbeConfig) validate() error {
 	if !(pc.Triggers.MaxDivergence >= 0 && pc.Triggers.MaxDivergence <= 1) {
 		errs = append(errs, fmt.Errorf("max_divergence must be in [0, 1], got %v", pc.Triggers.MaxDivergence))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-// Requirement returns the QTA as a deltaq.QTA (delays in seconds), checked by
+// IsZero reports whether q is the zero QTA, which is no QTA: no point and
+// no failure bound.
+func (q QTA) IsZero() bool { return len(q.Points) == 0 && q.MaxFailure == 0 }
+
+// DeltaQ returns the QTA as a deltaq.QTA (delays in seconds), checked by
 // deltaq.NewQTA: delays positive and increasing, probabilities in (0, 1]
 // and non-decreasing, none above 1 − MaxFailure.
-func (q *QTA) DeltaQ() (deltaq.QTA, error) {
+func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	steps := make([]deltaq.Step, len(q.Points))
 	for i, p := range q.Points {
 		steps[i] = deltaq.Step{Delay: p.Delay.Seconds(), P: p.P}
@@ -224,13 +350,10 @@ func (q *QTA) DeltaQ() (deltaq.QTA, error) {
 	return deltaq.NewQTA(steps, q.MaxFailure)
 }
 
-func (q *QTA) validate() error {
-	_, err := q.DeltaQ()
-	return err
-}
-
-// withDefaults returns c with zero fields set to their defaults.
-func (c Config) withDefaults() Config {
+// withDefaults returns c compiled with the diagram d: zero fields set to
+// their defaults, a zero lag set to one interval, the snapshot's After
+// rounded up to whole windows.
+func (c Config) withDefaults(d *diagram.Diagram) *compiled {
 	if c.History == 0 {
 		c.History = DefaultHistory
 	}
@@ -245,8 +368,23 @@ func (c Config) withDefaults() Config {
 	if c.RearmWindows == 0 {
 		c.RearmWindows = DefaultRearmWindows
 	}
-	if c.Interval == 0 {
+	after := 0
+	switch {
+	case c.Interval == 0:
 		c.Lag = 0
+	case c.Lag == 0:
+		c.Lag = c.Interval
 	}
-	return c
+	if c.Interval > 0 {
+		n := c.Snapshot.After / c.Interval
+		if c.Snapshot.After%c.Interval != 0 {
+			n++
+		}
+		after = int(n)
+	}
+	return &compiled{
+		Config:   c,
+		diagram:  d,
+		snapshot: snapshotWindows{Enabled: c.Snapshot.Enabled, Before: c.Snapshot.Before, After: after},
+	}
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,7 +108,7 @@ func (d Drops) Total() int64 {
 // analysis state (history, totals, triggers) with it, and its place goes to
 // the next new probe.
 type Engine struct {
-	cfg      Config
+	cfg      compiled
 	interval int64 // ns; 0: single window
 	lag      int64 // ns
 	idle     int64 // ns; 0: unconfigured probes never expire
@@ -176,19 +177,19 @@ type slot struct {
 	accs []*acc // by probe index; nil: no instance yet
 }
 
-// New returns an engine for cfg. now is the engine's clock at creation: the
-// windows that closed before it are never opened. For Interval = 0 now is
-// ignored.
+// New checks cfg (Config.Check) and returns an engine for it. now is the
+// engine's clock at creation: the windows that closed before it are never
+// opened. For Interval = 0 now is ignored.
 func New(cfg Config, now time.Time) (*Engine, error) {
-	if err := cfg.Validate(); err != nil {
+	cc, err := cfg.compile()
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	e := &Engine{
-		cfg:      cfg,
-		interval: int64(cfg.Interval),
-		lag:      int64(cfg.Lag),
-		idle:     int64(cfg.ProbeIdleTimeout),
+		cfg:      *cc,
+		interval: int64(cc.Interval),
+		lag:      int64(cc.Lag),
+		idle:     int64(cc.ProbeIdleTimeout),
 		byName:   make(map[string]*probe),
 		free:     make(map[layout][]*acc),
 		minEnd:   math.MaxInt64,
@@ -496,6 +497,15 @@ type Stats struct {
 	// window, by start + dMax, had closed when they arrived: they were
 	// counted in the oldest open window.
 	LateTimeouts int64
+}
+
+// ReferencedProbes returns, sorted, the probes the configuration expects
+// instances of: the outcomes of the diagram and the entries of
+// Config.Probes (the diagram's definitions and operators are calculated,
+// and ConfiguredProbes are produced by the program itself).
+func (e *Engine) ReferencedProbes() []string {
+	// Set by New and never changed: no lock.
+	return slices.Clone(e.an.referenced)
 }
 
 // Stats returns the counters since the engine was created.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/deltaq-otel/deltaq/diagram"
 )
 
 // t0 is a window boundary: windows are aligned on the Unix epoch.
@@ -230,33 +228,6 @@ func TestLayoutFromConfigOverridesInstances(t *testing.T) {
 	}
 }
 
-func TestConfigValidateNamesTheField(t *testing.T) {
-	cases := []struct {
-		name string
-		cfg  Config
-		want string
-	}{
-		{"negative interval", Config{Interval: -1}, "interval"},
-		{"quantile", Config{Quantiles: []float64{1.5}}, "quantile 1.5"},
-		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: time.Second}}}, `probe "x": dmax and bins`},
-		{"qta trigger without qta", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{QTA: true}}}}, "need a qta"},
-		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: &QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probe "x": qta: point 1 at 1ns does not follow 2ns`},
-		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: &QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},
-		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, "max_divergence"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Validate()
-			if err == nil {
-				t.Fatalf("no error, want one mentioning %q", c.want)
-			}
-			if !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %q does not mention %q", err, c.want)
-			}
-		})
-	}
-}
-
 // TestProbeLayoutIsFixedByItsFirstInstance: a probe no configuration
 // names takes the layout of its first instance and keeps it: an instance
 // that carries other bins is binned in the probe's layout, and the band
@@ -475,11 +446,7 @@ func TestLongProbeNameIsRefused(t *testing.T) {
 // counted; the junk fills the MaxProbes places of unconfigured probes and
 // the rest is refused.
 func TestJunkNamesNeverCrowdOutConfiguredProbes(t *testing.T) {
-	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b;\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: d,
+	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: "e2e = a -> b;",
 		Probes:           map[string]ProbeConfig{"real": {}},
 		ConfiguredProbes: []string{"reg"},
 		LookupLayout: func(name string) (time.Duration, int, bool) {

@@ -11,8 +11,8 @@ import (
 // Snapshot is the state of every probe from before a trigger to after it
 // (thesis 3.5.1): the observed and calculated ΔQs of Config.Snapshot.Before
 // windows before the window in which the first trigger fired, that window,
-// and Config.Snapshot.After windows after it. Triggers that fire while a
-// snapshot is being recorded join it rather than starting another.
+// and the windows of Config.Snapshot.After after it. Triggers that fire
+// while a snapshot is being recorded join it rather than starting another.
 type Snapshot struct {
 	// ID numbers the snapshots of an engine from 1.
 	ID int64
@@ -40,7 +40,7 @@ type SnapshotProbe struct {
 
 // snapshotRecorder keeps the last Before windows and assembles snapshots.
 type snapshotRecorder struct {
-	cfg       SnapshotConfig
+	cfg       snapshotWindows
 	past      []SnapshotWindow // oldest first, at most cfg.Before
 	active    *Snapshot
 	remaining int

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/deltaq-otel/deltaq/diagram"
 )
 
 // runWindows feeds one window per element of windows (the instances are
@@ -93,7 +91,7 @@ func TestTriggerStateMachine(t *testing.T) {
 // qtaCfg: half the instances within 10 ms, at most 10 % failing.
 func qtaCfg(tr Triggers) Config {
 	return Config{Probes: map[string]ProbeConfig{"p": {
-		QTA:      &QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: 0.5}}, MaxFailure: 0.1},
+		QTA:      QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: 0.5}}, MaxFailure: 0.1},
 		Triggers: tr,
 	}}}
 }
@@ -162,10 +160,6 @@ func TestLoadTrigger(t *testing.T) {
 }
 
 func TestDivergenceTrigger(t *testing.T) {
-	d, err := diagram.Parse("t.dq", []byte("e2e = a -> b;\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// 1 ms bins. a and b take 10.5 ms (bin 10); their sequence is the
 	// convolution, whose mass lies half in bin 20 and half in bin 21
 	// (deltaq's bin-midpoint convention). An e2e observed the same way
@@ -177,7 +171,7 @@ func TestDivergenceTrigger(t *testing.T) {
 	stages := concat(n(2, mk("a", 10500*time.Microsecond)), n(2, mk("b", 10500*time.Microsecond)))
 	same := concat(stages, []Instance{mk("e2e", 20500*time.Microsecond), mk("e2e", 21500*time.Microsecond)})
 	far := concat(stages, n(2, mk("e2e", 60*time.Millisecond)))
-	cfg := Config{Diagram: d, Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
+	cfg := Config{Diagram: "e2e = a -> b;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
 	evs := runWindows(t, cfg, [][]Instance{
 		same,
 		far,                                  // fires
@@ -199,7 +193,7 @@ func TestSnapshotBeforeAndAfterTrigger(t *testing.T) {
 	s := ok("p", 500*time.Millisecond, 2*time.Millisecond)
 	cfg := Config{
 		Probes:   map[string]ProbeConfig{"p": {Triggers: Triggers{MaxInstances: 1}}},
-		Snapshot: SnapshotConfig{Enabled: true, Before: 2, After: 2},
+		Snapshot: SnapshotConfig{Enabled: true, Before: 2, After: 2 * time.Second}, // 2 windows
 	}
 	cfg.Interval, cfg.Lag = time.Second, time.Second
 	e := newEngine(t, cfg, at(time.Second))

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -29,10 +30,10 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 	cfg := observer.NewDefaultConfig()
 	cfg.Interval = time.Second
 	cfg.Snapshot.Enabled = false
-	cfg.Probes = map[string]observer.ProbeConfig{"checkout": {
+	cfg.Probes = map[string]analysis.ProbeConfig{"checkout": {
 		DMax: 10 * time.Millisecond, Bins: 10,
-		QTA:      observer.QTAConfig{Points: []observer.QTAPoint{{Delay: 5 * time.Millisecond, P: 0.5}}, MaxFailure: 0.1},
-		Triggers: observer.TriggersConfig{QTA: true, Failure: true},
+		QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: 5 * time.Millisecond, P: 0.5}}, MaxFailure: 0.1},
+		Triggers: analysis.Triggers{QTA: true, Failure: true},
 	}}
 	now := t0
 	o, err := observer.New(&cfg, observer.Settings{

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
@@ -56,30 +57,29 @@ func TestLoadValidConfig(t *testing.T) {
 		want.ProbeIdleTimeout, want.MaxRequestBytes, want.CDFPoints = 2*time.Minute, 2<<20, 20
 		want.Quantiles = []float64{0.5, 0.99}
 		want.DiagramFile = "testdata/job.dq"
-		want.Probes = map[string]observer.ProbeConfig{"checkout": {
+		want.Probes = map[string]analysis.ProbeConfig{"checkout": {
 			DMax: 2 * time.Second, Bins: 200,
-			QTA: observer.QTAConfig{
-				Points:     []observer.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}},
+			QTA: analysis.QTA{
+				Points:     []analysis.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}},
 				MaxFailure: 0.05,
 			},
-			Triggers: observer.TriggersConfig{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
+			Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
 		}}
 		want.RearmWindows = 3
-		want.Snapshot = observer.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
+		want.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
 		assert.Equal(t, want, cfg)
-		ac, err := cfg.AnalysisConfig()
+		// The diagram file is parsed: its outcomes are referenced probes.
+		e, err := analysis.New(cfg.Config.Config, time.Now())
 		require.NoError(t, err)
-		_, ok := ac.Diagram.Probe("worker_2")
-		assert.True(t, ok, "the diagram file was parsed")
+		assert.Equal(t, []string{"checkout", "worker_1", "worker_2"}, e.ReferencedProbes())
 	})
 	t.Run("inline_diagram", func(t *testing.T) {
 		cfg := loadConfig(t, "inline_diagram")
 		require.NoError(t, confmap.Validate(cfg))
 		assert.False(t, cfg.Snapshot.Enabled)
-		ac, err := cfg.AnalysisConfig()
+		e, err := analysis.New(cfg.Config.Config, time.Now())
 		require.NoError(t, err)
-		_, ok := ac.Diagram.Probe("e2e")
-		assert.True(t, ok)
+		assert.Equal(t, []string{"a", "b"}, e.ReferencedProbes(), "the inline diagram is parsed")
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
@@ -125,9 +126,9 @@ func events(lds []plog.Logs) map[string]int {
 func TestInstancesToMetricsAndLogs(t *testing.T) {
 	clk := observertest.NewClock(at(time.Second))
 	cfg := createDefaultConfig().(*Config)
-	cfg.Probes = map[string]observer.ProbeConfig{"p": {
-		QTA:      observer.QTAConfig{MaxFailure: 0.1},
-		Triggers: observer.TriggersConfig{Failure: true},
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {
+		QTA:      analysis.QTA{MaxFailure: 0.1},
+		Triggers: analysis.Triggers{Failure: true},
 	}}
 	cfg.Snapshot.Before, cfg.Snapshot.After = 1, 0
 	msink, lsink := new(consumertest.MetricsSink), new(consumertest.LogsSink)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
@@ -76,25 +77,22 @@ func TestLoadValidConfig(t *testing.T) {
 		want.Quantiles = []float64{0.5, 0.99}
 		want.CDFPoints = 20
 		want.DiagramFile = "testdata/checkout.dq"
-		want.Probes = map[string]observer.ProbeConfig{"checkout": {
+		want.Probes = map[string]analysis.ProbeConfig{"checkout": {
 			DMax: 2 * time.Second, Bins: 200,
-			QTA: observer.QTAConfig{
-				Points:     []observer.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}, {Delay: 350 * time.Millisecond, P: 0.75}},
+			QTA: analysis.QTA{
+				Points:     []analysis.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}, {Delay: 350 * time.Millisecond, P: 0.75}},
 				MaxFailure: 0.05,
 			},
-			Triggers: observer.TriggersConfig{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
+			Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
 		}}
 		want.RearmWindows = 3
-		want.Snapshot = observer.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
+		want.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
 		assert.Equal(t, want, cfg)
 
-		ac, err := cfg.AnalysisConfig()
+		// The diagram file is parsed: its outcomes are referenced probes.
+		e, err := analysis.New(cfg.Config.Config, time.Now())
 		require.NoError(t, err)
-		assert.Equal(t, 2, ac.Snapshot.After, "10 s after at a 5 s interval is 2 windows")
-		assert.Equal(t, 2*time.Second, ac.Lag)
-		require.NotNil(t, ac.Diagram)
-		_, ok := ac.Diagram.Probe("stock")
-		assert.True(t, ok, "the diagram file was parsed")
+		assert.Equal(t, []string{"auth", "checkout", "stock_a", "stock_b"}, e.ReferencedProbes())
 	})
 	t.Run("http", func(t *testing.T) {
 		cfg := loadConfig(t, "http")
@@ -106,9 +104,9 @@ func TestLoadValidConfig(t *testing.T) {
 		assert.Equal(t, configoptional.Some(*want), cfg.HTTP)
 		assert.Equal(t, int64(60), cfg.HTTP.Get().QueueConfig.Get().QueueSize, "the exporter's queue default")
 		assert.Equal(t, configgrpc.NewDefaultClientConfig(), cfg.ClientConfig)
-		ac, err := cfg.AnalysisConfig()
-		require.NoError(t, err)
-		assert.Equal(t, time.Second, ac.Lag, "lag 0 is one interval")
+		wantAnalysis := createDefaultConfig().(*Config).Config
+		wantAnalysis.Diagram = "e2e = a -> b;"
+		assert.Equal(t, wantAnalysis, cfg.Config, "the analysis options beside the http section")
 	})
 	t.Run("http_endpoints", func(t *testing.T) {
 		cfg := loadConfig(t, "http_endpoints")

@@ -19,107 +19,37 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
-// otlpServer is a local OTLP/gRPC endpoint that keeps what it receives.
-type otlpServer struct {
-	addr string
-	got  chan struct{} // signalled on every request
-
-	mu      sync.Mutex
-	metrics []pmetric.Metrics
-	logs    []plog.Logs
-}
-
-type metricsService struct {
-	pmetricotlp.UnimplementedGRPCServer
-	s *otlpServer
-}
-
-type logsService struct {
-	plogotlp.UnimplementedGRPCServer
-	s *otlpServer
-}
-
-func startOTLPServer(t *testing.T) *otlpServer {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &otlpServer{got: make(chan struct{}, 1000), addr: lis.Addr().String()}
-	srv := grpc.NewServer()
-	pmetricotlp.RegisterGRPCServer(srv, &metricsService{s: s})
-	plogotlp.RegisterGRPCServer(srv, &logsService{s: s})
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return s
-}
-
-func (m *metricsService) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	md := pmetric.NewMetrics()
-	req.Metrics().CopyTo(md)
-	m.s.mu.Lock()
-	m.s.metrics = append(m.s.metrics, md)
-	m.s.mu.Unlock()
-	m.s.got <- struct{}{}
-	return pmetricotlp.NewExportResponse(), nil
-}
-
-func (l *logsService) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	ld := plog.NewLogs()
-	req.Logs().CopyTo(ld)
-	l.s.mu.Lock()
-	l.s.logs = append(l.s.logs, ld)
-	l.s.mu.Unlock()
-	l.s.got <- struct{}{}
-	return plogotlp.NewExportResponse(), nil
-}
-
-// names returns the metric names and the log event names received.
-func (s *otlpServer) names() (metrics, events map[string]bool) {
+// names returns the metric names and the log event names that r received.
+func names(r *otlptest.Receiver) (metrics, events map[string]bool) {
 	metrics, events = map[string]bool{}, map[string]bool{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, md := range s.metrics {
+	for _, md := range r.Metrics() {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := 0; i < ms.Len(); i++ {
 			metrics[ms.At(i).Name()] = true
 		}
 	}
-	for _, ld := range s.logs {
+	for _, ld := range r.Logs() {
 		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 		for i := 0; i < lrs.Len(); i++ {
 			events[lrs.At(i).EventName()] = true
 		}
 	}
 	return metrics, events
-}
-
-// waitFor waits until cond holds after a request arrives. The timeout only
-// turns a hang into a failure; nothing here measures speed.
-func (s *otlpServer) waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for !cond() {
-		select {
-		case <-s.got:
-		case <-deadline:
-			t.Fatalf("the OTLP server did not receive %s", what)
-		}
-	}
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -169,9 +99,9 @@ func startExporter(t *testing.T, cfg *Config, clk *observertest.Clock, tel *comp
 // contract.
 func contractConfig(cfg *Config) *Config {
 	cfg.Diagram = "e2e = a -> b;"
-	cfg.Probes = map[string]observer.ProbeConfig{"e2e": {
-		QTA:      observer.QTAConfig{Points: []observer.QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
-		Triggers: observer.TriggersConfig{QTA: true, Failure: true},
+	cfg.Probes = map[string]analysis.ProbeConfig{"e2e": {
+		QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
+		Triggers: analysis.Triggers{QTA: true, Failure: true},
 	}}
 	cfg.Snapshot.Before, cfg.Snapshot.After = 1, 0
 	return cfg
@@ -221,9 +151,9 @@ func instances(p string, ends ...time.Duration) ptrace.Traces {
 // closes windows on its timer and a local OTLP server receives every
 // metric and event of the output contract.
 func TestPipelineToOTLPEndpoint(t *testing.T) {
-	srv := startOTLPServer(t)
+	srv := otlptest.Start(t, otlptest.Options{})
 
-	cfg := contractConfig(grpcConfig(srv.addr))
+	cfg := contractConfig(grpcConfig(srv.Addr()))
 	clk := observertest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, nil)
 	host := componenttest.NewNopHost()
@@ -278,11 +208,12 @@ func TestPipelineToOTLPEndpoint(t *testing.T) {
 	clk.Tick(at(2 * time.Second))
 	clk.Tick(at(3 * time.Second))
 
-	srv.waitFor(t, "every metric and event", func() bool {
-		m, e := srv.names()
+	// The timeout only turns a hang into a failure.
+	srv.Until(t, "every metric and event", 30*time.Second, func() bool {
+		m, e := names(srv)
 		return len(m) == len(allMetrics) && len(e) == len(allEvents)
 	})
-	m, e := srv.names()
+	m, e := names(srv)
 	assert.Equal(t, allMetrics, sortedKeys(m))
 	assert.Equal(t, allEvents, sortedKeys(e))
 }
@@ -404,49 +335,28 @@ func fingerprint(md pmetric.Metrics) (n int, sum uint64) {
 	return n, sum
 }
 
-// countingServer is an OTLP/gRPC metrics endpoint with gRPC's default
-// receive limit (4 MiB) unless opts change it, that keeps only the
-// fingerprint of what it receives.
-type countingServer struct {
-	pmetricotlp.UnimplementedGRPCServer
-	addr     string
-	mu       sync.Mutex
-	requests int
-	points   int
-	sum      uint64
-	got      chan struct{}
+// fingerprints is the fingerprint of the metrics an OTLP/gRPC endpoint
+// received, taken by its Metrics hook.
+type fingerprints struct {
+	mu     sync.Mutex
+	points int
+	sum    uint64
 }
 
-func startCountingServer(t *testing.T, opts ...grpc.ServerOption) *countingServer {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &countingServer{addr: lis.Addr().String(), got: make(chan struct{}, 1)}
-	srv := grpc.NewServer(opts...)
-	pmetricotlp.RegisterGRPCServer(srv, s)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return s
+// hook fingerprints a request and accepts it.
+func (f *fingerprints) hook(md pmetric.Metrics) otlptest.Reply {
+	n, sum := fingerprint(md)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.points += n
+	f.sum += sum
+	return otlptest.Reply{}
 }
 
-func (s *countingServer) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	n, sum := fingerprint(req.Metrics())
-	s.mu.Lock()
-	s.requests++
-	s.points += n
-	s.sum += sum
-	s.mu.Unlock()
-	select {
-	case s.got <- struct{}{}:
-	default:
-	}
-	return pmetricotlp.NewExportResponse(), nil
-}
-
-func (s *countingServer) state() (requests, points int, sum uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests, s.points, s.sum
+func (f *fingerprints) state() (points int, sum uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.points, f.sum
 }
 
 // countingMetrics wraps the metrics sender and fingerprints each request
@@ -490,17 +400,20 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 			if cdfPoints == 0 && testing.Short() {
 				t.Skip("about 400 MB of metrics")
 			}
-			srv := startCountingServer(t)
-			cfg := grpcConfig(srv.addr)
+			// gRPC's default receive limit of 4 MiB; only the fingerprint
+			// of what arrives is kept.
+			got := &fingerprints{}
+			srv := otlptest.Start(t, otlptest.Options{CountOnly: true, Metrics: got.hook})
+			cfg := grpcConfig(srv.Addr())
 			cfg.CDFPoints = cdfPoints
 			// The sending queue counts requests: it must hold the
 			// window's pieces (about 130 at cdf_points 0).
 			cfg.QueueConfig.Get().QueueSize = 256
 			const probes, bins = 1000, 1000
 			cfg.MaxProbes = probes
-			cfg.Probes = make(map[string]observer.ProbeConfig, probes)
+			cfg.Probes = make(map[string]analysis.ProbeConfig, probes)
 			for i := range probes {
-				cfg.Probes[fmt.Sprintf("probe_%04d", i)] = observer.ProbeConfig{DMax: time.Second, Bins: bins}
+				cfg.Probes[fmt.Sprintf("probe_%04d", i)] = analysis.ProbeConfig{DMax: time.Second, Bins: bins}
 			}
 			tel := componenttest.NewTelemetry()
 			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
@@ -520,23 +433,13 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 			clk.Tick(at(2 * time.Second))
 
 			require.Greater(t, sent.requests, 1, "the window went in several requests")
-			deadline := time.After(2 * time.Minute)
-			for {
-				_, points, _ := srv.state()
-				if points >= sent.points {
-					break
-				}
-				select {
-				case <-srv.got:
-				case <-deadline:
-					t.Fatalf("the server received %d of %d points", points, sent.points)
-				}
-			}
+			srv.WaitFor(t, otlptest.Counts{DataPoints: sent.points}, 2*time.Minute)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			require.NoError(t, exp.shutdown(ctx))
 
-			requests, points, sum := srv.state()
+			requests := srv.Counts().Requests
+			points, sum := got.state()
 			assert.Equal(t, sent.requests, requests, "every request arrived once")
 			assert.Equal(t, sent.points, points, "every data point arrived")
 			assert.Equal(t, sent.sum, sum, "each data point exactly once")
@@ -563,12 +466,12 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 // specification, "Failures"). Retried as transient, the request would hold
 // the only sender for the whole retry period and no later window arrive.
 func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
-	srv := startCountingServer(t, grpc.MaxRecvMsgSize(32<<10))
-	cfg := grpcConfig(srv.addr)
+	srv := otlptest.Start(t, otlptest.Options{CountOnly: true, ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(32 << 10)}})
+	cfg := grpcConfig(srv.Addr())
 	cfg.RetryConfig.InitialInterval = time.Second
 	cfg.RetryConfig.MaxElapsedTime = 5 * time.Minute
 	cfg.QueueConfig.Get().NumConsumers = 1
-	cfg.Probes = map[string]observer.ProbeConfig{"p": {DMax: 4 * time.Second, Bins: 4000}}
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 4 * time.Second, Bins: 4000}}
 	clk := observertest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, nil)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
@@ -581,18 +484,9 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	clk.Tick(at(2 * time.Second))
 	clk.Tick(at(3 * time.Second))
 
-	deadline := time.After(20 * time.Second)
-	for {
-		if requests, _, _ := srv.state(); requests > 0 {
-			break
-		}
-		select {
-		case <-srv.got:
-		case <-deadline:
-			t.Fatal("no window arrived: the refused request holds the sender")
-		}
-	}
-	requests, points, _ := srv.state()
-	assert.Equal(t, 1, requests, "window 2 arrived, window 1 was refused and not retried")
-	assert.Positive(t, points)
+	// Without a request after 20 s, the refused request holds the sender.
+	srv.WaitFor(t, otlptest.Counts{Requests: 1}, 20*time.Second)
+	got := srv.Counts()
+	assert.Equal(t, 1, got.Requests, "window 2 arrived, window 1 was refused and not retried")
+	assert.Positive(t, got.DataPoints)
 }

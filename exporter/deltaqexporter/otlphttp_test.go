@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
 // TestOTLPHTTPEndpoints: with an http section the otlp_http exporter posts
@@ -108,10 +109,10 @@ func TestOTLPHTTPEndpoints(t *testing.T) {
 // TestLogsToTheirOwnGRPCEndpoint: with a logs section the trigger and
 // snapshot events go to its endpoint, the metrics to the top-level one.
 func TestLogsToTheirOwnGRPCEndpoint(t *testing.T) {
-	metricsSrv, logsSrv := startOTLPServer(t), startOTLPServer(t)
-	cfg := contractConfig(grpcConfig(metricsSrv.addr))
+	metricsSrv, logsSrv := otlptest.Start(t, otlptest.Options{}), otlptest.Start(t, otlptest.Options{})
+	cfg := contractConfig(grpcConfig(metricsSrv.Addr()))
 	lc := otlpexporter.NewFactory().CreateDefaultConfig().(*otlpexporter.Config)
-	lc.ClientConfig.Endpoint = logsSrv.addr
+	lc.ClientConfig.Endpoint = logsSrv.Addr()
 	lc.ClientConfig.TLS.Insecure = true
 	cfg.Logs = configoptional.Some(*lc)
 	require.NoError(t, confmap.Validate(cfg))
@@ -120,12 +121,12 @@ func TestLogsToTheirOwnGRPCEndpoint(t *testing.T) {
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 	contractWindows(t, exp, clk)
 
-	metricsSrv.waitFor(t, "every metric", func() bool { m, _ := metricsSrv.names(); return len(m) == len(allMetrics) })
-	logsSrv.waitFor(t, "every event", func() bool { _, e := logsSrv.names(); return len(e) == len(allEvents) })
-	m, e := metricsSrv.names()
+	metricsSrv.Until(t, "every metric", 30*time.Second, func() bool { m, _ := names(metricsSrv); return len(m) == len(allMetrics) })
+	logsSrv.Until(t, "every event", 30*time.Second, func() bool { _, e := names(logsSrv); return len(e) == len(allEvents) })
+	m, e := names(metricsSrv)
 	assert.Equal(t, allMetrics, sortedKeys(m))
 	assert.Empty(t, e, "no event at the metrics endpoint")
-	m, e = logsSrv.names()
+	m, e = names(logsSrv)
 	assert.Empty(t, m, "no metric at the logs endpoint")
 	assert.Equal(t, allEvents, sortedKeys(e))
 }

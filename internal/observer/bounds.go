@@ -14,7 +14,7 @@ import (
 // Bounds of the numeric options. The upper bounds are far above any
 // sensible setting; they are there so that a typing error cannot make the
 // component allocate without limit or spin. The lag is bounded by
-// AnalysisConfig (at most maxLagIntervals intervals).
+// analysis.Config.Check (at most 16 intervals).
 const (
 	// A window shorter than 100ms holds too few instances to estimate a
 	// ΔQ, and its timer costs CPU for nothing; one longer than an hour is
@@ -61,18 +61,19 @@ const (
 	maxTriggerMax = 1_000_000_000_000
 )
 
-// CheckBounds checks every numeric option of the analysis against its
-// bounds (the constants above), and the length of the probe names, and
+// CheckBounds checks every numeric option against the bounds a collector
+// puts on it (the constants above), and the length of the probe names, and
 // reports every problem, each naming the option, the value and the bound:
 //
 //	"history": 1000000000 is above the maximum 1000
 //
-// snapshot::max_files and snapshot::max_bytes are checked when
-// snapshot::directory is set. Check calls CheckBounds, and so does deltaq
-// analyze, which reads the exporter's section without an endpoint. It does
-// not repeat what AnalysisConfig reports itself (a non-positive interval,
-// the lag, a negative snapshot::after), nor the ranges the analysis engine checks exactly (quantiles in (0, 1),
-// QTA probabilities and max_failure, max_divergence in [0, 1]).
+// An interval of zero is refused (checkLive). snapshot::max_files and
+// snapshot::max_bytes are checked when snapshot::directory is set. Check
+// calls CheckBounds, and so does deltaq analyze, which reads the exporter's
+// section without an endpoint. It does not repeat what analysis.Config.Check
+// reports: negative values of the options it checks, a QTA delay of zero,
+// the lag, and the exact ranges (quantiles in (0, 1), QTA probabilities and
+// max_failure, max_divergence in [0, 1], dmax and bins set together).
 func (c *Config) CheckBounds() error {
 	var errs []error
 	add := func(err error) {
@@ -80,12 +81,13 @@ func (c *Config) CheckBounds() error {
 			errs = append(errs, err)
 		}
 	}
+	add(c.checkLive())
 	if c.Interval > 0 {
 		add(inRange("interval", c.Interval, minInterval, maxInterval))
 	}
-	add(inRange("history", c.History, minHistory, maxHistory))
-	add(inRange("max_probes", c.MaxProbes, minMaxProbes, maxMaxProbes))
-	add(inRange("probe_idle_timeout", c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
+	add(analysisRange("history", c.History, minHistory, maxHistory))
+	add(analysisRange("max_probes", c.MaxProbes, minMaxProbes, maxMaxProbes))
+	add(analysisRange("probe_idle_timeout", c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
 	if c.Interval > 0 && c.ProbeIdleTimeout < c.Interval && c.ProbeIdleTimeout >= minProbeIdleTimeout {
 		// A probe would be forgotten between two of its windows.
 		errs = append(errs, fmt.Errorf(`"probe_idle_timeout": %s is shorter than "interval" %s`, c.ProbeIdleTimeout, c.Interval))
@@ -95,11 +97,9 @@ func (c *Config) CheckBounds() error {
 	if n := len(c.Quantiles); n > maxQuantiles {
 		errs = append(errs, fmt.Errorf(`"quantiles": %d values are more than the maximum %d`, n, maxQuantiles))
 	}
-	add(inRange("rearm_windows", c.RearmWindows, 0, maxRearmWindows))
-	add(inRange("snapshot::before", c.Snapshot.Before, 0, maxSnapshotBefore))
-	if c.Snapshot.After >= 0 {
-		add(inRange("snapshot::after", c.Snapshot.After, 0, maxSnapshotAfter))
-	}
+	add(analysisRange("rearm_windows", c.RearmWindows, 0, maxRearmWindows))
+	add(analysisRange("snapshot::before", c.Snapshot.Before, 0, maxSnapshotBefore))
+	add(analysisRange("snapshot::after", c.Snapshot.After, 0, maxSnapshotAfter))
 	if c.Snapshot.Directory != "" {
 		// They bound the files in the directory, and nothing without one.
 		add(inRange("snapshot::max_files", c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
@@ -120,19 +120,31 @@ func (c *Config) CheckBounds() error {
 		}
 		pc := c.Probes[name]
 		key := "probes::" + name + "::"
-		// Both or neither is the analysis engine's check.
-		if pc.DMax != 0 {
+		// Zero dmax and bins are unset; a delay of zero, like a negative
+		// value and dmax without bins, is the analysis's to refuse.
+		if pc.DMax > 0 {
 			add(inRange(key+"dmax", pc.DMax, 1, maxProbeDMax))
 		}
-		if pc.Bins != 0 {
+		if pc.Bins > 0 {
 			add(inRange(key+"bins", pc.Bins, minProbeBins, maxProbeBins))
 		}
 		for i, p := range pc.QTA.Points {
-			add(inRange(key+"qta::points::"+strconv.Itoa(i)+"::delay", p.Delay, 1, maxQTADelay))
+			if p.Delay > 0 {
+				add(inRange(key+"qta::points::"+strconv.Itoa(i)+"::delay", p.Delay, 1, maxQTADelay))
+			}
 		}
-		add(inRange(key+"triggers::max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))
+		add(analysisRange(key+"triggers::max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))
 	}
 	return errors.Join(errs...)
+}
+
+// checkLive refuses an interval of zero, which analysis.Config takes for an
+// offline analysis: the windows of a collector close on a timer.
+func (c *Config) checkLive() error {
+	if c.Interval == 0 {
+		return errors.New(`"interval" must be positive, got 0s`)
+	}
+	return nil
 }
 
 // inRange reports v outside [lo, hi], naming the option key.
@@ -144,6 +156,15 @@ func inRange[T int | int64 | time.Duration](key string, v, lo, hi T) error {
 		return fmt.Errorf("%q: %v is above the maximum %v", key, v, hi)
 	}
 	return nil
+}
+
+// analysisRange is inRange for an option that analysis.Config.Check refuses
+// when negative: a negative value is reported there, once.
+func analysisRange[T int | int64 | time.Duration](key string, v, lo, hi T) error {
+	if v < 0 {
+		return nil
+	}
+	return inRange(key, v, lo, hi)
 }
 
 // cutName returns the longest prefix of s of at most n bytes that does not

@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/analysis"
 )
 
 // The defaults are within the bounds, and the default configuration is
@@ -22,12 +25,8 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, []float64{0.25, 0.5, 0.75, 0.9, 0.99}, cfg.Quantiles)
 	assert.Equal(t, 32, cfg.CDFPoints)
 	assert.Equal(t, 1, cfg.RearmWindows)
-	assert.Equal(t, SnapshotConfig{Enabled: true, Before: 5, After: 5 * time.Second, MaxFiles: 100, MaxBytes: 64 << 20}, cfg.Snapshot)
+	assert.Equal(t, analysis.SnapshotConfig{Enabled: true, Before: 5, After: 5 * time.Second, MaxFiles: 100, MaxBytes: 64 << 20}, cfg.Snapshot)
 	require.NoError(t, cfg.Check())
-	ac, err := cfg.AnalysisConfig()
-	require.NoError(t, err)
-	assert.Equal(t, time.Second, ac.Lag, "lag 0 is one interval")
-	assert.Equal(t, 5, ac.Snapshot.After, "5 s after at a 1 s interval is 5 windows")
 }
 
 // TestBoundsEnds checks that both ends of every range are accepted, and
@@ -61,8 +60,8 @@ func TestBoundsEnds(t *testing.T) {
 			"max_probes",
 			func(c *Config) { c.MaxProbes = 1 },
 			func(c *Config) { c.MaxProbes = 100_000 },
-			func(c *Config) { c.MaxProbes = -1 },
-			`"max_probes": -1 is below the minimum 1`,
+			func(c *Config) { c.MaxProbes = 0 },
+			`"max_probes": 0 is below the minimum 1`,
 		},
 		{
 			"probe_idle_timeout",
@@ -89,8 +88,8 @@ func TestBoundsEnds(t *testing.T) {
 			"rearm_windows",
 			func(c *Config) { c.RearmWindows = 0 },
 			func(c *Config) { c.RearmWindows = 10_000 },
-			func(c *Config) { c.RearmWindows = -1 },
-			`"rearm_windows": -1 is below the minimum 0`,
+			func(c *Config) { c.RearmWindows = 10_001 },
+			`"rearm_windows": 10001 is above the maximum 10000`,
 		},
 		{
 			"snapshot",
@@ -108,16 +107,16 @@ func TestBoundsEnds(t *testing.T) {
 		{
 			"probe",
 			func(c *Config) {
-				c.Probes = map[string]ProbeConfig{"p": {DMax: 1, Bins: 1, QTA: QTAConfig{Points: []QTAPoint{{Delay: 1, P: 0.5}}}}}
+				c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 1, Bins: 1, QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 1, P: 0.5}}}}}
 			},
 			func(c *Config) {
-				c.Probes = map[string]ProbeConfig{"p": {
+				c.Probes = map[string]analysis.ProbeConfig{"p": {
 					DMax: 24 * time.Hour, Bins: 1000,
-					QTA:      QTAConfig{Points: []QTAPoint{{Delay: 24 * time.Hour, P: 0.5}}},
-					Triggers: TriggersConfig{MaxInstances: 1_000_000_000_000},
+					QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: 24 * time.Hour, P: 0.5}}},
+					Triggers: analysis.Triggers{MaxInstances: 1_000_000_000_000},
 				}}
 			},
-			func(c *Config) { c.Probes = map[string]ProbeConfig{"p": {DMax: time.Second, Bins: 1001}} },
+			func(c *Config) { c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1001}} },
 			`"probes::p::bins": 1001 is above the maximum 1000`,
 		},
 	}
@@ -144,10 +143,124 @@ func TestBoundsEnds(t *testing.T) {
 // and not inside a UTF-8 sequence ("Δ" is 2 bytes, so 16 of them fill 32).
 func TestProbeNameLength(t *testing.T) {
 	cfg := NewDefaultConfig()
-	cfg.Probes = map[string]ProbeConfig{strings.Repeat("a", 256): {}}
+	cfg.Probes = map[string]analysis.ProbeConfig{strings.Repeat("a", 256): {}}
 	assert.NoError(t, cfg.CheckBounds())
-	cfg.Probes = map[string]ProbeConfig{strings.Repeat("a", 257): {}}
+	cfg.Probes = map[string]analysis.ProbeConfig{strings.Repeat("a", 257): {}}
 	assert.EqualError(t, cfg.CheckBounds(), `"probes": the name "`+strings.Repeat("a", 32)+`"… of 257 bytes is longer than the maximum 256`)
-	cfg.Probes = map[string]ProbeConfig{"x" + strings.Repeat("Δ", 200): {}} // 401 bytes
+	cfg.Probes = map[string]analysis.ProbeConfig{"x" + strings.Repeat("Δ", 200): {}} // 401 bytes
 	assert.EqualError(t, cfg.CheckBounds(), `"probes": the name "x`+strings.Repeat("Δ", 15)+`"… of 401 bytes is longer than the maximum 256`)
+}
+
+// TestNegativeOptionsReportedOnce: a negative value is refused by
+// analysis.Config.Check, naming the option, and not a second time by the
+// collector's bounds.
+func TestNegativeOptionsReportedOnce(t *testing.T) {
+	cfg := NewDefaultConfig()
+	cfg.History, cfg.MaxProbes, cfg.ProbeIdleTimeout, cfg.RearmWindows = -1, -1, -time.Second, -1
+	cfg.Snapshot.Before, cfg.Snapshot.After = -1, -time.Second
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: -1, Bins: -1,
+		QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: -1, P: 0.5}}},
+		Triggers: analysis.Triggers{MaxInstances: -1}}}
+	require.NoError(t, cfg.CheckBounds(), "the bounds leave negative values to the analysis")
+	err := cfg.Check()
+	require.Error(t, err)
+	msg := err.Error()
+	for _, key := range []string{`"history" must be ≥ 0, got -1`, `"max_probes" must be ≥ 0, got -1`,
+		`"probe_idle_timeout" must be ≥ 0, got -1s`, `"rearm_windows" must be ≥ 0, got -1`,
+		`"snapshot::before" must be ≥ 0, got -1`, `"snapshot::after" must be ≥ 0, got -1s`,
+		`probe "p": dmax -1ns and bins -1 must not be negative`, `probe "p": qta: deltaq: QTA: delay -1e-09 of point 0 must be finite and > 0`,
+		`probe "p": max_instances must be ≥ 0, got -1`} {
+		assert.Equal(t, 1, strings.Count(msg, key), "%s in %q", key, msg)
+	}
+	assert.Len(t, strings.Split(msg, "\n"), 9, "one line per problem: %q", msg)
+
+	// An interval of zero is an offline analysis, not a collector's; a
+	// negative one is the analysis's to refuse.
+	cfg = NewDefaultConfig()
+	cfg.Interval = 0
+	assert.EqualError(t, cfg.Check(), `"interval" must be positive, got 0s`)
+	_, err = New(&cfg, Settings{})
+	assert.EqualError(t, err, `"interval" must be positive, got 0s`, "New refuses it too: its timer needs an interval")
+	cfg.Interval = -time.Second
+	assert.EqualError(t, cfg.Check(), `"interval" must be ≥ 0, got -1s`)
+}
+
+// componentConfig is a component's configuration: Config squashed into it, as
+// the deltaq exporter and connector do.
+type componentConfig struct {
+	Config   `mapstructure:",squash"`
+	Endpoint string `mapstructure:"endpoint"`
+}
+
+func decode(t *testing.T, yaml string) (*componentConfig, error) {
+	t.Helper()
+	r, err := confmap.NewRetrievedFromYAML([]byte(yaml))
+	require.NoError(t, err)
+	conf, err := r.AsConf()
+	require.NoError(t, err)
+	c := &componentConfig{Config: NewDefaultConfig()}
+	return c, Unmarshal(conf, c)
+}
+
+// TestUnmarshalEveryOption: every option of a component's section decodes
+// into its field, through the two squashed levels (component, Config,
+// analysis.Config); the raw checks of Unmarshal reach the analysis options
+// in nested sections.
+func TestUnmarshalEveryOption(t *testing.T) {
+	c, err := decode(t, `
+endpoint: backend:4317
+interval: 5s
+lag: 2s
+history: 10
+max_probes: 50
+probe_idle_timeout: 1m
+max_request_bytes: 1048576
+quantiles: [0.5, 0.99]
+cdf_points: 20
+diagram: "e2e = a -> b;"
+probes:
+  checkout:
+    dmax: 2s
+    bins: 200
+    qta:
+      points: [{delay: 150ms, p: 0.25}, {delay: 250ms, p: 0.5}]
+      max_failure: 0.05
+    triggers: {qta: true, failure: true, max_instances: 10000, max_divergence: 0.2}
+rearm_windows: 3
+snapshot: {enabled: false, before: 2, after: 10s, directory: testdata, max_files: 10, max_bytes: 16777216}
+`)
+	require.NoError(t, err)
+	want := componentConfig{Endpoint: "backend:4317", Config: Config{
+		Config: analysis.Config{
+			Interval: 5 * time.Second, Lag: 2 * time.Second, History: 10, MaxProbes: 50, ProbeIdleTimeout: time.Minute,
+			Quantiles: []float64{0.5, 0.99},
+			Diagram:   "e2e = a -> b;",
+			Probes: map[string]analysis.ProbeConfig{"checkout": {
+				DMax: 2 * time.Second, Bins: 200,
+				QTA: analysis.QTA{
+					Points:     []analysis.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}},
+					MaxFailure: 0.05,
+				},
+				Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
+			}},
+			RearmWindows: 3,
+			Snapshot:     analysis.SnapshotConfig{Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20},
+		},
+		MaxRequestBytes: 1 << 20,
+		CDFPoints:       20,
+	}}
+	assert.Equal(t, want, *c)
+	require.NoError(t, c.Check())
+
+	for _, tt := range []struct{ yaml, want string }{
+		{"snapshot: {after: 10}", `"snapshot::after": 10 has no unit`},
+		{"probes: {p: {qta: {points: [{delay: 5, p: 0.5}]}}}", `"probes::p::qta::points::0::delay": 5 has no unit`},
+		{"snapshot: {windows: 2}", "has invalid keys: windows"},
+		// Set by the program only, never decoded.
+		{"configured_probes: [x]", "has invalid keys: configured_probes"},
+	} {
+		_, err := decode(t, tt.yaml)
+		require.Error(t, err, tt.yaml)
+		assert.Contains(t, err.Error(), tt.want, tt.yaml)
+	}
 }

@@ -7,8 +7,8 @@
 // snapshots.
 //
 // It holds everything the two components share except the collector glue:
-// the analysis configuration (options, defaults, bounds, validation, the
-// conversion to analysis.Config), reading instances from spans, the window
+// the configuration (the analysis options of analysis.Config squashed in,
+// the output options, the collector's bounds), reading instances from spans, the window
 // timer, the OTLP metrics and logs built from each window (split into
 // requests of at most max_request_bytes), snapshot files with retention,
 // the offline analysis of recorded traces, and the self-telemetry. Its

@@ -60,6 +60,17 @@ func TestReadInstance(t *testing.T) {
 	}, in)
 	a.PutBool(outcome.AttrLate, true)
 	assert.False(t, readInstance(sp, &in), "late spans are not counted again")
+
+	// A success as the processor writes most of them: no layout attributes,
+	// so no layout of its own (zero).
+	a.Clear()
+	a.PutStr(outcome.AttrProbe, "checkout")
+	a.PutStr(outcome.AttrOutcome, outcome.Success)
+	require.True(t, readInstance(sp, &in))
+	assert.Equal(t, analysis.Instance{
+		Probe: "checkout", Outcome: analysis.Success,
+		Start: start.UnixNano(), End: start.Add(ms(7)).UnixNano(),
+	}, in)
 }
 
 func TestSnapshotFile(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -28,11 +29,11 @@ func goldenConfig() *Config {
 	cfg := testConfig()
 	cfg.Diagram = "e2e = a -> b;"
 	cfg.CDFPoints = 5
-	cfg.Probes = map[string]ProbeConfig{"e2e": {
-		QTA:      QTAConfig{Points: []QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
-		Triggers: TriggersConfig{QTA: true, Failure: true, MaxInstances: 5, MaxDivergence: 0.5},
+	cfg.Probes = map[string]analysis.ProbeConfig{"e2e": {
+		QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
+		Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 5, MaxDivergence: 0.5},
 	}}
-	cfg.Snapshot = SnapshotConfig{Enabled: true, Before: 1, After: 0}
+	cfg.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 1, After: 0}
 	return cfg
 }
 

@@ -29,6 +29,11 @@ func addTraces(b analysis.Batch, td ptrace.Traces) {
 // attributes. It returns false for a span that is not an instance (no
 // deltaq.probe) or is late. A span with a probe but a missing or unknown
 // outcome is returned with Outcome 0, for the engine to count as invalid.
+// The layout attributes (deltaq.dmax_ns, deltaq.bins) are read when present
+// and left zero otherwise: the processor writes them only on timeouts and on
+// the first span of each probe in a batch (older processors on every span),
+// and the engine classifies every instance under its probe's layout from
+// the span's own start and end (the contract in internal/outcome).
 func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	*in = analysis.Instance{}
 	var hasProbe, late bool

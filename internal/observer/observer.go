@@ -20,7 +20,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -96,8 +95,7 @@ type Observer struct {
 // (Config.Check); its windows are aligned on the Unix epoch and the first
 // is the one holding the current time.
 func New(cfg *Config, set Settings) (*Observer, error) {
-	ac, err := cfg.AnalysisConfig()
-	if err != nil {
+	if err := cfg.checkLive(); err != nil {
 		return nil, err
 	}
 	logger := set.Telemetry.Logger
@@ -118,14 +116,15 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if set.Telemetry.MeterProvider == nil {
 		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
 	}
+	var err error
 	if o.tel, err = newTelemetry(set.Telemetry.MeterProvider.Meter(set.Scope), set.Kind); err != nil {
 		return nil, err
 	}
 	now := o.now()
-	if o.engine, err = analysis.New(ac, now); err != nil {
+	if o.engine, err = analysis.New(cfg.engineConfig(), now); err != nil {
 		return nil, err
 	}
-	o.referenced = referencedProbes(&ac)
+	o.referenced = o.engine.ReferencedProbes()
 	o.build = newBuilder(cfg.CDFPoints, set.Scope, set.Version, now)
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
 		set.Telemetry.Resource.CopyTo(o.build.resource)
@@ -144,24 +143,6 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 
 func attrOption(k, v string) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))
-}
-
-// referencedProbes returns, sorted, the probes the configuration expects
-// instances of: the outcomes of the diagram and the entries of probes.
-func referencedProbes(ac *analysis.Config) []string {
-	var names []string
-	for n := range ac.Probes {
-		names = append(names, n)
-	}
-	if ac.Diagram != nil {
-		for _, p := range ac.Diagram.Probes() {
-			if p.Kind == diagram.OutcomeProbe {
-				names = append(names, p.Name)
-			}
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }
 
 // ConsumeTraces counts the outcome instances among the spans. Spans without

@@ -25,10 +25,7 @@ type OfflineAnalysis struct {
 // deltaq processors of this process configure (created before it) lend it
 // their layouts, as in a collector.
 func NewOfflineAnalysis(cfg *Config) (*OfflineAnalysis, error) {
-	ac, err := cfg.AnalysisConfig()
-	if err != nil {
-		return nil, err
-	}
+	ac := cfg.engineConfig()
 	ac.Interval, ac.Lag = 0, 0
 	ac.Snapshot = analysis.SnapshotConfig{}
 	e, err := analysis.New(ac, time.Time{})

@@ -399,13 +399,11 @@ func BenchmarkSplitFits(b *testing.B) {
 func largeResult(tb testing.TB, cfg *Config, n, bins int) *analysis.Result {
 	tb.Helper()
 	cfg.MaxProbes = n
-	cfg.Probes = make(map[string]ProbeConfig, n)
+	cfg.Probes = make(map[string]analysis.ProbeConfig, n)
 	for i := range n {
-		cfg.Probes[fmt.Sprintf("probe_%04d", i)] = ProbeConfig{DMax: time.Second, Bins: bins}
+		cfg.Probes[fmt.Sprintf("probe_%04d", i)] = analysis.ProbeConfig{DMax: time.Second, Bins: bins}
 	}
-	ac, err := cfg.AnalysisConfig()
-	require.NoError(tb, err)
-	e, err := analysis.New(ac, at(time.Second))
+	e, err := analysis.New(cfg.engineConfig(), at(time.Second))
 	require.NoError(tb, err)
 	b := e.Begin()
 	for i := range n {

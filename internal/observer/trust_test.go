@@ -3,7 +3,6 @@ package observer
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -102,7 +101,7 @@ func TestForgedSpanCannotChangeTheLayout(t *testing.T) {
 		t.Run(from, func(t *testing.T) {
 			cfg := testConfig()
 			if from == "exporter" {
-				cfg.Probes = map[string]ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+				cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
 			} else {
 				registerProcessor(t, map[string]outcome.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
 			}
@@ -193,10 +192,10 @@ func TestHostileInputCardinality(t *testing.T) {
 	cfg.MaxProbes = maxProbes
 	cfg.CDFPoints = cdfPoints
 	cfg.Diagram = "e2e = a -> b;"
-	cfg.Probes = map[string]ProbeConfig{
+	cfg.Probes = map[string]analysis.ProbeConfig{
 		"e2e": {DMax: 100 * time.Millisecond, Bins: 100,
-			QTA:      QTAConfig{Points: []QTAPoint{{Delay: 30 * time.Millisecond, P: 0.5}}, MaxFailure: 0.2},
-			Triggers: TriggersConfig{QTA: true, MaxDivergence: 0.5}},
+			QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: 30 * time.Millisecond, P: 0.5}}, MaxFailure: 0.2},
+			Triggers: analysis.Triggers{QTA: true, MaxDivergence: 0.5}},
 	}
 	configured := []string{"a", "b", "e2e"}
 	h := newHarness(t, cfg, at(time.Second))
@@ -352,7 +351,7 @@ func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	cfg := testConfig()
 	cfg.Diagram = "e2e = a -> b -> c;"
-	cfg.Probes = map[string]ProbeConfig{"e2e": {Triggers: TriggersConfig{MaxDivergence: 0.2}}}
+	cfg.Probes = map[string]analysis.ProbeConfig{"e2e": {Triggers: analysis.Triggers{MaxDivergence: 0.2}}}
 	h := newHarnessWith(t, cfg, at(time.Second), func(s *Settings) { s.Telemetry.Logger = zap.New(core) })
 	const windows = 3
 	for w := range windows {
@@ -387,7 +386,7 @@ func TestUnproducedReferencedProbes(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	cfg := testConfig()
 	cfg.Diagram = "e2e = a -> b;"
-	cfg.Probes = map[string]ProbeConfig{"x": {}}
+	cfg.Probes = map[string]analysis.ProbeConfig{"x": {}}
 	h := newHarnessWith(t, cfg, at(time.Second), func(s *Settings) { s.Telemetry.Logger = zap.New(core) })
 	warn := logs.FilterMessageSnippet("may come from another collector").All()
 	require.Len(t, warn, 1)
@@ -398,12 +397,5 @@ func TestUnproducedReferencedProbes(t *testing.T) {
 	h.obs.tick(at(3 * time.Second)) // closes [1s, 2s)
 	// b and x in both windows; a in the second, without its instance.
 	assert.Equal(t, int64(2*2+1), counter(t, h, "deltaq_exporter_referenced_probe_empty_windows", ""))
-	assert.True(t, slices.Equal(referencedProbes(mustAnalysisConfig(t, cfg)), []string{"a", "b", "x"}))
-}
-
-func mustAnalysisConfig(t *testing.T, cfg *Config) *analysis.Config {
-	t.Helper()
-	ac, err := cfg.AnalysisConfig()
-	require.NoError(t, err)
-	return &ac
+	assert.Equal(t, []string{"a", "b", "x"}, h.obs.referenced)
 }

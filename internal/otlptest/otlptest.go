@@ -6,6 +6,7 @@
 package otlptest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -167,19 +168,36 @@ func (r *Receiver) Logs() []plog.Logs {
 // turns a hang into a failure: nothing here measures speed.
 func (r *Receiver) WaitFor(t testing.TB, want Counts, timeout time.Duration) Counts {
 	t.Helper()
+	var got Counts
+	r.Until(t, fmt.Sprintf("at least %+v", want), timeout, func() bool {
+		got = r.Counts()
+		return got.covers(want)
+	})
+	return got
+}
+
+// Until waits until cond holds, checking it at once and again after every
+// request the receiver accepts, for what the counts cannot say (say, which
+// metric names arrived); it fails the test after timeout, saying what was
+// awaited. cond runs without the receiver's lock: it may call the
+// receiver's methods.
+func (r *Receiver) Until(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
+		// Take the channel before cond: a request accepted while cond runs
+		// closes it, and the wait below returns at once.
 		r.mu.Lock()
-		got, changed := r.counts, r.changed
+		changed := r.changed
 		r.mu.Unlock()
-		if got.covers(want) {
-			return got
+		if cond() {
+			return
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			t.Fatalf("otlptest: after %v received %+v, want at least %+v", timeout, got, want)
+			t.Fatalf("otlptest: after %v received %+v, want %s", timeout, r.Counts(), what)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -133,5 +134,62 @@ func TestWaitFor(t *testing.T) {
 	}
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUntil waits for a condition on the kept data, met by the second of
+// two requests that another goroutine sends after the wait has begun.
+func TestUntil(t *testing.T) {
+	r := Start(t, Options{})
+	client := pmetricotlp.NewGRPCClient(Dial(t, r.Addr()))
+	errc := make(chan error, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		for _, n := range []int{1, 4} {
+			if _, err := client.Export(context.Background(), pmetricotlp.NewExportRequestFromMetrics(metrics(n))); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	r.Until(t, "a request of 4 points", 30*time.Second, func() bool {
+		for _, md := range r.Metrics() {
+			if md.DataPointCount() == 4 {
+				return true
+			}
+		}
+		return false
+	})
+	if got := r.Counts(); got != (Counts{Requests: 2, DataPoints: 5}) {
+		t.Errorf("counts %+v, want both requests", got)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServerOptionsLimitTheMessageSize: with grpc.MaxRecvMsgSize the
+// receiver refuses a larger request as gRPC does, with ResourceExhausted,
+// and neither keeps nor counts it; a request within the limit passes.
+func TestServerOptionsLimitTheMessageSize(t *testing.T) {
+	r := Start(t, Options{ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(1 << 10)}})
+	client := pmetricotlp.NewGRPCClient(Dial(t, r.Addr()))
+	// An int gauge point takes at least 11 bytes on the wire (its tag and
+	// length, and the tag and 8 bytes of its value): 200 of them exceed
+	// 1 KiB, 10 do not.
+	big := pmetricotlp.NewExportRequestFromMetrics(metrics(200))
+	if b, _ := big.MarshalProto(); len(b) <= 1<<10 {
+		t.Fatalf("the large request is only %d bytes", len(b))
+	}
+	_, err := client.Export(context.Background(), big)
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("large request: error %v, want code ResourceExhausted", err)
+	}
+	if _, err := client.Export(context.Background(), pmetricotlp.NewExportRequestFromMetrics(metrics(10))); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Counts(); got != (Counts{Requests: 1, DataPoints: 10}) || len(r.Metrics()) != 1 {
+		t.Errorf("counts %+v, %d kept; want the small request only", got, len(r.Metrics()))
 	}
 }

@@ -1,0 +1,87 @@
+package observer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// contractSpan appends a span as the processor writes it (the contract in
+// internal/outcome): the probe and the outcome, and the layout only when
+// dmax > 0.
+func contractSpan(spans ptrace.SpanSlice, probe, oc string, end, delay, dmax time.Duration, bins int) {
+	sp := spans.AppendEmpty()
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(at(end - delay)))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(at(end)))
+	a := sp.Attributes()
+	a.PutStr(outcome.AttrProbe, probe)
+	a.PutStr(outcome.AttrOutcome, oc)
+	if dmax > 0 {
+		a.PutInt(outcome.AttrDMaxNs, int64(dmax))
+		a.PutInt(outcome.AttrBins, int64(bins))
+	}
+}
+
+// TestLayoutFromTheFirstSpanThatCarriesIt: a reader that configures no
+// layout for a probe, and has no processor of its own that does, takes it
+// from the first span of the probe that carries the layout attributes (the
+// processor writes them on the first span of each probe in a batch); the
+// spans after it, without, are classified under it from their own delays.
+// A span of a probe whose layout is still unknown is dropped as invalid.
+func TestLayoutFromTheFirstSpanThatCarriesIt(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	// No layout known for "early" yet: dropped.
+	contractSpan(spans, "early", outcome.Success, ms(50), ms(1), 0, 0)
+	contractSpan(spans, "p", outcome.Success, ms(100), ms(10.5), 50*time.Millisecond, 50)
+	contractSpan(spans, "p", outcome.Success, ms(200), ms(20.5), 0, 0)
+	contractSpan(spans, "p", outcome.Failure, ms(300), ms(5), 0, 0)
+	// Longer than the layout's dMax of 50 ms: a timeout (thesis 3.3).
+	contractSpan(spans, "p", outcome.Success, ms(400), ms(60), 0, 0)
+	require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+
+	st := h.obs.Stats()
+	assert.Equal(t, int64(4), st.Counted)
+	assert.Equal(t, int64(1), st.Dropped[analysis.DropInvalid], "the span of a probe with no layout yet")
+	assert.Equal(t, int64(1), st.Dropped.Total())
+	assert.Equal(t, int64(0), st.Rebinned)
+
+	h.obs.tick(at(2 * time.Second))
+	hs := observedHistograms(h)["p"]
+	require.Len(t, hs, 1)
+	dp := hs[0]
+	assert.Equal(t, 50, dp.ExplicitBounds().Len(), "the layout of the first span that carries one")
+	assert.Equal(t, uint64(4), dp.Count())
+	assert.Equal(t, uint64(1), dp.BucketCounts().At(10))
+	assert.Equal(t, uint64(1), dp.BucketCounts().At(20))
+	assert.Equal(t, uint64(2), dp.BucketCounts().At(50), "the failure and the timeout: overflow")
+	assert.InDelta(t, 0.031, dp.Sum(), 1e-9, "the two successes within dMax: 10.5 ms + 20.5 ms")
+}
+
+// TestTimeoutLayoutDecidesWhetherItCounts: a timeout carries the dMax it was
+// judged by. Under a reader's longer configured dMax it might have ended in
+// time, so it is dropped (layout_mismatch); a timeout judged by the reader's
+// dMax or a longer one counts.
+func TestTimeoutLayoutDecidesWhetherItCounts(t *testing.T) {
+	registerProcessor(t, map[string]outcome.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
+	h := newHarness(t, testConfig(), at(time.Second))
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	contractSpan(spans, "p", outcome.Timeout, ms(100), ms(60), 50*time.Millisecond, 50)
+	contractSpan(spans, "p", outcome.Timeout, ms(300), ms(200), 200*time.Millisecond, 100)
+	contractSpan(spans, "p", outcome.Timeout, ms(400), ms(150), 100*time.Millisecond, 100)
+	require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+
+	st := h.obs.Stats()
+	assert.Equal(t, int64(2), st.Counted)
+	assert.Equal(t, int64(1), st.Dropped[analysis.DropLayoutMismatch])
+}
