@@ -3,19 +3,24 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -50,23 +55,31 @@ func minimalBatch() ptrace.Traces {
 	return td
 }
 
-// run feeds a fresh copy of the batch per iteration (copied with the timer
+// run feeds a fresh copy of src per iteration (copied with the timer
 // stopped: the processor adds attributes to the spans it maps) and reports
-// ns/span and allocs/span besides the per-batch figures.
-func run(b *testing.B, next consumer.Traces) {
+// ns/span and allocs/span (counted over the timed batches only) besides the
+// per-batch figures.
+func run(b *testing.B, next consumer.Traces, src ptrace.Traces) {
 	ctx := context.Background()
-	src := minimalBatch()
 	batches := make([]ptrace.Traces, 0, 64)
+	var ms runtime.MemStats
+	var mallocs, m0 uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if len(batches) == 0 {
 			b.StopTimer()
+			runtime.ReadMemStats(&ms)
+			if i > 0 {
+				mallocs += ms.Mallocs - m0
+			}
 			for range cap(batches) {
 				td := ptrace.NewTraces()
 				src.CopyTo(td)
 				batches = append(batches, td)
 			}
+			runtime.ReadMemStats(&ms)
+			m0 = ms.Mallocs
 			b.StartTimer()
 		}
 		td := batches[len(batches)-1]
@@ -76,7 +89,11 @@ func run(b *testing.B, next consumer.Traces) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batchSize), "ns/span")
+	runtime.ReadMemStats(&ms)
+	mallocs += ms.Mallocs - m0
+	spans := float64(b.N * src.SpanCount())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/spans, "ns/span")
+	b.ReportMetric(float64(mallocs)/spans, "allocs/span")
 }
 
 // BenchmarkSpanmetrics is contrib's spanmetrics connector v0.162.0 with its
@@ -88,11 +105,8 @@ func BenchmarkSpanmetrics(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := conn.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = conn.Shutdown(context.Background()) }()
-	run(b, conn)
+	start(b, conn)
+	run(b, conn, minimalBatch())
 }
 
 // BenchmarkDeltaQ is the deltaq processor with ten probes (one per span name)
@@ -110,31 +124,102 @@ func BenchmarkDeltaQ(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = exp.Shutdown(ctx) }()
+	start(b, exp)
+	run(b, newProcessor(b, "op", exp), minimalBatch())
+}
 
+// BenchmarkDeltaQConnector is the deltaq processor with ten probes (one per
+// span name) feeding the deltaq connector (traces → metrics, to a no-op
+// metrics consumer), as in a collector's traces pipeline; its interval is
+// long, so that what is measured is the per-span path, not the window close.
+//
+// unmatched: the processor's ten probes name no span of the batch, so that
+// no span is an outcome instance: the cost of the deltaq components to the
+// other spans of a pipeline.
+func BenchmarkDeltaQConnector(b *testing.B) {
+	for _, prefix := range []string{"op", "other"} {
+		name := "matched"
+		if prefix != "op" {
+			name = "unmatched"
+		}
+		b.Run(name, func(b *testing.B) {
+			run(b, newProcessor(b, prefix, newConnector(b)), minimalBatch())
+		})
+	}
+}
+
+// TestUnmatchedSpansAllocateNothing pins what BenchmarkDeltaQConnector/
+// unmatched measures: through the processor and the connector, a batch of
+// 1000 spans that no probe matches allocates as much as a batch of 10 (the
+// collector's processor helper allocates a few times per batch), that is,
+// nothing per span.
+func TestUnmatchedSpansAllocateNothing(t *testing.T) {
+	allocs := func(n int) float64 {
+		proc := newProcessor(t, "other", newConnector(t))
+		src := minimalBatch()
+		src.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(s ptrace.Span) bool {
+			n--
+			return n < 0
+		})
+		ctx := context.Background()
+		return testing.AllocsPerRun(20, func() {
+			if err := proc.ConsumeTraces(ctx, src); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(10), allocs(batchSize)
+	if large != small {
+		t.Errorf("a batch of %d unmatched spans allocates %v times, one of 10 %v times: want the same", batchSize, large, small)
+	}
+}
+
+// newProcessor returns a started deltaq processor feeding next, with ten
+// probes, prefix-0 … prefix-9, each matching the span name of its own name.
+func newProcessor(tb testing.TB, prefix string, next consumer.Traces) processor.Traces {
+	tb.Helper()
 	pf := deltaqprocessor.NewFactory()
 	pcfg := pf.CreateDefaultConfig().(*deltaqprocessor.Config)
 	for i := range names {
+		name := fmt.Sprintf("%s-%d", prefix, i)
 		pcfg.Probes = append(pcfg.Probes, deltaqprocessor.ProbeConfig{
-			Name:  fmt.Sprintf("op-%d", i),
-			Match: deltaqprocessor.MatchConfig{SpanName: fmt.Sprintf("op-%d", i)},
+			Name:  name,
+			Match: deltaqprocessor.MatchConfig{SpanName: name},
 			DMax:  time.Second,
 			Bins:  1000,
 		})
 	}
 	if err := pcfg.Validate(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, exp)
+	proc, err := pf.CreateTraces(context.Background(), processortest.NewNopSettings(pf.Type()), pcfg, next)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
-		b.Fatal(err)
+	start(tb, proc)
+	return proc
+}
+
+// newConnector returns a started deltaq connector, traces → metrics to a
+// no-op consumer, whose windows close every hour.
+func newConnector(tb testing.TB) connector.Traces {
+	tb.Helper()
+	cf := deltaqconnector.NewFactory()
+	ccfg := cf.CreateDefaultConfig().(*deltaqconnector.Config)
+	ccfg.Interval = time.Hour
+	conn, err := cf.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, consumertest.NewNop())
+	if err != nil {
+		tb.Fatal(err)
 	}
-	defer func() { _ = proc.Shutdown(ctx) }()
-	run(b, proc)
+	start(tb, conn)
+	return conn
+}
+
+// start starts c, and shuts it down when the test ends.
+func start(tb testing.TB, c component.Component) {
+	tb.Helper()
+	if err := c.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Shutdown(context.Background()) })
 }

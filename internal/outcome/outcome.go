@@ -1,6 +1,36 @@
 // Package outcome holds the contract between the deltaq processor and the
-// deltaq exporter: the span attributes that make a span an outcome instance
-// (docs/design.md, "Outcome instances").
+// deltaq exporter and connector: the span attributes that make a span an
+// outcome instance (docs/design.md, "Outcome instances").
+//
+// Which span carries which attributes:
+//
+//   - every counted span of a probe: AttrProbe and AttrOutcome. A reader
+//     re-derives a success's or a failure's outcome under its own layout
+//     from the span's own start and end: d ≤ dMax keeps it, d > dMax is a
+//     timeout (the thesis, section 3.3);
+//   - a timeout (outcome = timeout), and the first span of each probe in
+//     each batch the processor maps: also the layout, AttrDMaxNs and
+//     AttrBins. A timeout has no delay a reader could judge by its own dMax
+//     (a synthetic one has no real end at all), so the reader must know the
+//     dMax it was judged by: under a longer dMax of its own it might have
+//     ended in time. The first span of a probe in a batch carries the layout
+//     so that a reader that configures none for the probe, in another
+//     collector, takes it from there;
+//   - a synthetic timeout span, made by the processor for an instance
+//     announced by a start event that never ended: also AttrSynthetic;
+//   - a late span, one that ended after its instance had been reported as a
+//     timeout: AttrProbe, AttrOutcome = timeout and AttrLate, not counted.
+//
+// Layout attributes on the other spans were written by earlier versions of
+// the processor; readers accept them, and a probe's layout still comes from
+// configuration first. A reader counts a span in its probe's layout: the
+// layout configured for the probe (the reader's own configuration, else
+// the registry of this process's processors, LookupLayout), else the layout
+// of the probe's first instance that carries one. An instance of a probe
+// with no layout yet is dropped and counted as invalid.
+//
+// Each attribute costs a matched span an allocation in pdata (a boxed
+// value), which is why the layout is not on every span.
 //
 // The processor is the only writer of the span attributes of the contract
 // (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate) in
@@ -21,9 +51,11 @@ const (
 	AttrProbe = "deltaq.probe"
 	// AttrOutcome is one of Success, Timeout or Failure, a string.
 	AttrOutcome = "deltaq.outcome"
-	// AttrDMaxNs is the dMax in force for the instance in nanoseconds, an int.
+	// AttrDMaxNs is the dMax in force for the instance in nanoseconds, an
+	// int; on timeouts and on the first span of each probe in a batch.
 	AttrDMaxNs = "deltaq.dmax_ns"
-	// AttrBins is the number of bins of the probe's ΔQ (width = dMax/bins), an int.
+	// AttrBins is the number of bins of the probe's ΔQ (width = dMax/bins),
+	// an int; on the spans that carry AttrDMaxNs.
 	AttrBins = "deltaq.bins"
 	// AttrSynthetic is true on spans the processor created for timeouts, a bool.
 	AttrSynthetic = "deltaq.synthetic"

@@ -322,31 +322,51 @@ func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 	}
 }
 
-// BenchmarkPdataOutcomeAttributes is the floor of the matched-span cost:
-// pdata alone growing 1000 three-attribute lists and adding the four outcome
-// attributes, restored the same way as in runTraces.
+// BenchmarkPdataOutcomeAttributes is the floor of the matched-span cost, and
+// what each attribute of the contract adds to it: pdata alone growing 1000
+// three-attribute lists (restored the same way as in runTraces) and adding
+// the probe; the probe and the outcome (what most matched spans carry); the
+// four attributes of a span that carries the layout.
 func BenchmarkPdataOutcomeAttributes(b *testing.B) {
-	td := benchBatch(0)
-	spans, _ := allSpans([]ptrace.Traces{td})
-	orig := spans[0].Attributes().AsRaw()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		for _, s := range spans {
-			a := s.Attributes()
-			a.EnsureCapacity(a.Len() + 4)
+	puts := []struct {
+		name string
+		n    int
+		put  func(pcommon.Map)
+	}{
+		{"probe", 1, func(a pcommon.Map) { a.PutStr(outcome.AttrProbe, "probe-0") }},
+		{"probe+outcome", 2, func(a pcommon.Map) {
+			a.PutStr(outcome.AttrProbe, "probe-0")
+			a.PutStr(outcome.AttrOutcome, outcome.Success)
+		}},
+		{"probe+outcome+layout", 4, func(a pcommon.Map) {
 			a.PutStr(outcome.AttrProbe, "probe-0")
 			a.PutStr(outcome.AttrOutcome, outcome.Success)
 			a.PutInt(outcome.AttrDMaxNs, 100_000_000)
 			a.PutInt(outcome.AttrBins, 100)
-		}
-		b.StopTimer()
-		for _, s := range spans {
-			if err := s.Attributes().FromRaw(orig); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StartTimer()
+		}},
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+	for _, pc := range puts {
+		b.Run(pc.name, func(b *testing.B) {
+			td := benchBatch(0)
+			spans, _ := allSpans([]ptrace.Traces{td})
+			orig := spans[0].Attributes().AsRaw()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for _, s := range spans {
+					a := s.Attributes()
+					a.EnsureCapacity(a.Len() + pc.n)
+					pc.put(a)
+				}
+				b.StopTimer()
+				for _, s := range spans {
+					if err := s.Attributes().FromRaw(orig); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+		})
+	}
 }

@@ -201,6 +201,7 @@ func (p *deltaqProcessor) run(t ticker) {
 // for a span that matches no probe.
 func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	now := int64(0) // the time ended spans are remembered from, read once per batch
+	var marks layoutMarks
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -214,7 +215,7 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 					continue
 				}
 				if pi := p.m.match(span, &res); pi >= 0 {
-					p.mapSpan(span, pi, &now)
+					p.mapSpan(span, pi, &now, &marks)
 				}
 			}
 		}
@@ -278,9 +279,16 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // that its start event, if it comes later, is not tracked; *now is the time
 // it is remembered from, read from the clock on first use in the batch.
 //
+// Every counted span carries deltaq.probe and deltaq.outcome; the layout
+// attributes (deltaq.dmax_ns, deltaq.bins) only a timeout, whose reader must
+// know the dMax it was judged by, and the first span of each probe in the
+// batch (marks), from which a reader that configures no layout for the probe
+// takes it (the contract in internal/outcome). A late span carries
+// deltaq.probe, deltaq.outcome = timeout and deltaq.late.
+//
 // The span carries no contract attribute (processTraces removed any it came
 // with), so the attributes are appended.
-func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64) {
+func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *layoutMarks) {
 	attrs := span.Attributes()
 	tid, sid := span.TraceID(), span.SpanID()
 	if tid.IsEmpty() || sid.IsEmpty() {
@@ -325,21 +333,55 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64) {
 	if !late {
 		oc = pr.classify(span, int64(end-start))
 	}
-	n := 4
-	if late {
-		n = 5
+	// marks.first is called for every counted span, so that a timeout also
+	// counts as the batch's span with the probe's layout.
+	withLayout := !late && (marks.first(pi) || oc == outcomeTimeout)
+	n := 2
+	if withLayout || late {
+		n = 4
 	}
 	attrs.EnsureCapacity(attrs.Len() + n)
 	attrs.PutStr(outcome.AttrProbe, pr.name)
 	attrs.PutStr(outcome.AttrOutcome, outcomeValues[oc])
-	attrs.PutInt(outcome.AttrDMaxNs, pr.dMaxNs)
-	attrs.PutInt(outcome.AttrBins, pr.bins)
 	if late {
 		attrs.PutBool(outcome.AttrLate, true)
 		p.stats.late[pi].Add(1)
 		return
 	}
+	if withLayout {
+		attrs.PutInt(outcome.AttrDMaxNs, pr.dMaxNs)
+		attrs.PutInt(outcome.AttrBins, pr.bins)
+	}
 	p.stats.instances[pi][oc].Add(1)
+}
+
+// layoutMarks records, for one batch, the probes of which a span already
+// carries the layout attributes. The marks of the first 256 probes live in
+// the array, on processTraces' stack; a processor with more probes grows a
+// slice for the others, once per batch that matches them.
+type layoutMarks struct {
+	low  [4]uint64
+	high []uint64
+}
+
+// first marks probe pi and reports whether it was not marked yet.
+func (m *layoutMarks) first(pi int) bool {
+	w, bit := pi/64, uint64(1)<<(pi%64)
+	var word *uint64
+	if w < len(m.low) {
+		word = &m.low[w]
+	} else {
+		w -= len(m.low)
+		if w >= len(m.high) {
+			m.high = append(m.high, make([]uint64, w+1-len(m.high))...)
+		}
+		word = &m.high[w]
+	}
+	if *word&bit != 0 {
+		return false
+	}
+	*word |= bit
+	return true
 }
 
 func (p *deltaqProcessor) malformedSpan(span ptrace.Span, reason int) {

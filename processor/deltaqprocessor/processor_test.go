@@ -63,13 +63,17 @@ func spanJSON(t *testing.T, s ptrace.Span) string {
 	return string(b)
 }
 
+// instanceAttrs are the attributes of a counted span that carries no layout.
+func instanceAttrs(probe, oc string) map[string]any {
+	return map[string]any{outcome.AttrProbe: probe, outcome.AttrOutcome: oc}
+}
+
+// outcomeAttrs are the attributes of a counted span that carries the layout:
+// a timeout, or the first span of its probe in its batch.
 func outcomeAttrs(probe, oc string, dMax time.Duration, bins int64) map[string]any {
-	return map[string]any{
-		outcome.AttrProbe:   probe,
-		outcome.AttrOutcome: oc,
-		outcome.AttrDMaxNs:  int64(dMax),
-		outcome.AttrBins:    bins,
-	}
+	a := instanceAttrs(probe, oc)
+	a[outcome.AttrDMaxNs], a[outcome.AttrBins] = int64(dMax), bins
+	return a
 }
 
 func TestSpansMapToOutcomes(t *testing.T) {
@@ -90,10 +94,12 @@ func TestSpansMapToOutcomes(t *testing.T) {
 
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 6)
+	// The first span of the probe in the batch and the timeouts carry the
+	// layout; the others only the probe and the outcome.
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 50), attrsOf(spans[0]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 50), attrsOf(spans[1]))
+	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[1]))
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 50), attrsOf(spans[2]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Failure, dMax, 50), attrsOf(spans[3]))
+	assert.Equal(t, instanceAttrs("checkout", outcome.Failure), attrsOf(spans[3]))
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 50), attrsOf(spans[4]))
 
 	// Apart from the deltaq.* attributes, the batch is unchanged, and the
@@ -113,6 +119,49 @@ func TestSpansMapToOutcomes(t *testing.T) {
 		"outcome=timeout,probe=checkout": 2,
 		"outcome=failure,probe=checkout": 1,
 	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+}
+
+// TestLayoutOnFirstSpanOfEachProbePerBatch: in every batch, the first
+// counted span of each probe carries the layout attributes, so that a reader
+// configured with no layout for the probe learns it from that batch; the
+// probe's other successes and failures do not.
+func TestLayoutOnFirstSpanOfEachProbePerBatch(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 50), probeConfig("auth", time.Second, 10)))
+	batch := func(id byte) ptrace.Traces {
+		return tracesOf(
+			spanSpec{name: "checkout", id: id, duration: time.Millisecond},
+			spanSpec{name: "auth", id: id + 1, duration: time.Millisecond},
+			spanSpec{name: "checkout", id: id + 2, duration: time.Millisecond},
+			spanSpec{name: "auth", id: id + 3, duration: time.Millisecond, status: ptrace.StatusCodeError},
+		)
+	}
+	h.consumeTraces(batch(1))
+	h.consumeTraces(batch(11))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 8)
+	for b := range 2 {
+		s := spans[4*b:]
+		assert.Equal(t, outcomeAttrs("checkout", outcome.Success, 50*time.Millisecond, 50), attrsOf(s[0]), "batch %d", b)
+		assert.Equal(t, outcomeAttrs("auth", outcome.Success, time.Second, 10), attrsOf(s[1]), "batch %d", b)
+		assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(s[2]), "batch %d", b)
+		assert.Equal(t, instanceAttrs("auth", outcome.Failure), attrsOf(s[3]), "batch %d", b)
+	}
+}
+
+// TestLayoutMarks: each probe index is first once per batch, beyond the
+// 256 marks on the stack too, and marking one leaves the others alone.
+func TestLayoutMarks(t *testing.T) {
+	var m layoutMarks
+	probes := []int{0, 63, 64, 255, 256, 1000, 319}
+	for _, pi := range probes {
+		assert.True(t, m.first(pi), "probe %d, first time", pi)
+	}
+	for _, pi := range probes {
+		assert.False(t, m.first(pi), "probe %d, second time", pi)
+	}
+	for _, pi := range []int{1, 62, 65, 254, 257, 999, 1001} {
+		assert.True(t, m.first(pi), "probe %d, never marked", pi)
+	}
 }
 
 func TestMatchConditions(t *testing.T) {
@@ -344,7 +393,7 @@ func TestLateSpanIsMarkedAndNotCounted(t *testing.T) {
 	h.consumeTraces(late)
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 1)
-	want := outcomeAttrs("checkout", outcome.Timeout, dMax, 25)
+	want := instanceAttrs("checkout", outcome.Timeout) // a late span carries no layout
 	want[outcome.AttrLate] = true
 	want["app"] = "x"
 	assert.Equal(t, want, attrsOf(spans[0]))

@@ -70,11 +70,11 @@ func TestForeignContractAttributesAreStripped(t *testing.T) {
 	want1 := outcomeAttrs("checkout", outcome.Timeout, dMax, 25)
 	want1["app.k"], want1["deltaq.failed"] = "v", "kept"
 	assert.Equal(t, want1, attrsOf(spans[0]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[1]))
+	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[1]))
 	assert.Equal(t, map[string]any{"app.k": "v"}, attrsOf(spans[2]))
 	assert.Empty(t, attrsOf(spans[3]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[4]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[5]))
+	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[4]))
+	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[5]))
 
 	assert.Equal(t, map[string]int64{"": 5}, metricPoints(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
 	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, metricPoints(t, h.tel, "otelcol_processor_deltaq_malformed"))
