@@ -1,6 +1,6 @@
 # The collector path: build the collector with the deltaq components, the
 # synthetic workload and the load generator; validate the example
-# configurations; run the demo and the end-to-end test. Included by the
+# configurations; run the demo and the end-to-end tests. Included by the
 # Makefile, whose GO and BIN it uses.
 
 # The OpenTelemetry Collector Builder, at the release set of go.mod.
@@ -9,49 +9,63 @@ OCB             := $(GO) run go.opentelemetry.io/collector/cmd/builder@$(OCB_VER
 OTELCOL         := $(BIN)/otelcol-deltaq
 # What the collector is built from: rebuild when any of it changes.
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
-	$(shell find processor exporter internal deltaq diagram analysis -name '*.go' -not -name '*_test.go' 2>/dev/null)
-EXAMPLE_CONFIGS := examples/collector.yaml examples/demo/collector.yaml examples/demo/collector-prometheus.yaml \
-	examples/demo/collector-throughput.yaml examples/erlang/collector.yaml
+	$(shell find processor exporter connector internal deltaq diagram analysis -name '*.go' -not -name '*_test.go' 2>/dev/null)
+# A+B: B applied over A (--config=A --config=B).
+EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
+	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml \
+	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml
+# The end-to-end Go tests, each gated by its environment variable.
+E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/
 
-.PHONY: build commands validate-configs e2e e2e-erlang demo load
+.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector demo load
 
-## build: the collector with the deltaq processor and exporter → bin/otelcol-deltaq.
+## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
 
 $(OTELCOL): $(COLLECTOR_SRC)
 	@mkdir -p build
 	$(OCB) --config builder-config.yaml
 	@mkdir -p $(BIN)
-	cp build/otelcol-deltaq/otelcol-deltaq $@
+	# Replaced by rename: a collector still running from the old binary keeps it.
+	cp build/otelcol-deltaq/otelcol-deltaq $@.tmp && mv -f $@.tmp $@
 
 ## commands: bin/dqworkload (synthetic M/M/1/K workload), bin/dqload (throughput), bin/deltaq.
 commands:
 	$(GO) build -o $(BIN)/ ./cmd/dqworkload ./cmd/dqload ./cmd/deltaq
 
-## validate-configs: the built collector lists both deltaq components and accepts every example configuration.
+## validate-configs: the built collector lists the three deltaq components and accepts every example configuration.
 validate-configs: $(OTELCOL)
 	@$(OTELCOL) components > build/components.yaml
-	@for kind in processors exporters; do \
+	@for kind in processors exporters connectors; do \
 		sed -n "/^$$kind:/,/^[a-z]/p" build/components.yaml | grep -q 'name: deltaq$$' \
 			|| { echo "otelcol-deltaq components: no deltaq in $$kind"; exit 1; }; \
 	done
 	@for c in $(EXAMPLE_CONFIGS); do \
-		$(OTELCOL) validate --config=$$c || { echo "invalid: $$c"; exit 1; }; \
+		$(OTELCOL) validate $$(echo "$$c" | tr + ' ' | sed 's/[^ ]*/--config=&/g') || { echo "invalid: $$c"; exit 1; }; \
 		echo "valid: $$c"; \
 	done
 
-## e2e: collector + workload + Prometheus + Alertmanager on loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log.
-e2e: validate-configs commands e2e-erlang
-	scripts/e2e.sh
+## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
+## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang and e2e-connector.
+e2e: validate-configs commands
+	@scripts/e2e.sh & script=$$!; \
+		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
+		wait $$script || rc=1; exit $$rc
 
 ## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
 e2e-erlang: $(OTELCOL)
 	DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/
 
+## e2e-connector: spans and start events through the deltaq connector's pipelines; asserts exact outcome counts and
+## delays in its output, and that the tracing backend gets the spans as sent.
+e2e-connector: $(OTELCOL)
+	DELTAQ_CONNECTOR_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./connector/deltaqconnector/e2e/
+
 ## demo: collector + workload + terminal oscilloscope (deltaq scope); Ctrl-C stops all.
 demo: $(OTELCOL) commands
 	scripts/demo.sh
 
-## load: spans/s one collector with the deltaq components accepts (dqload); LOAD_ARGS="-duration 10m" for the memory run.
+## load: spans/s, CPU and RSS of one collector with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ARGS="-duration 10m" for the memory run.
 load: $(OTELCOL) commands
 	scripts/load.sh

@@ -3,8 +3,9 @@
 #
 # Starts Prometheus (remote-write receiver on, the shipped alert rules),
 # Alertmanager (the shipped configuration), the built collector with
-# examples/demo/collector-prometheus.yaml and the synthetic workload, then
-# asserts:
+# examples/demo/collector.yaml and, over it, collector-prometheus.yaml (the
+# deltaq connector's metrics to Prometheus by remote write) and the synthetic
+# workload, then asserts:
 #   1. ΔQ series of every contract metric reach Prometheus for every probe;
 #   2. every query of the Grafana dashboard parses and returns data;
 #   3. slowing worker_2 fires the DeltaQQTAViolation alert in Alertmanager
@@ -104,14 +105,13 @@ free_ports() {
     [ "$ok" -eq 1 ] && { seq "$base" $((base + $1 - 1)); return; }
   done
 }
-mapfile -t P < <(free_ports 6)
-[ "${#P[@]}" -eq 6 ] || fail "no 6 free loopback ports found"
+mapfile -t P < <(free_ports 5)
+[ "${#P[@]}" -eq 5 ] || fail "no 5 free loopback ports found"
 OTLP_GRPC=127.0.0.1:${P[0]}
 OTLP_HTTP=127.0.0.1:${P[1]}
-LOOPBACK=127.0.0.1:${P[2]}
-TELEMETRY=${P[3]}
-PROM=127.0.0.1:${P[4]}
-AM=127.0.0.1:${P[5]}
+TELEMETRY=${P[2]}
+PROM=127.0.0.1:${P[3]}
+AM=127.0.0.1:${P[4]}
 
 # wait_for WHAT SECONDS CMD...: retries CMD every half second.
 wait_for() {
@@ -146,13 +146,14 @@ wait_for "Alertmanager ready" 30 curl -fsS "http://$AM/-/ready"
 log "Prometheus on $PROM, Alertmanager on $AM"
 
 # --- collector and workload ---------------------------------------------------
-DELTAQ_OTLP_GRPC=$OTLP_GRPC DELTAQ_OTLP_HTTP=$OTLP_HTTP DELTAQ_LOOPBACK=$LOOPBACK \
+DELTAQ_OTLP_GRPC=$OTLP_GRPC DELTAQ_OTLP_HTTP=$OTLP_HTTP \
   DELTAQ_PROMETHEUS=http://$PROM DELTAQ_TELEMETRY_PORT=$TELEMETRY DELTAQ_DIAGRAM=examples/demo/mm1k.dq \
-  start collector "$BIN/otelcol-deltaq" --config=examples/demo/collector-prometheus.yaml
+  start collector "$BIN/otelcol-deltaq" --config=examples/demo/collector.yaml \
+  --config=examples/demo/collector-prometheus.yaml
 tcp_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 wait_for "collector OTLP port" 30 tcp_open "$OTLP_GRPC"
 alive collector
-log "collector on $OTLP_GRPC (deltaq output via $LOOPBACK)"
+log "collector on $OTLP_GRPC"
 
 # Normal load first; the test toggles worker_2's slow-down with SIGUSR1.
 start workload "$BIN/dqworkload" --endpoint "$OTLP_GRPC" --rate 100 --mu1 200 --mu2 200 --k 10 \

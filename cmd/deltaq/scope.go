@@ -31,9 +31,10 @@ func init() {
 	register(command{
 		name:    "scope",
 		usage:   "scope [--listen ADDR] [--once] [--timeout D] [--width N] [--height N]",
-		summary: "terminal ΔQ oscilloscope: draw the deltaq exporter's metrics and triggers live",
-		help: `Scope listens for OTLP/gRPC metrics and logs, the output of the deltaq exporter
-(point the exporter's endpoint at ADDR), and redraws after every window, for
+		summary: "terminal ΔQ oscilloscope: draw the deltaq connector's metrics and triggers live",
+		help: `Scope listens for OTLP/gRPC metrics and logs, the output of the deltaq connector
+or exporter (an otlp_grpc exporter in the connector's metrics and logs pipelines,
+or the exporter's endpoint, pointed at ADDR), and redraws after every window, for
 each probe: its ΔQ plot (observed, calculated, the mean with its 95% band, and
 the QTA against delay), quantiles, failure ratio, outcome counts and QTA state;
 then the latest deltaq.trigger events. --once prints the first frame with

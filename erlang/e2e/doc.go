@@ -1,9 +1,9 @@
 // Package e2e holds the end-to-end test of the Erlang library dqsd_otel: its
 // M/M/1/K example (erlang/examples/mm1k.escript) exports spans and start
 // events over OTLP/HTTP to the built collector (bin/otelcol-deltaq with
-// examples/erlang/collector.yaml), whose deltaq exporter sends the ΔQs of the
-// probes worker_1, worker_2 and end_to_end over OTLP/gRPC to a server inside
-// the test. The test then stops the collector and checks that the example
+// examples/erlang/collector.yaml), whose deltaq connector has the ΔQs of the
+// probes worker_1, worker_2 and end_to_end sent over OTLP/gRPC to a server
+// inside the test. The test then stops the collector and checks that the example
 // keeps running and ends normally, counting what it could not export.
 //
 // The test needs Linux, the built collector and Erlang/OTP (erlc, escript), and runs

@@ -48,7 +48,7 @@ var (
 
 // TestMM1KThroughCollector runs erlang/examples/mm1k.escript against the
 // built collector with examples/erlang/collector.yaml and checks that
-//  1. the deltaq exporter's ΔQs of worker_1, worker_2 and end_to_end arrive
+//  1. the deltaq connector's ΔQs of worker_1, worker_2 and end_to_end arrive
 //     (outcome counts, observed histograms, quantiles and CDFs, and the
 //     calculated ΔQ of end_to_end), with hardly a timeout or failure and
 //     mean delays that agree with the M/M/1/K closed form and with
@@ -213,11 +213,11 @@ func killCollector(t *testing.T, col *proc, colLog string) time.Time {
 	return killedAt
 }
 
-// checkDeltaQs checks what the exporter sent for every probe.
+// checkDeltaQs checks what the connector sent for every probe.
 func checkDeltaQs(t *testing.T, got sinkState) {
 	t.Helper()
 	for _, bad := range got.bad {
-		t.Errorf("malformed exporter output: %s", bad)
+		t.Errorf("malformed connector output: %s", bad)
 	}
 	theory := mm1kSojourn(rate, serviceMs, bufferK)
 	mean := map[string]float64{}
@@ -376,7 +376,7 @@ func mm1kSojourn(lambda, serviceMs float64, k int) float64 {
 	return l / (lambda * (1 - p(k)))
 }
 
-// --- the ΔQ sink's contents: what the deltaq exporter sent -------------------
+// --- the ΔQ sink's contents: what the deltaq connector sent ------------------
 
 // probeState is what arrived for one probe.
 type probeState struct {
@@ -393,7 +393,7 @@ type probeState struct {
 	series map[string]bool
 }
 
-// sinkState is what the exporter sent, folded by probe.
+// sinkState is what the connector sent, folded by probe.
 type sinkState struct {
 	requests int
 	probes   map[string]*probeState

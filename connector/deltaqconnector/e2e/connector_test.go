@@ -1,0 +1,451 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// gateEnv must be set for the test to run: it needs the built collector.
+const gateEnv = "DELTAQ_CONNECTOR_E2E"
+
+// The probe of testdata/collector.yaml: spans named op, dMax = 1 s in 100
+// bins of 10 ms.
+const (
+	probe    = "op"
+	bins     = 100
+	binWidth = 10 * time.Millisecond
+)
+
+// What the test sends: successes spans of op, each with its start event;
+// timeouts start events of op whose spans never come; one span that is no
+// probe's and one ordinary log record.
+const (
+	successes = 40
+	timeouts  = 7
+)
+
+// contractAttrs are the span attributes only the deltaq processor writes
+// (internal/outcome): none may reach the tracing backend.
+var contractAttrs = []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.AttrDMaxNs, outcome.AttrBins,
+	outcome.AttrSynthetic, outcome.AttrLate}
+
+// TestConnectorThroughCollector runs the built collector with
+// testdata/collector.yaml — traces to a tracing backend, a copy through the
+// deltaq processor into the deltaq connector, start events into the same
+// processor, the connector's metrics and logs to a sink — and checks that
+//  1. the sink gets deltaq.outcomes with exactly the successes and timeouts
+//     sent and no failure, the successes in the deltaq.observed bucket of
+//     their delay with the sum of their delays, the timeouts in its
+//     overflow bucket, and a failure trigger record (deltaq.trigger);
+//  2. the tracing backend gets exactly the spans sent, as sent: no deltaq.*
+//     attribute of the processor, no synthetic timeout span; the log backend
+//     gets the ordinary log record and no start event;
+//  3. the collector logs no error and exits 0 on SIGTERM.
+func TestConnectorThroughCollector(t *testing.T) {
+	if os.Getenv(gateEnv) == "" {
+		t.Skipf("set %s=1 to run the connector's end-to-end test (needs make build)", gateEnv)
+	}
+	backend := otlptest.Start(t, otlptest.Options{})
+	sink := otlptest.Start(t, otlptest.Options{})
+	col := startCollector(t, backend.Addr(), sink.Addr())
+	began := time.Now()
+
+	sent := send(t, col.addr)
+
+	// 1. The ΔQ output. The timeouts are reported dMax after their start
+	// events; the windows close one interval after their end.
+	var out sinkState
+	col.waitUntil(t, "the outcomes and the trigger in the sink", 30*time.Second, func() bool {
+		out = fold(sink.Metrics(), sink.Logs())
+		return out.outcomes[outcome.Success] >= successes && out.outcomes[outcome.Timeout] >= timeouts &&
+			out.failureTrigger
+	})
+	t.Logf("ΔQ output complete after %v: %d metric and %d log requests, outcomes %v",
+		time.Since(began).Round(time.Millisecond), len(sink.Metrics()), len(sink.Logs()), out.outcomes)
+	checkOutput(t, out, sent)
+
+	// 2. The backends. A synthetic span would have been made before its
+	// timeout was counted; the batch processor before the backend flushes
+	// every 100 ms.
+	backend.WaitFor(t, otlptest.Counts{Spans: len(sent.spans), LogRecords: 1}, 10*time.Second)
+	time.Sleep(time.Second)
+	checkBackend(t, backend, sent)
+
+	// 3. A clean stop.
+	col.stop(t)
+	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
+}
+
+// sent is what the test sent: the spans by span id, and the delay of every
+// success.
+type sent struct {
+	spans  map[pcommon.SpanID]ptrace.Span
+	delays []time.Duration
+}
+
+// send sends over OTLP/gRPC to addr the start events of every instance with
+// an ordinary log record, then the spans of the successes and one span of no
+// probe. A success's delay is k·10 ms + 5 ms, the middle of bin k, for k
+// below 50: the span arrives long before its start event's deadline (start
+// + 1 s).
+func send(t *testing.T, addr string) sent {
+	t.Helper()
+	conn := otlptest.Dial(t, addr)
+	now := time.Now()
+	s := sent{spans: map[pcommon.SpanID]ptrace.Span{}}
+
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty()
+	lrs.Resource().Attributes().PutStr("service.name", "e2e-shop")
+	records := lrs.ScopeLogs().AppendEmpty().LogRecords()
+	app := records.AppendEmpty()
+	app.Body().SetStr("an ordinary log record")
+	app.SetTimestamp(pcommon.NewTimestampFromTime(now))
+
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "e2e-shop")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+
+	for i := range successes + timeouts {
+		tid, sid := ids(i)
+		delay := time.Duration(i*7%50)*binWidth + binWidth/2
+		start := now.Add(-delay)
+		ev := records.AppendEmpty()
+		ev.SetEventName(outcome.StartEventName)
+		ev.SetTraceID(tid)
+		ev.SetSpanID(sid)
+		ev.Attributes().PutStr(outcome.AttrProbe, probe)
+		if i >= successes {
+			ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
+			continue
+		}
+		ev.SetTimestamp(pcommon.NewTimestampFromTime(start))
+		sp := spans.AppendEmpty()
+		sp.SetName(probe)
+		sp.SetKind(ptrace.SpanKindServer)
+		sp.SetTraceID(tid)
+		sp.SetSpanID(sid)
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+		sp.Attributes().PutStr("http.route", "/op")
+		s.spans[sid] = sp
+		s.delays = append(s.delays, delay)
+	}
+	other := spans.AppendEmpty()
+	tid, sid := ids(successes + timeouts)
+	other.SetName("db.query")
+	other.SetTraceID(tid)
+	other.SetSpanID(sid)
+	other.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-3 * time.Millisecond)))
+	other.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	s.spans[sid] = other
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := plogotlp.NewGRPCClient(conn).Export(ctx, plogotlp.NewExportRequestFromLogs(ld)); err != nil {
+		t.Fatalf("sending the start events: %v", err)
+	}
+	if _, err := ptraceotlp.NewGRPCClient(conn).Export(ctx, ptraceotlp.NewExportRequestFromTraces(td)); err != nil {
+		t.Fatalf("sending the spans: %v", err)
+	}
+	return s
+}
+
+// ids returns the trace and span ids of the i-th instance: distinct, never
+// zero.
+func ids(i int) (pcommon.TraceID, pcommon.SpanID) {
+	tid := pcommon.TraceID{0xe2, 0xe, byte(i >> 8), byte(i), 1}
+	sid := pcommon.SpanID{0xe2, byte(i >> 8), byte(i), 1}
+	return tid, sid
+}
+
+// sinkState is the connector's output for the probe, folded over every
+// request the sink got.
+type sinkState struct {
+	// outcomes is the latest deltaq.outcomes (cumulative) by outcome.
+	outcomes   map[string]int64
+	outcomesAt pcommon.Timestamp
+	// buckets sums the deltaq.observed bucket counts of every window; sum
+	// their sums. bad notes a window whose bounds are not the probe's bins.
+	buckets []uint64
+	sum     float64
+	windows int
+	bad     []string
+	// failureTrigger is set once a deltaq.trigger record of kind failure
+	// for the probe arrived.
+	failureTrigger bool
+}
+
+func fold(mds []pmetric.Metrics, lds []plog.Logs) sinkState {
+	s := sinkState{outcomes: map[string]int64{}, buckets: make([]uint64, bins+1)}
+	for _, md := range mds {
+		for m := range otlprecv.Metrics(md) {
+			switch m.Name() {
+			case outcome.MetricOutcomes:
+				for _, dp := range m.Sum().DataPoints().All() {
+					if str(dp.Attributes(), outcome.AttrProbe) == probe && dp.Timestamp() >= s.outcomesAt {
+						s.outcomesAt = dp.Timestamp()
+						s.outcomes[str(dp.Attributes(), outcome.AttrOutcome)] = dp.IntValue()
+					}
+				}
+			case outcome.MetricObserved:
+				for _, dp := range m.Histogram().DataPoints().All() {
+					if str(dp.Attributes(), outcome.AttrProbe) == probe {
+						s.addWindow(dp)
+					}
+				}
+			}
+		}
+	}
+	for _, ld := range lds {
+		for lr := range otlprecv.LogRecords(ld) {
+			a := lr.Attributes()
+			if lr.EventName() == outcome.EventTrigger && str(a, outcome.AttrProbe) == probe &&
+				str(a, outcome.AttrTrigger) == "failure" {
+				s.failureTrigger = true
+			}
+		}
+	}
+	return s
+}
+
+// addWindow adds one window's deltaq.observed point, whose bounds must be
+// the bin edges 10 ms, 20 ms, …, 1 s.
+func (s *sinkState) addWindow(dp pmetric.HistogramDataPoint) {
+	s.windows++
+	b, c := dp.ExplicitBounds(), dp.BucketCounts()
+	if b.Len() != bins || c.Len() != bins+1 {
+		s.bad = append(s.bad, "a window with other bounds than the probe's bins")
+		return
+	}
+	for i := range bins {
+		if want := float64(i+1) * binWidth.Seconds(); math.Abs(b.At(i)-want) > 1e-12 {
+			s.bad = append(s.bad, "a window with other bounds than the probe's bins")
+			return
+		}
+	}
+	for i := range bins + 1 {
+		s.buckets[i] += c.At(i)
+	}
+	s.sum += dp.Sum()
+}
+
+// checkOutput compares the folded output with what was sent.
+func checkOutput(t *testing.T, out sinkState, s sent) {
+	t.Helper()
+	for _, bad := range out.bad {
+		t.Errorf("%s: %s", outcome.MetricObserved, bad)
+	}
+	want := map[string]int64{outcome.Success: successes, outcome.Timeout: timeouts, outcome.Failure: 0}
+	for k, n := range want {
+		if out.outcomes[k] != n {
+			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", outcome.MetricOutcomes, outcome.AttrOutcome, k,
+				out.outcomes[k], n, out.outcomes)
+		}
+	}
+	// Each success in the bucket of its bin (delays are bin middles), the
+	// timeouts in the overflow bucket.
+	wantBuckets := make([]uint64, bins+1)
+	var wantSum float64
+	for _, d := range s.delays {
+		wantBuckets[int(d/binWidth)]++
+		wantSum += d.Seconds()
+	}
+	wantBuckets[bins] = timeouts
+	for i := range wantBuckets {
+		if out.buckets[i] != wantBuckets[i] {
+			t.Errorf("%s: bucket %d holds %d instances over %d windows, want %d", outcome.MetricObserved, i,
+				out.buckets[i], out.windows, wantBuckets[i])
+		}
+	}
+	if math.Abs(out.sum-wantSum) > 1e-9 {
+		t.Errorf("%s: sum of delays %.9f s, want %.9f s", outcome.MetricObserved, out.sum, wantSum)
+	}
+}
+
+// checkBackend checks that the tracing and log backend got exactly what was
+// sent, apart from the start events.
+func checkBackend(t *testing.T, backend *otlptest.Receiver, s sent) {
+	t.Helper()
+	seen := map[pcommon.SpanID]int{}
+	for _, td := range backend.Traces() {
+		for sp := range otlprecv.Spans(td) {
+			seen[sp.SpanID()]++
+			for _, k := range contractAttrs {
+				if _, ok := sp.Attributes().Get(k); ok {
+					t.Errorf("span %s %s reached the tracing backend with %s", sp.Name(), sp.SpanID(), k)
+				}
+			}
+			want, ok := s.spans[sp.SpanID()]
+			if !ok {
+				t.Errorf("span %s %s reached the tracing backend but was not sent (attributes %v)",
+					sp.Name(), sp.SpanID(), sp.Attributes().AsRaw())
+				continue
+			}
+			if !sameSpan(sp, want) {
+				t.Errorf("span %s: the tracing backend got %s %v %v–%v, sent %s %v %v–%v", sp.SpanID(),
+					sp.Name(), sp.Attributes().AsRaw(), sp.StartTimestamp(), sp.EndTimestamp(),
+					want.Name(), want.Attributes().AsRaw(), want.StartTimestamp(), want.EndTimestamp())
+			}
+		}
+	}
+	for sid := range s.spans {
+		if seen[sid] != 1 {
+			t.Errorf("span %s: the tracing backend got it %d times, want once", sid, seen[sid])
+		}
+	}
+	var records []string
+	for _, ld := range backend.Logs() {
+		for lr := range otlprecv.LogRecords(ld) {
+			records = append(records, lr.EventName()+"/"+lr.Body().AsString())
+		}
+	}
+	if len(records) != 1 || records[0] != "/an ordinary log record" {
+		t.Errorf("the log backend got %q, want only the ordinary log record (start events are the processor's)", records)
+	}
+}
+
+func sameSpan(a, b ptrace.Span) bool {
+	return a.Name() == b.Name() && a.TraceID() == b.TraceID() && a.Kind() == b.Kind() &&
+		a.StartTimestamp() == b.StartTimestamp() && a.EndTimestamp() == b.EndTimestamp() &&
+		a.Attributes().Equal(b.Attributes()) && a.Status().Code() == b.Status().Code()
+}
+
+func str(m pcommon.Map, key string) string {
+	if v, ok := m.Get(key); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+// --- the collector -------------------------------------------------------------
+
+// collector is the built collector running testdata/collector.yaml.
+type collector struct {
+	cmd    *exec.Cmd
+	addr   string // its OTLP/gRPC receiver
+	log    string // path of its output
+	exited chan struct{}
+	err    error // Wait's result, once exited is closed
+}
+
+// startCollector starts the collector, sending the traces and logs to
+// backend and the ΔQ output to sink, and waits for its OTLP port. It is
+// stopped by process id when the test ends (and killed by the kernel should
+// the test binary die first).
+func startCollector(t *testing.T, backend, sink string) *collector {
+	t.Helper()
+	otelcol := os.Getenv("OTELCOL")
+	if otelcol == "" {
+		otelcol = filepath.Join("..", "..", "..", "bin", "otelcol-deltaq")
+	}
+	if _, err := os.Stat(otelcol); err != nil {
+		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{addr: l.Addr().String(), log: filepath.Join(t.TempDir(), "collector.log"), exited: make(chan struct{})}
+	l.Close()
+	f, err := os.Create(c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	c.cmd = exec.Command(otelcol, "--config=testdata/collector.yaml")
+	c.cmd.Env = append(os.Environ(), "DELTAQ_OTLP_GRPC="+c.addr, "DELTAQ_BACKEND="+backend, "DELTAQ_SINK="+sink)
+	c.cmd.Stdout, c.cmd.Stderr = f, f
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", otelcol, err)
+	}
+	go func() { c.err = c.cmd.Wait(); close(c.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-c.exited:
+		default:
+			_ = c.cmd.Process.Kill()
+			<-c.exited
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(c.log)
+			t.Logf("collector output:\n%s", b)
+		}
+	})
+	c.waitUntil(t, "the collector's OTLP port "+c.addr, 30*time.Second, func() bool {
+		conn, err := net.DialTimeout("tcp", c.addr, time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	})
+	return c
+}
+
+// waitUntil polls cond every 100 ms; it fails the test when the collector
+// exits or timeout passes first. The timeout only turns a hang into a
+// failure: nothing here measures speed.
+func (c *collector) waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for !cond() {
+		select {
+		case <-c.exited:
+			t.Fatalf("waiting for %s: the collector exited: %v", what, c.err)
+		case <-deadline:
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// stop sends SIGTERM and checks that the collector exits 0 within 10 s,
+// having logged no error.
+func (c *collector) stop(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM to the collector (pid %d): %v", c.cmd.Process.Pid, err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the collector (pid %d) did not exit within 10 s of SIGTERM", c.cmd.Process.Pid)
+	}
+	if c.err != nil {
+		t.Errorf("the collector exited with %v, want status 0", c.err)
+	}
+	b, err := os.ReadFile(c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "\terror\t") {
+			t.Errorf("the collector logged an error: %s", l)
+		}
+	}
+}
