@@ -1,16 +1,15 @@
 package deltaqconnector
 
 import (
-	"path/filepath"
+	"github.com/deltaq-otel/deltaq/internal/configtest"
+
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
@@ -21,15 +20,7 @@ import (
 // section returns the section deltaq[/name] of testdata/config.yaml.
 func section(t *testing.T, name string) *confmap.Conf {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
-	id := component.NewID(metadata.Type)
-	if name != "" {
-		id = component.NewIDWithName(metadata.Type, name)
-	}
-	sub, err := cm.Sub(id.String())
-	require.NoError(t, err)
-	return sub
+	return configtest.Section(t, metadata.Type, name)
 }
 
 func loadConfig(t *testing.T, name string) *Config {

@@ -1,19 +1,18 @@
 package deltaqexporter
 
 import (
-	"path/filepath"
+	"github.com/deltaq-otel/deltaq/internal/configtest"
+
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/deltaq-otel/deltaq/analysis"
@@ -24,16 +23,8 @@ import (
 
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
-	id := component.NewID(metadata.Type)
-	if name != "" {
-		id = component.NewIDWithName(metadata.Type, name)
-	}
-	sub, err := cm.Sub(id.String())
-	require.NoError(t, err)
 	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, sub.Unmarshal(cfg))
+	configtest.Load(t, metadata.Type, name, cfg)
 	return cfg
 }
 
@@ -155,11 +146,8 @@ func TestLoadUndecodableConfig(t *testing.T) {
 	}, observertest.UndecodableConfigs...)
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-			require.NoError(t, err)
-			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.Name).String())
-			require.NoError(t, err)
-			err = sub.Unmarshal(createDefaultConfig().(*Config))
+			sub := configtest.Section(t, metadata.Type, tt.Name)
+			err := sub.Unmarshal(createDefaultConfig().(*Config))
 			require.Error(t, err)
 			// The collector's decoder wraps the message; the message itself is
 			// on its last lines.

@@ -1,16 +1,15 @@
 package deltaqprocessor
 
 import (
-	"path/filepath"
+	"github.com/deltaq-otel/deltaq/internal/configtest"
+
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -19,16 +18,8 @@ func ptr[T any](v T) *T { return &v }
 
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
-	id := component.NewID(metadata.Type)
-	if name != "" {
-		id = component.NewIDWithName(metadata.Type, name)
-	}
-	sub, err := cm.Sub(id.String())
-	require.NoError(t, err)
 	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, sub.Unmarshal(cfg))
+	configtest.Load(t, metadata.Type, name, cfg)
 	return cfg
 }
 
@@ -188,12 +179,9 @@ func TestLoadUndecodableConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("deltaq/"+tt.name, func(t *testing.T) {
-			cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-			require.NoError(t, err)
-			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.name).String())
-			require.NoError(t, err)
+			sub := configtest.Section(t, metadata.Type, tt.name)
 			cfg := createDefaultConfig().(*Config)
-			err = sub.Unmarshal(cfg)
+			err := sub.Unmarshal(cfg)
 			require.Error(t, err)
 			// The collector's decoder wraps the message; the message itself is
 			// on its last lines.
