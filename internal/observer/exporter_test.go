@@ -61,16 +61,31 @@ func TestReadInstance(t *testing.T) {
 	a.PutBool(outcome.AttrLate, true)
 	assert.False(t, readInstance(sp, &in), "late spans are not counted again")
 
-	// A success as the processor writes most of them: no layout attributes,
-	// so no layout of its own (zero).
+	// A success as the processor writes most of them: deltaq.probe alone, no
+	// outcome and no layout attributes, so a success with no layout of its
+	// own (zero).
 	a.Clear()
 	a.PutStr(outcome.AttrProbe, "checkout")
-	a.PutStr(outcome.AttrOutcome, outcome.Success)
-	require.True(t, readInstance(sp, &in))
-	assert.Equal(t, analysis.Instance{
+	success := analysis.Instance{
 		Probe: "checkout", Outcome: analysis.Success,
 		Start: start.UnixNano(), End: start.Add(ms(7)).UnixNano(),
-	}, in)
+	}
+	require.True(t, readInstance(sp, &in))
+	assert.Equal(t, success, in)
+	// An explicit success, as earlier processors wrote it, reads the same.
+	a.PutStr(outcome.AttrOutcome, outcome.Success)
+	require.True(t, readInstance(sp, &in))
+	assert.Equal(t, success, in)
+
+	// A present outcome that is empty, not a string or unknown is an
+	// instance with no outcome (0), which the engine counts as invalid: not
+	// a success.
+	for _, put := range illFormedOutcomes {
+		put(a)
+		require.True(t, readInstance(sp, &in))
+		assert.Equal(t, analysis.Outcome(0), in.Outcome, "%v", a.AsRaw())
+		assert.Equal(t, "checkout", in.Probe)
+	}
 }
 
 func TestSnapshotFile(t *testing.T) {

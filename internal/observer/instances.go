@@ -27,16 +27,21 @@ func addTraces(b analysis.Batch, td ptrace.Traces) {
 
 // readInstance reads the outcome attributes of a span in one pass over its
 // attributes. It returns false for a span that is not an instance (no
-// deltaq.probe) or is late. A span with a probe but a missing or unknown
-// outcome is returned with Outcome 0, for the engine to count as invalid.
-// The layout attributes (deltaq.dmax_ns, deltaq.bins) are read when present
-// and left zero otherwise: the processor writes them only on timeouts and on
-// the first span of each probe in a batch (older processors on every span),
-// and the engine classifies every instance under its probe's layout from
-// the span's own start and end (the contract in internal/outcome).
+// deltaq.probe) or is late. A span with a probe and no deltaq.outcome is a
+// success: the processor leaves the outcome off successes, to spare the
+// common case a pdata allocation, and it removes the contract attributes
+// spans arrive with, so a bare deltaq.probe is its own. An explicit
+// "success", as earlier processors wrote, is read the same. A span with a
+// probe and a deltaq.outcome that is not a string or not a known value is
+// returned with Outcome 0, for the engine to count as invalid. The layout
+// attributes (deltaq.dmax_ns, deltaq.bins) are read when present and left
+// zero otherwise: the processor writes them only on timeouts and on the
+// first span of each probe in a batch (older processors on every span), and
+// the engine classifies every instance under its probe's layout from the
+// span's own start and end (the contract in internal/outcome).
 func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	*in = analysis.Instance{}
-	var hasProbe, late bool
+	var hasProbe, hasOutcome, late bool
 	for k, v := range span.Attributes().All() {
 		switch k {
 		case outcome.AttrProbe:
@@ -44,6 +49,7 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 				in.Probe, hasProbe = v.Str(), true
 			}
 		case outcome.AttrOutcome:
+			hasOutcome = true
 			if v.Type() == pcommon.ValueTypeStr {
 				in.Outcome, _ = analysis.ParseOutcome(v.Str())
 			}
@@ -61,6 +67,9 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	}
 	if !hasProbe || late {
 		return false
+	}
+	if !hasOutcome {
+		in.Outcome = analysis.Success
 	}
 	in.Start = int64(span.StartTimestamp())
 	in.End = int64(span.EndTimestamp())

@@ -15,15 +15,17 @@ import (
 )
 
 // contractSpan appends a span as the processor writes it (the contract in
-// internal/outcome): the probe and the outcome, and the layout only when
-// dmax > 0.
+// internal/outcome): the probe, the outcome unless it is a success, and the
+// layout only when dmax > 0.
 func contractSpan(spans ptrace.SpanSlice, probe, oc string, end, delay, dmax time.Duration, bins int) {
 	sp := spans.AppendEmpty()
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(at(end - delay)))
 	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(at(end)))
 	a := sp.Attributes()
 	a.PutStr(outcome.AttrProbe, probe)
-	a.PutStr(outcome.AttrOutcome, oc)
+	if oc != outcome.Success {
+		a.PutStr(outcome.AttrOutcome, oc)
+	}
 	if dmax > 0 {
 		a.PutInt(outcome.AttrDMaxNs, int64(dmax))
 		a.PutInt(outcome.AttrBins, int64(bins))
@@ -84,4 +86,54 @@ func TestTimeoutLayoutDecidesWhetherItCounts(t *testing.T) {
 	st := h.obs.Stats()
 	assert.Equal(t, int64(2), st.Counted)
 	assert.Equal(t, int64(1), st.Dropped[analysis.DropLayoutMismatch])
+}
+
+// illFormedOutcomes each put a deltaq.outcome that is present but is no
+// outcome: empty, not a string, or not one of the three values (the case
+// counts).
+var illFormedOutcomes = []func(pcommon.Map){
+	func(a pcommon.Map) { a.PutStr(outcome.AttrOutcome, "") },
+	func(a pcommon.Map) { a.PutInt(outcome.AttrOutcome, 1) },
+	func(a pcommon.Map) { a.PutBool(outcome.AttrOutcome, true) },
+	func(a pcommon.Map) { a.PutEmpty(outcome.AttrOutcome) },
+	func(a pcommon.Map) { a.PutStr(outcome.AttrOutcome, "Success") },
+	func(a pcommon.Map) { a.PutStr(outcome.AttrOutcome, "maybe") },
+}
+
+// TestAbsentOutcomeIsASuccess: the processor leaves deltaq.outcome off a
+// success, so a span with deltaq.probe and no deltaq.outcome is counted as a
+// success, as is one with an explicit "success" (earlier processors wrote
+// it). A deltaq.outcome that is present but empty, not a string, or not one
+// of the three values makes the instance invalid: dropped and counted, not
+// taken for a success.
+func TestAbsentOutcomeIsASuccess(t *testing.T) {
+	registerProcessor(t, map[string]outcome.Layout{"p": {DMaxNs: int64(50 * time.Millisecond), Bins: 50}})
+	h := newHarness(t, testConfig(), at(time.Second))
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	contractSpan(spans, "p", outcome.Success, ms(100), ms(10.5), 0, 0)
+	contractSpan(spans, "p", outcome.Success, ms(200), ms(20.5), 0, 0)
+	spans.At(1).Attributes().PutStr(outcome.AttrOutcome, outcome.Success)
+	for i, put := range illFormedOutcomes {
+		contractSpan(spans, "p", outcome.Success, ms(300+float64(i)), ms(5), 0, 0)
+		put(spans.At(spans.Len() - 1).Attributes())
+	}
+	require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+
+	st := h.obs.Stats()
+	assert.Equal(t, int64(2), st.Counted, "the bare and the explicit success")
+	assert.Equal(t, int64(len(illFormedOutcomes)), st.Dropped[analysis.DropInvalid], "every ill-formed outcome")
+	assert.Equal(t, int64(len(illFormedOutcomes)), st.Dropped.Total())
+
+	h.obs.tick(at(2 * time.Second))
+	hs := observedHistograms(h)["p"]
+	require.Len(t, hs, 1)
+	dp := hs[0]
+	assert.Equal(t, uint64(2), dp.Count())
+	// Successes land in the bin of their delay (1 ms bins), a failure or a
+	// timeout would be in the overflow bucket (50).
+	assert.Equal(t, uint64(1), dp.BucketCounts().At(10))
+	assert.Equal(t, uint64(1), dp.BucketCounts().At(20))
+	assert.Equal(t, uint64(0), dp.BucketCounts().At(50))
+	assert.InDelta(t, 0.031, dp.Sum(), 1e-9, "the two successes: 10.5 ms + 20.5 ms")
 }

@@ -4,10 +4,13 @@
 //
 // Which span carries which attributes:
 //
-//   - every counted span of a probe: AttrProbe and AttrOutcome. A reader
-//     re-derives a success's or a failure's outcome under its own layout
-//     from the span's own start and end: d ≤ dMax keeps it, d > dMax is a
-//     timeout (the thesis, section 3.3);
+//   - every counted span of a probe: AttrProbe. A success carries nothing
+//     more (but for the layout, below): a span with AttrProbe and no
+//     AttrOutcome is a success. A failure carries AttrOutcome = failure, a
+//     timeout AttrOutcome = timeout. A reader re-derives a success's or a
+//     failure's outcome under its own layout from the span's own start and
+//     end: d ≤ dMax keeps it, d > dMax is a timeout (the thesis, section
+//     3.3);
 //   - a timeout (outcome = timeout), and the first span of each probe in
 //     each batch the processor maps: also the layout, AttrDMaxNs and
 //     AttrBins. A timeout has no delay a reader could judge by its own dMax
@@ -21,16 +24,26 @@
 //   - a late span, one that ended after its instance had been reported as a
 //     timeout: AttrProbe, AttrOutcome = timeout and AttrLate, not counted.
 //
-// Layout attributes on the other spans were written by earlier versions of
-// the processor; readers accept them, and a probe's layout still comes from
-// configuration first. A reader counts a span in its probe's layout: the
-// layout configured for the probe (the reader's own configuration, else
-// the registry of this process's processors, LookupLayout), else the layout
-// of the probe's first instance that carries one. An instance of a probe
-// with no layout yet is dropped and counted as invalid.
+// Readers take an absent AttrOutcome for a success and still accept an
+// explicit AttrOutcome = success, which earlier versions of the processor
+// wrote; an AttrOutcome that is present but not a string, or not one of
+// the three values (the empty string included), makes the instance invalid
+// (dropped and counted). Layout attributes on the other spans were also
+// written by earlier versions; readers accept them, and a probe's layout
+// still comes from configuration first. A reader counts a span in its
+// probe's layout: the layout configured for the probe (the reader's own
+// configuration, else the registry of this process's processors,
+// LookupLayout), else the layout of the probe's first instance that carries
+// one. An instance of a probe with no layout yet is dropped and counted as
+// invalid.
 //
 // Each attribute costs a matched span an allocation in pdata (a boxed
-// value), which is why the layout is not on every span.
+// value), which is why the layout is not on every span and a success, the
+// common case, carries no AttrOutcome. A bare AttrProbe is safe to read as
+// a success because of the rule below: the processor removes every contract
+// attribute a span arrives with, so a span that reaches a reader with
+// AttrProbe was given it by a processor of the collector, which gave a
+// failure or a timeout its AttrOutcome.
 //
 // The processor is the only writer of the span attributes of the contract
 // (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate) in
@@ -49,7 +62,8 @@ package outcome
 const (
 	// AttrProbe is the probe (outcome) name, a string.
 	AttrProbe = "deltaq.probe"
-	// AttrOutcome is one of Success, Timeout or Failure, a string.
+	// AttrOutcome is Timeout or Failure, a string; absent on a success
+	// (readers also accept Success).
 	AttrOutcome = "deltaq.outcome"
 	// AttrDMaxNs is the dMax in force for the instance in nanoseconds, an
 	// int; on timeouts and on the first span of each probe in a batch.
@@ -64,7 +78,9 @@ const (
 	AttrLate = "deltaq.late"
 )
 
-// Values of AttrOutcome.
+// Values of AttrOutcome. The processor writes Timeout and Failure on spans;
+// Success is what a reader takes a span with no AttrOutcome for, and a value
+// of the outcome attribute of the output (output.go).
 const (
 	Success = "success"
 	Timeout = "timeout"

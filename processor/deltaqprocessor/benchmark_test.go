@@ -325,8 +325,9 @@ func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 // BenchmarkPdataOutcomeAttributes is the floor of the matched-span cost, and
 // what each attribute of the contract adds to it: pdata alone growing 1000
 // three-attribute lists (restored the same way as in runTraces) and adding
-// the probe; the probe and the outcome (what most matched spans carry); the
-// four attributes of a span that carries the layout.
+// the probe (what a success carries, most matched spans); the probe and the
+// outcome (a failure); the four attributes of a span that carries the layout
+// (a timeout).
 func BenchmarkPdataOutcomeAttributes(b *testing.B) {
 	puts := []struct {
 		name string
@@ -336,11 +337,11 @@ func BenchmarkPdataOutcomeAttributes(b *testing.B) {
 		{"probe", 1, func(a pcommon.Map) { a.PutStr(outcome.AttrProbe, "probe-0") }},
 		{"probe+outcome", 2, func(a pcommon.Map) {
 			a.PutStr(outcome.AttrProbe, "probe-0")
-			a.PutStr(outcome.AttrOutcome, outcome.Success)
+			a.PutStr(outcome.AttrOutcome, outcome.Failure)
 		}},
 		{"probe+outcome+layout", 4, func(a pcommon.Map) {
 			a.PutStr(outcome.AttrProbe, "probe-0")
-			a.PutStr(outcome.AttrOutcome, outcome.Success)
+			a.PutStr(outcome.AttrOutcome, outcome.Timeout)
 			a.PutInt(outcome.AttrDMaxNs, 100_000_000)
 			a.PutInt(outcome.AttrBins, 100)
 		}},

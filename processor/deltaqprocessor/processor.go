@@ -279,15 +279,18 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // that its start event, if it comes later, is not tracked; *now is the time
 // it is remembered from, read from the clock on first use in the batch.
 //
-// Every counted span carries deltaq.probe and deltaq.outcome; the layout
-// attributes (deltaq.dmax_ns, deltaq.bins) only a timeout, whose reader must
-// know the dMax it was judged by, and the first span of each probe in the
-// batch (marks), from which a reader that configures no layout for the probe
-// takes it (the contract in internal/outcome). A late span carries
+// Every counted span carries deltaq.probe; a failure or a timeout also
+// deltaq.outcome, a success none (a reader takes a bare deltaq.probe for a
+// success), which spares the common case one pdata allocation. The layout
+// attributes (deltaq.dmax_ns, deltaq.bins) are on a timeout, whose reader
+// must know the dMax it was judged by, and on the first span of each probe
+// in the batch (marks), from which a reader that configures no layout for
+// the probe takes it (the contract in internal/outcome). A late span carries
 // deltaq.probe, deltaq.outcome = timeout and deltaq.late.
 //
 // The span carries no contract attribute (processTraces removed any it came
-// with), so the attributes are appended.
+// with), so the attributes are appended, and a bare deltaq.probe downstream
+// is this processor's.
 func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *layoutMarks) {
 	attrs := span.Attributes()
 	tid, sid := span.TraceID(), span.SpanID()
@@ -336,13 +339,21 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	// marks.first is called for every counted span, so that a timeout also
 	// counts as the batch's span with the probe's layout.
 	withLayout := !late && (marks.first(pi) || oc == outcomeTimeout)
-	n := 2
-	if withLayout || late {
-		n = 4
+	n := 1 // deltaq.probe
+	if oc != outcomeSuccess {
+		n++ // deltaq.outcome
+	}
+	if withLayout {
+		n += 2
+	}
+	if late {
+		n++
 	}
 	attrs.EnsureCapacity(attrs.Len() + n)
 	attrs.PutStr(outcome.AttrProbe, pr.name)
-	attrs.PutStr(outcome.AttrOutcome, outcomeValues[oc])
+	if oc != outcomeSuccess {
+		attrs.PutStr(outcome.AttrOutcome, outcomeValues[oc])
+	}
 	if late {
 		attrs.PutBool(outcome.AttrLate, true)
 		p.stats.late[pi].Add(1)

@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -63,8 +65,13 @@ func spanJSON(t *testing.T, s ptrace.Span) string {
 	return string(b)
 }
 
-// instanceAttrs are the attributes of a counted span that carries no layout.
+// instanceAttrs are the attributes of a counted span that carries no layout:
+// the probe, and the outcome unless it is a success (the contract in
+// internal/outcome).
 func instanceAttrs(probe, oc string) map[string]any {
+	if oc == outcome.Success {
+		return map[string]any{outcome.AttrProbe: probe}
+	}
 	return map[string]any{outcome.AttrProbe: probe, outcome.AttrOutcome: oc}
 }
 
@@ -146,6 +153,60 @@ func TestLayoutOnFirstSpanOfEachProbePerBatch(t *testing.T) {
 		assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(s[2]), "batch %d", b)
 		assert.Equal(t, instanceAttrs("auth", outcome.Failure), attrsOf(s[3]), "batch %d", b)
 	}
+}
+
+// TestSuccessCarriesNoOutcome: a success gets deltaq.probe and no
+// deltaq.outcome (one pdata allocation less on the common case), a failure
+// and a timeout get their deltaq.outcome, and a reader (the analysis the
+// connector and the exporter run) counts the bare deltaq.probe as a
+// success. A span that arrives with a bare deltaq.probe of its own, a
+// forged success, loses it (see "Trust") and is counted by neither.
+func TestSuccessCarriesNoOutcome(t *testing.T) {
+	const dMax = 50 * time.Millisecond
+	h := newHarness(t, testConfig(probeConfig("checkout", dMax, 50)))
+	h.consumeTraces(tracesOf(
+		spanSpec{name: "checkout", id: 1, duration: 10 * time.Millisecond},
+		spanSpec{name: "checkout", id: 2, duration: 20 * time.Millisecond},
+		spanSpec{name: "checkout", id: 3, duration: 5 * time.Millisecond, status: ptrace.StatusCodeError},
+		spanSpec{name: "checkout", id: 4, duration: time.Second},
+		spanSpec{name: "browse", id: 5, duration: time.Millisecond, attrs: map[string]any{outcome.AttrProbe: "checkout"}},
+	))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 5)
+	for i, want := range []string{"", "", outcome.Failure, outcome.Timeout} {
+		a := spans[i].Attributes()
+		probe, ok := a.Get(outcome.AttrProbe)
+		require.True(t, ok, "span %d", i)
+		assert.Equal(t, "checkout", probe.Str(), "span %d", i)
+		v, ok := a.Get(outcome.AttrOutcome)
+		if want == "" {
+			assert.False(t, ok, "span %d: a success carries no deltaq.outcome", i)
+			continue
+		}
+		require.True(t, ok, "span %d", i)
+		assert.Equal(t, want, v.Str(), "span %d", i)
+	}
+	assert.Empty(t, attrsOf(spans[4]), "the forged bare deltaq.probe is removed")
+
+	// The reader: the layout comes from this processor's registration.
+	cfg := observer.NewDefaultConfig()
+	an, err := observer.NewOfflineAnalysis(&cfg)
+	require.NoError(t, err)
+	for _, td := range h.tsink.AllTraces() {
+		require.NoError(t, an.ConsumeTraces(context.Background(), td))
+	}
+	res, st := an.Result()
+	require.Len(t, res.Probes, 1)
+	assert.Equal(t, "checkout", res.Probes[0].Name)
+	assert.Equal(t, analysis.Counts{Success: 2, Failure: 1, Timeout: 1}, res.Probes[0].Counts)
+	assert.Equal(t, int64(4), st.Counted)
+	assert.Zero(t, st.Dropped.Total())
+	// The successes in their bins, 1 ms wide: bin i holds (i·w, (i+1)·w]
+	// (the deltaq package's binIndex), so 10 ms is in bin 9 and 20 ms in bin 19.
+	assert.Equal(t, 50, res.Probes[0].Bins)
+	assert.Equal(t, uint64(1), res.Probes[0].BinCounts[9])
+	assert.Equal(t, uint64(1), res.Probes[0].BinCounts[19])
+	assert.InDelta(t, 0.030, res.Probes[0].SuccessSum, 1e-9, "10 ms + 20 ms")
 }
 
 // TestLayoutMarks: each probe index is first once per batch, beyond the
@@ -273,8 +334,13 @@ func TestFailureRules(t *testing.T) {
 		h.consumeTraces(tracesOf(tt.span))
 		spans, _ := allSpans(h.tsink.AllTraces())
 		require.Len(t, spans, 1)
-		v, _ := spans[0].Attributes().Get(outcome.AttrOutcome)
-		assert.Equal(t, tt.want, v.AsString(), "case %d: %s %v", i, tt.span.name, tt.span.attrs)
+		// A success carries no deltaq.outcome.
+		got := outcome.Success
+		if v, ok := spans[0].Attributes().Get(outcome.AttrOutcome); ok {
+			got = v.Str()
+			assert.NotEqual(t, outcome.Success, got, "case %d: an explicit success", i)
+		}
+		assert.Equal(t, tt.want, got, "case %d: %s %v", i, tt.span.name, tt.span.attrs)
 	}
 }
 

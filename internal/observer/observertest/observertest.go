@@ -14,8 +14,10 @@ import (
 
 // Span describes one outcome-instance span.
 type Span struct {
-	Probe   string
-	Outcome string // outcome.Success, outcome.Timeout or outcome.Failure
+	Probe string
+	// Outcome is outcome.Success, outcome.Timeout or outcome.Failure; a
+	// success is written as the processor writes it, with no deltaq.outcome.
+	Outcome string
 	// Start and End are the span's timestamps.
 	Start, End time.Time
 	// DMax and Bins are the instance's own layout (deltaq.dmax_ns,
@@ -43,7 +45,9 @@ func Traces(specs ...Span) ptrace.Traces {
 		a := sp.Attributes()
 		a.PutStr("http.route", "/x")
 		a.PutStr(outcome.AttrProbe, s.Probe)
-		a.PutStr(outcome.AttrOutcome, s.Outcome)
+		if s.Outcome != outcome.Success {
+			a.PutStr(outcome.AttrOutcome, s.Outcome)
+		}
 		a.PutInt(outcome.AttrDMaxNs, int64(s.DMax))
 		a.PutInt(outcome.AttrBins, int64(s.Bins))
 		if s.Late {
