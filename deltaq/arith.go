@@ -35,20 +35,18 @@ type Curve struct {
 // At returns the curve at delay t: 0 at t ≤ 0, linear between edges, the
 // last value beyond the last edge.
 func (c Curve) At(t float64) float64 {
-	n := len(c.Values)
-	if n == 0 || !(t > 0) {
+	i, f, where := locate(len(c.Values), c.Width, t)
+	switch where {
+	case beforeStart:
 		return 0
+	case pastEnd:
+		return c.Values[len(c.Values)-1]
 	}
-	x := t / c.Width
-	if x >= float64(n) {
-		return c.Values[n-1]
-	}
-	i := int(x)
 	lo := 0.0
 	if i > 0 {
 		lo = c.Values[i-1]
 	}
-	return lo + (c.Values[i]-lo)*(x-float64(i))
+	return lo + (c.Values[i]-lo)*f
 }
 
 // ecdfOp applies f edge by edge to two aligned ΔQs.

@@ -421,19 +421,40 @@ func (d DeltaQ) Intangible() float64 { return math.Max(0, 1-d.Tangible()) }
 // F(t) = Σpᵢ for t ≥ dMax. NaN t gives 0.
 func (d DeltaQ) CDF(t float64) float64 {
 	n := len(d.pdf)
-	if n == 0 || !(t > 0) {
+	i, f, where := locate(n, d.width, t)
+	switch where {
+	case beforeStart:
 		return 0
-	}
-	x := t / d.width
-	if x >= float64(n) {
+	case pastEnd:
 		return d.cum[n-1]
 	}
-	i := int(x)
 	base := 0.0
 	if i > 0 {
 		base = d.cum[i-1]
 	}
-	return math.Min(base+d.pdf[i]*(x-float64(i)), d.cum[n-1])
+	return math.Min(base+d.pdf[i]*f, d.cum[n-1])
+}
+
+// Where a delay lies on a grid of bins, for locate.
+const (
+	inBin       = iota
+	beforeStart // t ≤ 0, NaN, or no bins
+	pastEnd     // t ≥ n·w
+)
+
+// locate places delay t on n bins of width w: in bin i = ⌊t/w⌋ at the
+// fraction f = t/w − i of it, or before the first bin, or past the last.
+// The CDF and the ECDF curves read their piecewise-linear values from it.
+func locate(n int, w, t float64) (i int, f float64, where int) {
+	if n == 0 || !(t > 0) {
+		return 0, 0, beforeStart
+	}
+	x := t / w
+	if x >= float64(n) {
+		return 0, 0, pastEnd
+	}
+	i = int(x)
+	return i, x - float64(i), inBin
 }
 
 // CDFEdges writes F((i+1)·w) for i = 0 … N−1, the CDF at the right edge of

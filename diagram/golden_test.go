@@ -30,13 +30,15 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 }
 
-// TestGolden formats and draws every testdata/golden/*.dq and compares with
-// NAME.fmt.golden and NAME.dot.golden. The formatted text must parse to the
-// same diagram and format to itself.
-func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/golden/*.dq")
+// forEachDiagram runs check, as a subtest named after the file, on every
+// file matching pattern (there must be one at least) with its name without
+// .dq, its text and the diagram it parses to; a file that does not parse
+// fails its subtest.
+func forEachDiagram(t *testing.T, pattern string, check func(t *testing.T, file, name string, src []byte, d *Diagram)) {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden inputs: %v", err)
+		t.Fatalf("no diagrams match %s: %v", pattern, err)
 	}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".dq")
@@ -49,57 +51,53 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := Format(d)
-			checkGolden(t, strings.TrimSuffix(file, ".dq")+".fmt.golden", out)
-			var dot bytes.Buffer
-			if err := WriteDOT(&dot, d); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, strings.TrimSuffix(file, ".dq")+".dot.golden", dot.Bytes())
-
-			d2, err := Parse(name+".dq", out)
-			if err != nil {
-				t.Fatalf("formatted text does not parse: %v", err)
-			}
-			if !equalDiagrams(d, d2) {
-				t.Error("formatted text parses to a different diagram")
-			}
-			if again := Format(d2); !bytes.Equal(again, out) {
-				t.Errorf("Format is not idempotent:\n%s\nthen\n%s", out, again)
-			}
+			check(t, file, name, src, d)
 		})
 	}
+}
+
+// dotOf returns the DOT drawing of d.
+func dotOf(t *testing.T, d *Diagram) []byte {
+	t.Helper()
+	var dot bytes.Buffer
+	if err := WriteDOT(&dot, d); err != nil {
+		t.Fatal(err)
+	}
+	return dot.Bytes()
+}
+
+// TestGolden formats and draws every testdata/golden/*.dq and compares with
+// NAME.fmt.golden and NAME.dot.golden. The formatted text must parse to the
+// same diagram and format to itself.
+func TestGolden(t *testing.T) {
+	forEachDiagram(t, "testdata/golden/*.dq", func(t *testing.T, file, name string, _ []byte, d *Diagram) {
+		out := Format(d)
+		checkGolden(t, strings.TrimSuffix(file, ".dq")+".fmt.golden", out)
+		checkGolden(t, strings.TrimSuffix(file, ".dq")+".dot.golden", dotOf(t, d))
+
+		d2, err := Parse(name+".dq", out)
+		if err != nil {
+			t.Fatalf("formatted text does not parse: %v", err)
+		}
+		if !equalDiagrams(d, d2) {
+			t.Error("formatted text parses to a different diagram")
+		}
+		if again := Format(d2); !bytes.Equal(again, out) {
+			t.Errorf("Format is not idempotent:\n%s\nthen\n%s", out, again)
+		}
+	})
 }
 
 // TestExamples checks the thesis examples shipped in the repository's
 // testdata: they are valid, already in canonical form, and draw as their
 // golden DOT.
 func TestExamples(t *testing.T) {
-	files, err := filepath.Glob("../testdata/*.dq")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no examples: %v", err)
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".dq")
-		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := Parse(name+".dq", src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out := Format(d); !bytes.Equal(out, src) {
-				t.Errorf("%s is not in canonical form; deltaq fmt gives:\n%s", file, out)
-			}
-			var dot bytes.Buffer
-			if err := WriteDOT(&dot, d); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join("testdata", "golden", "example_"+name+".dot.golden"), dot.Bytes())
-		})
-	}
+	forEachDiagram(t, "../testdata/*.dq", func(t *testing.T, file, name string, src []byte, d *Diagram) {
+		if out := Format(d); !bytes.Equal(out, src) {
+			t.Errorf("%s is not in canonical form; deltaq fmt gives:\n%s", file, out)
+		}
+		checkGolden(t, filepath.Join("testdata", "golden", "example_"+name+".dot.golden"), dotOf(t, d))
+	})
 }
 
 // TestDOTRenders runs Graphviz on every golden DOT file when it is

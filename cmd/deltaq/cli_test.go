@@ -138,16 +138,12 @@ func TestFmt(t *testing.T) {
 func TestGraph(t *testing.T) {
 	path := filepath.Join(examples, "ftf.dq")
 	status, stdout, stderr := runCmd("graph", path)
-	for _, want := range []string{
-		"digraph \"" + path + "\" {\n",
+	assertContainsAll(t, "graph output", stdout,
+		"digraph \""+path+"\" {\n",
 		"subgraph \"cluster_def_system\"",
 		"label=\"f:ftf (first-to-finish)\"",
 		"[label=\"worker_1\", shape=ellipse]",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("graph output lacks %q:\n%s", want, stdout)
-		}
-	}
+	)
 	if status != exitOK || stderr != "" {
 		t.Errorf("status %d, stderr %q", status, stderr)
 	}

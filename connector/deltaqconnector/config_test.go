@@ -1,8 +1,6 @@
 package deltaqconnector
 
 import (
-	"github.com/deltaq-otel/deltaq/internal/configtest"
-
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/configtest"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 )
@@ -23,11 +22,11 @@ func section(t *testing.T, name string) *confmap.Conf {
 	return configtest.Section(t, metadata.Type, name)
 }
 
+// loadConfig returns the section deltaq[/name] of testdata/config.yaml
+// decoded over the defaults.
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, section(t, name).Unmarshal(cfg))
-	return cfg
+	return configtest.LoadDefault[*Config](t, metadata.Type, createDefaultConfig, name)
 }
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -46,31 +45,19 @@ func TestLoadValidConfig(t *testing.T) {
 		want := createDefaultConfig().(*Config)
 		want.Interval, want.Lag, want.History, want.MaxProbes = 2*time.Second, 3*time.Second, 20, 70
 		want.ProbeIdleTimeout, want.MaxRequestBytes, want.CDFPoints = 2*time.Minute, 2<<20, 20
-		want.Quantiles = []float64{0.5, 0.99}
 		want.DiagramFile = "testdata/job.dq"
-		want.Probes = map[string]analysis.ProbeConfig{"checkout": {
-			DMax: 2 * time.Second, Bins: 200,
-			QTA: analysis.QTA{
-				Points:     []analysis.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}},
-				MaxFailure: 0.05,
-			},
-			Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
-		}}
-		want.RearmWindows = 3
-		want.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
+		observertest.SetFull(&want.Config.Config,
+			analysis.QTAPoint{Delay: 150 * time.Millisecond, P: 0.25},
+			analysis.QTAPoint{Delay: 250 * time.Millisecond, P: 0.5})
 		assert.Equal(t, want, cfg)
 		// The diagram file is parsed: its outcomes are referenced probes.
-		e, err := analysis.New(cfg.Config.Config, time.Now())
-		require.NoError(t, err)
-		assert.Equal(t, []string{"checkout", "worker_1", "worker_2"}, e.ReferencedProbes())
+		assert.Equal(t, []string{"checkout", "worker_1", "worker_2"}, observertest.ReferencedProbes(t, cfg.Config.Config))
 	})
 	t.Run("inline_diagram", func(t *testing.T) {
 		cfg := loadConfig(t, "inline_diagram")
 		require.NoError(t, confmap.Validate(cfg))
 		assert.False(t, cfg.Snapshot.Enabled)
-		e, err := analysis.New(cfg.Config.Config, time.Now())
-		require.NoError(t, err)
-		assert.Equal(t, []string{"a", "b"}, e.ReferencedProbes(), "the inline diagram is parsed")
+		assert.Equal(t, []string{"a", "b"}, observertest.ReferencedProbes(t, cfg.Config.Config), "the inline diagram is parsed")
 	})
 }
 

@@ -18,19 +18,17 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
-// t0 is a window boundary (windows are aligned on the Unix epoch).
-var t0 = time.Unix(1_700_000_000, 0).UTC()
-
-func at(d time.Duration) time.Time { return t0.Add(d) }
+// at: times after a window boundary.
+var at = observertest.At
 
 // traces holds n instances of probe "p" (dMax 20 ms, 20 bins) ending at
 // end, 3 ms long, of the given outcome.
@@ -213,14 +211,8 @@ func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 	clk.Tick(at(3 * time.Second)) // closes [1s, 2s), refused at once
 	p.shutdown(t)                 // flushes [2s, 3s) and [3s, 4s), refused
 
-	got, err := tel.GetMetric("otelcol_deltaq_connector_output_dropped")
-	require.NoError(t, err)
-	sum, ok := got.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "output_dropped is %T", got.Data)
-	require.Len(t, sum.DataPoints, 1)
-	v, _ := sum.DataPoints[0].Attributes.Value("signal")
-	assert.Equal(t, "metrics", v.AsString())
-	assert.Equal(t, int64(4), sum.DataPoints[0].Value, "four windows, each refused and counted")
+	assert.Equal(t, map[string]int64{"signal=metrics": 4}, telemetrytest.Sum(t, tel, "otelcol_deltaq_connector_output_dropped"),
+		"four windows, each refused and counted")
 }
 
 // TestOneAnalysisPerComponentID: the connectors of an ID share one

@@ -1,8 +1,6 @@
 package deltaqexporter
 
 import (
-	"github.com/deltaq-otel/deltaq/internal/configtest"
-
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +15,16 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/configtest"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 )
 
+// loadConfig returns the section deltaq[/name] of testdata/config.yaml
+// decoded over the defaults.
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	configtest.Load(t, metadata.Type, name, cfg)
-	return cfg
+	return configtest.LoadDefault[*Config](t, metadata.Type, createDefaultConfig, name)
 }
 
 func TestDefaultConfig(t *testing.T) {
@@ -65,25 +64,16 @@ func TestLoadValidConfig(t *testing.T) {
 		want.MaxProbes = 50
 		want.ProbeIdleTimeout = time.Minute
 		want.MaxRequestBytes = 1 << 20
-		want.Quantiles = []float64{0.5, 0.99}
 		want.CDFPoints = 20
 		want.DiagramFile = "testdata/checkout.dq"
-		want.Probes = map[string]analysis.ProbeConfig{"checkout": {
-			DMax: 2 * time.Second, Bins: 200,
-			QTA: analysis.QTA{
-				Points:     []analysis.QTAPoint{{Delay: 150 * time.Millisecond, P: 0.25}, {Delay: 250 * time.Millisecond, P: 0.5}, {Delay: 350 * time.Millisecond, P: 0.75}},
-				MaxFailure: 0.05,
-			},
-			Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
-		}}
-		want.RearmWindows = 3
-		want.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
+		observertest.SetFull(&want.Config.Config,
+			analysis.QTAPoint{Delay: 150 * time.Millisecond, P: 0.25},
+			analysis.QTAPoint{Delay: 250 * time.Millisecond, P: 0.5},
+			analysis.QTAPoint{Delay: 350 * time.Millisecond, P: 0.75})
 		assert.Equal(t, want, cfg)
 
 		// The diagram file is parsed: its outcomes are referenced probes.
-		e, err := analysis.New(cfg.Config.Config, time.Now())
-		require.NoError(t, err)
-		assert.Equal(t, []string{"auth", "checkout", "stock_a", "stock_b"}, e.ReferencedProbes())
+		assert.Equal(t, []string{"auth", "checkout", "stock_a", "stock_b"}, observertest.ReferencedProbes(t, cfg.Config.Config))
 	})
 	t.Run("http", func(t *testing.T) {
 		cfg := loadConfig(t, "http")

@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc"
 
 	"github.com/deltaq-otel/deltaq/analysis"
@@ -31,6 +30,7 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -67,10 +67,8 @@ var (
 	allEvents  = []string{outcome.EventSnapshot, outcome.EventTrigger}
 )
 
-// t0 is a window boundary (windows are aligned on the Unix epoch).
-var t0 = time.Unix(1_700_000_000, 0).UTC()
-
-func at(d time.Duration) time.Time { return t0.Add(d) }
+// at: times after a window boundary.
+var at = observertest.At
 
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
@@ -263,18 +261,10 @@ func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
 		t.Fatal("ConsumeTraces or the window timer blocked on an unreachable endpoint")
 	}
 
-	got, err := tel.GetMetric("otelcol_deltaq_exporter_output_dropped")
-	require.NoError(t, err, "no window was dropped although the queue holds 2 and the endpoint is down")
-	sum, ok := got.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "output_dropped is %T", got.Data)
-	var metricsDropped int64
-	for _, dp := range sum.DataPoints {
-		if v, _ := dp.Attributes.Value("signal"); v.AsString() == "metrics" {
-			metricsDropped = dp.Value
-		}
-	}
+	dropped := telemetrytest.Sum(t, tel, "otelcol_deltaq_exporter_output_dropped")
+	require.NotEmpty(t, dropped, "no window was dropped although the queue holds 2 and the endpoint is down")
 	// 20 windows, one in the sender, two in the queue: at least 17 dropped.
-	assert.GreaterOrEqual(t, metricsDropped, int64(17), "metrics batches dropped and counted")
+	assert.GreaterOrEqual(t, dropped["signal=metrics"], int64(17), "metrics batches dropped and counted")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -303,13 +293,9 @@ func fingerprint(md pmetric.Metrics) (n int, sum uint64) {
 		sum += h.Sum64()
 		n++
 	}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			for _, m := range sm.Metrics().All() {
 				switch m.Type() {
 				case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
 					var dps pmetric.NumberDataPointSlice

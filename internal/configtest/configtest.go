@@ -39,3 +39,16 @@ func Load(t testing.TB, typ component.Type, name string, cfg component.Config) {
 		t.Fatal(err)
 	}
 }
+
+// LoadDefault returns the section typ[/name] decoded into a fresh default
+// configuration of the component, as create (its factory's
+// CreateDefaultConfig) returns it; C is the configuration's pointer type.
+func LoadDefault[C component.Config](t testing.TB, typ component.Type, create func() component.Config, name string) C {
+	t.Helper()
+	cfg, ok := create().(C)
+	if !ok {
+		t.Fatalf("the default configuration is %T, not %T", create(), cfg)
+	}
+	Load(t, typ, name, cfg)
+	return cfg
+}

@@ -13,10 +13,8 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 )
 
-// t0 is a window boundary (windows are aligned on the Unix epoch).
-var t0 = time.Unix(1_700_000_000, 0).UTC()
-
-func at(d time.Duration) time.Time { return t0.Add(d) }
+// t0 and at: a window boundary and the times after it.
+var t0, at = observertest.T0, observertest.At
 
 // span describes one outcome-instance span as the processor writes it.
 type span struct {

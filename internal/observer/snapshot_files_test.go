@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // testSnapshot is snapshot id at t0 + id seconds.
@@ -189,10 +189,5 @@ func TestSnapshotFilesRemovedTelemetry(t *testing.T) {
 	goldenWindows(h)
 
 	assert.Equal(t, []string{"deltaq-snapshot-1-20231114T221322.000000000Z.json"}, dirNames(t, cfg.Snapshot.Directory))
-	got, err := h.tel.GetMetric("otelcol_deltaq_exporter_snapshot_files_removed")
-	require.NoError(t, err)
-	sum, ok := got.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "snapshot_files_removed is %T", got.Data)
-	require.Len(t, sum.DataPoints, 1)
-	assert.Equal(t, int64(2), sum.DataPoints[0].Value)
+	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Sum(t, h.tel, "otelcol_deltaq_exporter_snapshot_files_removed"))
 }

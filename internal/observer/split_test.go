@@ -11,10 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // TestVarintLen checks the varint lengths at their boundaries (protobuf
@@ -116,22 +116,18 @@ func flatMetrics(t *testing.T, mds ...pmetric.Metrics) []string {
 	var out []string
 	var jm pmetric.JSONMarshaler
 	for _, md := range mds {
-		rms := md.ResourceMetrics()
-		for i := 0; i < rms.Len(); i++ {
-			sms := rms.At(i).ScopeMetrics()
-			for j := 0; j < sms.Len(); j++ {
-				ms := sms.At(j).Metrics()
-				for k := 0; k < ms.Len(); k++ {
-					m := ms.At(k)
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
 					for p := range dataPointCount(m) {
 						one := pmetric.NewMetrics()
-						rm := one.ResourceMetrics().AppendEmpty()
-						rms.At(i).Resource().CopyTo(rm.Resource())
-						rm.SetSchemaUrl(rms.At(i).SchemaUrl())
-						sm := rm.ScopeMetrics().AppendEmpty()
-						sms.At(j).Scope().CopyTo(sm.Scope())
-						sm.SetSchemaUrl(sms.At(j).SchemaUrl())
-						c := sm.Metrics().AppendEmpty()
+						orm := one.ResourceMetrics().AppendEmpty()
+						rm.Resource().CopyTo(orm.Resource())
+						orm.SetSchemaUrl(rm.SchemaUrl())
+						osm := orm.ScopeMetrics().AppendEmpty()
+						sm.Scope().CopyTo(osm.Scope())
+						osm.SetSchemaUrl(sm.SchemaUrl())
+						c := osm.Metrics().AppendEmpty()
 						m.CopyTo(c)
 						idx := 0
 						keep := func() bool { idx++; return idx-1 != p }
@@ -350,14 +346,7 @@ func TestOversizedPointsAreCounted(t *testing.T) {
 	assert.Equal(t, 3, names[outcome.MetricOutcomes])
 	assert.Equal(t, 32, observedCurve, "the observed curve at the default 32 points")
 
-	got, err := h.tel.GetMetric("otelcol_deltaq_exporter_output_oversized")
-	require.NoError(t, err)
-	sum, ok := got.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "output_oversized is %T", got.Data)
-	require.Len(t, sum.DataPoints, 1)
-	v, _ := sum.DataPoints[0].Attributes.Value("signal")
-	assert.Equal(t, "metrics", v.AsString())
-	assert.Equal(t, int64(1), sum.DataPoints[0].Value)
+	assert.Equal(t, map[string]int64{"signal=metrics": 1}, telemetrytest.Sum(t, h.tel, "otelcol_deltaq_exporter_output_oversized"))
 }
 
 // BenchmarkSplit measures cutting one window of 100 probes × 1000 bins with

@@ -3,6 +3,7 @@ package observer
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,14 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // Delays such as 10.5 ms sit inside a 1 ms bin, so the expected bucket does
@@ -38,22 +38,11 @@ func registerProcessor(t *testing.T, probes map[string]outcome.Layout) {
 // whose attributes include attr (key=value), or of all points for "".
 func counter(t *testing.T, h *harness, name, attr string) int64 {
 	t.Helper()
-	m, err := h.tel.GetMetric("otelcol_" + name)
-	if err != nil {
-		return 0
-	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is not an int64 sum", name)
 	var n int64
-	for _, dp := range sum.DataPoints {
-		if attr != "" {
-			k, v, _ := strings.Cut(attr, "=")
-			got, ok := dp.Attributes.Value(attribute.Key(k))
-			if !ok || got.AsString() != v {
-				continue
-			}
+	for attrs, v := range telemetrytest.Sum(t, h.tel, "otelcol_"+name) {
+		if attr == "" || slices.Contains(strings.Split(attrs, ","), attr) {
+			n += v
 		}
-		n += dp.Value
 	}
 	return n
 }

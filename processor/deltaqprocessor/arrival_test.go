@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -41,7 +42,7 @@ func TestStartEventAfterSpanIsNotTracked(t *testing.T) {
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
 	assert.Empty(t, h.lsink.AllLogs(), "the start event is consumed")
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"), "and not tracked")
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"), "and not tracked")
 	// A repeated start event (an export retried) is recognised as well.
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
 
@@ -50,11 +51,11 @@ func TestStartEventAfterSpanIsNotTracked(t *testing.T) {
 	require.Len(t, spans, 1, "no synthetic timeout span")
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
 	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"), "counted once")
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"), "counted once")
 	assert.Equal(t, map[string]int64{"probe=checkout": 2},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_malformed"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
 }
 
 // TestSpanEndingTrackedInstanceIsNotRemembered: a span whose start event came
@@ -70,7 +71,7 @@ func TestSpanEndingTrackedInstanceIsNotRemembered(t *testing.T) {
 	h.clock.tick(base.Add(time.Second))
 	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 2, start: base, duration: 2 * time.Second}))
 	assert.Zero(t, h.endedLen())
-	assert.Equal(t, map[string]int64{"probe=checkout": 1}, metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans"))
+	assert.Equal(t, map[string]int64{"probe=checkout": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"))
 }
 
 // TestEndedWindowForgets: an ended span is remembered for ended_window after
@@ -91,8 +92,8 @@ func TestEndedWindowForgets(t *testing.T) {
 
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
 	assert.Equal(t, map[string]int64{"state=started": 1, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
 }
 
 // TestMaxEndedBoundsMemory: max_ended 4 keeps two generations of 2 spans;
@@ -109,7 +110,7 @@ func TestMaxEndedBoundsMemory(t *testing.T) {
 	}
 	h.consumeTraces(tracesOf(specs...))
 	require.Equal(t, 3, h.endedLen(), "spans 1 and 2 forgotten when span 5 arrived")
-	assert.Equal(t, map[string]int64{"": 2}, metricPoints(t, h.tel, "otelcol_processor_deltaq_ended_evictions"))
+	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_ended_evictions"))
 
 	var events []startEvent
 	for id := byte(1); id <= 5; id++ {
@@ -117,9 +118,9 @@ func TestMaxEndedBoundsMemory(t *testing.T) {
 	}
 	h.consumeLogs(logsOf(events...))
 	assert.Equal(t, map[string]int64{"probe=checkout": 3},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
 	assert.Equal(t, map[string]int64{"state=started": 2, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 
 	// 90 more spans: the memory stays within the bound, and every second
 	// span from the second on forgets a generation of 2.
@@ -127,7 +128,7 @@ func TestMaxEndedBoundsMemory(t *testing.T) {
 		h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: id, duration: time.Millisecond}))
 		require.LessOrEqual(t, h.endedLen(), 4)
 	}
-	assert.Equal(t, map[string]int64{"": 2 + 90}, metricPoints(t, h.tel, "otelcol_processor_deltaq_ended_evictions"))
+	assert.Equal(t, map[string]int64{"": 2 + 90}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_ended_evictions"))
 }
 
 // TestTracesOnlyRemembersNothing: a processor in a traces pipeline alone
@@ -170,21 +171,7 @@ func TestConcurrentSpansAndStartEvents(t *testing.T) {
 	cfg.EndedWindow = time.Hour
 	h := newHarness(t, cfg)
 
-	done := make(chan struct{})
-	ticks := make(chan struct{})
-	go func() {
-		defer close(ticks)
-		at := base
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			at = at.Add(time.Millisecond)
-			h.clock.tick(at)
-		}
-	}()
+	stopTicking := h.tickEveryMillisecond()
 	var wg sync.WaitGroup
 	for w := range workers {
 		for _, spansFirst := range []bool{true, false} {
@@ -206,23 +193,22 @@ func TestConcurrentSpansAndStartEvents(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	close(done)
-	<-ticks
+	stopTicking()
 	h.clock.tick(base.Add(time.Minute)) // every deadline has passed
 
 	total := int64(workers * perWorker)
-	inst := metricPoints(t, h.tel, "otelcol_processor_deltaq_instances")
+	inst := telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances")
 	success, timeout := inst["outcome=success,probe=job"], inst["outcome=timeout,probe=job"]
-	late := metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans")["probe=job"]
-	afterEnd := metricPoints(t, h.tel, "otelcol_processor_deltaq_start_after_end")["probe=job"]
+	late := telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans")["probe=job"]
+	afterEnd := telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end")["probe=job"]
 	assert.Equal(t, total, success+timeout, "each instance counted once")
 	assert.Equal(t, timeout, late, "every timeout was a started instance whose span came late")
-	assert.Equal(t, timeout, metricPoints(t, h.tel, "otelcol_processor_deltaq_start_timeouts")["probe=job"])
+	assert.Equal(t, timeout, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts")["probe=job"])
 	assert.LessOrEqual(t, afterEnd, success)
 	assert.Equal(t, int(afterEnd), h.endedLen(), "exactly the spans that came first are remembered")
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
-	assert.Zero(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_ended_evictions")[""])
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+	assert.Zero(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_ended_evictions")[""])
 	t.Logf("success %d (span first %d), timeout %d", success, afterEnd, timeout)
 }
 
@@ -249,16 +235,16 @@ func TestTimeoutGraceDelaysReport(t *testing.T) {
 	assert.Equal(t, start.Add(dMax), spans[0].EndTimestamp().AsTime(), "the synthetic span ends at start + dMax")
 	assert.Equal(t, true, attrsOf(spans[0])[outcome.AttrSynthetic])
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 
 	// The late window counts from the report: forgotten at due + late_window.
 	due := start.Add(dMax + grace)
 	h.clock.tick(due.Add(defaultLateWindow - time.Nanosecond))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 	h.clock.tick(due.Add(defaultLateWindow))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 }
 
 // TestSpanWithinGraceCountsNormally: a span that reaches the processor after
@@ -292,8 +278,8 @@ func TestSpanWithinGraceCountsNormally(t *testing.T) {
 	assert.Equal(t, map[string]int64{
 		"outcome=success,probe=checkout": 1,
 		"outcome=timeout,probe=checkout": 2,
-	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+	}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 	assert.Equal(t, map[string]int64{"probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"))
 }

@@ -1,8 +1,6 @@
 package deltaqprocessor
 
 import (
-	"github.com/deltaq-otel/deltaq/internal/configtest"
-
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +9,25 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/deltaq-otel/deltaq/internal/configtest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
 func ptr[T any](v T) *T { return &v }
 
+// loadConfig returns the section deltaq[/name] of testdata/config.yaml
+// decoded over the defaults.
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	configtest.Load(t, metadata.Type, name, cfg)
-	return cfg
+	return configtest.LoadDefault[*Config](t, metadata.Type, createDefaultConfig, name)
+}
+
+// TestDefaultConfig: the defaults are those of the README's configuration
+// table, and every other option is zero. A section that sets only probes
+// loads to them with its probes (testConfig, in TestLoadValidConfig).
+func TestDefaultConfig(t *testing.T) {
+	assert.Equal(t, &Config{MaxInFlight: 100_000, TimerResolution: 10 * time.Millisecond, LateWindow: time.Minute, MaxEnded: 100_000, EndedWindow: 30 * time.Second},
+		createDefaultConfig())
 }
 
 func TestLoadValidConfig(t *testing.T) {
@@ -30,14 +37,7 @@ func TestLoadValidConfig(t *testing.T) {
 	}{
 		{
 			name: "",
-			want: &Config{
-				MaxInFlight:     defaultMaxInFlight,
-				TimerResolution: defaultTimerResolution,
-				LateWindow:      defaultLateWindow,
-				MaxEnded:        defaultMaxEnded,
-				EndedWindow:     defaultEndedWindow,
-				Probes:          []ProbeConfig{{Name: "checkout", DMax: 50 * time.Millisecond, Bins: 50}},
-			},
+			want: testConfig(ProbeConfig{Name: "checkout", DMax: 50 * time.Millisecond, Bins: 50}),
 		},
 		{
 			name: "full",
@@ -79,17 +79,10 @@ func TestLoadValidConfig(t *testing.T) {
 		},
 		{
 			name: "exponent",
-			want: &Config{
-				MaxInFlight:     defaultMaxInFlight,
-				TimerResolution: defaultTimerResolution,
-				LateWindow:      defaultLateWindow,
-				MaxEnded:        defaultMaxEnded,
-				EndedWindow:     defaultEndedWindow,
-				Probes: []ProbeConfig{
-					{Name: "fine", Exponent: ptr(-10), Bins: 1},
-					{Name: "coarse", Exponent: ptr(10), Bins: 1000},
-				},
-			},
+			want: testConfig(
+				ProbeConfig{Name: "fine", Exponent: ptr(-10), Bins: 1},
+				ProbeConfig{Name: "coarse", Exponent: ptr(10), Bins: 1000},
+			),
 		},
 	}
 	for _, tt := range tests {

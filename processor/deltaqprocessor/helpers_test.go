@@ -120,6 +120,19 @@ func (h *harness) consumeLogs(ld plog.Logs) {
 	require.NoError(h.t, h.logs.ConsumeLogs(context.Background(), ld))
 }
 
+// passOne sends spec alone, as instance i+1 lasting a millisecond, and
+// returns the one span the processor passed on: a table-driven test's case i.
+func (h *harness) passOne(i int, spec spanSpec) ptrace.Span {
+	h.t.Helper()
+	spec.id = byte(i + 1)
+	spec.duration = time.Millisecond
+	h.tsink.Reset()
+	h.consumeTraces(tracesOf(spec))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(h.t, spans, 1)
+	return spans[0]
+}
+
 // spanSpec describes a test span.
 type spanSpec struct {
 	name     string
@@ -229,4 +242,29 @@ func testConfig(probes ...ProbeConfig) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Probes = probes
 	return cfg
+}
+
+// tickEveryMillisecond advances the fake clock from base by a millisecond a
+// tick, in a goroutine, until the returned stop is called; stop returns once
+// the last tick has been handled, so that the test may tick again.
+func (h *harness) tickEveryMillisecond() (stop func()) {
+	done := make(chan struct{})
+	ticks := make(chan struct{})
+	go func() {
+		defer close(ticks)
+		at := base
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			at = at.Add(time.Millisecond)
+			h.clock.tick(at)
+		}
+	}()
+	return func() {
+		close(done)
+		<-ticks
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // wideIDs returns trace and span ids for instance n of a large test.
@@ -77,21 +78,7 @@ func TestConcurrentTracesAndLogs(t *testing.T) {
 	h := newHarness(t, cfg)
 
 	var wg sync.WaitGroup
-	done := make(chan struct{})
-	ticks := make(chan struct{})
-	go func() {
-		defer close(ticks)
-		at := base
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			at = at.Add(time.Millisecond)
-			h.clock.tick(at)
-		}
-	}()
+	stopTicking := h.tickEveryMillisecond()
 	spansSent := 0
 	for w := range workers {
 		spansSent += perWorker / 2
@@ -116,18 +103,17 @@ func TestConcurrentTracesAndLogs(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(done)
-	<-ticks
+	stopTicking()
 	h.clock.tick(base.Add(time.Minute)) // every deadline has passed
 
 	total := int64(workers * perWorker)
-	inst := metricPoints(t, h.tel, "otelcol_processor_deltaq_instances")
-	late := metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans")["probe=job"]
+	inst := telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances")
+	late := telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans")["probe=job"]
 	success := inst["outcome=success,probe=job"]
 	timeout := inst["outcome=timeout,probe=job"]
 	assert.Equal(t, total, success+timeout, "each instance counted once")
 	assert.Equal(t, int64(spansSent), success+late, "each span is a success or late")
-	assert.Equal(t, timeout, metricPoints(t, h.tel, "otelcol_processor_deltaq_start_timeouts")["probe=job"])
+	assert.Equal(t, timeout, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts")["probe=job"])
 
 	var synthetic, mapped int64
 	spans, _ := allSpans(h.tsink.AllTraces())
@@ -143,7 +129,7 @@ func TestConcurrentTracesAndLogs(t *testing.T) {
 	assert.Equal(t, timeout, synthetic)
 	assert.Equal(t, int64(spansSent)+rxSent, mapped, "every span passed through")
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": total - success - late},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 	t.Logf("success %d, timeout %d (late spans %d)", success, timeout, late)
 }
 
@@ -170,7 +156,7 @@ func TestFloodOfStartEventsStaysBounded(t *testing.T) {
 	send(0)
 	require.Equal(t, bound, h.p.table.Len())
 	assert.Equal(t, map[string]int64{"state=started": flood - bound},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_evictions"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_evictions"))
 
 	// The survivors are the newest instances; let them time out, so that the
 	// next flood evicts timed-out instances first.
@@ -195,9 +181,9 @@ func TestFloodOfStartEventsStaysBounded(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	require.Equal(t, bound, h.p.table.Len())
 	assert.Equal(t, map[string]int64{"state=started": 2*flood - 2*bound, "state=timed_out": bound},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_evictions"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_evictions"))
 	assert.Equal(t, map[string]int64{"state=started": bound, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 	// 100,000 tracked instances would take well over 10 MB; allow 1 MB of
 	// noise for a table that must not grow at all.
 	growth := int64(after.HeapInuse) - int64(before.HeapInuse)

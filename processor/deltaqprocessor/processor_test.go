@@ -3,8 +3,6 @@ package deltaqprocessor
 import (
 	"context"
 	"errors"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,42 +15,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
-
-// metricPoints returns the data points of an int64 sum or gauge of the
-// component's telemetry, keyed by their attributes as "k=v,k=v" (sorted).
-func metricPoints(t *testing.T, tel *componenttest.Telemetry, name string) map[string]int64 {
-	t.Helper()
-	m, err := tel.GetMetric(name)
-	if err != nil {
-		return map[string]int64{}
-	}
-	var dps []metricdata.DataPoint[int64]
-	switch d := m.Data.(type) {
-	case metricdata.Sum[int64]:
-		dps = d.DataPoints
-	case metricdata.Gauge[int64]:
-		dps = d.DataPoints
-	default:
-		t.Fatalf("metric %s has data %T", name, m.Data)
-	}
-	out := make(map[string]int64, len(dps))
-	for _, dp := range dps {
-		var kv []string
-		for _, a := range dp.Attributes.ToSlice() {
-			kv = append(kv, string(a.Key)+"="+a.Value.String())
-		}
-		sort.Strings(kv)
-		out[strings.Join(kv, ",")] = dp.Value
-	}
-	return out
-}
 
 // spanJSON renders a span as OTLP JSON, so that a nil and an empty
 // attribute list compare equal.
@@ -125,7 +94,7 @@ func TestSpansMapToOutcomes(t *testing.T) {
 		"outcome=success,probe=checkout": 2,
 		"outcome=timeout,probe=checkout": 2,
 		"outcome=failure,probe=checkout": 1,
-	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+	}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
 
 // TestLayoutOnFirstSpanOfEachProbePerBatch: in every batch, the first
@@ -273,13 +242,8 @@ func TestMatchConditions(t *testing.T) {
 		{spanSpec{name: "GET /api/"}, ""},
 	}
 	for i, tt := range tests {
-		tt.span.id = byte(i + 1)
-		tt.span.duration = time.Millisecond
-		h.tsink.Reset()
-		h.consumeTraces(tracesOf(tt.span))
-		spans, _ := allSpans(h.tsink.AllTraces())
-		require.Len(t, spans, 1)
-		v, found := spans[0].Attributes().Get(outcome.AttrProbe)
+		span := h.passOne(i, tt.span)
+		v, found := span.Attributes().Get(outcome.AttrProbe)
 		if tt.want == "" {
 			if found {
 				t.Errorf("case %d (%s): matched %s, want no match", i, tt.span.name, v.AsString())
@@ -328,15 +292,10 @@ func TestFailureRules(t *testing.T) {
 		{spanSpec{name: "inherit", status: ptrace.StatusCodeError}, outcome.Failure},
 	}
 	for i, tt := range tests {
-		tt.span.id = byte(i + 1)
-		tt.span.duration = time.Millisecond
-		h.tsink.Reset()
-		h.consumeTraces(tracesOf(tt.span))
-		spans, _ := allSpans(h.tsink.AllTraces())
-		require.Len(t, spans, 1)
+		span := h.passOne(i, tt.span)
 		// A success carries no deltaq.outcome.
 		got := outcome.Success
-		if v, ok := spans[0].Attributes().Get(outcome.AttrOutcome); ok {
+		if v, ok := span.Attributes().Get(outcome.AttrOutcome); ok {
 			got = v.Str()
 			assert.NotEqual(t, outcome.Success, got, "case %d: an explicit success", i)
 		}
@@ -389,11 +348,11 @@ func TestTimeoutFiresWithinOneTick(t *testing.T) {
 	assert.Equal(t, 1, h.tsink.SpanCount())
 
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 	assert.Equal(t, map[string]int64{"probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 }
 
 func TestSyntheticSpanTakesSpanNameFromStartEvent(t *testing.T) {
@@ -423,9 +382,9 @@ func TestSpanInTimeEndsInstance(t *testing.T) {
 	require.Len(t, spans, 1, "no synthetic span for an instance that ended")
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
 	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 }
 
 // TestSpanAfterDeadlineBeforeTick: the span arrives after start + dMax but
@@ -440,7 +399,7 @@ func TestSpanAfterDeadlineBeforeTick(t *testing.T) {
 	require.Len(t, spans, 1)
 	assert.Equal(t, outcome.Timeout, attrsOf(spans[0])[outcome.AttrOutcome])
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
 
 func TestLateSpanIsMarkedAndNotCounted(t *testing.T) {
@@ -466,9 +425,9 @@ func TestLateSpanIsMarkedAndNotCounted(t *testing.T) {
 	assert.Equal(t, "other", spans[0].Name(), "the late span keeps its trace data")
 
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"), "counted once, by the timer")
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"), "counted once, by the timer")
 	assert.Equal(t, map[string]int64{"probe=checkout": 1},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"))
 }
 
 func TestLateWindowForgets(t *testing.T) {
@@ -479,7 +438,7 @@ func TestLateWindowForgets(t *testing.T) {
 	h.clock.tick(base.Add(100 * time.Millisecond))
 	h.clock.tick(base.Add(50*time.Millisecond + time.Second)) // deadline + late window
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 	// A span arriving now is an ordinary instance: the processor no longer
 	// knows its timeout was reported (the late window bounds that memory).
 	h.tsink.Reset()
@@ -531,10 +490,10 @@ func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
 		"reason=invalid_timestamp": 2,
 		"reason=duplicate_start":   1,
 		"reason=unknown_probe":     2,
-	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_malformed"))
+	}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
 	assert.Equal(t, map[string]int64{"state=started": 1, "state=timed_out": 0},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_in_flight"))
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
 
 func TestBatchOfOnlyStartEventsIsNotPassedOn(t *testing.T) {
@@ -557,9 +516,9 @@ func TestSyntheticSpansRefusedAreCounted(t *testing.T) {
 		consumertest.NewErr(errors.New("backend down")))
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base}))
 	h.clock.tick(base.Add(time.Second))
-	assert.Equal(t, map[string]int64{"": 2}, metricPoints(t, h.tel, "otelcol_processor_deltaq_synthetic_dropped"))
+	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_synthetic_dropped"))
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 2},
-		metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
 
 // TestLogsOnly: a processor in no traces pipeline still tracks start events;
@@ -577,7 +536,7 @@ func TestLogsOnly(t *testing.T) {
 	require.NoError(t, lp.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, lp.ConsumeLogs(context.Background(), logsOf(startEvent{probe: "checkout", id: 1, at: base})))
 	clk.tick(base.Add(time.Second))
-	assert.Equal(t, map[string]int64{"": 1}, metricPoints(t, tel, "otelcol_processor_deltaq_synthetic_dropped"))
+	assert.Equal(t, map[string]int64{"": 1}, telemetrytest.Points(t, tel, "otelcol_processor_deltaq_synthetic_dropped"))
 	require.NoError(t, lp.Shutdown(context.Background()))
 }
 

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -76,13 +77,13 @@ func TestForeignContractAttributesAreStripped(t *testing.T) {
 	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[4]))
 	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[5]))
 
-	assert.Equal(t, map[string]int64{"": 5}, metricPoints(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
-	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, metricPoints(t, h.tel, "otelcol_processor_deltaq_malformed"))
+	assert.Equal(t, map[string]int64{"": 5}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
+	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
 	assert.Equal(t, map[string]int64{
 		"outcome=timeout,probe=checkout": 1,
 		"outcome=success,probe=checkout": 3,
-	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_late_spans"))
+	}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"))
 }
 
 // TestMalformedOutcomeAttributeIsRederived: a matched span whose
@@ -100,11 +101,11 @@ func TestMalformedOutcomeAttributeIsRederived(t *testing.T) {
 	require.Len(t, spans, 2)
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 25), attrsOf(spans[1]))
-	assert.Equal(t, map[string]int64{"": 2}, metricPoints(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
+	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
 	assert.Equal(t, map[string]int64{
 		"outcome=success,probe=checkout": 1,
 		"outcome=timeout,probe=checkout": 1,
-	}, metricPoints(t, h.tel, "otelcol_processor_deltaq_instances"))
+	}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
 
 // TestChainedProcessorsRemapSpans: a second deltaq processor in the same
@@ -119,13 +120,13 @@ func TestChainedProcessorsRemapSpans(t *testing.T) {
 	first.clock.tick(base.Add(time.Second)) // instance 1 times out in the first
 
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 2},
-		metricPoints(t, first.tel, "otelcol_processor_deltaq_instances"))
+		telemetrytest.Points(t, first.tel, "otelcol_processor_deltaq_instances"))
 	// The second: span 2 took 1 s, within its dMax of 2 s; the synthetic
 	// span is stripped and not counted.
 	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1},
-		metricPoints(t, second.tel, "otelcol_processor_deltaq_instances"))
-	assert.Equal(t, map[string]int64{"": 2}, metricPoints(t, second.tel, "otelcol_processor_deltaq_foreign_attributes"))
-	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, metricPoints(t, second.tel, "otelcol_processor_deltaq_malformed"))
+		telemetrytest.Points(t, second.tel, "otelcol_processor_deltaq_instances"))
+	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Points(t, second.tel, "otelcol_processor_deltaq_foreign_attributes"))
+	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, telemetrytest.Points(t, second.tel, "otelcol_processor_deltaq_malformed"))
 	spans, _ := allSpans(second.tsink.AllTraces())
 	require.Len(t, spans, 2)
 	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, 2*time.Second, 10), attrsOf(spans[0]))
@@ -305,7 +306,7 @@ func TestInFlightMemoryPerEntry(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	require.Equal(t, entries, h.p.table.Len())
-	assert.Empty(t, metricPoints(t, h.tel, "otelcol_processor_deltaq_evictions"))
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_evictions"))
 	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("heap grew by %.1f MiB for %d in-flight instances: %d B per instance",
 		float64(growth)/(1<<20), entries, growth/entries)
@@ -346,6 +347,6 @@ func TestLongProbeNameIsRefused(t *testing.T) {
 		startEvent{probe: strings.Repeat("q", 1<<20), id: 2, at: base},
 		startEvent{probe: "checkout", id: 3, at: base},
 	))
-	assert.Equal(t, map[string]int64{"reason=unknown_probe": 2}, metricPoints(t, h.tel, "otelcol_processor_deltaq_malformed"))
+	assert.Equal(t, map[string]int64{"reason=unknown_probe": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
 	assert.Equal(t, 1, h.p.table.Len())
 }

@@ -33,3 +33,10 @@ func (c *Clock) Tick(t time.Time) {
 	c.C <- t
 	c.C <- t
 }
+
+// T0 is a window boundary of every interval that divides 100 s (windows are
+// aligned on the Unix epoch), for the tests' clocks to start from.
+var T0 = time.Unix(1_700_000_000, 0).UTC()
+
+// At returns T0 + d.
+func At(d time.Duration) time.Time { return T0.Add(d) }

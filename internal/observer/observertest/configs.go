@@ -1,5 +1,12 @@
 package observertest // import "github.com/deltaq-otel/deltaq/internal/observer/observertest"
 
+import (
+	"testing"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+)
+
 // InvalidConfig is a section of a component's testdata/config.yaml, named
 // deltaq/<Name>, whose analysis options are invalid, and a part of the
 // message that refuses it.
@@ -61,4 +68,32 @@ var UndecodableConfigs = []InvalidConfig{
 	// Decoded, 1e20 would be -9223372036854775808.
 	{"history_huge", `"history": 100000000000000000000 is out of the integer range [-9223372036854775808, 9223372036854775807]`},
 	{"before_fraction", `"snapshot::before": 2.5 is not an integer`},
+}
+
+// SetFull sets on want the analysis options that the section deltaq/full of
+// each component's testdata/config.yaml writes alike: quantiles, the probe
+// "checkout" (dMax 2s over 200 bins, the component's own QTA points qta, a
+// 5% failure bound, every trigger), rearm_windows and the snapshot section.
+// The options the sections write differently are each component test's.
+func SetFull(want *analysis.Config, qta ...analysis.QTAPoint) {
+	want.Quantiles = []float64{0.5, 0.99}
+	want.Probes = map[string]analysis.ProbeConfig{"checkout": {
+		DMax: 2 * time.Second, Bins: 200,
+		QTA:      analysis.QTA{Points: qta, MaxFailure: 0.05},
+		Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
+	}}
+	want.RearmWindows = 3
+	want.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20}
+}
+
+// ReferencedProbes builds the analysis engine of cfg, failing the test when
+// it cannot, and returns the probes it references: with a diagram (inline or
+// from diagram_file), the diagram's outcomes, which shows it was parsed.
+func ReferencedProbes(t testing.TB, cfg analysis.Config) []string {
+	t.Helper()
+	e, err := analysis.New(cfg, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.ReferencedProbes()
 }
