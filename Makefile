@@ -20,6 +20,8 @@ vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it"; exit 1; }
+	@missing=$$(git ls-files '*.go' '*.s' '*.erl' '*.hrl' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' | xargs -r grep -L '^// Code generated'); \
+		if [ -n "$$missing" ]; then echo "no licence header (// Copyright The deltaq-otel Authors / SPDX-License-Identifier: Apache-2.0):"; echo "$$missing"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet .
 

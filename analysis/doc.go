@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package analysis is the ΔQ analysis shared by the deltaq exporter and the
 // deltaq analyze command: one implementation, two front ends. It has no
 // collector types in its API.

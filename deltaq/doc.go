@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deltaq implements the ΔQ ("quality attenuation") algebra of ΔQSD.
 //
 // A ΔQ is an improper random variable over delay (thesis §2.1.2): a

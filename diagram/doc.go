@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package diagram implements the outcome-diagram language of ΔQSD: the
 // textual form of an outcome diagram (thesis sections 2.1.7, 4.3 and 5.3),
 // its validation, a canonical formatter, a Graphviz view, and the evaluation

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dist is the language of assumed delay distributions: the DIST of
 // `deltaq eval --outcome NAME=DIST`, the ΔQ a designer assumes for an outcome
 // before the system exists (design-time ΔQSD).

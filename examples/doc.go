@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package examples holds no code. Its directory carries the configurations users
 // start from (Prometheus alert rules and configuration, Alertmanager configuration,
 // the Grafana dashboard) and its tests check them: the dashboard's structure and

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package examples
 
 import (
@@ -404,7 +407,7 @@ func TestAlertRuleNames(t *testing.T) {
 		checkBalanced(t, alerts[i], expr)
 	}
 	sort.Strings(alerts)
-	want := []string{"DeltaQDivergenceHigh", "DeltaQFailureRatioHigh", "DeltaQNoData", "DeltaQProbeSilent", "DeltaQQTAViolation"}
+	want := []string{"DeltaQDivergenceHigh", "DeltaQFailureRatioHigh", "DeltaQNoData", "DeltaQProbeSilent", "DeltaQQTABreach", "DeltaQQTAViolation"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v, want %v", alerts, want)
 	}

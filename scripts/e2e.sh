@@ -130,8 +130,8 @@ alive() {
 }
 
 # --- Prometheus and Alertmanager -------------------------------------------
-sed -e "s|127.0.0.1:9093|$AM|g" -e "s|127.0.0.1:9090|$PROM|g" \
-  -e "s|rules/deltaq-alerts.yml|$PWD/examples/prometheus/rules/deltaq-alerts.yml|" \
+sed -e "s|127.0.0.1:9093|$AM|g" -e "s|127.0.0.1:9090|$PROM|g" -e "s|127.0.0.1:8888|127.0.0.1:$TELEMETRY|g" \
+  -e "s|^\(  - \)rules/|\1$PWD/examples/prometheus/rules/|" \
   examples/prometheus/prometheus.yml >"$D/prometheus.yml"
 grep -q "$AM" "$D/prometheus.yml" || fail "examples/prometheus/prometheus.yml: no Alertmanager target to point at $AM"
 # Notifications go to a port nobody listens on: the test reads Alertmanager's API.

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // The analyze subcommand: offline ΔQ analysis of recorded traces with the

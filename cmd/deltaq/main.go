@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command deltaq is the command line of the ΔQSD toolkit.
 //
 // Usage:
@@ -12,10 +15,12 @@
 //	graph FILE.dq      print an outcome diagram as Graphviz DOT
 //	eval FILE.dq --outcome NAME=DIST...
 //	                   design-time evaluation with assumed distributions
+//	version            the module version, revision and Go version
 //
 // `deltaq help` lists every command and `deltaq help COMMAND` describes
-// one. Each command lives in its own file and registers itself from an init
-// function (see register), so main stays a dispatcher.
+// one; `deltaq --version` is `deltaq version`. Each command lives in its
+// own file and registers itself from an init function (see register), so
+// main stays a dispatcher.
 //
 // Exit status: 0 on success, 1 when an input is wrong (a .dq file with
 // errors, an outcome without a distribution), 2 on a usage error.
@@ -92,6 +97,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		usage(stdout)
 		return exitOK
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, ok := commands[args[0]]
 	if !ok {

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // The scope subcommand: a terminal ΔQ oscilloscope. It listens for the OTLP

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // What the scope collects from the deltaq exporter's OTLP output: the latest

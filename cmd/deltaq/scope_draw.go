@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // How the scope draws what it collected: one text frame per redraw.

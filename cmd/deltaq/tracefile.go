@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // Reading OTLP JSON trace files one document at a time, so that a file of

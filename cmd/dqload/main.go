@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command dqload measures how many spans per second an OpenTelemetry
 // Collector accepts over OTLP/gRPC.
 //

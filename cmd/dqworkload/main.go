@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command dqworkload runs the synthetic two-worker M/M/1/K system of the
 // thesis's chapter 6.1 in real time and sends its traces to an OpenTelemetry
 // Collector over OTLP/gRPC.

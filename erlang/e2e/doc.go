@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e holds the end-to-end test of the Erlang library dqsd_otel: its
 // M/M/1/K example (erlang/examples/mm1k.escript) exports spans and start
 // events over OTLP/HTTP to the built collector (bin/otelcol-deltaq with

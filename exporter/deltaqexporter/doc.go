@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:generate ../../bin/mdatagen metadata.yaml
 
 // Package deltaqexporter implements the deltaq exporter: it reads the outcome

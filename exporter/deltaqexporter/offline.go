@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package deltaqexporter // import "github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 
 import "github.com/deltaq-otel/deltaq/internal/observer"

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package confcheck finds, in a component's raw configuration, what decoding
 // it into the component's Go configuration would lose without a word, so that
 // the component can refuse it with a message quoting what was written.

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package configtest loads the sections of a component's testdata/config.yaml
 // the way the collector does, for the components' configuration tests.
 package configtest

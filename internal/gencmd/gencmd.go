@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gencmd is the command-line scaffolding the two traffic generators,
 // dqload and dqworkload, share: the process's exit on error, the flags of
 // the connection to the collector (-endpoint, -timeout) and its dialling,

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package observer is the ΔQ observer shared by the deltaq exporter and the
 // deltaq connector: in ΔQSD terms (the thesis, sections 3.5, 3.6, 4.1, 4.2
 // and 4.4) it is the observer that watches the outcome instances the deltaq

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlpjson holds the cross-language check of the OTLP/HTTP JSON that
 // the Erlang library dqsd_otel writes: its test has the library export a
 // fixed set of spans and their "deltaq.span.start" events to a local HTTP

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlprecv serves OTLP/gRPC: it hands the traces, metrics and logs of
 // every export request to functions of the caller and answers with what they
 // return, a success, a partial success or an error. It is the one OTLP

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlptest is a loopback OTLP/gRPC receiver for tests: it keeps a
 // copy of every request it accepts (or, for load tests, only counts them),
 // lets the test choose each answer (success, partial success, error), and

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package outcome holds the contract between the deltaq processor and the
 // deltaq exporter and connector: the span attributes that make a span an
 // outcome instance (docs/design.md, "Outcome instances").

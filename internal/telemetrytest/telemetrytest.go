@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package telemetrytest reads a component's self-telemetry, as recorded by
 // componenttest.Telemetry, for the components' tests: the data points of one
 // int64 metric, keyed by their attributes.

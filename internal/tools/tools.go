@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build tools
 
 // Package tools pins the code generators and the linter the build uses. It is a module of

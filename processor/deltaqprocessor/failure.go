@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package deltaqprocessor
 
 // The failure rule: which spans that ended within dMax are failures, from

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e holds the end-to-end test of the deltaq connector through the
 // built collector (bin/otelcol-deltaq with testdata/collector.yaml, the
 // layout of examples/collector.yaml): the test sends spans of a probe and

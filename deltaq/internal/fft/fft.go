@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fft computes linear convolutions of real sequences with a
 // power-of-two fast Fourier transform tuned for that one job.
 //

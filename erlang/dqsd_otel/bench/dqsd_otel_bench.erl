@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc Overhead of dqsd_otel on the instrumented process, measured as in the
 %% thesis (section 7.2): 25 000 consecutive calls each of start_span ->
 %% end_span, with_span(fun() -> ok end) and start_span -> fail_span, timing

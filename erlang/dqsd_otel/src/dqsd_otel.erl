@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc ΔQSD instrumentation for Erlang, speaking OTLP.
 %%
 %% A span marks one outcome instance: `start_span/1,2' stamps the start,

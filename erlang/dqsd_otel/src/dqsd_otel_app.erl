@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc The dqsd_otel application: checks the configuration and starts the
 %% supervision tree.
 -module(dqsd_otel_app).

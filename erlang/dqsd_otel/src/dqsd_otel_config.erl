@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc Configuration of dqsd_otel, read from the application environment
 %% when the application starts.
 %%

@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc The exporter: drains the queue in batches and posts them as
 %% OTLP/HTTP JSON with `httpc'.
 %%

@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% Internal definitions shared by the dqsd_otel modules. Not part of the API:
 %% callers treat a span context as opaque.
 

@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc OTLP/HTTP JSON encoding of spans and start events.
 %%
 %% Written by hand because OTP 25 has no JSON module. It follows the OTLP

@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc Top supervisor of dqsd_otel. It owns the queue (an ETS table and its
 %% counters), so that the queue and what is in it outlive a restart of the
 %% exporter, and supervises the exporter and its watchdog.

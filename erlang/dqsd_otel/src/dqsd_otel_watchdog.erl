@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc The exporter's watchdog: starts the exporter again, after a backoff,
 %% whenever it stops, however often that happens.
 %%

@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% Tests of the OTLP/HTTP JSON encoder. Expected shapes follow the OTLP
 %% JSON mapping (opentelemetry-proto, docs/specification.md "JSON Protobuf
 %% Encoding"); the Go test internal/otlpjson checks the same output with the

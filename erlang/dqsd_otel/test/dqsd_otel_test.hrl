@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% Assertion macros for the EUnit tests, after eunit.hrl: Debian's
 %% erlang-nox ships EUnit without its header (that comes with erlang-dev),
 %% and the tests must run where only erlang-nox is installed. EUnit finds

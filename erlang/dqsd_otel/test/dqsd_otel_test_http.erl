@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc A minimal HTTP/1.1 server on 127.0.0.1 standing in for a collector's
 %% OTLP/HTTP receiver in tests and the benchmark.
 %%

@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% @doc A strict JSON decoder (RFC 8259) for the tests, so that they check
 %% the structure the encoder produced rather than its spelling.
 %%

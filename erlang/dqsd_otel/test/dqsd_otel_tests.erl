@@ -1,3 +1,6 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
 %% Tests of the API and the exporter, with the application running against
 %% a local HTTP server (dqsd_otel_test_http) in place of a collector.
 -module(dqsd_otel_tests).

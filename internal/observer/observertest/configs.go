@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package observertest // import "github.com/deltaq-otel/deltaq/internal/observer/observertest"
 
 import (

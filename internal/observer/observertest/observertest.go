@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package observertest builds, for the tests of the observer and of the
 // components around it, traces whose spans carry outcome instances as the
 // deltaq processor writes them.

@@ -1,3 +1,6 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package inflight tracks the outcome instances that have started and not
 // yet ended: a table of bounded size keyed by trace and span id, one binary
 // min-heap of due times shared by all instances, and an insertion-order list
