@@ -34,6 +34,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -112,7 +113,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	// The analysis is made once the processor has started, as in a
 	// collector, where the exporter's analysis learns the probes the
 	// processors of the process configure (internal/outcome's registry).
-	var an *deltaqexporter.OfflineAnalysis
+	var an *observer.OfflineAnalysis
 	next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 		return an.ConsumeTraces(ctx, td)
 	})
@@ -124,7 +125,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	ctx := context.Background()
-	if an, err = deltaqexporter.NewOfflineAnalysis(ecfg); err != nil {
+	if an, err = observer.NewOfflineAnalysis(&ecfg.Config); err != nil {
 		_ = proc.Shutdown(ctx)
 		return fail(fmt.Errorf("%s: exporters::%s: %w", *cfgPath, *expID, err))
 	}
