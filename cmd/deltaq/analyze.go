@@ -203,8 +203,9 @@ func loadCollectorConfig(path, procID, expID string) (proc any, exp *deltaqexpor
 		return nil, nil, fmt.Errorf("%s: exporters::%s: %w", path, expID, err)
 	}
 	// Validate would also ask for an endpoint, which an offline analysis
-	// does not need; the bounds of the analysis options it checks all the same.
-	if err := ecfg.CheckBounds(); err != nil {
+	// does not need; the analysis options get the one check the connector
+	// and the exporter run (bounds, diagram, probes).
+	if err := ecfg.Config.Check(); err != nil {
 		return nil, nil, fmt.Errorf("%s: exporters::%s: %w", path, expID, err)
 	}
 	return pcfg, ecfg, nil

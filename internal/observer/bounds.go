@@ -72,7 +72,7 @@ const (
 //
 // An interval of zero is refused (checkLive). snapshot::max_files and
 // snapshot::max_bytes are checked when snapshot::directory is set. Check
-// calls CheckBounds, and so does deltaq analyze, which reads the exporter's
+// calls CheckBounds; deltaq analyze calls Check on the exporter's
 // section without an endpoint. It does not repeat what analysis.Config.Check
 // reports: negative values of the options it checks, a QTA delay of zero,
 // the lag, and the exact ranges (quantiles in (0, 1), QTA probabilities and
