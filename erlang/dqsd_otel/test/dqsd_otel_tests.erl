@@ -537,11 +537,12 @@ inets_stopped_test() ->
         #{export_errors := Errors, failed_spans := Failed} = dqsd_otel:stats(),
         ok = application:stop(inets),
         record(<<"during">>),
-        %% 1 + max_retries (5) failed attempts, 5 to 20 ms apart, for the
-        %% start event and then as many for the span: at least 12 errors
-        %% once the span is given up on, after about 150 ms.
+        %% A batch is given up on after 1 + max_retries (5) failed
+        %% attempts, 5 to 20 ms apart: at least 6 errors once the span is
+        %% (the start event and the span may share that batch or not, so
+        %% more is not guaranteed).
         wait_until(fun() -> stat(failed_spans) > Failed end),
-        ?assert(stat(export_errors) >= Errors + 12),
+        ?assert(stat(export_errors) >= Errors + 6),
         ?assertEqual(Exporter, whereis(dqsd_otel_exporter)),
         ?assertEqual(Sup, whereis(dqsd_otel_sup)),
         ?assert(app_running()),
