@@ -33,7 +33,9 @@ var contract = []promMetric{
 	{"deltaq.quantile", "deltaq_quantile_seconds", []string{"deltaq_probe", "deltaq_series", "deltaq_q"}},
 	{"deltaq.outcomes", "deltaq_outcomes_total", []string{"deltaq_probe", "deltaq_outcome"}},
 	{"deltaq.failure_ratio", "deltaq_failure_ratio", []string{"deltaq_probe"}},
-	{"deltaq.qta.violation", "deltaq_qta_violation_ratio", []string{"deltaq_probe"}},
+	{"deltaq.qta.violation", "deltaq_qta_violation", []string{"deltaq_probe"}},
+	{"deltaq.qta.point", "deltaq_qta_point_ratio", []string{"deltaq_probe", "deltaq_le"}},
+	{"deltaq.qta.max_failure", "deltaq_qta_max_failure_ratio", []string{"deltaq_probe"}},
 	{"deltaq.divergence", "deltaq_divergence_ratio", []string{"deltaq_probe"}},
 }
 
@@ -57,8 +59,15 @@ func knownMetric(name string) bool {
 	return false
 }
 
+// serviceLabel is on every series of a probe whose spans named their
+// service (deltaq.service).
+const serviceLabel = "deltaq_service"
+
 // knownLabel reports whether name is a label of some contract metric.
 func knownLabel(name string) bool {
+	if name == serviceLabel {
+		return true
+	}
 	for _, m := range contract {
 		if slices.Contains(m.labels, name) {
 			return true
@@ -226,12 +235,28 @@ func TestDashboardModel(t *testing.T) {
 	if probe.Type != "query" || probe.Datasource == nil || *probe.Datasource != promDatasource {
 		t.Errorf("probe variable: want a query variable on %+v, got type %q on %+v", promDatasource, probe.Type, probe.Datasource)
 	}
-	m := regexp.MustCompile(`^label_values\(([a-z_]+), *deltaq_probe\)$`).FindStringSubmatch(probeQuery)
+	m := regexp.MustCompile(`^label_values\(([a-z_]+)(?:\{[^}]*\})?, *deltaq_probe\)$`).FindStringSubmatch(probeQuery)
 	if m == nil || !knownMetric(m[1]) {
 		t.Errorf("probe variable query %q: want label_values(<contract metric>, deltaq_probe)", probeQuery)
 	}
 	if !probe.Multi || !probe.IncludeAll {
 		t.Errorf("probe variable: multi %v, includeAll %v; want both so that every probe can be shown", probe.Multi, probe.IncludeAll)
+	}
+	// The collectors (job, instance) and the applications (deltaq_service)
+	// select series too, each a multi-value query variable with "All".
+	for name, label := range map[string]string{"job": "job", "instance": "instance", "service": serviceLabel} {
+		v, ok := vars[name]
+		if !ok {
+			t.Errorf("templating: no %q variable", name)
+			continue
+		}
+		var q string
+		if err := json.Unmarshal(v.Query, &q); err != nil || !strings.HasPrefix(q, "label_values(") || !strings.HasSuffix(q, ", "+label+")") {
+			t.Errorf("%s variable query %s: want label_values(..., %s)", name, v.Query, label)
+		}
+		if !v.Multi || !v.IncludeAll {
+			t.Errorf("%s variable: multi %v, includeAll %v; want both", name, v.Multi, v.IncludeAll)
+		}
 	}
 }
 
@@ -273,7 +298,7 @@ func TestDashboardPanels(t *testing.T) {
 			checkNames(t, w, tg.Expr)
 			checkBalanced(t, w, tg.Expr)
 			for _, v := range grafanaVar.FindAllString(tg.Expr, -1) {
-				if v != "$probe" && v != "$__rate_interval" {
+				if !slices.Contains([]string{"$probe", "$job", "$instance", "$service", "$__rate_interval", "$__range"}, v) {
 					t.Errorf("%s: variable %s is not one the dashboard defines or the end-to-end test substitutes", w, v)
 				}
 			}
@@ -315,19 +340,23 @@ func TestDashboardCoversContract(t *testing.T) {
 		return ps
 	}
 	for _, name := range []string{
-		"deltaq_cdf_ratio", "deltaq_quantile_seconds", "deltaq_failure_ratio",
-		"deltaq_outcomes_total", "deltaq_qta_violation_ratio", "deltaq_divergence_ratio",
+		"deltaq_cdf_ratio", "deltaq_quantile_seconds", "deltaq_qta_max_failure_ratio",
+		"deltaq_outcomes_total", "deltaq_qta_violation", "deltaq_divergence_ratio",
+		"deltaq_observed_seconds_bucket",
 	} {
 		if len(uses(name)) == 0 {
 			t.Errorf("no panel queries %s", name)
 		}
 	}
 
-	// Counters are drawn as rates.
-	for _, p := range uses("deltaq_outcomes_total") {
-		for _, tg := range p.Targets {
-			if !strings.Contains(tg.Expr, "rate(deltaq_outcomes_total") {
-				t.Errorf("%s: deltaq_outcomes_total is a counter; draw rate(...), got %q", p.Title, tg.Expr)
+	// Counters and cumulative histograms are read through rate() or
+	// increase(), never as raw values.
+	for _, c := range []string{"deltaq_outcomes_total", "deltaq_observed_seconds_bucket"} {
+		for _, p := range uses(c) {
+			for _, tg := range p.Targets {
+				if n := strings.Count(tg.Expr, c); n != strings.Count(tg.Expr, "rate("+c)+strings.Count(tg.Expr, "increase("+c) {
+					t.Errorf("%s: %s is cumulative; read it with rate(...) or increase(...), got %q", p.Title, c, tg.Expr)
+				}
 			}
 		}
 	}
@@ -444,12 +473,14 @@ func ruleExprs(text string) []string {
 }
 
 // dashboardQueries returns every query of the dashboard with the Grafana
-// variables replaced as the end-to-end test replaces them: $probe by a regex
-// matching every probe, $__rate_interval by one minute.
+// variables replaced as the end-to-end test replaces them: $probe, $job,
+// $instance and $service by regexes matching every value, $__rate_interval
+// by one minute, $__range by five.
 func dashboardQueries(t *testing.T) []string {
 	t.Helper()
 	var qs []string
-	r := strings.NewReplacer("$probe", ".+", "$__rate_interval", "1m")
+	r := strings.NewReplacer("$probe", ".+", "$job", ".+", "$instance", ".+", "$service", ".*",
+		"$__rate_interval", "1m", "$__range", "5m")
 	for _, p := range loadDashboard(t).Panels {
 		for _, tg := range p.Targets {
 			qs = append(qs, r.Replace(tg.Expr))

@@ -173,7 +173,7 @@ prom_count() {
 # --- 1. ΔQ series for every probe ------------------------------------------------
 probes=(job worker_1 worker_2)
 metrics=(deltaq_observed_seconds_bucket deltaq_cdf_ratio deltaq_quantile_seconds deltaq_outcomes_total
-  deltaq_failure_ratio deltaq_qta_violation_ratio)
+  deltaq_failure_ratio deltaq_qta_violation deltaq_qta_point_ratio deltaq_qta_max_failure_ratio)
 series_present() {
   local m p
   for m in "${metrics[@]}"; do
@@ -204,15 +204,27 @@ v=$(prom_alerts firing) || fail "Prometheus alerts API"
 # --- 2. the Grafana dashboard's queries -----------------------------------------
 dash=examples/grafana/deltaq-dashboard.json
 [ -f "$dash" ] || fail "$dash missing"
-# The probe variable: Grafana's label_values(METRIC, LABEL) is the label values API.
+# The variables: Grafana's label_values(SELECTOR, LABEL) is the label values API
+# with match[]=SELECTOR; an "All" of a variable that others depend on is .*.
 varq=$(jq -r '.templating.list[] | select(.name == "probe") | .query | if type == "object" then .query else . end' "$dash")
-[[ $varq =~ ^label_values\(([a-z_]+),[[:space:]]*([a-z_]+)\)$ ]] || fail "probe variable query not understood: $varq"
-values=$(curl -fsS --get "http://$PROM/api/v1/label/${BASH_REMATCH[2]}/values" --data-urlencode "match[]=${BASH_REMATCH[1]}" |
+[[ $varq =~ ^label_values\((.+),[[:space:]]*([a-z_]+)\)$ ]] || fail "probe variable query not understood: $varq"
+sel=${BASH_REMATCH[1]//\$job/.*}
+sel=${sel//\$instance/.*}
+sel=${sel//\$service/.*}
+values=$(curl -fsS --get "http://$PROM/api/v1/label/${BASH_REMATCH[2]}/values" --data-urlencode "match[]=$sel" |
   jq -r '.data | join(" ")')
 for p in "${probes[@]}"; do
   [[ " $values " == *" $p "* ]] || fail "dashboard variable probe ($varq) lacks $p: [$values]"
 done
 log "ok: dashboard variable probe = [$values]"
+for v in job instance service; do
+  q=$(jq -r --arg v "$v" '.templating.list[] | select(.name == $v) | .query' "$dash")
+  [[ $q =~ ^label_values\((.+),[[:space:]]*([a-z_]+)\)$ ]] || fail "$v variable query not understood: $q"
+  sel=${BASH_REMATCH[1]//\$job/.*}
+  sel=${sel//\$instance/.*}
+  [ "$(curl -fsS --get "http://$PROM/api/v1/label/${BASH_REMATCH[2]}/values" --data-urlencode "match[]=$sel" |
+    jq '.data | length')" -gt 0 ] || fail "dashboard variable $v ($q) has no values"
+done
 # All probes, as Grafana writes a multi-value "All" into a regex matcher.
 all="($(echo "$values" | tr ' ' '|'))"
 n=0
@@ -220,6 +232,9 @@ while IFS= read -r expr; do
   [ -n "$expr" ] || continue
   q=${expr//\$\{probe\}/$all}
   q=${q//\$probe/$all}
+  q=${q//\$job/.*}
+  q=${q//\$instance/.*}
+  q=${q//\$service/.*}
   q=${q//\$__rate_interval/1m}
   q=${q//\$__interval/15s}
   q=${q//\$__range/5m}
@@ -228,7 +243,7 @@ while IFS= read -r expr; do
   [ "$(jq -r .status <<<"$out")" = success ] || fail "dashboard query does not parse: $q: $(jq -r .error <<<"$out")"
   [ "$(jq '.data.result | length' <<<"$out")" -gt 0 ] || fail "dashboard query returns no data: $q"
   n=$((n + 1))
-done < <(jq -r '.. | objects | select(has("targets")) | .targets[] | .expr // empty' "$dash")
+done < <(jq -r '(.. | objects | select(has("targets")) | .targets[] | .expr // empty), (.annotations.list[] | .expr // empty | select(test("ALERTS") | not))' "$dash")
 [ "$n" -gt 0 ] || fail "no queries found in $dash"
 log "ok: all $n dashboard queries parse and return data"
 
@@ -250,6 +265,12 @@ wait_for "DeltaQQTAViolation for worker_2 and job in Alertmanager" "$WAIT" fired
 f=$(firing)
 [[ " $f " != *" worker_1 "* ]] || fail "worker_1 is not slowed, yet its QTA alert fires: $f"
 log "ok: alert firing in Alertmanager for: $f"
+# The dashboard's alert annotations (from the ALERTS series) now have data.
+aq=$(jq -r '.annotations.list[] | .expr // empty | select(test("ALERTS"))' "$dash")
+[ -n "$aq" ] || fail "$dash: no annotation query over ALERTS"
+aq=${aq//\$probe/$all}
+[ "$(prom_count "$aq")" -gt 0 ] || fail "dashboard annotation query returns no data while an alert fires: $aq"
+log "ok: the dashboard's alert annotations show the firing alert"
 kill -USR1 "$WORKLOAD"
 log "worker_2 eased"
 resolved() {

@@ -460,22 +460,29 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	cfg.RetryConfig.InitialInterval = time.Second
 	cfg.RetryConfig.MaxElapsedTime = 5 * time.Minute
 	cfg.QueueConfig.Get().NumConsumers = 1
-	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 4 * time.Second, Bins: 4000}}
+	// Probe p has no configuration: it takes its layout from its span and
+	// is forgotten after a second without instances. Probe q is small and
+	// configured: it is in every window.
+	cfg.Probes = map[string]analysis.ProbeConfig{"q": {DMax: time.Second, Bins: 10}}
+	cfg.ProbeIdleTimeout = time.Second
 	clk := observertest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, nil)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 
-	// Window 1 holds a 4000-bin deltaq.observed histogram: 4000 bounds and
-	// 4001 counts, over 40 KB. Window 2 has no instance: the probe's
-	// outcome counts and its band at 32 points, a few KB.
-	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(observertest.Span{
-		Probe: "p", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: 4 * time.Second, Bins: 4000})))
+	// Windows 1 and 2 hold p's 4000-bin deltaq.observed histogram (the
+	// stream of its successes): 4000 bounds and 4001 counts, over 40 KB.
+	// p is forgotten after window 2; window 3 holds q's series only, a few
+	// KB.
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(
+		observertest.Span{Probe: "p", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: 4 * time.Second, Bins: 4000},
+		observertest.Span{Probe: "q", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: 10})))
 	clk.Tick(at(2 * time.Second))
 	clk.Tick(at(3 * time.Second))
+	clk.Tick(at(4 * time.Second))
 
 	// Without a request after 20 s, the refused request holds the sender.
 	srv.WaitFor(t, otlptest.Counts{Requests: 1}, 20*time.Second)
 	got := srv.Counts()
-	assert.Equal(t, 1, got.Requests, "window 2 arrived, window 1 was refused and not retried")
+	assert.Equal(t, 1, got.Requests, "window 3 arrived, windows 1 and 2 were refused and not retried")
 	assert.Positive(t, got.DataPoints)
 }

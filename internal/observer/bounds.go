@@ -44,6 +44,10 @@ const (
 	maxMaxRequestBytes = 64 << 20
 	// maxCDFPoints is ten times the largest bin count of a probe.
 	maxCDFPoints = 10_000
+	// An exponential histogram needs at least two buckets to tell delays
+	// apart; the OpenTelemetry SDKs' default is 160.
+	minExpMaxSize = 2
+	maxExpMaxSize = 10_000
 	// maxQuantiles bounds the series of the deltaq.quantile gauge per curve.
 	maxQuantiles    = 32
 	maxRearmWindows = 10_000
@@ -97,6 +101,9 @@ func (c *Config) CheckBounds() error {
 	}
 	add(inRange("max_request_bytes", c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
 	add(inRange("cdf_points", c.CDFPoints, 0, maxCDFPoints))
+	if e := c.Histogram.Exponential; e != nil && e.MaxSize != 0 {
+		add(inRange("histogram::exponential::max_size", e.MaxSize, minExpMaxSize, maxExpMaxSize))
+	}
 	if n := len(c.Quantiles); n > maxQuantiles {
 		errs = append(errs, fmt.Errorf(`"quantiles": %d values are more than the maximum %d`, n, maxQuantiles))
 	}

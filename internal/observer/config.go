@@ -54,6 +54,43 @@ type Config struct {
 	// CDFPoints is the number of deltaq.le points per curve of the
 	// deltaq.cdf gauge; 0 reports every bin edge.
 	CDFPoints int `mapstructure:"cdf_points"`
+	// Histogram chooses the form of the deltaq.observed histogram.
+	Histogram HistogramConfig `mapstructure:"histogram"`
+}
+
+// HistogramConfig chooses the form of deltaq.observed, as contrib's
+// spanmetrics connector does: explicit buckets at the bin edges (the
+// default; Prometheus classic histograms, exact at every bin edge), or an
+// exponential histogram (Prometheus native histograms).
+type HistogramConfig struct {
+	// Exponential, when present, makes deltaq.observed an exponential
+	// histogram of at most max_size buckets.
+	Exponential *ExponentialHistogramConfig `mapstructure:"exponential"`
+}
+
+// ExponentialHistogramConfig is histogram::exponential.
+type ExponentialHistogramConfig struct {
+	// MaxSize is the largest number of buckets: the scale is the finest at
+	// which a probe's range, from its first bin edge to dMax, fits in them.
+	// 0 means DefaultExponentialMaxSize.
+	MaxSize int `mapstructure:"max_size"`
+}
+
+// DefaultExponentialMaxSize is the default histogram::exponential::max_size,
+// the spanmetrics connector's default: 160 buckets span the 1000 bins of a
+// probe at scale 4, buckets 4.4 % wide.
+const DefaultExponentialMaxSize = 160
+
+// exponentialMaxSize returns the configured max_size, 0 for explicit
+// buckets.
+func (c *Config) exponentialMaxSize() int {
+	switch {
+	case c.Histogram.Exponential == nil:
+		return 0
+	case c.Histogram.Exponential.MaxSize == 0:
+		return DefaultExponentialMaxSize
+	}
+	return c.Histogram.Exponential.MaxSize
 }
 
 // NewDefaultConfig returns the analysis options with their defaults.

@@ -132,7 +132,7 @@ func TestSnapshotFile(t *testing.T) {
 }
 
 func TestEdgeLabels(t *testing.T) {
-	b := newBuilder(0, exporterScope, "", t0)
+	b := newBuilder(0, 0, exporterScope, "", t0)
 	// 0.3 ms bins: (i+1)·w in floating point is 0.00030000000000000003 for
 	// i = 0 without the picosecond rounding.
 	e := b.edgesOf(0.0003, 4)
@@ -141,7 +141,7 @@ func TestEdgeLabels(t *testing.T) {
 	e = b.edgesOf(0.001/1024, 2)
 	assert.Equal(t, []string{"9.765625e-07", "1.953125e-06"}, e.labels)
 	// cdf_points 3 over 10 bins: stride 4, edges of bins 3, 7 and dMax.
-	b = newBuilder(3, exporterScope, "", t0)
+	b = newBuilder(3, 0, exporterScope, "", t0)
 	e = b.edgesOf(0.001, 10)
 	assert.Equal(t, []int{3, 7, 9}, e.idx)
 	assert.Equal(t, []string{"0.004", "0.008", "0.01"}, e.labels)
@@ -160,22 +160,7 @@ func TestShutdownFlushesOpenWindows(t *testing.T) {
 	require.Empty(t, h.metrics.AllMetrics(), "no window has reached its close time")
 	require.NoError(t, h.obs.Shutdown(context.Background()))
 
-	counts := map[string]int64{}
-	for _, md := range h.metrics.AllMetrics() {
-		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-		for i := range ms.Len() {
-			m := ms.At(i)
-			if m.Name() != outcome.MetricOutcomes {
-				continue
-			}
-			dps := m.Sum().DataPoints()
-			for j := range dps.Len() {
-				oc, _ := dps.At(j).Attributes().Get(outcome.AttrOutcome)
-				// Cumulative: the last batch holds the totals.
-				counts[oc.Str()] = dps.At(j).IntValue()
-			}
-		}
-	}
+	counts := outcomeCounts(t, h, "p")
 	assert.Equal(t, int64(2), counts[outcome.Success], "both successes of the first window")
 	assert.Equal(t, int64(1), counts[outcome.Failure], "the failure of the current, partial window")
 }

@@ -11,22 +11,34 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// addTraces adds the outcome instances among the spans of td.
-func addTraces(b analysis.Batch, td ptrace.Traces) {
+// addTraces adds the outcome instances among the spans of td, and records
+// in bs the service.name of the resource each probe's instances came from.
+func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices) {
 	var in analysis.Instance
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
+		service := ""
+		if v, ok := rss.At(i).Resource().Attributes().Get(attrServiceName); ok && v.Type() == pcommon.ValueTypeStr {
+			service = v.Str()
+		}
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				if readInstance(spans.At(k), &in) {
 					b.Add(&in)
+					if service != "" {
+						bs.add(in.Probe, service)
+					}
 				}
 			}
 		}
 	}
 }
+
+// attrServiceName is the resource attribute that names the application
+// (OpenTelemetry semantic conventions, "Service").
+const attrServiceName = "service.name"
 
 // readInstance reads the outcome attributes of a span in one pass over its
 // attributes. It returns false for a span that is not an instance (no

@@ -65,11 +65,14 @@ func TestLayoutFromTheFirstSpanThatCarriesIt(t *testing.T) {
 	require.Len(t, hs, 1)
 	dp := hs[0]
 	assert.Equal(t, 50, dp.ExplicitBounds().Len(), "the layout of the first span that carries one")
-	assert.Equal(t, uint64(4), dp.Count())
+	// deltaq.observed holds the successes; the failure and the timeout are
+	// in deltaq.outcomes.
+	assert.Equal(t, uint64(2), dp.Count())
 	assert.Equal(t, uint64(1), dp.BucketCounts().At(10))
 	assert.Equal(t, uint64(1), dp.BucketCounts().At(20))
-	assert.Equal(t, uint64(2), dp.BucketCounts().At(50), "the failure and the timeout: overflow")
+	assert.Equal(t, uint64(0), dp.BucketCounts().At(50), "nothing above dMax")
 	assert.InDelta(t, 0.031, dp.Sum(), 1e-9, "the two successes within dMax: 10.5 ms + 20.5 ms")
+	assert.Equal(t, map[string]int64{"success": 2, "failure": 1, "timeout": 1}, outcomeCounts(t, h, "p"))
 }
 
 // TestTimeoutLayoutDecidesWhetherItCounts: a timeout carries the dMax it was

@@ -38,6 +38,38 @@ type builder struct {
 	scratch []float64
 	// split cuts the output into requests of at most max_request_bytes.
 	split splitter
+
+	// cum holds each probe's deltaq.observed stream; windows counts the
+	// results built, the clock of cumulative.seen.
+	cum     map[string]*cumulative
+	windows uint64
+	// expMaxSize is histogram::exponential::max_size, 0 for explicit
+	// buckets; expShapes caches the bucket mapping of each shape and
+	// expScratch holds one data point's bucket counts.
+	expMaxSize int
+	expShapes  map[shape]*expShape
+	expScratch []uint64
+	// services names the applications of each probe (outcome.AttrService);
+	// names and svcLabels are scratch for one window's probes.
+	services  services
+	names     []string
+	svcLabels []string
+}
+
+// probeID is what every series of a probe carries: its name and, when
+// known, its application's services.
+type probeID struct{ name, service string }
+
+// put sets the probe's attributes on a, with room for extra more.
+func (id probeID) put(a pcommon.Map, extra int) {
+	if id.service == "" {
+		a.EnsureCapacity(1 + extra)
+		a.PutStr(outcome.AttrProbe, id.name)
+		return
+	}
+	a.EnsureCapacity(2 + extra)
+	a.PutStr(outcome.AttrProbe, id.name)
+	a.PutStr(outcome.AttrService, id.service)
 }
 
 // shape is a ΔQ's bin width and bin count.
@@ -57,9 +89,10 @@ type edges struct {
 	labels []string
 }
 
-func newBuilder(cdfPoints int, scope, version string, start time.Time) *builder {
+func newBuilder(cdfPoints, expMaxSize int, scope, version string, start time.Time) *builder {
 	return &builder{
-		cdfPoints: cdfPoints,
+		cdfPoints:  cdfPoints,
+		expMaxSize: expMaxSize,
 		scope:     scope,
 		version:   version,
 		start:     pcommon.NewTimestampFromTime(start),
@@ -136,7 +169,7 @@ func (b *builder) qLabelOf(q float64) string {
 
 // metricSet holds the metrics of one window, in the order they are emitted.
 type metricSet struct {
-	observed, cdf, quantile, outcomes, failureRatio, violation, divergence pmetric.Metric
+	observed, cdf, quantile, outcomes, failureRatio, violation, qtaPoint, qtaMaxFailure, divergence pmetric.Metric
 }
 
 // metrics returns the OTLP metrics of one closed window: for every probe,
@@ -150,14 +183,14 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	sm.Scope().SetName(b.scope)
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(7)
+	ms.EnsureCapacity(9)
 	var s metricSet
-	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Observed ΔQ of the last closed window: bin counts, timeouts and failures in the overflow bucket.")
-	hist := s.observed.SetEmptyHistogram()
-	// Each window is its own cumulative stream segment (start = window
-	// start): backends that accept only cumulative histograms (Prometheus
-	// remote write) take it, and the bucket values are the window's counts.
-	hist.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Successful delays since the stream's start (timeouts and failures: deltaq.outcomes).")
+	if b.expMaxSize > 0 {
+		s.observed.SetEmptyExponentialHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	} else {
+		s.observed.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	}
 	s.cdf = newMetric(ms, outcome.MetricCDF, outcome.UnitCDF, "CDF of the observed, calculated, mean, lower and upper band and QTA curves at delay deltaq.le.")
 	s.cdf.SetEmptyGauge()
 	s.quantile = newMetric(ms, outcome.MetricQuantile, outcome.UnitQuantile, "Delay at quantile deltaq.q of the observed and calculated ΔQs.")
@@ -170,6 +203,10 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.failureRatio.SetEmptyGauge()
 	s.violation = newMetric(ms, outcome.MetricQTAViolation, outcome.UnitQTAViolation, "1 while the observed ΔQ breaks the probe's QTA, else 0.")
 	s.violation.SetEmptyGauge()
+	s.qtaPoint = newMetric(ms, outcome.MetricQTAPoint, outcome.UnitQTAPoint, "The probability the probe's QTA requires by the delay deltaq.le.")
+	s.qtaPoint.SetEmptyGauge()
+	s.qtaMaxFailure = newMetric(ms, outcome.MetricQTAMaxFailure, outcome.UnitQTAMaxFailure, "The largest intangible mass (timeouts and failures) the probe's QTA allows.")
+	s.qtaMaxFailure.SetEmptyGauge()
 	s.divergence = newMetric(ms, outcome.MetricDivergence, outcome.UnitDivergence, "Distance sup |F_obs − F_calc| between the observed and the calculated ΔQ.")
 	s.divergence.SetEmptyGauge()
 
@@ -182,9 +219,16 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
 	winStart := pcommon.NewTimestampFromTime(r.Start)
 	winEnd := pcommon.NewTimestampFromTime(r.End)
+	b.windows++
+	b.names = b.names[:0]
 	for i := range r.Probes {
-		b.probe(&s, &r.Probes[i], winStart, winEnd)
+		b.names = append(b.names, r.Probes[i].Name)
 	}
+	b.svcLabels = b.services.labels(b.names, b.windows, b.svcLabels)
+	for i := range r.Probes {
+		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
+	}
+	b.forgetStreams()
 	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
 	return md
 }
@@ -213,42 +257,55 @@ func dataPointCount(m pmetric.Metric) int {
 	return 0
 }
 
-func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, start, end pcommon.Timestamp) {
-	b.outcomes(s, p, end)
-	if p.BinCounts != nil {
-		b.observed(s, p, start, end)
+func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
+	b.outcomes(s, p, id, end)
+	if c := b.cumulativeOf(p, start); c != nil {
+		b.observed(s, id, c, end)
 	}
-	b.curves(s.cdf.Gauge().DataPoints(), p, end)
+	b.curves(s.cdf.Gauge().DataPoints(), p, id, end)
 
 	qdp := s.quantile.Gauge().DataPoints()
 	for _, q := range p.Quantiles {
 		ql := b.qLabelOf(q.Q)
 		if q.ObservedOK {
-			gauge(qdp, p.Name, end, q.Observed, outcome.AttrSeries, outcome.SeriesObserved, outcome.AttrQ, ql)
+			gauge(qdp, id, end, q.Observed, outcome.AttrSeries, outcome.SeriesObserved, outcome.AttrQ, ql)
 		}
 		if q.CalculatedOK {
-			gauge(qdp, p.Name, end, q.Calculated, outcome.AttrSeries, outcome.SeriesCalculated, outcome.AttrQ, ql)
+			gauge(qdp, id, end, q.Calculated, outcome.AttrSeries, outcome.SeriesCalculated, outcome.AttrQ, ql)
 		}
 	}
 
 	if fr, ok := p.FailureRatio(); ok {
-		gauge(s.failureRatio.Gauge().DataPoints(), p.Name, end, fr, "", "", "", "")
+		gauge(s.failureRatio.Gauge().DataPoints(), id, end, fr, "", "", "", "")
 	}
 	if p.QTACheck != nil {
 		v := 0.0
 		if !p.QTACheck.OK {
 			v = 1
 		}
-		gauge(s.violation.Gauge().DataPoints(), p.Name, end, v, "", "", "", "")
+		gauge(s.violation.Gauge().DataPoints(), id, end, v, "", "", "", "")
+	}
+	if p.QTA != nil {
+		b.qta(s, id, p.QTA, end)
 	}
 	if p.HasDivergence {
-		gauge(s.divergence.Gauge().DataPoints(), p.Name, end, p.Divergence, "", "", "", "")
+		gauge(s.divergence.Gauge().DataPoints(), id, end, p.Divergence, "", "", "", "")
 	}
+}
+
+// qta appends the probe's QTA: its points at their delays, and its bound on
+// failures.
+func (b *builder) qta(s *metricSet, id probeID, q *deltaq.QTA, end pcommon.Timestamp) {
+	dps := s.qtaPoint.Gauge().DataPoints()
+	for _, pt := range q.Points {
+		gauge(dps, id, end, pt.P, outcome.AttrLE, formatFloat(pt.Delay), "", "")
+	}
+	gauge(s.qtaMaxFailure.Gauge().DataPoints(), id, end, q.MaxFailure, "", "", "", "")
 }
 
 // outcomes appends the probe's cumulative outcome counts: always, also for
 // an empty window.
-func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, end pcommon.Timestamp) {
+func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
 	sdp := s.outcomes.Sum().DataPoints()
 	for _, o := range [...]struct {
 		name string
@@ -259,43 +316,25 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, end pcommon.Ti
 		dp.SetTimestamp(end)
 		dp.SetIntValue(o.n)
 		a := dp.Attributes()
-		a.EnsureCapacity(2)
-		a.PutStr(outcome.AttrProbe, p.Name)
+		id.put(a, 1)
 		a.PutStr(outcome.AttrOutcome, o.name)
 	}
 }
 
-// observed appends the window's histogram: the bin counts in the buckets of
-// the bin edges, timeouts and failures in the overflow bucket.
-func (b *builder) observed(s *metricSet, p *analysis.ProbeResult, start, end pcommon.Timestamp) {
-	e := b.edgesOf(p.Width, p.Bins)
-	dp := s.observed.Histogram().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(end)
-	dp.Attributes().PutStr(outcome.AttrProbe, p.Name)
-	dp.ExplicitBounds().FromRaw(e.bounds)
-	bc := dp.BucketCounts()
-	bc.EnsureCapacity(len(p.BinCounts) + 1)
-	bc.Append(p.BinCounts...)
-	bc.Append(uint64(p.Counts.Timeout + p.Counts.Failure))
-	dp.SetCount(uint64(p.Counts.Total()))
-	dp.SetSum(p.SuccessSum)
-}
-
 // curves appends the deltaq.cdf series of the probe: observed, calculated,
 // the band's mean and bounds, and the QTA.
-func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, end pcommon.Timestamp) {
+func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
 	if p.Observed != nil {
-		b.curve(cdf, p.Name, outcome.SeriesObserved, *p.Observed, end)
+		b.curve(cdf, id, outcome.SeriesObserved, *p.Observed, end)
 	}
 	if p.Calculated != nil {
-		b.curve(cdf, p.Name, outcome.SeriesCalculated, *p.Calculated, end)
+		b.curve(cdf, id, outcome.SeriesCalculated, *p.Calculated, end)
 	}
 	if p.Band != nil {
 		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.points(cdf, p.Name, outcome.SeriesMean, e, p.Band.Mean, end)
-		b.points(cdf, p.Name, outcome.SeriesLower, e, p.Band.Lower, end)
-		b.points(cdf, p.Name, outcome.SeriesUpper, e, p.Band.Upper, end)
+		b.points(cdf, id, outcome.SeriesMean, e, p.Band.Mean, end)
+		b.points(cdf, id, outcome.SeriesLower, e, p.Band.Lower, end)
+		b.points(cdf, id, outcome.SeriesUpper, e, p.Band.Upper, end)
 	}
 	if p.QTA != nil {
 		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
@@ -306,17 +345,17 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(cdf, p.Name, outcome.SeriesQTA, q, end)
+				b.curve(cdf, id, outcome.SeriesQTA, q, end)
 			}
 		}
 	}
 }
 
 // curve appends the CDF of d at its reported edges.
-func (b *builder) curve(dps pmetric.NumberDataPointSlice, probe, series string, d deltaq.DeltaQ, ts pcommon.Timestamp) {
+func (b *builder) curve(dps pmetric.NumberDataPointSlice, id probeID, series string, d deltaq.DeltaQ, ts pcommon.Timestamp) {
 	e := b.edgesOf(d.Width(), d.Bins())
 	b.scratch = d.CDFEdges(b.scratch)
-	b.points(dps, probe, series, e, b.scratch, ts)
+	b.points(dps, id, series, e, b.scratch, ts)
 }
 
 // cdfPointCount returns the number of deltaq.cdf points of a probe.
@@ -338,27 +377,28 @@ func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
 }
 
 // points appends cdf[i] at the reported edges e.
-func (b *builder) points(dps pmetric.NumberDataPointSlice, probe, series string, e *edges, cdf []float64, ts pcommon.Timestamp) {
+func (b *builder) points(dps pmetric.NumberDataPointSlice, id probeID, series string, e *edges, cdf []float64, ts pcommon.Timestamp) {
 	for j, i := range e.idx {
-		gauge(dps, probe, ts, cdf[i], outcome.AttrSeries, series, outcome.AttrLE, e.labels[j])
+		gauge(dps, id, ts, cdf[i], outcome.AttrSeries, series, outcome.AttrLE, e.labels[j])
 	}
 }
 
-// gauge appends one double point with the probe attribute and up to two
-// more (an empty key is skipped).
-func gauge(dps pmetric.NumberDataPointSlice, probe string, ts pcommon.Timestamp, v float64, k1, v1, k2, v2 string) {
+// gauge appends one double point with the probe's attributes and up to
+// two more (an empty key is skipped).
+func gauge(dps pmetric.NumberDataPointSlice, id probeID, ts pcommon.Timestamp, v float64, k1, v1, k2, v2 string) {
 	dp := dps.AppendEmpty()
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(v)
 	a := dp.Attributes()
-	if k1 == "" {
-		a.PutStr(outcome.AttrProbe, probe)
-		return
-	}
-	a.EnsureCapacity(3)
-	a.PutStr(outcome.AttrProbe, probe)
-	a.PutStr(k1, v1)
-	if k2 != "" {
+	switch {
+	case k1 == "":
+		id.put(a, 0)
+	case k2 == "":
+		id.put(a, 1)
+		a.PutStr(k1, v1)
+	default:
+		id.put(a, 2)
+		a.PutStr(k1, v1)
 		a.PutStr(k2, v2)
 	}
 }

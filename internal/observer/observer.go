@@ -128,7 +128,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
-	o.build = newBuilder(cfg.CDFPoints, set.Scope, set.Version, now)
+	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
 		set.Telemetry.Resource.CopyTo(o.build.resource)
 	}
@@ -155,8 +155,10 @@ func attrOption(k, v string) metric.MeasurementOption {
 // never waits for the output.
 func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	b := o.engine.Begin()
-	addTraces(b, td)
+	var bs batchServices
+	addTraces(b, td, &bs)
 	b.End()
+	o.build.services.note(bs.pairs)
 	return nil
 }
 

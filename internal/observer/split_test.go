@@ -359,7 +359,7 @@ func BenchmarkSplit(b *testing.B) {
 	cfg := testConfig()
 	cfg.CDFPoints = 0
 	r := largeResult(b, cfg, 100, 1000)
-	build := newBuilder(0, exporterScope, "bench", t0)
+	build := newBuilder(0, 0, exporterScope, "bench", t0)
 	b.ReportAllocs()
 	var s splitter
 	for b.Loop() {
@@ -376,7 +376,7 @@ func BenchmarkSplit(b *testing.B) {
 func BenchmarkSplitFits(b *testing.B) {
 	cfg := testConfig()
 	r := largeResult(b, cfg, 100, 1000)
-	build := newBuilder(DefaultCDFPoints, exporterScope, "bench", t0)
+	build := newBuilder(DefaultCDFPoints, 0, exporterScope, "bench", t0)
 	md := build.metrics(r)
 	b.ReportAllocs()
 	var s splitter

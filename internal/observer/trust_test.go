@@ -69,6 +69,29 @@ func observedHistograms(h *harness) map[string][]pmetric.HistogramDataPoint {
 	return out
 }
 
+// outcomeCounts returns the probe's deltaq.outcomes totals by outcome in the
+// last batch that holds them (the sum is cumulative).
+func outcomeCounts(t *testing.T, h *harness, probe string) map[string]int64 {
+	t.Helper()
+	counts := map[string]int64{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != outcome.MetricOutcomes {
+				return
+			}
+			dps := m.Sum().DataPoints()
+			for i := range dps.Len() {
+				p, _ := dps.At(i).Attributes().Get(outcome.AttrProbe)
+				oc, _ := dps.At(i).Attributes().Get(outcome.AttrOutcome)
+				if p.Str() == probe {
+					counts[oc.Str()] = dps.At(i).IntValue()
+				}
+			}
+		})
+	}
+	return counts
+}
+
 func forEachMetric(md pmetric.Metrics, f func(pmetric.Metric)) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
@@ -111,11 +134,15 @@ func TestForgedSpanCannotChangeTheLayout(t *testing.T) {
 			}
 			hs := observedHistograms(h)["p"]
 			require.Len(t, hs, windows)
+			// deltaq.observed is cumulative: after window w, 100·(w+1)
+			// successes, all in bucket 10, in one stream.
 			for w, dp := range hs {
-				assert.Equal(t, uint64(100), dp.Count(), "window %d", w)
+				want := uint64(100 * (w + 1))
+				assert.Equal(t, want, dp.Count(), "window %d", w)
 				assert.Equal(t, 100, dp.ExplicitBounds().Len(), "window %d: the configured 100 bins", w)
-				assert.Equal(t, uint64(100), dp.BucketCounts().At(10), "window %d: 10.5 ms in bucket 10", w)
+				assert.Equal(t, want, dp.BucketCounts().At(10), "window %d: 10.5 ms in bucket 10", w)
 				assert.Equal(t, uint64(0), dp.BucketCounts().At(100), "window %d: no timeout", w)
+				assert.Equal(t, hs[0].StartTimestamp(), dp.StartTimestamp(), "window %d: one stream", w)
 			}
 			assert.Equal(t, int64(windows), counter(t, h, "deltaq_exporter_instances_dropped", "reason=layout_mismatch"))
 		})

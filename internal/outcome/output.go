@@ -8,17 +8,24 @@ package outcome
 // (remote write, OTLP translation) sees them with '.' turned into '_' and
 // the unit as a suffix: deltaq_observed_seconds_bucket/_sum/_count,
 // deltaq_cdf_ratio, deltaq_quantile_seconds, deltaq_outcomes_total,
-// deltaq_failure_ratio, deltaq_qta_violation_ratio, deltaq_divergence_ratio;
+// deltaq_failure_ratio, deltaq_qta_violation, deltaq_qta_point_ratio,
+// deltaq_qta_max_failure_ratio, deltaq_divergence_ratio;
 // attributes become labels deltaq_probe, deltaq_series, deltaq_le, deltaq_q,
 // deltaq_outcome. The probe and outcome attributes of the output are the
 // same as the input's, AttrProbe and AttrOutcome (outcome.go).
 
 // Metric names and units.
 const (
-	// MetricObserved is a histogram of the last closed window: explicit
-	// bounds are the bin edges w, 2w, …, dMax; successes fall in their bin's
-	// bucket, timeouts and failures in the overflow bucket (+Inf). Its sum is
-	// the sum of the successful delays.
+	// MetricObserved is a cumulative histogram of the probe's successful
+	// delays since the stream's start (a fixed start time; a probe whose
+	// layout changes starts a new stream). Explicit bounds are the bin
+	// edges w, 2w, …, dMax, each success in its bin's bucket (nothing is
+	// above dMax: a longer operation is a timeout); with
+	// histogram::exponential it is an exponential histogram instead. Count
+	// and sum are the successes' count and the sum of their delays.
+	// Timeouts and failures are not in it: MetricOutcomes counts them, and
+	// the improper CDF at d is the successes at or below d divided by all
+	// the instances.
 	MetricObserved = "deltaq.observed"
 	UnitObserved   = "s"
 
@@ -45,9 +52,21 @@ const (
 	UnitFailureRatio   = "1"
 
 	// MetricQTAViolation is a gauge, 1 while the window's observed ΔQ breaks
-	// the probe's QTA (a point or the failure bound), else 0.
+	// the probe's QTA (a point or the failure bound), else 0. Its unit is an
+	// annotation so that Prometheus names it deltaq_qta_violation: a flag,
+	// not a ratio.
 	MetricQTAViolation = "deltaq.qta.violation"
-	UnitQTAViolation   = "1"
+	UnitQTAViolation   = "{violation}"
+
+	// MetricQTAPoint is a gauge of the probe's QTA, one point per QTA step:
+	// the probability the observed ΔQ must reach by the delay AttrLE.
+	// MetricQTAMaxFailure is the QTA's bound on the intangible mass. Both
+	// are emitted every window for each probe with a QTA, so that one alert
+	// rule compares every probe with its own limits.
+	MetricQTAPoint      = "deltaq.qta.point"
+	UnitQTAPoint        = "1"
+	MetricQTAMaxFailure = "deltaq.qta.max_failure"
+	UnitQTAMaxFailure   = "1"
 
 	// MetricDivergence is a gauge: sup_t |F_obs(t) − F_calc(t)|, the
 	// distance between the probe's observed and calculated ΔQ.
@@ -64,6 +83,12 @@ const (
 	AttrLE = "deltaq.le"
 	// AttrQ is the quantile of deltaq.quantile, formatted like AttrLE.
 	AttrQ = "deltaq.q"
+	// AttrService is on every series of a probe whose instances came from
+	// spans of resources with a service.name: the application's services,
+	// sorted and joined by ",", at most four, then "…". The resource of the
+	// output is the collector's own, so this is how the series of a probe
+	// are sliced by application.
+	AttrService = "deltaq.service"
 	// AttrTrigger is the kind of a trigger: qta, failure, load or divergence.
 	AttrTrigger = "deltaq.trigger"
 	// AttrObserved and AttrRequired are the values a trigger compared.

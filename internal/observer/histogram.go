@@ -1,0 +1,184 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+)
+
+// cumulative is the running histogram of one probe's successful delays
+// behind deltaq.observed: the bin counts of every window since the stream's
+// start, which stays fixed while the probe keeps its layout. PromQL's
+// increase() and histogram_quantile() read such a stream as they read any
+// latency histogram: the difference of two samples is exactly the
+// instances that ended between them.
+type cumulative struct {
+	// start is the start time of the stream: the start of the first window
+	// the probe had instances in under this layout.
+	start pcommon.Timestamp
+	width float64
+	bins  int
+	// counts are the successes per bin, n their total and sum the sum of
+	// their delays in seconds.
+	counts []uint64
+	n      uint64
+	sum    float64
+	// seen is the builder's window number when the probe was last in a
+	// result: a probe the analysis has forgotten loses its stream.
+	seen uint64
+}
+
+// cumulativeOf adds the probe's window to its stream and returns the
+// stream, or nil when the probe has not had a success or a failure yet. A
+// probe whose layout changed starts a new stream at the window's start: the
+// counts of two layouts are never added, and the backend sees a reset.
+func (b *builder) cumulativeOf(p *analysis.ProbeResult, windowStart pcommon.Timestamp) *cumulative {
+	c := b.cum[p.Name]
+	if p.BinCounts != nil && (c == nil || c.width != p.Width || c.bins != p.Bins) {
+		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, counts: make([]uint64, p.Bins)}
+		if b.cum == nil {
+			b.cum = make(map[string]*cumulative)
+		}
+		b.cum[p.Name] = c
+	}
+	if c == nil {
+		return nil
+	}
+	c.seen = b.windows
+	for i, k := range p.BinCounts {
+		c.counts[i] += k
+		c.n += k
+	}
+	c.sum += p.SuccessSum
+	return c
+}
+
+// forgetStreams drops the streams of the probes that were not in the last
+// result.
+func (b *builder) forgetStreams() {
+	for name, c := range b.cum {
+		if c.seen != b.windows {
+			delete(b.cum, name)
+		}
+	}
+}
+
+// observed appends the probe's cumulative histogram of successful delays:
+// explicit buckets at the bin edges, or exponential buckets when
+// histogram::exponential is set. Timeouts and failures are not in it (they
+// have no delay to put in a bucket); deltaq.outcomes counts them, so that
+// the improper CDF at a delay d is the successes below d divided by all the
+// instances (examples/README.md, "Reading ΔQ in PromQL").
+func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) {
+	if b.expMaxSize > 0 {
+		b.observedExponential(s, id, c, end)
+		return
+	}
+	e := b.edgesOf(c.width, c.bins)
+	dp := s.observed.Histogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(c.start)
+	dp.SetTimestamp(end)
+	id.put(dp.Attributes(), 0)
+	dp.ExplicitBounds().FromRaw(e.bounds)
+	bc := dp.BucketCounts()
+	bc.EnsureCapacity(len(c.counts) + 1)
+	bc.Append(c.counts...)
+	bc.Append(0) // above dMax: no success
+	dp.SetCount(c.n)
+	dp.SetSum(c.sum)
+}
+
+// observedExponential appends the stream as an exponential histogram. The
+// bins are its only record of the delays, so each bin's count goes into
+// the exponential bucket of the bin's right edge: bins and exponential
+// buckets are both upper-inclusive, so a delay is never reported below
+// itself, and a quantile read from the exponential histogram is at most
+// one bin plus one exponential bucket (a relative 2^(2^−scale) − 1) above
+// the true one.
+func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) {
+	x := b.expOf(c.width, c.bins)
+	dp := s.observed.ExponentialHistogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(c.start)
+	dp.SetTimestamp(end)
+	id.put(dp.Attributes(), 0)
+	dp.SetScale(x.scale)
+	pos := dp.Positive()
+	pos.SetOffset(x.offset)
+	bc := pos.BucketCounts()
+	if cap(b.expScratch) < x.buckets {
+		b.expScratch = make([]uint64, x.buckets)
+	}
+	counts := b.expScratch[:x.buckets]
+	clear(counts)
+	for i, k := range c.counts {
+		counts[x.index[i]] += k
+	}
+	bc.FromRaw(counts)
+	dp.SetCount(c.n)
+	dp.SetSum(c.sum)
+}
+
+// expShape maps the bins of one shape onto exponential buckets.
+type expShape struct {
+	scale   int32
+	offset  int32
+	buckets int
+	// index[i] is the bucket of bin i, relative to offset.
+	index []int32
+}
+
+// expOf returns the cached exponential mapping of a shape: the finest scale
+// (at most 20, the largest the OpenTelemetry data model defines) at which
+// the buckets from the first bin's edge to dMax number at most the
+// configured max_size.
+func (b *builder) expOf(width float64, bins int) *expShape {
+	k := shape{width, bins}
+	if x := b.expShapes[k]; x != nil {
+		return x
+	}
+	scale := int32(maxExpScale)
+	lo, hi := expIndex(width, scale), expIndex(float64(bins)*width, scale)
+	for scale > minExpScale && hi-lo+1 > int32(b.expMaxSize) {
+		scale--
+		lo, hi = expIndex(width, scale), expIndex(float64(bins)*width, scale)
+	}
+	x := &expShape{scale: scale, offset: lo, buckets: int(hi - lo + 1), index: make([]int32, bins)}
+	for i := range x.index {
+		x.index[i] = expIndex(edgeSeconds(i, width), scale) - lo
+	}
+	if b.expShapes == nil || len(b.expShapes) >= maxCachedShapes {
+		b.expShapes = make(map[shape]*expShape)
+	}
+	b.expShapes[k] = x
+	return x
+}
+
+// The scales of the OpenTelemetry exponential histogram.
+const (
+	maxExpScale = 20
+	minExpScale = -10
+)
+
+// expIndex returns the index of the exponential bucket (base^i, base^(i+1)]
+// that holds v > 0 at the given scale, base = 2^(2^−scale) (OpenTelemetry
+// metrics data model, "Exponential Histogram"). An exact power of two is
+// computed exactly from its exponent; other values through the logarithm.
+func expIndex(v float64, scale int32) int32 {
+	frac, exp := math.Frexp(v) // v = frac·2^exp, frac in [0.5, 1)
+	if frac == 0.5 {
+		// v = 2^(exp−1) is the upper edge of bucket ((exp−1)<<scale) − 1.
+		if scale >= 0 {
+			return int32((exp-1)<<scale) - 1
+		}
+		return int32((exp-2)>>-scale) // ⌈e/2^−scale⌉ − 1 = ⌊(e−1)/2^−scale⌋ for e = exp−1
+	}
+	if scale <= 0 {
+		return int32((exp - 1) >> -scale)
+	}
+	return int32(math.Ceil(math.Log2(v)*math.Ldexp(1, int(scale)))) - 1
+}
