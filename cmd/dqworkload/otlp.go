@@ -17,6 +17,11 @@ import (
 // scopeName is the instrumentation scope of everything the workload emits.
 const scopeName = "github.com/deltaq-otel/deltaq/cmd/dqworkload"
 
+// AttrRate is the span attribute that carries the arrival rate λ, jobs per
+// second, in force when the span's job arrived: with a ramp (-ramp-to), an
+// observer of the spans knows the load each job met.
+const AttrRate = "dqworkload.rate"
+
 // StartEvents selects which instances get a start event.
 type StartEvents int
 
@@ -56,8 +61,9 @@ type Batch struct {
 }
 
 // Batcher is the Observer that turns outcome instances into OTLP: a span per
-// ended instance (status ERROR for a failure) and a deltaq.span.start log
-// record per started instance. Simulation times are offset by Epoch.
+// ended instance (status ERROR for a failure, the job's arrival rate in
+// AttrRate) and a deltaq.span.start log record per started instance.
+// Simulation times are offset by Epoch.
 type Batcher struct {
 	// Epoch is the wall-clock time of simulation time 0.
 	Epoch time.Time
@@ -140,6 +146,9 @@ func (b *Batcher) Ended(in Instance, end time.Duration, failed bool) {
 	sp.SetEndTimestamp(b.ts(end))
 	if b.ProbeAttribute {
 		sp.Attributes().PutStr(outcome.AttrProbe, in.Probe)
+	}
+	if in.Rate != 0 {
+		sp.Attributes().PutDouble(AttrRate, in.Rate)
 	}
 	if failed {
 		sp.Status().SetCode(ptrace.StatusCodeError)

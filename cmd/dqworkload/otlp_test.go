@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -226,12 +227,14 @@ func TestSenderQueueFull(t *testing.T) {
 
 // A short real-time run against the in-process collector: everything the
 // workload reports as sent arrives, the traces have the system's shape, and
-// every start event announces a span that arrives later.
+// every start event announces a span that arrives later. -trace-file holds
+// the same spans.
 func TestRun(t *testing.T) {
 	c := startCollector(t)
 	var out bytes.Buffer
+	path := filepath.Join(t.TempDir(), "traces.json")
 	err := run([]string{"-endpoint", c.Addr(), "-rate", "400", "-mu1", "500", "-mu2", "300", "-k", "4",
-		"-duration", "700ms", "-flush", "20ms", "-report", "0", "-seed", "7"}, &out)
+		"-duration", "700ms", "-flush", "20ms", "-report", "0", "-seed", "7", "-trace-file", path}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -274,5 +277,17 @@ func TestRun(t *testing.T) {
 	}
 	if starts == 0 {
 		t.Errorf("no start events: with 20 ms flushes some instances are open at a flush")
+	}
+	inFile := 0
+	for _, td := range readTraceLines(t, path) {
+		for sp := range otlprecv.Spans(td) {
+			inFile++
+			if _, ok := spans[sp.SpanID()]; !ok {
+				t.Fatalf("span %v in the file never reached the collector", sp.SpanID())
+			}
+		}
+	}
+	if inFile != len(spans) || !strings.Contains(out.String(), "file spans="+strconv.Itoa(inFile)) {
+		t.Errorf("file holds %d spans, the collector %d; workload says:\n%s", inFile, len(spans), out.String())
 	}
 }

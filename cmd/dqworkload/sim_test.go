@@ -86,7 +86,7 @@ func simulate(t *testing.T, cfg Config, until time.Duration) (*Simulator, *recor
 }
 
 func base() Config {
-	return Config{ArrivalRate: 100, ServiceRate: [2]float64{200, 200}, K: 10, SlowWorker: 2, SlowFactor: 1}
+	return Config{ArrivalRate: 100, ServiceRate: [2]float64{200, 200}, Speed: [2]float64{1, 1}, K: 10, SlowWorker: 2, SlowFactor: 1}
 }
 
 // Worker_1 sees Poisson arrivals, so its drop ratio and the mean time an
@@ -144,12 +144,41 @@ func TestJobsAreConsistent(t *testing.T) {
 	cfg.ServiceRate = [2]float64{120, 90} // overloaded: drops at both workers
 	cfg.K = 3
 	s, r := simulate(t, cfg, 100*time.Second)
+	if st := s.Stats(); st.Dropped[0] == 0 || st.Dropped[1] == 0 {
+		t.Fatalf("expected drops at both workers, got %v", st.Dropped)
+	}
+	checkJobs(t, s, r)
+}
+
+// The other topologies emit jobs of the same shape: the shared server drops
+// at worker_1 only (a job keeps its place for worker_2), pure delays never.
+func TestTopologiesJobsAreConsistent(t *testing.T) {
+	for _, topo := range []Topology{TopologyShared, TopologyDelays} {
+		t.Run(topo.String(), func(t *testing.T) {
+			cfg := base()
+			cfg.Topology = topo
+			cfg.ServiceRate = [2]float64{150, 150} // shared: ρ = 100·(2/150) = 1.33
+			cfg.K = 5
+			s, r := simulate(t, cfg, 100*time.Second)
+			st := s.Stats()
+			switch {
+			case topo == TopologyShared && (st.Dropped[0] == 0 || st.Dropped[1] != 0):
+				t.Fatalf("shared: drops %v, want some at worker_1 and none at worker_2", st.Dropped)
+			case topo == TopologyDelays && st.Dropped != [2]int64{}:
+				t.Fatalf("delays: drops %v, want none", st.Dropped)
+			}
+			checkJobs(t, s, r)
+		})
+	}
+}
+
+// checkJobs checks that the spans of every job recorded in r nest as
+// TestJobsAreConsistent says and add up to the simulator's counts.
+func checkJobs(t *testing.T, s *Simulator, r *record) {
+	t.Helper()
 	st := s.Stats()
 	if st.Arrivals != st.Completed+st.Dropped[0]+st.Dropped[1]+int64(st.InSystem) {
 		t.Fatalf("arrivals %d ≠ completed %d + dropped %v + in system %d", st.Arrivals, st.Completed, st.Dropped, st.InSystem)
-	}
-	if st.Dropped[0] == 0 || st.Dropped[1] == 0 {
-		t.Fatalf("expected drops at both workers, got %v", st.Dropped)
 	}
 	if len(r.open) != 2*st.InSystem {
 		t.Fatalf("%d instances open, want 2 per job in the system (%d)", len(r.open), st.InSystem)
@@ -314,6 +343,11 @@ func TestConfigValidate(t *testing.T) {
 		{"worker", func(c *Config) { c.SlowWorker = 3 }, "slow worker"},
 		{"factor", func(c *Config) { c.SlowFactor = 0 }, "slow factor"},
 		{"delay", func(c *Config) { c.SlowDelay = -time.Second }, "negative"},
+		{"speed2", func(c *Config) { c.Speed[1] = 0 }, "speed factor of worker_2"},
+		{"topology", func(c *Config) { c.Topology = 7 }, "topology"},
+		{"ramp to", func(c *Config) { c.RampTo, c.RampOver = -1, time.Second }, "ramp target"},
+		{"ramp over", func(c *Config) { c.RampTo = 10 }, "ramp duration"},
+		{"ramp step", func(c *Config) { c.RampTo, c.RampOver, c.RampStep = 10, time.Second, -1 }, "ramp step"},
 	} {
 		cfg := base()
 		c.edit(&cfg)
