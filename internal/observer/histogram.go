@@ -175,7 +175,7 @@ func expIndex(v float64, scale int32) int32 {
 		if scale >= 0 {
 			return int32((exp-1)<<scale) - 1
 		}
-		return int32((exp-2)>>-scale) // ⌈e/2^−scale⌉ − 1 = ⌊(e−1)/2^−scale⌋ for e = exp−1
+		return int32((exp - 2) >> -scale) // ⌈e/2^−scale⌉ − 1 = ⌊(e−1)/2^−scale⌋ for e = exp−1
 	}
 	if scale <= 0 {
 		return int32((exp - 1) >> -scale)

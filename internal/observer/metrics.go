@@ -93,12 +93,12 @@ func newBuilder(cdfPoints, expMaxSize int, scope, version string, start time.Tim
 	return &builder{
 		cdfPoints:  cdfPoints,
 		expMaxSize: expMaxSize,
-		scope:     scope,
-		version:   version,
-		start:     pcommon.NewTimestampFromTime(start),
-		shapes:    make(map[shape]*edges),
-		qLabel:    make(map[float64]string),
-		resource:  pcommon.NewResource(),
+		scope:      scope,
+		version:    version,
+		start:      pcommon.NewTimestampFromTime(start),
+		shapes:     make(map[shape]*edges),
+		qLabel:     make(map[float64]string),
+		resource:   pcommon.NewResource(),
 	}
 }
 
