@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -36,6 +37,7 @@ const syntheticStatusMessage = "deltaq: no end within dMax"
 // timer goroutine reports those that time out to the traces side's next
 // consumer.
 type deltaqProcessor struct {
+	id         component.ID
 	logger     *zap.Logger
 	m          *matcher
 	resolution time.Duration
@@ -58,6 +60,10 @@ type deltaqProcessor struct {
 	// startEvents is set, so that their start events, if they come later,
 	// are not tracked.
 	ended *inflight.Ended
+	// maxEnded and endedWindow are the options ended is built with: a
+	// reloaded processor with the same ones takes over its predecessor's.
+	maxEnded    int
+	endedWindow int64
 	// tracked mirrors table.Len() so that the span path can skip the lock
 	// while no start events are in flight.
 	tracked atomic.Int64
@@ -85,14 +91,17 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		return nil, err
 	}
 	p := &deltaqProcessor{
-		logger:     set.Logger,
-		m:          m,
-		resolution: cfg.TimerResolution,
-		grace:      int64(cfg.TimeoutGrace),
-		clock:      clk,
-		stats:      newStats(len(m.probes)),
-		table:      inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
-		ended:      inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
+		id:          set.ID,
+		maxEnded:    cfg.MaxEnded,
+		endedWindow: int64(cfg.EndedWindow),
+		logger:      set.Logger,
+		m:           m,
+		resolution:  cfg.TimerResolution,
+		grace:       int64(cfg.TimeoutGrace),
+		clock:       clk,
+		stats:       newStats(len(m.probes)),
+		table:       inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
+		ended:       inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
 	}
 	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -114,6 +123,9 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		layouts[pr.name] = outcome.Layout{DMaxNs: pr.dMaxNs, Bins: int(pr.bins)}
 	}
 	outcome.Register(p, layouts)
+	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
+		p.adopt(st.(*parked))
+	}
 	return p, nil
 }
 
@@ -144,6 +156,7 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 		return nil
 	}
 	p.started = true
+	reload.Watch()
 	if p.tracesNext == nil {
 		p.logger.Warn("the deltaq processor is in no traces pipeline: timeouts from start events are counted but no synthetic timeout spans are emitted")
 	}
@@ -155,7 +168,9 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 
 // shutdown stops the timer; the first call (from either pipeline) does the
 // work, so that no synthetic span is emitted once any part of the pipeline
-// shuts down. Instances still in flight are dropped.
+// shuts down. Instances still in flight are dropped, unless the shutdown is
+// part of a configuration reload (package reload): then they are handed to
+// the processor the reload builds.
 func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	p.lifecycle.Lock()
 	defer p.lifecycle.Unlock()
@@ -171,10 +186,13 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	close(p.stop)
 	select {
 	case <-p.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if reload.Pending() {
+		p.park()
+	}
+	return nil
 }
 
 // run is the timer goroutine: at every tick it fires the timeouts due.

@@ -315,3 +315,41 @@ func addSat(a, b int64) int64 {
 	}
 	return a + b
 }
+
+// MoveTo moves every instance into dst, oldest first, keeping its state and
+// due time, except those for which keep returns false; keep may change the
+// instance (its Probe index, say) before it moves. t is left empty. It
+// returns the number of instances moved and dropped; instances dst has to
+// evict to stay within its capacity count as dropped.
+func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped int) {
+	for i := t.oldest; i != none; i = t.slots[i].next {
+		s := t.slots[i]
+		if !keep(&s.inst) {
+			dropped++
+			continue
+		}
+		added, ev := dst.Add(s.inst)
+		if !added {
+			dropped++
+			continue
+		}
+		if ev.Evicted {
+			moved--
+			dropped++
+		}
+		moved++
+		j := dst.index[s.inst.Key]
+		d := &dst.slots[j]
+		if s.state == TimedOut {
+			d.state = TimedOut
+			dst.started--
+			dst.timedOut++
+		}
+		d.due = s.due
+		if !dst.up(int(d.heap)) {
+			dst.down(int(d.heap))
+		}
+	}
+	*t = *New(t.capacity, t.lateWindow)
+	return moved, dropped
+}

@@ -1,0 +1,100 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqprocessor
+
+import (
+	"slices"
+
+	"go.opentelemetry.io/collector/component"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/internal/reload"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
+)
+
+// parked is what a processor hands to its successor across a configuration
+// reload (package reload): the instances in flight, with their deadlines
+// and states, and the spans recently ended, with the layout of each probe
+// the instances refer to by index.
+type parked struct {
+	table  *inflight.Table
+	ended  *inflight.Ended
+	probes []parkedProbe
+	// maxEnded and endedWindow are the options ended was built with.
+	maxEnded    int
+	endedWindow int64
+}
+
+// parkedProbe is the layout of one probe of the parked processor.
+type parkedProbe struct {
+	name   string
+	dMaxNs int64
+	bins   int64
+}
+
+// reloadKey is the key of a processor's parked state.
+func reloadKey(id component.ID) string { return "processor/" + id.String() }
+
+// park hands the processor's in-flight state to the processor of the same
+// ID that a reload builds. Called by shutdown, after the timer stopped.
+func (p *deltaqProcessor) park() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := &parked{table: p.table, ended: p.ended, maxEnded: p.maxEnded, endedWindow: p.endedWindow}
+	for i := range p.m.probes {
+		pr := &p.m.probes[i]
+		st.probes = append(st.probes, parkedProbe{name: pr.name, dMaxNs: pr.dMaxNs, bins: pr.bins})
+	}
+	reload.Park(reloadKey(p.id), st)
+	p.table = inflight.New(1, 0)
+	p.tracked.Store(0)
+	p.logger.Info("configuration reload: handing the instances in flight to the reloaded processor",
+		zap.Int("in_flight", st.table.Len()))
+}
+
+// adopt takes over the state a processor of the same ID parked before a
+// reload. An instance keeps its deadline when its probe is still
+// configured with the same dMax and bins; the instances of a probe that
+// is gone or whose layout changed are dropped, and the probe starts fresh,
+// as the log says.
+func (p *deltaqProcessor) adopt(st *parked) {
+	byName := make(map[string]int, len(p.m.probes))
+	for i := range p.m.probes {
+		byName[p.m.probes[i].name] = i
+	}
+	var fresh []string
+	remap := make([]int, len(st.probes))
+	for i, old := range st.probes {
+		j, ok := byName[old.name]
+		if ok && p.m.probes[j].dMaxNs == old.dMaxNs && p.m.probes[j].bins == old.bins {
+			remap[i] = j
+			continue
+		}
+		remap[i] = -1
+		if ok {
+			fresh = append(fresh, old.name)
+		}
+	}
+	p.mu.Lock()
+	moved, dropped := st.table.MoveTo(p.table, func(in *inflight.Instance) bool {
+		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
+			return false
+		}
+		in.Probe = remap[in.Probe]
+		return true
+	})
+	if st.maxEnded == p.maxEnded && st.endedWindow == p.endedWindow {
+		p.ended = st.ended
+	}
+	p.tracked.Store(int64(p.table.Len()))
+	p.mu.Unlock()
+	slices.Sort(fresh)
+	p.logger.Info("configuration reload: instances in flight carried over",
+		zap.Int("carried", moved), zap.Int("dropped", dropped),
+		zap.Strings("probes_started_fresh", fresh))
+	for _, name := range fresh {
+		p.logger.Warn("configuration reload: the probe's dmax or bins changed; its instances in flight are dropped and it starts fresh",
+			zap.String("probe", name))
+	}
+}

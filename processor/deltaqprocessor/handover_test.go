@@ -1,0 +1,65 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/deltaq-otel/deltaq/internal/reload"
+)
+
+// TestReloadCarriesInstancesInFlight: a shutdown that is part of a
+// configuration reload hands the instances in flight to the processor the
+// new configuration builds. An instance of a probe whose dMax and bins did
+// not change times out at its original deadline there; one of a probe
+// whose dMax changed is dropped, and its span, arriving later, is an
+// ordinary instance of the new layout.
+func TestReloadCarriesInstancesInFlight(t *testing.T) {
+	t.Cleanup(reload.Reset)
+	const dMax = 50 * time.Millisecond
+	old := newHarness(t, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", dMax, 25)))
+	start := base.Add(3 * time.Millisecond)
+	old.consumeLogs(logsOf(
+		startEvent{probe: "checkout", service: "shop", id: 1, at: start},
+		startEvent{probe: "search", service: "shop", id: 2, at: start}))
+	require.Equal(t, 2, old.p.table.Len())
+
+	reload.Requested()
+	require.NoError(t, old.traces.Shutdown(context.Background()))
+	require.NoError(t, old.logs.Shutdown(context.Background()))
+	assert.Zero(t, old.tsink.SpanCount(), "nothing fired while shutting down")
+
+	// The new configuration retunes search's dMax; checkout is unchanged.
+	nu := newHarness(t, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", 2*dMax, 25)))
+	require.Equal(t, 1, nu.p.table.Len(), "checkout's instance carried over, search's dropped")
+	nu.clock.tick(base.Add(50 * time.Millisecond))
+	require.Zero(t, nu.tsink.SpanCount(), "not before the deadline")
+	nu.clock.tick(base.Add(60 * time.Millisecond))
+	spans, _ := allSpans(nu.tsink.AllTraces())
+	require.Len(t, spans, 1)
+	assert.Equal(t, spanID(1), spans[0].SpanID())
+	assert.Equal(t, "checkout", spans[0].Name())
+	assert.Equal(t, pcommon.NewTimestampFromTime(start), spans[0].StartTimestamp(), "the original start")
+	assert.Equal(t, pcommon.NewTimestampFromTime(start.Add(dMax)), spans[0].EndTimestamp(), "the original deadline")
+}
+
+// TestShutdownWithoutReloadDropsInstances: without a reload request the
+// shutdown is final and the next processor starts empty.
+func TestShutdownWithoutReloadDropsInstances(t *testing.T) {
+	t.Cleanup(reload.Reset)
+	reload.Reset()
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	old := newHarness(t, cfg)
+	old.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+	require.NoError(t, old.traces.Shutdown(context.Background()))
+	require.NoError(t, old.logs.Shutdown(context.Background()))
+	nu := newHarness(t, cfg)
+	assert.Zero(t, nu.p.table.Len())
+}

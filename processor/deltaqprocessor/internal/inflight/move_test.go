@@ -1,0 +1,65 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inflight
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMoveToKeepsStateAndDueTimes: instances move with their state and due
+// time, in insertion order, remapped or dropped by keep; the source is left
+// empty.
+func TestMoveToKeepsStateAndDueTimes(t *testing.T) {
+	src := New(10, 50)
+	key := func(b byte) Key { return Key{TraceID: [16]byte{b}, SpanID: [8]byte{b}} }
+	src.Add(Instance{Key: key(1), Probe: 0, Start: 0, Deadline: 100})
+	src.Add(Instance{Key: key(2), Probe: 1, Start: 10, Deadline: 110})
+	src.Add(Instance{Key: key(3), Probe: 0, Start: 20, Deadline: 120})
+	timedOut, _ := src.Expire(100, nil)
+	require.Len(t, timedOut, 1, "instance 1 timed out; due again at 150")
+
+	dst := New(2, 50)
+	moved, dropped := src.MoveTo(dst, func(in *Instance) bool {
+		if in.Probe == 1 {
+			return false // its probe changed its dMax
+		}
+		in.Probe = 7
+		return true
+	})
+	assert.Equal(t, 2, moved)
+	assert.Equal(t, 1, dropped)
+	assert.Equal(t, 0, src.Len())
+	started, to := dst.Counts()
+	assert.Equal(t, 1, started)
+	assert.Equal(t, 1, to)
+
+	// Instance 3 times out at its own deadline; instance 1 is forgotten at
+	// 100 + 50.
+	due, ok := dst.NextDue()
+	require.True(t, ok)
+	assert.Equal(t, int64(120), due)
+	timedOut, _ = dst.Expire(120, nil)
+	require.Len(t, timedOut, 1)
+	assert.Equal(t, key(3), timedOut[0].Key)
+	assert.Equal(t, 7, timedOut[0].Probe)
+	_, forgotten := dst.Expire(150, nil)
+	assert.Equal(t, 1, forgotten)
+}
+
+// TestMoveToFullDestination: a destination smaller than the instances
+// evicts the oldest, counted as dropped.
+func TestMoveToFullDestination(t *testing.T) {
+	src := New(10, 0)
+	for b := range byte(3) {
+		src.Add(Instance{Key: Key{TraceID: [16]byte{b + 1}}, Deadline: int64(b) + 100})
+	}
+	dst := New(2, 0)
+	moved, dropped := src.MoveTo(dst, func(*Instance) bool { return true })
+	assert.Equal(t, 2, moved)
+	assert.Equal(t, 1, dropped)
+	assert.Equal(t, 2, dst.Len())
+}
