@@ -4,6 +4,8 @@
 package analysis
 
 import (
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +33,7 @@ type analyzer struct {
 	snap       snapshotRecorder
 	inputs     map[string]deltaq.DeltaQ // reused across windows
 	coarse     map[string]bool          // reused across windows
+	counts     []float64                // reused by calculatedCount
 	nextID     int64
 }
 
@@ -43,6 +46,40 @@ type probeState struct {
 	// band is the window of the last Config.History observed ΔQs.
 	band *deltaq.RunningBand
 	trig [numTriggers]trigger
+	div  divergenceState
+	// slack holds the minimum QTA slack of the last windows with one.
+	slack slackHistory
+}
+
+// divergenceState is a probe's divergence test and trigger settings, with
+// the windows the test pools and the run of significant windows.
+type divergenceState struct {
+	// alpha is the trigger's level, 0 when the trigger is off; floor is
+	// max_divergence; windows the run of significant windows that fires.
+	alpha, floor float64
+	windows      int
+	// paired is divergence::paired.
+	paired bool
+	// pool holds the last windows with a divergence, oldest first, at most
+	// cap(pool) = divergence::pool of them; nil without pooling.
+	pool []pooledWindow
+	// run counts the consecutive significant windows, up to windows.
+	run int
+}
+
+// pooledWindow is one window's share of a pooled divergence test: its
+// observed ΔQ of n instances and its calculated ΔQ worth m.
+type pooledWindow struct {
+	obs, calc deltaq.DeltaQ
+	n, m      float64
+}
+
+// slackHistory is the minimum QTA slack of the last windows that had one,
+// oldest first: at most w of them.
+type slackHistory struct {
+	w   int
+	end []int64 // window end, Unix ns
+	min []float64
 }
 
 func newAnalyzer(cfg *compiled) *analyzer {
@@ -180,6 +217,21 @@ func (a *analyzer) state(name string) *probeState {
 	}
 	// withDefaults made History ≥ 1, the only error of NewRunningBand.
 	s.band, _ = deltaq.NewRunningBand(a.cfg.History)
+	tr := s.cfg.Triggers
+	if tr.Divergence.on(tr.MaxDivergence) {
+		s.div.alpha, s.div.floor, s.div.windows = tr.Divergence.Alpha, tr.MaxDivergence, max(1, tr.Divergence.Windows)
+		if s.div.alpha == 0 {
+			s.div.alpha = DefaultDivergenceAlpha
+		}
+	}
+	s.div.paired = tr.Divergence.Paired
+	if tr.Divergence.Pool > 1 {
+		s.div.pool = make([]pooledWindow, 0, tr.Divergence.Pool)
+	}
+	s.slack.w = tr.SlackTrend.Windows
+	if s.slack.w == 0 {
+		s.slack.w = DefaultSlackTrendWindows
+	}
 	a.probes[name] = s
 	return s
 }
@@ -275,6 +327,11 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 			pr.QTACheck = &c
 		}
 	}
+	if pr.QTACheck != nil && len(pr.QTACheck.Points) > 0 {
+		pr.Slack = slackOf(pr.QTACheck)
+		s.slack.push(r.End, pr.Slack.Min)
+		pr.Slack.Trend = s.slack.trend()
+	}
 	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
 	for k, q := range a.cfg.Quantiles {
 		qv := QuantileValue{Q: q}
@@ -291,6 +348,10 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 			pr.DivergenceWithheld = true
 		} else if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
 			pr.Divergence, pr.HasDivergence = d, true
+			pr.DivergenceTest, pr.DivergencePooled = s.div.test(pooledWindow{
+				obs: *pr.Observed, calc: *pr.Calculated,
+				n: float64(pr.Counts.Total()), m: a.calculatedCount(pr.Name, s.div.paired),
+			}, d)
 		}
 	}
 	a.triggers(r, pr, s)
@@ -321,6 +382,149 @@ func (a *analyzer) coarseInputs(name string) bool {
 		}
 	}
 	return false
+}
+
+// calculatedCount returns the instances the calculated ΔQ of a probe is
+// worth in the window being closed, from the instance counts of the inputs
+// of its expression that have an observed ΔQ: deltaq.EffectiveCount of
+// them, or with paired inputs +Inf (an exact CDF) when none has fewer
+// instances than the probe, else their EffectiveCount. For a reference
+// s:x whose observed ΔQ was used, x's own inputs count too, though they
+// did not enter: that lowers the count, which only makes the test more
+// conservative.
+func (a *analyzer) calculatedCount(name string, paired bool) float64 {
+	a.counts = a.counts[:0]
+	for _, n := range a.inputsOf[name] {
+		if dq, ok := a.inputs[n]; ok {
+			a.counts = append(a.counts, float64(dq.Count()))
+		}
+	}
+	if paired && len(a.counts) > 0 {
+		own := float64(a.inputs[name].Count())
+		if slices.Min(a.counts) >= own {
+			return math.Inf(1)
+		}
+	}
+	return deltaq.EffectiveCount(a.counts...)
+}
+
+// test returns the Kolmogorov–Smirnov test of window w, whose distance is
+// d, pooled with the previous windows when pooling is on, and the number
+// of windows tested. A test that cannot be made (no effective count,
+// which a calculated ΔQ made from observed ΔQs always has) has p-value 1.
+func (ds *divergenceState) test(w pooledWindow, d float64) (deltaq.KSTest, int) {
+	if ds.pool == nil {
+		ks, err := deltaq.NewKSTest(math.Min(d, 1), w.n, w.m)
+		if err != nil {
+			return deltaq.KSTest{Distance: d, N: w.n, M: w.m, P: 1}, 1
+		}
+		return ks, 1
+	}
+	if len(ds.pool) == cap(ds.pool) {
+		copy(ds.pool, ds.pool[1:])
+		ds.pool = ds.pool[:len(ds.pool)-1]
+	}
+	ds.pool = append(ds.pool, w)
+	// The pooled CDFs are the windows' CDFs weighted by their observed
+	// instances, wₖ = nₖ/N: the observed one is then the CDF of all N
+	// instances, and the calculated one, whose windows' errors are
+	// independent with variances at most 1/(4mₖ), is worth
+	// M = (Σ wₖ²/mₖ)⁻¹ instances.
+	// An exact calculated ΔQ (m = +Inf, paired) adds 0 to the sum.
+	var nTot, inv float64
+	for _, p := range ds.pool {
+		nTot += p.n
+	}
+	weights := make([]float64, len(ds.pool))
+	obs := make([]deltaq.DeltaQ, len(ds.pool))
+	calc := make([]deltaq.DeltaQ, len(ds.pool))
+	for k, p := range ds.pool {
+		weights[k] = p.n / nTot
+		obs[k], calc[k] = p.obs, p.calc
+		inv += weights[k] * weights[k] / p.m
+	}
+	po, err1 := deltaq.Choice(weights, obs)
+	pc, err2 := deltaq.Choice(weights, calc)
+	if err1 != nil || err2 != nil || math.IsNaN(inv) || math.IsInf(inv, 1) {
+		return deltaq.KSTest{Distance: d, N: w.n, M: w.m, P: 1}, len(ds.pool)
+	}
+	ks, err := deltaq.KSTwoSample(po, pc, nTot, 1/inv)
+	if err != nil {
+		return deltaq.KSTest{Distance: d, N: w.n, M: w.m, P: 1}, len(ds.pool)
+	}
+	return ks, len(ds.pool)
+}
+
+// slackOf returns the slack of a QTA check with points, without its trend.
+func slackOf(c *deltaq.QTACheck) *QTASlack {
+	s := &QTASlack{Points: make([]PointSlack, len(c.Points)), Min: math.Inf(1), MinMargin: math.Inf(1), MarginOK: true}
+	for i, pc := range c.Points {
+		ps := PointSlack{Delay: pc.Delay, P: pc.P, Slack: pc.Observed - pc.P, MarginOK: pc.Reachable}
+		if pc.Reachable {
+			ps.DelayMargin = pc.Delay - pc.ObservedDelay
+			s.MinMargin = math.Min(s.MinMargin, ps.DelayMargin)
+		} else {
+			s.MarginOK = false
+		}
+		s.Min = math.Min(s.Min, ps.Slack)
+		s.Points[i] = ps
+	}
+	if !s.MarginOK {
+		s.MinMargin = 0
+	}
+	return s
+}
+
+// push records the minimum slack of the window ending at end, forgetting
+// the oldest beyond w.
+func (h *slackHistory) push(end time.Time, minSlack float64) {
+	if len(h.end) == h.w {
+		copy(h.end, h.end[1:])
+		copy(h.min, h.min[1:])
+		h.end, h.min = h.end[:h.w-1], h.min[:h.w-1]
+	}
+	h.end = append(h.end, end.UnixNano())
+	h.min = append(h.min, minSlack)
+}
+
+// trend fits the least-squares line y = Fitted + Slope·x through the
+// recorded slacks, x in seconds from the last window's end, once w windows
+// are recorded.
+func (h *slackHistory) trend() SlackTrend {
+	n := len(h.end)
+	if n < h.w || n < 2 {
+		return SlackTrend{Windows: n}
+	}
+	last := h.end[n-1]
+	var mx, my float64
+	for i := range n {
+		mx += float64(h.end[i]-last) / 1e9
+		my += h.min[i]
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	var sxx, sxy float64
+	for i := range n {
+		dx := float64(h.end[i]-last)/1e9 - mx
+		sxx += dx * dx
+		sxy += dx * (h.min[i] - my)
+	}
+	if !(sxx > 0) {
+		// Every window ended at the same time: no line.
+		return SlackTrend{Windows: n}
+	}
+	b := sxy / sxx
+	t := SlackTrend{OK: true, Windows: n, Slope: b, Fitted: my - b*mx}
+	switch {
+	case t.Fitted < 0:
+		t.Projected = true
+	case b < 0:
+		// −a/b seconds, unless too far to be a duration.
+		if s := -t.Fitted / b; s < float64(math.MaxInt64)/1e9 {
+			t.Projected, t.TimeToViolation = true, time.Duration(s*1e9)
+		}
+	}
+	return t
 }
 
 // triggers steps the probe's triggers and appends those that fire.
@@ -364,12 +568,29 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 		n := pr.Counts.Total()
 		fire(TriggerLoad, condOf(n > t.MaxInstances), float64(n), float64(t.MaxInstances), 0)
 	}
-	if t.MaxDivergence > 0 {
+	if s.div.alpha > 0 {
 		c := unknown
 		if pr.HasDivergence {
-			c = condOf(pr.Divergence > t.MaxDivergence)
+			ks := pr.DivergenceTest
+			if ks.P < s.div.alpha && ks.Distance > s.div.floor {
+				s.div.run = min(s.div.run+1, s.div.windows)
+			} else {
+				s.div.run = 0
+			}
+			c = condOf(s.div.run >= s.div.windows)
 		}
-		fire(TriggerDivergence, c, pr.Divergence, t.MaxDivergence, 0)
+		fire(TriggerDivergence, c, pr.DivergenceTest.P, s.div.alpha, 0)
+	}
+	if h := t.SlackTrend.Horizon; h > 0 && s.qta != nil && len(s.qta.Points) > 0 {
+		c, low, ttv := unknown, 0.0, time.Duration(0)
+		if pr.Slack != nil && pr.Slack.Trend.OK {
+			tr := pr.Slack.Trend
+			// The lowest value of the line over [now, now + horizon].
+			low = math.Min(tr.Fitted, tr.Fitted+tr.Slope*h.Seconds())
+			c = condOf(low < 0)
+			ttv = tr.TimeToViolation
+		}
+		fire(TriggerSlackTrend, c, low, 0, ttv)
 	}
 }
 

@@ -20,7 +20,22 @@ const (
 	DefaultHistory      = 30
 	DefaultMaxProbes    = 1000
 	DefaultRearmWindows = 1
+
+	// DefaultSlackTrendWindows is W of the slack trend when
+	// slack_trend::windows is zero or the trigger is off.
+	DefaultSlackTrendWindows = 10
+	// MaxSlackTrendWindows bounds slack_trend::windows.
+	MaxSlackTrendWindows = 1000
+	// MaxDivergencePool bounds divergence::pool: a probe keeps the
+	// observed and calculated ΔQs of the pooled windows.
+	MaxDivergencePool = 10
+	// MaxDivergenceWindows bounds divergence::windows.
+	MaxDivergenceWindows = 1000
 )
+
+// DefaultDivergenceAlpha is the divergence test's level when
+// max_divergence turns the trigger on without divergence::alpha.
+const DefaultDivergenceAlpha = 0.01
 
 // DefaultQuantiles are the quantiles reported when Config.Quantiles is empty.
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
@@ -146,11 +161,78 @@ type Triggers struct {
 	// MaxInstances fires the load trigger when a window holds more than
 	// MaxInstances instances (the draft, section 5.6.1); 0 is off.
 	MaxInstances int64 `mapstructure:"max_instances"`
-	// MaxDivergence fires when the distance between the observed and the
-	// calculated ΔQ of the probe exceeds it; 0 is off. Divergence is the
-	// thesis's sign of dependent behaviour near overload (sections 4.1.5
-	// and 2.1.8).
+	// MaxDivergence is a floor on the divergence trigger's distance: with
+	// it, the trigger fires only when the divergence is significant
+	// (Divergence) and the distance sup_t |F_obs − F_calc| exceeds it; in
+	// [0, 1], 0 is no floor. Setting it turns the divergence trigger on, at
+	// the level DefaultDivergenceAlpha unless Divergence.Alpha says
+	// otherwise. It used to be the trigger's only condition, which on
+	// windows of tens to hundreds of instances fires on sampling noise
+	// (the distance between two ΔQs of the same system is of order
+	// 1/√n); as a floor it keeps a trigger from firing on a difference
+	// that is significant but too small to matter.
 	MaxDivergence float64 `mapstructure:"max_divergence"`
+	// Divergence configures the significance test of the divergence and
+	// its trigger. Divergence is the thesis's sign of dependent behaviour
+	// near overload (sections 4.1.5 and 2.1.8).
+	Divergence DivergenceTrigger `mapstructure:"divergence"`
+	// SlackTrend configures the slack-trend trigger.
+	SlackTrend SlackTrendTrigger `mapstructure:"slack_trend"`
+}
+
+// DivergenceTrigger configures the divergence test and trigger. Each window
+// with a divergence is tested with a two-sample Kolmogorov–Smirnov test
+// (deltaq.KSTwoSample) of the observed ΔQ, of n instances, against the
+// calculated ΔQ, worth m = (Σ 1/nᵢ)⁻¹ instances for components observed
+// from nᵢ instances (deltaq.EffectiveCount); see the package
+// documentation. The trigger is on when Alpha or Triggers.MaxDivergence is
+// set.
+type DivergenceTrigger struct {
+	// Alpha is the significance level: a window's divergence is
+	// significant when its p-value is below Alpha. In [0, 0.5]; 0 is off,
+	// or DefaultDivergenceAlpha when max_divergence is set.
+	Alpha float64 `mapstructure:"alpha"`
+	// Windows is the number of consecutive windows in which the divergence
+	// must be significant (and above max_divergence) for the trigger to
+	// fire; a window without a test neither breaks nor extends the run.
+	// Zero means 1; at most MaxDivergenceWindows.
+	Windows int `mapstructure:"windows"`
+	// Pool is the number of windows the test pools: the observed ΔQs of
+	// the last Pool windows with a divergence are merged, weighted by
+	// their instance counts, and so are their calculated ΔQs, which
+	// multiplies the instances the test sees, and its power, by about
+	// Pool. Zero means 1 (each window alone); at most MaxDivergencePool,
+	// since the pooled windows' ΔQs are kept. It applies to the test the
+	// results report whether or not the trigger is on.
+	Pool int `mapstructure:"pool"`
+	// Paired says that the components of the probe's expression are
+	// measured on the probe's own instances — the stages of the same
+	// requests, as the spans of one trace are — rather than on independent
+	// samples. The errors of the observed and calculated CDFs are then
+	// positively correlated, and the calculated ΔQ is compared as if it
+	// were exact, at the smallest of the instance counts of the probe and
+	// of its components (see the package documentation). Off, the test
+	// treats them as independent samples, which is valid either way but,
+	// for paired data, far less powerful.
+	Paired bool `mapstructure:"paired"`
+}
+
+// on reports whether the divergence trigger is on: Alpha set, or a
+// max_divergence floor (mdiv).
+func (d DivergenceTrigger) on(mdiv float64) bool { return d.Alpha > 0 || mdiv > 0 }
+
+// SlackTrendTrigger configures the slack-trend trigger: a least-squares
+// line through the minimum QTA slack (QTASlack.Min) of the last Windows
+// windows, against the windows' end times, that reaches zero within
+// Horizon fires it. It needs QTA points.
+type SlackTrendTrigger struct {
+	// Horizon is how far ahead the line is read: the trigger fires when
+	// the fitted slack is below zero now or Horizon later. Zero is off.
+	Horizon time.Duration `mapstructure:"horizon"`
+	// Windows is W, the number of windows with a slack the line is fitted
+	// over; the trend is reported once W windows have a slack. Zero means
+	// DefaultSlackTrendWindows; at least 3, at most MaxSlackTrendWindows.
+	Windows int `mapstructure:"windows"`
 }
 
 // SnapshotConfig configures snapshots (the thesis, sections 3.5.1 and
@@ -329,6 +411,44 @@ func (pc ProbeConfig) check() []error {
 	}
 	if !(pc.Triggers.MaxDivergence >= 0 && pc.Triggers.MaxDivergence <= 1) {
 		errs = append(errs, fmt.Errorf("max_divergence must be in [0, 1], got %v", pc.Triggers.MaxDivergence))
+	}
+	errs = append(errs, pc.Triggers.Divergence.check(pc.Triggers.MaxDivergence)...)
+	errs = append(errs, pc.Triggers.SlackTrend.check(pc.QTA)...)
+	return errs
+}
+
+// check returns the problems of the divergence test's settings; mdiv is
+// the max_divergence floor.
+func (d DivergenceTrigger) check(mdiv float64) []error {
+	var errs []error
+	if !(d.Alpha >= 0 && d.Alpha <= 0.5) {
+		errs = append(errs, fmt.Errorf("divergence::alpha must be in [0, 0.5], got %v", d.Alpha))
+	}
+	if d.Windows < 0 || d.Windows > MaxDivergenceWindows {
+		errs = append(errs, fmt.Errorf("divergence::windows must be in [0, %d], got %d", MaxDivergenceWindows, d.Windows))
+	} else if d.Windows > 0 && !d.on(mdiv) {
+		errs = append(errs, errors.New("divergence::windows needs divergence::alpha or max_divergence (the trigger is off)"))
+	}
+	if d.Pool < 0 || d.Pool > MaxDivergencePool {
+		errs = append(errs, fmt.Errorf("divergence::pool must be in [0, %d], got %d", MaxDivergencePool, d.Pool))
+	}
+	return errs
+}
+
+// check returns the problems of the slack-trend trigger's settings for a
+// probe of QTA q.
+func (st SlackTrendTrigger) check(q QTA) []error {
+	var errs []error
+	if st.Horizon < 0 {
+		errs = append(errs, fmt.Errorf("slack_trend::horizon must be ≥ 0, got %s", st.Horizon))
+	}
+	if st.Windows != 0 && (st.Windows < 3 || st.Windows > MaxSlackTrendWindows) {
+		// Two points always lie on their line: the fit would have no
+		// residual to average the windows' noise with.
+		errs = append(errs, fmt.Errorf("slack_trend::windows must be 0 or in [3, %d], got %d", MaxSlackTrendWindows, st.Windows))
+	}
+	if st.Horizon > 0 && len(q.Points) == 0 {
+		errs = append(errs, errors.New("the slack_trend trigger needs qta points"))
 	}
 	return errs
 }

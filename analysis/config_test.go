@@ -43,6 +43,13 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probe "x": qta: point 1 at 1ns does not follow 2ns (delays must increase)`},
 		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},
 		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, `probe "x": max_divergence must be in [0, 1], got 2`},
+		{"divergence alpha", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.6}}}}}, `probe "x": divergence::alpha must be in [0, 0.5], got 0.6`},
+		{"divergence windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.01, Windows: -1}}}}}, `probe "x": divergence::windows must be in [0, 1000], got -1`},
+		{"divergence windows without trigger", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Windows: 3}}}}}, `probe "x": divergence::windows needs divergence::alpha or max_divergence (the trigger is off)`},
+		{"divergence pool", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Pool: 11}}}}}, `probe "x": divergence::pool must be in [0, 10], got 11`},
+		{"slack trend horizon", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: -second}}}}}, `probe "x": slack_trend::horizon must be ≥ 0, got -1s`},
+		{"slack trend windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Windows: 2}}}}}, `probe "x": slack_trend::windows must be 0 or in [3, 1000], got 2`},
+		{"slack trend without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: second}}}}}, `probe "x": the slack_trend trigger needs qta points`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,15 +35,72 @@
 //   - the mean and 95 % band of the last K observed ΔQs (thesis 4.1.5, with
 //     the Student t band μ ± t(0.975, n−1)·s/√n), kept by a
 //     deltaq.RunningBand per probe;
-//   - the QTA verdict (thesis 2.1.6, 4.1.3), quantiles, failure ratio and
-//     the divergence sup_t |F_obs(t) − F_calc(t)| between observed and
-//     calculated ΔQ, which grows when the components stop being independent
-//     (thesis 2.1.8), the early sign of overload. The divergence is withheld
-//     when the probe or an input of its expression is under-resolved (most
-//     of its successes in the first bin), because each such stage adds up
-//     to half a bin to the calculated ΔQ;
+//   - the QTA verdict (thesis 2.1.6, 4.1.3) and the QTA slack, quantiles,
+//     failure ratio and the divergence sup_t |F_obs(t) − F_calc(t)| between
+//     observed and calculated ΔQ, which grows when the components stop
+//     being independent (thesis 2.1.8), the early sign of overload, with
+//     its significance. The divergence is withheld when the probe or an
+//     input of its expression is under-resolved (most of its successes in
+//     the first bin), because each such stage adds up to half a bin to the
+//     calculated ΔQ;
 //   - triggers (thesis 3.5; conditions of the draft's section 5.6) and
 //     snapshots (thesis 3.5.1).
+//
+// # Divergence as a test
+//
+// Two ΔQs estimated from finite windows differ even when the system is
+// exactly what the diagram says: for n instances the distance between an
+// empirical CDF and its law is of order 1/√n, 0.1 to 0.2 for the 60 to 200
+// instances of a one-second window. So a fixed bound on the distance
+// either never fires or fires on noise. Each divergence is therefore
+// tested (ProbeResult.DivergenceTest): a two-sample Kolmogorov–Smirnov
+// test of H₀ "the observed ΔQ is the calculated one" (deltaq.KSTwoSample,
+// which cites the sources):
+//
+//   - the observed ΔQ is an empirical CDF of n instances, every outcome
+//     counted;
+//   - the calculated ΔQ is an estimate too, made from its components'
+//     observed ΔQs, and is worth m = (Σ 1/nᵢ)⁻¹ instances for components
+//     of nᵢ instances (deltaq.EffectiveCount says why this bounds its
+//     variance); the statistic is λ = √(n·m/(n+m))·D, as for two
+//     independent samples;
+//   - ΔQs are improper: the mass that failed or timed out is taken as a
+//     point at +∞, so both are proper distributions on [0, ∞] and the
+//     difference of the failure ratios is part of D (the value at dMax).
+//     D is read over [0, min dMax] only (deltaq.Distance), a subset of
+//     [0, ∞], which can only lower it;
+//   - the p-value is the asymptotic Kolmogorov distribution's P(K > λ)
+//     (deltaq.KolmogorovQ). Binned data make the test conservative: D is
+//     read at bin edges, and the null distribution of D for discrete data
+//     is smaller than for continuous data.
+//
+// Every simplification errs on the side of a larger p-value, so the rate
+// of false alarms is at most α. When the components are the stages of the
+// probe's own instances (spans of the same traces), the observed and the
+// calculated CDFs share their instances and their errors are positively
+// correlated: under H₀ their difference is the part of the end-to-end
+// indicator that no single stage explains (the residual of its Hoeffding
+// decomposition), whose variance is at most the F(1−F)/n of the observed
+// CDF alone. The test is then still valid but needlessly weak, and
+// DivergenceTrigger.Paired compares the calculated ΔQ as if it were exact
+// (m = +Inf) as long as no component has fewer instances than the probe.
+// Pooling the last DivergenceTrigger.Pool windows (their CDFs weighted by
+// instance counts) multiplies the instances tested. On a two-stage
+// sequence of independent stages (this package's tests, 1000 windows of
+// 50, 200 and 1000 instances) no window was significant at α = 0.05,
+// paired or not; with a shared delay the power depends on the pairing and
+// on n (the tests log it).
+//
+// # QTA slack
+//
+// For a probe with QTA points, ProbeResult.Slack says how far each point
+// (dₖ, pₖ) is from failing: in probability, F_obs(dₖ) − pₖ, and in delay,
+// the margin dₖ − Q_obs(pₖ) by which the pₖ-quantile may still move later.
+// The minimum over the points is the headline, negative exactly when the
+// qta trigger's condition holds. A least-squares line through the minimum
+// slack of the last W windows against their end times (SlackTrend)
+// extrapolates it: the slack_trend trigger fires when the line is below
+// zero now or within the configured horizon, before the QTA breaks.
 //
 // # Triggers and re-arming
 //
@@ -51,8 +108,9 @@
 // the condition holds. It re-arms after the condition has been false in
 // Config.RearmWindows consecutive windows (default 1). A window that cannot
 // decide a condition — no instance, so no observed ΔQ; for divergence no
-// calculated ΔQ, or a withheld divergence — neither fires the trigger nor
-// counts towards re-arming.
+// calculated ΔQ, or a withheld divergence; for slack_trend fewer than W
+// windows with a slack — neither fires the trigger nor counts towards
+// re-arming.
 // The conditions, per probe:
 //
 //   - qta: F_obs(dₖ) < pₖ for some QTA point (dₖ, pₖ): fewer instances than
@@ -60,7 +118,12 @@
 //   - failure: failure ratio > MaxFailure, i.e. success(ΔQ_obs) <
 //     success(QTA) (draft 5.6.2, "Failure");
 //   - load: instances in the window > MaxInstances (draft 5.6.1);
-//   - divergence: sup_t |F_obs(t) − F_calc(t)| > MaxDivergence.
+//   - divergence: the divergence test's p-value is below α and the
+//     distance above MaxDivergence (0 by default) in DivergenceTrigger.Windows
+//     consecutive windows that have a test (a window without one neither
+//     breaks nor extends the run);
+//   - slack_trend: the least-squares line of the minimum QTA slack over
+//     the last W windows is below zero now or within the horizon.
 //
 // Works cited by short name ("the thesis, section 3.6", "the draft, section
 // 5.6") are listed in the repository's docs/references.md; the architecture

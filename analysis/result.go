@@ -26,6 +26,10 @@ type Result struct {
 	// in this window: their producer may be down, misconfigured, or in
 	// another collector whose instances do not reach this engine.
 	NoInstances []string
+	// Contributors is the number of other engines (agents) whose windows
+	// were merged into this one (Engine.AddWindow); 0 when the engine saw
+	// the instances itself.
+	Contributors int
 }
 
 // ProbeResult is one probe's analysis in one window.
@@ -62,6 +66,9 @@ type ProbeResult struct {
 	// observed ΔQ, nil when there is no QTA or no observed ΔQ.
 	QTA      *deltaq.QTA
 	QTACheck *deltaq.QTACheck
+	// Slack is how far the observed ΔQ is from breaking the QTA's points,
+	// and its trend; nil when QTACheck is nil or the QTA has no point.
+	Slack *QTASlack
 	// Quantiles holds, for each configured q in increasing order, the
 	// observed and calculated delays.
 	Quantiles []QuantileValue
@@ -69,6 +76,15 @@ type ProbeResult struct {
 	// observed and the calculated ΔQ; valid when HasDivergence.
 	Divergence    float64
 	HasDivergence bool
+	// DivergenceTest is the two-sample Kolmogorov–Smirnov test of the
+	// observed against the calculated ΔQ (see the package documentation),
+	// over the last DivergencePooled windows with a divergence, this one
+	// included (1 without pooling); valid when HasDivergence. Its Distance
+	// is Divergence when DivergencePooled is 1, the pooled ΔQs' distance
+	// otherwise; its N is the observed instances, its M the calculated
+	// ΔQ's effective instances, and P the p-value.
+	DivergenceTest   deltaq.KSTest
+	DivergencePooled int
 	// DivergenceWithheld is true when the probe has an observed and a
 	// calculated ΔQ but no divergence is reported (HasDivergence false),
 	// because the probe or a probe whose observed ΔQ enters its calculated
@@ -97,6 +113,58 @@ type QuantileValue struct {
 	ObservedOK, CalculatedOK bool
 }
 
+// QTASlack is the slack of an observed ΔQ against the points of its QTA:
+// how far each point is from failing, in probability and in delay.
+type QTASlack struct {
+	// Points holds one entry per QTA point, in the QTA's order.
+	Points []PointSlack
+	// Min is the smallest Slack of the points, the headline: negative
+	// exactly when the qta trigger's condition holds.
+	Min float64
+	// MinMargin is the smallest DelayMargin of the points, valid when
+	// MarginOK: every point's P is reached within dMax.
+	MinMargin float64
+	MarginOK  bool
+	// Trend is the least-squares trend of Min over the last windows.
+	Trend SlackTrend
+}
+
+// PointSlack is the slack of one QTA point (Delay, P).
+type PointSlack struct {
+	// Delay (seconds) and P are the point's.
+	Delay, P float64
+	// Slack is F_obs(Delay) − P: the probability by which the point holds,
+	// negative when it fails.
+	Slack float64
+	// DelayMargin is Delay − Q_obs(P) in seconds: how much later the
+	// observed P-quantile may move before the point fails, negative when
+	// it fails. Valid when MarginOK; when P exceeds the observed tangible
+	// mass the quantile is unreachable (deltaq.DeltaQ.Quantile) and the
+	// margin is below Delay − dMax, unknown.
+	DelayMargin float64
+	MarginOK    bool
+}
+
+// SlackTrend is the least-squares line through the minimum slack
+// (QTASlack.Min) of the last Windows windows with a slack against the
+// windows' end times (the thesis's windows, section 3.6), read at the end
+// of the current window.
+type SlackTrend struct {
+	// OK is true once Windows windows have a slack.
+	OK bool
+	// Windows is the number of windows fitted.
+	Windows int
+	// Slope is the line's slope, in slack per second.
+	Slope float64
+	// Fitted is the line's value at the end of the current window.
+	Fitted float64
+	// Projected is true when the line is below zero now or reaches zero
+	// later (Slope < 0); TimeToViolation is then how long after the end of
+	// the current window it does, 0 when it is below zero already.
+	Projected       bool
+	TimeToViolation time.Duration
+}
+
 // TriggerKind names a trigger.
 type TriggerKind int
 
@@ -106,10 +174,11 @@ const (
 	TriggerFailure
 	TriggerLoad
 	TriggerDivergence
+	TriggerSlackTrend
 	numTriggers
 )
 
-// String returns "qta", "failure", "load" or "divergence".
+// String returns "qta", "failure", "load", "divergence" or "slack_trend".
 func (k TriggerKind) String() string {
 	switch k {
 	case TriggerQTA:
@@ -120,6 +189,8 @@ func (k TriggerKind) String() string {
 		return "load"
 	case TriggerDivergence:
 		return "divergence"
+	case TriggerSlackTrend:
+		return "slack_trend"
 	}
 	return "unknown"
 }
@@ -133,9 +204,13 @@ type TriggerEvent struct {
 	// Observed and Required are the values compared: for qta F_obs(Delay)
 	// and the point's p; for failure the failure ratio and MaxFailure; for
 	// load the window's instance count and MaxInstances; for divergence the
-	// distance and MaxDivergence.
+	// test's p-value and the level α (the distance is in the window's
+	// ProbeResult); for slack_trend the lowest value of the slack line
+	// over the horizon and 0.
 	Observed, Required float64
-	// Delay is the QTA point's delay for a qta trigger, else zero.
+	// Delay is the QTA point's delay for a qta trigger, the projected time
+	// to violation (SlackTrend.TimeToViolation) for a slack_trend trigger,
+	// else zero.
 	Delay time.Duration
 	// SnapshotID is the snapshot the trigger started or joined; 0 when
 	// snapshots are off.

@@ -9,8 +9,8 @@ type condition int8
 const (
 	// unknown: the window cannot decide the condition (no observed ΔQ; for
 	// divergence no calculated ΔQ, or a divergence withheld because a probe
-	// is under-resolved). It neither fires a trigger nor counts towards
-	// re-arming it.
+	// is under-resolved; for slack_trend too few windows with a slack). It
+	// neither fires a trigger nor counts towards re-arming it.
 	unknown condition = iota
 	condFalse
 	condTrue

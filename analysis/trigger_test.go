@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -162,33 +163,115 @@ func TestLoadTrigger(t *testing.T) {
 	}
 }
 
-func TestDivergenceTrigger(t *testing.T) {
-	// 1 ms bins. a and b take 10.5 ms (bin 10); their sequence is the
-	// convolution, whose mass lies half in bin 20 and half in bin 21
-	// (deltaq's bin-midpoint convention). An e2e observed the same way
-	// (20.5 ms and 21.5 ms) has divergence 0; one at 60 ms has 1.
+// divergenceWindows returns the windows of TestDivergenceTrigger, k
+// instances of every probe in each: on 1 ms bins a and b take 10.5 ms (bin
+// 10); their sequence is the convolution, whose mass lies half in bin 20
+// and half in bin 21 (deltaq's bin-midpoint convention). An e2e observed
+// the same way (half at 20.5 ms, half at 21.5 ms) has divergence 0; one at
+// 60 ms has 1.
+func divergenceWindows(k int) (stages, same, far, farAlone []Instance) {
 	mk := func(probe string, delay time.Duration) Instance {
-		in := ok(probe, 500*time.Millisecond, delay)
-		return in
+		return ok(probe, 500*time.Millisecond, delay)
 	}
-	stages := concat(n(2, mk("a", 10500*time.Microsecond)), n(2, mk("b", 10500*time.Microsecond)))
-	same := concat(stages, []Instance{mk("e2e", 20500*time.Microsecond), mk("e2e", 21500*time.Microsecond)})
-	far := concat(stages, n(2, mk("e2e", 60*time.Millisecond)))
+	stages = concat(n(k, mk("a", 10500*time.Microsecond)), n(k, mk("b", 10500*time.Microsecond)))
+	same = concat(stages, n(k/2, mk("e2e", 20500*time.Microsecond)), n(k-k/2, mk("e2e", 21500*time.Microsecond)))
+	farAlone = n(k, mk("e2e", 60*time.Millisecond))
+	far = concat(stages, farAlone)
+	return stages, same, far, farAlone
+}
+
+// TestDivergenceTrigger: with max_divergence alone the trigger tests at
+// DefaultDivergenceAlpha. 50 instances per probe: n = 50, m = (1/50 +
+// 1/50)⁻¹ = 25, Nₑ = 50·25/75 = 16.7; a divergence of 1 is λ = √16.7 = 4.08,
+// p = 2·e^{−2·16.7} ≈ 6e-15, far below 0.01.
+func TestDivergenceTrigger(t *testing.T) {
+	stages, same, far, farAlone := divergenceWindows(50)
 	cfg := Config{Diagram: "e2e = a -> b;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
 	evs := runWindows(t, cfg, [][]Instance{
 		same,
-		far,                                  // fires
-		stages,                               // no observed e2e: unknown
-		far,                                  // still disarmed
-		same,                                 // re-arms
-		n(2, mk("e2e", 60*time.Millisecond)), // no a, b: no calculated ΔQ: unknown
-		far,                                  // fires
+		far,      // fires
+		stages,   // no observed e2e: unknown
+		far,      // still disarmed
+		same,     // re-arms
+		farAlone, // no a, b: no calculated ΔQ: unknown
+		far,      // fires
 	})
 	if got := fired(evs, "e2e", TriggerDivergence); !slices.Equal(got, []int{1, 6}) {
 		t.Fatalf("divergence trigger fired in windows %v, want [1 6]", got)
 	}
-	if e := evs[1][0]; e.Observed < 1-1e-9 || e.Required != 0.2 {
-		t.Errorf("event = %+v, want observed 1, required 0.2", e)
+	if e := evs[1][0]; e.Observed > 1e-12 || e.Required != DefaultDivergenceAlpha {
+		t.Errorf("event = %+v, want observed p ≈ 0, required α = %v", e, DefaultDivergenceAlpha)
+	}
+}
+
+// TestDivergenceOfFewInstancesIsNotSignificant: the same divergence of 1
+// on 2 instances per probe (n = 2, m = 1, Nₑ = 2/3, λ = 0.816, p = 0.52)
+// is what two unlucky instances can do: the test does not fire, where the
+// old fixed threshold did.
+func TestDivergenceOfFewInstancesIsNotSignificant(t *testing.T) {
+	_, same, far, _ := divergenceWindows(2)
+	cfg := Config{Diagram: "e2e = a -> b;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{MaxDivergence: 0.2}}}}
+	if got := fired(runWindows(t, cfg, [][]Instance{same, far, far}), "e2e", TriggerDivergence); len(got) != 0 {
+		t.Fatalf("divergence trigger fired in windows %v on 2 instances", got)
+	}
+	r := single(t, cfg, far)
+	p := probeOf(t, r, "e2e")
+	ks := p.DivergenceTest
+	if !p.HasDivergence || ks.Distance != 1 || ks.N != 2 || ks.M != 1 || math.Abs(ks.P-0.5175) > 1e-3 {
+		// Q(√(2/3)) = 2·(e^{−4/3} − e^{−16/3} + e^{−12} …) = 2·(0.26360 − 0.00483 + 0.00001) = 0.5175.
+		t.Errorf("test = %+v, want D 1, n 2, m 1, p 0.5175", ks)
+	}
+}
+
+// TestDivergenceWindowsAndFloor: divergence::windows = 3 fires on the third
+// consecutive significant window; a window without a test does not break
+// the run, one that is not significant does. A max_divergence floor above
+// the distance keeps a significant divergence from firing.
+func TestDivergenceWindowsAndFloor(t *testing.T) {
+	stages, same, far, _ := divergenceWindows(50)
+	cfg := Config{Diagram: "e2e = a -> b;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{
+		Divergence: DivergenceTrigger{Alpha: 0.001, Windows: 3},
+	}}}}
+	evs := runWindows(t, cfg, [][]Instance{far, far, same, far, stages, far, far, far})
+	if got := fired(evs, "e2e", TriggerDivergence); !slices.Equal(got, []int{6}) {
+		t.Fatalf("divergence trigger fired in windows %v, want [6] (the third of far, _, far, far)", got)
+	}
+	if e := evs[6][0]; e.Required != 0.001 {
+		t.Errorf("event = %+v, want required 0.001", e)
+	}
+	cfg.Probes["e2e"] = ProbeConfig{Triggers: Triggers{MaxDivergence: 1, Divergence: DivergenceTrigger{Alpha: 0.001}}}
+	if got := fired(runWindows(t, cfg, [][]Instance{far, far}), "e2e", TriggerDivergence); len(got) != 0 {
+		t.Fatalf("divergence 1 fired above a floor of 1 in windows %v", got)
+	}
+}
+
+// TestDivergencePooling: pooling 3 windows of 2 instances each tests 6
+// against m = (Σ wₖ²/mₖ)⁻¹ = (3·(1/3)²/1)⁻¹ = 3 (wₖ = 1/3, mₖ = 1):
+// Nₑ = 6·3/9 = 2, λ = √2, p = 0.0366 (deltaq's TestNewKSTest). The first
+// window alone has p = 0.5175, the second pools 2 windows (n = 4, m = 2,
+// Nₑ = 4/3, λ = 1.155, p = 0.1389), the fourth still 3.
+func TestDivergencePooling(t *testing.T) {
+	_, _, far, _ := divergenceWindows(2)
+	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: "e2e = a -> b;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{
+		Divergence: DivergenceTrigger{Pool: 3},
+	}}}}
+	e := newEngine(t, cfg, at(time.Second))
+	want := []struct {
+		pooled int
+		p      float64
+	}{{1, 0.5175}, {2, 0.1389}, {3, 0.0366}, {3, 0.0366}}
+	for w, wt := range want {
+		ins := slices.Clone(far)
+		for i := range ins {
+			ins[i].Start += int64(w) * int64(time.Second)
+			ins[i].End += int64(w) * int64(time.Second)
+		}
+		addAll(e, ins...)
+		res := e.Advance(at(time.Duration(w+2) * time.Second))
+		p := probeOf(t, res[0], "e2e")
+		if p.DivergencePooled != wt.pooled || math.Abs(p.DivergenceTest.P-wt.p) > 1e-3 || p.DivergenceTest.Distance != 1 {
+			t.Errorf("window %d: pooled %d, test %+v; want %d windows, D 1, p %v", w, p.DivergencePooled, p.DivergenceTest, wt.pooled, wt.p)
+		}
 	}
 }
 
@@ -234,5 +317,25 @@ func TestSnapshotBeforeAndAfterTrigger(t *testing.T) {
 	}
 	if sn.Windows[2].Probes[0].Counts.Success != 2 || sn.Windows[2].Probes[0].Observed == nil {
 		t.Errorf("trigger window in the snapshot = %+v", sn.Windows[2].Probes[0])
+	}
+}
+
+// TestDivergencePaired: with divergence::paired the calculated ΔQ of
+// components measured on the probe's own instances counts as exact (m =
+// +Inf): 2 instances of each probe, D = 1, Nₑ = n = 2, λ = √2, p = 0.0366.
+// A component with fewer instances than the probe (a: 1, so the pairing
+// is partial) falls back to the unpaired m = (1/1 + 1/2)⁻¹ = 2/3.
+func TestDivergencePaired(t *testing.T) {
+	_, _, far, _ := divergenceWindows(2)
+	cfg := Config{Diagram: "e2e = a -> b;", Probes: map[string]ProbeConfig{"e2e": {Triggers: Triggers{
+		Divergence: DivergenceTrigger{Paired: true},
+	}}}}
+	ks := probeOf(t, single(t, cfg, far), "e2e").DivergenceTest
+	if !math.IsInf(ks.M, 1) || ks.Effective != 2 || math.Abs(ks.P-0.0366) > 1e-4 {
+		t.Errorf("paired: %+v, want m +Inf, Nₑ 2, p 0.0366", ks)
+	}
+	ks = probeOf(t, single(t, cfg, far[1:]), "e2e").DivergenceTest
+	if math.Abs(ks.M-2.0/3) > 1e-12 {
+		t.Errorf("partially paired: m = %v, want 2/3", ks.M)
 	}
 }
