@@ -133,8 +133,10 @@ type Engine struct {
 	// lateTimeouts counts timeouts that arrived after their own window had
 	// closed and were counted in the oldest open window instead.
 	lateTimeouts int64
-	minEnd       int64 // single-window mode: extent of the instances
-	maxEnd       int64
+	// contributions counts the windows given to AddWindow, by fate.
+	contributions Contributions
+	minEnd        int64 // single-window mode: extent of the instances
+	maxEnd        int64
 
 	amu sync.Mutex // guards the analysis state
 	an  *analyzer
@@ -178,6 +180,9 @@ type acc struct {
 type slot struct {
 	k    int64
 	accs []*acc // by probe index; nil: no instance yet
+	// sources are the distinct observers whose windows were merged into
+	// this one (AddWindow), at most maxSources.
+	sources []string
 }
 
 // New checks cfg (Config.Check) and returns an engine for it. now is the
@@ -269,24 +274,22 @@ func (e *Engine) register(name string, configured bool, l layout) *probe {
 }
 
 // admit registers a probe seen for the first time in an instance whose own
-// layout is own, or counts why it cannot: a probe that LookupLayout knows is
+// layout is own, or says why it cannot: a probe that LookupLayout knows is
 // configured; any other needs a valid layout of its own of at most the
 // thesis's 1000 bins (the processor's own limit, which bounds the memory an
 // instance can ask for) and one of the MaxProbes places. Called with mu
 // held.
-func (e *Engine) admit(name string, own layout) *probe {
+func (e *Engine) admit(name string, own layout) (*probe, DropReason) {
 	if l, ok := e.lookup(name); ok {
-		return e.register(name, true, l)
+		return e.register(name, true, l), 0
 	}
 	if !own.valid() || own.bins > deltaq.MaxThesisBins {
-		e.drops[DropInvalid]++
-		return nil
+		return nil, DropInvalid
 	}
 	if e.unconfigured >= e.cfg.MaxProbes {
-		e.drops[DropProbeLimit]++
-		return nil
+		return nil, DropProbeLimit
 	}
-	return e.register(name, false, own)
+	return e.register(name, false, own), 0
 }
 
 // forget removes an unconfigured probe whose windows have all closed, and
@@ -361,8 +364,9 @@ func (e *Engine) add(in *Instance) {
 		return
 	}
 	own := layout{dmaxNs: in.DMaxNs, bins: in.Bins}
-	p := e.probeFor(in.Probe, own)
+	p, why := e.probeFor(in.Probe, own)
 	if p == nil {
+		e.drops[why]++
 		return
 	}
 	dmax := p.lay.dmaxNs
@@ -409,13 +413,14 @@ func (e *Engine) add(in *Instance) {
 }
 
 // probeFor returns the probe an instance of the given name and own layout
-// counts in, with a valid layout, admitting a new probe; or nil, the drop
-// counted. Called with mu held.
-func (e *Engine) probeFor(name string, own layout) *probe {
+// counts in, with a valid layout, admitting a new probe; or nil and why
+// not. Called with mu held.
+func (e *Engine) probeFor(name string, own layout) (*probe, DropReason) {
 	p := e.byName[name]
 	if p == nil {
-		if p = e.admit(name, own); p == nil {
-			return nil
+		var why DropReason
+		if p, why = e.admit(name, own); p == nil {
+			return nil, why
 		}
 	}
 	if !p.lay.valid() {
@@ -426,11 +431,10 @@ func (e *Engine) probeFor(name string, own layout) *probe {
 		} else if own.valid() && own.bins <= deltaq.MaxThesisBins {
 			p.lay = own
 		} else {
-			e.drops[DropInvalid]++
-			return nil
+			return nil, DropInvalid
 		}
 	}
-	return p
+	return p, 0
 }
 
 // windowOf returns the window an instance of outcome oc ending at end (Unix
@@ -500,6 +504,9 @@ type Stats struct {
 	// window, by start + dMax, had closed when they arrived: they were
 	// counted in the oldest open window.
 	LateTimeouts int64
+	// Contributions counts the windows of other engines given to
+	// AddWindow, by fate.
+	Contributions Contributions
 }
 
 // ReferencedProbes returns, sorted, the probes the configuration expects
@@ -516,7 +523,7 @@ func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return Stats{Counted: e.counted, Dropped: e.drops, Probes: e.live, UnconfiguredProbes: e.unconfigured,
-		ExpiredProbes: e.expired, Rebinned: e.rebinned, LateTimeouts: e.lateTimeouts}
+		ExpiredProbes: e.expired, Rebinned: e.rebinned, LateTimeouts: e.lateTimeouts, Contributions: e.contributions}
 }
 
 // closing is a window detached from the open set, ready for analysis.
@@ -527,6 +534,8 @@ type closing struct {
 	// forget names the probes forgotten after this window: their analysis
 	// state goes once the window is analysed.
 	forget []string
+	// sources are the observers whose windows were merged into it.
+	sources []string
 }
 
 // Advance closes every window whose close time (end + Lag) is at or before
@@ -629,6 +638,7 @@ func (e *Engine) detach() closing {
 		}
 	}
 	clear(s.accs)
+	c.sources, s.sources = s.sources, nil
 	if e.interval > 0 {
 		e.k0++
 		s.k = e.k0 + e.nslots - 1
@@ -645,7 +655,9 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	res := make([]*Result, 0, len(cl))
 	e.amu.Lock()
 	for i := range cl {
-		res = append(res, e.an.close(&cl[i]))
+		r := e.an.close(&cl[i])
+		r.Contributors = len(cl[i].sources)
+		res = append(res, r)
 	}
 	e.amu.Unlock()
 	e.mu.Lock()

@@ -93,6 +93,34 @@ func (h *Histogram) Merge(o *Histogram) error {
 	return nil
 }
 
+// AddCounts adds the counts of a histogram of the same shape given as raw
+// counts — the successes in each of its bins, its timeouts and its
+// failures — as another observer reports them. bins must have one count per
+// bin and timeouts and failures must not be negative; otherwise h is
+// unchanged and an error is returned.
+func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) error {
+	if len(bins) != len(h.counts) {
+		return fmt.Errorf("deltaq: Histogram.AddCounts: %d bin counts for %d bins", len(bins), len(h.counts))
+	}
+	if timeouts < 0 || failures < 0 {
+		return fmt.Errorf("deltaq: Histogram.AddCounts: negative counts (timeouts %d, failures %d)", timeouts, failures)
+	}
+	var n uint64
+	for _, c := range bins {
+		n += c
+	}
+	if n > math.MaxInt64-uint64(h.success) {
+		return fmt.Errorf("deltaq: Histogram.AddCounts: %d successes overflow the count", n)
+	}
+	for i, c := range bins {
+		h.counts[i] += c
+	}
+	h.success += int64(n)
+	h.timeouts += timeouts
+	h.failures += failures
+	return nil
+}
+
 // Reset empties the histogram, keeping its shape and memory.
 func (h *Histogram) Reset() {
 	clear(h.counts)

@@ -57,3 +57,41 @@ func TestHistogram(t *testing.T) {
 		t.Fatalf("empty histogram: %v, want ErrEmpty", err)
 	}
 }
+
+// TestHistogramAddCounts: raw counts of another observer's histogram add up
+// as Merge would add the histogram itself; a wrong shape or a negative
+// count changes nothing.
+func TestHistogramAddCounts(t *testing.T) {
+	a, _ := NewHistogram(0.001, 4)
+	b, _ := NewHistogram(0.001, 4)
+	for _, d := range []float64{0.0005, 0.0015, 0.0015, 0.0039} {
+		b.Add(d)
+	}
+	b.AddTimeout()
+	b.AddFailure()
+	b.AddFailure()
+	if err := a.AddCounts([]uint64{1, 2, 0, 1}, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewHistogram(0.001, 4)
+	if err := want.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Successes() != want.Successes() || a.Timeouts() != want.Timeouts() || a.Failures() != want.Failures() {
+		t.Fatalf("counts %d/%d/%d, want %d/%d/%d", a.Successes(), a.Timeouts(), a.Failures(), want.Successes(), want.Timeouts(), want.Failures())
+	}
+	for i := range 4 {
+		if a.counts[i] != want.counts[i] {
+			t.Fatalf("bin %d: %d, want %d", i, a.counts[i], want.counts[i])
+		}
+	}
+	if err := a.AddCounts([]uint64{1, 2, 3}, 0, 0); err == nil {
+		t.Error("three counts for four bins accepted")
+	}
+	if err := a.AddCounts([]uint64{0, 0, 0, 0}, -1, 0); err == nil {
+		t.Error("negative timeouts accepted")
+	}
+	if a.Total() != 7 {
+		t.Errorf("a refused call changed the histogram: total %d, want 7", a.Total())
+	}
+}

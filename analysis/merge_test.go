@@ -1,0 +1,167 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// mergeWorkload returns seeded instances of probes a and b over the given
+// windows of one second: successes of random delays (some beyond dMax,
+// which become timeouts), failures and timeouts.
+func mergeWorkload(seed uint64, windows int) []Instance {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var out []Instance
+	for w := range windows {
+		for i := range 300 {
+			probe := "a"
+			if i%3 == 0 {
+				probe = "b"
+			}
+			end := time.Duration(w)*time.Second + time.Duration(r.IntN(1000))*time.Millisecond
+			switch r.IntN(20) {
+			case 0:
+				out = append(out, failed(probe, end))
+			case 1:
+				out = append(out, timedOut(probe, end-testDMax-time.Millisecond))
+			default:
+				out = append(out, ok(probe, end, time.Duration(r.ExpFloat64()*20e6)))
+			}
+		}
+	}
+	return out
+}
+
+// TestGatewayMergeEqualsOneEngine: three agents each see a third of the
+// instances; a gateway merges their windows (AddWindow of WindowOf) and
+// reports, window for window, exactly what one engine that saw every
+// instance reports: counts, bin counts, sums, the observed ΔQ and its
+// quantiles, the band, the QTA verdict.
+func TestGatewayMergeEqualsOneEngine(t *testing.T) {
+	const windows = 6
+	qta := QTA{Points: []QTAPoint{{Delay: 20 * time.Millisecond, P: 0.6}}, MaxFailure: 0.1}
+	cfg := Config{Interval: time.Second, Lag: time.Second, History: 4,
+		Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins, QTA: qta}, "b": {DMax: testDMax, Bins: testBins}}}
+	single := newEngine(t, cfg, t0)
+	gateway := newEngine(t, cfg, t0)
+	agents := make([]*Engine, 3)
+	for i := range agents {
+		agents[i] = newEngine(t, cfg, t0)
+	}
+	ins := mergeWorkload(7, windows)
+	addAll(single, ins...)
+	for i := range ins {
+		addAll(agents[i%3], ins[i])
+	}
+
+	var want, got []*Result
+	for w := 1; w <= windows+1; w++ {
+		now := at(time.Duration(w) * time.Second)
+		want = append(want, single.Advance(now)...)
+		for i, a := range agents {
+			for _, r := range a.Advance(now) {
+				for j := range r.Probes {
+					if win, ok := WindowOf(r, &r.Probes[j], fmt.Sprintf("agent-%d", i)); ok {
+						if c := gateway.AddWindow(&win); c != ContributionAccepted {
+							t.Fatalf("window %v of %s from agent %d: %v", r.Start, win.Probe, i, c)
+						}
+					}
+				}
+			}
+		}
+		// The gateway closes a window once the agents' have arrived: its
+		// lag is the agents' plus the transit, here one interval more.
+		got = append(got, gateway.Advance(now.Add(-time.Second))...)
+	}
+	got = append(got, gateway.Advance(at(time.Duration(windows+2)*time.Second))...)
+	if len(got) < windows || len(want) < windows {
+		t.Fatalf("%d gateway and %d single windows, want at least %d", len(got), len(want), windows)
+	}
+	for w := range windows {
+		g, s := got[w], want[w]
+		if !g.Start.Equal(s.Start) {
+			t.Fatalf("window %d: gateway %v, single %v", w, g.Start, s.Start)
+		}
+		if g.Contributors != 3 && sumCounts(s) > 0 {
+			t.Errorf("window %d: %d contributors, want 3", w, g.Contributors)
+		}
+		for _, name := range []string{"a", "b"} {
+			gp, sp := probeOf(t, g, name), probeOf(t, s, name)
+			if gp.Counts != sp.Counts || !reflect.DeepEqual(gp.BinCounts, sp.BinCounts) {
+				t.Errorf("window %d probe %s: gateway %+v %v, single %+v %v", w, name, gp.Counts, gp.BinCounts, sp.Counts, sp.BinCounts)
+			}
+			if diff := gp.SuccessSum - sp.SuccessSum; diff > 1e-9 || diff < -1e-9 {
+				t.Errorf("window %d probe %s: success sum %v, want %v", w, name, gp.SuccessSum, sp.SuccessSum)
+			}
+			if !reflect.DeepEqual(gp.Quantiles, sp.Quantiles) {
+				t.Errorf("window %d probe %s: quantiles %+v, want %+v", w, name, gp.Quantiles, sp.Quantiles)
+			}
+			if (gp.QTACheck == nil) != (sp.QTACheck == nil) || (gp.QTACheck != nil && gp.QTACheck.OK != sp.QTACheck.OK) {
+				t.Errorf("window %d probe %s: QTA verdicts differ", w, name)
+			}
+			if (gp.Band == nil) != (sp.Band == nil) || (gp.Band != nil && !reflect.DeepEqual(gp.Band.Mean, sp.Band.Mean)) {
+				t.Errorf("window %d probe %s: bands differ", w, name)
+			}
+		}
+	}
+	if st := gateway.Stats(); st.Contributions[ContributionAccepted] == 0 || st.Counted != single.Stats().Counted {
+		t.Errorf("gateway counted %d instances in %d windows, single %d", st.Counted, st.Contributions[ContributionAccepted], single.Stats().Counted)
+	}
+}
+
+func sumCounts(r *Result) int64 {
+	var n int64
+	for i := range r.Probes {
+		n += r.Probes[i].Counts.Total()
+	}
+	return n
+}
+
+// TestAddWindowRefusals: a contribution that cannot be merged exactly is
+// refused, its instances counted as dropped, and nothing is mixed.
+func TestAddWindowRefusals(t *testing.T) {
+	cfg := Config{Interval: time.Second, Lag: time.Second,
+		Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins}}}
+	e := newEngine(t, cfg, at(2*time.Second))
+	win := func(start time.Duration, bins int) Window {
+		return Window{Probe: "a", Start: at(start), End: at(start + time.Second), DMaxNs: int64(testDMax), Bins: bins,
+			BinCounts: make([]uint64, bins), Timeouts: 2, Source: "x"}
+	}
+	cases := []struct {
+		name string
+		w    Window
+		want Contribution
+	}{
+		{"accepted", win(time.Second, testBins), ContributionAccepted},
+		{"late: window 0 closed at 1 s + lag", win(0, testBins), ContributionLate},
+		{"early", win(10*time.Second, testBins), ContributionEarly},
+		{"misaligned start", func() Window { w := win(time.Second, testBins); w.Start = w.Start.Add(time.Millisecond); return w }(), ContributionMisaligned},
+		{"another interval", func() Window { w := win(time.Second, testBins); w.End = w.End.Add(time.Second); return w }(), ContributionMisaligned},
+		{"another layout", func() Window { w := win(time.Second, 50); w.BinCounts = make([]uint64, 50); return w }(), ContributionLayoutMismatch},
+		{"counts that do not fit", func() Window { w := win(time.Second, testBins); w.BinCounts = w.BinCounts[:3]; return w }(), ContributionInvalid},
+		{"no probe", func() Window { w := win(time.Second, testBins); w.Probe = ""; return w }(), ContributionInvalid},
+	}
+	for _, c := range cases {
+		w := c.w
+		if got := e.AddWindow(&w); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	st := e.Stats()
+	if st.Counted != 2 {
+		t.Errorf("counted %d instances, want the accepted window's 2", st.Counted)
+	}
+	if st.Dropped[DropTooLate] != 2 || st.Dropped[DropTooEarly] != 2 || st.Dropped[DropLayoutMismatch] != 2 {
+		t.Errorf("drops %v", st.Dropped)
+	}
+	for c := ContributionAccepted; c < numContributions; c++ {
+		if c.String() == "" || c.String()[0] == 'C' {
+			t.Errorf("contribution %d has no name", c)
+		}
+	}
+}
