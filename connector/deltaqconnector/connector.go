@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/internal/observer"
@@ -31,18 +32,29 @@ type shared struct {
 	// timer runs.
 	live    int
 	started bool
-	// feeder is the connector whose traces go into the analysis.
-	feeder *deltaqConnector
+	// feeder is the connector whose traces go into the analysis, mfeeder
+	// the one whose metrics (agents' windows) do.
+	feeder, mfeeder *deltaqConnector
 }
+
+// input is the signal a connector receives.
+type input int
+
+const (
+	inputTraces input = iota
+	inputMetrics
+)
 
 // deltaqConnector is one of the connectors of a shared analysis. The
 // collector sends every batch of a traces pipeline to each connector node
 // the pipeline feeds, one per output signal, so the traces→metrics and
 // traces→logs connectors of an ID receive the same spans: only one of them,
 // the feeder, adds them to the analysis, or every instance would count
-// twice.
+// twice. The same holds for the metrics→metrics and metrics→logs
+// connectors of a gateway and the windows they receive.
 type deltaqConnector struct {
 	shared *shared
+	input  input
 	feeds  atomic.Bool
 	once   sync.Once
 }
@@ -54,8 +66,12 @@ func (c *deltaqConnector) Start(context.Context, component.Host) error {
 	s := c.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.feeder == nil {
-		s.feeder = c
+	feeder := &s.feeder
+	if c.input == inputMetrics {
+		feeder = &s.mfeeder
+	}
+	if *feeder == nil {
+		*feeder = c
 		c.feeds.Store(true)
 	}
 	if !s.started {
@@ -75,7 +91,16 @@ func (c *deltaqConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	return c.shared.obs.ConsumeTraces(ctx, td)
 }
 
-// Capabilities says that the connector only reads the traces.
+// ConsumeMetrics merges the agents' windows among the metrics into the
+// analysis when c is the metrics feeder.
+func (c *deltaqConnector) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	if !c.feeds.Load() {
+		return nil
+	}
+	return c.shared.obs.ConsumeMetrics(ctx, md)
+}
+
+// Capabilities says that the connector only reads its input.
 func (*deltaqConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }

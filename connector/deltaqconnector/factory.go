@@ -43,15 +43,27 @@ func (f *factory) connectorFactory() connector.Factory {
 		createDefaultConfig,
 		connector.WithTracesToMetrics(f.createTracesToMetrics, metadata.TracesToMetricsStability),
 		connector.WithTracesToLogs(f.createTracesToLogs, metadata.TracesToLogsStability),
+		connector.WithMetricsToMetrics(f.createMetricsToMetrics, metadata.MetricsToMetricsStability),
+		connector.WithMetricsToLogs(f.createMetricsToLogs, metadata.MetricsToLogsStability),
 	)
 }
 
 func (f *factory) createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
-	return f.attach(set, cfg, func(s *shared) { s.out.Metrics = next })
+	return f.attach(set, cfg, inputTraces, func(s *shared) { s.out.Metrics = next })
 }
 
 func (f *factory) createTracesToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Traces, error) {
-	return f.attach(set, cfg, func(s *shared) { s.out.Logs = next })
+	return f.attach(set, cfg, inputTraces, func(s *shared) { s.out.Logs = next })
+}
+
+// createMetricsToMetrics and createMetricsToLogs make the connectors of a
+// gateway: their input is the agents' windows (deltaq.window).
+func (f *factory) createMetricsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
+	return f.attach(set, cfg, inputMetrics, func(s *shared) { s.out.Metrics = next })
+}
+
+func (f *factory) createMetricsToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Metrics, error) {
+	return f.attach(set, cfg, inputMetrics, func(s *shared) { s.out.Logs = next })
 }
 
 // attach returns a new connector of the shared analysis of set.ID, making
@@ -59,7 +71,7 @@ func (f *factory) createTracesToLogs(_ context.Context, set connector.Settings, 
 // an output of the analysis. The analysis leaves the map when its last
 // connector shuts down, so that a collector that reloads its configuration
 // builds a fresh one.
-func (f *factory) attach(set connector.Settings, cfg component.Config, output func(*shared)) (*deltaqConnector, error) {
+func (f *factory) attach(set connector.Settings, cfg component.Config, in input, output func(*shared)) (*deltaqConnector, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.instances[set.ID]
@@ -92,5 +104,5 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, output fu
 	defer s.mu.Unlock()
 	output(s)
 	s.live++
-	return &deltaqConnector{shared: s}, nil
+	return &deltaqConnector{shared: s, input: in}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -66,9 +67,17 @@ func sortedKeys(m map[string]bool) []string {
 
 // allMetrics and allEvents are the output contract (internal/outcome/output.go).
 var (
-	allMetrics = []string{outcome.MetricCDF, outcome.MetricDivergence, outcome.MetricFailureRatio, outcome.MetricObserved, outcome.MetricOutcomes, outcome.MetricQTAViolation, outcome.MetricQuantile}
-	allEvents  = []string{outcome.EventSnapshot, outcome.EventTrigger}
+	allMetrics = sortedNames(outcome.MetricCDF, outcome.MetricDivergence, outcome.MetricDivergenceP, outcome.MetricDivergenceStatistic,
+		outcome.MetricFailureRatio, outcome.MetricObserved, outcome.MetricOutcomes, outcome.MetricQTAMarginMin, outcome.MetricQTAMaxFailure,
+		outcome.MetricQTAPoint, outcome.MetricQTASlack, outcome.MetricQTASlackMin, outcome.MetricQTAViolation, outcome.MetricQuantile)
+	allEvents = []string{outcome.EventSnapshot, outcome.EventTrigger}
 )
+
+// sortedNames returns the names sorted.
+func sortedNames(names ...string) []string {
+	slices.Sort(names)
+	return names
+}
 
 // at: times after a window boundary.
 var at = observertest.At

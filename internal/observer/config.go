@@ -56,6 +56,10 @@ type Config struct {
 	CDFPoints int `mapstructure:"cdf_points"`
 	// Histogram chooses the form of the deltaq.observed histogram.
 	Histogram HistogramConfig `mapstructure:"histogram"`
+	// EmitWindows adds each probe's window to the output in the form a
+	// gateway merges exactly (deltaq.window, a delta histogram): set it on
+	// agent collectors whose metrics go to a gateway.
+	EmitWindows bool `mapstructure:"emit_windows"`
 }
 
 // HistogramConfig chooses the form of deltaq.observed, as contrib's

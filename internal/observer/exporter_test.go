@@ -120,7 +120,9 @@ func TestSnapshotFile(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &snap))
 	assert.Equal(t, int64(1), snap.ID)
-	assert.Len(t, snap.Triggers, 4, "qta, failure, load and divergence fired together")
+	// The divergence of window 2 (6 instances) is not significant: the
+	// divergence test does not fire on so few (analysis package doc).
+	assert.Len(t, snap.Triggers, 3, "qta, failure and load fired together")
 	require.Len(t, snap.Windows, 2, "one window before the trigger's, none after")
 	e2e := snap.Windows[1].Probes[2]
 	require.Equal(t, "e2e", e2e.Probe)

@@ -42,8 +42,9 @@ func goldenConfig() *Config {
 
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
-// goldenWindows feeds two windows; the second fires the qta, failure, load
-// and divergence triggers of e2e and completes a snapshot.
+// goldenWindows feeds two windows; the second fires the qta, failure and
+// load triggers of e2e and completes a snapshot (its divergence, on six
+// instances, is not significant).
 func goldenWindows(h *harness) {
 	mk := func(probe, oc string, end, delay time.Duration) span {
 		return span{probe: probe, outcome: oc, end: end, delay: delay, dmax: 20 * time.Millisecond, bins: 20}

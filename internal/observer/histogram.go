@@ -95,11 +95,10 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 
 // observedExponential appends the stream as an exponential histogram. The
 // bins are its only record of the delays, so each bin's count goes into
-// the exponential bucket of the bin's right edge: bins and exponential
-// buckets are both upper-inclusive, so a delay is never reported below
-// itself, and a quantile read from the exponential histogram is at most
-// one bin plus one exponential bucket (a relative 2^(2^−scale) − 1) above
-// the true one.
+// the exponential bucket of the bin's right edge (bins and exponential
+// buckets are both upper-inclusive). A quantile q read from it by
+// interpolation within a bucket (PromQL's histogram_quantile) lies within
+// truth/base ≤ q < (truth + w)·base, base = 2^(2^−scale), w the bin width.
 func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) {
 	x := b.expOf(c.width, c.bins)
 	dp := s.observed.ExponentialHistogram().DataPoints().AppendEmpty()
@@ -107,9 +106,6 @@ func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, e
 	dp.SetTimestamp(end)
 	id.put(dp.Attributes(), 0)
 	dp.SetScale(x.scale)
-	pos := dp.Positive()
-	pos.SetOffset(x.offset)
-	bc := pos.BucketCounts()
 	if cap(b.expScratch) < x.buckets {
 		b.expScratch = make([]uint64, x.buckets)
 	}
@@ -118,7 +114,22 @@ func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, e
 	for i, k := range c.counts {
 		counts[x.index[i]] += k
 	}
-	bc.FromRaw(counts)
+	// Only the buckets from the first to the last that hold a count: a
+	// leading empty bucket becomes a span of length zero in Prometheus
+	// remote write, which Prometheus 2.42 fails on when it compares two
+	// samples (prometheus/prometheus#12357).
+	lo, hi := 0, len(counts)
+	for lo < hi && counts[lo] == 0 {
+		lo++
+	}
+	for hi > lo && counts[hi-1] == 0 {
+		hi--
+	}
+	pos := dp.Positive()
+	if lo < hi {
+		pos.SetOffset(x.offset + int32(lo))
+		pos.BucketCounts().FromRaw(counts[lo:hi])
+	}
 	dp.SetCount(c.n)
 	dp.SetSum(c.sum)
 }

@@ -143,10 +143,16 @@ func TestObservedExponential(t *testing.T) {
 	base := math.Pow(2, 1.0/16)
 	x := b.expOf(w, bins)
 	for i := range bins {
-		k := float64(x.index[i] + dp.Positive().Offset())
+		k := float64(x.index[i] + x.offset)
 		edge := edgeSeconds(i, w)
 		assert.True(t, edge > math.Pow(base, k)*(1-1e-12) && edge <= math.Pow(base, k+1)*(1+1e-12), "bin %d", i)
 	}
+
+	// Bin 0 is empty (0 % 7): the buckets start at the first that holds a
+	// count, and end at the last.
+	assert.Equal(t, x.index[1]+x.offset, dp.Positive().Offset())
+	assert.NotZero(t, bc[0])
+	assert.NotZero(t, bc[len(bc)-1])
 
 	// A smaller max_size takes a coarser scale.
 	b = newBuilder(0, 20, exporterScope, "", t0)
@@ -155,6 +161,30 @@ func TestObservedExponential(t *testing.T) {
 	// (2^−3.5, 2^−3]): 21 > 20; scale 0 spans −14 to −4, 11 buckets.
 	assert.Equal(t, int32(0), dp.Scale())
 	assert.LessOrEqual(t, dp.Positive().BucketCounts().Len(), 20)
+}
+
+// TestObservedExponentialTrimmed: the buckets of an exponential stream run
+// from its first to its last non-empty bucket; a stream of no success (a
+// probe whose instances all failed) has none. Prometheus 2.42 fails on a
+// remote-written native histogram whose buckets start empty.
+func TestObservedExponentialTrimmed(t *testing.T) {
+	b := newBuilder(0, DefaultExponentialMaxSize, exporterScope, "", t0)
+	counts := make([]uint64, 100)
+	counts[40], counts[60] = 3, 4
+	dp := buildWindow(t, b, 0, probeResult(0.001, counts...)).ExponentialHistogram().DataPoints().At(0)
+	x := b.expOf(0.001, 100)
+	assert.Equal(t, x.index[40]+x.offset, dp.Positive().Offset())
+	bc := dp.Positive().BucketCounts().AsRaw()
+	assert.Equal(t, uint64(3), bc[0])
+	assert.Equal(t, uint64(4), bc[len(bc)-1])
+	assert.Len(t, bc, int(x.index[60]-x.index[40])+1)
+
+	b = newBuilder(0, DefaultExponentialMaxSize, exporterScope, "", t0)
+	p := probeResult(0.001, make([]uint64, 100)...)
+	p.Counts.Failure = 5
+	dp = buildWindow(t, b, 0, p).ExponentialHistogram().DataPoints().At(0)
+	assert.Zero(t, dp.Positive().BucketCounts().Len())
+	assert.Zero(t, dp.Count())
 }
 
 func TestExponentialMaxSizeBounds(t *testing.T) {

@@ -71,7 +71,9 @@ func triggerMessage(t *analysis.TriggerEvent) string {
 	case analysis.TriggerLoad:
 		return fmt.Sprintf("probe %s load %.0f instances > %.0f", t.Probe, t.Observed, t.Required)
 	case analysis.TriggerDivergence:
-		return fmt.Sprintf("probe %s observed and calculated ΔQ diverge: distance %.4g > %.4g", t.Probe, t.Observed, t.Required)
+		return fmt.Sprintf("probe %s observed and calculated ΔQ diverge significantly: p = %.3g < α = %.3g", t.Probe, t.Observed, t.Required)
+	case analysis.TriggerSlackTrend:
+		return fmt.Sprintf("probe %s QTA slack is falling: projected %.4g within the horizon, a violation in %s", t.Probe, t.Observed, t.Delay)
 	}
 	return fmt.Sprintf("probe %s trigger %s", t.Probe, t.Kind)
 }

@@ -4,9 +4,8 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // builder turns analysis results into OTLP metrics and logs. It caches the
@@ -54,6 +54,10 @@ type builder struct {
 	services  services
 	names     []string
 	svcLabels []string
+	// emitWindows adds deltaq.window (emit_windows); merging is set once
+	// windows of agents have arrived, and adds deltaq.window.contributors.
+	emitWindows bool
+	merging     atomic.Bool
 }
 
 // probeID is what every series of a probe carries: its name and, when
@@ -170,6 +174,8 @@ func (b *builder) qLabelOf(q float64) string {
 // metricSet holds the metrics of one window, in the order they are emitted.
 type metricSet struct {
 	observed, cdf, quantile, outcomes, failureRatio, violation, qtaPoint, qtaMaxFailure, divergence pmetric.Metric
+	window, contributors                                                                            pmetric.Metric
+	divergenceP, divergenceStat, slack, slackMin, marginMin, timeToViolation                        pmetric.Metric
 }
 
 // metrics returns the OTLP metrics of one closed window: for every probe,
@@ -183,7 +189,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	sm.Scope().SetName(b.scope)
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(9)
+	ms.EnsureCapacity(17)
 	var s metricSet
 	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Successful delays since the stream's start (timeouts and failures: deltaq.outcomes).")
 	if b.expMaxSize > 0 {
@@ -209,6 +215,16 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.qtaMaxFailure.SetEmptyGauge()
 	s.divergence = newMetric(ms, outcome.MetricDivergence, outcome.UnitDivergence, "Distance sup |F_obs − F_calc| between the observed and the calculated ΔQ.")
 	s.divergence.SetEmptyGauge()
+	s.divergenceP = newGauge(ms, outcome.MetricDivergenceP, outcome.UnitDivergenceP, "p-value of the Kolmogorov–Smirnov test of the observed against the calculated ΔQ.")
+	s.divergenceStat = newGauge(ms, outcome.MetricDivergenceStatistic, outcome.UnitDivergenceStatistic, "Statistic λ = √(n·m/(n+m))·D of the divergence test.")
+	s.slack = newGauge(ms, outcome.MetricQTASlack, outcome.UnitQTASlack, "Slack F_obs(d) − p of the QTA point at delay deltaq.le.")
+	s.slackMin = newGauge(ms, outcome.MetricQTASlackMin, outcome.UnitQTASlackMin, "Smallest slack of the QTA's points: negative when the QTA is broken.")
+	s.marginMin = newGauge(ms, outcome.MetricQTAMarginMin, outcome.UnitQTAMarginMin, "Smallest delay margin d − Q_obs(p) of the QTA's points.")
+	s.timeToViolation = newGauge(ms, outcome.MetricQTATimeToViolation, outcome.UnitQTATimeToViolation, "Time until the slack's falling trend projects a QTA violation.")
+	s.window = newMetric(ms, outcome.MetricWindow, outcome.UnitWindow, "The window of a probe in the form a gateway merges: successes by bin, timeouts and failures above dMax and in deltaq.timeout and deltaq.failure.")
+	s.window.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+	s.contributors = newMetric(ms, outcome.MetricContributors, outcome.UnitContributors, "The agents whose windows were merged into this window.")
+	s.contributors.SetEmptyGauge()
 
 	// Size the deltaq.cdf points once: growing the slice per curve would
 	// copy it again and again.
@@ -219,6 +235,11 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
 	winStart := pcommon.NewTimestampFromTime(r.Start)
 	winEnd := pcommon.NewTimestampFromTime(r.End)
+	if b.merging.Load() {
+		dp := s.contributors.Gauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(r.End))
+		dp.SetIntValue(int64(r.Contributors))
+	}
 	b.windows++
 	b.names = b.names[:0]
 	for i := range r.Probes {
@@ -241,6 +262,13 @@ func newMetric(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
 	return m
 }
 
+// newGauge appends a gauge metric.
+func newGauge(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
+	m := newMetric(ms, name, unit, desc)
+	m.SetEmptyGauge()
+	return m
+}
+
 func dataPointCount(m pmetric.Metric) int {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
@@ -259,6 +287,9 @@ func dataPointCount(m pmetric.Metric) int {
 
 func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
 	b.outcomes(s, p, id, end)
+	if b.emitWindows {
+		b.windowPoints(s, p, id, start, end)
+	}
 	if c := b.cumulativeOf(p, start); c != nil {
 		b.observed(s, id, c, end)
 	}
@@ -290,6 +321,11 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 	}
 	if p.HasDivergence {
 		gauge(s.divergence.Gauge().DataPoints(), id, end, p.Divergence, "", "", "", "")
+		gauge(s.divergenceP.Gauge().DataPoints(), id, end, p.DivergenceTest.P, "", "", "", "")
+		gauge(s.divergenceStat.Gauge().DataPoints(), id, end, p.DivergenceTest.Statistic, "", "", "", "")
+	}
+	if p.Slack != nil {
+		b.slack(s, id, p.Slack, end)
 	}
 }
 
@@ -301,6 +337,22 @@ func (b *builder) qta(s *metricSet, id probeID, q *deltaq.QTA, end pcommon.Times
 		gauge(dps, id, end, pt.P, outcome.AttrLE, formatFloat(pt.Delay), "", "")
 	}
 	gauge(s.qtaMaxFailure.Gauge().DataPoints(), id, end, q.MaxFailure, "", "", "", "")
+}
+
+// slack appends the probe's QTA slack: per point, the smallest, the
+// smallest delay margin and, while the trend falls, the time to violation.
+func (b *builder) slack(s *metricSet, id probeID, sl *analysis.QTASlack, end pcommon.Timestamp) {
+	dps := s.slack.Gauge().DataPoints()
+	for _, pt := range sl.Points {
+		gauge(dps, id, end, pt.Slack, outcome.AttrLE, formatFloat(pt.Delay), "", "")
+	}
+	gauge(s.slackMin.Gauge().DataPoints(), id, end, sl.Min, "", "", "", "")
+	if sl.MarginOK {
+		gauge(s.marginMin.Gauge().DataPoints(), id, end, sl.MinMargin, "", "", "", "")
+	}
+	if sl.Trend.OK && sl.Trend.Projected {
+		gauge(s.timeToViolation.Gauge().DataPoints(), id, end, sl.Trend.TimeToViolation.Seconds(), "", "", "", "")
+	}
 }
 
 // outcomes appends the probe's cumulative outcome counts: always, also for

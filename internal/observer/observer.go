@@ -82,6 +82,7 @@ type Observer struct {
 	prev     analysis.Stats // for telemetry deltas, used by the timer only
 	dropAttr [len(analysis.Drops{})]metric.MeasurementOption
 	trigAttr map[analysis.TriggerKind]metric.MeasurementOption
+	fateAttr [len(analysis.Contributions{})]metric.MeasurementOption
 	sigAttr  map[string]metric.MeasurementOption
 	// referenced are the outcomes of the diagram and the entries of
 	// probes, sorted.
@@ -129,14 +130,18 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	o.referenced = o.engine.ReferencedProbes()
 	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
+	o.build.emitWindows = cfg.EmitWindows
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
 		set.Telemetry.Resource.CopyTo(o.build.resource)
 	}
 	for r := range o.dropAttr {
 		o.dropAttr[r] = attrOption("reason", analysis.DropReason(r).String())
 	}
+	for c := range o.fateAttr {
+		o.fateAttr[c] = attrOption("fate", analysis.Contribution(c).String())
+	}
 	o.trigAttr = make(map[analysis.TriggerKind]metric.MeasurementOption)
-	for _, k := range []analysis.TriggerKind{analysis.TriggerQTA, analysis.TriggerFailure, analysis.TriggerLoad, analysis.TriggerDivergence} {
+	for _, k := range []analysis.TriggerKind{analysis.TriggerQTA, analysis.TriggerFailure, analysis.TriggerLoad, analysis.TriggerDivergence, analysis.TriggerSlackTrend} {
 		o.trigAttr[k] = attrOption("trigger", k.String())
 	}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}

@@ -21,7 +21,7 @@ type telemetry struct {
 	instances, instancesDropped, instancesRebinned, lateTimeouts metric.Int64Counter
 	outputDropped, outputOversized, probesExpired, triggersFired metric.Int64Counter
 	referencedProbeEmptyWindows, snapshotFilesRemoved            metric.Int64Counter
-	underResolvedWindows, windowsClosed                          metric.Int64Counter
+	underResolvedWindows, windowsClosed, contributions           metric.Int64Counter
 	probes                                                       metric.Int64Gauge
 	windowCloseDuration                                          metric.Float64Histogram
 }
@@ -35,6 +35,10 @@ type counterSpec struct {
 // counters are the counters of the self-telemetry, by name without the
 // prefix.
 var counters = []counterSpec{
+	{"contributions", "{window}", "Windows of other collectors (agents with emit_windows) received on a metrics " +
+		"input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another " +
+		"interval), layout_mismatch (another dmax or bins for the probe; never mixed), invalid.",
+		func(t *telemetry) *metric.Int64Counter { return &t.contributions }},
 	{"instances", "{instance}", "Outcome instances counted into a window.",
 		func(t *telemetry) *metric.Int64Counter { return &t.instances }},
 	{"instances_dropped", "{instance}", "Outcome instances not counted, by reason: probe_limit (a new probe that no " +

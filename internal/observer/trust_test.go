@@ -194,6 +194,7 @@ func seriesKey(name string, attrs pcommon.Map) string {
 //
 // Per probe the series are at most: deltaq.observed 1, deltaq.outcomes 3,
 // deltaq.failure_ratio, deltaq.qta.violation and deltaq.divergence 1 each,
+// the QTA's and the divergence test's series (below),
 // deltaq.quantile 2 per quantile, and deltaq.cdf cdf_points + 1 deltaq.le
 // values for each of its 6 curves (with one layout per probe, each curve
 // has one set of edges).
@@ -291,7 +292,12 @@ func TestHostileInputCardinality(t *testing.T) {
 	for p, b := range bounds {
 		assert.Len(t, b, 1, "probe %.20q…: histogram layouts", p)
 	}
-	perProbeBound := 1 + 3 + 3 + 2*len(cfg.Quantiles) + 6*(cdfPoints+1)
+	// A probe with a QTA of k points adds deltaq.qta.point and
+	// deltaq.qta.slack k each, deltaq.qta.max_failure, deltaq.qta.slack.min,
+	// deltaq.qta.margin.min and deltaq.qta.time_to_violation; a divergence
+	// its test's p-value and statistic.
+	const qtaPoints = 1
+	perProbeBound := 1 + 3 + 3 + 2*len(cfg.Quantiles) + 6*(cdfPoints+1) + 2*qtaPoints + 4 + 2
 	assert.LessOrEqual(t, len(perProbe), len(configured)+maxProbes, "probes with series")
 	for p, n := range perProbe {
 		assert.LessOrEqual(t, n, perProbeBound, "series of probe %.20q…", p)

@@ -68,6 +68,49 @@ const (
 	MetricQTAMaxFailure = "deltaq.qta.max_failure"
 	UnitQTAMaxFailure   = "1"
 
+	// MetricDivergenceP is a gauge: the p-value of the two-sample
+	// Kolmogorov–Smirnov test of the observed against the calculated ΔQ
+	// (analysis package documentation), and MetricDivergenceStatistic its
+	// statistic λ = √(n·m/(n+m))·D. Emitted with MetricDivergence. Their
+	// units are annotations: neither is a ratio.
+	MetricDivergenceP         = "deltaq.divergence.p_value"
+	UnitDivergenceP           = "{probability}"
+	MetricDivergenceStatistic = "deltaq.divergence.statistic"
+	UnitDivergenceStatistic   = "{statistic}"
+
+	// MetricQTASlack is a gauge of each QTA point's slack F_obs(d) − p
+	// (attribute AttrLE = d): negative when the point fails.
+	// MetricQTASlackMin is the smallest of them, the headline series, and
+	// MetricQTAMarginMin the smallest delay margin d − Q_obs(p), in
+	// seconds (no point when a quantile is unreachable within dMax).
+	// MetricQTATimeToViolation is, while the slack's least-squares trend
+	// over the last windows falls, how long until it projects a violation
+	// (0 when the line is below zero already).
+	MetricQTASlack           = "deltaq.qta.slack"
+	UnitQTASlack             = "{probability}"
+	MetricQTASlackMin        = "deltaq.qta.slack.min"
+	UnitQTASlackMin          = "{probability}"
+	MetricQTAMarginMin       = "deltaq.qta.margin.min"
+	UnitQTAMarginMin         = "s"
+	MetricQTATimeToViolation = "deltaq.qta.time_to_violation"
+	UnitQTATimeToViolation   = "s"
+
+	// MetricWindow is one probe's window in the form a gateway merges
+	// exactly, emitted by an agent with emit_windows: a delta histogram
+	// whose start and end are the window's bounds, whose explicit bounds
+	// are the probe's bin edges w, 2w, …, dMax and whose buckets hold the
+	// window's successes by bin and, above dMax, its timeouts and
+	// failures, counted apart in the attributes AttrTimeout and
+	// AttrFailure (integers); the sum is the successes' delays. Delta
+	// temporality: meant for a gateway's deltaq connector, not a
+	// Prometheus.
+	MetricWindow = "deltaq.window"
+	UnitWindow   = "s"
+	// MetricContributors is a gauge of a gateway: the agents whose windows
+	// were merged into its window, once windows of agents have arrived.
+	MetricContributors = "deltaq.window.contributors"
+	UnitContributors   = "{agent}"
+
 	// MetricDivergence is a gauge: sup_t |F_obs(t) − F_calc(t)|, the
 	// distance between the probe's observed and calculated ΔQ.
 	MetricDivergence = "deltaq.divergence"

@@ -14,6 +14,8 @@ var (
 )
 
 const (
-	TracesToMetricsStability = component.StabilityLevelAlpha
-	TracesToLogsStability    = component.StabilityLevelAlpha
+	TracesToMetricsStability  = component.StabilityLevelAlpha
+	TracesToLogsStability     = component.StabilityLevelAlpha
+	MetricsToMetricsStability = component.StabilityLevelAlpha
+	MetricsToLogsStability    = component.StabilityLevelAlpha
 )
