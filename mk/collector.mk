@@ -15,10 +15,10 @@ EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/
 	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml \
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/
+E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/
 
-.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql demo load
+.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -47,8 +47,8 @@ validate-configs: $(OTELCOL)
 	done
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
-## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector and
-## e2e-promql.
+## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector,
+## e2e-promql and e2e-sdk.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
@@ -61,6 +61,11 @@ e2e-erlang: $(OTELCOL)
 ## e2e-promql: spans of known delays into real Prometheus: exact PromQL over two phases, native histograms, DeltaQExportFailed.
 e2e-promql: $(OTELCOL)
 	DELTAQ_PROMQL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/e2e/
+
+## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the collector; asserts exact outcome counts and
+## that spans left running time out within one tick of start + dMax.
+e2e-sdk: $(OTELCOL)
+	DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./sdk/deltaqstart/e2e/
 
 ## e2e-connector: spans and start events through the deltaq connector's pipelines; asserts exact outcome counts and
 ## delays in its output, and that the tracing backend gets the spans as sent.

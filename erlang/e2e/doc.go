@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package e2e holds the end-to-end test of the Erlang library dqsd_otel: its
+// Package e2e holds the end-to-end tests of the Erlang library dqsd_otel: its
 // M/M/1/K example (erlang/examples/mm1k.escript) exports spans and start
 // events over OTLP/HTTP to the built collector (bin/otelcol-deltaq with
 // examples/erlang/collector.yaml), whose deltaq connector has the ΔQs of the
@@ -9,7 +9,13 @@
 // inside the test. The test then stops the collector and checks that the example
 // keeps running and ends normally, counting what it could not export.
 //
-// The test needs Linux, the built collector and Erlang/OTP (erlc, escript), and runs
+// A second test, TestTraceContextFromGo, has a Go client instrumented with
+// the OpenTelemetry Go SDK call erlang/examples/traced_http.escript, an
+// inets httpd service, with the W3C trace context of its span; the collector
+// (testdata/collector.yaml) passes every span on to a receiver inside the
+// test, which checks that the handler's span continues the Go span's trace.
+//
+// The tests need Linux, the built collector and Erlang/OTP (erlc, escript), and run
 // only when DQSD_OTEL_E2E is set:
 //
 //	make build

@@ -70,7 +70,8 @@ func TestMM1KThroughCollector(t *testing.T) {
 
 	// The ΔQ sink, then the collector, then the example.
 	sink := otlptest.Start(t, otlptest.Options{})
-	col, httpAddr, colLog := startCollector(t, root, otelcol, sink.Addr())
+	col, httpAddr, colLog := startCollector(t, root, otelcol, "examples/erlang/collector.yaml",
+		"DELTAQ_SINK="+sink.Addr())
 	out := &output{}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -78,14 +79,7 @@ func TestMM1KThroughCollector(t *testing.T) {
 			t.Logf("mm1k output:\n%s", out.text())
 		}
 	})
-	waitFor(t, "the collector's OTLP/HTTP port "+httpAddr, 30*time.Second, []*proc{col}, func() (bool, string) {
-		c, err := net.DialTimeout("tcp", httpAddr, time.Second)
-		if err != nil {
-			return false, err.Error()
-		}
-		c.Close()
-		return true, ""
-	})
+	waitListening(t, "the collector's OTLP/HTTP port", httpAddr, col)
 	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.pid(), httpAddr, sink.Addr())
 
 	mm := startExample(t, escript, ebin, root, httpAddr, out)
@@ -160,10 +154,11 @@ func prerequisites(t *testing.T) (root, otelcol, escript, ebin string) {
 	return root, otelcol, escript, ebin
 }
 
-// startCollector starts the built collector with examples/erlang/collector.yaml,
-// receiving OTLP/HTTP on a free port and sending its ΔQs to sinkAddr, and
-// returns it, that port's address and the path of its log.
-func startCollector(t *testing.T, root, otelcol, sinkAddr string) (col *proc, httpAddr, colLog string) {
+// startCollector starts the built collector with config (a path relative to
+// the repository) and env added to its environment, receiving OTLP/HTTP on a
+// free port (DELTAQ_OTLP_HTTP), and returns it, that port's address and the
+// path of its log.
+func startCollector(t *testing.T, root, otelcol, config string, env ...string) (col *proc, httpAddr, colLog string) {
 	t.Helper()
 	httpAddr = freeAddr(t)
 	colLog = filepath.Join(t.TempDir(), "collector.log")
@@ -172,9 +167,9 @@ func startCollector(t *testing.T, root, otelcol, sinkAddr string) (col *proc, ht
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { colOut.Close() })
-	colCmd := exec.Command(otelcol, "--config=examples/erlang/collector.yaml")
+	colCmd := exec.Command(otelcol, "--config="+config)
 	colCmd.Dir = root // the diagram's default path is relative to the repository
-	colCmd.Env = append(os.Environ(), "DELTAQ_OTLP_HTTP="+httpAddr, "DELTAQ_SINK="+sinkAddr)
+	colCmd.Env = append(append(os.Environ(), "DELTAQ_OTLP_HTTP="+httpAddr), env...)
 	colCmd.Stdout, colCmd.Stderr = colOut, colOut
 	return start(t, "collector", colCmd), httpAddr, colLog
 }
@@ -614,6 +609,20 @@ func waitFor(t *testing.T, what string, timeout time.Duration, procs []*proc, co
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// waitListening waits until something listens on addr, failing the test
+// after 30 s or when p exits.
+func waitListening(t *testing.T, what, addr string, p *proc) {
+	t.Helper()
+	waitFor(t, what+" "+addr, 30*time.Second, []*proc{p}, func() (bool, string) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, ""
+	})
 }
 
 // --- the example's output ------------------------------------------------------

@@ -17,19 +17,25 @@
 %% oscilloscope; here timing out is the collector's job and a span context
 %% is a plain value.
 %%
-%% The parent of a new span is the calling process's current span, if any.
-%% `with_span/2,3' makes its span current while its fun runs; to give spans
-%% in another process the right parent, pass the context and call
-%% `set_current_span/1' there.
+%% The parent of a new span is the calling process's current span, if any,
+%% or the one given to `start_span/3' or `with_span/4'. `with_span' makes its
+%% span current while its fun runs; to give spans in another process the
+%% right parent, pass the context and call `set_current_span/1' there.
+%%
+%% Across services the context travels in W3C Trace Context headers:
+%% `extract/1' reads the remote parent from a request's headers, and
+%% `inject/2' writes a span's context into an outgoing request's headers
+%% (see `dqsd_otel_tracecontext').
 -module(dqsd_otel).
 
 -include("dqsd_otel_internal.hrl").
 
 -export([
-    start_span/1, start_span/2,
+    start_span/1, start_span/2, start_span/3,
     end_span/1,
     fail_span/1, fail_span/2,
-    with_span/2, with_span/3,
+    with_span/2, with_span/3, with_span/4,
+    extract/1, inject/2,
     current_span/0, set_current_span/1,
     trace_id/1, span_id/1,
     enable/0, disable/0, is_enabled/0,
@@ -37,11 +43,16 @@
     stats/0
 ]).
 
--export_type([span_ctx/0, attributes/0, attribute_key/0, attribute_value/0]).
+-export_type([span_ctx/0, attributes/0, attribute_key/0, attribute_value/0,
+              headers/0]).
 
 -opaque span_ctx() :: #dqsd_span{}.
-%% A span context, returned by `start_span/1,2'. A plain value: it can be sent
-%% to other processes.
+%% A span context, returned by `start_span/1,2,3' and `extract/1'. A plain
+%% value: it can be sent to other processes.
+
+-type headers() :: dqsd_otel_tracecontext:headers().
+%% HTTP headers: a list of `{Name, Value}' or a map, names in any case,
+%% names and values binaries or strings.
 
 -type attribute_key() :: binary() | atom() | string().
 -type attribute_value() ::
@@ -66,34 +77,52 @@ start_span(Name) ->
 %% returned is not recording and ending it does nothing.
 -spec start_span(Name :: binary() | atom() | string(), attributes()) -> span_ctx().
 start_span(Name, Attributes) ->
+    start_span(Name, Attributes, get(?PD_CURRENT)).
+
+%% @doc As `start_span/2', with `Parent' as the parent instead of the
+%% current span: a span context of this process or another, or a remote
+%% parent from `extract/1'; `undefined' starts a new trace. The new span
+%% inherits the parent's trace id, sampled flag and tracestate.
+%%
+%% A span that is not recording (the library is off) carries its parent's
+%% ids, so that the trace context passes through it: injected into a
+%% request, it continues the parent's trace.
+-spec start_span(Name :: binary() | atom() | string(), attributes(),
+                 Parent :: span_ctx() | undefined) -> span_ctx().
+start_span(Name, Attributes, Parent) ->
     case persistent_term:get(?PT_QUEUE, undefined) of
         #dqsd_queue{atomics = Atomics} = Queue ->
             case atomics:get(Atomics, ?A_ENABLED) of
-                1 -> start_recording(Queue, Name, Attributes);
-                _ -> not_recording(Name, Attributes)
+                1 -> start_recording(Queue, Name, Attributes, Parent);
+                _ -> not_recording(Name, Attributes, Parent)
             end;
         undefined ->
-            not_recording(Name, Attributes)
+            not_recording(Name, Attributes, Parent)
     end.
 
-start_recording(Queue, Name, Attributes) ->
-    {TraceId, SpanId, ParentId} =
-        case get(?PD_CURRENT) of
-            #dqsd_span{trace_id = T, span_id = P} when is_binary(T) ->
-                {T, new_span_id(), P};
-            _ ->
-                {T, S} = new_trace_and_span_ids(),
-                {T, S, undefined}
-        end,
+start_recording(Queue, Name, Attributes, Parent) ->
+    Span = case Parent of
+               #dqsd_span{trace_id = T, span_id = P, trace_flags = F,
+                          trace_state = TS, remote = Remote} when is_binary(T) ->
+                   #dqsd_span{trace_id = T, span_id = new_span_id(), parent_id = P,
+                              trace_flags = F, trace_state = TS,
+                              parent_remote = Remote};
+               _ ->
+                   {T, S} = new_trace_and_span_ids(),
+                   #dqsd_span{trace_id = T, span_id = S}
+           end,
     Start = erlang:monotonic_time(nanosecond),
-    enqueue(Queue, {start, TraceId, SpanId, Name, Start},
+    enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Name, Start},
             ?C_DROPPED_EVENTS),
-    #dqsd_span{trace_id = TraceId, span_id = SpanId, parent_id = ParentId,
-               name = Name, attributes = Attributes, start = Start,
-               recording = true}.
+    Span#dqsd_span{name = Name, attributes = Attributes, start = Start,
+                   recording = true}.
 
-%% Nothing to stamp: a non-recording span is never exported.
-not_recording(Name, Attributes) ->
+%% Nothing to stamp: a non-recording span is never exported. It keeps the
+%% parent's context (its ids included), to pass it on.
+not_recording(Name, Attributes, #dqsd_span{trace_id = T} = Parent) when is_binary(T) ->
+    Parent#dqsd_span{parent_id = undefined, name = Name, attributes = Attributes,
+                     start = 0, recording = false, parent_remote = false};
+not_recording(Name, Attributes, _) ->
     #dqsd_span{name = Name, attributes = Attributes, start = 0, recording = false}.
 
 %% @doc Ends a span successfully: its end is stamped and it is queued for
@@ -132,7 +161,16 @@ with_span(Name, Fun) ->
 -spec with_span(Name :: binary() | atom() | string(), attributes(),
                 fun(() -> Result)) -> Result.
 with_span(Name, Attributes, Fun) ->
-    Ctx = start_span(Name, Attributes),
+    with_span(Name, Attributes, get(?PD_CURRENT), Fun).
+
+%% @doc As `with_span/3', with `Parent' as the parent (see `start_span/3'):
+%% for instance the remote parent of a request, from `extract/1'. The
+%% current span is restored when `Fun' returns, so a process that handles
+%% one request after another keeps no request's context.
+-spec with_span(Name :: binary() | atom() | string(), attributes(),
+                Parent :: span_ctx() | undefined, fun(() -> Result)) -> Result.
+with_span(Name, Attributes, Parent, Fun) ->
+    Ctx = start_span(Name, Attributes, Parent),
     Previous = put(?PD_CURRENT, Ctx),
     try Fun() of
         Result ->
@@ -170,16 +208,46 @@ set_current_span(#dqsd_span{} = Ctx) ->
     put(?PD_CURRENT, Ctx).
 
 %% @doc The span's trace id as 32 lowercase hex digits (as in OTLP and W3C
-%% trace context), or `undefined' for a non-recording span.
+%% trace context), or `undefined' for a non-recording span without a parent
+%% (one with a parent carries the parent's ids).
 -spec trace_id(span_ctx()) -> binary() | undefined.
 trace_id(#dqsd_span{trace_id = undefined}) -> undefined;
 trace_id(#dqsd_span{trace_id = Id}) -> dqsd_otel_otlp:hex(Id).
 
-%% @doc The span's id as 16 lowercase hex digits, or `undefined' for a
-%% non-recording span.
+%% @doc The span's id as 16 lowercase hex digits, or `undefined' as for
+%% `trace_id/1'. For a remote context, the remote parent's id.
 -spec span_id(span_ctx()) -> binary() | undefined.
 span_id(#dqsd_span{span_id = undefined}) -> undefined;
 span_id(#dqsd_span{span_id = Id}) -> dqsd_otel_otlp:hex(Id).
+
+%% @doc The remote parent of a request: the W3C Trace Context `traceparent'
+%% and `tracestate' of `Headers', as a context to give to `start_span/3' or
+%% `with_span/4' (or to make current with `set_current_span/1'). It is not
+%% a span of this process: ending it does nothing. `undefined' when the
+%% headers hold no valid `traceparent', or several: the trace restarts.
+-spec extract(headers()) -> span_ctx() | undefined.
+extract(Headers) ->
+    case dqsd_otel_tracecontext:extract(Headers) of
+        {TraceId, ParentId, Sampled, TraceState} ->
+            #dqsd_span{trace_id = TraceId, span_id = ParentId, name = undefined,
+                       attributes = #{}, start = 0, recording = false,
+                       trace_flags = Sampled, trace_state = TraceState,
+                       remote = true};
+        undefined ->
+            undefined
+    end.
+
+%% @doc `Headers' with the W3C Trace Context of `Ctx' for an outgoing
+%% request: `traceparent' naming `Ctx' as the parent (with the sampled flag
+%% the trace came with, 1 for a trace started here), and `tracestate' as
+%% received, replacing any fields of those names. `Headers' unchanged when
+%% `Ctx' is `undefined' or a non-recording span without a parent.
+-spec inject(span_ctx() | undefined, headers()) -> headers().
+inject(#dqsd_span{trace_id = TraceId, span_id = SpanId, trace_flags = Sampled,
+                  trace_state = TraceState}, Headers) when is_binary(TraceId) ->
+    dqsd_otel_tracecontext:inject({TraceId, SpanId, Sampled, TraceState}, Headers);
+inject(_, Headers) ->
+    Headers.
 
 %% @doc Switches recording on (the thesis's `start_stub' command, 5.2.3).
 -spec enable() -> ok | {error, not_started}.

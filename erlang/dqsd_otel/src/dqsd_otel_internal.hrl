@@ -7,9 +7,11 @@
 %% A span context: everything needed to export the span when it ends, so the
 %% library keeps no per-span state anywhere else.
 -record(dqsd_span, {
-    %% 16-byte trace id; `undefined' when the span is not recording.
+    %% 16-byte trace id; `undefined' when the span is not recording and has
+    %% no parent (a non-recording span carries its parent's ids, so that
+    %% the trace context passes through it).
     trace_id :: binary() | undefined,
-    %% 8-byte span id; `undefined' when the span is not recording.
+    %% 8-byte span id; as trace_id.
     span_id :: binary() | undefined,
     %% 8-byte id of the parent span, `undefined' for a root span.
     parent_id :: binary() | undefined,
@@ -19,8 +21,18 @@
     attributes :: map() | list(),
     %% Start time, erlang:monotonic_time(nanosecond).
     start :: integer(),
-    %% false when the library was disabled (or not started) at start time.
-    recording :: boolean()
+    %% false when the library was disabled (or not started) at start time,
+    %% and for a remote context.
+    recording :: boolean(),
+    %% W3C trace context: the sampled flag (0 or 1), inherited from the
+    %% parent and 1 for a root span; the tracestate, inherited unchanged.
+    trace_flags = 1 :: 0 | 1,
+    trace_state = <<>> :: binary(),
+    %% true for a context extracted from a remote parent's headers: not a
+    %% span of this process, never exported, only a parent.
+    remote = false :: boolean(),
+    %% true when the parent is remote (OTLP span flags, bit 9).
+    parent_remote = false :: boolean()
 }).
 
 %% persistent_term key of the queue handle, written once when the
@@ -75,4 +87,7 @@
 
 %% OTLP enum values (opentelemetry-proto trace.proto).
 -define(SPAN_KIND_INTERNAL, 1).
+%% SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK and SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK.
+-define(SPAN_FLAGS_HAS_IS_REMOTE, 16#100).
+-define(SPAN_FLAGS_IS_REMOTE, 16#200).
 -define(STATUS_CODE_ERROR, 2).

@@ -184,14 +184,21 @@ hex(<<>>, _Table, Acc) ->
 %%--------------------------------------------------------------------
 
 span({#dqsd_span{trace_id = TraceId, span_id = SpanId, parent_id = Parent,
-                 name = Name, attributes = Attributes, start = Start},
+                 name = Name, attributes = Attributes, start = Start,
+                 trace_flags = Sampled, trace_state = TraceState,
+                 parent_remote = ParentRemote},
       End, Status}, Offset) ->
     [<<"{\"traceId\":\"">>, hex(TraceId),
      <<"\",\"spanId\":\"">>, hex(SpanId), $",
+     case TraceState of
+         <<>> -> [];
+         _ -> [<<",\"traceState\":">>, string(TraceState)]
+     end,
      case Parent of
          undefined -> [];
          _ -> [<<",\"parentSpanId\":\"">>, hex(Parent), $"]
      end,
+     <<",\"flags\":">>, integer_to_binary(span_flags(Sampled, ParentRemote)),
      <<",\"name\":">>, string(Name),
      <<",\"kind\":">>, integer_to_binary(?SPAN_KIND_INTERNAL),
      <<",\"startTimeUnixNano\":\"">>, integer_to_binary(Start + Offset),
@@ -200,6 +207,16 @@ span({#dqsd_span{trace_id = TraceId, span_id = SpanId, parent_id = Parent,
      exception_events(Status, End + Offset),
      status(Status),
      $}].
+
+%% OTLP span flags (trace.proto, SpanFlags): the W3C trace flags in bits
+%% 0-7 (here only `sampled'), and whether the parent is remote in bit 9,
+%% bit 8 saying that bit 9 is known.
+span_flags(Sampled, ParentRemote) ->
+    Sampled bor ?SPAN_FLAGS_HAS_IS_REMOTE
+        bor case ParentRemote of
+                true -> ?SPAN_FLAGS_IS_REMOTE;
+                false -> 0
+            end.
 
 %% A failed span carries deltaq.failed = true (replacing any value the
 %% caller gave it).

@@ -120,6 +120,9 @@ root_span_test() ->
                    <<"spanId">> => <<"deadbeef00000001">>,
                    <<"name">> => <<"worker_1">>,
                    <<"kind">> => 1,
+                   %% 0x100 (the parent's remoteness is known: it is not
+                   %% remote) + 0x01 (sampled) = 257.
+                   <<"flags">> => 257,
                    <<"startTimeUnixNano">> => <<"1700000000000001000">>,
                    <<"endTimeUnixNano">> => <<"1700000000000005000">>,
                    <<"attributes">> => [#{<<"key">> => <<"k">>,
@@ -131,6 +134,19 @@ child_span_test() ->
     ?assertEqual(<<"0102030405060708">>, maps:get(<<"parentSpanId">>, S)),
     ?assertEqual([], maps:get(<<"attributes">>, S)),
     ?assertNot(maps:is_key(<<"status">>, S)).
+
+%% A child of a remote parent (W3C trace context): the tracestate as
+%% received, and flags 0x100 + 0x200 (the parent is remote) + the sampled
+%% flag as the trace came: 0x301 = 769 sampled, 0x300 = 768 not.
+remote_parent_span_test() ->
+    Span = (span(?PARENT, #{}))#dqsd_span{trace_state = <<"congo=t61rcWkgMzE">>,
+                                          parent_remote = true},
+    S = one_span({Span, 2000, ok}, 0),
+    ?assertEqual(<<"congo=t61rcWkgMzE">>, maps:get(<<"traceState">>, S)),
+    ?assertEqual(769, maps:get(<<"flags">>, S)),
+    ?assertEqual(768, maps:get(<<"flags">>, one_span({Span#dqsd_span{trace_flags = 0}, 2000, ok}, 0))),
+    %% No traceState key for an empty one.
+    ?assertNot(maps:is_key(<<"traceState">>, one_span({span(?PARENT, #{}), 2000, ok}, 0))).
 
 failed_span_test() ->
     %% The caller's own deltaq.failed is replaced, not repeated.

@@ -222,6 +222,117 @@ set_current_span_test() ->
     end).
 
 %%--------------------------------------------------------------------
+%% W3C trace context across services
+
+%% The example of the W3C Recommendation "Trace Context", section
+%% "Relationship Between the Headers": a request traced by Congo.
+-define(CONGO_TRACE, <<"0af7651916cd43dd8448eb211c80319c">>).
+-define(CONGO_PARENT, <<"b7ad6b7169203331">>).
+-define(CONGO_HEADERS(Flags),
+        [{"host", "localhost"},
+         {"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-" ++ Flags},
+         {"tracestate", "congo=t61rcWkgMzE"}]).
+
+%% A handler continues the caller's trace: its span is the remote parent's
+%% child, spans inside it are its children, and what it injects into a
+%% downstream request names it as the parent.
+remote_parent_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Remote = dqsd_otel:extract(?CONGO_HEADERS("01")),
+        ?assertEqual(?CONGO_TRACE, dqsd_otel:trace_id(Remote)),
+        ?assertEqual(?CONGO_PARENT, dqsd_otel:span_id(Remote)),
+        %% The remote context is no span of ours: ending it exports nothing.
+        ok = dqsd_otel:end_span(Remote),
+        {HandlerId, Downstream} =
+            dqsd_otel:with_span(<<"handler">>, #{}, Remote, fun() ->
+                dqsd_otel:with_span(<<"db">>, fun() -> ok end),
+                Current = dqsd_otel:current_span(),
+                {dqsd_otel:span_id(Current), dqsd_otel:inject(Current, [{"accept", "*/*"}])}
+            end),
+        %% with_span/4 leaves no context behind in the process.
+        ?assertEqual(undefined, dqsd_otel:current_span()),
+        ?assertEqual([{"accept", "*/*"},
+                      {"traceparent", binary_to_list(<<"00-", ?CONGO_TRACE/binary, "-",
+                                                       HandlerId/binary, "-01">>)},
+                      {"tracestate", "congo=t61rcWkgMzE"}],
+                     Downstream),
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
+        ?assertEqual(2, length(events(Logs))),
+        #{<<"handler">> := H, <<"db">> := D} = S = by_name(spans(Traces)),
+        ?assertEqual(2, maps:size(S)),
+        ?assertMatch(#{<<"traceId">> := ?CONGO_TRACE, <<"spanId">> := HandlerId,
+                       <<"parentSpanId">> := ?CONGO_PARENT,
+                       <<"traceState">> := <<"congo=t61rcWkgMzE">>,
+                       %% 0x100 + 0x200 (remote parent) + 0x01 (sampled).
+                       <<"flags">> := 16#301}, H),
+        ?assertMatch(#{<<"traceId">> := ?CONGO_TRACE, <<"parentSpanId">> := HandlerId,
+                       <<"traceState">> := <<"congo=t61rcWkgMzE">>,
+                       <<"flags">> := 16#101}, D)
+    end).
+
+%% A caller that did not sample its request: the span is still recorded
+%% (every outcome instance counts for the ΔQ), and the unsampled flag is
+%% passed on unchanged, for the services downstream to decide as the
+%% caller did.
+unsampled_remote_parent_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Remote = dqsd_otel:extract(?CONGO_HEADERS("00")),
+        Ctx = dqsd_otel:start_span(<<"handler">>, #{}, Remote),
+        ?assertMatch(#{<<"traceparent">> := <<"00-0af7651916cd43dd8448eb211c80319c-", _:16/binary, "-00">>},
+                     dqsd_otel:inject(Ctx, #{})),
+        ok = dqsd_otel:end_span(Ctx),
+        ok = dqsd_otel:flush(),
+        [_, {<<"/v1/traces">>, Traces}] = received(2),
+        ?assertMatch([#{<<"traceId">> := ?CONGO_TRACE, <<"parentSpanId">> := ?CONGO_PARENT,
+                        <<"flags">> := 16#300}], spans(Traces))
+    end).
+
+%% Switched off, the library records nothing but still passes the caller's
+%% context on: a downstream request continues the caller's trace, with the
+%% caller's span as its parent.
+disabled_passes_context_on_test() ->
+    with_server(fun ok_200/2, #{enabled => false}, fun(_) ->
+        Remote = dqsd_otel:extract(?CONGO_HEADERS("01")),
+        Headers = dqsd_otel:with_span(<<"handler">>, #{}, Remote, fun() ->
+            dqsd_otel:inject(dqsd_otel:start_span(<<"client">>), [])
+        end),
+        ?assertEqual(dqsd_otel_tracecontext:inject(
+                       {binary:decode_hex(?CONGO_TRACE), binary:decode_hex(?CONGO_PARENT), 1,
+                        <<"congo=t61rcWkgMzE">>}, []),
+                     Headers),
+        ?assertEqual(0, stat(queued)),
+        ok = dqsd_otel:flush(),
+        nothing_more_received()
+    end).
+
+%% An explicit parent wins over the current span; `undefined' starts a new
+%% trace; a request without (valid) trace context gives none.
+explicit_parent_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        ?assertEqual(undefined, dqsd_otel:extract([{"accept", "*/*"}])),
+        ?assertEqual(undefined, dqsd_otel:extract(
+                                  [{"traceparent", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"}])),
+        ?assertEqual([{"accept", "*/*"}], dqsd_otel:inject(undefined, [{"accept", "*/*"}])),
+        Remote = dqsd_otel:extract(?CONGO_HEADERS("01")),
+        dqsd_otel:with_span(<<"outer">>, fun() ->
+            Child = dqsd_otel:start_span(<<"child">>, #{}, Remote),
+            Root = dqsd_otel:start_span(<<"root">>, #{}, undefined),
+            ?assertEqual(?CONGO_TRACE, dqsd_otel:trace_id(Child)),
+            ?assertNotEqual(?CONGO_TRACE, dqsd_otel:trace_id(Root)),
+            ?assertNotEqual(dqsd_otel:trace_id(dqsd_otel:current_span()), dqsd_otel:trace_id(Root)),
+            dqsd_otel:end_span(Child),
+            dqsd_otel:end_span(Root)
+        end),
+        ok = dqsd_otel:flush(),
+        [_, {<<"/v1/traces">>, Traces}] = received(2),
+        #{<<"child">> := C, <<"root">> := R} = by_name(spans(Traces)),
+        ?assertEqual(?CONGO_PARENT, maps:get(<<"parentSpanId">>, C)),
+        ?assertNot(maps:is_key(<<"parentSpanId">>, R)),
+        ?assertEqual(16#101, maps:get(<<"flags">>, R))
+    end).
+
+%%--------------------------------------------------------------------
 %% Failure and exception paths
 
 fail_span_test() ->

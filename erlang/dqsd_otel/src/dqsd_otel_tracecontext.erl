@@ -1,0 +1,269 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
+%% @doc W3C Trace Context: the `traceparent' and `tracestate' headers, read
+%% from and written to a header list or map (W3C Recommendation "Trace
+%% Context", sections "Traceparent Header" and "Tracestate Header").
+%%
+%% `traceparent' is parsed strictly: lowercase hex only, version `ff' and
+%% all-zero trace or parent ids are invalid, version `00' is exactly 55
+%% characters, and a higher version is parsed by the rules of "Versioning of
+%% traceparent" (its first four fields, followed by the end or a dash). An
+%% invalid, absent or repeated `traceparent' gives no context: the trace
+%% restarts. Only the `sampled' flag is kept, since the specification
+%% requires other flags to be sent as zero.
+%%
+%% `tracestate' is carried through unchanged: this library keeps no entry of
+%% its own in it, so it has nothing to add or update. Several `tracestate'
+%% fields are combined with commas (RFC 7230, section 3.2.2, as the
+%% specification requires). A value holding bytes other than tab and
+%% printable ASCII is dropped, since it would be sent again in request
+%% headers (a CR or LF there would inject headers). A value of more than 512
+%% characters or 32 list members, the most this library propagates, is cut
+%% by whole members as the section "tracestate Limits" prescribes: members
+%% longer than 128 characters first (from the end, as many as needed), then
+%% the others from the end.
+%%
+%% Names are matched in any case; names and values may be binaries or
+%% strings, as inets (httpd, httpc) and cowboy give them. Pure functions:
+%% the API is in `dqsd_otel' (`extract/1', `inject/2').
+-module(dqsd_otel_tracecontext).
+
+-export([extract/1, inject/2, parse_traceparent/1, traceparent/3,
+         tracestate/1]).
+
+-export_type([headers/0, context/0]).
+
+-type header_name() :: binary() | string().
+-type header_value() :: binary() | string().
+-type headers() :: [{header_name(), header_value()}]
+                 | #{header_name() => header_value()}.
+%% Elements of a list that are not `{Name, Value}' pairs are ignored by
+%% `extract/1' and kept by `inject/2'.
+
+-type context() :: {TraceId :: <<_:128>>, ParentId :: <<_:64>>,
+                    Sampled :: 0 | 1, TraceState :: binary()}.
+
+%% Bounds on a propagated tracestate (section "tracestate Limits": at least
+%% 512 characters SHOULD be propagated; at most 32 list members; members over
+%% 128 characters go first when cutting).
+-define(MAX_TRACESTATE, 512).
+-define(MAX_MEMBERS, 32).
+-define(MAX_MEMBER, 128).
+
+%% @doc The context of `Headers': the remote parent's trace id, span id,
+%% sampled flag and tracestate, or `undefined' when there is no single valid
+%% `traceparent'.
+-spec extract(headers()) -> context() | undefined.
+extract(Headers) ->
+    case fields(pairs(Headers), [], []) of
+        {[Value], States} ->
+            case parse_traceparent(Value) of
+                {ok, TraceId, ParentId, Sampled} ->
+                    {TraceId, ParentId, Sampled, tracestate(States)};
+                error ->
+                    undefined
+            end;
+        %% None, or several: which one would be the parent is unknowable.
+        {_, _} ->
+            undefined
+    end.
+
+%% @doc `Headers' with `traceparent' (version 00) and, unless empty,
+%% `tracestate' of `Context', in place of any fields of those names. The new
+%% fields are strings (as inets' httpc takes them) in a list whose first
+%% name is not a binary and in a map with string names, else binaries (as
+%% cowboy and gun take them).
+-spec inject(context(), headers()) -> headers().
+inject({TraceId, SpanId, Sampled, TraceState}, Headers) ->
+    New = [{<<"traceparent">>, traceparent(TraceId, SpanId, Sampled)}
+           | [{<<"tracestate">>, TraceState} || TraceState =/= <<>>]],
+    if
+        is_map(Headers) ->
+            Kept = maps:filter(fun(K, _) -> field(K) =:= other end, Headers),
+            Strings = lists:any(fun erlang:is_list/1, maps:keys(Headers)),
+            maps:merge(Kept, maps:from_list(styled(Strings, New)));
+        is_list(Headers) ->
+            Strings = case Headers of
+                          [{Name, _} | _] -> not is_binary(Name);
+                          _ -> true
+                      end,
+            [H || H <- Headers, not is_trace_field(H)] ++ styled(Strings, New)
+    end.
+
+%% @doc Parses a `traceparent' value (optional whitespace around it is
+%% allowed, as around any HTTP field value). Returns the trace id, the
+%% parent id and the sampled flag, or `error'.
+-spec parse_traceparent(binary()) -> {ok, <<_:128>>, <<_:64>>, 0 | 1} | error.
+parse_traceparent(Value) ->
+    case trim(Value) of
+        <<V:2/binary, $-, Rest/binary>> ->
+            case decode(V) of
+                <<16#ff>> -> error;
+                <<0>> when byte_size(Rest) =:= 52 -> ids(Rest);
+                <<0>> -> error;
+                <<_Higher>> -> higher_version(Rest);
+                error -> error
+            end;
+        _ ->
+            error
+    end.
+
+%% @doc The version 00 `traceparent' value of a span. Flags other than
+%% `sampled' are sent as zero ("Other Flags").
+-spec traceparent(<<_:128>>, <<_:64>>, 0 | 1) -> binary().
+traceparent(TraceId, SpanId, Sampled) ->
+    <<"00-", (dqsd_otel_otlp:hex(TraceId))/binary, $-,
+      (dqsd_otel_otlp:hex(SpanId))/binary, "-0", ($0 + (Sampled band 1))>>.
+
+%% @doc The tracestate to carry on, from the values of the `tracestate'
+%% fields received, in order: combined, unchanged when within the limits,
+%% cut by whole members when not, `<<>>' when absent or unsafe to send on.
+-spec tracestate([binary()]) -> binary().
+tracestate([]) ->
+    <<>>;
+tracestate(Values) ->
+    Combined = trim(iolist_to_binary(lists:join($,, Values))),
+    case printable(Combined) of
+        false ->
+            <<>>;
+        true ->
+            Members = [M || M <- [trim(P) || P <- binary:split(Combined, <<",">>, [global])],
+                            M =/= <<>>],
+            case byte_size(Combined) =< ?MAX_TRACESTATE
+                andalso length(Members) =< ?MAX_MEMBERS of
+                true -> Combined;
+                false -> cut(Members)
+            end
+    end.
+
+%%--------------------------------------------------------------------
+
+%% The version 00 fields; a higher version has at least them, each followed
+%% by a dash or, for the flags, the end ("Versioning of traceparent").
+ids(<<T:32/binary, $-, P:16/binary, $-, F:2/binary>>) ->
+    ids(T, P, F);
+ids(_) ->
+    error.
+
+higher_version(<<T:32/binary, $-, P:16/binary, $-, F:2/binary>>) ->
+    ids(T, P, F);
+higher_version(<<T:32/binary, $-, P:16/binary, $-, F:2/binary, $-, _/binary>>) ->
+    ids(T, P, F);
+higher_version(_) ->
+    error.
+
+ids(T, P, F) ->
+    case {decode(T), decode(P), decode(F)} of
+        {<<0:128>>, _, _} -> error;
+        {_, <<0:64>>, _} -> error;
+        {<<_:128>> = TraceId, <<_:64>> = ParentId, <<Flags>>} ->
+            {ok, TraceId, ParentId, Flags band 1};
+        _ -> error
+    end.
+
+%% Lowercase hex digits to bytes (binary:decode_hex/1 would take uppercase).
+decode(Hex) ->
+    case lists:all(fun(C) -> (C >= $0 andalso C =< $9) orelse (C >= $a andalso C =< $f) end,
+                   binary_to_list(Hex)) of
+        true -> binary:decode_hex(Hex);
+        false -> error
+    end.
+
+%% The members left when, while there are too many or they are too long
+%% together, those over 128 characters are removed, from the end, and then
+%% the others from the end. Two passes over the list, each linear.
+cut(Members) ->
+    Sized = [{byte_size(M), M} || M <- Members],
+    N = length(Sized),
+    Total = lists:sum([S || {S, _} <- Sized]) + N - 1,
+    {Kept, Total1, N1} = drop_long(lists:reverse(Sized), Total, N, []),
+    Left = drop_last(lists:reverse(Kept), Total1, N1),
+    iolist_to_binary(lists:join($,, [M || {_, M} <- lists:reverse(Left)])).
+
+%% Over the limits: Total characters (commas included) in N members.
+over(Total, N) ->
+    Total > ?MAX_TRACESTATE orelse N > ?MAX_MEMBERS.
+
+%% From the last member back, removes long ones while over the limits;
+%% returns the rest in their order, and their length and number.
+drop_long([{Size, _} = Member | Rest], Total, N, Acc) when Size > ?MAX_MEMBER ->
+    case over(Total, N) of
+        true -> drop_long(Rest, Total - Size - 1, N - 1, Acc);
+        false -> drop_long(Rest, Total, N, [Member | Acc])
+    end;
+drop_long([Member | Rest], Total, N, Acc) ->
+    drop_long(Rest, Total, N, [Member | Acc]);
+drop_long([], Total, N, Acc) ->
+    {Acc, Total, N}.
+
+%% From the last member (the head of the reversed list), removes members
+%% while over the limits.
+drop_last([{Size, _} | Rest] = Reversed, Total, N) ->
+    case over(Total, N) of
+        true -> drop_last(Rest, Total - Size - 1, N - 1);
+        false -> Reversed
+    end;
+drop_last([], _, _) ->
+    [].
+
+%% The traceparent values and tracestate values among the pairs, in order.
+fields([{Name, Value} | Rest], Parents, States) ->
+    case field(Name) of
+        traceparent -> fields(Rest, [value(Value) | Parents], States);
+        tracestate -> fields(Rest, Parents, [value(Value) | States]);
+        other -> fields(Rest, Parents, States)
+    end;
+fields([_ | Rest], Parents, States) ->
+    fields(Rest, Parents, States);
+fields(_, Parents, States) ->
+    {lists:reverse(Parents), lists:reverse(States)}.
+
+pairs(Headers) when is_map(Headers) -> maps:to_list(Headers);
+pairs(Headers) when is_list(Headers) -> Headers;
+pairs(_) -> [].
+
+is_trace_field({Name, _}) -> field(Name) =/= other;
+is_trace_field(_) -> false.
+
+field(Name) ->
+    case lower(Name) of
+        <<"traceparent">> -> traceparent;
+        <<"tracestate">> -> tracestate;
+        _ -> other
+    end.
+
+%% ASCII lowercase of a name of the length of ours; anything else is
+%% another field.
+lower(Name) when is_binary(Name), byte_size(Name) >= 10, byte_size(Name) =< 11 ->
+    << <<(if C >= $A, C =< $Z -> C + 32; true -> C end)>> || <<C>> <= Name >>;
+lower(Name) when is_list(Name) ->
+    case value(Name) of
+        <<_/binary>> = B when byte_size(B) >= 10, byte_size(B) =< 11 -> lower(B);
+        _ -> other
+    end;
+lower(_) ->
+    other.
+
+%% A field value as a binary; one that is no string at all is invalid
+%% (it cannot parse as a traceparent, and is not printable as a tracestate).
+value(V) when is_binary(V) ->
+    V;
+value(V) ->
+    try iolist_to_binary(V)
+    catch error:badarg -> <<0>>
+    end.
+
+styled(true, New) -> [{binary_to_list(K), binary_to_list(V)} || {K, V} <- New];
+styled(false, New) -> New.
+
+trim(Bin) ->
+    string:trim(Bin, both, " \t").
+
+%% Tab and printable ASCII: what an HTTP field value may safely carry.
+printable(<<C, Rest/binary>>) when C =:= $\t; C >= 16#20, C =< 16#7e ->
+    printable(Rest);
+printable(<<>>) ->
+    true;
+printable(_) ->
+    false.

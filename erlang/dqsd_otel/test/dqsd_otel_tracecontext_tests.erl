@@ -1,0 +1,275 @@
+%% Copyright The deltaq-otel Authors
+%% SPDX-License-Identifier: Apache-2.0
+
+%% Tests of the W3C Trace Context headers. The valid values are the
+%% examples of the W3C Recommendation "Trace Context": section "Examples of
+%% HTTP traceparent Headers" (sampled and not sampled), and section
+%% "Relationship Between the Headers" (the Congo and Rojo systems). The
+%% invalid ones break, one at a time, a rule of section "traceparent Header
+%% Field Values" or "Versioning of traceparent".
+-module(dqsd_otel_tracecontext_tests).
+
+-include("dqsd_otel_test.hrl").
+
+-define(TC, dqsd_otel_tracecontext).
+
+%% "Valid traceparent when caller sampled this request" and "... didn't
+%% sample this request".
+-define(SAMPLED, <<"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01">>).
+-define(NOT_SAMPLED, <<"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00">>).
+-define(TRACE_ID, <<16#4bf92f3577b34da6a3ce929d0e0e4736:128>>).
+-define(PARENT_ID, <<16#00f067aa0ba902b7:64>>).
+
+parse(Value) -> ?TC:parse_traceparent(Value).
+
+%% A traceparent of the sampled example with its field at Pos (0-based)
+%% replaced by New.
+with_field(Pos, New) ->
+    Fields = binary:split(?SAMPLED, <<"-">>, [global]),
+    iolist_to_binary(lists:join($-, setelement_list(Pos, Fields, New))).
+
+setelement_list(Pos, List, New) ->
+    {Before, [_ | After]} = lists:split(Pos, List),
+    Before ++ [New | After].
+
+%%--------------------------------------------------------------------
+%% traceparent
+
+published_examples_test_() ->
+    [?_assertEqual({ok, ?TRACE_ID, ?PARENT_ID, 1}, parse(?SAMPLED)),
+     ?_assertEqual({ok, ?TRACE_ID, ?PARENT_ID, 0}, parse(?NOT_SAMPLED)),
+     %% The Congo client's header (section "Relationship Between the
+     %% Headers").
+     ?_assertEqual({ok, <<16#0af7651916cd43dd8448eb211c80319c:128>>,
+                    <<16#b7ad6b7169203331:64>>, 1},
+                   parse(<<"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01">>)),
+     %% Formatting gives the examples back.
+     ?_assertEqual(?SAMPLED, ?TC:traceparent(?TRACE_ID, ?PARENT_ID, 1)),
+     ?_assertEqual(?NOT_SAMPLED, ?TC:traceparent(?TRACE_ID, ?PARENT_ID, 0))].
+
+%% Section "trace-flags": flags are a bit field, so 09 is sampled (00000001
+%% with 00001000) and 08 is not; only `sampled' is kept, since "Other Flags"
+%% MUST be sent as zero.
+flags_test_() ->
+    [?_assertEqual({ok, ?TRACE_ID, ?PARENT_ID, 1}, parse(with_field(3, <<"09">>))),
+     ?_assertEqual({ok, ?TRACE_ID, ?PARENT_ID, 0}, parse(with_field(3, <<"08">>))),
+     ?_assertEqual({ok, ?TRACE_ID, ?PARENT_ID, 1}, parse(with_field(3, <<"ff">>))),
+     ?_assertEqual(?SAMPLED, ?TC:traceparent(?TRACE_ID, ?PARENT_ID, 1))].
+
+invalid_traceparent_test_() ->
+    Zero32 = binary:copy(<<"0">>, 32),
+    Zero16 = binary:copy(<<"0">>, 16),
+    Invalid =
+        [%% Version ff is forbidden.
+         with_field(0, <<"ff">>),
+         %% All-zero trace-id or parent-id.
+         with_field(1, Zero32),
+         with_field(2, Zero16),
+         %% Uppercase hex (HEXDIGLC) in each field.
+         with_field(0, <<"0A">>),
+         with_field(1, <<"4BF92F3577B34DA6A3CE929D0E0E4736">>),
+         with_field(2, <<"00F067AA0BA902B7">>),
+         with_field(3, <<"0A">>),
+         %% Not hex at all.
+         with_field(1, <<"4bf92f3577b34da6a3ce929d0e0e473g">>),
+         with_field(2, <<"00f067aa0ba902bz">>),
+         with_field(3, <<"0x">>),
+         with_field(0, <<"-1">>),
+         %% Wrong lengths of each field.
+         with_field(0, <<"0">>),
+         with_field(0, <<"000">>),
+         with_field(1, <<"4bf92f3577b34da6a3ce929d0e0e473">>),
+         with_field(1, <<"4bf92f3577b34da6a3ce929d0e0e47366">>),
+         with_field(2, <<"00f067aa0ba902b">>),
+         with_field(2, <<"00f067aa0ba902b77">>),
+         with_field(3, <<"1">>),
+         with_field(3, <<"011">>),
+         %% Version 00 is exactly its four fields.
+         <<?SAMPLED/binary, "-what-the-future-will-be-like">>,
+         <<?SAMPLED/binary, "-">>,
+         <<?SAMPLED/binary, ".x">>,
+         %% Other delimiters, missing fields, nothing.
+         binary:replace(?SAMPLED, <<"-">>, <<"_">>, [global]),
+         <<"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7">>,
+         <<"00-4bf92f3577b34da6a3ce929d0e0e4736">>,
+         <<"00">>,
+         <<"00-">>,
+         <<>>,
+         %% Whitespace inside the value (only around it is optional).
+         <<"00- 4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01">>],
+    [{binary_to_list(V), ?_assertEqual(error, parse(V))} || V <- Invalid].
+
+%% Section "Versioning of traceparent": a higher version is parsed as its
+%% first four fields when the flags are followed by the end or a dash, and
+%% not at all when the value is shorter than 55 characters.
+future_version_test_() ->
+    Ok = {ok, ?TRACE_ID, ?PARENT_ID, 1},
+    Cc = with_field(0, <<"cc">>),
+    [?_assertEqual(Ok, parse(Cc)),
+     ?_assertEqual(Ok, parse(<<Cc/binary, "-what-the-future-will-be-like">>)),
+     ?_assertEqual(Ok, parse(<<Cc/binary, "-">>)),
+     ?_assertEqual(error, parse(<<Cc/binary, ".what-the-future-will-be-like">>)),
+     ?_assertEqual(error, parse(<<Cc/binary, "1">>)),
+     ?_assertEqual(error, parse(binary:part(Cc, 0, 54))),
+     ?_assertEqual(error, parse(<<"cc-", (binary:copy(<<"0">>, 32))/binary,
+                                  "-00f067aa0ba902b7-01-extra">>)),
+     ?_assertEqual(error, parse(<<"cc-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01">>))].
+
+%% Optional whitespace around a field value is not part of it (RFC 7230,
+%% section 3.2).
+whitespace_test_() ->
+    Ok = {ok, ?TRACE_ID, ?PARENT_ID, 1},
+    [?_assertEqual(Ok, parse(<<" ", ?SAMPLED/binary>>)),
+     ?_assertEqual(Ok, parse(<<?SAMPLED/binary, " \t">>))].
+
+%%--------------------------------------------------------------------
+%% Headers: lists and maps, names in any case, binaries and strings
+
+extract_forms_test_() ->
+    Ctx = {?TRACE_ID, ?PARENT_ID, 1, <<"congo=t61rcWkgMzE">>},
+    S = binary_to_list(?SAMPLED),
+    [%% inets httpd: lowercase string names and string values.
+     ?_assertEqual(Ctx, ?TC:extract([{"host", "x"}, {"traceparent", S},
+                                     {"tracestate", "congo=t61rcWkgMzE"}])),
+     %% Names in any case, binaries.
+     ?_assertEqual(Ctx, ?TC:extract([{<<"TraceParent">>, ?SAMPLED},
+                                     {<<"TRACESTATE">>, <<"congo=t61rcWkgMzE">>}])),
+     %% cowboy: a map of lowercase binaries.
+     ?_assertEqual(Ctx, ?TC:extract(#{<<"traceparent">> => ?SAMPLED,
+                                      <<"tracestate">> => <<"congo=t61rcWkgMzE">>})),
+     ?_assertEqual(Ctx, ?TC:extract(#{"Traceparent" => S,
+                                      "tracestate" => "congo=t61rcWkgMzE"})),
+     %% Without tracestate.
+     ?_assertEqual({?TRACE_ID, ?PARENT_ID, 1, <<>>}, ?TC:extract([{"traceparent", S}])),
+     %% Elements that are no pairs are ignored.
+     ?_assertEqual({?TRACE_ID, ?PARENT_ID, 1, <<>>},
+                   ?TC:extract([junk, {"traceparent", S}, {a, b, c}]))].
+
+no_context_test_() ->
+    S = binary_to_list(?SAMPLED),
+    [?_assertEqual(undefined, ?TC:extract([])),
+     ?_assertEqual(undefined, ?TC:extract(#{})),
+     ?_assertEqual(undefined, ?TC:extract([{"tracestate", "congo=t61rcWkgMzE"}])),
+     ?_assertEqual(undefined, ?TC:extract([{"traceparent", "ff" ++ tl(tl(S))}])),
+     %% Two traceparent fields, even equal ones or in different cases: no
+     %% single parent.
+     ?_assertEqual(undefined, ?TC:extract([{"traceparent", S}, {"traceparent", S}])),
+     ?_assertEqual(undefined, ?TC:extract(#{<<"traceparent">> => ?SAMPLED,
+                                            <<"Traceparent">> => ?SAMPLED})),
+     %% What cowboy makes of two fields: one value joined by a comma.
+     ?_assertEqual(undefined, ?TC:extract(#{<<"traceparent">> =>
+                                                <<?SAMPLED/binary, ", ", ?SAMPLED/binary>>})),
+     %% A value that is no string.
+     ?_assertEqual(undefined, ?TC:extract([{"traceparent", [1 | 2]}])),
+     ?_assertEqual(undefined, ?TC:extract([{"traceparent", [16#394]}])),
+     ?_assertEqual(undefined, ?TC:extract(not_headers))].
+
+%%--------------------------------------------------------------------
+%% tracestate
+
+%% Section "Relationship Between the Headers": the Rojo server carries on
+%% Congo's entry, so the value is passed on as received.
+tracestate_unchanged_test_() ->
+    Rojo = <<"rojo=00f067aa0ba902b7,congo=t61rcWkgMzE">>,
+    [?_assertEqual(Rojo, ?TC:tracestate([Rojo])),
+     %% Inner whitespace and empty members are kept as they came; the
+     %% whitespace around the value is not part of it.
+     ?_assertEqual(<<"rojo=1 ,, congo=2">>, ?TC:tracestate([<<" rojo=1 ,, congo=2\t">>])),
+     ?_assertEqual(<<>>, ?TC:tracestate([])),
+     ?_assertEqual(<<>>, ?TC:tracestate([<<" ">>]))].
+
+%% Section "tracestate Header Field Values": several fields are combined
+%% into one, in order, as RFC 7230 section 3.2.2 says.
+tracestate_combined_test() ->
+    ?assertEqual({?TRACE_ID, ?PARENT_ID, 0, <<"foo=1,bar=2,rojo=1,congo=2,baz=3">>},
+                 ?TC:extract([{<<"traceparent">>, ?NOT_SAMPLED},
+                              {<<"tracestate">>, <<"foo=1,bar=2">>},
+                              {<<"tracestate">>, <<"rojo=1,congo=2">>},
+                              {<<"tracestate">>, <<"baz=3">>}])).
+
+%% A value that would not be a safe header value is not sent on.
+tracestate_unsafe_test_() ->
+    [?_assertEqual(<<>>, ?TC:tracestate([<<"a=1\r\nx-injected: 1">>])),
+     ?_assertEqual(<<>>, ?TC:tracestate([<<"a=", 0, "1">>])),
+     ?_assertEqual(<<>>, ?TC:tracestate([<<"a=ΔQ"/utf8>>])),
+     ?_assertEqual(<<>>, ?TC:tracestate([<<"a=1">>, <<"b=\n">>]))].
+
+%% Section "tracestate Limits": over 512 characters or 32 members, whole
+%% members go, those over 128 characters first, then from the end.
+tracestate_limits_test_() ->
+    %% k00=v…v .. k39=v…v: 40 members of 4 + 6 = 10 characters, 40·10 + 39
+    %% commas = 439 characters; the first 32 are 32·10 + 31 = 351.
+    Members = [iolist_to_binary(io_lib:format("k~2..0b=vvvvvv", [I])) || I <- lists:seq(0, 39)],
+    Joined = fun(Ms) -> iolist_to_binary(lists:join($,, Ms)) end,
+    %% Ten members of 60 characters (k0=, 57 × x): 10·60 + 9 = 609 > 512;
+    %% eight are 8·60 + 7 = 487 ≤ 512, nine 548.
+    Wide = [<<"k", ($0 + I), "=", (binary:copy(<<"x">>, 57))/binary>> || I <- lists:seq(0, 9)],
+    %% A member of 200 characters among short ones.
+    Long = <<"long=", (binary:copy(<<"y">>, 195))/binary>>,
+    Filler = <<"fill=", (binary:copy(<<"z">>, 295))/binary>>,
+    Mixed = [<<"a=1">>, Long, <<"b=2">>, Filler, <<"c=3">>],
+    [?_assertEqual(439, byte_size(Joined(Members))),
+     ?_assertEqual(Joined(lists:sublist(Members, 32)), ?TC:tracestate([Joined(Members)])),
+     ?_assertEqual(351, byte_size(?TC:tracestate([Joined(Members)]))),
+     ?_assertEqual(609, byte_size(Joined(Wide))),
+     ?_assertEqual(Joined(lists:sublist(Wide, 8)), ?TC:tracestate([Joined(Wide)])),
+     %% 3 + 200 + 3 + 300 + 3 + 4 commas = 513 > 512: the last member over
+     %% 128 characters goes first, leaving 3 + 200 + 3 + 3 + 3 commas = 212,
+     %% and the short ones after it stay.
+     ?_assertEqual(513, byte_size(Joined(Mixed))),
+     ?_assertEqual(<<"a=1,", Long/binary, ",b=2,c=3">>, ?TC:tracestate([Joined(Mixed)])),
+     %% Over 32 members and 512 characters with long members: the long ones
+     %% go from the end (here all four, 4 × 301 characters with their
+     %% commas), then 40 − 32 = 8 short ones from the end. 40 short of 10 + 4 long of 300 + 43 commas
+     %% = 1643 characters.
+     ?_assertEqual(Joined(lists:sublist(Members, 32)),
+                   ?TC:tracestate([Joined(interleave(Members, 4, Filler))])),
+     %% Exactly 512 characters and 32 members are kept as they are.
+     ?_assertEqual(<<"a=", (binary:copy(<<"v">>, 510))/binary>>,
+                   ?TC:tracestate([<<"a=", (binary:copy(<<"v">>, 510))/binary>>])),
+     %% One member of 513 characters is over 128: nothing is left.
+     ?_assertEqual(<<>>, ?TC:tracestate([<<"a=", (binary:copy(<<"v">>, 511))/binary>>]))].
+
+%% Members with Long after every Every-th of them, the first Every times.
+interleave(Members, Every, Long) ->
+    {Chunks, _} = lists:mapfoldl(fun(M, I) when I rem Every =:= Every - 1, I < Every * Every ->
+                                         {[M, Long], I + 1};
+                                    (M, I) ->
+                                         {[M], I + 1}
+                                 end, 0, Members),
+    lists:append(Chunks).
+
+%%--------------------------------------------------------------------
+%% inject
+
+inject_test_() ->
+    Ctx = {?TRACE_ID, ?PARENT_ID, 1, <<"congo=t61rcWkgMzE">>},
+    S = binary_to_list(?SAMPLED),
+    [%% inets httpc: strings, appended after the other fields.
+     ?_assertEqual([{"accept", "*/*"}, {"traceparent", S},
+                    {"tracestate", "congo=t61rcWkgMzE"}],
+                   ?TC:inject(Ctx, [{"accept", "*/*"}])),
+     ?_assertEqual([{"traceparent", S}, {"tracestate", "congo=t61rcWkgMzE"}],
+                   ?TC:inject(Ctx, [])),
+     %% Binaries, replacing stale fields in any case.
+     ?_assertEqual([{<<"accept">>, <<"*/*">>}, {<<"traceparent">>, ?SAMPLED},
+                    {<<"tracestate">>, <<"congo=t61rcWkgMzE">>}],
+                   ?TC:inject(Ctx, [{<<"accept">>, <<"*/*">>},
+                                    {<<"TraceParent">>, <<"00-old">>},
+                                    {<<"tracestate">>, <<"old=1">>}])),
+     %% Maps: binaries, unless the names are strings.
+     ?_assertEqual(#{<<"traceparent">> => ?SAMPLED,
+                     <<"tracestate">> => <<"congo=t61rcWkgMzE">>},
+                   ?TC:inject(Ctx, #{})),
+     ?_assertEqual(#{<<"a">> => <<"1">>, <<"traceparent">> => ?SAMPLED,
+                     <<"tracestate">> => <<"congo=t61rcWkgMzE">>},
+                   ?TC:inject(Ctx, #{<<"a">> => <<"1">>, <<"Traceparent">> => <<"x">>})),
+     ?_assertEqual(#{"traceparent" => S, "tracestate" => "congo=t61rcWkgMzE"},
+                   ?TC:inject(Ctx, #{"traceparent" => "x"})),
+     %% No tracestate field for an empty tracestate (which the section
+     %% "tracestate Header Field Values" says SHOULD NOT be sent).
+     ?_assertEqual([{"traceparent", binary_to_list(?NOT_SAMPLED)}],
+                   ?TC:inject({?TRACE_ID, ?PARENT_ID, 0, <<>>}, [{"tracestate", "old=1"}])),
+     %% What inject writes, extract reads back.
+     ?_assertEqual(Ctx, ?TC:extract(?TC:inject(Ctx, []))),
+     ?_assertEqual(Ctx, ?TC:extract(?TC:inject(Ctx, #{})))].

@@ -1,0 +1,407 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package deltaqstart announces, from the OpenTelemetry Go SDK, the spans
+// that start, so that the collector's deltaq processor can report an
+// outcome instance that never ends as a timeout within dMax of its start,
+// before (or without) its span ending (the thesis, section 3.2: a timeout is
+// an instance that does not end within dMax).
+//
+// OpenTelemetry has no "span started" signal. SpanProcessor, an
+// sdktrace.SpanProcessor, emits one for the spans it selects: a log record
+// with EventName "deltaq.span.start", the span's trace and span ids, its
+// start time as the timestamp, and the attributes deltaq.probe (the probe
+// the instance belongs to) and deltaq.span.name (the span's name), through
+// a log.Logger of the LoggerProvider the application passes, so that the
+// events leave by its OTLP logs exporter. The contract is that of
+// internal/outcome (StartEventName, AttrProbe, AttrSpanName), the one the
+// Erlang library dqsd_otel follows.
+//
+// OnStart does not emit: it puts the span's ids, start time and names in a
+// bounded queue and returns. When the queue is full the event is dropped
+// and counted (Dropped); OnStart never blocks, and allocates nothing beyond
+// what the selector does (the selectors of this package allocate nothing).
+// One goroutine per SpanProcessor drains the queue into the logger every
+// drain interval (10 ms by default), and at once when the queue is half
+// full: OnStart does not wake it for each event, which would cost the
+// application's path a goroutine wake-up per span, more than the rest of
+// OnStart.
+package deltaqstart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// ScopeName is the instrumentation scope of the logger the events are
+// emitted with.
+const ScopeName = "github.com/deltaq-otel/deltaq/sdk/deltaqstart"
+
+// DefaultQueueSize is the number of start events that may wait for the
+// draining goroutine before new ones are dropped.
+const DefaultQueueSize = 2048
+
+// DefaultDrainInterval is the longest time a start event waits in the queue
+// while the queue is less than half full.
+const DefaultDrainInterval = 10 * time.Millisecond
+
+// maxQueueSize bounds WithQueueSize: each place of the queue takes 80
+// bytes twice (the queue and the batch being emitted), so the queue takes at
+// most about 42 MB.
+const maxQueueSize = 1 << 18
+
+// A Selector decides at a span's start whether it is an outcome instance to
+// announce, and of which probe: ok reports whether it is, probe names the
+// probe (the name of a probe of the collector's deltaq processor; the
+// processor refuses a start event naming a probe it does not have). It is
+// called on the application's path for every sampled span, so it should be
+// cheap and must not block; it may be called concurrently.
+type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
+
+// DefaultSelector selects a span whose attributes at start hold a non-empty
+// string deltaq.probe, with that value as its probe, and every other server
+// span, with its name as its probe (as a processor probe with no match
+// section matches the spans named after it).
+//
+// deltaq.probe is also an attribute of the processor's own contract: the
+// processor removes it from a span that arrives with it and counts the span
+// as carrying foreign attributes (it still maps the span by its probes'
+// match rules).
+//
+// Reading a span's attributes lets the SDK share their backing array, so a
+// span that had attributes at start and is given more later copies its
+// attribute list once (one allocation, in the SDK). Select by name
+// (WithSpanNames) where that matters.
+func DefaultSelector(s sdktrace.ReadOnlySpan) (string, bool) {
+	for _, kv := range s.Attributes() {
+		if kv.Key == outcome.AttrProbe && kv.Value.Type() == attribute.STRING {
+			if p := kv.Value.AsString(); p != "" {
+				return p, true
+			}
+		}
+	}
+	if s.SpanKind() == trace.SpanKindServer {
+		return s.Name(), true
+	}
+	return "", false
+}
+
+// config is what the options set.
+type config struct {
+	selector  Selector
+	queueSize int
+	interval  time.Duration
+}
+
+func defaultConfig() config {
+	return config{selector: DefaultSelector, queueSize: DefaultQueueSize, interval: DefaultDrainInterval}
+}
+
+// An Option configures a SpanProcessor.
+type Option func(*config) error
+
+// WithSpanNames selects the spans with one of these exact names, with its
+// name as the probe, instead of DefaultSelector. It looks at the name
+// alone: a map lookup per span.
+func WithSpanNames(names ...string) Option {
+	return func(c *config) error {
+		if len(names) == 0 {
+			return errors.New("WithSpanNames: no name given")
+		}
+		set := make(map[string]struct{}, len(names))
+		for _, n := range names {
+			if n == "" {
+				return errors.New("WithSpanNames: an empty name")
+			}
+			set[n] = struct{}{}
+		}
+		c.selector = func(s sdktrace.ReadOnlySpan) (string, bool) {
+			name := s.Name()
+			_, ok := set[name]
+			return name, ok
+		}
+		return nil
+	}
+}
+
+// WithSelector selects the spans, and names their probes, by f instead of
+// DefaultSelector.
+func WithSelector(f Selector) Option {
+	return func(c *config) error {
+		if f == nil {
+			return errors.New("WithSelector: nil selector")
+		}
+		c.selector = f
+		return nil
+	}
+}
+
+// WithQueueSize sets the number of start events that may wait to be
+// emitted (DefaultQueueSize by default), in [1, 262144]. Size it for the
+// bursts of selected spans the logger may lag behind; it takes 160 bytes a
+// place, allocated up front.
+func WithQueueSize(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > maxQueueSize {
+			return fmt.Errorf("WithQueueSize: must be in [1, %d], got %d", maxQueueSize, n)
+		}
+		c.queueSize = n
+		return nil
+	}
+}
+
+// WithDrainInterval sets the longest time a start event waits in the queue
+// while the queue is less than half full (DefaultDrainInterval by default),
+// in [1ms, 1s]. It adds to the LoggerProvider's own export delay: keep the
+// sum well below the smallest dMax of the probes.
+func WithDrainInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Millisecond || d > time.Second {
+			return fmt.Errorf("WithDrainInterval: must be in [1ms, 1s], got %v", d)
+		}
+		c.interval = d
+		return nil
+	}
+}
+
+// event is a queued start event: what OnStart copies out of the span.
+type event struct {
+	traceID trace.TraceID
+	spanID  trace.SpanID
+	start   time.Time
+	probe   string
+	name    string
+}
+
+// flusher is the part of an SDK LoggerProvider (go.opentelemetry.io/otel/sdk/log)
+// that ForceFlush and Shutdown use when the provider has it.
+type flusher interface {
+	ForceFlush(ctx context.Context) error
+}
+
+// SpanProcessor emits a start event for every sampled span its selector
+// selects. Register it with the TracerProvider (sdktrace.WithSpanProcessor)
+// next to the exporting span processor. It is safe for concurrent use.
+type SpanProcessor struct {
+	selector Selector
+	logger   log.Logger
+	flusher  flusher // the provider's, or nil
+
+	// The queue: OnStart appends to queue under mu up to its capacity; the
+	// draining goroutine swaps it with batch, its own, empty and of the
+	// same capacity, and emits the batch outside the lock.
+	mu    sync.Mutex
+	queue []event
+	batch []event
+
+	kickAt   int                // the queue length at which OnStart wakes the goroutine
+	kick     chan struct{}      // OnStart's wake-up, buffered (1)
+	interval time.Duration      // the goroutine's drain interval
+	flush    chan chan struct{} // ForceFlush's requests to the draining goroutine
+	stop     chan struct{}      // closed by Shutdown
+	done     chan struct{}      // closed when the draining goroutine has returned
+
+	stopped  atomic.Bool
+	stopOnce sync.Once
+	dropped  atomic.Uint64
+	emitted  atomic.Uint64
+}
+
+var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
+
+// NewSpanProcessor returns a SpanProcessor emitting through a logger of lp
+// (scope ScopeName) and starts its draining goroutine, which runs until
+// Shutdown. lp should carry the same resource (service.name above all) as
+// the TracerProvider: the processor gives a synthetic timeout span the
+// service.name of its start event.
+func NewSpanProcessor(lp log.LoggerProvider, opts ...Option) (*SpanProcessor, error) {
+	if lp == nil {
+		return nil, errors.New("deltaqstart: nil LoggerProvider")
+	}
+	c := defaultConfig()
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, fmt.Errorf("deltaqstart: %w", err)
+		}
+	}
+	p := newSpanProcessor(lp, c)
+	go p.run()
+	return p, nil
+}
+
+// newSpanProcessor returns a SpanProcessor whose draining goroutine is not
+// started yet.
+func newSpanProcessor(lp log.LoggerProvider, c config) *SpanProcessor {
+	p := &SpanProcessor{
+		selector: c.selector,
+		logger:   lp.Logger(ScopeName),
+		queue:    make([]event, 0, c.queueSize),
+		batch:    make([]event, 0, c.queueSize),
+		kickAt:   max(c.queueSize/2, 1),
+		kick:     make(chan struct{}, 1),
+		interval: c.interval,
+		flush:    make(chan chan struct{}),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	p.flusher, _ = lp.(flusher)
+	return p
+}
+
+// OnStart queues the start event of s if s is sampled and selected; when
+// the queue is full it drops the event and counts it. An unsampled span is
+// never exported, so its start event would only make a spurious timeout.
+func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	sc := s.SpanContext()
+	if !sc.IsSampled() || p.stopped.Load() {
+		return
+	}
+	probe, ok := p.selector(s)
+	if !ok {
+		return
+	}
+	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name()}
+	p.mu.Lock()
+	n := len(p.queue)
+	if n == cap(p.queue) {
+		p.mu.Unlock()
+		p.dropped.Add(1)
+		return
+	}
+	p.queue = append(p.queue, ev)
+	p.mu.Unlock()
+	if n+1 == p.kickAt {
+		select {
+		case p.kick <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	}
+}
+
+// OnEnd does nothing: the span itself goes out through the exporting span
+// processor, and the collector pairs it with its start event.
+func (*SpanProcessor) OnEnd(sdktrace.ReadOnlySpan) {}
+
+// ForceFlush emits the start events queued before the call, then flushes
+// the LoggerProvider if it can be flushed (an SDK LoggerProvider can), so
+// that they are exported. It returns ctx's error if ctx ends first.
+func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
+	req := make(chan struct{})
+	select {
+	case p.flush <- req:
+	case <-p.done:
+		return p.flushProvider(ctx)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-req:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return p.flushProvider(ctx)
+}
+
+// Shutdown stops the processor: spans starting from then on are not
+// announced, the events already queued are emitted, the draining goroutine
+// returns and the LoggerProvider is flushed if it can be. It does not shut
+// the LoggerProvider down, which belongs to the application: shut the
+// TracerProvider down first, then the LoggerProvider. Calls after the first
+// only wait for the goroutine and flush again. It returns ctx's error if ctx
+// ends before the queue is drained.
+func (p *SpanProcessor) Shutdown(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		p.stopped.Store(true)
+		close(p.stop)
+	})
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return p.flushProvider(ctx)
+}
+
+// Dropped returns the number of start events dropped because the queue was
+// full. Each was a selected span the collector cannot time out before it
+// ends (it still counts the span by its own duration when it arrives).
+func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
+
+// Emitted returns the number of start events handed to the logger.
+func (p *SpanProcessor) Emitted() uint64 { return p.emitted.Load() }
+
+func (p *SpanProcessor) flushProvider(ctx context.Context) error {
+	if p.flusher == nil {
+		return nil
+	}
+	return p.flusher.ForceFlush(ctx)
+}
+
+// run is the draining goroutine: it emits the events queued, in queuing
+// order, every drain interval, when OnStart finds the queue half full, on a
+// flush request and at shutdown.
+func (p *SpanProcessor) run() {
+	defer close(p.done)
+	tick := time.NewTicker(p.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			p.drain()
+		case <-p.kick:
+			p.drain()
+		case req := <-p.flush:
+			p.drain()
+			close(req)
+		case <-p.stop:
+			p.drain()
+			return
+		}
+	}
+}
+
+// drain emits the events in the queue when it is called (not those queued
+// meanwhile, so that it returns under a steady stream). Only the draining
+// goroutine calls it.
+func (p *SpanProcessor) drain() {
+	p.mu.Lock()
+	batch := p.queue
+	p.queue = p.batch
+	p.mu.Unlock()
+	for i := range batch {
+		p.emit(&batch[i])
+	}
+	clear(batch) // drop the strings for the collector
+	p.batch = batch[:0]
+}
+
+// queued returns the number of events in the queue.
+func (p *SpanProcessor) queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
+}
+
+// emit emits ev's start event. The SDK logger takes the record's trace and
+// span ids from the span context in the context it is given.
+func (p *SpanProcessor) emit(ev *event) {
+	var r log.Record
+	r.SetEventName(outcome.StartEventName)
+	r.SetTimestamp(ev.start)
+	r.SetObservedTimestamp(ev.start)
+	r.AddAttributes(attribute.String(outcome.AttrProbe, ev.probe), attribute.String(outcome.AttrSpanName, ev.name))
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: ev.traceID, SpanID: ev.spanID, TraceFlags: trace.FlagsSampled})
+	p.logger.Emit(trace.ContextWithSpanContext(context.Background(), sc), r)
+	p.emitted.Add(1)
+}

@@ -1,0 +1,20 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package e2e holds the end-to-end test of deltaqstart through the built
+// collector (bin/otelcol-deltaq with testdata/collector.yaml): an
+// application inside the test, the OpenTelemetry Go SDK with the OTLP/gRPC
+// trace and log exporters and deltaqstart's span processor, starts spans of
+// a probe, some of which never end, and the test checks that the collector
+// reports exactly those as timeouts, each within one timer tick of its
+// start + dMax, and counts the others as successes.
+//
+// The test needs Linux and the built collector, takes a few seconds, and
+// runs only when DELTAQ_SDK_E2E is set:
+//
+//	make build
+//	DELTAQ_SDK_E2E=1 OTELCOL=$PWD/bin/otelcol-deltaq go test -count=1 -v ./sdk/deltaqstart/e2e/
+//
+// OTELCOL names the collector binary (bin/otelcol-deltaq of the repository
+// by default).
+package e2e
