@@ -18,7 +18,7 @@ EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/
 E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL)
 E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/
 
-.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk demo load
+.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -48,10 +48,11 @@ validate-configs: $(OTELCOL)
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
 ## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector,
-## e2e-promql and e2e-sdk.
+## e2e-promql, e2e-sdk and e2e-browser.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
+		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/ || rc=1; \
 		wait $$script || rc=1; exit $$rc
 
 ## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
@@ -61,6 +62,11 @@ e2e-erlang: $(OTELCOL)
 ## e2e-promql: spans of known delays into real Prometheus: exact PromQL over two phases, native histograms, DeltaQExportFailed.
 e2e-promql: $(OTELCOL)
 	DELTAQ_PROMQL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/e2e/
+
+## e2e-browser: deltaq scope --http end to end: the built collector (examples/demo/collector.yaml), the demo workload,
+## headless Chromium; DELTAQ_SCREENSHOT=1 rewrites docs/img/scope.png.
+e2e-browser: $(OTELCOL)
+	DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/
 
 ## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the collector; asserts exact outcome counts and
 ## that spans left running time out within one tick of start + dMax.

@@ -49,4 +49,7 @@ echo "demo: collector log $logs/collector.log, workload log $logs/workload.log"
 echo "demo: toggle the slow-down of worker_2 with: kill -USR1 $!"
 sleep 1
 
-"$BIN/deltaq" scope --listen "$DELTAQ_SCOPE"
+# The same oscilloscope in a browser, from the same process.
+scope_http=${DELTAQ_SCOPE_HTTP:-127.0.0.1:8327}
+echo "demo: browser view on http://$scope_http/"
+"$BIN/deltaq" scope --listen "$DELTAQ_SCOPE" --http "$scope_http"

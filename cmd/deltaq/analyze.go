@@ -6,19 +6,25 @@ package main
 // The analyze subcommand: offline ΔQ analysis of recorded traces with the
 // collector's own components. The deltaq processor, built by its factory from
 // the processors.deltaq section of a collector configuration, maps the spans
-// to outcome instances; the deltaq exporter's analysis, configured from the
-// exporters.deltaq section, turns the whole input into one window.
+// to outcome instances; the analysis of the deltaq exporter or connector,
+// configured from its section, analyses them by windows of its interval and
+// as one window holding the whole input (observer.OfflineAnalysis).
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
-	"image/color"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
@@ -26,78 +32,153 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
 func init() {
 	register(command{
 		name:    "analyze",
-		usage:   "analyze --config FILE.yaml [--json] [--plot DIR] [--processor ID] [--exporter ID] TRACES.json...",
-		summary: "analyse recorded traces as the deltaq processor and exporter would",
-		help: `Analyze reads traces written by the collector's file exporter (OTLP JSON: one
-ExportTraceServiceRequest per line, or documents laid out in any other way,
-such as one indented document) and analyses them with the collector's own
-components, configured from a collector configuration file: the deltaq
-processor of the processors section (--processor, default "deltaq") maps the
-spans to outcome instances, and the analysis of the deltaq exporter of the
-exporters section (--exporter, default "deltaq") — its probes, QTAs,
-quantiles and outcome diagram — treats the whole input as one window. The
-exporter's OTLP settings are not used.
+		usage:   "analyze --config FILE.yaml [--json] [--plot DIR] [--interval D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] TRACES...",
+		summary: "analyse recorded traces as the deltaq processor and exporter or connector would",
+		help: `Analyze reads traces written by the collector's file exporter and analyses
+them with the collector's own components, configured from a collector
+configuration file: the deltaq processor of the processors section
+(--processor, default "deltaq") maps the spans to outcome instances, and the
+analysis of the deltaq exporter of the exporters section (--exporter,
+default "deltaq") or of the deltaq connector of the connectors section
+(--connector; by default the connector "deltaq" when there is no exporter
+"deltaq") — its interval, lag, probes, QTAs, quantiles and outcome diagram —
+analyses them. The exporter's OTLP settings are not used.
 
-The input is streamed: each line goes through the processor into the analysis
-before the next is read, so memory holds one line and the analysis, whatever
-the size of the files; a line may be up to 64 MiB long. A file that is not
-one document per line (its first line is not a whole JSON value) is read one
-document at a time instead: each document is held whole, up to 1 GiB. Errors
-name the file and the line, as FILE:LINE.
+Every form the file exporter writes is read, told apart by the content:
+format json (one ExportTraceServiceRequest per line; documents laid out in
+any other way, such as one indented document, are read too) and format
+proto, each with or without compression zstd (records preceded by their
+length), and the whole-file zstd stream of its native compression.
+--format json|proto and --compression none|zstd force what detection would
+choose. A last record cut short (a collector stopped while writing) is
+reported with its record number and byte offset, and the records before it
+are analysed.
 
-For every probe it prints the instances by outcome, the quantiles of the
-observed ΔQ ("unreachable" when the failures leave a quantile out of reach),
-the failure ratio, the QTA verdict, and, where the diagram calculates the
-probe, the calculated quantiles and the divergence sup |F_obs − F_calc|.
+The input is streamed: each record goes through the processor into the
+analysis before the next is read, so memory holds one record and the
+analysis, whatever the size of the files; a line or record may be up to
+64 MiB long, a JSON document laid out over several lines up to 1 GiB. Errors
+name the file and the line, as FILE:LINE, or the record and its byte offset.
 
---json prints {"probes": {NAME: {"count", "success", "timeout", "failure",
-"quantiles": {"0.5": seconds or null, …}, "failure_ratio", "qta": {"pass", …},
-"calculated_quantiles", "divergence"}}}; failure_ratio and qta are null for a
-probe without instances, qta is absent for a probe without a QTA.
+Windows: the instances are counted into windows of the configured interval
+(--interval overrides it) by their end time, aligned on multiples of the
+interval since the Unix epoch, as the collector counts them; the latest
+span end read stands for the clock, so a window closes once spans ending
+lag (default one interval) after it have been read. A table gives, for each
+window with instances and each probe in it, the instances by outcome, the
+median and 0.95 quantile (or the configured quantiles, when set), the QTA
+verdict and, with a diagram, the divergence. Up to 10000 windows are kept
+for the table, --json and the plots; later ones are counted.
 
---plot DIR writes DIR/PROBE.png for every probe with instances: the observed
-CDF, the calculated CDF and the QTA on one plot, like the thesis's figures.
-The file names keep letters, digits, '.', '-' and '_' of the probe name.
+Then, for the whole input as one window, it prints for every probe the
+instances by outcome, the quantiles of the observed ΔQ ("unreachable" when
+the failures leave a quantile out of reach), the failure ratio, the QTA
+verdict, and, where the diagram calculates the probe, the calculated
+quantiles and the divergence sup |F_obs − F_calc|. When no span matched any
+probe, it says so and lists the most frequent span names read instead.
 
-Control characters, invalid UTF-8 and bidirectional overrides in probe names
-(which may come from span data) are shown as Go escapes (\x1b, \u202e) in the
-text output and the plot titles; --json escapes them the JSON way.`,
+--json prints {"counted", "probes": {NAME: {"count", "success", "timeout",
+"failure", "quantiles": {"0.5": seconds or null, …}, "failure_ratio",
+"qta": {"pass", …}, "calculated_quantiles", "divergence"}}, "interval",
+"windows": [{"start", "end", "probes": {NAME: {"count", "success",
+"timeout", "failure", "quantiles", "failure_ratio", "qta_pass",
+"divergence"}}}], "unmatched": {"spans", "span_names": [{"name",
+"count"}], …}}; failure_ratio and qta are null for a probe without
+instances, qta is absent for a probe without a QTA.
+
+--plot DIR writes, for every probe with instances, DIR/PROBE.png: the CDFs
+of the observed and calculated ΔQs of the whole input, the 95 % band of the
+observed ΔQs of the last windows (history), the QTA and dMax, like the
+thesis's figures, delays in milliseconds up to where the curves' mass ends;
+and DIR/PROBE.windows.png: the quantiles and the failure ratio per window
+over time. The file names keep letters, digits, '.', '-' and '_' of the
+probe name; the files written are listed (on stderr with --json).
+
+Control characters, invalid UTF-8 and bidirectional overrides in probe and
+span names (which come from span data) are shown as Go escapes (\x1b,
+\u202e) in the text output and the plot titles; --json escapes them the
+JSON way.`,
 		run: runAnalyze,
 	})
 }
 
-func runAnalyze(args []string, stdout, stderr io.Writer) int {
+// maxWindowRows bounds the windows kept for the table, --json and the
+// plots; later windows are analysed (and count in the whole input) but
+// only counted.
+const maxWindowRows = 10000
+
+// analyzeOptions is analyze's command line.
+type analyzeOptions struct {
+	cfgPath, plotDir      string
+	procID, expID, connID string
+	interval              time.Duration
+	json                  bool
+	trace                 traceOptions
+	files                 []string
+}
+
+func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status int, ok bool) {
 	c := commands["analyze"]
 	fs := newFlags(&c, stderr)
-	cfgPath := fs.String("config", "", "collector configuration `FILE` (YAML) with the deltaq processor and exporter")
-	asJSON := fs.Bool("json", false, "print JSON")
-	plotDir := fs.String("plot", "", "write one PNG per probe into `DIR`")
-	procID := fs.String("processor", "deltaq", "component `ID` of the deltaq processor in the processors section")
-	expID := fs.String("exporter", "deltaq", "component `ID` of the deltaq exporter in the exporters section")
+	fs.StringVar(&o.cfgPath, "config", "", "collector configuration `FILE` (YAML) with the deltaq processor and exporter or connector")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.StringVar(&o.plotDir, "plot", "", "write two PNG plots per probe into `DIR`")
+	fs.StringVar(&o.procID, "processor", "deltaq", "component `ID` of the deltaq processor in the processors section")
+	fs.StringVar(&o.expID, "exporter", "deltaq", "component `ID` of the deltaq exporter in the exporters section")
+	fs.StringVar(&o.connID, "connector", "", "component `ID` of the deltaq connector in the connectors section, instead of the exporter")
+	fs.DurationVar(&o.interval, "interval", 0, "window length `D` (default: the configured interval)")
+	format := fs.String("format", "auto", "`format` of the trace files: auto, json or proto")
+	compression := fs.String("compression", "auto", "`compression` of the trace files: auto, none or zstd")
 	files, status, ok := parseArgs(fs, args)
 	if !ok {
+		return o, status, false
+	}
+	switch {
+	case o.cfgPath == "":
+		return o, fs.usageError("--config is required"), false
+	case len(files) == 0:
+		return o, fs.usageError("no trace files"), false
+	case *format != "auto" && *format != "json" && *format != "proto":
+		return o, fs.usageError("--format %q: want auto, json or proto", *format), false
+	case *compression != "auto" && *compression != "none" && *compression != "zstd":
+		return o, fs.usageError("--compression %q: want auto, none or zstd", *compression), false
+	case o.interval < 0:
+		return o, fs.usageError("--interval %s: want a positive duration", o.interval), false
+	}
+	exporterSet := false
+	fs.Visit(func(f *flag.Flag) { exporterSet = exporterSet || f.Name == "exporter" })
+	if exporterSet && o.connID != "" {
+		return o, fs.usageError("--exporter and --connector are exclusive"), false
+	}
+	o.trace = traceOptions{maxLine: maxTraceLine, maxDoc: maxTraceDocument}
+	if *format != "auto" {
+		o.trace.format = *format
+	}
+	if *compression != "auto" {
+		o.trace.compression = *compression
+	}
+	o.files = files
+	return o, exitOK, true
+}
+
+func runAnalyze(args []string, stdout, stderr io.Writer) int {
+	o, status, ok := parseAnalyzeArgs(args, stderr)
+	if !ok {
 		return status
-	}
-	if *cfgPath == "" {
-		return fs.usageError("--config is required")
-	}
-	if len(files) == 0 {
-		return fs.usageError("no trace files")
 	}
 	fail := func(err error) int {
 		// Errors quote the input (the JSON unmarshaler shows the bytes
@@ -105,10 +186,18 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "deltaq analyze: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
-
-	pcfg, ecfg, err := loadCollectorConfig(*cfgPath, *procID, *expID)
+	pcfg, acfg, where, err := loadCollectorConfig(o.cfgPath, o.procID, o.expID, o.connID)
 	if err != nil {
 		return fail(err)
+	}
+	if o.interval > 0 {
+		acfg.Interval = o.interval
+	}
+	// Validate would also ask an exporter for an endpoint, which an offline
+	// analysis does not need; the analysis options get the one check the
+	// connector and the exporter run (bounds, diagram, probes).
+	if err := acfg.Check(); err != nil {
+		return fail(fmt.Errorf("%s: %s: %w", o.cfgPath, where, err))
 	}
 	// The analysis is made once the processor has started, as in a
 	// collector, where the exporter's analysis learns the probes the
@@ -125,19 +214,28 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	ctx := context.Background()
-	if an, err = observer.NewOfflineAnalysis(&ecfg.Config); err != nil {
+	if an, err = observer.NewOfflineAnalysis(acfg); err != nil {
 		_ = proc.Shutdown(ctx)
-		return fail(fmt.Errorf("%s: exporters::%s: %w", *cfgPath, *expID, err))
+		return fail(fmt.Errorf("%s: %s: %w", o.cfgPath, where, err))
 	}
-	// Each document goes through the processor into the analysis before
-	// the next is read: memory holds one document and the analysis state.
-	for _, f := range files {
-		err = readTraceFile(f, maxTraceLine, maxTraceDocument, func(td ptrace.Traces) error {
+	rep := &analyzeReport{cfg: acfg, qs: tableQuantiles(acfg.Quantiles), bands: map[string]*deltaq.ConfidenceBand{}}
+	an.OnWindow(rep.addWindow)
+	// Each record goes through the processor into the analysis before the
+	// next is read: memory holds one record and the analysis state.
+	var warnings []string
+	for _, f := range o.files {
+		err = readTraceFile(f, o.trace, func(td ptrace.Traces) error {
+			rep.names.add(td)
 			if err := proc.ConsumeTraces(ctx, td); err != nil {
 				return fmt.Errorf("deltaq processor: %w", err)
 			}
 			return nil
 		})
+		var te *truncatedError
+		if errors.As(err, &te) {
+			warnings = append(warnings, te.Error())
+			err = nil
+		}
 		if err != nil {
 			break
 		}
@@ -148,67 +246,92 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	res, stats := an.Result()
-	if *plotDir != "" {
-		if err := writePlots(*plotDir, res); err != nil {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "deltaq analyze: warning: %s\n", printableLines(w))
+	}
+	rep.whole, rep.stats = an.Result()
+	rep.windowStats = an.WindowStats()
+	var written []string
+	if o.plotDir != "" {
+		if written, err = rep.writePlots(o.plotDir); err != nil {
 			return fail(err)
 		}
 	}
-	if *asJSON {
-		return writeAnalysisJSON(stdout, stderr, res, stats)
+	if o.json {
+		status = rep.writeJSON(stdout, stderr)
+	} else {
+		rep.writeText(stdout)
 	}
-	writeAnalysisText(stdout, res, stats)
-	return exitOK
+	listed := stdout
+	if o.json {
+		listed = stderr
+	}
+	for _, p := range written {
+		fmt.Fprintf(listed, "wrote %s\n", printable(p))
+	}
+	return status
 }
 
-// loadCollectorConfig reads the processor and exporter sections of a
-// collector configuration into the components' own configuration structs.
-func loadCollectorConfig(path, procID, expID string) (proc any, exp *deltaqexporter.Config, err error) {
+// loadCollectorConfig reads the processor section and the exporter's or
+// connector's section of a collector configuration into the components'
+// own configuration structs, and returns the analysis options and where
+// they come from ("exporters::deltaq"). With connID empty, the exporter
+// expID, else (expID being the default) the connector "deltaq".
+func loadCollectorConfig(path, procID, expID, connID string) (proc any, acfg *observer.Config, where string, err error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	r, err := confmap.NewRetrievedFromYAML(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	conf, err := r.AsConf()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	section := func(kind, id string) (*confmap.Conf, error) {
+	unmarshal := func(kind, id string, dst any) error {
 		key := kind + "::" + id
-		if !conf.IsSet(key) {
-			return nil, fmt.Errorf("%s: no %s section %q", path, kind, id)
+		sub, err := conf.Sub(key)
+		if err == nil {
+			err = sub.Unmarshal(dst)
 		}
-		return conf.Sub(key)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", path, key, err)
+		}
+		return nil
 	}
-	psub, err := section("processors", procID)
-	if err != nil {
-		return nil, nil, err
+	if !conf.IsSet("processors::" + procID) {
+		return nil, nil, "", fmt.Errorf("%s: no processors section %q", path, procID)
 	}
 	pcfg := deltaqprocessor.NewFactory().CreateDefaultConfig()
-	if err := psub.Unmarshal(pcfg); err != nil {
-		return nil, nil, fmt.Errorf("%s: processors::%s: %w", path, procID, err)
+	if err := unmarshal("processors", procID, pcfg); err != nil {
+		return nil, nil, "", err
 	}
 	if err := confmap.Validate(pcfg); err != nil {
-		return nil, nil, fmt.Errorf("%s: processors::%s: %w", path, procID, err)
+		return nil, nil, "", fmt.Errorf("%s: processors::%s: %w", path, procID, err)
 	}
-	esub, err := section("exporters", expID)
-	if err != nil {
-		return nil, nil, err
+	if connID == "" && !conf.IsSet("exporters::"+expID) {
+		if expID != "deltaq" || !conf.IsSet("connectors::deltaq") {
+			return nil, nil, "", fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)", path, expID)
+		}
+		connID = "deltaq"
+	}
+	if connID != "" {
+		if !conf.IsSet("connectors::" + connID) {
+			return nil, nil, "", fmt.Errorf("%s: no connectors section %q", path, connID)
+		}
+		ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
+		if err := unmarshal("connectors", connID, ccfg); err != nil {
+			return nil, nil, "", err
+		}
+		return pcfg, &ccfg.Config, "connectors::" + connID, nil
 	}
 	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
-	if err := esub.Unmarshal(ecfg); err != nil {
-		return nil, nil, fmt.Errorf("%s: exporters::%s: %w", path, expID, err)
+	if err := unmarshal("exporters", expID, ecfg); err != nil {
+		return nil, nil, "", err
 	}
-	// Validate would also ask for an endpoint, which an offline analysis
-	// does not need; the analysis options get the one check the connector
-	// and the exporter run (bounds, diagram, probes).
-	if err := ecfg.Config.Check(); err != nil {
-		return nil, nil, fmt.Errorf("%s: exporters::%s: %w", path, expID, err)
-	}
-	return pcfg, ecfg, nil
+	return pcfg, &ecfg.Config, "exporters::" + expID, nil
 }
 
 // newProcessor creates the deltaq processor from its factory with pcfg,
@@ -226,26 +349,148 @@ func newProcessor(pcfg any, next consumer.Traces) (processor.Traces, error) {
 	return proc, nil
 }
 
+// tableQuantiles returns the quantiles of the window table: the median and
+// the 0.95 quantile, or the configured quantiles when they are not the
+// defaults.
+func tableQuantiles(configured []float64) []float64 {
+	if len(configured) == 0 || slices.Equal(configured, analysis.DefaultQuantiles) {
+		return []float64{0.5, 0.95}
+	}
+	return configured
+}
+
+// analyzeReport gathers what analyze prints and plots: the whole input's
+// analysis, and what it keeps of each window with instances (at most
+// maxWindowRows) and of the span names read.
+type analyzeReport struct {
+	cfg   *observer.Config
+	qs    []float64 // the quantiles of the windows
+	whole *analysis.Result
+	// stats are the whole input's instance counters, windowStats those of
+	// the windows.
+	stats, windowStats analysis.Stats
+	rows               []windowRow
+	// empty counts the windows closed without any instance after the
+	// first with instances, notKept the windows with instances beyond
+	// maxWindowRows.
+	empty, notKept int
+	// bands holds the latest 95 % band of each probe.
+	bands map[string]*deltaq.ConfidenceBand
+	names spanNames
+}
+
+// windowRow is what analyze keeps of one window.
+type windowRow struct {
+	start, end time.Time
+	probes     []windowProbe // the probes with instances, by name
+	triggers   []analysis.TriggerEvent
+}
+
+// windowProbe is one probe's values in one window.
+type windowProbe struct {
+	name   string
+	counts analysis.Counts
+	// quantiles are at analyzeReport.qs, in seconds; NaN: unreachable.
+	quantiles []float64
+	failure   float64
+	// qta is the QTA's verdict: +1 pass, -1 fail, 0 no QTA.
+	qta           int8
+	divergence    float64
+	hasDivergence bool
+}
+
+// verdict writes the QTA's verdict in the window table.
+func (p *windowProbe) verdict() string {
+	switch p.qta {
+	case 1:
+		return "pass"
+	case -1:
+		return "FAIL"
+	}
+	return "-"
+}
+
+// addWindow keeps what the report needs of a closed window.
+func (r *analyzeReport) addWindow(res *analysis.Result) {
+	for i := range res.Probes {
+		if p := &res.Probes[i]; p.Band != nil {
+			r.bands[p.Name] = p.Band
+		}
+	}
+	row := windowRow{start: res.Start, end: res.End, triggers: res.Triggers}
+	for i := range res.Probes {
+		p := &res.Probes[i]
+		if p.Observed == nil {
+			continue
+		}
+		wp := windowProbe{name: p.Name, counts: p.Counts, quantiles: make([]float64, len(r.qs)),
+			divergence: p.Divergence, hasDivergence: p.HasDivergence}
+		for j, q := range r.qs {
+			v, ok := p.Observed.Quantile(q)
+			if !ok {
+				v = math.NaN()
+			}
+			wp.quantiles[j] = v
+		}
+		wp.failure, _ = p.FailureRatio()
+		if c := p.QTACheck; c != nil {
+			wp.qta = -1
+			if c.OK {
+				wp.qta = 1
+			}
+		}
+		row.probes = append(row.probes, wp)
+	}
+	switch {
+	case len(row.probes) == 0:
+		// Windows before the first with instances (open from the start,
+		// within the lag) are not counted.
+		if len(r.rows)+r.notKept > 0 {
+			r.empty++
+		}
+	case len(r.rows) >= maxWindowRows:
+		r.notKept++
+	default:
+		r.rows = append(r.rows, row)
+	}
+}
+
+// unmatched reports whether no span matched any probe: nothing counted,
+// nothing dropped.
+func (r *analyzeReport) unmatched() bool {
+	return r.stats.Counted == 0 && r.stats.Dropped.Total() == 0
+}
+
+// tooLate returns the instances the windows dropped beyond the whole
+// input's drops: those that ended in a window already closed.
+func (r *analyzeReport) tooLate() int64 {
+	return r.windowStats.Dropped[analysis.DropTooLate]
+}
+
 // formatQ formats a quantile as a JSON key and in text.
 func formatQ(q float64) string { return strconv.FormatFloat(q, 'g', -1, 64) }
 
-func writeAnalysisText(w io.Writer, r *analysis.Result, st analysis.Stats) {
+// textTime writes a time in the text output, in UTC.
+func textTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func (r *analyzeReport) writeText(w io.Writer) {
+	res, st := r.whole, r.stats
 	fmt.Fprintf(w, "%d instances", st.Counted)
 	if d := st.Dropped.Total(); d > 0 {
-		var parts []string
-		for reason, n := range st.Dropped {
-			if n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, analysis.DropReason(reason)))
-			}
-		}
-		fmt.Fprintf(w, " (not counted: %s)", strings.Join(parts, ", "))
+		fmt.Fprintf(w, " (not counted: %s)", formatDrops(st.Dropped))
 	}
 	if st.Counted > 0 {
-		fmt.Fprintf(w, ", ending from %s to %s", r.Start.Format("2006-01-02T15:04:05.000Z07:00"), r.End.Format("2006-01-02T15:04:05.000Z07:00"))
+		fmt.Fprintf(w, ", ending from %s to %s", textTime(res.Start), textTime(res.End))
 	}
 	fmt.Fprintln(w)
-	for i := range r.Probes {
-		p := &r.Probes[i]
+	if r.unmatched() {
+		r.names.writeText(w)
+		return
+	}
+	r.writeWindows(w)
+	fmt.Fprintf(w, "\nthe whole input as one window:\n")
+	for i := range res.Probes {
+		p := &res.Probes[i]
 		fmt.Fprintf(w, "\n%s: %d instances: %d success, %d timeout, %d failure\n", printable(p.Name), p.Counts.Total(), p.Counts.Success, p.Counts.Timeout, p.Counts.Failure)
 		if p.Observed == nil {
 			if p.Calculated != nil {
@@ -284,8 +529,89 @@ func writeAnalysisText(w io.Writer, r *analysis.Result, st analysis.Stats) {
 			fmt.Fprintf(w, "  %-11s %s: %s\n", "qta", verdict, strings.Join(parts, "; "))
 		}
 	}
-	for _, t := range r.Triggers {
+	for _, t := range res.Triggers {
 		fmt.Fprintf(w, "\ntrigger %s on %s: observed %.4g, required %.4g\n", t.Kind, printable(t.Probe), t.Observed, t.Required)
+	}
+}
+
+// formatDrops writes the non-zero drop counters as "2 too_late, 1 invalid".
+func formatDrops(d analysis.Drops) string {
+	var parts []string
+	for reason, n := range d {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, analysis.DropReason(reason)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeWindows writes the window table and the triggers of the windows.
+func (r *analyzeReport) writeWindows(w io.Writer) {
+	if r.cfg.Interval <= 0 {
+		return
+	}
+	lag := r.cfg.Lag
+	if lag == 0 {
+		lag = r.cfg.Interval
+	}
+	fmt.Fprintf(w, "\nwindows of %s by span end time, closed %s after their end: %d with instances", dist.FormatDuration(r.cfg.Interval.Seconds()),
+		dist.FormatDuration(lag.Seconds()), len(r.rows)+r.notKept)
+	if r.empty > 0 {
+		fmt.Fprintf(w, ", %d without (not shown)", r.empty)
+	}
+	if r.notKept > 0 {
+		fmt.Fprintf(w, "; the last %d not kept (at most %d are; see --interval)", r.notKept, maxWindowRows)
+	}
+	if n := r.tooLate(); n > 0 {
+		fmt.Fprintf(w, "; %d instances ended in a window already closed (too_late, not counted in the windows)", n)
+	}
+	fmt.Fprintln(w)
+	if len(r.rows) == 0 {
+		return
+	}
+	diagram := r.cfg.Diagram != "" || r.cfg.DiagramFile != ""
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"window start (UTC)", "probe", "instances", "success", "timeout", "failure"}
+	for _, q := range r.qs {
+		head = append(head, "q"+formatQ(q))
+	}
+	head = append(head, "qta")
+	if diagram {
+		head = append(head, "divergence")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, row := range r.rows {
+		for i, p := range row.probes {
+			start := ""
+			if i == 0 {
+				start = textTime(row.start)
+			}
+			cells := []string{start, printable(p.name), strconv.FormatInt(p.counts.Total(), 10),
+				strconv.FormatInt(p.counts.Success, 10), strconv.FormatInt(p.counts.Timeout, 10), strconv.FormatInt(p.counts.Failure, 10)}
+			for _, v := range p.quantiles {
+				s := "unreachable"
+				if !math.IsNaN(v) {
+					s = dist.FormatDuration(v)
+				}
+				cells = append(cells, s)
+			}
+			cells = append(cells, p.verdict())
+			if diagram {
+				d := "-"
+				if p.hasDivergence {
+					d = strconv.FormatFloat(p.divergence, 'g', 4, 64)
+				}
+				cells = append(cells, d)
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+	}
+	tw.Flush()
+	for _, row := range r.rows {
+		for _, t := range row.triggers {
+			fmt.Fprintf(w, "trigger %s on %s in the window from %s: observed %.4g, required %.4g\n", t.Kind, printable(t.Probe),
+				textTime(row.start), t.Observed, t.Required)
+		}
 	}
 }
 
@@ -313,6 +639,15 @@ type (
 		Dropped map[string]int64              `json:"dropped,omitempty"`
 		Probes  map[string]*probeAnalysisJSON `json:"probes"`
 		Trigger []triggerAnalysisJSON         `json:"triggers,omitempty"`
+		// The windows: their length and lag in seconds, those with
+		// instances, and the counts of the others.
+		Interval       float64             `json:"interval,omitempty"`
+		Lag            float64             `json:"lag,omitempty"`
+		Windows        []windowRowJSON     `json:"windows"`
+		WindowsDropped map[string]int64    `json:"windows_dropped,omitempty"`
+		WindowsEmpty   int                 `json:"windows_empty"`
+		WindowsNotKept int                 `json:"windows_not_kept"`
+		Unmatched      *unmatchedSpansJSON `json:"unmatched,omitempty"`
 	}
 	windowJSON struct {
 		Start string `json:"start"`
@@ -349,6 +684,22 @@ type (
 		Observed float64 `json:"observed"`
 		Required float64 `json:"required"`
 	}
+	windowRowJSON struct {
+		Start    string                     `json:"start"`
+		End      string                     `json:"end"`
+		Probes   map[string]windowProbeJSON `json:"probes"`
+		Triggers []triggerAnalysisJSON      `json:"triggers,omitempty"`
+	}
+	windowProbeJSON struct {
+		Count        int64               `json:"count"`
+		Success      int64               `json:"success"`
+		Timeout      int64               `json:"timeout"`
+		Failure      int64               `json:"failure"`
+		Quantiles    map[string]*float64 `json:"quantiles"`
+		FailureRatio float64             `json:"failure_ratio"`
+		QTAPass      *bool               `json:"qta_pass,omitempty"`
+		Divergence   *float64            `json:"divergence,omitempty"`
+	}
 )
 
 // MarshalJSON writes "qta": null for a probe with a QTA but no instances,
@@ -362,21 +713,48 @@ func (p *probeAnalysisJSON) MarshalJSON() ([]byte, error) {
 	return append(b[:len(b)-1], []byte(`,"qta":null}`)...), nil
 }
 
-func writeAnalysisJSON(stdout, stderr io.Writer, r *analysis.Result, st analysis.Stats) int {
-	out := analysisJSON{Counted: st.Counted, Probes: map[string]*probeAnalysisJSON{}}
-	if st.Counted > 0 {
-		out.Window = &windowJSON{Start: r.Start.Format("2006-01-02T15:04:05.999999999Z07:00"), End: r.End.Format("2006-01-02T15:04:05.999999999Z07:00")}
-	}
-	for reason, n := range st.Dropped {
+// jsonTime writes a time in the JSON output.
+func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// dropsJSON returns the non-zero drop counters by reason, nil if none.
+func dropsJSON(d analysis.Drops) map[string]int64 {
+	var out map[string]int64
+	for reason, n := range d {
 		if n > 0 {
-			if out.Dropped == nil {
-				out.Dropped = map[string]int64{}
+			if out == nil {
+				out = map[string]int64{}
 			}
-			out.Dropped[analysis.DropReason(reason).String()] = n
+			out[analysis.DropReason(reason).String()] = n
 		}
 	}
-	for i := range r.Probes {
-		p := &r.Probes[i]
+	return out
+}
+
+func triggersJSON(ts []analysis.TriggerEvent) []triggerAnalysisJSON {
+	var out []triggerAnalysisJSON
+	for _, t := range ts {
+		out = append(out, triggerAnalysisJSON{Probe: t.Probe, Trigger: t.Kind.String(), Observed: t.Observed, Required: t.Required})
+	}
+	return out
+}
+
+func (r *analyzeReport) writeJSON(stdout, stderr io.Writer) int {
+	res, st := r.whole, r.stats
+	out := analysisJSON{Counted: st.Counted, Probes: map[string]*probeAnalysisJSON{}, Dropped: dropsJSON(st.Dropped),
+		Trigger: triggersJSON(res.Triggers), Windows: []windowRowJSON{}, WindowsDropped: dropsJSON(r.windowStats.Dropped),
+		WindowsEmpty: r.empty, WindowsNotKept: r.notKept}
+	if st.Counted > 0 {
+		out.Window = &windowJSON{Start: jsonTime(res.Start), End: jsonTime(res.End)}
+	}
+	if r.cfg.Interval > 0 {
+		out.Interval = r.cfg.Interval.Seconds()
+		out.Lag = r.cfg.Lag.Seconds()
+		if r.cfg.Lag == 0 {
+			out.Lag = out.Interval
+		}
+	}
+	for i := range res.Probes {
+		p := &res.Probes[i]
 		pj := &probeAnalysisJSON{
 			Count: p.Counts.Total(), Success: p.Counts.Success, Timeout: p.Counts.Timeout, Failure: p.Counts.Failure,
 			Quantiles: map[string]*float64{}, hasQTA: p.QTA != nil,
@@ -406,8 +784,24 @@ func writeAnalysisJSON(stdout, stderr io.Writer, r *analysis.Result, st analysis
 		}
 		out.Probes[p.Name] = pj
 	}
-	for _, t := range r.Triggers {
-		out.Trigger = append(out.Trigger, triggerAnalysisJSON{Probe: t.Probe, Trigger: t.Kind.String(), Observed: t.Observed, Required: t.Required})
+	for _, row := range r.rows {
+		rj := windowRowJSON{Start: jsonTime(row.start), End: jsonTime(row.end), Probes: map[string]windowProbeJSON{}, Triggers: triggersJSON(row.triggers)}
+		for _, p := range row.probes {
+			pj := windowProbeJSON{Count: p.counts.Total(), Success: p.counts.Success, Timeout: p.counts.Timeout, Failure: p.counts.Failure,
+				Quantiles: map[string]*float64{}, FailureRatio: p.failure, Divergence: optional(p.divergence, p.hasDivergence)}
+			for j, q := range r.qs {
+				pj.Quantiles[formatQ(q)] = optional(p.quantiles[j], !math.IsNaN(p.quantiles[j]))
+			}
+			if p.qta != 0 {
+				pass := p.qta > 0
+				pj.QTAPass = &pass
+			}
+			rj.Probes[p.name] = pj
+		}
+		out.Windows = append(out.Windows, rj)
+	}
+	if r.unmatched() {
+		out.Unmatched = r.names.json()
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -425,126 +819,180 @@ func optional(v float64, ok bool) *float64 {
 	return &v
 }
 
-// writePlots draws one CDF plot per probe with an observed or calculated
-// ΔQ: observed (solid), calculated (dashed) and QTA (step, red), delay in
-// seconds on x up to the observed ΔQ's dMax.
-func writePlots(dir string, r *analysis.Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+// writePlots draws, for every probe with an observed or calculated ΔQ of
+// the whole input, its ΔQ plot (drawCDF: observed solid, calculated dashed,
+// the band of its last windows, the QTA, dMax), and for every probe with
+// windows its plot over time. It returns the files written.
+func (r *analyzeReport) writePlots(dir string) ([]string, error) {
+	files, err := newPlotFiles(dir)
+	if err != nil {
+		return nil, err
 	}
-	used := map[string]bool{}
-	for i := range r.Probes {
-		p := &r.Probes[i]
+	var written []string
+	for i := range r.whole.Probes {
+		p := &r.whole.Probes[i]
 		if p.Observed == nil && p.Calculated == nil {
 			continue
 		}
-		name := fileName(p.Name)
-		for n := 2; used[name]; n++ {
-			name = fileName(p.Name) + "-" + strconv.Itoa(n)
+		cp := &cdfPlot{title: "ΔQ of " + printable(p.Name), qta: p.QTA}
+		if p.Observed != nil {
+			cp.curves = append(cp.curves, cdfCurve{label: "observed", dq: *p.Observed, color: colorObserved})
 		}
-		used[name] = true
-		if err := plotProbe(filepath.Join(dir, name+".png"), p); err != nil {
-			return fmt.Errorf("plot of %s: %w", printable(p.Name), err)
+		if p.Calculated != nil {
+			cp.curves = append(cp.curves, cdfCurve{label: "calculated", dq: *p.Calculated, color: colorCalculated, dashes: dashed})
 		}
+		if b := r.bands[p.Name]; b != nil {
+			cp.band, cp.bandLabel = b, fmt.Sprintf("95 %% band (last %d windows)", b.K)
+		}
+		path := files.path(p.Name, ".png")
+		if err := drawCDF(path, cp); err != nil {
+			return written, fmt.Errorf("plot of %s: %w", printable(p.Name), err)
+		}
+		written = append(written, path)
 	}
-	return nil
+	for _, name := range r.windowProbes() {
+		s := r.series(name)
+		path := files.path(name, ".windows.png")
+		if err := drawTimeSeries(path, s); err != nil {
+			return written, fmt.Errorf("plot over time of %s: %w", printable(name), err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
 }
 
-// fileName keeps the letters, digits, '.', '-' and '_' of a probe name.
-func fileName(probe string) string {
-	var b strings.Builder
-	for _, r := range probe {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
+// windowProbes returns, sorted, the probes with instances in a kept window.
+func (r *analyzeReport) windowProbes() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, row := range r.rows {
+		for _, p := range row.probes {
+			if !seen[p.name] {
+				seen[p.name] = true
+				names = append(names, p.name)
+			}
 		}
 	}
-	s := strings.Trim(b.String(), ".")
-	if s == "" {
-		s = "probe"
+	sort.Strings(names)
+	return names
+}
+
+// series returns the values of probe in the windows in which it has
+// instances.
+func (r *analyzeReport) series(probe string) *timeSeries {
+	s := &timeSeries{title: "ΔQ of " + printable(probe) + " per window of " + dist.FormatDuration(r.cfg.Interval.Seconds()),
+		interval: r.cfg.Interval, qs: r.qs}
+	if pc, ok := r.cfg.Probes[probe]; ok && (len(pc.QTA.Points) > 0 || pc.QTA.MaxFailure > 0) {
+		mf := pc.QTA.MaxFailure
+		s.maxFailure = &mf
+	}
+	for _, row := range r.rows {
+		for _, p := range row.probes {
+			if p.name == probe {
+				s.starts = append(s.starts, row.start)
+				s.values = append(s.values, p.quantiles)
+				s.failure = append(s.failure, p.failure)
+			}
+		}
 	}
 	return s
 }
 
-func plotProbe(path string, p *analysis.ProbeResult) error {
-	pl := plot.New()
-	pl.Title.Text = "ΔQ of " + printable(p.Name)
-	pl.X.Label.Text = "delay (s)"
-	pl.Y.Label.Text = "P(completed within delay)"
-	pl.Y.Min, pl.Y.Max = 0, 1
-	pl.Legend.Top = false
-	pl.Legend.Left = false
-	pl.Add(plotter.NewGrid())
-	xmax := 0.0
-	if p.Observed != nil {
-		xmax = p.Observed.DMax()
-	} else {
-		xmax = p.Calculated.DMax()
-	}
-	pl.X.Min, pl.X.Max = 0, xmax
-	add := func(label string, xys plotter.XYs, c color.Color, dashes []vg.Length) error {
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return err
-		}
-		l.Color, l.Width, l.Dashes = c, vg.Points(1.5), dashes
-		pl.Add(l)
-		pl.Legend.Add(label, l)
-		return nil
-	}
-	if p.Observed != nil {
-		if err := add("observed", cdfPoints(*p.Observed, xmax), color.RGBA{0x1f, 0x77, 0xb4, 0xff}, nil); err != nil {
-			return err
-		}
-	}
-	if p.Calculated != nil {
-		if err := add("calculated", cdfPoints(*p.Calculated, xmax), color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
-			return err
-		}
-	}
-	if p.QTA != nil {
-		if err := add("QTA", qtaPoints(p.QTA, xmax), color.RGBA{0xd6, 0x27, 0x28, 0xff}, nil); err != nil {
-			return err
-		}
-	}
-	return pl.Save(6*vg.Inch, 4*vg.Inch, path)
+// maxSpanNames bounds the distinct span names spanNames tracks, and
+// topSpanNames the names it reports.
+const (
+	maxSpanNames = 1000
+	topSpanNames = 10
+)
+
+// spanNames counts the spans read by name, to report the most frequent
+// names of an input that no probe matches. At most maxSpanNames distinct
+// names are tracked, each cut to outcome.MaxNameLength bytes; the spans of
+// further names are counted in untracked.
+type spanNames struct {
+	counts           map[string]int64
+	spans, untracked int64
 }
 
-// cdfPoints returns the CDF of d at 0 and at every bin edge up to xmax:
-// d's CDF is linear between edges, so the polyline is exact.
-func cdfPoints(d deltaq.DeltaQ, xmax float64) plotter.XYs {
-	edges := d.CDFEdges(nil)
-	xys := plotter.XYs{{X: 0, Y: 0}}
-	w := d.Width()
-	for i, f := range edges {
-		x := float64(i+1) * w
-		if x > xmax {
-			xys = append(xys, plotter.XY{X: xmax, Y: d.CDF(xmax)})
-			break
+// forEachSpan calls fn with every span of td.
+func forEachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				fn(spans.At(k))
+			}
 		}
-		xys = append(xys, plotter.XY{X: x, Y: f})
 	}
-	return xys
 }
 
-// qtaPoints returns the QTA's required steps up to xmax (deltaq.QTA.RequiredSteps:
-// the points, then the failure bound's step at xmax) as the corners of a
-// plotted step function starting at (0, 0).
-func qtaPoints(q *deltaq.QTA, xmax float64) plotter.XYs {
-	xys := plotter.XYs{{X: 0, Y: 0}}
-	steps, err := q.RequiredSteps(xmax)
-	if err != nil {
-		return xys
+func (s *spanNames) add(td ptrace.Traces) {
+	if s.counts == nil {
+		s.counts = make(map[string]int64)
 	}
-	level := 0.0
-	for _, s := range steps {
-		xys = append(xys, plotter.XY{X: s.Delay, Y: level}, plotter.XY{X: s.Delay, Y: s.P})
-		level = s.P
+	forEachSpan(td, func(span ptrace.Span) {
+		s.spans++
+		name := span.Name()
+		if len(name) > outcome.MaxNameLength {
+			name = name[:outcome.MaxNameLength]
+		}
+		if _, ok := s.counts[name]; !ok && len(s.counts) >= maxSpanNames {
+			s.untracked++
+			return
+		}
+		if _, ok := s.counts[name]; !ok {
+			name = strings.Clone(name) // do not keep the pdata alive
+		}
+		s.counts[name]++
+	})
+}
+
+// nameCount is one span name and its number of spans.
+type nameCount struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+}
+
+// top returns the n most frequent names, by count then name.
+func (s *spanNames) top(n int) []nameCount {
+	all := make([]nameCount, 0, len(s.counts))
+	for name, c := range s.counts {
+		all = append(all, nameCount{Name: name, Count: c})
 	}
-	if last := xys[len(xys)-1]; last.X < xmax {
-		xys = append(xys, plotter.XY{X: xmax, Y: level})
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Count != all[j].Count {
+			return all[i].Count > all[j].Count
+		}
+		return all[i].Name < all[j].Name
+	})
+	return all[:min(n, len(all))]
+}
+
+func (s *spanNames) writeText(w io.Writer) {
+	fmt.Fprintf(w, "\nno span matched any probe of the deltaq processor: %d spans read", s.spans)
+	if s.spans == 0 {
+		fmt.Fprintln(w)
+		return
 	}
-	return xys
+	fmt.Fprintf(w, "; the most frequent span names:\n")
+	for _, nc := range s.top(topSpanNames) {
+		fmt.Fprintf(w, "  %8d  %s\n", nc.Count, printable(nc.Name))
+	}
+	if s.untracked > 0 {
+		fmt.Fprintf(w, "(%d spans were not tracked by name: only the first %d distinct names are)\n", s.untracked, maxSpanNames)
+	}
+}
+
+// unmatchedSpansJSON is the "unmatched" object of --json.
+type unmatchedSpansJSON struct {
+	Spans          int64       `json:"spans"`
+	SpanNames      []nameCount `json:"span_names"`
+	UntrackedSpans int64       `json:"untracked_spans"`
+	TrackedNames   int         `json:"tracked_names_limit"`
+}
+
+func (s *spanNames) json() *unmatchedSpansJSON {
+	return &unmatchedSpansJSON{Spans: s.spans, SpanNames: s.top(topSpanNames), UntrackedSpans: s.untracked, TrackedNames: maxSpanNames}
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -154,17 +157,26 @@ func TestAnalyzeText(t *testing.T) {
 	)
 }
 
+// TestAnalyzePlot: --plot writes a ΔQ plot and a plot over time per probe,
+// PNG images of the plots' size, and lists them (on stderr with --json,
+// whose stdout stays JSON).
 func TestAnalyzePlot(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "plots")
-	analyzeJSON(t, "--config", analyzeConfig, "--plot", dir, analyzeTraces)
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", analyzeConfig, "--plot", dir, analyzeTraces)
+	if status != exitOK || !json.Valid([]byte(stdout)) {
+		t.Fatalf("status %d, stderr %s, stdout %s", status, stderr, stdout)
+	}
 	for _, name := range []string{"a", "b", "e2e"} {
-		b, err := os.ReadFile(filepath.Join(dir, name+".png"))
-		if err != nil {
-			t.Fatal(err)
+		for _, file := range []string{name + ".png", name + ".windows.png"} {
+			path := filepath.Join(dir, file)
+			assertPNG(t, path)
+			assertContainsAll(t, "stderr", stderr, "wrote "+path+"\n")
 		}
-		if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 1000 {
-			t.Errorf("%s.png is not a PNG image (%d bytes)", name, len(b))
-		}
+	}
+	// In text mode the list ends the output.
+	status, stdout, _ = runCmd("analyze", "--config", analyzeConfig, "--plot", dir, analyzeTraces)
+	if status != exitOK || !strings.HasSuffix(stdout, "wrote "+filepath.Join(dir, "e2e.windows.png")+"\n") {
+		t.Errorf("status %d, the text output does not end with the files written:\n%s", status, stdout)
 	}
 }
 
@@ -179,7 +191,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"no traces", []string{"--config", analyzeConfig}, exitUsage, "no trace files"},
 		{"missing processor", []string{"--config", analyzeConfig, "--processor", "deltaq/other", analyzeTraces}, exitFail, `no processors section "deltaq/other"`},
 		{"not JSON", []string{"--config", analyzeConfig, writeTemp(t, "bad.json", "{\"resourceSpans\": [")}, exitFail,
-			"bad.json:1: the document that starts here has no end"},
+			"bad.json:1: record 1 at byte 0 of the file is cut short (the document that starts here has no end)"},
 		{"bad line", []string{"--config", analyzeConfig, writeTemp(t, "lines.json", "{\"resourceSpans\": []}\n\n{\"resourceSpans\": [}\n")}, exitFail,
 			"lines.json:3: "},
 		{"empty file", []string{"--config", analyzeConfig, writeTemp(t, "empty.json", "\n \n")}, exitFail, "empty.json: no traces"},
@@ -372,26 +384,21 @@ func TestAnalyzeMemoryBounded(t *testing.T) {
 }
 
 // readAll reads a trace file with readTraceFile and returns the span names of
-// every document, one string per document.
-func readAll(t *testing.T, path string, maxLine, maxDoc int) ([]string, error) {
+// every request, one string per request.
+func readAll(t *testing.T, path string, o traceOptions) ([]string, error) {
 	t.Helper()
 	var docs []string
-	err := readTraceFile(path, maxLine, maxDoc, func(td ptrace.Traces) error {
+	err := readTraceFile(path, o, func(td ptrace.Traces) error {
 		var names []string
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				for k := 0; k < sss.At(j).Spans().Len(); k++ {
-					names = append(names, sss.At(j).Spans().At(k).Name())
-				}
-			}
-		}
+		forEachSpan(td, func(s ptrace.Span) { names = append(names, s.Name()) })
 		docs = append(docs, strings.Join(names, ","))
 		return nil
 	})
 	return docs, err
 }
+
+// bounds are traceOptions with the given bounds, the format detected.
+func bounds(maxLine, maxDoc int) traceOptions { return traceOptions{maxLine: maxLine, maxDoc: maxDoc} }
 
 // TestReadTraceFileLayouts: the same documents read alike from JSON lines
 // (with blank lines, CRLF line ends and no final line break), from indented
@@ -424,7 +431,7 @@ func TestReadTraceFileLayouts(t *testing.T) {
 		"split mid-line": indent(d1) + d2 + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := readAll(t, writeTemp(t, "t.json", content), 1<<20, 1<<20)
+			got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
 			if err != nil || !slices.Equal(got, want) {
 				t.Errorf("got %q, %v; want %q", got, err, want)
 			}
@@ -448,15 +455,16 @@ func TestReadTraceFileErrors(t *testing.T) {
 		want          string
 	}{
 		{"bad third line", good + "\n" + good + "\n{\"resourceSpans\": [}\n" + good + "\n", "t.json:3: "},
-		{"truncated last line", good + "\n" + good[:40], "t.json:2: "},
+		// Cut short: a *truncatedError (TestReadTraceFileTruncated).
+		{"truncated last line", good + "\n" + good[:40], fmt.Sprintf("t.json:2: record 2 at byte %d of the file is cut short (the file ends within the line)", len(good)+1)},
 		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes"},
 		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes"},
 		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes"},
-		{"unclosed document", "{\n\"resourceSpans\": [\n", "t.json:1: the document that starts here has no end"},
+		{"unclosed document", "\n {\n\"resourceSpans\": [\n", "t.json:2: record 1 at byte 2 of the file is cut short (the document that starts here has no end)"},
 		{"no traces", "\n\n", "t.json: no traces"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readAll(t, writeTemp(t, "t.json", tc.content), 256, 300)
+			_, err := readAll(t, writeTemp(t, "t.json", tc.content), bounds(256, 300))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
@@ -465,7 +473,7 @@ func TestReadTraceFileErrors(t *testing.T) {
 	// An error of the consumer stops the reading and names the line.
 	path := writeTemp(t, "t.json", good+"\n"+good+"\n"+good+"\n")
 	n := 0
-	err := readTraceFile(path, 1<<20, 1<<20, func(ptrace.Traces) error {
+	err := readTraceFile(path, bounds(1<<20, 1<<20), func(ptrace.Traces) error {
 		if n++; n == 2 {
 			return errors.New("refused")
 		}
@@ -474,4 +482,481 @@ func TestReadTraceFileErrors(t *testing.T) {
 	if err == nil || !strings.HasSuffix(err.Error(), "t.json:2: refused") || n != 2 {
 		t.Errorf("consumer error: %v after %d documents, want t.json:2: refused after 2", err, n)
 	}
+}
+
+// windowsConfig: probe a (10 ms, 10 bins of 1 ms) with a QTA, windows of 2 s
+// (lag one interval), and the connector's section rather than an
+// exporter's: analyze takes the connector "deltaq" when there is no
+// exporter "deltaq".
+const windowsConfig = `
+processors:
+  deltaq:
+    probes: [{name: a, match: {span_name: a}, dmax: 10ms, bins: 10}]
+connectors:
+  deltaq:
+    interval: 2s
+    probes:
+      a:
+        qta: {points: [{delay: 3ms, p: 0.5}], max_failure: 0.5}
+`
+
+// t0 is 2026-11-21T12:00:00Z, a multiple of 2 s since the Unix epoch.
+const t0 = int64(1795262400) * 1e9
+
+// spanJSON is one span of a request line: name, start and end in ns after
+// t0, status ERROR when failed.
+func spanJSON(i int, name string, start, end int64, failed bool) string {
+	status := `{}`
+	if failed {
+		status = `{"code":2}`
+	}
+	return fmt.Sprintf(`{"traceId":"%032x","spanId":"%016x","name":%q,"kind":1,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","status":%s}`,
+		i+1, i+1, name, t0+start, t0+end, status)
+}
+
+// requestLine is one export request of the file exporter holding spans.
+func requestLine(spans ...string) string {
+	return `{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.Join(spans, ",") + `]}]}]}` + "\n"
+}
+
+// windowTraces writes the traces of TestAnalyzeWindows, one request per line
+// in the order of their ends, as a collector receives them:
+//
+//	[t0, t0+2s):    4 successes of 2.5 ms
+//	[t0+2s, t0+4s): 3 successes of 5.5 ms, one of them started in the
+//	                window before (windows go by end time), and 1 failure
+//	[t0+4s, t0+6s): nothing
+//	[t0+6s, t0+8s): 1 span of 30 ms, a timeout (dMax 10 ms), ending at
+//	                start + dMax
+//
+// and a last span ending at t0+0.5s, read when [t0, t0+2s) has closed (at
+// t0+4s: its end plus the lag): too late for the windows.
+func windowTraces(t *testing.T) string {
+	const ms = int64(1e6)
+	var b strings.Builder
+	i := 0
+	span := func(name string, start, end int64, failed bool) string {
+		i++
+		return spanJSON(i, name, start, end, failed)
+	}
+	b.WriteString(requestLine(span("a", 100*ms-2500000, 100*ms, false), span("other", 0, 150*ms, false)))
+	b.WriteString(requestLine(span("a", 200*ms-2500000, 200*ms, false), span("a", 300*ms-2500000, 300*ms, false)))
+	b.WriteString(requestLine(span("a", 1500*ms-2500000, 1500*ms, false)))
+	b.WriteString(requestLine(span("a", 1996*ms, 2001*ms+500000, false), span("other", 1000*ms, 2100*ms, false)))
+	b.WriteString(requestLine(span("a", 2500*ms-5500000, 2500*ms, false), span("a", 3000*ms-5500000, 3000*ms, false)))
+	b.WriteString(requestLine(span("a", 3499*ms, 3500*ms, true)))
+	b.WriteString(requestLine(span("a", 6470*ms, 6500*ms, false), span("other", 6000*ms, 6600*ms, false)))
+	b.WriteString(requestLine(span("a", 499*ms, 500*ms, false)))
+	return writeTemp(t, "windows.json", b.String())
+}
+
+type windowsOut struct {
+	Counted        int64            `json:"counted"`
+	Interval       float64          `json:"interval"`
+	Lag            float64          `json:"lag"`
+	WindowsDropped map[string]int64 `json:"windows_dropped"`
+	WindowsEmpty   int              `json:"windows_empty"`
+	Windows        []struct {
+		Start, End string
+		Probes     map[string]struct {
+			Count, Success, Timeout, Failure int64
+			Quantiles                        map[string]*float64 `json:"quantiles"`
+			FailureRatio                     float64             `json:"failure_ratio"`
+			QTAPass                          *bool               `json:"qta_pass"`
+		} `json:"probes"`
+	} `json:"windows"`
+}
+
+// TestAnalyzeWindows: the windows of the configured interval, by end time,
+// aligned on multiples of it, with counts, quantiles, failure ratios and
+// QTA verdicts computed by hand; a span read after its window closed is
+// too late for the windows but counts in the whole input.
+func TestAnalyzeWindows(t *testing.T) {
+	cfg, traces := writeTemp(t, "c.yaml", windowsConfig), windowTraces(t)
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", cfg, traces)
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	var out windowsOut
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Counted != 10 || out.Interval != 2 || out.Lag != 2 || out.WindowsEmpty != 1 || out.WindowsDropped["too_late"] != 1 {
+		t.Errorf("counted %d, interval %v, lag %v, empty %d, dropped %v; want 10, 2, 2, 1 and 1 too_late",
+			out.Counted, out.Interval, out.Lag, out.WindowsEmpty, out.WindowsDropped)
+	}
+	wantStarts := []string{"2026-11-21T12:00:00Z", "2026-11-21T12:00:02Z", "2026-11-21T12:00:06Z"}
+	if len(out.Windows) != len(wantStarts) {
+		t.Fatalf("%d windows, want %d: %s", len(out.Windows), len(wantStarts), stdout)
+	}
+	for i, w := range out.Windows {
+		if w.Start != wantStarts[i] {
+			t.Errorf("window %d starts at %s, want %s", i, w.Start, wantStarts[i])
+		}
+	}
+	near := func(what string, got *float64, want float64) {
+		t.Helper()
+		if got == nil || math.Abs(*got-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	// Window 0: four 2.5 ms successes, in bin (2, 3] ms, read uniform in
+	// it: median 2.5 ms, 0.95-quantile 2 + 0.95 = 2.95 ms; F(3 ms) = 1 ≥ 0.5.
+	w0 := out.Windows[0].Probes["a"]
+	if w0.Count != 4 || w0.Success != 4 || w0.FailureRatio != 0 || w0.QTAPass == nil || !*w0.QTAPass {
+		t.Errorf("window 0: %+v", w0)
+	}
+	near("window 0 median", w0.Quantiles["0.5"], 0.0025)
+	near("window 0 0.95-quantile", w0.Quantiles["0.95"], 0.00295)
+	// Window 1: three 5.5 ms successes (bin (5, 6] ms) and a failure: the
+	// CDF rises from 0 at 5 ms to 3/4 at 6 ms, so the median is
+	// 5 + 0.5/0.75 ms; 0.95 is above the tangible 3/4: unreachable.
+	// F(3 ms) = 0 < 0.5: the QTA fails.
+	w1 := out.Windows[1].Probes["a"]
+	if w1.Count != 4 || w1.Success != 3 || w1.Failure != 1 || w1.FailureRatio != 0.25 || w1.QTAPass == nil || *w1.QTAPass {
+		t.Errorf("window 1: %+v", w1)
+	}
+	near("window 1 median", w1.Quantiles["0.5"], 0.005+0.0005/0.75)
+	if q, ok := w1.Quantiles["0.95"]; !ok || q != nil {
+		t.Errorf("window 1 0.95-quantile %v, want null (unreachable)", q)
+	}
+	// Window 3: the timeout, ending at t0 + 6.47 s + 10 ms.
+	if w3 := out.Windows[2].Probes["a"]; w3.Count != 1 || w3.Timeout != 1 || w3.FailureRatio != 1 {
+		t.Errorf("window 3: %+v", w3)
+	}
+
+	status, stdout, _ = runCmd("analyze", "--config", cfg, traces)
+	if status != exitOK {
+		t.Fatalf("status %d", status)
+	}
+	assertContainsAll(t, "text", stdout,
+		"10 instances, ending from 2026-11-21T12:00:00.100Z to 2026-11-21T12:00:06.480Z",
+		"windows of 2s by span end time, closed 2s after their end: 3 with instances, 1 without (not shown); 1 instances ended in a window already closed",
+		"window start (UTC)        probe  instances  success  timeout  failure  q0.5         q0.95        qta\n",
+		"2026-11-21T12:00:00.000Z  a      4          4        0        0        2.5ms        2.95ms       pass\n",
+		"2026-11-21T12:00:02.000Z  a      4          3        0        1        5.667ms      unreachable  FAIL\n",
+		"2026-11-21T12:00:06.000Z  a      1          0        1        0        unreachable  unreachable  FAIL\n",
+		"the whole input as one window:",
+		"a: 10 instances: 8 success, 1 timeout, 1 failure",
+	)
+
+	// --interval overrides the configured interval: one window of 10 s
+	// holds every instance, the late one included.
+	var one windowsOut
+	_, stdout, _ = runCmd("analyze", "--json", "--interval", "10s", "--config", cfg, traces)
+	if err := json.Unmarshal([]byte(stdout), &one); err != nil || len(one.Windows) != 1 || one.Windows[0].Probes["a"].Count != 10 {
+		t.Errorf("--interval 10s: %v, %s", err, stdout)
+	}
+}
+
+// TestAnalyzeConfiguredQuantiles: with quantiles configured, the window
+// table shows them rather than the median and 0.95.
+func TestAnalyzeConfiguredQuantiles(t *testing.T) {
+	cfg := writeTemp(t, "c.yaml", windowsConfig+"    quantiles: [0.25, 0.75]\n")
+	status, stdout, stderr := runCmd("analyze", "--config", cfg, windowTraces(t))
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	// Window 0: 2.25 ms and 2.75 ms within the bin (2, 3] ms.
+	assertContainsAll(t, "text", stdout, "q0.25        q0.75 ", "2.25ms       2.75ms ")
+}
+
+// TestAnalyzeUnmatched: a configuration whose probes match no span says so
+// and lists the most frequent span names, by count then name.
+func TestAnalyzeUnmatched(t *testing.T) {
+	cfg := analyzeConfigWith(t, "c.yaml", "history: 20")
+	var spans []string
+	for i := range 12 {
+		// "GET /health" 4 times, "b" 3 times, "c" and "d" twice, "e" once.
+		spans = append(spans, spanJSON(i, []string{"GET /health", "b", "c", "GET /health", "d", "b", "GET /health", "c", "d", "b", "GET /health", "e"}[i], 0, 1e6, false))
+	}
+	traces := writeTemp(t, "t.json", requestLine(spans[:5]...)+requestLine(spans[5:]...))
+	status, stdout, stderr := runCmd("analyze", "--config", cfg, traces)
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	assertContainsAll(t, "text", stdout, "0 instances\n\nno span matched any probe of the deltaq processor: 12 spans read; the most frequent span names:\n"+
+		"         4  GET /health\n         3  b\n         2  c\n         2  d\n         1  e\n")
+	if strings.Contains(stdout, "windows of") {
+		t.Errorf("no windows are shown without instances:\n%s", stdout)
+	}
+	status, stdout, _ = runCmd("analyze", "--json", "--config", cfg, traces)
+	var out struct {
+		Unmatched *unmatchedSpansJSON `json:"unmatched"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil || out.Unmatched == nil {
+		t.Fatalf("status %d, %v: %s", status, err, stdout)
+	}
+	if u := out.Unmatched; u.Spans != 12 || len(u.SpanNames) != 5 || u.SpanNames[0] != (nameCount{"GET /health", 4}) || u.UntrackedSpans != 0 {
+		t.Errorf("unmatched %+v", u)
+	}
+}
+
+// TestSpanNamesBounded: at most maxSpanNames names are tracked, each cut to
+// outcome.MaxNameLength bytes; the spans of the others are counted.
+func TestSpanNamesBounded(t *testing.T) {
+	var s spanNames
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := range maxSpanNames + 5 {
+		spans.AppendEmpty().SetName(fmt.Sprintf("name-%d", i))
+	}
+	long := strings.Repeat("x", 1000)
+	spans.AppendEmpty().SetName("name-0")
+	s.add(td)
+	if len(s.counts) != maxSpanNames || s.untracked != 5 || s.spans != maxSpanNames+6 || s.counts["name-0"] != 2 {
+		t.Errorf("%d names, %d untracked, %d spans, name-0 %d; want %d, 5, %d, 2", len(s.counts), s.untracked, s.spans, s.counts["name-0"], maxSpanNames, maxSpanNames+6)
+	}
+	var l spanNames
+	td = ptrace.NewTraces()
+	td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName(long)
+	l.add(td)
+	if top := l.top(10); len(top) != 1 || len(top[0].Name) != 256 {
+		t.Errorf("a 1000-byte name is kept as %d bytes, want 256", len(top[0].Name))
+	}
+}
+
+// TestAnalyzeSections: the analysis comes from the exporter named by
+// --exporter, the connector named by --connector, or the connector
+// "deltaq" when there is no exporter "deltaq"; the two flags exclude each
+// other.
+func TestAnalyzeSections(t *testing.T) {
+	both := writeTemp(t, "c.yaml", windowsConfig+`
+exporters:
+  deltaq/x:
+    interval: 3s
+`)
+	for _, c := range []struct {
+		args     []string
+		interval float64
+	}{
+		{nil, 2},
+		{[]string{"--exporter", "deltaq/x"}, 3},
+		{[]string{"--connector", "deltaq"}, 2},
+	} {
+		var out windowsOut
+		status, stdout, stderr := runCmd(append(append([]string{"analyze", "--json", "--config", both}, c.args...), windowTraces(t))...)
+		if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil || out.Interval != c.interval {
+			t.Errorf("%v: status %d, %v, interval %v (want %v), stderr %s", c.args, status, err, out.Interval, c.interval, stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--exporter", "deltaq/x", "--connector", "deltaq"}, "--exporter and --connector are exclusive"},
+		{[]string{"--connector", "deltaq/y"}, `no connectors section "deltaq/y"`},
+		{[]string{"--exporter", "deltaq/y"}, `no exporters section "deltaq/y"`},
+		{[]string{"--format", "xml"}, `--format "xml": want auto, json or proto`},
+		{[]string{"--interval", "-1s"}, "--interval -1s: want a positive duration"},
+	} {
+		_, _, stderr := runCmd(append(append([]string{"analyze", "--config", both}, c.args...), analyzeTraces)...)
+		if !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, stderr, c.want)
+		}
+	}
+}
+
+// testRequests returns three export requests whose spans are named a; b, c;
+// and d, and the names readAll returns for them.
+func testRequests() ([]ptrace.Traces, []string) {
+	var tds []ptrace.Traces
+	for i, names := range [][]string{{"a"}, {"b", "c"}, {"d"}} {
+		td := ptrace.NewTraces()
+		spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for j, n := range names {
+			s := spans.AppendEmpty()
+			s.SetName(n)
+			s.SetTraceID(pcommon.TraceID{byte(i + 1), byte(j + 1)})
+			s.SetSpanID(pcommon.SpanID{byte(i + 1), byte(j + 1)})
+		}
+		tds = append(tds, td)
+	}
+	return tds, []string{"a", "b,c", "d"}
+}
+
+// marshalRequest is the file exporter's marshaller (marshaller.go): OTLP
+// JSON (ptrace.JSONMarshaler) for format json, protobuf
+// (ptrace.ProtoMarshaler) for format proto.
+func marshalRequest(t *testing.T, td ptrace.Traces, format string) []byte {
+	t.Helper()
+	var b []byte
+	var err error
+	if format == "json" {
+		b, err = (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	} else {
+		b, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fileExporterFile returns the bytes contrib's file exporter (v0.162.0)
+// writes for tds with the given format and compression, and the offset of
+// each record. By default (file_writer.go, buildExportFunc): format json
+// without compression writes each request then "\n" (exportMessageAsLine);
+// format proto, or compression zstd, writes each as a 4-byte big-endian
+// length then the bytes (exportMessageAsBuffer), compressed by codec.go's
+// zstdCompress, one zstd frame per request (EncodeAll), before. With the
+// exporter.file.nativeCompression gate (native), compression_writer.go
+// instead streams the whole file through one zstd encoder, the records
+// inside uncompressed: JSON lines for format json, length-prefixed for
+// proto; the stream is a sequence of zstd frames, one per flush.
+func fileExporterFile(t *testing.T, tds []ptrace.Traces, format, compression string, native bool) (file []byte, offsets []int) {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	lines := format == "json" && (compression == "" || native)
+	for _, td := range tds {
+		offsets = append(offsets, plain.Len())
+		b := marshalRequest(t, td, format)
+		if lines {
+			plain.Write(b)
+			plain.WriteString("\n")
+			continue
+		}
+		if compression == "zstd" && !native {
+			b = enc.EncodeAll(b, make([]byte, 0, len(b)))
+		}
+		plain.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b))))
+		plain.Write(b)
+	}
+	if !native {
+		return plain.Bytes(), offsets
+	}
+	// The writer ends a frame at every flush (flush_interval): here after
+	// each record, so that a file cut within the last frame keeps the
+	// records of the frames before it.
+	var z []byte
+	all := plain.Bytes()
+	for i, off := range offsets {
+		end := len(all)
+		if i+1 < len(offsets) {
+			end = offsets[i+1]
+		}
+		z = enc.EncodeAll(all[off:end], z)
+	}
+	return z, offsets
+}
+
+// fileExporterForms are the forms of TestReadTraceFileFormats: the file
+// exporter's format and compression options, and its native compression.
+var fileExporterForms = []struct {
+	name, format, compression string
+	native                    bool
+}{
+	{"json", "json", "", false},
+	{"proto", "proto", "", false},
+	{"json zstd", "json", "zstd", false},
+	{"proto zstd", "proto", "zstd", false},
+	{"json native zstd", "json", "zstd", true},
+	{"proto native zstd", "proto", "zstd", true},
+}
+
+// TestReadTraceFileFormats: every form the file exporter writes is read
+// without a flag, and with --format and --compression as written; forcing
+// another format or compression fails with the record's position.
+func TestReadTraceFileFormats(t *testing.T) {
+	tds, want := testRequests()
+	for _, f := range fileExporterForms {
+		t.Run(f.name, func(t *testing.T) {
+			b, _ := fileExporterFile(t, tds, f.format, f.compression, f.native)
+			path := writeTemp(t, "t.bin", string(b))
+			got, err := readAll(t, path, bounds(1<<20, 1<<20))
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("detected: %q, %v; want %q", got, err, want)
+			}
+			compression := f.compression
+			if compression == "" {
+				compression = "none"
+			}
+			forced := traceOptions{format: f.format, compression: compression, maxLine: 1 << 20, maxDoc: 1 << 20}
+			if got, err := readAll(t, path, forced); err != nil || !slices.Equal(got, want) {
+				t.Errorf("forced %+v: %q, %v; want %q", forced, got, err, want)
+			}
+			other := map[string]string{"json": "proto", "proto": "json"}[f.format]
+			if _, err := readAll(t, path, traceOptions{format: other, compression: compression, maxLine: 1 << 20, maxDoc: 1 << 20}); err == nil {
+				t.Errorf("--format %s read a file of format %s", other, f.format)
+			}
+		})
+	}
+	// Forcing zstd on a file without compression names the record.
+	b, _ := fileExporterFile(t, tds, "proto", "", false)
+	_, err := readAll(t, writeTemp(t, "t.bin", string(b)), traceOptions{compression: "zstd", maxLine: 1 << 20, maxDoc: 1 << 20})
+	if err == nil || !strings.HasSuffix(err.Error(), "t.bin: record 1 at byte 0: not a zstd frame (--compression zstd)") {
+		t.Errorf("forced zstd: %v", err)
+	}
+	// A length beyond the bound is refused, not allocated.
+	_, err = readAll(t, writeTemp(t, "t.bin", "\x03\x00\x00\x00..."), bounds(1<<20, 1<<20))
+	if err == nil || !strings.Contains(err.Error(), "t.bin: record 1 at byte 0: length 50331648 is above 1 MiB") {
+		t.Errorf("huge length: %v", err)
+	}
+}
+
+// TestReadTraceFileTruncated: in every form, a file cut within its last
+// record (a collector stopped while writing) yields the records before it
+// and a *truncatedError naming the record and its byte offset (in the
+// decompressed stream for native compression); cut within the first
+// record, it is an error.
+func TestReadTraceFileTruncated(t *testing.T) {
+	tds, want := testRequests()
+	for _, f := range fileExporterForms {
+		t.Run(f.name, func(t *testing.T) {
+			b, offsets := fileExporterFile(t, tds, f.format, f.compression, f.native)
+			path := writeTemp(t, "t.bin", string(b[:len(b)-7]))
+			got, err := readAll(t, path, bounds(1<<20, 1<<20))
+			var te *truncatedError
+			if !errors.As(err, &te) || !slices.Equal(got, want[:2]) {
+				t.Fatalf("got %q, %v; want %q and a *truncatedError", got, err, want[:2])
+			}
+			unit := "the file"
+			if f.native {
+				unit = "the decompressed stream"
+			}
+			wantMsg := fmt.Sprintf("record 3 at byte %d of %s is cut short", offsets[2], unit)
+			if !strings.Contains(err.Error(), wantMsg) || !strings.HasSuffix(err.Error(), "; the 2 records before it were read") {
+				t.Errorf("error %q, want %q", err, wantMsg)
+			}
+			// Cut within the first record: nothing to analyse.
+			_, err = readAll(t, writeTemp(t, "t.bin", string(b[:min(len(b)-7, 9)])), bounds(1<<20, 1<<20))
+			if err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "record 1 at byte 0") {
+				t.Errorf("first record cut: %v", err)
+			}
+		})
+	}
+}
+
+// TestAnalyzeProtoTruncated: analyze reads a proto file with zstd records
+// like the JSON one, and analyses the records before a truncated last one,
+// with a warning naming it.
+func TestAnalyzeProtoTruncated(t *testing.T) {
+	var tds []ptrace.Traces
+	err := readTraceFile(analyzeTraces, bounds(maxTraceLine, maxTraceDocument), func(td ptrace.Traces) error {
+		tds = append(tds, td)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, offsets := fileExporterFile(t, tds, "proto", "zstd", false)
+	whole := writeTemp(t, "traces.pb.zst", string(b))
+	if out := analyzeJSON(t, "--config", analyzeConfig, whole); out.Counted != 123 || out.Probes["e2e"].Failure != 2 {
+		t.Errorf("proto zstd: counted %d, e2e %+v; want 123 as from JSON", out.Counted, out.Probes["e2e"])
+	}
+	cut := writeTemp(t, "cut.pb.zst", string(b[:len(b)-10]))
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", analyzeConfig, cut)
+	var out analyzeOut
+	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+		t.Fatalf("status %d, %v, stderr %s", status, err, stderr)
+	}
+	// The last record holds the last four requests (a, b, e2e, health each).
+	if out.Counted != 123-12 {
+		t.Errorf("counted %d, want 111 (the last record's 12 instances lost)", out.Counted)
+	}
+	assertContainsAll(t, "stderr", stderr, fmt.Sprintf("deltaq analyze: warning: %s: record 10 at byte %d of the file is cut short", cut, offsets[9]))
 }

@@ -26,7 +26,7 @@ var reportQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 func init() {
 	register(command{
 		name:    "eval",
-		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--json]",
+		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--json] [--plot DIR]",
 		summary: "evaluate an outcome diagram with assumed outcome distributions",
 		help: `Eval is design-time ΔQSD: it assumes a delay distribution for every outcome
 of the diagram and calculates the ΔQ of its probes with the ΔQ operators
@@ -45,6 +45,10 @@ distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
 to cover their operands (a sequence of two outcomes spans 2·dMax).
 
 ` + dist.Help + `
+
+--plot DIR writes DIR/PROBE.png for every probe printed: its CDF drawn as
+analyze --plot draws ΔQs (delays in milliseconds up to where the mass ends,
+dMax marked), and lists the files written (on stderr with --json).
 
 Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
 		run: runEval,
@@ -96,6 +100,7 @@ type evalOptions struct {
 	width    float64   // of the bins of every assumed ΔQ, from --dmax and --bins
 	bins     int
 	json     bool
+	plotDir  string
 }
 
 // evalUsage prints an error about the command line and returns exitUsage.
@@ -115,6 +120,7 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	fs.IntVar(&o.bins, "bins", defaultBins, "number of bins of every assumed ΔQ")
 	atText := fs.String("at", "", "comma-separated `delays` at which to print the CDF, e.g. 5ms,10ms")
 	fs.Var(&o.probes, "probe", "print the probe `NAME` (repeatable; default: system if defined, else every probe)")
+	fs.StringVar(&o.plotDir, "plot", "", "write one PNG plot per probe printed into `DIR`")
 	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax}}}")
 	files, status, ok := parseArgs(fs, args)
 	if !ok {
@@ -175,11 +181,49 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitFail
 	}
-	if o.json {
-		return writeJSON(stdout, stderr, reports, o.at)
+	var written []string
+	if o.plotDir != "" {
+		if written, err = writeEvalPlots(o.plotDir, reports); err != nil {
+			fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(err.Error()))
+			return exitFail
+		}
 	}
-	writeText(stdout, reports, o.at)
-	return exitOK
+	listed := stdout
+	if o.json {
+		status = writeJSON(stdout, stderr, reports, o.at)
+		listed = stderr
+	} else {
+		writeText(stdout, reports, o.at)
+	}
+	for _, p := range written {
+		fmt.Fprintf(listed, "wrote %s\n", printable(p))
+	}
+	return status
+}
+
+// writeEvalPlots draws the ΔQ of every report (drawCDF, as analyze draws
+// them) and returns the files written.
+func writeEvalPlots(dir string, reports []report) ([]string, error) {
+	files, err := newPlotFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, rep := range reports {
+		name := rep.res.Name
+		color := colorCalculated
+		if rep.source == "assumed" {
+			color = colorObserved
+		}
+		p := &cdfPlot{title: fmt.Sprintf("ΔQ of %s (%s)", printable(name), rep.source),
+			curves: []cdfCurve{{label: rep.source, dq: rep.dq, color: color}}}
+		path := files.path(name, ".png")
+		if err := drawCDF(path, p); err != nil {
+			return written, fmt.Errorf("plot of %s: %w", printable(name), err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
 }
 
 // assumed builds the ΔQ of every --outcome, which must name an outcome or a

@@ -8,7 +8,9 @@ package main
 // redraws, per probe, the ΔQ plot the thesis's oscilloscope shows (§4.2: the
 // observed and calculated CDFs, the mean of recent windows with its confidence
 // band, and the QTA), with the quantiles, failure ratio, outcome counts and QTA
-// state, followed by the triggers that fired (§3.5).
+// state, followed by the triggers that fired (§3.5). With --http it also
+// serves the same view to browsers (scope_http.go), with a history of windows,
+// snapshots and design-time controls; both views can run at once.
 
 import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -33,16 +35,27 @@ import (
 func init() {
 	register(command{
 		name:    "scope",
-		usage:   "scope [--listen ADDR] [--once] [--timeout D] [--width N] [--height N]",
+		usage:   "scope [--listen ADDR] [--http ADDR [--windows K]] [--once] [--timeout D] [--width N] [--height N]",
 		summary: "terminal ΔQ oscilloscope: draw the deltaq connector's metrics and triggers live",
 		help: `Scope listens for OTLP/gRPC metrics and logs, the output of the deltaq connector
 or exporter (an otlp_grpc exporter in the connector's metrics and logs pipelines,
 or the exporter's endpoint, pointed at ADDR), and redraws after every window, for
 each probe: its ΔQ plot (observed, calculated, the mean with its 95% band, and
 the QTA against delay), quantiles, failure ratio, outcome counts and QTA state;
-then the latest deltaq.trigger events. --once prints the first frame with
+then the latest deltaq.trigger events. The QTA is shown at its own delays when
+the connector sends it exactly (deltaq.qta.point, deltaq.qta.max_failure),
+else as the sampled curve of deltaq.cdf. --once prints the first frame with
 metrics, without screen control codes, and exits. Control characters in the
-names and attributes received are shown as Go escapes (\x1b, \u202e).`,
+names and attributes received are shown as Go escapes (\x1b, \u202e).
+
+--http ADDR also serves the oscilloscope to browsers at http://ADDR/: one page,
+every asset built in, pushed live with Server-Sent Events after every batch. It
+keeps the last K windows of every probe (--windows) for a time slider, lists
+the triggers as they fire and opens each one's snapshot, and offers design-time
+controls that run in the page: the displayed dMax and bins, a QTA checked
+against the curves (pre-filled with the probe's QTA), and an intervention
+a·X + b drawn next to the observed ΔQ.
+A slow or closed browser never holds up the scope.`,
 		run: runScope,
 	})
 }
@@ -56,6 +69,9 @@ const (
 	metricFailureRatio = outcome.MetricFailureRatio
 	metricQTAViolation = outcome.MetricQTAViolation
 	metricDivergence   = outcome.MetricDivergence
+	// The probe's QTA, exactly: its points and its failure bound.
+	metricQTAPoint      = outcome.MetricQTAPoint
+	metricQTAMaxFailure = outcome.MetricQTAMaxFailure
 
 	attrProbe   = outcome.AttrProbe
 	attrOutcome = outcome.AttrOutcome
@@ -87,6 +103,10 @@ type scopeOptions struct {
 	once    bool
 	timeout time.Duration
 	frame   frameOptions
+	// http, when set, is the address of the browser view; windows is how
+	// many windows per probe it keeps.
+	http    string
+	windows int
 }
 
 // parseScopeArgs parses the scope's command line. When ok is false the
@@ -99,6 +119,8 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scopeOptions, status int
 	fs.DurationVar(&o.timeout, "timeout", 0, "end after this `duration`; with --once, fail if no metrics came (0: no limit)")
 	fs.IntVar(&o.frame.width, "width", 64, "plot width in `columns`")
 	fs.IntVar(&o.frame.height, "height", 17, "plot height in `rows` (17 puts a row on every quarter)")
+	fs.StringVar(&o.http, "http", "", "also serve the browser view on this `address` (e.g. 127.0.0.1:8327)")
+	fs.IntVar(&o.windows, "windows", defaultWebWindows, "windows per probe the browser view keeps for its time slider (`K`)")
 	rest, status, ok := parseArgs(fs, args)
 	if !ok {
 		return o, status, false
@@ -109,6 +131,8 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scopeOptions, status int
 		err = fmt.Errorf("unexpected argument %q", rest[0])
 	case o.timeout < 0:
 		err = fmt.Errorf("--timeout %v is negative", o.timeout)
+	case o.windows < 1 || o.windows > maxWebWindows:
+		err = fmt.Errorf("--windows %d outside [1, %d]", o.windows, maxWebWindows)
 	default:
 		err = o.frame.validate()
 	}
@@ -144,13 +168,30 @@ func serveScope(ctx context.Context, o scopeOptions, stdout, stderr io.Writer) e
 		defer cancel()
 	}
 	sc := newLiveScope()
+	var web *scopeWeb
+	if o.http != "" {
+		var err error
+		if web, err = startScopeWeb(o.http, o.windows); err != nil {
+			return err
+		}
+		// After srv.Stop (deferred below): no batch arrives once the
+		// browsers are told to go.
+		defer web.close()
+		fmt.Fprintf(stderr, "deltaq scope: browser view on http://%s/\n", web.addr())
+	}
 	srv, err := otlprecv.Listen(o.listen, otlprecv.Handlers{
 		Metrics: func(md pmetric.Metrics) otlprecv.Reply {
 			sc.update(func(s *scopeState) { s.addMetrics(md) })
+			if web != nil {
+				web.addMetrics(md)
+			}
 			return otlprecv.Reply{}
 		},
 		Logs: func(ld plog.Logs) otlprecv.Reply {
 			sc.update(func(s *scopeState) { s.addLogs(ld) })
+			if web != nil {
+				web.addLogs(ld)
+			}
 			return otlprecv.Reply{}
 		},
 	}, grpc.MaxRecvMsgSize(64<<20))

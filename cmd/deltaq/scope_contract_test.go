@@ -100,6 +100,11 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 	if len(p.curves[outcome.SeriesQTA]) == 0 {
 		t.Error("no QTA curve decoded")
 	}
+	// The QTA exactly as configured, from deltaq.qta.point and
+	// deltaq.qta.max_failure.
+	if q := p.qta; len(q.points) != 1 || q.points[0] != (curvePoint{0.005, 0.5}) || q.maxFailure != (scopeReading{0.1, true}) {
+		t.Errorf("QTA decoded %+v, want {5 ms: 0.5} with max failure 0.1", q)
+	}
 	if got, ok := p.quantiles[outcome.SeriesObserved][0.5]; !ok || math.Abs(got-0.0055) > 1e-12 {
 		t.Errorf("observed median %v (%v), want 0.0055 s", got, ok)
 	}

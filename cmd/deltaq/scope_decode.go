@@ -30,7 +30,8 @@ type scopeState struct {
 	snapshots     int
 	metricBatches int
 	// malformed counts data points and records that were ignored: without a
-	// probe, with an unparsable deltaq.le or deltaq.q, or with a non-finite value.
+	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
+	// value, or a QTA probability outside [0, 1].
 	malformed int
 }
 
@@ -47,7 +48,22 @@ type probeView struct {
 	failure    scopeReading
 	violation  scopeReading
 	divergence scopeReading
+	// qta is the probe's QTA exactly as the connector holds it
+	// (deltaq.qta.point and deltaq.qta.max_failure): its points by delay
+	// and its bound on failures. A connector that does not send them has
+	// only the QTA curve of deltaq.cdf, sampled at the bin edges.
+	qta qtaReading
 }
+
+// qtaReading is a probe's QTA as received: points (delay in seconds, the
+// probability required by then) by delay, and the failure bound.
+type qtaReading struct {
+	points     []curvePoint
+	maxFailure scopeReading
+}
+
+// exact reports whether the QTA was received point by point.
+func (q qtaReading) exact() bool { return len(q.points) > 0 || q.maxFailure.ok }
 
 // curvePoint is one point (delay in seconds, cumulative probability) of a CDF.
 type curvePoint struct{ delay, p float64 }
@@ -136,17 +152,25 @@ func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 type windowCurves struct {
 	curves    map[string]map[string][]curvePoint
 	quantiles map[string]map[string]map[float64]float64
+	qta       map[string]*qtaReading
 }
 
-// addMetrics ingests one batch. A probe's curves and quantiles are replaced by
-// those of the batch when it has any (each window sends them whole); the scalar
-// metrics and outcome counts are updated point by point.
+// addMetrics ingests one batch. A probe's curves, quantiles and QTA are
+// replaced by those of the batch when it has any (each window sends them
+// whole), the quantiles also when it has curves only; the scalar metrics
+// and outcome counts are updated point by point.
+// deltaq.observed, the cumulative histogram of successes, is not read: the
+// curves and quantiles of the window are sent as they are.
 func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	s.metricBatches++
-	w := windowCurves{curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{}}
+	w := windowCurves{
+		curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{},
+		qta: map[string]*qtaReading{},
+	}
 	for m := range otlprecv.Metrics(md) {
 		switch m.Name() {
-		case metricCDF, metricQuantile, metricOutcomes, metricFailureRatio, metricQTAViolation, metricDivergence:
+		case metricCDF, metricQuantile, metricOutcomes, metricFailureRatio, metricQTAViolation, metricDivergence,
+			metricQTAPoint, metricQTAMaxFailure:
 		default:
 			continue
 		}
@@ -161,9 +185,17 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 			sort.Slice(pts, func(a, b int) bool { return pts[a].delay < pts[b].delay })
 		}
 		s.probes[name].curves = c
+		// The quantiles are those of the ΔQs the curves draw: a window
+		// whose quantiles are all unreachable (above its tangible mass)
+		// sends none, and the previous window's must not stay.
+		s.probes[name].quantiles = w.quantiles[name]
 	}
 	for name, q := range w.quantiles {
 		s.probes[name].quantiles = q
+	}
+	for name, q := range w.qta {
+		sort.Slice(q.points, func(a, b int) bool { return q.points[a].delay < q.points[b].delay })
+		s.probes[name].qta = *q
 	}
 }
 
@@ -205,6 +237,17 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 			w.quantiles[name][series] = map[float64]float64{}
 		}
 		w.quantiles[name][series][q] = v
+	case metricQTAPoint:
+		le, ok := floatAttr(attrs, attrLE)
+		if !ok || v < 0 || v > 1 {
+			return false
+		}
+		w.qtaOf(name).points = append(w.qtaOf(name).points, curvePoint{delay: le, p: v})
+	case metricQTAMaxFailure:
+		if v < 0 || v > 1 {
+			return false
+		}
+		w.qtaOf(name).maxFailure = scopeReading{v, true}
 	case metricOutcomes:
 		p.outcomes[stringAttr(attrs, attrOutcome)] = v
 	case metricFailureRatio:
@@ -215,6 +258,16 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 		p.divergence = scopeReading{v, true}
 	}
 	return true
+}
+
+// qtaOf returns the QTA of probe name in the batch, empty at first.
+func (w *windowCurves) qtaOf(name string) *qtaReading {
+	q := w.qta[name]
+	if q == nil {
+		q = &qtaReading{}
+		w.qta[name] = q
+	}
+	return q
 }
 
 // addLogs ingests deltaq.trigger records (kept, newest last) and counts

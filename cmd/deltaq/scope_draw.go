@@ -7,12 +7,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -54,7 +56,7 @@ func renderScope(s *scopeState, o frameOptions) string {
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
 		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
 	if s.malformed > 0 {
-		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, or non-finite value)\n", s.malformed)
+		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, or QTA probability outside [0, 1])\n", s.malformed)
 	}
 	if len(s.probes) == 0 {
 		b.WriteString("\nwaiting for deltaq metrics…\n")
@@ -87,8 +89,43 @@ func renderScope(s *scopeState, o frameOptions) string {
 func renderProbe(b *strings.Builder, name string, p *probeView, o frameOptions) {
 	fmt.Fprintf(b, "── %s ── window ending %s\n", printable(name), p.updated.UTC().Format("15:04:05.000Z"))
 	b.WriteString(probeStateLine(p) + "\n")
-	renderPlot(b, p.curves, o)
+	if p.qta.exact() {
+		b.WriteString(qtaLine(p.qta) + "\n")
+	}
+	renderPlot(b, p.curves, p.qta, o)
 	renderQuantiles(b, p.quantiles)
+}
+
+// qtaLine states a QTA received exactly: the probability required by each
+// delay, then the failure bound.
+func qtaLine(q qtaReading) string {
+	parts := make([]string, 0, len(q.points)+1)
+	for _, pt := range q.points {
+		parts = append(parts, fmt.Sprintf("F(%s) ≥ %s", dist.FormatDuration(pt.delay), strconv.FormatFloat(pt.p, 'g', -1, 64)))
+	}
+	if q.maxFailure.ok {
+		parts = append(parts, fmt.Sprintf("failure ≤ %s%%", strconv.FormatFloat(100*q.maxFailure.v, 'g', 4, 64)))
+	}
+	return "QTA: " + strings.Join(parts, ", ")
+}
+
+// qtaSteps is the QTA curve a plot of dMax xmax draws for a QTA received
+// exactly: its points up to xmax, then the failure bound as a last step at
+// xmax (deltaq.QTA.RequiredSteps, the curve the connector samples into
+// deltaq.cdf). ok is false when the QTA is not a valid one.
+func qtaSteps(q qtaReading, xmax float64) (steps []curvePoint, ok bool) {
+	dq := deltaq.QTA{Points: make([]deltaq.Step, len(q.points)), MaxFailure: q.maxFailure.v}
+	for i, pt := range q.points {
+		dq.Points[i] = deltaq.Step{Delay: pt.delay, P: pt.p}
+	}
+	required, err := dq.RequiredSteps(xmax)
+	if err != nil {
+		return nil, false
+	}
+	for _, st := range required {
+		steps = append(steps, curvePoint{delay: st.Delay, p: st.P})
+	}
+	return steps, true
 }
 
 // probeStateLine is a probe's QTA state, failure ratio, divergence and
@@ -135,12 +172,13 @@ func probeStateLine(p *probeView) string {
 	return strings.Join(state, " │ ")
 }
 
-// renderPlot draws the CDF curves against delay. Column c stands for the delay
+// renderPlot draws the CDF curves against delay, with the QTA received
+// exactly in place of the sampled QTA curve when there is one. Column c stands for the delay
 // x_c = xmax·(c+1)/width, so the last column is the largest delay received (dMax);
 // row r for probability 1 − r/(height−1). ΔQ curves are linear between their
 // points (mass is uniform within a bin) and start at F(0) = 0; the QTA is a step
 // function and holds its value until its next point.
-func renderPlot(b *strings.Builder, curves map[string][]curvePoint, o frameOptions) {
+func renderPlot(b *strings.Builder, curves map[string][]curvePoint, qta qtaReading, o frameOptions) {
 	xmax := 0.0
 	for _, pts := range curves {
 		for _, pt := range pts {
@@ -150,6 +188,12 @@ func renderPlot(b *strings.Builder, curves map[string][]curvePoint, o frameOptio
 	if xmax <= 0 {
 		b.WriteString("  (no CDF points in this window)\n")
 		return
+	}
+	if qta.exact() {
+		if steps, ok := qtaSteps(qta, xmax); ok {
+			curves = maps.Clone(curves)
+			curves[seriesQTA] = steps
+		}
 	}
 	grid := plotCurves(curves, xmax, o)
 	for r := range grid {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
@@ -88,6 +90,23 @@ func (p *exporterPayload) gauge(name, probe string, v float64) {
 	dp.SetDoubleValue(v)
 }
 
+// qta adds a probe's QTA as the connector sends it exactly: one
+// deltaq.qta.point per point, at its delay deltaq.le, and
+// deltaq.qta.max_failure.
+func (p *exporterPayload) qta(probe string, maxFailure float64, points ...curvePoint) {
+	m := p.sm.Metrics().AppendEmpty()
+	m.SetName(metricQTAPoint)
+	dps := m.SetEmptyGauge().DataPoints()
+	for _, pt := range points {
+		dp := dps.AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+		dp.Attributes().PutStr("deltaq.probe", probe)
+		dp.Attributes().PutStr(attrLE, strconv.FormatFloat(pt.delay, 'g', -1, 64))
+		dp.SetDoubleValue(pt.p)
+	}
+	p.gauge(metricQTAMaxFailure, probe, maxFailure)
+}
+
 func (p *exporterPayload) outcomes(probe string, counts map[string]int64) {
 	m := p.sm.Metrics().AppendEmpty()
 	m.SetName(metricOutcomes)
@@ -125,7 +144,10 @@ func testQTA(t float64) float64 {
 }
 
 // syntheticWindow is one window of two probes: "checkout" with every series,
-// inside its QTA; "search" with only an observed ΔQ, breaking its QTA.
+// inside its QTA, which also comes exactly (testQTA, failures at most 15 %:
+// 1 − 0.15 is the last point's level, so the curve has no failure step);
+// "search" with only an observed ΔQ, breaking its QTA, which comes only as
+// the sampled curve, as from an older connector.
 func syntheticWindow() pmetric.Metrics {
 	p := newExporterPayload()
 	const w, n = 0.001, 10 // 1 ms bins, dMax = 10 ms
@@ -136,6 +158,7 @@ func syntheticWindow() pmetric.Metrics {
 	p.curve("checkout", seriesLower, w, n, func(t float64) float64 { return math.Max(0, uniformMass(0.0085, 0.92)(t)-0.08) })
 	p.curve("checkout", seriesUpper, w, n, func(t float64) float64 { return math.Min(1, uniformMass(0.0085, 0.92)(t)+0.08) })
 	p.curve("checkout", seriesQTA, w, n, testQTA)
+	p.qta("checkout", 0.15, curvePoint{0.002, 0.25}, curvePoint{0.005, 0.5}, curvePoint{0.009, 0.85})
 	// Quantiles of U[0, 8ms] with mass 0.9: delay = q/0.9 · 8ms; 0.99 is unreachable.
 	for _, q := range []float64{0.25, 0.5, 0.75, 0.9} {
 		p.quantile("checkout", seriesObserved, q, q/0.9*0.008)
@@ -214,9 +237,10 @@ func TestRenderScopeContent(t *testing.T) {
 	assertContainsAll(t, "frame", got,
 		"2 probes · 1 metric batches · 1 triggers · 1 snapshots",
 		"── checkout ── window ending 12:00:05.000Z",
-		"QTA met │ failure 10.00% │ divergence 0.125 │ outcomes: success 900, timeout 60, failure 40",
+		"QTA met │ failure 10.00% │ divergence 0.125 │ outcomes: success 900, timeout 60, failure 40\n"+
+			"QTA: F(2ms) ≥ 0.25, F(5ms) ≥ 0.5, F(9ms) ≥ 0.85, failure ≤ 15%\n",
 		"── search ── window ending 12:00:05.000Z",
-		"QTA BROKEN │ failure 30.00% │ outcomes: success 70, failure 30",
+		"QTA BROKEN │ failure 30.00% │ outcomes: success 70, failure 30\n 1.00 │",
 		"# observed   * calculated   + mean   . 95% band   = QTA",
 		// Quantiles of U[0, 8ms]·0.9: q/0.9 · 8ms, e.g. 0.5/0.9 · 8ms = 4.444ms.
 		"observed     2.222ms   4.444ms   6.667ms       8ms",
@@ -224,6 +248,72 @@ func TestRenderScopeContent(t *testing.T) {
 	)
 	if strings.Index(got, "checkout") > strings.Index(got, "search") {
 		t.Errorf("probes not in name order:\n%s", got)
+	}
+}
+
+// exactQTAWindow is one window of probe "api" (dMax 100 ms) with the QTA
+// {20ms: 0.5, 70ms: 0.9}, failures at most 1 %, as a curve reported every
+// 4 ms, the way a connector reporting fewer CDF points sends it: a corner
+// counts from the first edge at or after its delay (deltaq.QTA.RequiredDeltaQ),
+// so the curve reaches 0.9 only at 72 ms, and 1 − 0.01 = 0.99 at dMax. With
+// exact, the QTA also comes exactly.
+func exactQTAWindow(exact bool) pmetric.Metrics {
+	p := newExporterPayload()
+	p.curve("api", seriesQTA, 0.004, 25, func(t float64) float64 {
+		switch {
+		case t >= 0.1-1e-12:
+			return 0.99
+		case t >= 0.07:
+			return 0.9
+		case t >= 0.02-1e-12:
+			return 0.5
+		}
+		return 0
+	})
+	if exact {
+		p.qta("api", 0.01, curvePoint{0.02, 0.5}, curvePoint{0.07, 0.9})
+	}
+	return p.md
+}
+
+// TestScopeExactQTA: a QTA received exactly is stated and drawn at its own
+// delays; without it the sampled curve is drawn. On a plot 100 columns wide
+// of dMax 100 ms, column c stands for (c+1) ms, and of 11 rows, row 1 for
+// 0.9: the exact step to 0.9 is at column 69 (70 ms), the sampled one later
+// (72 ms). The steps are deltaq.QTA.RequiredSteps: the points, then the
+// failure bound 1 − 0.01 at dMax.
+func TestScopeExactQTA(t *testing.T) {
+	small := frameOptions{width: 100, height: 11}
+	s := newScopeState()
+	s.addMetrics(exactQTAWindow(true))
+	steps, ok := qtaSteps(s.probes["api"].qta, 0.1)
+	if want := []curvePoint{{0.02, 0.5}, {0.07, 0.9}, {0.1, 0.99}}; !ok || !slices.Equal(steps, want) {
+		t.Errorf("QTA steps %v (%v), want %v", steps, ok, want)
+	}
+	frame := renderScope(s, small)
+	assertContainsAll(t, "frame", frame, "QTA: F(20ms) ≥ 0.5, F(70ms) ≥ 0.9, failure ≤ 1%\n")
+	row := []rune(scopePlotRows(t, frame)[1])
+	if len(row) < 70 || row[69] != markQTA || row[68] == markQTA {
+		t.Errorf("exact QTA: row 0.9 is %q, want its first = at column 69", string(row))
+	}
+
+	s = newScopeState()
+	s.addMetrics(exactQTAWindow(false))
+	frame = renderScope(s, small)
+	if strings.Contains(frame, "QTA:") {
+		t.Errorf("a QTA stated without deltaq.qta.point:\n%s", frame)
+	}
+	row = []rune(scopePlotRows(t, frame)[1])
+	if i := slices.Index(row, markQTA); i <= 69 {
+		t.Errorf("sampled QTA: row 0.9 is %q, want its first = after column 69", string(row))
+	}
+
+	// A QTA probability outside [0, 1] is malformed.
+	p := newExporterPayload()
+	p.qta("api", 1.5, curvePoint{0.02, -0.1})
+	s.addMetrics(p.md)
+	if s.malformed != 2 {
+		t.Errorf("malformed = %d, want 2", s.malformed)
 	}
 }
 
@@ -346,6 +436,32 @@ func TestAddMetricsLatestWindow(t *testing.T) {
 	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "ignored 3 malformed data points") {
 		t.Errorf("frame does not report the malformed points:\n%s", frame)
 	}
+
+	// A window of tangible mass 0.1 has every quantile of search (0.5)
+	// unreachable: it sends its curve and no quantile, and the previous
+	// window's median goes.
+	s.addMetrics(unreachableQuantilesWindow())
+	if q := s.probes["search"].quantiles; len(q) != 0 {
+		t.Errorf("search's quantiles after a window without any: %v, want none", q)
+	}
+}
+
+// unreachableQuantilesWindow is a window of search after syntheticWindow's:
+// an observed ΔQ of tangible mass 0.1, so no quantile point.
+func unreachableQuantilesWindow() pmetric.Metrics {
+	p := newExporterPayload()
+	p.curve("search", seriesObserved, 0.001, 10, uniformMass(0.01, 0.1))
+	return shiftWindow(p.md, time.Second)
+}
+
+// shiftWindow moves every data point of md by d.
+func shiftWindow(md pmetric.Metrics, d time.Duration) pmetric.Metrics {
+	for m := range otlprecv.Metrics(md) {
+		for _, dp := range numberPoints(m).All() {
+			dp.SetTimestamp(pcommon.NewTimestampFromTime(dp.Timestamp().AsTime().Add(d)))
+		}
+	}
+	return md
 }
 
 // TestTriggersKeepNewest adds more triggers than the scope keeps, out of order.

@@ -3,48 +3,130 @@
 
 package main
 
-// Reading OTLP JSON trace files one document at a time, so that a file of
-// any size is analysed in memory bounded by its largest document.
+// Reading the trace files of the collector's file exporter one record at a
+// time, so that a file of any size is analysed in memory bounded by its
+// largest record, in every form the file exporter writes: JSON lines, and
+// length-prefixed protobuf or compressed records.
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // Bounds, in bytes, of what readTraceFile holds at a time. The collector's
-// file exporter writes one export request, a batch of spans, per line:
-// maxTraceLine is far above any batch it sends, and keeps a file without line
-// breaks from being read whole. A document laid out over several lines (an
-// indented file) must still be held whole to be decoded: maxTraceDocument
-// bounds it, larger than any line, so that such a file is accepted up to a
-// size that still fits in memory.
+// file exporter writes one export request, a batch of spans, per line or
+// record: maxTraceLine is far above any batch it sends, and keeps a file
+// without line breaks from being read whole; it bounds a binary record,
+// decompressed, too. A document laid out over several lines (an indented
+// file) must still be held whole to be decoded: maxTraceDocument bounds it,
+// larger than any line, so that such a file is accepted up to a size that
+// still fits in memory.
 const (
 	maxTraceLine     = 64 << 20
 	maxTraceDocument = 1 << 30
 )
 
-// readTraceFile calls fn with each document of an OTLP JSON trace file, in
-// order, before reading the next: the collector's file exporter writes
-// ExportTraceServiceRequest documents one per line (JSON lines), and a file
-// whose first non-blank line is one complete JSON value is read that way,
-// one line at a time. Any other file (an indented document, several on a
-// line) is split into documents by their brackets. Lines are bounded by
-// maxLine bytes, documents by maxDoc. Errors name the file and the line of
-// the document, as FILE:LINE; an error of fn stops the reading.
-func readTraceFile(path string, maxLine, maxDoc int, fn func(ptrace.Traces) error) error {
+// traceOptions say how to read a trace file: the bounds, and the format
+// and compression, each "" to detect it from the content (detectLayout).
+type traceOptions struct {
+	// format is "json" (OTLP JSON) or "proto" (OTLP protobuf), as the file
+	// exporter's format option; "" detects it.
+	format string
+	// compression is "none" or "zstd", as the file exporter's compression
+	// option; "" detects it.
+	compression string
+	// maxLine bounds a line and a binary record, maxDoc a JSON document.
+	maxLine, maxDoc int
+}
+
+// The forms of a trace file, as the collector's file exporter writes them
+// (exporter/fileexporter of opentelemetry-collector-contrib, v0.162.0,
+// file_writer.go and codec.go):
+//
+//   - jsonDocs: format json without compression: each ExportTraceServiceRequest
+//     marshalled to JSON and followed by "\n" (exportMessageAsLine);
+//   - records: format proto, or any format with compression zstd: each
+//     request preceded by its length as 4 bytes, big-endian
+//     (exportMessageAsBuffer), the request being the protobuf, or with
+//     compression zstd one complete zstd frame (EncodeAll) of the protobuf
+//     or the JSON;
+//   - zstdStream: with the exporter.file.nativeCompression feature gate
+//     (alpha, off by default), the whole file is a zstd stream holding
+//     JSON lines (format json) or records (format proto).
+type traceLayout int
+
+const (
+	jsonDocs traceLayout = iota
+	records
+	zstdStream
+)
+
+// zstdMagic starts every zstd frame (RFC 8878, section 3.1.1).
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// detectLayout tells the form of a file from its first four bytes (fewer
+// if the file is shorter) and the forced options: a zstd frame's magic
+// number is a zstd stream; JSON starts with a bracket or white space; any
+// other first byte is the high byte of a record's length (0 to 3 for a
+// record up to 64 MiB). With compression none a zstd magic number is read
+// as a length, and with format proto or compression zstd the file is
+// records unless it is a stream.
+func detectLayout(head []byte, o traceOptions) traceLayout {
+	switch {
+	case o.compression != "none" && bytes.HasPrefix(head, zstdMagic):
+		return zstdStream
+	case o.format == "proto" || o.compression == "zstd":
+		return records
+	case o.format == "json" && o.compression == "none":
+		return jsonDocs
+	case len(head) > 0 && isJSONStart(head[0]):
+		return jsonDocs
+	}
+	return records
+}
+
+// isJSONStart reports whether c can start a JSON trace file: a bracket or
+// white space.
+func isJSONStart(c byte) bool {
+	switch c {
+	case '{', '[', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+// truncatedError is the last record of a file cut short, as when the
+// collector was stopped while writing it; the records before it were read.
+type truncatedError struct{ msg string }
+
+func (e *truncatedError) Error() string { return e.msg }
+
+// readTraceFile calls fn with each request of a trace file, in order,
+// before reading the next (the forms are those of detectLayout). A JSON
+// file whose first non-blank line is one complete JSON value is read one
+// line at a time; any other JSON file (an indented document, several on a
+// line) is split into documents by their brackets. Errors name the file
+// and the line of the document, as FILE:LINE, or the record and its byte
+// offset; an error of fn stops the reading. A last record cut short after
+// complete ones is a *truncatedError, returned after the complete ones
+// were passed to fn.
+func readTraceFile(path string, o traceOptions, fn func(ptrace.Traces) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r := &traceReader{path: path, br: bufio.NewReaderSize(f, 64<<10), maxLine: maxLine, maxDoc: maxDoc, fn: fn}
+	r := &traceReader{path: path, opt: o, br: bufio.NewReaderSize(f, 64<<10), fn: fn}
+	defer r.close()
 	if err := r.read(); err != nil {
 		return err
 	}
@@ -56,19 +138,151 @@ func readTraceFile(path string, maxLine, maxDoc int, fn func(ptrace.Traces) erro
 
 // traceReader is the state of readTraceFile.
 type traceReader struct {
-	path            string
-	br              *bufio.Reader
-	maxLine, maxDoc int
-	fn              func(ptrace.Traces) error
-	um              ptrace.JSONUnmarshaler
-	line            []byte // the current line, reused
-	n               int    // number of the current line, from 1
-	docs            int    // documents passed to fn
+	path  string
+	opt   traceOptions
+	br    *bufio.Reader
+	fn    func(ptrace.Traces) error
+	jsonU ptrace.JSONUnmarshaler
+	proto ptrace.ProtoUnmarshaler
+	// stream is the decoder of a zstd stream file, frames that of
+	// compressed records; each is made when first needed.
+	stream, frames *zstd.Decoder
+	line           []byte // the current line, reused
+	n              int    // number of the current line, from 1
+	off            int64  // byte offset of the current line or record
+	docs           int    // documents passed to fn
+	rec, plain     []byte // a record and its decompressed form, reused
 }
 
-// read reads the file as JSON lines, or switches to split on the first
-// non-blank line if that is not a complete JSON value.
+func (r *traceReader) close() {
+	if r.stream != nil {
+		r.stream.Close()
+	}
+	if r.frames != nil {
+		r.frames.Close()
+	}
+}
+
+// read reads the file in the form its first bytes show.
 func (r *traceReader) read() error {
+	head, _ := r.br.Peek(len(zstdMagic))
+	switch detectLayout(head, r.opt) {
+	case zstdStream:
+		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(r.opt.maxLine)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.path, err)
+		}
+		r.stream, r.br = d, bufio.NewReaderSize(d, 64<<10)
+		// The stream holds uncompressed JSON lines or records; offsets
+		// are in the decompressed stream.
+		inner := traceOptions{format: r.opt.format, compression: "none"}
+		head, _ = r.br.Peek(len(zstdMagic))
+		if detectLayout(head, inner) == records {
+			return r.records()
+		}
+		return r.jsonLines()
+	case records:
+		return r.records()
+	}
+	return r.jsonLines()
+}
+
+// truncated returns the error of a record cut short at the end of the
+// file: a *truncatedError when records were read before it, else a plain
+// error (there is nothing to analyse).
+func (r *traceReader) truncated(where, detail string) error {
+	unit := "the decompressed stream"
+	if r.stream == nil {
+		unit = "the file"
+	}
+	msg := fmt.Sprintf("%s: record %d at byte %d of %s is cut short (%s)", where, r.docs+1, r.off, unit, detail)
+	if r.docs == 0 {
+		return errors.New(msg)
+	}
+	return &truncatedError{msg: fmt.Sprintf("%s; the %d records before it were read", msg, r.docs)}
+}
+
+// records reads length-prefixed records: a 4-byte big-endian length, then
+// that many bytes, protobuf or JSON, each possibly one zstd frame.
+func (r *traceReader) records() error {
+	var hdr [4]byte
+	for {
+		n, err := io.ReadFull(r.br, hdr[:])
+		switch {
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, io.ErrUnexpectedEOF) && r.stream != nil:
+			return r.truncated(r.path, "the compressed stream ends within it")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return r.truncated(r.path, fmt.Sprintf("%d of the 4 bytes of its length", n))
+		case err != nil:
+			return fmt.Errorf("%s: record %d at byte %d: %w", r.path, r.docs+1, r.off, err)
+		}
+		size := int64(binary.BigEndian.Uint32(hdr[:]))
+		if size > int64(r.opt.maxLine) {
+			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: not a trace file of the file exporter, or a record too large",
+				r.path, r.docs+1, r.off, size, formatBytes(r.opt.maxLine))
+		}
+		if int64(cap(r.rec)) < size {
+			r.rec = make([]byte, size)
+		}
+		r.rec = r.rec[:size]
+		if n, err := io.ReadFull(r.br, r.rec); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+				if r.stream != nil {
+					return r.truncated(r.path, "the compressed stream ends within it")
+				}
+				return r.truncated(r.path, fmt.Sprintf("its length says %d bytes, %d follow", size, n))
+			}
+			return fmt.Errorf("%s: record %d at byte %d: %w", r.path, r.docs+1, r.off, err)
+		}
+		td, err := r.payload(r.rec)
+		if err != nil {
+			return fmt.Errorf("%s: record %d at byte %d: %w", r.path, r.docs+1, r.off, err)
+		}
+		if err := r.deliver(td); err != nil {
+			return fmt.Errorf("%s: record %d at byte %d: %w", r.path, r.docs, r.off, err)
+		}
+		r.off += 4 + size
+	}
+}
+
+// payload decodes one record: a zstd frame is decompressed (bounded by
+// maxLine), then JSON (a record starting with '{') or protobuf.
+func (r *traceReader) payload(b []byte) (ptrace.Traces, error) {
+	switch {
+	case r.stream != nil:
+	case r.opt.compression != "none" && bytes.HasPrefix(b, zstdMagic):
+		if r.frames == nil {
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(r.opt.maxLine)))
+			if err != nil {
+				return ptrace.Traces{}, err
+			}
+			r.frames = d
+		}
+		plain, err := r.frames.DecodeAll(b, r.plain[:0])
+		if err != nil {
+			return ptrace.Traces{}, fmt.Errorf("zstd: %w", err)
+		}
+		r.plain, b = plain, plain
+	case r.opt.compression == "zstd":
+		return ptrace.Traces{}, errors.New("not a zstd frame (--compression zstd)")
+	}
+	if r.opt.format == "json" || r.opt.format == "" && len(b) > 0 && b[0] == '{' {
+		return r.jsonU.UnmarshalTraces(b)
+	}
+	return r.proto.UnmarshalTraces(b)
+}
+
+// deliver passes one request to fn.
+func (r *traceReader) deliver(td ptrace.Traces) error {
+	r.docs++
+	return r.fn(td)
+}
+
+// jsonLines reads the file as JSON lines, or switches to split on the first
+// non-blank line if that is not a complete JSON value.
+func (r *traceReader) jsonLines() error {
 	for {
 		eof, err := r.next()
 		if err != nil {
@@ -79,6 +293,9 @@ func (r *traceReader) read() error {
 		case len(doc) == 0:
 		case r.docs == 0 && !json.Valid(doc):
 			return r.split()
+		case eof && !json.Valid(doc):
+			// The last line, without its line break and incomplete.
+			return r.truncated(fmt.Sprintf("%s:%d", r.path, r.n), "the file ends within the line")
 		default:
 			if err := r.decode(doc, r.n); err != nil {
 				return err
@@ -87,6 +304,7 @@ func (r *traceReader) read() error {
 		if eof {
 			return nil
 		}
+		r.off += int64(len(r.line))
 	}
 }
 
@@ -97,8 +315,8 @@ func (r *traceReader) next() (eof bool, err error) {
 	r.n++
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		if len(r.line)+len(chunk) > r.maxLine {
-			return false, fmt.Errorf("%s:%d: line longer than %s", r.path, r.n, formatBytes(r.maxLine))
+		if len(r.line)+len(chunk) > r.opt.maxLine {
+			return false, fmt.Errorf("%s:%d: line longer than %s", r.path, r.n, formatBytes(r.opt.maxLine))
 		}
 		r.line = append(r.line, chunk...)
 		switch {
@@ -108,6 +326,9 @@ func (r *traceReader) next() (eof bool, err error) {
 			continue
 		case err == io.EOF:
 			return true, nil
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			// A zstd stream cut short.
+			return false, r.truncated(fmt.Sprintf("%s:%d", r.path, r.n), "the compressed stream ends within it")
 		default:
 			return false, fmt.Errorf("%s:%d: %w", r.path, r.n, err)
 		}
@@ -117,12 +338,11 @@ func (r *traceReader) next() (eof bool, err error) {
 // decode unmarshals one document that starts on line start and passes it
 // to fn.
 func (r *traceReader) decode(doc []byte, start int) error {
-	td, err := r.um.UnmarshalTraces(doc)
+	td, err := r.jsonU.UnmarshalTraces(doc)
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
 	}
-	r.docs++
-	if err := r.fn(td); err != nil {
+	if err := r.deliver(td); err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
 	}
 	return nil
@@ -134,7 +354,7 @@ func (r *traceReader) decode(doc []byte, start int) error {
 func (r *traceReader) split() error {
 	var sp jsonSplitter
 	var doc []byte
-	start := 0
+	start, startOff := 0, int64(0)
 	for {
 		rest := r.line
 		for len(rest) > 0 {
@@ -143,15 +363,15 @@ func (r *traceReader) split() error {
 				if len(rest) == 0 {
 					break
 				}
-				start = r.n
+				start, startOff = r.n, r.off+int64(len(r.line)-len(rest))
 			}
 			end := sp.feed(rest)
 			complete := end >= 0
 			if !complete {
 				end = len(rest)
 			}
-			if len(doc)+end > r.maxDoc {
-				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, formatBytes(r.maxDoc))
+			if len(doc)+end > r.opt.maxDoc {
+				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, formatBytes(r.opt.maxDoc))
 			}
 			doc = append(doc, rest[:end]...)
 			rest = rest[end:]
@@ -162,6 +382,7 @@ func (r *traceReader) split() error {
 				doc = doc[:0]
 			}
 		}
+		r.off += int64(len(r.line))
 		eof, err := r.next()
 		if err != nil {
 			return err
@@ -171,7 +392,8 @@ func (r *traceReader) split() error {
 		}
 	}
 	if len(doc) > 0 {
-		return fmt.Errorf("%s:%d: the document that starts here has no end", r.path, start)
+		r.off = startOff
+		return r.truncated(fmt.Sprintf("%s:%d", r.path, start), "the document that starts here has no end")
 	}
 	return nil
 }

@@ -1,0 +1,299 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/model"
+)
+
+// The files of a model directory.
+const (
+	modelDiagramFile = "model.dq"
+	modelJSONFile    = "model.json"
+	modelReportFile  = "report.json"
+)
+
+// topInferred is how many inferred chains model prints.
+const topInferred = 10
+
+func init() {
+	register(command{
+		name:    "model",
+		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--infer] [--json] TRACES...",
+		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
+		help: `Model learns a ΔQ model of a traced system from trace files written by the
+collector's file exporter (any form analyze reads), read one record at a time.
+Spans are assembled into traces by trace id; a trace is complete when a grace
+period of trace time (--grace; the latest span end read) has passed since its
+last span, and at most --max-open traces are assembled at once (the oldest is
+closed early beyond it, and counted).
+
+For every span it takes the exclusive time (the time with none of the span's
+calls in flight) and the execution pattern (its calls in sequential steps,
+overlapping calls in parallel in one step), and groups spans by calling
+context: an operation (service.operation) reached by one path of calls from a
+root operation is a node. From them it writes to DIR:
+
+  model.dq     the outcome diagram: a definition per node with calls,
+               "node = node_self -> step -> …", a step of parallel calls an
+               all-to-finish a:, alternative patterns (and optional calls) a
+               probabilistic choice p: weighted by their frequencies; names
+               are service.operation with other characters as _
+  model.json   every node: its probe and outcome names, call probability,
+               patterns and the ΔQs of its exclusive time (failures that
+               originate in the span as intangible mass) and of its duration
+  report.json  the validation: for each root operation, the end-to-end ΔQ the
+               diagram predicts from the exclusive times against the one
+               observed (Kolmogorov–Smirnov distance, quantiles); the counts
+               of incoherent traces by kind; the inferred missing parents
+
+Incoherent traces (spans whose parent never arrived, no root, cycles) are
+counted and left out. For each orphan span model infers the most likely chain
+of missing parents from the transitions of the coherent traces (the shortest
+path with weights −log frequency) and reports it with its probability; with
+--infer the repaired traces are learned too. The prediction assumes the parts
+are independent (ΔQSD); a large KS distance says they are not.
+
+deltaq whatif DIR predicts the effect of changes to the nodes.`,
+		run: runModel,
+	})
+}
+
+// modelOptions is model's command line.
+type modelOptions struct {
+	files []string
+	out   string
+	bins  int
+	cfg   model.Config
+	json  bool
+}
+
+func runModel(args []string, stdout, stderr io.Writer) int {
+	c := commands["model"]
+	fs := newFlags(&c, stderr)
+	var o modelOptions
+	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
+	fs.IntVar(&o.bins, "bins", model.DefaultBins, "bins over the longest root operation's 99.9th percentile duration")
+	fs.DurationVar(&o.cfg.Grace, "grace", model.DefaultGrace, "trace time after a trace's last span before it is complete")
+	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
+	fs.BoolVar(&o.cfg.Infer, "infer", false, "learn incoherent traces too, with their missing parents inferred")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON (report.json) instead of text")
+	files, status, ok := parseFiles(fs, args)
+	if !ok {
+		return status
+	}
+	o.files = files
+	if o.out == "" {
+		return fs.usageError("-o DIR is required")
+	}
+	if o.cfg.Grace <= 0 {
+		return fs.usageError("--grace %v: want a duration above 0", o.cfg.Grace)
+	}
+	if o.cfg.MaxOpenTraces < 1 {
+		return fs.usageError("--max-open %d: want at least 1", o.cfg.MaxOpenTraces)
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "deltaq model: %s\n", printableLines(err.Error()))
+		return exitFail
+	}
+	l, err := model.NewLearner(o.cfg)
+	if err != nil {
+		return fail(err)
+	}
+	var span model.Span
+	var warnings []string
+	learn := func(td ptrace.Traces) error {
+		learnTraces(l, td, &span)
+		return nil
+	}
+	opts := traceOptions{maxLine: maxTraceLine, maxDoc: maxTraceDocument}
+	for _, f := range o.files {
+		// A last record cut short (a collector stopped while writing) is
+		// a warning: the records before it were learned.
+		err := readTraceFile(f, opts, learn)
+		if te := (*truncatedError)(nil); errors.As(err, &te) {
+			warnings = append(warnings, te.Error())
+		} else if err != nil {
+			return fail(err)
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "deltaq model: warning: %s\n", printableLines(w))
+	}
+	l.Finish()
+	rep, err := buildModel(l, o)
+	if err != nil {
+		return fail(err)
+	}
+	if o.json {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fail(err)
+		}
+		stdout.Write(append(b, '\n'))
+		return exitOK
+	}
+	writeModelReport(stdout, rep)
+	fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),
+		printable(filepath.Join(o.out, modelJSONFile)), printable(filepath.Join(o.out, modelReportFile)))
+	return exitOK
+}
+
+// modelReport is report.json.
+type modelReport struct {
+	Nodes       int                   `json:"nodes"`
+	BinWidth    float64               `json:"bin_width"`
+	Stats       model.Stats           `json:"stats"`
+	Validation  []model.Validation    `json:"validation"`
+	Quantiles   []float64             `json:"quantiles"`
+	Inference   model.InferenceReport `json:"inference"`
+	DiagramFile string                `json:"diagram_file"`
+}
+
+// buildModel builds, checks and writes the model and its report.
+func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
+	m, err := model.Build(l, o.bins)
+	if err != nil {
+		return nil, err
+	}
+	d, err := m.ParseDiagram()
+	if err != nil {
+		return nil, fmt.Errorf("the diagram written does not parse (a bug): %w", err)
+	}
+	v, err := m.Validate(d)
+	if err != nil {
+		return nil, err
+	}
+	rep := &modelReport{Nodes: len(m.Nodes), BinWidth: m.BinWidth, Stats: l.Stats(), Validation: v,
+		Quantiles: model.ReportQuantiles, Inference: l.Inference(), DiagramFile: modelDiagramFile}
+	js, err := m.Encode()
+	if err != nil {
+		return nil, err
+	}
+	rj, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{modelDiagramFile, m.Diagram()}, {modelJSONFile, js}, {modelReportFile, append(rj, '\n')}} {
+		if err := os.WriteFile(filepath.Join(o.out, f.name), f.data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// learnTraces passes every span of td to the learner, through s. Names
+// are cut to outcome.MaxNameLength bytes, as everywhere in the project.
+func learnTraces(l *model.Learner, td ptrace.Traces, s *model.Span) {
+	for _, rs := range td.ResourceSpans().All() {
+		service := ""
+		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+			service = cutName(v.AsString())
+		}
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				*s = model.Span{
+					TraceID:  [16]byte(sp.TraceID()),
+					SpanID:   [8]byte(sp.SpanID()),
+					ParentID: [8]byte(sp.ParentSpanID()),
+					Service:  service,
+					Name:     cutName(sp.Name()),
+					Start:    int64(sp.StartTimestamp()),
+					End:      int64(sp.EndTimestamp()),
+					Failed:   sp.Status().Code() == ptrace.StatusCodeError,
+				}
+				l.Add(s)
+			}
+		}
+	}
+}
+
+func cutName(s string) string {
+	if len(s) > outcome.MaxNameLength {
+		return strings.Clone(s[:outcome.MaxNameLength])
+	}
+	return s
+}
+
+// writeModelReport prints the report as text.
+func writeModelReport(w io.Writer, r *modelReport) {
+	st := r.Stats
+	fmt.Fprintf(w, "learned %d of %d traces (%d spans): %d nodes, bins of %s\n", st.Learned, st.Traces, st.Spans,
+		r.Nodes, dist.FormatDuration(r.BinWidth))
+	inc := st.Incoherence
+	fmt.Fprintf(w, "incoherent: %d spans without their parent, %d outside their parent, %d traces without a root, %d extra roots, %d duplicate spans, %d negative durations, %d spans in cycles\n",
+		inc.MissingParent, inc.OutsideParent, inc.NoRoot, inc.ExtraRoots, inc.DuplicateSpan, inc.NegativeDuration, inc.Cycle)
+	fmt.Fprintf(w, "left out: %d incoherent traces (%d learned with inferred parents), %d beyond the node limit; %d traces closed early (--max-open), %d patterns not kept\n",
+		st.Excluded, st.Repaired, st.NodeCap, st.Evicted, st.PatternsDropped)
+	for _, v := range r.Validation {
+		fmt.Fprintf(w, "\n%s (%s): %d instances, predicted vs observed: KS distance %s\n", printable(v.Operation), printable(v.Root),
+			v.Instances, strconv.FormatFloat(v.KS, 'f', 4, 64))
+		writeSummaries(w, r.Quantiles, []string{"predicted", "observed"}, []model.Summary{v.Predicted, v.Observed})
+	}
+	inf := r.Inference
+	if inf.Groups == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ninferred missing parents: %d orphan groups, %d resolved, %d without a path in the learned transitions\n",
+		inf.Groups, inf.Resolved, inf.Unresolved)
+	for k, c := range inf.Chains {
+		if k == topInferred {
+			fmt.Fprintf(w, "  … %d more chains in %s\n", len(inf.Chains)-k, modelReportFile)
+			break
+		}
+		from := c.Ancestor
+		if from == "" {
+			from = "(no root)"
+		}
+		fmt.Fprintf(w, "  %6d × %s → [%s] → %s  p=%s\n", c.Count, printable(from), printable(strings.Join(c.Missing, " → ")),
+			printable(strings.Join(c.Orphans, ", ")), strconv.FormatFloat(c.Probability, 'g', 4, 64))
+	}
+}
+
+// writeSummaries prints ΔQ summaries side by side: a row per quantile,
+// then the mean and the failure mass.
+func writeSummaries(w io.Writer, qs []float64, heads []string, ss []model.Summary) {
+	fmt.Fprintf(w, "  %-10s", "")
+	for _, h := range heads {
+		fmt.Fprintf(w, " %12s", h)
+	}
+	fmt.Fprintln(w)
+	row := func(label string, val func(s model.Summary) string) {
+		fmt.Fprintf(w, "  %-10s", label)
+		for _, s := range ss {
+			fmt.Fprintf(w, " %12s", val(s))
+		}
+		fmt.Fprintln(w)
+	}
+	opt := func(v *float64) string {
+		if v == nil {
+			return "unreachable"
+		}
+		return dist.FormatDuration(*v)
+	}
+	for k, q := range qs {
+		row(strconv.FormatFloat(q, 'g', -1, 64), func(s model.Summary) string { return opt(s.Quantiles[k]) })
+	}
+	row("mean", func(s model.Summary) string { return opt(s.Mean) })
+	row("failure", func(s model.Summary) string { return strconv.FormatFloat(s.Failure, 'g', 4, 64) })
+}

@@ -1,0 +1,418 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/model"
+)
+
+var updateModel = flag.Bool("update-model", false, "rewrite testdata/model/shop.json")
+
+// shopFile is a small corpus of a checkout service, as the file exporter
+// writes it (JSON lines), made by writeShop.
+const shopFile = "testdata/model/shop.json"
+
+// shopSpan is one span of the shop corpus, times in ms from the trace's
+// start.
+type shopSpan struct {
+	service, name string
+	id, parent    byte
+	start, end    float64
+	failed        bool
+}
+
+// shopTrace returns the spans of trace k: GET /checkout at the frontend
+// calls cart get (which queries the db), then inventory reserve and payment
+// charge in parallel, then, in 70 % of the traces, email send; 2 % of the
+// payments fail, and the checkout with them.
+func shopTrace(rng *rand.Rand) []shopSpan {
+	e := func(mean float64) float64 { return rng.ExpFloat64() * mean }
+	cart0 := 0.2
+	db0 := cart0 + 0.1
+	db1 := db0 + 0.3 + e(0.3)
+	cart1 := db1 + 0.2 + e(0.3)
+	par := cart1 + 0.1
+	inv1, pay1 := par+1+e(1), par+2+e(2)
+	end := max(inv1, pay1)
+	failed := rng.Float64() < 0.02
+	spans := []shopSpan{
+		{"cart", "get", 2, 1, cart0, cart1, false},
+		{"db", "query", 3, 2, db0, db1, false},
+		{"inventory", "reserve", 4, 1, par, inv1, false},
+		{"payment", "charge", 5, 1, par, pay1, failed},
+	}
+	if !failed && rng.Float64() < 0.7 {
+		em0 := end + 0.1
+		end = em0 + 0.2 + e(0.5)
+		spans = append(spans, shopSpan{"email", "send", 6, 1, em0, end, false})
+	}
+	return append(spans, shopSpan{"frontend", "GET /checkout", 1, 0, 0, end + 0.3, failed})
+}
+
+// writeShop writes n traces of the shop, 10 ms apart from a fixed epoch, as
+// JSON lines of 16 traces each; trace dropCart loses its cart span (its db
+// query is an orphan).
+func writeShop(t *testing.T, path string, n, dropCart int, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	epoch := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	var m ptrace.JSONMarshaler
+	for first := 0; first < n; first += 16 {
+		td := ptrace.NewTraces()
+		scopes := map[string]ptrace.SpanSlice{}
+		for k := first; k < min(first+16, n); k++ {
+			var tid pcommon.TraceID
+			binary.BigEndian.PutUint64(tid[8:], uint64(k+1))
+			tid[0] = 0x5e
+			t0 := epoch.Add(time.Duration(k) * 10 * time.Millisecond)
+			for _, s := range shopTrace(rng) {
+				if k == dropCart && s.name == "get" {
+					continue
+				}
+				ss, ok := scopes[s.service]
+				if !ok {
+					rs := td.ResourceSpans().AppendEmpty()
+					rs.Resource().Attributes().PutStr("service.name", s.service)
+					ss = rs.ScopeSpans().AppendEmpty().Spans()
+					scopes[s.service] = ss
+				}
+				sp := ss.AppendEmpty()
+				sp.SetTraceID(tid)
+				sp.SetSpanID(pcommon.SpanID{0x5e, byte(k >> 8), byte(k), 0, 0, 0, 0, s.id})
+				if s.parent != 0 {
+					sp.SetParentSpanID(pcommon.SpanID{0x5e, byte(k >> 8), byte(k), 0, 0, 0, 0, s.parent})
+				}
+				sp.SetName(s.name)
+				at := func(ms float64) pcommon.Timestamp {
+					return pcommon.NewTimestampFromTime(t0.Add(time.Duration(ms * 1e6)))
+				}
+				sp.SetStartTimestamp(at(s.start))
+				sp.SetEndTimestamp(at(s.end))
+				if s.failed {
+					sp.Status().SetCode(ptrace.StatusCodeError)
+				}
+			}
+		}
+		b, err := m.MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestModelTestdata keeps testdata/model/shop.json what writeShop makes
+// (-update-model rewrites it).
+func TestModelTestdata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shop.json")
+	writeShop(t, path, 80, 40, 1)
+	want, _ := os.ReadFile(path)
+	if *updateModel {
+		if err := os.WriteFile(shopFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(shopFile)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%s is not what writeShop makes (err %v); run go test -run TestModelTestdata -update-model", shopFile, err)
+	}
+}
+
+// learnShop runs deltaq model on the shop corpus into a new directory.
+func learnShop(t *testing.T, extra ...string) (dir, stdout string) {
+	t.Helper()
+	dir = t.TempDir()
+	status, stdout, stderr := runCmd(append([]string{"model", shopFile, "-o", dir}, extra...)...)
+	if status != exitOK {
+		t.Fatalf("deltaq model: status %d\n%s%s", status, stdout, stderr)
+	}
+	return dir, stdout
+}
+
+func TestModelCommand(t *testing.T) {
+	dir, out := learnShop(t)
+	// 80 traces; trace 40 lost its cart span: left out, its db query an
+	// orphan whose missing parent is inferred as cart get.
+	assertContainsAll(t, "deltaq model", out,
+		"learned 79 of 80 traces (458 spans): 6 nodes",
+		"incoherent: 1 spans without their parent, 0 outside their parent, 0 traces without a root",
+		"left out: 1 incoherent traces (0 learned with inferred parents)",
+		"frontend.GET /checkout (frontend_GET_checkout): 79 instances, predicted vs observed: KS distance",
+		"inferred missing parents: 1 orphan groups, 1 resolved",
+		"1 × frontend.GET /checkout → [cart.get] → db.query",
+		"wrote "+filepath.Join(dir, "model.dq"),
+	)
+	// The diagram passes deltaq check and has the shop's structure.
+	status, chk, stderr := runCmd("check", filepath.Join(dir, "model.dq"))
+	if status != exitOK {
+		t.Fatalf("deltaq check model.dq: status %d\n%s%s", status, chk, stderr)
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "model.dq"))
+	assertContainsAll(t, "model.dq", string(src),
+		"cart_get = cart_get_self -> db_query;",
+		"frontend_GET_checkout = p:frontend_GET_checkout_alt[0.734177, 0.265823](\n    frontend_GET_checkout_self -> s:cart_get -> a:frontend_GET_checkout_par(\n",
+		"        payment_charge\n    ) -> email_send,\n",
+		"system = s:frontend_GET_checkout;",
+	)
+	data, err := os.ReadFile(filepath.Join(dir, "model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	email, ok := m.Node("email_send")
+	if !ok || email.Parent != "frontend_GET_checkout" || email.CallProbability <= 0.5 || email.CallProbability >= 0.9 {
+		t.Errorf("email node %+v: want called by the checkout in about 70 %% of it", email)
+	}
+	// The payment's failures are the checkout's: they originate in the
+	// payment, so the checkout's own exclusive time has none.
+	pay, _ := m.Node("payment_charge")
+	root, _ := m.Node("frontend_GET_checkout")
+	if pay.Exclusive.Failure == 0 || root.Exclusive.Failure != 0 || math.Abs(root.Duration.Failure-pay.Exclusive.Failure) > 1e-12 {
+		t.Errorf("failures: payment exclusive %v, checkout exclusive %v and observed %v; want the payment's = the checkout's observed, none in the checkout's own time",
+			pay.Exclusive.Failure, root.Exclusive.Failure, root.Duration.Failure)
+	}
+	var rep modelReport
+	rj, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err := json.Unmarshal(rj, &rep); err != nil {
+		t.Fatal(err)
+	}
+	// 79 traces: the KS distance of a correct model is noise of order
+	// 1/√79; a model that missed a stage would be far off.
+	if len(rep.Validation) != 1 || rep.Validation[0].KS > 0.2 {
+		t.Errorf("validation %+v, want one root within KS 0.2", rep.Validation)
+	}
+	// --infer learns the repaired trace too.
+	_, out = learnShop(t, "--infer")
+	assertContainsAll(t, "deltaq model --infer", out, "learned 80 of 80 traces", "(1 learned with inferred parents)")
+}
+
+func TestModelErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"model", shopFile}, "-o DIR is required"},
+		{[]string{"model", "-o", t.TempDir()}, "no files"},
+		{[]string{"model", shopFile, "-o", t.TempDir(), "--grace", "0s"}, "--grace 0s"},
+		{[]string{"model", "nonexistent.json", "-o", t.TempDir()}, "nonexistent.json"},
+		{[]string{"whatif"}, "want one MODELDIR"},
+		{[]string{"whatif", t.TempDir()}, "model.json"},
+		{[]string{"whatif", "x", "--set", "a.b"}, "want TARGET=EXPR"},
+		{[]string{"whatif", "x", "--set", "a.b=-1*X"}, "neither A*X+B nor a distribution"},
+		{[]string{"whatif", "x", "--set", "a.b=X+never 120%"}, "percentage"},
+		{[]string{"whatif", "x", "--qta", "10ms"}, "want DELAY:P"},
+		{[]string{"whatif", "x", "--qta", "10ms:0.5", "--max-failure", "2"}, "want a ratio in [0, 1]"},
+		{[]string{"whatif", "x", "--qta", "10ms:0.5", "--max-failure", "0.6"}, "--qta 10ms:0.5"},
+	} {
+		status, stdout, stderr := runCmd(tc.args...)
+		if status == exitOK || !strings.Contains(stderr, tc.want) {
+			t.Errorf("deltaq %s: status %d, stderr %q, want it to say %q (stdout %q)", strings.Join(tc.args, " "), status, stderr, tc.want, stdout)
+		}
+	}
+	dir, _ := learnShop(t)
+	for _, tc := range []struct {
+		set, want string
+	}{
+		{"nosuch.op=X", "nosuch.op: no node"},
+		{"frontend.GET /checkout=remove", "is a root operation"},
+	} {
+		status, _, stderr := runCmd("whatif", dir, "--set", tc.set)
+		if status != exitFail || !strings.Contains(stderr, tc.want) {
+			t.Errorf("whatif --set %s: status %d, stderr %q, want %q", tc.set, status, stderr, tc.want)
+		}
+	}
+}
+
+// whatifJSON runs whatif with --json and returns the checkout's result.
+func whatifJSON(t *testing.T, dir string, args ...string) whatifRoot {
+	t.Helper()
+	status, stdout, stderr := runCmd(append([]string{"whatif", dir, "--json"}, args...)...)
+	if status != exitOK {
+		t.Fatalf("whatif %v: status %d\n%s", args, status, stderr)
+	}
+	var out struct {
+		Roots map[string]whatifRoot `json:"roots"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	r, ok := out.Roots["frontend_GET_checkout"]
+	if !ok {
+		t.Fatalf("whatif %v: no checkout in %s", args, stdout)
+	}
+	return r
+}
+
+func TestWhatifCommand(t *testing.T) {
+	dir, _ := learnShop(t)
+	base := whatifJSON(t, dir)
+	if base.Before.Failure != base.After.Failure || *base.Before.Quantiles[1] != *base.After.Quantiles[1] {
+		t.Errorf("no intervention: before %+v and after %+v differ", base.Before, base.After)
+	}
+	// Failure injection on the cart, which every checkout calls: the
+	// failure mass becomes 1 − (1 − f)(1 − 0.1).
+	r := whatifJSON(t, dir, "--set", "cart.get=X + never 10%")
+	if want := 1 - (1-base.Before.Failure)*0.9; math.Abs(r.After.Failure-want) > 1e-6 {
+		t.Errorf("cart.get + never 10%%: failure %v, want %v", r.After.Failure, want)
+	}
+	// Pinning the payment to 1 ms (a = 0) and removing the email call make
+	// the checkout faster; slowing the inventory makes it slower.
+	faster := whatifJSON(t, dir, "--set", "payment.charge=0*X+1ms", "--set", "email.send=remove")
+	slower := whatifJSON(t, dir, "--set", "inventory_reserve=3*X+2ms")
+	for k := range faster.After.Quantiles {
+		if base.Before.Quantiles[k] == nil {
+			continue // beyond the 3.8 % of failed payments
+		}
+		b := *base.Before.Quantiles[k]
+		if f := faster.After.Quantiles[k]; f == nil || *f >= b {
+			t.Errorf("quantile %d: faster %v, want below %v", k, f, b)
+		}
+		if s := slower.After.Quantiles[k]; s != nil && *s <= b {
+			t.Errorf("quantile %d: slower %v, want above %v", k, *s, b)
+		}
+	}
+	// Substitution: the payment as a fixed 100 ms dominates the parallel
+	// step, so every checkout takes more than 100 ms.
+	sub := whatifJSON(t, dir, "--set", "payment.charge=point(100ms)")
+	if q := *sub.After.Quantiles[0]; q < 0.100 {
+		t.Errorf("payment = point(100ms): median %v, want above 100 ms", q)
+	}
+
+	// Text, QTA and plot.
+	plots := t.TempDir()
+	status, stdout, stderr := runCmd("whatif", dir, "--set", "payment.charge=0.5*X", "--qta", "5ms:0.5,9ms:0.95", "--max-failure", "0.05", "--plot", plots)
+	if status != exitOK {
+		t.Fatalf("whatif: status %d\n%s", status, stderr)
+	}
+	png1 := filepath.Join(plots, "frontend_GET_checkout-whatif.png")
+	assertContainsAll(t, "whatif", stdout, "set payment.charge=0.5*X on payment_charge", "frontend.GET /checkout (frontend_GET_checkout): predicted end-to-end ΔQ",
+		"before        after", "QTA", "wrote "+png1)
+	f, err := os.Open(png1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.DecodeConfig(f); err != nil {
+		t.Errorf("%s: %v", png1, err)
+	}
+}
+
+// TestWhatifQTAVerdict checks the QTA verdicts against the quantiles: a
+// point "half within 1.1 × the predicted median" passes before and fails
+// after a slow-down of the inventory by 2·X + 5 ms.
+func TestWhatifQTAVerdict(t *testing.T) {
+	dir, _ := learnShop(t)
+	base := whatifJSON(t, dir)
+	med := *base.Before.Quantiles[0]
+	qta := dist.FormatDuration(med*1.1) + ":0.5"
+	r := whatifJSON(t, dir, "--qta", qta, "--max-failure", "0.1", "--set", "inventory.reserve=2*X+5ms")
+	if !*r.QTABefore || *r.QTAAfter {
+		t.Errorf("QTA %s: before %v after %v, want pass then fail (median before %v, after %v)", qta, *r.QTABefore, *r.QTAAfter, med, *r.After.Quantiles[0])
+	}
+}
+
+// TestPredictionAgainstWorkload learns a model from a baseline run of
+// dqworkload's pure-delay mode and predicts a run in which worker_2 is
+// twice as fast (-speed2 0.5): the KS distance between the prediction
+// (intervention worker_2 = 0.5·X) and the second run's observed end-to-end
+// ΔQ must be at most 0.05.
+func TestPredictionAgainstWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the workload twice for a few seconds")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "dqworkload")
+	if out, err := exec.Command("go", "build", "-o", bin, "../dqworkload").CombinedOutput(); err != nil {
+		t.Fatalf("go build dqworkload: %v\n%s", err, out)
+	}
+	help, _ := exec.Command(bin, "-h").CombinedOutput()
+	for _, f := range []string{"-topology", "-speed2", "-trace-file"} {
+		if !bytes.Contains(help, []byte(f)) {
+			t.Skipf("dqworkload has no %s flag", f)
+		}
+	}
+	// With -endpoint '' the workload only writes the file, simulating as
+	// fast as it can: 3 s of simulated time at 1000 jobs/s.
+	run := func(name string, seed, speed2 string) string {
+		path := filepath.Join(tmp, name)
+		cmd := exec.Command(bin, "-topology", "delays", "-speed2", speed2, "-trace-file", path,
+			"-endpoint", "", "-rate", "1000", "-duration", "3s", "-seed", seed, "-report", "0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("dqworkload %v: %v\n%s", cmd.Args, err, out)
+		}
+		return path
+	}
+	baseline, fast := run("baseline.json", "1", "1"), run("fast.json", "2", "0.5")
+	dir := t.TempDir()
+	if status, stdout, stderr := runCmd("model", baseline, "-o", dir, "--grace", "1s"); status != exitOK {
+		t.Fatalf("deltaq model: status %d\n%s%s", status, stdout, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "model.json"))
+	m, err := model.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := loadDiagram(filepath.Join(dir, "model.dq"), os.Stderr)
+	if !ok {
+		t.Fatal("model.dq does not load")
+	}
+	iv, err := model.ParseIntervention("dqworkload.worker_2=0.5*X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds, err := m.Predict(d, []model.Intervention{iv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second run's observed end-to-end ΔQ, on the model's bins.
+	dirFast := t.TempDir()
+	if status, stdout, stderr := runCmd("model", fast, "-o", dirFast, "--grace", "1s"); status != exitOK {
+		t.Fatalf("deltaq model (fast run): status %d\n%s%s", status, stdout, stderr)
+	}
+	data, _ = os.ReadFile(filepath.Join(dirFast, "model.json"))
+	mf, err := model.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := mf.Node(mf.Roots[0])
+	obs, err := root.Duration.DeltaQ(mf.BinWidth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := deltaq.Distance(preds[0].After, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ksBefore, _ := deltaq.Distance(preds[0].Before, obs)
+	t.Logf("%d and %d jobs; KS prediction %.4f, baseline without intervention %.4f", m.Stats.Learned, mf.Stats.Learned, ks, ksBefore)
+	if ks > 0.05 {
+		t.Errorf("KS distance %v between the prediction and the faster run, want ≤ 0.05", ks)
+	}
+}

@@ -1,0 +1,705 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+// The scope's browser view (deltaq scope --http ADDR): the terminal scope's
+// picture of every probe (the thesis, section 4.2: observed and calculated
+// CDFs, the mean of recent windows with its 95 % band, the QTA), kept for the
+// last K windows, with the triggers and their snapshots (section 3.5.1),
+// served as one page whose assets are built into the binary and pushed live
+// with Server-Sent Events. The page draws on a canvas itself and runs the
+// design-time controls (display dMax and bins, an edited QTA, an intervention
+// a·X + b) in the browser: the server only keeps and forwards what the
+// connector sent.
+//
+// Every piece of state is bounded and counted: windows per probe (K), probes,
+// triggers, snapshots and their records, and every browser's queue of
+// events. A browser that does not keep up loses its oldest events (it is then
+// sent the whole state again) and, if its connection stalls, is disconnected;
+// the OTLP handlers never wait for a browser.
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"maps"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// webAssets is the page: index.html, app.js and style.css, no build step.
+//
+//go:embed web
+var webAssets embed.FS
+
+// Bounds of the browser view's state.
+const (
+	defaultWebWindows = 60   // windows per probe for the time slider (--windows)
+	maxWebWindows     = 1000 // the largest --windows
+	maxWebProbes      = 100  // probes shown; later ones are refused (counted)
+	maxWebTriggers    = 200  // trigger records kept, newest
+	maxWebSnapshots   = 16   // snapshots kept, newest
+	// maxSnapshotRecords bounds one snapshot's records (probes × windows);
+	// maxSnapshotCDF one record's CDF values per series.
+	maxSnapshotRecords = 4096
+	maxSnapshotCDF     = 10000
+	// webClientQueue is each browser's queue of events; when it is full the
+	// oldest event goes.
+	webClientQueue = 64
+	// webWriteTimeout bounds one write to a browser: a connection that
+	// stalls longer is closed.
+	webWriteTimeout = 10 * time.Second
+	// webHeartbeat keeps idle connections (and proxies) open, and finds
+	// closed ones.
+	webHeartbeat = 15 * time.Second
+)
+
+// webWindow is one window of one probe as the page receives it. Delays are in
+// seconds; a curve is a list of [delay, P(d ≤ delay)] points by delay, a
+// quantile list [q, delay] by q. A reading absent from the window (and from
+// every window before it) is null.
+type webWindow struct {
+	Probe      string                  `json:"probe"`
+	End        int64                   `json:"end"` // newest data point, Unix milliseconds
+	Curves     map[string][][2]float64 `json:"curves"`
+	Quantiles  map[string][][2]float64 `json:"quantiles"`
+	Outcomes   map[string]float64      `json:"outcomes"`
+	Failure    *float64                `json:"failure"`
+	Violation  *float64                `json:"violation"`
+	Divergence *float64                `json:"divergence"`
+	// QTA is the probe's QTA as the connector sent it exactly; null from a
+	// connector that sends only the sampled QTA curve (Curves["qta"]).
+	QTA *webQTA `json:"qta"`
+}
+
+// webQTA is a QTA: its points [delay, P], by delay, and its failure bound
+// (null when not sent).
+type webQTA struct {
+	Points     [][2]float64 `json:"points"`
+	MaxFailure *float64     `json:"max_failure"`
+}
+
+// webTrigger is one deltaq.trigger record.
+type webTrigger struct {
+	Time     int64    `json:"time"` // Unix milliseconds
+	Severity string   `json:"severity"`
+	Probe    string   `json:"probe"`
+	Kind     string   `json:"kind"`
+	Observed *float64 `json:"observed"`
+	Required *float64 `json:"required"`
+	Delay    *float64 `json:"delay"` // seconds, qta triggers
+	Snapshot int64    `json:"snapshot"`
+	Message  string   `json:"message"`
+}
+
+// webSnapshot is a snapshot assembled from its deltaq.snapshot records: its
+// windows, oldest first, each with the ΔQs of every probe.
+type webSnapshot struct {
+	ID        int64               `json:"id"`
+	Windows   []webSnapshotWindow `json:"windows"`
+	records   int
+	Truncated int `json:"truncated"` // records or CDF values left out (bounds)
+}
+
+type webSnapshotWindow struct {
+	Start  string             `json:"start"`
+	End    string             `json:"end"`
+	Probes []webSnapshotProbe `json:"probes"`
+}
+
+type webSnapshotProbe struct {
+	Probe      string         `json:"probe"`
+	Success    int64          `json:"success"`
+	Timeout    int64          `json:"timeout"`
+	Failure    int64          `json:"failure"`
+	Observed   *webSnapshotDQ `json:"observed,omitempty"`
+	Calculated *webSnapshotDQ `json:"calculated,omitempty"`
+}
+
+// webSnapshotDQ is a ΔQ as a snapshot record holds it: CDF[i] = F((i+1)·width).
+type webSnapshotDQ struct {
+	Width float64   `json:"width"`
+	CDF   []float64 `json:"cdf"`
+}
+
+// webSnapshotSummary is what the trigger list needs of a snapshot.
+type webSnapshotSummary struct {
+	ID      int64    `json:"id"`
+	Windows int      `json:"windows"`
+	Probes  []string `json:"probes"`
+}
+
+// webStats are the view's counters, shown on the page.
+type webStats struct {
+	Batches        int `json:"batches"`
+	Malformed      int `json:"malformed"`
+	ProbesRefused  int `json:"probes_refused"`
+	TriggersSeen   int `json:"triggers_seen"`
+	SnapshotsSeen  int `json:"snapshots_seen"`
+	SnapshotsGone  int `json:"snapshots_evicted"`
+	Clients        int `json:"clients"`
+	EventsDropped  int `json:"events_dropped"`
+	ClientsDropped int `json:"clients_disconnected"`
+}
+
+// webState is the whole state: the first event a browser receives, and
+// /api/state.
+type webState struct {
+	K         int                     `json:"k"`
+	Windows   map[string][]*webWindow `json:"windows"` // per probe, oldest first
+	Triggers  []webTrigger            `json:"triggers"`
+	Snapshots []webSnapshotSummary    `json:"snapshots"`
+	Stats     webStats                `json:"stats"`
+}
+
+// scopeWeb is the browser view: the state, the browsers connected, and the
+// HTTP server.
+type scopeWeb struct {
+	k            int
+	writeTimeout time.Duration
+	heartbeat    time.Duration
+
+	mu        sync.Mutex
+	windows   map[string][]*webWindow
+	triggers  []webTrigger
+	snapshots map[int64]*webSnapshot
+	snapOrder []int64 // ids, oldest first
+	stats     webStats
+	clients   map[*webClient]struct{}
+	quit      chan struct{} // closed by close: every browser's handler returns
+
+	ln  net.Listener
+	srv *http.Server
+}
+
+// webClient is one browser's event queue. resync, set when an event was
+// dropped, has the handler send the whole state instead of what is queued.
+type webClient struct {
+	events chan []byte
+	resync bool // guarded by scopeWeb.mu
+}
+
+// newScopeWeb returns the view's state and handler, without a server.
+func newScopeWeb(k int) *scopeWeb {
+	return &scopeWeb{
+		k:            k,
+		writeTimeout: webWriteTimeout,
+		heartbeat:    webHeartbeat,
+		windows:      map[string][]*webWindow{},
+		snapshots:    map[int64]*webSnapshot{},
+		clients:      map[*webClient]struct{}{},
+		quit:         make(chan struct{}),
+	}
+}
+
+// startScopeWeb serves the browser view on addr.
+func startScopeWeb(addr string, k int) (*scopeWeb, error) {
+	w := newScopeWeb(k)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	w.ln = ln
+	w.srv = &http.Server{Handler: w.handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = w.srv.Serve(ln) }()
+	return w, nil
+}
+
+// addr is the address the view listens on.
+func (w *scopeWeb) addr() string { return w.ln.Addr().String() }
+
+// close ends every browser's stream and stops the server.
+func (w *scopeWeb) close() {
+	w.mu.Lock()
+	select {
+	case <-w.quit:
+	default:
+		close(w.quit)
+	}
+	w.mu.Unlock()
+	if w.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = w.srv.Shutdown(ctx)
+	}
+}
+
+// handler routes the page, its assets, the event stream and the JSON API.
+func (w *scopeWeb) handler() http.Handler {
+	mux := http.NewServeMux()
+	assets, _ := fs.Sub(webAssets, "web")
+	files := http.FileServerFS(assets)
+	mux.Handle("GET /{$}", files) // index.html
+	mux.Handle("GET /static/", http.StripPrefix("/static/", files))
+	mux.HandleFunc("GET /events", w.serveEvents)
+	mux.HandleFunc("GET /api/state", func(rw http.ResponseWriter, _ *http.Request) {
+		serveJSON(rw, w.stateJSON())
+	})
+	mux.HandleFunc("GET /api/snapshot/{id}", w.serveSnapshot)
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		// Everything the page loads is its own; nothing it receives is
+		// markup (the page writes names with textContent).
+		h := rw.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		mux.ServeHTTP(rw, r)
+	})
+}
+
+func serveJSON(rw http.ResponseWriter, b []byte) {
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set("Cache-Control", "no-store")
+	_, _ = rw.Write(b)
+}
+
+func (w *scopeWeb) serveSnapshot(rw http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		http.Error(rw, "snapshot id: not a number", http.StatusBadRequest)
+		return
+	}
+	w.mu.Lock()
+	s := w.snapshots[id]
+	var b []byte
+	if s != nil {
+		b, err = json.Marshal(s)
+	}
+	w.mu.Unlock()
+	switch {
+	case s == nil:
+		http.Error(rw, "no snapshot "+strconv.FormatInt(id, 10)+" (not yet recorded, or evicted)", http.StatusNotFound)
+	case err != nil:
+		http.Error(rw, err.Error(), http.StatusInternalServerError)
+	default:
+		serveJSON(rw, b)
+	}
+}
+
+// serveEvents is the Server-Sent Events stream: "state" with the whole state
+// first (and again after events were dropped), then "window", "trigger" and
+// "snapshot" events as batches arrive, and comments as heartbeats. Each write
+// has a deadline, so a stalled connection ends the handler.
+func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(rw)
+	h := rw.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	c := &webClient{events: make(chan []byte, webClientQueue)}
+	w.mu.Lock()
+	w.clients[c] = struct{}{}
+	w.stats.Clients = len(w.clients)
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.clients, c)
+		w.stats.Clients = len(w.clients)
+		w.mu.Unlock()
+	}()
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
+		if _, err := rw.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write([]byte("retry: 2000\n\n")) || !write(sseEvent("state", w.stateJSON())) {
+		return
+	}
+	beat := time.NewTicker(w.heartbeat)
+	defer beat.Stop()
+	for {
+		var msg []byte
+		select {
+		case <-r.Context().Done():
+			return
+		case <-w.quit:
+			return
+		case <-beat.C:
+			msg = []byte(": heartbeat\n\n")
+		case msg = <-c.events:
+		}
+		w.mu.Lock()
+		if c.resync {
+			// Events were dropped: what is queued is partial, the state is
+			// whole.
+			c.resync = false
+			for len(c.events) > 0 {
+				<-c.events
+			}
+			w.mu.Unlock()
+			msg = sseEvent("state", w.stateJSON())
+		} else {
+			w.mu.Unlock()
+		}
+		if !write(msg) {
+			w.mu.Lock()
+			w.stats.ClientsDropped++
+			w.mu.Unlock()
+			return
+		}
+	}
+}
+
+// sseEvent frames one event. data is JSON, which holds no raw newline, so
+// one data line carries it.
+func sseEvent(name string, data []byte) []byte {
+	b := make([]byte, 0, len(name)+len(data)+16)
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
+
+// broadcastLocked queues an event for every browser without waiting: a full
+// queue loses its oldest event and its browser is sent the whole state next.
+func (w *scopeWeb) broadcastLocked(name string, v any) {
+	if len(w.clients) == 0 {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	msg := sseEvent(name, data)
+	for c := range w.clients {
+		select {
+		case c.events <- msg:
+			continue
+		default:
+		}
+		select {
+		case <-c.events:
+		default:
+		}
+		select {
+		case c.events <- msg:
+		default:
+		}
+		c.resync = true
+		w.stats.EventsDropped++
+	}
+}
+
+// stateJSON returns the whole state as JSON.
+func (w *scopeWeb) stateJSON() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := webState{K: w.k, Windows: w.windows, Triggers: w.triggers, Stats: w.stats}
+	if st.Triggers == nil {
+		st.Triggers = []webTrigger{}
+	}
+	st.Snapshots = []webSnapshotSummary{}
+	for _, id := range w.snapOrder {
+		st.Snapshots = append(st.Snapshots, w.snapshots[id].summary())
+	}
+	b, err := json.Marshal(st)
+	if err != nil { // only finite numbers are kept: cannot happen
+		return []byte("{}")
+	}
+	return b
+}
+
+func (s *webSnapshot) summary() webSnapshotSummary {
+	sum := webSnapshotSummary{ID: s.ID, Windows: len(s.Windows), Probes: []string{}}
+	for _, win := range s.Windows {
+		for _, p := range win.Probes {
+			if !slices.Contains(sum.Probes, p.Probe) {
+				sum.Probes = append(sum.Probes, p.Probe)
+			}
+		}
+	}
+	sort.Strings(sum.Probes)
+	return sum
+}
+
+// addMetrics decodes one batch with the terminal scope's decoder and records,
+// for every probe in it, its window: a batch of the same window end as the
+// probe's last window (a window sent in several requests) completes that
+// window, a later one starts the next. Readings a batch lacks are carried
+// over from the probe's previous window, as the terminal scope shows them.
+func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
+	batch := newScopeState()
+	batch.addMetrics(md)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stats.Batches++
+	w.stats.Malformed += batch.malformed
+	names := make([]string, 0, len(batch.probes))
+	for name := range batch.probes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var changed []*webWindow
+	for _, name := range names {
+		hist, known := w.windows[name]
+		if !known && len(w.windows) >= maxWebProbes {
+			w.stats.ProbesRefused++
+			continue
+		}
+		win := nextWindow(name, hist, batch.probes[name])
+		if n := len(hist); n > 0 && hist[n-1].End == win.End {
+			hist[n-1] = win
+		} else {
+			hist = append(hist, win)
+			if len(hist) > w.k {
+				hist = slices.Delete(hist, 0, len(hist)-w.k)
+			}
+		}
+		w.windows[name] = hist
+		changed = append(changed, win)
+	}
+	if len(changed) > 0 {
+		w.broadcastLocked("window", struct {
+			Windows []*webWindow `json:"windows"`
+			Stats   webStats     `json:"stats"`
+		}{changed, w.stats})
+	}
+}
+
+// nextWindow is probe name's window after a batch that decoded to p, given
+// its windows so far. Curves and quantiles are taken by series: a series the
+// batch sent replaces the previous one only within the same window; a window
+// of a new end keeps the previous series only when the batch sent none, and
+// the previous quantiles only when it sent no curves either (a window whose
+// quantiles are all unreachable sends curves and no quantile). The
+// QTA, like the readings, is the batch's when it sent one, else the previous
+// window's.
+func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
+	win := &webWindow{
+		Probe: name, End: p.updated.UnixMilli(),
+		Curves: map[string][][2]float64{}, Quantiles: map[string][][2]float64{}, Outcomes: map[string]float64{},
+	}
+	var prev *webWindow
+	if n := len(hist); n > 0 {
+		prev = hist[n-1]
+		win.End = max(win.End, prev.End)
+	}
+	sameWindow := prev != nil && prev.End == win.End
+	if prev != nil {
+		if sameWindow || len(p.curves) == 0 {
+			maps.Copy(win.Curves, prev.Curves)
+		}
+		if sameWindow || len(p.quantiles) == 0 && len(p.curves) == 0 {
+			maps.Copy(win.Quantiles, prev.Quantiles)
+		}
+		maps.Copy(win.Outcomes, prev.Outcomes)
+		win.Failure, win.Violation, win.Divergence = prev.Failure, prev.Violation, prev.Divergence
+		win.QTA = prev.QTA
+	}
+	if p.qta.exact() {
+		q := &webQTA{Points: make([][2]float64, len(p.qta.points))}
+		for i, pt := range p.qta.points {
+			q.Points[i] = [2]float64{pt.delay, pt.p}
+		}
+		if p.qta.maxFailure.ok {
+			v := p.qta.maxFailure.v
+			q.MaxFailure = &v
+		}
+		win.QTA = q
+	}
+	for series, pts := range p.curves {
+		c := make([][2]float64, len(pts))
+		for i, pt := range pts {
+			c[i] = [2]float64{pt.delay, pt.p}
+		}
+		win.Curves[series] = c
+	}
+	for series, qs := range p.quantiles {
+		c := make([][2]float64, 0, len(qs))
+		for q, d := range qs {
+			c = append(c, [2]float64{q, d})
+		}
+		sort.Slice(c, func(i, j int) bool { return c[i][0] < c[j][0] })
+		win.Quantiles[series] = c
+	}
+	maps.Copy(win.Outcomes, p.outcomes)
+	reading := func(r scopeReading, old *float64) *float64 {
+		if !r.ok {
+			return old
+		}
+		v := r.v
+		return &v
+	}
+	win.Failure = reading(p.failure, win.Failure)
+	win.Violation = reading(p.violation, win.Violation)
+	win.Divergence = reading(p.divergence, win.Divergence)
+	return win
+}
+
+// addLogs records trigger and snapshot records and pushes them.
+func (w *scopeWeb) addLogs(ld plog.Logs) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var fired []webTrigger
+	touched := map[int64]bool{}
+	for lr := range otlprecv.LogRecords(ld) {
+		switch lr.EventName() {
+		case eventTrigger:
+			fired = append(fired, decodeWebTrigger(lr))
+		case eventSnapshot:
+			if id := w.addSnapshotRecord(lr); id > 0 {
+				touched[id] = true
+			}
+		}
+	}
+	if len(fired) > 0 {
+		sort.SliceStable(fired, func(i, j int) bool { return fired[i].Time < fired[j].Time })
+		w.stats.TriggersSeen += len(fired)
+		w.triggers = append(w.triggers, fired...)
+		sort.SliceStable(w.triggers, func(i, j int) bool { return w.triggers[i].Time < w.triggers[j].Time })
+		if len(w.triggers) > maxWebTriggers {
+			w.triggers = slices.Delete(w.triggers, 0, len(w.triggers)-maxWebTriggers)
+		}
+		w.broadcastLocked("trigger", struct {
+			Triggers []webTrigger `json:"triggers"`
+			Stats    webStats     `json:"stats"`
+		}{fired, w.stats})
+	}
+	ids := make([]int64, 0, len(touched))
+	for id := range touched {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if s := w.snapshots[id]; s != nil {
+			w.broadcastLocked("snapshot", s.summary())
+		}
+	}
+}
+
+func decodeWebTrigger(lr plog.LogRecord) webTrigger {
+	a := lr.Attributes()
+	ts := lr.Timestamp()
+	if ts == 0 {
+		ts = lr.ObservedTimestamp()
+	}
+	t := webTrigger{
+		Time:     ts.AsTime().UnixMilli(),
+		Severity: lr.SeverityText(),
+		Probe:    stringAttr(a, attrProbe),
+		Kind:     stringAttr(a, attrTrigger),
+		Message:  lr.Body().AsString(),
+	}
+	if t.Severity == "" {
+		t.Severity = lr.SeverityNumber().String()
+	}
+	num := func(key string) *float64 {
+		if v, ok := floatAttr(a, key); ok {
+			return &v
+		}
+		return nil
+	}
+	t.Observed, t.Required, t.Delay = num(outcome.AttrObserved), num(outcome.AttrRequired), num(outcome.AttrDelay)
+	if v, ok := a.Get(outcome.AttrSnapshotID); ok && v.Type() == pcommon.ValueTypeInt {
+		t.Snapshot = v.Int()
+	}
+	return t
+}
+
+// addSnapshotRecord files one deltaq.snapshot record under its snapshot and
+// window, and returns the snapshot's id (0 for a record without one).
+func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
+	a := lr.Attributes()
+	idv, ok := a.Get(outcome.AttrSnapshotID)
+	if !ok || idv.Type() != pcommon.ValueTypeInt || idv.Int() <= 0 {
+		w.stats.Malformed++
+		return 0
+	}
+	id := idv.Int()
+	s := w.snapshots[id]
+	if s == nil {
+		w.stats.SnapshotsSeen++
+		s = &webSnapshot{ID: id, Windows: []webSnapshotWindow{}}
+		w.snapshots[id] = s
+		w.snapOrder = append(w.snapOrder, id)
+		slices.Sort(w.snapOrder)
+		for len(w.snapOrder) > maxWebSnapshots {
+			delete(w.snapshots, w.snapOrder[0])
+			w.snapOrder = w.snapOrder[1:]
+			w.stats.SnapshotsGone++
+		}
+		if w.snapshots[id] == nil { // older than every snapshot kept
+			return 0
+		}
+	}
+	if s.records >= maxSnapshotRecords {
+		s.Truncated++
+		return id
+	}
+	s.records++
+	start, end := stringAttr(a, outcome.AttrWindowStart), stringAttr(a, outcome.AttrWindowEnd)
+	i := slices.IndexFunc(s.Windows, func(win webSnapshotWindow) bool { return win.End == end })
+	if i < 0 {
+		// RFC 3339 with nanoseconds of one zone sorts as text, oldest first.
+		i = sort.Search(len(s.Windows), func(i int) bool { return s.Windows[i].End > end })
+		s.Windows = slices.Insert(s.Windows, i, webSnapshotWindow{Start: start, End: end, Probes: []webSnapshotProbe{}})
+	}
+	count := func(key string) int64 {
+		if v, ok := a.Get(key); ok && v.Type() == pcommon.ValueTypeInt {
+			return v.Int()
+		}
+		return 0
+	}
+	p := webSnapshotProbe{
+		Probe: stringAttr(a, attrProbe), Success: count(outcome.AttrSuccess),
+		Timeout: count(outcome.AttrTimeout), Failure: count(outcome.AttrFailure),
+	}
+	if lr.Body().Type() == pcommon.ValueTypeMap {
+		body := lr.Body().Map()
+		p.Observed = s.snapshotDQ(body, outcome.SeriesObserved)
+		p.Calculated = s.snapshotDQ(body, outcome.SeriesCalculated)
+	}
+	win := &s.Windows[i]
+	win.Probes = append(win.Probes, p)
+	sort.SliceStable(win.Probes, func(a, b int) bool { return win.Probes[a].Probe < win.Probes[b].Probe })
+	return id
+}
+
+// snapshotDQ reads {"width": w, "cdf": [...]} under key of a snapshot
+// record's body; nil when absent or malformed.
+func (s *webSnapshot) snapshotDQ(body pcommon.Map, key string) *webSnapshotDQ {
+	v, ok := body.Get(key)
+	if !ok || v.Type() != pcommon.ValueTypeMap {
+		return nil
+	}
+	m := v.Map()
+	wv, ok := m.Get("width")
+	cv, ok2 := m.Get("cdf")
+	if !ok || !ok2 || wv.Type() != pcommon.ValueTypeDouble || cv.Type() != pcommon.ValueTypeSlice {
+		return nil
+	}
+	d := &webSnapshotDQ{Width: wv.Double(), CDF: []float64{}}
+	if !(d.Width > 0) || math.IsInf(d.Width, 0) {
+		return nil
+	}
+	for i, e := range cv.Slice().All() {
+		if i >= maxSnapshotCDF {
+			s.Truncated++
+			break
+		}
+		f := e.Double()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			f = 0
+		}
+		d.CDF = append(d.CDF, f)
+	}
+	return d
+}

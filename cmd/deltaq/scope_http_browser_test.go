@@ -1,0 +1,238 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// browserE2EEnv, set to 1, runs the browser view's end-to-end test
+// (scope_http_e2e_test.go) and makes a missing Chromium a failure.
+const browserE2EEnv = "DELTAQ_BROWSER_E2E"
+
+// chromiumForTest returns the browser of the browser tests: $CHROMIUM, else
+// chromium or google-chrome on PATH. Without one the test is skipped, or
+// fails with DELTAQ_BROWSER_E2E=1; -short skips it too.
+func chromiumForTest(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no browser")
+	}
+	if c := os.Getenv("CHROMIUM"); c != "" {
+		return c
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv(browserE2EEnv) == "1" {
+		t.Fatalf("%s=1 but no Chromium: set CHROMIUM", browserE2EEnv)
+	}
+	t.Skip("no Chromium on PATH: set CHROMIUM to run the browser test")
+	return ""
+}
+
+// parseShownDuration reads a duration as the page writes it ("4.44 ms",
+// "850 µs", "1.2 s", "0") in seconds.
+func parseShownDuration(s string) (float64, error) {
+	num, unit, _ := strings.Cut(s, " ")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, err
+	}
+	switch unit {
+	case "µs":
+		return v * 1e-6, nil
+	case "ms":
+		return v * 1e-3, nil
+	case "s", "":
+		return v, nil
+	}
+	return 0, fmt.Errorf("unit %q", unit)
+}
+
+// browserWidth is the width of the test's browser window, in CSS pixels.
+const browserWidth = 1500
+
+// quantileCell is one cell of a probe's quantile table on the page.
+type quantileCell struct {
+	Probe, Series, Q, Text string
+}
+
+const quantileCellsJS = `[...document.querySelectorAll("section.probe")].flatMap((s) =>
+	[...s.querySelectorAll("td[data-series]")].map((td) => ({Probe: s.dataset.probe, Series: td.dataset.series, Q: td.dataset.q, Text: td.textContent})))`
+
+// checkQuantileCells compares the page's quantile cells with want (probe →
+// series → q → seconds): a cell shows its quantile to three significant
+// digits, within half a unit of the third (0.5 %), a predicted cell
+// a·Q(q) + b of the observed one, and a quantile want lacks "–". At least
+// minCells cells must match.
+func checkQuantileCells(t *testing.T, cells []quantileCell, want map[string]map[string]map[float64]float64, a, b float64, minCells int) {
+	t.Helper()
+	seen := 0
+	for _, c := range cells {
+		q, err := strconv.ParseFloat(c.Q, 64)
+		if err != nil {
+			t.Fatalf("cell %+v: %v", c, err)
+		}
+		series := c.Series
+		if series == "predicted" {
+			series = seriesObserved
+		}
+		v, ok := want[c.Probe][series][q]
+		if !ok {
+			if c.Text != "–" {
+				t.Errorf("cell %+v: no such quantile in the OTLP data, want –", c)
+			}
+			continue
+		}
+		if c.Series == "predicted" {
+			v = a*v + b
+		}
+		got, err := parseShownDuration(c.Text)
+		if err != nil || math.Abs(got-v) > 0.005*v+1e-12 {
+			t.Errorf("cell %+v = %g s (%v), want %g s", c, got, err, v)
+		}
+		seen++
+	}
+	if seen < minCells {
+		t.Errorf("only %d quantile cells matched the OTLP data, want %d: %+v", seen, minCells, cells)
+	}
+}
+
+// qtaInputsJS reads every probe's QTA box: probe → its text.
+const qtaInputsJS = `Object.fromEntries([...document.querySelectorAll("section.probe")].map((s) =>
+	[s.dataset.probe, s.querySelector(".qta-input").value]))`
+
+// demoQTAText is the QTA box of each probe of examples/demo/collector.yaml
+// (and demoBatches), pre-filled from deltaq.qta.point and
+// deltaq.qta.max_failure: the configured delays exactly.
+var demoQTAText = map[string]string{
+	"job":      "40ms:0.5 100ms:0.9 fail:0.02",
+	"worker_1": "20ms:0.5 70ms:0.9 fail:0.01",
+	"worker_2": "20ms:0.5 70ms:0.9 fail:0.01",
+}
+
+// TestScopeBrowser runs deltaq scope --http in the test, sends it over
+// OTLP/gRPC the metrics and records the real builders make of a
+// deterministic demo workload (demoBatches), and drives headless Chromium
+// over the DevTools protocol: the probes appear with their QTA boxes
+// pre-filled exactly, a trigger appears live after the slow-down, the
+// quantile table shows the OTLP quantiles to its 3 significant digits, the
+// time slider goes back to the slow window (QTA broken), an intervention's
+// predicted quantiles are a·Q(q) + b, a trigger opens its snapshot, and the
+// QTA curve of an older connector still pre-fills the box. It needs no
+// collector, and every window is known in advance; TestScopeBrowserCollector
+// is the same page end to end.
+func TestScopeBrowser(t *testing.T) {
+	chromium := chromiumForTest(t)
+	batches := demoBatches(t)
+	otlp, base := startScopeHTTP(t)
+	send := func(from, to int) {
+		for _, b := range batches[from:to] {
+			if b.logs.LogRecordCount() > 0 {
+				exportTo(t, otlp, &b.logs, b.metrics)
+			} else {
+				exportTo(t, otlp, nil, b.metrics)
+			}
+		}
+	}
+	send(0, demoSlowFrom)
+
+	page := startChromium(t, chromium, browserWidth, 1000)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "three probes", `document.querySelectorAll("section.probe").length === 3`)
+	var names []string
+	page.eval(t, `[...document.querySelectorAll("section.probe")].map((s) => s.dataset.probe)`, &names)
+	if strings.Join(names, ",") != "job,worker_1,worker_2" {
+		t.Errorf("probes on the page %v, want job, worker_1, worker_2", names)
+	}
+	var n int
+	page.eval(t, `document.querySelectorAll("#triggers li").length`, &n)
+	if n != 0 {
+		t.Errorf("%d triggers before the slow-down", n)
+	}
+	var boxes map[string]string
+	page.eval(t, qtaInputsJS, &boxes)
+	if !maps.Equal(boxes, demoQTAText) {
+		t.Errorf("QTA boxes %q, want %q", boxes, demoQTAText)
+	}
+
+	// The slow-down: the page, already open, gets the triggers pushed.
+	send(demoSlowFrom, len(batches))
+	page.waitTrue(t, "a qta trigger of worker_2",
+		`document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"]') !== null`)
+	page.waitTrue(t, "the last window", fmt.Sprintf(`document.getElementById("stats").textContent.includes("%d batches")`, demoWindows))
+
+	// The quantile table against the OTLP data of the last window.
+	checkQuantiles := func(want map[string]map[string]map[float64]float64, a, b float64) {
+		t.Helper()
+		var cells []quantileCell
+		page.eval(t, quantileCellsJS, &cells)
+		checkQuantileCells(t, cells, want, a, b, 10)
+	}
+	checkQuantiles(otlpQuantiles(batches[len(batches)-1].metrics), 1, 0)
+
+	// Back to the slow window with the time slider: worker_2 breaks its QTA,
+	// and the page's own check of the QTA says so too.
+	page.eval(t, fmt.Sprintf(`(() => { const s = document.getElementById("slider");
+		s.value = "%d"; s.dispatchEvent(new Event("input")); return s.max; })()`, demoSlowFrom), nil)
+	page.waitTrue(t, "worker_2's QTA broken at the slow window",
+		`document.querySelector('section.probe[data-probe="worker_2"] .qta-state').textContent === "QTA broken"`)
+	var check, hold string
+	page.eval(t, `document.querySelector('section.probe[data-probe="worker_2"] [data-check="observed"]').textContent`, &check)
+	page.eval(t, `document.getElementById("hold").textContent`, &hold)
+	if !strings.HasPrefix(check, "observed: breaks, F(20 ms) = 0.000 < 0.5") || hold != "Resume" {
+		t.Errorf("at the slow window: QTA check %q, hold button %q", check, hold)
+	}
+	checkQuantiles(otlpQuantiles(batches[demoSlowFrom].metrics), 1, 0)
+
+	// An intervention on worker_1 at that window: the predicted row is
+	// a·Q(q) + b of the observed one.
+	page.eval(t, `(() => { const c = document.querySelector('section.probe[data-probe="worker_1"]');
+		c.querySelector(".iv-a").value = "1.5"; c.querySelector(".iv-b").value = "5ms";
+		c.querySelector(".iv-b").dispatchEvent(new Event("input")); return true; })()`, nil)
+	page.waitTrue(t, "the predicted row", `document.querySelector('td[data-series="predicted"]') !== null`)
+	checkQuantiles(otlpQuantiles(batches[demoSlowFrom].metrics), 1.5, 0.005)
+
+	page.screenshot(t, filepath.Join(t.TempDir(), "scope.png"), browserWidth)
+
+	// A trigger opens its snapshot: the ΔQs of the three probes in 5 windows.
+	page.eval(t, `document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"]').click()`, nil)
+	page.waitTrue(t, "the snapshot", `document.getElementById("snapshot").open &&
+		document.querySelectorAll("#snapshot-body [data-probe]").length === 3`)
+	var rows int
+	page.eval(t, `document.querySelectorAll('#snapshot-body [data-probe="worker_2"] tr').length`, &rows)
+	if rows != 1+5 {
+		t.Errorf("snapshot table of worker_2: %d rows, want a header and 5 windows", rows)
+	}
+	page.screenshot(t, filepath.Join(t.TempDir(), "scope-snapshot.png"), browserWidth)
+
+	// As an older connector, syntheticWindow sends the QTA of search only as
+	// the sampled deltaq.cdf curve (1 ms edges, testQTA {2ms: 0.25, 5ms: 0.5,
+	// 9ms: 0.85}, flat to dMax, so no failure step): the box is pre-filled
+	// from it. checkout's QTA comes exactly, with its failure bound.
+	page.eval(t, `(() => { document.getElementById("snapshot").close(); document.getElementById("hold").click(); return true; })()`, nil)
+	exportTo(t, otlp, nil, syntheticWindow())
+	page.waitTrue(t, "the synthetic window's probes", `document.querySelectorAll("section.probe").length === 5`)
+	page.eval(t, qtaInputsJS, &boxes)
+	if boxes["search"] != "2ms:0.25 5ms:0.5 9ms:0.85" || boxes["checkout"] != "2ms:0.25 5ms:0.5 9ms:0.85 fail:0.15" ||
+		boxes["worker_1"] != demoQTAText["worker_1"] {
+		t.Errorf("QTA boxes %q: search from the sampled curve, checkout exact, worker_1 unchanged", boxes)
+	}
+	if len(page.errors) > 0 {
+		b, _ := json.MarshalIndent(page.errors, "", "  ")
+		t.Errorf("the page reported errors:\n%s", b)
+	}
+}

@@ -1,0 +1,134 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// demoBatch is what the connector sends at the close of one window: its
+// metrics, and its trigger and snapshot records (none: an empty plog.Logs).
+type demoBatch struct {
+	metrics pmetric.Metrics
+	logs    plog.Logs
+}
+
+// Windows of demoBatches: worker_2 is slow in windows demoSlowFrom to
+// demoSlowTo − 1.
+const (
+	demoWindows  = 10
+	demoSlowFrom = 5
+	demoSlowTo   = 7
+	demoJobs     = 40 // jobs per window
+)
+
+// demoBatches runs the real metric and log builders (internal/observer, which
+// the connector runs) over a deterministic version of make demo's workload:
+// the probes, QTAs and diagram (job = worker_1 -> worker_2) of
+// examples/demo/collector.yaml, 40 jobs per 1 s window, each worker's delay
+// the exponential quantile at (i + ½)/40 (mean 5 ms; worker_2's in another
+// order). In windows 5 and 6 worker_2 is slow: its delay is 4× + 30 ms (at
+// most 95 ms, inside dMax), so F(20 ms) = 0 breaks its QTA and the job's, and
+// a tenth of its instances time out (failure ratio 0.1 > 0.01). Snapshots keep 2 windows before the
+// trigger's and 2 after.
+func demoBatches(t *testing.T) []demoBatch {
+	t.Helper()
+	cfg := observer.NewDefaultConfig()
+	cfg.Interval = time.Second
+	cfg.Lag = 500 * time.Millisecond
+	cfg.Diagram = "job = worker_1 -> worker_2;"
+	cfg.Snapshot = analysis.SnapshotConfig{Enabled: true, Before: 2, After: 2 * time.Second}
+	worker := analysis.ProbeConfig{
+		DMax: 100 * time.Millisecond, Bins: 100,
+		QTA: analysis.QTA{Points: []analysis.QTAPoint{
+			{Delay: 20 * time.Millisecond, P: 0.5}, {Delay: 70 * time.Millisecond, P: 0.9},
+		}, MaxFailure: 0.01},
+		Triggers: analysis.Triggers{QTA: true, Failure: true},
+	}
+	cfg.Probes = map[string]analysis.ProbeConfig{
+		"worker_1": worker, "worker_2": worker,
+		"job": {
+			DMax: 200 * time.Millisecond, Bins: 100,
+			QTA: analysis.QTA{Points: []analysis.QTAPoint{
+				{Delay: 40 * time.Millisecond, P: 0.5}, {Delay: 100 * time.Millisecond, P: 0.9},
+			}, MaxFailure: 0.02},
+			Triggers: analysis.Triggers{QTA: true, Failure: true},
+		},
+	}
+	clock := observertest.NewClock(observertest.T0)
+	o, err := observer.New(&cfg, observer.Settings{
+		Kind: "connector", Scope: "scope-http-test",
+		Telemetry: componenttest.NewNopTelemetrySettings(),
+		Now:       clock.Now, Ticks: clock.C,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, logs := new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	o.Start(observer.Outputs{Metrics: metrics, Logs: logs})
+	defer func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	expQuantile := func(mean time.Duration, i int) time.Duration {
+		return time.Duration(-float64(mean) * math.Log(1-(float64(i)+0.5)/demoJobs))
+	}
+	// The engine's first window is the one before T0: close it unseen.
+	clock.Tick(observertest.At(cfg.Lag))
+	var batches []demoBatch
+	for w := range demoWindows {
+		slow := w >= demoSlowFrom && w < demoSlowTo
+		var spans []observertest.Span
+		for i := range demoJobs {
+			start := observertest.At(time.Duration(w)*time.Second + time.Duration(i)*15*time.Millisecond)
+			d1 := expQuantile(5*time.Millisecond, i)
+			d2 := expQuantile(5*time.Millisecond, (i*7)%demoJobs)
+			if slow {
+				d2 = min(4*d2+30*time.Millisecond, 95*time.Millisecond)
+			}
+			out2, outJob := outcome.Success, outcome.Success
+			if slow && i%10 == 0 {
+				d2, out2, outJob = 100*time.Millisecond, outcome.Timeout, outcome.Timeout
+			}
+			mid := start.Add(d1)
+			spans = append(spans,
+				observertest.Span{Probe: "worker_1", Outcome: outcome.Success, Start: start, End: mid, DMax: worker.DMax, Bins: 100},
+				observertest.Span{Probe: "worker_2", Outcome: out2, Start: mid, End: mid.Add(d2), DMax: worker.DMax, Bins: 100},
+				observertest.Span{Probe: "job", Outcome: outJob, Start: start, End: mid.Add(d2), DMax: 200 * time.Millisecond, Bins: 100},
+			)
+		}
+		if err := o.ConsumeTraces(context.Background(), observertest.Traces(spans...)); err != nil {
+			t.Fatal(err)
+		}
+		nm, nl := len(metrics.AllMetrics()), len(logs.AllLogs())
+		// Window w ends at w+1 s and closes the lag later.
+		clock.Tick(observertest.At(time.Duration(w+1)*time.Second + cfg.Lag))
+		b := demoBatch{logs: plog.NewLogs()}
+		switch got := metrics.AllMetrics()[nm:]; len(got) {
+		case 1:
+			b.metrics = got[0]
+		default:
+			t.Fatalf("window %d: %d metric batches, want 1", w, len(got))
+		}
+		for _, ld := range logs.AllLogs()[nl:] {
+			ld.ResourceLogs().MoveAndAppendTo(b.logs.ResourceLogs())
+		}
+		batches = append(batches, b)
+	}
+	return batches
+}

@@ -1,0 +1,578 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+)
+
+// sseFrame is one Server-Sent Event as read off the wire.
+type sseFrame struct {
+	event, data string
+	comment     bool
+}
+
+// readSSE reads the next frame: lines up to a blank line. It fails on any
+// line that is not a field the scope sends.
+func readSSE(t *testing.T, r *bufio.Reader) sseFrame {
+	t.Helper()
+	var f sseFrame
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read event stream: %v (frame so far %+v)", err, f)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			return f
+		case strings.HasPrefix(line, ":"):
+			f.comment = true
+		case strings.HasPrefix(line, "event: "):
+			f.event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			if f.data != "" {
+				t.Fatalf("two data lines in one frame: %q", line)
+			}
+			f.data = strings.TrimPrefix(line, "data: ")
+		case strings.HasPrefix(line, "retry: "):
+			f.event = "retry"
+		default:
+			t.Fatalf("unexpected line in the event stream: %q", line)
+		}
+	}
+}
+
+// openEvents connects to the view's event stream and returns its reader
+// after the retry frame and the first state, decoded.
+func openEvents(t *testing.T, base string) (*bufio.Reader, webState, func()) {
+	t.Helper()
+	res, err := http.Get(base + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("events Content-Type %q", ct)
+	}
+	r := bufio.NewReader(res.Body)
+	if f := readSSE(t, r); f.event != "retry" {
+		t.Fatalf("first frame %+v, want retry", f)
+	}
+	f := readSSE(t, r)
+	if f.event != "state" {
+		t.Fatalf("second frame %+v, want state", f)
+	}
+	var st webState
+	if err := json.Unmarshal([]byte(f.data), &st); err != nil {
+		t.Fatalf("state: %v", err)
+	}
+	return r, st, func() { res.Body.Close() }
+}
+
+// otlpQuantiles returns the deltaq.quantile points of md: probe → series →
+// q → seconds.
+func otlpQuantiles(md pmetric.Metrics) map[string]map[string]map[float64]float64 {
+	out := map[string]map[string]map[float64]float64{}
+	for m := range otlprecv.Metrics(md) {
+		if m.Name() != metricQuantile {
+			continue
+		}
+		for _, dp := range m.Gauge().DataPoints().All() {
+			probe, series := stringAttr(dp.Attributes(), attrProbe), stringAttr(dp.Attributes(), attrSeries)
+			q, _ := floatAttr(dp.Attributes(), attrQ)
+			if out[probe] == nil {
+				out[probe] = map[string]map[float64]float64{}
+			}
+			if out[probe][series] == nil {
+				out[probe][series] = map[float64]float64{}
+			}
+			out[probe][series][q] = dp.DoubleValue()
+		}
+	}
+	return out
+}
+
+// TestScopeWebAssets: the page and its assets are served from the binary
+// with their content types and a policy that allows only the page's own.
+func TestScopeWebAssets(t *testing.T) {
+	srv := httptest.NewServer(newScopeWeb(4).handler())
+	defer srv.Close()
+	for _, c := range []struct {
+		path, ctype, contains string
+	}{
+		{"/", "text/html; charset=utf-8", `<script src="/static/app.js" defer></script>`},
+		{"/static/app.js", "text/javascript; charset=utf-8", `new EventSource("/events")`},
+		{"/static/style.css", "text/css; charset=utf-8", "canvas.cdf"},
+	} {
+		res, err := http.Get(srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != c.ctype {
+			t.Errorf("%s: status %d, Content-Type %q; want 200, %q", c.path, res.StatusCode, res.Header.Get("Content-Type"), c.ctype)
+		}
+		if !strings.Contains(string(body), c.contains) {
+			t.Errorf("%s lacks %q", c.path, c.contains)
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'self'") {
+			t.Errorf("%s: Content-Security-Policy %q", c.path, csp)
+		}
+		if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", c.path)
+		}
+	}
+	for path, want := range map[string]int{
+		"/static/missing.js": http.StatusNotFound, "/api/snapshot/1": http.StatusNotFound,
+		"/api/snapshot/x": http.StatusBadRequest, "/index.html/../app.js": http.StatusNotFound,
+	} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want && !(want == http.StatusNotFound && res.StatusCode == http.StatusMovedPermanently) {
+			t.Errorf("%s: status %d, want %d", path, res.StatusCode, want)
+		}
+	}
+}
+
+// TestScopeWebEvents follows one browser's stream through the demo
+// workload's windows: a state first, then one "window" event per batch whose
+// quantiles are the OTLP data's, "trigger" events when worker_2 slows down
+// (window 5), and a "snapshot" event when its snapshot completes (2 windows
+// after the trigger's).
+func TestScopeWebEvents(t *testing.T) {
+	batches := demoBatches(t)
+	w := newScopeWeb(4)
+	srv := httptest.NewServer(w.handler())
+	defer srv.Close()
+	defer w.close()
+	r, st, done := openEvents(t, srv.URL)
+	defer done()
+	if st.K != 4 || len(st.Windows) != 0 || len(st.Triggers) != 0 {
+		t.Fatalf("first state %+v, want K 4 and nothing else", st)
+	}
+	var triggers []webTrigger
+	var snapshots []webSnapshotSummary
+	for i, b := range batches {
+		w.addLogs(b.logs)
+		w.addMetrics(b.metrics)
+		for {
+			f := readSSE(t, r)
+			if f.comment {
+				continue
+			}
+			switch f.event {
+			case "trigger":
+				var m struct{ Triggers []webTrigger }
+				if err := json.Unmarshal([]byte(f.data), &m); err != nil {
+					t.Fatal(err)
+				}
+				triggers = append(triggers, m.Triggers...)
+				continue
+			case "snapshot":
+				var s webSnapshotSummary
+				if err := json.Unmarshal([]byte(f.data), &s); err != nil {
+					t.Fatal(err)
+				}
+				snapshots = append(snapshots, s)
+				continue
+			case "window":
+			default:
+				t.Fatalf("batch %d: event %+v", i, f)
+			}
+			var m struct {
+				Windows []*webWindow
+				Stats   webStats
+			}
+			if err := json.Unmarshal([]byte(f.data), &m); err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Windows) != 3 || m.Stats.Batches != i+1 {
+				t.Fatalf("batch %d: %d windows, stats %+v", i, len(m.Windows), m.Stats)
+			}
+			want := otlpQuantiles(b.metrics)
+			for _, win := range m.Windows {
+				for series, qs := range want[win.Probe] {
+					got := win.Quantiles[series]
+					if len(got) != len(qs) {
+						t.Errorf("batch %d %s %s: quantiles %v, want %v", i, win.Probe, series, got, qs)
+					}
+					for _, qd := range got {
+						if qs[qd[0]] != qd[1] {
+							t.Errorf("batch %d %s %s q %g = %g, want %g", i, win.Probe, series, qd[0], qd[1], qs[qd[0]])
+						}
+					}
+				}
+				if i == demoSlowFrom && win.Probe == "worker_2" {
+					// 4 of 40 timed out.
+					if win.Failure == nil || math.Abs(*win.Failure-0.1) > 1e-12 || win.Violation == nil || *win.Violation != 1 {
+						t.Errorf("slow window of worker_2: failure %v violation %v, want 0.1 and 1", win.Failure, win.Violation)
+					}
+				}
+			}
+			break
+		}
+		if i < demoSlowFrom && len(triggers) > 0 {
+			t.Fatalf("triggers before the slow-down: %+v", triggers)
+		}
+	}
+	kinds := map[string]bool{}
+	for _, tr := range triggers {
+		kinds[tr.Probe+" "+tr.Kind] = true
+		if tr.Snapshot != 1 && tr.Probe == "worker_2" {
+			t.Errorf("trigger %+v not in snapshot 1", tr)
+		}
+	}
+	for _, k := range []string{"worker_2 qta", "worker_2 failure", "job qta"} {
+		if !kinds[k] {
+			t.Errorf("no %s trigger among %v", k, kinds)
+		}
+	}
+	// Snapshot 1: 2 windows before the trigger's, it, and 2 after.
+	if len(snapshots) == 0 || snapshots[0].ID != 1 || snapshots[0].Windows != 5 ||
+		strings.Join(snapshots[0].Probes, ",") != "job,worker_1,worker_2" {
+		t.Errorf("snapshot events %+v, want snapshot 1 of 5 windows of job, worker_1, worker_2", snapshots)
+	}
+}
+
+// TestScopeWebState checks the JSON of /api/state and /api/snapshot/ID after
+// the demo workload: K windows per probe, the newest; the triggers; and the
+// snapshot's windows, counts and CDFs as the snapshot records hold them.
+func TestScopeWebState(t *testing.T) {
+	batches := demoBatches(t)
+	w := newScopeWeb(4)
+	for _, b := range batches {
+		w.addLogs(b.logs)
+		w.addMetrics(b.metrics)
+	}
+	srv := httptest.NewServer(w.handler())
+	defer srv.Close()
+	get := func(path string, v any) {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: status %d, %q", path, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	var st webState
+	get("/api/state", &st)
+	if st.K != 4 || len(st.Windows) != 3 {
+		t.Fatalf("state: K %d, probes %d; want 4 and 3", st.K, len(st.Windows))
+	}
+	// Window w ends at T0 + (w+1) s: the 4 kept are windows 6 to 9.
+	for probe, hist := range st.Windows {
+		if len(hist) != 4 {
+			t.Fatalf("%s: %d windows, want 4", probe, len(hist))
+		}
+		for i, win := range hist {
+			want := time.Unix(1_700_000_000, 0).Add(time.Duration(demoWindows-4+i+1) * time.Second).UnixMilli()
+			if win.End != want {
+				t.Errorf("%s window %d ends %d, want %d", probe, i, win.End, want)
+			}
+		}
+		// The outcome counts are cumulative: 40 jobs a window.
+		last := hist[3]
+		if n := last.Outcomes["success"] + last.Outcomes["timeout"] + last.Outcomes["failure"]; n != demoWindows*demoJobs {
+			t.Errorf("%s: outcomes %v, want %d in all", probe, last.Outcomes, demoWindows*demoJobs)
+		}
+		if len(last.Curves[seriesObserved]) == 0 || len(last.Curves[seriesQTA]) == 0 {
+			t.Errorf("%s: curves %v", probe, last.Curves)
+		}
+		// The QTAs of demoBatches, exactly.
+		wantQTA, wantFail := [][2]float64{{0.02, 0.5}, {0.07, 0.9}}, 0.01
+		if probe == "job" {
+			wantQTA, wantFail = [][2]float64{{0.04, 0.5}, {0.1, 0.9}}, 0.02
+		}
+		if q := last.QTA; q == nil || !slices.Equal(q.Points, wantQTA) || q.MaxFailure == nil || *q.MaxFailure != wantFail {
+			t.Errorf("%s: QTA %+v, want %v with max failure %v", probe, q, wantQTA, wantFail)
+		}
+	}
+	if len(st.Triggers) == 0 || len(st.Snapshots) != 1 || st.Stats.Batches != demoWindows || st.Stats.Malformed != 0 {
+		t.Fatalf("state: %d triggers, snapshots %+v, stats %+v", len(st.Triggers), st.Snapshots, st.Stats)
+	}
+	var snap webSnapshot
+	get("/api/snapshot/1", &snap)
+	if len(snap.Windows) != 5 {
+		t.Fatalf("snapshot 1: %d windows, want 5", len(snap.Windows))
+	}
+	trig := snap.Windows[2] // the trigger's window, window 5
+	if want := time.Unix(1_700_000_000+demoSlowFrom+1, 0).UTC().Format(time.RFC3339Nano); trig.End != want {
+		t.Errorf("trigger window ends %s, want %s", trig.End, want)
+	}
+	for _, p := range trig.Probes {
+		switch p.Probe {
+		case "worker_2", "job":
+			if p.Success != 36 || p.Timeout != 4 || p.Failure != 0 {
+				t.Errorf("%s in the trigger window: %+v, want 36 successes, 4 timeouts", p.Probe, p)
+			}
+		case "worker_1":
+			if p.Success != 40 {
+				t.Errorf("worker_1 in the trigger window: %+v", p)
+			}
+		}
+		// 100 bins of 1 ms (2 ms for job); the CDF stops at the tangible mass.
+		if p.Observed == nil || len(p.Observed.CDF) != 100 {
+			t.Fatalf("%s: observed %+v", p.Probe, p.Observed)
+		}
+		if want := float64(p.Success) / 40; math.Abs(p.Observed.CDF[99]-want) > 1e-12 {
+			t.Errorf("%s: F(dMax) = %g, want %g", p.Probe, p.Observed.CDF[99], want)
+		}
+		if p.Probe == "job" && p.Calculated == nil {
+			t.Errorf("job has no calculated ΔQ in the snapshot")
+		}
+	}
+}
+
+// TestScopeWebQTA: a window holds the QTA sent exactly; a later window
+// whose batch has none keeps it, like the other readings; a probe whose
+// connector sends only the sampled curve has none (the page reads the
+// curve).
+func TestScopeWebQTA(t *testing.T) {
+	w := newScopeWeb(4)
+	w.addMetrics(exactQTAWindow(true))
+	w.addMetrics(shiftWindow(exactQTAWindow(false), time.Second))
+	w.addMetrics(syntheticWindow())
+	var st webState
+	if err := json.Unmarshal(w.stateJSON(), &st); err != nil {
+		t.Fatal(err)
+	}
+	api := st.Windows["api"]
+	if len(api) != 2 {
+		t.Fatalf("api: %d windows, want 2", len(api))
+	}
+	want := [][2]float64{{0.02, 0.5}, {0.07, 0.9}}
+	for i, win := range api {
+		if q := win.QTA; q == nil || !slices.Equal(q.Points, want) || q.MaxFailure == nil || *q.MaxFailure != 0.01 {
+			t.Errorf("api window %d: QTA %+v, want %v with max failure 0.01", i, q, want)
+		}
+	}
+	if q := st.Windows["search"][0].QTA; q != nil {
+		t.Errorf("search: QTA %+v, want none (only the sampled curve was sent)", q)
+	}
+}
+
+// TestScopeWebUnreachableQuantiles: a window whose quantiles are all
+// unreachable has none, not the previous window's; the previous window
+// keeps its own.
+func TestScopeWebUnreachableQuantiles(t *testing.T) {
+	w := newScopeWeb(4)
+	w.addMetrics(syntheticWindow())
+	w.addMetrics(unreachableQuantilesWindow())
+	var st webState
+	if err := json.Unmarshal(w.stateJSON(), &st); err != nil {
+		t.Fatal(err)
+	}
+	search := st.Windows["search"]
+	if len(search) != 2 {
+		t.Fatalf("search: %d windows, want 2", len(search))
+	}
+	if q := search[0].Quantiles[seriesObserved]; len(q) != 1 || q[0] != [2]float64{0.5, 0.0067} {
+		t.Errorf("search's first window: quantiles %v, want the median 6.7 ms", q)
+	}
+	if q := search[1].Quantiles; len(q) != 0 {
+		t.Errorf("search's second window: quantiles %v, want none", q)
+	}
+}
+
+// bigWindow is a batch of one probe whose six curves have 1000 points each:
+// an event of about 200 kB.
+func bigWindow(end time.Time) pmetric.Metrics {
+	p := newExporterPayload()
+	for _, s := range seriesOrder {
+		p.curve("big", s, 0.0001, 1000, uniformMass(0.1, 0.9))
+	}
+	for i := range p.cdf.Len() {
+		p.cdf.At(i).SetTimestamp(pcommon.NewTimestampFromTime(end))
+	}
+	return p.md
+}
+
+// TestScopeWebStalledClient connects one browser that never reads and
+// several that do, then pushes 150 events of about 200 kB each. The scope
+// never waits: the stalled browser's queue drops its oldest events
+// (counted), its connection is closed once a write stalls past the write
+// timeout (counted), and every reading browser ends up with the newest window,
+// from its events or from the state it is sent after it lost some.
+func TestScopeWebStalledClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pushes 30 MB through loopback")
+	}
+	w := newScopeWeb(8)
+	// Long enough for its queue to overflow while a write is stalled.
+	w.writeTimeout = 3 * time.Second
+	srv := httptest.NewServer(w.handler())
+	defer srv.Close()
+	defer w.close()
+
+	// The stalled browser: a tiny receive buffer, and no reads.
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /events HTTP/1.1\r\nHost: scope\r\n\r\n")
+
+	const readers, events = 3, 150
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	lastEnd := t0.Add(events * time.Second).UnixMilli()
+	var wg sync.WaitGroup
+	newest := make([]int64, readers)
+	for i := range readers {
+		r, _, done := openEvents(t, srv.URL)
+		defer done()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for newest[i] < lastEnd {
+				f := readSSE(t, r)
+				var m struct {
+					Windows any
+				}
+				_ = json.Unmarshal([]byte(f.data), &m)
+				switch ws := m.Windows.(type) {
+				case []any: // a window event
+					for _, win := range ws {
+						newest[i] = max(newest[i], int64(win.(map[string]any)["end"].(float64)))
+					}
+				case map[string]any: // a state
+					for _, hist := range ws {
+						h := hist.([]any)
+						newest[i] = max(newest[i], int64(h[len(h)-1].(map[string]any)["end"].(float64)))
+					}
+				}
+			}
+		}()
+	}
+	waitFor(t, "4 browsers connected", func() bool { return w.snapshotStats().Clients == readers+1 })
+
+	start := time.Now()
+	for i := range events {
+		w.addMetrics(bigWindow(t0.Add(time.Duration(i+1) * time.Second)))
+	}
+	pushed := time.Since(start)
+	t.Logf("150 events of about 200 kB pushed in %v", pushed)
+	waitFor(t, "the stalled browser disconnected", func() bool {
+		st := w.snapshotStats()
+		return st.ClientsDropped >= 1 && st.Clients == readers
+	})
+	wg.Wait()
+	st := w.snapshotStats()
+	if st.EventsDropped == 0 {
+		t.Errorf("no event dropped for the stalled browser: %+v", st)
+	}
+	for i, n := range newest {
+		if n != lastEnd {
+			t.Errorf("reader %d ended at window %d, want %d", i, n, lastEnd)
+		}
+	}
+}
+
+func (w *scopeWeb) snapshotStats() webStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// waitFor polls cond for up to 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestScopeHTTPFlag runs the subcommand with --http and checks that the page
+// and the OTLP input work together: a window sent over OTLP/gRPC reaches
+// /api/state.
+func TestScopeHTTPFlag(t *testing.T) {
+	addr, web := startScopeHTTP(t, "--windows", "5")
+	exportTo(t, addr, nil, syntheticWindow())
+	var st webState
+	waitFor(t, "the window in /api/state", func() bool {
+		res, err := http.Get(web + "/api/state")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		return json.NewDecoder(res.Body).Decode(&st) == nil && len(st.Windows) == 2
+	})
+	if st.K != 5 {
+		t.Errorf("K = %d, want --windows 5", st.K)
+	}
+	q := st.Windows["checkout"][0].Quantiles[seriesObserved]
+	// Quantiles of U[0, 8ms]·0.9: q/0.9 · 8ms (syntheticWindow).
+	if len(q) != 4 || q[1][0] != 0.5 || math.Abs(q[1][1]-0.5/0.9*0.008) > 1e-15 {
+		t.Errorf("checkout observed quantiles %v", q)
+	}
+	var stderr strings.Builder
+	for _, c := range []struct{ args, err string }{
+		{"--windows 0", "--windows 0 outside [1, 1000]"},
+		{"--windows 1001", "--windows 1001 outside [1, 1000]"},
+	} {
+		stderr.Reset()
+		if _, _, ok := parseScopeArgs(strings.Fields(c.args), &stderr); ok || !strings.Contains(stderr.String(), c.err) {
+			t.Errorf("%s: ok %v, stderr %q", c.args, ok, stderr.String())
+		}
+	}
+}
+
+var browserViewRe = regexp.MustCompile(`browser view on http://(\S+)/`)
+
+// startScopeHTTP runs the subcommand with --http on a free port and returns
+// its OTLP address and the page's base URL.
+func startScopeHTTP(t *testing.T, args ...string) (otlp, base string) {
+	t.Helper()
+	o, _, ok := parseScopeArgs(append([]string{"--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}, args...), io.Discard)
+	if !ok {
+		t.Fatalf("bad arguments %v", args)
+	}
+	stderr := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- serveScope(ctx, o, io.Discard, stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("scope: %v", err)
+		}
+	})
+	waitFor(t, "the scope listening", func() bool {
+		return listeningRe.MatchString(stderr.String()) && browserViewRe.MatchString(stderr.String())
+	})
+	return listeningRe.FindStringSubmatch(stderr.String())[1], "http://" + browserViewRe.FindStringSubmatch(stderr.String())[1]
+}

@@ -1,0 +1,259 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/model"
+)
+
+func init() {
+	register(command{
+		name:    "whatif",
+		usage:   "whatif MODELDIR --set TARGET=EXPR... [--root PROBE] [--qta D:P,...] [--max-failure F] [--plot DIR] [--json]",
+		summary: "predict what changes to the parts of a learned model do to the whole",
+		help: `Whatif reads a model written by deltaq model (MODELDIR/model.dq and
+model.json), applies the interventions given with --set to the exclusive
+times of its nodes, and prints for each root operation (or --root) the
+end-to-end ΔQ the outcome diagram predicts before and after: quantiles, mean,
+failure mass and, with --qta, whether each meets the QTA. --plot DIR draws
+both CDFs, with the QTA, to DIR/PROBE-whatif.png.
+
+` + model.InterventionHelp + `
+
+Several --set apply in order; two on one node compose. The QTA is a list of
+points DELAY:P, "P of the instances complete within DELAY", e.g.
+--qta 10ms:0.5,50ms:0.95, with at most --max-failure of them failing
+(default: 1 − the largest P).`,
+		run: runWhatif,
+	})
+}
+
+// interventionFlag collects --set TARGET=EXPR flags.
+type interventionFlag []model.Intervention
+
+func (f *interventionFlag) String() string {
+	var s []string
+	for _, iv := range *f {
+		s = append(s, iv.Target+"="+iv.Text)
+	}
+	return strings.Join(s, " ")
+}
+
+func (f *interventionFlag) Set(s string) error {
+	iv, err := model.ParseIntervention(s)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, iv)
+	return nil
+}
+
+// parseQTA parses "D:P,D:P,…" with the failure bound maxFailure (< 0: 1 −
+// the largest P).
+func parseQTA(s string, maxFailure float64) (deltaq.QTA, error) {
+	var pts []deltaq.Step
+	top := 0.0
+	for _, item := range strings.Split(s, ",") {
+		d, p, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			return deltaq.QTA{}, fmt.Errorf("point %q: want DELAY:P, e.g. 10ms:0.5", item)
+		}
+		delay, err := dist.ParseDuration(strings.TrimSpace(d))
+		if err != nil {
+			return deltaq.QTA{}, fmt.Errorf("point %q: %v", item, err)
+		}
+		prob, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return deltaq.QTA{}, fmt.Errorf("point %q: probability %q is not a number", item, p)
+		}
+		pts = append(pts, deltaq.Step{Delay: delay, P: prob})
+		top = max(top, prob)
+	}
+	if maxFailure < 0 {
+		maxFailure = max(0, 1-top)
+	}
+	return deltaq.NewQTA(pts, maxFailure)
+}
+
+// whatifRoot is one root operation of whatif's output.
+type whatifRoot struct {
+	Operation string        `json:"operation"`
+	Before    model.Summary `json:"before"`
+	After     model.Summary `json:"after"`
+	// QTA verdicts, present with --qta.
+	QTABefore *bool `json:"qta_before,omitempty"`
+	QTAAfter  *bool `json:"qta_after,omitempty"`
+}
+
+func runWhatif(args []string, stdout, stderr io.Writer) int {
+	c := commands["whatif"]
+	fs := newFlags(&c, stderr)
+	var ivs interventionFlag
+	fs.Var(&ivs, "set", "intervention `TARGET=EXPR` (repeatable, see above)")
+	var roots listFlag
+	fs.Var(&roots, "root", "print the root operation of probe `PROBE` (repeatable; default: all)")
+	qtaText := fs.String("qta", "", "QTA `D:P,...` to check before and after")
+	maxFailureText := fs.String("max-failure", "", "the QTA's largest failure `ratio` (default: 1 − the largest P)")
+	plotDir := fs.String("plot", "", "write a plot per root operation to `DIR`")
+	asJSON := fs.Bool("json", false, "print JSON: {\"interventions\": [...], \"roots\": {PROBE: {operation, before, after, qta_before, qta_after}}}")
+	pos, status, ok := parseArgs(fs, args)
+	if !ok {
+		return status
+	}
+	if len(pos) != 1 {
+		return fs.usageError("want one MODELDIR, got %d arguments", len(pos))
+	}
+	maxFailure := -1.0
+	if *maxFailureText != "" {
+		f, err := strconv.ParseFloat(*maxFailureText, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return fs.usageError("--max-failure %s: want a ratio in [0, 1]", printable(*maxFailureText))
+		}
+		maxFailure = f
+	}
+	var qta *deltaq.QTA
+	if *qtaText != "" {
+		q, err := parseQTA(*qtaText, maxFailure)
+		if err != nil {
+			return fs.usageError("--qta %s: %v", printable(*qtaText), err)
+		}
+		qta = &q
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "deltaq whatif: %s\n", printableLines(err.Error()))
+		return exitFail
+	}
+	dir := pos[0]
+	data, err := os.ReadFile(filepath.Join(dir, modelJSONFile))
+	if err != nil {
+		return fail(err)
+	}
+	m, err := model.Decode(data)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, modelJSONFile), err))
+	}
+	d, ok := loadDiagram(filepath.Join(dir, modelDiagramFile), stderr)
+	if !ok {
+		return exitFail
+	}
+	preds, err := m.Predict(d, ivs)
+	if err != nil {
+		return fail(err)
+	}
+	selected := preds[:0:0]
+	for _, r := range roots {
+		found := false
+		for _, p := range preds {
+			if p.Root == r {
+				selected, found = append(selected, p), true
+			}
+		}
+		if !found {
+			return fail(fmt.Errorf("--root %s: the model's roots are %s", r, strings.Join(m.Roots, ", ")))
+		}
+	}
+	if len(roots) == 0 {
+		selected = preds
+	}
+	out := map[string]whatifRoot{}
+	for _, p := range selected {
+		r := whatifRoot{Operation: p.Operation, Before: model.Summarize(p.Before), After: model.Summarize(p.After)}
+		if qta != nil {
+			for _, v := range []struct {
+				dq  deltaq.DeltaQ
+				res **bool
+			}{{p.Before, &r.QTABefore}, {p.After, &r.QTAAfter}} {
+				chk, err := qta.Check(v.dq)
+				if err != nil {
+					return fail(err)
+				}
+				*v.res = &chk.OK
+			}
+		}
+		out[p.Root] = r
+	}
+	var plots []string
+	if *plotDir != "" {
+		if plots, err = plotWhatif(*plotDir, selected, qta); err != nil {
+			return fail(err)
+		}
+	}
+	if *asJSON {
+		var texts []string
+		for _, iv := range ivs {
+			texts = append(texts, iv.Target+"="+iv.Text)
+		}
+		b, err := json.MarshalIndent(struct {
+			Interventions []string              `json:"interventions"`
+			Roots         map[string]whatifRoot `json:"roots"`
+		}{texts, out}, "", "  ")
+		if err != nil {
+			return fail(err)
+		}
+		stdout.Write(append(b, '\n'))
+		return exitOK
+	}
+	for _, iv := range ivs {
+		nodes, _ := m.Targets(iv)
+		var probes []string
+		for _, n := range nodes {
+			probes = append(probes, n.Probe)
+		}
+		fmt.Fprintf(stdout, "set %s=%s on %s\n", printable(iv.Target), printable(iv.Text), printable(strings.Join(probes, ", ")))
+	}
+	for _, p := range selected {
+		r := out[p.Root]
+		fmt.Fprintf(stdout, "\n%s (%s): predicted end-to-end ΔQ\n", printable(r.Operation), printable(p.Root))
+		writeSummaries(stdout, model.ReportQuantiles, []string{"before", "after"}, []model.Summary{r.Before, r.After})
+		if qta != nil {
+			verdict := func(ok *bool) string {
+				if *ok {
+					return "pass"
+				}
+				return "fail"
+			}
+			fmt.Fprintf(stdout, "  %-10s %12s %12s\n", "QTA", verdict(r.QTABefore), verdict(r.QTAAfter))
+		}
+	}
+	for _, f := range plots {
+		fmt.Fprintf(stdout, "wrote %s\n", printable(f))
+	}
+	return exitOK
+}
+
+// plotWhatif draws the before and after CDFs of each prediction, with the
+// QTA, and returns the files written.
+func plotWhatif(dir string, preds []model.Prediction, qta *deltaq.QTA) ([]string, error) {
+	files, err := newPlotFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range preds {
+		path := files.path(p.Root, "-whatif.png")
+		err := drawCDF(path, &cdfPlot{
+			title: "what-if: " + p.Operation,
+			curves: []cdfCurve{
+				{label: "before", dq: p.Before, color: colorObserved},
+				{label: "after", dq: p.After, color: colorCalculated, dashes: dashed},
+			},
+			qta: qta,
+		})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, path)
+	}
+	return out, nil
+}

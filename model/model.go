@@ -1,0 +1,479 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package model
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/dist"
+)
+
+// Version is the version of the model's JSON form.
+const Version = 1
+
+// Build resolution: the bin width is the largest 99.9th percentile of the
+// root operations' durations over bins bins; a node's ΔQ has as many bins
+// as its largest sample needs, at most maxBinsFactor·bins (the rest is
+// counted as a timeout, Dist.Beyond).
+const (
+	DefaultBins    = 1000
+	horizonQ       = 0.999
+	maxBinsFactor  = 8
+	maxProbeName   = 100
+	choiceSuffix   = "_alt"
+	parallelSuffix = "_par"
+	selfSuffix     = "_self"
+)
+
+// Model is a learned ΔQ model: the nodes of the calling-context tree with
+// their exclusive-time ΔQs and execution patterns. Its JSON form is what
+// `deltaq model` writes as model.json; Diagram gives the outcome diagram.
+type Model struct {
+	Version int `json:"version"`
+	// BinWidth of every ΔQ of the model, in seconds.
+	BinWidth float64 `json:"bin_width"`
+	Stats    Stats   `json:"stats"`
+	// Roots are the probes of the root operations, most frequent first.
+	Roots []string `json:"roots"`
+	// Nodes, parents before children.
+	Nodes []Node `json:"nodes"`
+
+	index map[string]int // by probe
+}
+
+// Node is one node of the calling-context tree: an operation reached by
+// one path of calls from a root operation.
+type Node struct {
+	// Probe is the node's name in the outcome diagram: its definition (a
+	// node with children or a root), else its outcome.
+	Probe string `json:"probe"`
+	// Outcome is the diagram's outcome for the node's exclusive time:
+	// Probe + "_self" for a definition, Probe for a leaf.
+	Outcome   string `json:"outcome"`
+	Service   string `json:"service"`
+	Operation string `json:"operation"`
+	// Parent is the probe of the calling node; "" for a root.
+	Parent    string `json:"parent,omitempty"`
+	Instances uint64 `json:"instances"`
+	// CallProbability is the fraction of the parent's instances that call
+	// this node at least once; CallsPerParent the mean number of calls.
+	CallProbability float64 `json:"call_probability,omitempty"`
+	CallsPerParent  float64 `json:"calls_per_parent,omitempty"`
+	// Patterns are the execution patterns, most frequent first.
+	Patterns []Pattern `json:"patterns,omitempty"`
+	// Exclusive is the ΔQ of the exclusive time: a failure that
+	// originates in the span (it failed, none of its children did) is
+	// intangible mass.
+	Exclusive Dist `json:"exclusive"`
+	// Duration is the observed ΔQ of the span's duration (failed spans
+	// intangible).
+	Duration Dist `json:"duration"`
+}
+
+// Key returns "service.operation".
+func (n *Node) Key() string { return Key(n.Service, n.Operation) }
+
+// Leaf reports whether the node never called anything and is no root: it
+// is then an outcome of the diagram, not a definition.
+func (n *Node) Leaf() bool { return n.Parent != "" && n.Probe == n.Outcome }
+
+// Pattern is one execution pattern: steps run one after the other, the
+// calls of a step in parallel.
+type Pattern struct {
+	// Steps hold the probes of the nodes called, sorted within a step.
+	Steps [][]string `json:"steps"`
+	Count uint64     `json:"count"`
+}
+
+// Dist is a ΔQ on the model's bin width.
+type Dist struct {
+	// Samples is the number of instances it was built from.
+	Samples uint64 `json:"samples"`
+	// Failure is the intangible mass.
+	Failure float64 `json:"failure"`
+	// Beyond is the number of samples beyond the last bin (timeouts,
+	// part of Failure).
+	Beyond float64 `json:"beyond,omitempty"`
+	// PDF holds the bin masses; trailing empty bins are left out.
+	PDF []float64 `json:"pdf"`
+}
+
+// DeltaQ returns the ΔQ of d on bins of width w.
+func (d Dist) DeltaQ(w float64) (deltaq.DeltaQ, error) {
+	if len(d.PDF) == 0 {
+		return deltaq.Never(w, 1)
+	}
+	return deltaq.New(w, d.PDF)
+}
+
+// sketchDist returns the Dist of a sketch plus intangible instances on the
+// model's bins; an empty one (a node seen only as inferred) is a zero delay.
+func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error) {
+	n := s.Count() + intangible
+	if n == 0 {
+		return Dist{PDF: []float64{1}}, nil
+	}
+	nb := min(max(int(math.Ceil(s.Max()/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
+	dq, beyond, err := s.Build(w, nb, intangible)
+	if err != nil {
+		return Dist{}, err
+	}
+	pdf := dq.PDF()
+	last := len(pdf)
+	for last > 1 && pdf[last-1] == 0 {
+		last--
+	}
+	return Dist{Samples: n, Failure: dq.Intangible(), Beyond: beyond, PDF: pdf[:last]}, nil
+}
+
+// Build makes the model of what l learned (call Finish first), with the
+// root operations' durations resolved into about bins bins.
+func Build(l *Learner, bins int) (*Model, error) {
+	if bins < 1 || bins > deltaq.MaxBins/maxBinsFactor {
+		return nil, fmt.Errorf("model: bins = %d outside [1, %d]", bins, deltaq.MaxBins/maxBinsFactor)
+	}
+	if len(l.nodes) == 0 {
+		return nil, fmt.Errorf("model: no coherent trace to learn from (%d spans, %d traces)", l.stats.Spans, l.stats.Traces)
+	}
+	// Children of each node; roots; the horizon.
+	kids := make([][]int32, len(l.nodes))
+	var roots []int32
+	horizon := 0.0
+	for i, nd := range l.nodes {
+		switch {
+		case nd.instances == 0:
+			// made by a trace that then hit MaxNodes: never learned
+		case nd.parent < 0:
+			roots = append(roots, int32(i))
+			horizon = math.Max(horizon, nd.dur.Quantile(horizonQ))
+		default:
+			kids[nd.parent] = append(kids[nd.parent], int32(i))
+		}
+	}
+	if horizon == 0 {
+		for _, nd := range l.nodes {
+			horizon = math.Max(horizon, nd.dur.Max())
+		}
+	}
+	if horizon == 0 {
+		horizon = 1e-6 // every span took no time: any width will do
+	}
+	w := horizon / float64(bins)
+	byCount := func(a, b int32) int {
+		na, nb := l.nodes[a], l.nodes[b]
+		return cmp.Or(cmp.Compare(nb.instances, na.instances), cmp.Compare(l.nodeKey(na), l.nodeKey(nb)))
+	}
+	slices.SortFunc(roots, byCount)
+	// Parents before children, breadth first; names in that order.
+	order := slices.Clone(roots)
+	for k := 0; k < len(order); k++ {
+		ks := kids[order[k]]
+		slices.SortFunc(ks, byCount)
+		order = append(order, ks...)
+	}
+	names := newNames()
+	m := &Model{Version: Version, BinWidth: w, Stats: l.stats}
+	probe := make([]string, len(l.nodes))
+	for _, i := range order {
+		nd := l.nodes[i]
+		probe[i] = names.unique(sanitize(l.nodeKey(nd)))
+		if nd.parent < 0 {
+			m.Roots = append(m.Roots, probe[i])
+		}
+	}
+	for _, i := range order {
+		nd := l.nodes[i]
+		o := l.opList[nd.op]
+		n := Node{Probe: probe[i], Outcome: probe[i], Service: o.service, Operation: o.name, Instances: nd.instances}
+		if nd.parent >= 0 {
+			pn := l.nodes[nd.parent]
+			n.Parent = probe[nd.parent]
+			n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
+			n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
+		}
+		for _, p := range nd.patterns {
+			steps := make([][]string, len(p.steps))
+			for s, st := range p.steps {
+				for _, c := range st {
+					steps[s] = append(steps[s], probe[c])
+				}
+				slices.Sort(steps[s])
+			}
+			n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
+		}
+		slices.SortStableFunc(n.Patterns, func(a, b Pattern) int { return cmp.Compare(b.Count, a.Count) })
+		if len(kids[i]) > 0 || nd.parent < 0 {
+			n.Outcome = names.unique(probe[i] + selfSuffix)
+		}
+		var err error
+		if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins); err != nil {
+			return nil, fmt.Errorf("model: exclusive time of %s: %w", n.Key(), err)
+		}
+		if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins); err != nil {
+			return nil, fmt.Errorf("model: duration of %s: %w", n.Key(), err)
+		}
+		m.Nodes = append(m.Nodes, n)
+	}
+	return m, m.index0()
+}
+
+func (l *Learner) nodeKey(nd *nodeStats) string {
+	o := l.opList[nd.op]
+	return Key(o.service, o.name)
+}
+
+// index0 indexes the nodes by probe and checks the references between
+// them.
+func (m *Model) index0() error {
+	m.index = make(map[string]int, len(m.Nodes))
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if _, dup := m.index[n.Probe]; dup {
+			return fmt.Errorf("model: nodes[%d]: probe %s appears twice", i, n.Probe)
+		}
+		m.index[n.Probe] = i
+	}
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if _, ok := m.index[n.Parent]; n.Parent != "" && !ok {
+			return fmt.Errorf("model: nodes[%d] (%s): parent %s is no node", i, n.Probe, n.Parent)
+		}
+		for _, p := range n.Patterns {
+			for _, st := range p.Steps {
+				for _, c := range st {
+					if _, ok := m.index[c]; !ok {
+						return fmt.Errorf("model: nodes[%d] (%s): pattern calls %s, which is no node", i, n.Probe, c)
+					}
+				}
+			}
+		}
+	}
+	for _, r := range m.Roots {
+		if _, ok := m.index[r]; !ok {
+			return fmt.Errorf("model: root %s is no node", r)
+		}
+	}
+	return nil
+}
+
+// Node returns the node of a probe.
+func (m *Model) Node(probe string) (*Node, bool) {
+	i, ok := m.index[probe]
+	if !ok {
+		return nil, false
+	}
+	return &m.Nodes[i], true
+}
+
+// Diagram writes the model as an outcome diagram: a definition per node
+// with children (and per root), whose chain is the node's exclusive time
+// followed by the steps of its pattern; a step of parallel calls is an
+// all-to-finish, several patterns a probabilistic choice weighted by their
+// frequencies (an optional call is a pattern with it and one without).
+// With a single root operation, system is that root.
+func (m *Model) Diagram() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ΔQ model learned from %d traces (%d spans); bins of %s.\n", m.Stats.Learned, m.Stats.Spans,
+		dist.FormatDuration(m.BinWidth))
+	b.WriteString("# A definition is a span (an operation in one calling context); its _self\n")
+	b.WriteString("# outcome is the span's exclusive time, observed in model.json.\n")
+	names := newNames()
+	for _, n := range m.Nodes {
+		names.taken[n.Probe] = true
+		names.taken[n.Outcome] = true
+	}
+	ref := func(probe string) string {
+		c, _ := m.Node(probe)
+		if c.Leaf() {
+			return c.Outcome
+		}
+		return "s:" + c.Probe
+	}
+	chain := func(n *Node, p *Pattern) string {
+		parts := []string{n.Outcome}
+		if p != nil {
+			for _, st := range p.Steps {
+				if len(st) == 1 {
+					parts = append(parts, ref(st[0]))
+					continue
+				}
+				refs := make([]string, len(st))
+				for k, c := range st {
+					refs[k] = ref(c)
+				}
+				parts = append(parts, "a:"+names.unique(n.Probe+parallelSuffix)+"("+strings.Join(refs, ", ")+")")
+			}
+		}
+		return strings.Join(parts, " -> ")
+	}
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if n.Leaf() {
+			continue
+		}
+		fmt.Fprintf(&b, "\n# %s: %d instances", n.Key(), n.Instances)
+		if n.Parent != "" {
+			fmt.Fprintf(&b, ", called in %.4g %% of the instances of %s", 100*n.CallProbability, n.Parent)
+		}
+		b.WriteString(".\n")
+		switch len(n.Patterns) {
+		case 0:
+			fmt.Fprintf(&b, "%s = %s;\n", n.Probe, chain(n, nil))
+		case 1:
+			fmt.Fprintf(&b, "%s = %s;\n", n.Probe, chain(n, &n.Patterns[0]))
+		default:
+			ws := choiceWeights(n.Patterns)
+			bs := make([]string, len(n.Patterns))
+			for k := range n.Patterns {
+				bs[k] = chain(n, &n.Patterns[k])
+			}
+			fmt.Fprintf(&b, "%s = p:%s[%s](%s);\n", n.Probe, names.unique(n.Probe+choiceSuffix),
+				strings.Join(ws, ", "), strings.Join(bs, ", "))
+		}
+	}
+	if len(m.Roots) == 1 {
+		fmt.Fprintf(&b, "\n# The whole system: the only root operation.\n%s = s:%s;\n", diagram.SystemName, m.Roots[0])
+	}
+	src := []byte(b.String())
+	if d, err := diagram.Parse("model.dq", src); err == nil {
+		return diagram.Format(d)
+	}
+	return src // ParseDiagram reports what is wrong
+}
+
+// choiceWeights returns the weights of a choice between patterns, in
+// millionths so that they read well and sum to exactly 1 as written: each
+// rounded, at least one millionth, the first (most frequent) taking the
+// rounding remainder.
+func choiceWeights(ps []Pattern) []string {
+	total := uint64(0)
+	for _, p := range ps {
+		total += p.Count
+	}
+	u := make([]int64, len(ps))
+	rest := int64(1_000_000)
+	for k := len(ps) - 1; k > 0; k-- {
+		u[k] = max(1, int64(math.Round(float64(ps[k].Count)/float64(total)*1e6)))
+		rest -= u[k]
+	}
+	u[0] = rest
+	out := make([]string, len(ps))
+	for k, v := range u {
+		out[k] = strconv.FormatFloat(float64(v)/1e6, 'f', -1, 64)
+	}
+	return out
+}
+
+// ParseDiagram parses and validates the model's diagram, formatted.
+func (m *Model) ParseDiagram() (*diagram.Diagram, error) {
+	return diagram.Parse("model.dq", m.Diagram())
+}
+
+// Inputs returns the ΔQ of every node's exclusive time, by outcome name:
+// the inputs that evaluate the diagram.
+func (m *Model) Inputs() (map[string]deltaq.DeltaQ, error) {
+	in := make(map[string]deltaq.DeltaQ, len(m.Nodes))
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		dq, err := n.Exclusive.DeltaQ(m.BinWidth)
+		if err != nil {
+			return nil, fmt.Errorf("model: exclusive time of %s: %w", n.Probe, err)
+		}
+		in[n.Outcome] = dq
+	}
+	return in, nil
+}
+
+// names hands out distinct diagram names.
+type names struct{ taken map[string]bool }
+
+func newNames() *names {
+	return &names{taken: map[string]bool{diagram.SystemName: true}}
+}
+
+// unique returns base, or base_2, base_3, … if taken, and takes it.
+func (n *names) unique(base string) string {
+	name := base
+	for k := 2; n.taken[name]; k++ {
+		name = base + "_" + strconv.Itoa(k)
+	}
+	n.taken[name] = true
+	return name
+}
+
+// sanitize turns "service.operation" into a name of the diagram language:
+// runs of characters other than ASCII letters and digits become one '_',
+// a leading digit gets an "n_" in front, and the result is cut to
+// maxProbeName bytes.
+func sanitize(s string) string {
+	var b strings.Builder
+	under := false
+	for i := 0; i < len(s) && b.Len() < maxProbeName; i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			b.WriteByte(c)
+			under = false
+		} else if !under && b.Len() > 0 {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	out := strings.TrimRight(b.String(), "_")
+	switch {
+	case out == "":
+		return "op"
+	case out[0] >= '0' && out[0] <= '9':
+		return "n_" + out
+	}
+	return out
+}
+
+// numbersRE matches a JSON array of numbers laid out by MarshalIndent.
+var numbersRE = regexp.MustCompile(`\[(\s*-?[0-9][0-9.eE+-]*,)*\s*-?[0-9][0-9.eE+-]*\s*\]`)
+
+// Encode returns the model's JSON form (model.json), indented, with each
+// array of numbers (a ΔQ's bins) on one line.
+func (m *Model) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	b = numbersRE.ReplaceAllFunc(b, func(a []byte) []byte {
+		return bytes.Join(bytes.Fields(a), nil)
+	})
+	return append(b, '\n'), nil
+}
+
+// Decode reads a model's JSON form and checks that its nodes refer to
+// each other consistently.
+func Decode(data []byte) (*Model, error) {
+	var m Model
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	switch {
+	case m.Version != Version:
+		return nil, fmt.Errorf("model: version %d, want %d", m.Version, Version)
+	case !(m.BinWidth > 0) || math.IsInf(m.BinWidth, 0):
+		return nil, fmt.Errorf("model: bin_width %v must be finite and > 0", m.BinWidth)
+	case len(m.Nodes) == 0 || len(m.Roots) == 0:
+		return nil, fmt.Errorf("model: no nodes or no roots")
+	}
+	for i := range m.Nodes {
+		if _, err := m.Nodes[i].Exclusive.DeltaQ(m.BinWidth); err != nil {
+			return nil, fmt.Errorf("model: nodes[%d] (%s): exclusive: %w", i, m.Nodes[i].Probe, err)
+		}
+	}
+	return &m, m.index0()
+}

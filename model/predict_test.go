@@ -1,0 +1,173 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package model
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
+
+func TestParseIntervention(t *testing.T) {
+	for _, tc := range []struct {
+		in         string
+		a, b, fail float64
+		dist, rm   bool
+	}{
+		{in: "svc.op=0.5*X+1ms", a: 0.5, b: 0.001},
+		{in: "svc.op = X", a: 1},
+		{in: "svc.op=2 * X", a: 2},
+		{in: "svc.op=X+3ms + never 5%", a: 1, b: 0.003, fail: 0.05},
+		{in: "svc.op=0*X+5ms", a: 0, b: 0.005},
+		{in: "svc.op=exp(5ms)", a: 1, dist: true},
+		{in: "svc.op=choice(0.9:point(1ms),0.1:never) + never 1%", a: 1, dist: true, fail: 0.01},
+		{in: "svc.op=remove", a: 1, rm: true},
+		{in: "GET /a.b=X", a: 1}, // the target is everything before the first '='
+	} {
+		iv, err := ParseIntervention(tc.in)
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if iv.A != tc.a || math.Abs(iv.B-tc.b) > 1e-15 || math.Abs(iv.Fail-tc.fail) > 1e-15 || (iv.Dist != nil) != tc.dist || iv.Remove != tc.rm {
+			t.Errorf("%s: %+v", tc.in, iv)
+		}
+	}
+	for _, in := range []string{"svc.op", "=X", "svc.op=", "svc.op=-1*X", "svc.op=X-1ms", "svc.op=X+never 101%", "svc.op=Y", "svc.op=X+1"} {
+		if iv, err := ParseIntervention(in); err == nil {
+			t.Errorf("%s: accepted as %+v", in, iv)
+		}
+	}
+}
+
+// TestApply checks the interventions on a model whose root r (own time 1
+// ms) calls a (3 ms) then b (5 ms), on 0.5 ms bins.
+func TestApply(t *testing.T) {
+	var spans []Span
+	for tr := uint64(1); tr <= 10; tr++ {
+		spans = append(spans, sp(tr, 1, 0, "r", 0, 9), sp(tr, 2, 1, "a", 0.5, 3.5), sp(tr, 3, 1, "b", 3.5, 8.5))
+	}
+	m, d := build(t, Config{}, spans, 18)
+	if m.BinWidth != 0.0005 {
+		t.Fatalf("bin width %v, want 9 ms / 18", m.BinWidth)
+	}
+	predict := func(sets ...string) deltaq.DeltaQ {
+		t.Helper()
+		var ivs []Intervention
+		for _, s := range sets {
+			iv, err := ParseIntervention(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ivs = append(ivs, iv)
+		}
+		p, err := m.Predict(d, ivs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p[0].After
+	}
+	// Every exclusive time is a constant on a bin edge: the known answer is
+	// the ΔQ algebra's on the point masses, whose sum's median reads 1.5
+	// bins below the exact sum (the deltaq package's convention: each mass
+	// sits in the bin its edge closes, represented by the bin's midpoint).
+	median := func(dq deltaq.DeltaQ) float64 {
+		q, ok := dq.Quantile(0.5)
+		if !ok {
+			t.Fatalf("median unreachable: %v", dq)
+		}
+		return q
+	}
+	points := func(ms ...float64) float64 {
+		acc, _ := deltaq.Point(ms[0]*1e-3, m.BinWidth, 100)
+		for _, v := range ms[1:] {
+			p, _ := deltaq.Point(v*1e-3, m.BinWidth, 100)
+			acc, _ = deltaq.Convolve(acc, p)
+		}
+		return median(acc)
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 0.05*m.BinWidth {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	}
+	near("no intervention", median(predict()), points(1, 3, 5))
+	near("b = 0.4·X + 1 ms (5 → 3 ms)", median(predict("svc.b=0.4*X+1ms")), points(1, 3, 3))
+	near("a pinned to 10 ms", median(predict("svc_a=0*X+10ms")), points(1, 10, 5))
+	near("b removed", median(predict("svc.b=remove")), points(1, 3, 0))
+	near("a substituted by point(1ms)", median(predict("svc.a=point(1ms)")), points(1, 1, 5))
+	near("two on b compose: (2·X)·0.5 + 1 ms", median(predict("svc.b=2*X", "svc.b=0.5*X+1ms")), points(1, 3, 6))
+	if f := predict("svc.a=X+never 5%", "svc.b=X+never 10%").Intangible(); math.Abs(f-(1-0.95*0.9)) > 1e-9 {
+		t.Errorf("5 %% and 10 %% failures in sequence: %v, want 1 − 0.95·0.9", f)
+	}
+	if _, err := m.Predict(d, []Intervention{{Target: "svc.r", Remove: true}}); err == nil || !strings.Contains(err.Error(), "root") {
+		t.Errorf("removing the root: err %v", err)
+	}
+}
+
+// TestContexts: the same operation called from two places is two nodes,
+// the second named with _2; a span in a cycle of parent links, and a
+// duplicate span id, are counted.
+func TestContexts(t *testing.T) {
+	var spans []Span
+	for tr := uint64(1); tr <= 3; tr++ {
+		spans = append(spans, sp(tr, 1, 0, "root", 0, 10),
+			sp(tr, 2, 1, "cart", 1, 4), sp(tr, 3, 2, "db", 2, 3),
+			sp(tr, 4, 1, "stock", 5, 9), sp(tr, 5, 4, "db", 6, 8))
+	}
+	spans = append(spans, sp(9, 1, 0, "root", 0, 10), sp(9, 2, 3, "x", 1, 2), sp(9, 3, 2, "y", 1, 2), sp(9, 3, 1, "dup", 1, 2))
+	l := learnAll(t, Config{}, spans)
+	if inc := l.Stats().Incoherence; inc.Cycle != 2 || inc.DuplicateSpan != 1 {
+		t.Errorf("incoherence %+v, want 2 spans in a cycle and 1 duplicate", inc)
+	}
+	m, err := Build(l, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for probe, parent := range map[string]string{"svc_db": "svc_cart", "svc_db_2": "svc_stock"} {
+		if n, ok := m.Node(probe); !ok || n.Parent != parent || n.Key() != "svc.db" {
+			t.Errorf("node %s: %+v, want svc.db called by %s", probe, n, parent)
+		}
+	}
+	iv, _ := ParseIntervention("svc.db=remove")
+	if nodes, _ := m.Targets(iv); len(nodes) != 2 {
+		t.Errorf("svc.db targets %d nodes, want both contexts", len(nodes))
+	}
+	if _, err := m.ParseDiagram(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChoiceWeights(t *testing.T) {
+	// 2/1000003 and 1/1000003 round to 2 and 1 millionths; the first
+	// takes the rest.
+	ps := []Pattern{{Count: 1_000_000}, {Count: 2}, {Count: 1}}
+	w := choiceWeights(ps)
+	if strings.Join(w, ",") != "0.999997,0.000002,0.000001" {
+		t.Errorf("weights %v", w)
+	}
+	if w := choiceWeights([]Pattern{{Count: 2}, {Count: 1}}); strings.Join(w, ",") != "0.666667,0.333333" {
+		t.Errorf("weights %v", w)
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	for in, want := range map[string]string{
+		"frontend.GET /checkout": "frontend_GET_checkout",
+		"a..b--c":                "a_b_c",
+		"9lives.x":               "n_9lives_x",
+		"ΔQ.op":                  "Q_op",
+		"...":                    "op",
+	} {
+		if got := sanitize(in); got != want {
+			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := sanitize(strings.Repeat("a", 300)); len(got) != maxProbeName {
+		t.Errorf("a 300-byte name became %d bytes", len(got))
+	}
+}

@@ -1,0 +1,154 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
+
+// Sketch counts durations of unknown order of magnitude in log/linear
+// buckets ("llquantize"): below 256 ns one bucket per nanosecond, above it
+// 128 equal buckets per power of two, so a bucket is at most 1/128 (0.8 %)
+// of its lower edge wide. Memory is the range of buckets in use (about 1300
+// counts for three decades), never the number of durations, and adding one
+// is a few shifts. Build turns the counts into a ΔQ on any linear bins,
+// each bucket's count spread uniformly over the bucket.
+type Sketch struct {
+	lo     int      // bucket index of counts[0]
+	counts []uint64 // counts of buckets lo … lo+len−1
+	n      uint64   // durations added
+	max    int64    // largest duration added, ns
+}
+
+// sketchLinear is the number of one-nanosecond buckets; above them each
+// power of two has sketchSub buckets.
+const (
+	sketchLinear = 256
+	sketchSub    = 128
+)
+
+// bucketOf returns the bucket of a duration of v ≥ 0 ns.
+func bucketOf(v uint64) int {
+	if v < sketchLinear {
+		return int(v)
+	}
+	s := bits.Len64(v) - 8 // ≥ 1: v >> s keeps the top 8 bits, in [128, 256)
+	return sketchLinear + (s-1)*sketchSub + int(v>>uint(s)) - sketchSub
+}
+
+// bucketBounds returns the half-open range [lo, hi) of bucket i, in ns.
+func bucketBounds(i int) (lo, hi float64) {
+	if i < sketchLinear {
+		return float64(i), float64(i + 1)
+	}
+	k := i - sketchLinear
+	s := k/sketchSub + 1
+	m := uint64(k%sketchSub + sketchSub)
+	return float64(m << uint(s)), float64((m + 1) << uint(s))
+}
+
+// Add counts a duration in nanoseconds; a negative one counts as 0.
+func (s *Sketch) Add(ns int64) {
+	if ns < 0 {
+		ns = 0
+	}
+	i := bucketOf(uint64(ns))
+	switch {
+	case len(s.counts) == 0:
+		s.lo = i
+		s.counts = append(s.counts[:0], 0)
+	case i < s.lo:
+		grown := make([]uint64, s.lo+len(s.counts)-i, s.lo+len(s.counts)-i+sketchSub)
+		copy(grown[s.lo-i:], s.counts)
+		s.counts, s.lo = grown, i
+	case i >= s.lo+len(s.counts):
+		for i >= s.lo+len(s.counts) {
+			s.counts = append(s.counts, 0)
+		}
+	}
+	s.counts[i-s.lo]++
+	s.n++
+	s.max = max(s.max, ns)
+}
+
+// Count returns the number of durations added.
+func (s *Sketch) Count() uint64 { return s.n }
+
+// Max returns the largest duration added, in seconds.
+func (s *Sketch) Max() float64 { return float64(s.max) * 1e-9 }
+
+// Quantile returns, in seconds, the upper edge of the bucket that holds the
+// q-quantile of the durations added (0 for an empty sketch): an upper
+// bound within 0.8 %.
+func (s *Sketch) Quantile(q float64) float64 {
+	if s.n == 0 {
+		return 0
+	}
+	want := uint64(math.Ceil(q * float64(s.n)))
+	var cum uint64
+	for k, c := range s.counts {
+		cum += c
+		if cum >= want && c > 0 {
+			_, hi := bucketBounds(s.lo + k)
+			return math.Min(hi, float64(s.max)) * 1e-9
+		}
+	}
+	return float64(s.max) * 1e-9
+}
+
+// Build returns the ΔQ of the durations added plus intangible more
+// instances that never completed (failures, timeouts), on bins bins of
+// width seconds: each bucket's count is spread uniformly over the bucket
+// (clipped to the largest duration seen), so over the linear bins it
+// overlaps in proportion. Durations beyond bins·width are timeouts, counted
+// in the intangible mass; beyond reports how many there were (rounded).
+func (s *Sketch) Build(width float64, bins int, intangible uint64) (dq deltaq.DeltaQ, beyond float64, err error) {
+	total := float64(s.n + intangible)
+	if total == 0 {
+		return deltaq.DeltaQ{}, 0, fmt.Errorf("model: no durations to build a ΔQ from")
+	}
+	pdf := make([]float64, bins)
+	wns := width * 1e9
+	top := float64(s.max) + 1
+	for k, c := range s.counts {
+		if c == 0 {
+			continue
+		}
+		lo, hi := bucketBounds(s.lo + k)
+		hi = math.Min(hi, top)
+		m := float64(c) / total
+		spread(pdf, lo/wns, hi/wns, m, &beyond)
+	}
+	dq, err = deltaq.New(width, pdf)
+	return dq, beyond * total, err
+}
+
+// spread adds mass m uniformly over [a, b), in units of bins, to pdf; the
+// part beyond the last bin adds to *beyond.
+func spread(pdf []float64, a, b, m float64, beyond *float64) {
+	n := float64(len(pdf))
+	if !(b > a) {
+		b = a + 1e-9
+	}
+	density := m / (b - a)
+	if a >= n {
+		*beyond += m
+		return
+	}
+	if b > n {
+		*beyond += density * (b - n)
+		b = n
+	}
+	for i := int(a); float64(i) < b; i++ {
+		lo := math.Max(a, float64(i))
+		hi := math.Min(b, float64(i+1))
+		if hi > lo {
+			pdf[i] += density * (hi - lo)
+		}
+	}
+}
