@@ -212,8 +212,8 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		e.k0 = floorDiv(now.UnixNano()-e.lag, e.interval)
 	}
 	e.slots = make([]slot, e.nslots)
-	for i := range e.slots {
-		e.slots[i].k = e.k0 + int64(i)
+	for k := e.k0; k < e.k0+e.nslots; k++ {
+		e.slots[e.slotOf(k)].k = k
 	}
 	an := newAnalyzer(&e.cfg)
 	e.an = an

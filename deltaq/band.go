@@ -162,6 +162,9 @@ func NewRunningBand(k int) (*RunningBand, error) {
 // Len returns the number of ΔQs in the window, at most K.
 func (r *RunningBand) Len() int { return r.n }
 
+// K returns the number of ΔQs the band keeps.
+func (r *RunningBand) K() int { return r.k }
+
 // Push adds d as the newest ΔQ of the window; once the window holds K, the
 // oldest leaves it.
 func (r *RunningBand) Push(d DeltaQ) error {

@@ -81,6 +81,7 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, in input,
 			Scope:     metadata.ScopeName,
 			Telemetry: set.TelemetrySettings,
 			Version:   set.BuildInfo.Version,
+			ID:        set.ID.String(),
 		}
 		if f.adjust != nil {
 			f.adjust(&oset)

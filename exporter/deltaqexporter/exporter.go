@@ -43,6 +43,7 @@ func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, opts .
 		Scope:     metadata.ScopeName,
 		Telemetry: set.TelemetrySettings,
 		Version:   set.BuildInfo.Version,
+		ID:        set.ID.String(),
 	}
 	for _, o := range opts {
 		o(e, &oset)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
 // Settings are what a component gives its observer.
@@ -41,6 +42,10 @@ type Settings struct {
 	Telemetry component.TelemetrySettings
 	// Version is the collector's version, the scope version of the output.
 	Version string
+	// ID is the component's ID ("deltaq", "deltaq/gateway"): across a
+	// configuration reload the observer of the same Kind and ID takes
+	// over the state of its predecessor (package reload). Empty: none.
+	ID string
 	// Now is the clock; nil means time.Now. Ticks, when not nil, replaces
 	// the interval ticker. Tests set both so that windows close without
 	// sleeping.
@@ -129,6 +134,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
+
 	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
 	o.build.emitWindows = cfg.EmitWindows
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
@@ -146,6 +152,11 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	if set.ID != "" {
+		if st, ok := reload.Claim(o.reloadKey()); ok {
+			o.adopt(st.(*parked))
+		}
+	}
 	return o, nil
 }
 
@@ -173,6 +184,9 @@ func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 func (o *Observer) Start(out Outputs) {
 	o.out = out
 	o.warnUnproduced()
+	if o.set.ID != "" {
+		reload.Watch()
+	}
 	ticks := o.set.Ticks
 	var ticker *time.Ticker
 	if ticks == nil {
@@ -368,6 +382,10 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		case <-o.done:
 		case <-ctx.Done():
 			err = ctx.Err()
+			return
+		}
+		if o.set.ID != "" && reload.Pending() {
+			o.park()
 			return
 		}
 		now := o.now()

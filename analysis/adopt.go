@@ -1,0 +1,118 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"slices"
+)
+
+// Adoption says what Engine.Adopt carried over.
+type Adoption struct {
+	// Carried are the probes whose open windows, history, totals and
+	// trigger states the new engine took over.
+	Carried []string
+	// Fresh are the probes of the old engine that start afresh, with why:
+	// a layout (dmax, bins) that changed, an unconfigured probe for which
+	// max_probes has no place any more.
+	Fresh map[string]string
+	// Reason, when not empty, says why nothing was carried over (another
+	// interval: the windows do not line up).
+	Reason string
+}
+
+// Adopt makes e, a new engine of the configuration a reload brings, take
+// over the state of old, the engine of the configuration before, so that
+// a reload loses nothing: for every probe whose layout did not change, its
+// instances in the open windows (and the windows' contributors), its
+// running totals, the observed ΔQs behind its confidence band (when the
+// history length is unchanged), its trigger states, the windows its
+// divergence test pools and its slack history. The new configuration's
+// QTAs, triggers and diagram apply from the next window that closes. The
+// windows old had not closed are e's to close: none is lost or counted
+// twice. e must not have been used yet; old must not be used afterwards.
+// With another interval nothing is carried.
+func (e *Engine) Adopt(old *Engine) Adoption {
+	ad := Adoption{Fresh: make(map[string]string)}
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	old.amu.Lock()
+	defer old.amu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.amu.Lock()
+	defer e.amu.Unlock()
+	if old.interval != e.interval || e.interval == 0 {
+		ad.Reason = "the interval changed: windows of the two configurations do not line up"
+		return ad
+	}
+	// The new engine's open windows start where the old one's did: the
+	// windows the old engine had not closed are closed by the new one.
+	e.k0 = old.k0
+	for i := range e.slots {
+		e.slots[e.slotOf(e.k0+int64(i))].k = e.k0 + int64(i)
+	}
+	for _, op := range old.probes {
+		if op == nil {
+			continue
+		}
+		np := e.byName[op.name]
+		switch {
+		case np != nil && np.lay.valid() && op.lay.valid() && np.lay != op.lay:
+			ad.Fresh[op.name] = "its dmax or bins changed"
+			continue
+		case np == nil && e.unconfigured >= e.cfg.MaxProbes:
+			ad.Fresh[op.name] = "max_probes has no place for it"
+			continue
+		case np == nil:
+			np = e.register(op.name, false, op.lay)
+		case !np.lay.valid():
+			np.lay = op.lay
+		}
+		np.lastK = op.lastK
+		for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
+			if a := old.slots[old.slotOf(k)].accs[op.idx]; a != nil {
+				e.slots[e.slotOf(k)].accs[np.idx] = a
+			}
+		}
+		e.an.adopt(old.an, op.name)
+		ad.Carried = append(ad.Carried, op.name)
+	}
+	for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
+		e.slots[e.slotOf(k)].sources = old.slots[old.slotOf(k)].sources
+	}
+	e.an.nextID = max(e.an.nextID, old.an.nextID)
+	slices.Sort(ad.Carried)
+	return ad
+}
+
+// adopt takes over the analysis state of probe name from old, keeping the
+// new configuration's QTA and trigger settings.
+func (a *analyzer) adopt(old *analyzer, name string) {
+	os := old.probes[name]
+	if os == nil {
+		return
+	}
+	ns := a.state(name)
+	ns.totals = os.totals
+	if os.band != nil && ns.band != nil && os.band.K() == ns.band.K() {
+		ns.band = os.band
+	}
+	ns.trig = os.trig
+	// The divergence run and pooled windows count towards the new
+	// settings as far as they fit them.
+	ns.div.run = min(os.div.run, ns.div.windows)
+	if c := cap(ns.div.pool); c > 0 {
+		p := os.div.pool
+		if len(p) > c {
+			p = p[len(p)-c:]
+		}
+		ns.div.pool = append(ns.div.pool[:0], p...)
+	}
+	end, mins := os.slack.end, os.slack.min
+	if n := len(end); n > ns.slack.w {
+		end, mins = end[n-ns.slack.w:], mins[n-ns.slack.w:]
+	}
+	ns.slack.end = append(ns.slack.end[:0], end...)
+	ns.slack.min = append(ns.slack.min[:0], mins...)
+}

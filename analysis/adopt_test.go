@@ -1,0 +1,82 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"testing"
+	"time"
+)
+
+// TestAdoptCarriesStateAcrossAReload: an engine made from the configuration
+// a reload brings takes over the open windows, totals, band history and
+// trigger states of the old one for every probe whose layout is
+// unchanged; the new QTA applies from the next window; a probe whose bins
+// changed starts fresh. No instance is lost or counted twice.
+func TestAdoptCarriesStateAcrossAReload(t *testing.T) {
+	qtaOf := func(p float64) QTA {
+		return QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: p}}}
+	}
+	oldCfg := Config{Interval: time.Second, History: 5, Probes: map[string]ProbeConfig{
+		"a": {DMax: testDMax, Bins: testBins, QTA: qtaOf(0.9), Triggers: Triggers{QTA: true}},
+		"b": {DMax: testDMax, Bins: testBins},
+	}}
+	old := newEngine(t, oldCfg, t0)
+	// Windows 0–2 close in the old engine; a's delays of 20 ms break its
+	// QTA (F(10 ms) = 0 < 0.9): the qta trigger fires once, in window 0.
+	fired := 0
+	for w := range 3 {
+		base := time.Duration(w) * time.Second
+		addAll(old, ok("a", base+100*time.Millisecond, 20*time.Millisecond), ok("b", base+100*time.Millisecond, 5*time.Millisecond))
+		for _, r := range old.Advance(at(base + 2*time.Second)) {
+			fired += len(r.Triggers)
+		}
+	}
+	if fired != 1 {
+		t.Fatalf("%d triggers fired before the reload, want 1", fired)
+	}
+	// Window 3 is open at the reload, with one instance of each probe.
+	addAll(old, ok("a", 3*time.Second+100*time.Millisecond, 20*time.Millisecond), ok("b", 3*time.Second+200*time.Millisecond, 5*time.Millisecond))
+
+	// The reload: a's QTA asks 90 % by 30 ms instead of 10 ms; b gets 50
+	// bins instead of 100.
+	newCfg := Config{Interval: time.Second, History: 5, Probes: map[string]ProbeConfig{
+		"a": {DMax: testDMax, Bins: testBins, QTA: QTA{Points: []QTAPoint{{Delay: 30 * time.Millisecond, P: 0.9}}}, Triggers: Triggers{QTA: true}},
+		"b": {DMax: testDMax, Bins: 50},
+	}}
+	e := newEngine(t, newCfg, at(3*time.Second+500*time.Millisecond))
+	ad := e.Adopt(old)
+	if len(ad.Carried) != 1 || ad.Carried[0] != "a" || ad.Fresh["b"] == "" || ad.Reason != "" {
+		t.Fatalf("adoption %+v, want a carried and b fresh", ad)
+	}
+	res := e.Advance(at(5 * time.Second))
+	if len(res) != 1 || !res[0].Start.Equal(at(3*time.Second)) {
+		t.Fatalf("got %d windows, want window 3 alone", len(res))
+	}
+	a := probeOf(t, res[0], "a")
+	if a.Counts.Success != 1 || a.Totals.Success != 4 {
+		t.Errorf("a: window %+v, totals %+v; want the open window's 1 and 4 in all", a.Counts, a.Totals)
+	}
+	if a.Band == nil || a.Band.K != 4 {
+		t.Errorf("a: band %+v, want the 3 windows before the reload and this one", a.Band)
+	}
+	if a.QTACheck == nil || !a.QTACheck.OK {
+		t.Errorf("a: the new QTA (F(30 ms) ≥ 0.9) holds for 20 ms delays: %+v", a.QTACheck)
+	}
+	if b := probeOf(t, res[0], "b"); b.Counts.Total() != 0 || b.Totals.Total() != 0 {
+		t.Errorf("b started fresh, yet shows %+v (totals %+v)", b.Counts, b.Totals)
+	}
+	if st := e.Stats(); st.Counted != 0 {
+		t.Errorf("the new engine counted %d instances itself; the carried ones are the old engine's", st.Counted)
+	}
+}
+
+// TestAdoptNothingAcrossIntervals: windows of two intervals do not line up.
+func TestAdoptNothingAcrossIntervals(t *testing.T) {
+	old := newEngine(t, Config{Interval: time.Second}, t0)
+	addAll(old, ok("p", 100*time.Millisecond, time.Millisecond))
+	e := newEngine(t, Config{Interval: 2 * time.Second}, t0)
+	if ad := e.Adopt(old); ad.Reason == "" || len(ad.Carried) != 0 {
+		t.Errorf("adoption %+v, want nothing carried and a reason", ad)
+	}
+}

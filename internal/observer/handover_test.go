@@ -1,0 +1,77 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package observer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/reload"
+)
+
+// TestReloadCarriesTheOpenWindowAndTheStreams: an observer shut down as
+// part of a configuration reload emits nothing of its open window and hands
+// it to the observer of the same component that the reload builds; the
+// window then closes there with all its instances, under the new QTA, and
+// the cumulative series continue with their start times.
+func TestReloadCarriesTheOpenWindowAndTheStreams(t *testing.T) {
+	t.Cleanup(reload.Reset)
+	withID := func(s *Settings) { s.ID = "deltaq" }
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100,
+		QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 10 * time.Millisecond, P: 0.5}}}}}
+	old := newHarnessWith(t, cfg, at(time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "p", outcome: outcome.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	old.consume(ok(ms(100)), ok(ms(200)))
+	old.obs.tick(at(2 * time.Second))
+	old.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(time.Second+ms(500)))
+	before := len(old.metrics.AllMetrics())
+
+	reload.Requested()
+	require.NoError(t, old.obs.Shutdown(context.Background()))
+	assert.Len(t, old.metrics.AllMetrics(), before, "the open window is not flushed")
+
+	cfg2 := testConfig()
+	cfg2.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100,
+		QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 30 * time.Millisecond, P: 0.5}}}}}
+	nu := newHarnessWith(t, cfg2, at(2*time.Second+ms(500)), withID)
+	nu.obs.tick(at(3 * time.Second))
+
+	assert.Equal(t, map[string]int64{"success": 5, "timeout": 0, "failure": 0}, outcomeCounts(t, nu, "p"),
+		"the two instances of window 1 and the three of the open window, once each")
+	first, last := observedHistograms(old)["p"][0], observedHistograms(nu)["p"]
+	require.Len(t, last, 1)
+	assert.Equal(t, first.StartTimestamp(), last[0].StartTimestamp(), "one stream across the reload")
+	assert.Equal(t, uint64(5), last[0].Count())
+	assert.Equal(t, map[string]float64{"p": 0}, gaugeValues(t, nu, outcome.MetricQTAViolation),
+		"the new QTA (50 % by 30 ms) holds for 20 ms delays; the old one (by 10 ms) did not")
+}
+
+// gaugeValues returns the last value of a gauge per probe.
+func gaugeValues(t *testing.T, h *harness, name string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != name {
+				return
+			}
+			dps := m.Gauge().DataPoints()
+			for i := range dps.Len() {
+				p, _ := dps.At(i).Attributes().Get(outcome.AttrProbe)
+				out[p.Str()] = dps.At(i).DoubleValue()
+			}
+		})
+	}
+	return out
+}
