@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"slices"
+	"time"
 )
 
 // Adoption says what Engine.Adopt carried over.
@@ -58,7 +59,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		}
 		np := e.byName[op.name]
 		switch {
-		case np != nil && np.lay.valid() && op.lay.valid() && np.lay != op.lay:
+		case np != nil && np.lay.valid() && op.lay.valid() && np.lay != op.latest():
 			ad.Fresh[op.name] = "its dmax or bins changed"
 			continue
 		case np == nil && e.unconfigured >= e.cfg.MaxProbes:
@@ -66,8 +67,11 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 			continue
 		case np == nil:
 			np = e.register(op.name, false, op.lay)
-		case !np.lay.valid():
-			np.lay = op.lay
+		}
+		// The open windows keep the layouts they were counted in, and the
+		// switches still due (relayout.go) with them.
+		if op.lay.valid() {
+			np.lay, np.pend = op.lay, append(np.pend[:0], op.pend...)
 		}
 		np.lastK = op.lastK
 		for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
@@ -115,4 +119,18 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 	}
 	ns.slack.end = append(ns.slack.end[:0], end...)
 	ns.slack.min = append(ns.slack.min[:0], mins...)
+}
+
+// Layout returns the dMax and bin count of the probe's newest windows;
+// false when the engine does not track the probe or has no layout for it
+// yet.
+func (e *Engine) Layout(name string) (dmax time.Duration, bins int, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.byName[name]
+	if p == nil {
+		return 0, 0, false
+	}
+	l := p.latest()
+	return time.Duration(l.dmaxNs), l.bins, l.valid()
 }

@@ -35,6 +35,9 @@ type analyzer struct {
 	coarse     map[string]bool          // reused across windows
 	counts     []float64                // reused by calculatedCount
 	nextID     int64
+	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
+	// (see whatIf), reused across windows.
+	whatIfSaved []savedInput
 }
 
 // probeState is what the analyzer remembers of one probe.
@@ -238,7 +241,8 @@ func (a *analyzer) state(name string) *probeState {
 
 // close analyses one detached window: the observed ΔQs of all its probes
 // first (the diagram needs all of them), then the diagram's calculated ΔQs,
-// then each probe against its history, QTA and triggers.
+// then each probe against its history, QTA and triggers, then the what-if
+// scenarios.
 func (a *analyzer) close(c *closing) *Result {
 	r := &Result{
 		Start: time.Unix(0, c.start).UTC(),
@@ -254,6 +258,7 @@ func (a *analyzer) close(c *closing) *Result {
 	for j := range r.Probes {
 		a.analyseProbe(r, &r.Probes[j], ev)
 	}
+	a.whatIf(r)
 	for _, n := range a.referenced {
 		if i, ok := sort.Find(len(r.Probes), func(j int) int { return strings.Compare(n, r.Probes[j].Name) }); !ok || r.Probes[i].Counts.Total() == 0 {
 			r.NoInstances = append(r.NoInstances, n)

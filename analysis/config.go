@@ -91,6 +91,15 @@ type Config struct {
 	// Probes holds per-probe settings, keyed by probe name.
 	Probes map[string]ProbeConfig `mapstructure:"probes"`
 
+	// WhatIf holds what-if scenarios of the diagram, scenario name →
+	// outcome probe → intervention on that outcome's observed ΔQ X (the
+	// expressions of model.InterventionHelp: "0.5*X+1ms", a distribution,
+	// "+ never 5%", "remove"). Every window, each calculated probe the
+	// scenario touches also gets the ΔQ calculated with the scenario's
+	// interventions applied (ProbeResult.WhatIf). At most
+	// MaxWhatIfScenarios; it needs a diagram.
+	WhatIf map[string]map[string]string `mapstructure:"whatif"`
+
 	// RearmWindows is the number of consecutive windows in which a fired
 	// trigger's condition must be false before the trigger can fire again.
 	// Zero means DefaultRearmWindows.
@@ -272,6 +281,7 @@ type compiled struct {
 	Config
 	diagram  *diagram.Diagram // nil without a diagram
 	snapshot snapshotWindows
+	whatIf   []scenario // sorted by name
 }
 
 // snapshotWindows is SnapshotConfig in windows.
@@ -303,6 +313,8 @@ func (c *Config) compile() (*compiled, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	whatIf, werrs := c.compileWhatIf(d, err != nil)
+	errs = append(errs, werrs...)
 	names := make([]string, 0, len(c.Probes))
 	for n := range c.Probes {
 		names = append(names, n)
@@ -325,7 +337,9 @@ func (c *Config) compile() (*compiled, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return c.withDefaults(d), nil
+	cc := c.withDefaults(d)
+	cc.whatIf = whatIf
+	return cc, nil
 }
 
 // checkWindows checks the options that shape the windows: the interval and

@@ -17,8 +17,10 @@
 // Hostile or unlucky input must not corrupt the ΔQs, so configuration, not
 // span data, decides: a probe's layout is the one of Config.Probes, else
 // the one Config.LookupLayout gives (the deltaq processor that produces the
-// probe), else that of the probe's first accepted instance, and it does not
-// change while the probe is tracked. An instance that carries another dMax
+// probe), else that of the probe's first accepted instance, and it changes
+// only when that processor announces a new one (a probe with dmax: auto),
+// at a window boundary, so that no window mixes two layouts (relayout.go).
+// An instance that carries another dMax
 // or bin count is classified under the probe's layout from its own delay
 // (Engine.Add); a timeout whose own dMax is shorter than the probe's cannot
 // be placed and is refused. Configured probes are always tracked; at most

@@ -98,8 +98,10 @@ func (d Drops) Total() int64 {
 //
 // Layouts: a probe's histogram layout (dMax, bins) is decided once, by
 // configuration when there is one — Config.Probes, else Config.LookupLayout
-// — else by the first accepted instance of the probe, and never changes
-// while the probe is tracked. An instance is classified under the probe's
+// — else by the first accepted instance of the probe, and changes only
+// when the processor that produces the probe announces a new one in the
+// registry of this process (dmax: auto), at a window boundary: no window
+// mixes two layouts (relayout.go). An instance is classified under the probe's
 // layout from its own start and end (see Engine.Add), so that an instance
 // that carries another dMax or bin count, forged or from an observer
 // configured differently, cannot change the layout of a window.
@@ -137,6 +139,9 @@ type Engine struct {
 	contributions Contributions
 	minEnd        int64 // single-window mode: extent of the instances
 	maxEnd        int64
+	// gen is the generation of the registry of processor layouts
+	// (outcome.Generation) the layouts were last looked up at.
+	gen uint64
 
 	amu sync.Mutex // guards the analysis state
 	an  *analyzer
@@ -162,8 +167,15 @@ type probe struct {
 	// configured: a configuration names the probe; it never takes one of
 	// the MaxProbes places and never expires.
 	configured bool
-	// lay is the probe's layout, fixed once valid.
-	lay layout
+	// lay is the layout of the probe's windows before the first pending
+	// switch; pend are the switches to later layouts, by increasing
+	// window, each after the last window with an instance of the layout
+	// before (relayout.go).
+	lay  layout
+	pend []layoutSwitch
+	// fixed: the layout comes from Config.Probes, and no announcement of
+	// a processor changes it.
+	fixed bool
 	// lastK is the window in which an instance of the probe was last
 	// counted, noWindow before the first.
 	lastK int64
@@ -219,14 +231,16 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 	e.an = an
 	// Configured probes exist from the start so that their empty windows
 	// are reported too.
+	e.gen = outcome.Generation()
 	for _, name := range an.knownProbes() {
 		var l layout
+		fixed := false
 		if pc, ok := e.cfg.Probes[name]; ok && pc.DMax > 0 && pc.Bins > 0 {
-			l = layout{dmaxNs: int64(pc.DMax), bins: pc.Bins}
+			l, fixed = layout{dmaxNs: int64(pc.DMax), bins: pc.Bins}, true
 		} else if cl, ok := e.lookup(name); ok {
 			l = cl
 		}
-		e.register(name, true, l)
+		e.register(name, true, l).fixed = fixed
 	}
 	return e, nil
 }
@@ -363,32 +377,21 @@ func (e *Engine) add(in *Instance) {
 		e.drops[DropMalformed]++
 		return
 	}
+	e.checkLayouts()
 	own := layout{dmaxNs: in.DMaxNs, bins: in.Bins}
 	p, why := e.probeFor(in.Probe, own)
 	if p == nil {
 		e.drops[why]++
 		return
 	}
-	dmax := p.lay.dmaxNs
-	oc, end := in.Outcome, in.End
-	switch {
-	case oc == Timeout:
-		if in.DMaxNs > 0 && in.DMaxNs < dmax {
-			e.drops[DropLayoutMismatch]++
-			return
-		}
-		end = in.Start + dmax
-	case in.End-in.Start > dmax:
-		oc, end = Timeout, in.Start+dmax
-	}
-	k, ok := e.windowOf(oc, end)
+	lay, oc, k, ok := e.placeLayout(p, in)
 	if !ok {
 		return
 	}
 	s := &e.slots[e.slotOf(k)]
 	a := s.accs[p.idx]
 	if a == nil {
-		a = e.newAcc(p.lay)
+		a = e.newAcc(lay)
 		s.accs[p.idx] = a
 	}
 	switch oc {
@@ -406,7 +409,7 @@ func (e *Engine) add(in *Instance) {
 		a.hist.AddFailure()
 	}
 	p.lastK = max(p.lastK, k)
-	if own != p.lay && own != (layout{}) {
+	if own != lay && own != (layout{}) {
 		e.rebinned++
 	}
 	e.counted++
@@ -561,6 +564,7 @@ func (e *Engine) Advance(now time.Time) []*Result {
 				e.slots[e.slotOf(nk0+int64(i))].k = nk0 + int64(i)
 			}
 			e.k0 = nk0
+			e.advanceLayouts()
 			break
 		}
 		cl = append(cl, e.detach())
@@ -642,6 +646,7 @@ func (e *Engine) detach() closing {
 	if e.interval > 0 {
 		e.k0++
 		s.k = e.k0 + e.nslots - 1
+		e.advanceLayouts()
 	}
 	return c
 }
@@ -668,6 +673,9 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	for _, p := range e.probes {
 		if p != nil {
 			inUse[p.lay] = true
+			for _, sw := range p.pend {
+				inUse[sw.lay] = true
+			}
 		}
 	}
 	for l := range e.free {

@@ -119,30 +119,31 @@ func (e *Engine) AddWindow(w *Window) Contribution {
 // addWindow does AddWindow's work and returns the fate and the window's
 // instance count. Called with mu held.
 func (e *Engine) addWindow(w *Window) (Contribution, int64) {
-	var successes uint64
-	for _, c := range w.BinCounts {
-		successes += c
+	// The instance count is needed only to count a refused window's
+	// instances: an accepted one is summed while it is added.
+	count := func() int64 {
+		var s uint64
+		for _, c := range w.BinCounts {
+			s += c
+		}
+		return max(int64(s)+w.Timeouts+w.Failures, 0)
 	}
-	n := int64(successes) + w.Timeouts + w.Failures
 	if w.Probe == "" || len(w.Probe) > MaxProbeNameLength || w.Timeouts < 0 || w.Failures < 0 ||
-		n < 0 || len(w.BinCounts) != w.Bins {
-		return ContributionInvalid, max(n, 0)
+		len(w.BinCounts) != w.Bins {
+		return ContributionInvalid, count()
 	}
 	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
 	if e.interval > 0 {
 		k = floorDiv(start, e.interval)
 		if end-start != e.interval || k*e.interval != start {
-			return ContributionMisaligned, n
+			return ContributionMisaligned, count()
 		}
 	}
 	own := layout{dmaxNs: w.DMaxNs, bins: w.Bins}
 	p, _ := e.probeFor(w.Probe, own)
-	switch {
-	case p == nil:
-		return ContributionInvalid, n
-	case p.lay != own:
-		return ContributionLayoutMismatch, n
+	if p == nil {
+		return ContributionInvalid, count()
 	}
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, start)
@@ -150,26 +151,32 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 	} else {
 		switch {
 		case k < e.k0:
-			return ContributionLate, n
+			return ContributionLate, count()
 		case k >= e.k0+e.nslots:
-			return ContributionEarly, n
+			return ContributionEarly, count()
 		}
+	}
+	// The layout of the window: a probe whose processor changed its layout
+	// (dmax: auto) has other layouts in other windows (relayout.go).
+	if p.layoutAt(k) != own {
+		return ContributionLayoutMismatch, count()
 	}
 	s := &e.slots[e.slotOf(k)]
 	a := s.accs[p.idx]
 	if a == nil {
-		a = e.newAcc(p.lay)
+		a = e.newAcc(own)
 		s.accs[p.idx] = a
 	}
-	if err := a.hist.AddCounts(w.BinCounts, w.Timeouts, w.Failures); err != nil {
-		return ContributionInvalid, n // cannot happen: the shape was checked
+	successes, err := a.hist.AddCounts(w.BinCounts, w.Timeouts, w.Failures)
+	if err != nil {
+		return ContributionInvalid, count()
 	}
 	a.sum += w.SuccessSum
 	p.lastK = max(p.lastK, k)
 	if w.Source != "" && len(s.sources) < maxSources && !slices.Contains(s.sources, w.Source) {
 		s.sources = append(s.sources, strings.Clone(w.Source))
 	}
-	return ContributionAccepted, n
+	return ContributionAccepted, int64(successes) + w.Timeouts + w.Failures
 }
 
 // WindowOf returns probe p's window of r in the form AddWindow merges, from

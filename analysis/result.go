@@ -58,6 +58,11 @@ type ProbeResult struct {
 	// (thesis 3.4, 4.1.1); nil when the diagram does not define the probe as
 	// an expression, or an input of the expression had no instance.
 	Calculated *deltaq.DeltaQ
+	// WhatIf holds the probe's calculated ΔQ under each what-if scenario
+	// (Config.WhatIf) that intervenes on an outcome entering it, in the
+	// order of the scenarios' names; a scenario lacking an input in the
+	// window, like the calculated ΔQ, has no entry.
+	WhatIf []WhatIf
 	// Band is the mean and 95 % band of the observed ΔQs of the last
 	// History windows with instances (thesis 4.1.5), at the right bin edges;
 	// nil before the first.
@@ -92,6 +97,18 @@ type ProbeResult struct {
 	// to the calculated ΔQ, a divergence of the binning, not of the system.
 	// The divergence trigger then cannot decide its condition.
 	DivergenceWithheld bool
+}
+
+// WhatIf is a probe's calculated ΔQ in one window under one what-if
+// scenario: the diagram evaluated on the window's observed ΔQs with the
+// scenario's interventions applied to its outcomes.
+type WhatIf struct {
+	Scenario string
+	// DeltaQ is the scenario's ΔQ; nil when Err is set.
+	DeltaQ *deltaq.DeltaQ
+	// Err is set when an intervention or an operator failed in this
+	// window, for instance a result above deltaq.MaxBins.
+	Err error
 }
 
 // FailureRatio returns the intangible mass of the observed ΔQ, the fraction

@@ -95,30 +95,37 @@ func (h *Histogram) Merge(o *Histogram) error {
 
 // AddCounts adds the counts of a histogram of the same shape given as raw
 // counts — the successes in each of its bins, its timeouts and its
-// failures — as another observer reports them. bins must have one count per
-// bin and timeouts and failures must not be negative; otherwise h is
-// unchanged and an error is returned.
-func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) error {
+// failures — as another observer reports them, and returns the successes
+// added. bins must have one count per bin and timeouts and failures must
+// not be negative; otherwise h is unchanged and an error is returned.
+func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successes uint64, err error) {
 	if len(bins) != len(h.counts) {
-		return fmt.Errorf("deltaq: Histogram.AddCounts: %d bin counts for %d bins", len(bins), len(h.counts))
+		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: %d bin counts for %d bins", len(bins), len(h.counts))
 	}
 	if timeouts < 0 || failures < 0 {
-		return fmt.Errorf("deltaq: Histogram.AddCounts: negative counts (timeouts %d, failures %d)", timeouts, failures)
+		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: negative counts (timeouts %d, failures %d)", timeouts, failures)
 	}
+	// One pass: add and sum; undo in the (practically impossible) case of
+	// an overflow.
+	counts := h.counts[:len(bins)]
 	var n uint64
-	for _, c := range bins {
-		n += c
-	}
-	if n > math.MaxInt64-uint64(h.success) {
-		return fmt.Errorf("deltaq: Histogram.AddCounts: %d successes overflow the count", n)
-	}
+	overflow := false
 	for i, c := range bins {
-		h.counts[i] += c
+		counts[i] += c
+		s := n + c
+		overflow = overflow || s < n
+		n = s
+	}
+	if overflow || n > math.MaxInt64-uint64(h.success) {
+		for i, c := range bins {
+			counts[i] -= c
+		}
+		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: the successes overflow the count")
 	}
 	h.success += int64(n)
 	h.timeouts += timeouts
 	h.failures += failures
-	return nil
+	return n, nil
 }
 
 // Reset empties the histogram, keeping its shape and memory.

@@ -70,8 +70,8 @@ func TestHistogramAddCounts(t *testing.T) {
 	b.AddTimeout()
 	b.AddFailure()
 	b.AddFailure()
-	if err := a.AddCounts([]uint64{1, 2, 0, 1}, 1, 2); err != nil {
-		t.Fatal(err)
+	if n, err := a.AddCounts([]uint64{1, 2, 0, 1}, 1, 2); err != nil || n != 4 {
+		t.Fatalf("AddCounts: %d successes, %v", n, err)
 	}
 	want, _ := NewHistogram(0.001, 4)
 	if err := want.Merge(b); err != nil {
@@ -85,13 +85,16 @@ func TestHistogramAddCounts(t *testing.T) {
 			t.Fatalf("bin %d: %d, want %d", i, a.counts[i], want.counts[i])
 		}
 	}
-	if err := a.AddCounts([]uint64{1, 2, 3}, 0, 0); err == nil {
+	if _, err := a.AddCounts([]uint64{1, 2, 3}, 0, 0); err == nil {
 		t.Error("three counts for four bins accepted")
 	}
-	if err := a.AddCounts([]uint64{0, 0, 0, 0}, -1, 0); err == nil {
+	if _, err := a.AddCounts([]uint64{0, 0, 0, 0}, -1, 0); err == nil {
 		t.Error("negative timeouts accepted")
 	}
-	if a.Total() != 7 {
+	if _, err := a.AddCounts([]uint64{math.MaxUint64, 1, 0, 0}, 0, 0); err == nil {
+		t.Error("an overflowing count accepted")
+	}
+	if a.Total() != 7 || a.counts[0] != 1 {
 		t.Errorf("a refused call changed the histogram: total %d, want 7", a.Total())
 	}
 }

@@ -6,6 +6,7 @@ package outcome
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxNameLength bounds, in bytes, a probe name, a span name or a service
@@ -36,6 +37,34 @@ var registry struct {
 	mu     sync.RWMutex
 	owners map[any]map[string]Layout
 	order  []any // registration order: the first owner of a name wins
+	// gen counts the changes of the registry (Register, Unregister,
+	// SetLayout), so that a reader can tell with one atomic load whether a
+	// layout it looked up may have changed.
+	gen atomic.Uint64
+}
+
+// Generation returns the number of changes made to the registry so far. A
+// reader that caches layouts looks them up again when it changes: a
+// processor whose probe chooses its dMax from observation (dmax: auto)
+// announces each new dMax through SetLayout.
+func Generation() uint64 { return registry.gen.Load() }
+
+// SetLayout changes the layout of one probe that owner registered, and
+// reports whether owner had registered it. Readers see the change through
+// LookupLayout and Generation.
+func SetLayout(owner any, name string, l Layout) bool {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	m, ok := registry.owners[owner]
+	if !ok {
+		return false
+	}
+	if _, ok := m[name]; !ok {
+		return false
+	}
+	m[name] = l
+	registry.gen.Add(1)
+	return true
 }
 
 // Register records the probes of one processor instance (owner), replacing
@@ -54,6 +83,7 @@ func Register(owner any, probes map[string]Layout) {
 		registry.order = append(registry.order, owner)
 	}
 	registry.owners[owner] = cp
+	registry.gen.Add(1)
 }
 
 // Unregister forgets the probes of owner.
@@ -65,6 +95,7 @@ func Unregister(owner any) {
 	}
 	delete(registry.owners, owner)
 	registry.order = slices.DeleteFunc(registry.order, func(o any) bool { return o == owner })
+	registry.gen.Add(1)
 }
 
 // LookupLayout returns the layout of a probe configured in a registered

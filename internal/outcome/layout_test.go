@@ -38,3 +38,33 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("RegisteredProbes() = %v, want %v", got, want)
 	}
 }
+
+// TestSetLayout: SetLayout changes one probe of its owner, visible to
+// LookupLayout, and every change of the registry advances Generation; a
+// probe the owner did not register is not added.
+func TestSetLayout(t *testing.T) {
+	a, b := new(int), new(int)
+	t.Cleanup(func() { Unregister(a) })
+	g0 := Generation()
+	Register(a, map[string]Layout{"checkout": {DMaxNs: 60e9, Bins: 100}})
+	g1 := Generation()
+	if g1 <= g0 {
+		t.Fatalf("Generation after Register = %d, want > %d", g1, g0)
+	}
+	if !SetLayout(a, "checkout", Layout{DMaxNs: 5e6, Bins: 100}) {
+		t.Fatal("SetLayout(a, checkout) = false, want true")
+	}
+	if l, _ := LookupLayout("checkout"); l != (Layout{DMaxNs: 5e6, Bins: 100}) {
+		t.Errorf("checkout after SetLayout: %v, want dMax 5ms", l)
+	}
+	g2 := Generation()
+	if g2 <= g1 {
+		t.Errorf("Generation after SetLayout = %d, want > %d", g2, g1)
+	}
+	if SetLayout(a, "payment", Layout{DMaxNs: 1e9, Bins: 10}) || SetLayout(b, "checkout", Layout{DMaxNs: 1e9, Bins: 10}) {
+		t.Error("SetLayout of a probe its owner did not register = true")
+	}
+	if _, ok := LookupLayout("payment"); ok || Generation() != g2 {
+		t.Errorf("a refused SetLayout changed the registry (payment found %v, generation %d, want %d)", ok, Generation(), g2)
+	}
+}

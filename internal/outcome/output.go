@@ -10,8 +10,8 @@ package outcome
 // deltaq_cdf_ratio, deltaq_quantile_seconds, deltaq_outcomes_total,
 // deltaq_failure_ratio, deltaq_qta_violation, deltaq_qta_point_ratio,
 // deltaq_qta_max_failure_ratio, deltaq_divergence_ratio;
-// attributes become labels deltaq_probe, deltaq_series, deltaq_le, deltaq_q,
-// deltaq_outcome. The probe and outcome attributes of the output are the
+// attributes become labels deltaq_probe, deltaq_series, deltaq_scenario,
+// deltaq_le, deltaq_q, deltaq_outcome. The probe and outcome attributes of the output are the
 // same as the input's, AttrProbe and AttrOutcome (outcome.go).
 
 // Metric names and units.
@@ -36,8 +36,8 @@ const (
 	UnitCDF   = "1"
 
 	// MetricQuantile is a gauge of the delay at quantile AttrQ of the
-	// observed or calculated ΔQ (AttrSeries). An unreachable quantile (more
-	// than the tangible mass) has no point.
+	// observed, calculated or what-if ΔQ (AttrSeries). An unreachable
+	// quantile (more than the tangible mass) has no point.
 	MetricQuantile = "deltaq.quantile"
 	UnitQuantile   = "s"
 
@@ -121,6 +121,10 @@ const (
 const (
 	// AttrSeries is the curve of deltaq.cdf and deltaq.quantile.
 	AttrSeries = "deltaq.series"
+	// AttrScenario names the what-if scenario (the whatif option) of a
+	// deltaq.cdf or deltaq.quantile point of series SeriesWhatIf; the
+	// other series do not carry it.
+	AttrScenario = "deltaq.scenario"
 	// AttrLE is the delay in seconds at which deltaq.cdf reads a curve,
 	// formatted with strconv.FormatFloat(x, 'g', -1, 64).
 	AttrLE = "deltaq.le"
@@ -160,6 +164,9 @@ const (
 	SeriesLower      = "lower"
 	SeriesUpper      = "upper"
 	SeriesQTA        = "qta"
+	// SeriesWhatIf is a probe's calculated ΔQ under a what-if scenario,
+	// named by AttrScenario.
+	SeriesWhatIf = "whatif"
 )
 
 // Log event names.

@@ -181,6 +181,15 @@ func BenchmarkProcessorTraces(b *testing.B) {
 	b.Run("matched=100/regexps=2", func(b *testing.B) {
 		runTraces(b, newBenchProcessor(b, benchConfig(2), false), benchBatch(100), nil)
 	})
+	// Every probe has dmax: auto: each matched span also adds to its
+	// probe's tail sketch.
+	b.Run("matched=1000/auto", func(b *testing.B) {
+		cfg := benchConfig(0)
+		for i := range cfg.Probes {
+			cfg.Probes[i].DMax, cfg.Probes[i].DMaxAuto = 0, true
+		}
+		runTraces(b, newBenchProcessor(b, cfg, false), benchBatch(1000), nil)
+	})
 }
 
 // BenchmarkProcessorTracesStartEvents measures the mapping path of a

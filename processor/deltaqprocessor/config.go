@@ -6,8 +6,10 @@ package deltaqprocessor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,8 +127,24 @@ type ProbeConfig struct {
 	Match MatchConfig `mapstructure:"match"`
 
 	// DMax is the maximum delay, given directly, in [1µs, 24h]; it takes
-	// Bins with it. Exactly one of DMax and Exponent is set.
+	// Bins with it. Exactly one of DMax, Exponent and DMaxAuto is set.
 	DMax time.Duration `mapstructure:"dmax"`
+
+	// DMaxAuto, written `dmax: auto`, lets the probe choose its dMax from
+	// the delays it observes, within [DMaxMin, DMaxMax], and choose again
+	// when they move (autorange.go). Bins is still required.
+	DMaxAuto bool `mapstructure:"-"`
+
+	// DMaxMin and DMaxMax bound the dMax an auto probe chooses; 1ms and 1m
+	// when omitted. Until its first choice the probe uses DMaxMax.
+	DMaxMin time.Duration `mapstructure:"dmax_min"`
+	DMaxMax time.Duration `mapstructure:"dmax_max"`
+
+	// DMaxSample is the number of instances an auto probe observes before
+	// each choice, and DMaxPeriod the shortest time between two choices:
+	// 1000 and 10s when omitted.
+	DMaxSample int           `mapstructure:"dmax_sample"`
+	DMaxPeriod time.Duration `mapstructure:"dmax_period"`
 
 	// Exponent is n in the thesis form dMax = 1 ms·2ⁿ·Bins, n ∈ [−10, 10].
 	Exponent *int `mapstructure:"exponent"`
@@ -195,10 +213,51 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if conf == nil {
 		return nil
 	}
+	conf, auto := takeAutoDMax(conf)
 	if err := confcheck.Check(conf, cfg, nil); err != nil {
 		return err
 	}
-	return conf.Unmarshal(cfg)
+	if err := conf.Unmarshal(cfg); err != nil {
+		return err
+	}
+	for _, i := range auto {
+		if i < len(cfg.Probes) {
+			cfg.Probes[i].DMaxAuto = true
+		}
+	}
+	return nil
+}
+
+// autoKeyword is the value of dmax that makes a probe choose its own dMax.
+const autoKeyword = "auto"
+
+// takeAutoDMax returns conf without the `dmax: auto` entries of its probes,
+// which no duration decodes, and the indices of those probes.
+func takeAutoDMax(conf *confmap.Conf) (*confmap.Conf, []int) {
+	probes, ok := conf.Get("probes").([]any)
+	if !ok {
+		return conf, nil
+	}
+	var auto []int
+	for i, v := range probes {
+		if m, ok := v.(map[string]any); ok {
+			if s, ok := m["dmax"].(string); ok && strings.EqualFold(strings.TrimSpace(s), autoKeyword) {
+				auto = append(auto, i)
+			}
+		}
+	}
+	if len(auto) == 0 {
+		return conf, nil
+	}
+	raw := conf.ToStringMap()
+	list := slices.Clone(raw["probes"].([]any))
+	raw["probes"] = list
+	for _, i := range auto {
+		m := maps.Clone(list[i].(map[string]any))
+		delete(m, "dmax")
+		list[i] = m
+	}
+	return confmap.NewFromStringMap(raw), auto
 }
 
 // Validate checks the configuration and reports every problem, each naming
@@ -266,6 +325,9 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 	var errs []error
 	if err := checkBins(pc.Bins); err != nil {
 		errs = append(errs, err)
+	}
+	if pc.DMaxAuto || pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 {
+		return pc.autoDMaxNanos(errs)
 	}
 	switch {
 	case pc.DMax != 0 && pc.Exponent != nil:

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 )
@@ -26,11 +27,14 @@ type parked struct {
 	endedWindow int64
 }
 
-// parkedProbe is the layout of one probe of the parked processor.
+// parkedProbe is the layout of one probe of the parked processor, and for
+// an auto probe that has chosen its dMax, the tail it chose it from.
 type parkedProbe struct {
-	name   string
-	dMaxNs int64
-	bins   int64
+	name    string
+	dMaxNs  int64 // in force
+	bins    int64
+	decided bool
+	ref     int64
 }
 
 // reloadKey is the key of a processor's parked state.
@@ -44,7 +48,11 @@ func (p *deltaqProcessor) park() {
 	st := &parked{table: p.table, ended: p.ended, maxEnded: p.maxEnded, endedWindow: p.endedWindow}
 	for i := range p.m.probes {
 		pr := &p.m.probes[i]
-		st.probes = append(st.probes, parkedProbe{name: pr.name, dMaxNs: pr.dMaxNs, bins: pr.bins})
+		pp := parkedProbe{name: pr.name, dMaxNs: pr.currentDMax(), bins: pr.bins}
+		if pr.auto != nil {
+			pp.decided, pp.ref = pr.auto.decided, pr.auto.ref
+		}
+		st.probes = append(st.probes, pp)
 	}
 	reload.Park(reloadKey(p.id), st)
 	p.table = inflight.New(1, 0)
@@ -67,7 +75,10 @@ func (p *deltaqProcessor) adopt(st *parked) {
 	remap := make([]int, len(st.probes))
 	for i, old := range st.probes {
 		j, ok := byName[old.name]
-		if ok && p.m.probes[j].dMaxNs == old.dMaxNs && p.m.probes[j].bins == old.bins {
+		if ok {
+			p.adoptRange(&p.m.probes[j], &old)
+		}
+		if ok && p.m.probes[j].currentDMax() == old.dMaxNs && p.m.probes[j].bins == old.bins {
 			remap[i] = j
 			continue
 		}
@@ -97,4 +108,18 @@ func (p *deltaqProcessor) adopt(st *parked) {
 		p.logger.Warn("configuration reload: the probe's dmax or bins changed; its instances in flight are dropped and it starts fresh",
 			zap.String("probe", name))
 	}
+}
+
+// adoptRange makes an auto probe keep the dMax its predecessor had chosen,
+// when the predecessor was an auto probe with the same bins that had left
+// its learning phase and the dMax is within the new bounds: a reload does
+// not send the probe back to learning. Called before the processor starts.
+func (p *deltaqProcessor) adoptRange(pr *probe, old *parkedProbe) {
+	a := pr.auto
+	if a == nil || !old.decided || old.bins != pr.bins || old.dMaxNs < a.min || old.dMaxNs > a.max {
+		return
+	}
+	a.decided, a.ref = true, old.ref
+	a.dMax.Store(old.dMaxNs)
+	outcome.SetLayout(p, pr.name, outcome.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
 }

@@ -30,6 +30,8 @@ type matcher struct {
 	regexps []int32
 	// byName maps probe names to indices.
 	byName map[string]int32
+	// auto lists the probes with dmax: auto.
+	auto []int
 	// names caches, for span names, the regexps probes whose expression
 	// matches the name.
 	names nameCache
@@ -50,6 +52,9 @@ func newMatcher(cfg *Config) (*matcher, error) {
 		pc := &cfg.Probes[i]
 		m.probes[i], _ = compileProbe(pc, def)
 		m.byName[pc.Name] = int32(i)
+		if m.probes[i].auto != nil {
+			m.auto = append(m.auto, i)
+		}
 		if m.probes[i].re != nil {
 			m.regexps = append(m.regexps, int32(i))
 		} else {

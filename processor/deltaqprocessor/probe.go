@@ -27,9 +27,13 @@ const attrServiceName = "service.name"
 
 // probe is a compiled ProbeConfig.
 type probe struct {
-	name   string
+	name string
+	// dMaxNs is the configured dMax; for an auto probe (auto != nil) the
+	// provisional one, and auto.dMax is in force.
 	dMaxNs int64
 	bins   int64
+	// auto is the state of a probe with dmax: auto, nil otherwise.
+	auto *autoRange
 
 	// re is the span name expression; nil when the probe matches an exact
 	// name (the matcher's map holds it).
@@ -65,6 +69,9 @@ func compileProbe(pc *ProbeConfig, def failureRule) (probe, []error) {
 	d, derrs := pc.DMaxNanos()
 	errs = append(errs, derrs...)
 	p.dMaxNs = d
+	if pc.DMaxAuto && len(derrs) == 0 {
+		p.auto = newAutoRange(pc)
+	}
 
 	m := &pc.Match
 	if m.SpanName != "" && m.SpanNameRegexp != "" {
@@ -147,12 +154,21 @@ func (p *probe) matchesRest(span ptrace.Span, res *resourceInfo) bool {
 	return true
 }
 
-// classify returns the outcome of a span of duration d ns (thesis, section
-// 3.3): timeout when d > dMax, whatever the span's status (an observer waiting
-// at most dMax never sees the later end); otherwise failure when the failure
-// rule holds, and success when it does not.
-func (p *probe) classify(span ptrace.Span, d int64) int {
-	if d > p.dMaxNs {
+// currentDMax returns the dMax in force.
+func (p *probe) currentDMax() int64 {
+	if p.auto != nil {
+		return p.auto.dMax.Load()
+	}
+	return p.dMaxNs
+}
+
+// classify returns the outcome of a span of duration d ns under a dMax of
+// dMax ns (thesis, section 3.3): timeout when d > dMax, whatever the span's
+// status (an observer waiting at most dMax never sees the later end);
+// otherwise failure when the failure rule holds, and success when it does
+// not.
+func (p *probe) classify(span ptrace.Span, d, dMax int64) int {
+	if d > dMax {
 		return outcomeTimeout
 	}
 	if p.failure.holds(span) {

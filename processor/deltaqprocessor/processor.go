@@ -120,11 +120,19 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 	layouts := make(map[string]outcome.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
-		layouts[pr.name] = outcome.Layout{DMaxNs: pr.dMaxNs, Bins: int(pr.bins)}
+		layouts[pr.name] = outcome.Layout{DMaxNs: pr.currentDMax(), Bins: int(pr.bins)}
 	}
 	outcome.Register(p, layouts)
 	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
 		p.adopt(st.(*parked))
+	}
+	for _, i := range m.auto {
+		pr := &m.probes[i]
+		if pr.auto.decided {
+			continue // carried over a reload, with its dMax
+		}
+		p.logger.Info("deltaq: probe with dmax: auto, learning its delays", zap.String("probe", pr.name),
+			zap.Duration("dmax", time.Duration(pr.currentDMax())), zap.Int64("bins", pr.bins))
 	}
 	return p, nil
 }
@@ -157,11 +165,17 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 	}
 	p.started = true
 	reload.Watch()
+	reload.Done()
 	if p.tracesNext == nil {
 		p.logger.Warn("the deltaq processor is in no traces pipeline: timeouts from start events are counted but no synthetic timeout spans are emitted")
 	}
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
+	// The first sample of an auto probe starts now.
+	now := p.clock.Now().UnixNano()
+	for _, i := range p.m.auto {
+		p.m.probes[i].auto.since = now
+	}
 	go p.run(p.clock.NewTicker(p.resolution))
 	return nil
 }
@@ -205,6 +219,7 @@ func (p *deltaqProcessor) run(t ticker) {
 			return
 		case now := <-t.C():
 			p.expire(now.UnixNano())
+			p.rangeProbes(now.UnixNano())
 		}
 	}
 }
@@ -353,9 +368,14 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	}
 
 	pr := &p.m.probes[pi]
+	d, dMax := int64(end-start), pr.dMaxNs
+	if pr.auto != nil {
+		dMax = pr.auto.dMax.Load()
+		pr.auto.observe(d) // a late span's delay is a delay too
+	}
 	oc := outcomeTimeout
 	if !late {
-		oc = pr.classify(span, int64(end-start))
+		oc = pr.classify(span, d, dMax)
 	}
 	// marks.first is called for every counted span, so that a timeout also
 	// counts as the batch's span with the probe's layout.
@@ -381,7 +401,7 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 		return
 	}
 	if withLayout {
-		attrs.PutInt(outcome.AttrDMaxNs, pr.dMaxNs)
+		attrs.PutInt(outcome.AttrDMaxNs, dMax)
 		attrs.PutInt(outcome.AttrBins, pr.bins)
 	}
 	p.stats.instances[pi][oc].Add(1)
@@ -513,7 +533,7 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		name = storedString(v.Str())
 	}
 	start := int64(ts)
-	deadline := addSat(start, pr.dMaxNs)
+	deadline := addSat(start, pr.currentDMax())
 	inst := inflight.Instance{
 		Key:      inflight.Key{TraceID: tid, SpanID: sid},
 		Probe:    int(pi),
@@ -576,6 +596,9 @@ func (p *deltaqProcessor) expire(now int64) {
 	for i := range fired {
 		p.stats.instances[fired[i].Probe][outcomeTimeout].Add(1)
 		p.stats.startTimeouts[fired[i].Probe].Add(1)
+		if a := p.m.probes[fired[i].Probe].auto; a != nil {
+			a.censored.Add(1) // no span, no delay: longer than its dMax
+		}
 	}
 	td := p.syntheticSpans(fired)
 	clear(fired) // drop the strings
@@ -626,7 +649,9 @@ func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Trace
 		a.EnsureCapacity(5)
 		a.PutStr(outcome.AttrProbe, pr.name)
 		a.PutStr(outcome.AttrOutcome, outcome.Timeout)
-		a.PutInt(outcome.AttrDMaxNs, pr.dMaxNs)
+		// The dMax the instance's deadline was set by: an auto probe's may
+		// have changed since.
+		a.PutInt(outcome.AttrDMaxNs, in.Deadline-in.Start)
 		a.PutInt(outcome.AttrBins, pr.bins)
 		a.PutBool(outcome.AttrSynthetic, true)
 	}

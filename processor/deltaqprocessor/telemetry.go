@@ -123,6 +123,18 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			o.Observe(s.foreignAttributes.Load())
 			return nil
 		}),
+		tb.RegisterProcessorDeltaqDmaxCallback(func(_ context.Context, o metric.Float64Observer) error {
+			for _, i := range p.m.auto {
+				o.Observe(float64(p.m.probes[i].auto.dMax.Load())/1e9, probeOpts[i])
+			}
+			return nil
+		}),
+		tb.RegisterProcessorDeltaqDmaxChangesCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for _, i := range p.m.auto {
+				observeNonZero(o, &p.m.probes[i].auto.changes, probeOpts[i])
+			}
+			return nil
+		}),
 		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {
 			p.mu.Lock()
 			started, timedOut := p.table.Counts()

@@ -28,6 +28,8 @@ type TelemetryBuilder struct {
 	meter                            metric.Meter
 	mu                               sync.Mutex
 	registrations                    []metric.Registration
+	ProcessorDeltaqDmax              metric.Float64ObservableGauge
+	ProcessorDeltaqDmaxChanges       metric.Int64ObservableCounter
 	ProcessorDeltaqEndedEvictions    metric.Int64ObservableCounter
 	ProcessorDeltaqEvictions         metric.Int64ObservableCounter
 	ProcessorDeltaqForeignAttributes metric.Int64ObservableCounter
@@ -49,6 +51,36 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProcessorDeltaqDmaxCallback sets callback for observable ProcessorDeltaqDmax metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqDmaxCallback(cb metric.Float64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerFloat64{inst: builder.ProcessorDeltaqDmax, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqDmax)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorDeltaqDmaxChangesCallback sets callback for observable ProcessorDeltaqDmaxChanges metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqDmaxChangesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqDmaxChanges, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqDmaxChanges)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterProcessorDeltaqEndedEvictionsCallback sets callback for observable ProcessorDeltaqEndedEvictions metric.
@@ -211,6 +243,16 @@ func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
 	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
+type observerFloat64 struct {
+	embedded.Float64Observer
+	inst metric.Float64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerFloat64) Observe(value float64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveFloat64(oi.inst, value, opts...)
+}
+
 // Shutdown unregister all registered callbacks for async instruments.
 func (builder *TelemetryBuilder) Shutdown() {
 	builder.mu.Lock()
@@ -229,6 +271,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorDeltaqDmax, err = builder.meter.Float64ObservableGauge(
+		"otelcol_processor_deltaq_dmax",
+		metric.WithDescription("The dMax in force for a probe that chooses its own (dmax auto), by probe; dmax_max during the learning phase. [Alpha]"),
+		metric.WithUnit("s"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorDeltaqDmaxChanges, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_deltaq_dmax_changes",
+		metric.WithDescription("Changes of the dMax of a probe that chooses its own (dmax auto), by probe; the first choice after the learning phase counts. [Alpha]"),
+		metric.WithUnit("{changes}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqEndedEvictions, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_deltaq_ended_evictions",
 		metric.WithDescription("Spans that ended with no instance tracked, forgotten before ended_window because max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),

@@ -1,0 +1,203 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import "github.com/deltaq-otel/deltaq/internal/outcome"
+
+// Layout changes announced by a processor.
+//
+// A deltaq processor whose probe chooses its own dMax (dmax: auto)
+// announces each new layout in the process's registry (outcome.SetLayout),
+// which advances outcome.Generation. At its next instance the engine sees
+// the generation move and asks Config.LookupLayout again for every probe
+// whose layout does not come from Config.Probes. A probe whose layout
+// changed moves to it at a window boundary, so that no window mixes two
+// layouts: the windows up to the last one that holds an instance of the
+// probe (and any earlier open window) keep the old layout and close with
+// it; the first later window, and every one after it, has the new one.
+// Until then an instance is classified under the layout of the window it
+// ends in. Several changes before the old windows close queue up, one per
+// window boundary at most; the queue never holds more entries than there
+// are open windows.
+//
+// The Result of a window carries its own width and bins, so the output
+// follows: the observer starts the probe's cumulative deltaq.observed
+// stream anew when the layout changes, and the band (deltaq.RunningBand)
+// restarts on a ΔQ of another shape.
+
+// layoutSwitch is a layout a probe takes from window from on.
+type layoutSwitch struct {
+	from int64
+	lay  layout
+}
+
+// relayout looks up again the layouts of the probes that take theirs from
+// Config.LookupLayout, after the registry moved to generation g. Called
+// with mu held.
+func (e *Engine) relayout(g uint64) {
+	e.gen = g
+	if e.cfg.LookupLayout == nil {
+		return
+	}
+	for _, p := range e.probes {
+		if p == nil || p.fixed {
+			continue
+		}
+		l, ok := e.lookup(p.name)
+		if !ok {
+			continue
+		}
+		if !p.configured {
+			// A processor registered after the probe was first seen (a
+			// reload builds the connector before the processors): the
+			// probe is configured from now on, as admit makes it.
+			p.configured = true
+			e.unconfigured--
+		}
+		e.switchLayout(p, l)
+	}
+}
+
+// checkLayouts calls relayout when the registry changed since the engine
+// last looked. Called with mu held.
+func (e *Engine) checkLayouts() {
+	if g := outcome.Generation(); g != e.gen {
+		e.relayout(g)
+	}
+}
+
+// latest returns the layout of the probe's newest windows.
+func (p *probe) latest() layout {
+	if n := len(p.pend); n > 0 {
+		return p.pend[n-1].lay
+	}
+	return p.lay
+}
+
+// layoutAt returns the layout of the probe's window k.
+func (p *probe) layoutAt(k int64) layout {
+	l := p.lay
+	for _, s := range p.pend {
+		if k < s.from {
+			break
+		}
+		l = s.lay
+	}
+	return l
+}
+
+// switchLayout moves probe p to layout l from the first window after the
+// last one that holds an instance of it. Called with mu held.
+func (e *Engine) switchLayout(p *probe, l layout) {
+	switch {
+	case !p.lay.valid():
+		p.lay = l
+		return
+	case l == p.latest():
+		return
+	case e.interval == 0:
+		// One window: it can take the layout only while it is empty.
+		if p.lastK == noWindow {
+			p.lay, p.pend = l, p.pend[:0]
+		}
+		return
+	}
+	from := e.k0
+	if p.lastK != noWindow {
+		from = max(from, p.lastK+1)
+	}
+	if from <= e.k0 {
+		// No open window holds an instance of the probe.
+		p.lay, p.pend = l, p.pend[:0]
+		return
+	}
+	// Switches from window from on have no instance yet: l replaces them.
+	i := len(p.pend)
+	for i > 0 && p.pend[i-1].from >= from {
+		i--
+	}
+	p.pend = p.pend[:i]
+	if l != p.latest() {
+		p.pend = append(p.pend, layoutSwitch{from: from, lay: l})
+	}
+}
+
+// advanceLayouts makes the switches due at window k0 the probes' current
+// layouts. Called with mu held, when k0 moves.
+func (e *Engine) advanceLayouts() {
+	for _, p := range e.probes {
+		if p == nil || len(p.pend) == 0 {
+			continue
+		}
+		i := 0
+		for i < len(p.pend) && p.pend[i].from <= e.k0 {
+			p.lay = p.pend[i].lay
+			i++
+		}
+		if i > 0 {
+			p.pend = append(p.pend[:0], p.pend[i:]...)
+		}
+	}
+}
+
+// placeLayout returns the layout an instance of probe p is classified
+// under, its outcome under it, and its window; false when it
+// counts in no window (the drop counted). An instance that ends in a
+// window of an older layout than the newest is classified under that
+// window's layout; one that would move to a window of yet another layout
+// by that classification (a timeout whose end, start + dMax, lies across a
+// switch) cannot be placed and is refused as a layout mismatch. Called
+// with mu held.
+func (e *Engine) placeLayout(p *probe, in *Instance) (layout, Outcome, int64, bool) {
+	lay := p.latest()
+	oc, end, ok := e.classify(lay, in)
+	if !ok {
+		return lay, 0, 0, false
+	}
+	k, ok := e.windowOf(oc, end)
+	if !ok || len(p.pend) == 0 {
+		return lay, oc, k, ok
+	}
+	at := p.layoutAt(k)
+	if at == lay {
+		return lay, oc, k, true
+	}
+	if oc, end, ok = e.classify(at, in); !ok {
+		return at, 0, 0, false
+	}
+	k2 := floorDiv(end, e.interval)
+	switch {
+	case k2 < e.k0 && oc == Timeout:
+		k2 = e.k0 // counted in the oldest open window, as windowOf does
+	case k2 < e.k0:
+		e.drops[DropTooLate]++
+		return at, 0, 0, false
+	case k2 >= e.k0+e.nslots:
+		e.drops[DropTooEarly]++
+		return at, 0, 0, false
+	}
+	if p.layoutAt(k2) != at {
+		e.drops[DropLayoutMismatch]++
+		return at, 0, 0, false
+	}
+	return at, oc, k2, true
+}
+
+// classify returns the outcome and end of an instance under layout l (see
+// Engine.Add), or false, the drop counted. Called with mu held.
+func (e *Engine) classify(l layout, in *Instance) (Outcome, int64, bool) {
+	dmax := l.dmaxNs
+	oc, end := in.Outcome, in.End
+	switch {
+	case oc == Timeout:
+		if in.DMaxNs > 0 && in.DMaxNs < dmax {
+			e.drops[DropLayoutMismatch]++
+			return 0, 0, false
+		}
+		end = in.Start + dmax
+	case in.End-in.Start > dmax:
+		oc, end = Timeout, in.Start+dmax
+	}
+	return oc, end, true
+}

@@ -1,0 +1,158 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// registryEngine returns an engine whose probe "auto" takes its layout
+// from the registry of processor layouts, where owner registers dMax 5ms
+// with 100 bins, as a processor with dmax: auto would after learning.
+func registryEngine(t *testing.T, lag time.Duration) (*Engine, any) {
+	t.Helper()
+	owner := new(int)
+	outcome.Register(owner, map[string]outcome.Layout{"auto": {DMaxNs: int64(5 * time.Millisecond), Bins: 100}})
+	t.Cleanup(func() { outcome.Unregister(owner) })
+	e := newEngine(t, Config{
+		Interval: time.Second, Lag: lag, ConfiguredProbes: []string{"auto"},
+		LookupLayout: func(name string) (time.Duration, int, bool) {
+			l, ok := outcome.LookupLayout(name)
+			return time.Duration(l.DMaxNs), l.Bins, ok
+		},
+	}, t0)
+	return e, owner
+}
+
+// succ is a success of probe auto of the given delay ending at end,
+// carrying no layout of its own.
+func succ(end, delay time.Duration) Instance {
+	e := at(end).UnixNano()
+	return Instance{Probe: "auto", Outcome: Success, Start: e - int64(delay), End: e}
+}
+
+// TestLayoutChangeAtWindowBoundary: a layout change announced in the
+// registry while window 0 holds instances applies from window 1 on; an
+// instance that ends in window 0 after the change is still classified
+// under the old layout (a 10 ms delay is a timeout under dMax 5 ms, though
+// it would be a success under 5 s), and no window mixes the two layouts.
+func TestLayoutChangeAtWindowBoundary(t *testing.T) {
+	e, owner := registryEngine(t, time.Second)
+	addAll(e, succ(100*time.Millisecond, time.Millisecond))
+	outcome.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(5 * time.Second), Bins: 100})
+	addAll(e,
+		succ(200*time.Millisecond, 3*time.Millisecond),   // window 0, old layout: success
+		succ(300*time.Millisecond, 10*time.Millisecond),  // window 0, old layout: timeout
+		succ(1200*time.Millisecond, 10*time.Millisecond), // window 1, new layout: success
+		succ(1300*time.Millisecond, time.Second),         // window 1, new layout: success
+	)
+	res := e.Advance(at(3 * time.Second))
+	w0, w1 := windowAt(t, res, 0), windowAt(t, res, 1)
+	// Old layout: 5 ms / 100 = 50 µs bins; new: 5 s / 100 = 50 ms.
+	if w0.Bins != 100 || !near(w0.Width, 50e-6) || w0.Counts != (Counts{Success: 2, Timeout: 1}) {
+		t.Errorf("window 0: width %g, %d bins, %+v; want 50µs, 100 bins, 2 successes and 1 timeout", w0.Width, w0.Bins, w0.Counts)
+	}
+	if w1.Bins != 100 || !near(w1.Width, 50e-3) || w1.Counts != (Counts{Success: 2}) {
+		t.Errorf("window 1: width %g, %d bins, %+v; want 50ms, 100 bins, 2 successes", w1.Width, w1.Bins, w1.Counts)
+	}
+	// The 10 ms and 1 s delays are in bins 0, (0, 50ms], and 19,
+	// (950ms, 1s], of window 1.
+	if c := w1.BinCounts; c[0] != 1 || c[19] != 1 {
+		t.Errorf("window 1 bins 0 and 19: %d %d, want 1 1", c[0], c[19])
+	}
+}
+
+// TestLayoutChangeWithoutOpenInstances: with no instance of the probe in an
+// open window, the new layout applies at once, to the window being filled.
+func TestLayoutChangeWithoutOpenInstances(t *testing.T) {
+	e, owner := registryEngine(t, 0)
+	outcome.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(time.Second), Bins: 10})
+	addAll(e, succ(100*time.Millisecond, 150*time.Millisecond))
+	w := windowAt(t, e.Flush(at(500*time.Millisecond)), 0)
+	if w.Bins != 10 || !near(w.Width, 0.1) || w.BinCounts[1] != 1 {
+		t.Errorf("window 0: width %g, %d bins, counts %v; want 100ms, 10 bins, the 150 ms delay in bin 1", w.Width, w.Bins, w.BinCounts)
+	}
+}
+
+// TestLayoutChangesQueue: two changes while windows of the first layout
+// are open queue up at successive boundaries (5 ms until window 1, 50 ms
+// in window 2, 500 ms from window 3), a change with nothing counted under
+// the layout before it replaces that layout's switch, and a timeout judged
+// under a dMax shorter than its window's layout is refused as a layout
+// mismatch.
+func TestLayoutChangesQueue(t *testing.T) {
+	e, owner := registryEngine(t, 3*time.Second)
+	e.Advance(at(3 * time.Second)) // open windows 0 to 4
+	set := func(d time.Duration) {
+		outcome.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(d), Bins: 100})
+	}
+	addAll(e, succ(1500*time.Millisecond, time.Millisecond)) // window 1 at 5 ms
+	set(20 * time.Millisecond)                               // replaced below before any instance
+	set(50 * time.Millisecond)                               // from window 2
+	addAll(e, succ(2500*time.Millisecond, 30*time.Millisecond))
+	set(500 * time.Millisecond) // from window 3
+	addAll(e,
+		succ(1600*time.Millisecond, 2*time.Millisecond),   // window 1: 5 ms layout
+		succ(2600*time.Millisecond, 40*time.Millisecond),  // window 2: 50 ms layout
+		succ(3500*time.Millisecond, 400*time.Millisecond), // window 3: 500 ms layout
+		Instance{Probe: "auto", Outcome: Timeout, Start: at(3100 * time.Millisecond).UnixNano(),
+			DMaxNs: int64(50 * time.Millisecond), Bins: 100}, // judged by 50 ms, window 3 has 500 ms
+	)
+	if got := e.Stats().Dropped[DropLayoutMismatch]; got != 1 {
+		t.Errorf("layout_mismatch drops = %d, want 1", got)
+	}
+	res := e.Advance(at(7 * time.Second))
+	for k, w := range []struct {
+		width float64
+		n     int64
+	}{1: {50e-6, 2}, 2: {500e-6, 2}, 3: {5e-3, 1}} {
+		if k == 0 {
+			continue
+		}
+		pr := windowAt(t, res, k)
+		if !near(pr.Width, w.width) || pr.Counts != (Counts{Success: w.n}) {
+			t.Errorf("window %d: width %g, %+v; want width %g and %d successes", k, pr.Width, pr.Counts, w.width, w.n)
+		}
+	}
+}
+
+// TestFixedLayoutIgnoresRegistry: a probe whose layout Config.Probes gives
+// keeps it whatever the registry announces.
+func TestFixedLayoutIgnoresRegistry(t *testing.T) {
+	owner := new(int)
+	outcome.Register(owner, map[string]outcome.Layout{"fixed": {DMaxNs: int64(time.Second), Bins: 10}})
+	t.Cleanup(func() { outcome.Unregister(owner) })
+	e := newEngine(t, Config{
+		Interval: time.Second,
+		Probes:   map[string]ProbeConfig{"fixed": {DMax: 100 * time.Millisecond, Bins: 100}},
+		LookupLayout: func(name string) (time.Duration, int, bool) {
+			l, ok := outcome.LookupLayout(name)
+			return time.Duration(l.DMaxNs), l.Bins, ok
+		},
+	}, t0)
+	outcome.SetLayout(owner, "fixed", outcome.Layout{DMaxNs: int64(5 * time.Second), Bins: 10})
+	in := Instance{Probe: "fixed", Outcome: Success, Start: at(100 * time.Millisecond).UnixNano(), End: at(500 * time.Millisecond).UnixNano()}
+	addAll(e, in)
+	w := windowAt(t, e.Flush(at(time.Second)), 0)
+	if w.Bins != 100 || w.Counts != (Counts{Timeout: 1}) {
+		t.Errorf("fixed: %d bins, %+v; want its configured 100 bins and a 400 ms delay timed out under 100 ms", w.Bins, w.Counts)
+	}
+}
+
+// windowAt returns the only probe's result in window k (from t0) of res.
+func windowAt(t *testing.T, res []*Result, k int) *ProbeResult {
+	t.Helper()
+	for _, r := range res {
+		if r.Start.Equal(at(time.Duration(k)*time.Second)) && len(r.Probes) == 1 {
+			return &r.Probes[0]
+		}
+	}
+	t.Fatalf("window %d not closed", k)
+	return nil
+}
+
+func near(a, b float64) bool { return a > b*(1-1e-9) && a < b*(1+1e-9) }

@@ -1,0 +1,237 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// LogLinear is a log/linear quantization of delays, DTrace's llquantize
+// (Bryan Cantrill, "Log/linear quantizations in DTrace"): logarithmic by
+// magnitude, linear within a magnitude, for outcomes whose delays span
+// orders of magnitude that no single uniform bin width resolves.
+//
+// Delays are integer nanoseconds, as spans measure them. The buckets are
+//
+//   - [0, Low): the delays below the lowest magnitude (llquantize's "< 1");
+//   - for each magnitude [Low·Factorᵐ, Low·Factorᵐ⁺¹) up to High, linear
+//     buckets of width Low·Factorᵐ⁺¹/Steps, or 1ns where that is less
+//     than a nanosecond (as llquantize, whose values are integers, steps by
+//     1 where the factor's power is below the number of steps): with Steps
+//     a multiple of Factor, Steps − Steps/Factor buckets a magnitude.
+//
+// A bucket [a, b) is lower-inclusive, as llquantize's: an integer delay d
+// truncated from a real one lies in [d, d+1ns), so [a, b) holds exactly
+// the real delays in [a, b). A delay at or above High is beyond the layout
+// (a timeout, when High is the dMax), but a delay of exactly High is in the
+// last bucket, as a delay of exactly dMax is a success.
+type LogLinear struct {
+	// Factor is the ratio between magnitudes, at least 2.
+	Factor int64
+	// Low and High bound the magnitudes, in nanoseconds: High =
+	// Low·Factorᴹ for M ≥ 1 magnitudes.
+	Low, High int64
+	// Steps is the number of linear steps a magnitude is cut into, counted
+	// over [0, Low·Factorᵐ⁺¹); a multiple of Factor.
+	Steps int64
+}
+
+// maxLogLinearBuckets bounds the buckets of a layout (and its edges'
+// memory); the widest sensible layout, 1ns to 24h by tens in 100 steps,
+// has 1,215.
+const maxLogLinearBuckets = 1 << 16
+
+// Edges returns the bucket edges e₀ = 0 < e₁ = Low < … < e_B = High:
+// bucket j is [eⱼ, eⱼ₊₁). It checks the layout: Factor ≥ 2, Steps a
+// positive multiple of Factor, 0 < Low < High = Low·Factorᴹ, every bucket
+// width a whole number of nanoseconds, and at most 65,536 buckets.
+func (l LogLinear) Edges() ([]int64, error) {
+	switch {
+	case l.Factor < 2:
+		return nil, fmt.Errorf("deltaq: LogLinear: factor %d is below 2", l.Factor)
+	case l.Steps < l.Factor || l.Steps%l.Factor != 0:
+		return nil, fmt.Errorf("deltaq: LogLinear: steps %d is not a multiple of the factor %d", l.Steps, l.Factor)
+	case l.Low <= 0 || l.High <= l.Low:
+		return nil, fmt.Errorf("deltaq: LogLinear: low %d ns and high %d ns must satisfy 0 < low < high", l.Low, l.High)
+	}
+	edges := []int64{0}
+	for lo := l.Low; lo < l.High; {
+		if lo > math.MaxInt64/l.Factor {
+			return nil, errors.New("deltaq: LogLinear: high is not low times a power of the factor")
+		}
+		hi := lo * l.Factor
+		if hi > l.High {
+			return nil, fmt.Errorf("deltaq: LogLinear: high %d ns is not low %d ns times a power of the factor %d", l.High, l.Low, l.Factor)
+		}
+		w := hi / l.Steps
+		if w == 0 {
+			w = 1
+		} else if hi%l.Steps != 0 {
+			return nil, fmt.Errorf("deltaq: LogLinear: the buckets of [%d, %d) ns would be %d/%d ns wide, not whole nanoseconds", lo, hi, hi, l.Steps)
+		}
+		if (hi-lo)/w > maxLogLinearBuckets-int64(len(edges)) {
+			return nil, fmt.Errorf("deltaq: LogLinear: more than %d buckets", maxLogLinearBuckets)
+		}
+		for e := lo; e < hi; e += w {
+			edges = append(edges, e)
+		}
+		lo = hi
+	}
+	return append(edges, l.High), nil
+}
+
+// LogLinearHistogram accumulates outcome instances into the buckets of a
+// LogLinear layout in fixed memory; Add does not allocate. It is the
+// accumulator for a probe whose delays span orders of magnitude. Its ΔQ on
+// a uniform grid, which the operators need, is DeltaQ. Not safe for
+// concurrent use.
+type LogLinearHistogram struct {
+	layout   LogLinear
+	edges    []int64
+	counts   []uint64
+	success  int64
+	timeouts int64
+	failures int64
+	rejected int64
+}
+
+// NewLogLinearHistogram returns an empty histogram of layout l.
+func NewLogLinearHistogram(l LogLinear) (*LogLinearHistogram, error) {
+	edges, err := l.Edges()
+	if err != nil {
+		return nil, err
+	}
+	return &LogLinearHistogram{layout: l, edges: edges, counts: make([]uint64, len(edges)-1)}, nil
+}
+
+// Layout returns the histogram's layout.
+func (h *LogLinearHistogram) Layout() LogLinear { return h.layout }
+
+// Edges returns the bucket edges (see LogLinear.Edges); the histogram's own
+// storage, not to be modified.
+func (h *LogLinearHistogram) Edges() []int64 { return h.edges }
+
+// Counts returns the bucket counts; the histogram's own storage.
+func (h *LogLinearHistogram) Counts() []uint64 { return h.counts }
+
+// Add records a successful instance of d ns in its bucket; a d beyond High
+// is recorded as a timeout, a negative d is rejected (Rejected).
+func (h *LogLinearHistogram) Add(d int64) {
+	switch {
+	case d < 0:
+		h.rejected++
+		return
+	case d > h.layout.High:
+		h.timeouts++
+		return
+	}
+	// The last edge ≤ d, clamped to the last bucket for d = High.
+	j := sort.Search(len(h.edges), func(i int) bool { return h.edges[i] > d }) - 1
+	h.counts[min(j, len(h.counts)-1)]++
+	h.success++
+}
+
+// AddTimeout records an instance that did not complete within High.
+func (h *LogLinearHistogram) AddTimeout() { h.timeouts++ }
+
+// AddFailure records an instance that failed.
+func (h *LogLinearHistogram) AddFailure() { h.failures++ }
+
+// Total returns the number of instances recorded.
+func (h *LogLinearHistogram) Total() int64 { return h.success + h.timeouts + h.failures }
+
+// Successes, Timeouts, Failures and Rejected return their counters.
+func (h *LogLinearHistogram) Successes() int64 { return h.success }
+
+// Timeouts returns the number of instances beyond High.
+func (h *LogLinearHistogram) Timeouts() int64 { return h.timeouts }
+
+// Failures returns the number of failed instances.
+func (h *LogLinearHistogram) Failures() int64 { return h.failures }
+
+// Rejected returns the number of negative delays given to Add.
+func (h *LogLinearHistogram) Rejected() int64 { return h.rejected }
+
+// Reset empties the histogram, keeping its layout.
+func (h *LogLinearHistogram) Reset() {
+	clear(h.counts)
+	h.success, h.timeouts, h.failures, h.rejected = 0, 0, 0, 0
+}
+
+// FinestWidth returns, in seconds, the width of the uniform grid on which
+// DeltaQ is exact: the narrowest bucket, which every edge is a multiple of
+// (the buckets of a magnitude are Factor times as wide as the one below,
+// and Low is Steps/Factor of the first magnitude's buckets).
+func (l LogLinear) FinestWidth() float64 {
+	w := max(l.Low*l.Factor/l.Steps, 1)
+	return float64(w) / 1e9
+}
+
+// DeltaQ returns the observed ΔQ of the recorded instances on a uniform
+// grid of bin width width (seconds), with ⌈High/width⌉ bins: each bucket's
+// mass count/Total() is spread uniformly over its span [a, b) and shared
+// among the bins it overlaps; timeouts and failures are the intangible
+// mass, and Count() = Total().
+//
+// Error bound. With F the CDF of the recorded delays and F̂ that of the
+// result, F̂ = F at every bucket edge that is a multiple of width (within
+// rounding), because every bucket's mass stays within its span: on the
+// grid of FinestWidth, which refines every bucket, the conversion is exact
+// at all the edges. Between two edges a < b of a bucket of mass p, the
+// delays' arrangement is unknown: |F̂(x) − F(x)| ≤ p there, and a quantile
+// of F̂ lies in the same bucket as F's, so it is off by less than the
+// bucket's width b − a (or, on a coarser grid, the width of the bin that
+// holds it, whichever is larger). Spreading over the span rather than
+// putting the mass at the upper edge b (which would make F̂ ≤ F, every
+// delay read as long as it could be) keeps the error on both sides and
+// matches the uniform-in-bin reading of the package's ΔQs.
+func (h *LogLinearHistogram) DeltaQ(width float64) (DeltaQ, error) {
+	n := h.Total()
+	if n == 0 {
+		return DeltaQ{}, ErrEmpty
+	}
+	if err := checkWidth(width); err != nil {
+		return DeltaQ{}, err
+	}
+	high := float64(h.layout.High) / 1e9
+	nb := high / width
+	if r := math.Round(nb); math.Abs(nb-r) <= widthTol*math.Max(1, r) {
+		nb = r
+	}
+	bins := int(math.Ceil(nb))
+	if err := checkBins(bins); err != nil {
+		return DeltaQ{}, fmt.Errorf("deltaq: LogLinearHistogram.DeltaQ: high %gs / width %gs: %w", high, width, err)
+	}
+	p := newPDF(bins)
+	inv := 1 / float64(n)
+	for j, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		a, b := float64(h.edges[j])/1e9, float64(h.edges[j+1])/1e9
+		m := float64(c) * inv
+		// The bins (i·w, (i+1)·w] that [a, b) overlaps; an edge within
+		// rounding of a bin edge is on it.
+		i0 := int(math.Floor(snapInt(a / width)))
+		i1 := min(int(math.Ceil(snapInt(b/width))), bins)
+		for i := i0; i < i1; i++ {
+			lo, hi := math.Max(a, float64(i)*width), math.Min(b, float64(i+1)*width)
+			if hi > lo {
+				p[i] += m * (hi - lo) / (b - a)
+			}
+		}
+	}
+	return build(width, p, n), nil
+}
+
+// snapInt returns x, or the integer within a relative 1e-9 of it.
+func snapInt(x float64) float64 {
+	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+		return r
+	}
+	return x
+}

@@ -1,0 +1,338 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqprocessor
+
+// Auto-ranging probes (`dmax: auto`): the probe chooses its dMax from the
+// delays it observes, because the delay range of an operation is rarely
+// known before it is observed (the problem "Log/linear quantizations in
+// DTrace" sets out for DTrace's aggregations).
+//
+// How a dMax is chosen. Every span of the probe adds its duration d to a
+// tail sketch: counters of a log/linear quantization of d with factor 2
+// and 16 steps per magnitude (as llquantize(d, 2, 0, 62, 16)): d < 16ns
+// exactly, and each power-of-two range [2ᵉ, 2ᵉ⁺¹) in 8 buckets of width
+// 2ᵉ⁻³, so a bucket's upper edge is at most 1/8 above any delay in it. A
+// timeout announced by a start event whose span never came has no
+// duration: it is counted as censored, longer than every bucket. At the
+// first timer tick at which dmax_period has passed since the last choice
+// and the sample holds dmax_sample instances, the sample is read and
+// emptied, and its tail q is the upper edge of the bucket that holds the
+// p99.9 (rank ⌈0.999·n⌉; when that rank falls among the censored
+// instances, q = 2·dMax: the tail is at least dMax). The dMax for q is the
+// smallest 1-2-5 step (1, 2, 5, 10, 20, … ns) at or above 2·q, clamped to
+// [dmax_min, dmax_max]: at least a factor 2 of headroom above the tail,
+// so that about 0.1 % of instances or fewer time out while the tail holds,
+// with a dMax a person reads at a glance.
+//
+// Learning phase: until the first sample is complete, the probe uses
+// dmax_max (a provisional, large dMax: nothing that ends within the bound
+// is misjudged as a timeout, at the cost of a coarse ΔQ and of late
+// real-time timeouts); the first complete sample chooses the dMax at once.
+//
+// Re-ranging: afterwards, the tail q₀ the dMax was chosen from is kept. A
+// sample whose tail q is at least 4·q₀, or at most q₀/4, is out of range;
+// after 2 consecutive out-of-range samples in the same direction the dMax
+// is chosen again from the last one, and q₀ becomes its q. A single
+// outlying sample changes nothing. A delay jump is therefore followed
+// within 2 choices (2·dmax_period when dmax_sample instances arrive in
+// each period), and a choice that the clamp leaves unchanged is not
+// announced.
+//
+// Each change is announced in a log record (Info, with the old and new
+// dMax and the tail), counted (processor_deltaq_dmax_changes) and
+// reported (processor_deltaq_dmax), and written into the process's
+// registry of probe layouts (outcome.SetLayout), from which the deltaq
+// connector or exporter of the same collector moves the probe to the new
+// layout at its next window boundary (analysis: windows that hold
+// instances of the old layout close with it). Spans are classified, and a
+// start event's deadline set, by the dMax in force when they are mapped;
+// an instance in flight keeps the deadline it was given.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// Defaults and bounds of the auto-ranging options.
+const (
+	defaultDMaxMin    = time.Millisecond
+	defaultDMaxMax    = time.Minute
+	defaultDMaxSample = 1000
+	defaultDMaxPeriod = 10 * time.Second
+	// A p99.9 needs at least 1000 instances to be more than the largest;
+	// 100 still gives the largest tenth of a percent a say, and the bound
+	// keeps a typing error from making every tick a choice.
+	minDMaxSample = 100
+	maxDMaxSample = 10_000_000
+	minDMaxPeriod = time.Second
+	maxDMaxPeriod = 24 * time.Hour
+)
+
+// The rules of the choice (see the comment at the top of the file).
+const (
+	autoQuantile = 0.999
+	autoMargin   = 2
+	autoFactor   = 4
+	autoSustain  = 2
+)
+
+// tailBuckets is the size of the tail sketch: 16 exact buckets below 16ns
+// and 8 per power of two from 2⁴ to 2⁶², the largest of a positive int64.
+const tailBuckets = 16 + (62-4+1)*8
+
+// tailIndex returns the bucket of a delay of d ≥ 0 ns.
+func tailIndex(d int64) int {
+	if d < 16 {
+		return int(max(d, 0))
+	}
+	e := bits.Len64(uint64(d)) - 1 // 2ᵉ ≤ d < 2ᵉ⁺¹, e ≥ 4
+	sub := int(d>>(e-3)) & 7
+	return 16 + (e-4)*8 + sub
+}
+
+// tailUpper returns the upper edge of bucket i: every delay in it is below
+// the edge, by at most 1/8 of the delay.
+func tailUpper(i int) int64 {
+	if i < 16 {
+		return int64(i) + 1
+	}
+	e, sub := (i-16)/8+4, (i-16)%8
+	return int64(9+sub) << (e - 3) // saturates only above 2⁶², never reached by a delay
+}
+
+// autoRange is the state of an auto-ranging probe. The span path adds to
+// tail and reads dMax, both atomics; the rest belongs to the timer
+// goroutine.
+type autoRange struct {
+	// dMax is the dMax in force, ns.
+	dMax atomic.Int64
+	// tail is the sketch of the current sample and censored its timeouts
+	// without a duration.
+	tail     [tailBuckets]atomic.Uint64
+	censored atomic.Uint64
+	// changes counts the announced changes of dMax.
+	changes atomic.Int64
+
+	min, max, sample, period int64 // the options, ns and instances
+
+	// Timer goroutine only.
+	decided bool
+	ref     int64 // q₀, ns
+	streak  int   // consecutive out-of-range samples
+	dir     int   // their direction, +1 or −1
+	since   int64 // start of the current sample, Unix ns; 0 before the first tick
+	snap    [tailBuckets]uint64
+}
+
+// observe adds a delay of d ns to the sample.
+func (a *autoRange) observe(d int64) { a.tail[tailIndex(d)].Add(1) }
+
+// autoDMaxNanos checks the options of an auto probe (errs holds the bins
+// error, if any) and returns its provisional dMax, dmax_max.
+func (pc *ProbeConfig) autoDMaxNanos(errs []error) (int64, []error) {
+	if !pc.DMaxAuto {
+		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period: only with dmax: auto"))
+		return 0, errs
+	}
+	if pc.DMax != 0 || pc.Exponent != nil {
+		errs = append(errs, errors.New("dmax, exponent: dmax: auto chooses the dMax; set no exponent"))
+	}
+	lo, hi, _, _ := pc.autoOptions()
+	if lo < minDMax || lo > maxDMax {
+		errs = append(errs, fmt.Errorf("dmax_min: must be in [%v, %v], got %v", minDMax, maxDMax, lo))
+	}
+	if hi < minDMax || hi > maxDMax {
+		errs = append(errs, fmt.Errorf("dmax_max: must be in [%v, %v], got %v", minDMax, maxDMax, hi))
+	}
+	if lo > hi {
+		errs = append(errs, fmt.Errorf("dmax_min, dmax_max: dmax_min %v is above dmax_max %v", lo, hi))
+	}
+	if pc.DMaxSample != 0 && (pc.DMaxSample < minDMaxSample || pc.DMaxSample > maxDMaxSample) {
+		errs = append(errs, fmt.Errorf("dmax_sample: must be in [%d, %d], got %d", minDMaxSample, maxDMaxSample, pc.DMaxSample))
+	}
+	if pc.DMaxPeriod != 0 && (pc.DMaxPeriod < minDMaxPeriod || pc.DMaxPeriod > maxDMaxPeriod) {
+		errs = append(errs, fmt.Errorf("dmax_period: must be in [%v, %v], got %v", minDMaxPeriod, maxDMaxPeriod, pc.DMaxPeriod))
+	}
+	if len(errs) > 0 {
+		return 0, errs
+	}
+	return int64(hi), nil
+}
+
+// autoOptions returns the auto-ranging options with their defaults.
+func (pc *ProbeConfig) autoOptions() (lo, hi time.Duration, sample int, period time.Duration) {
+	lo, hi, sample, period = pc.DMaxMin, pc.DMaxMax, pc.DMaxSample, pc.DMaxPeriod
+	if lo == 0 {
+		lo = defaultDMaxMin
+	}
+	if hi == 0 {
+		hi = defaultDMaxMax
+	}
+	if sample == 0 {
+		sample = defaultDMaxSample
+	}
+	if period == 0 {
+		period = defaultDMaxPeriod
+	}
+	return lo, hi, sample, period
+}
+
+// newAutoRange returns the state of a valid auto probe, in its learning
+// phase. With more bins than nanoseconds in dmax_min the bound is raised
+// to one nanosecond per bin.
+func newAutoRange(pc *ProbeConfig) *autoRange {
+	lo, hi, sample, period := pc.autoOptions()
+	a := &autoRange{min: max(int64(lo), int64(pc.Bins)), max: int64(hi), sample: int64(sample), period: int64(period)}
+	a.min = min(a.min, a.max)
+	a.dMax.Store(a.max)
+	return a
+}
+
+// step125 returns the smallest 1-2-5 step (1, 2, 5, 10, 20, 50, … ns) at
+// or above x ns, for 0 < x ≤ 10¹⁸.
+func step125(x int64) int64 {
+	for p := int64(1); ; p *= 10 {
+		for _, m := range [3]int64{1, 2, 5} {
+			if m*p >= x {
+				return m * p
+			}
+		}
+	}
+}
+
+// choose returns the dMax for a tail of q ns.
+func (a *autoRange) choose(q int64) int64 {
+	x := q
+	if x > math.MaxInt64/autoMargin {
+		x = math.MaxInt64
+	} else {
+		x *= autoMargin
+	}
+	if x >= a.max {
+		return a.max
+	}
+	return max(step125(max(x, 1)), a.min)
+}
+
+// tailOf returns the tail q (ns) of the sample in snap, of n instances in
+// all, its censored ones beyond every bucket.
+func (a *autoRange) tailOf(n uint64) int64 {
+	rank := uint64(math.Ceil(autoQuantile * float64(n)))
+	var c uint64
+	for i := range a.snap {
+		c += a.snap[i]
+		if c >= rank {
+			return tailUpper(i)
+		}
+	}
+	// The rank lies among the censored instances: the tail is beyond dMax.
+	d := a.dMax.Load()
+	if d > math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	return 2 * d
+}
+
+// rangeChange is a change of an auto probe's dMax that step decided.
+type rangeChange struct {
+	from, to, tail int64
+	learned        bool // the first choice, at the end of the learning phase
+}
+
+// step closes the sample if it is due at now (Unix ns) and reports the
+// change of dMax it decides, if any. Timer goroutine only.
+func (a *autoRange) step(now int64) (rangeChange, bool) {
+	if a.since == 0 {
+		a.since = now
+		return rangeChange{}, false
+	}
+	if now-a.since < a.period {
+		return rangeChange{}, false
+	}
+	var n uint64
+	for i := range a.tail {
+		n += a.tail[i].Load()
+	}
+	n += a.censored.Load()
+	if n < uint64(a.sample) {
+		return rangeChange{}, false
+	}
+	// Empty the sample. A span counted between the loads above and the
+	// swaps below goes into this sample rather than the next: no count is
+	// lost.
+	n = 0
+	for i := range a.tail {
+		a.snap[i] = a.tail[i].Swap(0)
+		n += a.snap[i]
+	}
+	n += a.censored.Swap(0)
+	a.since = now
+	q := a.tailOf(n)
+	cur := a.dMax.Load()
+	if !a.decided {
+		a.decided, a.ref, a.streak = true, q, 0
+		return a.apply(cur, q, true)
+	}
+	dir := 0
+	switch {
+	case q >= autoFactor*a.ref:
+		dir = 1
+	case autoFactor*q <= a.ref:
+		dir = -1
+	}
+	if dir == 0 || dir != a.dir {
+		a.streak = 0
+	}
+	a.dir = dir
+	if dir == 0 {
+		return rangeChange{}, false
+	}
+	a.streak++
+	if a.streak < autoSustain {
+		return rangeChange{}, false
+	}
+	a.ref, a.streak, a.dir = q, 0, 0
+	return a.apply(cur, q, false)
+}
+
+// apply puts the dMax for tail q in force and reports it, unless it is the
+// current one.
+func (a *autoRange) apply(cur, q int64, learned bool) (rangeChange, bool) {
+	to := a.choose(q)
+	if to == cur {
+		return rangeChange{}, false
+	}
+	a.dMax.Store(to)
+	a.changes.Add(1)
+	return rangeChange{from: cur, to: to, tail: q, learned: learned}, true
+}
+
+// rangeProbes closes the due samples of the auto probes and announces the
+// changes of dMax: a log record, the registry (outcome.SetLayout) and the
+// self-telemetry. Timer goroutine.
+func (p *deltaqProcessor) rangeProbes(now int64) {
+	for _, i := range p.m.auto {
+		pr := &p.m.probes[i]
+		ch, ok := pr.auto.step(now)
+		if !ok {
+			continue
+		}
+		outcome.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.to, Bins: int(pr.bins)})
+		msg := "deltaq: probe re-ranged: its delays moved, dMax changed"
+		if ch.learned {
+			msg = "deltaq: probe ranged: dMax chosen from the observed delays"
+		}
+		p.logger.Info(msg, zap.String("probe", pr.name),
+			zap.Duration("dmax_before", time.Duration(ch.from)), zap.Duration("dmax", time.Duration(ch.to)),
+			zap.Duration("p99.9", time.Duration(ch.tail)), zap.Int64("bins", pr.bins))
+	}
+}
