@@ -60,7 +60,8 @@
 // (Siphon's interventions; a = 0 pins it), a substituted distribution (the
 // language of package dist), injected failures (X + never 5%), or the
 // removal of the call altogether. Model.Predict evaluates the diagram with
-// and without them.
+// and without them. Intervention.Transform, the application of one to a
+// ΔQ, is also what the live what-if scenarios of package analysis use.
 //
 // Works cited by short name ("Siphon", "lost events", "the thesis") are
 // listed in the repository's docs/references.md.

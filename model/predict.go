@@ -152,7 +152,23 @@ func ParseIntervention(s string) (Intervention, error) {
 	if !ok || target == "" || text == "" {
 		return Intervention{}, fmt.Errorf("want TARGET=EXPR, got %q", s)
 	}
-	iv := Intervention{Target: target, Text: text, A: 1}
+	iv, err := ParseExpr(text)
+	if err != nil {
+		return Intervention{}, fmt.Errorf("%s: %w", target, err)
+	}
+	iv.Target = target
+	return iv, nil
+}
+
+// ParseExpr parses the EXPR of an intervention (InterventionHelp), without
+// a target: the form a configuration that names the target elsewhere
+// uses. Its errors do not name the target.
+func ParseExpr(text string) (Intervention, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Intervention{}, fmt.Errorf("empty expression: want A*X+B, a distribution or remove")
+	}
+	iv := Intervention{Text: text, A: 1}
 	if text == "remove" {
 		iv.Remove = true
 		return iv, nil
@@ -162,7 +178,7 @@ func ParseIntervention(s string) (Intervention, error) {
 	if m := failRE.FindStringSubmatch(compact); m != nil {
 		p, err := strconv.ParseFloat(m[1], 64)
 		if err != nil || p < 0 || p > 100 {
-			return Intervention{}, fmt.Errorf("%s: failure %s%% must be a percentage in [0, 100]", target, m[1])
+			return Intervention{}, fmt.Errorf("failure %s%% must be a percentage in [0, 100]", m[1])
 		}
 		iv.Fail = p / 100
 		compact = compact[:len(compact)-len(m[0])]
@@ -172,14 +188,14 @@ func ParseIntervention(s string) (Intervention, error) {
 		if m[1] != "" {
 			a, err := strconv.ParseFloat(m[1], 64)
 			if err != nil || math.IsInf(a, 0) {
-				return Intervention{}, fmt.Errorf("%s: factor %q is not a number ≥ 0", target, m[1])
+				return Intervention{}, fmt.Errorf("factor %q is not a number ≥ 0", m[1])
 			}
 			iv.A = a
 		}
 		if m[2] != "" {
 			b, err := dist.ParseDuration(m[2])
 			if err != nil {
-				return Intervention{}, fmt.Errorf("%s: shift %q: %v", target, m[2], err)
+				return Intervention{}, fmt.Errorf("shift %q: %v", m[2], err)
 			}
 			iv.B = b
 		}
@@ -187,10 +203,43 @@ func ParseIntervention(s string) (Intervention, error) {
 	}
 	d, err := dist.Parse(base)
 	if err != nil {
-		return Intervention{}, fmt.Errorf("%s: %q is neither A*X+B nor a distribution: %v", target, base, err)
+		return Intervention{}, fmt.Errorf("%q is neither A*X+B nor a distribution: %v", base, err)
 	}
 	iv.Dist = d
 	return iv, nil
+}
+
+// Transform returns the ΔQ X′ the intervention makes of the ΔQ x of one
+// part, on x's bin width: for Remove, all of the mass at delay 0 (the call
+// takes no time and never fails); for a substitution, the distribution
+// built over its default dMax (dist.DefaultDMax); else A·x + B
+// (deltaq.TimeTransform); then the injected failures, a choice between
+// that and never. It is the one application of an intervention, shared by
+// Model.Apply and the live what-if scenarios of package analysis.
+func (iv Intervention) Transform(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
+	w := x.Width()
+	if iv.Remove {
+		return deltaq.Point(0, w, 1)
+	}
+	var err error
+	if iv.Dist != nil {
+		bins := min(max(int(math.Ceil(dist.DefaultDMax([]dist.Dist{iv.Dist})/w)), 1), deltaq.MaxBins)
+		if x, err = iv.Dist.Build(w, bins); err != nil {
+			return deltaq.DeltaQ{}, err
+		}
+	} else if iv.A != 1 || iv.B != 0 {
+		if x, err = deltaq.TimeTransform(x, iv.A, iv.B); err != nil {
+			return deltaq.DeltaQ{}, err
+		}
+	}
+	if iv.Fail > 0 {
+		never, err := deltaq.Never(w, x.Bins())
+		if err != nil {
+			return deltaq.DeltaQ{}, err
+		}
+		return deltaq.Choice([]float64{1 - iv.Fail, iv.Fail}, []deltaq.DeltaQ{x, never})
+	}
+	return x, nil
 }
 
 // Targets returns the nodes an intervention applies to.
@@ -213,45 +262,31 @@ func (m *Model) Targets(iv Intervention) ([]*Node, error) {
 // Apply changes inputs (from Inputs) by the interventions, in order; two
 // on one node compose.
 func (m *Model) Apply(inputs map[string]deltaq.DeltaQ, ivs []Intervention) error {
-	w := m.BinWidth
 	for _, iv := range ivs {
 		nodes, err := m.Targets(iv)
 		if err != nil {
 			return err
 		}
 		for _, n := range nodes {
+			// Removal replaces the node's whole span, its calls included
+			// (its probe); the other interventions its exclusive time (its
+			// outcome). Every ΔQ of the model has the bin width m.BinWidth.
+			key := n.Outcome
 			if iv.Remove {
 				if n.Parent == "" {
 					return fmt.Errorf("%s: %s is a root operation; only calls can be removed", iv.Target, n.Probe)
 				}
-				zero, err := deltaq.Point(0, w, 1)
-				if err != nil {
-					return err
-				}
-				inputs[n.Probe] = zero
-				continue
+				key = n.Probe
 			}
-			x := inputs[n.Outcome]
-			if iv.Dist != nil {
-				bins := min(max(int(math.Ceil(dist.DefaultDMax([]dist.Dist{iv.Dist})/w)), 1), deltaq.MaxBins)
-				if x, err = iv.Dist.Build(w, bins); err != nil {
-					return fmt.Errorf("%s=%s: %w", iv.Target, iv.Text, err)
-				}
-			} else if iv.A != 1 || iv.B != 0 {
-				if x, err = deltaq.TimeTransform(x, iv.A, iv.B); err != nil {
-					return fmt.Errorf("%s=%s: %w", iv.Target, iv.Text, err)
-				}
+			x, ok := inputs[n.Outcome]
+			if !ok {
+				return fmt.Errorf("%s: no exclusive time for %s", iv.Target, n.Probe)
 			}
-			if iv.Fail > 0 {
-				never, err := deltaq.Never(w, x.Bins())
-				if err != nil {
-					return err
-				}
-				if x, err = deltaq.Choice([]float64{1 - iv.Fail, iv.Fail}, []deltaq.DeltaQ{x, never}); err != nil {
-					return fmt.Errorf("%s=%s: %w", iv.Target, iv.Text, err)
-				}
+			y, err := iv.Transform(x)
+			if err != nil {
+				return fmt.Errorf("%s=%s: %w", iv.Target, iv.Text, err)
 			}
-			inputs[n.Outcome] = x
+			inputs[key] = y
 		}
 	}
 	return nil

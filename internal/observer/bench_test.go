@@ -42,18 +42,24 @@ func benchObserver(b *testing.B, cfg *Config, now *time.Time) *Observer {
 // BenchmarkObserverWindow measures one window close: 100 probes with
 // 1000-bin histograms (dMax 1 s, 1 ms bins), 10 of them in the outcome
 // diagram, a full band history (K = 30), default quantiles, metrics built as
-// OTLP and handed to a sender; with the default cdf_points and with every
-// bin edge (cdf_points 0). Filling the window is not timed, and a garbage
-// collection before each close clears the filling's garbage.
+// OTLP and handed to a sender; with the default cdf_points, with every
+// bin edge (cdf_points 0), and with one what-if scenario. Filling the
+// window is not timed, and a garbage collection before each close clears
+// the filling's garbage.
 func BenchmarkObserverWindow(b *testing.B) {
-	b.Run("cdf_points=default", func(b *testing.B) { benchWindow(b, DefaultCDFPoints) })
-	b.Run("cdf_points=0", func(b *testing.B) { benchWindow(b, 0) })
+	b.Run("cdf_points=default", func(b *testing.B) { benchWindow(b, DefaultCDFPoints, nil) })
+	b.Run("cdf_points=0", func(b *testing.B) { benchWindow(b, 0, nil) })
+	// One what-if scenario on o1, which enters d1, d2, system and pick.
+	b.Run("cdf_points=default/whatif=1", func(b *testing.B) {
+		benchWindow(b, DefaultCDFPoints, map[string]map[string]string{"faster": {"o1": "0.5*X"}})
+	})
 }
 
-func benchWindow(b *testing.B, cdfPoints int) {
+func benchWindow(b *testing.B, cdfPoints int, whatIf map[string]map[string]string) {
 	cfg := testConfig()
 	cfg.Diagram = benchDiagram
 	cfg.CDFPoints = cdfPoints
+	cfg.WhatIf = whatIf
 	now := at(time.Second)
 	exp := benchObserver(b, cfg, &now)
 

@@ -4,10 +4,13 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
+	"time"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
@@ -19,6 +22,7 @@ type parked struct {
 	engine *analysis.Engine
 	start  pcommon.Timestamp
 	cum    map[string]*cumulative
+	outs   map[string]*outStream
 }
 
 // reloadKey is the key of an observer's parked state: the component's kind
@@ -29,8 +33,29 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // that the reload builds, instead of flushing the open windows. Called by
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
-	reload.Park(o.reloadKey(), &parked{engine: o.engine, start: o.build.start, cum: o.build.cum})
+	reload.Park(o.reloadKey(), &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs})
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
+}
+
+// afterAdoption runs when the component starts after a reload: every
+// processor of the new configuration has registered its probes by then (the
+// collector builds connectors and exporters before the processors that
+// feed them), so a carried probe whose processor changed its dmax or bins
+// is known now; the engine moves it to the new layout from its next window,
+// and its band starts afresh. The windows due while the components were
+// rebuilt close at once.
+func (o *Observer) afterAdoption() {
+	for _, name := range o.adopted {
+		d, bins, ok := o.engine.Layout(name)
+		l, registered := outcome.LookupLayout(name)
+		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins) {
+			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
+				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),
+				zap.Duration("dmax", time.Duration(l.DMaxNs)), zap.Int("bins", l.Bins))
+		}
+	}
+	o.adopted = nil
+	o.tick(o.now())
 }
 
 // adopt takes over the state an observer of the same component parked
@@ -43,6 +68,8 @@ func (o *Observer) adopt(st *parked) {
 	}
 	o.build.start = st.start
 	o.build.cum = st.cum
+	o.build.outs = st.outs
+	o.adopted = ad.Carried
 	o.logger.Info("configuration reload: open windows, history, totals and trigger states carried over",
 		zap.Strings("probes", ad.Carried))
 	for name, why := range ad.Fresh {

@@ -66,6 +66,11 @@ func (b *builder) forgetStreams() {
 			delete(b.cum, name)
 		}
 	}
+	for name, o := range b.outs {
+		if o.seen != b.windows {
+			delete(b.outs, name)
+		}
+	}
 }
 
 // observed appends the probe's cumulative histogram of successful delays:

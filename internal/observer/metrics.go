@@ -43,6 +43,8 @@ type builder struct {
 	// results built, the clock of cumulative.seen.
 	cum     map[string]*cumulative
 	windows uint64
+	// outs holds the start of each probe's deltaq.outcomes stream.
+	outs map[string]*outStream
 	// expMaxSize is histogram::exponential::max_size, 0 for explicit
 	// buckets; expShapes caches the bucket mapping of each shape and
 	// expScratch holds one data point's bucket counts.
@@ -58,6 +60,14 @@ type builder struct {
 	// windows of agents have arrived, and adds deltaq.window.contributors.
 	emitWindows bool
 	merging     atomic.Bool
+}
+
+// outStream is a probe's deltaq.outcomes stream: its start, the total of
+// its last point, and the window number it was last in a result.
+type outStream struct {
+	start pcommon.Timestamp
+	last  int64
+	seen  uint64
 }
 
 // probeID is what every series of a probe carries: its name and, when
@@ -197,9 +207,9 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	} else {
 		s.observed.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	}
-	s.cdf = newMetric(ms, outcome.MetricCDF, outcome.UnitCDF, "CDF of the observed, calculated, mean, lower and upper band and QTA curves at delay deltaq.le.")
+	s.cdf = newMetric(ms, outcome.MetricCDF, outcome.UnitCDF, "CDF of the observed, calculated, mean, lower and upper band, QTA and what-if curves at delay deltaq.le.")
 	s.cdf.SetEmptyGauge()
-	s.quantile = newMetric(ms, outcome.MetricQuantile, outcome.UnitQuantile, "Delay at quantile deltaq.q of the observed and calculated ΔQs.")
+	s.quantile = newMetric(ms, outcome.MetricQuantile, outcome.UnitQuantile, "Delay at quantile deltaq.q of the observed, calculated and what-if ΔQs.")
 	s.quantile.SetEmptyGauge()
 	s.outcomes = newMetric(ms, outcome.MetricOutcomes, outcome.UnitOutcomes, "Outcome instances since the component started, by outcome.")
 	sum := s.outcomes.SetEmptySum()
@@ -286,7 +296,7 @@ func dataPointCount(m pmetric.Metric) int {
 }
 
 func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
-	b.outcomes(s, p, id, end)
+	b.outcomes(s, p, id, start, end)
 	if b.emitWindows {
 		b.windowPoints(s, p, id, start, end)
 	}
@@ -303,6 +313,15 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 		}
 		if q.CalculatedOK {
 			gauge(qdp, id, end, q.Calculated, outcome.AttrSeries, outcome.SeriesCalculated, outcome.AttrQ, ql)
+		}
+		for k := range p.WhatIf {
+			w := &p.WhatIf[k]
+			if w.DeltaQ == nil {
+				continue
+			}
+			if v, ok := w.DeltaQ.Quantile(q.Q); ok {
+				whatIfGauge(qdp, id, end, v, w.Scenario, outcome.AttrQ, ql)
+			}
 		}
 	}
 
@@ -357,14 +376,28 @@ func (b *builder) slack(s *metricSet, id probeID, sl *analysis.QTASlack, end pco
 
 // outcomes appends the probe's cumulative outcome counts: always, also for
 // an empty window.
-func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
+func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
+	// A probe's totals restart when the analysis forgets it and sees it
+	// again: its stream then starts anew, at this window's start.
+	st := b.outs[p.Name]
+	if st == nil {
+		if b.outs == nil {
+			b.outs = make(map[string]*outStream)
+		}
+		st = &outStream{start: b.start}
+		b.outs[p.Name] = st
+	}
+	if total := p.Totals.Total(); total < st.last {
+		st.start = start
+	}
+	st.last, st.seen = p.Totals.Total(), b.windows
 	sdp := s.outcomes.Sum().DataPoints()
 	for _, o := range [...]struct {
 		name string
 		n    int64
 	}{{analysis.Success.String(), p.Totals.Success}, {analysis.Timeout.String(), p.Totals.Timeout}, {analysis.Failure.String(), p.Totals.Failure}} {
 		dp := sdp.AppendEmpty()
-		dp.SetStartTimestamp(b.start)
+		dp.SetStartTimestamp(st.start)
 		dp.SetTimestamp(end)
 		dp.SetIntValue(o.n)
 		a := dp.Attributes()
@@ -374,7 +407,7 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, en
 }
 
 // curves appends the deltaq.cdf series of the probe: observed, calculated,
-// the band's mean and bounds, and the QTA.
+// the band's mean and bounds, the QTA and the what-if scenarios.
 func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
 	if p.Observed != nil {
 		b.curve(cdf, id, outcome.SeriesObserved, *p.Observed, end)
@@ -401,6 +434,15 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 			}
 		}
 	}
+	for k := range p.WhatIf {
+		if w := &p.WhatIf[k]; w.DeltaQ != nil {
+			e := b.edgesOf(w.DeltaQ.Width(), w.DeltaQ.Bins())
+			b.scratch = w.DeltaQ.CDFEdges(b.scratch)
+			for j, i := range e.idx {
+				whatIfGauge(cdf, id, end, b.scratch[i], w.Scenario, outcome.AttrLE, e.labels[j])
+			}
+		}
+	}
 }
 
 // curve appends the CDF of d at its reported edges.
@@ -421,6 +463,11 @@ func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
 	}
 	if p.Calculated != nil {
 		n += len(b.edgesOf(p.Calculated.Width(), p.Calculated.Bins()).idx)
+	}
+	for k := range p.WhatIf {
+		if d := p.WhatIf[k].DeltaQ; d != nil {
+			n += len(b.edgesOf(d.Width(), d.Bins()).idx)
+		}
 	}
 	if p.Band != nil {
 		n += 3 * len(b.edgesOf(p.Band.Width, len(p.Band.Mean)).idx)
@@ -453,4 +500,18 @@ func gauge(dps pmetric.NumberDataPointSlice, id probeID, ts pcommon.Timestamp, v
 		a.PutStr(k1, v1)
 		a.PutStr(k2, v2)
 	}
+}
+
+// whatIfGauge appends one double point of the what-if series of a
+// scenario: the probe's attributes, deltaq.series = whatif, deltaq.scenario
+// and k = v (deltaq.le or deltaq.q).
+func whatIfGauge(dps pmetric.NumberDataPointSlice, id probeID, ts pcommon.Timestamp, v float64, scenario, k, kv string) {
+	dp := dps.AppendEmpty()
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(v)
+	a := dp.Attributes()
+	id.put(a, 3)
+	a.PutStr(outcome.AttrSeries, outcome.SeriesWhatIf)
+	a.PutStr(outcome.AttrScenario, scenario)
+	a.PutStr(k, kv)
 }

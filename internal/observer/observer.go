@@ -98,6 +98,13 @@ type Observer struct {
 	// snapshots writes and prunes the snapshot files; made at the first
 	// snapshot, used by the timer only.
 	snapshots *snapshotStore
+	// adopted are the probes carried over a reload, checked at Start
+	// (handover.go); nil when nothing was adopted.
+	adopted []string
+	// knownBounds holds the layouts of the agents' windows whose bin edges
+	// were found even (windows.go); boundsMu guards it.
+	boundsMu    sync.Mutex
+	knownBounds map[evenBounds]struct{}
 }
 
 // New makes the observer of cfg, which the component has validated
@@ -152,6 +159,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	o.knownBounds = make(map[evenBounds]struct{})
 	if set.ID != "" {
 		if st, ok := reload.Claim(o.reloadKey()); ok {
 			o.adopt(st.(*parked))
@@ -186,6 +194,10 @@ func (o *Observer) Start(out Outputs) {
 	o.warnUnproduced()
 	if o.set.ID != "" {
 		reload.Watch()
+		reload.Done()
+	}
+	if o.adopted != nil {
+		o.afterAdoption()
 	}
 	ticks := o.set.Ticks
 	var ticker *time.Ticker

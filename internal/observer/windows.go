@@ -6,6 +6,7 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 import (
 	"context"
 	"math"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -55,6 +56,8 @@ func (b *builder) windowPoints(s *metricSet, p *analysis.ProbeResult, id probeID
 // uneven bounds, counts that do not add up) counts as invalid.
 func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	var w analysis.Window
+	o.boundsMu.Lock()
+	defer o.boundsMu.Unlock()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		source := sourceOf(rms.At(i).Resource())
@@ -69,7 +72,7 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 				dps := m.Histogram().DataPoints()
 				o.build.merging.Store(true)
 				for l := 0; l < dps.Len(); l++ {
-					if !readWindow(dps.At(l), source, &w) {
+					if !readWindow(dps.At(l), source, &w, o.knownBounds) {
 						// Counted as an invalid contribution, of no instance.
 						w = analysis.Window{}
 					}
@@ -92,12 +95,25 @@ func sourceOf(r pcommon.Resource) string {
 	return ""
 }
 
+// evenBounds identifies a layout by its bounds: bin count, first edge and
+// last edge (dMax).
+type evenBounds struct {
+	n           int
+	first, last float64
+}
+
 // readWindow reads one point of outcome.MetricWindow into w; false when it
 // does not describe a window: the layout is read from the explicit bounds,
 // which must be the N even bin edges w, 2w, …, dMax (to the 12 significant
 // digits they are written with), and the overflow bucket must hold the
 // timeouts and failures of the attributes.
-func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window) bool {
+//
+// known holds the layouts whose bounds were found even: the bounds of a
+// point of a known layout — its bin count, first edge and dMax — are not
+// read again (nil: read every point's). A producer can misstate counts as
+// easily as bounds; what the check guards against is a point that is not
+// of this contract, and the first point of each layout tells.
+func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, known map[evenBounds]struct{}) bool {
 	*w = analysis.Window{BinCounts: w.BinCounts[:0], Source: source}
 	var hasTimeout, hasFailure bool
 	for k, v := range dp.Attributes().All() {
@@ -120,15 +136,29 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	}
 	dmax := bounds.At(n - 1)
 	width := dmax / float64(n)
-	for i := 0; i < n; i++ {
-		if math.Abs(bounds.At(i)-edgeSeconds(i, width)) > 1e-9*dmax {
-			return false
+	// The bounds were written rounded to 12 significant digits
+	// (edgeSeconds): a relative error of at most 5e-13, far inside the
+	// tolerance.
+	key := evenBounds{n: n, first: bounds.At(0), last: dmax}
+	if _, ok := known[key]; !ok {
+		tol := 1e-9 * dmax
+		for i, b := range bounds.All() {
+			if math.Abs(b-float64(i+1)*width) > tol {
+				return false
+			}
+		}
+		if known != nil {
+			if len(known) >= maxCachedShapes {
+				clear(known)
+			}
+			known[key] = struct{}{}
 		}
 	}
 	w.DMaxNs = int64(math.Round(dmax * 1e9))
 	w.Bins = n
-	for i := 0; i < n; i++ {
-		w.BinCounts = append(w.BinCounts, counts.At(i))
+	w.BinCounts = slices.Grow(w.BinCounts, n)[:n]
+	for i := range w.BinCounts {
+		w.BinCounts[i] = counts.At(i)
 	}
 	w.SuccessSum = dp.Sum()
 	w.Start = dp.StartTimestamp().AsTime()

@@ -139,7 +139,7 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 		}
 	})
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w))
+	require.True(t, readWindow(dp, "a", &w, nil))
 	assert.Equal(t, []uint64{1, 2, 3}, w.BinCounts)
 	assert.Equal(t, int64(3_000_000), w.DMaxNs)
 	assert.Equal(t, int64(1), w.Timeouts)
@@ -154,6 +154,6 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 		c := pmetric.NewHistogramDataPoint()
 		dp.CopyTo(c)
 		spoil(c)
-		assert.False(t, readWindow(c, "a", &w), name)
+		assert.False(t, readWindow(c, "a", &w, nil), name)
 	}
 }

@@ -76,6 +76,14 @@ func Requested() {
 	hup = now()
 }
 
+// Done says that the components a reload built have started: the reload
+// is over, and a shutdown from now on is a stop (until the next SIGHUP).
+func Done() {
+	mu.Lock()
+	defer mu.Unlock()
+	hup = time.Time{}
+}
+
 // Reset withdraws a reload request and drops all parked state: the
 // shutdowns that follow are final. Tests of the components call it when
 // they are done simulating a reload.

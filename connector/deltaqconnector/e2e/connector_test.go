@@ -58,9 +58,10 @@ var contractAttrs = []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.Att
 // deltaq processor into the deltaq connector, start events into the same
 // processor, the connector's metrics and logs to a sink — and checks that
 //  1. the sink gets deltaq.outcomes with exactly the successes and timeouts
-//     sent and no failure, the successes in the deltaq.observed bucket of
-//     their delay with the sum of their delays, the timeouts in its
-//     overflow bucket, and a failure trigger record (deltaq.trigger);
+//     sent and no failure, the successes in the bucket of their delay of
+//     deltaq.observed (one cumulative stream: its last point holds them
+//     all) with the sum of their delays and nothing above dMax, and a
+//     failure trigger record (deltaq.trigger);
 //  2. the tracing backend gets exactly the spans sent, as sent: no deltaq.*
 //     attribute of the processor, no synthetic timeout span; the log backend
 //     gets the ordinary log record and no start event;
@@ -195,7 +196,10 @@ type sinkState struct {
 	buckets []uint64
 	sum     float64
 	windows int
-	bad     []string
+	// observedAt and observedStart are the time and the start time of the
+	// newest deltaq.observed point.
+	observedAt, observedStart pcommon.Timestamp
+	bad                       []string
 	// failureTrigger is set once a deltaq.trigger record of kind failure
 	// for the probe arrived.
 	failureTrigger bool
@@ -234,10 +238,19 @@ func fold(mds []pmetric.Metrics, lds []plog.Logs) sinkState {
 	return s
 }
 
-// addWindow adds one window's deltaq.observed point, whose bounds must be
-// the bin edges 10 ms, 20 ms, …, 1 s.
+// addWindow reads one window's deltaq.observed point, whose bounds must be
+// the bin edges 10 ms, 20 ms, …, 1 s; the newest point of the stream, which
+// must keep one start time, holds the counts of all the windows.
 func (s *sinkState) addWindow(dp pmetric.HistogramDataPoint) {
 	s.windows++
+	if s.observedStart != 0 && dp.StartTimestamp() != s.observedStart {
+		s.bad = append(s.bad, "a second stream (another start time)")
+	}
+	s.observedStart = dp.StartTimestamp()
+	if dp.Timestamp() < s.observedAt {
+		return
+	}
+	s.observedAt = dp.Timestamp()
 	b, c := dp.ExplicitBounds(), dp.BucketCounts()
 	if b.Len() != bins || c.Len() != bins+1 {
 		s.bad = append(s.bad, "a window with other bounds than the probe's bins")
@@ -250,9 +263,9 @@ func (s *sinkState) addWindow(dp pmetric.HistogramDataPoint) {
 		}
 	}
 	for i := range bins + 1 {
-		s.buckets[i] += c.At(i)
+		s.buckets[i] = c.At(i)
 	}
-	s.sum += dp.Sum()
+	s.sum = dp.Sum()
 }
 
 // checkOutput compares the folded output with what was sent.
@@ -268,15 +281,14 @@ func checkOutput(t *testing.T, out sinkState, s sent) {
 				out.outcomes[k], n, out.outcomes)
 		}
 	}
-	// Each success in the bucket of its bin (delays are bin middles), the
-	// timeouts in the overflow bucket.
+	// Each success in the bucket of its bin (delays are bin middles);
+	// nothing above dMax (the timeouts are in deltaq.outcomes).
 	wantBuckets := make([]uint64, bins+1)
 	var wantSum float64
 	for _, d := range s.delays {
 		wantBuckets[int(d/binWidth)]++
 		wantSum += d.Seconds()
 	}
-	wantBuckets[bins] = timeouts
 	for i := range wantBuckets {
 		if out.buckets[i] != wantBuckets[i] {
 			t.Errorf("%s: bucket %d holds %d instances over %d windows, want %d", outcome.MetricObserved, i,

@@ -1,0 +1,9 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build !race
+
+package main
+
+// raceDetector is true when the tests run with -race.
+const raceDetector = false

@@ -1,0 +1,160 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package observer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// Size of BenchmarkGatewayMerge: agents sending one window each of probes
+// probes with bins bins.
+const (
+	mergeAgents = 64
+	mergeProbes = 100
+	mergeBins   = 1000
+)
+
+// BenchmarkGatewayMerge measures a gateway's work per window: the windows
+// of 64 agents, each 100 probes of 1000 bins (dMax 1 s, 1 ms bins), merged
+// by ConsumeMetrics from the OTLP metrics the agents emit, then the merged
+// window closed (Advance, analysis, output built and handed to a sender).
+// The agents' output is built once, by an agent observer with emit_windows
+// (the real builder: every ΔQ metric, deltaq.window among them, which the
+// gateway picks out); each agent's copy names it by service.instance.id.
+// Each loop moves the windows' bounds to the gateway's next window outside
+// the timer. Besides ns/op (one window) it reports the merge and the close
+// apart, and the process's CPU time. Run it with -cpu 1.
+func BenchmarkGatewayMerge(b *testing.B) {
+	agentMD := agentWindows(b)
+	mds := make([]pmetric.Metrics, mergeAgents)
+	var points []pmetric.HistogramDataPoint
+	for i := range mds {
+		mds[i] = pmetric.NewMetrics()
+		for _, md := range agentMD {
+			for _, rm := range md.ResourceMetrics().All() {
+				rm.CopyTo(mds[i].ResourceMetrics().AppendEmpty())
+			}
+		}
+		rms := mds[i].ResourceMetrics()
+		for j := 0; j < rms.Len(); j++ {
+			rms.At(j).Resource().Attributes().PutStr("service.instance.id", fmt.Sprintf("agent-%02d", i))
+		}
+		forEachMetric(mds[i], func(m pmetric.Metric) {
+			if m.Name() == outcome.MetricWindow {
+				for _, dp := range m.Histogram().DataPoints().All() {
+					points = append(points, dp)
+				}
+			}
+		})
+	}
+	if len(points) != mergeAgents*mergeProbes {
+		b.Fatalf("%d deltaq.window points, want %d", len(points), mergeAgents*mergeProbes)
+	}
+
+	cfg := testConfig()
+	cfg.Lag = 3 * time.Second
+	now := at(0)
+	gw := benchObserver(b, cfg, &now)
+	ctx := context.Background()
+	w := 0
+	// window merges the agents' windows of window w and closes it.
+	window := func() (merge, closing time.Duration) {
+		start := time.Now()
+		for _, md := range mds {
+			_ = gw.ConsumeMetrics(ctx, md)
+		}
+		mid := time.Now()
+		now = at(time.Duration(w+1)*time.Second + cfg.Lag)
+		gw.tick(now)
+		return mid.Sub(start), time.Since(mid)
+	}
+	bounds := func() {
+		s := pcommon.NewTimestampFromTime(at(time.Duration(w) * time.Second))
+		e := pcommon.NewTimestampFromTime(at(time.Duration(w+1) * time.Second))
+		for _, dp := range points {
+			dp.SetStartTimestamp(s)
+			dp.SetTimestamp(e)
+		}
+	}
+	// Warm up: fill the band history.
+	for ; w < cfg.History+1; w++ {
+		bounds()
+		window()
+	}
+	if st := gw.Stats(); st.Counted == 0 || st.Dropped != (analysis.Drops{}) {
+		b.Fatalf("the gateway counted %d instances and dropped %v", st.Counted, st.Dropped)
+	}
+	var merge, closing, cpu time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		bounds()
+		runtime.GC()
+		c0 := processCPU()
+		b.StartTimer()
+		m, c := window()
+		b.StopTimer()
+		cpu += processCPU() - c0
+		merge += m
+		closing += c
+		w++
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(merge.Nanoseconds())/n, "merge-ns/op")
+	b.ReportMetric(float64(closing.Nanoseconds())/n, "close-ns/op")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
+}
+
+// agentWindows returns the output of one window of an agent observer with
+// emit_windows: mergeProbes probes, each with 2000 instances spread
+// exponentially over hundreds of its mergeBins bins, one in 50 a failure.
+func agentWindows(b *testing.B) []pmetric.Metrics {
+	b.Helper()
+	cfg := testConfig()
+	cfg.EmitWindows = true
+	now := at(0)
+	o, err := New(cfg, testSettings(nil, func() time.Time { return now }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sink := new(consumertest.MetricsSink)
+	o.Start(Outputs{Metrics: sink})
+	defer func() { _ = o.Shutdown(context.Background()) }()
+	rng := rand.New(rand.NewPCG(2, 2))
+	bt := o.engine.Begin()
+	for p := range mergeProbes {
+		name := fmt.Sprintf("probe_%03d", p)
+		mean := 0.05 + 0.1*float64(p)/mergeProbes
+		for j := range 2000 {
+			end := t0.UnixNano() + int64(j)*int64(time.Millisecond)/4
+			d := int64(rng.ExpFloat64() * mean * 1e9)
+			oc := analysis.Success
+			if j%50 == 7 {
+				oc = analysis.Failure
+			}
+			// No timeout: one ends at its start + dMax, in the window
+			// before.
+			d %= int64(time.Second)
+			bt.Add(&analysis.Instance{Probe: name, Outcome: oc, Start: end - d, End: end, DMaxNs: int64(time.Second), Bins: mergeBins})
+		}
+	}
+	bt.End()
+	now = at(2 * time.Second)
+	o.tick(now)
+	return sink.AllMetrics()
+}
