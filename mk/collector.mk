@@ -13,12 +13,13 @@ COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 # A+B: B applied over A (--config=A --config=B).
 EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
 	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml \
-	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml
+	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
+	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/
+E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/
 
-.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser demo load
+.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -48,7 +49,7 @@ validate-configs: $(OTELCOL)
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
 ## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector,
-## e2e-promql, e2e-sdk and e2e-browser.
+## e2e-promql, e2e-sdk, e2e-scaling and e2e-browser.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
@@ -67,6 +68,11 @@ e2e-promql: $(OTELCOL)
 ## headless Chromium; DELTAQ_SCREENSHOT=1 rewrites docs/img/scope.png.
 e2e-browser: $(OTELCOL)
 	DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/
+
+## e2e-scaling: three agent collectors and a gateway against a single collector: exact merged windows, an agent
+## killed and restarted.
+e2e-scaling: $(OTELCOL)
+	DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
 
 ## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the collector; asserts exact outcome counts and
 ## that spans left running time out within one tick of start + dMax.

@@ -73,12 +73,13 @@ const (
 	metricQTAPoint      = outcome.MetricQTAPoint
 	metricQTAMaxFailure = outcome.MetricQTAMaxFailure
 
-	attrProbe   = outcome.AttrProbe
-	attrOutcome = outcome.AttrOutcome
-	attrSeries  = outcome.AttrSeries
-	attrLE      = outcome.AttrLE
-	attrQ       = outcome.AttrQ
-	attrTrigger = outcome.AttrTrigger
+	attrProbe    = outcome.AttrProbe
+	attrOutcome  = outcome.AttrOutcome
+	attrSeries   = outcome.AttrSeries
+	attrLE       = outcome.AttrLE
+	attrQ        = outcome.AttrQ
+	attrTrigger  = outcome.AttrTrigger
+	attrScenario = outcome.AttrScenario
 
 	eventTrigger  = outcome.EventTrigger
 	eventSnapshot = outcome.EventSnapshot

@@ -199,6 +199,16 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	}
 }
 
+// seriesOf names a point's curve: its deltaq.series, and for a what-if
+// curve the scenario too ("whatif NAME"), so that scenarios stay apart.
+func seriesOf(attrs pcommon.Map) string {
+	series := stringAttr(attrs, attrSeries)
+	if sc := stringAttr(attrs, attrScenario); sc != "" && series != "" {
+		return series + " " + sc
+	}
+	return series
+}
+
 // addPoint ingests one data point of the metric named metric: a CDF point or
 // quantile into w, anything else into its probe. It reports false for a
 // malformed point, which it ignores.
@@ -216,7 +226,7 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 	switch metric {
 	case metricCDF:
 		le, ok := floatAttr(attrs, attrLE)
-		series := stringAttr(attrs, attrSeries)
+		series := seriesOf(attrs)
 		if !ok || series == "" {
 			return false
 		}
@@ -226,7 +236,7 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 		w.curves[name][series] = append(w.curves[name][series], curvePoint{delay: le, p: v})
 	case metricQuantile:
 		q, ok := floatAttr(attrs, attrQ)
-		series := stringAttr(attrs, attrSeries)
+		series := seriesOf(attrs)
 		if !ok || series == "" {
 			return false
 		}

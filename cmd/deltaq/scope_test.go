@@ -683,3 +683,18 @@ func TestScopeEscapesNames(t *testing.T) {
 		`WARN\x1b[2K `+evilEscaped+` qta\r note\x1b=x\u2066y\xff`,
 	)
 }
+
+// TestScopeKeepsWhatIfScenariosApart: two what-if scenarios of one probe
+// are two curves, named after them, not one curve of both.
+func TestScopeKeepsWhatIfScenariosApart(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr(attrSeries, "whatif")
+	m.PutStr(attrScenario, "faster_payment")
+	if got := seriesOf(m); got != "whatif faster_payment" {
+		t.Errorf("seriesOf = %q, want %q", got, "whatif faster_payment")
+	}
+	m.Remove(attrScenario)
+	if got := seriesOf(m); got != "whatif" {
+		t.Errorf("without a scenario: %q", got)
+	}
+}
