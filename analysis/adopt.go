@@ -14,8 +14,9 @@ type Adoption struct {
 	// trigger states the new engine took over.
 	Carried []string
 	// Fresh are the probes of the old engine that start afresh, with why:
-	// a layout (dmax, bins) that changed, an unconfigured probe for which
-	// max_probes has no place any more.
+	// a layout (dmax, bins) that changed — the probe is carried too: its
+	// open windows close in the old layout, the next ones take the new —
+	// or an unconfigured probe for which max_probes has no place any more.
 	Fresh map[string]string
 	// Reason, when not empty, says why nothing was carried over (another
 	// interval: the windows do not line up).
@@ -58,10 +59,14 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 			continue
 		}
 		np := e.byName[op.name]
+		// A probe whose layout the new configuration changes keeps its open
+		// windows in the old layout and moves to the new one from its next
+		// window (relayout.go), where it starts afresh.
+		var relayout layout
 		switch {
 		case np != nil && np.lay.valid() && op.lay.valid() && np.lay != op.latest():
-			ad.Fresh[op.name] = "its dmax or bins changed"
-			continue
+			relayout = np.lay
+			ad.Fresh[op.name] = "its dmax or bins changed: the new layout applies from its next window"
 		case np == nil && e.unconfigured >= e.cfg.MaxProbes:
 			ad.Fresh[op.name] = "max_probes has no place for it"
 			continue
@@ -78,6 +83,9 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 			if a := old.slots[old.slotOf(k)].accs[op.idx]; a != nil {
 				e.slots[e.slotOf(k)].accs[np.idx] = a
 			}
+		}
+		if relayout.valid() {
+			e.switchLayout(np, relayout)
 		}
 		e.an.adopt(old.an, op.name)
 		ad.Carried = append(ad.Carried, op.name)
@@ -98,7 +106,7 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 		return
 	}
 	ns := a.state(name)
-	ns.totals = os.totals
+	ns.totals, ns.width, ns.bins = os.totals, os.width, os.bins
 	if os.band != nil && ns.band != nil && os.band.K() == ns.band.K() {
 		ns.band = os.band
 	}

@@ -10,9 +10,10 @@ import (
 
 // TestAdoptCarriesStateAcrossAReload: an engine made from the configuration
 // a reload brings takes over the open windows, totals, band history and
-// trigger states of the old one for every probe whose layout is
-// unchanged; the new QTA applies from the next window; a probe whose bins
-// changed starts fresh. No instance is lost or counted twice.
+// trigger states of the old one; the new QTA applies from the next window;
+// a probe whose bins changed closes its open window in the old layout and
+// starts afresh in the new one from its next window. No instance is lost
+// or counted twice.
 func TestAdoptCarriesStateAcrossAReload(t *testing.T) {
 	qtaOf := func(p float64) QTA {
 		return QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: p}}}
@@ -46,8 +47,8 @@ func TestAdoptCarriesStateAcrossAReload(t *testing.T) {
 	}}
 	e := newEngine(t, newCfg, at(3*time.Second+500*time.Millisecond))
 	ad := e.Adopt(old)
-	if len(ad.Carried) != 1 || ad.Carried[0] != "a" || ad.Fresh["b"] == "" || ad.Reason != "" {
-		t.Fatalf("adoption %+v, want a carried and b fresh", ad)
+	if len(ad.Carried) != 2 || ad.Fresh["b"] == "" || ad.Fresh["a"] != "" || ad.Reason != "" {
+		t.Fatalf("adoption %+v, want a and b carried, b afresh from its next window", ad)
 	}
 	res := e.Advance(at(5 * time.Second))
 	if len(res) != 1 || !res[0].Start.Equal(at(3*time.Second)) {
@@ -63,11 +64,17 @@ func TestAdoptCarriesStateAcrossAReload(t *testing.T) {
 	if a.QTACheck == nil || !a.QTACheck.OK {
 		t.Errorf("a: the new QTA (F(30 ms) ≥ 0.9) holds for 20 ms delays: %+v", a.QTACheck)
 	}
-	if b := probeOf(t, res[0], "b"); b.Counts.Total() != 0 || b.Totals.Total() != 0 {
-		t.Errorf("b started fresh, yet shows %+v (totals %+v)", b.Counts, b.Totals)
+	if b := probeOf(t, res[0], "b"); b.Counts.Total() != 1 || b.Bins != testBins || b.Totals.Total() != 4 {
+		t.Errorf("b's open window: %+v in %d bins (totals %+v), want its 1 instance in the old %d bins", b.Counts, b.Bins, b.Totals, testBins)
 	}
-	if st := e.Stats(); st.Counted != 0 {
-		t.Errorf("the new engine counted %d instances itself; the carried ones are the old engine's", st.Counted)
+	// b's next window takes the new layout, and its totals restart.
+	addAll(e, ok("b", 5*time.Second+100*time.Millisecond, 5*time.Millisecond))
+	res = e.Advance(at(7 * time.Second))
+	if b := probeOf(t, res[len(res)-1], "b"); b.Counts.Total() != 1 || b.Bins != 50 || b.Totals.Total() != 1 {
+		t.Errorf("b after the reload: %+v in %d bins (totals %+v), want 1 in 50 bins, totals afresh", b.Counts, b.Bins, b.Totals)
+	}
+	if st := e.Stats(); st.Counted != 1 {
+		t.Errorf("the new engine counted %d instances itself, want the one added after the reload: the carried ones are the old engine's", st.Counted)
 	}
 }
 

@@ -46,6 +46,10 @@ type probeState struct {
 	cfg    ProbeConfig
 	qta    *deltaq.QTA // cfg.QTA in seconds
 	totals Counts
+	// width and bins are the layout of the probe's last window with
+	// instances.
+	width float64
+	bins  int
 	// band is the window of the last Config.History observed ΔQs.
 	band *deltaq.RunningBand
 	trig [numTriggers]trigger
@@ -311,6 +315,15 @@ func (a *analyzer) observe(r *Result, c *closing) {
 // band, QTA check, quantiles and divergence, and steps its triggers.
 func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluation) {
 	s := a.state(pr.Name)
+	if pr.Bins > 0 {
+		// A probe whose layout changed (a processor's dmax: auto, or a
+		// reload) starts afresh: its totals restart with its histogram,
+		// so that the output's counts and buckets stay one stream.
+		if s.bins > 0 && (s.bins != pr.Bins || s.width != pr.Width) {
+			s.totals = Counts{}
+		}
+		s.width, s.bins = pr.Width, pr.Bins
+	}
 	s.totals.add(pr.Counts)
 	pr.Totals = s.totals
 	if ev != nil && a.calculated[pr.Name] {

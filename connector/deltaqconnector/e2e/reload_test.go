@@ -143,10 +143,12 @@ func TestReloadLosesNothing(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	stopTraffic()
 
-	// A stop soon after a reload would count as part of it (reload.Window):
-	// wait that out, then check that SIGTERM flushes the open window with a
-	// last batch in it.
-	time.Sleep(time.Until(hup.Add(reload.Window + 200*time.Millisecond)))
+	// The reload is over once the new components started: a stop now,
+	// within reload.Window of the SIGHUP, is a stop, and SIGTERM flushes
+	// the open window with a last batch in it.
+	if time.Since(hup) >= reload.Window {
+		t.Fatalf("the test took %v after the reload; it means to stop within reload.Window (%v)", time.Since(hup), reload.Window)
+	}
 	s.batch(probe, 0)
 	col.stop(t)
 	s.check()
@@ -189,18 +191,19 @@ func TestReloadNewLayoutStartsAfresh(t *testing.T) {
 	s.startEvents(changed, 1, true)
 	sleepToPhase(reloadPhase)
 	cfg.Probes[1].DMax = reloadDMax / 2
-	hup, _ := col.reload(t, cfg)
+	col.reload(t, cfg)
 	time.Sleep(2500 * time.Millisecond)
 	stopTraffic()
-	time.Sleep(time.Until(hup.Add(reload.Window + 200*time.Millisecond)))
 	col.stop(t)
 
 	col.expectLog(t, `configuration reload: instances in flight carried over`, `"carried": 1`, `"dropped": 1`,
 		`"probes_started_fresh": ["changed"]`)
 	col.expectLog(t, `configuration reload: the probe's dmax or bins changed; its instances in flight are dropped and it starts fresh`,
 		`"probe": "changed"`)
+	// Both probes' open windows are carried (the changed probe's close in
+	// its old layout); the changed probe then starts afresh in its new one.
 	col.expectLog(t, `configuration reload: open windows, history, totals and trigger states carried over`,
-		`"probes": ["kept"]`)
+		`"probes": ["changed", "kept"]`)
 	col.expectLog(t, `configuration reload: the probe starts afresh`, `"probe": "changed"`)
 
 	checkCounts(t, foldWindows(sink.Metrics(), kept), s.ledger[kept])
