@@ -29,14 +29,20 @@ type promMetric struct {
 // the dashboard and every rule must use these names only.
 var contract = []promMetric{
 	{"deltaq.observed", "deltaq_observed_seconds", []string{"deltaq_probe"}},
-	{"deltaq.cdf", "deltaq_cdf_ratio", []string{"deltaq_probe", "deltaq_series", "deltaq_le"}},
-	{"deltaq.quantile", "deltaq_quantile_seconds", []string{"deltaq_probe", "deltaq_series", "deltaq_q"}},
+	{"deltaq.cdf", "deltaq_cdf_ratio", []string{"deltaq_probe", "deltaq_series", "deltaq_scenario", "deltaq_le"}},
+	{"deltaq.quantile", "deltaq_quantile_seconds", []string{"deltaq_probe", "deltaq_series", "deltaq_scenario", "deltaq_q"}},
 	{"deltaq.outcomes", "deltaq_outcomes_total", []string{"deltaq_probe", "deltaq_outcome"}},
 	{"deltaq.failure_ratio", "deltaq_failure_ratio", []string{"deltaq_probe"}},
 	{"deltaq.qta.violation", "deltaq_qta_violation", []string{"deltaq_probe"}},
 	{"deltaq.qta.point", "deltaq_qta_point_ratio", []string{"deltaq_probe", "deltaq_le"}},
 	{"deltaq.qta.max_failure", "deltaq_qta_max_failure_ratio", []string{"deltaq_probe"}},
 	{"deltaq.divergence", "deltaq_divergence_ratio", []string{"deltaq_probe"}},
+	{"deltaq.divergence.p_value", "deltaq_divergence_p_value", []string{"deltaq_probe"}},
+	{"deltaq.divergence.statistic", "deltaq_divergence_statistic", []string{"deltaq_probe"}},
+	{"deltaq.qta.slack", "deltaq_qta_slack", []string{"deltaq_probe", "deltaq_le"}},
+	{"deltaq.qta.slack.min", "deltaq_qta_slack_min", []string{"deltaq_probe"}},
+	{"deltaq.qta.margin.min", "deltaq_qta_margin_min_seconds", []string{"deltaq_probe"}},
+	{"deltaq.qta.time_to_violation", "deltaq_qta_time_to_violation_seconds", []string{"deltaq_probe"}},
 }
 
 // histogramSeries are the series Prometheus stores for a histogram metric.
@@ -436,7 +442,8 @@ func TestAlertRuleNames(t *testing.T) {
 		checkBalanced(t, alerts[i], expr)
 	}
 	sort.Strings(alerts)
-	want := []string{"DeltaQDivergenceHigh", "DeltaQFailureRatioHigh", "DeltaQNoData", "DeltaQProbeSilent", "DeltaQQTABreach", "DeltaQQTAViolation"}
+	want := []string{"DeltaQDivergenceSignificant", "DeltaQFailureRatioHigh", "DeltaQNoData", "DeltaQProbeSilent", "DeltaQQTABreach",
+		"DeltaQQTASlackFalling", "DeltaQQTAViolation"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v, want %v", alerts, want)
 	}

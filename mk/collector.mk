@@ -16,10 +16,10 @@ EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/
+E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/ ./examples/earlywarning/
 
-.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling demo load
+.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling early-warning demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -72,7 +72,12 @@ e2e-browser: $(OTELCOL)
 ## e2e-scaling: three agent collectors and a gateway against a single collector: exact merged windows, an agent
 ## killed and restarted.
 e2e-scaling: $(OTELCOL)
-	DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
+	DELTAQ_SCALING_E2E=1 DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
+
+## early-warning: load ramps of the shared-server and tandem workloads through the built collector (about 6 minutes);
+## prints the loads at which the divergence test, the slack trend and the QTA answered. make e2e runs a short ramp.
+early-warning: $(OTELCOL)
+	DELTAQ_EARLYWARNING_E2E=1 DELTAQ_EARLYWARNING_LONG=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 15m ./examples/earlywarning/
 
 ## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the collector; asserts exact outcome counts and
 ## that spans left running time out within one tick of start + dMax.

@@ -1,0 +1,210 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux
+
+package earlywarning
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// alpha is divergence::alpha of testdata/collector.yaml.
+const alpha = 0.01
+
+// The ramps. Measured offline on the workload's traces with the same
+// analysis (windows of 1 s; the shared ramps below with six seeds each, the
+// tandem with three): on the shared server the divergence trigger came at
+// λ ≈ 190–250/s (ρ ≈ 0.37–0.51), the first window breaking the QTA at
+// λ ≈ 290–365/s (ρ ≈ 0.57–0.73); in the tandem the first broken window at
+// λ ≈ 620–650/s (ρ ≈ 0.63) and the divergence trigger only past λ ≈ 820/s,
+// with the QTA long broken. Each ramp starts at ρ = 0.2 and ends near
+// saturation.
+var (
+	// shortRamp is the default run: the shared server, stopped once the
+	// QTA breaks.
+	shortRamp = ramp{topology: "shared", from: 100, to: 450, over: 80 * time.Second, capacity: mu / 2, seed: 1}
+	// longRamps are DELTAQ_EARLYWARNING_LONG's runs.
+	longRamps = []ramp{
+		{topology: "shared", from: 100, to: 475, over: 150 * time.Second, capacity: mu / 2, seed: 1},
+		{topology: "tandem", from: 200, to: 950, over: 150 * time.Second, capacity: mu, seed: 1},
+	}
+)
+
+// TestEarlyWarning runs the workload's load ramps through the collector and
+// checks the order of the warnings in the timeline: on the shared server
+// the divergence trigger (significant in three consecutive tests) and the
+// slack-trend trigger both fire before the first window that breaks the
+// QTA; in the tandem the slack-trend trigger does, and the divergence
+// trigger does not.
+func TestEarlyWarning(t *testing.T) {
+	if os.Getenv("DELTAQ_EARLYWARNING_E2E") == "" {
+		t.Skip("set DELTAQ_EARLYWARNING_E2E=1 to run the early-warning test through the built collector (make build first)")
+	}
+	collector := collectorBinary(t)
+	workload := buildWorkload(t)
+	if os.Getenv("DELTAQ_EARLYWARNING_LONG") == "" {
+		// Stop three windows after the first broken one: the trigger
+		// records of that window have arrived by then.
+		r := runRamp(t, collector, workload, shortRamp, func(ws []window) bool {
+			i := slices.IndexFunc(ws, func(w window) bool { return w.violation })
+			return i >= 0 && len(ws) > i+3
+		})
+		logTimeline(t, r)
+		check(t, summarize(r))
+		return
+	}
+	var table []summary
+	for _, rp := range longRamps {
+		t.Run(rp.topology, func(t *testing.T) {
+			r := runRamp(t, collector, workload, rp, func([]window) bool { return false })
+			logTimeline(t, r)
+			s := summarize(r)
+			check(t, s)
+			table = append(table, s)
+		})
+	}
+	t.Logf("early warnings, μ₁ = μ₂ = %g/s, K = %d, windows of 1 s:\n%s", mu, k, markdown(table))
+}
+
+// event is the first window in which something happened.
+type event struct {
+	ok   bool
+	at   time.Time
+	rate float64 // the schedule's λ in the middle of the window
+}
+
+func (e event) String() string {
+	if !e.ok {
+		return "—"
+	}
+	return fmt.Sprintf("λ = %.0f/s", e.rate)
+}
+
+// summary is what a run's timeline says of its warnings.
+type summary struct {
+	ramp ramp
+	// divergence and slackTrend are the first windows in which those
+	// triggers fired, violation the first window that broke the QTA.
+	divergence, slackTrend, violation event
+	// tested and significant count the windows with a divergence test
+	// before the first violation, and of those the ones with p < alpha.
+	tested, significant int
+	// qtaHeldAtDivergence: the window of the divergence trigger kept the
+	// QTA.
+	qtaHeldAtDivergence bool
+}
+
+func summarize(r run) summary {
+	s := summary{ramp: r.ramp}
+	first := func(e *event, w window) {
+		if !e.ok {
+			*e = event{ok: true, at: w.end, rate: r.rateAt(w.end)}
+		}
+	}
+	for _, w := range r.windows {
+		if slices.Contains(w.triggers, "divergence") {
+			if !s.divergence.ok {
+				s.qtaHeldAtDivergence = !w.violation
+			}
+			first(&s.divergence, w)
+		}
+		if slices.Contains(w.triggers, "slack_trend") {
+			first(&s.slackTrend, w)
+		}
+		if w.violation {
+			first(&s.violation, w)
+		}
+		if !s.violation.ok && !math.IsNaN(w.p) {
+			s.tested++
+			if w.p < alpha {
+				s.significant++
+			}
+		}
+	}
+	return s
+}
+
+// rateAt is the schedule's λ in the middle of the window that ends at end.
+func (r run) rateAt(end time.Time) float64 {
+	return r.ramp.rate(end.Add(-500 * time.Millisecond).Sub(r.started))
+}
+
+// before reports whether a happened in an earlier window than b.
+func before(a, b event) bool { return a.ok && b.ok && a.at.Before(b.at) }
+
+// check asserts the order of the warnings of one run.
+func check(t *testing.T, s summary) {
+	t.Helper()
+	if !s.violation.ok {
+		t.Fatalf("%s: no window broke the QTA: the ramp never reached the load that breaks it", s.ramp.topology)
+	}
+	if !before(s.slackTrend, s.violation) {
+		t.Errorf("%s: the slack_trend trigger (%v) did not fire before the first window that broke the QTA (%v)",
+			s.ramp.topology, s.slackTrend, s.violation)
+	}
+	switch s.ramp.topology {
+	case "shared":
+		if !before(s.divergence, s.violation) || !s.qtaHeldAtDivergence {
+			t.Errorf("shared: the divergence trigger (%v) did not fire at a load where the QTA still held (first broken window: %v)",
+				s.divergence, s.violation)
+		}
+	case "tandem":
+		if before(s.divergence, s.violation) {
+			t.Errorf("tandem: the divergence trigger fired (%v) while the QTA held (first broken window: %v): the stages are independent",
+				s.divergence, s.violation)
+		}
+	}
+}
+
+// logTimeline logs one line per window.
+func logTimeline(t *testing.T, r run) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: λ from %g/s to %g/s over %v (ρ = λ/%g)\n", r.ramp.topology, r.ramp.from, r.ramp.to, r.ramp.over, r.ramp.capacity)
+	fmt.Fprintf(&b, "%7s %6s %5s %5s %6s %8s %7s %6s %6s  %s\n", "t", "λ", "ρ", "n", "fail", "p", "slack", "ttv", "QTA", "triggers")
+	for _, w := range r.windows {
+		rate := r.rateAt(w.end)
+		qta := "ok"
+		if w.violation {
+			qta = "broken"
+		}
+		fmt.Fprintf(&b, "%6.0fs %6.0f %5.2f %5d %6s %8s %7s %6s %6s  %s\n", w.end.Sub(r.started).Seconds(), rate, rate/r.ramp.capacity,
+			w.n, num(w.failure, "%.3f"), num(w.p, "%.4f"), num(w.slack, "%+.3f"), num(w.ttv, "%.0fs"), qta, strings.Join(w.triggers, " "))
+	}
+	t.Log(b.String())
+}
+
+func num(v float64, format string) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// markdown is the table of the long runs.
+func markdown(rows []summary) string {
+	var b strings.Builder
+	b.WriteString("| topology | load at the first significant divergence | load at the first QTA violation | slack-trend lead time | windows significant while the QTA held |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, s := range rows {
+		rho := func(e event) string {
+			if !e.ok {
+				return "none"
+			}
+			return fmt.Sprintf("%v (ρ = %.2f)", e, e.rate/s.ramp.capacity)
+		}
+		lead := "—"
+		if s.slackTrend.ok && s.violation.ok {
+			lead = fmt.Sprintf("%.0f s", s.violation.at.Sub(s.slackTrend.at).Seconds())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d of %d |\n", s.ramp.topology, rho(s.divergence), rho(s.violation), lead, s.significant, s.tested)
+	}
+	return b.String()
+}
