@@ -16,8 +16,8 @@ EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/ ./examples/earlywarning/
+E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/
 
 .PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling early-warning demo load
 
@@ -49,12 +49,15 @@ validate-configs: $(OTELCOL)
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
 ## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector,
-## e2e-promql, e2e-sdk, e2e-scaling and e2e-browser.
+## e2e-promql, e2e-sdk, e2e-scaling and e2e-browser; then, alone (its timing must not compete for the CPU), the
+## short load ramp of early-warning.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
 		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/ || rc=1; \
-		wait $$script || rc=1; exit $$rc
+		wait $$script || rc=1; \
+		DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/ || rc=1; \
+		exit $$rc
 
 ## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
 e2e-erlang: $(OTELCOL)
@@ -72,7 +75,7 @@ e2e-browser: $(OTELCOL)
 ## e2e-scaling: three agent collectors and a gateway against a single collector: exact merged windows, an agent
 ## killed and restarted.
 e2e-scaling: $(OTELCOL)
-	DELTAQ_SCALING_E2E=1 DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
+	DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
 
 ## early-warning: load ramps of the shared-server and tandem workloads through the built collector (about 6 minutes);
 ## prints the loads at which the divergence test, the slack trend and the QTA answered. make e2e runs a short ramp.
