@@ -6,21 +6,19 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 )
 
 // The demo workload of the end-to-end browser test: λ = 100 jobs/s, and
@@ -50,25 +48,16 @@ const (
 // With DELTAQ_SCREENSHOT=1 it writes docs/img/scope.png. It runs with
 // DELTAQ_BROWSER_E2E=1 and OTELCOL set (make e2e).
 func TestScopeBrowserCollector(t *testing.T) {
-	if os.Getenv(browserE2EEnv) != "1" {
-		t.Skipf("set %s=1 and OTELCOL to the built collector to run the browser view end to end", browserE2EEnv)
-	}
+	otelcol := e2etest.Gate(t, browserE2EEnv, "the browser view end to end")
 	chromium := chromiumForTest(t)
-	otelcol := os.Getenv("OTELCOL")
-	if otelcol == "" || !filepath.IsAbs(otelcol) {
-		t.Fatalf("OTELCOL=%q: want the absolute path of the built collector (make build: bin/otelcol-deltaq)", otelcol)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := e2etest.Root(t)
 	began := time.Now()
-	workload := buildWorkload(t, root)
+	workload := e2etest.Build(t, "./cmd/dqworkload")
 	otlp, base := startScopeHTTP(t)
 	col := startDemoCollector(t, otelcol, root, otlp)
 	page := startChromium(t, chromium, browserWidth, 1000)
 	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
-	wl := startWorkload(t, workload, col.grpc)
+	wl := startWorkload(t, workload, col.Addr)
 	t.Logf("collector, scope, browser and workload up after %v", time.Since(began).Round(time.Millisecond))
 
 	page.waitTrue(t, "three probes with their QTAs", `document.querySelectorAll("section.probe").length === 3 &&
@@ -87,11 +76,15 @@ func TestScopeBrowserCollector(t *testing.T) {
 	// The slow-down, as the workload reports it, then its trigger: a window
 	// that ends after the slow-down began.
 	var slowed time.Time
-	select {
-	case slowed = <-wl.slowed:
-	case <-time.After(e2eSlowAfter + 15*time.Second):
-		t.Fatalf("the workload did not report the slow-down; its output:\n%s", wl.output())
-	}
+	e2etest.Until(t, "the workload's report of the slow-down", e2eSlowAfter+15*time.Second, func() bool {
+		for _, l := range wl.Lines() {
+			if strings.HasSuffix(l.Text, "worker_2 slowed") {
+				slowed = l.At
+				return true
+			}
+		}
+		return false
+	}, wl)
 	page.waitTrue(t, "a qta trigger of worker_2 after the slow-down", fmt.Sprintf(
 		`[...document.querySelectorAll('#triggers li[data-probe="worker_2"][data-kind="qta"]')].some((li) => Number(li.dataset.time) > %d)`,
 		slowed.UnixMilli()))
@@ -140,8 +133,11 @@ func TestScopeBrowserCollector(t *testing.T) {
 		b, _ := json.MarshalIndent(page.errors, "", "  ")
 		t.Errorf("the page reported errors:\n%s", b)
 	}
-	wl.stop(t)
-	col.stop(t)
+	for _, p := range []*e2etest.Proc{wl, col.Proc} {
+		if err := p.Stop(t); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+	}
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -199,175 +195,30 @@ func stateWindow(st webState, probe, end string) *webWindow {
 	return nil
 }
 
-// freeLoopbackAddrs returns n loopback addresses whose ports were free a
-// moment ago, distinct: each is held open until all are taken.
-func freeLoopbackAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("a free loopback port: %v", err)
-		}
-		defer l.Close()
-		addrs[i] = l.Addr().String()
-	}
-	return addrs
-}
-
-// e2eProcess is a program the end-to-end test started: it is killed when the
-// test ends, and its output is kept for the failure message.
-type e2eProcess struct {
-	name   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error
-	mu     sync.Mutex
-	out    strings.Builder
-}
-
-// startProcess starts cmd, its output read line by line by onLine (may be
-// nil) and kept.
-func startProcess(t *testing.T, name string, cmd *exec.Cmd, onLine func(string)) *e2eProcess {
-	t.Helper()
-	p := &e2eProcess{name: name, cmd: cmd, exited: make(chan struct{})}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	// The program dies with the test, also when the test binary is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	w.Close()
-	lines := make(chan struct{})
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			if onLine != nil {
-				onLine(sc.Text())
-			}
-		}
-	}()
-	go func() { p.err = cmd.Wait(); <-lines; r.Close(); close(p.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.exited
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, p.output())
-		}
-	})
-	return p
-}
-
-func (p *e2eProcess) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// stop sends SIGTERM and fails the test unless the program exits 0 within
-// 10 s.
-func (p *e2eProcess) stop(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("SIGTERM to %s: %v", p.name, err)
-	}
-	select {
-	case <-p.exited:
-		if p.err != nil {
-			t.Errorf("%s: %v", p.name, p.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Errorf("%s did not exit within 10 s of SIGTERM", p.name)
-	}
-}
-
-// demoCollector is the built collector running examples/demo/collector.yaml.
-type demoCollector struct {
-	*e2eProcess
-	grpc string // its OTLP/gRPC address
-}
-
 // startDemoCollector runs otelcol with examples/demo/collector.yaml from the
 // repository root: OTLP in on free loopback ports, the outcome diagram of
 // the demo, its own telemetry on a free port, and the connector's output to
 // the scope at scope. It returns once the OTLP/gRPC port accepts.
-func startDemoCollector(t *testing.T, otelcol, root, scope string) *demoCollector {
+func startDemoCollector(t *testing.T, otelcol, root, scope string) *e2etest.Collector {
 	t.Helper()
-	addrs := freeLoopbackAddrs(t, 3)
-	_, telemetryPort, _ := net.SplitHostPort(addrs[2])
-	c := &demoCollector{grpc: addrs[0]}
-	cmd := exec.Command(otelcol, "--config="+filepath.Join(root, "examples", "demo", "collector.yaml"))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(),
-		"DELTAQ_OTLP_GRPC="+c.grpc,
+	addrs := e2etest.FreeAddrs(t, 3)
+	c := &e2etest.Collector{Addr: addrs[0]}
+	cmd := e2etest.CollectorCmd(otelcol, []string{filepath.Join(root, "examples", "demo", "collector.yaml")},
+		"DELTAQ_OTLP_GRPC="+c.Addr,
 		"DELTAQ_OTLP_HTTP="+addrs[1],
-		"DELTAQ_TELEMETRY_PORT="+telemetryPort,
+		"DELTAQ_TELEMETRY_PORT="+e2etest.Port(addrs[2]),
 		"DELTAQ_SCOPE="+scope,
 		"DELTAQ_DIAGRAM="+filepath.Join(root, "examples", "demo", "mm1k.dq"))
-	c.e2eProcess = startProcess(t, "collector", cmd, nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", c.grpc, time.Second)
-		if err == nil {
-			conn.Close()
-			return c
-		}
-		select {
-		case <-c.exited:
-			t.Fatalf("the collector exited: %v\n%s", c.err, c.output())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the collector's OTLP port %s did not open within 30 s:\n%s", c.grpc, c.output())
-		}
-	}
-}
-
-// buildWorkload builds cmd/dqworkload into the test's temporary directory.
-func buildWorkload(t *testing.T, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dqworkload")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dqworkload")
 	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/dqworkload: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// demoWorkload is the workload running; slowed receives the time it
-// reports worker_2 slowed.
-type demoWorkload struct {
-	*e2eProcess
-	slowed chan time.Time
+	c.Proc = e2etest.Start(t, "collector", cmd)
+	c.WaitReady(t)
+	return c
 }
 
 // startWorkload runs the demo workload against the collector at endpoint,
 // with a fixed seed and the slow-down of e2eSlowAfter and e2eSlowFor.
-func startWorkload(t *testing.T, bin, endpoint string) *demoWorkload {
+func startWorkload(t *testing.T, bin, endpoint string) *e2etest.Proc {
 	t.Helper()
-	w := &demoWorkload{slowed: make(chan time.Time, 1)}
-	cmd := exec.Command(bin, "-endpoint", endpoint, "-rate", "100", "-seed", "42",
-		"-slow-after", e2eSlowAfter.String(), "-slow-for", e2eSlowFor.String(), "-drain", "1s", "-report", "5s")
-	w.e2eProcess = startProcess(t, "workload", cmd, func(line string) {
-		if strings.HasSuffix(line, "worker_2 slowed") {
-			select {
-			case w.slowed <- time.Now():
-			default:
-			}
-		}
-	})
-	return w
+	return e2etest.Start(t, "workload", exec.Command(bin, "-endpoint", endpoint, "-rate", "100", "-seed", "42",
+		"-slow-after", e2eSlowAfter.String(), "-slow-for", e2eSlowFor.String(), "-drain", "1s", "-report", "5s"))
 }

@@ -6,17 +6,13 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -63,28 +60,19 @@ var (
 // Everything started is stopped by process id when the test ends, also on
 // failure.
 func TestMM1KThroughCollector(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run the Erlang end-to-end test (needs make build and Erlang/OTP)", gateEnv)
-	}
-	root, otelcol, escript, ebin := prerequisites(t)
+	otelcol := e2etest.Gate(t, gateEnv, "the Erlang end-to-end tests (they need Erlang/OTP too)")
+	root, escript, ebin := prerequisites(t)
 
 	// The ΔQ sink, then the collector, then the example.
 	sink := otlptest.Start(t, otlptest.Options{})
-	col, httpAddr, colLog := startCollector(t, root, otelcol, "examples/erlang/collector.yaml",
+	col, httpAddr := startCollector(t, root, otelcol, "examples/erlang/collector.yaml",
 		"DELTAQ_SINK="+sink.Addr())
-	out := &output{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("collector log (last lines):\n%s", tail(colLog, 30))
-			t.Logf("mm1k output:\n%s", out.text())
-		}
-	})
-	waitListening(t, "the collector's OTLP/HTTP port", httpAddr, col)
-	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.pid(), httpAddr, sink.Addr())
+	e2etest.WaitListening(t, httpAddr, 30*time.Second, col)
+	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.Pid(), httpAddr, sink.Addr())
 
-	mm := startExample(t, escript, ebin, root, httpAddr, out)
+	mm := startExample(t, escript, ebin, root, httpAddr)
 	mmStart := time.Now()
-	t.Logf("mm1k (pid %d) started", mm.pid())
+	t.Logf("mm1k (pid %d) started", mm.Pid())
 
 	// 1. The ΔQs of every probe. Wait for a few windows of each, so that the
 	// mean delays below rest on some hundreds of jobs, and for the example's
@@ -92,15 +80,20 @@ func TestMM1KThroughCollector(t *testing.T) {
 	// after the kill. The example must still have a progress report ahead of
 	// it when the collector is killed: hence the deadline.
 	const windows = 4
-	waitFor(t, "the ΔQs of every probe", runSeconds*time.Second-10*time.Second, []*proc{col, mm}, func() (bool, string) {
-		if ok, why := collect(sink.Metrics()).complete(windows); !ok {
-			return false, why
+	var missing string // what the wait below still lacks, should it time out
+	defer func() {
+		if t.Failed() && missing != "" {
+			t.Logf("still missing: %s", missing)
 		}
-		if out.lastArrivals() == 0 {
-			return false, "no progress report from mm1k yet"
+	}()
+	e2etest.Until(t, "the ΔQs of every probe", runSeconds*time.Second-10*time.Second, func() bool {
+		ok, why := collect(sink.Metrics()).complete(windows)
+		if ok && lastArrivals(mm) == 0 {
+			ok, why = false, "no progress report from mm1k yet"
 		}
-		return true, ""
-	})
+		missing = why
+		return ok
+	}, col, mm)
 	got := collect(sink.Metrics())
 	t.Logf("after %v: %d metric requests; windows with instances: %s", time.Since(mmStart).Round(time.Millisecond),
 		got.requests, got.windowsText())
@@ -108,107 +101,61 @@ func TestMM1KThroughCollector(t *testing.T) {
 
 	// 2. Kill the collector (as a crash would), mid-run; the example keeps
 	// running.
-	arrivalsBefore := out.lastArrivals()
-	killedAt := killCollector(t, col, colLog)
+	arrivalsBefore := lastArrivals(mm)
+	col.Kill(t)
+	killedAt := time.Now()
+	col.ExpectNoErrors(t)
 	t.Logf("collector killed %v into the run (mm1k's last progress report: %d arrivals)",
 		killedAt.Sub(mmStart).Round(time.Millisecond), arrivalsBefore)
 	time.Sleep(3 * time.Second)
-	if !mm.running() {
-		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.pid(), mm.err)
+	if !mm.Running() {
+		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.Pid(), mm.Err())
 	}
-	if err := syscall.Kill(mm.pid(), 0); err != nil {
-		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.pid(), err)
+	if err := syscall.Kill(mm.Pid(), 0); err != nil {
+		t.Fatalf("mm1k (pid %d) is gone 3 s after the collector was killed: %v", mm.Pid(), err)
 	}
-	t.Logf("mm1k (pid %d) still running 3 s after the collector was killed", mm.pid())
+	t.Logf("mm1k (pid %d) still running 3 s after the collector was killed", mm.Pid())
 
-	// 3. The example runs to its end and exits 0 by itself.
+	// 3. The example runs to its end (within 45 s of it) and exits 0 by
+	// itself.
 	left := time.Until(mmStart.Add(runSeconds * time.Second))
-	select {
-	case <-mm.done:
-	case <-time.After(left + 45*time.Second):
-		t.Fatalf("mm1k (pid %d) did not exit within 45 s of the end of its %d s run", mm.pid(), runSeconds)
+	if err := mm.Wait(t, left+45*time.Second); err != nil {
+		t.Fatalf("mm1k exited with %v, want exit status 0", err)
 	}
-	if mm.err != nil {
-		t.Fatalf("mm1k exited with %v, want exit status 0", mm.err)
-	}
-	checkExample(t, out, killedAt, arrivalsBefore)
+	checkExample(t, mm.Lines(), killedAt, arrivalsBefore)
 }
 
-// prerequisites returns the repository's root, the collector binary, escript
-// and the ebin directory of the library compiled from its sources.
-func prerequisites(t *testing.T) (root, otelcol, escript, ebin string) {
+// prerequisites returns the repository's root, escript and the ebin
+// directory of the library compiled from its sources.
+func prerequisites(t *testing.T) (root, escript, ebin string) {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	otelcol = os.Getenv("OTELCOL")
-	if otelcol == "" {
-		otelcol = filepath.Join(root, "bin", "otelcol-deltaq")
-	}
-	if _, err := os.Stat(otelcol); err != nil {
-		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
-	}
+	root = e2etest.Root(t)
 	escript = lookPath(t, "escript")
 	ebin = compileLibrary(t, lookPath(t, "erlc"), filepath.Join(root, "erlang", "dqsd_otel", "src"))
-	return root, otelcol, escript, ebin
+	return root, escript, ebin
 }
 
 // startCollector starts the built collector with config (a path relative to
 // the repository) and env added to its environment, receiving OTLP/HTTP on a
-// free port (DELTAQ_OTLP_HTTP), and returns it, that port's address and the
-// path of its log.
-func startCollector(t *testing.T, root, otelcol, config string, env ...string) (col *proc, httpAddr, colLog string) {
+// free port (DELTAQ_OTLP_HTTP), and returns it and that port's address.
+func startCollector(t *testing.T, root, otelcol, config string, env ...string) (col *e2etest.Proc, httpAddr string) {
 	t.Helper()
-	httpAddr = freeAddr(t)
-	colLog = filepath.Join(t.TempDir(), "collector.log")
-	colOut, err := os.Create(colLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { colOut.Close() })
-	colCmd := exec.Command(otelcol, "--config="+config)
-	colCmd.Dir = root // the diagram's default path is relative to the repository
-	colCmd.Env = append(append(os.Environ(), "DELTAQ_OTLP_HTTP="+httpAddr), env...)
-	colCmd.Stdout, colCmd.Stderr = colOut, colOut
-	return start(t, "collector", colCmd), httpAddr, colLog
+	httpAddr = e2etest.FreeAddr(t)
+	cmd := e2etest.CollectorCmd(otelcol, []string{config}, append([]string{"DELTAQ_OTLP_HTTP=" + httpAddr}, env...)...)
+	cmd.Dir = root // the diagram's default path is relative to the repository
+	return e2etest.Start(t, "collector", cmd), httpAddr
 }
 
 // startExample starts the M/M/1/K example, with the library compiled into
-// ebin, exporting to the collector's OTLP/HTTP at httpAddr; its output goes
-// to out.
-func startExample(t *testing.T, escript, ebin, root, httpAddr string, out *output) *proc {
+// ebin, exporting to the collector's OTLP/HTTP at httpAddr.
+func startExample(t *testing.T, escript, ebin, root, httpAddr string) *e2etest.Proc {
 	t.Helper()
 	mmCmd := exec.Command(escript, filepath.Join(root, "erlang", "examples", "mm1k.escript"),
 		"--endpoint", "http://"+httpAddr, "--rate", fmtFloat(rate), "--duration", strconv.Itoa(runSeconds),
 		"--k", strconv.Itoa(bufferK), "--service-ms", fmtFloat(serviceMs), "--seed", "7",
 		"--service-name", "mm1k-e2e")
 	mmCmd.Env = append(os.Environ(), "DQSD_OTEL_EBIN="+ebin)
-	mmCmd.Stdout, mmCmd.Stderr = out, out
-	// Wait returns this long after the process exits even if a child of the
-	// Erlang VM still holds its output open.
-	mmCmd.WaitDelay = 5 * time.Second
-	return start(t, "mm1k", mmCmd)
-}
-
-// killCollector kills the collector with SIGKILL, as a crash would, waits
-// for it to exit and checks that it had logged no error before; it returns
-// the time of the kill.
-func killCollector(t *testing.T, col *proc, colLog string) time.Time {
-	t.Helper()
-	if err := col.cmd.Process.Kill(); err != nil {
-		t.Fatalf("killing the collector (pid %d): %v", col.pid(), err)
-	}
-	killedAt := time.Now()
-	select {
-	case <-col.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the collector (pid %d) did not exit after SIGKILL", col.pid())
-	}
-	if lines := errorLines(colLog); len(lines) > 0 {
-		t.Errorf("the collector logged errors before it was killed:\n%s", strings.Join(lines, "\n"))
-	}
-	return killedAt
+	return e2etest.Start(t, "mm1k", mmCmd)
 }
 
 // checkDeltaQs checks what the connector sent for every probe.
@@ -288,16 +235,16 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 // checkExample checks the example's output after it exited: it kept
 // generating jobs after the collector was killed, drained them, and counted
 // the spans it could not export.
-func checkExample(t *testing.T, out *output, killedAt time.Time, arrivalsBefore int64) {
+func checkExample(t *testing.T, out []e2etest.Line, killedAt time.Time, arrivalsBefore int64) {
 	t.Helper()
 	var done map[string]int64
 	progressed := false
-	for _, l := range out.lines() {
-		f, ok := fields(l.text, "mm1k: running ")
-		if ok && l.at.After(killedAt) && f["arrivals"] > arrivalsBefore {
+	for _, l := range out {
+		f, ok := fields(l.Text, "mm1k: running ")
+		if ok && l.At.After(killedAt) && f["arrivals"] > arrivalsBefore {
 			progressed = true
 		}
-		if f, ok := fields(l.text, "mm1k: done "); ok {
+		if f, ok := fields(l.Text, "mm1k: done "); ok {
 			done = f
 		}
 	}
@@ -532,149 +479,13 @@ func (s sinkState) complete(n int) (bool, string) {
 	return len(missing) == 0, strings.Join(missing, "; ")
 }
 
-// --- processes -----------------------------------------------------------------
-
-// proc is a started process; done is closed when it has exited and err is
-// then Wait's result.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-// start starts cmd and registers its stop, by process id, for the end of the
-// test. Should the test binary itself die, the kernel kills the process too
-// (parent-death signal).
-func start(t *testing.T, name string, cmd *exec.Cmd) *proc {
-	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() { p.stop(t) })
-	return p
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-func (p *proc) running() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop ends the process if it still runs: SIGTERM, then SIGKILL after 5 s.
-func (p *proc) stop(t *testing.T) {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return
-	case <-time.After(5 * time.Second):
-	}
-	t.Logf("%s (pid %d) ignored SIGTERM: killing it", p.name, p.pid())
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// waitFor polls cond every 200 ms until it holds, failing the test after
-// timeout or when one of procs exits. The timeout only turns a hang into a
-// failure; nothing here measures speed.
-func waitFor(t *testing.T, what string, timeout time.Duration, procs []*proc, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		for _, p := range procs {
-			if !p.running() {
-				t.Fatalf("waiting for %s: %s (pid %d) exited: %v", what, p.name, p.pid(), p.err)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, why)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// waitListening waits until something listens on addr, failing the test
-// after 30 s or when p exits.
-func waitListening(t *testing.T, what, addr string, p *proc) {
-	t.Helper()
-	waitFor(t, what+" "+addr, 30*time.Second, []*proc{p}, func() (bool, string) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return false, err.Error()
-		}
-		c.Close()
-		return true, ""
-	})
-}
-
 // --- the example's output ------------------------------------------------------
 
-type line struct {
-	at   time.Time
-	text string
-}
-
-// output collects a process's output lines with the time each arrived.
-type output struct {
-	mu      sync.Mutex
-	partial []byte
-	all     []line
-}
-
-func (o *output) Write(b []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := time.Now()
-	o.partial = append(o.partial, b...)
-	for {
-		i := bytes.IndexByte(o.partial, '\n')
-		if i < 0 {
-			break
-		}
-		o.all = append(o.all, line{at: now, text: string(o.partial[:i])})
-		o.partial = o.partial[i+1:]
-	}
-	return len(b), nil
-}
-
-func (o *output) lines() []line {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]line(nil), o.all...)
-}
-
-func (o *output) text() string {
-	var b strings.Builder
-	for _, l := range o.lines() {
-		b.WriteString(l.text)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// lastArrivals is the arrival count of the last progress line so far.
-func (o *output) lastArrivals() int64 {
+// lastArrivals is the arrival count of mm1k's last progress line so far.
+func lastArrivals(mm *e2etest.Proc) int64 {
 	var n int64
-	for _, l := range o.lines() {
-		if f, ok := fields(l.text, "mm1k: running "); ok {
+	for _, l := range mm.Lines() {
+		if f, ok := fields(l.Text, "mm1k: running "); ok {
 			n = f["arrivals"]
 		}
 	}
@@ -732,51 +543,6 @@ func compileLibrary(t *testing.T, erlc, src string) string {
 		t.Fatal(err)
 	}
 	return ebin
-}
-
-// freeAddr returns a loopback address nobody listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
-// errorLines returns the error-level lines of a collector log.
-func errorLines(path string) []string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "\terror\t") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "(none)"
-		}
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -29,6 +29,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -72,24 +73,15 @@ const (
 //
 // The example then exits 0 when its standard input is closed.
 func TestTraceContextFromGo(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run the Erlang end-to-end test (needs make build and Erlang/OTP)", gateEnv)
-	}
-	root, otelcol, escript, ebin := prerequisites(t)
+	otelcol := e2etest.Gate(t, gateEnv, "the Erlang end-to-end tests (they need Erlang/OTP too)")
+	root, escript, ebin := prerequisites(t)
 	backend := otlptest.Start(t, otlptest.Options{})
-	grpcAddr := freeAddr(t)
-	col, httpAddr, colLog := startCollector(t, root, otelcol, "erlang/e2e/testdata/collector.yaml",
+	grpcAddr := e2etest.FreeAddr(t)
+	col, httpAddr := startCollector(t, root, otelcol, "erlang/e2e/testdata/collector.yaml",
 		"DELTAQ_OTLP_GRPC="+grpcAddr, "DELTAQ_BACKEND="+backend.Addr())
-	out := &output{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("collector log (last lines):\n%s", tail(colLog, 30))
-			t.Logf("traced_http output:\n%s", out.text())
-		}
-	})
-	waitListening(t, "the collector's OTLP/HTTP port", httpAddr, col)
-	waitListening(t, "the collector's OTLP/gRPC port", grpcAddr, col)
-	svc, stdin, url := startTracedHTTP(t, escript, ebin, root, httpAddr, out)
+	e2etest.WaitListening(t, httpAddr, 30*time.Second, col)
+	e2etest.WaitListening(t, grpcAddr, 30*time.Second, col)
+	svc, stdin, url := startTracedHTTP(t, escript, ebin, root, httpAddr)
 
 	// 1. The Go client's request, in its span, whose parent is the Go
 	// service's own caller.
@@ -183,47 +175,40 @@ func TestTraceContextFromGo(t *testing.T) {
 	if err := stdin.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-svc.done:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("traced_http (pid %d) did not exit within 15 s of its input closing", svc.pid())
+	if err := svc.Wait(t, 15*time.Second); err != nil {
+		t.Fatalf("traced_http exited with %v, want exit status 0", err)
 	}
-	if svc.err != nil {
-		t.Fatalf("traced_http exited with %v, want exit status 0", svc.err)
-	}
-	if !strings.Contains(out.text(), "traced_http: done, flush ok") {
-		t.Errorf("traced_http did not end with a successful flush:\n%s", out.text())
+	if !strings.Contains(svc.Log(), "traced_http: done, flush ok") {
+		t.Errorf("traced_http did not end with a successful flush:\n%s", svc.Log())
 	}
 }
 
 // startTracedHTTP starts the example on a free port, exporting to the
 // collector's OTLP/HTTP at httpAddr, and returns it, its standard input and
 // its /work URL once it serves.
-func startTracedHTTP(t *testing.T, escript, ebin, root, httpAddr string, out *output) (*proc, io.WriteCloser, string) {
+func startTracedHTTP(t *testing.T, escript, ebin, root, httpAddr string) (*e2etest.Proc, io.WriteCloser, string) {
 	t.Helper()
 	cmd := exec.Command(escript, filepath.Join(root, "erlang", "examples", "traced_http.escript"),
 		"--endpoint", "http://"+httpAddr, "--port", "0", "--work-ms", fmt.Sprint(workMs),
 		"--service-name", serviceName)
 	cmd.Env = append(os.Environ(), "DQSD_OTEL_EBIN="+ebin)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := start(t, "traced_http", cmd)
+	p := e2etest.Start(t, "traced_http", cmd)
 	listening := regexp.MustCompile(`^traced_http: listening on (http://127\.0\.0\.1:\d+)$`)
 	var base string
-	waitFor(t, "traced_http to listen", 30*time.Second, []*proc{p}, func() (bool, string) {
-		for _, l := range out.lines() {
-			if m := listening.FindStringSubmatch(l.text); m != nil {
+	e2etest.Until(t, "traced_http to listen", 30*time.Second, func() bool {
+		for _, l := range p.Lines() {
+			if m := listening.FindStringSubmatch(l.Text); m != nil {
 				base = m[1]
-				return true, ""
+				return true
 			}
 		}
-		return false, "no listening line yet"
-	})
-	t.Logf("traced_http (pid %d) on %s", p.pid(), base)
+		return false
+	}, p)
+	t.Logf("traced_http (pid %d) on %s", p.Pid(), base)
 	return p, stdin, base + "/work"
 }
 

@@ -9,11 +9,9 @@ package e2e
 // Prometheus HTTP API it reads.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,108 +19,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 )
-
-// process is one program the test started. It is killed by process id when
-// the test ends (and by the kernel should the test binary die first); its
-// output stays in a file of the test's temporary directory and is printed
-// when the test failed.
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-	err    error // Wait's result, once exited is closed
-}
-
-// startProcess runs path with args and the extra environment env.
-func startProcess(t *testing.T, name string, env []string, path string, args ...string) *process {
-	t.Helper()
-	p := &process{name: name, log: filepath.Join(t.TempDir(), name+".log"), exited: make(chan struct{})}
-	out, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(path, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		out.Close()
-		t.Fatalf("starting %s (%s): %v", name, path, err)
-	}
-	go func() { p.err = p.cmd.Wait(); out.Close(); close(p.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			t.Logf("----- output of %s (pid %d):\n%s", name, p.cmd.Process.Pid, tail(b, 80))
-		}
-	})
-	return p
-}
-
-// tail returns the last n lines of b.
-func tail(b []byte, n int) []byte {
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return bytes.Join(lines, nil)
-}
-
-// alive fails the test if the process has exited.
-func (p *process) alive(t *testing.T) {
-	t.Helper()
-	select {
-	case <-p.exited:
-		t.Fatalf("%s exited: %v (output in %s)", p.name, p.err, p.log)
-	default:
-	}
-}
-
-// freePort returns a loopback port nobody listened on a moment ago. Closed
-// at once, it is also the test's unreachable endpoint.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// poll checks cond every 250 ms until it holds; it fails the test after
-// timeout, or when one of procs exits. The timeout only turns a hang into a
-// failure.
-func poll(t *testing.T, what string, timeout time.Duration, cond func() bool, procs ...*process) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		for _, p := range procs {
-			p.alive(t)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
 
 // --- Prometheus ------------------------------------------------------------------
 
 // prometheus is a running Prometheus and its HTTP API.
 type prometheus struct {
-	*process
+	*e2etest.Proc
 	base string // http://127.0.0.1:PORT
 }
 
@@ -159,19 +66,19 @@ func startPrometheus(t *testing.T, telemetry string) *prometheus {
 	if err := os.WriteFile(config, fmt.Appendf(nil, prometheusConfig, rules, telemetry), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := e2etest.FreeAddr(t)
 	p := &prometheus{base: "http://" + addr}
-	p.process = startProcess(t, "prometheus", nil, bin, "--config.file="+config,
+	p.Proc = e2etest.Start(t, "prometheus", exec.Command(bin, "--config.file="+config,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr,
-		"--web.enable-remote-write-receiver", "--enable-feature=native-histograms")
-	poll(t, "Prometheus ready on "+addr, 30*time.Second, func() bool {
+		"--web.enable-remote-write-receiver", "--enable-feature=native-histograms"))
+	e2etest.Until(t, "Prometheus ready on "+addr, 30*time.Second, func() bool {
 		resp, err := http.Get(p.base + "/-/ready")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, p.process)
+	}, p.Proc)
 	return p
 }
 
@@ -180,9 +87,9 @@ func startPrometheus(t *testing.T, telemetry string) *prometheus {
 // store answers the collector with a broken connection, and the
 // collector drops the whole request).
 func (p *prometheus) panics() []string {
-	b, _ := os.ReadFile(p.log)
 	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, line := range p.Lines() {
+		l := line.Text
 		if i := strings.Index(l, "msg=\"panic while serving request\""); i >= 0 {
 			l = l[i:]
 			if j := strings.Index(l, " stack="); j >= 0 {
@@ -343,51 +250,18 @@ func (p *prometheus) get(path string, into any) error {
 		return err
 	}
 	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("GET %s: %s: %w", path, strings.TrimSpace(string(tail(b, 3))), err)
+		return fmt.Errorf("GET %s: %s: %w", path, strings.TrimSpace(e2etest.LastLines(string(b), 3)), err)
 	}
 	return nil
 }
 
 // --- the collectors ----------------------------------------------------------------
 
-// collector is a built collector running testdata/collector.yaml and
-// overlays; addr is its OTLP/gRPC receiver.
-type collector struct {
-	*process
-	addr string
-}
-
-// startCollector starts the collector with service.instance.id instance,
-// sending its ΔQ metrics to remote (Prometheus's base URL), with the
-// overlays applied over testdata/collector.yaml, and waits for its OTLP
-// port.
-func startCollector(t *testing.T, instance, remote string, env []string, overlays ...string) *collector {
+// startCollector starts the collector otelcol with service.instance.id
+// instance, sending its ΔQ metrics to remote (Prometheus's base URL), with
+// the overlays applied over testdata/collector.yaml.
+func startCollector(t *testing.T, otelcol, instance, remote string, env []string, overlays ...string) *e2etest.Collector {
 	t.Helper()
-	otelcol := os.Getenv("OTELCOL")
-	if otelcol == "" {
-		otelcol = filepath.Join("..", "..", "bin", "otelcol-deltaq")
-	}
-	if _, err := os.Stat(otelcol); err != nil {
-		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
-	}
-	args := []string{"--config=testdata/collector.yaml"}
-	for _, o := range overlays {
-		args = append(args, "--config="+o)
-	}
-	c := &collector{addr: "127.0.0.1:" + strconv.Itoa(freePort(t))}
-	env = append(env, "DELTAQ_OTLP_GRPC="+c.addr, "DELTAQ_PROMETHEUS="+remote, "DELTAQ_INSTANCE="+instance)
-	c.process = startProcess(t, "collector-"+instance, env, otelcol, args...)
-	return c
-}
-
-// waitReady waits until the collector accepts connections on its OTLP port.
-func (c *collector) waitReady(t *testing.T) {
-	t.Helper()
-	poll(t, c.name+"'s OTLP port "+c.addr, 30*time.Second, func() bool {
-		conn, err := net.DialTimeout("tcp", c.addr, time.Second)
-		if err == nil {
-			conn.Close()
-		}
-		return err == nil
-	}, c.process)
+	return e2etest.StartCollector(t, "collector-"+instance, otelcol, append([]string{"testdata/collector.yaml"}, overlays...),
+		append(env, "DELTAQ_PROMETHEUS="+remote, "DELTAQ_INSTANCE="+instance)...)
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
@@ -64,26 +64,23 @@ const (
 //   - C's ΔQ backend is unreachable: DeltaQExportFailed must fire from its
 //     own telemetry, which Prometheus scrapes.
 func TestDeltaQInPrometheus(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run the PromQL end-to-end test (needs make build and prometheus)", gateEnv)
-	}
+	otelcol := e2etest.Gate(t, gateEnv, "the PromQL end-to-end test (it needs prometheus too)")
 	began := time.Now()
-	telemetryPort := freePort(t)
-	telemetry := "127.0.0.1:" + strconv.Itoa(telemetryPort)
-	unreachable := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
+	telemetry := e2etest.FreeAddr(t)
+	unreachable := "http://" + e2etest.FreeAddr(t)
 	prom := startPrometheus(t, telemetry)
-	a := startCollector(t, instA, prom.base, nil)
-	b := startCollector(t, instB, prom.base, nil, "testdata/exponential.yaml")
+	a := startCollector(t, otelcol, instA, prom.base, nil)
+	b := startCollector(t, otelcol, instB, prom.base, nil, "testdata/exponential.yaml")
 	startedC := time.Now()
-	c := startCollector(t, instC, unreachable, []string{"DELTAQ_TELEMETRY_PORT=" + strconv.Itoa(telemetryPort)},
+	c := startCollector(t, otelcol, instC, unreachable, []string{"DELTAQ_TELEMETRY_PORT=" + e2etest.Port(telemetry)},
 		"testdata/unreachable.yaml")
-	procs := []*process{prom.process, a.process, b.process, c.process}
-	for _, col := range []*collector{a, b, c} {
-		col.waitReady(t)
+	procs := []*e2etest.Proc{prom.Proc, a.Proc, b.Proc, c.Proc}
+	for _, col := range []*e2etest.Collector{a, b, c} {
+		col.WaitReady(t)
 	}
 	t.Logf("Prometheus and collectors up after %v", time.Since(began).Round(time.Millisecond))
 
-	targets := []*collector{a, b}
+	targets := []*e2etest.Collector{a, b}
 	p1 := phase1()
 	send(t, targets, p1, 1)
 	t1, ok1 := settle(t, prom, p1.totals(), []string{instA, instB}, procs)
@@ -224,11 +221,11 @@ func bin(d time.Duration) int {
 
 // send sends the phase to every target over OTLP/gRPC, in batches of 10
 // spans every 100 ms; each span ends when its batch leaves.
-func send(t *testing.T, targets []*collector, p phase, n int) {
+func send(t *testing.T, targets []*e2etest.Collector, p phase, n int) {
 	t.Helper()
 	clients := make([]ptraceotlp.GRPCClient, len(targets))
 	for i, c := range targets {
-		clients[i] = ptraceotlp.NewGRPCClient(otlptest.Dial(t, c.addr))
+		clients[i] = ptraceotlp.NewGRPCClient(otlptest.Dial(t, c.Addr))
 	}
 	const batch = 10
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -256,7 +253,7 @@ func send(t *testing.T, targets []*collector, p phase, n int) {
 			_, err := cl.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
 			cancel()
 			if err != nil {
-				t.Fatalf("phase %d: sending spans %d… to %s: %v", n, first, targets[i].name, err)
+				t.Fatalf("phase %d: sending spans %d… to %s: %v", n, first, targets[i].Name, err)
 			}
 		}
 		<-tick.C
@@ -297,7 +294,7 @@ var successCount = map[string]string{
 // series Prometheus cannot answer for, is reported (with the requests
 // Prometheus failed on) and left out of the result, so that the other's
 // checks still run; without A there is nothing to check.
-func settle(t *testing.T, prom *prometheus, want totals, insts []string, procs []*process) (time.Time, []string) {
+func settle(t *testing.T, prom *prometheus, want totals, insts []string, procs []*e2etest.Proc) (time.Time, []string) {
 	t.Helper()
 	got := map[string]totals{}
 	holds := func(inst string) (bool, error) {
@@ -346,16 +343,14 @@ func settle(t *testing.T, prom *prometheus, want totals, insts []string, procs [
 				ok = append(ok, inst)
 			}
 		}
-		for _, p := range procs {
-			p.alive(t)
-		}
+		e2etest.CheckRunning(t, procs...)
 		time.Sleep(250 * time.Millisecond)
 	}
 	if !slices.Contains(ok, instA) {
 		t.FailNow()
 	}
 	settled := time.Now()
-	poll(t, "a sample after "+at(settled), 10*time.Second, func() bool {
+	e2etest.Until(t, "a sample after "+at(settled), 10*time.Second, func() bool {
 		for _, inst := range ok {
 			v := prom.mustQuery(t, `timestamp(deltaq_outcomes_total`+sel(inst, `deltaq_outcome="success"`)+")")
 			if len(v) != 1 || v[0].float(t)*1000 <= float64(settled.UnixMilli()) {
@@ -645,9 +640,9 @@ func checkQTA(t *testing.T, prom *prometheus, insts []string) {
 // checkExportFailed waits for DeltaQExportFailed to fire for C's remote
 // write exporter, within 40 s of C's start: its retries give up after 2 s,
 // Prometheus scrapes and evaluates every second, and the rule has no for.
-func checkExportFailed(t *testing.T, prom *prometheus, startedC time.Time, procs []*process) {
+func checkExportFailed(t *testing.T, prom *prometheus, startedC time.Time, procs []*e2etest.Proc) {
 	var firing *alert
-	poll(t, "DeltaQExportFailed firing", time.Until(startedC.Add(40*time.Second)), func() bool {
+	e2etest.Until(t, "DeltaQExportFailed firing", time.Until(startedC.Add(40*time.Second)), func() bool {
 		as, err := prom.alerts()
 		if err != nil {
 			t.Fatalf("alerts: %v", err)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 )
 
 // alpha is divergence::alpha of testdata/collector.yaml.
@@ -44,11 +46,8 @@ var (
 // QTA; in the tandem the slack-trend trigger does, and the divergence
 // trigger does not.
 func TestEarlyWarning(t *testing.T) {
-	if os.Getenv("DELTAQ_EARLYWARNING_E2E") == "" {
-		t.Skip("set DELTAQ_EARLYWARNING_E2E=1 to run the early-warning test through the built collector (make build first)")
-	}
-	collector := collectorBinary(t)
-	workload := buildWorkload(t)
+	collector := e2etest.Gate(t, "DELTAQ_EARLYWARNING_E2E", "the early-warning test")
+	workload := e2etest.Build(t, "./cmd/dqworkload")
 	if os.Getenv("DELTAQ_EARLYWARNING_LONG") == "" {
 		// Stop three windows after the first broken one: the trigger
 		// records of that window have arrived by then.

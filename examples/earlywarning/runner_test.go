@@ -8,14 +8,9 @@ package earlywarning
 import (
 	"fmt"
 	"math"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -191,108 +187,6 @@ func (tl *timeline) sorted() []window {
 	return out
 }
 
-// process is a program the test started: stopped by process id when the
-// test ends, killed by the kernel should the test binary die first.
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	out    string // path of its output
-	exited chan struct{}
-	err    error // Wait's result, once exited is closed
-}
-
-func startProcess(t *testing.T, name string, env []string, bin string, args ...string) *process {
-	t.Helper()
-	p := &process{name: name, out: filepath.Join(t.TempDir(), name+".log"), exited: make(chan struct{})}
-	f, err := os.Create(p.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		if p.running() {
-			_ = p.cmd.Process.Kill()
-		}
-		<-p.exited
-		if b, err := os.ReadFile(p.out); t.Failed() && err == nil {
-			t.Logf("%s output:\n%s", name, b)
-		}
-	})
-	return p
-}
-
-// running reports whether the process has not exited.
-func (p *process) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop sends SIGTERM (if the process still runs) and waits up to timeout
-// for it to exit; it returns the exit error.
-func (p *process) stop(t *testing.T, timeout time.Duration) error {
-	t.Helper()
-	if p.running() {
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatalf("SIGTERM to %s (pid %d): %v", p.name, p.cmd.Process.Pid, err)
-		}
-	}
-	select {
-	case <-p.exited:
-		return p.err
-	case <-time.After(timeout):
-		t.Fatalf("%s (pid %d) did not exit within %v of SIGTERM", p.name, p.cmd.Process.Pid, timeout)
-		return nil
-	}
-}
-
-// output returns what the process wrote.
-func (p *process) output(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(p.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// collectorBinary is $OTELCOL or bin/otelcol-deltaq of the repository.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("OTELCOL")
-	if bin == "" {
-		var err error
-		if bin, err = filepath.Abs(filepath.Join("..", "..", "bin", "otelcol-deltaq")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("collector binary: %v (run make build, or set OTELCOL to an absolute path)", err)
-	}
-	return bin
-}
-
-// buildWorkload builds cmd/dqworkload into a temporary directory.
-func buildWorkload(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dqworkload")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dqworkload").CombinedOutput(); err != nil {
-		t.Fatalf("go build dqworkload: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // run is one ramp through the collector: its timeline, and the workload's
 // start, from which the schedule's λ is read.
 type run struct {
@@ -312,30 +206,22 @@ func runRamp(t *testing.T, collector, workload string, r ramp, done func([]windo
 		Metrics:   func(md pmetric.Metrics) otlptest.Reply { tl.addMetrics(md); return otlptest.Reply{} },
 		Logs:      func(ld plog.Logs) otlptest.Reply { tl.addLogs(ld); return otlptest.Reply{} },
 	})
-	// A loopback port nobody listens on, for the collector's receiver.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	col := startProcess(t, "collector", []string{"DELTAQ_OTLP_GRPC=" + addr, "DELTAQ_SINK=" + sink.Addr()},
-		collector, "--config=testdata/collector.yaml")
+	col := e2etest.StartCollector(t, "collector", collector, []string{"testdata/collector.yaml"}, "DELTAQ_SINK="+sink.Addr())
 	// The connector reports every configured probe in every window, also
 	// an empty one: its first export says that the collector is up.
 	sink.WaitFor(t, otlptest.Counts{Requests: 1}, 30*time.Second)
 
 	started := time.Now()
-	wl := startProcess(t, "workload", nil, workload, "-endpoint", addr, "-topology", r.topology,
+	wl := e2etest.Start(t, "workload", exec.Command(workload, "-endpoint", col.Addr, "-topology", r.topology,
 		"-rate", fmt.Sprint(r.from), "-ramp-to", fmt.Sprint(r.to), "-ramp-over", r.over.String(), "-ramp-step", "0",
 		"-mu1", fmt.Sprint(mu), "-mu2", fmt.Sprint(mu), "-k", fmt.Sprint(k), "-slow-worker", "0",
-		"-duration", (r.over + 5*time.Second).String(), "-drain", "2s", "-report", "10s", "-seed", fmt.Sprint(r.seed))
+		"-duration", (r.over+5*time.Second).String(), "-drain", "2s", "-report", "10s", "-seed", fmt.Sprint(r.seed)))
 	var exited time.Time
 	sink.Until(t, "the end of the ramp", r.over+40*time.Second, func() bool {
 		if done(tl.sorted()) {
 			return true
 		}
-		if wl.running() {
+		if wl.Running() {
 			return false
 		}
 		// The windows of the last instances close up to two intervals
@@ -345,17 +231,10 @@ func runRamp(t *testing.T, collector, workload string, r ramp, done func([]windo
 		}
 		return time.Since(exited) > 3*time.Second
 	})
-	if err := wl.stop(t, 10*time.Second); err != nil {
-		t.Errorf("the workload did not deliver everything: %v\n%s", err, lastLines(wl.output(t), 5))
+	if err := wl.Stop(t); err != nil {
+		t.Errorf("the workload did not deliver everything: %v\n%s", err, wl.Tail(5))
 	}
-	if err := col.stop(t, 10*time.Second); err != nil {
-		t.Errorf("the collector exited with %v, want status 0", err)
-	}
-	for _, l := range strings.Split(col.output(t), "\n") {
-		if strings.Contains(l, "\terror\t") {
-			t.Errorf("the collector logged an error: %s", l)
-		}
-	}
+	col.StopCleanly(t)
 	var ws []window
 	for _, w := range tl.sorted() {
 		if !w.end.Before(started) {
@@ -363,9 +242,4 @@ func runRamp(t *testing.T, collector, workload string, r ramp, done func([]windo
 		}
 	}
 	return run{ramp: r, started: started, windows: ws}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

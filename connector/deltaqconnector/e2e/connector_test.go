@@ -8,12 +8,6 @@ package e2e
 import (
 	"context"
 	"math"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -67,24 +62,26 @@ var contractAttrs = []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.Att
 //     gets the ordinary log record and no start event;
 //  3. the collector logs no error and exits 0 on SIGTERM.
 func TestConnectorThroughCollector(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run the connector's end-to-end test (needs make build)", gateEnv)
-	}
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
 	backend := otlptest.Start(t, otlptest.Options{})
 	sink := otlptest.Start(t, otlptest.Options{})
-	col := startCollector(t, backend.Addr(), sink.Addr())
+	// testdata/collector.yaml: traces and logs to backend, the ΔQ output to
+	// sink.
+	col := e2etest.StartCollector(t, "collector", otelcol, []string{"testdata/collector.yaml"},
+		"DELTAQ_BACKEND="+backend.Addr(), "DELTAQ_SINK="+sink.Addr())
+	col.WaitReady(t)
 	began := time.Now()
 
-	sent := send(t, col.addr)
+	sent := send(t, col.Addr)
 
 	// 1. The ΔQ output. The timeouts are reported dMax after their start
 	// events; the windows close one interval after their end.
 	var out sinkState
-	col.waitUntil(t, "the outcomes and the trigger in the sink", 30*time.Second, func() bool {
+	e2etest.Until(t, "the outcomes and the trigger in the sink", 30*time.Second, func() bool {
 		out = fold(sink.Metrics(), sink.Logs())
 		return out.outcomes[outcome.Success] >= successes && out.outcomes[outcome.Timeout] >= timeouts &&
 			out.failureTrigger
-	})
+	}, col.Proc)
 	t.Logf("ΔQ output complete after %v: %d metric and %d log requests, outcomes %v",
 		time.Since(began).Round(time.Millisecond), len(sink.Metrics()), len(sink.Logs()), out.outcomes)
 	checkOutput(t, out, sent)
@@ -97,7 +94,7 @@ func TestConnectorThroughCollector(t *testing.T) {
 	checkBackend(t, backend, sent)
 
 	// 3. A clean stop.
-	col.stop(t)
+	col.StopCleanly(t)
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -353,114 +350,4 @@ func str(m pcommon.Map, key string) string {
 		return v.AsString()
 	}
 	return ""
-}
-
-// --- the collector -------------------------------------------------------------
-
-// collector is the built collector running testdata/collector.yaml.
-type collector struct {
-	cmd    *exec.Cmd
-	addr   string // its OTLP/gRPC receiver
-	log    string // path of its output
-	exited chan struct{}
-	err    error // Wait's result, once exited is closed
-}
-
-// startCollector starts the collector, sending the traces and logs to
-// backend and the ΔQ output to sink, and waits for its OTLP port. It is
-// stopped by process id when the test ends (and killed by the kernel should
-// the test binary die first).
-func startCollector(t *testing.T, backend, sink string) *collector {
-	t.Helper()
-	otelcol := os.Getenv("OTELCOL")
-	if otelcol == "" {
-		otelcol = filepath.Join("..", "..", "..", "bin", "otelcol-deltaq")
-	}
-	if _, err := os.Stat(otelcol); err != nil {
-		t.Fatalf("collector binary: %v (run make build, or set OTELCOL)", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &collector{addr: l.Addr().String(), log: filepath.Join(t.TempDir(), "collector.log"), exited: make(chan struct{})}
-	l.Close()
-	f, err := os.Create(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	c.cmd = exec.Command(otelcol, "--config=testdata/collector.yaml")
-	c.cmd.Env = append(os.Environ(), "DELTAQ_OTLP_GRPC="+c.addr, "DELTAQ_BACKEND="+backend, "DELTAQ_SINK="+sink)
-	c.cmd.Stdout, c.cmd.Stderr = f, f
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", otelcol, err)
-	}
-	go func() { c.err = c.cmd.Wait(); close(c.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-c.exited:
-		default:
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(c.log)
-			t.Logf("collector output:\n%s", b)
-		}
-	})
-	c.waitUntil(t, "the collector's OTLP port "+c.addr, 30*time.Second, func() bool {
-		conn, err := net.DialTimeout("tcp", c.addr, time.Second)
-		if err == nil {
-			conn.Close()
-		}
-		return err == nil
-	})
-	return c
-}
-
-// waitUntil polls cond every 100 ms; it fails the test when the collector
-// exits or timeout passes first. The timeout only turns a hang into a
-// failure: nothing here measures speed.
-func (c *collector) waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for !cond() {
-		select {
-		case <-c.exited:
-			t.Fatalf("waiting for %s: the collector exited: %v", what, c.err)
-		case <-deadline:
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
-}
-
-// stop sends SIGTERM and checks that the collector exits 0 within 10 s,
-// having logged no error.
-func (c *collector) stop(t *testing.T) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("SIGTERM to the collector (pid %d): %v", c.cmd.Process.Pid, err)
-	}
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the collector (pid %d) did not exit within 10 s of SIGTERM", c.cmd.Process.Pid)
-	}
-	if c.err != nil {
-		t.Errorf("the collector exited with %v, want status 0", c.err)
-	}
-	b, err := os.ReadFile(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "\terror\t") {
-			t.Errorf("the collector logged an error: %s", l)
-		}
-	}
 }

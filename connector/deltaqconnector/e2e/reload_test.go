@@ -12,9 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,6 +35,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -113,16 +112,14 @@ func sleepToPhase(phase time.Duration) {
 //  4. the collector logged the carry-over, no error, flushes its last
 //     window on SIGTERM and exits 0.
 func TestReloadLosesNothing(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run the connector's end-to-end test (needs make build)", gateEnv)
-	}
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
 	sink := otlptest.Start(t, otlptest.Options{})
 	cfg := reloadConfig{History: reloadHistory, Probes: []reloadProbe{
 		{Name: probe, DMax: reloadDMax, Bins: reloadBins, QTA: lenientQTA}}}
 	sleepToPhase(oldPhase)
 	began := time.Now()
-	col := startReloadCollector(t, sink.Addr(), cfg)
-	s := newSender(t, col.addr)
+	col := startReloadCollector(t, otelcol, sink.Addr(), cfg)
+	s := newSender(t, col.Addr)
 
 	stopTraffic := s.traffic(probe)
 	time.Sleep(300 * time.Millisecond)
@@ -150,7 +147,7 @@ func TestReloadLosesNothing(t *testing.T) {
 		t.Fatalf("the test took %v after the reload; it means to stop within reload.Window (%v)", time.Since(hup), reload.Window)
 	}
 	s.batch(probe, 0)
-	col.stop(t)
+	col.StopCleanly(t)
 	s.check()
 	t.Logf("sent %d successes and %d timeouts (%d attempts refused during the reload); done after %v",
 		s.ledger[probe].totalSuccesses(), s.ledger[probe].totalTimeouts(), s.refused.Load(),
@@ -172,17 +169,15 @@ func TestReloadLosesNothing(t *testing.T) {
 // its deltaq.observed stream starts again in the new bins — while the other
 // carries everything over, its timeout across the reload counted once.
 func TestReloadNewLayoutStartsAfresh(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run the connector's end-to-end test (needs make build)", gateEnv)
-	}
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
 	const kept, changed = "kept", "changed"
 	sink := otlptest.Start(t, otlptest.Options{})
 	cfg := reloadConfig{History: reloadHistory, Probes: []reloadProbe{
 		{Name: kept, DMax: reloadDMax, Bins: reloadBins, QTA: lenientQTA},
 		{Name: changed, DMax: reloadDMax, Bins: reloadBins}}}
 	sleepToPhase(oldPhase)
-	col := startReloadCollector(t, sink.Addr(), cfg)
-	s := newSender(t, col.addr)
+	col := startReloadCollector(t, otelcol, sink.Addr(), cfg)
+	s := newSender(t, col.Addr)
 
 	stopTraffic := s.traffic(kept, changed)
 	time.Sleep(2 * time.Second)
@@ -194,7 +189,7 @@ func TestReloadNewLayoutStartsAfresh(t *testing.T) {
 	col.reload(t, cfg)
 	time.Sleep(2500 * time.Millisecond)
 	stopTraffic()
-	col.stop(t)
+	col.StopCleanly(t)
 
 	col.expectLog(t, `configuration reload: instances in flight carried over`, `"carried": 1`, `"dropped": 1`,
 		`"probes_started_fresh": ["changed"]`)
@@ -279,69 +274,24 @@ type reloadProbe struct {
 // reloadCollector is the built collector running a configuration file the
 // test writes and rewrites.
 type reloadCollector struct {
-	*collector
+	*e2etest.Collector
 	file string
 	tmpl *template.Template
 }
 
 // startReloadCollector writes cfg and starts the collector with it, sending
-// the ΔQ output to sink; it stops by process id when the test ends.
-func startReloadCollector(t *testing.T, sink string, cfg reloadConfig) *reloadCollector {
+// the ΔQ output to sink, and waits until it is ready.
+func startReloadCollector(t *testing.T, otelcol, sink string, cfg reloadConfig) *reloadCollector {
 	t.Helper()
 	tmpl, err := template.ParseFiles(filepath.Join("testdata", "reload.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	c := &reloadCollector{file: filepath.Join(dir, "collector.yaml"), tmpl: tmpl,
-		collector: &collector{log: filepath.Join(dir, "collector.log"), exited: make(chan struct{})}}
+	c := &reloadCollector{file: filepath.Join(t.TempDir(), "collector.yaml"), tmpl: tmpl}
 	c.write(t, cfg)
-	bin := os.Getenv("OTELCOL")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "..", "bin", "otelcol-deltaq")
-	}
-	c.addr = freeAddr(t)
-	out, err := os.Create(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { out.Close() })
-	c.cmd = exec.Command(bin, "--config="+c.file)
-	c.cmd.Env = append(os.Environ(), "DELTAQ_OTLP_GRPC="+c.addr, "DELTAQ_SINK="+sink)
-	c.cmd.Stdout, c.cmd.Stderr = out, out
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("starting %s (run make build, or set OTELCOL): %v", bin, err)
-	}
-	go func() { c.err = c.cmd.Wait(); close(c.exited) }()
-	t.Cleanup(c.kill(t))
+	c.Collector = e2etest.StartCollector(t, "collector", otelcol, []string{c.file}, "DELTAQ_SINK="+sink)
 	c.waitLog(t, 1, "Everything is ready")
 	return c
-}
-
-// kill returns the cleanup that kills the collector if it still runs and
-// shows its output when the test failed.
-func (c *reloadCollector) kill(t *testing.T) func() {
-	return func() {
-		// An error here only says that the collector has exited already.
-		_ = c.cmd.Process.Signal(syscall.SIGKILL)
-		<-c.exited
-		if t.Failed() {
-			b, _ := os.ReadFile(c.log)
-			t.Logf("collector output:\n%s", b)
-		}
-	}
-}
-
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // write writes the configuration file: to a temporary file renamed over
@@ -367,35 +317,23 @@ func (c *reloadCollector) reload(t *testing.T, cfg reloadConfig) (hup, ready tim
 	t.Helper()
 	c.write(t, cfg)
 	hup = time.Now()
-	if err := c.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatalf("SIGHUP to the collector (pid %d): %v", c.cmd.Process.Pid, err)
-	}
+	c.Signal(t, syscall.SIGHUP)
 	c.waitLog(t, 2, "Everything is ready")
 	return hup, time.Now()
-}
-
-// lines returns the collector's log lines so far.
-func (c *reloadCollector) lines(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(string(b), "\n")
 }
 
 // waitLog waits until n lines of the collector's log contain msg.
 func (c *reloadCollector) waitLog(t *testing.T, n int, msg string) {
 	t.Helper()
-	c.waitUntil(t, fmt.Sprintf("%q logged %d times", msg, n), 30*time.Second, func() bool {
+	e2etest.Until(t, fmt.Sprintf("%q logged %d times", msg, n), 30*time.Second, func() bool {
 		seen := 0
-		for _, l := range c.lines(t) {
-			if strings.Contains(l, msg) {
+		for _, l := range c.Lines() {
+			if strings.Contains(l.Text, msg) {
 				seen++
 			}
 		}
 		return seen >= n
-	})
+	}, c.Proc)
 }
 
 // expectLog checks that exactly one log line holds msg, and that it holds
@@ -403,9 +341,9 @@ func (c *reloadCollector) waitLog(t *testing.T, n int, msg string) {
 func (c *reloadCollector) expectLog(t *testing.T, msg string, fields ...string) {
 	t.Helper()
 	var found []string
-	for _, l := range c.lines(t) {
-		if strings.Contains(l, msg) {
-			found = append(found, l)
+	for _, l := range c.Lines() {
+		if strings.Contains(l.Text, msg) {
+			found = append(found, l.Text)
 		}
 	}
 	if len(found) != 1 {
@@ -422,10 +360,10 @@ func (c *reloadCollector) expectLog(t *testing.T, msg string, fields ...string) 
 // expectNoLog checks that no log line holds any of msgs.
 func (c *reloadCollector) expectNoLog(t *testing.T, msgs ...string) {
 	t.Helper()
-	for _, l := range c.lines(t) {
+	for _, l := range c.Lines() {
 		for _, m := range msgs {
-			if strings.Contains(l, m) {
-				t.Errorf("the collector logged %q: %s", m, l)
+			if strings.Contains(l.Text, m) {
+				t.Errorf("the collector logged %q: %s", m, l.Text)
 			}
 		}
 	}

@@ -10,15 +10,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -75,10 +72,7 @@ const (
 // agent of the phase's windows, and no late, early, misaligned, invalid or
 // mismatched one: the gateway's lag covers the agents' lag and export.
 func TestGatewayMergesAgents(t *testing.T) {
-	otelcol := os.Getenv("OTELCOL")
-	if os.Getenv(gateEnv) == "" || !filepath.IsAbs(otelcol) {
-		t.Skipf("set %s=1 and OTELCOL to the built collector's absolute path to run the scaling end-to-end test (needs make build)", gateEnv)
-	}
+	otelcol := e2etest.Gate(t, gateEnv, "the scaling end-to-end test")
 	diagram, err := filepath.Abs(filepath.Join("..", "..", "demo", "mm1k.dq"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +141,7 @@ func TestGatewayMergesAgents(t *testing.T) {
 	// 2. An agent dies mid-run; the spans go on to the other two.
 	s.send(t, 1200*time.Millisecond)
 	s.kill(killed)
-	agents[killed].kill(t)
+	agents[killed].Kill(t)
 	s.send(t, 2800*time.Millisecond)
 	ws := s.windows()
 	gw := check("phase 2 (an agent killed)", ws)
@@ -177,11 +171,9 @@ func TestGatewayMergesAgents(t *testing.T) {
 		}
 	}
 
-	for _, a := range agents {
-		a.stop(t)
+	for _, c := range append(agents, control, gateway) {
+		c.StopCleanly(t)
 	}
-	control.stop(t)
-	gateway.stop(t)
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -577,137 +569,43 @@ func compare(t *testing.T, phase string, gw, ctl output, ws []window) {
 
 // --- the collectors -------------------------------------------------------------
 
-// collector is one of the test's collector processes.
+// collector is one of the test's collectors, which the test may start
+// again after a kill: the same configuration, environment and ports.
 type collector struct {
+	*e2etest.Proc
 	name      string
 	bin       string
-	args      []string
+	configs   []string
 	env       []string
 	addr      string // OTLP/gRPC in
 	telemetry string // the Prometheus pull reader of its own telemetry
-	dir       string
 	runs      int
-
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-	err    error
 }
 
 // newCollector prepares a collector with the configuration files configs
 // (later ones over earlier ones, relative to the test's directory) and the
 // environment env, on free loopback ports of its own.
 func newCollector(t *testing.T, bin, name string, configs []string, env ...string) *collector {
-	c := &collector{name: name, bin: bin, addr: freeAddr(t), telemetry: freeAddr(t), dir: t.TempDir()}
-	for _, f := range configs {
-		c.args = append(c.args, "--config="+f)
-	}
-	_, port, _ := net.SplitHostPort(c.telemetry)
-	c.env = append(append(os.Environ(), "DELTAQ_OTLP_GRPC="+c.addr, "DELTAQ_TELEMETRY_PORT="+port), env...)
-	t.Cleanup(func() {
-		if c.cmd != nil {
-			_ = c.cmd.Process.Kill() // fails when it has exited already
-			<-c.exited
-		}
-		if t.Failed() {
-			for i := 1; i <= c.runs; i++ {
-				b, _ := os.ReadFile(filepath.Join(c.dir, fmt.Sprintf("run%d.log", i)))
-				t.Logf("%s, run %d, output:\n%s", c.name, i, b)
-			}
-		}
-	})
+	c := &collector{name: name, bin: bin, configs: configs, addr: e2etest.FreeAddr(t), telemetry: e2etest.FreeAddr(t)}
+	c.env = append([]string{"DELTAQ_OTLP_GRPC=" + c.addr, "DELTAQ_TELEMETRY_PORT=" + e2etest.Port(c.telemetry)}, env...)
 	return c
 }
 
-// freeAddr returns a loopback address no one listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// start starts the collector; it is killed by the kernel should the test
-// binary die first.
+// start starts the collector, named after its run from the second on.
 func (c *collector) start(t *testing.T) {
 	t.Helper()
 	c.runs++
-	c.log = filepath.Join(c.dir, fmt.Sprintf("run%d.log", c.runs))
-	f, err := os.Create(c.log)
-	if err != nil {
-		t.Fatal(err)
+	name := c.name
+	if c.runs > 1 {
+		name = fmt.Sprintf("%s, run %d", c.name, c.runs)
 	}
-	t.Cleanup(func() { f.Close() })
-	c.cmd = exec.Command(c.bin, c.args...)
-	c.cmd.Env = c.env
-	c.cmd.Stdout, c.cmd.Stderr = f, f
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", c.name, err)
-	}
-	exited := make(chan struct{})
-	c.exited = exited
-	cmd := c.cmd
-	go func() { c.err = cmd.Wait(); close(exited) }()
+	c.Proc = e2etest.Start(t, name, e2etest.CollectorCmd(c.bin, c.configs, c.env...))
 }
 
 // waitReady waits for the collector's OTLP port.
 func (c *collector) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", c.addr, time.Second)
-		if err == nil {
-			conn.Close()
-			return
-		}
-		select {
-		case <-c.exited:
-			t.Fatalf("%s exited before its OTLP port %s opened: %v", c.name, c.addr, c.err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: its OTLP port %s did not open within 30 s", c.name, c.addr)
-		}
-	}
-}
-
-// kill kills the collector with SIGKILL: nothing is flushed.
-func (c *collector) kill(t *testing.T) {
-	t.Helper()
-	if err := c.cmd.Process.Kill(); err != nil {
-		t.Fatalf("SIGKILL to %s (pid %d): %v", c.name, c.cmd.Process.Pid, err)
-	}
-	<-c.exited
-}
-
-// stop sends SIGTERM and checks that the collector exits 0 within 10 s,
-// having logged no error.
-func (c *collector) stop(t *testing.T) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("SIGTERM to %s (pid %d): %v", c.name, c.cmd.Process.Pid, err)
-	}
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s (pid %d) did not exit within 10 s of SIGTERM", c.name, c.cmd.Process.Pid)
-	}
-	if c.err != nil {
-		t.Errorf("%s exited with %v, want status 0", c.name, c.err)
-	}
-	out, err := os.ReadFile(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(out)) {
-		if strings.Contains(line, "\terror\t") {
-			t.Errorf("%s logged an error: %s", c.name, strings.TrimSpace(line))
-		}
-	}
+	e2etest.WaitListening(t, c.addr, 30*time.Second, c.Proc)
 }
 
 // scrapeContributions reads otelcol_deltaq_connector_contributions by fate

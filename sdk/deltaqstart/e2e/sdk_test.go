@@ -7,13 +7,7 @@ package e2e
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +21,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -77,15 +72,14 @@ const transit = 100 * time.Millisecond
 //  4. no start event was dropped in the application, and the collector
 //     exits 0 on SIGTERM having logged no error.
 func TestStartEventsThroughCollector(t *testing.T) {
-	if os.Getenv(gateEnv) == "" {
-		t.Skipf("set %s=1 to run deltaqstart's end-to-end test (needs make build; OTELCOL names the collector)", gateEnv)
-	}
+	otelcol := e2etest.Gate(t, gateEnv, "deltaqstart's end-to-end test")
 	arrivals := &arrivalLog{at: map[pcommon.SpanID]time.Time{}}
 	sink := otlptest.Start(t, otlptest.Options{Traces: arrivals.note})
-	col := startCollector(t, sink.Addr())
+	col := e2etest.StartCollector(t, "collector", otelcol, []string{"testdata/collector.yaml"}, "DELTAQ_SINK="+sink.Addr())
+	col.WaitReady(t)
 	began := time.Now()
 
-	app := newApp(t, col.addr)
+	app := newApp(t, col.Addr)
 	stalled, ended := app.run()
 
 	// 1. The timeouts, due by the last start + dMax + one tick.
@@ -118,7 +112,7 @@ func TestStartEventsThroughCollector(t *testing.T) {
 	if d, e := app.starts.Dropped(), app.starts.Emitted(); d != 0 || e != successes+timeouts {
 		t.Errorf("deltaqstart: Dropped %d, Emitted %d; want 0, %d", d, e, successes+timeouts)
 	}
-	col.stop(t)
+	col.StopCleanly(t)
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -339,119 +333,4 @@ func str(sp ptrace.Span, key string) string {
 		return v.AsString()
 	}
 	return ""
-}
-
-// --- the collector ---------------------------------------------------------------
-
-// collector is the built collector running testdata/collector.yaml.
-type collector struct {
-	cmd    *exec.Cmd
-	addr   string // its OTLP/gRPC receiver
-	out    string // the file of its output
-	exited chan struct{}
-	err    error // what Wait returned, once exited is closed
-}
-
-// startCollector starts $OTELCOL, sending its output to sink, and waits
-// until its OTLP port accepts connections. The test's cleanup kills it by
-// process id if it still runs (the kernel does should the test binary die).
-func startCollector(t *testing.T, sink string) *collector {
-	t.Helper()
-	bin := os.Getenv("OTELCOL")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "..", "bin", "otelcol-deltaq")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the collector: %v (build it with make build, or set OTELCOL)", err)
-	}
-	c := &collector{addr: freeAddr(t), out: filepath.Join(t.TempDir(), "collector.out"), exited: make(chan struct{})}
-	out, err := os.Create(c.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.cmd = exec.Command(bin, "--config=testdata/collector.yaml")
-	c.cmd.Env = append(os.Environ(), "DELTAQ_OTLP_GRPC="+c.addr, "DELTAQ_SINK="+sink)
-	c.cmd.Stdout, c.cmd.Stderr = out, out
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
-		out.Close()
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	go func() {
-		c.err = c.cmd.Wait()
-		out.Close()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		if c.running() {
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(c.out)
-			t.Logf("the collector's output:\n%s", b)
-		}
-	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if conn, err := net.DialTimeout("tcp", c.addr, time.Second); err == nil {
-			conn.Close()
-			return c
-		}
-		if !c.running() {
-			t.Fatalf("the collector exited before opening %s: %v", c.addr, c.err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the collector did not open %s within 30 s", c.addr)
-		}
-	}
-}
-
-func (c *collector) running() bool {
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop asks the collector to stop (SIGTERM) and checks that it exits 0
-// within 10 s having logged no error.
-func (c *collector) stop(t *testing.T) {
-	t.Helper()
-	pid := c.cmd.Process.Pid
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("collector pid %d: SIGTERM: %v", pid, err)
-	}
-	timer := time.NewTimer(10 * time.Second)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		t.Fatalf("collector pid %d: still running 10 s after SIGTERM", pid)
-	case <-c.exited:
-	}
-	if c.err != nil {
-		t.Errorf("collector pid %d: exit %v, want status 0", pid, c.err)
-	}
-	out, err := os.ReadFile(c.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(out)) {
-		if strings.Contains(line, "\terror\t") {
-			t.Errorf("collector pid %d logged an error: %s", pid, strings.TrimSpace(line))
-		}
-	}
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("a free loopback port: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
