@@ -21,5 +21,5 @@
 //	make build
 //	DQSD_OTEL_E2E=1 go test -count=1 -v ./erlang/e2e/
 //
-// or `make e2e-erlang`. OTELCOL names another collector binary.
+// or `make e2e-erlang`. OTELCOL names another collector binary (an absolute path).
 package e2e

@@ -14,5 +14,5 @@
 //	make build
 //	DELTAQ_CONNECTOR_E2E=1 go test -count=1 -v ./connector/deltaqconnector/e2e/
 //
-// or `make e2e-connector`. OTELCOL names another collector binary.
+// or `make e2e-connector`. OTELCOL names another collector binary (an absolute path).
 package e2e

@@ -11,8 +11,11 @@
 //
 // The test needs Linux and the built collector (five of them run at once,
 // on loopback), takes about half a minute, and runs only when
-// DELTAQ_SCALING_E2E is set and OTELCOL is the collector's absolute path:
+// DELTAQ_SCALING_E2E is set (or `make e2e-scaling`):
 //
 //	make build
-//	DELTAQ_SCALING_E2E=1 OTELCOL=$PWD/bin/otelcol-deltaq go test -count=1 -v ./examples/scaling/e2e/
+//	DELTAQ_SCALING_E2E=1 go test -count=1 -v ./examples/scaling/e2e/
+//
+// OTELCOL names another collector binary (an absolute path); by default
+// bin/otelcol-deltaq of the repository.
 package e2e
