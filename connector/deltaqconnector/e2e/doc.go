@@ -1,15 +1,19 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package e2e holds the end-to-end test of the deltaq connector through the
-// built collector (bin/otelcol-deltaq with testdata/collector.yaml, the
-// layout of examples/collector.yaml): the test sends spans of a probe and
-// start events over OTLP/gRPC and checks what two receivers inside the test
-// get — the tracing and log backend exactly what was sent, the ΔQ sink the
-// exact outcome counts and delays.
+// Package e2e holds the end-to-end tests of the deltaq connector through
+// the built collector. TestConnectorThroughCollector (testdata/collector.yaml,
+// the layout of examples/collector.yaml) sends spans of a probe and start
+// events over OTLP/gRPC and checks what two receivers inside the test get —
+// the tracing and log backend exactly what was sent, the ΔQ sink the exact
+// outcome counts and delays. The reload tests (testdata/reload.yaml) send
+// SIGHUP with an edited configuration mid-run and check that no instance is
+// lost or counted twice, that the band keeps its history and the new QTA
+// applies from the next window, and that a probe whose dmax changed starts
+// afresh.
 //
-// The test needs Linux and the built collector, takes a few seconds, and
-// runs only when DELTAQ_CONNECTOR_E2E is set:
+// The tests need Linux and the built collector, take about twenty seconds,
+// and run only when DELTAQ_CONNECTOR_E2E is set:
 //
 //	make build
 //	DELTAQ_CONNECTOR_E2E=1 go test -count=1 -v ./connector/deltaqconnector/e2e/
