@@ -6,6 +6,8 @@ package analysis
 import (
 	"slices"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // Adoption says what Engine.Adopt carried over.
@@ -106,7 +108,7 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 		return
 	}
 	ns := a.state(name)
-	ns.totals, ns.width, ns.bins = os.totals, os.width, os.bins
+	ns.totals, ns.width, ns.bins, ns.edges = os.totals, os.width, os.bins, os.edges
 	if os.band != nil && ns.band != nil && os.band.K() == ns.band.K() {
 		ns.band = os.band
 	}
@@ -129,16 +131,20 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 	ns.slack.min = append(ns.slack.min[:0], mins...)
 }
 
-// Layout returns the dMax and bin count of the probe's newest windows;
-// false when the engine does not track the probe or has no layout for it
-// yet.
-func (e *Engine) Layout(name string) (dmax time.Duration, bins int, ok bool) {
+// Layout returns the dMax and bin count of the probe's newest windows, or
+// for log-linear buckets the dMax, no bin count and the buckets ll (as the
+// processor registers them); false when the engine does not track the
+// probe or has no layout for it yet.
+func (e *Engine) Layout(name string) (dmax time.Duration, bins int, ll deltaq.LogLinear, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := e.byName[name]
 	if p == nil {
-		return 0, 0, false
+		return 0, 0, deltaq.LogLinear{}, false
 	}
 	l := p.latest()
-	return time.Duration(l.dmaxNs), l.bins, l.valid()
+	if l.logLinear() {
+		return time.Duration(l.dmaxNs), 0, l.ll, l.valid()
+	}
+	return time.Duration(l.dmaxNs), l.bins, deltaq.LogLinear{}, l.valid()
 }

@@ -46,10 +46,11 @@ type probeState struct {
 	cfg    ProbeConfig
 	qta    *deltaq.QTA // cfg.QTA in seconds
 	totals Counts
-	// width and bins are the layout of the probe's last window with
-	// instances.
+	// width, bins and edges (log-linear buckets, else nil) are the layout
+	// of the probe's last window with instances.
 	width float64
 	bins  int
+	edges []float64
 	// band is the window of the last Config.History observed ΔQs.
 	band *deltaq.RunningBand
 	trig [numTriggers]trigger
@@ -291,23 +292,46 @@ func (a *analyzer) observe(r *Result, c *closing) {
 		pr := &r.Probes[j]
 		pr.Name = c.names[i]
 		ac := c.accs[i]
-		if ac == nil || ac.hist.Total() == 0 {
+		if ac == nil || ac.total() == 0 {
 			continue
 		}
-		h := ac.hist
-		pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
-		pr.Width, pr.Bins = h.Width(), h.Bins()
-		pr.BinCounts = append([]uint64(nil), h.Counts()...)
+		var dq deltaq.DeltaQ
+		var err error
+		if h := ac.ll; h != nil {
+			pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
+			pr.Width, pr.Bins = ac.lay.width(), ac.lay.bins
+			pr.BinCounts = append([]uint64(nil), h.Counts()...)
+			pr.Edges = upperEdges(h.Edges())
+			pr.UnderResolved = underResolvedCounts(h.Counts(), h.Successes())
+			dq, err = h.DeltaQ(pr.Width)
+		} else {
+			h := ac.hist
+			pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
+			pr.Width, pr.Bins = h.Width(), h.Bins()
+			pr.BinCounts = append([]uint64(nil), h.Counts()...)
+			pr.UnderResolved = underResolvedCounts(h.Counts(), h.Successes())
+			dq, err = h.DeltaQ()
+		}
 		pr.SuccessSum = ac.sum
-		pr.UnderResolved = underResolved(h)
 		if pr.UnderResolved {
 			a.coarse[pr.Name] = true
 		}
-		if dq, err := h.DeltaQ(); err == nil {
+		if err == nil {
 			pr.Observed = &dq
 			a.inputs[pr.Name] = dq
 		}
 	}
+}
+
+// upperEdges returns the upper edges, in seconds, of the buckets whose
+// edges e₀ = 0 < e₁ < … are given in nanoseconds (deltaq.LogLinear.Edges):
+// bucket j is [eⱼ, eⱼ₊₁).
+func upperEdges(ns []int64) []float64 {
+	out := make([]float64, len(ns)-1)
+	for j := range out {
+		out[j] = float64(ns[j+1]) / 1e9
+	}
+	return out
 }
 
 // analyseProbe completes one probe's result from its observed ΔQ and the
@@ -319,10 +343,10 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 		// A probe whose layout changed (a processor's dmax: auto, or a
 		// reload) starts afresh: its totals restart with its histogram,
 		// so that the output's counts and buckets stay one stream.
-		if s.bins > 0 && (s.bins != pr.Bins || s.width != pr.Width) {
+		if s.bins > 0 && (s.bins != pr.Bins || s.width != pr.Width || !slices.Equal(s.edges, pr.Edges)) {
 			s.totals = Counts{}
 		}
-		s.width, s.bins = pr.Width, pr.Bins
+		s.width, s.bins, s.edges = pr.Width, pr.Bins, pr.Edges
 	}
 	s.totals.add(pr.Counts)
 	pr.Totals = s.totals
@@ -375,17 +399,16 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	a.triggers(r, pr, s)
 }
 
-// underResolved reports whether at least half of the successes of a window
-// fell into the first bin (and there is at least one): delays shorter than
-// one bin width w are then all read as the bin's midpoint w/2 (deltaq's
-// convention), so each stage of a sequence adds up to w/2 of spurious delay
+// underResolvedCounts reports whether at least half of the n successes of a
+// window fell into the first bin, or the first log-linear bucket [0, low)
+// (and there is at least one): delays shorter than one bin width w are
+// then all read as the bin's midpoint w/2 (deltaq's convention), so each stage of a sequence adds up to w/2 of spurious delay
 // to a calculated ΔQ — three 0.145 ms stages on 1 ms bins calculate to a
 // median of 1.5 ms against an observed 0.5 ms — and the divergence between
 // observed and calculated ΔQ says more about the bins than about the
 // system.
-func underResolved(h *deltaq.Histogram) bool {
-	n := h.Successes()
-	return n > 0 && 2*h.Counts()[0] >= uint64(n)
+func underResolvedCounts(counts []uint64, n int64) bool {
+	return n > 0 && 2*counts[0] >= uint64(n)
 }
 
 // coarseInputs reports whether the probe, or a probe whose observed ΔQ can

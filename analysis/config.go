@@ -120,6 +120,15 @@ type Config struct {
 	// the engine's ingestion lock, and must be safe for concurrent use. Set
 	// by the program, never read from a configuration.
 	LookupLayout func(probe string) (dmax time.Duration, bins int, ok bool) `mapstructure:"-"`
+	// LookupLogLinear, if not nil, returns the log-linear buckets
+	// configured outside this Config for a probe (a deltaq processor's
+	// `binning: log-linear`); when it knows the probe, they are its layout,
+	// with dMax = High, and LookupLayout is not asked. Such a probe's
+	// windows count instances per bucket (deltaq.LogLinearHistogram), and
+	// the operators read its observed ΔQ on the uniform grid
+	// LogLinear.GridWidth(deltaq.MaxGridBins). The same rules as for
+	// LookupLayout apply.
+	LookupLogLinear func(probe string) (deltaq.LogLinear, bool) `mapstructure:"-"`
 }
 
 // ProbeConfig holds one probe's settings.

@@ -10,14 +10,16 @@
 // that ended in [k·I, (k+1)·I) and closes Lag after its end, so instances
 // that end just before a boundary but arrive late still count. Each probe
 // has, per window, a fixed-memory deltaq.Histogram whose shape (dMax, bins)
-// is the probe's layout.
+// is the probe's layout, or, for a probe with log-linear buckets
+// (Config.LookupLogLinear), a deltaq.LogLinearHistogram whose observed ΔQ
+// is read on a uniform grid (deltaq.LogLinear.GridWidth).
 //
 // # Layouts and probes
 //
 // Hostile or unlucky input must not corrupt the ΔQs, so configuration, not
 // span data, decides: a probe's layout is the one of Config.Probes, else
-// the one Config.LookupLayout gives (the deltaq processor that produces the
-// probe), else that of the probe's first accepted instance, and it changes
+// the one Config.LookupLogLinear or Config.LookupLayout gives (the deltaq
+// processor that produces the probe), else that of the probe's first accepted instance, and it changes
 // only when that processor announces a new one (a probe with dmax: auto),
 // at a window boundary, so that no window mixes two layouts (relayout.go).
 // An instance that carries another dMax

@@ -147,15 +147,50 @@ type Engine struct {
 	an  *analyzer
 }
 
-// layout is the shape of a probe's histogram: dMax in nanoseconds and bins.
+// layout is the shape of a probe's histogram: dMax in nanoseconds and bins,
+// or log-linear buckets ll (ll.High = dMax) whose ΔQ is read on a grid of
+// bins bins (logLinearLayout).
 type layout struct {
 	dmaxNs int64
 	bins   int
+	ll     deltaq.LogLinear
 }
 
 func (l layout) valid() bool { return l.dmaxNs > 0 && l.bins > 0 && l.bins <= deltaq.MaxBins }
 
-func (l layout) width() float64 { return float64(l.dmaxNs) / 1e9 / float64(l.bins) }
+// logLinear reports whether the layout has log-linear buckets.
+func (l layout) logLinear() bool { return l.ll != (deltaq.LogLinear{}) }
+
+// width is the bin width of the layout's ΔQ, in seconds.
+func (l layout) width() float64 {
+	if l.logLinear() {
+		w, _ := l.ll.GridWidth(deltaq.MaxGridBins)
+		return w
+	}
+	return float64(l.dmaxNs) / 1e9 / float64(l.bins)
+}
+
+// logLinearLayout returns the layout of log-linear buckets ll, read on the
+// grid of at most deltaq.MaxGridBins bins (deltaq.LogLinear.GridWidth), or
+// false when ll is not a valid layout.
+func logLinearLayout(ll deltaq.LogLinear) (layout, bool) {
+	if _, err := ll.Edges(); err != nil {
+		return layout{}, false
+	}
+	_, bins := ll.GridWidth(deltaq.MaxGridBins)
+	l := layout{dmaxNs: ll.High, bins: bins, ll: ll}
+	return l, l.valid()
+}
+
+// carries reports whether own, the dMax and bins an instance carries, is
+// layout l. The spans of a log-linear probe carry its dMax and no bins
+// (the contract in internal/outcome).
+func (l layout) carries(own layout) bool {
+	if l.logLinear() {
+		return own.dmaxNs == l.dmaxNs && own.bins == 0
+	}
+	return own == l
+}
 
 // noWindow is the last window of a probe that has counted no instance.
 const noWindow = math.MinInt64
@@ -181,11 +216,66 @@ type probe struct {
 	lastK int64
 }
 
-// acc accumulates one probe's instances in one window.
+// acc accumulates one probe's instances in one window: in hist, or for a
+// log-linear layout in ll (hist nil).
 type acc struct {
 	lay  layout
 	hist *deltaq.Histogram
+	ll   *deltaq.LogLinearHistogram
 	sum  float64 // Σ successful delays, seconds
+}
+
+// addSuccess counts a success of d ns (0 ≤ d ≤ dMax); only what the
+// histogram counted as a success enters the sum.
+func (a *acc) addSuccess(d int64) {
+	s := float64(d) / 1e9
+	if a.ll != nil {
+		before := a.ll.Successes()
+		a.ll.Add(d)
+		if a.ll.Successes() > before {
+			a.sum += s
+		}
+		return
+	}
+	before := a.hist.Successes()
+	a.hist.Add(s)
+	if a.hist.Successes() > before {
+		a.sum += s
+	}
+}
+
+func (a *acc) addTimeout() {
+	if a.ll != nil {
+		a.ll.AddTimeout()
+		return
+	}
+	a.hist.AddTimeout()
+}
+
+func (a *acc) addFailure() {
+	if a.ll != nil {
+		a.ll.AddFailure()
+		return
+	}
+	a.hist.AddFailure()
+}
+
+// total returns the instances counted.
+func (a *acc) total() int64 {
+	if a.ll != nil {
+		return a.ll.Total()
+	}
+	return a.hist.Total()
+}
+
+// reset empties the accumulator for reuse.
+func (a *acc) reset() {
+	if a.ll != nil {
+		a.ll.Reset()
+	} else {
+		a.hist.Reset()
+	}
+	a.sum = 0
 }
 
 // slot is one open window.
@@ -254,8 +344,14 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// lookup returns the layout Config.LookupLayout gives a probe, if valid.
+// lookup returns the layout Config.LookupLogLinear, else
+// Config.LookupLayout, gives a probe, if valid.
 func (e *Engine) lookup(name string) (layout, bool) {
+	if e.cfg.LookupLogLinear != nil {
+		if ll, ok := e.cfg.LookupLogLinear(name); ok {
+			return logLinearLayout(ll)
+		}
+	}
 	if e.cfg.LookupLayout == nil {
 		return layout{}, false
 	}
@@ -396,20 +492,14 @@ func (e *Engine) add(in *Instance) {
 	}
 	switch oc {
 	case Success:
-		d := float64(in.End-in.Start) / 1e9
-		before := a.hist.Successes()
-		a.hist.Add(d)
-		if a.hist.Successes() > before {
-			// Only what the histogram counted as a success enters the sum.
-			a.sum += d
-		}
+		a.addSuccess(in.End - in.Start)
 	case Timeout:
-		a.hist.AddTimeout()
+		a.addTimeout()
 	case Failure:
-		a.hist.AddFailure()
+		a.addFailure()
 	}
 	p.lastK = max(p.lastK, k)
-	if own != lay && own != (layout{}) {
+	if own != (layout{}) && !lay.carries(own) {
 		e.rebinned++
 	}
 	e.counted++
@@ -478,6 +568,14 @@ func (e *Engine) newAcc(l layout) *acc {
 		a := f[len(f)-1]
 		e.free[l] = f[:len(f)-1]
 		return a
+	}
+	if l.logLinear() {
+		h, err := deltaq.NewLogLinearHistogram(l.ll)
+		if err != nil {
+			// logLinearLayout checked the buckets.
+			panic(fmt.Sprintf("analysis: log-linear histogram for a valid layout: %v", err))
+		}
+		return &acc{lay: l, ll: h}
 	}
 	h, err := deltaq.NewHistogram(l.width(), l.bins)
 	if err != nil {
@@ -686,8 +784,7 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	for i := range cl {
 		for _, a := range cl[i].accs {
 			if a != nil && inUse[a.lay] {
-				a.hist.Reset()
-				a.sum = 0
+				a.reset()
 				e.free[a.lay] = append(e.free[a.lay], a)
 			}
 		}

@@ -181,9 +181,11 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 
 // WindowOf returns probe p's window of r in the form AddWindow merges, from
 // source; false when the probe had no instance in the window (an empty
-// window adds nothing).
+// window adds nothing) or has log-linear buckets (Edges), which a Window,
+// of uniform bins, cannot carry: such a probe is analysed where its
+// processor runs, not merged at a gateway.
 func WindowOf(r *Result, p *ProbeResult, source string) (Window, bool) {
-	if p.BinCounts == nil || p.Bins == 0 {
+	if p.BinCounts == nil || p.Bins == 0 || p.Edges != nil {
 		return Window{}, false
 	}
 	return Window{

@@ -39,17 +39,29 @@ type ProbeResult struct {
 	// totals since the engine started.
 	Counts, Totals Counts
 	// Width and Bins are the layout of the window's histogram; zero when no
-	// instance of the probe was seen in the window.
+	// instance of the probe was seen in the window. For a probe with
+	// log-linear buckets they are the uniform grid its observed ΔQ is read
+	// on (deltaq.LogLinear.GridWidth), and Edges gives its buckets.
 	Width float64
 	Bins  int
 	// BinCounts are the histogram's bin counts (successes), a copy; nil when
-	// the window is empty.
+	// the window is empty. For a log-linear probe, the bucket counts, one
+	// per entry of Edges.
 	BinCounts []uint64
+	// Edges are the upper edges, in seconds, of a log-linear probe's
+	// buckets (deltaq.LogLinear.Edges without the 0): bucket j is
+	// [Edges[j−1], Edges[j]), the first [0, Edges[0]); nil for uniform bins
+	// and for an empty window. Its observed ΔQ is the exact conversion of
+	// the buckets to the grid Width × Bins (deltaq.LogLinearHistogram.DeltaQ),
+	// whose CDF is exact at every bucket edge on the grid and off by at
+	// most the mass of the straddling bucket elsewhere.
+	Edges []float64
 	// SuccessSum is the sum of the successful delays in seconds.
 	SuccessSum float64
 	// UnderResolved is true when at least half of the window's successes
-	// (and at least one) fell into the first bin: the layout is too coarse
-	// for the probe's delays, which are all read as half a bin.
+	// (and at least one) fell into the first bin (for log-linear buckets,
+	// the first bucket, below their low): the layout is too coarse for the
+	// probe's delays, which are all read as half a bin.
 	UnderResolved bool
 	// Observed is the observed ΔQ of the window (thesis 4.1.1); nil when the
 	// window holds no instance of the probe: an empty window has no ΔQ.

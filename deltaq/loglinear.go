@@ -171,6 +171,34 @@ func (l LogLinear) FinestWidth() float64 {
 	return float64(w) / 1e9
 }
 
+// MaxGridBins bounds the bins of the uniform grid a log-linear layout's ΔQ
+// is read on (GridWidth): ten times the thesis's 1000 bins, so that the
+// layout 1ms to 10s by tens in 10 steps is read exactly on its finest grid
+// (1ms, 10,000 bins), and a sequence of six such ΔQs still convolves within
+// MaxBins (a convolution's bins are the sum of its operands').
+const MaxGridBins = 10_000
+
+// GridWidth returns the width, in seconds, and the bin count of the uniform
+// grid on which the operators read the layout's ΔQ (DeltaQ), with at most
+// maxBins bins (at least 1): FinestWidth when High/FinestWidth ≤ maxBins,
+// where the conversion is exact at every bucket edge; otherwise the
+// smallest multiple m·FinestWidth, m = ⌈High/(FinestWidth·maxBins)⌉, with
+// ⌈High/width⌉ bins. On that coarser grid the CDF is still exact at every
+// bucket edge that is a grid edge (with a factor-power m, every edge of
+// the magnitudes whose buckets are at least m·FinestWidth wide); at any
+// other grid edge x it is off by at most the mass of the bucket that
+// straddles x, and a quantile by less than the grid width plus the width
+// of the bucket it lies in (DeltaQ's error bound). Only the finest
+// magnitudes, whose buckets are narrower than the grid, lose resolution.
+// It assumes a valid layout (Edges without error).
+func (l LogLinear) GridWidth(maxBins int) (width float64, bins int) {
+	fine := max(l.Low*l.Factor/l.Steps, 1) // ns; High is a multiple of it
+	n := l.High / fine
+	m := max((n+int64(maxBins)-1)/int64(max(maxBins, 1)), 1)
+	w := m * fine
+	return float64(w) / 1e9, int((l.High + w - 1) / w)
+}
+
 // DeltaQ returns the observed ΔQ of the recorded instances on a uniform
 // grid of bin width width (seconds), with ⌈High/width⌉ bins: each bucket's
 // mass count/Total() is spread uniformly over its span [a, b) and shared

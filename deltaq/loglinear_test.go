@@ -194,3 +194,77 @@ func TestLogLinearDeltaQExactAtEdges(t *testing.T) {
 		t.Errorf("intangible mass %v, want %v", got, want)
 	}
 }
+
+// TestLogLinearGridWidth: the grid is FinestWidth while it has at most
+// maxBins bins, else the smallest multiple of it that has. Known answers by
+// hand: FinestWidth = Low·Factor/Steps, and High/FinestWidth =
+// Steps·Factorᴹ⁻¹ bins on it.
+func TestLogLinearGridWidth(t *testing.T) {
+	for _, c := range []struct {
+		l       LogLinear
+		maxBins int
+		width   float64
+		bins    int
+	}{
+		// 1ms·10/10 = 1ms: 10s/1ms = 10,000 bins, within MaxGridBins.
+		{LogLinear{Factor: 10, Low: 1e6, High: 1e10, Steps: 10}, MaxGridBins, 1e-3, 10000},
+		// The same on at most 1000 bins: m = 10, 10ms.
+		{LogLinear{Factor: 10, Low: 1e6, High: 1e10, Steps: 10}, 1000, 1e-2, 1000},
+		// 1µs·10/10 = 1µs: 10⁷ bins, m = 10⁷/10⁴ = 1000, 1ms.
+		{LogLinear{Factor: 10, Low: 1e3, High: 1e10, Steps: 10}, MaxGridBins, 1e-3, 10000},
+		// 100µs·10/20 = 50µs: 200,000 bins, m = 20, 1ms.
+		{LogLinear{Factor: 10, Low: 1e5, High: 1e10, Steps: 20}, MaxGridBins, 1e-3, 10000},
+		// 1ms·2/4 = 0.5ms to 2¹⁰ms: 2048 bins.
+		{LogLinear{Factor: 2, Low: 1e6, High: 1024e6, Steps: 4}, MaxGridBins, 5e-4, 2048},
+	} {
+		if _, err := c.l.Edges(); err != nil {
+			t.Fatalf("%+v: %v", c.l, err)
+		}
+		w, n := c.l.GridWidth(c.maxBins)
+		if math.Abs(w-c.width) > 1e-15 || n != c.bins {
+			t.Errorf("%+v.GridWidth(%d) = %g, %d; want %g, %d", c.l, c.maxBins, w, n, c.width, c.bins)
+		}
+	}
+}
+
+// TestLogLinearCoarseGridKnownAnswer: 1µs to 10s by tens in 10 steps is
+// read on a 1ms grid (GridWidth, 10,000 bins rather than 10⁷ at 1µs), and
+// the conversion's error is within the bound GridWidth documents. By hand,
+// for delays 50µs, 50µs (bucket [50µs, 60µs)), 1.5ms ([1ms, 2ms)) and 2.5s
+// ([2s, 3s)), a quarter of the mass each:
+//
+//   - F(1ms) = 0.5 and F(2ms) = 0.75 exactly: 1ms and 2ms are bucket edges;
+//   - F(2.5s) = 0.75 + 0.25·½ = 0.875 where the delays' CDF is 1: off by
+//     0.125, at most the straddling bucket's mass 0.25;
+//   - the median is read as 1ms (the 0.5 of the first bin reached at its
+//     right edge) where the truth is 50µs: off by 0.95ms, less than the
+//     grid width plus the bucket's, 1ms + 10µs;
+//   - the 0.875 quantile is 2.5s, exactly.
+func TestLogLinearCoarseGridKnownAnswer(t *testing.T) {
+	l := LogLinear{Factor: 10, Low: 1e3, High: 1e10, Steps: 10}
+	h, err := NewLogLinearHistogram(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []int64{50_000, 50_000, 1_500_000, 2_500_000_000} {
+		h.Add(d)
+	}
+	w, n := l.GridWidth(MaxGridBins)
+	dq, err := h.DeltaQ(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dq.Bins() != n || n != 10000 {
+		t.Fatalf("%d bins, GridWidth says %d; want 10000", dq.Bins(), n)
+	}
+	for _, c := range []struct{ x, want float64 }{{1e-3, 0.5}, {2e-3, 0.75}, {2.5, 0.875}, {3, 1}} {
+		if got := dq.CDF(c.x); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("F(%gs) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	for _, c := range []struct{ q, want float64 }{{0.5, 1e-3}, {0.875, 2.5}} {
+		if got, ok := dq.Quantile(c.q); !ok || math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("q%g = %v %v, want %gs", c.q, got, ok, c.want)
+		}
+	}
+}

@@ -25,7 +25,8 @@ const (
 	minInterval = 100 * time.Millisecond
 	maxInterval = time.Hour
 	// The observed ΔQs kept per probe take history × bins × 8 B: at most
-	// 1000 × 1000 × 8 B = 8 MB per probe.
+	// 1000 × 1000 × 8 B = 8 MB per probe, ten times that for a probe with
+	// log-linear buckets, read on up to deltaq.MaxGridBins = 10,000 bins.
 	minHistory = 1
 	maxHistory = 1000
 	// The probes that no configuration names; with the history, at most

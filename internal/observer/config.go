@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -178,6 +179,7 @@ func (c *Config) engineConfig() analysis.Config {
 	ac := c.Config
 	ac.ConfiguredProbes = outcome.RegisteredProbes()
 	ac.LookupLayout = processorLayout
+	ac.LookupLogLinear = processorLogLinear
 	return ac
 }
 
@@ -185,8 +187,18 @@ func (c *Config) engineConfig() analysis.Config {
 // deltaq processors of this process registered (outcome.LookupLayout).
 func processorLayout(probe string) (time.Duration, int, bool) {
 	l, ok := outcome.LookupLayout(probe)
-	if !ok || !l.Valid() {
+	if !ok || !l.Valid() || l.IsLogLinear() {
 		return 0, 0, false
 	}
 	return time.Duration(l.DMaxNs), l.Bins, true
+}
+
+// processorLogLinear is analysis.Config.LookupLogLinear over the same
+// probes: the buckets of a probe with `binning: log-linear`.
+func processorLogLinear(probe string) (deltaq.LogLinear, bool) {
+	l, ok := outcome.LookupLayout(probe)
+	if !ok || !l.Valid() || !l.IsLogLinear() {
+		return deltaq.LogLinear{}, false
+	}
+	return l.LogLinear, true
 }

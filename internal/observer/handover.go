@@ -46,9 +46,9 @@ func (o *Observer) park() {
 // rebuilt close at once.
 func (o *Observer) afterAdoption() {
 	for _, name := range o.adopted {
-		d, bins, ok := o.engine.Layout(name)
+		d, bins, ll, ok := o.engine.Layout(name)
 		l, registered := outcome.LookupLayout(name)
-		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins) {
+		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != l.LogLinear) {
 			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
 				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),
 				zap.Duration("dmax", time.Duration(l.DMaxNs)), zap.Int("bins", l.Bins))

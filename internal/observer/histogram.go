@@ -5,6 +5,7 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
 	"math"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -23,6 +24,11 @@ type cumulative struct {
 	start pcommon.Timestamp
 	width float64
 	bins  int
+	// edges are the upper edges of a log-linear probe's buckets
+	// (analysis.ProbeResult.Edges), nil for uniform bins; exp is their
+	// exponential mapping, made at the first exponential point.
+	edges []float64
+	exp   *expShape
 	// counts are the successes per bin, n their total and sum the sum of
 	// their delays in seconds.
 	counts []uint64
@@ -39,8 +45,8 @@ type cumulative struct {
 // counts of two layouts are never added, and the backend sees a reset.
 func (b *builder) cumulativeOf(p *analysis.ProbeResult, windowStart pcommon.Timestamp) *cumulative {
 	c := b.cum[p.Name]
-	if p.BinCounts != nil && (c == nil || c.width != p.Width || c.bins != p.Bins) {
-		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, counts: make([]uint64, p.Bins)}
+	if p.BinCounts != nil && (c == nil || c.width != p.Width || c.bins != p.Bins || !slices.Equal(c.edges, p.Edges)) {
+		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, edges: p.Edges, counts: make([]uint64, len(p.BinCounts))}
 		if b.cum == nil {
 			b.cum = make(map[string]*cumulative)
 		}
@@ -75,7 +81,9 @@ func (b *builder) forgetStreams() {
 
 // observed appends the probe's cumulative histogram of successful delays:
 // explicit buckets at the bin edges, or exponential buckets when
-// histogram::exponential is set. Timeouts and failures are not in it (they
+// histogram::exponential is set. A log-linear probe's explicit bounds are
+// its buckets' upper edges, llquantize's edges, with the buckets' exact
+// counts. Timeouts and failures are not in it (they
 // have no delay to put in a bucket); deltaq.outcomes counts them, so that
 // the improper CDF at a delay d is the successes below d divided by all the
 // instances (examples/README.md, "Reading ΔQ in PromQL").
@@ -84,12 +92,15 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 		b.observedExponential(s, id, c, end)
 		return
 	}
-	e := b.edgesOf(c.width, c.bins)
+	bounds := c.edges
+	if bounds == nil {
+		bounds = b.edgesOf(c.width, c.bins).bounds
+	}
 	dp := s.observed.Histogram().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(c.start)
 	dp.SetTimestamp(end)
 	id.put(dp.Attributes(), 0)
-	dp.ExplicitBounds().FromRaw(e.bounds)
+	dp.ExplicitBounds().FromRaw(bounds)
 	bc := dp.BucketCounts()
 	bc.EnsureCapacity(len(c.counts) + 1)
 	bc.Append(c.counts...)
@@ -103,9 +114,18 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 // the exponential bucket of the bin's right edge (bins and exponential
 // buckets are both upper-inclusive). A quantile q read from it by
 // interpolation within a bucket (PromQL's histogram_quantile) lies within
-// truth/base ≤ q < (truth + w)·base, base = 2^(2^−scale), w the bin width.
+// truth/base ≤ q < (truth + w)·base, base = 2^(2^−scale), w the bin width
+// (a log-linear probe's bucket width).
 func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) {
-	x := b.expOf(c.width, c.bins)
+	x := c.exp
+	switch {
+	case c.edges == nil:
+		x = b.expOf(c.width, c.bins)
+	case x == nil:
+		n := len(c.edges)
+		x = b.expFit(c.edges[0], c.edges[n-1], n, func(i int) float64 { return c.edges[i] })
+		c.exp = x
+	}
 	dp := s.observed.ExponentialHistogram().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(c.start)
 	dp.SetTimestamp(end)
@@ -157,20 +177,28 @@ func (b *builder) expOf(width float64, bins int) *expShape {
 	if x := b.expShapes[k]; x != nil {
 		return x
 	}
-	scale := int32(maxExpScale)
-	lo, hi := expIndex(width, scale), expIndex(float64(bins)*width, scale)
-	for scale > minExpScale && hi-lo+1 > int32(b.expMaxSize) {
-		scale--
-		lo, hi = expIndex(width, scale), expIndex(float64(bins)*width, scale)
-	}
-	x := &expShape{scale: scale, offset: lo, buckets: int(hi - lo + 1), index: make([]int32, bins)}
-	for i := range x.index {
-		x.index[i] = expIndex(edgeSeconds(i, width), scale) - lo
-	}
+	x := b.expFit(width, float64(bins)*width, bins, func(i int) float64 { return edgeSeconds(i, width) })
 	if b.expShapes == nil || len(b.expShapes) >= maxCachedShapes {
 		b.expShapes = make(map[shape]*expShape)
 	}
 	b.expShapes[k] = x
+	return x
+}
+
+// expFit returns the exponential mapping of n buckets whose upper edges are
+// upper(0) = first < … < upper(n−1) = last: the finest scale at which the
+// buckets from first to last number at most max_size.
+func (b *builder) expFit(first, last float64, n int, upper func(i int) float64) *expShape {
+	scale := int32(maxExpScale)
+	lo, hi := expIndex(first, scale), expIndex(last, scale)
+	for scale > minExpScale && hi-lo+1 > int32(b.expMaxSize) {
+		scale--
+		lo, hi = expIndex(first, scale), expIndex(last, scale)
+	}
+	x := &expShape{scale: scale, offset: lo, buckets: int(hi - lo + 1), index: make([]int32, n)}
+	for i := range x.index {
+		x.index[i] = expIndex(upper(i), scale) - lo
+	}
 	return x
 }
 

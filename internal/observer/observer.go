@@ -277,9 +277,14 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 			o.coarseWarned = make(map[string]bool)
 		}
 		o.coarseWarned[p.Name] = true
-		o.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s); use a smaller dmax or more bins",
-			p.Name, time.Duration(math.Round(p.Width*1e9))),
-			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", p.Width))
+		// A log-linear probe's first bucket is [0, low).
+		w, advice := p.Width, "use a smaller dmax or more bins"
+		if p.Edges != nil {
+			w, advice = p.Edges[0], "use a smaller binning low"
+		}
+		o.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s); %s",
+			p.Name, time.Duration(math.Round(w*1e9)), advice),
+			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", w))
 	}
 	if coarse > 0 {
 		o.tel.underResolvedWindows.Add(ctx, coarse)

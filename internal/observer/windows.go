@@ -26,9 +26,11 @@ import (
 // then analyses them as if it had seen every instance.
 
 // windowPoints appends the probe's window in mergeable form: nothing for a
-// window without instances.
+// window without instances, nor for a probe with log-linear buckets, which
+// a window of uniform bins cannot carry (analysis.WindowOf): it is analysed
+// by the agent whose processor produces it, not at the gateway.
 func (b *builder) windowPoints(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
-	if p.BinCounts == nil || p.Bins == 0 {
+	if p.BinCounts == nil || p.Bins == 0 || p.Edges != nil {
 		return
 	}
 	e := b.edgesOf(p.Width, p.Bins)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // MaxNameLength bounds, in bytes, a probe name, a span name or a service
@@ -18,15 +20,30 @@ import (
 const MaxNameLength = 256
 
 // Layout is the shape of a probe's ΔQ histogram: dMax in nanoseconds and the
-// number of bins (bin width DMaxNs/Bins). A probe's layout comes from
-// configuration, never from span data alone.
+// number of bins (bin width DMaxNs/Bins), or, for a probe with `binning:
+// log-linear`, the log-linear buckets LogLinear (DMaxNs = LogLinear.High,
+// Bins = 0). A probe's layout comes from configuration, never from span
+// data alone: the spans of a log-linear probe carry its dMax but no bin
+// count (the contract in outcome.go), so only a reader of this process,
+// through the registry, learns its buckets.
 type Layout struct {
 	DMaxNs int64
 	Bins   int
+	// LogLinear is the probe's log-linear binning; zero for uniform bins.
+	LogLinear deltaq.LogLinear
 }
 
-// Valid reports whether the layout has a positive dMax and bin count.
-func (l Layout) Valid() bool { return l.DMaxNs > 0 && l.Bins > 0 }
+// IsLogLinear reports whether the layout has log-linear buckets.
+func (l Layout) IsLogLinear() bool { return l.LogLinear != (deltaq.LogLinear{}) }
+
+// Valid reports whether the layout has a positive dMax and either a bin
+// count or log-linear buckets that end at dMax (not both).
+func (l Layout) Valid() bool {
+	if l.IsLogLinear() {
+		return l.Bins == 0 && l.DMaxNs > 0 && l.LogLinear.High == l.DMaxNs
+	}
+	return l.DMaxNs > 0 && l.Bins > 0
+}
 
 // The registry holds the probes configured in the deltaq processors of this
 // process, so that an exporter or connector in the same collector takes a

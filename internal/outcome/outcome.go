@@ -21,7 +21,13 @@
 //     dMax it was judged by: under a longer dMax of its own it might have
 //     ended in time. The first span of a probe in a batch carries the layout
 //     so that a reader that configures none for the probe, in another
-//     collector, takes it from there;
+//     collector, takes it from there. A probe with log-linear buckets
+//     (the processor's `binning: log-linear`) has no bin count a span could
+//     give: its spans carry AttrDMaxNs (its dMax, the buckets' High) and no
+//     AttrBins. A reader of the same collector takes its buckets from the
+//     registry (Layout.LogLinear); a reader in another collector that does
+//     not configure the probe itself finds no layout it can follow and
+//     refuses its instances, counted as invalid (see below);
 //   - a synthetic timeout span, made by the processor for an instance
 //     announced by a start event that never ended: also AttrSynthetic;
 //   - a late span, one that ended after its instance had been reported as a
@@ -72,7 +78,8 @@ const (
 	// int; on timeouts and on the first span of each probe in a batch.
 	AttrDMaxNs = "deltaq.dmax_ns"
 	// AttrBins is the number of bins of the probe's ΔQ (width = dMax/bins),
-	// an int; on the spans that carry AttrDMaxNs.
+	// an int; on the spans that carry AttrDMaxNs, but for those of a probe
+	// with log-linear buckets, which has no bin count.
 	AttrBins = "deltaq.bins"
 	// AttrSynthetic is true on spans the processor created for timeouts, a bool.
 	AttrSynthetic = "deltaq.synthetic"

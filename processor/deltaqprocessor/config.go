@@ -127,7 +127,8 @@ type ProbeConfig struct {
 	Match MatchConfig `mapstructure:"match"`
 
 	// DMax is the maximum delay, given directly, in [1µs, 24h]; it takes
-	// Bins with it. Exactly one of DMax, Exponent and DMaxAuto is set.
+	// Bins with it. Exactly one of DMax, Exponent, DMaxAuto and Binning is
+	// set.
 	DMax time.Duration `mapstructure:"dmax"`
 
 	// DMaxAuto, written `dmax: auto`, lets the probe choose its dMax from
@@ -153,9 +154,38 @@ type ProbeConfig struct {
 	// width is dMax / N.
 	Bins int `mapstructure:"bins"`
 
+	// Binning, instead of Bins and a dMax, gives the probe log-linear
+	// buckets, for delays that span orders of magnitude: `binning: {kind:
+	// log-linear, factor: 10, low: 1ms, high: 10s, steps: 10}`. Its dMax
+	// is High. Neither dmax, exponent, bins nor dmax: auto is set with it:
+	// auto-ranging moves the dMax of uniform bins, while log-linear
+	// buckets already cover the orders of magnitude between Low and High.
+	Binning *BinningConfig `mapstructure:"binning"`
+
 	// Failure replaces the processor-level failure rule for this probe.
 	Failure *FailureConfig `mapstructure:"failure"`
 }
+
+// BinningConfig is a probe's log-linear binning, DTrace's llquantize
+// (deltaq.LogLinear): one bucket [0, Low), then each magnitude
+// [Low·Factorᵐ, Low·Factorᵐ⁺¹) up to High cut into linear buckets of
+// width Low·Factorᵐ⁺¹/Steps.
+type BinningConfig struct {
+	// Kind is log-linear, the only kind (uniform bins are set by bins).
+	Kind string `mapstructure:"kind"`
+	// Factor is the ratio between magnitudes, at least 2.
+	Factor int64 `mapstructure:"factor"`
+	// Low and High bound the magnitudes: High = Low·Factorᴹ for some
+	// M ≥ 1. High is the probe's dMax, in [1µs, 24h].
+	Low  time.Duration `mapstructure:"low"`
+	High time.Duration `mapstructure:"high"`
+	// Steps is the number of linear steps of a magnitude, a multiple of
+	// Factor (Steps − Steps/Factor buckets a magnitude).
+	Steps int64 `mapstructure:"steps"`
+}
+
+// binningLogLinear is the value of binning.kind.
+const binningLogLinear = "log-linear"
 
 // MatchConfig selects spans. All the conditions that are set must hold.
 type MatchConfig struct {
@@ -322,6 +352,10 @@ func probeError(i int, name string, err error) error {
 // 10⁶·N·2ⁿ has a fractional part only for n < −6, and the error is at most
 // 0.5 ns.
 func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
+	if pc.Binning != nil {
+		ll, errs := pc.logLinear()
+		return ll.High, errs
+	}
 	var errs []error
 	if err := checkBins(pc.Bins); err != nil {
 		errs = append(errs, err)
@@ -359,6 +393,55 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 		return 0, []error{fmt.Errorf("dmax: %v is less than 1ns per bin with %d bins", pc.DMax, pc.Bins)}
 	}
 	return int64(pc.DMax), nil
+}
+
+// logLinear returns the probe's log-linear buckets, or the problems with
+// the binning and the fields it excludes. The buckets are at most
+// deltaq.MaxThesisBins, as the bins of a uniform probe: each is a bucket of
+// deltaq.observed.
+func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
+	b := pc.Binning
+	var errs []error
+	if pc.DMaxAuto {
+		errs = append(errs, errors.New("binning, dmax: auto: set one or the other; dmax: auto moves the dMax of uniform bins, log-linear buckets cover binning.low to binning.high"))
+	}
+	if pc.DMax != 0 || pc.Exponent != nil {
+		errs = append(errs, errors.New("dmax, exponent: the dMax of a probe with binning is binning.high; set neither"))
+	}
+	if pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 {
+		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period: only with dmax: auto"))
+	}
+	if pc.Bins != 0 {
+		errs = append(errs, errors.New("bins, binning: set either bins or binning, not both"))
+	}
+	if b.Kind != binningLogLinear {
+		errs = append(errs, fmt.Errorf("binning.kind: must be %s, got %q", binningLogLinear, b.Kind))
+	}
+	if b.Factor < 2 {
+		errs = append(errs, fmt.Errorf("binning.factor: must be at least 2, got %d", b.Factor))
+	}
+	if b.Steps < max(b.Factor, 1) || (b.Factor > 0 && b.Steps%b.Factor != 0) {
+		errs = append(errs, fmt.Errorf("binning.steps: must be a positive multiple of binning.factor %d, got %d", b.Factor, b.Steps))
+	}
+	if b.Low <= 0 || b.Low >= b.High {
+		errs = append(errs, fmt.Errorf("binning.low: must be in (0s, binning.high %v), got %v", b.High, b.Low))
+	}
+	if b.High < minDMax || b.High > maxDMax {
+		errs = append(errs, fmt.Errorf("binning.high: must be in [%v, %v], got %v", minDMax, maxDMax, b.High))
+	}
+	if len(errs) > 0 {
+		return deltaq.LogLinear{}, errs
+	}
+	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
+	edges, err := ll.Edges()
+	switch {
+	case err != nil:
+		// The power of the factor, or buckets of fractional nanoseconds.
+		return deltaq.LogLinear{}, []error{fmt.Errorf("binning: %s", strings.TrimPrefix(err.Error(), "deltaq: LogLinear: "))}
+	case len(edges)-1 > deltaq.MaxThesisBins:
+		return deltaq.LogLinear{}, []error{fmt.Errorf("binning: %d buckets, more than %d; use fewer steps or magnitudes", len(edges)-1, deltaq.MaxThesisBins)}
+	}
+	return ll, nil
 }
 
 func checkBins(n int) error {

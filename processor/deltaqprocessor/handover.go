@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
@@ -33,6 +34,7 @@ type parkedProbe struct {
 	name    string
 	dMaxNs  int64 // in force
 	bins    int64
+	ll      deltaq.LogLinear
 	decided bool
 	ref     int64
 }
@@ -48,7 +50,7 @@ func (p *deltaqProcessor) park() {
 	st := &parked{table: p.table, ended: p.ended, maxEnded: p.maxEnded, endedWindow: p.endedWindow}
 	for i := range p.m.probes {
 		pr := &p.m.probes[i]
-		pp := parkedProbe{name: pr.name, dMaxNs: pr.currentDMax(), bins: pr.bins}
+		pp := parkedProbe{name: pr.name, dMaxNs: pr.currentDMax(), bins: pr.bins, ll: pr.ll}
 		if pr.auto != nil {
 			pp.decided, pp.ref = pr.auto.decided, pr.auto.ref
 		}
@@ -63,7 +65,7 @@ func (p *deltaqProcessor) park() {
 
 // adopt takes over the state a processor of the same ID parked before a
 // reload. An instance keeps its deadline when its probe is still
-// configured with the same dMax and bins; the instances of a probe that
+// configured with the same dMax and bins (or binning); the instances of a probe that
 // is gone or whose layout changed are dropped, and the probe starts fresh,
 // as the log says.
 func (p *deltaqProcessor) adopt(st *parked) {
@@ -78,7 +80,7 @@ func (p *deltaqProcessor) adopt(st *parked) {
 		if ok {
 			p.adoptRange(&p.m.probes[j], &old)
 		}
-		if ok && p.m.probes[j].currentDMax() == old.dMaxNs && p.m.probes[j].bins == old.bins {
+		if ok && p.m.probes[j].currentDMax() == old.dMaxNs && p.m.probes[j].bins == old.bins && p.m.probes[j].ll == old.ll {
 			remap[i] = j
 			continue
 		}

@@ -11,6 +11,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Outcome indices, in the order of outcomeValues.
@@ -32,6 +35,9 @@ type probe struct {
 	// provisional one, and auto.dMax is in force.
 	dMaxNs int64
 	bins   int64
+	// ll is the probe's log-linear buckets (binning), bins 0 then; zero for
+	// uniform bins.
+	ll deltaq.LogLinear
 	// auto is the state of a probe with dmax: auto, nil otherwise.
 	auto *autoRange
 
@@ -69,6 +75,9 @@ func compileProbe(pc *ProbeConfig, def failureRule) (probe, []error) {
 	d, derrs := pc.DMaxNanos()
 	errs = append(errs, derrs...)
 	p.dMaxNs = d
+	if pc.Binning != nil && len(derrs) == 0 {
+		p.ll, _ = pc.logLinear()
+	}
 	if pc.DMaxAuto && len(derrs) == 0 {
 		p.auto = newAutoRange(pc)
 	}
@@ -152,6 +161,14 @@ func (p *probe) matchesRest(span ptrace.Span, res *resourceInfo) bool {
 		}
 	}
 	return true
+}
+
+// layout returns the probe's layout in force, as the registry holds it.
+func (p *probe) layout() outcome.Layout {
+	if p.ll != (deltaq.LogLinear{}) {
+		return outcome.Layout{DMaxNs: p.ll.High, LogLinear: p.ll}
+	}
+	return outcome.Layout{DMaxNs: p.currentDMax(), Bins: int(p.bins)}
 }
 
 // currentDMax returns the dMax in force.

@@ -120,7 +120,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 	layouts := make(map[string]outcome.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
-		layouts[pr.name] = outcome.Layout{DMaxNs: pr.currentDMax(), Bins: int(pr.bins)}
+		layouts[pr.name] = pr.layout()
 	}
 	outcome.Register(p, layouts)
 	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
@@ -318,7 +318,8 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // Every counted span carries deltaq.probe; a failure or a timeout also
 // deltaq.outcome, a success none (a reader takes a bare deltaq.probe for a
 // success), which spares the common case one pdata allocation. The layout
-// attributes (deltaq.dmax_ns, deltaq.bins) are on a timeout, whose reader
+// attributes (deltaq.dmax_ns, deltaq.bins; no bins for log-linear
+// buckets) are on a timeout, whose reader
 // must know the dMax it was judged by, and on the first span of each probe
 // in the batch (marks), from which a reader that configures no layout for
 // the probe takes it (the contract in internal/outcome). A late span carries
@@ -385,7 +386,7 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 		n++ // deltaq.outcome
 	}
 	if withLayout {
-		n += 2
+		n += layoutAttrs(pr)
 	}
 	if late {
 		n++
@@ -401,10 +402,29 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 		return
 	}
 	if withLayout {
-		attrs.PutInt(outcome.AttrDMaxNs, dMax)
-		attrs.PutInt(outcome.AttrBins, pr.bins)
+		putLayout(attrs, pr, dMax)
 	}
 	p.stats.instances[pi][oc].Add(1)
+}
+
+// layoutAttrs returns the number of layout attributes putLayout writes.
+func layoutAttrs(pr *probe) int {
+	if pr.bins > 0 {
+		return 2
+	}
+	return 1
+}
+
+// putLayout writes the layout attributes of an instance judged by dMax ns:
+// deltaq.dmax_ns, and deltaq.bins but for a probe with log-linear buckets,
+// which has no bin count to give (a reader in another collector then finds
+// no layout it can follow and refuses the instance, counted; the contract
+// in internal/outcome).
+func putLayout(attrs pcommon.Map, pr *probe, dMax int64) {
+	attrs.PutInt(outcome.AttrDMaxNs, dMax)
+	if pr.bins > 0 {
+		attrs.PutInt(outcome.AttrBins, pr.bins)
+	}
 }
 
 // layoutMarks records, for one batch, the probes of which a span already
@@ -651,8 +671,7 @@ func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Trace
 		a.PutStr(outcome.AttrOutcome, outcome.Timeout)
 		// The dMax the instance's deadline was set by: an auto probe's may
 		// have changed since.
-		a.PutInt(outcome.AttrDMaxNs, in.Deadline-in.Start)
-		a.PutInt(outcome.AttrBins, pr.bins)
+		putLayout(a, pr, in.Deadline-in.Start)
 		a.PutBool(outcome.AttrSynthetic, true)
 	}
 	return td
