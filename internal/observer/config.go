@@ -200,5 +200,5 @@ func processorLogLinear(probe string) (deltaq.LogLinear, bool) {
 	if !ok || !l.Valid() || !l.IsLogLinear() {
 		return deltaq.LogLinear{}, false
 	}
-	return l.LogLinear, true
+	return deltaq.LogLinear(l.LogLinear), true
 }

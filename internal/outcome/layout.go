@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // MaxNameLength bounds, in bytes, a probe name, a span name or a service
@@ -30,11 +28,20 @@ type Layout struct {
 	DMaxNs int64
 	Bins   int
 	// LogLinear is the probe's log-linear binning; zero for uniform bins.
-	LogLinear deltaq.LogLinear
+	LogLinear LogLinear
+}
+
+// LogLinear is a log-linear binning as deltaq.LogLinear describes it (the
+// same fields, so that either converts to the other): this package stays
+// free of the algebra, for sdk/deltaqstart imports it into applications.
+type LogLinear struct {
+	Factor    int64
+	Low, High int64
+	Steps     int64
 }
 
 // IsLogLinear reports whether the layout has log-linear buckets.
-func (l Layout) IsLogLinear() bool { return l.LogLinear != (deltaq.LogLinear{}) }
+func (l Layout) IsLogLinear() bool { return l.LogLinear != (LogLinear{}) }
 
 // Valid reports whether the layout has a positive dMax and either a bin
 // count or log-linear buckets that end at dMax (not both).

@@ -92,7 +92,7 @@ func TestLogLinearProbeRegistersAndMarksSpans(t *testing.T) {
 	h := newHarness(t, testConfig(pc))
 	l, ok := outcome.LookupLayout("search")
 	require.True(t, ok)
-	assert.Equal(t, outcome.Layout{DMaxNs: int64(10 * time.Second), LogLinear: searchLayout}, l)
+	assert.Equal(t, outcome.Layout{DMaxNs: int64(10 * time.Second), LogLinear: outcome.LogLinear(searchLayout)}, l)
 	assert.True(t, l.Valid())
 
 	h.consumeTraces(tracesOf(

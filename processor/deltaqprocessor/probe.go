@@ -166,7 +166,7 @@ func (p *probe) matchesRest(span ptrace.Span, res *resourceInfo) bool {
 // layout returns the probe's layout in force, as the registry holds it.
 func (p *probe) layout() outcome.Layout {
 	if p.ll != (deltaq.LogLinear{}) {
-		return outcome.Layout{DMaxNs: p.ll.High, LogLinear: p.ll}
+		return outcome.Layout{DMaxNs: p.ll.High, LogLinear: outcome.LogLinear(p.ll)}
 	}
 	return outcome.Layout{DMaxNs: p.currentDMax(), Bins: int(p.bins)}
 }
