@@ -197,3 +197,44 @@ func BenchmarkHistogramAdd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLogLinearAdd records delays spread over six magnitudes into the
+// log-linear layout 1 ms…10 s by tens in 10 steps: the cost per instance of
+// a binning: log-linear probe.
+func BenchmarkLogLinearAdd(b *testing.B) {
+	ll := LogLinear{Factor: 10, Low: 1e6, High: 1e10, Steps: 10}
+	h, err := NewLogLinearHistogram(ll)
+	if err != nil {
+		b.Fatal(err)
+	}
+	delays := make([]int64, 1024)
+	for i := range delays {
+		delays[i] = int64(1000) << (i % 24) // 1 µs … 8.4 s
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		h.Add(delays[i&1023])
+		i++
+	}
+}
+
+// BenchmarkLogLinearDeltaQ converts a window of that layout to the uniform
+// grid the operators use (GridWidth: 10,000 bins of 1 ms).
+func BenchmarkLogLinearDeltaQ(b *testing.B) {
+	ll := LogLinear{Factor: 10, Low: 1e6, High: 1e10, Steps: 10}
+	h, err := NewLogLinearHistogram(ll)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10000 {
+		h.Add(int64(1000) << (i % 24))
+	}
+	w, _ := ll.GridWidth(MaxGridBins)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.DeltaQ(w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -26,6 +26,11 @@ main() ->
     ok = application:set_env(dqsd_otel, endpoint, dqsd_otel_test_http:endpoint(Server)),
     {ok, _} = application:ensure_all_started(dqsd_otel),
     Name = <<"worker_1">>,
+    %% The example of the W3C Trace Context Recommendation, section
+    %% "traceparent Header".
+    Headers = [{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+               {"tracestate", "congo=t61rcWkgMzE"}],
+    Remote = dqsd_otel:extract(Headers),
     Cases = [{"timer only (measurement floor)", fun() -> ok end},
              {"start_span -> end_span",
               fun() -> dqsd_otel:end_span(dqsd_otel:start_span(Name)) end},
@@ -37,7 +42,11 @@ main() ->
               fun() ->
                       dqsd_otel:end_span(dqsd_otel:start_span(Name, #{<<"k">> => 1,
                                                                       <<"q">> => <<"v">>}))
-              end}],
+              end},
+             {"extract/1 (traceparent, tracestate)", fun() -> dqsd_otel:extract(Headers) end},
+             {"inject/2 into []", fun() -> dqsd_otel:inject(Remote, []) end},
+             {"start_span/3 under a remote parent -> end_span",
+              fun() -> dqsd_otel:end_span(dqsd_otel:start_span(Name, #{}, Remote)) end}],
     io:format("dqsd_otel overhead per call, ~b calls each (OTP ~s, ~b schedulers)~n",
               [?CALLS, erlang:system_info(otp_release),
                erlang:system_info(schedulers_online)]),
