@@ -6,13 +6,11 @@ package deltaqprocessor
 import (
 	"encoding/binary"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -55,13 +53,7 @@ func TestStep125(t *testing.T) {
 // TestDMaxAutoConfig: dmax: auto is read from YAML with its options, and
 // the options are checked, each error naming its field.
 func TestDMaxAutoConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config_auto.yaml"))
-	require.NoError(t, err)
-	sub, err := cm.Sub("deltaq")
-	require.NoError(t, err)
-	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, cfg.Unmarshal(sub))
-	require.NoError(t, cfg.Validate())
+	cfg := loadValidConfig(t, "config_auto.yaml")
 	require.Len(t, cfg.Probes, 2)
 	a := cfg.Probes[0]
 	if !a.DMaxAuto || a.DMax != 0 || a.DMaxMin != 2*time.Millisecond || a.DMaxMax != 30*time.Second || a.DMaxSample != 500 || a.DMaxPeriod != 5*time.Second {

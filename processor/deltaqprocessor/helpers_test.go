@@ -5,6 +5,7 @@ package deltaqprocessor
 
 import (
 	"context"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -270,4 +272,18 @@ func (h *harness) tickEveryMillisecond() (stop func()) {
 		close(done)
 		<-ticks
 	}
+}
+
+// loadValidConfig decodes the deltaq section of testdata/file, which must
+// be valid.
+func loadValidConfig(t *testing.T, file string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", file))
+	require.NoError(t, err)
+	sub, err := cm.Sub("deltaq")
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Unmarshal(sub))
+	require.NoError(t, cfg.Validate())
+	return cfg
 }

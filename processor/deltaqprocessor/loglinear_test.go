@@ -4,7 +4,6 @@
 package deltaqprocessor
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -24,13 +22,7 @@ var searchLayout = deltaq.LogLinear{Factor: 10, Low: int64(time.Millisecond), Hi
 // TestLogLinearBinningConfig: `binning: log-linear` is read from YAML, its
 // dMax is binning.high, and a duration without a unit is refused by name.
 func TestLogLinearBinningConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config_loglinear.yaml"))
-	require.NoError(t, err)
-	sub, err := cm.Sub("deltaq")
-	require.NoError(t, err)
-	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, cfg.Unmarshal(sub))
-	require.NoError(t, cfg.Validate())
+	cfg := loadValidConfig(t, "config_loglinear.yaml")
 	require.Len(t, cfg.Probes, 2)
 	assert.Equal(t, &BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}, cfg.Probes[0].Binning)
 	assert.Nil(t, cfg.Probes[1].Binning)
@@ -41,7 +33,7 @@ func TestLogLinearBinningConfig(t *testing.T) {
 	raw := map[string]any{"probes": []any{map[string]any{
 		"name": "search", "binning": map[string]any{"kind": "log-linear", "factor": 10, "low": 1, "high": "10s", "steps": 10},
 	}}}
-	err = createDefaultConfig().(*Config).Unmarshal(confmap.NewFromStringMap(raw))
+	err := createDefaultConfig().(*Config).Unmarshal(confmap.NewFromStringMap(raw))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "probes[0].binning.low: 1 has no unit")
 }
