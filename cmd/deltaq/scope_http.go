@@ -34,6 +34,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deltaq-otel/deltaq/analysis"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -123,18 +125,14 @@ type webSnapshotWindow struct {
 }
 
 type webSnapshotProbe struct {
-	Probe      string         `json:"probe"`
-	Success    int64          `json:"success"`
-	Timeout    int64          `json:"timeout"`
-	Failure    int64          `json:"failure"`
-	Observed   *webSnapshotDQ `json:"observed,omitempty"`
-	Calculated *webSnapshotDQ `json:"calculated,omitempty"`
-}
-
-// webSnapshotDQ is a ΔQ as a snapshot record holds it: CDF[i] = F((i+1)·width).
-type webSnapshotDQ struct {
-	Width float64   `json:"width"`
-	CDF   []float64 `json:"cdf"`
+	Probe   string `json:"probe"`
+	Success int64  `json:"success"`
+	Timeout int64  `json:"timeout"`
+	Failure int64  `json:"failure"`
+	// Observed and Calculated are the ΔQs as a snapshot record holds them
+	// (the snapshot files' form).
+	Observed   *analysis.CDFJSON `json:"observed,omitempty"`
+	Calculated *analysis.CDFJSON `json:"calculated,omitempty"`
 }
 
 // webSnapshotSummary is what the trigger list needs of a snapshot.
@@ -675,7 +673,7 @@ func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 
 // snapshotDQ reads {"width": w, "cdf": [...]} under key of a snapshot
 // record's body; nil when absent or malformed.
-func (s *webSnapshot) snapshotDQ(body pcommon.Map, key string) *webSnapshotDQ {
+func (s *webSnapshot) snapshotDQ(body pcommon.Map, key string) *analysis.CDFJSON {
 	v, ok := body.Get(key)
 	if !ok || v.Type() != pcommon.ValueTypeMap {
 		return nil
@@ -686,7 +684,7 @@ func (s *webSnapshot) snapshotDQ(body pcommon.Map, key string) *webSnapshotDQ {
 	if !ok || !ok2 || wv.Type() != pcommon.ValueTypeDouble || cv.Type() != pcommon.ValueTypeSlice {
 		return nil
 	}
-	d := &webSnapshotDQ{Width: wv.Double(), CDF: []float64{}}
+	d := &analysis.CDFJSON{Width: wv.Double(), CDF: []float64{}}
 	if !(d.Width > 0) || math.IsInf(d.Width, 0) {
 		return nil
 	}
