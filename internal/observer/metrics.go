@@ -183,6 +183,8 @@ func (b *builder) qLabelOf(q float64) string {
 
 // metricSet holds the metrics of one window, in the order they are emitted.
 type metricSet struct {
+	// result is the window the metrics are built of.
+	result                                                                                          *analysis.Result
 	observed, cdf, quantile, outcomes, failureRatio, violation, qtaPoint, qtaMaxFailure, divergence pmetric.Metric
 	window, contributors                                                                            pmetric.Metric
 	divergenceP, divergenceStat, slack, slackMin, marginMin, timeToViolation                        pmetric.Metric
@@ -200,7 +202,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
 	ms.EnsureCapacity(17)
-	var s metricSet
+	s := metricSet{result: r}
 	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Successful delays since the stream's start (timeouts and failures: deltaq.outcomes).")
 	if b.expMaxSize > 0 {
 		s.observed.SetEmptyExponentialHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -298,7 +300,7 @@ func dataPointCount(m pmetric.Metric) int {
 func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
 	b.outcomes(s, p, id, start, end)
 	if b.emitWindows {
-		b.windowPoints(s, p, id, start, end)
+		b.windowPoints(s, s.result, p, id)
 	}
 	if c := b.cumulativeOf(p, start); c != nil {
 		b.observed(s, id, c, end)

@@ -29,25 +29,26 @@ import (
 // window without instances, nor for a probe with log-linear buckets, which
 // a window of uniform bins cannot carry (analysis.WindowOf): it is analysed
 // by the agent whose processor produces it, not at the gateway.
-func (b *builder) windowPoints(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
-	if p.BinCounts == nil || p.Bins == 0 || p.Edges != nil {
+func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.ProbeResult, id probeID) {
+	w, ok := analysis.WindowOf(r, p, "")
+	if !ok {
 		return
 	}
-	e := b.edgesOf(p.Width, p.Bins)
+	e := b.edgesOf(p.Width, w.Bins)
 	dp := s.window.Histogram().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(end)
+	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(w.Start))
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(w.End))
 	a := dp.Attributes()
 	id.put(a, 2)
-	a.PutInt(outcome.AttrTimeout, p.Counts.Timeout)
-	a.PutInt(outcome.AttrFailure, p.Counts.Failure)
+	a.PutInt(outcome.AttrTimeout, w.Timeouts)
+	a.PutInt(outcome.AttrFailure, w.Failures)
 	dp.ExplicitBounds().FromRaw(e.bounds)
 	bc := dp.BucketCounts()
-	bc.EnsureCapacity(len(p.BinCounts) + 1)
-	bc.Append(p.BinCounts...)
-	bc.Append(uint64(p.Counts.Timeout + p.Counts.Failure))
+	bc.EnsureCapacity(len(w.BinCounts) + 1)
+	bc.Append(w.BinCounts...)
+	bc.Append(uint64(w.Timeouts + w.Failures))
 	dp.SetCount(uint64(p.Counts.Total()))
-	dp.SetSum(p.SuccessSum)
+	dp.SetSum(w.SuccessSum)
 }
 
 // ConsumeMetrics merges the windows of other observers (agents) found among
