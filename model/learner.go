@@ -4,6 +4,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -144,6 +145,7 @@ type openTrace struct {
 	id       [16]byte
 	spans    []Span
 	deadline int64 // trace time after which it closes
+	touched  bool  // the record being read added to it
 }
 
 // queued is an open trace in the queue, with its deadline when queued.
@@ -193,13 +195,16 @@ type Learner struct {
 	queue  []queued // open traces by the deadline they had when queued
 	head   int      // queue[head:] is the queue
 	free   []*openTrace
-	mark   int64 // watermark: the latest span end seen
-	ops    map[op]int32
-	opList []op
-	ctx    map[ctxKey]int32
-	nodes  []*nodeStats
-	held   []*openTrace // incoherent traces kept for inference
-	stats  Stats
+	mark   int64 // watermark: the latest span end of the records read
+	latest int64 // the latest span end read, the current record's included
+	// touched are the traces the current record added to.
+	touched []*openTrace
+	ops     map[op]int32
+	opList  []op
+	ctx     map[ctxKey]int32
+	nodes   []*nodeStats
+	held    []*openTrace // incoherent traces kept for inference
+	stats   Stats
 
 	openSpans, heldSpans int // spans of the open and of the held traces
 
@@ -229,17 +234,66 @@ func NewLearner(cfg Config) (*Learner, error) {
 // Stats returns the counts so far.
 func (l *Learner) Stats() Stats { return l.stats }
 
-// Add takes one span. Traces whose grace period has passed are closed and
-// learned before it returns.
+// Add takes one span as a record of its own (AddRecord): the trace clock
+// moves to its end, and traces whose grace period has passed are closed
+// and learned before it returns. A span read within a larger record must
+// go in with that record's AddRecord, not here.
 func (l *Learner) Add(s *Span) {
+	l.add(s)
+	l.endRecord()
+}
+
+// AddRecord takes the spans of one record: a request or document of a
+// trace file, whatever the order in which it lists resources and spans. The
+// record is taken whole before the trace clock moves: its spans join their
+// traces, then the clock moves to the latest span end of the record and
+// the traces whose grace has passed since the record are closed. So a
+// record that lists spans by service (as exporters and trace backends
+// write them) is learned as if it listed them by trace; the grace applies
+// between records.
+//
+// The spans are grouped by trace id in place (a stable sort, skipped when
+// they already are), and the open-trace bounds are enforced only between
+// traces of the record: a record with more traces than MaxOpenTraces, or
+// more spans than MaxOpenSpans, closes whole traces of itself early
+// (Stats.Evicted), which is learned correctly unless a trace continues in a
+// later record. Memory: the caller's spans, plus the open traces (at most
+// MaxOpenSpans + MaxSpansPerTrace spans, about 100 bytes each).
+func (l *Learner) AddRecord(spans []Span) {
+	groupByTrace(spans)
+	for i := range spans {
+		l.add(&spans[i])
+	}
+	l.endRecord()
+}
+
+// groupByTrace sorts spans by trace id, keeping their order within a
+// trace, unless they are sorted already.
+func groupByTrace(spans []Span) {
+	cmpID := func(a, b *Span) int { return bytes.Compare(a.TraceID[:], b.TraceID[:]) }
+	for i := 1; i < len(spans); i++ {
+		if cmpID(&spans[i-1], &spans[i]) > 0 {
+			slices.SortStableFunc(spans, func(a, b Span) int { return cmpID(&a, &b) })
+			return
+		}
+	}
+}
+
+// add puts a span in its trace without moving the trace clock; a new trace
+// first makes room within the open-trace bounds.
+func (l *Learner) add(s *Span) {
 	l.stats.Spans++
 	t := l.open[s.TraceID]
 	if t == nil {
-		if len(l.open) >= l.cfg.MaxOpenTraces {
+		for len(l.open) > 0 && (len(l.open) >= l.cfg.MaxOpenTraces || l.openSpans > l.cfg.MaxOpenSpans) {
 			l.stats.Evicted++
 			l.close(l.popFront())
 		}
 		t = l.newTrace(s.TraceID)
+	}
+	if !t.touched {
+		t.touched = true
+		l.touched = append(l.touched, t)
 	}
 	if len(t.spans) >= l.cfg.MaxSpansPerTrace {
 		l.stats.SpansDropped++
@@ -253,11 +307,25 @@ func (l *Learner) Add(s *Span) {
 			t.spans[len(t.spans)-1].Service, t.spans[len(t.spans)-1].Name = o.service, o.name
 		}
 	}
-	l.mark = max(l.mark, s.End)
+	l.latest = max(l.latest, s.End)
+}
+
+// endRecord moves the trace clock to the latest span end read, restarts
+// the grace of the traces the record added to, and closes the traces whose
+// grace has passed.
+func (l *Learner) endRecord() {
 	// The grace runs from the watermark, not the span's end, so that a
 	// span from an earlier part of the corpus (another file) does not
 	// close its trace at once.
-	t.deadline = l.mark + l.grace
+	l.mark = l.latest
+	for _, t := range l.touched {
+		if t.touched {
+			t.touched = false
+			t.deadline = l.mark + l.grace
+		}
+	}
+	clear(l.touched)
+	l.touched = l.touched[:0]
 	for l.head < len(l.queue) && l.queue[l.head].deadline < l.mark {
 		if t := l.pop(); t != nil {
 			l.close(t)
@@ -289,6 +357,7 @@ func (l *Learner) newTrace(id [16]byte) *openTrace {
 // is held for inference.
 func (l *Learner) close(t *openTrace) {
 	delete(l.open, t.id)
+	t.touched = false
 	l.openSpans -= len(t.spans)
 	l.stats.Traces++
 	if l.learn(t.spans, len(t.spans)) {

@@ -212,7 +212,11 @@ func Build(l *Learner, bins int) (*Model, error) {
 			}
 			n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
 		}
-		slices.SortStableFunc(n.Patterns, func(a, b Pattern) int { return cmp.Compare(b.Count, a.Count) })
+		// Most frequent first, ties in the order of their steps: the
+		// model does not depend on the order traces were learned in.
+		slices.SortFunc(n.Patterns, func(a, b Pattern) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), slices.CompareFunc(a.Steps, b.Steps, slices.Compare[[]string]))
+		})
 		if len(kids[i]) > 0 || nd.parent < 0 {
 			n.Outcome = names.unique(probe[i] + selfSuffix)
 		}
