@@ -40,6 +40,7 @@ import (
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/tracefile"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -127,7 +128,7 @@ type analyzeOptions struct {
 	procID, expID, connID string
 	interval              time.Duration
 	json                  bool
-	trace                 traceOptions
+	trace                 tracefile.Options
 	files                 []string
 }
 
@@ -164,12 +165,11 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	if exporterSet && o.connID != "" {
 		return o, fs.usageError("--exporter and --connector are exclusive"), false
 	}
-	o.trace = traceOptions{maxLine: maxTraceLine, maxDoc: maxTraceDocument}
 	if *format != "auto" {
-		o.trace.format = *format
+		o.trace.Format = *format
 	}
 	if *compression != "auto" {
-		o.trace.compression = *compression
+		o.trace.Compression = *compression
 	}
 	o.files = files
 	return o, exitOK, true
@@ -224,14 +224,14 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	// next is read: memory holds one record and the analysis state.
 	var warnings []string
 	for _, f := range o.files {
-		err = readTraceFile(f, o.trace, func(td ptrace.Traces) error {
+		err = tracefile.Read(f, o.trace, func(td ptrace.Traces) error {
 			rep.names.add(td)
 			if err := proc.ConsumeTraces(ctx, td); err != nil {
 				return fmt.Errorf("deltaq processor: %w", err)
 			}
 			return nil
 		})
-		var te *truncatedError
+		var te *tracefile.TruncatedError
 		if errors.As(err, &te) {
 			warnings = append(warnings, te.Error())
 			err = nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/tracefile"
 	"github.com/deltaq-otel/deltaq/model"
 )
 
@@ -114,18 +115,17 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var span model.Span
+	var record []model.Span
 	var warnings []string
 	learn := func(td ptrace.Traces) error {
-		learnTraces(l, td, &span)
+		record = learnRecord(l, td, record[:0])
 		return nil
 	}
-	opts := traceOptions{maxLine: maxTraceLine, maxDoc: maxTraceDocument}
 	for _, f := range o.files {
 		// A last record cut short (a collector stopped while writing) is
 		// a warning: the records before it were learned.
-		err := readTraceFile(f, opts, learn)
-		if te := (*truncatedError)(nil); errors.As(err, &te) {
+		err := tracefile.Read(f, tracefile.Options{}, learn)
+		if te := (*tracefile.TruncatedError)(nil); errors.As(err, &te) {
 			warnings = append(warnings, te.Error())
 		} else if err != nil {
 			return fail(err)
@@ -202,9 +202,11 @@ func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
 	return rep, nil
 }
 
-// learnTraces passes every span of td to the learner, through s. Names
-// are cut to outcome.MaxNameLength bytes, as everywhere in the project.
-func learnTraces(l *model.Learner, td ptrace.Traces, s *model.Span) {
+// learnRecord passes the spans of one record (a request or document) to
+// the learner as a whole (model.Learner.AddRecord), through buf, and
+// returns buf. Names are cut to outcome.MaxNameLength bytes, as everywhere
+// in the project.
+func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.Span {
 	for _, rs := range td.ResourceSpans().All() {
 		service := ""
 		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
@@ -212,7 +214,7 @@ func learnTraces(l *model.Learner, td ptrace.Traces, s *model.Span) {
 		}
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
-				*s = model.Span{
+				buf = append(buf, model.Span{
 					TraceID:  [16]byte(sp.TraceID()),
 					SpanID:   [8]byte(sp.SpanID()),
 					ParentID: [8]byte(sp.ParentSpanID()),
@@ -221,11 +223,12 @@ func learnTraces(l *model.Learner, td ptrace.Traces, s *model.Span) {
 					Start:    int64(sp.StartTimestamp()),
 					End:      int64(sp.EndTimestamp()),
 					Failed:   sp.Status().Code() == ptrace.StatusCodeError,
-				}
-				l.Add(s)
+				})
 			}
 		}
 	}
+	l.AddRecord(buf)
+	return buf
 }
 
 func cutName(s string) string {

@@ -77,6 +77,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/internal/gencmd"
+	"github.com/deltaq-otel/deltaq/internal/tracefile"
 )
 
 func main() { gencmd.Main("dqworkload", run) }
@@ -184,7 +185,7 @@ func run(args []string, out io.Writer) error {
 		w.b.Starts = StartsNone // start events are for a collector's timeouts
 	}
 	if o.traceFile != "" {
-		if w.file, err = CreateTraceFile(o.traceFile); err != nil {
+		if w.file, err = tracefile.Create(o.traceFile); err != nil {
 			return err
 		}
 	}
@@ -225,7 +226,7 @@ type workload struct {
 	sim    *Simulator
 	b      *Batcher
 	sender *Sender    // nil with -endpoint ""
-	file   *TraceFile // nil without -trace-file
+	file   *tracefile.Writer // nil without -trace-file
 
 	epoch    time.Time // wall-clock time of simulation time 0
 	slowed   bool      // the slow-down was in effect at the last step

@@ -46,48 +46,6 @@ func readTraceLines(t *testing.T, path string) []ptrace.Traces {
 	return out
 }
 
-// Each batch is one line holding exactly what ptrace's JSON marshaler (the
-// file exporter's format: json) makes of it; empty batches write nothing.
-func TestTraceFileLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "traces.json")
-	tf, err := CreateTraceFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batches := []Batch{batchOf(3), {}, batchOf(2)}
-	for _, b := range batches {
-		tf.Write(b.Traces, b.Spans)
-	}
-	if err := tf.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if tf.Spans() != 5 {
-		t.Errorf("Spans() = %d, want 5", tf.Spans())
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []byte
-	for _, b := range []Batch{batches[0], batches[2]} {
-		line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(b.Traces)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(append(want, line...), '\n')
-	}
-	if !bytes.Equal(raw, want) {
-		t.Fatalf("file holds\n%s\nwant\n%s", raw, want)
-	}
-	if got := readTraceLines(t, path); len(got) != 2 || got[0].SpanCount() != 3 || got[1].SpanCount() != 2 {
-		t.Fatalf("read back %d lines, want 2 of 3 and 2 spans", len(got))
-	}
-
-	if _, err := CreateTraceFile(filepath.Join(t.TempDir(), "no", "such", "dir", "t.json")); err == nil || !strings.HasPrefix(err.Error(), "trace file: ") {
-		t.Errorf("file in a missing directory: %v", err)
-	}
-}
-
 // A run without a collector writes its spans to the file only, simulated as
 // fast as possible: -duration 20s takes far less, yet the spans cover 20 s of
 // simulated time. The file's traces have the system's shape: a root job span,

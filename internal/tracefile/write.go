@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package tracefile
 
 import (
 	"bufio"
@@ -11,32 +11,32 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// TraceFile writes batches of spans as the collector's file exporter does
-// with format: json: each batch is one ExportTraceServiceRequest in OTLP JSON
-// (ptrace's JSON marshaler) on a line of its own. A corpus recorded this way
-// reads like one recorded by a collector (deltaq analyze reads both).
-type TraceFile struct {
+// Writer writes batches of spans as the collector's file exporter does
+// with format: json: each batch is one ExportTraceServiceRequest in OTLP
+// JSON (ptrace's JSON marshaler) on a line of its own, the form Read reads
+// one line at a time. A corpus written this way reads like one recorded by
+// a collector.
+type Writer struct {
 	path  string
 	f     *os.File
 	w     *bufio.Writer
 	m     ptrace.JSONMarshaler
 	spans int64
-	lines int64
 	err   error // the first write error; nothing is written after it
 }
 
-// CreateTraceFile creates (or truncates) the file at path.
-func CreateTraceFile(path string) (*TraceFile, error) {
+// Create creates (or truncates) the file at path.
+func Create(path string) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace file: %w", err)
 	}
-	return &TraceFile{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+	return &Writer{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
-// Write appends the n spans of td as one line. After an error it writes
-// nothing; Close reports the error.
-func (t *TraceFile) Write(td ptrace.Traces, n int) {
+// Write appends the n spans of td as one line; n = 0 writes nothing.
+// After an error it writes nothing; Close reports the error.
+func (t *Writer) Write(td ptrace.Traces, n int) {
 	if n == 0 || t.err != nil {
 		return
 	}
@@ -49,15 +49,14 @@ func (t *TraceFile) Write(td ptrace.Traces, n int) {
 		return
 	}
 	t.spans += int64(n)
-	t.lines++
 }
 
 // Spans returns the number of spans written so far (buffered ones included).
-func (t *TraceFile) Spans() int64 { return t.spans }
+func (t *Writer) Spans() int64 { return t.spans }
 
 // Close flushes and closes the file and returns the first error of the
 // writes, the flush or the close.
-func (t *TraceFile) Close() error {
+func (t *Writer) Close() error {
 	if err := t.w.Flush(); err != nil && t.err == nil {
 		t.err = fmt.Errorf("trace file %s: %w", t.path, err)
 	}

@@ -1,12 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
-
-// Reading the trace files of the collector's file exporter one record at a
-// time, so that a file of any size is analysed in memory bounded by its
-// largest record, in every form the file exporter writes: JSON lines, and
-// length-prefixed protobuf or compressed records.
+package tracefile
 
 import (
 	"bufio"
@@ -22,30 +17,45 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Bounds, in bytes, of what readTraceFile holds at a time. The collector's
+// Default bounds, in bytes, of what Read holds at a time. The collector's
 // file exporter writes one export request, a batch of spans, per line or
-// record: maxTraceLine is far above any batch it sends, and keeps a file
+// record: DefaultMaxLine is far above any batch it sends, and keeps a file
 // without line breaks from being read whole; it bounds a binary record,
 // decompressed, too. A document laid out over several lines (an indented
-// file) must still be held whole to be decoded: maxTraceDocument bounds it,
-// larger than any line, so that such a file is accepted up to a size that
-// still fits in memory.
+// file) must be held whole to be decoded, as a line is: DefaultMaxDocument
+// bounds it alike, so that an indented document costs no more than a line.
+// Decoding a record of n bytes takes a few times n of memory (the bytes and
+// the decoded spans).
 const (
-	maxTraceLine     = 64 << 20
-	maxTraceDocument = 1 << 30
+	DefaultMaxLine     = 64 << 20
+	DefaultMaxDocument = 64 << 20
+	// MaxRecordLimit is the largest bound a caller may set (1 GiB).
+	MaxRecordLimit = 1 << 30
 )
 
-// traceOptions say how to read a trace file: the bounds, and the format
-// and compression, each "" to detect it from the content (detectLayout).
-type traceOptions struct {
-	// format is "json" (OTLP JSON) or "proto" (OTLP protobuf), as the file
+// Options say how to read a trace file: the bounds, and the format and
+// compression, each "" to detect it from the content (detectLayout).
+type Options struct {
+	// Format is "json" (OTLP JSON) or "proto" (OTLP protobuf), as the file
 	// exporter's format option; "" detects it.
-	format string
-	// compression is "none" or "zstd", as the file exporter's compression
+	Format string
+	// Compression is "none" or "zstd", as the file exporter's compression
 	// option; "" detects it.
-	compression string
-	// maxLine bounds a line and a binary record, maxDoc a JSON document.
-	maxLine, maxDoc int
+	Compression string
+	// MaxLine bounds a line and a binary record, MaxDocument a JSON
+	// document laid out over several lines, in bytes; 0 takes the default.
+	MaxLine, MaxDocument int
+}
+
+// Defaults returns o with the default bounds for zero ones.
+func (o Options) Defaults() Options {
+	if o.MaxLine == 0 {
+		o.MaxLine = DefaultMaxLine
+	}
+	if o.MaxDocument == 0 {
+		o.MaxDocument = DefaultMaxDocument
+	}
+	return o
 }
 
 // The forms of a trace file, as the collector's file exporter writes them
@@ -62,10 +72,10 @@ type traceOptions struct {
 //   - zstdStream: with the exporter.file.nativeCompression feature gate
 //     (alpha, off by default), the whole file is a zstd stream holding
 //     JSON lines (format json) or records (format proto).
-type traceLayout int
+type layout int
 
 const (
-	jsonDocs traceLayout = iota
+	jsonDocs layout = iota
 	records
 	zstdStream
 )
@@ -80,13 +90,13 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // record up to 64 MiB). With compression none a zstd magic number is read
 // as a length, and with format proto or compression zstd the file is
 // records unless it is a stream.
-func detectLayout(head []byte, o traceOptions) traceLayout {
+func detectLayout(head []byte, o Options) layout {
 	switch {
-	case o.compression != "none" && bytes.HasPrefix(head, zstdMagic):
+	case o.Compression != "none" && bytes.HasPrefix(head, zstdMagic):
 		return zstdStream
-	case o.format == "proto" || o.compression == "zstd":
+	case o.Format == "proto" || o.Compression == "zstd":
 		return records
-	case o.format == "json" && o.compression == "none":
+	case o.Format == "json" && o.Compression == "none":
 		return jsonDocs
 	case len(head) > 0 && isJSONStart(head[0]):
 		return jsonDocs
@@ -104,28 +114,32 @@ func isJSONStart(c byte) bool {
 	return false
 }
 
-// truncatedError is the last record of a file cut short, as when the
+// TruncatedError is the last record of a file cut short, as when the
 // collector was stopped while writing it; the records before it were read.
-type truncatedError struct{ msg string }
+type TruncatedError struct{ msg string }
 
-func (e *truncatedError) Error() string { return e.msg }
+func (e *TruncatedError) Error() string { return e.msg }
 
-// readTraceFile calls fn with each request of a trace file, in order,
+// Read calls fn with each request (a record: one ExportTraceServiceRequest) of a trace file, in order,
 // before reading the next (the forms are those of detectLayout). A JSON
 // file whose first non-blank line is one complete JSON value is read one
 // line at a time; any other JSON file (an indented document, several on a
 // line) is split into documents by their brackets. Errors name the file
 // and the line of the document, as FILE:LINE, or the record and its byte
 // offset; an error of fn stops the reading. A last record cut short after
-// complete ones is a *truncatedError, returned after the complete ones
+// complete ones is a *TruncatedError, returned after the complete ones
 // were passed to fn.
-func readTraceFile(path string, o traceOptions, fn func(ptrace.Traces) error) error {
+func Read(path string, o Options, fn func(ptrace.Traces) error) error {
+	o = o.Defaults()
+	if o.MaxLine < 1 || o.MaxLine > MaxRecordLimit || o.MaxDocument < 1 || o.MaxDocument > MaxRecordLimit {
+		return fmt.Errorf("%s: record bounds %d and %d bytes: want each in [1, %s]", path, o.MaxLine, o.MaxDocument, FormatBytes(MaxRecordLimit))
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r := &traceReader{path: path, opt: o, br: bufio.NewReaderSize(f, 64<<10), fn: fn}
+	r := &reader{path: path, opt: o, br: bufio.NewReaderSize(f, 64<<10), fn: fn}
 	defer r.close()
 	if err := r.read(); err != nil {
 		return err
@@ -136,10 +150,10 @@ func readTraceFile(path string, o traceOptions, fn func(ptrace.Traces) error) er
 	return nil
 }
 
-// traceReader is the state of readTraceFile.
-type traceReader struct {
+// reader is the state of Read.
+type reader struct {
 	path  string
-	opt   traceOptions
+	opt   Options
 	br    *bufio.Reader
 	fn    func(ptrace.Traces) error
 	jsonU ptrace.JSONUnmarshaler
@@ -154,7 +168,7 @@ type traceReader struct {
 	rec, plain     []byte // a record and its decompressed form, reused
 }
 
-func (r *traceReader) close() {
+func (r *reader) close() {
 	if r.stream != nil {
 		r.stream.Close()
 	}
@@ -164,18 +178,18 @@ func (r *traceReader) close() {
 }
 
 // read reads the file in the form its first bytes show.
-func (r *traceReader) read() error {
+func (r *reader) read() error {
 	head, _ := r.br.Peek(len(zstdMagic))
 	switch detectLayout(head, r.opt) {
 	case zstdStream:
-		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(r.opt.maxLine)))
+		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(r.opt.MaxLine)))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.path, err)
 		}
 		r.stream, r.br = d, bufio.NewReaderSize(d, 64<<10)
 		// The stream holds uncompressed JSON lines or records; offsets
 		// are in the decompressed stream.
-		inner := traceOptions{format: r.opt.format, compression: "none"}
+		inner := Options{Format: r.opt.Format, Compression: "none"}
 		head, _ = r.br.Peek(len(zstdMagic))
 		if detectLayout(head, inner) == records {
 			return r.records()
@@ -188,9 +202,9 @@ func (r *traceReader) read() error {
 }
 
 // truncated returns the error of a record cut short at the end of the
-// file: a *truncatedError when records were read before it, else a plain
+// file: a *TruncatedError when records were read before it, else a plain
 // error (there is nothing to analyse).
-func (r *traceReader) truncated(where, detail string) error {
+func (r *reader) truncated(where, detail string) error {
 	unit := "the decompressed stream"
 	if r.stream == nil {
 		unit = "the file"
@@ -199,12 +213,12 @@ func (r *traceReader) truncated(where, detail string) error {
 	if r.docs == 0 {
 		return errors.New(msg)
 	}
-	return &truncatedError{msg: fmt.Sprintf("%s; the %d records before it were read", msg, r.docs)}
+	return &TruncatedError{msg: fmt.Sprintf("%s; the %d records before it were read", msg, r.docs)}
 }
 
 // records reads length-prefixed records: a 4-byte big-endian length, then
 // that many bytes, protobuf or JSON, each possibly one zstd frame.
-func (r *traceReader) records() error {
+func (r *reader) records() error {
 	var hdr [4]byte
 	for {
 		n, err := io.ReadFull(r.br, hdr[:])
@@ -219,9 +233,9 @@ func (r *traceReader) records() error {
 			return fmt.Errorf("%s: record %d at byte %d: %w", r.path, r.docs+1, r.off, err)
 		}
 		size := int64(binary.BigEndian.Uint32(hdr[:]))
-		if size > int64(r.opt.maxLine) {
+		if size > int64(r.opt.MaxLine) {
 			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: not a trace file of the file exporter, or a record too large",
-				r.path, r.docs+1, r.off, size, formatBytes(r.opt.maxLine))
+				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine))
 		}
 		if int64(cap(r.rec)) < size {
 			r.rec = make([]byte, size)
@@ -249,12 +263,12 @@ func (r *traceReader) records() error {
 
 // payload decodes one record: a zstd frame is decompressed (bounded by
 // maxLine), then JSON (a record starting with '{') or protobuf.
-func (r *traceReader) payload(b []byte) (ptrace.Traces, error) {
+func (r *reader) payload(b []byte) (ptrace.Traces, error) {
 	switch {
 	case r.stream != nil:
-	case r.opt.compression != "none" && bytes.HasPrefix(b, zstdMagic):
+	case r.opt.Compression != "none" && bytes.HasPrefix(b, zstdMagic):
 		if r.frames == nil {
-			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(r.opt.maxLine)))
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(r.opt.MaxLine)))
 			if err != nil {
 				return ptrace.Traces{}, err
 			}
@@ -265,24 +279,24 @@ func (r *traceReader) payload(b []byte) (ptrace.Traces, error) {
 			return ptrace.Traces{}, fmt.Errorf("zstd: %w", err)
 		}
 		r.plain, b = plain, plain
-	case r.opt.compression == "zstd":
+	case r.opt.Compression == "zstd":
 		return ptrace.Traces{}, errors.New("not a zstd frame (--compression zstd)")
 	}
-	if r.opt.format == "json" || r.opt.format == "" && len(b) > 0 && b[0] == '{' {
+	if r.opt.Format == "json" || r.opt.Format == "" && len(b) > 0 && b[0] == '{' {
 		return r.jsonU.UnmarshalTraces(b)
 	}
 	return r.proto.UnmarshalTraces(b)
 }
 
 // deliver passes one request to fn.
-func (r *traceReader) deliver(td ptrace.Traces) error {
+func (r *reader) deliver(td ptrace.Traces) error {
 	r.docs++
 	return r.fn(td)
 }
 
 // jsonLines reads the file as JSON lines, or switches to split on the first
 // non-blank line if that is not a complete JSON value.
-func (r *traceReader) jsonLines() error {
+func (r *reader) jsonLines() error {
 	for {
 		eof, err := r.next()
 		if err != nil {
@@ -310,13 +324,13 @@ func (r *traceReader) jsonLines() error {
 
 // next reads the next line, with its line break, into r.line. eof reports
 // that it was the last (possibly empty) one.
-func (r *traceReader) next() (eof bool, err error) {
+func (r *reader) next() (eof bool, err error) {
 	r.line = r.line[:0]
 	r.n++
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		if len(r.line)+len(chunk) > r.opt.maxLine {
-			return false, fmt.Errorf("%s:%d: line longer than %s", r.path, r.n, formatBytes(r.opt.maxLine))
+		if len(r.line)+len(chunk) > r.opt.MaxLine {
+			return false, fmt.Errorf("%s:%d: line longer than %s", r.path, r.n, FormatBytes(r.opt.MaxLine))
 		}
 		r.line = append(r.line, chunk...)
 		switch {
@@ -337,7 +351,7 @@ func (r *traceReader) next() (eof bool, err error) {
 
 // decode unmarshals one document that starts on line start and passes it
 // to fn.
-func (r *traceReader) decode(doc []byte, start int) error {
+func (r *reader) decode(doc []byte, start int) error {
 	td, err := r.jsonU.UnmarshalTraces(doc)
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
@@ -351,7 +365,7 @@ func (r *traceReader) decode(doc []byte, start int) error {
 // split reads the rest of the file from the current line on as a sequence
 // of JSON documents laid out in any way, cutting them where their brackets
 // close. Each document is decoded before the next is read.
-func (r *traceReader) split() error {
+func (r *reader) split() error {
 	var sp jsonSplitter
 	var doc []byte
 	start, startOff := 0, int64(0)
@@ -370,8 +384,8 @@ func (r *traceReader) split() error {
 			if !complete {
 				end = len(rest)
 			}
-			if len(doc)+end > r.opt.maxDoc {
-				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, formatBytes(r.opt.maxDoc))
+			if len(doc)+end > r.opt.MaxDocument {
+				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, FormatBytes(r.opt.MaxDocument))
 			}
 			doc = append(doc, rest[:end]...)
 			rest = rest[end:]
@@ -440,9 +454,9 @@ func (s *jsonSplitter) feed(b []byte) int {
 	return -1
 }
 
-// formatBytes writes a size as "64 MiB" or "1 GiB" when it is a whole
+// FormatBytes writes a size as "64 MiB" or "1 GiB" when it is a whole
 // number of those, else as "1000 bytes".
-func formatBytes(n int) string {
+func FormatBytes(n int) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", n>>30)

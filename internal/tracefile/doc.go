@@ -1,0 +1,15 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package tracefile writes and reads trace files in the forms the
+// collector's file exporter writes: OTLP JSON, one ExportTraceServiceRequest
+// per line; length-prefixed protobuf or zstd-compressed records; a zstd
+// stream of either. Read also takes JSON documents laid out in any way
+// (indented, several on a line), as trace backends export them.
+//
+// A file is read one record (request, document) at a time, so that a file
+// of any size is processed in memory bounded by its largest record: every
+// bound has a default (DefaultMaxLine, DefaultMaxDocument) and a range, and
+// a record beyond it is refused with an error naming the file, the line or
+// byte offset and the bound.
+package tracefile

@@ -1,0 +1,317 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package tracefile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// forEachSpan calls fn with every span of td.
+func forEachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				fn(s)
+			}
+		}
+	}
+}
+
+// readAll reads a trace file with Read and returns the span names of
+// every request, one string per request.
+func readAll(t *testing.T, path string, o Options) ([]string, error) {
+	t.Helper()
+	var docs []string
+	err := Read(path, o, func(td ptrace.Traces) error {
+		var names []string
+		forEachSpan(td, func(s ptrace.Span) { names = append(names, s.Name()) })
+		docs = append(docs, strings.Join(names, ","))
+		return nil
+	})
+	return docs, err
+}
+
+// bounds are Options with the given bounds, the format detected.
+func bounds(maxLine, maxDoc int) Options { return Options{MaxLine: maxLine, MaxDocument: maxDoc} }
+
+// TestReadTraceFileLayouts: the same documents read alike from JSON lines
+// (with blank lines, CRLF line ends and no final line break), from indented
+// documents, and from several documents on one line, with strings holding
+// brackets, quotes and backslashes that the splitter must skip.
+func TestReadTraceFileLayouts(t *testing.T) {
+	doc := func(names ...string) string {
+		var spans []string
+		for i, n := range names {
+			b, _ := json.Marshal(n)
+			spans = append(spans, fmt.Sprintf(`{"traceId":"%032x","spanId":"%016x","name":%s,"startTimeUnixNano":"1","endTimeUnixNano":"2"}`, i+1, i+1, b))
+		}
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.Join(spans, ",") + `]}]}]}`
+	}
+	d1, d2 := doc("a", `b}]"{\`), doc("c", "d", "e\n[")
+	indent := func(s string) string {
+		var b bytes.Buffer
+		if err := json.Indent(&b, []byte(s), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	want := []string{`a,b}]"{\`, "c,d,e\n["}
+	for name, content := range map[string]string{
+		"lines":          d1 + "\n" + d2 + "\n",
+		"blank and CRLF": "\r\n" + d1 + "\r\n\r\n  \n" + d2,
+		"indented":       indent(d1) + "\n" + indent(d2) + "\n",
+		"indented, CRLF": strings.ReplaceAll(indent(d1)+"\n\n"+indent(d2), "\n", "\r\n"),
+		"one line":       d1 + " " + d2 + "\n",
+		"split mid-line": indent(d1) + d2 + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("got %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+}
+
+// TestReadTraceFileErrors: errors name the file and the line, and the bounds
+// hold: a line or a document beyond its bound is refused there.
+func TestReadTraceFileErrors(t *testing.T) {
+	good := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"a"}]}]}]}`
+	long := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"` +
+		strings.Repeat("x", 300) + `"}]}]}]}`
+	// An indented document of 400 bytes or more whose lines are all short.
+	var indented bytes.Buffer
+	json.Indent(&indented, []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[`+
+		strings.Repeat(`{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"a"},`, 4)+
+		`{}]}]}]}`), "", "  ")
+	for _, tc := range []struct {
+		name, content string
+		want          string
+	}{
+		{"bad third line", good + "\n" + good + "\n{\"resourceSpans\": [}\n" + good + "\n", "t.json:3: "},
+		// Cut short: a *TruncatedError (TestReadTraceFileTruncated).
+		{"truncated last line", good + "\n" + good[:40], fmt.Sprintf("t.json:2: record 2 at byte %d of the file is cut short (the file ends within the line)", len(good)+1)},
+		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes"},
+		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes"},
+		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes"},
+		{"unclosed document", "\n {\n\"resourceSpans\": [\n", "t.json:2: record 1 at byte 2 of the file is cut short (the document that starts here has no end)"},
+		{"no traces", "\n\n", "t.json: no traces"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readAll(t, writeTemp(t, "t.json", tc.content), bounds(256, 300))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// An error of the consumer stops the reading and names the line.
+	path := writeTemp(t, "t.json", good+"\n"+good+"\n"+good+"\n")
+	n := 0
+	err := Read(path, bounds(1<<20, 1<<20), func(ptrace.Traces) error {
+		if n++; n == 2 {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	if err == nil || !strings.HasSuffix(err.Error(), "t.json:2: refused") || n != 2 {
+		t.Errorf("consumer error: %v after %d documents, want t.json:2: refused after 2", err, n)
+	}
+}
+
+// testRequests returns three export requests whose spans are named a; b, c;
+// and d, and the names readAll returns for them.
+func testRequests() ([]ptrace.Traces, []string) {
+	var tds []ptrace.Traces
+	for i, names := range [][]string{{"a"}, {"b", "c"}, {"d"}} {
+		td := ptrace.NewTraces()
+		spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for j, n := range names {
+			s := spans.AppendEmpty()
+			s.SetName(n)
+			s.SetTraceID(pcommon.TraceID{byte(i + 1), byte(j + 1)})
+			s.SetSpanID(pcommon.SpanID{byte(i + 1), byte(j + 1)})
+		}
+		tds = append(tds, td)
+	}
+	return tds, []string{"a", "b,c", "d"}
+}
+
+// marshalRequest is the file exporter's marshaller (marshaller.go): OTLP
+// JSON (ptrace.JSONMarshaler) for format json, protobuf
+// (ptrace.ProtoMarshaler) for format proto.
+func marshalRequest(t *testing.T, td ptrace.Traces, format string) []byte {
+	t.Helper()
+	var b []byte
+	var err error
+	if format == "json" {
+		b, err = (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	} else {
+		b, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fileExporterFile returns the bytes contrib's file exporter (v0.162.0)
+// writes for tds with the given format and compression, and the offset of
+// each record. By default (file_writer.go, buildExportFunc): format json
+// without compression writes each request then "\n" (exportMessageAsLine);
+// format proto, or compression zstd, writes each as a 4-byte big-endian
+// length then the bytes (exportMessageAsBuffer), compressed by codec.go's
+// zstdCompress, one zstd frame per request (EncodeAll), before. With the
+// exporter.file.nativeCompression gate (native), compression_writer.go
+// instead streams the whole file through one zstd encoder, the records
+// inside uncompressed: JSON lines for format json, length-prefixed for
+// proto; the stream is a sequence of zstd frames, one per flush.
+func fileExporterFile(t *testing.T, tds []ptrace.Traces, format, compression string, native bool) (file []byte, offsets []int) {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	lines := format == "json" && (compression == "" || native)
+	for _, td := range tds {
+		offsets = append(offsets, plain.Len())
+		b := marshalRequest(t, td, format)
+		if lines {
+			plain.Write(b)
+			plain.WriteString("\n")
+			continue
+		}
+		if compression == "zstd" && !native {
+			b = enc.EncodeAll(b, make([]byte, 0, len(b)))
+		}
+		plain.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b))))
+		plain.Write(b)
+	}
+	if !native {
+		return plain.Bytes(), offsets
+	}
+	// The writer ends a frame at every flush (flush_interval): here after
+	// each record, so that a file cut within the last frame keeps the
+	// records of the frames before it.
+	var z []byte
+	all := plain.Bytes()
+	for i, off := range offsets {
+		end := len(all)
+		if i+1 < len(offsets) {
+			end = offsets[i+1]
+		}
+		z = enc.EncodeAll(all[off:end], z)
+	}
+	return z, offsets
+}
+
+// fileExporterForms are the forms of TestReadTraceFileFormats: the file
+// exporter's format and compression options, and its native compression.
+var fileExporterForms = []struct {
+	name, format, compression string
+	native                    bool
+}{
+	{"json", "json", "", false},
+	{"proto", "proto", "", false},
+	{"json zstd", "json", "zstd", false},
+	{"proto zstd", "proto", "zstd", false},
+	{"json native zstd", "json", "zstd", true},
+	{"proto native zstd", "proto", "zstd", true},
+}
+
+// TestReadTraceFileFormats: every form the file exporter writes is read
+// without a flag, and with --format and --compression as written; forcing
+// another format or compression fails with the record's position.
+func TestReadTraceFileFormats(t *testing.T) {
+	tds, want := testRequests()
+	for _, f := range fileExporterForms {
+		t.Run(f.name, func(t *testing.T) {
+			b, _ := fileExporterFile(t, tds, f.format, f.compression, f.native)
+			path := writeTemp(t, "t.bin", string(b))
+			got, err := readAll(t, path, bounds(1<<20, 1<<20))
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("detected: %q, %v; want %q", got, err, want)
+			}
+			compression := f.compression
+			if compression == "" {
+				compression = "none"
+			}
+			forced := Options{Format: f.format, Compression: compression, MaxLine: 1 << 20, MaxDocument: 1 << 20}
+			if got, err := readAll(t, path, forced); err != nil || !slices.Equal(got, want) {
+				t.Errorf("forced %+v: %q, %v; want %q", forced, got, err, want)
+			}
+			other := map[string]string{"json": "proto", "proto": "json"}[f.format]
+			if _, err := readAll(t, path, Options{Format: other, Compression: compression, MaxLine: 1 << 20, MaxDocument: 1 << 20}); err == nil {
+				t.Errorf("--format %s read a file of format %s", other, f.format)
+			}
+		})
+	}
+	// Forcing zstd on a file without compression names the record.
+	b, _ := fileExporterFile(t, tds, "proto", "", false)
+	_, err := readAll(t, writeTemp(t, "t.bin", string(b)), Options{Compression: "zstd", MaxLine: 1 << 20, MaxDocument: 1 << 20})
+	if err == nil || !strings.HasSuffix(err.Error(), "t.bin: record 1 at byte 0: not a zstd frame (--compression zstd)") {
+		t.Errorf("forced zstd: %v", err)
+	}
+	// A length beyond the bound is refused, not allocated.
+	_, err = readAll(t, writeTemp(t, "t.bin", "\x03\x00\x00\x00..."), bounds(1<<20, 1<<20))
+	if err == nil || !strings.Contains(err.Error(), "t.bin: record 1 at byte 0: length 50331648 is above 1 MiB") {
+		t.Errorf("huge length: %v", err)
+	}
+}
+
+// TestReadTraceFileTruncated: in every form, a file cut within its last
+// record (a collector stopped while writing) yields the records before it
+// and a *TruncatedError naming the record and its byte offset (in the
+// decompressed stream for native compression); cut within the first
+// record, it is an error.
+func TestReadTraceFileTruncated(t *testing.T) {
+	tds, want := testRequests()
+	for _, f := range fileExporterForms {
+		t.Run(f.name, func(t *testing.T) {
+			b, offsets := fileExporterFile(t, tds, f.format, f.compression, f.native)
+			path := writeTemp(t, "t.bin", string(b[:len(b)-7]))
+			got, err := readAll(t, path, bounds(1<<20, 1<<20))
+			var te *TruncatedError
+			if !errors.As(err, &te) || !slices.Equal(got, want[:2]) {
+				t.Fatalf("got %q, %v; want %q and a *TruncatedError", got, err, want[:2])
+			}
+			unit := "the file"
+			if f.native {
+				unit = "the decompressed stream"
+			}
+			wantMsg := fmt.Sprintf("record 3 at byte %d of %s is cut short", offsets[2], unit)
+			if !strings.Contains(err.Error(), wantMsg) || !strings.HasSuffix(err.Error(), "; the 2 records before it were read") {
+				t.Errorf("error %q, want %q", err, wantMsg)
+			}
+			// Cut within the first record: nothing to analyse.
+			_, err = readAll(t, writeTemp(t, "t.bin", string(b[:min(len(b)-7, 9)])), bounds(1<<20, 1<<20))
+			if err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "record 1 at byte 0") {
+				t.Errorf("first record cut: %v", err)
+			}
+		})
+	}
+}
+
