@@ -225,7 +225,7 @@ type workload struct {
 	out    io.Writer
 	sim    *Simulator
 	b      *Batcher
-	sender *Sender    // nil with -endpoint ""
+	sender *Sender           // nil with -endpoint ""
 	file   *tracefile.Writer // nil without -trace-file
 
 	epoch    time.Time // wall-clock time of simulation time 0

@@ -314,4 +314,3 @@ func TestReadTraceFileTruncated(t *testing.T) {
 		})
 	}
 }
-
