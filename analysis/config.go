@@ -93,7 +93,7 @@ type Config struct {
 
 	// WhatIf holds what-if scenarios of the diagram, scenario name →
 	// outcome probe → intervention on that outcome's observed ΔQ X (the
-	// expressions of model.InterventionHelp: "0.5*X+1ms", a distribution,
+	// expressions of whatif.Help: "0.5*X+1ms", a distribution,
 	// "+ never 5%", "remove"). Every window, each calculated probe the
 	// scenario touches also gets the ΔQ calculated with the scenario's
 	// interventions applied (ProbeResult.WhatIf). At most

@@ -10,7 +10,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
-	"github.com/deltaq-otel/deltaq/model"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
 
 // MaxWhatIfScenarios bounds Config.WhatIf: each scenario evaluates the
@@ -32,7 +32,7 @@ type scenario struct {
 // the outcome probe.
 type whatIfTarget struct {
 	probe string
-	iv    model.Intervention
+	iv    whatif.Intervention
 }
 
 // compileWhatIf checks Config.WhatIf against the parsed diagram d (nil
@@ -89,7 +89,7 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 				errs = append(errs, fmt.Errorf(`"whatif" scenario %q: probe %q is a %s of the diagram; interventions apply to its outcomes`, name, p, kind))
 				continue
 			}
-			iv, err := model.ParseExpr(ivs[p])
+			iv, err := whatif.ParseExpr(ivs[p])
 			if err != nil {
 				errs = append(errs, fmt.Errorf(`"whatif" scenario %q: probe %q: %w`, name, p, err))
 				continue

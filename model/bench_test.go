@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
 
 // fiveSpans returns n traces of five spans, as a service would send them
@@ -81,7 +82,7 @@ func BenchmarkLearn(b *testing.B) {
 // (target: under 10 ms).
 func BenchmarkWhatIf(b *testing.B) {
 	m, d := fiftyNodes(b)
-	iv, err := ParseIntervention("svc.op6=0.5*X+1ms")
+	iv, err := whatif.Parse("svc.op6=0.5*X+1ms")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func BenchmarkWhatIf(b *testing.B) {
 		for k, v := range base {
 			in[k] = v
 		}
-		if err := m.Apply(in, []Intervention{iv}); err != nil {
+		if _, err := m.Apply(d, in, []whatif.Intervention{iv}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := m.Evaluate(d, in); err != nil {

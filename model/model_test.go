@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
 
 // sp builds a span of trace tr with id and parent (0: a root) of service
@@ -352,11 +353,11 @@ func TestPredictPureDelays(t *testing.T) {
 	if v[0].KS > 0.05 {
 		t.Errorf("baseline: KS %v between predicted and observed", v[0].KS)
 	}
-	iv, err := ParseIntervention("svc.worker_2=0.5*X")
+	iv, err := whatif.Parse("svc.worker_2=0.5*X")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Predict(d, []Intervention{iv})
+	p, err := m.Predict(d, []whatif.Intervention{iv})
 	if err != nil {
 		t.Fatal(err)
 	}

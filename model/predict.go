@@ -6,13 +6,11 @@ package model
 import (
 	"fmt"
 	"math"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
 
 // ReportQuantiles are the quantiles validation and predictions compare.
@@ -108,142 +106,8 @@ func (m *Model) Validate(d *diagram.Diagram) ([]Validation, error) {
 	return out, nil
 }
 
-// Intervention is a what-if change of the exclusive time X of the nodes
-// of one operation or probe.
-type Intervention struct {
-	// Target is "service.operation" (every node of that operation) or a
-	// node's probe.
-	Target string
-	// Text is the expression as given.
-	Text string
-	// Remove removes the call: the node's whole span (its calls included)
-	// takes no time and never fails.
-	Remove bool
-	// A and B make X′ = A·X + B (A = 1, B = 0 when Dist is set or the
-	// expression does not say).
-	A, B float64
-	// Dist, when set, replaces X by this distribution.
-	Dist dist.Dist
-	// Fail injects failures: X′ never completes with this probability.
-	Fail float64
-}
-
-// affineRE matches "[A*]X[+B]" with the spaces removed.
-var affineRE = regexp.MustCompile(`^(?:([0-9.]+)\*)?X(?:\+(.+))?$`)
-
-// failRE matches a trailing "+ never P%" with the spaces removed.
-var failRE = regexp.MustCompile(`\+never([0-9.]+)%$`)
-
-// InterventionHelp describes the expressions of ParseIntervention.
-const InterventionHelp = `An intervention is TARGET=EXPR. TARGET is "service.operation" (every node of
-that operation) or a node's probe name (model.json). EXPR changes the node's
-exclusive time X:
-  A*X + B          affine: A ≥ 0 times as slow, B ≥ 0 later (e.g. 0.5*X+1ms;
-                   X, 2*X and X+3ms too; 0*X+5ms pins it to 5ms)
-  DIST             substitution by a distribution of deltaq eval's language
-                   (exp(5ms), uniform(1ms,3ms), …)
-  EXPR + never P%  failure injection: X never completes with probability P %
-  remove           the call is removed: the span and its calls take no time`
-
-// ParseIntervention parses "TARGET=EXPR" (InterventionHelp).
-func ParseIntervention(s string) (Intervention, error) {
-	target, text, ok := strings.Cut(s, "=")
-	target, text = strings.TrimSpace(target), strings.TrimSpace(text)
-	if !ok || target == "" || text == "" {
-		return Intervention{}, fmt.Errorf("want TARGET=EXPR, got %q", s)
-	}
-	iv, err := ParseExpr(text)
-	if err != nil {
-		return Intervention{}, fmt.Errorf("%s: %w", target, err)
-	}
-	iv.Target = target
-	return iv, nil
-}
-
-// ParseExpr parses the EXPR of an intervention (InterventionHelp), without
-// a target: the form a configuration that names the target elsewhere
-// uses. Its errors do not name the target.
-func ParseExpr(text string) (Intervention, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return Intervention{}, fmt.Errorf("empty expression: want A*X+B, a distribution or remove")
-	}
-	iv := Intervention{Text: text, A: 1}
-	if text == "remove" {
-		iv.Remove = true
-		return iv, nil
-	}
-	compact := strings.Join(strings.Fields(text), "")
-	base := text
-	if m := failRE.FindStringSubmatch(compact); m != nil {
-		p, err := strconv.ParseFloat(m[1], 64)
-		if err != nil || p < 0 || p > 100 {
-			return Intervention{}, fmt.Errorf("failure %s%% must be a percentage in [0, 100]", m[1])
-		}
-		iv.Fail = p / 100
-		compact = compact[:len(compact)-len(m[0])]
-		base = compact
-	}
-	if m := affineRE.FindStringSubmatch(compact); m != nil {
-		if m[1] != "" {
-			a, err := strconv.ParseFloat(m[1], 64)
-			if err != nil || math.IsInf(a, 0) {
-				return Intervention{}, fmt.Errorf("factor %q is not a number ≥ 0", m[1])
-			}
-			iv.A = a
-		}
-		if m[2] != "" {
-			b, err := dist.ParseDuration(m[2])
-			if err != nil {
-				return Intervention{}, fmt.Errorf("shift %q: %v", m[2], err)
-			}
-			iv.B = b
-		}
-		return iv, nil
-	}
-	d, err := dist.Parse(base)
-	if err != nil {
-		return Intervention{}, fmt.Errorf("%q is neither A*X+B nor a distribution: %v", base, err)
-	}
-	iv.Dist = d
-	return iv, nil
-}
-
-// Transform returns the ΔQ X′ the intervention makes of the ΔQ x of one
-// part, on x's bin width: for Remove, all of the mass at delay 0 (the call
-// takes no time and never fails); for a substitution, the distribution
-// built over its default dMax (dist.DefaultDMax); else A·x + B
-// (deltaq.TimeTransform); then the injected failures, a choice between
-// that and never. It is the one application of an intervention, shared by
-// Model.Apply and the live what-if scenarios of package analysis.
-func (iv Intervention) Transform(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
-	w := x.Width()
-	if iv.Remove {
-		return deltaq.Point(0, w, 1)
-	}
-	var err error
-	if iv.Dist != nil {
-		bins := min(max(int(math.Ceil(dist.DefaultDMax([]dist.Dist{iv.Dist})/w)), 1), deltaq.MaxBins)
-		if x, err = iv.Dist.Build(w, bins); err != nil {
-			return deltaq.DeltaQ{}, err
-		}
-	} else if iv.A != 1 || iv.B != 0 {
-		if x, err = deltaq.TimeTransform(x, iv.A, iv.B); err != nil {
-			return deltaq.DeltaQ{}, err
-		}
-	}
-	if iv.Fail > 0 {
-		never, err := deltaq.Never(w, x.Bins())
-		if err != nil {
-			return deltaq.DeltaQ{}, err
-		}
-		return deltaq.Choice([]float64{1 - iv.Fail, iv.Fail}, []deltaq.DeltaQ{x, never})
-	}
-	return x, nil
-}
-
 // Targets returns the nodes an intervention applies to.
-func (m *Model) Targets(iv Intervention) ([]*Node, error) {
+func (m *Model) Targets(iv whatif.Intervention) ([]*Node, error) {
 	if n, ok := m.Node(iv.Target); ok {
 		return []*Node{n}, nil
 	}
@@ -259,50 +123,117 @@ func (m *Model) Targets(iv Intervention) ([]*Node, error) {
 	return out, nil
 }
 
-// Apply changes inputs (from Inputs) by the interventions, in order; two
-// on one node compose.
-func (m *Model) Apply(inputs map[string]deltaq.DeltaQ, ivs []Intervention) error {
+// Load is the extra attempts a resilience pattern costs at one node.
+type Load struct {
+	// Probe is the node's, Intervention the expression as given.
+	Probe        string `json:"probe"`
+	Intervention string `json:"intervention"`
+	// PerCall is the expected attempts beyond the first per call of the
+	// node (whatif.Intervention.ExtraAttempts); PerRequest the same per
+	// instance of its root operation: PerCall times the calls of the node
+	// per root instance, the product of CallsPerParent from the node up.
+	PerCall    float64 `json:"per_call"`
+	PerRequest float64 `json:"per_request"`
+}
+
+// Apply changes inputs (from Inputs) by the interventions, in order, and
+// returns the load of the resilience patterns among them. Two on one node
+// compose. An intervention on the call (removal, a resilience pattern)
+// replaces the node's whole span, its calls included (its probe): for a
+// node with calls, the span's ΔQ the diagram d calculates from the inputs
+// so far; interventions given after it on the nodes it calls no longer
+// change it, so give those first.
+func (m *Model) Apply(d *diagram.Diagram, inputs map[string]deltaq.DeltaQ, ivs []whatif.Intervention) ([]Load, error) {
+	var loads []Load
 	for _, iv := range ivs {
 		nodes, err := m.Targets(iv)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, n := range nodes {
-			// Removal replaces the node's whole span, its calls included
-			// (its probe); the other interventions its exclusive time (its
-			// outcome). Every ΔQ of the model has the bin width m.BinWidth.
-			key := n.Outcome
-			if iv.Remove {
-				if n.Parent == "" {
-					return fmt.Errorf("%s: %s is a root operation; only calls can be removed", iv.Target, n.Probe)
-				}
-				key = n.Probe
+			if iv.OnCall() && n.Parent == "" {
+				return nil, fmt.Errorf("%s: %s is a root operation; only calls can be removed or wrapped in a resilience pattern", iv.Target, n.Probe)
 			}
-			x, ok := inputs[n.Outcome]
-			if !ok {
-				return fmt.Errorf("%s: no exclusive time for %s", iv.Target, n.Probe)
+			x, err := m.partOf(d, inputs, n, iv.OnCall())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", iv.Target, err)
 			}
 			y, err := iv.Transform(x)
 			if err != nil {
-				return fmt.Errorf("%s=%s: %w", iv.Target, iv.Text, err)
+				return nil, fmt.Errorf("%s=%s: %w", iv.Target, iv.Text, err)
 			}
-			inputs[key] = y
+			if iv.Pattern == whatif.Retry || iv.Pattern == whatif.Hedge {
+				per := iv.ExtraAttempts(x)
+				loads = append(loads, Load{Probe: n.Probe, Intervention: iv.Target + "=" + iv.Text, PerCall: per, PerRequest: per * m.callsPerRoot(n)})
+			}
+			// Every ΔQ of the model has the bin width m.BinWidth.
+			if iv.OnCall() {
+				inputs[n.Probe] = y
+			} else {
+				inputs[n.Outcome] = y
+			}
 		}
 	}
-	return nil
+	return loads, nil
+}
+
+// partOf returns the ΔQ an intervention on node n changes: its exclusive
+// time, or with call its whole span (its probe's input if one was set, else
+// its exclusive time for a leaf, else the diagram's calculation).
+func (m *Model) partOf(d *diagram.Diagram, inputs map[string]deltaq.DeltaQ, n *Node, call bool) (deltaq.DeltaQ, error) {
+	key := n.Outcome
+	if call {
+		key = n.Probe
+	}
+	if x, ok := inputs[key]; ok {
+		return x, nil
+	}
+	if !call || n.Leaf() {
+		return deltaq.DeltaQ{}, fmt.Errorf("no exclusive time for %s", n.Probe)
+	}
+	ev, err := d.Evaluate(inputs)
+	if err != nil {
+		return deltaq.DeltaQ{}, err
+	}
+	r, ok := ev.Result(n.Probe)
+	switch {
+	case !ok:
+		return deltaq.DeltaQ{}, fmt.Errorf("the diagram has no probe %s", n.Probe)
+	case r.Err != nil:
+		return deltaq.DeltaQ{}, fmt.Errorf("%s: %w", n.Probe, r.Err)
+	case !r.OK:
+		return deltaq.DeltaQ{}, fmt.Errorf("%s: no ΔQ for %s", n.Probe, strings.Join(r.Missing, ", "))
+	}
+	return r.DeltaQ, nil
+}
+
+// callsPerRoot returns the mean calls of node n per instance of its root
+// operation: the product of CallsPerParent from n up to the root.
+func (m *Model) callsPerRoot(n *Node) float64 {
+	c := 1.0
+	for k := 0; n.Parent != "" && k <= len(m.Nodes); k++ {
+		c *= n.CallsPerParent
+		p, ok := m.Node(n.Parent)
+		if !ok {
+			break
+		}
+		n = p
+	}
+	return c
 }
 
 // Prediction is the end-to-end ΔQ of one root operation before and after
-// the interventions.
+// the interventions, with the load of the resilience patterns on its nodes.
 type Prediction struct {
 	Root          string
 	Operation     string
 	Before, After deltaq.DeltaQ
+	Loads         []Load
 }
 
 // Predict evaluates the diagram d of the model without and with the
 // interventions.
-func (m *Model) Predict(d *diagram.Diagram, ivs []Intervention) ([]Prediction, error) {
+func (m *Model) Predict(d *diagram.Diagram, ivs []whatif.Intervention) ([]Prediction, error) {
 	in, err := m.Inputs()
 	if err != nil {
 		return nil, err
@@ -311,7 +242,8 @@ func (m *Model) Predict(d *diagram.Diagram, ivs []Intervention) ([]Prediction, e
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Apply(in, ivs); err != nil {
+	loads, err := m.Apply(d, in, ivs)
+	if err != nil {
 		return nil, err
 	}
 	after, err := m.Evaluate(d, in)
@@ -322,6 +254,23 @@ func (m *Model) Predict(d *diagram.Diagram, ivs []Intervention) ([]Prediction, e
 	for k, r := range m.Roots {
 		n, _ := m.Node(r)
 		out[k] = Prediction{Root: r, Operation: n.Key(), Before: before[k], After: after[k]}
+		for _, ld := range loads {
+			if m.rootOf(ld.Probe) == r {
+				out[k].Loads = append(out[k].Loads, ld)
+			}
+		}
 	}
 	return out, nil
+}
+
+// rootOf returns the root probe of a node's probe.
+func (m *Model) rootOf(probe string) string {
+	for k := 0; k <= len(m.Nodes); k++ {
+		n, ok := m.Node(probe)
+		if !ok || n.Parent == "" {
+			return probe
+		}
+		probe = n.Parent
+	}
+	return probe
 }

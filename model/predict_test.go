@@ -9,39 +9,8 @@ import (
 	"testing"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
-
-func TestParseIntervention(t *testing.T) {
-	for _, tc := range []struct {
-		in         string
-		a, b, fail float64
-		dist, rm   bool
-	}{
-		{in: "svc.op=0.5*X+1ms", a: 0.5, b: 0.001},
-		{in: "svc.op = X", a: 1},
-		{in: "svc.op=2 * X", a: 2},
-		{in: "svc.op=X+3ms + never 5%", a: 1, b: 0.003, fail: 0.05},
-		{in: "svc.op=0*X+5ms", a: 0, b: 0.005},
-		{in: "svc.op=exp(5ms)", a: 1, dist: true},
-		{in: "svc.op=choice(0.9:point(1ms),0.1:never) + never 1%", a: 1, dist: true, fail: 0.01},
-		{in: "svc.op=remove", a: 1, rm: true},
-		{in: "GET /a.b=X", a: 1}, // the target is everything before the first '='
-	} {
-		iv, err := ParseIntervention(tc.in)
-		if err != nil {
-			t.Errorf("%s: %v", tc.in, err)
-			continue
-		}
-		if iv.A != tc.a || math.Abs(iv.B-tc.b) > 1e-15 || math.Abs(iv.Fail-tc.fail) > 1e-15 || (iv.Dist != nil) != tc.dist || iv.Remove != tc.rm {
-			t.Errorf("%s: %+v", tc.in, iv)
-		}
-	}
-	for _, in := range []string{"svc.op", "=X", "svc.op=", "svc.op=-1*X", "svc.op=X-1ms", "svc.op=X+never 101%", "svc.op=Y", "svc.op=X+1"} {
-		if iv, err := ParseIntervention(in); err == nil {
-			t.Errorf("%s: accepted as %+v", in, iv)
-		}
-	}
-}
 
 // TestApply checks the interventions on a model whose root r (own time 1
 // ms) calls a (3 ms) then b (5 ms), on 0.5 ms bins.
@@ -56,9 +25,9 @@ func TestApply(t *testing.T) {
 	}
 	predict := func(sets ...string) deltaq.DeltaQ {
 		t.Helper()
-		var ivs []Intervention
+		var ivs []whatif.Intervention
 		for _, s := range sets {
-			iv, err := ParseIntervention(s)
+			iv, err := whatif.Parse(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +73,7 @@ func TestApply(t *testing.T) {
 	if f := predict("svc.a=X+never 5%", "svc.b=X+never 10%").Intangible(); math.Abs(f-(1-0.95*0.9)) > 1e-9 {
 		t.Errorf("5 %% and 10 %% failures in sequence: %v, want 1 − 0.95·0.9", f)
 	}
-	if _, err := m.Predict(d, []Intervention{{Target: "svc.r", Remove: true}}); err == nil || !strings.Contains(err.Error(), "root") {
+	if _, err := m.Predict(d, []whatif.Intervention{{Target: "svc.r", Remove: true}}); err == nil || !strings.Contains(err.Error(), "root") {
 		t.Errorf("removing the root: err %v", err)
 	}
 }
@@ -133,7 +102,7 @@ func TestContexts(t *testing.T) {
 			t.Errorf("node %s: %+v, want svc.db called by %s", probe, n, parent)
 		}
 	}
-	iv, _ := ParseIntervention("svc.db=remove")
+	iv, _ := whatif.Parse("svc.db=remove")
 	if nodes, _ := m.Targets(iv); len(nodes) != 2 {
 		t.Errorf("svc.db targets %d nodes, want both contexts", len(nodes))
 	}

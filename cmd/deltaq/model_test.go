@@ -24,6 +24,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/model"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
 
 var updateModel = flag.Bool("update-model", false, "rewrite testdata/model/shop.json")
@@ -381,11 +382,11 @@ func predictionKS(t *testing.T, topology, rate string) (ks, ksBefore float64) {
 	if !ok {
 		t.Fatal("model.dq does not load")
 	}
-	iv, err := model.ParseIntervention("dqworkload.worker_2=0.5*X")
+	iv, err := whatif.Parse("dqworkload.worker_2=0.5*X")
 	if err != nil {
 		t.Fatal(err)
 	}
-	preds, err := m.Predict(d, []model.Intervention{iv})
+	preds, err := m.Predict(d, []whatif.Intervention{iv})
 	if err != nil {
 		t.Fatal(err)
 	}

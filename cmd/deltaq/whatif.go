@@ -15,6 +15,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/model"
+	"github.com/deltaq-otel/deltaq/whatif"
 )
 
 func init() {
@@ -29,7 +30,7 @@ end-to-end ΔQ the outcome diagram predicts before and after: quantiles, mean,
 failure mass and, with --qta, whether each meets the QTA. --plot DIR draws
 both CDFs, with the QTA, to DIR/PROBE-whatif.png.
 
-` + model.InterventionHelp + `
+` + whatif.Help + `
 
 Several --set apply in order; two on one node compose. The QTA is a list of
 points DELAY:P, "P of the instances complete within DELAY", e.g.
@@ -40,7 +41,7 @@ points DELAY:P, "P of the instances complete within DELAY", e.g.
 }
 
 // interventionFlag collects --set TARGET=EXPR flags.
-type interventionFlag []model.Intervention
+type interventionFlag []whatif.Intervention
 
 func (f *interventionFlag) String() string {
 	var s []string
@@ -51,7 +52,7 @@ func (f *interventionFlag) String() string {
 }
 
 func (f *interventionFlag) Set(s string) error {
-	iv, err := model.ParseIntervention(s)
+	iv, err := whatif.Parse(s)
 	if err != nil {
 		return err
 	}
