@@ -39,4 +39,3 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
-
