@@ -95,104 +95,97 @@ type whatifRoot struct {
 	// QTA verdicts, present with --qta.
 	QTABefore *bool `json:"qta_before,omitempty"`
 	QTAAfter  *bool `json:"qta_after,omitempty"`
+	// Loads of the resilience patterns on the root's nodes.
+	Loads []model.Load `json:"loads,omitempty"`
 }
 
-func runWhatif(args []string, stdout, stderr io.Writer) int {
+// whatifOptions is whatif's command line.
+type whatifOptions struct {
+	dir     string
+	ivs     interventionFlag
+	roots   listFlag
+	qta     *deltaq.QTA
+	plotDir string
+	json    bool
+}
+
+func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status int, ok bool) {
 	c := commands["whatif"]
 	fs := newFlags(&c, stderr)
-	var ivs interventionFlag
-	fs.Var(&ivs, "set", "intervention `TARGET=EXPR` (repeatable, see above)")
-	var roots listFlag
-	fs.Var(&roots, "root", "print the root operation of probe `PROBE` (repeatable; default: all)")
+	fs.Var(&o.ivs, "set", "intervention `TARGET=EXPR` (repeatable, see above)")
+	fs.Var(&o.roots, "root", "print the root operation of probe `PROBE` (repeatable; default: all)")
 	qtaText := fs.String("qta", "", "QTA `D:P,...` to check before and after")
 	maxFailureText := fs.String("max-failure", "", "the QTA's largest failure `ratio` (default: 1 − the largest P)")
-	plotDir := fs.String("plot", "", "write a plot per root operation to `DIR`")
-	asJSON := fs.Bool("json", false, "print JSON: {\"interventions\": [...], \"roots\": {PROBE: {operation, before, after, qta_before, qta_after}}}")
+	fs.StringVar(&o.plotDir, "plot", "", "write a plot per root operation to `DIR`")
+	fs.BoolVar(&o.json, "json", false, "print JSON: {\"interventions\": [...], \"roots\": {PROBE: {operation, before, after, qta_before, qta_after, loads}}}")
 	pos, status, ok := parseArgs(fs, args)
 	if !ok {
-		return status
+		return o, status, false
 	}
 	if len(pos) != 1 {
-		return fs.usageError("want one MODELDIR, got %d arguments", len(pos))
+		return o, fs.usageError("want one MODELDIR, got %d arguments", len(pos)), false
 	}
+	o.dir = pos[0]
 	maxFailure := -1.0
 	if *maxFailureText != "" {
 		f, err := strconv.ParseFloat(*maxFailureText, 64)
 		if err != nil || !(f >= 0 && f <= 1) {
-			return fs.usageError("--max-failure %s: want a ratio in [0, 1]", printable(*maxFailureText))
+			return o, fs.usageError("--max-failure %s: want a ratio in [0, 1]", printable(*maxFailureText)), false
 		}
 		maxFailure = f
 	}
-	var qta *deltaq.QTA
 	if *qtaText != "" {
 		q, err := parseQTA(*qtaText, maxFailure)
 		if err != nil {
-			return fs.usageError("--qta %s: %v", printable(*qtaText), err)
+			return o, fs.usageError("--qta %s: %v", printable(*qtaText), err), false
 		}
-		qta = &q
+		o.qta = &q
+	}
+	return o, exitOK, true
+}
+
+func runWhatif(args []string, stdout, stderr io.Writer) int {
+	o, status, ok := parseWhatifArgs(args, stderr)
+	if !ok {
+		return status
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "deltaq whatif: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
-	dir := pos[0]
-	data, err := os.ReadFile(filepath.Join(dir, modelJSONFile))
+	data, err := os.ReadFile(filepath.Join(o.dir, modelJSONFile))
 	if err != nil {
 		return fail(err)
 	}
 	m, err := model.Decode(data)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, modelJSONFile), err))
+		return fail(fmt.Errorf("%s: %w", filepath.Join(o.dir, modelJSONFile), err))
 	}
-	d, ok := loadDiagram(filepath.Join(dir, modelDiagramFile), stderr)
+	d, ok := loadDiagram(filepath.Join(o.dir, modelDiagramFile), stderr)
 	if !ok {
 		return exitFail
 	}
-	preds, err := m.Predict(d, ivs)
+	preds, err := m.Predict(d, o.ivs)
 	if err != nil {
 		return fail(err)
 	}
-	selected := preds[:0:0]
-	for _, r := range roots {
-		found := false
-		for _, p := range preds {
-			if p.Root == r {
-				selected, found = append(selected, p), true
-			}
-		}
-		if !found {
-			return fail(fmt.Errorf("--root %s: the model's roots are %s", r, strings.Join(m.Roots, ", ")))
-		}
+	selected, err := selectRoots(preds, o.roots, m.Roots)
+	if err != nil {
+		return fail(err)
 	}
-	if len(roots) == 0 {
-		selected = preds
-	}
-	out := map[string]whatifRoot{}
-	for _, p := range selected {
-		r := whatifRoot{Operation: p.Operation, Before: model.Summarize(p.Before), After: model.Summarize(p.After)}
-		if qta != nil {
-			for _, v := range []struct {
-				dq  deltaq.DeltaQ
-				res **bool
-			}{{p.Before, &r.QTABefore}, {p.After, &r.QTAAfter}} {
-				chk, err := qta.Check(v.dq)
-				if err != nil {
-					return fail(err)
-				}
-				*v.res = &chk.OK
-			}
-		}
-		out[p.Root] = r
+	out, err := whatifRoots(selected, o.qta)
+	if err != nil {
+		return fail(err)
 	}
 	var plots []string
-	if *plotDir != "" {
-		if plots, err = plotWhatif(*plotDir, selected, qta); err != nil {
+	if o.plotDir != "" {
+		if plots, err = plotWhatif(o.plotDir, selected, o.qta); err != nil {
 			return fail(err)
 		}
 	}
-	if *asJSON {
+	if o.json {
 		var texts []string
-		for _, iv := range ivs {
+		for _, iv := range o.ivs {
 			texts = append(texts, iv.Target+"="+iv.Text)
 		}
 		b, err := json.MarshalIndent(struct {
@@ -205,32 +198,84 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(append(b, '\n'))
 		return exitOK
 	}
-	for _, iv := range ivs {
+	writeWhatif(stdout, m, o, selected, out)
+	for _, f := range plots {
+		fmt.Fprintf(stdout, "wrote %s\n", printable(f))
+	}
+	return exitOK
+}
+
+// selectRoots returns the predictions of the root probes asked for, all
+// without any.
+func selectRoots(preds []model.Prediction, roots, all []string) ([]model.Prediction, error) {
+	if len(roots) == 0 {
+		return preds, nil
+	}
+	var selected []model.Prediction
+	for _, r := range roots {
+		found := false
+		for _, p := range preds {
+			if p.Root == r {
+				selected, found = append(selected, p), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("--root %s: the model's roots are %s", r, strings.Join(all, ", "))
+		}
+	}
+	return selected, nil
+}
+
+// whatifRoots summarises the predictions, with the QTA's verdicts.
+func whatifRoots(preds []model.Prediction, qta *deltaq.QTA) (map[string]whatifRoot, error) {
+	out := map[string]whatifRoot{}
+	for _, p := range preds {
+		r := whatifRoot{Operation: p.Operation, Before: model.Summarize(p.Before), After: model.Summarize(p.After), Loads: p.Loads}
+		if qta != nil {
+			for _, v := range []struct {
+				dq  deltaq.DeltaQ
+				res **bool
+			}{{p.Before, &r.QTABefore}, {p.After, &r.QTAAfter}} {
+				chk, err := qta.Check(v.dq)
+				if err != nil {
+					return nil, err
+				}
+				*v.res = &chk.OK
+			}
+		}
+		out[p.Root] = r
+	}
+	return out, nil
+}
+
+// writeWhatif prints the interventions and the predictions as text.
+func writeWhatif(w io.Writer, m *model.Model, o whatifOptions, preds []model.Prediction, out map[string]whatifRoot) {
+	for _, iv := range o.ivs {
 		nodes, _ := m.Targets(iv)
 		var probes []string
 		for _, n := range nodes {
 			probes = append(probes, n.Probe)
 		}
-		fmt.Fprintf(stdout, "set %s=%s on %s\n", printable(iv.Target), printable(iv.Text), printable(strings.Join(probes, ", ")))
+		fmt.Fprintf(w, "set %s=%s on %s\n", printable(iv.Target), printable(iv.Text), printable(strings.Join(probes, ", ")))
 	}
-	for _, p := range selected {
+	for _, p := range preds {
 		r := out[p.Root]
-		fmt.Fprintf(stdout, "\n%s (%s): predicted end-to-end ΔQ\n", printable(r.Operation), printable(p.Root))
-		writeSummaries(stdout, model.ReportQuantiles, []string{"before", "after"}, []model.Summary{r.Before, r.After})
-		if qta != nil {
+		fmt.Fprintf(w, "\n%s (%s): predicted end-to-end ΔQ\n", printable(r.Operation), printable(p.Root))
+		writeSummaries(w, model.ReportQuantiles, []string{"before", "after"}, []model.Summary{r.Before, r.After})
+		if o.qta != nil {
 			verdict := func(ok *bool) string {
 				if *ok {
 					return "pass"
 				}
 				return "fail"
 			}
-			fmt.Fprintf(stdout, "  %-10s %12s %12s\n", "QTA", verdict(r.QTABefore), verdict(r.QTAAfter))
+			fmt.Fprintf(w, "  %-10s %12s %12s\n", "QTA", verdict(r.QTABefore), verdict(r.QTAAfter))
+		}
+		for _, ld := range r.Loads {
+			fmt.Fprintf(w, "  load of %s on %s: %s extra attempts per call, %s per request\n", printable(ld.Intervention), printable(ld.Probe),
+				strconv.FormatFloat(ld.PerCall, 'f', 4, 64), strconv.FormatFloat(ld.PerRequest, 'f', 4, 64))
 		}
 	}
-	for _, f := range plots {
-		fmt.Fprintf(stdout, "wrote %s\n", printable(f))
-	}
-	return exitOK
 }
 
 // plotWhatif draws the before and after CDFs of each prediction, with the
