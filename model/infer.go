@@ -11,8 +11,12 @@ import (
 	"strings"
 )
 
-// maxChains caps the distinct inferred chains a report keeps.
-const maxChains = 1000
+// maxChains caps the distinct inferred chains a report keeps;
+// maxChainDepth the transitions of the paths the posterior sums over.
+const (
+	maxChains     = 1000
+	maxChainDepth = 32
+)
 
 // Inferred is one inferred chain of missing parents, with the number of
 // orphan groups it explained. Operations are "service.operation".
@@ -27,10 +31,20 @@ type Inferred struct {
 	// Orphans are the operations of the spans whose parent was missing
 	// (siblings that shared it), sorted.
 	Orphans []string `json:"orphans"`
-	// Probability is that of the chain under the learned transition
-	// frequencies: the product of P(child | parent) along it.
+	// Probability is the posterior probability that the chain is the
+	// missing one given the orphans: with the learned transition
+	// frequencies P(c | p), a hypothesis is an ancestor candidate a and a
+	// path a → m₁ → … → m of operations, of weight
+	// w = Π P(along the path) · Π_o P(o | m) over the orphans' operations
+	// o; Probability = w(chain) / Σ w over every candidate and every path of
+	// at most maxChainDepth transitions. A chain that is the only way to
+	// the orphans' operations is certain (1). With several orphan groups in
+	// a trace, each group's is its own.
 	Probability float64 `json:"probability"`
-	Count       uint64  `json:"count"`
+	// PathProbability is w(chain) itself: the product of P(child | parent)
+	// along the chain and P(orphan | last).
+	PathProbability float64 `json:"path_probability"`
+	Count           uint64  `json:"count"`
 }
 
 // InferenceReport is what inference found in the held incoherent traces.
@@ -55,6 +69,7 @@ type inference struct {
 	out   []map[int32]float64 // out[p][c]: transitions p → c
 	total []float64           // Σ_c out[p][c]
 	cache map[int32]*paths
+	sums  map[int32][]float64 // pathSums by source
 	chain map[string]*Inferred
 	rep   InferenceReport
 }
@@ -70,7 +85,7 @@ type paths struct {
 func (l *Learner) infer() *inference {
 	nOps := len(l.opList)
 	inf := &inference{l: l, start: int32(nOps), out: make([]map[int32]float64, nOps+1),
-		total: make([]float64, nOps+1), cache: map[int32]*paths{}, chain: map[string]*Inferred{}}
+		total: make([]float64, nOps+1), cache: map[int32]*paths{}, sums: map[int32][]float64{}, chain: map[string]*Inferred{}}
 	for _, nd := range l.nodes {
 		from := inf.start
 		if nd.parent >= 0 {
@@ -120,16 +135,22 @@ func (inf *inference) weight(p, c int32) float64 {
 	return -math.Log(n / inf.total[p])
 }
 
+// fix is one inferred chain of missing spans, to splice into a trace.
+type fix struct {
+	parent [8]byte // the known ancestor's span id
+	chain  []int32 // ops of the missing spans
+	id     [8]byte // the last one's span id (the orphans' parent)
+	lo, hi int64
+}
+
 // repair infers the missing parents of every orphan group of one trace,
 // reports them and returns the spans with the inferred ones appended (each
 // spanning its orphans' hull), or nil when the trace has no root or a group
 // could not be resolved.
 func (inf *inference) repair(spans []Span) []Span {
-	l := inf.l
-	t := &l.t
+	t := &inf.l.t
 	t.build(spans)
-	n := len(spans)
-	rooted := make([]bool, n)
+	rooted := make([]bool, len(spans))
 	for _, i := range t.order {
 		if p := t.parent[i]; p == parentNone || (p >= 0 && rooted[p]) {
 			rooted[i] = true
@@ -148,92 +169,117 @@ func (inf *inference) repair(spans []Span) []Span {
 		}
 		groups[id] = append(groups[id], int32(i))
 	}
-	type fix struct {
-		parent [8]byte // the known ancestor's span id
-		chain  []int32 // ops of the missing spans
-		id     [8]byte // the last one's span id (the orphans' parent)
-		lo, hi int64
-	}
 	var fixes []fix
 	ok := true
 	for _, id := range ids {
-		g := groups[id]
 		inf.rep.Groups++
-		lo, hi := spans[g[0]].Start, spans[g[0]].End
-		orphanOps := make([]int32, len(g))
-		for k, i := range g {
-			lo, hi = min(lo, spans[i].Start), max(hi, spans[i].End)
-			orphanOps[k] = inf.opIndex(&spans[i])
-		}
-		// Candidates: known spans whose interval holds the orphans', else
-		// the roots, else the virtual start.
-		var cands []int32
-		for _, i := range t.order {
-			if rooted[i] && t.lo[i] <= lo && t.hi[i] >= hi {
-				cands = append(cands, i)
-			}
-		}
-		if len(cands) == 0 {
-			for _, i := range t.order {
-				if t.parent[i] == parentNone {
-					cands = append(cands, i)
-				}
-			}
-		}
-		bestCost, bestCand, bestM := math.Inf(1), int32(-1), int32(-1)
-		try := func(cand, src int32) {
-			if src < 0 || slices.Contains(orphanOps, -1) {
-				return // an operation no coherent trace had
-			}
-			ps := inf.paths(src)
-			for m := range ps.dist {
-				c := ps.dist[m]
-				for _, o := range orphanOps {
-					c += inf.weight(int32(m), o)
-				}
-				// Ties go to the later (deeper) candidate.
-				if c <= bestCost && !math.IsInf(c, 1) {
-					bestCost, bestCand, bestM = c, cand, int32(m)
-				}
-			}
-		}
-		if len(cands) == 0 {
-			try(-1, inf.start)
-		}
-		for _, c := range cands {
-			try(c, inf.opIndex(&spans[c]))
-		}
-		if bestM < 0 {
+		f, resolved, hung := inf.resolve(spans, rooted, groups[id])
+		if !resolved {
 			inf.rep.Unresolved++
 			ok = false
 			continue
 		}
 		inf.rep.Resolved++
-		src := inf.start
-		if bestCand >= 0 {
-			src = inf.opIndex(&spans[bestCand])
-		}
-		ps := inf.paths(src)
-		var chain []int32
-		for m := bestM; m >= 0; m = ps.prev[m] {
-			chain = append(chain, m)
-			if len(chain) > len(ps.dist) {
-				break // a cycle in prev cannot happen; guard anyway
-			}
-		}
-		for a, b := 0, len(chain)-1; a < b; a, b = a+1, b-1 {
-			chain[a], chain[b] = chain[b], chain[a]
-		}
-		inf.report(bestCand, spans, chain, orphanOps, math.Exp(-bestCost))
-		if bestCand < 0 {
+		if !hung {
 			ok = false // no root to hang it from: reported, not learned
 			continue
 		}
-		fixes = append(fixes, fix{parent: spans[bestCand].SpanID, chain: chain, id: id, lo: lo, hi: hi})
+		f.id = id
+		fixes = append(fixes, f)
 	}
-	if !ok || !l.cfg.Infer {
+	if !ok || !inf.l.cfg.Infer {
 		return nil
 	}
+	return inf.splice(spans, fixes)
+}
+
+// resolve infers the chain of missing spans above one orphan group g: the
+// most likely path, over the candidate ancestors, from an ancestor's
+// operation to an operation whose calls explain the orphans' operations. It
+// reports the chain; resolved is false when no path exists, hung false
+// when the chain hangs from the virtual start (a trace without a root).
+func (inf *inference) resolve(spans []Span, rooted []bool, g []int32) (f fix, resolved, hung bool) {
+	lo, hi := spans[g[0]].Start, spans[g[0]].End
+	orphanOps := make([]int32, len(g))
+	for k, i := range g {
+		lo, hi = min(lo, spans[i].Start), max(hi, spans[i].End)
+		orphanOps[k] = inf.opIndex(&spans[i])
+	}
+	if slices.Contains(orphanOps, -1) {
+		return fix{}, false, false // an operation no coherent trace had
+	}
+	cands := inf.candidates(spans, rooted, lo, hi)
+	bestCost, bestCand, bestM := math.Inf(1), int32(-1), int32(-1)
+	evidence := 0.0 // Σ over candidates and paths of P(path)·P(orphans | its end)
+	for _, cand := range cands {
+		src := inf.start
+		if cand >= 0 {
+			src = inf.opIndex(&spans[cand])
+		}
+		if src < 0 {
+			continue
+		}
+		ps, sums := inf.paths(src), inf.pathSums(src)
+		for m := range ps.dist {
+			like := 0.0 // −log P(orphans | m)
+			for _, o := range orphanOps {
+				like += inf.weight(int32(m), o)
+			}
+			evidence += sums[m] * math.Exp(-like)
+			// Ties go to the later (deeper) candidate.
+			if c := ps.dist[m] + like; c <= bestCost && !math.IsInf(c, 1) {
+				bestCost, bestCand, bestM = c, cand, int32(m)
+			}
+		}
+	}
+	if bestM < 0 {
+		return fix{}, false, false
+	}
+	src := inf.start
+	if bestCand >= 0 {
+		src = inf.opIndex(&spans[bestCand])
+	}
+	ps := inf.paths(src)
+	var chain []int32
+	for m := bestM; m >= 0 && len(chain) <= len(ps.dist); m = ps.prev[m] {
+		chain = append(chain, m)
+	}
+	slices.Reverse(chain)
+	forward := math.Exp(-bestCost)
+	inf.report(bestCand, spans, chain, orphanOps, forward, min(1, forward/evidence))
+	if bestCand < 0 {
+		return fix{}, true, false
+	}
+	return fix{parent: spans[bestCand].SpanID, chain: chain, lo: lo, hi: hi}, true, true
+}
+
+// candidates returns the spans a missing chain may hang from: the rooted
+// known spans whose interval holds [lo, hi], else the roots, else −1 for
+// the virtual start.
+func (inf *inference) candidates(spans []Span, rooted []bool, lo, hi int64) []int32 {
+	t := &inf.l.t
+	var cands []int32
+	for _, i := range t.order {
+		if rooted[i] && t.lo[i] <= lo && t.hi[i] >= hi {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		for _, i := range t.order {
+			if t.parent[i] == parentNone {
+				cands = append(cands, i)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		cands = append(cands, -1)
+	}
+	return cands
+}
+
+// splice returns the spans with the inferred chains appended, each
+// inferred span covering its orphans' hull.
+func (inf *inference) splice(spans []Span, fixes []fix) []Span {
 	out := append([]Span(nil), spans...)
 	var serial uint32
 	for _, f := range fixes {
@@ -244,7 +290,7 @@ func (inf *inference) repair(spans []Span) []Span {
 				serial++
 				id = [8]byte{0xde, 0x17, 0xa0, 0, byte(serial >> 24), byte(serial >> 16), byte(serial >> 8), byte(serial)}
 			}
-			op := l.opList[o]
+			op := inf.l.opList[o]
 			out = append(out, Span{TraceID: spans[0].TraceID, SpanID: id, ParentID: parent,
 				Service: op.service, Name: op.name, Start: f.lo, End: f.hi})
 			parent = id
@@ -262,11 +308,12 @@ func (inf *inference) opIndex(s *Span) int32 {
 	return -1
 }
 
-// report aggregates one inferred chain.
-func (inf *inference) report(cand int32, spans []Span, chain, orphans []int32, p float64) {
+// report aggregates one inferred chain, with its posterior probability and
+// that of its path.
+func (inf *inference) report(cand int32, spans []Span, chain, orphans []int32, path, posterior float64) {
 	l := inf.l
 	name := func(o int32) string { return Key(l.opList[o].service, l.opList[o].name) }
-	in := Inferred{Probability: p}
+	in := Inferred{Probability: posterior, PathProbability: path}
 	if cand >= 0 {
 		in.Ancestor = Key(spans[cand].Service, spans[cand].Name)
 	}
@@ -326,6 +373,40 @@ func (inf *inference) paths(src int32) *paths {
 	}
 	inf.cache[src] = ps
 	return ps
+}
+
+// pathSums returns (cached) for every operation m the sum over all paths
+// src → … → m of one to maxChainDepth transitions of the product of their
+// P(c | p): v₁ = P(· | src), v_{k+1}(c) = Σ_p v_k(p)·P(c | p), Σ_k v_k.
+func (inf *inference) pathSums(src int32) []float64 {
+	if s, ok := inf.sums[src]; ok {
+		return s
+	}
+	n := len(inf.out)
+	sum, v, next := make([]float64, n), make([]float64, n), make([]float64, n)
+	for c, cnt := range inf.out[src] {
+		v[c] = cnt / inf.total[src]
+	}
+	for k := 0; k < maxChainDepth; k++ {
+		mass := 0.0
+		clear(next)
+		for p, vp := range v {
+			if vp == 0 {
+				continue
+			}
+			sum[p] += vp
+			mass += vp
+			for c, cnt := range inf.out[p] {
+				next[c] += vp * cnt / inf.total[p]
+			}
+		}
+		if mass < 1e-300 {
+			break
+		}
+		v, next = next, v
+	}
+	inf.sums[src] = sum
+	return sum
 }
 
 type distItem struct {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,8 +193,9 @@ func TestPatterns(t *testing.T) {
 // middle span of a trace whose R → M → L chain lost M. Learned
 // transitions: R calls M in 90 traces and N in 10, M and N always call L.
 // Trace 103 (a child outside its parent, learned all the same) adds one
-// R → M. The most likely chain from R to L is R → M → L, probability
-// P(M | R)·P(L | M) = 91/101·1 (via N: 10/101).
+// R → M. The most likely chain from R to L is R → M → L, of path
+// probability P(M | R)·P(L | M) = 91/101·1; via N it is 10/101, so the
+// posterior is (91/101)/(91/101 + 10/101) = 91/101 too.
 func TestIncoherent(t *testing.T) {
 	var spans []Span
 	for tr := uint64(1); tr <= 100; tr++ {
@@ -221,16 +223,20 @@ func TestIncoherent(t *testing.T) {
 			t.Fatalf("infer %v: report %+v, want 2 groups resolved", infer, rep)
 		}
 		for _, c := range rep.Chains {
-			want := Inferred{Ancestor: "svc.R", Missing: []string{"svc.M"}, Orphans: []string{"svc.L"}, Probability: 91.0 / 101, Count: 1}
+			want := Inferred{Ancestor: "svc.R", Missing: []string{"svc.M"}, Orphans: []string{"svc.L"}, Probability: 91.0 / 101, PathProbability: 91.0 / 101, Count: 1}
 			if c.Ancestor == "" {
 				// No root: the chain starts at the root operation, which
 				// every learned trace had: P = 1·(91/101)·1.
-				want = Inferred{Missing: []string{"svc.R", "svc.M"}, Orphans: []string{"svc.L"}, Probability: 91.0 / 101, Count: 1}
+				want = Inferred{Missing: []string{"svc.R", "svc.M"}, Orphans: []string{"svc.L"}, Probability: 91.0 / 101, PathProbability: 91.0 / 101, Count: 1}
 			}
 			if math.Abs(c.Probability-want.Probability) > 1e-12 {
 				t.Errorf("chain %+v: probability %v, want %v", c, c.Probability, want.Probability)
 			}
 			c.Probability = want.Probability
+			if math.Abs(c.PathProbability-want.PathProbability) > 1e-12 {
+				t.Errorf("chain %+v: path probability %v, want %v", c, c.PathProbability, want.PathProbability)
+			}
+			c.PathProbability = want.PathProbability
 			if !reflect.DeepEqual(c, want) {
 				t.Errorf("chain %+v, want %+v", c, want)
 			}
@@ -241,6 +247,39 @@ func TestIncoherent(t *testing.T) {
 		}
 		if st.Learned != wantLearned || st.Repaired != wantRepaired || st.Excluded != 2 {
 			t.Errorf("infer %v: learned %d repaired %d excluded %d, want %d, %d, 2", infer, st.Learned, st.Repaired, st.Excluded, wantLearned, wantRepaired)
+		}
+	}
+}
+
+// TestPosteriorCertainChain: R calls A in 3 traces of 4 and B in the
+// fourth; only A calls L. A trace that lost A has the path probability
+// P(A | R)·P(L | A) = 3/4, but A is the only way from R to L: the
+// posterior is 1. With C calling L too (R calls A in 6 traces of 8, B in
+// one and C in one), the posterior of A is (6/8)/(6/8 + 1/8) = 6/7.
+func TestPosteriorCertainChain(t *testing.T) {
+	for _, c := range []struct {
+		mids      []string
+		path, pos float64
+	}{
+		{[]string{"A", "A", "A", "B"}, 0.75, 1},
+		{[]string{"A", "A", "A", "B", "A", "A", "A", "C"}, 0.75, 6.0 / 7},
+	} {
+		var spans []Span
+		for k, mid := range c.mids {
+			tr := uint64(k + 1)
+			spans = append(spans, sp(tr, 1, 0, "R", 0, 10), sp(tr, 2, 1, mid, 1, 9))
+			if mid != "B" {
+				spans = append(spans, sp(tr, 3, 2, "L", 2, 8))
+			}
+		}
+		spans = append(spans, sp(100, 1, 0, "R", 0, 10), sp(100, 3, 2, "L", 2, 8))
+		rep := learnAll(t, Config{}, spans).Inference()
+		if len(rep.Chains) != 1 {
+			t.Fatalf("%v: %+v, want one chain", c.mids, rep)
+		}
+		ch := rep.Chains[0]
+		if !slices.Equal(ch.Missing, []string{"svc.A"}) || math.Abs(ch.PathProbability-c.path) > 1e-12 || math.Abs(ch.Probability-c.pos) > 1e-12 {
+			t.Errorf("%v: chain %+v, want [svc.A] with path probability %v, posterior %v", c.mids, ch, c.path, c.pos)
 		}
 	}
 }

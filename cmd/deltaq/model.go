@@ -65,8 +65,9 @@ root operation is a node. From them it writes to DIR:
 Incoherent traces (spans whose parent never arrived, no root, cycles) are
 counted and left out. For each orphan span model infers the most likely chain
 of missing parents from the transitions of the coherent traces (the shortest
-path with weights −log frequency) and reports it with its probability; with
---infer the repaired traces are learned too. The prediction assumes the parts
+path with weights −log frequency) and reports it with its probability given
+the orphan (p: 1 when it is the only way to the orphan's operation) and that
+of its path; with --infer the repaired traces are learned too. The prediction assumes the parts
 are independent (ΔQSD); a large KS distance says they are not.
 
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
@@ -268,8 +269,8 @@ func writeModelReport(w io.Writer, r *modelReport) {
 		if from == "" {
 			from = "(no root)"
 		}
-		fmt.Fprintf(w, "  %6d × %s → [%s] → %s  p=%s\n", c.Count, printable(from), printable(strings.Join(c.Missing, " → ")),
-			printable(strings.Join(c.Orphans, ", ")), strconv.FormatFloat(c.Probability, 'g', 4, 64))
+		fmt.Fprintf(w, "  %6d × %s → [%s] → %s  p=%s (path %s)\n", c.Count, printable(from), printable(strings.Join(c.Missing, " → ")),
+			printable(strings.Join(c.Orphans, ", ")), strconv.FormatFloat(c.Probability, 'g', 4, 64), strconv.FormatFloat(c.PathProbability, 'g', 4, 64))
 	}
 }
 
