@@ -127,17 +127,21 @@ func (a Incoherence) excludes() bool {
 
 // Stats counts what a Learner did.
 type Stats struct {
-	Spans           uint64      `json:"spans"`
-	Traces          uint64      `json:"traces"`           // closed
-	Learned         uint64      `json:"learned"`          // traces in the model
-	Excluded        uint64      `json:"excluded"`         // incoherent traces left out
-	Repaired        uint64      `json:"repaired"`         // incoherent traces learned with inferred parents (Config.Infer)
-	Evicted         uint64      `json:"evicted"`          // traces closed early: MaxOpenTraces
-	SpansDropped    uint64      `json:"spans_dropped"`    // MaxSpansPerTrace
-	NodeCap         uint64      `json:"node_cap"`         // traces left out: MaxNodes
-	PatternsDropped uint64      `json:"patterns_dropped"` // instances whose pattern was not kept: MaxPatterns
-	NotHeld         uint64      `json:"not_held"`         // incoherent traces not held for inference: MaxHeldSpans
-	Incoherence     Incoherence `json:"incoherence"`
+	Spans           uint64 `json:"spans"`
+	Traces          uint64 `json:"traces"`           // closed
+	Learned         uint64 `json:"learned"`          // traces in the model
+	Excluded        uint64 `json:"excluded"`         // incoherent traces left out
+	Repaired        uint64 `json:"repaired"`         // incoherent traces learned with inferred parents (Config.Infer)
+	Evicted         uint64 `json:"evicted"`          // traces closed early: MaxOpenTraces
+	SpansDropped    uint64 `json:"spans_dropped"`    // MaxSpansPerTrace
+	NodeCap         uint64 `json:"node_cap"`         // traces left out: MaxNodes
+	PatternsDropped uint64 `json:"patterns_dropped"` // instances whose pattern was not kept: MaxPatterns
+	NotHeld         uint64 `json:"not_held"`         // incoherent traces not held for inference: MaxHeldSpans
+	// Reopened counts traces that received a span after they were closed
+	// (among the last MaxOpenTraces closed): the grace was too short for
+	// the file, or the trace was closed early.
+	Reopened    uint64      `json:"reopened"`
+	Incoherence Incoherence `json:"incoherence"`
 }
 
 // openTrace is a trace being assembled.
@@ -199,12 +203,18 @@ type Learner struct {
 	latest int64 // the latest span end read, the current record's included
 	// touched are the traces the current record added to.
 	touched []*openTrace
-	ops     map[op]int32
-	opList  []op
-	ctx     map[ctxKey]int32
-	nodes   []*nodeStats
-	held    []*openTrace // incoherent traces kept for inference
-	stats   Stats
+	// closed holds the ids of the last MaxOpenTraces traces closed, ring
+	// in order of closing (next is the slot to reuse), so that a span of a
+	// trace closed too soon is noticed (Stats.Reopened).
+	closed map[[16]byte]struct{}
+	ring   [][16]byte
+	next   int
+	ops    map[op]int32
+	opList []op
+	ctx    map[ctxKey]int32
+	nodes  []*nodeStats
+	held   []*openTrace // incoherent traces kept for inference
+	stats  Stats
 
 	openSpans, heldSpans int // spans of the open and of the held traces
 
@@ -223,11 +233,12 @@ func NewLearner(cfg Config) (*Learner, error) {
 		return nil, err
 	}
 	return &Learner{
-		cfg:   cfg,
-		grace: int64(cfg.Grace),
-		open:  map[[16]byte]*openTrace{},
-		ops:   map[op]int32{},
-		ctx:   map[ctxKey]int32{},
+		cfg:    cfg,
+		grace:  int64(cfg.Grace),
+		open:   map[[16]byte]*openTrace{},
+		closed: map[[16]byte]struct{}{},
+		ops:    map[op]int32{},
+		ctx:    map[ctxKey]int32{},
 	}, nil
 }
 
@@ -288,6 +299,10 @@ func (l *Learner) add(s *Span) {
 		for len(l.open) > 0 && (len(l.open) >= l.cfg.MaxOpenTraces || l.openSpans > l.cfg.MaxOpenSpans) {
 			l.stats.Evicted++
 			l.close(l.popFront())
+		}
+		if _, again := l.closed[s.TraceID]; again {
+			l.stats.Reopened++
+			delete(l.closed, s.TraceID)
 		}
 		t = l.newTrace(s.TraceID)
 	}
@@ -358,6 +373,14 @@ func (l *Learner) newTrace(id [16]byte) *openTrace {
 func (l *Learner) close(t *openTrace) {
 	delete(l.open, t.id)
 	t.touched = false
+	if len(l.ring) < l.cfg.MaxOpenTraces {
+		l.ring = append(l.ring, t.id)
+	} else {
+		delete(l.closed, l.ring[l.next])
+		l.ring[l.next] = t.id
+		l.next = (l.next + 1) % len(l.ring)
+	}
+	l.closed[t.id] = struct{}{}
 	l.openSpans -= len(t.spans)
 	l.stats.Traces++
 	if l.learn(t.spans, len(t.spans)) {

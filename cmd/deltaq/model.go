@@ -80,8 +80,9 @@ type modelOptions struct {
 	files []string
 	out   string
 	bins  int
-	cfg   model.Config
-	json  bool
+	cfg    model.Config
+	json   bool
+	strict bool
 }
 
 func runModel(args []string, stdout, stderr io.Writer) int {
@@ -94,6 +95,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
 	fs.BoolVar(&o.cfg.Infer, "infer", false, "learn incoherent traces too, with their missing parents inferred")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (report.json) instead of text")
+	fs.BoolVar(&o.strict, "strict", false, "exit with status 1 when the model is unsure (the doubts of the report)")
 	files, status, ok := parseFiles(fs, args)
 	if !ok {
 		return status
@@ -116,24 +118,8 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var record []model.Span
-	var warnings []string
-	learn := func(td ptrace.Traces) error {
-		record = learnRecord(l, td, record[:0])
-		return nil
-	}
-	for _, f := range o.files {
-		// A last record cut short (a collector stopped while writing) is
-		// a warning: the records before it were learned.
-		err := tracefile.Read(f, tracefile.Options{}, learn)
-		if te := (*tracefile.TruncatedError)(nil); errors.As(err, &te) {
-			warnings = append(warnings, te.Error())
-		} else if err != nil {
-			return fail(err)
-		}
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "deltaq model: warning: %s\n", printableLines(w))
+	if err := learnFiles(l, o.files, stderr); err != nil {
+		return fail(err)
 	}
 	l.Finish()
 	rep, err := buildModel(l, o)
@@ -146,12 +132,40 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		stdout.Write(append(b, '\n'))
-		return exitOK
+	} else {
+		writeModelReport(stdout, rep)
+		fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),
+			printable(filepath.Join(o.out, modelJSONFile)), printable(filepath.Join(o.out, modelReportFile)))
 	}
-	writeModelReport(stdout, rep)
-	fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),
-		printable(filepath.Join(o.out, modelJSONFile)), printable(filepath.Join(o.out, modelReportFile)))
+	if o.strict && len(rep.Doubts) > 0 {
+		fmt.Fprintf(stderr, "deltaq model: --strict: the model is unsure (%d doubts)\n", len(rep.Doubts))
+		return exitFail
+	}
 	return exitOK
+}
+
+// learnFiles reads the trace files one record at a time into the learner;
+// a last record cut short (a collector stopped while writing) is a
+// warning, printed after the reading: the records before it were learned.
+func learnFiles(l *model.Learner, files []string, stderr io.Writer) error {
+	var record []model.Span
+	var warnings []string
+	learn := func(td ptrace.Traces) error {
+		record = learnRecord(l, td, record[:0])
+		return nil
+	}
+	for _, f := range files {
+		err := tracefile.Read(f, tracefile.Options{}, learn)
+		if te := (*tracefile.TruncatedError)(nil); errors.As(err, &te) {
+			warnings = append(warnings, te.Error())
+		} else if err != nil {
+			return err
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "deltaq model: warning: %s\n", printableLines(w))
+	}
+	return nil
 }
 
 // modelReport is report.json.
@@ -162,6 +176,8 @@ type modelReport struct {
 	Validation  []model.Validation    `json:"validation"`
 	Quantiles   []float64             `json:"quantiles"`
 	Inference   model.InferenceReport `json:"inference"`
+	// Doubts say why the model may be wrong, most fundamental first.
+	Doubts []model.Doubt `json:"doubts"`
 	DiagramFile string                `json:"diagram_file"`
 }
 
@@ -180,7 +196,8 @@ func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
 		return nil, err
 	}
 	rep := &modelReport{Nodes: len(m.Nodes), BinWidth: m.BinWidth, Stats: l.Stats(), Validation: v,
-		Quantiles: model.ReportQuantiles, Inference: l.Inference(), DiagramFile: modelDiagramFile}
+		Quantiles: model.ReportQuantiles, Inference: l.Inference(), DiagramFile: modelDiagramFile,
+		Doubts: model.Doubts(l.Stats(), v, o.cfg.Grace)}
 	js, err := m.Encode()
 	if err != nil {
 		return nil, err
@@ -241,6 +258,13 @@ func cutName(s string) string {
 
 // writeModelReport prints the report as text.
 func writeModelReport(w io.Writer, r *modelReport) {
+	if len(r.Doubts) > 0 {
+		fmt.Fprintf(w, "THIS MODEL IS UNSURE:\n")
+		for _, d := range r.Doubts {
+			fmt.Fprintf(w, "  - %s;\n    likely cause: %s.\n", printable(d.What), printable(d.Cause))
+		}
+		fmt.Fprintln(w)
+	}
 	st := r.Stats
 	fmt.Fprintf(w, "learned %d of %d traces (%d spans): %d nodes, bins of %s\n", st.Learned, st.Traces, st.Spans,
 		r.Nodes, dist.FormatDuration(r.BinWidth))

@@ -1,0 +1,208 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// checkoutFile is the shop of the README's model section, as an exporter or
+// a trace backend writes it: one ExportTraceServiceRequest (one JSON
+// document) holding every trace, its spans grouped by service. Made by
+// writeCheckout.
+const checkoutFile = "testdata/model/checkout.json"
+
+// checkoutServices are the services of the checkout, in the order the
+// document lists them.
+var checkoutServices = []string{"frontend", "cart", "stock", "price", "pay", "bank"}
+
+// checkoutTrace returns the spans of one checkout, times in ms from its
+// start: frontend checkout calls cart get, then stock check and price
+// quote in parallel, then pay charge, which calls bank debit; 2 % of the
+// charges fail, and the checkout with them. Each part takes 0.05 ms plus
+// an exponential time of the mean written below.
+func checkoutTrace(rng *rand.Rand) []shopSpan {
+	e := func(mean float64) float64 { return 0.05 + rng.ExpFloat64()*mean }
+	cart0 := 0.1
+	cart1 := cart0 + e(0.5)
+	stock1, price1 := cart1+e(0.8), cart1+e(0.4)
+	par := max(stock1, price1)
+	bank0 := par + e(0.2)
+	bank1 := bank0 + e(1)
+	pay1 := bank1 + e(0.3)
+	failed := rng.Float64() < 0.02
+	return []shopSpan{
+		{"frontend", "checkout", 1, 0, 0, pay1 + e(0.1), failed},
+		{"cart", "get", 2, 1, cart0, cart1, false},
+		{"stock", "check", 3, 1, cart1, stock1, false},
+		{"price", "quote", 4, 1, cart1, price1, false},
+		{"pay", "charge", 5, 1, par, pay1, failed},
+		{"bank", "debit", 6, 5, bank0, bank1, false},
+	}
+}
+
+// checkoutTraces returns n checkouts, 20 ms apart from a fixed epoch (n/50
+// s of trace time: more than the default grace of 5 s for n > 250).
+func checkoutTraces(n int, seed uint64) (ids []pcommon.TraceID, starts []time.Time, traces [][]shopSpan) {
+	rng := rand.New(rand.NewPCG(seed, seed+2))
+	epoch := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	for k := range n {
+		var tid pcommon.TraceID
+		tid[0] = 0xc0
+		binary.BigEndian.PutUint64(tid[8:], uint64(k+1))
+		ids = append(ids, tid)
+		starts = append(starts, epoch.Add(time.Duration(k)*20*time.Millisecond))
+		traces = append(traces, checkoutTrace(rng))
+	}
+	return ids, starts, traces
+}
+
+// appendSpan appends span s of trace k (id tid, started at t0) to ss.
+func appendSpan(ss ptrace.SpanSlice, k int, tid pcommon.TraceID, t0 time.Time, s shopSpan) {
+	sp := ss.AppendEmpty()
+	sp.SetTraceID(tid)
+	sp.SetSpanID(pcommon.SpanID{0xc0, byte(k >> 16), byte(k >> 8), byte(k), 0, 0, 0, s.id})
+	if s.parent != 0 {
+		sp.SetParentSpanID(pcommon.SpanID{0xc0, byte(k >> 16), byte(k >> 8), byte(k), 0, 0, 0, s.parent})
+	}
+	sp.SetName(s.name)
+	at := func(ms float64) pcommon.Timestamp {
+		return pcommon.NewTimestampFromTime(t0.Add(time.Duration(ms * 1e6)))
+	}
+	sp.SetStartTimestamp(at(s.start))
+	sp.SetEndTimestamp(at(s.end))
+	if s.failed {
+		sp.Status().SetCode(ptrace.StatusCodeError)
+	}
+}
+
+// writeCheckout writes n checkouts as one ExportTraceServiceRequest, a
+// resource per service in checkoutServices order, each holding that
+// service's spans in trace order.
+func writeCheckout(t *testing.T, path string, n int, seed uint64) {
+	t.Helper()
+	ids, starts, traces := checkoutTraces(n, seed)
+	td := ptrace.NewTraces()
+	for _, svc := range checkoutServices {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		ss := rs.ScopeSpans().AppendEmpty().Spans()
+		for k, tr := range traces {
+			for _, s := range tr {
+				if s.service == svc {
+					appendSpan(ss, k, ids[k], starts[k], s)
+				}
+			}
+		}
+	}
+	writeRequests(t, path, []ptrace.Traces{td})
+}
+
+// writeRequests writes each request as a JSON line.
+func writeRequests(t *testing.T, path string, tds []ptrace.Traces) {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, td := range tds {
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckoutTestdata keeps testdata/model/checkout.json what
+// writeCheckout makes (-update-model rewrites it).
+func TestCheckoutTestdata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkout.json")
+	writeCheckout(t, path, 300, 1)
+	want, _ := os.ReadFile(path)
+	if *updateModel {
+		if err := os.WriteFile(checkoutFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(checkoutFile)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%s is not what writeCheckout makes (err %v); run go test -run TestCheckoutTestdata -update-model", checkoutFile, err)
+	}
+}
+
+// TestModelOneDocument: a document of 300 checkouts (6 s of trace time,
+// more than the grace), spans grouped by service, is learned whole: every
+// trace coherent, the diagram the checkout's structure, no doubt.
+func TestModelOneDocument(t *testing.T) {
+	dir := t.TempDir()
+	status, out, stderr := runCmd("model", "--strict", checkoutFile, "-o", dir)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out,
+		"learned 300 of 300 traces (1800 spans): 6 nodes",
+		"incoherent: 0 spans without their parent, 0 outside their parent, 0 traces without a root")
+	if strings.Contains(out, "UNSURE") {
+		t.Errorf("a coherent corpus is reported unsure:\n%s", out)
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "model.dq"))
+	assertContainsAll(t, "model.dq", string(src),
+		"frontend_checkout = frontend_checkout_self -> cart_get -> a:frontend_checkout_par(\n    price_quote,\n    stock_check\n) -> s:pay_charge;",
+		"pay_charge = pay_charge_self -> bank_debit;")
+}
+
+// TestModelUnsure: checkouts written one per line, each root span 5 lines
+// late (an export delayed behind others), learned with a grace of 1 ms:
+// the roots arrive after their traces were closed. The model says first,
+// in words, that it is unsure and why (grace too short), report.json lists
+// the doubt, and --strict exits 1; with the default grace the same file is
+// learned whole.
+func TestModelUnsure(t *testing.T) {
+	const n, late = 100, 5
+	ids, starts, traces := checkoutTraces(n, 3)
+	tds := make([]ptrace.Traces, n+late)
+	for i := range tds {
+		tds[i] = ptrace.NewTraces()
+	}
+	for k, tr := range traces {
+		for _, s := range tr {
+			line := k
+			if s.parent == 0 {
+				line = k + late
+			}
+			rs := tds[line].ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", s.service)
+			appendSpan(rs.ScopeSpans().AppendEmpty().Spans(), k, ids[k], starts[k], s)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "late.json")
+	writeRequests(t, path, tds)
+	dir := t.TempDir()
+	status, out, stderr := runCmd("model", "--strict", "--grace", "1ms", path, "-o", dir)
+	if status != exitFail || !strings.HasPrefix(out, "THIS MODEL IS UNSURE:\n  - ") || !strings.Contains(stderr, "--strict: the model is unsure") {
+		t.Fatalf("status %d, want %d; stdout\n%s\nstderr %s", status, exitFail, out, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out, "of the traces", "are incoherent", "likely cause: grace too short:", "raise --grace")
+	var rep modelReport
+	rj, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err := json.Unmarshal(rj, &rep); err != nil || len(rep.Doubts) == 0 || rep.Stats.Reopened == 0 {
+		t.Errorf("report.json: %v, doubts %+v, reopened %d", err, rep.Doubts, rep.Stats.Reopened)
+	}
+	status, out, stderr = runCmd("model", "--strict", path, "-o", t.TempDir())
+	if status != exitOK || strings.Contains(out, "UNSURE") || !strings.Contains(out, "learned 100 of 100 traces") {
+		t.Errorf("default grace: status %d\n%s%s", status, out, stderr)
+	}
+}

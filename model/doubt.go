@@ -1,0 +1,76 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// Doubt is a reason not to trust a model, in words, with its likely cause.
+type Doubt struct {
+	What  string `json:"what"`
+	Cause string `json:"cause"`
+}
+
+// The thresholds of Doubts.
+const (
+	// DoubtIncoherentShare: incoherent or early-closed traces, as a share
+	// of the traces closed.
+	DoubtIncoherentShare = 0.05
+	// DoubtOutsideShare: spans outside their parent, as a share of spans.
+	DoubtOutsideShare = 0.05
+	// DoubtKS: the KS distance between a root's predicted and observed ΔQ.
+	// Measured on models of independent parts it stays below 0.09 (the
+	// shop corpus of the README, 0.084; 3,000 jobs of the workload's
+	// delays topology, 0.023); the M/M/1/K tandem, whose parts are not
+	// independent, gives 0.27.
+	DoubtKS = 0.1
+)
+
+// Doubts returns what makes a model learned with the counts st, the
+// validations v and the grace period unreliable, most fundamental first:
+// a large share of incoherent traces (grace too short when traces got
+// spans after they were closed, spans missing otherwise), traces closed
+// early by the open-trace bound, spans outside their parents (clocks
+// skewed), and predictions far from observation (dependence, or a model
+// learned from part of the traces). No doubt is nil.
+func Doubts(st Stats, v []Validation, grace time.Duration) []Doubt {
+	var out []Doubt
+	inc := st.Incoherence
+	traces := max(st.Traces, 1)
+	bad := st.Excluded
+	incoherent := float64(bad)/float64(traces) > DoubtIncoherentShare
+	if incoherent {
+		d := Doubt{What: fmt.Sprintf("%.1f %% of the traces (%d of %d) are incoherent: %d spans without their parent, %d traces without a root",
+			100*float64(bad)/float64(traces), bad, st.Traces, inc.MissingParent, inc.NoRoot)}
+		switch {
+		case st.Reopened > 0:
+			d.Cause = fmt.Sprintf("grace too short: %d traces received spans after they were closed, so the file lists spans of one trace more than --grace %v of trace time apart; raise --grace", st.Reopened, grace)
+		default:
+			d.Cause = "spans missing: the parents were never in the files (sampling that keeps parts of traces, lost exports, or a file left out)"
+		}
+		out = append(out, d)
+	}
+	if st.Evicted > 0 && float64(st.Evicted)/float64(traces) > DoubtIncoherentShare {
+		out = append(out, Doubt{What: fmt.Sprintf("%d traces were closed before their grace ended", st.Evicted),
+			Cause: "more traces open at once than --max-open: raise it, or write the file with each trace's spans together"})
+	}
+	if spans := max(st.Spans, 1); float64(inc.OutsideParent)/float64(spans) > DoubtOutsideShare {
+		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the spans (%d) start before or end after their parent", 100*float64(inc.OutsideParent)/float64(spans), inc.OutsideParent),
+			Cause: "clocks skewed between hosts: each span is timed by its own host's clock, and the exclusive times are clipped to the parents'"})
+	}
+	for _, val := range v {
+		if val.KS <= DoubtKS {
+			continue
+		}
+		d := Doubt{What: fmt.Sprintf("the prediction of %s is far from what was observed: KS distance %.3f (above %g)", val.Operation, val.KS, DoubtKS),
+			Cause: "the parts are not independent (queueing, shared resources: ΔQSD's independence hypothesis fails), or their times depend on the load"}
+		if incoherent || len(out) > 0 {
+			d.Cause = "the model was learned from part of the traces or from distorted ones (see above)"
+		}
+		out = append(out, d)
+	}
+	return out
+}

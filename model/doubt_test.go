@@ -1,0 +1,46 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDoubts: each kind of doubt appears above its threshold with its
+// likely cause, and none below.
+func TestDoubts(t *testing.T) {
+	ok := Stats{Spans: 1000, Traces: 100, Learned: 100}
+	if d := Doubts(ok, []Validation{{Operation: "f.op", KS: 0.05}}, time.Second); d != nil {
+		t.Errorf("a sound model: doubts %+v", d)
+	}
+	for _, c := range []struct {
+		name  string
+		st    Stats
+		ks    float64
+		whats []string
+	}{
+		{"spans missing", Stats{Spans: 1000, Traces: 100, Learned: 90, Excluded: 10, Incoherence: Incoherence{MissingParent: 10}}, 0,
+			[]string{"10.0 % of the traces (10 of 100) are incoherent", "spans missing"}},
+		{"grace too short", Stats{Spans: 1000, Traces: 130, Learned: 90, Excluded: 40, Reopened: 30, Incoherence: Incoherence{NoRoot: 30, MissingParent: 40}}, 0,
+			[]string{"are incoherent", "grace too short: 30 traces received spans after they were closed", "--grace 1s"}},
+		{"clocks skewed", Stats{Spans: 1000, Traces: 100, Learned: 100, Incoherence: Incoherence{OutsideParent: 60}}, 0,
+			[]string{"6.0 % of the spans (60) start before or end after their parent", "clocks skewed"}},
+		{"dependence", ok, 0.25, []string{"prediction of f.op is far from what was observed: KS distance 0.250", "not independent"}},
+		{"evicted", Stats{Spans: 1000, Traces: 100, Learned: 100, Evicted: 20}, 0, []string{"20 traces were closed before their grace ended", "--max-open"}},
+	} {
+		ds := Doubts(c.st, []Validation{{Operation: "f.op", KS: c.ks}}, time.Second)
+		var all []string
+		for _, d := range ds {
+			all = append(all, d.What+"; "+d.Cause)
+		}
+		text := strings.Join(all, "\n")
+		for _, w := range c.whats {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: doubts\n%s\nlack %q", c.name, text, w)
+			}
+		}
+	}
+}
