@@ -34,7 +34,7 @@ const topInferred = 10
 func init() {
 	register(command{
 		name:    "model",
-		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--infer] [--json] TRACES...",
+		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--infer] [--strict] [--json] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
 		help: `Model learns a ΔQ model of a traced system from trace files written by the
 collector's file exporter (any form analyze reads), read one record at a time.
@@ -70,6 +70,13 @@ the orphan (p: 1 when it is the only way to the orphan's operation) and that
 of its path; with --infer the repaired traces are learned too. The prediction assumes the parts
 are independent (ΔQSD); a large KS distance says they are not.
 
+A record of a file (a request, a document) is read whole before the trace
+clock moves, so the order in which it lists resources and spans does not
+matter; memory is the largest record, decoded, plus the open traces. When
+the model may be wrong (many incoherent traces, traces closed early, spans
+outside their parents, a KS distance above 0.1), the report says so first,
+with the likely cause, and --strict makes model exit with status 1.
+
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
 		run: runModel,
 	})
@@ -77,9 +84,9 @@ deltaq whatif DIR predicts the effect of changes to the nodes.`,
 
 // modelOptions is model's command line.
 type modelOptions struct {
-	files []string
-	out   string
-	bins  int
+	files  []string
+	out    string
+	bins   int
 	cfg    model.Config
 	json   bool
 	strict bool
@@ -170,15 +177,15 @@ func learnFiles(l *model.Learner, files []string, stderr io.Writer) error {
 
 // modelReport is report.json.
 type modelReport struct {
-	Nodes       int                   `json:"nodes"`
-	BinWidth    float64               `json:"bin_width"`
-	Stats       model.Stats           `json:"stats"`
-	Validation  []model.Validation    `json:"validation"`
-	Quantiles   []float64             `json:"quantiles"`
-	Inference   model.InferenceReport `json:"inference"`
+	Nodes      int                   `json:"nodes"`
+	BinWidth   float64               `json:"bin_width"`
+	Stats      model.Stats           `json:"stats"`
+	Validation []model.Validation    `json:"validation"`
+	Quantiles  []float64             `json:"quantiles"`
+	Inference  model.InferenceReport `json:"inference"`
 	// Doubts say why the model may be wrong, most fundamental first.
-	Doubts []model.Doubt `json:"doubts"`
-	DiagramFile string                `json:"diagram_file"`
+	Doubts      []model.Doubt `json:"doubts"`
+	DiagramFile string        `json:"diagram_file"`
 }
 
 // buildModel builds, checks and writes the model and its report.
