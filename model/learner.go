@@ -25,6 +25,11 @@ type Config struct {
 	// MaxSpansPerTrace caps one trace; further spans are dropped
 	// (Stats.SpansDropped).
 	MaxSpansPerTrace int
+	// MaxDepth caps the depth of a trace (its spans' calls within calls,
+	// a root at depth 0): a deeper trace is left out (Stats.TooDeep), since
+	// each level is a definition of the diagram and its evaluation grows
+	// with the depth's square.
+	MaxDepth int
 	// MaxNodes caps the calling-context tree; a trace that would add a
 	// node beyond it is left out (Stats.NodeCap).
 	MaxNodes int
@@ -47,10 +52,14 @@ const (
 	DefaultMaxOpenTraces    = 100_000
 	DefaultMaxOpenSpans     = 1_000_000
 	DefaultMaxSpansPerTrace = 10_000
+	DefaultMaxDepth         = 64
 	DefaultMaxNodes         = 10_000
 	DefaultMaxPatterns      = 32
 	DefaultMaxHeldSpans     = 200_000
 )
+
+// MaxDepthLimit is the largest MaxDepth accepted.
+const MaxDepthLimit = 1000
 
 // withDefaults returns c with defaults for zero fields, or an error naming
 // a negative one.
@@ -70,6 +79,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace
 	}
+	if c.MaxDepth > MaxDepthLimit {
+		return c, fmt.Errorf("model: MaxDepth = %d must be at most %d", c.MaxDepth, MaxDepthLimit)
+	}
 	for _, f := range []struct {
 		name string
 		v    *int
@@ -78,6 +90,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"MaxOpenTraces", &c.MaxOpenTraces, DefaultMaxOpenTraces},
 		{"MaxOpenSpans", &c.MaxOpenSpans, DefaultMaxOpenSpans},
 		{"MaxSpansPerTrace", &c.MaxSpansPerTrace, DefaultMaxSpansPerTrace},
+		{"MaxDepth", &c.MaxDepth, DefaultMaxDepth},
 		{"MaxNodes", &c.MaxNodes, DefaultMaxNodes},
 		{"MaxPatterns", &c.MaxPatterns, DefaultMaxPatterns},
 		{"MaxHeldSpans", &c.MaxHeldSpans, DefaultMaxHeldSpans},
@@ -135,6 +148,7 @@ type Stats struct {
 	Evicted         uint64 `json:"evicted"`          // traces closed early: MaxOpenTraces
 	SpansDropped    uint64 `json:"spans_dropped"`    // MaxSpansPerTrace
 	NodeCap         uint64 `json:"node_cap"`         // traces left out: MaxNodes
+	TooDeep         uint64 `json:"too_deep"`         // traces left out: MaxDepth
 	PatternsDropped uint64 `json:"patterns_dropped"` // instances whose pattern was not kept: MaxPatterns
 	NotHeld         uint64 `json:"not_held"`         // incoherent traces not held for inference: MaxHeldSpans
 	// Reopened counts traces that received a span after they were closed
@@ -224,6 +238,11 @@ type Learner struct {
 	stepBuf []int32
 	called  []int32
 	inf     *inference // set by Finish
+
+	// firstTooDeep is the first trace left out for its depth, and that
+	// depth.
+	firstTooDeep      [16]byte
+	firstTooDeepDepth int
 }
 
 // NewLearner returns a Learner with the bounds of cfg.
@@ -240,6 +259,12 @@ func NewLearner(cfg Config) (*Learner, error) {
 		ops:    map[op]int32{},
 		ctx:    map[ctxKey]int32{},
 	}, nil
+}
+
+// FirstTooDeep returns the id and depth of the first trace left out for
+// being deeper than MaxDepth (ok false when none was).
+func (l *Learner) FirstTooDeep() (id [16]byte, depth int, ok bool) {
+	return l.firstTooDeep, l.firstTooDeepDepth, l.stats.TooDeep > 0
 }
 
 // Stats returns the counts so far.
@@ -396,6 +421,13 @@ func (l *Learner) learn(spans []Span, real int) bool {
 	t.build(spans)
 	if real == len(spans) {
 		l.stats.Incoherence.add(t.inc)
+	}
+	if int(t.maxDepth) > l.cfg.MaxDepth {
+		if l.stats.TooDeep == 0 && len(spans) > 0 {
+			l.firstTooDeep, l.firstTooDeepDepth = spans[0].TraceID, int(t.maxDepth)
+		}
+		l.stats.TooDeep++
+		return true
 	}
 	if t.inc.excludes() {
 		if real < len(spans) {

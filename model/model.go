@@ -268,6 +268,18 @@ func (m *Model) index0() error {
 			return fmt.Errorf("model: root %s is no node", r)
 		}
 	}
+	// A node's calls within calls are bounded as in learning (MaxDepth),
+	// which also refuses parents in a cycle: the diagram of a deeper
+	// model costs the square of its depth to evaluate.
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		for depth := 0; n.Parent != ""; depth++ {
+			if depth >= MaxDepthLimit {
+				return fmt.Errorf("model: nodes[%d] (%s): more than %d calls deep, or its parents form a cycle", i, m.Nodes[i].Probe, MaxDepthLimit)
+			}
+			n = &m.Nodes[m.index[n.Parent]]
+		}
+	}
 	return nil
 }
 

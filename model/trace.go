@@ -31,7 +31,10 @@ type tree struct {
 	lo, hi []int64 // effective interval [lo, hi): the span's, clipped to its parent's
 	excl   []int64 // exclusive time, ns
 	failed []bool  // a failure originates here: the span failed and no child did
+	depth  []int32 // 0 for a root or an orphan, its parent's + 1 else
 	idx    map[[8]byte]int32
+
+	maxDepth int32 // the largest depth
 
 	inc Incoherence // what build found in this trace
 }
@@ -47,6 +50,8 @@ func (t *tree) build(spans []Span) {
 	t.kids = resize(t.kids, n)
 	t.lo, t.hi, t.excl = resize(t.lo, n), resize(t.hi, n), resize(t.excl, n)
 	t.failed = resize(t.failed, n)
+	t.depth = resize(t.depth, n)
+	t.maxDepth = 0
 	t.order = t.order[:0]
 	for i := range spans {
 		if spans[i].End < spans[i].Start {
@@ -86,6 +91,7 @@ func (t *tree) build(spans []Span) {
 		if p == parentNone || p == parentMissing {
 			t.order = append(t.order, int32(i))
 			t.lo[i], t.hi[i] = spans[i].Start, spans[i].End
+			t.depth[i] = 0
 		}
 	}
 	for k := 0; k < len(t.order); k++ {
@@ -97,6 +103,8 @@ func (t *tree) build(spans []Span) {
 			}
 			t.lo[c] = min(max(s.Start, t.lo[i]), t.hi[i])
 			t.hi[c] = max(min(s.End, t.hi[i]), t.lo[c])
+			t.depth[c] = t.depth[i] + 1
+			t.maxDepth = max(t.maxDepth, t.depth[c])
 			t.order = append(t.order, c)
 		}
 	}

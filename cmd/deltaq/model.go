@@ -34,7 +34,7 @@ const topInferred = 10
 func init() {
 	register(command{
 		name:    "model",
-		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--infer] [--strict] [--json] TRACES...",
+		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--infer] [--strict] [--json] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
 		help: `Model learns a ΔQ model of a traced system from trace files written by the
 collector's file exporter (any form analyze reads), read one record at a time.
@@ -100,6 +100,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.bins, "bins", model.DefaultBins, "bins over the longest root operation's 99.9th percentile duration")
 	fs.DurationVar(&o.cfg.Grace, "grace", model.DefaultGrace, "trace time after a trace's last span before it is complete")
 	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
+	fs.IntVar(&o.cfg.MaxDepth, "max-depth", model.DefaultMaxDepth, fmt.Sprintf("calls within calls a trace may have, at most %d; deeper traces are left out", model.MaxDepthLimit))
 	fs.BoolVar(&o.cfg.Infer, "infer", false, "learn incoherent traces too, with their missing parents inferred")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (report.json) instead of text")
 	fs.BoolVar(&o.strict, "strict", false, "exit with status 1 when the model is unsure (the doubts of the report)")
@@ -117,6 +118,9 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if o.cfg.MaxOpenTraces < 1 {
 		return fs.usageError("--max-open %d: want at least 1", o.cfg.MaxOpenTraces)
 	}
+	if o.cfg.MaxDepth < 1 || o.cfg.MaxDepth > model.MaxDepthLimit {
+		return fs.usageError("--max-depth %d: want a number in [1, %d]", o.cfg.MaxDepth, model.MaxDepthLimit)
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "deltaq model: %s\n", printableLines(err.Error()))
 		return exitFail
@@ -129,6 +133,10 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	l.Finish()
+	if id, depth, ok := l.FirstTooDeep(); ok {
+		fmt.Fprintf(stderr, "deltaq model: warning: %d traces deeper than --max-depth %d left out; the first: trace %x, %d calls deep\n",
+			l.Stats().TooDeep, o.cfg.MaxDepth, id, depth)
+	}
 	rep, err := buildModel(l, o)
 	if err != nil {
 		return fail(err)
@@ -278,8 +286,8 @@ func writeModelReport(w io.Writer, r *modelReport) {
 	inc := st.Incoherence
 	fmt.Fprintf(w, "incoherent: %d spans without their parent, %d outside their parent, %d traces without a root, %d extra roots, %d duplicate spans, %d negative durations, %d spans in cycles\n",
 		inc.MissingParent, inc.OutsideParent, inc.NoRoot, inc.ExtraRoots, inc.DuplicateSpan, inc.NegativeDuration, inc.Cycle)
-	fmt.Fprintf(w, "left out: %d incoherent traces (%d learned with inferred parents), %d beyond the node limit; %d traces closed early (--max-open), %d patterns not kept\n",
-		st.Excluded, st.Repaired, st.NodeCap, st.Evicted, st.PatternsDropped)
+	fmt.Fprintf(w, "left out: %d incoherent traces (%d learned with inferred parents), %d beyond the node limit, %d deeper than --max-depth; %d traces closed early (--max-open), %d patterns not kept\n",
+		st.Excluded, st.Repaired, st.NodeCap, st.TooDeep, st.Evicted, st.PatternsDropped)
 	for _, v := range r.Validation {
 		fmt.Fprintf(w, "\n%s (%s): %d instances, predicted vs observed: KS distance %s\n", printable(v.Operation), printable(v.Root),
 			v.Instances, strconv.FormatFloat(v.KS, 'f', 4, 64))

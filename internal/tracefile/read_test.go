@@ -314,3 +314,32 @@ func TestReadTraceFileTruncated(t *testing.T) {
 		})
 	}
 }
+
+// TestReadBounds: the default bounds are 64 MiB for a line and for a
+// document laid out over several lines (a 246 MB indented document needed
+// 970 MB when documents up to 1 GiB were taken whole; at 64 MiB a document
+// costs at most about 300 MB, measured 266 MB for a 58 MB one), bounds are
+// checked against [1, 1 GiB], and an indented document beyond its bound
+// is refused at the bound, naming its first line.
+func TestReadBounds(t *testing.T) {
+	if o := (Options{}).Defaults(); o.MaxLine != 64<<20 || o.MaxDocument != 64<<20 {
+		t.Errorf("defaults %+v, want 64 MiB each", o)
+	}
+	path := writeTemp(t, "t.json", "{}\n")
+	for _, o := range []Options{{MaxLine: MaxRecordLimit + 1}, {MaxDocument: -1}} {
+		if err := Read(path, o, func(ptrace.Traces) error { return nil }); err == nil || !strings.Contains(err.Error(), "want each in [1, 1 GiB]") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\n{\n  \"resourceSpans\": [\n")
+	for b.Len() < 4<<20 {
+		b.WriteString("    {\"scopeSpans\": []},\n")
+	}
+	b.WriteString("    {}\n  ]\n}\n")
+	n := 0
+	err := Read(writeTemp(t, "big.json", b.String()), Options{MaxDocument: 1 << 20}, func(ptrace.Traces) error { n++; return nil })
+	if err == nil || !strings.HasSuffix(err.Error(), "big.json:2: document longer than 1 MiB") || n != 0 {
+		t.Errorf("a 4 MiB indented document with a 1 MiB bound: %v, %d documents", err, n)
+	}
+}
