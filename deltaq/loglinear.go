@@ -15,7 +15,9 @@ import (
 // magnitude, linear within a magnitude, for outcomes whose delays span
 // orders of magnitude that no single uniform bin width resolves.
 //
-// Delays are integer nanoseconds, as spans measure them. The buckets are
+// Delays are integer nanoseconds, as spans measure them (Add, Edges, Low,
+// High), and only there: the ΔQs a layout's counts become (DeltaQ) are in
+// seconds, like every ΔQ of the package. The buckets are
 //
 //   - [0, Low): the delays below the lowest magnitude (llquantize's "< 1");
 //   - for each magnitude [Low·Factorᵐ, Low·Factorᵐ⁺¹) up to High, linear
@@ -129,11 +131,80 @@ func (h *LogLinearHistogram) Add(d int64) {
 		h.timeouts++
 		return
 	}
-	// The last edge ≤ d, clamped to the last bucket for d = High.
-	j := sort.Search(len(h.edges), func(i int) bool { return h.edges[i] > d }) - 1
-	h.counts[min(j, len(h.counts)-1)]++
+	h.counts[LogLinearBucket(h.edges, d)]++
 	h.success++
 }
+
+// LogLinearBucket returns the bucket j of a delay of d ns, 0 ≤ d ≤ High,
+// in the edges of a layout (LogLinear.Edges): the last edge eⱼ ≤ d, d = High
+// in the last bucket (a d below 0 is in bucket 0, one above High in the
+// last). LogLinearIndex finds the same bucket without the edges.
+func LogLinearBucket(edges []int64, d int64) int {
+	j := sort.Search(len(edges), func(i int) bool { return edges[i] > d }) - 1
+	return min(max(j, 0), len(edges)-2)
+}
+
+// LogLinearIndex finds the bucket of a delay in a layout by arithmetic, in
+// time logarithmic in the number of magnitudes rather than of buckets, and
+// in memory of one entry a magnitude: for holders of many sparse
+// histograms of one layout (the sketches of learned models, package
+// model), which keep the counts of the buckets in use only.
+type LogLinearIndex struct {
+	low, high int64
+	buckets   int
+	mags      []logLinearMag // ascending
+}
+
+// logLinearMag is one magnitude [lo, lo·Factor): its bucket width and the
+// index of its first bucket.
+type logLinearMag struct {
+	lo, w int64
+	first int
+}
+
+// Index returns the index of a valid layout (Edges without error).
+func (l LogLinear) Index() (*LogLinearIndex, error) {
+	edges, err := l.Edges()
+	if err != nil {
+		return nil, err
+	}
+	x := &LogLinearIndex{low: l.Low, high: l.High, buckets: len(edges) - 1}
+	first := 1 // bucket 0 is [0, Low)
+	for lo := l.Low; lo < l.High; lo *= l.Factor {
+		hi := lo * l.Factor
+		w := max(hi/l.Steps, 1)
+		x.mags = append(x.mags, logLinearMag{lo: lo, w: w, first: first})
+		first += int((hi - lo + w - 1) / w)
+	}
+	return x, nil
+}
+
+// Bucket returns LogLinearBucket(edges, d) of the layout's edges: 0 below
+// Low (and for d < 0), the last bucket from High on; else, in the last
+// magnitude [lo, lo·Factor) with lo ≤ d, its first bucket plus
+// ⌊(d − lo)/w⌋, w its bucket width.
+func (x *LogLinearIndex) Bucket(d int64) int {
+	switch {
+	case d < x.low:
+		return 0
+	case d >= x.high:
+		return x.buckets - 1
+	}
+	a, b := 0, len(x.mags) // the magnitude is in [a, b)
+	for b-a > 1 {
+		m := (a + b) / 2
+		if x.mags[m].lo <= d {
+			a = m
+		} else {
+			b = m
+		}
+	}
+	mg := x.mags[a]
+	return mg.first + int((d-mg.lo)/mg.w)
+}
+
+// Buckets returns the number of buckets of the layout.
+func (x *LogLinearIndex) Buckets() int { return x.buckets }
 
 // AddTimeout records an instance that did not complete within High.
 func (h *LogLinearHistogram) AddTimeout() { h.timeouts++ }

@@ -268,3 +268,34 @@ func TestLogLinearCoarseGridKnownAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLinearIndex: the index finds, by arithmetic, the bucket the edges
+// give (LogLinearBucket) at every edge, one below and one above it, below
+// Low, at High and beyond, for layouts of several factors and steps.
+func TestLogLinearIndex(t *testing.T) {
+	for _, l := range []LogLinear{
+		{Factor: 10, Low: 1_000_000, High: 10_000_000_000, Steps: 10},
+		{Factor: 10, Low: 1, High: 1_000_000_000, Steps: 100},
+		{Factor: 2, Low: 1, High: 1 << 45, Steps: 256},
+		{Factor: 4, Low: 16, High: 16 << 20, Steps: 64},
+	} {
+		edges, err := l.Edges()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := l.Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Buckets() != len(edges)-1 {
+			t.Fatalf("%+v: %d buckets, edges say %d", l, x.Buckets(), len(edges)-1)
+		}
+		for _, e := range append(edges, -1, l.High+1, l.High*2) {
+			for _, d := range []int64{e - 1, e, e + 1} {
+				if got, want := x.Bucket(d), LogLinearBucket(edges, d); got != want {
+					t.Fatalf("%+v: Bucket(%d) = %d, edges say %d", l, d, got, want)
+				}
+			}
+		}
+	}
+}

@@ -6,18 +6,21 @@ package model
 import (
 	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
-// Sketch counts durations of unknown order of magnitude in log/linear
-// buckets ("llquantize"): below 256 ns one bucket per nanosecond, above it
-// 128 equal buckets per power of two, so a bucket is at most 1/128 (0.8 %)
-// of its lower edge wide. Memory is the range of buckets in use (about 1300
-// counts for three decades), never the number of durations, and adding one
-// is a few shifts. Build turns the counts into a ΔQ on any linear bins,
-// each bucket's count spread uniformly over the bucket.
+// Sketch counts durations of unknown order of magnitude in the log/linear
+// buckets of package deltaq (llquantize: deltaq.LogLinear, the layout
+// sketchLayout): below 256 ns one bucket per nanosecond, above it 128 equal
+// buckets per power of two, so a bucket is at most 1/128 (0.8 %) of its
+// lower edge wide, up to 2⁴⁵ ns (9.8 hours; longer durations count in the
+// last bucket). Durations are integer nanoseconds, as in deltaq.LogLinear.
+// Unlike deltaq.LogLinearHistogram, which holds every bucket of its layout,
+// a sketch holds the range of buckets in use only (about 1300 counts for
+// three decades), never the number of durations, so that a model of
+// thousands of nodes stays small. Build turns the counts into a ΔQ on any
+// linear bins, each bucket's count spread uniformly over the bucket.
 type Sketch struct {
 	lo     int      // bucket index of counts[0]
 	counts []uint64 // counts of buckets lo … lo+len−1
@@ -25,8 +28,27 @@ type Sketch struct {
 	max    int64    // largest duration added, ns
 }
 
-// sketchLinear is the number of one-nanosecond buckets; above them each
-// power of two has sketchSub buckets.
+// sketchLayout is the log-linear layout of every Sketch: factor 2, 256
+// steps a magnitude from 1 ns (128 buckets a power of two; widths below a
+// nanosecond become 1 ns, as in llquantize), to 2⁴⁵ ns.
+var sketchLayout = deltaq.LogLinear{Factor: 2, Low: 1, High: 1 << 45, Steps: 256}
+
+// sketchEdges are sketchLayout's bucket edges, in ns, and sketchIndex
+// finds a duration's bucket among them.
+var (
+	sketchEdges, _ = sketchLayout.Edges()
+	sketchIndex    = func() *deltaq.LogLinearIndex {
+		x, err := sketchLayout.Index()
+		if err != nil {
+			panic(err) // a constant layout, valid: TestSketch
+		}
+		return x
+	}()
+)
+
+// sketchLinear is the number of one-nanosecond buckets ([0, 1) and those
+// of the magnitudes below 256 ns); above them each power of two has
+// sketchSub buckets.
 const (
 	sketchLinear = 256
 	sketchSub    = 128
@@ -34,22 +56,12 @@ const (
 
 // bucketOf returns the bucket of a duration of v ≥ 0 ns.
 func bucketOf(v uint64) int {
-	if v < sketchLinear {
-		return int(v)
-	}
-	s := bits.Len64(v) - 8 // ≥ 1: v >> s keeps the top 8 bits, in [128, 256)
-	return sketchLinear + (s-1)*sketchSub + int(v>>uint(s)) - sketchSub
+	return sketchIndex.Bucket(int64(min(v, uint64(sketchLayout.High))))
 }
 
 // bucketBounds returns the half-open range [lo, hi) of bucket i, in ns.
 func bucketBounds(i int) (lo, hi float64) {
-	if i < sketchLinear {
-		return float64(i), float64(i + 1)
-	}
-	k := i - sketchLinear
-	s := k/sketchSub + 1
-	m := uint64(k%sketchSub + sketchSub)
-	return float64(m << uint(s)), float64((m + 1) << uint(s))
+	return float64(sketchEdges[i]), float64(sketchEdges[i+1])
 }
 
 // Add counts a duration in nanoseconds; a negative one counts as 0.
