@@ -7,10 +7,12 @@
 // # Learning
 //
 // A Learner takes spans (plain Span values: the package has no collector
-// types) in any order, assembles them into traces by trace id, and closes a
-// trace once a grace period of trace time (the latest span end seen) has
-// passed since its last span arrived; open traces are capped, the oldest
-// closed early and counted. For every span of a closed trace it computes
+// types) record by record (AddRecord: a request or document of a trace
+// file, in any order within it), assembles them into traces by trace id,
+// and closes a trace once a grace period of trace time (the latest span end
+// of the records read) has passed since the record of its last span; open
+// traces are capped, the oldest closed early and counted, and traces deeper
+// than MaxDepth are left out. For every span of a closed trace it computes
 // (Siphon, section "accounting of time"):
 //
 //   - the exclusive time: the time within the span during which none of its
@@ -35,7 +37,8 @@
 // end, the most likely missing chain of parents of each orphan is inferred
 // from the transition statistics of the coherent traces, as the shortest
 // path with weights −log(transition frequency) ("lost events": Dijkstra over
-// the learned transitions), and reported with its probability. With
+// the learned transitions), and reported with its posterior probability
+// given the orphans (Inferred.Probability). With
 // Config.Infer, the traces so repaired also enter the model.
 //
 // # The model
@@ -56,12 +59,20 @@
 //
 // # What-if
 //
-// An Intervention changes a node's exclusive time: an affine map a·X + b
-// (Siphon's interventions; a = 0 pins it), a substituted distribution (the
-// language of package dist), injected failures (X + never 5%), or the
-// removal of the call altogether. Model.Predict evaluates the diagram with
-// and without them. Intervention.Transform, the application of one to a
-// ΔQ, is also what the live what-if scenarios of package analysis use.
+// An intervention (package whatif) changes a node's exclusive time — an
+// affine map a·X + b (Siphon's interventions; a = 0 pins it), a substituted
+// distribution, injected failures — or wraps the call, the node's whole
+// span, in removal, timeout(D), retry(N, D) or hedge(D). Model.Predict
+// evaluates the diagram with and without them and reports the extra
+// attempts (Load) the resilience patterns cost.
+//
+// # Doubts
+//
+// Doubts says, in words and with the likely cause, when a model should not
+// be trusted: many incoherent traces (grace too short when traces got spans
+// after they closed, Stats.Reopened; spans missing otherwise), traces
+// closed early, spans outside their parents (clocks skewed), a prediction
+// far from observation (dependence).
 //
 // Works cited by short name ("Siphon", "lost events", "the thesis") are
 // listed in the repository's docs/references.md.

@@ -241,3 +241,44 @@ func TestModelDeepTrace(t *testing.T) {
 		t.Errorf("--max-depth 1001: status %d, %s", status, stderr)
 	}
 }
+
+// TestWhatifResilience runs the README's resilience what-ifs on the
+// checkout: the rows shown there, and the loads in the JSON output.
+func TestWhatifResilience(t *testing.T) {
+	dir := t.TempDir()
+	if status, out, stderr := runCmd("model", checkoutFile, "-o", dir); status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	status, out, stderr := runCmd("whatif", dir, "--set", "pay.charge=timeout(4ms)", "--set", "stock.check=hedge(1ms)")
+	if status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	assertContainsAll(t, "timeout and hedge", out,
+		"  0.5             3.201ms      3.117ms\n",
+		"  failure            0.01      0.05538\n",
+		"  load of stock.check=hedge(1ms) on stock_check: 0.3067 extra attempts per call, 0.3067 per request\n")
+	status, out, stderr = runCmd("whatif", dir, "--set", "pay.charge=retry(2, 2.5ms)")
+	if status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	assertContainsAll(t, "retry", out,
+		"  0.99            19.06ms      9.455ms\n",
+		"  failure            0.01     0.006153\n",
+		"  load of pay.charge=retry(2, 2.5ms) on pay_charge: 0.2168 extra attempts per call, 0.2168 per request\n")
+	status, out, stderr = runCmd("whatif", dir, "--json", "--set", "pay.charge=hedge(3ms)")
+	var js struct {
+		Roots map[string]whatifRoot `json:"roots"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); status != exitOK || err != nil {
+		t.Fatalf("--json: status %d, %v\n%s", status, err, stderr)
+	}
+	r := js.Roots["frontend_checkout"]
+	if len(r.Loads) != 1 || r.Loads[0].Probe != "pay_charge" || !(r.Loads[0].PerCall > 0 && r.Loads[0].PerCall < 0.5) {
+		t.Errorf("hedge loads %+v", r.Loads)
+	}
+	for _, bad := range []string{"pay.charge=retry(0, 1ms)", "pay.charge=retry(11, 1ms)", "pay.charge=hedge(0ms)", "pay.charge=timeout(1ms, 2ms)", "frontend.checkout=timeout(1ms)"} {
+		if status, _, stderr := runCmd("whatif", dir, "--set", bad); status == exitOK {
+			t.Errorf("--set %s accepted: %s", bad, stderr)
+		}
+	}
+}
