@@ -193,43 +193,54 @@ func Build(l *Learner, bins int) (*Model, error) {
 		}
 	}
 	for _, i := range order {
-		nd := l.nodes[i]
-		o := l.opList[nd.op]
-		n := Node{Probe: probe[i], Outcome: probe[i], Service: o.service, Operation: o.name, Instances: nd.instances}
-		if nd.parent >= 0 {
-			pn := l.nodes[nd.parent]
-			n.Parent = probe[nd.parent]
-			n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
-			n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
-		}
-		for _, p := range nd.patterns {
-			steps := make([][]string, len(p.steps))
-			for s, st := range p.steps {
-				for _, c := range st {
-					steps[s] = append(steps[s], probe[c])
-				}
-				slices.Sort(steps[s])
-			}
-			n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
-		}
-		// Most frequent first, ties in the order of their steps: the
-		// model does not depend on the order traces were learned in.
-		slices.SortFunc(n.Patterns, func(a, b Pattern) int {
-			return cmp.Or(cmp.Compare(b.Count, a.Count), slices.CompareFunc(a.Steps, b.Steps, slices.Compare[[]string]))
-		})
-		if len(kids[i]) > 0 || nd.parent < 0 {
-			n.Outcome = names.unique(probe[i] + selfSuffix)
-		}
-		var err error
-		if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins); err != nil {
-			return nil, fmt.Errorf("model: exclusive time of %s: %w", n.Key(), err)
-		}
-		if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins); err != nil {
-			return nil, fmt.Errorf("model: duration of %s: %w", n.Key(), err)
+		n, err := l.modelNode(i, probe, len(kids[i]) > 0, names, w, bins)
+		if err != nil {
+			return nil, err
 		}
 		m.Nodes = append(m.Nodes, n)
 	}
 	return m, m.index0()
+}
+
+// modelNode makes the Node of learned node i: names (probe, by node
+// index), patterns, call probability and the ΔQs of its exclusive time and
+// duration on bins of width w.
+func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names, w float64, bins int) (Node, error) {
+	nd := l.nodes[i]
+	o := l.opList[nd.op]
+	n := Node{Probe: probe[i], Outcome: probe[i], Service: o.service, Operation: o.name, Instances: nd.instances}
+	if nd.parent >= 0 {
+		pn := l.nodes[nd.parent]
+		n.Parent = probe[nd.parent]
+		n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
+		n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
+	}
+	for _, p := range nd.patterns {
+		steps := make([][]string, len(p.steps))
+		for s, st := range p.steps {
+			for _, c := range st {
+				steps[s] = append(steps[s], probe[c])
+			}
+			slices.Sort(steps[s])
+		}
+		n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
+	}
+	// Most frequent first, ties in the order of their steps: the model
+	// does not depend on the order traces were learned in.
+	slices.SortFunc(n.Patterns, func(a, b Pattern) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), slices.CompareFunc(a.Steps, b.Steps, slices.Compare[[]string]))
+	})
+	if hasKids || nd.parent < 0 {
+		n.Outcome = names.unique(probe[i] + selfSuffix)
+	}
+	var err error
+	if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins); err != nil {
+		return Node{}, fmt.Errorf("model: exclusive time of %s: %w", n.Key(), err)
+	}
+	if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins); err != nil {
+		return Node{}, fmt.Errorf("model: duration of %s: %w", n.Key(), err)
+	}
+	return n, nil
 }
 
 func (l *Learner) nodeKey(nd *nodeStats) string {

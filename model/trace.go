@@ -60,7 +60,33 @@ func (t *tree) build(spans []Span) {
 		}
 	}
 	t.link()
-	// Children lists, by counting sort on the parent, then by start.
+	t.children()
+	t.walk()
+	// Spans neither reachable from a root nor from an orphan are in a
+	// cycle of parent links.
+	reached := len(t.order)
+	for _, p := range t.parent {
+		if p == parentDuplicate {
+			reached++
+		}
+	}
+	t.inc.Cycle += uint64(n - reached)
+	for _, i := range t.order {
+		t.excl[i] = t.exclusive(i, nil)
+		t.failed[i] = spans[i].Failed
+		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
+			if spans[c].Failed {
+				t.failed[i] = false
+			}
+		}
+	}
+}
+
+// children fills the children lists of every span: a counting sort on the
+// parent, then each list by start.
+func (t *tree) children() {
+	spans := t.spans
+	n := len(spans)
 	clear(t.kidOff)
 	for _, p := range t.parent {
 		if p >= 0 {
@@ -86,6 +112,13 @@ func (t *tree) build(spans []Span) {
 			sortByStart(ks, spans)
 		}
 	}
+}
+
+// walk orders the spans reachable from a root or an orphan, parents first
+// (breadth first), with their effective intervals (clipped to the
+// parent's) and depths.
+func (t *tree) walk() {
+	spans := t.spans
 	// Roots and orphans first, then breadth first.
 	for i, p := range t.parent {
 		if p == parentNone || p == parentMissing {
@@ -106,24 +139,6 @@ func (t *tree) build(spans []Span) {
 			t.depth[c] = t.depth[i] + 1
 			t.maxDepth = max(t.maxDepth, t.depth[c])
 			t.order = append(t.order, c)
-		}
-	}
-	// Spans neither reachable from a root nor from an orphan are in a
-	// cycle of parent links.
-	reached := len(t.order)
-	for _, p := range t.parent {
-		if p == parentDuplicate {
-			reached++
-		}
-	}
-	t.inc.Cycle += uint64(n - reached)
-	for _, i := range t.order {
-		t.excl[i] = t.exclusive(i, nil)
-		t.failed[i] = spans[i].Failed
-		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
-			if spans[c].Failed {
-				t.failed[i] = false
-			}
 		}
 	}
 }
