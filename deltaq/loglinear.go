@@ -306,15 +306,30 @@ func (h *LogLinearHistogram) DeltaQ(width float64) (DeltaQ, error) {
 		return DeltaQ{}, fmt.Errorf("deltaq: LogLinearHistogram.DeltaQ: high %gs / width %gs: %w", high, width, err)
 	}
 	p := newPDF(bins)
-	inv := 1 / float64(n)
-	for j, c := range h.counts {
+	LogLinearSpread(p, width, h.edges, 0, h.counts, 1/float64(n), h.layout.High)
+	return build(width, p, n), nil
+}
+
+// LogLinearSpread adds to p, the masses of bins (i·w, (i+1)·w] of width w
+// seconds, the mass of log-linear bucket counts: counts[k], the count of
+// bucket first+k of edges (LogLinear.Edges), times scale, spread uniformly
+// over the bucket [eⱼ, min(eⱼ₊₁, top)) ns and shared among the bins it
+// overlaps in proportion (an edge within rounding of a bin edge is on it).
+// top cuts the buckets at a known largest delay + 1 ns (High when none is
+// known); it must be above the lower edge of every bucket counted. It
+// returns the mass beyond the last bin. It is the one conversion of
+// log-linear counts to a uniform grid, shared by LogLinearHistogram.DeltaQ
+// and the sparse sketches of learned models (package model).
+func LogLinearSpread(p []float64, width float64, edges []int64, first int, counts []uint64, scale float64, top int64) (beyond float64) {
+	bins := len(p)
+	end := float64(bins) * width
+	for k, c := range counts {
 		if c == 0 {
 			continue
 		}
-		a, b := float64(h.edges[j])/1e9, float64(h.edges[j+1])/1e9
-		m := float64(c) * inv
-		// The bins (i·w, (i+1)·w] that [a, b) overlaps; an edge within
-		// rounding of a bin edge is on it.
+		j := first + k
+		a, b := float64(edges[j])/1e9, float64(min(edges[j+1], max(top, edges[j]+1)))/1e9
+		m := float64(c) * scale
 		i0 := int(math.Floor(snapInt(a / width)))
 		i1 := min(int(math.Ceil(snapInt(b/width))), bins)
 		for i := i0; i < i1; i++ {
@@ -323,8 +338,11 @@ func (h *LogLinearHistogram) DeltaQ(width float64) (DeltaQ, error) {
 				p[i] += m * (hi - lo) / (b - a)
 			}
 		}
+		if b > end {
+			beyond += m * (b - math.Max(a, end)) / (b - a)
+		}
 	}
-	return build(width, p, n), nil
+	return beyond
 }
 
 // snapInt returns x, or the integer within a relative 1e-9 of it.

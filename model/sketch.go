@@ -117,50 +117,16 @@ func (s *Sketch) Quantile(q float64) float64 {
 // instances that never completed (failures, timeouts), on bins bins of
 // width seconds: each bucket's count is spread uniformly over the bucket
 // (clipped to the largest duration seen), so over the linear bins it
-// overlaps in proportion. Durations beyond bins·width are timeouts, counted
-// in the intangible mass; beyond reports how many there were (rounded).
+// overlaps in proportion (deltaq.LogLinearSpread). Durations beyond
+// bins·width are timeouts, counted in the intangible mass; beyond reports
+// how many there were (rounded).
 func (s *Sketch) Build(width float64, bins int, intangible uint64) (dq deltaq.DeltaQ, beyond float64, err error) {
 	total := float64(s.n + intangible)
 	if total == 0 {
 		return deltaq.DeltaQ{}, 0, fmt.Errorf("model: no durations to build a ΔQ from")
 	}
 	pdf := make([]float64, bins)
-	wns := width * 1e9
-	top := float64(s.max) + 1
-	for k, c := range s.counts {
-		if c == 0 {
-			continue
-		}
-		lo, hi := bucketBounds(s.lo + k)
-		hi = math.Min(hi, top)
-		m := float64(c) / total
-		spread(pdf, lo/wns, hi/wns, m, &beyond)
-	}
+	beyond = deltaq.LogLinearSpread(pdf, width, sketchEdges, s.lo, s.counts, 1/total, s.max+1)
 	dq, err = deltaq.New(width, pdf)
 	return dq, beyond * total, err
-}
-
-// spread adds mass m uniformly over [a, b), in units of bins, to pdf; the
-// part beyond the last bin adds to *beyond.
-func spread(pdf []float64, a, b, m float64, beyond *float64) {
-	n := float64(len(pdf))
-	if !(b > a) {
-		b = a + 1e-9
-	}
-	density := m / (b - a)
-	if a >= n {
-		*beyond += m
-		return
-	}
-	if b > n {
-		*beyond += density * (b - n)
-		b = n
-	}
-	for i := int(a); float64(i) < b; i++ {
-		lo := math.Max(a, float64(i))
-		hi := math.Min(b, float64(i+1))
-		if hi > lo {
-			pdf[i] += density * (hi - lo)
-		}
-	}
 }
