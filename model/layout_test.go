@@ -205,9 +205,9 @@ func TestMaxDepth(t *testing.T) {
 	l.AddRecord(chain(1, 9999))
 	l.AddRecord(chain(2, DefaultMaxDepth+1)) // depth 64: at the bound
 	st := l.Finish()
-	id, depth, ok := l.FirstTooDeep()
-	if st.TooDeep != 1 || st.Learned != 1 || !ok || id != [16]byte{15: 1} || depth != 9998 {
-		t.Fatalf("stats %+v, first too deep %x at %d (%v); want trace 1 left out at depth 9998, trace 2 learned", st, id, depth, ok)
+	cuts := l.Cuts()
+	if st.TooDeep != 1 || st.Learned != 1 || len(cuts) != 1 || cuts[0] != (Cut{Bound: "MaxDepth", Trace: "00000000000000000000000000000001", Detail: "9998 calls deep"}) {
+		t.Fatalf("stats %+v, cuts %+v; want trace 1 left out at depth 9998, trace 2 learned", st, cuts)
 	}
 	m, err := Build(l, 100)
 	if err != nil || len(m.Nodes) != DefaultMaxDepth+1 {

@@ -6,6 +6,7 @@ package model
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"time"
@@ -239,11 +240,32 @@ type Learner struct {
 	called  []int32
 	inf     *inference // set by Finish
 
-	// firstTooDeep is the first trace left out for its depth, and that
-	// depth.
-	firstTooDeep      [16]byte
-	firstTooDeepDepth int
+	// cuts are the first trace each bound cut, by bound.
+	cuts []Cut
 }
+
+// Cut names the first trace a bound cut: Bound is the Config field
+// (MaxDepth, MaxNodes, MaxSpansPerTrace), Detail says what the trace had.
+type Cut struct {
+	Bound string `json:"bound"`
+	// Trace is the trace id, in hex.
+	Trace  string `json:"trace"`
+	Detail string `json:"detail"`
+}
+
+// cut records the first trace a bound cut.
+func (l *Learner) cut(bound string, trace [16]byte, detail string) {
+	for _, c := range l.cuts {
+		if c.Bound == bound {
+			return
+		}
+	}
+	l.cuts = append(l.cuts, Cut{Bound: bound, Trace: hex.EncodeToString(trace[:]), Detail: detail})
+}
+
+// Cuts returns the first trace each bound cut (MaxDepth, MaxNodes,
+// MaxSpansPerTrace), in the order they happened.
+func (l *Learner) Cuts() []Cut { return l.cuts }
 
 // NewLearner returns a Learner with the bounds of cfg.
 func NewLearner(cfg Config) (*Learner, error) {
@@ -259,12 +281,6 @@ func NewLearner(cfg Config) (*Learner, error) {
 		ops:    map[op]int32{},
 		ctx:    map[ctxKey]int32{},
 	}, nil
-}
-
-// FirstTooDeep returns the id and depth of the first trace left out for
-// being deeper than MaxDepth (ok false when none was).
-func (l *Learner) FirstTooDeep() (id [16]byte, depth int, ok bool) {
-	return l.firstTooDeep, l.firstTooDeepDepth, l.stats.TooDeep > 0
 }
 
 // Stats returns the counts so far.
@@ -337,6 +353,7 @@ func (l *Learner) add(s *Span) {
 	}
 	if len(t.spans) >= l.cfg.MaxSpansPerTrace {
 		l.stats.SpansDropped++
+		l.cut("MaxSpansPerTrace", s.TraceID, fmt.Sprintf("more than %d spans", l.cfg.MaxSpansPerTrace))
 	} else {
 		t.spans = append(t.spans, *s)
 		l.openSpans++
@@ -423,9 +440,7 @@ func (l *Learner) learn(spans []Span, real int) bool {
 		l.stats.Incoherence.add(t.inc)
 	}
 	if int(t.maxDepth) > l.cfg.MaxDepth {
-		if l.stats.TooDeep == 0 && len(spans) > 0 {
-			l.firstTooDeep, l.firstTooDeepDepth = spans[0].TraceID, int(t.maxDepth)
-		}
+		l.cut("MaxDepth", spans[0].TraceID, fmt.Sprintf("%d calls deep", t.maxDepth))
 		l.stats.TooDeep++
 		return true
 	}
@@ -446,6 +461,7 @@ func (l *Learner) learn(spans []Span, real int) bool {
 	}
 	if !l.assign() {
 		l.stats.NodeCap++
+		l.cut("MaxNodes", spans[0].TraceID, fmt.Sprintf("operations beyond the %d nodes of the model", l.cfg.MaxNodes))
 		return true
 	}
 	for _, i := range t.order {

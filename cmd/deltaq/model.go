@@ -133,10 +133,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	l.Finish()
-	if id, depth, ok := l.FirstTooDeep(); ok {
-		fmt.Fprintf(stderr, "deltaq model: warning: %d traces deeper than --max-depth %d left out; the first: trace %x, %d calls deep\n",
-			l.Stats().TooDeep, o.cfg.MaxDepth, id, depth)
-	}
+	warnCuts(stderr, l, o.cfg)
 	rep, err := buildModel(l, o)
 	if err != nil {
 		return fail(err)
@@ -157,6 +154,23 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// warnCuts names the first trace each bound of the learner cut.
+func warnCuts(w io.Writer, l *model.Learner, cfg model.Config) {
+	st := l.Stats()
+	for _, c := range l.Cuts() {
+		var what string
+		switch c.Bound {
+		case "MaxDepth":
+			what = fmt.Sprintf("%d traces deeper than --max-depth %d left out", st.TooDeep, cfg.MaxDepth)
+		case "MaxNodes":
+			what = fmt.Sprintf("%d traces left out beyond the model's node limit", st.NodeCap)
+		default:
+			what = fmt.Sprintf("%d spans dropped beyond the spans a trace may have", st.SpansDropped)
+		}
+		fmt.Fprintf(w, "deltaq model: warning: %s; the first: trace %s, %s\n", what, c.Trace, c.Detail)
+	}
 }
 
 // learnFiles reads the trace files one record at a time into the learner;
@@ -192,8 +206,10 @@ type modelReport struct {
 	Quantiles  []float64             `json:"quantiles"`
 	Inference  model.InferenceReport `json:"inference"`
 	// Doubts say why the model may be wrong, most fundamental first.
-	Doubts      []model.Doubt `json:"doubts"`
-	DiagramFile string        `json:"diagram_file"`
+	Doubts []model.Doubt `json:"doubts"`
+	// Cuts name the first trace each bound cut.
+	Cuts        []model.Cut `json:"cuts"`
+	DiagramFile string      `json:"diagram_file"`
 }
 
 // buildModel builds, checks and writes the model and its report.
@@ -212,7 +228,7 @@ func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
 	}
 	rep := &modelReport{Nodes: len(m.Nodes), BinWidth: m.BinWidth, Stats: l.Stats(), Validation: v,
 		Quantiles: model.ReportQuantiles, Inference: l.Inference(), DiagramFile: modelDiagramFile,
-		Doubts: model.Doubts(l.Stats(), v, o.cfg.Grace)}
+		Doubts: model.Doubts(l.Stats(), v, o.cfg.Grace), Cuts: l.Cuts()}
 	js, err := m.Encode()
 	if err != nil {
 		return nil, err
