@@ -77,6 +77,46 @@ func BenchmarkLearn(b *testing.B) {
 	}
 }
 
+// BenchmarkLearnRecords measures learning from records of 1,000 traces
+// whose spans are listed in a random order (as a document grouped by
+// service lists them): each record is grouped by trace before it is
+// learned (Learner.AddRecord).
+func BenchmarkLearnRecords(b *testing.B) {
+	const n, per = 10000, 1000
+	corpus := fiveSpans(n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for r := 0; r < len(corpus); r += 5 * per {
+		rec := corpus[r:min(r+5*per, len(corpus))]
+		rng.Shuffle(len(rec), func(x, y int) { rec[x], rec[y] = rec[y], rec[x] })
+	}
+	l, err := NewLearner(Config{Grace: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	record := make([]Span, 0, 5*per)
+	b.ReportAllocs()
+	b.ResetTimer()
+	traces := 0
+	for i := 0; b.Loop(); i++ {
+		off := int64(i) * n * 1e5
+		for r := 0; r < len(corpus); r += 5 * per {
+			record = append(record[:0], corpus[r:min(r+5*per, len(corpus))]...)
+			for k := range record {
+				binary.BigEndian.PutUint32(record[k].TraceID[4:], uint32(i))
+				record[k].Start += off
+				record[k].End += off
+			}
+			l.AddRecord(record)
+		}
+		traces += n
+	}
+	l.Finish()
+	b.ReportMetric(float64(traces)/b.Elapsed().Seconds(), "traces/s")
+	if st := l.Stats(); st.Learned != uint64(traces) || st.Evicted != 0 {
+		b.Fatalf("learned %d of %d traces: %+v", st.Learned, traces, st)
+	}
+}
+
 // BenchmarkWhatIf measures a what-if prediction on a model of 50 nodes at
 // 1000 bins: applying an affine intervention and evaluating the diagram
 // (target: under 10 ms).

@@ -162,7 +162,7 @@ func TestLayoutIndependence(t *testing.T) {
 }
 
 // TestAddRecordKeepsTraceOrder: grouping a record by trace keeps the order
-// of each trace's spans and leaves a grouped record as it is.
+// of each trace's spans, the traces in the order of their first span.
 func TestAddRecordKeepsTraceOrder(t *testing.T) {
 	mk := func(tr uint64, id byte) Span {
 		var s Span
@@ -171,8 +171,9 @@ func TestAddRecordKeepsTraceOrder(t *testing.T) {
 		return s
 	}
 	spans := []Span{mk(2, 1), mk(1, 1), mk(2, 2), mk(1, 2), mk(2, 3)}
-	groupByTrace(spans)
-	want := []Span{mk(1, 1), mk(1, 2), mk(2, 1), mk(2, 2), mk(2, 3)}
+	var l Learner
+	l.groupByTrace(spans)
+	want := []Span{mk(2, 1), mk(2, 2), mk(2, 3), mk(1, 1), mk(1, 2)}
 	if !reflect.DeepEqual(spans, want) {
 		t.Errorf("grouped %v, want %v", spans, want)
 	}

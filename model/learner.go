@@ -224,12 +224,16 @@ type Learner struct {
 	closed map[[16]byte]struct{}
 	ring   [][16]byte
 	next   int
-	ops    map[op]int32
-	opList []op
-	ctx    map[ctxKey]int32
-	nodes  []*nodeStats
-	held   []*openTrace // incoherent traces kept for inference
-	stats  Stats
+	// group, groupOff and groupBuf are groupByTrace's buffers.
+	group    map[[16]byte]int32
+	groupOff []int32
+	groupBuf []Span
+	ops      map[op]int32
+	opList   []op
+	ctx      map[ctxKey]int32
+	nodes    []*nodeStats
+	held     []*openTrace // incoherent traces kept for inference
+	stats    Stats
 
 	openSpans, heldSpans int // spans of the open and of the held traces
 
@@ -304,31 +308,59 @@ func (l *Learner) Add(s *Span) {
 // write them) is learned as if it listed them by trace; the grace applies
 // between records.
 //
-// The spans are grouped by trace id in place (a stable sort, skipped when
-// they already are), and the open-trace bounds are enforced only between
+// The spans are grouped by trace id in place (in the order of each trace's
+// first span, skipped when they already are), and the open-trace bounds are enforced only between
 // traces of the record: a record with more traces than MaxOpenTraces, or
 // more spans than MaxOpenSpans, closes whole traces of itself early
 // (Stats.Evicted), which is learned correctly unless a trace continues in a
 // later record. Memory: the caller's spans, plus the open traces (at most
 // MaxOpenSpans + MaxSpansPerTrace spans, about 100 bytes each).
 func (l *Learner) AddRecord(spans []Span) {
-	groupByTrace(spans)
+	l.groupByTrace(spans)
 	for i := range spans {
 		l.add(&spans[i])
 	}
 	l.endRecord()
 }
 
-// groupByTrace sorts spans by trace id, keeping their order within a
-// trace, unless they are sorted already.
-func groupByTrace(spans []Span) {
-	cmpID := func(a, b *Span) int { return bytes.Compare(a.TraceID[:], b.TraceID[:]) }
-	for i := 1; i < len(spans); i++ {
-		if cmpID(&spans[i-1], &spans[i]) > 0 {
-			slices.SortStableFunc(spans, func(a, b Span) int { return cmpID(&a, &b) })
-			return
-		}
+// groupByTrace groups spans by trace id in place, the traces in the order
+// of their first span, keeping the order of each trace's spans; spans
+// already grouped are left as they are. It is a counting sort over the
+// traces (two map look-ups a span), through reused buffers.
+func (l *Learner) groupByTrace(spans []Span) {
+	grouped := true
+	for i := 1; i < len(spans) && grouped; i++ {
+		grouped = spans[i].TraceID == spans[i-1].TraceID || bytes.Compare(spans[i-1].TraceID[:], spans[i].TraceID[:]) < 0
 	}
+	if grouped {
+		return
+	}
+	if l.group == nil {
+		l.group = map[[16]byte]int32{}
+	}
+	clear(l.group)
+	l.groupOff = l.groupOff[:0]
+	for i := range spans {
+		g, ok := l.group[spans[i].TraceID]
+		if !ok {
+			g = int32(len(l.groupOff))
+			l.group[spans[i].TraceID] = g
+			l.groupOff = append(l.groupOff, 0)
+		}
+		l.groupOff[g]++
+	}
+	at := int32(0)
+	for g, c := range l.groupOff {
+		l.groupOff[g], at = at, at+c
+	}
+	l.groupBuf = resize(l.groupBuf, len(spans))
+	for i := range spans {
+		g := l.group[spans[i].TraceID]
+		l.groupBuf[l.groupOff[g]] = spans[i]
+		l.groupOff[g]++
+	}
+	copy(spans, l.groupBuf)
+	clear(l.groupBuf) // drop the names it holds
 }
 
 // add puts a span in its trace without moving the trace clock; a new trace
