@@ -72,7 +72,7 @@ are analysed.
 The input is streamed: each record goes through the processor into the
 analysis before the next is read, so memory holds one record and the
 analysis, whatever the size of the files; a line or record may be up to
-64 MiB long, a JSON document laid out over several lines up to 1 GiB. Errors
+64 MiB long, and so may a JSON document laid out over several lines. Errors
 name the file and the line, as FILE:LINE, or the record and its byte offset.
 
 Windows: the instances are counted into windows of the configured interval
