@@ -143,6 +143,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	fs.StringVar(&o.connID, "connector", "", "component `ID` of the deltaq connector in the connectors section, instead of the exporter")
 	fs.DurationVar(&o.interval, "interval", 0, "window length `D` (default: the configured interval)")
 	format := fs.String("format", "auto", "`format` of the trace files: auto, json or proto")
+	maxRecord := maxRecordFlag(fs)
 	compression := fs.String("compression", "auto", "`compression` of the trace files: auto, none or zstd")
 	files, status, ok := parseArgs(fs, args)
 	if !ok {
@@ -164,6 +165,9 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	fs.Visit(func(f *flag.Flag) { exporterSet = exporterSet || f.Name == "exporter" })
 	if exporterSet && o.connID != "" {
 		return o, fs.usageError("--exporter and --connector are exclusive"), false
+	}
+	if o.trace, ok = maxRecord(); !ok {
+		return o, exitUsage, false
 	}
 	if *format != "auto" {
 		o.trace.Format = *format

@@ -236,6 +236,14 @@ func TestModelDeepTrace(t *testing.T) {
 	}
 	assertContainsAll(t, "stderr", stderr, "warning: 1 traces deeper than --max-depth 64 left out; the first: trace dd000000000000000000000000000001, 9998 calls deep")
 	assertContainsAll(t, "stdout", out, "learned 300 of 301 traces", ": 6 nodes", "1 deeper than --max-depth")
+	status, _, stderr = runCmd("model", "--max-record", "1", path, "-o", t.TempDir())
+	if status != exitFail || !strings.Contains(stderr, "deep.json:1: line longer than 1 MiB") {
+		t.Errorf("--max-record 1 on a 2 MB line: status %d, %s", status, stderr)
+	}
+	status, _, stderr = runCmd("model", "--max-record", "1025", path, "-o", t.TempDir())
+	if status != exitUsage || !strings.Contains(stderr, "--max-record 1025: want MiB in [1, 1024]") {
+		t.Errorf("--max-record 1025: status %d, %s", status, stderr)
+	}
 	status, _, stderr = runCmd("model", "--max-depth", "1001", path, "-o", t.TempDir())
 	if status != exitUsage || !strings.Contains(stderr, "--max-depth 1001: want a number in [1, 1000]") {
 		t.Errorf("--max-depth 1001: status %d, %s", status, stderr)

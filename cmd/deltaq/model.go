@@ -34,7 +34,7 @@ const topInferred = 10
 func init() {
 	register(command{
 		name:    "model",
-		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--infer] [--strict] [--json] TRACES...",
+		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--max-record MiB] [--infer] [--strict] [--json] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
 		help: `Model learns a ΔQ model of a traced system from trace files written by the
 collector's file exporter (any form analyze reads), read one record at a time.
@@ -88,6 +88,7 @@ type modelOptions struct {
 	out    string
 	bins   int
 	cfg    model.Config
+	trace  tracefile.Options
 	json   bool
 	strict bool
 }
@@ -104,6 +105,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.cfg.Infer, "infer", false, "learn incoherent traces too, with their missing parents inferred")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON (report.json) instead of text")
 	fs.BoolVar(&o.strict, "strict", false, "exit with status 1 when the model is unsure (the doubts of the report)")
+	maxRecord := maxRecordFlag(fs)
 	files, status, ok := parseFiles(fs, args)
 	if !ok {
 		return status
@@ -118,6 +120,9 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if o.cfg.MaxOpenTraces < 1 {
 		return fs.usageError("--max-open %d: want at least 1", o.cfg.MaxOpenTraces)
 	}
+	if o.trace, ok = maxRecord(); !ok {
+		return exitUsage
+	}
 	if o.cfg.MaxDepth < 1 || o.cfg.MaxDepth > model.MaxDepthLimit {
 		return fs.usageError("--max-depth %d: want a number in [1, %d]", o.cfg.MaxDepth, model.MaxDepthLimit)
 	}
@@ -129,7 +134,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := learnFiles(l, o.files, stderr); err != nil {
+	if err := learnFiles(l, o.files, o.trace, stderr); err != nil {
 		return fail(err)
 	}
 	l.Finish()
@@ -176,7 +181,7 @@ func warnCuts(w io.Writer, l *model.Learner, cfg model.Config) {
 // learnFiles reads the trace files one record at a time into the learner;
 // a last record cut short (a collector stopped while writing) is a
 // warning, printed after the reading: the records before it were learned.
-func learnFiles(l *model.Learner, files []string, stderr io.Writer) error {
+func learnFiles(l *model.Learner, files []string, opts tracefile.Options, stderr io.Writer) error {
 	var record []model.Span
 	var warnings []string
 	learn := func(td ptrace.Traces) error {
@@ -184,7 +189,7 @@ func learnFiles(l *model.Learner, files []string, stderr io.Writer) error {
 		return nil
 	}
 	for _, f := range files {
-		err := tracefile.Read(f, tracefile.Options{}, learn)
+		err := tracefile.Read(f, opts, learn)
 		if te := (*tracefile.TruncatedError)(nil); errors.As(err, &te) {
 			warnings = append(warnings, te.Error())
 		} else if err != nil {
@@ -355,4 +360,19 @@ func writeSummaries(w io.Writer, qs []float64, heads []string, ss []model.Summar
 	}
 	row("mean", func(s model.Summary) string { return opt(s.Mean) })
 	row("failure", func(s model.Summary) string { return strconv.FormatFloat(s.Failure, 'g', 4, 64) })
+}
+
+// maxRecordFlag defines --max-record, the bound of a trace file's record
+// in MiB, and returns its check: the options with both bounds set, or a
+// usage error printed.
+func maxRecordFlag(fs *flagSet) func() (tracefile.Options, bool) {
+	mib := fs.Int("max-record", tracefile.DefaultMaxDocument>>20,
+		fmt.Sprintf("`MiB` a line, record or document of a trace file may have, in [1, %d]; a record is decoded whole", tracefile.MaxRecordLimit>>20))
+	return func() (tracefile.Options, bool) {
+		if *mib < 1 || *mib > tracefile.MaxRecordLimit>>20 {
+			fs.usageError("--max-record %d: want MiB in [1, %d]", *mib, tracefile.MaxRecordLimit>>20)
+			return tracefile.Options{}, false
+		}
+		return tracefile.Options{MaxLine: *mib << 20, MaxDocument: *mib << 20}, true
+	}
 }
