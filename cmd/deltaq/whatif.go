@@ -27,8 +27,10 @@ func init() {
 model.json), applies the interventions given with --set to the exclusive
 times of its nodes, and prints for each root operation (or --root) the
 end-to-end ΔQ the outcome diagram predicts before and after: quantiles, mean,
-failure mass and, with --qta, whether each meets the QTA. --plot DIR draws
-both CDFs, with the QTA, to DIR/PROBE-whatif.png.
+failure mass and, with --qta, whether each meets the QTA; for a retry or a
+hedge, the load it adds: the expected attempts beyond the first per call of
+the node and per request of its root. --plot DIR draws both CDFs, with the
+QTA, to DIR/PROBE-whatif.png.
 
 ` + whatif.Help + `
 
