@@ -121,12 +121,12 @@ const maxWindowRows = 10000
 
 // analyzeOptions is analyze's command line.
 type analyzeOptions struct {
-	cfg                   collectorConfig
-	plotDir               string
-	interval              time.Duration
-	json                  bool
-	trace                 traceOptions
-	files                 []string
+	cfg      collectorConfig
+	plotDir  string
+	interval time.Duration
+	json     bool
+	trace    traceOptions
+	files    []string
 }
 
 func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status int, ok bool) {

@@ -71,7 +71,7 @@ exporters:
 		t.Fatalf("status %d\nstderr: %s", status, stderr)
 	}
 	for _, want := range []string{
-		`"interval": 3`, // the default of ${env:…:-3s}
+		`"interval": 3`,              // the default of ${env:…:-3s}
 		`"delay": 0.004`, `"p": 0.8`, // the second file's QTA point, from ${DELTAQ_TEST_DELAY}
 		`"max_failure": 0.1`, // kept from the first file
 	} {
