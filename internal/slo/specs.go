@@ -114,8 +114,11 @@ func (p *Plan) Sloth(source, service string) []byte {
 		}
 	}
 	if len(derived) > 0 {
-		b.WriteString("# Sloth's fixed Workbook factors cannot fire for these objectives' budgets; the rules of\n")
-		fmt.Fprintf(&b, "# `deltaq slo --format prometheus` derive thresholds for them: %s.\n", strings.Join(derived, ", "))
+		b.WriteString("# Sloth's fixed Workbook factors cannot fire for the budgets of these objectives, for which\n")
+		b.WriteString("# the rules of `deltaq slo --format prometheus` derive thresholds:\n")
+		for _, d := range derived {
+			fmt.Fprintf(&b, "#   %s\n", d)
+		}
 	}
 	fmt.Fprintf(&b, "version: \"prometheus/v1\"\nservice: %s\nslos:\n", quote(service))
 	for i := range p.Objectives {

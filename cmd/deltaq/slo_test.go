@@ -1,0 +1,111 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSLOExamplesUpToDate regenerates the checked-in SLO files from
+// examples/demo/collector.yaml (make slo-rules) and compares them byte for
+// byte.
+func TestSLOExamplesUpToDate(t *testing.T) {
+	t.Chdir("../..")
+	unsetenv(t, "DELTAQ_DIAGRAM")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		format, file, tests string
+	}{
+		{"prometheus", "examples/prometheus/rules/deltaq-slo.yml", "examples/prometheus/tests/deltaq-slo.test.yml"},
+		{"openslo", "examples/slo/deltaq.openslo.yaml", ""},
+		{"sloth", "examples/slo/deltaq.sloth.yaml", ""},
+	} {
+		// The tests name the rules file by its path relative to them, so
+		// write both at the same relative places under dir.
+		out := filepath.Join(dir, c.file)
+		args := []string{"slo", "--config", "examples/demo/collector.yaml", "--format", c.format, "-o", out}
+		if c.tests != "" {
+			args = append(args, "--tests", filepath.Join(dir, c.tests))
+		}
+		for _, f := range []string{c.file, c.tests} {
+			if f != "" {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if status, _, stderr := runCmd(args...); status != exitOK {
+			t.Fatalf("deltaq %s: status %d\n%s", strings.Join(args, " "), status, stderr)
+		}
+		for _, f := range []string{c.file, c.tests} {
+			if f == "" {
+				continue
+			}
+			want, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from what deltaq slo writes: run make slo-rules", f)
+			}
+		}
+	}
+}
+
+// TestSLORefusals: a QTA point between two bin edges is refused with the
+// nearest edges named (an error with --strict), dmax: auto has no fixed
+// bucket bounds, and bad options are usage errors.
+func TestSLORefusals(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	err := os.WriteFile(cfg, []byte(`
+processors:
+  deltaq:
+    probes:
+      - {name: a, dmax: 100ms, bins: 50}
+      - {name: b, dmax: auto, bins: 100}
+connectors:
+  deltaq:
+    probes:
+      a:
+        qta: {points: [{delay: 41ms, p: 0.5}, {delay: 40ms, p: 0.9}], max_failure: 0.05}
+      b:
+        qta: {points: [{delay: 10ms, p: 0.5}]}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := runCmd("slo", "--config", cfg)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	for _, want := range []string{
+		`probe "a", objective within-41ms: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms`,
+		`probe "b", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the processor)`,
+	} {
+		if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
+			t.Errorf("stderr and the rules' header lack %q\nstderr: %s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, `le="0.04"`) || !strings.Contains(stdout, `deltaq_slo="success"`) {
+		t.Errorf("rules lack the 40ms bucket or the success objective:\n%s", stdout)
+	}
+	if status, _, _ := runCmd("slo", "--config", cfg, "--strict"); status != exitFail {
+		t.Errorf("--strict with refusals: status %d, want %d", status, exitFail)
+	}
+	for _, args := range [][]string{
+		{"--period", "30x"}, {"--tiers", "page:14.4:1h"}, {"--format", "pdf"}, {"--tests", "t.yml"}, {"--max-error-ratio", "1.5"},
+	} {
+		if status, _, stderr := runCmd(append([]string{"slo", "--config", cfg}, args...)...); status == exitOK {
+			t.Errorf("%v: status %d, want an error; stderr %q", args, status, stderr)
+		}
+	}
+}
