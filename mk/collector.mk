@@ -48,16 +48,23 @@ validate-configs: $(OTELCOL)
 	done
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
-## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector,
+## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-erlang, e2e-connector,
 ## e2e-promql, e2e-sdk, e2e-scaling and e2e-browser; then, alone (its timing must not compete for the CPU), the
 ## short load ramp of early-warning.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
+		scripts/e2e-slo.sh & slo=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
 		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/ || rc=1; \
 		wait $$script || rc=1; \
+		wait $$slo || rc=1; \
 		DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/ || rc=1; \
 		exit $$rc
+
+## e2e-slo: the rules of deltaq slo with windows scaled to seconds against real Prometheus and Alertmanager: the
+## demo's healthy phase pages nobody, slowing worker_2 pages for worker_2 and job, never worker_1 (about 60 s).
+e2e-slo: $(OTELCOL) commands
+	scripts/e2e-slo.sh
 
 ## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
 e2e-erlang: $(OTELCOL)
