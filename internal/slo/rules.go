@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // The Prometheus names the rules read (examples/README.md, "Prometheus
@@ -237,13 +236,4 @@ func sentence(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// windowsOf lists durations for messages.
-func windowsOf(ws []time.Duration) string {
-	var s []string
-	for _, w := range ws {
-		s = append(s, FormatDuration(w))
-	}
-	return strings.Join(s, ", ")
 }
