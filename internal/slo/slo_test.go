@@ -226,6 +226,17 @@ func TestRulesPromtool(t *testing.T) {
 	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
+	// The exponential form's rules parse too (histogram_fraction; their
+	// tests are not generated: promtool's series notation here has no
+	// native histograms).
+	exp, err := New([]Probe{{Name: "job", Exponential: true, QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expRules := write("exp.yml", exp.Rules("a test"))
+	if out, err := exec.Command(promtool, "check", "rules", expRules).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules, exponential: %v\n%s", err, out)
+	}
 	mutated := strings.Replace(string(rules), `deltaq_slo="success"} / 0.01 > 14.4`, `deltaq_slo="success"} / 0.01 > 30`, 2)
 	if mutated == string(rules) {
 		t.Fatal("mutation found nothing to change")
