@@ -219,6 +219,14 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 	var probes []slo.Probe
 	for _, name := range names {
 		pc := l.analysis.Probes[name]
+		// The checks the components run on a probe's QTA and layout (the
+		// rest of the configuration, such as the diagram, plays no part).
+		if _, err := pc.QTA.DeltaQ(); err != nil {
+			return nil, fmt.Errorf("%s: probe %q: qta: %w", l.where, name, err)
+		}
+		if (pc.DMax > 0) != (pc.Bins > 0) {
+			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.where, name)
+		}
 		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.analysis.Histogram.Exponential != nil}
 		lay, ok := outcome.LookupLayout(name)
 		switch {

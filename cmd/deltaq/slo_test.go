@@ -76,7 +76,7 @@ connectors:
   deltaq:
     probes:
       a:
-        qta: {points: [{delay: 41ms, p: 0.5}, {delay: 40ms, p: 0.9}], max_failure: 0.05}
+        qta: {points: [{delay: 40ms, p: 0.5}, {delay: 41ms, p: 0.9}], max_failure: 0.05}
       b:
         qta: {points: [{delay: 10ms, p: 0.5}]}
 `), 0o644)
@@ -100,6 +100,14 @@ connectors:
 	}
 	if status, _, _ := runCmd("slo", "--config", cfg, "--strict"); status != exitFail {
 		t.Errorf("--strict with refusals: status %d, want %d", status, exitFail)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("processors: {deltaq: {probes: [{name: a, dmax: 100ms, bins: 50}]}}\n"+
+		"connectors: {deltaq: {probes: {a: {qta: {points: [{delay: 40ms, p: 1.5}]}}}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, stderr := runCmd("slo", "--config", bad); status != exitFail || !strings.Contains(stderr, `probe "a": qta:`) {
+		t.Errorf("p = 1.5: status %d, stderr %q; want an error naming the probe's qta", status, stderr)
 	}
 	for _, args := range [][]string{
 		{"--period", "30x"}, {"--tiers", "page:14.4:1h"}, {"--format", "pdf"}, {"--tests", "t.yml"}, {"--max-error-ratio", "1.5"},
