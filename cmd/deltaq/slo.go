@@ -242,6 +242,13 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 			if p.Bounds, p.Layout, err = bucketBounds(lay); err != nil {
 				return nil, fmt.Errorf("%s: probe %q: %w", l.where, name, err)
 			}
+			if e := l.analysis.Histogram.Exponential; e != nil {
+				size := e.MaxSize
+				if size == 0 {
+					size = observer.DefaultExponentialMaxSize
+				}
+				p.Scale, p.ScaleKnown = observer.ExponentialScale(p.Bounds[0], p.Bounds[len(p.Bounds)-1], size), true
+			}
 		}
 		probes = append(probes, p)
 	}

@@ -117,3 +117,36 @@ connectors:
 		}
 	}
 }
+
+// TestSLOExponential: with histogram: exponential the SLI is
+// histogram_fraction, and the rules state its error at the histogram's
+// scale: 1000 bins of 1 ms in at most 160 buckets take scale 4, buckets
+// 2^(1/16) − 1 = 4.43 % wide (examples/README.md, "Reading ΔQ in PromQL").
+func TestSLOExponential(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	err := os.WriteFile(cfg, []byte(`
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 1s, bins: 1000}]
+connectors:
+  deltaq:
+    histogram: {exponential: {}}
+    probes:
+      a: {qta: {points: [{delay: 40ms, p: 0.5}], max_failure: 0.05}}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := runCmd("slo", "--config", cfg)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	for _, want := range []string{
+		"histogram_fraction(0, 0.04, sum by (job, deltaq_probe) (rate(deltaq_observed_seconds{deltaq_probe=\"a\"}[5m])))",
+		"(scale 4: buckets 4.43 % wide, (0.03881, 0.04053] s around it)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules lack %q", want)
+		}
+	}
+}

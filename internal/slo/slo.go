@@ -222,8 +222,12 @@ type Probe struct {
 	// Layout describes the bins for messages: "100 bins of 2ms up to 200ms".
 	Layout string
 	// Exponential is set when deltaq.observed is an exponential histogram
-	// (histogram: exponential); Bounds are then not used.
+	// (histogram: exponential); Bounds then only serve to state the error.
 	Exponential bool
+	// Scale is the exponential histogram's scale when ScaleKnown (an
+	// exponential histogram of a known layout).
+	Scale      int
+	ScaleKnown bool
 	// NoBounds, when Bounds is empty and Exponential false, says why the
 	// bucket bounds are not fixed (dmax: auto, a layout no configuration
 	// gives).
@@ -363,8 +367,13 @@ func (o *Objective) goodBucket(pr Probe) string {
 	switch {
 	case pr.Exponential:
 		o.Exponential = true
-		o.Note = "histogram_fraction over the exponential histogram: off by at most the share of the successes in the bucket holding " +
-			o.Seconds + " s and in the bin around it"
+		o.Note = "histogram_fraction over the exponential histogram, which interpolates linearly within the bucket holding " +
+			o.Seconds + " s: off by at most the share of the successes in that bucket and in the bin around it"
+		if pr.ScaleKnown {
+			base := math.Exp2(math.Exp2(-float64(pr.Scale)))
+			o.Note += fmt.Sprintf(" (scale %d: buckets %.3g %% wide, (%s, %s] s around it)", pr.Scale, (base-1)*100,
+				strconv.FormatFloat(bucketLow(d, base), 'g', 4, 64), strconv.FormatFloat(bucketLow(d, base)*base, 'g', 4, 64))
+		}
 		return ""
 	case len(pr.Bounds) == 0:
 		return "the bucket bounds of deltaq.observed are not fixed (" + pr.NoBounds + "): no le counts the instances within " +
@@ -391,6 +400,13 @@ func (o *Objective) goodBucket(pr Probe) string {
 	}
 	return fmt.Sprintf("%s is not a bucket bound of deltaq.observed (%s): the nearest bin edges are %s and %s; "+
 		"move the QTA point to one of them for an exact SLI", o.Delay, pr.Layout, secondsName(lower), secondsName(pr.Bounds[i]))
+}
+
+// bucketLow returns the lower edge of the exponential bucket
+// (baseⁱ, baseⁱ⁺¹] that holds d.
+func bucketLow(d, base float64) float64 {
+	i := math.Ceil(math.Log(d)/math.Log(base)) - 1
+	return math.Pow(base, i)
 }
 
 // addObjective derives o's alerts and adds it, or records why not.
