@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -191,8 +192,9 @@ func (p *Plan) alert(b *bytes.Buffer, o *Objective, a Alert) {
 		RecordErrorRatio, long, o.selector(), budget, factor, RecordErrorRatio, short, o.selector(), budget, factor)
 	derived := ""
 	if a.Derived {
-		derived = fmt.Sprintf(" The tier's %s× cannot be told apart from every instance missing with this budget: its factor is %s / %s.",
-			formatNumber(a.Workbook), formatNumber(p.Options.MaxErrorRatio), budget)
+		derived = fmt.Sprintf(" The tier's %s× would need an error ratio of %s, above %s: its factor here is %s / %s.",
+			formatNumber(a.Workbook), strconv.FormatFloat(a.Workbook*o.Budget, 'g', 6, 64), formatNumber(p.Options.MaxErrorRatio),
+			formatNumber(p.Options.MaxErrorRatio), budget)
 	}
 	desc := fmt.Sprintf("%s over %s. Over both the last %s and %s the error ratio of probe {{ $labels.deltaq_probe }} "+
 		"exceeded %s, a burn rate above %s× (now {{ $value | printf \"%%.3g\" }}×): at this rate the error budget of %s "+
