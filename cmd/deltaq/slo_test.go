@@ -150,3 +150,22 @@ connectors:
 		}
 	}
 }
+
+// TestSLOExporter reads the QTAs of a deltaq exporter (the default when the
+// configuration has one), its probes' layouts from the processor: a has
+// 1 ms bins, so its 2 ms point is the le="0.002" bucket.
+func TestSLOExporter(t *testing.T) {
+	status, stdout, stderr := runCmd("slo", "--config", analyzeConfig)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	for _, want := range []string{
+		`deltaq_observed_seconds_bucket{deltaq_probe="a", le="0.002"}`,
+		`deltaq_observed_seconds_bucket{deltaq_probe="e2e", le="0.02"}`,
+		`labels: {deltaq_probe: "a", deltaq_slo: "success"}`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules lack %s", want)
+		}
+	}
+}
