@@ -12,6 +12,9 @@ require (
 	go.opentelemetry.io/collector/config/configoptional v1.68.0
 	go.opentelemetry.io/collector/config/configretry v1.68.0
 	go.opentelemetry.io/collector/confmap v1.68.0
+	go.opentelemetry.io/collector/confmap/provider/envprovider v1.68.0
+	go.opentelemetry.io/collector/confmap/provider/fileprovider v1.68.0
+	go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.68.0
 	go.opentelemetry.io/collector/connector v0.162.0
 	go.opentelemetry.io/collector/connector/connectortest v0.162.0
 	go.opentelemetry.io/collector/consumer v1.68.0

@@ -69,9 +69,14 @@ func knownMetric(name string) bool {
 // service (deltaq.service).
 const serviceLabel = "deltaq_service"
 
-// knownLabel reports whether name is a label of some contract metric.
+// sloLabels are the labels the generated SLO rules (deltaq slo,
+// prometheus/rules/deltaq-slo.yml) put on their recorded series and alerts.
+var sloLabels = []string{"deltaq_slo", "deltaq_slo_window", "deltaq_slo_burn_rate"}
+
+// knownLabel reports whether name is a label of some contract metric or of
+// the SLO rules' series.
 func knownLabel(name string) bool {
-	if name == serviceLabel {
+	if name == serviceLabel || slices.Contains(sloLabels, name) {
 		return true
 	}
 	for _, m := range contract {
@@ -85,11 +90,41 @@ func knownLabel(name string) bool {
 // deltaqIdent matches every identifier of the project's namespace in a query.
 var deltaqIdent = regexp.MustCompile(`\bdeltaq_[a-z_]+\b`)
 
+// sloRecord matches the series the SLO rules record: deltaq:slo_….
+var sloRecord = regexp.MustCompile(`\bdeltaq:slo_[a-z_]+:[a-z0-9_]+\b`)
+
+// sloRecorded returns the series names prometheus/rules/deltaq-slo.yml
+// records.
+func sloRecorded(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("prometheus/rules/deltaq-slo.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*- record: *(\S+)`).FindAllStringSubmatch(string(raw), -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
 // checkNames reports every deltaq_* identifier in expr that is neither a contract
-// metric nor a contract label, and fails if expr names no contract metric.
+// metric nor a contract label, and fails if expr names no contract metric. A
+// series the SLO rules record counts as a metric when the rule file records it.
 func checkNames(t *testing.T, where, expr string) {
 	t.Helper()
 	metrics := 0
+	if ids := sloRecord.FindAllString(expr, -1); len(ids) > 0 {
+		recorded := sloRecorded(t)
+		for _, id := range ids {
+			if !slices.Contains(recorded, id) {
+				t.Errorf("%s: %q is not recorded by prometheus/rules/deltaq-slo.yml in %q", where, id, expr)
+			}
+			metrics++
+		}
+	}
 	for _, id := range deltaqIdent.FindAllString(expr, -1) {
 		switch {
 		case knownMetric(id):
@@ -449,6 +484,44 @@ func TestAlertRuleNames(t *testing.T) {
 	}
 }
 
+// TestSLORuleNames checks the generated SLO rules as TestAlertRuleNames checks
+// the hand-written ones: every deltaq_* identifier is a contract metric or
+// label, every alert is DeltaQErrorBudgetBurn with a severity of page or ticket
+// and a runbook_url whose anchor docs/runbook.md has.
+func TestSLORuleNames(t *testing.T) {
+	raw, err := os.ReadFile("prometheus/rules/deltaq-slo.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	for i, expr := range ruleExprs(text) {
+		if strings.HasPrefix(expr, "vector(") {
+			continue // an objective or a budget, a constant
+		}
+		checkNames(t, fmt.Sprintf("expr %d", i), expr)
+		checkBalanced(t, fmt.Sprintf("expr %d", i), expr)
+	}
+	alerts := regexp.MustCompile(`(?m)^\s*- alert: *(\S+)`).FindAllStringSubmatch(text, -1)
+	severities := regexp.MustCompile(`(?m)^\s*severity: *(\S+)`).FindAllStringSubmatch(text, -1)
+	if len(alerts) == 0 || len(alerts) != len(severities) {
+		t.Fatalf("%d alerts, %d severities", len(alerts), len(severities))
+	}
+	for i, a := range alerts {
+		if a[1] != "DeltaQErrorBudgetBurn" || (severities[i][1] != "page" && severities[i][1] != "ticket") {
+			t.Errorf("alert %d: %s with severity %s; want DeltaQErrorBudgetBurn, page or ticket", i, a[1], severities[i][1])
+		}
+	}
+	runbook, err := os.ReadFile("../docs/runbook.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`runbook_url: "[^"#]*#([a-z0-9-]+)"`).FindAllStringSubmatch(text, -1) {
+		if !strings.Contains(strings.ToLower(string(runbook)), "\n## "+strings.ReplaceAll(m[1], "-", " ")) {
+			t.Errorf("runbook_url anchor #%s: docs/runbook.md has no such section", m[1])
+		}
+	}
+}
+
 // ruleExprs returns the `expr:` values of a rule file, single-line or as block
 // scalars (`>-`, `|`) whose lines are indented deeper than the key, with runs of
 // white space folded to one space.
@@ -540,6 +613,10 @@ func TestPromtool(t *testing.T) {
 	}
 	t.Run("test rules", func(t *testing.T) {
 		run(t, "promtool", "test", "rules", "prometheus/tests/deltaq-alerts.test.yml")
+	})
+	// The SLO rules' tests, generated with them (deltaq slo --tests).
+	t.Run("test SLO rules", func(t *testing.T) {
+		run(t, "promtool", "test", "rules", "prometheus/tests/deltaq-slo.test.yml")
 	})
 	t.Run("check config", func(t *testing.T) {
 		run(t, "promtool", "check", "config", "prometheus/prometheus.yml")

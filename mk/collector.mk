@@ -19,7 +19,7 @@ EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/
 E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL)
 E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/
 
-.PHONY: build commands validate-configs e2e e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling early-warning demo load
+.PHONY: build commands validate-configs slo-rules e2e e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling early-warning demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -48,16 +48,23 @@ validate-configs: $(OTELCOL)
 	done
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
-## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-erlang, e2e-connector,
+## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-erlang, e2e-connector,
 ## e2e-promql, e2e-sdk, e2e-scaling and e2e-browser; then, alone (its timing must not compete for the CPU), the
 ## short load ramp of early-warning.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
+		scripts/e2e-slo.sh & slo=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
 		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/ || rc=1; \
 		wait $$script || rc=1; \
+		wait $$slo || rc=1; \
 		DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/ || rc=1; \
 		exit $$rc
+
+## e2e-slo: the rules of deltaq slo with windows scaled to seconds against real Prometheus and Alertmanager: the
+## demo's healthy phase pages nobody, slowing worker_2 pages for worker_2 and job, never worker_1 (about 60 s).
+e2e-slo: $(OTELCOL) commands
+	scripts/e2e-slo.sh
 
 ## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
 e2e-erlang: $(OTELCOL)
@@ -99,3 +106,15 @@ demo: $(OTELCOL) commands
 ## load: spans/s, CPU and RSS of one collector with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ARGS="-duration 10m" for the memory run.
 load: $(OTELCOL) commands
 	scripts/load.sh
+
+# The SLO rules of the demo's QTAs (deltaq slo), checked in: go test ./cmd/deltaq/ fails when they differ from
+# what the command writes.
+SLO_CONFIG := examples/demo/collector.yaml
+
+## slo-rules: regenerate examples/prometheus/rules/deltaq-slo.yml, its promtool tests and examples/slo/ from
+## the demo's QTAs (deltaq slo).
+slo-rules:
+	$(GO) run ./cmd/deltaq slo --config $(SLO_CONFIG) -o examples/prometheus/rules/deltaq-slo.yml \
+		--tests examples/prometheus/tests/deltaq-slo.test.yml
+	$(GO) run ./cmd/deltaq slo --config $(SLO_CONFIG) --format openslo -o examples/slo/deltaq.openslo.yaml
+	$(GO) run ./cmd/deltaq slo --config $(SLO_CONFIG) --format sloth -o examples/slo/deltaq.sloth.yaml

@@ -202,6 +202,11 @@ v=$(prom_alerts firing) || fail "Prometheus alerts API"
 [ -z "$v" ] || fail "QTA alert firing at normal load for: $v"
 
 # --- 2. the Grafana dashboard's queries -----------------------------------------
+# The SLO panels read the series of rules/deltaq-slo.yml, whose groups run every
+# 30 s: wait for their first evaluation.
+slo_recorded() { [ "$(prom_count 'count(deltaq:slo_error_budget_remaining:ratio)')" -gt 0 ] &&
+  [ "$(prom_count 'count(deltaq:slo_error_ratio:rate3d)')" -gt 0 ]; }
+wait_for "the first evaluation of the SLO rules (rules/deltaq-slo.yml)" 45 slo_recorded
 dash=examples/grafana/deltaq-dashboard.json
 [ -f "$dash" ] || fail "$dash missing"
 # The variables: Grafana's label_values(SELECTOR, LABEL) is the label values API

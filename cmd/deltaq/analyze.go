@@ -14,11 +14,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -27,17 +25,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
-	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
@@ -47,7 +42,7 @@ import (
 func init() {
 	register(command{
 		name:    "analyze",
-		usage:   "analyze --config FILE.yaml [--json] [--plot DIR] [--interval D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] TRACES...",
+		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] TRACES...",
 		summary: "analyse recorded traces as the deltaq processor and exporter or connector would",
 		help: `Analyze reads traces written by the collector's file exporter and analyses
 them with the collector's own components, configured from a collector
@@ -57,7 +52,10 @@ analysis of the deltaq exporter of the exporters section (--exporter,
 default "deltaq") or of the deltaq connector of the connectors section
 (--connector; by default the connector "deltaq" when there is no exporter
 "deltaq") — its interval, lag, probes, QTAs, quantiles and outcome diagram —
-analyses them. The exporter's OTLP settings are not used.
+analyses them. The exporter's OTLP settings are not used. The configuration
+is read as the collector reads it: --config may be repeated, the files
+merged in order (maps key by key, a list replaced whole), and
+${env:NAME}, ${env:NAME:-default}, ${NAME} and ${file:PATH} are expanded.
 
 Every form the file exporter writes is read, told apart by the content:
 format json (one ExportTraceServiceRequest per line; documents laid out in
@@ -124,23 +122,20 @@ const maxWindowRows = 10000
 
 // analyzeOptions is analyze's command line.
 type analyzeOptions struct {
-	cfgPath, plotDir      string
-	procID, expID, connID string
-	interval              time.Duration
-	json                  bool
-	trace                 tracefile.Options
-	files                 []string
+	cfg      collectorConfig
+	plotDir  string
+	interval time.Duration
+	json     bool
+	trace    tracefile.Options
+	files    []string
 }
 
 func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status int, ok bool) {
 	c := commands["analyze"]
 	fs := newFlags(&c, stderr)
-	fs.StringVar(&o.cfgPath, "config", "", "collector configuration `FILE` (YAML) with the deltaq processor and exporter or connector")
+	o.cfg.flags(fs)
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.StringVar(&o.plotDir, "plot", "", "write two PNG plots per probe into `DIR`")
-	fs.StringVar(&o.procID, "processor", "deltaq", "component `ID` of the deltaq processor in the processors section")
-	fs.StringVar(&o.expID, "exporter", "deltaq", "component `ID` of the deltaq exporter in the exporters section")
-	fs.StringVar(&o.connID, "connector", "", "component `ID` of the deltaq connector in the connectors section, instead of the exporter")
 	fs.DurationVar(&o.interval, "interval", 0, "window length `D` (default: the configured interval)")
 	format := fs.String("format", "auto", "`format` of the trace files: auto, json or proto")
 	maxRecord := maxRecordFlag(fs)
@@ -150,7 +145,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 		return o, status, false
 	}
 	switch {
-	case o.cfgPath == "":
+	case len(o.cfg.paths) == 0:
 		return o, fs.usageError("--config is required"), false
 	case len(files) == 0:
 		return o, fs.usageError("no trace files"), false
@@ -161,10 +156,8 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	case o.interval < 0:
 		return o, fs.usageError("--interval %s: want a positive duration", o.interval), false
 	}
-	exporterSet := false
-	fs.Visit(func(f *flag.Flag) { exporterSet = exporterSet || f.Name == "exporter" })
-	if exporterSet && o.connID != "" {
-		return o, fs.usageError("--exporter and --connector are exclusive"), false
+	if err := o.cfg.checkFlags(fs); err != nil {
+		return o, fs.usageError("%s", err), false
 	}
 	if o.trace, ok = maxRecord(); !ok {
 		return o, exitUsage, false
@@ -190,10 +183,11 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "deltaq analyze: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
-	pcfg, acfg, where, err := loadCollectorConfig(o.cfgPath, o.procID, o.expID, o.connID)
+	loaded, err := o.cfg.load()
 	if err != nil {
 		return fail(err)
 	}
+	pcfg, acfg := loaded.proc, loaded.analysis
 	if o.interval > 0 {
 		acfg.Interval = o.interval
 	}
@@ -201,7 +195,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	// analysis does not need; the analysis options get the one check the
 	// connector and the exporter run (bounds, diagram, probes).
 	if err := acfg.Check(); err != nil {
-		return fail(fmt.Errorf("%s: %s: %w", o.cfgPath, where, err))
+		return fail(fmt.Errorf("%s: %w", loaded.where, err))
 	}
 	// The analysis is made once the processor has started, as in a
 	// collector, where the exporter's analysis learns the probes the
@@ -220,7 +214,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	if an, err = observer.NewOfflineAnalysis(acfg); err != nil {
 		_ = proc.Shutdown(ctx)
-		return fail(fmt.Errorf("%s: %s: %w", o.cfgPath, where, err))
+		return fail(fmt.Errorf("%s: %w", loaded.where, err))
 	}
 	rep := &analyzeReport{cfg: acfg, qs: tableQuantiles(acfg.Quantiles), bands: map[string]*deltaq.ConfidenceBand{}}
 	an.OnWindow(rep.addWindow)
@@ -274,68 +268,6 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(listed, "wrote %s\n", printable(p))
 	}
 	return status
-}
-
-// loadCollectorConfig reads the processor section and the exporter's or
-// connector's section of a collector configuration into the components'
-// own configuration structs, and returns the analysis options and where
-// they come from ("exporters::deltaq"). With connID empty, the exporter
-// expID, else (expID being the default) the connector "deltaq".
-func loadCollectorConfig(path, procID, expID, connID string) (proc any, acfg *observer.Config, where string, err error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	r, err := confmap.NewRetrievedFromYAML(raw)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
-	}
-	conf, err := r.AsConf()
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
-	}
-	unmarshal := func(kind, id string, dst any) error {
-		key := kind + "::" + id
-		sub, err := conf.Sub(key)
-		if err == nil {
-			err = sub.Unmarshal(dst)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", path, key, err)
-		}
-		return nil
-	}
-	if !conf.IsSet("processors::" + procID) {
-		return nil, nil, "", fmt.Errorf("%s: no processors section %q", path, procID)
-	}
-	pcfg := deltaqprocessor.NewFactory().CreateDefaultConfig()
-	if err := unmarshal("processors", procID, pcfg); err != nil {
-		return nil, nil, "", err
-	}
-	if err := confmap.Validate(pcfg); err != nil {
-		return nil, nil, "", fmt.Errorf("%s: processors::%s: %w", path, procID, err)
-	}
-	if connID == "" && !conf.IsSet("exporters::"+expID) {
-		if expID != "deltaq" || !conf.IsSet("connectors::deltaq") {
-			return nil, nil, "", fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)", path, expID)
-		}
-		connID = "deltaq"
-	}
-	if connID != "" {
-		if !conf.IsSet("connectors::" + connID) {
-			return nil, nil, "", fmt.Errorf("%s: no connectors section %q", path, connID)
-		}
-		ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
-		if err := unmarshal("connectors", connID, ccfg); err != nil {
-			return nil, nil, "", err
-		}
-		return pcfg, &ccfg.Config, "connectors::" + connID, nil
-	}
-	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
-	if err := unmarshal("exporters", expID, ecfg); err != nil {
-		return nil, nil, "", err
-	}
-	return pcfg, &ecfg.Config, "exporters::" + expID, nil
 }
 
 // newProcessor creates the deltaq processor from its factory with pcfg,

@@ -226,3 +226,13 @@ func expIndex(v float64, scale int32) int32 {
 	}
 	return int32(math.Ceil(math.Log2(v)*math.Ldexp(1, int(scale)))) - 1
 }
+
+// ExponentialScale returns the scale of deltaq.observed as an exponential
+// histogram of at most maxSize buckets for a probe whose bucket upper edges
+// run from first to last seconds (expFit): its buckets are
+// base = 2^(2^−scale) wide in ratio. deltaq slo states the error of a
+// histogram_fraction read from it with this.
+func ExponentialScale(first, last float64, maxSize int) int {
+	b := &builder{expMaxSize: maxSize}
+	return int(b.expFit(first, last, 1, func(int) float64 { return first }).scale)
+}

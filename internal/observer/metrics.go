@@ -517,3 +517,16 @@ func whatIfGauge(dps pmetric.NumberDataPointSlice, id probeID, ts pcommon.Timest
 	a.PutStr(outcome.AttrScenario, scenario)
 	a.PutStr(k, kv)
 }
+
+// BucketBounds returns the explicit bucket bounds of deltaq.observed for a
+// probe of bins uniform bins of width seconds, exactly as the connector and
+// the exporter write them: (i+1)·width rounded to 12 significant digits
+// (edgeSeconds). Rules that select a bucket by its le label (deltaq slo)
+// read them here.
+func BucketBounds(width float64, bins int) []float64 {
+	b := make([]float64, bins)
+	for i := range b {
+		b[i] = edgeSeconds(i, width)
+	}
+	return b
+}

@@ -1,0 +1,276 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+// The slo subcommand: the QTAs of a collector configuration as error
+// budgets and multi-window, multi-burn-rate alerts (package internal/slo
+// does the work; this file reads the configuration and writes the files).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/slo"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
+)
+
+func init() {
+	register(command{
+		name:    "slo",
+		usage:   "slo --config FILE.yaml... [--processor ID] [--exporter ID | --connector ID] [--format F] [-o FILE] [--tests FILE] [--period D] [--tiers T] [--max-error-ratio R] [--interval D] [--runbook-url URL] [--service NAME] [--strict]",
+		summary: "write error budgets and burn-rate alerts (Prometheus, OpenSLO, Sloth) for the QTAs of a collector configuration",
+		help: `Slo reads a collector configuration as analyze does (the deltaq
+processor, and the QTAs of the deltaq exporter or connector) and writes
+each QTA as service-level objectives: every point "at least p of the
+instances within d" (good = instances completed within d, total = every
+instance, failures and timeouts included; target p) and max_failure f
+(good = successes; target 1 − f).
+
+--format prometheus (the default) writes Prometheus rules: the error ratio
+of each objective over every window of the tiers (deltaq:slo_error_ratio:
+rate5m, …), the error budget remaining over the period
+(deltaq:slo_error_budget_remaining:ratio), and an alert
+DeltaQErrorBudgetBurn per tier with labels severity (page or ticket),
+deltaq_probe, deltaq_slo, deltaq_slo_window and deltaq_slo_burn_rate, and
+a runbook_url. --tests FILE writes promtool unit tests of those rules
+(needs -o): a healthy burn never alerts, a fast burn pages after its
+tier's for, a slow burn opens a ticket and never pages.
+--format openslo writes OpenSLO (openslo/v1) documents, --format sloth a
+Sloth (prometheus/v1) spec, of the same objectives.
+
+Tiers (--tiers, SEVERITY:FACTOR:LONG:SHORT[:FOR], comma-separated) default
+to the Site Reliability Workbook's: page:14.4:1h:5m, page:6:6h:30m,
+ticket:3:1d:2h, ticket:1:3d:6h, over --period 30d; for defaults to a fifth
+of the short window. A tier alerts when the error ratio over both windows
+exceeds factor × budget. No window burns faster than 1/budget, so for a
+target such as 0.5 (budget 0.5, at most 2×) a tier whose threshold would
+pass --max-error-ratio (0.9) is derived: factor = 0.9 / budget, the budget
+then lasting period × budget / 0.9. A derived tier that repeats a shorter
+one's factor, or whose factor is not above 1, is refused, and so is an
+objective without a budget (p = 1, max_failure 0).
+
+A point's delay must be a bucket bound of deltaq.observed (a bin edge of
+the probe, from the processor's or the connector's probe layout) for an
+exact SLI; otherwise the point is refused, naming the nearest bin edges. A
+point at or beyond dMax counts every success. With histogram: exponential
+the SLI is histogram_fraction(0, d, …), approximate: off by at most the
+share of the successes in the bucket holding d. A probe with dmax: auto has
+no fixed bucket bounds: its points are refused unless the histogram is
+exponential.
+
+Refusals are printed on stderr and listed in the rules file's header;
+--strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
+		run: runSLO,
+	})
+}
+
+type sloOptions struct {
+	cfg                                collectorConfig
+	format, out, tests, service, tiers string
+	strict                             bool
+	opts                               slo.Options
+}
+
+func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok bool) {
+	c := commands["slo"]
+	fs := newFlags(&c, stderr)
+	o.cfg.flags(fs)
+	fs.StringVar(&o.format, "format", "prometheus", "`format` of the output: prometheus, openslo or sloth")
+	fs.StringVar(&o.out, "o", "", "write the output to `FILE` instead of stdout")
+	fs.StringVar(&o.tests, "tests", "", "also write promtool unit tests of the rules to `FILE` (format prometheus, with -o)")
+	fs.StringVar(&o.service, "service", "deltaq", "service `NAME` of the OpenSLO and Sloth documents")
+	period := fs.String("period", "30d", "SLO `period` (Prometheus duration: 30d, 28d, 1h)")
+	fs.StringVar(&o.tiers, "tiers", "", "alert `tiers` SEVERITY:FACTOR:LONG:SHORT[:FOR],… (default the Workbook's)")
+	fs.Float64Var(&o.opts.MaxErrorRatio, "max-error-ratio", slo.DefaultMaxErrorRatio, "largest error ratio a derived tier waits for, in (0, 1)")
+	interval := fs.String("interval", "30s", "evaluation `interval` of the rule groups")
+	fs.StringVar(&o.opts.RunbookURL, "runbook-url", slo.DefaultRunbookURL, "runbook_url of the alerts")
+	fs.BoolVar(&o.strict, "strict", false, "fail when an objective or tier is refused")
+	rest, status, ok := parseArgs(fs, args)
+	if !ok {
+		return o, status, false
+	}
+	var err error
+	switch {
+	case len(rest) > 0:
+		return o, fs.usageError("unexpected arguments: %s", strings.Join(rest, " ")), false
+	case len(o.cfg.paths) == 0:
+		return o, fs.usageError("--config is required"), false
+	case o.format != "prometheus" && o.format != "openslo" && o.format != "sloth":
+		return o, fs.usageError("--format %q: want prometheus, openslo or sloth", o.format), false
+	case o.tests != "" && (o.format != "prometheus" || o.out == ""):
+		return o, fs.usageError("--tests needs --format prometheus and -o (the tests name the rules file)"), false
+	}
+	if err = o.cfg.checkFlags(fs); err != nil {
+		return o, fs.usageError("%s", err), false
+	}
+	if o.opts.Period, err = slo.ParseDuration(*period); err != nil {
+		return o, fs.usageError("--period: %s", err), false
+	}
+	if o.opts.Interval, err = slo.ParseDuration(*interval); err != nil {
+		return o, fs.usageError("--interval: %s", err), false
+	}
+	if o.tiers != "" {
+		if o.opts.Tiers, err = slo.ParseTiers(o.tiers); err != nil {
+			return o, fs.usageError("--tiers: %s", err), false
+		}
+	}
+	return o, exitOK, true
+}
+
+func runSLO(args []string, stdout, stderr io.Writer) int {
+	o, status, ok := parseSLOArgs(args, stderr)
+	if !ok {
+		return status
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "deltaq slo: %s\n", printableLines(err.Error()))
+		return exitFail
+	}
+	loaded, err := o.cfg.load()
+	if err != nil {
+		return fail(err)
+	}
+	probes, err := sloProbes(loaded)
+	if err != nil {
+		return fail(err)
+	}
+	plan, err := slo.New(probes, o.opts)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", loaded.where, err))
+	}
+	for _, r := range plan.Refusals {
+		fmt.Fprintf(stderr, "deltaq slo: not alerted on: %s\n", printable(r.String()))
+	}
+	if o.strict && len(plan.Refusals) > 0 {
+		return fail(fmt.Errorf("%d refusals (--strict)", len(plan.Refusals)))
+	}
+	source := strings.Join(o.cfg.paths, " + ")
+	var out []byte
+	switch o.format {
+	case "prometheus":
+		out = plan.Rules(source)
+	case "openslo":
+		out = plan.OpenSLO(source, o.service)
+	case "sloth":
+		out = plan.Sloth(source, o.service)
+	}
+	if o.out == "" {
+		_, err = stdout.Write(out)
+		return statusOf(err, fail)
+	}
+	if err := os.WriteFile(o.out, out, 0o644); err != nil {
+		return fail(err)
+	}
+	if o.tests != "" {
+		rel, err := filepath.Rel(filepath.Dir(o.tests), o.out)
+		if err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(o.tests, plan.RuleTests(filepath.ToSlash(rel)), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	return exitOK
+}
+
+func statusOf(err error, fail func(error) int) int {
+	if err != nil {
+		return fail(err)
+	}
+	return exitOK
+}
+
+// sloProbes returns the probes with a QTA in the analysis options, each
+// with the bucket bounds of its deltaq.observed: from the connector's (or
+// exporter's) own dmax and bins, else from the deltaq processor's layout
+// of the probe (as the components resolve it: the processor registers its
+// layouts when it is created), else none.
+func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
+	pcfg := l.proc.(*deltaqprocessor.Config)
+	proc, err := newProcessor(pcfg, consumertest.NewNop())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = proc.Shutdown(context.Background()) }()
+	auto := map[string]bool{}
+	for _, p := range pcfg.Probes {
+		auto[p.Name] = p.DMaxAuto
+	}
+	var names []string
+	for name, pc := range l.analysis.Probes {
+		if len(pc.QTA.Points) > 0 || pc.QTA.MaxFailure > 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var probes []slo.Probe
+	for _, name := range names {
+		pc := l.analysis.Probes[name]
+		// The checks the components run on a probe's QTA and layout (the
+		// rest of the configuration, such as the diagram, plays no part).
+		if _, err := pc.QTA.DeltaQ(); err != nil {
+			return nil, fmt.Errorf("%s: probe %q: qta: %w", l.where, name, err)
+		}
+		if (pc.DMax > 0) != (pc.Bins > 0) {
+			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.where, name)
+		}
+		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.analysis.Histogram.Exponential != nil}
+		lay, ok := outcome.LookupLayout(name)
+		switch {
+		case pc.DMax > 0 && pc.Bins > 0:
+			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+		case auto[name]:
+			p.NoBounds = "dmax: auto in the processor"
+			ok = false
+		case !ok:
+			p.NoBounds = "no configuration gives its layout; it comes from its first instance"
+		}
+		if ok {
+			if p.Bounds, p.Layout, err = bucketBounds(lay); err != nil {
+				return nil, fmt.Errorf("%s: probe %q: %w", l.where, name, err)
+			}
+			if e := l.analysis.Histogram.Exponential; e != nil {
+				size := e.MaxSize
+				if size == 0 {
+					size = observer.DefaultExponentialMaxSize
+				}
+				p.Scale, p.ScaleKnown = observer.ExponentialScale(p.Bounds[0], p.Bounds[len(p.Bounds)-1], size), true
+			}
+		}
+		probes = append(probes, p)
+	}
+	return probes, nil
+}
+
+// bucketBounds returns the explicit bounds of deltaq.observed for a layout
+// in seconds, as the connector writes them, and a description.
+func bucketBounds(l outcome.Layout) ([]float64, string, error) {
+	if l.IsLogLinear() {
+		ll := deltaq.LogLinear(l.LogLinear)
+		ns, err := ll.Edges()
+		if err != nil {
+			return nil, "", err
+		}
+		b := make([]float64, len(ns)-1)
+		for i := range b {
+			b[i] = float64(ns[i+1]) / 1e9
+		}
+		return b, fmt.Sprintf("%d log-linear buckets up to %s", len(b), time.Duration(l.DMaxNs)), nil
+	}
+	w := float64(l.DMaxNs) / 1e9 / float64(l.Bins)
+	desc := fmt.Sprintf("%d bins of %s up to %s", l.Bins, time.Duration(math.Round(w*1e9)), time.Duration(l.DMaxNs))
+	return observer.BucketBounds(w, l.Bins), desc, nil
+}

@@ -1,0 +1,171 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSLOExamplesUpToDate regenerates the checked-in SLO files from
+// examples/demo/collector.yaml (make slo-rules) and compares them byte for
+// byte.
+func TestSLOExamplesUpToDate(t *testing.T) {
+	t.Chdir("../..")
+	unsetenv(t, "DELTAQ_DIAGRAM")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		format, file, tests string
+	}{
+		{"prometheus", "examples/prometheus/rules/deltaq-slo.yml", "examples/prometheus/tests/deltaq-slo.test.yml"},
+		{"openslo", "examples/slo/deltaq.openslo.yaml", ""},
+		{"sloth", "examples/slo/deltaq.sloth.yaml", ""},
+	} {
+		// The tests name the rules file by its path relative to them, so
+		// write both at the same relative places under dir.
+		out := filepath.Join(dir, c.file)
+		args := []string{"slo", "--config", "examples/demo/collector.yaml", "--format", c.format, "-o", out}
+		if c.tests != "" {
+			args = append(args, "--tests", filepath.Join(dir, c.tests))
+		}
+		for _, f := range []string{c.file, c.tests} {
+			if f != "" {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if status, _, stderr := runCmd(args...); status != exitOK {
+			t.Fatalf("deltaq %s: status %d\n%s", strings.Join(args, " "), status, stderr)
+		}
+		for _, f := range []string{c.file, c.tests} {
+			if f == "" {
+				continue
+			}
+			want, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from what deltaq slo writes: run make slo-rules", f)
+			}
+		}
+	}
+}
+
+// TestSLORefusals: a QTA point between two bin edges is refused with the
+// nearest edges named (an error with --strict), dmax: auto has no fixed
+// bucket bounds, and bad options are usage errors.
+func TestSLORefusals(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	err := os.WriteFile(cfg, []byte(`
+processors:
+  deltaq:
+    probes:
+      - {name: a, dmax: 100ms, bins: 50}
+      - {name: b, dmax: auto, bins: 100}
+connectors:
+  deltaq:
+    probes:
+      a:
+        qta: {points: [{delay: 40ms, p: 0.5}, {delay: 41ms, p: 0.9}], max_failure: 0.05}
+      b:
+        qta: {points: [{delay: 10ms, p: 0.5}]}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := runCmd("slo", "--config", cfg)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	for _, want := range []string{
+		`probe "a", objective within-41ms: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms`,
+		`probe "b", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the processor)`,
+	} {
+		if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
+			t.Errorf("stderr and the rules' header lack %q\nstderr: %s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, `le="0.04"`) || !strings.Contains(stdout, `deltaq_slo="success"`) {
+		t.Errorf("rules lack the 40ms bucket or the success objective:\n%s", stdout)
+	}
+	if status, _, _ := runCmd("slo", "--config", cfg, "--strict"); status != exitFail {
+		t.Errorf("--strict with refusals: status %d, want %d", status, exitFail)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("processors: {deltaq: {probes: [{name: a, dmax: 100ms, bins: 50}]}}\n"+
+		"connectors: {deltaq: {probes: {a: {qta: {points: [{delay: 40ms, p: 1.5}]}}}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, stderr := runCmd("slo", "--config", bad); status != exitFail || !strings.Contains(stderr, `probe "a": qta:`) {
+		t.Errorf("p = 1.5: status %d, stderr %q; want an error naming the probe's qta", status, stderr)
+	}
+	for _, args := range [][]string{
+		{"--period", "30x"}, {"--tiers", "page:14.4:1h"}, {"--format", "pdf"}, {"--tests", "t.yml"}, {"--max-error-ratio", "1.5"},
+	} {
+		if status, _, stderr := runCmd(append([]string{"slo", "--config", cfg}, args...)...); status == exitOK {
+			t.Errorf("%v: status %d, want an error; stderr %q", args, status, stderr)
+		}
+	}
+}
+
+// TestSLOExponential: with histogram: exponential the SLI is
+// histogram_fraction, and the rules state its error at the histogram's
+// scale: 1000 bins of 1 ms in at most 160 buckets take scale 4, buckets
+// 2^(1/16) − 1 = 4.43 % wide (examples/README.md, "Reading ΔQ in PromQL").
+func TestSLOExponential(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	err := os.WriteFile(cfg, []byte(`
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 1s, bins: 1000}]
+connectors:
+  deltaq:
+    histogram: {exponential: {}}
+    probes:
+      a: {qta: {points: [{delay: 40ms, p: 0.5}], max_failure: 0.05}}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := runCmd("slo", "--config", cfg)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	for _, want := range []string{
+		"histogram_fraction(0, 0.04, sum by (job, deltaq_probe) (rate(deltaq_observed_seconds{deltaq_probe=\"a\"}[5m])))",
+		"(scale 4: buckets 4.43 % wide, (0.03881, 0.04053] s around it)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules lack %q", want)
+		}
+	}
+}
+
+// TestSLOExporter reads the QTAs of a deltaq exporter (the default when the
+// configuration has one), its probes' layouts from the processor: a has
+// 1 ms bins, so its 2 ms point is the le="0.002" bucket.
+func TestSLOExporter(t *testing.T) {
+	status, stdout, stderr := runCmd("slo", "--config", analyzeConfig)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	for _, want := range []string{
+		`deltaq_observed_seconds_bucket{deltaq_probe="a", le="0.002"}`,
+		`deltaq_observed_seconds_bucket{deltaq_probe="e2e", le="0.02"}`,
+		`labels: {deltaq_probe: "a", deltaq_slo: "success"}`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules lack %s", want)
+		}
+	}
+}

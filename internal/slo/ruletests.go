@@ -1,0 +1,322 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package slo
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// The rule tests feed promtool synthetic deltaq metrics in which one
+// objective of every probe follows a scenario, and check the alerts the
+// rules raise against a model of the rules: the error ratio over a window
+// ending at t is the average of the scenario's error ratio over
+// [max(0, t − W), t] (rate() over linear counters sampled every step is
+// exact, and the extrapolation of numerator and denominator cancels in the
+// ratio); a tier's condition holds from the first evaluation t₁ at which
+// both windows exceed its threshold, and it fires at the first evaluation at
+// or after t₁ + for. Each check sits two steps clear of the modelled
+// transition, so rounding in the model cannot decide it.
+//
+// Scenarios, each over every objective (the objective's budget b):
+//   - healthy: error ratio b/2 (burn 0.5×) throughout — no alert of any
+//     tier, pending or firing, ever (over the longest `for` and a short
+//     window: the ratio is constant from the first sample), and the budget
+//     remaining 0.5 at the end;
+//   - fast: healthy for the first tier's long window, then its factor F
+//     × 1.5 (capped at an error ratio of 1) — not yet at t₁ − 2 steps, that
+//     tier's page firing two steps after its `for`;
+//   - slow: healthy for the last tier's short window, then a burn a
+//     quarter above the last tier's factor (below every other tier's) — the
+//     last tier's ticket fires, and no page, pending or firing, ever.
+
+// testRate is the instances per step of the synthetic probes.
+const testRate = 600
+
+// scenario is a piecewise-constant error ratio: rh before step t0, rb from
+// it, over span steps.
+type scenario struct {
+	name     string
+	rh, rb   float64
+	t0, span int
+}
+
+// ratio is the modelled error ratio over the last w steps at step t; NaN at
+// t = 0 (one sample: no rate).
+func (s scenario) ratio(t, w int) float64 {
+	lo := max(0, t-w)
+	if t == lo {
+		return math.NaN()
+	}
+	healthy := max(0, min(t, s.t0)-lo)
+	return (s.rh*float64(healthy) + s.rb*float64(t-lo-healthy)) / float64(t-lo)
+}
+
+// firing returns the step at which the tier's condition first holds and
+// the step at which it fires, or −1, −1 if it never fires within the span.
+func (s scenario) firing(a Alert, b float64, step time.Duration) (active, fires int) {
+	long, short := steps(a.Long, step), steps(a.Short, step)
+	forSteps := int(math.Ceil(float64(a.forOf()) / float64(step)))
+	active = -1
+	for t := 1; t <= s.span; t++ {
+		if s.ratio(t, long)/b > a.Factor && s.ratio(t, short)/b > a.Factor {
+			if active < 0 {
+				active = t
+			}
+			if t-active >= forSteps {
+				return active, t
+			}
+		} else {
+			active = -1
+		}
+	}
+	return -1, -1
+}
+
+func steps(d, step time.Duration) int { return int(d / step) }
+
+// testStep is the sampling and evaluation step of the tests: the shortest
+// window (its rate() reads the two samples at its ends), or the evaluation
+// interval when that is longer. promtool's time grows with the square of
+// the steps (every evaluation reads the long windows), so a finer step
+// would make the slow burn's days of series take minutes.
+func (p *Plan) testStep() time.Duration {
+	return max(p.Options.Interval, p.Windows[0])
+}
+
+// RuleTests writes a promtool test file for the rule file at rulesPath
+// (relative to the test file). Objectives over an exponential histogram are
+// left out (promtool's series notation of this Prometheus has no native
+// histograms); the file says so.
+func (p *Plan) RuleTests(rulesPath string) []byte {
+	step := p.testStep()
+	var b bytes.Buffer
+	b.WriteString("# Unit tests of the generated burn-rate rules, generated with them by `deltaq slo`:\n")
+	fmt.Fprintf(&b, "#   promtool test rules THIS_FILE\n# Scenarios per objective (see internal/slo, ruletests.go): a healthy burn of 0.5× never\n")
+	b.WriteString("# alerts; a fast burn pages after its tier's `for`; a slow burn just above the last tier's factor\n")
+	b.WriteString("# opens a ticket and never pages.\n")
+	fmt.Fprintf(&b, "rule_files:\n  - %s\n\nevaluation_interval: %s\n\ntests:\n", quote(rulesPath), FormatDuration(step))
+	byProbe := map[string][]*Objective{}
+	var names []string
+	for i := range p.Objectives {
+		o := &p.Objectives[i]
+		if o.Exponential {
+			fmt.Fprintf(&b, "  # Not tested here: %s (exponential histogram).\n", o.Describe())
+			continue
+		}
+		if byProbe[o.Probe] == nil {
+			names = append(names, o.Probe)
+		}
+		byProbe[o.Probe] = append(byProbe[o.Probe], o)
+	}
+	sort.Strings(names)
+	for k := 0; ; k++ {
+		var os []*Objective
+		for _, n := range names {
+			if k < len(byProbe[n]) {
+				os = append(os, byProbe[n][k])
+			}
+		}
+		if len(os) == 0 {
+			break
+		}
+		for _, kind := range []string{"healthy", "fast", "slow"} {
+			p.testGroup(&b, kind, os, byProbe, step)
+		}
+	}
+	return b.Bytes()
+}
+
+// scenarioOf returns the scenario kind for objective o.
+func (p *Plan) scenarioOf(kind string, o *Objective, step time.Duration) scenario {
+	first, last := o.Alerts[0], o.Alerts[len(o.Alerts)-1]
+	s := scenario{name: kind, rh: o.Budget / 2}
+	switch kind {
+	case "healthy":
+		s.rb = s.rh
+		// Constant from the first sample: every window reads b/2 at once,
+		// so the longest `for` and a short window more show the steady state.
+		longestFor := time.Duration(0)
+		for _, a := range o.Alerts {
+			longestFor = max(longestFor, a.forOf())
+		}
+		s.span = steps(longestFor+last.Short, step) + 2
+	case "fast":
+		s.t0 = steps(first.Long, step)
+		s.rb = math.Min(1, 1.5*first.Factor*o.Budget)
+	case "slow":
+		s.t0 = steps(last.Short, step)
+		burn := 1.25 * last.Factor
+		for _, a := range o.Alerts[:len(o.Alerts)-1] {
+			burn = math.Min(burn, (last.Factor+a.Factor)/2)
+		}
+		s.rb = math.Min(1, burn*o.Budget)
+	}
+	if s.span == 0 {
+		// Long enough for the tier under test to fire, with margin.
+		s.span = s.t0 + 3*steps(p.Options.Period, step)
+		a := first
+		if kind == "slow" {
+			a = last
+		}
+		if _, f := s.firing(a, o.Budget, step); f >= 0 {
+			s.span = f + 4
+		}
+	}
+	return s
+}
+
+// testGroup writes one test group: scenario kind on objective os[i] of
+// each probe.
+func (p *Plan) testGroup(b *bytes.Buffer, kind string, os []*Objective, byProbe map[string][]*Objective, step time.Duration) {
+	scs := make([]scenario, len(os))
+	span := 0
+	for i, o := range os {
+		scs[i] = p.scenarioOf(kind, o, step)
+		span = max(span, scs[i].span)
+	}
+	fmt.Fprintf(b, "  - name: %s\n    interval: %s\n    input_series:\n", quote(kind+": "+os[0].Name+" and the like"), FormatDuration(step))
+	for i, o := range os {
+		p.testSeries(b, o, byProbe[o.Probe], scs[i], span)
+	}
+	b.WriteString("    promql_expr_test:\n")
+	for i, o := range os {
+		p.testChecks(b, o, scs[i], step)
+	}
+}
+
+// counter writes the expanding notation of a counter that grows by a per
+// step before step t0 and by c from it, over span steps.
+func counter(a, c float64, t0, span int) string {
+	if t0 <= 0 {
+		return fmt.Sprintf("0+%sx%d", formatNumber(c), span)
+	}
+	return fmt.Sprintf("0+%sx%d %s+%sx%d", formatNumber(a), t0-1, formatNumber(a*float64(t0)), formatNumber(c), span-t0)
+}
+
+// testSeries writes the probe's input series for a scenario on o: every le
+// series its objectives read, and its outcome counters.
+func (p *Plan) testSeries(b *bytes.Buffer, o *Objective, all []*Objective, s scenario, span int) {
+	n := float64(testRate)
+	series := func(name, labels, values string) {
+		fmt.Fprintf(b, "      - series: %s\n        values: %s\n", quote(fmt.Sprintf(`%s{job="otelcol-deltaq", instance="c1", deltaq_probe=%s%s}`,
+			name, quote(o.Probe), labels)), quote(values))
+	}
+	// bad is the scenario's bad count per step; latency misses are late
+	// successes, availability misses failures.
+	badH, badB := s.rh*n, s.rb*n
+	// Misses are failures when no bucket tells late from on time.
+	missesFail := o.Kind == Success || o.Le == "+Inf"
+	les := map[string]bool{"+Inf": true}
+	for _, x := range all {
+		if x.Le != "" {
+			les[x.Le] = true
+		}
+	}
+	var sorted []string
+	for le := range les {
+		sorted = append(sorted, le)
+	}
+	sort.Strings(sorted)
+	for _, le := range sorted {
+		good := func(bad float64) float64 {
+			if missesFail {
+				return n - bad // every success is fast
+			}
+			if le == o.Le || (le != "+Inf" && o.Le != "+Inf" && parseLe(le) < parseLe(o.Le)) {
+				return n - bad // below the objective's delay: the late ones are late here too
+			}
+			return n
+		}
+		series(metricBucket, fmt.Sprintf(`, le=%s`, quote(le)), counter(good(badH), good(badB), s.t0, span))
+	}
+	if missesFail {
+		series(metricOutcomes, `, deltaq_outcome="success"`, counter(n-badH, n-badB, s.t0, span))
+		series(metricOutcomes, `, deltaq_outcome="failure"`, counter(badH, badB, s.t0, span))
+	} else {
+		series(metricOutcomes, `, deltaq_outcome="success"`, counter(n, n, s.t0, span))
+		series(metricOutcomes, `, deltaq_outcome="failure"`, counter(0, 0, s.t0, span))
+	}
+	series(metricOutcomes, `, deltaq_outcome="timeout"`, counter(0, 0, s.t0, span))
+}
+
+func parseLe(s string) float64 {
+	var x float64
+	_, _ = fmt.Sscan(s, &x)
+	return x
+}
+
+// testChecks writes the checks of scenario s on objective o.
+func (p *Plan) testChecks(b *bytes.Buffer, o *Objective, s scenario, step time.Duration) {
+	at := func(t int) string { return FormatDuration(time.Duration(t) * step) }
+	alerts := fmt.Sprintf(`ALERTS{alertname=%s, deltaq_probe=%s, %s=%s`, quote(AlertName), quote(o.Probe), LabelSLO, quote(o.Name))
+	check := func(comment, expr string, t int, exp []string) {
+		fmt.Fprintf(b, "      # %s\n      - expr: %s\n        eval_time: %s\n", comment, quote(expr), at(t))
+		if len(exp) == 0 {
+			b.WriteString("        exp_samples: []\n")
+			return
+		}
+		b.WriteString("        exp_samples:\n")
+		for _, e := range exp {
+			fmt.Fprintf(b, "          - labels: %s\n            value: 1\n", quote(e))
+		}
+	}
+	firingAt := func(t int, severity string) []string {
+		var exp []string
+		for _, a := range o.Alerts {
+			if _, f := s.firing(a, o.Budget, step); f >= 0 && f <= t && (severity == "" || a.Severity == severity) {
+				exp = append(exp, p.alertLabels(o, a))
+			}
+		}
+		return exp
+	}
+	switch s.name {
+	case "healthy":
+		check(fmt.Sprintf("%s; burn 0.5×: no alert, pending or firing, ever.", sentence(o.Describe())),
+			fmt.Sprintf("count_over_time(%s}[%s])", alerts, at(s.span)), s.span, nil)
+		check("Half the error budget is left.", fmt.Sprintf("abs(%s%s - 0.5) < bool 0.001", RecordBudgetRemaining, o.selector()),
+			s.span, []string{o.seriesLabels()})
+	case "fast":
+		a := o.Alerts[0]
+		active, fires := s.firing(a, o.Budget, step)
+		if fires < 0 {
+			fmt.Fprintf(b, "      # %s: the model has the fast burn never fire tier %s.\n", o.Describe(), a.Tier)
+			return
+		}
+		win := fmt.Sprintf(`, %s=%s`, LabelWindow, quote(FormatDuration(a.Long)+"/"+FormatDuration(a.Short)))
+		check(fmt.Sprintf("%s; burn %s× from %s: tier %s not yet active at %s,", sentence(o.Describe()),
+			formatNumber(s.rb/o.Budget), at(s.t0), a.Tier, at(active-2)), alerts+win+"}", active-2, nil)
+		check(fmt.Sprintf("active from %s, firing after its `for` of %s.", at(active), FormatDuration(a.forOf())),
+			alerts+`, alertstate="firing", severity=`+quote(a.Severity)+"}", fires+2, firingAt(fires+2, a.Severity))
+	case "slow":
+		a := o.Alerts[len(o.Alerts)-1]
+		check(fmt.Sprintf("%s; burn %s× from %s: never a page, pending or firing,", sentence(o.Describe()),
+			formatNumber(s.rb/o.Budget), at(s.t0)), fmt.Sprintf("count_over_time(%s, severity=\"page\"}[%s])", alerts, at(s.span)), s.span, nil)
+		_, fires := s.firing(a, o.Budget, step)
+		if fires < 0 {
+			fmt.Fprintf(b, "      # The model has the slow burn never fire tier %s.\n", a.Tier)
+			return
+		}
+		check(fmt.Sprintf("but tier %s fires at %s.", a.Tier, at(fires)), alerts+`, alertstate="firing"}`, fires+2, firingAt(fires+2, ""))
+	}
+}
+
+// seriesLabels are the labels of o's recorded series in a test's output.
+func (o *Objective) seriesLabels() string {
+	s := fmt.Sprintf(`{job="otelcol-deltaq", deltaq_probe=%s, %s=%s`, quote(o.Probe), LabelSLO, quote(o.Name))
+	if o.Kind == Latency {
+		s += fmt.Sprintf(`, %s=%s`, LabelLe, quote(o.Seconds))
+	}
+	return s + "}"
+}
+
+// alertLabels are the labels of a firing alert's ALERTS series.
+func (p *Plan) alertLabels(o *Objective, a Alert) string {
+	return fmt.Sprintf(`ALERTS{alertname=%s, alertstate="firing", severity=%s, %s=%s, %s=%s, %s`,
+		quote(AlertName), quote(a.Severity), LabelWindow, quote(FormatDuration(a.Long)+"/"+FormatDuration(a.Short)),
+		LabelBurnRate, quote(formatNumber(a.Factor)), o.seriesLabels()[1:])
+}

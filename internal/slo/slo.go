@@ -1,0 +1,487 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package slo turns quantitative timeliness agreements into service-level
+// objectives with error budgets, and writes the Prometheus recording and
+// alerting rules that watch them (multi-window, multi-burn-rate alerts, the
+// Site Reliability Workbook, chapter "Alerting on SLOs"), their promtool
+// unit tests, and the same objectives as OpenSLO and Sloth documents.
+//
+// A QTA is a set of objectives over a probe's outcome instances. A point
+// "at least p of the instances within d" is a ratio objective: good = the
+// instances that completed successfully within d, total = every instance,
+// failures and timeouts included (the improper CDF ΔQ(d) of the thesis,
+// section 2.1.6, is exactly good/total), target p, error budget 1 − p.
+// max_failure f is an availability objective: good = the successes, target
+// 1 − f, budget f.
+//
+// Burn rate. Over a window, the error ratio e divided by the budget b is
+// the burn rate B = e/b: at rate B the budget of a period T is gone in T/B.
+// A tier (factor F, long window, short window, severity) alerts when both
+// windows burn faster than F. Since e ≤ 1, no window burns faster than
+// 1/b: the Workbook's 14.4× cannot occur for a budget above 1/14.4 ≈ 6.9 %
+// (a point "40 ms : 0.5" has b = 0.5 and burns at most 2×). Such a tier is
+// derived instead (Derive): its factor becomes MaxErrorRatio/b, the
+// fastest burn that can still be told apart from "every instance misses",
+// and its annotation states the time to exhaustion that factor means,
+// T·b/MaxErrorRatio. A tier whose derived factor is not above 1 (the
+// budget outlasts the period even then) or repeats the factor of a tier
+// with shorter windows is refused, and so is an objective without a budget
+// (p = 1, max_failure 0); the reasons are listed in Plan.Refusals.
+//
+// Exact SLIs. deltaq.observed is a cumulative histogram of the successful
+// delays whose bucket bounds are the probe's bin edges
+// (examples/README.md, "Reading ΔQ in PromQL"), so good is exact when d is
+// a bucket bound: its le series counts exactly the successes within d. A
+// point between two edges is refused, naming the nearest edges; a point at
+// or beyond dMax counts every success (a success has a delay ≤ dMax). With
+// the exponential histogram option, good is histogram_fraction(0, d, h) ×
+// histogram_count(h), which interpolates linearly within the bucket that
+// holds d: it is off by at most the share of the successes in that bucket
+// and in the bin around d (buckets of relative width 2^(2^−scale) − 1,
+// 4.4 % at scale 4).
+package slo // import "github.com/deltaq-otel/deltaq/internal/slo"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+)
+
+// Severity of an alert tier: a page wakes someone, a ticket waits for the
+// working day (the Workbook's terms).
+const (
+	Page   = "page"
+	Ticket = "ticket"
+)
+
+// Tier is one multi-window burn-rate alert: it fires when the error ratio
+// over both Long and Short exceeds Factor × the budget, for For.
+type Tier struct {
+	Severity    string
+	Factor      float64
+	Long, Short time.Duration
+	// For is how long the condition must hold; zero means Short/5, enough
+	// to ride out one evaluation's spike and short against the detection
+	// time.
+	For time.Duration
+}
+
+// DefaultPeriod is the Workbook's SLO period.
+const DefaultPeriod = 30 * 24 * time.Hour
+
+// DefaultTiers are the Workbook's recommended tiers for a 30-day period:
+// 2 % of the budget in 1 h and 5 % in 6 h page, 10 % in 1 d and in 3 d
+// open a ticket.
+func DefaultTiers() []Tier {
+	return []Tier{
+		{Severity: Page, Factor: 14.4, Long: time.Hour, Short: 5 * time.Minute},
+		{Severity: Page, Factor: 6, Long: 6 * time.Hour, Short: 30 * time.Minute},
+		{Severity: Ticket, Factor: 3, Long: 24 * time.Hour, Short: 2 * time.Hour},
+		{Severity: Ticket, Factor: 1, Long: 72 * time.Hour, Short: 6 * time.Hour},
+	}
+}
+
+// Defaults of the other options.
+const (
+	DefaultMaxErrorRatio = 0.9
+	DefaultInterval      = 30 * time.Second
+	DefaultRunbookURL    = "https://github.com/deltaq-otel/deltaq/blob/main/docs/runbook.md#error-budget-burn"
+)
+
+// Options are the choices of a Plan; New fills the zero ones with the
+// defaults.
+type Options struct {
+	// Period is the SLO period T over which the budget is counted.
+	Period time.Duration
+	// Tiers are the alerts, in order of increasing long window.
+	Tiers []Tier
+	// MaxErrorRatio, in (0, 1), caps the error ratio a derived tier waits
+	// for (see the package documentation).
+	MaxErrorRatio float64
+	// Interval is the evaluation interval of the rule groups.
+	Interval time.Duration
+	// RunbookURL is every alert's runbook_url.
+	RunbookURL string
+}
+
+func (o *Options) fill() {
+	if o.Period == 0 {
+		o.Period = DefaultPeriod
+	}
+	if o.Tiers == nil {
+		o.Tiers = DefaultTiers()
+	}
+	if o.MaxErrorRatio == 0 {
+		o.MaxErrorRatio = DefaultMaxErrorRatio
+	}
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.RunbookURL == "" {
+		o.RunbookURL = DefaultRunbookURL
+	}
+}
+
+// check validates filled options.
+func (o *Options) check() error {
+	var errs []error
+	if o.Period < time.Minute || o.Period > 366*24*time.Hour {
+		errs = append(errs, fmt.Errorf("period %s: want 1m to 366d", FormatDuration(o.Period)))
+	}
+	if !(o.MaxErrorRatio > 0 && o.MaxErrorRatio < 1) {
+		errs = append(errs, fmt.Errorf("max error ratio %g: want a value in (0, 1)", o.MaxErrorRatio))
+	}
+	if o.Interval < time.Second || o.Interval > time.Hour {
+		errs = append(errs, fmt.Errorf("interval %s: want 1s to 1h", FormatDuration(o.Interval)))
+	}
+	if len(o.Tiers) == 0 || len(o.Tiers) > 8 {
+		errs = append(errs, fmt.Errorf("%d tiers: want 1 to 8", len(o.Tiers)))
+	}
+	for i, t := range o.Tiers {
+		where := fmt.Sprintf("tier %d (%s)", i+1, t)
+		switch {
+		case t.Severity != Page && t.Severity != Ticket:
+			errs = append(errs, fmt.Errorf("%s: severity %q: want page or ticket", where, t.Severity))
+		case !(t.Factor > 0) || math.IsInf(t.Factor, 0):
+			errs = append(errs, fmt.Errorf("%s: burn-rate factor %g: want a positive number", where, t.Factor))
+		case t.Short <= 0 || t.Long <= t.Short:
+			errs = append(errs, fmt.Errorf("%s: want 0 < short window < long window", where))
+		case t.Long > o.Period:
+			errs = append(errs, fmt.Errorf("%s: long window beyond the period %s", where, FormatDuration(o.Period)))
+		case t.Short < o.Interval:
+			errs = append(errs, fmt.Errorf("%s: short window below the evaluation interval %s", where, FormatDuration(o.Interval)))
+		case t.For < 0 || t.For > t.Long:
+			errs = append(errs, fmt.Errorf("%s: for %s: want 0 to the long window", where, FormatDuration(t.For)))
+		}
+		if i > 0 && t.Long < o.Tiers[i-1].Long {
+			errs = append(errs, fmt.Errorf("%s: tiers must be in order of increasing long window", where))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// String writes a tier as the --tiers option reads it:
+// "page:14.4:1h:5m".
+func (t Tier) String() string {
+	return fmt.Sprintf("%s:%s:%s:%s", t.Severity, formatNumber(t.Factor), FormatDuration(t.Long), FormatDuration(t.Short))
+}
+
+// forOf returns the tier's `for`.
+func (t Tier) forOf() time.Duration {
+	if t.For > 0 {
+		return t.For
+	}
+	return (t.Short / 5).Round(time.Second)
+}
+
+// ParseTiers reads tiers written "SEVERITY:FACTOR:LONG:SHORT[:FOR]",
+// comma-separated, durations in Prometheus's form (30s, 5m, 1h, 1d, 1h30m).
+func ParseTiers(s string) ([]Tier, error) {
+	var tiers []Tier
+	for _, f := range strings.Split(s, ",") {
+		parts := strings.Split(strings.TrimSpace(f), ":")
+		if len(parts) != 4 && len(parts) != 5 {
+			return nil, fmt.Errorf("tier %q: want SEVERITY:FACTOR:LONG:SHORT[:FOR]", f)
+		}
+		t := Tier{Severity: parts[0]}
+		var err error
+		if t.Factor, err = strconv.ParseFloat(parts[1], 64); err != nil {
+			return nil, fmt.Errorf("tier %q: factor: %w", f, err)
+		}
+		if t.Long, err = ParseDuration(parts[2]); err != nil {
+			return nil, fmt.Errorf("tier %q: long window: %w", f, err)
+		}
+		if t.Short, err = ParseDuration(parts[3]); err != nil {
+			return nil, fmt.Errorf("tier %q: short window: %w", f, err)
+		}
+		if len(parts) == 5 {
+			if t.For, err = ParseDuration(parts[4]); err != nil {
+				return nil, fmt.Errorf("tier %q: for: %w", f, err)
+			}
+		}
+		tiers = append(tiers, t)
+	}
+	return tiers, nil
+}
+
+// Probe is what a Plan needs of one probe: its name, its QTA and the form
+// of its deltaq.observed histogram.
+type Probe struct {
+	Name string
+	QTA  analysis.QTA
+	// Bounds are the explicit bucket bounds of deltaq.observed in seconds,
+	// ascending, exactly as the connector writes them (the last is dMax).
+	Bounds []float64
+	// Layout describes the bins for messages: "100 bins of 2ms up to 200ms".
+	Layout string
+	// Exponential is set when deltaq.observed is an exponential histogram
+	// (histogram: exponential); Bounds then only serve to state the error.
+	Exponential bool
+	// Scale is the exponential histogram's scale when ScaleKnown (an
+	// exponential histogram of a known layout).
+	Scale      int
+	ScaleKnown bool
+	// NoBounds, when Bounds is empty and Exponential false, says why the
+	// bucket bounds are not fixed (dmax: auto, a layout no configuration
+	// gives).
+	NoBounds string
+}
+
+// Kind of objective.
+type Kind int
+
+const (
+	// Latency is a QTA point: instances within Delay.
+	Latency Kind = iota
+	// Success is max_failure: instances that succeed.
+	Success
+)
+
+// Objective is one SLO of a probe.
+type Objective struct {
+	Probe string
+	// Name is the value of the deltaq_slo label: "within-40ms" or
+	// "success".
+	Name  string
+	Kind  Kind
+	Delay time.Duration
+	// Le is the le label of the good bucket ("0.04", "+Inf"); empty with
+	// an exponential histogram.
+	Le string
+	// Seconds is Delay in seconds as written in histogram_fraction and in
+	// the deltaq_le label.
+	Seconds string
+	// Exponential: good comes from histogram_fraction.
+	Exponential bool
+	// Target is p (Latency) or 1 − max_failure (Success); Budget 1 − Target.
+	Target, Budget float64
+	// Note says how good is counted when it is not a plain bucket.
+	Note string
+	// Alerts are the tiers that apply, with their derived factors.
+	Alerts []Alert
+}
+
+// Alert is a tier applied to an objective.
+type Alert struct {
+	Tier
+	// Workbook is the tier's own factor, before Derive.
+	Workbook float64
+	// Derived is set when Factor is not the tier's (see Derive).
+	Derived bool
+	// Threshold is Factor × Budget, the error ratio both windows must
+	// exceed.
+	Threshold float64
+	// Exhaustion is Period/Factor: at this burn rate the budget lasts that
+	// long.
+	Exhaustion time.Duration
+}
+
+// Refusal is an objective or a tier that cannot be alerted on, and why.
+type Refusal struct {
+	Probe, Objective string
+	Reason           string
+}
+
+func (r Refusal) String() string {
+	if r.Objective == "" {
+		return fmt.Sprintf("probe %q: %s", r.Probe, r.Reason)
+	}
+	return fmt.Sprintf("probe %q, objective %s: %s", r.Probe, r.Objective, r.Reason)
+}
+
+// Plan is the objectives of a set of probes with their alerts.
+type Plan struct {
+	Options    Options
+	Objectives []Objective
+	Refusals   []Refusal
+	// Windows are the distinct windows of the tiers, ascending.
+	Windows []time.Duration
+}
+
+// New plans the objectives of probes under o. It returns an error for
+// invalid options or a plan without objectives; refused objectives and
+// tiers are in Plan.Refusals.
+func New(probes []Probe, o Options) (*Plan, error) {
+	o.fill()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	p := &Plan{Options: o}
+	seen := map[time.Duration]bool{}
+	for _, t := range o.Tiers {
+		for _, w := range []time.Duration{t.Short, t.Long} {
+			if !seen[w] {
+				seen[w] = true
+				p.Windows = append(p.Windows, w)
+			}
+		}
+	}
+	sort.Slice(p.Windows, func(i, j int) bool { return p.Windows[i] < p.Windows[j] })
+	probes = append([]Probe(nil), probes...)
+	sort.Slice(probes, func(i, j int) bool { return probes[i].Name < probes[j].Name })
+	for _, pr := range probes {
+		p.addProbe(pr)
+	}
+	if len(p.Objectives) == 0 {
+		var b strings.Builder
+		b.WriteString("no objective to alert on")
+		for _, r := range p.Refusals {
+			b.WriteString("\n  " + r.String())
+		}
+		if len(p.Refusals) == 0 {
+			b.WriteString(": no probe has a QTA")
+		}
+		return nil, errors.New(b.String())
+	}
+	return p, nil
+}
+
+// addProbe adds the objectives of one probe's QTA.
+func (p *Plan) addProbe(pr Probe) {
+	for _, pt := range pr.QTA.Points {
+		o := Objective{Probe: pr.Name, Name: "within-" + durationName(pt.Delay), Kind: Latency, Delay: pt.Delay,
+			Seconds: formatNumber(pt.Delay.Seconds()), Target: pt.P, Budget: complement(pt.P)}
+		if reason := o.goodBucket(pr); reason != "" {
+			p.Refusals = append(p.Refusals, Refusal{pr.Name, o.Name, reason})
+			continue
+		}
+		p.addObjective(o)
+	}
+	if pr.QTA.MaxFailure > 0 || len(pr.QTA.Points) > 0 {
+		o := Objective{Probe: pr.Name, Name: "success", Kind: Success, Target: complement(pr.QTA.MaxFailure), Budget: pr.QTA.MaxFailure}
+		p.addObjective(o)
+	}
+}
+
+// goodBucket sets how o counts its good instances on the probe's
+// histogram, or returns why it cannot be counted exactly.
+func (o *Objective) goodBucket(pr Probe) string {
+	d := o.Delay.Seconds()
+	switch {
+	case pr.Exponential:
+		o.Exponential = true
+		o.Note = "histogram_fraction over the exponential histogram, which interpolates linearly within the bucket holding " +
+			o.Seconds + " s: off by at most the share of the successes in that bucket and in the bin around it"
+		if pr.ScaleKnown {
+			base := math.Exp2(math.Exp2(-float64(pr.Scale)))
+			o.Note += fmt.Sprintf(" (scale %d: buckets %.3g %% wide, (%s, %s] s around it)", pr.Scale, (base-1)*100,
+				strconv.FormatFloat(bucketLow(d, base), 'g', 4, 64), strconv.FormatFloat(bucketLow(d, base)*base, 'g', 4, 64))
+		}
+		return ""
+	case len(pr.Bounds) == 0:
+		return "the bucket bounds of deltaq.observed are not fixed (" + pr.NoBounds + "): no le counts the instances within " +
+			o.Delay.String() + "; fix the probe's layout or use histogram: {exponential: {}} (histogram_fraction, approximate)"
+	}
+	dmax := pr.Bounds[len(pr.Bounds)-1]
+	if d >= dmax*(1-1e-12) {
+		o.Le = "+Inf"
+		if d > dmax*(1+1e-12) {
+			o.Note = "the delay is beyond dMax (" + formatNumber(dmax) + " s): every success is within it"
+		}
+		return ""
+	}
+	i := sort.SearchFloat64s(pr.Bounds, d*(1-1e-12))
+	if math.Abs(pr.Bounds[i]-d) <= 1e-12*d {
+		// The label as Prometheus's remote-write translation writes the
+		// bound: strconv.FormatFloat(bound, 'f', -1, 64).
+		o.Le = strconv.FormatFloat(pr.Bounds[i], 'f', -1, 64)
+		return ""
+	}
+	lower := 0.0
+	if i > 0 {
+		lower = pr.Bounds[i-1]
+	}
+	return fmt.Sprintf("%s is not a bucket bound of deltaq.observed (%s): the nearest bin edges are %s and %s; "+
+		"move the QTA point to one of them for an exact SLI", o.Delay, pr.Layout, secondsName(lower), secondsName(pr.Bounds[i]))
+}
+
+// bucketLow returns the lower edge of the exponential bucket
+// (baseⁱ, baseⁱ⁺¹] that holds d.
+func bucketLow(d, base float64) float64 {
+	i := math.Ceil(math.Log(d)/math.Log(base)) - 1
+	return math.Pow(base, i)
+}
+
+// addObjective derives o's alerts and adds it, or records why not.
+func (p *Plan) addObjective(o Objective) {
+	if !(o.Budget > 0) {
+		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, fmt.Sprintf(
+			"target %s leaves no error budget: any miss exhausts it, so no burn rate can be alerted on "+
+				"(DeltaQQTAViolation and DeltaQFailureRatioHigh watch it)", formatNumber(o.Target))})
+		return
+	}
+	o.Alerts = Derive(o.Budget, p.Options, func(t Tier, reason string) {
+		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, fmt.Sprintf("tier %s: %s", t, reason)})
+	})
+	if len(o.Alerts) == 0 {
+		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, "no tier left to alert on"})
+		return
+	}
+	p.Objectives = append(p.Objectives, o)
+}
+
+// Derive applies the tiers of o to an objective of budget b in (0, 1].
+// A tier whose threshold F·b is at most MaxErrorRatio keeps its factor.
+// Above, no window could (F·b ≥ 1) or would in practice burn that fast,
+// so the factor becomes F' = MaxErrorRatio/b: the fastest burn that can be
+// told apart from "every instance misses", whose budget lasts T/F'. A
+// derived tier is refused when F' ≤ 1 (the budget lasts the period even
+// then: nothing to page or ticket about) or when an earlier tier, with
+// shorter windows, already alerts at the same factor. refuse is called for
+// each refused tier.
+func Derive(b float64, o Options, refuse func(t Tier, reason string)) []Alert {
+	var alerts []Alert
+	used := map[float64]bool{}
+	for _, t := range o.Tiers {
+		a := Alert{Tier: t, Workbook: t.Factor}
+		if t.Factor*b > o.MaxErrorRatio {
+			// Six significant digits: 0.9/0.1 is 9, not 9.000000000000002.
+			a.Factor, _ = strconv.ParseFloat(strconv.FormatFloat(o.MaxErrorRatio/b, 'g', 6, 64), 64)
+			a.Derived = true
+			if a.Factor <= 1 {
+				refuse(t, fmt.Sprintf("the budget %s allows at most a %s× burn (every instance missing); "+
+					"even an error ratio of %s burns it at %s×, within the period", formatNumber(b), formatNumber(1/b),
+					formatNumber(o.MaxErrorRatio), formatNumber(a.Factor)))
+				continue
+			}
+		}
+		key := math.Round(a.Factor*1e9) / 1e9
+		if used[key] {
+			refuse(t, fmt.Sprintf("its factor %s× repeats that of a tier with shorter windows, which answers sooner", formatNumber(a.Factor)))
+			continue
+		}
+		used[key] = true
+		a.Threshold = a.Factor * b
+		a.Exhaustion = time.Duration(float64(o.Period) / a.Factor).Round(time.Minute)
+		alerts = append(alerts, a)
+	}
+	return alerts
+}
+
+// complement returns 1 − x to 12 significant digits: the budget of a
+// target of 0.9 is 0.1, not 0.09999999999999998.
+func complement(x float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(1-x, 'g', 12, 64), 64)
+	return r
+}
+
+// durationName writes a delay for a label value or a document name: Go's
+// form with "us" for "µs" (40ms, 1.5s, 250us).
+func durationName(d time.Duration) string {
+	return strings.ReplaceAll(d.String(), "µ", "u")
+}
+
+// secondsName writes a bin edge given in seconds as a duration.
+func secondsName(s float64) string {
+	return time.Duration(math.Round(s * 1e9)).String()
+}
+
+// formatNumber writes a float in its shortest form.
+func formatNumber(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -1,0 +1,301 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package slo
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+)
+
+// uniform returns the bounds of n bins of width w seconds.
+func uniform(w float64, n int) []float64 {
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = math.Round(float64(i+1)*w*1e12) / 1e12
+	}
+	return b
+}
+
+func qta(maxFailure float64, points ...analysis.QTAPoint) analysis.QTA {
+	return analysis.QTA{Points: points, MaxFailure: maxFailure}
+}
+
+func pt(d time.Duration, p float64) analysis.QTAPoint { return analysis.QTAPoint{Delay: d, P: p} }
+
+// TestDeriveWorkbook: a 99.9 % objective keeps the Site Reliability
+// Workbook's tiers ("Alerting on SLOs", table of recommended parameters):
+// thresholds factor × 0.001, and at each factor the 30-day budget lasts
+// 30 d / factor — 50 h, 5 d, 10 d, 30 d.
+func TestDeriveWorkbook(t *testing.T) {
+	o := Options{}
+	o.fill()
+	alerts := Derive(0.001, o, func(t2 Tier, reason string) { t.Errorf("tier %s refused: %s", t2, reason) })
+	want := []struct {
+		factor     float64
+		exhaustion time.Duration
+	}{{14.4, 50 * time.Hour}, {6, 5 * 24 * time.Hour}, {3, 10 * 24 * time.Hour}, {1, 30 * 24 * time.Hour}}
+	if len(alerts) != len(want) {
+		t.Fatalf("%d alerts, want %d", len(alerts), len(want))
+	}
+	for i, a := range alerts {
+		if a.Derived || a.Factor != want[i].factor || a.Exhaustion != want[i].exhaustion ||
+			math.Abs(a.Threshold-want[i].factor*0.001) > 1e-15 {
+			t.Errorf("tier %d: %+v, want factor %g, exhaustion %s, threshold %g", i, a, want[i].factor, want[i].exhaustion, want[i].factor*0.001)
+		}
+	}
+}
+
+// TestDeriveLargeBudgets: budgets no Workbook factor fits. b = 0.5 burns at
+// most 2×: 14.4× becomes 0.9/0.5 = 1.8× (budget gone in 30 d/1.8 =
+// 16 d 16 h), 6× and 3× would repeat 1.8× and are refused, 1× stays
+// (threshold 0.5 ≤ 0.9). b = 0.1: 14.4× becomes 9×, 6×, 3×, 1× stay
+// (thresholds 0.6, 0.3, 0.1). b = 0.95: even an error ratio of 0.9 burns at
+// 0.947× < 1: every tier is refused.
+func TestDeriveLargeBudgets(t *testing.T) {
+	o := Options{}
+	o.fill()
+	cases := []struct {
+		b        float64
+		factors  []float64
+		derived  []bool
+		refusals int
+	}{
+		{0.5, []float64{1.8, 1}, []bool{true, false}, 2},
+		{0.1, []float64{9, 6, 3, 1}, []bool{true, false, false, false}, 0},
+		{0.95, nil, nil, 4},
+	}
+	for _, c := range cases {
+		var refused []string
+		alerts := Derive(c.b, o, func(t Tier, reason string) { refused = append(refused, reason) })
+		if len(alerts) != len(c.factors) || len(refused) != c.refusals {
+			t.Errorf("b = %g: %d alerts, %d refusals %q; want %d, %d", c.b, len(alerts), len(refused), refused, len(c.factors), c.refusals)
+			continue
+		}
+		for i, a := range alerts {
+			if a.Factor != c.factors[i] || a.Derived != c.derived[i] || a.Threshold > o.MaxErrorRatio+1e-12 {
+				t.Errorf("b = %g, alert %d: %+v; want factor %g, derived %v", c.b, i, a, c.factors[i], c.derived[i])
+			}
+		}
+	}
+	alerts := Derive(0.5, o, func(Tier, string) {})
+	if alerts[0].Exhaustion != 400*time.Hour || alerts[0].Severity != Page || alerts[0].Long != time.Hour {
+		t.Errorf("b = 0.5, first alert %+v: want the 1h/5m page, budget gone in 400h", alerts[0])
+	}
+}
+
+// TestExactSLI: a point on a bin edge selects its le; between edges it is
+// refused naming both edges; at or beyond dMax it counts every success;
+// dmax: auto is refused unless the histogram is exponential, which uses
+// histogram_fraction; a target of 1 has no budget.
+func TestExactSLI(t *testing.T) {
+	bounds := uniform(0.002, 100) // 2 ms bins up to 200 ms
+	p, err := New([]Probe{
+		{Name: "job", Bounds: bounds, Layout: "100 bins of 2ms up to 200ms",
+			QTA: qta(0.02, pt(40*time.Millisecond, 0.5), pt(41*time.Millisecond, 0.6), pt(250*time.Millisecond, 0.95), pt(300*time.Millisecond, 1))},
+		{Name: "auto", NoBounds: "dmax: auto in the processor", QTA: qta(0, pt(20*time.Millisecond, 0.5))},
+		{Name: "exp", Exponential: true, QTA: qta(0.01, pt(20*time.Millisecond, 0.5))},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Objective{}
+	for _, o := range p.Objectives {
+		got[o.Probe+" "+o.Name] = o
+	}
+	if o := got["job within-40ms"]; o.Le != "0.04" || o.Budget != 0.5 {
+		t.Errorf("40ms: le %q, budget %g; want 0.04, 0.5", o.Le, o.Budget)
+	}
+	if o := got["job within-250ms"]; o.Le != "+Inf" || !strings.Contains(o.Note, "beyond dMax") {
+		t.Errorf("250ms beyond dMax 200ms: le %q, note %q; want +Inf and a note", o.Le, o.Note)
+	}
+	if o := got["exp within-20ms"]; !o.Exponential || !strings.Contains(string(p.Rules("x")), "histogram_fraction(0, 0.02, ") {
+		t.Errorf("exponential: %+v; want histogram_fraction in the rules", o)
+	}
+	if o := got["job success"]; o.Target != 0.98 || o.Budget != 0.02 {
+		t.Errorf("success: target %g, budget %g; want 0.98, 0.02", o.Target, o.Budget)
+	}
+	var refusals []string
+	for _, r := range p.Refusals {
+		refusals = append(refusals, r.String())
+	}
+	all := strings.Join(refusals, "\n")
+	for _, want := range []string{
+		`probe "job", objective within-41ms: 41ms is not a bucket bound of deltaq.observed (100 bins of 2ms up to 200ms): the nearest bin edges are 40ms and 42ms`,
+		`probe "job", objective within-300ms: target 1 leaves no error budget`,
+		`probe "auto", objective within-20ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the processor)`,
+		`probe "auto", objective success: target 1 leaves no error budget`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("refusals lack %q:\n%s", want, all)
+		}
+	}
+	if _, err := New([]Probe{{Name: "x", Bounds: bounds, QTA: qta(0, pt(41*time.Millisecond, 0.5))}}, Options{}); err == nil ||
+		!strings.Contains(err.Error(), "no objective to alert on") || !strings.Contains(err.Error(), "40ms and 42ms") {
+		t.Errorf("only refused objectives: err %v; want no objective, with the reasons", err)
+	}
+}
+
+func TestOptionsInvalid(t *testing.T) {
+	probes := []Probe{{Name: "x", Bounds: uniform(0.001, 10), QTA: qta(0.1)}}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{MaxErrorRatio: 1}, "max error ratio 1"},
+		{Options{Period: time.Second}, "period 1s"},
+		{Options{Tiers: []Tier{{Severity: "sms", Factor: 2, Long: time.Hour, Short: time.Minute}}}, `severity "sms"`},
+		{Options{Tiers: []Tier{{Severity: Page, Factor: 2, Long: time.Minute, Short: time.Hour}}}, "short window < long window"},
+		{Options{Tiers: []Tier{{Severity: Page, Factor: 2, Long: 40 * 24 * time.Hour, Short: time.Hour}}}, "beyond the period"},
+	} {
+		if _, err := New(probes, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err %v, want %q", c.o, err, c.want)
+		}
+	}
+	if _, err := ParseTiers("page:14.4:1h"); err == nil {
+		t.Error("ParseTiers of three fields: no error")
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for s, d := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "1h30m": 90 * time.Minute, "5m": 5 * time.Minute,
+		"2s": 2 * time.Second, "1d12h": 36 * time.Hour, "250ms": 250 * time.Millisecond} {
+		got, err := ParseDuration(s)
+		if err != nil || got != d || FormatDuration(d) != s {
+			t.Errorf("%s: parsed %s (%v), formatted %s", s, got, err, FormatDuration(d))
+		}
+	}
+	if d, err := ParseDuration("1w"); err != nil || d != 7*24*time.Hour {
+		t.Errorf("1w: %s %v", d, err)
+	}
+	for _, bad := range []string{"", "0s", "-1h", "1y", "h", "30 d"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// testPlan is a small plan over short tiers, quick under promtool: a 99 %
+// success objective and a 0.5 latency point (a derived tier).
+func testPlan(t *testing.T) *Plan {
+	t.Helper()
+	tiers, err := ParseTiers("page:14.4:1h:5m,ticket:1:6h:30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New([]Probe{{Name: "job", Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
+		Options{Period: 7 * 24 * time.Hour, Tiers: tiers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRulesPromtool: the rules pass promtool check rules and their
+// generated tests pass promtool test rules; with one threshold changed,
+// the tests fail (they are not vacuous). Skipped without promtool.
+func TestRulesPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	p := testPlan(t)
+	dir := t.TempDir()
+	rules := p.Rules("a test")
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("rules.yml", rules)
+	tests := write("rules.test.yml", p.RuleTests("rules.yml"))
+	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, rules)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+	// The exponential form's rules parse too (histogram_fraction; their
+	// tests are not generated: promtool's series notation here has no
+	// native histograms).
+	exp, err := New([]Probe{{Name: "job", Exponential: true, QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expRules := write("exp.yml", exp.Rules("a test"))
+	if out, err := exec.Command(promtool, "check", "rules", expRules).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules, exponential: %v\n%s", err, out)
+	}
+	mutated := strings.Replace(string(rules), `deltaq_slo="success"} / 0.01 > 14.4`, `deltaq_slo="success"} / 0.01 > 30`, 2)
+	if mutated == string(rules) {
+		t.Fatal("mutation found nothing to change")
+	}
+	write("rules.yml", []byte(mutated))
+	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err == nil {
+		t.Errorf("promtool test rules passed with the page threshold at 30× instead of 14.4×:\n%s", out)
+	}
+}
+
+// TestSpecs: the OpenSLO documents and the Sloth spec are YAML with the
+// objectives' targets and queries.
+func TestSpecs(t *testing.T) {
+	p := testPlan(t)
+	docs := strings.Split(string(p.OpenSLO("a test", "shop")), "\n---\n")
+	if len(docs) != 3 { // the header, then one per objective
+		t.Fatalf("%d OpenSLO documents, want 2 after the header", len(docs)-1)
+	}
+	for i, want := range []struct{ name, target, ratio string }{{"job-within-40ms", "0.5", "good"}, {"job-success", "0.99", "bad"}} {
+		m := parseYAML(t, docs[i+1])
+		spec := m["spec"].(map[string]any)
+		obj := spec["objectives"].([]any)[0].(map[string]any)
+		ratio := spec["indicator"].(map[string]any)["spec"].(map[string]any)["ratioMetric"].(map[string]any)
+		if m["kind"] != "SLO" || m["metadata"].(map[string]any)["name"] != want.name || spec["service"] != "shop" ||
+			formatAny(obj["target"]) != want.target || ratio[want.ratio] == nil || ratio["total"] == nil {
+			t.Errorf("OpenSLO document %d: %v", i, m)
+		}
+	}
+	s := parseYAML(t, string(p.Sloth("a test", "shop")))
+	slos := s["slos"].([]any)
+	if s["version"] != "prometheus/v1" || len(slos) != 2 {
+		t.Fatalf("Sloth spec: %v", s)
+	}
+	first := slos[0].(map[string]any)
+	ev := first["sli"].(map[string]any)["events"].(map[string]any)
+	if formatAny(first["objective"]) != "50" || !strings.Contains(ev["error_query"].(string), `le="0.04"}[{{.window}}]`) {
+		t.Errorf("Sloth objective: %v", first)
+	}
+}
+
+func parseYAML(t *testing.T, doc string) map[string]any {
+	t.Helper()
+	r, err := confmap.NewRetrievedFromYAML([]byte(doc))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	raw, err := r.AsRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw.(map[string]any)
+}
+
+func formatAny(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return formatNumber(x)
+	case int:
+		return formatNumber(float64(x))
+	}
+	return "?"
+}
