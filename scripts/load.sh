@@ -10,14 +10,15 @@
 # accepted and refused spans; then a table of both. Each collector is
 # stopped by its pid, also on failure.
 #
-# Environment: BIN (default bin); LOAD_ARGS, dqload flags for each run
+# Environment: BIN (default bin); LOAD_DIR, where the outputs go (default
+# build/load); LOAD_ARGS, dqload flags for each run
 # (default "-duration 20s -warmup 3s"), e.g. LOAD_ARGS="-duration 10m" for
 # the memory-flat run; LOAD_RUNS, the runs (default "deltaq spanmetrics").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BIN:-bin}
-D=build/load
+D=${LOAD_DIR:-build/load}
 mkdir -p "$D"
 for b in otelcol-deltaq dqload; do
   [ -x "$BIN/$b" ] || { echo "load: $BIN/$b missing (make build commands)" >&2; exit 1; }
