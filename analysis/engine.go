@@ -39,7 +39,9 @@ const (
 	// DropNameTooLong: the probe name is longer than MaxProbeNameLength
 	// bytes.
 	DropNameTooLong
-	// DropMalformed: a success or failure that ends before it starts.
+	// DropMalformed: a success or failure that ends before it starts, or
+	// an instance its reader found without a start or an end
+	// (Batch.Malformed).
 	DropMalformed
 	numDropReasons
 )
@@ -435,6 +437,11 @@ func (b Batch) End() { b.e.mu.Unlock() }
 // Add records one instance. It does not allocate once the probe, its window
 // and a histogram of its layout exist (histograms are reused across windows).
 func (b Batch) Add(in *Instance) { b.e.add(in) }
+
+// Malformed counts an instance that its reader could not make, for want of
+// a start or an end time (a span whose timestamp is zero): it is dropped
+// as DropMalformed.
+func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
 
 // Add records one instance under its own lock; prefer Begin/Add/End for
 // batches.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -114,9 +115,18 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		return nil, err
 	}
 	// Registered last, so that a processor that fails to build leaves
-	// nothing behind. An exporter or connector of the same collector reads a
-	// probe's layout here, from configuration, rather than from the
-	// attributes of the spans it receives.
+	// nothing behind. A probe that a deltaq connector matches in the spans
+	// itself is refused (spanmatch.Claim). An exporter or connector of the
+	// same collector reads a probe's layout here, from configuration,
+	// rather than from the attributes of the spans it receives.
+	names := make([]string, len(m.probes))
+	for i := range m.probes {
+		names[i] = m.probes[i].name
+	}
+	if err := spanmatch.Claim(p, "processor", set.ID.String(), names); err != nil {
+		tb.Shutdown()
+		return nil, err
+	}
 	layouts := make(map[string]outcome.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
@@ -137,8 +147,12 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 	return p, nil
 }
 
-// unregister removes the processor's probes from the process-wide registry.
-func (p *deltaqProcessor) unregister() { outcome.Unregister(p) }
+// unregister removes the processor's probes from the process-wide registry
+// and its claim on them (spanmatch.Claim).
+func (p *deltaqProcessor) unregister() {
+	outcome.Unregister(p)
+	spanmatch.Release(p)
+}
 
 // attachTraces records the next consumer of the traces pipeline.
 func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) error {

@@ -1,0 +1,62 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
+)
+
+// SpanProbes are the probes an observer finds in the spans themselves, with
+// no deltaq processor: the deltaq connector's probes with a match. Their
+// instances need no real-time timeout, since each is judged from its own
+// span: a span longer than the probe's dMax is a timeout (the engine
+// classifies it under the probe's configured layout), else a failure when
+// the probe's failure rule holds, else a success.
+type SpanProbes struct {
+	// Matcher finds the probes of a span; its rules are in the order of
+	// Names and Failures.
+	Matcher *spanmatch.Matcher
+	// Names are the probes' names.
+	Names []string
+	// Failures are the probes' failure rules.
+	Failures []spanmatch.Failure
+}
+
+// maxHitsOnStack is the number of probes one span can match before the
+// list of its probes leaves the stack (an allocation per such span).
+const maxHitsOnStack = 8
+
+// addMatched adds an instance of every probe of sp that the span belongs
+// to, and records the service of each; res is the span's resource.
+func (sp *SpanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices) {
+	var buf [maxHitsOnStack]int32
+	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
+	if len(hits) == 0 {
+		return
+	}
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	if start == 0 || end == 0 || start > math.MaxInt64 || end > math.MaxInt64 {
+		for range hits {
+			b.Malformed()
+		}
+		return
+	}
+	in := analysis.Instance{Start: int64(start), End: int64(end)}
+	service := res.ServiceName()
+	for _, i := range hits {
+		in.Probe, in.Outcome = sp.Names[i], analysis.Success
+		if sp.Failures[i].Holds(span) {
+			in.Outcome = analysis.Failure
+		}
+		b.Add(&in)
+		if service != "" {
+			bs.add(in.Probe, service)
+		}
+	}
+}
