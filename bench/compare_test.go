@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
@@ -151,6 +152,25 @@ func BenchmarkDeltaQConnector(b *testing.B) {
 	}
 }
 
+// BenchmarkDeltaQOneComponent is the deltaq connector alone, its ten probes
+// (one per span name) matched in the spans themselves (probes with
+// match), traces → metrics to a no-op metrics consumer: the one-component
+// pipeline, with no attribute written on any span. Its interval is long,
+// so that what is measured is the per-span path, not the window close.
+//
+// unmatched: the ten probes name no span of the batch.
+func BenchmarkDeltaQOneComponent(b *testing.B) {
+	for _, prefix := range []string{"op", "other"} {
+		name := "matched"
+		if prefix != "op" {
+			name = "unmatched"
+		}
+		b.Run(name, func(b *testing.B) {
+			run(b, newMatchingConnector(b, prefix), minimalBatch())
+		})
+	}
+}
+
 // TestUnmatchedSpansAllocateNothing pins what BenchmarkDeltaQConnector/
 // unmatched measures: through the processor and the connector, a batch of
 // 1000 spans that no probe matches allocates as much as a batch of 10 (the
@@ -174,6 +194,33 @@ func TestUnmatchedSpansAllocateNothing(t *testing.T) {
 	small, large := allocs(10), allocs(batchSize)
 	if large != small {
 		t.Errorf("a batch of %d unmatched spans allocates %v times, one of 10 %v times: want the same", batchSize, large, small)
+	}
+}
+
+// TestOneComponentAllocatesNothingPerSpan pins what
+// BenchmarkDeltaQOneComponent measures: through the connector matching its
+// own probes, a batch of 1000 spans, all matched or none, allocates as
+// much as a batch of 10, that is, nothing per span.
+func TestOneComponentAllocatesNothingPerSpan(t *testing.T) {
+	for _, prefix := range []string{"op", "other"} {
+		allocs := func(n int) float64 {
+			conn := newMatchingConnector(t, prefix)
+			src := minimalBatch()
+			src.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(s ptrace.Span) bool {
+				n--
+				return n < 0
+			})
+			ctx := context.Background()
+			return testing.AllocsPerRun(20, func() {
+				if err := conn.ConsumeTraces(ctx, src); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		small, large := allocs(10), allocs(batchSize)
+		if large != small {
+			t.Errorf("probes %s-*: a batch of %d spans allocates %v times, one of 10 %v times: want the same", prefix, batchSize, large, small)
+		}
 	}
 }
 
@@ -210,6 +257,33 @@ func newConnector(tb testing.TB) connector.Traces {
 	cf := deltaqconnector.NewFactory()
 	ccfg := cf.CreateDefaultConfig().(*deltaqconnector.Config)
 	ccfg.Interval = time.Hour
+	conn, err := cf.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, consumertest.NewNop())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	start(tb, conn)
+	return conn
+}
+
+// newMatchingConnector returns a started deltaq connector, traces →
+// metrics to a no-op consumer, whose windows close every hour, with ten
+// probes, prefix-0 … prefix-9, each matching the span name of its own name
+// (dMax 1s, 1000 bins, as newProcessor's).
+func newMatchingConnector(tb testing.TB, prefix string) connector.Traces {
+	tb.Helper()
+	cf := deltaqconnector.NewFactory()
+	ccfg := cf.CreateDefaultConfig().(*deltaqconnector.Config)
+	ccfg.Interval, ccfg.ProbeIdleTimeout = time.Hour, time.Hour
+	ccfg.Probes = make(map[string]analysis.ProbeConfig, names)
+	ccfg.Matched = make(map[string]deltaqconnector.MatchedProbe, names)
+	for i := range names {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		ccfg.Probes[name] = analysis.ProbeConfig{DMax: time.Second, Bins: 1000}
+		ccfg.Matched[name] = deltaqconnector.MatchedProbe{Match: &deltaqprocessor.MatchConfig{SpanName: name}}
+	}
+	if err := ccfg.Validate(); err != nil {
+		tb.Fatal(err)
+	}
 	conn, err := cf.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, consumertest.NewNop())
 	if err != nil {
 		tb.Fatal(err)

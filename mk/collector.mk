@@ -11,7 +11,7 @@ OTELCOL         := $(BIN)/otelcol-deltaq
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 	$(shell find processor exporter connector internal deltaq diagram analysis -name '*.go' -not -name '*_test.go' 2>/dev/null)
 # A+B: B applied over A (--config=A --config=B).
-EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
+EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
 	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml \
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
