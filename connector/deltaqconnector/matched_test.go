@@ -167,7 +167,29 @@ func TestMatchedProbesCountFromSpans(t *testing.T) {
 		"worker": {outcome.Success: 1, outcome.Failure: 1, outcome.Timeout: 1},
 		"store":  {outcome.Success: 1, outcome.Failure: 0, outcome.Timeout: 0},
 	}, probeOutcomes(msink.AllMetrics()))
+	assert.Equal(t, map[string]string{"job": "", "worker": "shop", "store": ""}, probeServices(msink.AllMetrics()),
+		"a probe's series name the services of its spans' resources")
 	p.shutdown(t)
+}
+
+// probeServices returns the deltaq.service of each probe's deltaq.outcomes
+// points.
+func probeServices(mds []pmetric.Metrics) map[string]string {
+	out := map[string]string{}
+	for _, md := range mds {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() != outcome.MetricOutcomes {
+				continue
+			}
+			for _, dp := range ms.At(i).Sum().DataPoints().All() {
+				p, _ := dp.Attributes().Get(outcome.AttrProbe)
+				svc, _ := dp.Attributes().Get(outcome.AttrService)
+				out[p.Str()] = svc.Str()
+			}
+		}
+	}
+	return out
 }
 
 // TestMatchedSpansWithoutTimesAreMalformed: a matched span without a start

@@ -21,6 +21,7 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *SpanPr
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		res := spanmatch.NewResource(rss.At(i).Resource())
+		var marks probeMarks
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
@@ -33,7 +34,7 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *SpanPr
 					}
 				}
 				if sp != nil {
-					sp.addMatched(b, span, &res, bs)
+					sp.addMatched(b, span, &res, bs, &marks)
 				}
 			}
 		}

@@ -33,8 +33,9 @@ type SpanProbes struct {
 const maxHitsOnStack = 8
 
 // addMatched adds an instance of every probe of sp that the span belongs
-// to, and records the service of each; res is the span's resource.
-func (sp *SpanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices) {
+// to, and records the service of each in bs, once per probe of a resource
+// (marks); res is the span's resource.
+func (sp *SpanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks) {
 	var buf [maxHitsOnStack]int32
 	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
 	if len(hits) == 0 {
@@ -55,8 +56,31 @@ func (sp *SpanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 			in.Outcome = analysis.Failure
 		}
 		b.Add(&in)
-		if service != "" {
+		if service != "" && marks.first(int(i)) {
 			bs.add(in.Probe, service)
 		}
 	}
+}
+
+// probeMarks records, for the spans of one resource, the probes of a
+// SpanProbes already noted in a batchServices, so that a resource's
+// service is noted once per probe rather than once per span. The marks of
+// the first 256 probes live in the array, on the caller's stack; the others
+// are noted every time (batchServices.add skips a pair it holds).
+type probeMarks struct {
+	words [4]uint64
+}
+
+// first marks probe i and reports whether it was not marked yet; always
+// true past the array.
+func (m *probeMarks) first(i int) bool {
+	w, bit := i/64, uint64(1)<<(i%64)
+	if w >= len(m.words) {
+		return true
+	}
+	if m.words[w]&bit != 0 {
+		return false
+	}
+	m.words[w] |= bit
+	return true
 }
