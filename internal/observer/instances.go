@@ -16,7 +16,7 @@ import (
 // deltaq processor mapped (deltaq.probe), and those of the probes sp finds
 // in the spans themselves when sp is not nil. It records in bs the
 // service.name of the resource each probe's instances came from.
-func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *SpanProbes) {
+func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanProbes) {
 	var in analysis.Instance
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {

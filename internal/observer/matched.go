@@ -28,6 +28,30 @@ type SpanProbes struct {
 	Failures []spanmatch.Failure
 }
 
+// spanProbes are an observer's SpanProbes with each probe resolved in its
+// engine (analysis.Engine.Ref), so that an instance is counted without a
+// look-up of its probe's name.
+type spanProbes struct {
+	*SpanProbes
+	refs []analysis.ProbeRef
+	// resolved[i] is false for a probe the engine gave no reference, whose
+	// instances are added by name (none: the connector's Validate requires
+	// a dMax and bins of every probe with a match).
+	resolved []bool
+}
+
+// resolve returns sp with its probes resolved in e; nil when sp is nil.
+func resolve(sp *SpanProbes, e *analysis.Engine) *spanProbes {
+	if sp == nil {
+		return nil
+	}
+	r := &spanProbes{SpanProbes: sp, refs: make([]analysis.ProbeRef, len(sp.Names)), resolved: make([]bool, len(sp.Names))}
+	for i, n := range sp.Names {
+		r.refs[i], r.resolved[i] = e.Ref(n)
+	}
+	return r
+}
+
 // maxHitsOnStack is the number of probes one span can match before the
 // list of its probes leaves the stack (an allocation per such span).
 const maxHitsOnStack = 8
@@ -35,7 +59,7 @@ const maxHitsOnStack = 8
 // addMatched adds an instance of every probe of sp that the span belongs
 // to, and records the service of each in bs, once per probe of a resource
 // (marks); res is the span's resource.
-func (sp *SpanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks) {
+func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks) {
 	var buf [maxHitsOnStack]int32
 	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
 	if len(hits) == 0 {
@@ -55,7 +79,11 @@ func (sp *SpanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 		if sp.Failures[i].Holds(span) {
 			in.Outcome = analysis.Failure
 		}
-		b.Add(&in)
+		if sp.resolved[i] {
+			b.AddTo(sp.refs[i], &in)
+		} else {
+			b.Add(&in)
+		}
 		if service != "" && marks.first(int(i)) {
 			bs.add(in.Probe, service)
 		}

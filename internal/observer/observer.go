@@ -105,6 +105,9 @@ type Observer struct {
 	// adopted are the probes carried over a reload, checked at Start
 	// (handover.go); nil when nothing was adopted.
 	adopted []string
+	// spans are the probes matched in the spans themselves
+	// (Settings.SpanProbes), resolved in the engine; nil without.
+	spans *spanProbes
 	// knownBounds holds the layouts of the agents' windows whose bin edges
 	// were found even (windows.go); boundsMu guards it.
 	boundsMu    sync.Mutex
@@ -169,6 +172,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 			o.adopt(st.(*parked))
 		}
 	}
+	o.spans = resolve(set.SpanProbes, o.engine)
 	return o, nil
 }
 
@@ -184,7 +188,7 @@ func attrOption(k, v string) metric.MeasurementOption {
 func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	b := o.engine.Begin()
 	var bs batchServices
-	addTraces(b, td, &bs, o.set.SpanProbes)
+	addTraces(b, td, &bs, o.spans)
 	b.End()
 	o.build.services.note(bs.pairs)
 	return nil
