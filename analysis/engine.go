@@ -39,7 +39,9 @@ const (
 	// DropNameTooLong: the probe name is longer than MaxProbeNameLength
 	// bytes.
 	DropNameTooLong
-	// DropMalformed: a success or failure that ends before it starts.
+	// DropMalformed: a success or failure that ends before it starts, or
+	// an instance its reader found without a start or an end
+	// (Batch.Malformed).
 	DropMalformed
 	numDropReasons
 )
@@ -436,6 +438,11 @@ func (b Batch) End() { b.e.mu.Unlock() }
 // and a histogram of its layout exist (histograms are reused across windows).
 func (b Batch) Add(in *Instance) { b.e.add(in) }
 
+// Malformed counts an instance that its reader could not make, for want of
+// a start or an end time (a span whose timestamp is zero): it is dropped
+// as DropMalformed.
+func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
+
 // Add records one instance under its own lock; prefer Begin/Add/End for
 // batches.
 //
@@ -465,12 +472,7 @@ func (e *Engine) add(in *Instance) {
 		e.drops[DropNameTooLong]++
 		return
 	}
-	if in.Outcome < Success || in.Outcome > Failure {
-		e.drops[DropInvalid]++
-		return
-	}
-	if in.Outcome != Timeout && in.End < in.Start {
-		e.drops[DropMalformed]++
+	if !e.wellFormed(in) {
 		return
 	}
 	e.checkLayouts()
@@ -480,6 +482,58 @@ func (e *Engine) add(in *Instance) {
 		e.drops[why]++
 		return
 	}
+	e.place(p, in, own)
+}
+
+// wellFormed reports whether the instance has a valid outcome and, unless
+// a timeout, does not end before it starts; if not, the drop is counted.
+// Called with mu held.
+func (e *Engine) wellFormed(in *Instance) bool {
+	if in.Outcome < Success || in.Outcome > Failure {
+		e.drops[DropInvalid]++
+		return false
+	}
+	if in.Outcome != Timeout && in.End < in.Start {
+		e.drops[DropMalformed]++
+		return false
+	}
+	return true
+}
+
+// ProbeRef is a probe whose layout the configuration fixes (Config.Probes
+// with its dmax and bins), resolved once by Engine.Ref so that
+// Batch.AddTo counts its instances without looking its name up. Such a
+// probe is never forgotten, so the reference stays valid for the life of
+// the engine.
+type ProbeRef struct{ p *probe }
+
+// Ref returns the reference of the probe name, which Config.Probes gives a
+// dMax and bins; false for any other probe.
+func (e *Engine) Ref(name string) (ProbeRef, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.byName[name]
+	if p == nil || !p.configured || !p.fixed {
+		return ProbeRef{}, false
+	}
+	return ProbeRef{p}, true
+}
+
+// AddTo records one instance of probe r as Add records an instance that
+// names it; in.Probe is not read. It allocates nothing once the probe's
+// window and a histogram of its layout exist.
+func (b Batch) AddTo(r ProbeRef, in *Instance) {
+	e := b.e
+	if !e.wellFormed(in) {
+		return
+	}
+	e.checkLayouts()
+	e.place(r.p, in, layout{dmaxNs: in.DMaxNs, bins: in.Bins})
+}
+
+// place counts an instance of probe p, whose own layout is own, in its
+// window. Called with mu held.
+func (e *Engine) place(p *probe, in *Instance, own layout) {
 	lay, oc, k, ok := e.placeLayout(p, in)
 	if !ok {
 		return

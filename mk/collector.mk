@@ -11,8 +11,8 @@ OTELCOL         := $(BIN)/otelcol-deltaq
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 	$(shell find processor exporter connector internal deltaq diagram analysis -name '*.go' -not -name '*_test.go' 2>/dev/null)
 # A+B: B applied over A (--config=A --config=B).
-EXAMPLE_CONFIGS := examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
-	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml \
+EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
+	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml examples/demo/collector-throughput-connector.yaml \
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
@@ -103,7 +103,7 @@ e2e-connector: $(OTELCOL)
 demo: $(OTELCOL) commands
 	scripts/demo.sh
 
-## load: spans/s, CPU and RSS of one collector with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ARGS="-duration 10m" for the memory run.
+## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ARGS="-duration 10m" for the memory run.
 load: $(OTELCOL) commands
 	scripts/load.sh
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make load: the throughput of one collector with the deltaq processor and
-# connector, next to the same collector with contrib's spanmetrics connector
-# instead, one after the other on the same cores. For each of
+# make load: the throughput of one collector with the deltaq connector alone
+# (its probes matched in the spans), with the deltaq processor and
+# connector, and with contrib's spanmetrics connector instead, one after the
+# other on the same cores. For each of
+# examples/demo/collector-throughput-connector.yaml (connector),
 # examples/demo/collector-throughput.yaml (deltaq) and
 # examples/demo/collector-spanmetrics.yaml (spanmetrics) it starts
 # bin/otelcol-deltaq on loopback, drives it with dqload (minimal spans,
@@ -10,14 +12,16 @@
 # accepted and refused spans; then a table of both. Each collector is
 # stopped by its pid, also on failure.
 #
-# Environment: BIN (default bin); LOAD_ARGS, dqload flags for each run
+# Environment: BIN (default bin); LOAD_DIR, where the outputs go (default
+# build/load); LOAD_ARGS, dqload flags for each run
 # (default "-duration 20s -warmup 3s"), e.g. LOAD_ARGS="-duration 10m" for
-# the memory-flat run; LOAD_RUNS, the runs (default "deltaq spanmetrics").
+# the memory-flat run; LOAD_RUNS, the runs (default "connector deltaq
+# spanmetrics").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BIN:-bin}
-D=build/load
+D=${LOAD_DIR:-build/load}
 mkdir -p "$D"
 for b in otelcol-deltaq dqload; do
   [ -x "$BIN/$b" ] || { echo "load: $BIN/$b missing (make build commands)" >&2; exit 1; }
@@ -64,12 +68,13 @@ run() {
 }
 
 declare -A configs=(
+  [connector]=examples/demo/collector-throughput-connector.yaml
   [deltaq]=examples/demo/collector-throughput.yaml
   [spanmetrics]=examples/demo/collector-spanmetrics.yaml
 )
-runs=${LOAD_RUNS:-deltaq spanmetrics}
+runs=${LOAD_RUNS:-connector deltaq spanmetrics}
 for name in $runs; do
-  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (deltaq, spanmetrics)" >&2; exit 1; }
+  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, deltaq, spanmetrics)" >&2; exit 1; }
   run "$name" "${configs[$name]}"
 done
 

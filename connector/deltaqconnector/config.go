@@ -4,22 +4,57 @@
 package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // Config is the configuration of the deltaq connector: the analysis options
 // of the deltaq exporter (interval, lag, history, diagram, probes, …),
 // without the exporter's sending options, since the output goes to the
-// collector's own pipelines.
+// collector's own pipelines, and with the match and failure options of the
+// probes the connector matches in the spans itself.
 type Config struct {
 	// Config holds the analysis options, at the top level of the
 	// connector's section.
 	observer.Config `mapstructure:",squash"`
-	_               struct{} // prevent unkeyed literal initialization
+	// Matched holds, by probe name, the match and failure options of the
+	// entries of probes that have a match (`probes: {job: {dmax: 200ms,
+	// bins: 100, match: {span_name: job}}}`): Unmarshal takes them out of
+	// those entries, whose other options (dmax, bins, qta, triggers) stay
+	// in Config.Probes. Such a probe's instances are the spans its match
+	// selects, counted straight from the spans (package spanmatch). Its
+	// entry of Config.Probes must give dmax and bins.
+	Matched map[string]MatchedProbe `mapstructure:"-"`
+	_       struct{}                // prevent unkeyed literal initialization
 }
+
+// MatchedProbe is what a probe the connector matches adds to its entry of
+// probes: the deltaq processor's match and failure options.
+type MatchedProbe struct {
+	// Match selects the spans of the probe: all the conditions that are
+	// set must hold; without span_name or span_name_regexp (`match: {}`)
+	// the span name must equal the probe's name. Required: an entry with a
+	// failure rule and no match is refused.
+	Match *spanmatch.MatchConfig `mapstructure:"match"`
+	// Failure says which spans that end within dMax are failures; status
+	// ERROR when omitted.
+	Failure *spanmatch.FailureConfig `mapstructure:"failure"`
+}
+
+// The keys of a probe entry that MatchedProbe holds.
+const (
+	keyProbes  = "probes"
+	keyMatch   = "match"
+	keyFailure = "failure"
+)
 
 var (
 	_ component.Config    = (*Config)(nil)
@@ -32,14 +67,118 @@ func createDefaultConfig() component.Config {
 
 // Unmarshal decodes the connector's section of the collector configuration,
 // refusing what decoding would change without a word (observer.Unmarshal):
-// a duration without a unit, an integer its field cannot hold.
+// a duration without a unit, an integer its field cannot hold. The match
+// and failure options of the probes go to Matched.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	return observer.Unmarshal(conf, c)
+	if conf == nil {
+		return nil
+	}
+	conf, matched, err := takeMatched(conf)
+	if err != nil {
+		return err
+	}
+	// Into the squashed analysis options, which have no Unmarshal method:
+	// conf is a new Conf, on which the collector's decoder would call
+	// c.Unmarshal again.
+	if err := observer.Unmarshal(conf, &c.Config); err != nil {
+		return err
+	}
+	if len(matched) > 0 {
+		c.Matched = matched
+	}
+	return nil
+}
+
+// takeMatched returns conf without the match and failure options of its
+// probes, and those options decoded by probe name.
+func takeMatched(conf *confmap.Conf) (*confmap.Conf, map[string]MatchedProbe, error) {
+	probes, ok := conf.Get(keyProbes).(map[string]any)
+	if !ok {
+		return conf, nil, nil
+	}
+	raw := conf.ToStringMap()
+	rest := maps.Clone(probes)
+	matched := make(map[string]MatchedProbe)
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(probes)) {
+		entry, ok := probes[name].(map[string]any)
+		if !ok {
+			continue // observer.Unmarshal reports it
+		}
+		_, hasMatch := entry[keyMatch]
+		_, hasFailure := entry[keyFailure]
+		if !hasMatch && !hasFailure {
+			continue
+		}
+		part := map[string]any{}
+		entry = maps.Clone(entry)
+		for _, k := range []string{keyMatch, keyFailure} {
+			if v, ok := entry[k]; ok {
+				if v != nil {
+					part[k] = v
+				}
+				delete(entry, k)
+			}
+		}
+		rest[name] = entry
+		var mp MatchedProbe
+		if err := confmap.NewFromStringMap(part).Unmarshal(&mp); err != nil {
+			errs = append(errs, fmt.Errorf("%q: %w", keyProbes+"::"+name, err))
+			continue
+		}
+		// `match: {}` and `match:` select the spans named as the probe;
+		// `failure:` alone is kept for Validate to refuse.
+		if hasMatch && mp.Match == nil {
+			mp.Match = &spanmatch.MatchConfig{}
+		}
+		if hasFailure && mp.Failure == nil {
+			mp.Failure = &spanmatch.FailureConfig{}
+		}
+		matched[name] = mp
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	raw[keyProbes] = rest
+	return confmap.NewFromStringMap(raw), matched, nil
 }
 
 // Validate checks the analysis options (observer.Config.Check), the outcome
 // diagram included, so that its own error messages (file:line:col) reach
-// the user at start-up.
+// the user at start-up, and the probes the connector matches.
 func (c *Config) Validate() error {
-	return c.Check()
+	errs := []error{c.Check()}
+	for _, name := range slices.Sorted(maps.Keys(c.Matched)) {
+		for _, err := range c.checkMatched(name) {
+			errs = append(errs, fmt.Errorf("%q: %w", keyProbes+"::"+name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkMatched returns the problems of the probe name that the connector
+// matches: a match, dmax and bins are required, and the match and failure
+// options are the deltaq processor's (spanmatch.Compile).
+func (c *Config) checkMatched(name string) []error {
+	mp := c.Matched[name]
+	if mp.Match == nil {
+		return []error{errors.New("failure: only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe")}
+	}
+	var errs []error
+	if pc := c.Probes[name]; pc.DMax <= 0 || pc.Bins <= 0 {
+		errs = append(errs, errors.New("match: a probe the connector matches needs its dmax and bins"))
+	}
+	_, _, errs2 := compileMatched(name, &mp)
+	return append(errs, errs2...)
+}
+
+// compileMatched compiles the match and the failure rule of a probe.
+func compileMatched(name string, mp *MatchedProbe) (spanmatch.Rule, spanmatch.Failure, []error) {
+	rule, errs := spanmatch.Compile(mp.Match, name)
+	fc := mp.Failure
+	if fc == nil {
+		fc = &spanmatch.FailureConfig{}
+	}
+	f, ferrs := spanmatch.CompileFailure("failure", fc)
+	return rule, f, append(errs, ferrs...)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // NewFactory returns the factory of the deltaq connector.
@@ -77,22 +78,29 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, in input,
 	s, ok := f.instances[set.ID]
 	if !ok {
 		oset := observer.Settings{
-			Kind:      "connector",
-			Scope:     metadata.ScopeName,
-			Telemetry: set.TelemetrySettings,
-			Version:   set.BuildInfo.Version,
-			ID:        set.ID.String(),
+			Kind:       "connector",
+			Scope:      metadata.ScopeName,
+			Telemetry:  set.TelemetrySettings,
+			Version:    set.BuildInfo.Version,
+			ID:         set.ID.String(),
+			SpanProbes: spanProbes(cfg.(*Config)),
 		}
 		if f.adjust != nil {
 			f.adjust(&oset)
 		}
+		s = &shared{}
+		if err := claimMatched(s, set.ID, oset.SpanProbes); err != nil {
+			return nil, err
+		}
 		obs, err := observer.New(&cfg.(*Config).Config, oset)
 		if err != nil {
+			spanmatch.Release(s)
 			return nil, err
 		}
 		id := set.ID
-		s = &shared{obs: obs}
+		s.obs = obs
 		s.release = func() {
+			spanmatch.Release(s)
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.instances[id] == s {

@@ -9,27 +9,32 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
-// addTraces adds the outcome instances among the spans of td, and records
-// in bs the service.name of the resource each probe's instances came from.
-func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices) {
+// addTraces adds the outcome instances among the spans of td: those a
+// deltaq processor mapped (deltaq.probe), and those of the probes sp finds
+// in the spans themselves when sp is not nil. It records in bs the
+// service.name of the resource each probe's instances came from.
+func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanProbes) {
 	var in analysis.Instance
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
-		service := ""
-		if v, ok := rss.At(i).Resource().Attributes().Get(attrServiceName); ok && v.Type() == pcommon.ValueTypeStr {
-			service = v.Str()
-		}
+		res := spanmatch.NewResource(rss.At(i).Resource())
+		var marks probeMarks
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				if readInstance(spans.At(k), &in) {
+				span := spans.At(k)
+				if readInstance(span, &in) {
 					b.Add(&in)
-					if service != "" {
+					if service := res.ServiceName(); service != "" {
 						bs.add(in.Probe, service)
 					}
+				}
+				if sp != nil {
+					sp.addMatched(b, span, &res, bs, &marks)
 				}
 			}
 		}

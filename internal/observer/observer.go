@@ -51,6 +51,10 @@ type Settings struct {
 	// sleeping.
 	Now   func() time.Time
 	Ticks <-chan time.Time
+	// SpanProbes, when not nil, are probes the observer finds in the spans
+	// themselves (the connector's probes with a match); their names are
+	// entries of the configuration's probes, with a dMax and bins.
+	SpanProbes *SpanProbes
 }
 
 // Outputs are the consumers of an observer's output: the exporter's OTLP
@@ -101,6 +105,9 @@ type Observer struct {
 	// adopted are the probes carried over a reload, checked at Start
 	// (handover.go); nil when nothing was adopted.
 	adopted []string
+	// spans are the probes matched in the spans themselves
+	// (Settings.SpanProbes), resolved in the engine; nil without.
+	spans *spanProbes
 	// knownBounds holds the layouts of the agents' windows whose bin edges
 	// were found even (windows.go); boundsMu guards it.
 	boundsMu    sync.Mutex
@@ -165,6 +172,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 			o.adopt(st.(*parked))
 		}
 	}
+	o.spans = resolve(set.SpanProbes, o.engine)
 	return o, nil
 }
 
@@ -180,7 +188,7 @@ func attrOption(k, v string) metric.MeasurementOption {
 func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	b := o.engine.Begin()
 	var bs batchServices
-	addTraces(b, td, &bs)
+	addTraces(b, td, &bs, o.spans)
 	b.End()
 	o.build.services.note(bs.pairs)
 	return nil
@@ -305,15 +313,19 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 }
 
 // warnUnproduced warns, at start, about the referenced probes — the
-// outcomes of the diagram and the entries of probes — that no deltaq
-// processor of this collector produces. Such a probe's instances may come
+// outcomes of the diagram and the entries of probes — that neither a deltaq
+// processor of this collector nor the observer's own SpanProbes produce. Such a probe's instances may come
 // from another collector; if none does, its windows stay empty (counted by
 // referenced_probe_empty_windows).
 func (o *Observer) warnUnproduced() {
 	produced := outcome.RegisteredProbes()
+	var matched []string
+	if sp := o.set.SpanProbes; sp != nil {
+		matched = sp.Names
+	}
 	var missing []string
 	for _, n := range o.referenced {
-		if _, ok := slices.BinarySearch(produced, n); !ok {
+		if _, ok := slices.BinarySearch(produced, n); !ok && !slices.Contains(matched, n) {
 			missing = append(missing, n)
 		}
 	}

@@ -106,3 +106,24 @@ const StartEventName = "deltaq.span.start"
 // the span that started. The synthetic timeout span of an instance that never
 // ended takes this name; without it, it takes the probe name.
 const AttrSpanName = "deltaq.span.name"
+
+// contractPrefix is the prefix every span attribute of the contract shares;
+// it rejects almost every other key with one comparison.
+const contractPrefix = "deltaq."
+
+// IsContractAttr reports whether k is a span attribute of the contract
+// (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate),
+// the attributes the processor writes and removes from the spans that
+// arrive with them. Other deltaq.* keys, such as the deltaq.failed an
+// application sets on a failed span, are application data: IsContractAttr
+// is false for them.
+func IsContractAttr(k string) bool {
+	if len(k) < len(contractPrefix) || k[:len(contractPrefix)] != contractPrefix {
+		return false
+	}
+	switch k {
+	case AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate:
+		return true
+	}
+	return false
+}

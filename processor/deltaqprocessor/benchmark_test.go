@@ -320,7 +320,7 @@ func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := int64(0)
-		p.startEvent(startEvents("probe-1", base, 1).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), &resourceInfo{res: pcommon.NewResource()}, &now)
+		p.startEvent(startEvents("probe-1", base, 1).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), &[]resourceInfo{newResourceInfo(pcommon.NewResource())}[0], &now)
 		td := benchBatch(0)
 		_, _ = p.processTraces(context.Background(), td) // fills the name cache
 		allocs := testing.AllocsPerRun(20, func() {

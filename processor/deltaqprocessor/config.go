@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // baseBinWidth is Δbase of the thesis parameterisation dMax = Δbase·2ⁿ·N
@@ -187,44 +186,18 @@ type BinningConfig struct {
 // binningLogLinear is the value of binning.kind.
 const binningLogLinear = "log-linear"
 
-// MatchConfig selects spans. All the conditions that are set must hold.
-type MatchConfig struct {
-	// SpanName is the exact span name.
-	SpanName string `mapstructure:"span_name"`
-	// SpanNameRegexp is a regular expression (RE2 syntax) the span name must
-	// match; anchor it with ^ and $ to match the whole name.
-	SpanNameRegexp string `mapstructure:"span_name_regexp"`
-	// ServiceName is the exact value of the resource attribute service.name.
-	ServiceName string `mapstructure:"service_name"`
-	// SpanKind is one of internal, server, client, producer, consumer.
-	SpanKind string `mapstructure:"span_kind"`
-	// Attributes maps span attribute keys to the values they must equal.
-	Attributes map[string]any `mapstructure:"attributes"`
-}
+// MatchConfig selects spans (package spanmatch): all the conditions that
+// are set must hold. The deltaq connector's probes take the same options.
+type MatchConfig = spanmatch.MatchConfig
 
 // FailureConfig says which spans that end within dMax are failures: those
-// with status ERROR (unless StatusError is false) and those for which any of
-// the conditions holds.
-type FailureConfig struct {
-	// StatusError makes spans with status code ERROR failures; true when
-	// omitted.
-	StatusError *bool `mapstructure:"status_error"`
-	// Conditions are attribute conditions; a span for which any holds is a
-	// failure.
-	Conditions []ConditionConfig `mapstructure:"conditions"`
-}
+// with status ERROR (unless status_error is false) and those for which any
+// of the conditions holds.
+type FailureConfig = spanmatch.FailureConfig
 
 // ConditionConfig compares a span attribute with a value. A condition on an
 // attribute the span does not have does not hold.
-type ConditionConfig struct {
-	// Attribute is the span attribute key.
-	Attribute string `mapstructure:"attribute"`
-	// Op is one of ==, !=, <, <=, >, >=; == when omitted. The ordering
-	// operators take a numeric Value and hold only for numeric attributes.
-	Op string `mapstructure:"op"`
-	// Value is a string, integer, floating-point number or boolean.
-	Value any `mapstructure:"value"`
-}
+type ConditionConfig = spanmatch.ConditionConfig
 
 var (
 	_ component.Config    = (*Config)(nil)
@@ -315,7 +288,7 @@ func (cfg *Config) Validate() error {
 	if cfg.EndedWindow <= 0 || cfg.EndedWindow > maxEndedWindow {
 		errs = append(errs, fmt.Errorf("ended_window: must be in (0s, %v], got %v", maxEndedWindow, cfg.EndedWindow))
 	}
-	defaultFailure, ferrs := compileFailure("failure", &cfg.Failure)
+	defaultFailure, ferrs := spanmatch.CompileFailure("failure", &cfg.Failure)
 	errs = append(errs, ferrs...)
 	seen := make(map[string]int, len(cfg.Probes))
 	for i := range cfg.Probes {
@@ -329,7 +302,7 @@ func (cfg *Config) Validate() error {
 		} else {
 			seen[pc.Name] = i
 		}
-		_, perrs := compileProbe(pc, defaultFailure)
+		_, _, perrs := compileProbe(pc, defaultFailure)
 		for _, err := range perrs {
 			errs = append(errs, probeError(i, pc.Name, err))
 		}
@@ -449,72 +422,4 @@ func checkBins(n int) error {
 		return fmt.Errorf("bins: must be in [1, %d], got %d", deltaq.MaxThesisBins, n)
 	}
 	return nil
-}
-
-// spanKinds maps the configuration names of span kinds to their OTLP codes
-// (opentelemetry-proto, trace.proto, Span.SpanKind).
-var spanKinds = map[string]int32{
-	"internal": 1,
-	"server":   2,
-	"client":   3,
-	"producer": 4,
-	"consumer": 5,
-}
-
-// compileRegexp compiles a span name expression.
-func compileRegexp(expr string) (*regexp.Regexp, error) {
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, fmt.Errorf("match.span_name_regexp: %w", err)
-	}
-	return re, nil
-}
-
-// parseSpanKind returns the OTLP code of a span kind name (case-insensitive).
-func parseSpanKind(s string) (int32, error) {
-	k, ok := spanKinds[strings.ToLower(s)]
-	if !ok {
-		return 0, fmt.Errorf("match.span_kind: unknown span kind %q (want internal, server, client, producer or consumer)", s)
-	}
-	return k, nil
-}
-
-// literalOf converts a configured value to a literal.
-func literalOf(v any) (literal, error) {
-	switch x := v.(type) {
-	case nil:
-		return literal{}, errors.New("value is required")
-	case string:
-		return literal{kind: litString, s: x}, nil
-	case bool:
-		return literal{kind: litBool, b: x}, nil
-	case int:
-		return literal{kind: litInt, i: int64(x)}, nil
-	case int64:
-		return literal{kind: litInt, i: x}, nil
-	case int32:
-		return literal{kind: litInt, i: int64(x)}, nil
-	case uint64:
-		if x > math.MaxInt64 {
-			return literal{}, fmt.Errorf("value %d is out of the int64 range", x)
-		}
-		return literal{kind: litInt, i: int64(x)}, nil
-	case uint:
-		if uint64(x) > math.MaxInt64 {
-			return literal{}, fmt.Errorf("value %d is out of the int64 range", x)
-		}
-		return literal{kind: litInt, i: int64(x)}, nil
-	case float64:
-		if math.IsNaN(x) {
-			return literal{}, errors.New("value must not be NaN")
-		}
-		return literal{kind: litDouble, f: x}, nil
-	case float32:
-		if math.IsNaN(float64(x)) {
-			return literal{}, errors.New("value must not be NaN")
-		}
-		return literal{kind: litDouble, f: float64(x)}, nil
-	default:
-		return literal{}, fmt.Errorf("value has unsupported type %T (want string, number or boolean)", v)
-	}
 }

@@ -5,15 +5,13 @@ package deltaqprocessor
 
 import (
 	"errors"
-	"fmt"
-	"regexp"
-	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // Outcome indices, in the order of outcomeValues.
@@ -25,7 +23,8 @@ const (
 )
 
 // attrServiceName is the resource attribute naming the service
-// (OpenTelemetry semantic conventions, service.name).
+// (OpenTelemetry semantic conventions, service.name), which synthetic
+// timeout spans carry.
 const attrServiceName = "service.name"
 
 // probe is a compiled ProbeConfig.
@@ -41,32 +40,14 @@ type probe struct {
 	// auto is the state of a probe with dmax: auto, nil otherwise.
 	auto *autoRange
 
-	// re is the span name expression; nil when the probe matches an exact
-	// name (the matcher's map holds it).
-	re *regexp.Regexp
-	// rePrefix is a literal every match of re contains (regexp.LiteralPrefix),
-	// a cheap test that rejects most names before the expression runs.
-	rePrefix string
-
-	hasKind    bool
-	kind       ptrace.SpanKind
-	hasService bool
-	service    string
-	attrs      []attrEquals
-
-	failure failureRule
+	// failure judges the spans that end within dMax.
+	failure spanmatch.Failure
 }
 
-// attrEquals requires a span attribute to equal a value.
-type attrEquals struct {
-	key string
-	val literal
-}
-
-// compileProbe checks a probe's configuration and compiles it; def is the
-// failure rule of probes that have none of their own. Each error names the
-// field.
-func compileProbe(pc *ProbeConfig, def failureRule) (probe, []error) {
+// compileProbe checks a probe's configuration and compiles it, with the
+// rule of its match; def is the failure rule of probes that have none of
+// their own. Each error names the field.
+func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule, []error) {
 	var errs []error
 	p := probe{name: pc.Name, bins: int64(pc.Bins), failure: def}
 	if pc.Name == "" {
@@ -81,86 +62,14 @@ func compileProbe(pc *ProbeConfig, def failureRule) (probe, []error) {
 	if pc.DMaxAuto && len(derrs) == 0 {
 		p.auto = newAutoRange(pc)
 	}
-
-	m := &pc.Match
-	if m.SpanName != "" && m.SpanNameRegexp != "" {
-		errs = append(errs, errors.New("match.span_name, match.span_name_regexp: set at most one"))
-	}
-	if m.SpanNameRegexp != "" {
-		re, err := compileRegexp(m.SpanNameRegexp)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			p.re = re
-			p.rePrefix, _ = re.LiteralPrefix()
-		}
-	}
-	if m.SpanKind != "" {
-		k, err := parseSpanKind(m.SpanKind)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		p.hasKind, p.kind = true, ptrace.SpanKind(k)
-	}
-	if m.ServiceName != "" {
-		p.hasService, p.service = true, m.ServiceName
-	}
-	keys := make([]string, 0, len(m.Attributes))
-	for k := range m.Attributes {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // a fixed evaluation order
-	for _, k := range keys {
-		if k == "" {
-			errs = append(errs, errors.New("match.attributes: a key must not be empty"))
-			continue
-		}
-		if isContractAttr(k) {
-			errs = append(errs, fmt.Errorf("match.attributes[%q] %w", k, errContractKey))
-			continue
-		}
-		lit, err := literalOf(m.Attributes[k])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("match.attributes[%q]: %w", k, err))
-			continue
-		}
-		p.attrs = append(p.attrs, attrEquals{key: k, val: lit})
-	}
+	rule, merrs := spanmatch.Compile(&pc.Match, pc.Name)
+	errs = append(errs, merrs...)
 	if pc.Failure != nil {
-		f, ferrs := compileFailure("failure", pc.Failure)
+		f, ferrs := spanmatch.CompileFailure("failure", pc.Failure)
 		errs = append(errs, ferrs...)
 		p.failure = f
 	}
-	return p, errs
-}
-
-// exactName returns the span name an exact-name probe matches.
-func (pc *ProbeConfig) exactName() string {
-	if pc.Match.SpanName != "" {
-		return pc.Match.SpanName
-	}
-	return pc.Name
-}
-
-// matchesRest reports whether the span meets the probe's conditions other
-// than the name.
-func (p *probe) matchesRest(span ptrace.Span, res *resourceInfo) bool {
-	if p.hasKind && span.Kind() != p.kind {
-		return false
-	}
-	if p.hasService && res.serviceName() != p.service {
-		return false
-	}
-	if len(p.attrs) > 0 {
-		attrs := span.Attributes()
-		for i := range p.attrs {
-			v, ok := attrs.Get(p.attrs[i].key)
-			if !ok || !p.attrs[i].val.equal(v) {
-				return false
-			}
-		}
-	}
-	return true
+	return p, rule, errs
 }
 
 // layout returns the probe's layout in force, as the registry holds it.
@@ -188,32 +97,25 @@ func (p *probe) classify(span ptrace.Span, d, dMax int64) int {
 	if d > dMax {
 		return outcomeTimeout
 	}
-	if p.failure.holds(span) {
+	if p.failure.Holds(span) {
 		return outcomeFailure
 	}
 	return outcomeSuccess
 }
 
-// resourceInfo reads the service name of a resource once, when a probe first
-// needs it.
+// resourceInfo is the resource of a batch's spans or start events: its
+// service name, read once when a probe first needs it (spanmatch.Resource),
+// and kept for in-flight instances.
 type resourceInfo struct {
-	res     pcommon.Resource
-	loaded  bool
-	service string
+	spanmatch.Resource
 	// stored is the service name as in-flight instances keep it
 	// (storedString), made once per resource and shared by its instances.
 	stored       string
 	storedLoaded bool
 }
 
-func (r *resourceInfo) serviceName() string {
-	if !r.loaded {
-		r.loaded = true
-		if v, ok := r.res.Attributes().Get(attrServiceName); ok && v.Type() == pcommon.ValueTypeStr {
-			r.service = v.Str()
-		}
-	}
-	return r.service
+func newResourceInfo(r pcommon.Resource) resourceInfo {
+	return resourceInfo{Resource: spanmatch.NewResource(r)}
 }
 
 // storedServiceName returns the service name cut to outcome.MaxNameLength
@@ -221,7 +123,7 @@ func (r *resourceInfo) serviceName() string {
 func (r *resourceInfo) storedServiceName() string {
 	if !r.storedLoaded {
 		r.storedLoaded = true
-		r.stored = storedString(r.serviceName())
+		r.stored = storedString(r.ServiceName())
 	}
 	return r.stored
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -114,9 +115,18 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		return nil, err
 	}
 	// Registered last, so that a processor that fails to build leaves
-	// nothing behind. An exporter or connector of the same collector reads a
-	// probe's layout here, from configuration, rather than from the
-	// attributes of the spans it receives.
+	// nothing behind. A probe that a deltaq connector matches in the spans
+	// itself is refused (spanmatch.Claim). An exporter or connector of the
+	// same collector reads a probe's layout here, from configuration,
+	// rather than from the attributes of the spans it receives.
+	names := make([]string, len(m.probes))
+	for i := range m.probes {
+		names[i] = m.probes[i].name
+	}
+	if err := spanmatch.Claim(p, "processor", set.ID.String(), names); err != nil {
+		tb.Shutdown()
+		return nil, err
+	}
 	layouts := make(map[string]outcome.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
@@ -137,8 +147,12 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 	return p, nil
 }
 
-// unregister removes the processor's probes from the process-wide registry.
-func (p *deltaqProcessor) unregister() { outcome.Unregister(p) }
+// unregister removes the processor's probes from the process-wide registry
+// and its claim on them (spanmatch.Claim).
+func (p *deltaqProcessor) unregister() {
+	outcome.Unregister(p)
+	spanmatch.Release(p)
+}
 
 // attachTraces records the next consumer of the traces pipeline.
 func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) error {
@@ -241,7 +255,7 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		res := resourceInfo{res: rs.Resource()}
+		res := newResourceInfo(rs.Resource())
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
@@ -259,32 +273,11 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 	return td, nil
 }
 
-// contractPrefix is the prefix every attribute of the contract shares; it
-// rejects almost every other key with one comparison.
-const contractPrefix = "deltaq."
-
-// isContractAttr reports whether k is a span attribute of the processor →
-// exporter contract (internal/outcome). Other deltaq.* keys, such as the
-// deltaq.failed an application sets on a failed span, are application data
-// the exporter never reads: they are left alone, and failure rules may test
-// them.
-func isContractAttr(k string) bool {
-	if !strings.HasPrefix(k, contractPrefix) {
-		return false
-	}
-	switch k {
-	case outcome.AttrProbe, outcome.AttrOutcome, outcome.AttrDMaxNs, outcome.AttrBins,
-		outcome.AttrSynthetic, outcome.AttrLate:
-		return true
-	}
-	return false
-}
-
 // hasContractAttr reports whether any attribute of attrs is a contract
 // attribute, in one pass over the keys that allocates nothing.
 func hasContractAttr(attrs pcommon.Map) bool {
 	for k := range attrs.All() {
-		if isContractAttr(k) {
+		if outcome.IsContractAttr(k) {
 			return true
 		}
 	}
@@ -299,7 +292,7 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 	if v, ok := attrs.Get(outcome.AttrSynthetic); ok && v.Type() == pcommon.ValueTypeBool && v.Bool() {
 		synthetic = true
 	}
-	attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isContractAttr(k) })
+	attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return outcome.IsContractAttr(k) })
 	p.stats.foreignAttributes.Add(1)
 	if synthetic {
 		p.malformedSpan(span, reasonForeignSynthetic)
@@ -473,7 +466,7 @@ func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Log
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
-		res := resourceInfo{res: rl.Resource()}
+		res := newResourceInfo(rl.Resource())
 		sls := rl.ScopeLogs()
 		emptied := false
 		for j := 0; j < sls.Len(); j++ {

@@ -602,38 +602,3 @@ func TestShutdownStopsTimer(t *testing.T) {
 	}
 	assert.Zero(t, h.tsink.SpanCount())
 }
-
-// TestRegexpNameCache checks that matching stays right when the cache of
-// span names is full and when names repeat.
-func TestRegexpNameCache(t *testing.T) {
-	cfg := testConfig(
-		ProbeConfig{Name: "a", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `items/\d+$`}},
-		ProbeConfig{Name: "b", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `(?i)^get `}},
-		ProbeConfig{Name: "c", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `^GET /x`, SpanKind: "client"}},
-	)
-	m, err := newMatcher(cfg)
-	require.NoError(t, err)
-	m.names.init(3)
-	tests := []struct {
-		name string
-		kind ptrace.SpanKind
-		want int
-	}{
-		{"GET /items/1", ptrace.SpanKindServer, 0},
-		{"get /items/x", ptrace.SpanKindServer, 1},
-		{"POST /items/1", ptrace.SpanKindServer, 0},
-		{"POST /other", ptrace.SpanKindServer, -1},
-		{"GET /x", ptrace.SpanKindServer, 1}, // c needs kind client
-		{"GET /x", ptrace.SpanKindClient, 1}, // b comes first
-		{"PUT /x", ptrace.SpanKindClient, -1},
-	}
-	for round := range 2 { // the second round reads the cache where it has the name
-		for _, tt := range tests {
-			s := ptrace.NewSpan()
-			s.SetName(tt.name)
-			s.SetKind(tt.kind)
-			assert.Equal(t, tt.want, m.match(s, &resourceInfo{res: pcommon.NewResource()}), "round %d: %q", round, tt.name)
-		}
-	}
-	assert.Len(t, *m.names.m.Load(), 3, "the cache stops at its limit")
-}

@@ -317,26 +317,6 @@ func TestInFlightMemoryPerEntry(t *testing.T) {
 	runtime.KeepAlive(h)
 }
 
-// TestLongSpanNamesAreNotCached: a span name longer than
-// outcome.MaxNameLength is matched against the expressions like any other,
-// but not kept in the name cache, whose bound counts names.
-func TestLongSpanNamesAreNotCached(t *testing.T) {
-	m, err := newMatcher(testConfig(
-		ProbeConfig{Name: "a", DMax: time.Second, Bins: 10, Match: MatchConfig{SpanNameRegexp: `^GET /`}},
-	))
-	require.NoError(t, err)
-	for _, name := range []string{"GET /" + strings.Repeat("x", outcome.MaxNameLength), "GET /short"} {
-		s := ptrace.NewSpan()
-		s.SetName(name)
-		for range 2 {
-			assert.Equal(t, 0, m.match(s, &resourceInfo{res: pcommon.NewResource()}))
-		}
-	}
-	cached := *m.names.m.Load()
-	assert.Len(t, cached, 1)
-	assert.Contains(t, cached, "GET /short")
-}
-
 // TestLongProbeNameIsRefused: a start event naming a probe longer than
 // outcome.MaxNameLength, which no configuration holds, is refused as an
 // unknown probe before the lookup (which would hash the whole name): even a

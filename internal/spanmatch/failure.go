@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package deltaqprocessor
+package spanmatch
 
 // The failure rule: which spans that ended within dMax are failures, from
 // their status and attribute conditions with configured literals.
@@ -14,17 +14,20 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// failureRule decides which spans that ended within dMax are failures.
-type failureRule struct {
+// Failure decides which spans that ended within dMax are failures. The zero
+// Failure holds for no span; CompileFailure makes one from its options.
+type Failure struct {
 	statusError bool
 	conds       []condition
 }
 
-// holds reports whether the span is a failure: status ERROR (when the rule
-// counts it) or any condition holds.
-func (f *failureRule) holds(span ptrace.Span) bool {
+// Holds reports whether the span is a failure: status ERROR (when the rule
+// counts it) or any condition holds. It allocates nothing.
+func (f *Failure) Holds(span ptrace.Span) bool {
 	if f.statusError && span.Status().Code() == ptrace.StatusCodeError {
 		return true
 	}
@@ -45,15 +48,15 @@ func (f *failureRule) holds(span ptrace.Span) bool {
 // such a condition could never hold.
 var errContractKey = errors.New("is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here")
 
-// compileFailure checks a failure rule and compiles it; field names in errors
-// start with prefix.
-func compileFailure(prefix string, fc *FailureConfig) (failureRule, []error) {
+// CompileFailure checks a failure rule and compiles it; field names in
+// errors start with prefix ("failure.conditions[0].op: …").
+func CompileFailure(prefix string, fc *FailureConfig) (Failure, []error) {
 	var errs []error
-	f := failureRule{statusError: fc.StatusError == nil || *fc.StatusError}
+	f := Failure{statusError: fc.StatusError == nil || *fc.StatusError}
 	for i, cc := range fc.Conditions {
 		field := fmt.Sprintf("%s.conditions[%d]", prefix, i)
 		c, err := compileCondition(&cc)
-		if err == nil && isContractAttr(cc.Attribute) {
+		if err == nil && outcome.IsContractAttr(cc.Attribute) {
 			err = fmt.Errorf("attribute: %q %w", cc.Attribute, errContractKey)
 		}
 		if err != nil {

@@ -1,0 +1,46 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+
+import (
+	"maps"
+	"slices"
+
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
+)
+
+// spanProbes compiles the probes the connector matches in the spans, in
+// name order; nil when there are none. cfg has been validated.
+func spanProbes(cfg *Config) *observer.SpanProbes {
+	var sp observer.SpanProbes
+	var rules []spanmatch.Rule
+	for _, name := range slices.Sorted(maps.Keys(cfg.Matched)) {
+		mp := cfg.Matched[name]
+		if mp.Match == nil {
+			continue // a failure rule alone, which Validate refuses
+		}
+		rule, failure, _ := compileMatched(name, &mp)
+		rules = append(rules, rule)
+		sp.Names = append(sp.Names, name)
+		sp.Failures = append(sp.Failures, failure)
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	sp.Matcher = spanmatch.NewMatcher(rules)
+	return &sp
+}
+
+// claimMatched claims, for owner, the probes the connector id matches
+// (spanmatch.Claim): a probe that a deltaq processor of the collector
+// matches too is refused.
+func claimMatched(owner any, id component.ID, sp *observer.SpanProbes) error {
+	if sp == nil {
+		return nil
+	}
+	return spanmatch.Claim(owner, "connector", id.String(), sp.Names)
+}

@@ -1,0 +1,114 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
+
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
+)
+
+// SpanProbes are the probes an observer finds in the spans themselves, with
+// no deltaq processor: the deltaq connector's probes with a match. Their
+// instances need no real-time timeout, since each is judged from its own
+// span: a span longer than the probe's dMax is a timeout (the engine
+// classifies it under the probe's configured layout), else a failure when
+// the probe's failure rule holds, else a success.
+type SpanProbes struct {
+	// Matcher finds the probes of a span; its rules are in the order of
+	// Names and Failures.
+	Matcher *spanmatch.Matcher
+	// Names are the probes' names.
+	Names []string
+	// Failures are the probes' failure rules.
+	Failures []spanmatch.Failure
+}
+
+// spanProbes are an observer's SpanProbes with each probe resolved in its
+// engine (analysis.Engine.Ref), so that an instance is counted without a
+// look-up of its probe's name.
+type spanProbes struct {
+	*SpanProbes
+	refs []analysis.ProbeRef
+	// resolved[i] is false for a probe the engine gave no reference, whose
+	// instances are added by name (none: the connector's Validate requires
+	// a dMax and bins of every probe with a match).
+	resolved []bool
+}
+
+// resolve returns sp with its probes resolved in e; nil when sp is nil.
+func resolve(sp *SpanProbes, e *analysis.Engine) *spanProbes {
+	if sp == nil {
+		return nil
+	}
+	r := &spanProbes{SpanProbes: sp, refs: make([]analysis.ProbeRef, len(sp.Names)), resolved: make([]bool, len(sp.Names))}
+	for i, n := range sp.Names {
+		r.refs[i], r.resolved[i] = e.Ref(n)
+	}
+	return r
+}
+
+// maxHitsOnStack is the number of probes one span can match before the
+// list of its probes leaves the stack (an allocation per such span).
+const maxHitsOnStack = 8
+
+// addMatched adds an instance of every probe of sp that the span belongs
+// to, and records the service of each in bs, once per probe of a resource
+// (marks); res is the span's resource.
+func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks) {
+	var buf [maxHitsOnStack]int32
+	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
+	if len(hits) == 0 {
+		return
+	}
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	if start == 0 || end == 0 || start > math.MaxInt64 || end > math.MaxInt64 {
+		for range hits {
+			b.Malformed()
+		}
+		return
+	}
+	in := analysis.Instance{Start: int64(start), End: int64(end)}
+	service := res.ServiceName()
+	for _, i := range hits {
+		in.Probe, in.Outcome = sp.Names[i], analysis.Success
+		if sp.Failures[i].Holds(span) {
+			in.Outcome = analysis.Failure
+		}
+		if sp.resolved[i] {
+			b.AddTo(sp.refs[i], &in)
+		} else {
+			b.Add(&in)
+		}
+		if service != "" && marks.first(int(i)) {
+			bs.add(in.Probe, service)
+		}
+	}
+}
+
+// probeMarks records, for the spans of one resource, the probes of a
+// SpanProbes already noted in a batchServices, so that a resource's
+// service is noted once per probe rather than once per span. The marks of
+// the first 256 probes live in the array, on the caller's stack; the others
+// are noted every time (batchServices.add skips a pair it holds).
+type probeMarks struct {
+	words [4]uint64
+}
+
+// first marks probe i and reports whether it was not marked yet; always
+// true past the array.
+func (m *probeMarks) first(i int) bool {
+	w, bit := i/64, uint64(1)<<(i%64)
+	if w >= len(m.words) {
+		return true
+	}
+	if m.words[w]&bit != 0 {
+		return false
+	}
+	m.words[w] |= bit
+	return true
+}

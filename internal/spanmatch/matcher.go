@@ -1,0 +1,166 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package spanmatch
+
+// The matcher: which probes a span belongs to, in configuration order.
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// Matcher finds the probes of a span among compiled rules, indexed by their
+// position. Exact names are looked up in a map, so a span that no rule
+// names costs one map lookup and allocates nothing. Span names that reach
+// the expression rules are remembered (up to maxCachedNames of them, of at
+// most outcome.MaxNameLength bytes), with the list of expressions they
+// match, so that each distinct name runs the expressions once. It is safe
+// for concurrent use.
+type Matcher struct {
+	rules []Rule
+	// exact maps a span name to the exact-name rules with that name, in
+	// order.
+	exact map[string][]int32
+	// regexps lists the rules with a span name expression, in order.
+	regexps []int32
+	// names caches, for span names, the regexps rules whose expression
+	// matches the name.
+	names nameCache
+}
+
+// NewMatcher returns the matcher of rules; Match and AppendMatches return
+// indices into rules.
+func NewMatcher(rules []Rule) *Matcher {
+	m := &Matcher{rules: rules, exact: make(map[string][]int32)}
+	for i := range rules {
+		if rules[i].re != nil {
+			m.regexps = append(m.regexps, int32(i))
+		} else {
+			n := rules[i].exact
+			m.exact[n] = append(m.exact[n], int32(i))
+		}
+	}
+	m.names.init(maxCachedNames)
+	return m
+}
+
+// Match returns the index of the first rule, in order, whose conditions the
+// span meets, or −1: the one probe of a span that can carry only one (the
+// processor's deltaq.probe).
+func (m *Matcher) Match(span ptrace.Span, res *Resource) int {
+	name := span.Name()
+	best := -1
+	if cands, ok := m.exact[name]; ok {
+		for _, i := range cands {
+			if m.rules[i].matchesRest(span, res) {
+				best = int(i)
+				break
+			}
+		}
+	}
+	if len(m.regexps) == 0 {
+		return best
+	}
+	for _, i := range m.regexpMatches(name) {
+		if best >= 0 && int(i) > best {
+			break
+		}
+		if m.rules[i].matchesRest(span, res) {
+			return int(i)
+		}
+	}
+	return best
+}
+
+// AppendMatches appends to dst the index of every rule whose conditions
+// the span meets, exact-name rules first, each group in order, and returns
+// the extended slice. With a dst of enough capacity (one on the caller's
+// stack) it allocates nothing.
+func (m *Matcher) AppendMatches(dst []int32, span ptrace.Span, res *Resource) []int32 {
+	name := span.Name()
+	for _, i := range m.exact[name] {
+		if m.rules[i].matchesRest(span, res) {
+			dst = append(dst, i)
+		}
+	}
+	if len(m.regexps) == 0 {
+		return dst
+	}
+	for _, i := range m.regexpMatches(name) {
+		if m.rules[i].matchesRest(span, res) {
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
+
+// regexpMatches returns the expression rules whose expression matches name,
+// in order.
+func (m *Matcher) regexpMatches(name string) []int32 {
+	if hit, ok := m.names.get(name); ok {
+		return hit
+	}
+	var hit []int32
+	for _, i := range m.regexps {
+		r := &m.rules[i]
+		if strings.Contains(name, r.rePrefix) && r.re.MatchString(name) {
+			hit = append(hit, i)
+		}
+	}
+	// A name longer than outcome.MaxNameLength runs the expressions every
+	// time rather than being kept: the cache must hold whole names to be
+	// exact, and its bound counts names, not bytes.
+	if len(name) <= outcome.MaxNameLength {
+		m.names.put(name, hit)
+	}
+	return hit
+}
+
+// maxCachedNames bounds the span names the matcher remembers; each is at most
+// outcome.MaxNameLength bytes.
+const maxCachedNames = 1000
+
+// nameCache maps span names to the regexp rules they match. Readers load an
+// immutable map without locking; a new name copies the map (under a mutex),
+// which costs O(size) but happens at most maxCachedNames times. Once full,
+// names not in it run the expressions every time.
+type nameCache struct {
+	m     atomic.Pointer[map[string][]int32]
+	mu    sync.Mutex
+	limit int
+}
+
+func (c *nameCache) init(limit int) {
+	c.limit = limit
+	empty := map[string][]int32{}
+	c.m.Store(&empty)
+}
+
+func (c *nameCache) get(name string) ([]int32, bool) {
+	v, ok := (*c.m.Load())[name]
+	return v, ok
+}
+
+func (c *nameCache) put(name string, v []int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.m.Load()
+	if len(old) >= c.limit {
+		return
+	}
+	if _, ok := old[name]; ok {
+		return
+	}
+	next := make(map[string][]int32, len(old)+1)
+	for k, x := range old {
+		next[k] = x
+	}
+	next[strings.Clone(name)] = v
+	c.m.Store(&next)
+}
