@@ -313,6 +313,8 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			dq, err = h.DeltaQ()
 		}
 		pr.SuccessSum = ac.sum
+		pr.Exemplars = ac.picks.exemplars()
+		pr.Worst = ac.picks.worstInstances()
 		if pr.UnderResolved {
 			a.coarse[pr.Name] = true
 		}
@@ -576,6 +578,7 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 			r.Triggers = append(r.Triggers, TriggerEvent{
 				Probe: pr.Name, Kind: k, Time: r.End,
 				Observed: observed, Required: required, Delay: delay,
+				Worst: pr.Worst,
 			})
 		}
 	}

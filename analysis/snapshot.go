@@ -39,6 +39,8 @@ type SnapshotProbe struct {
 	Name                 string
 	Counts               Counts
 	Observed, Calculated *deltaq.DeltaQ
+	// Worst are the probe's worst instances in the window.
+	Worst WorstInstances
 }
 
 // snapshotRecorder keeps the last Before windows and assembles snapshots.
@@ -59,7 +61,7 @@ func (s *snapshotRecorder) window(r *Result, nextID *int64) {
 	w := SnapshotWindow{Start: r.Start, End: r.End, Probes: make([]SnapshotProbe, len(r.Probes))}
 	for i := range r.Probes {
 		p := &r.Probes[i]
-		w.Probes[i] = SnapshotProbe{Name: p.Name, Counts: p.Counts, Observed: p.Observed, Calculated: p.Calculated}
+		w.Probes[i] = SnapshotProbe{Name: p.Name, Counts: p.Counts, Observed: p.Observed, Calculated: p.Calculated, Worst: p.Worst}
 	}
 	switch {
 	case s.active != nil:
