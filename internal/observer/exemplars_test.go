@@ -42,6 +42,7 @@ func sampledSpan(spans ptrace.SpanSlice, oc string, n byte, end, delay time.Dura
 func TestSampledSpansCountWithTheirAdjustedCount(t *testing.T) {
 	cfg := testConfig()
 	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	cfg.Exemplars.Enabled = false
 	h := newHarness(t, cfg, at(time.Second))
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
@@ -62,17 +63,19 @@ func TestSampledSpansCountWithTheirAdjustedCount(t *testing.T) {
 	assert.Equal(t, uint64(2), dp.BucketCounts().At(20))
 	assert.InDelta(t, 4*0.0105+2*0.0205, dp.Sum(), 1e-12)
 	assert.Equal(t, map[string]int64{"success": 6, "failure": 2, "timeout": 8}, outcomeCounts(t, h, "p"))
-	assert.Equal(t, 0, dp.Exemplars().Len(), "exemplars are off by default")
+	assert.Equal(t, 0, dp.Exemplars().Len(), "exemplars::enabled false names no instance")
 }
 
-// TestExemplarsOnTheObservedHistogramAndCounters: with exemplars on, the
+// TestExemplarsOnTheObservedHistogramAndCounters: with exemplars on (the
+// default), the
 // observed histogram's point carries the window's successes (trace, span,
 // delay in seconds, end time), the timeout and failure counters their
 // instances (value: the increment, the adjusted count).
 func TestExemplarsOnTheObservedHistogramAndCounters(t *testing.T) {
 	cfg := testConfig()
 	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
-	cfg.Exemplars = analysis.ExemplarConfig{Enabled: true, MaxPerProbe: 2}
+	assert.True(t, cfg.Exemplars.Enabled, "exemplars are on by default")
+	cfg.Exemplars.MaxPerProbe = 2
 	h := newHarness(t, cfg, at(time.Second))
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
