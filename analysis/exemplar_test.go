@@ -227,3 +227,62 @@ func TestSelectionBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestTailSamplingBias gives the README's figures of the bias of a ΔQ
+// counted after tail sampling. 10,000 instances of exponential delays of
+// mean 30 ms (their exact quantiles): F(100 ms) = 1 − e^(−100/30) = 0.9643,
+// median 30·ln 2 = 20.8 ms. A tail-sampling policy that keeps every trace
+// slower than 100 ms and one in ten of the others leaves 0.1·0.9643 +
+// 0.0357 = 13.2 % of the instances and F(100 ms) = 0.0964/0.1321 = 0.730,
+// median m with 0.1·F(m) = 0.5·0.1321, m = 30·ln(1/(1 − 5·0.1321)) = 32.4
+// ms: the ΔQ of a system half as slow again at the median, and a QTA of
+// 95 % within 100 ms broken that the system meets. Counted before it, with
+// head sampling (one in ten, each kept span counted ten times), the ΔQ is
+// the system's.
+func TestTailSamplingBias(t *testing.T) {
+	const n = 10_000
+	cfg := Config{Interval: time.Hour, Probes: map[string]ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}
+	before, after, head := newEngine(t, cfg, t0), newEngine(t, cfg, t0), newEngine(t, cfg, t0)
+	for i := range n {
+		d := time.Duration(-math.Log(1-(float64(i)+0.5)/n) * float64(30*time.Millisecond))
+		in := ok("p", time.Second, d)
+		addAll(before, in)
+		if d > 100*time.Millisecond || i%10 == 0 {
+			addAll(after, in)
+		}
+		if i%10 == 3 {
+			in.Weight = 10
+			addAll(head, in)
+		}
+	}
+	end := at(2 * time.Hour)
+	f := func(e *Engine) (float64, float64, int64) {
+		var p *ProbeResult
+		for _, r := range e.Flush(end) {
+			if q := probeOf(t, r, "p"); q.Observed != nil {
+				p = q
+			}
+		}
+		if p == nil {
+			t.Fatal("no window with instances")
+		}
+		med, _ := p.Observed.Quantile(0.5)
+		return p.Observed.CDF(0.1), med, p.Counts.Total()
+	}
+	for _, c := range []struct {
+		name      string
+		e         *Engine
+		f100, med float64
+		total     int64
+	}{
+		{"unsampled", before, 0.9643, 0.0208, n},
+		{"after tail sampling", after, 0.730, 0.0324, 1321},
+		{"head sampled 1 in 10, weighted", head, 0.9643, 0.0208, n},
+	} {
+		f100, med, total := f(c.e)
+		t.Logf("%s: F(100 ms) = %.3f, median %.1f ms, %d instances", c.name, f100, med*1e3, total)
+		if math.Abs(f100-c.f100) > 0.01 || math.Abs(med-c.med) > 0.0015 || math.Abs(float64(total-c.total)) > 2 {
+			t.Errorf("%s: F(100 ms) = %.4f, median %.4f s, %d instances; want %.4f, %.4f s, %d", c.name, f100, med, total, c.f100, c.med, c.total)
+		}
+	}
+}
