@@ -35,6 +35,17 @@ const maxThreshold = 1 << 56
 // a valid th (1 to 14 hex digits): a span without sampling information
 // counts as one. It does not allocate: it runs once per counted span.
 func AdjustedCount(ts string) (float64, bool) {
+	t, ok := Threshold(ts)
+	if !ok {
+		return 0, false
+	}
+	return float64(maxThreshold) / float64(maxThreshold-t), true
+}
+
+// Threshold returns the 56-bit rejection threshold T of a W3C tracestate's
+// `ot=th:…` entry (AdjustedCount), or false when it has none. It does not
+// allocate.
+func Threshold(ts string) (uint64, bool) {
 	ot, ok := memberValue(ts)
 	if !ok {
 		return 0, false
@@ -50,13 +61,26 @@ func AdjustedCount(ts string) (float64, bool) {
 		if len(kv) < 3 || kv[:3] != "th:" {
 			continue
 		}
-		t, ok := threshold(kv[3:])
-		if !ok {
-			return 0, false
-		}
-		return float64(maxThreshold) / float64(maxThreshold-t), true
+		return threshold(kv[3:])
 	}
 	return 0, false
+}
+
+// ThresholdTraceState returns the W3C tracestate `ot=th:…` that carries the
+// threshold t < 2⁵⁶: 14 lowercase hex digits without their trailing zeros,
+// "ot=th:0" for 0 (OpenTelemetry "TraceState: Probability Sampling").
+func ThresholdTraceState(t uint64) string {
+	const digits = "0123456789abcdef"
+	var b [14]byte
+	for i := 13; i >= 0; i-- {
+		b[i] = digits[t&0xf]
+		t >>= 4
+	}
+	n := 14
+	for n > 1 && b[n-1] == '0' {
+		n--
+	}
+	return "ot=th:" + string(b[:n])
 }
 
 // memberValue returns the value of the `ot` list member of a W3C

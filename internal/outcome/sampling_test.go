@@ -72,3 +72,18 @@ func TestWeight(t *testing.T) {
 		t.Error("Weight is not a function of its key")
 	}
 }
+
+// TestThresholdTraceState: a threshold written back reads the same, in the
+// spec's shortest form.
+func TestThresholdTraceState(t *testing.T) {
+	for ts, want := range map[string]string{"ot=th:c": "ot=th:c", "ot=th:0": "ot=th:0", "ot=th:fd70a400": "ot=th:fd70a4",
+		"ot=th:ffffffffffffff": "ot=th:ffffffffffffff", "a=b,ot=rv:00000000000001;th:08": "ot=th:08"} {
+		th, ok := Threshold(ts)
+		if !ok {
+			t.Fatalf("Threshold(%q): none", ts)
+		}
+		if got := ThresholdTraceState(th); got != want {
+			t.Errorf("ThresholdTraceState(Threshold(%q)) = %q, want %q", ts, got, want)
+		}
+	}
+}
