@@ -382,7 +382,9 @@ func TestSyntheticSpanCarriesTheStartEventsThreshold(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 	ld := logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base},
 		startEvent{probe: "checkout", id: 3, at: base})
-	recs := func(i int) pcommon.Map { return ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes() }
+	recs := func(i int) pcommon.Map {
+		return ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+	}
 	recs(0).PutStr(outcome.AttrTraceState, "vendor=x,ot=rv:00000000000001;th:c")
 	recs(1).PutStr(outcome.AttrTraceState, "vendor=x")
 	h.consumeLogs(ld)
