@@ -228,6 +228,24 @@ type acc struct {
 	sum  float64 // Σ successful delays × adjusted counts, seconds
 	// picks selects the window's exemplars and worst instances.
 	picks *picks
+	// w1 and w2 are Σw and Σw² over the adjusted counts w of the
+	// instances counted here (not those merged from other engines).
+	w1, w2 float64
+}
+
+// effective returns the effective number of instances behind total
+// counts, Kish's (Σw)²/Σw² ("Survey Sampling", 1965, section 11.7): the
+// instances counted here with their adjusted counts w, the total − Σw
+// counts merged from other engines taken as instances of weight 1. It is
+// the instance count when nothing was sampled, and the number of spans
+// when every instance has the same adjusted count.
+func (a *acc) effective(total int64) float64 {
+	t := float64(total)
+	den := a.w2 + t - a.w1
+	if den <= 0 {
+		return t
+	}
+	return t * t / den
 }
 
 // addSuccess counts a success of d ns (0 ≤ d ≤ dMax) with adjusted count
@@ -287,6 +305,7 @@ func (a *acc) reset() {
 		a.hist.Reset()
 	}
 	a.sum = 0
+	a.w1, a.w2 = 0, 0
 	a.picks.reset()
 }
 
@@ -520,6 +539,8 @@ func (e *Engine) count(a *acc, in *Instance, oc Outcome, lay layout) {
 		n = e.cfg.MaxAdjustedCount
 		e.weightClamped++
 	}
+	a.w1 += float64(n)
+	a.w2 += float64(n) * float64(n)
 	ex := Exemplar{TraceID: in.TraceID, SpanID: in.SpanID, Outcome: oc, Delay: in.End - in.Start, Time: in.End, Weight: n}
 	switch oc {
 	case Success:

@@ -63,6 +63,11 @@ func TestWeightedCounts(t *testing.T) {
 	if math.Abs(pw.SuccessSum-0.032) > 1e-12 || math.Abs(pw.SuccessSum-pu.SuccessSum) > 1e-12 {
 		t.Errorf("success sum %v (unweighted %v), want 0.032", pw.SuccessSum, pu.SuccessSum)
 	}
+	// Kish's effective count: (4 + 1 + 3 + 2)² / (16 + 1 + 9 + 4) = 10/3;
+	// the same counts unsampled are 10 instances.
+	if math.Abs(pw.EffectiveInstances-10.0/3) > 1e-12 || pu.EffectiveInstances != 10 {
+		t.Errorf("effective instances %v sampled, %v unsampled; want 10/3 and 10", pw.EffectiveInstances, pu.EffectiveInstances)
+	}
 	if got := w.Stats().Counted; got != 4 {
 		t.Errorf("Counted = %d, want 4 instances (spans), whatever their weights", got)
 	}
@@ -106,6 +111,9 @@ func TestWeightedWindowsMergeExactly(t *testing.T) {
 		}
 	}
 	want := probeOf(t, closeFirst(t, whole), "p")
+	if merged != nil && merged.EffectiveInstances != 22 {
+		t.Errorf("merged windows: effective instances %v, want their 22 counts (no weights travel)", merged.EffectiveInstances)
+	}
 	if merged == nil || merged.Counts != want.Counts || merged.Counts != (Counts{Success: 17, Failure: 5}) {
 		t.Fatalf("merged %+v, want %+v (17 successes, 5 failures)", merged, want.Counts)
 	}
@@ -284,5 +292,35 @@ func TestTailSamplingBias(t *testing.T) {
 		if math.Abs(f100-c.f100) > 0.01 || math.Abs(med-c.med) > 0.0015 || math.Abs(float64(total-c.total)) > 2 {
 			t.Errorf("%s: F(100 ms) = %.4f, median %.4f s, %d instances; want %.4f, %.4f s, %d", c.name, f100, med, total, c.f100, c.med, c.total)
 		}
+	}
+}
+
+// TestDivergenceTestCountsSpansNotWeights: a probe whose instances are all
+// sampled one in four has the same divergence test as the same spans
+// unsampled: its N is the spans behind the window, not the 4× counts.
+func TestDivergenceTestCountsSpansNotWeights(t *testing.T) {
+	cfg := Config{Interval: time.Second, Diagram: "e2e = a -> b;",
+		Probes: map[string]ProbeConfig{
+			"a": {DMax: testDMax, Bins: testBins}, "b": {DMax: testDMax, Bins: testBins},
+			"e2e": {DMax: testDMax, Bins: testBins}}}
+	var tests [2]float64
+	for k, w := range []int64{1, 4} {
+		e := newEngine(t, cfg, t0)
+		for i := range 50 {
+			d := time.Duration(1+i%20) * time.Millisecond
+			addAll(e, traced(ok("a", 100*time.Millisecond, d), 1, w), traced(ok("b", 100*time.Millisecond, d), 2, w),
+				traced(ok("e2e", 100*time.Millisecond, 3*d), 3, w))
+		}
+		p := probeOf(t, closeFirst(t, e), "e2e")
+		if !p.HasDivergence {
+			t.Fatalf("weight %d: no divergence", w)
+		}
+		if p.DivergenceTest.N != 50 || p.Counts.Total() != 50*w {
+			t.Errorf("weight %d: test N = %v, counts %d; want 50 spans and %d counts", w, p.DivergenceTest.N, p.Counts.Total(), 50*w)
+		}
+		tests[k] = p.DivergenceTest.P
+	}
+	if tests[0] != tests[1] {
+		t.Errorf("p-value %v unsampled, %v sampled one in four: want the same", tests[0], tests[1])
 	}
 }

@@ -67,6 +67,12 @@ type ProbeResult struct {
 	Exemplars []Exemplar
 	// Worst are the window's worst instances (Config.WorstInstances).
 	Worst WorstInstances
+	// EffectiveInstances is the number of independent instances behind
+	// Counts for the divergence test: Counts.Total() without sampling, the
+	// number of spans when each stands for the same number of instances
+	// (adjusted count), Kish's (Σw)²/Σw² in general; windows merged from
+	// other engines count their instances as unsampled.
+	EffectiveInstances float64
 	// UnderResolved is true when at least half of the window's successes
 	// (and at least one) fell into the first bin (for log-linear buckets,
 	// the first bucket, below their low): the layout is too coarse for the
