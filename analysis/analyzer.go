@@ -37,8 +37,8 @@ type analyzer struct {
 	// observed ΔQs (ProbeResult.EffectiveInstances), for the divergence
 	// test; reused across windows.
 	effective map[string]float64
-	counts     []float64                // reused by calculatedCount
-	nextID     int64
+	counts    []float64 // reused by calculatedCount
+	nextID    int64
 	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
 	// (see whatIf), reused across windows.
 	whatIfSaved []savedInput
