@@ -33,15 +33,16 @@ type analyzer struct {
 	snap       snapshotRecorder
 	inputs     map[string]deltaq.DeltaQ // reused across windows
 	coarse     map[string]bool          // reused across windows
+	counts     []float64                // reused by calculatedCount
+	nextID     int64
+	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
+	// (see whatIf), reused across windows.
+	whatIfSaved []savedInput
+
 	// effective holds the effective instance counts of the window's
 	// observed ΔQs (ProbeResult.EffectiveInstances), for the divergence
 	// test; reused across windows.
 	effective map[string]float64
-	counts    []float64 // reused by calculatedCount
-	nextID    int64
-	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
-	// (see whatIf), reused across windows.
-	whatIfSaved []savedInput
 }
 
 // probeState is what the analyzer remembers of one probe.
