@@ -4,7 +4,9 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -322,5 +324,37 @@ func TestDivergenceTestCountsSpansNotWeights(t *testing.T) {
 	}
 	if tests[0] != tests[1] {
 		t.Errorf("p-value %v unsampled, %v sampled one in four: want the same", tests[0], tests[1])
+	}
+}
+
+// TestSnapshotFileNamesTheWorstInstances: a snapshot file carries the trace
+// ids of its trigger's and its windows' worst instances, in hex.
+func TestSnapshotFileNamesTheWorstInstances(t *testing.T) {
+	w := WorstInstances{Slowest: []Exemplar{{TraceID: [16]byte{0: 0xab, 15: 1}}}, Failures: []Exemplar{{TraceID: [16]byte{15: 2}}}}
+	s := &Snapshot{ID: 1, Time: t0, Triggers: []TriggerEvent{{Probe: "p", Kind: TriggerQTA, Time: t0, Worst: w}},
+		Windows: []SnapshotWindow{{Start: t0, End: at(time.Second), Probes: []SnapshotProbe{{Name: "p", Worst: w}, {Name: "q"}}}}}
+	var b strings.Builder
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Triggers []struct {
+			TraceIDs map[string][]string `json:"trace_ids"`
+		} `json:"triggers"`
+		Windows []struct {
+			Probes []struct {
+				TraceIDs map[string][]string `json:"trace_ids"`
+			} `json:"probes"`
+		} `json:"windows"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"slowest": {"ab000000000000000000000000000001"}, "failure": {"00000000000000000000000000000002"}}
+	if !reflect.DeepEqual(got.Triggers[0].TraceIDs, want) || !reflect.DeepEqual(got.Windows[0].Probes[0].TraceIDs, want) {
+		t.Errorf("trace ids: trigger %v, probe %v; want %v", got.Triggers[0].TraceIDs, got.Windows[0].Probes[0].TraceIDs, want)
+	}
+	if got.Windows[0].Probes[1].TraceIDs != nil || strings.Count(b.String(), "trace_ids") != 2 {
+		t.Errorf("a probe without worst instances has trace_ids: %s", b.String())
 	}
 }
