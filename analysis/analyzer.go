@@ -38,6 +38,11 @@ type analyzer struct {
 	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
 	// (see whatIf), reused across windows.
 	whatIfSaved []savedInput
+
+	// effective holds the effective instance counts of the window's
+	// observed ΔQs (ProbeResult.EffectiveInstances), for the divergence
+	// test; reused across windows.
+	effective map[string]float64
 }
 
 // probeState is what the analyzer remembers of one probe.
@@ -97,6 +102,7 @@ func newAnalyzer(cfg *compiled) *analyzer {
 		calculated: make(map[string]bool),
 		inputs:     make(map[string]deltaq.DeltaQ),
 		coarse:     make(map[string]bool),
+		effective:  make(map[string]float64),
 	}
 	ref := make(map[string]bool)
 	for n := range cfg.Probes {
@@ -288,6 +294,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 	r.Probes = make([]ProbeResult, len(order))
 	clear(a.inputs)
 	clear(a.coarse)
+	clear(a.effective)
 	for j, i := range order {
 		pr := &r.Probes[j]
 		pr.Name = c.names[i]
@@ -313,6 +320,10 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			dq, err = h.DeltaQ()
 		}
 		pr.SuccessSum = ac.sum
+		pr.Exemplars = ac.picks.exemplars()
+		pr.Worst = ac.picks.worstInstances()
+		pr.EffectiveInstances = ac.effective(pr.Counts.Total())
+		a.effective[pr.Name] = pr.EffectiveInstances
 		if pr.UnderResolved {
 			a.coarse[pr.Name] = true
 		}
@@ -392,7 +403,7 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 			pr.Divergence, pr.HasDivergence = d, true
 			pr.DivergenceTest, pr.DivergencePooled = s.div.test(pooledWindow{
 				obs: *pr.Observed, calc: *pr.Calculated,
-				n: float64(pr.Counts.Total()), m: a.calculatedCount(pr.Name, s.div.paired),
+				n: pr.EffectiveInstances, m: a.calculatedCount(pr.Name, s.div.paired),
 			}, d)
 		}
 	}
@@ -436,17 +447,28 @@ func (a *analyzer) coarseInputs(name string) bool {
 func (a *analyzer) calculatedCount(name string, paired bool) float64 {
 	a.counts = a.counts[:0]
 	for _, n := range a.inputsOf[name] {
-		if dq, ok := a.inputs[n]; ok {
-			a.counts = append(a.counts, float64(dq.Count()))
+		if _, ok := a.inputs[n]; ok {
+			a.counts = append(a.counts, a.effectiveCount(n))
 		}
 	}
 	if paired && len(a.counts) > 0 {
-		own := float64(a.inputs[name].Count())
+		own := a.effectiveCount(name)
 		if slices.Min(a.counts) >= own {
 			return math.Inf(1)
 		}
 	}
 	return deltaq.EffectiveCount(a.counts...)
+}
+
+// effectiveCount returns the effective instance count of the window's
+// observed ΔQ of name: of sampled instances, fewer than the count they
+// stand for (ProbeResult.EffectiveInstances).
+func (a *analyzer) effectiveCount(name string) float64 {
+	if n, ok := a.effective[name]; ok {
+		return n
+	}
+	dq := a.inputs[name]
+	return float64(dq.Count())
 }
 
 // test returns the Kolmogorov–Smirnov test of window w, whose distance is
@@ -576,6 +598,7 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 			r.Triggers = append(r.Triggers, TriggerEvent{
 				Probe: pr.Name, Kind: k, Time: r.End,
 				Observed: observed, Required: required, Delay: delay,
+				Worst: pr.Worst,
 			})
 		}
 	}

@@ -93,3 +93,38 @@ func benchClose(b *testing.B, tr Triggers) {
 		}
 	}
 }
+
+// BenchmarkEngineAdd measures counting one instance with its trace and
+// span ids (a success of a random delay in a 1000-bin probe) into an open
+// window: exemplars off (the default: the worst instances are still
+// picked), on (8 groups), and on with an adjusted count of 4 per instance.
+func BenchmarkEngineAdd(b *testing.B) {
+	for _, c := range []struct {
+		name      string
+		exemplars bool
+		weight    int64
+	}{{"off", false, 0}, {"on", true, 0}, {"on_weighted", true, 4}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := Config{Interval: time.Hour, Exemplars: ExemplarConfig{Enabled: c.exemplars},
+				Probes: map[string]ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}
+			e, err := New(cfg, t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			ins := make([]Instance, 1024)
+			for i := range ins {
+				d := rng.Int64N(int64(time.Second))
+				ins[i] = Instance{Probe: "p", Outcome: Success, Start: t0.UnixNano() + 1, End: t0.UnixNano() + 1 + d, Weight: c.weight}
+				ins[i].TraceID[0], ins[i].TraceID[1], ins[i].SpanID[0] = byte(i), byte(i>>8), 1
+			}
+			bt := e.Begin()
+			defer bt.End()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				bt.Add(&ins[i&1023])
+			}
+		})
+	}
+}

@@ -106,6 +106,19 @@ type Config struct {
 	RearmWindows int `mapstructure:"rearm_windows"`
 	// Snapshot configures the snapshot that follows a trigger.
 	Snapshot SnapshotConfig `mapstructure:"snapshot"`
+	// Exemplars names instances of each window on the observed histogram
+	// and the outcome counters (ExemplarConfig); off by default.
+	Exemplars ExemplarConfig `mapstructure:"exemplars"`
+	// WorstInstances is how many of a window's slowest successes, timeouts
+	// and failures of a probe (each) its trigger and snapshot records name
+	// by trace id (WorstInstances). Zero means DefaultWorstInstances; at
+	// most MaxWorstInstances.
+	WorstInstances int `mapstructure:"worst_instances"`
+	// MaxAdjustedCount bounds the adjusted count of one instance
+	// (Instance.Weight): a span that claims to stand for more instances
+	// counts as this many, and Stats.WeightClamped counts it. Zero means
+	// DefaultMaxAdjustedCount; at most MaxMaxAdjustedCount.
+	MaxAdjustedCount int64 `mapstructure:"max_adjusted_count"`
 
 	// ConfiguredProbes names probes configured outside this Config (the
 	// deltaq processors of the process): they are tracked from the start,
@@ -334,6 +347,7 @@ func (c *Config) compile() (*compiled, error) {
 			errs = append(errs, fmt.Errorf("probe %q: %w", n, err))
 		}
 	}
+	errs = append(errs, c.checkSelection()...)
 	if c.RearmWindows < 0 {
 		errs = append(errs, fmt.Errorf(`"rearm_windows" must be ≥ 0, got %d`, c.RearmWindows))
 	}
@@ -513,6 +527,15 @@ func (c Config) withDefaults(d *diagram.Diagram) *compiled {
 	slices.Sort(c.Quantiles)
 	if c.RearmWindows == 0 {
 		c.RearmWindows = DefaultRearmWindows
+	}
+	if c.Exemplars.MaxPerProbe == 0 {
+		c.Exemplars.MaxPerProbe = DefaultExemplarsPerProbe
+	}
+	if c.WorstInstances == 0 {
+		c.WorstInstances = DefaultWorstInstances
+	}
+	if c.MaxAdjustedCount == 0 {
+		c.MaxAdjustedCount = DefaultMaxAdjustedCount
 	}
 	after := 0
 	switch {

@@ -137,6 +137,9 @@ type Engine struct {
 	// lateTimeouts counts timeouts that arrived after their own window had
 	// closed and were counted in the oldest open window instead.
 	lateTimeouts int64
+	// weightClamped counts instances whose adjusted count was above
+	// MaxAdjustedCount.
+	weightClamped int64
 	// contributions counts the windows given to AddWindow, by fate.
 	contributions Contributions
 	minEnd        int64 // single-window mode: extent of the instances
@@ -224,42 +227,68 @@ type acc struct {
 	lay  layout
 	hist *deltaq.Histogram
 	ll   *deltaq.LogLinearHistogram
-	sum  float64 // Σ successful delays, seconds
+	sum  float64 // Σ successful delays × adjusted counts, seconds
+	// picks selects the window's exemplars and worst instances.
+	picks *picks
+	// w1 and w2 are Σw and Σw² over the adjusted counts w of the
+	// instances counted here (not those merged from other engines).
+	w1, w2 float64
 }
 
-// addSuccess counts a success of d ns (0 ≤ d ≤ dMax); only what the
-// histogram counted as a success enters the sum.
-func (a *acc) addSuccess(d int64) {
+// effective returns the effective number of instances behind total
+// counts, Kish's (Σw)²/Σw² ("Survey Sampling", 1965, section 11.7): the
+// instances counted here with their adjusted counts w, the total − Σw
+// counts merged from other engines taken as instances of weight 1. It is
+// the instance count when nothing was sampled, and the number of spans
+// when every instance has the same adjusted count.
+func (a *acc) effective(total int64) float64 {
+	t := float64(total)
+	den := a.w2 + t - a.w1
+	if den <= 0 {
+		return t
+	}
+	return t * t / den
+}
+
+// addSuccess counts a success of d ns (0 ≤ d ≤ dMax) with adjusted count
+// n; only what the histogram counted as a success enters the sum. It
+// returns the bin (bucket) of the success, or −1.
+func (a *acc) addSuccess(d, n int64) int {
 	s := float64(d) / 1e9
+	var bin int
 	if a.ll != nil {
-		before := a.ll.Successes()
-		a.ll.Add(d)
-		if a.ll.Successes() > before {
-			a.sum += s
-		}
-		return
+		bin = a.ll.AddN(d, n)
+	} else {
+		bin = a.hist.AddN(s, n)
 	}
-	before := a.hist.Successes()
-	a.hist.Add(s)
-	if a.hist.Successes() > before {
-		a.sum += s
+	if bin >= 0 {
+		a.sum += s * float64(n)
 	}
+	return bin
 }
 
-func (a *acc) addTimeout() {
+// bins returns the number of bins (buckets) of the accumulator.
+func (a *acc) bins() int {
 	if a.ll != nil {
-		a.ll.AddTimeout()
-		return
+		return len(a.ll.Counts())
 	}
-	a.hist.AddTimeout()
+	return a.hist.Bins()
 }
 
-func (a *acc) addFailure() {
+func (a *acc) addTimeout(n int64) {
 	if a.ll != nil {
-		a.ll.AddFailure()
+		a.ll.AddTimeouts(n)
 		return
 	}
-	a.hist.AddFailure()
+	a.hist.AddTimeouts(n)
+}
+
+func (a *acc) addFailure(n int64) {
+	if a.ll != nil {
+		a.ll.AddFailures(n)
+		return
+	}
+	a.hist.AddFailures(n)
 }
 
 // total returns the instances counted.
@@ -278,6 +307,8 @@ func (a *acc) reset() {
 		a.hist.Reset()
 	}
 	a.sum = 0
+	a.w1, a.w2 = 0, 0
+	a.picks.reset()
 }
 
 // slot is one open window.
@@ -544,19 +575,44 @@ func (e *Engine) place(p *probe, in *Instance, own layout) {
 		a = e.newAcc(lay)
 		s.accs[p.idx] = a
 	}
-	switch oc {
-	case Success:
-		a.addSuccess(in.End - in.Start)
-	case Timeout:
-		a.addTimeout()
-	case Failure:
-		a.addFailure()
-	}
+	e.count(a, in, oc, lay)
 	p.lastK = max(p.lastK, k)
 	if own != (layout{}) && !lay.carries(own) {
 		e.rebinned++
 	}
 	e.counted++
+}
+
+// count counts an instance of outcome oc (classified under lay) in a, with
+// its adjusted count, and offers it to the window's picks.
+func (e *Engine) count(a *acc, in *Instance, oc Outcome, lay layout) {
+	n := in.Weight
+	if n < 1 {
+		n = 1
+	} else if n > e.cfg.MaxAdjustedCount {
+		n = e.cfg.MaxAdjustedCount
+		e.weightClamped++
+	}
+	a.w1 += float64(n)
+	a.w2 += float64(n) * float64(n)
+	ex := Exemplar{TraceID: in.TraceID, SpanID: in.SpanID, Outcome: oc, Delay: in.End - in.Start, Time: in.End, Weight: n}
+	switch oc {
+	case Success:
+		bin := a.addSuccess(ex.Delay, n)
+		if ex.TraceID != ([16]byte{}) {
+			a.picks.success(&ex, bin, a.bins())
+		}
+		return
+	case Timeout:
+		ex.Delay = lay.dmaxNs // for log-linear buckets, High
+		ex.Time = in.Start + ex.Delay
+		a.addTimeout(n)
+	case Failure:
+		a.addFailure(n)
+	}
+	if ex.TraceID != ([16]byte{}) {
+		a.picks.other(&ex)
+	}
 }
 
 // probeFor returns the probe an instance of the given name and own layout
@@ -629,14 +685,23 @@ func (e *Engine) newAcc(l layout) *acc {
 			// logLinearLayout checked the buckets.
 			panic(fmt.Sprintf("analysis: log-linear histogram for a valid layout: %v", err))
 		}
-		return &acc{lay: l, ll: h}
+		return &acc{lay: l, ll: h, picks: e.newPicks()}
 	}
 	h, err := deltaq.NewHistogram(l.width(), l.bins)
 	if err != nil {
 		// layout.valid() guarantees a positive width and 1 ≤ bins ≤ MaxBins.
 		panic(fmt.Sprintf("analysis: histogram for a valid layout: %v", err))
 	}
-	return &acc{lay: l, hist: h}
+	return &acc{lay: l, hist: h, picks: e.newPicks()}
+}
+
+// newPicks returns the exemplar and worst-instance selection of a window.
+func (e *Engine) newPicks() *picks {
+	groups := 0
+	if e.cfg.Exemplars.Enabled {
+		groups = e.cfg.Exemplars.MaxPerProbe
+	}
+	return newPicks(groups, e.cfg.WorstInstances)
 }
 
 // Stats are the engine's running counters.
@@ -659,6 +724,9 @@ type Stats struct {
 	// window, by start + dMax, had closed when they arrived: they were
 	// counted in the oldest open window.
 	LateTimeouts int64
+	// WeightClamped is the number of instances (among Counted) whose
+	// adjusted count was above MaxAdjustedCount and counted as that many.
+	WeightClamped int64
 	// Contributions counts the windows of other engines given to
 	// AddWindow, by fate.
 	Contributions Contributions
@@ -678,7 +746,8 @@ func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return Stats{Counted: e.counted, Dropped: e.drops, Probes: e.live, UnconfiguredProbes: e.unconfigured,
-		ExpiredProbes: e.expired, Rebinned: e.rebinned, LateTimeouts: e.lateTimeouts, Contributions: e.contributions}
+		ExpiredProbes: e.expired, Rebinned: e.rebinned, LateTimeouts: e.lateTimeouts, Contributions: e.contributions,
+		WeightClamped: e.weightClamped}
 }
 
 // closing is a window detached from the open set, ready for analysis.

@@ -67,6 +67,16 @@ type Instance struct {
 	// from an instance.
 	DMaxNs int64
 	Bins   int
+	// TraceID and SpanID name the instance's span; zero when unknown. They
+	// name the instance in exemplars and on trigger records.
+	TraceID [16]byte
+	SpanID  [8]byte
+	// Weight is the instance's adjusted count: the number of instances of
+	// the population it stands for under probability sampling (OpenTelemetry
+	// "TraceState: Probability Sampling"), counted in every bin, counter and
+	// window. Zero or one counts one; more than Config.MaxAdjustedCount
+	// counts that many (Stats.WeightClamped).
+	Weight int64
 }
 
 // Counts are the numbers of instances by outcome.

@@ -56,8 +56,23 @@ type ProbeResult struct {
 	// whose CDF is exact at every bucket edge on the grid and off by at
 	// most the mass of the straddling bucket elsewhere.
 	Edges []float64
-	// SuccessSum is the sum of the successful delays in seconds.
+	// SuccessSum is the sum of the successful delays in seconds, each
+	// times its instance's adjusted count.
 	SuccessSum float64
+	// Exemplars name instances of the window by their spans: with
+	// exemplars enabled, the slowest success of each group of bins by
+	// increasing delay, then the last timeout and the last failure
+	// (ExemplarConfig); nil otherwise. Only the instances seen by this
+	// engine are named: windows merged from agents bring counts only.
+	Exemplars []Exemplar
+	// Worst are the window's worst instances (Config.WorstInstances).
+	Worst WorstInstances
+	// EffectiveInstances is the number of independent instances behind
+	// Counts for the divergence test: Counts.Total() without sampling, the
+	// number of spans when each stands for the same number of instances
+	// (adjusted count), Kish's (Σw)²/Σw² in general; windows merged from
+	// other engines count their instances as unsampled.
+	EffectiveInstances float64
 	// UnderResolved is true when at least half of the window's successes
 	// (and at least one) fell into the first bin (for log-linear buckets,
 	// the first bucket, below their low): the layout is too coarse for the
@@ -244,4 +259,7 @@ type TriggerEvent struct {
 	// SnapshotID is the snapshot the trigger started or joined; 0 when
 	// snapshots are off.
 	SnapshotID int64
+	// Worst are the worst instances of the probe in the window in which
+	// the trigger fired.
+	Worst WorstInstances
 }

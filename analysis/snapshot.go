@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"time"
@@ -39,6 +40,8 @@ type SnapshotProbe struct {
 	Name                 string
 	Counts               Counts
 	Observed, Calculated *deltaq.DeltaQ
+	// Worst are the probe's worst instances in the window.
+	Worst WorstInstances
 }
 
 // snapshotRecorder keeps the last Before windows and assembles snapshots.
@@ -59,7 +62,7 @@ func (s *snapshotRecorder) window(r *Result, nextID *int64) {
 	w := SnapshotWindow{Start: r.Start, End: r.End, Probes: make([]SnapshotProbe, len(r.Probes))}
 	for i := range r.Probes {
 		p := &r.Probes[i]
-		w.Probes[i] = SnapshotProbe{Name: p.Name, Counts: p.Counts, Observed: p.Observed, Calculated: p.Calculated}
+		w.Probes[i] = SnapshotProbe{Name: p.Name, Counts: p.Counts, Observed: p.Observed, Calculated: p.Calculated, Worst: p.Worst}
 	}
 	switch {
 	case s.active != nil:
@@ -113,6 +116,15 @@ type (
 		Observed     float64   `json:"observed"`
 		Required     float64   `json:"required"`
 		DelaySeconds float64   `json:"delay_seconds,omitempty"`
+		// TraceIDs name the worst instances of the trigger's window.
+		TraceIDs *traceIDsJSON `json:"trace_ids,omitempty"`
+	}
+	// traceIDsJSON is the JSON form of WorstInstances: lowercase hex trace
+	// ids, as on the trigger and snapshot records.
+	traceIDsJSON struct {
+		Slowest []string `json:"slowest,omitempty"`
+		Timeout []string `json:"timeout,omitempty"`
+		Failure []string `json:"failure,omitempty"`
 	}
 	snapshotWindowJSON struct {
 		Start  time.Time           `json:"start"`
@@ -126,8 +138,25 @@ type (
 		Failure    int64    `json:"failure"`
 		Observed   *CDFJSON `json:"observed"`
 		Calculated *CDFJSON `json:"calculated"`
+		// TraceIDs name the probe's worst instances in the window.
+		TraceIDs *traceIDsJSON `json:"trace_ids,omitempty"`
 	}
 )
+
+// newTraceIDsJSON returns the JSON form of w, nil when it names none.
+func newTraceIDsJSON(w WorstInstances) *traceIDsJSON {
+	if w.Empty() {
+		return nil
+	}
+	ids := func(xs []Exemplar) []string {
+		out := make([]string, len(xs))
+		for i := range xs {
+			out[i] = hex.EncodeToString(xs[i].TraceID[:])
+		}
+		return out
+	}
+	return &traceIDsJSON{Slowest: ids(w.Slowest), Timeout: ids(w.Timeouts), Failure: ids(w.Failures)}
+}
 
 // CDFJSON is the JSON form of a ΔQ in snapshots: the bin width in seconds
 // and the CDF at the right edge of every bin, CDF[i] = F((i+1)·Width).
@@ -149,13 +178,14 @@ func (s *Snapshot) WriteJSON(w io.Writer) error {
 	out := snapshotJSON{ID: s.ID, Time: s.Time, Triggers: make([]triggerJSON, len(s.Triggers)), Windows: make([]snapshotWindowJSON, len(s.Windows))}
 	for i, t := range s.Triggers {
 		out.Triggers[i] = triggerJSON{Probe: t.Probe, Trigger: t.Kind.String(), Time: t.Time,
-			Observed: t.Observed, Required: t.Required, DelaySeconds: t.Delay.Seconds()}
+			Observed: t.Observed, Required: t.Required, DelaySeconds: t.Delay.Seconds(), TraceIDs: newTraceIDsJSON(t.Worst)}
 	}
 	for i, win := range s.Windows {
 		wj := snapshotWindowJSON{Start: win.Start, End: win.End, Probes: make([]snapshotProbeJSON, len(win.Probes))}
 		for j, p := range win.Probes {
 			wj.Probes[j] = snapshotProbeJSON{Probe: p.Name, Success: p.Counts.Success, Timeout: p.Counts.Timeout,
-				Failure: p.Counts.Failure, Observed: NewCDFJSON(p.Observed), Calculated: NewCDFJSON(p.Calculated)}
+				Failure: p.Counts.Failure, Observed: NewCDFJSON(p.Observed), Calculated: NewCDFJSON(p.Calculated),
+				TraceIDs: newTraceIDsJSON(p.Worst)}
 		}
 		out.Windows[i] = wj
 	}

@@ -184,6 +184,34 @@ func BenchmarkDeltaQOneComponent(b *testing.B) {
 	}
 }
 
+// BenchmarkDeltaQConnectorExemplars is BenchmarkDeltaQConnector/matched
+// with the connector's exemplars off (the default) and on, and with every
+// span sampled (tracestate ot=th:c, adjusted count 4): the cost of
+// selecting exemplars and of reading the sampling threshold on the span
+// path.
+func BenchmarkDeltaQConnectorExemplars(b *testing.B) {
+	sampled := minimalBatch()
+	spans := sampled.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range spans.Len() {
+		spans.At(i).TraceState().FromRaw("ot=th:c")
+	}
+	for _, c := range []struct {
+		name      string
+		exemplars bool
+		src       ptrace.Traces
+	}{
+		{"off", false, minimalBatch()},
+		{"on", true, minimalBatch()},
+		{"off_sampled", false, sampled},
+		{"on_sampled", true, sampled},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			conn := newConnectorWith(b, func(cfg *deltaqconnector.Config) { cfg.Exemplars.Enabled = c.exemplars })
+			run(b, newProcessor(b, "op", conn), c.src)
+		})
+	}
+}
+
 // TestUnmatchedSpansAllocateNothing pins what BenchmarkDeltaQConnector/
 // unmatched measures: through the processor and the connector, a batch of
 // 1000 spans that no probe matches allocates as much as a batch of 10 (the
@@ -267,9 +295,19 @@ func newProcessor(tb testing.TB, prefix string, next consumer.Traces) processor.
 // no-op consumer, whose windows close every hour.
 func newConnector(tb testing.TB) connector.Traces {
 	tb.Helper()
+	return newConnectorWith(tb, nil)
+}
+
+// newConnectorWith is newConnector with its configuration adjusted by
+// adjust.
+func newConnectorWith(tb testing.TB, adjust func(*deltaqconnector.Config)) connector.Traces {
+	tb.Helper()
 	cf := deltaqconnector.NewFactory()
 	ccfg := cf.CreateDefaultConfig().(*deltaqconnector.Config)
 	ccfg.Interval = time.Hour
+	if adjust != nil {
+		adjust(ccfg)
+	}
 	conn, err := cf.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, consumertest.NewNop())
 	if err != nil {
 		tb.Fatal(err)

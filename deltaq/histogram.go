@@ -67,11 +67,38 @@ func (h *Histogram) Add(delay float64) {
 	h.success++
 }
 
+// AddN records n ≥ 1 successful instances of the same delay, as n calls of
+// Add would, and returns the bin they went to, or −1 when the delay was
+// recorded as n timeouts (beyond dMax) or rejected (counted once in
+// Rejected). n is an instance's adjusted count under probability sampling:
+// the number of instances of the population it stands for.
+func (h *Histogram) AddN(delay float64, n int64) int {
+	if !(delay >= 0) {
+		h.rejected++
+		return -1
+	}
+	i := binIndex(delay * h.inv)
+	if i >= float64(len(h.counts)) {
+		h.timeouts += n
+		return -1
+	}
+	h.counts[int(i)] += uint64(n)
+	h.success += n
+	return int(i)
+}
+
 // AddTimeout records an instance that did not complete within dMax.
 func (h *Histogram) AddTimeout() { h.timeouts++ }
 
 // AddFailure records an instance that completed with a failure.
 func (h *Histogram) AddFailure() { h.failures++ }
+
+// AddTimeouts records n timeouts, AddFailures n failures: an instance of
+// adjusted count n (AddN).
+func (h *Histogram) AddTimeouts(n int64) { h.timeouts += n }
+
+// AddFailures records n failures (AddTimeouts).
+func (h *Histogram) AddFailures(n int64) { h.failures += n }
 
 // Merge adds the counts of o to h. Both must have the same width and bin
 // count; otherwise h is unchanged and an error is returned.

@@ -6,6 +6,7 @@ package deltaq
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -96,5 +97,62 @@ func TestHistogramAddCounts(t *testing.T) {
 	}
 	if a.Total() != 7 || a.counts[0] != 1 {
 		t.Errorf("a refused call changed the histogram: total %d, want 7", a.Total())
+	}
+}
+
+// TestHistogramAddN: n instances of one delay count as n calls of Add, in
+// both histogram kinds, and AddN names the bin it counted them in.
+func TestHistogramAddN(t *testing.T) {
+	a, _ := NewHistogram(0.001, 4)
+	b, _ := NewHistogram(0.001, 4)
+	for _, c := range []struct {
+		d    float64
+		n    int64
+		want int
+	}{{0.0005, 3, 0}, {0.002, 4, 1}, {0.0039, 1, 3}, {0.005, 2, -1}, {math.NaN(), 7, -1}} {
+		if got := a.AddN(c.d, c.n); got != c.want {
+			t.Errorf("AddN(%v, %d) = bin %d, want %d", c.d, c.n, got, c.want)
+		}
+		for range c.n {
+			b.Add(c.d)
+		}
+	}
+	a.AddTimeouts(2)
+	a.AddFailures(5)
+	for range 2 {
+		b.AddTimeout()
+	}
+	for range 5 {
+		b.AddFailure()
+	}
+	if !slices.Equal(a.Counts(), b.Counts()) || a.Timeouts() != b.Timeouts() || a.Failures() != b.Failures() || a.Successes() != b.Successes() {
+		t.Errorf("AddN: counts %v t%d f%d s%d, Add: %v t%d f%d s%d", a.Counts(), a.Timeouts(), a.Failures(), a.Successes(),
+			b.Counts(), b.Timeouts(), b.Failures(), b.Successes())
+	}
+	if a.Rejected() != 1 {
+		t.Errorf("Rejected = %d, want 1 (a rejected delay counts once)", a.Rejected())
+	}
+	ll := LogLinear{Factor: 10, Low: 1000, High: 1_000_000, Steps: 10}
+	la, err := NewLogLinearHistogram(ll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _ := NewLogLinearHistogram(ll)
+	for _, d := range []int64{0, 999, 1000, 5000, 1_000_000, 1_000_001} {
+		j := la.AddN(d, 3)
+		for range 3 {
+			lb.Add(d)
+		}
+		if d <= ll.High && (j < 0 || lb.Counts()[j] == 0) {
+			t.Errorf("log-linear AddN(%d) = bucket %d, which Add did not count in", d, j)
+		}
+	}
+	la.AddTimeouts(1)
+	la.AddFailures(2)
+	lb.AddTimeout()
+	lb.AddFailure()
+	lb.AddFailure()
+	if !slices.Equal(la.Counts(), lb.Counts()) || la.Total() != lb.Total() || la.Timeouts() != lb.Timeouts() {
+		t.Errorf("log-linear AddN: %v total %d, Add: %v total %d", la.Counts(), la.Total(), lb.Counts(), lb.Total())
 	}
 }

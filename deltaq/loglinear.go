@@ -206,11 +206,35 @@ func (x *LogLinearIndex) Bucket(d int64) int {
 // Buckets returns the number of buckets of the layout.
 func (x *LogLinearIndex) Buckets() int { return x.buckets }
 
+// AddN records n ≥ 1 instances of d ns, as n calls of Add would (see
+// Histogram.AddN), and returns their bucket, or −1 for timeouts and a
+// rejected d.
+func (h *LogLinearHistogram) AddN(d, n int64) int {
+	switch {
+	case d < 0:
+		h.rejected++
+		return -1
+	case d > h.layout.High:
+		h.timeouts += n
+		return -1
+	}
+	j := min(sort.Search(len(h.edges), func(i int) bool { return h.edges[i] > d })-1, len(h.counts)-1)
+	h.counts[j] += uint64(n)
+	h.success += n
+	return j
+}
+
 // AddTimeout records an instance that did not complete within High.
 func (h *LogLinearHistogram) AddTimeout() { h.timeouts++ }
 
 // AddFailure records an instance that failed.
 func (h *LogLinearHistogram) AddFailure() { h.failures++ }
+
+// AddTimeouts records n timeouts, AddFailures n failures (Histogram.AddN).
+func (h *LogLinearHistogram) AddTimeouts(n int64) { h.timeouts += n }
+
+// AddFailures records n failures.
+func (h *LogLinearHistogram) AddFailures(n int64) { h.failures += n }
 
 // Total returns the number of instances recorded.
 func (h *LogLinearHistogram) Total() int64 { return h.success + h.timeouts + h.failures }

@@ -16,10 +16,10 @@ EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/expo
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/
+E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
 
-.PHONY: build commands validate-configs slo-rules e2e e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling early-warning demo load
+.PHONY: build commands validate-configs slo-rules e2e e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -49,7 +49,7 @@ validate-configs: $(OTELCOL)
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
 ## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-erlang, e2e-connector,
-## e2e-promql, e2e-sdk, e2e-scaling and e2e-browser; then, alone (its timing must not compete for the CPU), the
+## e2e-promql, e2e-sdk, e2e-scaling, e2e-sampling and e2e-browser; then, alone (its timing must not compete for the CPU), the
 ## short load ramp of early-warning.
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
@@ -83,6 +83,12 @@ e2e-browser: $(OTELCOL)
 ## killed and restarted.
 e2e-scaling: $(OTELCOL)
 	DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
+
+## e2e-sampling: the OpenTelemetry JS SDK (npm, lock file in examples/sampling/e2e/client) sampling one span in four
+## (ot=th:c) through the collector into Prometheus with exemplar storage: counts within the sampling error of the
+## unsampled totals, exemplars naming the client's spans, a trigger naming slowed ones.
+e2e-sampling: $(OTELCOL)
+	DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/sampling/e2e/
 
 ## early-warning: load ramps of the shared-server and tandem workloads through the built collector (about 6 minutes);
 ## prints the loads at which the divergence test, the slack trend and the QTA answered. make e2e runs a short ramp.

@@ -108,6 +108,9 @@ func NewDefaultConfig() Config {
 			ProbeIdleTimeout: DefaultProbeIdleTimeout,
 			Quantiles:        slices.Clone(analysis.DefaultQuantiles),
 			RearmWindows:     DefaultRearmWindows,
+			// On: selecting them costs no measurable time on the span
+			// path (the README's performance section).
+			Exemplars: analysis.ExemplarConfig{Enabled: true},
 			Snapshot: analysis.SnapshotConfig{
 				Enabled:  true,
 				Before:   DefaultBefore,

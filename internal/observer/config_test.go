@@ -231,6 +231,9 @@ probes:
     triggers: {qta: true, failure: true, max_instances: 10000, max_divergence: 0.2}
 rearm_windows: 3
 snapshot: {enabled: false, before: 2, after: 10s, directory: testdata, max_files: 10, max_bytes: 16777216}
+exemplars: {enabled: false, max_per_probe: 16}
+worst_instances: 7
+max_adjusted_count: 4096
 `)
 	require.NoError(t, err)
 	want := componentConfig{Endpoint: "backend:4317", Config: Config{
@@ -246,8 +249,10 @@ snapshot: {enabled: false, before: 2, after: 10s, directory: testdata, max_files
 				},
 				Triggers: analysis.Triggers{QTA: true, Failure: true, MaxInstances: 10000, MaxDivergence: 0.2},
 			}},
-			RearmWindows: 3,
-			Snapshot:     analysis.SnapshotConfig{Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20},
+			RearmWindows:   3,
+			Snapshot:       analysis.SnapshotConfig{Before: 2, After: 10 * time.Second, Directory: "testdata", MaxFiles: 10, MaxBytes: 16 << 20},
+			Exemplars:      analysis.ExemplarConfig{MaxPerProbe: 16},
+			WorstInstances: 7, MaxAdjustedCount: 4096,
 		},
 		MaxRequestBytes: 1 << 20,
 		CDFPoints:       20,

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 )
@@ -87,9 +88,9 @@ func (b *builder) forgetStreams() {
 // have no delay to put in a bucket); deltaq.outcomes counts them, so that
 // the improper CDF at a delay d is the successes below d divided by all the
 // instances (examples/README.md, "Reading ΔQ in PromQL").
-func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) {
+func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp, xs []analysis.Exemplar) {
 	if b.expMaxSize > 0 {
-		b.observedExponential(s, id, c, end)
+		putDelayExemplars(b.observedExponential(s, id, c, end).Exemplars(), xs)
 		return
 	}
 	bounds := c.edges
@@ -107,6 +108,19 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 	bc.Append(0) // above dMax: no success
 	dp.SetCount(c.n)
 	dp.SetSum(c.sum)
+	putDelayExemplars(dp.Exemplars(), xs)
+}
+
+// putDelayExemplars appends the successes among xs, the window's
+// exemplars, with their delays in seconds as values: a backend files each
+// under the bucket that holds its value (Prometheus: the _bucket series of
+// the smallest le ≥ value).
+func putDelayExemplars(es pmetric.ExemplarSlice, xs []analysis.Exemplar) {
+	for i := range xs {
+		if x := &xs[i]; x.Outcome == analysis.Success {
+			putExemplar(es, x, float64(x.Delay)/1e9)
+		}
+	}
 }
 
 // observedExponential appends the stream as an exponential histogram. The
@@ -116,7 +130,7 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 // interpolation within a bucket (PromQL's histogram_quantile) lies within
 // truth/base ≤ q < (truth + w)·base, base = 2^(2^−scale), w the bin width
 // (a log-linear probe's bucket width).
-func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) {
+func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, end pcommon.Timestamp) pmetric.ExponentialHistogramDataPoint {
 	x := c.exp
 	switch {
 	case c.edges == nil:
@@ -157,6 +171,7 @@ func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, e
 	}
 	dp.SetCount(c.n)
 	dp.SetSum(c.sum)
+	return dp
 }
 
 // expShape maps the bins of one shape onto exponential buckets.

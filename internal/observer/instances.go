@@ -4,6 +4,9 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
+	"encoding/binary"
+	"strconv"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -59,9 +62,14 @@ const attrServiceName = "service.name"
 // first span of each probe in a batch (older processors on every span), and
 // the engine classifies every instance under its probe's layout from the
 // span's own start and end (the contract in internal/outcome).
+//
+// The instance carries the span's trace and span ids, and its adjusted
+// count from the span's W3C tracestate (outcome.AdjustedCount), rounded
+// stochastically to a whole count (outcome.Weight); a span without a
+// threshold, or with a sampling.priority > 0, counts as one.
 func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	*in = analysis.Instance{}
-	var hasProbe, hasOutcome, late bool
+	var hasProbe, hasOutcome, late, priority bool
 	for k, v := range span.Attributes().All() {
 		switch k {
 		case outcome.AttrProbe:
@@ -83,6 +91,8 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 			}
 		case outcome.AttrLate:
 			late = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		case outcome.AttrSamplingPriority:
+			priority = samplingPriority(v)
 		}
 	}
 	if !hasProbe || late {
@@ -93,5 +103,30 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	}
 	in.Start = int64(span.StartTimestamp())
 	in.End = int64(span.EndTimestamp())
+	in.TraceID = [16]byte(span.TraceID())
+	in.SpanID = [8]byte(span.SpanID())
+	// Weight 0 counts one: a span without sampling information.
+	if !priority {
+		if a, ok := outcome.AdjustedCount(span.TraceState().AsRaw()); ok {
+			in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
+		}
+	}
 	return true
+}
+
+// samplingPriority reports whether a sampling.priority value keeps its span
+// whatever the sampling probability: a number > 0, as an int, a double or a
+// string, the forms contrib's probabilistic sampler accepts. Such a span
+// counts as one.
+func samplingPriority(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int() > 0
+	case pcommon.ValueTypeDouble:
+		return v.Double() > 0
+	case pcommon.ValueTypeStr:
+		f, err := strconv.ParseFloat(v.Str(), 64)
+		return err == nil && f > 0
+	}
+	return false
 }

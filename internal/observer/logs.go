@@ -58,6 +58,7 @@ func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs pcommon.Time
 	if t.SnapshotID > 0 {
 		a.PutInt(outcome.AttrSnapshotID, t.SnapshotID)
 	}
+	putWorst(a, &t.Worst)
 	lr.Body().SetStr(triggerMessage(t))
 }
 
@@ -99,9 +100,27 @@ func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs pcommon
 			a.PutInt(outcome.AttrSuccess, p.Counts.Success)
 			a.PutInt(outcome.AttrTimeout, p.Counts.Timeout)
 			a.PutInt(outcome.AttrFailure, p.Counts.Failure)
+			putWorst(a, &p.Worst)
 			body := lr.Body().SetEmptyMap()
 			putCDF(body, outcome.SeriesObserved, p.Observed)
 			putCDF(body, outcome.SeriesCalculated, p.Calculated)
+		}
+	}
+}
+
+// putWorst stores the trace ids of a window's worst instances of a probe.
+func putWorst(a pcommon.Map, w *analysis.WorstInstances) {
+	for _, k := range [...]struct {
+		key string
+		xs  []analysis.Exemplar
+	}{{outcome.AttrSlowestTraceIDs, w.Slowest}, {outcome.AttrTimeoutTraceIDs, w.Timeouts}, {outcome.AttrFailureTraceIDs, w.Failures}} {
+		if len(k.xs) == 0 {
+			continue
+		}
+		s := a.PutEmptySlice(k.key)
+		s.EnsureCapacity(len(k.xs))
+		for i := range k.xs {
+			s.AppendEmpty().SetStr(pcommon.TraceID(k.xs[i].TraceID).String())
 		}
 	}
 }

@@ -303,7 +303,7 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 		b.windowPoints(s, s.result, p, id)
 	}
 	if c := b.cumulativeOf(p, start); c != nil {
-		b.observed(s, id, c, end)
+		b.observed(s, id, c, end, p.Exemplars)
 	}
 	b.curves(s.cdf.Gauge().DataPoints(), p, id, end)
 
@@ -405,7 +405,23 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, st
 		a := dp.Attributes()
 		id.put(a, 1)
 		a.PutStr(outcome.AttrOutcome, o.name)
+		for i := range p.Exemplars {
+			if x := &p.Exemplars[i]; x.Outcome.String() == o.name && x.Outcome != analysis.Success {
+				// The counter's exemplar is the increment the instance made.
+				putExemplar(dp.Exemplars(), x, float64(x.Weight))
+			}
+		}
 	}
+}
+
+// putExemplar appends x as an exemplar of value v: its trace and span, and
+// its time.
+func putExemplar(es pmetric.ExemplarSlice, x *analysis.Exemplar, v float64) {
+	e := es.AppendEmpty()
+	e.SetTraceID(pcommon.TraceID(x.TraceID))
+	e.SetSpanID(pcommon.SpanID(x.SpanID))
+	e.SetTimestamp(pcommon.Timestamp(x.Time))
+	e.SetDoubleValue(v)
 }
 
 // curves appends the deltaq.cdf series of the probe: observed, calculated,

@@ -256,6 +256,7 @@ func (o *Observer) tick(now time.Time) {
 	add(o.tel.instances, st.Counted-o.prev.Counted)
 	add(o.tel.lateTimeouts, st.LateTimeouts-o.prev.LateTimeouts)
 	add(o.tel.instancesRebinned, st.Rebinned-o.prev.Rebinned)
+	add(o.tel.instancesWeightClamped, st.WeightClamped-o.prev.WeightClamped)
 	add(o.tel.probesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
 	for r, n := range st.Dropped {
 		add(o.tel.instancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])

@@ -19,6 +19,7 @@ import (
 // telemetry holds the observer's instruments.
 type telemetry struct {
 	instances, instancesDropped, instancesRebinned, lateTimeouts metric.Int64Counter
+	instancesWeightClamped                                       metric.Int64Counter
 	outputDropped, outputOversized, probesExpired, triggersFired metric.Int64Counter
 	referencedProbeEmptyWindows, snapshotFilesRemoved            metric.Int64Counter
 	underResolvedWindows, windowsClosed, contributions           metric.Int64Counter
@@ -50,6 +51,9 @@ var counters = []counterSpec{
 	{"instances_rebinned", "{instance}", "Outcome instances counted whose own deltaq.dmax_ns or deltaq.bins differ " +
 		"from their probe's layout, classified and binned under the probe's layout.",
 		func(t *telemetry) *metric.Int64Counter { return &t.instancesRebinned }},
+	{"instances_weight_clamped", "{instance}", "Outcome instances counted whose adjusted count (from the span's " +
+		"tracestate threshold ot=th) was above max_adjusted_count, counted as max_adjusted_count instances.",
+		func(t *telemetry) *metric.Int64Counter { return &t.instancesWeightClamped }},
 	{"late_timeouts", "{instance}", "Timeouts that became known after their own window (by start + dMax) had " +
 		"closed, and were counted in the oldest open window instead.",
 		func(t *telemetry) *metric.Int64Counter { return &t.lateTimeouts }},

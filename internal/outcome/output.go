@@ -154,6 +154,14 @@ const (
 	AttrSuccess = "deltaq.success"
 	AttrTimeout = "deltaq.timeout"
 	AttrFailure = "deltaq.failure"
+	// AttrSlowestTraceIDs, AttrTimeoutTraceIDs and AttrFailureTraceIDs name
+	// the worst instances of a trigger's or snapshot record's probe in its
+	// window by trace id (lowercase hex, W3C Trace Context): the slowest
+	// successes, slowest first, and the first timeouts and failures; each a
+	// string slice of at most worst_instances, absent when empty.
+	AttrSlowestTraceIDs = "deltaq.trace_ids.slowest"
+	AttrTimeoutTraceIDs = "deltaq.trace_ids.timeout"
+	AttrFailureTraceIDs = "deltaq.trace_ids.failure"
 )
 
 // Values of AttrSeries.

@@ -547,14 +547,19 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	}
 	start := int64(ts)
 	deadline := addSat(start, pr.currentDMax())
+	var th uint64
+	if v, ok := attrs.Get(outcome.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
+		th, _ = outcome.Threshold(v.Str())
+	}
 	inst := inflight.Instance{
-		Key:      inflight.Key{TraceID: tid, SpanID: sid},
-		Probe:    int(pi),
-		Start:    start,
-		Deadline: deadline,
-		Due:      addSat(deadline, p.grace),
-		Service:  res.storedServiceName(),
-		Name:     name,
+		Threshold: th,
+		Key:       inflight.Key{TraceID: tid, SpanID: sid},
+		Probe:     int(pi),
+		Start:     start,
+		Deadline:  deadline,
+		Due:       addSat(deadline, p.grace),
+		Service:   res.storedServiceName(),
+		Name:      name,
 	}
 	p.mu.Lock()
 	if p.ended.Len() > 0 && *now == 0 {
@@ -653,6 +658,11 @@ func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Trace
 		s := spans.AppendEmpty()
 		s.SetTraceID(in.Key.TraceID)
 		s.SetSpanID(in.Key.SpanID)
+		if in.Threshold != 0 {
+			// The span never came: its start event's threshold stands for
+			// its tracestate, so the timeout counts as the span would have.
+			s.TraceState().FromRaw(outcome.ThresholdTraceState(in.Threshold))
+		}
 		s.SetName(in.Name)
 		s.SetStartTimestamp(pcommon.Timestamp(in.Start))
 		s.SetEndTimestamp(pcommon.Timestamp(in.Deadline))

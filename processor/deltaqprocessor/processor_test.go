@@ -373,6 +373,31 @@ func TestSyntheticSpanTakesSpanNameFromStartEvent(t *testing.T) {
 	assert.Equal(t, 0, resources[0].Attributes().Len())
 }
 
+// TestSyntheticSpanCarriesTheStartEventsThreshold: a start event with the
+// span's tracestate (deltaq.tracestate) gives its synthetic timeout span
+// the span's sampling threshold, so that the timeout counts with the
+// span's adjusted count; without one, or with no threshold in it, the
+// synthetic span has no tracestate and counts one.
+func TestSyntheticSpanCarriesTheStartEventsThreshold(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	ld := logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base},
+		startEvent{probe: "checkout", id: 3, at: base})
+	recs := func(i int) pcommon.Map {
+		return ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+	}
+	recs(0).PutStr(outcome.AttrTraceState, "vendor=x,ot=rv:00000000000001;th:c")
+	recs(1).PutStr(outcome.AttrTraceState, "vendor=x")
+	h.consumeLogs(ld)
+	h.clock.tick(base.Add(time.Second))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, spans, 3)
+	got := map[pcommon.SpanID]string{}
+	for _, sp := range spans {
+		got[sp.SpanID()] = sp.TraceState().AsRaw()
+	}
+	assert.Equal(t, map[pcommon.SpanID]string{spanID(1): "ot=th:c", spanID(2): "", spanID(3): ""}, got)
+}
+
 func TestSpanInTimeEndsInstance(t *testing.T) {
 	const dMax = 50 * time.Millisecond
 	h := newHarness(t, testConfig(probeConfig("checkout", dMax, 25)))

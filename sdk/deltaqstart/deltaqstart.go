@@ -182,6 +182,9 @@ type event struct {
 	start   time.Time
 	probe   string
 	name    string
+	// ot is the OpenTelemetry entry of the span's tracestate (its
+	// sampling threshold, ot=th:…), "" when none.
+	ot string
 }
 
 // flusher is the part of an SDK LoggerProvider (go.opentelemetry.io/otel/sdk/log)
@@ -271,7 +274,8 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if !ok {
 		return
 	}
-	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name()}
+	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name(),
+		ot: sc.TraceState().Get("ot")}
 	p.mu.Lock()
 	n := len(p.queue)
 	if n == cap(p.queue) {
@@ -401,6 +405,11 @@ func (p *SpanProcessor) emit(ev *event) {
 	r.SetTimestamp(ev.start)
 	r.SetObservedTimestamp(ev.start)
 	r.AddAttributes(attribute.String(outcome.AttrProbe, ev.probe), attribute.String(outcome.AttrSpanName, ev.name))
+	if ev.ot != "" {
+		// The span's sampling threshold, for the collector to count a
+		// timeout of a sampled span with its adjusted count.
+		r.AddAttributes(attribute.String(outcome.AttrTraceState, "ot="+ev.ot))
+	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: ev.traceID, SpanID: ev.spanID, TraceFlags: trace.FlagsSampled})
 	p.logger.Emit(trace.ContextWithSpanContext(context.Background(), sc), r)
 	p.emitted.Add(1)

@@ -456,3 +456,49 @@ func TestDrainWithoutFlush(t *testing.T) {
 		t.Errorf("%d records, want 5", n)
 	}
 }
+
+// quarterSampler keeps every span and records in its tracestate the
+// threshold of one in four (ot=th:c), as a consistent probability sampler
+// does for the spans it keeps.
+type quarterSampler struct{}
+
+func (quarterSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	ts, err := trace.SpanContextFromContext(p.ParentContext).TraceState().Insert("ot", "th:c")
+	if err != nil {
+		panic(err)
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: ts}
+}
+func (quarterSampler) Description() string { return "quarterSampler" }
+
+// TestStartEventCarriesTheSamplingThreshold: the start event of a span
+// whose tracestate has an OpenTelemetry entry carries it (deltaq.tracestate),
+// so that the collector counts the span's timeout with its adjusted count;
+// a span without one gets no such attribute.
+func TestStartEventCarriesTheSamplingThreshold(t *testing.T) {
+	for _, c := range []struct {
+		sampler sdktrace.Sampler
+		want    string
+	}{{quarterSampler{}, "ot=th:c"}, {sdktrace.AlwaysSample(), ""}} {
+		tr, p, rec := setup(t, c.sampler)
+		_, s := tr.Start(context.Background(), "GET /items", trace.WithSpanKind(trace.SpanKindServer))
+		s.End()
+		if err := p.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		recs := rec.all()
+		if len(recs) != 1 {
+			t.Fatalf("%s: %d records, want 1", c.sampler.Description(), len(recs))
+		}
+		got := ""
+		recs[0].WalkAttributes(func(kv attribute.KeyValue) bool {
+			if kv.Key == outcome.AttrTraceState {
+				got = kv.Value.AsString()
+			}
+			return true
+		})
+		if got != c.want {
+			t.Errorf("%s: deltaq.tracestate %q, want %q", c.sampler.Description(), got, c.want)
+		}
+	}
+}

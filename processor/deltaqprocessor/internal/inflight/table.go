@@ -68,6 +68,10 @@ type Instance struct {
 	Service string
 	// Name is the name a synthetic timeout span for the instance takes.
 	Name string
+	// Threshold is the sampling threshold (ot=th) of the span, from its
+	// start event, that its synthetic timeout span carries so that the
+	// timeout counts with the span's adjusted count; 0 when none.
+	Threshold uint64
 }
 
 // Eviction describes the instance Add evicted to make room, if any.

@@ -1,0 +1,229 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Bounds of the exemplar and worst-instance options.
+const (
+	// DefaultExemplarsPerProbe is exemplars::max_per_probe when zero: eight
+	// groups of bins, each with its slowest success.
+	DefaultExemplarsPerProbe = 8
+	// MaxExemplarsPerProbe is the largest exemplars::max_per_probe.
+	MaxExemplarsPerProbe = 64
+	// DefaultWorstInstances is worst_instances when zero.
+	DefaultWorstInstances = 3
+	// MaxWorstInstances is the largest worst_instances.
+	MaxWorstInstances = 32
+	// DefaultMaxAdjustedCount is max_adjusted_count when zero: 2²⁰, a
+	// sampling probability of about one in a million.
+	DefaultMaxAdjustedCount = 1 << 20
+	// MaxMaxAdjustedCount is the largest max_adjusted_count: 2⁴⁰, so that
+	// a window's counts cannot overflow before 2²³ instances at the bound.
+	MaxMaxAdjustedCount = 1 << 40
+)
+
+// ExemplarConfig is the exemplars option: which instances of a window are
+// named by their trace on the observed histogram and the outcome counters.
+type ExemplarConfig struct {
+	// Enabled turns exemplars on; the collector components turn them on by
+	// default: selecting them costs a comparison per success and a copy
+	// per replacement, no time measurable on the span path (the README's
+	// performance section has the figures).
+	Enabled bool `mapstructure:"enabled"`
+	// MaxPerProbe bounds the successes named per probe and window: the
+	// probe's bins are cut into MaxPerProbe groups of consecutive bins and
+	// the slowest success of each group is kept, so that the exemplars
+	// cover the distribution from its fastest to its slowest bins. One
+	// timeout and one failure are named besides. Zero means
+	// DefaultExemplarsPerProbe; at most MaxExemplarsPerProbe.
+	MaxPerProbe int `mapstructure:"max_per_probe"`
+}
+
+// Exemplar is one outcome instance named by its span, so that a number
+// computed from a window links to a trace behind it.
+type Exemplar struct {
+	// TraceID and SpanID name the instance's span (for a timeout reported
+	// by a start event, the start event's).
+	TraceID [16]byte
+	SpanID  [8]byte
+	Outcome Outcome
+	// Delay is the instance's delay in nanoseconds; for a timeout, the
+	// dMax of its probe.
+	Delay int64
+	// Time is the instance's end in Unix nanoseconds; for a timeout, start
+	// + dMax.
+	Time int64
+	// Weight is the instance's adjusted count (Instance.Weight, at least 1).
+	Weight int64
+}
+
+// WorstInstances are the worst instances of a probe in one window: its
+// slowest successes, slowest first, and its first timeouts and failures,
+// in order of arrival; each at most worst_instances long. Instances
+// without a trace id are not named.
+type WorstInstances struct {
+	Slowest, Timeouts, Failures []Exemplar
+}
+
+// Empty reports whether w names no instance.
+func (w WorstInstances) Empty() bool {
+	return len(w.Slowest) == 0 && len(w.Timeouts) == 0 && len(w.Failures) == 0
+}
+
+// picks selects a window's exemplars and worst instances as its instances
+// arrive, in fixed memory: groups[g] is the slowest success of the g-th
+// group of bins (TraceID zero: none yet), timeout and failure the last
+// ones, slow the worst-instances' slowest successes (unsorted; slowMin
+// indexes the fastest of them once full).
+type picks struct {
+	groups           []Exemplar
+	timeout, failure Exemplar
+	slow             []Exemplar
+	slowMin          int
+	timeouts         []Exemplar
+	failures         []Exemplar
+	worst            int
+}
+
+// newPicks returns the picks of a window with nGroups exemplar groups
+// (0: exemplars off) and worst instances of each kind.
+func newPicks(nGroups, worst int) *picks {
+	return &picks{
+		groups:   make([]Exemplar, nGroups),
+		slow:     make([]Exemplar, 0, worst),
+		timeouts: make([]Exemplar, 0, worst),
+		failures: make([]Exemplar, 0, worst),
+		worst:    worst,
+	}
+}
+
+// reset empties p for the next window, keeping its memory.
+func (p *picks) reset() {
+	clear(p.groups)
+	p.timeout, p.failure = Exemplar{}, Exemplar{}
+	p.slow, p.timeouts, p.failures = p.slow[:0], p.timeouts[:0], p.failures[:0]
+	p.slowMin = 0
+}
+
+// success considers a success counted in bin of nBins.
+func (p *picks) success(e *Exemplar, bin, nBins int) {
+	if len(p.groups) > 0 && bin >= 0 {
+		g := bin * len(p.groups) / nBins
+		if cur := &p.groups[g]; cur.TraceID == ([16]byte{}) || e.Delay > cur.Delay {
+			*cur = *e
+		}
+	}
+	if p.worst == 0 {
+		return
+	}
+	if len(p.slow) < p.worst {
+		p.slow = append(p.slow, *e)
+		if len(p.slow) == p.worst {
+			p.slowMin = minDelay(p.slow)
+		}
+		return
+	}
+	if e.Delay > p.slow[p.slowMin].Delay {
+		p.slow[p.slowMin] = *e
+		p.slowMin = minDelay(p.slow)
+	}
+}
+
+// minDelay returns the index of the fastest of s (not empty).
+func minDelay(s []Exemplar) int {
+	m := 0
+	for i := range s {
+		if s[i].Delay < s[m].Delay {
+			m = i
+		}
+	}
+	return m
+}
+
+// other considers a timeout or a failure.
+func (p *picks) other(e *Exemplar) {
+	if e.Outcome == Timeout {
+		if len(p.groups) > 0 {
+			p.timeout = *e
+		}
+		if len(p.timeouts) < p.worst {
+			p.timeouts = append(p.timeouts, *e)
+		}
+		return
+	}
+	if len(p.groups) > 0 {
+		p.failure = *e
+	}
+	if len(p.failures) < p.worst {
+		p.failures = append(p.failures, *e)
+	}
+}
+
+// exemplars returns the window's exemplars, copies: the successes by
+// increasing delay, then the timeout, then the failure; nil when none.
+func (p *picks) exemplars() []Exemplar {
+	var out []Exemplar
+	for _, e := range p.groups {
+		if e.TraceID != ([16]byte{}) {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Exemplar) int { return cmpInt64(a.Delay, b.Delay) })
+	for _, e := range []Exemplar{p.timeout, p.failure} {
+		if e.TraceID != ([16]byte{}) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// worstInstances returns the window's worst instances, copies.
+func (p *picks) worstInstances() WorstInstances {
+	w := WorstInstances{
+		Slowest:  slices.Clone(p.slow),
+		Timeouts: slices.Clone(p.timeouts),
+		Failures: slices.Clone(p.failures),
+	}
+	slices.SortFunc(w.Slowest, func(a, b Exemplar) int { return cmpInt64(b.Delay, a.Delay) })
+	if len(w.Slowest) == 0 {
+		w.Slowest = nil
+	}
+	if len(w.Timeouts) == 0 {
+		w.Timeouts = nil
+	}
+	if len(w.Failures) == 0 {
+		w.Failures = nil
+	}
+	return w
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkSelection checks the exemplar, worst-instance and adjusted-count
+// bounds.
+func (c *Config) checkSelection() []error {
+	var errs []error
+	if n := c.Exemplars.MaxPerProbe; n < 0 || n > MaxExemplarsPerProbe {
+		errs = append(errs, fmt.Errorf(`"exemplars::max_per_probe" must be in [0, %d], got %d`, MaxExemplarsPerProbe, n))
+	}
+	if n := c.WorstInstances; n < 0 || n > MaxWorstInstances {
+		errs = append(errs, fmt.Errorf(`"worst_instances" must be in [0, %d], got %d`, MaxWorstInstances, n))
+	}
+	if n := c.MaxAdjustedCount; n < 0 || n > MaxMaxAdjustedCount {
+		errs = append(errs, fmt.Errorf(`"max_adjusted_count" must be in [0, %d], got %d`, int64(MaxMaxAdjustedCount), n))
+	}
+	return errs
+}
