@@ -401,8 +401,7 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 			return
 		}
-		if o.set.ID != "" && reload.Pending() {
-			o.park()
+		if o.set.ID != "" && o.handOver() {
 			return
 		}
 		now := o.now()

@@ -203,8 +203,11 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if reload.Pending() {
+	if pending, refused := reload.Status(); pending {
 		p.park()
+	} else if refused != nil {
+		p.logger.Warn("configuration reload refused: the collector stops; the instances in flight end with it, as at a stop",
+			zap.Error(refused))
 	}
 	return nil
 }
