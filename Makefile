@@ -16,6 +16,8 @@ all: test
 ## tests, and the end-to-end tests (the built collector with real Prometheus, Alertmanager, Erlang/OTP).
 test: vet lint test-go test-race test-erlang e2e
 
+## vet: gofmt, go mod tidy, licence headers, go vet, and internal/archcheck (docs/design.md's package
+## table compared with go list; no function over 80 lines).
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -24,6 +26,8 @@ vet:
 		if [ -n "$$missing" ]; then echo "no licence header (// Copyright The deltaq-otel Authors / SPDX-License-Identifier: Apache-2.0):"; echo "$$missing"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet .
+	@# The design's package table against go list, and functions of at most 80 lines.
+	$(GO) test -count=1 ./internal/archcheck
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
