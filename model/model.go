@@ -146,29 +146,7 @@ func Build(l *Learner, bins int) (*Model, error) {
 	if len(l.nodes) == 0 {
 		return nil, fmt.Errorf("model: no coherent trace to learn from (%d spans, %d traces)", l.stats.Spans, l.stats.Traces)
 	}
-	// Children of each node; roots; the horizon.
-	kids := make([][]int32, len(l.nodes))
-	var roots []int32
-	horizon := 0.0
-	for i, nd := range l.nodes {
-		switch {
-		case nd.instances == 0:
-			// made by a trace that then hit MaxNodes: never learned
-		case nd.parent < 0:
-			roots = append(roots, int32(i))
-			horizon = math.Max(horizon, nd.dur.Quantile(horizonQ))
-		default:
-			kids[nd.parent] = append(kids[nd.parent], int32(i))
-		}
-	}
-	if horizon == 0 {
-		for _, nd := range l.nodes {
-			horizon = math.Max(horizon, nd.dur.Max())
-		}
-	}
-	if horizon == 0 {
-		horizon = 1e-6 // every span took no time: any width will do
-	}
+	kids, roots, horizon := l.tree()
 	w := horizon / float64(bins)
 	byCount := func(a, b int32) int {
 		na, nb := l.nodes[a], l.nodes[b]
@@ -202,17 +180,7 @@ func Build(l *Learner, bins int) (*Model, error) {
 			n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
 			n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
 		}
-		for _, p := range nd.patterns {
-			steps := make([][]string, len(p.steps))
-			for s, st := range p.steps {
-				for _, c := range st {
-					steps[s] = append(steps[s], probe[c])
-				}
-				slices.Sort(steps[s])
-			}
-			n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
-		}
-		slices.SortStableFunc(n.Patterns, func(a, b Pattern) int { return cmp.Compare(b.Count, a.Count) })
+		n.Patterns = patternsOf(nd, probe)
 		if len(kids[i]) > 0 || nd.parent < 0 {
 			n.Outcome = names.unique(probe[i] + selfSuffix)
 		}
@@ -226,6 +194,52 @@ func Build(l *Learner, bins int) (*Model, error) {
 		m.Nodes = append(m.Nodes, n)
 	}
 	return m, m.index0()
+}
+
+// tree returns the children of each learned node, the roots, and the
+// horizon the root durations are resolved up to: the largest horizonQ
+// quantile of a root's duration, else the longest duration seen, else 1 µs
+// (every span took no time: any width will do).
+func (l *Learner) tree() (kids [][]int32, roots []int32, horizon float64) {
+	kids = make([][]int32, len(l.nodes))
+	for i, nd := range l.nodes {
+		switch {
+		case nd.instances == 0:
+			// made by a trace that then hit MaxNodes: never learned
+		case nd.parent < 0:
+			roots = append(roots, int32(i))
+			horizon = math.Max(horizon, nd.dur.Quantile(horizonQ))
+		default:
+			kids[nd.parent] = append(kids[nd.parent], int32(i))
+		}
+	}
+	if horizon == 0 {
+		for _, nd := range l.nodes {
+			horizon = math.Max(horizon, nd.dur.Max())
+		}
+	}
+	if horizon == 0 {
+		horizon = 1e-6
+	}
+	return kids, roots, horizon
+}
+
+// patternsOf returns the node's call patterns with its children named by
+// their probes, each step's names sorted, the most frequent pattern first.
+func patternsOf(nd *nodeStats, probe []string) []Pattern {
+	var out []Pattern
+	for _, p := range nd.patterns {
+		steps := make([][]string, len(p.steps))
+		for s, st := range p.steps {
+			for _, c := range st {
+				steps[s] = append(steps[s], probe[c])
+			}
+			slices.Sort(steps[s])
+		}
+		out = append(out, Pattern{Steps: steps, Count: p.count})
+	}
+	slices.SortStableFunc(out, func(a, b Pattern) int { return cmp.Compare(b.Count, a.Count) })
+	return out
 }
 
 func (l *Learner) nodeKey(nd *nodeStats) string {

@@ -55,32 +55,7 @@ func (t *tree) build(spans []Span) {
 		}
 	}
 	t.link()
-	// Children lists, by counting sort on the parent, then by start.
-	clear(t.kidOff)
-	for _, p := range t.parent {
-		if p >= 0 {
-			t.kidOff[p+1]++
-		}
-	}
-	for i := 1; i <= n; i++ {
-		t.kidOff[i] += t.kidOff[i-1]
-	}
-	next := t.excl // the fill cursor of each parent; excl is computed below
-	for i := 0; i < n; i++ {
-		next[i] = int64(t.kidOff[i])
-	}
-	for i, p := range t.parent {
-		if p >= 0 {
-			t.kids[next[p]] = int32(i)
-			next[p]++
-		}
-	}
-	for i := 0; i < n; i++ {
-		ks := t.kids[t.kidOff[i]:t.kidOff[i+1]]
-		if len(ks) > 1 {
-			sortByStart(ks, spans)
-		}
-	}
+	t.children()
 	// Roots and orphans first, then breadth first.
 	for i, p := range t.parent {
 		if p == parentNone || p == parentMissing {
@@ -116,6 +91,37 @@ func (t *tree) build(spans []Span) {
 			if spans[c].Failed {
 				t.failed[i] = false
 			}
+		}
+	}
+}
+
+// children fills the children lists (kidOff, kids) by counting sort on
+// the parent, each list then sorted by start. Called by build after link.
+func (t *tree) children() {
+	n, spans := len(t.spans), t.spans
+	clear(t.kidOff)
+	for _, p := range t.parent {
+		if p >= 0 {
+			t.kidOff[p+1]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		t.kidOff[i] += t.kidOff[i-1]
+	}
+	next := t.excl // the fill cursor of each parent; excl is computed after
+	for i := 0; i < n; i++ {
+		next[i] = int64(t.kidOff[i])
+	}
+	for i, p := range t.parent {
+		if p >= 0 {
+			t.kids[next[p]] = int32(i)
+			next[p]++
+		}
+	}
+	for i := 0; i < n; i++ {
+		ks := t.kids[t.kidOff[i]:t.kidOff[i+1]]
+		if len(ks) > 1 {
+			sortByStart(ks, spans)
 		}
 	}
 }
