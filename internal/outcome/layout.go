@@ -11,7 +11,7 @@ import (
 
 // MaxNameLength bounds, in bytes, a probe name, a span name or a service
 // name that the components keep or put on a series: the processor refuses
-// a longer probe name in its configuration, the exporter refuses and counts
+// a longer probe name in its configuration, the connector and the exporter refuse and count
 // an instance whose probe name is longer, and stored span and service names
 // are truncated to it. Prometheus and most backends accept far longer label
 // values; the bound keeps one span from putting megabytes on every point.
