@@ -76,12 +76,17 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, in input,
 	defer f.mu.Unlock()
 	s, ok := f.instances[set.ID]
 	if !ok {
+		ins, err := instruments(set.TelemetrySettings)
+		if err != nil {
+			return nil, err
+		}
 		oset := observer.Settings{
-			Kind:      "connector",
-			Scope:     metadata.ScopeName,
-			Telemetry: set.TelemetrySettings,
-			Version:   set.BuildInfo.Version,
-			ID:        set.ID.String(),
+			Kind:        "connector",
+			Scope:       metadata.ScopeName,
+			Telemetry:   set.TelemetrySettings,
+			Instruments: ins,
+			Version:     set.BuildInfo.Version,
+			ID:          set.ID.String(),
 		}
 		if f.adjust != nil {
 			f.adjust(&oset)

@@ -38,17 +38,21 @@ type exporterOption func(*deltaqExporter, *observer.Settings)
 
 func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, opts ...exporterOption) (*deltaqExporter, error) {
 	e := &deltaqExporter{}
+	ins, err := instruments(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	oset := observer.Settings{
-		Kind:      "exporter",
-		Scope:     metadata.ScopeName,
-		Telemetry: set.TelemetrySettings,
-		Version:   set.BuildInfo.Version,
-		ID:        set.ID.String(),
+		Kind:        "exporter",
+		Scope:       metadata.ScopeName,
+		Telemetry:   set.TelemetrySettings,
+		Instruments: ins,
+		Version:     set.BuildInfo.Version,
+		ID:          set.ID.String(),
 	}
 	for _, o := range opts {
 		o(e, &oset)
 	}
-	var err error
 	if e.metricsOut, e.logsOut, err = newSenders(ctx, cfg, set); err != nil {
 		return nil, err
 	}
