@@ -46,7 +46,7 @@ const (
 // options sit at the top level of the component's section. The analysis
 // options and their checks are analysis.Config's; Config adds the options
 // of the output, the bounds a long-running collector puts on the options
-// (CheckBounds) and the snapshot directory's check.
+// (checkBounds) and the snapshot directory's check.
 type Config struct {
 	analysis.Config `mapstructure:",squash"`
 	// MaxRequestBytes bounds the size of one batch of ΔQ output: a window
@@ -147,7 +147,7 @@ func Unmarshal(conf *confmap.Conf, cfg any) error {
 func quotedKeys(p confcheck.Path) string { return strconv.Quote(p.Keys()) }
 
 // Check checks the options once, for a component's Validate: the bounds
-// (CheckBounds), the snapshot directory, and the analysis options
+// (checkBounds), the snapshot directory, and the analysis options
 // (analysis.Config.Check), the outcome diagram included, so that its own
 // error messages (file:line:col) reach the user at start-up. Config has no
 // Validate method: the collector validates every field of a component's
@@ -155,7 +155,7 @@ func quotedKeys(p confcheck.Path) string { return strconv.Quote(p.Keys()) }
 // messages prefixed with "config".
 func (c *Config) Check() error {
 	var errs []error
-	if err := c.CheckBounds(); err != nil {
+	if err := c.checkBounds(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Snapshot.Directory != "" {
