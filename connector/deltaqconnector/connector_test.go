@@ -233,7 +233,7 @@ func TestOneAnalysisPerComponentID(t *testing.T) {
 	assert.True(t, a.metrics.(*deltaqConnector).feeds.Load() != a.logs.(*deltaqConnector).feeds.Load(), "exactly one feeds the analysis")
 	a.shutdown(t)
 	b.shutdown(t)
-	assert.Empty(t, f.instances)
+	assert.Zero(t, f.instances.Len(), "no analysis left in the factory")
 
 	c := newPair(t, f, component.NewID(metadata.Type), cfg, nil, consumertest.NewNop(), consumertest.NewNop())
 	assert.NotSame(t, sa, c.metrics.(*deltaqConnector).shared)
@@ -248,5 +248,5 @@ func TestInvalidConfigRefused(t *testing.T) {
 	cfg.Diagram = "e2e = a -> ;"
 	_, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 	require.ErrorContains(t, err, `"diagram": diagram:1:`)
-	assert.Empty(t, f.instances)
+	assert.Zero(t, f.instances.Len(), "no analysis left in the factory")
 }

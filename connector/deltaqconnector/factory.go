@@ -5,7 +5,6 @@ package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/delta
 
 import (
 	"context"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 )
 
 // NewFactory returns the factory of the deltaq connector.
@@ -28,12 +28,11 @@ type factory struct {
 	// adjust, when set, adjusts the observers' settings; tests set the
 	// clock with it.
 	adjust    func(*observer.Settings)
-	mu        sync.Mutex
-	instances map[component.ID]*shared
+	instances sharedcomponent.Map[*shared]
 }
 
 func newFactory(adjust func(*observer.Settings)) *factory {
-	return &factory{adjust: adjust, instances: make(map[component.ID]*shared)}
+	return &factory{adjust: adjust}
 }
 
 // connectorFactory returns the collector factory backed by f.
@@ -72,43 +71,39 @@ func (f *factory) createMetricsToLogs(_ context.Context, set connector.Settings,
 // connector shuts down, so that a collector that reloads its configuration
 // builds a fresh one.
 func (f *factory) attach(set connector.Settings, cfg component.Config, in input, output func(*shared)) (*deltaqConnector, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, ok := f.instances[set.ID]
-	if !ok {
-		ins, err := instruments(set.TelemetrySettings)
+	s, err := f.instances.LoadOrCreate(set.ID, func(release func()) (*shared, error) {
+		obs, err := f.newObserver(set, cfg.(*Config))
 		if err != nil {
 			return nil, err
 		}
-		oset := observer.Settings{
-			Kind:        "connector",
-			Scope:       metadata.ScopeName,
-			Telemetry:   set.TelemetrySettings,
-			Instruments: ins,
-			Version:     set.BuildInfo.Version,
-			ID:          set.ID.String(),
-		}
-		if f.adjust != nil {
-			f.adjust(&oset)
-		}
-		obs, err := observer.New(&cfg.(*Config).Config, oset)
-		if err != nil {
-			return nil, err
-		}
-		id := set.ID
-		s = &shared{obs: obs}
-		s.release = func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.instances[id] == s {
-				delete(f.instances, id)
-			}
-		}
-		f.instances[id] = s
+		return &shared{obs: obs, release: release}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	output(s)
 	s.live++
 	return &deltaqConnector{shared: s, input: in}, nil
+}
+
+// newObserver makes the analysis of one component ID.
+func (f *factory) newObserver(set connector.Settings, cfg *Config) (*observer.Observer, error) {
+	ins, err := instruments(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	oset := observer.Settings{
+		Kind:        "connector",
+		Scope:       metadata.ScopeName,
+		Telemetry:   set.TelemetrySettings,
+		Instruments: ins,
+		Version:     set.BuildInfo.Version,
+		ID:          set.ID.String(),
+	}
+	if f.adjust != nil {
+		f.adjust(&oset)
+	}
+	return observer.New(&cfg.Config, oset)
 }
