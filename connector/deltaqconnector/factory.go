@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 )
 
@@ -27,12 +28,15 @@ func NewFactory() connector.Factory {
 type factory struct {
 	// adjust, when set, adjusts the observers' settings; tests set the
 	// clock with it.
-	adjust    func(*observer.Settings)
+	adjust func(*observer.Settings)
+	// layouts is the collector's registry of the processors' probe
+	// layouts, given to every analysis (outcome.ProcessLayouts).
+	layouts   *outcome.Layouts
 	instances sharedcomponent.Map[*shared]
 }
 
 func newFactory(adjust func(*observer.Settings)) *factory {
-	return &factory{adjust: adjust}
+	return &factory{adjust: adjust, layouts: outcome.ProcessLayouts()}
 }
 
 // connectorFactory returns the collector factory backed by f.
@@ -99,6 +103,7 @@ func (f *factory) newObserver(set connector.Settings, cfg *Config) (*observer.Ob
 		Scope:       metadata.ScopeName,
 		Telemetry:   set.TelemetrySettings,
 		Instruments: ins,
+		Layouts:     f.layouts,
 		Version:     set.BuildInfo.Version,
 		ID:          set.ID.String(),
 	}

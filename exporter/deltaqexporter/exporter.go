@@ -14,6 +14,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // deltaqExporter is the deltaq exporter: the collector glue around an
@@ -47,8 +48,10 @@ func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, opts .
 		Scope:       metadata.ScopeName,
 		Telemetry:   set.TelemetrySettings,
 		Instruments: ins,
-		Version:     set.BuildInfo.Version,
-		ID:          set.ID.String(),
+		// The collector's registry of the processors' probe layouts.
+		Layouts: outcome.ProcessLayouts(),
+		Version: set.BuildInfo.Version,
+		ID:      set.ID.String(),
 	}
 	for _, o := range opts {
 		o(e, &oset)

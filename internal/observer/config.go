@@ -172,33 +172,27 @@ func (c *Config) Check() error {
 }
 
 // engineConfig returns the analysis options of c for the analysis engine of
-// this process: the probes of its deltaq processors are configured probes
-// too, with the processor's layout, and never take one of the max_probes
-// places.
-func (c *Config) engineConfig() analysis.Config {
+// a collector whose deltaq processors registered their probes in layouts:
+// those probes are configured probes too, with the processor's layout, and
+// never take one of the max_probes places.
+func (c *Config) engineConfig(layouts *outcome.Layouts) analysis.Config {
 	ac := c.Config
-	ac.ConfiguredProbes = outcome.RegisteredProbes()
-	ac.LookupLayout = processorLayout
-	ac.LookupLogLinear = processorLogLinear
+	ac.ConfiguredProbes = layouts.RegisteredProbes()
+	ac.LookupLayout = func(probe string) (time.Duration, int, bool) {
+		l, ok := layouts.LookupLayout(probe)
+		if !ok || !l.Valid() || l.IsLogLinear() {
+			return 0, 0, false
+		}
+		return time.Duration(l.DMaxNs), l.Bins, true
+	}
+	// The buckets of a probe with `binning: log-linear`.
+	ac.LookupLogLinear = func(probe string) (deltaq.LogLinear, bool) {
+		l, ok := layouts.LookupLayout(probe)
+		if !ok || !l.Valid() || !l.IsLogLinear() {
+			return deltaq.LogLinear{}, false
+		}
+		return deltaq.LogLinear(l.LogLinear), true
+	}
+	ac.LayoutGeneration = layouts.Generation
 	return ac
-}
-
-// processorLayout is analysis.Config.LookupLayout over the probes the
-// deltaq processors of this process registered (outcome.LookupLayout).
-func processorLayout(probe string) (time.Duration, int, bool) {
-	l, ok := outcome.LookupLayout(probe)
-	if !ok || !l.Valid() || l.IsLogLinear() {
-		return 0, 0, false
-	}
-	return time.Duration(l.DMaxNs), l.Bins, true
-}
-
-// processorLogLinear is analysis.Config.LookupLogLinear over the same
-// probes: the buckets of a probe with `binning: log-linear`.
-func processorLogLinear(probe string) (deltaq.LogLinear, bool) {
-	l, ok := outcome.LookupLayout(probe)
-	if !ok || !l.Valid() || !l.IsLogLinear() {
-		return deltaq.LogLinear{}, false
-	}
-	return deltaq.LogLinear(l.LogLinear), true
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
@@ -65,7 +64,7 @@ func (o *Observer) handOver() bool {
 func (o *Observer) afterAdoption() {
 	for _, name := range o.adopted {
 		d, bins, ll, ok := o.engine.Layout(name)
-		l, registered := outcome.LookupLayout(name)
+		l, registered := o.layouts.LookupLayout(name)
 		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != deltaq.LogLinear(l.LogLinear)) {
 			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
 				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),

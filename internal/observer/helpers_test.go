@@ -74,6 +74,7 @@ func testSettings(tel *componenttest.Telemetry, now func() time.Time) Settings {
 		Kind:      "exporter",
 		Scope:     exporterScope,
 		Telemetry: ts,
+		Layouts:   testLayouts,
 		Version:   "test",
 		Now:       now,
 		Ticks:     make(chan time.Time), // never ticks: the test calls tick

@@ -35,6 +35,10 @@ type Settings struct {
 	// Instruments are the component's self-telemetry, made by its
 	// generated TelemetryBuilder; nil records nothing.
 	Instruments *Instruments
+	// Layouts is the registry of the probe layouts the deltaq processors
+	// of the collector configure (outcome.ProcessLayouts, from the
+	// factory); nil: no processor registers any.
+	Layouts *outcome.Layouts
 	// Scope is the instrumentation scope of the output: the component's
 	// import path.
 	Scope string
@@ -75,9 +79,11 @@ type Observer struct {
 	set    Settings
 	logger *zap.Logger
 	tel    *Instruments
-	engine *analysis.Engine
-	build  *builder
-	now    func() time.Time
+	// layouts is the collector's registry of processor layouts.
+	layouts *outcome.Layouts
+	engine  *analysis.Engine
+	build   *builder
+	now     func() time.Time
 
 	out     Outputs
 	stop    chan struct{}
@@ -132,6 +138,9 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if o.now == nil {
 		o.now = time.Now
 	}
+	if o.layouts = set.Layouts; o.layouts == nil {
+		o.layouts = new(outcome.Layouts)
+	}
 	if set.Telemetry.MeterProvider == nil {
 		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
 	}
@@ -140,7 +149,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 		o.tel = noInstruments()
 	}
 	now := o.now()
-	if o.engine, err = analysis.New(cfg.engineConfig(), now); err != nil {
+	if o.engine, err = analysis.New(cfg.engineConfig(o.layouts), now); err != nil {
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
@@ -313,7 +322,7 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 // from another collector; if none does, its windows stay empty (counted by
 // referenced_probe_empty_windows).
 func (o *Observer) warnUnproduced() {
-	produced := outcome.RegisteredProbes()
+	produced := o.layouts.RegisteredProbes()
 	var missing []string
 	for _, n := range o.referenced {
 		if _, ok := slices.BinarySearch(produced, n); !ok {

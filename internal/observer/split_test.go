@@ -395,7 +395,7 @@ func largeResult(tb testing.TB, cfg *Config, n, bins int) *analysis.Result {
 	for i := range n {
 		cfg.Probes[fmt.Sprintf("probe_%04d", i)] = analysis.ProbeConfig{DMax: time.Second, Bins: bins}
 	}
-	e, err := analysis.New(cfg.engineConfig(), at(time.Second))
+	e, err := analysis.New(cfg.engineConfig(testLayouts), at(time.Second))
 	require.NoError(tb, err)
 	b := e.Begin()
 	for i := range n {

@@ -28,13 +28,18 @@ import (
 // Delays such as 10.5 ms sit inside a 1 ms bin, so the expected bucket does
 // not depend on which side of an edge a bin includes.
 
-// registerProcessor registers probes as a deltaq processor of this process
-// would, for the duration of the test.
+// testLayouts is the registry of processor layouts that the tests'
+// observers are given (testSettings), as a collector's factories give
+// theirs.
+var testLayouts = new(outcome.Layouts)
+
+// registerProcessor registers probes as a deltaq processor of the test's
+// collector would, for the duration of the test.
 func registerProcessor(t *testing.T, probes map[string]outcome.Layout) {
 	t.Helper()
 	owner := new(int)
-	outcome.Register(owner, probes)
-	t.Cleanup(func() { outcome.Unregister(owner) })
+	testLayouts.Register(owner, probes)
+	t.Cleanup(func() { testLayouts.Unregister(owner) })
 }
 
 // counter returns the sum of the data points of a self-telemetry counter

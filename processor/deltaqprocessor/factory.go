@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -25,12 +26,15 @@ func NewFactory() processor.Factory {
 // arrive on the logs side and the spans that end them on the traces side, so
 // both sides must share the in-flight table.
 type factory struct {
-	clock     clock
+	clock clock
+	// layouts is the collector's registry of probe layouts, given to every
+	// processor the factory makes (outcome.ProcessLayouts).
+	layouts   *outcome.Layouts
 	instances sharedcomponent.Map[*deltaqProcessor]
 }
 
 func newFactory(clk clock) *factory {
-	return &factory{clock: clk}
+	return &factory{clock: clk, layouts: outcome.ProcessLayouts()}
 }
 
 // processorFactory returns the collector factory backed by f.
@@ -64,7 +68,7 @@ func (f *factory) lookup(id component.ID) *deltaqProcessor {
 // reloads its configuration builds a fresh one.
 func (f *factory) instance(set processor.Settings, cfg component.Config) (*deltaqProcessor, error) {
 	return f.instances.LoadOrCreate(set.ID, func(release func()) (*deltaqProcessor, error) {
-		p, err := newProcessor(set, cfg.(*Config), f.clock)
+		p, err := newProcessor(set, cfg.(*Config), f.clock, f.layouts)
 		if err != nil {
 			return nil, err
 		}

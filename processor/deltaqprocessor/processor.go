@@ -81,11 +81,14 @@ type deltaqProcessor struct {
 	stop      chan struct{}
 	done      chan struct{}
 	// release removes the instance from its factory's shared map and its
-	// probes from the process-wide registry (outcome.Register).
+	// probes from the collector's registry of layouts.
 	release func()
+	// layouts is the collector's registry of probe layouts, where the
+	// processor announces its probes for the connector or exporter.
+	layouts *outcome.Layouts
 }
 
-func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProcessor, error) {
+func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outcome.Layouts) (*deltaqProcessor, error) {
 	m, err := newMatcher(cfg)
 	if err != nil {
 		return nil, err
@@ -102,6 +105,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		stats:       newStats(len(m.probes)),
 		table:       inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
 		ended:       inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
+		layouts:     layouts,
 	}
 	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -117,12 +121,12 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 	// nothing behind. An exporter or connector of the same collector reads a
 	// probe's layout here, from configuration, rather than from the
 	// attributes of the spans it receives.
-	layouts := make(map[string]outcome.Layout, len(m.probes))
+	own := make(map[string]outcome.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
-		layouts[pr.name] = pr.layout()
+		own[pr.name] = pr.layout()
 	}
-	outcome.Register(p, layouts)
+	p.layouts.Register(p, own)
 	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
 		p.adopt(st.(*parked))
 	}
@@ -138,7 +142,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 }
 
 // unregister removes the processor's probes from the process-wide registry.
-func (p *deltaqProcessor) unregister() { outcome.Unregister(p) }
+func (p *deltaqProcessor) unregister() { p.layouts.Unregister(p) }
 
 // attachTraces records the next consumer of the traces pipeline.
 func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) error {
