@@ -7,6 +7,9 @@ MDATAGEN  := $(BIN)/mdatagen
 STATICCHECK := $(BIN)/staticcheck
 # Go packages of the main module (nested modules such as internal/tools are separate).
 PKGS      := ./...
+# sdk/deltaqstart is a module of its own: applications that import it require the
+# OpenTelemetry Go SDK only. Every target below runs on it too.
+SDK       := sdk/deltaqstart
 
 .PHONY: all test test-go test-race test-erlang bench generate tools fmt vet lint clean
 
@@ -16,21 +19,29 @@ all: test
 ## tests, and the end-to-end tests (the built collector with real Prometheus, Alertmanager, Erlang/OTP).
 test: vet lint test-go test-race test-erlang e2e
 
+## vet: gofmt, go mod tidy, licence headers, go vet, and internal/archcheck (docs/design.md's package
+## table compared with go list; no function over 80 lines).
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it"; exit 1; }
+	@cd $(SDK) && $(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change $(SDK)/go.mod/go.sum: run it there"; exit 1; }
 	@missing=$$(git ls-files '*.go' '*.s' '*.erl' '*.hrl' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' | xargs -r grep -L '^// Code generated'); \
 		if [ -n "$$missing" ]; then echo "no licence header (// Copyright The deltaq-otel Authors / SPDX-License-Identifier: Apache-2.0):"; echo "$$missing"; exit 1; fi
 	$(GO) vet $(PKGS)
+	cd $(SDK) && $(GO) vet ./...
 	cd bench && $(GO) vet .
+	@# The design's package table against go list, and functions of at most 80 lines.
+	$(GO) test -count=1 ./internal/archcheck
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
+	cd $(SDK) && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags purego ./deltaq/...
 
 test-race:
 	$(GO) test -count=1 -race ./processor/... ./exporter/... ./connector/... ./analysis/... ./internal/... ./cmd/... ./sdk/...
+	cd $(SDK) && $(GO) test -count=1 -race ./...
 
 ## test-erlang: EUnit for erlang/dqsd_otel when Erlang/OTP is installed.
 test-erlang:
@@ -42,6 +53,7 @@ test-erlang:
 ## comparison with contrib's spanmetrics connector (module bench/).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	cd $(SDK) && $(GO) test -run '^$$' -bench . -benchmem ./...
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem .
 
 tools: $(MDATAGEN) $(STATICCHECK)
@@ -55,6 +67,7 @@ $(STATICCHECK): internal/tools/go.mod internal/tools/tools.go
 ## lint: staticcheck (pinned in internal/tools) over the module and bench/; findings are fixed, not silenced.
 lint: $(STATICCHECK)
 	$(STATICCHECK) $(PKGS)
+	cd $(SDK) && $(STATICCHECK) ./...
 	cd bench && $(STATICCHECK) .
 
 ## generate: regenerate the components' internal/metadata from metadata.yaml.

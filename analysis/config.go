@@ -142,6 +142,12 @@ type Config struct {
 	// LogLinear.GridWidth(deltaq.MaxGridBins). The same rules as for
 	// LookupLayout apply.
 	LookupLogLinear func(probe string) (deltaq.LogLinear, bool) `mapstructure:"-"`
+	// LayoutGeneration, if not nil, counts the changes of the layouts
+	// LookupLayout and LookupLogLinear answer from (the processors'
+	// registry, outcome.Layouts.Generation): when it moves, the engine
+	// looks them up again (relayout.go). Set by the program, never read
+	// from a configuration.
+	LayoutGeneration func() uint64 `mapstructure:"-"`
 }
 
 // ProbeConfig holds one probe's settings.

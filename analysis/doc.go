@@ -1,8 +1,9 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package analysis is the ΔQ analysis shared by the deltaq exporter and the
-// deltaq analyze command: one implementation, two front ends. It has no
+// Package analysis is the ΔQ analysis behind every front end: the deltaq
+// connector and exporter (through internal/observer), a gateway that merges
+// agents' windows, and the deltaq command (analyze, what-if). It has no
 // collector types in its API.
 //
 // An Engine receives outcome instances (thesis 3.3) and groups them into
@@ -13,6 +14,18 @@
 // is the probe's layout, or, for a probe with log-linear buckets
 // (Config.LookupLogLinear), a deltaq.LogLinearHistogram whose observed ΔQ
 // is read on a uniform grid (deltaq.LogLinear.GridWidth).
+//
+// Where to look:
+//
+//   - engine.go: windows, layouts, admission of instances, drops;
+//   - analyzer.go: closing a window into a Result (observed and calculated
+//     ΔQs, band, QTA, divergence, slack);
+//   - trigger.go, snapshot.go: triggers and their re-arming, snapshots;
+//   - merge.go: Engine.AddWindow, the exact merge of other collectors'
+//     windows of the same layout (WindowOf gives a window's mergeable form);
+//   - adopt.go, relayout.go: Engine.Adopt, the state carried across a
+//     configuration reload, and a probe's move to a new layout;
+//   - whatif.go: the model's interventions applied to a diagram.
 //
 // # Layouts and probes
 //

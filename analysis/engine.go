@@ -145,7 +145,7 @@ type Engine struct {
 	minEnd        int64 // single-window mode: extent of the instances
 	maxEnd        int64
 	// gen is the generation of the registry of processor layouts
-	// (outcome.Generation) the layouts were last looked up at.
+	// (Config.LayoutGeneration) the layouts were last looked up at.
 	gen uint64
 
 	amu sync.Mutex // guards the analysis state
@@ -354,7 +354,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 	e.an = an
 	// Configured probes exist from the start so that their empty windows
 	// are reported too.
-	e.gen = outcome.Generation()
+	e.gen = e.layoutGeneration()
 	for _, name := range an.knownProbes() {
 		var l layout
 		fixed := false

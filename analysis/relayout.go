@@ -3,13 +3,11 @@
 
 package analysis
 
-import "github.com/deltaq-otel/deltaq/internal/outcome"
-
 // Layout changes announced by a processor.
 //
 // A deltaq processor whose probe chooses its own dMax (dmax: auto)
-// announces each new layout in the process's registry (outcome.SetLayout),
-// which advances outcome.Generation. At its next instance the engine sees
+// announces each new layout in its collector's registry
+// (outcome.Layouts.SetLayout), which advances Config.LayoutGeneration. At its next instance the engine sees
 // the generation move and asks Config.LookupLayout again for every probe
 // whose layout does not come from Config.Probes. A probe whose layout
 // changed moves to it at a window boundary, so that no window mixes two
@@ -62,9 +60,17 @@ func (e *Engine) relayout(g uint64) {
 // checkLayouts calls relayout when the registry changed since the engine
 // last looked. Called with mu held.
 func (e *Engine) checkLayouts() {
-	if g := outcome.Generation(); g != e.gen {
+	if g := e.layoutGeneration(); g != e.gen {
 		e.relayout(g)
 	}
+}
+
+// layoutGeneration is Config.LayoutGeneration, 0 without one.
+func (e *Engine) layoutGeneration() uint64 {
+	if e.cfg.LayoutGeneration == nil {
+		return 0
+	}
+	return e.cfg.LayoutGeneration()
 }
 
 // latest returns the layout of the probe's newest windows.

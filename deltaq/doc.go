@@ -6,7 +6,9 @@
 // A ΔQ is an improper random variable over delay (thesis §2.1.2): a
 // cumulative distribution F of the delay of an outcome whose limit
 // F(∞) = 1 − f is below one, the missing mass f (the intangible mass) being
-// the probability of failure or timeout. All delays are float64 seconds.
+// the probability of failure or timeout. Delays are float64 seconds, but
+// for the log-linear binning (LogLinear, LogLinearHistogram), whose edges
+// and delays are int64 nanoseconds like the spans' timestamps it bins.
 //
 // # Representation
 //

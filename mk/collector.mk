@@ -9,7 +9,7 @@ OCB             := $(GO) run go.opentelemetry.io/collector/cmd/builder@$(OCB_VER
 OTELCOL         := $(BIN)/otelcol-deltaq
 # What the collector is built from: rebuild when any of it changes.
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
-	$(shell find processor exporter connector internal deltaq diagram analysis -name '*.go' -not -name '*_test.go' 2>/dev/null)
+	$(shell find processor exporter connector internal deltaq diagram analysis sdk/deltaqstart -name '*.go' -not -name '*_test.go' 2>/dev/null)
 # A+B: B applied over A (--config=A --config=B).
 EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
 	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml examples/demo/collector-throughput-connector.yaml \
@@ -17,7 +17,7 @@ EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/expo
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
 E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/deltaqstart/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
+E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
 
 .PHONY: build commands validate-configs slo-rules e2e e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
 
@@ -98,7 +98,7 @@ early-warning: $(OTELCOL)
 ## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the collector; asserts exact outcome counts and
 ## that spans left running time out within one tick of start + dMax.
 e2e-sdk: $(OTELCOL)
-	DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./sdk/deltaqstart/e2e/
+	DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./sdk/e2e/
 
 ## e2e-connector: spans and start events through the deltaq connector's pipelines; asserts exact outcome counts and
 ## delays in its output, and that the tracing backend gets the spans as sent.

@@ -63,7 +63,7 @@ run() {
   "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${LOAD_ARGS:--duration 20s -warmup 3s} | tee "$D/$name.out"
   echo "collector's own count (warm-up included):"
   curl -fsS "http://127.0.0.1:$DELTAQ_TELEMETRY_PORT/metrics" |
-    grep -E '^otelcol_(receiver_(accepted|refused)_spans|deltaq_connector_instances|processor_deltaq_instances)' | grep -v '_bucket' || true
+    grep -E '^otelcol_(receiver_(accepted|refused)_spans|connector_deltaq_instances|processor_deltaq_instances)' | grep -v '_bucket' || true
   stop
 }
 

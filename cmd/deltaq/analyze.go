@@ -218,9 +218,30 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	rep := &analyzeReport{cfg: acfg, qs: tableQuantiles(acfg.Quantiles), bands: map[string]*deltaq.ConfidenceBand{}}
 	an.OnWindow(rep.addWindow)
-	// Each record goes through the processor into the analysis before the
-	// next is read: memory holds one record and the analysis state.
-	var warnings []string
+	warnings, err := feedTraceFiles(ctx, &o, proc, rep)
+	if serr := proc.Shutdown(ctx); serr != nil && err == nil {
+		err = fmt.Errorf("deltaq processor: %w", serr)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "deltaq analyze: warning: %s\n", printableLines(w))
+	}
+	rep.whole, rep.stats = an.Result()
+	rep.windowStats = an.WindowStats()
+	status, err = rep.write(&o, stdout, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	return status
+}
+
+// feedTraceFiles sends the records of the trace files through the
+// processor into the analysis, each before the next is read: memory holds
+// one record and the analysis state. A truncated file is a warning, not an
+// error: its records before the cut were analysed.
+func feedTraceFiles(ctx context.Context, o *analyzeOptions, proc processor.Traces, rep *analyzeReport) (warnings []string, err error) {
 	for _, f := range o.files {
 		err = tracefile.Read(f, o.trace, func(td ptrace.Traces) error {
 			rep.names.add(td)
@@ -235,26 +256,24 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			err = nil
 		}
 		if err != nil {
-			break
+			return warnings, err
 		}
 	}
-	if serr := proc.Shutdown(ctx); serr != nil && err == nil {
-		err = fmt.Errorf("deltaq processor: %w", serr)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "deltaq analyze: warning: %s\n", printableLines(w))
-	}
-	rep.whole, rep.stats = an.Result()
-	rep.windowStats = an.WindowStats()
+	return warnings, nil
+}
+
+// write writes the report: the plots to o.plotDir, if asked, then the
+// tables (or JSON) to stdout, and the files written to stdout, or to
+// stderr under --json. It returns the exit status.
+func (rep *analyzeReport) write(o *analyzeOptions, stdout, stderr io.Writer) (int, error) {
 	var written []string
 	if o.plotDir != "" {
+		var err error
 		if written, err = rep.writePlots(o.plotDir); err != nil {
-			return fail(err)
+			return exitFail, err
 		}
 	}
+	status := exitOK
 	if o.json {
 		status = rep.writeJSON(stdout, stderr)
 	} else {
@@ -267,7 +286,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	for _, p := range written {
 		fmt.Fprintf(listed, "wrote %s\n", printable(p))
 	}
-	return status
+	return status, nil
 }
 
 // newProcessor creates the deltaq processor from its factory with pcfg,

@@ -7,15 +7,18 @@
 //
 //	deltaq COMMAND [arguments]
 //
-// Among its commands:
+// Commands (TestDocListsEveryCommand keeps this list equal to the
+// registered ones):
 //
-//	check FILE.dq...   validate outcome diagrams and list their probes
-//	fmt [-w] FILE.dq...
-//	                   print outcome diagrams in canonical form
-//	graph FILE.dq      print an outcome diagram as Graphviz DOT
-//	eval FILE.dq --outcome NAME=DIST...
-//	                   design-time evaluation with assumed distributions
-//	version            the module version, revision and Go version
+//	analyze   analyse recorded traces as the components would
+//	check     validate outcome diagrams and list their probes
+//	eval      design-time evaluation with assumed distributions
+//	fmt       print outcome diagrams in canonical form
+//	graph     print an outcome diagram as Graphviz DOT
+//	model     learn a ΔQ model from recorded traces
+//	scope     the ΔQ oscilloscope (terminal, or a browser with --http)
+//	version   the module version, revision and Go version
+//	whatif    predict what changes to the parts of a model do to the whole
 //
 // `deltaq help` lists every command and `deltaq help COMMAND` describes
 // one; `deltaq --version` is `deltaq version`. Each command lives in its

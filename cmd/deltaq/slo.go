@@ -228,7 +228,7 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.where, name)
 		}
 		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.analysis.Histogram.Exponential != nil}
-		lay, ok := outcome.LookupLayout(name)
+		lay, ok := outcome.ProcessLayouts().LookupLayout(name)
 		switch {
 		case pc.DMax > 0 && pc.Bins > 0:
 			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true

@@ -78,6 +78,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/gencmd"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
+	"github.com/deltaq-otel/deltaq/internal/workload"
 )
 
 func main() { gencmd.Main("dqworkload", run) }
@@ -85,12 +86,12 @@ func main() { gencmd.Main("dqworkload", run) }
 // options are the command-line flags.
 type options struct {
 	gencmd.Client
-	cfg            Config
+	cfg            workload.Config
 	duration       time.Duration
 	drain          time.Duration
 	flush          time.Duration
 	maxBatch       int
-	starts         StartEvents
+	starts         workload.StartEvents
 	probeAttribute bool
 	serviceName    string
 	seed           uint64
@@ -133,10 +134,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	var err error
-	if o.cfg.Topology, err = ParseTopology(*topology); err != nil {
+	if o.cfg.Topology, err = workload.ParseTopology(*topology); err != nil {
 		return o, err
 	}
-	if o.starts, err = ParseStartEvents(*startsFlag); err != nil {
+	if o.starts, err = workload.ParseStartEvents(*startsFlag); err != nil {
 		return o, err
 	}
 	if err := o.cfg.Validate(); err != nil {
@@ -172,17 +173,17 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	w := &workload{o: o, out: out,
-		b: &Batcher{Starts: o.starts, ProbeAttribute: o.probeAttribute, ServiceName: o.serviceName}}
+	w := &runner{o: o, out: out,
+		b: &workload.Batcher{Starts: o.starts, ProbeAttribute: o.probeAttribute, ServiceName: o.serviceName}}
 	if o.Endpoint != "" {
 		conn, err := o.Dial()
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		w.sender = NewSender(conn, o.Timeout, o.queue)
+		w.sender = workload.NewSender(conn, o.Timeout, o.queue)
 	} else {
-		w.b.Starts = StartsNone // start events are for a collector's timeouts
+		w.b.Starts = workload.StartsNone // start events are for a collector's timeouts
 	}
 	if o.traceFile != "" {
 		if w.file, err = tracefile.Create(o.traceFile); err != nil {
@@ -192,7 +193,7 @@ func run(args []string, out io.Writer) error {
 
 	printModel(out, o)
 	rng := rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
-	if w.sim, err = NewSimulator(o.cfg, rng, w.b); err != nil {
+	if w.sim, err = workload.NewSimulator(o.cfg, rng, w.b); err != nil {
 		return err
 	}
 	if w.sender != nil {
@@ -201,7 +202,7 @@ func run(args []string, out io.Writer) error {
 		w.fast()
 	}
 	w.emit(w.b.Flush(w.sim.Now()))
-	var c Counts
+	var c workload.Counts
 	if w.sender != nil {
 		w.sender.Close()
 		c = w.sender.Counts()
@@ -219,13 +220,13 @@ func run(args []string, out io.Writer) error {
 	return fileErr
 }
 
-// workload is one run of the simulation.
-type workload struct {
+// runner is one run of the simulation.
+type runner struct {
 	o      options
 	out    io.Writer
-	sim    *Simulator
-	b      *Batcher
-	sender *Sender           // nil with -endpoint ""
+	sim    *workload.Simulator
+	b      *workload.Batcher
+	sender *workload.Sender  // nil with -endpoint ""
 	file   *tracefile.Writer // nil without -trace-file
 
 	epoch    time.Time // wall-clock time of simulation time 0
@@ -236,7 +237,7 @@ type workload struct {
 
 // emit hands a batch to the trace file and the sender, in that order: the
 // file is written before the sender's goroutine reads the batch.
-func (w *workload) emit(b Batch) {
+func (w *runner) emit(b workload.Batch) {
 	if w.file != nil {
 		w.file.Write(b.Traces, b.Spans)
 	}
@@ -246,7 +247,7 @@ func (w *workload) emit(b Batch) {
 }
 
 // start sets the epoch and reports a slow-down in force from the start.
-func (w *workload) start() {
+func (w *runner) start() {
 	w.epoch = time.Now()
 	w.b.Epoch = w.epoch
 	w.slowed = w.sim.Slowed(0)
@@ -258,7 +259,7 @@ func (w *workload) start() {
 // loop runs the simulation in real time until, after arrivals stopped
 // (-duration, SIGINT or SIGTERM), the system is empty or -drain is over.
 // SIGUSR1 toggles the slow-down.
-func (w *workload) loop() {
+func (w *runner) loop() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	toggle := make(chan os.Signal, 1)
@@ -320,7 +321,7 @@ func (w *workload) loop() {
 // the system. Batches and reports are cut as in real time, on the
 // simulation clock: every -flush, when a batch reaches -max-batch, and every
 // -report.
-func (w *workload) fast() {
+func (w *runner) fast() {
 	w.start()
 	drainEnd := w.o.duration + w.o.drain
 	nextFlush, nextReport := w.o.flush, w.o.report
@@ -356,11 +357,11 @@ func (w *workload) fast() {
 }
 
 // advance brings the simulation to the wall clock.
-func (w *workload) advance() { w.step(time.Since(w.epoch)) }
+func (w *runner) advance() { w.step(time.Since(w.epoch)) }
 
 // step brings the simulation to t, reports a change of the slow-down and
 // sends a batch that reached -max-batch.
-func (w *workload) step(t time.Duration) {
+func (w *runner) step(t time.Duration) {
 	w.sim.AdvanceTo(t)
 	if s := w.sim.Slowed(w.sim.Now()); s != w.slowed && w.o.cfg.SlowWorker != 0 {
 		w.slowed = s
@@ -376,7 +377,7 @@ func (w *workload) step(t time.Duration) {
 }
 
 // beginDrain stops the arrivals, once: it reports whether it did.
-func (w *workload) beginDrain(why string) bool {
+func (w *runner) beginDrain(why string) bool {
 	if w.draining {
 		return false
 	}
@@ -386,7 +387,7 @@ func (w *workload) beginDrain(why string) bool {
 	return true
 }
 
-func (w *workload) drainOver() {
+func (w *runner) drainOver() {
 	fmt.Fprintf(w.out, "%7.1fs drain time over, %d jobs left unfinished\n", w.sim.Now().Seconds(), w.sim.Stats().InSystem)
 }
 
@@ -420,16 +421,16 @@ func printModel(out io.Writer, o options) {
 	mean := [2]float64{c.Speed[0] / c.ServiceRate[0], c.Speed[1] / c.ServiceRate[1]}
 	lambda := c.ArrivalRate
 	switch c.Topology {
-	case TopologyTandem:
+	case workload.TopologyTandem:
 		for i := range mean {
-			m := NewMM1K(lambda, 1/mean[i], c.K)
+			m := workload.NewMM1K(lambda, 1/mean[i], c.K)
 			fmt.Fprintf(out, "  worker_%d: ρ=%.3f  P(drop)=%.4f  mean time in worker=%.2fms\n",
 				i+1, m.Rho, m.Blocking, m.Sojourn*1e3)
 			lambda *= 1 - m.Blocking
 		}
-	case TopologyShared:
+	case workload.TopologyShared:
 		fmt.Fprintf(out, "  one server for both workers: ρ=λ·(%.2fms + %.2fms)=%.3f\n", mean[0]*1e3, mean[1]*1e3, lambda*(mean[0]+mean[1]))
-	case TopologyDelays:
+	case workload.TopologyDelays:
 		fmt.Fprintf(out, "  pure delays: mean worker_1=%.2fms worker_2=%.2fms, mean jobs in the system (Little)=%.1f\n",
 			mean[0]*1e3, mean[1]*1e3, lambda*(mean[0]+mean[1]))
 	}
@@ -447,11 +448,11 @@ func printModel(out io.Writer, o options) {
 
 // printCounts prints the simulation's counts, the current λ, and what the
 // sender and the trace file did.
-func (w *workload) printCounts() {
+func (w *runner) printCounts() {
 	st := w.sim.Stats()
 	fmt.Fprintf(w.out, "%7.1fs λ=%g/s jobs=%d done=%d dropped=%d+%d in_system=%d",
 		w.sim.Now().Seconds(), w.sim.Rate(), st.Arrivals, st.Completed, st.Dropped[0], st.Dropped[1], st.InSystem)
-	var c Counts
+	var c workload.Counts
 	if w.sender != nil {
 		c = w.sender.Counts()
 		fmt.Fprintf(w.out, " | spans sent=%d failed=%d queue_dropped=%d | starts sent=%d failed=%d queue_dropped=%d elided=%d",

@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+
+	"github.com/deltaq-otel/deltaq/internal/workload"
 )
 
 // readTraceLines reads a file written by TraceFile: one OTLP JSON
@@ -82,11 +84,11 @@ func TestRunTraceFileOnly(t *testing.T) {
 				traces[sp.TraceID()] = tr
 			}
 			switch sp.Name() {
-			case ProbeJob:
+			case workload.ProbeJob:
 				tr.job = sp
-			case ProbeWorker1:
+			case workload.ProbeWorker1:
 				tr.w1 = sp
-			case ProbeWorker2:
+			case workload.ProbeWorker2:
 				tr.w2 = sp
 			}
 			if first == 0 || sp.StartTimestamp() < first {
@@ -109,7 +111,7 @@ func TestRunTraceFileOnly(t *testing.T) {
 		if w1.StartTimestamp() != j.StartTimestamp() || w2.StartTimestamp() != w1.EndTimestamp() || j.EndTimestamp() != w2.EndTimestamp() {
 			t.Fatalf("trace %v: worker_1 then worker_2 must fill the job", id)
 		}
-		rate, _ := j.Attributes().Get(AttrRate)
+		rate, _ := j.Attributes().Get(workload.AttrRate)
 		at := time.Duration(j.StartTimestamp() - first)
 		want := 150.0
 		switch {
@@ -121,10 +123,10 @@ func TestRunTraceFileOnly(t *testing.T) {
 			continue // near a step: first is the first arrival, not the start
 		}
 		if rate.Double() != want {
-			t.Fatalf("trace %v: job at %v carries %s %v, want %v", id, at, AttrRate, rate.Double(), want)
+			t.Fatalf("trace %v: job at %v carries %s %v, want %v", id, at, workload.AttrRate, rate.Double(), want)
 		}
-		if r, _ := w2.Attributes().Get(AttrRate); r.Double() != want {
-			t.Fatalf("trace %v: worker_2 carries %s %v, want the job's %v", id, AttrRate, r.Double(), want)
+		if r, _ := w2.Attributes().Get(workload.AttrRate); r.Double() != want {
+			t.Fatalf("trace %v: worker_2 carries %s %v, want the job's %v", id, workload.AttrRate, r.Double(), want)
 		}
 	}
 }
@@ -148,8 +150,19 @@ func TestParseFlagsErrors(t *testing.T) {
 		}
 	}
 	o, err := parseFlags([]string{"-topology", "shared", "-speed1", "0.5", "-ramp-to", "300", "-ramp-step", "0s"}, &bytes.Buffer{})
-	if err != nil || o.cfg.Topology != TopologyShared || o.cfg.Speed != [2]float64{0.5, 1} || o.cfg.RampTo != 300 ||
+	if err != nil || o.cfg.Topology != workload.TopologyShared || o.cfg.Speed != [2]float64{0.5, 1} || o.cfg.RampTo != 300 ||
 		o.cfg.RampOver != time.Minute || o.cfg.RampStep != 0 {
 		t.Errorf("parsed %+v, %v", o.cfg, err)
 	}
+}
+
+// batchOf is a batch of n ended worker_1 spans, one trace each.
+func batchOf(n int) workload.Batch {
+	b := &workload.Batcher{Epoch: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), Starts: workload.StartsAll}
+	for i := range n {
+		in := workload.Instance{Probe: workload.ProbeWorker1, TraceID: [16]byte{1}, SpanID: [8]byte{byte(i + 1)}, Start: time.Duration(i)}
+		b.Started(in)
+		b.Ended(in, time.Duration(i+1), false)
+	}
+	return b.Flush(time.Second)
 }

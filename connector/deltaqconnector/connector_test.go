@@ -184,7 +184,7 @@ func (*blocking) Capabilities() consumer.Capabilities { return consumer.Capabili
 // TestRefusingConsumerNeitherBlocksNorGoesUncounted: while the next
 // metrics consumer holds the window timer, ConsumeTraces still returns at
 // once; every batch it refuses is counted in
-// otelcol_deltaq_connector_output_dropped.
+// otelcol_connector_deltaq_output_dropped.
 func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
@@ -214,7 +214,7 @@ func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 	clk.Tick(at(3 * time.Second)) // closes [1s, 2s), refused at once
 	p.shutdown(t)                 // flushes [2s, 3s) and [3s, 4s), refused
 
-	assert.Equal(t, map[string]int64{"signal=metrics": 4}, telemetrytest.Sum(t, tel, "otelcol_deltaq_connector_output_dropped"),
+	assert.Equal(t, map[string]int64{"signal=metrics": 4}, telemetrytest.Sum(t, tel, "otelcol_connector_deltaq_output_dropped"),
 		"four windows, each refused and counted")
 }
 
@@ -233,7 +233,7 @@ func TestOneAnalysisPerComponentID(t *testing.T) {
 	assert.True(t, a.metrics.(*deltaqConnector).feeds.Load() != a.logs.(*deltaqConnector).feeds.Load(), "exactly one feeds the analysis")
 	a.shutdown(t)
 	b.shutdown(t)
-	assert.Empty(t, f.instances)
+	assert.Zero(t, f.instances.Len(), "no analysis left in the factory")
 
 	c := newPair(t, f, component.NewID(metadata.Type), cfg, nil, consumertest.NewNop(), consumertest.NewNop())
 	assert.NotSame(t, sa, c.metrics.(*deltaqConnector).shared)
@@ -248,5 +248,5 @@ func TestInvalidConfigRefused(t *testing.T) {
 	cfg.Diagram = "e2e = a -> ;"
 	_, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 	require.ErrorContains(t, err, `"diagram": diagram:1:`)
-	assert.Empty(t, f.instances)
+	assert.Zero(t, f.instances.Len(), "no analysis left in the factory")
 }

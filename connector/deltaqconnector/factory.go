@@ -5,7 +5,6 @@ package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/delta
 
 import (
 	"context"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
@@ -28,13 +29,15 @@ func NewFactory() connector.Factory {
 type factory struct {
 	// adjust, when set, adjusts the observers' settings; tests set the
 	// clock with it.
-	adjust    func(*observer.Settings)
-	mu        sync.Mutex
-	instances map[component.ID]*shared
+	adjust func(*observer.Settings)
+	// layouts is the collector's registry of the processors' probe
+	// layouts, given to every analysis (outcome.ProcessLayouts).
+	layouts   *outcome.Layouts
+	instances sharedcomponent.Map[*shared]
 }
 
 func newFactory(adjust func(*observer.Settings)) *factory {
-	return &factory{adjust: adjust, instances: make(map[component.ID]*shared)}
+	return &factory{adjust: adjust, layouts: outcome.ProcessLayouts()}
 }
 
 // connectorFactory returns the collector factory backed by f.
@@ -73,45 +76,52 @@ func (f *factory) createMetricsToLogs(_ context.Context, set connector.Settings,
 // connector shuts down, so that a collector that reloads its configuration
 // builds a fresh one.
 func (f *factory) attach(set connector.Settings, cfg component.Config, in input, output func(*shared)) (*deltaqConnector, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, ok := f.instances[set.ID]
-	if !ok {
-		oset := observer.Settings{
-			Kind:       "connector",
-			Scope:      metadata.ScopeName,
-			Telemetry:  set.TelemetrySettings,
-			Version:    set.BuildInfo.Version,
-			ID:         set.ID.String(),
-			SpanProbes: spanProbes(cfg.(*Config)),
-		}
-		if f.adjust != nil {
-			f.adjust(&oset)
-		}
-		s = &shared{}
-		if err := claimMatched(s, set.ID, oset.SpanProbes); err != nil {
+	s, err := f.instances.LoadOrCreate(set.ID, func(release func()) (*shared, error) {
+		s := &shared{}
+		probes := spanProbes(cfg.(*Config))
+		if err := claimMatched(s, set.ID, probes); err != nil {
 			return nil, err
 		}
-		obs, err := observer.New(&cfg.(*Config).Config, oset)
+		obs, err := f.newObserver(set, cfg.(*Config), probes)
 		if err != nil {
 			spanmatch.Release(s)
 			return nil, err
 		}
-		id := set.ID
 		s.obs = obs
 		s.release = func() {
 			spanmatch.Release(s)
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.instances[id] == s {
-				delete(f.instances, id)
-			}
+			release()
 		}
-		f.instances[id] = s
+		return s, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	output(s)
 	s.live++
 	return &deltaqConnector{shared: s, input: in}, nil
+}
+
+// newObserver makes the analysis of one component ID.
+func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *observer.SpanProbes) (*observer.Observer, error) {
+	ins, err := instruments(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	oset := observer.Settings{
+		Kind:        "connector",
+		Scope:       metadata.ScopeName,
+		Telemetry:   set.TelemetrySettings,
+		Instruments: ins,
+		Layouts:     f.layouts,
+		Version:     set.BuildInfo.Version,
+		ID:          set.ID.String(),
+		SpanProbes:  probes,
+	}
+	if f.adjust != nil {
+		f.adjust(&oset)
+	}
+	return observer.New(&cfg.Config, oset)
 }

@@ -39,7 +39,7 @@ func TestDefaultConfig(t *testing.T) {
 	// Without an endpoint the default configuration is not valid, and that
 	// is its only problem: the defaults are within the bounds.
 	require.EqualError(t, confmap.Validate(cfg), `requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`)
-	require.NoError(t, cfg.CheckBounds())
+	require.NoError(t, cfg.Check())
 }
 
 func TestLoadValidConfig(t *testing.T) {

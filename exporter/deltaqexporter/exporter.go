@@ -14,6 +14,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // deltaqExporter is the deltaq exporter: the collector glue around an
@@ -38,17 +39,23 @@ type exporterOption func(*deltaqExporter, *observer.Settings)
 
 func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, opts ...exporterOption) (*deltaqExporter, error) {
 	e := &deltaqExporter{}
+	ins, err := instruments(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	oset := observer.Settings{
-		Kind:      "exporter",
-		Scope:     metadata.ScopeName,
-		Telemetry: set.TelemetrySettings,
-		Version:   set.BuildInfo.Version,
-		ID:        set.ID.String(),
+		Kind:        "exporter",
+		Scope:       metadata.ScopeName,
+		Telemetry:   set.TelemetrySettings,
+		Instruments: ins,
+		// The collector's registry of the processors' probe layouts.
+		Layouts: outcome.ProcessLayouts(),
+		Version: set.BuildInfo.Version,
+		ID:      set.ID.String(),
 	}
 	for _, o := range opts {
 		o(e, &oset)
 	}
-	var err error
 	if e.metricsOut, e.logsOut, err = newSenders(ctx, cfg, set); err != nil {
 		return nil, err
 	}

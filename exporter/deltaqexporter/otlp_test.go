@@ -273,7 +273,7 @@ func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
 		t.Fatal("ConsumeTraces or the window timer blocked on an unreachable endpoint")
 	}
 
-	dropped := telemetrytest.Sum(t, tel, "otelcol_deltaq_exporter_output_dropped")
+	dropped := telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_dropped")
 	require.NotEmpty(t, dropped, "no window was dropped although the queue holds 2 and the endpoint is down")
 	// 20 windows, one in the sender, two in the queue: at least 17 dropped.
 	assert.GreaterOrEqual(t, dropped["signal=metrics"], int64(17), "metrics batches dropped and counted")
@@ -448,9 +448,9 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 				minPoints = probes * (3 + 1 + bins)
 			}
 			assert.GreaterOrEqual(t, points, minPoints)
-			_, err := tel.GetMetric("otelcol_deltaq_exporter_output_dropped")
+			_, err := tel.GetMetric("otelcol_exporter_deltaq_output_dropped")
 			assert.Error(t, err, "no request was refused by the queue")
-			_, err = tel.GetMetric("otelcol_deltaq_exporter_output_oversized")
+			_, err = tel.GetMetric("otelcol_exporter_deltaq_output_oversized")
 			assert.Error(t, err, "no point was too large")
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -44,7 +45,7 @@ const (
 	minMaxRequestBytes = 64 << 10
 	maxMaxRequestBytes = 64 << 20
 	// maxCDFPoints is ten times the largest bin count of a probe.
-	maxCDFPoints = 10_000
+	maxCDFPoints = 10 * deltaq.MaxThesisBins
 	// An exponential histogram needs at least two buckets to tell delays
 	// apart; the OpenTelemetry SDKs' default is 160.
 	minExpMaxSize = 2
@@ -60,29 +61,29 @@ const (
 	maxSnapshotMaxFiles = 1_000_000
 	minSnapshotMaxBytes = 1 << 20
 	maxSnapshotMaxBytes = 1 << 40
-	// A probe's own dmax and bins: bins as the deltaq processor allows,
-	// dmax up to a day.
+	// A probe's own dmax and bins: bins as the deltaq processor allows
+	// (deltaq.MaxThesisBins), dmax up to a day.
 	minProbeBins  = 1
-	maxProbeBins  = 1000
 	maxProbeDMax  = 24 * time.Hour
 	maxQTADelay   = 24 * time.Hour
 	maxTriggerMax = 1_000_000_000_000
 )
 
-// CheckBounds checks every numeric option against the bounds a collector
-// puts on it (the constants above), and the length of the probe names, and
-// reports every problem, each naming the option, the value and the bound:
+// checkBounds checks every numeric option against the bounds a collector
+// puts on it (the constants above, from the algebra's where there is one),
+// and the length of the probe names, and reports every problem, each naming
+// the option, the value and the bound:
 //
 //	"history": 1000000000 is above the maximum 1000
 //
 // An interval of zero is refused (checkLive). snapshot::max_files and
-// snapshot::max_bytes are checked when snapshot::directory is set. Check
-// calls CheckBounds; deltaq analyze calls Check on the exporter's
-// section without an endpoint. It does not repeat what analysis.Config.Check
-// reports: negative values of the options it checks, a QTA delay of zero,
-// the lag, and the exact ranges (quantiles in (0, 1), QTA probabilities and
-// max_failure, max_divergence in [0, 1], dmax and bins set together).
-func (c *Config) CheckBounds() error {
+// snapshot::max_bytes are checked when snapshot::directory is set. Check,
+// the one check of the options, calls it. It does not repeat what
+// analysis.Config.Check reports: negative values of the options it checks,
+// a QTA delay of zero, the lag, and the exact ranges (quantiles in (0, 1),
+// QTA probabilities and max_failure, max_divergence in [0, 1], dmax and bins
+// set together).
+func (c *Config) checkBounds() error {
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -137,7 +138,7 @@ func (c *Config) CheckBounds() error {
 			add(inRange(key+"dmax", pc.DMax, 1, maxProbeDMax))
 		}
 		if pc.Bins > 0 {
-			add(inRange(key+"bins", pc.Bins, minProbeBins, maxProbeBins))
+			add(inRange(key+"bins", pc.Bins, minProbeBins, deltaq.MaxThesisBins))
 		}
 		for i, p := range pc.QTA.Points {
 			if p.Delay > 0 {

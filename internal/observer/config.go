@@ -46,7 +46,7 @@ const (
 // options sit at the top level of the component's section. The analysis
 // options and their checks are analysis.Config's; Config adds the options
 // of the output, the bounds a long-running collector puts on the options
-// (CheckBounds) and the snapshot directory's check.
+// (checkBounds) and the snapshot directory's check.
 type Config struct {
 	analysis.Config `mapstructure:",squash"`
 	// MaxRequestBytes bounds the size of one batch of ΔQ output: a window
@@ -150,7 +150,7 @@ func Unmarshal(conf *confmap.Conf, cfg any) error {
 func quotedKeys(p confcheck.Path) string { return strconv.Quote(p.Keys()) }
 
 // Check checks the options once, for a component's Validate: the bounds
-// (CheckBounds), the snapshot directory, and the analysis options
+// (checkBounds), the snapshot directory, and the analysis options
 // (analysis.Config.Check), the outcome diagram included, so that its own
 // error messages (file:line:col) reach the user at start-up. Config has no
 // Validate method: the collector validates every field of a component's
@@ -158,7 +158,7 @@ func quotedKeys(p confcheck.Path) string { return strconv.Quote(p.Keys()) }
 // messages prefixed with "config".
 func (c *Config) Check() error {
 	var errs []error
-	if err := c.CheckBounds(); err != nil {
+	if err := c.checkBounds(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Snapshot.Directory != "" {
@@ -175,33 +175,27 @@ func (c *Config) Check() error {
 }
 
 // engineConfig returns the analysis options of c for the analysis engine of
-// this process: the probes of its deltaq processors are configured probes
-// too, with the processor's layout, and never take one of the max_probes
-// places.
-func (c *Config) engineConfig() analysis.Config {
+// a collector whose deltaq processors registered their probes in layouts:
+// those probes are configured probes too, with the processor's layout, and
+// never take one of the max_probes places.
+func (c *Config) engineConfig(layouts *outcome.Layouts) analysis.Config {
 	ac := c.Config
-	ac.ConfiguredProbes = outcome.RegisteredProbes()
-	ac.LookupLayout = processorLayout
-	ac.LookupLogLinear = processorLogLinear
+	ac.ConfiguredProbes = layouts.RegisteredProbes()
+	ac.LookupLayout = func(probe string) (time.Duration, int, bool) {
+		l, ok := layouts.LookupLayout(probe)
+		if !ok || !l.Valid() || l.IsLogLinear() {
+			return 0, 0, false
+		}
+		return time.Duration(l.DMaxNs), l.Bins, true
+	}
+	// The buckets of a probe with `binning: log-linear`.
+	ac.LookupLogLinear = func(probe string) (deltaq.LogLinear, bool) {
+		l, ok := layouts.LookupLayout(probe)
+		if !ok || !l.Valid() || !l.IsLogLinear() {
+			return deltaq.LogLinear{}, false
+		}
+		return deltaq.LogLinear(l.LogLinear), true
+	}
+	ac.LayoutGeneration = layouts.Generation
 	return ac
-}
-
-// processorLayout is analysis.Config.LookupLayout over the probes the
-// deltaq processors of this process registered (outcome.LookupLayout).
-func processorLayout(probe string) (time.Duration, int, bool) {
-	l, ok := outcome.LookupLayout(probe)
-	if !ok || !l.Valid() || l.IsLogLinear() {
-		return 0, 0, false
-	}
-	return time.Duration(l.DMaxNs), l.Bins, true
-}
-
-// processorLogLinear is analysis.Config.LookupLogLinear over the same
-// probes: the buckets of a probe with `binning: log-linear`.
-func processorLogLinear(probe string) (deltaq.LogLinear, bool) {
-	l, ok := outcome.LookupLayout(probe)
-	if !ok || !l.Valid() || !l.IsLogLinear() {
-		return deltaq.LogLinear{}, false
-	}
-	return deltaq.LogLinear(l.LogLinear), true
 }

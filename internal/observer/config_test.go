@@ -132,7 +132,7 @@ func TestBoundsEnds(t *testing.T) {
 			}
 			cfg := base()
 			tt.out(cfg)
-			assert.EqualError(t, cfg.CheckBounds(), tt.wantText)
+			assert.EqualError(t, cfg.checkBounds(), tt.wantText)
 		})
 	}
 	// Without a directory the file bounds bound nothing and are not checked.
@@ -147,11 +147,11 @@ func TestBoundsEnds(t *testing.T) {
 func TestProbeNameLength(t *testing.T) {
 	cfg := NewDefaultConfig()
 	cfg.Probes = map[string]analysis.ProbeConfig{strings.Repeat("a", 256): {}}
-	assert.NoError(t, cfg.CheckBounds())
+	assert.NoError(t, cfg.checkBounds())
 	cfg.Probes = map[string]analysis.ProbeConfig{strings.Repeat("a", 257): {}}
-	assert.EqualError(t, cfg.CheckBounds(), `"probes": the name "`+strings.Repeat("a", 32)+`"… of 257 bytes is longer than the maximum 256`)
+	assert.EqualError(t, cfg.checkBounds(), `"probes": the name "`+strings.Repeat("a", 32)+`"… of 257 bytes is longer than the maximum 256`)
 	cfg.Probes = map[string]analysis.ProbeConfig{"x" + strings.Repeat("Δ", 200): {}} // 401 bytes
-	assert.EqualError(t, cfg.CheckBounds(), `"probes": the name "x`+strings.Repeat("Δ", 15)+`"… of 401 bytes is longer than the maximum 256`)
+	assert.EqualError(t, cfg.checkBounds(), `"probes": the name "x`+strings.Repeat("Δ", 15)+`"… of 401 bytes is longer than the maximum 256`)
 }
 
 // TestNegativeOptionsReportedOnce: a negative value is refused by
@@ -164,7 +164,7 @@ func TestNegativeOptionsReportedOnce(t *testing.T) {
 	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: -1, Bins: -1,
 		QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: -1, P: 0.5}}},
 		Triggers: analysis.Triggers{MaxInstances: -1}}}
-	require.NoError(t, cfg.CheckBounds(), "the bounds leave negative values to the analysis")
+	require.NoError(t, cfg.checkBounds(), "the bounds leave negative values to the analysis")
 	err := cfg.Check()
 	require.Error(t, err)
 	msg := err.Error()

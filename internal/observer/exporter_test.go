@@ -179,5 +179,5 @@ func TestLateTimeoutCountedAndReported(t *testing.T) {
 	h.consume(span{probe: "p", outcome: outcome.Timeout, end: 4600 * time.Millisecond, delay: 4500 * time.Millisecond, dmax: dm, bins: 20})
 	h.obs.tick(at(6 * time.Second))
 	assert.Equal(t, int64(1), h.obs.Stats().Counted)
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_late_timeouts", ""))
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_late_timeouts", ""))
 }

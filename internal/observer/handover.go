@@ -11,7 +11,6 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
@@ -38,6 +37,23 @@ func (o *Observer) park() {
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
 }
 
+// handOver parks the observer's state when its shutdown is part of a
+// reload, and reports whether it did. A reload whose configuration the
+// collector refuses stops the collector: the open windows are flushed then,
+// as at a stop, since no successor will start to close them.
+func (o *Observer) handOver() bool {
+	pending, refused := reload.Status()
+	if pending {
+		o.park()
+		return true
+	}
+	if refused != nil {
+		o.logger.Warn("configuration reload refused: the collector stops; flushing the open windows as at a stop",
+			zap.Error(refused))
+	}
+	return false
+}
+
 // afterAdoption runs when the component starts after a reload: every
 // processor of the new configuration has registered its probes by then (the
 // collector builds connectors and exporters before the processors that
@@ -48,7 +64,7 @@ func (o *Observer) park() {
 func (o *Observer) afterAdoption() {
 	for _, name := range o.adopted {
 		d, bins, ll, ok := o.engine.Layout(name)
-		l, registered := outcome.LookupLayout(name)
+		l, registered := o.layouts.LookupLayout(name)
 		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != deltaq.LogLinear(l.LogLinear)) {
 			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
 				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),

@@ -5,6 +5,7 @@ package observer
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -74,4 +75,28 @@ func gaugeValues(t *testing.T, h *harness, name string) map[string]float64 {
 		})
 	}
 	return out
+}
+
+// TestRefusedReloadFlushesTheOpenWindow: a SIGHUP whose configuration the
+// collector refuses shuts the components down and stops the collector, so
+// no successor claims what they hand over. The observer flushes the open
+// window as at a stop, and no state is left parked. (Before the collector's
+// verdict was asked, the window was parked and lost: no output at all.)
+func TestRefusedReloadFlushesTheOpenWindow(t *testing.T) {
+	t.Cleanup(reload.Reset)
+	withID := func(s *Settings) { s.ID = "deltaq" }
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"job": {DMax: 100 * time.Millisecond, Bins: 100}}
+	h := newHarnessWith(t, cfg, at(time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "job", outcome: outcome.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	h.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(time.Second+ms(500)))
+
+	reload.Refused(errors.New("invalid configuration"))
+	require.NoError(t, h.obs.Shutdown(context.Background()))
+	assert.Equal(t, map[string]int64{"success": 3, "timeout": 0, "failure": 0}, outcomeCounts(t, h, "job"),
+		"the open window's instances reach the output before the collector stops")
+	_, parked := reload.Claim(h.obs.reloadKey())
+	assert.False(t, parked, "nothing handed to components that will not start")
 }

@@ -5,13 +5,16 @@ package observer
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 )
@@ -67,14 +70,59 @@ func testSettings(tel *componenttest.Telemetry, now func() time.Time) Settings {
 	if tel != nil {
 		ts = tel.NewTelemetrySettings()
 	}
-	return Settings{
+	set := Settings{
 		Kind:      "exporter",
 		Scope:     exporterScope,
 		Telemetry: ts,
+		Layouts:   testLayouts,
 		Version:   "test",
 		Now:       now,
 		Ticks:     make(chan time.Time), // never ticks: the test calls tick
 	}
+	if tel != nil {
+		set.Instruments = testInstruments(ts.MeterProvider.Meter(exporterScope), "exporter")
+	}
+	return set
+}
+
+// instrumentNames are the names the generated TelemetryBuilder of a
+// component of the given kind gives the fields of Instruments, in order:
+// otelcol_<kind>_deltaq_ and the field's name in snake case
+// (WindowsClosed: windows_closed).
+func instrumentNames(kind string) []string {
+	typ := reflect.TypeFor[Instruments]()
+	names := make([]string, typ.NumField())
+	for i := range typ.NumField() {
+		var snake []rune
+		for j, r := range typ.Field(i).Name {
+			if unicode.IsUpper(r) && j > 0 {
+				snake = append(snake, '_')
+			}
+			snake = append(snake, unicode.ToLower(r))
+		}
+		names[i] = "otelcol_" + kind + "_deltaq_" + string(snake)
+	}
+	return names
+}
+
+// testInstruments makes the instruments as the generated TelemetryBuilder
+// of a component of the given kind names them (instrumentNames).
+func testInstruments(m metric.Meter, kind string) *Instruments {
+	ins := &Instruments{}
+	v := reflect.ValueOf(ins).Elem()
+	for i, name := range instrumentNames(kind) {
+		var inst any
+		switch v.Field(i).Type() {
+		case reflect.TypeFor[metric.Int64Counter]():
+			inst, _ = m.Int64Counter(name)
+		case reflect.TypeFor[metric.Int64Gauge]():
+			inst, _ = m.Int64Gauge(name)
+		case reflect.TypeFor[metric.Float64Histogram]():
+			inst, _ = m.Float64Histogram(name)
+		}
+		v.Field(i).Set(reflect.ValueOf(inst))
+	}
+	return ins
 }
 
 // newHarnessWith is newHarness with the observer's settings adjusted by
@@ -87,6 +135,7 @@ func newHarnessWith(t *testing.T, cfg *Config, now time.Time, adjust func(*Setti
 	if adjust != nil {
 		adjust(&set)
 	}
+	set.Instruments = testInstruments(set.Telemetry.MeterProvider.Meter(exporterScope), set.Kind)
 	obs, err := New(cfg, set)
 	require.NoError(t, err)
 	obs.Start(Outputs{Metrics: h.metrics, Logs: h.logs})

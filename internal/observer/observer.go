@@ -29,11 +29,18 @@ import (
 
 // Settings are what a component gives its observer.
 type Settings struct {
-	// Kind is the component's kind as it appears in the self-telemetry
-	// names otelcol_deltaq_<kind>_*: "exporter" or "connector".
+	// Kind is the component's kind, "exporter" or "connector": with ID,
+	// the key of the state handed over across a reload.
 	Kind string
-	// Scope is the instrumentation scope of the output and of the
-	// self-telemetry: the component's import path.
+	// Instruments are the component's self-telemetry, made by its
+	// generated TelemetryBuilder; nil records nothing.
+	Instruments *Instruments
+	// Layouts is the registry of the probe layouts the deltaq processors
+	// of the collector configure (outcome.ProcessLayouts, from the
+	// factory); nil: no processor registers any.
+	Layouts *outcome.Layouts
+	// Scope is the instrumentation scope of the output: the component's
+	// import path.
 	Scope string
 	// Telemetry are the component's telemetry settings: the logger, the
 	// MeterProvider of the self-telemetry, and the collector's resource,
@@ -75,10 +82,12 @@ type Observer struct {
 	cfg    *Config
 	set    Settings
 	logger *zap.Logger
-	tel    *telemetry
-	engine *analysis.Engine
-	build  *builder
-	now    func() time.Time
+	tel    *Instruments
+	// layouts is the collector's registry of processor layouts.
+	layouts *outcome.Layouts
+	engine  *analysis.Engine
+	build   *builder
+	now     func() time.Time
 
 	out     Outputs
 	stop    chan struct{}
@@ -136,15 +145,18 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if o.now == nil {
 		o.now = time.Now
 	}
+	if o.layouts = set.Layouts; o.layouts == nil {
+		o.layouts = new(outcome.Layouts)
+	}
 	if set.Telemetry.MeterProvider == nil {
 		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
 	}
 	var err error
-	if o.tel, err = newTelemetry(set.Telemetry.MeterProvider.Meter(set.Scope), set.Kind); err != nil {
-		return nil, err
+	if o.tel = set.Instruments; o.tel == nil {
+		o.tel = noInstruments()
 	}
 	now := o.now()
-	if o.engine, err = analysis.New(cfg.engineConfig(), now); err != nil {
+	if o.engine, err = analysis.New(cfg.engineConfig(o.layouts), now); err != nil {
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
@@ -244,8 +256,8 @@ func (o *Observer) tick(now time.Time) {
 		o.emit(ctx, r, now)
 	}
 	if len(results) > 0 {
-		o.tel.windowsClosed.Add(ctx, int64(len(results)))
-		o.tel.windowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
+		o.tel.WindowsClosed.Add(ctx, int64(len(results)))
+		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
 	}
 	st := o.engine.Stats()
 	add := func(c metric.Int64Counter, d int64, opts ...metric.AddOption) {
@@ -253,15 +265,15 @@ func (o *Observer) tick(now time.Time) {
 			c.Add(ctx, d, opts...)
 		}
 	}
-	add(o.tel.instances, st.Counted-o.prev.Counted)
-	add(o.tel.lateTimeouts, st.LateTimeouts-o.prev.LateTimeouts)
-	add(o.tel.instancesRebinned, st.Rebinned-o.prev.Rebinned)
-	add(o.tel.instancesWeightClamped, st.WeightClamped-o.prev.WeightClamped)
-	add(o.tel.probesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
+	add(o.tel.Instances, st.Counted-o.prev.Counted)
+	add(o.tel.LateTimeouts, st.LateTimeouts-o.prev.LateTimeouts)
+	add(o.tel.InstancesRebinned, st.Rebinned-o.prev.Rebinned)
+	add(o.tel.InstancesWeightClamped, st.WeightClamped-o.prev.WeightClamped)
+	add(o.tel.ProbesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
 	for r, n := range st.Dropped {
-		add(o.tel.instancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])
+		add(o.tel.InstancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])
 	}
-	o.tel.probes.Record(ctx, int64(st.Probes))
+	o.tel.Probes.Record(ctx, int64(st.Probes))
 	o.prev = st
 }
 
@@ -270,7 +282,7 @@ func (o *Observer) tick(now time.Time) {
 // about each of which it warns once (while the probe is tracked).
 func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	if n := len(r.NoInstances); n > 0 {
-		o.tel.referencedProbeEmptyWindows.Add(ctx, int64(n))
+		o.tel.ReferencedProbeEmptyWindows.Add(ctx, int64(n))
 	}
 	coarse := int64(0)
 	for i := range r.Probes {
@@ -296,7 +308,7 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", w))
 	}
 	if coarse > 0 {
-		o.tel.underResolvedWindows.Add(ctx, coarse)
+		o.tel.UnderResolvedWindows.Add(ctx, coarse)
 	}
 	// Forget the warnings of probes no longer tracked, so that names that
 	// come and go do not grow the set.
@@ -319,7 +331,7 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 // from another collector; if none does, its windows stay empty (counted by
 // referenced_probe_empty_windows).
 func (o *Observer) warnUnproduced() {
-	produced := outcome.RegisteredProbes()
+	produced := o.layouts.RegisteredProbes()
 	var matched []string
 	if sp := o.set.SpanProbes; sp != nil {
 		matched = sp.Names
@@ -353,7 +365,7 @@ func (o *Observer) emit(ctx context.Context, r *analysis.Result, now time.Time) 
 		}
 	}
 	for i := range r.Triggers {
-		o.tel.triggersFired.Add(ctx, 1, o.trigAttr[r.Triggers[i].Kind])
+		o.tel.TriggersFired.Add(ctx, 1, o.trigAttr[r.Triggers[i].Kind])
 	}
 	if out := o.out.Logs; out != nil {
 		if ld, ok := o.build.logs(r, now); ok {
@@ -376,21 +388,21 @@ func (o *Observer) emit(ctx context.Context, r *analysis.Result, now time.Time) 
 				o.logger.Warn("cannot write ΔQ snapshot", zap.Int64("snapshot", s.ID), zap.Error(err))
 			}
 			if removed > 0 {
-				o.tel.snapshotFilesRemoved.Add(ctx, int64(removed))
+				o.tel.SnapshotFilesRemoved.Add(ctx, int64(removed))
 			}
 		}
 	}
 }
 
 func (o *Observer) dropped(ctx context.Context, signal string, err error) {
-	o.tel.outputDropped.Add(ctx, 1, o.sigAttr[signal])
+	o.tel.OutputDropped.Add(ctx, 1, o.sigAttr[signal])
 	o.logger.Warn("dropping ΔQ output: the next consumer did not accept it", zap.String("signal", signal), zap.Error(err))
 }
 
 // oversized counts the n data points or log records of a window dropped
 // because each alone is larger than max_request_bytes.
 func (o *Observer) oversized(ctx context.Context, signal string, n int) {
-	o.tel.outputOversized.Add(ctx, int64(n), o.sigAttr[signal])
+	o.tel.OutputOversized.Add(ctx, int64(n), o.sigAttr[signal])
 	o.logger.Warn("dropping ΔQ output larger than max_request_bytes on its own", zap.String("signal", signal),
 		zap.Int("items", n), zap.Int("max_request_bytes", o.cfg.MaxRequestBytes))
 }
@@ -414,8 +426,7 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 			return
 		}
-		if o.set.ID != "" && reload.Pending() {
-			o.park()
+		if o.set.ID != "" && o.handOver() {
 			return
 		}
 		now := o.now()

@@ -7,6 +7,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,41 +88,45 @@ func TestRefusedOutputIsCounted(t *testing.T) {
 		h.obs.tick(at(time.Duration(w+2) * time.Second))
 	}
 	assert.Equal(t, int64(3), ref.calls.Load(), "one batch per window, each offered")
-	assert.Equal(t, int64(3), counter(t, h, "deltaq_exporter_output_dropped", "signal=metrics"))
-	assert.Equal(t, int64(3), counter(t, h, "deltaq_exporter_instances", ""))
+	assert.Equal(t, int64(3), counter(t, h, "exporter_deltaq_output_dropped", "signal=metrics"))
+	assert.Equal(t, int64(3), counter(t, h, "exporter_deltaq_instances", ""))
 }
 
 // Each component's self-telemetry carries its kind in its names: the
-// connector's are otelcol_deltaq_connector_*, and none is the exporter's.
+// connector's are otelcol_connector_deltaq_*, and none is the exporter's.
 func TestTelemetryNamesFollowTheKind(t *testing.T) {
 	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Kind = "connector" })
 	h.consume(span{probe: "p", outcome: outcome.Success, end: ms(500), delay: ms(3), dmax: 20 * time.Millisecond, bins: 20})
 	h.obs.tick(at(2 * time.Second))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_connector_instances", ""))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_connector_windows_closed", ""))
-	_, err := h.tel.GetMetric("otelcol_deltaq_exporter_instances")
+	assert.Equal(t, int64(1), counter(t, h, "connector_deltaq_instances", ""))
+	assert.Equal(t, int64(1), counter(t, h, "connector_deltaq_windows_closed", ""))
+	_, err := h.tel.GetMetric("otelcol_exporter_deltaq_instances")
 	assert.Error(t, err, "no exporter instrument in a connector")
-
-	names := TelemetryNames("connector")
-	assert.Len(t, names, 16)
-	for _, n := range names {
-		assert.Regexp(t, `^otelcol_deltaq_connector_[a-z_]+$`, n)
-	}
-	assert.Contains(t, names, "otelcol_deltaq_connector_window_close_duration")
-	assert.Contains(t, TelemetryNames("exporter"), "otelcol_deltaq_exporter_instances_dropped")
 }
 
-// The README of each component lists every self-telemetry instrument of
-// its kind.
-func TestREADMEsListTelemetry(t *testing.T) {
-	for kind, readme := range map[string]string{
-		"exporter":  "../../exporter/deltaqexporter/README.md",
-		"connector": "../../connector/deltaqconnector/README.md",
-	} {
-		text, err := os.ReadFile(readme)
+// Each component's metadata.yaml declares one instrument per field of
+// Instruments, named as testInstruments names them, and its README and
+// generated documentation.md list every one.
+func TestMetadataDeclaresEveryInstrument(t *testing.T) {
+	declared := regexp.MustCompile(`(?m)^    ([a-z_]+):$`)
+	for kind, dir := range map[string]string{"exporter": "../../exporter/deltaqexporter", "connector": "../../connector/deltaqconnector"} {
+		meta, err := os.ReadFile(filepath.Join(dir, "metadata.yaml"))
 		require.NoError(t, err)
-		for _, n := range TelemetryNames(kind) {
-			assert.Contains(t, string(text), "`"+n, "%s: %s", readme, n)
+		_, tel, ok := strings.Cut(string(meta), "\ntelemetry:\n")
+		require.True(t, ok, "%s/metadata.yaml: no telemetry section", dir)
+		var names []string
+		for _, m := range declared.FindAllStringSubmatch(tel, -1) {
+			names = append(names, "otelcol_"+m[1])
+		}
+		want := instrumentNames(kind)
+		slices.Sort(want)
+		assert.Equal(t, want, names, "%s/metadata.yaml", dir)
+		for _, doc := range []string{"README.md", "documentation.md"} {
+			text, err := os.ReadFile(filepath.Join(dir, doc))
+			require.NoError(t, err)
+			for _, n := range names {
+				assert.Contains(t, string(text), n, "%s/%s", dir, doc)
+			}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // OfflineAnalysis is the observer's analysis run offline over recorded
@@ -41,7 +42,7 @@ type OfflineAnalysis struct {
 // deltaq processors of this process configure (created before it) lend it
 // their layouts, as in a collector.
 func NewOfflineAnalysis(cfg *Config) (*OfflineAnalysis, error) {
-	ac := cfg.engineConfig()
+	ac := cfg.engineConfig(outcome.ProcessLayouts())
 	ac.Snapshot = analysis.SnapshotConfig{}
 	whole := ac
 	whole.Interval, whole.Lag = 0, 0

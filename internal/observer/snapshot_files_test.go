@@ -179,7 +179,7 @@ func TestSnapshotRetentionCountsFilesAlreadyThere(t *testing.T) {
 
 // TestSnapshotFilesRemovedTelemetry: the exporter prunes the snapshot
 // directory after writing and counts the files it removed in
-// deltaq_exporter_snapshot_files_removed.
+// exporter_deltaq_snapshot_files_removed.
 func TestSnapshotFilesRemovedTelemetry(t *testing.T) {
 	cfg := goldenConfig()
 	cfg.Snapshot.Directory = t.TempDir()
@@ -192,5 +192,5 @@ func TestSnapshotFilesRemovedTelemetry(t *testing.T) {
 	goldenWindows(h)
 
 	assert.Equal(t, []string{"deltaq-snapshot-1-20231114T221322.000000000Z.json"}, dirNames(t, cfg.Snapshot.Directory))
-	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Sum(t, h.tel, "otelcol_deltaq_exporter_snapshot_files_removed"))
+	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Sum(t, h.tel, "otelcol_exporter_deltaq_snapshot_files_removed"))
 }

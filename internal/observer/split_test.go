@@ -318,7 +318,7 @@ func TestSplitLogs(t *testing.T) {
 // TestOversizedPointsAreCounted: with max_request_bytes below the size of
 // one 1000-bin deltaq.observed point (1000 bounds and 1001 counts, over 8 KB
 // encoded), that point is dropped and counted in
-// deltaq_exporter_output_oversized, and the window's other series arrive.
+// exporter_deltaq_output_oversized, and the window's other series arrive.
 func TestOversizedPointsAreCounted(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxRequestBytes = 4096
@@ -349,7 +349,7 @@ func TestOversizedPointsAreCounted(t *testing.T) {
 	assert.Equal(t, 3, names[outcome.MetricOutcomes])
 	assert.Equal(t, 32, observedCurve, "the observed curve at the default 32 points")
 
-	assert.Equal(t, map[string]int64{"signal=metrics": 1}, telemetrytest.Sum(t, h.tel, "otelcol_deltaq_exporter_output_oversized"))
+	assert.Equal(t, map[string]int64{"signal=metrics": 1}, telemetrytest.Sum(t, h.tel, "otelcol_exporter_deltaq_output_oversized"))
 }
 
 // BenchmarkSplit measures cutting one window of 100 probes × 1000 bins with
@@ -395,7 +395,7 @@ func largeResult(tb testing.TB, cfg *Config, n, bins int) *analysis.Result {
 	for i := range n {
 		cfg.Probes[fmt.Sprintf("probe_%04d", i)] = analysis.ProbeConfig{DMax: time.Second, Bins: bins}
 	}
-	e, err := analysis.New(cfg.engineConfig(), at(time.Second))
+	e, err := analysis.New(cfg.engineConfig(testLayouts), at(time.Second))
 	require.NoError(tb, err)
 	b := e.Begin()
 	for i := range n {

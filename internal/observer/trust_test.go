@@ -28,13 +28,18 @@ import (
 // Delays such as 10.5 ms sit inside a 1 ms bin, so the expected bucket does
 // not depend on which side of an edge a bin includes.
 
-// registerProcessor registers probes as a deltaq processor of this process
-// would, for the duration of the test.
+// testLayouts is the registry of processor layouts that the tests'
+// observers are given (testSettings), as a collector's factories give
+// theirs.
+var testLayouts = new(outcome.Layouts)
+
+// registerProcessor registers probes as a deltaq processor of the test's
+// collector would, for the duration of the test.
 func registerProcessor(t *testing.T, probes map[string]outcome.Layout) {
 	t.Helper()
 	owner := new(int)
-	outcome.Register(owner, probes)
-	t.Cleanup(func() { outcome.Unregister(owner) })
+	testLayouts.Register(owner, probes)
+	t.Cleanup(func() { testLayouts.Unregister(owner) })
 }
 
 // counter returns the sum of the data points of a self-telemetry counter
@@ -144,7 +149,7 @@ func TestForgedSpanCannotChangeTheLayout(t *testing.T) {
 				assert.Equal(t, uint64(0), dp.BucketCounts().At(100), "window %d: no timeout", w)
 				assert.Equal(t, hs[0].StartTimestamp(), dp.StartTimestamp(), "window %d: one stream", w)
 			}
-			assert.Equal(t, int64(windows), counter(t, h, "deltaq_exporter_instances_dropped", "reason=layout_mismatch"))
+			assert.Equal(t, int64(windows), counter(t, h, "exporter_deltaq_instances_dropped", "reason=layout_mismatch"))
 		})
 	}
 }
@@ -171,8 +176,8 @@ func TestTwoCollectorsOneLayout(t *testing.T) {
 	assert.Equal(t, uint64(2), dp.Count())
 	assert.Equal(t, uint64(1), dp.BucketCounts().At(20))
 	assert.Equal(t, uint64(1), dp.BucketCounts().At(70))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_instances_rebinned", ""))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_instances_dropped", "reason=layout_mismatch"))
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_instances_rebinned", ""))
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_instances_dropped", "reason=layout_mismatch"))
 }
 
 // seriesKey names one series: the metric and its attributes, sorted.
@@ -307,8 +312,8 @@ func TestHostileInputCardinality(t *testing.T) {
 	for _, p := range configured {
 		assert.Positive(t, perProbe[p], "probe %s has series", p)
 	}
-	assert.Positive(t, counter(t, h, "deltaq_exporter_instances_dropped", "reason=name_too_long"))
-	assert.Positive(t, counter(t, h, "deltaq_exporter_instances_dropped", "reason=probe_limit"))
+	assert.Positive(t, counter(t, h, "exporter_deltaq_instances_dropped", "reason=name_too_long"))
+	assert.Positive(t, counter(t, h, "exporter_deltaq_instances_dropped", "reason=probe_limit"))
 	t.Logf("%d series over %d probes (bound %d per probe)", len(series), len(perProbe), perProbeBound)
 }
 
@@ -331,7 +336,7 @@ func TestJunkNamesExpireAndNeverCrowdOutConfiguredProbes(t *testing.T) {
 	h.obs.tick(at(2 * time.Second))
 	st := h.obs.Stats()
 	assert.Equal(t, int64(1001), st.Counted, "1000 junk names and the real probe")
-	assert.Equal(t, int64(100), counter(t, h, "deltaq_exporter_instances_dropped", "reason=probe_limit"))
+	assert.Equal(t, int64(100), counter(t, h, "exporter_deltaq_instances_dropped", "reason=probe_limit"))
 	hs := observedHistograms(h)["real"]
 	require.Len(t, hs, 1)
 	assert.Equal(t, uint64(1), hs[0].Count())
@@ -341,7 +346,7 @@ func TestJunkNamesExpireAndNeverCrowdOutConfiguredProbes(t *testing.T) {
 	h.consume(span{probe: "new", outcome: outcome.Success, end: 3500 * time.Millisecond, delay: ms(1), dmax: 10 * time.Millisecond, bins: 10})
 	assert.Equal(t, int64(101), h.obs.Stats().Dropped[analysis.DropProbeLimit], "no place yet")
 	h.obs.tick(at(5 * time.Second))
-	assert.Equal(t, int64(1000), counter(t, h, "deltaq_exporter_probes_expired", ""))
+	assert.Equal(t, int64(1000), counter(t, h, "exporter_deltaq_probes_expired", ""))
 	h.consume(span{probe: "new", outcome: outcome.Success, end: 4500 * time.Millisecond, delay: ms(1), dmax: 10 * time.Millisecond, bins: 10})
 	assert.Equal(t, int64(1002), h.obs.Stats().Counted, "a new name takes a freed place")
 	assert.Equal(t, 2, h.obs.Stats().Probes, "real and new")
@@ -354,16 +359,16 @@ func TestLongProbeNameDropped(t *testing.T) {
 		span{probe: strings.Repeat("n", outcome.MaxNameLength), outcome: outcome.Success, end: ms(100), delay: ms(1), dmax: 10 * time.Millisecond, bins: 10},
 	)
 	h.obs.tick(at(2 * time.Second))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_instances_dropped", "reason=name_too_long"))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_instances", ""))
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_instances_dropped", "reason=name_too_long"))
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_instances", ""))
 }
 
 func TestEndBeforeStartDroppedAsMalformed(t *testing.T) {
 	h := newHarness(t, testConfig(), at(time.Second))
 	h.consume(span{probe: "p", outcome: outcome.Success, end: ms(100), delay: -ms(1), dmax: 10 * time.Millisecond, bins: 10})
 	h.obs.tick(at(2 * time.Second))
-	assert.Equal(t, int64(1), counter(t, h, "deltaq_exporter_instances_dropped", "reason=malformed"))
-	assert.Equal(t, int64(0), counter(t, h, "deltaq_exporter_instances", ""))
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_instances_dropped", "reason=malformed"))
+	assert.Equal(t, int64(0), counter(t, h, "exporter_deltaq_instances", ""))
 }
 
 // TestUnderResolvedProbesWarnOnceAndFireNoDivergence: three stages of
@@ -392,7 +397,7 @@ func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 		h.consume(specs...)
 		h.obs.tick(at(base + 2*time.Second))
 	}
-	assert.Equal(t, int64(0), counter(t, h, "deltaq_exporter_triggers_fired", "trigger=divergence"))
+	assert.Equal(t, int64(0), counter(t, h, "exporter_deltaq_triggers_fired", "trigger=divergence"))
 	assert.Empty(t, h.logs.AllLogs(), "no trigger record")
 	warned := map[string]int{}
 	for _, e := range logs.FilterMessageSnippet("shorter than one bin").All() {
@@ -400,7 +405,7 @@ func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 		warned[e.ContextMap()["probe"].(string)]++
 	}
 	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "e2e": 1}, warned)
-	assert.Equal(t, int64(4*windows), counter(t, h, "deltaq_exporter_under_resolved_windows", ""))
+	assert.Equal(t, int64(4*windows), counter(t, h, "exporter_deltaq_under_resolved_windows", ""))
 }
 
 // TestUnproducedReferencedProbes: the diagram's outcome b and the probes
@@ -421,6 +426,6 @@ func TestUnproducedReferencedProbes(t *testing.T) {
 	h.obs.tick(at(2 * time.Second)) // closes [0, 1s)
 	h.obs.tick(at(3 * time.Second)) // closes [1s, 2s)
 	// b and x in both windows; a in the second, without its instance.
-	assert.Equal(t, int64(2*2+1), counter(t, h, "deltaq_exporter_referenced_probe_empty_windows", ""))
+	assert.Equal(t, int64(2*2+1), counter(t, h, "exporter_deltaq_referenced_probe_empty_windows", ""))
 	assert.Equal(t, []string{"a", "b", "x"}, h.obs.referenced)
 }

@@ -80,7 +80,7 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 						w = analysis.Window{}
 					}
 					c := o.engine.AddWindow(&w)
-					o.tel.contributions.Add(ctx, 1, o.fateAttr[c])
+					o.tel.Contributions.Add(ctx, 1, o.fateAttr[c])
 				}
 			}
 		}

@@ -120,7 +120,7 @@ func TestGatewayMergesAgentsOverOTLP(t *testing.T) {
 	}
 	assert.Equal(t, 3, three)
 	assert.Equal(t, map[string]int64{"fate=accepted": 9},
-		telemetrytest.Points(t, gateway.tel, "otelcol_deltaq_exporter_contributions"))
+		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
 }
 
 // TestReadWindowRefusesWhatIsNotAWindow: a deltaq.window point whose

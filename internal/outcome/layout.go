@@ -11,7 +11,7 @@ import (
 
 // MaxNameLength bounds, in bytes, a probe name, a span name or a service
 // name that the components keep or put on a series: the processor refuses
-// a longer probe name in its configuration, the exporter refuses and counts
+// a longer probe name in its configuration, the connector and the exporter refuse and count
 // an instance whose probe name is longer, and stored span and service names
 // are truncated to it. Prometheus and most backends accept far longer label
 // values; the bound keeps one span from putting megabytes on every point.
@@ -52,12 +52,14 @@ func (l Layout) Valid() bool {
 	return l.DMaxNs > 0 && l.Bins > 0
 }
 
-// The registry holds the probes configured in the deltaq processors of this
-// process, so that an exporter or connector in the same collector takes a
+// Layouts is the registry of the probe layouts configured in the deltaq
+// processors of one collector, so that its connector or exporter takes a
 // probe's layout from the processor's configuration rather than from the
 // attributes of the spans it reads, and can warn at start about probes its
-// diagram names that no processor produces.
-var registry struct {
+// diagram names that no processor produces. The components are given it
+// by their factories (ProcessLayouts); the zero Layouts is empty and ready
+// to use.
+type Layouts struct {
 	mu     sync.RWMutex
 	owners map[any]map[string]Layout
 	order  []any // registration order: the first owner of a name wins
@@ -67,19 +69,31 @@ var registry struct {
 	gen atomic.Uint64
 }
 
+// processLayouts is the registry of this process.
+var processLayouts = new(Layouts)
+
+// ProcessLayouts returns the registry of this process. The collector makes
+// each component from its own factory, with nothing in common but the
+// process, so the factories' NewFactory functions, and the offline
+// analysis that stands in for a collector, give this one registry to the
+// components they make: the processors and the connector or exporter of a
+// collector then share it. Everything below the factories is given its
+// registry; tests give their own.
+func ProcessLayouts() *Layouts { return processLayouts }
+
 // Generation returns the number of changes made to the registry so far. A
 // reader that caches layouts looks them up again when it changes: a
 // processor whose probe chooses its dMax from observation (dmax: auto)
 // announces each new dMax through SetLayout.
-func Generation() uint64 { return registry.gen.Load() }
+func (r *Layouts) Generation() uint64 { return r.gen.Load() }
 
 // SetLayout changes the layout of one probe that owner registered, and
 // reports whether owner had registered it. Readers see the change through
 // LookupLayout and Generation.
-func SetLayout(owner any, name string, l Layout) bool {
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	m, ok := registry.owners[owner]
+func (r *Layouts) SetLayout(owner any, name string, l Layout) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m, ok := r.owners[owner]
 	if !ok {
 		return false
 	}
@@ -87,49 +101,49 @@ func SetLayout(owner any, name string, l Layout) bool {
 		return false
 	}
 	m[name] = l
-	registry.gen.Add(1)
+	r.gen.Add(1)
 	return true
 }
 
 // Register records the probes of one processor instance (owner), replacing
 // what that owner registered before.
-func Register(owner any, probes map[string]Layout) {
+func (r *Layouts) Register(owner any, probes map[string]Layout) {
 	cp := make(map[string]Layout, len(probes))
 	for n, l := range probes {
 		cp[n] = l
 	}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if registry.owners == nil {
-		registry.owners = make(map[any]map[string]Layout)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.owners == nil {
+		r.owners = make(map[any]map[string]Layout)
 	}
-	if _, ok := registry.owners[owner]; !ok {
-		registry.order = append(registry.order, owner)
+	if _, ok := r.owners[owner]; !ok {
+		r.order = append(r.order, owner)
 	}
-	registry.owners[owner] = cp
-	registry.gen.Add(1)
+	r.owners[owner] = cp
+	r.gen.Add(1)
 }
 
 // Unregister forgets the probes of owner.
-func Unregister(owner any) {
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if _, ok := registry.owners[owner]; !ok {
+func (r *Layouts) Unregister(owner any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.owners[owner]; !ok {
 		return
 	}
-	delete(registry.owners, owner)
-	registry.order = slices.DeleteFunc(registry.order, func(o any) bool { return o == owner })
-	registry.gen.Add(1)
+	delete(r.owners, owner)
+	r.order = slices.DeleteFunc(r.order, func(o any) bool { return o == owner })
+	r.gen.Add(1)
 }
 
 // LookupLayout returns the layout of a probe configured in a registered
 // processor; when several processors configure the probe, the first
 // registered wins.
-func LookupLayout(name string) (Layout, bool) {
-	registry.mu.RLock()
-	defer registry.mu.RUnlock()
-	for _, o := range registry.order {
-		if l, ok := registry.owners[o][name]; ok {
+func (r *Layouts) LookupLayout(name string) (Layout, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.order {
+		if l, ok := r.owners[o][name]; ok {
 			return l, true
 		}
 	}
@@ -138,11 +152,11 @@ func LookupLayout(name string) (Layout, bool) {
 
 // RegisteredProbes returns the sorted names of the probes of every
 // registered processor.
-func RegisteredProbes() []string {
-	registry.mu.RLock()
-	defer registry.mu.RUnlock()
+func (r *Layouts) RegisteredProbes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	var names []string
-	for _, m := range registry.owners {
+	for _, m := range r.owners {
 		for n := range m {
 			names = append(names, n)
 		}

@@ -12,30 +12,30 @@ import (
 // unregistering an owner hands the name to the next; re-registering an
 // owner replaces its probes.
 func TestRegistry(t *testing.T) {
+	r := new(Layouts)
 	a, b := new(int), new(int)
-	t.Cleanup(func() { Unregister(a); Unregister(b) })
-	Register(a, map[string]Layout{"checkout": {DMaxNs: 2e9, Bins: 200}, "payment": {DMaxNs: 1e9, Bins: 125}})
-	Register(b, map[string]Layout{"checkout": {DMaxNs: 1e9, Bins: 10}, "search": {DMaxNs: 5e8, Bins: 50}})
+	r.Register(a, map[string]Layout{"checkout": {DMaxNs: 2e9, Bins: 200}, "payment": {DMaxNs: 1e9, Bins: 125}})
+	r.Register(b, map[string]Layout{"checkout": {DMaxNs: 1e9, Bins: 10}, "search": {DMaxNs: 5e8, Bins: 50}})
 
-	if l, ok := LookupLayout("checkout"); !ok || l != (Layout{DMaxNs: 2e9, Bins: 200}) {
+	if l, ok := r.LookupLayout("checkout"); !ok || l != (Layout{DMaxNs: 2e9, Bins: 200}) {
 		t.Errorf("checkout: %v %v, want the first owner's layout", l, ok)
 	}
-	if _, ok := LookupLayout("inventory"); ok {
+	if _, ok := r.LookupLayout("inventory"); ok {
 		t.Error("inventory: found, but nobody registered it")
 	}
-	if got, want := RegisteredProbes(), []string{"checkout", "payment", "search"}; !slices.Equal(got, want) {
-		t.Errorf("RegisteredProbes() = %v, want %v", got, want)
+	if got, want := r.RegisteredProbes(), []string{"checkout", "payment", "search"}; !slices.Equal(got, want) {
+		t.Errorf("r.RegisteredProbes() = %v, want %v", got, want)
 	}
-	Unregister(a)
-	if l, ok := LookupLayout("checkout"); !ok || l != (Layout{DMaxNs: 1e9, Bins: 10}) {
+	r.Unregister(a)
+	if l, ok := r.LookupLayout("checkout"); !ok || l != (Layout{DMaxNs: 1e9, Bins: 10}) {
 		t.Errorf("checkout after a left: %v %v, want b's layout", l, ok)
 	}
-	Register(b, map[string]Layout{"search": {DMaxNs: 5e8, Bins: 50}})
-	if _, ok := LookupLayout("checkout"); ok {
+	r.Register(b, map[string]Layout{"search": {DMaxNs: 5e8, Bins: 50}})
+	if _, ok := r.LookupLayout("checkout"); ok {
 		t.Error("checkout still found after its last owner re-registered without it")
 	}
-	if got, want := RegisteredProbes(), []string{"search"}; !slices.Equal(got, want) {
-		t.Errorf("RegisteredProbes() = %v, want %v", got, want)
+	if got, want := r.RegisteredProbes(), []string{"search"}; !slices.Equal(got, want) {
+		t.Errorf("r.RegisteredProbes() = %v, want %v", got, want)
 	}
 }
 
@@ -43,28 +43,43 @@ func TestRegistry(t *testing.T) {
 // LookupLayout, and every change of the registry advances Generation; a
 // probe the owner did not register is not added.
 func TestSetLayout(t *testing.T) {
+	r := new(Layouts)
 	a, b := new(int), new(int)
-	t.Cleanup(func() { Unregister(a) })
-	g0 := Generation()
-	Register(a, map[string]Layout{"checkout": {DMaxNs: 60e9, Bins: 100}})
-	g1 := Generation()
+	g0 := r.Generation()
+	r.Register(a, map[string]Layout{"checkout": {DMaxNs: 60e9, Bins: 100}})
+	g1 := r.Generation()
 	if g1 <= g0 {
 		t.Fatalf("Generation after Register = %d, want > %d", g1, g0)
 	}
-	if !SetLayout(a, "checkout", Layout{DMaxNs: 5e6, Bins: 100}) {
-		t.Fatal("SetLayout(a, checkout) = false, want true")
+	if !r.SetLayout(a, "checkout", Layout{DMaxNs: 5e6, Bins: 100}) {
+		t.Fatal("r.SetLayout(a, checkout) = false, want true")
 	}
-	if l, _ := LookupLayout("checkout"); l != (Layout{DMaxNs: 5e6, Bins: 100}) {
+	if l, _ := r.LookupLayout("checkout"); l != (Layout{DMaxNs: 5e6, Bins: 100}) {
 		t.Errorf("checkout after SetLayout: %v, want dMax 5ms", l)
 	}
-	g2 := Generation()
+	g2 := r.Generation()
 	if g2 <= g1 {
 		t.Errorf("Generation after SetLayout = %d, want > %d", g2, g1)
 	}
-	if SetLayout(a, "payment", Layout{DMaxNs: 1e9, Bins: 10}) || SetLayout(b, "checkout", Layout{DMaxNs: 1e9, Bins: 10}) {
+	if r.SetLayout(a, "payment", Layout{DMaxNs: 1e9, Bins: 10}) || r.SetLayout(b, "checkout", Layout{DMaxNs: 1e9, Bins: 10}) {
 		t.Error("SetLayout of a probe its owner did not register = true")
 	}
-	if _, ok := LookupLayout("payment"); ok || Generation() != g2 {
-		t.Errorf("a refused SetLayout changed the registry (payment found %v, generation %d, want %d)", ok, Generation(), g2)
+	if _, ok := r.LookupLayout("payment"); ok || r.Generation() != g2 {
+		t.Errorf("a refused SetLayout changed the registry (payment found %v, generation %d, want %d)", ok, r.Generation(), g2)
+	}
+}
+
+// The process's registry is one: the factories of every component of a
+// collector hand out the same.
+func TestProcessLayoutsIsOne(t *testing.T) {
+	a, b := ProcessLayouts(), ProcessLayouts()
+	if a == nil || a != b {
+		t.Fatal("ProcessLayouts is not one registry")
+	}
+	owner := new(int)
+	a.Register(owner, map[string]Layout{"one": {DMaxNs: 1e9, Bins: 10}})
+	defer a.Unregister(owner)
+	if _, ok := b.LookupLayout("one"); !ok {
+		t.Error("a probe registered through one ProcessLayouts is not seen through another")
 	}
 }

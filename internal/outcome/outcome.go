@@ -67,7 +67,7 @@
 // failed spans) are application data and are left alone.
 package outcome
 
-// Attribute names written by the processor and read by the exporter.
+// Attribute names written by the processor and read by the connector and the exporter.
 const (
 	// AttrProbe is the probe (outcome) name, a string.
 	AttrProbe = "deltaq.probe"

@@ -15,11 +15,24 @@
 // reload triggered otherwise (a configuration provider's watcher), which
 // therefore starts fresh.
 //
+// A reload whose new configuration the collector refuses stops the
+// collector: it shuts the old components down, fails to build the new ones
+// and exits, so state parked for them would be lost with the open windows
+// it holds. Nothing of the components runs after that shutdown (the
+// process exits, and the pipelines' exporters have shut down), so the
+// verdict is needed before: on SIGHUP this package asks the collector's own
+// `validate` command, run on the same command line, whether it accepts the
+// configuration as it is now, and Pending is false when it does not. The
+// components then flush, as at a stop. A configuration rewritten again
+// between that check and the collector's own reading of it is the case this
+// cannot see.
+//
 // State nobody claims within maxParked is dropped, so that a reload whose
 // new configuration lacks a component does not keep its state forever.
 package reload // import "github.com/deltaq-otel/deltaq/internal/reload"
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"sync"
@@ -36,6 +49,11 @@ const Window = 10 * time.Second
 // components are built right after the old ones shut down.
 const maxParked = time.Minute
 
+// CheckTimeout bounds how long a shutdown waits for the verdict on the new
+// configuration. A check that takes longer says nothing, and the state is
+// handed over as before the check existed.
+const CheckTimeout = 5 * time.Second
+
 var (
 	mu sync.Mutex
 	// sighup receives SIGHUP once Watch ran; Pending drains it, so no
@@ -43,11 +61,44 @@ var (
 	sighup  chan os.Signal
 	watched bool
 	// hup is when the last SIGHUP arrived (zero: none yet).
-	hup    time.Time
-	parked = map[string]parkedState{}
+	hup time.Time
+	// verdict is the check of the configuration the last SIGHUP asked the
+	// collector to load (nil: none yet).
+	verdict *check
+	parked  = map[string]parkedState{}
 	// now is the clock, replaced in tests.
 	now = time.Now
+	// checkConfig says whether the collector refuses its configuration as
+	// it is now: a non-nil error is its refusal; nil is acceptance or no
+	// answer. Replaced in tests.
+	checkConfig = validateByCommand
 )
+
+// check is the verdict on one reload's configuration, err valid once done
+// is closed.
+type check struct {
+	done chan struct{}
+	err  error
+}
+
+// startCheck records a reload request now and checks its configuration in
+// the background. Called with mu held.
+func startCheck(refusal error) {
+	hup = now()
+	c := &check{done: make(chan struct{})}
+	verdict = c
+	if refusal != nil {
+		c.err = refusal
+		close(c.done)
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), CheckTimeout)
+		defer cancel()
+		c.err = checkConfig(ctx)
+		close(c.done)
+	}()
+}
 
 type parkedState struct {
 	state any
@@ -73,7 +124,18 @@ func Watch() {
 func Requested() {
 	mu.Lock()
 	defer mu.Unlock()
-	hup = now()
+	startCheck(nil)
+}
+
+// Refused records that a reload was requested now with a configuration the
+// collector refuses (err says why): what a SIGHUP after an invalid
+// configuration was written does. The collector stops after it, so the
+// components must flush rather than hand over. Tests call it in place of a
+// signal and an invalid file.
+func Refused(err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	startCheck(err)
 }
 
 // Done says that the components a reload built have started: the reload
@@ -81,7 +143,7 @@ func Requested() {
 func Done() {
 	mu.Lock()
 	defer mu.Unlock()
-	hup = time.Time{}
+	hup, verdict = time.Time{}, nil
 }
 
 // Reset withdraws a reload request and drops all parked state: the
@@ -90,22 +152,43 @@ func Done() {
 func Reset() {
 	mu.Lock()
 	defer mu.Unlock()
-	hup = time.Time{}
+	hup, verdict = time.Time{}, nil
 	clear(parked)
 }
 
-// Pending reports whether a reload was requested within Window: a shutdown
-// now is part of it. A SIGHUP not yet seen counts from now: the collector
-// shuts its components down as soon as it receives one.
+// Pending reports whether a reload was requested within Window whose
+// configuration the collector accepts: a shutdown now is part of it, and
+// the component hands its state over. It is Status without the refusal.
 func Pending() bool {
+	pending, _ := Status()
+	return pending
+}
+
+// Status reports whether a shutdown now is part of a reload (see Pending)
+// and, when a reload was requested within Window but the collector refuses
+// its configuration, the refusal: the collector stops after this shutdown,
+// and the component flushes its state as at a stop. A SIGHUP not yet seen
+// counts from now: the collector shuts its components down as soon as it
+// receives one. It waits for the check of the configuration, at most
+// CheckTimeout after the SIGHUP.
+func Status() (pending bool, refused error) {
 	mu.Lock()
-	defer mu.Unlock()
 	select {
 	case <-sighup: // nil before Watch: never ready
-		hup = now()
+		startCheck(nil)
 	default:
 	}
-	return !hup.IsZero() && now().Sub(hup) <= Window
+	if hup.IsZero() || now().Sub(hup) > Window {
+		mu.Unlock()
+		return false, nil
+	}
+	c := verdict
+	mu.Unlock()
+	<-c.done // bounded by CheckTimeout
+	if c.err != nil {
+		return false, c.err
+	}
+	return true, nil
 }
 
 // Park keeps state for the component of the given key (its kind and ID)

@@ -16,13 +16,13 @@ func fakeClock(t *testing.T) *time.Time {
 	t.Helper()
 	c := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	mu.Lock()
-	old, oldHup := now, hup
+	old, oldHup, oldVerdict := now, hup, verdict
 	now = func() time.Time { return c }
-	hup = time.Time{}
+	hup, verdict = time.Time{}, nil
 	mu.Unlock()
 	t.Cleanup(func() {
 		mu.Lock()
-		now, hup = old, oldHup
+		now, hup, verdict = old, oldHup, oldVerdict
 		clear(parked)
 		mu.Unlock()
 	})

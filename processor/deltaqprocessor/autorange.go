@@ -42,7 +42,7 @@ package deltaqprocessor
 // Each change is announced in a log record (Info, with the old and new
 // dMax and the tail), counted (processor_deltaq_dmax_changes) and
 // reported (processor_deltaq_dmax), and written into the process's
-// registry of probe layouts (outcome.SetLayout), from which the deltaq
+// registry of probe layouts (outcome.Layouts.SetLayout), from which the deltaq
 // connector or exporter of the same collector moves the probe to the new
 // layout at its next window boundary (analysis: windows that hold
 // instances of the old layout close with it). Spans are classified, and a
@@ -317,7 +317,7 @@ func (a *autoRange) apply(cur, q int64, learned bool) (rangeChange, bool) {
 }
 
 // rangeProbes closes the due samples of the auto probes and announces the
-// changes of dMax: a log record, the registry (outcome.SetLayout) and the
+// changes of dMax: a log record, the registry (outcome.Layouts.SetLayout) and the
 // self-telemetry. Timer goroutine.
 func (p *deltaqProcessor) rangeProbes(now int64) {
 	for _, i := range p.m.auto {
@@ -326,7 +326,7 @@ func (p *deltaqProcessor) rangeProbes(now int64) {
 		if !ok {
 			continue
 		}
-		outcome.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.to, Bins: int(pr.bins)})
+		p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.to, Bins: int(pr.bins)})
 		msg := "deltaq: probe re-ranged: its delays moved, dMax changed"
 		if ch.learned {
 			msg = "deltaq: probe ranged: dMax chosen from the observed delays"

@@ -315,7 +315,7 @@ func BenchmarkProcessorStartEvents(b *testing.B) {
 // start events in flight.
 func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 	for _, regexps := range []int{0, 2} {
-		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock())
+		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock(), new(outcome.Layouts))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,8 @@
 // (the extended notion of failure of section 3.2), and a failure when it
 // ends within dMax but the user's failure rule holds. The processor writes
 // the result as span attributes (the contract in internal/outcome) for the
-// deltaq exporter to read.
+// deltaq connector or exporter to read; docs/design.md ("The path of a
+// span") follows a span through it.
 //
 // Works cited by short name ("the thesis, section 3.6", "the draft, section
 // 5.6") are listed in the repository's docs/references.md; the architecture

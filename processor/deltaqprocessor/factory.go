@@ -5,13 +5,14 @@ package deltaqprocessor
 
 import (
 	"context"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -25,13 +26,15 @@ func NewFactory() processor.Factory {
 // arrive on the logs side and the spans that end them on the traces side, so
 // both sides must share the in-flight table.
 type factory struct {
-	clock     clock
-	mu        sync.Mutex
-	instances map[component.ID]*deltaqProcessor
+	clock clock
+	// layouts is the collector's registry of probe layouts, given to every
+	// processor the factory makes (outcome.ProcessLayouts).
+	layouts   *outcome.Layouts
+	instances sharedcomponent.Map[*deltaqProcessor]
 }
 
 func newFactory(clk clock) *factory {
-	return &factory{clock: clk, instances: make(map[component.ID]*deltaqProcessor)}
+	return &factory{clock: clk, layouts: outcome.ProcessLayouts()}
 }
 
 // processorFactory returns the collector factory backed by f.
@@ -56,35 +59,25 @@ func createDefaultConfig() component.Config {
 
 // lookup returns the live instance of id, if any.
 func (f *factory) lookup(id component.ID) *deltaqProcessor {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.instances[id]
+	p, _ := f.instances.Load(id)
+	return p
 }
 
 // instance returns the processor instance of set.ID, creating it on first
 // use. The instance leaves the map when it shuts down, so a collector that
 // reloads its configuration builds a fresh one.
 func (f *factory) instance(set processor.Settings, cfg component.Config) (*deltaqProcessor, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if p, ok := f.instances[set.ID]; ok {
-		return p, nil
-	}
-	p, err := newProcessor(set, cfg.(*Config), f.clock)
-	if err != nil {
-		return nil, err
-	}
-	id := set.ID
-	p.release = func() {
-		p.unregister()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.instances[id] == p {
-			delete(f.instances, id)
+	return f.instances.LoadOrCreate(set.ID, func(release func()) (*deltaqProcessor, error) {
+		p, err := newProcessor(set, cfg.(*Config), f.clock, f.layouts)
+		if err != nil {
+			return nil, err
 		}
-	}
-	f.instances[id] = p
-	return p, nil
+		p.release = func() {
+			p.unregister()
+			release()
+		}
+		return p, nil
+	})
 }
 
 func (f *factory) createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {

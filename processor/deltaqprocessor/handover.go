@@ -123,5 +123,5 @@ func (p *deltaqProcessor) adoptRange(pr *probe, old *parkedProbe) {
 	}
 	a.decided, a.ref = true, old.ref
 	a.dMax.Store(old.dMaxNs)
-	outcome.SetLayout(p, pr.name, outcome.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
+	p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
 }

@@ -82,11 +82,14 @@ type deltaqProcessor struct {
 	stop      chan struct{}
 	done      chan struct{}
 	// release removes the instance from its factory's shared map and its
-	// probes from the process-wide registry (outcome.Register).
+	// probes from the collector's registry of layouts.
 	release func()
+	// layouts is the collector's registry of probe layouts, where the
+	// processor announces its probes for the connector or exporter.
+	layouts *outcome.Layouts
 }
 
-func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProcessor, error) {
+func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outcome.Layouts) (*deltaqProcessor, error) {
 	m, err := newMatcher(cfg)
 	if err != nil {
 		return nil, err
@@ -103,6 +106,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		stats:       newStats(len(m.probes)),
 		table:       inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
 		ended:       inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
+		layouts:     layouts,
 	}
 	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -127,12 +131,12 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 		tb.Shutdown()
 		return nil, err
 	}
-	layouts := make(map[string]outcome.Layout, len(m.probes))
+	own := make(map[string]outcome.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
-		layouts[pr.name] = pr.layout()
+		own[pr.name] = pr.layout()
 	}
-	outcome.Register(p, layouts)
+	p.layouts.Register(p, own)
 	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
 		p.adopt(st.(*parked))
 	}
@@ -147,10 +151,10 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock) (*deltaqProces
 	return p, nil
 }
 
-// unregister removes the processor's probes from the process-wide registry
-// and its claim on them (spanmatch.Claim).
+// unregister removes the processor's probes from the layout registry and
+// its claim on them (spanmatch.Claim).
 func (p *deltaqProcessor) unregister() {
-	outcome.Unregister(p)
+	p.layouts.Unregister(p)
 	spanmatch.Release(p)
 }
 
@@ -217,8 +221,11 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if reload.Pending() {
+	if pending, refused := reload.Status(); pending {
 		p.park()
+	} else if refused != nil {
+		p.logger.Warn("configuration reload refused: the collector stops; the instances in flight end with it, as at a stop",
+			zap.Error(refused))
 	}
 	return nil
 }

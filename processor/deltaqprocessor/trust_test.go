@@ -153,29 +153,29 @@ func TestProbesAreRegistered(t *testing.T) {
 
 	tp, err := pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	l, ok := outcome.LookupLayout("registry-a")
+	l, ok := outcome.ProcessLayouts().LookupLayout("registry-a")
 	assert.True(t, ok)
 	assert.Equal(t, outcome.Layout{DMaxNs: int64(40 * time.Millisecond), Bins: 20}, l)
-	l, ok = outcome.LookupLayout("registry-b")
+	l, ok = outcome.ProcessLayouts().LookupLayout("registry-b")
 	assert.True(t, ok)
 	assert.Equal(t, outcome.Layout{DMaxNs: int64(400 * time.Millisecond), Bins: 100}, l)
-	assert.Subset(t, outcome.RegisteredProbes(), []string{"registry-a", "registry-b"})
+	assert.Subset(t, outcome.ProcessLayouts().RegisteredProbes(), []string{"registry-a", "registry-b"})
 
 	require.NoError(t, tp.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, tp.Shutdown(context.Background()))
-	_, ok = outcome.LookupLayout("registry-a")
+	_, ok = outcome.ProcessLayouts().LookupLayout("registry-a")
 	assert.False(t, ok, "unregistered at shutdown")
-	assert.NotContains(t, outcome.RegisteredProbes(), "registry-b")
+	assert.NotContains(t, outcome.ProcessLayouts().RegisteredProbes(), "registry-b")
 
 	// A second traces pipeline for one ID: the collector refuses the
 	// configuration, and the instance leaves the registry.
 	_, err = pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	_, ok = outcome.LookupLayout("registry-a")
+	_, ok = outcome.ProcessLayouts().LookupLayout("registry-a")
 	require.True(t, ok)
 	_, err = pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	require.Error(t, err)
-	_, ok = outcome.LookupLayout("registry-a")
+	_, ok = outcome.ProcessLayouts().LookupLayout("registry-a")
 	assert.False(t, ok, "unregistered when creation fails")
 }
 

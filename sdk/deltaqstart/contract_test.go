@@ -8,14 +8,12 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // TestLightImports checks that the package, which applications import,
 // pulls in none of the collector's modules (pdata among them) or gRPC: its
 // only dependencies outside the standard library are the OpenTelemetry Go
-// API and SDK and internal/outcome, whose constants it uses (go list -deps).
+// API and SDK (go list -deps); its module requires nothing else.
 func TestLightImports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -30,7 +28,7 @@ func TestLightImports(t *testing.T) {
 	}
 	allowed := []string{"go.opentelemetry.io/otel", "go.opentelemetry.io/auto/sdk", "github.com/go-logr/",
 		"github.com/cespare/xxhash/", "github.com/google/uuid", "golang.org/x/sys/",
-		"github.com/deltaq-otel/deltaq/internal/outcome", "github.com/deltaq-otel/deltaq/sdk/deltaqstart"}
+		"github.com/deltaq-otel/deltaq/sdk/deltaqstart"}
 	for _, pkg := range strings.Fields(string(out)) {
 		first, _, _ := strings.Cut(pkg, "/")
 		if !strings.Contains(first, ".") {
@@ -47,14 +45,14 @@ func TestLightImports(t *testing.T) {
 }
 
 // TestReadmeContract checks that README.md, which tells other languages what
-// a start event holds, names the contract's strings as internal/outcome
-// defines them.
+// a start event holds, names the contract's strings as this package defines
+// them (internal/outcome's tests check that they are the collector's).
 func TestReadmeContract(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{outcome.StartEventName, outcome.AttrProbe, outcome.AttrSpanName} {
+	for _, s := range []string{startEventName, attrProbe, attrSpanName} {
 		if !strings.Contains(string(b), "`"+s+"`") {
 			t.Errorf("README.md does not name `%s`", s)
 		}

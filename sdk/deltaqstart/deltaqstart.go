@@ -40,8 +40,23 @@ import (
 	"go.opentelemetry.io/otel/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+)
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+// The start event's contract (docs/design.md, "Outcome instances"), as the
+// collector's internal/outcome defines it: this module imports nothing of
+// the collector's, and internal/outcome's tests check that the strings are
+// the same.
+const (
+	// startEventName is the EventName of the log record that announces a
+	// start.
+	startEventName = "deltaq.span.start"
+	// attrProbe names the probe, on the span and on its start event.
+	attrProbe = "deltaq.probe"
+	// attrSpanName is the span's name, on the start event.
+	attrSpanName = "deltaq.span.name"
+	// attrTraceState carries the span's sampling threshold ("ot=th:…"), on
+	// the start event of a sampled span.
+	attrTraceState = "deltaq.tracestate"
 )
 
 // ScopeName is the instrumentation scope of the logger the events are
@@ -85,7 +100,7 @@ type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
 // (WithSpanNames) where that matters.
 func DefaultSelector(s sdktrace.ReadOnlySpan) (string, bool) {
 	for _, kv := range s.Attributes() {
-		if kv.Key == outcome.AttrProbe && kv.Value.Type() == attribute.STRING {
+		if kv.Key == attrProbe && kv.Value.Type() == attribute.STRING {
 			if p := kv.Value.AsString(); p != "" {
 				return p, true
 			}
@@ -401,14 +416,14 @@ func (p *SpanProcessor) queued() int {
 // span ids from the span context in the context it is given.
 func (p *SpanProcessor) emit(ev *event) {
 	var r log.Record
-	r.SetEventName(outcome.StartEventName)
+	r.SetEventName(startEventName)
 	r.SetTimestamp(ev.start)
 	r.SetObservedTimestamp(ev.start)
-	r.AddAttributes(attribute.String(outcome.AttrProbe, ev.probe), attribute.String(outcome.AttrSpanName, ev.name))
+	r.AddAttributes(attribute.String(attrProbe, ev.probe), attribute.String(attrSpanName, ev.name))
 	if ev.ot != "" {
 		// The span's sampling threshold, for the collector to count a
 		// timeout of a sampled span with its adjusted count.
-		r.AddAttributes(attribute.String(outcome.AttrTraceState, "ot="+ev.ot))
+		r.AddAttributes(attribute.String(attrTraceState, "ot="+ev.ot))
 	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: ev.traceID, SpanID: ev.spanID, TraceFlags: trace.FlagsSampled})
 	p.logger.Emit(trace.ContextWithSpanContext(context.Background(), sc), r)

@@ -17,8 +17,6 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // recorder is an SDK log processor that keeps a copy of every record.
@@ -95,8 +93,8 @@ func checkEvents(t *testing.T, got []sdklog.Record, want []wantEvent) {
 	for i, w := range want {
 		r := got[i]
 		sc := w.span.SpanContext()
-		if r.EventName() != outcome.StartEventName {
-			t.Errorf("record %d: EventName %q, want %q", i, r.EventName(), outcome.StartEventName)
+		if r.EventName() != startEventName {
+			t.Errorf("record %d: EventName %q, want %q", i, r.EventName(), startEventName)
 		}
 		if r.TraceID() != sc.TraceID() || r.SpanID() != sc.SpanID() {
 			t.Errorf("record %d: ids %s/%s, want the span's %s/%s", i, r.TraceID(), r.SpanID(), sc.TraceID(), sc.SpanID())
@@ -110,9 +108,9 @@ func checkEvents(t *testing.T, got []sdklog.Record, want []wantEvent) {
 			attrs[kv.Key] = kv.Value.Type().String() + ":" + kv.Value.AsString()
 			return true
 		})
-		wantAttrs := map[attribute.Key]string{outcome.AttrProbe: "STRING:" + w.probe, outcome.AttrSpanName: "STRING:" + w.name}
-		if len(attrs) != len(wantAttrs) || attrs[outcome.AttrProbe] != wantAttrs[outcome.AttrProbe] ||
-			attrs[outcome.AttrSpanName] != wantAttrs[outcome.AttrSpanName] {
+		wantAttrs := map[attribute.Key]string{attrProbe: "STRING:" + w.probe, attrSpanName: "STRING:" + w.name}
+		if len(attrs) != len(wantAttrs) || attrs[attrProbe] != wantAttrs[attrProbe] ||
+			attrs[attrSpanName] != wantAttrs[attrSpanName] {
 			t.Errorf("record %d: attributes %v, want %v", i, attrs, wantAttrs)
 		}
 		if r.InstrumentationScope().Name != ScopeName {
@@ -137,12 +135,12 @@ func TestDefaultSelector(t *testing.T) {
 	start("db.query", 1, trace.WithSpanKind(trace.SpanKindClient))
 	start("work", 2)
 	tagged, taggedAt := start("work", 3, trace.WithAttributes(attribute.String("k", "v"),
-		attribute.String(outcome.AttrProbe, "checkout")))
-	start("work", 4, trace.WithAttributes(attribute.String(outcome.AttrProbe, "")))
-	start("work", 5, trace.WithAttributes(attribute.Int(outcome.AttrProbe, 7)))
+		attribute.String(attrProbe, "checkout")))
+	start("work", 4, trace.WithAttributes(attribute.String(attrProbe, "")))
+	start("work", 5, trace.WithAttributes(attribute.Int(attrProbe, 7)))
 	start("queue", 6, trace.WithSpanKind(trace.SpanKindConsumer))
 	taggedServer, taggedServerAt := start("POST /pay", 7, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String(outcome.AttrProbe, "pay")))
+		trace.WithAttributes(attribute.String(attrProbe, "pay")))
 
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -181,7 +179,7 @@ func TestWithSpanNames(t *testing.T) {
 	tr, p, rec := setup(t, sdktrace.AlwaysSample(), WithSpanNames("worker_1", "worker_2"))
 	var want []wantEvent
 	for i, name := range []string{"worker_1", "GET /items", "worker_2", "worker_3", "worker_1"} {
-		opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String(outcome.AttrProbe, "other"))}
+		opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String(attrProbe, "other"))}
 		if i == 1 {
 			opts = append(opts, trace.WithSpanKind(trace.SpanKindServer))
 		}

@@ -253,6 +253,50 @@ func TestReloadNewLayoutStartsAfresh(t *testing.T) {
 	}
 }
 
+// TestRefusedReloadLosesNothing sends successes, rewrites the configuration
+// with a key the collector refuses and sends SIGHUP: the collector shuts
+// its components down and exits (its own behaviour on a configuration it
+// cannot load). The components were told the new configuration is refused
+// (package reload asks the collector's validate command), so they flushed
+// the open windows as at a stop: every success sent reaches the sink, as
+// many as a SIGTERM would have flushed. Before, they handed the windows to
+// a reload that never came, and the last window's successes were lost.
+func TestRefusedReloadLosesNothing(t *testing.T) {
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
+	sink := otlptest.Start(t, otlptest.Options{})
+	cfg := reloadConfig{History: reloadHistory, Probes: []reloadProbe{{Name: probe, DMax: reloadDMax, Bins: reloadBins}}}
+	col := startReloadCollector(t, otelcol, sink.Addr(), cfg)
+	s := newSender(t, col.Addr)
+	stopTraffic := s.traffic(probe)
+	time.Sleep(1500 * time.Millisecond)
+	stopTraffic()
+	s.check()
+
+	var b bytes.Buffer
+	if err := col.tmpl.Execute(&b, cfg); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("not_a_collector_section: {}\n")
+	if err := os.WriteFile(col.file, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	col.Signal(t, syscall.SIGHUP)
+	if err := col.Wait(t, 30*time.Second); err == nil {
+		t.Fatal("the collector accepted a configuration with an unknown section")
+	}
+	col.expectLog(t, `configuration reload refused: the collector stops; flushing the open windows as at a stop`)
+
+	wins := foldWindows(sink.Metrics(), probe)
+	if len(wins) == 0 {
+		t.Fatalf("no %s{%s} in the sink", outcome.MetricOutcomes, probe)
+	}
+	sent := s.ledger[probe].totalSuccesses()
+	if got := wins[len(wins)-1].outcomes[outcome.Success]; uint64(got) != sent {
+		t.Errorf("%s{%s, success}: %d after the refused reload, want the %d sent", outcome.MetricOutcomes, probe, got, sent)
+	}
+	t.Logf("sent %d successes; the last window the collector flushed counts %d", sent, wins[len(wins)-1].outcomes[outcome.Success])
+}
+
 // --- the configuration and the collector ------------------------------------
 
 // reloadConfig fills testdata/reload.yaml.

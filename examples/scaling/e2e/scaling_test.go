@@ -112,12 +112,12 @@ func TestGatewayMergesAgents(t *testing.T) {
 			want += int64(len(probes)) * gw.contributors[w.end]
 		}
 		if got["accepted"] != want {
-			t.Errorf("%s: otelcol_deltaq_connector_contributions{fate=accepted} = %d, want %d (one per probe and contributing agent of each window)",
+			t.Errorf("%s: otelcol_connector_deltaq_contributions{fate=accepted} = %d, want %d (one per probe and contributing agent of each window)",
 				phase, got["accepted"], want)
 		}
 		for fate, n := range got {
 			if fate != "accepted" && n != 0 {
-				t.Errorf("%s: otelcol_deltaq_connector_contributions{fate=%s} = %d, want 0", phase, fate, n)
+				t.Errorf("%s: otelcol_connector_deltaq_contributions{fate=%s} = %d, want 0", phase, fate, n)
 			}
 		}
 		accepted = got["accepted"]
@@ -608,7 +608,7 @@ func (c *collector) waitReady(t *testing.T) {
 	e2etest.WaitListening(t, c.addr, 30*time.Second, c.Proc)
 }
 
-// scrapeContributions reads otelcol_deltaq_connector_contributions by fate
+// scrapeContributions reads otelcol_connector_deltaq_contributions by fate
 // from the collector's Prometheus telemetry endpoint.
 func scrapeContributions(t *testing.T, addr string) map[string]int64 {
 	t.Helper()
@@ -617,7 +617,7 @@ func scrapeContributions(t *testing.T, addr string) map[string]int64 {
 		t.Fatalf("scraping %s: %v", addr, err)
 	}
 	defer resp.Body.Close()
-	const name = "otelcol_deltaq_connector_contributions"
+	const name = "otelcol_connector_deltaq_contributions"
 	got := map[string]int64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

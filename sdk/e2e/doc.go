@@ -13,7 +13,7 @@
 // runs only when DELTAQ_SDK_E2E is set:
 //
 //	make build
-//	DELTAQ_SDK_E2E=1 OTELCOL=$PWD/bin/otelcol-deltaq go test -count=1 -v ./sdk/deltaqstart/e2e/
+//	DELTAQ_SDK_E2E=1 OTELCOL=$PWD/bin/otelcol-deltaq go test -count=1 -v ./sdk/e2e/
 //
 // OTELCOL names the collector binary (bin/otelcol-deltaq of the repository
 // by default).
