@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 import (
 	"bufio"
@@ -115,7 +115,7 @@ func otlpQuantiles(md pmetric.Metrics) map[string]map[string]map[float64]float64
 // TestScopeWebAssets: the page and its assets are served from the binary
 // with their content types and a policy that allows only the page's own.
 func TestScopeWebAssets(t *testing.T) {
-	srv := httptest.NewServer(newScopeWeb(4).handler())
+	srv := httptest.NewServer(newScopeWeb(testLimits(4)).handler())
 	defer srv.Close()
 	for _, c := range []struct {
 		path, ctype, contains string
@@ -165,7 +165,7 @@ func TestScopeWebAssets(t *testing.T) {
 // after the trigger's).
 func TestScopeWebEvents(t *testing.T) {
 	batches := demoBatches(t)
-	w := newScopeWeb(4)
+	w := newScopeWeb(testLimits(4))
 	srv := httptest.NewServer(w.handler())
 	defer srv.Close()
 	defer w.close()
@@ -263,7 +263,7 @@ func TestScopeWebEvents(t *testing.T) {
 // snapshot's windows, counts and CDFs as the snapshot records hold them.
 func TestScopeWebState(t *testing.T) {
 	batches := demoBatches(t)
-	w := newScopeWeb(4)
+	w := newScopeWeb(testLimits(4))
 	for _, b := range batches {
 		w.addLogs(b.logs)
 		w.addMetrics(b.metrics)
@@ -358,7 +358,7 @@ func TestScopeWebState(t *testing.T) {
 // connector sends only the sampled curve has none (the page reads the
 // curve).
 func TestScopeWebQTA(t *testing.T) {
-	w := newScopeWeb(4)
+	w := newScopeWeb(testLimits(4))
 	w.addMetrics(exactQTAWindow(true))
 	w.addMetrics(shiftWindow(exactQTAWindow(false), time.Second))
 	w.addMetrics(syntheticWindow())
@@ -385,7 +385,7 @@ func TestScopeWebQTA(t *testing.T) {
 // unreachable has none, not the previous window's; the previous window
 // keeps its own.
 func TestScopeWebUnreachableQuantiles(t *testing.T) {
-	w := newScopeWeb(4)
+	w := newScopeWeb(testLimits(4))
 	w.addMetrics(syntheticWindow())
 	w.addMetrics(unreachableQuantilesWindow())
 	var st webState
@@ -434,7 +434,7 @@ func TestScopeWebStalledClient(t *testing.T) {
 		// several times longer. make test runs it without -race too.
 		t.Skip("timing depends on the speed of encoding 30 MB; run without -race")
 	}
-	w := newScopeWeb(8)
+	w := newScopeWeb(testLimits(8))
 	// Long enough for its queue to overflow while a write is stalled.
 	w.writeTimeout = 6 * time.Second
 	srv := httptest.NewServer(w.handler())
@@ -523,11 +523,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestScopeHTTPFlag runs the subcommand with --http and checks that the page
+// TestScopeHTTP serves with Options.HTTP and checks that the page
 // and the OTLP input work together: a window sent over OTLP/gRPC reaches
 // /api/state.
-func TestScopeHTTPFlag(t *testing.T) {
-	addr, web := startScopeHTTP(t, "--windows", "5")
+func TestScopeHTTP(t *testing.T) {
+	addr, web := startScopeHTTP(t, func(o *Options) { o.Limits.Windows = 5 })
 	exportTo(t, addr, nil, syntheticWindow())
 	var st webState
 	waitFor(t, "the window in /api/state", func() bool {
@@ -539,39 +539,29 @@ func TestScopeHTTPFlag(t *testing.T) {
 		return json.NewDecoder(res.Body).Decode(&st) == nil && len(st.Windows) == 2
 	})
 	if st.K != 5 {
-		t.Errorf("K = %d, want --windows 5", st.K)
+		t.Errorf("K = %d, want Limits.Windows 5", st.K)
 	}
 	q := st.Windows["checkout"][0].Quantiles[seriesObserved]
 	// Quantiles of U[0, 8ms]·0.9: q/0.9 · 8ms (syntheticWindow).
 	if len(q) != 4 || q[1][0] != 0.5 || math.Abs(q[1][1]-0.5/0.9*0.008) > 1e-15 {
 		t.Errorf("checkout observed quantiles %v", q)
 	}
-	var stderr strings.Builder
-	for _, c := range []struct{ args, err string }{
-		{"--windows 0", "--windows 0 outside [1, 1000]"},
-		{"--windows 1001", "--windows 1001 outside [1, 1000]"},
-	} {
-		stderr.Reset()
-		if _, _, ok := parseScopeArgs(strings.Fields(c.args), &stderr); ok || !strings.Contains(stderr.String(), c.err) {
-			t.Errorf("%s: ok %v, stderr %q", c.args, ok, stderr.String())
-		}
-	}
 }
 
 var browserViewRe = regexp.MustCompile(`browser view on http://(\S+)/`)
 
-// startScopeHTTP runs the subcommand with --http on a free port and returns
+// startScopeHTTP runs Serve with the browser view on a free port and returns
 // its OTLP address and the page's base URL.
-func startScopeHTTP(t *testing.T, args ...string) (otlp, base string) {
+func startScopeHTTP(t *testing.T, with ...func(*Options)) (otlp, base string) {
 	t.Helper()
-	o, _, ok := parseScopeArgs(append([]string{"--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}, args...), io.Discard)
-	if !ok {
-		t.Fatalf("bad arguments %v", args)
+	o := Options{Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", Frame: DefaultFrame, Limits: DefaultLimits()}
+	for _, set := range with {
+		set(&o)
 	}
 	stderr := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- serveScope(ctx, o, io.Discard, stderr) }()
+	go func() { errc <- Serve(ctx, o, io.Discard, stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-errc; err != nil {
@@ -582,4 +572,11 @@ func startScopeHTTP(t *testing.T, args ...string) (otlp, base string) {
 		return listeningRe.MatchString(stderr.String()) && browserViewRe.MatchString(stderr.String())
 	})
 	return listeningRe.FindStringSubmatch(stderr.String())[1], "http://" + browserViewRe.FindStringSubmatch(stderr.String())[1]
+}
+
+// testLimits are the default limits with k windows per probe.
+func testLimits(k int) Limits {
+	l := DefaultLimits()
+	l.Windows = k
+	return l
 }

@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 // The scope's browser view (deltaq scope --http ADDR): the terminal scope's
 // picture of every probe (the thesis, section 4.2: observed and calculated
@@ -51,11 +51,8 @@ var webAssets embed.FS
 
 // Bounds of the browser view's state.
 const (
-	defaultWebWindows = 60   // windows per probe for the time slider (--windows)
-	maxWebWindows     = 1000 // the largest --windows
-	maxWebProbes      = 100  // probes shown; later ones are refused (counted)
-	maxWebTriggers    = 200  // trigger records kept, newest
-	maxWebSnapshots   = 16   // snapshots kept, newest
+	maxWebTriggers  = 200 // trigger records kept, newest
+	maxWebSnapshots = 16  // snapshots kept, newest
 	// maxSnapshotRecords bounds one snapshot's records (probes × windows);
 	// maxSnapshotCDF one record's CDF values per series.
 	maxSnapshotRecords = 4096
@@ -168,7 +165,7 @@ type webState struct {
 // scopeWeb is the browser view: the state, the browsers connected, and the
 // HTTP server.
 type scopeWeb struct {
-	k            int
+	limits       Limits
 	writeTimeout time.Duration
 	heartbeat    time.Duration
 
@@ -193,9 +190,9 @@ type webClient struct {
 }
 
 // newScopeWeb returns the view's state and handler, without a server.
-func newScopeWeb(k int) *scopeWeb {
+func newScopeWeb(l Limits) *scopeWeb {
 	return &scopeWeb{
-		k:            k,
+		limits:       l,
 		writeTimeout: webWriteTimeout,
 		heartbeat:    webHeartbeat,
 		windows:      map[string][]*webWindow{},
@@ -206,8 +203,8 @@ func newScopeWeb(k int) *scopeWeb {
 }
 
 // startScopeWeb serves the browser view on addr.
-func startScopeWeb(addr string, k int) (*scopeWeb, error) {
-	w := newScopeWeb(k)
+func startScopeWeb(addr string, l Limits) (*scopeWeb, error) {
+	w := newScopeWeb(l)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -400,7 +397,7 @@ func (w *scopeWeb) broadcastLocked(name string, v any) {
 func (w *scopeWeb) stateJSON() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	st := webState{K: w.k, Windows: w.windows, Triggers: w.triggers, Stats: w.stats}
+	st := webState{K: w.limits.Windows, Windows: w.windows, Triggers: w.triggers, Stats: w.stats}
 	if st.Triggers == nil {
 		st.Triggers = []webTrigger{}
 	}
@@ -434,7 +431,7 @@ func (s *webSnapshot) summary() webSnapshotSummary {
 // window, a later one starts the next. Readings a batch lacks are carried
 // over from the probe's previous window, as the terminal scope shows them.
 func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
-	batch := newScopeState()
+	batch := newScopeState(w.limits)
 	batch.addMetrics(md)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -448,7 +445,7 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	var changed []*webWindow
 	for _, name := range names {
 		hist, known := w.windows[name]
-		if !known && len(w.windows) >= maxWebProbes {
+		if !known && len(w.windows) >= w.limits.Probes {
 			w.stats.ProbesRefused++
 			continue
 		}
@@ -457,8 +454,8 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 			hist[n-1] = win
 		} else {
 			hist = append(hist, win)
-			if len(hist) > w.k {
-				hist = slices.Delete(hist, 0, len(hist)-w.k)
+			if len(hist) > w.limits.Windows {
+				hist = slices.Delete(hist, 0, len(hist)-w.limits.Windows)
 			}
 		}
 		w.windows[name] = hist

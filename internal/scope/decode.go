@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 // What the scope collects from the deltaq exporter's OTLP output: the latest
 // window of every probe and the most recent triggers.
@@ -24,6 +24,7 @@ import (
 // the most recent trigger events. addMetrics and addLogs fill it; renderScope
 // reads it.
 type scopeState struct {
+	limits        Limits
 	probes        map[string]*probeView
 	triggers      []triggerEvent // oldest first, at most maxTriggers
 	triggersSeen  int
@@ -35,8 +36,8 @@ type scopeState struct {
 	malformed int
 }
 
-func newScopeState() *scopeState {
-	return &scopeState{probes: map[string]*probeView{}}
+func newScopeState(l Limits) *scopeState {
+	return &scopeState{limits: l, probes: map[string]*probeView{}}
 }
 
 // probeView is the latest window of one probe.

@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 )
 
 // browserE2EEnv, set to 1, runs the browser view's end-to-end test
-// (scope_http_e2e_test.go) and makes a missing Chromium a failure.
+// (e2e_test.go) and makes a missing Chromium a failure.
 const browserE2EEnv = "DELTAQ_BROWSER_E2E"
 
 // chromiumForTest returns the browser of the browser tests: $CHROMIUM, else
