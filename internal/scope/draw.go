@@ -64,6 +64,9 @@ func renderScope(s *scopeState, o Frame) string {
 	if s.malformed > 0 {
 		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, or QTA probability outside [0, 1])\n", s.malformed)
 	}
+	if line := cutsLine(s.cuts); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if len(s.probes) == 0 {
 		b.WriteString("\nwaiting for deltaq metrics…\n")
 	}
@@ -90,6 +93,30 @@ func renderScope(s *scopeState, o Frame) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// cutsLine names what the bounds cut (Limits), or is empty when nothing was.
+func cutsLine(c cuts) string {
+	var parts []string
+	for _, n := range []struct {
+		count int
+		what  string
+	}{
+		{c.ProbesRefused, "points of probes without a slot (--max-probes)"},
+		{c.ProbesExpired, "silent probes expired (--probe-ttl)"},
+		{c.SeriesRefused, "points of series beyond --max-series"},
+		{c.PointsCut, "points beyond --max-points"},
+		{c.NamesRefused, "points with names beyond --max-name"},
+		{c.AttrsCut, "trigger attributes cut (--max-attr)"},
+	} {
+		if n.count > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n.count, n.what))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "bounds cut: " + strings.Join(parts, ", ")
 }
 
 func renderProbe(b *strings.Builder, name string, p *probeView, o Frame) {

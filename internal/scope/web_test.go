@@ -64,7 +64,9 @@ func readSSE(t *testing.T, r *bufio.Reader) sseFrame {
 }
 
 // openEvents connects to the view's event stream and returns its reader
-// after the retry frame and the first state, decoded.
+// after the retry frame and the first state, decoded: its head, then its
+// triggers and its windows (pending of them) in frames within the frame
+// size.
 func openEvents(t *testing.T, base string) (*bufio.Reader, webState, func()) {
 	t.Helper()
 	res, err := http.Get(base + "/events")
@@ -85,6 +87,24 @@ func openEvents(t *testing.T, base string) (*bufio.Reader, webState, func()) {
 	var st webState
 	if err := json.Unmarshal([]byte(f.data), &st); err != nil {
 		t.Fatalf("state: %v", err)
+	}
+	for got := 0; got < st.Pending; {
+		f := readSSE(t, r)
+		if len(f.data) > DefaultLimits().FrameBytes {
+			t.Errorf("a %s frame of the state holds %d bytes, over the %d of a frame", f.event, len(f.data), DefaultLimits().FrameBytes)
+		}
+		var m struct {
+			Windows  []*webWindow `json:"windows"`
+			Triggers []webTrigger `json:"triggers"`
+		}
+		if err := json.Unmarshal([]byte(f.data), &m); err != nil || f.event != "window" && f.event != "trigger" {
+			t.Fatalf("state frame %q: %v", f.event, err)
+		}
+		st.Triggers = append(st.Triggers, m.Triggers...)
+		for _, win := range m.Windows {
+			st.Windows[win.Probe] = append(st.Windows[win.Probe], win)
+		}
+		got += len(m.Windows)
 	}
 	return r, st, func() { res.Body.Close() }
 }
@@ -363,7 +383,7 @@ func TestScopeWebQTA(t *testing.T) {
 	w.addMetrics(shiftWindow(exactQTAWindow(false), time.Second))
 	w.addMetrics(syntheticWindow())
 	var st webState
-	if err := json.Unmarshal(w.stateJSON(), &st); err != nil {
+	if err := json.Unmarshal(stateJSON(t, w), &st); err != nil {
 		t.Fatal(err)
 	}
 	api := st.Windows["api"]
@@ -389,7 +409,7 @@ func TestScopeWebUnreachableQuantiles(t *testing.T) {
 	w.addMetrics(syntheticWindow())
 	w.addMetrics(unreachableQuantilesWindow())
 	var st webState
-	if err := json.Unmarshal(w.stateJSON(), &st); err != nil {
+	if err := json.Unmarshal(stateJSON(t, w), &st); err != nil {
 		t.Fatal(err)
 	}
 	search := st.Windows["search"]
@@ -448,7 +468,7 @@ func TestScopeWebStalledClient(t *testing.T) {
 	}
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
-	fmt.Fprintf(conn, "GET /events HTTP/1.1\r\nHost: scope\r\n\r\n")
+	fmt.Fprintf(conn, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 
 	const readers, events = 3, 150
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
@@ -572,6 +592,17 @@ func startScopeHTTP(t *testing.T, with ...func(*Options)) (otlp, base string) {
 		return listeningRe.MatchString(stderr.String()) && browserViewRe.MatchString(stderr.String())
 	})
 	return listeningRe.FindStringSubmatch(stderr.String())[1], "http://" + browserViewRe.FindStringSubmatch(stderr.String())[1]
+}
+
+// stateJSON is the view's /api/state.
+func stateJSON(t *testing.T, w *scopeWeb) []byte {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	w.handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/state", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/api/state: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
 }
 
 // testLimits are the default limits with k windows per probe.
