@@ -205,7 +205,13 @@ function renderHeader() {
   const parts = [`${store.windows.size} probes`, `${s.batches || 0} batches`, `${s.triggers_seen || 0} triggers`,
     `${s.snapshots_seen || 0} snapshots`];
   if (s.malformed) parts.push(`${s.malformed} malformed points ignored`);
-  if (s.probes_refused) parts.push(`${s.probes_refused} probes refused`);
+  // What the scope's bounds cut (deltaq help scope).
+  for (const [key, what] of [["probes_refused", "points of probes refused"], ["probes_expired", "silent probes expired"],
+    ["series_refused", "points of series refused"], ["points_cut", "points cut"], ["names_refused", "names too long"],
+    ["attrs_cut", "trigger attributes cut"], ["windows_evicted", "old windows evicted"],
+    ["clients_refused", "browsers refused"], ["hosts_refused", "foreign hosts refused"]]) {
+    if (s[key]) parts.push(`${s[key]} ${what}`);
+  }
   if (s.events_dropped) parts.push(`${s.events_dropped} events dropped for slow browsers`);
   $("stats").textContent = parts.join(" · ");
   const ends = windowEnds();
@@ -543,6 +549,14 @@ function renderTriggers(fresh) {
     head.append(el("span", "t-time", clock(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
     if (t.snapshot > 0) head.append(el("span", "t-snap", `snapshot #${t.snapshot}` + (store.snapshots.has(t.snapshot) ? "" : " (recording)")));
     li.append(head, el("div", "t-msg", t.message || ""));
+    // The record's other attributes as they arrived (such as the traces
+    // behind it), as text.
+    const keys = Object.keys(t.attributes || {}).sort();
+    if (keys.length) {
+      const attrs = el("div", "t-attrs");
+      for (const k of keys) attrs.append(el("span", "t-attr", `${k}=${t.attributes[k]}`));
+      li.append(attrs);
+    }
     li.addEventListener("click", () => openSnapshot(t));
     list.append(li);
   }
