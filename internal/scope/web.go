@@ -328,8 +328,10 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	}
 	w.evictLocked()
 	w.stats.StatePoints = w.points
-	for _, frame := range frames("window", "windows", changed, w.stats, w.limits.FrameBytes) {
-		w.broadcastLocked(frame)
+	if len(w.clients) > 0 {
+		for _, frame := range frames("window", "windows", changed, w.stats, w.limits.FrameBytes) {
+			w.broadcastLocked(frame)
+		}
 	}
 }
 
@@ -536,8 +538,10 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 		if len(w.triggers) > maxWebTriggers {
 			w.triggers = slices.Delete(w.triggers, 0, len(w.triggers)-maxWebTriggers)
 		}
-		for _, frame := range frames("trigger", "triggers", fired, w.stats, w.limits.FrameBytes) {
-			w.broadcastLocked(frame)
+		if len(w.clients) > 0 {
+			for _, frame := range frames("trigger", "triggers", fired, w.stats, w.limits.FrameBytes) {
+				w.broadcastLocked(frame)
+			}
 		}
 	}
 	ids := make([]int64, 0, len(touched))
