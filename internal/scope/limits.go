@@ -75,7 +75,7 @@ func DefaultLimits() Limits {
 		AttrBytes:   1024,
 		StatePoints: 4 << 20,
 		Clients:     8,
-		FrameBytes:  1 << 20,
+		FrameBytes:  512 << 10,
 		BatchBytes:  16 << 20,
 	}
 }
@@ -90,14 +90,14 @@ type limitRange struct {
 
 // limitRanges lists the integer bounds with their flags and ranges.
 var limitRanges = []limitRange{
-	{"windows", "windows per probe the browser view keeps for its time slider (`K`)", 1, 1000, func(l *Limits) *int { return &l.Windows }},
-	{"max-probes", "probes kept; a new one takes the slot of one silent for --probe-ttl, else is refused (`N`)", 1, 10000, func(l *Limits) *int { return &l.Probes }},
-	{"max-series", "curves per probe, what-if scenarios included (`N`)", 1, 256, func(l *Limits) *int { return &l.Series }},
-	{"max-points", "points per curve (`N`)", 2, 100000, func(l *Limits) *int { return &l.Points }},
-	{"max-name", "longest probe, series or outcome name in `bytes`", 16, 65536, func(l *Limits) *int { return &l.NameBytes }},
+	{"windows", "the browser view keeps `K` windows per probe for its time slider", 1, 1000, func(l *Limits) *int { return &l.Windows }},
+	{"max-probes", "`N` probes kept; a new one takes the slot of one silent for --probe-ttl, else is refused", 1, 10000, func(l *Limits) *int { return &l.Probes }},
+	{"max-series", "`N` curves per probe, what-if scenarios included", 1, 256, func(l *Limits) *int { return &l.Series }},
+	{"max-points", "`N` points per curve", 2, 100000, func(l *Limits) *int { return &l.Points }},
+	{"max-name", "longest probe, series or outcome name, in `bytes`", 16, 65536, func(l *Limits) *int { return &l.NameBytes }},
 	{"max-attr", "longest trigger message or attribute value kept, in `bytes`", 64, 1 << 20, func(l *Limits) *int { return &l.AttrBytes }},
-	{"max-state-points", "curve and quantile points the browser view keeps in all (`N`)", 1000, 1 << 28, func(l *Limits) *int { return &l.StatePoints }},
-	{"max-clients", "browsers streaming at once, and /api/state requests at once (`N`)", 1, 1000, func(l *Limits) *int { return &l.Clients }},
+	{"max-state-points", "the browser view keeps `N` curve and quantile points in all", 1000, 1 << 28, func(l *Limits) *int { return &l.StatePoints }},
+	{"max-clients", "`N` browsers streaming at once, and as many /api/state requests", 1, 1000, func(l *Limits) *int { return &l.Clients }},
 	{"max-frame", "size of one event sent to a browser, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.FrameBytes }},
 	{"max-batch", "largest OTLP/gRPC message accepted, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.BatchBytes }},
 }
