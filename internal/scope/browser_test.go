@@ -173,6 +173,12 @@ func TestScopeBrowser(t *testing.T) {
 	send(demoSlowFrom, len(batches))
 	page.waitTrue(t, "a qta trigger of worker_2",
 		`document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"]') !== null`)
+	// The record's attributes are listed as they arrived, as text.
+	var attrs string
+	page.eval(t, `document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"] .t-attrs').textContent`, &attrs)
+	if !strings.Contains(attrs, "deltaq.observed=") || !strings.Contains(attrs, "deltaq.snapshot.id=") {
+		t.Errorf("the qta trigger's attributes on the page: %q", attrs)
+	}
 	page.waitTrue(t, "the last window", fmt.Sprintf(`document.getElementById("stats").textContent.includes("%d batches")`, demoWindows))
 
 	// The quantile table against the OTLP data of the last window.
