@@ -40,11 +40,6 @@ func (c *cuts) add(o cuts) {
 	c.AttrsCut += o.AttrsCut
 }
 
-// total is the number of cuts of every kind.
-func (c cuts) total() int {
-	return c.ProbesRefused + c.ProbesExpired + c.SeriesRefused + c.PointsCut + c.NamesRefused + c.AttrsCut
-}
-
 // slots admits probes into a table of at most limit of them. A probe
 // already in keeps its slot while it sends; a new one takes the slot of
 // the probe heard from least recently if that one has been silent for ttl
@@ -91,9 +86,6 @@ func (s *slots) admit(name string, now time.Time) (ok bool, expired string) {
 	s.seen[name] = now
 	return true, oldest
 }
-
-// remove forgets probe name.
-func (s *slots) remove(name string) { delete(s.seen, name) }
 
 // cutString returns s cut to at most n bytes at a character boundary (a
 // byte of invalid UTF-8 counts as one), and whether it was cut.

@@ -438,3 +438,30 @@ func TestScopeWebStreamReadsAfterBounds(t *testing.T) {
 		t.Errorf("event %q: %v, %+v", f.event, err, m)
 	}
 }
+
+// TestCutString: a value is cut at a character boundary, never inside a
+// UTF-8 sequence; a byte of invalid UTF-8 counts as a character.
+func TestCutString(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+		cut  bool
+	}{
+		{"abc", 3, "abc", false},
+		{"abcd", 3, "abc", true},
+		{"aéé", 3, "aé", true}, // é is 2 bytes: "aé" is 3
+		{"aéé", 4, "aé", true}, // byte 4 is inside the second é
+		{"日本", 5, "日", true},   // 3-byte characters
+		{"a\xff\xffb", 3, "a\xff\xff", true},
+		{"\xc3", 0, "", true},
+	} {
+		got, cut := cutString(c.in, c.n)
+		if got != c.want || cut != c.cut {
+			t.Errorf("cutString(%q, %d) = %q, %v; want %q, %v", c.in, c.n, got, cut, c.want, c.cut)
+		}
+	}
+	if err := DefaultLimits().Validate(); err != nil {
+		t.Errorf("the default limits: %v", err)
+	}
+}
