@@ -229,7 +229,7 @@ func TestScopeWebStatePoints(t *testing.T) {
 // holds at most 256 KiB.
 func TestScopeWebClientsAndFrames(t *testing.T) {
 	l := DefaultLimits()
-	l.Clients, l.FrameBytes, l.Windows = 3, 256<<10, 10
+	l.Clients, l.FrameBytes, l.Windows, l.StatePoints = 3, 256<<10, 10, 2<<20
 	w := newScopeWeb(l)
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	for i := range 10 {

@@ -73,7 +73,7 @@ func DefaultLimits() Limits {
 		Points:      1024,
 		NameBytes:   256,
 		AttrBytes:   1024,
-		StatePoints: 4 << 20,
+		StatePoints: 1 << 20,
 		Clients:     8,
 		FrameBytes:  512 << 10,
 		BatchBytes:  16 << 20,
