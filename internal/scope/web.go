@@ -329,9 +329,7 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	w.evictLocked()
 	w.stats.StatePoints = w.points
 	if len(w.clients) > 0 {
-		for _, frame := range frames("window", "windows", changed, w.stats, w.limits.FrameBytes) {
-			w.broadcastLocked(frame)
-		}
+		sendFrames("window", "windows", changed, w.stats, w.limits.FrameBytes, w.broadcastLocked)
 	}
 }
 
@@ -407,38 +405,38 @@ func (win *webWindow) points() int {
 	return n
 }
 
-// frames encodes items as events of type event, {key: [items…],
+// sendFrames encodes items as events of type event, {key: [items…],
 // "stats": stats}, of at most frameBytes each (an item larger than that
-// alone).
-func frames[T any](event, key string, items []T, stats webStats, frameBytes int) [][]byte {
+// alone), and hands each to send as soon as it is full: one frame and one
+// item are held at a time. It reports false as soon as send does.
+func sendFrames[T any](event, key string, items []T, stats webStats, frameBytes int, send func([]byte) bool) bool {
 	if len(items) == 0 {
-		return nil
+		return true
 	}
 	st, _ := json.Marshal(stats)
-	var out [][]byte
 	var frame bytes.Buffer
-	flush := func() {
-		if frame.Len() > 0 {
-			data := slices.Concat([]byte(`{"`+key+`":[`), frame.Bytes(), []byte(`],"stats":`), st, []byte("}"))
-			out = append(out, sseEvent(event, data))
-			frame.Reset()
+	flush := func() bool {
+		if frame.Len() == 0 {
+			return true
 		}
+		data := slices.Concat([]byte(`{"`+key+`":[`), frame.Bytes(), []byte(`],"stats":`), st, []byte("}"))
+		frame.Reset()
+		return send(sseEvent(event, data))
 	}
 	for _, item := range items {
 		b, err := json.Marshal(item)
 		if err != nil { // only finite numbers are kept: cannot happen
 			continue
 		}
-		if frame.Len() > 0 && frame.Len()+1+len(b)+len(st)+len(key)+32 > frameBytes {
-			flush()
+		if frame.Len() > 0 && frame.Len()+1+len(b)+len(st)+len(key)+32 > frameBytes && !flush() {
+			return false
 		}
 		if frame.Len() > 0 {
 			frame.WriteByte(',')
 		}
 		frame.Write(b)
 	}
-	flush()
-	return out
+	return flush()
 }
 
 // nextWindow is probe name's window after a batch that decoded to p, given
@@ -539,9 +537,7 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 			w.triggers = slices.Delete(w.triggers, 0, len(w.triggers)-maxWebTriggers)
 		}
 		if len(w.clients) > 0 {
-			for _, frame := range frames("trigger", "triggers", fired, w.stats, w.limits.FrameBytes) {
-				w.broadcastLocked(frame)
-			}
+			sendFrames("trigger", "triggers", fired, w.stats, w.limits.FrameBytes, w.broadcastLocked)
 		}
 	}
 	ids := make([]int64, 0, len(touched))

@@ -201,19 +201,15 @@ func (w *scopeWeb) stateFrames(v stateView, send func([]byte) bool) bool {
 	if err != nil || !send(sseEvent("state", b)) {
 		return false
 	}
-	for _, frame := range frames("trigger", "triggers", v.head.Triggers, v.head.Stats, w.limits.FrameBytes) {
-		if !send(frame) {
-			return false
-		}
+	if !sendFrames("trigger", "triggers", v.head.Triggers, v.head.Stats, w.limits.FrameBytes, send) {
+		return false
 	}
 	for _, name := range v.probes {
 		if w.encoding != nil {
 			w.encoding()
 		}
-		for _, frame := range frames("window", "windows", v.windows[name], v.head.Stats, w.limits.FrameBytes) {
-			if !send(frame) {
-				return false
-			}
+		if !sendFrames("window", "windows", v.windows[name], v.head.Stats, w.limits.FrameBytes, send) {
+			return false
 		}
 	}
 	return true
@@ -318,7 +314,8 @@ func sseEvent(name string, data []byte) []byte {
 // waiting: a full queue loses its oldest event and its browser is sent the
 // whole state next. The browsers share msg: a queue holds at most
 // webClientQueue events of at most Limits.FrameBytes (one window larger).
-func (w *scopeWeb) broadcastLocked(msg []byte) {
+// It reports true (sendFrames goes on).
+func (w *scopeWeb) broadcastLocked(msg []byte) bool {
 	for c := range w.clients {
 		select {
 		case c.events <- msg:
@@ -336,6 +333,7 @@ func (w *scopeWeb) broadcastLocked(msg []byte) {
 		c.resync = true
 		w.stats.EventsDropped++
 	}
+	return true
 }
 
 // resyncLocked has every browser sent the whole state next: a probe gave up
