@@ -369,14 +369,16 @@ func TestScopeWebHost(t *testing.T) {
 	if got := w.snapshotStats().HostsRefused; got != 5*4 {
 		t.Errorf("%d requests refused, want 20", got)
 	}
-	w.listenHost = "0.0.0.0"
-	for host, ok := range map[string]bool{"10.1.2.3:8327": true, "evil.example": false} {
-		req := httptest.NewRequest(http.MethodGet, "/api/state", nil)
-		req.Host = host
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if (rec.Code == http.StatusOK) != ok {
-			t.Errorf("listening on all, Host %q: %d", host, rec.Code)
+	for _, listen := range []string{"0.0.0.0", "::", ""} {
+		w.listenHost = listen
+		for host, ok := range map[string]bool{"10.1.2.3:8327": true, "evil.example": false} {
+			req := httptest.NewRequest(http.MethodGet, "/api/state", nil)
+			req.Host = host
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if (rec.Code == http.StatusOK) != ok {
+				t.Errorf("listening on %q, Host %q: %d", listen, host, rec.Code)
+			}
 		}
 	}
 }

@@ -51,7 +51,7 @@ func (w *scopeWeb) handler() http.Handler {
 // hostAllowed reports whether a request's Host header (name or address,
 // with or without a port) names this view: localhost, a loopback address,
 // the host of the listen address, or, when that is unspecified (0.0.0.0,
-// ::), any address. A name other than these is what a page served by
+// ::, or none), any address. A name other than these is what a page served by
 // another site would send after rebinding its name to this address (DNS
 // rebinding), and is refused.
 func (w *scopeWeb) hostAllowed(host string) bool {
@@ -66,8 +66,9 @@ func (w *scopeWeb) hostAllowed(host string) bool {
 	if ip == nil {
 		return false
 	}
+	// ":8327" listens on every address, as 0.0.0.0 and :: do.
 	listen := net.ParseIP(w.listenHost)
-	return ip.IsLoopback() || listen != nil && listen.IsUnspecified()
+	return ip.IsLoopback() || w.listenHost == "" || listen != nil && listen.IsUnspecified()
 }
 
 func serveJSON(rw http.ResponseWriter, b []byte) {
