@@ -467,3 +467,26 @@ func TestCutString(t *testing.T) {
 		t.Errorf("the default limits: %v", err)
 	}
 }
+
+// TestScopeWebStreamState: the state a new browser is sent in frames holds
+// what /api/state holds: every trigger and every window.
+func TestScopeWebStreamState(t *testing.T) {
+	w := newScopeWeb(testLimits(4))
+	for _, b := range demoBatches(t) {
+		w.addLogs(b.logs)
+		w.addMetrics(b.metrics)
+	}
+	srv := httptest.NewServer(w.handler())
+	defer srv.Close()
+	_, streamed, done := openEvents(t, srv.URL)
+	defer done()
+	var api webState
+	if err := json.Unmarshal(stateJSON(t, w), &api); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal([]any{api.Triggers, api.Windows})
+	b, _ := json.Marshal([]any{streamed.Triggers, streamed.Windows})
+	if len(api.Triggers) == 0 || len(api.Windows) != 3 || string(a) != string(b) {
+		t.Errorf("streamed state differs from /api/state (%d triggers, %d probes there)", len(api.Triggers), len(api.Windows))
+	}
+}

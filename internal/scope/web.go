@@ -187,10 +187,13 @@ type webState struct {
 	// Pending is how many windows follow the state, in "window" events,
 	// when it is sent as a stream's first event (its Windows are then
 	// empty); 0 in /api/state.
-	Pending   int                  `json:"pending"`
-	Triggers  []webTrigger         `json:"triggers"`
-	Snapshots []webSnapshotSummary `json:"snapshots"`
-	Stats     webStats             `json:"stats"`
+	Pending int `json:"pending"`
+	// PendingTriggers is how many triggers follow it the same way, before
+	// the windows.
+	PendingTriggers int                  `json:"pending_triggers"`
+	Triggers        []webTrigger         `json:"triggers"`
+	Snapshots       []webSnapshotSummary `json:"snapshots"`
+	Stats           webStats             `json:"stats"`
 	// Windows, per probe, oldest first, is the last field: /api/state
 	// streams it probe by probe.
 	Windows map[string][]*webWindow `json:"windows"`

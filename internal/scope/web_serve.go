@@ -197,7 +197,7 @@ func (w *scopeWeb) refuseClient(rw http.ResponseWriter) {
 // the lock, one probe's windows encoded at a time.
 func (w *scopeWeb) stateFrames(v stateView, send func([]byte) bool) bool {
 	head := v.head
-	head.Triggers = []webTrigger{}
+	head.Triggers, head.PendingTriggers = []webTrigger{}, len(v.head.Triggers)
 	b, err := json.Marshal(head)
 	if err != nil || !send(sseEvent("state", b)) {
 		return false

@@ -89,7 +89,7 @@ func openEvents(t *testing.T, base string) (*bufio.Reader, webState, func()) {
 	if err := json.Unmarshal([]byte(f.data), &st); err != nil {
 		t.Fatalf("state: %v", err)
 	}
-	for got := 0; got < st.Pending; {
+	for got := 0; got < st.Pending || len(st.Triggers) < st.PendingTriggers; {
 		f := readSSE(t, r)
 		if len(f.data) > DefaultLimits().FrameBytes {
 			t.Errorf("a %s frame of the state holds %d bytes, over the %d of a frame", f.event, len(f.data), DefaultLimits().FrameBytes)

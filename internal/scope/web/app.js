@@ -23,6 +23,9 @@ const store = {
   triggers: [], // oldest first
   snapshots: new Map(), // id → summary
   stats: {},
+  // Triggers of the state still to come in "trigger" events: they are
+  // not news, so they are not marked fresh.
+  syncTriggers: 0,
 };
 const view = { at: null }; // null: live; else the window end (ms) shown
 const cards = new Map(); // probe → card elements and design state
@@ -638,6 +641,7 @@ function applyState(st) {
   store.k = st.k;
   store.windows = new Map(Object.entries(st.windows || {}));
   store.triggers = st.triggers || [];
+  store.syncTriggers = st.pending_triggers || 0;
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
   renderAll();
@@ -662,7 +666,8 @@ function connect() {
     store.triggers.sort((a, b) => a.time - b.time);
     while (store.triggers.length > 200) store.triggers.shift();
     store.stats = m.stats;
-    renderTriggers(new Set(m.triggers));
+    renderTriggers(store.syncTriggers > 0 ? null : new Set(m.triggers));
+    store.syncTriggers = Math.max(0, store.syncTriggers - m.triggers.length);
     renderHeader();
   });
   es.addEventListener("snapshot", (e) => {
