@@ -55,7 +55,7 @@ e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
 		scripts/e2e-slo.sh & slo=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \
-		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/ || rc=1; \
+		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./internal/scope/ || rc=1; \
 		wait $$script || rc=1; \
 		wait $$slo || rc=1; \
 		DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/ || rc=1; \
@@ -77,7 +77,7 @@ e2e-promql: $(OTELCOL)
 ## e2e-browser: deltaq scope --http end to end: the built collector (examples/demo/collector.yaml), the demo workload,
 ## headless Chromium; DELTAQ_SCREENSHOT=1 rewrites docs/img/scope.png.
 e2e-browser: $(OTELCOL)
-	DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./cmd/deltaq/
+	DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./internal/scope/
 
 ## e2e-scaling: three agent collectors and a gateway against a single collector: exact merged windows, an agent
 ## killed and restarted.

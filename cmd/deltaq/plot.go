@@ -300,6 +300,33 @@ func drawTimeSeries(path string, s *timeSeries) error {
 	// Delays are high in their panel, failure ratios low in theirs.
 	top.Legend.Top, top.Legend.Left = false, true
 	bottom.Legend.Top, bottom.Legend.Left = true, true
+	if err := drawQuantileRuns(top, s, x); err != nil {
+		return err
+	}
+	if err := drawFailureRatio(bottom, s, x); err != nil {
+		return err
+	}
+	img := vgimg.New(plotWidth, plotHeight)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Points(8), PadY: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(12)}
+	cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, dc)
+	top.Draw(cs[0][0])
+	bottom.Draw(cs[1][0])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// drawQuantileRuns draws each quantile over the windows on the top panel,
+// one line per run of windows that have it (an unreachable quantile, NaN,
+// breaks the line), and scales the delay axis from 0 to 1.1 × the peak.
+func drawQuantileRuns(top *plot.Plot, s *timeSeries, x func(int) float64) error {
 	top.Y.Min = 0
 	qpeak := 0.0
 	for j, q := range s.qs {
@@ -332,6 +359,13 @@ func drawTimeSeries(path string, s *timeSeries) error {
 	if qpeak > 0 {
 		top.Y.Max = ms(qpeak) * 1.1
 	}
+	return nil
+}
+
+// drawFailureRatio draws the failure ratio of every window on the bottom
+// panel, with the QTA's max_failure as a dashed bound, on a scale from 0 to
+// 1.2 × the peak (at least 0.01, at most 1).
+func drawFailureRatio(bottom *plot.Plot, s *timeSeries, x func(int) float64) error {
 	fr := make(plotter.XYs, len(s.starts))
 	peak := 0.0
 	for i := range s.starts {
@@ -353,21 +387,7 @@ func drawTimeSeries(path string, s *timeSeries) error {
 		}
 	}
 	bottom.Y.Min, bottom.Y.Max = 0, min(1, max(0.01, peak*1.2))
-	img := vgimg.New(plotWidth, plotHeight)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Points(8), PadY: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(12)}
-	cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, dc)
-	top.Draw(cs[0][0])
-	bottom.Draw(cs[1][0])
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // addPointsLine adds a line with a dot at each point (a window) to pl.

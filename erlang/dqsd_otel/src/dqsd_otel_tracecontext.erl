@@ -25,7 +25,10 @@
 %% the others from the end.
 %%
 %% Names are matched in any case; names and values may be binaries or
-%% strings, as inets (httpd, httpc) and cowboy give them. Pure functions:
+%% strings, as inets (httpd, httpc) and cowboy give them, and are taken as
+%% bytes: a value that is not UTF-8, or no string at all, is only invalid
+%% (`extract/1' returns `undefined' or drops the tracestate), never an
+%% exception. Pure functions:
 %% the API is in `dqsd_otel' (`extract/1', `inject/2').
 -module(dqsd_otel_tracecontext).
 
@@ -70,12 +73,15 @@ extract(Headers) ->
     end.
 
 %% @doc `Headers' with `traceparent' (version 00) and, unless empty,
-%% `tracestate' of `Context', in place of any fields of those names. The new
+%% `tracestate' of `Context', in place of any fields of those names. The
+%% tracestate goes through `tracestate/1', as one received would: one that
+%% is unsafe to send (a CR or LF would inject headers) is left out. The new
 %% fields are strings (as inets' httpc takes them) in a list whose first
 %% name is not a binary and in a map with string names, else binaries (as
 %% cowboy and gun take them).
 -spec inject(context(), headers()) -> headers().
-inject({TraceId, SpanId, Sampled, TraceState}, Headers) ->
+inject({TraceId, SpanId, Sampled, TraceState0}, Headers) ->
+    TraceState = tracestate([TraceState0 || TraceState0 =/= <<>>]),
     New = [{<<"traceparent">>, traceparent(TraceId, SpanId, Sampled)}
            | [{<<"tracestate">>, TraceState} || TraceState =/= <<>>]],
     if
@@ -257,8 +263,27 @@ value(V) ->
 styled(true, New) -> [{binary_to_list(K), binary_to_list(V)} || {K, V} <- New];
 styled(false, New) -> New.
 
+%% Optional whitespace (space and tab) off both ends, byte by byte: a field
+%% value is bytes, not UTF-8 text, so that no value (0xff, a lone 0xc3) can
+%% make the trim raise (string:trim/3 raises badarg on invalid UTF-8).
 trim(Bin) ->
-    string:trim(Bin, both, " \t").
+    trim_trailing(trim_leading(Bin)).
+
+trim_leading(<<C, Rest/binary>>) when C =:= $\s; C =:= $\t ->
+    trim_leading(Rest);
+trim_leading(Bin) ->
+    Bin.
+
+trim_trailing(Bin) ->
+    case byte_size(Bin) of
+        0 ->
+            Bin;
+        N ->
+            case binary:at(Bin, N - 1) of
+                C when C =:= $\s; C =:= $\t -> trim_trailing(binary:part(Bin, 0, N - 1));
+                _ -> Bin
+            end
+    end.
 
 %% Tab and printable ASCII: what an HTTP field value may safely carry.
 printable(<<C, Rest/binary>>) when C =:= $\t; C >= 16#20, C =< 16#7e ->

@@ -273,3 +273,116 @@ inject_test_() ->
      %% What inject writes, extract reads back.
      ?_assertEqual(Ctx, ?TC:extract(?TC:inject(Ctx, []))),
      ?_assertEqual(Ctx, ?TC:extract(?TC:inject(Ctx, #{})))].
+
+%%--------------------------------------------------------------------
+%% Headers are bytes: invalid UTF-8 and random binaries
+
+%% The two values that made extract/1 raise badarg (string:trim/3 on
+%% invalid UTF-8): a traceparent starting with byte 0xff, a tracestate
+%% ending in 0xc3 (the first byte of a two-byte sequence, cut short).
+invalid_utf8_test_() ->
+    Ff = <<16#ff, ?SAMPLED/binary>>,
+    C3 = <<"congo=t61rcWkgMzE", 16#c3>>,
+    [?_assertEqual(undefined, ?TC:extract([{<<"traceparent">>, Ff}])),
+     ?_assertEqual(undefined, ?TC:extract(#{"traceparent" => binary_to_list(Ff)})),
+     ?_assertEqual(error, parse(<<?SAMPLED/binary, 16#c3>>)),
+     %% The traceparent is valid: the context stands, the tracestate,
+     %% unsafe to send on, is dropped.
+     ?_assertEqual({?TRACE_ID, ?PARENT_ID, 1, <<>>},
+                   ?TC:extract([{<<"traceparent">>, ?SAMPLED}, {<<"tracestate">>, C3}])),
+     ?_assertEqual({?TRACE_ID, ?PARENT_ID, 1, <<>>},
+                   ?TC:extract([{"traceparent", binary_to_list(?SAMPLED)}, {"tracestate", binary_to_list(C3)}])),
+     %% Whitespace is still trimmed, byte by byte.
+     ?_assertEqual({?TRACE_ID, ?PARENT_ID, 1, <<"a=1">>},
+                   ?TC:extract([{<<"traceparent">>, <<" \t", ?SAMPLED/binary, "\t ">>},
+                                {<<"tracestate">>, <<"\ta=1 ">>}])),
+     %% A value that is no string at all (code points above 255, an atom).
+     ?_assertEqual(undefined, ?TC:extract([{"traceparent", [16#4e00 | binary_to_list(?SAMPLED)]}])),
+     ?_assertEqual(undefined, ?TC:extract([{<<"traceparent">>, sampled}]))].
+
+%% A random byte, half the time one a parser would trip on: tab, space,
+%% dash, digits and lowercase hex, CR, LF, 0xc3, 0xff, 0x80.
+random_byte() ->
+    case rand:uniform(2) of
+        1 -> rand:uniform(256) - 1;
+        2 -> lists:nth(rand:uniform(13), [$\t, $\s, $-, $0, $1, $9, $a, $f, $\r, $\n, 16#c3, 16#ff, 16#80])
+    end.
+
+random_binary(Max) ->
+    << <<(random_byte())>> || _ <- lists:seq(1, rand:uniform(Max + 1) - 1) >>.
+
+%% A random traceparent value: random bytes, or the sampled example with one
+%% byte replaced, cut, or extended by random bytes.
+random_traceparent() ->
+    case rand:uniform(4) of
+        1 -> random_binary(70);
+        2 ->
+            N = rand:uniform(byte_size(?SAMPLED)) - 1,
+            <<Before:N/binary, _, After/binary>> = ?SAMPLED,
+            <<Before/binary, (random_byte()), After/binary>>;
+        3 -> binary:part(?SAMPLED, 0, rand:uniform(byte_size(?SAMPLED)) - 1);
+        4 -> <<?SAMPLED/binary, (random_binary(8))/binary>>
+    end.
+
+%% A random header list: random names and the two of ours in any case, with
+%% binary or string values, and now and then an element that is no pair.
+random_headers() ->
+    [case rand:uniform(6) of
+         1 -> {<<"traceparent">>, random_traceparent()};
+         2 -> {"TraceParent", binary_to_list(random_traceparent())};
+         3 -> {<<"tracestate">>, random_binary(600)};
+         4 -> {"tracestate", binary_to_list(random_binary(40))};
+         5 -> {random_binary(12), random_binary(20)};
+         6 -> random_binary(4)
+     end || _ <- lists:seq(1, rand:uniform(4) - 1)].
+
+%% What extract/1 may return: undefined, or ids of the right sizes, a flag,
+%% and a tracestate that is safe to send on (tab and printable ASCII) and
+%% within 512 bytes.
+valid_extract(undefined) ->
+    true;
+valid_extract({<<_:128>>, <<_:64>>, Sampled, TraceState}) when Sampled =:= 0; Sampled =:= 1 ->
+    byte_size(TraceState) =< 512 andalso
+        lists:all(fun(C) -> C =:= $\t orelse (C >= 16#20 andalso C =< 16#7e) end, binary_to_list(TraceState));
+valid_extract(_) ->
+    false.
+
+%% A property over 3,000 random header lists (seeded, so a failure
+%% repeats): extract/1 never raises and returns undefined or a valid
+%% context; inject/2 of that context into the same headers never raises,
+%% and extract/1 reads the context back.
+random_headers_property_test() ->
+    rand:seed(exsss, {25, 4, 2026}),
+    lists:foreach(
+      fun(_) ->
+              Headers = random_headers(),
+              Ctx = try ?TC:extract(Headers)
+                    catch C:R -> erlang:error({extract_raised, Headers, C, R})
+                    end,
+              valid_extract(Ctx) orelse erlang:error({invalid_extract, Headers, Ctx}),
+              Back = case Ctx of
+                         undefined -> undefined;
+                         _ -> ?TC:extract(?TC:inject(Ctx, Headers))
+                     end,
+              Back =:= Ctx orelse erlang:error({not_read_back, Headers, Ctx, Back})
+      end, lists:seq(1, 3000)).
+
+%% inject/2 with a random tracestate never raises, never writes a CR or LF
+%% into a field, and what it writes extract/1 reads back: the tracestate
+%% as tracestate/1 keeps it.
+random_inject_property_test() ->
+    rand:seed(exsss, {25, 4, 2027}),
+    lists:foreach(
+      fun(_) ->
+              TraceState = random_binary(700),
+              Headers = [H || {_, _} = H <- random_headers()],
+              Out = ?TC:inject({?TRACE_ID, ?PARENT_ID, 1, TraceState}, Headers),
+              Written = [iolist_to_binary(V) || {N, V} <- Out,
+                                                lower_bytes(iolist_to_binary(N)) =:= <<"tracestate">>],
+              ?assert(lists:all(fun(V) -> binary:match(V, [<<"\r">>, <<"\n">>]) =:= nomatch end, Written)),
+              ?assertEqual({?TRACE_ID, ?PARENT_ID, 1, ?TC:tracestate([TraceState || TraceState =/= <<>>])},
+                           ?TC:extract(Out))
+      end, lists:seq(1, 3000)).
+
+lower_bytes(B) ->
+    << <<(if C >= $A, C =< $Z -> C + 32; true -> C end)>> || <<C>> <= B >>.

@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st := newScopeState()
+	st := newScopeState(DefaultLimits())
 	for _, md := range metrics.AllMetrics() {
 		st.addMetrics(md)
 	}

@@ -3,7 +3,7 @@
 
 //go:build !race
 
-package main
+package scope
 
 // raceDetector is true when the tests run with -race.
 const raceDetector = false

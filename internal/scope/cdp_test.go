@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 // A small client of the Chrome DevTools Protocol for the browser test: it
 // starts headless Chromium, talks to one page over a WebSocket (RFC 6455,

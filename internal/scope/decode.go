@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 // What the scope collects from the deltaq exporter's OTLP output: the latest
 // window of every probe and the most recent triggers.
@@ -24,6 +24,9 @@ import (
 // the most recent trigger events. addMetrics and addLogs fill it; renderScope
 // reads it.
 type scopeState struct {
+	limits        Limits
+	now           func() time.Time // the clock of probe slots
+	slots         *slots
 	probes        map[string]*probeView
 	triggers      []triggerEvent // oldest first, at most maxTriggers
 	triggersSeen  int
@@ -33,10 +36,11 @@ type scopeState struct {
 	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
 	// value, or a QTA probability outside [0, 1].
 	malformed int
+	cuts
 }
 
-func newScopeState() *scopeState {
-	return &scopeState{probes: map[string]*probeView{}}
+func newScopeState(l Limits) *scopeState {
+	return &scopeState{limits: l, now: time.Now, slots: newSlots(l.Probes, l.ProbeTTL), probes: map[string]*probeView{}}
 }
 
 // probeView is the latest window of one probe.
@@ -82,7 +86,18 @@ type triggerEvent struct {
 	details  []string // the record's other attributes as key=value, sorted
 }
 
+// probe returns the view of probe name, new if need be, or nil when the
+// probe has no slot (Limits.Probes).
 func (s *scopeState) probe(name string) *probeView {
+	ok, expired := s.slots.admit(name, s.now())
+	if expired != "" {
+		delete(s.probes, expired)
+		s.ProbesExpired++
+	}
+	if !ok {
+		s.ProbesRefused++
+		return nil
+	}
 	p := s.probes[name]
 	if p == nil {
 		p = &probeView{outcomes: map[string]float64{}}
@@ -180,7 +195,23 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 			}
 		}
 	}
+	s.replaceCurves(&w)
+}
+
+// replaceCurves sets the curves, quantiles and QTAs of the probes of a
+// batch (see addMetrics).
+func (s *scopeState) replaceCurves(w *windowCurves) {
+	for name, q := range w.qta {
+		if s.probes[name] == nil { // gave up its slot within the batch
+			continue
+		}
+		sort.Slice(q.points, func(a, b int) bool { return q.points[a].delay < q.points[b].delay })
+		s.probes[name].qta = *q
+	}
 	for name, c := range w.curves {
+		if s.probes[name] == nil {
+			continue
+		}
 		for _, pts := range c {
 			sort.Slice(pts, func(a, b int) bool { return pts[a].delay < pts[b].delay })
 		}
@@ -191,11 +222,9 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 		s.probes[name].quantiles = w.quantiles[name]
 	}
 	for name, q := range w.quantiles {
-		s.probes[name].quantiles = q
-	}
-	for name, q := range w.qta {
-		sort.Slice(q.points, func(a, b int) bool { return q.points[a].delay < q.points[b].delay })
-		s.probes[name].qta = *q
+		if s.probes[name] != nil {
+			s.probes[name].quantiles = q
+		}
 	}
 }
 
@@ -211,7 +240,8 @@ func seriesOf(attrs pcommon.Map) string {
 
 // addPoint ingests one data point of the metric named metric: a CDF point or
 // quantile into w, anything else into its probe. It reports false for a
-// malformed point, which it ignores.
+// malformed point, which it ignores; a point cut by a bound (Limits) is
+// counted in s.cuts and reported true.
 func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *windowCurves) bool {
 	attrs := dp.Attributes()
 	name := stringAttr(attrs, attrProbe)
@@ -219,53 +249,106 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 	if name == "" || !ok {
 		return false
 	}
+	if len(name) > s.limits.NameBytes {
+		s.NamesRefused++
+		return true
+	}
 	p := s.probe(name)
+	if p == nil {
+		return true
+	}
 	if t := dp.Timestamp().AsTime(); t.After(p.updated) {
 		p.updated = t
 	}
 	switch metric {
-	case metricCDF:
-		le, ok := floatAttr(attrs, attrLE)
-		series := seriesOf(attrs)
-		if !ok || series == "" {
-			return false
-		}
-		if w.curves[name] == nil {
-			w.curves[name] = map[string][]curvePoint{}
-		}
-		w.curves[name][series] = append(w.curves[name][series], curvePoint{delay: le, p: v})
-	case metricQuantile:
-		q, ok := floatAttr(attrs, attrQ)
-		series := seriesOf(attrs)
-		if !ok || series == "" {
-			return false
-		}
-		if w.quantiles[name] == nil {
-			w.quantiles[name] = map[string]map[float64]float64{}
-		}
-		if w.quantiles[name][series] == nil {
-			w.quantiles[name][series] = map[float64]float64{}
-		}
-		w.quantiles[name][series][q] = v
+	case metricCDF, metricQuantile:
+		return s.addCurvePoint(metric, name, attrs, v, w)
 	case metricQTAPoint:
 		le, ok := floatAttr(attrs, attrLE)
 		if !ok || v < 0 || v > 1 {
 			return false
 		}
-		w.qtaOf(name).points = append(w.qtaOf(name).points, curvePoint{delay: le, p: v})
+		if q := w.qtaOf(name); len(q.points) < s.limits.Points {
+			q.points = append(q.points, curvePoint{delay: le, p: v})
+		} else {
+			s.PointsCut++
+		}
 	case metricQTAMaxFailure:
 		if v < 0 || v > 1 {
 			return false
 		}
 		w.qtaOf(name).maxFailure = scopeReading{v, true}
 	case metricOutcomes:
-		p.outcomes[stringAttr(attrs, attrOutcome)] = v
+		kind := stringAttr(attrs, attrOutcome)
+		if _, known := p.outcomes[kind]; !known {
+			if len(kind) > s.limits.NameBytes {
+				s.NamesRefused++
+				return true
+			}
+			if len(p.outcomes) >= s.limits.Series {
+				s.SeriesRefused++
+				return true
+			}
+		}
+		p.outcomes[kind] = v
 	case metricFailureRatio:
 		p.failure = scopeReading{v, true}
 	case metricQTAViolation:
 		p.violation = scopeReading{v, true}
 	case metricDivergence:
 		p.divergence = scopeReading{v, true}
+	}
+	return true
+}
+
+// addCurvePoint adds a CDF point or a quantile of probe name to w, within
+// the bounds on series names, series per probe and points per series.
+func (s *scopeState) addCurvePoint(metric, name string, attrs pcommon.Map, v float64, w *windowCurves) bool {
+	key := attrLE
+	if metric == metricQuantile {
+		key = attrQ
+	}
+	x, ok := floatAttr(attrs, key)
+	series := stringAttr(attrs, attrSeries)
+	if !ok || series == "" {
+		return false
+	}
+	if len(series) > s.limits.NameBytes || len(stringAttr(attrs, attrScenario)) > s.limits.NameBytes {
+		s.NamesRefused++
+		return true
+	}
+	series = seriesOf(attrs)
+	if metric == metricCDF {
+		c := w.curves[name]
+		if c == nil {
+			c = map[string][]curvePoint{}
+			w.curves[name] = c
+		}
+		switch pts, known := c[series]; {
+		case !known && len(c) >= s.limits.Series:
+			s.SeriesRefused++
+		case len(pts) >= s.limits.Points:
+			s.PointsCut++
+		default:
+			c[series] = append(pts, curvePoint{delay: x, p: v})
+		}
+		return true
+	}
+	qs := w.quantiles[name]
+	if qs == nil {
+		qs = map[string]map[float64]float64{}
+		w.quantiles[name] = qs
+	}
+	row, known := qs[series]
+	switch {
+	case !known && len(qs) >= s.limits.Series:
+		s.SeriesRefused++
+	case !known:
+		qs[series] = map[float64]float64{x: v}
+	case len(row) >= s.limits.Points:
+		s.PointsCut++
+	default:
+		row[x] = v
 	}
 	return true
 }
@@ -306,10 +389,18 @@ func (s *scopeState) addTrigger(lr plog.LogRecord) {
 	if ev.severity == "" {
 		ev.severity = lr.SeverityNumber().String()
 	}
+	ev.severity = s.cut(ev.severity, s.limits.NameBytes)
+	ev.probe = s.cut(ev.probe, s.limits.NameBytes)
+	ev.kind = s.cut(ev.kind, s.limits.NameBytes)
 	for k, v := range lr.Attributes().All() {
-		if k != attrProbe && k != attrTrigger {
-			ev.details = append(ev.details, k+"="+v.AsString())
+		if k == attrProbe || k == attrTrigger {
+			continue
 		}
+		if len(ev.details) >= maxTriggerAttrs {
+			s.AttrsCut++
+			continue
+		}
+		ev.details = append(ev.details, s.cut(k, s.limits.NameBytes)+"="+s.cut(v.AsString(), s.limits.AttrBytes))
 	}
 	sort.Strings(ev.details)
 	s.triggersSeen++
@@ -320,3 +411,14 @@ func (s *scopeState) addTrigger(lr plog.LogRecord) {
 		s.triggers = s.triggers[len(s.triggers)-maxTriggers:]
 	}
 }
+
+// cut returns v cut to n bytes, counting the cut.
+func (c *cuts) cutTo(v string, n int) string {
+	v, cut := cutString(v, n)
+	if cut {
+		c.AttrsCut++
+	}
+	return v
+}
+
+func (s *scopeState) cut(v string, n int) string { return s.cuts.cutTo(v, n) }

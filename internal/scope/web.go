@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 // The scope's browser view (deltaq scope --http ADDR): the terminal scope's
 // picture of every probe (the thesis, section 4.2: observed and calculated
@@ -13,24 +13,30 @@ package main
 // a·X + b) in the browser: the server only keeps and forwards what the
 // connector sent.
 //
-// Every piece of state is bounded and counted: windows per probe (K), probes,
-// triggers, snapshots and their records, and every browser's queue of
-// events. A browser that does not keep up loses its oldest events (it is then
-// sent the whole state again) and, if its connection stalls, is disconnected;
-// the OTLP handlers never wait for a browser.
+// Every piece of state is bounded and counted (Limits): windows per probe
+// and points in all, probes (silent ones give up their slot), series,
+// points and names, triggers and their attributes, snapshots and their
+// values, browsers, and every browser's queue of events. A browser that does
+// not keep up loses its oldest events (it is then sent the whole state
+// again) and, if its connection stalls, is disconnected; the OTLP handlers
+// never wait for a browser, and nothing is encoded for a browser under the
+// lock but the events of a batch. The state goes to a browser in frames of
+// Limits.FrameBytes: a head (triggers, snapshots, stats), then the windows.
+// Requests whose Host is not the listen address, localhost or a loopback
+// address are refused, so that a web page cannot read the view through DNS
+// rebinding.
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"math"
 	"net"
 	"net/http"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -51,15 +57,17 @@ var webAssets embed.FS
 
 // Bounds of the browser view's state.
 const (
-	defaultWebWindows = 60   // windows per probe for the time slider (--windows)
-	maxWebWindows     = 1000 // the largest --windows
-	maxWebProbes      = 100  // probes shown; later ones are refused (counted)
-	maxWebTriggers    = 200  // trigger records kept, newest
-	maxWebSnapshots   = 16   // snapshots kept, newest
+	maxWebTriggers  = 200 // trigger records kept, newest
+	maxWebSnapshots = 16  // snapshots kept, newest
 	// maxSnapshotRecords bounds one snapshot's records (probes × windows);
 	// maxSnapshotCDF one record's CDF values per series.
 	maxSnapshotRecords = 4096
 	maxSnapshotCDF     = 10000
+	// maxSnapshotValues bounds the CDF values of one snapshot, all its
+	// records together: 16 snapshots of at most 2 MiB.
+	maxSnapshotValues = 256 << 10
+	// maxSummaryProbes bounds the probe names a snapshot's summary lists.
+	maxSummaryProbes = 32
 	// webClientQueue is each browser's queue of events; when it is full the
 	// oldest event goes.
 	webClientQueue = 64
@@ -98,15 +106,19 @@ type webQTA struct {
 
 // webTrigger is one deltaq.trigger record.
 type webTrigger struct {
-	Time     int64    `json:"time"` // Unix milliseconds
-	Severity string   `json:"severity"`
-	Probe    string   `json:"probe"`
-	Kind     string   `json:"kind"`
-	Observed *float64 `json:"observed"`
-	Required *float64 `json:"required"`
-	Delay    *float64 `json:"delay"` // seconds, qta triggers
-	Snapshot int64    `json:"snapshot"`
-	Message  string   `json:"message"`
+	// Attributes are the record's other attributes as it sent them, as
+	// text (at most maxTriggerAttrs, each cut to Limits.AttrBytes): what
+	// the page lists under the trigger, such as the traces behind it.
+	Attributes map[string]string `json:"attributes"`
+	Time       int64             `json:"time"` // Unix milliseconds
+	Severity   string            `json:"severity"`
+	Probe      string            `json:"probe"`
+	Kind       string            `json:"kind"`
+	Observed   *float64          `json:"observed"`
+	Required   *float64          `json:"required"`
+	Delay      *float64          `json:"delay"` // seconds, qta triggers
+	Snapshot   int64             `json:"snapshot"`
+	Message    string            `json:"message"`
 }
 
 // webSnapshot is a snapshot assembled from its deltaq.snapshot records: its
@@ -115,6 +127,7 @@ type webSnapshot struct {
 	ID        int64               `json:"id"`
 	Windows   []webSnapshotWindow `json:"windows"`
 	records   int
+	values    int // CDF values kept, at most maxSnapshotValues
 	Truncated int `json:"truncated"` // records or CDF values left out (bounds)
 }
 
@@ -146,34 +159,63 @@ type webSnapshotSummary struct {
 type webStats struct {
 	Batches        int `json:"batches"`
 	Malformed      int `json:"malformed"`
-	ProbesRefused  int `json:"probes_refused"`
 	TriggersSeen   int `json:"triggers_seen"`
 	SnapshotsSeen  int `json:"snapshots_seen"`
 	SnapshotsGone  int `json:"snapshots_evicted"`
 	Clients        int `json:"clients"`
 	EventsDropped  int `json:"events_dropped"`
 	ClientsDropped int `json:"clients_disconnected"`
+	// StatePoints is how many curve and quantile points are kept
+	// (Limits.StatePoints); WindowsEvicted counts windows removed, oldest
+	// first, to stay within it.
+	StatePoints    int `json:"state_points"`
+	WindowsEvicted int `json:"windows_evicted"`
+	// ClientsRefused counts streams and /api/state requests refused beyond
+	// Limits.Clients; HostsRefused requests with a foreign Host header.
+	ClientsRefused int `json:"clients_refused"`
+	HostsRefused   int `json:"hosts_refused"`
+	// SnapshotValuesCut counts snapshot records and CDF values left out
+	// (maxSnapshotRecords, maxSnapshotCDF, maxSnapshotValues).
+	SnapshotValuesCut int `json:"snapshot_values_cut"`
+	cuts
 }
 
 // webState is the whole state: the first event a browser receives, and
 // /api/state.
 type webState struct {
-	K         int                     `json:"k"`
-	Windows   map[string][]*webWindow `json:"windows"` // per probe, oldest first
-	Triggers  []webTrigger            `json:"triggers"`
-	Snapshots []webSnapshotSummary    `json:"snapshots"`
-	Stats     webStats                `json:"stats"`
+	K int `json:"k"`
+	// Pending is how many windows follow the state, in "window" events,
+	// when it is sent as a stream's first event (its Windows are then
+	// empty); 0 in /api/state.
+	Pending int `json:"pending"`
+	// PendingTriggers is how many triggers follow it the same way, before
+	// the windows.
+	PendingTriggers int                  `json:"pending_triggers"`
+	Triggers        []webTrigger         `json:"triggers"`
+	Snapshots       []webSnapshotSummary `json:"snapshots"`
+	Stats           webStats             `json:"stats"`
+	// Windows, per probe, oldest first, is the last field: /api/state
+	// streams it probe by probe.
+	Windows map[string][]*webWindow `json:"windows"`
 }
 
 // scopeWeb is the browser view: the state, the browsers connected, and the
 // HTTP server.
 type scopeWeb struct {
-	k            int
+	limits       Limits
 	writeTimeout time.Duration
 	heartbeat    time.Duration
+	now          func() time.Time // the clock of probe slots
+	// encoding, when set, is called before each probe's windows are
+	// encoded for a reader (tests: to hold a reader mid-way).
+	encoding func()
+	// readers bounds the /api/state requests running at once.
+	readers chan struct{}
 
 	mu        sync.Mutex
+	slots     *slots
 	windows   map[string][]*webWindow
+	points    int // of every window kept (webWindow.points)
 	triggers  []webTrigger
 	snapshots map[int64]*webSnapshot
 	snapOrder []int64 // ids, oldest first
@@ -181,8 +223,9 @@ type scopeWeb struct {
 	clients   map[*webClient]struct{}
 	quit      chan struct{} // closed by close: every browser's handler returns
 
-	ln  net.Listener
-	srv *http.Server
+	listenHost string // the host of the listen address (hostAllowed)
+	ln         net.Listener
+	srv        *http.Server
 }
 
 // webClient is one browser's event queue. resync, set when an event was
@@ -193,11 +236,14 @@ type webClient struct {
 }
 
 // newScopeWeb returns the view's state and handler, without a server.
-func newScopeWeb(k int) *scopeWeb {
+func newScopeWeb(l Limits) *scopeWeb {
 	return &scopeWeb{
-		k:            k,
+		limits:       l,
 		writeTimeout: webWriteTimeout,
 		heartbeat:    webHeartbeat,
+		now:          time.Now,
+		readers:      make(chan struct{}, l.Clients),
+		slots:        newSlots(l.Probes, l.ProbeTTL),
 		windows:      map[string][]*webWindow{},
 		snapshots:    map[int64]*webSnapshot{},
 		clients:      map[*webClient]struct{}{},
@@ -206,13 +252,14 @@ func newScopeWeb(k int) *scopeWeb {
 }
 
 // startScopeWeb serves the browser view on addr.
-func startScopeWeb(addr string, k int) (*scopeWeb, error) {
-	w := newScopeWeb(k)
+func startScopeWeb(addr string, l Limits) (*scopeWeb, error) {
+	w := newScopeWeb(l)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	w.ln = ln
+	w.listenHost, _, _ = net.SplitHostPort(addr)
 	w.srv = &http.Server{Handler: w.handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.srv.Serve(ln) }()
 	return w, nil
@@ -237,189 +284,13 @@ func (w *scopeWeb) close() {
 	}
 }
 
-// handler routes the page, its assets, the event stream and the JSON API.
-func (w *scopeWeb) handler() http.Handler {
-	mux := http.NewServeMux()
-	assets, _ := fs.Sub(webAssets, "web")
-	files := http.FileServerFS(assets)
-	mux.Handle("GET /{$}", files) // index.html
-	mux.Handle("GET /static/", http.StripPrefix("/static/", files))
-	mux.HandleFunc("GET /events", w.serveEvents)
-	mux.HandleFunc("GET /api/state", func(rw http.ResponseWriter, _ *http.Request) {
-		serveJSON(rw, w.stateJSON())
-	})
-	mux.HandleFunc("GET /api/snapshot/{id}", w.serveSnapshot)
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		// Everything the page loads is its own; nothing it receives is
-		// markup (the page writes names with textContent).
-		h := rw.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		mux.ServeHTTP(rw, r)
-	})
-}
-
-func serveJSON(rw http.ResponseWriter, b []byte) {
-	rw.Header().Set("Content-Type", "application/json")
-	rw.Header().Set("Cache-Control", "no-store")
-	_, _ = rw.Write(b)
-}
-
-func (w *scopeWeb) serveSnapshot(rw http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		http.Error(rw, "snapshot id: not a number", http.StatusBadRequest)
-		return
-	}
-	w.mu.Lock()
-	s := w.snapshots[id]
-	var b []byte
-	if s != nil {
-		b, err = json.Marshal(s)
-	}
-	w.mu.Unlock()
-	switch {
-	case s == nil:
-		http.Error(rw, "no snapshot "+strconv.FormatInt(id, 10)+" (not yet recorded, or evicted)", http.StatusNotFound)
-	case err != nil:
-		http.Error(rw, err.Error(), http.StatusInternalServerError)
-	default:
-		serveJSON(rw, b)
-	}
-}
-
-// serveEvents is the Server-Sent Events stream: "state" with the whole state
-// first (and again after events were dropped), then "window", "trigger" and
-// "snapshot" events as batches arrive, and comments as heartbeats. Each write
-// has a deadline, so a stalled connection ends the handler.
-func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(rw)
-	h := rw.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	c := &webClient{events: make(chan []byte, webClientQueue)}
-	w.mu.Lock()
-	w.clients[c] = struct{}{}
-	w.stats.Clients = len(w.clients)
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.clients, c)
-		w.stats.Clients = len(w.clients)
-		w.mu.Unlock()
-	}()
-	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
-		if _, err := rw.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	if !write([]byte("retry: 2000\n\n")) || !write(sseEvent("state", w.stateJSON())) {
-		return
-	}
-	beat := time.NewTicker(w.heartbeat)
-	defer beat.Stop()
-	for {
-		var msg []byte
-		select {
-		case <-r.Context().Done():
-			return
-		case <-w.quit:
-			return
-		case <-beat.C:
-			msg = []byte(": heartbeat\n\n")
-		case msg = <-c.events:
-		}
-		w.mu.Lock()
-		if c.resync {
-			// Events were dropped: what is queued is partial, the state is
-			// whole.
-			c.resync = false
-			for len(c.events) > 0 {
-				<-c.events
-			}
-			w.mu.Unlock()
-			msg = sseEvent("state", w.stateJSON())
-		} else {
-			w.mu.Unlock()
-		}
-		if !write(msg) {
-			w.mu.Lock()
-			w.stats.ClientsDropped++
-			w.mu.Unlock()
-			return
-		}
-	}
-}
-
-// sseEvent frames one event. data is JSON, which holds no raw newline, so
-// one data line carries it.
-func sseEvent(name string, data []byte) []byte {
-	b := make([]byte, 0, len(name)+len(data)+16)
-	b = append(b, "event: "...)
-	b = append(b, name...)
-	b = append(b, "\ndata: "...)
-	b = append(b, data...)
-	return append(b, "\n\n"...)
-}
-
-// broadcastLocked queues an event for every browser without waiting: a full
-// queue loses its oldest event and its browser is sent the whole state next.
-func (w *scopeWeb) broadcastLocked(name string, v any) {
-	if len(w.clients) == 0 {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	msg := sseEvent(name, data)
-	for c := range w.clients {
-		select {
-		case c.events <- msg:
-			continue
-		default:
-		}
-		select {
-		case <-c.events:
-		default:
-		}
-		select {
-		case c.events <- msg:
-		default:
-		}
-		c.resync = true
-		w.stats.EventsDropped++
-	}
-}
-
-// stateJSON returns the whole state as JSON.
-func (w *scopeWeb) stateJSON() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st := webState{K: w.k, Windows: w.windows, Triggers: w.triggers, Stats: w.stats}
-	if st.Triggers == nil {
-		st.Triggers = []webTrigger{}
-	}
-	st.Snapshots = []webSnapshotSummary{}
-	for _, id := range w.snapOrder {
-		st.Snapshots = append(st.Snapshots, w.snapshots[id].summary())
-	}
-	b, err := json.Marshal(st)
-	if err != nil { // only finite numbers are kept: cannot happen
-		return []byte("{}")
-	}
-	return b
-}
-
+// summary is what the trigger list shows of a snapshot: its windows and
+// the names of at most maxSummaryProbes of its probes.
 func (s *webSnapshot) summary() webSnapshotSummary {
 	sum := webSnapshotSummary{ID: s.ID, Windows: len(s.Windows), Probes: []string{}}
 	for _, win := range s.Windows {
 		for _, p := range win.Probes {
-			if !slices.Contains(sum.Probes, p.Probe) {
+			if len(sum.Probes) < maxSummaryProbes && !slices.Contains(sum.Probes, p.Probe) {
 				sum.Probes = append(sum.Probes, p.Probe)
 			}
 		}
@@ -434,12 +305,13 @@ func (s *webSnapshot) summary() webSnapshotSummary {
 // window, a later one starts the next. Readings a batch lacks are carried
 // over from the probe's previous window, as the terminal scope shows them.
 func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
-	batch := newScopeState()
+	batch := newScopeState(w.limits)
 	batch.addMetrics(md)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stats.Batches++
 	w.stats.Malformed += batch.malformed
+	w.stats.cuts.add(batch.cuts)
 	names := make([]string, 0, len(batch.probes))
 	for name := range batch.probes {
 		names = append(names, name)
@@ -447,29 +319,127 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	sort.Strings(names)
 	var changed []*webWindow
 	for _, name := range names {
-		hist, known := w.windows[name]
-		if !known && len(w.windows) >= maxWebProbes {
+		ok, expired := w.slots.admit(name, w.now())
+		if expired != "" {
+			w.removeProbeLocked(expired)
+		}
+		if !ok {
 			w.stats.ProbesRefused++
 			continue
 		}
-		win := nextWindow(name, hist, batch.probes[name])
-		if n := len(hist); n > 0 && hist[n-1].End == win.End {
-			hist[n-1] = win
-		} else {
-			hist = append(hist, win)
-			if len(hist) > w.k {
-				hist = slices.Delete(hist, 0, len(hist)-w.k)
+		changed = append(changed, w.addWindowLocked(name, batch.probes[name]))
+	}
+	w.evictLocked()
+	w.stats.StatePoints = w.points
+	if len(w.clients) > 0 {
+		sendFrames("window", "windows", changed, w.stats, w.limits.FrameBytes, w.broadcastLocked)
+	}
+}
+
+// addWindowLocked records probe name's window after a batch that decoded
+// to p and returns it.
+func (w *scopeWeb) addWindowLocked(name string, p *probeView) *webWindow {
+	hist := w.windows[name]
+	win := nextWindow(name, hist, p)
+	w.points += win.points()
+	if n := len(hist); n > 0 && hist[n-1].End == win.End {
+		w.points -= hist[n-1].points()
+		hist[n-1] = win
+	} else {
+		hist = append(hist, win)
+		if drop := len(hist) - w.limits.Windows; drop > 0 {
+			for _, old := range hist[:drop] {
+				w.points -= old.points()
+			}
+			hist = slices.Delete(hist, 0, drop)
+		}
+	}
+	w.windows[name] = hist
+	return win
+}
+
+// removeProbeLocked forgets a probe that gave up its slot, and has every
+// browser sent the state without it.
+func (w *scopeWeb) removeProbeLocked(name string) {
+	for _, win := range w.windows[name] {
+		w.points -= win.points()
+	}
+	delete(w.windows, name)
+	w.stats.ProbesExpired++
+	w.resyncLocked()
+}
+
+// evictLocked removes the oldest windows (by end, then probe name) while
+// more than Limits.StatePoints points are kept, never a probe's latest
+// window: the page shows every probe's present, and its history as far
+// back as the budget allows.
+func (w *scopeWeb) evictLocked() {
+	for w.points > w.limits.StatePoints {
+		var oldest string
+		for name, hist := range w.windows {
+			if len(hist) > 1 && (oldest == "" || hist[0].End < w.windows[oldest][0].End ||
+				hist[0].End == w.windows[oldest][0].End && name < oldest) {
+				oldest = name
 			}
 		}
-		w.windows[name] = hist
-		changed = append(changed, win)
+		if oldest == "" {
+			return
+		}
+		hist := w.windows[oldest]
+		w.points -= hist[0].points()
+		w.windows[oldest] = slices.Delete(hist, 0, 1)
+		w.stats.WindowsEvicted++
 	}
-	if len(changed) > 0 {
-		w.broadcastLocked("window", struct {
-			Windows []*webWindow `json:"windows"`
-			Stats   webStats     `json:"stats"`
-		}{changed, w.stats})
+}
+
+// points is how many points a window holds: of its curves, quantile rows
+// and QTA (what Limits.StatePoints bounds).
+func (win *webWindow) points() int {
+	n := 0
+	for _, c := range win.Curves {
+		n += len(c)
 	}
+	for _, q := range win.Quantiles {
+		n += len(q)
+	}
+	if win.QTA != nil {
+		n += len(win.QTA.Points)
+	}
+	return n
+}
+
+// sendFrames encodes items as events of type event, {key: [items…],
+// "stats": stats}, of at most frameBytes each (an item larger than that
+// alone), and hands each to send as soon as it is full: one frame and one
+// item are held at a time. It reports false as soon as send does.
+func sendFrames[T any](event, key string, items []T, stats webStats, frameBytes int, send func([]byte) bool) bool {
+	if len(items) == 0 {
+		return true
+	}
+	st, _ := json.Marshal(stats)
+	var frame bytes.Buffer
+	flush := func() bool {
+		if frame.Len() == 0 {
+			return true
+		}
+		data := slices.Concat([]byte(`{"`+key+`":[`), frame.Bytes(), []byte(`],"stats":`), st, []byte("}"))
+		frame.Reset()
+		return send(sseEvent(event, data))
+	}
+	for _, item := range items {
+		b, err := json.Marshal(item)
+		if err != nil { // only finite numbers are kept: cannot happen
+			continue
+		}
+		if frame.Len() > 0 && frame.Len()+1+len(b)+len(st)+len(key)+32 > frameBytes && !flush() {
+			return false
+		}
+		if frame.Len() > 0 {
+			frame.WriteByte(',')
+		}
+		frame.Write(b)
+	}
+	return flush()
 }
 
 // nextWindow is probe name's window after a batch that decoded to p, given
@@ -551,7 +521,7 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 	for lr := range otlprecv.LogRecords(ld) {
 		switch lr.EventName() {
 		case eventTrigger:
-			fired = append(fired, decodeWebTrigger(lr))
+			fired = append(fired, w.decodeTrigger(lr))
 		case eventSnapshot:
 			if id := w.addSnapshotRecord(lr); id > 0 {
 				touched[id] = true
@@ -561,15 +531,17 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 	if len(fired) > 0 {
 		sort.SliceStable(fired, func(i, j int) bool { return fired[i].Time < fired[j].Time })
 		w.stats.TriggersSeen += len(fired)
+		if len(fired) > maxWebTriggers { // only these could be kept
+			fired = fired[len(fired)-maxWebTriggers:]
+		}
 		w.triggers = append(w.triggers, fired...)
 		sort.SliceStable(w.triggers, func(i, j int) bool { return w.triggers[i].Time < w.triggers[j].Time })
 		if len(w.triggers) > maxWebTriggers {
 			w.triggers = slices.Delete(w.triggers, 0, len(w.triggers)-maxWebTriggers)
 		}
-		w.broadcastLocked("trigger", struct {
-			Triggers []webTrigger `json:"triggers"`
-			Stats    webStats     `json:"stats"`
-		}{fired, w.stats})
+		if len(w.clients) > 0 {
+			sendFrames("trigger", "triggers", fired, w.stats, w.limits.FrameBytes, w.broadcastLocked)
+		}
 	}
 	ids := make([]int64, 0, len(touched))
 	for id := range touched {
@@ -578,12 +550,17 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		if s := w.snapshots[id]; s != nil {
-			w.broadcastLocked("snapshot", s.summary())
+			if b, err := json.Marshal(s.summary()); err == nil {
+				w.broadcastLocked(sseEvent("snapshot", b))
+			}
 		}
 	}
 }
 
-func decodeWebTrigger(lr plog.LogRecord) webTrigger {
+// decodeTrigger reads a deltaq.trigger record: its names cut to
+// Limits.NameBytes, its message and other attributes to Limits.AttrBytes,
+// at most maxTriggerAttrs of these (counted in attrs_cut).
+func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 	a := lr.Attributes()
 	ts := lr.Timestamp()
 	if ts == 0 {
@@ -598,6 +575,19 @@ func decodeWebTrigger(lr plog.LogRecord) webTrigger {
 	}
 	if t.Severity == "" {
 		t.Severity = lr.SeverityNumber().String()
+	}
+	c := &w.stats.cuts
+	t.Severity, t.Probe, t.Kind = c.cutTo(t.Severity, w.limits.NameBytes), c.cutTo(t.Probe, w.limits.NameBytes), c.cutTo(t.Kind, w.limits.NameBytes)
+	t.Message = c.cutTo(t.Message, w.limits.AttrBytes)
+	t.Attributes = map[string]string{}
+	for k, v := range a.All() {
+		switch {
+		case k == attrProbe || k == attrTrigger:
+		case len(t.Attributes) >= maxTriggerAttrs:
+			c.AttrsCut++
+		default:
+			t.Attributes[c.cutTo(k, w.limits.NameBytes)] = c.cutTo(v.AsString(), w.limits.AttrBytes)
+		}
 	}
 	num := func(key string) *float64 {
 		if v, ok := floatAttr(a, key); ok {
@@ -640,10 +630,13 @@ func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 	}
 	if s.records >= maxSnapshotRecords {
 		s.Truncated++
+		w.stats.SnapshotValuesCut++
 		return id
 	}
 	s.records++
-	start, end := stringAttr(a, outcome.AttrWindowStart), stringAttr(a, outcome.AttrWindowEnd)
+	// RFC 3339 times are 35 bytes at most; a longer one is no time.
+	start, _ := cutString(stringAttr(a, outcome.AttrWindowStart), 64)
+	end, _ := cutString(stringAttr(a, outcome.AttrWindowEnd), 64)
 	i := slices.IndexFunc(s.Windows, func(win webSnapshotWindow) bool { return win.End == end })
 	if i < 0 {
 		// RFC 3339 with nanoseconds of one zone sorts as text, oldest first.
@@ -657,13 +650,15 @@ func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 		return 0
 	}
 	p := webSnapshotProbe{
-		Probe: stringAttr(a, attrProbe), Success: count(outcome.AttrSuccess),
+		Probe: w.stats.cutTo(stringAttr(a, attrProbe), w.limits.NameBytes), Success: count(outcome.AttrSuccess),
 		Timeout: count(outcome.AttrTimeout), Failure: count(outcome.AttrFailure),
 	}
 	if lr.Body().Type() == pcommon.ValueTypeMap {
 		body := lr.Body().Map()
+		cut := s.Truncated
 		p.Observed = s.snapshotDQ(body, outcome.SeriesObserved)
 		p.Calculated = s.snapshotDQ(body, outcome.SeriesCalculated)
+		w.stats.SnapshotValuesCut += s.Truncated - cut
 	}
 	win := &s.Windows[i]
 	win.Probes = append(win.Probes, p)
@@ -689,10 +684,11 @@ func (s *webSnapshot) snapshotDQ(body pcommon.Map, key string) *analysis.CDFJSON
 		return nil
 	}
 	for i, e := range cv.Slice().All() {
-		if i >= maxSnapshotCDF {
+		if i >= maxSnapshotCDF || s.values >= maxSnapshotValues {
 			s.Truncated++
 			break
 		}
+		s.values++
 		f := e.Double()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			f = 0

@@ -23,6 +23,9 @@ const store = {
   triggers: [], // oldest first
   snapshots: new Map(), // id → summary
   stats: {},
+  // Triggers of the state still to come in "trigger" events: they are
+  // not news, so they are not marked fresh.
+  syncTriggers: 0,
 };
 const view = { at: null }; // null: live; else the window end (ms) shown
 const cards = new Map(); // probe → card elements and design state
@@ -205,7 +208,13 @@ function renderHeader() {
   const parts = [`${store.windows.size} probes`, `${s.batches || 0} batches`, `${s.triggers_seen || 0} triggers`,
     `${s.snapshots_seen || 0} snapshots`];
   if (s.malformed) parts.push(`${s.malformed} malformed points ignored`);
-  if (s.probes_refused) parts.push(`${s.probes_refused} probes refused`);
+  // What the scope's bounds cut (deltaq help scope).
+  for (const [key, what] of [["probes_refused", "points of probes refused"], ["probes_expired", "silent probes expired"],
+    ["series_refused", "points of series refused"], ["points_cut", "points cut"], ["names_refused", "names too long"],
+    ["attrs_cut", "trigger attributes cut"], ["windows_evicted", "old windows evicted"],
+    ["clients_refused", "browsers refused"], ["hosts_refused", "foreign hosts refused"]]) {
+    if (s[key]) parts.push(`${s[key]} ${what}`);
+  }
   if (s.events_dropped) parts.push(`${s.events_dropped} events dropped for slow browsers`);
   $("stats").textContent = parts.join(" · ");
   const ends = windowEnds();
@@ -543,6 +552,14 @@ function renderTriggers(fresh) {
     head.append(el("span", "t-time", clock(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
     if (t.snapshot > 0) head.append(el("span", "t-snap", `snapshot #${t.snapshot}` + (store.snapshots.has(t.snapshot) ? "" : " (recording)")));
     li.append(head, el("div", "t-msg", t.message || ""));
+    // The record's other attributes as they arrived (such as the traces
+    // behind it), as text.
+    const keys = Object.keys(t.attributes || {}).sort();
+    if (keys.length) {
+      const attrs = el("div", "t-attrs");
+      for (const k of keys) attrs.append(el("span", "t-attr", `${k}=${t.attributes[k]}`));
+      li.append(attrs);
+    }
     li.addEventListener("click", () => openSnapshot(t));
     list.append(li);
   }
@@ -624,6 +641,7 @@ function applyState(st) {
   store.k = st.k;
   store.windows = new Map(Object.entries(st.windows || {}));
   store.triggers = st.triggers || [];
+  store.syncTriggers = st.pending_triggers || 0;
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
   renderAll();
@@ -648,7 +666,8 @@ function connect() {
     store.triggers.sort((a, b) => a.time - b.time);
     while (store.triggers.length > 200) store.triggers.shift();
     store.stats = m.stats;
-    renderTriggers(new Set(m.triggers));
+    renderTriggers(store.syncTriggers > 0 ? null : new Set(m.triggers));
+    store.syncTriggers = Math.max(0, store.syncTriggers - m.triggers.length);
     renderHeader();
   });
   es.addEventListener("snapshot", (e) => {

@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 // How the scope draws what it collected: one text frame per redraw.
 
@@ -17,19 +17,25 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
-// frameOptions sets the size of each probe's plot.
-type frameOptions struct {
-	width, height int
+// Frame sets the size of each probe's plot in the terminal scope.
+type Frame struct {
+	Width  int // columns, in [8, 1000]
+	Height int // rows, in [3, 200]; 17 puts a row on every quarter
 }
 
-func (o frameOptions) validate() error {
-	if o.width < 8 || o.width > 1000 {
-		return fmt.Errorf("plot width %d outside [8, 1000]", o.width)
+// DefaultFrame is the plot size of the terminal scope by default.
+var DefaultFrame = Frame{Width: 64, Height: 17}
+
+// Validate reports a size outside its range.
+func (o Frame) Validate() error {
+	if o.Width < 8 || o.Width > 1000 {
+		return fmt.Errorf("plot width %d outside [8, 1000]", o.Width)
 	}
-	if o.height < 3 || o.height > 200 {
-		return fmt.Errorf("plot height %d outside [3, 200]", o.height)
+	if o.Height < 3 || o.Height > 200 {
+		return fmt.Errorf("plot height %d outside [3, 200]", o.Height)
 	}
 	return nil
 }
@@ -51,12 +57,15 @@ const (
 // received. Every string that came from the network (probe names, outcome and
 // series values, trigger attributes) is shown through printable, so that no
 // sender can move the cursor, clear the screen or retitle the terminal.
-func renderScope(s *scopeState, o frameOptions) string {
+func renderScope(s *scopeState, o Frame) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
 		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
 	if s.malformed > 0 {
 		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, or QTA probability outside [0, 1])\n", s.malformed)
+	}
+	if line := cutsLine(s.cuts); line != "" {
+		b.WriteString(line + "\n")
 	}
 	if len(s.probes) == 0 {
 		b.WriteString("\nwaiting for deltaq metrics…\n")
@@ -77,17 +86,41 @@ func renderScope(s *scopeState, o frameOptions) string {
 	}
 	fmt.Fprintf(&b, " (latest %d, newest last):\n", len(s.triggers))
 	for _, t := range s.triggers {
-		fmt.Fprintf(&b, "  %s %-5s %s %s", t.at.UTC().Format("15:04:05.000Z"), printable(t.severity), printable(t.probe), printable(t.kind))
+		fmt.Fprintf(&b, "  %s %-5s %s %s", t.at.UTC().Format("15:04:05.000Z"), printable.String(t.severity), printable.String(t.probe), printable.String(t.kind))
 		for _, d := range t.details {
-			b.WriteString(" " + printable(d))
+			b.WriteString(" " + printable.String(d))
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-func renderProbe(b *strings.Builder, name string, p *probeView, o frameOptions) {
-	fmt.Fprintf(b, "── %s ── window ending %s\n", printable(name), p.updated.UTC().Format("15:04:05.000Z"))
+// cutsLine names what the bounds cut (Limits), or is empty when nothing was.
+func cutsLine(c cuts) string {
+	var parts []string
+	for _, n := range []struct {
+		count int
+		what  string
+	}{
+		{c.ProbesRefused, "points of probes without a slot (--max-probes)"},
+		{c.ProbesExpired, "silent probes expired (--probe-ttl)"},
+		{c.SeriesRefused, "points of series beyond --max-series"},
+		{c.PointsCut, "points beyond --max-points"},
+		{c.NamesRefused, "points with names beyond --max-name"},
+		{c.AttrsCut, "trigger attributes cut (--max-attr)"},
+	} {
+		if n.count > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n.count, n.what))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "bounds cut: " + strings.Join(parts, ", ")
+}
+
+func renderProbe(b *strings.Builder, name string, p *probeView, o Frame) {
+	fmt.Fprintf(b, "── %s ── window ending %s\n", printable.String(name), p.updated.UTC().Format("15:04:05.000Z"))
 	b.WriteString(probeStateLine(p) + "\n")
 	if p.qta.exact() {
 		b.WriteString(qtaLine(p.qta) + "\n")
@@ -165,7 +198,7 @@ func probeStateLine(p *probeView) string {
 		})
 		var parts []string
 		for _, k := range kinds {
-			parts = append(parts, fmt.Sprintf("%s %s", printable(k), strconv.FormatFloat(p.outcomes[k], 'f', -1, 64)))
+			parts = append(parts, fmt.Sprintf("%s %s", printable.String(k), strconv.FormatFloat(p.outcomes[k], 'f', -1, 64)))
 		}
 		state = append(state, "outcomes: "+strings.Join(parts, ", "))
 	}
@@ -178,7 +211,7 @@ func probeStateLine(p *probeView) string {
 // row r for probability 1 − r/(height−1). ΔQ curves are linear between their
 // points (mass is uniform within a bin) and start at F(0) = 0; the QTA is a step
 // function and holds its value until its next point.
-func renderPlot(b *strings.Builder, curves map[string][]curvePoint, qta qtaReading, o frameOptions) {
+func renderPlot(b *strings.Builder, curves map[string][]curvePoint, qta qtaReading, o Frame) {
 	xmax := 0.0
 	for _, pts := range curves {
 		for _, pt := range pts {
@@ -198,20 +231,20 @@ func renderPlot(b *strings.Builder, curves map[string][]curvePoint, qta qtaReadi
 	grid := plotCurves(curves, xmax, o)
 	for r := range grid {
 		label := ""
-		if p := 1 - float64(r)/float64(o.height-1); r == 0 || r == o.height-1 || isQuarter(p) {
+		if p := 1 - float64(r)/float64(o.Height-1); r == 0 || r == o.Height-1 || isQuarter(p) {
 			label = strconv.FormatFloat(p, 'f', 2, 64)
 		}
 		fmt.Fprintf(b, "%5s │%s\n", label, strings.TrimRight(string(grid[r]), " "))
 	}
-	b.WriteString("      └" + strings.Repeat("─", o.width) + "\n")
-	renderDelayAxis(b, xmax, o.width)
+	b.WriteString("      └" + strings.Repeat("─", o.Width) + "\n")
+	renderDelayAxis(b, xmax, o.Width)
 	renderLegend(b, curves)
 }
 
 // plotCurves returns the plot's grid of height rows of width marks (see
 // renderPlot), with the curves drawn in the order of the marks.
-func plotCurves(curves map[string][]curvePoint, xmax float64, o frameOptions) [][]rune {
-	w, h := o.width, o.height
+func plotCurves(curves map[string][]curvePoint, xmax float64, o Frame) [][]rune {
+	w, h := o.Width, o.Height
 	grid := make([][]rune, h)
 	for r := range grid {
 		grid[r] = []rune(strings.Repeat(" ", w))
@@ -367,7 +400,7 @@ func renderQuantiles(b *strings.Builder, quantiles map[string]map[float64]float6
 	}
 	b.WriteByte('\n')
 	for _, s := range series {
-		fmt.Fprintf(b, "  %-10s", printable(s))
+		fmt.Fprintf(b, "  %-10s", printable.String(s))
 		for _, q := range qs {
 			cell := "-"
 			if v, ok := quantiles[s][q]; ok {

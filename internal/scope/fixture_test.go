@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 import (
 	"context"
@@ -45,7 +45,7 @@ const (
 // most 95 ms, inside dMax), so F(20 ms) = 0 breaks its QTA and the job's, and
 // a tenth of its instances time out (failure ratio 0.1 > 0.01). Snapshots keep 2 windows before the
 // trigger's and 2 after.
-func demoBatches(t *testing.T) []demoBatch {
+func demoBatches(t testing.TB) []demoBatch {
 	t.Helper()
 	cfg := observer.NewDefaultConfig()
 	cfg.Interval = time.Second

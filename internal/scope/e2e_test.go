@@ -3,7 +3,7 @@
 
 //go:build linux
 
-package main
+package scope
 
 import (
 	"encoding/json"

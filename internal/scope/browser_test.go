@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package scope
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 )
 
 // browserE2EEnv, set to 1, runs the browser view's end-to-end test
-// (scope_http_e2e_test.go) and makes a missing Chromium a failure.
+// (e2e_test.go) and makes a missing Chromium a failure.
 const browserE2EEnv = "DELTAQ_BROWSER_E2E"
 
 // chromiumForTest returns the browser of the browser tests: $CHROMIUM, else
@@ -173,6 +173,12 @@ func TestScopeBrowser(t *testing.T) {
 	send(demoSlowFrom, len(batches))
 	page.waitTrue(t, "a qta trigger of worker_2",
 		`document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"]') !== null`)
+	// The record's attributes are listed as they arrived, as text.
+	var attrs string
+	page.eval(t, `document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"] .t-attrs').textContent`, &attrs)
+	if !strings.Contains(attrs, "deltaq.observed=") || !strings.Contains(attrs, "deltaq.snapshot.id=") {
+		t.Errorf("the qta trigger's attributes on the page: %q", attrs)
+	}
 	page.waitTrue(t, "the last window", fmt.Sprintf(`document.getElementById("stats").textContent.includes("%d batches")`, demoWindows))
 
 	// The quantile table against the OTLP data of the last window.

@@ -1,0 +1,125 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scope
+
+import (
+	"flag"
+	"fmt"
+	"time"
+)
+
+// Limits bound everything the scope keeps and sends, so that no sender of
+// OTLP and no browser can make it grow without end (docs/design.md, "Trust
+// rules"). Each bound has a default (DefaultLimits), a range (Validate) and
+// a counter of what it cut (webStats on the page, the terminal's header).
+type Limits struct {
+	// Windows is how many windows per probe the browser view keeps for its
+	// time slider (--windows).
+	Windows int
+	// Probes is how many probes each view keeps (--max-probes). A new probe
+	// beyond it takes the slot of the probe heard from least recently when
+	// that one has been silent for ProbeTTL, else it is refused
+	// (probes_refused; the slot taken: probes_expired).
+	Probes int
+	// ProbeTTL is how long a probe keeps its slot without data
+	// (--probe-ttl), measured by the scope's clock on arrival, not by the
+	// timestamps sent: junk names age out, a real probe then gets a slot.
+	ProbeTTL time.Duration
+	// Series is how many curves (and quantile rows) a probe's window holds:
+	// observed, calculated, mean, band, QTA and what-if scenarios
+	// (--max-series). Further series are refused (series_refused).
+	Series int
+	// Points is how many points a curve holds (--max-points); the
+	// connector sends one per bin, at most 1,000. Further points are cut
+	// (points_cut).
+	Points int
+	// NameBytes is the longest probe, series, scenario or outcome name, in
+	// bytes (--max-name); a data point with a longer one is refused
+	// (names_refused). The processor's own bound on probe names is 256.
+	NameBytes int
+	// AttrBytes is the longest trigger message or attribute value kept, in
+	// bytes (--max-attr); longer ones are cut (attrs_cut), and a trigger
+	// record keeps at most maxTriggerAttrs attributes.
+	AttrBytes int
+	// StatePoints is how many curve and quantile points the browser view
+	// keeps over all probes and windows (--max-state-points); beyond it the
+	// oldest windows go first (windows_evicted), never a probe's latest.
+	StatePoints int
+	// Clients is how many browsers may stream at once, and how many
+	// /api/state requests may run at once (--max-clients); more are
+	// answered 503 (clients_refused).
+	Clients int
+	// FrameBytes is the size an event sent to a browser stays within
+	// (--max-frame): the state is sent as a head and then windows in frames
+	// of at most this size; one window larger than it (at most Series ×
+	// Points points) is sent alone.
+	FrameBytes int
+	// BatchBytes is the largest OTLP/gRPC message accepted (--max-batch).
+	BatchBytes int
+}
+
+// maxTriggerAttrs bounds the attributes a trigger record keeps.
+const maxTriggerAttrs = 16
+
+// DefaultLimits are the bounds by default: for the demo's 3 probes and a
+// connector of 100 probes of 1,000 bins alike, with a few MiB per browser.
+func DefaultLimits() Limits {
+	return Limits{
+		Windows:     60,
+		Probes:      100,
+		ProbeTTL:    5 * time.Minute,
+		Series:      16,
+		Points:      1024,
+		NameBytes:   256,
+		AttrBytes:   1024,
+		StatePoints: 1 << 20,
+		Clients:     8,
+		FrameBytes:  512 << 10,
+		BatchBytes:  16 << 20,
+	}
+}
+
+// limitRange is one bound's flag, documentation and range.
+type limitRange struct {
+	flag   string
+	usage  string
+	lo, hi int
+	field  func(*Limits) *int
+}
+
+// limitRanges lists the integer bounds with their flags and ranges.
+var limitRanges = []limitRange{
+	{"windows", "the browser view keeps `K` windows per probe for its time slider", 1, 1000, func(l *Limits) *int { return &l.Windows }},
+	{"max-probes", "`N` probes kept; a new one takes the slot of one silent for --probe-ttl, else is refused", 1, 10000, func(l *Limits) *int { return &l.Probes }},
+	{"max-series", "`N` curves per probe, what-if scenarios included", 1, 256, func(l *Limits) *int { return &l.Series }},
+	{"max-points", "`N` points per curve", 2, 100000, func(l *Limits) *int { return &l.Points }},
+	{"max-name", "longest probe, series or outcome name, in `bytes`", 16, 65536, func(l *Limits) *int { return &l.NameBytes }},
+	{"max-attr", "longest trigger message or attribute value kept, in `bytes`", 64, 1 << 20, func(l *Limits) *int { return &l.AttrBytes }},
+	{"max-state-points", "the browser view keeps `N` curve and quantile points in all", 1000, 1 << 28, func(l *Limits) *int { return &l.StatePoints }},
+	{"max-clients", "`N` browsers streaming at once, and as many /api/state requests", 1, 1000, func(l *Limits) *int { return &l.Clients }},
+	{"max-frame", "size of one event sent to a browser, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.FrameBytes }},
+	{"max-batch", "largest OTLP/gRPC message accepted, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.BatchBytes }},
+}
+
+// RegisterFlags defines a flag for every bound, defaulting to l's values.
+func (l *Limits) RegisterFlags(fs *flag.FlagSet) {
+	for _, r := range limitRanges {
+		p := r.field(l)
+		fs.IntVar(p, r.flag, *p, fmt.Sprintf("%s, in [%d, %d]", r.usage, r.lo, r.hi))
+	}
+	fs.DurationVar(&l.ProbeTTL, "probe-ttl", l.ProbeTTL, "how long a silent probe keeps its slot (`duration`, in [1s, 24h])")
+}
+
+// Validate reports the first bound outside its range, named by its flag.
+func (l Limits) Validate() error {
+	for _, r := range limitRanges {
+		if v := *r.field(&l); v < r.lo || v > r.hi {
+			return fmt.Errorf("--%s %d outside [%d, %d]", r.flag, v, r.lo, r.hi)
+		}
+	}
+	if l.ProbeTTL < time.Second || l.ProbeTTL > 24*time.Hour {
+		return fmt.Errorf("--probe-ttl %v outside [1s, 24h]", l.ProbeTTL)
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package scope is the ΔQ oscilloscope of the deltaq command (deltaq scope).
+// It listens for the OTLP metrics and logs the deltaq connector and exporter
+// send at the end of every window and redraws, per probe, the ΔQ plot the
+// thesis's oscilloscope shows (§4.2: the observed and calculated CDFs, the
+// mean of recent windows with its confidence band, and the QTA), with the
+// quantiles, failure ratio, outcome counts and QTA state, followed by the
+// triggers that fired (§3.5). With Options.HTTP it also serves the same view
+// to browsers (web.go), with a history of windows, snapshots and design-time
+// controls; both views can run at once.
+//
+// Everything it keeps is bounded (Limits), and each bound counts what it
+// cut: the terminal shows the counts in its header, the page in its stats.
+package scope
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"google.golang.org/grpc"
+
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+)
+
+// Names of the deltaq output that the scope reads (docs/design.md, "Output"),
+// taken from the contract so that the two cannot drift apart.
+const (
+	metricCDF          = outcome.MetricCDF
+	metricQuantile     = outcome.MetricQuantile
+	metricOutcomes     = outcome.MetricOutcomes
+	metricFailureRatio = outcome.MetricFailureRatio
+	metricQTAViolation = outcome.MetricQTAViolation
+	metricDivergence   = outcome.MetricDivergence
+	// The probe's QTA, exactly: its points and its failure bound.
+	metricQTAPoint      = outcome.MetricQTAPoint
+	metricQTAMaxFailure = outcome.MetricQTAMaxFailure
+
+	attrProbe    = outcome.AttrProbe
+	attrOutcome  = outcome.AttrOutcome
+	attrSeries   = outcome.AttrSeries
+	attrLE       = outcome.AttrLE
+	attrQ        = outcome.AttrQ
+	attrTrigger  = outcome.AttrTrigger
+	attrScenario = outcome.AttrScenario
+
+	eventTrigger  = outcome.EventTrigger
+	eventSnapshot = outcome.EventSnapshot
+
+	seriesObserved   = outcome.SeriesObserved
+	seriesCalculated = outcome.SeriesCalculated
+	seriesMean       = outcome.SeriesMean
+	seriesLower      = outcome.SeriesLower
+	seriesUpper      = outcome.SeriesUpper
+	seriesQTA        = outcome.SeriesQTA
+)
+
+// seriesOrder is the order in which the scope lists the curves.
+var seriesOrder = []string{seriesObserved, seriesCalculated, seriesMean, seriesLower, seriesUpper, seriesQTA}
+
+// maxTriggers is how many trigger events the scope keeps and shows.
+const maxTriggers = 8
+
+// Options configure Serve.
+type Options struct {
+	// Listen is the address to accept OTLP/gRPC on.
+	Listen string
+	// Once prints one frame after the first metrics batch, without screen
+	// control codes, and returns.
+	Once bool
+	// Timeout ends Serve after this long (0: no limit); with Once, Serve
+	// fails if no metrics came by then.
+	Timeout time.Duration
+	// Frame is the size of the terminal scope's plots.
+	Frame Frame
+	// HTTP, when set, is the address of the browser view.
+	HTTP string
+	// Limits bound the state of both views.
+	Limits Limits
+}
+
+// Validate reports the first option outside its range.
+func (o Options) Validate() error {
+	if o.Timeout < 0 {
+		return fmt.Errorf("--timeout %v is negative", o.Timeout)
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return err
+	}
+	return o.Frame.Validate()
+}
+
+// Serve accepts OTLP/gRPC on o.Listen and draws frames to stdout until ctx
+// ends, o.Timeout passes, or with o.Once the first frame is printed; with
+// o.HTTP it also serves the browser view. It reports where it listens on
+// stderr.
+func Serve(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	sc := newLiveScope(o.Limits)
+	var web *scopeWeb
+	if o.HTTP != "" {
+		var err error
+		if web, err = startScopeWeb(o.HTTP, o.Limits); err != nil {
+			return err
+		}
+		// After srv.Stop (deferred below): no batch arrives once the
+		// browsers are told to go.
+		defer web.close()
+		fmt.Fprintf(stderr, "deltaq scope: browser view on http://%s/\n", web.addr())
+	}
+	srv, err := otlprecv.Listen(o.Listen, otlprecv.Handlers{
+		Metrics: func(md pmetric.Metrics) otlprecv.Reply {
+			sc.update(func(s *scopeState) { s.addMetrics(md) })
+			if web != nil {
+				web.addMetrics(md)
+			}
+			return otlprecv.Reply{}
+		},
+		Logs: func(ld plog.Logs) otlprecv.Reply {
+			sc.update(func(s *scopeState) { s.addLogs(ld) })
+			if web != nil {
+				web.addLogs(ld)
+			}
+			return otlprecv.Reply{}
+		},
+	}, grpc.MaxRecvMsgSize(o.Limits.BatchBytes))
+	if err != nil {
+		return err
+	}
+	// Let the requests in flight answer (the exporter that sent the batch
+	// --once printed gets its response), for at most 2 s.
+	defer srv.Stop(2 * time.Second)
+	fmt.Fprintf(stderr, "deltaq scope: listening for OTLP/gRPC metrics and logs on %s\n", srv.Addr())
+	return sc.loop(ctx, o, stdout, srv.Done())
+}
+
+// liveScope couples the collected state with the notifications that redraw it.
+type liveScope struct {
+	mu      sync.Mutex
+	state   *scopeState
+	updated chan struct{} // receives a value (coalesced) after every ingested batch
+}
+
+func newLiveScope(l Limits) *liveScope {
+	return &liveScope{state: newScopeState(l), updated: make(chan struct{}, 1)}
+}
+
+// update applies add to the state and wakes the loop.
+func (sc *liveScope) update(add func(*scopeState)) {
+	sc.mu.Lock()
+	add(sc.state)
+	sc.mu.Unlock()
+	select {
+	case sc.updated <- struct{}{}:
+	default:
+	}
+}
+
+// loop redraws on updates, at most every redrawInterval, until ctx ends; with
+// --once it prints the first frame that has metrics and returns.
+func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serveErr <-chan error) error {
+	const redrawInterval = 200 * time.Millisecond
+	var last time.Time
+	var pending <-chan time.Time
+	draw := func() error {
+		sc.mu.Lock()
+		frame := renderScope(sc.state, o.Frame)
+		sc.mu.Unlock()
+		last = time.Now()
+		// Home the cursor and clear the screen, then draw the frame.
+		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+frame)
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if o.Once && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("no metrics within --timeout %v", o.Timeout)
+			}
+			return nil
+		case err := <-serveErr:
+			return fmt.Errorf("serve: %w", err)
+		case <-sc.updated:
+			if o.Once {
+				sc.mu.Lock()
+				ready := sc.state.metricBatches > 0
+				frame := renderScope(sc.state, o.Frame)
+				sc.mu.Unlock()
+				if ready {
+					_, err := io.WriteString(stdout, frame)
+					return err
+				}
+				continue
+			}
+			if wait := redrawInterval - time.Since(last); wait > 0 {
+				if pending == nil {
+					pending = time.After(wait)
+				}
+				continue
+			}
+			if err := draw(); err != nil {
+				return err
+			}
+		case <-pending:
+			pending = nil
+			if err := draw(); err != nil {
+				return err
+			}
+		}
+	}
+}
