@@ -445,6 +445,10 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 }
 
 func checkBins(n int) error {
+	if n == 0 {
+		// Unset: the one mistake a newcomer makes here, with dmax: auto too.
+		return errors.New("bins: is required (also with dmax: auto), e.g. bins: 100")
+	}
 	if n < 1 || n > deltaq.MaxThesisBins {
 		return fmt.Errorf("bins: must be in [1, %d], got %d", deltaq.MaxThesisBins, n)
 	}
