@@ -6,6 +6,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -488,12 +489,30 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	for i, p := range q.Points {
 		steps[i] = deltaq.Step{Delay: p.Delay.Seconds(), P: p.P}
 	}
-	for i := 1; i < len(q.Points); i++ {
-		if q.Points[i].Delay <= q.Points[i-1].Delay {
-			return deltaq.QTA{}, fmt.Errorf("point %d at %s does not follow %s (delays must increase)", i, q.Points[i].Delay, q.Points[i-1].Delay)
+	for i, p := range q.Points {
+		if err := checkProbability("p", p.P); err != nil {
+			return deltaq.QTA{}, fmt.Errorf("points[%d].p: %w", i, err)
+		}
+		if i > 0 && p.Delay <= q.Points[i-1].Delay {
+			return deltaq.QTA{}, fmt.Errorf("points[%d].delay: %s does not follow %s of points[%d] (delays must increase)", i, p.Delay, q.Points[i-1].Delay, i-1)
 		}
 	}
+	if err := checkProbability("max_failure", q.MaxFailure); err != nil && q.MaxFailure != 0 {
+		return deltaq.QTA{}, fmt.Errorf("max_failure: %w", err)
+	}
 	return deltaq.NewQTA(steps, q.MaxFailure)
+}
+
+// checkProbability refuses p outside (0, 1], and says how to write a
+// percentage (p: 95) as the fraction it meant.
+func checkProbability(name string, p float64) error {
+	switch {
+	case p > 1 && p <= 100:
+		return fmt.Errorf("%v is not in (0, 1]: %s is a fraction, %v %% is %v", p, name, p, p/100)
+	case math.IsNaN(p) || p <= 0 || p > 1:
+		return fmt.Errorf("%v is not in (0, 1]", p)
+	}
+	return nil
 }
 
 // withDefaults returns c compiled with the diagram d: zero fields set to
