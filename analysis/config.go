@@ -41,9 +41,9 @@ const DefaultDivergenceAlpha = 0.01
 // DefaultQuantiles are the quantiles reported when Config.Quantiles is empty.
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
-// maxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
+// MaxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
 // ⌈lag/interval⌉ + 2 windows open.
-const maxLagIntervals = 16
+const MaxLagIntervals = 16
 
 // Config configures an Engine. It is also the analysis part of the
 // configuration of the deltaq exporter and connector, which squash it into
@@ -362,10 +362,10 @@ func (c *Config) checkWindows() []error {
 	switch {
 	case c.Lag < 0:
 		errs = append(errs, fmt.Errorf(`"lag" must be ≥ 0, got %s`, c.Lag))
-	case c.Interval > 0 && (c.Lag-1)/maxLagIntervals >= c.Interval:
+	case c.Interval > 0 && (c.Lag-1)/MaxLagIntervals >= c.Interval:
 		// Lag > 16·Interval, without computing 16·Interval, which can
 		// overflow.
-		errs = append(errs, fmt.Errorf(`"lag" %s is more than %d intervals: it would keep too many windows open`, c.Lag, maxLagIntervals))
+		errs = append(errs, fmt.Errorf(`"lag" %s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
 	}
 	return errs
 }

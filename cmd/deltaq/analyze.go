@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -125,7 +126,7 @@ const maxWindowRows = 10000
 type analyzeOptions struct {
 	cfgPath, plotDir      string
 	procID, expID, connID string
-	interval              time.Duration
+	interval, lag         time.Duration
 	json                  bool
 	trace                 traceOptions
 	files                 []string
@@ -141,6 +142,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	fs.StringVar(&o.expID, "exporter", "deltaq", "component `ID` of the deltaq exporter in the exporters section")
 	fs.StringVar(&o.connID, "connector", "", "component `ID` of the deltaq connector in the connectors section, instead of the exporter")
 	fs.DurationVar(&o.interval, "interval", 0, "window length `D` (default: the configured interval)")
+	fs.DurationVar(&o.lag, "lag", 0, "how long `D` after its end a window waits for late spans (default: the configured lag; at most 16 intervals)")
 	format := fs.String("format", "auto", "`format` of the trace files: auto, json or proto")
 	compression := fs.String("compression", "auto", "`compression` of the trace files: auto, none or zstd")
 	files, status, ok := parseArgs(fs, args)
@@ -158,6 +160,8 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 		return o, fs.usageError("--compression %q: want auto, none or zstd", *compression), false
 	case o.interval < 0:
 		return o, fs.usageError("--interval %s: want a positive duration", o.interval), false
+	case o.lag < 0:
+		return o, fs.usageError("--lag %s: want a positive duration", o.lag), false
 	}
 	exporterSet := false
 	fs.Visit(func(f *flag.Flag) { exporterSet = exporterSet || f.Name == "exporter" })
@@ -192,6 +196,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.interval > 0 {
 		acfg.Interval = o.interval
+	}
+	if o.lag > 0 {
+		acfg.Lag = o.lag
 	}
 	// Validate would also ask an exporter for an endpoint, which an offline
 	// analysis does not need; the analysis options get the one check the
@@ -545,6 +552,23 @@ func formatDrops(d analysis.Drops) string {
 	return strings.Join(parts, ", ")
 }
 
+// lagHint advises how to count the instances that arrived too late: the
+// spans of the files ended up to names.behind before spans read earlier,
+// so a lag of that much, rounded up to a millisecond, keeps their windows
+// open; a lag longer than analysis.MaxLagIntervals intervals is refused, so
+// past it the advice is to sort the input or widen the windows.
+func (r *analyzeReport) lagHint(lag time.Duration) string {
+	need := time.Duration(r.names.behind).Truncate(time.Millisecond) + time.Millisecond
+	if need <= lag {
+		return ""
+	}
+	if need > analysis.MaxLagIntervals*r.cfg.Interval {
+		return fmt.Sprintf(": the input's spans end up to %s before spans read earlier; sort them by end time, or widen the windows with --interval",
+			dist.FormatDuration(need.Seconds()))
+	}
+	return fmt.Sprintf(": --lag %s would count them", dist.FormatDuration(need.Seconds()))
+}
+
 // writeWindows writes the window table and the triggers of the windows.
 func (r *analyzeReport) writeWindows(w io.Writer) {
 	if r.cfg.Interval <= 0 {
@@ -563,7 +587,7 @@ func (r *analyzeReport) writeWindows(w io.Writer) {
 		fmt.Fprintf(w, "; the last %d not kept (at most %d are; see --interval)", r.notKept, maxWindowRows)
 	}
 	if n := r.tooLate(); n > 0 {
-		fmt.Fprintf(w, "; %d instances ended in a window already closed (too_late, not counted in the windows)", n)
+		fmt.Fprintf(w, "; %d instances ended in a window already closed (too_late, not counted in the windows)%s", n, r.lagHint(lag))
 	}
 	fmt.Fprintln(w)
 	if len(r.rows) == 0 {
@@ -912,6 +936,10 @@ const (
 type spanNames struct {
 	counts           map[string]int64
 	spans, untracked int64
+	// latestEnd is the latest end time read so far, behind the most a span
+	// ended before a span read earlier: the lag that would have kept every
+	// window open for it.
+	latestEnd, behind pcommon.Timestamp
 }
 
 // forEachSpan calls fn with every span of td.
@@ -934,6 +962,11 @@ func (s *spanNames) add(td ptrace.Traces) {
 	}
 	forEachSpan(td, func(span ptrace.Span) {
 		s.spans++
+		if end := span.EndTimestamp(); end < s.latestEnd {
+			s.behind = max(s.behind, s.latestEnd-end)
+		} else {
+			s.latestEnd = end
+		}
 		name := span.Name()
 		if len(name) > outcome.MaxNameLength {
 			name = name[:outcome.MaxNameLength]
