@@ -19,7 +19,10 @@ func init() {
 		help: `Check parses and validates each file. For a valid file it prints the probes:
 every definition, every operator (a:, f:, p:) and every outcome, with the
 position where each is defined. For a file with errors it prints every error
-as FILE:LINE:COL: message. The exit status is 1 if any file has errors.`,
+as FILE:LINE:COL: message. The exit status is 1 if any file has errors.
+
+The language — grammar, operators, names, examples and the common errors
+with their fixes — is described in docs/dq-language.md of the project.`,
 		run: runCheck,
 	})
 }
