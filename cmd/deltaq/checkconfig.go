@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/confmap"
 
@@ -103,14 +104,20 @@ func stringList(v any) []string {
 func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
 	probesOf := make(map[string][]string)
+	layouts := make(map[string]map[string]layout) // processor → probe → layout
 	for _, id := range componentsOfType(conf, "processors") {
 		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
 		if err := decodeSection(conf, "processors::"+id, cfg); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		for _, p := range cfg.Probes {
+		layouts[id] = make(map[string]layout)
+		for i := range cfg.Probes {
+			p := &cfg.Probes[i]
 			probesOf[id] = append(probesOf[id], p.Name)
+			if dmax, perr := p.DMaxNanos(); len(perr) == 0 && !p.DMaxAuto && p.Binning == nil {
+				layouts[id][p.Name] = layout{time.Duration(dmax), p.Bins}
+			}
 		}
 		fmt.Fprintf(w, "processors::%s: ok, %d probes\n", id, len(cfg.Probes))
 	}
@@ -126,7 +133,8 @@ func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 			for _, p := range procs {
 				defined = append(defined, probesOf[p]...)
 			}
-			if err := acfg.CheckReferences(defined); err != nil {
+			err = errors.Join(acfg.CheckReferences(defined), layoutsAgree(acfg, procs, layouts))
+			if err != nil {
 				if gateway {
 					err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
 				}
@@ -134,6 +142,30 @@ func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 				continue
 			}
 			fmt.Fprintf(w, "%s::%s: ok, fed by %s\n", kind, id, feedsText(procs, gateway))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// layout is a probe's uniform bin layout.
+type layout struct {
+	dmax time.Duration
+	bins int
+}
+
+// layoutsAgree refuses a probe whose layout the front end sets (dmax and
+// bins in its probes) while a processor feeding it sets another: the front
+// end's would win and re-classify the processor's instances, which is
+// rarely what was meant.
+func layoutsAgree(acfg *observer.Config, procs []string, layouts map[string]map[string]layout) error {
+	var errs []error
+	for _, name := range ownProbes(acfg) {
+		own := layout{acfg.Probes[name].DMax, acfg.Probes[name].Bins}
+		for _, p := range procs {
+			if l, ok := layouts[p][name]; ok && l != own {
+				errs = append(errs, fmt.Errorf("probes[%q]: dmax %v, bins %d differ from processors::%s's dmax %v, bins %d; set the layout in one place (the processor's), or the same in both",
+					name, own.dmax, own.bins, p, l.dmax, l.bins))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -64,3 +64,15 @@ func TestCheckConfigExamples(t *testing.T) {
 		t.Errorf("both: status %d, %s", status, stderr)
 	}
 }
+
+// TestCheckConfigLayoutsAgree: a connector probe whose layout differs from
+// the processor's that feeds it is refused, naming both layouts.
+func TestCheckConfigLayoutsAgree(t *testing.T) {
+	cfg := strings.Replace(newcomerConfig, "chekout: {qta:", "payment: {dmax: 2s, bins: 200}\n      checkout: {qta:", 1)
+	cfg = strings.Replace(cfg, "paymnet", "payment", 1)
+	status, _, stderr := runCmd("check", "--config", writeTemp(t, "collector.yaml", cfg))
+	want := `deltaq check: connectors::deltaq: probes["payment"]: dmax 2s, bins 200 differ from processors::deltaq's dmax 1s, bins 100; set the layout in one place (the processor's), or the same in both` + "\n"
+	if status != exitFail || stderr != want {
+		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
+	}
+}
