@@ -11,7 +11,7 @@ PKGS      := ./...
 # OpenTelemetry Go SDK only. Every target below runs on it too.
 SDK       := sdk/deltaqstart
 
-.PHONY: all test test-go test-race test-erlang bench generate tools fmt vet lint clean
+.PHONY: all test test-go test-race test-erlang bench generate tools fmt vet lint clean figures
 
 all: test
 
@@ -75,6 +75,13 @@ generate: $(MDATAGEN)
 	cd processor/deltaqprocessor && $(MDATAGEN) metadata.yaml
 	cd exporter/deltaqexporter && $(MDATAGEN) metadata.yaml
 	cd connector/deltaqconnector && $(MDATAGEN) metadata.yaml
+
+## figures: redraw the README's first figure (deltaq analyze --plot on the shipped traces); TestREADMEFigure
+## fails when it is stale. The browser screenshot docs/img/scope.png is rewritten by DELTAQ_SCREENSHOT=1 make e2e-browser.
+figures:
+	@rm -rf build/figures
+	$(GO) run ./cmd/deltaq analyze --plot build/figures --config cmd/deltaq/testdata/analyze/collector.yaml cmd/deltaq/testdata/analyze/traces.json >/dev/null
+	cp build/figures/e2e.png docs/deltaq-e2e.png
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

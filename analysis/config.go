@@ -6,6 +6,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -40,9 +41,9 @@ const DefaultDivergenceAlpha = 0.01
 // DefaultQuantiles are the quantiles reported when Config.Quantiles is empty.
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
-// maxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
+// MaxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
 // ⌈lag/interval⌉ + 2 windows open.
-const maxLagIntervals = 16
+const MaxLagIntervals = 16
 
 // Config configures an Engine. It is also the analysis part of the
 // configuration of the deltaq exporter and connector, which squash it into
@@ -381,10 +382,10 @@ func (c *Config) checkWindows() []error {
 	switch {
 	case c.Lag < 0:
 		errs = append(errs, fmt.Errorf(`"lag" must be ≥ 0, got %s`, c.Lag))
-	case c.Interval > 0 && (c.Lag-1)/maxLagIntervals >= c.Interval:
+	case c.Interval > 0 && (c.Lag-1)/MaxLagIntervals >= c.Interval:
 		// Lag > 16·Interval, without computing 16·Interval, which can
 		// overflow.
-		errs = append(errs, fmt.Errorf(`"lag" %s is more than %d intervals: it would keep too many windows open`, c.Lag, maxLagIntervals))
+		errs = append(errs, fmt.Errorf(`"lag" %s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
 	}
 	return errs
 }
@@ -508,12 +509,30 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	for i, p := range q.Points {
 		steps[i] = deltaq.Step{Delay: p.Delay.Seconds(), P: p.P}
 	}
-	for i := 1; i < len(q.Points); i++ {
-		if q.Points[i].Delay <= q.Points[i-1].Delay {
-			return deltaq.QTA{}, fmt.Errorf("point %d at %s does not follow %s (delays must increase)", i, q.Points[i].Delay, q.Points[i-1].Delay)
+	for i, p := range q.Points {
+		if err := checkProbability("p", p.P); err != nil {
+			return deltaq.QTA{}, fmt.Errorf("points[%d].p: %w", i, err)
+		}
+		if i > 0 && p.Delay <= q.Points[i-1].Delay {
+			return deltaq.QTA{}, fmt.Errorf("points[%d].delay: %s does not follow %s of points[%d] (delays must increase)", i, p.Delay, q.Points[i-1].Delay, i-1)
 		}
 	}
+	if err := checkProbability("max_failure", q.MaxFailure); err != nil && q.MaxFailure != 0 {
+		return deltaq.QTA{}, fmt.Errorf("max_failure: %w", err)
+	}
 	return deltaq.NewQTA(steps, q.MaxFailure)
+}
+
+// checkProbability refuses p outside (0, 1], and says how to write a
+// percentage (p: 95) as the fraction it meant.
+func checkProbability(name string, p float64) error {
+	switch {
+	case p > 1 && p <= 100:
+		return fmt.Errorf("%v is not in (0, 1]: %s is a fraction, %v %% is %v", p, name, p, p/100)
+	case math.IsNaN(p) || p <= 0 || p > 1:
+		return fmt.Errorf("%v is not in (0, 1]", p)
+	}
+	return nil
 }
 
 // withDefaults returns c compiled with the diagram d: zero fields set to

@@ -40,7 +40,11 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: second}}}, `probe "x": dmax and bins must be set together`},
 		{"qta trigger without qta", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{QTA: true}}}}, `probe "x": the qta and failure triggers need a qta`},
 		{"qta trigger without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{QTA: true}}}}, `probe "x": the qta trigger needs qta points`},
-		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probe "x": qta: point 1 at 1ns does not follow 2ns (delays must increase)`},
+		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probe "x": qta: points[1].delay: 1ns does not follow 2ns of points[0] (delays must increase)`},
+		// A percentage where a fraction belongs: said how to write it.
+		{"qta p as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0.5}, {Delay: 2, P: 95}}}}}}, `probe "x": qta: points[1].p: 95 is not in (0, 1]: p is a fraction, 95 % is 0.95`},
+		{"qta p zero", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0}}}}}}, `probe "x": qta: points[0].p: 0 is not in (0, 1]`},
+		{"max_failure as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 5}}}}, `probe "x": qta: max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05`},
 		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},
 		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, `probe "x": max_divergence must be in [0, 1], got 2`},
 		{"divergence alpha", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.6}}}}}, `probe "x": divergence::alpha must be in [0, 0.5], got 0.6`},

@@ -26,6 +26,7 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -125,6 +126,7 @@ type analyzeOptions struct {
 	cfg      collectorConfig
 	plotDir  string
 	interval time.Duration
+	lag      time.Duration
 	json     bool
 	trace    tracefile.Options
 	files    []string
@@ -137,6 +139,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.StringVar(&o.plotDir, "plot", "", "write two PNG plots per probe into `DIR`")
 	fs.DurationVar(&o.interval, "interval", 0, "window length `D` (default: the configured interval)")
+	fs.DurationVar(&o.lag, "lag", 0, "how long `D` after its end a window waits for late spans (default: the configured lag; at most 16 intervals)")
 	format := fs.String("format", "auto", "`format` of the trace files: auto, json or proto")
 	maxRecord := maxRecordFlag(fs)
 	compression := fs.String("compression", "auto", "`compression` of the trace files: auto, none or zstd")
@@ -155,6 +158,8 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 		return o, fs.usageError("--compression %q: want auto, none or zstd", *compression), false
 	case o.interval < 0:
 		return o, fs.usageError("--interval %s: want a positive duration", o.interval), false
+	case o.lag < 0:
+		return o, fs.usageError("--lag %s: want a positive duration", o.lag), false
 	}
 	if err := o.cfg.checkFlags(fs); err != nil {
 		return o, fs.usageError("%s", err), false
@@ -190,6 +195,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	pcfg, acfg := loaded.proc, loaded.analysis
 	if o.interval > 0 {
 		acfg.Interval = o.interval
+	}
+	if o.lag > 0 {
+		acfg.Lag = o.lag
 	}
 	// Validate would also ask an exporter for an endpoint, which an offline
 	// analysis does not need; the analysis options get the one check the
@@ -500,6 +508,23 @@ func formatDrops(d analysis.Drops) string {
 	return strings.Join(parts, ", ")
 }
 
+// lagHint advises how to count the instances that arrived too late: the
+// spans of the files ended up to names.behind before spans read earlier,
+// so a lag of that much, rounded up to a millisecond, keeps their windows
+// open; a lag longer than analysis.MaxLagIntervals intervals is refused, so
+// past it the advice is to sort the input or widen the windows.
+func (r *analyzeReport) lagHint(lag time.Duration) string {
+	need := time.Duration(r.names.behind).Truncate(time.Millisecond) + time.Millisecond
+	if need <= lag {
+		return ""
+	}
+	if need > analysis.MaxLagIntervals*r.cfg.Interval {
+		return fmt.Sprintf(": the input's spans end up to %s before spans read earlier; sort them by end time, or widen the windows with --interval",
+			dist.FormatDuration(need.Seconds()))
+	}
+	return fmt.Sprintf(": --lag %s would count them", dist.FormatDuration(need.Seconds()))
+}
+
 // writeWindows writes the window table and the triggers of the windows.
 func (r *analyzeReport) writeWindows(w io.Writer) {
 	if r.cfg.Interval <= 0 {
@@ -518,7 +543,7 @@ func (r *analyzeReport) writeWindows(w io.Writer) {
 		fmt.Fprintf(w, "; the last %d not kept (at most %d are; see --interval)", r.notKept, maxWindowRows)
 	}
 	if n := r.tooLate(); n > 0 {
-		fmt.Fprintf(w, "; %d instances ended in a window already closed (too_late, not counted in the windows)", n)
+		fmt.Fprintf(w, "; %d instances ended in a window already closed (too_late, not counted in the windows)%s", n, r.lagHint(lag))
 	}
 	fmt.Fprintln(w)
 	if len(r.rows) == 0 {
@@ -867,6 +892,10 @@ const (
 type spanNames struct {
 	counts           map[string]int64
 	spans, untracked int64
+	// latestEnd is the latest end time read so far, behind the most a span
+	// ended before a span read earlier: the lag that would have kept every
+	// window open for it.
+	latestEnd, behind pcommon.Timestamp
 }
 
 // forEachSpan calls fn with every span of td.
@@ -889,6 +918,11 @@ func (s *spanNames) add(td ptrace.Traces) {
 	}
 	forEachSpan(td, func(span ptrace.Span) {
 		s.spans++
+		if end := span.EndTimestamp(); end < s.latestEnd {
+			s.behind = max(s.behind, s.latestEnd-end)
+		} else {
+			s.latestEnd = end
+		}
 		name := span.Name()
 		if len(name) > outcome.MaxNameLength {
 			name = name[:outcome.MaxNameLength]

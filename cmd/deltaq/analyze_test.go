@@ -706,3 +706,23 @@ func zstdProtoRecords(t *testing.T, tds []ptrace.Traces) (file []byte, offsets [
 	}
 	return file, offsets
 }
+
+// TestAnalyzeLagHint: the shipped traces are not in end-time order, so
+// with the configured lag of one interval 60 of their 123 instances end in
+// windows already closed. The table says so with the lag that would count
+// them, and --lag with that value leaves none too late.
+func TestAnalyzeLagHint(t *testing.T) {
+	status, stdout, stderr := runCmd("analyze", "--config", analyzeConfig, analyzeTraces)
+	const hint = "60 instances ended in a window already closed (too_late, not counted in the windows): --lag 3.804s would count them"
+	if status != exitOK || !strings.Contains(stdout, hint) {
+		t.Fatalf("status %d, stderr %q; stdout does not contain %q:\n%s", status, stderr, hint, stdout)
+	}
+	status, stdout, _ = runCmd("analyze", "--lag", "3.804s", "--config", analyzeConfig, analyzeTraces)
+	if status != exitOK || strings.Contains(stdout, "too_late") || !strings.Contains(stdout, "closed 3.804s after their end") {
+		t.Errorf("with --lag 3.804s: status %d\n%s", status, stdout)
+	}
+	status, _, stderr = runCmd("analyze", "--lag", "17s", "--config", analyzeConfig, analyzeTraces)
+	if status != exitFail || !strings.Contains(stderr, `"lag" 17s is more than 16 intervals`) {
+		t.Errorf("--lag 17s at 1s windows: status %d, stderr %q", status, stderr)
+	}
+}

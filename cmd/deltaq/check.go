@@ -14,12 +14,23 @@ import (
 func init() {
 	register(command{
 		name:    "check",
-		usage:   "check FILE.dq...",
+		usage:   "check FILE.dq... | check --config FILE...",
 		summary: "validate outcome diagrams and list their probes",
 		help: `Check parses and validates each file. For a valid file it prints the probes:
 every definition, every operator (a:, f:, p:) and every outcome, with the
 position where each is defined. For a file with errors it prints every error
-as FILE:LINE:COL: message. The exit status is 1 if any file has errors.`,
+as FILE:LINE:COL: message. The exit status is 1 if any file has errors.
+
+With --config, check reads a collector configuration (several --config are
+merged in order, as the collector merges them) and checks its deltaq
+processors, connectors and exporters as the collector would, then what no
+single component can: every probe a diagram, a QTA or a trigger names must
+be counted by a deltaq processor of the pipelines that feed the connector
+or exporter, or by its own probes (a gateway's: the probes it declares with
+dmax and bins). A misspelled probe is reported with the closest defined one.
+
+The language — grammar, operators, names, examples and the common errors
+with their fixes — is described in docs/dq-language.md of the project.`,
 		run: runCheck,
 	})
 }
@@ -27,9 +38,20 @@ as FILE:LINE:COL: message. The exit status is 1 if any file has errors.`,
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	c := commands["check"]
 	fs := newFlags(&c, stderr)
-	files, status, ok := parseFiles(fs, args)
+	var configs listFlag
+	fs.Var(&configs, "config", "check the deltaq components of a collector configuration `FILE` (repeatable: merged in order)")
+	files, status, ok := parseArgs(fs, args)
 	if !ok {
 		return status
+	}
+	if len(configs) > 0 {
+		if len(files) > 0 {
+			return fs.usageError("give either FILE.dq or --config, not both")
+		}
+		return runCheckConfig(configs, stdout, stderr)
+	}
+	if len(files) == 0 {
+		return fs.usageError("no files")
 	}
 	status = exitOK
 	for _, path := range files {
@@ -71,4 +93,17 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// runCheckConfig checks the deltaq components of a collector configuration.
+func runCheckConfig(paths []string, stdout, stderr io.Writer) int {
+	conf, err := resolve(paths)
+	if err == nil {
+		err = checkCollectorConfig(stdout, conf)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "deltaq check: %s\n", printableLines(err.Error()))
+		return exitFail
+	}
+	return exitOK
 }

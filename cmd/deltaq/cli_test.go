@@ -285,7 +285,7 @@ func TestEvalErrors(t *testing.T) {
 		{"missing outcome", []string{mm1k, "--outcome", "worker_1=exp(5ms)"}, exitFail,
 			"deltaq eval: no --outcome for outcome worker_2 (" + mm1k + ":8:21)"},
 		{"unknown name", []string{mm1k, "--outcome", "worker_3=exp(5ms)"}, exitUsage,
-			"deltaq eval: --outcome worker_3: " + mm1k + " has no outcome or definition named worker_3"},
+			"deltaq eval: --outcome worker_3: " + mm1k + " has no outcome or definition named worker_3; known: worker_1, worker_2, probe, system"},
 		{"operator name", []string{ftf, "--outcome", "ftf=exp(5ms)"}, exitUsage,
 			"ftf is an operator (" + ftf + ":5:10); its ΔQ is always calculated from its branches"},
 		{"bad distribution", []string{mm1k, "--outcome", "worker_1=uniform(1ms,x)"}, exitUsage,
@@ -300,8 +300,8 @@ func TestEvalErrors(t *testing.T) {
 			"bin count 0 outside"},
 		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
 			"--at x: column 1: expected a number"},
-		{"unknown probe", []string{mm1k, "--outcome", "worker_1=never", "--probe", "nope"}, exitUsage,
-			"--probe nope: " + mm1k + " has no probe named nope"},
+		{"unknown probe", []string{mm1k, "--outcome", "worker_1=never", "--probe", "sytem"}, exitUsage,
+			"--probe sytem: " + mm1k + " has no probe named sytem; known: system, probe, worker_1, worker_2"},
 		{"no file", []string{"--outcome", "worker_1=never"}, exitUsage,
 			"deltaq eval: want one FILE.dq, got 0 arguments"},
 		{"invalid diagram", []string{writeTemp(t, "bad.dq", "x = s:y;"), "--outcome", "a=never"}, exitFail,
@@ -314,6 +314,24 @@ func TestEvalErrors(t *testing.T) {
 				t.Errorf("status %d (want %d)\nstderr:\n%s\nwant it to contain:\n%s\nstdout: %q", status, tt.status, stderr, tt.stderr, stdout)
 			}
 		})
+	}
+}
+
+// TestEvalWarnsOfMassBeyondDMax: --dmax 10ms on exp(mean 5ms) cuts off
+// P(X > 10ms) = e⁻² ≈ 13.5 % of its mass (the exponential's survival
+// function), which would otherwise pass silently as failure; the default
+// dMax for that distribution (20 means, rounded up to 120ms) keeps it. An
+// assumed distribution that fits warns of nothing.
+func TestEvalWarnsOfMassBeyondDMax(t *testing.T) {
+	mm1k := filepath.Join(examples, "mm1k.dq")
+	status, _, stderr := runCmd("eval", mm1k, "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=uniform(1ms,2ms)", "--dmax", "10ms")
+	want := "deltaq eval: warning: --outcome worker_1: dMax 10ms cuts off 13.5 % of its mass, which counts as failure; --dmax 120ms would keep it\n"
+	if status != exitOK || stderr != want {
+		t.Errorf("status %d, stderr %q; want %d and %q", status, stderr, exitOK, want)
+	}
+	status, _, stderr = runCmd("eval", mm1k, "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=uniform(1ms,2ms)")
+	if status != exitOK || stderr != "" {
+		t.Errorf("default dMax: status %d, stderr %q; want no warning", status, stderr)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
 // defaultBins is the default number of bins of each assumed ΔQ.
@@ -101,6 +102,7 @@ type evalOptions struct {
 	bins     int
 	json     bool
 	plotDir  string
+	warn     io.Writer // where warnings go (stderr)
 }
 
 // evalUsage prints an error about the command line and returns exitUsage.
@@ -160,6 +162,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
+	o.warn = stderr
 	d, ok := loadDiagram(o.path, stderr)
 	if !ok {
 		return exitFail
@@ -234,7 +237,7 @@ func (o *evalOptions) assumed(d *diagram.Diagram) (map[string]deltaq.DeltaQ, err
 		p, ok := d.Probe(name)
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("--outcome %s: %s has no outcome or definition named %s", name, o.path, name)
+			return nil, fmt.Errorf("--outcome %s: %s has no outcome or definition named %s; %s", name, o.path, name, suggest.Known(name, probeNames(d), 5))
 		case p.Kind == diagram.OperatorProbe:
 			return nil, fmt.Errorf("--outcome %s: %s is an operator (%s:%s); its ΔQ is always calculated from its branches", name, name, o.path, p.Pos)
 		}
@@ -243,8 +246,48 @@ func (o *evalOptions) assumed(d *diagram.Diagram) (map[string]deltaq.DeltaQ, err
 			return nil, fmt.Errorf("--outcome %s: %v", o.outcomes.texts[i], err)
 		}
 		inputs[name] = dq
+		o.warnCut(name, i, dq)
 	}
 	return inputs, nil
+}
+
+// minCutWarned is the mass beyond dMax that eval warns of: below it the
+// cut is within the rounding of the figures it prints.
+const minCutWarned = 1e-4
+
+// warnCut warns when --dmax cut off some of an assumed distribution's mass,
+// which then counts as failure: it says how much, and the dMax that would
+// keep it (the default eval would have chosen for that distribution).
+func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
+	if o.warn == nil {
+		return
+	}
+	d := o.outcomes.dists[i]
+	fit := dist.DefaultDMax([]dist.Dist{d})
+	if fit <= dq.DMax() {
+		return
+	}
+	w, err := deltaq.WidthFor(fit, o.bins)
+	if err != nil {
+		return
+	}
+	whole, err := d.Build(w, o.bins)
+	if err != nil {
+		return
+	}
+	if cut := whole.Tangible() - dq.Tangible(); cut >= minCutWarned {
+		fmt.Fprintf(o.warn, "deltaq eval: warning: --outcome %s: dMax %s cuts off %.1f %% of its mass, which counts as failure; --dmax %s would keep it\n",
+			printable(name), dist.FormatDuration(dq.DMax()), 100*cut, dist.FormatDuration(fit))
+	}
+}
+
+// probeNames returns the names of d's probes, in d's order.
+func probeNames(d *diagram.Diagram) []string {
+	var names []string
+	for _, p := range d.Probes() {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // selected returns the probes to print: those of --probe, else the system
@@ -255,7 +298,7 @@ func (o *evalOptions) selected(d *diagram.Diagram) ([]string, error) {
 	case len(o.probes) > 0:
 		for _, name := range o.probes {
 			if _, ok := d.Probe(name); !ok {
-				return nil, fmt.Errorf("--probe %s: %s has no probe named %s", name, o.path, name)
+				return nil, fmt.Errorf("--probe %s: %s has no probe named %s; %s", name, o.path, name, suggest.Known(name, probeNames(d), 5))
 			}
 			selected = append(selected, name)
 		}

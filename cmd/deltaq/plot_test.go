@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"image/png"
 	"math"
 	"os"
@@ -215,5 +216,28 @@ func TestPlotFiles(t *testing.T) {
 			t.Errorf("file names %q, want %q", got, want)
 			break
 		}
+	}
+}
+
+// TestREADMEFigure keeps the README's first figure from going stale: it is
+// what `deltaq analyze --plot` draws for the e2e probe of the shipped
+// traces, byte for byte (the plots use embedded fonts, so the PNG is the
+// same on every machine). `make figures` rewrites it.
+func TestREADMEFigure(t *testing.T) {
+	dir := t.TempDir()
+	status, _, stderr := runCmd("analyze", "--plot", dir, "--config", analyzeConfig, analyzeTraces)
+	if status != exitOK {
+		t.Fatalf("analyze --plot: status %d: %s", status, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "e2e.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../docs/deltaq-e2e.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/deltaq-e2e.png is not what deltaq analyze --plot draws now: run make figures, and check the README's caption")
 	}
 }

@@ -15,6 +15,11 @@
 //     decodes to a wrapped or truncated value, so that a later range check
 //     reports a number nobody wrote (-9223372036854775808, 2).
 //
+// Two more mistakes would reach the user only as the decoder's terse
+// messages: a misspelled option (`bin:`), reported with the closest valid
+// key, and a duration with a unit Go does not know (`2min`), reported with
+// the units there are and the value rewritten in one of them.
+//
 // Range checks proper (bins in [1, 1000], …) stay in each component's
 // Validate; this package only sees what Validate cannot.
 package confcheck // import "github.com/deltaq-otel/deltaq/internal/confcheck"
@@ -203,6 +208,13 @@ func (w *walker) walk(raw any, t reflect.Type, p Path) {
 // mapstructure tag, or its Go name when the tag has none, and keys match
 // exactly.
 func (w *walker) walkStruct(m map[string]any, t reflect.Type, p Path) {
+	w.checkKeys(m, t, p)
+	w.walkFields(m, t, p)
+}
+
+// walkFields walks the fields of struct type t that m sets, squashed
+// structs' fields reading the same map.
+func (w *walker) walkFields(m map[string]any, t reflect.Type, p Path) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -222,7 +234,7 @@ func (w *walker) walkStruct(m map[string]any, t reflect.Type, p Path) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(textUnmarshalerType) {
-				w.walkStruct(m, ft, p)
+				w.walkFields(m, ft, p)
 			}
 			continue
 		}
@@ -252,7 +264,8 @@ func (w *walker) checkDuration(raw any, p Path) {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return // not a number: the decoder reports it
+			w.report(p, "%s", badDuration(s))
+			return
 		}
 		written, zero = s, f == 0
 	}

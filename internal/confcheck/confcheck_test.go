@@ -119,6 +119,8 @@ nested: {Interval: 1e9}
 	require.Error(t, err)
 	const hint = " has no unit; write a duration such as 500ms or 2s"
 	assert.Equal(t, ""+
+		// A field tagged "-" is not an option: the decoder refuses the key too.
+		"Ignored: unknown option; the options here are NoTag, anything, attributes, by_name, bytes, delays, grace, history, nested, opt, probes, ratio, small, text\n"+
 		"grace: 200"+hint+"\n"+
 		"probes[0].dmax: 500"+hint+"\n"+
 		"probes[1].dmax: 1.5"+hint+"\n"+

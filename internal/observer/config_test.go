@@ -263,9 +263,11 @@ max_adjusted_count: 4096
 	for _, tt := range []struct{ yaml, want string }{
 		{"snapshot: {after: 10}", `"snapshot::after": 10 has no unit`},
 		{"probes: {p: {qta: {points: [{delay: 5, p: 0.5}]}}}", `"probes::p::qta::points::0::delay": 5 has no unit`},
-		{"snapshot: {windows: 2}", "has invalid keys: windows"},
+		{"snapshot: {windows: 2}", `"snapshot::windows": unknown option; the options here are after, before, directory, enabled, max_bytes, max_files`},
+		{"snapshot: {befor: 2}", `"snapshot::befor": unknown option; did you mean before?`},
+		{"intervall: 1s", `"intervall": unknown option; did you mean interval?`},
 		// Set by the program only, never decoded.
-		{"configured_probes: [x]", "has invalid keys: configured_probes"},
+		{"configured_probes: [x]", `"configured_probes": unknown option`},
 	} {
 		_, err := decode(t, tt.yaml)
 		require.Error(t, err, tt.yaml)

@@ -77,7 +77,7 @@ func TestDMaxAutoConfig(t *testing.T) {
 		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxMin: 2 * time.Second, DMaxMax: time.Second, Bins: 10}, "dmax_min, dmax_max: dmax_min 2s is above dmax_max 1s"},
 		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxSample: 10, Bins: 10}, "dmax_sample: must be in [100, 10000000], got 10"},
 		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxPeriod: time.Millisecond, Bins: 10}, "dmax_period: must be in [1s, 24h0m0s], got 1ms"},
-		{ProbeConfig{Name: "x", DMaxAuto: true}, "bins: must be in [1, 1000], got 0"},
+		{ProbeConfig{Name: "x", DMaxAuto: true}, "bins: is required (also with dmax: auto), e.g. bins: 100"},
 	} {
 		err := testConfig(c.pc).Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -405,6 +405,9 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 	if len(errs) > 0 {
 		return deltaq.LogLinear{}, errs
 	}
+	if err := b.checkPower(); err != nil {
+		return deltaq.LogLinear{}, []error{err}
+	}
 	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
 	edges, err := ll.Edges()
 	switch {
@@ -417,7 +420,30 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 	return ll, nil
 }
 
+// checkPower refuses a high that is not low times a power of the factor,
+// in durations as written and with the valid neighbours: low 1ms, factor
+// 10 and high 5s → "use 1s or 10s". Low, High and Factor are checked
+// before: 0 < Low < High, Factor ≥ 2.
+func (b *BinningConfig) checkPower() error {
+	below := b.Low
+	for below <= b.High/time.Duration(b.Factor) {
+		below *= time.Duration(b.Factor)
+	}
+	if below == b.High {
+		return nil
+	}
+	msg := fmt.Sprintf("binning.high: %v is not binning.low %v times a power of binning.factor %d; use %v", b.High, b.Low, b.Factor, below)
+	if above := below * time.Duration(b.Factor); above/time.Duration(b.Factor) == below && above <= maxDMax {
+		msg += fmt.Sprintf(" or %v", above)
+	}
+	return errors.New(msg)
+}
+
 func checkBins(n int) error {
+	if n == 0 {
+		// Unset: the one mistake a newcomer makes here, with dmax: auto too.
+		return errors.New("bins: is required (also with dmax: auto), e.g. bins: 100")
+	}
 	if n < 1 || n > deltaq.MaxThesisBins {
 		return fmt.Errorf("bins: must be in [1, %d], got %d", deltaq.MaxThesisBins, n)
 	}

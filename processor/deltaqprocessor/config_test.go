@@ -113,7 +113,8 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"dmax_too_short", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got 500ns`},
 		{"dmax_too_long", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got 25h0m0s`},
 		{"dmax_and_exponent", `probes[0] "checkout": dmax, exponent: set either dmax or exponent, not both`},
-		{"bins_zero", `probes[0] "checkout": bins: must be in [1, 1000], got 0`},
+		{"bins_zero", `probes[0] "checkout": bins: is required (also with dmax: auto), e.g. bins: 100`},
+		{"bins_negative", `probes[0] "checkout": bins: must be in [1, 1000], got -3`},
 		{"bins_too_many", `probes[0] "checkout": bins: must be in [1, 1000], got 1001`},
 		{"exponent_too_low", `probes[0] "checkout": exponent: must be in [-10, 10], got -11`},
 		{"exponent_too_high", `probes[0] "checkout": exponent: must be in [-10, 10], got 11`},
@@ -172,6 +173,10 @@ func TestLoadUndecodableConfig(t *testing.T) {
 		// In the order of the fields of Config.
 		{"two_undecodable", "probes[0].dmax: 2.5" + noUnit + "\n" +
 			"max_in_flight: 100000000000000000000" + intRange},
+		// A newcomer's mistakes, said with how to fix them.
+		{"misspelled_options", "timer_resolutoin: unknown option; did you mean timer_resolution?\n" +
+			"probes[0].bin: unknown option; did you mean bins or binning?"},
+		{"dmax_minutes", `probes[0].dmax: "2min" is not a duration: the units are ns, us (or µs), ms, s, m and h; write 2m`},
 	}
 	for _, tt := range tests {
 		t.Run("deltaq/"+tt.name, func(t *testing.T) {

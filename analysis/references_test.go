@@ -1,0 +1,40 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"testing"
+)
+
+// TestCheckReferences: the mistakes a newcomer makes in naming probes —
+// a misspelled outcome in the diagram, a QTA for a probe that does not
+// exist — are reported with the closest defined name; a QTA on a
+// definition of the diagram (a calculated ΔQ) is fine.
+func TestCheckReferences(t *testing.T) {
+	defined := []string{"checkout", "inventory", "payment"}
+	cfg := Config{
+		Diagram: "checkout = inventory -> paymnet;\n",
+		Probes: map[string]ProbeConfig{
+			"chekout":  {},
+			"checkout": {},
+		},
+	}
+	err := cfg.CheckReferences(defined)
+	want := "diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)\n" +
+		`probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckReferences = %v\nwant %s", err, want)
+	}
+	good := Config{
+		Diagram: "system = inventory -> payment;\n",
+		Probes:  map[string]ProbeConfig{"system": {}, "checkout": {}},
+	}
+	if err := good.CheckReferences(defined); err != nil {
+		t.Errorf("a QTA on the diagram's definition and on a defined probe: %v", err)
+	}
+	far := Config{Diagram: "x = zzz;\n"}
+	if err := far.CheckReferences(defined); err == nil || err.Error() != "diagram: outcome zzz is not a probe any deltaq processor or the connector counts" {
+		t.Errorf("nothing close: %v", err)
+	}
+}

@@ -1,0 +1,204 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
+)
+
+// componentsOfType returns the IDs in a section ("processors") whose type is
+// deltaq: "deltaq" and "deltaq/NAME", sorted.
+func componentsOfType(conf *confmap.Conf, section string) []string {
+	m, _ := conf.Get(section).(map[string]any)
+	var ids []string
+	for id := range m {
+		if id == "deltaq" || strings.HasPrefix(id, "deltaq/") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// pipelineFeeds returns the deltaq processors of every pipeline that has the
+// component id among its exporters, and whether one of those pipelines
+// carries metrics (a gateway's input of agents' windows).
+func pipelineFeeds(conf *confmap.Conf, id string) (processors []string, metrics bool) {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	for name, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if !slices.Contains(stringList(pm["exporters"]), id) {
+			continue
+		}
+		if strings.HasPrefix(name, "metrics") {
+			metrics = true
+		}
+		for _, proc := range stringList(pm["processors"]) {
+			isDeltaQ := proc == "deltaq" || strings.HasPrefix(proc, "deltaq/")
+			if isDeltaQ && !slices.Contains(processors, proc) {
+				processors = append(processors, proc)
+			}
+		}
+	}
+	sort.Strings(processors)
+	return processors, metrics
+}
+
+func stringList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkCollectorConfig checks the deltaq components of a collector
+// configuration as the collector would (decoding and Validate), then what
+// no single component can check: that every probe a connector's or an
+// exporter's diagram, QTAs and triggers name is counted by a deltaq
+// processor of the pipelines that feed it, or by its own probes (a
+// gateway's must be declared in its probes). It writes one line per
+// component and returns the errors, each prefixed by the component.
+func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
+	var errs []error
+	probesOf := make(map[string][]string)
+	layouts := make(map[string]map[string]layout) // processor → probe → layout
+	for _, id := range componentsOfType(conf, "processors") {
+		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
+		if err := decodeSection(conf, "processors::"+id, cfg); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		layouts[id] = make(map[string]layout)
+		for i := range cfg.Probes {
+			p := &cfg.Probes[i]
+			probesOf[id] = append(probesOf[id], p.Name)
+			if dmax, perr := p.DMaxNanos(); len(perr) == 0 && !p.DMaxAuto && p.Binning == nil {
+				layouts[id][p.Name] = layout{time.Duration(dmax), p.Bins}
+			}
+		}
+		fmt.Fprintf(w, "processors::%s: ok, %d probes\n", id, len(cfg.Probes))
+	}
+	for _, kind := range []string{"connectors", "exporters"} {
+		for _, id := range componentsOfType(conf, kind) {
+			acfg, err := decodeFrontEnd(conf, kind, id)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			procs, gateway := pipelineFeeds(conf, id)
+			defined := ownProbes(acfg)
+			for _, p := range procs {
+				defined = append(defined, probesOf[p]...)
+			}
+			err = errors.Join(acfg.CheckReferences(defined), layoutsAgree(acfg, procs, layouts))
+			if err != nil {
+				if gateway {
+					err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
+				}
+				errs = append(errs, fmt.Errorf("%s::%s: %w", kind, id, err))
+				continue
+			}
+			fmt.Fprintf(w, "%s::%s: ok, fed by %s\n", kind, id, feedsText(procs, gateway))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// layout is a probe's uniform bin layout.
+type layout struct {
+	dmax time.Duration
+	bins int
+}
+
+// layoutsAgree refuses a probe whose layout the front end sets (dmax and
+// bins in its probes) while a processor feeding it sets another: the front
+// end's would win and re-classify the processor's instances, which is
+// rarely what was meant.
+func layoutsAgree(acfg *observer.Config, procs []string, layouts map[string]map[string]layout) error {
+	var errs []error
+	for _, name := range ownProbes(acfg) {
+		own := layout{acfg.Probes[name].DMax, acfg.Probes[name].Bins}
+		for _, p := range procs {
+			if l, ok := layouts[p][name]; ok && l != own {
+				errs = append(errs, fmt.Errorf("probes[%q]: dmax %v, bins %d differ from processors::%s's dmax %v, bins %d; set the layout in one place (the processor's), or the same in both",
+					name, own.dmax, own.bins, p, l.dmax, l.bins))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func feedsText(procs []string, gateway bool) string {
+	switch {
+	case gateway:
+		return "agents' windows"
+	case len(procs) == 0:
+		return "no deltaq processor (its own probes only)"
+	}
+	return "processors " + strings.Join(procs, ", ")
+}
+
+// ownProbes returns the probes a front end declares with a layout: the
+// probes it counts itself, or, in a gateway, the probes it merges.
+func ownProbes(acfg *observer.Config) []string {
+	var names []string
+	for n, pc := range acfg.Probes {
+		if pc.DMax > 0 && pc.Bins > 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// decodeFrontEnd decodes and checks a deltaq connector's or exporter's
+// section, returning its analysis options.
+func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*observer.Config, error) {
+	key := kind + "::" + id
+	if kind == "connectors" {
+		cfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
+		if err := decodeSection(conf, key, cfg); err != nil {
+			return nil, err
+		}
+		return &cfg.Config, nil
+	}
+	cfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
+	if err := decodeSection(conf, key, cfg); err != nil {
+		return nil, err
+	}
+	return &cfg.Config, nil
+}
+
+// decodeSection decodes the section key of conf into cfg and validates it
+// as the collector does.
+func decodeSection(conf *confmap.Conf, key string, cfg any) error {
+	sub, err := conf.Sub(key)
+	if err == nil {
+		err = sub.Unmarshal(cfg)
+	}
+	if err == nil {
+		err = confmap.Validate(cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}

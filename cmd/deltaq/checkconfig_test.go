@@ -1,0 +1,78 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// newcomerConfig has the probe-naming mistakes of a first configuration: a
+// misspelled outcome in the diagram, a QTA for a misspelled probe.
+const newcomerConfig = `
+receivers:
+  otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}
+processors:
+  deltaq:
+    probes:
+      - {name: checkout, match: {span_name: GET /checkout}, dmax: 2s, bins: 200}
+      - {name: inventory, dmax: 500ms, bins: 100}
+      - {name: payment, dmax: 1s, bins: 100}
+connectors:
+  deltaq:
+    diagram: "checkout = inventory -> paymnet;"
+    probes:
+      chekout: {qta: {points: [{delay: 200ms, p: 0.5}]}}
+exporters:
+  debug: {}
+service:
+  pipelines:
+    traces/deltaq: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
+    metrics/deltaq: {receivers: [deltaq], exporters: [debug]}
+`
+
+func TestCheckConfigNamesUnknownProbes(t *testing.T) {
+	path := writeTemp(t, "collector.yaml", newcomerConfig)
+	status, stdout, stderr := runCmd("check", "--config", path)
+	want := "deltaq check: connectors::deltaq: diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)\n" +
+		`probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)` + "\n"
+	if status != exitFail || stderr != want {
+		t.Errorf("status %d (want %d)\nstderr:\n%s\nwant:\n%s", status, exitFail, stderr, want)
+	}
+	if !strings.Contains(stdout, "processors::deltaq: ok, 3 probes") {
+		t.Errorf("stdout %q lacks the processor's line", stdout)
+	}
+}
+
+// TestCheckConfigExamples: every shipped collector configuration passes,
+// and a second --config is merged over the first as the collector merges
+// them (here, fixing the mistakes).
+func TestCheckConfigExamples(t *testing.T) {
+	for _, path := range []string{"../../examples/collector.yaml", "../../examples/exporter.yaml", "../../examples/scaling/agent.yaml"} {
+		if status, _, stderr := runCmd("check", "--config", path); status != exitOK {
+			t.Errorf("%s: status %d: %s", path, status, stderr)
+		}
+	}
+	bad := writeTemp(t, "collector.yaml", strings.Replace(newcomerConfig, "chekout:", "checkout:", 1))
+	fix := writeTemp(t, "fix.yaml", "connectors:\n  deltaq:\n    diagram: \"checkout = inventory -> payment;\"\n")
+	status, stdout, stderr := runCmd("check", "--config", bad, "--config", fix)
+	if status != exitOK || !strings.Contains(stdout, "connectors::deltaq: ok, fed by processors deltaq") {
+		t.Errorf("merged: status %d\nstdout %s\nstderr %s", status, stdout, stderr)
+	}
+	if status, _, stderr := runCmd("check", "--config", bad, "x.dq"); status != exitUsage || !strings.Contains(stderr, "give either FILE.dq or --config") {
+		t.Errorf("both: status %d, %s", status, stderr)
+	}
+}
+
+// TestCheckConfigLayoutsAgree: a connector probe whose layout differs from
+// the processor's that feeds it is refused, naming both layouts.
+func TestCheckConfigLayoutsAgree(t *testing.T) {
+	cfg := strings.Replace(newcomerConfig, "chekout: {qta:", "payment: {dmax: 2s, bins: 200}\n      checkout: {qta:", 1)
+	cfg = strings.Replace(cfg, "paymnet", "payment", 1)
+	status, _, stderr := runCmd("check", "--config", writeTemp(t, "collector.yaml", cfg))
+	want := `deltaq check: connectors::deltaq: probes["payment"]: dmax 2s, bins 200 differ from processors::deltaq's dmax 1s, bins 100; set the layout in one place (the processor's), or the same in both` + "\n"
+	if status != exitFail || stderr != want {
+		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
+	}
+}

@@ -1,0 +1,124 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package confcheck
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/internal/suggest"
+)
+
+var unmarshalerType = reflect.TypeFor[confmap.Unmarshaler]()
+
+// checkKeys reports every key of m that no field of struct type t reads,
+// with the closest valid key. Structs that keep the remaining keys
+// (",remain") take any key; nested types that decode themselves
+// (confmap.Unmarshaler) may read keys that are not fields, so they are not
+// judged, but the top-level struct is (its Unmarshal calls Check). Keys
+// match without regard to case, as the decoder matches them.
+func (w *walker) checkKeys(m map[string]any, t reflect.Type, p Path) {
+	if len(p) > 0 && reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
+	}
+	known, open := structKeys(t)
+	if open {
+		return
+	}
+	unknown := make([]string, 0)
+	for k := range m {
+		if !slices.ContainsFunc(known, func(key string) bool { return strings.EqualFold(key, k) }) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		if hint := suggest.Closest(k, known, 2); len(hint) > 0 {
+			w.report(appendStep(p, Step{Key: k}), "unknown option; did you mean %s?", strings.Join(hint, " or "))
+			continue
+		}
+		valid := slices.Clone(known)
+		slices.Sort(valid)
+		w.report(appendStep(p, Step{Key: k}), "unknown option; the options here are %s", strings.Join(valid, ", "))
+	}
+}
+
+// structKeys returns the keys the collector's decoder reads into struct
+// type t (squashed structs' keys included) and whether t keeps any other
+// key (a ",remain" field).
+func structKeys(t reflect.Type) (keys []string, open bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		flags := strings.Split(opts, ",")
+		switch {
+		case key == "-":
+			continue
+		case slices.Contains(flags, "remain"):
+			return nil, true
+		case slices.Contains(flags, "squash"):
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() != reflect.Struct {
+				continue
+			}
+			inner, innerOpen := structKeys(ft)
+			if innerOpen {
+				return nil, true
+			}
+			keys = append(keys, inner...)
+			continue
+		case !f.IsExported():
+			continue
+		}
+		if key == "" {
+			key = f.Name
+		}
+		keys = append(keys, key)
+	}
+	return keys, false
+}
+
+// durationUnits maps units people write to Go's: "2min" means 2m.
+var durationUnits = map[string]string{
+	"nsec": "ns", "nsecs": "ns", "nanosecond": "ns", "nanoseconds": "ns",
+	"usec": "us", "usecs": "us", "microsecond": "us", "microseconds": "us",
+	"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms", "millis": "ms",
+	"sec": "s", "secs": "s", "second": "s", "seconds": "s", "S": "s",
+	"min": "m", "mins": "m", "minute": "m", "minutes": "m", "M": "m",
+	"hr": "h", "hrs": "h", "hour": "h", "hours": "h", "H": "h",
+	"d": "", "day": "", "days": "",
+}
+
+// badDuration says why s is not a duration and how to write it: the units
+// Go's time.ParseDuration knows, and s rewritten in them when its unit is a
+// common spelling of one ("2min" → 2m; "1d" → 24h).
+func badDuration(s string) string {
+	msg := fmt.Sprintf("%q is not a duration: the units are ns, us (or µs), ms, s, m and h", s)
+	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	unit := strings.TrimSpace(s[len(num):])
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || num == "" {
+		return msg + ", for example 500ms or 2s"
+	}
+	goUnit, known := durationUnits[unit]
+	if !known {
+		goUnit, known = durationUnits[strings.ToLower(unit)]
+	}
+	switch {
+	case !known:
+		return msg + ", for example 500ms or 2s"
+	case goUnit == "": // days: time.ParseDuration has no unit for them
+		return msg + fmt.Sprintf("; write %v", time.Duration(v*float64(24*time.Hour)))
+	}
+	return msg + fmt.Sprintf("; write %s%s", strings.TrimSpace(num), goUnit)
+}
