@@ -4,14 +4,81 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
+
+// UnknownProbe is a probe a configuration names that no instances can
+// arrive for (Config.CheckReferences).
+type UnknownProbe struct {
+	// Name is the probe; Where the option that names it ("diagram",
+	// `probes["x"]`).
+	Name, Where string
+	// Closest are the defined probes nearest to Name, nearest first; empty
+	// when none is close.
+	Closest []string
+}
+
+// IsTypo reports whether the probe is, by all appearances, a misspelling:
+// its name has at least four letters and a defined probe is one edit away
+// (two for a name of eight or more; suggest.Distance). Short names one
+// edit apart (a and b) and names that differ only in their digits
+// (worker_1, worker_3) are as likely two probes.
+func (u UnknownProbe) IsTypo() bool {
+	n := len([]rune(u.Name))
+	if len(u.Closest) == 0 || n < 4 {
+		return false
+	}
+	limit := 1
+	if n >= 8 {
+		limit = 2
+	}
+	return !numbered(u.Name, u.Closest[0]) && suggest.Distance(strings.ToLower(u.Name), strings.ToLower(u.Closest[0])) <= limit
+}
+
+// numbered reports whether a and b differ only in their digits (worker_1,
+// worker_3): numbered probes of one kind, not a slip of the keyboard.
+func numbered(a, b string) bool {
+	digitless := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return '#'
+			}
+			return r
+		}, s)
+	}
+	return a != b && digitless(a) == digitless(b)
+}
+
+func (u UnknownProbe) String() string {
+	hint := ""
+	switch len(u.Closest) {
+	case 1:
+		hint = fmt.Sprintf(" (did you mean %s?)", u.Closest[0])
+	case 2:
+		hint = fmt.Sprintf(" (did you mean %s or %s?)", u.Closest[0], u.Closest[1])
+	}
+	if u.Where == "diagram" {
+		return fmt.Sprintf("diagram: outcome %s is not a probe any deltaq processor or the connector counts%s", u.Name, hint)
+	}
+	return fmt.Sprintf("%s: no deltaq processor, connector probe or diagram defines probe %s%s", u.Where, u.Name, hint)
+}
+
+// ReferenceError lists the unknown probes of a configuration.
+type ReferenceError []UnknownProbe
+
+func (e ReferenceError) Error() string {
+	lines := make([]string, len(e))
+	for i, u := range e {
+		lines[i] = u.String()
+	}
+	return strings.Join(lines, "\n")
+}
 
 // CheckReferences checks that every probe c names is one that instances
 // can arrive for: defined lists the probes counted upstream (the deltaq
@@ -19,12 +86,13 @@ import (
 // count instances). The diagram's outcomes must be defined, since their
 // observed ΔQs are the inputs of every calculated one; an entry of probes
 // must be defined or be a probe of the diagram (a definition's or an
-// operator's calculated ΔQ can carry a QTA). Each mistake is reported with
-// where it is and the closest names that exist, for example
+// operator's calculated ΔQ can carry a QTA). The error, a ReferenceError,
+// reports each mistake with where it is and the closest names that exist,
+// for example
 //
 //	diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)
 //
-// c must have passed Check.
+// A configuration that does not pass Check returns Check's error.
 func (c *Config) CheckReferences(defined []string) error {
 	cc, err := c.compile()
 	if err != nil {
@@ -43,10 +111,10 @@ func (c *Config) CheckReferences(defined []string) error {
 			}
 		}
 	}
-	var errs []error
+	var unknown ReferenceError
 	for _, n := range outcomes {
 		if !known[n] {
-			errs = append(errs, fmt.Errorf("diagram: outcome %s is not a probe any deltaq processor or the connector counts%s", n, suggest.Hint(n, defined)))
+			unknown = append(unknown, UnknownProbe{Name: n, Where: "diagram", Closest: suggest.Closest(n, defined, 2)})
 		}
 	}
 	names := make([]string, 0, len(c.Probes))
@@ -57,8 +125,11 @@ func (c *Config) CheckReferences(defined []string) error {
 	all := append(slices.Clone(defined), diagramNames...)
 	for _, n := range names {
 		if !known[n] && !slices.Contains(diagramNames, n) {
-			errs = append(errs, fmt.Errorf("probes[%q]: no deltaq processor, connector probe or diagram defines probe %s%s", n, n, suggest.Hint(n, all)))
+			unknown = append(unknown, UnknownProbe{Name: n, Where: fmt.Sprintf("probes[%q]", n), Closest: suggest.Closest(n, all, 2)})
 		}
 	}
-	return errors.Join(errs...)
+	if len(unknown) == 0 {
+		return nil
+	}
+	return unknown
 }

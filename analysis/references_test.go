@@ -38,3 +38,24 @@ func TestCheckReferences(t *testing.T) {
 		t.Errorf("nothing close: %v", err)
 	}
 }
+
+func TestIsTypo(t *testing.T) {
+	for _, c := range []struct {
+		name, closest string
+		want          bool
+	}{
+		{"paymnet", "payment", true},     // a transposition
+		{"chekout", "checkout", true},    // a letter missing
+		{"inventroy", "inventory", true}, // long: two edits allowed
+		{"b", "a", false},                // short names one edit apart are two probes
+		{"w_1", "w_2", false},            // likewise
+		{"worker_3", "worker_1", true},   // eight letters, one edit: a slip
+		{"shipping", "shopping", true},   // alike enough to ask
+		{"checkout", "cart", false},      // far
+	} {
+		u := UnknownProbe{Name: c.name, Closest: []string{c.closest}}
+		if got := u.IsTypo(); got != c.want {
+			t.Errorf("%s ~ %s: IsTypo = %v, want %v", c.name, c.closest, got, c.want)
+		}
+	}
+}

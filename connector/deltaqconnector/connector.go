@@ -75,8 +75,10 @@ func (c *deltaqConnector) Start(context.Context, component.Host) error {
 		c.feeds.Store(true)
 	}
 	if !s.started {
+		if err := s.obs.Start(s.out); err != nil {
+			return err
+		}
 		s.started = true
-		s.obs.Start(s.out)
 	}
 	return nil
 }

@@ -123,8 +123,7 @@ func (e *deltaqExporter) start(ctx context.Context, host component.Host) error {
 	if e.wrap != nil {
 		out = e.wrap(out)
 	}
-	e.obs.Start(out)
-	return nil
+	return e.obs.Start(out)
 }
 
 // shutdown closes the windows still open, hands their output to the

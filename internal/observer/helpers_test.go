@@ -138,7 +138,7 @@ func newHarnessWith(t *testing.T, cfg *Config, now time.Time, adjust func(*Setti
 	set.Instruments = testInstruments(set.Telemetry.MeterProvider.Meter(exporterScope), set.Kind)
 	obs, err := New(cfg, set)
 	require.NoError(t, err)
-	obs.Start(Outputs{Metrics: h.metrics, Logs: h.logs})
+	require.NoError(t, obs.Start(Outputs{Metrics: h.metrics, Logs: h.logs}))
 	t.Cleanup(func() { require.NoError(t, obs.Shutdown(context.Background())) })
 	h.obs = obs
 	return h

@@ -208,10 +208,14 @@ func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 
 // Start hands the observer its outputs and starts the window timer. Call it
 // once; the processors of the collector, created before any component
-// starts, have registered their probes by then.
-func (o *Observer) Start(out Outputs) {
+// starts, have registered their probes by then. It refuses to start, with
+// the closest defined names, when a probe the configuration names looks
+// misspelled (checkProduced).
+func (o *Observer) Start(out Outputs) error {
+	if err := o.checkProduced(); err != nil {
+		return err
+	}
 	o.out = out
-	o.warnUnproduced()
 	if o.set.ID != "" {
 		reload.Watch()
 		reload.Done()
@@ -227,6 +231,7 @@ func (o *Observer) Start(out Outputs) {
 	}
 	o.running = true
 	go o.run(ticks, ticker)
+	return nil
 }
 
 // run is the window timer.
@@ -325,27 +330,46 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	}
 }
 
-// warnUnproduced warns, at start, about the referenced probes — the
-// outcomes of the diagram and the entries of probes — that neither a deltaq
-// processor of this collector nor the observer's own SpanProbes produce. Such a probe's instances may come
-// from another collector; if none does, its windows stay empty (counted by
-// referenced_probe_empty_windows).
-func (o *Observer) warnUnproduced() {
-	produced := o.layouts.RegisteredProbes()
-	var matched []string
+// checkProduced looks, at start, at the referenced probes — the outcomes
+// of the diagram and the entries of probes — that no deltaq processor of
+// this collector produces and the component does not count itself. Such a
+// probe's instances may come from another collector, so it is only warned
+// about (its empty windows are counted by referenced_probe_empty_windows);
+// but when this collector has probes of its own and one of them is at most
+// two edits from the missing name, the name is taken for a misspelling and
+// refused, so that the collector does not start with a diagram that can
+// never be calculated. `deltaq check --config` finds the same mistakes
+// before start.
+func (o *Observer) checkProduced() error {
+	defined := o.layouts.RegisteredProbes()
 	if sp := o.set.SpanProbes; sp != nil {
-		matched = sp.Names
+		defined = append(slices.Clone(defined), sp.Names...)
 	}
-	var missing []string
-	for _, n := range o.referenced {
-		if _, ok := slices.BinarySearch(produced, n); !ok && !slices.Contains(matched, n) {
-			missing = append(missing, n)
+	for name, pc := range o.cfg.Probes {
+		if pc.DMax > 0 && pc.Bins > 0 {
+			defined = append(defined, name)
 		}
 	}
-	if len(missing) > 0 {
-		o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
-			zap.Strings("probes", missing))
+	err := o.cfg.Config.CheckReferences(defined)
+	unknown, ok := err.(analysis.ReferenceError)
+	if !ok || len(unknown) == 0 {
+		return nil // a configuration error, which Check reported before
 	}
+	var typos analysis.ReferenceError
+	var missing []string
+	for _, u := range unknown {
+		if len(defined) > 0 && u.IsTypo() {
+			typos = append(typos, u)
+		} else {
+			missing = append(missing, u.Name)
+		}
+	}
+	if len(typos) > 0 {
+		return typos
+	}
+	o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
+		zap.Strings("probes", missing))
+	return nil
 }
 
 // emit hands one window's metrics and logs to the outputs and writes its

@@ -4,6 +4,7 @@
 package observer
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
@@ -428,4 +431,26 @@ func TestUnproducedReferencedProbes(t *testing.T) {
 	// b and x in both windows; a in the second, without its instance.
 	assert.Equal(t, int64(2*2+1), counter(t, h, "exporter_deltaq_referenced_probe_empty_windows", ""))
 	assert.Equal(t, []string{"a", "b", "x"}, h.obs.referenced)
+}
+
+// TestMisspelledProbeRefusedAtStart: with the processor's probes checkout,
+// inventory and payment in this collector, a diagram outcome paymnet and a
+// probes entry chekout are misspellings (one edit from a defined probe):
+// the component refuses to start and says which probe was meant, where a
+// name far from every probe (zzz) would only be warned about.
+func TestMisspelledProbeRefusedAtStart(t *testing.T) {
+	layout := outcome.Layout{DMaxNs: int64(time.Second), Bins: 100}
+	registerProcessor(t, map[string]outcome.Layout{"checkout": layout, "inventory": layout, "payment": layout})
+	cfg := testConfig()
+	cfg.Diagram = "checkout = inventory -> paymnet;"
+	cfg.Probes = map[string]analysis.ProbeConfig{"chekout": {}, "zzz": {}}
+	set := testSettings(componenttest.NewTelemetry(), func() time.Time { return at(time.Second) })
+	set.Instruments = testInstruments(set.Telemetry.MeterProvider.Meter(exporterScope), set.Kind)
+	obs, err := New(cfg, set)
+	require.NoError(t, err)
+	err = obs.Start(Outputs{Metrics: new(consumertest.MetricsSink)})
+	require.Error(t, err)
+	assert.Equal(t, "diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)\n"+
+		`probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)`, err.Error())
+	require.NoError(t, obs.Shutdown(context.Background()))
 }
