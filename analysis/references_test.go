@@ -49,7 +49,8 @@ func TestIsTypo(t *testing.T) {
 		{"inventroy", "inventory", true}, // long: two edits allowed
 		{"b", "a", false},                // short names one edit apart are two probes
 		{"w_1", "w_2", false},            // likewise
-		{"worker_3", "worker_1", true},   // eight letters, one edit: a slip
+		{"worker_3", "worker_1", false},  // numbered probes of one kind
+		{"wroker_1", "worker_1", true},   // a slip
 		{"shipping", "shopping", true},   // alike enough to ask
 		{"checkout", "cart", false},      // far
 	} {
