@@ -11,12 +11,13 @@
 // registered ones):
 //
 //	analyze   analyse recorded traces as the components would
-//	check     validate outcome diagrams and list their probes
+//	check     validate outcome diagrams, or a collector configuration across components
 //	eval      design-time evaluation with assumed distributions
 //	fmt       print outcome diagrams in canonical form
 //	graph     print an outcome diagram as Graphviz DOT
 //	model     learn a ΔQ model from recorded traces
 //	scope     the ΔQ oscilloscope (terminal, or a browser with --http)
+//	slo       QTAs as error budgets: Prometheus burn-rate rules, OpenSLO and Sloth
 //	version   the module version, revision and Go version
 //	whatif    predict what changes to the parts of a model do to the whole
 //
