@@ -6,10 +6,12 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 	"github.com/deltaq-otel/deltaq/whatif"
 )
 
@@ -118,9 +120,23 @@ func (m *Model) Targets(iv whatif.Intervention) ([]*Node, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no node has this operation (service.operation) or probe", iv.Target)
+		return nil, fmt.Errorf("%s: no node has this operation (service.operation) or probe; %s", iv.Target, suggest.Known(iv.Target, m.targetNames(), 6))
 	}
 	return out, nil
+}
+
+// targetNames returns what an intervention may name: every node's
+// operation (service.operation) and probe, each once.
+func (m *Model) targetNames() []string {
+	var names []string
+	for i := range m.Nodes {
+		for _, n := range []string{m.Nodes[i].Key(), m.Nodes[i].Probe} {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 // Load is the extra attempts a resilience pattern costs at one node.

@@ -242,6 +242,8 @@ func TestModelErrors(t *testing.T) {
 		set, want string
 	}{
 		{"nosuch.op=X", "nosuch.op: no node"},
+		// A misspelled operation: the names there are, the closest first.
+		{"cart.gte=X", "cart.gte: no node has this operation (service.operation) or probe; known: cart.get,"},
 		{"frontend.GET /checkout=remove", "is a root operation"},
 	} {
 		status, _, stderr := runCmd("whatif", dir, "--set", tc.set)
