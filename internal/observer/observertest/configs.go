@@ -25,7 +25,7 @@ var InvalidConfigs = []InvalidConfig{
 	{"bad_diagram", `"diagram": diagram:1:`},
 	{"empty_diagram", `"diagram": the outcome diagram defines no outcome`},
 	{"two_diagrams", `set "diagram" or "diagram_file", not both`},
-	{"bad_qta", `probe "checkout": qta: point 1 at 150ms does not follow 250ms (delays must increase)`},
+	{"bad_qta", `probe "checkout": qta: points[1].delay: 150ms does not follow 250ms of points[0] (delays must increase)`},
 	{"trigger_without_qta", `the qta and failure triggers need a qta`},
 	{"dmax_without_bins", `dmax and bins must be set together`},
 	{"lag_too_long", `"lag" 1m0s is more than 16 intervals`},
