@@ -101,10 +101,10 @@ type Observer struct {
 	// adopted are the probes carried over a reload, checked at Start
 	// (handover.go); nil when nothing was adopted.
 	adopted []string
-	// knownBounds holds the layouts of the agents' windows whose bin edges
-	// were found even (windows.go); boundsMu guards it.
-	boundsMu    sync.Mutex
-	knownBounds map[evenBounds]struct{}
+	// wire caches what reading the agents' windows learnt of their
+	// layouts (windows.go); boundsMu guards it.
+	boundsMu sync.Mutex
+	wire     *wireCache
 }
 
 // New makes the observer of cfg, which the component has validated
@@ -159,7 +159,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
-	o.knownBounds = make(map[evenBounds]struct{})
+	o.wire = newWireCache()
 	if set.ID != "" {
 		if st, ok := reload.Claim(o.reloadKey()); ok {
 			o.adopt(st.(*parked))
@@ -235,6 +235,17 @@ func (o *Observer) tick(now time.Time) {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
 	}
+	if exp := o.cfg.Gateway.ExpectedAgents; exp > 0 && o.build.merging.Load() {
+		missing := int64(0)
+		for _, r := range results {
+			if r.Contributors < exp {
+				missing++
+			}
+		}
+		if missing > 0 {
+			o.tel.windowsMissingAgents.Add(ctx, missing)
+		}
+	}
 	if len(results) > 0 {
 		o.tel.windowsClosed.Add(ctx, int64(len(results)))
 		o.tel.windowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
@@ -249,6 +260,9 @@ func (o *Observer) tick(now time.Time) {
 	add(o.tel.lateTimeouts, st.LateTimeouts-o.prev.LateTimeouts)
 	add(o.tel.instancesRebinned, st.Rebinned-o.prev.Rebinned)
 	add(o.tel.probesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
+	add(o.tel.layoutChanges, st.LayoutChanges-o.prev.LayoutChanges)
+	add(o.tel.layoutsAgreed, st.LayoutsAgreed-o.prev.LayoutsAgreed)
+	add(o.tel.totalsSaturated, st.SaturatedTotals-o.prev.SaturatedTotals)
 	for r, n := range st.Dropped {
 		add(o.tel.instancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])
 	}

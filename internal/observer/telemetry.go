@@ -22,6 +22,8 @@ type telemetry struct {
 	outputDropped, outputOversized, probesExpired, triggersFired metric.Int64Counter
 	referencedProbeEmptyWindows, snapshotFilesRemoved            metric.Int64Counter
 	underResolvedWindows, windowsClosed, contributions           metric.Int64Counter
+	layoutChanges, layoutsAgreed, totalsSaturated                metric.Int64Counter
+	windowsMissingAgents                                         metric.Int64Counter
 	probes                                                       metric.Int64Gauge
 	windowCloseDuration                                          metric.Float64Histogram
 }
@@ -37,7 +39,11 @@ type counterSpec struct {
 var counters = []counterSpec{
 	{"contributions", "{window}", "Windows of other collectors (agents with emit_windows) received on a metrics " +
 		"input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another " +
-		"interval), layout_mismatch (another dmax or bins for the probe; never mixed), invalid.",
+		"interval), layout_mismatch (another layout than the probe's for that window; never mixed), invalid (a " +
+		"malformed point, a sum that is not finite or not within its bins, counts beyond their bound), unagreed " +
+		"(the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (beyond " +
+		"gateway::max_agents agents in the window), agent_invalid (a service.instance.id longer than 256 bytes), " +
+		"probe_limit (a new probe beyond max_probes).",
 		func(t *telemetry) *metric.Int64Counter { return &t.contributions }},
 	{"instances", "{instance}", "Outcome instances counted into a window.",
 		func(t *telemetry) *metric.Int64Counter { return &t.instances }},
@@ -50,6 +56,12 @@ var counters = []counterSpec{
 	{"instances_rebinned", "{instance}", "Outcome instances counted whose own deltaq.dmax_ns or deltaq.bins differ " +
 		"from their probe's layout, classified and binned under the probe's layout.",
 		func(t *telemetry) *metric.Int64Counter { return &t.instancesRebinned }},
+	{"layout_changes", "{change}", "Probes that moved to another layout after their first (a processor's " +
+		"dmax: auto, or the agents' agreement), each at a window boundary.",
+		func(t *telemetry) *metric.Int64Counter { return &t.layoutChanges }},
+	{"layouts_agreed", "{layout}", "Layouts probes took from the agreement of gateway::layout_quorum agents, " +
+		"the first included.",
+		func(t *telemetry) *metric.Int64Counter { return &t.layoutsAgreed }},
 	{"late_timeouts", "{instance}", "Timeouts that became known after their own window (by start + dMax) had " +
 		"closed, and were counted in the oldest open window instead.",
 		func(t *telemetry) *metric.Int64Counter { return &t.lateTimeouts }},
@@ -70,6 +82,9 @@ var counters = []counterSpec{
 		"snapshot::directory, oldest first, to keep at most snapshot::max_files files and snapshot::max_bytes " +
 		"bytes there.",
 		func(t *telemetry) *metric.Int64Counter { return &t.snapshotFilesRemoved }},
+	{"totals_saturated", "{total}", "Running outcome totals (deltaq.outcomes) that reached 2^63-1 and stopped " +
+		"there rather than run backwards.",
+		func(t *telemetry) *metric.Int64Counter { return &t.totalsSaturated }},
 	{"triggers_fired", "{trigger}", "Triggers fired, by kind (qta, failure, load, divergence).",
 		func(t *telemetry) *metric.Int64Counter { return &t.triggersFired }},
 	{"under_resolved_windows", "{window}", "Closed windows in which most successes of a probe fell into its " +
@@ -77,6 +92,9 @@ var counters = []counterSpec{
 		func(t *telemetry) *metric.Int64Counter { return &t.underResolvedWindows }},
 	{"windows_closed", "{window}", "Windows closed and analysed.",
 		func(t *telemetry) *metric.Int64Counter { return &t.windowsClosed }},
+	{"windows_missing_agents", "{window}", "Windows a gateway closed with fewer contributing agents than " +
+		"gateway::expected_agents.",
+		func(t *telemetry) *metric.Int64Counter { return &t.windowsMissingAgents }},
 }
 
 // Names of the self-telemetry instruments that are not counters, without
