@@ -100,7 +100,7 @@ func TestTelemetryNamesFollowTheKind(t *testing.T) {
 	assert.Error(t, err, "no exporter instrument in a connector")
 
 	names := TelemetryNames("connector")
-	assert.Len(t, names, 15)
+	assert.Len(t, names, 19)
 	for _, n := range names {
 		assert.Regexp(t, `^otelcol_deltaq_connector_[a-z_]+$`, n)
 	}
