@@ -147,7 +147,9 @@ type wireLayout struct {
 	ll     deltaq.LogLinear // zero: uniform bins
 	dmaxNs int64
 	bins   int
-	width  float64 // uniform: the bin width, seconds
+	width  float64 // uniform: the bin width, seconds,
+	inv    float64 // its inverse
+	tol    float64 // and the tolerance on a bound, boundTolerance·dMax
 	edges  []int64 // log-linear: the bucket edges, ns
 	// dense: a point of bins bounds was found to be every edge, in order;
 	// later ones of the same key are taken as such without reading their
@@ -188,6 +190,7 @@ func (c *wireCache) layout(k wireKey) (*wireLayout, bool) {
 		}
 		// The width from dMax: the first bound was written rounded.
 		l.bins, l.width = int(n), k.last/n
+		l.inv, l.tol = 1/l.width, boundTolerance*k.last
 	}
 	if len(c.layouts) >= maxCachedShapes {
 		clear(c.layouts)
@@ -216,11 +219,15 @@ func (l *wireLayout) index(b float64) (int, bool) {
 		}
 		return j - 1, true
 	}
-	k := math.Round(b / l.width)
-	if k < 1 || k > float64(l.bins) || math.Abs(b-k*l.width) > boundTolerance*float64(l.bins)*l.width {
+	x := b * l.inv
+	if !(x >= 0.5) || x >= float64(l.bins)+0.5 {
 		return 0, false
 	}
-	return int(k) - 1, true
+	k := int(x + 0.5)
+	if math.Abs(b-float64(k)*l.width) > l.tol {
+		return 0, false
+	}
+	return k - 1, true
 }
 
 // readWindow reads one point of outcome.MetricWindow into w, its occupied

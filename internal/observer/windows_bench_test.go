@@ -37,8 +37,19 @@ const (
 // Each loop moves the windows' bounds to the gateway's next window outside
 // the timer. Besides ns/op (one window) it reports the merge and the close
 // apart, and the process's CPU time. Run it with -cpu 1.
-func BenchmarkGatewayMerge(b *testing.B) {
-	agentMD := agentWindows(b)
+func BenchmarkGatewayMerge(b *testing.B) { benchmarkGatewayMerge(b, 2000) }
+
+// BenchmarkGatewayMergeSparse is BenchmarkGatewayMerge with the windows
+// of a realistic load: 5 instances of each probe per agent, 320 per probe
+// in the merged window, a few of the 1000 bins occupied. The windows go
+// as sparse deltaq.window points (the first edge, dMax and the edges
+// around the occupied bins): the merge costs what the instances cost.
+func BenchmarkGatewayMergeSparse(b *testing.B) { benchmarkGatewayMerge(b, 5) }
+
+// benchmarkGatewayMerge runs BenchmarkGatewayMerge with perProbe instances
+// of each probe in each agent's window.
+func benchmarkGatewayMerge(b *testing.B, perProbe int) {
+	agentMD := agentWindows(b, perProbe)
 	mds := make([]pmetric.Metrics, mergeAgents)
 	var points []pmetric.HistogramDataPoint
 	for i := range mds {
@@ -66,6 +77,11 @@ func BenchmarkGatewayMerge(b *testing.B) {
 
 	cfg := testConfig()
 	cfg.Lag = 3 * time.Second
+	// The gateway pins the probes' layouts, as the example gateway does.
+	cfg.Probes = make(map[string]analysis.ProbeConfig, mergeProbes)
+	for p := range mergeProbes {
+		cfg.Probes[fmt.Sprintf("probe_%03d", p)] = analysis.ProbeConfig{DMax: time.Second, Bins: mergeBins}
+	}
 	now := at(0)
 	gw := benchObserver(b, cfg, &now)
 	ctx := context.Background()
@@ -121,9 +137,10 @@ func BenchmarkGatewayMerge(b *testing.B) {
 }
 
 // agentWindows returns the output of one window of an agent observer with
-// emit_windows: mergeProbes probes, each with 2000 instances spread
-// exponentially over hundreds of its mergeBins bins, one in 50 a failure.
-func agentWindows(b *testing.B) []pmetric.Metrics {
+// emit_windows: mergeProbes probes, each with perProbe instances (2000:
+// spread exponentially over hundreds of its mergeBins bins), one in 50 a
+// failure.
+func agentWindows(b *testing.B, perProbe int) []pmetric.Metrics {
 	b.Helper()
 	cfg := testConfig()
 	cfg.EmitWindows = true
@@ -140,7 +157,7 @@ func agentWindows(b *testing.B) []pmetric.Metrics {
 	for p := range mergeProbes {
 		name := fmt.Sprintf("probe_%03d", p)
 		mean := 0.05 + 0.1*float64(p)/mergeProbes
-		for j := range 2000 {
+		for j := range perProbe {
 			end := t0.UnixNano() + int64(j)*int64(time.Millisecond)/4
 			d := int64(rng.ExpFloat64() * mean * 1e9)
 			oc := analysis.Success
