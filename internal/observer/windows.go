@@ -238,6 +238,11 @@ func (l *wireLayout) index(b float64) (int, bool) {
 // empty, an overflow bucket that is not the timeouts and failures of the
 // attributes. The engine checks the values (analysis.Engine.AddWindow).
 func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, cache *wireCache) bool {
+	// BinIndex is never nil: nil would mean dense counts, and a window of
+	// timeouts alone has no occupied bin.
+	if w.BinIndex == nil {
+		w.BinIndex = make([]int, 0, 64)
+	}
 	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source}
 	var hasTimeout, hasFailure bool
 	var key wireKey

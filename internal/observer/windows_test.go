@@ -195,6 +195,19 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 	assert.Equal(t, 1000, w.Bins)
 	assert.Equal(t, int64(time.Second), w.DMaxNs)
 
+	// A window of timeouts alone has no occupied bin: two buckets, and it
+	// reads, into a fresh window, as sparse and empty — not as dense.
+	to := probeResult(0.001, make([]uint64, 1000)...)
+	to.Counts.Timeout = 7
+	tdp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{to}}))
+	assert.Equal(t, []float64{0.001, 1}, tdp.ExplicitBounds().AsRaw())
+	var fresh analysis.Window
+	require.True(t, readWindow(tdp, "a", &fresh, newWireCache()))
+	require.NotNil(t, fresh.BinIndex)
+	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&fresh))
+
 	for name, spoil := range map[string]func(pmetric.HistogramDataPoint){
 		"a count in a run of empty bins": func(d pmetric.HistogramDataPoint) { d.BucketCounts().SetAt(1, 1) },
 		"a bound between edges":          func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(1, 0.0055) },
