@@ -208,6 +208,7 @@ func TestGatewayFollowsAutoRangedAgents(t *testing.T) {
 	if changes := scrapeSum(t, gateway.telemetry, "otelcol_deltaq_connector_layout_changes"); changes < 2 {
 		t.Errorf("layout changes %d, want at least 2", changes)
 	}
+	t.Logf("contributions %v: %d of the agents' %d job windows added", tel, added, sent)
 	for _, c := range append(agents, gateway) {
 		c.StopCleanly(t)
 	}
