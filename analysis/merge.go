@@ -224,43 +224,98 @@ func (a *acc) addSparse(idx []int, counts []uint64, timeouts, failures int64) (u
 }
 
 // checkWindow checks what a window says of itself: its probe's name, its
-// source's, its layout, its counts and its sum. It returns the window's
-// layout and its instance count, saturated at math.MaxInt64 (for the
-// drop counters of a refused window). Called with mu held.
+// source's, its layout, its counts and its sum, in one pass over its
+// counts. It returns the window's layout and its instance count,
+// saturated at math.MaxInt64 (for the drop counters of a refused window).
+// Called with mu held.
 func (e *Engine) checkWindow(w *Window) (layout, int64, Contribution) {
-	n, ok := windowCount(w)
+	lay, edges, layOK := e.windowLayout(w)
+	if !layOK {
+		edges = nil
+	}
+	sc := scanWindow(w, edges)
+	n, countsOK := sc.count(w)
 	switch {
 	case len(w.Source) > MaxSourceLength:
 		return layout{}, n, ContributionAgentInvalid
-	case !ok || w.Probe == "" || len(w.Probe) > MaxProbeNameLength:
-		return layout{}, n, ContributionInvalid
-	}
-	lay, edges, ok := e.windowLayout(w)
-	if !ok || !checkBins(w, len(edges)-1) || !sumWithin(w, edges) {
+	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum):
 		return layout{}, n, ContributionInvalid
 	}
 	return lay, n, ContributionAccepted
 }
 
-// windowCount returns the instances of w, saturated at math.MaxInt64, and
+// windowScan is what one pass over a window's counts finds: their sum
+// (sat: beyond uint64), whether they fit the bins (one per bin, or sparse
+// indices strictly increasing within them), and the bounds lo and hi, in
+// seconds, of the sum of the successes' delays: each success of bin i
+// lies in [eᵢ, eᵢ₊₁] (both ends, whichever of the two the layout
+// includes); f is the successes as a float.
+type windowScan struct {
+	n         uint64
+	sat       bool
+	binsOK    bool
+	lo, hi, f float64
+}
+
+// scanWindow makes the one pass over w's counts, against the bin edges
+// (ns) of its layout; with edges nil (the layout is not valid) only the
+// sum is taken.
+func scanWindow(w *Window, edges []int64) windowScan {
+	sc := windowScan{binsOK: edges != nil}
+	nb := len(edges) - 1
+	if w.BinIndex == nil {
+		sc.binsOK = sc.binsOK && len(w.BinCounts) == nb
+	} else {
+		sc.binsOK = sc.binsOK && len(w.BinIndex) == len(w.BinCounts)
+	}
+	prev := -1
+	for j, c := range w.BinCounts {
+		s := sc.n + c
+		sc.sat = sc.sat || s < sc.n
+		sc.n = s
+		if !sc.binsOK {
+			continue
+		}
+		i := j
+		if w.BinIndex != nil {
+			if i = w.BinIndex[j]; i <= prev || i >= nb {
+				sc.binsOK = false
+				continue
+			}
+			prev = i
+		}
+		f := float64(c)
+		sc.lo += f * float64(edges[i])
+		sc.hi += f * float64(edges[i+1])
+		sc.f += f
+	}
+	sc.lo, sc.hi = sc.lo/1e9, sc.hi/1e9
+	return sc
+}
+
+// count returns the instances of w, saturated at math.MaxInt64, and
 // whether its counts are valid: timeouts and failures not negative, and
 // at most MaxWindowInstances instances in all.
-func windowCount(w *Window) (int64, bool) {
-	var n uint64
-	sat := false
-	for _, c := range w.BinCounts {
-		s := n + c
-		sat = sat || s < n
-		n = s
-	}
-	ok := w.Timeouts >= 0 && w.Failures >= 0 && !sat
-	n = min(n, MaxWindowInstances+1)
-	total := int64(n) + max(w.Timeouts, 0) // both ≤ 2⁶³−1 and n ≤ 2⁵⁰+1: no overflow below
+func (sc windowScan) count(w *Window) (int64, bool) {
+	ok := w.Timeouts >= 0 && w.Failures >= 0 && !sc.sat
+	n := min(sc.n, MaxWindowInstances+1)
+	total := int64(n) + max(w.Timeouts, 0) // n ≤ 2⁵⁰+1: no overflow
 	if total < 0 || total > math.MaxInt64-max(w.Failures, 0) {
 		return math.MaxInt64, false
 	}
 	total += max(w.Failures, 0)
 	return total, ok && total <= MaxWindowInstances
+}
+
+// sumWithin reports whether s, the sum of the successful delays, is finite
+// and lies in [lo, hi], up to the rounding of a sum of floats (a relative
+// 1e-6) and of each delay to the nearest nanosecond.
+func (sc windowScan) sumWithin(s float64) bool {
+	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
+		return false
+	}
+	tol := 1e-6*sc.hi + sc.f*1e-9
+	return s >= sc.lo-tol && s <= sc.hi+tol
 }
 
 // windowLayout returns the layout of w and its bin edges in nanoseconds
@@ -313,52 +368,6 @@ func (e *Engine) uniformEdges(l layout) []int64 {
 	}
 	e.unEdges[l] = edges
 	return edges
-}
-
-// checkBins reports whether the counts of w fit its nb bins: one per bin,
-// or sparse indices strictly increasing within them.
-func checkBins(w *Window, nb int) bool {
-	if w.BinIndex == nil {
-		return len(w.BinCounts) == nb
-	}
-	if len(w.BinIndex) != len(w.BinCounts) {
-		return false
-	}
-	prev := -1
-	for _, i := range w.BinIndex {
-		if i <= prev || i >= nb {
-			return false
-		}
-		prev = i
-	}
-	return true
-}
-
-// sumWithin reports whether the sum of the successful delays of w is
-// finite and consistent with its bins: each success of bin i lies in
-// [eᵢ, eᵢ₊₁] (both ends, whichever of the two the layout includes), so
-// the sum lies in [Σ cᵢ·eᵢ, Σ cᵢ·eᵢ₊₁], up to the rounding of a sum of
-// floats (a relative 1e-6) and the rounding of each delay to the nearest
-// nanosecond.
-func sumWithin(w *Window, edges []int64) bool {
-	s := w.SuccessSum
-	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
-		return false
-	}
-	var lo, hi, n float64
-	for j, c := range w.BinCounts {
-		i := j
-		if w.BinIndex != nil {
-			i = w.BinIndex[j]
-		}
-		f := float64(c)
-		lo += f * float64(edges[i])
-		hi += f * float64(edges[i+1])
-		n += f
-	}
-	lo, hi = lo/1e9, hi/1e9
-	tol := 1e-6*hi + n*1e-9
-	return s >= lo-tol && s <= hi+tol
 }
 
 // windowProbe returns the probe a valid window names, admitting a new one

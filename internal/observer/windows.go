@@ -147,10 +147,11 @@ type wireLayout struct {
 	ll     deltaq.LogLinear // zero: uniform bins
 	dmaxNs int64
 	bins   int
-	width  float64 // uniform: the bin width, seconds,
-	inv    float64 // its inverse
-	tol    float64 // and the tolerance on a bound, boundTolerance·dMax
-	edges  []int64 // log-linear: the bucket edges, ns
+	width  float64   // uniform: the bin width, seconds,
+	inv    float64   // its inverse
+	tol    float64   // and the tolerance on a bound, boundTolerance·dMax
+	upper  []float64 // uniform: the upper edges as agents write them
+	edges  []int64   // log-linear: the bucket edges, ns
 	// dense: a point of bins bounds was found to be every edge, in order;
 	// later ones of the same key are taken as such without reading their
 	// bounds again (a producer can misstate counts as easily as bounds:
@@ -191,6 +192,10 @@ func (c *wireCache) layout(k wireKey) (*wireLayout, bool) {
 		// The width from dMax: the first bound was written rounded.
 		l.bins, l.width = int(n), k.last/n
 		l.inv, l.tol = 1/l.width, boundTolerance*k.last
+		l.upper = make([]float64, l.bins)
+		for i := range l.upper {
+			l.upper[i] = edgeSeconds(i, l.width)
+		}
 	}
 	if len(c.layouts) >= maxCachedShapes {
 		clear(c.layouts)
@@ -224,7 +229,9 @@ func (l *wireLayout) index(b float64) (int, bool) {
 		return 0, false
 	}
 	k := int(x + 0.5)
-	if math.Abs(b-float64(k)*l.width) > l.tol {
+	// The edges as an agent writes them (edgeSeconds) match exactly;
+	// others within the tolerance.
+	if l.upper[k-1] != b && math.Abs(b-float64(k)*l.width) > l.tol {
 		return 0, false
 	}
 	return k - 1, true
