@@ -233,7 +233,7 @@ func (e *Engine) checkWindow(w *Window) (layout, int64, Contribution) {
 	if !layOK {
 		edges = nil
 	}
-	sc := scanWindow(w, edges)
+	sc := scanWindow(w, lay, edges)
 	n, countsOK := sc.count(w)
 	switch {
 	case len(w.Source) > MaxSourceLength:
@@ -244,8 +244,8 @@ func (e *Engine) checkWindow(w *Window) (layout, int64, Contribution) {
 	return lay, n, ContributionAccepted
 }
 
-// windowScan is what one pass over a window's counts finds: their sum
-// (sat: beyond uint64), whether they fit the bins (one per bin, or sparse
+// windowScan is what a pass over a window's counts finds: their sum (sat:
+// beyond uint64), whether they fit the bins (one per bin, or sparse
 // indices strictly increasing within them), and the bounds lo and hi, in
 // seconds, of the sum of the successes' delays: each success of bin i
 // lies in [eᵢ, eᵢ₊₁] (both ends, whichever of the two the layout
@@ -257,37 +257,68 @@ type windowScan struct {
 	lo, hi, f float64
 }
 
-// scanWindow makes the one pass over w's counts, against the bin edges
-// (ns) of its layout; with edges nil (the layout is not valid) only the
-// sum is taken.
-func scanWindow(w *Window, edges []int64) windowScan {
-	sc := windowScan{binsOK: edges != nil}
+// scanWindow makes the pass over w's counts, against its layout l and the
+// bin edges (ns) of l; with edges nil (the layout is not valid) only the
+// sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
+// Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ: one multiply-add a bin.
+func scanWindow(w *Window, l layout, edges []int64) windowScan {
+	var sc windowScan
+	var ci float64 // Σ cᵢ·i, or for log-linear buckets Σ cᵢ·eᵢ
 	nb := len(edges) - 1
-	if w.BinIndex == nil {
-		sc.binsOK = sc.binsOK && len(w.BinCounts) == nb
-	} else {
-		sc.binsOK = sc.binsOK && len(w.BinIndex) == len(w.BinCounts)
-	}
-	prev := -1
-	for j, c := range w.BinCounts {
-		s := sc.n + c
-		sc.sat = sc.sat || s < sc.n
-		sc.n = s
-		if !sc.binsOK {
-			continue
+	switch {
+	case edges == nil:
+		for _, c := range w.BinCounts {
+			s := sc.n + c
+			sc.sat = sc.sat || s < sc.n
+			sc.n = s
 		}
-		i := j
-		if w.BinIndex != nil {
-			if i = w.BinIndex[j]; i <= prev || i >= nb {
-				sc.binsOK = false
-				continue
-			}
+		return sc
+	case w.BinIndex == nil:
+		sc.binsOK = len(w.BinCounts) == nb
+		fi := 0.0
+		for _, c := range w.BinCounts {
+			s := sc.n + c
+			sc.sat = sc.sat || s < sc.n
+			sc.n = s
+			ci += float64(c) * fi
+			fi++
+		}
+	default:
+		sc.binsOK = len(w.BinIndex) == len(w.BinCounts)
+		prev := -1
+		for _, i := range w.BinIndex {
+			sc.binsOK = sc.binsOK && i > prev && i < nb
 			prev = i
 		}
-		f := float64(c)
-		sc.lo += f * float64(edges[i])
-		sc.hi += f * float64(edges[i+1])
-		sc.f += f
+		if !sc.binsOK {
+			return scanWindow(w, l, nil)
+		}
+		for j, c := range w.BinCounts {
+			s := sc.n + c
+			sc.sat = sc.sat || s < sc.n
+			sc.n = s
+			ci += float64(c) * float64(w.BinIndex[j])
+		}
+	}
+	if !sc.binsOK {
+		return sc
+	}
+	sc.f = float64(sc.n)
+	if !l.logLinear() {
+		width := float64(l.dmaxNs) / float64(l.bins) / 1e9
+		sc.lo = ci * width
+		sc.hi = sc.lo + sc.f*width
+		return sc
+	}
+	// Log-linear: the edges themselves.
+	sc.lo, sc.hi = 0, 0
+	for j, c := range w.BinCounts {
+		i := j
+		if w.BinIndex != nil {
+			i = w.BinIndex[j]
+		}
+		sc.lo += float64(c) * float64(edges[i])
+		sc.hi += float64(c) * float64(edges[i+1])
 	}
 	sc.lo, sc.hi = sc.lo/1e9, sc.hi/1e9
 	return sc

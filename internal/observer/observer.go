@@ -105,6 +105,10 @@ type Observer struct {
 	// layouts (windows.go); boundsMu guards it.
 	boundsMu sync.Mutex
 	wire     *wireCache
+	// wScratch and idxScratch hold the window being read and the buffer
+	// of its sparse indices, reused; boundsMu guards them.
+	wScratch   analysis.Window
+	idxScratch []int
 }
 
 // New makes the observer of cfg, which the component has validated

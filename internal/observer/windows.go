@@ -67,7 +67,23 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 // each occupied bin i > 0 has the bucket (upper[i−1], upper[i]], a run of
 // empty bins between them one empty bucket, and the last bound is dMax.
 // Without an empty run the result is every edge, the dense form.
+//
+// A window whose sparse form would have more than half the bins' buckets
+// goes dense: a gateway reads a dense point of a layout it knows without
+// looking at its bounds again.
 func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint64) ([]float64, []uint64) {
+	n := 1
+	for i := 1; i < len(c); i++ {
+		if c[i] != 0 {
+			n++
+			if c[i-1] == 0 {
+				n++
+			}
+		}
+	}
+	if 2*n > len(c) {
+		return append(bounds, upper...), append(counts, c...)
+	}
 	bounds, counts = append(bounds, upper[0]), append(counts, c[0])
 	last := 0 // the bin whose upper edge is the last bound
 	for i := 1; i < len(c); i++ {
@@ -94,9 +110,12 @@ func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint6
 // bounds that are not edges of a layout, counts that do not add up)
 // counts as invalid. The engine checks the rest (analysis.Engine.AddWindow).
 func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	var w analysis.Window
 	o.boundsMu.Lock()
 	defer o.boundsMu.Unlock()
+	// The window read and its sparse indices' buffer (kept across dense
+	// points, which have none) are reused from call to call.
+	w, idx := &o.wScratch, o.idxScratch
+	defer func() { o.idxScratch = idx }()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		source := sourceOf(rms.At(i).Resource())
@@ -111,11 +130,16 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 				dps := m.Histogram().DataPoints()
 				o.build.merging.Store(true)
 				for l := 0; l < dps.Len(); l++ {
-					if !readWindow(dps.At(l), source, &w, o.wire) {
-						// Counted as an invalid contribution, of no instance.
-						w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
+					w.BinIndex = idx[:0]
+					ok := readWindow(dps.At(l), source, w, o.wire)
+					if w.BinIndex != nil {
+						idx = w.BinIndex
 					}
-					c := o.engine.AddWindow(&w)
+					if !ok {
+						// Counted as an invalid contribution, of no instance.
+						*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
+					}
+					c := o.engine.AddWindow(w)
 					o.tel.contributions.Add(ctx, 1, o.fateAttr[c])
 				}
 			}
@@ -296,18 +320,24 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice, w *analysis.Window) bool {
 	n := bounds.Len()
 	if l.dense && n == l.bins {
-		for i, c := range counts.All() {
-			if i < n && c != 0 {
-				w.BinIndex, w.BinCounts = append(w.BinIndex, i), append(w.BinCounts, c)
-			}
+		// Dense: the counts as they are (BinIndex nil), in one pass.
+		w.BinIndex = nil
+		w.BinCounts = slices.Grow(w.BinCounts, n)[:n]
+		for i := range w.BinCounts {
+			w.BinCounts[i] = counts.At(i)
 		}
 		return true
 	}
 	prev := -1
-	for j, b := range bounds.All() {
-		i, ok := l.index(b)
-		if !ok || i <= prev {
-			return false
+	for j := range n {
+		b := bounds.At(j)
+		i := prev + 1
+		// The next edge, as an agent writes it, is the common case.
+		if l.upper == nil || i >= l.bins || l.upper[i] != b {
+			var ok bool
+			if i, ok = l.index(b); !ok || i <= prev {
+				return false
+			}
 		}
 		c := counts.At(j)
 		if c != 0 {
