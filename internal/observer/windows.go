@@ -68,7 +68,7 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 // empty bins between them one empty bucket, and the last bound is dMax.
 // Without an empty run the result is every edge, the dense form.
 //
-// A window whose sparse form would have more than half the bins' buckets
+// A window whose sparse form would have more than a quarter of the bins' buckets
 // goes dense: a gateway reads a dense point of a layout it knows without
 // looking at its bounds again.
 func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint64) ([]float64, []uint64) {
@@ -81,7 +81,7 @@ func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint6
 			}
 		}
 	}
-	if 2*n > len(c) {
+	if 4*n > len(c) {
 		return append(bounds, upper...), append(counts, c...)
 	}
 	bounds, counts = append(bounds, upper[0]), append(counts, c[0])
