@@ -144,6 +144,9 @@ type Engine struct {
 	saturated int64
 	minEnd    int64 // single-window mode: extent of the instances
 	maxEnd    int64
+	// pending are the probes no configuration names whose layout other
+	// engines' windows propose but have not agreed on (merge.go).
+	pending map[string]*probe
 	// llEdges and unEdges cache the bin edges of the layouts of other
 	// engines' windows (merge.go).
 	llEdges map[deltaq.LogLinear][]int64
@@ -318,6 +321,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		byName:   make(map[string]*probe),
 		free:     make(map[layout][]*acc),
 		llEdges:  make(map[deltaq.LogLinear][]int64),
+		pending:  make(map[string]*probe),
 		unEdges:  make(map[layout][]int64),
 		minEnd:   math.MaxInt64,
 		maxEnd:   math.MinInt64,
@@ -706,6 +710,7 @@ func (e *Engine) Advance(now time.Time) []*Result {
 	}
 	if len(cl) > 0 {
 		cl[len(cl)-1].forget = e.expire(t)
+		e.expirePending()
 	}
 	e.mu.Unlock()
 	return e.analyse(cl)

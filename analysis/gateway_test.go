@@ -278,3 +278,39 @@ func TestAgentsBounded(t *testing.T) {
 		t.Error("max_agents above its bound was accepted")
 	}
 }
+
+// TestUnagreedProbesAreNotTracked: windows of one forger naming probes no
+// configuration names create no probe — no series, no place among
+// max_probes — and their votes are forgotten once their windows close; a
+// probe two agents agree on is tracked from the window that agreed.
+func TestUnagreedProbesAreNotTracked(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second, MaxProbes: 3}, at(2*time.Second))
+	for i := range 10 {
+		w := gwWindow("forger", time.Second, testDMax, testBins)
+		w.Probe = strings.Repeat("j", i+1)
+		want := ContributionUnagreed
+		if i >= 3 {
+			want = ContributionProbeLimit // max_probes pending names
+		}
+		if c := e.AddWindow(&w); c != want {
+			t.Errorf("junk probe %d: %v, want %v", i, c, want)
+		}
+	}
+	if st := e.Stats(); st.Probes != 0 || st.UnconfiguredProbes != 0 {
+		t.Errorf("the forger's windows made %d probes", st.Probes)
+	}
+	// The votes' windows close: the pending probes go, and their places
+	// with them.
+	r := e.Advance(at(3 * time.Second))
+	if n := len(r[len(r)-1].Probes); n != 0 {
+		t.Errorf("%d probes in the result", n)
+	}
+	for _, src := range []string{"a", "b"} {
+		w := gwWindow(src, 2*time.Second, testDMax, testBins)
+		w.Probe = "real"
+		e.AddWindow(&w)
+	}
+	if st := e.Stats(); st.Probes != 1 || st.Counted != 4 || st.LayoutsAgreed != 1 {
+		t.Errorf("after two agents agreed: %+v", st)
+	}
+}

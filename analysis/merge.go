@@ -183,7 +183,7 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 	if w.Source != "" && !known && len(s.sources) >= e.cfg.Gateway.MaxAgents {
 		return ContributionAgentLimit, n
 	}
-	p, c := e.windowProbe(w.Probe)
+	p, c := e.windowProbe(w.Probe, lay, w.Source, k)
 	if p == nil {
 		return c, n
 	}
@@ -401,29 +401,58 @@ func (e *Engine) uniformEdges(l layout) []int64 {
 	return edges
 }
 
-// windowProbe returns the probe a valid window names, admitting a new one
-// (without a layout: it takes one by agreement) when a processor of this
-// process configures it or Config.MaxProbes allows; or nil and why not.
-// Called with mu held.
-func (e *Engine) windowProbe(name string) (*probe, Contribution) {
+// windowProbe returns the probe a valid window of layout own from source
+// for window k names, or nil and why not. A probe no configuration names
+// is not tracked — no series, no place among Config.MaxProbes — until
+// its layout is agreed: until then its name and the layouts proposed for
+// it wait among the pending probes (at most Config.MaxProbes, each gone
+// once its votes' windows have closed), and the window is a vote
+// (ContributionUnagreed). Called with mu held.
+func (e *Engine) windowProbe(name string, own layout, source string, k int64) (*probe, Contribution) {
 	p := e.byName[name]
-	if p == nil {
-		if l, ok := e.lookup(name); ok {
-			p = e.register(name, true, l)
-			p.local = true
-			return p, ContributionAccepted
+	if p != nil {
+		if !p.lay.valid() && !p.fixed {
+			if l, ok := e.lookup(p.name); ok {
+				p.lay, p.local, p.cands = l, true, nil
+			}
 		}
-		if e.unconfigured >= e.cfg.MaxProbes {
+		return p, ContributionAccepted
+	}
+	if l, ok := e.lookup(name); ok {
+		p = e.register(name, true, l)
+		p.local = true
+		return p, ContributionAccepted
+	}
+	pp := e.pending[name]
+	if pp == nil {
+		if source == "" {
+			return nil, ContributionUnagreed // an anonymous window never votes
+		}
+		if len(e.pending) >= e.cfg.MaxProbes || e.unconfigured >= e.cfg.MaxProbes {
 			return nil, ContributionProbeLimit
 		}
-		return e.register(name, false, layout{}), ContributionAccepted
+		pp = &probe{name: strings.Clone(name), lastK: noWindow, lastVote: noWindow}
+		e.pending[pp.name] = pp
 	}
-	if !p.lay.valid() && !p.fixed {
-		if l, ok := e.lookup(p.name); ok {
-			p.lay, p.local, p.cands = l, true, nil
+	if !e.vote(pp, own, source, k) {
+		return nil, ContributionUnagreed
+	}
+	if e.unconfigured >= e.cfg.MaxProbes {
+		return nil, ContributionProbeLimit
+	}
+	delete(e.pending, name)
+	e.layoutsAgreed++
+	return e.register(name, false, own), ContributionAccepted
+}
+
+// expirePending forgets the pending probes whose votes' windows have all
+// closed. Called with mu held, when windows close.
+func (e *Engine) expirePending() {
+	for name, pp := range e.pending {
+		if pp.lastVote < e.k0 {
+			delete(e.pending, name)
 		}
 	}
-	return p, ContributionAccepted
 }
 
 // candidate is a layout other engines' windows propose for a probe, and
