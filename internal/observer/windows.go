@@ -115,7 +115,18 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 	// The window read and its sparse indices' buffer (kept across dense
 	// points, which have none) are reused from call to call.
 	w, idx := &o.wScratch, o.idxScratch
-	defer func() { o.idxScratch = idx }()
+	// The fates are counted here and added to the self-telemetry once per
+	// request: an instrument's Add per window would cost as much as the
+	// merge of a sparse window.
+	var fates analysis.Contributions
+	defer func() {
+		o.idxScratch = idx
+		for c, n := range fates {
+			if n > 0 {
+				o.tel.contributions.Add(ctx, n, o.fateAttr[c])
+			}
+		}
+	}()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		source := sourceOf(rms.At(i).Resource())
@@ -139,8 +150,7 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 						// Counted as an invalid contribution, of no instance.
 						*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
 					}
-					c := o.engine.AddWindow(w)
-					o.tel.contributions.Add(ctx, 1, o.fateAttr[c])
+					fates[o.engine.AddWindow(w)]++
 				}
 			}
 		}
