@@ -275,13 +275,13 @@ func scanWindow(w *Window, l layout, edges []int64) windowScan {
 		return sc
 	case w.BinIndex == nil:
 		sc.binsOK = len(w.BinCounts) == nb
-		fi := 0.0
-		for _, c := range w.BinCounts {
+		for i, c := range w.BinCounts {
 			s := sc.n + c
 			sc.sat = sc.sat || s < sc.n
 			sc.n = s
-			ci += float64(c) * fi
-			fi++
+			// int64(c): one instruction where uint64 takes several; a
+			// count of 2⁶³ or more makes the window too large anyway.
+			ci += float64(int64(c)) * float64(i)
 		}
 	default:
 		sc.binsOK = len(w.BinIndex) == len(w.BinCounts)
@@ -297,7 +297,7 @@ func scanWindow(w *Window, l layout, edges []int64) windowScan {
 			s := sc.n + c
 			sc.sat = sc.sat || s < sc.n
 			sc.n = s
-			ci += float64(c) * float64(w.BinIndex[j])
+			ci += float64(int64(c)) * float64(w.BinIndex[j])
 		}
 	}
 	if !sc.binsOK {
