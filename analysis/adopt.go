@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -93,7 +94,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		ad.Carried = append(ad.Carried, op.name)
 	}
 	for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
-		e.slots[e.slotOf(k)].sources = old.slots[old.slotOf(k)].sources
+		e.slots[e.slotOf(k)].sources = maps.Clone(old.slots[old.slotOf(k)].sources)
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
 	slices.Sort(ad.Carried)

@@ -18,8 +18,11 @@ import (
 // observed ΔQs for the band, running totals, trigger states and the snapshot recorder. It is
 // used under Engine.amu.
 type analyzer struct {
-	cfg    *compiled
-	probes map[string]*probeState
+	cfg *compiled
+	// saturated counts the running totals that reached math.MaxInt64
+	// (Counts.add) since the engine last collected them.
+	saturated int64
+	probes    map[string]*probeState
 	// calculated marks the diagram probes that have a calculated ΔQ (a
 	// definition or an operator; an outcome's "calculated" ΔQ would only be
 	// its observed one).
@@ -309,6 +312,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			pr.Width, pr.Bins = ac.lay.width(), ac.lay.bins
 			pr.BinCounts = append([]uint64(nil), h.Counts()...)
 			pr.Edges = upperEdges(h.Edges())
+			pr.LogLinear = h.Layout()
 			pr.UnderResolved = underResolvedCounts(h.Counts(), h.Successes())
 			dq, err = h.DeltaQ(pr.Width)
 		} else {
@@ -359,7 +363,9 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 		}
 		s.width, s.bins, s.edges = pr.Width, pr.Bins, pr.Edges
 	}
-	s.totals.add(pr.Counts)
+	if s.totals.add(pr.Counts) {
+		a.saturated++
+	}
 	pr.Totals = s.totals
 	if ev != nil && a.calculated[pr.Name] {
 		if res, ok := ev.Result(pr.Name); ok && res.OK && res.Err == nil {

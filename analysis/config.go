@@ -92,6 +92,10 @@ type Config struct {
 	// Probes holds per-probe settings, keyed by probe name.
 	Probes map[string]ProbeConfig `mapstructure:"probes"`
 
+	// Gateway bounds and checks the windows of other engines (agents)
+	// given to Engine.AddWindow (merge.go).
+	Gateway GatewayConfig `mapstructure:"gateway"`
+
 	// WhatIf holds what-if scenarios of the diagram, scenario name →
 	// outcome probe → intervention on that outcome's observed ΔQ X (the
 	// expressions of whatif.Help: "0.5*X+1ms", a distribution,
@@ -158,11 +162,102 @@ type ProbeConfig struct {
 	// instances carry (deltaq.dmax_ns, deltaq.bins). Both or neither.
 	DMax time.Duration `mapstructure:"dmax"`
 	Bins int           `mapstructure:"bins"`
+	// Binning, instead of DMax and Bins, fixes log-linear buckets for the
+	// probe, as the deltaq processor's `binning:` option does (its dMax is
+	// High): a gateway whose agents' processors use log-linear binning
+	// pins their layout with it.
+	Binning *BinningConfig `mapstructure:"binning"`
 	// QTA is the probe's requirement; the zero QTA is none.
 	QTA QTA `mapstructure:"qta"`
 	// Triggers selects the probe's triggers; all are off by default (the
 	// thesis, section 4.4.1).
 	Triggers Triggers `mapstructure:"triggers"`
+}
+
+// BinningConfig is a probe's log-linear binning, DTrace's llquantize
+// (deltaq.LogLinear), with the deltaq processor's option names: kind
+// log-linear, factor, low, high and steps.
+type BinningConfig struct {
+	Kind   string        `mapstructure:"kind"`
+	Factor int64         `mapstructure:"factor"`
+	Low    time.Duration `mapstructure:"low"`
+	High   time.Duration `mapstructure:"high"`
+	Steps  int64         `mapstructure:"steps"`
+}
+
+// BinningLogLinear is the one kind of BinningConfig.
+const BinningLogLinear = "log-linear"
+
+// LogLinear returns the buckets of b, or why they are not valid: kind
+// log-linear, and a layout deltaq.LogLinear.Edges accepts of at most
+// deltaq.MaxThesisBins buckets, the processor's own bound.
+func (b BinningConfig) LogLinear() (deltaq.LogLinear, error) {
+	if b.Kind != BinningLogLinear {
+		return deltaq.LogLinear{}, fmt.Errorf("binning::kind must be %s, got %q", BinningLogLinear, b.Kind)
+	}
+	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
+	edges, err := ll.Edges()
+	if err != nil {
+		return deltaq.LogLinear{}, fmt.Errorf("binning: %w", err)
+	}
+	if len(edges)-1 > deltaq.MaxThesisBins {
+		return deltaq.LogLinear{}, fmt.Errorf("binning: %d buckets, more than %d", len(edges)-1, deltaq.MaxThesisBins)
+	}
+	return ll, nil
+}
+
+// GatewayConfig bounds the windows an engine merges from other engines
+// (agents, Engine.AddWindow) and says how a probe whose layout no
+// configuration fixes takes one from them.
+type GatewayConfig struct {
+	// LayoutQuorum is the number of distinct agents that must send windows
+	// of the same layout, each passing every other check and lying in an
+	// open window, before a probe whose layout neither Probes nor a
+	// processor of this process fixes takes that layout, or moves to it
+	// at a window boundary. Zero means DefaultLayoutQuorum; in [1,
+	// MaxAgents]. With 1 a single agent, or a forger, sets the layout:
+	// pin the layouts in Probes instead.
+	LayoutQuorum int `mapstructure:"layout_quorum"`
+	// MaxAgents bounds the distinct agents whose windows merge into one
+	// window; a window of a further agent is refused (agent_limit). Zero
+	// means DefaultMaxAgents; at most MaxAgents.
+	MaxAgents int `mapstructure:"max_agents"`
+	// ExpectedAgents is the number of agents that should contribute to
+	// every window: the deltaq components count the closed windows of
+	// fewer contributors, so that a missing agent raises an alert rather
+	// than hiding in the merged counts. Zero is off; at most MaxAgents.
+	ExpectedAgents int `mapstructure:"expected_agents"`
+}
+
+// Bounds of GatewayConfig.
+const (
+	// DefaultLayoutQuorum: two agents must agree, so that no single
+	// window — a forged one, or an agent configured apart — sets a
+	// probe's layout.
+	DefaultLayoutQuorum = 2
+	// DefaultMaxAgents is far more agents than one gateway serves.
+	DefaultMaxAgents = 256
+	// MaxAgents bounds gateway::max_agents.
+	MaxAgents = 4096
+)
+
+// check returns the problems of the gateway options.
+func (g GatewayConfig) check() []error {
+	var errs []error
+	if g.MaxAgents < 0 || g.MaxAgents > MaxAgents {
+		errs = append(errs, fmt.Errorf(`"gateway::max_agents" must be in [0, %d], got %d`, MaxAgents, g.MaxAgents))
+	}
+	agents := g.MaxAgents
+	if agents <= 0 || agents > MaxAgents {
+		agents = DefaultMaxAgents
+	}
+	if g.LayoutQuorum < 0 || g.LayoutQuorum > agents {
+		errs = append(errs, fmt.Errorf(`"gateway::layout_quorum" must be in [0, max_agents %d], got %d`, agents, g.LayoutQuorum))
+	}
+	if g.ExpectedAgents < 0 || g.ExpectedAgents > agents {
+		errs = append(errs, fmt.Errorf(`"gateway::expected_agents" must be in [0, max_agents %d], got %d`, agents, g.ExpectedAgents))
+	}
+	return errs
 }
 
 // QTA is a quantitative timeliness agreement in the thesis's simplified form
@@ -355,6 +450,7 @@ func (c *Config) compile() (*compiled, error) {
 		}
 	}
 	errs = append(errs, c.checkSelection()...)
+	errs = append(errs, c.Gateway.check()...)
 	if c.RearmWindows < 0 {
 		errs = append(errs, fmt.Errorf(`"rearm_windows" must be ≥ 0, got %d`, c.RearmWindows))
 	}
@@ -438,6 +534,14 @@ func (pc ProbeConfig) check() []error {
 	}
 	if pc.Bins > deltaq.MaxBins {
 		errs = append(errs, fmt.Errorf("bins %d is more than %d", pc.Bins, deltaq.MaxBins))
+	}
+	if pc.Binning != nil {
+		if pc.DMax != 0 || pc.Bins != 0 {
+			errs = append(errs, errors.New("binning: set either dmax and bins or binning, not both"))
+		}
+		if _, err := pc.Binning.LogLinear(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !pc.QTA.IsZero() {
 		if _, err := pc.QTA.DeltaQ(); err != nil {
@@ -544,6 +648,12 @@ func (c Config) withDefaults(d *diagram.Diagram) *compiled {
 	}
 	if c.MaxProbes == 0 {
 		c.MaxProbes = DefaultMaxProbes
+	}
+	if c.Gateway.MaxAgents == 0 {
+		c.Gateway.MaxAgents = DefaultMaxAgents
+	}
+	if c.Gateway.LayoutQuorum == 0 {
+		c.Gateway.LayoutQuorum = min(DefaultLayoutQuorum, c.Gateway.MaxAgents)
 	}
 	if len(c.Quantiles) == 0 {
 		c.Quantiles = DefaultQuantiles

@@ -142,8 +142,20 @@ type Engine struct {
 	weightClamped int64
 	// contributions counts the windows given to AddWindow, by fate.
 	contributions Contributions
-	minEnd        int64 // single-window mode: extent of the instances
-	maxEnd        int64
+	// layoutChanges counts the layouts probes moved to after their first;
+	// layoutsAgreed the layouts agreed by other engines' windows.
+	layoutChanges, layoutsAgreed int64
+	// saturated counts the running totals that stopped at math.MaxInt64.
+	saturated int64
+	minEnd    int64 // single-window mode: extent of the instances
+	maxEnd    int64
+	// pending are the probes no configuration names whose layout other
+	// engines' windows propose but have not agreed on (merge.go).
+	pending map[string]*probe
+	// llEdges and unEdges cache the bin edges of the layouts of other
+	// engines' windows (merge.go).
+	llEdges map[deltaq.LogLinear][]int64
+	unEdges map[layout][]int64
 	// gen is the generation of the registry of processor layouts
 	// (Config.LayoutGeneration) the layouts were last looked up at.
 	gen uint64
@@ -214,11 +226,17 @@ type probe struct {
 	lay  layout
 	pend []layoutSwitch
 	// fixed: the layout comes from Config.Probes, and no announcement of
-	// a processor changes it.
-	fixed bool
+	// a processor changes it. local: it comes from a processor of this
+	// process (Config.LookupLayout). Either way the windows of other
+	// engines must have it: they never vote on it (merge.go).
+	fixed, local bool
+	// cands are the layouts other engines' windows propose for the probe,
+	// while none is agreed (merge.go); at most maxCandidates.
+	cands []candidate
 	// lastK is the window in which an instance of the probe was last
-	// counted, noWindow before the first.
-	lastK int64
+	// counted, noWindow before the first; lastVote the window of the
+	// newest window of another engine that proposed a layout for it.
+	lastK, lastVote int64
 }
 
 // acc accumulates one probe's instances in one window: in hist, or for a
@@ -316,8 +334,8 @@ type slot struct {
 	k    int64
 	accs []*acc // by probe index; nil: no instance yet
 	// sources are the distinct observers whose windows were merged into
-	// this one (AddWindow), at most maxSources.
-	sources []string
+	// this one (AddWindow), at most Gateway.MaxAgents; nil until the first.
+	sources map[string]struct{}
 }
 
 // New checks cfg (Config.Check) and returns an engine for it. now is the
@@ -335,6 +353,9 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		idle:     int64(cc.ProbeIdleTimeout),
 		byName:   make(map[string]*probe),
 		free:     make(map[layout][]*acc),
+		llEdges:  make(map[deltaq.LogLinear][]int64),
+		pending:  make(map[string]*probe),
+		unEdges:  make(map[layout][]int64),
 		minEnd:   math.MaxInt64,
 		maxEnd:   math.MinInt64,
 	}
@@ -357,13 +378,20 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 	e.gen = e.layoutGeneration()
 	for _, name := range an.knownProbes() {
 		var l layout
-		fixed := false
-		if pc, ok := e.cfg.Probes[name]; ok && pc.DMax > 0 && pc.Bins > 0 {
+		fixed, local := false, false
+		pc, ok := e.cfg.Probes[name]
+		switch {
+		case ok && pc.DMax > 0 && pc.Bins > 0:
 			l, fixed = layout{dmaxNs: int64(pc.DMax), bins: pc.Bins}, true
-		} else if cl, ok := e.lookup(name); ok {
-			l = cl
+		case ok && pc.Binning != nil:
+			// Checked by compile.
+			ll, _ := pc.Binning.LogLinear()
+			l, fixed = logLinearLayout(ll)
+		default:
+			l, local = e.lookup(name)
 		}
-		e.register(name, true, l).fixed = fixed
+		p := e.register(name, true, l)
+		p.fixed, p.local = fixed, local
 	}
 	return e, nil
 }
@@ -396,7 +424,7 @@ func (e *Engine) lookup(name string) (layout, bool) {
 // register adds a probe, reusing a free index. Called with mu held.
 func (e *Engine) register(name string, configured bool, l layout) *probe {
 	name = strings.Clone(name) // do not keep the caller's (pdata) memory alive
-	p := &probe{name: name, configured: configured, lay: l, lastK: noWindow}
+	p := &probe{name: name, configured: configured, lay: l, lastK: noWindow, lastVote: noWindow}
 	if n := len(e.freeIdx); n > 0 {
 		p.idx = e.freeIdx[n-1]
 		e.freeIdx = e.freeIdx[:n-1]
@@ -424,7 +452,9 @@ func (e *Engine) register(name string, configured bool, l layout) *probe {
 // held.
 func (e *Engine) admit(name string, own layout) (*probe, DropReason) {
 	if l, ok := e.lookup(name); ok {
-		return e.register(name, true, l), 0
+		p := e.register(name, true, l)
+		p.local = true
+		return p, 0
 	}
 	if !own.valid() || own.bins > deltaq.MaxThesisBins {
 		return nil, DropInvalid
@@ -630,7 +660,7 @@ func (e *Engine) probeFor(name string, own layout) (*probe, DropReason) {
 		// A configured probe without a configured layout: a processor
 		// registered after the engine was made, else its first instance.
 		if l, ok := e.lookup(p.name); ok {
-			p.lay = l
+			p.lay, p.local = l, true
 		} else if own.valid() && own.bins <= deltaq.MaxThesisBins {
 			p.lay = own
 		} else {
@@ -730,6 +760,15 @@ type Stats struct {
 	// Contributions counts the windows of other engines given to
 	// AddWindow, by fate.
 	Contributions Contributions
+	// LayoutChanges counts the times a probe moved to another layout
+	// after its first (a processor's dmax: auto, or agents' agreement),
+	// each at a window boundary. LayoutsAgreed counts the layouts probes
+	// took from the agreement of Gateway.LayoutQuorum agents, the first
+	// included.
+	LayoutChanges, LayoutsAgreed int64
+	// SaturatedTotals counts the probes' running totals (ProbeResult.Totals)
+	// that reached math.MaxInt64 and stopped there rather than wrap round.
+	SaturatedTotals int64
 }
 
 // ReferencedProbes returns, sorted, the probes the configuration expects
@@ -747,7 +786,8 @@ func (e *Engine) Stats() Stats {
 	defer e.mu.Unlock()
 	return Stats{Counted: e.counted, Dropped: e.drops, Probes: e.live, UnconfiguredProbes: e.unconfigured,
 		ExpiredProbes: e.expired, Rebinned: e.rebinned, LateTimeouts: e.lateTimeouts, Contributions: e.contributions,
-		WeightClamped: e.weightClamped}
+		WeightClamped: e.weightClamped,
+		LayoutChanges: e.layoutChanges, LayoutsAgreed: e.layoutsAgreed, SaturatedTotals: e.saturated}
 }
 
 // closing is a window detached from the open set, ready for analysis.
@@ -758,8 +798,9 @@ type closing struct {
 	// forget names the probes forgotten after this window: their analysis
 	// state goes once the window is analysed.
 	forget []string
-	// sources are the observers whose windows were merged into it.
-	sources []string
+	// contributors is the number of observers whose windows were merged
+	// into it.
+	contributors int
 }
 
 // Advance closes every window whose close time (end + Lag) is at or before
@@ -792,6 +833,7 @@ func (e *Engine) Advance(now time.Time) []*Result {
 	}
 	if len(cl) > 0 {
 		cl[len(cl)-1].forget = e.expire(t)
+		e.expirePending()
 	}
 	e.mu.Unlock()
 	return e.analyse(cl)
@@ -811,8 +853,10 @@ func (e *Engine) expire(t int64) []string {
 		if p == nil || p.configured {
 			continue
 		}
-		if p.lastK != noWindow {
-			closed := (p.lastK+1)*e.interval + e.lag
+		// A probe whose layout the agents are still agreeing on lives as
+		// long as its newest vote (merge.go).
+		if last := max(p.lastK, p.lastVote); last != noWindow {
+			closed := (last+1)*e.interval + e.lag
 			if closed > t-e.idle {
 				continue
 			}
@@ -863,7 +907,8 @@ func (e *Engine) detach() closing {
 		}
 	}
 	clear(s.accs)
-	c.sources, s.sources = s.sources, nil
+	c.contributors = len(s.sources)
+	clear(s.sources)
 	if e.interval > 0 {
 		e.k0++
 		s.k = e.k0 + e.nslots - 1
@@ -882,11 +927,14 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	e.amu.Lock()
 	for i := range cl {
 		r := e.an.close(&cl[i])
-		r.Contributors = len(cl[i].sources)
+		r.Contributors = cl[i].contributors
 		res = append(res, r)
 	}
+	sat := e.an.saturated
+	e.an.saturated = 0
 	e.amu.Unlock()
 	e.mu.Lock()
+	e.saturated += sat
 	// Keep for reuse only the accumulators of layouts a probe uses now:
 	// probes come and go with their layouts, and free lists of abandoned
 	// layouts would otherwise grow without bound.

@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -84,11 +85,32 @@ type Counts struct {
 	Success, Timeout, Failure int64
 }
 
-// Total returns Success + Timeout + Failure.
-func (c Counts) Total() int64 { return c.Success + c.Timeout + c.Failure }
+// Total returns Success + Timeout + Failure, saturated at math.MaxInt64.
+func (c Counts) Total() int64 {
+	t := c.Success
+	for _, n := range [2]int64{c.Timeout, c.Failure} {
+		if t > math.MaxInt64-n {
+			return math.MaxInt64
+		}
+		t += n
+	}
+	return t
+}
 
-func (c *Counts) add(o Counts) {
-	c.Success += o.Success
-	c.Timeout += o.Timeout
-	c.Failure += o.Failure
+// add adds o to c, each count saturating at math.MaxInt64 rather than
+// wrapping round to a negative number (a running total must never run
+// backwards), and reports whether any saturated. Counts are never
+// negative.
+func (c *Counts) add(o Counts) (saturated bool) {
+	sat := func(a *int64, b int64) {
+		if *a > math.MaxInt64-b {
+			*a, saturated = math.MaxInt64, true
+			return
+		}
+		*a += b
+	}
+	sat(&c.Success, o.Success)
+	sat(&c.Timeout, o.Timeout)
+	sat(&c.Failure, o.Failure)
+	return saturated
 }

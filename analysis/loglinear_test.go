@@ -6,6 +6,7 @@ package analysis
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -167,8 +168,9 @@ func TestLogLinearProbeInADiagram(t *testing.T) {
 // dMax and no bins. An engine that learns the probe's buckets from the
 // registry counts them without calling them rebinned; one in another
 // collector, with no layout for the probe, cannot follow them and refuses
-// them, counted as invalid; and a log-linear probe's window does not go to
-// a gateway, whose windows have uniform bins.
+// them, counted as invalid; and a log-linear probe's window goes to a
+// gateway that pins the same buckets (Probes binning), which merges its
+// bucket counts exactly.
 func TestLogLinearSpansElsewhere(t *testing.T) {
 	in := Instance{Probe: "ll", Outcome: Success, Start: 0, End: int64(3 * time.Millisecond), DMaxNs: issueLayout.High}
 	here := newEngine(t, Config{LookupLogLinear: lookupLogLinear(map[string]deltaq.LogLinear{"ll": issueLayout})}, time.Time{})
@@ -186,8 +188,20 @@ func TestLogLinearSpansElsewhere(t *testing.T) {
 		t.Errorf("Layout = %v, %d, %+v, %v; want 10s, no bins, the buckets", d, bins, ll, ok)
 	}
 	res := here.Flush(time.Time{})
-	if _, ok := WindowOf(res[0], probeOf(t, res[0], "ll"), "agent"); ok {
-		t.Error("a log-linear window was offered to a gateway")
+	p := probeOf(t, res[0], "ll")
+	w, ok := WindowOf(res[0], p, "agent")
+	if !ok || w.LogLinear != issueLayout || w.Bins != len(p.BinCounts) || w.DMaxNs != issueLayout.High {
+		t.Fatalf("WindowOf = %+v, %v; want the log-linear window", w, ok)
+	}
+	bin := &BinningConfig{Kind: BinningLogLinear, Factor: issueLayout.Factor, Low: time.Duration(issueLayout.Low),
+		High: time.Duration(issueLayout.High), Steps: issueLayout.Steps}
+	gw := newEngine(t, Config{Probes: map[string]ProbeConfig{"ll": {Binning: bin}}}, time.Time{})
+	if c := gw.AddWindow(&w); c != ContributionAccepted {
+		t.Fatalf("the gateway's fate for the log-linear window: %v", c)
+	}
+	got := probeOf(t, gw.Flush(time.Time{})[0], "ll")
+	if !reflect.DeepEqual(got.BinCounts, p.BinCounts) || got.Counts != p.Counts || got.SuccessSum != p.SuccessSum {
+		t.Errorf("merged %v %+v %v, want %v %+v %v", got.BinCounts, got.Counts, got.SuccessSum, p.BinCounts, p.Counts, p.SuccessSum)
 	}
 
 	elsewhere := newEngine(t, Config{}, time.Time{})

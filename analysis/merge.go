@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Window is one probe's window as another engine observed it, in the form
@@ -23,10 +26,17 @@ type Window struct {
 	Probe string
 	// Start and End bound the window: [Start, End).
 	Start, End time.Time
-	// DMaxNs and Bins are the layout of BinCounts.
-	DMaxNs int64
-	Bins   int
-	// BinCounts are the successes per bin, Bins of them.
+	// DMaxNs and Bins are the layout of BinCounts: Bins uniform bins up to
+	// DMaxNs; or, when LogLinear is set, its buckets (Bins of them, DMaxNs
+	// = LogLinear.High).
+	DMaxNs    int64
+	Bins      int
+	LogLinear deltaq.LogLinear
+	// BinCounts are the successes per bin. With BinIndex nil, one per bin;
+	// otherwise sparse: BinCounts[j] successes in bin BinIndex[j], the
+	// indices strictly increasing, the bins not named empty. The sparse
+	// form costs what the occupied bins cost.
+	BinIndex  []int
 	BinCounts []uint64
 	// SuccessSum is the sum of the successful delays in seconds.
 	SuccessSum float64
@@ -34,7 +44,7 @@ type Window struct {
 	Timeouts, Failures int64
 	// Source names the observer (for instance the agent collector's
 	// service.instance.id): a window counts how many observers
-	// contributed to it.
+	// contributed to it, and only named observers agree on layouts.
 	Source string
 }
 
@@ -54,48 +64,78 @@ const (
 	// ContributionMisaligned: its bounds are not one window of this
 	// engine's interval, aligned on the Unix epoch (another interval).
 	ContributionMisaligned
-	// ContributionLayoutMismatch: the probe's layout here differs from the
-	// window's; counts of two layouts are never added. Its instances count
-	// as DropLayoutMismatch.
+	// ContributionLayoutMismatch: the probe's layout for that window
+	// differs from the window's; counts of two layouts are never added.
+	// Its instances count as DropLayoutMismatch.
 	ContributionLayoutMismatch
-	// ContributionInvalid: no probe name, a name too long, counts that do
-	// not fit the layout, a probe that cannot be admitted (MaxProbes).
+	// ContributionInvalid: no probe name, a name too long, a layout that
+	// is not one, counts that do not fit the layout, a sum that is not
+	// finite or does not lie within its bins, more than MaxWindowInstances
+	// instances.
 	ContributionInvalid
+	// ContributionUnagreed: the probe has no layout yet, and fewer than
+	// Gateway.LayoutQuorum agents proposed the window's; the window
+	// counted as a vote for it (DropLayoutMismatch).
+	ContributionUnagreed
+	// ContributionAgentLimit: the window would add an agent beyond
+	// Gateway.MaxAgents to the engine's window.
+	ContributionAgentLimit
+	// ContributionAgentInvalid: the source's name is longer than
+	// MaxSourceLength bytes.
+	ContributionAgentInvalid
+	// ContributionProbeLimit: a new probe that no configuration names,
+	// beyond Config.MaxProbes such probes.
+	ContributionProbeLimit
 	numContributions
 )
 
-// String returns accepted, late, early, misaligned, layout_mismatch or
-// invalid, as the self-telemetry attribute.
+// String returns accepted, late, early, misaligned, layout_mismatch,
+// invalid, unagreed, agent_limit, agent_invalid or probe_limit, as the
+// self-telemetry attribute.
 func (c Contribution) String() string {
-	switch c {
-	case ContributionAccepted:
-		return "accepted"
-	case ContributionLate:
-		return "late"
-	case ContributionEarly:
-		return "early"
-	case ContributionMisaligned:
-		return "misaligned"
-	case ContributionLayoutMismatch:
-		return "layout_mismatch"
-	case ContributionInvalid:
-		return "invalid"
+	if c >= 0 && c < numContributions {
+		return contributionNames[c]
 	}
 	return fmt.Sprintf("Contribution(%d)", int(c))
+}
+
+var contributionNames = [numContributions]string{
+	"accepted", "late", "early", "misaligned", "layout_mismatch", "invalid",
+	"unagreed", "agent_limit", "agent_invalid", "probe_limit",
 }
 
 // Contributions counts the contributed windows by fate.
 type Contributions [numContributions]int64
 
-// maxSources bounds the observers a window remembers: far more agents than
-// one gateway serves.
-const maxSources = 4096
+// Bounds of a contributed window.
+const (
+	// MaxSourceLength bounds, in bytes, an observer's name
+	// (Window.Source): the gateway keeps the names of a window's agents.
+	MaxSourceLength = outcome.MaxNameLength
+	// MaxWindowInstances bounds the instances of one contributed window:
+	// a million per microsecond of a one-second window, and small enough
+	// that Gateway.MaxAgents such windows add up within an int64.
+	MaxWindowInstances = 1 << 50
+	// maxCandidates bounds the layouts proposed for a probe at a time.
+	maxCandidates = 4
+)
 
 // AddWindow merges a window another engine observed into this engine's
 // window of the same bounds, and says what became of it. Its instances
 // count in Stats.Counted when accepted, in Stats.Dropped otherwise (by the
 // reasons the fates name). With Interval = 0 every window merges into the
 // single window.
+//
+// Trust: a window is checked whole — its name, layout and values, its
+// bounds, its window still open, its agent within Gateway.MaxAgents —
+// before it is allowed to change anything, so that a refused window
+// changes nothing. A probe's layout comes from Config.Probes or from a
+// processor of this process when either gives one (the windows must have
+// it); otherwise only from the agreement of Gateway.LayoutQuorum distinct
+// agents whose windows, each passing every check, propose it within the
+// open windows. The agreed layout applies from a window boundary
+// (relayout.go): the windows that hold counts of the old layout close in
+// it, and a window of the other layout is refused until then, never mixed.
 func (e *Engine) AddWindow(w *Window) Contribution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -108,91 +148,429 @@ func (e *Engine) AddWindow(w *Window) Contribution {
 		e.drops[DropTooLate] += n
 	case ContributionEarly:
 		e.drops[DropTooEarly] += n
-	case ContributionLayoutMismatch:
+	case ContributionLayoutMismatch, ContributionUnagreed:
 		e.drops[DropLayoutMismatch] += n
-	case ContributionMisaligned, ContributionInvalid:
+	case ContributionProbeLimit:
+		e.drops[DropProbeLimit] += n
+	default:
 		e.drops[DropInvalid] += n
 	}
 	return c
 }
 
 // addWindow does AddWindow's work and returns the fate and the window's
-// instance count. Called with mu held.
+// instance count (saturated). Called with mu held.
 func (e *Engine) addWindow(w *Window) (Contribution, int64) {
-	// The instance count is needed only to count a refused window's
-	// instances: an accepted one is summed while it is added.
-	count := func() int64 {
-		var s uint64
-		for _, c := range w.BinCounts {
-			s += c
-		}
-		return max(int64(s)+w.Timeouts+w.Failures, 0)
-	}
-	if w.Probe == "" || len(w.Probe) > MaxProbeNameLength || w.Timeouts < 0 || w.Failures < 0 ||
-		len(w.BinCounts) != w.Bins {
-		return ContributionInvalid, count()
+	lay, n, c := e.checkWindow(w)
+	if c != ContributionAccepted {
+		return c, n
 	}
 	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
 	if e.interval > 0 {
 		k = floorDiv(start, e.interval)
-		if end-start != e.interval || k*e.interval != start {
-			return ContributionMisaligned, count()
-		}
-	}
-	own := layout{dmaxNs: w.DMaxNs, bins: w.Bins}
-	p, _ := e.probeFor(w.Probe, own)
-	if p == nil {
-		return ContributionInvalid, count()
-	}
-	if e.interval == 0 {
-		e.minEnd = min(e.minEnd, start)
-		e.maxEnd = max(e.maxEnd, end)
-	} else {
 		switch {
+		case end-start != e.interval || k*e.interval != start:
+			return ContributionMisaligned, n
 		case k < e.k0:
-			return ContributionLate, count()
+			return ContributionLate, n
 		case k >= e.k0+e.nslots:
-			return ContributionEarly, count()
+			return ContributionEarly, n
 		}
-	}
-	// The layout of the window: a probe whose processor changed its layout
-	// (dmax: auto) has other layouts in other windows (relayout.go).
-	if p.layoutAt(k) != own {
-		return ContributionLayoutMismatch, count()
 	}
 	s := &e.slots[e.slotOf(k)]
+	_, known := s.sources[w.Source]
+	if w.Source != "" && !known && len(s.sources) >= e.cfg.Gateway.MaxAgents {
+		return ContributionAgentLimit, n
+	}
+	p, c := e.windowProbe(w.Probe, lay, w.Source, k)
+	if p == nil {
+		return c, n
+	}
+	if c := e.agree(p, lay, w.Source, k); c != ContributionAccepted {
+		return c, n
+	}
 	a := s.accs[p.idx]
 	if a == nil {
-		a = e.newAcc(own)
+		a = e.newAcc(lay)
 		s.accs[p.idx] = a
 	}
-	successes, err := a.hist.AddCounts(w.BinCounts, w.Timeouts, w.Failures)
-	if err != nil {
-		return ContributionInvalid, count()
+	if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
+		// checkWindow checked the counts; only a sum beyond int64 is left,
+		// which MaxWindowInstances × MaxAgents cannot reach.
+		return ContributionInvalid, n
 	}
 	a.sum += w.SuccessSum
 	p.lastK = max(p.lastK, k)
-	if w.Source != "" && len(s.sources) < maxSources && !slices.Contains(s.sources, w.Source) {
-		s.sources = append(s.sources, strings.Clone(w.Source))
+	if e.interval == 0 {
+		e.minEnd = min(e.minEnd, start)
+		e.maxEnd = max(e.maxEnd, end)
 	}
-	return ContributionAccepted, int64(successes) + w.Timeouts + w.Failures
+	if w.Source != "" && !known {
+		if s.sources == nil {
+			s.sources = make(map[string]struct{})
+		}
+		s.sources[strings.Clone(w.Source)] = struct{}{}
+	}
+	return ContributionAccepted, n
+}
+
+// addSparse adds a window's counts (deltaq.Histogram.AddSparse).
+func (a *acc) addSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
+	if a.ll != nil {
+		return a.ll.AddSparse(idx, counts, timeouts, failures)
+	}
+	return a.hist.AddSparse(idx, counts, timeouts, failures)
+}
+
+// checkWindow checks what a window says of itself: its probe's name, its
+// source's, its layout, its counts and its sum, in one pass over its
+// counts. It returns the window's layout and its instance count,
+// saturated at math.MaxInt64 (for the drop counters of a refused window).
+// Called with mu held.
+func (e *Engine) checkWindow(w *Window) (layout, int64, Contribution) {
+	lay, edges, layOK := e.windowLayout(w)
+	if !layOK {
+		edges = nil
+	}
+	sc := scanWindow(w, lay, edges)
+	n, countsOK := sc.count(w)
+	switch {
+	case len(w.Source) > MaxSourceLength:
+		return layout{}, n, ContributionAgentInvalid
+	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum):
+		return layout{}, n, ContributionInvalid
+	}
+	return lay, n, ContributionAccepted
+}
+
+// windowScan is what a pass over a window's counts finds: their sum (sat:
+// beyond uint64), whether they fit the bins (one per bin, or sparse
+// indices strictly increasing within them), and the bounds lo and hi, in
+// seconds, of the sum of the successes' delays: each success of bin i
+// lies in [eᵢ, eᵢ₊₁] (both ends, whichever of the two the layout
+// includes); f is the successes as a float.
+type windowScan struct {
+	n         uint64
+	sat       bool
+	binsOK    bool
+	lo, hi, f float64
+}
+
+// scanWindow makes the pass over w's counts, against its layout l and the
+// bin edges (ns) of l; with edges nil (the layout is not valid) only the
+// sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
+// Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ: one multiply-add a bin.
+func scanWindow(w *Window, l layout, edges []int64) windowScan {
+	var sc windowScan
+	var ci float64 // Σ cᵢ·i, or for log-linear buckets Σ cᵢ·eᵢ
+	nb := len(edges) - 1
+	switch {
+	case edges == nil:
+		for _, c := range w.BinCounts {
+			s := sc.n + c
+			sc.sat = sc.sat || s < sc.n
+			sc.n = s
+		}
+		return sc
+	case w.BinIndex == nil:
+		sc.binsOK = len(w.BinCounts) == nb
+		for i, c := range w.BinCounts {
+			s := sc.n + c
+			sc.sat = sc.sat || s < sc.n
+			sc.n = s
+			// int64(c): one instruction where uint64 takes several; a
+			// count of 2⁶³ or more makes the window too large anyway.
+			ci += float64(int64(c)) * float64(i)
+		}
+	default:
+		sc.binsOK = len(w.BinIndex) == len(w.BinCounts)
+		prev := -1
+		for _, i := range w.BinIndex {
+			sc.binsOK = sc.binsOK && i > prev && i < nb
+			prev = i
+		}
+		if !sc.binsOK {
+			return scanWindow(w, l, nil)
+		}
+		for j, c := range w.BinCounts {
+			s := sc.n + c
+			sc.sat = sc.sat || s < sc.n
+			sc.n = s
+			ci += float64(int64(c)) * float64(w.BinIndex[j])
+		}
+	}
+	if !sc.binsOK {
+		return sc
+	}
+	sc.f = float64(sc.n)
+	if !l.logLinear() {
+		width := float64(l.dmaxNs) / float64(l.bins) / 1e9
+		sc.lo = ci * width
+		sc.hi = sc.lo + sc.f*width
+		return sc
+	}
+	// Log-linear: the edges themselves.
+	sc.lo, sc.hi = 0, 0
+	for j, c := range w.BinCounts {
+		i := j
+		if w.BinIndex != nil {
+			i = w.BinIndex[j]
+		}
+		sc.lo += float64(c) * float64(edges[i])
+		sc.hi += float64(c) * float64(edges[i+1])
+	}
+	sc.lo, sc.hi = sc.lo/1e9, sc.hi/1e9
+	return sc
+}
+
+// count returns the instances of w, saturated at math.MaxInt64, and
+// whether its counts are valid: timeouts and failures not negative, and
+// at most MaxWindowInstances instances in all.
+func (sc windowScan) count(w *Window) (int64, bool) {
+	ok := w.Timeouts >= 0 && w.Failures >= 0 && !sc.sat
+	n := min(sc.n, MaxWindowInstances+1)
+	total := int64(n) + max(w.Timeouts, 0) // n ≤ 2⁵⁰+1: no overflow
+	if total < 0 || total > math.MaxInt64-max(w.Failures, 0) {
+		return math.MaxInt64, false
+	}
+	total += max(w.Failures, 0)
+	return total, ok && total <= MaxWindowInstances
+}
+
+// sumWithin reports whether s, the sum of the successful delays, is finite
+// and lies in [lo, hi], up to the rounding of a sum of floats (a relative
+// 1e-6) and of each delay to the nearest nanosecond.
+func (sc windowScan) sumWithin(s float64) bool {
+	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
+		return false
+	}
+	tol := 1e-6*sc.hi + sc.f*1e-9
+	return s >= sc.lo-tol && s <= sc.hi+tol
+}
+
+// windowLayout returns the layout of w and its bin edges in nanoseconds
+// (e₀ = 0 < … < e_N), or false when w names no valid layout: uniform bins
+// of at most deltaq.MaxBins, or log-linear buckets of at most
+// deltaq.MaxThesisBins, the processor's bound, Bins of them. Called with
+// mu held (the edges of log-linear layouts are cached).
+func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
+	if w.LogLinear == (deltaq.LogLinear{}) {
+		l := layout{dmaxNs: w.DMaxNs, bins: w.Bins}
+		if !l.valid() {
+			return layout{}, nil, false
+		}
+		return l, e.uniformEdges(l), true
+	}
+	l, ok := logLinearLayout(w.LogLinear)
+	if !ok || w.DMaxNs != w.LogLinear.High {
+		return layout{}, nil, false
+	}
+	edges, ok := e.llEdges[w.LogLinear]
+	if !ok {
+		var err error
+		if edges, err = w.LogLinear.Edges(); err != nil || len(edges)-1 > deltaq.MaxThesisBins {
+			return layout{}, nil, false
+		}
+		if len(e.llEdges) >= maxCachedEdges {
+			clear(e.llEdges)
+		}
+		e.llEdges[w.LogLinear] = edges
+	}
+	return l, edges, len(edges)-1 == w.Bins
+}
+
+// maxCachedEdges bounds the cached edges of window layouts.
+const maxCachedEdges = 64
+
+// uniformEdges returns the edges i·dMax/N, i = 0 … N, of a uniform layout,
+// cached. Called with mu held.
+func (e *Engine) uniformEdges(l layout) []int64 {
+	if edges, ok := e.unEdges[l]; ok {
+		return edges
+	}
+	edges := make([]int64, l.bins+1)
+	for i := range edges {
+		// i·dMax/N without overflow: dMax < 2⁶³ and i ≤ N.
+		edges[i] = int64(math.Round(float64(i) * float64(l.dmaxNs) / float64(l.bins)))
+	}
+	if len(e.unEdges) >= maxCachedEdges {
+		clear(e.unEdges)
+	}
+	e.unEdges[l] = edges
+	return edges
+}
+
+// windowProbe returns the probe a valid window of layout own from source
+// for window k names, or nil and why not. A probe no configuration names
+// is not tracked — no series, no place among Config.MaxProbes — until
+// its layout is agreed: until then its name and the layouts proposed for
+// it wait among the pending probes (at most Config.MaxProbes, each gone
+// once its votes' windows have closed), and the window is a vote
+// (ContributionUnagreed). Called with mu held.
+func (e *Engine) windowProbe(name string, own layout, source string, k int64) (*probe, Contribution) {
+	p := e.byName[name]
+	if p != nil {
+		if !p.lay.valid() && !p.fixed {
+			if l, ok := e.lookup(p.name); ok {
+				p.lay, p.local, p.cands = l, true, nil
+			}
+		}
+		return p, ContributionAccepted
+	}
+	if l, ok := e.lookup(name); ok {
+		p = e.register(name, true, l)
+		p.local = true
+		return p, ContributionAccepted
+	}
+	pp := e.pending[name]
+	if pp == nil {
+		if source == "" {
+			return nil, ContributionUnagreed // an anonymous window never votes
+		}
+		if len(e.pending) >= e.cfg.MaxProbes || e.unconfigured >= e.cfg.MaxProbes {
+			return nil, ContributionProbeLimit
+		}
+		pp = &probe{name: strings.Clone(name), lastK: noWindow, lastVote: noWindow}
+		e.pending[pp.name] = pp
+	}
+	if !e.vote(pp, own, source, k) {
+		return nil, ContributionUnagreed
+	}
+	if e.unconfigured >= e.cfg.MaxProbes {
+		return nil, ContributionProbeLimit
+	}
+	delete(e.pending, name)
+	e.layoutsAgreed++
+	return e.register(name, false, own), ContributionAccepted
+}
+
+// expirePending forgets the pending probes whose votes' windows have all
+// closed. Called with mu held, when windows close.
+func (e *Engine) expirePending() {
+	for name, pp := range e.pending {
+		if pp.lastVote < e.k0 {
+			delete(e.pending, name)
+		}
+	}
+}
+
+// candidate is a layout other engines' windows propose for a probe, and
+// the agents that proposed it with the newest window each did.
+type candidate struct {
+	lay    layout
+	voters []voter
+}
+
+type voter struct {
+	source string
+	k      int64
+}
+
+// agree decides whether a valid window of layout own from source for
+// window k may be added to probe p: yes when own is the probe's layout of
+// window k; otherwise the window is refused, and, when no configuration
+// fixes the probe's layout, it is a vote for own, which the probe takes,
+// from a window boundary, once Gateway.LayoutQuorum agents proposed it.
+// Called with mu held.
+func (e *Engine) agree(p *probe, own layout, source string, k int64) Contribution {
+	at := p.layoutAt(k)
+	switch {
+	case at == own:
+		return ContributionAccepted
+	case p.fixed || p.local || own == p.latest():
+		// A fixed layout, or own is agreed already but applies from a
+		// later window.
+		return ContributionLayoutMismatch
+	}
+	if !e.vote(p, own, source, k) {
+		if !at.valid() {
+			return ContributionUnagreed
+		}
+		return ContributionLayoutMismatch
+	}
+	p.cands = p.cands[:0]
+	e.layoutsAgreed++
+	e.switchLayout(p, own)
+	if p.layoutAt(k) != own {
+		// Window k holds counts of the old layout: the new one applies
+		// from a later window.
+		return ContributionLayoutMismatch
+	}
+	return ContributionAccepted
+}
+
+// vote records that source proposes layout own for probe p in window k,
+// and reports whether Gateway.LayoutQuorum distinct named agents now
+// propose it within the open windows. A vote lasts while its window is
+// open. At most maxCandidates layouts are proposed at a time: a new one
+// replaces the one proposed longest ago. Called with mu held.
+func (e *Engine) vote(p *probe, own layout, source string, k int64) bool {
+	if source == "" {
+		return false
+	}
+	p.lastVote = max(p.lastVote, k)
+	var c *candidate
+	oldest := -1
+	for i := range p.cands {
+		cd := &p.cands[i]
+		// Forget the votes whose windows have closed.
+		cd.voters = slices.DeleteFunc(cd.voters, func(v voter) bool { return e.interval > 0 && v.k < e.k0 })
+		if cd.lay == own {
+			c = cd
+		}
+		if oldest < 0 || newestVote(cd) < newestVote(&p.cands[oldest]) {
+			oldest = i
+		}
+	}
+	if c == nil {
+		if len(p.cands) < maxCandidates {
+			p.cands = append(p.cands, candidate{})
+			oldest = len(p.cands) - 1
+		}
+		c = &p.cands[oldest]
+		*c = candidate{lay: own, voters: c.voters[:0]}
+	}
+	for i := range c.voters {
+		if c.voters[i].source == source {
+			c.voters[i].k = max(c.voters[i].k, k)
+			return len(c.voters) >= e.cfg.Gateway.LayoutQuorum
+		}
+	}
+	c.voters = append(c.voters, voter{source: strings.Clone(source), k: k})
+	return len(c.voters) >= e.cfg.Gateway.LayoutQuorum
+}
+
+// newestVote returns the window of a candidate's newest vote.
+func newestVote(c *candidate) int64 {
+	k := int64(noWindow)
+	for _, v := range c.voters {
+		k = max(k, v.k)
+	}
+	return k
 }
 
 // WindowOf returns probe p's window of r in the form AddWindow merges, from
-// source; false when the probe had no instance in the window (an empty
-// window adds nothing) or has log-linear buckets (Edges), which a Window,
-// of uniform bins, cannot carry: such a probe is analysed where its
-// processor runs, not merged at a gateway.
+// source (dense: BinIndex nil; the bin counts are p's); false when the
+// probe had no instance in the window: an empty window adds nothing. A
+// probe of log-linear buckets gives its bucket counts and its LogLinear
+// layout.
 func WindowOf(r *Result, p *ProbeResult, source string) (Window, bool) {
-	if p.BinCounts == nil || p.Bins == 0 || p.Edges != nil {
+	if p.BinCounts == nil || p.Bins == 0 {
 		return Window{}, false
 	}
-	return Window{
+	w := Window{
 		Probe: p.Name, Start: r.Start, End: r.End,
 		DMaxNs: int64(math.Round(p.Width * float64(p.Bins) * 1e9)), Bins: p.Bins,
 		BinCounts: p.BinCounts, SuccessSum: p.SuccessSum,
 		Timeouts: p.Counts.Timeout, Failures: p.Counts.Failure,
 		Source: source,
-	}, true
+	}
+	if p.Edges != nil {
+		if p.LogLinear == (deltaq.LogLinear{}) {
+			return Window{}, false
+		}
+		w.LogLinear, w.DMaxNs, w.Bins = p.LogLinear, p.LogLinear.High, len(p.BinCounts)
+	}
+	return w, true
 }

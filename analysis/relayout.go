@@ -53,6 +53,7 @@ func (e *Engine) relayout(g uint64) {
 			p.configured = true
 			e.unconfigured--
 		}
+		p.local, p.cands = true, nil
 		e.switchLayout(p, l)
 	}
 }
@@ -106,9 +107,11 @@ func (e *Engine) switchLayout(p *probe, l layout) {
 		// One window: it can take the layout only while it is empty.
 		if p.lastK == noWindow {
 			p.lay, p.pend = l, p.pend[:0]
+			e.layoutChanges++
 		}
 		return
 	}
+	e.layoutChanges++
 	from := e.k0
 	if p.lastK != noWindow {
 		from = max(from, p.lastK+1)

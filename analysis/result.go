@@ -56,6 +56,9 @@ type ProbeResult struct {
 	// whose CDF is exact at every bucket edge on the grid and off by at
 	// most the mass of the straddling bucket elsewhere.
 	Edges []float64
+	// LogLinear is the layout of a log-linear probe's buckets; zero for
+	// uniform bins and for an empty window.
+	LogLinear deltaq.LogLinear
 	// SuccessSum is the sum of the successful delays in seconds, each
 	// times its instance's adjusted count.
 	SuccessSum float64

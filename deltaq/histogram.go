@@ -4,6 +4,7 @@
 package deltaq
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -152,6 +153,60 @@ func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successe
 	h.success += int64(n)
 	h.timeouts += timeouts
 	h.failures += failures
+	return n, nil
+}
+
+// AddSparse adds the counts of a histogram of the same shape given in
+// sparse form — counts[j] successes in bin idx[j], idx strictly increasing
+// within [0, Bins) — with its timeouts and failures, and returns the
+// successes added. Only the given bins are touched, so that a window with
+// a few occupied bins of many costs what its occupied bins cost. idx nil
+// means dense: counts has one entry per bin (AddCounts). Negative timeouts
+// or failures, indices out of order or range, and totals that would
+// overflow int64 leave h unchanged and return an error.
+func (h *Histogram) AddSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
+	if idx == nil {
+		return h.AddCounts(counts, timeouts, failures)
+	}
+	n, err := checkSparse(idx, counts, len(h.counts), timeouts, failures, h.success, h.timeouts, h.failures)
+	if err != nil {
+		return 0, fmt.Errorf("deltaq: Histogram.AddSparse: %w", err)
+	}
+	for j, i := range idx {
+		h.counts[i] += counts[j]
+	}
+	h.success += int64(n)
+	h.timeouts += timeouts
+	h.failures += failures
+	return n, nil
+}
+
+// checkSparse checks sparse counts for bins bins (see
+// Histogram.AddSparse) and returns their sum; success, timeouts0 and
+// failures0 are the totals they are added to.
+func checkSparse(idx []int, counts []uint64, bins int, timeouts, failures, success, timeouts0, failures0 int64) (uint64, error) {
+	if len(idx) != len(counts) {
+		return 0, fmt.Errorf("%d indices for %d counts", len(idx), len(counts))
+	}
+	if timeouts < 0 || failures < 0 {
+		return 0, fmt.Errorf("negative counts (timeouts %d, failures %d)", timeouts, failures)
+	}
+	var n uint64
+	prev := -1
+	for j, i := range idx {
+		if i <= prev || i >= bins {
+			return 0, fmt.Errorf("bin %d out of order or beyond %d bins", i, bins)
+		}
+		prev = i
+		s := n + counts[j]
+		if s < n {
+			return 0, errors.New("the successes overflow the count")
+		}
+		n = s
+	}
+	if n > math.MaxInt64-uint64(success) || timeouts > math.MaxInt64-timeouts0 || failures > math.MaxInt64-failures0 {
+		return 0, errors.New("the counts overflow the totals")
+	}
 	return n, nil
 }
 

@@ -251,6 +251,40 @@ func (h *LogLinearHistogram) Failures() int64 { return h.failures }
 // Rejected returns the number of negative delays given to Add.
 func (h *LogLinearHistogram) Rejected() int64 { return h.rejected }
 
+// AddSparse adds the counts of a histogram of the same layout given in
+// sparse form — counts[j] successes in bucket idx[j], idx strictly
+// increasing within the buckets — or, with idx nil, one count per bucket,
+// with its timeouts and failures (see Histogram.AddSparse), and returns
+// the successes added; on an error h is unchanged.
+func (h *LogLinearHistogram) AddSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
+	if idx == nil {
+		if len(counts) != len(h.counts) {
+			return 0, fmt.Errorf("deltaq: LogLinearHistogram.AddSparse: %d counts for %d buckets", len(counts), len(h.counts))
+		}
+		idx = denseIndex(len(counts))
+	}
+	n, err := checkSparse(idx, counts, len(h.counts), timeouts, failures, h.success, h.timeouts, h.failures)
+	if err != nil {
+		return 0, fmt.Errorf("deltaq: LogLinearHistogram.AddSparse: %w", err)
+	}
+	for j, i := range idx {
+		h.counts[i] += counts[j]
+	}
+	h.success += int64(n)
+	h.timeouts += timeouts
+	h.failures += failures
+	return n, nil
+}
+
+// denseIndex returns 0, 1, …, n−1.
+func denseIndex(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
 // Reset empties the histogram, keeping its layout.
 func (h *LogLinearHistogram) Reset() {
 	clear(h.counts)

@@ -56,6 +56,14 @@ func TestLoadValidConfig(t *testing.T) {
 		// The diagram file is parsed: its outcomes are referenced probes.
 		assert.Equal(t, []string{"checkout", "worker_1", "worker_2"}, observertest.ReferencedProbes(t, cfg.Config.Config))
 	})
+	t.Run("gateway", func(t *testing.T) {
+		cfg := loadConfig(t, "gateway")
+		require.NoError(t, confmap.Validate(cfg))
+		assert.Equal(t, analysis.GatewayConfig{LayoutQuorum: 3, MaxAgents: 16, ExpectedAgents: 4}, cfg.Gateway)
+		assert.Equal(t, analysis.ProbeConfig{DMax: 200 * time.Millisecond, Bins: 100}, cfg.Probes["job"])
+		assert.Equal(t, &analysis.BinningConfig{Kind: analysis.BinningLogLinear, Factor: 10, Low: time.Millisecond,
+			High: 10 * time.Second, Steps: 10}, cfg.Probes["search"].Binning)
+	})
 	t.Run("inline_diagram", func(t *testing.T) {
 		cfg := loadConfig(t, "inline_diagram")
 		require.NoError(t, confmap.Validate(cfg))
@@ -74,6 +82,15 @@ func TestLoadInvalidConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.Want)
 		})
 	}
+}
+
+// TestLoadInvalidGatewayConfig: a quorum above max_agents and log-linear
+// buckets that are not a layout are refused, each named.
+func TestLoadInvalidGatewayConfig(t *testing.T) {
+	err := confmap.Validate(loadConfig(t, "gateway_bad"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"gateway::layout_quorum" must be in [0, max_agents 16], got 20`)
+	assert.Contains(t, err.Error(), `probe "search": binning:`)
 }
 
 // TestLoadUndecodableConfig: what decoding would change without a word is

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -46,8 +47,8 @@ func logLinearWindows(t *testing.T, cfg *Config) *harness {
 // log-linear probe has llquantize's bucket edges as its explicit bounds
 // (1ms … 9ms, 10ms … 90ms, 100ms … 900ms, 1s … 10s) and the buckets'
 // exact counts, cumulative: after two windows, [0, 1ms) holds 1, [1ms,
-// 2ms) 3, [20ms, 30ms) 1 and [4s, 5s) 1. No deltaq.window goes to a
-// gateway for it.
+// 2ms) 3, [20ms, 30ms) 1 and [4s, 5s) 1. Its windows go to a gateway as
+// deltaq.window with the same buckets.
 func TestLogLinearObservedBoundsAreLlquantizeEdges(t *testing.T) {
 	cfg := testConfig()
 	cfg.EmitWindows = true
@@ -72,11 +73,29 @@ func TestLogLinearObservedBoundsAreLlquantizeEdges(t *testing.T) {
 	assert.Equal(t, hs[0].StartTimestamp(), dp.StartTimestamp(), "one cumulative stream")
 	assert.InDelta(t, 0.0005+3*0.0015+0.025+4.2, dp.Sum(), 1e-9)
 	assert.Equal(t, map[string]int64{"success": 6, "timeout": 1, "failure": 0}, outcomeCounts(t, h, "ll"))
+	// The window goes to a gateway too, with its buckets (windows.go).
+	windows, successes, timeouts := 0, uint64(0), int64(0)
 	for _, md := range h.metrics.AllMetrics() {
 		forEachMetric(md, func(m pmetric.Metric) {
-			assert.NotEqual(t, outcome.MetricWindow, m.Name(), "a log-linear probe's window went to a gateway")
+			if m.Name() != outcome.MetricWindow {
+				return
+			}
+			for _, dp := range m.Histogram().DataPoints().All() {
+				var w analysis.Window
+				if assert.True(t, readWindow(dp, "agent", &w, newWireCache())) {
+					windows++
+					assert.Equal(t, int64(10), w.LogLinear.Factor)
+					for _, c := range w.BinCounts {
+						successes += c
+					}
+					timeouts += w.Timeouts
+				}
+			}
 		})
 	}
+	assert.Equal(t, 2, windows, "a log-linear probe's windows in deltaq.window")
+	assert.Equal(t, uint64(6), successes)
+	assert.Equal(t, int64(1), timeouts)
 }
 
 // TestLogLinearObservedExponential: with histogram::exponential each

@@ -60,6 +60,9 @@ type builder struct {
 	// windows of agents have arrived, and adds deltaq.window.contributors.
 	emitWindows bool
 	merging     atomic.Bool
+	// wBounds and wCounts are scratch for one deltaq.window point.
+	wBounds []float64
+	wCounts []uint64
 }
 
 // outStream is a probe's deltaq.outcomes stream: its start, the total of

@@ -117,10 +117,14 @@ type Observer struct {
 	// spans are the probes matched in the spans themselves
 	// (Settings.SpanProbes), resolved in the engine; nil without.
 	spans *spanProbes
-	// knownBounds holds the layouts of the agents' windows whose bin edges
-	// were found even (windows.go); boundsMu guards it.
-	boundsMu    sync.Mutex
-	knownBounds map[evenBounds]struct{}
+	// wire caches what reading the agents' windows learnt of their
+	// layouts (windows.go); boundsMu guards it.
+	boundsMu sync.Mutex
+	wire     *wireCache
+	// wScratch and idxScratch hold the window being read and the buffer
+	// of its sparse indices, reused; boundsMu guards them.
+	wScratch   analysis.Window
+	idxScratch []int
 }
 
 // New makes the observer of cfg, which the component has validated
@@ -178,7 +182,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
-	o.knownBounds = make(map[evenBounds]struct{})
+	o.wire = newWireCache()
 	if set.ID != "" {
 		if st, ok := reload.Claim(o.reloadKey()); ok {
 			o.adopt(st.(*parked))
@@ -260,6 +264,17 @@ func (o *Observer) tick(now time.Time) {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
 	}
+	if exp := o.cfg.Gateway.ExpectedAgents; exp > 0 && o.build.merging.Load() {
+		missing := int64(0)
+		for _, r := range results {
+			if r.Contributors < exp {
+				missing++
+			}
+		}
+		if missing > 0 {
+			o.tel.WindowsMissingAgents.Add(ctx, missing)
+		}
+	}
 	if len(results) > 0 {
 		o.tel.WindowsClosed.Add(ctx, int64(len(results)))
 		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
@@ -275,6 +290,9 @@ func (o *Observer) tick(now time.Time) {
 	add(o.tel.InstancesRebinned, st.Rebinned-o.prev.Rebinned)
 	add(o.tel.InstancesWeightClamped, st.WeightClamped-o.prev.WeightClamped)
 	add(o.tel.ProbesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
+	add(o.tel.LayoutChanges, st.LayoutChanges-o.prev.LayoutChanges)
+	add(o.tel.LayoutsAgreed, st.LayoutsAgreed-o.prev.LayoutsAgreed)
+	add(o.tel.TotalsSaturated, st.SaturatedTotals-o.prev.SaturatedTotals)
 	for r, n := range st.Dropped {
 		add(o.tel.InstancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])
 	}

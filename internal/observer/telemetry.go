@@ -18,7 +18,8 @@ import (
 type Instruments struct {
 	// Counters, by the name's last part.
 	Contributions, Instances, InstancesDropped, InstancesRebinned, LateTimeouts metric.Int64Counter
-	InstancesWeightClamped                                                      metric.Int64Counter
+	InstancesWeightClamped, LayoutChanges, LayoutsAgreed, TotalsSaturated       metric.Int64Counter
+	WindowsMissingAgents                                                        metric.Int64Counter
 	OutputDropped, OutputOversized, ProbesExpired, ReferencedProbeEmptyWindows  metric.Int64Counter
 	SnapshotFilesRemoved, TriggersFired, UnderResolvedWindows, WindowsClosed    metric.Int64Counter
 	// Probes is the number of probes tracked.
@@ -37,8 +38,9 @@ func noInstruments() *Instruments {
 	h, _ := m.Float64Histogram("")
 	return &Instruments{
 		Contributions: c(), Instances: c(), InstancesDropped: c(), InstancesRebinned: c(), LateTimeouts: c(),
-		InstancesWeightClamped: c(),
-		OutputDropped:          c(), OutputOversized: c(), ProbesExpired: c(), ReferencedProbeEmptyWindows: c(),
+		InstancesWeightClamped: c(), LayoutChanges: c(), LayoutsAgreed: c(), TotalsSaturated: c(),
+		WindowsMissingAgents: c(),
+		OutputDropped:        c(), OutputOversized: c(), ProbesExpired: c(), ReferencedProbeEmptyWindows: c(),
 		SnapshotFilesRemoved: c(), TriggersFired: c(), UnderResolvedWindows: c(), WindowsClosed: c(),
 		Probes: g, WindowCloseDuration: h,
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -25,30 +26,80 @@ import (
 // the same probe and bounds from every agent (analysis.Engine.AddWindow),
 // then analyses them as if it had seen every instance.
 
-// windowPoints appends the probe's window in mergeable form: nothing for a
-// window without instances, nor for a probe with log-linear buckets, which
-// a window of uniform bins cannot carry (analysis.WindowOf): it is analysed
-// by the agent whose processor produces it, not at the gateway.
+// windowPoints appends the probe's window in mergeable form (nothing for a
+// window without instances): explicit bounds at the upper edges of its
+// bins — the uniform edges w … dMax, or a log-linear probe's bucket edges
+// with its factor and steps — written sparsely: the first edge, dMax, and
+// the edges around each occupied bin, so that a run of empty bins is one
+// empty bucket and a window's size follows its occupied bins.
 func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.ProbeResult, id probeID) {
 	w, ok := analysis.WindowOf(r, p, "")
 	if !ok {
 		return
 	}
-	e := b.edgesOf(p.Width, w.Bins)
+	upper := p.Edges
+	if w.LogLinear == (deltaq.LogLinear{}) {
+		upper = b.edgesOf(p.Width, w.Bins).bounds
+	}
 	dp := s.window.Histogram().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(w.Start))
 	dp.SetTimestamp(pcommon.NewTimestampFromTime(w.End))
 	a := dp.Attributes()
-	id.put(a, 2)
+	if w.LogLinear != (deltaq.LogLinear{}) {
+		id.put(a, 4)
+		a.PutInt(outcome.AttrBinningFactor, w.LogLinear.Factor)
+		a.PutInt(outcome.AttrBinningSteps, w.LogLinear.Steps)
+	} else {
+		id.put(a, 2)
+	}
 	a.PutInt(outcome.AttrTimeout, w.Timeouts)
 	a.PutInt(outcome.AttrFailure, w.Failures)
-	dp.ExplicitBounds().FromRaw(e.bounds)
-	bc := dp.BucketCounts()
-	bc.EnsureCapacity(len(w.BinCounts) + 1)
-	bc.Append(w.BinCounts...)
-	bc.Append(uint64(w.Timeouts + w.Failures))
+	b.wBounds, b.wCounts = sparseBuckets(upper, w.BinCounts, b.wBounds[:0], b.wCounts[:0])
+	dp.ExplicitBounds().FromRaw(b.wBounds)
+	b.wCounts = append(b.wCounts, uint64(w.Timeouts+w.Failures))
+	dp.BucketCounts().FromRaw(b.wCounts)
 	dp.SetCount(uint64(p.Counts.Total()))
 	dp.SetSum(w.SuccessSum)
+}
+
+// sparseBuckets appends to bounds and counts the sparse buckets of the bin
+// counts c whose upper edges are upper: bucket (−∞, upper[0]] holds bin 0,
+// each occupied bin i > 0 has the bucket (upper[i−1], upper[i]], a run of
+// empty bins between them one empty bucket, and the last bound is dMax.
+// Without an empty run the result is every edge, the dense form.
+//
+// A window whose sparse form would have more than a quarter of the bins' buckets
+// goes dense: a gateway reads a dense point of a layout it knows without
+// looking at its bounds again.
+func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint64) ([]float64, []uint64) {
+	n := 1
+	for i := 1; i < len(c); i++ {
+		if c[i] != 0 {
+			n++
+			if c[i-1] == 0 {
+				n++
+			}
+		}
+	}
+	if 4*n > len(c) {
+		return append(bounds, upper...), append(counts, c...)
+	}
+	bounds, counts = append(bounds, upper[0]), append(counts, c[0])
+	last := 0 // the bin whose upper edge is the last bound
+	for i := 1; i < len(c); i++ {
+		if c[i] == 0 {
+			continue
+		}
+		if last < i-1 {
+			bounds, counts = append(bounds, upper[i-1]), append(counts, 0)
+		}
+		bounds, counts = append(bounds, upper[i]), append(counts, c[i])
+		last = i
+	}
+	if last < len(c)-1 {
+		bounds, counts = append(bounds, upper[len(c)-1]), append(counts, 0)
+	}
+	return bounds, counts
 }
 
 // ConsumeMetrics merges the windows of other observers (agents) found among
@@ -56,11 +107,26 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 // resource names (service.instance.id, else service.name). Other metrics
 // are ignored. What became of each window is counted in the contributions
 // self-telemetry; a point that does not describe a window (no probe,
-// uneven bounds, counts that do not add up) counts as invalid.
+// bounds that are not edges of a layout, counts that do not add up)
+// counts as invalid. The engine checks the rest (analysis.Engine.AddWindow).
 func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	var w analysis.Window
 	o.boundsMu.Lock()
 	defer o.boundsMu.Unlock()
+	// The window read and its sparse indices' buffer (kept across dense
+	// points, which have none) are reused from call to call.
+	w, idx := &o.wScratch, o.idxScratch
+	// The fates are counted here and added to the self-telemetry once per
+	// request: an instrument's Add per window would cost as much as the
+	// merge of a sparse window.
+	var fates analysis.Contributions
+	defer func() {
+		o.idxScratch = idx
+		for c, n := range fates {
+			if n > 0 {
+				o.tel.Contributions.Add(ctx, n, o.fateAttr[c])
+			}
+		}
+	}()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		source := sourceOf(rms.At(i).Resource())
@@ -75,12 +141,16 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 				dps := m.Histogram().DataPoints()
 				o.build.merging.Store(true)
 				for l := 0; l < dps.Len(); l++ {
-					if !readWindow(dps.At(l), source, &w, o.knownBounds) {
-						// Counted as an invalid contribution, of no instance.
-						w = analysis.Window{}
+					w.BinIndex = idx[:0]
+					ok := readWindow(dps.At(l), source, w, o.wire)
+					if w.BinIndex != nil {
+						idx = w.BinIndex
 					}
-					c := o.engine.AddWindow(&w)
-					o.tel.Contributions.Add(ctx, 1, o.fateAttr[c])
+					if !ok {
+						// Counted as an invalid contribution, of no instance.
+						*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
+					}
+					fates[o.engine.AddWindow(w)]++
 				}
 			}
 		}
@@ -88,7 +158,8 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 	return nil
 }
 
-// sourceOf names the observer that sent a resource's windows.
+// sourceOf names the observer that sent a resource's windows. A name
+// longer than analysis.MaxSourceLength is refused by the engine.
 func sourceOf(r pcommon.Resource) string {
 	for _, k := range [...]string{"service.instance.id", attrServiceName} {
 		if v, ok := r.Attributes().Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
@@ -98,27 +169,124 @@ func sourceOf(r pcommon.Resource) string {
 	return ""
 }
 
-// evenBounds identifies a layout by its bounds: bin count, first edge and
-// last edge (dMax).
-type evenBounds struct {
-	n           int
-	first, last float64
+// wireKey identifies the layout of a deltaq.window point: its first and
+// last bounds, and for log-linear buckets their factor and steps.
+type wireKey struct {
+	first, last   float64
+	factor, steps int64
 }
 
-// readWindow reads one point of outcome.MetricWindow into w; false when it
-// does not describe a window: the layout is read from the explicit bounds,
-// which must be the N even bin edges w, 2w, …, dMax (to the 12 significant
-// digits they are written with), and the overflow bucket must hold the
-// timeouts and failures of the attributes.
-//
-// known holds the layouts whose bounds were found even: the bounds of a
-// point of a known layout — its bin count, first edge and dMax — are not
-// read again (nil: read every point's). A producer can misstate counts as
-// easily as bounds; what the check guards against is a point that is not
-// of this contract, and the first point of each layout tells.
-func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, known map[evenBounds]struct{}) bool {
-	*w = analysis.Window{BinCounts: w.BinCounts[:0], Source: source}
+// wireLayout is a layout read from the bounds of a deltaq.window point.
+type wireLayout struct {
+	ll     deltaq.LogLinear // zero: uniform bins
+	dmaxNs int64
+	bins   int
+	width  float64   // uniform: the bin width, seconds,
+	inv    float64   // its inverse
+	tol    float64   // and the tolerance on a bound, boundTolerance·dMax
+	upper  []float64 // uniform: the upper edges as agents write them
+	edges  []int64   // log-linear: the bucket edges, ns
+	// dense: a point of bins bounds was found to be every edge, in order;
+	// later ones of the same key are taken as such without reading their
+	// bounds again (a producer can misstate counts as easily as bounds:
+	// the check guards against a point that is not of this contract).
+	dense bool
+}
+
+// wireCache holds the layouts read from deltaq.window points, at most
+// maxCachedShapes.
+type wireCache struct{ layouts map[wireKey]*wireLayout }
+
+func newWireCache() *wireCache { return &wireCache{layouts: make(map[wireKey]*wireLayout)} }
+
+// layout returns the layout of a point of the given key, or false when the
+// bounds name none: uniform bins w = first, dMax = last = N·w with N ≤
+// deltaq.MaxBins; log-linear buckets of factor and steps from low = first
+// to high = last (deltaq.LogLinear.Edges), at most deltaq.MaxThesisBins.
+func (c *wireCache) layout(k wireKey) (*wireLayout, bool) {
+	if l, ok := c.layouts[k]; ok {
+		return l, true
+	}
+	if !(k.first > 0) || !(k.last >= k.first) || math.IsInf(k.last, 0) || k.last > maxWindowDMax {
+		return nil, false
+	}
+	l := &wireLayout{dmaxNs: int64(math.Round(k.last * 1e9))}
+	if k.factor != 0 || k.steps != 0 {
+		l.ll = deltaq.LogLinear{Factor: k.factor, Low: int64(math.Round(k.first * 1e9)), High: l.dmaxNs, Steps: k.steps}
+		edges, err := l.ll.Edges()
+		if err != nil || len(edges)-1 > deltaq.MaxThesisBins {
+			return nil, false
+		}
+		l.edges, l.bins = edges, len(edges)-1
+	} else {
+		n := math.Round(k.last / k.first)
+		if n < 1 || n > deltaq.MaxBins || math.Abs(n*k.first-k.last) > boundTolerance*k.last {
+			return nil, false
+		}
+		// The width from dMax: the first bound was written rounded.
+		l.bins, l.width = int(n), k.last/n
+		l.inv, l.tol = 1/l.width, boundTolerance*k.last
+		l.upper = make([]float64, l.bins)
+		for i := range l.upper {
+			l.upper[i] = edgeSeconds(i, l.width)
+		}
+	}
+	if len(c.layouts) >= maxCachedShapes {
+		clear(c.layouts)
+	}
+	c.layouts[k] = l
+	return l, true
+}
+
+// maxWindowDMax bounds the dMax of a window's layout, in seconds: a day,
+// the longest dMax a probe can be configured with.
+const maxWindowDMax = 24 * 3600
+
+// boundTolerance is the relative tolerance on a bound: the bounds were
+// written rounded to 12 significant digits (edgeSeconds), a relative error
+// of at most 5e-13, far inside it.
+const boundTolerance = 1e-9
+
+// index returns the bin whose upper edge is the bound b, or false when b
+// is no edge of the layout.
+func (l *wireLayout) index(b float64) (int, bool) {
+	if l.edges != nil {
+		ns := int64(math.Round(b * 1e9))
+		j, found := slices.BinarySearch(l.edges, ns)
+		if !found || j == 0 {
+			return 0, false
+		}
+		return j - 1, true
+	}
+	x := b * l.inv
+	if !(x >= 0.5) || x >= float64(l.bins)+0.5 {
+		return 0, false
+	}
+	k := int(x + 0.5)
+	// The edges as an agent writes them (edgeSeconds) match exactly;
+	// others within the tolerance.
+	if l.upper[k-1] != b && math.Abs(b-float64(k)*l.width) > l.tol {
+		return 0, false
+	}
+	return k - 1, true
+}
+
+// readWindow reads one point of outcome.MetricWindow into w, its occupied
+// bins in sparse form (analysis.Window.BinIndex); false when it does not
+// describe a window: attributes missing or of the wrong type, bounds that
+// are not edges of one layout (wireCache.layout) in increasing order from
+// its first edge to dMax, a bucket spanning several bins that is not
+// empty, an overflow bucket that is not the timeouts and failures of the
+// attributes. The engine checks the values (analysis.Engine.AddWindow).
+func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, cache *wireCache) bool {
+	// BinIndex is never nil: nil would mean dense counts, and a window of
+	// timeouts alone has no occupied bin.
+	if w.BinIndex == nil {
+		w.BinIndex = make([]int, 0, 64)
+	}
+	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source}
 	var hasTimeout, hasFailure bool
+	var key wireKey
 	for k, v := range dp.Attributes().All() {
 		switch k {
 		case outcome.AttrProbe:
@@ -129,42 +297,72 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 			w.Timeouts, hasTimeout = v.Int(), v.Type() == pcommon.ValueTypeInt
 		case outcome.AttrFailure:
 			w.Failures, hasFailure = v.Int(), v.Type() == pcommon.ValueTypeInt
+		case outcome.AttrBinningFactor:
+			key.factor = max(v.Int(), -1) // not an integer: 0, refused below with steps
+		case outcome.AttrBinningSteps:
+			key.steps = max(v.Int(), -1)
 		}
 	}
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
 	n := bounds.Len()
 	if w.Probe == "" || !hasTimeout || !hasFailure || n == 0 || counts.Len() != n+1 ||
-		w.Timeouts < 0 || w.Failures < 0 || counts.At(n) != uint64(w.Timeouts+w.Failures) {
+		w.Timeouts < 0 || w.Failures < 0 || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
 		return false
 	}
-	dmax := bounds.At(n - 1)
-	width := dmax / float64(n)
-	// The bounds were written rounded to 12 significant digits
-	// (edgeSeconds): a relative error of at most 5e-13, far inside the
-	// tolerance.
-	key := evenBounds{n: n, first: bounds.At(0), last: dmax}
-	if _, ok := known[key]; !ok {
-		tol := 1e-9 * dmax
-		for i, b := range bounds.All() {
-			if math.Abs(b-float64(i+1)*width) > tol {
-				return false
-			}
-		}
-		if known != nil {
-			if len(known) >= maxCachedShapes {
-				clear(known)
-			}
-			known[key] = struct{}{}
-		}
+	key.first, key.last = bounds.At(0), bounds.At(n-1)
+	l, ok := cache.layout(key)
+	if !ok || n > l.bins {
+		return false
 	}
-	w.DMaxNs = int64(math.Round(dmax * 1e9))
-	w.Bins = n
-	w.BinCounts = slices.Grow(w.BinCounts, n)[:n]
-	for i := range w.BinCounts {
-		w.BinCounts[i] = counts.At(i)
+	if !readBuckets(l, bounds, counts, w) {
+		return false
 	}
+	w.DMaxNs, w.Bins, w.LogLinear = l.dmaxNs, l.bins, l.ll
 	w.SuccessSum = dp.Sum()
 	w.Start = dp.StartTimestamp().AsTime()
 	w.End = dp.Timestamp().AsTime()
+	return true
+}
+
+// readBuckets reads the buckets of a point of layout l into w's sparse
+// counts; false when a bound is not the next edge of the layout, or a
+// bucket spanning several bins is not empty.
+func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice, w *analysis.Window) bool {
+	n := bounds.Len()
+	if l.dense && n == l.bins {
+		// Dense: the counts as they are (BinIndex nil), in one pass.
+		w.BinIndex = nil
+		w.BinCounts = slices.Grow(w.BinCounts, n)[:n]
+		for i := range w.BinCounts {
+			w.BinCounts[i] = counts.At(i)
+		}
+		return true
+	}
+	prev := -1
+	for j := range n {
+		b := bounds.At(j)
+		i := prev + 1
+		// The next edge, as an agent writes it, is the common case.
+		if l.upper == nil || i >= l.bins || l.upper[i] != b {
+			var ok bool
+			if i, ok = l.index(b); !ok || i <= prev {
+				return false
+			}
+		}
+		c := counts.At(j)
+		if c != 0 {
+			if i > prev+1 {
+				return false
+			}
+			w.BinIndex, w.BinCounts = append(w.BinIndex, i), append(w.BinCounts, c)
+		}
+		prev = i
+	}
+	if prev != l.bins-1 {
+		return false
+	}
+	if n == l.bins {
+		l.dense = true
+	}
 	return true
 }

@@ -36,9 +36,20 @@ const (
 // gateway picks out); each agent's copy names it by service.instance.id.
 // Each loop moves the windows' bounds to the gateway's next window outside
 // the timer. Besides ns/op (one window) it reports the merge and the close
-// apart, and the process's CPU time. Run it with -cpu 1.
-func BenchmarkGatewayMerge(b *testing.B) {
-	agentMD := agentWindows(b)
+// apart, and the process's CPU time, in all and during the merge.
+func BenchmarkGatewayMerge(b *testing.B) { benchmarkGatewayMerge(b, 2000) }
+
+// BenchmarkGatewayMergeSparse is BenchmarkGatewayMerge with the windows
+// of a realistic load: 5 instances of each probe per agent, 320 per probe
+// in the merged window, a few of the 1000 bins occupied. The windows go
+// as sparse deltaq.window points (the first edge, dMax and the edges
+// around the occupied bins): the merge costs what the instances cost.
+func BenchmarkGatewayMergeSparse(b *testing.B) { benchmarkGatewayMerge(b, 5) }
+
+// benchmarkGatewayMerge runs BenchmarkGatewayMerge with perProbe instances
+// of each probe in each agent's window.
+func benchmarkGatewayMerge(b *testing.B, perProbe int) {
+	agentMD := agentWindows(b, perProbe)
 	mds := make([]pmetric.Metrics, mergeAgents)
 	var points []pmetric.HistogramDataPoint
 	for i := range mds {
@@ -66,17 +77,24 @@ func BenchmarkGatewayMerge(b *testing.B) {
 
 	cfg := testConfig()
 	cfg.Lag = 3 * time.Second
+	// The gateway pins the probes' layouts, as the example gateway does.
+	cfg.Probes = make(map[string]analysis.ProbeConfig, mergeProbes)
+	for p := range mergeProbes {
+		cfg.Probes[fmt.Sprintf("probe_%03d", p)] = analysis.ProbeConfig{DMax: time.Second, Bins: mergeBins}
+	}
 	now := at(0)
 	gw := benchObserver(b, cfg, &now)
 	ctx := context.Background()
 	w := 0
 	// window merges the agents' windows of window w and closes it.
+	var mergeCPU time.Duration
 	window := func() (merge, closing time.Duration) {
-		start := time.Now()
+		start, c0 := time.Now(), processCPU()
 		for _, md := range mds {
 			_ = gw.ConsumeMetrics(ctx, md)
 		}
 		mid := time.Now()
+		mergeCPU += processCPU() - c0
 		now = at(time.Duration(w+1)*time.Second + cfg.Lag)
 		gw.tick(now)
 		return mid.Sub(start), time.Since(mid)
@@ -98,6 +116,7 @@ func BenchmarkGatewayMerge(b *testing.B) {
 		b.Fatalf("the gateway counted %d instances and dropped %v", st.Counted, st.Dropped)
 	}
 	var merge, closing, cpu time.Duration
+	mergeCPU = 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -118,12 +137,14 @@ func BenchmarkGatewayMerge(b *testing.B) {
 	b.ReportMetric(float64(merge.Nanoseconds())/n, "merge-ns/op")
 	b.ReportMetric(float64(closing.Nanoseconds())/n, "close-ns/op")
 	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
+	b.ReportMetric(float64(mergeCPU.Nanoseconds())/n, "merge-cpu-ns/op")
 }
 
 // agentWindows returns the output of one window of an agent observer with
-// emit_windows: mergeProbes probes, each with 2000 instances spread
-// exponentially over hundreds of its mergeBins bins, one in 50 a failure.
-func agentWindows(b *testing.B) []pmetric.Metrics {
+// emit_windows: mergeProbes probes, each with perProbe instances (2000:
+// spread exponentially over hundreds of its mergeBins bins), one in 50 a
+// failure.
+func agentWindows(b *testing.B, perProbe int) []pmetric.Metrics {
 	b.Helper()
 	cfg := testConfig()
 	cfg.EmitWindows = true
@@ -140,7 +161,7 @@ func agentWindows(b *testing.B) []pmetric.Metrics {
 	for p := range mergeProbes {
 		name := fmt.Sprintf("probe_%03d", p)
 		mean := 0.05 + 0.1*float64(p)/mergeProbes
-		for j := range 2000 {
+		for j := range perProbe {
 			end := t0.UnixNano() + int64(j)*int64(time.Millisecond)/4
 			d := int64(rng.ExpFloat64() * mean * 1e9)
 			oc := analysis.Success

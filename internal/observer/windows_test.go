@@ -6,6 +6,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
@@ -54,6 +56,8 @@ func TestGatewayMergesAgentsOverOTLP(t *testing.T) {
 	single := newHarness(t, testConfig(), start)
 	gcfg := testConfig()
 	gcfg.Lag = 2 * time.Second
+	// The gateway pins the probe's layout, as the example gateway does.
+	gcfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
 	gateway := newHarness(t, gcfg, start)
 	agents := make([]*harness, 3)
 	for i := range agents {
@@ -132,14 +136,10 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 	p := probeResult(0.001, 1, 2, 3)
 	p.Counts.Timeout, p.Counts.Failure = 1, 2
 	md := b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}})
-	var dp pmetric.HistogramDataPoint
-	forEachMetric(md, func(m pmetric.Metric) {
-		if m.Name() == outcome.MetricWindow {
-			dp = m.Histogram().DataPoints().At(0)
-		}
-	})
+	dp := windowPoint(t, md)
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, nil))
+	require.True(t, readWindow(dp, "a", &w, newWireCache()))
+	assert.Equal(t, []int{0, 1, 2}, w.BinIndex)
 	assert.Equal(t, []uint64{1, 2, 3}, w.BinCounts)
 	assert.Equal(t, int64(3_000_000), w.DMaxNs)
 	assert.Equal(t, int64(1), w.Timeouts)
@@ -154,6 +154,102 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 		c := pmetric.NewHistogramDataPoint()
 		dp.CopyTo(c)
 		spoil(c)
-		assert.False(t, readWindow(c, "a", &w, nil), name)
+		assert.False(t, readWindow(c, "a", &w, newWireCache()), name)
 	}
+}
+
+// windowPoint returns the one deltaq.window point of md.
+func windowPoint(t *testing.T, md pmetric.Metrics) pmetric.HistogramDataPoint {
+	t.Helper()
+	var dp pmetric.HistogramDataPoint
+	n := 0
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Name() == outcome.MetricWindow {
+			dp = m.Histogram().DataPoints().At(0)
+			n += m.Histogram().DataPoints().Len()
+		}
+	})
+	require.Equal(t, 1, n, "deltaq.window points")
+	return dp
+}
+
+// TestSparseWindowOnTheWire: a window of 1000 bins of which 4 are occupied
+// goes out as 7 buckets — the first bin, each occupied bin, one empty
+// bucket per run of empty bins, dMax — and reads back to its occupied
+// bins exactly; a bucket spanning empty bins that holds a count, or a
+// bound between two edges, is refused.
+func TestSparseWindowOnTheWire(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	counts := make([]uint64, 1000)
+	counts[0], counts[5], counts[6], counts[500] = 1, 2, 3, 4
+	p := probeResult(0.001, counts...)
+	p.Counts.Timeout = 2
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	assert.Equal(t, []float64{0.001, 0.005, 0.006, 0.007, 0.5, 0.501, 1}, dp.ExplicitBounds().AsRaw())
+	assert.Equal(t, []uint64{1, 0, 2, 3, 0, 4, 0, 2}, dp.BucketCounts().AsRaw())
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, newWireCache()))
+	assert.Equal(t, []int{0, 5, 6, 500}, w.BinIndex)
+	assert.Equal(t, []uint64{1, 2, 3, 4}, w.BinCounts)
+	assert.Equal(t, 1000, w.Bins)
+	assert.Equal(t, int64(time.Second), w.DMaxNs)
+
+	// A window of timeouts alone has no occupied bin: two buckets, and it
+	// reads, into a fresh window, as sparse and empty — not as dense.
+	to := probeResult(0.001, make([]uint64, 1000)...)
+	to.Counts.Timeout = 7
+	tdp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{to}}))
+	assert.Equal(t, []float64{0.001, 1}, tdp.ExplicitBounds().AsRaw())
+	var fresh analysis.Window
+	require.True(t, readWindow(tdp, "a", &fresh, newWireCache()))
+	require.NotNil(t, fresh.BinIndex)
+	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&fresh))
+
+	for name, spoil := range map[string]func(pmetric.HistogramDataPoint){
+		"a count in a run of empty bins": func(d pmetric.HistogramDataPoint) { d.BucketCounts().SetAt(1, 1) },
+		"a bound between edges":          func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(1, 0.0055) },
+		"bounds out of order":            func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(2, 0.004) },
+		"NaN dMax":                       func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(6, math.NaN()) },
+	} {
+		c := pmetric.NewHistogramDataPoint()
+		dp.CopyTo(c)
+		spoil(c)
+		assert.False(t, readWindow(c, "a", &w, newWireCache()), name)
+	}
+}
+
+// TestLogLinearWindowOnTheWire: a log-linear probe's window carries its
+// buckets' edges, factor and steps, and reads back to its layout and
+// bucket counts.
+func TestLogLinearWindowOnTheWire(t *testing.T) {
+	ll := deltaq.LogLinear{Factor: 10, Low: int64(time.Millisecond), High: int64(10 * time.Second), Steps: 10}
+	edges, err := ll.Edges()
+	require.NoError(t, err)
+	counts := make([]uint64, len(edges)-1)
+	counts[3], counts[20] = 5, 1
+	upper := make([]float64, len(counts))
+	for i := range upper {
+		upper[i] = float64(edges[i+1]) / 1e9
+	}
+	p := analysis.ProbeResult{Name: "ll", Width: 0.001, Bins: 10000, BinCounts: counts, Edges: upper, LogLinear: ll,
+		Counts: analysis.Counts{Success: 6, Failure: 1}}
+	p.SuccessSum = 5*float64(edges[3])/1e9 + float64(edges[20])/1e9
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, newWireCache()))
+	assert.Equal(t, ll, w.LogLinear)
+	assert.Equal(t, len(counts), w.Bins)
+	assert.Equal(t, []int{3, 20}, w.BinIndex)
+	assert.Equal(t, []uint64{5, 1}, w.BinCounts)
+	assert.Equal(t, int64(1), w.Failures)
+
+	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"ll": {Binning: &analysis.BinningConfig{
+		Kind: analysis.BinningLogLinear, Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}}}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&w))
 }

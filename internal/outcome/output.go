@@ -98,12 +98,17 @@ const (
 	// MetricWindow is one probe's window in the form a gateway merges
 	// exactly, emitted by an agent with emit_windows: a delta histogram
 	// whose start and end are the window's bounds, whose explicit bounds
-	// are the probe's bin edges w, 2w, …, dMax and whose buckets hold the
-	// window's successes by bin and, above dMax, its timeouts and
-	// failures, counted apart in the attributes AttrTimeout and
-	// AttrFailure (integers); the sum is the successes' delays. Delta
-	// temporality: meant for a gateway's deltaq connector, not a
-	// Prometheus.
+	// are upper edges of the probe's bins — w, 2w, …, dMax for uniform
+	// bins; for log-linear buckets their edges low … high, with the
+	// attributes AttrBinningFactor and AttrBinningSteps — and whose
+	// buckets hold the window's successes by bin and, above dMax, its
+	// timeouts and failures, counted apart in the attributes AttrTimeout
+	// and AttrFailure (integers); the sum is the successes' delays. The
+	// bounds always include the first edge and dMax; between them only
+	// the edges around occupied bins may be written, a bucket spanning
+	// several bins holding none (sparse: a window costs what its occupied
+	// bins cost). Delta temporality: meant for a gateway's deltaq
+	// connector, not a Prometheus.
 	MetricWindow = "deltaq.window"
 	UnitWindow   = "s"
 	// MetricContributors is a gauge of a gateway: the agents whose windows
@@ -162,6 +167,11 @@ const (
 	AttrSlowestTraceIDs = "deltaq.trace_ids.slowest"
 	AttrTimeoutTraceIDs = "deltaq.trace_ids.timeout"
 	AttrFailureTraceIDs = "deltaq.trace_ids.failure"
+	// AttrBinningFactor and AttrBinningSteps are the factor and steps of
+	// a log-linear probe's MetricWindow point (integers); its low and
+	// high are its first and last bounds.
+	AttrBinningFactor = "deltaq.binning.factor"
+	AttrBinningSteps  = "deltaq.binning.steps"
 )
 
 // Values of AttrSeries.

@@ -18,8 +18,10 @@ package deltaqprocessor
 // first timer tick at which dmax_period has passed since the last choice
 // and the sample holds dmax_sample instances, the sample is read and
 // emptied, and its tail q is the upper edge of the bucket that holds the
-// p99.9 (rank ⌈0.999·n⌉; when that rank falls among the censored
-// instances, q = 2·dMax: the tail is at least dMax). The dMax for q is the
+// p99.9 — rank r = min(⌈0.999·n⌉, n − 9): at least 10 instances lie at
+// or above the tail's bucket, so that a handful of extreme spans cannot
+// make the tail (see "Robustness" below); when r falls among the censored
+// instances, q = 2·dMax: the tail is at least dMax. The dMax for q is the
 // smallest 1-2-5 step (1, 2, 5, 10, 20, … ns) at or above 2·q, clamped to
 // [dmax_min, dmax_max]: at least a factor 2 of headroom above the tail,
 // so that about 0.1 % of instances or fewer time out while the tail holds,
@@ -39,6 +41,20 @@ package deltaqprocessor
 // each period), and a choice that the clamp leaves unchanged is not
 // announced.
 //
+// Robustness. A sender who wants to move dMax needs a real share of the
+// probe's traffic, in every sample: the tail needs max(0.1 %·n, 10)
+// instances beyond the range (1 % of the default sample of 1000), in 2
+// consecutive samples, at least 4 times the tail the dMax was chosen from
+// (or all but that share within a quarter of it, to lower it) — and
+// whatever he sends, the dMax changes at most dmax_changes_per_hour
+// times in any hour (6 by default): a change beyond that is suppressed,
+// counted (processor_deltaq_dmax_changes_suppressed) and logged, and the
+// probe keeps its dMax until the hour allows a change again. The attack
+// this answers: 1,200 spans a second of 10 ms and 3 of 50 s in
+// alternating pairs of 1 s samples moved dMax 12 times in 28 s; now the 3
+// spans are below the 10 the tail needs, and 10 or more move it at most 6
+// times an hour.
+//
 // Each change is announced in a log record (Info, with the old and new
 // dMax and the tail), counted (processor_deltaq_dmax_changes) and
 // reported (processor_deltaq_dmax), and written into the process's
@@ -54,6 +70,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +85,10 @@ const (
 	defaultDMaxMax    = time.Minute
 	defaultDMaxSample = 1000
 	defaultDMaxPeriod = 10 * time.Second
+	// defaultDMaxChangesPerHour: a probe re-ranges to follow a change of
+	// regime, which is rare; six an hour allow one every ten minutes.
+	defaultDMaxChangesPerHour = 6
+	maxDMaxChangesPerHour     = 3600
 	// A p99.9 needs at least 1000 instances to be more than the largest;
 	// 100 still gives the largest tenth of a percent a say, and the bound
 	// keeps a typing error from making every tick a choice.
@@ -83,6 +104,9 @@ const (
 	autoMargin   = 2
 	autoFactor   = 4
 	autoSustain  = 2
+	// autoMinBeyond is the number of instances of a sample that must lie
+	// at or above the tail's bucket.
+	autoMinBeyond = 10
 )
 
 // tailBuckets is the size of the tail sketch: 16 exact buckets below 16ns
@@ -119,10 +143,12 @@ type autoRange struct {
 	// without a duration.
 	tail     [tailBuckets]atomic.Uint64
 	censored atomic.Uint64
-	// changes counts the announced changes of dMax.
-	changes atomic.Int64
+	// changes counts the announced changes of dMax; suppressed those
+	// dmax_changes_per_hour held back.
+	changes, suppressed atomic.Int64
 
 	min, max, sample, period int64 // the options, ns and instances
+	perHour                  int   // dmax_changes_per_hour
 
 	// Timer goroutine only.
 	decided bool
@@ -131,6 +157,10 @@ type autoRange struct {
 	dir     int   // their direction, +1 or −1
 	since   int64 // start of the current sample, Unix ns; 0 before the first tick
 	snap    [tailBuckets]uint64
+	// recent are the times (Unix ns) of the changes of the last hour, at
+	// most perHour; warned is when a suppression was last logged.
+	recent []int64
+	warned int64
 }
 
 // observe adds a delay of d ns to the sample.
@@ -140,7 +170,7 @@ func (a *autoRange) observe(d int64) { a.tail[tailIndex(d)].Add(1) }
 // error, if any) and returns its provisional dMax, dmax_max.
 func (pc *ProbeConfig) autoDMaxNanos(errs []error) (int64, []error) {
 	if !pc.DMaxAuto {
-		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period: only with dmax: auto"))
+		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto"))
 		return 0, errs
 	}
 	if pc.DMax != 0 || pc.Exponent != nil {
@@ -161,6 +191,9 @@ func (pc *ProbeConfig) autoDMaxNanos(errs []error) (int64, []error) {
 	}
 	if pc.DMaxPeriod != 0 && (pc.DMaxPeriod < minDMaxPeriod || pc.DMaxPeriod > maxDMaxPeriod) {
 		errs = append(errs, fmt.Errorf("dmax_period: must be in [%v, %v], got %v", minDMaxPeriod, maxDMaxPeriod, pc.DMaxPeriod))
+	}
+	if pc.DMaxChangesPerHour != 0 && (pc.DMaxChangesPerHour < 1 || pc.DMaxChangesPerHour > maxDMaxChangesPerHour) {
+		errs = append(errs, fmt.Errorf("dmax_changes_per_hour: must be in [1, %d], got %d", maxDMaxChangesPerHour, pc.DMaxChangesPerHour))
 	}
 	if len(errs) > 0 {
 		return 0, errs
@@ -191,7 +224,11 @@ func (pc *ProbeConfig) autoOptions() (lo, hi time.Duration, sample int, period t
 // to one nanosecond per bin.
 func newAutoRange(pc *ProbeConfig) *autoRange {
 	lo, hi, sample, period := pc.autoOptions()
-	a := &autoRange{min: max(int64(lo), int64(pc.Bins)), max: int64(hi), sample: int64(sample), period: int64(period)}
+	a := &autoRange{min: max(int64(lo), int64(pc.Bins)), max: int64(hi), sample: int64(sample), period: int64(period),
+		perHour: pc.DMaxChangesPerHour}
+	if a.perHour == 0 {
+		a.perHour = defaultDMaxChangesPerHour
+	}
 	a.min = min(a.min, a.max)
 	a.dMax.Store(a.max)
 	return a
@@ -227,6 +264,9 @@ func (a *autoRange) choose(q int64) int64 {
 // all, its censored ones beyond every bucket.
 func (a *autoRange) tailOf(n uint64) int64 {
 	rank := uint64(math.Ceil(autoQuantile * float64(n)))
+	if n >= autoMinBeyond {
+		rank = min(rank, n-autoMinBeyond+1)
+	}
 	var c uint64
 	for i := range a.snap {
 		c += a.snap[i]
@@ -246,6 +286,9 @@ func (a *autoRange) tailOf(n uint64) int64 {
 type rangeChange struct {
 	from, to, tail int64
 	learned        bool // the first choice, at the end of the learning phase
+	// suppressed: dmax_changes_per_hour held the change back; to is the
+	// dMax it would have had.
+	suppressed bool
 }
 
 // step closes the sample if it is due at now (Unix ns) and reports the
@@ -280,7 +323,7 @@ func (a *autoRange) step(now int64) (rangeChange, bool) {
 	cur := a.dMax.Load()
 	if !a.decided {
 		a.decided, a.ref, a.streak = true, q, 0
-		return a.apply(cur, q, true)
+		return a.apply(cur, q, now, true)
 	}
 	dir := 0
 	switch {
@@ -300,17 +343,34 @@ func (a *autoRange) step(now int64) (rangeChange, bool) {
 	if a.streak < autoSustain {
 		return rangeChange{}, false
 	}
-	a.ref, a.streak, a.dir = q, 0, 0
-	return a.apply(cur, q, false)
+	a.streak, a.dir = 0, 0
+	ch, ok := a.apply(cur, q, now, false)
+	if !ch.suppressed {
+		// A suppressed change keeps the reference: the samples that
+		// follow must be out of range again.
+		a.ref = q
+	}
+	return ch, ok
 }
 
-// apply puts the dMax for tail q in force and reports it, unless it is the
-// current one.
-func (a *autoRange) apply(cur, q int64, learned bool) (rangeChange, bool) {
+// hour is the span over which dmax_changes_per_hour counts changes.
+const hour = int64(time.Hour)
+
+// apply puts the dMax for tail q in force at now and reports it, unless it
+// is the current one, or dmax_changes_per_hour changes were made in the
+// last hour: then the change is suppressed, counted, and reported with
+// suppressed set.
+func (a *autoRange) apply(cur, q, now int64, learned bool) (rangeChange, bool) {
 	to := a.choose(q)
 	if to == cur {
 		return rangeChange{}, false
 	}
+	a.recent = slices.DeleteFunc(a.recent, func(t int64) bool { return now-t >= hour })
+	if len(a.recent) >= a.perHour {
+		a.suppressed.Add(1)
+		return rangeChange{from: cur, to: to, tail: q, suppressed: true}, true
+	}
+	a.recent = append(a.recent, now)
 	a.dMax.Store(to)
 	a.changes.Add(1)
 	return rangeChange{from: cur, to: to, tail: q, learned: learned}, true
@@ -324,6 +384,17 @@ func (p *deltaqProcessor) rangeProbes(now int64) {
 		pr := &p.m.probes[i]
 		ch, ok := pr.auto.step(now)
 		if !ok {
+			continue
+		}
+		if ch.suppressed {
+			// Logged at most once an hour: the counter tells the rest.
+			if a := pr.auto; a.warned == 0 || now-a.warned >= hour {
+				a.warned = now
+				p.logger.Warn("deltaq: probe re-range suppressed: dmax_changes_per_hour changes in the last hour",
+					zap.String("probe", pr.name), zap.Duration("dmax", time.Duration(ch.from)),
+					zap.Duration("dmax_suppressed", time.Duration(ch.to)), zap.Duration("p99.9", time.Duration(ch.tail)),
+					zap.Int("dmax_changes_per_hour", a.perHour))
+			}
 			continue
 		}
 		p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.to, Bins: int(pr.bins)})

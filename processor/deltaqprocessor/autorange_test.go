@@ -72,7 +72,7 @@ func TestDMaxAutoConfig(t *testing.T) {
 		pc   ProbeConfig
 		want string
 	}{
-		{ProbeConfig{Name: "x", DMax: time.Second, DMaxMin: time.Millisecond, Bins: 10}, "dmax_min, dmax_max, dmax_sample, dmax_period: only with dmax: auto"},
+		{ProbeConfig{Name: "x", DMax: time.Second, DMaxMin: time.Millisecond, Bins: 10}, "dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto"},
 		{ProbeConfig{Name: "x", DMaxAuto: true, Exponent: &n, Bins: 10}, "dmax, exponent: dmax: auto chooses the dMax"},
 		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxMin: 2 * time.Second, DMaxMax: time.Second, Bins: 10}, "dmax_min, dmax_max: dmax_min 2s is above dmax_max 1s"},
 		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxSample: 10, Bins: 10}, "dmax_sample: must be in [100, 10000000], got 10"},
@@ -274,4 +274,91 @@ func TestAutoRangeSustain(t *testing.T) {
 		}
 	}
 	t.Fatal("two censored samples did not raise the dMax")
+}
+
+// extremeAttack feeds a to the alternating attack of the issue: every
+// second perSecond spans of 10 ms, plus extreme spans of 50 s in the
+// first two of every four seconds, for seconds seconds from now, one
+// sample per second; it returns the changes of dMax it caused.
+func extremeAttack(a *autoRange, now *int64, seconds, perSecond, extreme int) int {
+	changes := 0
+	for s := range seconds {
+		for range perSecond {
+			a.observe(int64(10 * time.Millisecond))
+		}
+		if s%4 < 2 {
+			for range extreme {
+				a.observe(int64(50 * time.Second))
+			}
+		}
+		*now += int64(time.Second)
+		if ch, ok := a.step(*now); ok && !ch.suppressed {
+			changes++
+		}
+	}
+	return changes
+}
+
+// TestAutoRangeResistsAFewExtremeSpans reproduces the attack on dmax: auto
+// (1,200 spans a second of 10 ms plus 3 spans of 50 s in alternating pairs
+// of 1 s samples, dmax_sample 100, dmax_period 1s): it moved dMax 12
+// times in 28 s between 50 ms and 60 s, because the p99.9 of a sample of
+// 1,203 is its 1,202nd delay, among the 3 extreme ones. Now the tail needs
+// 10 instances beyond it: the probe learns 50 ms (the 10 ms delays fall
+// in the sketch bucket [9·2²⁰, 10·2²⁰) ns, 2·q = 20.97 ms, next 1-2-5
+// step 50 ms) and keeps it. An attacker who sends 12 extreme spans a
+// second (1 % of the traffic, above the 10 the tail needs) moves it, but
+// at most dmax_changes_per_hour = 6 times in any hour: the rest are
+// suppressed and counted, and the hour after allows changes again.
+func TestAutoRangeResistsAFewExtremeSpans(t *testing.T) {
+	if r := math.Ceil(autoQuantile * 1203); r != 1202 {
+		t.Fatalf("the p99.9 rank of 1203 is %v", r)
+	}
+	pc := &ProbeConfig{DMaxAuto: true, Bins: 100, DMaxSample: 100, DMaxPeriod: time.Second}
+	a := newAutoRange(pc)
+	now := int64(1)
+	a.step(now)
+	if n := extremeAttack(a, &now, 28, 1200, 3); n != 1 || a.dMax.Load() != int64(50*time.Millisecond) {
+		t.Errorf("3 extreme spans a second: %d changes, dMax %v; want the learnt 50ms only", n, time.Duration(a.dMax.Load()))
+	}
+	if a.suppressed.Load() != 0 {
+		t.Errorf("%d changes suppressed, want none: the tail never moved", a.suppressed.Load())
+	}
+
+	a = newAutoRange(pc)
+	now = 1
+	a.step(now)
+	n := extremeAttack(a, &now, 3600, 1200, 12)
+	if n != defaultDMaxChangesPerHour {
+		t.Errorf("12 extreme spans a second for an hour: %d changes, want dmax_changes_per_hour = %d", n, defaultDMaxChangesPerHour)
+	}
+	if a.suppressed.Load() == 0 {
+		t.Error("no change was suppressed")
+	}
+	if n := extremeAttack(a, &now, 3600, 1200, 12); n > defaultDMaxChangesPerHour {
+		t.Errorf("the hour after: %d changes, more than %d", n, defaultDMaxChangesPerHour)
+	} else if n == 0 {
+		t.Error("the hour after: no change allowed")
+	}
+}
+
+// TestDMaxChangesPerHourConfig: dmax_changes_per_hour is checked and needs
+// dmax: auto.
+func TestDMaxChangesPerHourConfig(t *testing.T) {
+	for _, c := range []struct {
+		pc   ProbeConfig
+		want string
+	}{
+		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxChangesPerHour: 3601, Bins: 10}, "dmax_changes_per_hour: must be in [1, 3600], got 3601"},
+		{ProbeConfig{Name: "x", DMaxAuto: true, DMaxChangesPerHour: -1, Bins: 10}, "dmax_changes_per_hour: must be in [1, 3600], got -1"},
+		{ProbeConfig{Name: "x", DMax: time.Second, DMaxChangesPerHour: 2, Bins: 10}, "only with dmax: auto"},
+	} {
+		err := testConfig(c.pc).Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.pc, err, c.want)
+		}
+	}
+	if a := newAutoRange(&ProbeConfig{DMaxAuto: true, Bins: 10, DMaxChangesPerHour: 2}); a.perHour != 2 {
+		t.Errorf("perHour = %d, want 2", a.perHour)
+	}
 }

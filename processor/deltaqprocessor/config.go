@@ -146,6 +146,11 @@ type ProbeConfig struct {
 	DMaxSample int           `mapstructure:"dmax_sample"`
 	DMaxPeriod time.Duration `mapstructure:"dmax_period"`
 
+	// DMaxChangesPerHour bounds the changes of an auto probe's dMax in
+	// any hour; a change beyond it is suppressed and counted. 6 when
+	// omitted, in [1, 3600].
+	DMaxChangesPerHour int `mapstructure:"dmax_changes_per_hour"`
+
 	// Exponent is n in the thesis form dMax = 1 ms·2ⁿ·Bins, n ∈ [−10, 10].
 	Exponent *int `mapstructure:"exponent"`
 
@@ -333,7 +338,7 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 	if err := checkBins(pc.Bins); err != nil {
 		errs = append(errs, err)
 	}
-	if pc.DMaxAuto || pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 {
+	if pc.DMaxAuto || pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 || pc.DMaxChangesPerHour != 0 {
 		return pc.autoDMaxNanos(errs)
 	}
 	switch {
@@ -381,8 +386,8 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 	if pc.DMax != 0 || pc.Exponent != nil {
 		errs = append(errs, errors.New("dmax, exponent: the dMax of a probe with binning is binning.high; set neither"))
 	}
-	if pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 {
-		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period: only with dmax: auto"))
+	if pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 || pc.DMaxChangesPerHour != 0 {
+		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto"))
 	}
 	if pc.Bins != 0 {
 		errs = append(errs, errors.New("bins, binning: set either bins or binning, not both"))

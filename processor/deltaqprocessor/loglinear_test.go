@@ -64,7 +64,7 @@ func TestLogLinearBinningErrors(t *testing.T) {
 		{func(pc *ProbeConfig) { pc.DMax = time.Second }, "dmax, exponent: the dMax of a probe with binning is binning.high; set neither"},
 		{func(pc *ProbeConfig) { pc.Exponent = &n }, "dmax, exponent: the dMax of a probe with binning is binning.high; set neither"},
 		{func(pc *ProbeConfig) { pc.DMaxAuto = true }, "binning, dmax: auto: set one or the other"},
-		{func(pc *ProbeConfig) { pc.DMaxMax = time.Second }, "dmax_min, dmax_max, dmax_sample, dmax_period: only with dmax: auto"},
+		{func(pc *ProbeConfig) { pc.DMaxMax = time.Second }, "dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto"},
 	} {
 		pc := good()
 		c.edit(&pc)

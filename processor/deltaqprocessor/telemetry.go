@@ -135,6 +135,12 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			}
 			return nil
 		}),
+		tb.RegisterProcessorDeltaqDmaxChangesSuppressedCallback(func(_ context.Context, o metric.Int64Observer) error {
+			for _, i := range p.m.auto {
+				observeNonZero(o, &p.m.probes[i].auto.suppressed, probeOpts[i])
+			}
+			return nil
+		}),
 		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {
 			p.mu.Lock()
 			started, timedOut := p.table.Counts()

@@ -32,16 +32,20 @@ type TelemetryBuilder struct {
 	ConnectorDeltaqInstancesRebinned           metric.Int64Counter
 	ConnectorDeltaqInstancesWeightClamped      metric.Int64Counter
 	ConnectorDeltaqLateTimeouts                metric.Int64Counter
+	ConnectorDeltaqLayoutChanges               metric.Int64Counter
+	ConnectorDeltaqLayoutsAgreed               metric.Int64Counter
 	ConnectorDeltaqOutputDropped               metric.Int64Counter
 	ConnectorDeltaqOutputOversized             metric.Int64Counter
 	ConnectorDeltaqProbes                      metric.Int64Gauge
 	ConnectorDeltaqProbesExpired               metric.Int64Counter
 	ConnectorDeltaqReferencedProbeEmptyWindows metric.Int64Counter
 	ConnectorDeltaqSnapshotFilesRemoved        metric.Int64Counter
+	ConnectorDeltaqTotalsSaturated             metric.Int64Counter
 	ConnectorDeltaqTriggersFired               metric.Int64Counter
 	ConnectorDeltaqUnderResolvedWindows        metric.Int64Counter
 	ConnectorDeltaqWindowCloseDuration         metric.Float64Histogram
 	ConnectorDeltaqWindowsClosed               metric.Int64Counter
+	ConnectorDeltaqWindowsMissingAgents        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -75,7 +79,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ConnectorDeltaqContributions, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_contributions",
-		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (another dmax or bins for the probe; never mixed), invalid. [Alpha]"),
+		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (another layout than the probe's for that window; never mixed), invalid (a malformed point, a sum that is not finite or not within its bins, counts beyond their bound), unagreed (the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (beyond gateway::max_agents agents in the window), agent_invalid (a service.instance.id longer than 256 bytes), probe_limit (a new probe beyond max_probes). [Alpha]"),
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)
@@ -107,6 +111,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_deltaq_late_timeouts",
 		metric.WithDescription("Timeouts that became known after their own window (by start + dMax) had closed, and were counted in the oldest open window instead. [Alpha]"),
 		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqLayoutChanges, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_layout_changes",
+		metric.WithDescription("Probes that moved to another layout after their first (a processor's dmax: auto, or the agents' agreement), each at a window boundary. [Alpha]"),
+		metric.WithUnit("{change}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqLayoutsAgreed, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_layouts_agreed",
+		metric.WithDescription("Layouts probes took from the agreement of gateway::layout_quorum agents, the first included. [Alpha]"),
+		metric.WithUnit("{layout}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqOutputDropped, err = builder.meter.Int64Counter(
@@ -145,6 +161,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{file}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqTotalsSaturated, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_totals_saturated",
+		metric.WithDescription("Running outcome totals (deltaq.outcomes) that reached 2^63-1 and stopped there rather than run backwards. [Alpha]"),
+		metric.WithUnit("{total}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqTriggersFired, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_triggers_fired",
 		metric.WithDescription("Triggers fired, by kind (qta, failure, load, divergence, slack_trend). [Alpha]"),
@@ -167,6 +189,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ConnectorDeltaqWindowsClosed, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_windows_closed",
 		metric.WithDescription("Windows closed and analysed. [Alpha]"),
+		metric.WithUnit("{window}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqWindowsMissingAgents, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_windows_missing_agents",
+		metric.WithDescription("Windows a gateway closed with fewer contributing agents than gateway::expected_agents. [Alpha]"),
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)

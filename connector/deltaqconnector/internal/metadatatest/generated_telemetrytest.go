@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) connector.Settings {
 func AssertEqualConnectorDeltaqContributions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_contributions",
-		Description: "Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (another dmax or bins for the probe; never mixed), invalid. [Alpha]",
+		Description: "Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (another layout than the probe's for that window; never mixed), invalid (a malformed point, a sum that is not finite or not within its bins, counts beyond their bound), unagreed (the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (beyond gateway::max_agents agents in the window), agent_invalid (a service.instance.id longer than 256 bytes), probe_limit (a new probe beyond max_probes). [Alpha]",
 		Unit:        "{window}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -113,6 +113,38 @@ func AssertEqualConnectorDeltaqLateTimeouts(t *testing.T, tt *componenttest.Tele
 		},
 	}
 	got, err := tt.GetMetric("otelcol_connector_deltaq_late_timeouts")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqLayoutChanges(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_layout_changes",
+		Description: "Probes that moved to another layout after their first (a processor's dmax: auto, or the agents' agreement), each at a window boundary. [Alpha]",
+		Unit:        "{change}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_layout_changes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqLayoutsAgreed(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_layouts_agreed",
+		Description: "Layouts probes took from the agreement of gateway::layout_quorum agents, the first included. [Alpha]",
+		Unit:        "{layout}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_layouts_agreed")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
@@ -211,6 +243,22 @@ func AssertEqualConnectorDeltaqSnapshotFilesRemoved(t *testing.T, tt *componentt
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualConnectorDeltaqTotalsSaturated(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_totals_saturated",
+		Description: "Running outcome totals (deltaq.outcomes) that reached 2^63-1 and stopped there rather than run backwards. [Alpha]",
+		Unit:        "{total}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_totals_saturated")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualConnectorDeltaqTriggersFired(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_triggers_fired",
@@ -270,6 +318,22 @@ func AssertEqualConnectorDeltaqWindowsClosed(t *testing.T, tt *componenttest.Tel
 		},
 	}
 	got, err := tt.GetMetric("otelcol_connector_deltaq_windows_closed")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqWindowsMissingAgents(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_windows_missing_agents",
+		Description: "Windows a gateway closed with fewer contributing agents than gateway::expected_agents. [Alpha]",
+		Unit:        "{window}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_windows_missing_agents")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

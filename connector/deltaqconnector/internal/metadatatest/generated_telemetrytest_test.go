@@ -25,16 +25,20 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqInstancesRebinned.Add(context.Background(), 1)
 	tb.ConnectorDeltaqInstancesWeightClamped.Add(context.Background(), 1)
 	tb.ConnectorDeltaqLateTimeouts.Add(context.Background(), 1)
+	tb.ConnectorDeltaqLayoutChanges.Add(context.Background(), 1)
+	tb.ConnectorDeltaqLayoutsAgreed.Add(context.Background(), 1)
 	tb.ConnectorDeltaqOutputDropped.Add(context.Background(), 1)
 	tb.ConnectorDeltaqOutputOversized.Add(context.Background(), 1)
 	tb.ConnectorDeltaqProbes.Record(context.Background(), 1)
 	tb.ConnectorDeltaqProbesExpired.Add(context.Background(), 1)
 	tb.ConnectorDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
 	tb.ConnectorDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
+	tb.ConnectorDeltaqTotalsSaturated.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTriggersFired.Add(context.Background(), 1)
 	tb.ConnectorDeltaqUnderResolvedWindows.Add(context.Background(), 1)
 	tb.ConnectorDeltaqWindowCloseDuration.Record(context.Background(), 1)
 	tb.ConnectorDeltaqWindowsClosed.Add(context.Background(), 1)
+	tb.ConnectorDeltaqWindowsMissingAgents.Add(context.Background(), 1)
 	AssertEqualConnectorDeltaqContributions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -51,6 +55,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqLateTimeouts(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqLayoutChanges(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqLayoutsAgreed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqOutputDropped(t, testTel,
@@ -71,6 +81,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualConnectorDeltaqSnapshotFilesRemoved(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqTotalsSaturated(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqTriggersFired(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -81,6 +94,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqWindowsClosed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqWindowsMissingAgents(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

@@ -32,16 +32,20 @@ type TelemetryBuilder struct {
 	ExporterDeltaqInstancesRebinned           metric.Int64Counter
 	ExporterDeltaqInstancesWeightClamped      metric.Int64Counter
 	ExporterDeltaqLateTimeouts                metric.Int64Counter
+	ExporterDeltaqLayoutChanges               metric.Int64Counter
+	ExporterDeltaqLayoutsAgreed               metric.Int64Counter
 	ExporterDeltaqOutputDropped               metric.Int64Counter
 	ExporterDeltaqOutputOversized             metric.Int64Counter
 	ExporterDeltaqProbes                      metric.Int64Gauge
 	ExporterDeltaqProbesExpired               metric.Int64Counter
 	ExporterDeltaqReferencedProbeEmptyWindows metric.Int64Counter
 	ExporterDeltaqSnapshotFilesRemoved        metric.Int64Counter
+	ExporterDeltaqTotalsSaturated             metric.Int64Counter
 	ExporterDeltaqTriggersFired               metric.Int64Counter
 	ExporterDeltaqUnderResolvedWindows        metric.Int64Counter
 	ExporterDeltaqWindowCloseDuration         metric.Float64Histogram
 	ExporterDeltaqWindowsClosed               metric.Int64Counter
+	ExporterDeltaqWindowsMissingAgents        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -75,7 +79,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ExporterDeltaqContributions, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_contributions",
-		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (another dmax or bins for the probe; never mixed), invalid. [Alpha]"),
+		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (another layout than the probe's for that window; never mixed), invalid (a malformed point, a sum that is not finite or not within its bins, counts beyond their bound), unagreed (the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (beyond gateway::max_agents agents in the window), agent_invalid (a service.instance.id longer than 256 bytes), probe_limit (a new probe beyond max_probes). [Alpha]"),
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)
@@ -107,6 +111,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_deltaq_late_timeouts",
 		metric.WithDescription("Timeouts that became known after their own window (by start + dMax) had closed, and were counted in the oldest open window instead. [Alpha]"),
 		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqLayoutChanges, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_layout_changes",
+		metric.WithDescription("Probes that moved to another layout after their first (a processor's dmax: auto, or the agents' agreement), each at a window boundary. [Alpha]"),
+		metric.WithUnit("{change}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqLayoutsAgreed, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_layouts_agreed",
+		metric.WithDescription("Layouts probes took from the agreement of gateway::layout_quorum agents, the first included. [Alpha]"),
+		metric.WithUnit("{layout}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqOutputDropped, err = builder.meter.Int64Counter(
@@ -145,6 +161,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{file}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqTotalsSaturated, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_totals_saturated",
+		metric.WithDescription("Running outcome totals (deltaq.outcomes) that reached 2^63-1 and stopped there rather than run backwards. [Alpha]"),
+		metric.WithUnit("{total}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqTriggersFired, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_triggers_fired",
 		metric.WithDescription("Triggers fired, by kind (qta, failure, load, divergence, slack_trend). [Alpha]"),
@@ -167,6 +189,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ExporterDeltaqWindowsClosed, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_windows_closed",
 		metric.WithDescription("Windows closed and analysed. [Alpha]"),
+		metric.WithUnit("{window}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqWindowsMissingAgents, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_windows_missing_agents",
+		metric.WithDescription("Windows a gateway closed with fewer contributing agents than gateway::expected_agents. [Alpha]"),
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)

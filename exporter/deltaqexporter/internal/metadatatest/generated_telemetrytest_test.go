@@ -25,16 +25,20 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterDeltaqInstancesRebinned.Add(context.Background(), 1)
 	tb.ExporterDeltaqInstancesWeightClamped.Add(context.Background(), 1)
 	tb.ExporterDeltaqLateTimeouts.Add(context.Background(), 1)
+	tb.ExporterDeltaqLayoutChanges.Add(context.Background(), 1)
+	tb.ExporterDeltaqLayoutsAgreed.Add(context.Background(), 1)
 	tb.ExporterDeltaqOutputDropped.Add(context.Background(), 1)
 	tb.ExporterDeltaqOutputOversized.Add(context.Background(), 1)
 	tb.ExporterDeltaqProbes.Record(context.Background(), 1)
 	tb.ExporterDeltaqProbesExpired.Add(context.Background(), 1)
 	tb.ExporterDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
 	tb.ExporterDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
+	tb.ExporterDeltaqTotalsSaturated.Add(context.Background(), 1)
 	tb.ExporterDeltaqTriggersFired.Add(context.Background(), 1)
 	tb.ExporterDeltaqUnderResolvedWindows.Add(context.Background(), 1)
 	tb.ExporterDeltaqWindowCloseDuration.Record(context.Background(), 1)
 	tb.ExporterDeltaqWindowsClosed.Add(context.Background(), 1)
+	tb.ExporterDeltaqWindowsMissingAgents.Add(context.Background(), 1)
 	AssertEqualExporterDeltaqContributions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -51,6 +55,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqLateTimeouts(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqLayoutChanges(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqLayoutsAgreed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqOutputDropped(t, testTel,
@@ -71,6 +81,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualExporterDeltaqSnapshotFilesRemoved(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqTotalsSaturated(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqTriggersFired(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -81,6 +94,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqWindowsClosed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqWindowsMissingAgents(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

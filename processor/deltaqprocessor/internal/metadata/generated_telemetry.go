@@ -25,21 +25,22 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ProcessorDeltaqDmax              metric.Float64ObservableGauge
-	ProcessorDeltaqDmaxChanges       metric.Int64ObservableCounter
-	ProcessorDeltaqEndedEvictions    metric.Int64ObservableCounter
-	ProcessorDeltaqEvictions         metric.Int64ObservableCounter
-	ProcessorDeltaqForeignAttributes metric.Int64ObservableCounter
-	ProcessorDeltaqInFlight          metric.Int64ObservableGauge
-	ProcessorDeltaqInstances         metric.Int64ObservableCounter
-	ProcessorDeltaqLateSpans         metric.Int64ObservableCounter
-	ProcessorDeltaqMalformed         metric.Int64ObservableCounter
-	ProcessorDeltaqStartAfterEnd     metric.Int64ObservableCounter
-	ProcessorDeltaqStartTimeouts     metric.Int64ObservableCounter
-	ProcessorDeltaqSyntheticDropped  metric.Int64ObservableCounter
+	meter                                metric.Meter
+	mu                                   sync.Mutex
+	registrations                        []metric.Registration
+	ProcessorDeltaqDmax                  metric.Float64ObservableGauge
+	ProcessorDeltaqDmaxChanges           metric.Int64ObservableCounter
+	ProcessorDeltaqDmaxChangesSuppressed metric.Int64ObservableCounter
+	ProcessorDeltaqEndedEvictions        metric.Int64ObservableCounter
+	ProcessorDeltaqEvictions             metric.Int64ObservableCounter
+	ProcessorDeltaqForeignAttributes     metric.Int64ObservableCounter
+	ProcessorDeltaqInFlight              metric.Int64ObservableGauge
+	ProcessorDeltaqInstances             metric.Int64ObservableCounter
+	ProcessorDeltaqLateSpans             metric.Int64ObservableCounter
+	ProcessorDeltaqMalformed             metric.Int64ObservableCounter
+	ProcessorDeltaqStartAfterEnd         metric.Int64ObservableCounter
+	ProcessorDeltaqStartTimeouts         metric.Int64ObservableCounter
+	ProcessorDeltaqSyntheticDropped      metric.Int64ObservableCounter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -74,6 +75,21 @@ func (builder *TelemetryBuilder) RegisterProcessorDeltaqDmaxChangesCallback(cb m
 		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqDmaxChanges, obs: o})
 		return nil
 	}, builder.ProcessorDeltaqDmaxChanges)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorDeltaqDmaxChangesSuppressedCallback sets callback for observable ProcessorDeltaqDmaxChangesSuppressed metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqDmaxChangesSuppressedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqDmaxChangesSuppressed, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqDmaxChangesSuppressed)
 	if err != nil {
 		return err
 	}
@@ -280,6 +296,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorDeltaqDmaxChanges, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_deltaq_dmax_changes",
 		metric.WithDescription("Changes of the dMax of a probe that chooses its own (dmax auto), by probe; the first choice after the learning phase counts. [Alpha]"),
+		metric.WithUnit("{changes}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorDeltaqDmaxChangesSuppressed, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_deltaq_dmax_changes_suppressed",
+		metric.WithDescription("Changes of the dMax of a probe that chooses its own (dmax auto) held back by dmax_changes_per_hour, by probe. [Alpha]"),
 		metric.WithUnit("{changes}"),
 	)
 	errs = errors.Join(errs, err)

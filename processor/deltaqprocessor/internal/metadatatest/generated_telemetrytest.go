@@ -51,6 +51,22 @@ func AssertEqualProcessorDeltaqDmaxChanges(t *testing.T, tt *componenttest.Telem
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorDeltaqDmaxChangesSuppressed(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_deltaq_dmax_changes_suppressed",
+		Description: "Changes of the dMax of a probe that chooses its own (dmax auto) held back by dmax_changes_per_hour, by probe. [Alpha]",
+		Unit:        "{changes}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_deltaq_dmax_changes_suppressed")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorDeltaqEndedEvictions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_deltaq_ended_evictions",
