@@ -57,7 +57,7 @@ func TestLogLinearBinningErrors(t *testing.T) {
 		{func(pc *ProbeConfig) { pc.Binning.High = 5 * time.Second }, "binning.high: 5s is not binning.low 1ms times a power of binning.factor 10; use 1s or 10s"},
 		{func(pc *ProbeConfig) { pc.Binning.High = 3 * time.Millisecond }, "binning.high: 3ms is not binning.low 1ms times a power of binning.factor 10; use 1ms or 10ms"},
 		// From 3ns to 3s by tens in 20 steps: [3ns, 30ns) in steps of 1.5ns.
-		{func(pc *ProbeConfig) { pc.Binning.Low, pc.Binning.High, pc.Binning.Steps = 3, 3 * time.Second, 20 }, "not whole nanoseconds"},
+		{func(pc *ProbeConfig) { pc.Binning.Low, pc.Binning.High, pc.Binning.Steps = 3, 3*time.Second, 20 }, "not whole nanoseconds"},
 		// 1ns to 10s by tens in 1000 steps: far more than 1000 buckets.
 		{func(pc *ProbeConfig) { pc.Binning.Low, pc.Binning.Steps = 1, 1000 }, "buckets, more than 1000"},
 		{func(pc *ProbeConfig) { pc.Bins = 100 }, "bins, binning: set either bins or binning, not both"},

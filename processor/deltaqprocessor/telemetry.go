@@ -123,6 +123,22 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			o.Observe(s.foreignAttributes.Load())
 			return nil
 		}),
+		p.registerAutoTelemetry(tb, probeOpts),
+		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {
+			p.mu.Lock()
+			started, timedOut := p.table.Counts()
+			p.mu.Unlock()
+			o.Observe(int64(started), stateOpts[inflight.Started])
+			o.Observe(int64(timedOut), stateOpts[inflight.TimedOut])
+			return nil
+		}),
+	)
+}
+
+// registerAutoTelemetry registers the callbacks of the dmax: auto probes:
+// their dMax, its changes and the changes suppressed.
+func (p *deltaqProcessor) registerAutoTelemetry(tb *metadata.TelemetryBuilder, probeOpts []metric.ObserveOption) error {
+	return errors.Join(
 		tb.RegisterProcessorDeltaqDmaxCallback(func(_ context.Context, o metric.Float64Observer) error {
 			for _, i := range p.m.auto {
 				o.Observe(float64(p.m.probes[i].auto.dMax.Load())/1e9, probeOpts[i])
@@ -139,14 +155,6 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 			for _, i := range p.m.auto {
 				observeNonZero(o, &p.m.probes[i].auto.suppressed, probeOpts[i])
 			}
-			return nil
-		}),
-		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {
-			p.mu.Lock()
-			started, timedOut := p.table.Counts()
-			p.mu.Unlock()
-			o.Observe(int64(started), stateOpts[inflight.Started])
-			o.Observe(int64(timedOut), stateOpts[inflight.TimedOut])
 			return nil
 		}),
 	)
