@@ -135,6 +135,9 @@ type layout struct {
 func layoutsAgree(acfg *observer.Config, procs []string, layouts map[string]map[string]layout) error {
 	var errs []error
 	for _, name := range ownProbes(acfg) {
+		if acfg.Probes[name].Binning != nil {
+			continue // log-linear: a gateway's, which no processor feeds
+		}
 		own := layout{acfg.Probes[name].DMax, acfg.Probes[name].Bins}
 		for _, p := range procs {
 			if l, ok := layouts[p][name]; ok && l != own {
@@ -161,7 +164,7 @@ func feedsText(procs []string, gateway bool) string {
 func ownProbes(acfg *observer.Config) []string {
 	var names []string
 	for n, pc := range acfg.Probes {
-		if pc.DMax > 0 && pc.Bins > 0 {
+		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
 			names = append(names, n)
 		}
 	}

@@ -49,7 +49,8 @@ func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 // and a second --config is merged over the first as the collector merges
 // them (here, fixing the mistakes).
 func TestCheckConfigExamples(t *testing.T) {
-	for _, path := range []string{"../../examples/collector.yaml", "../../examples/exporter.yaml", "../../examples/scaling/agent.yaml"} {
+	for _, path := range []string{"../../examples/collector.yaml", "../../examples/connector.yaml", "../../examples/exporter.yaml",
+		"../../examples/demo/collector.yaml", "../../examples/erlang/collector.yaml", "../../examples/scaling/agent.yaml", "../../examples/scaling/gateway.yaml"} {
 		if status, _, stderr := runCmd("check", "--config", path); status != exitOK {
 			t.Errorf("%s: status %d: %s", path, status, stderr)
 		}

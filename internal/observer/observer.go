@@ -364,7 +364,7 @@ func (o *Observer) checkProduced() error {
 		defined = append(slices.Clone(defined), sp.Names...)
 	}
 	for name, pc := range o.cfg.Probes {
-		if pc.DMax > 0 && pc.Bins > 0 {
+		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
 			defined = append(defined, name)
 		}
 	}
