@@ -49,14 +49,15 @@ func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 // and a second --config is merged over the first as the collector merges
 // them (here, fixing the mistakes).
 func TestCheckConfigExamples(t *testing.T) {
-	for _, path := range []string{"../../examples/collector.yaml", "../../examples/connector.yaml", "../../examples/exporter.yaml",
-		"../../examples/demo/collector.yaml", "../../examples/erlang/collector.yaml", "../../examples/scaling/agent.yaml", "../../examples/scaling/gateway.yaml"} {
+	bad := writeTemp(t, "collector.yaml", strings.Replace(newcomerConfig, "chekout:", "checkout:", 1))
+	fix := writeTemp(t, "fix.yaml", "connectors:\n  deltaq:\n    diagram: \"checkout = inventory -> payment;\"\n")
+	t.Chdir("../..") // the examples name their diagram files from the repository's root
+	for _, path := range []string{"examples/collector.yaml", "examples/connector.yaml", "examples/exporter.yaml",
+		"examples/demo/collector.yaml", "examples/erlang/collector.yaml", "examples/scaling/agent.yaml", "examples/scaling/gateway.yaml"} {
 		if status, _, stderr := runCmd("check", "--config", path); status != exitOK {
 			t.Errorf("%s: status %d: %s", path, status, stderr)
 		}
 	}
-	bad := writeTemp(t, "collector.yaml", strings.Replace(newcomerConfig, "chekout:", "checkout:", 1))
-	fix := writeTemp(t, "fix.yaml", "connectors:\n  deltaq:\n    diagram: \"checkout = inventory -> payment;\"\n")
 	status, stdout, stderr := runCmd("check", "--config", bad, "--config", fix)
 	if status != exitOK || !strings.Contains(stdout, "connectors::deltaq: ok, fed by processors deltaq") {
 		t.Errorf("merged: status %d\nstdout %s\nstderr %s", status, stdout, stderr)
