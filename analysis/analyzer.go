@@ -34,9 +34,9 @@ type analyzer struct {
 	inputs     map[string]deltaq.DeltaQ // reused across windows
 	// pessIn and optIn are the inputs' pessimistic and optimistic bounds.
 	pessIn, optIn map[string]deltaq.DeltaQ
-	coarse     map[string]bool          // reused across windows
-	counts     []float64                // reused by calculatedCount
-	nextID     int64
+	coarse        map[string]bool // reused across windows
+	counts        []float64       // reused by calculatedCount
+	nextID        int64
 	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
 	// (see whatIf), reused across windows.
 	whatIfSaved []savedInput
