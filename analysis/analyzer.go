@@ -95,6 +95,10 @@ type slackHistory struct {
 	end []int64 // window end, Unix ns
 	min []float64
 	v   []float64
+	// q is Student's t quantile of confidence qConf and qNu degrees of
+	// freedom, kept: it is costly and rarely changes.
+	q, qConf float64
+	qNu      int
 }
 
 func newAnalyzer(cfg *compiled) *analyzer {
@@ -507,7 +511,9 @@ func (c calcBounds) of(name string) *deltaq.Bounds {
 	if !ok1 || !ok2 || !p.OK || !o.OK || p.Err != nil || o.Err != nil {
 		return nil
 	}
-	return &deltaq.Bounds{Pessimistic: p.DeltaQ, Optimistic: o.DeltaQ}
+	// The inputs are observed (Spread) ΔQs: their delays lie strictly
+	// above the lower edges of their bins.
+	return &deltaq.Bounds{Pessimistic: p.DeltaQ, Optimistic: o.DeltaQ, Strict: true}
 }
 
 // test returns the Kolmogorov–Smirnov test of window w's distance beyond
@@ -609,7 +615,11 @@ func pooledTest(ws []pooledWindow) (deltaq.KSTest, error) {
 			return deltaq.KSTest{}, err
 		}
 	}
-	d, err := deltaq.Bounds{Pessimistic: pess, Optimistic: opt}.Beyond(obs)
+	strict := true
+	for _, p := range ws {
+		strict = strict && p.bounds.Strict
+	}
+	d, err := deltaq.Bounds{Pessimistic: pess, Optimistic: opt, Strict: strict}.Beyond(obs)
 	if err != nil {
 		return deltaq.KSTest{}, err
 	}
@@ -733,7 +743,10 @@ func (h *slackHistory) trend(horizon time.Duration, conf float64) SlackTrend {
 	if conf == 0 {
 		conf = DefaultSlackTrendConfidence
 	}
-	q := studentQuantile(conf, n-2)
+	if h.qConf != conf || h.qNu != n-2 {
+		h.q, h.qConf, h.qNu = studentQuantile(conf, n-2), conf, n-2
+	}
+	q := h.q
 	hx := horizon.Seconds() - mx
 	at := my + b*hx
 	t.Upper = at + q*math.Sqrt(math.Max(0, vm+hx*hx*vb+2*hx*cov))
@@ -744,17 +757,22 @@ func (h *slackHistory) trend(horizon time.Duration, conf float64) SlackTrend {
 // breaches returns the p-values of the binomial tests that the window of
 // observed ΔQ d breaks a QTA point (the smallest over the points) and its
 // failure bound (breachP). The instances within a point's delay are counted
-// to the upper edge of its bin (d's optimistic bound), so that a point
-// inside a bin is not taken as broken by the binning.
+// to the upper edge of its bin, so that a point inside a bin is not taken
+// as broken by the binning.
 func breaches(c *deltaq.QTACheck, d deltaq.DeltaQ) (point, failure float64) {
 	n := d.Count()
 	point = 1
-	opt := d.Optimistic()
 	for _, pc := range c.Points {
 		if pc.OK {
 			continue
 		}
-		k := int64(math.Round(opt.CDF(pc.Delay) * float64(n)))
+		// The instances up to the upper edge of the bin (i·w, (i+1)·w]
+		// that holds the delay, an edge within 1e-9 taken as on it.
+		x := pc.Delay / d.Width()
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+			x = r
+		}
+		k := int64(math.Round(d.CDF(math.Ceil(x)*d.Width()) * float64(n)))
 		point = math.Min(point, breachP(k, n, pc.P, false))
 	}
 	failure = 1

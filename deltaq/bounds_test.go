@@ -193,10 +193,13 @@ func TestBoundsContainExact(t *testing.T) {
 			curve, _ := o.op(a, b)
 			pess, _ := o.op(a.Pessimistic(), b.Pessimistic())
 			opt, _ := o.op(a.Optimistic(), b.Optimistic())
+			bd := Bounds{Pessimistic: pess, Optimistic: opt, Strict: true}
 			for k := 0; k <= 4*bins; k++ {
-				tt := float64(k) * w / 4 * 1.0000001
+				// Quarter bins, edges included: the strict optimistic
+				// bound is read from the left there.
+				tt := float64(k) * w / 4
 				f := o.exact(tt)
-				if lo, hi := pess.CDF(tt), opt.CDF(tt); f < lo-1e-12 || f > hi+1e-12 {
+				if lo, hi := pess.CDF(tt), bd.upper(tt); f < lo-1e-12 || f > hi+1e-12 {
 					t.Fatalf("trial %d %s w = %v: exact F(%v) = %v outside bounds [%v, %v]", trial, o.name, w, tt, f, lo, hi)
 				}
 				if k%4 == 0 && k > 0 {
@@ -207,6 +210,12 @@ func TestBoundsContainExact(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Strict bounds read at an edge leave out the optimistic mass on it:
+	// a Spread ΔQ's own strict bounds meet at every edge.
+	one, _ := FromInstances(1e-3, 10, []float64{1.5e-3, 2.5e-3, 2.5e-3, 7e-3}, 0, 0)
+	if w := BoundsOf(one).Width(0.01); w != 0 {
+		t.Errorf("strict bounds of an observed ΔQ: width %v at its edges, want 0", w)
 	}
 	// The width of the bounds of a sequence of two exponential stages:
 	// about proportional to the bin width, whatever n.
@@ -221,7 +230,7 @@ func TestBoundsContainExact(t *testing.T) {
 			b, _ := FromInstances(w, bins, db, 0, 0)
 			pess, _ := Convolve(a.Pessimistic(), b.Pessimistic())
 			opt, _ := Convolve(a.Optimistic(), b.Optimistic())
-			t.Logf("w = %v ms, n = %5d: bounds' width %.3f", w*1e3, n, Bounds{pess, opt}.Width(0.08))
+			t.Logf("w = %v ms, n = %5d: bounds' width %.3f", w*1e3, n, Bounds{pess, opt, true}.Width(0.08))
 		}
 	}
 }
@@ -241,8 +250,8 @@ func TestBoundsBeyond(t *testing.T) {
 	if d, err := b.Beyond(obs); err != nil || d != 0 {
 		t.Errorf("obs within its own bounds: beyond %v (%v), want 0", d, err)
 	}
-	if w := b.Width(0.05); w <= 0 || w > 1 {
-		t.Errorf("width %v", w)
+	if w := b.Width(0.05); w != 0 {
+		t.Errorf("width %v of an observed ΔQ's own strict bounds, want 0", w)
 	}
 	late, _ := TimeTransform(obs, 1, 3*w)
 	d, _ := b.Beyond(late)
