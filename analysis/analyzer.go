@@ -750,7 +750,8 @@ func (h *slackHistory) trend(horizon time.Duration, conf float64) SlackTrend {
 	hx := horizon.Seconds() - mx
 	at := my + b*hx
 	t.Upper = at + q*math.Sqrt(math.Max(0, vm+hx*hx*vb+2*hx*cov))
-	t.Significant = b+q*t.StdErr < 0 && t.Upper < 0
+	t.Falling = b+q*t.StdErr < 0
+	t.Significant = t.Falling && t.Upper < 0
 	return t
 }
 

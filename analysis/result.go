@@ -227,9 +227,11 @@ type SlackTrend struct {
 	// Upper is the one-sided upper confidence bound, at the
 	// slack_trend::confidence, of the line at the horizon (at the end of
 	// the current window without a horizon), with Student's t of W − 2
-	// degrees of freedom; Significant is true when it is below zero and
-	// so is the upper bound of the slope: the crossing is significant.
+	// degrees of freedom. Falling is true when the slope's upper bound,
+	// Slope + t·StdErr, is below zero, and Significant when Upper is too:
+	// the crossing within the horizon is significant.
 	Upper       float64
+	Falling     bool
 	Significant bool
 }
 
