@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // twoStage is a run of a job = a -> b through an engine: one-second
@@ -393,6 +395,88 @@ func TestQTAPointSignificance(t *testing.T) {
 		}
 		if float64(r.qtaSignificant) < c.power*float64(windows) {
 			t.Errorf("point (%v, 0.5), n = %d: significant in only %d windows", c.d, c.n, r.qtaSignificant)
+		}
+	}
+}
+
+// TestDetectableDivergence: the Kolmogorov critical values are those of the
+// tables (λ = 1.6276 at α = 0.01, 1.3581 at α = 0.05: Marsaglia, Tsang and
+// Wang, "Evaluating Kolmogorov's Distribution", 2003), and a divergence of
+// the size detectable(α, n) is detected with a power of at least 80 %: n
+// instances of G(x) = x − δ·sin(πx) on [0, 1] against the exact U(0, 1),
+// sup |F − G| = δ at the median, where an empirical CDF varies most;
+// one-sample test (m = +Inf), 500 seeded samples at n = 50, 200 and 1000.
+func TestDetectableDivergence(t *testing.T) {
+	for _, c := range []struct{ alpha, want float64 }{{0.01, 1.6276}, {0.05, 1.3581}} {
+		if got := kolmogorovCritical(c.alpha); math.Abs(got-c.want) > 1e-4 {
+			t.Errorf("λ at α = %v: %v, want %v", c.alpha, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(71, 72))
+	for _, n := range []int{50, 200, 1000} {
+		delta := detectable(0.01, float64(n))
+		hits := 0
+		const reps = 500
+		xs := make([]float64, n)
+		for range reps {
+			for i := range xs {
+				// Inverse of G by bisection (G is increasing: δπ < 1).
+				u, lo, hi := rng.Float64(), 0.0, 1.0
+				for range 30 {
+					mid := (lo + hi) / 2
+					if mid-delta*math.Sin(math.Pi*mid) < u {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				xs[i] = lo
+			}
+			slices.Sort(xs)
+			d := 0.0
+			for i, x := range xs {
+				// ECDF against F(x) = min(x, 1), at and just before x.
+				f := math.Min(x, 1)
+				d = math.Max(d, math.Max(f-float64(i)/float64(n), float64(i+1)/float64(n)-f))
+			}
+			if ks, _ := deltaq.NewKSTest(math.Min(d, 1), float64(n), math.Inf(1)); ks.P < 0.01 {
+				hits++
+			}
+		}
+		power := float64(hits) / reps
+		t.Logf("n = %4d: detectable divergence %.3f, power there %.3f", n, delta, power)
+		if power < 0.8 {
+			t.Errorf("n = %d: power %.3f at the detectable divergence %.3f, want ≥ 0.8", n, power, delta)
+		}
+	}
+}
+
+// TestAdaptivePooling: with divergence::target the test pools the fewest
+// recent windows whose detectable divergence reaches the target:
+// (λ₀.₀₁ + ½·z₀.₈)/√(k·n) + width ≤ target, paired (m = +Inf), n = 50
+// instances a window, bounds' width 0.05, target 0.25, at most 10 windows:
+// k = ⌈((λ + ½z)/0.2)²/50⌉ = 3 once 3 windows are there; a target out of
+// reach pools all 10.
+func TestAdaptivePooling(t *testing.T) {
+	d, _ := deltaq.FromInstances(1e-3, 20, []float64{0.002, 0.004, 0.005}, 0, 0)
+	b := deltaq.BoundsOf(d)
+	want := int(math.Ceil(math.Pow((kolmogorovCritical(0.01)+0.5*z80)/0.2, 2) / 50))
+	if want != 3 {
+		t.Fatalf("closed form gives %d windows, the test expects 3", want)
+	}
+	for _, c := range []struct {
+		target float64
+		want   []int
+	}{{0.25, []int{1, 2, 3, 3, 3}}, {0.08, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10}}} {
+		ds := divergenceState{alpha: 0.01, target: c.target, pool: make([]pooledWindow, 0, 10)}
+		for i, k := range c.want {
+			_, pooled, det := ds.test(pooledWindow{obs: d, calc: d, bounds: b, width: 0.05, n: 50, m: math.Inf(1)})
+			if pooled != k {
+				t.Fatalf("target %v, window %d: pooled %d, want %d", c.target, i, pooled, k)
+			}
+			if wantDet := detectable(0.01, float64(50*k)) + 0.05; math.Abs(det-wantDet) > 1e-12 {
+				t.Errorf("target %v, window %d: detectable %v, want %v", c.target, i, det, wantDet)
+			}
 		}
 	}
 }
