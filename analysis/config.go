@@ -27,8 +27,11 @@ const (
 	// MaxSlackTrendWindows bounds slack_trend::windows.
 	MaxSlackTrendWindows = 1000
 	// MaxDivergencePool bounds divergence::pool: a probe keeps the
-	// observed and calculated ΔQs of the pooled windows.
-	MaxDivergencePool = 10
+	// observed and calculated ΔQs of the pooled windows and the calculated
+	// ΔQ's two bounds, four ΔQs a window (at 400 and 800 bins, about 40 kB;
+	// 60 windows, 2.4 MB a probe). A window of tens of instances needs tens
+	// of windows to see a moderate dependence (README, "Early warning").
+	MaxDivergencePool = 60
 	// MaxDivergenceWindows bounds divergence::windows.
 	MaxDivergenceWindows = 1000
 )
