@@ -392,6 +392,25 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	if b, ok := s.band.Band(); ok {
 		pr.Band = &b
 	}
+	a.checkQTA(r, pr, s)
+	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
+	for k, q := range a.cfg.Quantiles {
+		qv := QuantileValue{Q: q}
+		if pr.Observed != nil {
+			qv.Observed, qv.ObservedOK = pr.Observed.Quantile(q)
+		}
+		if pr.Calculated != nil {
+			qv.Calculated, qv.CalculatedOK = pr.Calculated.Quantile(q)
+		}
+		pr.Quantiles[k] = qv
+	}
+	a.divergence(pr, s)
+	a.triggers(r, pr, s)
+}
+
+// checkQTA sets the probe's QTA verdicts on its observed and calculated
+// ΔQs, the p-values of its breaches, and its slack and the slack's trend.
+func (a *analyzer) checkQTA(r *Result, pr *ProbeResult, s *probeState) {
 	pr.QTA = s.qta
 	pr.QTABreachP, pr.FailureBreachP = 1, 1
 	if s.qta != nil && pr.Observed != nil {
@@ -415,17 +434,11 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 		st := s.cfg.Triggers.SlackTrend
 		pr.Slack.Trend = s.slack.trend(st.Horizon, st.Confidence)
 	}
-	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
-	for k, q := range a.cfg.Quantiles {
-		qv := QuantileValue{Q: q}
-		if pr.Observed != nil {
-			qv.Observed, qv.ObservedOK = pr.Observed.Quantile(q)
-		}
-		if pr.Calculated != nil {
-			qv.Calculated, qv.CalculatedOK = pr.Calculated.Quantile(q)
-		}
-		pr.Quantiles[k] = qv
-	}
+}
+
+// divergence tests the probe's observed ΔQ against its calculated one,
+// beyond the calculated ΔQ's bounds, unless an input is under-resolved.
+func (a *analyzer) divergence(pr *ProbeResult, s *probeState) {
 	if pr.Observed != nil && pr.Calculated != nil {
 		if a.coarseInputs(pr.Name) {
 			pr.DivergenceWithheld = true
@@ -443,7 +456,6 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 			pr.DivergenceTest, pr.DivergencePooled, pr.DetectableDivergence = s.div.test(w)
 		}
 	}
-	a.triggers(r, pr, s)
 }
 
 // underResolvedCounts reports whether at least half of the n successes of a

@@ -173,20 +173,7 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 		_, shift, exact := sumPlacement(a.at, b.at)
 		switch {
 		case exact:
-			// cₖ whole in bin k + shift.
-			dst := out[off+shift : end-1+shift]
-			if useF {
-				fft.Convolve(dst, as, bs)
-			} else {
-				convolveDirect(dst, as, bs)
-			}
-			s = 0
-			for k := range out {
-				x := max(out[k], 0) // FFT round-off where the exact value is 0
-				out[k] = x
-				s += x
-				cum[k] = s
-			}
+			s = convolveExact(out, cum, as, bs, off+shift, useF)
 		case useF:
 			s = fft.ConvolveSplit(out[off:end], cum[off:end], as, bs)
 		default:
@@ -219,6 +206,26 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 	}
 	at, _, _ := sumPlacement(a.at, b.at)
 	return DeltaQ{width: a.width, pdf: out, cum: cum, at: at}, nil
+}
+
+// convolveExact writes the convolution cₖ of as and bs into out from index
+// at on, whole in its bins (masses at edges, sumPlacement), and the running
+// sums into cum, and returns the total.
+func convolveExact(out, cum, as, bs []float64, at int, useF bool) float64 {
+	dst := out[at : at+len(as)+len(bs)-1]
+	if useF {
+		fft.Convolve(dst, as, bs)
+	} else {
+		convolveDirect(dst, as, bs)
+	}
+	s := 0.0
+	for k := range out {
+		x := max(out[k], 0) // FFT round-off where the exact value is 0
+		out[k] = x
+		s += x
+		cum[k] = s
+	}
+	return s
 }
 
 // sumPlacement returns where the masses of a sum of operands placed pa and
