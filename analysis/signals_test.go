@@ -480,3 +480,22 @@ func TestAdaptivePooling(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitWindowMedian: the window of the known-answer table, 6 jobs at
+// 5–11 ms and 6 at 100–106 ms on 1 ms bins, has F(11 ms) = 1/2 exactly,
+// so its median, the smallest t with F(t) ≥ 1/2, is 11 ms; read as a sum
+// of masses it was 99 ms, in the upper cluster.
+func TestSplitWindowMedian(t *testing.T) {
+	var ins []Instance
+	for i := range 6 {
+		for _, base := range []int{5, 100} {
+			d := time.Duration(base)*time.Millisecond + time.Duration(i)*1200*time.Microsecond
+			ins = append(ins, ok("p", 500*time.Millisecond, d))
+		}
+	}
+	cfg := Config{Probes: map[string]ProbeConfig{"p": {DMax: 200 * time.Millisecond, Bins: 200}}, Quantiles: []float64{0.5}}
+	q := probeOf(t, single(t, cfg, ins), "p").Quantiles[0]
+	if !q.ObservedOK || math.Abs(q.Observed-0.011) > 1e-12 {
+		t.Errorf("median %v (ok %v), want 11 ms", q.Observed, q.ObservedOK)
+	}
+}
