@@ -98,7 +98,8 @@ func (e event) String() string {
 type summary struct {
 	ramp ramp
 	// divergence and slackTrend are the first windows in which those
-	// triggers fired, violation the first window that broke the QTA.
+	// triggers fired, violation the first window that broke the QTA (for
+	// the demo, significantly: its first qta or failure trigger).
 	divergence, slackTrend, violation event
 	// tested and significant count the windows with a divergence test
 	// before the first violation, and of those the ones with p < alpha.
@@ -119,16 +120,24 @@ func summarize(r run) summary {
 	}
 	for _, w := range r.windows {
 		s.triggers += len(w.triggers)
+		// The demo's qta and failure triggers fire only on a breach that is
+		// significant for the window's instances (triggers::confidence):
+		// its QTA is broken from the first of them on, not from the first
+		// window whose raw verdict broke (one dropped job in 23 does).
+		broken := w.violation
+		if r.ramp.demo {
+			broken = slices.Contains(w.triggers, "qta") || slices.Contains(w.triggers, "failure")
+		}
 		if slices.Contains(w.triggers, "divergence") {
 			if !s.divergence.ok {
-				s.qtaHeldAtDivergence = !w.violation
+				s.qtaHeldAtDivergence = !broken
 			}
 			first(&s.divergence, w)
 		}
 		if slices.Contains(w.triggers, "slack_trend") {
 			first(&s.slackTrend, w)
 		}
-		if w.violation {
+		if broken {
 			first(&s.violation, w)
 		}
 		if !s.violation.ok && !math.IsNaN(w.p) {
