@@ -32,8 +32,10 @@ type analyzer struct {
 	referenced []string
 	snap       snapshotRecorder
 	inputs     map[string]deltaq.DeltaQ // reused across windows
-	// pessIn and optIn are the inputs' pessimistic and optimistic bounds.
+	// pessIn and optIn are the inputs' pessimistic and optimistic bounds;
+	// llBounds those of the window's log-linear probes (logLinearBounds).
 	pessIn, optIn map[string]deltaq.DeltaQ
+	llBounds      map[string]deltaq.Bounds
 	coarse        map[string]bool // reused across windows
 	counts        []float64       // reused by calculatedCount
 	nextID        int64
@@ -109,6 +111,7 @@ func newAnalyzer(cfg *compiled) *analyzer {
 		inputs:     make(map[string]deltaq.DeltaQ),
 		pessIn:     make(map[string]deltaq.DeltaQ),
 		optIn:      make(map[string]deltaq.DeltaQ),
+		llBounds:   make(map[string]deltaq.Bounds),
 		coarse:     make(map[string]bool),
 	}
 	ref := make(map[string]bool)
@@ -276,6 +279,10 @@ func (a *analyzer) close(c *closing) *Result {
 		clear(a.pessIn)
 		clear(a.optIn)
 		for n, dq := range a.inputs {
+			if b, ok := a.llBounds[n]; ok {
+				a.pessIn[n], a.optIn[n] = b.Pessimistic, b.Optimistic
+				continue
+			}
 			a.pessIn[n], a.optIn[n] = dq.Pessimistic(), dq.Optimistic()
 		}
 		evP, _ = a.cfg.diagram.Evaluate(a.pessIn)
@@ -309,6 +316,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 	r.Probes = make([]ProbeResult, len(order))
 	clear(a.inputs)
 	clear(a.coarse)
+	clear(a.llBounds)
 	for j, i := range order {
 		pr := &r.Probes[j]
 		pr.Name = c.names[i]
@@ -325,6 +333,9 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			pr.Edges = upperEdges(h.Edges())
 			pr.UnderResolved = underResolvedCounts(h.Counts(), h.Successes())
 			dq, err = h.DeltaQ(pr.Width)
+			if b, ok := logLinearBounds(pr); ok {
+				a.llBounds[pr.Name] = b
+			}
 		} else {
 			h := ac.hist
 			pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
@@ -342,6 +353,41 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			a.inputs[pr.Name] = dq
 		}
 	}
+}
+
+// logLinearBounds returns the bounds of a log-linear probe's window on its
+// grid: the observed ΔQ spreads a bucket [eⱼ, eⱼ₊₁) over the grid bins it
+// overlaps, so moving each grid bin's mass to an edge would not bound its
+// instances. Each bucket's count goes instead whole to the first grid edge
+// at or above eⱼ₊₁ (pessimistic) and to the last grid edge strictly below
+// eⱼ (optimistic; the first bucket to 0), so that the bounds hold, strictly,
+// for instances anywhere in their buckets (an instance of exactly 0 delay
+// is the one exception the strict reading misses).
+func logLinearBounds(pr *ProbeResult) (deltaq.Bounds, bool) {
+	n := float64(pr.Counts.Total())
+	w, bins := pr.Width, pr.Bins
+	if !(n > 0) || bins < 1 || len(pr.Edges) != len(pr.BinCounts) {
+		return deltaq.Bounds{}, false
+	}
+	pess, opt := make([]float64, bins), make([]float64, bins)
+	lo := 0.0
+	for j, c := range pr.BinCounts {
+		hi := pr.Edges[j]
+		if c > 0 {
+			m := float64(c) / n
+			up := int(math.Ceil(hi/w-1e-9)) - 1 // bin whose upper edge is ≥ hi
+			pess[min(max(up, 0), bins-1)] += m
+			down := max(int(math.Ceil(lo/w-1e-9))-1, 0) // last edge < lo
+			opt[min(down, bins-1)] += m
+		}
+		lo = hi
+	}
+	p, err1 := deltaq.New(w, pess)
+	o, err2 := deltaq.New(w, opt)
+	if err1 != nil || err2 != nil {
+		return deltaq.Bounds{}, false
+	}
+	return deltaq.Bounds{Pessimistic: p.Pessimistic(), Optimistic: o.Optimistic(), Strict: true}, true
 }
 
 // upperEdges returns the upper edges, in seconds, of the buckets whose
