@@ -688,7 +688,8 @@ func pooledTest(ws []pooledWindow) (deltaq.KSTest, error) {
 func slackOf(c *deltaq.QTACheck) *QTASlack {
 	s := &QTASlack{Points: make([]PointSlack, len(c.Points)), Min: math.Inf(1), MinMargin: math.Inf(1), MarginOK: true}
 	for i, pc := range c.Points {
-		ps := PointSlack{Delay: pc.Delay, P: pc.P, Slack: pc.Observed - pc.P, MarginOK: pc.Reachable}
+		ps := PointSlack{Delay: pc.Delay, P: pc.P, Slack: pc.Observed - pc.P, MarginOK: pc.Reachable,
+			Holds: pc.Holds, PessimisticMargin: pc.Delay - pc.PessimisticDelay, PessimisticMarginOK: pc.PessimisticReachable}
 		if pc.Reachable {
 			ps.DelayMargin = pc.Delay - pc.ObservedDelay
 			s.MinMargin = math.Min(s.MinMargin, ps.DelayMargin)

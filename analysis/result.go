@@ -200,6 +200,14 @@ type PointSlack struct {
 	// margin is below Delay − dMax, unknown.
 	DelayMargin float64
 	MarginOK    bool
+	// Holds says whether the point holds for the pessimistic bound of the
+	// observed ΔQ's bins, for its curve only, or neither
+	// (deltaq.PointCheck.Holds); PessimisticMargin is Delay minus the
+	// pessimistic bound's P-quantile, the margin that holds wherever the
+	// instances lie in their bins, valid when PessimisticMarginOK.
+	Holds               deltaq.Holds
+	PessimisticMargin   float64
+	PessimisticMarginOK bool
 }
 
 // SlackTrend is the least-squares line through the minimum slack

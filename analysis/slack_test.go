@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // TestQTASlack: 1 ms bins, 10 instances: 6 at 5.5 ms (bin 5), 2 at
@@ -42,6 +44,15 @@ func TestQTASlack(t *testing.T) {
 	}
 	if math.Abs(s.Min-0.1) > 1e-12 || !s.MarginOK || math.Abs(s.MinMargin-ms(0.5)) > 1e-12 {
 		t.Errorf("headline: min slack %v, min margin %v (ok %v); want 0.1, 0.5 ms", s.Min, s.MinMargin, s.MarginOK)
+	}
+	// The pessimistic bound puts bin 5's instances at 6 ms and bin 15's at
+	// 16 ms: both points hold for it (F_pess(10 ms) = 0.6, F_pess(16 ms) =
+	// 0.8), with the margins 10 − 6 = 4 ms and 16 − 16 = 0 ms.
+	for i, want := range []float64{ms(4), 0} {
+		g := s.Points[i]
+		if g.Holds != deltaq.HoldsPessimistic || !g.PessimisticMarginOK || math.Abs(g.PessimisticMargin-want) > 1e-12 {
+			t.Errorf("point %d: holds %v, pessimistic margin %v (ok %v), want pessimistic, %v", i, g.Holds, g.PessimisticMargin, g.PessimisticMarginOK, want)
+		}
 	}
 
 	cfg.Probes["p"] = ProbeConfig{QTA: QTA{Points: append(pts, QTAPoint{20 * time.Millisecond, 0.9})}}

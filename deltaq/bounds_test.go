@@ -263,3 +263,25 @@ func TestBoundsBeyond(t *testing.T) {
 		t.Errorf("late by 3 bins: beyond %v, want %v", d, want)
 	}
 }
+
+// TestQTAHolds: ten instances in the bin (4, 5] ms of 1 ms bins. The point
+// (5 ms, 1) is on an edge, where the curve and the pessimistic bound agree:
+// it holds for the bound. (4.5 ms, 0.5) holds for the curve, which spreads
+// the bin (F = 0.5), but not for the bound, which puts every instance at
+// 5 ms (F = 0): the bins cannot tell. (4.5 ms, 0.6) fails.
+func TestQTAHolds(t *testing.T) {
+	d, _ := FromInstances(1e-3, 10, []float64{4.1e-3, 4.2e-3, 4.3e-3, 4.4e-3, 4.5e-3, 4.6e-3, 4.7e-3, 4.8e-3, 4.9e-3, 4.95e-3}, 0, 0)
+	for _, c := range []struct {
+		pt   Step
+		want Holds
+	}{{Step{5e-3, 1}, HoldsPessimistic}, {Step{4.5e-3, 0.5}, HoldsCurve}, {Step{4.5e-3, 0.6}, HoldsNeither}} {
+		q, _ := NewQTA([]Step{c.pt}, 0)
+		chk, err := q.Check(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chk.Holds != c.want || chk.Points[0].Holds != c.want {
+			t.Errorf("%+v: holds %v (point %v), want %v", c.pt, chk.Holds, chk.Points[0].Holds, c.want)
+		}
+	}
+}
