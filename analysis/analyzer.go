@@ -35,9 +35,13 @@ type analyzer struct {
 	referenced []string
 	snap       snapshotRecorder
 	inputs     map[string]deltaq.DeltaQ // reused across windows
-	coarse     map[string]bool          // reused across windows
-	counts     []float64                // reused by calculatedCount
-	nextID     int64
+	// pessIn and optIn are the inputs' pessimistic and optimistic bounds;
+	// llBounds those of the window's log-linear probes (logLinearBounds).
+	pessIn, optIn map[string]deltaq.DeltaQ
+	llBounds      map[string]deltaq.Bounds
+	coarse        map[string]bool // reused across windows
+	counts        []float64       // reused by calculatedCount
+	nextID        int64
 	// whatIfSaved holds the observed ΔQs a scenario replaces in inputs
 	// (see whatIf), reused across windows.
 	whatIfSaved []savedInput
@@ -71,9 +75,10 @@ type probeState struct {
 // the windows the test pools and the run of significant windows.
 type divergenceState struct {
 	// alpha is the trigger's level, 0 when the trigger is off; floor is
-	// max_divergence; windows the run of significant windows that fires.
-	alpha, floor float64
-	windows      int
+	// max_divergence; windows the run of significant windows that fires;
+	// target divergence::target.
+	alpha, floor, target float64
+	windows              int
 	// paired is divergence::paired.
 	paired bool
 	// pool holds the last windows with a divergence, oldest first, at most
@@ -84,18 +89,26 @@ type divergenceState struct {
 }
 
 // pooledWindow is one window's share of a pooled divergence test: its
-// observed ΔQ of n instances and its calculated ΔQ worth m.
+// observed ΔQ of n instances and its calculated ΔQ worth m, with the
+// calculated ΔQ's bounds and their width.
 type pooledWindow struct {
 	obs, calc deltaq.DeltaQ
+	bounds    deltaq.Bounds
+	width     float64
 	n, m      float64
 }
 
 // slackHistory is the minimum QTA slack of the last windows that had one,
-// oldest first: at most w of them.
+// oldest first: at most w of them, with its binomial variance.
 type slackHistory struct {
 	w   int
 	end []int64 // window end, Unix ns
 	min []float64
+	v   []float64
+	// q is Student's t quantile of confidence qConf and qNu degrees of
+	// freedom, kept: it is costly and rarely changes.
+	q, qConf float64
+	qNu      int
 }
 
 func newAnalyzer(cfg *compiled) *analyzer {
@@ -104,6 +117,9 @@ func newAnalyzer(cfg *compiled) *analyzer {
 		probes:     make(map[string]*probeState),
 		calculated: make(map[string]bool),
 		inputs:     make(map[string]deltaq.DeltaQ),
+		pessIn:     make(map[string]deltaq.DeltaQ),
+		optIn:      make(map[string]deltaq.DeltaQ),
+		llBounds:   make(map[string]deltaq.Bounds),
 		coarse:     make(map[string]bool),
 		effective:  make(map[string]float64),
 	}
@@ -235,6 +251,7 @@ func (a *analyzer) state(name string) *probeState {
 	// withDefaults made History ≥ 1, the only error of NewRunningBand.
 	s.band, _ = deltaq.NewRunningBand(a.cfg.History)
 	tr := s.cfg.Triggers
+	s.div.target = tr.Divergence.Target
 	if tr.Divergence.on(tr.MaxDivergence) {
 		s.div.alpha, s.div.floor, s.div.windows = tr.Divergence.Alpha, tr.MaxDivergence, max(1, tr.Divergence.Windows)
 		if s.div.alpha == 0 {
@@ -263,14 +280,25 @@ func (a *analyzer) close(c *closing) *Result {
 		End:   time.Unix(0, c.end).UTC(),
 	}
 	a.observe(r, c)
-	var ev *diagram.Evaluation
+	var ev, evP, evO *diagram.Evaluation
 	if a.cfg.diagram != nil {
 		// Evaluate fails only for a diagram that was not validated, which
 		// diagram.Parse rules out.
 		ev, _ = a.cfg.diagram.Evaluate(a.inputs)
+		clear(a.pessIn)
+		clear(a.optIn)
+		for n, dq := range a.inputs {
+			if b, ok := a.llBounds[n]; ok {
+				a.pessIn[n], a.optIn[n] = b.Pessimistic, b.Optimistic
+				continue
+			}
+			a.pessIn[n], a.optIn[n] = dq.Pessimistic(), dq.Optimistic()
+		}
+		evP, _ = a.cfg.diagram.Evaluate(a.pessIn)
+		evO, _ = a.cfg.diagram.Evaluate(a.optIn)
 	}
 	for j := range r.Probes {
-		a.analyseProbe(r, &r.Probes[j], ev)
+		a.analyseProbe(r, &r.Probes[j], ev, calcBounds{evP, evO})
 	}
 	a.whatIf(r)
 	for _, n := range a.referenced {
@@ -298,6 +326,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 	clear(a.inputs)
 	clear(a.coarse)
 	clear(a.effective)
+	clear(a.llBounds)
 	for j, i := range order {
 		pr := &r.Probes[j]
 		pr.Name = c.names[i]
@@ -315,6 +344,9 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			pr.LogLinear = h.Layout()
 			pr.UnderResolved = underResolvedCounts(h.Counts(), h.Successes())
 			dq, err = h.DeltaQ(pr.Width)
+			if b, ok := logLinearBounds(pr); ok {
+				a.llBounds[pr.Name] = b
+			}
 		} else {
 			h := ac.hist
 			pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
@@ -338,6 +370,41 @@ func (a *analyzer) observe(r *Result, c *closing) {
 	}
 }
 
+// logLinearBounds returns the bounds of a log-linear probe's window on its
+// grid: the observed ΔQ spreads a bucket [eⱼ, eⱼ₊₁) over the grid bins it
+// overlaps, so moving each grid bin's mass to an edge would not bound its
+// instances. Each bucket's count goes instead whole to the first grid edge
+// at or above eⱼ₊₁ (pessimistic) and to the last grid edge strictly below
+// eⱼ (optimistic; the first bucket to 0), so that the bounds hold, strictly,
+// for instances anywhere in their buckets (an instance of exactly 0 delay
+// is the one exception the strict reading misses).
+func logLinearBounds(pr *ProbeResult) (deltaq.Bounds, bool) {
+	n := float64(pr.Counts.Total())
+	w, bins := pr.Width, pr.Bins
+	if !(n > 0) || bins < 1 || len(pr.Edges) != len(pr.BinCounts) {
+		return deltaq.Bounds{}, false
+	}
+	pess, opt := make([]float64, bins), make([]float64, bins)
+	lo := 0.0
+	for j, c := range pr.BinCounts {
+		hi := pr.Edges[j]
+		if c > 0 {
+			m := float64(c) / n
+			up := int(math.Ceil(hi/w-1e-9)) - 1 // bin whose upper edge is ≥ hi
+			pess[min(max(up, 0), bins-1)] += m
+			down := max(int(math.Ceil(lo/w-1e-9))-1, 0) // last edge < lo
+			opt[min(down, bins-1)] += m
+		}
+		lo = hi
+	}
+	p, err1 := deltaq.New(w, pess)
+	o, err2 := deltaq.New(w, opt)
+	if err1 != nil || err2 != nil {
+		return deltaq.Bounds{}, false
+	}
+	return deltaq.Bounds{Pessimistic: p.Pessimistic(), Optimistic: o.Optimistic(), Strict: true}, true
+}
+
 // upperEdges returns the upper edges, in seconds, of the buckets whose
 // edges e₀ = 0 < e₁ < … are given in nanoseconds (deltaq.LogLinear.Edges):
 // bucket j is [eⱼ, eⱼ₊₁).
@@ -352,7 +419,7 @@ func upperEdges(ns []int64) []float64 {
 // analyseProbe completes one probe's result from its observed ΔQ and the
 // diagram's evaluation ev (nil without a diagram): totals, calculated ΔQ,
 // band, QTA check, quantiles and divergence, and steps its triggers.
-func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluation) {
+func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluation, eb calcBounds) {
 	s := a.state(pr.Name)
 	if pr.Bins > 0 {
 		// A probe whose layout changed (a processor's dmax: auto, or a
@@ -371,7 +438,15 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 		if res, ok := ev.Result(pr.Name); ok && res.OK && res.Err == nil {
 			dq := res.DeltaQ
 			pr.Calculated = &dq
+			pr.Bounds = eb.of(pr.Name)
 		}
+	}
+	if pr.Bounds != nil {
+		tmax := pr.Calculated.DMax()
+		if pr.Observed != nil {
+			tmax = math.Min(tmax, pr.Observed.DMax())
+		}
+		pr.BoundsWidth = pr.Bounds.Width(tmax)
 	}
 	if pr.Observed != nil {
 		// A ΔQ from Histogram.DeltaQ is valid, the only error of Push.
@@ -380,17 +455,7 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	if b, ok := s.band.Band(); ok {
 		pr.Band = &b
 	}
-	pr.QTA = s.qta
-	if s.qta != nil && pr.Observed != nil {
-		if c, err := s.qta.Check(*pr.Observed); err == nil {
-			pr.QTACheck = &c
-		}
-	}
-	if pr.QTACheck != nil && len(pr.QTACheck.Points) > 0 {
-		pr.Slack = slackOf(pr.QTACheck)
-		s.slack.push(r.End, pr.Slack.Min)
-		pr.Slack.Trend = s.slack.trend()
-	}
+	a.checkQTA(r, pr, s)
 	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
 	for k, q := range a.cfg.Quantiles {
 		qv := QuantileValue{Q: q}
@@ -402,18 +467,58 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 		}
 		pr.Quantiles[k] = qv
 	}
+	a.divergence(pr, s)
+	a.triggers(r, pr, s)
+}
+
+// checkQTA sets the probe's QTA verdicts on its observed and calculated
+// ΔQs, the p-values of its breaches, and its slack and the slack's trend.
+func (a *analyzer) checkQTA(r *Result, pr *ProbeResult, s *probeState) {
+	pr.QTA = s.qta
+	pr.QTABreachP, pr.FailureBreachP = 1, 1
+	if s.qta != nil && pr.Observed != nil {
+		if c, err := s.qta.Check(*pr.Observed); err == nil {
+			pr.QTACheck = &c
+			pr.QTABreachP, pr.FailureBreachP = breaches(&c, *pr.Observed)
+		}
+	}
+	if s.qta != nil && pr.Calculated != nil {
+		pess := *pr.Calculated
+		if pr.Bounds != nil {
+			pess = pr.Bounds.Pessimistic
+		}
+		if c, err := s.qta.CheckBounded(*pr.Calculated, pess); err == nil {
+			pr.CalculatedQTACheck = &c
+		}
+	}
+	if pr.QTACheck != nil && len(pr.QTACheck.Points) > 0 {
+		pr.Slack = slackOf(pr.QTACheck)
+		s.slack.push(r.End, pr.Slack.Min, slackVariance(pr.QTACheck, pr.Slack.Min, pr.Counts.Total()))
+		st := s.cfg.Triggers.SlackTrend
+		pr.Slack.Trend = s.slack.trend(st.Horizon, st.Confidence)
+	}
+}
+
+// divergence tests the probe's observed ΔQ against its calculated one,
+// beyond the calculated ΔQ's bounds, unless an input is under-resolved.
+func (a *analyzer) divergence(pr *ProbeResult, s *probeState) {
 	if pr.Observed != nil && pr.Calculated != nil {
 		if a.coarseInputs(pr.Name) {
 			pr.DivergenceWithheld = true
 		} else if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
 			pr.Divergence, pr.HasDivergence = d, true
-			pr.DivergenceTest, pr.DivergencePooled = s.div.test(pooledWindow{
-				obs: *pr.Observed, calc: *pr.Calculated,
+			w := pooledWindow{
+				obs: *pr.Observed, calc: *pr.Calculated, width: pr.BoundsWidth,
 				n: pr.EffectiveInstances, m: a.calculatedCount(pr.Name, s.div.paired),
-			}, d)
+			}
+			if pr.Bounds != nil {
+				w.bounds = *pr.Bounds
+			} else {
+				w.bounds = deltaq.Bounds{Pessimistic: w.calc, Optimistic: w.calc}
+			}
+			pr.DivergenceTest, pr.DivergencePooled, pr.DetectableDivergence = s.div.test(w)
 		}
 	}
-	a.triggers(r, pr, s)
 }
 
 // underResolvedCounts reports whether at least half of the n successes of a
@@ -477,58 +582,142 @@ func (a *analyzer) effectiveCount(name string) float64 {
 	return float64(dq.Count())
 }
 
-// test returns the Kolmogorov–Smirnov test of window w, whose distance is
-// d, pooled with the previous windows when pooling is on, and the number
-// of windows tested. A test that cannot be made (no effective count,
-// which a calculated ΔQ made from observed ΔQs always has) has p-value 1.
-func (ds *divergenceState) test(w pooledWindow, d float64) (deltaq.KSTest, int) {
-	if ds.pool == nil {
-		ks, err := deltaq.NewKSTest(math.Min(d, 1), w.n, w.m)
-		if err != nil {
-			return deltaq.KSTest{Distance: d, N: w.n, M: w.m, P: 1}, 1
+// calcBounds are the diagram's evaluations on the inputs' pessimistic and
+// optimistic bounds; either may be nil.
+type calcBounds struct{ pess, opt *diagram.Evaluation }
+
+// of returns the bounds of a calculated probe, nil when either evaluation
+// failed for it.
+func (c calcBounds) of(name string) *deltaq.Bounds {
+	if c.pess == nil || c.opt == nil {
+		return nil
+	}
+	p, ok1 := c.pess.Result(name)
+	o, ok2 := c.opt.Result(name)
+	if !ok1 || !ok2 || !p.OK || !o.OK || p.Err != nil || o.Err != nil {
+		return nil
+	}
+	// The inputs are observed (Spread) ΔQs: their delays lie strictly
+	// above the lower edges of their bins.
+	return &deltaq.Bounds{Pessimistic: p.DeltaQ, Optimistic: o.DeltaQ, Strict: true}
+}
+
+// test returns the Kolmogorov–Smirnov test of window w's distance beyond
+// its calculated ΔQ's bounds, pooled with the previous windows when
+// pooling is on, the number of windows tested and the detectable
+// divergence. With divergence::target the pool is the fewest recent
+// windows whose detectable divergence reaches the target (all of them
+// when none does). A test that cannot be made (no effective count, which a
+// calculated ΔQ made from observed ΔQs always has) has p-value 1.
+func (ds *divergenceState) test(w pooledWindow) (deltaq.KSTest, int, float64) {
+	alpha := ds.alpha
+	if alpha == 0 {
+		alpha = DefaultDivergenceAlpha
+	}
+	if ds.pool != nil {
+		if len(ds.pool) == cap(ds.pool) {
+			copy(ds.pool, ds.pool[1:])
+			ds.pool = ds.pool[:len(ds.pool)-1]
 		}
-		return ks, 1
+		ds.pool = append(ds.pool, w)
 	}
-	if len(ds.pool) == cap(ds.pool) {
-		copy(ds.pool, ds.pool[1:])
-		ds.pool = ds.pool[:len(ds.pool)-1]
+	use := []pooledWindow{w}
+	if ds.pool != nil {
+		use = ds.pool
+		if ds.target > 0 {
+			for k := 1; k <= len(ds.pool); k++ {
+				use = ds.pool[len(ds.pool)-k:]
+				n, m := pooledCounts(use)
+				if detectable(alpha, effective(n, m))+w.width <= ds.target {
+					break
+				}
+			}
+		}
 	}
-	ds.pool = append(ds.pool, w)
-	// The pooled CDFs are the windows' CDFs weighted by their observed
-	// instances, wₖ = nₖ/N: the observed one is then the CDF of all N
-	// instances, and the calculated one, whose windows' errors are
-	// independent with variances at most 1/(4mₖ), is worth
-	// M = (Σ wₖ²/mₖ)⁻¹ instances.
-	// An exact calculated ΔQ (m = +Inf, paired) adds 0 to the sum.
-	var nTot, inv float64
-	for _, p := range ds.pool {
-		nTot += p.n
-	}
-	weights := make([]float64, len(ds.pool))
-	obs := make([]deltaq.DeltaQ, len(ds.pool))
-	calc := make([]deltaq.DeltaQ, len(ds.pool))
-	for k, p := range ds.pool {
-		weights[k] = p.n / nTot
-		obs[k], calc[k] = p.obs, p.calc
-		inv += weights[k] * weights[k] / p.m
-	}
-	po, err1 := deltaq.Choice(weights, obs)
-	pc, err2 := deltaq.Choice(weights, calc)
-	if err1 != nil || err2 != nil || math.IsNaN(inv) || math.IsInf(inv, 1) {
-		return deltaq.KSTest{Distance: d, N: w.n, M: w.m, P: 1}, len(ds.pool)
-	}
-	ks, err := deltaq.KSTwoSample(po, pc, nTot, 1/inv)
+	ks, err := pooledTest(use)
 	if err != nil {
-		return deltaq.KSTest{Distance: d, N: w.n, M: w.m, P: 1}, len(ds.pool)
+		ks = deltaq.KSTest{N: w.n, M: w.m, P: 1}
 	}
-	return ks, len(ds.pool)
+	width := 0.0
+	for _, p := range use {
+		width = math.Max(width, p.width)
+	}
+	return ks, len(use), detectable(alpha, effective(ks.N, ks.M)) + width
+}
+
+// pooledCounts returns the instances N of the pooled observed ΔQ and the
+// instances M the pooled calculated ΔQ is worth. The pooled CDFs are the
+// windows' CDFs weighted by their observed instances, wₖ = nₖ/N: the
+// observed one is then the CDF of all N instances, and the calculated one,
+// whose windows' errors are independent with variances at most 1/(4mₖ), is
+// worth M = (Σ wₖ²/mₖ)⁻¹ instances; an exact calculated ΔQ (m = +Inf,
+// paired) adds 0 to the sum.
+func pooledCounts(ws []pooledWindow) (n, m float64) {
+	for _, p := range ws {
+		n += p.n
+	}
+	inv := 0.0
+	for _, p := range ws {
+		inv += (p.n / n) * (p.n / n) / p.m
+	}
+	return n, 1 / inv
+}
+
+// effective returns Nₑ = n·m/(n + m), n for m = +Inf.
+func effective(n, m float64) float64 {
+	if math.IsInf(m, 1) {
+		return n
+	}
+	if !(n > 0 && m > 0) {
+		return 0
+	}
+	return n * m / (n + m)
+}
+
+// pooledTest tests the pooled observed ΔQ of windows ws against the pooled
+// bounds of their calculated ΔQs (deltaq.Bounds.Beyond): a mixture of
+// bounds bounds the mixture.
+func pooledTest(ws []pooledWindow) (deltaq.KSTest, error) {
+	n, m := pooledCounts(ws)
+	if math.IsNaN(m) || !(m > 0) {
+		return deltaq.KSTest{}, errNoTest
+	}
+	obs, pess, opt := ws[0].obs, ws[0].bounds.Pessimistic, ws[0].bounds.Optimistic
+	if len(ws) > 1 {
+		weights := make([]float64, len(ws))
+		os, ps, qs := make([]deltaq.DeltaQ, len(ws)), make([]deltaq.DeltaQ, len(ws)), make([]deltaq.DeltaQ, len(ws))
+		for k, p := range ws {
+			weights[k] = p.n / n
+			os[k], ps[k], qs[k] = p.obs, p.bounds.Pessimistic, p.bounds.Optimistic
+		}
+		var err error
+		if obs, err = deltaq.Choice(weights, os); err != nil {
+			return deltaq.KSTest{}, err
+		}
+		if pess, err = deltaq.Choice(weights, ps); err != nil {
+			return deltaq.KSTest{}, err
+		}
+		if opt, err = deltaq.Choice(weights, qs); err != nil {
+			return deltaq.KSTest{}, err
+		}
+	}
+	strict := true
+	for _, p := range ws {
+		strict = strict && p.bounds.Strict
+	}
+	d, err := deltaq.Bounds{Pessimistic: pess, Optimistic: opt, Strict: strict}.Beyond(obs)
+	if err != nil {
+		return deltaq.KSTest{}, err
+	}
+	return deltaq.NewKSTest(math.Min(d, 1), n, m)
 }
 
 // slackOf returns the slack of a QTA check with points, without its trend.
 func slackOf(c *deltaq.QTACheck) *QTASlack {
 	s := &QTASlack{Points: make([]PointSlack, len(c.Points)), Min: math.Inf(1), MinMargin: math.Inf(1), MarginOK: true}
 	for i, pc := range c.Points {
-		ps := PointSlack{Delay: pc.Delay, P: pc.P, Slack: pc.Observed - pc.P, MarginOK: pc.Reachable}
+		ps := PointSlack{Delay: pc.Delay, P: pc.P, Slack: pc.Observed - pc.P, MarginOK: pc.Reachable,
+			Holds: pc.Holds, PessimisticMargin: pc.Delay - pc.PessimisticDelay, PessimisticMarginOK: pc.PessimisticReachable}
 		if pc.Reachable {
 			ps.DelayMargin = pc.Delay - pc.ObservedDelay
 			s.MinMargin = math.Min(s.MinMargin, ps.DelayMargin)
@@ -544,37 +733,62 @@ func slackOf(c *deltaq.QTACheck) *QTASlack {
 	return s
 }
 
-// push records the minimum slack of the window ending at end, forgetting
-// the oldest beyond w.
-func (h *slackHistory) push(end time.Time, minSlack float64) {
+// push records the minimum slack of the window ending at end and its
+// variance, forgetting the oldest beyond w.
+func (h *slackHistory) push(end time.Time, minSlack, v float64) {
 	if len(h.end) == h.w {
 		copy(h.end, h.end[1:])
 		copy(h.min, h.min[1:])
-		h.end, h.min = h.end[:h.w-1], h.min[:h.w-1]
+		copy(h.v, h.v[1:])
+		h.end, h.min, h.v = h.end[:h.w-1], h.min[:h.w-1], h.v[:h.w-1]
 	}
 	h.end = append(h.end, end.UnixNano())
 	h.min = append(h.min, minSlack)
+	h.v = append(h.v, v)
+}
+
+// slackVariance returns the binomial variance F̃(1 − F̃)/n of the minimum
+// slack min = F(d) − p of a window of n instances, at its point:
+// F̃ = (F·n + 1)/(n + 2), so that a window with F = 0 or 1 still has a
+// variance (Laplace's rule of succession).
+func slackVariance(c *deltaq.QTACheck, minSlack float64, n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	f := 0.0
+	for _, pc := range c.Points {
+		if pc.Observed-pc.P == minSlack {
+			f = pc.Observed
+			break
+		}
+	}
+	nf := float64(n)
+	ft := (f*nf + 1) / (nf + 2)
+	return ft * (1 - ft) / nf
 }
 
 // trend fits the least-squares line y = Fitted + Slope·x through the
 // recorded slacks, x in seconds from the last window's end, once w windows
-// are recorded.
-func (h *slackHistory) trend() SlackTrend {
+// are recorded, with the slope's standard error and the one-sided upper
+// confidence bound of the line at the horizon (SlackTrend).
+func (h *slackHistory) trend(horizon time.Duration, conf float64) SlackTrend {
 	n := len(h.end)
-	if n < h.w || n < 2 {
+	if n < h.w || n < 3 {
 		return SlackTrend{Windows: n}
 	}
 	last := h.end[n-1]
+	x := func(i int) float64 { return float64(h.end[i]-last) / 1e9 }
 	var mx, my float64
 	for i := range n {
-		mx += float64(h.end[i]-last) / 1e9
+		mx += x(i)
 		my += h.min[i]
 	}
-	mx /= float64(n)
-	my /= float64(n)
+	nf := float64(n)
+	mx /= nf
+	my /= nf
 	var sxx, sxy float64
 	for i := range n {
-		dx := float64(h.end[i]-last)/1e9 - mx
+		dx := x(i) - mx
 		sxx += dx * dx
 		sxy += dx * (h.min[i] - my)
 	}
@@ -593,7 +807,68 @@ func (h *slackHistory) trend() SlackTrend {
 			t.Projected, t.TimeToViolation = true, time.Duration(s*1e9)
 		}
 	}
+	// Residual variance, then per window the larger of it and the
+	// window's binomial variance.
+	ss := 0.0
+	for i := range n {
+		r := h.min[i] - (my + b*(x(i)-mx))
+		ss += r * r
+	}
+	s2 := ss / (nf - 2)
+	var vb, vm, cov float64
+	for i := range n {
+		u := math.Max(s2, h.v[i])
+		dx := x(i) - mx
+		vb += dx * dx * u
+		vm += u
+		cov += dx * u
+	}
+	vb /= sxx * sxx
+	vm /= nf * nf
+	cov /= nf * sxx
+	t.StdErr = math.Sqrt(vb)
+	if conf == 0 {
+		conf = DefaultSlackTrendConfidence
+	}
+	if h.qConf != conf || h.qNu != n-2 {
+		h.q, h.qConf, h.qNu = studentQuantile(conf, n-2), conf, n-2
+	}
+	q := h.q
+	hx := horizon.Seconds() - mx
+	at := my + b*hx
+	t.Upper = at + q*math.Sqrt(math.Max(0, vm+hx*hx*vb+2*hx*cov))
+	t.Falling = b+q*t.StdErr < 0
+	t.Significant = t.Falling && t.Upper < 0
 	return t
+}
+
+// breaches returns the p-values of the binomial tests that the window of
+// observed ΔQ d breaks a QTA point (the smallest over the points) and its
+// failure bound (breachP). The instances within a point's delay are counted
+// to the upper edge of its bin, so that a point inside a bin is not taken
+// as broken by the binning.
+func breaches(c *deltaq.QTACheck, d deltaq.DeltaQ) (point, failure float64) {
+	n := d.Count()
+	point = 1
+	for _, pc := range c.Points {
+		if pc.OK {
+			continue
+		}
+		// The instances up to the upper edge of the bin (i·w, (i+1)·w]
+		// that holds the delay, an edge within 1e-9 taken as on it.
+		x := pc.Delay / d.Width()
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+			x = r
+		}
+		k := int64(math.Round(d.CDF(math.Ceil(x)*d.Width()) * float64(n)))
+		point = math.Min(point, breachP(k, n, pc.P, false))
+	}
+	failure = 1
+	if !c.FailureOK {
+		k := int64(math.Round(c.Failure * float64(n)))
+		failure = breachP(k, n, c.MaxFailure, true)
+	}
+	return point, failure
 }
 
 // triggers steps the probe's triggers and appends those that fire.
@@ -608,6 +883,8 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 			})
 		}
 	}
+	// With triggers::confidence a breach counts only when significant.
+	sig := func(p float64) bool { return t.Confidence == 0 || p < 1-t.Confidence }
 	if t.QTA && s.qta != nil {
 		c, obs, req, d := unknown, 0.0, 0.0, time.Duration(0)
 		if pr.QTACheck != nil {
@@ -618,7 +895,7 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 					worst = i
 				}
 			}
-			c = condOf(worst >= 0)
+			c = condOf(worst >= 0 && sig(pr.QTABreachP))
 			if worst >= 0 {
 				pc := pr.QTACheck.Points[worst]
 				obs, req, d = pc.Observed, pc.P, s.cfg.QTA.Points[worst].Delay
@@ -629,7 +906,7 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 	if t.Failure && s.qta != nil {
 		c, ratio := unknown, 0.0
 		if pr.QTACheck != nil {
-			c = condOf(!pr.QTACheck.FailureOK)
+			c = condOf(!pr.QTACheck.FailureOK && sig(pr.FailureBreachP))
 			ratio = pr.QTACheck.Failure
 		}
 		fire(TriggerFailure, c, ratio, s.qta.MaxFailure, 0)
@@ -655,9 +932,10 @@ func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
 		c, low, ttv := unknown, 0.0, time.Duration(0)
 		if pr.Slack != nil && pr.Slack.Trend.OK {
 			tr := pr.Slack.Trend
-			// The lowest value of the line over [now, now + horizon].
+			// The lowest value of the line over [now, now + horizon], and
+			// whether the crossing is significant.
 			low = math.Min(tr.Fitted, tr.Fitted+tr.Slope*h.Seconds())
-			c = condOf(low < 0)
+			c = condOf(tr.Significant)
 			ttv = tr.TimeToViolation
 		}
 		fire(TriggerSlackTrend, c, low, 0, ttv)

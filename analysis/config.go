@@ -28,8 +28,11 @@ const (
 	// MaxSlackTrendWindows bounds slack_trend::windows.
 	MaxSlackTrendWindows = 1000
 	// MaxDivergencePool bounds divergence::pool: a probe keeps the
-	// observed and calculated ΔQs of the pooled windows.
-	MaxDivergencePool = 10
+	// observed and calculated ΔQs of the pooled windows and the calculated
+	// ΔQ's two bounds, four ΔQs a window (at 400 and 800 bins, about 40 kB;
+	// 60 windows, 2.4 MB a probe). A window of tens of instances needs tens
+	// of windows to see a moderate dependence (README, "Early warning").
+	MaxDivergencePool = 60
 	// MaxDivergenceWindows bounds divergence::windows.
 	MaxDivergenceWindows = 1000
 )
@@ -37,6 +40,13 @@ const (
 // DefaultDivergenceAlpha is the divergence test's level when
 // max_divergence turns the trigger on without divergence::alpha.
 const DefaultDivergenceAlpha = 0.01
+
+// DefaultSlackTrendConfidence is slack_trend::confidence when zero.
+const DefaultSlackTrendConfidence = 0.99
+
+// MaxConfidence bounds the confidence options: beyond it a trigger would
+// need more instances than a window holds to ever fire.
+const MaxConfidence = 0.9999
 
 // DefaultQuantiles are the quantiles reported when Config.Quantiles is empty.
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
@@ -311,6 +321,17 @@ type Triggers struct {
 	Divergence DivergenceTrigger `mapstructure:"divergence"`
 	// SlackTrend configures the slack-trend trigger.
 	SlackTrend SlackTrendTrigger `mapstructure:"slack_trend"`
+	// Confidence, when set, makes the qta and failure triggers fire only
+	// on a breach that is significant for the window's instance count: an
+	// exact one-sided binomial test of H₀ "the bound holds" rejects it at
+	// level 1 − Confidence (a failure ratio k/n breaks max_failure when
+	// P(X ≥ k) < 1 − Confidence, X ~ Binomial(n, max_failure); a point
+	// (d, p) breaks when P(X ≤ k) < 1 − Confidence, k the instances within
+	// d, counted optimistically to the upper edge of d's bin). One dropped
+	// job in 90 against max_failure 0.01 has P(X ≥ 1) = 0.60 and does not
+	// fire. 0 is the raw verdict (any breach fires); else in [0.5, 0.9999].
+	// The raw verdict is exported either way.
+	Confidence float64 `mapstructure:"confidence"`
 }
 
 // DivergenceTrigger configures the divergence test and trigger. Each window
@@ -348,6 +369,11 @@ type DivergenceTrigger struct {
 	// treats them as independent samples, which is valid either way but,
 	// for paired data, far less powerful.
 	Paired bool `mapstructure:"paired"`
+	// Target makes the pooling adaptive: each window pools the fewest of
+	// the last Pool windows whose detectable divergence
+	// (ProbeResult.DetectableDivergence) is at most Target, all Pool when
+	// none is. In [0, 1]; 0 pools Pool windows always. Needs Pool ≥ 2.
+	Target float64 `mapstructure:"target"`
 }
 
 // on reports whether the divergence trigger is on: Alpha set, or a
@@ -366,6 +392,12 @@ type SlackTrendTrigger struct {
 	// over; the trend is reported once W windows have a slack. Zero means
 	// DefaultSlackTrendWindows; at least 3, at most MaxSlackTrendWindows.
 	Windows int `mapstructure:"windows"`
+	// Confidence is the one-sided confidence at which the trigger needs
+	// both the slope below zero and the line below zero at the horizon
+	// (SlackTrend.Significant), so that at a steady load it fires in at
+	// most 1 − Confidence of the windows. Zero means
+	// DefaultSlackTrendConfidence; else in [0.5, 0.9999].
+	Confidence float64 `mapstructure:"confidence"`
 }
 
 // SnapshotConfig configures snapshots (the thesis, sections 3.5.1 and
@@ -554,6 +586,9 @@ func (pc ProbeConfig) check() []error {
 	if pc.Triggers.QTA && !pc.QTA.IsZero() && len(pc.QTA.Points) == 0 {
 		errs = append(errs, errors.New("the qta trigger needs qta points"))
 	}
+	if c := pc.Triggers.Confidence; c != 0 && !(c >= 0.5 && c <= MaxConfidence) {
+		errs = append(errs, fmt.Errorf("confidence must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
+	}
 	if pc.Triggers.MaxInstances < 0 {
 		errs = append(errs, fmt.Errorf("max_instances must be ≥ 0, got %d", pc.Triggers.MaxInstances))
 	}
@@ -580,6 +615,11 @@ func (d DivergenceTrigger) check(mdiv float64) []error {
 	if d.Pool < 0 || d.Pool > MaxDivergencePool {
 		errs = append(errs, fmt.Errorf("divergence::pool must be in [0, %d], got %d", MaxDivergencePool, d.Pool))
 	}
+	if !(d.Target >= 0 && d.Target <= 1) {
+		errs = append(errs, fmt.Errorf("divergence::target must be in [0, 1], got %v", d.Target))
+	} else if d.Target > 0 && d.Pool < 2 {
+		errs = append(errs, errors.New("divergence::target needs divergence::pool ≥ 2, the most windows pooled"))
+	}
 	return errs
 }
 
@@ -594,6 +634,9 @@ func (st SlackTrendTrigger) check(q QTA) []error {
 		// Two points always lie on their line: the fit would have no
 		// residual to average the windows' noise with.
 		errs = append(errs, fmt.Errorf("slack_trend::windows must be 0 or in [3, %d], got %d", MaxSlackTrendWindows, st.Windows))
+	}
+	if c := st.Confidence; c != 0 && !(c >= 0.5 && c <= MaxConfidence) {
+		errs = append(errs, fmt.Errorf("slack_trend::confidence must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
 	}
 	if st.Horizon > 0 && len(q.Points) == 0 {
 		errs = append(errs, errors.New("the slack_trend trigger needs qta points"))

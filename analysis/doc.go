@@ -89,7 +89,16 @@
 //   - the p-value is the asymptotic Kolmogorov distribution's P(K > λ)
 //     (deltaq.KolmogorovQ). Binned data make the test conservative: D is
 //     read at bin edges, and the null distribution of D for discrete data
-//     is smaller than for continuous data.
+//     is smaller than for continuous data;
+//   - D is the distance of the observed ΔQ beyond the calculated ΔQ's
+//     discretisation bounds (ProbeResult.Bounds, deltaq.Bounds.Beyond):
+//     the diagram evaluated again on the inputs' pessimistic and
+//     optimistic bounds (their masses at the upper and at the lower edges
+//     of their bins), which contain the exact calculated ΔQ of inputs
+//     anywhere within their bins. For that exact ΔQ, |F_obs − F| ≥ D at
+//     the edge where D is reached, so the test keeps its level whatever
+//     the bin width: the discretisation error, which no number of
+//     instances removes, is not taken for a signal.
 //
 // Every simplification errs on the side of a larger p-value, so the rate
 // of false alarms is at most α. When the components are the stages of the
@@ -102,11 +111,17 @@
 // DivergenceTrigger.Paired compares the calculated ΔQ as if it were exact
 // (m = +Inf) as long as no component has fewer instances than the probe.
 // Pooling the last DivergenceTrigger.Pool windows (their CDFs weighted by
-// instance counts) multiplies the instances tested. On a two-stage
-// sequence of independent stages (this package's tests, 1000 windows of
-// 50, 200 and 1000 instances) no window was significant at α = 0.05,
-// paired or not; with a shared delay the power depends on the pairing and
-// on n (the tests log it).
+// instance counts, the bounds likewise) multiplies the instances tested;
+// with DivergenceTrigger.Target the pool is the fewest recent windows
+// whose detectable divergence reaches the target. The detectable
+// divergence (ProbeResult.DetectableDivergence) is what a quiet test could
+// have seen: (λ_α + ½·z₀.₈)/√Nₑ plus the bounds' width, an upper bound of
+// the divergence detected with 80 % power. On a two-stage sequence of
+// independent stages (this package's tests: 1000 windows of 50, 200 and
+// 1000 instances on 0.5 ms bins; 300 windows of 50 and 200 on 2, 1 and
+// 0.5 ms bins) no window was significant at α = 0.05, paired or not; with
+// dependent stages the power depends on the pairing, on n and on the bins
+// (the tests log it).
 //
 // # QTA slack
 //
@@ -116,8 +131,13 @@
 // The minimum over the points is the headline, negative exactly when the
 // qta trigger's condition holds. A least-squares line through the minimum
 // slack of the last W windows against their end times (SlackTrend)
-// extrapolates it: the slack_trend trigger fires when the line is below
-// zero now or within the configured horizon, before the QTA breaks.
+// extrapolates it, and its slope's standard error (SlackTrend.StdErr)
+// weighs each window by the larger of the fit's residual variance and the
+// window's binomial variance F(1 − F)/n: the slack_trend trigger fires only
+// when both the slope and the line at the horizon are below zero at the
+// configured one-sided confidence (Student's t of W − 2 degrees of
+// freedom), so that a steady load fires it in at most 1 − confidence of
+// the windows.
 //
 // # Triggers and re-arming
 //
@@ -131,16 +151,20 @@
 // The conditions, per probe:
 //
 //   - qta: F_obs(dₖ) < pₖ for some QTA point (dₖ, pₖ): fewer instances than
-//     agreed completed by dₖ (draft 5.6.2, "Percentiles");
+//     agreed completed by dₖ (draft 5.6.2, "Percentiles"); with
+//     Triggers.Confidence, only when an exact binomial test finds the
+//     breach significant for the window's instances;
 //   - failure: failure ratio > MaxFailure, i.e. success(ΔQ_obs) <
-//     success(QTA) (draft 5.6.2, "Failure");
+//     success(QTA) (draft 5.6.2, "Failure"); with Triggers.Confidence,
+//     only when significant likewise;
 //   - load: instances in the window > MaxInstances (draft 5.6.1);
 //   - divergence: the divergence test's p-value is below α and the
 //     distance above MaxDivergence (0 by default) in DivergenceTrigger.Windows
 //     consecutive windows that have a test (a window without one neither
 //     breaks nor extends the run);
 //   - slack_trend: the least-squares line of the minimum QTA slack over
-//     the last W windows is below zero now or within the horizon.
+//     the last W windows falls significantly and is significantly below
+//     zero at the horizon (SlackTrend.Significant).
 //
 // Works cited by short name ("the thesis, section 3.6", "the draft, section
 // 5.6") are listed in the repository's docs/references.md; the architecture

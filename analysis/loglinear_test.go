@@ -210,3 +210,53 @@ func TestLogLinearSpansElsewhere(t *testing.T) {
 		t.Errorf("another collector: %+v, want the instance refused as invalid", st)
 	}
 }
+
+// TestLogLinearBounds: a log-linear probe's bounds hold for its instances
+// wherever they lie in their buckets. e2e = a -> b with a log-linear
+// (issueLayout, grid of deltaq.MaxGridBins) and b on a uniform grid; 400
+// traces whose delays are drawn log-uniformly over 1 ms to 1 s. At every
+// grid edge t ≤ 1 s, the exact CDF of the composition of the two samples
+// (all 400² sums aᵢ + bⱼ: the convolution of the empirical CDFs, which the
+// calculated ΔQ approximates) lies between the calculated ΔQ's pessimistic
+// bound and its optimistic bound read from the left (deltaq.Bounds,
+// Strict), and the bounds' width is reported.
+func TestLogLinearBounds(t *testing.T) {
+	cfg := Config{
+		Diagram:         "e2e = a -> b;",
+		LookupLogLinear: lookupLogLinear(map[string]deltaq.LogLinear{"a": issueLayout}),
+		Probes:          map[string]ProbeConfig{"b": {DMax: 10 * time.Second, Bins: 1000}, "e2e": {DMax: 20 * time.Second, Bins: 1000}},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	var ins []Instance
+	var as, bs, sums []float64
+	end := int64(time.Minute)
+	for range 400 {
+		a := time.Duration(math.Exp(math.Log(1e6) + r.Float64()*math.Log(1e3)))
+		b := time.Duration(math.Exp(math.Log(1e6) + r.Float64()*math.Log(1e3)))
+		ins = append(ins, Instance{Probe: "a", Outcome: Success, Start: end - int64(a), End: end},
+			Instance{Probe: "b", Outcome: Success, Start: end - int64(b), End: end},
+			Instance{Probe: "e2e", Outcome: Success, Start: end - int64(a+b), End: end})
+		as, bs = append(as, a.Seconds()), append(bs, b.Seconds())
+	}
+	for _, x := range as {
+		for _, y := range bs {
+			sums = append(sums, x+y)
+		}
+	}
+	sort.Float64s(sums)
+	p := probeOf(t, single(t, cfg, ins), "e2e")
+	if p.Bounds == nil {
+		t.Fatal("no bounds")
+	}
+	w := p.Bounds.Pessimistic.Width()
+	for k := 1; float64(k)*w <= 1; k++ {
+		tt := float64(k) * w
+		f := float64(sort.SearchFloat64s(sums, tt+1e-12)) / float64(len(sums))
+		lo := p.Bounds.Pessimistic.CDF(tt)
+		hi := p.Bounds.Optimistic.CDF(tt - w/2) // from the left, at a grid edge
+		if f < lo-1e-12 || f > hi+1e-12 {
+			t.Fatalf("exact F(%v) = %v outside the bounds [%v, %v]", tt, f, lo, hi)
+		}
+	}
+	t.Logf("bounds' width %.3f on a %v s grid", p.BoundsWidth, w)
+}

@@ -88,6 +88,25 @@ type ProbeResult struct {
 	// (thesis 3.4, 4.1.1); nil when the diagram does not define the probe as
 	// an expression, or an input of the expression had no instance.
 	Calculated *deltaq.DeltaQ
+	// Bounds are the calculated ΔQ's discretisation bounds: the diagram
+	// evaluated on the inputs' pessimistic and optimistic bounds (their
+	// masses at the upper and lower edges of their bins), which contain the
+	// exact calculated ΔQ of inputs anywhere within their bins
+	// (deltaq.Bounds); nil without a calculated ΔQ. BoundsWidth is their
+	// largest CDF gap up to the observed dMax (deltaq.Bounds.Width): a
+	// divergence below it cannot be told from the binning, so a width near
+	// the divergences that matter says the bins are too coarse.
+	Bounds      *deltaq.Bounds
+	BoundsWidth float64
+	// CalculatedQTACheck is the QTA verdict on the calculated ΔQ, with
+	// the pessimistic bound (deltaq.QTA.CheckBounded); nil without a QTA
+	// or a calculated ΔQ.
+	CalculatedQTACheck *deltaq.QTACheck
+	// QTABreachP and FailureBreachP are the p-values of the exact
+	// binomial tests that the window breaks a QTA point (the smallest over
+	// the points) and max_failure (Triggers.Confidence says how they are
+	// read); 1 when the bound holds or there is no QTA.
+	QTABreachP, FailureBreachP float64
 	// WhatIf holds the probe's calculated ΔQ under each what-if scenario
 	// (Config.WhatIf) that intervenes on an outcome entering it, in the
 	// order of the scenarios' names; a scenario lacking an input in the
@@ -115,11 +134,20 @@ type ProbeResult struct {
 	// observed against the calculated ΔQ (see the package documentation),
 	// over the last DivergencePooled windows with a divergence, this one
 	// included (1 without pooling); valid when HasDivergence. Its Distance
-	// is Divergence when DivergencePooled is 1, the pooled ΔQs' distance
-	// otherwise; its N is the observed instances, its M the calculated
-	// ΔQ's effective instances, and P the p-value.
+	// is the distance of the observed ΔQ beyond the calculated ΔQ's
+	// Bounds (deltaq.Bounds.Beyond; the pooled ΔQs' when DivergencePooled
+	// > 1), so that the discretisation error is not taken for a signal;
+	// its N is the observed instances, its M the calculated ΔQ's effective
+	// instances, and P the p-value.
 	DivergenceTest   deltaq.KSTest
 	DivergencePooled int
+	// DetectableDivergence is the smallest divergence beyond the bounds
+	// that the test, at the trigger's α (DefaultDivergenceAlpha when the
+	// trigger is off), detects with a power of 80 % given the instances it
+	// has, plus BoundsWidth: (λ_α + ½·z₀.₈)/√Nₑ + BoundsWidth, Nₑ the
+	// test's effective instances. A quiet test says the divergence is
+	// probably below it, not that there is none. Valid when HasDivergence.
+	DetectableDivergence float64
 	// DivergenceWithheld is true when the probe has an observed and a
 	// calculated ΔQ but no divergence is reported (HasDivergence false),
 	// because the probe or a probe whose observed ΔQ enters its calculated
@@ -190,6 +218,14 @@ type PointSlack struct {
 	// margin is below Delay − dMax, unknown.
 	DelayMargin float64
 	MarginOK    bool
+	// Holds says whether the point holds for the pessimistic bound of the
+	// observed ΔQ's bins, for its curve only, or neither
+	// (deltaq.PointCheck.Holds); PessimisticMargin is Delay minus the
+	// pessimistic bound's P-quantile, the margin that holds wherever the
+	// instances lie in their bins, valid when PessimisticMarginOK.
+	Holds               deltaq.Holds
+	PessimisticMargin   float64
+	PessimisticMarginOK bool
 }
 
 // SlackTrend is the least-squares line through the minimum slack
@@ -210,6 +246,19 @@ type SlackTrend struct {
 	// the current window it does, 0 when it is below zero already.
 	Projected       bool
 	TimeToViolation time.Duration
+	// StdErr is the standard error of Slope: Var(b) = Σ dxᵢ²·uᵢ/Sxx², uᵢ
+	// the larger of the residual variance of the fit and window i's
+	// binomial variance F(1 − F)/nᵢ at its minimum-slack point.
+	StdErr float64
+	// Upper is the one-sided upper confidence bound, at the
+	// slack_trend::confidence, of the line at the horizon (at the end of
+	// the current window without a horizon), with Student's t of W − 2
+	// degrees of freedom. Falling is true when the slope's upper bound,
+	// Slope + t·StdErr, is below zero, and Significant when Upper is too:
+	// the crossing within the horizon is significant.
+	Upper       float64
+	Falling     bool
+	Significant bool
 }
 
 // TriggerKind names a trigger.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // TestQTASlack: 1 ms bins, 10 instances: 6 at 5.5 ms (bin 5), 2 at
@@ -42,6 +44,15 @@ func TestQTASlack(t *testing.T) {
 	}
 	if math.Abs(s.Min-0.1) > 1e-12 || !s.MarginOK || math.Abs(s.MinMargin-ms(0.5)) > 1e-12 {
 		t.Errorf("headline: min slack %v, min margin %v (ok %v); want 0.1, 0.5 ms", s.Min, s.MinMargin, s.MarginOK)
+	}
+	// The pessimistic bound puts bin 5's instances at 6 ms and bin 15's at
+	// 16 ms: both points hold for it (F_pess(10 ms) = 0.6, F_pess(16 ms) =
+	// 0.8), with the margins 10 − 6 = 4 ms and 16 − 16 = 0 ms.
+	for i, want := range []float64{ms(4), 0} {
+		g := s.Points[i]
+		if g.Holds != deltaq.HoldsPessimistic || !g.PessimisticMarginOK || math.Abs(g.PessimisticMargin-want) > 1e-12 {
+			t.Errorf("point %d: holds %v, pessimistic margin %v (ok %v), want pessimistic, %v", i, g.Holds, g.PessimisticMargin, g.PessimisticMarginOK, want)
+		}
 	}
 
 	cfg.Probes["p"] = ProbeConfig{QTA: QTA{Points: append(pts, QTAPoint{20 * time.Millisecond, 0.9})}}
@@ -86,44 +97,65 @@ func TestSlackTrendLeastSquares(t *testing.T) {
 	for _, c := range cases {
 		h := slackHistory{w: c.w}
 		for i, s := range c.secs {
-			h.push(t0.Add(time.Duration(s*1e9)), c.slacks[i])
+			h.push(t0.Add(time.Duration(s*1e9)), c.slacks[i], 0)
 		}
-		got := h.trend()
+		got := h.trend(0, 0)
 		w := c.want
 		if got.OK != w.OK || got.Windows != w.Windows || math.Abs(got.Slope-w.Slope) > 1e-12 || math.Abs(got.Fitted-w.Fitted) > 1e-12 ||
 			got.Projected != w.Projected || (got.TimeToViolation-w.TimeToViolation).Abs() > time.Microsecond {
 			t.Errorf("%s: trend %+v, want %+v", c.name, got, w)
 		}
 	}
+	// The noisy series' residuals are 0.04, −0.12, 0.12, −0.04: s² =
+	// 0.032/2 = 0.016 and the slope's standard error √(s²/Sxx) = √(0.016/5).
+	h := slackHistory{w: 4}
+	for i, y := range []float64{0.3, 0.1, 0.3, 0.1} {
+		h.push(t0.Add(time.Duration(i)*time.Second), y, 0)
+	}
+	if got := h.trend(0, 0); math.Abs(got.StdErr-math.Sqrt(0.016/5)) > 1e-12 || got.Significant {
+		t.Errorf("noisy: standard error %v, want %v, not significant", got.StdErr, math.Sqrt(0.016/5))
+	}
+	// A window's binomial variance is a floor under the residual's: a
+	// perfect line of 0.01 binomial variance per window has the standard
+	// error √(0.01/Sxx).
+	h = slackHistory{w: 4}
+	for i, y := range []float64{0.4, 0.3, 0.2, 0.1} {
+		h.push(t0.Add(time.Duration(i)*time.Second), y, 0.01)
+	}
+	if got := h.trend(0, 0); math.Abs(got.StdErr-math.Sqrt(0.01/5)) > 1e-12 {
+		t.Errorf("line with binomial noise: standard error %v, want %v", got.StdErr, math.Sqrt(0.01/5))
+	}
 }
 
-// TestSlackTrendTrigger: one QTA point (10 ms, 0.5); window k has 10
-// instances, s of them at 5 ms, so its slack is s/10 − 0.5. W = 3, horizon
-// 1.5 s. The slacks 0.4, 0.3, 0.2, 0.1 fall by 0.1 a window (a second):
-// at window 2 the line is at 0.2 and reaches 0.05 at the horizon; at
-// window 3 it is at 0.1 and reaches −0.05: it fires, with the time to
-// violation 1 s. Back at 0.4 the line rises and the trigger re-arms; the
-// fall 0.4, 0.3, 0.2, 0.1 fires it again on its last window (window 9: at
-// window 7, 0.4, 0.4, 0.3, the line is at 0.3167 with slope −0.05).
+// TestSlackTrendTrigger: one QTA point (10 ms, 0.5); window k has 1000
+// instances, (s + 0.5)·1000 of them at 5 ms, so its slack is s. W = 5,
+// horizon 1.5 s, confidence 0.99 (Student's t of 3 degrees of freedom,
+// 4.54). The slacks fall by 0.1 a window (a second) from 0.45 to 0.05: at
+// window 3 the line reaches 0 at the horizon, not significantly below;
+// at window 4 it is at 0.05 and reaches −0.1 at the horizon, whose upper
+// bound (binomial standard deviations of about 0.016 a window) is below
+// zero: it fires, with the time to violation 0.5 s. Back at 0.45 the
+// line rises and the trigger re-arms; the second fall fires it again on
+// its last window (11).
 func TestSlackTrendTrigger(t *testing.T) {
-	slacks := []float64{0.4, 0.3, 0.2, 0.1, 0.4, 0.4, 0.4, 0.3, 0.2, 0.1}
+	slacks := []float64{0.45, 0.35, 0.25, 0.15, 0.05, 0.45, 0.45, 0.45, 0.35, 0.25, 0.15, 0.05}
 	var windows [][]Instance
 	for _, s := range slacks {
-		fast := int(math.Round((s + 0.5) * 10))
+		fast := int(math.Round((s + 0.5) * 1000))
 		windows = append(windows, concat(n(fast, ok("p", 500*time.Millisecond, 5*time.Millisecond)),
-			n(10-fast, ok("p", 500*time.Millisecond, 50*time.Millisecond))))
+			n(1000-fast, ok("p", 500*time.Millisecond, 50*time.Millisecond))))
 	}
 	cfg := Config{Probes: map[string]ProbeConfig{"p": {
 		QTA:      QTA{Points: []QTAPoint{{10 * time.Millisecond, 0.5}}},
-		Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: 1500 * time.Millisecond, Windows: 3}},
+		Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: 1500 * time.Millisecond, Windows: 5}},
 	}}}
 	evs := runWindows(t, cfg, windows)
-	if got := fired(evs, "p", TriggerSlackTrend); !slices.Equal(got, []int{3, 9}) {
-		t.Fatalf("slack_trend fired in windows %v, want [3 9]", got)
+	if got := fired(evs, "p", TriggerSlackTrend); !slices.Equal(got, []int{4, 11}) {
+		t.Fatalf("slack_trend fired in windows %v, want [4 11]", got)
 	}
-	e := evs[3][0]
-	if math.Abs(e.Observed+0.05) > 1e-9 || e.Required != 0 || (e.Delay-time.Second).Abs() > time.Microsecond {
-		t.Errorf("event = %+v, want observed −0.05, required 0, delay 1s", e)
+	e := evs[4][0]
+	if math.Abs(e.Observed+0.1) > 1e-9 || e.Required != 0 || (e.Delay-500*time.Millisecond).Abs() > time.Microsecond {
+		t.Errorf("event = %+v, want observed −0.1, required 0, delay 0.5s", e)
 	}
 	if got := fired(evs, "p", TriggerQTA); len(got) != 0 {
 		t.Errorf("the qta trigger (off) fired in %v", got)

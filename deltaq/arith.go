@@ -23,7 +23,9 @@ func Scale(d DeltaQ, j float64) (DeltaQ, error) {
 	for i, v := range d.pdf {
 		p[i] = v * j
 	}
-	return build(d.width, p, 0), nil
+	out := build(d.width, p, 0)
+	out.at = d.at
+	return out, nil
 }
 
 // Curve is a function of delay sampled at the bin edges of a ΔQ grid:

@@ -66,7 +66,12 @@ func BandInto(dst *ConfidenceBand, window []DeltaQ) error {
 	dst.Upper = resize(dst.Upper, n)
 	// The sums of squared deviations live in Upper until the bounds are
 	// formed.
-	moments(dst.Mean, dst.Upper, len(ds), func(j int) []float64 { return ds[j].cum })
+	moments(dst.Mean, dst.Upper, len(ds), func(j int) []float64 {
+		if ds[j].at == LowerEdges {
+			return ds[j].CDFEdges(nil)
+		}
+		return ds[j].cum
+	})
 	fillBand(dst.Mean, dst.Upper, dst.Lower, dst.Upper, len(ds))
 	return nil
 }
@@ -171,6 +176,7 @@ func (r *RunningBand) Push(d DeltaQ) error {
 	if err := d.valid("RunningBand.Push", 0); err != nil {
 		return err
 	}
+	d = d.edgeSpread()
 	if r.n > 0 && (len(d.cum) != len(r.mean) || !sameWidth(d.width, r.width)) {
 		r.n, r.head = 0, 0
 	}

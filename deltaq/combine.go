@@ -30,7 +30,11 @@ func cdfOp(op string, ds []DeltaQ, f func(vals []float64) float64) (DeltaQ, erro
 		p[i] = v - prev
 		prev = v
 	}
-	return build(al[0].width, p, 0), nil
+	// Operands at the same edges have step CDFs that change only there:
+	// combined edge by edge, the result is exact and at those edges too.
+	out := build(al[0].width, p, 0)
+	out.at = al[0].at
+	return out, nil
 }
 
 // FirstToFinish returns the ΔQ of n ≥ 2 independent outcomes started
@@ -109,5 +113,7 @@ func Choice(weights []float64, ds []DeltaQ) (DeltaQ, error) {
 			p[i] += w * v
 		}
 	}
-	return build(al[0].width, p, 0), nil
+	out := build(al[0].width, p, 0)
+	out.at = al[0].at
+	return out, nil
 }

@@ -13,8 +13,13 @@ import (
 // Convolve returns the sequential composition A ⊗ B (thesis (2.1), (2.2)):
 // the ΔQ of an outcome that starts B when A completes. With cₖ the discrete
 // convolution Σᵢ aᵢ·b_{k−i} of the bin masses, output bin k holds
-// ½·(cₖ + c_{k−1}) (see the package documentation for why the half split
-// keeps the result unshifted). The result has N_A + N_B bins of the common
+// ½·(cₖ + c_{k−1}) when both operands are Spread (see the package
+// documentation for why the half split keeps the result unshifted). When
+// an operand's masses sit at edges (Placement) the sum is exact: a point at
+// edge e plus a mass spread over bin j is spread over the bin j + e/w, and
+// two points add their edges, so cₖ lands whole in one bin, k or k + 1 by
+// the operands' placements, and Point(2 ms) ⊗ Point(3 ms) is Point(5 ms).
+// The result has N_A + N_B bins of the common
 // width (operands of different widths are coarsened to the coarser one
 // first), tangible mass Σa·Σb and intangible mass 1 − (1 − f_A)(1 − f_B).
 // A result of more than MaxBins bins is an error.
@@ -164,14 +169,21 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 		// Half split ½(c[k] + c[k−1]), accumulating the CDF. Round-off of
 		// the FFT can leave tiny negatives where the exact value is 0:
 		// clamp them. The FFT path splits as it unpacks its result.
-		if m == methodFFT || (m == methodAuto && useFFT(len(as), len(bs))) {
+		useF := m == methodFFT || (m == methodAuto && useFFT(len(as), len(bs)))
+		_, shift, exact := sumPlacement(a.at, b.at)
+		switch {
+		case exact:
+			s = convolveExact(out, cum, as, bs, off+shift, useF)
+		case useF:
 			s = fft.ConvolveSplit(out[off:end], cum[off:end], as, bs)
-		} else {
+		default:
 			convolveDirect(out[off:end-1], as, bs)
 			s = halfSplit(out[off:end], cum[off:end])
 		}
-		for k := end; k < len(cum); k++ {
-			cum[k] = s
+		if !exact {
+			for k := end; k < len(cum); k++ {
+				cum[k] = s
+			}
 		}
 		// The tangible mass is Σa·Σb; rounding keeps s within a few ulps of
 		// it. Should it not (clamping removed more than rounding), rescale.
@@ -192,7 +204,56 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 			}
 		}
 	}
-	return DeltaQ{width: a.width, pdf: out, cum: cum}, nil
+	at, _, _ := sumPlacement(a.at, b.at)
+	return DeltaQ{width: a.width, pdf: out, cum: cum, at: at}, nil
+}
+
+// convolveExact writes the convolution cₖ of as and bs into out from index
+// at on, whole in its bins (masses at edges, sumPlacement), and the running
+// sums into cum, and returns the total.
+func convolveExact(out, cum, as, bs []float64, at int, useF bool) float64 {
+	dst := out[at : at+len(as)+len(bs)-1]
+	if useF {
+		fft.Convolve(dst, as, bs)
+	} else {
+		convolveDirect(dst, as, bs)
+	}
+	s := 0.0
+	for k := range out {
+		x := max(out[k], 0) // FFT round-off where the exact value is 0
+		out[k] = x
+		s += x
+		cum[k] = s
+	}
+	return s
+}
+
+// sumPlacement returns where the masses of a sum of operands placed pa and
+// pb lie, and, when the sum is exact (an operand at edges), the bin shift
+// of cₖ = Σᵢ aᵢ·b_{k−i}: a mass at the lower edge of bin i is at i·w, at its
+// upper edge at (i+1)·w, spread over it at i·w plus a uniform (0, w]. So
+// two lower edges sum to bin k's lower edge, an upper and a lower edge to
+// bin k's upper edge, two upper edges to bin k + 1's upper edge, and a
+// spread mass plus a point at bin i's lower (upper) edge to bin k (k + 1)
+// spread. Two spread masses have a triangular sum over two bins: not exact.
+func sumPlacement(pa, pb Placement) (at Placement, shift int, exact bool) {
+	ups := 0
+	if pa == UpperEdges {
+		ups++
+	}
+	if pb == UpperEdges {
+		ups++
+	}
+	switch {
+	case pa == Spread && pb == Spread:
+		return Spread, 0, false
+	case pa == Spread || pb == Spread:
+		return Spread, ups, true
+	case ups == 0:
+		return LowerEdges, 0, true
+	default:
+		return UpperEdges, ups - 1, true
+	}
 }
 
 // halfSplit replaces v[k] by ½(v[k] + v[k−1]) (v[−1] = 0), negatives

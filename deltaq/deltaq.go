@@ -54,9 +54,39 @@ var ErrEmpty = errors.New("deltaq: no outcome instances")
 type DeltaQ struct {
 	width float64
 	pdf   []float64
-	// cum[i] = Σ_{j≤i} pⱼ, the CDF at the right edge of bin i.
+	// cum[i] = Σ_{j≤i} pⱼ: the CDF at the right edge of bin i for Spread
+	// and UpperEdges, at its left edge for LowerEdges.
 	cum   []float64
 	count int64
+	at    Placement
+}
+
+// Placement says where the mass of a bin lies within it.
+type Placement uint8
+
+const (
+	// Spread: the mass of bin i is spread uniformly over (i·w, (i+1)·w],
+	// the convention for observed ΔQs (see the package documentation).
+	Spread Placement = iota
+	// UpperEdges: the mass of bin i is a point mass at its upper edge
+	// (i+1)·w. Point gives it for a delay on an edge, and it is the
+	// pessimistic bound of a binned ΔQ (Pessimistic).
+	UpperEdges
+	// LowerEdges: the mass of bin i is a point mass at its lower edge
+	// i·w. Point(0) gives it, and it is the optimistic bound of a binned
+	// ΔQ (Optimistic).
+	LowerEdges
+)
+
+// String returns "spread", "upper edges" or "lower edges".
+func (p Placement) String() string {
+	switch p {
+	case UpperEdges:
+		return "upper edges"
+	case LowerEdges:
+		return "lower edges"
+	}
+	return "spread"
 }
 
 // ThesisWidth returns the bin width w = Δbase·2ⁿ of the thesis
@@ -235,12 +265,13 @@ func Never(width float64, bins int) (DeltaQ, error) {
 }
 
 // Point returns the ΔQ of a constant delay d: mass 1 in the bin that holds d
-// under the package's upper-inclusive rule, bin ⌈d/w⌉ − 1 (bin 0 for d = 0),
-// spread over that bin by the uniform-in-bin convention. It is the ΔQ that
-// FromInstances and Steps give for the same delay. A d strictly inside a
-// bin lands in bin ⌊d/w⌋; a d on a bin edge (within a relative 1e-9) lands
-// in the bin that edge closes, so F(d) = 1 exactly, as for the exact point
-// mass: Point(2 ms) ⊗ Point(3 ms) on 1 ms bins reaches F(5 ms) = 1. A delay
+// under the package's upper-inclusive rule, bin ⌈d/w⌉ − 1 (bin 0 for d = 0).
+// A d strictly inside a bin lands in bin ⌊d/w⌋, spread over that bin by the
+// uniform-in-bin convention, as FromInstances and Steps give it. A d on a
+// bin edge (within a relative 1e-9) is exact: a point mass at that edge
+// (UpperEdges, or LowerEdges for d = 0), so that F(d) = 1 and F(t) = 0 for
+// t < d, and points compose exactly: Point(2 ms) ⊗ Point(3 ms) on 1 ms bins
+// is the point mass at 5 ms, F(5 ms) = 1 and median 5 ms. A delay
 // of exactly dMax = bins·width is a success in the last bin (F(dMax) = 1);
 // a delay beyond dMax is a timeout, and the result is then all intangible.
 func Point(d, width float64, bins int) (DeltaQ, error) {
@@ -253,10 +284,20 @@ func Point(d, width float64, bins int) (DeltaQ, error) {
 	p := newPDF(bins)
 	// d·(1/w), as Histogram.Add computes it, so that a delay within
 	// rounding of the tolerance's boundary still lands in the same bin.
-	if i := binIndex(d * (1 / width)); i < float64(bins) {
+	x := d * (1 / width)
+	if i := binIndex(x); i < float64(bins) {
 		p[int(i)] = 1
 	}
-	return build(width, p, 0), nil
+	out := build(width, p, 0)
+	switch r := math.Round(x); {
+	case math.Abs(x-r) > 1e-9*math.Max(1, r):
+		// Inside a bin: spread over it.
+	case r == 0:
+		out.at = LowerEdges
+	default:
+		out.at = UpperEdges
+	}
+	return out, nil
 }
 
 // Uniform returns the ΔQ of a delay uniform on [lo, hi]:
@@ -419,11 +460,25 @@ func (d DeltaQ) Tangible() float64 {
 func (d DeltaQ) Intangible() float64 { return math.Max(0, 1-d.Tangible()) }
 
 // CDF returns F(t), the probability that the outcome completes within delay
-// t, interpolating linearly inside a bin (uniform-in-bin convention):
-// F(t) = 0 for t ≤ 0, F(t) = Σ_{j<i}pⱼ + pᵢ·(t − i·w)/w inside bin i, and
-// F(t) = Σpᵢ for t ≥ dMax. NaN t gives 0.
+// t. For Spread masses it interpolates linearly inside a bin (uniform-in-bin
+// convention): F(t) = 0 for t ≤ 0, F(t) = Σ_{j<i}pⱼ + pᵢ·(t − i·w)/w inside
+// bin i, and F(t) = Σpᵢ for t ≥ dMax. For point masses at edges it is the
+// step function F(t) = Σ{pᵢ : eᵢ ≤ t}, eᵢ the edge holding pᵢ, a t within a
+// relative 1e-9 of an edge taken as on it. NaN t gives 0.
 func (d DeltaQ) CDF(t float64) float64 {
 	n := len(d.pdf)
+	if d.at != Spread {
+		if n == 0 || !(t >= 0) {
+			return 0
+		}
+		// Edges k·w ≤ t: k = ⌊t/w⌋, with the edge tolerance.
+		x := t / d.width
+		k := math.Floor(x)
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+			k = r
+		}
+		return d.edgeCDF(k)
+	}
 	i, f, where := locate(n, d.width, t)
 	switch where {
 	case beforeStart:
@@ -436,6 +491,81 @@ func (d DeltaQ) CDF(t float64) float64 {
 		base = d.cum[i-1]
 	}
 	return math.Min(base+d.pdf[i]*f, d.cum[n-1])
+}
+
+// edgeCDF returns F(k·w) at the edge k (a whole number ≥ 0, possibly beyond
+// the last edge N): exact for every placement at every edge.
+func (d DeltaQ) edgeCDF(k float64) float64 {
+	n := float64(len(d.pdf))
+	if len(d.pdf) == 0 || k < 0 {
+		return 0
+	}
+	if d.at == LowerEdges {
+		return d.cum[int(math.Min(k, n-1))]
+	}
+	if k < 1 {
+		return 0
+	}
+	return d.cum[int(math.Min(k, n)-1)]
+}
+
+// Pessimistic returns the pessimistic bound of d's binning: every bin's
+// mass moved to its upper edge (UpperEdges), the slowest delays the
+// instances of each bin can have had. Its CDF is at or below that of any
+// distribution with d's bin masses, and equal to d's at every edge. A ΔQ
+// whose masses already sit at edges is exact and is its own bound.
+func (d DeltaQ) Pessimistic() DeltaQ {
+	if d.at == Spread {
+		d.at = UpperEdges
+	}
+	return d
+}
+
+// Optimistic returns the optimistic bound of d's binning: every bin's mass
+// moved to its lower edge (LowerEdges), the fastest delays the instances of
+// each bin can have had. Its CDF is at or above that of any distribution
+// with d's bin masses. A ΔQ whose masses already sit at edges is its own
+// bound.
+//
+// The operators are monotone in the stochastic order (a slower operand
+// never makes a sequence, a first-to-finish, an all-to-finish or a choice
+// faster), so composing the pessimistic bounds of the inputs by the same
+// operators gives a ΔQ that is slower than the exact composition of any
+// inputs within their bins, and the optimistic bounds one that is faster:
+// an approximation with a direction, in the partial order of ΔQs that ΔQSD
+// reasons with (Haeri et al., "Mind Your Outcomes", 2022). Sequences of
+// edge masses are exact (Convolve), so the bounds carry no error of their
+// own.
+func (d DeltaQ) Optimistic() DeltaQ {
+	if d.at == Spread {
+		d.at = LowerEdges
+	}
+	return d
+}
+
+// Placement returns where the mass of each bin lies: Spread for observed
+// and most calculated ΔQs, at its upper or lower edge for point masses on
+// edges and for the bounds Pessimistic and Optimistic.
+func (d DeltaQ) Placement() Placement { return d.at }
+
+// edgeSpread returns d as a Spread ΔQ with the same CDF at every edge k·w,
+// k ≥ 1: the form the operators that read the CDF at right edges work on.
+// Only a LowerEdges ΔQ changes: its bin i ≥ 1 moves to bin i − 1 and bin 0
+// stays (its point at 0 is then read as within the first bin).
+func (d DeltaQ) edgeSpread() DeltaQ {
+	switch d.at {
+	case UpperEdges:
+		d.at = Spread
+		return d
+	case LowerEdges:
+		p := newPDF(len(d.pdf))
+		p[0] = d.pdf[0]
+		for i := 1; i < len(d.pdf); i++ {
+			p[i-1] += d.pdf[i]
+		}
+		return build(d.width, p, d.count)
+	}
+	return d
 }
 
 // Where a delay lies on a grid of bins, for locate.
@@ -467,15 +597,39 @@ func (d DeltaQ) CDFEdges(dst []float64) []float64 {
 		dst = make([]float64, len(d.cum))
 	}
 	dst = dst[:len(d.cum)]
+	if d.at == LowerEdges {
+		for i := range dst {
+			dst[i] = d.edgeCDF(float64(i + 1))
+		}
+		return dst
+	}
 	copy(dst, d.cum)
 	return dst
 }
 
-// Quantile returns the smallest delay t with F(t) ≥ q, interpolating inside
-// a bin. When q exceeds the tangible mass the quantile is unreachable: the
-// outcome does not complete that often within dMax, and ok is false (the
-// delay is then not dMax, it is unknown). q outside [0, 1] or NaN also gives
-// ok = false.
+// quantileUlps is the tolerance of Quantile, in units in the last place of
+// q: a CDF value within 4·ε·q below q (ε = 2⁻⁵²) reaches q. A cumulative sum
+// of bin masses carries about that much rounding (six masses of 1/12 sum to
+// 0.49999999999999994), while the CDF of a window of n instances, counted
+// (Histogram.DeltaQ), is k/n correctly rounded, which differs from a q it
+// does not equal by far more than 4 ulps for any n below 2⁵⁰.
+const quantileUlps = 4
+
+// reaches reports whether a CDF value c reaches probability q, within
+// quantileUlps.
+func reaches(c, q float64) bool {
+	return c >= q-quantileUlps*0x1p-52*q
+}
+
+// Quantile returns the smallest delay t with F(t) ≥ q (reading F within
+// quantileUlps of q as reaching it). For Spread masses it interpolates
+// inside the first bin i whose right edge reaches q, and the result lies in
+// (i·w, (i+1)·w], the bin of the true quantile of the instances the ΔQ was
+// counted from; for point masses at edges it is the first edge that
+// reaches q. When q exceeds the tangible mass the quantile is unreachable:
+// the outcome does not complete that often within dMax, and ok is false
+// (the delay is then not dMax, it is unknown). q outside [0, 1] or NaN also
+// gives ok = false.
 func (d DeltaQ) Quantile(q float64) (delay float64, ok bool) {
 	n := len(d.pdf)
 	if n == 0 || math.IsNaN(q) || q < 0 || q > 1 {
@@ -489,10 +643,14 @@ func (d DeltaQ) Quantile(q float64) (delay float64, ok bool) {
 		return 0, true
 	}
 	q = math.Min(q, tot)
-	// First bin whose right edge reaches q.
-	i := sort.SearchFloat64s(d.cum, q)
-	for i < n-1 && d.cum[i] < q {
-		i++
+	// First bin whose cumulative mass reaches q.
+	i := sort.Search(n, func(j int) bool { return reaches(d.cum[j], q) })
+	i = min(i, n-1)
+	switch d.at {
+	case UpperEdges:
+		return float64(i+1) * d.width, true
+	case LowerEdges:
+		return float64(i) * d.width, true
 	}
 	base := 0.0
 	if i > 0 {
@@ -502,20 +660,36 @@ func (d DeltaQ) Quantile(q float64) (delay float64, ok bool) {
 	if d.pdf[i] > 0 {
 		frac = math.Min(math.Max((q-base)/d.pdf[i], 0), 1)
 	}
-	return (float64(i) + frac) * d.width, true
+	// Keep the result inside bin i, (i·w, (i+1)·w], also when frac is
+	// lost to rounding.
+	lo, hi := float64(i)*d.width, float64(i+1)*d.width
+	t := (float64(i) + frac) * d.width
+	if t <= lo {
+		t = math.Nextafter(lo, hi)
+	}
+	return math.Min(t, hi), true
 }
 
 // Mean returns the mean delay of the successful part, Σpᵢ·(i+½)·w / Σpᵢ
-// (bin midpoints, the uniform-in-bin mean). ok is false when no mass is
+// (bin midpoints, the uniform-in-bin mean; the edges for point masses at
+// edges). ok is false when no mass is
 // tangible.
 func (d DeltaQ) Mean() (mean float64, ok bool) {
 	tot := d.Tangible()
 	if !(tot > 0) {
 		return 0, false
 	}
+	// Where the mass of bin i lies: its midpoint, or an edge.
+	off := 0.5
+	switch d.at {
+	case UpperEdges:
+		off = 1
+	case LowerEdges:
+		off = 0
+	}
 	s := 0.0
 	for i, p := range d.pdf {
-		s += p * (float64(i) + 0.5)
+		s += p * (float64(i) + off)
 	}
 	return s / tot * d.width, true
 }
@@ -532,6 +706,9 @@ func (d DeltaQ) String() string {
 	}
 	if d.count > 0 {
 		fmt.Fprintf(&b, " n=%d", d.count)
+	}
+	if d.at != Spread {
+		fmt.Fprintf(&b, " at %s", d.at)
 	}
 	b.WriteString("}")
 	return b.String()
@@ -558,5 +735,7 @@ func Truncate(d DeltaQ, bins int) (DeltaQ, error) {
 	}
 	p := newPDF(bins)
 	copy(p, d.pdf)
-	return build(d.width, p, d.count), nil
+	out := build(d.width, p, d.count)
+	out.at = d.at
+	return out, nil
 }

@@ -238,18 +238,34 @@ func (h *Histogram) Counts() []uint64 { return h.counts }
 
 // DeltaQ returns the observed ΔQ of the recorded instances,
 // pᵢ = countᵢ/Total(), with intangible mass (timeouts + failures)/Total() and
-// Count() = Total(). With no instances it returns ErrEmpty.
+// Count() = Total(). Its CDF at the right edge of bin i is computed from the
+// counts, (Σ_{j≤i} countⱼ)/Total() correctly rounded, not summed from the
+// masses: a window split 6/6 has F = 0.5 exactly at the lower cluster's
+// edge, and its median is there (DeltaQ.Quantile). With no instances it
+// returns ErrEmpty.
 func (h *Histogram) DeltaQ() (DeltaQ, error) {
 	n := h.Total()
 	if n == 0 {
 		return DeltaQ{}, ErrEmpty
 	}
-	inv := 1 / float64(n)
-	p := newPDF(len(h.counts))
-	for i, c := range h.counts {
-		p[i] = float64(c) * inv
+	return fromCounts(h.width, h.counts, n), nil
+}
+
+// fromCounts returns the Spread ΔQ of bin counts out of n ≥ Σ counts
+// instances, its CDF computed from the running count.
+func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
+	nf := float64(n)
+	p := newPDF(len(counts))
+	for i, c := range counts {
+		p[i] = float64(c) / nf
 	}
-	return build(h.width, p, n), nil
+	d := build(width, p, n)
+	var run uint64
+	for i, c := range counts {
+		run += c
+		d.cum[i] = float64(run) / nf
+	}
+	return d
 }
 
 // sameWidth reports whether two bin widths are equal within a relative 1e-9.

@@ -151,6 +151,43 @@ type PointCheck struct {
 	Reachable     bool
 	// OK is Observed ≥ P (within 1e-12).
 	OK bool
+	// Holds says whether the point holds for the pessimistic bound of the
+	// ΔQ checked (then for any ΔQ within its bounds), for its curve only
+	// (the bins are too coarse to tell), or neither.
+	Holds Holds
+	// Pessimistic is F(Delay) of the pessimistic bound, and
+	// PessimisticDelay its P-quantile, valid when PessimisticReachable:
+	// Delay − PessimisticDelay is the margin that holds for every ΔQ
+	// within the bounds.
+	Pessimistic          float64
+	PessimisticDelay     float64
+	PessimisticReachable bool
+}
+
+// Holds says for which reading of a ΔQ a QTA point holds.
+type Holds uint8
+
+const (
+	// HoldsNeither: the point fails for the ΔQ's curve.
+	HoldsNeither Holds = iota
+	// HoldsCurve: the point holds for the curve but not for the
+	// pessimistic bound: whether it holds for the delays within the bins
+	// depends on where in their bins they lie.
+	HoldsCurve
+	// HoldsPessimistic: the point holds for the pessimistic bound, so for
+	// any ΔQ within the bounds.
+	HoldsPessimistic
+)
+
+// String returns "neither", "curve" or "pessimistic".
+func (h Holds) String() string {
+	switch h {
+	case HoldsCurve:
+		return "curve"
+	case HoldsPessimistic:
+		return "pessimistic"
+	}
+	return "neither"
 }
 
 // QTACheck is the verdict of QTA.Check.
@@ -164,6 +201,9 @@ type QTACheck struct {
 	Failure, MaxFailure float64
 	FailureOK           bool
 	FailureExcess       float64
+	// Holds is the weakest Holds of the points, HoldsNeither when OK is
+	// false.
+	Holds Holds
 }
 
 // Failed returns the points that fail.
@@ -178,25 +218,53 @@ func (c QTACheck) Failed() []PointCheck {
 }
 
 // Check tests d against the QTA: for every point, F(Delay) ≥ P, with F read
-// from d's piecewise-linear CDF; and 1 − F(∞) ≤ MaxFailure. It reports each
-// point's shortfall and lateness and the failure excess.
+// from d's CDF; and 1 − F(∞) ≤ MaxFailure. It reports each point's
+// shortfall and lateness and the failure excess, and whether each point
+// holds for d's own pessimistic bound (DeltaQ.Pessimistic: its masses at
+// the upper edges of their bins), which for an observed ΔQ equals its CDF
+// at every bin edge and differs only for a point inside a bin.
 func (q QTA) Check(d DeltaQ) (QTACheck, error) {
+	return q.CheckBounded(d, d.Pessimistic())
+}
+
+// CheckBounded is Check with the pessimistic bound pess given, for a
+// calculated ΔQ whose bound was composed from its inputs' bounds. pess
+// must be a valid ΔQ; a pess that is faster than d somewhere only makes
+// points hold for it where they hold for d.
+func (q QTA) CheckBounded(d, pess DeltaQ) (QTACheck, error) {
 	if err := d.valid("QTA.Check", 0); err != nil {
+		return QTACheck{}, err
+	}
+	if err := pess.valid("QTA.Check", 1); err != nil {
 		return QTACheck{}, err
 	}
 	if err := q.Validate(); err != nil {
 		return QTACheck{}, err
 	}
-	c := QTACheck{OK: true, Points: make([]PointCheck, len(q.Points)), Failure: d.Intangible(), MaxFailure: q.MaxFailure}
+	c := QTACheck{OK: true, Points: make([]PointCheck, len(q.Points)), Failure: d.Intangible(), MaxFailure: q.MaxFailure, Holds: HoldsPessimistic}
 	for i, s := range q.Points {
 		f := d.CDF(s.Delay)
 		pc := PointCheck{Step: s, Observed: f, Shortfall: math.Max(0, s.P-f), OK: f >= s.P-cdfTol}
 		pc.ObservedDelay, pc.Reachable = d.Quantile(s.P)
+		pc.Pessimistic = math.Min(pess.CDF(s.Delay), f)
+		pc.PessimisticDelay, pc.PessimisticReachable = pess.Quantile(s.P)
+		switch {
+		case !pc.OK:
+			pc.Holds = HoldsNeither
+		case pc.Pessimistic >= s.P-cdfTol:
+			pc.Holds = HoldsPessimistic
+		default:
+			pc.Holds = HoldsCurve
+		}
+		c.Holds = min(c.Holds, pc.Holds)
 		c.Points[i] = pc
 		c.OK = c.OK && pc.OK
 	}
 	c.FailureOK = c.Failure <= q.MaxFailure+cdfTol
 	c.FailureExcess = math.Max(0, c.Failure-q.MaxFailure)
 	c.OK = c.OK && c.FailureOK
+	if !c.OK {
+		c.Holds = HoldsNeither
+	}
 	return c, nil
 }

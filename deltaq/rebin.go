@@ -46,10 +46,19 @@ func Rebin(d DeltaQ, width float64) (DeltaQ, error) {
 	if k := math.Round(ratio); math.Abs(ratio-k) <= 1e-9*k {
 		// Whole multiple: plain sums of k old bins, exact.
 		ki := int(k)
+		// A point at the upper edge (i+1)·w of old bin i is in new bin
+		// ⌈(i+1)/k⌉ − 1 = ⌊i/k⌋, at or below its upper edge; one at the
+		// lower edge i·w too, at or above its lower edge: the sum keeps a
+		// bound a bound.
 		for i, v := range d.pdf {
 			p[i/ki] += v
 		}
-		return build(width, p, d.count), nil
+		out := build(width, p, d.count)
+		out.at = d.at
+		return out, nil
+	}
+	if d.at != Spread {
+		return rebinPoints(d, width, ratio, p), nil
 	}
 	// General ratio: in units of old bins, new bin j covers
 	// [j·ratio, (j+1)·ratio).
@@ -72,6 +81,32 @@ func Rebin(d DeltaQ, width float64) (DeltaQ, error) {
 		}
 	}
 	return build(width, p, d.count), nil
+}
+
+// rebinPoints is Rebin of a ΔQ whose masses sit at edges onto p, the
+// new bins of width width = ratio·w: a point between new edges moves to the
+// next edge up for UpperEdges and down for LowerEdges, so the result stays
+// on the side of the exact ΔQ it bounds.
+func rebinPoints(d DeltaQ, width, ratio float64, p []float64) DeltaQ {
+	for i, v := range d.pdf {
+		if v == 0 {
+			continue
+		}
+		var j float64
+		if d.at == UpperEdges {
+			j = binIndex(float64(i+1) / ratio)
+		} else {
+			x := float64(i) / ratio
+			j = math.Floor(x)
+			if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+				j = r
+			}
+		}
+		p[min(int(j), len(p)-1)] += v
+	}
+	out := build(width, p, d.count)
+	out.at = d.at
+	return out
 }
 
 // alignWidths rebins every operand to the coarsest width among them.
@@ -111,15 +146,25 @@ func align(op string, ds []DeltaQ) ([]DeltaQ, error) {
 		return nil, err
 	}
 	n := 0
+	mixed := false
 	for _, d := range out {
 		n = max(n, len(d.pdf))
+		mixed = mixed || d.at != out[0].at
 	}
 	for i, d := range out {
+		if mixed {
+			// Operands placed differently are read at the edges, where
+			// every placement's CDF is exact.
+			d = d.edgeSpread()
+		}
 		if len(d.pdf) < n {
 			p := newPDF(n)
 			copy(p, d.pdf)
-			out[i] = build(d.width, p, d.count)
+			at := d.at
+			d = build(d.width, p, d.count)
+			d.at = at
 		}
+		out[i] = d
 	}
 	return out, nil
 }
@@ -154,6 +199,7 @@ func Distance(a, b DeltaQ) (float64, error) {
 		return 0, err
 	}
 	m := math.Min(a.DMax(), b.DMax())
+	a, b = a.edgeSpread(), b.edgeSpread()
 	ab, err := alignWidths("Distance", []DeltaQ{a, b})
 	if err != nil {
 		return 0, err

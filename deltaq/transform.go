@@ -26,6 +26,7 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 	if err := d.valid("TimeTransform", 0); err != nil {
 		return DeltaQ{}, err
 	}
+	d = d.edgeSpread()
 	if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
 		return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: scale a = %v must be finite and ≥ 0", a)
 	}
@@ -108,7 +109,7 @@ var ErrInfeasible = errors.New("deltaq: target infeasible")
 // out of reach. Operands of different widths are aligned to the coarser
 // width first. The cost is O(M²) for a target of M bins.
 func Deconvolve(target, known DeltaQ) (DeltaQ, error) {
-	tk, err := alignWidths("Deconvolve", []DeltaQ{target, known})
+	tk, err := alignWidths("Deconvolve", []DeltaQ{target.edgeSpread(), known.edgeSpread()})
 	if err != nil {
 		return DeltaQ{}, err
 	}

@@ -48,7 +48,8 @@ func TestParseDist(t *testing.T) {
 	}{
 		// Point mass on the edge 3 ms: in the bin that edge closes (uniform
 		// over (2, 3] ms, bins are upper-inclusive): F(2.5 ms) = 0.5, F(3 ms) = 1.
-		{"point(3ms)", 3e-3, 2.5e-3, 0.5, 0},
+		// A point on a bin edge is the exact point mass (deltaq.Point).
+		{"point(3ms)", 3e-3, 2.5e-3, 0, 0},
 		{"point(3ms)", 3e-3, 3e-3, 1, 0},
 		{"uniform(1ms,2ms)", 2e-3, 1.5e-3, 0.5, 0},
 		{" uniform( 10ms , 30ms ) ", 30e-3, 20e-3, 0.5, 0},

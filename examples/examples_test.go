@@ -43,6 +43,11 @@ var contract = []promMetric{
 	{"deltaq.qta.slack.min", "deltaq_qta_slack_min", []string{"deltaq_probe"}},
 	{"deltaq.qta.margin.min", "deltaq_qta_margin_min_seconds", []string{"deltaq_probe"}},
 	{"deltaq.qta.time_to_violation", "deltaq_qta_time_to_violation_seconds", []string{"deltaq_probe"}},
+	{"deltaq.qta.slack.trend.stderr", "deltaq_qta_slack_trend_stderr_per_second", []string{"deltaq_probe"}},
+	{"deltaq.qta.slack.trend.upper", "deltaq_qta_slack_trend_upper", []string{"deltaq_probe"}},
+	{"deltaq.qta.holds", "deltaq_qta_holds_ratio", []string{"deltaq_probe", "deltaq_series"}},
+	{"deltaq.calculated.bounds.width", "deltaq_calculated_bounds_width_ratio", []string{"deltaq_probe"}},
+	{"deltaq.divergence.detectable", "deltaq_divergence_detectable_ratio", []string{"deltaq_probe"}},
 }
 
 // histogramSeries are the series Prometheus stores for a histogram metric.

@@ -23,7 +23,9 @@
 // workload), and runs only when DELTAQ_EARLYWARNING_E2E is set. By default
 // it runs one ramp of the shared topology, stopped once the QTA breaks
 // (about a minute); DELTAQ_EARLYWARNING_LONG=1 runs full ramps of both
-// topologies (about 6 minutes) and prints a Markdown table of the loads at
+// topologies, then the demo's own configuration (examples/demo/collector.yaml)
+// on a shared-server ramp and in its healthy phase, where no trigger may
+// fire (about 11 minutes), and prints a Markdown table of the loads at
 // which each warning came:
 //
 //	make build

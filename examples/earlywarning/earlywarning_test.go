@@ -31,11 +31,19 @@ const alpha = 0.01
 var (
 	// shortRamp is the default run: the shared server, stopped once the
 	// QTA breaks.
-	shortRamp = ramp{topology: "shared", from: 100, to: 450, over: 80 * time.Second, capacity: mu / 2, seed: 1}
-	// longRamps are DELTAQ_EARLYWARNING_LONG's runs.
+	shortRamp = ramp{name: "shared", topology: "shared", from: 100, to: 450, over: 80 * time.Second, capacity: mu / 2, seed: 1}
+	// longRamps are DELTAQ_EARLYWARNING_LONG's runs: the two topologies
+	// with testdata/collector.yaml, then the demo's own configuration on
+	// the shared server (ρ = λ/100) and in its healthy phase, the
+	// workload's defaults (tandem, λ = 100/s, ρ = 0.5 per worker), where
+	// no trigger may fire. Measured offline on the workload's traces with
+	// the demo's analysis: the divergence trigger at λ ≈ 50/s, the first
+	// broken window at λ ≈ 57/s, a burst.
 	longRamps = []ramp{
-		{topology: "shared", from: 100, to: 475, over: 150 * time.Second, capacity: mu / 2, seed: 1},
-		{topology: "tandem", from: 200, to: 950, over: 150 * time.Second, capacity: mu, seed: 1},
+		{name: "shared", topology: "shared", from: 100, to: 475, over: 150 * time.Second, capacity: mu / 2, seed: 1},
+		{name: "tandem", topology: "tandem", from: 200, to: 950, over: 150 * time.Second, capacity: mu, seed: 1},
+		{name: "demo shared", demo: true, topology: "shared", from: 20, to: 100, over: 150 * time.Second, capacity: demoMu / 2, seed: 1},
+		{name: "demo healthy", demo: true, topology: "tandem", from: 100, to: 100, over: 90 * time.Second, capacity: demoMu, seed: 1},
 	}
 )
 
@@ -61,7 +69,7 @@ func TestEarlyWarning(t *testing.T) {
 	}
 	var table []summary
 	for _, rp := range longRamps {
-		t.Run(rp.topology, func(t *testing.T) {
+		t.Run(strings.ReplaceAll(rp.name, " ", "_"), func(t *testing.T) {
 			r := runRamp(t, collector, workload, rp, func([]window) bool { return false })
 			logTimeline(t, r)
 			s := summarize(r)
@@ -69,7 +77,7 @@ func TestEarlyWarning(t *testing.T) {
 			table = append(table, s)
 		})
 	}
-	t.Logf("early warnings, μ₁ = μ₂ = %g/s, K = %d, windows of 1 s:\n%s", mu, k, markdown(table))
+	t.Logf("early warnings, windows of 1 s (μ₁ = μ₂ = %g/s, K = %d; demo: %g/s, K = %d):\n%s", mu, k, demoMu, demoK, markdown(table))
 }
 
 // event is the first window in which something happened.
@@ -90,7 +98,8 @@ func (e event) String() string {
 type summary struct {
 	ramp ramp
 	// divergence and slackTrend are the first windows in which those
-	// triggers fired, violation the first window that broke the QTA.
+	// triggers fired, violation the first window that broke the QTA (for
+	// the demo, significantly: its first qta or failure trigger).
 	divergence, slackTrend, violation event
 	// tested and significant count the windows with a divergence test
 	// before the first violation, and of those the ones with p < alpha.
@@ -98,6 +107,8 @@ type summary struct {
 	// qtaHeldAtDivergence: the window of the divergence trigger kept the
 	// QTA.
 	qtaHeldAtDivergence bool
+	// triggers counts every trigger record of the probe.
+	triggers int
 }
 
 func summarize(r run) summary {
@@ -108,16 +119,25 @@ func summarize(r run) summary {
 		}
 	}
 	for _, w := range r.windows {
+		s.triggers += len(w.triggers)
+		// The demo's qta and failure triggers fire only on a breach that is
+		// significant for the window's instances (triggers::confidence):
+		// its QTA is broken from the first of them on, not from the first
+		// window whose raw verdict broke (one dropped job in 23 does).
+		broken := w.violation
+		if r.ramp.demo {
+			broken = slices.Contains(w.triggers, "qta") || slices.Contains(w.triggers, "failure")
+		}
 		if slices.Contains(w.triggers, "divergence") {
 			if !s.divergence.ok {
-				s.qtaHeldAtDivergence = !w.violation
+				s.qtaHeldAtDivergence = !broken
 			}
 			first(&s.divergence, w)
 		}
 		if slices.Contains(w.triggers, "slack_trend") {
 			first(&s.slackTrend, w)
 		}
-		if w.violation {
+		if broken {
 			first(&s.violation, w)
 		}
 		if !s.violation.ok && !math.IsNaN(w.p) {
@@ -141,10 +161,19 @@ func before(a, b event) bool { return a.ok && b.ok && a.at.Before(b.at) }
 // check asserts the order of the warnings of one run.
 func check(t *testing.T, s summary) {
 	t.Helper()
+	if s.ramp.name == "demo healthy" {
+		if s.triggers != 0 {
+			t.Errorf("demo healthy: %d trigger records of %s at a healthy load, want none", s.triggers, probe)
+		}
+		return
+	}
 	if !s.violation.ok {
 		t.Fatalf("%s: no window broke the QTA: the ramp never reached the load that breaks it", s.ramp.topology)
 	}
-	if !before(s.slackTrend, s.violation) {
+	// The demo's QTA has a 0.9 point, whose slack is capped at 0.1 while
+	// it holds and hides the fall of the median's in the minimum (the
+	// runbook, "QTA slack falling"): its trend is logged, not checked.
+	if !s.ramp.demo && !before(s.slackTrend, s.violation) {
 		t.Errorf("%s: the slack_trend trigger (%v) did not fire before the first window that broke the QTA (%v)",
 			s.ramp.topology, s.slackTrend, s.violation)
 	}
@@ -190,8 +219,8 @@ func num(v float64, format string) string {
 // markdown is the table of the long runs.
 func markdown(rows []summary) string {
 	var b strings.Builder
-	b.WriteString("| topology | load at the first significant divergence | load at the first QTA violation | slack-trend lead time | windows significant while the QTA held |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	b.WriteString("| run | load at the first significant divergence | load at the first QTA violation | slack-trend lead time | windows significant while the QTA held | trigger records |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, s := range rows {
 		rho := func(e event) string {
 			if !e.ok {
@@ -203,7 +232,7 @@ func markdown(rows []summary) string {
 		if s.slackTrend.ok && s.violation.ok {
 			lead = fmt.Sprintf("%.0f s", s.violation.at.Sub(s.slackTrend.at).Seconds())
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d of %d |\n", s.ramp.topology, rho(s.divergence), rho(s.violation), lead, s.significant, s.tested)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d of %d | %d |\n", s.ramp.name, rho(s.divergence), rho(s.violation), lead, s.significant, s.tested, s.triggers)
 	}
 	return b.String()
 }

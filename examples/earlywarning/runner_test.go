@@ -10,6 +10,7 @@ import (
 	"math"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ const probe = "job"
 
 // ramp is one run: the workload's topology and its load schedule.
 type ramp struct {
+	// name says which run it is in the table; demo marks the runs of the
+	// demo's own configuration (examples/demo/collector.yaml, μ₁ = μ₂ =
+	// 200/s, K = 10) instead of testdata/collector.yaml's (mu, k).
+	name     string
+	demo     bool
 	topology string
 	// from and to bound λ, moved linearly over `over` (dqworkload
 	// -ramp-step 0); it stays at `to` after.
@@ -40,11 +46,23 @@ type ramp struct {
 	seed     uint64
 }
 
-// mu is μ₁ = μ₂ of every run, and k the buffers' capacity K.
+// mu is μ₁ = μ₂ of the runs of testdata/collector.yaml, and k the
+// buffers' capacity K; demoMu and demoK those of the demo's workload
+// defaults.
 const (
-	mu = 1000.0
-	k  = 50
+	mu     = 1000.0
+	k      = 50
+	demoMu = 200.0
+	demoK  = 10
 )
+
+// service returns the ramp's μ and K.
+func (r ramp) service() (float64, int) {
+	if r.demo {
+		return demoMu, demoK
+	}
+	return mu, k
+}
 
 // rate is the scheduled λ at d after the workload's start.
 func (r ramp) rate(d time.Duration) float64 {
@@ -206,15 +224,27 @@ func runRamp(t *testing.T, collector, workload string, r ramp, done func([]windo
 		Metrics:   func(md pmetric.Metrics) otlptest.Reply { tl.addMetrics(md); return otlptest.Reply{} },
 		Logs:      func(ld plog.Logs) otlptest.Reply { tl.addLogs(ld); return otlptest.Reply{} },
 	})
-	col := e2etest.StartCollector(t, "collector", collector, []string{"testdata/collector.yaml"}, "DELTAQ_SINK="+sink.Addr())
+	var col *e2etest.Collector
+	if r.demo {
+		// The demo's configuration as users start it, its addresses moved
+		// to free loopback ports and its scope exporter to the test's
+		// receiver.
+		addrs := e2etest.FreeAddrs(t, 2)
+		_, port, _ := strings.Cut(addrs[1], ":")
+		col = e2etest.StartCollector(t, "collector", collector, []string{"../demo/collector.yaml"},
+			"DELTAQ_SCOPE="+sink.Addr(), "DELTAQ_OTLP_HTTP="+addrs[0], "DELTAQ_TELEMETRY_PORT="+port, "DELTAQ_DIAGRAM=../demo/mm1k.dq")
+	} else {
+		col = e2etest.StartCollector(t, "collector", collector, []string{"testdata/collector.yaml"}, "DELTAQ_SINK="+sink.Addr())
+	}
 	// The connector reports every configured probe in every window, also
 	// an empty one: its first export says that the collector is up.
 	sink.WaitFor(t, otlptest.Counts{Requests: 1}, 30*time.Second)
 
 	started := time.Now()
+	m, kk := r.service()
 	wl := e2etest.Start(t, "workload", exec.Command(workload, "-endpoint", col.Addr, "-topology", r.topology,
 		"-rate", fmt.Sprint(r.from), "-ramp-to", fmt.Sprint(r.to), "-ramp-over", r.over.String(), "-ramp-step", "0",
-		"-mu1", fmt.Sprint(mu), "-mu2", fmt.Sprint(mu), "-k", fmt.Sprint(k), "-slow-worker", "0",
+		"-mu1", fmt.Sprint(m), "-mu2", fmt.Sprint(m), "-k", fmt.Sprint(kk), "-slow-worker", "0",
 		"-duration", (r.over+5*time.Second).String(), "-drain", "2s", "-report", "10s", "-seed", fmt.Sprint(r.seed)))
 	var exited time.Time
 	sink.Until(t, "the end of the ramp", r.over+40*time.Second, func() bool {

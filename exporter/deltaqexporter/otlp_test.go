@@ -69,7 +69,8 @@ func sortedKeys(m map[string]bool) []string {
 var (
 	allMetrics = sortedNames(outcome.MetricCDF, outcome.MetricDivergence, outcome.MetricDivergenceP, outcome.MetricDivergenceStatistic,
 		outcome.MetricFailureRatio, outcome.MetricObserved, outcome.MetricOutcomes, outcome.MetricQTAMarginMin, outcome.MetricQTAMaxFailure,
-		outcome.MetricQTAPoint, outcome.MetricQTASlack, outcome.MetricQTASlackMin, outcome.MetricQTAViolation, outcome.MetricQuantile)
+		outcome.MetricQTAPoint, outcome.MetricQTASlack, outcome.MetricQTASlackMin, outcome.MetricQTAViolation, outcome.MetricQuantile,
+		outcome.MetricQTAHolds, outcome.MetricBoundsWidth, outcome.MetricDivergenceDetectable)
 	allEvents = []string{outcome.EventSnapshot, outcome.EventTrigger}
 )
 

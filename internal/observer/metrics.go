@@ -191,6 +191,7 @@ type metricSet struct {
 	observed, cdf, quantile, outcomes, failureRatio, violation, qtaPoint, qtaMaxFailure, divergence pmetric.Metric
 	window, contributors                                                                            pmetric.Metric
 	divergenceP, divergenceStat, slack, slackMin, marginMin, timeToViolation                        pmetric.Metric
+	slackStdErr, slackUpper, qtaHolds, boundsWidth, detectable                                      pmetric.Metric
 }
 
 // metrics returns the OTLP metrics of one closed window: for every probe,
@@ -204,7 +205,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	sm.Scope().SetName(b.scope)
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(17)
+	ms.EnsureCapacity(22)
 	s := metricSet{result: r}
 	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Successful delays since the stream's start (timeouts and failures: deltaq.outcomes).")
 	if b.expMaxSize > 0 {
@@ -236,6 +237,11 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.slackMin = newGauge(ms, outcome.MetricQTASlackMin, outcome.UnitQTASlackMin, "Smallest slack of the QTA's points: negative when the QTA is broken.")
 	s.marginMin = newGauge(ms, outcome.MetricQTAMarginMin, outcome.UnitQTAMarginMin, "Smallest delay margin d − Q_obs(p) of the QTA's points.")
 	s.timeToViolation = newGauge(ms, outcome.MetricQTATimeToViolation, outcome.UnitQTATimeToViolation, "Time until the slack's falling trend projects a QTA violation.")
+	s.slackStdErr = newGauge(ms, outcome.MetricQTASlackTrendStdErr, outcome.UnitQTASlackTrendStdErr, "Standard error of the slope of the QTA slack's trend.")
+	s.slackUpper = newGauge(ms, outcome.MetricQTASlackTrendUpper, outcome.UnitQTASlackTrendUpper, "Upper confidence bound of the QTA slack's trend at the horizon, while the trend falls significantly.")
+	s.qtaHolds = newGauge(ms, outcome.MetricQTAHolds, outcome.UnitQTAHolds, "How the QTA holds for the curve deltaq.series: 2 for its pessimistic bound, 1 for the curve only, 0 broken.")
+	s.boundsWidth = newGauge(ms, outcome.MetricBoundsWidth, outcome.UnitBoundsWidth, "Largest CDF gap between the calculated ΔQ's pessimistic and optimistic bounds: its discretisation error.")
+	s.detectable = newGauge(ms, outcome.MetricDivergenceDetectable, outcome.UnitDivergenceDetectable, "Smallest divergence the test detects at its α with 80 % power, the bounds' width included.")
 	s.window = newMetric(ms, outcome.MetricWindow, outcome.UnitWindow, "The window of a probe in the form a gateway merges: successes by bin, timeouts and failures above dMax and in deltaq.timeout and deltaq.failure.")
 	s.window.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 	s.contributors = newMetric(ms, outcome.MetricContributors, outcome.UnitContributors, "The agents whose windows were merged into this window.")
@@ -343,10 +349,20 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 	if p.QTA != nil {
 		b.qta(s, id, p.QTA, end)
 	}
+	if p.QTACheck != nil {
+		gauge(s.qtaHolds.Gauge().DataPoints(), id, end, float64(p.QTACheck.Holds), outcome.AttrSeries, outcome.SeriesObserved, "", "")
+	}
+	if p.CalculatedQTACheck != nil {
+		gauge(s.qtaHolds.Gauge().DataPoints(), id, end, float64(p.CalculatedQTACheck.Holds), outcome.AttrSeries, outcome.SeriesCalculated, "", "")
+	}
+	if p.Bounds != nil {
+		gauge(s.boundsWidth.Gauge().DataPoints(), id, end, p.BoundsWidth, "", "", "", "")
+	}
 	if p.HasDivergence {
 		gauge(s.divergence.Gauge().DataPoints(), id, end, p.Divergence, "", "", "", "")
 		gauge(s.divergenceP.Gauge().DataPoints(), id, end, p.DivergenceTest.P, "", "", "", "")
 		gauge(s.divergenceStat.Gauge().DataPoints(), id, end, p.DivergenceTest.Statistic, "", "", "", "")
+		gauge(s.detectable.Gauge().DataPoints(), id, end, p.DetectableDivergence, "", "", "", "")
 	}
 	if p.Slack != nil {
 		b.slack(s, id, p.Slack, end)
@@ -376,6 +392,12 @@ func (b *builder) slack(s *metricSet, id probeID, sl *analysis.QTASlack, end pco
 	}
 	if sl.Trend.OK && sl.Trend.Projected {
 		gauge(s.timeToViolation.Gauge().DataPoints(), id, end, sl.Trend.TimeToViolation.Seconds(), "", "", "", "")
+	}
+	if sl.Trend.OK {
+		gauge(s.slackStdErr.Gauge().DataPoints(), id, end, sl.Trend.StdErr, "", "", "", "")
+	}
+	if sl.Trend.OK && sl.Trend.Falling {
+		gauge(s.slackUpper.Gauge().DataPoints(), id, end, sl.Trend.Upper, "", "", "", "")
 	}
 }
 

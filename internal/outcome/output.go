@@ -94,6 +94,37 @@ const (
 	UnitQTAMarginMin         = "s"
 	MetricQTATimeToViolation = "deltaq.qta.time_to_violation"
 	UnitQTATimeToViolation   = "s"
+	// MetricQTASlackTrendStdErr is the standard error of the slope of that
+	// trend, in slack per second, once it has its windows: the slack_trend
+	// trigger fires only when the slope is below zero by more than its
+	// confidence's multiple of it.
+	MetricQTASlackTrendStdErr = "deltaq.qta.slack.trend.stderr"
+	UnitQTASlackTrendStdErr   = "1/s"
+	// MetricQTASlackTrendUpper is, while the slope is significantly
+	// negative, the one-sided upper confidence bound of the trend's line
+	// at the slack_trend horizon: below zero exactly when the slack_trend
+	// trigger's condition holds.
+	MetricQTASlackTrendUpper = "deltaq.qta.slack.trend.upper"
+	UnitQTASlackTrendUpper   = "{probability}"
+	// MetricQTAHolds is a gauge per window and curve (AttrSeries observed
+	// or calculated) of how the QTA holds: 2 for the pessimistic bound of
+	// the curve's binning (so for any delays within the bins), 1 for the
+	// curve only, 0 for neither (broken).
+	MetricQTAHolds = "deltaq.qta.holds"
+	UnitQTAHolds   = "1"
+
+	// MetricBoundsWidth is a gauge of a calculated probe: the largest gap
+	// between the CDFs of its calculated ΔQ's pessimistic and optimistic
+	// bounds (the inputs' masses at the upper and lower edges of their
+	// bins), the discretisation error the divergence test sets aside. A
+	// width near the divergences that matter says the bins are too
+	// coarse. MetricDivergenceDetectable is the smallest divergence the
+	// test detects at its α with 80 % power given its instances, the
+	// width included: what a quiet test could have seen.
+	MetricBoundsWidth          = "deltaq.calculated.bounds.width"
+	UnitBoundsWidth            = "1"
+	MetricDivergenceDetectable = "deltaq.divergence.detectable"
+	UnitDivergenceDetectable   = "1"
 
 	// MetricWindow is one probe's window in the form a gateway merges
 	// exactly, emitted by an agent with emit_windows: a delta histogram

@@ -1,0 +1,110 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaq
+
+import "math"
+
+// Bounds bracket the exact ΔQ that a binned ΔQ stands for: Pessimistic is
+// slower and Optimistic faster than the exact ΔQ of any inputs whose
+// instances lie anywhere within their bins, F_pess(t) ≤ F(t) ≤ F_opt(t) for
+// every t. The bounds of an observed ΔQ are its masses at the upper and at
+// the lower edges of their bins (DeltaQ.Pessimistic, DeltaQ.Optimistic);
+// the bounds of a calculated ΔQ are the inputs' bounds composed by the same
+// operators, which are exact on masses at edges and monotone in the
+// stochastic order. Their gap is the discretisation error of the
+// calculated ΔQ; it does not shrink with the number of instances, only with
+// the bin width.
+type Bounds struct {
+	Pessimistic, Optimistic DeltaQ
+	// Strict says that the masses of Optimistic stand for delays strictly
+	// above the edges they sit on, as the delays of a Spread bin
+	// (i·w, (i+1)·w] are above i·w: then F(t) ≤ F_opt(t⁻), the limit from
+	// the left, which at an edge leaves out the mass on it. Every operator
+	// keeps it: sums, minima, maxima and mixtures of delays strictly above
+	// lattice points are strictly above the resulting point. It holds for
+	// bounds composed from Spread ΔQs only (BoundsOf of a Spread ΔQ, and
+	// the bounds of a calculated ΔQ of observed inputs), not when an input
+	// is an exact point at a lower edge (Point(0)).
+	Strict bool
+}
+
+// BoundsOf returns the bounds of a ΔQ from its own bins, Strict when d is
+// Spread.
+func BoundsOf(d DeltaQ) Bounds {
+	return Bounds{Pessimistic: d.Pessimistic(), Optimistic: d.Optimistic(), Strict: d.at == Spread}
+}
+
+// upper returns the optimistic bound's CDF at t as the bounds read it: its
+// limit from the left when Strict.
+func (b Bounds) upper(t float64) float64 {
+	o := b.Optimistic
+	if !b.Strict || o.at == Spread || len(o.pdf) == 0 {
+		return o.CDF(t)
+	}
+	// Edges k·w < t: k = ⌈t/w⌉ − 1, an edge within the tolerance on t.
+	x := t / o.width
+	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+		x = r
+	}
+	return o.edgeCDF(math.Ceil(x) - 1)
+}
+
+// Width returns the largest gap between the bounds' CDFs over [0, tmax],
+// sup_{t ≤ tmax} (F_opt(t) − F_pess(t)) (F_opt(t⁻) when Strict), in
+// probability: how much of the
+// CDF the bins leave undecided. Both bounds are step functions that change
+// only at their bin edges, so the supremum is taken at those edges. A
+// divergence below Width cannot be told from the binning. NaN or
+// non-positive tmax gives 0.
+func (b Bounds) Width(tmax float64) float64 {
+	if len(b.Pessimistic.pdf) == 0 || len(b.Optimistic.pdf) == 0 || !(tmax > 0) {
+		return 0
+	}
+	w := 0.0
+	for _, g := range []DeltaQ{b.Pessimistic, b.Optimistic} {
+		n := math.Min(float64(len(g.pdf)), math.Floor(tmax/g.width+1e-9))
+		for k := 0.0; k <= n; k++ {
+			t := k * g.width
+			w = math.Max(w, b.upper(t)-b.Pessimistic.CDF(t))
+		}
+	}
+	return w
+}
+
+// Beyond returns the distance by which obs leaves the bounds, read at obs's
+// bin edges t ≤ min(dMax_obs, dMax_pess, dMax_opt), where an observed ΔQ's
+// CDF is exact:
+//
+//	D⁺ = max_t max(0, F_pess(t) − F_obs(t), F_obs(t) − F_opt(t))
+//
+// (F_opt(t⁻) when Strict).
+//
+// For any ΔQ F between the bounds, |F_obs(t) − F(t)| ≥ D⁺ at the edge where
+// D⁺ is reached, so D⁺ is at most the Kolmogorov distance between obs and
+// the exact ΔQ the bounds bracket: a test of D⁺ (NewKSTest) keeps its level
+// whatever the bin width, and measures only what lies beyond the
+// discretisation. An obs that is not Spread is read at its edges too.
+func (b Bounds) Beyond(obs DeltaQ) (float64, error) {
+	if err := obs.valid("Bounds.Beyond", 0); err != nil {
+		return 0, err
+	}
+	if err := b.Pessimistic.valid("Bounds.Beyond", 1); err != nil {
+		return 0, err
+	}
+	if err := b.Optimistic.valid("Bounds.Beyond", 2); err != nil {
+		return 0, err
+	}
+	m := math.Min(obs.DMax(), math.Min(b.Pessimistic.DMax(), b.Optimistic.DMax()))
+	n := len(obs.pdf)
+	d := 0.0
+	for k := 1; k <= n; k++ {
+		t := float64(k) * obs.width
+		if t > m*(1+1e-9) {
+			break
+		}
+		f := obs.edgeCDF(float64(k))
+		d = math.Max(d, math.Max(b.Pessimistic.CDF(t)-f, f-b.upper(t)))
+	}
+	return d, nil
+}
