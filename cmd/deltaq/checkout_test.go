@@ -270,7 +270,7 @@ func TestWhatifResilience(t *testing.T) {
 		t.Fatalf("status %d\n%s%s", status, out, stderr)
 	}
 	assertContainsAll(t, "retry", out,
-		"  0.99            19.06ms      9.455ms\n",
+		"  0.99            19.05ms      9.455ms\n",
 		"  failure            0.01     0.006153\n",
 		"  load of pay.charge=retry(2, 2.5ms) on pay_charge: 0.2168 extra attempts per call, 0.2168 per request\n")
 	status, out, stderr = runCmd("whatif", dir, "--json", "--set", "pay.charge=hedge(3ms)")
