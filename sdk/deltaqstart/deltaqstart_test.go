@@ -490,7 +490,7 @@ func TestStartEventCarriesTheSamplingThreshold(t *testing.T) {
 		}
 		got := ""
 		recs[0].WalkAttributes(func(kv attribute.KeyValue) bool {
-			if kv.Key == outcome.AttrTraceState {
+			if kv.Key == attrTraceState {
 				got = kv.Value.AsString()
 			}
 			return true
