@@ -155,14 +155,3 @@ func TestParseFlagsErrors(t *testing.T) {
 		t.Errorf("parsed %+v, %v", o.cfg, err)
 	}
 }
-
-// batchOf is a batch of n ended worker_1 spans, one trace each.
-func batchOf(n int) workload.Batch {
-	b := &workload.Batcher{Epoch: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), Starts: workload.StartsAll}
-	for i := range n {
-		in := workload.Instance{Probe: workload.ProbeWorker1, TraceID: [16]byte{1}, SpanID: [8]byte{byte(i + 1)}, Start: time.Duration(i)}
-		b.Started(in)
-		b.Ended(in, time.Duration(i+1), false)
-	}
-	return b.Flush(time.Second)
-}
