@@ -80,6 +80,9 @@ type span struct {
 	error   bool
 	attrs   map[string]any
 	service string
+	// traceID and tracestate, when set, are the span's.
+	traceID    byte
+	tracestate string
 }
 
 // matchedTraces returns spans ending at end, one resource per service.
@@ -105,6 +108,11 @@ func matchedTraces(end time.Duration, spans ...span) ptrace.Traces {
 			sp.Status().SetCode(ptrace.StatusCodeError)
 		}
 		_ = sp.Attributes().FromRaw(s.attrs)
+		if s.traceID != 0 {
+			sp.SetTraceID(pcommon.TraceID{s.traceID})
+			sp.SetSpanID(pcommon.SpanID{s.traceID})
+		}
+		sp.TraceState().FromRaw(s.tracestate)
 	}
 	return td
 }
@@ -265,4 +273,44 @@ func TestProbeMatchedTwiceRefused(t *testing.T) {
 		require.NoError(t, err, "the first has shut down")
 		require.NoError(t, second.Shutdown(ctx))
 	}
+}
+
+// TestMatchedSpansSampledAndExemplars: a probe matched in the connector
+// counts a sampled span with its adjusted count, as a span the processor
+// marks: tracestate ot=th:c keeps one span in four (OpenTelemetry
+// "TraceState: Probability Sampling"), so 3 spans count 12 successes, and
+// one with sampling.priority 1 counts one; the window's exemplars name the
+// spans' traces.
+func TestMatchedSpansSampledAndExemplars(t *testing.T) {
+	clk := observertest.NewClock(at(time.Second))
+	msink := new(consumertest.MetricsSink)
+	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, msink, consumertest.NewNop())
+	p.consume(t, matchedTraces(500*time.Millisecond,
+		span{name: "job", dur: 50 * time.Millisecond, traceID: 1, tracestate: "ot=th:c"},
+		span{name: "job", dur: 100 * time.Millisecond, traceID: 2, tracestate: "ot=th:c"},
+		span{name: "job", dur: 150 * time.Millisecond, traceID: 3, tracestate: "ot=th:c"},
+		span{name: "job", dur: 150 * time.Millisecond, traceID: 4, tracestate: "ot=th:c", attrs: map[string]any{"sampling.priority": 1}},
+	))
+	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+	assert.Equal(t, int64(3*4+1), probeOutcomes(msink.AllMetrics())["job"][outcome.Success])
+	traces := map[byte]bool{}
+	for _, md := range msink.AllMetrics() {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() != outcome.MetricObserved || ms.At(i).Type() != pmetric.MetricTypeHistogram {
+				continue
+			}
+			dps := ms.At(i).Histogram().DataPoints()
+			for j := range dps.Len() {
+				for k := range dps.At(j).Exemplars().Len() {
+					traces[dps.At(j).Exemplars().At(k).TraceID()[0]] = true
+				}
+			}
+		}
+	}
+	assert.NotEmpty(t, traces, "exemplars on deltaq.observed")
+	for id := range traces {
+		assert.Contains(t, []byte{1, 2, 3, 4}, id, "an exemplar names a span's trace")
+	}
+	p.shutdown(t)
 }

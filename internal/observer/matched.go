@@ -4,11 +4,13 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
+	"encoding/binary"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
@@ -72,7 +74,15 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 		}
 		return
 	}
-	in := analysis.Instance{Start: int64(start), End: int64(end)}
+	in := analysis.Instance{Start: int64(start), End: int64(end), TraceID: [16]byte(span.TraceID()), SpanID: [8]byte(span.SpanID())}
+	// The adjusted count of a sampled span, as the instances the processor
+	// marks are weighted (readInstance): the attribute is looked up only
+	// for a span whose tracestate carries a threshold.
+	if a, ok := outcome.AdjustedCount(span.TraceState().AsRaw()); ok {
+		if v, has := span.Attributes().Get(outcome.AttrSamplingPriority); !has || !samplingPriority(v) {
+			in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
+		}
+	}
 	service := res.ServiceName()
 	for _, i := range hits {
 		in.Probe, in.Outcome = sp.Names[i], analysis.Success
