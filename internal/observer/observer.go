@@ -189,6 +189,16 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 		}
 	}
 	o.spans = resolve(set.SpanProbes, o.engine)
+	if set.ID != "" {
+		// The processors that feed this component are made after it: each
+		// runs this check once its probes are registered (misspelled).
+		o.layouts.AddReader(o, func(defined []string) error {
+			if typos, _ := o.misspelled(defined); len(typos) > 0 {
+				return fmt.Errorf("%ss::%s: %w", o.set.Kind, o.set.ID, typos)
+			}
+			return nil
+		})
+	}
 	return o, nil
 }
 
@@ -359,22 +369,35 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 // never be calculated. `deltaq check --config` finds the same mistakes
 // before start.
 func (o *Observer) checkProduced() error {
-	defined := o.layouts.RegisteredProbes()
+	typos, missing := o.misspelled(o.layouts.RegisteredProbes())
+	if len(typos) > 0 {
+		return typos
+	}
+	if len(missing) > 0 {
+		o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
+			zap.Strings("probes", missing))
+	}
+	return nil
+}
+
+// misspelled returns the referenced probes that neither the processors'
+// probes (produced) nor the component's own define: those that look
+// misspelled (analysis.UnknownProbe.IsTypo, with probes of this collector
+// to compare them with), and the names of the others.
+func (o *Observer) misspelled(produced []string) (typos analysis.ReferenceError, missing []string) {
+	defined := slices.Clone(produced)
 	if sp := o.set.SpanProbes; sp != nil {
-		defined = append(slices.Clone(defined), sp.Names...)
+		defined = append(defined, sp.Names...)
 	}
 	for name, pc := range o.cfg.Probes {
 		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
 			defined = append(defined, name)
 		}
 	}
-	err := o.cfg.Config.CheckReferences(defined)
-	unknown, ok := err.(analysis.ReferenceError)
-	if !ok || len(unknown) == 0 {
-		return nil // a configuration error, which Check reported before
+	unknown, ok := o.cfg.Config.CheckReferences(defined).(analysis.ReferenceError)
+	if !ok {
+		return nil, nil // no unknown probe, or a configuration error, which Check reported
 	}
-	var typos analysis.ReferenceError
-	var missing []string
 	for _, u := range unknown {
 		if len(defined) > 0 && u.IsTypo() {
 			typos = append(typos, u)
@@ -382,12 +405,7 @@ func (o *Observer) checkProduced() error {
 			missing = append(missing, u.Name)
 		}
 	}
-	if len(typos) > 0 {
-		return typos
-	}
-	o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
-		zap.Strings("probes", missing))
-	return nil
+	return typos, missing
 }
 
 // emit hands one window's metrics and logs to the outputs and writes its
@@ -457,6 +475,7 @@ func (o *Observer) oversized(ctx context.Context, signal string, n int) {
 func (o *Observer) Shutdown(ctx context.Context) error {
 	var err error
 	o.once.Do(func() {
+		o.layouts.RemoveReader(o)
 		close(o.stop)
 		o.cancel()
 		if !o.running {

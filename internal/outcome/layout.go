@@ -4,6 +4,7 @@
 package outcome
 
 import (
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,10 @@ type Layouts struct {
 	// SetLayout), so that a reader can tell with one atomic load whether a
 	// layout it looked up may have changed.
 	gen atomic.Uint64
+	// readers are the reference checks of the connectors and exporters
+	// (AddReader); rmu guards them.
+	rmu     sync.Mutex
+	readers map[any]ReferenceCheck
 }
 
 // processLayouts is the registry of this process.
@@ -163,4 +168,51 @@ func (r *Layouts) RegisteredProbes() []string {
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// ReferenceCheck is a reader's check of the probes it names against the
+// probes the processors of the process define (RegisteredProbes): it
+// returns an error for a name that is, by all appearances, misspelled.
+type ReferenceCheck func(defined []string) error
+
+// AddReader records the reference check of a reader (owner) made before the
+// processors that feed it: the collector makes the components of a
+// pipeline from its end, so a connector exists before the processors of
+// the pipelines it ends. RemoveReader forgets it.
+func (r *Layouts) AddReader(owner any, check ReferenceCheck) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	if r.readers == nil {
+		r.readers = make(map[any]ReferenceCheck)
+	}
+	r.readers[owner] = check
+}
+
+// RemoveReader forgets the reference check of owner.
+func (r *Layouts) RemoveReader(owner any) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	delete(r.readers, owner)
+}
+
+// CheckReaders runs the check of every reader against the probes
+// registered now, and joins their errors: a processor calls it once its
+// probes are registered, so that a misspelled probe in a connector's
+// diagram or QTAs stops the collector at start, and `validate`, which
+// makes the components without starting them.
+func (r *Layouts) CheckReaders() error {
+	defined := r.RegisteredProbes()
+	r.rmu.Lock()
+	checks := make([]ReferenceCheck, 0, len(r.readers))
+	for _, c := range r.readers {
+		checks = append(checks, c)
+	}
+	r.rmu.Unlock()
+	var errs []error
+	for _, c := range checks {
+		if err := c(defined); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

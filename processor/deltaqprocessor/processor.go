@@ -137,6 +137,14 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outco
 		own[pr.name] = pr.layout()
 	}
 	p.layouts.Register(p, own)
+	// The connectors and exporters this processor feeds were made before
+	// it: a probe they name that is by all appearances a misspelling of one
+	// of these is refused here, so that validate refuses it too.
+	if err := p.layouts.CheckReaders(); err != nil {
+		p.unregister()
+		tb.Shutdown()
+		return nil, err
+	}
 	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
 		p.adopt(st.(*parked))
 	}
