@@ -124,12 +124,13 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 		}
 		ns.div.pool = append(ns.div.pool[:0], p...)
 	}
-	end, mins := os.slack.end, os.slack.min
+	end, mins, vs := os.slack.end, os.slack.min, os.slack.v
 	if n := len(end); n > ns.slack.w {
-		end, mins = end[n-ns.slack.w:], mins[n-ns.slack.w:]
+		end, mins, vs = end[n-ns.slack.w:], mins[n-ns.slack.w:], vs[n-ns.slack.w:]
 	}
 	ns.slack.end = append(ns.slack.end[:0], end...)
 	ns.slack.min = append(ns.slack.min[:0], mins...)
+	ns.slack.v = append(ns.slack.v[:0], vs...)
 }
 
 // Layout returns the dMax and bin count of the probe's newest windows, or

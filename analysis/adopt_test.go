@@ -87,3 +87,39 @@ func TestAdoptNothingAcrossIntervals(t *testing.T) {
 		t.Errorf("adoption %+v, want nothing carried and a reason", ad)
 	}
 }
+
+// TestAdoptCarriesTheSlackHistory: the slack trend's history — each
+// window's slack and its variance — goes to the engine of a reload, which
+// reads the trend over the windows of both (it once kept the slacks and
+// lost their variances, and the first trend after a reload indexed past
+// them).
+func TestAdoptCarriesTheSlackHistory(t *testing.T) {
+	cfg := Config{Interval: time.Second, History: 5, Probes: map[string]ProbeConfig{
+		"a": {DMax: testDMax, Bins: testBins, QTA: QTA{Points: []QTAPoint{{Delay: 30 * time.Millisecond, P: 0.5}}},
+			Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: 10 * time.Second, Windows: 4}}},
+	}}
+	old := newEngine(t, cfg, t0)
+	for w := range 3 {
+		base := time.Duration(w) * time.Second
+		addAll(old, ok("a", base+100*time.Millisecond, 20*time.Millisecond), ok("a", base+200*time.Millisecond, 25*time.Millisecond))
+		old.Advance(at(base + 2*time.Second))
+	}
+	e := newEngine(t, cfg, at(3*time.Second+500*time.Millisecond))
+	e.Adopt(old)
+	trends := 0
+	for w := 3; w < 6; w++ {
+		base := time.Duration(w) * time.Second
+		addAll(e, ok("a", base+100*time.Millisecond, 20*time.Millisecond), ok("a", base+200*time.Millisecond, 25*time.Millisecond))
+		for _, r := range e.Advance(at(base + 2*time.Second)) {
+			if a := probeOf(t, r, "a"); a.Slack != nil && a.Slack.Trend.OK {
+				trends++
+				if a.Slack.Trend.Windows != 4 || a.Slack.Trend.Significant {
+					t.Errorf("window %v: trend %+v, want a line over 4 windows, not significant at a steady slack", r.Start, a.Slack.Trend)
+				}
+			}
+		}
+	}
+	if trends == 0 {
+		t.Error("no slack trend after the reload, over the windows of both engines")
+	}
+}
