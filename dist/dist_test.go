@@ -91,6 +91,7 @@ func TestParseDistErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                            "column 1: expected a distribution (point, uniform, exp, never, steps or choice), found end of text",
 		"gamma(1ms)":                  `column 1: unknown distribution "gamma" (want point, uniform, exp, never, steps or choice)`,
+		"unifrom(1ms, 2ms)":           `column 1: unknown distribution "unifrom" (did you mean uniform?) (want point, uniform, exp, never, steps or choice)`,
 		"point 3ms":                   `column 7: expected '(', found "3ms"`,
 		"point(3ms":                   "column 10: expected ')', found end of text",
 		"uniform(2ms,1ms)":            "column 1: uniform(LO,HI) needs LO ≤ HI",

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
 // maxDepth bounds the nesting of choice(…) in one DIST.
@@ -115,7 +116,8 @@ func (p *parser) dist(depth int) (Dist, error) {
 	}
 	p.i = start
 	p.space()
-	return nil, p.errorf("unknown distribution %q (want point, uniform, exp, never, steps or choice)", name)
+	return nil, p.errorf("unknown distribution %q%s (want point, uniform, exp, never, steps or choice)", name,
+		suggest.Hint(name, []string{"point", "uniform", "exp", "never", "steps", "choice"}))
 }
 
 // pointOrExp parses the "(D)" after point or exp; start is where the name
