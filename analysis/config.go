@@ -10,10 +10,12 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/confcheck"
 )
 
 // Defaults applied by New to zero fields.
@@ -203,7 +205,7 @@ const BinningLogLinear = "log-linear"
 // deltaq.MaxThesisBins buckets, the processor's own bound.
 func (b BinningConfig) LogLinear() (deltaq.LogLinear, error) {
 	if b.Kind != BinningLogLinear {
-		return deltaq.LogLinear{}, fmt.Errorf("binning::kind must be %s, got %q", BinningLogLinear, b.Kind)
+		return deltaq.LogLinear{}, fmt.Errorf("binning.kind: must be %s, got %q", BinningLogLinear, b.Kind)
 	}
 	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
 	edges, err := ll.Edges()
@@ -255,17 +257,17 @@ const (
 func (g GatewayConfig) check() []error {
 	var errs []error
 	if g.MaxAgents < 0 || g.MaxAgents > MaxAgents {
-		errs = append(errs, fmt.Errorf(`"gateway::max_agents" must be in [0, %d], got %d`, MaxAgents, g.MaxAgents))
+		errs = append(errs, fmt.Errorf(`gateway.max_agents: must be in [0, %d], got %d`, MaxAgents, g.MaxAgents))
 	}
 	agents := g.MaxAgents
 	if agents <= 0 || agents > MaxAgents {
 		agents = DefaultMaxAgents
 	}
 	if g.LayoutQuorum < 0 || g.LayoutQuorum > agents {
-		errs = append(errs, fmt.Errorf(`"gateway::layout_quorum" must be in [0, max_agents %d], got %d`, agents, g.LayoutQuorum))
+		errs = append(errs, fmt.Errorf(`gateway.layout_quorum: must be in [0, max_agents %d], got %d`, agents, g.LayoutQuorum))
 	}
 	if g.ExpectedAgents < 0 || g.ExpectedAgents > agents {
-		errs = append(errs, fmt.Errorf(`"gateway::expected_agents" must be in [0, max_agents %d], got %d`, agents, g.ExpectedAgents))
+		errs = append(errs, fmt.Errorf(`gateway.expected_agents: must be in [0, max_agents %d], got %d`, agents, g.ExpectedAgents))
 	}
 	return errs
 }
@@ -452,17 +454,17 @@ type snapshotWindows struct {
 func (c *Config) compile() (*compiled, error) {
 	errs := c.checkWindows()
 	if c.History < 0 {
-		errs = append(errs, fmt.Errorf(`"history" must be ≥ 0, got %d`, c.History))
+		errs = append(errs, fmt.Errorf(`history: must be ≥ 0, got %d`, c.History))
 	}
 	if c.MaxProbes < 0 {
-		errs = append(errs, fmt.Errorf(`"max_probes" must be ≥ 0, got %d`, c.MaxProbes))
+		errs = append(errs, fmt.Errorf(`max_probes: must be ≥ 0, got %d`, c.MaxProbes))
 	}
 	if c.ProbeIdleTimeout < 0 {
-		errs = append(errs, fmt.Errorf(`"probe_idle_timeout" must be ≥ 0, got %s`, c.ProbeIdleTimeout))
+		errs = append(errs, fmt.Errorf(`probe_idle_timeout: must be ≥ 0, got %s`, c.ProbeIdleTimeout))
 	}
 	for _, q := range c.Quantiles {
 		if !(q > 0 && q < 1) {
-			errs = append(errs, fmt.Errorf("quantile %v is not in (0, 1)", q))
+			errs = append(errs, fmt.Errorf("quantiles: %v is not in (0, 1)", q))
 		}
 	}
 	d, err := c.parseDiagram()
@@ -478,19 +480,19 @@ func (c *Config) compile() (*compiled, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		for _, err := range c.Probes[n].check() {
-			errs = append(errs, fmt.Errorf("probe %q: %w", n, err))
+			errs = append(errs, confcheck.Under(fmt.Sprintf("probes[%q]", n), err))
 		}
 	}
 	errs = append(errs, c.checkSelection()...)
 	errs = append(errs, c.Gateway.check()...)
 	if c.RearmWindows < 0 {
-		errs = append(errs, fmt.Errorf(`"rearm_windows" must be ≥ 0, got %d`, c.RearmWindows))
+		errs = append(errs, fmt.Errorf(`rearm_windows: must be ≥ 0, got %d`, c.RearmWindows))
 	}
 	if c.Snapshot.Before < 0 {
-		errs = append(errs, fmt.Errorf(`"snapshot::before" must be ≥ 0, got %d`, c.Snapshot.Before))
+		errs = append(errs, fmt.Errorf(`snapshot.before: must be ≥ 0, got %d`, c.Snapshot.Before))
 	}
 	if c.Snapshot.After < 0 {
-		errs = append(errs, fmt.Errorf(`"snapshot::after" must be ≥ 0, got %s`, c.Snapshot.After))
+		errs = append(errs, fmt.Errorf(`snapshot.after: must be ≥ 0, got %s`, c.Snapshot.After))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -505,15 +507,15 @@ func (c *Config) compile() (*compiled, error) {
 func (c *Config) checkWindows() []error {
 	var errs []error
 	if c.Interval < 0 {
-		errs = append(errs, fmt.Errorf(`"interval" must be ≥ 0, got %s`, c.Interval))
+		errs = append(errs, fmt.Errorf(`interval: must be ≥ 0, got %s`, c.Interval))
 	}
 	switch {
 	case c.Lag < 0:
-		errs = append(errs, fmt.Errorf(`"lag" must be ≥ 0, got %s`, c.Lag))
+		errs = append(errs, fmt.Errorf(`lag: must be ≥ 0, got %s`, c.Lag))
 	case c.Interval > 0 && (c.Lag-1)/MaxLagIntervals >= c.Interval:
 		// Lag > 16·Interval, without computing 16·Interval, which can
 		// overflow.
-		errs = append(errs, fmt.Errorf(`"lag" %s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
+		errs = append(errs, fmt.Errorf(`lag: %s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
 	}
 	return errs
 }
@@ -526,18 +528,18 @@ func (c *Config) parseDiagram() (*diagram.Diagram, error) {
 	)
 	switch {
 	case c.Diagram != "" && c.DiagramFile != "":
-		return nil, errors.New(`set "diagram" or "diagram_file", not both`)
+		return nil, errors.New(`diagram, diagram_file: set one or the other, not both`)
 	case c.Diagram != "":
 		if d, err = diagram.Parse("diagram", []byte(c.Diagram)); err != nil {
-			return nil, fmt.Errorf(`"diagram": %w`, err)
+			return nil, fmt.Errorf(`diagram: %w`, err)
 		}
 	case c.DiagramFile != "":
 		src, err := os.ReadFile(c.DiagramFile)
 		if err != nil {
-			return nil, fmt.Errorf(`"diagram_file": %w`, err)
+			return nil, fmt.Errorf(`diagram_file: %w`, err)
 		}
 		if d, err = diagram.Parse(c.DiagramFile, src); err != nil {
-			return nil, fmt.Errorf(`"diagram_file": %w`, err)
+			return nil, fmt.Errorf(`diagram_file: %w`, err)
 		}
 	default:
 		return nil, nil
@@ -546,9 +548,9 @@ func (c *Config) parseDiagram() (*diagram.Diagram, error) {
 		// A file that parses but defines nothing (empty, or only comments)
 		// is almost certainly the wrong file: say so rather than run
 		// without calculated ΔQs.
-		where := `"diagram"`
+		where := `diagram`
 		if c.DiagramFile != "" {
-			where = fmt.Sprintf(`"diagram_file" %s`, c.DiagramFile)
+			where = fmt.Sprintf(`diagram_file %s`, c.DiagramFile)
 		}
 		return nil, fmt.Errorf("%s: the outcome diagram defines no outcome", where)
 	}
@@ -559,13 +561,13 @@ func (c *Config) parseDiagram() (*diagram.Diagram, error) {
 func (pc ProbeConfig) check() []error {
 	var errs []error
 	if (pc.DMax > 0) != (pc.Bins > 0) {
-		errs = append(errs, errors.New("dmax and bins must be set together"))
+		errs = append(errs, errors.New("dmax: must be set together with bins"))
 	}
 	if pc.DMax < 0 || pc.Bins < 0 {
-		errs = append(errs, fmt.Errorf("dmax %s and bins %d must not be negative", pc.DMax, pc.Bins))
+		errs = append(errs, fmt.Errorf("dmax: %s and bins %d must not be negative", pc.DMax, pc.Bins))
 	}
 	if pc.Bins > deltaq.MaxBins {
-		errs = append(errs, fmt.Errorf("bins %d is more than %d", pc.Bins, deltaq.MaxBins))
+		errs = append(errs, fmt.Errorf("bins: %d is more than %d", pc.Bins, deltaq.MaxBins))
 	}
 	if pc.Binning != nil {
 		if pc.DMax != 0 || pc.Bins != 0 {
@@ -577,23 +579,23 @@ func (pc ProbeConfig) check() []error {
 	}
 	if !pc.QTA.IsZero() {
 		if _, err := pc.QTA.DeltaQ(); err != nil {
-			errs = append(errs, fmt.Errorf("qta: %w", err))
+			errs = append(errs, confcheck.Under("qta", err))
 		}
 	}
 	if (pc.Triggers.QTA || pc.Triggers.Failure) && pc.QTA.IsZero() {
-		errs = append(errs, errors.New("the qta and failure triggers need a qta"))
+		errs = append(errs, errors.New("triggers: the qta and failure triggers need a qta"))
 	}
 	if pc.Triggers.QTA && !pc.QTA.IsZero() && len(pc.QTA.Points) == 0 {
-		errs = append(errs, errors.New("the qta trigger needs qta points"))
+		errs = append(errs, errors.New("triggers.qta: needs qta points"))
 	}
 	if c := pc.Triggers.Confidence; c != 0 && !(c >= 0.5 && c <= MaxConfidence) {
-		errs = append(errs, fmt.Errorf("confidence must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
+		errs = append(errs, fmt.Errorf("triggers.confidence: must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
 	}
 	if pc.Triggers.MaxInstances < 0 {
-		errs = append(errs, fmt.Errorf("max_instances must be ≥ 0, got %d", pc.Triggers.MaxInstances))
+		errs = append(errs, fmt.Errorf("triggers.max_instances: must be ≥ 0, got %d", pc.Triggers.MaxInstances))
 	}
 	if !(pc.Triggers.MaxDivergence >= 0 && pc.Triggers.MaxDivergence <= 1) {
-		errs = append(errs, fmt.Errorf("max_divergence must be in [0, 1], got %v", pc.Triggers.MaxDivergence))
+		errs = append(errs, fmt.Errorf("triggers.max_divergence: must be in [0, 1], got %v", pc.Triggers.MaxDivergence))
 	}
 	errs = append(errs, pc.Triggers.Divergence.check(pc.Triggers.MaxDivergence)...)
 	errs = append(errs, pc.Triggers.SlackTrend.check(pc.QTA)...)
@@ -605,20 +607,20 @@ func (pc ProbeConfig) check() []error {
 func (d DivergenceTrigger) check(mdiv float64) []error {
 	var errs []error
 	if !(d.Alpha >= 0 && d.Alpha <= 0.5) {
-		errs = append(errs, fmt.Errorf("divergence::alpha must be in [0, 0.5], got %v", d.Alpha))
+		errs = append(errs, fmt.Errorf("triggers.divergence.alpha: must be in [0, 0.5], got %v", d.Alpha))
 	}
 	if d.Windows < 0 || d.Windows > MaxDivergenceWindows {
-		errs = append(errs, fmt.Errorf("divergence::windows must be in [0, %d], got %d", MaxDivergenceWindows, d.Windows))
+		errs = append(errs, fmt.Errorf("triggers.divergence.windows: must be in [0, %d], got %d", MaxDivergenceWindows, d.Windows))
 	} else if d.Windows > 0 && !d.on(mdiv) {
-		errs = append(errs, errors.New("divergence::windows needs divergence::alpha or max_divergence (the trigger is off)"))
+		errs = append(errs, errors.New("triggers.divergence.windows: needs triggers.divergence.alpha or triggers.max_divergence (the trigger is off)"))
 	}
 	if d.Pool < 0 || d.Pool > MaxDivergencePool {
-		errs = append(errs, fmt.Errorf("divergence::pool must be in [0, %d], got %d", MaxDivergencePool, d.Pool))
+		errs = append(errs, fmt.Errorf("triggers.divergence.pool: must be in [0, %d], got %d", MaxDivergencePool, d.Pool))
 	}
 	if !(d.Target >= 0 && d.Target <= 1) {
-		errs = append(errs, fmt.Errorf("divergence::target must be in [0, 1], got %v", d.Target))
+		errs = append(errs, fmt.Errorf("triggers.divergence.target: must be in [0, 1], got %v", d.Target))
 	} else if d.Target > 0 && d.Pool < 2 {
-		errs = append(errs, errors.New("divergence::target needs divergence::pool ≥ 2, the most windows pooled"))
+		errs = append(errs, errors.New("triggers.divergence.target: needs triggers.divergence.pool ≥ 2, the most windows pooled"))
 	}
 	return errs
 }
@@ -628,18 +630,18 @@ func (d DivergenceTrigger) check(mdiv float64) []error {
 func (st SlackTrendTrigger) check(q QTA) []error {
 	var errs []error
 	if st.Horizon < 0 {
-		errs = append(errs, fmt.Errorf("slack_trend::horizon must be ≥ 0, got %s", st.Horizon))
+		errs = append(errs, fmt.Errorf("triggers.slack_trend.horizon: must be ≥ 0, got %s", st.Horizon))
 	}
 	if st.Windows != 0 && (st.Windows < 3 || st.Windows > MaxSlackTrendWindows) {
 		// Two points always lie on their line: the fit would have no
 		// residual to average the windows' noise with.
-		errs = append(errs, fmt.Errorf("slack_trend::windows must be 0 or in [3, %d], got %d", MaxSlackTrendWindows, st.Windows))
+		errs = append(errs, fmt.Errorf("triggers.slack_trend.windows: must be 0 or in [3, %d], got %d", MaxSlackTrendWindows, st.Windows))
 	}
 	if c := st.Confidence; c != 0 && !(c >= 0.5 && c <= MaxConfidence) {
-		errs = append(errs, fmt.Errorf("slack_trend::confidence must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
+		errs = append(errs, fmt.Errorf("triggers.slack_trend.confidence: must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
 	}
 	if st.Horizon > 0 && len(q.Points) == 0 {
-		errs = append(errs, errors.New("the slack_trend trigger needs qta points"))
+		errs = append(errs, errors.New("triggers.slack_trend: needs qta points"))
 	}
 	return errs
 }
@@ -667,7 +669,12 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	if err := checkProbability("max_failure", q.MaxFailure); err != nil && q.MaxFailure != 0 {
 		return deltaq.QTA{}, fmt.Errorf("max_failure: %w", err)
 	}
-	return deltaq.NewQTA(steps, q.MaxFailure)
+	qta, err := deltaq.NewQTA(steps, q.MaxFailure)
+	if err != nil {
+		// The algebra's message, under the option's path (qta: …).
+		return deltaq.QTA{}, errors.New(strings.TrimPrefix(err.Error(), "deltaq: QTA: "))
+	}
+	return qta, nil
 }
 
 // checkProbability refuses p outside (0, 1], and says how to write a

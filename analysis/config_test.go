@@ -22,42 +22,42 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"negative interval", Config{Interval: -1}, `"interval" must be ≥ 0, got -1ns`},
-		{"negative lag", Config{Interval: second, Lag: -second}, `"lag" must be ≥ 0, got -1s`},
+		{"negative interval", Config{Interval: -1}, `interval: must be ≥ 0, got -1ns`},
+		{"negative lag", Config{Interval: second, Lag: -second}, `lag: must be ≥ 0, got -1s`},
 		// 16 intervals is the bound: 16 s + 1 ns at a 1 s interval is past it.
-		{"lag too long", Config{Interval: second, Lag: 16*second + 1}, `"lag" 16.000000001s is more than 16 intervals: it would keep too many windows open`},
-		{"negative history", Config{History: -1}, `"history" must be ≥ 0, got -1`},
-		{"negative max_probes", Config{MaxProbes: -1}, `"max_probes" must be ≥ 0, got -1`},
-		{"negative probe_idle_timeout", Config{ProbeIdleTimeout: -second}, `"probe_idle_timeout" must be ≥ 0, got -1s`},
-		{"negative rearm_windows", Config{RearmWindows: -1}, `"rearm_windows" must be ≥ 0, got -1`},
-		{"negative snapshot before", Config{Snapshot: SnapshotConfig{Before: -1}}, `"snapshot::before" must be ≥ 0, got -1`},
-		{"negative snapshot after", Config{Snapshot: SnapshotConfig{After: -second}}, `"snapshot::after" must be ≥ 0, got -1s`},
-		{"quantile", Config{Quantiles: []float64{1.5}}, "quantile 1.5 is not in (0, 1)"},
-		{"two diagrams", Config{Diagram: "e2e = a -> b;", DiagramFile: "x.dq"}, `set "diagram" or "diagram_file", not both`},
-		{"bad diagram", Config{Diagram: "e2e = a ->;"}, `"diagram": diagram:1:`},
-		{"empty diagram", Config{Diagram: "# nothing\n"}, `"diagram": the outcome diagram defines no outcome`},
-		{"missing diagram file", Config{DiagramFile: filepath.Join(t.TempDir(), "none.dq")}, `"diagram_file": open `},
-		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: second}}}, `probe "x": dmax and bins must be set together`},
-		{"qta trigger without qta", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{QTA: true}}}}, `probe "x": the qta and failure triggers need a qta`},
-		{"qta trigger without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{QTA: true}}}}, `probe "x": the qta trigger needs qta points`},
-		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probe "x": qta: points[1].delay: 1ns does not follow 2ns of points[0] (delays must increase)`},
+		{"lag too long", Config{Interval: second, Lag: 16*second + 1}, `lag: 16.000000001s is more than 16 intervals: it would keep too many windows open`},
+		{"negative history", Config{History: -1}, `history: must be ≥ 0, got -1`},
+		{"negative max_probes", Config{MaxProbes: -1}, `max_probes: must be ≥ 0, got -1`},
+		{"negative probe_idle_timeout", Config{ProbeIdleTimeout: -second}, `probe_idle_timeout: must be ≥ 0, got -1s`},
+		{"negative rearm_windows", Config{RearmWindows: -1}, `rearm_windows: must be ≥ 0, got -1`},
+		{"negative snapshot before", Config{Snapshot: SnapshotConfig{Before: -1}}, `snapshot.before: must be ≥ 0, got -1`},
+		{"negative snapshot after", Config{Snapshot: SnapshotConfig{After: -second}}, `snapshot.after: must be ≥ 0, got -1s`},
+		{"quantile", Config{Quantiles: []float64{1.5}}, "quantiles: 1.5 is not in (0, 1)"},
+		{"two diagrams", Config{Diagram: "e2e = a -> b;", DiagramFile: "x.dq"}, `diagram, diagram_file: set one or the other, not both`},
+		{"bad diagram", Config{Diagram: "e2e = a ->;"}, `diagram: diagram:1:`},
+		{"empty diagram", Config{Diagram: "# nothing\n"}, `diagram: the outcome diagram defines no outcome`},
+		{"missing diagram file", Config{DiagramFile: filepath.Join(t.TempDir(), "none.dq")}, `diagram_file: open `},
+		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: second}}}, `probes["x"].dmax: must be set together with bins`},
+		{"qta trigger without qta", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{QTA: true}}}}, `probes["x"].triggers: the qta and failure triggers need a qta`},
+		{"qta trigger without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{QTA: true}}}}, `probes["x"].triggers.qta: needs qta points`},
+		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probes["x"].qta.points[1].delay: 1ns does not follow 2ns of points[0] (delays must increase)`},
 		// A percentage where a fraction belongs: said how to write it.
-		{"qta p as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0.5}, {Delay: 2, P: 95}}}}}}, `probe "x": qta: points[1].p: 95 is not in (0, 1]: p is a fraction, 95 % is 0.95`},
-		{"qta p zero", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0}}}}}}, `probe "x": qta: points[0].p: 0 is not in (0, 1]`},
-		{"max_failure as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 5}}}}, `probe "x": qta: max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05`},
+		{"qta p as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0.5}, {Delay: 2, P: 95}}}}}}, `probes["x"].qta.points[1].p: 95 is not in (0, 1]: p is a fraction, 95 % is 0.95`},
+		{"qta p zero", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0}}}}}}, `probes["x"].qta.points[0].p: 0 is not in (0, 1]`},
+		{"max_failure as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 5}}}}, `probes["x"].qta.max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05`},
 		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},
-		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, `probe "x": max_divergence must be in [0, 1], got 2`},
-		{"divergence alpha", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.6}}}}}, `probe "x": divergence::alpha must be in [0, 0.5], got 0.6`},
-		{"divergence windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.01, Windows: -1}}}}}, `probe "x": divergence::windows must be in [0, 1000], got -1`},
-		{"divergence windows without trigger", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Windows: 3}}}}}, `probe "x": divergence::windows needs divergence::alpha or max_divergence (the trigger is off)`},
-		{"divergence pool", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Pool: 61}}}}}, `probe "x": divergence::pool must be in [0, 60], got 61`},
-		{"divergence target", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Pool: 5, Target: 1.5}}}}}, `probe "x": divergence::target must be in [0, 1], got 1.5`},
-		{"divergence target without pool", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Target: 0.1}}}}}, `probe "x": divergence::target needs divergence::pool ≥ 2`},
-		{"trigger confidence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Confidence: 0.3}}}}, `probe "x": confidence must be 0 or in [0.5, 0.9999], got 0.3`},
-		{"slack trend confidence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Confidence: 1}}}}}, `probe "x": slack_trend::confidence must be 0 or in [0.5, 0.9999], got 1`},
-		{"slack trend horizon", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: -second}}}}}, `probe "x": slack_trend::horizon must be ≥ 0, got -1s`},
-		{"slack trend windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Windows: 2}}}}}, `probe "x": slack_trend::windows must be 0 or in [3, 1000], got 2`},
-		{"slack trend without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: second}}}}}, `probe "x": the slack_trend trigger needs qta points`},
+		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, `probes["x"].triggers.max_divergence: must be in [0, 1], got 2`},
+		{"divergence alpha", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.6}}}}}, `probes["x"].triggers.divergence.alpha: must be in [0, 0.5], got 0.6`},
+		{"divergence windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.01, Windows: -1}}}}}, `probes["x"].triggers.divergence.windows: must be in [0, 1000], got -1`},
+		{"divergence windows without trigger", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Windows: 3}}}}}, `probes["x"].triggers.divergence.windows: needs triggers.divergence.alpha or triggers.max_divergence (the trigger is off)`},
+		{"divergence pool", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Pool: 61}}}}}, `probes["x"].triggers.divergence.pool: must be in [0, 60], got 61`},
+		{"divergence target", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Pool: 5, Target: 1.5}}}}}, `probes["x"].triggers.divergence.target: must be in [0, 1], got 1.5`},
+		{"divergence target without pool", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Target: 0.1}}}}}, `probes["x"].triggers.divergence.target: needs triggers.divergence.pool ≥ 2, the most windows pooled`},
+		{"trigger confidence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Confidence: 0.3}}}}, `probes["x"].triggers.confidence: must be 0 or in [0.5, 0.9999], got 0.3`},
+		{"slack trend confidence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Confidence: 1}}}}}, `probes["x"].triggers.slack_trend.confidence: must be 0 or in [0.5, 0.9999], got 1`},
+		{"slack trend horizon", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: -second}}}}}, `probes["x"].triggers.slack_trend.horizon: must be ≥ 0, got -1s`},
+		{"slack trend windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{SlackTrend: SlackTrendTrigger{Windows: 2}}}}}, `probes["x"].triggers.slack_trend.windows: must be 0 or in [3, 1000], got 2`},
+		{"slack trend without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: second}}}}}, `probes["x"].triggers.slack_trend: needs qta points`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,10 +77,10 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 	// its probe.
 	cfg := Config{Interval: -1, History: -1, Quantiles: []float64{0}, Snapshot: SnapshotConfig{After: -1},
 		Probes: map[string]ProbeConfig{"b": {Bins: -1, Triggers: Triggers{MaxInstances: -1}}, "a": {DMax: 1}}}
-	want := "\"interval\" must be ≥ 0, got -1ns\n\"history\" must be ≥ 0, got -1\nquantile 0 is not in (0, 1)\n" +
-		"probe \"a\": dmax and bins must be set together\n" +
-		"probe \"b\": dmax 0s and bins -1 must not be negative\nprobe \"b\": max_instances must be ≥ 0, got -1\n" +
-		"\"snapshot::after\" must be ≥ 0, got -1ns"
+	want := "interval: must be ≥ 0, got -1ns\nhistory: must be ≥ 0, got -1\nquantiles: 0 is not in (0, 1)\n" +
+		"probes[\"a\"].dmax: must be set together with bins\n" +
+		"probes[\"b\"].dmax: 0s and bins -1 must not be negative\nprobes[\"b\"].triggers.max_instances: must be ≥ 0, got -1\n" +
+		"snapshot.after: must be ≥ 0, got -1ns"
 	if err := cfg.Check(); err == nil || err.Error() != want {
 		t.Errorf("Check = %v, want %q", err, want)
 	}

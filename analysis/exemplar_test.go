@@ -228,9 +228,9 @@ func TestSelectionBounds(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Exemplars: ExemplarConfig{MaxPerProbe: 65}}, `"exemplars::max_per_probe" must be in [0, 64], got 65`},
-		{Config{WorstInstances: -1}, `"worst_instances" must be in [0, 32], got -1`},
-		{Config{MaxAdjustedCount: 1<<40 + 1}, `"max_adjusted_count" must be in [0, 1099511627776], got 1099511627777`},
+		{Config{Exemplars: ExemplarConfig{MaxPerProbe: 65}}, `exemplars.max_per_probe: must be in [0, 64], got 65`},
+		{Config{WorstInstances: -1}, `worst_instances: must be in [0, 32], got -1`},
+		{Config{MaxAdjustedCount: 1<<40 + 1}, `max_adjusted_count: must be in [0, 1099511627776], got 1099511627777`},
 	} {
 		if err := c.cfg.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Check: %v, want %s", err, c.want)

@@ -43,11 +43,11 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 		return nil, nil
 	}
 	if d == nil {
-		return nil, []error{errors.New(`"whatif" needs an outcome diagram ("diagram" or "diagram_file")`)}
+		return nil, []error{errors.New(`whatif: needs an outcome diagram (diagram or diagram_file)`)}
 	}
 	var errs []error
 	if n := len(c.WhatIf); n > MaxWhatIfScenarios {
-		errs = append(errs, fmt.Errorf(`"whatif": %d scenarios are more than the maximum %d`, n, MaxWhatIfScenarios))
+		errs = append(errs, fmt.Errorf(`whatif: %d scenarios are more than the maximum %d`, n, MaxWhatIfScenarios))
 	}
 	kinds := make(map[string]diagram.ProbeKind)
 	for _, p := range d.Probes() {
@@ -64,13 +64,13 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 		ivs := c.WhatIf[name]
 		switch {
 		case name == "":
-			errs = append(errs, errors.New(`"whatif": a scenario has an empty name`))
+			errs = append(errs, errors.New(`whatif: a scenario has an empty name`))
 			continue
 		case len(name) > MaxProbeNameLength:
-			errs = append(errs, fmt.Errorf(`"whatif": the scenario name %.32q… of %d bytes is longer than the maximum %d`, name, len(name), MaxProbeNameLength))
+			errs = append(errs, fmt.Errorf(`whatif: the scenario name %.32q… of %d bytes is longer than the maximum %d`, name, len(name), MaxProbeNameLength))
 			continue
 		case len(ivs) == 0:
-			errs = append(errs, fmt.Errorf(`"whatif" scenario %q: no intervention (want outcome probe: expression)`, name))
+			errs = append(errs, fmt.Errorf(`whatif[%q]: no intervention (want outcome probe: expression)`, name))
 			continue
 		}
 		sc := scenario{name: name}
@@ -83,15 +83,15 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 			kind, ok := kinds[p]
 			switch {
 			case !ok:
-				errs = append(errs, fmt.Errorf(`"whatif" scenario %q: the outcome diagram has no probe %q`, name, p))
+				errs = append(errs, fmt.Errorf(`whatif[%q][%q]: the outcome diagram has no probe %s`, name, p, p))
 				continue
 			case kind != diagram.OutcomeProbe:
-				errs = append(errs, fmt.Errorf(`"whatif" scenario %q: probe %q is a %s of the diagram; interventions apply to its outcomes`, name, p, kind))
+				errs = append(errs, fmt.Errorf(`whatif[%q][%q]: probe %s is a %s of the diagram; interventions apply to its outcomes`, name, p, p, kind))
 				continue
 			}
 			iv, err := whatif.ParseExpr(ivs[p])
 			if err != nil {
-				errs = append(errs, fmt.Errorf(`"whatif" scenario %q: probe %q: %w`, name, p, err))
+				errs = append(errs, fmt.Errorf(`whatif[%q][%q]: %w`, name, p, err))
 				continue
 			}
 			iv.Target = p

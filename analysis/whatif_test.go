@@ -164,15 +164,15 @@ func TestWhatIfConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"no diagram", Config{WhatIf: map[string]map[string]string{"x": {"a": "X"}}}, `"whatif" needs an outcome diagram ("diagram" or "diagram_file")`},
-		{"empty name", wi(map[string]map[string]string{"": {"a": "X"}}), `"whatif": a scenario has an empty name`},
-		{"no intervention", wi(map[string]map[string]string{"idle": {}}), `"whatif" scenario "idle": no intervention (want outcome probe: expression)`},
-		{"unknown probe", wi(map[string]map[string]string{"new_db": {"db": "0.5*X"}}), `"whatif" scenario "new_db": the outcome diagram has no probe "db"`},
-		{"definition", wi(map[string]map[string]string{"fast_sub": {"sub": "0.5*X"}}), `"whatif" scenario "fast_sub": probe "sub" is a definition of the diagram; interventions apply to its outcomes`},
-		{"operator", wi(map[string]map[string]string{"r": {"race": "X"}}), `"whatif" scenario "r": probe "race" is a operator`},
-		{"bad expression", wi(map[string]map[string]string{"faster_payment": {"b": "0.5*Y"}}), `"whatif" scenario "faster_payment": probe "b": "0.5*Y" is neither A*X+B nor a distribution`},
-		{"bad failure", wi(map[string]map[string]string{"flaky": {"c": "X + never 150%"}}), `"whatif" scenario "flaky": probe "c": failure 150% must be a percentage in [0, 100]`},
-		{"empty expression", wi(map[string]map[string]string{"x": {"c": " "}}), `"whatif" scenario "x": probe "c": empty expression`},
+		{"no diagram", Config{WhatIf: map[string]map[string]string{"x": {"a": "X"}}}, `whatif: needs an outcome diagram (diagram or diagram_file)`},
+		{"empty name", wi(map[string]map[string]string{"": {"a": "X"}}), `whatif: a scenario has an empty name`},
+		{"no intervention", wi(map[string]map[string]string{"idle": {}}), `whatif["idle"]: no intervention (want outcome probe: expression)`},
+		{"unknown probe", wi(map[string]map[string]string{"new_db": {"db": "0.5*X"}}), `whatif["new_db"]["db"]: the outcome diagram has no probe db`},
+		{"definition", wi(map[string]map[string]string{"fast_sub": {"sub": "0.5*X"}}), `whatif["fast_sub"]["sub"]: probe sub is a definition of the diagram; interventions apply to its outcomes`},
+		{"operator", wi(map[string]map[string]string{"r": {"race": "X"}}), `whatif["r"]["race"]: probe race is a operator`},
+		{"bad expression", wi(map[string]map[string]string{"faster_payment": {"b": "0.5*Y"}}), `whatif["faster_payment"]["b"]: "0.5*Y" is neither A*X+B nor a distribution`},
+		{"bad failure", wi(map[string]map[string]string{"flaky": {"c": "X + never 150%"}}), `whatif["flaky"]["c"]: failure 150% must be a percentage in [0, 100]`},
+		{"empty expression", wi(map[string]map[string]string{"x": {"c": " "}}), `whatif["x"]["c"]: empty expression`},
 	}
 	many := map[string]map[string]string{}
 	for i := range MaxWhatIfScenarios + 1 {
@@ -182,7 +182,7 @@ func TestWhatIfConfigErrors(t *testing.T) {
 		name string
 		cfg  Config
 		want string
-	}{"too many", wi(many), `"whatif": 17 scenarios are more than the maximum 16`})
+	}{"too many", wi(many), `whatif: 17 scenarios are more than the maximum 16`})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.cfg.Check()

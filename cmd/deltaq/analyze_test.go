@@ -197,7 +197,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"bad diagram", []string{"--config", analyzeConfigWith(t, "c.yaml", `diagram: "e2e = a -> ;"`), analyzeTraces}, exitFail, "exporters::deltaq"},
 		// The exporter's bounds hold offline too, though analyze never asks
 		// for the endpoint that Validate wants.
-		{"history out of bounds", []string{"--config", analyzeConfigWith(t, "h.yaml", "history: 1000000000"), analyzeTraces}, exitFail, `"history": 1000000000 is above the maximum 1000`},
+		{"history out of bounds", []string{"--config", analyzeConfigWith(t, "h.yaml", "history: 1000000000"), analyzeTraces}, exitFail, `history: 1000000000 is above the maximum 1000`},
 		{"duration without unit", []string{"--config", writeTemp(t, "d.yaml", `
 processors:
   deltaq:
@@ -722,7 +722,7 @@ func TestAnalyzeLagHint(t *testing.T) {
 		t.Errorf("with --lag 3.804s: status %d\n%s", status, stdout)
 	}
 	status, _, stderr = runCmd("analyze", "--lag", "17s", "--config", analyzeConfig, analyzeTraces)
-	if status != exitFail || !strings.Contains(stderr, `"lag" 17s is more than 16 intervals`) {
+	if status != exitFail || !strings.Contains(stderr, `lag: 17s is more than 16 intervals`) {
 		t.Errorf("--lag 17s at 1s windows: status %d, stderr %q", status, stderr)
 	}
 }

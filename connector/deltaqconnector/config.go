@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -123,7 +124,7 @@ func takeMatched(conf *confmap.Conf) (*confmap.Conf, map[string]MatchedProbe, er
 		rest[name] = entry
 		var mp MatchedProbe
 		if err := confmap.NewFromStringMap(part).Unmarshal(&mp); err != nil {
-			errs = append(errs, fmt.Errorf("%q: %w", keyProbes+"::"+name, err))
+			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
 			continue
 		}
 		// `match: {}` and `match:` select the spans named as the probe;
@@ -150,7 +151,7 @@ func (c *Config) Validate() error {
 	errs := []error{c.Check()}
 	for _, name := range slices.Sorted(maps.Keys(c.Matched)) {
 		for _, err := range c.checkMatched(name) {
-			errs = append(errs, fmt.Errorf("%q: %w", keyProbes+"::"+name, err))
+			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
 		}
 	}
 	return errors.Join(errs...)

@@ -89,8 +89,8 @@ func TestLoadInvalidConfig(t *testing.T) {
 func TestLoadInvalidGatewayConfig(t *testing.T) {
 	err := confmap.Validate(loadConfig(t, "gateway_bad"))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"gateway::layout_quorum" must be in [0, max_agents 16], got 20`)
-	assert.Contains(t, err.Error(), `probe "search": binning:`)
+	assert.Contains(t, err.Error(), `gateway.layout_quorum: must be in [0, max_agents 16], got 20`)
+	assert.Contains(t, err.Error(), `probes["search"].binning: deltaq: LogLinear: high 10000000000 ns is not low 3000000 ns times a power of the factor 10`)
 }
 
 // TestLoadUndecodableConfig: what decoding would change without a word is

@@ -247,6 +247,6 @@ func TestInvalidConfigRefused(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Diagram = "e2e = a -> ;"
 	_, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	require.ErrorContains(t, err, `"diagram": diagram:1:`)
+	require.ErrorContains(t, err, `diagram: diagram:1:`)
 	assert.Zero(t, f.instances.Len(), "no analysis left in the factory")
 }

@@ -109,7 +109,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New(`requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`))
 	}
 	if h := c.HTTP.Get(); c.HTTP.HasValue() && h.ClientConfig.Endpoint == "" && (h.MetricsEndpoint == "" || h.LogsEndpoint == "") {
-		errs = append(errs, errors.New(`"http" requires an "endpoint", or both a "metrics_endpoint" and a "logs_endpoint"`))
+		errs = append(errs, errors.New(`http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`))
 	}
 	if c.HTTP.HasValue() && c.Logs.HasValue() {
 		errs = append(errs, errors.New(`set "http" or "logs", not both: "http" sends the logs too`))
@@ -118,12 +118,12 @@ func (c *Config) Validate() error {
 		key   string
 		queue configoptional.Optional[exporterhelper.QueueBatchConfig]
 	}{
-		{"sending_queue::block_on_overflow", c.QueueConfig},
-		{"http::sending_queue::block_on_overflow", httpQueue(c)},
-		{"logs::sending_queue::block_on_overflow", logsQueue(c)},
+		{"sending_queue.block_on_overflow", c.QueueConfig},
+		{"http.sending_queue.block_on_overflow", httpQueue(c)},
+		{"logs.sending_queue.block_on_overflow", logsQueue(c)},
 	} {
 		if q.queue.HasValue() && q.queue.Get().BlockOnOverflow {
-			errs = append(errs, fmt.Errorf("%q must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
+			errs = append(errs, fmt.Errorf("%s: must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
 		}
 	}
 	if err := c.Check(); err != nil {

@@ -114,9 +114,9 @@ func TestLoadInvalidConfig(t *testing.T) {
 	// are the exporter's own.
 	tests := []observertest.InvalidConfig{
 		{Name: "no_endpoint", Want: `requires a non-empty "endpoint"`},
-		{Name: "blocking_queue", Want: `"sending_queue::block_on_overflow" must be false`},
-		{Name: "blocking_http_queue", Want: `"http::sending_queue::block_on_overflow" must be false`},
-		{Name: "http_metrics_endpoint_only", Want: `"http" requires an "endpoint", or both a "metrics_endpoint" and a "logs_endpoint"`},
+		{Name: "blocking_queue", Want: `sending_queue.block_on_overflow: must be false`},
+		{Name: "blocking_http_queue", Want: `http.sending_queue.block_on_overflow: must be false`},
+		{Name: "http_metrics_endpoint_only", Want: `http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`},
 		{Name: "http_and_logs", Want: `set "http" or "logs", not both`},
 		{Name: "logs_without_endpoint", Want: `logs: requires a non-empty "endpoint"`},
 	}
@@ -135,7 +135,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 // not the values written.
 func TestLoadUndecodableConfig(t *testing.T) {
 	tests := append([]observertest.InvalidConfig{
-		{Name: "timeout_without_unit", Want: `"timeout": 10` + observertest.NoUnit + "\n" + `"http::timeout": 30` + observertest.NoUnit},
+		{Name: "timeout_without_unit", Want: `timeout: 10` + observertest.NoUnit + "\n" + `http.timeout: 30` + observertest.NoUnit},
 	}, observertest.UndecodableConfigs...)
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {

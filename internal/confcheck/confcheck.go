@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -353,3 +354,25 @@ func (w *walker) checkInt(raw any, bits int, signed bool, p Path) {
 		w.report(p, "%s is out of the integer range %s", written, rangeText())
 	}
 }
+
+// Under returns err as the error of a nested option at path (Path
+// notation, such as probes[0] or probes["checkout"].qta): an err that
+// starts with a field path of its own ("bins: must be …") continues path
+// with a dot (probes[0].bins: must be …), any other message follows it
+// after a colon (probes[0]: dmax, exponent: set either …). Every message
+// of the components thus names its option one way, the way Path.String
+// writes it.
+func Under(path string, err error) error {
+	msg := err.Error()
+	switch i := strings.Index(msg, ": "); {
+	case strings.HasPrefix(msg, "["):
+		return fmt.Errorf("%s%w", path, err)
+	case i > 0 && fieldPath.MatchString(msg[:i]):
+		return fmt.Errorf("%s.%w", path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// fieldPath matches an option's path as Path.String writes it: names
+// joined by dots, with list indexes and quoted map keys in brackets.
+var fieldPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\["[^"]*"\])*$`)

@@ -99,23 +99,23 @@ func (c *Config) checkBounds() error {
 	add(analysisRange("probe_idle_timeout", c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
 	if c.Interval > 0 && c.ProbeIdleTimeout < c.Interval && c.ProbeIdleTimeout >= minProbeIdleTimeout {
 		// A probe would be forgotten between two of its windows.
-		errs = append(errs, fmt.Errorf(`"probe_idle_timeout": %s is shorter than "interval" %s`, c.ProbeIdleTimeout, c.Interval))
+		errs = append(errs, fmt.Errorf(`probe_idle_timeout: %s is shorter than interval %s`, c.ProbeIdleTimeout, c.Interval))
 	}
 	add(inRange("max_request_bytes", c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
 	add(inRange("cdf_points", c.CDFPoints, 0, maxCDFPoints))
 	if e := c.Histogram.Exponential; e != nil && e.MaxSize != 0 {
-		add(inRange("histogram::exponential::max_size", e.MaxSize, minExpMaxSize, maxExpMaxSize))
+		add(inRange("histogram.exponential.max_size", e.MaxSize, minExpMaxSize, maxExpMaxSize))
 	}
 	if n := len(c.Quantiles); n > maxQuantiles {
-		errs = append(errs, fmt.Errorf(`"quantiles": %d values are more than the maximum %d`, n, maxQuantiles))
+		errs = append(errs, fmt.Errorf(`quantiles: %d values are more than the maximum %d`, n, maxQuantiles))
 	}
 	add(analysisRange("rearm_windows", c.RearmWindows, 0, maxRearmWindows))
-	add(analysisRange("snapshot::before", c.Snapshot.Before, 0, maxSnapshotBefore))
-	add(analysisRange("snapshot::after", c.Snapshot.After, 0, maxSnapshotAfter))
+	add(analysisRange("snapshot.before", c.Snapshot.Before, 0, maxSnapshotBefore))
+	add(analysisRange("snapshot.after", c.Snapshot.After, 0, maxSnapshotAfter))
 	if c.Snapshot.Directory != "" {
 		// They bound the files in the directory, and nothing without one.
-		add(inRange("snapshot::max_files", c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
-		add(inRange("snapshot::max_bytes", c.Snapshot.MaxBytes, minSnapshotMaxBytes, maxSnapshotMaxBytes))
+		add(inRange("snapshot.max_files", c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
+		add(inRange("snapshot.max_bytes", c.Snapshot.MaxBytes, minSnapshotMaxBytes, maxSnapshotMaxBytes))
 	}
 
 	names := make([]string, 0, len(c.Probes))
@@ -126,12 +126,12 @@ func (c *Config) checkBounds() error {
 	for _, name := range names {
 		if len(name) > outcome.MaxNameLength {
 			// The name is cut in the message: it is what is too long.
-			errs = append(errs, fmt.Errorf(`"probes": the name %q… of %d bytes is longer than the maximum %d`,
+			errs = append(errs, fmt.Errorf(`probes: the name %q… of %d bytes is longer than the maximum %d`,
 				cutName(name, 32), len(name), outcome.MaxNameLength))
 			continue
 		}
 		pc := c.Probes[name]
-		key := "probes::" + name + "::"
+		key := fmt.Sprintf("probes[%q].", name)
 		// Zero dmax and bins are unset; a delay of zero, like a negative
 		// value and dmax without bins, is the analysis's to refuse.
 		if pc.DMax > 0 {
@@ -142,10 +142,10 @@ func (c *Config) checkBounds() error {
 		}
 		for i, p := range pc.QTA.Points {
 			if p.Delay > 0 {
-				add(inRange(key+"qta::points::"+strconv.Itoa(i)+"::delay", p.Delay, 1, maxQTADelay))
+				add(inRange(key+"qta.points["+strconv.Itoa(i)+"].delay", p.Delay, 1, maxQTADelay))
 			}
 		}
-		add(analysisRange(key+"triggers::max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))
+		add(analysisRange(key+"triggers.max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))
 	}
 	return errors.Join(errs...)
 }
@@ -154,7 +154,7 @@ func (c *Config) checkBounds() error {
 // offline analysis: the windows of a collector close on a timer.
 func (c *Config) checkLive() error {
 	if c.Interval == 0 {
-		return errors.New(`"interval" must be positive, got 0s`)
+		return errors.New(`interval: must be positive, got 0s`)
 	}
 	return nil
 }
@@ -163,9 +163,9 @@ func (c *Config) checkLive() error {
 func inRange[T int | int64 | time.Duration](key string, v, lo, hi T) error {
 	switch {
 	case v < lo:
-		return fmt.Errorf("%q: %v is below the minimum %v", key, v, lo)
+		return fmt.Errorf("%s: %v is below the minimum %v", key, v, lo)
 	case v > hi:
-		return fmt.Errorf("%q: %v is above the maximum %v", key, v, hi)
+		return fmt.Errorf("%s: %v is above the maximum %v", key, v, hi)
 	}
 	return nil
 }

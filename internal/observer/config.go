@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -132,7 +131,7 @@ func NewDefaultConfig() Config {
 // (`history: 100000000000000000000` would become -9223372036854775808),
 // each quoted as written, for example
 //
-//	"probes::checkout::dmax": 500 has no unit; write a duration such as 500ms or 2s
+//	probes["checkout"].dmax: 500 has no unit; write a duration such as 500ms or 2s
 //
 // Config itself has no Unmarshal method: the collector would call it, on a
 // squashed field, with the whole section.
@@ -140,14 +139,11 @@ func Unmarshal(conf *confmap.Conf, cfg any) error {
 	if conf == nil {
 		return nil
 	}
-	if err := confcheck.Check(conf, cfg, quotedKeys); err != nil {
+	if err := confcheck.Check(conf, cfg, nil); err != nil {
 		return err
 	}
 	return conf.Unmarshal(cfg)
 }
-
-// quotedKeys writes a path as the components' messages do: "snapshot::after".
-func quotedKeys(p confcheck.Path) string { return strconv.Quote(p.Keys()) }
 
 // Check checks the options once, for a component's Validate: the bounds
 // (checkBounds), the snapshot directory, and the analysis options
@@ -163,9 +159,9 @@ func (c *Config) Check() error {
 	}
 	if c.Snapshot.Directory != "" {
 		if st, err := os.Stat(c.Snapshot.Directory); err != nil {
-			errs = append(errs, fmt.Errorf(`"snapshot::directory": %w`, err))
+			errs = append(errs, fmt.Errorf(`snapshot.directory: %w`, err))
 		} else if !st.IsDir() {
-			errs = append(errs, fmt.Errorf(`"snapshot::directory": %q is not a directory`, c.Snapshot.Directory))
+			errs = append(errs, fmt.Errorf(`snapshot.directory: %q is not a directory`, c.Snapshot.Directory))
 		}
 	}
 	if err := c.Config.Check(); err != nil {

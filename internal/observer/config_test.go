@@ -50,49 +50,49 @@ func TestBoundsEnds(t *testing.T) {
 			func(c *Config) { c.Interval, c.ProbeIdleTimeout = 100*time.Millisecond, time.Second },
 			func(c *Config) { c.Interval, c.ProbeIdleTimeout = time.Hour, time.Hour },
 			func(c *Config) { c.Interval = 100*time.Millisecond - 1 },
-			`"interval": 99.999999ms is below the minimum 100ms`,
+			`interval: 99.999999ms is below the minimum 100ms`,
 		},
 		{
 			"history",
 			func(c *Config) { c.History = 1 },
 			func(c *Config) { c.History = 1000 },
 			func(c *Config) { c.History = 1001 },
-			`"history": 1001 is above the maximum 1000`,
+			`history: 1001 is above the maximum 1000`,
 		},
 		{
 			"max_probes",
 			func(c *Config) { c.MaxProbes = 1 },
 			func(c *Config) { c.MaxProbes = 100_000 },
 			func(c *Config) { c.MaxProbes = 0 },
-			`"max_probes": 0 is below the minimum 1`,
+			`max_probes: 0 is below the minimum 1`,
 		},
 		{
 			"probe_idle_timeout",
 			func(c *Config) { c.ProbeIdleTimeout = time.Second },
 			func(c *Config) { c.ProbeIdleTimeout = 7 * 24 * time.Hour },
 			func(c *Config) { c.ProbeIdleTimeout = 7*24*time.Hour + 1 },
-			`"probe_idle_timeout": 168h0m0.000000001s is above the maximum 168h0m0s`,
+			`probe_idle_timeout: 168h0m0.000000001s is above the maximum 168h0m0s`,
 		},
 		{
 			"max_request_bytes",
 			func(c *Config) { c.MaxRequestBytes = 64 << 10 },
 			func(c *Config) { c.MaxRequestBytes = 64 << 20 },
 			func(c *Config) { c.MaxRequestBytes = 64<<20 + 1 },
-			`"max_request_bytes": 67108865 is above the maximum 67108864`,
+			`max_request_bytes: 67108865 is above the maximum 67108864`,
 		},
 		{
 			"cdf_points",
 			func(c *Config) { c.CDFPoints = 0 },
 			func(c *Config) { c.CDFPoints = 10_000 },
 			func(c *Config) { c.CDFPoints = 10_001 },
-			`"cdf_points": 10001 is above the maximum 10000`,
+			`cdf_points: 10001 is above the maximum 10000`,
 		},
 		{
 			"rearm_windows",
 			func(c *Config) { c.RearmWindows = 0 },
 			func(c *Config) { c.RearmWindows = 10_000 },
 			func(c *Config) { c.RearmWindows = 10_001 },
-			`"rearm_windows": 10001 is above the maximum 10000`,
+			`rearm_windows: 10001 is above the maximum 10000`,
 		},
 		{
 			"snapshot",
@@ -105,7 +105,7 @@ func TestBoundsEnds(t *testing.T) {
 				c.Snapshot.Directory = "testdata"
 			},
 			func(c *Config) { c.Snapshot.MaxBytes, c.Snapshot.Directory = 1<<40+1, "testdata" },
-			`"snapshot::max_bytes": 1099511627777 is above the maximum 1099511627776`,
+			`snapshot.max_bytes: 1099511627777 is above the maximum 1099511627776`,
 		},
 		{
 			"probe",
@@ -120,7 +120,7 @@ func TestBoundsEnds(t *testing.T) {
 				}}
 			},
 			func(c *Config) { c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1001}} },
-			`"probes::p::bins": 1001 is above the maximum 1000`,
+			`probes["p"].bins: 1001 is above the maximum 1000`,
 		},
 	}
 	for _, tt := range tests {
@@ -149,9 +149,9 @@ func TestProbeNameLength(t *testing.T) {
 	cfg.Probes = map[string]analysis.ProbeConfig{strings.Repeat("a", 256): {}}
 	assert.NoError(t, cfg.checkBounds())
 	cfg.Probes = map[string]analysis.ProbeConfig{strings.Repeat("a", 257): {}}
-	assert.EqualError(t, cfg.checkBounds(), `"probes": the name "`+strings.Repeat("a", 32)+`"… of 257 bytes is longer than the maximum 256`)
+	assert.EqualError(t, cfg.checkBounds(), `probes: the name "`+strings.Repeat("a", 32)+`"… of 257 bytes is longer than the maximum 256`)
 	cfg.Probes = map[string]analysis.ProbeConfig{"x" + strings.Repeat("Δ", 200): {}} // 401 bytes
-	assert.EqualError(t, cfg.checkBounds(), `"probes": the name "x`+strings.Repeat("Δ", 15)+`"… of 401 bytes is longer than the maximum 256`)
+	assert.EqualError(t, cfg.checkBounds(), `probes: the name "x`+strings.Repeat("Δ", 15)+`"… of 401 bytes is longer than the maximum 256`)
 }
 
 // TestNegativeOptionsReportedOnce: a negative value is refused by
@@ -168,11 +168,11 @@ func TestNegativeOptionsReportedOnce(t *testing.T) {
 	err := cfg.Check()
 	require.Error(t, err)
 	msg := err.Error()
-	for _, key := range []string{`"history" must be ≥ 0, got -1`, `"max_probes" must be ≥ 0, got -1`,
-		`"probe_idle_timeout" must be ≥ 0, got -1s`, `"rearm_windows" must be ≥ 0, got -1`,
-		`"snapshot::before" must be ≥ 0, got -1`, `"snapshot::after" must be ≥ 0, got -1s`,
-		`probe "p": dmax -1ns and bins -1 must not be negative`, `probe "p": qta: deltaq: QTA: delay -1e-09 of point 0 must be finite and > 0`,
-		`probe "p": max_instances must be ≥ 0, got -1`} {
+	for _, key := range []string{`history: must be ≥ 0, got -1`, `max_probes: must be ≥ 0, got -1`,
+		`probe_idle_timeout: must be ≥ 0, got -1s`, `rearm_windows: must be ≥ 0, got -1`,
+		`snapshot.before: must be ≥ 0, got -1`, `snapshot.after: must be ≥ 0, got -1s`,
+		`probes["p"].dmax: -1ns and bins -1 must not be negative`, `probes["p"].qta: delay -1e-09 of point 0 must be finite and > 0`,
+		`probes["p"].triggers.max_instances: must be ≥ 0, got -1`} {
 		assert.Equal(t, 1, strings.Count(msg, key), "%s in %q", key, msg)
 	}
 	assert.Len(t, strings.Split(msg, "\n"), 9, "one line per problem: %q", msg)
@@ -181,11 +181,11 @@ func TestNegativeOptionsReportedOnce(t *testing.T) {
 	// negative one is the analysis's to refuse.
 	cfg = NewDefaultConfig()
 	cfg.Interval = 0
-	assert.EqualError(t, cfg.Check(), `"interval" must be positive, got 0s`)
+	assert.EqualError(t, cfg.Check(), `interval: must be positive, got 0s`)
 	_, err = New(&cfg, Settings{})
-	assert.EqualError(t, err, `"interval" must be positive, got 0s`, "New refuses it too: its timer needs an interval")
+	assert.EqualError(t, err, `interval: must be positive, got 0s`, "New refuses it too: its timer needs an interval")
 	cfg.Interval = -time.Second
-	assert.EqualError(t, cfg.Check(), `"interval" must be ≥ 0, got -1s`)
+	assert.EqualError(t, cfg.Check(), `interval: must be ≥ 0, got -1s`)
 }
 
 // componentConfig is a component's configuration: Config squashed into it, as
@@ -261,13 +261,13 @@ max_adjusted_count: 4096
 	require.NoError(t, c.Check())
 
 	for _, tt := range []struct{ yaml, want string }{
-		{"snapshot: {after: 10}", `"snapshot::after": 10 has no unit`},
-		{"probes: {p: {qta: {points: [{delay: 5, p: 0.5}]}}}", `"probes::p::qta::points::0::delay": 5 has no unit`},
-		{"snapshot: {windows: 2}", `"snapshot::windows": unknown option; the options here are after, before, directory, enabled, max_bytes, max_files`},
-		{"snapshot: {befor: 2}", `"snapshot::befor": unknown option; did you mean before?`},
-		{"intervall: 1s", `"intervall": unknown option; did you mean interval?`},
+		{"snapshot: {after: 10}", `snapshot.after: 10 has no unit`},
+		{"probes: {p: {qta: {points: [{delay: 5, p: 0.5}]}}}", `probes["p"].qta.points[0].delay: 5 has no unit`},
+		{"snapshot: {windows: 2}", `snapshot.windows: unknown option; the options here are after, before, directory, enabled, max_bytes, max_files`},
+		{"snapshot: {befor: 2}", `snapshot.befor: unknown option; did you mean before?`},
+		{"intervall: 1s", `intervall: unknown option; did you mean interval?`},
 		// Set by the program only, never decoded.
-		{"configured_probes: [x]", `"configured_probes": unknown option`},
+		{"configured_probes: [x]", `configured_probes: unknown option`},
 	} {
 		_, err := decode(t, tt.yaml)
 		require.Error(t, err, tt.yaml)

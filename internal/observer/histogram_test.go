@@ -193,7 +193,7 @@ func TestExponentialMaxSizeBounds(t *testing.T) {
 	assert.Equal(t, DefaultExponentialMaxSize, cfg.exponentialMaxSize(), "max_size 0 is the default")
 	require.NoError(t, cfg.checkBounds())
 	cfg.Histogram.Exponential.MaxSize = 1
-	assert.ErrorContains(t, cfg.checkBounds(), `"histogram::exponential::max_size": 1 is below the minimum 2`)
+	assert.ErrorContains(t, cfg.checkBounds(), `histogram.exponential.max_size: 1 is below the minimum 2`)
 	cfg.Histogram.Exponential = nil
 	assert.Equal(t, 0, cfg.exponentialMaxSize(), "explicit buckets")
 }

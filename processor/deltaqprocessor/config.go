@@ -315,12 +315,9 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// probeError prefixes err with the probe's position and name.
-func probeError(i int, name string, err error) error {
-	if name == "" {
-		return fmt.Errorf("probes[%d]: %w", i, err)
-	}
-	return fmt.Errorf("probes[%d] %q: %w", i, name, err)
+// probeError puts err under the probe's position: probes[0].bins: ….
+func probeError(i int, _ string, err error) error {
+	return confcheck.Under(fmt.Sprintf("probes[%d]", i), err)
 }
 
 // DMaxNanos returns the probe's dMax in nanoseconds, or the problems with

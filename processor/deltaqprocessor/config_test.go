@@ -103,29 +103,29 @@ func TestLoadInvalidConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"no_probes", "probes: at least one probe is required"},
-		{"missing_name", "probes[0]: name: must not be empty"},
-		{"duplicate_names", `probes[1] "checkout": name: duplicate probe name (also probes[0])`},
-		{"bad_regexp", `probes[0] "items": match.span_name_regexp: error parsing regexp: missing closing ): ` + "`GET /items/(`"},
-		{"name_and_regexp", `probes[0] "items": match.span_name, match.span_name_regexp: set at most one`},
-		{"dmax_missing", `probes[0] "checkout": dmax: a positive dmax (or an exponent) is required`},
-		{"dmax_zero", `probes[0] "checkout": dmax: a positive dmax (or an exponent) is required`},
-		{"dmax_negative", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got -5ms`},
-		{"dmax_too_short", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got 500ns`},
-		{"dmax_too_long", `probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got 25h0m0s`},
-		{"dmax_and_exponent", `probes[0] "checkout": dmax, exponent: set either dmax or exponent, not both`},
-		{"bins_zero", `probes[0] "checkout": bins: is required (also with dmax: auto), e.g. bins: 100`},
-		{"bins_negative", `probes[0] "checkout": bins: must be in [1, 1000], got -3`},
-		{"bins_too_many", `probes[0] "checkout": bins: must be in [1, 1000], got 1001`},
-		{"exponent_too_low", `probes[0] "checkout": exponent: must be in [-10, 10], got -11`},
-		{"exponent_too_high", `probes[0] "checkout": exponent: must be in [-10, 10], got 11`},
-		{"bad_span_kind", `probes[0] "checkout": match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
-		{"bad_attribute_value", `probes[0] "checkout": match.attributes["http.request.method"]: value has unsupported type []interface {} (want string, number or boolean)`},
-		{"bad_op", `probes[0] "checkout": failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
+		{"missing_name", "probes[0].name: must not be empty"},
+		{"duplicate_names", `probes[1].name: duplicate probe name (also probes[0])`},
+		{"bad_regexp", `probes[0].match.span_name_regexp: error parsing regexp: missing closing ): ` + "`GET /items/(`"},
+		{"name_and_regexp", `probes[0]: match.span_name, match.span_name_regexp: set at most one`},
+		{"dmax_missing", `probes[0].dmax: a positive dmax (or an exponent) is required`},
+		{"dmax_zero", `probes[0].dmax: a positive dmax (or an exponent) is required`},
+		{"dmax_negative", `probes[0].dmax: must be in [1µs, 24h0m0s], got -5ms`},
+		{"dmax_too_short", `probes[0].dmax: must be in [1µs, 24h0m0s], got 500ns`},
+		{"dmax_too_long", `probes[0].dmax: must be in [1µs, 24h0m0s], got 25h0m0s`},
+		{"dmax_and_exponent", `probes[0]: dmax, exponent: set either dmax or exponent, not both`},
+		{"bins_zero", `probes[0].bins: is required (also with dmax: auto), e.g. bins: 100`},
+		{"bins_negative", `probes[0].bins: must be in [1, 1000], got -3`},
+		{"bins_too_many", `probes[0].bins: must be in [1, 1000], got 1001`},
+		{"exponent_too_low", `probes[0].exponent: must be in [-10, 10], got -11`},
+		{"exponent_too_high", `probes[0].exponent: must be in [-10, 10], got 11`},
+		{"bad_span_kind", `probes[0].match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
+		{"bad_attribute_value", `probes[0].match.attributes["http.request.method"]: value has unsupported type []interface {} (want string, number or boolean)`},
+		{"bad_op", `probes[0].failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
 		{"ordering_needs_number", `failure.conditions[0].value: operator >= needs a number, got "500"`},
-		{"condition_without_attribute", `probes[0] "checkout": failure.conditions[0].attribute: must not be empty`},
-		{"condition_without_value", `probes[0] "checkout": failure.conditions[0].value: value is required`},
-		{"condition_on_contract_key", `probes[0] "checkout": failure.conditions[0].attribute: "deltaq.outcome" is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
-		{"match_on_contract_key", `probes[0] "checkout": match.attributes["deltaq.probe"] is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
+		{"condition_without_attribute", `probes[0].failure.conditions[0].attribute: must not be empty`},
+		{"condition_without_value", `probes[0].failure.conditions[0].value: value is required`},
+		{"condition_on_contract_key", `probes[0].failure.conditions[0].attribute: "deltaq.outcome" is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
+		{"match_on_contract_key", `probes[0]: match.attributes["deltaq.probe"] is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
 		{"max_in_flight_zero", "max_in_flight: must be in [1, 10000000], got 0"},
 		{"max_in_flight_too_many", "max_in_flight: must be in [1, 10000000], got 10000001"},
 		{"timer_resolution_too_fine", "timer_resolution: must be in [1ms, 1s], got 100µs"},
@@ -139,8 +139,8 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"max_ended_too_many", "max_ended: must be in [2, 10000000], got 1000000000"},
 		{"ended_window_zero", "ended_window: must be in (0s, 24h0m0s], got 0s"},
 		{"ended_window_too_long", "ended_window: must be in (0s, 24h0m0s], got 48h0m0s"},
-		{"two_problems", `probes[0] "checkout": bins: must be in [1, 1000], got 5000` + "\n" +
-			`probes[0] "checkout": dmax: must be in [1µs, 24h0m0s], got -1ms`},
+		{"two_problems", `probes[0].bins: must be in [1, 1000], got 5000` + "\n" +
+			`probes[0].dmax: must be in [1µs, 24h0m0s], got -1ms`},
 	}
 	for _, tt := range tests {
 		t.Run("deltaq/"+tt.name, func(t *testing.T) {
@@ -216,9 +216,9 @@ func TestProbeNameLength(t *testing.T) {
 	cfg := testConfig(probeConfig(strings.Repeat("a", 256), time.Second, 10))
 	assert.NoError(t, cfg.Validate())
 	cfg = testConfig(probeConfig(strings.Repeat("a", 257), time.Second, 10))
-	assert.EqualError(t, cfg.Validate(), "probes[0]: name: must be at most 256 bytes, got 257")
+	assert.EqualError(t, cfg.Validate(), "probes[0].name: must be at most 256 bytes, got 257")
 	cfg = testConfig(probeConfig(strings.Repeat("ΔQ", 86), time.Second, 10)) // 258 bytes
-	assert.EqualError(t, cfg.Validate(), "probes[0]: name: must be at most 256 bytes, got 258")
+	assert.EqualError(t, cfg.Validate(), "probes[0].name: must be at most 256 bytes, got 258")
 }
 
 // TestLimitBounds checks both ends of each limit's range.

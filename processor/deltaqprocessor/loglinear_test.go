@@ -69,7 +69,7 @@ func TestLogLinearBinningErrors(t *testing.T) {
 		pc := good()
 		c.edit(&pc)
 		err := testConfig(pc).Validate()
-		if err == nil || !strings.Contains(err.Error(), `probes[0] "search": `) || !strings.Contains(err.Error(), c.want) {
+		if err == nil || !strings.Contains(err.Error(), `probes[0]`) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v %+v: %v, want an error of probes[0] containing %q", pc, *pc.Binning, err, c.want)
 		}
 	}
