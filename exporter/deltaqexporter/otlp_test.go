@@ -408,6 +408,10 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 			// The sending queue counts requests: it must hold the
 			// window's pieces (about 130 at cdf_points 0).
 			cfg.QueueConfig.Get().QueueSize = 256
+			// A request must not time out and be sent again: under the race
+			// detector a 4 MiB request can take longer than the default 5 s
+			// to cross, arrive, and be retried (counted twice).
+			cfg.TimeoutConfig.Timeout = 2 * time.Minute
 			const probes, bins = 1000, 1000
 			cfg.MaxProbes = probes
 			cfg.Probes = make(map[string]analysis.ProbeConfig, probes)
