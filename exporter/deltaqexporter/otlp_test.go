@@ -474,6 +474,9 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	cfg.RetryConfig.InitialInterval = time.Second
 	cfg.RetryConfig.MaxElapsedTime = 5 * time.Minute
 	cfg.QueueConfig.Get().NumConsumers = 1
+	// Window 3's request must not time out on a loaded machine and be sent
+	// again (counted twice).
+	cfg.TimeoutConfig.Timeout = time.Minute
 	// Probe p has no configuration: it takes its layout from its span and
 	// is forgotten after a second without instances. Probe q is small and
 	// configured: it is in every window.
