@@ -158,9 +158,9 @@ func TestReloadLosesNothing(t *testing.T) {
 	checkBand(t, wins)
 	first := checkQTA(t, wins, hup, ready)
 	checkTrigger(t, sink.Logs(), first)
-	col.expectLog(t, `configuration reload: instances in flight carried over`, `carried: 8`, `dropped: 0`)
+	col.expectLog(t, `configuration reload: instances in flight carried over`, `"carried": 8`, `"dropped": 0`)
 	col.expectLog(t, `configuration reload: open windows, history, totals and trigger states carried over`,
-		`probes: ["op"]`)
+		`"probes": ["op"]`)
 	col.expectNoLog(t, "starts afresh", "starts fresh", "nothing carried over")
 }
 
@@ -191,15 +191,15 @@ func TestReloadNewLayoutStartsAfresh(t *testing.T) {
 	stopTraffic()
 	col.StopCleanly(t)
 
-	col.expectLog(t, `configuration reload: instances in flight carried over`, `carried: 1`, `dropped: 1`,
-		`probes_started_fresh: ["changed"]`)
+	col.expectLog(t, `configuration reload: instances in flight carried over`, `"carried": 1`, `"dropped": 1`,
+		`"probes_started_fresh": ["changed"]`)
 	col.expectLog(t, `configuration reload: the probe's dmax or bins changed; its instances in flight are dropped and it starts fresh`,
-		`probe: "changed"`)
+		`"probe": "changed"`)
 	// Both probes' open windows are carried (the changed probe's close in
 	// its old layout); the changed probe then starts afresh in its new one.
 	col.expectLog(t, `configuration reload: open windows, history, totals and trigger states carried over`,
-		`probes: ["changed", "kept"]`)
-	col.expectLog(t, `configuration reload: the probe starts afresh`, `probe: "changed"`)
+		`"probes": ["changed", "kept"]`)
+	col.expectLog(t, `configuration reload: the probe starts afresh`, `"probe": "changed"`)
 
 	checkCounts(t, foldWindows(sink.Metrics(), kept), s.ledger[kept])
 
