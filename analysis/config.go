@@ -210,7 +210,9 @@ func (b BinningConfig) LogLinear() (deltaq.LogLinear, error) {
 	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
 	edges, err := ll.Edges()
 	if err != nil {
-		return deltaq.LogLinear{}, fmt.Errorf("binning: %w", err)
+		// The processor's message for the same mistake (binning: high 5s is
+		// not low 1ms times a power of the factor 10; use 1s or 10s).
+		return deltaq.LogLinear{}, fmt.Errorf("binning: %s", strings.TrimPrefix(err.Error(), "deltaq: LogLinear: "))
 	}
 	if len(edges)-1 > deltaq.MaxThesisBins {
 		return deltaq.LogLinear{}, fmt.Errorf("binning: %d buckets, more than %d", len(edges)-1, deltaq.MaxThesisBins)

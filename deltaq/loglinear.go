@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 )
 
 // LogLinear is a log/linear quantization of delays, DTrace's llquantize
@@ -67,7 +68,7 @@ func (l LogLinear) Edges() ([]int64, error) {
 		}
 		hi := lo * l.Factor
 		if hi > l.High {
-			return nil, fmt.Errorf("deltaq: LogLinear: high %d ns is not low %d ns times a power of the factor %d", l.High, l.Low, l.Factor)
+			return nil, l.powerError(lo)
 		}
 		w := hi / l.Steps
 		if w == 0 {
@@ -133,6 +134,18 @@ func (h *LogLinearHistogram) Add(d int64) {
 	}
 	h.counts[LogLinearBucket(h.edges, d)]++
 	h.success++
+}
+
+// powerError says that High is not Low times a power of Factor, in
+// durations, with the valid neighbours: below, the last power under High,
+// and the next one (low 1ms, factor 10, high 5s: use 1s or 10s).
+func (l LogLinear) powerError(below int64) error {
+	msg := fmt.Sprintf("deltaq: LogLinear: high %v is not low %v times a power of the factor %d; use %v",
+		time.Duration(l.High), time.Duration(l.Low), l.Factor, time.Duration(below))
+	if below <= math.MaxInt64/l.Factor {
+		msg += fmt.Sprintf(" or %v", time.Duration(below*l.Factor))
+	}
+	return errors.New(msg)
 }
 
 // LogLinearBucket returns the bucket j of a delay of d ns, 0 ≤ d ≤ High,

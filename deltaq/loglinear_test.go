@@ -85,7 +85,7 @@ func TestLogLinearEdgesRefused(t *testing.T) {
 	}{
 		{LogLinear{Factor: 1, Low: 1, High: 10, Steps: 10}, "factor 1 is below 2"},
 		{LogLinear{Factor: 10, Low: 1, High: 100, Steps: 15}, "not a multiple of the factor"},
-		{LogLinear{Factor: 10, Low: 1e6, High: 5e9, Steps: 10}, "not low 1000000 ns times a power"},
+		{LogLinear{Factor: 10, Low: 1e6, High: 5e9, Steps: 10}, "high 5s is not low 1ms times a power of the factor 10; use 1s or 10s"},
 		{LogLinear{Factor: 10, Low: 3, High: 300, Steps: 20}, "not whole nanoseconds"},
 		{LogLinear{Factor: 10, Low: 0, High: 300, Steps: 20}, "0 < low < high"},
 		{LogLinear{Factor: 2, Low: 1, High: 1 << 40, Steps: 1 << 14}, "more than 65536 buckets"},

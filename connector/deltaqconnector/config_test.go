@@ -90,7 +90,7 @@ func TestLoadInvalidGatewayConfig(t *testing.T) {
 	err := confmap.Validate(loadConfig(t, "gateway_bad"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `gateway.layout_quorum: must be in [0, max_agents 16], got 20`)
-	assert.Contains(t, err.Error(), `probes["search"].binning: deltaq: LogLinear: high 10000000000 ns is not low 3000000 ns times a power of the factor 10`)
+	assert.Contains(t, err.Error(), `probes["search"].binning: high 10s is not low 3ms times a power of the factor 10; use 3s or 30s`)
 }
 
 // TestLoadUndecodableConfig: what decoding would change without a word is

@@ -407,9 +407,6 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 	if len(errs) > 0 {
 		return deltaq.LogLinear{}, errs
 	}
-	if err := b.checkPower(); err != nil {
-		return deltaq.LogLinear{}, []error{err}
-	}
 	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
 	edges, err := ll.Edges()
 	switch {
@@ -420,25 +417,6 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 		return deltaq.LogLinear{}, []error{fmt.Errorf("binning: %d buckets, more than %d; use fewer steps or magnitudes", len(edges)-1, deltaq.MaxThesisBins)}
 	}
 	return ll, nil
-}
-
-// checkPower refuses a high that is not low times a power of the factor,
-// in durations as written and with the valid neighbours: low 1ms, factor
-// 10 and high 5s → "use 1s or 10s". Low, High and Factor are checked
-// before: 0 < Low < High, Factor ≥ 2.
-func (b *BinningConfig) checkPower() error {
-	below := b.Low
-	for below <= b.High/time.Duration(b.Factor) {
-		below *= time.Duration(b.Factor)
-	}
-	if below == b.High {
-		return nil
-	}
-	msg := fmt.Sprintf("binning.high: %v is not binning.low %v times a power of binning.factor %d; use %v", b.High, b.Low, b.Factor, below)
-	if above := below * time.Duration(b.Factor); above/time.Duration(b.Factor) == below && above <= maxDMax {
-		msg += fmt.Sprintf(" or %v", above)
-	}
-	return errors.New(msg)
 }
 
 func checkBins(n int) error {

@@ -54,8 +54,8 @@ func TestLogLinearBinningErrors(t *testing.T) {
 		{func(pc *ProbeConfig) { pc.Binning.Steps = 15 }, "binning.steps: must be a positive multiple of binning.factor 10, got 15"},
 		{func(pc *ProbeConfig) { pc.Binning.Low = 0 }, "binning.low: must be in (0s, binning.high 10s), got 0s"},
 		{func(pc *ProbeConfig) { pc.Binning.High = 48 * time.Hour }, "binning.high: must be in [1µs, 24h0m0s], got 48h0m0s"},
-		{func(pc *ProbeConfig) { pc.Binning.High = 5 * time.Second }, "binning.high: 5s is not binning.low 1ms times a power of binning.factor 10; use 1s or 10s"},
-		{func(pc *ProbeConfig) { pc.Binning.High = 3 * time.Millisecond }, "binning.high: 3ms is not binning.low 1ms times a power of binning.factor 10; use 1ms or 10ms"},
+		{func(pc *ProbeConfig) { pc.Binning.High = 5 * time.Second }, "binning: high 5s is not low 1ms times a power of the factor 10; use 1s or 10s"},
+		{func(pc *ProbeConfig) { pc.Binning.High = 3 * time.Millisecond }, "binning: high 3ms is not low 1ms times a power of the factor 10; use 1ms or 10ms"},
 		// From 3ns to 3s by tens in 20 steps: [3ns, 30ns) in steps of 1.5ns.
 		{func(pc *ProbeConfig) { pc.Binning.Low, pc.Binning.High, pc.Binning.Steps = 3, 3*time.Second, 20 }, "not whole nanoseconds"},
 		// 1ns to 10s by tens in 1000 steps: far more than 1000 buckets.
