@@ -38,57 +38,9 @@ for b in otelcol-deltaq dqworkload deltaq; do
   [ -x "$BIN/$b" ] || fail "$BIN/$b missing (make build commands)"
 done
 
-# --- processes (as scripts/e2e.sh) ------------------------------------------------
-pids=()
-names=()
-stop_all() {
-  local rc=$? i p
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    p=${pids[i]}
-    kill -0 "$p" 2>/dev/null || continue
-    kill -TERM "$p" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  if [ "$rc" -ne 0 ]; then
-    for f in "$D"/*.log; do
-      echo "----- last lines of $f"
-      tail -n 25 "$f"
-    done
-  fi
-  exit "$rc"
-}
-trap stop_all EXIT
-trap 'exit 130' INT TERM
-start() {
-  local name=$1
-  shift
-  "$@" >"$D/$name.log" 2>&1 &
-  pids+=($!)
-  names+=("$name")
-}
-free_ports() {
-  local base p ok
-  for _ in $(seq 50); do
-    base=$((20000 + RANDOM % 30000))
-    ok=1
-    for ((p = base; p < base + $1; p++)); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ok=0; break; fi
-    done
-    [ "$ok" -eq 1 ] && { seq "$base" $((base + $1 - 1)); return; }
-  done
-}
-wait_for() {
-  local what=$1 secs=$2
-  shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 0.5
-  done
-}
-tcp_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+# --- processes ------------------------------------------------------------------
+# shellcheck source=scripts/harness.sh
+. scripts/harness.sh
 
 mapfile -t P < <(free_ports 5)
 [ "${#P[@]}" -eq 5 ] || fail "no 5 free loopback ports found"

@@ -52,59 +52,8 @@ for b in otelcol-deltaq dqworkload; do
 done
 
 # --- processes ----------------------------------------------------------------
-pids=()
-names=()
-stop_all() {
-  local rc=$? i p
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    p=${pids[i]}
-    kill -0 "$p" 2>/dev/null || continue
-    kill -TERM "$p" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$p" 2>/dev/null; then
-      log "${names[i]} (pid $p) ignored SIGTERM: killing it"
-      kill -KILL "$p" 2>/dev/null || true
-    fi
-    wait "$p" 2>/dev/null || true
-  done
-  if [ "$rc" -ne 0 ]; then
-    for f in "$D"/*.log; do
-      echo "----- last lines of $f"
-      tail -n 25 "$f"
-    done
-  fi
-  exit "$rc"
-}
-trap stop_all EXIT
-trap 'exit 130' INT TERM
-
-# start NAME CMD...: runs CMD in the background, output to $D/NAME.log.
-start() {
-  local name=$1
-  shift
-  "$@" >"$D/$name.log" 2>&1 &
-  pids+=($!)
-  names+=("$name")
-}
-pid_of() {
-  local i
-  for i in "${!names[@]}"; do
-    if [ "${names[i]}" = "$1" ]; then echo "${pids[i]}"; fi
-  done
-}
-
-# free_ports N: N consecutive loopback ports nobody listens on.
-free_ports() {
-  local base p ok
-  for _ in $(seq 50); do
-    base=$((20000 + RANDOM % 30000))
-    ok=1
-    for ((p = base; p < base + $1; p++)); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ok=0; break; fi
-    done
-    [ "$ok" -eq 1 ] && { seq "$base" $((base + $1 - 1)); return; }
-  done
-}
+# shellcheck source=scripts/harness.sh
+. scripts/harness.sh
 mapfile -t P < <(free_ports 5)
 [ "${#P[@]}" -eq 5 ] || fail "no 5 free loopback ports found"
 OTLP_GRPC=127.0.0.1:${P[0]}
@@ -112,22 +61,6 @@ OTLP_HTTP=127.0.0.1:${P[1]}
 TELEMETRY=${P[2]}
 PROM=127.0.0.1:${P[3]}
 AM=127.0.0.1:${P[4]}
-
-# wait_for WHAT SECONDS CMD...: retries CMD every half second.
-wait_for() {
-  local what=$1 secs=$2
-  shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 0.5
-  done
-}
-alive() {
-  local p
-  p=$(pid_of "$1")
-  kill -0 "$p" 2>/dev/null || fail "$1 exited (see $D/$1.log)"
-}
 
 # --- Prometheus and Alertmanager -------------------------------------------
 sed -e "s|127.0.0.1:9093|$AM|g" -e "s|127.0.0.1:9090|$PROM|g" -e "s|127.0.0.1:8888|127.0.0.1:$TELEMETRY|g" \
@@ -150,7 +83,6 @@ DELTAQ_OTLP_GRPC=$OTLP_GRPC DELTAQ_OTLP_HTTP=$OTLP_HTTP \
   DELTAQ_PROMETHEUS=http://$PROM DELTAQ_TELEMETRY_PORT=$TELEMETRY DELTAQ_DIAGRAM=examples/demo/mm1k.dq \
   start collector "$BIN/otelcol-deltaq" --config=examples/demo/collector.yaml \
   --config=examples/demo/collector-prometheus.yaml
-tcp_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 wait_for "collector OTLP port" 30 tcp_open "$OTLP_GRPC"
 alive collector
 log "collector on $OTLP_GRPC"
