@@ -122,7 +122,7 @@ func TestRunCountsAcked(t *testing.T) {
 	s, dup := startSink(t, 0)
 	var out bytes.Buffer
 	err := run([]string{"-endpoint", s.Addr(), "-conns", "2", "-inflight", "2", "-batch", "50",
-		"-warmup", "0s", "-duration", "300ms", "-report", "0", "-collector-pid", strconv.Itoa(os.Getpid())}, &out)
+		"-warmup", "0s", "-duration", "2s", "-report", "0", "-collector-pid", strconv.Itoa(os.Getpid())}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -147,12 +147,14 @@ func TestRunCountsAcked(t *testing.T) {
 	}
 }
 
-// Rejected spans are failures, and dqload exits with an error.
+// Rejected spans are failures, and dqload exits with an error. The run
+// lasts 2 s, as TestRunCountsAcked's does: on a machine busy with other
+// builds a shorter one could end before its first request was answered.
 func TestRunCountsRejected(t *testing.T) {
 	s, _ := startSink(t, 10)
 	var out bytes.Buffer
 	err := run([]string{"-endpoint", s.Addr(), "-conns", "1", "-inflight", "1", "-batch", "50",
-		"-warmup", "0s", "-duration", "200ms", "-report", "0"}, &out)
+		"-warmup", "0s", "-duration", "2s", "-report", "0"}, &out)
 	if err == nil || !strings.Contains(err.Error(), "partial success: full") {
 		t.Fatalf("run error %v, want the partial-success rejections reported\n%s", err, out.String())
 	}
