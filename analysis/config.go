@@ -178,46 +178,12 @@ type ProbeConfig struct {
 	// probe, as the deltaq processor's `binning:` option does (its dMax is
 	// High): a gateway whose agents' processors use log-linear binning
 	// pins their layout with it.
-	Binning *BinningConfig `mapstructure:"binning"`
+	Binning *deltaq.BinningConfig `mapstructure:"binning"`
 	// QTA is the probe's requirement; the zero QTA is none.
 	QTA QTA `mapstructure:"qta"`
 	// Triggers selects the probe's triggers; all are off by default (the
 	// thesis, section 4.4.1).
 	Triggers Triggers `mapstructure:"triggers"`
-}
-
-// BinningConfig is a probe's log-linear binning, DTrace's llquantize
-// (deltaq.LogLinear), with the deltaq processor's option names: kind
-// log-linear, factor, low, high and steps.
-type BinningConfig struct {
-	Kind   string        `mapstructure:"kind"`
-	Factor int64         `mapstructure:"factor"`
-	Low    time.Duration `mapstructure:"low"`
-	High   time.Duration `mapstructure:"high"`
-	Steps  int64         `mapstructure:"steps"`
-}
-
-// BinningLogLinear is the one kind of BinningConfig.
-const BinningLogLinear = "log-linear"
-
-// LogLinear returns the buckets of b, or why they are not valid: kind
-// log-linear, and a layout deltaq.LogLinear.Edges accepts of at most
-// deltaq.MaxThesisBins buckets, the processor's own bound.
-func (b BinningConfig) LogLinear() (deltaq.LogLinear, error) {
-	if b.Kind != BinningLogLinear {
-		return deltaq.LogLinear{}, fmt.Errorf("binning.kind: must be %s, got %q", BinningLogLinear, b.Kind)
-	}
-	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
-	edges, err := ll.Edges()
-	if err != nil {
-		// The processor's message for the same mistake (binning: high 5s is
-		// not low 1ms times a power of the factor 10; use 1s or 10s).
-		return deltaq.LogLinear{}, fmt.Errorf("binning: %s", strings.TrimPrefix(err.Error(), "deltaq: LogLinear: "))
-	}
-	if len(edges)-1 > deltaq.MaxThesisBins {
-		return deltaq.LogLinear{}, fmt.Errorf("binning: %d buckets, more than %d", len(edges)-1, deltaq.MaxThesisBins)
-	}
-	return ll, nil
 }
 
 // GatewayConfig bounds the windows an engine merges from other engines
@@ -575,9 +541,8 @@ func (pc ProbeConfig) check() []error {
 		if pc.DMax != 0 || pc.Bins != 0 {
 			errs = append(errs, errors.New("binning: set either dmax and bins or binning, not both"))
 		}
-		if _, err := pc.Binning.LogLinear(); err != nil {
-			errs = append(errs, err)
-		}
+		_, berrs := pc.Binning.LogLinear()
+		errs = append(errs, berrs...)
 	}
 	if !pc.QTA.IsZero() {
 		if _, err := pc.QTA.DeltaQ(); err != nil {

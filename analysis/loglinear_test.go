@@ -193,7 +193,7 @@ func TestLogLinearSpansElsewhere(t *testing.T) {
 	if !ok || w.LogLinear != issueLayout || w.Bins != len(p.BinCounts) || w.DMaxNs != issueLayout.High {
 		t.Fatalf("WindowOf = %+v, %v; want the log-linear window", w, ok)
 	}
-	bin := &BinningConfig{Kind: BinningLogLinear, Factor: issueLayout.Factor, Low: time.Duration(issueLayout.Low),
+	bin := &deltaq.BinningConfig{Kind: deltaq.BinningLogLinear, Factor: issueLayout.Factor, Low: time.Duration(issueLayout.Low),
 		High: time.Duration(issueLayout.High), Steps: issueLayout.Steps}
 	gw := newEngine(t, Config{Probes: map[string]ProbeConfig{"ll": {Binning: bin}}}, time.Time{})
 	if c := gw.AddWindow(&w); c != ContributionAccepted {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/configtest"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
@@ -61,7 +62,7 @@ func TestLoadValidConfig(t *testing.T) {
 		require.NoError(t, confmap.Validate(cfg))
 		assert.Equal(t, analysis.GatewayConfig{LayoutQuorum: 3, MaxAgents: 16, ExpectedAgents: 4}, cfg.Gateway)
 		assert.Equal(t, analysis.ProbeConfig{DMax: 200 * time.Millisecond, Bins: 100}, cfg.Probes["job"])
-		assert.Equal(t, &analysis.BinningConfig{Kind: analysis.BinningLogLinear, Factor: 10, Low: time.Millisecond,
+		assert.Equal(t, &deltaq.BinningConfig{Kind: deltaq.BinningLogLinear, Factor: 10, Low: time.Millisecond,
 			High: 10 * time.Second, Steps: 10}, cfg.Probes["search"].Binning)
 	})
 	t.Run("inline_diagram", func(t *testing.T) {

@@ -248,8 +248,8 @@ func TestLogLinearWindowOnTheWire(t *testing.T) {
 	assert.Equal(t, []uint64{5, 1}, w.BinCounts)
 	assert.Equal(t, int64(1), w.Failures)
 
-	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"ll": {Binning: &analysis.BinningConfig{
-		Kind: analysis.BinningLogLinear, Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}}}, t0)
+	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"ll": {Binning: &deltaq.BinningConfig{
+		Kind: deltaq.BinningLogLinear, Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}}}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&w))
 }

@@ -76,6 +76,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -177,11 +178,11 @@ func (pc *ProbeConfig) autoDMaxNanos(errs []error) (int64, []error) {
 		errs = append(errs, errors.New("dmax, exponent: dmax: auto chooses the dMax; set no exponent"))
 	}
 	lo, hi, _, _ := pc.autoOptions()
-	if lo < minDMax || lo > maxDMax {
-		errs = append(errs, fmt.Errorf("dmax_min: must be in [%v, %v], got %v", minDMax, maxDMax, lo))
+	if lo < deltaq.MinDMax || lo > deltaq.MaxDMax {
+		errs = append(errs, fmt.Errorf("dmax_min: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, lo))
 	}
-	if hi < minDMax || hi > maxDMax {
-		errs = append(errs, fmt.Errorf("dmax_max: must be in [%v, %v], got %v", minDMax, maxDMax, hi))
+	if hi < deltaq.MinDMax || hi > deltaq.MaxDMax {
+		errs = append(errs, fmt.Errorf("dmax_max: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, hi))
 	}
 	if lo > hi {
 		errs = append(errs, fmt.Errorf("dmax_min, dmax_max: dmax_min %v is above dmax_max %v", lo, hi))

@@ -39,12 +39,6 @@ const (
 // setting; they are there so that a typing error cannot make the processor
 // allocate without limit or spin.
 const (
-	// minDMax and maxDMax bound a dmax given directly. With at most
-	// deltaq.MaxThesisBins bins, 1µs keeps every bin at least 1ns wide.
-	// The thesis form 1 ms·2ⁿ·N has its own bounds through exponent and
-	// bins: from 977ns (n = −10, N = 1) to 1024s (n = 10, N = 1000).
-	minDMax = time.Microsecond
-	maxDMax = 24 * time.Hour
 	// max_in_flight and max_ended size the two tables of spans kept in
 	// memory, each entry at least a trace and span ID (24 B) and its map
 	// slot.
@@ -164,32 +158,11 @@ type ProbeConfig struct {
 	// is High. Neither dmax, exponent, bins nor dmax: auto is set with it:
 	// auto-ranging moves the dMax of uniform bins, while log-linear
 	// buckets already cover the orders of magnitude between Low and High.
-	Binning *BinningConfig `mapstructure:"binning"`
+	Binning *deltaq.BinningConfig `mapstructure:"binning"`
 
 	// Failure replaces the processor-level failure rule for this probe.
 	Failure *FailureConfig `mapstructure:"failure"`
 }
-
-// BinningConfig is a probe's log-linear binning, DTrace's llquantize
-// (deltaq.LogLinear): one bucket [0, Low), then each magnitude
-// [Low·Factorᵐ, Low·Factorᵐ⁺¹) up to High cut into linear buckets of
-// width Low·Factorᵐ⁺¹/Steps.
-type BinningConfig struct {
-	// Kind is log-linear, the only kind (uniform bins are set by bins).
-	Kind string `mapstructure:"kind"`
-	// Factor is the ratio between magnitudes, at least 2.
-	Factor int64 `mapstructure:"factor"`
-	// Low and High bound the magnitudes: High = Low·Factorᴹ for some
-	// M ≥ 1. High is the probe's dMax, in [1µs, 24h].
-	Low  time.Duration `mapstructure:"low"`
-	High time.Duration `mapstructure:"high"`
-	// Steps is the number of linear steps of a magnitude, a multiple of
-	// Factor (Steps − Steps/Factor buckets a magnitude).
-	Steps int64 `mapstructure:"steps"`
-}
-
-// binningLogLinear is the value of binning.kind.
-const binningLogLinear = "log-linear"
 
 // MatchConfig selects spans (package spanmatch): all the conditions that
 // are set must hold. The deltaq connector's probes take the same options.
@@ -347,8 +320,8 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 		}
 	case pc.DMax == 0:
 		errs = append(errs, errors.New("dmax: a positive dmax (or an exponent) is required"))
-	case pc.DMax < minDMax || pc.DMax > maxDMax:
-		errs = append(errs, fmt.Errorf("dmax: must be in [%v, %v], got %v", minDMax, maxDMax, pc.DMax))
+	case pc.DMax < deltaq.MinDMax || pc.DMax > deltaq.MaxDMax:
+		errs = append(errs, fmt.Errorf("dmax: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, pc.DMax))
 	}
 	if len(errs) > 0 {
 		return 0, errs
@@ -371,11 +344,10 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 }
 
 // logLinear returns the probe's log-linear buckets, or the problems with
-// the binning and the fields it excludes. The buckets are at most
-// deltaq.MaxThesisBins, as the bins of a uniform probe: each is a bucket of
-// deltaq.observed.
+// the fields the binning excludes and those of the binning itself
+// (deltaq.BinningConfig.LogLinear: at most deltaq.MaxThesisBins buckets, as
+// the bins of a uniform probe, each a bucket of deltaq.observed).
 func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
-	b := pc.Binning
 	var errs []error
 	if pc.DMaxAuto {
 		errs = append(errs, errors.New("binning, dmax: auto: set one or the other; dmax: auto moves the dMax of uniform bins, log-linear buckets cover binning.low to binning.high"))
@@ -389,32 +361,9 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 	if pc.Bins != 0 {
 		errs = append(errs, errors.New("bins, binning: set either bins or binning, not both"))
 	}
-	if b.Kind != binningLogLinear {
-		errs = append(errs, fmt.Errorf("binning.kind: must be %s, got %q", binningLogLinear, b.Kind))
-	}
-	if b.Factor < 2 {
-		errs = append(errs, fmt.Errorf("binning.factor: must be at least 2, got %d", b.Factor))
-	}
-	if b.Steps < max(b.Factor, 1) || (b.Factor > 0 && b.Steps%b.Factor != 0) {
-		errs = append(errs, fmt.Errorf("binning.steps: must be a positive multiple of binning.factor %d, got %d", b.Factor, b.Steps))
-	}
-	if b.Low <= 0 || b.Low >= b.High {
-		errs = append(errs, fmt.Errorf("binning.low: must be in (0s, binning.high %v), got %v", b.High, b.Low))
-	}
-	if b.High < minDMax || b.High > maxDMax {
-		errs = append(errs, fmt.Errorf("binning.high: must be in [%v, %v], got %v", minDMax, maxDMax, b.High))
-	}
-	if len(errs) > 0 {
+	ll, berrs := pc.Binning.LogLinear()
+	if errs = append(errs, berrs...); len(errs) > 0 {
 		return deltaq.LogLinear{}, errs
-	}
-	ll := deltaq.LogLinear{Factor: b.Factor, Low: int64(b.Low), High: int64(b.High), Steps: b.Steps}
-	edges, err := ll.Edges()
-	switch {
-	case err != nil:
-		// The power of the factor, or buckets of fractional nanoseconds.
-		return deltaq.LogLinear{}, []error{fmt.Errorf("binning: %s", strings.TrimPrefix(err.Error(), "deltaq: LogLinear: "))}
-	case len(edges)-1 > deltaq.MaxThesisBins:
-		return deltaq.LogLinear{}, []error{fmt.Errorf("binning: %d buckets, more than %d; use fewer steps or magnitudes", len(edges)-1, deltaq.MaxThesisBins)}
 	}
 	return ll, nil
 }

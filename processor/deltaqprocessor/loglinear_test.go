@@ -24,7 +24,7 @@ var searchLayout = deltaq.LogLinear{Factor: 10, Low: int64(time.Millisecond), Hi
 func TestLogLinearBinningConfig(t *testing.T) {
 	cfg := loadValidConfig(t, "config_loglinear.yaml")
 	require.Len(t, cfg.Probes, 2)
-	assert.Equal(t, &BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}, cfg.Probes[0].Binning)
+	assert.Equal(t, &deltaq.BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}, cfg.Probes[0].Binning)
 	assert.Nil(t, cfg.Probes[1].Binning)
 	d, errs := cfg.Probes[0].DMaxNanos()
 	assert.Empty(t, errs)
@@ -42,7 +42,7 @@ func TestLogLinearBinningConfig(t *testing.T) {
 // it excludes, is reported naming the field.
 func TestLogLinearBinningErrors(t *testing.T) {
 	good := func() ProbeConfig {
-		return ProbeConfig{Name: "search", Binning: &BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}
+		return ProbeConfig{Name: "search", Binning: &deltaq.BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}
 	}
 	n := 2
 	for _, c := range []struct {
@@ -81,7 +81,7 @@ func TestLogLinearBinningErrors(t *testing.T) {
 // collector; its spans carry deltaq.dmax_ns and no deltaq.bins, and its
 // timeouts are judged by dMax = high.
 func TestLogLinearProbeRegistersAndMarksSpans(t *testing.T) {
-	pc := ProbeConfig{Name: "search", Binning: &BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}
+	pc := ProbeConfig{Name: "search", Binning: &deltaq.BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}
 	h := newHarness(t, testConfig(pc))
 	l, ok := outcome.ProcessLayouts().LookupLayout("search")
 	require.True(t, ok)
