@@ -4,33 +4,22 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
 
-// newcomerConfig has the probe-naming mistakes of a first configuration: a
-// misspelled outcome in the diagram, a QTA for a misspelled probe.
-const newcomerConfig = `
-receivers:
-  otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}
-processors:
-  deltaq:
-    probes:
-      - {name: checkout, match: {span_name: GET /checkout}, dmax: 2s, bins: 200}
-      - {name: inventory, dmax: 500ms, bins: 100}
-      - {name: payment, dmax: 1s, bins: 100}
-connectors:
-  deltaq:
-    diagram: "checkout = inventory -> paymnet;"
-    probes:
-      chekout: {qta: {points: [{delay: 200ms, p: 0.5}]}}
-exporters:
-  debug: {}
-service:
-  pipelines:
-    traces/deltaq: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
-    metrics/deltaq: {receivers: [deltaq], exporters: [debug]}
-`
+// newcomerConfig is testdata/newcomer-collector.yaml: the probe-naming
+// mistakes of a first configuration (a misspelled outcome in the diagram, a
+// QTA for a misspelled probe), which the collector's validate is tested
+// with too.
+var newcomerConfig = func() string {
+	b, err := os.ReadFile("../../testdata/newcomer-collector.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 	path := writeTemp(t, "collector.yaml", newcomerConfig)
@@ -71,7 +60,7 @@ func TestCheckConfigExamples(t *testing.T) {
 // the processor's that feeds it is refused, naming both layouts.
 func TestCheckConfigLayoutsAgree(t *testing.T) {
 	cfg := strings.Replace(newcomerConfig, "chekout: {qta:", "payment: {dmax: 2s, bins: 200}\n      checkout: {qta:", 1)
-	cfg = strings.Replace(cfg, "paymnet", "payment", 1)
+	cfg = strings.ReplaceAll(cfg, "paymnet", "payment")
 	status, _, stderr := runCmd("check", "--config", writeTemp(t, "collector.yaml", cfg))
 	want := `deltaq check: connectors::deltaq: probes["payment"]: dmax 2s, bins 200 differ from processors::deltaq's dmax 1s, bins 100; set the layout in one place (the processor's), or the same in both` + "\n"
 	if status != exitFail || stderr != want {

@@ -13,30 +13,18 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 )
 
-// misspelledConfig is a newcomer's first configuration: the diagram names
-// an outcome paymnet where the processor defines payment, and a QTA is set
-// for chekout where it defines checkout.
-const misspelledConfig = `
-receivers:
-  otlp: {protocols: {grpc: {endpoint: 127.0.0.1:0}}}
-processors:
-  deltaq:
-    probes:
-      - {name: checkout, match: {span_name: GET /checkout}, dmax: 2s, bins: 200}
-      - {name: inventory, dmax: 500ms, bins: 100}
-      - {name: payment, dmax: 1s, bins: 100}
-connectors:
-  deltaq:
-    diagram: "checkout = inventory -> paymnet;"
-    probes:
-      chekout: {qta: {points: [{delay: 200ms, p: 0.5}]}}
-exporters:
-  debug: {}
-service:
-  pipelines:
-    traces/deltaq: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
-    metrics/deltaq: {receivers: [deltaq], exporters: [debug]}
-`
+// misspelledConfig is a newcomer's first configuration
+// (testdata/newcomer-collector.yaml, which `deltaq check --config` is
+// tested with too): the diagram names an outcome paymnet where the
+// processor defines payment, and a QTA is set for chekout where it defines
+// checkout.
+func misspelledConfig(t *testing.T) string {
+	b, err := os.ReadFile("../../../testdata/newcomer-collector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestValidateNamesMisspelledProbes: the built collector's own validate
 // command refuses the misspellings, naming the probes meant; with them
@@ -46,8 +34,9 @@ func TestValidateNamesMisspelledProbes(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	good := filepath.Join(dir, "good.yaml")
-	fixed := strings.NewReplacer("paymnet", "payment", "chekout", "checkout").Replace(misspelledConfig)
-	for path, text := range map[string]string{bad: misspelledConfig, good: fixed} {
+	misspelled := misspelledConfig(t)
+	fixed := strings.NewReplacer("paymnet", "payment", "chekout", "checkout").Replace(misspelled)
+	for path, text := range map[string]string{bad: misspelled, good: fixed} {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
