@@ -148,6 +148,21 @@ type webSnapshotProbe struct {
 	Calculated *analysis.CDFJSON `json:"calculated,omitempty"`
 }
 
+// clone returns a copy of s whose lists a later record leaves alone (nil
+// for nil): records insert windows and append and sort probes, but never
+// change a ΔQ once read, so the ΔQs are shared.
+func (s *webSnapshot) clone() *webSnapshot {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Windows = slices.Clone(s.Windows)
+	for i := range c.Windows {
+		c.Windows[i].Probes = slices.Clone(c.Windows[i].Probes)
+	}
+	return &c
+}
+
 // webSnapshotSummary is what the trigger list needs of a snapshot.
 type webSnapshotSummary struct {
 	ID      int64    `json:"id"`

@@ -83,15 +83,16 @@ func (w *scopeWeb) serveSnapshot(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "snapshot id: not a number", http.StatusBadRequest)
 		return
 	}
-	// A snapshot is at most maxSnapshotValues values: encoded under the
-	// lock, since its records may still be arriving.
+	// Its records may still be arriving: the snapshot's lists are copied
+	// under the lock (a few hundred records at most) and encoded after it
+	// is released, so that a reader does not hold up the windows.
 	w.mu.Lock()
-	s := w.snapshots[id]
+	s := w.snapshots[id].clone()
+	w.mu.Unlock()
 	var b []byte
 	if s != nil {
 		b, err = json.Marshal(s)
 	}
-	w.mu.Unlock()
 	switch {
 	case s == nil:
 		http.Error(rw, "no snapshot "+strconv.FormatInt(id, 10)+" (not yet recorded, or evicted)", http.StatusNotFound)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
@@ -625,4 +626,104 @@ func testLimits(k int) Limits {
 	l := DefaultLimits()
 	l.Windows = k
 	return l
+}
+
+// TestScopeWebSnapshotWhileRecordsArrive reads /api/snapshot/1 while the
+// demo's records, the snapshot's among them, are still arriving: each
+// answer is a whole snapshot as it stood (its windows in order, never fewer
+// than the answer before), and, under the race detector, no race is found.
+// (The demo's windows have three probes, whose lists grow into new arrays
+// as they are filed: TestScopeWebSnapshotClone checks the copy a reader
+// encodes where records would change it in place.)
+func TestScopeWebSnapshotWhileRecordsArrive(t *testing.T) {
+	batches := demoBatches(t)
+	w := newScopeWeb(testLimits(4))
+	srv := httptest.NewServer(w.handler())
+	defer srv.Close()
+	// Each record is filed as a read begins, so that the reads overlap the
+	// filing of the snapshot's records.
+	reading, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, b := range batches {
+			// One record at a time, newest first: records of one
+			// snapshot that come apart and out of order.
+			for _, ld := range slices.Backward(oneRecordEach(b.logs)) {
+				<-reading
+				w.addLogs(ld)
+			}
+			w.addMetrics(b.metrics)
+		}
+	}()
+	seen, reads := 0, 0
+	for finished := false; !finished; reads++ {
+		select {
+		case <-done:
+			finished = true
+		case reading <- struct{}{}:
+		}
+		res, err := http.Get(srv.URL + "/api/snapshot/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap webSnapshot
+		err = json.NewDecoder(res.Body).Decode(&snap)
+		res.Body.Close()
+		if res.StatusCode == http.StatusNotFound {
+			continue // not recorded yet
+		}
+		if res.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("read %d: status %d, %v", reads, res.StatusCode, err)
+		}
+		if len(snap.Windows) < seen || !slices.IsSortedFunc(snap.Windows, func(a, b webSnapshotWindow) int { return strings.Compare(a.End, b.End) }) {
+			t.Fatalf("read %d: %d windows (had %d), in order %v", reads, len(snap.Windows), seen, snap.Windows)
+		}
+		seen = len(snap.Windows)
+	}
+	if seen != 5 {
+		t.Errorf("the last read found %d windows of snapshot 1, want 5", seen)
+	}
+}
+
+// oneRecordEach splits ld into logs of one record each, with its resource
+// and scope.
+func oneRecordEach(ld plog.Logs) []plog.Logs {
+	var out []plog.Logs
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				one := plog.NewLogs()
+				orl := one.ResourceLogs().AppendEmpty()
+				rl.Resource().CopyTo(orl.Resource())
+				osl := orl.ScopeLogs().AppendEmpty()
+				sl.Scope().CopyTo(osl.Scope())
+				lr.CopyTo(osl.LogRecords().AppendEmpty())
+				out = append(out, one)
+			}
+		}
+	}
+	return out
+}
+
+// TestScopeWebSnapshotClone: the copy of a snapshot that /api/snapshot/ID
+// encodes after releasing the lock keeps its windows and their probes, in
+// order, while later records insert a window before them and add and sort
+// probes in place.
+func TestScopeWebSnapshotClone(t *testing.T) {
+	probes := make([]webSnapshotProbe, 2, 8) // room to grow in place
+	probes[0], probes[1] = webSnapshotProbe{Probe: "b", Success: 1}, webSnapshotProbe{Probe: "c", Success: 2}
+	windows := make([]webSnapshotWindow, 1, 4)
+	windows[0] = webSnapshotWindow{End: "2", Probes: probes}
+	s := &webSnapshot{ID: 1, Windows: windows}
+	c := s.clone()
+	s.Windows[0].Probes = append(s.Windows[0].Probes, webSnapshotProbe{Probe: "a"})
+	slices.SortFunc(s.Windows[0].Probes, func(x, y webSnapshotProbe) int { return strings.Compare(x.Probe, y.Probe) })
+	s.Windows = slices.Insert(s.Windows, 0, webSnapshotWindow{End: "1"})
+	if len(c.Windows) != 1 || c.Windows[0].End != "2" || len(c.Windows[0].Probes) != 2 ||
+		c.Windows[0].Probes[0].Probe != "b" || c.Windows[0].Probes[1].Probe != "c" {
+		t.Fatalf("the copy changed with the snapshot: %+v", c.Windows)
+	}
+	if (*webSnapshot)(nil).clone() != nil {
+		t.Error("the copy of no snapshot is a snapshot")
+	}
 }
