@@ -6,6 +6,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -260,29 +261,14 @@ type windowScan struct {
 // scanWindow makes the pass over w's counts, against its layout l and the
 // bin edges (ns) of l; with edges nil (the layout is not valid) only the
 // sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
-// Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ: one multiply-add a bin.
+// Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ (binMoments).
 func scanWindow(w *Window, l layout, edges []int64) windowScan {
 	var sc windowScan
-	var ci float64 // Σ cᵢ·i, or for log-linear buckets Σ cᵢ·eᵢ
 	nb := len(edges) - 1
 	switch {
 	case edges == nil:
-		for _, c := range w.BinCounts {
-			s := sc.n + c
-			sc.sat = sc.sat || s < sc.n
-			sc.n = s
-		}
-		return sc
 	case w.BinIndex == nil:
 		sc.binsOK = len(w.BinCounts) == nb
-		for i, c := range w.BinCounts {
-			s := sc.n + c
-			sc.sat = sc.sat || s < sc.n
-			sc.n = s
-			// int64(c): one instruction where uint64 takes several; a
-			// count of 2⁶³ or more makes the window too large anyway.
-			ci += float64(int64(c)) * float64(i)
-		}
 	default:
 		sc.binsOK = len(w.BinIndex) == len(w.BinCounts)
 		prev := -1
@@ -290,28 +276,24 @@ func scanWindow(w *Window, l layout, edges []int64) windowScan {
 			sc.binsOK = sc.binsOK && i > prev && i < nb
 			prev = i
 		}
-		if !sc.binsOK {
-			return scanWindow(w, l, nil)
-		}
-		for j, c := range w.BinCounts {
-			s := sc.n + c
-			sc.sat = sc.sat || s < sc.n
-			sc.n = s
-			ci += float64(int64(c)) * float64(w.BinIndex[j])
-		}
+	}
+	if !sc.binsOK || l.logLinear() {
+		sc.n, sc.sat = countSum(w.BinCounts)
 	}
 	if !sc.binsOK {
 		return sc
 	}
-	sc.f = float64(sc.n)
 	if !l.logLinear() {
+		var ci float64
+		sc.n, sc.sat, ci = binMoments(w.BinIndex, w.BinCounts, nb)
+		sc.f = float64(sc.n)
 		width := float64(l.dmaxNs) / float64(l.bins) / 1e9
 		sc.lo = ci * width
 		sc.hi = sc.lo + sc.f*width
 		return sc
 	}
 	// Log-linear: the edges themselves.
-	sc.lo, sc.hi = 0, 0
+	sc.f = float64(sc.n)
 	for j, c := range w.BinCounts {
 		i := j
 		if w.BinIndex != nil {
@@ -322,6 +304,86 @@ func scanWindow(w *Window, l layout, edges []int64) windowScan {
 	}
 	sc.lo, sc.hi = sc.lo/1e9, sc.hi/1e9
 	return sc
+}
+
+// countSum returns Σ c and whether it overflows uint64 (the sum is then
+// wrapped).
+func countSum(c []uint64) (n uint64, sat bool) {
+	var carries uint64
+	for _, x := range c {
+		var cy uint64
+		n, cy = bits.Add64(n, x, 0)
+		carries |= cy
+	}
+	return n, carries != 0
+}
+
+// binMoments returns Σ cⱼ (sat: it overflows uint64) and Σ cⱼ·iⱼ of the
+// counts c of bins iⱼ < bins (idx nil: iⱼ = j, one count per bin). Both
+// are summed in integers, without the latency of a floating-point sum:
+// Σ cⱼ·iⱼ ≤ (bins − 1)·Σ cⱼ is exact when that bound is within uint64,
+// as it is for every window of at most MaxWindowInstances instances of up
+// to 2¹⁴ bins; a larger sum is taken again in floating point
+// (binMomentFloat).
+func binMoments(idx []int, c []uint64, bins int) (n uint64, sat bool, ci float64) {
+	var carries, m uint64
+	if idx == nil {
+		n, carries, m = denseMoments(c)
+	} else {
+		for j, x := range c {
+			var cy uint64
+			n, cy = bits.Add64(n, x, 0)
+			carries |= cy
+			m += x * uint64(idx[j])
+		}
+	}
+	if carries != 0 || (bins > 1 && n > math.MaxUint64/uint64(bins-1)) {
+		return n, carries != 0, binMomentFloat(idx, c)
+	}
+	return n, false, float64(m)
+}
+
+// denseMoments returns Σ cᵢ, its carries (not zero when it overflows
+// uint64) and Σ cᵢ·i modulo 2⁶⁴, from the running sums Pₖ = Σ_{i≤k} cᵢ:
+// Σₖ Pₖ = Σᵢ cᵢ·(L − i) over the L counts, so Σ cᵢ·i = L·n − Σₖ Pₖ, two
+// additions a bin and no multiplication. Four bins a round.
+func denseMoments(c []uint64) (n, carries, m uint64) {
+	var t uint64 // Σₖ Pₖ
+	i := 0
+	for ; i+4 <= len(c); i += 4 {
+		q := c[i : i+4 : i+4]
+		var c0, c1, c2, c3 uint64
+		n, c0 = bits.Add64(n, q[0], 0)
+		t += n
+		n, c1 = bits.Add64(n, q[1], 0)
+		t += n
+		n, c2 = bits.Add64(n, q[2], 0)
+		t += n
+		n, c3 = bits.Add64(n, q[3], 0)
+		t += n
+		carries |= c0 | c1 | c2 | c3
+	}
+	for ; i < len(c); i++ {
+		var cy uint64
+		n, cy = bits.Add64(n, c[i], 0)
+		carries |= cy
+		t += n
+	}
+	return n, carries, uint64(len(c))*n - t
+}
+
+// binMomentFloat returns Σ cⱼ·iⱼ (binMoments) summed in floating point,
+// for counts whose integer sum might overflow.
+func binMomentFloat(idx []int, c []uint64) float64 {
+	var ci float64
+	for j, x := range c {
+		i := j
+		if idx != nil {
+			i = idx[j]
+		}
+		ci += float64(x) * float64(i)
+	}
+	return ci
 }
 
 // count returns the instances of w, saturated at math.MaxInt64, and

@@ -324,6 +324,23 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	return true
 }
 
+// copyCounts copies the first len(dst) counts of src into dst and returns
+// dst. pdata gives no view of its slice: each At loads the slice again (a
+// store to dst might have changed it), so the counts are loaded four at a
+// time, between the stores, and the four share one load of the slice.
+func copyCounts(dst []uint64, src pcommon.UInt64Slice) []uint64 {
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		c0, c1, c2, c3 := src.At(i), src.At(i+1), src.At(i+2), src.At(i+3)
+		d := dst[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = c0, c1, c2, c3
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = src.At(i)
+	}
+	return dst
+}
+
 // readBuckets reads the buckets of a point of layout l into w's sparse
 // counts; false when a bound is not the next edge of the layout, or a
 // bucket spanning several bins is not empty.
@@ -332,10 +349,7 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 	if l.dense && n == l.bins {
 		// Dense: the counts as they are (BinIndex nil), in one pass.
 		w.BinIndex = nil
-		w.BinCounts = slices.Grow(w.BinCounts, n)[:n]
-		for i := range w.BinCounts {
-			w.BinCounts[i] = counts.At(i)
-		}
+		w.BinCounts = copyCounts(slices.Grow(w.BinCounts, n)[:n], counts)
 		return true
 	}
 	prev := -1

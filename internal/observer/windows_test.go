@@ -253,3 +253,16 @@ func TestLogLinearWindowOnTheWire(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&w))
 }
+
+// TestCopyCounts: the dense counts are copied whole, for lengths around
+// the four counts copyCounts moves a round.
+func TestCopyCounts(t *testing.T) {
+	for n := range 10 {
+		src := pcommon.NewUInt64Slice()
+		for i := range n + 1 {
+			src.Append(uint64(1000*i + 7))
+		}
+		got := copyCounts(make([]uint64, n), src)
+		require.Equal(t, src.AsRaw()[:n], got, "%d counts", n)
+	}
+}
