@@ -137,10 +137,56 @@ const (
 // open windows. The agreed layout applies from a window boundary
 // (relayout.go): the windows that hold counts of the old layout close in
 // it, and a window of the other layout is refused until then, never mixed.
+//
+// AddWindow is safe for concurrent use, and the windows of concurrent
+// callers are checked in parallel: the check reads the window alone, and
+// the engine is locked only to add it (AddWindows adds a batch under one
+// lock).
 func (e *Engine) AddWindow(w *Window) Contribution {
+	ck := e.checkWindow(w)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, n := e.addWindow(w)
+	return e.addChecked(w, ck)
+}
+
+// AddWindows adds the windows ws as AddWindow adds each, in order, and
+// writes their fates to fates, which must be at least as long as ws. The
+// windows are checked before the engine is locked, and the engine is
+// locked once for up to windowBatch of them: concurrent callers contend
+// for it once a batch rather than once a window.
+func (e *Engine) AddWindows(ws []Window, fates []Contribution) {
+	fates = fates[:len(ws)]
+	var checks [windowBatch]windowCheck
+	for len(ws) > 0 {
+		m := min(len(ws), windowBatch)
+		for i := range m {
+			checks[i] = e.checkWindow(&ws[i])
+		}
+		e.addBatch(ws[:m], checks[:m], fates[:m])
+		ws, fates = ws[m:], fates[m:]
+	}
+}
+
+// windowBatch is the number of windows AddWindows adds under one lock.
+const windowBatch = 32
+
+// addBatch adds the checked windows ws under one lock and writes their
+// fates.
+func (e *Engine) addBatch(ws []Window, checks []windowCheck, fates []Contribution) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range ws {
+		fates[i] = e.addChecked(&ws[i], checks[i])
+	}
+}
+
+// addChecked adds w, whose check is ck, when the check accepted it, and
+// counts its fate and its instances. Called with mu held.
+func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
+	c, n := ck.c, ck.n
+	if c == ContributionAccepted {
+		c = e.addWindow(w, ck.lay)
+	}
 	e.contributions[c]++
 	switch c {
 	case ContributionAccepted:
@@ -159,37 +205,33 @@ func (e *Engine) AddWindow(w *Window) Contribution {
 	return c
 }
 
-// addWindow does AddWindow's work and returns the fate and the window's
-// instance count (saturated). Called with mu held.
-func (e *Engine) addWindow(w *Window) (Contribution, int64) {
-	lay, n, c := e.checkWindow(w)
-	if c != ContributionAccepted {
-		return c, n
-	}
+// addWindow does AddWindow's work for a window that passed checkWindow,
+// of layout lay, and returns its fate. Called with mu held.
+func (e *Engine) addWindow(w *Window, lay layout) Contribution {
 	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
 	if e.interval > 0 {
 		k = floorDiv(start, e.interval)
 		switch {
 		case end-start != e.interval || k*e.interval != start:
-			return ContributionMisaligned, n
+			return ContributionMisaligned
 		case k < e.k0:
-			return ContributionLate, n
+			return ContributionLate
 		case k >= e.k0+e.nslots:
-			return ContributionEarly, n
+			return ContributionEarly
 		}
 	}
 	s := &e.slots[e.slotOf(k)]
 	_, known := s.sources[w.Source]
 	if w.Source != "" && !known && len(s.sources) >= e.cfg.Gateway.MaxAgents {
-		return ContributionAgentLimit, n
+		return ContributionAgentLimit
 	}
 	p, c := e.windowProbe(w.Probe, lay, w.Source, k)
 	if p == nil {
-		return c, n
+		return c
 	}
 	if c := e.agree(p, lay, w.Source, k); c != ContributionAccepted {
-		return c, n
+		return c
 	}
 	a := s.accs[p.idx]
 	if a == nil {
@@ -199,7 +241,7 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 	if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
 		// checkWindow checked the counts; only a sum beyond int64 is left,
 		// which MaxWindowInstances × MaxAgents cannot reach.
-		return ContributionInvalid, n
+		return ContributionInvalid
 	}
 	a.sum += w.SuccessSum
 	p.lastK = max(p.lastK, k)
@@ -213,7 +255,7 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 		}
 		s.sources[strings.Clone(w.Source)] = struct{}{}
 	}
-	return ContributionAccepted, n
+	return ContributionAccepted
 }
 
 // addSparse adds a window's counts (deltaq.Histogram.AddSparse).
@@ -224,25 +266,29 @@ func (a *acc) addSparse(idx []int, counts []uint64, timeouts, failures int64) (u
 	return a.hist.AddSparse(idx, counts, timeouts, failures)
 }
 
+// windowCheck is what checkWindow found of a window: its layout, its
+// instance count, saturated at math.MaxInt64 (for the drop counters of a
+// refused window), and its fate so far.
+type windowCheck struct {
+	lay layout
+	n   int64
+	c   Contribution
+}
+
 // checkWindow checks what a window says of itself: its probe's name, its
 // source's, its layout, its counts and its sum, in one pass over its
-// counts. It returns the window's layout and its instance count,
-// saturated at math.MaxInt64 (for the drop counters of a refused window).
-// Called with mu held.
-func (e *Engine) checkWindow(w *Window) (layout, int64, Contribution) {
+// counts. Called without mu: it reads w and the cached edges alone.
+func (e *Engine) checkWindow(w *Window) windowCheck {
 	lay, edges, layOK := e.windowLayout(w)
-	if !layOK {
-		edges = nil
-	}
-	sc := scanWindow(w, lay, edges)
+	sc := scanWindow(w, lay, layOK, edges)
 	n, countsOK := sc.count(w)
 	switch {
 	case len(w.Source) > MaxSourceLength:
-		return layout{}, n, ContributionAgentInvalid
+		return windowCheck{n: n, c: ContributionAgentInvalid}
 	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum):
-		return layout{}, n, ContributionInvalid
+		return windowCheck{n: n, c: ContributionInvalid}
 	}
-	return lay, n, ContributionAccepted
+	return windowCheck{lay: lay, n: n, c: ContributionAccepted}
 }
 
 // windowScan is what a pass over a window's counts finds: their sum (sat:
@@ -258,15 +304,15 @@ type windowScan struct {
 	lo, hi, f float64
 }
 
-// scanWindow makes the pass over w's counts, against its layout l and the
-// bin edges (ns) of l; with edges nil (the layout is not valid) only the
-// sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
+// scanWindow makes the pass over w's counts, against its layout l of
+// w.Bins bins and, for log-linear buckets, their edges (ns); when the
+// layout is not valid only the sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
 // Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ (binMoments).
-func scanWindow(w *Window, l layout, edges []int64) windowScan {
+func scanWindow(w *Window, l layout, valid bool, edges []int64) windowScan {
 	var sc windowScan
-	nb := len(edges) - 1
+	nb := w.Bins
 	switch {
-	case edges == nil:
+	case !valid:
 	case w.BinIndex == nil:
 		sc.binsOK = len(w.BinCounts) == nb
 	default:
@@ -411,23 +457,25 @@ func (sc windowScan) sumWithin(s float64) bool {
 	return s >= sc.lo-tol && s <= sc.hi+tol
 }
 
-// windowLayout returns the layout of w and its bin edges in nanoseconds
-// (e₀ = 0 < … < e_N), or false when w names no valid layout: uniform bins
-// of at most deltaq.MaxBins, or log-linear buckets of at most
-// deltaq.MaxThesisBins, the processor's bound, Bins of them. Called with
-// mu held (the edges of log-linear layouts are cached).
+// windowLayout returns the layout of w and, for log-linear buckets, their
+// edges in nanoseconds (e₀ = 0 < … < e_N), or false when w names no valid
+// layout: uniform bins of at most deltaq.MaxBins, or log-linear buckets
+// of at most deltaq.MaxThesisBins, the processor's bound, Bins of them.
+// The edges are cached under edgesMu.
 func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 	if w.LogLinear == (deltaq.LogLinear{}) {
 		l := layout{dmaxNs: w.DMaxNs, bins: w.Bins}
 		if !l.valid() {
 			return layout{}, nil, false
 		}
-		return l, e.uniformEdges(l), true
+		return l, nil, true
 	}
 	l, ok := logLinearLayout(w.LogLinear)
 	if !ok || w.DMaxNs != w.LogLinear.High {
 		return layout{}, nil, false
 	}
+	e.edgesMu.Lock()
+	defer e.edgesMu.Unlock()
 	edges, ok := e.llEdges[w.LogLinear]
 	if !ok {
 		var err error
@@ -439,29 +487,14 @@ func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 		}
 		e.llEdges[w.LogLinear] = edges
 	}
-	return l, edges, len(edges)-1 == w.Bins
+	if len(edges)-1 != w.Bins {
+		return layout{}, nil, false
+	}
+	return l, edges, true
 }
 
 // maxCachedEdges bounds the cached edges of window layouts.
 const maxCachedEdges = 64
-
-// uniformEdges returns the edges i·dMax/N, i = 0 … N, of a uniform layout,
-// cached. Called with mu held.
-func (e *Engine) uniformEdges(l layout) []int64 {
-	if edges, ok := e.unEdges[l]; ok {
-		return edges
-	}
-	edges := make([]int64, l.bins+1)
-	for i := range edges {
-		// i·dMax/N without overflow: dMax < 2⁶³ and i ≤ N.
-		edges[i] = int64(math.Round(float64(i) * float64(l.dmaxNs) / float64(l.bins)))
-	}
-	if len(e.unEdges) >= maxCachedEdges {
-		clear(e.unEdges)
-	}
-	e.unEdges[l] = edges
-	return edges
-}
 
 // windowProbe returns the probe a valid window of layout own from source
 // for window k names, or nil and why not. A probe no configuration names

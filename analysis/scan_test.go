@@ -4,9 +4,11 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -165,5 +167,52 @@ func TestHugeWindowSumChecked(t *testing.T) {
 				t.Errorf("%d bins, sum %g in [%g, %g]: %v, want %v", bins, tc.sum, lo, hi, c, tc.want)
 			}
 		}
+	}
+}
+
+// TestAddWindowsAsAddWindow: AddWindows gives each of more than a batch of
+// windows — accepted, invalid, late, early, misaligned, of agents beyond
+// the limit — the fate AddWindow gives it, and leaves the engine as
+// AddWindow does.
+func TestAddWindowsAsAddWindow(t *testing.T) {
+	cfg := Config{Interval: time.Second, Lag: 2 * time.Second, Gateway: GatewayConfig{MaxAgents: 5},
+		Probes: map[string]ProbeConfig{"job": {DMax: testDMax, Bins: testBins}}}
+	one, batch := newEngine(t, cfg, at(3*time.Second)), newEngine(t, cfg, at(3*time.Second))
+	r := rand.New(rand.NewPCG(3, 4))
+	var ws []Window
+	for i := range 3*windowBatch + 5 {
+		start := time.Duration(r.IntN(6)) * time.Second // some late, some early
+		w := gwWindow(fmt.Sprintf("agent-%d", r.IntN(50)), start, testDMax, testBins)
+		switch i % 7 {
+		case 1:
+			w.SuccessSum = -1
+		case 2:
+			w.End = w.End.Add(time.Millisecond)
+		case 3:
+			w.BinIndex, w.BinCounts = []int{4, 9}, []uint64{2, 1}
+			w.SuccessSum = 2*0.0045 + 0.0095
+		}
+		ws = append(ws, w)
+	}
+	fates := make([]Contribution, len(ws))
+	batch.AddWindows(ws, fates)
+	seen := map[Contribution]bool{}
+	for i := range ws {
+		if c := one.AddWindow(&ws[i]); c != fates[i] {
+			t.Errorf("window %d: AddWindows %v, AddWindow %v", i, fates[i], c)
+		}
+		seen[fates[i]] = true
+	}
+	for _, c := range []Contribution{ContributionAccepted, ContributionInvalid, ContributionLate, ContributionMisaligned, ContributionAgentLimit} {
+		if !seen[c] {
+			t.Errorf("no window was %v", c)
+		}
+	}
+	if a, b := one.Stats(), batch.Stats(); !reflect.DeepEqual(a, b) {
+		t.Errorf("AddWindow %+v, AddWindows %+v", a, b)
+	}
+	a, b := probeOf(t, one.Flush(at(3 * time.Second))[1], "job"), probeOf(t, batch.Flush(at(3 * time.Second))[1], "job")
+	if !reflect.DeepEqual(a.BinCounts, b.BinCounts) || a.Counts != b.Counts {
+		t.Errorf("AddWindow %v %+v, AddWindows %v %+v", a.BinCounts, a.Counts, b.BinCounts, b.Counts)
 	}
 }
