@@ -152,10 +152,11 @@ type Engine struct {
 	// pending are the probes no configuration names whose layout other
 	// engines' windows propose but have not agreed on (merge.go).
 	pending map[string]*probe
-	// llEdges and unEdges cache the bin edges of the layouts of other
-	// engines' windows (merge.go).
+	// llEdges caches the bucket edges of the log-linear layouts of other
+	// engines' windows (merge.go); edgesMu, not mu, guards it: windows
+	// are checked before mu is taken.
+	edgesMu sync.Mutex
 	llEdges map[deltaq.LogLinear][]int64
-	unEdges map[layout][]int64
 	// gen is the generation of the registry of processor layouts
 	// (Config.LayoutGeneration) the layouts were last looked up at.
 	gen uint64
@@ -355,7 +356,6 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		free:     make(map[layout][]*acc),
 		llEdges:  make(map[deltaq.LogLinear][]int64),
 		pending:  make(map[string]*probe),
-		unEdges:  make(map[layout][]int64),
 		minEnd:   math.MaxInt64,
 		maxEnd:   math.MinInt64,
 	}

@@ -6,6 +6,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -136,10 +137,56 @@ const (
 // open windows. The agreed layout applies from a window boundary
 // (relayout.go): the windows that hold counts of the old layout close in
 // it, and a window of the other layout is refused until then, never mixed.
+//
+// AddWindow is safe for concurrent use, and the windows of concurrent
+// callers are checked in parallel: the check reads the window alone, and
+// the engine is locked only to add it (AddWindows adds a batch under one
+// lock).
 func (e *Engine) AddWindow(w *Window) Contribution {
+	ck := e.checkWindow(w)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, n := e.addWindow(w)
+	return e.addChecked(w, ck)
+}
+
+// AddWindows adds the windows ws as AddWindow adds each, in order, and
+// writes their fates to fates, which must be at least as long as ws. The
+// windows are checked before the engine is locked, and the engine is
+// locked once for up to windowBatch of them: concurrent callers contend
+// for it once a batch rather than once a window.
+func (e *Engine) AddWindows(ws []Window, fates []Contribution) {
+	fates = fates[:len(ws)]
+	var checks [windowBatch]windowCheck
+	for len(ws) > 0 {
+		m := min(len(ws), windowBatch)
+		for i := range m {
+			checks[i] = e.checkWindow(&ws[i])
+		}
+		e.addBatch(ws[:m], checks[:m], fates[:m])
+		ws, fates = ws[m:], fates[m:]
+	}
+}
+
+// windowBatch is the number of windows AddWindows adds under one lock.
+const windowBatch = 32
+
+// addBatch adds the checked windows ws under one lock and writes their
+// fates.
+func (e *Engine) addBatch(ws []Window, checks []windowCheck, fates []Contribution) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range ws {
+		fates[i] = e.addChecked(&ws[i], checks[i])
+	}
+}
+
+// addChecked adds w, whose check is ck, when the check accepted it, and
+// counts its fate and its instances. Called with mu held.
+func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
+	c, n := ck.c, ck.n
+	if c == ContributionAccepted {
+		c = e.addWindow(w, ck.lay)
+	}
 	e.contributions[c]++
 	switch c {
 	case ContributionAccepted:
@@ -158,37 +205,33 @@ func (e *Engine) AddWindow(w *Window) Contribution {
 	return c
 }
 
-// addWindow does AddWindow's work and returns the fate and the window's
-// instance count (saturated). Called with mu held.
-func (e *Engine) addWindow(w *Window) (Contribution, int64) {
-	lay, n, c := e.checkWindow(w)
-	if c != ContributionAccepted {
-		return c, n
-	}
+// addWindow does AddWindow's work for a window that passed checkWindow,
+// of layout lay, and returns its fate. Called with mu held.
+func (e *Engine) addWindow(w *Window, lay layout) Contribution {
 	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
 	if e.interval > 0 {
 		k = floorDiv(start, e.interval)
 		switch {
 		case end-start != e.interval || k*e.interval != start:
-			return ContributionMisaligned, n
+			return ContributionMisaligned
 		case k < e.k0:
-			return ContributionLate, n
+			return ContributionLate
 		case k >= e.k0+e.nslots:
-			return ContributionEarly, n
+			return ContributionEarly
 		}
 	}
 	s := &e.slots[e.slotOf(k)]
 	_, known := s.sources[w.Source]
 	if w.Source != "" && !known && len(s.sources) >= e.cfg.Gateway.MaxAgents {
-		return ContributionAgentLimit, n
+		return ContributionAgentLimit
 	}
 	p, c := e.windowProbe(w.Probe, lay, w.Source, k)
 	if p == nil {
-		return c, n
+		return c
 	}
 	if c := e.agree(p, lay, w.Source, k); c != ContributionAccepted {
-		return c, n
+		return c
 	}
 	a := s.accs[p.idx]
 	if a == nil {
@@ -198,7 +241,7 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 	if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
 		// checkWindow checked the counts; only a sum beyond int64 is left,
 		// which MaxWindowInstances × MaxAgents cannot reach.
-		return ContributionInvalid, n
+		return ContributionInvalid
 	}
 	a.sum += w.SuccessSum
 	p.lastK = max(p.lastK, k)
@@ -212,7 +255,7 @@ func (e *Engine) addWindow(w *Window) (Contribution, int64) {
 		}
 		s.sources[strings.Clone(w.Source)] = struct{}{}
 	}
-	return ContributionAccepted, n
+	return ContributionAccepted
 }
 
 // addSparse adds a window's counts (deltaq.Histogram.AddSparse).
@@ -223,25 +266,29 @@ func (a *acc) addSparse(idx []int, counts []uint64, timeouts, failures int64) (u
 	return a.hist.AddSparse(idx, counts, timeouts, failures)
 }
 
+// windowCheck is what checkWindow found of a window: its layout, its
+// instance count, saturated at math.MaxInt64 (for the drop counters of a
+// refused window), and its fate so far.
+type windowCheck struct {
+	lay layout
+	n   int64
+	c   Contribution
+}
+
 // checkWindow checks what a window says of itself: its probe's name, its
 // source's, its layout, its counts and its sum, in one pass over its
-// counts. It returns the window's layout and its instance count,
-// saturated at math.MaxInt64 (for the drop counters of a refused window).
-// Called with mu held.
-func (e *Engine) checkWindow(w *Window) (layout, int64, Contribution) {
+// counts. Called without mu: it reads w and the cached edges alone.
+func (e *Engine) checkWindow(w *Window) windowCheck {
 	lay, edges, layOK := e.windowLayout(w)
-	if !layOK {
-		edges = nil
-	}
-	sc := scanWindow(w, lay, edges)
+	sc := scanWindow(w, lay, layOK, edges)
 	n, countsOK := sc.count(w)
 	switch {
 	case len(w.Source) > MaxSourceLength:
-		return layout{}, n, ContributionAgentInvalid
+		return windowCheck{n: n, c: ContributionAgentInvalid}
 	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum):
-		return layout{}, n, ContributionInvalid
+		return windowCheck{n: n, c: ContributionInvalid}
 	}
-	return lay, n, ContributionAccepted
+	return windowCheck{lay: lay, n: n, c: ContributionAccepted}
 }
 
 // windowScan is what a pass over a window's counts finds: their sum (sat:
@@ -257,32 +304,17 @@ type windowScan struct {
 	lo, hi, f float64
 }
 
-// scanWindow makes the pass over w's counts, against its layout l and the
-// bin edges (ns) of l; with edges nil (the layout is not valid) only the
-// sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
-// Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ: one multiply-add a bin.
-func scanWindow(w *Window, l layout, edges []int64) windowScan {
+// scanWindow makes the pass over w's counts, against its layout l of
+// w.Bins bins and, for log-linear buckets, their edges (ns); when the
+// layout is not valid only the sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
+// Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ (binMoments).
+func scanWindow(w *Window, l layout, valid bool, edges []int64) windowScan {
 	var sc windowScan
-	var ci float64 // Σ cᵢ·i, or for log-linear buckets Σ cᵢ·eᵢ
-	nb := len(edges) - 1
+	nb := w.Bins
 	switch {
-	case edges == nil:
-		for _, c := range w.BinCounts {
-			s := sc.n + c
-			sc.sat = sc.sat || s < sc.n
-			sc.n = s
-		}
-		return sc
+	case !valid:
 	case w.BinIndex == nil:
 		sc.binsOK = len(w.BinCounts) == nb
-		for i, c := range w.BinCounts {
-			s := sc.n + c
-			sc.sat = sc.sat || s < sc.n
-			sc.n = s
-			// int64(c): one instruction where uint64 takes several; a
-			// count of 2⁶³ or more makes the window too large anyway.
-			ci += float64(int64(c)) * float64(i)
-		}
 	default:
 		sc.binsOK = len(w.BinIndex) == len(w.BinCounts)
 		prev := -1
@@ -290,28 +322,24 @@ func scanWindow(w *Window, l layout, edges []int64) windowScan {
 			sc.binsOK = sc.binsOK && i > prev && i < nb
 			prev = i
 		}
-		if !sc.binsOK {
-			return scanWindow(w, l, nil)
-		}
-		for j, c := range w.BinCounts {
-			s := sc.n + c
-			sc.sat = sc.sat || s < sc.n
-			sc.n = s
-			ci += float64(int64(c)) * float64(w.BinIndex[j])
-		}
+	}
+	if !sc.binsOK || l.logLinear() {
+		sc.n, sc.sat = countSum(w.BinCounts)
 	}
 	if !sc.binsOK {
 		return sc
 	}
-	sc.f = float64(sc.n)
 	if !l.logLinear() {
+		var ci float64
+		sc.n, sc.sat, ci = binMoments(w.BinIndex, w.BinCounts, nb)
+		sc.f = float64(sc.n)
 		width := float64(l.dmaxNs) / float64(l.bins) / 1e9
 		sc.lo = ci * width
 		sc.hi = sc.lo + sc.f*width
 		return sc
 	}
 	// Log-linear: the edges themselves.
-	sc.lo, sc.hi = 0, 0
+	sc.f = float64(sc.n)
 	for j, c := range w.BinCounts {
 		i := j
 		if w.BinIndex != nil {
@@ -322,6 +350,86 @@ func scanWindow(w *Window, l layout, edges []int64) windowScan {
 	}
 	sc.lo, sc.hi = sc.lo/1e9, sc.hi/1e9
 	return sc
+}
+
+// countSum returns Σ c and whether it overflows uint64 (the sum is then
+// wrapped).
+func countSum(c []uint64) (n uint64, sat bool) {
+	var carries uint64
+	for _, x := range c {
+		var cy uint64
+		n, cy = bits.Add64(n, x, 0)
+		carries |= cy
+	}
+	return n, carries != 0
+}
+
+// binMoments returns Σ cⱼ (sat: it overflows uint64) and Σ cⱼ·iⱼ of the
+// counts c of bins iⱼ < bins (idx nil: iⱼ = j, one count per bin). Both
+// are summed in integers, without the latency of a floating-point sum:
+// Σ cⱼ·iⱼ ≤ (bins − 1)·Σ cⱼ is exact when that bound is within uint64,
+// as it is for every window of at most MaxWindowInstances instances of up
+// to 2¹⁴ bins; a larger sum is taken again in floating point
+// (binMomentFloat).
+func binMoments(idx []int, c []uint64, bins int) (n uint64, sat bool, ci float64) {
+	var carries, m uint64
+	if idx == nil {
+		n, carries, m = denseMoments(c)
+	} else {
+		for j, x := range c {
+			var cy uint64
+			n, cy = bits.Add64(n, x, 0)
+			carries |= cy
+			m += x * uint64(idx[j])
+		}
+	}
+	if carries != 0 || (bins > 1 && n > math.MaxUint64/uint64(bins-1)) {
+		return n, carries != 0, binMomentFloat(idx, c)
+	}
+	return n, false, float64(m)
+}
+
+// denseMoments returns Σ cᵢ, its carries (not zero when it overflows
+// uint64) and Σ cᵢ·i modulo 2⁶⁴, from the running sums Pₖ = Σ_{i≤k} cᵢ:
+// Σₖ Pₖ = Σᵢ cᵢ·(L − i) over the L counts, so Σ cᵢ·i = L·n − Σₖ Pₖ, two
+// additions a bin and no multiplication. Four bins a round.
+func denseMoments(c []uint64) (n, carries, m uint64) {
+	var t uint64 // Σₖ Pₖ
+	i := 0
+	for ; i+4 <= len(c); i += 4 {
+		q := c[i : i+4 : i+4]
+		var c0, c1, c2, c3 uint64
+		n, c0 = bits.Add64(n, q[0], 0)
+		t += n
+		n, c1 = bits.Add64(n, q[1], 0)
+		t += n
+		n, c2 = bits.Add64(n, q[2], 0)
+		t += n
+		n, c3 = bits.Add64(n, q[3], 0)
+		t += n
+		carries |= c0 | c1 | c2 | c3
+	}
+	for ; i < len(c); i++ {
+		var cy uint64
+		n, cy = bits.Add64(n, c[i], 0)
+		carries |= cy
+		t += n
+	}
+	return n, carries, uint64(len(c))*n - t
+}
+
+// binMomentFloat returns Σ cⱼ·iⱼ (binMoments) summed in floating point,
+// for counts whose integer sum might overflow.
+func binMomentFloat(idx []int, c []uint64) float64 {
+	var ci float64
+	for j, x := range c {
+		i := j
+		if idx != nil {
+			i = idx[j]
+		}
+		ci += float64(x) * float64(i)
+	}
+	return ci
 }
 
 // count returns the instances of w, saturated at math.MaxInt64, and
@@ -349,23 +457,25 @@ func (sc windowScan) sumWithin(s float64) bool {
 	return s >= sc.lo-tol && s <= sc.hi+tol
 }
 
-// windowLayout returns the layout of w and its bin edges in nanoseconds
-// (e₀ = 0 < … < e_N), or false when w names no valid layout: uniform bins
-// of at most deltaq.MaxBins, or log-linear buckets of at most
-// deltaq.MaxThesisBins, the processor's bound, Bins of them. Called with
-// mu held (the edges of log-linear layouts are cached).
+// windowLayout returns the layout of w and, for log-linear buckets, their
+// edges in nanoseconds (e₀ = 0 < … < e_N), or false when w names no valid
+// layout: uniform bins of at most deltaq.MaxBins, or log-linear buckets
+// of at most deltaq.MaxThesisBins, the processor's bound, Bins of them.
+// The edges are cached under edgesMu.
 func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 	if w.LogLinear == (deltaq.LogLinear{}) {
 		l := layout{dmaxNs: w.DMaxNs, bins: w.Bins}
 		if !l.valid() {
 			return layout{}, nil, false
 		}
-		return l, e.uniformEdges(l), true
+		return l, nil, true
 	}
 	l, ok := logLinearLayout(w.LogLinear)
 	if !ok || w.DMaxNs != w.LogLinear.High {
 		return layout{}, nil, false
 	}
+	e.edgesMu.Lock()
+	defer e.edgesMu.Unlock()
 	edges, ok := e.llEdges[w.LogLinear]
 	if !ok {
 		var err error
@@ -377,29 +487,14 @@ func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 		}
 		e.llEdges[w.LogLinear] = edges
 	}
-	return l, edges, len(edges)-1 == w.Bins
+	if len(edges)-1 != w.Bins {
+		return layout{}, nil, false
+	}
+	return l, edges, true
 }
 
 // maxCachedEdges bounds the cached edges of window layouts.
 const maxCachedEdges = 64
-
-// uniformEdges returns the edges i·dMax/N, i = 0 … N, of a uniform layout,
-// cached. Called with mu held.
-func (e *Engine) uniformEdges(l layout) []int64 {
-	if edges, ok := e.unEdges[l]; ok {
-		return edges
-	}
-	edges := make([]int64, l.bins+1)
-	for i := range edges {
-		// i·dMax/N without overflow: dMax < 2⁶³ and i ≤ N.
-		edges[i] = int64(math.Round(float64(i) * float64(l.dmaxNs) / float64(l.bins)))
-	}
-	if len(e.unEdges) >= maxCachedEdges {
-		clear(e.unEdges)
-	}
-	e.unEdges[l] = edges
-	return edges
-}
 
 // windowProbe returns the probe a valid window of layout own from source
 // for window k names, or nil and why not. A probe no configuration names

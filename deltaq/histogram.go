@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Histogram accumulates outcome instances into the bins of a ΔQ in fixed
@@ -135,16 +136,9 @@ func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successe
 	}
 	// One pass: add and sum; undo in the (practically impossible) case of
 	// an overflow.
-	counts := h.counts[:len(bins)]
-	var n uint64
-	overflow := false
-	for i, c := range bins {
-		counts[i] += c
-		s := n + c
-		overflow = overflow || s < n
-		n = s
-	}
+	n, overflow := addCounts(h.counts[:len(bins)], bins)
 	if overflow || n > math.MaxInt64-uint64(h.success) {
+		counts := h.counts[:len(bins)]
 		for i, c := range bins {
 			counts[i] -= c
 		}
@@ -154,6 +148,37 @@ func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successe
 	h.timeouts += timeouts
 	h.failures += failures
 	return n, nil
+}
+
+// addCounts adds src to dst, of the same length, and returns Σ src and
+// whether that sum overflows uint64. Four bins a round, without a branch:
+// the additions into dst are independent, and the sum's carries are
+// collected rather than tested one by one.
+func addCounts(dst, src []uint64) (n uint64, overflow bool) {
+	dst = dst[:len(src)]
+	var carries uint64
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		s, d := src[i:i+4:i+4], dst[i:i+4:i+4]
+		s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+		d[0] += s0
+		d[1] += s1
+		d[2] += s2
+		d[3] += s3
+		var c0, c1, c2, c3 uint64
+		n, c0 = bits.Add64(n, s0, 0)
+		n, c1 = bits.Add64(n, s1, 0)
+		n, c2 = bits.Add64(n, s2, 0)
+		n, c3 = bits.Add64(n, s3, 0)
+		carries |= c0 | c1 | c2 | c3
+	}
+	for ; i < len(src); i++ {
+		dst[i] += src[i]
+		var cy uint64
+		n, cy = bits.Add64(n, src[i], 0)
+		carries |= cy
+	}
+	return n, carries != 0
 }
 
 // AddSparse adds the counts of a histogram of the same shape given in

@@ -6,6 +6,7 @@ package deltaq
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -97,6 +98,53 @@ func TestHistogramAddCounts(t *testing.T) {
 	}
 	if a.Total() != 7 || a.counts[0] != 1 {
 		t.Errorf("a refused call changed the histogram: total %d, want 7", a.Total())
+	}
+}
+
+// TestAddCountsUnrolled: the four-bins-a-round addition of AddCounts adds
+// every bin and sums the successes, with the overflow of the sum found in
+// any position, for lengths around the round; an overflow leaves the
+// histogram as it was.
+func TestAddCountsUnrolled(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 2000 {
+		bins := 1 + trial%11
+		if trial%100 == 0 {
+			bins = 1000
+		}
+		h, _ := NewHistogram(0.001, bins)
+		before := make([]uint64, bins)
+		add := make([]uint64, bins)
+		var want uint64
+		over := false
+		for i := range add {
+			before[i] = r.Uint64N(1 << 20)
+			add[i] = r.Uint64N(1 << 30)
+			if r.IntN(4*bins) == 0 {
+				add[i] = math.MaxUint64 - r.Uint64N(1<<10)
+			}
+			s := want + add[i]
+			over = over || s < want
+			want = s
+		}
+		over = over || want > math.MaxInt64
+		copy(h.counts, before)
+		n, err := h.AddCounts(add, 0, 0)
+		if over != (err != nil) {
+			t.Fatalf("trial %d: overflow %v, error %v", trial, over, err)
+		}
+		for i := range add {
+			w := before[i]
+			if !over {
+				w += add[i]
+			}
+			if h.counts[i] != w {
+				t.Fatalf("trial %d: bin %d is %d, want %d", trial, i, h.counts[i], w)
+			}
+		}
+		if !over && (n != want || h.Successes() != int64(want)) {
+			t.Fatalf("trial %d: %d successes (histogram %d), want %d", trial, n, h.Successes(), want)
+		}
 	}
 }
 

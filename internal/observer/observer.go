@@ -118,13 +118,12 @@ type Observer struct {
 	// (Settings.SpanProbes), resolved in the engine; nil without.
 	spans *spanProbes
 	// wire caches what reading the agents' windows learnt of their
-	// layouts (windows.go); boundsMu guards it.
-	boundsMu sync.Mutex
-	wire     *wireCache
-	// wScratch and idxScratch hold the window being read and the buffer
-	// of its sparse indices, reused; boundsMu guards them.
-	wScratch   analysis.Window
-	idxScratch []int
+	// layouts (windows.go); it has its own lock.
+	wire *wireCache
+	// scratch holds *windowScratch: the window being read and the buffer
+	// of its sparse indices, reused by the requests ConsumeMetrics serves
+	// one after the other, one per concurrent request.
+	scratch sync.Pool
 }
 
 // New makes the observer of cfg, which the component has validated

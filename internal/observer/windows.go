@@ -7,6 +7,8 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -109,18 +111,22 @@ func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint6
 // self-telemetry; a point that does not describe a window (no probe,
 // bounds that are not edges of a layout, counts that do not add up)
 // counts as invalid. The engine checks the rest (analysis.Engine.AddWindow).
+//
+// Concurrent calls (the receiver's handlers of several agents' requests)
+// read and check their windows in parallel; the engine is locked only to
+// add them, once for a few windows (analysis.Engine.AddWindows).
 func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	o.boundsMu.Lock()
-	defer o.boundsMu.Unlock()
-	// The window read and its sparse indices' buffer (kept across dense
-	// points, which have none) are reused from call to call.
-	w, idx := &o.wScratch, o.idxScratch
+	// The windows read and their buffers are reused from call to call.
+	sc, _ := o.scratch.Get().(*windowScratch)
+	if sc == nil {
+		sc = &windowScratch{wire: wireReader{cache: o.wire}}
+	}
 	// The fates are counted here and added to the self-telemetry once per
 	// request: an instrument's Add per window would cost as much as the
 	// merge of a sparse window.
 	var fates analysis.Contributions
 	defer func() {
-		o.idxScratch = idx
+		o.scratch.Put(sc)
 		for c, n := range fates {
 			if n > 0 {
 				o.tel.Contributions.Add(ctx, n, o.fateAttr[c])
@@ -139,23 +145,80 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 					continue
 				}
 				dps := m.Histogram().DataPoints()
-				o.build.merging.Store(true)
+				if !o.build.merging.Load() {
+					o.build.merging.Store(true)
+				}
 				for l := 0; l < dps.Len(); l++ {
-					w.BinIndex = idx[:0]
-					ok := readWindow(dps.At(l), source, w, o.wire)
-					if w.BinIndex != nil {
-						idx = w.BinIndex
+					if sc.read(dps.At(l), source) {
+						sc.flush(o.engine, &fates)
 					}
-					if !ok {
-						// Counted as an invalid contribution, of no instance.
-						*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
-					}
-					fates[o.engine.AddWindow(w)]++
 				}
 			}
 		}
 	}
+	sc.flush(o.engine, &fates)
 	return nil
+}
+
+// windowScratch holds the windows ConsumeMetrics has read and not yet
+// given to the engine, with the buffers of their counts and sparse
+// indices (kept across dense windows, which have none), and the reader of
+// their layouts. One request uses it at a time.
+type windowScratch struct {
+	batch []analysis.Window
+	idx   [][]int
+	fates []analysis.Contribution
+	n     int // windows in batch
+	bins  int // their counts
+	wire  wireReader
+}
+
+// Bounds of the batch of windows ConsumeMetrics gives the engine at once:
+// a few dense windows, whose counts stay in the processor's cache between
+// their reading and their check, or the sparse windows of a request.
+const (
+	maxBatchWindows = 64
+	maxBatchCounts  = 4096
+)
+
+// read reads the point dp from source into the next window of the batch
+// (one that does not describe a window as an empty window, which the
+// engine counts as invalid, of no instance) and reports whether the batch
+// is full.
+func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool {
+	if sc.n == len(sc.batch) {
+		sc.batch, sc.idx = append(sc.batch, analysis.Window{}), append(sc.idx, nil)
+		sc.fates = append(sc.fates, 0)
+	}
+	// The sparse indices' buffer is the slot's own: a dense window sets
+	// BinIndex nil, and the buffer is not made again for the next.
+	if sc.idx[sc.n] == nil {
+		sc.idx[sc.n] = make([]int, 0, 64)
+	}
+	w := &sc.batch[sc.n]
+	w.BinIndex = sc.idx[sc.n][:0]
+	ok := readWindow(dp, source, w, &sc.wire)
+	if w.BinIndex != nil {
+		sc.idx[sc.n] = w.BinIndex
+	}
+	if !ok {
+		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
+	}
+	sc.n++
+	sc.bins += len(w.BinCounts)
+	return sc.n == maxBatchWindows || sc.bins >= maxBatchCounts
+}
+
+// flush gives the batch to the engine and counts the windows' fates.
+func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions) {
+	if sc.n == 0 {
+		return
+	}
+	e.AddWindows(sc.batch[:sc.n], sc.fates)
+	for _, c := range sc.fates[:sc.n] {
+		fates[c]++
+	}
+	sc.n, sc.bins = 0, 0
 }
 
 // sourceOf names the observer that sent a resource's windows. A name
@@ -190,20 +253,51 @@ type wireLayout struct {
 	// later ones of the same key are taken as such without reading their
 	// bounds again (a producer can misstate counts as easily as bounds:
 	// the check guards against a point that is not of this contract).
-	dense bool
+	// The other fields do not change once the layout is cached.
+	dense atomic.Bool
 }
 
 // wireCache holds the layouts read from deltaq.window points, at most
-// maxCachedShapes.
-type wireCache struct{ layouts map[wireKey]*wireLayout }
+// maxCachedShapes. It is safe for concurrent use.
+type wireCache struct {
+	mu      sync.Mutex
+	layouts map[wireKey]*wireLayout
+}
 
 func newWireCache() *wireCache { return &wireCache{layouts: make(map[wireKey]*wireLayout)} }
+
+// reader returns a reader of the cache's layouts.
+func (c *wireCache) reader() *wireReader { return &wireReader{cache: c} }
+
+// wireReader reads layouts through a wireCache and remembers the last one:
+// the windows of a request usually share one layout, whose look-up then
+// takes neither the cache's lock nor a hash. One goroutine uses a reader
+// at a time.
+type wireReader struct {
+	cache *wireCache
+	key   wireKey
+	last  *wireLayout // nil: none yet
+}
+
+// layout returns the layout of a point of the given key (wireCache.layout).
+func (r *wireReader) layout(k wireKey) (*wireLayout, bool) {
+	if r.last != nil && k == r.key {
+		return r.last, true
+	}
+	l, ok := r.cache.layout(k)
+	if ok {
+		r.key, r.last = k, l
+	}
+	return l, ok
+}
 
 // layout returns the layout of a point of the given key, or false when the
 // bounds name none: uniform bins w = first, dMax = last = N·w with N ≤
 // deltaq.MaxBins; log-linear buckets of factor and steps from low = first
 // to high = last (deltaq.LogLinear.Edges), at most deltaq.MaxThesisBins.
 func (c *wireCache) layout(k wireKey) (*wireLayout, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if l, ok := c.layouts[k]; ok {
 		return l, true
 	}
@@ -278,7 +372,7 @@ func (l *wireLayout) index(b float64) (int, bool) {
 // its first edge to dMax, a bucket spanning several bins that is not
 // empty, an overflow bucket that is not the timeouts and failures of the
 // attributes. The engine checks the values (analysis.Engine.AddWindow).
-func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, cache *wireCache) bool {
+func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, cache *wireReader) bool {
 	// BinIndex is never nil: nil would mean dense counts, and a window of
 	// timeouts alone has no occupied bin.
 	if w.BinIndex == nil {
@@ -324,18 +418,32 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	return true
 }
 
+// copyCounts copies the first len(dst) counts of src into dst and returns
+// dst. pdata gives no view of its slice: each At loads the slice again (a
+// store to dst might have changed it), so the counts are loaded four at a
+// time, between the stores, and the four share one load of the slice.
+func copyCounts(dst []uint64, src pcommon.UInt64Slice) []uint64 {
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		c0, c1, c2, c3 := src.At(i), src.At(i+1), src.At(i+2), src.At(i+3)
+		d := dst[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = c0, c1, c2, c3
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = src.At(i)
+	}
+	return dst
+}
+
 // readBuckets reads the buckets of a point of layout l into w's sparse
 // counts; false when a bound is not the next edge of the layout, or a
 // bucket spanning several bins is not empty.
 func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice, w *analysis.Window) bool {
 	n := bounds.Len()
-	if l.dense && n == l.bins {
+	if n == l.bins && l.dense.Load() {
 		// Dense: the counts as they are (BinIndex nil), in one pass.
 		w.BinIndex = nil
-		w.BinCounts = slices.Grow(w.BinCounts, n)[:n]
-		for i := range w.BinCounts {
-			w.BinCounts[i] = counts.At(i)
-		}
+		w.BinCounts = copyCounts(slices.Grow(w.BinCounts, n)[:n], counts)
 		return true
 	}
 	prev := -1
@@ -361,8 +469,8 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 	if prev != l.bins-1 {
 		return false
 	}
-	if n == l.bins {
-		l.dense = true
+	if n == l.bins && !l.dense.Load() {
+		l.dense.Store(true)
 	}
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,7 +139,7 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 	md := b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}})
 	dp := windowPoint(t, md)
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, newWireCache()))
+	require.True(t, readWindow(dp, "a", &w, newWireCache().reader()))
 	assert.Equal(t, []int{0, 1, 2}, w.BinIndex)
 	assert.Equal(t, []uint64{1, 2, 3}, w.BinCounts)
 	assert.Equal(t, int64(3_000_000), w.DMaxNs)
@@ -154,7 +155,7 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 		c := pmetric.NewHistogramDataPoint()
 		dp.CopyTo(c)
 		spoil(c)
-		assert.False(t, readWindow(c, "a", &w, newWireCache()), name)
+		assert.False(t, readWindow(c, "a", &w, newWireCache().reader()), name)
 	}
 }
 
@@ -189,7 +190,7 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 	assert.Equal(t, []float64{0.001, 0.005, 0.006, 0.007, 0.5, 0.501, 1}, dp.ExplicitBounds().AsRaw())
 	assert.Equal(t, []uint64{1, 0, 2, 3, 0, 4, 0, 2}, dp.BucketCounts().AsRaw())
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, newWireCache()))
+	require.True(t, readWindow(dp, "a", &w, newWireCache().reader()))
 	assert.Equal(t, []int{0, 5, 6, 500}, w.BinIndex)
 	assert.Equal(t, []uint64{1, 2, 3, 4}, w.BinCounts)
 	assert.Equal(t, 1000, w.Bins)
@@ -202,7 +203,7 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 	tdp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{to}}))
 	assert.Equal(t, []float64{0.001, 1}, tdp.ExplicitBounds().AsRaw())
 	var fresh analysis.Window
-	require.True(t, readWindow(tdp, "a", &fresh, newWireCache()))
+	require.True(t, readWindow(tdp, "a", &fresh, newWireCache().reader()))
 	require.NotNil(t, fresh.BinIndex)
 	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}, t0)
 	require.NoError(t, err)
@@ -217,7 +218,7 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 		c := pmetric.NewHistogramDataPoint()
 		dp.CopyTo(c)
 		spoil(c)
-		assert.False(t, readWindow(c, "a", &w, newWireCache()), name)
+		assert.False(t, readWindow(c, "a", &w, newWireCache().reader()), name)
 	}
 }
 
@@ -241,7 +242,7 @@ func TestLogLinearWindowOnTheWire(t *testing.T) {
 	b.emitWindows = true
 	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, newWireCache()))
+	require.True(t, readWindow(dp, "a", &w, newWireCache().reader()))
 	assert.Equal(t, ll, w.LogLinear)
 	assert.Equal(t, len(counts), w.Bins)
 	assert.Equal(t, []int{3, 20}, w.BinIndex)
@@ -252,4 +253,90 @@ func TestLogLinearWindowOnTheWire(t *testing.T) {
 		Kind: deltaq.BinningLogLinear, Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}}}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&w))
+}
+
+// TestCopyCounts: the dense counts are copied whole, for lengths around
+// the four counts copyCounts moves a round.
+func TestCopyCounts(t *testing.T) {
+	for n := range 10 {
+		src := pcommon.NewUInt64Slice()
+		for i := range n + 1 {
+			src.Append(uint64(1000*i + 7))
+		}
+		got := copyCounts(make([]uint64, n), src)
+		require.Equal(t, src.AsRaw()[:n], got, "%d counts", n)
+	}
+}
+
+// TestConcurrentRequestsMergeAsSequential: agents' requests of 80 windows
+// each — dense and sparse, more than one batch of the engine's at a time,
+// one point spoiled — given to a gateway's ConsumeMetrics from several
+// goroutines at once merge to what the same requests give one after the
+// other, with the same fates.
+func TestConcurrentRequestsMergeAsSequential(t *testing.T) {
+	start := at(time.Second)
+	const probes = 80
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gcfg.Probes = map[string]analysis.ProbeConfig{}
+	for p := range probes {
+		gcfg.Probes[fmt.Sprintf("p%02d", p)] = analysis.ProbeConfig{DMax: 100 * time.Millisecond, Bins: 100}
+	}
+	var requests []pmetric.Metrics
+	for a := range 6 {
+		agent := agentHarness(t, fmt.Sprintf("agent-%d", a), start)
+		var specs []span
+		for p := range probes {
+			n := 3 // sparse
+			if p%2 == 0 {
+				n = 60 // dense: more than a quarter of the bins occupied
+			}
+			for i := range n {
+				end := time.Duration(i%3)*time.Second + time.Duration(i*5+a)*time.Millisecond + ms(1)
+				specs = append(specs, span{probe: fmt.Sprintf("p%02d", p), outcome: outcome.Success, end: end,
+					delay: ms(float64(1 + (i*7+a+p)%95)), dmax: 100 * time.Millisecond, bins: 100})
+			}
+		}
+		agent.consume(specs...)
+		for w := 2; w <= 5; w++ {
+			agent.obs.tick(at(time.Duration(w) * time.Second))
+		}
+		requests = append(requests, agent.metrics.AllMetrics()...)
+	}
+	// One point spoiled: its overflow bucket disagrees with its attributes.
+	spoiled := false
+	forEachMetric(requests[0], func(m pmetric.Metric) {
+		if m.Name() == outcome.MetricWindow && !spoiled {
+			dp := m.Histogram().DataPoints().At(0)
+			dp.BucketCounts().SetAt(dp.BucketCounts().Len()-1, 12345)
+			spoiled = true
+		}
+	})
+	require.True(t, spoiled)
+
+	sequential, concurrent := newHarness(t, gcfg, start), newHarness(t, gcfg, start)
+	for _, md := range requests {
+		require.NoError(t, sequential.obs.ConsumeMetrics(context.Background(), md))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < len(requests); i += 4 {
+				assert.NoError(t, concurrent.obs.ConsumeMetrics(context.Background(), requests[i]))
+			}
+		})
+	}
+	wg.Wait()
+	for _, h := range []*harness{sequential, concurrent} {
+		h.obs.tick(at(7 * time.Second))
+	}
+	wantH, wantT := lastObserved(t, sequential)
+	gotH, gotT := lastObserved(t, concurrent)
+	require.Len(t, wantH, probes)
+	assert.Equal(t, wantH, gotH, "the successes by bin")
+	assert.Equal(t, wantT, gotT, "the outcome totals")
+	fates := telemetrytest.Points(t, sequential.tel, "otelcol_exporter_deltaq_contributions")
+	assert.Equal(t, int64(1), fates["fate=invalid"], "the spoiled point")
+	assert.Positive(t, fates["fate=accepted"])
+	assert.Equal(t, fates, telemetrytest.Points(t, concurrent.tel, "otelcol_exporter_deltaq_contributions"))
 }
