@@ -175,9 +175,10 @@ type windowScratch struct {
 
 // Bounds of the batch of windows ConsumeMetrics gives the engine at once:
 // a few dense windows, whose counts stay in the processor's cache between
-// their reading and their check, or the sparse windows of a request.
+// their reading and their check, or the sparse windows of a request of up
+// to 256 probes (analysis.Engine.AddWindows takes as many under one lock).
 const (
-	maxBatchWindows = 64
+	maxBatchWindows = 256
 	maxBatchCounts  = 4096
 )
 
