@@ -54,6 +54,128 @@ func BenchmarkGatewayMergeSparse(b *testing.B) { benchmarkGatewayMerge(b, 5) }
 // benchmarkGatewayMerge runs BenchmarkGatewayMerge with perProbe instances
 // of each probe in each agent's window.
 func benchmarkGatewayMerge(b *testing.B, perProbe int) {
+	mds, points := agentRequests(b, perProbe)
+	gw, cfg, now := gatewayObserver(b)
+	ctx := context.Background()
+	w := 0
+	// window merges the agents' windows of window w and closes it.
+	var mergeCPU time.Duration
+	window := func() (merge, closing time.Duration) {
+		start, c0 := time.Now(), processCPU()
+		consumeConcurrently(ctx, gw, mds)
+		mid := time.Now()
+		mergeCPU += processCPU() - c0
+		*now = at(time.Duration(w+1)*time.Second + cfg.Lag)
+		gw.tick(*now)
+		return mid.Sub(start), time.Since(mid)
+	}
+	bounds := func() {
+		for _, dp := range points {
+			setWindowBounds(dp, w)
+		}
+	}
+	// Warm up: fill the band history.
+	for ; w < cfg.History+1; w++ {
+		bounds()
+		window()
+	}
+	checkMerged(b, gw)
+	var merge, closing, cpu time.Duration
+	mergeCPU = 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		bounds()
+		runtime.GC()
+		c0 := processCPU()
+		b.StartTimer()
+		m, c := window()
+		b.StopTimer()
+		cpu += processCPU() - c0
+		merge += m
+		closing += c
+		w++
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(merge.Nanoseconds())/n, "merge-ns/op")
+	b.ReportMetric(float64(closing.Nanoseconds())/n, "close-ns/op")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
+	b.ReportMetric(float64(mergeCPU.Nanoseconds())/n, "merge-cpu-ns/op")
+}
+
+// BenchmarkGatewayMergeDecoded is BenchmarkGatewayMerge as a gateway's
+// receiver drives it: each agent's request is decoded from its OTLP
+// protobuf form and handed to ConsumeMetrics at once, one request after
+// the other, so that the merge reads what was just decoded, as it does in
+// a collector (BenchmarkGatewayMerge reads the 64 requests after a
+// garbage collection has gone through the heap). merge-ns/op is the time
+// spent in ConsumeMetrics alone, the decoding left out: the merge's cost
+// on one core.
+func BenchmarkGatewayMergeDecoded(b *testing.B) { benchmarkGatewayMergeDecoded(b, 2000) }
+
+// BenchmarkGatewayMergeDecodedSparse is BenchmarkGatewayMergeDecoded with
+// BenchmarkGatewayMergeSparse's windows.
+func BenchmarkGatewayMergeDecodedSparse(b *testing.B) { benchmarkGatewayMergeDecoded(b, 5) }
+
+// benchmarkGatewayMergeDecoded runs BenchmarkGatewayMergeDecoded with
+// perProbe instances of each probe in each agent's window.
+func benchmarkGatewayMergeDecoded(b *testing.B, perProbe int) {
+	mds, _ := agentRequests(b, perProbe)
+	wire := make([][]byte, len(mds))
+	var enc pmetric.ProtoMarshaler
+	for i, md := range mds {
+		var err error
+		if wire[i], err = enc.MarshalMetrics(md); err != nil {
+			b.Fatal(err)
+		}
+	}
+	gw, cfg, now := gatewayObserver(b)
+	ctx := context.Background()
+	var dec pmetric.ProtoUnmarshaler
+	// merge decodes and merges the agents' windows of window w (the time
+	// in ConsumeMetrics returned), then closes it.
+	merge := func(w int) (d time.Duration) {
+		for _, buf := range wire {
+			md, err := dec.UnmarshalMetrics(buf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			forEachMetric(md, func(m pmetric.Metric) {
+				if m.Name() == outcome.MetricWindow {
+					for _, dp := range m.Histogram().DataPoints().All() {
+						setWindowBounds(dp, w)
+					}
+				}
+			})
+			t0 := time.Now()
+			_ = gw.ConsumeMetrics(ctx, md)
+			d += time.Since(t0)
+		}
+		*now = at(time.Duration(w+1)*time.Second + cfg.Lag)
+		gw.tick(*now)
+		return d
+	}
+	w := 0
+	for ; w < cfg.History+1; w++ {
+		merge(w)
+	}
+	checkMerged(b, gw)
+	var total time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		total += merge(w)
+		w++
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "merge-ns/op")
+	b.ReportMetric(float64(len(wire[0])), "request-B")
+}
+
+// agentRequests returns the requests of mergeAgents agents, each the
+// output of agentWindows(perProbe) named by its service.instance.id, and
+// their deltaq.window points.
+func agentRequests(b *testing.B, perProbe int) ([]pmetric.Metrics, []pmetric.HistogramDataPoint) {
 	agentMD := agentWindows(b, perProbe)
 	mds := make([]pmetric.Metrics, mergeAgents)
 	var points []pmetric.HistogramDataPoint
@@ -79,68 +201,37 @@ func benchmarkGatewayMerge(b *testing.B, perProbe int) {
 	if len(points) != mergeAgents*mergeProbes {
 		b.Fatalf("%d deltaq.window points, want %d", len(points), mergeAgents*mergeProbes)
 	}
+	return mds, points
+}
 
+// gatewayObserver returns the gateway of the merge benchmarks, which pins
+// the probes' layouts as the example gateway does, its configuration and
+// its clock.
+func gatewayObserver(b *testing.B) (*Observer, *Config, *time.Time) {
 	cfg := testConfig()
 	cfg.Lag = 3 * time.Second
-	// The gateway pins the probes' layouts, as the example gateway does.
 	cfg.Probes = make(map[string]analysis.ProbeConfig, mergeProbes)
 	for p := range mergeProbes {
 		cfg.Probes[fmt.Sprintf("probe_%03d", p)] = analysis.ProbeConfig{DMax: time.Second, Bins: mergeBins}
 	}
-	now := at(0)
-	gw := benchObserver(b, cfg, &now)
-	ctx := context.Background()
-	w := 0
-	// window merges the agents' windows of window w and closes it.
-	var mergeCPU time.Duration
-	window := func() (merge, closing time.Duration) {
-		start, c0 := time.Now(), processCPU()
-		consumeConcurrently(ctx, gw, mds)
-		mid := time.Now()
-		mergeCPU += processCPU() - c0
-		now = at(time.Duration(w+1)*time.Second + cfg.Lag)
-		gw.tick(now)
-		return mid.Sub(start), time.Since(mid)
-	}
-	bounds := func() {
-		s := pcommon.NewTimestampFromTime(at(time.Duration(w) * time.Second))
-		e := pcommon.NewTimestampFromTime(at(time.Duration(w+1) * time.Second))
-		for _, dp := range points {
-			dp.SetStartTimestamp(s)
-			dp.SetTimestamp(e)
-		}
-	}
-	// Warm up: fill the band history.
-	for ; w < cfg.History+1; w++ {
-		bounds()
-		window()
-	}
+	now := new(time.Time)
+	*now = at(0)
+	return benchObserver(b, cfg, now), cfg, now
+}
+
+// setWindowBounds moves a deltaq.window point to window w.
+func setWindowBounds(dp pmetric.HistogramDataPoint, w int) {
+	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(at(time.Duration(w) * time.Second)))
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(at(time.Duration(w+1) * time.Second)))
+}
+
+// checkMerged fails the benchmark unless the gateway counted instances and
+// dropped none.
+func checkMerged(b *testing.B, gw *Observer) {
+	b.Helper()
 	if st := gw.Stats(); st.Counted == 0 || st.Dropped != (analysis.Drops{}) {
 		b.Fatalf("the gateway counted %d instances and dropped %v", st.Counted, st.Dropped)
 	}
-	var merge, closing, cpu time.Duration
-	mergeCPU = 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		b.StopTimer()
-		bounds()
-		runtime.GC()
-		c0 := processCPU()
-		b.StartTimer()
-		m, c := window()
-		b.StopTimer()
-		cpu += processCPU() - c0
-		merge += m
-		closing += c
-		w++
-		b.StartTimer()
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(merge.Nanoseconds())/n, "merge-ns/op")
-	b.ReportMetric(float64(closing.Nanoseconds())/n, "close-ns/op")
-	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
-	b.ReportMetric(float64(mergeCPU.Nanoseconds())/n, "merge-cpu-ns/op")
 }
 
 // consumeConcurrently gives the requests to the gateway's ConsumeMetrics
