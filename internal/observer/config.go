@@ -60,6 +60,12 @@ type Config struct {
 	// gateway merges exactly (deltaq.window, a delta histogram): set it on
 	// agent collectors whose metrics go to a gateway.
 	EmitWindows bool `mapstructure:"emit_windows"`
+	// WindowsOnly, with EmitWindows, leaves the windows alone in the
+	// metrics output: an agent whose metrics go to a gateway, which reads
+	// deltaq.window and nothing else, then sends it about a hundredth of
+	// the bytes (the agent's own ΔQ series are the rest). Logs (triggers,
+	// snapshots) are unchanged.
+	WindowsOnly bool `mapstructure:"windows_only"`
 }
 
 // HistogramConfig chooses the form of deltaq.observed, as contrib's
@@ -156,6 +162,9 @@ func (c *Config) Check() error {
 	var errs []error
 	if err := c.checkBounds(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.WindowsOnly && !c.EmitWindows {
+		errs = append(errs, errors.New("windows_only: needs emit_windows: true (it leaves the windows alone in the output)"))
 	}
 	if c.Snapshot.Directory != "" {
 		if st, err := os.Stat(c.Snapshot.Directory); err != nil {

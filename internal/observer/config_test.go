@@ -274,3 +274,13 @@ max_adjusted_count: 4096
 		assert.Contains(t, err.Error(), tt.want, tt.yaml)
 	}
 }
+
+// TestWindowsOnlyNeedsEmitWindows: windows_only without emit_windows would
+// leave the output empty; it is refused, saying why.
+func TestWindowsOnlyNeedsEmitWindows(t *testing.T) {
+	cfg := testConfig()
+	cfg.WindowsOnly = true
+	assert.ErrorContains(t, cfg.Check(), "windows_only: needs emit_windows: true")
+	cfg.EmitWindows = true
+	assert.NoError(t, cfg.Check())
+}

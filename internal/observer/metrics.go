@@ -59,6 +59,8 @@ type builder struct {
 	// emitWindows adds deltaq.window (emit_windows); merging is set once
 	// windows of agents have arrived, and adds deltaq.window.contributors.
 	emitWindows bool
+	// windowsOnly leaves deltaq.window alone in the output (windows_only).
+	windowsOnly bool
 	merging     atomic.Bool
 	// wBounds and wCounts are scratch for one deltaq.window point.
 	wBounds []float64
@@ -251,7 +253,9 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	// copy it again and again.
 	cdfPoints := 0
 	for i := range r.Probes {
-		cdfPoints += b.cdfPointCount(&r.Probes[i])
+		if !b.windowsOnly {
+			cdfPoints += b.cdfPointCount(&r.Probes[i])
+		}
 	}
 	s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
 	winStart := pcommon.NewTimestampFromTime(r.Start)
@@ -307,6 +311,10 @@ func dataPointCount(m pmetric.Metric) int {
 }
 
 func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
+	if b.windowsOnly {
+		b.windowPoints(s, s.result, p, id)
+		return
+	}
 	b.outcomes(s, p, id, start, end)
 	if b.emitWindows {
 		b.windowPoints(s, s.result, p, id)

@@ -166,6 +166,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 
 	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
 	o.build.emitWindows = cfg.EmitWindows
+	o.build.windowsOnly = cfg.EmitWindows && cfg.WindowsOnly
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
 		set.Telemetry.Resource.CopyTo(o.build.resource)
 	}

@@ -54,7 +54,7 @@ func BenchmarkGatewayMergeSparse(b *testing.B) { benchmarkGatewayMerge(b, 5) }
 // benchmarkGatewayMerge runs BenchmarkGatewayMerge with perProbe instances
 // of each probe in each agent's window.
 func benchmarkGatewayMerge(b *testing.B, perProbe int) {
-	mds, points := agentRequests(b, perProbe)
+	mds, points := agentRequests(b, perProbe, false)
 	gw, cfg, now := gatewayObserver(b)
 	ctx := context.Background()
 	w := 0
@@ -113,16 +113,30 @@ func benchmarkGatewayMerge(b *testing.B, perProbe int) {
 // garbage collection has gone through the heap). merge-ns/op is the time
 // spent in ConsumeMetrics alone, the decoding left out: the merge's cost
 // on one core.
-func BenchmarkGatewayMergeDecoded(b *testing.B) { benchmarkGatewayMergeDecoded(b, 2000) }
+func BenchmarkGatewayMergeDecoded(b *testing.B) { benchmarkGatewayMergeDecoded(b, 2000, false) }
 
 // BenchmarkGatewayMergeDecodedSparse is BenchmarkGatewayMergeDecoded with
 // BenchmarkGatewayMergeSparse's windows.
-func BenchmarkGatewayMergeDecodedSparse(b *testing.B) { benchmarkGatewayMergeDecoded(b, 5) }
+func BenchmarkGatewayMergeDecodedSparse(b *testing.B) { benchmarkGatewayMergeDecoded(b, 5, false) }
+
+// BenchmarkGatewayMergeDecodedWindowsOnly is BenchmarkGatewayMergeDecoded
+// with agents that send their windows alone (windows_only).
+func BenchmarkGatewayMergeDecodedWindowsOnly(b *testing.B) {
+	benchmarkGatewayMergeDecoded(b, 2000, true)
+}
+
+// BenchmarkGatewayMergeDecodedWindowsOnlySparse is
+// BenchmarkGatewayMergeDecodedSparse with agents that send their windows
+// alone (windows_only).
+func BenchmarkGatewayMergeDecodedWindowsOnlySparse(b *testing.B) {
+	benchmarkGatewayMergeDecoded(b, 5, true)
+}
 
 // benchmarkGatewayMergeDecoded runs BenchmarkGatewayMergeDecoded with
-// perProbe instances of each probe in each agent's window.
-func benchmarkGatewayMergeDecoded(b *testing.B, perProbe int) {
-	mds, _ := agentRequests(b, perProbe)
+// perProbe instances of each probe in each agent's window, from agents
+// with windows_only when windowsOnly.
+func benchmarkGatewayMergeDecoded(b *testing.B, perProbe int, windowsOnly bool) {
+	mds, _ := agentRequests(b, perProbe, windowsOnly)
 	wire := make([][]byte, len(mds))
 	var enc pmetric.ProtoMarshaler
 	for i, md := range mds {
@@ -173,10 +187,10 @@ func benchmarkGatewayMergeDecoded(b *testing.B, perProbe int) {
 }
 
 // agentRequests returns the requests of mergeAgents agents, each the
-// output of agentWindows(perProbe) named by its service.instance.id, and
-// their deltaq.window points.
-func agentRequests(b *testing.B, perProbe int) ([]pmetric.Metrics, []pmetric.HistogramDataPoint) {
-	agentMD := agentWindows(b, perProbe)
+// output of agentWindows(perProbe, windowsOnly) named by its
+// service.instance.id, and their deltaq.window points.
+func agentRequests(b *testing.B, perProbe int, windowsOnly bool) ([]pmetric.Metrics, []pmetric.HistogramDataPoint) {
+	agentMD := agentWindows(b, perProbe, windowsOnly)
 	mds := make([]pmetric.Metrics, mergeAgents)
 	var points []pmetric.HistogramDataPoint
 	for i := range mds {
@@ -253,11 +267,12 @@ func consumeConcurrently(ctx context.Context, gw *Observer, mds []pmetric.Metric
 // agentWindows returns the output of one window of an agent observer with
 // emit_windows: mergeProbes probes, each with perProbe instances (2000:
 // spread exponentially over hundreds of its mergeBins bins), one in 50 a
-// failure.
-func agentWindows(b *testing.B, perProbe int) []pmetric.Metrics {
+// failure; with windows_only when windowsOnly.
+func agentWindows(b *testing.B, perProbe int, windowsOnly bool) []pmetric.Metrics {
 	b.Helper()
 	cfg := testConfig()
 	cfg.EmitWindows = true
+	cfg.WindowsOnly = windowsOnly
 	now := at(0)
 	o, err := New(cfg, testSettings(nil, func() time.Time { return now }))
 	if err != nil {

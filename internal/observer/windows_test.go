@@ -24,8 +24,14 @@ import (
 
 // agentHarness is an observer with emit_windows whose resource names it.
 func agentHarness(t *testing.T, name string, now time.Time) *harness {
+	return agentHarnessWith(t, name, now, false)
+}
+
+// agentHarnessWith is agentHarness, with windows_only when windowsOnly.
+func agentHarnessWith(t *testing.T, name string, now time.Time, windowsOnly bool) *harness {
 	cfg := testConfig()
 	cfg.EmitWindows = true
+	cfg.WindowsOnly = windowsOnly
 	return newHarnessWith(t, cfg, now, func(s *Settings) {
 		r := pcommon.NewResource()
 		r.Attributes().PutStr("service.instance.id", name)
@@ -51,8 +57,17 @@ func lastObserved(t *testing.T, h *harness) (map[string][]uint64, map[string]map
 // TestGatewayMergesAgentsOverOTLP: three agents each see a third of the
 // instances and send their windows as deltaq.window; a gateway that merges
 // them emits what one observer that saw every instance emits, and says how
-// many agents contributed to each window.
+// many agents contributed to each window. With windows_only the agents
+// send deltaq.window alone, and the gateway's result is the same.
 func TestGatewayMergesAgentsOverOTLP(t *testing.T) {
+	for _, windowsOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("windows_only=%v", windowsOnly), func(t *testing.T) { gatewayMergesAgents(t, windowsOnly) })
+	}
+}
+
+// gatewayMergesAgents runs TestGatewayMergesAgentsOverOTLP with agents
+// whose windows_only is windowsOnly.
+func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 	start := at(time.Second)
 	single := newHarness(t, testConfig(), start)
 	gcfg := testConfig()
@@ -62,7 +77,7 @@ func TestGatewayMergesAgentsOverOTLP(t *testing.T) {
 	gateway := newHarness(t, gcfg, start)
 	agents := make([]*harness, 3)
 	for i := range agents {
-		agents[i] = agentHarness(t, fmt.Sprintf("agent-%d", i), start)
+		agents[i] = agentHarnessWith(t, fmt.Sprintf("agent-%d", i), start, windowsOnly)
 	}
 	const dm = 100 * time.Millisecond
 	var specs []span
@@ -90,12 +105,19 @@ func TestGatewayMergesAgentsOverOTLP(t *testing.T) {
 			a.obs.tick(now)
 		}
 	}
+	names := map[string]bool{}
 	for _, a := range agents {
 		for _, md := range a.metrics.AllMetrics() {
+			forEachMetric(md, func(m pmetric.Metric) { names[m.Name()] = true })
 			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
 		}
 	}
 	gateway.obs.tick(at(7 * time.Second))
+	if windowsOnly {
+		assert.Equal(t, map[string]bool{outcome.MetricWindow: true}, names, "the agents' metrics")
+	} else {
+		assert.True(t, names[outcome.MetricWindow] && names[outcome.MetricObserved] && names[outcome.MetricOutcomes], "the agents' metrics: %v", names)
+	}
 
 	wantH, wantT := lastObserved(t, single)
 	gotH, gotT := lastObserved(t, gateway)
