@@ -82,7 +82,7 @@ func TestLogLinearObservedBoundsAreLlquantizeEdges(t *testing.T) {
 			}
 			for _, dp := range m.Histogram().DataPoints().All() {
 				var w analysis.Window
-				if assert.True(t, readWindow(dp, "agent", &w, newWireCache().reader())) {
+				if assert.True(t, readWindow(dp, "agent", &w, freshReader())) {
 					windows++
 					assert.Equal(t, int64(10), w.LogLinear.Factor)
 					for _, c := range w.BinCounts {

@@ -251,13 +251,13 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 
 	// Size the deltaq.cdf points once: growing the slice per curve would
 	// copy it again and again.
-	cdfPoints := 0
-	for i := range r.Probes {
-		if !b.windowsOnly {
+	if !b.windowsOnly {
+		cdfPoints := 0
+		for i := range r.Probes {
 			cdfPoints += b.cdfPointCount(&r.Probes[i])
 		}
+		s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
 	}
-	s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
 	winStart := pcommon.NewTimestampFromTime(r.Start)
 	winEnd := pcommon.NewTimestampFromTime(r.End)
 	if b.merging.Load() {

@@ -120,9 +120,10 @@ type Observer struct {
 	// wire caches what reading the agents' windows learnt of their
 	// layouts (windows.go); it has its own lock.
 	wire *wireCache
-	// scratch holds *windowScratch: the window being read and the buffer
-	// of its sparse indices, reused by the requests ConsumeMetrics serves
-	// one after the other, one per concurrent request.
+	// scratch holds *windowScratch: the windows of a request being read,
+	// with their buffers and a reader of wire, reused by the requests
+	// ConsumeMetrics serves one after the other, one per concurrent
+	// request.
 	scratch sync.Pool
 }
 

@@ -119,7 +119,7 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 	// The windows read and their buffers are reused from call to call.
 	sc, _ := o.scratch.Get().(*windowScratch)
 	if sc == nil {
-		sc = &windowScratch{wire: wireReader{cache: o.wire}}
+		sc = &windowScratch{wire: o.wire.reader()}
 	}
 	// The fates are counted here and added to the self-telemetry once per
 	// request: an instrument's Add per window would cost as much as the
@@ -268,7 +268,7 @@ type wireCache struct {
 func newWireCache() *wireCache { return &wireCache{layouts: make(map[wireKey]*wireLayout)} }
 
 // reader returns a reader of the cache's layouts.
-func (c *wireCache) reader() *wireReader { return &wireReader{cache: c} }
+func (c *wireCache) reader() wireReader { return wireReader{cache: c} }
 
 // wireReader reads layouts through a wireCache and remembers the last one:
 // the windows of a request usually share one layout, whose look-up then

@@ -161,7 +161,7 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 	md := b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}})
 	dp := windowPoint(t, md)
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, newWireCache().reader()))
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
 	assert.Equal(t, []int{0, 1, 2}, w.BinIndex)
 	assert.Equal(t, []uint64{1, 2, 3}, w.BinCounts)
 	assert.Equal(t, int64(3_000_000), w.DMaxNs)
@@ -177,7 +177,7 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 		c := pmetric.NewHistogramDataPoint()
 		dp.CopyTo(c)
 		spoil(c)
-		assert.False(t, readWindow(c, "a", &w, newWireCache().reader()), name)
+		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
 	}
 }
 
@@ -212,7 +212,7 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 	assert.Equal(t, []float64{0.001, 0.005, 0.006, 0.007, 0.5, 0.501, 1}, dp.ExplicitBounds().AsRaw())
 	assert.Equal(t, []uint64{1, 0, 2, 3, 0, 4, 0, 2}, dp.BucketCounts().AsRaw())
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, newWireCache().reader()))
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
 	assert.Equal(t, []int{0, 5, 6, 500}, w.BinIndex)
 	assert.Equal(t, []uint64{1, 2, 3, 4}, w.BinCounts)
 	assert.Equal(t, 1000, w.Bins)
@@ -225,7 +225,7 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 	tdp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{to}}))
 	assert.Equal(t, []float64{0.001, 1}, tdp.ExplicitBounds().AsRaw())
 	var fresh analysis.Window
-	require.True(t, readWindow(tdp, "a", &fresh, newWireCache().reader()))
+	require.True(t, readWindow(tdp, "a", &fresh, freshReader()))
 	require.NotNil(t, fresh.BinIndex)
 	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}, t0)
 	require.NoError(t, err)
@@ -240,7 +240,7 @@ func TestSparseWindowOnTheWire(t *testing.T) {
 		c := pmetric.NewHistogramDataPoint()
 		dp.CopyTo(c)
 		spoil(c)
-		assert.False(t, readWindow(c, "a", &w, newWireCache().reader()), name)
+		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
 	}
 }
 
@@ -264,7 +264,7 @@ func TestLogLinearWindowOnTheWire(t *testing.T) {
 	b.emitWindows = true
 	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
 	var w analysis.Window
-	require.True(t, readWindow(dp, "a", &w, newWireCache().reader()))
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
 	assert.Equal(t, ll, w.LogLinear)
 	assert.Equal(t, len(counts), w.Bins)
 	assert.Equal(t, []int{3, 20}, w.BinIndex)
@@ -361,4 +361,10 @@ func TestConcurrentRequestsMergeAsSequential(t *testing.T) {
 	assert.Equal(t, int64(1), fates["fate=invalid"], "the spoiled point")
 	assert.Positive(t, fates["fate=accepted"])
 	assert.Equal(t, fates, telemetrytest.Points(t, concurrent.tel, "otelcol_exporter_deltaq_contributions"))
+}
+
+// freshReader returns a reader of a new, empty cache of window layouts.
+func freshReader() *wireReader {
+	r := newWireCache().reader()
+	return &r
 }
