@@ -36,6 +36,7 @@ import (
 	"github.com/deltaq-otel/deltaq/dist"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -220,7 +221,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	ctx := context.Background()
-	if an, err = observer.NewOfflineAnalysis(acfg); err != nil {
+	if an, err = observer.NewOfflineAnalysis(acfg, process.Collector().Layouts); err != nil {
 		_ = proc.Shutdown(ctx)
 		return fail(fmt.Errorf("%s: %w", loaded.where, err))
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -228,7 +229,7 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.where, name)
 		}
 		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.analysis.Histogram.Exponential != nil}
-		lay, ok := outcome.ProcessLayouts().LookupLayout(name)
+		lay, ok := process.Collector().Layouts.LookupLayout(name)
 		switch {
 		case pc.DMax > 0 && pc.Bins > 0:
 			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true

@@ -27,6 +27,7 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
@@ -85,7 +86,7 @@ func (p pair) shutdown(t *testing.T) {
 }
 
 func clockFactory(clk *observertest.Clock) *factory {
-	return newFactory(func(s *observer.Settings) { s.Now, s.Ticks = clk.Now, clk.C })
+	return newFactory(process.New(), func(s *observer.Settings) { s.Now, s.Ticks = clk.Now, clk.C })
 }
 
 // outcomes returns the deltaq.outcomes totals of the last metrics batch
@@ -243,7 +244,7 @@ func TestOneAnalysisPerComponentID(t *testing.T) {
 // A connector whose configuration the analysis refuses is not made, and
 // leaves nothing behind.
 func TestInvalidConfigRefused(t *testing.T) {
-	f := newFactory(nil)
+	f := newFactory(process.New(), nil)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Diagram = "e2e = a -> ;"
 	_, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())

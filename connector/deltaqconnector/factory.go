@@ -12,14 +12,15 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
-	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
-// NewFactory returns the factory of the deltaq connector.
+// NewFactory returns the factory of the deltaq connector. Its connectors
+// share the collector's probe layouts, claims and reload state
+// (process.Collector) with the deltaq processors and exporters.
 func NewFactory() connector.Factory {
-	return newFactory(nil).connectorFactory()
+	return newFactory(process.Collector(), nil).connectorFactory()
 }
 
 // factory shares one analysis per component ID between the traces→metrics
@@ -30,14 +31,14 @@ type factory struct {
 	// adjust, when set, adjusts the observers' settings; tests set the
 	// clock with it.
 	adjust func(*observer.Settings)
-	// layouts is the collector's registry of the processors' probe
-	// layouts, given to every analysis (outcome.ProcessLayouts).
-	layouts   *outcome.Layouts
+	// state is what the factory's connectors share with the other deltaq
+	// components of the collector.
+	state     *process.State
 	instances sharedcomponent.Map[*shared]
 }
 
-func newFactory(adjust func(*observer.Settings)) *factory {
-	return &factory{adjust: adjust, layouts: outcome.ProcessLayouts()}
+func newFactory(st *process.State, adjust func(*observer.Settings)) *factory {
+	return &factory{adjust: adjust, state: st}
 }
 
 // connectorFactory returns the collector factory backed by f.
@@ -79,17 +80,17 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, in input,
 	s, err := f.instances.LoadOrCreate(set.ID, func(release func()) (*shared, error) {
 		s := &shared{}
 		probes := spanProbes(cfg.(*Config))
-		if err := claimMatched(s, set.ID, probes); err != nil {
+		if err := claimMatched(f.state.Claims, s, set.ID, probes); err != nil {
 			return nil, err
 		}
 		obs, err := f.newObserver(set, cfg.(*Config), probes)
 		if err != nil {
-			spanmatch.Release(s)
+			f.state.Claims.Release(s)
 			return nil, err
 		}
 		s.obs = obs
 		s.release = func() {
-			spanmatch.Release(s)
+			f.state.Claims.Release(s)
 			release()
 		}
 		return s, nil
@@ -115,7 +116,8 @@ func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *obser
 		Scope:       metadata.ScopeName,
 		Telemetry:   set.TelemetrySettings,
 		Instruments: ins,
-		Layouts:     f.layouts,
+		Layouts:     f.state.Layouts,
+		Handover:    f.state.Reload,
 		Version:     set.BuildInfo.Version,
 		ID:          set.ID.String(),
 		SpanProbes:  probes,

@@ -35,12 +35,12 @@ func spanProbes(cfg *Config) *observer.SpanProbes {
 	return &sp
 }
 
-// claimMatched claims, for owner, the probes the connector id matches
-// (spanmatch.Claim): a probe that a deltaq processor of the collector
-// matches too is refused.
-func claimMatched(owner any, id component.ID, sp *observer.SpanProbes) error {
+// claimMatched claims in claims, for owner, the probes the connector id
+// matches: a probe that a deltaq processor of the collector matches too is
+// refused.
+func claimMatched(claims *spanmatch.Claims, owner any, id component.ID, sp *observer.SpanProbes) error {
 	if sp == nil {
 		return nil
 	}
-	return spanmatch.Claim(owner, "connector", id.String(), sp.Names)
+	return claims.Claim(owner, "connector", id.String(), sp.Names)
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 )
 
 // deltaqExporter is the deltaq exporter: the collector glue around an
@@ -37,7 +37,8 @@ type deltaqExporter struct {
 // exporterOption adjusts an exporter, and its observer's settings, in tests.
 type exporterOption func(*deltaqExporter, *observer.Settings)
 
-func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, opts ...exporterOption) (*deltaqExporter, error) {
+// newExporter makes an exporter of the collector whose shared state is st.
+func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *process.State, opts ...exporterOption) (*deltaqExporter, error) {
 	e := &deltaqExporter{}
 	ins, err := instruments(set.TelemetrySettings)
 	if err != nil {
@@ -49,9 +50,10 @@ func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, opts .
 		Telemetry:   set.TelemetrySettings,
 		Instruments: ins,
 		// The collector's registry of the processors' probe layouts.
-		Layouts: outcome.ProcessLayouts(),
-		Version: set.BuildInfo.Version,
-		ID:      set.ID.String(),
+		Layouts:  st.Layouts,
+		Handover: st.Reload,
+		Version:  set.BuildInfo.Version,
+		ID:       set.ID.String(),
 	}
 	for _, o := range opts {
 		o(e, &oset)

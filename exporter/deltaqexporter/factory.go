@@ -12,20 +12,31 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/process"
 )
 
-// NewFactory returns the factory of the deltaq exporter.
+// NewFactory returns the factory of the deltaq exporter. Its exporters
+// share the collector's probe layouts and reload state (process.Collector)
+// with the deltaq processors and connectors.
 func NewFactory() exporter.Factory {
+	return newFactory(process.Collector())
+}
+
+// newFactory returns a factory whose exporters share st.
+func newFactory(st *process.State) exporter.Factory {
+	create := func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+		return createTraces(ctx, set, cfg, st)
+	}
 	return exporter.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		exporter.WithTraces(createTraces, metadata.TracesStability),
+		exporter.WithTraces(create, metadata.TracesStability),
 	)
 }
 
-func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config, st *process.State) (exporter.Traces, error) {
 	c := cfg.(*Config)
-	e, err := newExporter(ctx, c, set)
+	e, err := newExporter(ctx, c, set, st)
 	if err != nil {
 		return nil, err
 	}

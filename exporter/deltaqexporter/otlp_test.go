@@ -34,6 +34,7 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -91,14 +92,15 @@ func withClock(clk *observertest.Clock) exporterOption {
 }
 
 // startExporter makes and starts an exporter of cfg with the clock clk and
-// the telemetry tel (nil: none kept).
+// the telemetry tel (nil: none kept), in the collector's shared state, as
+// the processors of deltaqprocessor.NewFactory.
 func startExporter(t *testing.T, cfg *Config, clk *observertest.Clock, tel *componenttest.Telemetry, opts ...exporterOption) *deltaqExporter {
 	t.Helper()
 	set := exportertest.NewNopSettings(metadata.Type)
 	if tel != nil {
 		set.TelemetrySettings = tel.NewTelemetrySettings()
 	}
-	exp, err := newExporter(context.Background(), cfg, set, append(opts, withClock(clk))...)
+	exp, err := newExporter(context.Background(), cfg, set, process.Collector(), append(opts, withClock(clk))...)
 	require.NoError(t, err)
 	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
 	return exp

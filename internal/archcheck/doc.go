@@ -4,9 +4,12 @@
 // Package archcheck holds the checks that keep the architecture as
 // docs/design.md draws it: its tests compare the design's package table
 // (what each package is and what it may import) with the imports `go list`
-// reports, both ways, and hold every function of the module's non-test,
-// non-generated code to at most MaxFunctionLines lines. `make vet` runs
-// them, so they hold after every change. It has no code of its own.
+// reports, both ways; hold every function of the module's non-test,
+// non-generated code to at most MaxFunctionLines lines; and keep mutable
+// state out of package variables but the one of internal/process, which
+// only the components' NewFactory functions and main packages reach.
+// `make vet` runs them, so they hold after every change. It has no code of
+// its own.
 package archcheck // import "github.com/deltaq-otel/deltaq/internal/archcheck"
 
 // MaxFunctionLines is the longest a function may be, from its func keyword

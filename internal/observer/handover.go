@@ -11,7 +11,6 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
 // parked is what an observer hands to its successor across a configuration
@@ -33,7 +32,7 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // that the reload builds, instead of flushing the open windows. Called by
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
-	reload.Park(o.reloadKey(), &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs})
+	o.handover.Park(o.reloadKey(), &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs})
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
 }
 
@@ -42,7 +41,7 @@ func (o *Observer) park() {
 // collector refuses stops the collector: the open windows are flushed then,
 // as at a stop, since no successor will start to close them.
 func (o *Observer) handOver() bool {
-	pending, refused := reload.Status()
+	pending, refused := o.handover.Status()
 	if pending {
 		o.park()
 		return true

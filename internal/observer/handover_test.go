@@ -24,8 +24,8 @@ import (
 // window then closes there with all its instances, under the new QTA, and
 // the cumulative series continue with their start times.
 func TestReloadCarriesTheOpenWindowAndTheStreams(t *testing.T) {
-	t.Cleanup(reload.Reset)
-	withID := func(s *Settings) { s.ID = "deltaq" }
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
 	cfg := testConfig()
 	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100,
 		QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 10 * time.Millisecond, P: 0.5}}}}}
@@ -38,7 +38,7 @@ func TestReloadCarriesTheOpenWindowAndTheStreams(t *testing.T) {
 	old.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(time.Second+ms(500)))
 	before := len(old.metrics.AllMetrics())
 
-	reload.Requested()
+	ho.Requested()
 	require.NoError(t, old.obs.Shutdown(context.Background()))
 	assert.Len(t, old.metrics.AllMetrics(), before, "the open window is not flushed")
 
@@ -83,8 +83,8 @@ func gaugeValues(t *testing.T, h *harness, name string) map[string]float64 {
 // window as at a stop, and no state is left parked. (Before the collector's
 // verdict was asked, the window was parked and lost: no output at all.)
 func TestRefusedReloadFlushesTheOpenWindow(t *testing.T) {
-	t.Cleanup(reload.Reset)
-	withID := func(s *Settings) { s.ID = "deltaq" }
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
 	cfg := testConfig()
 	cfg.Probes = map[string]analysis.ProbeConfig{"job": {DMax: 100 * time.Millisecond, Bins: 100}}
 	h := newHarnessWith(t, cfg, at(time.Second), withID)
@@ -93,10 +93,10 @@ func TestRefusedReloadFlushesTheOpenWindow(t *testing.T) {
 	}
 	h.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(time.Second+ms(500)))
 
-	reload.Refused(errors.New("invalid configuration"))
+	ho.Refused(errors.New("invalid configuration"))
 	require.NoError(t, h.obs.Shutdown(context.Background()))
 	assert.Equal(t, map[string]int64{"success": 3, "timeout": 0, "failure": 0}, outcomeCounts(t, h, "job"),
 		"the open window's instances reach the output before the collector stops")
-	_, parked := reload.Claim(h.obs.reloadKey())
+	_, parked := ho.Claim(h.obs.reloadKey())
 	assert.False(t, parked, "nothing handed to components that will not start")
 }

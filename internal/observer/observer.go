@@ -36,9 +36,13 @@ type Settings struct {
 	// generated TelemetryBuilder; nil records nothing.
 	Instruments *Instruments
 	// Layouts is the registry of the probe layouts the deltaq processors
-	// of the collector configure (outcome.ProcessLayouts, from the
-	// factory); nil: no processor registers any.
+	// of the collector configure (process.State, from the factory); nil:
+	// no processor registers any.
 	Layouts *outcome.Layouts
+	// Handover carries the observer's state across a configuration reload
+	// of the collector (process.State, from the factory); nil: a reload
+	// starts afresh.
+	Handover *reload.Handover
 	// Scope is the instrumentation scope of the output: the component's
 	// import path.
 	Scope string
@@ -85,9 +89,11 @@ type Observer struct {
 	tel    *Instruments
 	// layouts is the collector's registry of processor layouts.
 	layouts *outcome.Layouts
-	engine  *analysis.Engine
-	build   *builder
-	now     func() time.Time
+	// handover carries the state across a reload.
+	handover *reload.Handover
+	engine   *analysis.Engine
+	build    *builder
+	now      func() time.Time
 
 	out     Outputs
 	stop    chan struct{}
@@ -152,6 +158,9 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if o.layouts = set.Layouts; o.layouts == nil {
 		o.layouts = new(outcome.Layouts)
 	}
+	if o.handover = set.Handover; o.handover == nil {
+		o.handover = reload.New()
+	}
 	if set.Telemetry.MeterProvider == nil {
 		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
 	}
@@ -185,7 +194,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
 	o.wire = newWireCache()
 	if set.ID != "" {
-		if st, ok := reload.Claim(o.reloadKey()); ok {
+		if st, ok := o.handover.Claim(o.reloadKey()); ok {
 			o.adopt(st.(*parked))
 		}
 	}
@@ -232,8 +241,8 @@ func (o *Observer) Start(out Outputs) error {
 	}
 	o.out = out
 	if o.set.ID != "" {
-		reload.Watch()
-		reload.Done()
+		o.handover.Watch()
+		o.handover.Done()
 	}
 	if o.adopted != nil {
 		o.afterAdoption()

@@ -39,10 +39,13 @@ type OfflineAnalysis struct {
 }
 
 // NewOfflineAnalysis makes the offline analysis of cfg. Probes that the
-// deltaq processors of this process configure (created before it) lend it
-// their layouts, as in a collector.
-func NewOfflineAnalysis(cfg *Config) (*OfflineAnalysis, error) {
-	ac := cfg.engineConfig(outcome.ProcessLayouts())
+// deltaq processors registered in layouts configure (created before it)
+// lend it their layouts, as in a collector; nil: none.
+func NewOfflineAnalysis(cfg *Config, layouts *outcome.Layouts) (*OfflineAnalysis, error) {
+	if layouts == nil {
+		layouts = new(outcome.Layouts)
+	}
+	ac := cfg.engineConfig(layouts)
 	ac.Snapshot = analysis.SnapshotConfig{}
 	whole := ac
 	whole.Interval, whole.Lag = 0, 0

@@ -57,9 +57,9 @@ func (l Layout) Valid() bool {
 // processors of one collector, so that its connector or exporter takes a
 // probe's layout from the processor's configuration rather than from the
 // attributes of the spans it reads, and can warn at start about probes its
-// diagram names that no processor produces. The components are given it
-// by their factories (ProcessLayouts); the zero Layouts is empty and ready
-// to use.
+// diagram names that no processor produces. The components are given
+// their collector's registry (internal/process); the zero Layouts is empty
+// and ready to use.
 type Layouts struct {
 	mu     sync.RWMutex
 	owners map[any]map[string]Layout
@@ -73,18 +73,6 @@ type Layouts struct {
 	rmu     sync.Mutex
 	readers map[any]ReferenceCheck
 }
-
-// processLayouts is the registry of this process.
-var processLayouts = new(Layouts)
-
-// ProcessLayouts returns the registry of this process. The collector makes
-// each component from its own factory, with nothing in common but the
-// process, so the factories' NewFactory functions, and the offline
-// analysis that stands in for a collector, give this one registry to the
-// components they make: the processors and the connector or exporter of a
-// collector then share it. Everything below the factories is given its
-// registry; tests give their own.
-func ProcessLayouts() *Layouts { return processLayouts }
 
 // Generation returns the number of changes made to the registry so far. A
 // reader that caches layouts looks them up again when it changes: a

@@ -68,18 +68,3 @@ func TestSetLayout(t *testing.T) {
 		t.Errorf("a refused SetLayout changed the registry (payment found %v, generation %d, want %d)", ok, r.Generation(), g2)
 	}
 }
-
-// The process's registry is one: the factories of every component of a
-// collector hand out the same.
-func TestProcessLayoutsIsOne(t *testing.T) {
-	a, b := ProcessLayouts(), ProcessLayouts()
-	if a == nil || a != b {
-		t.Fatal("ProcessLayouts is not one registry")
-	}
-	owner := new(int)
-	a.Register(owner, map[string]Layout{"one": {DMaxNs: 1e9, Bins: 10}})
-	defer a.Unregister(owner)
-	if _, ok := b.LookupLayout("one"); !ok {
-		t.Error("a probe registered through one ProcessLayouts is not seen through another")
-	}
-}

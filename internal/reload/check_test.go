@@ -33,14 +33,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// withCheck replaces the configuration check for one test.
-func withCheck(t *testing.T, f func(context.Context) error) {
-	t.Helper()
-	mu.Lock()
-	old := checkConfig
-	checkConfig = f
-	mu.Unlock()
-	t.Cleanup(func() { mu.Lock(); checkConfig = old; mu.Unlock() })
+// withCheck replaces h's configuration check.
+func withCheck(h *Handover, f func(context.Context) error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.checkConfig = f
 }
 
 // TestRefusedConfigurationIsNotAReload: after a SIGHUP whose configuration
@@ -49,25 +46,25 @@ func withCheck(t *testing.T, f func(context.Context) error) {
 // the check existed, Pending was true and the open windows were parked for
 // components that never started.
 func TestRefusedConfigurationIsNotAReload(t *testing.T) {
-	fakeClock(t)
+	h, _ := fakeClock(t)
 	refusal := errors.New("invalid configuration")
-	withCheck(t, func(context.Context) error { return refusal })
-	Requested()
-	pending, refused := Status()
+	withCheck(h, func(context.Context) error { return refusal })
+	h.Requested()
+	pending, refused := h.Status()
 	assert.False(t, pending, "the collector stops after this shutdown")
 	assert.Equal(t, refusal, refused)
-	assert.False(t, Pending())
+	assert.False(t, h.Pending())
 
-	withCheck(t, func(context.Context) error { return nil })
-	Requested()
-	pending, refused = Status()
+	withCheck(h, func(context.Context) error { return nil })
+	h.Requested()
+	pending, refused = h.Status()
 	assert.True(t, pending, "an accepted configuration is a reload")
 	assert.NoError(t, refused)
 
-	Refused(refusal)
-	assert.False(t, Pending(), "Refused is a request with a refused configuration")
-	Done()
-	pending, refused = Status()
+	h.Refused(refusal)
+	assert.False(t, h.Pending(), "Refused is a request with a refused configuration")
+	h.Done()
+	pending, refused = h.Status()
 	assert.False(t, pending)
 	assert.NoError(t, refused, "no reload under way")
 }

@@ -7,8 +7,8 @@
 // The collector reloads its configuration on SIGHUP by shutting every
 // component down and building the pipelines again from the new
 // configuration; a component cannot tell that shutdown from a final one.
-// This package watches for SIGHUP itself: a component that shuts down soon
-// after one parks its state here under its kind and ID (Park), and the
+// A Handover watches for SIGHUP itself: a component that shuts down soon
+// after one parks its state there under its kind and ID (Park), and the
 // component of the same kind and ID that the new configuration builds
 // claims it (Claim). A shutdown without a SIGHUP before it is final, and
 // the components flush and drop their state as they always did; so is a
@@ -20,7 +20,7 @@
 // and exits, so state parked for them would be lost with the open windows
 // it holds. Nothing of the components runs after that shutdown (the
 // process exits, and the pipelines' exporters have shut down), so the
-// verdict is needed before: on SIGHUP this package asks the collector's own
+// verdict is needed before: on SIGHUP the Handover asks the collector's own
 // `validate` command, run on the same command line, whether it accepts the
 // configuration as it is now, and Pending is false when it does not. The
 // components then flush, as at a stop. A configuration rewritten again
@@ -54,9 +54,13 @@ const maxParked = time.Minute
 // handed over as before the check existed.
 const CheckTimeout = 5 * time.Second
 
-var (
+// Handover is the reload state of one collector's deltaq components: the
+// SIGHUPs seen, the verdict on the configuration the last one asked for,
+// and the state parked for the components the reload builds. The
+// components are given it (internal/process); New makes one.
+type Handover struct {
 	mu sync.Mutex
-	// sighup receives SIGHUP once Watch ran; Pending drains it, so no
+	// sighup receives SIGHUP once Watch ran; Status drains it, so no
 	// goroutine waits on it.
 	sighup  chan os.Signal
 	watched bool
@@ -65,14 +69,20 @@ var (
 	// verdict is the check of the configuration the last SIGHUP asked the
 	// collector to load (nil: none yet).
 	verdict *check
-	parked  = map[string]parkedState{}
-	// now is the clock, replaced in tests.
-	now = time.Now
+	parked  map[string]parkedState
+	// now is the clock.
+	now func() time.Time
 	// checkConfig says whether the collector refuses its configuration as
 	// it is now: a non-nil error is its refusal; nil is acceptance or no
-	// answer. Replaced in tests.
-	checkConfig = validateByCommand
-)
+	// answer.
+	checkConfig func(context.Context) error
+}
+
+// New returns a Handover with nothing parked that asks the collector's
+// own validate command (validateByCommand) for its verdicts.
+func New() *Handover {
+	return &Handover{parked: map[string]parkedState{}, now: time.Now, checkConfig: validateByCommand}
+}
 
 // check is the verdict on one reload's configuration, err valid once done
 // is closed.
@@ -82,11 +92,11 @@ type check struct {
 }
 
 // startCheck records a reload request now and checks its configuration in
-// the background. Called with mu held.
-func startCheck(refusal error) {
-	hup = now()
+// the background. Called with h.mu held.
+func (h *Handover) startCheck(refusal error) {
+	h.hup = h.now()
 	c := &check{done: make(chan struct{})}
-	verdict = c
+	h.verdict = c
 	if refusal != nil {
 		c.err = refusal
 		close(c.done)
@@ -95,7 +105,7 @@ func startCheck(refusal error) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), CheckTimeout)
 		defer cancel()
-		c.err = checkConfig(ctx)
+		c.err = h.checkConfig(ctx)
 		close(c.done)
 	}()
 }
@@ -105,26 +115,27 @@ type parkedState struct {
 	at    time.Time
 }
 
-// Watch starts watching for SIGHUP, once per process. The components call
-// it when they start. Receiving SIGHUP here does not stop the collector
-// from receiving it too (os/signal delivers to every registered channel).
-func Watch() {
-	mu.Lock()
-	defer mu.Unlock()
-	if watched {
+// Watch starts watching for SIGHUP, once per Handover. The components
+// call it when they start. Receiving SIGHUP here does not stop the
+// collector from receiving it too (os/signal delivers to every registered
+// channel).
+func (h *Handover) Watch() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.watched {
 		return
 	}
-	watched = true
-	sighup = make(chan os.Signal, 1)
-	signal.Notify(sighup, syscall.SIGHUP)
+	h.watched = true
+	h.sighup = make(chan os.Signal, 1)
+	signal.Notify(h.sighup, syscall.SIGHUP)
 }
 
 // Requested records that a reload was requested now: what a SIGHUP does.
 // Tests call it in place of a signal.
-func Requested() {
-	mu.Lock()
-	defer mu.Unlock()
-	startCheck(nil)
+func (h *Handover) Requested() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.startCheck(nil)
 }
 
 // Refused records that a reload was requested now with a configuration the
@@ -132,35 +143,25 @@ func Requested() {
 // configuration was written does. The collector stops after it, so the
 // components must flush rather than hand over. Tests call it in place of a
 // signal and an invalid file.
-func Refused(err error) {
-	mu.Lock()
-	defer mu.Unlock()
-	startCheck(err)
+func (h *Handover) Refused(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.startCheck(err)
 }
 
 // Done says that the components a reload built have started: the reload
 // is over, and a shutdown from now on is a stop (until the next SIGHUP).
-func Done() {
-	mu.Lock()
-	defer mu.Unlock()
-	hup, verdict = time.Time{}, nil
-}
-
-// Reset withdraws a reload request and drops all parked state: the
-// shutdowns that follow are final. Tests of the components call it when
-// they are done simulating a reload.
-func Reset() {
-	mu.Lock()
-	defer mu.Unlock()
-	hup, verdict = time.Time{}, nil
-	clear(parked)
+func (h *Handover) Done() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hup, h.verdict = time.Time{}, nil
 }
 
 // Pending reports whether a reload was requested within Window whose
 // configuration the collector accepts: a shutdown now is part of it, and
 // the component hands its state over. It is Status without the refusal.
-func Pending() bool {
-	pending, _ := Status()
+func (h *Handover) Pending() bool {
+	pending, _ := h.Status()
 	return pending
 }
 
@@ -171,19 +172,19 @@ func Pending() bool {
 // counts from now: the collector shuts its components down as soon as it
 // receives one. It waits for the check of the configuration, at most
 // CheckTimeout after the SIGHUP.
-func Status() (pending bool, refused error) {
-	mu.Lock()
+func (h *Handover) Status() (pending bool, refused error) {
+	h.mu.Lock()
 	select {
-	case <-sighup: // nil before Watch: never ready
-		startCheck(nil)
+	case <-h.sighup: // nil before Watch: never ready
+		h.startCheck(nil)
 	default:
 	}
-	if hup.IsZero() || now().Sub(hup) > Window {
-		mu.Unlock()
+	if h.hup.IsZero() || h.now().Sub(h.hup) > Window {
+		h.mu.Unlock()
 		return false, nil
 	}
-	c := verdict
-	mu.Unlock()
+	c := h.verdict
+	h.mu.Unlock()
 	<-c.done // bounded by CheckTimeout
 	if c.err != nil {
 		return false, c.err
@@ -193,32 +194,33 @@ func Status() (pending bool, refused error) {
 
 // Park keeps state for the component of the given key (its kind and ID)
 // that the reloaded configuration builds.
-func Park(key string, state any) {
-	mu.Lock()
-	defer mu.Unlock()
-	expire()
-	parked[key] = parkedState{state: state, at: now()}
+func (h *Handover) Park(key string, state any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.expire()
+	h.parked[key] = parkedState{state: state, at: h.now()}
 }
 
 // Claim returns and removes the state parked under key, if any.
-func Claim(key string) (any, bool) {
-	mu.Lock()
-	defer mu.Unlock()
-	expire()
-	p, ok := parked[key]
+func (h *Handover) Claim(key string) (any, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.expire()
+	p, ok := h.parked[key]
 	if !ok {
 		return nil, false
 	}
-	delete(parked, key)
+	delete(h.parked, key)
 	return p.state, true
 }
 
-// expire drops the state parked longer than maxParked. Called with mu held.
-func expire() {
-	t := now()
-	for k, p := range parked {
+// expire drops the state parked longer than maxParked. Called with h.mu
+// held.
+func (h *Handover) expire() {
+	t := h.now()
+	for k, p := range h.parked {
 		if t.Sub(p.at) > maxParked {
-			delete(parked, k)
+			delete(h.parked, k)
 		}
 	}
 }

@@ -11,48 +11,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeClock sets the package clock to a time the test advances.
-func fakeClock(t *testing.T) *time.Time {
+// fakeClock returns a Handover whose clock is a time the test advances.
+func fakeClock(t *testing.T) (*Handover, *time.Time) {
 	t.Helper()
 	c := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	mu.Lock()
-	old, oldHup, oldVerdict := now, hup, verdict
-	now = func() time.Time { return c }
-	hup, verdict = time.Time{}, nil
-	mu.Unlock()
-	t.Cleanup(func() {
-		mu.Lock()
-		now, hup, verdict = old, oldHup, oldVerdict
-		clear(parked)
-		mu.Unlock()
-	})
-	return &c
+	h := New()
+	h.now = func() time.Time { return c }
+	return h, &c
 }
 
 func TestPendingWithinTheWindowAfterARequest(t *testing.T) {
-	c := fakeClock(t)
-	assert.False(t, Pending(), "no SIGHUP yet")
-	Requested()
-	assert.True(t, Pending())
+	h, c := fakeClock(t)
+	assert.False(t, h.Pending(), "no SIGHUP yet")
+	h.Requested()
+	assert.True(t, h.Pending())
 	*c = c.Add(Window)
-	assert.True(t, Pending(), "at the end of the window")
+	assert.True(t, h.Pending(), "at the end of the window")
 	*c = c.Add(time.Nanosecond)
-	assert.False(t, Pending(), "a shutdown long after the SIGHUP is a stop")
+	assert.False(t, h.Pending(), "a shutdown long after the SIGHUP is a stop")
+	assert.False(t, New().Pending(), "another Handover saw no request")
 }
 
 func TestParkAndClaimOnce(t *testing.T) {
-	c := fakeClock(t)
-	Park("processor/deltaq", 42)
-	_, ok := Claim("processor/other")
+	h, c := fakeClock(t)
+	h.Park("processor/deltaq", 42)
+	_, ok := h.Claim("processor/other")
 	assert.False(t, ok, "another component's key")
-	v, ok := Claim("processor/deltaq")
+	v, ok := h.Claim("processor/deltaq")
 	require.True(t, ok)
 	assert.Equal(t, 42, v)
-	_, ok = Claim("processor/deltaq")
+	_, ok = h.Claim("processor/deltaq")
 	assert.False(t, ok, "claimed once")
 
-	Park("connector/deltaq", "state")
+	h.Park("connector/deltaq", "state")
 	*c = c.Add(maxParked + time.Second)
-	_, ok = Claim("connector/deltaq")
+	_, ok = h.Claim("connector/deltaq")
 	assert.False(t, ok, "nobody claimed it in time: dropped")
 }

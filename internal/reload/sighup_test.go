@@ -17,8 +17,8 @@ import (
 // TestWatchSeesSIGHUP sends the process a real SIGHUP: with Watch running,
 // it is a reload request and does not stop the test binary.
 func TestWatchSeesSIGHUP(t *testing.T) {
-	fakeClock(t)
-	Watch()
+	h, _ := fakeClock(t)
+	h.Watch()
 	require.NoError(t, syscall.Kill(syscall.Getpid(), syscall.SIGHUP))
-	assert.Eventually(t, Pending, 5*time.Second, 10*time.Millisecond)
+	assert.Eventually(t, h.Pending, 5*time.Second, 10*time.Millisecond)
 }

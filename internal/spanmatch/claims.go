@@ -10,13 +10,15 @@ import (
 	"sync"
 )
 
-// The claims of the process: which probes each deltaq processor and each
-// deltaq connector matches in the spans. A probe matched in both would be
-// counted twice by a connector downstream of the processor (once from the
-// processor's deltaq.probe, once from its own match) and would have two
-// layouts; Claim refuses it when the second component is built, which the
-// collector does for `otelcol validate` too.
-var claims struct {
+// Claims records which probes each deltaq processor and each deltaq
+// connector of one collector matches in the spans. A probe matched in both
+// would be counted twice by a connector downstream of the processor (once
+// from the processor's deltaq.probe, once from its own match) and would
+// have two layouts; Claim refuses it when the second component is built,
+// which the collector does for `otelcol validate` too. The components are
+// given their collector's Claims (internal/process); the zero Claims is
+// empty and ready to use.
+type Claims struct {
 	mu     sync.Mutex
 	owners map[any]claim
 }
@@ -35,7 +37,7 @@ type claim struct {
 // components.
 // Components of the same kind may match the same probe: each counts its
 // own spans. Release forgets owner's claim.
-func Claim(owner any, kind, id string, names []string) error {
+func (claims *Claims) Claim(owner any, kind, id string, names []string) error {
 	claims.mu.Lock()
 	defer claims.mu.Unlock()
 	c := claim{component: fmt.Sprintf("%s %q", kind, id), kind: kind, names: make(map[string]struct{}, len(names))}
@@ -60,7 +62,7 @@ func Claim(owner any, kind, id string, names []string) error {
 }
 
 // Release forgets the probes owner claimed.
-func Release(owner any) {
+func (claims *Claims) Release(owner any) {
 	claims.mu.Lock()
 	defer claims.mu.Unlock()
 	delete(claims.owners, owner)

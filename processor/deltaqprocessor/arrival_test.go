@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -137,7 +138,7 @@ func TestMaxEndedBoundsMemory(t *testing.T) {
 // TestTracesOnlyRemembersNothing: a processor in a traces pipeline alone
 // never sees start events, so its span path remembers no ended span.
 func TestTracesOnlyRemembersNothing(t *testing.T) {
-	f := newFactory(newFakeClock())
+	f := newFactory(newFakeClock(), process.New())
 	set := processortest.NewNopSettings(metadata.Type)
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
 	tp, err := f.processorFactory().CreateTraces(context.Background(), set, cfg, consumertest.NewNop())

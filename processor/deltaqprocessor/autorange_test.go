@@ -148,9 +148,9 @@ func TestAutoRangeFollowsDelayJumps(t *testing.T) {
 	e, err := analysis.New(analysis.Config{
 		Interval: time.Second, Lag: time.Millisecond, ConfiguredProbes: []string{"op"},
 		Quantiles:        []float64{0.1, 0.5, 0.9, 0.99},
-		LayoutGeneration: outcome.ProcessLayouts().Generation,
+		LayoutGeneration: h.state.Layouts.Generation,
 		LookupLayout: func(name string) (time.Duration, int, bool) {
-			l, ok := outcome.ProcessLayouts().LookupLayout(name)
+			l, ok := h.state.Layouts.LookupLayout(name)
 			return time.Duration(l.DMaxNs), l.Bins, ok
 		},
 	}, base)
@@ -212,7 +212,7 @@ func TestAutoRangeFollowsDelayJumps(t *testing.T) {
 			t.Errorf("window %d: bin width %g, want %g", k, width[k], want)
 		}
 	}
-	if l, _ := outcome.ProcessLayouts().LookupLayout("op"); l != (outcome.Layout{DMaxNs: 5e6, Bins: 100}) {
+	if l, _ := h.state.Layouts.LookupLayout("op"); l != (outcome.Layout{DMaxNs: 5e6, Bins: 100}) {
 		t.Errorf("registered layout %+v, want 5ms, 100 bins", l)
 	}
 	// Self-telemetry: three changes (learned, up, down) and the dMax.

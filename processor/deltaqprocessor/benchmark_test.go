@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -88,7 +89,7 @@ type benchProcessor struct {
 // logs is true, in a logs pipeline too (start events in use).
 func newBenchProcessor(b *testing.B, cfg *Config, logs bool) benchProcessor {
 	b.Helper()
-	pf := newFactory(newFakeClock()).processorFactory() // the timer never ticks
+	pf := newFactory(newFakeClock(), process.New()).processorFactory() // the timer never ticks
 	set := processortest.NewNopSettings(metadata.Type)
 	tp, err := pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	if err != nil {
@@ -315,7 +316,7 @@ func BenchmarkProcessorStartEvents(b *testing.B) {
 // start events in flight.
 func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 	for _, regexps := range []int{0, 2} {
-		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock(), new(outcome.Layouts))
+		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock(), process.New())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,14 +11,16 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
-// NewFactory returns the factory of the deltaq processor.
+// NewFactory returns the factory of the deltaq processor. Its processors
+// share the collector's probe layouts, claims and reload state
+// (process.Collector) with the deltaq connectors and exporters.
 func NewFactory() processor.Factory {
-	return newFactory(wallClock{}).processorFactory()
+	return newFactory(wallClock{}, process.Collector()).processorFactory()
 }
 
 // factory creates one processor instance per component ID and hands it to
@@ -27,14 +29,14 @@ func NewFactory() processor.Factory {
 // both sides must share the in-flight table.
 type factory struct {
 	clock clock
-	// layouts is the collector's registry of probe layouts, given to every
-	// processor the factory makes (outcome.ProcessLayouts).
-	layouts   *outcome.Layouts
+	// state is what the factory's processors share with the other deltaq
+	// components of the collector.
+	state     *process.State
 	instances sharedcomponent.Map[*deltaqProcessor]
 }
 
-func newFactory(clk clock) *factory {
-	return &factory{clock: clk, layouts: outcome.ProcessLayouts()}
+func newFactory(clk clock, st *process.State) *factory {
+	return &factory{clock: clk, state: st}
 }
 
 // processorFactory returns the collector factory backed by f.
@@ -68,7 +70,7 @@ func (f *factory) lookup(id component.ID) *deltaqProcessor {
 // reloads its configuration builds a fresh one.
 func (f *factory) instance(set processor.Settings, cfg component.Config) (*deltaqProcessor, error) {
 	return f.instances.LoadOrCreate(set.ID, func(release func()) (*deltaqProcessor, error) {
-		p, err := newProcessor(set, cfg.(*Config), f.clock, f.layouts)
+		p, err := newProcessor(set, cfg.(*Config), f.clock, f.state)
 		if err != nil {
 			return nil, err
 		}

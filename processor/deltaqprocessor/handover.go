@@ -11,7 +11,6 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 )
 
@@ -56,7 +55,7 @@ func (p *deltaqProcessor) park() {
 		}
 		st.probes = append(st.probes, pp)
 	}
-	reload.Park(reloadKey(p.id), st)
+	p.handover.Park(reloadKey(p.id), st)
 	p.table = inflight.New(1, 0)
 	p.tracked.Store(0)
 	p.logger.Info("configuration reload: handing the instances in flight to the reloaded processor",

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/deltaq-otel/deltaq/internal/reload"
+	"github.com/deltaq-otel/deltaq/internal/process"
 )
 
 // TestReloadCarriesInstancesInFlight: a shutdown that is part of a
@@ -22,22 +22,22 @@ import (
 // whose dMax changed is dropped, and its span, arriving later, is an
 // ordinary instance of the new layout.
 func TestReloadCarriesInstancesInFlight(t *testing.T) {
-	t.Cleanup(reload.Reset)
+	st := process.New()
 	const dMax = 50 * time.Millisecond
-	old := newHarness(t, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", dMax, 25)))
+	old := newHarnessIn(t, st, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", dMax, 25)), nil)
 	start := base.Add(3 * time.Millisecond)
 	old.consumeLogs(logsOf(
 		startEvent{probe: "checkout", service: "shop", id: 1, at: start},
 		startEvent{probe: "search", service: "shop", id: 2, at: start}))
 	require.Equal(t, 2, old.p.table.Len())
 
-	reload.Requested()
+	st.Reload.Requested()
 	require.NoError(t, old.traces.Shutdown(context.Background()))
 	require.NoError(t, old.logs.Shutdown(context.Background()))
 	assert.Zero(t, old.tsink.SpanCount(), "nothing fired while shutting down")
 
 	// The new configuration retunes search's dMax; checkout is unchanged.
-	nu := newHarness(t, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", 2*dMax, 25)))
+	nu := newHarnessIn(t, st, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", 2*dMax, 25)), nil)
 	require.Equal(t, 1, nu.p.table.Len(), "checkout's instance carried over, search's dropped")
 	nu.clock.tick(base.Add(50 * time.Millisecond))
 	require.Zero(t, nu.tsink.SpanCount(), "not before the deadline")
@@ -53,13 +53,12 @@ func TestReloadCarriesInstancesInFlight(t *testing.T) {
 // TestShutdownWithoutReloadDropsInstances: without a reload request the
 // shutdown is final and the next processor starts empty.
 func TestShutdownWithoutReloadDropsInstances(t *testing.T) {
-	t.Cleanup(reload.Reset)
-	reload.Reset()
+	st := process.New()
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
-	old := newHarness(t, cfg)
+	old := newHarnessIn(t, st, cfg, nil)
 	old.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
 	require.NoError(t, old.traces.Shutdown(context.Background()))
 	require.NoError(t, old.logs.Shutdown(context.Background()))
-	nu := newHarness(t, cfg)
+	nu := newHarnessIn(t, st, cfg, nil)
 	assert.Zero(t, nu.p.table.Len())
 }

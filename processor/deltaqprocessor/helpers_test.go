@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -76,6 +77,9 @@ type harness struct {
 	lsink  *consumertest.LogsSink
 	tel    *componenttest.Telemetry
 	p      *deltaqProcessor
+	// state is what the processor shares with the collector's other deltaq
+	// components: its own, unless the test shares one (newHarnessIn).
+	state *process.State
 }
 
 func newHarness(t *testing.T, cfg *Config) *harness {
@@ -86,11 +90,18 @@ func newHarness(t *testing.T, cfg *Config) *harness {
 // when not nil.
 func newHarnessWith(t *testing.T, cfg *Config, tracesNext consumer.Traces) *harness {
 	t.Helper()
+	return newHarnessIn(t, process.New(), cfg, tracesNext)
+}
+
+// newHarnessIn builds the harness of a processor in the collector whose
+// shared state is st.
+func newHarnessIn(t *testing.T, st *process.State, cfg *Config, tracesNext consumer.Traces) *harness {
+	t.Helper()
 	require.NoError(t, cfg.Validate())
-	h := &harness{t: t, clock: newFakeClock(), tsink: new(consumertest.TracesSink), lsink: new(consumertest.LogsSink)}
+	h := &harness{t: t, clock: newFakeClock(), tsink: new(consumertest.TracesSink), lsink: new(consumertest.LogsSink), state: st}
 	h.tel = componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
-	pf := newFactory(h.clock)
+	pf := newFactory(h.clock, st)
 	f := pf.processorFactory()
 	set := processortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)

@@ -83,7 +83,7 @@ func TestLogLinearBinningErrors(t *testing.T) {
 func TestLogLinearProbeRegistersAndMarksSpans(t *testing.T) {
 	pc := ProbeConfig{Name: "search", Binning: &deltaq.BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}
 	h := newHarness(t, testConfig(pc))
-	l, ok := outcome.ProcessLayouts().LookupLayout("search")
+	l, ok := h.state.Layouts.LookupLayout("search")
 	require.True(t, ok)
 	assert.Equal(t, outcome.Layout{DMaxNs: int64(10 * time.Second), LogLinear: outcome.LogLinear(searchLayout)}, l)
 	assert.True(t, l.Valid())

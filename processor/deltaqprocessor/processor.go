@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
@@ -87,9 +88,15 @@ type deltaqProcessor struct {
 	// layouts is the collector's registry of probe layouts, where the
 	// processor announces its probes for the connector or exporter.
 	layouts *outcome.Layouts
+	// claims records the probes the collector's processors and connectors
+	// match in the spans.
+	claims *spanmatch.Claims
+	// handover carries the in-flight state across a reload.
+	handover *reload.Handover
 }
 
-func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outcome.Layouts) (*deltaqProcessor, error) {
+// newProcessor makes a processor of the collector whose shared state is st.
+func newProcessor(set processor.Settings, cfg *Config, clk clock, st *process.State) (*deltaqProcessor, error) {
 	m, err := newMatcher(cfg)
 	if err != nil {
 		return nil, err
@@ -106,7 +113,9 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outco
 		stats:       newStats(len(m.probes)),
 		table:       inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
 		ended:       inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
-		layouts:     layouts,
+		layouts:     st.Layouts,
+		claims:      st.Claims,
+		handover:    st.Reload,
 	}
 	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -120,14 +129,14 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outco
 	}
 	// Registered last, so that a processor that fails to build leaves
 	// nothing behind. A probe that a deltaq connector matches in the spans
-	// itself is refused (spanmatch.Claim). An exporter or connector of the
+	// itself is refused (spanmatch.Claims). An exporter or connector of the
 	// same collector reads a probe's layout here, from configuration,
 	// rather than from the attributes of the spans it receives.
 	names := make([]string, len(m.probes))
 	for i := range m.probes {
 		names[i] = m.probes[i].name
 	}
-	if err := spanmatch.Claim(p, "processor", set.ID.String(), names); err != nil {
+	if err := p.claims.Claim(p, "processor", set.ID.String(), names); err != nil {
 		tb.Shutdown()
 		return nil, err
 	}
@@ -145,8 +154,8 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outco
 		tb.Shutdown()
 		return nil, err
 	}
-	if st, ok := reload.Claim(reloadKey(set.ID)); ok {
-		p.adopt(st.(*parked))
+	if old, ok := p.handover.Claim(reloadKey(set.ID)); ok {
+		p.adopt(old.(*parked))
 	}
 	for _, i := range m.auto {
 		pr := &m.probes[i]
@@ -160,10 +169,10 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, layouts *outco
 }
 
 // unregister removes the processor's probes from the layout registry and
-// its claim on them (spanmatch.Claim).
+// its claim on them (spanmatch.Claims).
 func (p *deltaqProcessor) unregister() {
 	p.layouts.Unregister(p)
-	spanmatch.Release(p)
+	p.claims.Release(p)
 }
 
 // attachTraces records the next consumer of the traces pipeline.
@@ -190,8 +199,8 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 		return nil
 	}
 	p.started = true
-	reload.Watch()
-	reload.Done()
+	p.handover.Watch()
+	p.handover.Done()
 	if p.tracesNext == nil {
 		p.logger.Warn("the deltaq processor is in no traces pipeline: timeouts from start events are counted but no synthetic timeout spans are emitted")
 	}
@@ -229,7 +238,7 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if pending, refused := reload.Status(); pending {
+	if pending, refused := p.handover.Status(); pending {
 		p.park()
 	} else if refused != nil {
 		p.logger.Warn("configuration reload refused: the collector stops; the instances in flight end with it, as at a stop",

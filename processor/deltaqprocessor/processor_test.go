@@ -22,6 +22,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -162,7 +163,7 @@ func TestSuccessCarriesNoOutcome(t *testing.T) {
 
 	// The reader: the layout comes from this processor's registration.
 	cfg := observer.NewDefaultConfig()
-	an, err := observer.NewOfflineAnalysis(&cfg)
+	an, err := observer.NewOfflineAnalysis(&cfg, h.state.Layouts)
 	require.NoError(t, err)
 	for _, td := range h.tsink.AllTraces() {
 		require.NoError(t, an.ConsumeTraces(context.Background(), td))
@@ -553,7 +554,7 @@ func TestSyntheticSpansRefusedAreCounted(t *testing.T) {
 // its timeouts are counted as dropped synthetic spans.
 func TestLogsOnly(t *testing.T) {
 	clk := newFakeClock()
-	f := newFactory(clk)
+	f := newFactory(clk, process.New())
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
 	set := processortest.NewNopSettings(metadata.Type)
@@ -572,7 +573,7 @@ func TestLogsOnly(t *testing.T) {
 // share one instance; another ID has its own, and a second traces pipeline
 // for one ID is refused.
 func TestSharedInstance(t *testing.T) {
-	f := newFactory(newFakeClock())
+	f := newFactory(newFakeClock(), process.New())
 	pf := f.processorFactory()
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
 	setA := processortest.NewNopSettings(metadata.Type)

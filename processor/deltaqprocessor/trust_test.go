@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -141,7 +142,7 @@ func TestChainedProcessorsRemapSpans(t *testing.T) {
 // unregisters them when it shuts down or when the collector refuses the
 // configuration that created it.
 func TestProbesAreRegistered(t *testing.T) {
-	f := newFactory(newFakeClock())
+	f := newFactory(newFakeClock(), process.New())
 	pf := f.processorFactory()
 	exponent := 2
 	cfg := testConfig(
@@ -153,29 +154,29 @@ func TestProbesAreRegistered(t *testing.T) {
 
 	tp, err := pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	l, ok := outcome.ProcessLayouts().LookupLayout("registry-a")
+	l, ok := f.state.Layouts.LookupLayout("registry-a")
 	assert.True(t, ok)
 	assert.Equal(t, outcome.Layout{DMaxNs: int64(40 * time.Millisecond), Bins: 20}, l)
-	l, ok = outcome.ProcessLayouts().LookupLayout("registry-b")
+	l, ok = f.state.Layouts.LookupLayout("registry-b")
 	assert.True(t, ok)
 	assert.Equal(t, outcome.Layout{DMaxNs: int64(400 * time.Millisecond), Bins: 100}, l)
-	assert.Subset(t, outcome.ProcessLayouts().RegisteredProbes(), []string{"registry-a", "registry-b"})
+	assert.Subset(t, f.state.Layouts.RegisteredProbes(), []string{"registry-a", "registry-b"})
 
 	require.NoError(t, tp.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, tp.Shutdown(context.Background()))
-	_, ok = outcome.ProcessLayouts().LookupLayout("registry-a")
+	_, ok = f.state.Layouts.LookupLayout("registry-a")
 	assert.False(t, ok, "unregistered at shutdown")
-	assert.NotContains(t, outcome.ProcessLayouts().RegisteredProbes(), "registry-b")
+	assert.NotContains(t, f.state.Layouts.RegisteredProbes(), "registry-b")
 
 	// A second traces pipeline for one ID: the collector refuses the
 	// configuration, and the instance leaves the registry.
 	_, err = pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	_, ok = outcome.ProcessLayouts().LookupLayout("registry-a")
+	_, ok = f.state.Layouts.LookupLayout("registry-a")
 	require.True(t, ok)
 	_, err = pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	require.Error(t, err)
-	_, ok = outcome.ProcessLayouts().LookupLayout("registry-a")
+	_, ok = f.state.Layouts.LookupLayout("registry-a")
 	assert.False(t, ok, "unregistered when creation fails")
 }
 
