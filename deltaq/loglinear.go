@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"time"
 )
@@ -166,6 +167,9 @@ type LogLinearIndex struct {
 	low, high int64
 	buckets   int
 	mags      []logLinearMag // ascending
+	// pow2 is set when Factor is 2 and Low a power of two: the magnitude
+	// of d is then the bit length of d less that of Low.
+	pow2 bool
 }
 
 // logLinearMag is one magnitude [lo, lo·Factor): its bucket width and the
@@ -181,7 +185,7 @@ func (l LogLinear) Index() (*LogLinearIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &LogLinearIndex{low: l.Low, high: l.High, buckets: len(edges) - 1}
+	x := &LogLinearIndex{low: l.Low, high: l.High, buckets: len(edges) - 1, pow2: l.Factor == 2 && l.Low&(l.Low-1) == 0}
 	first := 1 // bucket 0 is [0, Low)
 	for lo := l.Low; lo < l.High; lo *= l.Factor {
 		hi := lo * l.Factor
@@ -195,13 +199,18 @@ func (l LogLinear) Index() (*LogLinearIndex, error) {
 // Bucket returns LogLinearBucket(edges, d) of the layout's edges: 0 below
 // Low (and for d < 0), the last bucket from High on; else, in the last
 // magnitude [lo, lo·Factor) with lo ≤ d, its first bucket plus
-// ⌊(d − lo)/w⌋, w its bucket width.
+// ⌊(d − lo)/w⌋, w its bucket width. With factor 2 and Low a power of two
+// the magnitude is found from d's bit length, in constant time.
 func (x *LogLinearIndex) Bucket(d int64) int {
 	switch {
 	case d < x.low:
 		return 0
 	case d >= x.high:
 		return x.buckets - 1
+	}
+	if x.pow2 {
+		mg := x.mags[bits.Len64(uint64(d))-bits.Len64(uint64(x.low))]
+		return mg.first + int((d-mg.lo)/mg.w)
 	}
 	a, b := 0, len(x.mags) // the magnitude is in [a, b)
 	for b-a > 1 {

@@ -278,6 +278,11 @@ func TestLogLinearIndex(t *testing.T) {
 		{Factor: 10, Low: 1, High: 1_000_000_000, Steps: 100},
 		{Factor: 2, Low: 1, High: 1 << 45, Steps: 256},
 		{Factor: 4, Low: 16, High: 16 << 20, Steps: 64},
+		// Factor 2 with Low a power of two: the magnitude from the bit length.
+		{Factor: 2, Low: 1, High: 1 << 62, Steps: 16},
+		{Factor: 2, Low: 1 << 10, High: 1 << 40, Steps: 8},
+		// Factor 2 with any other Low: the search.
+		{Factor: 2, Low: 48, High: 48 << 30, Steps: 16},
 	} {
 		edges, err := l.Edges()
 		if err != nil {

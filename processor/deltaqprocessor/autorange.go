@@ -10,7 +10,8 @@ package deltaqprocessor
 //
 // How a dMax is chosen. Every span of the probe adds its duration d to a
 // tail sketch: counters of a log/linear quantization of d with factor 2
-// and 16 steps per magnitude (as llquantize(d, 2, 0, 62, 16)): d < 16ns
+// and 16 steps per magnitude (tailLayout, the algebra's deltaq.LogLinear,
+// as llquantize(d, 2, 0, 62, 16)): d < 16ns
 // exactly, and each power-of-two range [2ᵉ, 2ᵉ⁺¹) in 8 buckets of width
 // 2ᵉ⁻³, so a bucket's upper edge is at most 1/8 above any delay in it. A
 // timeout announced by a start event whose span never came has no
@@ -69,7 +70,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -110,29 +110,26 @@ const (
 	autoMinBeyond = 10
 )
 
-// tailBuckets is the size of the tail sketch: 16 exact buckets below 16ns
-// and 8 per power of two from 2⁴ to 2⁶², the largest of a positive int64.
-const tailBuckets = 16 + (62-4+1)*8
+// tailLayout is the tail sketch's log-linear buckets (the comment at the
+// top of the file): exact below 16 ns, then 8 per power of two up to 2⁶²
+// ns, beyond any dmax_max.
+var tailLayout = deltaq.LogLinear{Factor: 2, Low: 1, High: 1 << 62, Steps: 16}
 
-// tailIndex returns the bucket of a delay of d ≥ 0 ns.
-func tailIndex(d int64) int {
-	if d < 16 {
-		return int(max(d, 0))
+// tailIndex finds a delay's bucket of tailLayout, tailEdges are its edges.
+var tailIndex, tailEdges = mustTailLayout()
+
+func mustTailLayout() (*deltaq.LogLinearIndex, []int64) {
+	x, err := tailLayout.Index()
+	if err != nil {
+		panic(fmt.Sprintf("deltaqprocessor: the tail sketch's layout: %v", err))
 	}
-	e := bits.Len64(uint64(d)) - 1 // 2ᵉ ≤ d < 2ᵉ⁺¹, e ≥ 4
-	sub := int(d>>(e-3)) & 7
-	return 16 + (e-4)*8 + sub
+	edges, _ := tailLayout.Edges()
+	return x, edges
 }
 
 // tailUpper returns the upper edge of bucket i: every delay in it is below
 // the edge, by at most 1/8 of the delay.
-func tailUpper(i int) int64 {
-	if i < 16 {
-		return int64(i) + 1
-	}
-	e, sub := (i-16)/8+4, (i-16)%8
-	return int64(9+sub) << (e - 3) // saturates only above 2⁶², never reached by a delay
-}
+func tailUpper(i int) int64 { return tailEdges[i+1] }
 
 // autoRange is the state of an auto-ranging probe. The span path adds to
 // tail and reads dMax, both atomics; the rest belongs to the timer
@@ -142,7 +139,7 @@ type autoRange struct {
 	dMax atomic.Int64
 	// tail is the sketch of the current sample and censored its timeouts
 	// without a duration.
-	tail     [tailBuckets]atomic.Uint64
+	tail     []atomic.Uint64 // one a bucket of tailLayout
 	censored atomic.Uint64
 	// changes counts the announced changes of dMax; suppressed those
 	// dmax_changes_per_hour held back.
@@ -157,7 +154,7 @@ type autoRange struct {
 	streak  int   // consecutive out-of-range samples
 	dir     int   // their direction, +1 or −1
 	since   int64 // start of the current sample, Unix ns; 0 before the first tick
-	snap    [tailBuckets]uint64
+	snap    []uint64
 	// recent are the times (Unix ns) of the changes of the last hour, at
 	// most perHour; warned is when a suppression was last logged.
 	recent []int64
@@ -165,7 +162,7 @@ type autoRange struct {
 }
 
 // observe adds a delay of d ns to the sample.
-func (a *autoRange) observe(d int64) { a.tail[tailIndex(d)].Add(1) }
+func (a *autoRange) observe(d int64) { a.tail[tailIndex.Bucket(d)].Add(1) }
 
 // autoDMaxNanos checks the options of an auto probe (errs holds the bins
 // error, if any) and returns its provisional dMax, dmax_max.
@@ -226,7 +223,7 @@ func (pc *ProbeConfig) autoOptions() (lo, hi time.Duration, sample int, period t
 func newAutoRange(pc *ProbeConfig) *autoRange {
 	lo, hi, sample, period := pc.autoOptions()
 	a := &autoRange{min: max(int64(lo), int64(pc.Bins)), max: int64(hi), sample: int64(sample), period: int64(period),
-		perHour: pc.DMaxChangesPerHour}
+		perHour: pc.DMaxChangesPerHour, tail: make([]atomic.Uint64, tailIndex.Buckets()), snap: make([]uint64, tailIndex.Buckets())}
 	if a.perHour == 0 {
 		a.perHour = defaultDMaxChangesPerHour
 	}

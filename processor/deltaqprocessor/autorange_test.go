@@ -25,9 +25,9 @@ import (
 func TestTailSketch(t *testing.T) {
 	prev := -1
 	for _, d := range []int64{0, 1, 15, 16, 17, 31, 32, 1000, 1_048_576, 1_499_000, 1e9, 1e12, math.MaxInt64 / 3, math.MaxInt64} {
-		i := tailIndex(d)
-		if i < prev || i >= tailBuckets {
-			t.Fatalf("tailIndex(%d) = %d after %d (of %d)", d, i, prev, tailBuckets)
+		i := tailIndex.Bucket(d)
+		if i < prev || i >= tailIndex.Buckets() {
+			t.Fatalf("tailIndex.Bucket(%d) = %d after %d (of %d)", d, i, prev, tailIndex.Buckets())
 		}
 		prev = i
 		up := tailUpper(i)
@@ -36,7 +36,7 @@ func TestTailSketch(t *testing.T) {
 		}
 	}
 	// 1.499 ms: 2²⁰ ≤ d < 2²¹, step 2¹⁷ ns, the 4th step: [11·2¹⁷, 12·2¹⁷).
-	if got := tailUpper(tailIndex(1_499_000)); got != 12<<17 {
+	if got := tailUpper(tailIndex.Bucket(1_499_000)); got != 12<<17 {
 		t.Errorf("upper edge for 1.499ms = %d, want 12·2¹⁷ = %d", got, 12<<17)
 	}
 }
