@@ -129,6 +129,10 @@ type Engine struct {
 	unconfigured int      // of which no configuration names
 	k0           int64    // oldest open window
 	slots        []slot
+	// last is the window of the last instance placed, so that the
+	// instances of a batch, which mostly end in one window, find it and
+	// its slot without a division (windowIndex).
+	last lastWindow
 	free         map[layout][]*acc
 	drops        Drops
 	counted      int64
@@ -599,7 +603,13 @@ func (e *Engine) place(p *probe, in *Instance, own layout) {
 	if !ok {
 		return
 	}
-	s := &e.slots[e.slotOf(k)]
+	var slot int64
+	if k == e.last.k && e.last.hi != e.last.lo {
+		slot = e.last.slot
+	} else {
+		slot = e.slotOf(k)
+	}
+	s := &e.slots[slot]
 	a := s.accs[p.idx]
 	if a == nil {
 		a = e.newAcc(lay)
@@ -625,14 +635,19 @@ func (e *Engine) count(a *acc, in *Instance, oc Outcome, lay layout) {
 	}
 	a.w1 += float64(n)
 	a.w2 += float64(n) * float64(n)
-	ex := Exemplar{TraceID: in.TraceID, SpanID: in.SpanID, Outcome: oc, Delay: in.End - in.Start, Time: in.End, Weight: n}
-	switch oc {
-	case Success:
-		bin := a.addSuccess(ex.Delay, n)
-		if ex.TraceID != ([16]byte{}) {
+	if oc == Success {
+		// Most successes are no pick: the exemplar is made for those that
+		// are (picks.keeps).
+		d := in.End - in.Start
+		bin := a.addSuccess(d, n)
+		if in.TraceID != ([16]byte{}) && a.picks.keeps(d, bin, a.bins()) {
+			ex := Exemplar{TraceID: in.TraceID, SpanID: in.SpanID, Outcome: oc, Delay: d, Time: in.End, Weight: n}
 			a.picks.success(&ex, bin, a.bins())
 		}
 		return
+	}
+	ex := Exemplar{TraceID: in.TraceID, SpanID: in.SpanID, Outcome: oc, Delay: in.End - in.Start, Time: in.End, Weight: n}
+	switch oc {
 	case Timeout:
 		ex.Delay = lay.dmaxNs // for log-linear buckets, High
 		ex.Time = in.Start + ex.Delay
@@ -670,6 +685,26 @@ func (e *Engine) probeFor(name string, own layout) (*probe, DropReason) {
 	return p, 0
 }
 
+// lastWindow is a window [lo, hi) of the engine's interval: its index k
+// and slot. The zero lastWindow holds no time.
+type lastWindow struct{ lo, hi, k, slot int64 }
+
+// windowIndex returns the window (floorDiv(end, interval)) and the slot of
+// an end time, from e.last when end lies in it. Called with mu held.
+func (e *Engine) windowIndex(end int64) (k, slot int64) {
+	if l := &e.last; end >= l.lo && end < l.hi {
+		return l.k, l.slot
+	}
+	k = floorDiv(end, e.interval)
+	slot = e.slotOf(k)
+	lo := k * e.interval
+	e.last = lastWindow{lo: lo, hi: lo + e.interval, k: k, slot: slot}
+	if e.last.hi < lo { // the window at the end of time
+		e.last = lastWindow{}
+	}
+	return k, slot
+}
+
 // windowOf returns the window an instance of outcome oc ending at end (Unix
 // ns) counts in, or false, the drop counted: a success or failure whose
 // window has closed is too late, while a timeout then counts in the oldest
@@ -682,7 +717,7 @@ func (e *Engine) windowOf(oc Outcome, end int64) (int64, bool) {
 		e.maxEnd = max(e.maxEnd, end)
 		return 0, true
 	}
-	k := floorDiv(end, e.interval)
+	k, _ := e.windowIndex(end)
 	if k < e.k0 {
 		if oc != Timeout {
 			e.drops[DropTooLate]++

@@ -6,6 +6,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -553,5 +554,30 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	defer b.End()
 	if n := testing.AllocsPerRun(1000, func() { b.Add(&in) }); n != 0 {
 		t.Errorf("Add allocates %v times per instance", n)
+	}
+}
+
+// TestWindowIndexAsDivision: the window and slot windowIndex returns,
+// from its memo of the last window or by division, are floorDiv's and
+// slotOf's, for ends in one window, across windows, before 1970 and at the
+// end of time.
+func TestWindowIndexAsDivision(t *testing.T) {
+	e, err := New(Config{Interval: time.Second, Lag: 1500 * time.Millisecond}, time.Unix(1000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	ends := []int64{0, -1, 1, 999_999_999, 1_000_000_000, -1_000_000_000, -1_000_000_001, math.MaxInt64, math.MaxInt64 - 1, math.MinInt64}
+	for range 10_000 {
+		base := rng.Int64N(1<<40) * 1_000_000
+		ends = append(ends, base, base+1, base+999_999, base-1, rng.Int64(), -rng.Int64())
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, end := range ends {
+		k, slot := e.windowIndex(end)
+		if wk := floorDiv(end, e.interval); k != wk || slot != e.slotOf(wk) {
+			t.Fatalf("windowIndex(%d) = %d, %d; want %d, %d", end, k, slot, wk, e.slotOf(wk))
+		}
 	}
 }

@@ -110,6 +110,17 @@ func (p *picks) reset() {
 	p.slowMin = 0
 }
 
+// keeps reports whether success would keep a success of d ns counted in
+// bin of nBins: as the group's exemplar or among the slowest.
+func (p *picks) keeps(d int64, bin, nBins int) bool {
+	if len(p.groups) > 0 && bin >= 0 {
+		if cur := &p.groups[bin*len(p.groups)/nBins]; cur.TraceID == ([16]byte{}) || d > cur.Delay {
+			return true
+		}
+	}
+	return p.worst > 0 && (len(p.slow) < p.worst || d > p.slow[p.slowMin].Delay)
+}
+
 // success considers a success counted in bin of nBins.
 func (p *picks) success(e *Exemplar, bin, nBins int) {
 	if len(p.groups) > 0 && bin >= 0 {

@@ -6,6 +6,7 @@ package analysis
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -356,5 +357,33 @@ func TestSnapshotFileNamesTheWorstInstances(t *testing.T) {
 	}
 	if got.Windows[0].Probes[1].TraceIDs != nil || strings.Count(b.String(), "trace_ids") != 2 {
 		t.Errorf("a probe without worst instances has trace_ids: %s", b.String())
+	}
+}
+
+// TestPicksKeepsAsSuccess: offering only the successes keeps says it keeps
+// leaves the picks as offering every success does (Engine.count makes the
+// exemplar only for those), for several group counts and worst lists, with
+// ties and empty bins.
+func TestPicksKeepsAsSuccess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct{ groups, worst, bins int }{{0, 0, 100}, {0, 5, 100}, {10, 0, 100}, {10, 5, 100}, {7, 3, 13}, {1, 1, 1}} {
+		all, some := newPicks(c.groups, c.worst), newPicks(c.groups, c.worst)
+		for i := range 5000 {
+			d := int64(rng.IntN(1000)) // ties are frequent
+			bin := int(d) * c.bins / 1000
+			if rng.IntN(20) == 0 {
+				bin = -1 // not counted as a success in a bin
+			}
+			var id [16]byte
+			id[0], id[1], id[15] = byte(i), byte(i>>8), 1
+			e := Exemplar{TraceID: id, Outcome: Success, Delay: d, Time: int64(i)}
+			all.success(&e, bin, c.bins)
+			if some.keeps(d, bin, c.bins) {
+				some.success(&e, bin, c.bins)
+			}
+		}
+		if !reflect.DeepEqual(all, some) {
+			t.Errorf("%+v: the picks differ when only what keeps says is offered", c)
+		}
 	}
 }

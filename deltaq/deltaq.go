@@ -161,11 +161,26 @@ func checkDelay(name string, d float64) error {
 // 5.000000000000001) land in the bin they close despite rounding. The
 // result is a float64 so that huge or infinite x can be compared with the
 // bin count before any conversion to int; x = +Inf gives +Inf.
+//
+// Only an x just above an integer f, its nearest, moves (to bin f − 1):
+// one nearest to the integer above, c, is in bin c − 1 = ⌊x⌋ anyway. So
+// the bin is ⌊x⌋, less one when x − ⌊x⌋ is below one half and within the
+// tolerance, and never below 0. Floor is an instruction on amd64 and
+// arm64, where Round and Max are calls; the comparisons below give Max's
+// results (NaN stays NaN, −0 becomes 0).
 func binIndex(x float64) float64 {
-	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-		x = r
+	f := math.Floor(x)
+	tol := 1e-9
+	if f > 1 {
+		tol *= f
 	}
-	return math.Max(math.Ceil(x)-1, 0)
+	if frac := x - f; frac < 0.5 && frac <= tol {
+		f--
+	}
+	if f <= 0 {
+		return 0
+	}
+	return f
 }
 
 // newPDF returns a zeroed pdf of n bins with room behind it for the

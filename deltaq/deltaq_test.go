@@ -6,6 +6,7 @@ package deltaq
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -216,5 +217,36 @@ func TestOperatorsRejectZeroValue(t *testing.T) {
 	}
 	if _, err := Distance(a, z); err == nil {
 		t.Error("Distance to the zero ΔQ accepted")
+	}
+}
+
+// TestBinIndexAsRounded: binIndex, which floors, gives the bin of the
+// definition it documents (round x to an integer within a relative 1e-9,
+// then ⌈x⌉ − 1, at least 0) for integers, values just above and below
+// them, random values at several scales, negatives and the special values.
+func TestBinIndexAsRounded(t *testing.T) {
+	byDefinition := func(x float64) float64 {
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+			x = r
+		}
+		return math.Max(math.Ceil(x)-1, 0)
+	}
+	xs := []float64{0, math.Copysign(0, -1), 1e-12, 1e-9, 2e-9, 0.5, 1, 2.9999999999999996, 5.000000000000001,
+		-0.5, -1, -2, -1e-12, 1e300, math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64}
+	for _, c := range []float64{1, 2, 3, 999, 1000, 1001, 1 << 20, 1e9, 1e12} {
+		for _, rel := range []float64{0, 1e-15, 5e-10, 1e-9, 1.5e-9, 1e-8, 1e-6} {
+			xs = append(xs, c*(1+rel), c*(1-rel), c+rel, c-rel)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		scale := math.Pow(10, float64(rng.IntN(16)-4))
+		xs = append(xs, rng.Float64()*scale, math.Round(rng.Float64()*scale)+(rng.Float64()-0.5)*2e-9*scale)
+	}
+	for _, x := range xs {
+		got, want := binIndex(x), byDefinition(x)
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("binIndex(%v) = %v, by the definition %v", x, got, want)
+		}
 	}
 }
