@@ -20,7 +20,8 @@ all: test
 test: vet lint test-go test-race test-erlang e2e
 
 ## vet: gofmt, go mod tidy, licence headers, go vet, and internal/archcheck (docs/design.md's package
-## table compared with go list; no function over 80 lines).
+## table compared with go list; no function over 80 lines; no package variable with mutable state but
+## internal/process's, reached only by the components' NewFactory functions).
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -31,7 +32,7 @@ vet:
 	$(GO) vet $(PKGS)
 	cd $(SDK) && $(GO) vet ./...
 	cd bench && $(GO) vet .
-	@# The design's package table against go list, and functions of at most 80 lines.
+	@# The design's package table against go list, functions of at most 80 lines, the process's state.
 	$(GO) test -count=1 ./internal/archcheck
 
 test-go:

@@ -3,8 +3,8 @@
 
 // Package analysis is the ΔQ analysis behind every front end: the deltaq
 // connector and exporter (through internal/observer), a gateway that merges
-// agents' windows, and the deltaq command (analyze, what-if). It has no
-// collector types in its API.
+// agents' windows, and the deltaq command's analyze. It has no collector
+// types in its API.
 //
 // An Engine receives outcome instances (thesis 3.3) and groups them into
 // polling windows by end time (thesis 3.6): window k holds the instances
@@ -21,11 +21,14 @@
 //   - analyzer.go: closing a window into a Result (observed and calculated
 //     ΔQs, band, QTA, divergence, slack);
 //   - trigger.go, snapshot.go: triggers and their re-arming, snapshots;
-//   - merge.go: Engine.AddWindow, the exact merge of other collectors'
-//     windows of the same layout (WindowOf gives a window's mergeable form);
+//   - merge.go: Engine.AddWindows (a request's windows, checked before the
+//     lock, added a batch at a time) and Engine.AddWindow, the exact merge
+//     of other collectors' windows of the same layout (WindowOf gives a
+//     window's mergeable form);
 //   - adopt.go, relayout.go: Engine.Adopt, the state carried across a
 //     configuration reload, and a probe's move to a new layout;
-//   - whatif.go: the model's interventions applied to a diagram.
+//   - whatif.go: Config.WhatIf's scenarios, interventions of package
+//     whatif applied to each window's diagram.
 //
 // # Layouts and probes
 //

@@ -46,13 +46,9 @@ var (
 	}()
 )
 
-// sketchLinear is the number of one-nanosecond buckets ([0, 1) and those
-// of the magnitudes below 256 ns); above them each power of two has
-// sketchSub buckets.
-const (
-	sketchLinear = 256
-	sketchSub    = 128
-)
+// sketchSub is the number of buckets of each power of two above the
+// one-nanosecond buckets of the magnitudes below 256 ns.
+const sketchSub = 128
 
 // bucketOf returns the bucket of a duration of v ≥ 0 ns.
 func bucketOf(v uint64) int {

@@ -17,12 +17,12 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// Template is a marshalled OTLP ExportTraceServiceRequest of minimal spans
-// and the byte offsets of each span's ids and timestamps in it. Restamp
+// spanTemplate is a marshalled OTLP ExportTraceServiceRequest of minimal spans
+// and the byte offsets of each span's ids and timestamps in it. restamp
 // rewrites those in place, so that every request carries fresh ids and
 // current times at the cost of a few stores per span instead of building and
 // marshalling a request.
-type Template struct {
+type spanTemplate struct {
 	// Data is the request in protobuf wire format.
 	Data []byte
 	// Spans is the number of spans in Data.
@@ -32,11 +32,11 @@ type Template struct {
 	elapsed                     []time.Duration
 }
 
-// maxSpans bounds a template so that span ids stay unique (see Restamp).
+// maxSpans bounds a template so that span ids stay unique (see restamp).
 const maxSpans = 1<<16 - 1
 
-// TemplateConfig describes the spans of a template.
-type TemplateConfig struct {
+// templateConfig describes the spans of a template.
+type templateConfig struct {
 	Spans          int      // spans per request
 	Names          []string // span names, used in turn
 	MeanElapsed    time.Duration
@@ -44,10 +44,10 @@ type TemplateConfig struct {
 	ProbeAttribute bool    // also set deltaq.probe = name
 }
 
-// NewTemplate builds a request of cfg.Spans spans with pdata, marshals it and
+// newTemplate builds a request of cfg.Spans spans with pdata, marshals it and
 // locates each span's fields by searching for their (random, hence unique)
 // bytes. It fails rather than guess if a value is not found exactly once.
-func NewTemplate(cfg TemplateConfig, rng *rand.Rand) (*Template, error) {
+func newTemplate(cfg templateConfig, rng *rand.Rand) (*spanTemplate, error) {
 	if cfg.Spans < 1 || cfg.Spans > maxSpans {
 		return nil, fmt.Errorf("spans per request must be in [1, %d], got %d", maxSpans, cfg.Spans)
 	}
@@ -62,10 +62,10 @@ func NewTemplate(cfg TemplateConfig, rng *rand.Rand) (*Template, error) {
 	spans := ss.Spans()
 	spans.EnsureCapacity(cfg.Spans)
 
-	t := &Template{Spans: cfg.Spans}
+	t := &spanTemplate{Spans: cfg.Spans}
 	want := make([]spanFields, cfg.Spans)
 	// Timestamps are random 63-bit values, so that the search finds them
-	// exactly once; Restamp overwrites them before anything is sent.
+	// exactly once; restamp overwrites them before anything is sent.
 	for i := range want {
 		w := &want[i]
 		binary.LittleEndian.PutUint64(w.trace[:8], rng.Uint64())
@@ -111,7 +111,7 @@ type spanFields struct {
 }
 
 // locate records the offsets in t.Data of every span's fields.
-func (t *Template) locate(want []spanFields) error {
+func (t *spanTemplate) locate(want []spanFields) error {
 	find := func(b []byte) (int, error) {
 		if n := bytes.Count(t.Data, b); n != 1 {
 			return 0, fmt.Errorf("template: a field's bytes occur %d times", n)
@@ -144,12 +144,12 @@ func (t *Template) locate(want []spanFields) error {
 	return nil
 }
 
-// Restamp writes into buf (a copy of t.Data) fresh ids derived from seq and
+// restamp writes into buf (a copy of t.Data) fresh ids derived from seq and
 // timestamps ending at now: span i ends at now and started its template's
 // elapsed time earlier. Trace ids are unique per (stream, seq, span); span
 // ids too while stream < 2¹⁶, the template has < 2¹⁶ spans and seq < 2³², so a
 // consumer keyed by span id never sees a repeat.
-func (t *Template) Restamp(buf []byte, stream uint32, seq uint64, now time.Time) {
+func (t *spanTemplate) restamp(buf []byte, stream uint32, seq uint64, now time.Time) {
 	end := uint64(now.UnixNano())
 	for i := range t.Spans {
 		tid := buf[t.traceID[i]:]

@@ -23,9 +23,9 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-func template(t testing.TB, spans int) *Template {
+func template(t testing.TB, spans int) *spanTemplate {
 	t.Helper()
-	tm, err := NewTemplate(TemplateConfig{Spans: spans, Names: []string{"a", "b", "c"}, MeanElapsed: time.Millisecond,
+	tm, err := newTemplate(templateConfig{Spans: spans, Names: []string{"a", "b", "c"}, MeanElapsed: time.Millisecond,
 		FailureRatio: 0.5, ProbeAttribute: true}, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestRestamp(t *testing.T) {
 	seen := make(map[pcommon.SpanID]bool)
 	for seq := uint64(1); seq <= 2; seq++ {
 		buf := append([]byte(nil), tm.Data...)
-		tm.Restamp(buf, 7, seq, now)
+		tm.restamp(buf, 7, seq, now)
 		spans := decode(t, buf)
 		if spans.Len() != 300 {
 			t.Fatalf("%d spans, want 300", spans.Len())
@@ -88,10 +88,10 @@ func TestRestamp(t *testing.T) {
 
 func TestNewTemplateErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	if _, err := NewTemplate(TemplateConfig{Spans: 0, Names: []string{"a"}}, rng); err == nil {
+	if _, err := newTemplate(templateConfig{Spans: 0, Names: []string{"a"}}, rng); err == nil {
 		t.Error("accepted 0 spans")
 	}
-	if _, err := NewTemplate(TemplateConfig{Spans: 1}, rng); err == nil {
+	if _, err := newTemplate(templateConfig{Spans: 1}, rng); err == nil {
 		t.Error("accepted no names")
 	}
 }
@@ -179,6 +179,6 @@ func BenchmarkRestamp(b *testing.B) {
 	now := time.Now()
 	b.SetBytes(int64(len(buf)))
 	for i := 0; b.Loop(); i++ {
-		tm.Restamp(buf, 1, uint64(i), now)
+		tm.restamp(buf, 1, uint64(i), now)
 	}
 }

@@ -45,7 +45,7 @@ type options struct {
 	gencmd.Client
 	conns        int
 	inflight     int
-	tmpl         TemplateConfig
+	tmpl         templateConfig
 	duration     time.Duration
 	warmup       time.Duration
 	rate         float64
@@ -151,12 +151,12 @@ func (p *pacer) wait(ctx context.Context) {
 }
 
 // stream sends requests on conn until ctx ends.
-func stream(ctx context.Context, conn *grpc.ClientConn, t *Template, id uint32, timeout time.Duration, p *pacer, c *counters) {
+func stream(ctx context.Context, conn *grpc.ClientConn, t *spanTemplate, id uint32, timeout time.Duration, p *pacer, c *counters) {
 	buf := append([]byte(nil), t.Data...)
 	req, resp := &raw{data: buf}, &raw{}
 	for seq := uint64(1); ctx.Err() == nil; seq++ {
 		p.wait(ctx)
-		t.Restamp(req.data, id, seq, time.Now())
+		t.restamp(req.data, id, seq, time.Now())
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		began := time.Now()
 		err := conn.Invoke(rctx, exportMethod, req, resp, grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(true))
@@ -275,7 +275,7 @@ func (l *load) start(ctx context.Context) (closeConns func(), err error) {
 		conns = append(conns, conn)
 		for j := range o.inflight {
 			id := uint32(i*o.inflight + j + 1)
-			t, err := NewTemplate(o.tmpl, rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))))
+			t, err := newTemplate(o.tmpl, rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))))
 			if err != nil {
 				return closeConns, err
 			}

@@ -5,8 +5,10 @@
 
 // Package deltaqconnector implements the deltaq connector, the
 // collector-native way to turn traces into ΔQ metrics and logs: it reads the
-// outcome instances that the deltaq processor writes on spans, groups them
-// into polling windows, computes each probe's observed ΔQ, the calculated
+// outcome instances that the deltaq processor writes on spans, or matches
+// its own probes in the spans (probes with a match, internal/spanmatch);
+// on a gateway it merges agents' windows from its metrics input. It groups
+// the instances into polling windows, computes each probe's observed ΔQ, the calculated
 // ΔQs of the outcome diagram, confidence bands, QTA checks and triggers (the
 // thesis, sections 3.5, 3.6, 4.1, 4.2 and 4.4), and emits them into the
 // metrics and logs pipelines that name it as a receiver. The analysis is

@@ -61,11 +61,10 @@ const (
 	maxSnapshotMaxFiles = 1_000_000
 	minSnapshotMaxBytes = 1 << 20
 	maxSnapshotMaxBytes = 1 << 40
-	// A probe's own dmax and bins: bins as the deltaq processor allows
-	// (deltaq.MaxThesisBins), dmax up to a day.
+	// A probe's own dmax and bins are bounded as the deltaq processor's
+	// (deltaq.MinDMax, deltaq.MaxDMax, deltaq.MaxThesisBins); a QTA's
+	// delays by the longest dMax.
 	minProbeBins  = 1
-	maxProbeDMax  = 24 * time.Hour
-	maxQTADelay   = 24 * time.Hour
 	maxTriggerMax = 1_000_000_000_000
 )
 
@@ -135,14 +134,14 @@ func (c *Config) checkBounds() error {
 		// Zero dmax and bins are unset; a delay of zero, like a negative
 		// value and dmax without bins, is the analysis's to refuse.
 		if pc.DMax > 0 {
-			add(inRange(key+"dmax", pc.DMax, 1, maxProbeDMax))
+			add(inRange(key+"dmax", pc.DMax, deltaq.MinDMax, deltaq.MaxDMax))
 		}
 		if pc.Bins > 0 {
 			add(inRange(key+"bins", pc.Bins, minProbeBins, deltaq.MaxThesisBins))
 		}
 		for i, p := range pc.QTA.Points {
 			if p.Delay > 0 {
-				add(inRange(key+"qta.points["+strconv.Itoa(i)+"].delay", p.Delay, 1, maxQTADelay))
+				add(inRange(key+"qta.points["+strconv.Itoa(i)+"].delay", p.Delay, 1, deltaq.MaxDMax))
 			}
 		}
 		add(analysisRange(key+"triggers.max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // The defaults are within the bounds, and the default configuration is
@@ -110,7 +111,8 @@ func TestBoundsEnds(t *testing.T) {
 		{
 			"probe",
 			func(c *Config) {
-				c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 1, Bins: 1, QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 1, P: 0.5}}}}}
+				// dmax as the processor's: deltaq.MinDMax.
+				c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: deltaq.MinDMax, Bins: 1, QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 1, P: 0.5}}}}}
 			},
 			func(c *Config) {
 				c.Probes = map[string]analysis.ProbeConfig{"p": {
@@ -121,6 +123,13 @@ func TestBoundsEnds(t *testing.T) {
 			},
 			func(c *Config) { c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1001}} },
 			`probes["p"].bins: 1001 is above the maximum 1000`,
+		},
+		{
+			"probe dmax below the processor's minimum",
+			func(c *Config) { c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: deltaq.MinDMax, Bins: 10}} },
+			func(c *Config) { c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: deltaq.MaxDMax, Bins: 10}} },
+			func(c *Config) { c.Probes = map[string]analysis.ProbeConfig{"p": {DMax: deltaq.MinDMax - 1, Bins: 10}} },
+			`probes["p"].dmax: 999ns is below the minimum 1µs`,
 		},
 	}
 	for _, tt := range tests {

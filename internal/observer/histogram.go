@@ -4,13 +4,13 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
-	"math"
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // cumulative is the running histogram of one probe's successful delays
@@ -205,14 +205,14 @@ func (b *builder) expOf(width float64, bins int) *expShape {
 // buckets from first to last number at most max_size.
 func (b *builder) expFit(first, last float64, n int, upper func(i int) float64) *expShape {
 	scale := int32(maxExpScale)
-	lo, hi := expIndex(first, scale), expIndex(last, scale)
+	lo, hi := outcome.ExpIndex(first, scale), outcome.ExpIndex(last, scale)
 	for scale > minExpScale && hi-lo+1 > int32(b.expMaxSize) {
 		scale--
-		lo, hi = expIndex(first, scale), expIndex(last, scale)
+		lo, hi = outcome.ExpIndex(first, scale), outcome.ExpIndex(last, scale)
 	}
 	x := &expShape{scale: scale, offset: lo, buckets: int(hi - lo + 1), index: make([]int32, n)}
 	for i := range x.index {
-		x.index[i] = expIndex(upper(i), scale) - lo
+		x.index[i] = outcome.ExpIndex(upper(i), scale) - lo
 	}
 	return x
 }
@@ -222,25 +222,6 @@ const (
 	maxExpScale = 20
 	minExpScale = -10
 )
-
-// expIndex returns the index of the exponential bucket (base^i, base^(i+1)]
-// that holds v > 0 at the given scale, base = 2^(2^−scale) (OpenTelemetry
-// metrics data model, "Exponential Histogram"). An exact power of two is
-// computed exactly from its exponent; other values through the logarithm.
-func expIndex(v float64, scale int32) int32 {
-	frac, exp := math.Frexp(v) // v = frac·2^exp, frac in [0.5, 1)
-	if frac == 0.5 {
-		// v = 2^(exp−1) is the upper edge of bucket ((exp−1)<<scale) − 1.
-		if scale >= 0 {
-			return int32((exp-1)<<scale) - 1
-		}
-		return int32((exp - 2) >> -scale) // ⌈e/2^−scale⌉ − 1 = ⌊(e−1)/2^−scale⌋ for e = exp−1
-	}
-	if scale <= 0 {
-		return int32((exp - 1) >> -scale)
-	}
-	return int32(math.Ceil(math.Log2(v)*math.Ldexp(1, int(scale)))) - 1
-}
 
 // ExponentialScale returns the scale of deltaq.observed as an exponential
 // histogram of at most maxSize buckets for a probe whose bucket upper edges

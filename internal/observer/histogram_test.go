@@ -38,8 +38,8 @@ func TestExpIndex(t *testing.T) {
 		{0.001, 4, -160},
 		{1.0 / 1024, 4, -161}, // 2^−10 exactly: the upper edge of bucket −10·16 − 1
 	} {
-		got := expIndex(c.v, c.scale)
-		assert.Equal(t, c.want, got, "expIndex(%v, %d)", c.v, c.scale)
+		got := outcome.ExpIndex(c.v, c.scale)
+		assert.Equal(t, c.want, got, "ExpIndex(%v, %d)", c.v, c.scale)
 		base := math.Pow(2, math.Pow(2, -float64(c.scale)))
 		lo, hi := math.Pow(base, float64(got)), math.Pow(base, float64(got+1))
 		assert.True(t, c.v > lo*(1-1e-12) && c.v <= hi*(1+1e-12), "%v in (%v, %v]", c.v, lo, hi)

@@ -1,9 +1,14 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package outcome holds the contract between the deltaq processor and the
-// deltaq exporter and connector: the span attributes that make a span an
-// outcome instance (docs/design.md, "Outcome instances").
+// Package outcome holds the contracts of the deltaq components: the span
+// attributes that make a span an outcome instance, between the deltaq
+// processor and the deltaq exporter and connector (this file;
+// docs/design.md, "Outcome instances") and the start event (also here); the
+// names of the metrics, attributes and log events they emit (output.go);
+// the adjusted counts of sampled spans (sampling.go); and the type of the
+// registry of probe layouts (layout.go), of which each collector has one
+// (internal/process).
 //
 // Which span carries which attributes:
 //

@@ -3,6 +3,8 @@
 
 package outcome
 
+import "math"
+
 // The names below are the output contract of the deltaq exporter and the
 // deltaq connector: dashboards and alert rules depend on them. Prometheus
 // (remote write, OTLP translation) sees them with '.' turned into '_' and
@@ -228,3 +230,24 @@ const (
 	// window had no such ΔQ).
 	EventSnapshot = "deltaq.snapshot"
 )
+
+// ExpIndex returns the index of the exponential bucket (base^i, base^(i+1)]
+// that holds v > 0 at the given scale, base = 2^(2^−scale) (OpenTelemetry
+// metrics data model, "Exponential Histogram"). An exact power of two is
+// computed exactly from its exponent; other values through the logarithm.
+// deltaq.observed's exponential form is cut at these buckets, and deltaq
+// slo names the bucket around a QTA delay with it.
+func ExpIndex(v float64, scale int32) int32 {
+	frac, exp := math.Frexp(v) // v = frac·2^exp, frac in [0.5, 1)
+	if frac == 0.5 {
+		// v = 2^(exp−1) is the upper edge of bucket ((exp−1)<<scale) − 1.
+		if scale >= 0 {
+			return int32((exp-1)<<scale) - 1
+		}
+		return int32((exp - 2) >> -scale) // ⌈e/2^−scale⌉ − 1 = ⌊(e−1)/2^−scale⌋ for e = exp−1
+	}
+	if scale <= 0 {
+		return int32((exp - 1) >> -scale)
+	}
+	return int32(math.Ceil(math.Log2(v)*math.Ldexp(1, int(scale)))) - 1
+}

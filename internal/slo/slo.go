@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Severity of an alert tier: a page wakes someone, a ticket waits for the
@@ -372,7 +373,7 @@ func (o *Objective) goodBucket(pr Probe) string {
 		if pr.ScaleKnown {
 			base := math.Exp2(math.Exp2(-float64(pr.Scale)))
 			o.Note += fmt.Sprintf(" (scale %d: buckets %.3g %% wide, (%s, %s] s around it)", pr.Scale, (base-1)*100,
-				strconv.FormatFloat(bucketLow(d, base), 'g', 4, 64), strconv.FormatFloat(bucketLow(d, base)*base, 'g', 4, 64))
+				strconv.FormatFloat(bucketLow(d, pr.Scale, base), 'g', 4, 64), strconv.FormatFloat(bucketLow(d, pr.Scale, base)*base, 'g', 4, 64))
 		}
 		return ""
 	case len(pr.Bounds) == 0:
@@ -403,10 +404,9 @@ func (o *Objective) goodBucket(pr Probe) string {
 }
 
 // bucketLow returns the lower edge of the exponential bucket
-// (baseⁱ, baseⁱ⁺¹] that holds d.
-func bucketLow(d, base float64) float64 {
-	i := math.Ceil(math.Log(d)/math.Log(base)) - 1
-	return math.Pow(base, i)
+// (baseⁱ, baseⁱ⁺¹] of the scale that holds d (outcome.ExpIndex).
+func bucketLow(d float64, scale int, base float64) float64 {
+	return math.Pow(base, float64(outcome.ExpIndex(d, int32(scale))))
 }
 
 // addObjective derives o's alerts and adds it, or records why not.
