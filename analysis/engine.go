@@ -132,12 +132,12 @@ type Engine struct {
 	// last is the window of the last instance placed, so that the
 	// instances of a batch, which mostly end in one window, find it and
 	// its slot without a division (windowIndex).
-	last lastWindow
-	free         map[layout][]*acc
-	drops        Drops
-	counted      int64
-	rebinned     int64
-	expired      int64
+	last     lastWindow
+	free     map[layout][]*acc
+	drops    Drops
+	counted  int64
+	rebinned int64
+	expired  int64
 	// lateTimeouts counts timeouts that arrived after their own window had
 	// closed and were counted in the oldest open window instead.
 	lateTimeouts int64
