@@ -603,13 +603,7 @@ func (e *Engine) place(p *probe, in *Instance, own layout) {
 	if !ok {
 		return
 	}
-	var slot int64
-	if k == e.last.k && e.last.hi != e.last.lo {
-		slot = e.last.slot
-	} else {
-		slot = e.slotOf(k)
-	}
-	s := &e.slots[slot]
+	s := &e.slots[e.slotFor(k)]
 	a := s.accs[p.idx]
 	if a == nil {
 		a = e.newAcc(lay)
@@ -689,20 +683,29 @@ func (e *Engine) probeFor(name string, own layout) (*probe, DropReason) {
 // and slot. The zero lastWindow holds no time.
 type lastWindow struct{ lo, hi, k, slot int64 }
 
-// windowIndex returns the window (floorDiv(end, interval)) and the slot of
-// an end time, from e.last when end lies in it. Called with mu held.
-func (e *Engine) windowIndex(end int64) (k, slot int64) {
+// windowIndex returns the window of an end time, floorDiv(end, interval),
+// from e.last when end lies in it, and remembers it there with its slot.
+// Called with mu held.
+func (e *Engine) windowIndex(end int64) int64 {
 	if l := &e.last; end >= l.lo && end < l.hi {
-		return l.k, l.slot
+		return l.k
 	}
-	k = floorDiv(end, e.interval)
-	slot = e.slotOf(k)
+	k := floorDiv(end, e.interval)
 	lo := k * e.interval
-	e.last = lastWindow{lo: lo, hi: lo + e.interval, k: k, slot: slot}
+	e.last = lastWindow{lo: lo, hi: lo + e.interval, k: k, slot: e.slotOf(k)}
 	if e.last.hi < lo { // the window at the end of time
 		e.last = lastWindow{}
 	}
-	return k, slot
+	return k
+}
+
+// slotFor returns slotOf(k), from e.last when k is its window. Called with
+// mu held.
+func (e *Engine) slotFor(k int64) int64 {
+	if l := &e.last; k == l.k && l.hi != l.lo {
+		return l.slot
+	}
+	return e.slotOf(k)
 }
 
 // windowOf returns the window an instance of outcome oc ending at end (Unix
@@ -717,7 +720,7 @@ func (e *Engine) windowOf(oc Outcome, end int64) (int64, bool) {
 		e.maxEnd = max(e.maxEnd, end)
 		return 0, true
 	}
-	k, _ := e.windowIndex(end)
+	k := e.windowIndex(end)
 	if k < e.k0 {
 		if oc != Timeout {
 			e.drops[DropTooLate]++

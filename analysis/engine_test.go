@@ -557,10 +557,11 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestWindowIndexAsDivision: the window and slot windowIndex returns,
-// from its memo of the last window or by division, are floorDiv's and
-// slotOf's, for ends in one window, across windows, before 1970 and at the
-// end of time.
+// TestWindowIndexAsDivision: the window windowIndex returns and the slot
+// slotFor then returns, from the memo of the last window or by division,
+// are floorDiv's and slotOf's, for ends in one window, across windows,
+// before 1970 and at the end of time; and slotFor of another window is its
+// own.
 func TestWindowIndexAsDivision(t *testing.T) {
 	e, err := New(Config{Interval: time.Second, Lag: 1500 * time.Millisecond}, time.Unix(1000, 0))
 	if err != nil {
@@ -575,9 +576,13 @@ func TestWindowIndexAsDivision(t *testing.T) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, end := range ends {
-		k, slot := e.windowIndex(end)
+		k := e.windowIndex(end)
+		slot := e.slotFor(k)
 		if wk := floorDiv(end, e.interval); k != wk || slot != e.slotOf(wk) {
-			t.Fatalf("windowIndex(%d) = %d, %d; want %d, %d", end, k, slot, wk, e.slotOf(wk))
+			t.Fatalf("windowIndex(%d) = %d, slot %d; want %d, %d", end, k, slot, wk, e.slotOf(wk))
+		}
+		if other := k + 1 + rng.Int64N(5); e.slotFor(other) != e.slotOf(other) {
+			t.Fatalf("slotFor(%d) after window %d = %d, want %d", other, k, e.slotFor(other), e.slotOf(other))
 		}
 	}
 }

@@ -3,9 +3,8 @@
 package deltaqconnector
 
 import (
-	"testing"
-
 	"go.uber.org/goleak"
+	"testing"
 )
 
 func TestMain(m *testing.M) {

@@ -4,11 +4,7 @@
 package archcheck
 
 import (
-	"bytes"
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,51 +191,24 @@ var longFunctions = map[string]bool{}
 // non-generated Go code to MaxFunctionLines lines, from func to its closing
 // brace.
 func TestFunctionLength(t *testing.T) {
-	dir := root(t)
-	fset := token.NewFileSet()
+	files, fset := parseModule(t)
 	seen := map[string]bool{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != dir && (strings.HasPrefix(name, ".") || name == "testdata" || name == "build" || name == "bin" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil || ast.IsGenerated(f) || bytes.Contains(src[:min(len(src), 200)], []byte("// Code generated")) {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		for _, decl := range f.Decls {
+	for _, f := range files {
+		for _, decl := range f.file.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
 			n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
-			key := filepath.ToSlash(rel) + ":" + fd.Name.Name
+			key := f.rel + ":" + fd.Name.Name
 			if longFunctions[key] {
 				seen[key] = n > MaxFunctionLines
 				continue
 			}
 			if n > MaxFunctionLines {
-				t.Errorf("%s:%d: %s is %d lines, more than %d: split it", rel, fset.Position(fd.Pos()).Line, fd.Name.Name, n, MaxFunctionLines)
+				t.Errorf("%s:%d: %s is %d lines, more than %d: split it", f.rel, fset.Position(fd.Pos()).Line, fd.Name.Name, n, MaxFunctionLines)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for key := range longFunctions {
 		if !seen[key] {

@@ -17,9 +17,9 @@ import (
 	"testing"
 )
 
-// processState is the one package variable that holds mutable state of the
-// process (the deltaq components' shared state: docs/design.md, "State of
-// the process"), and the function through which it is reached.
+// The one package variable that holds mutable state of the process (the
+// deltaq components' shared state: docs/design.md, "State of the
+// process"), its package, and the function through which it is reached.
 const (
 	processPkg      = "internal/process"
 	processVar      = "collector"
@@ -44,9 +44,10 @@ type goFile struct {
 	file *ast.File
 }
 
-// parseModule parses the module's non-test, non-generated Go files, with
-// object resolution, so that an identifier declared in its own function
-// resolves there and a package variable of another file does not.
+// parseModule parses the module's non-test, non-generated Go files (those
+// TestFunctionLength and the checks of package state read), with object
+// resolution, so that an identifier declared in its own function resolves
+// there and a package variable of another file does not.
 func parseModule(t *testing.T) ([]goFile, *token.FileSet) {
 	t.Helper()
 	dir := root(t)
@@ -85,7 +86,7 @@ func parseModule(t *testing.T) ([]goFile, *token.FileSet) {
 }
 
 // skippedDir reports whether a directory holds no product code: hidden
-// directories, test data, the generated collector, binaries, tooling.
+// directories, test data, the generated collector, binaries, node modules.
 func skippedDir(name string) bool {
 	return strings.HasPrefix(name, ".") || name == "testdata" || name == "build" || name == "bin" || name == "node_modules"
 }

@@ -371,9 +371,11 @@ func (o *Objective) goodBucket(pr Probe) string {
 		o.Note = "histogram_fraction over the exponential histogram, which interpolates linearly within the bucket holding " +
 			o.Seconds + " s: off by at most the share of the successes in that bucket and in the bin around it"
 		if pr.ScaleKnown {
+			// The bucket (baseⁱ, baseⁱ⁺¹] of the scale that holds d.
 			base := math.Exp2(math.Exp2(-float64(pr.Scale)))
+			lo := math.Pow(base, float64(outcome.ExpIndex(d, int32(pr.Scale))))
 			o.Note += fmt.Sprintf(" (scale %d: buckets %.3g %% wide, (%s, %s] s around it)", pr.Scale, (base-1)*100,
-				strconv.FormatFloat(bucketLow(d, pr.Scale, base), 'g', 4, 64), strconv.FormatFloat(bucketLow(d, pr.Scale, base)*base, 'g', 4, 64))
+				strconv.FormatFloat(lo, 'g', 4, 64), strconv.FormatFloat(lo*base, 'g', 4, 64))
 		}
 		return ""
 	case len(pr.Bounds) == 0:
@@ -401,12 +403,6 @@ func (o *Objective) goodBucket(pr Probe) string {
 	}
 	return fmt.Sprintf("%s is not a bucket bound of deltaq.observed (%s): the nearest bin edges are %s and %s; "+
 		"move the QTA point to one of them for an exact SLI", o.Delay, pr.Layout, secondsName(lower), secondsName(pr.Bounds[i]))
-}
-
-// bucketLow returns the lower edge of the exponential bucket
-// (baseⁱ, baseⁱ⁺¹] of the scale that holds d (outcome.ExpIndex).
-func bucketLow(d float64, scale int, base float64) float64 {
-	return math.Pow(base, float64(outcome.ExpIndex(d, int32(scale))))
 }
 
 // addObjective derives o's alerts and adds it, or records why not.
