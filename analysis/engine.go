@@ -207,11 +207,11 @@ func logLinearLayout(ll deltaq.LogLinear) (layout, bool) {
 // carries reports whether own, the dMax and bins an instance carries, is
 // layout l. The spans of a log-linear probe carry its dMax and no bins
 // (the contract in internal/outcome).
-func (l layout) carries(own layout) bool {
+func (l *layout) carries(own layout) bool {
 	if l.logLinear() {
 		return own.dmaxNs == l.dmaxNs && own.bins == 0
 	}
-	return own == l
+	return own == *l
 }
 
 // noWindow is the last window of a probe that has counted no instance.
@@ -541,13 +541,12 @@ func (e *Engine) add(in *Instance) {
 		return
 	}
 	e.checkLayouts()
-	own := layout{dmaxNs: in.DMaxNs, bins: in.Bins}
-	p, why := e.probeFor(in.Probe, own)
+	p, why := e.probeFor(in.Probe, layout{dmaxNs: in.DMaxNs, bins: in.Bins})
 	if p == nil {
 		e.drops[why]++
 		return
 	}
-	e.place(p, in, own)
+	e.place(p, in)
 }
 
 // wellFormed reports whether the instance has a valid outcome and, unless
@@ -593,12 +592,11 @@ func (b Batch) AddTo(r ProbeRef, in *Instance) {
 		return
 	}
 	e.checkLayouts()
-	e.place(r.p, in, layout{dmaxNs: in.DMaxNs, bins: in.Bins})
+	e.place(r.p, in)
 }
 
-// place counts an instance of probe p, whose own layout is own, in its
-// window. Called with mu held.
-func (e *Engine) place(p *probe, in *Instance, own layout) {
+// place counts an instance of probe p in its window. Called with mu held.
+func (e *Engine) place(p *probe, in *Instance) {
 	lay, oc, k, ok := e.placeLayout(p, in)
 	if !ok {
 		return
@@ -606,20 +604,22 @@ func (e *Engine) place(p *probe, in *Instance, own layout) {
 	s := &e.slots[e.slotFor(k)]
 	a := s.accs[p.idx]
 	if a == nil {
-		a = e.newAcc(lay)
+		a = e.newAcc(*lay)
 		s.accs[p.idx] = a
 	}
-	e.count(a, in, oc, lay)
+	e.count(a, in, oc, lay.dmaxNs)
 	p.lastK = max(p.lastK, k)
-	if own != (layout{}) && !lay.carries(own) {
+	// The instance's own layout, when it carries one (a processor's).
+	if (in.DMaxNs != 0 || in.Bins != 0) && !lay.carries(layout{dmaxNs: in.DMaxNs, bins: in.Bins}) {
 		e.rebinned++
 	}
 	e.counted++
 }
 
-// count counts an instance of outcome oc (classified under lay) in a, with
-// its adjusted count, and offers it to the window's picks.
-func (e *Engine) count(a *acc, in *Instance, oc Outcome, lay layout) {
+// count counts an instance of outcome oc (classified under a layout of
+// dMax dmax nanoseconds) in a, with its adjusted count, and offers it to
+// the window's picks.
+func (e *Engine) count(a *acc, in *Instance, oc Outcome, dmax int64) {
 	n := in.Weight
 	if n < 1 {
 		n = 1
@@ -643,7 +643,7 @@ func (e *Engine) count(a *acc, in *Instance, oc Outcome, lay layout) {
 	ex := Exemplar{TraceID: in.TraceID, SpanID: in.SpanID, Outcome: oc, Delay: in.End - in.Start, Time: in.End, Weight: n}
 	switch oc {
 	case Timeout:
-		ex.Delay = lay.dmaxNs // for log-linear buckets, High
+		ex.Delay = dmax // for log-linear buckets, High
 		ex.Time = in.Start + ex.Delay
 		a.addTimeout(n)
 	case Failure:

@@ -75,21 +75,28 @@ func (e *Engine) layoutGeneration() uint64 {
 }
 
 // latest returns the layout of the probe's newest windows.
-func (p *probe) latest() layout {
+func (p *probe) latest() layout { return *p.latestRef() }
+
+// latestRef is latest in place, valid until the next switch.
+func (p *probe) latestRef() *layout {
 	if n := len(p.pend); n > 0 {
-		return p.pend[n-1].lay
+		return &p.pend[n-1].lay
 	}
-	return p.lay
+	return &p.lay
 }
 
 // layoutAt returns the layout of the probe's window k.
-func (p *probe) layoutAt(k int64) layout {
-	l := p.lay
-	for _, s := range p.pend {
-		if k < s.from {
+func (p *probe) layoutAt(k int64) layout { return *p.layoutRefAt(k) }
+
+// layoutRefAt is layoutAt in place: the probe's layout or one of its
+// pending ones, valid until the next switch.
+func (p *probe) layoutRefAt(k int64) *layout {
+	l := &p.lay
+	for i := range p.pend {
+		if k < p.pend[i].from {
 			break
 		}
-		l = s.lay
+		l = &p.pend[i].lay
 	}
 	return l
 }
@@ -158,9 +165,11 @@ func (e *Engine) advanceLayouts() {
 // by that classification (a timeout whose end, start + dMax, lies across a
 // switch) cannot be placed and is refused as a layout mismatch. Called
 // with mu held.
-func (e *Engine) placeLayout(p *probe, in *Instance) (layout, Outcome, int64, bool) {
-	lay := p.latest()
-	oc, end, ok := e.classify(lay, in)
+func (e *Engine) placeLayout(p *probe, in *Instance) (*layout, Outcome, int64, bool) {
+	// The layouts are read in place: a layout is 48 bytes, and an instance
+	// is placed tens of millions of times a second.
+	lay := p.latestRef()
+	oc, end, ok := e.classify(lay.dmaxNs, in)
 	if !ok {
 		return lay, 0, 0, false
 	}
@@ -168,11 +177,11 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (layout, Outcome, int64, bo
 	if !ok || len(p.pend) == 0 {
 		return lay, oc, k, ok
 	}
-	at := p.layoutAt(k)
-	if at == lay {
+	at := p.layoutRefAt(k)
+	if *at == *lay {
 		return lay, oc, k, true
 	}
-	if oc, end, ok = e.classify(at, in); !ok {
+	if oc, end, ok = e.classify(at.dmaxNs, in); !ok {
 		return at, 0, 0, false
 	}
 	k2 := floorDiv(end, e.interval)
@@ -186,17 +195,17 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (layout, Outcome, int64, bo
 		e.drops[DropTooEarly]++
 		return at, 0, 0, false
 	}
-	if p.layoutAt(k2) != at {
+	if *p.layoutRefAt(k2) != *at {
 		e.drops[DropLayoutMismatch]++
 		return at, 0, 0, false
 	}
 	return at, oc, k2, true
 }
 
-// classify returns the outcome and end of an instance under layout l (see
-// Engine.Add), or false, the drop counted. Called with mu held.
-func (e *Engine) classify(l layout, in *Instance) (Outcome, int64, bool) {
-	dmax := l.dmaxNs
+// classify returns the outcome and end of an instance under a layout of
+// dMax dmax nanoseconds (see Engine.Add), or false, the drop counted.
+// Called with mu held.
+func (e *Engine) classify(dmax int64, in *Instance) (Outcome, int64, bool) {
 	oc, end := in.Outcome, in.End
 	switch {
 	case oc == Timeout:

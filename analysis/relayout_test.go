@@ -125,6 +125,40 @@ func TestLayoutChangesQueue(t *testing.T) {
 	}
 }
 
+// TestLayoutMismatchAfterReclassifying: an instance that the newest layout
+// places in a window of an older layout is classified again under that
+// one; when that moves it to a window of yet another layout, it is refused
+// as a layout mismatch rather than counted under either. Here a 1.2 s
+// success starting at 1 s is a timeout under the newest dMax, 5 ms, ending
+// at 1.005 s in window 1; window 1 has dMax 2 s, under which it is a
+// success ending at 2.2 s, in window 2, which has the 5 ms layout.
+func TestLayoutMismatchAfterReclassifying(t *testing.T) {
+	e, owner := registryEngine(t, 3*time.Second)
+	e.Advance(at(3 * time.Second)) // open windows 0 to 4
+	set := func(d time.Duration) {
+		testLayouts.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(d), Bins: 100})
+	}
+	set(2 * time.Second)                                         // at once: nothing counted yet
+	addAll(e, succ(1500*time.Millisecond, 100*time.Millisecond)) // window 1 at 2 s
+	set(5 * time.Millisecond)                                    // from window 2
+	start := at(time.Second).UnixNano()
+	addAll(e,
+		Instance{Probe: "auto", Outcome: Success, Start: start, End: start + int64(1200*time.Millisecond)},
+		succ(1700*time.Millisecond, 1500*time.Millisecond), // window 1, 2 s layout: a success
+		succ(2500*time.Millisecond, 10*time.Millisecond),   // window 2, 5 ms layout: a timeout
+	)
+	if got := e.Stats().Dropped[DropLayoutMismatch]; got != 1 {
+		t.Errorf("layout_mismatch drops = %d, want 1", got)
+	}
+	res := e.Advance(at(7 * time.Second))
+	if w := windowAt(t, res, 1); !near(w.Width, 20e-3) || w.Counts != (Counts{Success: 2}) {
+		t.Errorf("window 1: width %g, %+v; want 20ms bins and 2 successes", w.Width, w.Counts)
+	}
+	if w := windowAt(t, res, 2); !near(w.Width, 50e-6) || w.Counts != (Counts{Timeout: 1}) {
+		t.Errorf("window 2: width %g, %+v; want 50µs bins and 1 timeout", w.Width, w.Counts)
+	}
+}
+
 // TestFixedLayoutIgnoresRegistry: a probe whose layout Config.Probes gives
 // keeps it whatever the registry announces.
 func TestFixedLayoutIgnoresRegistry(t *testing.T) {
