@@ -493,6 +493,7 @@ type Batch struct {
 // one lock per batch rather than per instance keeps the instance path cheap.
 func (e *Engine) Begin() Batch {
 	e.mu.Lock()
+	e.checkLayouts()
 	return Batch{e: e}
 }
 
@@ -528,6 +529,7 @@ func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
 // in Stats.Rebinned.
 func (e *Engine) Add(in *Instance) {
 	e.mu.Lock()
+	e.checkLayouts()
 	e.add(in)
 	e.mu.Unlock()
 }
@@ -540,7 +542,6 @@ func (e *Engine) add(in *Instance) {
 	if !e.wellFormed(in) {
 		return
 	}
-	e.checkLayouts()
 	p, why := e.probeFor(in.Probe, layout{dmaxNs: in.DMaxNs, bins: in.Bins})
 	if p == nil {
 		e.drops[why]++
@@ -591,7 +592,6 @@ func (b Batch) AddTo(r ProbeRef, in *Instance) {
 	if !e.wellFormed(in) {
 		return
 	}
-	e.checkLayouts()
 	e.place(r.p, in)
 }
 

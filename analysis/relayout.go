@@ -7,8 +7,9 @@ package analysis
 //
 // A deltaq processor whose probe chooses its own dMax (dmax: auto)
 // announces each new layout in its collector's registry
-// (outcome.Layouts.SetLayout), which advances Config.LayoutGeneration. At its next instance the engine sees
-// the generation move and asks Config.LookupLayout again for every probe
+// (outcome.Layouts.SetLayout), which advances Config.LayoutGeneration. At
+// its next batch (Engine.Begin, or Engine.Add) the engine sees the
+// generation move and asks Config.LookupLayout again for every probe
 // whose layout does not come from Config.Probes. A probe whose layout
 // changed moves to it at a window boundary, so that no window mixes two
 // layouts: the windows up to the last one that holds an instance of the

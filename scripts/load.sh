@@ -16,7 +16,11 @@
 # build/load); LOAD_ARGS, dqload flags for each run
 # (default "-duration 20s -warmup 3s"), e.g. LOAD_ARGS="-duration 10m" for
 # the memory-flat run; LOAD_RUNS, the runs (default "connector deltaq
-# spanmetrics").
+# spanmetrics"); LOAD_ROUNDS, how many times the runs are repeated, in
+# turn (default 1). The machine's speed drifts from one minute to the
+# next, so a ratio between two runs is only as good as the minute they
+# shared: with several rounds, each round's ratios to spanmetrics are
+# printed and their median.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,9 +41,9 @@ stop() {
 }
 trap stop EXIT
 
-# run NAME CONFIG: one measurement; dqload's output goes to $D/NAME.out.
+# run NAME CONFIG OUT: one measurement; dqload's output goes to $D/OUT.out.
 run() {
-  local name=$1 config=$2 base busy p
+  local name=$1 config=$2 out=$3 base busy p
   # Two consecutive free loopback ports.
   for _ in $(seq 50); do
     base=$((20000 + RANDOM % 30000))
@@ -51,16 +55,16 @@ run() {
   done
   export DELTAQ_OTLP_GRPC=127.0.0.1:$base DELTAQ_TELEMETRY_PORT=$((base + 1))
 
-  echo "== $name: $config"
-  "$BIN/otelcol-deltaq" --config="$config" >"$D/$name-collector.log" 2>&1 &
+  echo "== $out: $config"
+  "$BIN/otelcol-deltaq" --config="$config" >"$D/$out-collector.log" 2>&1 &
   collector=$!
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$base") 2>/dev/null && break
-    kill -0 "$collector" 2>/dev/null || { echo "load: the collector exited:" >&2; tail -20 "$D/$name-collector.log" >&2; exit 1; }
+    kill -0 "$collector" 2>/dev/null || { echo "load: the collector exited:" >&2; tail -20 "$D/$out-collector.log" >&2; exit 1; }
     sleep 0.1
   done
   # shellcheck disable=SC2086 # LOAD_ARGS is a list of flags
-  "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${LOAD_ARGS:--duration 20s -warmup 3s} | tee "$D/$name.out"
+  "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${LOAD_ARGS:--duration 20s -warmup 3s} | tee "$D/$out.out"
   echo "collector's own count (warm-up included):"
   curl -fsS "http://127.0.0.1:$DELTAQ_TELEMETRY_PORT/metrics" |
     grep -E '^otelcol_(receiver_(accepted|refused)_spans|connector_deltaq_instances|processor_deltaq_instances)' | grep -v '_bucket' || true
@@ -73,18 +77,29 @@ declare -A configs=(
   [spanmetrics]=examples/demo/collector-spanmetrics.yaml
 )
 runs=${LOAD_RUNS:-connector deltaq spanmetrics}
+rounds=${LOAD_ROUNDS:-1}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "load: LOAD_ROUNDS must be a positive whole number, not $rounds" >&2; exit 1; }
 for name in $runs; do
   [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, deltaq, spanmetrics)" >&2; exit 1; }
-  run "$name" "${configs[$name]}"
+done
+# outName NAME ROUND: the name of a run's outputs, NAME alone in a single
+# round.
+outName() { if [ "$rounds" -eq 1 ]; then echo "$1"; else echo "$1-$2"; fi; }
+for r in $(seq "$rounds"); do
+  for name in $runs; do
+    run "$name" "${configs[$name]}" "$(outName "$name" "$r")"
+  done
 done
 
 # The table, from dqload's summary lines:
 #   total: N spans acked, F failed in Ts:   R spans/s acked  failed F  mean request M ms  collector rss X MiB cpu C cores
 #   collector rss: first A MiB, last B MiB, max C MiB
+# and, when spanmetrics ran, each run's spans/s and spans per core-second
+# of collector CPU as multiples of spanmetrics' in the same round.
 echo
-printf '%-12s %14s %8s %16s %14s %14s\n' path "spans/s acked" failed "collector cores" "rss last MiB" "rss max MiB"
-for name in $runs; do
-  awk -v name="$name" '
+printf '%-16s %14s %8s %16s %14s %14s %9s %9s\n' run "spans/s acked" failed "collector cores" "rss last MiB" "rss max MiB" "× spans/s" "× per core"
+summary() {
+  awk '
     /^total:/ {
       for (i = 1; i <= NF; i++) {
         if ($i == "spans/s") rate = $(i - 1)
@@ -93,6 +108,43 @@ for name in $runs; do
       failed = $5
     }
     /^collector rss:/ { last = $7; maxrss = $10 }
-    END { printf "%-12s %14s %8s %16s %14s %14s\n", name, rate, failed, cpu, last, maxrss }
-  ' "$D/$name.out"
+    END { print rate, failed, cpu, last, maxrss }
+  ' "$1"
+}
+declare -A ratios=() percore=()
+for r in $(seq "$rounds"); do
+  base_rate= base_cpu=
+  if [[ " $runs " == *" spanmetrics "* ]]; then
+    read -r base_rate _ base_cpu _ _ < <(summary "$D/$(outName spanmetrics "$r").out")
+  fi
+  for name in $runs; do
+    out=$(outName "$name" "$r")
+    read -r rate failed cpu last maxrss < <(summary "$D/$out.out")
+    x=- xc=-
+    if [ -n "$base_rate" ] && [ "$name" != spanmetrics ]; then
+      read -r x xc < <(awk -v a="$rate" -v ac="$cpu" -v b="$base_rate" -v bc="$base_cpu" \
+        'BEGIN { if (b > 0 && ac > 0 && bc > 0) printf "%.2f %.2f\n", a / b, (a / ac) / (b / bc); else print "- -" }')
+      ratios[$name]+="$x "
+      percore[$name]+="$xc "
+    fi
+    printf '%-16s %14s %8s %16s %14s %14s %9s %9s\n' "$out" "$rate" "$failed" "$cpu" "$last" "$maxrss" "$x" "$xc"
+  done
 done
+# median WHAT NAME RATIO...: the median and range of a run's ratios.
+median() {
+  local what=$1 name=$2
+  shift 2
+  printf '%s\n' "$@" | sort -g | awk -v name="$name" -v what="$what" '{ v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%s: median %.2f × spanmetrics %s over %d rounds (%.2f–%.2f)\n", name, m, what, NR, v[1], v[NR]
+  }'
+}
+if [ "$rounds" -gt 1 ]; then
+  for name in $runs; do
+    [ -n "${ratios[$name]:-}" ] || continue
+    # shellcheck disable=SC2086 # the ratios are lists of numbers
+    median "spans/s" "$name" ${ratios[$name]}
+    # shellcheck disable=SC2086
+    median "spans per core-second" "$name" ${percore[$name]}
+  done
+fi

@@ -68,9 +68,13 @@ const attrServiceName = "service.name"
 // stochastically to a whole count (outcome.Weight); a span without a
 // threshold, or with a sampling.priority > 0, counts as one.
 func readInstance(span ptrace.Span, in *analysis.Instance) bool {
+	attrs := span.Attributes()
+	if attrs.Len() == 0 {
+		return false // most spans a connector matches itself
+	}
 	*in = analysis.Instance{}
 	var hasProbe, hasOutcome, late, priority bool
-	for k, v := range span.Attributes().All() {
+	for k, v := range attrs.All() {
 		switch k {
 		case outcome.AttrProbe:
 			if v.Type() == pcommon.ValueTypeStr {
@@ -106,8 +110,8 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	in.TraceID = [16]byte(span.TraceID())
 	in.SpanID = [8]byte(span.SpanID())
 	// Weight 0 counts one: a span without sampling information.
-	if !priority {
-		if a, ok := outcome.AdjustedCount(span.TraceState().AsRaw()); ok {
+	if ts := span.TraceState().AsRaw(); ts != "" && !priority {
+		if a, ok := outcome.AdjustedCount(ts); ok {
 			in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
 		}
 	}

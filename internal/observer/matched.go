@@ -82,9 +82,11 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 	// The adjusted count of a sampled span, as the instances the processor
 	// marks are weighted (readInstance): the attribute is looked up only
 	// for a span whose tracestate carries a threshold.
-	if a, ok := outcome.AdjustedCount(span.TraceState().AsRaw()); ok {
-		if v, has := span.Attributes().Get(outcome.AttrSamplingPriority); !has || !samplingPriority(v) {
-			in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
+	if ts := span.TraceState().AsRaw(); ts != "" {
+		if a, ok := outcome.AdjustedCount(ts); ok {
+			if v, has := span.Attributes().Get(outcome.AttrSamplingPriority); !has || !samplingPriority(v) {
+				in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
+			}
 		}
 	}
 	service := res.ServiceName()
