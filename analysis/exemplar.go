@@ -5,6 +5,8 @@ package analysis
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -88,6 +90,9 @@ type picks struct {
 	timeouts         []Exemplar
 	failures         []Exemplar
 	worst            int
+	// divN is the bin count whose divisor divM holds (group).
+	divN int
+	divM uint64
 }
 
 // newPicks returns the picks of a window with nGroups exemplar groups
@@ -114,18 +119,37 @@ func (p *picks) reset() {
 // bin of nBins: as the group's exemplar or among the slowest.
 func (p *picks) keeps(d int64, bin, nBins int) bool {
 	if len(p.groups) > 0 && bin >= 0 {
-		if cur := &p.groups[bin*len(p.groups)/nBins]; cur.TraceID == ([16]byte{}) || d > cur.Delay {
+		if cur := &p.groups[p.group(bin, nBins)]; cur.TraceID == ([16]byte{}) || d > cur.Delay {
 			return true
 		}
 	}
 	return p.worst > 0 && (len(p.slow) < p.worst || d > p.slow[p.slowMin].Delay)
 }
 
+// group returns the exemplar group of bin among nBins, ⌊bin·G/nBins⌋ for
+// G groups, by a multiplication rather than a 64-bit division, the
+// dearest instruction of the span path: for 32-bit n and d ≥ 2, ⌊n/d⌋ is
+// the high 64 bits of n·M with M = ⌊(2⁶⁴ − 1)/d⌋ + 1 (D. Lemire, O. Kaser
+// and N. Kurz, "Faster remainder by direct computation", Software:
+// Practice and Experience 49(6), 2019). M is kept for the last nBins,
+// which is the accumulator's own. TestPicksGroup checks it against the
+// division.
+func (p *picks) group(bin, nBins int) int {
+	n := uint64(bin) * uint64(len(p.groups))
+	if nBins < 2 || n >= 1<<32 || nBins >= 1<<32 {
+		return int(n / uint64(nBins))
+	}
+	if nBins != p.divN {
+		p.divN, p.divM = nBins, math.MaxUint64/uint64(nBins)+1
+	}
+	hi, _ := bits.Mul64(n, p.divM)
+	return int(hi)
+}
+
 // success considers a success counted in bin of nBins.
 func (p *picks) success(e *Exemplar, bin, nBins int) {
 	if len(p.groups) > 0 && bin >= 0 {
-		g := bin * len(p.groups) / nBins
-		if cur := &p.groups[g]; cur.TraceID == ([16]byte{}) || e.Delay > cur.Delay {
+		if cur := &p.groups[p.group(bin, nBins)]; cur.TraceID == ([16]byte{}) || e.Delay > cur.Delay {
 			*cur = *e
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // traced gives in a trace id and a span id made of b, and a weight.
@@ -384,6 +386,33 @@ func TestPicksKeepsAsSuccess(t *testing.T) {
 		}
 		if !reflect.DeepEqual(all, some) {
 			t.Errorf("%+v: the picks differ when only what keeps says is offered", c)
+		}
+	}
+}
+
+// TestPicksGroup: the group of a bin found by multiplication
+// (picks.group) is ⌊bin·G/nBins⌋, the division it replaces, for every bin
+// of every bin count up to 1500 and 50,000 bins of bin counts up to
+// deltaq.MaxBins, with 1, 3, 8 and 64 groups, and with one picks serving
+// bin counts in turn (the divisor it keeps is changed).
+func TestPicksGroup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, g := range []int{1, 3, 8, MaxExemplarsPerProbe} {
+		p := newPicks(g, 0)
+		check := func(bin, nBins int) {
+			if got, want := p.group(bin, nBins), bin*g/nBins; got != want {
+				t.Fatalf("%d groups: bin %d of %d in group %d, want %d", g, bin, nBins, got, want)
+			}
+		}
+		for nBins := 1; nBins <= 1500; nBins++ {
+			for bin := range nBins {
+				check(bin, nBins)
+			}
+		}
+		for range 50_000 {
+			nBins := 1 + rng.IntN(deltaq.MaxBins)
+			check(rng.IntN(nBins), nBins)
+			check(nBins-1, nBins)
 		}
 	}
 }
