@@ -16,8 +16,8 @@ import (
 )
 
 // Matcher finds the probes of a span among compiled rules, indexed by their
-// position. Exact names are looked up in a map, so a span that no rule
-// names costs one map lookup and allocates nothing. Span names that reach
+// position. Exact names are looked up in a nameIndex, so a span that no
+// rule names costs one look-up and allocates nothing. Span names that reach
 // the expression rules are remembered (up to maxCachedNames of them, of at
 // most outcome.MaxNameLength bytes), with the list of expressions they
 // match, so that each distinct name runs the expressions once. It is safe
@@ -26,7 +26,7 @@ type Matcher struct {
 	rules []Rule
 	// exact maps a span name to the exact-name rules with that name, in
 	// order.
-	exact map[string][]int32
+	exact nameIndex
 	// regexps lists the rules with a span name expression, in order.
 	regexps []int32
 	// names caches, for span names, the regexps rules whose expression
@@ -37,13 +37,12 @@ type Matcher struct {
 // NewMatcher returns the matcher of rules; Match and AppendMatches return
 // indices into rules.
 func NewMatcher(rules []Rule) *Matcher {
-	m := &Matcher{rules: rules, exact: make(map[string][]int32)}
+	m := &Matcher{rules: rules}
 	for i := range rules {
 		if rules[i].re != nil {
 			m.regexps = append(m.regexps, int32(i))
 		} else {
-			n := rules[i].exact
-			m.exact[n] = append(m.exact[n], int32(i))
+			m.exact.add(rules[i].exact, int32(i))
 		}
 	}
 	m.names.init(maxCachedNames)
@@ -56,7 +55,7 @@ func NewMatcher(rules []Rule) *Matcher {
 func (m *Matcher) Match(span ptrace.Span, res *Resource) int {
 	name := span.Name()
 	best := -1
-	if cands, ok := m.exact[name]; ok {
+	if cands := m.exact.get(name); cands != nil {
 		for _, i := range cands {
 			if m.rules[i].matchesRest(span, res) {
 				best = int(i)
@@ -84,7 +83,7 @@ func (m *Matcher) Match(span ptrace.Span, res *Resource) int {
 // stack) it allocates nothing.
 func (m *Matcher) AppendMatches(dst []int32, span ptrace.Span, res *Resource) []int32 {
 	name := span.Name()
-	for _, i := range m.exact[name] {
+	for _, i := range m.exact.get(name) {
 		if m.rules[i].matchesRest(span, res) {
 			dst = append(dst, i)
 		}
@@ -98,6 +97,87 @@ func (m *Matcher) AppendMatches(dst []int32, span ptrace.Span, res *Resource) []
 		}
 	}
 	return dst
+}
+
+// maxIndexedLength is the longest exact name a nameIndex files by its
+// length, and maxSameLength the most names of one length it compares in
+// turn; the other names go in its map.
+const (
+	maxIndexedLength = 64
+	maxSameLength    = 4
+)
+
+// nameIndex maps span names to the exact-name rules with that name, in
+// order. Names of up to maxIndexedLength bytes are filed by their length,
+// up to maxSameLength of each length, and compared last byte first: a span
+// name of a length no rule has costs a slice look-up, and one of a rule's
+// length usually a byte comparison more, less than hashing the name for a
+// map (BenchmarkNameIndex). Longer names, and the names of a length that
+// more than maxSameLength rules share, are in a map.
+type nameIndex struct {
+	byLen [maxIndexedLength + 1][]namedRules
+	// mapped marks the lengths whose names are in the map.
+	mapped [maxIndexedLength + 1]bool
+	m      map[string][]int32
+}
+
+// namedRules are the rules of one exact name.
+type namedRules struct {
+	name  string
+	rules []int32
+}
+
+// add appends rule i to the rules of name.
+func (x *nameIndex) add(name string, i int32) {
+	n := len(name)
+	if n > maxIndexedLength || x.mapped[n] {
+		x.toMap(name, i)
+		return
+	}
+	same := x.byLen[n]
+	for j := range same {
+		if same[j].name == name {
+			same[j].rules = append(same[j].rules, i)
+			return
+		}
+	}
+	if len(same) == maxSameLength {
+		// Too many names of this length to compare in turn.
+		for _, c := range same {
+			for _, r := range c.rules {
+				x.toMap(c.name, r)
+			}
+		}
+		x.byLen[n], x.mapped[n] = nil, true
+		x.toMap(name, i)
+		return
+	}
+	x.byLen[n] = append(same, namedRules{name: name, rules: []int32{i}})
+}
+
+// toMap appends rule i to the rules of name in the map.
+func (x *nameIndex) toMap(name string, i int32) {
+	if x.m == nil {
+		x.m = make(map[string][]int32)
+	}
+	x.m[name] = append(x.m[name], i)
+}
+
+// get returns the rules of name, nil when no exact rule names it.
+func (x *nameIndex) get(name string) []int32 {
+	n := len(name)
+	if n > maxIndexedLength || x.mapped[n] {
+		return x.m[name]
+	}
+	for j := range x.byLen[n] {
+		c := &x.byLen[n][j]
+		// The last byte first: names of one length often share their
+		// beginning (get_user, get_cart).
+		if n == 0 || c.name[n-1] == name[n-1] && c.name == name {
+			return c.rules
+		}
+	}
+	return nil
 }
 
 // regexpMatches returns the expression rules whose expression matches name,

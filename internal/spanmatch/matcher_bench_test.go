@@ -39,3 +39,43 @@ func BenchmarkAppendMatches(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans.Len()), "ns/span")
 }
+
+// BenchmarkNameIndex looks span names up among n exact names in a
+// nameIndex and, for comparison, in a map: names of one length that
+// differ only at their end (the index's worst case), half the names
+// looked up among the n and half not, each a fresh string as a decoded
+// span's name is. ns/lookup is per look-up.
+func BenchmarkNameIndex(b *testing.B) {
+	for _, n := range []int{1, 3, 8, 16, 64} {
+		var idx nameIndex
+		byMap := map[string][]int32{}
+		for i := range n {
+			name := fmt.Sprintf("worker_%03d", i)
+			idx.add(name, int32(i))
+			byMap[name] = []int32{int32(i)}
+		}
+		var lookups []string
+		for i := range 2 * n {
+			lookups = append(lookups, string([]byte(fmt.Sprintf("worker_%03d", i))))
+		}
+		for _, c := range []struct {
+			name string
+			get  func(string) []int32
+		}{{"index", idx.get}, {"map", func(s string) []int32 { return byMap[s] }}} {
+			b.Run(fmt.Sprintf("%s/%d", c.name, n), func(b *testing.B) {
+				found := 0
+				for b.Loop() {
+					for _, s := range lookups {
+						if c.get(s) != nil {
+							found++
+						}
+					}
+				}
+				if found != b.N*n {
+					b.Fatalf("found %d names, want %d", found, b.N*n)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lookups)), "ns/lookup")
+			})
+		}
+	}
+}

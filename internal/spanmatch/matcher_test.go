@@ -4,6 +4,8 @@
 package spanmatch
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,5 +183,43 @@ func TestFailure(t *testing.T) {
 	}{{499, false}, {500, true}, {503, true}} {
 		s.Attributes().PutInt("http.status_code", c.v)
 		assert.Equal(t, c.want, noStatus.Holds(s), "%d", c.v)
+	}
+}
+
+// TestNameIndex: a nameIndex returns, for any name, the rules added under
+// it in order, as a map would: names of few and many lengths, a length
+// shared by more names than it compares in turn (moved to its map, the
+// rules added before kept), the empty name, names longer than
+// maxIndexedLength, the same name added again, and names never added.
+func TestNameIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 200 {
+		var x nameIndex
+		want := map[string][]int32{}
+		var added []string
+		for i := range int32(1 + rng.IntN(40)) {
+			var name string
+			switch r := rng.IntN(10); {
+			case r == 0 && len(added) > 0: // a name again
+				name = added[rng.IntN(len(added))]
+			case r == 1:
+				name = strings.Repeat("x", maxIndexedLength-1+rng.IntN(3))
+			default: // short names over a small alphabet: lengths shared
+				b := make([]byte, rng.IntN(5))
+				for k := range b {
+					b[k] = "ab"[rng.IntN(2)]
+				}
+				name = string(b)
+			}
+			x.add(name, i)
+			want[name] = append(want[name], i)
+			added = append(added, name)
+		}
+		for _, name := range append(added, "c", "abababab", strings.Repeat("y", 100)) {
+			// A fresh copy, as a decoded span's name is.
+			if got := x.get(string([]byte(name))); !slices.Equal(got, want[name]) {
+				t.Fatalf("round %d: rules of %q = %v, want %v", round, name, got, want[name])
+			}
+		}
 	}
 }
