@@ -136,7 +136,7 @@ func (p *picks) keeps(d int64, bin, nBins int) bool {
 // division.
 func (p *picks) group(bin, nBins int) int {
 	n := uint64(bin) * uint64(len(p.groups))
-	if nBins < 2 || n >= 1<<32 || nBins >= 1<<32 {
+	if nBins < 2 || n >= 1<<32 || uint64(nBins) >= 1<<32 {
 		return int(n / uint64(nBins))
 	}
 	if nBins != p.divN {

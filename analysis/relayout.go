@@ -168,7 +168,7 @@ func (e *Engine) advanceLayouts() {
 // with mu held.
 func (e *Engine) placeLayout(p *probe, in *Instance) (*layout, Outcome, int64, bool) {
 	// The layouts are read in place: a layout is 48 bytes, and an instance
-	// is placed tens of millions of times a second.
+	// is placed millions of times a second.
 	lay := p.latestRef()
 	oc, end, ok := e.classify(lay.dmaxNs, in)
 	if !ok {

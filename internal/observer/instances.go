@@ -70,7 +70,7 @@ const attrServiceName = "service.name"
 func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	attrs := span.Attributes()
 	if attrs.Len() == 0 {
-		return false // most spans a connector matches itself
+		return false // no deltaq.probe: most spans a connector matches itself
 	}
 	*in = analysis.Instance{}
 	var hasProbe, hasOutcome, late, priority bool

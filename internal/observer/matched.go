@@ -74,8 +74,8 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 		}
 		return
 	}
-	// Field by field: a composite literal is built aside and copied, which
-	// costs more than the rest of this function.
+	// Field by field: a composite literal is built aside and then copied,
+	// a stall that a profile of a loaded collector shows.
 	var in analysis.Instance
 	in.Start, in.End = int64(start), int64(end)
 	in.TraceID, in.SpanID = [16]byte(span.TraceID()), [8]byte(span.SpanID())
