@@ -124,8 +124,10 @@ for r in $(seq "$rounds"); do
     if [ -n "$base_rate" ] && [ "$name" != spanmetrics ]; then
       read -r x xc < <(awk -v a="$rate" -v ac="$cpu" -v b="$base_rate" -v bc="$base_cpu" \
         'BEGIN { if (b > 0 && ac > 0 && bc > 0) printf "%.2f %.2f\n", a / b, (a / ac) / (b / bc); else print "- -" }')
-      ratios[$name]+="$x "
-      percore[$name]+="$xc "
+      if [ "$x" != - ]; then
+        ratios[$name]+="$x "
+        percore[$name]+="$xc "
+      fi
     fi
     printf '%-16s %14s %8s %16s %14s %14s %9s %9s\n' "$out" "$rate" "$failed" "$cpu" "$last" "$maxrss" "$x" "$xc"
   done

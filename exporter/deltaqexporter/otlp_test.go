@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
@@ -465,13 +466,13 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 
 // TestRefusedWindowDoesNotStopLaterWindows: an endpoint that refuses a
 // window's request as too large (ResourceExhausted without RetryInfo, here
-// because its receive limit is 32 KiB, below max_request_bytes) costs that
+// because its receive limit is 16 KiB, below max_request_bytes) costs that
 // request only: the otlp_grpc exporter does not retry ResourceExhausted
 // without RetryInfo (shouldRetry in its otlp.go, following the OTLP/gRPC
 // specification, "Failures"). Retried as transient, the request would hold
 // the only sender for the whole retry period and no later window arrive.
 func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
-	srv := otlptest.Start(t, otlptest.Options{CountOnly: true, ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(32 << 10)}})
+	srv := otlptest.Start(t, otlptest.Options{ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(16 << 10)}})
 	cfg := grpcConfig(srv.Addr())
 	cfg.RetryConfig.InitialInterval = time.Second
 	cfg.RetryConfig.MaxElapsedTime = 5 * time.Minute
@@ -485,23 +486,70 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	cfg.Probes = map[string]analysis.ProbeConfig{"q": {DMax: time.Second, Bins: 10}}
 	cfg.ProbeIdleTimeout = time.Second
 	clk := observertest.NewClock(at(time.Second))
-	exp := startExporter(t, cfg, clk, nil)
+	tel := componenttest.NewTelemetry()
+	exp := startExporter(t, cfg, clk, tel)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 
-	// Windows 1 and 2 hold p's 4000-bin deltaq.observed histogram (the
-	// stream of its successes): 4000 bounds and 4001 counts, over 40 KB.
-	// p is forgotten after window 2; window 3 holds q's series only, a few
-	// KB.
+	// Windows 1 and 2 hold p's histogram of 1000 bins, the most a probe
+	// takes from its spans (deltaq.MaxThesisBins): with the stream of its
+	// successes (deltaq.observed), 33 and 28 KB. p is forgotten after
+	// window 2; window 3 holds q's series only, about 3.5 KB. (With 4000
+	// bins, as this test once had, p's instance was refused as invalid,
+	// every window was small, and the test passed only when it counted the
+	// requests before the second arrived.)
 	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(
-		observertest.Span{Probe: "p", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: 4 * time.Second, Bins: 4000},
+		observertest.Span{Probe: "p", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: deltaq.MaxThesisBins},
 		observertest.Span{Probe: "q", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: 10})))
+	_, err := tel.GetMetric("otelcol_exporter_deltaq_instances_dropped")
+	require.Error(t, err, "both instances are counted")
 	clk.Tick(at(2 * time.Second))
 	clk.Tick(at(3 * time.Second))
 	clk.Tick(at(4 * time.Second))
 
-	// Without a request after 20 s, the refused request holds the sender.
-	srv.WaitFor(t, otlptest.Counts{Requests: 1}, 20*time.Second)
-	got := srv.Counts()
-	assert.Equal(t, 1, got.Requests, "window 3 arrived, windows 1 and 2 were refused and not retried")
-	assert.Positive(t, got.DataPoints)
+	// The one sender sends the windows in order: once window 3, the first
+	// without p, has arrived, windows 1 and 2 were answered. Without it
+	// after 20 s, the refused request holds the sender.
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(srv.Metrics(), func(md pmetric.Metrics) bool { return !carriesProbe(md, "p") })
+	}, 20*time.Second, 10*time.Millisecond, "window 3 did not arrive")
+	got := srv.Metrics()
+	assert.Len(t, got, 1, "window 3 arrived, windows 1 and 2 were refused and not retried")
+	for _, md := range got {
+		assert.False(t, carriesProbe(md, "p"), "a window of p was accepted")
+	}
+}
+
+// carriesProbe reports whether a data point of md has deltaq.probe = name.
+func carriesProbe(md pmetric.Metrics, name string) bool {
+	is := func(a pcommon.Map) bool {
+		v, ok := a.Get(outcome.AttrProbe)
+		return ok && v.Str() == name
+	}
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			for _, m := range sm.Metrics().All() {
+				switch m.Type() {
+				case pmetric.MetricTypeGauge:
+					for _, dp := range m.Gauge().DataPoints().All() {
+						if is(dp.Attributes()) {
+							return true
+						}
+					}
+				case pmetric.MetricTypeSum:
+					for _, dp := range m.Sum().DataPoints().All() {
+						if is(dp.Attributes()) {
+							return true
+						}
+					}
+				case pmetric.MetricTypeHistogram:
+					for _, dp := range m.Histogram().DataPoints().All() {
+						if is(dp.Attributes()) {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
 }
