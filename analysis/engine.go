@@ -214,6 +214,9 @@ func (l *layout) carries(own layout) bool {
 	return own == *l
 }
 
+// ownLayout is the layout an instance carries itself (zero: none).
+func ownLayout(in *Instance) layout { return layout{dmaxNs: in.DMaxNs, bins: in.Bins} }
+
 // noWindow is the last window of a probe that has counted no instance.
 const noWindow = math.MinInt64
 
@@ -542,7 +545,7 @@ func (e *Engine) add(in *Instance) {
 	if !e.wellFormed(in) {
 		return
 	}
-	p, why := e.probeFor(in.Probe, layout{dmaxNs: in.DMaxNs, bins: in.Bins})
+	p, why := e.probeFor(in.Probe, ownLayout(in))
 	if p == nil {
 		e.drops[why]++
 		return
@@ -610,7 +613,7 @@ func (e *Engine) place(p *probe, in *Instance) {
 	e.count(a, in, oc, lay.dmaxNs)
 	p.lastK = max(p.lastK, k)
 	// The instance's own layout, when it carries one (a processor's).
-	if (in.DMaxNs != 0 || in.Bins != 0) && !lay.carries(layout{dmaxNs: in.DMaxNs, bins: in.Bins}) {
+	if (in.DMaxNs != 0 || in.Bins != 0) && !lay.carries(ownLayout(in)) {
 		e.rebinned++
 	}
 	e.counted++
