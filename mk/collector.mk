@@ -109,7 +109,7 @@ e2e-connector: $(OTELCOL)
 demo: $(OTELCOL) commands
 	scripts/demo.sh
 
-## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ROUNDS=3 repeats them in turn and prints the median ratios; LOAD_ARGS="-duration 10m" for the memory run.
+## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ROUNDS=3 repeats them in turn and prints the median ratios; LOAD_ARGS="-duration 10m" for the memory run; the collector and dqload on separate CPUs (LOAD_PIN=off shares them); LOAD_GATES=+pdata.useProtoPooling for pdata's pools.
 load: $(OTELCOL) commands
 	scripts/load.sh
 

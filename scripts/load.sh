@@ -21,6 +21,16 @@
 # next, so a ratio between two runs is only as good as the minute they
 # shared: with several rounds, each round's ratios to spanmetrics are
 # printed and their median.
+#
+# LOAD_PIN (default auto) keeps the generator off the collector's cores,
+# as if it ran on another machine: auto puts the collector on the first
+# half of the CPUs this script may use and dqload on the others (Go sizes
+# GOMAXPROCS to them), or shares all of them when there is only one;
+# "C:L" gives the lists to taskset (e.g. 0:1, 0-1:2-3); off shares all
+# cores. Sharing biases the comparison: dqload takes from the collector
+# what it needs to drive it, more from a faster one.
+# LOAD_GATES: collector feature gates for every run, e.g.
+# +pdata.useProtoPooling (pdata's pools for the receiver's decoding).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +40,42 @@ mkdir -p "$D"
 for b in otelcol-deltaq dqload; do
   [ -x "$BIN/$b" ] || { echo "load: $BIN/$b missing (make build commands)" >&2; exit 1; }
 done
+
+# cpuList LIST: the CPUs of a taskset list such as 0-3,6, one a line.
+cpuList() {
+  local part
+  for part in ${1//,/ }; do
+    if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+  done
+}
+pin=${LOAD_PIN:-auto}
+ccpus= lcpus=
+case $pin in
+  off) ;;
+  auto)
+    mapfile -t cpus < <(cpuList "$(taskset -cp $$ | sed 's/.*: *//')")
+    if [ "${#cpus[@]}" -ge 2 ]; then
+      half=$((${#cpus[@]} / 2))
+      ccpus=$(IFS=,; echo "${cpus[*]:0:half}")
+      lcpus=$(IFS=,; echo "${cpus[*]:half}")
+    fi
+    ;;
+  *:*) ccpus=${pin%%:*} lcpus=${pin#*:} ;;
+  *) echo "load: LOAD_PIN must be auto, off or COLLECTOR_CPUS:LOAD_CPUS, not $pin" >&2; exit 1 ;;
+esac
+# onCPUs LIST CMD...: CMD on the CPUs of LIST, or anywhere when LIST is empty.
+onCPUs() {
+  local cpus=$1
+  shift
+  if [ -n "$cpus" ]; then exec taskset -c "$cpus" "$@"; else exec "$@"; fi
+}
+if [ -n "$ccpus" ]; then
+  echo "load: collector on CPUs $ccpus, dqload on $lcpus (LOAD_PIN=off to share them)"
+else
+  echo "load: collector and dqload share the CPUs"
+fi
+gates=()
+[ -z "${LOAD_GATES:-}" ] || { gates=(--feature-gates="$LOAD_GATES"); echo "load: feature gates $LOAD_GATES"; }
 
 collector=
 stop() {
@@ -56,7 +102,7 @@ run() {
   export DELTAQ_OTLP_GRPC=127.0.0.1:$base DELTAQ_TELEMETRY_PORT=$((base + 1))
 
   echo "== $out: $config"
-  "$BIN/otelcol-deltaq" --config="$config" >"$D/$out-collector.log" 2>&1 &
+  (onCPUs "$ccpus" "$BIN/otelcol-deltaq" --config="$config" "${gates[@]}") >"$D/$out-collector.log" 2>&1 &
   collector=$!
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$base") 2>/dev/null && break
@@ -64,7 +110,7 @@ run() {
     sleep 0.1
   done
   # shellcheck disable=SC2086 # LOAD_ARGS is a list of flags
-  "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${LOAD_ARGS:--duration 20s -warmup 3s} | tee "$D/$out.out"
+  (onCPUs "$lcpus" "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${LOAD_ARGS:--duration 20s -warmup 3s}) | tee "$D/$out.out"
   echo "collector's own count (warm-up included):"
   curl -fsS "http://127.0.0.1:$DELTAQ_TELEMETRY_PORT/metrics" |
     grep -E '^otelcol_(receiver_(accepted|refused)_spans|connector_deltaq_instances|processor_deltaq_instances)' | grep -v '_bucket' || true
