@@ -309,6 +309,14 @@ func fingerprint(md pmetric.Metrics) (n int, sum uint64) {
 		sum += h.Sum64()
 		n++
 	}
+	eachPoint(md, point)
+	return n, sum
+}
+
+// eachPoint calls point for every number and histogram data point of md
+// with its metric's name, its attributes, its timestamp and its value (a
+// number's bits, a histogram's count).
+func eachPoint(md pmetric.Metrics, point func(name string, attrs pcommon.Map, ts pcommon.Timestamp, v uint64)) {
 	for _, rm := range md.ResourceMetrics().All() {
 		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
@@ -320,21 +328,17 @@ func fingerprint(md pmetric.Metrics) (n int, sum uint64) {
 					} else {
 						dps = m.Gauge().DataPoints()
 					}
-					for p := 0; p < dps.Len(); p++ {
-						dp := dps.At(p)
+					for _, dp := range dps.All() {
 						point(m.Name(), dp.Attributes(), dp.Timestamp(), math.Float64bits(dp.DoubleValue())^uint64(dp.IntValue()))
 					}
 				case pmetric.MetricTypeHistogram:
-					dps := m.Histogram().DataPoints()
-					for p := 0; p < dps.Len(); p++ {
-						dp := dps.At(p)
+					for _, dp := range m.Histogram().DataPoints().All() {
 						point(m.Name(), dp.Attributes(), dp.Timestamp(), dp.Count())
 					}
 				}
 			}
 		}
 	}
-	return n, sum
 }
 
 // fingerprints is the fingerprint of the metrics an OTLP/gRPC endpoint
@@ -521,35 +525,11 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 
 // carriesProbe reports whether a data point of md has deltaq.probe = name.
 func carriesProbe(md pmetric.Metrics, name string) bool {
-	is := func(a pcommon.Map) bool {
-		v, ok := a.Get(outcome.AttrProbe)
-		return ok && v.Str() == name
-	}
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					for _, dp := range m.Gauge().DataPoints().All() {
-						if is(dp.Attributes()) {
-							return true
-						}
-					}
-				case pmetric.MetricTypeSum:
-					for _, dp := range m.Sum().DataPoints().All() {
-						if is(dp.Attributes()) {
-							return true
-						}
-					}
-				case pmetric.MetricTypeHistogram:
-					for _, dp := range m.Histogram().DataPoints().All() {
-						if is(dp.Attributes()) {
-							return true
-						}
-					}
-				}
-			}
+	found := false
+	eachPoint(md, func(_ string, attrs pcommon.Map, _ pcommon.Timestamp, _ uint64) {
+		if v, ok := attrs.Get(outcome.AttrProbe); ok && v.Str() == name {
+			found = true
 		}
-	}
-	return false
+	})
+	return found
 }
