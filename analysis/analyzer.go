@@ -468,6 +468,7 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 		pr.Quantiles[k] = qv
 	}
 	a.divergence(pr, s)
+	a.scoreQoO(r, pr, s)
 	a.triggers(r, pr, s)
 }
 

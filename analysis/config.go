@@ -184,6 +184,9 @@ type ProbeConfig struct {
 	// Triggers selects the probe's triggers; all are off by default (the
 	// thesis, section 4.4.1).
 	Triggers Triggers `mapstructure:"triggers"`
+	// QoO is the probe's Quality of Outcome requirement (qoo.go); the zero
+	// QoOConfig is none.
+	QoO QoOConfig `mapstructure:"qoo"`
 }
 
 // GatewayConfig bounds the windows an engine merges from other engines
@@ -566,6 +569,7 @@ func (pc ProbeConfig) check() []error {
 	}
 	errs = append(errs, pc.Triggers.Divergence.check(pc.Triggers.MaxDivergence)...)
 	errs = append(errs, pc.Triggers.SlackTrend.check(pc.QTA)...)
+	errs = append(errs, pc.QoO.problems()...)
 	return errs
 }
 

@@ -155,6 +155,9 @@ type ProbeResult struct {
 	// to the calculated ΔQ, a divergence of the binning, not of the system.
 	// The divergence trigger then cannot decide its condition.
 	DivergenceWithheld bool
+	// QoO is the probe's Quality of Outcome in the window, of its observed
+	// and calculated ΔQs (qoo.go); nil without a qoo requirement.
+	QoO *QoOResult
 }
 
 // WhatIf is a probe's calculated ΔQ in one window under one what-if

@@ -1,0 +1,224 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
+
+const ms = time.Millisecond
+
+// draftQoO is the requirement of the worked example of "Quality of
+// Outcome" (draft-ietf-ippm-qoo-10, section 3.4) as a probe's qoo option.
+func draftQoO() QoOConfig {
+	return QoOConfig{
+		ROP:  QoOThreshold{Points: []QoOPoint{{P: 0.999, Delay: 300 * ms}, {P: 0.99, Delay: 200 * ms}}, MaxFailure: 0.01},
+		CPUP: QoOThreshold{Points: []QoOPoint{{P: 0.99, Delay: 500 * ms}, {P: 0.999, Delay: 600 * ms}}, MaxFailure: 0.05},
+	}
+}
+
+func TestQoOConfigRequirement(t *testing.T) {
+	r, err := draftQoO().Requirement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := deltaq.QoORequirement{
+		Latency: []deltaq.QoOLatency{{Percentile: 0.99, ROP: 0.2, CPUP: 0.5}, {Percentile: 0.999, ROP: 0.3, CPUP: 0.6}},
+		ROPLoss: 0.01, CPUPLoss: 0.05,
+	}
+	if !slices.Equal(r.Latency, want.Latency) || r.ROPLoss != want.ROPLoss || r.CPUPLoss != want.CPUPLoss || r.MinRate != 0 {
+		t.Errorf("requirement %+v, want %+v (points paired by percentile, sorted)", r, want)
+	}
+	if cfg := (Config{Probes: map[string]ProbeConfig{"x": {QoO: draftQoO()}}}); cfg.Check() != nil {
+		t.Errorf("Check refused the draft's example: %v", cfg.Check())
+	}
+	if !(QoOConfig{}).IsZero() || draftQoO().IsZero() {
+		t.Error("IsZero")
+	}
+}
+
+// TestQoOConfigProblems: each mistake is named by its option and says how
+// to mend it.
+func TestQoOConfigProblems(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*QoOConfig)
+		want string
+	}{
+		{"only a rate", func(q *QoOConfig) { *q = QoOConfig{MinRate: 5} }, `probes["x"].qoo: needs rop and cpup`},
+		{"percentile missing in cpup", func(q *QoOConfig) { q.CPUP.Points = q.CPUP.Points[:1] },
+			`probes["x"].qoo.cpup: has no point at p 0.999, which rop.points[0] has: rop and cpup name the same percentiles; add {p: 0.999, delay: …} to cpup.points, longer than rop's 300ms`},
+		{"percentile missing in rop", func(q *QoOConfig) { q.ROP.Points = q.ROP.Points[1:] },
+			`probes["x"].qoo.rop: has no point at p 0.999, which cpup.points[1] has`},
+		{"cpup not looser", func(q *QoOConfig) { q.CPUP.Points[0].Delay = 200 * ms },
+			`probes["x"].qoo.cpup.points[0].delay: 200ms is not looser than rop's 200ms at p 0.99: the score falls from 100 at the rop delay to 0 at the cpup delay, so the cpup delay must be longer`},
+		{"percentage", func(q *QoOConfig) { q.ROP.Points[0].P = 99.9 },
+			`probes["x"].qoo.rop.points[0].p: 99.9 is not in (0, 1]: p is a fraction, 99.9 % is 0.999`},
+		{"percentile twice", func(q *QoOConfig) { q.ROP.Points[0].P = 0.99 },
+			`probes["x"].qoo.rop.points[1].p: 0.99 is given twice (points[0] too): give each percentile once`},
+		{"negative delay", func(q *QoOConfig) { q.ROP.Points[1].Delay = -ms }, `probes["x"].qoo.rop.points[1].delay: must be ≥ 0, got -1ms`},
+		{"falling delays", func(q *QoOConfig) { q.CPUP.Points[1].Delay = 400 * ms },
+			`probes["x"].qoo.cpup.points: the delay falls from 500ms at p 0.99 to 400ms at p 0.999: a higher percentile is never a shorter delay`},
+		{"loss not looser", func(q *QoOConfig) { q.CPUP.MaxFailure = 0.01 },
+			`probes["x"].qoo.cpup.max_failure: 0.01 is not looser than rop.max_failure 0.01: the loss score falls from 100 at rop's ratio to 0 at cpup's, so cpup's must be larger (for a requirement on delays alone, rop.max_failure: 0 and cpup.max_failure: 1)`},
+		{"loss as a percentage", func(q *QoOConfig) { q.CPUP.MaxFailure = 5 },
+			`probes["x"].qoo.cpup.max_failure: 5 is not in [0, 1]: max_failure is a fraction, 5 % is 0.05`},
+		{"negative rate", func(q *QoOConfig) { q.MinRate = -1 }, `probes["x"].qoo.min_rate: must be a rate ≥ 0 of completed instances per second, got -1`},
+		{"min instances", func(q *QoOConfig) { q.MinInstances = -2 }, `probes["x"].qoo.min_instances: must be in [0, 1000000], got -2`},
+	}
+	for _, c := range cases {
+		q := draftQoO()
+		c.edit(&q)
+		err := (&Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}).Check()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
+// spread returns n successes of probe ending in the window [t0, t0 + 1 s),
+// with delays (i+1)·step, i < n, and f failures.
+func spread(probe string, n int, step time.Duration, f int) []Instance {
+	var ins []Instance
+	for i := range n {
+		ins = append(ins, ok(probe, 500*ms, time.Duration(i+1)*step))
+	}
+	for range f {
+		ins = append(ins, failed(probe, 600*ms))
+	}
+	return ins
+}
+
+// window runs the instances through windows of one second and returns
+// the one starting at t0.
+func window(t *testing.T, cfg Config, ins []Instance) *Result {
+	t.Helper()
+	cfg.Interval = time.Second
+	e := newEngine(t, cfg, t0)
+	addAll(e, ins...)
+	for _, r := range e.Flush(at(10 * time.Second)) {
+		if r.Start.Equal(t0) {
+			return r
+		}
+	}
+	t.Fatal("no window starting at t0")
+	return nil
+}
+
+// TestQoOOfAWindow scores a window whose percentiles are known exactly: 980
+// successes every 0.1 ms from 0.1 ms to 98 ms (one bin of 1 ms holds ten)
+// and 20 failures. Over the completed instances the 50th percentile is
+// 49 ms and the 90th 88.2 ms; the loss is 2 %. Against ROP {50 %, 20 ms},
+// {90 %, 50 ms}, 1 % and CPUP {50 %, 80 ms}, {90 %, 100 ms}, 5 %:
+// m₅₀ = 1 − 29/60 = 0.5167, m₉₀ = 1 − 38.2/50 = 0.236, loss 0.75 — QoO
+// 23.6 ("Quality of Outcome", draft-ietf-ippm-qoo-10, section 3.3), at a
+// rate of 980 completed instances a second.
+func TestQoOOfAWindow(t *testing.T) {
+	q := QoOConfig{
+		ROP:     QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 20 * ms}, {P: 0.9, Delay: 50 * ms}}, MaxFailure: 0.01},
+		CPUP:    QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 80 * ms}, {P: 0.9, Delay: 100 * ms}}, MaxFailure: 0.05},
+		MinRate: 900,
+	}
+	ins := spread("x", 980, 100*time.Microsecond, 20)
+	pr := probeOf(t, window(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, ins), "x")
+	if pr.QoO == nil || !pr.QoO.Observed.OK || pr.QoO.Calculated.Present {
+		t.Fatalf("QoO %+v, want an observed score and no calculated one", pr.QoO)
+	}
+	o := pr.QoO.Observed
+	if pr.QoO.MinInstances != 10 || o.Completed != 980 {
+		t.Errorf("min instances %d, completed %v; want 10 and 980", pr.QoO.MinInstances, o.Completed)
+	}
+	if !within(o.Measured.Latency[0], 0.049, 1e-9) || !within(o.Measured.Latency[1], 0.0882, 1e-9) || !within(o.Measured.Loss, 0.02, 1e-12) {
+		t.Errorf("measured %+v, want 49 ms, 88.2 ms, 2 %%", o.Measured)
+	}
+	if !o.Measured.HasRate || o.Measured.Rate != 980 || o.QoO.Rate != 100 {
+		t.Errorf("rate %v (component %v), want 980 a second, 100", o.Measured.Rate, o.QoO.Rate)
+	}
+	if !within(o.QoO.Latency, 23.6, 1e-6) || o.QoO.Worst != 1 || !within(o.QoO.Loss, 75, 1e-9) || !within(o.QoO.Score, 23.6, 1e-6) {
+		t.Errorf("QoO %+v, want latency 23.6 (90th), loss 75, score 23.6", o.QoO)
+	}
+	// Below the minimum rate the score is 0.
+	q.MinRate = 1000
+	pr = probeOf(t, window(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, ins), "x")
+	if o := pr.QoO.Observed; !o.OK || o.QoO.Rate != 0 || o.QoO.Score != 0 {
+		t.Errorf("at 980 a second against 1000: %+v, want rate 0 and QoO 0", o.QoO)
+	}
+}
+
+// TestQoOSampleSize: a 90th percentile needs at least 10 completed
+// instances (one beyond it); with fewer the score is withheld, unless the
+// loss, read from enough instances, or the rate makes it 0 alone.
+func TestQoOSampleSize(t *testing.T) {
+	q := QoOConfig{
+		ROP:  QoOThreshold{Points: []QoOPoint{{P: 0.9, Delay: 50 * ms}}, MaxFailure: 0.01},
+		CPUP: QoOThreshold{Points: []QoOPoint{{P: 0.9, Delay: 100 * ms}}, MaxFailure: 0.05},
+	}
+	cases := []struct {
+		name         string
+		q            func(QoOConfig) QoOConfig
+		successes, f int
+		ok           bool
+		score        float64
+	}{
+		{"nine completed", nil, 9, 0, false, 0},
+		{"ten completed", nil, 10, 0, true, 100},
+		{"five completed, three failed: loss of 8 instances", nil, 5, 3, false, 0},
+		{"nine completed, nine failed: loss 50 % of 18", nil, 9, 9, true, 0},
+		{"nothing completed, five failed", nil, 0, 5, false, 0},
+		{"nothing completed, ten failed", nil, 0, 10, true, 0},
+		{"min_instances raises the rule", func(q QoOConfig) QoOConfig { q.MinInstances = 50; return q }, 40, 0, false, 0},
+		{"a rate below the minimum decides alone", func(q QoOConfig) QoOConfig { q.MinRate = 100; return q }, 5, 0, true, 0},
+	}
+	for _, c := range cases {
+		qc := q
+		if c.q != nil {
+			qc = c.q(q)
+		}
+		pr := probeOf(t, window(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: qc}}}, spread("x", c.successes, ms, c.f)), "x")
+		o := pr.QoO.Observed
+		if o.OK != c.ok || o.Withheld == c.ok || (c.ok && o.QoO.Score != c.score) {
+			t.Errorf("%s: %+v, want OK %v and score %v", c.name, o, c.ok, c.score)
+		}
+	}
+}
+
+// TestQoOCalculated scores the ΔQ the diagram calculates for job = a -> b
+// from stages uniform on (5, 15] ms and (15, 25] ms: their sum is
+// triangular on (20, 40] ms, symmetric, with its median at 30 ms, so
+// against ROP {50 %, 20 ms} and CPUP {50 %, 40 ms} the calculated QoO is
+// 50, within the binning (0.1 ms bins: 0.5 points). The calculated ΔQ is
+// worth 1/(1/1000 + 1/1000) = 500 instances (deltaq.EffectiveCount).
+func TestQoOCalculated(t *testing.T) {
+	q := QoOConfig{
+		ROP:  QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 20 * ms}}, MaxFailure: 0.01},
+		CPUP: QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 40 * ms}}, MaxFailure: 0.05},
+	}
+	var ins []Instance
+	for i := range 1000 {
+		d := time.Duration(i) * 10 * time.Microsecond // 0 … 9.99 ms
+		a, b := ok("a", 500*ms, 5*ms+d+5*time.Microsecond), ok("b", 500*ms, 15*ms+d+5*time.Microsecond)
+		a.Bins, b.Bins = 1000, 1000
+		ins = append(ins, a, b)
+	}
+	cfg := Config{Diagram: "job = a -> b;", Probes: map[string]ProbeConfig{"job": {QoO: q}}}
+	pr := probeOf(t, window(t, cfg, ins), "job")
+	if pr.QoO == nil || pr.QoO.Observed.Present || !pr.QoO.Calculated.OK {
+		t.Fatalf("QoO %+v, want a calculated score only (job has no instances of its own)", pr.QoO)
+	}
+	c := pr.QoO.Calculated
+	if !within(c.Completed, 500, 1e-6) || c.Measured.HasRate || c.QoO.HasRate {
+		t.Errorf("calculated: completed %v, rate %v; want 500 and no rate", c.Completed, c.Measured.HasRate)
+	}
+	if !within(c.Measured.Latency[0], 0.030, 1e-4) || !within(c.QoO.Score, 50, 0.5) || c.QoO.Loss != 100 {
+		t.Errorf("calculated: median %v s, %+v; want 30 ms and QoO 50, loss 100", c.Measured.Latency[0], c.QoO)
+	}
+}
+
+func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
