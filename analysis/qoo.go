@@ -14,8 +14,13 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 )
 
-// MaxQoOMinInstances bounds qoo::min_instances.
-const MaxQoOMinInstances = 1_000_000
+// Bounds of QoOConfig.
+const (
+	// MaxQoOMinInstances bounds qoo::min_instances.
+	MaxQoOMinInstances = 1_000_000
+	// MaxQoOMinRate bounds qoo::min_rate, per second.
+	MaxQoOMinRate = 1e9
+)
 
 // QoOConfig is a probe's Quality of Outcome requirement (`qoo:`), the
 // network performance requirement specification of the QoO draft
@@ -97,8 +102,8 @@ func (q QoOConfig) compile() (deltaq.QoORequirement, []error) {
 	if len(errs) == 0 {
 		errs = append(errs, q.checkLoss()...)
 	}
-	if math.IsNaN(q.MinRate) || q.MinRate < 0 || math.IsInf(q.MinRate, 1) {
-		errs = append(errs, fmt.Errorf("min_rate: must be a rate ≥ 0 of completed instances per second, got %v", q.MinRate))
+	if math.IsNaN(q.MinRate) || q.MinRate < 0 || q.MinRate > MaxQoOMinRate {
+		errs = append(errs, fmt.Errorf("min_rate: must be a rate in [0, %g] of completed instances per second, got %v", float64(MaxQoOMinRate), q.MinRate))
 	}
 	if q.MinInstances < 0 || q.MinInstances > MaxQoOMinInstances {
 		errs = append(errs, fmt.Errorf("min_instances: must be in [0, %d], got %d", MaxQoOMinInstances, q.MinInstances))

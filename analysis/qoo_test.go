@@ -70,7 +70,7 @@ func TestQoOConfigProblems(t *testing.T) {
 			`probes["x"].qoo.cpup.max_failure: 0.01 is not looser than rop.max_failure 0.01: the loss score falls from 100 at rop's ratio to 0 at cpup's, so cpup's must be larger (for a requirement on delays alone, rop.max_failure: 0 and cpup.max_failure: 1)`},
 		{"loss as a percentage", func(q *QoOConfig) { q.CPUP.MaxFailure = 5 },
 			`probes["x"].qoo.cpup.max_failure: 5 is not in [0, 1]: max_failure is a fraction, 5 % is 0.05`},
-		{"negative rate", func(q *QoOConfig) { q.MinRate = -1 }, `probes["x"].qoo.min_rate: must be a rate ≥ 0 of completed instances per second, got -1`},
+		{"negative rate", func(q *QoOConfig) { q.MinRate = -1 }, `probes["x"].qoo.min_rate: must be a rate in [0, 1e+09] of completed instances per second, got -1`},
 		{"min instances", func(q *QoOConfig) { q.MinInstances = -2 }, `probes["x"].qoo.min_instances: must be in [0, 1000000], got -2`},
 	}
 	for _, c := range cases {

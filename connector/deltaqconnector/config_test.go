@@ -94,6 +94,25 @@ func TestLoadInvalidGatewayConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), `probes["search"].binning: high 10s is not low 3ms times a power of the factor 10; use 3s or 30s`)
 }
 
+// TestLoadQoOConfig: a probe's qoo requirement is decoded as written and
+// checked by the collector's validation, each mistake named with its
+// remedy.
+func TestLoadQoOConfig(t *testing.T) {
+	cfg := loadConfig(t, "qoo")
+	require.NoError(t, confmap.Validate(cfg))
+	ms := time.Millisecond
+	assert.Equal(t, analysis.QoOConfig{
+		ROP:          analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.999, Delay: 300 * ms}, {P: 0.99, Delay: 200 * ms}}, MaxFailure: 0.01},
+		CPUP:         analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.99, Delay: 500 * ms}, {P: 0.999, Delay: 600 * ms}}, MaxFailure: 0.05},
+		MinRate:      4,
+		MinInstances: 2000,
+	}, cfg.Probes["checkout"].QoO)
+	err := confmap.Validate(loadConfig(t, "qoo_bad"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["checkout"].qoo.cpup: has no point at p 0.999, which rop.points[1] has: rop and cpup name the same percentiles; add {p: 0.999, delay: …} to cpup.points, longer than rop's 300ms`)
+	assert.Contains(t, err.Error(), `probes["checkout"].qoo.cpup.points[0].delay: 150ms is not looser than rop's 200ms at p 0.99`)
+}
+
 // TestLoadUndecodableConfig: what decoding would change without a word is
 // refused while decoding, quoted as written.
 func TestLoadUndecodableConfig(t *testing.T) {
