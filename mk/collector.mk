@@ -16,10 +16,10 @@ EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/expo
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
+E2E_GO_ENV      := DELTAQ_DEMO_E2E=1 DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./examples/demo/ ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
 
-.PHONY: build commands validate-configs slo-rules e2e e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
+.PHONY: build commands validate-configs slo-rules e2e e2e-demo e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -105,7 +105,12 @@ e2e-sdk: $(OTELCOL)
 e2e-connector: $(OTELCOL)
 	DELTAQ_CONNECTOR_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./connector/deltaqconnector/e2e/
 
-## demo: collector + workload + terminal oscilloscope (deltaq scope); Ctrl-C stops all.
+## e2e-demo: make demo cannot hang: a busy port refused before anything starts, a collector that fails or dies
+## stops the demo with its error, Ctrl-C and SIGTERM stop everything within 5 s (about 15 s).
+e2e-demo: $(OTELCOL)
+	DELTAQ_DEMO_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/demo/
+
+## demo: scope, collector and workload (the scope first); a busy port is refused before anything starts; Ctrl-C stops all within 5 s.
 demo: $(OTELCOL) commands
 	scripts/demo.sh
 

@@ -61,6 +61,12 @@
 // -slow-factor, -slow-delay), from the start (-slow), on a schedule
 // (-slow-after, -slow-for) or by sending the process SIGUSR1, which toggles it.
 //
+// SIGINT or SIGTERM stops the arrivals and lets the jobs in the system finish
+// for at most -drain; a second one ends the drain at once. At the end the
+// batches still queued are sent for at most -close-timeout (5 s), so that a
+// collector that is gone cannot hold the exit; what is left is counted as
+// dropped.
+//
 // dqworkload prints what it sent and what failed every -report interval and
 // at the end, and exits with status 1 if anything failed to send or to be
 // written.

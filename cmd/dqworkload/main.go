@@ -31,6 +31,7 @@ type options struct {
 	seed           uint64
 	report         time.Duration
 	queue          int
+	closeTimeout   time.Duration
 	traceFile      string
 }
 
@@ -65,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
 	fs.DurationVar(&o.report, "report", 10*time.Second, "print counts and the current λ this often (0: only at the end)")
 	fs.IntVar(&o.queue, "queue", 256, "batches the sender may hold before it drops (and counts) new ones")
+	fs.DurationVar(&o.closeTimeout, "close-timeout", 5*time.Second, "at the end, wait at most this long for the queued batches to be sent; the rest are dropped (and counted)")
 	fs.StringVar(&o.traceFile, "trace-file", "", "also write the spans to this `file`, as OTLP JSON lines (the collector file exporter's format: json); with -endpoint '' only there, simulated as fast as possible")
 	if err := gencmd.Parse(fs, args); err != nil {
 		return o, err
@@ -90,6 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-queue must be at least 1")
 	case o.duration < 0 || o.drain < 0 || o.report < 0:
 		return o, errors.New("-duration, -drain and -report must not be negative")
+	case o.closeTimeout <= 0:
+		return o, errors.New("-close-timeout must be positive")
 	case o.Endpoint == "" && o.traceFile == "":
 		return o, errors.New("-endpoint is empty and there is no -trace-file: the spans would go nowhere")
 	case o.Endpoint == "" && o.duration == 0:

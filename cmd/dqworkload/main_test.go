@@ -5,10 +5,12 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -83,5 +85,31 @@ func TestRun(t *testing.T) {
 	}
 	if inFile != len(spans) || !strings.Contains(out.String(), "file spans="+strconv.Itoa(inFile)) {
 		t.Errorf("file holds %d spans, the collector %d; workload says:\n%s", inFile, len(spans), out.String())
+	}
+}
+
+// A collector that is gone cannot hold the exit: the batches queued for it
+// are given -close-timeout, then counted as not delivered, and the run fails
+// saying so. Each export would otherwise wait its -timeout (a minute here).
+func TestRunEndsWhenTheCollectorIsGone(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var out bytes.Buffer
+	start := time.Now()
+	err = run([]string{"-endpoint", addr, "-duration", "300ms", "-drain", "100ms", "-timeout", "1m",
+		"-close-timeout", "300ms", "-report", "0", "-seed", "7"}, &out)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "not delivered") {
+		t.Fatalf("run: %v, want an error saying what was not delivered\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "-close-timeout 300ms over") {
+		t.Errorf("the output does not say the close timed out:\n%s", out.String())
+	}
+	if took > 10*time.Second {
+		t.Errorf("the run took %v: 300 ms of arrivals, 100 ms of drain, 300 ms to close", took)
 	}
 }

@@ -37,7 +37,10 @@ func (w *runner) finish() error {
 	w.emit(w.b.Flush(w.sim.Now()))
 	var c workload.Counts
 	if w.sender != nil {
-		w.sender.Close()
+		if !w.sender.Close(w.o.closeTimeout) {
+			fmt.Fprintf(w.out, "%7.1fs -close-timeout %v over: the batches not yet sent are dropped\n",
+				time.Since(w.epoch).Seconds(), w.o.closeTimeout)
+		}
 		c = w.sender.Counts()
 	}
 	var fileErr error
@@ -75,8 +78,9 @@ func (w *runner) start() {
 }
 
 // loop runs the simulation in real time until, after arrivals stopped
-// (-duration, SIGINT or SIGTERM), the system is empty or -drain is over.
-// SIGUSR1 toggles the slow-down.
+// (-duration, SIGINT or SIGTERM), the system is empty or -drain is over; a
+// second SIGINT or SIGTERM ends the drain at once. SIGUSR1 toggles the
+// slow-down.
 func (w *runner) loop() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
@@ -123,9 +127,12 @@ func (w *runner) loop() {
 			}
 		case s := <-stop:
 			w.advance()
-			if w.beginDrain(s.String()) {
-				w.drainEnd = time.After(w.o.drain)
+			if !w.beginDrain(s.String()) {
+				fmt.Fprintf(w.out, "%7.1fs %s again: not waiting for the drain\n", w.sim.Now().Seconds(), s)
+				w.drainOver()
+				return
 			}
+			w.drainEnd = time.After(w.o.drain)
 		case <-w.drainEnd:
 			w.advance()
 			w.drainOver()

@@ -176,7 +176,7 @@ func TestSenderCounts(t *testing.T) {
 	c := startCollector(t)
 	s := NewSender(otlptest.Dial(t, c.Addr()), 5*time.Second, 8)
 	s.Enqueue(batchOf(5))
-	s.Close()
+	s.Close(10 * time.Second)
 	if got := s.Counts(); got != (Counts{SentSpans: 5, SentStarts: 5}) {
 		t.Fatalf("counts %+v: want 5 spans and 5 starts sent", got)
 	}
@@ -187,7 +187,7 @@ func TestSenderCounts(t *testing.T) {
 	c.reply.Store(&otlptest.Reply{Rejected: 2, Message: "rejected by test"})
 	s = NewSender(otlptest.Dial(t, c.Addr()), 5*time.Second, 8)
 	s.Enqueue(batchOf(5))
-	s.Close()
+	s.Close(10 * time.Second)
 	if got := s.Counts(); got.SentSpans != 3 || got.FailedSpans != 2 || !strings.Contains(got.LastError, "rejected by test") {
 		t.Fatalf("partial success: %+v, want 3 sent, 2 failed with the server's message", got)
 	}
@@ -195,7 +195,7 @@ func TestSenderCounts(t *testing.T) {
 	c.reply.Store(&otlptest.Reply{Err: status.Error(codes.Unavailable, "test says no")})
 	s = NewSender(otlptest.Dial(t, c.Addr()), 5*time.Second, 8)
 	s.Enqueue(batchOf(4))
-	s.Close()
+	s.Close(10 * time.Second)
 	if got := s.Counts(); got.SentSpans != 0 || got.FailedSpans != 4 || got.SentStarts != 4 || !strings.Contains(got.LastError, "test says no") {
 		t.Fatalf("refused export: %+v, want 4 spans failed, 4 starts sent", got)
 	}
@@ -214,9 +214,38 @@ func TestSenderQueueFull(t *testing.T) {
 	for range 5 {
 		s.Enqueue(batchOf(3))
 	}
-	s.Close()
+	s.Close(10 * time.Second)
 	got := s.Counts()
 	if got.SentSpans != 0 || got.FailedSpans+got.DroppedSpans != 15 || got.DroppedSpans < 9 {
 		t.Fatalf("counts %+v: want all 15 spans failed or dropped, at least 3 batches dropped", got)
+	}
+}
+
+// A collector that is gone held the close for the timeout of every queued
+// batch, since each export waits for the connection to be ready: 256 batches
+// of 5 s each kept the demo's workload for more than 12 minutes. Close's
+// bound ends it, and every span is still counted once.
+func TestSenderCloseIsBounded(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close() // nobody listens: a collector that died
+	s := NewSender(otlptest.Dial(t, addr), time.Hour, 16)
+	for range 10 {
+		s.Enqueue(batchOf(2))
+	}
+	start := time.Now()
+	if s.Close(200 * time.Millisecond) {
+		t.Fatal("Close reported every batch sent to an address nobody listens on")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Close took %v with a bound of 200ms", took)
+	}
+	got := s.Counts()
+	if got.SentSpans != 0 || got.FailedSpans+got.DroppedSpans != 20 || got.DroppedSpans < 16 ||
+		got.FailedStarts+got.DroppedStarts != 20 {
+		t.Errorf("counts %+v: want nothing sent, the export in flight failed and the rest (at least 8 batches) dropped", got)
 	}
 }

@@ -16,8 +16,9 @@ import (
 
 // Counts is what the sender did with the items handed to it. Sent counts the
 // items the collector acknowledged; Failed those an export error or a partial
-// success rejected; Dropped those that never left because the send queue was
-// full. Every item handed over lands in exactly one of the three.
+// success rejected; Dropped those that never left, because the send queue was
+// full or because Close's time ran out before their turn. Every item handed
+// over lands in exactly one of the three.
 type Counts struct {
 	SentSpans, FailedSpans, DroppedSpans    int64
 	SentStarts, FailedStarts, DroppedStarts int64
@@ -33,6 +34,10 @@ type Sender struct {
 	timeout time.Duration
 	queue   chan Batch
 	done    sync.WaitGroup
+	// ctx is every export's parent; Close cancels it when its time is up, so
+	// that an export waiting for a collector that never answers ends at once.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	sentSpans, failedSpans, droppedSpans    atomic.Int64
 	sentStarts, failedStarts, droppedStarts atomic.Int64
@@ -43,11 +48,14 @@ type Sender struct {
 // NewSender returns a sender over conn holding up to queueLen batches, each
 // export bounded by timeout. It starts its goroutine; Close stops it.
 func NewSender(conn *grpc.ClientConn, timeout time.Duration, queueLen int) *Sender {
+	ctx, cancel := context.WithCancel(context.Background())
 	s := &Sender{
 		traces:  ptraceotlp.NewGRPCClient(conn),
 		logs:    plogotlp.NewGRPCClient(conn),
 		timeout: timeout,
 		queue:   make(chan Batch, queueLen),
+		ctx:     ctx,
+		cancel:  cancel,
 	}
 	s.done.Add(1)
 	go s.run()
@@ -68,10 +76,30 @@ func (s *Sender) Enqueue(b Batch) {
 	}
 }
 
-// Close sends what is queued and returns when done.
-func (s *Sender) Close() {
+// Close sends what is queued and returns when done, or after within at the
+// latest: then the export in flight is cancelled (and counted as failed) and
+// the batches still queued are counted as dropped. It reports whether
+// everything queued had its turn. Every export waits for the connection to
+// be ready (up to its own timeout), so without the bound a collector that
+// is gone would hold the close for the timeout of every queued batch.
+func (s *Sender) Close(within time.Duration) bool {
 	close(s.queue)
-	s.done.Wait()
+	finished := make(chan struct{})
+	go func() {
+		s.done.Wait()
+		close(finished)
+	}()
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-finished:
+		s.cancel()
+		return true
+	case <-t.C:
+		s.cancel()
+		<-finished
+		return false
+	}
 }
 
 // Counts returns the counts so far.
@@ -89,6 +117,12 @@ func (s *Sender) Counts() Counts {
 func (s *Sender) run() {
 	defer s.done.Done()
 	for b := range s.queue {
+		if s.ctx.Err() != nil {
+			// Close's time is up: what is left never leaves.
+			s.droppedSpans.Add(int64(b.Spans))
+			s.droppedStarts.Add(int64(b.Starts))
+			continue
+		}
 		if b.Starts > 0 {
 			s.exportLogs(b)
 		}
@@ -105,7 +139,7 @@ func (s *Sender) fail(err error) {
 }
 
 func (s *Sender) exportLogs(b Batch) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	resp, err := s.logs.Export(ctx, plogotlp.NewExportRequestFromLogs(b.Logs), grpc.WaitForReady(true))
 	if err != nil {
@@ -122,7 +156,7 @@ func (s *Sender) exportLogs(b Batch) {
 }
 
 func (s *Sender) exportTraces(b Batch) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	resp, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(b.Traces), grpc.WaitForReady(true))
 	if err != nil {
