@@ -33,6 +33,7 @@ func instruments(set component.TelemetrySettings) (*observer.Instruments, error)
 		OutputOversized:             tb.ConnectorDeltaqOutputOversized,
 		ProbesExpired:               tb.ConnectorDeltaqProbesExpired,
 		ReferencedProbeEmptyWindows: tb.ConnectorDeltaqReferencedProbeEmptyWindows,
+		ServicesBounded:             tb.ConnectorDeltaqServicesBounded,
 		SnapshotFilesRemoved:        tb.ConnectorDeltaqSnapshotFilesRemoved,
 		TriggersFired:               tb.ConnectorDeltaqTriggersFired,
 		UnderResolvedWindows:        tb.ConnectorDeltaqUnderResolvedWindows,

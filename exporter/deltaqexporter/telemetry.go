@@ -33,6 +33,7 @@ func instruments(set component.TelemetrySettings) (*observer.Instruments, error)
 		OutputOversized:             tb.ExporterDeltaqOutputOversized,
 		ProbesExpired:               tb.ExporterDeltaqProbesExpired,
 		ReferencedProbeEmptyWindows: tb.ExporterDeltaqReferencedProbeEmptyWindows,
+		ServicesBounded:             tb.ExporterDeltaqServicesBounded,
 		SnapshotFilesRemoved:        tb.ExporterDeltaqSnapshotFilesRemoved,
 		TriggersFired:               tb.ExporterDeltaqTriggersFired,
 		UnderResolvedWindows:        tb.ExporterDeltaqUnderResolvedWindows,

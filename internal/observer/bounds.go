@@ -66,6 +66,13 @@ const (
 	// delays by the longest dMax.
 	minProbeBins  = 1
 	maxTriggerMax = 1_000_000_000_000
+	// A probe's deltaq.service label names at most 32 services of at most
+	// outcome.MaxNameLength bytes: about 8 KiB on each of its series. A
+	// service keeps its place for at least a second and at most a week.
+	minServicesMaxPerProbe = 1
+	maxServicesMaxPerProbe = 32
+	minServicesIdleTimeout = time.Second
+	maxServicesIdleTimeout = 7 * 24 * time.Hour
 )
 
 // checkBounds checks every numeric option against the bounds a collector
@@ -101,6 +108,7 @@ func (c *Config) checkBounds() error {
 		errs = append(errs, fmt.Errorf(`probe_idle_timeout: %s is shorter than interval %s`, c.ProbeIdleTimeout, c.Interval))
 	}
 	add(inRange("max_request_bytes", c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
+	add(c.Services.check(c.Interval))
 	add(inRange("cdf_points", c.CDFPoints, 0, maxCDFPoints))
 	if e := c.Histogram.Exponential; e != nil && e.MaxSize != 0 {
 		add(inRange("histogram.exponential.max_size", e.MaxSize, minExpMaxSize, maxExpMaxSize))
@@ -188,4 +196,24 @@ func cutName(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// check checks services::* against their bounds; interval is the window's
+// length: a service forgotten within one window would leave and return
+// every window. An idle_timeout of 0 is probe_idle_timeout's, checked
+// with it.
+func (c ServicesConfig) check(interval time.Duration) error {
+	var errs []error
+	if err := inRange("services.max_per_probe", c.MaxPerProbe, minServicesMaxPerProbe, maxServicesMaxPerProbe); err != nil {
+		errs = append(errs, err)
+	}
+	if c.IdleTimeout == 0 { // probe_idle_timeout's
+		return errors.Join(errs...)
+	}
+	if err := inRange("services.idle_timeout", c.IdleTimeout, minServicesIdleTimeout, maxServicesIdleTimeout); err != nil {
+		errs = append(errs, err)
+	} else if interval > 0 && c.IdleTimeout < interval {
+		errs = append(errs, fmt.Errorf("services.idle_timeout: %s is shorter than interval %s", c.IdleTimeout, interval))
+	}
+	return errors.Join(errs...)
 }

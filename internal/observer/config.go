@@ -38,6 +38,11 @@ const (
 	// is about 0.3 MiB.
 	DefaultSnapshotMaxFiles = 100
 	DefaultSnapshotMaxBytes = 64 << 20
+	// DefaultServicesMaxPerProbe is how many services the deltaq.service
+	// label of a probe names: a probe matches one operation, usually of
+	// one application, and a few more cover a service being renamed or
+	// deployed beside its successor.
+	DefaultServicesMaxPerProbe = 4
 )
 
 // Config is the analysis configuration of the deltaq exporter and the
@@ -66,6 +71,22 @@ type Config struct {
 	// the bytes (the agent's own ΔQ series are the rest). Logs (triggers,
 	// snapshots) are unchanged.
 	WindowsOnly bool `mapstructure:"windows_only"`
+	// Services bounds the deltaq.service label of each probe, whose values
+	// come from the spans' resources (service.name).
+	Services ServicesConfig `mapstructure:"services"`
+}
+
+// ServicesConfig is services::*, the bounds of the deltaq.service label.
+// Every service name is cut to outcome.MaxNameLength bytes.
+type ServicesConfig struct {
+	// MaxPerProbe is how many services a probe's label names, the first
+	// ones seen; a further one makes the label end with
+	// outcome.ServiceOverflow.
+	MaxPerProbe int `mapstructure:"max_per_probe"`
+	// IdleTimeout is how long a service that sends no instance of the
+	// probe keeps its place (the overflow too). 0 means
+	// probe_idle_timeout.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
 }
 
 // HistogramConfig chooses the form of deltaq.observed, as contrib's
@@ -126,6 +147,9 @@ func NewDefaultConfig() Config {
 		},
 		MaxRequestBytes: DefaultMaxRequestBytes,
 		CDFPoints:       DefaultCDFPoints,
+		// A service keeps its place as long as a probe that no
+		// configuration names is kept (services::idle_timeout 0).
+		Services: ServicesConfig{MaxPerProbe: DefaultServicesMaxPerProbe},
 	}
 }
 

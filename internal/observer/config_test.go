@@ -54,6 +54,20 @@ func TestBoundsEnds(t *testing.T) {
 			`interval: 99.999999ms is below the minimum 100ms`,
 		},
 		{
+			"services.max_per_probe",
+			func(c *Config) { c.Services.MaxPerProbe = 1 },
+			func(c *Config) { c.Services.MaxPerProbe = 32 },
+			func(c *Config) { c.Services.MaxPerProbe = 33 },
+			`services.max_per_probe: 33 is above the maximum 32`,
+		},
+		{
+			"services.idle_timeout",
+			func(c *Config) { c.Services.IdleTimeout = time.Second },
+			func(c *Config) { c.Services.IdleTimeout = 7 * 24 * time.Hour },
+			func(c *Config) { c.Services.IdleTimeout = time.Second - 1 },
+			`services.idle_timeout: 999.999999ms is below the minimum 1s`,
+		},
+		{
 			"history",
 			func(c *Config) { c.History = 1 },
 			func(c *Config) { c.History = 1000 },
@@ -243,6 +257,7 @@ snapshot: {enabled: false, before: 2, after: 10s, directory: testdata, max_files
 exemplars: {enabled: false, max_per_probe: 16}
 worst_instances: 7
 max_adjusted_count: 4096
+services: {max_per_probe: 8, idle_timeout: 2m}
 `)
 	require.NoError(t, err)
 	want := componentConfig{Endpoint: "backend:4317", Config: Config{
@@ -265,6 +280,7 @@ max_adjusted_count: 4096
 		},
 		MaxRequestBytes: 1 << 20,
 		CDFPoints:       20,
+		Services:        ServicesConfig{MaxPerProbe: 8, IdleTimeout: 2 * time.Minute},
 	}}
 	assert.Equal(t, want, *c)
 	require.NoError(t, c.Check())

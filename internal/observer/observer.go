@@ -108,6 +108,8 @@ type Observer struct {
 	trigAttr map[analysis.TriggerKind]metric.MeasurementOption
 	fateAttr [len(analysis.Contributions{})]metric.MeasurementOption
 	sigAttr  map[string]metric.MeasurementOption
+	// boundAttr are the bound attribute's too_long and overflow.
+	boundAttr [2]metric.MeasurementOption
 	// referenced are the outcomes of the diagram and the entries of
 	// probes, sorted.
 	referenced []string
@@ -176,6 +178,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 
 	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
 	o.build.emitWindows = cfg.EmitWindows
+	o.build.services.configure(cfg.Services, cfg.Interval, cfg.ProbeIdleTimeout)
 	o.build.windowsOnly = cfg.EmitWindows && cfg.WindowsOnly
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
 		set.Telemetry.Resource.CopyTo(o.build.resource)
@@ -190,6 +193,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	for _, k := range []analysis.TriggerKind{analysis.TriggerQTA, analysis.TriggerFailure, analysis.TriggerLoad, analysis.TriggerDivergence, analysis.TriggerSlackTrend} {
 		o.trigAttr[k] = attrOption("trigger", k.String())
 	}
+	o.boundAttr = [2]metric.MeasurementOption{attrOption("bound", "too_long"), attrOption("bound", "overflow")}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
 	o.wire = newWireCache()
@@ -221,12 +225,19 @@ func attrOption(k, v string) metric.MeasurementOption {
 // marked deltaq.late was already counted as a timeout when its instance
 // timed out and is not counted again. It only takes the engine's lock: it
 // never waits for the output.
-func (o *Observer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+func (o *Observer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	b := o.engine.Begin()
 	var bs batchServices
 	addTraces(b, td, &bs, o.spans)
 	b.End()
-	o.build.services.note(bs.pairs)
+	if cuts := o.build.services.note(bs.pairs); cuts != (serviceCuts{}) {
+		if cuts.tooLong > 0 {
+			o.tel.ServicesBounded.Add(ctx, int64(cuts.tooLong), o.boundAttr[0])
+		}
+		if cuts.overflow > 0 {
+			o.tel.ServicesBounded.Add(ctx, int64(cuts.overflow), o.boundAttr[1])
+		}
+	}
 	return nil
 }
 

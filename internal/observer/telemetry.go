@@ -22,6 +22,7 @@ type Instruments struct {
 	WindowsMissingAgents                                                        metric.Int64Counter
 	OutputDropped, OutputOversized, ProbesExpired, ReferencedProbeEmptyWindows  metric.Int64Counter
 	SnapshotFilesRemoved, TriggersFired, UnderResolvedWindows, WindowsClosed    metric.Int64Counter
+	ServicesBounded                                                             metric.Int64Counter
 	// Probes is the number of probes tracked.
 	Probes metric.Int64Gauge
 	// WindowCloseDuration is the time one closed window took to analyse
@@ -42,6 +43,6 @@ func noInstruments() *Instruments {
 		WindowsMissingAgents: c(),
 		OutputDropped:        c(), OutputOversized: c(), ProbesExpired: c(), ReferencedProbeEmptyWindows: c(),
 		SnapshotFilesRemoved: c(), TriggersFired: c(), UnderResolvedWindows: c(), WindowsClosed: c(),
-		Probes: g, WindowCloseDuration: h,
+		ServicesBounded: c(), Probes: g, WindowCloseDuration: h,
 	}
 }

@@ -170,10 +170,18 @@ const (
 	AttrQ = "deltaq.q"
 	// AttrService is on every series of a probe whose instances came from
 	// spans of resources with a service.name: the application's services,
-	// sorted and joined by ",", at most four, then "…". The resource of the
-	// output is the collector's own, so this is how the series of a probe
-	// are sliced by application.
+	// each cut to MaxNameLength bytes, sorted and joined by ",", at most
+	// services::max_per_probe of them (4 by default), then ServiceOverflow
+	// when further services sent instances. A service unseen for
+	// services::idle_timeout leaves the list. The resource of the output
+	// is the collector's own, so this is how the series of a probe are
+	// sliced by application.
 	AttrService = "deltaq.service"
+	// ServiceOverflow ends the AttrService list of a probe when more
+	// services sent its instances than the list has places, as contrib's
+	// spanmetrics connector marks the series beyond its cardinality limit
+	// with otel.metric.overflow.
+	ServiceOverflow = "otel.metric.overflow"
 	// AttrTrigger is the kind of a trigger: qta, failure, load or divergence.
 	AttrTrigger = "deltaq.trigger"
 	// AttrObserved and AttrRequired are the values a trigger compared.

@@ -39,6 +39,7 @@ type TelemetryBuilder struct {
 	ConnectorDeltaqProbes                      metric.Int64Gauge
 	ConnectorDeltaqProbesExpired               metric.Int64Counter
 	ConnectorDeltaqReferencedProbeEmptyWindows metric.Int64Counter
+	ConnectorDeltaqServicesBounded             metric.Int64Counter
 	ConnectorDeltaqSnapshotFilesRemoved        metric.Int64Counter
 	ConnectorDeltaqTotalsSaturated             metric.Int64Counter
 	ConnectorDeltaqTriggersFired               metric.Int64Counter
@@ -153,6 +154,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_deltaq_referenced_probe_empty_windows",
 		metric.WithDescription("Closed windows in which a referenced probe (an outcome of the diagram or an entry of probes) had no instance, one per probe and window. [Alpha]"),
 		metric.WithUnit("{window}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqServicesBounded, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_services_bounded",
+		metric.WithDescription("Services (a resource's service.name) of a probe's instances that the deltaq.service label does not name as they are, counted once a batch per probe and service, by bound: too_long (longer than 256 bytes, cut to 256), overflow (beyond services::max_per_probe services of the probe, named by the overflow value otel.metric.overflow). [Alpha]"),
+		metric.WithUnit("{service}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqSnapshotFilesRemoved, err = builder.meter.Int64Counter(

@@ -32,6 +32,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqProbes.Record(context.Background(), 1)
 	tb.ConnectorDeltaqProbesExpired.Add(context.Background(), 1)
 	tb.ConnectorDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
+	tb.ConnectorDeltaqServicesBounded.Add(context.Background(), 1)
 	tb.ConnectorDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTotalsSaturated.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTriggersFired.Add(context.Background(), 1)
@@ -76,6 +77,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqReferencedProbeEmptyWindows(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqServicesBounded(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqSnapshotFilesRemoved(t, testTel,

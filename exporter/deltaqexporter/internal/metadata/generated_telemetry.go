@@ -39,6 +39,7 @@ type TelemetryBuilder struct {
 	ExporterDeltaqProbes                      metric.Int64Gauge
 	ExporterDeltaqProbesExpired               metric.Int64Counter
 	ExporterDeltaqReferencedProbeEmptyWindows metric.Int64Counter
+	ExporterDeltaqServicesBounded             metric.Int64Counter
 	ExporterDeltaqSnapshotFilesRemoved        metric.Int64Counter
 	ExporterDeltaqTotalsSaturated             metric.Int64Counter
 	ExporterDeltaqTriggersFired               metric.Int64Counter
@@ -153,6 +154,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_deltaq_referenced_probe_empty_windows",
 		metric.WithDescription("Closed windows in which a referenced probe (an outcome of the diagram or an entry of probes) had no instance, one per probe and window. [Alpha]"),
 		metric.WithUnit("{window}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqServicesBounded, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_services_bounded",
+		metric.WithDescription("Services (a resource's service.name) of a probe's instances that the deltaq.service label does not name as they are, counted once a batch per probe and service, by bound: too_long (longer than 256 bytes, cut to 256), overflow (beyond services::max_per_probe services of the probe, named by the overflow value otel.metric.overflow). [Alpha]"),
+		metric.WithUnit("{service}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqSnapshotFilesRemoved, err = builder.meter.Int64Counter(

@@ -227,6 +227,22 @@ func AssertEqualExporterDeltaqReferencedProbeEmptyWindows(t *testing.T, tt *comp
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterDeltaqServicesBounded(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_deltaq_services_bounded",
+		Description: "Services (a resource's service.name) of a probe's instances that the deltaq.service label does not name as they are, counted once a batch per probe and service, by bound: too_long (longer than 256 bytes, cut to 256), overflow (beyond services::max_per_probe services of the probe, named by the overflow value otel.metric.overflow). [Alpha]",
+		Unit:        "{service}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_deltaq_services_bounded")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterDeltaqSnapshotFilesRemoved(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_deltaq_snapshot_files_removed",

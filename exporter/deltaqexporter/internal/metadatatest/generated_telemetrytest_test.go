@@ -32,6 +32,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterDeltaqProbes.Record(context.Background(), 1)
 	tb.ExporterDeltaqProbesExpired.Add(context.Background(), 1)
 	tb.ExporterDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
+	tb.ExporterDeltaqServicesBounded.Add(context.Background(), 1)
 	tb.ExporterDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
 	tb.ExporterDeltaqTotalsSaturated.Add(context.Background(), 1)
 	tb.ExporterDeltaqTriggersFired.Add(context.Background(), 1)
@@ -76,6 +77,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqReferencedProbeEmptyWindows(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqServicesBounded(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqSnapshotFilesRemoved(t, testTel,
