@@ -48,6 +48,10 @@ var contract = []promMetric{
 	{"deltaq.qta.holds", "deltaq_qta_holds_ratio", []string{"deltaq_probe", "deltaq_series"}},
 	{"deltaq.calculated.bounds.width", "deltaq_calculated_bounds_width_ratio", []string{"deltaq_probe"}},
 	{"deltaq.divergence.detectable", "deltaq_divergence_detectable_ratio", []string{"deltaq_probe"}},
+	{"deltaq.qoo.score", "deltaq_qoo_score_percent", []string{"deltaq_probe", "deltaq_series"}},
+	{"deltaq.qoo.latency", "deltaq_qoo_latency_percent", []string{"deltaq_probe", "deltaq_series"}},
+	{"deltaq.qoo.loss", "deltaq_qoo_loss_percent", []string{"deltaq_probe", "deltaq_series"}},
+	{"deltaq.qoo.rate", "deltaq_qoo_rate_percent", []string{"deltaq_probe", "deltaq_series"}},
 }
 
 // histogramSeries are the series Prometheus stores for a histogram metric.
@@ -491,7 +495,7 @@ func TestAlertRuleNames(t *testing.T) {
 
 // TestSLORuleNames checks the generated SLO rules as TestAlertRuleNames checks
 // the hand-written ones: every deltaq_* identifier is a contract metric or
-// label, every alert is DeltaQErrorBudgetBurn with a severity of page or ticket
+// label, every alert is DeltaQErrorBudgetBurn with a severity of critical or warning
 // and a runbook_url whose anchor docs/runbook.md has.
 func TestSLORuleNames(t *testing.T) {
 	raw, err := os.ReadFile("prometheus/rules/deltaq-slo.yml")
@@ -512,8 +516,8 @@ func TestSLORuleNames(t *testing.T) {
 		t.Fatalf("%d alerts, %d severities", len(alerts), len(severities))
 	}
 	for i, a := range alerts {
-		if a[1] != "DeltaQErrorBudgetBurn" || (severities[i][1] != "page" && severities[i][1] != "ticket") {
-			t.Errorf("alert %d: %s with severity %s; want DeltaQErrorBudgetBurn, page or ticket", i, a[1], severities[i][1])
+		if a[1] != "DeltaQErrorBudgetBurn" || (severities[i][1] != "critical" && severities[i][1] != "warning") {
+			t.Errorf("alert %d: %s with severity %s; want DeltaQErrorBudgetBurn, critical or warning", i, a[1], severities[i][1])
 		}
 	}
 	runbook, err := os.ReadFile("../docs/runbook.md")
@@ -523,6 +527,56 @@ func TestSLORuleNames(t *testing.T) {
 	for _, m := range regexp.MustCompile(`runbook_url: "[^"#]*#([a-z0-9-]+)"`).FindAllStringSubmatch(text, -1) {
 		if !strings.Contains(strings.ToLower(string(runbook)), "\n## "+strings.ReplaceAll(m[1], "-", " ")) {
 			t.Errorf("runbook_url anchor #%s: docs/runbook.md has no such section", m[1])
+		}
+	}
+}
+
+// TestSeverityVocabulary: every alert the project ships or generates has a
+// severity of the one vocabulary (critical, warning, info), so that one
+// Alertmanager route treats them alike; with amtool installed, the example
+// Alertmanager configuration routes each severity to its receiver.
+func TestSeverityVocabulary(t *testing.T) {
+	// Where the example Alertmanager configuration sends each severity,
+	// and an alert without one.
+	severityRoutes := map[string]string{"critical": "deltaq-page", "warning": "deltaq-ticket", "info": "deltaq-none", "": "deltaq-ticket"}
+	files, err := filepath.Glob("prometheus/rules/*.yml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("rule files %v (%v): want the hand-written, collector and SLO rules", files, err)
+	}
+	used := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alerts := regexp.MustCompile(`(?m)^\s*- alert: *(\S+)`).FindAllStringSubmatch(string(raw), -1)
+		severities := regexp.MustCompile(`(?m)^\s*severity: *(\S+)`).FindAllStringSubmatch(string(raw), -1)
+		if len(alerts) == 0 || len(alerts) != len(severities) {
+			t.Errorf("%s: %d alerts, %d severities: want one each", f, len(alerts), len(severities))
+		}
+		for _, s := range severities {
+			if _, ok := severityRoutes[s[1]]; !ok || s[1] == "" {
+				t.Errorf("%s: severity %s: want critical, warning or info", f, s[1])
+			}
+			used[s[1]] = true
+		}
+	}
+	if len(used) != 3 {
+		t.Errorf("severities used %v: want all of critical, warning and info", used)
+	}
+	amtool, err := exec.LookPath("amtool")
+	if err != nil {
+		t.Skip("amtool not installed: the routes are not checked")
+	}
+	for severity, receiver := range severityRoutes {
+		args := []string{"config", "routes", "test", "--config.file=alertmanager/alertmanager.yml", "alertname=DeltaQErrorBudgetBurn"}
+		if severity != "" {
+			args = append(args, "severity="+severity)
+		}
+		// Its standard output is the receivers; a warning goes to standard error.
+		out, err := exec.Command(amtool, args...).Output()
+		if err != nil || strings.TrimSpace(string(out)) != receiver {
+			t.Errorf("amtool %s: %v %q, want %s", strings.Join(args, " "), err, out, receiver)
 		}
 	}
 }

@@ -4,8 +4,8 @@
 # days to seconds.
 #
 # Generates the rules from examples/demo/collector.yaml with a 20-minute period
-# and tiers 14.4× over 30s/6s and 6× over 2m/15s (page), 3× over 4m/30s and 1×
-# over 8m/1m (ticket), evaluated every second; starts Prometheus with them,
+# and tiers 14.4× over 30s/6s and 6× over 2m/15s (critical: a page), 3× over 4m/30s and 1×
+# over 8m/1m (warning: a ticket), evaluated every second; starts Prometheus with them,
 # Alertmanager with the shipped configuration, the built collector (the demo's
 # configuration with collector-prometheus.yaml over it) and the demo workload;
 # then asserts:
@@ -51,7 +51,7 @@ PROM=127.0.0.1:${P[3]}
 AM=127.0.0.1:${P[4]}
 
 # --- the rules, scaled down ----------------------------------------------------
-TIERS=page:14.4:30s:6s:2s,page:6:2m:15s:3s,ticket:3:4m:30s:5s,ticket:1:8m:1m:10s
+TIERS=critical:14.4:30s:6s:2s,critical:6:2m:15s:3s,warning:3:4m:30s:5s,warning:1:8m:1m:10s
 DELTAQ_DIAGRAM=examples/demo/mm1k.dq "$BIN/deltaq" slo --config examples/demo/collector.yaml \
   --period 20m --tiers "$TIERS" --interval 1s -o "$D/rules/deltaq-slo.yml" 2>"$D/slo.log" ||
   fail "deltaq slo: $(cat "$D/slo.log")"
@@ -110,7 +110,7 @@ log "ok: $want objectives recorded: $(prom_probes 'deltaq:slo_error_budget_remai
 # --- 2. the healthy phase pages nobody ---------------------------------------------------
 healthy_from=$SECONDS
 sleep 35
-pages=$(prom_probes "count_over_time(ALERTS{alertname=\"DeltaQErrorBudgetBurn\", severity=\"page\"}[$((SECONDS - healthy_from + 5))s])") ||
+pages=$(prom_probes "count_over_time(ALERTS{alertname=\"DeltaQErrorBudgetBurn\", severity=\"critical\"}[$((SECONDS - healthy_from + 5))s])") ||
   fail "Prometheus query"
 [ -z "$pages" ] || fail "page (pending or firing) in the healthy phase for: $pages"
 log "ok: no page, pending or firing, over $((SECONDS - healthy_from))s of normal load"
@@ -121,7 +121,7 @@ slowed=$SECONDS
 log "worker_2 slowed (μ₂ = 50/s < λ = 100/s)"
 paged() {
   curl -fsS --get "http://$AM/api/v2/alerts" --data-urlencode 'filter=alertname="DeltaQErrorBudgetBurn"' \
-    --data-urlencode 'filter=severity="page"' |
+    --data-urlencode 'filter=severity="critical"' |
     jq -r '[.[] | select(.status.state == "active") | .labels.deltaq_probe] | sort | unique | join(" ")'
 }
 both() { p=$(paged) && [[ " $p " == *" worker_2 "* && " $p " == *" job "* ]]; }
@@ -129,7 +129,7 @@ wait_for "DeltaQErrorBudgetBurn pages for worker_2 and job in Alertmanager" "$WA
 log "ok: paged after $((SECONDS - slowed))s for: $(paged)"
 curl -fsS --get "http://$AM/api/v2/alerts" --data-urlencode 'filter=alertname="DeltaQErrorBudgetBurn"' |
   jq -r '.[] | "  \(.labels.severity) \(.labels.deltaq_probe) \(.labels.deltaq_slo) \(.labels.deltaq_slo_window) \(.labels.deltaq_slo_burn_rate)× \(.status.state)"' | sort
-w1=$(prom_probes 'count_over_time(ALERTS{alertname="DeltaQErrorBudgetBurn", severity="page", deltaq_probe="worker_1"}[10m])')
+w1=$(prom_probes 'count_over_time(ALERTS{alertname="DeltaQErrorBudgetBurn", severity="critical", deltaq_probe="worker_1"}[10m])')
 [ -z "$w1" ] || fail "worker_1 is not slowed, yet it paged"
 log "ok: no page for worker_1"
 log "PASS"

@@ -44,7 +44,8 @@ instance, failures and timeouts included; target p) and max_failure f
 of each objective over every window of the tiers (deltaq:slo_error_ratio:
 rate5m, …), the error budget remaining over the period
 (deltaq:slo_error_budget_remaining:ratio), and an alert
-DeltaQErrorBudgetBurn per tier with labels severity (page or ticket),
+DeltaQErrorBudgetBurn per tier with labels severity (critical: page;
+warning: ticket; the vocabulary of the project's other rules),
 deltaq_probe, deltaq_slo, deltaq_slo_window and deltaq_slo_burn_rate, and
 a runbook_url. --tests FILE writes promtool unit tests of those rules
 (needs -o): a healthy burn never alerts, a fast burn pages after its
@@ -53,9 +54,11 @@ tier's for, a slow burn opens a ticket and never pages.
 Sloth (prometheus/v1) spec, of the same objectives.
 
 Tiers (--tiers, SEVERITY:FACTOR:LONG:SHORT[:FOR], comma-separated) default
-to the Site Reliability Workbook's: page:14.4:1h:5m, page:6:6h:30m,
-ticket:3:1d:2h, ticket:1:3d:6h, over --period 30d; for defaults to a fifth
-of the short window. A tier alerts when the error ratio over both windows
+to the Site Reliability Workbook's: critical:14.4:1h:5m, critical:6:6h:30m,
+warning:3:1d:2h, warning:1:3d:6h over --period 30d, alerting when 2 %, 5 %,
+10 % and 10 % of the budget are gone; over another period the windows scale
+with it (7d: critical:14.4:14m:1m10s, …), so that each tier alerts at the
+same share of the budget. For defaults to a fifth of the short window. A tier alerts when the error ratio over both windows
 exceeds factor × budget. No window burns faster than 1/budget, so for a
 target such as 0.5 (budget 0.5, at most 2×) a tier whose threshold would
 pass --max-error-ratio (0.9) is derived: factor = 0.9 / budget, the budget

@@ -110,7 +110,7 @@ connectors:
 		t.Errorf("p = 1.5: status %d, stderr %q; want an error naming the probe's qta", status, stderr)
 	}
 	for _, args := range [][]string{
-		{"--period", "30x"}, {"--tiers", "page:14.4:1h"}, {"--format", "pdf"}, {"--tests", "t.yml"}, {"--max-error-ratio", "1.5"},
+		{"--period", "30x"}, {"--tiers", "critical:14.4:1h"}, {"--format", "pdf"}, {"--tests", "t.yml"}, {"--max-error-ratio", "1.5"},
 	} {
 		if status, _, stderr := runCmd(append([]string{"slo", "--config", cfg}, args...)...); status == exitOK {
 			t.Errorf("%v: status %d, want an error; stderr %q", args, status, stderr)

@@ -170,8 +170,8 @@ func (p *Plan) header(b *bytes.Buffer, source string) {
 	fmt.Fprintf(b, "# Period %s; a tier alerts when the error ratio over both its windows exceeds\n", FormatDuration(o.Period))
 	b.WriteString("# factor × error budget (the Site Reliability Workbook, \"Alerting on SLOs\"):\n")
 	for _, t := range o.Tiers {
-		fmt.Fprintf(b, "#   %-6s %5s× over %s and %s, for %s\n", t.Severity, formatNumber(t.Factor), FormatDuration(t.Long),
-			FormatDuration(t.Short), FormatDuration(t.forOf()))
+		fmt.Fprintf(b, "#   %-8s %5s× over %s and %s, for %s: at %s %% of the budget\n", t.Severity, formatNumber(t.Factor),
+			FormatDuration(t.Long), FormatDuration(t.Short), FormatDuration(t.forOf()), t.shareName(o.Period))
 	}
 	fmt.Fprintf(b, "# A tier whose threshold would pass an error ratio of %s is derived: factor %s / budget\n",
 		formatNumber(o.MaxErrorRatio), formatNumber(o.MaxErrorRatio))

@@ -295,7 +295,7 @@ func (p *Plan) testChecks(b *bytes.Buffer, o *Objective, s scenario, step time.D
 	case "slow":
 		a := o.Alerts[len(o.Alerts)-1]
 		check(fmt.Sprintf("%s; burn %s× from %s: never a page, pending or firing,", sentence(o.Describe()),
-			formatNumber(s.rb/o.Budget), at(s.t0)), fmt.Sprintf("count_over_time(%s, severity=\"page\"}[%s])", alerts, at(s.span)), s.span, nil)
+			formatNumber(s.rb/o.Budget), at(s.t0)), fmt.Sprintf("count_over_time(%s, severity=%s}[%s])", alerts, quote(Critical), at(s.span)), s.span, nil)
 		_, fires := s.firing(a, o.Budget, step)
 		if fires < 0 {
 			fmt.Fprintf(b, "      # The model has the slow burn never fire tier %s.\n", a.Tier)

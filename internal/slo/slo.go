@@ -55,11 +55,15 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// Severity of an alert tier: a page wakes someone, a ticket waits for the
-// working day (the Workbook's terms).
+// Severity of an alert tier, in the one vocabulary of every rule the project
+// ships (examples/prometheus/rules) and generates: critical pages someone
+// now, warning opens a ticket for the working day (the Workbook's "page"
+// and "ticket"), info is for dashboards and is never sent. Alertmanager
+// routes on it (examples/alertmanager/alertmanager.yml).
 const (
-	Page   = "page"
-	Ticket = "ticket"
+	Critical = "critical"
+	Warning  = "warning"
+	Info     = "info"
 )
 
 // Tier is one multi-window burn-rate alert: it fires when the error ratio
@@ -77,15 +81,28 @@ type Tier struct {
 // DefaultPeriod is the Workbook's SLO period.
 const DefaultPeriod = 30 * 24 * time.Hour
 
-// DefaultTiers are the Workbook's recommended tiers for a 30-day period:
-// 2 % of the budget in 1 h and 5 % in 6 h page, 10 % in 1 d and in 3 d
-// open a ticket.
-func DefaultTiers() []Tier {
+// DefaultTiers are the Workbook's recommended tiers ("Alerting on SLOs")
+// for a period T. A tier of factor F over a long window L alerts once L has
+// consumed F·L/T of the period's budget: for 30 days, 14.4× over 1 h and
+// 6× over 6 h page at 2 % and 5 % of the budget, 3× over 1 d and 1× over
+// 3 d open a ticket at 10 %. For another period the windows scale with T
+// (L = L₃₀·T/30 d, rounded to the second) and the factors stay: every tier
+// still alerts at the Workbook's share of the budget, and its burn still
+// empties the budget in T/F. Keeping the windows would not: over 7 days,
+// 14.4× over 1 h would page at 8.6 % of the budget and 1× over 3 d open a
+// ticket at 43 %; and factors rescaled to keep the shares over fixed
+// windows (3.36×, 1.4×, 0.7×, 0.23×) would open tickets on burns the budget
+// outlasts.
+func DefaultTiers(period time.Duration) []Tier {
+	scale := func(d time.Duration) time.Duration {
+		return time.Duration(float64(d) * float64(period) / float64(DefaultPeriod)).Round(time.Second)
+	}
+	day := 24 * time.Hour
 	return []Tier{
-		{Severity: Page, Factor: 14.4, Long: time.Hour, Short: 5 * time.Minute},
-		{Severity: Page, Factor: 6, Long: 6 * time.Hour, Short: 30 * time.Minute},
-		{Severity: Ticket, Factor: 3, Long: 24 * time.Hour, Short: 2 * time.Hour},
-		{Severity: Ticket, Factor: 1, Long: 72 * time.Hour, Short: 6 * time.Hour},
+		{Severity: Critical, Factor: 14.4, Long: scale(time.Hour), Short: scale(5 * time.Minute)},
+		{Severity: Critical, Factor: 6, Long: scale(6 * time.Hour), Short: scale(30 * time.Minute)},
+		{Severity: Warning, Factor: 3, Long: scale(day), Short: scale(2 * time.Hour)},
+		{Severity: Warning, Factor: 1, Long: scale(3 * day), Short: scale(6 * time.Hour)},
 	}
 }
 
@@ -117,7 +134,7 @@ func (o *Options) fill() {
 		o.Period = DefaultPeriod
 	}
 	if o.Tiers == nil {
-		o.Tiers = DefaultTiers()
+		o.Tiers = DefaultTiers(o.Period)
 	}
 	if o.MaxErrorRatio == 0 {
 		o.MaxErrorRatio = DefaultMaxErrorRatio
@@ -148,8 +165,8 @@ func (o *Options) check() error {
 	for i, t := range o.Tiers {
 		where := fmt.Sprintf("tier %d (%s)", i+1, t)
 		switch {
-		case t.Severity != Page && t.Severity != Ticket:
-			errs = append(errs, fmt.Errorf("%s: severity %q: want page or ticket", where, t.Severity))
+		case t.Severity != Critical && t.Severity != Warning:
+			errs = append(errs, fmt.Errorf("%s: severity %q: want critical (a page) or warning (a ticket)", where, t.Severity))
 		case !(t.Factor > 0) || math.IsInf(t.Factor, 0):
 			errs = append(errs, fmt.Errorf("%s: burn-rate factor %g: want a positive number", where, t.Factor))
 		case t.Short <= 0 || t.Long <= t.Short:
@@ -169,9 +186,21 @@ func (o *Options) check() error {
 }
 
 // String writes a tier as the --tiers option reads it:
-// "page:14.4:1h:5m".
+// "critical:14.4:1h:5m".
 func (t Tier) String() string {
 	return fmt.Sprintf("%s:%s:%s:%s", t.Severity, formatNumber(t.Factor), FormatDuration(t.Long), FormatDuration(t.Short))
+}
+
+// Share is the part of the budget of period that the tier's long window has
+// consumed when it alerts: Factor·Long/period (the Workbook's "budget
+// consumption").
+func (t Tier) Share(period time.Duration) float64 {
+	return t.Factor * float64(t.Long) / float64(period)
+}
+
+// shareName writes Share as a percentage to three significant digits.
+func (t Tier) shareName(period time.Duration) string {
+	return strconv.FormatFloat(100*t.Share(period), 'g', 3, 64)
 }
 
 // forOf returns the tier's `for`.

@@ -55,6 +55,50 @@ func TestDeriveWorkbook(t *testing.T) {
 	}
 }
 
+// TestDefaultTiersPerPeriod: over any period the default tiers alert at the
+// Workbook's share of the budget ("Alerting on SLOs": 2 % in 1 h and 5 % in
+// 6 h page, 10 % in 1 d and in 3 d open a ticket, over 30 days) with its
+// factors, their windows scaled with the period; over 30 days they are the
+// Workbook's table itself.
+func TestDefaultTiersPerPeriod(t *testing.T) {
+	day := 24 * time.Hour
+	shares := []float64{0.02, 0.05, 0.10, 0.10}
+	factors := []float64{14.4, 6, 3, 1}
+	severities := []string{Critical, Critical, Warning, Warning}
+	for _, c := range []struct {
+		period      time.Duration
+		long, short []time.Duration
+	}{
+		{30 * day, []time.Duration{time.Hour, 6 * time.Hour, day, 3 * day},
+			[]time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}},
+		// 7/30 of each: 1 h → 14 m, 5 m → 70 s, 3 d → 16 h 48 m.
+		{7 * day, []time.Duration{14 * time.Minute, 84 * time.Minute, 336 * time.Minute, 1008 * time.Minute},
+			[]time.Duration{70 * time.Second, 7 * time.Minute, 28 * time.Minute, 84 * time.Minute}},
+		{28 * day, []time.Duration{56 * time.Minute, 336 * time.Minute, 1344 * time.Minute, 4032 * time.Minute},
+			[]time.Duration{280 * time.Second, 28 * time.Minute, 112 * time.Minute, 336 * time.Minute}},
+		{90 * day, []time.Duration{3 * time.Hour, 18 * time.Hour, 3 * day, 9 * day},
+			[]time.Duration{15 * time.Minute, 90 * time.Minute, 6 * time.Hour, 18 * time.Hour}},
+	} {
+		o := Options{Period: c.period}
+		o.fill()
+		if err := o.check(); err != nil {
+			t.Errorf("period %s: %v", FormatDuration(c.period), err)
+		}
+		for i, tier := range o.Tiers {
+			if tier.Severity != severities[i] || tier.Factor != factors[i] || tier.Long != c.long[i] || tier.Short != c.short[i] ||
+				math.Abs(tier.Share(c.period)-shares[i]) > 1e-9 {
+				t.Errorf("period %s, tier %d: %s at %g of the budget; want %s:%g:%s:%s at %g", FormatDuration(c.period), i+1,
+					tier, tier.Share(c.period), severities[i], factors[i], FormatDuration(c.long[i]), FormatDuration(c.short[i]), shares[i])
+			}
+		}
+		alerts := Derive(0.001, o, func(t2 Tier, reason string) { t.Errorf("tier %s refused: %s", t2, reason) })
+		// At factor F the budget lasts T/F: 50 h of 30 days at 14.4×, 11 h 40 m of 7 days.
+		if len(alerts) != 4 || alerts[0].Exhaustion != time.Duration(float64(c.period)/14.4).Round(time.Minute) {
+			t.Errorf("period %s: alerts %+v", FormatDuration(c.period), alerts)
+		}
+	}
+}
+
 // TestDeriveLargeBudgets: budgets no Workbook factor fits. b = 0.5 burns at
 // most 2×: 14.4× becomes 0.9/0.5 = 1.8× (budget gone in 30 d/1.8 =
 // 16 d 16 h), 6× and 3× would repeat 1.8× and are refused, 1× stays
@@ -88,7 +132,7 @@ func TestDeriveLargeBudgets(t *testing.T) {
 		}
 	}
 	alerts := Derive(0.5, o, func(Tier, string) {})
-	if alerts[0].Exhaustion != 400*time.Hour || alerts[0].Severity != Page || alerts[0].Long != time.Hour {
+	if alerts[0].Exhaustion != 400*time.Hour || alerts[0].Severity != Critical || alerts[0].Long != time.Hour {
 		t.Errorf("b = 0.5, first alert %+v: want the 1h/5m page, budget gone in 400h", alerts[0])
 	}
 }
@@ -154,15 +198,24 @@ func TestOptionsInvalid(t *testing.T) {
 		{Options{MaxErrorRatio: 1}, "max error ratio 1"},
 		{Options{Period: time.Second}, "period 1s"},
 		{Options{Tiers: []Tier{{Severity: "sms", Factor: 2, Long: time.Hour, Short: time.Minute}}}, `severity "sms"`},
-		{Options{Tiers: []Tier{{Severity: Page, Factor: 2, Long: time.Minute, Short: time.Hour}}}, "short window < long window"},
-		{Options{Tiers: []Tier{{Severity: Page, Factor: 2, Long: 40 * 24 * time.Hour, Short: time.Hour}}}, "beyond the period"},
+		{Options{Tiers: []Tier{{Severity: Critical, Factor: 2, Long: time.Minute, Short: time.Hour}}}, "short window < long window"},
+		{Options{Tiers: []Tier{{Severity: Critical, Factor: 2, Long: 40 * 24 * time.Hour, Short: time.Hour}}}, "beyond the period"},
 	} {
 		if _, err := New(probes, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want %q", c.o, err, c.want)
 		}
 	}
-	if _, err := ParseTiers("page:14.4:1h"); err == nil {
+	if _, err := ParseTiers("critical:14.4:1h"); err == nil {
 		t.Error("ParseTiers of three fields: no error")
+	}
+	// One severity vocabulary: the Workbook's page and ticket are critical and warning.
+	tiers, err := ParseTiers("page:14.4:1h:5m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(probes, Options{Tiers: tiers}); err == nil ||
+		!strings.Contains(err.Error(), `severity "page": want critical (a page) or warning (a ticket)`) {
+		t.Errorf("severity page: err %v", err)
 	}
 }
 
@@ -188,7 +241,7 @@ func TestDuration(t *testing.T) {
 // success objective and a 0.5 latency point (a derived tier).
 func testPlan(t *testing.T) *Plan {
 	t.Helper()
-	tiers, err := ParseTiers("page:14.4:1h:5m,ticket:1:6h:30m")
+	tiers, err := ParseTiers("critical:14.4:1h:5m,warning:1:6h:30m")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,10 +138,10 @@ func (p *Plan) Sloth(source, service string) []byte {
         runbook_url: %s
       page_alert:
         labels:
-          severity: page
+          severity: critical
       ticket_alert:
         labels:
-          severity: ticket
+          severity: warning
 `, o.docName(), percent(o.Target), quote(sentence(o.Describe())+"."), quote(o.Probe),
 			quote(strings.Join(strings.Fields(o.errorRate("{{.window}}")), " ")), quote(o.totalRate("{{.window}}")),
 			AlertName, quote(p.Options.RunbookURL))
