@@ -21,9 +21,18 @@ const (
 	DefaultWorstInstances = 3
 	// MaxWorstInstances is the largest worst_instances.
 	MaxWorstInstances = 32
-	// DefaultMaxAdjustedCount is max_adjusted_count when zero: 2²⁰, a
-	// sampling probability of about one in a million.
-	DefaultMaxAdjustedCount = 1 << 20
+	// DefaultMaxAdjustedCount is max_adjusted_count when zero: 2¹⁰, how
+	// far a span's own claim to stand for others is trusted. A span
+	// sampled one in N weighs N, and nothing but the sender vouches for
+	// N, so the bound is what one span can weigh. 1024 counts every
+	// sampling probability down to about one in a thousand exactly, the
+	// thinnest that still leaves a live ΔQ something to estimate: at one
+	// in 1024 a probe of 10,000 instances a second keeps about ten spans
+	// a one-second window, where the band, the quantiles and the tests
+	// need dozens. Sampling thinner than that is a choice to state by
+	// raising the bound. A forged threshold (th:ffffffffffffff, 2⁵⁶)
+	// then counts 1024, not 2²⁰.
+	DefaultMaxAdjustedCount = 1 << 10
 	// MaxMaxAdjustedCount is the largest max_adjusted_count: 2⁴⁰, so that
 	// a window's counts cannot overflow before 2²³ instances at the bound.
 	MaxMaxAdjustedCount = 1 << 40

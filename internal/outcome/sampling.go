@@ -32,8 +32,10 @@ const maxThreshold = 1 << 56
 //	a = 2⁵⁶ / (2⁵⁶ − T)
 //
 // instances; th:0 is a = 1. It returns false when ts has no `ot` entry with
-// a valid th (1 to 14 hex digits): a span without sampling information
-// counts as one. It does not allocate: it runs once per counted span.
+// a valid th (1 to 14 hex digits), or when the threshold is inconsistent
+// with the entry's explicit randomness value (Threshold): a span without
+// sampling information counts as one. It does not allocate: it runs once
+// per counted span.
 func AdjustedCount(ts string) (float64, bool) {
 	t, ok := Threshold(ts)
 	if !ok {
@@ -45,12 +47,23 @@ func AdjustedCount(ts string) (float64, bool) {
 // Threshold returns the 56-bit rejection threshold T of a W3C tracestate's
 // `ot=th:…` entry (AdjustedCount), or false when it has none. It does not
 // allocate.
+//
+// A threshold the span's own randomness contradicts is no threshold: when
+// the entry also carries an explicit randomness value R (`rv:`, exactly 14
+// hex digits) and R < T, that threshold would have rejected the span
+// ("Decision algorithm": keep when rv ≥ th), so it is not the probability
+// the span was kept with, and Threshold returns false. The specification
+// asks every sampling stage to make this check and to erase a threshold
+// that fails it ("Tracestate handling requirements", "General
+// requirements"). An rv of another length is ignored.
 func Threshold(ts string) (uint64, bool) {
 	ot, ok := memberValue(ts)
 	if !ok {
 		return 0, false
 	}
-	// The ot value is key:value pairs separated by ';'.
+	var th, rv uint64
+	var hasTh, hasRv, seenTh bool
+	// The ot value is key:value pairs separated by ';'; the first th counts.
 	for len(ot) > 0 {
 		var kv string
 		if i := indexByte(ot, ';'); i >= 0 {
@@ -58,12 +71,19 @@ func Threshold(ts string) (uint64, bool) {
 		} else {
 			kv, ot = ot, ""
 		}
-		if len(kv) < 3 || kv[:3] != "th:" {
-			continue
+		switch {
+		case len(kv) < 3:
+		case kv[:3] == "th:" && !seenTh:
+			seenTh = true
+			th, hasTh = threshold(kv[3:])
+		case kv[:3] == "rv:" && len(kv) == 3+14:
+			rv, hasRv = threshold(kv[3:])
 		}
-		return threshold(kv[3:])
 	}
-	return 0, false
+	if !hasTh || hasRv && rv < th {
+		return 0, false
+	}
+	return th, true
 }
 
 // ThresholdTraceState returns the W3C tracestate `ot=th:…` that carries the

@@ -23,8 +23,8 @@ func TestAdjustedCount(t *testing.T) {
 		{"ot=th:c", 4, true},
 		{"ot=th:C", 4, true},
 		{"ot=th:fd70a4", 100.0027, true},
-		{"ot=rv:abcdef01234567;th:c", 4, true},
-		{"vendor=x, ot=th:e;rv:00000000000001 ,other=y", 8, true},
+		{"ot=rv:cdef0123456789;th:c", 4, true},
+		{"vendor=x, ot=th:e;rv:f0000000000001 ,other=y", 8, true},
 		{"ot=th:ffffffffffffff", math.Exp2(56), true},
 		{"", 0, false},
 		{"vendor=th:c", 0, false},
@@ -39,8 +39,39 @@ func TestAdjustedCount(t *testing.T) {
 		}
 	}
 	var sink float64
-	if n := testing.AllocsPerRun(100, func() { sink, _ = AdjustedCount("a=b, ot=rv:abcdef01234567;th:fd70a4") }); n != 0 || sink == 0 {
+	if n := testing.AllocsPerRun(100, func() { sink, _ = AdjustedCount("a=b, ot=rv:fe000000000000;th:fd70a4") }); n != 0 || sink == 0 {
 		t.Errorf("AdjustedCount allocates %v times", n)
+	}
+}
+
+// TestThresholdAgainstRandomness: OpenTelemetry "TraceState: Probability
+// Sampling" keeps a span when its randomness value rv ≥ th ("Decision
+// algorithm") and asks every stage to erase a threshold its span's rv
+// contradicts ("General requirements"). A span with rv < th counts as one;
+// rv = th was kept; an rv that is not 14 hex digits ("TraceState Handling",
+// "Explicit randomness value rv") is ignored. The first case is the forged
+// span that counted 2²⁰ failures: th:ffffffffffffff with a low rv.
+func TestThresholdAgainstRandomness(t *testing.T) {
+	for _, c := range []struct {
+		ts   string
+		want uint64
+		ok   bool
+	}{
+		{"ot=th:ffffffffffffff;rv:00000000000000", 0, false},
+		{"ot=rv:0123456789abcd;th:ffffffffffffff", 0, false},
+		{"ot=th:c;rv:bfffffffffffff", 0, false},
+		{"ot=th:c;rv:c0000000000000", 0xc0000000000000, true},
+		{"ot=th:c;rv:ffffffffffffff", 0xc0000000000000, true},
+		{"ot=th:0;rv:00000000000000", 0, true},
+		{"ot=th:c;rv:0000000000000", 0xc0000000000000, true},   // 13 digits: ignored
+		{"ot=th:c;rv:000000000000000", 0xc0000000000000, true}, // 15 digits: ignored
+		{"ot=th:c;rv:zzzzzzzzzzzzzz", 0xc0000000000000, true},  // not hex: ignored
+		{"ot=th:c;th:0;rv:80000000000000", 0, false},           // the first th counts
+	} {
+		got, ok := Threshold(c.ts)
+		if ok != c.ok || got != c.want {
+			t.Errorf("Threshold(%q) = %#x, %v; want %#x, %v", c.ts, got, ok, c.want, c.ok)
+		}
 	}
 }
 
@@ -81,7 +112,7 @@ func TestWeight(t *testing.T) {
 // spec's shortest form.
 func TestThresholdTraceState(t *testing.T) {
 	for ts, want := range map[string]string{"ot=th:c": "ot=th:c", "ot=th:0": "ot=th:0", "ot=th:fd70a400": "ot=th:fd70a4",
-		"ot=th:ffffffffffffff": "ot=th:ffffffffffffff", "a=b,ot=rv:00000000000001;th:08": "ot=th:08"} {
+		"ot=th:ffffffffffffff": "ot=th:ffffffffffffff", "a=b,ot=rv:80000000000001;th:08": "ot=th:08"} {
 		th, ok := Threshold(ts)
 		if !ok {
 			t.Fatalf("Threshold(%q): none", ts)

@@ -377,8 +377,10 @@ func TestSyntheticSpanTakesSpanNameFromStartEvent(t *testing.T) {
 // TestSyntheticSpanCarriesTheStartEventsThreshold: a start event with the
 // span's tracestate (deltaq.tracestate) gives its synthetic timeout span
 // the span's sampling threshold, so that the timeout counts with the
-// span's adjusted count; without one, or with no threshold in it, the
-// synthetic span has no tracestate and counts one.
+// span's adjusted count; without one, with no threshold in it, or with a
+// threshold its explicit randomness value contradicts (rv < th: the
+// threshold would have dropped the span), the synthetic span has no
+// tracestate and counts one.
 func TestSyntheticSpanCarriesTheStartEventsThreshold(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 	ld := logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base},
@@ -386,8 +388,9 @@ func TestSyntheticSpanCarriesTheStartEventsThreshold(t *testing.T) {
 	recs := func(i int) pcommon.Map {
 		return ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes()
 	}
-	recs(0).PutStr(outcome.AttrTraceState, "vendor=x,ot=rv:00000000000001;th:c")
+	recs(0).PutStr(outcome.AttrTraceState, "vendor=x,ot=rv:c0000000000001;th:c")
 	recs(1).PutStr(outcome.AttrTraceState, "vendor=x")
+	recs(2).PutStr(outcome.AttrTraceState, "ot=th:ffffffffffffff;rv:00000000000001")
 	h.consumeLogs(ld)
 	h.clock.tick(base.Add(time.Second))
 	spans, _ := allSpans(h.tsink.AllTraces())
