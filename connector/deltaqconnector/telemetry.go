@@ -32,6 +32,7 @@ func instruments(set component.TelemetrySettings) (*observer.Instruments, error)
 		OutputDropped:               tb.ConnectorDeltaqOutputDropped,
 		OutputOversized:             tb.ConnectorDeltaqOutputOversized,
 		ProbesExpired:               tb.ConnectorDeltaqProbesExpired,
+		QooScoresWithheld:           tb.ConnectorDeltaqQooScoresWithheld,
 		ReferencedProbeEmptyWindows: tb.ConnectorDeltaqReferencedProbeEmptyWindows,
 		ServicesBounded:             tb.ConnectorDeltaqServicesBounded,
 		SnapshotFilesRemoved:        tb.ConnectorDeltaqSnapshotFilesRemoved,

@@ -32,6 +32,7 @@ func instruments(set component.TelemetrySettings) (*observer.Instruments, error)
 		OutputDropped:               tb.ExporterDeltaqOutputDropped,
 		OutputOversized:             tb.ExporterDeltaqOutputOversized,
 		ProbesExpired:               tb.ExporterDeltaqProbesExpired,
+		QooScoresWithheld:           tb.ExporterDeltaqQooScoresWithheld,
 		ReferencedProbeEmptyWindows: tb.ExporterDeltaqReferencedProbeEmptyWindows,
 		ServicesBounded:             tb.ExporterDeltaqServicesBounded,
 		SnapshotFilesRemoved:        tb.ExporterDeltaqSnapshotFilesRemoved,

@@ -194,6 +194,8 @@ type metricSet struct {
 	window, contributors                                                                            pmetric.Metric
 	divergenceP, divergenceStat, slack, slackMin, marginMin, timeToViolation                        pmetric.Metric
 	slackStdErr, slackUpper, qtaHolds, boundsWidth, detectable                                      pmetric.Metric
+	// qoo are the Quality of Outcome gauges (qoo.go).
+	qoo qooMetrics
 }
 
 // metrics returns the OTLP metrics of one closed window: for every probe,
@@ -207,7 +209,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	sm.Scope().SetName(b.scope)
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(22)
+	ms.EnsureCapacity(26)
 	s := metricSet{result: r}
 	s.observed = newMetric(ms, outcome.MetricObserved, outcome.UnitObserved, "Successful delays since the stream's start (timeouts and failures: deltaq.outcomes).")
 	if b.expMaxSize > 0 {
@@ -244,6 +246,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.qtaHolds = newGauge(ms, outcome.MetricQTAHolds, outcome.UnitQTAHolds, "How the QTA holds for the curve deltaq.series: 2 for its pessimistic bound, 1 for the curve only, 0 broken.")
 	s.boundsWidth = newGauge(ms, outcome.MetricBoundsWidth, outcome.UnitBoundsWidth, "Largest CDF gap between the calculated ΔQ's pessimistic and optimistic bounds: its discretisation error.")
 	s.detectable = newGauge(ms, outcome.MetricDivergenceDetectable, outcome.UnitDivergenceDetectable, "Smallest divergence the test detects at its α with 80 % power, the bounds' width included.")
+	s.qoo = newQoOMetrics(ms)
 	s.window = newMetric(ms, outcome.MetricWindow, outcome.UnitWindow, "The window of a probe in the form a gateway merges: successes by bin, timeouts and failures above dMax and in deltaq.timeout and deltaq.failure.")
 	s.window.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 	s.contributors = newMetric(ms, outcome.MetricContributors, outcome.UnitContributors, "The agents whose windows were merged into this window.")
@@ -375,6 +378,7 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 	if p.Slack != nil {
 		b.slack(s, id, p.Slack, end)
 	}
+	b.qoo(s, p, id, end)
 }
 
 // qta appends the probe's QTA: its points at their delays, and its bound on

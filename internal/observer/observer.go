@@ -364,6 +364,9 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	if coarse > 0 {
 		o.tel.UnderResolvedWindows.Add(ctx, coarse)
 	}
+	if n := qooWithheld(r); n > 0 {
+		o.tel.QooScoresWithheld.Add(ctx, n)
+	}
 	// Forget the warnings of probes no longer tracked, so that names that
 	// come and go do not grow the set.
 	if len(o.coarseWarned) > len(r.Probes) {

@@ -20,6 +20,7 @@ type Instruments struct {
 	Contributions, Instances, InstancesDropped, InstancesRebinned, LateTimeouts metric.Int64Counter
 	InstancesWeightClamped, LayoutChanges, LayoutsAgreed, TotalsSaturated       metric.Int64Counter
 	WindowsMissingAgents                                                        metric.Int64Counter
+	QooScoresWithheld                                                           metric.Int64Counter
 	OutputDropped, OutputOversized, ProbesExpired, ReferencedProbeEmptyWindows  metric.Int64Counter
 	SnapshotFilesRemoved, TriggersFired, UnderResolvedWindows, WindowsClosed    metric.Int64Counter
 	ServicesBounded                                                             metric.Int64Counter
@@ -40,8 +41,8 @@ func noInstruments() *Instruments {
 	return &Instruments{
 		Contributions: c(), Instances: c(), InstancesDropped: c(), InstancesRebinned: c(), LateTimeouts: c(),
 		InstancesWeightClamped: c(), LayoutChanges: c(), LayoutsAgreed: c(), TotalsSaturated: c(),
-		WindowsMissingAgents: c(),
-		OutputDropped:        c(), OutputOversized: c(), ProbesExpired: c(), ReferencedProbeEmptyWindows: c(),
+		WindowsMissingAgents: c(), QooScoresWithheld: c(),
+		OutputDropped: c(), OutputOversized: c(), ProbesExpired: c(), ReferencedProbeEmptyWindows: c(),
 		SnapshotFilesRemoved: c(), TriggersFired: c(), UnderResolvedWindows: c(), WindowsClosed: c(),
 		ServicesBounded: c(), Probes: g, WindowCloseDuration: h,
 	}

@@ -155,6 +155,26 @@ const (
 	UnitDivergence   = "1"
 )
 
+// Quality of Outcome (the QoO draft, "Quality of Outcome",
+// draft-ietf-ippm-qoo-10): gauges per window of a probe with a qoo
+// requirement, one point per scored ΔQ, AttrSeries observed or calculated.
+// MetricQoOScore is the score, 0 (unacceptable) to 100 (optimal), the least
+// of the components; MetricQoOLatency the latency component (the least
+// over the requirement's percentiles, read over the completed instances;
+// absent when none completed), MetricQoOLoss the loss component (the
+// failure and timeout ratio), MetricQoORate the rate component (100 or 0,
+// only with a min_rate; never on the calculated series). A score withheld
+// for too few instances has no point. Prometheus names them
+// deltaq_qoo_score_percent, deltaq_qoo_latency_percent,
+// deltaq_qoo_loss_percent and deltaq_qoo_rate_percent.
+const (
+	MetricQoOScore   = "deltaq.qoo.score"
+	MetricQoOLatency = "deltaq.qoo.latency"
+	MetricQoOLoss    = "deltaq.qoo.loss"
+	MetricQoORate    = "deltaq.qoo.rate"
+	UnitQoO          = "%"
+)
+
 // Attribute names.
 const (
 	// AttrSeries is the curve of deltaq.cdf and deltaq.quantile.

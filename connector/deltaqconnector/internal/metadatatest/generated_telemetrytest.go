@@ -211,6 +211,22 @@ func AssertEqualConnectorDeltaqProbesExpired(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualConnectorDeltaqQooScoresWithheld(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_qoo_scores_withheld",
+		Description: "Quality of Outcome scores withheld because the window had fewer completed instances than the probe's qoo requirement needs (the larger of ceil(1/(1 - p)) for its highest percentile p below 1 and min_instances), one per probe, window and scored ΔQ (observed, calculated). [Alpha]",
+		Unit:        "{score}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_qoo_scores_withheld")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualConnectorDeltaqReferencedProbeEmptyWindows(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_referenced_probe_empty_windows",

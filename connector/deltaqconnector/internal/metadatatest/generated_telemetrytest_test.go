@@ -31,6 +31,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqOutputOversized.Add(context.Background(), 1)
 	tb.ConnectorDeltaqProbes.Record(context.Background(), 1)
 	tb.ConnectorDeltaqProbesExpired.Add(context.Background(), 1)
+	tb.ConnectorDeltaqQooScoresWithheld.Add(context.Background(), 1)
 	tb.ConnectorDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
 	tb.ConnectorDeltaqServicesBounded.Add(context.Background(), 1)
 	tb.ConnectorDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
@@ -74,6 +75,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqProbesExpired(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqQooScoresWithheld(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqReferencedProbeEmptyWindows(t, testTel,

@@ -38,6 +38,7 @@ type TelemetryBuilder struct {
 	ExporterDeltaqOutputOversized             metric.Int64Counter
 	ExporterDeltaqProbes                      metric.Int64Gauge
 	ExporterDeltaqProbesExpired               metric.Int64Counter
+	ExporterDeltaqQooScoresWithheld           metric.Int64Counter
 	ExporterDeltaqReferencedProbeEmptyWindows metric.Int64Counter
 	ExporterDeltaqServicesBounded             metric.Int64Counter
 	ExporterDeltaqSnapshotFilesRemoved        metric.Int64Counter
@@ -148,6 +149,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_deltaq_probes_expired",
 		metric.WithDescription("Probes that no configuration names, forgotten after probe_idle_timeout without an instance. [Alpha]"),
 		metric.WithUnit("{probe}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqQooScoresWithheld, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_qoo_scores_withheld",
+		metric.WithDescription("Quality of Outcome scores withheld because the window had fewer completed instances than the probe's qoo requirement needs (the larger of ceil(1/(1 - p)) for its highest percentile p below 1 and min_instances), one per probe, window and scored ΔQ (observed, calculated). [Alpha]"),
+		metric.WithUnit("{score}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqReferencedProbeEmptyWindows, err = builder.meter.Int64Counter(

@@ -31,6 +31,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterDeltaqOutputOversized.Add(context.Background(), 1)
 	tb.ExporterDeltaqProbes.Record(context.Background(), 1)
 	tb.ExporterDeltaqProbesExpired.Add(context.Background(), 1)
+	tb.ExporterDeltaqQooScoresWithheld.Add(context.Background(), 1)
 	tb.ExporterDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
 	tb.ExporterDeltaqServicesBounded.Add(context.Background(), 1)
 	tb.ExporterDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
@@ -74,6 +75,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqProbesExpired(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqQooScoresWithheld(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqReferencedProbeEmptyWindows(t, testTel,
