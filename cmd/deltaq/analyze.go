@@ -361,6 +361,8 @@ type windowProbe struct {
 	qta           int8
 	divergence    float64
 	hasDivergence bool
+	// qoo is the observed Quality of Outcome's cell (qooCell).
+	qoo string
 }
 
 // verdict writes the QTA's verdict in the window table.
@@ -388,7 +390,7 @@ func (r *analyzeReport) addWindow(res *analysis.Result) {
 			continue
 		}
 		wp := windowProbe{name: p.Name, counts: p.Counts, quantiles: make([]float64, len(r.qs)),
-			divergence: p.Divergence, hasDivergence: p.HasDivergence}
+			divergence: p.Divergence, hasDivergence: p.HasDivergence, qoo: qooCell(p.QoO)}
 		for j, q := range r.qs {
 			v, ok := p.Observed.Quantile(q)
 			if !ok {
@@ -492,6 +494,7 @@ func (r *analyzeReport) writeText(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("failure %.4g %s %.4g", c.Failure, rel, c.MaxFailure))
 			fmt.Fprintf(w, "  %-11s %s: %s\n", "qta", verdict, strings.Join(parts, "; "))
 		}
+		writeQoO(w, p)
 	}
 	for _, t := range res.Triggers {
 		fmt.Fprintf(w, "\ntrigger %s on %s: observed %.4g, required %.4g\n", t.Kind, printable(t.Probe), t.Observed, t.Required)
@@ -560,6 +563,10 @@ func (r *analyzeReport) writeWindows(w io.Writer) {
 	if diagram {
 		head = append(head, "divergence")
 	}
+	qoo := hasQoO(r.cfg.Probes)
+	if qoo {
+		head = append(head, "qoo")
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, row := range r.rows {
 		for i, p := range row.probes {
@@ -583,6 +590,9 @@ func (r *analyzeReport) writeWindows(w io.Writer) {
 					d = strconv.FormatFloat(p.divergence, 'g', 4, 64)
 				}
 				cells = append(cells, d)
+			}
+			if qoo {
+				cells = append(cells, p.qoo)
 			}
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 		}
@@ -644,6 +654,7 @@ type (
 		QTA                 *qtaJSON            `json:"qta,omitempty"`
 		CalculatedQuantiles map[string]*float64 `json:"calculated_quantiles,omitempty"`
 		Divergence          *float64            `json:"divergence,omitempty"`
+		QoO                 *qooAnalysisJSON    `json:"qoo,omitempty"`
 		hasQTA              bool
 	}
 	qtaJSON struct {
@@ -680,6 +691,9 @@ type (
 		FailureRatio float64             `json:"failure_ratio"`
 		QTAPass      *bool               `json:"qta_pass,omitempty"`
 		Divergence   *float64            `json:"divergence,omitempty"`
+		// QoO is the observed Quality of Outcome's score: "withheld",
+		// absent without a qoo requirement.
+		QoO string `json:"qoo,omitempty"`
 	}
 )
 
@@ -763,13 +777,14 @@ func (r *analyzeReport) writeJSON(stdout, stderr io.Writer) int {
 			d := p.Divergence
 			pj.Divergence = &d
 		}
+		pj.QoO = qooJSONOf(p.QoO)
 		out.Probes[p.Name] = pj
 	}
 	for _, row := range r.rows {
 		rj := windowRowJSON{Start: jsonTime(row.start), End: jsonTime(row.end), Probes: map[string]windowProbeJSON{}, Triggers: triggersJSON(row.triggers)}
 		for _, p := range row.probes {
 			pj := windowProbeJSON{Count: p.counts.Total(), Success: p.counts.Success, Timeout: p.counts.Timeout, Failure: p.counts.Failure,
-				Quantiles: map[string]*float64{}, FailureRatio: p.failure, Divergence: optional(p.divergence, p.hasDivergence)}
+				Quantiles: map[string]*float64{}, FailureRatio: p.failure, Divergence: optional(p.divergence, p.hasDivergence), QoO: p.qoo}
 			for j, q := range r.qs {
 				pj.Quantiles[formatQ(q)] = optional(p.quantiles[j], !math.IsNaN(p.quantiles[j]))
 			}

@@ -27,7 +27,7 @@ var reportQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 func init() {
 	register(command{
 		name:    "eval",
-		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--json] [--plot DIR]",
+		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--qoo REQ] [--json] [--plot DIR]",
 		summary: "evaluate an outcome diagram with assumed outcome distributions",
 		help: `Eval is design-time ΔQSD: it assumes a delay distribution for every outcome
 of the diagram and calculates the ΔQ of its probes with the ΔQ operators
@@ -46,6 +46,8 @@ distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
 to cover their operands (a sequence of two outcomes spans 2·dMax).
 
 ` + dist.Help + `
+
+` + qooHelp + `
 
 --plot DIR writes DIR/PROBE.png for every probe printed: its CDF drawn as
 analyze --plot draws ΔQs (delays in milliseconds up to where the mass ends,
@@ -103,6 +105,9 @@ type evalOptions struct {
 	json     bool
 	plotDir  string
 	warn     io.Writer // where warnings go (stderr)
+	// qoo is the --qoo requirement every printed ΔQ is scored against;
+	// nil without.
+	qoo *deltaq.QoORequirement
 }
 
 // evalUsage prints an error about the command line and returns exitUsage.
@@ -123,7 +128,8 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	atText := fs.String("at", "", "comma-separated `delays` at which to print the CDF, e.g. 5ms,10ms")
 	fs.Var(&o.probes, "probe", "print the probe `NAME` (repeatable; default: system if defined, else every probe)")
 	fs.StringVar(&o.plotDir, "plot", "", "write one PNG plot per probe printed into `DIR`")
-	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax}}}")
+	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax, qoo}}}")
+	qooText := fs.String("qoo", "", "Quality of Outcome requirement `pP:ROP/CPUP,...,loss:ROP/CPUP` to score each printed ΔQ against (see above)")
 	files, status, ok := parseArgs(fs, args)
 	if !ok {
 		return o, status, false
@@ -132,6 +138,13 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 		return o, fs.usageError("want one FILE.dq, got %d arguments", len(files)), false
 	}
 	o.path = files[0]
+	if *qooText != "" {
+		r, err := parseQoO(*qooText)
+		if err != nil {
+			return o, evalUsage(stderr, "--qoo %s: %v", *qooText, err), false
+		}
+		o.qoo = &r
+	}
 	if *atText != "" {
 		for _, s := range strings.Split(*atText, ",") {
 			d, err := dist.ParseDuration(strings.TrimSpace(s))
@@ -193,10 +206,10 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	listed := stdout
 	if o.json {
-		status = writeJSON(stdout, stderr, reports, o.at)
+		status = writeJSON(stdout, stderr, reports, o.at, o.qoo)
 		listed = stderr
 	} else {
-		writeText(stdout, reports, o.at)
+		writeText(stdout, reports, o.at, o.qoo)
 	}
 	for _, p := range written {
 		fmt.Fprintf(listed, "wrote %s\n", printable(p))
@@ -376,7 +389,7 @@ func failureMass(dq deltaq.DeltaQ) float64 {
 	return math.Round(dq.Intangible()*1e9) / 1e9
 }
 
-func writeText(w io.Writer, reports []report, at []float64) {
+func writeText(w io.Writer, reports []report, at []float64, qoo *deltaq.QoORequirement) {
 	for i, rep := range reports {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -407,6 +420,13 @@ func writeText(w io.Writer, reports []report, at []float64) {
 			}
 			fmt.Fprintln(w)
 		}
+		if qoo != nil {
+			// ScoreDeltaQ fails only for an invalid requirement or ΔQ,
+			// which parseQoO and the operators rule out.
+			if q, _, err := scoreQoO(*qoo, dq); err == nil {
+				fmt.Fprintf(w, "  %-10s %s\n", "QoO", describeQoO(*qoo, q))
+			}
+		}
 	}
 }
 
@@ -417,9 +437,11 @@ type jsonProbe struct {
 	Failure   float64             `json:"failure"`
 	BinWidth  float64             `json:"bin_width"`
 	DMax      float64             `json:"dmax"`
+	// QoO is the score against --qoo, absent without it.
+	QoO *jsonQoO `json:"qoo,omitempty"`
 }
 
-func writeJSON(stdout, stderr io.Writer, reports []report, at []float64) int {
+func writeJSON(stdout, stderr io.Writer, reports []report, at []float64, qoo *deltaq.QoORequirement) int {
 	out := struct {
 		Probes map[string]jsonProbe `json:"probes"`
 	}{Probes: map[string]jsonProbe{}}
@@ -441,6 +463,11 @@ func writeJSON(stdout, stderr io.Writer, reports []report, at []float64) int {
 				p.Quantiles[key] = &v
 			} else {
 				p.Quantiles[key] = nil
+			}
+		}
+		if qoo != nil {
+			if _, j, err := scoreQoO(*qoo, dq); err == nil {
+				p.QoO = j
 			}
 		}
 		out.Probes[rep.res.Name] = p

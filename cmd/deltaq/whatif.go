@@ -21,7 +21,7 @@ import (
 func init() {
 	register(command{
 		name:    "whatif",
-		usage:   "whatif MODELDIR --set TARGET=EXPR... [--root PROBE] [--qta D:P,...] [--max-failure F] [--plot DIR] [--json]",
+		usage:   "whatif MODELDIR --set TARGET=EXPR... [--root PROBE] [--qta D:P,...] [--max-failure F] [--qoo REQ] [--plot DIR] [--json]",
 		summary: "predict what changes to the parts of a learned model do to the whole",
 		help: `Whatif reads a model written by deltaq model (MODELDIR/model.dq and
 model.json), applies the interventions given with --set to the exclusive
@@ -37,7 +37,11 @@ QTA, to DIR/PROBE-whatif.png.
 Several --set apply in order; two on one node compose. The QTA is a list of
 points DELAY:P, "P of the instances complete within DELAY", e.g.
 --qta 10ms:0.5,50ms:0.95, with at most --max-failure of them failing
-(default: 1 − the largest P).`,
+(default: 1 − the largest P).
+
+` + qooHelp + ` Whatif prints the score before and after: "what does
+a twice slower payment do to the checkout's Quality of Outcome?" is
+--set 'pay.charge=2*X' --qoo '…'.`,
 		run: runWhatif,
 	})
 }
@@ -97,6 +101,9 @@ type whatifRoot struct {
 	// QTA verdicts, present with --qta.
 	QTABefore *bool `json:"qta_before,omitempty"`
 	QTAAfter  *bool `json:"qta_after,omitempty"`
+	// Quality of Outcome before and after, present with --qoo.
+	QoOBefore *jsonQoO `json:"qoo_before,omitempty"`
+	QoOAfter  *jsonQoO `json:"qoo_after,omitempty"`
 	// Loads of the resilience patterns on the root's nodes.
 	Loads []model.Load `json:"loads,omitempty"`
 }
@@ -107,6 +114,7 @@ type whatifOptions struct {
 	ivs     interventionFlag
 	roots   listFlag
 	qta     *deltaq.QTA
+	qoo     *deltaq.QoORequirement
 	plotDir string
 	json    bool
 }
@@ -118,8 +126,9 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 	fs.Var(&o.roots, "root", "print the root operation of probe `PROBE` (repeatable; default: all)")
 	qtaText := fs.String("qta", "", "QTA `D:P,...` to check before and after")
 	maxFailureText := fs.String("max-failure", "", "the QTA's largest failure `ratio` (default: 1 − the largest P)")
+	qooText := fs.String("qoo", "", "Quality of Outcome requirement `pP:ROP/CPUP,...,loss:ROP/CPUP` to score before and after (see above)")
 	fs.StringVar(&o.plotDir, "plot", "", "write a plot per root operation to `DIR`")
-	fs.BoolVar(&o.json, "json", false, "print JSON: {\"interventions\": [...], \"roots\": {PROBE: {operation, before, after, qta_before, qta_after, loads}}}")
+	fs.BoolVar(&o.json, "json", false, "print JSON: {\"interventions\": [...], \"roots\": {PROBE: {operation, before, after, qta_before, qta_after, qoo_before, qoo_after, loads}}}")
 	pos, status, ok := parseArgs(fs, args)
 	if !ok {
 		return o, status, false
@@ -142,6 +151,13 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 			return o, fs.usageError("--qta %s: %v", printable(*qtaText), err), false
 		}
 		o.qta = &q
+	}
+	if *qooText != "" {
+		r, err := parseQoO(*qooText)
+		if err != nil {
+			return o, fs.usageError("--qoo %s: %v", printable(*qooText), err), false
+		}
+		o.qoo = &r
 	}
 	return o, exitOK, true
 }
@@ -175,7 +191,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	out, err := whatifRoots(selected, o.qta)
+	out, err := whatifRoots(selected, o.qta, o.qoo)
 	if err != nil {
 		return fail(err)
 	}
@@ -228,8 +244,9 @@ func selectRoots(preds []model.Prediction, roots, all []string) ([]model.Predict
 	return selected, nil
 }
 
-// whatifRoots summarises the predictions, with the QTA's verdicts.
-func whatifRoots(preds []model.Prediction, qta *deltaq.QTA) (map[string]whatifRoot, error) {
+// whatifRoots summarises the predictions, with the QTA's verdicts and the
+// Quality of Outcome scores.
+func whatifRoots(preds []model.Prediction, qta *deltaq.QTA, qoo *deltaq.QoORequirement) (map[string]whatifRoot, error) {
 	out := map[string]whatifRoot{}
 	for _, p := range preds {
 		r := whatifRoot{Operation: p.Operation, Before: model.Summarize(p.Before), After: model.Summarize(p.After), Loads: p.Loads}
@@ -243,6 +260,15 @@ func whatifRoots(preds []model.Prediction, qta *deltaq.QTA) (map[string]whatifRo
 					return nil, err
 				}
 				*v.res = &chk.OK
+			}
+		}
+		if qoo != nil {
+			var err error
+			if _, r.QoOBefore, err = scoreQoO(*qoo, p.Before); err != nil {
+				return nil, err
+			}
+			if _, r.QoOAfter, err = scoreQoO(*qoo, p.After); err != nil {
+				return nil, err
 			}
 		}
 		out[p.Root] = r
@@ -272,6 +298,9 @@ func writeWhatif(w io.Writer, m *model.Model, o whatifOptions, preds []model.Pre
 				return "fail"
 			}
 			fmt.Fprintf(w, "  %-10s %12s %12s\n", "QTA", verdict(r.QTABefore), verdict(r.QTAAfter))
+		}
+		if o.qoo != nil {
+			fmt.Fprintf(w, "  %-10s %12s %12s\n", "QoO", formatScore(r.QoOBefore.Score), formatScore(r.QoOAfter.Score))
 		}
 		for _, ld := range r.Loads {
 			fmt.Fprintf(w, "  load of %s on %s: %s extra attempts per call, %s per request\n", printable(ld.Intervention), printable(ld.Probe),

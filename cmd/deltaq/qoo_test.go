@@ -1,0 +1,214 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
+
+// draftQoOFlag is the requirement of the worked example of "Quality of
+// Outcome" (draft-ietf-ippm-qoo-10, section 3.4).
+const draftQoOFlag = "p99:200ms/500ms,p99.9:300ms/600ms,loss:1%/5%"
+
+func TestParseQoO(t *testing.T) {
+	r, err := parseQoO("loss:1%/5%, p99.9:300ms/600ms, p99:200ms/500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []deltaq.QoOLatency{{Percentile: 0.99, ROP: 0.2, CPUP: 0.5}, {Percentile: 0.999, ROP: 0.3, CPUP: 0.6}}
+	if len(r.Latency) != 2 || r.Latency[0] != want[0] || math.Abs(r.Latency[1].Percentile-0.999) > 1e-15 ||
+		r.Latency[1].ROP != 0.3 || r.Latency[1].CPUP != 0.6 || r.ROPLoss != 0.01 || r.CPUPLoss != 0.05 {
+		t.Errorf("parsed %+v, want %+v and loss 1 %%/5 %%", r, want)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"p99:200ms/500ms", "no loss:ROP/CPUP item"},
+		{"p99:200ms,loss:0/1", "want pP:ROP/CPUP or loss:ROP/CPUP"},
+		{"q99:1ms/2ms,loss:0/1", `"q99" is neither a percentile such as p99 nor loss`},
+		{"p120:1ms/2ms,loss:0/1", "want p and a percentage in (0, 100]"},
+		{"p99:2ms/1ms,loss:0/1", "the CPUP delay 0.001s must be longer than the ROP delay 0.002s"},
+		{"p99:1ms/2ms,loss:5%/1%", "loss ratios must satisfy 0 ≤ ROP 0.05 < CPUP 0.01 ≤ 1"},
+		{"p99:1ms/2ms,loss:0/150%", "want a fraction in [0, 1] or a percentage"},
+		{"p99:1/2ms,loss:0/1", "ROP delay"},
+		{"p99:1ms/2ms,loss:0/1,loss:0/1", "loss given twice"},
+	} {
+		if _, err := parseQoO(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--qoo %s: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestEvalQoODraftExample gives eval an outcome whose completed instances
+// have their 99th and 99.9th percentiles at 350 and 375 ms, 2 % of them
+// lost: the measurement of the worked example of "Quality of Outcome"
+// (draft-ietf-ippm-qoo-10, section 3.4), which scores latency 50, loss 75,
+// QoO 50.
+func TestEvalQoODraftExample(t *testing.T) {
+	path := writeTemp(t, "checkout.dq", "system = checkout;\n")
+	status, stdout, stderr := runCmd("eval", path, "--qoo", draftQoOFlag, "--outcome",
+		"checkout=choice(0.9702:uniform(0ms,350ms), 0.00882:uniform(350ms,375ms), 0.00098:uniform(375ms,400ms), 0.02:never)")
+	if status != exitOK || !strings.Contains(stdout, "  QoO        50 (latency 50 at p99, loss 75)\n") {
+		t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
+	}
+}
+
+// TestEvalQoOKnownAnswers scores composed ΔQs whose percentiles are known
+// in closed form.
+func TestEvalQoOKnownAnswers(t *testing.T) {
+	// Two exponential stages of mean θ = 5 ms in sequence: Erlang-2,
+	// F(t) = 1 − e^{−t/θ}(1 + t/θ), nothing lost. Its median 8.392 ms and
+	// 90th percentile 19.45 ms against ROP {50 %, 5 ms}, {90 %, 10 ms} and
+	// CPUP {50 %, 15 ms}, {90 %, 30 ms}: m₅₀ = 0.661, m₉₀ = 0.528.
+	const theta = 0.005
+	erlang := func(p float64) float64 { // the p-quantile, by bisection
+		lo, hi := 0.0, 1.0
+		for range 200 {
+			mid := (lo + hi) / 2
+			if 1-math.Exp(-mid/theta)*(1+mid/theta) < p {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return lo
+	}
+	m50, m90 := 1-(erlang(0.5)-0.005)/0.010, 1-(erlang(0.9)-0.010)/0.020
+	probes := evalQoOJSON(t, filepath.Join(examples, "mm1k.dq"), "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)",
+		"--qoo", "p50:5ms/15ms,p90:10ms/30ms,loss:1%/5%")
+	q := probes["system"]
+	// The bins are 120 µs; a quantile read between edges moves by far
+	// less, 0.02 ms here, 0.1 point of the score.
+	if q == nil || q.Latency == nil || math.Abs(*q.Latency-100*math.Min(m50, m90)) > 0.1 || q.Loss != 100 || q.Score != *q.Latency {
+		t.Errorf("Erlang-2: %+v, want latency %.4g (the 90th), loss 100", q, 100*math.Min(m50, m90))
+	}
+	// lossy_choice: 0.75 of a ⊗ b, a, b ~ U[1 s, 2 s] (triangular on
+	// [2 s, 4 s], median 3 s), 0.25 never. Over the completed instances
+	// the median is 3 s — not the 0.5 quantile of the whole ΔQ, 3.184 s —
+	// and the loss is 0.25: against ROP {50 %, 2 s}, 1 % and CPUP
+	// {50 %, 4 s}, 50 %: latency 50, loss 1 − 0.24/0.49 = 51.02.
+	probes = evalQoOJSON(t, filepath.Join(examples, "lossy_choice.dq"), "--outcome", "a=uniform(1s,2s)", "--outcome", "b=uniform(1s,2s)",
+		"--outcome", "lost=never", "--qoo", "p50:2s/4s,loss:1%/50%")
+	q = probes["system"]
+	if q == nil || q.Latency == nil || math.Abs(*q.Latency-50) > 1e-6 || math.Abs(q.Loss-100*(1-0.24/0.49)) > 1e-6 || q.Score != *q.Latency {
+		t.Errorf("lossy choice: %+v, want latency 50, loss 51.02, QoO 50", q)
+	}
+}
+
+// evalQoOJSON runs deltaq eval --json and returns the qoo of each probe.
+func evalQoOJSON(t *testing.T, args ...string) map[string]*jsonQoO {
+	t.Helper()
+	status, stdout, stderr := runCmd(append([]string{"eval", "--json"}, args...)...)
+	if status != exitOK {
+		t.Fatalf("eval %v: status %d, stderr %s", args, status, stderr)
+	}
+	var out struct {
+		Probes map[string]struct {
+			QoO *jsonQoO `json:"qoo"`
+		} `json:"probes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	scores := map[string]*jsonQoO{}
+	for n, p := range out.Probes {
+		scores[n] = p.QoO
+	}
+	return scores
+}
+
+// TestWhatifQoO asks what a twice slower payment does to the checkout's
+// Quality of Outcome: the score falls; an intervention that changes
+// nothing leaves it as it was.
+func TestWhatifQoO(t *testing.T) {
+	dir := t.TempDir()
+	if status, out, stderr := runCmd("model", checkoutFile, "-o", dir); status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	req := "p50:2ms/10ms,p99:10ms/40ms,loss:0.5%/5%"
+	roots := func(set string) map[string]whatifRoot {
+		status, out, stderr := runCmd("whatif", dir, "--json", "--set", set, "--qoo", req)
+		var js struct {
+			Roots map[string]whatifRoot `json:"roots"`
+		}
+		if err := json.Unmarshal([]byte(out), &js); status != exitOK || err != nil {
+			t.Fatalf("--set %s: status %d, %v\n%s", set, status, err, stderr)
+		}
+		return js.Roots
+	}
+	same := roots("pay.charge=1*X")["frontend_checkout"]
+	if same.QoOBefore == nil || same.QoOAfter == nil || same.QoOBefore.Score != same.QoOAfter.Score {
+		t.Errorf("1*X: QoO %+v before, %+v after; want equal", same.QoOBefore, same.QoOAfter)
+	}
+	// The checkout loses 1 % of its requests: loss 1 − 0.005/0.045 = 88.9.
+	if l := same.QoOBefore.Loss; math.Abs(l-100*(1-0.005/0.045)) > 1e-6 {
+		t.Errorf("loss component %v, want 88.89 (1 %% lost)", l)
+	}
+	slow := roots("pay.charge=2*X")["frontend_checkout"]
+	if !(slow.QoOAfter.Score < slow.QoOBefore.Score-1) || slow.QoOAfter.Loss != slow.QoOBefore.Loss {
+		t.Errorf("2*X: QoO %+v before, %+v after; want a lower score, the same loss", slow.QoOBefore, slow.QoOAfter)
+	}
+	status, out, stderr := runCmd("whatif", dir, "--set", "pay.charge=2*X", "--qoo", req)
+	row := "  QoO        " + strings.Repeat(" ", 12-len(formatScore(slow.QoOBefore.Score))) + formatScore(slow.QoOBefore.Score) +
+		" " + strings.Repeat(" ", 12-len(formatScore(slow.QoOAfter.Score))) + formatScore(slow.QoOAfter.Score) + "\n"
+	if status != exitOK || !strings.Contains(out, row) {
+		t.Errorf("text: status %d, want the row %q in\n%s%s", status, row, out, stderr)
+	}
+}
+
+// TestAnalyzeQoO scores the analyze fixture's e2e probe against ROP
+// {50 %, 5 ms}, 1 % and CPUP {50 %, 15 ms}, 50 %. Its 40 completed
+// requests take 5 + (i mod 8) ms, five of each from 5 to 12 ms, so their
+// median is 8 ms: latency 1 − 3/10 = 70; 3 of 43 failed or timed out: loss
+// 1 − (3/43 − 0.01)/0.49 = 87.8 ("Quality of Outcome",
+// draft-ietf-ippm-qoo-10, section 3.3). The windows of one request score
+// nothing: a median needs two instances.
+func TestAnalyzeQoO(t *testing.T) {
+	src, err := os.ReadFile(analyzeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(src), "          points: [{delay: 20ms, p: 0.5}]\n          max_failure: 0.1\n",
+		"          points: [{delay: 20ms, p: 0.5}]\n          max_failure: 0.1\n"+
+			"        qoo:\n          rop: {points: [{p: 0.5, delay: 5ms}], max_failure: 0.01}\n"+
+			"          cpup: {points: [{p: 0.5, delay: 15ms}], max_failure: 0.5}\n", 1)
+	if cfg == string(src) {
+		t.Fatal("the fixture's e2e QTA moved: update this test")
+	}
+	path := writeTemp(t, "collector.yaml", cfg)
+	status, stdout, stderr := runCmd("analyze", "--config", path, "--lag", "4s", analyzeTraces)
+	wantLoss := 100 * (1 - (3.0/43-0.01)/0.49)
+	line := "  qoo         observed 70 (latency 70 at p50, loss " + formatScore(wantLoss) + "); calculated "
+	if status != exitOK || !strings.Contains(stdout, line) || !strings.Contains(stdout, "divergence  qoo\n") ||
+		!strings.Contains(stdout, "  -           withheld\n") {
+		t.Errorf("status %d, want %q, a qoo column and withheld windows in\n%s%s", status, line, stdout, stderr)
+	}
+	var out struct {
+		Probes map[string]struct {
+			QoO *qooAnalysisJSON `json:"qoo"`
+		} `json:"probes"`
+		Windows []struct {
+			Probes map[string]struct {
+				QoO string `json:"qoo"`
+			} `json:"probes"`
+		} `json:"windows"`
+	}
+	status, stdout, stderr = runCmd("analyze", "--json", "--config", path, "--lag", "4s", analyzeTraces)
+	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+		t.Fatalf("--json: status %d, %v\n%s", status, err, stderr)
+	}
+	q := out.Probes["e2e"].QoO
+	if q == nil || q.Observed == nil || q.Observed.Score != 70 || math.Abs(q.Observed.Loss-wantLoss) > 1e-6 || q.Calculated == nil || out.Probes["a"].QoO != nil {
+		t.Errorf("JSON qoo of e2e %+v, want observed 70 and loss %v, a calculated score, none for a", q, wantLoss)
+	}
+	// The first window's ten requests take 5 to 12 ms, median 7 ms: 80.
+	if len(out.Windows) == 0 || out.Windows[0].Probes["e2e"].QoO != "80" {
+		t.Errorf("windows %+v, want the first e2e scoring 80", out.Windows)
+	}
+}
