@@ -303,10 +303,13 @@ flush(Timeout) ->
         exit:{Reason, {gen_server, call, _}} -> {error, {exporter_exited, Reason}}
     end.
 
-%% @doc Counters since the application started: `queued' (items waiting now),
-%% `exported_spans', `exported_events', `dropped_spans' and `dropped_events'
-%% (the queue was full), `failed_spans' and `failed_events' (export gave up
-%% after its retries or the collector refused them), `export_requests' and
+%% @doc Counters since the application started: `queued' (items waiting now)
+%% and `queued_bytes' (their size), `exported_spans', `exported_events',
+%% `dropped_spans' and `dropped_events' (the queue was full, by count or by
+%% bytes), `oversized_spans' and `oversized_events' (one alone encoded to
+%% more than `max_request_bytes': dropped, and the items of its batch sent
+%% without it), `failed_spans' and `failed_events' (export gave up after its
+%% retries or the collector refused them), `export_requests' and
 %% `export_errors' (failed attempts, retried or not; an attempt while inets
 %% is stopped is one), `exporter_restarts' (exporters started again by the
 %% watchdog after the previous one stopped).
@@ -316,6 +319,7 @@ stats() ->
         #dqsd_queue{atomics = Atomics, counters = Counters} ->
             C = fun(I) -> counters:get(Counters, I) end,
             #{queued => atomics:get(Atomics, ?A_SIZE),
+              queued_bytes => atomics:get(Atomics, ?A_BYTES),
               exported_spans => C(?C_EXPORTED_SPANS),
               exported_events => C(?C_EXPORTED_EVENTS),
               dropped_spans => C(?C_DROPPED_SPANS),
@@ -324,7 +328,9 @@ stats() ->
               failed_events => C(?C_FAILED_EVENTS),
               export_requests => C(?C_EXPORT_REQUESTS),
               export_errors => C(?C_EXPORT_ERRORS),
-              exporter_restarts => C(?C_EXPORTER_RESTARTS)};
+              exporter_restarts => C(?C_EXPORTER_RESTARTS),
+              oversized_spans => C(?C_OVERSIZED_SPANS),
+              oversized_events => C(?C_OVERSIZED_EVENTS)};
         undefined ->
             #{}
     end.
@@ -340,8 +346,9 @@ finish(#dqsd_span{} = Ctx, Status) ->
     end.
 
 %% Reserves a place in the bounded queue, then stores the item. A full queue
-%% drops the item and counts it: the caller never waits for the exporter. The
-%% exporter is woken when a batch is ready; otherwise it runs on its timer.
+%% (`queue_limit' items or `queue_max_bytes' bytes) drops the item and counts
+%% it: the caller never waits for the exporter. The exporter is woken when a
+%% batch is ready; otherwise it runs on its timer.
 enqueue(Queue, Item, DropCounter) ->
     try
         store(Queue, Item, DropCounter)
@@ -350,17 +357,29 @@ enqueue(Queue, Item, DropCounter) ->
         error:badarg -> ok
     end.
 
+%% An item's size is its external (term_to_binary) size: a traversal of the
+%% term, not a copy, and the bytes of its binaries, so that one with a
+%% 25 MiB attribute takes 25 MiB of the queue's bytes.
 store(#dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters,
-                  batch_size = Batch, limit = Limit}, Item, DropCounter) ->
+                  batch_size = Batch, limit = Limit, max_bytes = MaxBytes},
+      Item, DropCounter) ->
+    Size = erlang:external_size(Item),
     case atomics:add_get(Atomics, ?A_SIZE, 1) of
         N when N > Limit ->
             atomics:sub(Atomics, ?A_SIZE, 1),
             counters:add(Counters, DropCounter, 1);
         N ->
-            ets:insert(Tab, {erlang:unique_integer([monotonic]), Item}),
-            case N rem Batch of
-                0 -> wake_exporter();
-                _ -> ok
+            case atomics:add_get(Atomics, ?A_BYTES, Size) of
+                Bytes when Bytes > MaxBytes ->
+                    atomics:sub(Atomics, ?A_BYTES, Size),
+                    atomics:sub(Atomics, ?A_SIZE, 1),
+                    counters:add(Counters, DropCounter, 1);
+                _ ->
+                    ets:insert(Tab, {erlang:unique_integer([monotonic]), Item, Size}),
+                    case N rem Batch of
+                        0 -> wake_exporter();
+                        _ -> ok
+                    end
             end
     end.
 

@@ -16,6 +16,8 @@
 %% | `batch_size'           | `512'                      | most spans (and most start events) per request |
 %% | `batch_interval_ms'    | `500'                      | longest time an item waits in the queue when the collector is up |
 %% | `queue_limit'          | `8192'                     | most items (spans + start events) queued; more are dropped and counted |
+%% | `queue_max_bytes'      | `33554432' (32 MiB)        | most bytes queued (each item's `erlang:external_size/1', its binaries' bytes included); an item that would go beyond is dropped and counted |
+%% | `max_request_bytes'    | `4194304' (4 MiB)          | largest request body (JSON, before compression): a batch that encodes larger is sent in parts, and one span or start event larger alone is dropped and counted (`oversized_spans', `oversized_events') |
 %% | `export_timeout_ms'    | `10000'                    | timeout of one HTTP request |
 %% | `max_retries'          | `5'                        | retries of a failed request before its items are counted as failed |
 %% | `retry_backoff_ms'     | `100'                      | first retry delay; doubles per retry, with jitter; also the first delay before restarting a stopped exporter |
@@ -43,6 +45,8 @@
     batch_size := pos_integer(),
     batch_interval_ms := pos_integer(),
     queue_limit := pos_integer(),
+    queue_max_bytes := pos_integer(),
+    max_request_bytes := pos_integer(),
     export_timeout_ms := pos_integer(),
     max_retries := non_neg_integer(),
     retry_backoff_ms := pos_integer(),
@@ -89,6 +93,9 @@ build(Get) ->
       batch_interval_ms => positive(batch_interval_ms,
                                     value(Get, batch_interval_ms, 500)),
       queue_limit => positive(queue_limit, value(Get, queue_limit, 8192)),
+      queue_max_bytes => positive(queue_max_bytes, value(Get, queue_max_bytes, 32 bsl 20)),
+      max_request_bytes => positive(max_request_bytes,
+                                    value(Get, max_request_bytes, 4 bsl 20)),
       export_timeout_ms => positive(export_timeout_ms,
                                     value(Get, export_timeout_ms, 10000)),
       max_retries => check(max_retries, value(Get, max_retries, 5),

@@ -230,41 +230,62 @@ drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
         '$end_of_table' ->
             [];
         {Objects, _Continuation} ->
-            lists:foreach(fun({Key, _}) -> ets:delete(Tab, Key) end, Objects),
+            Bytes = lists:foldl(fun({Key, _, Size}, Sum) ->
+                                        ets:delete(Tab, Key),
+                                        Sum + Size
+                                end, 0, Objects),
             atomics:sub(Atomics, ?A_SIZE, length(Objects)),
-            [Item || {_Key, Item} <- lists:keysort(1, Objects)]
+            atomics:sub(Atomics, ?A_BYTES, Bytes),
+            [Item || {_Key, Item, _Size} <- lists:keysort(1, Objects)]
     end.
 
 %% One batch of queue items as requests: start events first, then spans.
+%% Each kind goes in one request, or in several when it encodes to more than
+%% `max_request_bytes' (the collector refuses a body beyond its own limit,
+%% and every item in it would be lost); an item that is larger alone is
+%% dropped and counted, and the others go without it.
 requests(Items, #state{config = Config, resource = Resource} = State) ->
-    #{logs_url := LogsUrl, traces_url := TracesUrl, compression := Compression} = Config,
+    #{logs_url := LogsUrl, traces_url := TracesUrl} = Config,
     Events = [{TraceId, SpanId, Name, Start}
               || {start, TraceId, SpanId, Name, Start} <- Items],
     Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
     Offset = erlang:time_offset(nanosecond),
-    [R || R <- [encode(events, LogsUrl, Events, Compression, State,
-                       fun() -> dqsd_otel_otlp:logs(Resource, Events, Offset) end),
-                encode(spans, TracesUrl, Spans, Compression, State,
-                       fun() -> dqsd_otel_otlp:traces(Resource, Spans, Offset) end)],
-          R =/= none].
+    encode(events, LogsUrl, Events, State,
+           fun(Part) -> dqsd_otel_otlp:logs(Resource, Part, Offset) end)
+    ++ encode(spans, TracesUrl, Spans, State,
+              fun(Part) -> dqsd_otel_otlp:traces(Resource, Part, Offset) end).
 
-encode(_Kind, _Url, [], _Compression, _State, _Encode) ->
-    none;
-encode(Kind, Url, Items, Compression, State, Encode) ->
-    try iolist_to_binary(Encode()) of
-        Json ->
+encode(_Kind, _Url, [], _State, _Encode) ->
+    [];
+encode(Kind, Url, Items, #state{config = Config} = State, Encode) ->
+    #{compression := Compression, max_request_bytes := Max} = Config,
+    try iolist_to_binary(Encode(Items)) of
+        Json when byte_size(Json) =< Max ->
             Body = case Compression of
                        gzip -> zlib:gzip(Json);
                        none -> Json
                    end,
-            #request{kind = Kind, url = Url, body = Body, count = length(Items)}
+            [#request{kind = Kind, url = Url, body = Body, count = length(Items)}];
+        Json when length(Items) =:= 1 ->
+            ?LOG_WARNING("dqsd_otel: one ~p of ~b bytes is larger than max_request_bytes "
+                         "(~b): dropped", [item(Kind), byte_size(Json), Max]),
+            count(State, oversized_counter(Kind), 1),
+            [];
+        _ ->
+            %% In halves, each encoded again: a cost of the rare batch too
+            %% large, logarithmic in its length.
+            {First, Second} = lists:split(length(Items) div 2, Items),
+            encode(Kind, Url, First, State, Encode) ++ encode(Kind, Url, Second, State, Encode)
     catch
         Class:Reason:Stack ->
             %% The encoder is total; this guards against its bugs only.
             ?LOG_ERROR("dqsd_otel: cannot encode ~p: ~p", [Kind, {Class, Reason, Stack}]),
             count(State, failed_counter(Kind), length(Items)),
-            none
+            []
     end.
+
+item(spans) -> span;
+item(events) -> 'start event'.
 
 %% Sends requests in order. On a retryable failure the rest stay pending and
 %% a retry is scheduled; otherwise every request is delivered or counted as
@@ -445,3 +466,6 @@ exported_counter(events) -> ?C_EXPORTED_EVENTS.
 
 failed_counter(spans) -> ?C_FAILED_SPANS;
 failed_counter(events) -> ?C_FAILED_EVENTS.
+
+oversized_counter(spans) -> ?C_OVERSIZED_SPANS;
+oversized_counter(events) -> ?C_OVERSIZED_EVENTS.

@@ -52,12 +52,17 @@
     %% Items per batch: callers wake the exporter at each multiple.
     batch_size :: pos_integer(),
     %% Most items queued; more are dropped and counted.
-    limit :: pos_integer()
+    limit :: pos_integer(),
+    %% Most bytes queued (the items' erlang:external_size/1); an item that
+    %% would take the queue beyond it is dropped and counted.
+    max_bytes :: pos_integer()
 }).
 
 %% Atomics slots.
 -define(A_SIZE, 1).      % items in the queue (start events + spans)
 -define(A_ENABLED, 2).   % 1 = recording, 0 = switched off
+-define(A_BYTES, 3).     % bytes in the queue (the items' external size)
+-define(A_COUNT, 3).
 
 %% Counter slots (see dqsd_otel:stats/0).
 -define(C_EXPORTED_SPANS, 1).
@@ -69,7 +74,9 @@
 -define(C_EXPORT_REQUESTS, 7).
 -define(C_EXPORT_ERRORS, 8).
 -define(C_EXPORTER_RESTARTS, 9).
--define(C_COUNT, 9).
+-define(C_OVERSIZED_SPANS, 10).
+-define(C_OVERSIZED_EVENTS, 11).
+-define(C_COUNT, 11).
 
 %% Registered names of the supervisor, the exporter and its watchdog.
 -define(SUP, dqsd_otel_sup).

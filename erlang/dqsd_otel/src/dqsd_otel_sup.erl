@@ -30,17 +30,18 @@ start_link(Config) ->
 %% @private
 -spec init(dqsd_otel_config:config()) ->
     {ok, {supervisor:sup_flags(), [supervisor:child_spec()]}}.
-init(#{enabled := Enabled, batch_size := Batch, queue_limit := Limit} = Config) ->
+init(#{enabled := Enabled, batch_size := Batch, queue_limit := Limit,
+       queue_max_bytes := MaxBytes} = Config) ->
     %% ordered_set keyed by a monotonic integer: drained in queuing order.
     %% write_concurrency lets callers on different schedulers insert
     %% without serialising on one lock.
     Tab = ets:new(dqsd_otel_queue, [ordered_set, public,
                                     {write_concurrency, true}]),
-    Atomics = atomics:new(2, [{signed, true}]),
+    Atomics = atomics:new(?A_COUNT, [{signed, true}]),
     atomics:put(Atomics, ?A_ENABLED, case Enabled of true -> 1; false -> 0 end),
     Counters = counters:new(?C_COUNT, [write_concurrency]),
     Queue = #dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters,
-                        batch_size = Batch, limit = Limit},
+                        batch_size = Batch, limit = Limit, max_bytes = MaxBytes},
     persistent_term:put(?PT_QUEUE, Queue),
     Exporter = #{id => ?EXPORTER,
                  start => {dqsd_otel_exporter, start_link, [Config, Queue]},

@@ -24,6 +24,16 @@
 %% longer than 128 characters first (from the end, as many as needed), then
 %% the others from the end.
 %%
+%% What is read is bounded before any of this, so that a header of any size
+%% costs the caller no more than a valid one: a tracestate has at most 32
+%% list members of at most 513 characters (a key of up to 256, `=', a value
+%% of up to 256: "tracestate Header Field Values"), 16,447 characters with
+%% their commas. The combined value is read no further than that (the
+%% member it cuts through is left out), and no further than its 32nd member
+%% of at most 128 characters, after which no member survives the cut. A
+%% `traceparent' value longer than 1024 bytes is invalid, and read no
+%% further.
+%%
 %% Names are matched in any case; names and values may be binaries or
 %% strings, as inets (httpd, httpc) and cowboy give them, and are taken as
 %% bytes: a value that is not UTF-8, or no string at all, is only invalid
@@ -53,6 +63,12 @@
 -define(MAX_TRACESTATE, 512).
 -define(MAX_MEMBERS, 32).
 -define(MAX_MEMBER, 128).
+%% The longest tracestate the specification allows, 32 members of 513
+%% characters and their commas, and the most of the header that is read.
+-define(MAX_TRACESTATE_INPUT, (32 * 513 + 31)).
+%% The longest traceparent value read; a longer one is invalid. A version
+%% 00 value is 55 characters.
+-define(MAX_TRACEPARENT_INPUT, 1024).
 
 %% @doc The context of `Headers': the remote parent's trace id, span id,
 %% sampled flag and tracestate, or `undefined' when there is no single valid
@@ -129,15 +145,14 @@ traceparent(TraceId, SpanId, Sampled) ->
 tracestate([]) ->
     <<>>;
 tracestate(Values) ->
-    Combined = trim(iolist_to_binary(lists:join($,, Values))),
+    {Whole, Read} = bounded(Values),
+    Combined = trim(Read),
     case printable(Combined) of
         false ->
             <<>>;
         true ->
-            Members = [M || M <- [trim(P) || P <- binary:split(Combined, <<",">>, [global])],
-                            M =/= <<>>],
-            case byte_size(Combined) =< ?MAX_TRACESTATE
-                andalso length(Members) =< ?MAX_MEMBERS of
+            {Members, AllMembers} = members(Combined),
+            case Whole andalso AllMembers andalso byte_size(Combined) =< ?MAX_TRACESTATE of
                 true -> Combined;
                 false -> cut(Members)
             end
@@ -174,6 +189,41 @@ decode(Hex) ->
                    binary_to_list(Hex)) of
         true -> binary:decode_hex(Hex);
         false -> error
+    end.
+
+%% The values combined with commas, read no further than
+%% ?MAX_TRACESTATE_INPUT bytes: `{true, Combined}' when that is all of them,
+%% else `{false, Prefix}' without the member the bound cut through.
+bounded(Values) ->
+    bounded(Values, ?MAX_TRACESTATE_INPUT, []).
+
+bounded([V | Rest], Room, Acc) when byte_size(V) =< Room ->
+    bounded(Rest, Room - byte_size(V) - 1, [V | Acc]);
+bounded([V | _], Room, Acc) ->
+    Cut = iolist_to_binary(lists:join($,, lists:reverse([binary:part(V, 0, max(Room, 0)) | Acc]))),
+    case binary:matches(Cut, <<",">>) of
+        [] -> {false, <<>>};
+        Commas -> {Last, _} = lists:last(Commas), {false, binary:part(Cut, 0, Last)}
+    end;
+bounded([], _Room, Acc) ->
+    {true, iolist_to_binary(lists:join($,, lists:reverse(Acc)))}.
+
+%% The non-empty members of a combined value up to its 32nd of at most 128
+%% characters, and whether they are all of them. The members after those
+%% never survive the cut (a 33rd short member keeps the list over its 32
+%% members until every long member is gone, and the cut then leaves the
+%% first 32 short ones at most), so the rest of the value is not read.
+members(Combined) ->
+    members(binary:split(Combined, <<",">>, [global]), ?MAX_MEMBERS, []).
+
+members([], _Short, Acc) ->
+    {lists:reverse(Acc), true};
+members([P | Rest], Short, Acc) ->
+    case trim(P) of
+        <<>> -> members(Rest, Short, Acc);
+        M when byte_size(M) > ?MAX_MEMBER -> members(Rest, Short, [M | Acc]);
+        _ when Short =:= 0 -> {lists:reverse(Acc), false};
+        M -> members(Rest, Short - 1, [M | Acc])
     end.
 
 %% The members left when, while there are too many or they are too long
@@ -216,8 +266,8 @@ drop_last([], _, _) ->
 %% The traceparent values and tracestate values among the pairs, in order.
 fields([{Name, Value} | Rest], Parents, States) ->
     case field(Name) of
-        traceparent -> fields(Rest, [value(Value) | Parents], States);
-        tracestate -> fields(Rest, Parents, [value(Value) | States]);
+        traceparent -> fields(Rest, [traceparent_value(Value) | Parents], States);
+        tracestate -> fields(Rest, Parents, [prefix(Value, ?MAX_TRACESTATE_INPUT + 1) | States]);
         other -> fields(Rest, Parents, States)
     end;
 fields([_ | Rest], Parents, States) ->
@@ -259,6 +309,43 @@ value(V) ->
     try iolist_to_binary(V)
     catch error:badarg -> <<0>>
     end.
+
+%% A traceparent value, or `<<0>>' (invalid) when it is longer than
+%% ?MAX_TRACEPARENT_INPUT bytes: the rest of it is never read.
+traceparent_value(Value) ->
+    case prefix(Value, ?MAX_TRACEPARENT_INPUT) of
+        P when byte_size(P) > ?MAX_TRACEPARENT_INPUT -> <<0>>;
+        P -> P
+    end.
+
+%% The first Max bytes of a field value (value/1), read no further: a
+%% binary is cut in place, an iolist walked only as far as Max bytes. One
+%% longer than Max keeps one byte more than Max, so that the bound on what
+%% is read knows it was cut.
+prefix(V, Max) when is_binary(V) ->
+    binary:part(V, 0, min(byte_size(V), Max + 1));
+prefix(V, Max) ->
+    try take(V, Max + 1, []) of
+        {Acc, _} -> iolist_to_binary(lists:reverse(Acc))
+    catch
+        throw:not_iodata -> <<0>>
+    end.
+
+%% Up to N bytes of an iolist, in reverse order, and what is left of N.
+take(_, 0, Acc) ->
+    {Acc, 0};
+take([], N, Acc) ->
+    {Acc, N};
+take([H | T], N, Acc) ->
+    {Acc1, N1} = take(H, N, Acc),
+    take(T, N1, Acc1);
+take(B, N, Acc) when is_binary(B) ->
+    Part = binary:part(B, 0, min(byte_size(B), N)),
+    {[Part | Acc], N - byte_size(Part)};
+take(C, N, Acc) when is_integer(C), C >= 0, C =< 255 ->
+    {[C | Acc], N - 1};
+take(_, _, _) ->
+    throw(not_iodata).
 
 styled(true, New) -> [{binary_to_list(K), binary_to_list(V)} || {K, V} <- New];
 styled(false, New) -> New.

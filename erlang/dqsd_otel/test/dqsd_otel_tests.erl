@@ -9,6 +9,7 @@
 
 -define(ENV_KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
                    compression, ssl_options, batch_size, batch_interval_ms, queue_limit,
+                   queue_max_bytes, max_request_bytes,
                    export_timeout_ms, max_retries, retry_backoff_ms,
                    retry_backoff_max_ms]).
 
@@ -510,6 +511,59 @@ queue_limit_test() ->
         ?assertEqual(2, stat(queued))
     end).
 
+%% The queue is bounded in bytes as well as in items: with the collector
+%% down, 4,096 spans of a 100 KB attribute held 531 MB. With queue_max_bytes
+%% at 1 MiB, ten of them fit at most (each about 100 KB), the others and
+%% the start events beyond the bound are dropped and counted, and the
+%% queue's bytes stay within it.
+queue_bytes_test() ->
+    with_app(#{endpoint => refused_endpoint(), queue_max_bytes => 1 bsl 20,
+               batch_size => 100000, queue_limit => 100000},
+             fun() ->
+        Big = binary:copy(<<"x">>, 100000),
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>, #{<<"payload">> => Big}))
+         || _ <- lists:seq(1, 4096)],
+        #{queued := Queued, queued_bytes := Bytes, dropped_spans := DroppedSpans,
+          dropped_events := DroppedEvents} = dqsd_otel:stats(),
+        ?assert(Bytes =< 1 bsl 20),
+        ?assert(Bytes > 1 bsl 20 - 100200),
+        %% The collector is down: flush gives back what it holds.
+        {error, {not_exported, #{spans := Spans, events := Events}}} = dqsd_otel:flush(),
+        ?assertEqual(Queued, Spans + Events),
+        ?assert(Spans >= 9 andalso Spans =< 10),
+        ?assertEqual(4096, Spans + DroppedSpans),
+        ?assertEqual(4096, Events + DroppedEvents),
+        ?assertMatch(#{queued := 0, queued_bytes := 0}, dqsd_otel:stats())
+    end).
+
+%% One span larger alone than max_request_bytes (a 25 MiB attribute) failed
+%% the whole request it was in: 144 honest spans were lost with it. It is
+%% dropped and counted alone; the others arrive, in more than one request
+%% when they do not fit in one.
+oversized_item_test() ->
+    with_server(fun ok_200/2, #{batch_size => 1000, max_request_bytes => 4 bsl 20,
+                               queue_max_bytes => 64 bsl 20},
+                fun(_) ->
+        Huge = binary:copy(<<"y">>, 25 bsl 20),
+        Big = binary:copy(<<"z">>, 100000),
+        Honest = [dqsd_otel:start_span(integer_to_binary(I), #{<<"payload">> => Big})
+                  || I <- lists:seq(1, 144)],
+        Bad = dqsd_otel:start_span(<<"bad">>, #{<<"payload">> => Huge}),
+        {H1, H2} = lists:split(72, Honest),
+        [dqsd_otel:end_span(S) || S <- H1],
+        dqsd_otel:end_span(Bad),
+        [dqsd_otel:end_span(S) || S <- H2],
+        ok = dqsd_otel:flush(),
+        Requests = [{P, B} || {P, B} <- collect_all(), P =:= <<"/v1/traces">>],
+        ?assert(length(Requests) >= 4),
+        [?assert(byte_size(B) =< 4 bsl 20) || {_, B} <- Requests],
+        Names = lists:sort([maps:get(<<"name">>, S) || {_, B} <- Requests, S <- spans(B)]),
+        ?assertEqual(lists:sort([integer_to_binary(I) || I <- lists:seq(1, 144)]), Names),
+        ?assertMatch(#{exported_spans := 144, oversized_spans := 1, failed_spans := 0,
+                       exported_events := 145, oversized_events := 0},
+                     dqsd_otel:stats())
+    end).
+
 retry_test() ->
     Responder = fun(N, _) when N =< 2 -> 503; (_, _) -> 200 end,
     with_server(Responder, #{batch_interval_ms => 20}, fun(_) ->
@@ -825,6 +879,7 @@ config_defaults_test() ->
                    logs_url := "http://localhost:4318/v1/logs",
                    service_name := <<"unknown_service:erlang">>,
                    batch_size := 512, batch_interval_ms := 500, queue_limit := 8192,
+                   queue_max_bytes := 33554432, max_request_bytes := 4194304,
                    compression := none, max_retries := 5},
                  C).
 
@@ -854,6 +909,7 @@ config_errors_test_() ->
            end,
     [?_assertMatch({error, {bad_config, Key, Value, _}}, Load(Key, Value))
      || {Key, Value} <- [{batch_size, 0}, {batch_size, "10"}, {queue_limit, -1},
+                         {queue_max_bytes, 0}, {max_request_bytes, 1.0e6},
                          {batch_interval_ms, 1.5}, {enabled, yes},
                          {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},

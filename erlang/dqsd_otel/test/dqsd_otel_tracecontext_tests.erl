@@ -230,6 +230,58 @@ tracestate_limits_test_() ->
      %% One member of 513 characters is over 128: nothing is left.
      ?_assertEqual(<<>>, ?TC:tracestate([<<"a=", (binary:copy(<<"v">>, 511))/binary>>]))].
 
+%% A tracestate of 20 MB took 2.6 s of the caller's CPU in extract. What is
+%% read of it is bounded by the longest tracestate the Recommendation
+%% allows (32 members of 513 characters and their commas, 16,447
+%% characters, "tracestate Header Field Values"), so extract takes about
+%% the time of a valid header, whatever the size; the members read are
+%% cut by the rules of "tracestate Limits", here to the first 32.
+huge_tracestate_test() ->
+    Members = [iolist_to_binary(io_lib:format("k~b=v", [I])) || I <- lists:seq(0, 39)],
+    Huge = iolist_to_binary([lists:join($,, Members), binary:copy(<<",k=v">>, 5000000)]),
+    ?assert(byte_size(Huge) >= 20000000),
+    Expected = iolist_to_binary(lists:join($,, lists:sublist(Members, 32))),
+    Extract = fun(State) ->
+                      {Micros, Ctx} = timer:tc(fun() ->
+                          ?TC:extract([{<<"traceparent">>, ?SAMPLED},
+                                       {<<"tracestate">>, State}])
+                      end),
+                      {?TRACE_ID, ?PARENT_ID, 1, TraceState} = Ctx,
+                      {Micros, TraceState}
+              end,
+    {Micros, TraceState} = Extract(Huge),
+    ?assertEqual(Expected, TraceState),
+    ?assert(Micros < 250000),
+    %% The same as a string (httpd gives header values as strings), and
+    %% as an iolist: walked only as far as the bound.
+    HugeList = binary_to_list(binary:part(Huge, 0, 2000000)),
+    ?assertMatch({_, Expected}, Extract(HugeList)),
+    ?assertMatch({_, Expected}, Extract([HugeList, Huge])),
+    %% A traceparent longer than 1024 bytes is invalid, read no further.
+    ?assertEqual(undefined,
+                 ?TC:extract([{<<"traceparent">>, <<?SAMPLED/binary, (binary:copy(<<" ">>, 20000000))/binary, "x">>}])).
+
+%% Nothing beyond the 16,447th character is read, and the member the bound
+%% cuts through is left out: one short member, then 127 of 129 characters
+%% (3 + 127 × 130 = 16,513 characters), then a short one past the bound.
+%% Of what is read, the long members go from the end until the rest fits
+%% in 512 characters (the first three stay: 3 + 3 × 130 = 393), and the
+%% short one past the bound is never seen.
+tracestate_read_bound_test() ->
+    Long = [<<"l", (integer_to_binary(I + 100))/binary, "=",
+              (binary:copy(<<"x">>, 124))/binary>> || I <- lists:seq(1, 127)],
+    [?assertEqual(129, byte_size(L)) || L <- Long],
+    Join = fun(Ms) -> iolist_to_binary(lists:join($,, Ms)) end,
+    Value = Join([<<"a=1">>] ++ Long ++ [<<"z=1">>]),
+    ?assertEqual(16517, byte_size(Value)),
+    ?assertEqual(Join([<<"a=1">> | lists:sublist(Long, 3)]), ?TC:tracestate([Value])),
+    %% Within the bound (without its last 2 long members, 16,257
+    %% characters), the short member at the end is read, and kept.
+    Within = Join([<<"a=1">>] ++ lists:sublist(Long, 125) ++ [<<"z=1">>]),
+    ?assertEqual(16257, byte_size(Within)),
+    ?assertEqual(Join([<<"a=1">> | lists:sublist(Long, 3)] ++ [<<"z=1">>]),
+                 ?TC:tracestate([Within])).
+
 %% Members with Long after every Every-th of them, the first Every times.
 interleave(Members, Every, Long) ->
     {Chunks, _} = lists:mapfoldl(fun(M, I) when I rem Every =:= Every - 1, I < Every * Every ->
