@@ -10,7 +10,10 @@
 // SIGHUP with an edited configuration mid-run and check that no instance is
 // lost or counted twice, that the band keeps its history and the new QTA
 // applies from the next window, and that a probe whose dmax changed starts
-// afresh.
+// afresh. TestHostileSpansThroughCollector sends spans that attack the
+// probe's labels (a service.name of 1,000,000 bytes, more services than the
+// label names) and a window's weight (a forged sampling threshold) and
+// checks the bounds that hold them.
 //
 // The tests need Linux and the built collector, take about twenty seconds,
 // and run only when DELTAQ_CONNECTOR_E2E is set:
