@@ -3,6 +3,10 @@
 # configurations; run the demo and the end-to-end tests. Included by the
 # Makefile, whose GO and BIN it uses.
 
+# The version every artefact is stamped with, from one source (scripts/version.sh: a
+# release tag that agrees with CHANGELOG.md, else X.Y.Z-dev+REVISION): the collector's
+# --version, deltaq version, the release archives and the image.
+VERSION         ?= $(shell scripts/version.sh)
 # The OpenTelemetry Collector Builder, at the release set of go.mod.
 OCB_VERSION     := v0.162.0
 OCB             := $(GO) run go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
@@ -19,21 +23,38 @@ EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/expo
 E2E_GO_ENV      := DELTAQ_DEMO_E2E=1 DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
 E2E_GO_PKGS     := ./examples/demo/ ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
 
-.PHONY: build commands validate-configs slo-rules e2e e2e-demo e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
+.PHONY: build commands image release e2e-artefacts validate-configs slo-rules e2e e2e-demo e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
 
+# Statically linked (CGO_ENABLED=0), so that the image can be built from scratch.
 $(OTELCOL): $(COLLECTOR_SRC)
 	@mkdir -p build
-	$(OCB) --config builder-config.yaml
+	sed -e 's|^  version: .*|  version: $(VERSION)|' builder-config.yaml >build/builder-config.yaml
+	CGO_ENABLED=0 $(OCB) --config build/builder-config.yaml
 	@mkdir -p $(BIN)
 	# Replaced by rename: a collector still running from the old binary keeps it.
 	cp build/otelcol-deltaq/otelcol-deltaq $@.tmp && mv -f $@.tmp $@
 
 ## commands: bin/dqworkload (synthetic M/M/1/K workload), bin/dqload (throughput), bin/deltaq.
 commands:
-	$(GO) build -o $(BIN)/ ./cmd/dqworkload ./cmd/dqload ./cmd/deltaq
+	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN)/ ./cmd/dqworkload ./cmd/dqload ./cmd/deltaq
+
+## image: the otelcol-deltaq OCI image with buildah, from scratch: the static collector, its default configuration
+## (deploy/config.yaml), user 10001 → otelcol-deltaq:VERSION in buildah's storage (scripts/image.sh).
+image: $(OTELCOL)
+	scripts/image.sh $(OTELCOL)
+
+## release: build/release: archives of the collector and deltaq for linux/amd64, linux/arm64 and darwin/arm64, the
+## image for the linux ones as oci-archives, SHA256SUMS; all stamped with VERSION (scripts/release.sh).
+release:
+	scripts/release.sh
+
+## e2e-artefacts: make release for linux/amd64 checked as a user would use it: checksums, contents, versions, the
+## default configuration; the image loaded from its oci-archive, run with buildah run (about 30 s).
+e2e-artefacts:
+	scripts/e2e-artefacts.sh
 
 ## validate-configs: the built collector lists the three deltaq components and accepts every example configuration.
 validate-configs: $(OTELCOL)
@@ -49,8 +70,8 @@ validate-configs: $(OTELCOL)
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
 ## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-erlang, e2e-connector,
-## e2e-promql, e2e-sdk, e2e-scaling, e2e-sampling and e2e-browser; then, alone (its timing must not compete for the CPU), the
-## short load ramp of early-warning.
+## e2e-promql, e2e-sdk, e2e-scaling, e2e-sampling, e2e-demo and e2e-browser; then, alone (its timing must not compete for the
+## CPU), the short load ramp of early-warning; then e2e-artefacts (it compiles, which would disturb the timings).
 e2e: validate-configs commands
 	@scripts/e2e.sh & script=$$!; \
 		scripts/e2e-slo.sh & slo=$$!; \
@@ -59,6 +80,7 @@ e2e: validate-configs commands
 		wait $$script || rc=1; \
 		wait $$slo || rc=1; \
 		DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/ || rc=1; \
+		scripts/e2e-artefacts.sh || rc=1; \
 		exit $$rc
 
 ## e2e-slo: the rules of deltaq slo with windows scaled to seconds against real Prometheus and Alertmanager: the

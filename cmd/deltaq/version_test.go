@@ -22,22 +22,29 @@ func TestVersionLine(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name string
-		info *debug.BuildInfo
-		ok   bool
-		want string
+		name    string
+		stamped string
+		info    *debug.BuildInfo
+		ok      bool
+		want    string
 	}{
-		{"tagged module, no VCS", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.4.0"}},
+		{"tagged module, no VCS", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.4.0"}},
 			true, "deltaq v0.4.0 go1.26.8 linux/amd64"},
-		{"work tree, clean", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")},
+		{"work tree, clean", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")},
 			true, "deltaq (devel) revision " + rev + " go1.26.8 linux/amd64"},
-		{"work tree, modified", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")},
+		{"work tree, modified", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")},
 			true, "deltaq (devel) revision " + rev + " modified go1.26.8 linux/amd64"},
 		// No recorded Go version or module version: the running Go's, and (devel).
-		{"bare", &debug.BuildInfo{}, true, "deltaq (devel) go1.99 linux/amd64"},
-		{"no build information", nil, false, "deltaq (unknown: no build information) go1.99 linux/amd64"},
+		{"bare", "", &debug.BuildInfo{}, true, "deltaq (devel) go1.99 linux/amd64"},
+		{"no build information", "", nil, false, "deltaq (unknown: no build information) go1.99 linux/amd64"},
+		// Stamped by make (scripts/version.sh): the stamp names the version.
+		{"stamped release", "0.4.0", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+			true, "deltaq 0.4.0 go1.26.8 linux/amd64"},
+		{"stamped development build", "0.4.0-dev+743f8d2c6a0e", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")},
+			true, "deltaq 0.4.0-dev+743f8d2c6a0e revision " + rev + " modified go1.26.8 linux/amd64"},
+		{"stamped, no build information", "0.4.0", nil, false, "deltaq 0.4.0 go1.99 linux/amd64"},
 	} {
-		if got := versionLine(tc.info, tc.ok, "go1.99", "linux/amd64"); got != tc.want {
+		if got := versionLine(tc.stamped, tc.info, tc.ok, "go1.99", "linux/amd64"); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Copyright The deltaq-otel Authors
+# SPDX-License-Identifier: Apache-2.0
+#
+# make e2e-artefacts: what a user installs without building, checked as a user
+# would use it (about half a minute with warm caches):
+#   1. make release for linux/amd64 (RELEASE_PLATFORMS): SHA256SUMS verifies
+#      every artefact; the archive holds exactly the two binaries, config.yaml,
+#      LICENSE, README.md and CHANGELOG.md; both binaries print the version of
+#      scripts/version.sh; the collector accepts config.yaml, deltaq checks it;
+#   2. the image, loaded from the release's oci-archive into an empty buildah
+#      storage (containers cannot start on this project's machines; buildah
+#      run --isolation chroot runs the image's own binary in its own root):
+#      non-root user, entrypoint, default configuration, exposed ports and
+#      version label as built; the collector in it prints the version,
+#      validates its default configuration, and, started with it (its
+#      addresses moved to free loopback ports, its own metrics off), answers its health check and
+#      accepts a server span over OTLP/HTTP, which its deltaq connector
+#      counts; SIGTERM stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+D=$PWD/build/e2e-artefacts
+# Messages go to the script's standard output also from within wait_for,
+# which silences the checks it runs.
+exec 3>&1
+log() { printf 'e2e-artefacts %(%H:%M:%S)T %s\n' -1 "$*" >&3; }
+fail() {
+  log "FAIL: $*"
+  exit 1
+}
+for t in buildah curl sha256sum; do
+  command -v "$t" >/dev/null || fail "$t missing (Debian: buildah curl coreutils; .ci/run installs them)"
+done
+rm -rf "$D"
+mkdir -p "$D"
+# shellcheck source=scripts/harness.sh
+. scripts/harness.sh
+
+VERSION=$(scripts/version.sh)
+export VERSION
+
+# --- 1. the release archive --------------------------------------------------------
+RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" scripts/release.sh >"$D/release.log" 2>&1 ||
+  fail "make release: $(tail -20 "$D/release.log")"
+name=deltaq_${VERSION}_linux_amd64
+image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
+(cd "$D/release" && sha256sum -c --strict SHA256SUMS) >"$D/sha256sum.log" 2>&1 || fail "sha256sum -c: $(cat "$D/sha256sum.log")"
+[ "$(cut -d' ' -f3 "$D/release/SHA256SUMS" | sort | tr '\n' ' ')" = "$name.tar.gz $image " ] ||
+  fail "SHA256SUMS lists $(cut -d' ' -f3 "$D/release/SHA256SUMS" | tr '\n' ' '), want $name.tar.gz and $image"
+want="$name/ $name/CHANGELOG.md $name/LICENSE $name/README.md $name/config.yaml $name/deltaq $name/otelcol-deltaq "
+got=$(tar -tzf "$D/release/$name.tar.gz" | sort | tr '\n' ' ')
+[ "$got" = "$want" ] || fail "the archive holds: $got; want: $want"
+tar -xzf "$D/release/$name.tar.gz" -C "$D"
+got=$("$D/$name/otelcol-deltaq" --version)
+[ "$got" = "otelcol-deltaq version $VERSION" ] || fail "otelcol-deltaq --version: $got; want version $VERSION"
+got=$("$D/$name/deltaq" version)
+[[ "$got" == "deltaq $VERSION "* ]] || fail "deltaq version: $got; want deltaq $VERSION …"
+"$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
+  fail "otelcol-deltaq validate config.yaml: $(cat "$D/validate.log")"
+"$D/$name/deltaq" check --config="$D/$name/config.yaml" >"$D/check.log" 2>&1 ||
+  fail "deltaq check --config config.yaml: $(cat "$D/check.log")"
+log "ok: $name.tar.gz: checksums, contents, version $VERSION, its config.yaml valid"
+
+# --- 2. the image, from the release's oci-archive -----------------------------------
+B=(buildah --root "$D/storage" --runroot "$D/run" --storage-driver vfs)
+"${B[@]}" pull --quiet "oci-archive:$D/release/$image" >"$D/pull.log" 2>&1 || fail "buildah pull: $(cat "$D/pull.log")"
+c=$("${B[@]}" from --quiet "oci-archive:$D/release/$image" 2>"$D/from.log") || fail "buildah from: $(cat "$D/from.log")"
+trap '"${B[@]}" rm "$c" >/dev/null 2>&1 || true; stop_all' EXIT
+config=$("${B[@]}" inspect --format '{{.OCIv1.Config.User}}|{{.OCIv1.Config.Entrypoint}}|{{.OCIv1.Config.Cmd}}|{{.OCIv1.Config.ExposedPorts}}|{{index .OCIv1.Config.Labels "org.opencontainers.image.version"}}|{{.OCIv1.Architecture}}' "$c")
+want="10001:10001|[/otelcol-deltaq]|[--config=/etc/otelcol-deltaq/config.yaml]|map[13133/tcp:{} 4317/tcp:{} 4318/tcp:{} 8888/tcp:{}]|$VERSION|amd64"
+[ "$config" = "$want" ] || fail "image configuration: $config; want $want"
+run() { "${B[@]}" run --isolation chroot "$c" /otelcol-deltaq "$@"; }
+got=$(run --version 2>&1) || fail "the image's collector --version: $got"
+[ "$got" = "otelcol-deltaq version $VERSION" ] || fail "the image's collector --version: $got; want version $VERSION"
+run validate --config=/etc/otelcol-deltaq/config.yaml >"$D/image-validate.log" 2>&1 ||
+  fail "the image's collector refuses its default configuration: $(cat "$D/image-validate.log")"
+log "ok: image $image: user 10001, entrypoint and default configuration, version $VERSION"
+
+mapfile -t P < <(free_ports 3)
+[ "${#P[@]}" -eq 3 ] || fail "no 3 free loopback ports found"
+HEALTH=127.0.0.1:${P[0]} HTTP=127.0.0.1:${P[2]}
+start image "${B[@]}" run --isolation chroot "$c" /otelcol-deltaq --config=/etc/otelcol-deltaq/config.yaml \
+  --set=extensions::health_check::endpoint="$HEALTH" \
+  --set=receivers::otlp::protocols::grpc::endpoint="127.0.0.1:${P[1]}" \
+  --set=receivers::otlp::protocols::http::endpoint="$HTTP" \
+  --set=connectors::deltaq::interval=1s --set=exporters::debug::verbosity=detailed \
+  --set=service::telemetry::metrics::level=none
+healthy() { alive image && curl -sf "http://$HEALTH/" | grep -q 'Server available'; }
+wait_for "the image's health check on $HEALTH" 30 healthy
+now=$(date +%s%N)
+span='{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},
+  "scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
+  "name":"GET /checkout","kind":2,"startTimeUnixNano":"'$((now - 20000000))'","endTimeUnixNano":"'$now'"}]}]}]}'
+code=$(curl -s -o "$D/post.log" -w '%{http_code}' -H 'Content-Type: application/json' --data "$span" "http://$HTTP/v1/traces")
+[ "$code" = 200 ] || fail "POST /v1/traces: HTTP $code $(cat "$D/post.log")"
+# The debug exporter logs the connector's output: deltaq.outcomes of probe server (the
+# configuration's one probe) counts one success once the span's window closed.
+counted() { alive image && grep -A3 'deltaq.outcome: Str(success)' "$D/image.log" | grep -q '^Value: 1$'; }
+wait_for "the image's deltaq connector counting the span (deltaq.outcomes, success: 1)" 20 counted
+log "ok: the image's collector answers its health check and counts a server span"
+p=$(pid_of image)
+kill -TERM "$p"
+for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$p" 2>/dev/null && fail "the image's collector did not stop within 5 s of SIGTERM"
+log "PASS"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# make release: the release archives and images, stamped with one version
+# (scripts/version.sh), into build/release:
+#
+#   deltaq_VERSION_OS_ARCH.tar.gz        otelcol-deltaq (the collector with the
+#                                        deltaq components) and deltaq (the
+#                                        command line), statically linked, with
+#                                        config.yaml (deploy/config.yaml),
+#                                        LICENSE, README.md and CHANGELOG.md
+#   otelcol-deltaq_VERSION_linux_ARCH.oci.tar
+#                                        the image (scripts/image.sh) as an
+#                                        oci-archive, for the linux platforms
+#   SHA256SUMS                           sha256sum -c checks them all
+#
+# Environment: RELEASE_PLATFORMS (default "linux/amd64 linux/arm64
+# darwin/arm64"), RELEASE_DIR (default build/release), RELEASE_IMAGES (0: no
+# images), VERSION, GO, OCB (the Collector Builder command). The archives are
+# reproducible: files sorted, owned by 0:0, dated at the commit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+OCB=${OCB:-$GO run go.opentelemetry.io/collector/cmd/builder@v0.162.0}
+VERSION=${VERSION:-$(scripts/version.sh)}
+PLATFORMS=${RELEASE_PLATFORMS:-linux/amd64 linux/arm64 darwin/arm64}
+OUT=${RELEASE_DIR:-build/release}
+IMAGES=${RELEASE_IMAGES:-1}
+root=$PWD
+epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+log() { echo "release: $*"; }
+
+rm -rf "$OUT"
+mkdir -p "$OUT/stage"
+OUT=$(cd "$OUT" && pwd)
+src=$OUT/otelcol-deltaq-src
+
+# The collector's sources once, stamped with the version; compiled per platform.
+sed -e "s|^  version: .*|  version: $VERSION|" \
+  -e "s|^  output_path: .*|  output_path: $src|" \
+  -e "s|^    path: \./$|    path: $root|" \
+  -e "s|=> \.\./\.\./sdk/deltaqstart|=> $root/sdk/deltaqstart|" \
+  builder-config.yaml >"$OUT/builder-config.yaml"
+log "collector sources, version $VERSION"
+$OCB --config "$OUT/builder-config.yaml" --skip-compilation >"$OUT/builder.log" 2>&1 ||
+  { tail -20 "$OUT/builder.log" >&2; exit 1; }
+
+sums=()
+for platform in $PLATFORMS; do
+  os=${platform%/*} arch=${platform#*/}
+  name=deltaq_${VERSION}_${os}_${arch}
+  stage=$OUT/stage/$name
+  mkdir -p "$stage"
+  log "$name"
+  (cd "$src" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch $GO build -trimpath -ldflags='-s -w' -o "$stage/otelcol-deltaq" .)
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch $GO build -trimpath -ldflags="-s -w -X main.version=$VERSION" \
+    -o "$stage/deltaq" ./cmd/deltaq
+  cp LICENSE README.md CHANGELOG.md "$stage/"
+  cp deploy/config.yaml "$stage/config.yaml"
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$OUT/stage" -cf - "$name" |
+    gzip -n -9 >"$OUT/$name.tar.gz"
+  sums+=("$name.tar.gz")
+  if [ "$os" = linux ] && [ "$IMAGES" != 0 ]; then
+    image=otelcol-deltaq_${VERSION}_linux_${arch}.oci.tar
+    VERSION=$VERSION scripts/image.sh "$stage/otelcol-deltaq" "$arch" "$OUT/$image"
+    sums+=("$image")
+  fi
+done
+(cd "$OUT" && sha256sum "${sums[@]}" >SHA256SUMS)
+rm -rf "$OUT/stage" "$src"
+log "$OUT/SHA256SUMS:"
+sed 's/^/  /' "$OUT/SHA256SUMS"
