@@ -9,7 +9,9 @@
 #   1. ΔQ series of every contract metric reach Prometheus for every probe;
 #   2. every query of the Grafana dashboard parses and returns data;
 #   3. slowing worker_2 fires the DeltaQQTAViolation alert in Alertmanager
-#      for worker_2 and job (not worker_1), and easing it resolves the alert;
+#      for worker_2 and job (not worker_1) and lowers worker_2's Quality of
+#      Outcome, and easing it resolves the alert and brings the score back
+#      to 100;
 #   4. the deltaq.trigger log record reaches the collector's log output;
 #   5. the workload delivered every span and start event it made.
 # Everything it started is stopped by process id when it exits, also on
@@ -202,6 +204,12 @@ wait_for "DeltaQQTAViolation for worker_2 and job in Alertmanager" "$WAIT" fired
 f=$(firing)
 [[ " $f " != *" worker_1 "* ]] || fail "worker_1 is not slowed, yet its QTA alert fires: $f"
 log "ok: alert firing in Alertmanager for: $f"
+# worker_2's Quality of Outcome in Prometheus falls as it slows: half its
+# jobs are dropped, the loss component and the score reach 0.
+qoo_w2='deltaq_qoo_score_percent{deltaq_probe="worker_2",deltaq_series="observed"}'
+qoo_fell() { [ "$(prom_count "$qoo_w2 <= 50")" -gt 0 ]; }
+wait_for "worker_2's QoO to fall to 50 or below" "$WAIT" qoo_fell
+log "ok: worker_2's QoO fell: $(prom_query "$qoo_w2" | jq -r '[.data.result[].value[1]] | join(" ")')"
 # The dashboard's alert annotations (from the ALERTS series) now have data.
 aq=$(jq -r '.annotations.list[] | .expr // empty | select(test("ALERTS"))' "$dash")
 [ -n "$aq" ] || fail "$dash: no annotation query over ALERTS"
@@ -217,6 +225,10 @@ resolved() {
 }
 wait_for "the QTA alerts to resolve" "$WAIT" resolved
 log "ok: alert resolved"
+# ... and returns to 100 once worker_2's queue has drained.
+qoo_back() { [ "$(prom_count "$qoo_w2 == 100")" -gt 0 ]; }
+wait_for "worker_2's QoO back at 100" "$WAIT" qoo_back
+log "ok: worker_2's QoO back at 100"
 
 # --- 4. the trigger log record in the collector's log output ------------------------
 # The debug exporter prints each record: "EventName: deltaq.trigger", then its
