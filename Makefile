@@ -10,6 +10,9 @@ PKGS      := ./...
 # sdk/deltaqstart is a module of its own: applications that import it require the
 # OpenTelemetry Go SDK only. Every target below runs on it too.
 SDK       := sdk/deltaqstart
+# deploy/kubernetes is a module of its own too: its tests take the Kubernetes API types, which the
+# collector's module graph must not (make test-kubernetes runs them).
+KUBERNETES := deploy/kubernetes
 
 .PHONY: all test test-go test-race test-erlang bench generate tools fmt vet lint clean figures
 
@@ -27,11 +30,13 @@ vet:
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it"; exit 1; }
 	@cd $(SDK) && $(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change $(SDK)/go.mod/go.sum: run it there"; exit 1; }
+	@cd $(KUBERNETES) && $(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change $(KUBERNETES)/go.mod/go.sum: run it there"; exit 1; }
 	@missing=$$(git ls-files '*.go' '*.s' '*.erl' '*.hrl' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' | xargs -r grep -L '^// Code generated'); \
 		if [ -n "$$missing" ]; then echo "no licence header (// Copyright The deltaq-otel Authors / SPDX-License-Identifier: Apache-2.0):"; echo "$$missing"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd $(SDK) && $(GO) vet ./...
 	cd bench && $(GO) vet .
+	cd $(KUBERNETES) && $(GO) vet ./...
 	@# The design's package table against go list, functions of at most 80 lines, the process's state.
 	$(GO) test -count=1 ./internal/archcheck
 

@@ -23,7 +23,7 @@ EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/expo
 E2E_GO_ENV      := DELTAQ_DEMO_E2E=1 DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
 E2E_GO_PKGS     := ./examples/demo/ ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
 
-.PHONY: build commands image release e2e-artefacts validate-configs slo-rules e2e e2e-demo e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
+.PHONY: build commands image release e2e-artefacts test-kubernetes validate-configs slo-rules e2e e2e-demo e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
 
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
@@ -51,6 +51,12 @@ image: $(OTELCOL)
 release:
 	scripts/release.sh
 
+## test-kubernetes: the manifests of deploy/kubernetes decoded strictly with the Kubernetes API types (a module of its
+## own, so that they stay out of the collector's module graph), their workloads checked, the collector configurations
+## of their ConfigMaps validated by the built collector.
+test-kubernetes: $(OTELCOL)
+	cd deploy/kubernetes && OTELCOL=$(OTELCOL) $(GO) test -count=1 ./...
+
 ## e2e-artefacts: make release for linux/amd64 checked as a user would use it: checksums, contents, versions, the
 ## default configuration; the image loaded from its oci-archive, run with buildah run (about 30 s).
 e2e-artefacts:
@@ -72,7 +78,7 @@ validate-configs: $(OTELCOL)
 ## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-erlang, e2e-connector,
 ## e2e-promql, e2e-sdk, e2e-scaling, e2e-sampling, e2e-demo and e2e-browser; then, alone (its timing must not compete for the
 ## CPU), the short load ramp of early-warning; then e2e-artefacts (it compiles, which would disturb the timings).
-e2e: validate-configs commands
+e2e: validate-configs commands test-kubernetes
 	@scripts/e2e.sh & script=$$!; \
 		scripts/e2e-slo.sh & slo=$$!; \
 		$(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); rc=$$?; \

@@ -1,0 +1,283 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package kubernetes
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	// configDir is where the pods mount their ConfigMap; the image's
+	// default configuration is there too (deploy/image/Containerfile).
+	configDir = "/etc/otelcol-deltaq"
+	// imageUser is the image's non-root user.
+	imageUser = 10001
+	// healthPort is the health_check extension's port in every embedded
+	// configuration.
+	healthPort = 13133
+)
+
+// objects are the decoded manifests, by kind and name.
+type objects struct {
+	configMaps  map[string]*corev1.ConfigMap
+	daemonSets  map[string]*appsv1.DaemonSet
+	deployments map[string]*appsv1.Deployment
+	services    map[string]*corev1.Service
+}
+
+func load(t *testing.T) objects {
+	t.Helper()
+	o := objects{map[string]*corev1.ConfigMap{}, map[string]*appsv1.DaemonSet{}, map[string]*appsv1.Deployment{},
+		map[string]*corev1.Service{}}
+	for _, m := range manifests(t) {
+		switch v := m.obj.(type) {
+		case *corev1.ConfigMap:
+			o.configMaps[v.Name] = v
+		case *appsv1.DaemonSet:
+			o.daemonSets[v.Name] = v
+		case *appsv1.Deployment:
+			o.deployments[v.Name] = v
+		case *corev1.Service:
+			o.services[v.Name] = v
+		default:
+			t.Fatalf("%s: %s: a kind these tests do not check", m.file, kindName(m.obj))
+		}
+	}
+	if o.daemonSets["deltaq-agent"] == nil || o.deployments["deltaq-gateway"] == nil || o.services["deltaq-gateway"] == nil {
+		t.Fatal("want the DaemonSet deltaq-agent, the Deployment and the Service deltaq-gateway")
+	}
+	return o
+}
+
+// pods are the two workloads' pod templates and selectors, by name.
+func (o objects) pods() map[string]struct {
+	template *corev1.PodTemplateSpec
+	selector map[string]string
+} {
+	ds, dep := o.daemonSets["deltaq-agent"], o.deployments["deltaq-gateway"]
+	return map[string]struct {
+		template *corev1.PodTemplateSpec
+		selector map[string]string
+	}{
+		"deltaq-agent":   {&ds.Spec.Template, ds.Spec.Selector.MatchLabels},
+		"deltaq-gateway": {&dep.Spec.Template, dep.Spec.Selector.MatchLabels},
+	}
+}
+
+// Each workload runs the image as its non-root user with a read-only root,
+// its configuration from its ConfigMap, health checks on the
+// health_check extension, and resource requests and limits.
+func TestWorkloads(t *testing.T) {
+	o := load(t)
+	for name, p := range o.pods() {
+		for k, v := range p.selector {
+			if p.template.Labels[k] != v {
+				t.Errorf("%s: the selector %s=%s does not select its own pods", name, k, v)
+			}
+		}
+		spec := p.template.Spec
+		if len(spec.Containers) != 1 {
+			t.Fatalf("%s: %d containers, want the collector alone", name, len(spec.Containers))
+		}
+		c := spec.Containers[0]
+		checkContainer(t, name, c)
+		checkSecurity(t, name, spec.SecurityContext, c.SecurityContext)
+		checkConfigVolume(t, name, spec, c, o.configMaps)
+	}
+	dep := o.deployments["deltaq-gateway"]
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 1 || dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("gateway: replicas %v, strategy %q; want one gateway, replaced by Recreate (two would split the agents' windows)",
+			dep.Spec.Replicas, dep.Spec.Strategy.Type)
+	}
+	agent := o.daemonSets["deltaq-agent"].Spec.Template.Spec.Containers[0]
+	for _, want := range []int32{4317, 4318} {
+		if !slices.ContainsFunc(agent.Ports, func(p corev1.ContainerPort) bool { return p.HostPort == want && p.ContainerPort == want }) {
+			t.Errorf("agent: no host port %d: the node's applications send to the node's address", want)
+		}
+	}
+}
+
+func checkContainer(t *testing.T, name string, c corev1.Container) {
+	t.Helper()
+	if !regexp.MustCompile(`(^|/)otelcol-deltaq:[A-Za-z0-9_][A-Za-z0-9_.-]*$`).MatchString(c.Image) {
+		t.Errorf("%s: image %q, want the otelcol-deltaq image with a tag", name, c.Image)
+	}
+	if !slices.Equal(c.Args, []string{"--config=" + configDir + "/config.yaml"}) {
+		t.Errorf("%s: args %q, want the mounted configuration", name, c.Args)
+	}
+	for what, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != "/" || containerPort(c, probe.HTTPGet.Port) != healthPort {
+			t.Errorf("%s: %s probe %+v, want GET / on the health check's port %d", name, what, probe, healthPort)
+		}
+	}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		req, lim := c.Resources.Requests[r], c.Resources.Limits[r]
+		if req.IsZero() || lim.IsZero() || req.Cmp(lim) > 0 {
+			t.Errorf("%s: %s request %s, limit %s: want both, the request at most the limit", name, r, req.String(), lim.String())
+		}
+	}
+}
+
+// containerPort resolves a probe's port, by number or by name.
+func containerPort(c corev1.Container, port intstr.IntOrString) int32 {
+	if port.Type == intstr.Int {
+		return port.IntVal
+	}
+	for _, p := range c.Ports {
+		if p.Name == port.StrVal {
+			return p.ContainerPort
+		}
+	}
+	return 0
+}
+
+func checkSecurity(t *testing.T, name string, pod *corev1.PodSecurityContext, c *corev1.SecurityContext) {
+	t.Helper()
+	if pod == nil || pod.RunAsNonRoot == nil || !*pod.RunAsNonRoot || pod.RunAsUser == nil || *pod.RunAsUser != imageUser {
+		t.Errorf("%s: pod security %+v, want runAsNonRoot and the image's user %d", name, pod, imageUser)
+	}
+	if c == nil || c.ReadOnlyRootFilesystem == nil || !*c.ReadOnlyRootFilesystem ||
+		c.AllowPrivilegeEscalation == nil || *c.AllowPrivilegeEscalation ||
+		c.Capabilities == nil || !slices.Equal(c.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("%s: container security %+v, want a read-only root, no privilege escalation, every capability dropped", name, c)
+	}
+}
+
+func checkConfigVolume(t *testing.T, name string, spec corev1.PodSpec, c corev1.Container, cms map[string]*corev1.ConfigMap) {
+	t.Helper()
+	i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == configDir })
+	if i < 0 || !c.VolumeMounts[i].ReadOnly {
+		t.Errorf("%s: nothing mounted read-only at %s", name, configDir)
+		return
+	}
+	j := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })
+	if j < 0 || spec.Volumes[j].ConfigMap == nil || spec.Volumes[j].ConfigMap.Name != name || cms[name] == nil ||
+		cms[name].Data["config.yaml"] == "" {
+		t.Errorf("%s: the configuration volume is not the ConfigMap %s with a config.yaml", name, name)
+	}
+}
+
+// The agents send their windows to the gateway's Service, which selects
+// the gateway's pods on the port its collector listens on.
+func TestServiceReachesGateway(t *testing.T) {
+	o := load(t)
+	svc := o.services["deltaq-gateway"]
+	gw := o.deployments["deltaq-gateway"].Spec.Template
+	for k, v := range svc.Spec.Selector {
+		if gw.Labels[k] != v {
+			t.Errorf("the Service's selector %s=%s does not select the gateway's pods", k, v)
+		}
+	}
+	cfg := collectorConfig(t, o.configMaps["deltaq-agent"])
+	endpoint, _ := dig(cfg, "exporters", "otlp_grpc/gateway", "endpoint").(string)
+	host, port, _ := strings.Cut(endpoint, ":")
+	i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == int32(atoi(port)) })
+	if host != svc.Name || i < 0 || containerPort(gw.Spec.Containers[0], svc.Spec.Ports[i].TargetPort) != 4317 {
+		t.Errorf("the agents send to %q: want the Service %s on a port that reaches the gateway's OTLP/gRPC receiver (4317)",
+			endpoint, svc.Name)
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return -1
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// collectorConfig is the collector configuration a ConfigMap embeds.
+func collectorConfig(t *testing.T, cm *corev1.ConfigMap) map[string]any {
+	t.Helper()
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
+		t.Fatalf("ConfigMap %s: config.yaml: %v", cm.Name, err)
+	}
+	return cfg
+}
+
+// dig follows keys through nested maps; nil when one is missing.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// Each embedded configuration has the health check the probes ask, the
+// memory limiter first in every pipeline fed from outside, and every
+// environment variable it reads set by its container; the built collector
+// accepts it ($OTELCOL, as make test-kubernetes sets it).
+func TestCollectorConfigs(t *testing.T) {
+	o := load(t)
+	otelcol := os.Getenv("OTELCOL")
+	for name, p := range o.pods() {
+		cm := o.configMaps[name]
+		cfg := collectorConfig(t, cm)
+		if ep, _ := dig(cfg, "extensions", "health_check", "endpoint").(string); ep != "0.0.0.0:13133" {
+			t.Errorf("%s: health_check endpoint %q, want 0.0.0.0:%d (all interfaces, for the kubelet)", name, ep, healthPort)
+		}
+		if ext, _ := dig(cfg, "service", "extensions").([]any); !slices.Contains(ext, any("health_check")) {
+			t.Errorf("%s: service.extensions %v lacks health_check", name, ext)
+		}
+		pipelines, _ := dig(cfg, "service", "pipelines").(map[string]any)
+		for pname, pl := range pipelines {
+			receivers, _ := dig(pl, "receivers").([]any)
+			processors, _ := dig(pl, "processors").([]any)
+			if slices.Contains(receivers, any("otlp")) && (len(processors) == 0 || processors[0] != "memory_limiter") {
+				t.Errorf("%s: pipeline %s takes OTLP with processors %v: want memory_limiter first", name, pname, processors)
+			}
+		}
+		c := p.template.Spec.Containers[0]
+		var env []string
+		for _, m := range regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)`).FindAllStringSubmatch(cm.Data["config.yaml"], -1) {
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == m[1] })
+			if i < 0 || c.Env[i].Value == "" {
+				t.Errorf("%s: the configuration reads ${env:%s}, which the container does not set", name, m[1])
+				continue
+			}
+			env = append(env, m[1]+"="+c.Env[i].Value)
+		}
+		if otelcol == "" {
+			t.Logf("%s: OTELCOL not set: the configuration is not validated by the collector", name)
+			continue
+		}
+		validate(t, otelcol, name, cm.Data["config.yaml"], env)
+	}
+	if otelcol == "" {
+		t.Skip("set OTELCOL to the built collector's path (make test-kubernetes does) to validate the configurations")
+	}
+}
+
+// validate runs otelcol validate over config with env.
+func validate(t *testing.T, otelcol, name, config string, env []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(otelcol, "validate", "--config="+path)
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("%s: otelcol-deltaq validate refuses its ConfigMap's configuration: %v\n%s", name, err, out)
+	}
+}
