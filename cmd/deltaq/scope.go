@@ -49,8 +49,10 @@ is shown (the terminal's header, the page's stats): probes (--max-probes; a
 probe silent for --probe-ttl gives its slot to a new one), curves per probe
 (--max-series), points per curve (--max-points), name lengths (--max-name),
 trigger attributes (--max-attr), windows per probe (--windows) and in all
-(--max-state-points), browsers (--max-clients), the size of each event sent
-to a browser (--max-frame) and of each OTLP message (--max-batch).`,
+(--max-state-points), browsers (--max-clients; a stream whose page has not
+said it is alive for --client-idle is closed, and one that stops reading
+for 10 s), the size of each event sent to a browser (--max-frame) and of
+each OTLP message (--max-batch).`,
 		run: runScope,
 	})
 }

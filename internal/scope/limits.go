@@ -57,6 +57,12 @@ type Limits struct {
 	FrameBytes int
 	// BatchBytes is the largest OTLP/gRPC message accepted (--max-batch).
 	BatchBytes int
+	// ClientIdle is how long a browser's stream stays open without the
+	// page showing it is alive (--client-idle): the page posts to
+	// /api/alive six times in that time, and a stream that heard nothing
+	// for that long is closed (clients_idle), so that connections that
+	// only hold a place lose it.
+	ClientIdle time.Duration
 }
 
 // maxTriggerAttrs bounds the attributes a trigger record keeps.
@@ -77,6 +83,9 @@ func DefaultLimits() Limits {
 		Clients:     8,
 		FrameBytes:  512 << 10,
 		BatchBytes:  16 << 20,
+		// Long enough for a tab in the background, whose timers a browser
+		// may run once a minute.
+		ClientIdle: 2 * time.Minute,
 	}
 }
 
@@ -109,6 +118,8 @@ func (l *Limits) RegisterFlags(fs *flag.FlagSet) {
 		fs.IntVar(p, r.flag, *p, fmt.Sprintf("%s, in [%d, %d]", r.usage, r.lo, r.hi))
 	}
 	fs.DurationVar(&l.ProbeTTL, "probe-ttl", l.ProbeTTL, "how long a silent probe keeps its slot (`duration`, in [1s, 24h])")
+	fs.DurationVar(&l.ClientIdle, "client-idle", l.ClientIdle,
+		"how long a browser's stream stays open without its page saying it is alive (`duration`, in [10s, 1h])")
 }
 
 // Validate reports the first bound outside its range, named by its flag.
@@ -120,6 +131,9 @@ func (l Limits) Validate() error {
 	}
 	if l.ProbeTTL < time.Second || l.ProbeTTL > 24*time.Hour {
 		return fmt.Errorf("--probe-ttl %v outside [1s, 24h]", l.ProbeTTL)
+	}
+	if l.ClientIdle < 10*time.Second || l.ClientIdle > time.Hour {
+		return fmt.Errorf("--client-idle %v outside [10s, 1h]", l.ClientIdle)
 	}
 	return nil
 }

@@ -189,6 +189,9 @@ type webStats struct {
 	// Limits.Clients; HostsRefused requests with a foreign Host header.
 	ClientsRefused int `json:"clients_refused"`
 	HostsRefused   int `json:"hosts_refused"`
+	// ClientsIdle counts streams closed because their page did not say it
+	// was alive for Limits.ClientIdle.
+	ClientsIdle int `json:"clients_idle"`
 	// SnapshotValuesCut counts snapshot records and CDF values left out
 	// (maxSnapshotRecords, maxSnapshotCDF, maxSnapshotValues).
 	SnapshotValuesCut int `json:"snapshot_values_cut"`
@@ -238,6 +241,9 @@ type scopeWeb struct {
 	clients   map[*webClient]struct{}
 	quit      chan struct{} // closed by close: every browser's handler returns
 
+	// byID holds the streams by the id their page posts to /api/alive.
+	byID map[string]*webClient
+
 	listenHost string // the host of the listen address (hostAllowed)
 	ln         net.Listener
 	srv        *http.Server
@@ -245,9 +251,13 @@ type scopeWeb struct {
 
 // webClient is one browser's event queue. resync, set when an event was
 // dropped, has the handler send the whole state instead of what is queued.
+// id names the stream to its page, which posts it to /api/alive; alive is
+// when it last did (or when the stream opened).
 type webClient struct {
 	events chan []byte
-	resync bool // guarded by scopeWeb.mu
+	resync bool      // guarded by scopeWeb.mu
+	id     string    // set before the stream is listed, then read only
+	alive  time.Time // guarded by scopeWeb.mu
 }
 
 // newScopeWeb returns the view's state and handler, without a server.
@@ -262,6 +272,7 @@ func newScopeWeb(l Limits) *scopeWeb {
 		windows:      map[string][]*webWindow{},
 		snapshots:    map[int64]*webSnapshot{},
 		clients:      map[*webClient]struct{}{},
+		byID:         map[string]*webClient{},
 		quit:         make(chan struct{}),
 	}
 }

@@ -8,7 +8,10 @@ package scope
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -29,6 +32,7 @@ func (w *scopeWeb) handler() http.Handler {
 	mux.HandleFunc("GET /events", w.serveEvents)
 	mux.HandleFunc("GET /api/state", w.serveState)
 	mux.HandleFunc("GET /api/snapshot/{id}", w.serveSnapshot)
+	mux.HandleFunc("POST /api/alive", w.serveAlive)
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if !w.hostAllowed(r.Host) {
 			w.mu.Lock()
@@ -148,6 +152,10 @@ func (w *scopeWeb) serveState(rw http.ResponseWriter, _ *http.Request) {
 		w.refuseClient(rw)
 		return
 	}
+	// Each probe's windows are written within the write timeout of their
+	// own, so that a reader that stops reading gives its place back.
+	rc := http.NewResponseController(rw)
+	rw = deadlineWriter{rw, rc, w.writeTimeout}
 	v := w.view()
 	head, err := json.Marshal(v.head)
 	if err != nil { // only finite numbers are kept: cannot happen
@@ -179,6 +187,36 @@ func (w *scopeWeb) serveState(rw http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	_, _ = rw.Write([]byte("}}"))
+}
+
+// deadlineWriter sets a write deadline before each write.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d deadlineWriter) Write(b []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	return d.ResponseWriter.Write(b)
+}
+
+// serveAlive is the page saying that its stream (?client=, the id of the
+// stream's "hello" event) is read by someone: the stream stays open for
+// Limits.ClientIdle more. 204, or 404 for no such stream.
+func (w *scopeWeb) serveAlive(rw http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("client")
+	w.mu.Lock()
+	c := w.byID[id]
+	if c != nil {
+		c.alive = time.Now()
+	}
+	w.mu.Unlock()
+	if c == nil {
+		http.Error(rw, "no such stream", http.StatusNotFound)
+		return
+	}
+	rw.WriteHeader(http.StatusNoContent)
 }
 
 // refuseClient answers a stream or state request beyond Limits.Clients.
@@ -217,17 +255,23 @@ func (w *scopeWeb) stateFrames(v stateView, send func([]byte) bool) bool {
 	return true
 }
 
-// serveEvents is the Server-Sent Events stream: the state first (and again
-// after events were dropped, or a probe gave up its slot), in frames
-// (stateFrames), then "window", "trigger" and "snapshot" events as batches
-// arrive, and comments as heartbeats. Each write has a deadline, so a
-// stalled connection ends the handler. At most Limits.Clients stream at once.
+// serveEvents is the Server-Sent Events stream: a "hello" event naming
+// the stream (its id, and how often the page is to post it to /api/alive),
+// the state (and again after events were dropped, or a probe gave up its
+// slot), in frames (stateFrames), then "window", "trigger" and "snapshot"
+// events as batches arrive, and comments as heartbeats. Each write has a
+// deadline, so a stalled connection ends the handler, and a stream whose
+// page has not said it is alive for Limits.ClientIdle is closed, so that a
+// connection nobody reads cannot keep its place. At most Limits.Clients
+// stream at once.
 func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
-	c := &webClient{events: make(chan []byte, webClientQueue)}
+	c := &webClient{events: make(chan []byte, webClientQueue), id: newClientID()}
 	w.mu.Lock()
 	full := len(w.clients) >= w.limits.Clients
 	if !full {
+		c.alive = time.Now()
 		w.clients[c] = struct{}{}
+		w.byID[c.id] = c
 		w.stats.Clients = len(w.clients)
 	}
 	w.mu.Unlock()
@@ -238,6 +282,7 @@ func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
 	defer func() {
 		w.mu.Lock()
 		delete(w.clients, c)
+		delete(w.byID, c.id)
 		w.stats.Clients = len(w.clients)
 		w.mu.Unlock()
 	}()
@@ -253,17 +298,32 @@ func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
-	if !write([]byte("retry: 2000\n\n")) || !w.stateFrames(w.view(), write) {
+	hello := fmt.Appendf(nil, `{"client":%q,"alive_ms":%d}`, c.id, w.aliveEvery().Milliseconds())
+	if !write([]byte("retry: 2000\n\n")) || !write(sseEvent("hello", hello)) || !w.stateFrames(w.view(), write) {
 		return
 	}
 	w.stream(r, c, write)
 }
 
-// stream sends a browser its events until it goes, the view closes or a
-// write fails.
+// aliveEvery is how often a page posts to /api/alive: six times in
+// Limits.ClientIdle.
+func (w *scopeWeb) aliveEvery() time.Duration { return w.limits.ClientIdle / 6 }
+
+// newClientID returns a stream's id: 16 random bytes in hex, which a page
+// of another stream cannot guess.
+func newClientID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// stream sends a browser its events until it goes, the view closes, a
+// write fails or its page has not said it is alive for Limits.ClientIdle.
 func (w *scopeWeb) stream(r *http.Request, c *webClient, write func([]byte) bool) {
 	beat := time.NewTicker(w.heartbeat)
 	defer beat.Stop()
+	check := time.NewTicker(max(w.limits.ClientIdle/4, time.Millisecond))
+	defer check.Stop()
 	for {
 		var msg []byte
 		select {
@@ -271,6 +331,11 @@ func (w *scopeWeb) stream(r *http.Request, c *webClient, write func([]byte) bool
 			return
 		case <-w.quit:
 			return
+		case <-check.C:
+			if w.idle(c) {
+				return
+			}
+			continue
 		case <-beat.C:
 			msg = []byte(": heartbeat\n\n")
 		case msg = <-c.events:
@@ -299,6 +364,18 @@ func (w *scopeWeb) stream(r *http.Request, c *webClient, write func([]byte) bool
 			return
 		}
 	}
+}
+
+// idle reports whether c's page has not said it is alive for
+// Limits.ClientIdle, and counts it.
+func (w *scopeWeb) idle(c *webClient) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(c.alive) < w.limits.ClientIdle {
+		return false
+	}
+	w.stats.ClientsIdle++
+	return true
 }
 
 // sseEvent frames one event. data is JSON, which holds no raw newline, so

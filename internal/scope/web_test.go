@@ -82,9 +82,12 @@ func openEvents(t *testing.T, base string) (*bufio.Reader, webState, func()) {
 	if f := readSSE(t, r); f.event != "retry" {
 		t.Fatalf("first frame %+v, want retry", f)
 	}
+	if f := readSSE(t, r); f.event != "hello" {
+		t.Fatalf("second frame %+v, want hello", f)
+	}
 	f := readSSE(t, r)
 	if f.event != "state" {
-		t.Fatalf("second frame %+v, want state", f)
+		t.Fatalf("third frame %+v, want state", f)
 	}
 	var st webState
 	if err := json.Unmarshal([]byte(f.data), &st); err != nil {

@@ -212,7 +212,8 @@ function renderHeader() {
   for (const [key, what] of [["probes_refused", "points of probes refused"], ["probes_expired", "silent probes expired"],
     ["series_refused", "points of series refused"], ["points_cut", "points cut"], ["names_refused", "names too long"],
     ["attrs_cut", "trigger attributes cut"], ["windows_evicted", "old windows evicted"],
-    ["clients_refused", "browsers refused"], ["hosts_refused", "foreign hosts refused"]]) {
+    ["clients_refused", "browsers refused"], ["clients_idle", "idle streams closed"],
+    ["hosts_refused", "foreign hosts refused"]]) {
     if (s[key]) parts.push(`${s[key]} ${what}`);
   }
   if (s.events_dropped) parts.push(`${s.events_dropped} events dropped for slow browsers`);
@@ -648,9 +649,19 @@ function applyState(st) {
   renderTriggers();
 }
 
+// The stream's id, from its "hello" event, is posted to /api/alive every
+// alive_ms: the scope closes a stream whose page stops saying it is alive.
+let alive = null;
+
 function connect() {
   const es = new EventSource("/events");
   const conn = $("conn");
+  es.addEventListener("hello", (e) => {
+    const h = JSON.parse(e.data);
+    clearInterval(alive);
+    const ping = () => fetch(`/api/alive?client=${encodeURIComponent(h.client)}`, { method: "POST" }).catch(() => {});
+    alive = setInterval(ping, h.alive_ms);
+  });
   es.onopen = () => { conn.dataset.state = "open"; renderHeader(); };
   es.onerror = () => { conn.dataset.state = "down"; conn.textContent = "reconnecting…"; conn.className = "pill down"; };
   es.addEventListener("state", (e) => applyState(JSON.parse(e.data)));
