@@ -86,6 +86,26 @@ func (w WorstInstances) Empty() bool {
 	return len(w.Slowest) == 0 && len(w.Timeouts) == 0 && len(w.Failures) == 0
 }
 
+// Worst returns the one instance that stands for the window at its worst,
+// for a record that carries one trace context of its own (an OTLP log
+// record's trace and span ids, which a log backend's link to its traces
+// follows): the first timeout, which did not complete within dMax, else the
+// first failure, else the slowest success. It reports false when w names no
+// instance.
+func (w WorstInstances) Worst() (Exemplar, bool) {
+	return firstOf(w.Timeouts, w.Failures, w.Slowest)
+}
+
+// firstOf returns the first instance of the first non-empty list.
+func firstOf(lists ...[]Exemplar) (Exemplar, bool) {
+	for _, xs := range lists {
+		if len(xs) > 0 {
+			return xs[0], true
+		}
+	}
+	return Exemplar{}, false
+}
+
 // picks selects a window's exemplars and worst instances as its instances
 // arrive, in fixed memory: groups[g] is the slowest success of the g-th
 // group of bins (TraceID zero: none yet), timeout and failure the last

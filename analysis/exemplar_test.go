@@ -416,3 +416,44 @@ func TestPicksGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestWorstInstance: the one instance a trigger or snapshot record links to
+// by its own trace context. The window's worst is its first timeout (it did
+// not complete within dMax), else its first failure, else its slowest
+// success; a failure trigger links to a failure first, since that is what
+// it counts; a window that named none links to nothing.
+func TestWorstInstance(t *testing.T) {
+	ex := func(n byte, o Outcome) Exemplar {
+		return Exemplar{TraceID: [16]byte{15: n}, SpanID: [8]byte{7: n}, Outcome: o}
+	}
+	slow := []Exemplar{ex(1, Success), ex(2, Success)}
+	timeouts := []Exemplar{ex(3, Timeout), ex(4, Timeout)}
+	failures := []Exemplar{ex(5, Failure)}
+	for _, c := range []struct {
+		name string
+		w    WorstInstances
+		kind TriggerKind
+		want byte // 0: none
+		// wantFailureTrigger is what a failure trigger of the same window names.
+		wantFailureTrigger byte
+	}{
+		{"all three", WorstInstances{Slowest: slow, Timeouts: timeouts, Failures: failures}, TriggerQTA, 3, 5},
+		{"no timeout", WorstInstances{Slowest: slow, Failures: failures}, TriggerSlackTrend, 5, 5},
+		{"successes only", WorstInstances{Slowest: slow}, TriggerDivergence, 1, 1},
+		{"timeouts, no failure", WorstInstances{Slowest: slow, Timeouts: timeouts}, TriggerLoad, 3, 3},
+		{"none", WorstInstances{}, TriggerQTA, 0, 0},
+	} {
+		got, ok := c.w.Worst()
+		if ok != (c.want != 0) || got.TraceID[15] != c.want || got.SpanID[7] != c.want {
+			t.Errorf("%s: Worst() = %v, %v; want instance %d", c.name, got, ok, c.want)
+		}
+		tr := TriggerEvent{Kind: c.kind, Worst: c.w}
+		if got, ok := tr.WorstInstance(); ok != (c.want != 0) || got.TraceID[15] != c.want {
+			t.Errorf("%s: %s trigger links to %v, %v; want instance %d", c.name, c.kind, got, ok, c.want)
+		}
+		tr.Kind = TriggerFailure
+		if got, ok := tr.WorstInstance(); ok != (c.wantFailureTrigger != 0) || got.TraceID[15] != c.wantFailureTrigger {
+			t.Errorf("%s: failure trigger links to %v, %v; want instance %d", c.name, got, ok, c.wantFailureTrigger)
+		}
+	}
+}

@@ -49,3 +49,15 @@ func (t *trigger) step(c condition, rearm int) bool {
 	}
 	return false
 }
+
+// WorstInstance returns the instance a trigger's record links to by its own
+// trace context: for a failure trigger the window's first failure, else its
+// first timeout (both make the failure ratio); for every other trigger the
+// window's worst instance (WorstInstances.Worst). It reports false when the
+// window named none.
+func (t *TriggerEvent) WorstInstance() (Exemplar, bool) {
+	if t.Kind == TriggerFailure {
+		return firstOf(t.Worst.Failures, t.Worst.Timeouts, t.Worst.Slowest)
+	}
+	return t.Worst.Worst()
+}

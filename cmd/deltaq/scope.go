@@ -20,7 +20,7 @@ import (
 func init() {
 	register(command{
 		name:    "scope",
-		usage:   "scope [--listen ADDR] [--http ADDR [--windows K]] [--once] [--timeout D] [--width N] [--height N] [--max-… N]",
+		usage:   "scope [--listen ADDR] [--http ADDR [--windows K]] [--trace-url URL] [--once] [--timeout D] [--width N] [--height N] [--max-… N]",
 		summary: "terminal ΔQ oscilloscope: draw the deltaq connector's metrics and triggers live",
 		help: `Scope listens for OTLP/gRPC metrics and logs, the output of the deltaq connector
 or exporter (an otlp_grpc exporter in the connector's metrics and logs pipelines,
@@ -43,6 +43,14 @@ a·X + b drawn next to the observed ΔQ.
 A slow or closed browser never holds up the scope. The page answers only
 requests addressed to ADDR, localhost or a loopback address (the Host header),
 so that no web site can read it through DNS rebinding.
+
+--trace-url URL links every trace a trigger names — its record's own trace
+context, the window's worst instance, and deltaq.trace_ids.slowest,
+.timeout and .failure — to a tracing UI: URL is the address of one trace
+with {trace_id} where the id goes, such as
+http://jaeger:16686/trace/{trace_id} (Jaeger), or Grafana Explore's address
+of a Tempo or Jaeger query with {trace_id} as the query. The page shows the
+ids as links; the terminal prints the addresses under each trigger.
 
 Everything the scope keeps is bounded, and the count of what each bound cut
 is shown (the terminal's header, the page's stats): probes (--max-probes; a
@@ -69,6 +77,7 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scope.Options, status in
 	fs.IntVar(&o.Frame.Width, "width", o.Frame.Width, "plot width in `columns`")
 	fs.IntVar(&o.Frame.Height, "height", o.Frame.Height, "plot height in `rows` (17 puts a row on every quarter)")
 	fs.StringVar(&o.HTTP, "http", "", "also serve the browser view on this `address` (e.g. 127.0.0.1:8327)")
+	fs.StringVar((*string)(&o.TraceURL), "trace-url", "", "link trace ids to this tracing UI `address`, {trace_id} where the id goes (e.g. http://jaeger:16686/trace/{trace_id})")
 	o.Limits.RegisterFlags(fs.FlagSet)
 	rest, status, ok := parseArgs(fs, args)
 	if !ok {

@@ -168,5 +168,9 @@ func TestTriggerRecordsNameTheWorstInstances(t *testing.T) {
 		assert.Equal(t, []any{id(9)}, to.Slice().AsRaw(), name)
 		_, ok := r.Attributes().Get(outcome.AttrFailureTraceIDs)
 		assert.False(t, ok, "%s: no failure, no attribute", name)
+		// The record's own trace context is its worst instance's, the timeout
+		// that never completed: what a log backend's link to traces follows.
+		assert.Equal(t, pcommon.TraceID{0: 0xab, 15: 9}, r.TraceID(), "%s: the record's trace id", name)
+		assert.Equal(t, pcommon.SpanID{7: 9}, r.SpanID(), "%s: the record's span id", name)
 	}
 }

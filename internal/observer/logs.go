@@ -59,6 +59,9 @@ func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs pcommon.Time
 		a.PutInt(outcome.AttrSnapshotID, t.SnapshotID)
 	}
 	putWorst(a, &t.Worst)
+	if ex, ok := t.WorstInstance(); ok {
+		setTraceContext(lr, ex)
+	}
 	lr.Body().SetStr(triggerMessage(t))
 }
 
@@ -101,11 +104,22 @@ func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs pcommon
 			a.PutInt(outcome.AttrTimeout, p.Counts.Timeout)
 			a.PutInt(outcome.AttrFailure, p.Counts.Failure)
 			putWorst(a, &p.Worst)
+			if ex, ok := p.Worst.Worst(); ok {
+				setTraceContext(lr, ex)
+			}
 			body := lr.Body().SetEmptyMap()
 			putCDF(body, outcome.SeriesObserved, p.Observed)
 			putCDF(body, outcome.SeriesCalculated, p.Calculated)
 		}
 	}
+}
+
+// setTraceContext gives a record the trace and span ids of the instance it
+// stands for, in the record's own fields: a log backend's link from a log
+// line to its trace (Grafana's, for one) follows those, not attributes.
+func setTraceContext(lr plog.LogRecord, ex analysis.Exemplar) {
+	lr.SetTraceID(ex.TraceID)
+	lr.SetSpanID(ex.SpanID)
 }
 
 // putWorst stores the trace ids of a window's worst instances of a probe.

@@ -18,23 +18,32 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // scopeState is what the scope has collected: the latest view of every probe and
 // the most recent trigger events. addMetrics and addLogs fill it; renderScope
 // reads it.
 type scopeState struct {
-	limits        Limits
-	now           func() time.Time // the clock of probe slots
-	slots         *slots
-	probes        map[string]*probeView
-	triggers      []triggerEvent // oldest first, at most maxTriggers
-	triggersSeen  int
+	limits       Limits
+	now          func() time.Time // the clock of probe slots
+	slots        *slots
+	probes       map[string]*probeView
+	triggers     []triggerEvent // oldest first, at most maxTriggers
+	triggersSeen int
+	// snapshots counts the snapshots seen, by their ids, as the browser
+	// view does (webStats.SnapshotsSeen): a snapshot is one record per
+	// probe and window, so counting records said 33 where the page said 1.
+	// snapIDs are the newest ids seen, ascending, at most maxWebSnapshots.
 	snapshots     int
+	snapIDs       []int64
 	metricBatches int
+	// traceURL links the triggers' trace ids (Options.TraceURL).
+	traceURL TraceURL
 	// malformed counts data points and records that were ignored: without a
 	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
-	// value, or a QTA probability outside [0, 1].
+	// value, or a QTA probability outside [0, 1]; snapshot records without
+	// a snapshot id.
 	malformed int
 	cuts
 }
@@ -84,6 +93,7 @@ type triggerEvent struct {
 	probe    string
 	kind     string
 	details  []string // the record's other attributes as key=value, sorted
+	links    []string // the addresses of its traces (Options.TraceURL), sorted
 }
 
 // probe returns the view of probe name, new if need be, or nil when the
@@ -364,15 +374,37 @@ func (w *windowCurves) qtaOf(name string) *qtaReading {
 }
 
 // addLogs ingests deltaq.trigger records (kept, newest last) and counts
-// deltaq.snapshot records; other records are ignored.
+// the snapshots of deltaq.snapshot records; other records are ignored.
 func (s *scopeState) addLogs(ld plog.Logs) {
 	for lr := range otlprecv.LogRecords(ld) {
 		switch lr.EventName() {
 		case eventSnapshot:
-			s.snapshots++
+			s.addSnapshotRecord(lr)
 		case eventTrigger:
 			s.addTrigger(lr)
 		}
+	}
+}
+
+// addSnapshotRecord counts the snapshot of a deltaq.snapshot record once,
+// by its id, as the browser view files it (scopeWeb.addSnapshotRecord): a
+// record without an id is malformed; an id older than the newest
+// maxWebSnapshots seen is not counted again.
+func (s *scopeState) addSnapshotRecord(lr plog.LogRecord) {
+	idv, ok := lr.Attributes().Get(outcome.AttrSnapshotID)
+	if !ok || idv.Type() != pcommon.ValueTypeInt || idv.Int() <= 0 {
+		s.malformed++
+		return
+	}
+	id := idv.Int()
+	i, found := slices.BinarySearch(s.snapIDs, id)
+	if found {
+		return
+	}
+	s.snapshots++
+	s.snapIDs = slices.Insert(s.snapIDs, i, id)
+	if len(s.snapIDs) > maxWebSnapshots {
+		s.snapIDs = slices.Delete(s.snapIDs, 0, len(s.snapIDs)-maxWebSnapshots)
 	}
 }
 
@@ -389,6 +421,10 @@ func (s *scopeState) addTrigger(lr plog.LogRecord) {
 	if ev.severity == "" {
 		ev.severity = lr.SeverityNumber().String()
 	}
+	for _, link := range s.traceURL.traceLinks(lr) {
+		ev.links = append(ev.links, s.cut(link, s.limits.AttrBytes))
+	}
+	sort.Strings(ev.links)
 	ev.severity = s.cut(ev.severity, s.limits.NameBytes)
 	ev.probe = s.cut(ev.probe, s.limits.NameBytes)
 	ev.kind = s.cut(ev.kind, s.limits.NameBytes)

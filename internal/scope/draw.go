@@ -62,7 +62,7 @@ func renderScope(s *scopeState, o Frame) string {
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
 		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
 	if s.malformed > 0 {
-		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, or QTA probability outside [0, 1])\n", s.malformed)
+		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, or QTA probability outside [0, 1]) or snapshot records (no deltaq.snapshot.id)\n", s.malformed)
 	}
 	if line := cutsLine(s.cuts); line != "" {
 		b.WriteString(line + "\n")
@@ -91,6 +91,13 @@ func renderScope(s *scopeState, o Frame) string {
 			b.WriteString(" " + printable.String(d))
 		}
 		b.WriteByte('\n')
+		if len(t.links) > 0 {
+			b.WriteString("    traces:")
+			for _, l := range t.links {
+				b.WriteString(" " + printable.String(l))
+			}
+			b.WriteByte('\n')
+		}
 	}
 	return b.String()
 }

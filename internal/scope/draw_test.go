@@ -26,6 +26,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 var updateGolden = flag.Bool("update-scope", false, "rewrite testdata/frame.golden")
@@ -194,9 +195,16 @@ func syntheticTriggers() plog.Logs {
 	tr.Attributes().PutStr(attrTrigger, "qta")
 	tr.Attributes().PutDouble("deltaq.observed", 0.35)
 	tr.Attributes().PutDouble("deltaq.required", 0.5)
-	snap := lrs.AppendEmpty()
-	snap.SetEventName(eventSnapshot)
-	snap.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+	// One snapshot of two probes and two windows: four records, one snapshot.
+	for _, probe := range []string{"checkout", "search"} {
+		for w := range 2 {
+			snap := lrs.AppendEmpty()
+			snap.SetEventName(eventSnapshot)
+			snap.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd.Add(time.Duration(w-1) * time.Second)))
+			snap.Attributes().PutStr("deltaq.probe", probe)
+			snap.Attributes().PutInt(outcome.AttrSnapshotID, 1)
+		}
+	}
 	return ld
 }
 

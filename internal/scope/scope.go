@@ -85,6 +85,9 @@ type Options struct {
 	HTTP string
 	// Limits bound the state of both views.
 	Limits Limits
+	// TraceURL, when set, links the trace ids of the triggers to a
+	// tracing UI in both views (--trace-url).
+	TraceURL TraceURL
 }
 
 // Validate reports the first option outside its range.
@@ -93,6 +96,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--timeout %v is negative", o.Timeout)
 	}
 	if err := o.Limits.Validate(); err != nil {
+		return err
+	}
+	if err := o.TraceURL.Validate(); err != nil {
 		return err
 	}
 	return o.Frame.Validate()
@@ -109,12 +115,15 @@ func Serve(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		defer cancel()
 	}
 	sc := newLiveScope(o.Limits)
+	sc.state.traceURL = o.TraceURL
 	var web *scopeWeb
 	if o.HTTP != "" {
 		var err error
 		if web, err = startScopeWeb(o.HTTP, o.Limits); err != nil {
 			return err
 		}
+		// Before any batch arrives: set once, read under its lock.
+		web.traceURL = o.TraceURL
 		// After srv.Stop (deferred below): no batch arrives once the
 		// browsers are told to go.
 		defer web.close()

@@ -110,6 +110,10 @@ type webTrigger struct {
 	// text (at most maxTriggerAttrs, each cut to Limits.AttrBytes): what
 	// the page lists under the trigger, such as the traces behind it.
 	Attributes map[string]string `json:"attributes"`
+	// TraceLinks are the addresses of the traces the record names (its
+	// own trace context and deltaq.trace_ids.*) in a tracing UI, trace id
+	// → address, with --trace-url (Options.TraceURL); absent without.
+	TraceLinks map[string]string `json:"trace_links,omitempty"`
 	Time       int64             `json:"time"` // Unix milliseconds
 	Severity   string            `json:"severity"`
 	Probe      string            `json:"probe"`
@@ -247,6 +251,10 @@ type scopeWeb struct {
 	listenHost string // the host of the listen address (hostAllowed)
 	ln         net.Listener
 	srv        *http.Server
+
+	// traceURL links the triggers' trace ids (Options.TraceURL); set
+	// before the first batch.
+	traceURL TraceURL
 }
 
 // webClient is one browser's event queue. resync, set when an event was
@@ -625,6 +633,7 @@ func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 	if v, ok := a.Get(outcome.AttrSnapshotID); ok && v.Type() == pcommon.ValueTypeInt {
 		t.Snapshot = v.Int()
 	}
+	t.TraceLinks = w.traceURL.traceLinks(lr)
 	return t
 }
 

@@ -558,13 +558,38 @@ function renderTriggers(fresh) {
     const keys = Object.keys(t.attributes || {}).sort();
     if (keys.length) {
       const attrs = el("div", "t-attrs");
-      for (const k of keys) attrs.append(el("span", "t-attr", `${k}=${t.attributes[k]}`));
+      for (const k of keys) attrs.append(attrSpan(k, t.attributes[k], t.trace_links));
       li.append(attrs);
     }
     li.addEventListener("click", () => openSnapshot(t));
     list.append(li);
   }
   $("trigger-count").textContent = store.triggers.length ? `(${store.triggers.length})` : "";
+}
+
+// attrSpan shows one attribute of a trigger as key=value; with --trace-url
+// each trace id the scope made a link for (trace_links, id → address) is a
+// link to that trace in the tracing UI. Only addresses the scope made are
+// used, and only for ids of 32 hex digits.
+function attrSpan(key, value, links) {
+  const span = el("span", "t-attr", `${key}=`);
+  let rest = String(value);
+  const re = /[0-9a-f]{32}/g;
+  let m, from = 0;
+  while (links && (m = re.exec(rest)) !== null) {
+    const href = links[m[0]];
+    if (!href) continue;
+    span.append(rest.slice(from, m.index));
+    const a = el("a", "t-trace", m[0]);
+    a.href = href;
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+    a.addEventListener("click", (e) => e.stopPropagation()); // not the snapshot
+    span.append(a);
+    from = m.index + m[0].length;
+  }
+  span.append(rest.slice(from));
+  return span;
 }
 
 async function openSnapshot(t) {
