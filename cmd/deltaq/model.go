@@ -34,7 +34,7 @@ const topInferred = 10
 func init() {
 	register(command{
 		name:    "model",
-		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--max-record MiB] [--infer] [--strict] [--json] TRACES...",
+		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--max-record MiB] [--infer] [--strict] [--json] [--plot DIR] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
 		help: `Model learns a ΔQ model of a traced system from trace files written by the
 collector's file exporter (any form analyze reads), read one record at a time.
@@ -77,6 +77,10 @@ the model may be wrong (many incoherent traces, traces closed early, spans
 outside their parents, a KS distance above 0.1), the report says so first,
 with the likely cause, and --strict makes model exit with status 1.
 
+--plot DIR draws the validation of every root operation into
+DIR/ROOT-model.png: the observed end-to-end ΔQ (blue) and the one the model
+predicts (green, dashed), as analyze, eval and whatif draw ΔQs.
+
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
 		run: runModel,
 	})
@@ -86,6 +90,7 @@ deltaq whatif DIR predicts the effect of changes to the nodes.`,
 type modelOptions struct {
 	files  []string
 	out    string
+	plot   string
 	bins   int
 	cfg    model.Config
 	trace  tracefile.Options
@@ -98,6 +103,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(&c, stderr)
 	var o modelOptions
 	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
+	fs.StringVar(&o.plot, "plot", "", "draw the predicted and observed ΔQ of every root operation into `DIR`")
 	fs.IntVar(&o.bins, "bins", model.DefaultBins, "bins over the longest root operation's 99.9th percentile duration")
 	fs.DurationVar(&o.cfg.Grace, "grace", model.DefaultGrace, "trace time after a trace's last span before it is complete")
 	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
@@ -143,6 +149,10 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	plots, err := plotModel(o.plot, rep.Validation)
+	if err != nil {
+		return fail(err)
+	}
 	if o.json {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -153,6 +163,9 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 		writeModelReport(stdout, rep)
 		fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),
 			printable(filepath.Join(o.out, modelJSONFile)), printable(filepath.Join(o.out, modelReportFile)))
+		for _, f := range plots {
+			fmt.Fprintf(stdout, "wrote %s\n", printable(f))
+		}
 	}
 	if o.strict && len(rep.Doubts) > 0 {
 		fmt.Fprintf(stderr, "deltaq model: --strict: the model is unsure (%d doubts)\n", len(rep.Doubts))
@@ -375,4 +388,33 @@ func maxRecordFlag(fs *flagSet) func() (tracefile.Options, bool) {
 		}
 		return tracefile.Options{MaxLine: *mib << 20, MaxDocument: *mib << 20}, true
 	}
+}
+
+// plotModel draws, for each root operation, the observed end-to-end ΔQ and
+// the one the model predicts into dir (nothing when dir is empty), and
+// returns the files written.
+func plotModel(dir string, vs []model.Validation) ([]string, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	files, err := newPlotFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, v := range vs {
+		path := files.path(v.Root, "-model.png")
+		err := drawCDF(path, &cdfPlot{
+			title: fmt.Sprintf("model of %s: KS distance %s", printable(v.Operation), strconv.FormatFloat(v.KS, 'f', 4, 64)),
+			curves: []cdfCurve{
+				{label: "observed", dq: v.ObservedDQ, color: colorObserved},
+				{label: "predicted", dq: v.PredictedDQ, color: colorCalculated, dashes: dashed},
+			},
+		})
+		if err != nil {
+			return out, fmt.Errorf("plot of %s: %w", printable(v.Operation), err)
+		}
+		out = append(out, path)
+	}
+	return out, nil
 }

@@ -146,6 +146,24 @@ func addLine(pl *plot.Plot, label string, xys plotter.XYs, c color.Color, dashes
 
 // drawCDF writes the ΔQ plot p to path as a PNG image.
 func drawCDF(path string, p *cdfPlot) error {
+	pl, dmaxMS, err := cdfFigure(p)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := renderCDF(pl, dmaxMS).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cdfFigure builds the ΔQ plot p, and returns where it draws the dMax line,
+// in milliseconds (0: not drawn).
+func cdfFigure(p *cdfPlot) (pl *plot.Plot, dmaxMS float64, err error) {
 	dqs := make([]deltaq.DeltaQ, len(p.curves))
 	for i, c := range p.curves {
 		dqs[i] = c.dq
@@ -155,14 +173,14 @@ func drawCDF(path string, p *cdfPlot) error {
 	if !dmaxShown && dmax > 0 {
 		xlabel = fmt.Sprintf("delay (ms); dMax %s, beyond the range drawn", dist.FormatDuration(dmax))
 	}
-	pl := newPlot(p.title, xlabel, "P(completed within delay)")
+	pl = newPlot(p.title, xlabel, "P(completed within delay)")
 	pl.X.Min, pl.X.Max = 0, ms(xmax)
 	pl.Y.Min, pl.Y.Max = 0, 1.02
 	pl.Legend.Top, pl.Legend.Left = false, false
 	if b := p.band; b != nil && b.K >= 2 {
 		poly, err := plotter.NewPolygon(bandPoints(b, xmax))
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		poly.Color, poly.LineStyle.Width = colorBand, 0
 		pl.Add(poly)
@@ -170,21 +188,48 @@ func drawCDF(path string, p *cdfPlot) error {
 	}
 	for _, c := range p.curves {
 		if err := addLine(pl, c.label, cdfPoints(c.dq, xmax), c.color, c.dashes); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	if p.qta != nil && dmax > 0 {
 		if err := addLine(pl, "QTA", qtaPoints(p.qta, dmax, xmax), colorQTA, nil); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	if dmaxShown {
 		label := "dMax " + dist.FormatDuration(dmax)
 		if err := addLine(pl, label, plotter.XYs{{X: ms(dmax), Y: 0}, {X: ms(dmax), Y: 1.02}}, colorDMax, []vg.Length{vg.Points(2), vg.Points(3)}); err != nil {
-			return err
+			return nil, 0, err
+		}
+		dmaxMS = ms(dmax)
+	}
+	return pl, dmaxMS, nil
+}
+
+// legendGap is the room left between the legend and the dMax line, in
+// points (vg.Length's unit).
+const legendGap vg.Length = 8
+
+// renderCDF draws a ΔQ plot on a PNG canvas of plotWidth × plotHeight.
+// The legend sits at the bottom right, where the curves, rising to their
+// tangible mass, leave room; a dMax line drawn near the right edge (dMax is
+// drawn 5 % short of it) would run through it, so the legend moves left of
+// the line.
+func renderCDF(pl *plot.Plot, dmaxMS float64) vgimg.PngCanvas {
+	c := vgimg.PngCanvas{Canvas: vgimg.New(plotWidth, plotHeight)}
+	dc := draw.New(c)
+	if dmaxMS > 0 {
+		// The legend's right edge is the canvas's, plus XOffs (plot.Legend
+		// draws it in the canvas less the axes, whose right edge is the
+		// canvas's).
+		data := pl.DataCanvas(dc)
+		line := data.X(pl.X.Norm(dmaxMS))
+		if right := dc.Max.X; right > line-legendGap {
+			pl.Legend.XOffs = line - legendGap - right
 		}
 	}
-	return pl.Save(plotWidth, plotHeight, path)
+	pl.Draw(dc)
+	return c
 }
 
 // cdfPoints returns, in milliseconds, the CDF of d at 0 and at every bin
