@@ -28,8 +28,21 @@ type analyzer struct {
 	// its observed one).
 	calculated map[string]bool
 	// inputsOf holds, for each probe the diagram calculates, the probes
-	// whose observed ΔQ can enter its calculated ΔQ (see diagramInputs).
-	inputsOf map[string][]string
+	// whose observed ΔQ can enter its calculated ΔQ (see diagramInputs);
+	// wholesOf the reverse, for each such input the probes it enters.
+	inputsOf, wholesOf map[string][]string
+	// inDiagram marks the probes of the diagram.
+	inDiagram map[string]bool
+	// dmaxOf holds the window's dMax of every probe tracked, ns (0: none
+	// yet); divObs the observed ΔQs of the diagram's calculated probes on
+	// the grid of their calculated ΔQs (fine.go); reused across windows.
+	dmaxOf       map[string]int64
+	layOf        map[string]layout
+	divObs       map[string]deltaq.DeltaQ
+	divObsBounds map[string]deltaq.Bounds
+	// reach holds the largest delay each diagram probe's instances reached
+	// within its analysis range in the window, ns (fine.go).
+	reach map[string]int64
 	// referenced are the probes the configuration expects instances of:
 	// the diagram's outcomes and the entries of Config.Probes, sorted.
 	referenced []string
@@ -94,6 +107,9 @@ type divergenceState struct {
 type pooledWindow struct {
 	obs, calc deltaq.DeltaQ
 	bounds    deltaq.Bounds
+	// obsBounds bound the observed ΔQ: read on a grid finer than the
+	// buckets it was counted in, it is exact only at their edges.
+	obsBounds deltaq.Bounds
 	width     float64
 	n, m      float64
 }
@@ -113,15 +129,21 @@ type slackHistory struct {
 
 func newAnalyzer(cfg *compiled) *analyzer {
 	a := &analyzer{
-		cfg:        cfg,
-		probes:     make(map[string]*probeState),
-		calculated: make(map[string]bool),
-		inputs:     make(map[string]deltaq.DeltaQ),
-		pessIn:     make(map[string]deltaq.DeltaQ),
-		optIn:      make(map[string]deltaq.DeltaQ),
-		llBounds:   make(map[string]deltaq.Bounds),
-		coarse:     make(map[string]bool),
-		effective:  make(map[string]float64),
+		cfg:          cfg,
+		probes:       make(map[string]*probeState),
+		calculated:   make(map[string]bool),
+		inputs:       make(map[string]deltaq.DeltaQ),
+		pessIn:       make(map[string]deltaq.DeltaQ),
+		optIn:        make(map[string]deltaq.DeltaQ),
+		llBounds:     make(map[string]deltaq.Bounds),
+		coarse:       make(map[string]bool),
+		effective:    make(map[string]float64),
+		inDiagram:    make(map[string]bool),
+		dmaxOf:       make(map[string]int64),
+		layOf:        make(map[string]layout),
+		divObs:       make(map[string]deltaq.DeltaQ),
+		divObsBounds: make(map[string]deltaq.Bounds),
+		reach:        make(map[string]int64),
 	}
 	ref := make(map[string]bool)
 	for n := range cfg.Probes {
@@ -136,6 +158,15 @@ func newAnalyzer(cfg *compiled) *analyzer {
 			}
 		}
 		a.inputsOf = diagramInputs(cfg.diagram)
+		a.wholesOf = make(map[string][]string)
+		for whole, ins := range a.inputsOf {
+			for _, n := range ins {
+				a.wholesOf[n] = append(a.wholesOf[n], whole)
+			}
+		}
+		for _, p := range cfg.diagram.Probes() {
+			a.inDiagram[p.Name] = true
+		}
 	}
 	for n := range ref {
 		a.referenced = append(a.referenced, n)
@@ -301,6 +332,7 @@ func (a *analyzer) close(c *closing) *Result {
 		a.analyseProbe(r, &r.Probes[j], ev, calcBounds{evP, evO})
 	}
 	a.whatIf(r)
+	a.display(r)
 	for _, n := range a.referenced {
 		if i, ok := sort.Find(len(r.Probes), func(j int) int { return strings.Compare(n, r.Probes[j].Name) }); !ok || r.Probes[i].Counts.Total() == 0 {
 			r.NoInstances = append(r.NoInstances, n)
@@ -323,6 +355,12 @@ func (a *analyzer) observe(r *Result, c *closing) {
 	}
 	sort.Slice(order, func(x, y int) bool { return c.names[order[x]] < c.names[order[y]] })
 	r.Probes = make([]ProbeResult, len(order))
+	clear(a.dmaxOf)
+	clear(a.layOf)
+	for i, n := range c.names {
+		a.dmaxOf[n] = c.lays[i].dmaxNs
+		a.layOf[n] = c.lays[i]
+	}
 	clear(a.inputs)
 	clear(a.coarse)
 	clear(a.effective)
@@ -365,9 +403,15 @@ func (a *analyzer) observe(r *Result, c *closing) {
 		}
 		if err == nil {
 			pr.Observed = &dq
+			pr.Analysis = &dq
+			pr.AnalysisWidth = dq.Width()
 			a.inputs[pr.Name] = dq
 		}
+		if ac.fineComplete() && a.dmaxOf[pr.Name] > 0 {
+			pr.fine, pr.fineCut = ac.fine, a.dmaxOf[pr.Name]
+		}
 	}
+	a.fineAnalysis(r)
 }
 
 // logLinearBounds returns the bounds of a log-linear probe's window on its
@@ -436,15 +480,20 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	pr.Totals = s.totals
 	if ev != nil && a.calculated[pr.Name] {
 		if res, ok := ev.Result(pr.Name); ok && res.OK && res.Err == nil {
-			dq := res.DeltaQ
+			dq := a.ownRange(pr.Name, res.DeltaQ)
 			pr.Calculated = &dq
-			pr.Bounds = eb.of(pr.Name)
+			if b := eb.of(pr.Name); b != nil {
+				pr.Bounds = &deltaq.Bounds{Pessimistic: a.ownRange(pr.Name, b.Pessimistic),
+					Optimistic: a.ownRange(pr.Name, b.Optimistic), Strict: b.Strict}
+			}
 		}
 	}
 	if pr.Bounds != nil {
 		tmax := pr.Calculated.DMax()
-		if pr.Observed != nil {
-			tmax = math.Min(tmax, pr.Observed.DMax())
+		if obs, ok := a.divObs[pr.Name]; ok {
+			tmax = math.Min(tmax, obs.DMax())
+		} else if pr.Analysis != nil {
+			tmax = math.Min(tmax, pr.Analysis.DMax())
 		}
 		pr.BoundsWidth = pr.Bounds.Width(tmax)
 	}
@@ -459,8 +508,11 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
 	for k, q := range a.cfg.Quantiles {
 		qv := QuantileValue{Q: q}
-		if pr.Observed != nil {
-			qv.Observed, qv.ObservedOK = pr.Observed.Quantile(q)
+		switch {
+		case pr.fine != nil:
+			qv.Observed, qv.ObservedOK = pr.fine.Quantile(q, pr.fineCut)
+		case pr.Analysis != nil:
+			qv.Observed, qv.ObservedOK = pr.Analysis.Quantile(q)
 		}
 		if pr.Calculated != nil {
 			qv.Calculated, qv.CalculatedOK = pr.Calculated.Quantile(q)
@@ -470,6 +522,7 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	a.divergence(pr, s)
 	a.scoreQoO(r, pr, s)
 	a.triggers(r, pr, s)
+	pr.fine = nil // the engine reuses the histogram for a later window
 }
 
 // checkQTA sets the probe's QTA verdicts on its observed and calculated
@@ -477,10 +530,10 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 func (a *analyzer) checkQTA(r *Result, pr *ProbeResult, s *probeState) {
 	pr.QTA = s.qta
 	pr.QTABreachP, pr.FailureBreachP = 1, 1
-	if s.qta != nil && pr.Observed != nil {
-		if c, err := s.qta.Check(*pr.Observed); err == nil {
+	if s.qta != nil && pr.Analysis != nil {
+		if c, err := s.qta.Check(*pr.Analysis); err == nil {
 			pr.QTACheck = &c
-			pr.QTABreachP, pr.FailureBreachP = breaches(&c, *pr.Observed)
+			pr.QTABreachP, pr.FailureBreachP = breaches(&c, withinOf(pr), effectiveN(pr))
 		}
 	}
 	if s.qta != nil && pr.Calculated != nil {
@@ -494,7 +547,7 @@ func (a *analyzer) checkQTA(r *Result, pr *ProbeResult, s *probeState) {
 	}
 	if pr.QTACheck != nil && len(pr.QTACheck.Points) > 0 {
 		pr.Slack = slackOf(pr.QTACheck)
-		s.slack.push(r.End, pr.Slack.Min, slackVariance(pr.QTACheck, pr.Slack.Min, pr.Counts.Total()))
+		s.slack.push(r.End, pr.Slack.Min, slackVariance(pr.QTACheck, pr.Slack.Min, effectiveN(pr)))
 		st := s.cfg.Triggers.SlackTrend
 		pr.Slack.Trend = s.slack.trend(st.Horizon, st.Confidence)
 	}
@@ -503,13 +556,21 @@ func (a *analyzer) checkQTA(r *Result, pr *ProbeResult, s *probeState) {
 // divergence tests the probe's observed ΔQ against its calculated one,
 // beyond the calculated ΔQ's bounds, unless an input is under-resolved.
 func (a *analyzer) divergence(pr *ProbeResult, s *probeState) {
-	if pr.Observed != nil && pr.Calculated != nil {
+	obs, ok := a.divObs[pr.Name]
+	ob, fine := a.divObsBounds[pr.Name]
+	if !ok && pr.Analysis != nil {
+		obs, ok = *pr.Analysis, true
+	}
+	if !fine {
+		ob = deltaq.BoundsOf(obs)
+	}
+	if ok && pr.Calculated != nil {
 		if a.coarseInputs(pr.Name) {
 			pr.DivergenceWithheld = true
-		} else if d, err := deltaq.Distance(*pr.Observed, *pr.Calculated); err == nil {
+		} else if d, err := deltaq.Distance(obs, *pr.Calculated); err == nil {
 			pr.Divergence, pr.HasDivergence = d, true
 			w := pooledWindow{
-				obs: *pr.Observed, calc: *pr.Calculated, width: pr.BoundsWidth,
+				obs: obs, obsBounds: ob, calc: *pr.Calculated, width: pr.BoundsWidth,
 				n: pr.EffectiveInstances, m: a.calculatedCount(pr.Name, s.div.paired),
 			}
 			if pr.Bounds != nil {
@@ -615,6 +676,9 @@ func (ds *divergenceState) test(w pooledWindow) (deltaq.KSTest, int, float64) {
 	if alpha == 0 {
 		alpha = DefaultDivergenceAlpha
 	}
+	if w.obsBounds.Pessimistic.Bins() == 0 {
+		w.obsBounds = deltaq.BoundsOf(w.obs) // exact at its edges
+	}
 	if ds.pool != nil {
 		if len(ds.pool) == cap(ds.pool) {
 			copy(ds.pool, ds.pool[1:])
@@ -683,34 +747,47 @@ func pooledTest(ws []pooledWindow) (deltaq.KSTest, error) {
 	if math.IsNaN(m) || !(m > 0) {
 		return deltaq.KSTest{}, errNoTest
 	}
-	obs, pess, opt := ws[0].obs, ws[0].bounds.Pessimistic, ws[0].bounds.Optimistic
+	calc, obs := ws[0].bounds, ws[0].obsBounds
 	if len(ws) > 1 {
 		weights := make([]float64, len(ws))
-		os, ps, qs := make([]deltaq.DeltaQ, len(ws)), make([]deltaq.DeltaQ, len(ws)), make([]deltaq.DeltaQ, len(ws))
 		for k, p := range ws {
 			weights[k] = p.n / n
-			os[k], ps[k], qs[k] = p.obs, p.bounds.Pessimistic, p.bounds.Optimistic
 		}
 		var err error
-		if obs, err = deltaq.Choice(weights, os); err != nil {
+		if calc, err = pooledBounds(weights, ws, func(p *pooledWindow) deltaq.Bounds { return p.bounds }); err != nil {
 			return deltaq.KSTest{}, err
 		}
-		if pess, err = deltaq.Choice(weights, ps); err != nil {
-			return deltaq.KSTest{}, err
-		}
-		if opt, err = deltaq.Choice(weights, qs); err != nil {
+		if obs, err = pooledBounds(weights, ws, func(p *pooledWindow) deltaq.Bounds { return p.obsBounds }); err != nil {
 			return deltaq.KSTest{}, err
 		}
 	}
-	strict := true
-	for _, p := range ws {
-		strict = strict && p.bounds.Strict
-	}
-	d, err := deltaq.Bounds{Pessimistic: pess, Optimistic: opt, Strict: strict}.Beyond(obs)
+	d, err := calc.BeyondBounds(obs)
 	if err != nil {
 		return deltaq.KSTest{}, err
 	}
 	return deltaq.NewKSTest(math.Min(d, 1), n, m)
+}
+
+// pooledBounds returns the mixture, by weights, of the bounds of windows
+// ws that of picks: a mixture of bounds bounds the mixture, Strict when
+// every one is.
+func pooledBounds(weights []float64, ws []pooledWindow, of func(*pooledWindow) deltaq.Bounds) (deltaq.Bounds, error) {
+	ps, qs := make([]deltaq.DeltaQ, len(ws)), make([]deltaq.DeltaQ, len(ws))
+	strict := true
+	for k := range ws {
+		b := of(&ws[k])
+		ps[k], qs[k] = b.Pessimistic, b.Optimistic
+		strict = strict && b.Strict
+	}
+	pess, err := deltaq.Choice(weights, ps)
+	if err != nil {
+		return deltaq.Bounds{}, err
+	}
+	opt, err := deltaq.Choice(weights, qs)
+	if err != nil {
+		return deltaq.Bounds{}, err
+	}
+	return deltaq.Bounds{Pessimistic: pess, Optimistic: opt, Strict: strict}, nil
 }
 
 // slackOf returns the slack of a QTA check with points, without its trend.
@@ -843,25 +920,19 @@ func (h *slackHistory) trend(horizon time.Duration, conf float64) SlackTrend {
 	return t
 }
 
-// breaches returns the p-values of the binomial tests that the window of
-// observed ΔQ d breaks a QTA point (the smallest over the points) and its
-// failure bound (breachP). The instances within a point's delay are counted
-// to the upper edge of its bin, so that a point inside a bin is not taken
-// as broken by the binning.
-func breaches(c *deltaq.QTACheck, d deltaq.DeltaQ) (point, failure float64) {
-	n := d.Count()
+// breaches returns the p-values of the binomial tests that a window of n
+// effective instances breaks a QTA point (the smallest over the points) and
+// its failure bound (breachP). within gives the fraction of instances that
+// may have completed within a point's delay, counted to the upper edge of
+// the bucket or bin that holds it (withinOf), so that a point inside a
+// bucket is not taken as broken by the resolution.
+func breaches(c *deltaq.QTACheck, within func(delay float64) float64, n int64) (point, failure float64) {
 	point = 1
 	for _, pc := range c.Points {
 		if pc.OK {
 			continue
 		}
-		// The instances up to the upper edge of the bin (i·w, (i+1)·w]
-		// that holds the delay, an edge within 1e-9 taken as on it.
-		x := pc.Delay / d.Width()
-		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-			x = r
-		}
-		k := int64(math.Round(d.CDF(math.Ceil(x)*d.Width()) * float64(n)))
+		k := int64(math.Round(within(pc.Delay) * float64(n)))
 		point = math.Min(point, breachP(k, n, pc.P, false))
 	}
 	failure = 1
@@ -870,6 +941,29 @@ func breaches(c *deltaq.QTACheck, d deltaq.DeltaQ) (point, failure float64) {
 		failure = breachP(k, n, c.MaxFailure, true)
 	}
 	return point, failure
+}
+
+// withinOf returns, for the breach tests, the fraction of the window's
+// instances that may have completed within a delay (seconds): from the
+// analysis counts, those of every bucket that starts at or before it
+// (LogLinearHistogram.Within); else from the ΔQ, the instances up to the
+// upper edge of the bin (i·w, (i+1)·w] that holds the delay, an edge
+// within 1e-9 taken as on it.
+func withinOf(pr *ProbeResult) func(delay float64) float64 {
+	if h := pr.fine; h != nil {
+		n := float64(h.Total())
+		return func(delay float64) float64 {
+			return float64(h.Within(int64(math.Floor(delay*1e9+1e-6)))) / n
+		}
+	}
+	d := *pr.Analysis
+	return func(delay float64) float64 {
+		x := delay / d.Width()
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+			x = r
+		}
+		return d.CDF(math.Ceil(x) * d.Width())
+	}
 }
 
 // triggers steps the probe's triggers and appends those that fire.

@@ -165,6 +165,10 @@ type Engine struct {
 	// (Config.LayoutGeneration) the layouts were last looked up at.
 	gen uint64
 
+	// fine is the analysis resolution (deltaq.Fine), shared by the
+	// accumulators' fine histograms.
+	fine *deltaq.Fine
+
 	amu sync.Mutex // guards the analysis state
 	an  *analyzer
 }
@@ -259,7 +263,32 @@ type acc struct {
 	// w1 and w2 are Σw and Σw² over the adjusted counts w of the
 	// instances counted here (not those merged from other engines).
 	w1, w2 float64
+	// fine counts the same instances at the analysis resolution, whatever
+	// the layout: a success at its delay, also one that ended after the
+	// layout's dMax (a timeout of the probe, whose completion still counts
+	// in the composition of a whole with a longer dMax); a timeout whose
+	// end is unknown, and a failure, apart.
+	fine *deltaq.LogLinearHistogram
 }
+
+// addFine counts an instance at the analysis resolution by its own
+// outcome and delay, whatever the layout's dMax made of it.
+func (a *acc) addFine(in *Instance, n int64) {
+	switch in.Outcome {
+	case Success:
+		a.fine.AddN(in.End-in.Start, n) // beyond deltaq.FineHigh: a timeout
+	case Failure:
+		a.fine.AddFailures(n)
+	default:
+		a.fine.AddTimeouts(n)
+	}
+}
+
+// fineComplete reports whether the fine histogram holds every instance of
+// the accumulator: not so once another engine's window without analysis
+// counts was merged in (merge.go), whose analysis then reads the layout's
+// histogram.
+func (a *acc) fineComplete() bool { return a.fine.Total() == a.total() }
 
 // effective returns the effective number of instances behind total
 // counts, Kish's (Σw)²/Σw² ("Survey Sampling", 1965, section 11.7): the
@@ -334,6 +363,7 @@ func (a *acc) reset() {
 	}
 	a.sum = 0
 	a.w1, a.w2 = 0, 0
+	a.fine.Reset()
 	a.picks.reset()
 }
 
@@ -365,6 +395,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		pending:  make(map[string]*probe),
 		minEnd:   math.MaxInt64,
 		maxEnd:   math.MinInt64,
+		fine:     deltaq.NewFine(),
 	}
 	if e.interval == 0 {
 		e.nslots = 1
@@ -632,6 +663,7 @@ func (e *Engine) count(a *acc, in *Instance, oc Outcome, dmax int64) {
 	}
 	a.w1 += float64(n)
 	a.w2 += float64(n) * float64(n)
+	a.addFine(in, n)
 	if oc == Success {
 		// Most successes are no pick: the exemplar is made for those that
 		// are (picks.keeps).
@@ -756,14 +788,14 @@ func (e *Engine) newAcc(l layout) *acc {
 			// logLinearLayout checked the buckets.
 			panic(fmt.Sprintf("analysis: log-linear histogram for a valid layout: %v", err))
 		}
-		return &acc{lay: l, ll: h, picks: e.newPicks()}
+		return &acc{lay: l, ll: h, picks: e.newPicks(), fine: e.fine.NewHistogram()}
 	}
 	h, err := deltaq.NewHistogram(l.width(), l.bins)
 	if err != nil {
 		// layout.valid() guarantees a positive width and 1 ≤ bins ≤ MaxBins.
 		panic(fmt.Sprintf("analysis: histogram for a valid layout: %v", err))
 	}
-	return &acc{lay: l, hist: h, picks: e.newPicks()}
+	return &acc{lay: l, hist: h, picks: e.newPicks(), fine: e.fine.NewHistogram()}
 }
 
 // newPicks returns the exemplar and worst-instance selection of a window.
@@ -836,6 +868,7 @@ type closing struct {
 	start, end int64
 	names      []string // names of the probes tracked at detach time
 	accs       []*acc   // parallel to names
+	lays       []layout // parallel to names: the window's layout of each (zero: none yet)
 	// forget names the probes forgotten after this window: their analysis
 	// state goes once the window is analysed.
 	forget []string
@@ -940,11 +973,13 @@ func (e *Engine) detach() closing {
 		end:   (e.k0 + 1) * e.interval,
 		names: make([]string, 0, e.live),
 		accs:  make([]*acc, 0, e.live),
+		lays:  make([]layout, 0, e.live),
 	}
 	for i, p := range e.probes {
 		if p != nil {
 			c.names = append(c.names, p.name)
 			c.accs = append(c.accs, s.accs[i])
+			c.lays = append(c.lays, p.layoutAt(e.k0))
 		}
 	}
 	clear(s.accs)

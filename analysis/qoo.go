@@ -244,7 +244,7 @@ type QoOScore struct {
 }
 
 // scoreQoO sets pr.QoO for a probe with a qoo requirement: the observed ΔQ
-// scored with the window's rate of completed instances, the calculated ΔQ
+// at the analysis resolution (ProbeResult.Analysis) scored with the window's rate of completed instances, the calculated ΔQ
 // without a rate (a rate is counted, not composed).
 func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 	if s.cfg.QoO.IsZero() {
@@ -255,7 +255,7 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		return // Config.Check refused it.
 	}
 	res := &QoOResult{Requirement: req, MinInstances: max(req.MinInstances(), s.cfg.QoO.MinInstances)}
-	if pr.Observed != nil {
+	if pr.Analysis != nil {
 		w := sample{instances: pr.EffectiveInstances}
 		if n := pr.Counts.Total(); n > 0 {
 			w.completed = pr.EffectiveInstances * float64(pr.Counts.Success) / float64(n)
@@ -263,7 +263,7 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		if span := r.End.Sub(r.Start).Seconds(); span > 0 {
 			w.rate, w.hasRate = float64(pr.Counts.Success)/span, true
 		}
-		res.Observed = scoreOne(req, res.MinInstances, *pr.Observed, w)
+		res.Observed = scoreOne(req, res.MinInstances, *pr.Analysis, w)
 	}
 	if pr.Calculated != nil {
 		worth := a.calculatedCount(pr.Name, false)

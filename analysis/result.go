@@ -77,16 +77,43 @@ type ProbeResult struct {
 	// other engines count their instances as unsampled.
 	EffectiveInstances float64
 	// UnderResolved is true when at least half of the window's successes
-	// (and at least one) fell into the first bin (for log-linear buckets,
-	// the first bucket, below their low): the layout is too coarse for the
-	// probe's delays, which are all read as half a bin.
+	// (and at least one) fell into the first bin of the analysis grid (of
+	// the diagram's, for a probe of the diagram): the grid is too coarse for
+	// the probe's delays, which are all read as half a bin, and its
+	// divergence is withheld. The diagram's grid spans its largest delay in
+	// deltaq.AnalysisBins bins, so only a probe thousands of times faster
+	// than another of its diagram is under-resolved. For a window merged
+	// from engines that sent no analysis counts, the first bin (or bucket)
+	// of the probe's own layout.
 	UnderResolved bool
-	// Observed is the observed ΔQ of the window (thesis 4.1.1); nil when the
-	// window holds no instance of the probe: an empty window has no ΔQ.
+	// Observed is the observed ΔQ of the window (thesis 4.1.1) in the
+	// probe's own layout, what its user sees; nil when the window holds no
+	// instance of the probe: an empty window has no ΔQ.
 	Observed *deltaq.DeltaQ
+	// Analysis is the same window's ΔQ at the analysis resolution
+	// (deltaq.Fine) up to the probe's dMax, on the uniform grid of width
+	// AnalysisWidth: what the QTA checks, the quantiles and the divergence
+	// test read, so that they do not depend on the bins the user chose to
+	// see. It is Observed when the window holds counts merged from an
+	// engine that sent no analysis counts. UnderResolved is read on it.
+	Analysis *deltaq.DeltaQ
+	// AnalysisWidth is the width, in seconds, of Analysis's grid:
+	// deltaq.AnalysisWidth of the probe's dMax. DiagramWidth is that of the
+	// grid the window's diagram composes its probes on (and the calculated
+	// ΔQs' width), deltaq.AnalysisWidth of the largest delay its probes
+	// reached; 0 for a probe outside the diagram.
+	AnalysisWidth, DiagramWidth float64
+	// fine holds the window's counts at the analysis resolution while the
+	// window is analysed (the observed quantiles are read from them, up to
+	// fineCut ns); nil when Analysis is Observed.
+	fine    *deltaq.LogLinearHistogram
+	fineCut int64
 	// Calculated is the probe's calculated ΔQ from the outcome diagram
-	// (thesis 3.4, 4.1.1); nil when the diagram does not define the probe as
-	// an expression, or an input of the expression had no instance.
+	// (thesis 3.4, 4.1.1), at the analysis resolution up to the probe's
+	// dMax, composed from what its parts' instances did up to the largest
+	// dMax of the wholes they are part of; nil when the diagram does not
+	// define the probe as an expression, or an input of the expression had
+	// no instance.
 	Calculated *deltaq.DeltaQ
 	// Bounds are the calculated ΔQ's discretisation bounds: the diagram
 	// evaluated on the inputs' pessimistic and optimistic bounds (their

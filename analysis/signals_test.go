@@ -365,10 +365,12 @@ func TestFailureSignificance(t *testing.T) {
 // triggers::confidence 0.99) in at most 1 % of them plus three standard
 // deviations. At d = 22 ms, a bin edge (F = 0.264), the breach is
 // significant in most windows at n = 50 and 200. At d = 22.5 ms, inside
-// the bin (22, 24] ms, the instances within d are counted to the bin's
-// upper edge, where F = 0.594: the bins cannot tell whether the point
-// holds, and the significant mode stays quiet although the raw verdict,
-// which interpolates, breaks.
+// the display bin (22, 24] ms, F = 0.355: the point is broken. On the
+// display bins, whose instances within d were counted to the bin's upper
+// edge (F = 0.594), the test could not tell; the analysis resolution counts
+// them to the upper edge of d's bucket [22.282, 22.544) ms, where F =
+// 0.363, and the breach is significant in most windows at n = 200: the
+// display bins no longer hide it.
 func TestQTAPointSignificance(t *testing.T) {
 	windows := 300
 	bound := 0.01 + 3*math.Sqrt(0.01*0.99/float64(windows))
@@ -380,7 +382,7 @@ func TestQTAPointSignificance(t *testing.T) {
 	}{
 		{24 * time.Millisecond, 50, true, 0}, {24 * time.Millisecond, 200, true, 0},
 		{22 * time.Millisecond, 50, false, 0.5}, {22 * time.Millisecond, 200, false, 0.9},
-		{22500 * time.Microsecond, 200, true, 0},
+		{22500 * time.Microsecond, 200, false, 0.9},
 	} {
 		run := twoStage{seed: 61, bins: 100, n: c.n, windows: windows, stages: independentIssue,
 			qta:      QTA{Points: []QTAPoint{{Delay: c.d, P: 0.5}}},
@@ -482,9 +484,11 @@ func TestAdaptivePooling(t *testing.T) {
 }
 
 // TestSplitWindowMedian: the window of the known-answer table, 6 jobs at
-// 5–11 ms and 6 at 100–106 ms on 1 ms bins, has F(11 ms) = 1/2 exactly,
-// so its median, the smallest t with F(t) ≥ 1/2, is 11 ms; read as a sum
-// of masses it was 99 ms, in the upper cluster.
+// 5–11 ms and 6 at 100–106 ms, has F(11 ms) = 1/2 exactly, so its median,
+// the smallest t with F(t) ≥ 1/2, is 11 ms: read from the analysis counts,
+// the upper edge of 11 ms's bucket [10.879, 11.010) ms, where the count
+// reaches half; read as a sum of masses it was 99 ms, in the upper
+// cluster.
 func TestSplitWindowMedian(t *testing.T) {
 	var ins []Instance
 	for i := range 6 {
@@ -495,7 +499,8 @@ func TestSplitWindowMedian(t *testing.T) {
 	}
 	cfg := Config{Probes: map[string]ProbeConfig{"p": {DMax: 200 * time.Millisecond, Bins: 200}}, Quantiles: []float64{0.5}}
 	q := probeOf(t, single(t, cfg, ins), "p").Quantiles[0]
-	if !q.ObservedOK || math.Abs(q.Observed-0.011) > 1e-12 {
-		t.Errorf("median %v (ok %v), want 11 ms", q.Observed, q.ObservedOK)
+	_, hi := fineBucket(t, 11*time.Millisecond)
+	if !q.ObservedOK || math.Abs(q.Observed-hi) > 1e-12 {
+		t.Errorf("median %v (ok %v), want %v, the upper edge of 11 ms's bucket", q.Observed, q.ObservedOK, hi)
 	}
 }

@@ -12,12 +12,15 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
-// TestQTASlack: 1 ms bins, 10 instances: 6 at 5.5 ms (bin 5), 2 at
-// 15.5 ms (bin 15), 2 timeouts. F(10 ms) = 0.6 and F(16 ms) = 0.8.
-//   - (10 ms, 0.5): slack 0.1; Q(0.5) inside bin 5 = 5 + 0.5/0.6 ms =
-//     5.8333 ms, margin 4.1667 ms.
-//   - (16 ms, 0.7): slack 0.1; Q(0.7) = 15 + (0.7 − 0.6)/0.2 ms = 15.5 ms,
-//     margin 0.5 ms, the smallest.
+// TestQTASlack: 10 instances: 6 at 5.5 ms, in the analysis bucket [a₁,
+// b₁) = [5.439, 5.505) ms, 2 at 15.5 ms, in [a₂, b₂) = [15.466, 15.598) ms,
+// 2 timeouts. F(10 ms) = 0.6 and F(16 ms) = 0.8. The analysis grid of the
+// probe's 100 ms dMax is 32.768 µs (deltaq.AnalysisWidth), which divides
+// both buckets (2 and 4 bins): a bucket's instances are read uniform over
+// it.
+//   - (10 ms, 0.5): slack 0.1; Q(0.5) = a₁ + (0.5/0.6)·(b₁ − a₁).
+//   - (16 ms, 0.7): slack 0.1; Q(0.7) = a₂ + ((0.7 − 0.6)/0.2)·(b₂ − a₂),
+//     the smallest margin.
 //   - (20 ms, 0.9) added: F(20 ms) = 0.8, slack −0.1, the headline; 0.9 is
 //     above the tangible mass 0.8, so its margin, and the headline margin,
 //     are unknown.
@@ -32,25 +35,29 @@ func TestQTASlack(t *testing.T) {
 	if s == nil {
 		t.Fatal("no slack")
 	}
+	a1, b1 := fineBucket(t, 5500*time.Microsecond)
+	a2, b2 := fineBucket(t, 15500*time.Microsecond)
+	q1, q2 := a1+0.5/0.6*(b1-a1), a2+0.5*(b2-a2)
 	want := []PointSlack{
-		{Delay: ms(10), P: 0.5, Slack: 0.1, DelayMargin: ms(10 - (5 + 0.5/0.6)), MarginOK: true},
-		{Delay: ms(16), P: 0.7, Slack: 0.1, DelayMargin: ms(0.5), MarginOK: true},
+		{Delay: ms(10), P: 0.5, Slack: 0.1, DelayMargin: ms(10) - q1, MarginOK: true},
+		{Delay: ms(16), P: 0.7, Slack: 0.1, DelayMargin: ms(16) - q2, MarginOK: true},
 	}
 	for i, w := range want {
 		g := s.Points[i]
-		if g.Delay != w.Delay || g.P != w.P || math.Abs(g.Slack-w.Slack) > 1e-12 || math.Abs(g.DelayMargin-w.DelayMargin) > 1e-12 || g.MarginOK != w.MarginOK {
+		if g.Delay != w.Delay || g.P != w.P || math.Abs(g.Slack-w.Slack) > 1e-9 || math.Abs(g.DelayMargin-w.DelayMargin) > 1e-12 || g.MarginOK != w.MarginOK {
 			t.Errorf("point %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if math.Abs(s.Min-0.1) > 1e-12 || !s.MarginOK || math.Abs(s.MinMargin-ms(0.5)) > 1e-12 {
-		t.Errorf("headline: min slack %v, min margin %v (ok %v); want 0.1, 0.5 ms", s.Min, s.MinMargin, s.MarginOK)
+	if math.Abs(s.Min-0.1) > 1e-9 || !s.MarginOK || math.Abs(s.MinMargin-(ms(16)-q2)) > 1e-12 {
+		t.Errorf("headline: min slack %v, min margin %v (ok %v); want 0.1, %v", s.Min, s.MinMargin, s.MarginOK, ms(16)-q2)
 	}
-	// The pessimistic bound puts bin 5's instances at 6 ms and bin 15's at
-	// 16 ms: both points hold for it (F_pess(10 ms) = 0.6, F_pess(16 ms) =
-	// 0.8), with the margins 10 − 6 = 4 ms and 16 − 16 = 0 ms.
-	for i, want := range []float64{ms(4), 0} {
+	// The pessimistic bound puts each grid bin's instances at its upper
+	// edge: the first bucket's two bins of 0.3 reach 0.5 at b₁, the second
+	// bucket's four bins of 0.05 reach 0.7 at its second bin's edge, the
+	// middle of the bucket, q₂.
+	for i, want := range []float64{ms(10) - b1, ms(16) - q2} {
 		g := s.Points[i]
-		if g.Holds != deltaq.HoldsPessimistic || !g.PessimisticMarginOK || math.Abs(g.PessimisticMargin-want) > 1e-12 {
+		if g.Holds != deltaq.HoldsPessimistic || !g.PessimisticMarginOK || math.Abs(g.PessimisticMargin-want) > 1e-9 {
 			t.Errorf("point %d: holds %v, pessimistic margin %v (ok %v), want pessimistic, %v", i, g.Holds, g.PessimisticMargin, g.PessimisticMarginOK, want)
 		}
 	}

@@ -116,7 +116,7 @@ func TestQTATrigger(t *testing.T) {
 		t.Fatalf("qta trigger fired in windows %v, want [1 4 7]", got)
 	}
 	e := evs[1][0]
-	if e.Observed != 0.4 || e.Required != 0.5 || e.Delay != 10*time.Millisecond {
+	if math.Abs(e.Observed-0.4) > 1e-12 || e.Required != 0.5 || e.Delay != 10*time.Millisecond {
 		t.Errorf("event = %+v, want observed F(10ms) = 0.4, required 0.5 at 10ms", e)
 	}
 	if len(fired(evs, "p", TriggerFailure)) != 0 {
@@ -164,17 +164,18 @@ func TestLoadTrigger(t *testing.T) {
 }
 
 // divergenceWindows returns the windows of TestDivergenceTrigger, k
-// instances of every probe in each: on 1 ms bins a and b take 10.5 ms (bin
-// 10); their sequence is the convolution, whose mass lies half in bin 20
-// and half in bin 21 (deltaq's bin-midpoint convention). An e2e observed
-// the same way (half at 20.5 ms, half at 21.5 ms) has divergence 0; one at
-// 60 ms has 1.
+// instances of every probe in each: a and b take 10.5 ms, in the analysis
+// bucket [10.486, 10.617) ms; their sequence lies within [20.972,
+// 21.234) ms, the bucket of 21 ms. An e2e of 21 ms, the exact sum, lies
+// within the calculated ΔQ's bounds: no divergence beyond them (on 1 ms
+// display bins the probes show a, b in bin 10, e2e in bin 21, whatever the
+// analysis reads). One at 60 ms has divergence 1.
 func divergenceWindows(k int) (stages, same, far, farAlone []Instance) {
 	mk := func(probe string, delay time.Duration) Instance {
 		return ok(probe, 500*time.Millisecond, delay)
 	}
 	stages = concat(n(k, mk("a", 10500*time.Microsecond)), n(k, mk("b", 10500*time.Microsecond)))
-	same = concat(stages, n(k/2, mk("e2e", 20500*time.Microsecond)), n(k-k/2, mk("e2e", 21500*time.Microsecond)))
+	same = concat(stages, n(k, mk("e2e", 21*time.Millisecond)))
 	farAlone = n(k, mk("e2e", 60*time.Millisecond))
 	far = concat(stages, farAlone)
 	return stages, same, far, farAlone

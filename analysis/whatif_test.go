@@ -13,33 +13,21 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
-// wantPDF fails unless dq's bin masses are want (absent bins zero) to
-// 1e-12.
-func wantPDF(t *testing.T, what string, dq deltaq.DeltaQ, want map[int]float64) {
-	t.Helper()
-	for i, p := range dq.PDF() {
-		if math.Abs(p-want[i]) > 1e-12 {
-			t.Errorf("%s: bin %d holds %v, want %v", what, i, p, want[i])
-			return
-		}
-	}
-}
-
-// TestWhatIfKnownAnswer evaluates `job = a -> b` on point masses, 1 ms
-// bins: every a at 10.5 ms (bin 10, [10, 11) ms), every b at 20.5 ms (bin
-// 20). By hand, with the conventions of the deltaq package (a bin's mass
-// spread evenly over it; the convolution of masses in bins i and j puts
-// half in bin i+j and half in i+j+1, deltaq.Convolve):
+// TestWhatIfKnownAnswer evaluates `job = a -> b` on point masses: every a
+// at 10.5 ms, in the analysis bucket [a₀, a₁) = [10.486, 10.617) ms, every
+// b at 20.5 ms, in [b₀, b₁) = [20.447, 20.709) ms. The diagram's grid is
+// 8.192 µs (deltaq.AnalysisWidth of b₁), which divides both buckets, so
+// each input is uniform over its bucket and every composition is, within a
+// grid bin w of each end, the sum of the supports, symmetric about its
+// centre (the convolution of two uniforms is a trapezium):
 //
-//   - calculated: a ⊗ b = ½ in bin 30, ½ in bin 31;
-//   - faster (b: 0.5*X): F_b′(t) = F_b(2t), so b′ is uniform on
-//     [10, 10.5) ms, all in bin 10; a ⊗ b′ = ½ in bin 20, ½ in bin 21;
-//   - slow_a (a: 2*X + never 10%): 2a is uniform on [20, 22) ms, half in
-//     bin 20, half in bin 21, and 10 % never completes: 0.45 in each; with
-//     b (bin 20) the masses 0.45 at index sums 40 and 41 give bins 40, 41
-//     and 42 masses 0.225, 0.45 and 0.225, and 0.1 of failure. It sees
-//     the observed b, not faster's b′: each scenario starts from the
-//     window's observations.
+//   - calculated: a ⊗ b on [a₀ + b₀, a₁ + b₁];
+//   - faster (b: 0.5*X): b′ uniform on [b₀/2, b₁/2): a ⊗ b′ on [a₀ + b₀/2,
+//     a₁ + b₁/2];
+//   - slow_a (a: 2*X + never 10%): 2a on [2a₀, 2a₁) with 10 % never
+//     completing: 0.9 of the mass on [2a₀ + b₀, 2a₁ + b₁], 0.1 intangible.
+//     It sees the observed b, not faster's b′: each scenario starts from
+//     the window's observations.
 //
 // `other = c` takes no intervened outcome and gets no what-if ΔQ; neither
 // do the outcomes.
@@ -61,7 +49,9 @@ func TestWhatIfKnownAnswer(t *testing.T) {
 	if job.Calculated == nil {
 		t.Fatal("job: no calculated ΔQ")
 	}
-	wantPDF(t, "calculated", *job.Calculated, map[int]float64{30: 0.5, 31: 0.5})
+	a0, a1 := fineBucket(t, 10500*time.Microsecond)
+	b0, b1 := fineBucket(t, 20500*time.Microsecond)
+	wantSupport(t, "calculated", *job.Calculated, a0+b0, a1+b1, 1)
 	if len(job.WhatIf) != 2 || job.WhatIf[0].Scenario != "faster" || job.WhatIf[1].Scenario != "slow_a" {
 		t.Fatalf("job: what-if %+v, want faster then slow_a", job.WhatIf)
 	}
@@ -71,19 +61,33 @@ func TestWhatIfKnownAnswer(t *testing.T) {
 		}
 	}
 	faster, slow := *job.WhatIf[0].DeltaQ, *job.WhatIf[1].DeltaQ
-	wantPDF(t, "faster", faster, map[int]float64{20: 0.5, 21: 0.5})
-	wantPDF(t, "slow_a", slow, map[int]float64{40: 0.225, 41: 0.45, 42: 0.225})
-	if f := slow.Intangible(); math.Abs(f-0.1) > 1e-12 {
+	wantSupport(t, "faster", faster, a0+b0/2, a1+b1/2, 1)
+	wantSupport(t, "slow_a", slow, 2*a0+b0, 2*a1+b1, 0.9)
+	if f := slow.Intangible(); math.Abs(f-0.1) > 1e-9 {
 		t.Errorf("slow_a: failure %v, want 0.1", f)
-	}
-	// The median of faster is the edge where its CDF reaches ½: 21 ms.
-	if q, ok := faster.Quantile(0.5); !ok || math.Abs(q-0.021) > 1e-12 {
-		t.Errorf("faster: median %v, %v, want 21 ms", q, ok)
 	}
 	for _, n := range []string{"other", "a", "b", "c"} {
 		if w := probeOf(t, r, n).WhatIf; w != nil {
 			t.Errorf("%s: what-if %+v, want none", n, w)
 		}
+	}
+}
+
+// wantSupport fails unless dq's tangible mass is mass, all of it within
+// [lo, hi] (seconds) up to two bins either side, and its quantile of half
+// that mass within two bins of the centre (lo + hi)/2: the known answer for
+// a composition of uniform inputs.
+func wantSupport(t *testing.T, what string, dq deltaq.DeltaQ, lo, hi, mass float64) {
+	t.Helper()
+	w := dq.Width()
+	if f := dq.CDF(lo - 2*w); f > 1e-9 {
+		t.Errorf("%s: F(%v) = %v, want 0 below the support [%v, %v]", what, lo-2*w, f, lo, hi)
+	}
+	if f := dq.CDF(hi + 2*w); math.Abs(f-mass) > 1e-9 {
+		t.Errorf("%s: F(%v) = %v, want %v above the support [%v, %v]", what, hi+2*w, f, mass, lo, hi)
+	}
+	if q, ok := dq.Quantile(mass / 2); !ok || math.Abs(q-(lo+hi)/2) > 2*w {
+		t.Errorf("%s: median of the tangible mass %v (%v), want %v within %v", what, q, ok, (lo+hi)/2, 2*w)
 	}
 }
 

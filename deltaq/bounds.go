@@ -108,3 +108,62 @@ func (b Bounds) Beyond(obs DeltaQ) (float64, error) {
 	}
 	return d, nil
 }
+
+// BeyondBounds returns the distance by which the observed ΔQ, known only
+// within its own bounds obs (a ΔQ read on a grid finer than the buckets it
+// was counted in), leaves the bounds b:
+//
+//	D⁺ = max_t max(0, F_pess(t) − O_opt(t), O_pess(t) − F_opt(t))
+//
+// (optimistic CDFs read from the left when Strict), taken at every bin
+// edge of the four ΔQs up to the smallest of their dMax, where the step
+// functions change. For any F between b's bounds and any observed CDF O
+// between obs's, |O(t) − F(t)| ≥ D⁺ at the edge where D⁺ is reached, so
+// D⁺ is at most the Kolmogorov distance between the exact observed and
+// calculated ΔQs: a test of D⁺ (NewKSTest) keeps its level whatever the
+// resolution of either. With obs = BoundsOf(o) of a Spread o, exact at its
+// own edges, it is Beyond(o) read at the edges of all four.
+func (b Bounds) BeyondBounds(obs Bounds) (float64, error) {
+	ds := [4]DeltaQ{b.Pessimistic, b.Optimistic, obs.Pessimistic, obs.Optimistic}
+	m := math.Inf(1)
+	for i, d := range ds {
+		if err := d.valid("Bounds.BeyondBounds", i); err != nil {
+			return 0, err
+		}
+		m = math.Min(m, d.DMax())
+	}
+	if w := ds[0].width; sameWidth(w, ds[1].width) && sameWidth(w, ds[2].width) && sameWidth(w, ds[3].width) {
+		return b.beyondOnGrid(obs, int(math.Min(math.Floor(m/w+1e-9), float64(len(ds[0].pdf))))), nil
+	}
+	dist := 0.0
+	for _, g := range ds {
+		for k := 1; k <= len(g.pdf); k++ {
+			t := float64(k) * g.width
+			if t > m*(1+1e-9) {
+				break
+			}
+			dist = math.Max(dist, math.Max(b.Pessimistic.CDF(t)-obs.upper(t), obs.Pessimistic.CDF(t)-b.upper(t)))
+		}
+	}
+	return dist, nil
+}
+
+// beyondOnGrid is BeyondBounds when the four ΔQs share one grid, read at
+// its first n edges without locating them.
+func (b Bounds) beyondOnGrid(obs Bounds, n int) float64 {
+	dist := 0.0
+	for k := 1; k <= n; k++ {
+		x := float64(k)
+		dist = math.Max(dist, math.Max(b.Pessimistic.edgeCDF(x)-obs.upperAt(x), obs.Pessimistic.edgeCDF(x)-b.upperAt(x)))
+	}
+	return dist
+}
+
+// upperAt is upper at the edge k·w of the optimistic bound's own grid.
+func (b Bounds) upperAt(k float64) float64 {
+	o := b.Optimistic
+	if !b.Strict || o.at == Spread {
+		return o.edgeCDF(k)
+	}
+	return o.edgeCDF(k - 1)
+}

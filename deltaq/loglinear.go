@@ -94,8 +94,10 @@ func (l LogLinear) Edges() ([]int64, error) {
 // a uniform grid, which the operators need, is DeltaQ. Not safe for
 // concurrent use.
 type LogLinearHistogram struct {
-	layout   LogLinear
-	edges    []int64
+	layout LogLinear
+	edges  []int64
+	// index, when set, finds a bucket by arithmetic (Fine.NewHistogram).
+	index    *LogLinearIndex
 	counts   []uint64
 	success  int64
 	timeouts int64
@@ -240,7 +242,12 @@ func (h *LogLinearHistogram) AddN(d, n int64) int {
 		h.timeouts += n
 		return -1
 	}
-	j := min(sort.Search(len(h.edges), func(i int) bool { return h.edges[i] > d })-1, len(h.counts)-1)
+	var j int
+	if h.index != nil {
+		j = h.index.Bucket(d)
+	} else {
+		j = min(sort.Search(len(h.edges), func(i int) bool { return h.edges[i] > d })-1, len(h.counts)-1)
+	}
 	h.counts[j] += uint64(n)
 	h.success += n
 	return j

@@ -392,7 +392,7 @@ func (r *analyzeReport) addWindow(res *analysis.Result) {
 		wp := windowProbe{name: p.Name, counts: p.Counts, quantiles: make([]float64, len(r.qs)),
 			divergence: p.Divergence, hasDivergence: p.HasDivergence, qoo: qooCell(p.QoO)}
 		for j, q := range r.qs {
-			v, ok := p.Observed.Quantile(q)
+			v, ok := p.Analysis.Quantile(q)
 			if !ok {
 				v = math.NaN()
 			}

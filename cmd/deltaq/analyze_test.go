@@ -20,6 +20,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 )
 
@@ -81,13 +82,15 @@ func TestAnalyzeJSON(t *testing.T) {
 	if e.Count != 43 || e.Success != 40 || e.Failure != 2 || e.Timeout != 1 {
 		t.Errorf("e2e counts %d = %d + %d + %d, want 43 = 40 + 1 timeout + 2 failures", e.Count, e.Success, e.Timeout, e.Failure)
 	}
-	// b always takes 3.5 ms: bin [3, 4) ms, uniform inside it, so its
-	// median is 3.5 ms and its 0.25-quantile 3.25 ms.
-	if q := b.Quantiles["0.5"]; q == nil || math.Abs(*q-0.0035) > 1e-12 {
-		t.Errorf("b median = %v, want 3.5 ms", q)
+	// b always takes 3.5 ms: the analysis bucket [lo, hi) that holds it
+	// (deltaq.FineLayout), uniform inside it, so its median is halfway
+	// and its 0.25-quantile a quarter of the way through the bucket.
+	lo, hi := fineBucket(t, 3_500_000)
+	if q := b.Quantiles["0.5"]; q == nil || math.Abs(*q-(lo+hi)/2) > 1e-12 {
+		t.Errorf("b median = %v, want %v, halfway through 3.5 ms's bucket", q, (lo+hi)/2)
 	}
-	if q := b.Quantiles["0.25"]; q == nil || math.Abs(*q-0.00325) > 1e-12 {
-		t.Errorf("b 0.25-quantile = %v, want 3.25 ms", q)
+	if q := b.Quantiles["0.25"]; q == nil || math.Abs(*q-(lo+(hi-lo)/4)) > 1e-12 {
+		t.Errorf("b 0.25-quantile = %v, want %v", q, lo+(hi-lo)/4)
 	}
 	// e2e: 3 of 43 failed, so the 0.99 quantile is out of reach: null.
 	if q, ok := e.Quantiles["0.99"]; !ok || q != nil {
@@ -97,7 +100,7 @@ func TestAnalyzeJSON(t *testing.T) {
 		t.Errorf("e2e failure ratio %v, want 3/43", e.FailureRatio)
 	}
 	// QTA of a: half within 2 ms; only the 1.5 ms eighth is: F(2 ms) = 1/8.
-	if a.QTA == nil || a.QTA.Pass || len(a.QTA.Points) != 1 || a.QTA.Points[0].Observed != 0.125 {
+	if a.QTA == nil || a.QTA.Pass || len(a.QTA.Points) != 1 || math.Abs(a.QTA.Points[0].Observed-0.125) > 1e-12 {
 		t.Errorf("a QTA = %+v, want a fail with F(2ms) = 0.125", a.QTA)
 	}
 	if e.QTA == nil || !e.QTA.Pass || !e.QTA.FailureOK {
@@ -498,23 +501,26 @@ func TestAnalyzeWindows(t *testing.T) {
 			t.Errorf("%s = %v, want %v", what, got, want)
 		}
 	}
-	// Window 0: four 2.5 ms successes, in bin (2, 3] ms, read uniform in
-	// it: median 2.5 ms, 0.95-quantile 2 + 0.95 = 2.95 ms; F(3 ms) = 1 ≥ 0.5.
+	// Window 0: four 2.5 ms successes, in the analysis bucket [lo, hi),
+	// read uniform in it: median halfway, 0.95-quantile 95 % of the way;
+	// F(3 ms) = 1 ≥ 0.5.
 	w0 := out.Windows[0].Probes["a"]
 	if w0.Count != 4 || w0.Success != 4 || w0.FailureRatio != 0 || w0.QTAPass == nil || !*w0.QTAPass {
 		t.Errorf("window 0: %+v", w0)
 	}
-	near("window 0 median", w0.Quantiles["0.5"], 0.0025)
-	near("window 0 0.95-quantile", w0.Quantiles["0.95"], 0.00295)
-	// Window 1: three 5.5 ms successes (bin (5, 6] ms) and a failure: the
-	// CDF rises from 0 at 5 ms to 3/4 at 6 ms, so the median is
-	// 5 + 0.5/0.75 ms; 0.95 is above the tangible 3/4: unreachable.
-	// F(3 ms) = 0 < 0.5: the QTA fails.
+	lo, hi := fineBucket(t, 2_500_000)
+	near("window 0 median", w0.Quantiles["0.5"], lo+0.5*(hi-lo))
+	near("window 0 0.95-quantile", w0.Quantiles["0.95"], lo+0.95*(hi-lo))
+	// Window 1: three 5.5 ms successes and a failure: the CDF rises from 0
+	// to 3/4 across 5.5 ms's bucket, so the median lies 0.5/0.75 of the way
+	// through it; 0.95 is above the tangible 3/4: unreachable. F(3 ms) = 0
+	// < 0.5: the QTA fails.
+	lo, hi = fineBucket(t, 5_500_000)
 	w1 := out.Windows[1].Probes["a"]
 	if w1.Count != 4 || w1.Success != 3 || w1.Failure != 1 || w1.FailureRatio != 0.25 || w1.QTAPass == nil || *w1.QTAPass {
 		t.Errorf("window 1: %+v", w1)
 	}
-	near("window 1 median", w1.Quantiles["0.5"], 0.005+0.0005/0.75)
+	near("window 1 median", w1.Quantiles["0.5"], lo+0.5/0.75*(hi-lo))
 	if q, ok := w1.Quantiles["0.95"]; !ok || q != nil {
 		t.Errorf("window 1 0.95-quantile %v, want null (unreachable)", q)
 	}
@@ -531,8 +537,8 @@ func TestAnalyzeWindows(t *testing.T) {
 		"10 instances, ending from 2026-11-21T12:00:00.100Z to 2026-11-21T12:00:06.480Z",
 		"windows of 2s by span end time, closed 2s after their end: 3 with instances, 1 without (not shown); 1 instances ended in a window already closed",
 		"window start (UTC)        probe  instances  success  timeout  failure  q0.5         q0.95        qta\n",
-		"2026-11-21T12:00:00.000Z  a      4          4        0        0        2.5ms        2.95ms       pass\n",
-		"2026-11-21T12:00:02.000Z  a      4          3        0        1        5.667ms      unreachable  FAIL\n",
+		"2026-11-21T12:00:00.000Z  a      4          4        0        0        2.507ms      2.521ms      pass\n",
+		"2026-11-21T12:00:02.000Z  a      4          3        0        1        5.483ms      unreachable  FAIL\n",
 		"2026-11-21T12:00:06.000Z  a      1          0        1        0        unreachable  unreachable  FAIL\n",
 		"the whole input as one window:",
 		"a: 10 instances: 8 success, 1 timeout, 1 failure",
@@ -555,8 +561,9 @@ func TestAnalyzeConfiguredQuantiles(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d, stderr %s", status, stderr)
 	}
-	// Window 0: 2.25 ms and 2.75 ms within the bin (2, 3] ms.
-	assertContainsAll(t, "text", stdout, "q0.25        q0.75 ", "2.25ms       2.75ms ")
+	// Window 0: a quarter and three quarters of the way through 2.5 ms's
+	// analysis bucket [2.490, 2.523) ms.
+	assertContainsAll(t, "text", stdout, "q0.25        q0.75 ", "2.499ms      2.515ms ")
 }
 
 // TestAnalyzeUnmatched: a configuration whose probes match no span says so
@@ -725,4 +732,16 @@ func TestAnalyzeLagHint(t *testing.T) {
 	if status != exitFail || !strings.Contains(stderr, `lag: 17s is more than 16 intervals`) {
 		t.Errorf("--lag 17s at 1s windows: status %d, stderr %q", status, stderr)
 	}
+}
+
+// fineBucket returns the edges, in seconds, of the analysis-resolution
+// bucket [lo, hi) that holds a delay of d ns (deltaq.FineLayout).
+func fineBucket(t *testing.T, d int64) (lo, hi float64) {
+	t.Helper()
+	edges, err := deltaq.FineLayout().Edges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := deltaq.LogLinearBucket(edges, d)
+	return float64(edges[j]) / 1e9, float64(edges[j+1]) / 1e9
 }

@@ -352,13 +352,17 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 			o.coarseWarned = make(map[string]bool)
 		}
 		o.coarseWarned[p.Name] = true
-		// A log-linear probe's first bucket is [0, low).
-		w, advice := p.Width, "use a smaller dmax or more bins"
-		if p.Edges != nil {
-			w, advice = p.Edges[0], "use a smaller binning low"
+		w, msg := p.DiagramWidth, "the diagram's analysis grid, which spans its slowest probe's delays: the divergence of the wholes it enters is withheld"
+		switch {
+		case w == 0 && p.Analysis != p.Observed:
+			w, msg = p.AnalysisWidth, "its analysis grid, which spans its dmax: use a smaller dmax"
+		case w == 0 && p.Edges != nil: // a merged window without analysis counts
+			w, msg = p.Edges[0], "its first bucket [0, low): use a smaller binning low"
+		case w == 0:
+			w, msg = p.Width, "its own bins: use a smaller dmax or more bins"
 		}
-		o.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s); %s",
-			p.Name, time.Duration(math.Round(w*1e9)), advice),
+		o.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s) of %s",
+			p.Name, time.Duration(math.Round(w*1e9)), msg),
 			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", w))
 	}
 	if coarse > 0 {

@@ -374,16 +374,17 @@ func TestEndBeforeStartDroppedAsMalformed(t *testing.T) {
 	assert.Equal(t, int64(0), counter(t, h, "exporter_deltaq_instances", ""))
 }
 
-// TestUnderResolvedProbesWarnOnceAndFireNoDivergence: three stages of
-// 0.145 ms on 1 ms bins (e2e = a -> b -> c) calculate to a median of 1.5 ms
-// against an observed 0.5 ms — a divergence of 0.75 made by the bins (the
-// hand computation is in analysis.TestUnderResolvedStagesDoNotFireDivergence).
-// No divergence trigger fires, each under-resolved probe is warned about
-// once, and the under-resolved windows are counted.
+// TestUnderResolvedProbesWarnOnceAndFireNoDivergence: in e2e = a -> b -> c
+// -> d, three stages of 1 µs and one of 20 ms: the diagram's analysis grid
+// spans the 20 ms in 4096 bins of 8.192 µs, and a, b and c fall in its first
+// bin. No divergence trigger fires, each under-resolved probe is warned
+// about once, naming the grid, and the under-resolved windows are counted.
+// On 1 ms display bins the same stages of 0.145 ms were under-resolved;
+// at the analysis resolution they are not (analysis.TestSubBinStagesDoNotFireDivergence).
 func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	cfg := testConfig()
-	cfg.Diagram = "e2e = a -> b -> c;"
+	cfg.Diagram = "e2e = a -> b -> c -> d;"
 	cfg.Probes = map[string]analysis.ProbeConfig{"e2e": {Triggers: analysis.Triggers{MaxDivergence: 0.2}}}
 	h := newHarnessWith(t, cfg, at(time.Second), func(s *Settings) { s.Telemetry.Logger = zap.New(core) })
 	const windows = 3
@@ -393,9 +394,10 @@ func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 		for i := range 10 {
 			end := base + ms(100+float64(i))
 			for _, p := range []string{"a", "b", "c"} {
-				specs = append(specs, span{probe: p, outcome: outcome.Success, end: end, delay: ms(0.145), dmax: 100 * time.Millisecond, bins: 100})
+				specs = append(specs, span{probe: p, outcome: outcome.Success, end: end, delay: ms(0.001), dmax: 100 * time.Millisecond, bins: 100})
 			}
-			specs = append(specs, span{probe: "e2e", outcome: outcome.Success, end: end, delay: ms(0.435), dmax: 100 * time.Millisecond, bins: 100})
+			specs = append(specs, span{probe: "d", outcome: outcome.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100},
+				span{probe: "e2e", outcome: outcome.Success, end: end, delay: ms(20.003), dmax: 100 * time.Millisecond, bins: 100})
 		}
 		h.consume(specs...)
 		h.obs.tick(at(base + 2*time.Second))
@@ -404,11 +406,11 @@ func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 	assert.Empty(t, h.logs.AllLogs(), "no trigger record")
 	warned := map[string]int{}
 	for _, e := range logs.FilterMessageSnippet("shorter than one bin").All() {
-		assert.Contains(t, e.Message, "(1ms); use a smaller dmax or more bins")
+		assert.Contains(t, e.Message, "(8.192µs) of the diagram's analysis grid")
 		warned[e.ContextMap()["probe"].(string)]++
 	}
-	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "e2e": 1}, warned)
-	assert.Equal(t, int64(4*windows), counter(t, h, "exporter_deltaq_under_resolved_windows", ""))
+	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1}, warned)
+	assert.Equal(t, int64(3*windows), counter(t, h, "exporter_deltaq_under_resolved_windows", ""))
 }
 
 // TestUnproducedReferencedProbes: the diagram's outcome b and the probes

@@ -1,0 +1,218 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"math"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
+
+// The analysis resolution. Every accumulator counts its instances twice:
+// in the probe's layout (dMax and bins, or log-linear buckets), what the
+// user sees — the exported histogram, the timeout verdict, the curve, the
+// band — and at the analysis resolution (deltaq.Fine, relative error under
+// 1 %), each success at its own delay even when it ended after the
+// probe's dMax. The window's analysis reads the second:
+//
+//   - Analysis, the probe's ΔQ up to its dMax on a grid of at most
+//     deltaq.AnalysisBins bins (deltaq.AnalysisWidth of the dMax), for the
+//     QTA checks and their tests; the quantiles straight from the counts;
+//   - for a probe of the diagram, its input: its ΔQ up to its analysis
+//     range, the largest dMax of the probe and of every whole it enters
+//     (analysisRange), so that a stage instance that ended after the
+//     stage's dMax — a timeout of the stage — still enters the whole's
+//     composition with its completion time; with its bounds;
+//   - for a calculated probe, its observed ΔQ on the grid of the diagram.
+//
+// The diagram's grid is one for all its probes, of width AnalysisWidth of
+// the largest delay its probes' instances reached within their ranges:
+// every operand on one grid, a grid as fine as the window's delays need,
+// widths of different windows whole multiples of each other.
+
+// analysisRange returns the probe's analysis range, ns: the largest dMax of
+// the probe and of every whole of the diagram it enters.
+func (a *analyzer) analysisRange(name string) int64 {
+	r := a.dmaxOf[name]
+	for _, w := range a.wholesOf[name] {
+		r = max(r, a.dmaxOf[w])
+	}
+	return r
+}
+
+// fineAnalysis sets, for every probe of the window with analysis counts,
+// its Analysis ΔQ, and for the diagram's probes their inputs, the inputs'
+// bounds, the observed ΔQs the divergence test reads, and whether they are
+// under-resolved on the diagram's grid. A probe whose counts include
+// windows merged without analysis counts keeps its observed ΔQ for all of
+// these (observe).
+func (a *analyzer) fineAnalysis(r *Result) {
+	clear(a.divObs)
+	clear(a.divObsBounds)
+	clear(a.reach)
+	var top int64
+	for j := range r.Probes {
+		pr := &r.Probes[j]
+		if pr.fine != nil && a.inDiagram[pr.Name] {
+			a.reach[pr.Name] = pr.fine.Reach(a.analysisRange(pr.Name))
+			top = max(top, a.reach[pr.Name])
+		}
+	}
+	wd := deltaq.AnalysisWidth(top)
+	for j := range r.Probes {
+		pr := &r.Probes[j]
+		if pr.fine == nil {
+			continue
+		}
+		w := deltaq.AnalysisWidth(pr.fineCut)
+		dq, err := pr.fine.Grid(w, deltaq.GridBins(pr.fineCut, w), pr.fineCut)
+		if err != nil {
+			pr.fine = nil
+			continue
+		}
+		pr.Analysis, pr.AnalysisWidth = &dq, w
+		pr.UnderResolved = firstBinHolds(dq)
+		if a.inDiagram[pr.Name] {
+			a.diagramInput(pr, wd)
+		}
+	}
+}
+
+// diagramInput sets the probe's diagram input and its bounds on the
+// diagram's grid of width wd, up to its analysis range, and its observed ΔQ
+// there up to its own dMax (or as far as MaxBins reach: beyond the
+// diagram's largest delay nothing is observed).
+func (a *analyzer) diagramInput(pr *ProbeResult, wd float64) {
+	rng := a.analysisRange(pr.Name)
+	bins := deltaq.GridBins(max(pr.fine.Reach(rng), 1), wd)
+	ext, err := pr.fine.Grid(wd, bins, rng)
+	if err != nil {
+		return
+	}
+	b, err := pr.fine.GridBounds(wd, bins, rng)
+	if err != nil {
+		return
+	}
+	a.inputs[pr.Name] = ext
+	a.llBounds[pr.Name] = b
+	pr.DiagramWidth = wd
+	if firstBinHolds(ext) {
+		a.coarse[pr.Name] = true
+	} else {
+		delete(a.coarse, pr.Name)
+	}
+	pr.UnderResolved = a.coarse[pr.Name]
+	if a.calculated[pr.Name] {
+		// Beyond the probe's own reach and the sum of its inputs', where its
+		// calculated ΔQ ends, neither CDF changes.
+		end := a.reach[pr.Name]
+		sum := int64(0)
+		for _, in := range a.inputsOf[pr.Name] {
+			sum += a.reach[in]
+		}
+		n := min(deltaq.GridBins(pr.fineCut, wd), deltaq.GridBins(max(end, sum, 1), wd), deltaq.MaxBins)
+		obs, err1 := pr.fine.Grid(wd, n, pr.fineCut)
+		ob, err2 := pr.fine.GridBounds(wd, n, pr.fineCut)
+		if err1 == nil && err2 == nil {
+			a.divObs[pr.Name], a.divObsBounds[pr.Name] = obs, ob
+		}
+	}
+}
+
+// ownRange returns a calculated ΔQ of the probe cut at the probe's own
+// dMax, where its observed ΔQ stops: the parts' instances beyond it (up to
+// the analysis range) make the whole's timeouts, intangible here as in
+// the observed ΔQ. Unchanged when the probe's dMax is unknown or beyond dq.
+func (a *analyzer) ownRange(name string, dq deltaq.DeltaQ) deltaq.DeltaQ {
+	own := a.dmaxOf[name]
+	if own <= 0 {
+		return dq
+	}
+	n := deltaq.GridBins(own, dq.Width())
+	if n >= dq.Bins() {
+		return dq
+	}
+	t, err := deltaq.Truncate(dq, n)
+	if err != nil {
+		return dq
+	}
+	return t
+}
+
+// effectiveN returns the probe's effective instance count
+// (ProbeResult.EffectiveInstances, Kish's), rounded, at least 1 for a
+// window with instances: the n of the binomial tests of its QTA and
+// failure ratio, so that sampled instances, each standing for many, weigh
+// as the information they carry and no more.
+func effectiveN(pr *ProbeResult) int64 {
+	if pr.Counts.Total() == 0 {
+		return 0
+	}
+	return max(int64(math.Round(pr.EffectiveInstances)), 1)
+}
+
+// firstBinHolds reports whether half of dq's successes (and some) lie in
+// its first bin: the grid is too coarse for them (under-resolved).
+func firstBinHolds(dq deltaq.DeltaQ) bool {
+	p0 := dq.CDF(dq.Width())
+	return p0 > 0 && 2*p0 >= dq.Tangible()
+}
+
+// display puts the window's calculated and what-if ΔQs, composed on the
+// diagram's analysis grid, on each probe's own grid — its layout's bins,
+// or for log-linear buckets the grid its observed ΔQ is read on — where
+// they are shown beside its observed ΔQ: exported curves, snapshots,
+// plots. The analysis grid changes with the window's delays, so curves on
+// it would name new edges (deltaq.le) every window. Everything the
+// analysis reads of them (QTA verdicts, quantiles, divergence, QoO) was
+// read before, on the analysis grid. A probe without a layout yet is shown
+// on deltaq.AnalysisBins bins up to the largest dMax of the window's
+// probes, which changes only when their layouts do.
+func (a *analyzer) display(r *Result) {
+	var top int64
+	for _, l := range a.layOf {
+		top = max(top, l.dmaxNs)
+	}
+	for j := range r.Probes {
+		pr := &r.Probes[j]
+		w, bins := 0.0, 0
+		if l := a.layOf[pr.Name]; l.valid() {
+			w, bins = l.width(), l.bins
+		} else if top > 0 {
+			w = deltaq.AnalysisWidth(top)
+			bins = deltaq.GridBins(top, w)
+		}
+		if bins == 0 {
+			continue
+		}
+		if pr.Calculated != nil {
+			d := onGrid(*pr.Calculated, w, bins)
+			pr.Calculated = &d
+		}
+		for k := range pr.WhatIf {
+			if d := pr.WhatIf[k].DeltaQ; d != nil {
+				g := onGrid(*d, w, bins)
+				pr.WhatIf[k].DeltaQ = &g
+			}
+		}
+	}
+}
+
+// onGrid returns d read at the edges of bins bins of width w: its CDF at
+// each edge (any mass beyond the last intangible), d's Count kept; d
+// itself when it is on that grid already or cannot be read on it.
+func onGrid(d deltaq.DeltaQ, w float64, bins int) deltaq.DeltaQ {
+	if d.Bins() == bins && math.Abs(d.Width()-w) <= 1e-9*w {
+		return d
+	}
+	cdf := make([]float64, bins)
+	for k := range cdf {
+		cdf[k] = d.CDF(float64(k+1) * w)
+	}
+	g, err := deltaq.FromCDF(w, cdf)
+	if err != nil {
+		return d
+	}
+	return g.WithCount(d.Count())
+}

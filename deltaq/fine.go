@@ -1,0 +1,273 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaq
+
+import (
+	"fmt"
+	"math"
+)
+
+// The analysis resolution: one log-linear layout (LogLinear) that every
+// observer uses for every probe, whatever bins its user chose to see, so
+// that the analysis of a probe does not depend on its display and the
+// windows of any observers merge by adding counts, with nothing to agree.
+//
+// Delays below FineLow (1.024 µs) share bucket [0, FineLow); above, each
+// power of two [2ᵐ·FineLow, 2ᵐ⁺¹·FineLow) is cut into 64 buckets of
+// width 2ᵐ·FineLow/64, up to FineHigh (2³⁷·FineLow ≈ 39 h, beyond MaxDMax).
+// A bucket [a, b) is then at most 1/64 of a wide, and a delay read as its
+// bucket's midpoint is off by at most FineRelativeError = 1/128 < 1 % of
+// itself. The layout has 1 + 37·64 = 2,369 buckets: 18.5 KiB of counts.
+// The bucket of a delay is found by its bit length in constant time
+// (LogLinearIndex with factor 2).
+const (
+	// FineLow is the analysis resolution's lowest magnitude, in ns.
+	FineLow = 1 << 10
+	// FineMagnitudes is its number of powers of two.
+	FineMagnitudes = 37
+	// FineHigh is its largest delay, in ns: FineLow·2^FineMagnitudes.
+	FineHigh = FineLow << FineMagnitudes
+	// FineSteps is its llquantize steps a magnitude: 64 buckets each.
+	FineSteps = 128
+	// FineRelativeError bounds |d − m|/d for a delay d ≥ FineLow and the
+	// midpoint m of its bucket.
+	FineRelativeError = 1.0 / FineSteps
+)
+
+// FineLayout returns the analysis resolution's layout.
+func FineLayout() LogLinear {
+	return LogLinear{Factor: 2, Low: FineLow, High: FineHigh, Steps: FineSteps}
+}
+
+// Fine holds the edges and the index of the analysis resolution, computed
+// once and shared, read-only, by every histogram NewHistogram makes.
+type Fine struct {
+	edges []int64
+	index *LogLinearIndex
+}
+
+// NewFine returns the analysis resolution's edges and index.
+func NewFine() *Fine {
+	l := FineLayout()
+	edges, err := l.Edges()
+	if err != nil {
+		panic(fmt.Sprintf("deltaq: the analysis layout is invalid: %v", err)) // a constant layout
+	}
+	x, _ := l.Index()
+	return &Fine{edges: edges, index: x}
+}
+
+// Buckets returns the number of buckets of the analysis resolution.
+func (f *Fine) Buckets() int { return len(f.edges) - 1 }
+
+// Edges returns the bucket edges, in ns (LogLinear.Edges); not to be
+// modified.
+func (f *Fine) Edges() []int64 { return f.edges }
+
+// NewHistogram returns an empty histogram of the analysis resolution. Its
+// AddN finds a bucket in constant time.
+func (f *Fine) NewHistogram() *LogLinearHistogram {
+	return &LogLinearHistogram{layout: FineLayout(), edges: f.edges, index: f.index, counts: make([]uint64, len(f.edges)-1)}
+}
+
+// Grid returns the ΔQ of h's instances on the grid of bins bins of width
+// width seconds, cut at cut ns: each bucket's mass spread uniformly over
+// its span and shared among the bins it overlaps (LogLinearSpread); the
+// mass of delays beyond cut (of a bucket that straddles it, the share of
+// its span beyond it) or beyond bins·width, with timeouts and failures, is
+// intangible. Count is Total. It is how a probe's analysis-resolution
+// counts become the ΔQ that the operators compose and the tests read, up
+// to any dMax (cut), on a grid that need not end at it.
+func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, error) {
+	n := h.Total()
+	if n == 0 {
+		return DeltaQ{}, ErrEmpty
+	}
+	if err := checkShape(width, bins); err != nil {
+		return DeltaQ{}, err
+	}
+	// The CDF at each grid edge from the counts of the buckets below it,
+	// a whole number until the bucket it falls in, so that it is exact
+	// (one division) wherever a bucket ends: summing the bins' masses
+	// would leave it a few units in the last place off, and a quantile at
+	// such an edge in the next bucket.
+	k := h.below(cut)
+	pdf := newPDF(bins)
+	cum := pdf[bins : 2*bins : 2*bins]
+	pdf = pdf[:bins:bins]
+	var below float64 // instances of the buckets wholly below the edge
+	j := 0
+	for i := range bins {
+		x := float64(i+1) * width * 1e9 // ns
+		for j < k && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
+			below += h.share(j, cut)
+			j++
+		}
+		c := below
+		if j < k && x > float64(h.edges[j]) {
+			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
+			c += h.share(j, cut) * (x - a) / (b - a)
+		}
+		cum[i] = c / float64(n)
+	}
+	prev := 0.0
+	for i, c := range cum {
+		cum[i] = math.Max(c, prev)
+		pdf[i] = cum[i] - prev
+		prev = cum[i]
+	}
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
+}
+
+// share returns the instances of bucket j that Grid reads within cut: all
+// of them, or of a bucket that straddles cut the share of its span below.
+func (h *LogLinearHistogram) share(j int, cut int64) float64 {
+	c := float64(h.counts[j])
+	if b := h.edges[j+1]; b > cut {
+		a := h.edges[j]
+		c *= float64(cut-a) / float64(b-a)
+	}
+	return c
+}
+
+// below returns the number of buckets whose lower edge is below cut ns.
+func (h *LogLinearHistogram) below(cut int64) int {
+	if cut <= 0 {
+		return 0
+	}
+	if h.index != nil {
+		return min(h.index.Bucket(cut-1)+1, len(h.counts))
+	}
+	return min(LogLinearBucket(h.edges, cut-1)+1, len(h.counts))
+}
+
+// Reach returns the upper edge, in ns, of the last bucket that holds a
+// success below cut ns, at most cut; 0 when there is none: the grid a
+// reading up to cut needs covers [0, Reach(cut)], and nothing lies beyond.
+func (h *LogLinearHistogram) Reach(cut int64) int64 {
+	for j := h.below(cut) - 1; j >= 0; j-- {
+		if h.counts[j] != 0 {
+			return min(h.edges[j+1], cut)
+		}
+	}
+	return 0
+}
+
+// Within returns the number of recorded successes that may have completed
+// within d ns: those of every bucket whose lower edge is at most d. It
+// bounds from above the number whose delay is at most d, so that a test of
+// too few completions within d never blames the buckets.
+func (h *LogLinearHistogram) Within(d int64) uint64 {
+	var n uint64
+	for _, c := range h.counts[:h.below(d+1)] {
+		n += c
+	}
+	return n
+}
+
+// GridBounds returns the bounds (Bounds) of Grid(width, bins, cut) for
+// instances anywhere in their buckets: each bucket [a, b)'s mass goes whole
+// to the first grid edge at or above b (pessimistic; intangible when b is
+// beyond cut) and to the last grid edge strictly below a (optimistic; the
+// first bucket to 0; intangible when a is at or beyond cut); a mass whose
+// edge lies beyond the grid is intangible too. Grid spreads a bucket over
+// the bins it overlaps, so moving each grid bin's mass to an edge would not
+// bound its instances. The bounds are Strict (an instance of exactly 0
+// delay is the one exception the strict reading misses).
+func (h *LogLinearHistogram) GridBounds(width float64, bins int, cut int64) (Bounds, error) {
+	n := h.Total()
+	if n == 0 {
+		return Bounds{}, ErrEmpty
+	}
+	if err := checkShape(width, bins); err != nil {
+		return Bounds{}, err
+	}
+	pess, opt := make([]uint64, bins), make([]uint64, bins)
+	for j, c := range h.counts[:h.below(cut)] {
+		if c == 0 {
+			continue
+		}
+		lo, hi := float64(h.edges[j])/1e9, float64(h.edges[j+1])/1e9
+		if up := int(math.Ceil(hi/width-1e-9)) - 1; up < bins && h.edges[j+1] <= cut { // bin whose upper edge is ≥ hi
+			pess[max(up, 0)] += c
+		}
+		if down := max(int(math.Ceil(lo/width-1e-9))-1, 0); down < bins { // last edge < lo
+			opt[down] += c
+		}
+	}
+	// Whole counts, so that the bounds' CDFs are exact (fromCounts).
+	p, o := fromCounts(width, pess, n), fromCounts(width, opt, n)
+	p.at, o.at = UpperEdges, LowerEdges
+	return Bounds{Pessimistic: p, Optimistic: o, Strict: true}, nil
+}
+
+// Quantile returns the smallest delay t, in seconds, by which a fraction q
+// of all the recorded instances completed within cut ns (timeouts and
+// failures never complete), reading the instances as uniform within their
+// buckets, a bucket that straddles cut as its share within it: within the
+// bucket of the true sample quantile, so off by less than its width (at
+// most 1/64 of the delay for the analysis resolution, Fine). ok is false
+// when fewer than q of the instances completed within cut, and for q
+// outside [0, 1] or NaN, as DeltaQ.Quantile.
+func (h *LogLinearHistogram) Quantile(q float64, cut int64) (float64, bool) {
+	n := float64(h.Total())
+	if !(n > 0) || math.IsNaN(q) || q < 0 || q > 1 {
+		return 0, false
+	}
+	need := q * n
+	if need <= 0 {
+		return 0, true
+	}
+	acc := 0.0
+	for j, c := range h.counts[:h.below(cut)] {
+		if c == 0 {
+			continue
+		}
+		a, b := h.edges[j], min(h.edges[j+1], cut)
+		m := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		if acc+m >= need*(1-1e-12) {
+			f := math.Min(math.Max((need-acc)/m, 0), 1)
+			return (float64(a) + f*float64(b-a)) / 1e9, true
+		}
+		acc += m
+	}
+	return 0, false
+}
+
+// AnalysisBins bounds the bins of the uniform grid on which the analysis
+// resolution's counts are composed and tested (AnalysisWidth).
+const AnalysisBins = 4096
+
+// AnalysisWidth returns the grid width, in seconds, for an analysis range
+// of rangeNs nanoseconds (the largest dMax of the probes a diagram
+// composes): the narrowest width FineLow/64·2ᵏ (the analysis
+// resolution's narrowest bucket but the first, times a power of two) whose
+// AnalysisBins bins cover rangeNs. Widths of different ranges are then
+// whole multiples of each other, so that ΔQs of different windows and
+// probes align exactly (Rebin), and the grid is at most twice as coarse as
+// rangeNs/AnalysisBins.
+func AnalysisWidth(rangeNs int64) float64 {
+	w := int64(FineLow / 64)
+	for w*AnalysisBins < rangeNs && w < FineHigh {
+		w *= 2
+	}
+	return float64(w) / 1e9
+}
+
+// GridBins returns the bins of width width (seconds) that cover dMax ns:
+// ⌈dMax/width⌉, at least 1, within rounding of a whole number.
+func GridBins(dmaxNs int64, width float64) int {
+	x := float64(dmaxNs) / 1e9 / width
+	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+		x = r
+	}
+	return max(int(math.Ceil(x)), 1)
+}
+
+// WithCount returns d counted from n instances (Count), as when d was
+// read on another grid from a ΔQ of n instances.
+func (d DeltaQ) WithCount(n int64) DeltaQ {
+	d.count = n
+	return d
+}

@@ -1,0 +1,183 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaq
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestFineLayout: 2,369 buckets; above FineLow every bucket [a, b) is at
+// most a/64 wide, so a delay's distance to its bucket's midpoint is at most
+// FineRelativeError = 1/128 of it; the index finds the same bucket as a
+// search of the edges.
+func TestFineLayout(t *testing.T) {
+	f := NewFine()
+	if f.Buckets() != 1+FineMagnitudes*64 {
+		t.Fatalf("%d buckets, want %d", f.Buckets(), 1+FineMagnitudes*64)
+	}
+	e := f.Edges()
+	for j := 1; j < len(e)-1; j++ {
+		if w := e[j+1] - e[j]; 64*w > e[j] {
+			t.Fatalf("bucket [%d, %d) is wider than 1/64 of its lower edge", e[j], e[j+1])
+		}
+	}
+	h := f.NewHistogram()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		d := int64(math.Exp(rng.Float64() * math.Log(float64(FineHigh))))
+		j := h.AddN(d, 1)
+		if want := LogLinearBucket(e, d); j != want {
+			t.Fatalf("delay %d ns: bucket %d, want %d", d, j, want)
+		}
+		if d >= FineLow {
+			mid := float64(e[j]+e[j+1]) / 2
+			if r := math.Abs(float64(d)-mid) / float64(d); r > FineRelativeError {
+				t.Fatalf("delay %d ns: %g from its bucket's midpoint, above 1/128", d, r)
+			}
+		}
+	}
+	if h.Successes() != 100_000 {
+		t.Errorf("%d successes, want 100000", h.Successes())
+	}
+}
+
+// TestAnalysisWidth: FineLow/64 ns times a power of two, the narrowest
+// whose AnalysisBins bins cover the range.
+func TestAnalysisWidth(t *testing.T) {
+	for _, r := range []int64{1, 1000, 65_536, 65_537, 1e6, 2e8, 86_400e9} {
+		w := AnalysisWidth(r)
+		ns := int64(math.Round(w * 1e9))
+		if ns < FineLow/64 || ns&(ns-1) != 0 || float64(ns)*1e-9 != w {
+			t.Errorf("range %d ns: width %v is not FineLow/64 times a power of two", r, w)
+		}
+		if ns*AnalysisBins < r || (ns > FineLow/64 && ns/2*AnalysisBins >= r) {
+			t.Errorf("range %d ns: width %d ns is not the narrowest to cover it in %d bins", r, ns, AnalysisBins)
+		}
+	}
+}
+
+// fineSample records n delays drawn by draw, with f failures and t
+// timeouts, and returns the histogram and the sorted delays.
+func fineSample(seed uint64, n, failures, timeouts int, draw func(*rand.Rand) int64) (*LogLinearHistogram, []int64) {
+	h := NewFine().NewHistogram()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	ds := make([]int64, n)
+	for i := range ds {
+		ds[i] = draw(rng)
+		h.AddN(ds[i], 1)
+	}
+	h.AddFailures(int64(failures))
+	h.AddTimeouts(int64(timeouts))
+	slices.Sort(ds)
+	return h, ds
+}
+
+// countUpTo returns how many sorted delays are at most d.
+func countUpTo(ds []int64, d int64) int {
+	i, _ := slices.BinarySearch(ds, d+1)
+	return i
+}
+
+// TestGridBoundsContainTheSample: for samples of several shapes, grids
+// and cuts, the empirical CDF of the delays up to the cut lies between the
+// bounds at every grid edge, and Grid's CDF is exact at every bucket edge
+// on the grid (the grid divides those buckets).
+func TestGridBoundsContainTheSample(t *testing.T) {
+	shapes := map[string]func(*rand.Rand) int64{
+		"exp 2ms + 10ms": func(r *rand.Rand) int64 { return int64(1e7 + 2e6*r.ExpFloat64()) },
+		"log-uniform":    func(r *rand.Rand) int64 { return int64(math.Exp(math.Log(1e3) + r.Float64()*math.Log(1e6))) },
+		"points":         func(r *rand.Rand) int64 { return []int64{145_000, 435_000, 2_000_000}[r.IntN(3)] },
+	}
+	for name, draw := range shapes {
+		h, ds := fineSample(3, 2000, 50, 30, draw)
+		n := float64(h.Total())
+		for _, cut := range []int64{ds[len(ds)/2], ds[len(ds)-1] + 1, 1 << 40} {
+			for _, w := range []float64{AnalysisWidth(cut), AnalysisWidth(cut) / 8, AnalysisWidth(cut) * 4} {
+				bins := GridBins(min(cut, 1<<32), w)
+				b, err := h.GridBounds(w, bins, cut)
+				g, err2 := h.Grid(w, bins, cut)
+				if err != nil || err2 != nil {
+					t.Fatalf("%s: %v %v", name, err, err2)
+				}
+				for k := 1; k <= bins; k++ {
+					edge := float64(k) * w
+					d := int64(math.Floor(edge*1e9 + 1e-6))
+					f := float64(countUpTo(ds, min(d, cut))) / n
+					if lo, hi := b.Pessimistic.CDF(edge), b.upper(edge+w/2); f < lo-1e-12 || f > hi+1e-12 {
+						t.Fatalf("%s, cut %d, width %g: F(%g) = %v outside the bounds [%v, %v]", name, cut, w, edge, f, lo, hi)
+					}
+					if gf := g.CDF(edge); gf < b.Pessimistic.CDF(edge)-1e-9 || gf > b.upper(edge+w/2)+1e-9 {
+						t.Fatalf("%s, cut %d, width %g: Grid's F(%g) = %v outside the bounds", name, cut, w, edge, gf)
+					}
+				}
+				if may := float64(h.Within(cut)) / n; g.Tangible() > may+1e-9 {
+					t.Errorf("%s, cut %d: tangible %v, more than the %v that may lie within the cut", name, cut, g.Tangible(), may)
+				}
+			}
+		}
+	}
+}
+
+// TestFineQuantileAndWithin: a quantile from the counts lies within the
+// bucket of the sample quantile (the smallest delay with at least q·n
+// instances at or below it), and Within(d) counts at least the delays at
+// most d and no more than those below the end of d's bucket.
+func TestFineQuantileAndWithin(t *testing.T) {
+	h, ds := fineSample(5, 5000, 100, 0, func(r *rand.Rand) int64 { return int64(2e6 + 5e6*r.ExpFloat64()) })
+	e := h.Edges()
+	n := float64(h.Total())
+	for _, q := range []float64{0.01, 0.1, 0.5, 0.9, 0.97} {
+		got, ok := h.Quantile(q, FineHigh)
+		truth := ds[int(math.Ceil(q*n))-1]
+		j := LogLinearBucket(e, truth)
+		if !ok || got*1e9 < float64(e[j])-1 || got*1e9 > float64(e[j+1])+1 {
+			t.Errorf("q %v: %v s (%v), want within the bucket [%d, %d) ns of the sample's %d ns", q, got, ok, e[j], e[j+1], truth)
+		}
+	}
+	if _, ok := h.Quantile(0.99, FineHigh); ok {
+		t.Error("q 0.99 is above the completed share 0.98, yet reachable")
+	}
+	for _, d := range []int64{ds[0], ds[100], ds[2500], ds[4999], 3_000_000} {
+		j := LogLinearBucket(e, d)
+		w := int(h.Within(d))
+		if w < countUpTo(ds, d) || w > countUpTo(ds, e[j+1]-1) {
+			t.Errorf("Within(%d) = %d, want in [%d, %d]", d, w, countUpTo(ds, d), countUpTo(ds, e[j+1]-1))
+		}
+	}
+}
+
+// TestBeyondBoundsOnOneGrid: the one-grid path of BeyondBounds gives what
+// reading every edge through CDF and upper gives, for bounds of a grid and
+// of a coarser display.
+func TestBeyondBoundsOnOneGrid(t *testing.T) {
+	h, _ := fineSample(9, 500, 10, 5, func(r *rand.Rand) int64 { return int64(1e7 + 2e6*r.ExpFloat64()) })
+	g, _ := fineSample(10, 500, 0, 0, func(r *rand.Rand) int64 { return int64(1.05e7 + 2e6*r.ExpFloat64()) })
+	w := AnalysisWidth(4e7)
+	bins := GridBins(4e7, w)
+	calc, _ := h.GridBounds(w, bins, 4e7)
+	obs, _ := g.GridBounds(w, bins, 4e7)
+	got, err := calc.BeyondBounds(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	for k := 1; k <= bins; k++ {
+		x := float64(k) * w
+		want = math.Max(want, math.Max(calc.Pessimistic.CDF(x)-obs.upper(x), obs.Pessimistic.CDF(x)-calc.upper(x)))
+	}
+	if math.Abs(got-want) > 1e-12 || !(got > 0) {
+		t.Errorf("BeyondBounds = %v, reading every edge %v", got, want)
+	}
+	// A Spread ΔQ's own bounds are exact at its edges: BeyondBounds is
+	// Beyond.
+	o, _ := g.Grid(w, bins, 4e7)
+	b1, _ := calc.Beyond(o)
+	b2, _ := calc.BeyondBounds(BoundsOf(o))
+	if math.Abs(b1-b2) > 1e-12 {
+		t.Errorf("Beyond %v, BeyondBounds of BoundsOf %v", b1, b2)
+	}
+}
