@@ -66,7 +66,8 @@ log "ok: $name.tar.gz: checksums, contents, version $VERSION, its config.yaml va
 B=(buildah --root "$D/storage" --runroot "$D/run" --storage-driver vfs)
 "${B[@]}" pull --quiet "oci-archive:$D/release/$image" >"$D/pull.log" 2>&1 || fail "buildah pull: $(cat "$D/pull.log")"
 c=$("${B[@]}" from --quiet "oci-archive:$D/release/$image" 2>"$D/from.log") || fail "buildah from: $(cat "$D/from.log")"
-trap '"${B[@]}" rm "$c" >/dev/null 2>&1 || true; stop_all' EXIT
+# The container goes at the end; stop_all reads the script's exit status from $?.
+trap 'rc=$?; "${B[@]}" rm "$c" >/dev/null 2>&1 || true; (exit "$rc"); stop_all' EXIT
 config=$("${B[@]}" inspect --format '{{.OCIv1.Config.User}}|{{.OCIv1.Config.Entrypoint}}|{{.OCIv1.Config.Cmd}}|{{.OCIv1.Config.ExposedPorts}}|{{index .OCIv1.Config.Labels "org.opencontainers.image.version"}}|{{.OCIv1.Architecture}}' "$c")
 want="10001:10001|[/otelcol-deltaq]|[--config=/etc/otelcol-deltaq/config.yaml]|map[13133/tcp:{} 4317/tcp:{} 4318/tcp:{} 8888/tcp:{}]|$VERSION|amd64"
 [ "$config" = "$want" ] || fail "image configuration: $config; want $want"
