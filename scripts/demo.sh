@@ -2,9 +2,9 @@
 # make demo: the built collector, the synthetic M/M/1/K workload and the
 # terminal oscilloscope, on loopback. The scope starts first (the collector
 # sends to it), then the collector, then the workload; each is waited for
-# before the next starts. Ctrl-C (or SIGTERM to this script) stops all three
-# within 5 s; should one of them exit by itself, the others are stopped and
-# its last log lines printed.
+# before the next starts. Ctrl-C (or SIGTERM to this script) stops all three,
+# the workload first, within 5 s; should one of them exit by itself, the
+# others are stopped and its last log lines printed.
 #
 # The workload runs at its defaults (λ = 100/s, μ₁ = μ₂ = 200/s, K = 10); from
 # 30 s to 50 s worker_2 is slowed four times, which breaks the QTAs of worker_2
@@ -52,15 +52,21 @@ EOF
 mkdir -p "$logs"
 
 pids=() names=() logfiles=()
-# stop: SIGTERM to every program started, SIGKILL to any still running 4 s later.
+# stop: SIGTERM to the programs started, the last started first, so that the
+# workload's last spans still reach the collector and its last windows the
+# scope; each gets its share of 4.5 s (in tenths: workload 25, collector 15,
+# scope 5), and SIGKILL ends whatever still runs after it.
 stop() {
-  local p i
+  local i p n
+  local -a share=(5 15 25)
   trap - INT TERM
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for i in $(seq 40); do
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && break; p=; done
-    [ -z "${p:-}" ] && break
-    sleep 0.1
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    p=${pids[i]}
+    kill -TERM "$p" 2>/dev/null || continue
+    for ((n = 0; n < ${share[i]:-5}; n++)); do
+      kill -0 "$p" 2>/dev/null || break
+      sleep 0.1
+    done
   done
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
