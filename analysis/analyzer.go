@@ -394,6 +394,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			dq, err = h.DeltaQ()
 		}
 		pr.SuccessSum = ac.sum
+		pr.WeightSum, pr.WeightSquares = ac.weights(pr.Counts.Total())
 		pr.Exemplars = ac.picks.exemplars()
 		pr.Worst = ac.picks.worstInstances()
 		pr.EffectiveInstances = ac.effective(pr.Counts.Total())
@@ -407,8 +408,12 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			pr.AnalysisWidth = dq.Width()
 			a.inputs[pr.Name] = dq
 		}
-		if ac.fineComplete() && a.dmaxOf[pr.Name] > 0 {
-			pr.fine, pr.fineCut = ac.fine, a.dmaxOf[pr.Name]
+		if ac.fineComplete() {
+			pr.FineIndex, pr.FineCounts = ac.fine.Sparse()
+			pr.fineComplete = true
+			if a.dmaxOf[pr.Name] > 0 {
+				pr.fine, pr.fineCut = ac.fine, a.dmaxOf[pr.Name]
+			}
 		}
 	}
 	a.fineAnalysis(r)

@@ -298,11 +298,19 @@ func (a *acc) fineComplete() bool { return a.fine.Total() == a.total() }
 // when every instance has the same adjusted count.
 func (a *acc) effective(total int64) float64 {
 	t := float64(total)
-	den := a.w2 + t - a.w1
-	if den <= 0 {
+	_, w2 := a.weights(total)
+	if w2 <= 0 {
 		return t
 	}
-	return t * t / den
+	return t * t / w2
+}
+
+// weights returns Σw and Σw² over the adjusted counts w behind total
+// counts: the instances counted here and the windows merged with their
+// weights, those merged without as w = 1.
+func (a *acc) weights(total int64) (w1, w2 float64) {
+	t := float64(total)
+	return t, a.w2 + t - a.w1
 }
 
 // addSuccess counts a success of d ns (0 ≤ d ≤ dMax) with adjusted count

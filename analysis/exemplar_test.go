@@ -85,7 +85,8 @@ func TestWeightedCounts(t *testing.T) {
 }
 
 // TestWeightedWindowsMergeExactly: windows of weighted instances merge by
-// adding counts, as their agents counted them (AddWindow).
+// adding counts, as their agents counted them (AddWindow), with their
+// weights.
 func TestWeightedWindowsMergeExactly(t *testing.T) {
 	cfg := Config{Interval: time.Second, Probes: map[string]ProbeConfig{"p": {DMax: testDMax, Bins: testBins}}}
 	agents := []*Engine{newEngine(t, cfg, t0), newEngine(t, cfg, t0)}
@@ -116,8 +117,11 @@ func TestWeightedWindowsMergeExactly(t *testing.T) {
 		}
 	}
 	want := probeOf(t, closeFirst(t, whole), "p")
-	if merged != nil && merged.EffectiveInstances != 22 {
-		t.Errorf("merged windows: effective instances %v, want their 22 counts (no weights travel)", merged.EffectiveInstances)
+	// The weights travel with the windows (Σw, Σw²): the gateway's
+	// effective count is the one an engine that saw every instance has,
+	// Kish's 22²/(8² + 2² + 9² + 3²) = 3.06, not the 22 counts.
+	if merged != nil && math.Abs(merged.EffectiveInstances-want.EffectiveInstances) > 1e-9 || math.Abs(want.EffectiveInstances-22.0*22/158) > 1e-9 {
+		t.Errorf("merged windows: effective instances %v, one engine %v, want 22²/158", merged.EffectiveInstances, want.EffectiveInstances)
 	}
 	if merged == nil || merged.Counts != want.Counts || merged.Counts != (Counts{Success: 17, Failure: 5}) {
 		t.Fatalf("merged %+v, want %+v (17 successes, 5 failures)", merged, want.Counts)

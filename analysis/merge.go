@@ -43,6 +43,19 @@ type Window struct {
 	SuccessSum float64
 	// Timeouts and Failures are the window's other instances.
 	Timeouts, Failures int64
+	// Fine says the window carries its instances at the analysis
+	// resolution: FineCounts[j] completed instances in bucket FineIndex[j]
+	// of deltaq.Fine (indices strictly increasing), its other instances
+	// but the failures timeouts whose end is unknown. Such a window merges
+	// into any layout: where the probe's layout differs from the window's,
+	// its display counts are read from these (each bucket at its upper
+	// edge), so that agents agree on nothing. WeightSum and WeightSquares
+	// are Σw and Σw² over its instances' adjusted counts (zero: not
+	// carried, each instance counts one).
+	Fine                     bool
+	FineIndex                []int
+	FineCounts               []uint64
+	WeightSum, WeightSquares float64
 	// Source names the observer (for instance the agent collector's
 	// service.instance.id): a window counts how many observers
 	// contributed to it, and only named observers agree on layouts.
@@ -190,7 +203,7 @@ func (e *Engine) addBatch(ws []Window, checks []windowCheck, fates []Contributio
 func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 	c, n := ck.c, ck.n
 	if c == ContributionAccepted {
-		c = e.addWindow(w, ck.lay)
+		c = e.addWindow(w, ck.lay, n)
 	}
 	e.contributions[c]++
 	switch c {
@@ -212,7 +225,7 @@ func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 
 // addWindow does AddWindow's work for a window that passed checkWindow,
 // of layout lay, and returns its fate. Called with mu held.
-func (e *Engine) addWindow(w *Window, lay layout) Contribution {
+func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
 	if e.interval > 0 {
@@ -231,24 +244,35 @@ func (e *Engine) addWindow(w *Window, lay layout) Contribution {
 	if w.Source != "" && !known && len(s.sources) >= e.cfg.Gateway.MaxAgents {
 		return ContributionAgentLimit
 	}
-	p, c := e.windowProbe(w.Probe, lay, w.Source, k)
+	p, c := e.windowProbe(w.Probe, lay, w.Source, k, w.Fine)
 	if p == nil {
 		return c
 	}
-	if c := e.agree(p, lay, w.Source, k); c != ContributionAccepted {
-		return c
+	convert := false
+	if c := e.agree(p, lay, w.Source, k, w.Fine); c != ContributionAccepted {
+		if !w.Fine || !p.layoutAt(k).valid() {
+			return c
+		}
+		convert = true // another layout: the display counts from the analysis counts (finemerge.go)
 	}
 	a := s.accs[p.idx]
 	if a == nil {
-		a = e.newAcc(lay)
+		a = e.newAcc(p.layoutAt(k))
 		s.accs[p.idx] = a
 	}
-	if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
-		// checkWindow checked the counts; only a sum beyond int64 is left,
-		// which MaxWindowInstances × MaxAgents cannot reach.
-		return ContributionInvalid
+	if !convert {
+		if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
+			// checkWindow checked the counts; only a sum beyond int64 is
+			// left, which MaxWindowInstances × MaxAgents cannot reach.
+			return ContributionInvalid
+		}
+		a.sum += w.SuccessSum
 	}
-	a.sum += w.SuccessSum
+	if w.Fine {
+		if err := e.addFine(a, w, n, convert); err != nil {
+			return ContributionInvalid
+		}
+	}
 	p.lastK = max(p.lastK, k)
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, start)
@@ -290,7 +314,8 @@ func (e *Engine) checkWindow(w *Window) windowCheck {
 	switch {
 	case len(w.Source) > MaxSourceLength:
 		return windowCheck{n: n, c: ContributionAgentInvalid}
-	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum):
+	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum) ||
+		!e.checkFine(w, n):
 		return windowCheck{n: n, c: ContributionInvalid}
 	}
 	return windowCheck{lay: lay, n: n, c: ContributionAccepted}
@@ -508,7 +533,7 @@ const maxCachedEdges = 64
 // it wait among the pending probes (at most Config.MaxProbes, each gone
 // once its votes' windows have closed), and the window is a vote
 // (ContributionUnagreed). Called with mu held.
-func (e *Engine) windowProbe(name string, own layout, source string, k int64) (*probe, Contribution) {
+func (e *Engine) windowProbe(name string, own layout, source string, k int64, fine bool) (*probe, Contribution) {
 	p := e.byName[name]
 	if p != nil {
 		if !p.lay.valid() && !p.fixed {
@@ -522,6 +547,18 @@ func (e *Engine) windowProbe(name string, own layout, source string, k int64) (*
 		p = e.register(name, true, l)
 		p.local = true
 		return p, ContributionAccepted
+	}
+	if fine {
+		// Nothing to agree: the first window's layout, as an engine's first
+		// instance's, of at most the processor's bins.
+		if own.bins > deltaq.MaxThesisBins {
+			return nil, ContributionInvalid
+		}
+		if e.unconfigured >= e.cfg.MaxProbes {
+			return nil, ContributionProbeLimit
+		}
+		delete(e.pending, name)
+		return e.register(name, false, own), ContributionAccepted
 	}
 	pp := e.pending[name]
 	if pp == nil {
@@ -573,11 +610,22 @@ type voter struct {
 // fixes the probe's layout, it is a vote for own, which the probe takes,
 // from a window boundary, once Gateway.LayoutQuorum agents proposed it.
 // Called with mu held.
-func (e *Engine) agree(p *probe, own layout, source string, k int64) Contribution {
+func (e *Engine) agree(p *probe, own layout, source string, k int64, fine bool) Contribution {
 	at := p.layoutAt(k)
 	switch {
 	case at == own:
 		return ContributionAccepted
+	case fine && !p.lay.valid() && len(p.pend) == 0:
+		// A probe of no layout yet (configured without one) takes the
+		// first window's that carries analysis counts, as its first
+		// instance's; later windows of other layouts convert.
+		if own.bins > deltaq.MaxThesisBins && !p.configured {
+			return ContributionInvalid
+		}
+		p.lay, p.cands = own, nil
+		return ContributionAccepted
+	case fine:
+		return ContributionLayoutMismatch // converted by addWindow
 	case p.fixed || p.local || own == p.latest():
 		// A fixed layout, or own is agreed already but applies from a
 		// later window.
@@ -671,6 +719,10 @@ func WindowOf(r *Result, p *ProbeResult, source string) (Window, bool) {
 			return Window{}, false
 		}
 		w.LogLinear, w.DMaxNs, w.Bins = p.LogLinear, p.LogLinear.High, len(p.BinCounts)
+	}
+	if p.fineComplete {
+		w.Fine, w.FineIndex, w.FineCounts = true, p.FineIndex, p.FineCounts
+		w.WeightSum, w.WeightSquares = p.WeightSum, p.WeightSquares
 	}
 	return w, true
 }

@@ -103,11 +103,24 @@ type ProbeResult struct {
 	// ΔQs' width), deltaq.AnalysisWidth of the largest delay its probes
 	// reached; 0 for a probe outside the diagram.
 	AnalysisWidth, DiagramWidth float64
+	// FineIndex and FineCounts are the window's completed instances at the
+	// analysis resolution, sparse: FineCounts[j] in bucket FineIndex[j] of
+	// deltaq.Fine, increasing (successes, and instances that completed
+	// after the probe's dMax); nil when the window's counts include windows
+	// merged without them. WeightSum and WeightSquares are Σw and Σw² over
+	// the adjusted counts w of the instances behind Counts (instances of
+	// merged windows that carried none counted as w = 1): what a gateway
+	// needs for the effective count.
+	FineIndex                []int
+	FineCounts               []uint64
+	WeightSum, WeightSquares float64
 	// fine holds the window's counts at the analysis resolution while the
 	// window is analysed (the observed quantiles are read from them, up to
 	// fineCut ns); nil when Analysis is Observed.
 	fine    *deltaq.LogLinearHistogram
 	fineCut int64
+	// fineComplete: FineIndex and FineCounts hold every completed instance.
+	fineComplete bool
 	// Calculated is the probe's calculated ΔQ from the outcome diagram
 	// (thesis 3.4, 4.1.1), at the analysis resolution up to the probe's
 	// dMax, composed from what its parts' instances did up to the largest

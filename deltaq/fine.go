@@ -271,3 +271,17 @@ func (d DeltaQ) WithCount(n int64) DeltaQ {
 	d.count = n
 	return d
 }
+
+// Sparse returns the occupied buckets of h, increasing, and their counts
+// (new slices; nil when none is occupied).
+func (h *LogLinearHistogram) Sparse() ([]int, []uint64) {
+	var idx []int
+	var counts []uint64
+	for j, c := range h.counts {
+		if c != 0 {
+			idx = append(idx, j)
+			counts = append(counts, c)
+		}
+	}
+	return idx, counts
+}

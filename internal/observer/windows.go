@@ -47,21 +47,66 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(w.Start))
 	dp.SetTimestamp(pcommon.NewTimestampFromTime(w.End))
 	a := dp.Attributes()
+	extra := 2
+	if w.Fine {
+		extra += 4
+	}
 	if w.LogLinear != (deltaq.LogLinear{}) {
-		id.put(a, 4)
+		id.put(a, extra+2)
 		a.PutInt(outcome.AttrBinningFactor, w.LogLinear.Factor)
 		a.PutInt(outcome.AttrBinningSteps, w.LogLinear.Steps)
 	} else {
-		id.put(a, 2)
+		id.put(a, extra)
 	}
 	a.PutInt(outcome.AttrTimeout, w.Timeouts)
 	a.PutInt(outcome.AttrFailure, w.Failures)
+	if w.Fine {
+		putFine(a, &w)
+	}
 	b.wBounds, b.wCounts = sparseBuckets(upper, w.BinCounts, b.wBounds[:0], b.wCounts[:0])
 	dp.ExplicitBounds().FromRaw(b.wBounds)
 	b.wCounts = append(b.wCounts, uint64(w.Timeouts+w.Failures))
 	dp.BucketCounts().FromRaw(b.wCounts)
 	dp.SetCount(uint64(p.Counts.Total()))
 	dp.SetSum(w.SuccessSum)
+}
+
+// putFine puts a window's analysis counts and weights in its attributes
+// (outcome.MetricWindow).
+func putFine(a pcommon.Map, w *analysis.Window) {
+	idx := a.PutEmptySlice(outcome.AttrFineIndex)
+	idx.EnsureCapacity(len(w.FineIndex))
+	for _, i := range w.FineIndex {
+		idx.AppendEmpty().SetInt(int64(i))
+	}
+	counts := a.PutEmptySlice(outcome.AttrFineCounts)
+	counts.EnsureCapacity(len(w.FineCounts))
+	for _, c := range w.FineCounts {
+		counts.AppendEmpty().SetInt(int64(min(c, math.MaxInt64)))
+	}
+	a.PutDouble(outcome.AttrWeightSum, w.WeightSum)
+	a.PutDouble(outcome.AttrWeightSquares, w.WeightSquares)
+}
+
+// readFine reads an attribute of a window's analysis counts into w; false
+// when it is not a list of integers of at least 0.
+func readFine(k string, v pcommon.Value, w *analysis.Window) bool {
+	if v.Type() != pcommon.ValueTypeSlice {
+		return false
+	}
+	s := v.Slice()
+	for i := 0; i < s.Len(); i++ {
+		x := s.At(i)
+		if x.Type() != pcommon.ValueTypeInt || x.Int() < 0 {
+			return false
+		}
+		if k == outcome.AttrFineIndex {
+			w.FineIndex = append(w.FineIndex, int(min(x.Int(), math.MaxInt32)))
+		} else {
+			w.FineCounts = append(w.FineCounts, uint64(x.Int()))
+		}
+	}
+	return true
 }
 
 // sparseBuckets appends to bounds and counts the sparse buckets of the bin
@@ -379,11 +424,20 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	if w.BinIndex == nil {
 		w.BinIndex = make([]int, 0, 64)
 	}
-	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source}
+	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source,
+		FineIndex: w.FineIndex[:0], FineCounts: w.FineCounts[:0]}
 	var hasTimeout, hasFailure bool
+	fineOK := true
 	var key wireKey
 	for k, v := range dp.Attributes().All() {
 		switch k {
+		case outcome.AttrFineIndex, outcome.AttrFineCounts:
+			w.Fine = true
+			fineOK = fineOK && readFine(k, v, w)
+		case outcome.AttrWeightSum:
+			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
+		case outcome.AttrWeightSquares:
+			w.WeightSquares, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
 		case outcome.AttrProbe:
 			if v.Type() == pcommon.ValueTypeStr {
 				w.Probe = v.Str()
@@ -400,7 +454,10 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	}
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
 	n := bounds.Len()
-	if w.Probe == "" || !hasTimeout || !hasFailure || n == 0 || counts.Len() != n+1 ||
+	if !w.Fine && (w.WeightSum != 0 || w.WeightSquares != 0) {
+		fineOK = false // weights without analysis counts
+	}
+	if w.Probe == "" || !hasTimeout || !hasFailure || !fineOK || n == 0 || counts.Len() != n+1 ||
 		w.Timeouts < 0 || w.Failures < 0 || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
 		return false
 	}

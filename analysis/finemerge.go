@@ -1,0 +1,91 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package analysis
+
+import (
+	"math"
+)
+
+// Windows that carry their instances at the analysis resolution
+// (Window.Fine) merge with nothing to agree: their analysis counts add to
+// the engine's whatever the layouts, and where the probe's layout for the
+// window is not the window's, the display counts are read from them, each
+// analysis bucket [a, b) counted at b − 1 ns, the longest delay its
+// instances can have had (so a delay reads at most 1/64 longer, and one in
+// the bucket that straddles the probe's dMax as a timeout). A probe the
+// engine knows no layout of takes the first such window's. Windows without
+// analysis counts, from engines before them, merge as they did: only into
+// their own layout, agreed by Gateway.LayoutQuorum agents.
+
+// checkFine checks what a window says of its analysis counts against its
+// n instances: indices strictly increasing within deltaq.Fine, completed
+// instances at most the instances that did not fail, and weights that can
+// be: Σw = n (each count stands for one adjusted count), Σw ≤ Σw² ≤ (Σw)²
+// (every w ≥ 1), or none at all.
+func (e *Engine) checkFine(w *Window, n int64) bool {
+	if !w.Fine {
+		return len(w.FineIndex) == 0 && len(w.FineCounts) == 0 && w.WeightSum == 0 && w.WeightSquares == 0
+	}
+	if len(w.FineIndex) != len(w.FineCounts) || n < w.Failures {
+		return false
+	}
+	buckets := e.fine.Buckets()
+	prev := -1
+	var done uint64
+	for j, i := range w.FineIndex {
+		c := w.FineCounts[j]
+		if i <= prev || i >= buckets || done+c < done {
+			return false
+		}
+		prev, done = i, done+c
+	}
+	if done > uint64(n-w.Failures) {
+		return false
+	}
+	s, q := w.WeightSum, w.WeightSquares
+	switch {
+	case s == 0 && q == 0:
+		return true
+	case math.IsNaN(s) || math.IsNaN(q) || math.IsInf(s, 0) || math.IsInf(q, 0):
+		return false
+	}
+	nf := float64(n)
+	return math.Abs(s-nf) <= 1e-9*nf && q >= s*(1-1e-12) && q <= s*s*(1+1e-12)
+}
+
+// fineTimeouts returns the instances of a checked window with analysis
+// counts that neither completed nor failed.
+func fineTimeouts(w *Window, n int64) int64 {
+	var done uint64
+	for _, c := range w.FineCounts {
+		done += c
+	}
+	return n - w.Failures - int64(done)
+}
+
+// addFine adds a checked window's analysis counts and weights to a, and
+// with convert its display counts too, read from them, for a window of
+// another layout. Its n instances are all of the window's.
+func (e *Engine) addFine(a *acc, w *Window, n int64, convert bool) error {
+	timeouts := fineTimeouts(w, n)
+	if _, err := a.fine.AddSparse(w.FineIndex, w.FineCounts, timeouts, w.Failures); err != nil {
+		return err
+	}
+	if w.WeightSum > 0 {
+		a.w1 += w.WeightSum
+		a.w2 += w.WeightSquares
+	}
+	if !convert {
+		return nil
+	}
+	edges := e.fine.Edges()
+	for j, i := range w.FineIndex {
+		if c := w.FineCounts[j]; c > 0 {
+			a.addSuccess(edges[i+1]-1, int64(c))
+		}
+	}
+	a.addTimeout(timeouts)
+	a.addFailure(w.Failures)
+	return nil
+}
