@@ -368,3 +368,82 @@ func freshReader() *wireReader {
 	r := newWireCache().reader()
 	return &r
 }
+
+// TestUnpinnedGatewayMergesOtherLayouts: two agents judge a probe by two
+// layouts — 100 bins up to 100 ms and 50 up to 200 ms — and a gateway that
+// pins nothing accepts every window from the first (the probe takes the
+// first window's layout, the other's display counts are read from its
+// analysis counts): its totals, by 100 ms, and its quantiles, read at the
+// analysis resolution, are those of one observer that saw every instance
+// by 100 ms. Before windows carried their analysis counts, such a gateway
+// refused every window of a layout fewer than layout_quorum agents sent.
+func TestUnpinnedGatewayMergesOtherLayouts(t *testing.T) {
+	start := at(time.Second)
+	scfg := testConfig()
+	scfg.Quantiles = []float64{0.25, 0.5, 0.9}
+	single := newHarness(t, scfg, start)
+	gcfg := scfg
+	gcfg.Lag = 2 * time.Second
+	gateway := newHarness(t, gcfg, start)
+	agents := []*harness{agentHarness(t, "agent-0", start), agentHarness(t, "agent-1", start)}
+	// One window: a timeout's window, by start + dMax, is the window of its
+	// end under either layout.
+	for i := range 120 {
+		end := time.Duration(i*8)*time.Millisecond + ms(1)
+		s := span{probe: "p", outcome: outcome.Success, end: end, delay: ms(float64(1 + i%40)), dmax: 100 * time.Millisecond, bins: 100}
+		switch i % 10 {
+		case 3:
+			s.outcome = outcome.Failure
+		case 7:
+			s.delay = 150 * time.Millisecond // beyond 100 ms, within 200 ms
+		}
+		single.consume(s)
+		if i%2 == 1 {
+			s.dmax, s.bins = 200*time.Millisecond, 50
+		}
+		agents[i%2].consume(s)
+	}
+	for w := 2; w <= 4; w++ {
+		now := at(time.Duration(w) * time.Second)
+		single.obs.tick(now)
+		for _, a := range agents {
+			a.obs.tick(now)
+		}
+	}
+	for _, a := range agents {
+		for _, md := range a.metrics.AllMetrics() {
+			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
+		}
+	}
+	gateway.obs.tick(at(7 * time.Second))
+	_, wantT := lastObserved(t, single)
+	_, gotT := lastObserved(t, gateway)
+	assert.Equal(t, wantT, gotT, "the outcome totals")
+	assert.Equal(t, map[string]int64{"success": 96, "timeout": 12, "failure": 12}, gotT["p"])
+	assert.Equal(t, observedQuantiles(single), observedQuantiles(gateway), "the quantiles")
+	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
+	assert.Equal(t, map[string]int64{"fate=accepted": 2}, fates, "every window accepted")
+}
+
+// observedQuantiles returns h's deltaq.quantile points of the observed
+// series that are not zero, by quantile (the windows with instances).
+func observedQuantiles(h *harness) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != outcome.MetricQuantile {
+				return
+			}
+			dps := m.Gauge().DataPoints()
+			for i := 0; i < dps.Len(); i++ {
+				a := dps.At(i).Attributes()
+				if s, _ := a.Get(outcome.AttrSeries); s.Str() != outcome.SeriesObserved {
+					continue
+				}
+				q, _ := a.Get(outcome.AttrQ)
+				out[q.Str()] = append(out[q.Str()], dps.At(i).DoubleValue())
+			}
+		})
+	}
+	return out
+}
