@@ -105,6 +105,7 @@ func sharedStages(rng *rand.Rand) (float64, float64) {
 // calculated CDFs' errors positively correlated), so the measured rates are
 // far below α.
 func TestDivergenceFalseTriggerRate(t *testing.T) {
+	statistical(t)
 	const windows = 1000
 	alphas := []float64{0.01, 0.05}
 	for _, paired := range []bool{false, true} {
@@ -133,6 +134,7 @@ func TestDivergenceFalseTriggerRate(t *testing.T) {
 // (sharedStages) below n = 1000;
 // TestDivergenceBeyondBinning shows the power at several bin widths.
 func TestDivergencePower(t *testing.T) {
+	statistical(t)
 	windows := 1000
 	if testing.Short() {
 		windows = 300

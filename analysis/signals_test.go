@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -27,6 +28,14 @@ type twoStage struct {
 	qta        QTA
 	failJob    float64 // probability that a job fails
 	jobQuantQs []float64
+	// stageDMax and jobDMax are the stages' and the job's dMax (0: 200 ms);
+	// the bins are over each one's own. sample keeps one trace in sample
+	// (its spans with that adjusted count), 0 or 1 every trace. sameData
+	// seeds the draws by n alone, so that runs at other bins see the
+	// same traces.
+	stageDMax, jobDMax time.Duration
+	sample             int64
+	sameData           bool
 }
 
 // twoStageRun is what a run measured.
@@ -57,14 +66,18 @@ func dependentIssue(rng *rand.Rand) (float64, float64) {
 
 func (c twoStage) run(t *testing.T) twoStageRun {
 	t.Helper()
-	dmax := 200 * time.Millisecond
+	stageDMax, jobDMax := cmp.Or(c.stageDMax, 200*time.Millisecond), cmp.Or(c.jobDMax, 200*time.Millisecond)
 	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: "job = a -> b;", Probes: map[string]ProbeConfig{}, Quantiles: c.jobQuantQs}
 	for _, p := range []string{"a", "b"} {
-		cfg.Probes[p] = ProbeConfig{DMax: dmax, Bins: c.bins}
+		cfg.Probes[p] = ProbeConfig{DMax: stageDMax, Bins: c.bins}
 	}
-	cfg.Probes["job"] = ProbeConfig{DMax: dmax, Bins: c.bins, QTA: c.qta, Triggers: c.triggers}
+	cfg.Probes["job"] = ProbeConfig{DMax: jobDMax, Bins: c.bins, QTA: c.qta, Triggers: c.triggers}
 	e := newEngine(t, cfg, at(time.Second))
-	rng := rand.New(rand.NewPCG(c.seed, uint64(c.n*c.bins)))
+	stream := uint64(c.n * c.bins)
+	if c.sameData {
+		stream = uint64(c.n)
+	}
+	rng := rand.New(rand.NewPCG(c.seed, stream))
 	out := twoStageRun{firstBroken: -1}
 	for k := range out.firstFire {
 		out.firstFire[k] = -1
@@ -81,10 +94,13 @@ func (c twoStage) run(t *testing.T) twoStageRun {
 			if c.failJob > 0 && rng.Float64() < c.failJob {
 				oc = Failure
 			}
+			if c.sample > 1 && rng.Int64N(c.sample) != 0 {
+				continue // not sampled: none of the trace's spans
+			}
 			ins = append(ins,
-				Instance{Probe: "a", Outcome: Success, Start: end - int64(a*1e9), End: end},
-				Instance{Probe: "b", Outcome: Success, Start: end - int64(b*1e9), End: end},
-				Instance{Probe: "job", Outcome: oc, Start: end - int64((a+b)*1e9), End: end})
+				Instance{Probe: "a", Outcome: Success, Start: end - int64(a*1e9), End: end, Weight: c.sample},
+				Instance{Probe: "b", Outcome: Success, Start: end - int64(b*1e9), End: end, Weight: c.sample},
+				Instance{Probe: "job", Outcome: oc, Start: end - int64((a+b)*1e9), End: end, Weight: c.sample})
 		}
 		addAll(e, ins...)
 		res := e.Advance(at(time.Duration(w+2) * time.Second))
@@ -151,6 +167,7 @@ var issueTriggers = Triggers{Divergence: DivergenceTrigger{Alpha: 0.01, Windows:
 // significant at n = 200 on every bin width, and the power is logged for
 // n = 50. 300 windows a case (100 with -short).
 func TestDivergenceBeyondBinning(t *testing.T) {
+	statistical(t)
 	windows := 300
 	if testing.Short() {
 		windows = 100
@@ -229,6 +246,7 @@ func steadySlack(seed uint64, slack float64, n, w, windows int, ramp func(k int)
 // horizon), the issue that asked for it measured 8 triggers in 300 windows
 // at slack 0.09 and n = 200.
 func TestSlackTrendSteadyFalseFires(t *testing.T) {
+	statistical(t)
 	windows := 20000
 	if testing.Short() {
 		windows = 5000
@@ -372,6 +390,7 @@ func TestFailureSignificance(t *testing.T) {
 // 0.363, and the breach is significant in most windows at n = 200: the
 // display bins no longer hide it.
 func TestQTAPointSignificance(t *testing.T) {
+	statistical(t)
 	windows := 300
 	bound := 0.01 + 3*math.Sqrt(0.01*0.99/float64(windows))
 	for _, c := range []struct {

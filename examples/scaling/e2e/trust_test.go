@@ -106,22 +106,19 @@ func TestGatewayIgnoresForgedWindows(t *testing.T) {
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
-// TestGatewayFollowsAutoRangedAgents: two agents whose job probe has
+// TestGatewayMergesAutoRangedAgents: two agents whose job probe has
 // dmax: auto (testdata/agent_auto.yaml: samples of 100 spans a second, 10 s
 // until the first choice), and a gateway that does not pin job's layout
 // (testdata/gateway_auto.yaml). job's delays are 5–25 ms for 5 s, then
 // 300–900 ms: each agent learns a dMax, then re-ranges, each at its own
-// timer tick. The gateway takes each layout once both agents propose it
-// and changes at a window boundary: every window it emits has one layout
-// (its deltaq.observed stream restarts with it), and holds exactly the
-// sum of the agents' windows of that layout (read from the agents' own
-// deltaq.window output) — except that the first window of a layout may
-// lack the one agent window that voted for it before the other agent's
-// window completed the agreement. Its telemetry counts the layouts agreed
-// (at least three: the learning layout, the learnt one, the re-ranged
-// one), the changes, and as many refused windows of job as the agents
-// sent windows it did not add; the last windows have two contributors.
-func TestGatewayFollowsAutoRangedAgents(t *testing.T) {
+// timer tick, so that their windows have several layouts, at times two in
+// one window. Their windows carry the instances at the analysis resolution
+// as well: the gateway accepts every one of them from the first (no
+// layout_mismatch, no unagreed, no layout agreed), shows job in the first
+// window's layout throughout (one deltaq.observed stream), and each of its
+// windows counts exactly the instances of the agents' windows of the same
+// bounds; the last windows have two contributors.
+func TestGatewayMergesAutoRangedAgents(t *testing.T) {
 	otelcol := gate(t)
 	diagram := demoDiagram(t)
 	began := time.Now()
@@ -187,28 +184,16 @@ func TestGatewayFollowsAutoRangedAgents(t *testing.T) {
 		ag = agentJobWindows(agSink.Metrics())
 		return len(ag[last]) == 2
 	})
-	checkFollowed(t, gw, ag, last)
+	checkMerged(t, gw, ag, last)
 
 	tel := scrapeContributions(t, gateway.telemetry)
-	sent := 0
-	for _, ws := range ag {
-		sent += len(ws)
+	if tel["accepted"] == 0 || tel["layout_mismatch"]+tel["unagreed"]+tel["invalid"]+tel["late"]+tel["early"]+tel["misaligned"] != 0 {
+		t.Errorf("contributions %v: want every window accepted", tel)
 	}
-	added := 0
-	for end, w := range gw {
-		added += w.contributors(ag[end])
+	if agreed := scrapeSum(t, gateway.telemetry, "otelcol_connector_deltaq_layouts_agreed"); agreed != 0 {
+		t.Errorf("layouts agreed %d, want none: nothing to agree", agreed)
 	}
-	refused := tel["layout_mismatch"] + tel["unagreed"]
-	if refused != int64(sent-added) || tel["invalid"]+tel["late"]+tel["early"]+tel["misaligned"] != 0 {
-		t.Errorf("contributions %v: %d of the agents' %d job windows not added, want them all refused as layout_mismatch or unagreed", tel, sent-added, sent)
-	}
-	if agreed := scrapeSum(t, gateway.telemetry, "otelcol_connector_deltaq_layouts_agreed"); agreed < 3 {
-		t.Errorf("layouts agreed %d, want at least 3 (learning, learnt, re-ranged)", agreed)
-	}
-	if changes := scrapeSum(t, gateway.telemetry, "otelcol_connector_deltaq_layout_changes"); changes < 2 {
-		t.Errorf("layout changes %d, want at least 2", changes)
-	}
-	t.Logf("contributions %v: %d of the agents' %d job windows added", tel, added, sent)
+	t.Logf("contributions %v", tel)
 	for _, c := range append(agents, gateway) {
 		c.StopCleanly(t)
 	}
@@ -223,11 +208,7 @@ type jobWindow struct {
 	counts    []uint64
 	timeouts  int64
 	failures  int64
-	agreement bool // the gateway: the first window of its layout
-}
-
-func (w jobWindow) sameLayout(o jobWindow) bool {
-	return w.bins == o.bins && math.Abs(w.width-o.width) <= 1e-9*w.width
+	agreement bool // the gateway: the first window of its stream
 }
 
 func (w jobWindow) total() int64 {
@@ -238,46 +219,11 @@ func (w jobWindow) total() int64 {
 	return n
 }
 
-// contributors returns how many of the agents' windows ws the gateway's
-// window w holds: those of its layout, or one fewer in the first window
-// of a layout when that accounts for w exactly; −1 when neither does.
-func (w jobWindow) contributors(ws []jobWindow) int {
-	var same []jobWindow
-	for _, a := range ws {
-		if a.sameLayout(w) {
-			same = append(same, a)
-		}
-	}
-	if w.equalsSum(same) {
-		return len(same)
-	}
-	if w.agreement {
-		for i := range same {
-			rest := slices.Delete(slices.Clone(same), i, i+1)
-			if w.equalsSum(rest) {
-				return len(rest)
-			}
-		}
-	}
-	return -1
-}
-
-// equalsSum reports whether w holds exactly the sum of ws.
-func (w jobWindow) equalsSum(ws []jobWindow) bool {
-	sum := jobWindow{counts: make([]uint64, w.bins)}
-	for _, a := range ws {
-		for i, c := range a.counts {
-			sum.counts[i] += c
-		}
-		sum.timeouts += a.timeouts
-		sum.failures += a.failures
-	}
-	return slices.Equal(sum.counts, w.counts) && sum.timeouts == w.timeouts && sum.failures == w.failures
-}
-
-// checkFollowed checks the gateway's job windows against the agents', up
-// to the window ending at last.
-func checkFollowed(t *testing.T, gw map[int64]jobWindow, ag map[int64][]jobWindow, last int64) {
+// checkMerged checks the gateway's job windows against the agents', up to
+// the window ending at last: one layout throughout (the first window's),
+// and in every window exactly the instances of the agents' windows, the
+// last ones from both agents.
+func checkMerged(t *testing.T, gw map[int64]jobWindow, ag map[int64][]jobWindow, last int64) {
 	t.Helper()
 	var ends []int64
 	for end := range ag {
@@ -297,18 +243,22 @@ func checkFollowed(t *testing.T, gw map[int64]jobWindow, ag map[int64][]jobWindo
 		if len(layouts) == 0 || layouts[len(layouts)-1] != l {
 			layouts = append(layouts, l)
 		}
-		if c := w.contributors(ag[end]); c < 1 {
-			t.Errorf("window ending %v (%s): gateway %v (%d timeouts), not the sum of the agents' windows of its layout %v",
-				time.Unix(0, end).UTC(), l, w.counts, w.timeouts, ag[end])
+		var sum int64
+		for _, a := range ag[end] {
+			sum += a.total()
+		}
+		if w.total() != sum {
+			t.Errorf("window ending %v (%s): the gateway counts %d instances, the agents' windows %d (%v)",
+				time.Unix(0, end).UTC(), l, w.total(), sum, ag[end])
 		}
 	}
-	if len(layouts) < 3 {
-		t.Errorf("the gateway's job layouts %v: want the learning one, the learnt one and the re-ranged one", layouts)
+	if len(layouts) != 1 {
+		t.Errorf("the gateway's job layouts %v: want the first window's alone", layouts)
 	}
-	// The last windows: both agents re-ranged long ago.
+	// The last windows: both agents.
 	for _, end := range ends[len(ends)-2:] {
-		if c := gw[end].contributors(ag[end]); c != 2 {
-			t.Errorf("window ending %v: %d agents' windows in the gateway's, want 2", time.Unix(0, end).UTC(), c)
+		if n := len(ag[end]); n != 2 {
+			t.Errorf("window ending %v: %d agents' windows, want 2", time.Unix(0, end).UTC(), n)
 		}
 	}
 	t.Logf("the gateway's job layouts: %v", layouts)
