@@ -24,6 +24,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -45,16 +46,18 @@ func init() {
 	register(command{
 		name:    "analyze",
 		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] TRACES...",
-		summary: "analyse recorded traces as the deltaq processor and exporter or connector would",
+		summary: "analyse recorded traces as the deltaq connector (or processor and exporter) would",
 		help: `Analyze reads traces written by the collector's file exporter and analyses
 them with the collector's own components, configured from a collector
-configuration file: the deltaq processor of the processors section
-(--processor, default "deltaq") maps the spans to outcome instances, and the
-analysis of the deltaq exporter of the exporters section (--exporter,
-default "deltaq") or of the deltaq connector of the connectors section
-(--connector; by default the connector "deltaq" when there is no exporter
-"deltaq") — its interval, lag, probes, QTAs, quantiles and outcome diagram —
-analyses them. The exporter's OTLP settings are not used. The configuration
+configuration file: the analysis of the deltaq connector of the connectors
+section (--connector; by default the connector "deltaq" when there is no
+exporter "deltaq") or of the deltaq exporter of the exporters section
+(--exporter, default "deltaq") — its interval, lag, probes, QTAs,
+quantiles and outcome diagram — analyses the outcome instances that the
+connector's probes with a match find in the spans, judged from each span as
+the connector judges them, and those the deltaq processor of the
+processors section maps, when the configuration has one (--processor,
+default "deltaq"; naming one that is not there is an error). The exporter's OTLP settings are not used. The configuration
 is read as the collector reads it: --config may be repeated, the files
 merged in order (maps key by key, a list replaced whole), and
 ${env:NAME}, ${env:NAME:-default}, ${NAME} and ${file:PATH} are expanded.
@@ -69,7 +72,7 @@ choose. A last record cut short (a collector stopped while writing) is
 reported with its record number and byte offset, and the records before it
 are analysed.
 
-The input is streamed: each record goes through the processor into the
+The input is streamed: each record goes (through the processor) into the
 analysis before the next is read, so memory holds one record and the
 analysis, whatever the size of the files; a line or record may be up to
 64 MiB long, and so may a JSON document laid out over several lines. Errors
@@ -193,7 +196,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	pcfg, acfg := loaded.proc, loaded.analysis
+	acfg := loaded.analysis
 	if o.interval > 0 {
 		acfg.Interval = o.interval
 	}
@@ -206,25 +209,11 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err := acfg.Check(); err != nil {
 		return fail(fmt.Errorf("%s: %w", loaded.where, err))
 	}
-	// The analysis is made once the processor has started, as in a
-	// collector, where the exporter's analysis learns the probes the
-	// processors of the process configure (internal/outcome's registry).
-	var an *observer.OfflineAnalysis
-	next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
-		return an.ConsumeTraces(ctx, td)
-	})
-	if err != nil {
-		return fail(err)
-	}
-	proc, err := newProcessor(pcfg, next)
+	an, proc, err := newAnalysis(loaded, acfg)
 	if err != nil {
 		return fail(err)
 	}
 	ctx := context.Background()
-	if an, err = observer.NewOfflineAnalysis(acfg, process.Collector().Layouts); err != nil {
-		_ = proc.Shutdown(ctx)
-		return fail(fmt.Errorf("%s: %w", loaded.where, err))
-	}
 	rep := &analyzeReport{cfg: acfg, qs: tableQuantiles(acfg.Quantiles), bands: map[string]*deltaq.ConfidenceBand{}}
 	an.OnWindow(rep.addWindow)
 	warnings, err := feedTraceFiles(ctx, &o, proc, rep)
@@ -246,6 +235,58 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
+// newAnalysis makes the offline analysis of the configuration, and what the
+// traces go through on their way to it: the deltaq processor, if the
+// configuration has one, started, as in a collector, before the analysis,
+// which learns the layouts of the probes it configures (internal/outcome's
+// registry); else the analysis itself, which finds the connector's probes
+// in the spans. A probe both match is refused, as the collector refuses it.
+func newAnalysis(loaded *loadedConfig, acfg *observer.Config) (*observer.OfflineAnalysis, processor.Traces, error) {
+	var an *observer.OfflineAnalysis
+	var proc processor.Traces
+	if loaded.proc != nil {
+		next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+			return an.ConsumeTraces(ctx, td)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if proc, err = newProcessor(loaded.proc, next); err != nil {
+			return nil, nil, err
+		}
+	}
+	shut := func() {
+		if proc != nil {
+			_ = proc.Shutdown(context.Background())
+		}
+	}
+	if sp := loaded.spans; sp != nil {
+		claims := process.Collector().Claims
+		err := claims.Claim(loaded, "connector", loaded.connID, sp.Names)
+		claims.Release(loaded)
+		if err != nil {
+			shut()
+			return nil, nil, fmt.Errorf("%s: %w", loaded.where, err)
+		}
+	}
+	an, err := observer.NewOfflineAnalysis(acfg, process.Collector().Layouts, loaded.spans)
+	if err != nil {
+		shut()
+		return nil, nil, fmt.Errorf("%s: %w", loaded.where, err)
+	}
+	if proc == nil {
+		proc = offlineInput{an}
+	}
+	return an, proc, nil
+}
+
+// offlineInput hands the traces straight to the analysis, when no deltaq
+// processor maps them.
+type offlineInput struct{ *observer.OfflineAnalysis }
+
+func (offlineInput) Start(context.Context, component.Host) error { return nil }
+func (offlineInput) Shutdown(context.Context) error              { return nil }
+
 // feedTraceFiles sends the records of the trace files through the
 // processor into the analysis, each before the next is read: memory holds
 // one record and the analysis state. A truncated file is a warning, not an
@@ -255,7 +296,7 @@ func feedTraceFiles(ctx context.Context, o *analyzeOptions, proc processor.Trace
 		err = tracefile.Read(f, o.trace, func(td ptrace.Traces) error {
 			rep.names.add(td)
 			if err := proc.ConsumeTraces(ctx, td); err != nil {
-				return fmt.Errorf("deltaq processor: %w", err)
+				return err
 			}
 			return nil
 		})
@@ -976,7 +1017,7 @@ func (s *spanNames) top(n int) []nameCount {
 }
 
 func (s *spanNames) writeText(w io.Writer) {
-	fmt.Fprintf(w, "\nno span matched any probe of the deltaq processor: %d spans read", s.spans)
+	fmt.Fprintf(w, "\nno span matched any probe: %d spans read", s.spans)
 	if s.spans == 0 {
 		fmt.Fprintln(w)
 		return

@@ -580,7 +580,7 @@ func TestAnalyzeUnmatched(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d, stderr %s", status, stderr)
 	}
-	assertContainsAll(t, "text", stdout, "0 instances\n\nno span matched any probe of the deltaq processor: 12 spans read; the most frequent span names:\n"+
+	assertContainsAll(t, "text", stdout, "0 instances\n\nno span matched any probe: 12 spans read; the most frequent span names:\n"+
 		"         4  GET /health\n         3  b\n         2  c\n         2  d\n         1  e\n")
 	if strings.Contains(stdout, "windows of") {
 		t.Errorf("no windows are shown without instances:\n%s", stdout)

@@ -34,7 +34,7 @@ import (
 type collectorConfig struct {
 	paths                 configPaths
 	procID, expID, connID string
-	exporterSet           bool
+	exporterSet, procSet  bool
 }
 
 // configPaths is a repeatable --config flag.
@@ -52,16 +52,19 @@ func (p *configPaths) Set(v string) error {
 
 // flags adds --config, --processor, --exporter and --connector to fs.
 func (c *collectorConfig) flags(fs *flagSet) {
-	fs.Var(&c.paths, "config", "collector configuration `FILE` (YAML) with the deltaq processor and exporter or connector; "+
+	fs.Var(&c.paths, "config", "collector configuration `FILE` (YAML) with the deltaq connector or exporter, and the deltaq processor if it has one; "+
 		"repeat it to merge several in order, as the collector does; a location may also be env:NAME or yaml:KEY: VALUE")
-	fs.StringVar(&c.procID, "processor", "deltaq", "component `ID` of the deltaq processor in the processors section")
+	fs.StringVar(&c.procID, "processor", "deltaq", "component `ID` of the deltaq processor in the processors section (if there is none, the connector's own probes)")
 	fs.StringVar(&c.expID, "exporter", "deltaq", "component `ID` of the deltaq exporter in the exporters section")
 	fs.StringVar(&c.connID, "connector", "", "component `ID` of the deltaq connector in the connectors section, instead of the exporter")
 }
 
 // checkFlags checks the component flags once fs has parsed them.
 func (c *collectorConfig) checkFlags(fs *flagSet) error {
-	fs.Visit(func(f *flag.Flag) { c.exporterSet = c.exporterSet || f.Name == "exporter" })
+	fs.Visit(func(f *flag.Flag) {
+		c.exporterSet = c.exporterSet || f.Name == "exporter"
+		c.procSet = c.procSet || f.Name == "processor"
+	})
 	if c.exporterSet && c.connID != "" {
 		return errors.New("--exporter and --connector are exclusive")
 	}
@@ -71,8 +74,14 @@ func (c *collectorConfig) checkFlags(fs *flagSet) error {
 // loadedConfig is what a command needs of a collector configuration.
 type loadedConfig struct {
 	// proc is the deltaq processor's configuration
-	// (*deltaqprocessor.Config), validated.
+	// (*deltaqprocessor.Config), validated; nil when the configuration has
+	// none (a connector that matches its probes itself).
 	proc any
+	// spans are the probes the connector matches in the spans itself; nil
+	// when it matches none (and for an exporter). connID is the connector's
+	// ID.
+	spans  *observer.SpanProbes
+	connID string
 	// analysis is the exporter's or connector's analysis options.
 	analysis *observer.Config
 	// where names the configuration and the section of analysis, for
@@ -81,8 +90,18 @@ type loadedConfig struct {
 }
 
 // resolve reads the locations as the collector does and returns the merged
-// configuration. Errors name the locations.
+// configuration. Errors name the locations. Plain files, with nothing to
+// expand, are read in one pass (resolvePlain); the others by the
+// collector's resolver.
 func resolve(paths []string) (*confmap.Conf, error) {
+	if conf, ok, err := resolvePlain(paths); ok {
+		return conf, err
+	}
+	return resolveExpanding(paths)
+}
+
+// resolveExpanding reads the locations with the collector's resolver.
+func resolveExpanding(paths []string) (*confmap.Conf, error) {
 	r, err := confmap.NewResolver(confmap.ResolverSettings{
 		URIs: paths,
 		ProviderFactories: []confmap.ProviderFactory{
@@ -103,10 +122,12 @@ func resolve(paths []string) (*confmap.Conf, error) {
 	return conf, nil
 }
 
-// load reads the processor section and the exporter's or connector's
-// section into the components' own configuration structs. Without
-// --connector it reads the exporter --exporter, else (--exporter not
-// given) the connector "deltaq".
+// load reads the processor section, if there is one, and the exporter's or
+// connector's section into the components' own configuration structs.
+// Without --connector it reads the exporter --exporter, else (--exporter not
+// given) the connector "deltaq". A configuration without the processor
+// --processor is read when --processor was not given: its connector matches
+// its probes itself.
 func (c *collectorConfig) load() (*loadedConfig, error) {
 	conf, err := resolve(c.paths)
 	if err != nil {
@@ -123,15 +144,17 @@ func (c *collectorConfig) load() (*loadedConfig, error) {
 		}
 		return nil
 	}
-	if !conf.IsSet("processors::" + c.procID) {
+	l := &loadedConfig{}
+	if conf.IsSet("processors::" + c.procID) {
+		l.proc = deltaqprocessor.NewFactory().CreateDefaultConfig()
+		if err := unmarshal("processors::"+c.procID, l.proc); err != nil {
+			return nil, err
+		}
+		if err := confmap.Validate(l.proc); err != nil {
+			return nil, fmt.Errorf("%s: processors::%s: %w", name, c.procID, err)
+		}
+	} else if c.procSet {
 		return nil, fmt.Errorf("%s: no processors section %q", name, c.procID)
-	}
-	pcfg := deltaqprocessor.NewFactory().CreateDefaultConfig()
-	if err := unmarshal("processors::"+c.procID, pcfg); err != nil {
-		return nil, err
-	}
-	if err := confmap.Validate(pcfg); err != nil {
-		return nil, fmt.Errorf("%s: processors::%s: %w", name, c.procID, err)
 	}
 	connID := c.connID
 	if connID == "" && !conf.IsSet("exporters::"+c.expID) {
@@ -149,12 +172,20 @@ func (c *collectorConfig) load() (*loadedConfig, error) {
 		if err := unmarshal(key, ccfg); err != nil {
 			return nil, err
 		}
-		return &loadedConfig{proc: pcfg, analysis: &ccfg.Config, where: name + ": " + key}, nil
+		// The probes it matches are compiled as the collector does, once
+		// Validate has refused what would not compile.
+		if err := ccfg.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", name, key, err)
+		}
+		l.analysis, l.where = &ccfg.Config, name+": "+key
+		l.spans, l.connID = deltaqconnector.SpanProbes(ccfg), connID
+		return l, nil
 	}
 	key := "exporters::" + c.expID
 	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
 	if err := unmarshal(key, ecfg); err != nil {
 		return nil, err
 	}
-	return &loadedConfig{proc: pcfg, analysis: &ecfg.Config, where: name + ": " + key}, nil
+	l.analysis, l.where = &ecfg.Config, name+": "+key
+	return l, nil
 }

@@ -203,15 +203,17 @@ func statusOf(err error, fail func(error) int) int {
 // of the probe (as the components resolve it: the processor registers its
 // layouts when it is created), else none.
 func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
-	pcfg := l.proc.(*deltaqprocessor.Config)
-	proc, err := newProcessor(pcfg, consumertest.NewNop())
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = proc.Shutdown(context.Background()) }()
 	auto := map[string]bool{}
-	for _, p := range pcfg.Probes {
-		auto[p.Name] = p.DMaxAuto
+	if l.proc != nil {
+		pcfg := l.proc.(*deltaqprocessor.Config)
+		proc, err := newProcessor(pcfg, consumertest.NewNop())
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = proc.Shutdown(context.Background()) }()
+		for _, p := range pcfg.Probes {
+			auto[p.Name] = p.DMaxAuto
+		}
 	}
 	var names []string
 	for name, pc := range l.analysis.Probes {
@@ -243,6 +245,7 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 			p.NoBounds = "no configuration gives its layout; it comes from its first instance"
 		}
 		if ok {
+			var err error
 			if p.Bounds, p.Layout, err = bucketBounds(lay); err != nil {
 				return nil, fmt.Errorf("%s: probe %q: %w", l.where, name, err)
 			}

@@ -79,7 +79,7 @@ func (f *factory) createMetricsToLogs(_ context.Context, set connector.Settings,
 func (f *factory) attach(set connector.Settings, cfg component.Config, in input, output func(*shared)) (*deltaqConnector, error) {
 	s, err := f.instances.LoadOrCreate(set.ID, func(release func()) (*shared, error) {
 		s := &shared{}
-		probes := spanProbes(cfg.(*Config))
+		probes := SpanProbes(cfg.(*Config))
 		if err := claimMatched(f.state.Claims, s, set.ID, probes); err != nil {
 			return nil, err
 		}

@@ -13,9 +13,10 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
-// spanProbes compiles the probes the connector matches in the spans, in
-// name order; nil when there are none. cfg has been validated.
-func spanProbes(cfg *Config) *observer.SpanProbes {
+// SpanProbes compiles the probes the connector matches in the spans, in
+// name order, as the connector does; nil when there are none. cfg has been
+// validated. The command line's offline analysis matches them with it.
+func SpanProbes(cfg *Config) *observer.SpanProbes {
 	var sp observer.SpanProbes
 	var rules []spanmatch.Rule
 	for _, name := range slices.Sorted(maps.Keys(cfg.Matched)) {

@@ -67,27 +67,12 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 	if len(hits) == 0 {
 		return
 	}
-	start, end := span.StartTimestamp(), span.EndTimestamp()
-	if start == 0 || end == 0 || start > math.MaxInt64 || end > math.MaxInt64 {
+	var in analysis.Instance
+	if !spanInstance(span, &in) {
 		for range hits {
 			b.Malformed()
 		}
 		return
-	}
-	// Field by field: a composite literal is built aside and then copied,
-	// a stall that a profile of a loaded collector shows.
-	var in analysis.Instance
-	in.Start, in.End = int64(start), int64(end)
-	in.TraceID, in.SpanID = [16]byte(span.TraceID()), [8]byte(span.SpanID())
-	// The adjusted count of a sampled span, as the instances the processor
-	// marks are weighted (readInstance): the attribute is looked up only
-	// for a span whose tracestate carries a threshold.
-	if ts := span.TraceState().AsRaw(); ts != "" {
-		if a, ok := outcome.AdjustedCount(ts); ok {
-			if v, has := span.Attributes().Get(outcome.AttrSamplingPriority); !has || !samplingPriority(v) {
-				in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
-			}
-		}
 	}
 	service := res.ServiceName()
 	for _, i := range hits {
@@ -104,6 +89,33 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 			bs.add(in.Probe, service)
 		}
 	}
+}
+
+// spanInstance fills in what an instance of a probe matched in span takes
+// from the span: start, end, trace and span ids, and the adjusted count of
+// a sampled span, as the instances the processor marks are weighted
+// (readInstance). It returns false for a span without a start or an end
+// time, which is no instance (malformed). in is zero; the probe and the
+// outcome are the caller's.
+func spanInstance(span ptrace.Span, in *analysis.Instance) bool {
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	if start == 0 || end == 0 || start > math.MaxInt64 || end > math.MaxInt64 {
+		return false
+	}
+	// Field by field: a composite literal is built aside and then copied,
+	// a stall that a profile of a loaded collector shows.
+	in.Start, in.End = int64(start), int64(end)
+	in.TraceID, in.SpanID = [16]byte(span.TraceID()), [8]byte(span.SpanID())
+	// The attribute is looked up only for a span whose tracestate carries
+	// a threshold.
+	if ts := span.TraceState().AsRaw(); ts != "" {
+		if a, ok := outcome.AdjustedCount(ts); ok {
+			if v, has := span.Attributes().Get(outcome.AttrSamplingPriority); !has || !samplingPriority(v) {
+				in.Weight = outcome.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
+			}
+		}
+	}
+	return true
 }
 
 // probeMarks records, for the spans of one resource, the probes of a

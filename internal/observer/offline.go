@@ -13,10 +13,13 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // OfflineAnalysis is the observer's analysis run offline over recorded
-// traces whose spans the deltaq processor has mapped. Every outcome instance
+// traces: the instances of the spans the deltaq processor has mapped, and
+// those of the probes a connector matches itself (SpanProbes), judged from
+// their spans as the connector judges them. Every outcome instance
 // goes into one window holding the whole input, which Result closes and
 // analyses as the deltaq exporter and connector would, with the
 // configuration's probes, QTAs, triggers, quantiles and outcome diagram.
@@ -30,6 +33,7 @@ import (
 type OfflineAnalysis struct {
 	cfg   analysis.Config // the engines' configuration, snapshots off
 	whole *analysis.Engine
+	spans *SpanProbes // nil: none
 
 	mu       sync.Mutex // guards what follows: the window clock is sequential
 	onWindow func(*analysis.Result)
@@ -40,8 +44,10 @@ type OfflineAnalysis struct {
 
 // NewOfflineAnalysis makes the offline analysis of cfg. Probes that the
 // deltaq processors registered in layouts configure (created before it)
-// lend it their layouts, as in a collector; nil: none.
-func NewOfflineAnalysis(cfg *Config, layouts *outcome.Layouts) (*OfflineAnalysis, error) {
+// lend it their layouts, as in a collector; nil: none. spans are the probes
+// it finds in the spans themselves, as a connector with those probes does;
+// nil: none.
+func NewOfflineAnalysis(cfg *Config, layouts *outcome.Layouts, spans *SpanProbes) (*OfflineAnalysis, error) {
 	if layouts == nil {
 		layouts = new(outcome.Layouts)
 	}
@@ -53,7 +59,7 @@ func NewOfflineAnalysis(cfg *Config, layouts *outcome.Layouts) (*OfflineAnalysis
 	if err != nil {
 		return nil, err
 	}
-	return &OfflineAnalysis{cfg: ac, whole: e}, nil
+	return &OfflineAnalysis{cfg: ac, whole: e, spans: spans}, nil
 }
 
 // OnWindow turns on the analysis by windows of the configured interval: fn
@@ -82,6 +88,7 @@ func (a *OfflineAnalysis) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, rs := range td.ResourceSpans().All() {
+		res := spanmatch.NewResource(rs.Resource())
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
 				if readInstance(span, &a.in) {
@@ -89,7 +96,46 @@ func (a *OfflineAnalysis) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 						return err
 					}
 				}
+				if a.spans != nil {
+					if err := a.addMatched(span, &res); err != nil {
+						return err
+					}
+				}
 			}
+		}
+	}
+	return nil
+}
+
+// addMatched adds an instance of every probe of a.spans that the span
+// belongs to, as the connector does (spanProbes.addMatched); res is the
+// span's resource. Called with mu held.
+func (a *OfflineAnalysis) addMatched(span ptrace.Span, res *spanmatch.Resource) error {
+	var buf [maxHitsOnStack]int32
+	hits := a.spans.Matcher.AppendMatches(buf[:0], span, res)
+	if len(hits) == 0 {
+		return nil
+	}
+	a.in = analysis.Instance{}
+	if !spanInstance(span, &a.in) {
+		for _, e := range []*analysis.Engine{a.whole, a.windowed} {
+			if e != nil {
+				b := e.Begin()
+				for range hits {
+					b.Malformed()
+				}
+				b.End()
+			}
+		}
+		return nil
+	}
+	for _, i := range hits {
+		a.in.Probe, a.in.Outcome = a.spans.Names[i], analysis.Success
+		if a.spans.Failures[i].Holds(span) {
+			a.in.Outcome = analysis.Failure
+		}
+		if err := a.add(&a.in); err != nil {
+			return err
 		}
 	}
 	return nil

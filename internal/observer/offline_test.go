@@ -41,7 +41,7 @@ func TestOfflineWindows(t *testing.T) {
 	var closedBefore []int
 	cfg := testConfig()
 	cfg.Interval = time.Second
-	a, err := NewOfflineAnalysis(cfg, nil)
+	a, err := NewOfflineAnalysis(cfg, nil, nil)
 	require.NoError(t, err)
 	var windows []*analysis.Result
 	a.OnWindow(func(r *analysis.Result) { windows = append(windows, r) })
@@ -87,7 +87,7 @@ func TestOfflineWindows(t *testing.T) {
 // are no windows; the whole input is analysed alike.
 func TestOfflineWindowsOff(t *testing.T) {
 	spans := []span{{probe: "a", outcome: outcome.Success, end: time.Second, delay: time.Millisecond, dmax: 10 * time.Millisecond, bins: 10}}
-	a, err := NewOfflineAnalysis(testConfig(), nil)
+	a, err := NewOfflineAnalysis(testConfig(), nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, a.ConsumeTraces(context.Background(), instanceTraces(spans...)))
 	res, st := a.Result()
@@ -97,7 +97,7 @@ func TestOfflineWindowsOff(t *testing.T) {
 
 	cfg := testConfig()
 	cfg.Interval = 0
-	b, err := NewOfflineAnalysis(cfg, nil)
+	b, err := NewOfflineAnalysis(cfg, nil, nil)
 	require.NoError(t, err)
 	called := false
 	b.OnWindow(func(*analysis.Result) { called = true })

@@ -163,7 +163,7 @@ func TestSuccessCarriesNoOutcome(t *testing.T) {
 
 	// The reader: the layout comes from this processor's registration.
 	cfg := observer.NewDefaultConfig()
-	an, err := observer.NewOfflineAnalysis(&cfg, h.state.Layouts)
+	an, err := observer.NewOfflineAnalysis(&cfg, h.state.Layouts, nil)
 	require.NoError(t, err)
 	for _, td := range h.tsink.AllTraces() {
 		require.NoError(t, an.ConsumeTraces(context.Background(), td))
