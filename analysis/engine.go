@@ -280,6 +280,10 @@ func (a *acc) addFine(in *Instance, n int64) {
 	case Failure:
 		a.fine.AddFailures(n)
 	default:
+		if in.Ended && in.End >= in.Start {
+			a.fine.AddN(in.End-in.Start, n)
+			return
+		}
 		a.fine.AddTimeouts(n)
 	}
 }

@@ -78,6 +78,13 @@ type Instance struct {
 	// window. Zero or one counts one; more than Config.MaxAdjustedCount
 	// counts that many (Stats.WeightClamped).
 	Weight int64
+	// Ended says that a Timeout ended after its dMax, at End — a span the
+	// processor judged a timeout — rather than never (a synthetic timeout
+	// span, a start event whose span never came): the analysis resolution
+	// counts it as a completion at End − Start, as it counts a success or
+	// failure that ended after the probe's dMax, so that it still enters
+	// the composition of a whole with a longer dMax.
+	Ended bool
 }
 
 // Counts are the numbers of instances by outcome.

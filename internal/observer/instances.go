@@ -73,7 +73,7 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 		return false // no deltaq.probe: most spans a connector matches itself
 	}
 	*in = analysis.Instance{}
-	var hasProbe, hasOutcome, late, priority bool
+	var hasProbe, hasOutcome, late, priority, synthetic bool
 	for k, v := range attrs.All() {
 		switch k {
 		case outcome.AttrProbe:
@@ -95,6 +95,8 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 			}
 		case outcome.AttrLate:
 			late = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		case outcome.AttrSynthetic:
+			synthetic = v.Type() == pcommon.ValueTypeBool && v.Bool()
 		case outcome.AttrSamplingPriority:
 			priority = samplingPriority(v)
 		}
@@ -107,6 +109,9 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 	}
 	in.Start = int64(span.StartTimestamp())
 	in.End = int64(span.EndTimestamp())
+	// A timeout the processor judged from a span that did end (not its
+	// synthetic span) ended at End: a completion at the analysis resolution.
+	in.Ended = in.Outcome == analysis.Timeout && !synthetic && in.End >= in.Start && in.End != 0
 	in.TraceID = [16]byte(span.TraceID())
 	in.SpanID = [8]byte(span.SpanID())
 	// Weight 0 counts one: a span without sampling information.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/analysis"
@@ -142,4 +143,68 @@ func TestAbsentOutcomeIsASuccess(t *testing.T) {
 	assert.Equal(t, uint64(1), dp.BucketCounts().At(20))
 	assert.Equal(t, uint64(0), dp.BucketCounts().At(50))
 	assert.InDelta(t, 0.031, dp.Sum(), 1e-9, "the two successes: 10.5 ms + 20.5 ms")
+}
+
+// TestProcessorTimeoutsThatEndedAreCompletions: job = a -> b, a's dMax
+// 16 ms under the job's 40 ms. Spans of a that the processor marked
+// timeouts (deltaq.outcome timeout, their own start and end 25 ms apart)
+// ended: they count as timeouts of a, and at the analysis resolution as
+// completions at 25 ms, so the job's calculated ΔQ reaches its median near
+// 25 + 10 ms, where the observed job's is. Synthetic timeout spans
+// (deltaq.synthetic) never completed, whatever their timestamps say: the
+// job's calculated median is then unreachable.
+func TestProcessorTimeoutsThatEndedAreCompletions(t *testing.T) {
+	for _, synthetic := range []bool{false, true} {
+		registerProcessor(t, map[string]outcome.Layout{
+			"a": {DMaxNs: int64(16 * time.Millisecond), Bins: 16}, "b": {DMaxNs: int64(16 * time.Millisecond), Bins: 16},
+			"job": {DMaxNs: int64(40 * time.Millisecond), Bins: 40}})
+		cfg := testConfig()
+		cfg.Diagram = "job = a -> b;"
+		cfg.Quantiles = []float64{0.5}
+		h := newHarness(t, cfg, at(time.Second))
+		td := ptrace.NewTraces()
+		spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for i := range 4 {
+			end := ms(100 + float64(i))
+			contractSpan(spans, "a", outcome.Timeout, end, ms(25), 16*time.Millisecond, 16)
+			spans.At(spans.Len()-1).Attributes().PutBool(outcome.AttrSynthetic, synthetic)
+			contractSpan(spans, "b", outcome.Success, end, ms(10), 0, 0)
+			contractSpan(spans, "job", outcome.Success, end, ms(35), 0, 0)
+		}
+		require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+		h.obs.tick(at(2 * time.Second))
+		assert.Equal(t, map[string]int64{"success": 0, "timeout": 4, "failure": 0}, outcomeCounts(t, h, "a"))
+		calc := probeQuantiles(h, "job", outcome.SeriesCalculated)["0.5"]
+		if synthetic {
+			assert.Empty(t, calc, "synthetic timeouts never complete: no calculated median")
+			continue
+		}
+		require.Len(t, calc, 1, "the job's calculated median")
+		assert.InDelta(t, 0.035, calc[0], 0.035/32, "the job's calculated median: a's completions at 25 ms plus b's 10 ms")
+	}
+}
+
+// probeQuantiles returns h's deltaq.quantile points of a probe and series,
+// by quantile.
+func probeQuantiles(h *harness, probe, series string) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != outcome.MetricQuantile {
+				return
+			}
+			dps := m.Gauge().DataPoints()
+			for i := 0; i < dps.Len(); i++ {
+				a := dps.At(i).Attributes()
+				p, _ := a.Get(outcome.AttrProbe)
+				s, _ := a.Get(outcome.AttrSeries)
+				if p.Str() != probe || s.Str() != series {
+					continue
+				}
+				q, _ := a.Get(outcome.AttrQ)
+				out[q.Str()] = append(out[q.Str()], dps.At(i).DoubleValue())
+			}
+		})
+	}
+	return out
 }
