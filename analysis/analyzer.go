@@ -33,10 +33,9 @@ type analyzer struct {
 	inputsOf, wholesOf map[string][]string
 	// inDiagram marks the probes of the diagram.
 	inDiagram map[string]bool
-	// dmaxOf holds the window's dMax of every probe tracked, ns (0: none
+	// layOf holds the window's layout of every probe tracked (zero: none
 	// yet); divObs the observed ΔQs of the diagram's calculated probes on
 	// the grid of their calculated ΔQs (fine.go); reused across windows.
-	dmaxOf       map[string]int64
 	layOf        map[string]layout
 	divObs       map[string]deltaq.DeltaQ
 	divObsBounds map[string]deltaq.Bounds
@@ -139,7 +138,6 @@ func newAnalyzer(cfg *compiled) *analyzer {
 		coarse:       make(map[string]bool),
 		effective:    make(map[string]float64),
 		inDiagram:    make(map[string]bool),
-		dmaxOf:       make(map[string]int64),
 		layOf:        make(map[string]layout),
 		divObs:       make(map[string]deltaq.DeltaQ),
 		divObsBounds: make(map[string]deltaq.Bounds),
@@ -355,10 +353,8 @@ func (a *analyzer) observe(r *Result, c *closing) {
 	}
 	sort.Slice(order, func(x, y int) bool { return c.names[order[x]] < c.names[order[y]] })
 	r.Probes = make([]ProbeResult, len(order))
-	clear(a.dmaxOf)
 	clear(a.layOf)
 	for i, n := range c.names {
-		a.dmaxOf[n] = c.lays[i].dmaxNs
 		a.layOf[n] = c.lays[i]
 	}
 	clear(a.inputs)
@@ -411,8 +407,8 @@ func (a *analyzer) observe(r *Result, c *closing) {
 		if ac.fineComplete() {
 			pr.FineIndex, pr.FineCounts = ac.fine.Sparse()
 			pr.fineComplete = true
-			if a.dmaxOf[pr.Name] > 0 {
-				pr.fine, pr.fineCut = ac.fine, a.dmaxOf[pr.Name]
+			if a.layOf[pr.Name].dmaxNs > 0 {
+				pr.fine, pr.fineCut = ac.fine, a.layOf[pr.Name].dmaxNs
 			}
 		}
 	}

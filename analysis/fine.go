@@ -34,9 +34,9 @@ import (
 // analysisRange returns the probe's analysis range, ns: the largest dMax of
 // the probe and of every whole of the diagram it enters.
 func (a *analyzer) analysisRange(name string) int64 {
-	r := a.dmaxOf[name]
+	r := a.layOf[name].dmaxNs
 	for _, w := range a.wholesOf[name] {
-		r = max(r, a.dmaxOf[w])
+		r = max(r, a.layOf[w].dmaxNs)
 	}
 	return r
 }
@@ -125,7 +125,7 @@ func (a *analyzer) diagramInput(pr *ProbeResult, wd float64) {
 // the analysis range) make the whole's timeouts, intangible here as in
 // the observed ΔQ. Unchanged when the probe's dMax is unknown or beyond dq.
 func (a *analyzer) ownRange(name string, dq deltaq.DeltaQ) deltaq.DeltaQ {
-	own := a.dmaxOf[name]
+	own := a.layOf[name].dmaxNs
 	if own <= 0 {
 		return dq
 	}
