@@ -199,8 +199,46 @@ func (c *Config) Check() error {
 	}
 	if err := c.Config.Check(); err != nil {
 		errs = append(errs, err)
+	} else if typos, _ := c.misspelled(nil); len(typos) > 0 {
+		errs = append(errs, typos)
 	}
 	return errors.Join(errs...)
+}
+
+// misspelled returns the probes that the diagram and the entries of probes
+// name and that neither produced (the probes of the deltaq processors) nor
+// the component's own probes define: those that look misspelled
+// (analysis.UnknownProbe.IsTypo, with defined probes to compare them
+// with), and the names of the others, whose instances may come from
+// another collector. The component's own probes are those it declares
+// with a layout (dmax and bins, or binning): the probes a connector
+// matches in the spans, and a gateway's.
+//
+// Check runs it with no processor's probes, so that `otelcol validate`
+// refuses, like the start, an outcome of the diagram one slip away from one
+// of the component's own probes, in a collector with no deltaq processor
+// (validate makes the components without starting them: only a deltaq
+// processor, once made, runs the readers' checks). A name so close to an
+// own probe is refused even if a processor counts it: rename one of them.
+func (c *Config) misspelled(produced []string) (typos analysis.ReferenceError, missing []string) {
+	defined := slices.Clone(produced)
+	for name, pc := range c.Probes {
+		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
+			defined = append(defined, name)
+		}
+	}
+	unknown, ok := c.Config.CheckReferences(defined).(analysis.ReferenceError)
+	if !ok {
+		return nil, nil // no unknown probe, or a configuration error, which Check reported
+	}
+	for _, u := range unknown {
+		if len(defined) > 0 && u.IsTypo() {
+			typos = append(typos, u)
+		} else {
+			missing = append(missing, u.Name)
+		}
+	}
+	return typos, missing
 }
 
 // engineConfig returns the analysis options of c for the analysis engine of

@@ -309,3 +309,28 @@ func TestWindowsOnlyNeedsEmitWindows(t *testing.T) {
 	cfg.EmitWindows = true
 	assert.NoError(t, cfg.Check())
 }
+
+// TestCheckRefusesMisspelledOutcome: Check (the connector's and the
+// exporter's Validate) refuses, with the start's message, an outcome of the
+// diagram or a QTA's probe one slip from a probe the component counts
+// itself, so that `otelcol validate` refuses a configuration with no deltaq
+// processor that start would refuse; a name near none of them, or a
+// component that counts no probe of its own (a processor's probes are
+// checked once the processor is made), is left to the start.
+func TestCheckRefusesMisspelledOutcome(t *testing.T) {
+	cfg := testConfig()
+	cfg.Diagram = "checkout = inventory -> paymnet;"
+	own := analysis.ProbeConfig{DMax: time.Second, Bins: 100}
+	cfg.Probes = map[string]analysis.ProbeConfig{"inventory": own, "payment": own, "chekout": {QTA: analysis.QTA{MaxFailure: 0.1}}}
+	assert.EqualError(t, cfg.Check(),
+		"diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)\n"+
+			`probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)`)
+
+	cfg.Diagram = "checkout = inventory -> billing;"
+	cfg.Probes = map[string]analysis.ProbeConfig{"inventory": own, "payment": own}
+	assert.NoError(t, cfg.Check(), "billing is near no probe: its instances may come from a processor or another collector")
+
+	cfg.Diagram = "checkout = inventory -> paymnet;"
+	cfg.Probes = map[string]analysis.ProbeConfig{"payment": {QTA: analysis.QTA{MaxFailure: 0.1}}}
+	assert.NoError(t, cfg.Check(), "no probe of its own: the processors' probes are compared when they are made")
+}

@@ -408,32 +408,14 @@ func (o *Observer) checkProduced() error {
 	return nil
 }
 
-// misspelled returns the referenced probes that neither the processors'
-// probes (produced) nor the component's own define: those that look
-// misspelled (analysis.UnknownProbe.IsTypo, with probes of this collector
-// to compare them with), and the names of the others.
+// misspelled is Config.misspelled with the processors' probes produced
+// and the probes the component matches in the spans.
 func (o *Observer) misspelled(produced []string) (typos analysis.ReferenceError, missing []string) {
 	defined := slices.Clone(produced)
 	if sp := o.set.SpanProbes; sp != nil {
 		defined = append(defined, sp.Names...)
 	}
-	for name, pc := range o.cfg.Probes {
-		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
-			defined = append(defined, name)
-		}
-	}
-	unknown, ok := o.cfg.Config.CheckReferences(defined).(analysis.ReferenceError)
-	if !ok {
-		return nil, nil // no unknown probe, or a configuration error, which Check reported
-	}
-	for _, u := range unknown {
-		if len(defined) > 0 && u.IsTypo() {
-			typos = append(typos, u)
-		} else {
-			missing = append(missing, u.Name)
-		}
-	}
-	return typos, missing
+	return o.cfg.misspelled(defined)
 }
 
 // emit hands one window's metrics and logs to the outputs and writes its

@@ -57,3 +57,28 @@ func TestValidateNamesMisspelledProbes(t *testing.T) {
 		t.Errorf("validate refused the corrected configuration: %v\n%s", err, out)
 	}
 }
+
+// TestValidateNamesMisspelledOutcomeConnectorOnly: in a collector whose
+// only deltaq component is the connector (examples/connector.yaml), no
+// processor runs the reference checks, and the connector's own Validate
+// refuses the misspelled outcome that start would refuse.
+func TestValidateNamesMisspelledOutcomeConnectorOnly(t *testing.T) {
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
+	example, err := os.ReadFile("../../../examples/connector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "checkout = inventory -> payment;"
+	if !strings.Contains(string(example), line) {
+		t.Fatalf("examples/connector.yaml lacks the diagram %q", line)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(example), line, "checkout = inventory -> paymnet;", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(otelcol, "validate", "--config="+bad).CombinedOutput()
+	want := "connectors::deltaq: diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("validate: %v, output lacks %q:\n%s", err, want, out)
+	}
+}
