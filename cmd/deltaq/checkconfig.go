@@ -20,17 +20,25 @@ import (
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
-// componentsOfType returns the IDs in a section ("processors") whose type is
-// deltaq: "deltaq" and "deltaq/NAME", sorted.
-func componentsOfType(conf *confmap.Conf, section string) []string {
-	m, _ := conf.Get(section).(map[string]any)
-	var ids []string
-	for id := range m {
-		if id == "deltaq" || strings.HasPrefix(id, "deltaq/") {
-			ids = append(ids, id)
+// deltaqComponents returns the IDs of each section ("processors") whose
+// type is deltaq: "deltaq" and "deltaq/NAME", sorted. It reads the keys
+// alone: conf.Get would copy each section whole.
+func deltaqComponents(conf *confmap.Conf) map[string][]string {
+	ids := make(map[string][]string)
+	seen := make(map[string]bool)
+	for _, key := range conf.AllKeys() {
+		parts := strings.SplitN(key, confmap.KeyDelimiter, 3)
+		if len(parts) < 2 || seen[parts[0]+confmap.KeyDelimiter+parts[1]] {
+			continue
+		}
+		seen[parts[0]+confmap.KeyDelimiter+parts[1]] = true
+		if id := parts[1]; id == "deltaq" || strings.HasPrefix(id, "deltaq/") {
+			ids[parts[0]] = append(ids[parts[0]], id)
 		}
 	}
-	sort.Strings(ids)
+	for _, l := range ids {
+		sort.Strings(l)
+	}
 	return ids
 }
 
@@ -80,7 +88,8 @@ func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
 	probesOf := make(map[string][]string)
 	layouts := make(map[string]map[string]layout) // processor → probe → layout
-	for _, id := range componentsOfType(conf, "processors") {
+	components := deltaqComponents(conf)
+	for _, id := range components["processors"] {
 		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
 		if err := decodeSection(conf, "processors::"+id, cfg); err != nil {
 			errs = append(errs, err)
@@ -97,7 +106,7 @@ func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 		fmt.Fprintf(w, "processors::%s: ok, %d probes\n", id, len(cfg.Probes))
 	}
 	for _, kind := range []string{"connectors", "exporters"} {
-		for _, id := range componentsOfType(conf, kind) {
+		for _, id := range components[kind] {
 			acfg, err := decodeFrontEnd(conf, kind, id)
 			if err != nil {
 				errs = append(errs, err)
@@ -191,11 +200,14 @@ func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*observer.Config, erro
 }
 
 // decodeSection decodes the section key of conf into cfg and validates it
-// as the collector does.
-func decodeSection(conf *confmap.Conf, key string, cfg any) error {
+// as the collector does. cfg decodes itself (a confmap.Unmarshaler, as
+// each deltaq component's configuration is): it is given the section
+// straight away, where conf.Unmarshal would copy the section once more
+// first and then give it the copy.
+func decodeSection(conf *confmap.Conf, key string, cfg confmap.Unmarshaler) error {
 	sub, err := conf.Sub(key)
 	if err == nil {
-		err = sub.Unmarshal(cfg)
+		err = cfg.Unmarshal(sub)
 	}
 	if err == nil {
 		err = confmap.Validate(cfg)

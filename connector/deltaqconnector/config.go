@@ -67,21 +67,29 @@ func createDefaultConfig() component.Config {
 }
 
 // Unmarshal decodes the connector's section of the collector configuration,
-// refusing what decoding would change without a word (observer.Unmarshal):
-// a duration without a unit, an integer its field cannot hold. The match
-// and failure options of the probes go to Matched.
+// refusing what decoding would change without a word (as observer.Unmarshal
+// does): a duration without a unit, an integer its field cannot hold. The
+// match and failure options of the probes go to Matched.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	if conf == nil {
 		return nil
 	}
-	conf, matched, err := takeMatched(conf)
+	// The section is read once (confcheck.Raw) for the checks and the
+	// matched probes; it is copied again only when probes are matched.
+	raw, matched, err := takeMatched(confcheck.Raw(conf))
 	if err != nil {
 		return err
 	}
+	if err := confcheck.CheckRaw(raw, &c.Config, nil); err != nil {
+		return err
+	}
+	if matched != nil {
+		conf = confmap.NewFromStringMap(raw)
+	}
 	// Into the squashed analysis options, which have no Unmarshal method:
-	// conf is a new Conf, on which the collector's decoder would call
-	// c.Unmarshal again.
-	if err := observer.Unmarshal(conf, &c.Config); err != nil {
+	// the decoder would call c.Unmarshal again on a Conf it did not make
+	// itself.
+	if err := conf.Unmarshal(&c.Config); err != nil {
 		return err
 	}
 	if len(matched) > 0 {
@@ -90,26 +98,29 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	return nil
 }
 
-// takeMatched returns conf without the match and failure options of its
-// probes, and those options decoded by probe name.
-func takeMatched(conf *confmap.Conf) (*confmap.Conf, map[string]MatchedProbe, error) {
-	probes, ok := conf.Get(keyProbes).(map[string]any)
+// takeMatched returns raw without the match and failure options of its
+// probes, and those options decoded by probe name (nil when no probe has
+// them, raw then returned as it is). Only what changes is copied.
+func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, error) {
+	probes, ok := confcheck.Value(raw[keyProbes]).(map[string]any)
 	if !ok {
-		return conf, nil, nil
+		return raw, nil, nil
 	}
-	raw := conf.ToStringMap()
-	rest := maps.Clone(probes)
-	matched := make(map[string]MatchedProbe)
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(probes)) {
-		entry, ok := probes[name].(map[string]any)
+	var rest map[string]any
+	parts := make(map[string]any)
+	given := make(map[string][2]bool) // name → has match, has failure
+	for name, v := range probes {
+		entry, ok := confcheck.Value(v).(map[string]any)
 		if !ok {
-			continue // observer.Unmarshal reports it
+			continue // the decoder reports it
 		}
 		_, hasMatch := entry[keyMatch]
 		_, hasFailure := entry[keyFailure]
 		if !hasMatch && !hasFailure {
 			continue
+		}
+		if rest == nil {
+			rest = maps.Clone(probes)
 		}
 		part := map[string]any{}
 		entry = maps.Clone(entry)
@@ -122,26 +133,52 @@ func takeMatched(conf *confmap.Conf) (*confmap.Conf, map[string]MatchedProbe, er
 			}
 		}
 		rest[name] = entry
-		var mp MatchedProbe
-		if err := confmap.NewFromStringMap(part).Unmarshal(&mp); err != nil {
-			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
-			continue
-		}
+		parts[name] = part
+		given[name] = [2]bool{hasMatch, hasFailure}
+	}
+	if rest == nil {
+		return raw, nil, nil
+	}
+	matched, err := decodeMatched(parts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, g := range given {
+		mp := matched[name]
 		// `match: {}` and `match:` select the spans named as the probe;
 		// `failure:` alone is kept for Validate to refuse.
-		if hasMatch && mp.Match == nil {
+		if g[0] && mp.Match == nil {
 			mp.Match = &spanmatch.MatchConfig{}
 		}
-		if hasFailure && mp.Failure == nil {
+		if g[1] && mp.Failure == nil {
 			mp.Failure = &spanmatch.FailureConfig{}
 		}
 		matched[name] = mp
 	}
-	if len(errs) > 0 {
-		return nil, nil, errors.Join(errs...)
-	}
+	raw = maps.Clone(raw)
 	raw[keyProbes] = rest
-	return confmap.NewFromStringMap(raw), matched, nil
+	return raw, matched, nil
+}
+
+// decodeMatched decodes the match and failure options of the matched
+// probes, parts by probe name, in one pass; when that fails it decodes
+// them probe by probe, so that each error names its probe.
+func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
+	matched := make(map[string]MatchedProbe, len(parts))
+	if confmap.NewFromStringMap(parts).Unmarshal(&matched) == nil && len(matched) == len(parts) {
+		return matched, nil
+	}
+	clear(matched)
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(parts)) {
+		var mp MatchedProbe
+		if err := confmap.NewFromStringMap(parts[name].(map[string]any)).Unmarshal(&mp); err != nil {
+			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
+			continue
+		}
+		matched[name] = mp
+	}
+	return matched, errors.Join(errs...)
 }
 
 // Validate checks the analysis options (observer.Config.Check), the outcome

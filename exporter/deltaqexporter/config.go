@@ -73,8 +73,13 @@ var (
 // refusing what decoding would change without a word (observer.Unmarshal):
 // a duration without a unit, an integer its field cannot hold.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	return observer.Unmarshal(conf, c)
+	// Into plainConfig, which has no Unmarshal method: the decoder would
+	// call this one again on a Conf it did not make itself.
+	return observer.Unmarshal(conf, (*plainConfig)(c))
 }
+
+// plainConfig is Config without its methods, to decode into.
+type plainConfig Config
 
 // newQueueConfig is the sending queue of the default configuration.
 func newQueueConfig() configoptional.Optional[exporterhelper.QueueBatchConfig] {

@@ -35,6 +35,7 @@ var Outside = map[string][]string{
 	"x/sys":     {"golang.org/x/sys/"},
 	"grpc":      {"google.golang.org/grpc"},
 	"compress":  {"github.com/klauspost/compress/"},
+	"yaml":      {"go.yaml.in/yaml/"},
 }
 
 const tableHeading = "## Packages and their dependencies"

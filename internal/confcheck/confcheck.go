@@ -112,7 +112,16 @@ func (p Path) Keys() string {
 // that decode themselves from text (encoding.TextUnmarshaler) are skipped;
 // the collector's configoptional.Optional[T] is followed into T.
 func Check(conf *confmap.Conf, cfg any, name func(Path) string) error {
-	if conf == nil || cfg == nil {
+	if conf == nil {
+		return nil
+	}
+	return CheckRaw(Raw(conf), cfg, name)
+}
+
+// CheckRaw is Check of a section already read with Raw, for a component
+// that reads the section's values itself too (without reading it twice).
+func CheckRaw(raw map[string]any, cfg any, name func(Path) string) error {
+	if cfg == nil {
 		return nil
 	}
 	if name == nil {
@@ -128,7 +137,7 @@ func Check(conf *confmap.Conf, cfg any, name func(Path) string) error {
 	w := walker{name: name}
 	// The top-level struct is walked even though it usually implements
 	// confmap.Unmarshaler itself (by calling Check).
-	w.walkStruct(conf.ToStringMap(), t, nil)
+	w.walkStruct(raw, t, nil)
 	return errors.Join(w.errs...)
 }
 
@@ -156,6 +165,7 @@ func appendStep(p Path, s Step) Path {
 }
 
 func (w *walker) walk(raw any, t reflect.Type, p Path) {
+	raw = Value(raw)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

@@ -194,11 +194,19 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if conf == nil {
 		return nil
 	}
-	conf, auto := takeAutoDMax(conf)
-	if err := confcheck.Check(conf, cfg, nil); err != nil {
+	// The section is read once (confcheck.Raw) for the checks and the
+	// dmax: auto entries; it is copied again only to leave those out.
+	raw := confcheck.Raw(conf)
+	raw, auto := takeAutoDMax(raw)
+	if err := confcheck.CheckRaw(raw, cfg, nil); err != nil {
 		return err
 	}
-	if err := conf.Unmarshal(cfg); err != nil {
+	if len(auto) > 0 {
+		conf = confmap.NewFromStringMap(raw)
+	}
+	// Into plainConfig, which has no Unmarshal method: the decoder would
+	// call this one again on a Conf it did not make itself.
+	if err := conf.Unmarshal((*plainConfig)(cfg)); err != nil {
 		return err
 	}
 	for _, i := range auto {
@@ -209,36 +217,40 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	return nil
 }
 
+// plainConfig is Config without its methods, to decode into.
+type plainConfig Config
+
 // autoKeyword is the value of dmax that makes a probe choose its own dMax.
 const autoKeyword = "auto"
 
-// takeAutoDMax returns conf without the `dmax: auto` entries of its probes,
-// which no duration decodes, and the indices of those probes.
-func takeAutoDMax(conf *confmap.Conf) (*confmap.Conf, []int) {
-	probes, ok := conf.Get("probes").([]any)
+// takeAutoDMax returns raw without the `dmax: auto` entries of its probes,
+// which no duration decodes, and the indices of those probes. Only what
+// changes is copied: raw itself is left as it is.
+func takeAutoDMax(raw map[string]any) (map[string]any, []int) {
+	probes, ok := confcheck.Value(raw["probes"]).([]any)
 	if !ok {
-		return conf, nil
+		return raw, nil
 	}
 	var auto []int
 	for i, v := range probes {
-		if m, ok := v.(map[string]any); ok {
-			if s, ok := m["dmax"].(string); ok && strings.EqualFold(strings.TrimSpace(s), autoKeyword) {
+		if m, ok := confcheck.Value(v).(map[string]any); ok {
+			if s, ok := confcheck.Value(m["dmax"]).(string); ok && strings.EqualFold(strings.TrimSpace(s), autoKeyword) {
 				auto = append(auto, i)
 			}
 		}
 	}
 	if len(auto) == 0 {
-		return conf, nil
+		return raw, nil
 	}
-	raw := conf.ToStringMap()
-	list := slices.Clone(raw["probes"].([]any))
+	raw = maps.Clone(raw)
+	list := slices.Clone(probes)
 	raw["probes"] = list
 	for _, i := range auto {
-		m := maps.Clone(list[i].(map[string]any))
+		m := maps.Clone(confcheck.Value(list[i]).(map[string]any))
 		delete(m, "dmax")
 		list[i] = m
 	}
-	return confmap.NewFromStringMap(raw), auto
+	return raw, auto
 }
 
 // Validate checks the configuration and reports every problem, each naming
