@@ -161,8 +161,10 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 }
 
 // decodeMatched decodes the match and failure options of the matched
-// probes, parts by probe name, in one pass; when that fails it decodes
-// them probe by probe, so that each error names its probe.
+// probes, parts by probe name, in one pass; when that fails it checks and
+// decodes them probe by probe, so that each error names its probe, and a
+// misspelled option the closest valid one (confcheck), as for every other
+// option.
 func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 	matched := make(map[string]MatchedProbe, len(parts))
 	if confmap.NewFromStringMap(parts).Unmarshal(&matched) == nil && len(matched) == len(parts) {
@@ -172,6 +174,11 @@ func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(parts)) {
 		var mp MatchedProbe
+		under := func(p confcheck.Path) string { return fmt.Sprintf("%s[%q].%s", keyProbes, name, p) }
+		if err := confcheck.CheckRaw(parts[name].(map[string]any), &mp, under); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if err := confmap.NewFromStringMap(parts[name].(map[string]any)).Unmarshal(&mp); err != nil {
 			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
 			continue

@@ -124,3 +124,13 @@ func TestLoadUndecodableConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadPercentage: a ratio written as a percentage (the decoder's own
+// message was "expected type 'float64', got unconvertible type 'string'")
+// is refused while decoding, with the fraction to write.
+func TestLoadPercentage(t *testing.T) {
+	err := section(t, "percentage").Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["checkout"].qta.points[0].p: 95% is a percentage; write the fraction 0.95`)
+	assert.Contains(t, err.Error(), `probes["checkout"].qta.max_failure: 1% is a percentage; write the fraction 0.01`)
+}

@@ -66,10 +66,13 @@ func TestLoadInvalidMatchedConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+	// A misspelled option of match or failure is named with the closest
+	// valid one, as every other option is.
 	err := section(t, "match_unknown_key").Unmarshal(createDefaultConfig().(*Config))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `probes["job"]:`)
-	assert.Contains(t, err.Error(), "span")
+	assert.Contains(t, err.Error(), `probes["job"].match.span_nmae: unknown option; did you mean span_name?`)
+	assert.Contains(t, err.Error(), `probes["job"].failure.conditons: unknown option; did you mean conditions?`)
+	assert.Contains(t, err.Error(), `probes["store"].match.span: unknown option; did you mean span_name or span_kind?`)
 }
 
 // span is one span of a matched probe's test batch.

@@ -15,10 +15,12 @@
 //     decodes to a wrapped or truncated value, so that a later range check
 //     reports a number nobody wrote (-9223372036854775808, 2).
 //
-// Two more mistakes would reach the user only as the decoder's terse
+// Three more mistakes would reach the user only as the decoder's terse
 // messages: a misspelled option (`bin:`), reported with the closest valid
-// key, and a duration with a unit Go does not know (`2min`), reported with
-// the units there are and the value rewritten in one of them.
+// key, a duration with a unit Go does not know (`2min`), reported with the
+// units there are and the value rewritten in one of them, and a ratio
+// written as a percentage (`max_failure: 1%`), reported with the fraction
+// to write.
 //
 // Range checks proper (bins in [1, 1000], …) stay in each component's
 // Validate; this package only sees what Validate cannot.
@@ -211,6 +213,8 @@ func (w *walker) walk(raw any, t reflect.Type, p Path) {
 		w.checkInt(raw, t.Bits(), true, p)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		w.checkInt(raw, t.Bits(), false, p)
+	case reflect.Float32, reflect.Float64:
+		w.checkFloat(raw, p)
 	}
 }
 

@@ -208,3 +208,33 @@ func TestPathNotations(t *testing.T) {
 	err := Check(conf, &testConfig{}, func(p Path) string { return strconv.Quote(p.Keys()) })
 	assert.EqualError(t, err, `"by_name::c::dmax": 5 has no unit; write a duration such as 500ms or 2s`)
 }
+
+// TestCheckPercentage: a ratio written as a percentage is refused with the
+// fraction to write, wherever the float is; a number, or a string that is
+// no percentage of a number, is left to the decoder.
+func TestCheckPercentage(t *testing.T) {
+	conf := load(t, `
+ratio: 1%
+by_name:
+  a: {inner: {count: 1}}
+anything: 5%
+`)
+	assert.EqualError(t, Check(conf, &testConfig{}, nil), "ratio: 1% is a percentage; write the fraction 0.01")
+	type ratios struct {
+		Points []struct {
+			P float32 `mapstructure:"p"`
+		} `mapstructure:"points"`
+		MaxFailure float64 `mapstructure:"max_failure"`
+	}
+	conf = load(t, `
+points: [{p: 99.9 %}, {p: 0.5}, {p: "95%"}]
+max_failure: "0.1%"
+`)
+	assert.EqualError(t, Check(conf, &ratios{}, nil), ""+
+		"points[0].p: 99.9 % is a percentage; write the fraction 0.999\n"+
+		"points[2].p: 95% is a percentage; write the fraction 0.95\n"+
+		"max_failure: 0.1% is a percentage; write the fraction 0.001")
+	for _, v := range []string{"0.01", "much%", `"%"`, "1e400%", "0x1p-2%"} {
+		assert.NoError(t, Check(load(t, "max_failure: "+v), &ratios{}, nil), v)
+	}
+}
