@@ -82,7 +82,8 @@ func stringList(v any) []string {
 // no single component can check: that every probe a connector's or an
 // exporter's diagram, QTAs and triggers name is counted by a deltaq
 // processor of the pipelines that feed it, or by its own probes (a
-// gateway's must be declared in its probes). It writes one line per
+// gateway's must be declared in its probes), that the layouts agree, and
+// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges). It writes one line per
 // component and returns the errors, each prefixed by the component.
 func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
@@ -117,11 +118,11 @@ func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
 			for _, p := range procs {
 				defined = append(defined, probesOf[p]...)
 			}
-			err = errors.Join(acfg.CheckReferences(defined), layoutsAgree(acfg, procs, layouts))
-			if err != nil {
-				if gateway {
-					err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
-				}
+			err = acfg.CheckReferences(defined)
+			if err != nil && gateway {
+				err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
+			}
+			if err = errors.Join(err, layoutsAgree(acfg, procs, layouts), qtaOffEdges(acfg, procs, layouts)); err != nil {
 				errs = append(errs, fmt.Errorf("%s::%s: %w", kind, id, err))
 				continue
 			}

@@ -67,3 +67,39 @@ func TestCheckConfigLayoutsAgree(t *testing.T) {
 		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
 	}
 }
+
+// TestCheckConfigQTAPointsOnEdges: a QTA point between two bin edges of
+// its probe's layout, the connector's own or the processor's that feeds
+// it, is refused with the nearest edges, as deltaq slo refuses it; at an
+// edge, beyond dMax, or with an exponential histogram it passes.
+func TestCheckConfigQTAPointsOnEdges(t *testing.T) {
+	const cfg = `
+processors:
+  deltaq:
+    probes: [{name: b, dmax: 1s, bins: 100}]
+connectors:
+  deltaq:
+    probes:
+      a:
+        match: {}
+        dmax: 100ms
+        bins: 50
+        qta: {points: [{delay: 40ms, p: 0.5}, {delay: 41ms, p: 0.9}, {delay: 1s, p: 0.99}]}
+      b:
+        qta: {points: [{delay: 15ms, p: 0.5}]}
+service:
+  pipelines:
+    traces: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
+`
+	status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg))
+	want := "deltaq check: connectors::deltaq: " +
+		`probes["a"].qta.points[1]: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms; move the QTA point to one of them for an exact SLI (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)` + "\n" +
+		`probes["b"].qta.points[0]: 15ms is not a bucket bound of deltaq.observed (100 bins of 10ms up to 1s): the nearest bin edges are 10ms and 20ms; move the QTA point to one of them for an exact SLI (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)` + "\n"
+	if status != exitFail || stderr != want {
+		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
+	}
+	exp := strings.Replace(cfg, "connectors:\n  deltaq:\n", "connectors:\n  deltaq:\n    histogram: {exponential: {}}\n", 1)
+	if status, _, stderr := runCmd("check", "--config", writeTemp(t, "e.yaml", exp)); status != exitOK {
+		t.Errorf("exponential histogram: status %d, %s", status, stderr)
+	}
+}

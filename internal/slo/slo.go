@@ -390,6 +390,16 @@ func (p *Plan) addProbe(pr Probe) {
 	}
 }
 
+// InexactPoint returns why the instances of pr within delay d cannot be
+// counted exactly on its deltaq.observed (d between two bin edges, or no
+// fixed bounds), as New refuses such a QTA point; "" when they can (d a bin
+// edge, at or beyond dMax, or an exponential histogram, which
+// interpolates). `deltaq check --config` refuses such a point with it.
+func InexactPoint(pr Probe, d time.Duration) string {
+	o := Objective{Probe: pr.Name, Kind: Latency, Delay: d, Seconds: formatNumber(d.Seconds())}
+	return o.goodBucket(pr)
+}
+
 // goodBucket sets how o counts its good instances on the probe's
 // histogram, or returns why it cannot be counted exactly.
 func (o *Objective) goodBucket(pr Probe) string {

@@ -1,0 +1,58 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/slo"
+)
+
+// qtaOffEdges refuses a QTA point whose delay lies between two bin edges of
+// its probe's layout — the front end's own, else that of a processor
+// feeding it — as `deltaq slo` refuses it: deltaq.observed has no bucket
+// bound there, so neither its rules nor any PromQL over the histogram count
+// the instances within that delay exactly. The collector itself accepts
+// such a point (its QTA verdicts are worked out at the analysis resolution,
+// whatever the layout), so `otelcol validate` does not refuse it. Points of
+// a probe with no fixed uniform layout (dmax: auto, log-linear bins) and of
+// an exponential histogram (histogram_fraction interpolates) are not
+// judged here.
+func qtaOffEdges(acfg *observer.Config, procs []string, layouts map[string]map[string]layout) error {
+	if acfg.Histogram.Exponential != nil {
+		return nil
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(acfg.Probes)) {
+		pc := acfg.Probes[name]
+		if len(pc.QTA.Points) == 0 {
+			continue
+		}
+		lay, ok := layout{pc.DMax, pc.Bins}, pc.DMax > 0 && pc.Bins > 0 && pc.Binning == nil
+		for _, p := range procs {
+			if l, has := layouts[p][name]; has && !ok {
+				lay, ok = l, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		bounds, desc, err := bucketBounds(outcome.Layout{DMaxNs: int64(lay.dmax), Bins: lay.bins})
+		if err != nil {
+			continue // the layout's own check reports it
+		}
+		pr := slo.Probe{Name: name, Bounds: bounds, Layout: desc}
+		for i, pt := range pc.QTA.Points {
+			if reason := slo.InexactPoint(pr, pt.Delay); reason != "" {
+				errs = append(errs, fmt.Errorf("probes[%q].qta.points[%d]: %s (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)", name, i, reason))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
