@@ -1,17 +1,30 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package e2e holds the end-to-end test of scaling out (examples/scaling):
-// three agent collectors (agent.yaml) send their windows to one gateway
-// (gateway.yaml), and a control collector that sees every span runs the
-// gateway's analysis on its own instances. The test checks that the
-// gateway's merged ΔQs equal the control's window for window, then kills an
-// agent mid-run, checks that the gateway keeps going and shows the missing
-// agent, and restarts the agent, which rejoins.
+// Package e2e holds the end-to-end tests of scaling out (examples/scaling):
+// agent collectors (agent.yaml) send their windows to one gateway
+// (gateway.yaml).
 //
-// The test needs Linux and the built collector (five of them run at once,
-// on loopback), takes about half a minute, and runs only when
-// DELTAQ_SCALING_E2E is set (or `make e2e-scaling`):
+//   - TestGatewayMergesAgents: three agents, and a control collector that
+//     sees every span and runs the gateway's analysis on its own instances.
+//     The gateway's merged ΔQs equal the control's window for window; an
+//     agent killed mid-run leaves the gateway going and shows as missing;
+//     restarted, it rejoins.
+//   - TestGatewayIgnoresForgedWindows: windows of another layout, invalid,
+//     far in the past and in the future are refused and counted, and the
+//     agents' windows still equal the control's.
+//   - TestGatewayMergesAutoRangedAgents: agents that choose their own dMax
+//     and re-range; the gateway accepts every window and counts exactly
+//     their instances, in one layout.
+//   - TestSampledAgentsAtTheGateway: traces sampled one in ten (the
+//     OpenTelemetry tracestate threshold on every kept span): the gateway
+//     counts ten instances a kept span, and its divergence test reads the
+//     effective count of the merged windows, so independent stages keep
+//     its false-alarm rate.
+//
+// The tests need Linux and the built collector (up to five of them run at
+// once, on loopback), take about 70 s together, and run only when
+// DELTAQ_SCALING_E2E is set (or `make e2e-scaling`, and `make e2e`):
 //
 //	make build
 //	DELTAQ_SCALING_E2E=1 go test -count=1 -v ./examples/scaling/e2e/
