@@ -233,7 +233,11 @@ func checkMerged(t *testing.T, gw map[int64]jobWindow, ag map[int64][]jobWindow,
 	}
 	slices.Sort(ends)
 	var layouts []string
+	agentLayouts := map[string]bool{}
 	for _, end := range ends {
+		for _, a := range ag[end] {
+			agentLayouts[fmt.Sprintf("%g s × %d", a.width, a.bins)] = true
+		}
 		w, ok := gw[end]
 		if !ok || w.total() == 0 {
 			t.Errorf("window ending %v: the agents sent job's windows, the gateway has none", time.Unix(0, end).UTC())
@@ -261,7 +265,12 @@ func checkMerged(t *testing.T, gw map[int64]jobWindow, ag map[int64][]jobWindow,
 			t.Errorf("window ending %v: %d agents' windows, want 2", time.Unix(0, end).UTC(), n)
 		}
 	}
-	t.Logf("the gateway's job layouts: %v", layouts)
+	// The agents re-ranged: the gateway merged windows of other layouts
+	// than its own.
+	if len(agentLayouts) < 2 {
+		t.Errorf("the agents' job layouts %v: want at least two (a choice of dMax after the learning phase's)", agentLayouts)
+	}
+	t.Logf("the gateway's job layouts: %v; the agents': %v", layouts, agentLayouts)
 }
 
 // gatewayJobWindows returns job's windows from the gateway's output: the
