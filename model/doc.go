@@ -45,7 +45,9 @@
 //
 // Build turns what was learned into a Model: per node, its exclusive-time
 // ΔQ (failures that originate in the span, not in a child, as intangible
-// mass) and its patterns; Model.Diagram writes it as an outcome diagram
+// mass) and its patterns, on bins that the bulk of the root operations'
+// durations sets (extreme outliers, Sketch.Extremes, are timeouts and
+// Model.Outliers, a doubt); Model.Diagram writes it as an outcome diagram
 // (package diagram): a node with children is a definition
 //
 //	node = node_self -> step₁ -> step₂ …;

@@ -4,8 +4,13 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/dist"
 )
 
 // Doubt is a reason not to trust a model, in words, with its likely cause.
@@ -30,13 +35,15 @@ const (
 )
 
 // Doubts returns what makes a model learned with the counts st, the
-// validations v and the grace period unreliable, most fundamental first:
-// a large share of incoherent traces (grace too short when traces got
-// spans after they were closed, spans missing otherwise), traces closed
-// early by the open-trace bound, spans outside their parents (clocks
-// skewed), and predictions far from observation (dependence, or a model
-// learned from part of the traces). No doubt is nil.
-func Doubts(st Stats, v []Validation, grace time.Duration) []Doubt {
+// extreme outliers of its nodes (Model.Outliers), the validations v and the
+// grace period unreliable, most fundamental first: a large share of
+// incoherent traces (grace too short when traces got spans after they were
+// closed, spans missing otherwise), traces closed early by the open-trace
+// bound, spans outside their parents (clocks skewed), durations far beyond
+// the others (wrong timestamps), and predictions far from observation
+// (dependence, or a model learned from part of the traces). No doubt is
+// nil.
+func Doubts(st Stats, outliers []Outlier, v []Validation, grace time.Duration) []Doubt {
 	var out []Doubt
 	inc := st.Incoherence
 	traces := max(st.Traces, 1)
@@ -61,6 +68,9 @@ func Doubts(st Stats, v []Validation, grace time.Duration) []Doubt {
 		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the spans (%d) start before or end after their parent", 100*float64(inc.OutsideParent)/float64(spans), inc.OutsideParent),
 			Cause: "clocks skewed between hosts: each span is timed by its own host's clock, and the exclusive times are clipped to the parents'"})
 	}
+	if d, ok := outlierDoubt(outliers); ok {
+		out = append(out, d)
+	}
 	for _, val := range v {
 		if val.KS <= DoubtKS {
 			continue
@@ -73,4 +83,35 @@ func Doubts(st Stats, v []Validation, grace time.Duration) []Doubt {
 		out = append(out, d)
 	}
 	return out
+}
+
+// maxOutlierNodes is how many nodes with extreme outliers a doubt names.
+const maxOutlierNodes = 3
+
+// outlierDoubt is the doubt of the extreme outliers, naming the nodes
+// that have the most.
+func outlierDoubt(outliers []Outlier) (Doubt, bool) {
+	if len(outliers) == 0 {
+		return Doubt{}, false
+	}
+	spans := uint64(0)
+	for _, o := range outliers {
+		spans += o.Spans
+	}
+	named := slices.Clone(outliers)
+	slices.SortStableFunc(named, func(a, b Outlier) int { return cmp.Compare(b.Spans, a.Spans) })
+	var parts []string
+	for k, o := range named {
+		if k == maxOutlierNodes {
+			parts = append(parts, fmt.Sprintf("%d more operations", len(named)-k))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d of the %d of %s last %s to %s, the others at most %s", o.Spans, o.Of, o.Operation,
+			dist.FormatDuration(o.From), dist.FormatDuration(o.Longest), dist.FormatDuration(o.Rest)))
+	}
+	return Doubt{
+		What: fmt.Sprintf("%d spans last implausibly long, over %d times the others or beyond 9.7 h (%s); they are left out of the bins and counted as timeouts",
+			spans, ExtremeGap, strings.Join(parts, "; ")),
+		Cause: "wrong timestamps (a clock not set, a start or end time of 0 or in the far future) or spans ended long after their work; if such durations are real, learn them apart from the others",
+	}, true
 }

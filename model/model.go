@@ -25,7 +25,9 @@ const Version = 1
 // Build resolution: the bin width is the largest 99.9th percentile of the
 // root operations' durations over bins bins; a node's ΔQ has as many bins
 // as its largest sample needs, at most maxBinsFactor·bins (the rest is
-// counted as a timeout, Dist.Beyond).
+// counted as a timeout, Dist.Beyond). Extreme outliers (Sketch.Extremes)
+// count in neither: the bulk of the durations sets the bins, and the
+// outliers are timeouts, reported (Model.Outliers).
 const (
 	DefaultBins    = 1000
 	horizonQ       = 0.999
@@ -48,6 +50,9 @@ type Model struct {
 	Roots []string `json:"roots"`
 	// Nodes, parents before children.
 	Nodes []Node `json:"nodes"`
+	// Outliers are the nodes whose durations include extreme outliers,
+	// in the order of Nodes.
+	Outliers []Outlier `json:"outliers,omitempty"`
 
 	index map[string]int // by probe
 }
@@ -79,6 +84,23 @@ type Node struct {
 	// Duration is the observed ΔQ of the span's duration (failed spans
 	// intangible).
 	Duration Dist `json:"duration"`
+}
+
+// Outlier is a node some of whose durations are extreme outliers
+// (Sketch.Extremes): far longer than the others, with nothing between, or
+// beyond 9.7 hours. They do not set the bins; they count as timeouts.
+type Outlier struct {
+	Probe     string `json:"probe"`
+	Operation string `json:"operation"`
+	// Spans is the number of extreme durations, Of the number of
+	// durations (successful instances) of the node.
+	Spans uint64 `json:"spans"`
+	Of    uint64 `json:"of"`
+	// From and Longest bound the extreme durations, Rest is the longest
+	// of the others, in seconds.
+	From    float64 `json:"from"`
+	Longest float64 `json:"longest"`
+	Rest    float64 `json:"rest"`
 }
 
 // Key returns "service.operation".
@@ -124,7 +146,7 @@ func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error)
 	if n == 0 {
 		return Dist{PDF: []float64{1}}, nil
 	}
-	nb := min(max(int(math.Ceil(s.Max()/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
+	nb := min(max(int(math.Ceil(s.BulkMax()/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
 	dq, beyond, err := s.Build(w, nb, intangible)
 	if err != nil {
 		return Dist{}, err
@@ -156,14 +178,14 @@ func Build(l *Learner, bins int) (*Model, error) {
 			// made by a trace that then hit MaxNodes: never learned
 		case nd.parent < 0:
 			roots = append(roots, int32(i))
-			horizon = math.Max(horizon, nd.dur.Quantile(horizonQ))
+			horizon = math.Max(horizon, nd.dur.BulkQuantile(horizonQ))
 		default:
 			kids[nd.parent] = append(kids[nd.parent], int32(i))
 		}
 	}
 	if horizon == 0 {
 		for _, nd := range l.nodes {
-			horizon = math.Max(horizon, nd.dur.Max())
+			horizon = math.Max(horizon, nd.dur.BulkMax())
 		}
 	}
 	if horizon == 0 {
@@ -198,6 +220,10 @@ func Build(l *Learner, bins int) (*Model, error) {
 			return nil, err
 		}
 		m.Nodes = append(m.Nodes, n)
+		if k, from, rest := l.nodes[i].dur.Extremes(); k > 0 {
+			m.Outliers = append(m.Outliers, Outlier{Probe: n.Probe, Operation: n.Key(), Spans: k, Of: l.nodes[i].dur.Count(),
+				From: from, Longest: l.nodes[i].dur.Max(), Rest: rest})
+		}
 	}
 	return m, m.index0()
 }

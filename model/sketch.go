@@ -94,12 +94,21 @@ func (s *Sketch) Max() float64 { return float64(s.max) * 1e-9 }
 // q-quantile of the durations added (0 for an empty sketch): an upper
 // bound within 0.8 %.
 func (s *Sketch) Quantile(q float64) float64 {
-	if s.n == 0 {
+	return s.quantile(q, len(s.counts))
+}
+
+// quantile is Quantile of the durations of the buckets counts[:end].
+func (s *Sketch) quantile(q float64, end int) float64 {
+	n := uint64(0)
+	for _, c := range s.counts[:end] {
+		n += c
+	}
+	if n == 0 {
 		return 0
 	}
-	want := uint64(math.Ceil(q * float64(s.n)))
+	want := uint64(math.Ceil(q * float64(n)))
 	var cum uint64
-	for k, c := range s.counts {
+	for k, c := range s.counts[:end] {
 		cum += c
 		if cum >= want && c > 0 {
 			_, hi := bucketBounds(s.lo + k)
@@ -107,6 +116,94 @@ func (s *Sketch) Quantile(q float64) float64 {
 		}
 	}
 	return float64(s.max) * 1e-9
+}
+
+// Extreme outliers: durations that cannot belong with the others of their
+// sketch, which a model's bins must not be stretched to cover.
+const (
+	// ExtremeGap: durations above a stretch with no duration that ends
+	// at least this many times above where it starts (three decades
+	// empty) are extreme, if they are few (ExtremeShare).
+	ExtremeGap = 1000
+	// ExtremeShare: at most this share of a sketch's durations are taken
+	// as extreme outliers; more above a gap are a mode of their own.
+	ExtremeShare = 0.1
+)
+
+// extremeFrom returns the index in counts of the first bucket of extreme
+// outliers, len(counts) when there are none. The extreme outliers are
+//
+//   - the durations above the lowest gap of at least ExtremeGap (from the
+//     upper edge of an occupied bucket to the lower edge of the next) that
+//     holds at most ExtremeShare of the durations above it, and
+//   - the durations in the sketch's last bucket, 9.7 hours or more, which
+//     it cannot tell apart (a start or an end time of 0, or in the far
+//     future, lands there).
+//
+// A heavy tail has no such gap (with 100 exponential durations the
+// longest is about 5 times the mean), nor do two modes each of more than
+// a tenth of the durations.
+func (s *Sketch) extremeFrom() int {
+	end := len(s.counts)
+	above, top := uint64(0), -1 // top: the lowest occupied bucket seen, from above
+	for k := len(s.counts) - 1; k >= 0; k-- {
+		c := s.counts[k]
+		if c == 0 {
+			continue
+		}
+		if top >= 0 {
+			_, hi := bucketBounds(s.lo + k)
+			lo, _ := bucketBounds(s.lo + top)
+			if lo >= ExtremeGap*hi {
+				end = top
+			}
+		}
+		above += c
+		if float64(above) > ExtremeShare*float64(s.n) {
+			break
+		}
+		top = k
+	}
+	if last := len(sketchEdges) - 2; end > 0 && s.lo+end-1 == last {
+		end-- // the last bucket, of everything beyond the sketch's range
+	}
+	return end
+}
+
+// Extremes returns how many durations are extreme outliers (see
+// extremeFrom), the least they can be (the lower edge of their first
+// bucket, in seconds) and the longest of the others, in seconds.
+func (s *Sketch) Extremes() (n uint64, from, rest float64) {
+	end := s.extremeFrom()
+	for _, c := range s.counts[end:] {
+		n += c
+	}
+	if n == 0 {
+		return 0, 0, s.Max()
+	}
+	lo, _ := bucketBounds(s.lo + end)
+	return n, lo * 1e-9, s.BulkMax()
+}
+
+// BulkQuantile is Quantile of the durations that are not extreme outliers.
+func (s *Sketch) BulkQuantile(q float64) float64 {
+	return s.quantile(q, s.extremeFrom())
+}
+
+// BulkMax returns, in seconds, the longest duration that is not an extreme
+// outlier (the upper edge of its bucket, at most the longest of all).
+func (s *Sketch) BulkMax() float64 {
+	end := s.extremeFrom()
+	if end == len(s.counts) {
+		return s.Max()
+	}
+	for k := end - 1; k >= 0; k-- {
+		if s.counts[k] > 0 {
+			_, hi := bucketBounds(s.lo + k)
+			return math.Min(hi, float64(s.max)) * 1e-9
+		}
+	}
+	return 0
 }
 
 // Build returns the ΔQ of the durations added plus intangible more

@@ -246,7 +246,7 @@ func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
 	}
 	rep := &modelReport{Nodes: len(m.Nodes), BinWidth: m.BinWidth, Stats: l.Stats(), Validation: v,
 		Quantiles: model.ReportQuantiles, Inference: l.Inference(), DiagramFile: modelDiagramFile,
-		Doubts: model.Doubts(l.Stats(), v, o.cfg.Grace), Cuts: l.Cuts()}
+		Doubts: model.Doubts(l.Stats(), m.Outliers, v, o.cfg.Grace), Cuts: l.Cuts()}
 	js, err := m.Encode()
 	if err != nil {
 		return nil, err

@@ -446,3 +446,47 @@ func TestPredictionMissesQueueing(t *testing.T) {
 		t.Errorf("KS distance %v between the prediction and the faster tandem run: the queueing should make it miss (want ≥ 0.2)", ks)
 	}
 }
+
+// TestModelExtremeTimestamps: the shop corpus and 8 checkout spans that
+// start at the epoch (a clock not set) and end in November 2026. They made
+// the bins 35 s wide and the checkout's median 19 s, with no doubt; now
+// the bulk of the durations sets the bins, the model is unsure and says
+// why, and --strict exits 1.
+func TestModelExtremeTimestamps(t *testing.T) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "frontend")
+	end := time.Date(2026, 11, 24, 0, 0, 1, 0, time.UTC)
+	for k := range 8 {
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{0xee, byte(k + 1)})
+		sp.SetSpanID(pcommon.SpanID{0xee, byte(k + 1)})
+		sp.SetName("GET /checkout")
+		sp.SetStartTimestamp(pcommon.Timestamp(k))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(end.Add(time.Duration(k) * time.Millisecond)))
+	}
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extreme := writeTemp(t, "extreme.json", string(b)+"\n")
+	dir := t.TempDir()
+	status, out, stderr := runCmd("model", shopFile, extreme, "-o", dir, "--strict")
+	if status != exitFail || !strings.Contains(stderr, "--strict: the model is unsure (2 doubts)") {
+		t.Errorf("status %d, stderr %s", status, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out,
+		"THIS MODEL IS UNSURE:\n  - 8 spans last implausibly long, over 1000 times the others or beyond 9.7 h (8 of the 84 of frontend.GET /checkout last 3.505e+04s to 1.795e+09s, the others at most ",
+		"likely cause: wrong timestamps (a clock not set, a start or end time of 0 or in the far future)",
+		"learned 87 of 88 traces (466 spans): 6 nodes, bins of 1",
+	)
+	var rep modelReport
+	rj, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err := json.Unmarshal(rj, &rep); err != nil {
+		t.Fatal(err)
+	}
+	med := rep.Validation[0].Observed.Quantiles[0]
+	if rep.BinWidth > 20e-6 || med == nil || *med > 0.01 {
+		t.Errorf("bin width %v s, observed median %v; want the shop's (about 10 µs and 5 ms)", rep.BinWidth, med)
+	}
+}
