@@ -405,8 +405,10 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			a.inputs[pr.Name] = dq
 		}
 		if ac.fineComplete() {
-			pr.FineIndex, pr.FineCounts = ac.fine.Sparse()
-			pr.fineComplete = true
+			if a.cfg.WindowCounts {
+				pr.FineIndex, pr.FineCounts = ac.fine.Sparse()
+			}
+			pr.fineComplete = a.cfg.WindowCounts
 			if a.layOf[pr.Name].dmaxNs > 0 {
 				pr.fine, pr.fineCut = ac.fine, a.layOf[pr.Name].dmaxNs
 			}

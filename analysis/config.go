@@ -142,6 +142,12 @@ type Config struct {
 	// like the probes of Probes. Set by the program, never read from a
 	// configuration.
 	ConfiguredProbes []string `mapstructure:"-"`
+
+	// WindowCounts keeps each window's analysis counts in its Result
+	// (ProbeResult.FineIndex and FineCounts), which WindowOf sends with
+	// the window: set by an agent that emits its windows. Set by the
+	// program, never read from a configuration.
+	WindowCounts bool `mapstructure:"-"`
 	// LookupLayout, if not nil, returns the dMax and bin count configured
 	// outside this Config for a probe (by the deltaq processor that
 	// produces it). A probe's layout is, in this order: Probes[name].DMax

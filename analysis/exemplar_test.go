@@ -89,7 +89,9 @@ func TestWeightedCounts(t *testing.T) {
 // weights.
 func TestWeightedWindowsMergeExactly(t *testing.T) {
 	cfg := Config{Interval: time.Second, Probes: map[string]ProbeConfig{"p": {DMax: testDMax, Bins: testBins}}}
-	agents := []*Engine{newEngine(t, cfg, t0), newEngine(t, cfg, t0)}
+	acfg := cfg
+	acfg.WindowCounts = true // agents that send their windows
+	agents := []*Engine{newEngine(t, acfg, t0), newEngine(t, acfg, t0)}
 	whole := newEngine(t, cfg, t0)
 	for i, a := range agents {
 		ins := []Instance{

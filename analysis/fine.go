@@ -18,7 +18,9 @@ import (
 //
 //   - Analysis, the probe's ΔQ up to its dMax on a grid of at most
 //     deltaq.AnalysisBins bins (deltaq.AnalysisWidth of the dMax), for the
-//     QTA checks and their tests; the quantiles straight from the counts;
+//     QTA checks and the QoO score of a probe that has them (others have
+//     none: Observed stands for it); the quantiles and the QTA breach tests
+//     straight from the counts;
 //   - for a probe of the diagram, its input: its ΔQ up to its analysis
 //     range, the largest dMax of the probe and of every whole it enters
 //     (analysisRange), so that a stage instance that ended after the
@@ -65,6 +67,13 @@ func (a *analyzer) fineAnalysis(r *Result) {
 		if pr.fine == nil {
 			continue
 		}
+		// Under-resolved is of the diagram's grid alone (diagramInput),
+		// never of the display's bins.
+		pr.UnderResolved = false
+		delete(a.coarse, pr.Name)
+		if !a.needsAnalysis(pr.Name) {
+			continue // quantiles from the counts; nothing reads the grid
+		}
 		w := deltaq.AnalysisWidth(pr.fineCut)
 		dq, err := pr.fine.Grid(w, deltaq.GridBins(pr.fineCut, w), pr.fineCut)
 		if err != nil {
@@ -72,11 +81,21 @@ func (a *analyzer) fineAnalysis(r *Result) {
 			continue
 		}
 		pr.Analysis, pr.AnalysisWidth = &dq, w
-		pr.UnderResolved = firstBinHolds(dq)
 		if a.inDiagram[pr.Name] {
 			a.diagramInput(pr, wd)
 		}
 	}
+}
+
+// needsAnalysis reports whether anything reads the probe's Analysis grid:
+// its QTA check or its QoO score, or the divergence test of a probe of the
+// diagram.
+func (a *analyzer) needsAnalysis(name string) bool {
+	if a.inDiagram[name] {
+		return true
+	}
+	pc, ok := a.cfg.Probes[name]
+	return ok && (!pc.QTA.IsZero() || !pc.QoO.IsZero())
 }
 
 // diagramInput sets the probe's diagram input and its bounds on the

@@ -18,7 +18,7 @@ import (
 // instance), after counting ins, in the form a gateway merges.
 func agentWindows(t *testing.T, probes map[string]ProbeConfig, ins []Instance, source string) []Window {
 	t.Helper()
-	e := newEngine(t, Config{Interval: time.Second, Probes: probes}, t0)
+	e := newEngine(t, Config{Interval: time.Second, Probes: probes, WindowCounts: true}, t0)
 	addAll(e, ins...)
 	r := closeFirst(t, e)
 	var ws []Window

@@ -50,8 +50,10 @@ func TestGatewayMergeEqualsOneEngine(t *testing.T) {
 	single := newEngine(t, cfg, t0)
 	gateway := newEngine(t, cfg, t0)
 	agents := make([]*Engine, 3)
+	acfg := cfg
+	acfg.WindowCounts = true // agents that send their windows
 	for i := range agents {
-		agents[i] = newEngine(t, cfg, t0)
+		agents[i] = newEngine(t, acfg, t0)
 	}
 	ins := mergeWorkload(7, windows)
 	addAll(single, ins...)

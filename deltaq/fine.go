@@ -96,20 +96,34 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	pdf := newPDF(bins)
 	cum := pdf[bins : 2*bins : 2*bins]
 	pdf = pdf[:bins:bins]
+	first, last := 0, k-1 // the occupied buckets below cut lie in [first, last]
+	for first < k && h.counts[first] == 0 {
+		first++
+	}
+	for last >= first && h.counts[last] == 0 {
+		last--
+	}
+	if first > last {
+		return build(width, pdf, n), nil // nothing completed within cut
+	}
 	var below float64 // instances of the buckets wholly below the edge
-	j := 0
-	for i := range bins {
+	j := first
+	i := min(int(float64(h.edges[first])/1e9/width), bins) // bins before hold nothing
+	for ; i < bins && j <= last; i++ {
 		x := float64(i+1) * width * 1e9 // ns
-		for j < k && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
+		for j <= last && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
 			below += h.share(j, cut)
 			j++
 		}
 		c := below
-		if j < k && x > float64(h.edges[j]) {
+		if j <= last && x > float64(h.edges[j]) {
 			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
 			c += h.share(j, cut) * (x - a) / (b - a)
 		}
 		cum[i] = c / float64(n)
+	}
+	for rest := below / float64(n); i < bins; i++ {
+		cum[i] = rest // beyond the last occupied bucket: flat
 	}
 	prev := 0.0
 	for i, c := range cum {

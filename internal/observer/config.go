@@ -264,5 +264,6 @@ func (c *Config) engineConfig(layouts *outcome.Layouts) analysis.Config {
 		return deltaq.LogLinear(l.LogLinear), true
 	}
 	ac.LayoutGeneration = layouts.Generation
+	ac.WindowCounts = c.EmitWindows
 	return ac
 }
