@@ -63,8 +63,13 @@ const (
 
 // Config is the configuration of the deltaq processor.
 type Config struct {
-	// Probes lists the outcomes to observe. A span belongs to the first probe,
-	// in this order, whose match holds.
+	// Probes are the outcomes to observe, written as a map keyed by the
+	// probe's name (`probes: {checkout: {dmax: 2s, bins: 200}}`), the shape
+	// of the connector's and the exporter's probes; a span that several
+	// match belongs to the most specific (probeOrder). Unmarshal lists them
+	// in that order. The list form (`probes: [{name: checkout, …}]`), where
+	// a span belongs to the first probe in list order whose match holds, is
+	// still read, and deprecated.
 	Probes []ProbeConfig `mapstructure:"probes"`
 
 	// Failure is the failure rule of the probes that do not set their own.
@@ -103,6 +108,11 @@ type Config struct {
 
 	// EndedWindow is how long such a span is remembered after it arrived.
 	EndedWindow time.Duration `mapstructure:"ended_window"`
+
+	// probesByName is set when the probes were written as a map: messages
+	// then name a probe by its key (probes["checkout"]) rather than its
+	// position, and the list form is not warned about.
+	probesByName bool
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -194,14 +204,18 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if conf == nil {
 		return nil
 	}
-	// The section is read once (confcheck.Raw) for the checks and the
-	// dmax: auto entries; it is copied again only to leave those out.
-	raw := confcheck.Raw(conf)
-	raw, auto := takeAutoDMax(raw)
-	if err := confcheck.CheckRaw(raw, cfg, nil); err != nil {
+	// The section is read once (confcheck.Raw) for the checks, the map
+	// form and the dmax: auto entries; it is copied again only to change
+	// those.
+	raw, keys, err := listProbes(confcheck.Raw(conf))
+	if err != nil {
 		return err
 	}
-	if len(auto) > 0 {
+	raw, auto := takeAutoDMax(raw)
+	if err := confcheck.CheckRaw(raw, cfg, keyedPath(keys)); err != nil {
+		return err
+	}
+	if len(auto) > 0 || keys != nil {
 		conf = confmap.NewFromStringMap(raw)
 	}
 	// Into plainConfig, which has no Unmarshal method: the decoder would
@@ -213,6 +227,10 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 		if i < len(cfg.Probes) {
 			cfg.Probes[i].DMaxAuto = true
 		}
+	}
+	if keys != nil {
+		cfg.probesByName = true
+		slices.SortStableFunc(cfg.Probes, probeOrder)
 	}
 	return nil
 }
@@ -285,23 +303,27 @@ func (cfg *Config) Validate() error {
 		pc := &cfg.Probes[i]
 		if len(pc.Name) > outcome.MaxNameLength {
 			// The name is not repeated: it is what is too long.
-			errs = append(errs, probeError(i, "", fmt.Errorf("name: must be at most %d bytes, got %d", outcome.MaxNameLength, len(pc.Name))))
+			errs = append(errs, cfg.probeError(i, fmt.Errorf("name: must be at most %d bytes, got %d", outcome.MaxNameLength, len(pc.Name))))
 		}
 		if j, dup := seen[pc.Name]; dup && pc.Name != "" {
-			errs = append(errs, probeError(i, pc.Name, fmt.Errorf("name: duplicate probe name (also probes[%d])", j)))
+			errs = append(errs, cfg.probeError(i, fmt.Errorf("name: duplicate probe name (also probes[%d])", j)))
 		} else {
 			seen[pc.Name] = i
 		}
 		_, _, perrs := compileProbe(pc, defaultFailure)
 		for _, err := range perrs {
-			errs = append(errs, probeError(i, pc.Name, err))
+			errs = append(errs, cfg.probeError(i, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// probeError puts err under the probe's position: probes[0].bins: ….
-func probeError(i int, _ string, err error) error {
+// probeError puts err under the probe: its key, probes["checkout"].bins,
+// when the probes are a map; else its position, probes[0].bins.
+func (cfg *Config) probeError(i int, err error) error {
+	if name := cfg.Probes[i].Name; cfg.probesByName && len(name) <= outcome.MaxNameLength {
+		return confcheck.Under(fmt.Sprintf("probes[%q]", name), err)
+	}
 	return confcheck.Under(fmt.Sprintf("probes[%d]", i), err)
 }
 

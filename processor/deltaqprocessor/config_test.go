@@ -40,7 +40,7 @@ func TestLoadValidConfig(t *testing.T) {
 	}{
 		{
 			name: "",
-			want: testConfig(ProbeConfig{Name: "checkout", DMax: 50 * time.Millisecond, Bins: 50}),
+			want: byName(testConfig(ProbeConfig{Name: "checkout", DMax: 50 * time.Millisecond, Bins: 50})),
 		},
 		{
 			name: "full",
@@ -51,6 +51,7 @@ func TestLoadValidConfig(t *testing.T) {
 				LateWindow:      30 * time.Second,
 				MaxEnded:        20000,
 				EndedWindow:     10 * time.Second,
+				probesByName:    true,
 				Failure: FailureConfig{
 					StatusError: ptr(false),
 					Conditions:  []ConditionConfig{{Attribute: "deltaq.failed", Value: true}},
@@ -82,10 +83,11 @@ func TestLoadValidConfig(t *testing.T) {
 		},
 		{
 			name: "exponent",
-			want: testConfig(
-				ProbeConfig{Name: "fine", Exponent: ptr(-10), Bins: 1},
+			// In name order: neither is more specific.
+			want: byName(testConfig(
 				ProbeConfig{Name: "coarse", Exponent: ptr(10), Bins: 1000},
-			),
+				ProbeConfig{Name: "fine", Exponent: ptr(-10), Bins: 1},
+			)),
 		},
 	}
 	for _, tt := range tests {
@@ -97,6 +99,12 @@ func TestLoadValidConfig(t *testing.T) {
 	}
 }
 
+// byName marks cfg's probes as written as a map, keyed by name.
+func byName(cfg *Config) *Config {
+	cfg.probesByName = true
+	return cfg
+}
+
 func TestLoadInvalidConfig(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -105,27 +113,27 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"no_probes", "probes: at least one probe is required"},
 		{"missing_name", "probes[0].name: must not be empty"},
 		{"duplicate_names", `probes[1].name: duplicate probe name (also probes[0])`},
-		{"bad_regexp", `probes[0].match.span_name_regexp: error parsing regexp: missing closing ): ` + "`GET /items/(`"},
-		{"name_and_regexp", `probes[0]: match.span_name, match.span_name_regexp: set at most one`},
-		{"dmax_missing", `probes[0].dmax: a positive dmax (or an exponent) is required`},
-		{"dmax_zero", `probes[0].dmax: a positive dmax (or an exponent) is required`},
-		{"dmax_negative", `probes[0].dmax: must be in [1µs, 24h0m0s], got -5ms`},
-		{"dmax_too_short", `probes[0].dmax: must be in [1µs, 24h0m0s], got 500ns`},
-		{"dmax_too_long", `probes[0].dmax: must be in [1µs, 24h0m0s], got 25h0m0s`},
-		{"dmax_and_exponent", `probes[0]: dmax, exponent: set either dmax or exponent, not both`},
-		{"bins_zero", `probes[0].bins: is required (also with dmax: auto), e.g. bins: 100`},
-		{"bins_negative", `probes[0].bins: must be in [1, 1000], got -3`},
-		{"bins_too_many", `probes[0].bins: must be in [1, 1000], got 1001`},
-		{"exponent_too_low", `probes[0].exponent: must be in [-10, 10], got -11`},
-		{"exponent_too_high", `probes[0].exponent: must be in [-10, 10], got 11`},
-		{"bad_span_kind", `probes[0].match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
-		{"bad_attribute_value", `probes[0].match.attributes["http.request.method"]: value has unsupported type []interface {} (want string, number or boolean)`},
-		{"bad_op", `probes[0].failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
+		{"bad_regexp", `probes["items"].match.span_name_regexp: error parsing regexp: missing closing ): ` + "`GET /items/(`"},
+		{"name_and_regexp", `probes["items"]: match.span_name, match.span_name_regexp: set at most one`},
+		{"dmax_missing", `probes["checkout"].dmax: a positive dmax (or an exponent) is required`},
+		{"dmax_zero", `probes["checkout"].dmax: a positive dmax (or an exponent) is required`},
+		{"dmax_negative", `probes["checkout"].dmax: must be in [1µs, 24h0m0s], got -5ms`},
+		{"dmax_too_short", `probes["checkout"].dmax: must be in [1µs, 24h0m0s], got 500ns`},
+		{"dmax_too_long", `probes["checkout"].dmax: must be in [1µs, 24h0m0s], got 25h0m0s`},
+		{"dmax_and_exponent", `probes["checkout"]: dmax, exponent: set either dmax or exponent, not both`},
+		{"bins_zero", `probes["checkout"].bins: is required (also with dmax: auto), e.g. bins: 100`},
+		{"bins_negative", `probes["checkout"].bins: must be in [1, 1000], got -3`},
+		{"bins_too_many", `probes["checkout"].bins: must be in [1, 1000], got 1001`},
+		{"exponent_too_low", `probes["checkout"].exponent: must be in [-10, 10], got -11`},
+		{"exponent_too_high", `probes["checkout"].exponent: must be in [-10, 10], got 11`},
+		{"bad_span_kind", `probes["checkout"].match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
+		{"bad_attribute_value", `probes["checkout"].match.attributes["http.request.method"]: value has unsupported type []interface {} (want string, number or boolean)`},
+		{"bad_op", `probes["checkout"].failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
 		{"ordering_needs_number", `failure.conditions[0].value: operator >= needs a number, got "500"`},
-		{"condition_without_attribute", `probes[0].failure.conditions[0].attribute: must not be empty`},
-		{"condition_without_value", `probes[0].failure.conditions[0].value: value is required`},
-		{"condition_on_contract_key", `probes[0].failure.conditions[0].attribute: "deltaq.outcome" is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
-		{"match_on_contract_key", `probes[0]: match.attributes["deltaq.probe"] is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
+		{"condition_without_attribute", `probes["checkout"].failure.conditions[0].attribute: must not be empty`},
+		{"condition_without_value", `probes["checkout"].failure.conditions[0].value: value is required`},
+		{"condition_on_contract_key", `probes["checkout"].failure.conditions[0].attribute: "deltaq.outcome" is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
+		{"match_on_contract_key", `probes["checkout"]: match.attributes["deltaq.probe"] is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here`},
 		{"max_in_flight_zero", "max_in_flight: must be in [1, 10000000], got 0"},
 		{"max_in_flight_too_many", "max_in_flight: must be in [1, 10000000], got 10000001"},
 		{"timer_resolution_too_fine", "timer_resolution: must be in [1ms, 1s], got 100µs"},
@@ -139,8 +147,8 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"max_ended_too_many", "max_ended: must be in [2, 10000000], got 1000000000"},
 		{"ended_window_zero", "ended_window: must be in (0s, 24h0m0s], got 0s"},
 		{"ended_window_too_long", "ended_window: must be in (0s, 24h0m0s], got 48h0m0s"},
-		{"two_problems", `probes[0].bins: must be in [1, 1000], got 5000` + "\n" +
-			`probes[0].dmax: must be in [1µs, 24h0m0s], got -1ms`},
+		{"two_problems", `probes["checkout"].bins: must be in [1, 1000], got 5000` + "\n" +
+			`probes["checkout"].dmax: must be in [1µs, 24h0m0s], got -1ms`},
 	}
 	for _, tt := range tests {
 		t.Run("deltaq/"+tt.name, func(t *testing.T) {
@@ -164,19 +172,19 @@ func TestLoadUndecodableConfig(t *testing.T) {
 		name, wantErr string
 	}{
 		// Decoded, 500 would be 500ns: every instance would time out.
-		{"dmax_without_unit", "probes[0].dmax: 500" + noUnit},
+		{"dmax_without_unit", "probes[\"checkout\"].dmax: 500" + noUnit},
 		{"timer_resolution_without_unit", "timer_resolution: 10" + noUnit},
 		// Decoded, 1e20 would be -9223372036854775808 and Validate would
 		// say "got -9223372036854775808".
-		{"bins_huge", "probes[0].bins: 100000000000000000000" + intRange},
-		{"bins_fraction", "probes[0].bins: 2.5 is not an integer"},
+		{"bins_huge", "probes[\"checkout\"].bins: 100000000000000000000" + intRange},
+		{"bins_fraction", "probes[\"checkout\"].bins: 2.5 is not an integer"},
 		// In the order of the fields of Config.
-		{"two_undecodable", "probes[0].dmax: 2.5" + noUnit + "\n" +
+		{"two_undecodable", "probes[\"checkout\"].dmax: 2.5" + noUnit + "\n" +
 			"max_in_flight: 100000000000000000000" + intRange},
 		// A newcomer's mistakes, said with how to fix them.
 		{"misspelled_options", "timer_resolutoin: unknown option; did you mean timer_resolution?\n" +
-			"probes[0].bin: unknown option; did you mean bins or binning?"},
-		{"dmax_minutes", `probes[0].dmax: "2min" is not a duration: the units are ns, us (or µs), ms, s, m and h; write 2m`},
+			"probes[\"checkout\"].bin: unknown option; did you mean bins or binning?"},
+		{"dmax_minutes", `probes["checkout"].dmax: "2min" is not a duration: the units are ns, us (or µs), ms, s, m and h; write 2m`},
 	}
 	for _, tt := range tests {
 		t.Run("deltaq/"+tt.name, func(t *testing.T) {

@@ -74,6 +74,9 @@ func (f *factory) instance(set processor.Settings, cfg component.Config) (*delta
 		if err != nil {
 			return nil, err
 		}
+		if c := cfg.(*Config); !c.probesByName && len(c.Probes) > 0 {
+			set.Logger.Warn(listFormDeprecated)
+		}
 		p.release = func() {
 			p.unregister()
 			release()

@@ -24,9 +24,11 @@ var searchLayout = deltaq.LogLinear{Factor: 10, Low: int64(time.Millisecond), Hi
 func TestLogLinearBinningConfig(t *testing.T) {
 	cfg := loadValidConfig(t, "config_loglinear.yaml")
 	require.Len(t, cfg.Probes, 2)
-	assert.Equal(t, &deltaq.BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}, cfg.Probes[0].Binning)
-	assert.Nil(t, cfg.Probes[1].Binning)
-	d, errs := cfg.Probes[0].DMaxNanos()
+	// A map: the probes in name order, neither more specific.
+	require.Equal(t, []string{"payment", "search"}, []string{cfg.Probes[0].Name, cfg.Probes[1].Name})
+	assert.Equal(t, &deltaq.BinningConfig{Kind: "log-linear", Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}, cfg.Probes[1].Binning)
+	assert.Nil(t, cfg.Probes[0].Binning)
+	d, errs := cfg.Probes[1].DMaxNanos()
 	assert.Empty(t, errs)
 	assert.Equal(t, int64(10*time.Second), d)
 
