@@ -26,8 +26,11 @@ func init() {
 or exporter (an otlp_grpc exporter in the connector's metrics and logs pipelines,
 or the exporter's endpoint, pointed at ADDR), and redraws after every window, for
 each probe: its ΔQ plot (observed, calculated, the mean with its 95% band, and
-the QTA against delay), quantiles, failure ratio, outcome counts and QTA state;
-then the latest deltaq.trigger events. The QTA is shown at its own delays when
+the QTA against delay), quantiles, failure ratio, outcome counts and QTA state,
+and for a probe with a qoo requirement the Quality of Outcome of its observed
+and calculated ΔQ (the score, the components that set it, or "withheld" for a
+window that brought the ΔQ of a series scored before without a score: too few
+instances); then the latest deltaq.trigger events. The QTA is shown at its own delays when
 the connector sends it exactly (deltaq.qta.point, deltaq.qta.max_failure),
 else as the sampled curve of deltaq.cdf. --once prints the first frame with
 metrics, without screen control codes, and exits. Control characters in the

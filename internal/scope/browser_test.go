@@ -130,7 +130,8 @@ var demoQTAText = map[string]string{
 // over the DevTools protocol: the probes appear with their QTA boxes
 // pre-filled exactly, a trigger appears live after the slow-down, the
 // quantile table shows the OTLP quantiles to its 3 significant digits, the
-// time slider goes back to the slow window (QTA broken), an intervention's
+// time slider goes back to the slow window (QTA broken), the Quality of
+// Outcome scores follow the slider (withheld in the lull), an intervention's
 // predicted quantiles are a·Q(q) + b, a trigger opens its snapshot, and the
 // QTA curve of an older connector still pre-fills the box. It needs no
 // collector, and every window is known in advance; TestScopeBrowserCollector
@@ -189,11 +190,39 @@ func TestScopeBrowser(t *testing.T) {
 		checkQuantileCells(t, cells, want, a, b, 10)
 	}
 	checkQuantiles(otlpQuantiles(batches[len(batches)-1].metrics), 1, 0)
+	checkQoO := func(at string, want map[string]string) {
+		t.Helper()
+		for key, text := range want {
+			probe, series, _ := strings.Cut(key, " ")
+			js := fmt.Sprintf(`document.querySelector('section.probe[data-probe="%s"] [data-qoo="%s"]')?.textContent ?? ""`, probe, series)
+			page.waitTrue(t, fmt.Sprintf("%s: %s's %s score", at, probe, series), fmt.Sprintf(`(%s).startsWith(%q)`, js, text))
+		}
+		var n int
+		page.eval(t, `document.querySelectorAll('section.probe[data-probe="worker_1"] [data-qoo]').length`, &n)
+		if n != 0 {
+			t.Errorf("%s: worker_1 has no requirement, but %d scores on the page", at, n)
+		}
+	}
+	// The Quality of Outcome of the last window (TestScopeDecodesTheObserversQoO
+	// has the reasons of these and the next scores).
+	checkQoO("the last window", map[string]string{
+		"job observed": "QoO observed 100 (latency 100, loss 100)", "job calculated": "QoO calculated 100 (latency 100, loss 100)",
+		"worker_2 observed": "QoO observed 100 (latency 100, loss 100, rate 100)",
+	})
+	slide := func(window int) {
+		page.eval(t, fmt.Sprintf(`(() => { const s = document.getElementById("slider");
+		s.value = "%d"; s.dispatchEvent(new Event("input")); return s.max; })()`, window), nil)
+	}
+	// The lull: job's scores withheld, worker_2's 0 from its rate.
+	slide(demoLull)
+	checkQoO("the lull", map[string]string{
+		"job observed": "QoO observed withheld (too few instances)", "job calculated": "QoO calculated withheld (too few instances)",
+		"worker_2 observed": "QoO observed 0 set by rate (loss 100, rate 0)",
+	})
 
 	// Back to the slow window with the time slider: worker_2 breaks its QTA,
 	// and the page's own check of the QTA says so too.
-	page.eval(t, fmt.Sprintf(`(() => { const s = document.getElementById("slider");
-		s.value = "%d"; s.dispatchEvent(new Event("input")); return s.max; })()`, demoSlowFrom), nil)
+	slide(demoSlowFrom)
 	page.waitTrue(t, "worker_2's QTA broken at the slow window",
 		`document.querySelector('section.probe[data-probe="worker_2"] .qta-state').textContent === "QTA broken"`)
 	var check, hold string
@@ -203,6 +232,17 @@ func TestScopeBrowser(t *testing.T) {
 		t.Errorf("at the slow window: QTA check %q, hold button %q", check, hold)
 	}
 	checkQuantiles(otlpQuantiles(batches[demoSlowFrom].metrics), 1, 0)
+	// job's scores are its loss component, 100 · (1 − 0.08/0.18), shown
+	// rounded down; worker_2's is set by its latency.
+	checkQoO("the slow window", map[string]string{
+		"job observed": "QoO observed 55.5 set by loss (latency ", "job calculated": "QoO calculated 55.5 set by loss (latency ",
+		"worker_2 observed": "QoO observed ",
+	})
+	var w2 string
+	page.eval(t, `document.querySelector('section.probe[data-probe="worker_2"] [data-qoo="observed"]').textContent`, &w2)
+	if !strings.Contains(w2, " set by latency (latency ") || !strings.Contains(w2, "loss 52.6, rate 100)") {
+		t.Errorf("worker_2's score at the slow window: %q, want set by latency, loss 52.6 (100 · (1 − 0.09/0.19)), rate 100", w2)
+	}
 
 	// An intervention on worker_1 at that window: the predicted row is
 	// a·Q(q) + b of the observed one.

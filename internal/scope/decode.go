@@ -42,8 +42,9 @@ type scopeState struct {
 	traceURL TraceURL
 	// malformed counts data points and records that were ignored: without a
 	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
-	// value, or a QTA probability outside [0, 1]; snapshot records without
-	// a snapshot id.
+	// value, a QTA probability outside [0, 1], or a Quality of Outcome
+	// outside [0, 100] or of a series other than observed and calculated;
+	// snapshot records without a snapshot id.
 	malformed int
 	cuts
 }
@@ -66,6 +67,12 @@ type probeView struct {
 	// and its bound on failures. A connector that does not send them has
 	// only the QTA curve of deltaq.cdf, sampled at the bin edges.
 	qta qtaReading
+	// qoo is the Quality of Outcome of the window by series (qoo.go); nil
+	// while the probe has had no score. qooBatch is what the last batch
+	// that had points of the probe sent of it, by series (the browser view
+	// keeps its own windows from it).
+	qoo      map[string]qooReading
+	qooBatch map[string]*qooReading
 }
 
 // qtaReading is a probe's QTA as received: points (delay in seconds, the
@@ -178,6 +185,12 @@ type windowCurves struct {
 	curves    map[string]map[string][]curvePoint
 	quantiles map[string]map[string]map[float64]float64
 	qta       map[string]*qtaReading
+	// qoo are the Quality of Outcome readings of the batch, by probe and
+	// series; before is the window end each probe of the batch had
+	// before it (probeView.updated), which tells a later window from the
+	// rest of the same one.
+	qoo    map[string]map[string]*qooReading
+	before map[string]time.Time
 }
 
 // addMetrics ingests one batch. A probe's curves, quantiles and QTA are
@@ -190,12 +203,12 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	s.metricBatches++
 	w := windowCurves{
 		curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{},
-		qta: map[string]*qtaReading{},
+		qta: map[string]*qtaReading{}, qoo: map[string]map[string]*qooReading{}, before: map[string]time.Time{},
 	}
 	for m := range otlprecv.Metrics(md) {
 		switch m.Name() {
 		case metricCDF, metricQuantile, metricOutcomes, metricFailureRatio, metricQTAViolation, metricDivergence,
-			metricQTAPoint, metricQTAMaxFailure:
+			metricQTAPoint, metricQTAMaxFailure, metricQoOScore, metricQoOLatency, metricQoOLoss, metricQoORate:
 		default:
 			continue
 		}
@@ -206,6 +219,21 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 		}
 	}
 	s.replaceCurves(&w)
+	s.replaceQoO(&w)
+}
+
+// replaceQoO sets the Quality of Outcome of the probes of a batch
+// (nextQoO): a probe's batch is of the window it showed when its points
+// are no newer.
+func (s *scopeState) replaceQoO(w *windowCurves) {
+	for name, before := range w.before {
+		p := s.probes[name]
+		if p == nil { // gave up its slot within the batch
+			continue
+		}
+		p.qooBatch = w.qoo[name]
+		p.qoo = nextQoO(p.qoo, w.qoo[name], seriesWithCurves(w.curves[name]), !before.IsZero() && !p.updated.After(before))
+	}
 }
 
 // replaceCurves sets the curves, quantiles and QTAs of the probes of a
@@ -267,12 +295,17 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 	if p == nil {
 		return true
 	}
+	if _, seen := w.before[name]; !seen {
+		w.before[name] = p.updated
+	}
 	if t := dp.Timestamp().AsTime(); t.After(p.updated) {
 		p.updated = t
 	}
 	switch metric {
 	case metricCDF, metricQuantile:
 		return s.addCurvePoint(metric, name, attrs, v, w)
+	case metricQoOScore, metricQoOLatency, metricQoOLoss, metricQoORate:
+		return w.addQoOPoint(metric, name, stringAttr(attrs, attrSeries), v)
 	case metricQTAPoint:
 		le, ok := floatAttr(attrs, attrLE)
 		if !ok || v < 0 || v > 1 {
@@ -359,6 +392,37 @@ func (s *scopeState) addCurvePoint(metric, name string, attrs pcommon.Map, v flo
 		s.PointsCut++
 	default:
 		row[x] = v
+	}
+	return true
+}
+
+// addQoOPoint adds a Quality of Outcome point of probe name to w. A value
+// outside [0, 100] or a series other than observed and calculated is
+// malformed.
+func (w *windowCurves) addQoOPoint(metric, name, series string, v float64) bool {
+	if v < 0 || v > 100 || (series != seriesObserved && series != seriesCalculated) {
+		return false
+	}
+	bySeries := w.qoo[name]
+	if bySeries == nil {
+		bySeries = map[string]*qooReading{}
+		w.qoo[name] = bySeries
+	}
+	r := bySeries[series]
+	if r == nil {
+		r = &qooReading{}
+		bySeries[series] = r
+	}
+	reading := scopeReading{v, true}
+	switch metric {
+	case metricQoOScore:
+		r.score = reading
+	case metricQoOLatency:
+		r.latency = reading
+	case metricQoOLoss:
+		r.loss = reading
+	case metricQoORate:
+		r.rate = reading
 	}
 	return true
 }

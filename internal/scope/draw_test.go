@@ -90,6 +90,25 @@ func (p *exporterPayload) gauge(name, probe string, v float64) {
 	dp.SetDoubleValue(v)
 }
 
+// qoo adds the Quality of Outcome of one series of a probe: the score
+// and the latency and loss components, each a gauge of its own as the
+// connector sends them.
+func (p *exporterPayload) qoo(probe, series string, score, latency, loss float64) {
+	for _, g := range []struct {
+		name string
+		v    float64
+	}{{metricQoOScore, score}, {metricQoOLatency, latency}, {metricQoOLoss, loss}} {
+		m := p.sm.Metrics().AppendEmpty()
+		m.SetName(g.name)
+		m.SetUnit("%")
+		dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd))
+		dp.Attributes().PutStr("deltaq.probe", probe)
+		dp.Attributes().PutStr(attrSeries, series)
+		dp.SetDoubleValue(g.v)
+	}
+}
+
 // qta adds a probe's QTA as the connector sends it exactly: one
 // deltaq.qta.point per point, at its delay deltaq.le, and
 // deltaq.qta.max_failure.
@@ -145,7 +164,9 @@ func testQTA(t float64) float64 {
 
 // syntheticWindow is one window of two probes: "checkout" with every series,
 // inside its QTA, which also comes exactly (testQTA, failures at most 15 %:
-// 1 − 0.15 is the last point's level, so the curve has no failure step);
+// 1 − 0.15 is the last point's level, so the curve has no failure step),
+// and Quality of Outcome scores set by latency (observed) and by loss
+// (calculated);
 // "search" with only an observed ΔQ, breaking its QTA, which comes only as
 // the sampled curve, as from an older connector.
 func syntheticWindow() pmetric.Metrics {
@@ -168,6 +189,8 @@ func syntheticWindow() pmetric.Metrics {
 	p.gauge(metricFailureRatio, "checkout", 0.1)
 	p.gauge(metricQTAViolation, "checkout", 0)
 	p.gauge(metricDivergence, "checkout", 0.125)
+	p.qoo("checkout", seriesObserved, 63.25, 63.25, 100)
+	p.qoo("checkout", seriesCalculated, 80, 90, 80)
 
 	p.curve("search", seriesObserved, w, n, func(t float64) float64 {
 		// Nothing before 6 ms, then 0.7 within one bin.
@@ -245,7 +268,9 @@ func TestRenderScopeContent(t *testing.T) {
 		"2 probes · 1 metric batches · 1 triggers · 1 snapshots",
 		"── checkout ── window ending 12:00:05.000Z",
 		"QTA met │ failure 10.00% │ divergence 0.125 │ outcomes: success 900, timeout 60, failure 40\n"+
-			"QTA: F(2ms) ≥ 0.25, F(5ms) ≥ 0.5, F(9ms) ≥ 0.85, failure ≤ 15%\n",
+			"QTA: F(2ms) ≥ 0.25, F(5ms) ≥ 0.5, F(9ms) ≥ 0.85, failure ≤ 15%\n"+
+			// Scores rounded down to one decimal.
+			"QoO: observed 63.2 set by latency (latency 63.2, loss 100) │ calculated 80 set by loss (latency 90, loss 80)\n",
 		"── search ── window ending 12:00:05.000Z",
 		"QTA BROKEN │ failure 30.00% │ outcomes: success 70, failure 30\n 1.00 │",
 		"# observed   * calculated   + mean   . 95% band   = QTA",

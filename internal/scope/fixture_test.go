@@ -28,23 +28,29 @@ type demoBatch struct {
 }
 
 // Windows of demoBatches: worker_2 is slow in windows demoSlowFrom to
-// demoSlowTo − 1.
+// demoSlowTo − 1; window demoLull has demoLullJobs jobs only.
 const (
 	demoWindows  = 10
 	demoSlowFrom = 5
 	demoSlowTo   = 7
 	demoJobs     = 40 // jobs per window
+	demoLull     = 8
+	demoLullJobs = 5
+	demoAllJobs  = (demoWindows-1)*demoJobs + demoLullJobs
 )
 
 // demoBatches runs the real metric and log builders (internal/observer, which
 // the connector runs) over a deterministic version of make demo's workload:
-// the probes, QTAs and diagram (job = worker_1 -> worker_2) of
-// examples/demo/collector.yaml, 40 jobs per 1 s window, each worker's delay
+// the probes, QTAs, Quality of Outcome requirements and diagram (job =
+// worker_1 -> worker_2) of examples/demo/collector.yaml, 40 jobs per 1 s
+// window (5 in window 8, a lull), each worker's delay
 // the exponential quantile at (i + ½)/40 (mean 5 ms; worker_2's in another
 // order). In windows 5 and 6 worker_2 is slow: its delay is 4× + 30 ms (at
 // most 95 ms, inside dMax), so F(20 ms) = 0 breaks its QTA and the job's, and
 // a tenth of its instances time out (failure ratio 0.1 > 0.01). Snapshots keep 2 windows before the
-// trigger's and 2 after.
+// trigger's and 2 after. The scores need 10 completed instances (the 90th
+// percentile): in the lull job's are withheld, and worker_2's is 0 from its
+// rate alone, 5 jobs a second below its min_rate of 20.
 func demoBatches(t testing.TB) []demoBatch {
 	t.Helper()
 	cfg := observer.NewDefaultConfig()
@@ -59,9 +65,19 @@ func demoBatches(t testing.TB) []demoBatch {
 		}, MaxFailure: 0.01},
 		Triggers: analysis.Triggers{QTA: true, Failure: true},
 	}
+	worker2 := worker
+	worker2.QoO = analysis.QoOConfig{
+		ROP:     analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: 20 * time.Millisecond}, {P: 0.9, Delay: 50 * time.Millisecond}}, MaxFailure: 0.01},
+		CPUP:    analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: 60 * time.Millisecond}, {P: 0.9, Delay: 95 * time.Millisecond}}, MaxFailure: 0.2},
+		MinRate: 20,
+	}
 	cfg.Probes = map[string]analysis.ProbeConfig{
-		"worker_1": worker, "worker_2": worker,
+		"worker_1": worker, "worker_2": worker2,
 		"job": {
+			QoO: analysis.QoOConfig{
+				ROP:  analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: 40 * time.Millisecond}, {P: 0.9, Delay: 100 * time.Millisecond}}, MaxFailure: 0.02},
+				CPUP: analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: 150 * time.Millisecond}, {P: 0.9, Delay: 190 * time.Millisecond}}, MaxFailure: 0.2},
+			},
 			DMax: 200 * time.Millisecond, Bins: 100,
 			QTA: analysis.QTA{Points: []analysis.QTAPoint{
 				{Delay: 40 * time.Millisecond, P: 0.5}, {Delay: 100 * time.Millisecond, P: 0.9},
@@ -94,7 +110,11 @@ func demoBatches(t testing.TB) []demoBatch {
 	for w := range demoWindows {
 		slow := w >= demoSlowFrom && w < demoSlowTo
 		var spans []observertest.Span
-		for i := range demoJobs {
+		jobs := demoJobs
+		if w == demoLull {
+			jobs = demoLullJobs
+		}
+		for i := range jobs {
 			start := observertest.At(time.Duration(w)*time.Second + time.Duration(i)*15*time.Millisecond)
 			d1 := expQuantile(5*time.Millisecond, i)
 			d2 := expQuantile(5*time.Millisecond, (i*7)%demoJobs)

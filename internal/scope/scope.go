@@ -6,8 +6,8 @@
 // send at the end of every window and redraws, per probe, the ΔQ plot the
 // thesis's oscilloscope shows (§4.2: the observed and calculated CDFs, the
 // mean of recent windows with its confidence band, and the QTA), with the
-// quantiles, failure ratio, outcome counts and QTA state, followed by the
-// triggers that fired (§3.5). With Options.HTTP it also serves the same view
+// quantiles, failure ratio, outcome counts and QTA state, the Quality of
+// Outcome scores (qoo.go), followed by the triggers that fired (§3.5). With Options.HTTP it also serves the same view
 // to browsers (web.go), with a history of windows, snapshots and design-time
 // controls; both views can run at once.
 //
@@ -43,6 +43,11 @@ const (
 	// The probe's QTA, exactly: its points and its failure bound.
 	metricQTAPoint      = outcome.MetricQTAPoint
 	metricQTAMaxFailure = outcome.MetricQTAMaxFailure
+	// The Quality of Outcome score and its components, per series.
+	metricQoOScore   = outcome.MetricQoOScore
+	metricQoOLatency = outcome.MetricQoOLatency
+	metricQoOLoss    = outcome.MetricQoOLoss
+	metricQoORate    = outcome.MetricQoORate
 
 	attrProbe    = outcome.AttrProbe
 	attrOutcome  = outcome.AttrOutcome

@@ -95,6 +95,70 @@ type webWindow struct {
 	// QTA is the probe's QTA as the connector sent it exactly; null from a
 	// connector that sends only the sampled QTA curve (Curves["qta"]).
 	QTA *webQTA `json:"qta"`
+	// QoO is the Quality of Outcome of the window by series (observed,
+	// calculated; qoo.go), absent while the probe has had no score.
+	QoO map[string]*webQoO `json:"qoo,omitempty"`
+}
+
+// webQoO is the Quality of Outcome of one series in one window: the score,
+// 0 to 100, and its components (null when not sent), the components that
+// set it (qooReading.setBy), or withheld: the window has the series' ΔQ but
+// no score, too few instances. Neither score nor withheld: the window had
+// no ΔQ of the series to score.
+type webQoO struct {
+	Score    *float64 `json:"score"`
+	Latency  *float64 `json:"latency"`
+	Loss     *float64 `json:"loss"`
+	Rate     *float64 `json:"rate"`
+	SetBy    []string `json:"set_by"`
+	Withheld bool     `json:"withheld"`
+}
+
+// webQoOOf returns the page's form of a probe's readings.
+func webQoOOf(q map[string]qooReading) map[string]*webQoO {
+	if len(q) == 0 {
+		return nil
+	}
+	out := make(map[string]*webQoO, len(q))
+	for series, r := range q {
+		out[series] = &webQoO{
+			Score: r.score.ptr(), Latency: r.latency.ptr(), Loss: r.loss.ptr(), Rate: r.rate.ptr(),
+			SetBy: r.setBy(), Withheld: r.withheld,
+		}
+	}
+	return out
+}
+
+// readings returns the readings of the page's form (webQoOOf's inverse).
+func qooReadingsOf(q map[string]*webQoO) map[string]qooReading {
+	if len(q) == 0 {
+		return nil
+	}
+	out := make(map[string]qooReading, len(q))
+	for series, w := range q {
+		out[series] = qooReading{
+			score: readingOf(w.Score), latency: readingOf(w.Latency), loss: readingOf(w.Loss), rate: readingOf(w.Rate),
+			withheld: w.Withheld,
+		}
+	}
+	return out
+}
+
+// ptr returns the reading's value, or nil when absent.
+func (r scopeReading) ptr() *float64 {
+	if !r.ok {
+		return nil
+	}
+	v := r.v
+	return &v
+}
+
+// readingOf is scopeReading.ptr's inverse.
+func readingOf(v *float64) scopeReading {
+	if v == nil {
+		return scopeReading{}
+	}
+	return scopeReading{*v, true}
 }
 
 // webQTA is a QTA: its points [delay, P], by delay, and its failure bound
@@ -543,7 +607,23 @@ func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 	win.Failure = reading(p.failure, win.Failure)
 	win.Violation = reading(p.violation, win.Violation)
 	win.Divergence = reading(p.divergence, win.Divergence)
+	// The scores are not carried over like the readings: a later window
+	// without a score had it withheld (nextQoO).
+	var prevQoO map[string]qooReading
+	if prev != nil {
+		prevQoO = qooReadingsOf(prev.QoO)
+	}
+	win.QoO = webQoOOf(nextQoO(prevQoO, p.qooBatch, seriesWithCurves(p.curves), sameWindow))
 	return win
+}
+
+// seriesWithCurves are the series of which curves holds a ΔQ.
+func seriesWithCurves(curves map[string][]curvePoint) map[string]bool {
+	out := make(map[string]bool, len(curves))
+	for series, pts := range curves {
+		out[series] = len(pts) > 0
+	}
+	return out
 }
 
 // addLogs records trigger and snapshot records and pushes them.

@@ -283,6 +283,42 @@ func TestScopeWebEvents(t *testing.T) {
 	}
 }
 
+// checkWebQoO checks the Quality of Outcome of the windows 6 to 9 of a
+// probe of demoBatches as /api/state sends them (TestScopeDecodesTheObserversQoO
+// has the reasons): window 6 slow, job's score its loss component, set by
+// loss; the lull, window 8, job's scores withheld and worker_2's 0 set by
+// rate; window 9 at 100 with nothing setting it; worker_1 has no scores.
+func checkWebQoO(t *testing.T, probe string, hist []*webWindow) {
+	t.Helper()
+	if probe == "worker_1" {
+		for _, win := range hist {
+			if win.QoO != nil {
+				t.Errorf("worker_1 has no requirement, got %v", win.QoO)
+			}
+		}
+		return
+	}
+	slow, lull, last := hist[0].QoO[seriesObserved], hist[2].QoO[seriesObserved], hist[3].QoO[seriesObserved]
+	if slow == nil || lull == nil || last == nil {
+		t.Fatalf("%s: observed scores %v, %v, %v", probe, slow, lull, last)
+	}
+	if last.Score == nil || *last.Score != 100 || last.SetBy != nil || last.Withheld {
+		t.Errorf("%s window 9: %+v, want 100", probe, last)
+	}
+	if probe == "job" {
+		if slow.Score == nil || math.Abs(*slow.Score-demoSlowJobLoss) > 1e-6 || !slices.Equal(slow.SetBy, []string{"loss"}) {
+			t.Errorf("job window 6: %+v, want %.4g set by loss", slow, demoSlowJobLoss)
+		}
+		if calc := hist[2].QoO[seriesCalculated]; !lull.Withheld || lull.Score != nil || calc == nil || !calc.Withheld {
+			t.Errorf("job window 8: %+v, %+v, want both withheld", lull, calc)
+		}
+		return
+	}
+	if lull.Score == nil || *lull.Score != 0 || !slices.Equal(lull.SetBy, []string{"rate"}) || lull.Latency != nil {
+		t.Errorf("worker_2 window 8: %+v, want 0 set by rate, no latency", lull)
+	}
+}
+
 // TestScopeWebState checks the JSON of /api/state and /api/snapshot/ID after
 // the demo workload: K windows per probe, the newest; the triggers; and the
 // snapshot's windows, counts and CDFs as the snapshot records hold them.
@@ -325,11 +361,12 @@ func TestScopeWebState(t *testing.T) {
 				t.Errorf("%s window %d ends %d, want %d", probe, i, win.End, want)
 			}
 		}
-		// The outcome counts are cumulative: 40 jobs a window.
+		// The outcome counts are cumulative: 40 jobs a window, 5 in the lull.
 		last := hist[3]
-		if n := last.Outcomes["success"] + last.Outcomes["timeout"] + last.Outcomes["failure"]; n != demoWindows*demoJobs {
-			t.Errorf("%s: outcomes %v, want %d in all", probe, last.Outcomes, demoWindows*demoJobs)
+		if n := last.Outcomes["success"] + last.Outcomes["timeout"] + last.Outcomes["failure"]; n != demoAllJobs {
+			t.Errorf("%s: outcomes %v, want %d in all", probe, last.Outcomes, demoAllJobs)
 		}
+		checkWebQoO(t, probe, hist)
 		if len(last.Curves[seriesObserved]) == 0 || len(last.Curves[seriesQTA]) == 0 {
 			t.Errorf("%s: curves %v", probe, last.Curves)
 		}

@@ -283,6 +283,7 @@ function renderProbe(name) {
   const root = c.root;
   if (!w) {
     root.querySelector(".readings").textContent = "no window at this time";
+    root.querySelector(".qoo").replaceChildren();
     return;
   }
   root.querySelector(".probe-time").textContent = "window ending " + clock(w.end);
@@ -303,6 +304,7 @@ function renderProbe(name) {
   if (w.divergence != null) reading("divergence", w.divergence.toFixed(3));
   const kinds = Object.keys(w.outcomes || {}).sort((x, y) => rank(x) - rank(y) || (x < y ? -1 : 1));
   for (const k of kinds) reading(k, String(w.outcomes[k]));
+  renderQoO(root.querySelector(".qoo"), w.qoo);
 
   // Prefill the page's QTA from the one received, until the user edits it.
   const received = receivedQTA(w);
@@ -334,6 +336,39 @@ function renderProbe(name) {
   drawCDF(root.querySelector("canvas.cdf"), w, qta, c.qtaEdited, dz, Fpred);
   drawLegend(root.querySelector(".legend"), w, c.qtaEdited && !qta.error, dz.active);
   renderQuantiles(root.querySelector("table.quantiles"), w, dz);
+}
+
+// fmtScore writes a Quality of Outcome score rounded down to one decimal,
+// so that 100 is shown only for 100 (as the terminal does).
+function fmtScore(v) {
+  return String(Math.floor(v * 10 + 1e-9) / 10);
+}
+
+// renderQoO shows the window's Quality of Outcome per series: the score,
+// the components that set it and every component, "withheld" when the
+// window had the series' ΔQ but too few instances for a score, "–" when it
+// had no ΔQ of the series; nothing for a probe without scores.
+function renderQoO(box, qoo) {
+  box.replaceChildren();
+  for (const series of ["observed", "calculated"]) {
+    const q = qoo && qoo[series];
+    if (!q) continue;
+    const span = el("span", "qoo-series", `QoO ${series} `);
+    span.dataset.qoo = series;
+    if (q.withheld) {
+      span.classList.add("withheld");
+      span.append(el("b", null, "withheld"), " (too few instances)");
+    } else if (q.score == null) {
+      span.append(el("b", null, "–"));
+    } else {
+      span.append(el("b", "qoo-score", fmtScore(q.score)));
+      if (q.set_by && q.set_by.length) span.append(" set by " + q.set_by.join(" and "));
+      const comps = ["latency", "loss", "rate"].filter((c) => q[c] != null).map((c) => `${c} ${fmtScore(q[c])}`);
+      if (comps.length) span.append(` (${comps.join(", ")})`);
+    }
+    if (box.childNodes.length) box.append(" · ");
+    box.append(span);
+  }
 }
 
 function rank(kind) {
