@@ -65,6 +65,8 @@ type builder struct {
 	// wBounds and wCounts are scratch for one deltaq.window point.
 	wBounds []float64
 	wCounts []uint64
+	// fineBuf holds a window's analysis counts as varints (putFine).
+	fineBuf []byte
 }
 
 // outStream is a probe's deltaq.outcomes stream: its start, the total of

@@ -5,6 +5,7 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
@@ -61,7 +62,7 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 	a.PutInt(outcome.AttrTimeout, w.Timeouts)
 	a.PutInt(outcome.AttrFailure, w.Failures)
 	if w.Fine {
-		putFine(a, &w)
+		b.fineBuf = putFine(a, &w, b.fineBuf)
 	}
 	b.wBounds, b.wCounts = sparseBuckets(upper, w.BinCounts, b.wBounds[:0], b.wCounts[:0])
 	dp.ExplicitBounds().FromRaw(b.wBounds)
@@ -72,39 +73,48 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 }
 
 // putFine puts a window's analysis counts and weights in its attributes
-// (outcome.MetricWindow).
-func putFine(a pcommon.Map, w *analysis.Window) {
-	idx := a.PutEmptySlice(outcome.AttrFineIndex)
-	idx.EnsureCapacity(len(w.FineIndex))
-	for _, i := range w.FineIndex {
-		idx.AppendEmpty().SetInt(int64(i))
+// (outcome.MetricWindow): the counts as varints in one bytes value, which
+// a gateway reads in one pass, rather than as lists of pdata values.
+func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
+	buf = buf[:0]
+	prev := -1
+	for j, i := range w.FineIndex {
+		buf = binary.AppendUvarint(buf, uint64(i-prev-1))
+		buf = binary.AppendUvarint(buf, w.FineCounts[j])
+		prev = i
 	}
-	counts := a.PutEmptySlice(outcome.AttrFineCounts)
-	counts.EnsureCapacity(len(w.FineCounts))
-	for _, c := range w.FineCounts {
-		counts.AppendEmpty().SetInt(int64(min(c, math.MaxInt64)))
-	}
+	a.PutEmptyBytes(outcome.AttrFine).FromRaw(buf)
 	a.PutDouble(outcome.AttrWeightSum, w.WeightSum)
 	a.PutDouble(outcome.AttrWeightSquares, w.WeightSquares)
+	return buf
 }
 
-// readFine reads an attribute of a window's analysis counts into w; false
-// when it is not a list of integers of at least 0.
-func readFine(k string, v pcommon.Value, w *analysis.Window) bool {
-	if v.Type() != pcommon.ValueTypeSlice {
+// readFine reads a window's analysis counts from their attribute into w;
+// false when it is not bytes of whole varint pairs whose indices fit an
+// int.
+func readFine(v pcommon.Value, w *analysis.Window) bool {
+	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
-	s := v.Slice()
-	for i := 0; i < s.Len(); i++ {
-		x := s.At(i)
-		if x.Type() != pcommon.ValueTypeInt || x.Int() < 0 {
+	b := v.Bytes().AsRaw()
+	prev := -1
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 || d > math.MaxInt32 {
 			return false
 		}
-		if k == outcome.AttrFineIndex {
-			w.FineIndex = append(w.FineIndex, int(min(x.Int(), math.MaxInt32)))
-		} else {
-			w.FineCounts = append(w.FineCounts, uint64(x.Int()))
+		b = b[n:]
+		c, n := binary.Uvarint(b)
+		if n <= 0 {
+			return false
 		}
+		b = b[n:]
+		prev += int(d) + 1
+		if prev > math.MaxInt32 {
+			return false
+		}
+		w.FineIndex = append(w.FineIndex, prev)
+		w.FineCounts = append(w.FineCounts, c)
 	}
 	return true
 }
@@ -431,9 +441,9 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	var key wireKey
 	for k, v := range dp.Attributes().All() {
 		switch k {
-		case outcome.AttrFineIndex, outcome.AttrFineCounts:
+		case outcome.AttrFine:
 			w.Fine = true
-			fineOK = fineOK && readFine(k, v, w)
+			fineOK = fineOK && readFine(v, w)
 		case outcome.AttrWeightSum:
 			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
 		case outcome.AttrWeightSquares:

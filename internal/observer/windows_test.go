@@ -447,3 +447,22 @@ func observedQuantiles(h *harness) map[string][]float64 {
 	}
 	return out
 }
+
+// TestFineCountsOnTheWire: a window's analysis counts go out as varint
+// pairs in one bytes attribute and come back as they were; bytes that end
+// inside a varint, or an attribute of another type, are not a window's.
+func TestFineCountsOnTheWire(t *testing.T) {
+	w := analysis.Window{Fine: true, FineIndex: []int{0, 1, 700, 2368}, FineCounts: []uint64{3, 1 << 40, 1, 7}, WeightSum: 12, WeightSquares: 40}
+	a := pcommon.NewMap()
+	putFine(a, &w, nil)
+	v, ok := a.Get(outcome.AttrFine)
+	require.True(t, ok)
+	var got analysis.Window
+	require.True(t, readFine(v, &got))
+	assert.Equal(t, w.FineIndex, got.FineIndex)
+	assert.Equal(t, w.FineCounts, got.FineCounts)
+	raw := v.Bytes().AsRaw()
+	v.Bytes().FromRaw(raw[:len(raw)-1])
+	assert.False(t, readFine(v, &analysis.Window{}), "bytes that end inside a varint")
+	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}), "an integer")
+}

@@ -143,12 +143,13 @@ const (
 	// bins cost). Delta temporality: meant for a gateway's deltaq
 	// connector, not a Prometheus. The same instances at the analysis
 	// resolution (deltaq.Fine), which merge with no layout to agree on,
-	// are the attributes AttrFineIndex and AttrFineCounts: the occupied
-	// buckets' indices, increasing, and their completed instances (the
-	// rest of the window's instances, less its failures, are timeouts whose
-	// end is unknown); AttrWeightSum and AttrWeightSquares are Σw and Σw²
-	// over the instances' adjusted counts w (doubles), for the effective
-	// count of a sampled window.
+	// are the bytes attribute AttrFine: for each occupied bucket, in
+	// increasing order, the unsigned varints (encoding/binary) of its index
+	// less the previous one's plus one (the first's: its index) and of its
+	// completed instances (the rest of the window's instances, less its
+	// failures, are timeouts whose end is unknown); AttrWeightSum and
+	// AttrWeightSquares are Σw and Σw² over the instances' adjusted counts
+	// w (doubles), for the effective count of a sampled window.
 	MetricWindow = "deltaq.window"
 	UnitWindow   = "s"
 	// MetricContributors is a gauge of a gateway: the agents whose windows
@@ -240,11 +241,9 @@ const (
 	// high are its first and last bounds.
 	AttrBinningFactor = "deltaq.binning.factor"
 	AttrBinningSteps  = "deltaq.binning.steps"
-	// AttrFineIndex, AttrFineCounts, AttrWeightSum and AttrWeightSquares
-	// are a window's counts at the analysis resolution and its weights
-	// (MetricWindow).
-	AttrFineIndex     = "deltaq.fine.index"
-	AttrFineCounts    = "deltaq.fine.counts"
+	// AttrFine, AttrWeightSum and AttrWeightSquares are a window's counts
+	// at the analysis resolution and its weights (MetricWindow).
+	AttrFine          = "deltaq.fine"
 	AttrWeightSum     = "deltaq.weight.sum"
 	AttrWeightSquares = "deltaq.weight.squares"
 )
