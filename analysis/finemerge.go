@@ -27,18 +27,25 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 	if !w.Fine {
 		return len(w.FineIndex) == 0 && len(w.FineCounts) == 0 && w.WeightSum == 0 && w.WeightSquares == 0
 	}
-	if len(w.FineIndex) != len(w.FineCounts) || n < w.Failures {
+	buckets := e.fine.Buckets()
+	if n < w.Failures || w.FineIndex == nil && (w.FineFirst < 0 || w.FineFirst > buckets-len(w.FineCounts)) ||
+		w.FineIndex != nil && len(w.FineIndex) != len(w.FineCounts) {
 		return false
 	}
-	buckets := e.fine.Buckets()
 	prev := -1
 	var done uint64
-	for j, i := range w.FineIndex {
-		c := w.FineCounts[j]
-		if i <= prev || i >= buckets || done+c < done {
+	for j, c := range w.FineCounts {
+		if done+c < done {
 			return false
 		}
-		prev, done = i, done+c
+		done += c
+		if w.FineIndex != nil {
+			i := w.FineIndex[j]
+			if i <= prev || i >= buckets {
+				return false
+			}
+			prev = i
+		}
 	}
 	if done > uint64(n-w.Failures) {
 		return false
@@ -69,9 +76,9 @@ func fineTimeouts(w *Window, n int64) int64 {
 // another layout. Its n instances are all of the window's.
 func (e *Engine) addFine(a *acc, w *Window, n int64, convert bool) error {
 	timeouts := fineTimeouts(w, n)
-	if _, err := a.fine.AddSparse(w.FineIndex, w.FineCounts, timeouts, w.Failures); err != nil {
-		return err
-	}
+	// checkFine checked the indices, and each count is at most
+	// MaxWindowInstances, so that MaxAgents windows cannot overflow a bucket.
+	a.fine.AddChecked(w.FineIndex, w.FineFirst, w.FineCounts, timeouts, w.Failures)
 	if w.WeightSum > 0 {
 		a.w1 += w.WeightSum
 		a.w2 += w.WeightSquares
@@ -80,8 +87,12 @@ func (e *Engine) addFine(a *acc, w *Window, n int64, convert bool) error {
 		return nil
 	}
 	edges := e.fine.Edges()
-	for j, i := range w.FineIndex {
-		if c := w.FineCounts[j]; c > 0 {
+	for j, c := range w.FineCounts {
+		i := w.FineFirst + j
+		if w.FineIndex != nil {
+			i = w.FineIndex[j]
+		}
+		if c > 0 {
 			a.addSuccess(edges[i+1]-1, int64(c))
 		}
 	}

@@ -45,8 +45,9 @@ type Window struct {
 	Timeouts, Failures int64
 	// Fine says the window carries its instances at the analysis
 	// resolution: FineCounts[j] completed instances in bucket FineIndex[j]
-	// of deltaq.Fine (indices strictly increasing), its other instances
-	// but the failures timeouts whose end is unknown. Such a window merges
+	// of deltaq.Fine (indices strictly increasing) or, with FineIndex nil,
+	// in bucket FineFirst + j (a run of buckets, dense); its other
+	// instances but the failures are timeouts whose end is unknown. Such a window merges
 	// into any layout: where the probe's layout differs from the window's,
 	// its display counts are read from these (each bucket at its upper
 	// edge), so that agents agree on nothing. WeightSum and WeightSquares
@@ -54,6 +55,7 @@ type Window struct {
 	// carried, each instance counts one).
 	Fine                     bool
 	FineIndex                []int
+	FineFirst                int
 	FineCounts               []uint64
 	WeightSum, WeightSquares float64
 	// Source names the observer (for instance the agent collector's

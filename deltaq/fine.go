@@ -299,3 +299,27 @@ func (h *LogLinearHistogram) Sparse() ([]int, []uint64) {
 	}
 	return idx, counts
 }
+
+// AddChecked adds counts[j] successes to bucket idx[j] for every j — with
+// idx nil, to bucket first + j — with timeouts and failures, as AddSparse
+// does, for a caller that checked them already (indices within the
+// buckets, sums that cannot overflow): the one pass a gateway's merge of a
+// checked window needs.
+func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, timeouts, failures int64) {
+	var n uint64
+	if idx == nil {
+		dst := h.counts[first : first+len(counts)]
+		for j, c := range counts {
+			dst[j] += c
+			n += c
+		}
+	} else {
+		for j, i := range idx {
+			h.counts[i] += counts[j]
+			n += counts[j]
+		}
+	}
+	h.success += int64(n)
+	h.timeouts += timeouts
+	h.failures += failures
+}

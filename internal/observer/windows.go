@@ -74,14 +74,34 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 
 // putFine puts a window's analysis counts and weights in its attributes
 // (outcome.MetricWindow): the counts as varints in one bytes value, which
-// a gateway reads in one pass, rather than as lists of pdata values.
+// a gateway reads in one pass, rather than as lists of pdata values. The
+// first byte says the form: fineSparse, pairs of the step to the next
+// occupied bucket and its count, or fineRun, the first bucket of the
+// occupied run then every bucket's count, zeros included — the smaller for
+// a window whose buckets are mostly occupied.
 func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
 	buf = buf[:0]
-	prev := -1
-	for j, i := range w.FineIndex {
-		buf = binary.AppendUvarint(buf, uint64(i-prev-1))
-		buf = binary.AppendUvarint(buf, w.FineCounts[j])
-		prev = i
+	idx, counts := w.FineIndex, w.FineCounts
+	if n := len(idx); n > 0 && idx[n-1]-idx[0]+1 <= 2*n {
+		buf = append(buf, fineRun)
+		buf = binary.AppendUvarint(buf, uint64(idx[0]))
+		k := 0
+		for i := idx[0]; i <= idx[n-1]; i++ {
+			var c uint64
+			if idx[k] == i {
+				c = counts[k]
+				k++
+			}
+			buf = binary.AppendUvarint(buf, c)
+		}
+	} else {
+		buf = append(buf, fineSparse)
+		prev := -1
+		for j, i := range idx {
+			buf = binary.AppendUvarint(buf, uint64(i-prev-1))
+			buf = binary.AppendUvarint(buf, counts[j])
+			prev = i
+		}
 	}
 	a.PutEmptyBytes(outcome.AttrFine).FromRaw(buf)
 	a.PutDouble(outcome.AttrWeightSum, w.WeightSum)
@@ -89,26 +109,54 @@ func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
 	return buf
 }
 
+// The forms of a window's analysis counts on the wire (putFine).
+const (
+	fineSparse = 0
+	fineRun    = 1
+)
+
 // readFine reads a window's analysis counts from their attribute into w;
-// false when it is not bytes of whole varint pairs whose indices fit an
-// int.
+// false when it is not bytes of one of putFine's forms, of whole varints
+// and indices that fit an int.
 func readFine(v pcommon.Value, w *analysis.Window) bool {
 	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
 	b := v.Bytes().AsRaw()
+	if len(b) == 0 || b[0] > fineRun {
+		return false
+	}
+	form := b[0]
+	b = b[1:]
+	if form == fineRun {
+		first, rest, ok := uvarint(b)
+		if !ok || first > math.MaxInt32 {
+			return false
+		}
+		w.FineIndex, w.FineFirst = nil, int(first)
+		for b = rest; len(b) > 0; {
+			c, rest, ok := uvarint(b)
+			if !ok {
+				return false
+			}
+			w.FineCounts, b = append(w.FineCounts, c), rest
+		}
+		return true
+	}
+	if w.FineIndex == nil {
+		w.FineIndex = make([]int, 0, 64)
+	}
 	prev := -1
 	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 || d > math.MaxInt32 {
+		d, b0, ok := uvarint(b)
+		if !ok || d > math.MaxInt32 {
 			return false
 		}
-		b = b[n:]
-		c, n := binary.Uvarint(b)
-		if n <= 0 {
+		c, b1, ok := uvarint(b0)
+		if !ok {
 			return false
 		}
-		b = b[n:]
+		b = b1
 		prev += int(d) + 1
 		if prev > math.MaxInt32 {
 			return false
@@ -117,6 +165,22 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 		w.FineCounts = append(w.FineCounts, c)
 	}
 	return true
+}
+
+// uvarint reads the unsigned varint at the start of b, the one-byte ones
+// (most indices' steps and counts) without a call, and returns the rest.
+func uvarint(b []byte) (uint64, []byte, bool) {
+	if len(b) == 0 {
+		return 0, nil, false
+	}
+	if b[0] < 0x80 {
+		return uint64(b[0]), b[1:], true
+	}
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil, false
+	}
+	return v, b[n:], true
 }
 
 // sparseBuckets appends to bounds and counts the sparse buckets of the bin

@@ -448,9 +448,11 @@ func observedQuantiles(h *harness) map[string][]float64 {
 	return out
 }
 
-// TestFineCountsOnTheWire: a window's analysis counts go out as varint
-// pairs in one bytes attribute and come back as they were; bytes that end
-// inside a varint, or an attribute of another type, are not a window's.
+// TestFineCountsOnTheWire: a window's analysis counts go out as varints in
+// one bytes attribute — pairs for scattered buckets, a run for mostly
+// occupied ones — and come back as they were; bytes that end inside a
+// varint, an unknown form, or an attribute of another type are not a
+// window's.
 func TestFineCountsOnTheWire(t *testing.T) {
 	w := analysis.Window{Fine: true, FineIndex: []int{0, 1, 700, 2368}, FineCounts: []uint64{3, 1 << 40, 1, 7}, WeightSum: 12, WeightSquares: 40}
 	a := pcommon.NewMap()
@@ -465,4 +467,17 @@ func TestFineCountsOnTheWire(t *testing.T) {
 	v.Bytes().FromRaw(raw[:len(raw)-1])
 	assert.False(t, readFine(v, &analysis.Window{}), "bytes that end inside a varint")
 	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}), "an integer")
+
+	// Mostly occupied: a run from the first bucket, its gaps as zeros.
+	w = analysis.Window{Fine: true, FineIndex: []int{10, 11, 13}, FineCounts: []uint64{2, 300, 4}}
+	a = pcommon.NewMap()
+	putFine(a, &w, nil)
+	v, _ = a.Get(outcome.AttrFine)
+	got = analysis.Window{}
+	require.True(t, readFine(v, &got))
+	assert.Nil(t, got.FineIndex, "a run")
+	assert.Equal(t, 10, got.FineFirst)
+	assert.Equal(t, []uint64{2, 300, 0, 4}, got.FineCounts)
+	v.Bytes().FromRaw([]byte{2, 0})
+	assert.False(t, readFine(v, &analysis.Window{}), "an unknown form")
 }
