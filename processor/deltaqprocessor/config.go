@@ -199,7 +199,7 @@ var (
 // hold (`bins: 100000000000000000000` would become -9223372036854775808),
 // each quoted as written, for example
 //
-//	probes[0].dmax: 500 has no unit; write a duration such as 500ms or 2s
+//	probes["checkout"].dmax: 500 has no unit; write a duration such as 500ms or 2s
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if conf == nil {
 		return nil

@@ -112,7 +112,7 @@ processors:
   deltaq:
     timer_resolution: 1ms
     probes:
-      - name: checkout
+      checkout:
         match:
           span_name: POST /checkout
         dmax: 20ms
