@@ -117,70 +117,74 @@ const (
 
 // readFine reads a window's analysis counts from their attribute into w;
 // false when it is not bytes of one of putFine's forms, of whole varints
-// and indices that fit an int.
+// and indices that fit an int. It reads the bytes in place (pdata would
+// copy them to give them as a slice) into w's buffers, grown once.
 func readFine(v pcommon.Value, w *analysis.Window) bool {
 	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
-	b := v.Bytes().AsRaw()
-	if len(b) == 0 || b[0] > fineRun {
+	r := varintReader{b: v.Bytes()}
+	n := r.b.Len()
+	if n == 0 || r.b.At(0) > fineRun {
 		return false
 	}
-	form := b[0]
-	b = b[1:]
+	form := r.b.At(0)
+	r.i = 1
+	w.FineCounts = slices.Grow(w.FineCounts[:0], n)
 	if form == fineRun {
-		first, rest, ok := uvarint(b)
+		first, ok := r.next()
 		if !ok || first > math.MaxInt32 {
 			return false
 		}
 		w.FineIndex, w.FineFirst = nil, int(first)
-		for b = rest; len(b) > 0; {
-			c, rest, ok := uvarint(b)
+		for r.i < n {
+			c, ok := r.next()
 			if !ok {
 				return false
 			}
-			w.FineCounts, b = append(w.FineCounts, c), rest
+			w.FineCounts = append(w.FineCounts, c)
 		}
 		return true
 	}
-	if w.FineIndex == nil {
-		w.FineIndex = make([]int, 0, 64)
-	}
+	w.FineIndex = slices.Grow(w.FineIndex[:0], n/2)
 	prev := -1
-	for len(b) > 0 {
-		d, b0, ok := uvarint(b)
-		if !ok || d > math.MaxInt32 {
+	for r.i < n {
+		d, ok1 := r.next()
+		c, ok2 := r.next()
+		if !ok1 || !ok2 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
 			return false
 		}
-		c, b1, ok := uvarint(b0)
-		if !ok {
-			return false
-		}
-		b = b1
 		prev += int(d) + 1
-		if prev > math.MaxInt32 {
-			return false
-		}
 		w.FineIndex = append(w.FineIndex, prev)
 		w.FineCounts = append(w.FineCounts, c)
 	}
 	return true
 }
 
-// uvarint reads the unsigned varint at the start of b, the one-byte ones
-// (most indices' steps and counts) without a call, and returns the rest.
-func uvarint(b []byte) (uint64, []byte, bool) {
-	if len(b) == 0 {
-		return 0, nil, false
+// varintReader reads unsigned varints (encoding/binary's) from a pdata
+// byte slice in place, from byte i on.
+type varintReader struct {
+	b pcommon.ByteSlice
+	i int
+}
+
+// next returns the varint at i and moves past it; false when the bytes end
+// inside it or it overflows 64 bits.
+func (r *varintReader) next() (uint64, bool) {
+	var v uint64
+	n := r.b.Len()
+	for shift := uint(0); shift < 64 && r.i < n; shift += 7 {
+		c := r.b.At(r.i)
+		r.i++
+		if c < 0x80 {
+			if shift == 63 && c > 1 {
+				return 0, false
+			}
+			return v | uint64(c)<<shift, true
+		}
+		v |= uint64(c&0x7f) << shift
 	}
-	if b[0] < 0x80 {
-		return uint64(b[0]), b[1:], true
-	}
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, false
-	}
-	return v, b[n:], true
+	return 0, false
 }
 
 // sparseBuckets appends to bounds and counts the sparse buckets of the bin
