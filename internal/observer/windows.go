@@ -73,18 +73,22 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 }
 
 // putFine puts a window's analysis counts and weights in its attributes
-// (outcome.MetricWindow): the counts as varints in one bytes value, which
-// a gateway reads in one pass, rather than as lists of pdata values. The
-// first byte says the form: fineSparse, pairs of the step to the next
-// occupied bucket and its count, or fineRun, the first bucket of the
-// occupied run then every bucket's count, zeros included — the smaller for
-// a window whose buckets are mostly occupied.
+// (outcome.MetricWindow): the counts in one bytes value, which a gateway
+// reads in one pass, rather than as lists of pdata values. The first byte
+// says the form: fineSparse, varint pairs of the step to the next occupied
+// bucket and its count; or, for a window whose buckets are mostly
+// occupied, fineRun: a byte giving the width of each count (1, 2, 4 or 8
+// bytes, the widest count's), the varint of the first occupied bucket, then
+// every bucket's count of the run to the last, zeros included, little
+// endian — a form read without a branch a count.
 func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
 	buf = buf[:0]
 	idx, counts := w.FineIndex, w.FineCounts
 	if n := len(idx); n > 0 && idx[n-1]-idx[0]+1 <= 2*n {
-		buf = append(buf, fineRun)
+		width := countWidth(slices.Max(counts))
+		buf = append(buf, fineRun, byte(width))
 		buf = binary.AppendUvarint(buf, uint64(idx[0]))
+		var word [8]byte
 		k := 0
 		for i := idx[0]; i <= idx[n-1]; i++ {
 			var c uint64
@@ -92,7 +96,8 @@ func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
 				c = counts[k]
 				k++
 			}
-			buf = binary.AppendUvarint(buf, c)
+			binary.LittleEndian.PutUint64(word[:], c)
+			buf = append(buf, word[:width]...)
 		}
 	} else {
 		buf = append(buf, fineSparse)
@@ -109,6 +114,19 @@ func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
 	return buf
 }
 
+// countWidth returns the bytes, 1, 2, 4 or 8, that hold c.
+func countWidth(c uint64) int {
+	switch {
+	case c < 1<<8:
+		return 1
+	case c < 1<<16:
+		return 2
+	case c < 1<<32:
+		return 4
+	}
+	return 8
+}
+
 // The forms of a window's analysis counts on the wire (putFine).
 const (
 	fineSparse = 0
@@ -116,44 +134,33 @@ const (
 )
 
 // readFine reads a window's analysis counts from their attribute into w;
-// false when it is not bytes of one of putFine's forms, of whole varints
-// and indices that fit an int. It reads the bytes in place (pdata would
-// copy them to give them as a slice) into w's buffers, grown once.
+// false when it is not bytes of one of putFine's forms, of whole varints,
+// whole counts and indices that fit an int.
 func readFine(v pcommon.Value, w *analysis.Window) bool {
 	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
-	r := varintReader{b: v.Bytes()}
-	n := r.b.Len()
-	if n == 0 || r.b.At(0) > fineRun {
+	b := v.Bytes().AsRaw()
+	if len(b) == 0 || b[0] > fineRun {
 		return false
 	}
-	form := r.b.At(0)
-	r.i = 1
-	w.FineCounts = slices.Grow(w.FineCounts[:0], n)
-	if form == fineRun {
-		first, ok := r.next()
-		if !ok || first > math.MaxInt32 {
-			return false
-		}
-		w.FineIndex, w.FineFirst = nil, int(first)
-		for r.i < n {
-			c, ok := r.next()
-			if !ok {
-				return false
-			}
-			w.FineCounts = append(w.FineCounts, c)
-		}
-		return true
+	if b[0] == fineRun {
+		return readFineRun(b[1:], w)
 	}
-	w.FineIndex = slices.Grow(w.FineIndex[:0], n/2)
+	b = b[1:]
+	w.FineIndex = slices.Grow(w.FineIndex[:0], len(b)/2)
+	w.FineCounts = slices.Grow(w.FineCounts[:0], len(b)/2)
 	prev := -1
-	for r.i < n {
-		d, ok1 := r.next()
-		c, ok2 := r.next()
-		if !ok1 || !ok2 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
 			return false
 		}
+		c, m := binary.Uvarint(b[n:])
+		if m <= 0 {
+			return false
+		}
+		b = b[n+m:]
 		prev += int(d) + 1
 		w.FineIndex = append(w.FineIndex, prev)
 		w.FineCounts = append(w.FineCounts, c)
@@ -161,30 +168,42 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 	return true
 }
 
-// varintReader reads unsigned varints (encoding/binary's) from a pdata
-// byte slice in place, from byte i on.
-type varintReader struct {
-	b pcommon.ByteSlice
-	i int
-}
-
-// next returns the varint at i and moves past it; false when the bytes end
-// inside it or it overflows 64 bits.
-func (r *varintReader) next() (uint64, bool) {
-	var v uint64
-	n := r.b.Len()
-	for shift := uint(0); shift < 64 && r.i < n; shift += 7 {
-		c := r.b.At(r.i)
-		r.i++
-		if c < 0x80 {
-			if shift == 63 && c > 1 {
-				return 0, false
-			}
-			return v | uint64(c)<<shift, true
-		}
-		v |= uint64(c&0x7f) << shift
+// readFineRun reads the fineRun form (after its first byte) into w.
+func readFineRun(b []byte, w *analysis.Window) bool {
+	if len(b) == 0 {
+		return false
 	}
-	return 0, false
+	width := int(b[0])
+	first, n := binary.Uvarint(b[1:])
+	if (width != 1 && width != 2 && width != 4 && width != 8) || n <= 0 || first > math.MaxInt32 {
+		return false
+	}
+	b = b[1+n:]
+	if len(b)%width != 0 {
+		return false
+	}
+	w.FineIndex, w.FineFirst = nil, int(first)
+	counts := slices.Grow(w.FineCounts[:0], len(b)/width)[:len(b)/width]
+	switch width {
+	case 1:
+		for j, c := range b {
+			counts[j] = uint64(c)
+		}
+	case 2:
+		for j := range counts {
+			counts[j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+		}
+	case 4:
+		for j := range counts {
+			counts[j] = uint64(binary.LittleEndian.Uint32(b[4*j:]))
+		}
+	default:
+		for j := range counts {
+			counts[j] = binary.LittleEndian.Uint64(b[8*j:])
+		}
+	}
+	w.FineCounts = counts
+	return true
 }
 
 // sparseBuckets appends to bounds and counts the sparse buckets of the bin
