@@ -135,12 +135,17 @@ const (
 
 // readFine reads a window's analysis counts from their attribute into w;
 // false when it is not bytes of one of putFine's forms, of whole varints,
-// whole counts and indices that fit an int.
-func readFine(v pcommon.Value, w *analysis.Window) bool {
+// whole counts and indices that fit an int. buf holds the bytes, reused.
+func readFine(v pcommon.Value, w *analysis.Window, buf *[]byte) bool {
 	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
-	b := v.Bytes().AsRaw()
+	bs := v.Bytes()
+	b := slices.Grow((*buf)[:0], bs.Len())
+	for _, c := range bs.All() {
+		b = append(b, c)
+	}
+	*buf = b
 	if len(b) == 0 || b[0] > fineRun {
 		return false
 	}
@@ -420,6 +425,9 @@ type wireReader struct {
 	cache *wireCache
 	key   wireKey
 	last  *wireLayout // nil: none yet
+	// fine holds a window's analysis counts' bytes while they are read
+	// (readFine), reused: pdata copies bytes into a new slice to give them.
+	fine []byte
 }
 
 // layout returns the layout of a point of the given key (wireCache.layout).
@@ -530,7 +538,7 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 		switch k {
 		case outcome.AttrFine:
 			w.Fine = true
-			fineOK = fineOK && readFine(v, w)
+			fineOK = fineOK && readFine(v, w, &cache.fine)
 		case outcome.AttrWeightSum:
 			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
 		case outcome.AttrWeightSquares:

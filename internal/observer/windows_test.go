@@ -460,13 +460,13 @@ func TestFineCountsOnTheWire(t *testing.T) {
 	v, ok := a.Get(outcome.AttrFine)
 	require.True(t, ok)
 	var got analysis.Window
-	require.True(t, readFine(v, &got))
+	require.True(t, readFine(v, &got, new([]byte)))
 	assert.Equal(t, w.FineIndex, got.FineIndex)
 	assert.Equal(t, w.FineCounts, got.FineCounts)
 	raw := v.Bytes().AsRaw()
 	v.Bytes().FromRaw(raw[:len(raw)-1])
-	assert.False(t, readFine(v, &analysis.Window{}), "bytes that end inside a varint")
-	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}), "an integer")
+	assert.False(t, readFine(v, &analysis.Window{}, new([]byte)), "bytes that end inside a varint")
+	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}, new([]byte)), "an integer")
 
 	// Mostly occupied: a run from the first bucket, its gaps as zeros.
 	w = analysis.Window{Fine: true, FineIndex: []int{10, 11, 13}, FineCounts: []uint64{2, 300, 4}}
@@ -474,10 +474,10 @@ func TestFineCountsOnTheWire(t *testing.T) {
 	putFine(a, &w, nil)
 	v, _ = a.Get(outcome.AttrFine)
 	got = analysis.Window{}
-	require.True(t, readFine(v, &got))
+	require.True(t, readFine(v, &got, new([]byte)))
 	assert.Nil(t, got.FineIndex, "a run")
 	assert.Equal(t, 10, got.FineFirst)
 	assert.Equal(t, []uint64{2, 300, 0, 4}, got.FineCounts)
 	v.Bytes().FromRaw([]byte{2, 0})
-	assert.False(t, readFine(v, &analysis.Window{}), "an unknown form")
+	assert.False(t, readFine(v, &analysis.Window{}, new([]byte)), "an unknown form")
 }
