@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ import (
 func init() {
 	register(command{
 		name:    "slo",
-		usage:   "slo --config FILE.yaml... [--processor ID] [--exporter ID | --connector ID] [--format F] [-o FILE] [--tests FILE] [--period D] [--tiers T] [--max-error-ratio R] [--interval D] [--runbook-url URL] [--service NAME] [--strict]",
+		usage:   "slo --config FILE.yaml... [--processor ID] [--exporter ID | --connector ID] [--format F] [-o FILE] [--tests FILE] [--period D] [--tiers T] [--max-error-ratio R] [--interval D] [--runbook-url URL] [--qoo [PROBE=]SCORE:TARGET]... [--service NAME] [--strict]",
 		summary: "write error budgets and burn-rate alerts (Prometheus, OpenSLO, Sloth) for the QTAs of a collector configuration",
 		help: `Slo reads a collector configuration as analyze does (the deltaq
 processor, and the QTAs of the deltaq exporter or connector) and writes
@@ -75,6 +76,16 @@ share of the successes in the bucket holding d. A probe with dmax: auto has
 no fixed bucket bounds: its points are refused unless the histogram is
 exponential.
 
+--qoo SCORE:TARGET adds to every probe with a qoo requirement a time-slice
+objective on its Quality of Outcome: the observed score (deltaq.qoo.score)
+is at least SCORE in at least TARGET of the probe's scored windows, such as
+--qoo 80:0.99. Each window with a score is an event, one below SCORE a bad
+one (a window whose score was withheld for too few instances does not
+count): budget 1 − TARGET, the same tiers, counted window by window at the
+connector's interval. --qoo PROBE=SCORE:TARGET sets one probe's (repeatable;
+it overrides a bare --qoo). Its alert is DeltaQQoOBudgetBurn, with the same
+labels and the runbook's section "Quality of Outcome budget burn".
+
 Refusals are printed on stderr and listed in the rules file's header;
 --strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
 		run: runSLO,
@@ -86,6 +97,9 @@ type sloOptions struct {
 	format, out, tests, service, tiers string
 	strict                             bool
 	opts                               slo.Options
+	// qoo are the --qoo objectives by probe; "" for every probe with a
+	// qoo requirement.
+	qoo map[string]slo.QoOObjective
 }
 
 func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok bool) {
@@ -102,6 +116,8 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 	interval := fs.String("interval", "30s", "evaluation `interval` of the rule groups")
 	fs.StringVar(&o.opts.RunbookURL, "runbook-url", slo.DefaultRunbookURL, "runbook_url of the alerts")
 	fs.BoolVar(&o.strict, "strict", false, "fail when an objective or tier is refused")
+	var qoo listFlag
+	fs.Var(&qoo, "qoo", "objective `[PROBE=]SCORE:TARGET` on the Quality of Outcome score, such as 80:0.99 (repeatable)")
 	rest, status, ok := parseArgs(fs, args)
 	if !ok {
 		return o, status, false
@@ -131,7 +147,41 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 			return o, fs.usageError("--tiers: %s", err), false
 		}
 	}
+	if o.qoo, err = parseQoOFlags(qoo); err != nil {
+		return o, fs.usageError("%s", err), false
+	}
+	// A runbook of one's own is every alert's.
+	o.opts.QoORunbookURL = o.opts.RunbookURL
+	if o.opts.RunbookURL == slo.DefaultRunbookURL {
+		o.opts.QoORunbookURL = slo.DefaultQoORunbookURL
+	}
 	return o, exitOK, true
+}
+
+// parseQoOFlags reads the --qoo options by probe ("" for a bare one).
+func parseQoOFlags(flags []string) (map[string]slo.QoOObjective, error) {
+	out := map[string]slo.QoOObjective{}
+	for _, f := range flags {
+		probe, spec, named := strings.Cut(f, "=")
+		if !named {
+			probe, spec = "", f
+		} else if probe == "" {
+			return nil, fmt.Errorf("--qoo %q: no probe before =", f)
+		}
+		if _, dup := out[probe]; dup {
+			what := "a bare --qoo"
+			if probe != "" {
+				what = fmt.Sprintf("probe %q", probe)
+			}
+			return nil, fmt.Errorf("--qoo %q: %s is given twice", f, what)
+		}
+		q, err := slo.ParseQoOObjective(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--qoo: %w", err)
+		}
+		out[probe] = q
+	}
+	return out, nil
 }
 
 func runSLO(args []string, stdout, stderr io.Writer) int {
@@ -149,6 +199,9 @@ func runSLO(args []string, stdout, stderr io.Writer) int {
 	}
 	probes, err := sloProbes(loaded)
 	if err != nil {
+		return fail(err)
+	}
+	if probes, err = sloQoO(loaded, probes, o.qoo); err != nil {
 		return fail(err)
 	}
 	plan, err := slo.New(probes, o.opts)
@@ -258,6 +311,42 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 			}
 		}
 		probes = append(probes, p)
+	}
+	return probes, nil
+}
+
+// sloQoO gives the probes their --qoo objectives: a named probe must have a
+// qoo requirement, a bare --qoo applies to every probe that has one. A
+// probe with a QoO objective and no QTA joins the list.
+func sloQoO(l *loadedConfig, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]slo.Probe, error) {
+	if len(qoo) == 0 {
+		return probes, nil
+	}
+	for name := range qoo {
+		if pc, ok := l.analysis.Probes[name]; name != "" && (!ok || pc.QoO.IsZero()) {
+			return nil, fmt.Errorf("%s: --qoo %s=…: probe %q has no qoo requirement (its rop and cpup) to score its windows against", l.where, name, name)
+		}
+	}
+	var names []string
+	for name, pc := range l.analysis.Probes {
+		if !pc.QoO.IsZero() {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		q, ok := qoo[name]
+		if !ok {
+			if q, ok = qoo[""]; !ok {
+				continue
+			}
+		}
+		i := slices.IndexFunc(probes, func(p slo.Probe) bool { return p.Name == name })
+		if i < 0 {
+			probes = append(probes, slo.Probe{Name: name})
+			i = len(probes) - 1
+		}
+		probes[i].QoO, probes[i].Interval = &q, l.analysis.Interval
 	}
 	return probes, nil
 }

@@ -43,6 +43,18 @@ type scenario struct {
 	name     string
 	rh, rb   float64
 	t0, span int
+	// qoo, for a QoO objective, are the windows the test sends, which the
+	// model counts (ratioOver).
+	qoo *qooWindows
+}
+
+// ratioOver is the modelled error ratio over a window of length d at step
+// t.
+func (s scenario) ratioOver(t int, d, step time.Duration) float64 {
+	if s.qoo != nil {
+		return s.qoo.ratio(t, steps(d, step), d == step)
+	}
+	return s.ratio(t, steps(d, step))
 }
 
 // ratio is the modelled error ratio over the last w steps at step t; NaN at
@@ -59,11 +71,10 @@ func (s scenario) ratio(t, w int) float64 {
 // firing returns the step at which the tier's condition first holds and
 // the step at which it fires, or −1, −1 if it never fires within the span.
 func (s scenario) firing(a Alert, b float64, step time.Duration) (active, fires int) {
-	long, short := steps(a.Long, step), steps(a.Short, step)
 	forSteps := int(math.Ceil(float64(a.forOf()) / float64(step)))
 	active = -1
 	for t := 1; t <= s.span; t++ {
-		if s.ratio(t, long)/b > a.Factor && s.ratio(t, short)/b > a.Factor {
+		if s.ratioOver(t, a.Long, step)/b > a.Factor && s.ratioOver(t, a.Short, step)/b > a.Factor {
 			if active < 0 {
 				active = t
 			}
@@ -102,8 +113,13 @@ func (p *Plan) RuleTests(rulesPath string) []byte {
 	fmt.Fprintf(&b, "rule_files:\n  - %s\n\nevaluation_interval: %s\n\ntests:\n", quote(rulesPath), FormatDuration(step))
 	byProbe := map[string][]*Objective{}
 	var names []string
+	var qoo []*Objective
 	for i := range p.Objectives {
 		o := &p.Objectives[i]
+		if o.Kind == QoO {
+			qoo = append(qoo, o)
+			continue
+		}
 		if o.Exponential {
 			fmt.Fprintf(&b, "  # Not tested here: %s (exponential histogram).\n", o.Describe())
 			continue
@@ -126,6 +142,11 @@ func (p *Plan) RuleTests(rulesPath string) []byte {
 		}
 		for _, kind := range []string{"healthy", "fast", "slow"} {
 			p.testGroup(&b, kind, os, byProbe, step)
+		}
+	}
+	for _, o := range qoo {
+		for _, kind := range []string{"healthy", "fast", "slow"} {
+			p.qooTestGroup(&b, kind, o, step)
 		}
 	}
 	return b.Bytes()
@@ -253,7 +274,7 @@ func parseLe(s string) float64 {
 // testChecks writes the checks of scenario s on objective o.
 func (p *Plan) testChecks(b *bytes.Buffer, o *Objective, s scenario, step time.Duration) {
 	at := func(t int) string { return FormatDuration(time.Duration(t) * step) }
-	alerts := fmt.Sprintf(`ALERTS{alertname=%s, deltaq_probe=%s, %s=%s`, quote(AlertName), quote(o.Probe), LabelSLO, quote(o.Name))
+	alerts := fmt.Sprintf(`ALERTS{alertname=%s, deltaq_probe=%s, %s=%s`, quote(o.alertName()), quote(o.Probe), LabelSLO, quote(o.Name))
 	check := func(comment, expr string, t int, exp []string) {
 		fmt.Fprintf(b, "      # %s\n      - expr: %s\n        eval_time: %s\n", comment, quote(expr), at(t))
 		if len(exp) == 0 {
@@ -278,8 +299,13 @@ func (p *Plan) testChecks(b *bytes.Buffer, o *Objective, s scenario, step time.D
 	case "healthy":
 		check(fmt.Sprintf("%s; burn 0.5×: no alert, pending or firing, ever.", sentence(o.Describe())),
 			fmt.Sprintf("count_over_time(%s}[%s])", alerts, at(s.span)), s.span, nil)
-		check("Half the error budget is left.", fmt.Sprintf("abs(%s%s - 0.5) < bool 0.001", RecordBudgetRemaining, o.selector()),
-			s.span, []string{o.seriesLabels()})
+		left := s.budgetLeft(s.span, p.Options.Period, step, o.Budget)
+		what := "Half the error budget is left."
+		if s.qoo != nil {
+			what = fmt.Sprintf("%s of the error budget is left (the windows counted).", formatNumber(left))
+		}
+		check(what, fmt.Sprintf("abs(%s%s - %s) < bool 0.001",
+			RecordBudgetRemaining, o.selector(), formatNumber(left)), s.span, []string{o.seriesLabels()})
 	case "fast":
 		a := o.Alerts[0]
 		active, fires := s.firing(a, o.Budget, step)
@@ -311,12 +337,26 @@ func (o *Objective) seriesLabels() string {
 	if o.Kind == Latency {
 		s += fmt.Sprintf(`, %s=%s`, LabelLe, quote(o.Seconds))
 	}
+	if o.Kind == QoO {
+		s += fmt.Sprintf(`, %s=%s`, LabelQoOMin, quote(formatNumber(o.MinScore)))
+	}
 	return s + "}"
+}
+
+// budgetLeft is the modelled budget remaining at step t: 1 − the error
+// ratio over the period / b; 0.5 for a healthy burn of b/2 counted
+// exactly.
+func (s scenario) budgetLeft(t int, period, step time.Duration, b float64) float64 {
+	if s.qoo == nil {
+		return 0.5
+	}
+	left := 1 - s.qoo.ratio(t, steps(period, step), false)/b
+	return math.Round(left*1e6) / 1e6
 }
 
 // alertLabels are the labels of a firing alert's ALERTS series.
 func (p *Plan) alertLabels(o *Objective, a Alert) string {
 	return fmt.Sprintf(`ALERTS{alertname=%s, alertstate="firing", severity=%s, %s=%s, %s=%s, %s`,
-		quote(AlertName), quote(a.Severity), LabelWindow, quote(FormatDuration(a.Long)+"/"+FormatDuration(a.Short)),
+		quote(o.alertName()), quote(a.Severity), LabelWindow, quote(FormatDuration(a.Long)+"/"+FormatDuration(a.Short)),
 		LabelBurnRate, quote(formatNumber(a.Factor)), o.seriesLabels()[1:])
 }

@@ -40,6 +40,14 @@
 // holds d: it is off by at most the share of the successes in that bucket
 // and in the bin around d (buckets of relative width 2^(2^−scale) − 1,
 // 4.4 % at scale 4).
+//
+// Quality of Outcome. A probe with a qoo requirement can also have a
+// time-slice objective on its observed score ("Quality of Outcome",
+// draft-ietf-ippm-qoo-10): "a score of at least T in at least a share q of
+// the windows" (QoOObjective). The events are the probe's scored windows,
+// one deltaq.qoo.score sample each (a window whose score was withheld for
+// too few instances has none and does not count), the bad ones those
+// scoring below T; target q, budget 1 − q, and the same tiers (ruleqoo.go).
 package slo // import "github.com/deltaq-otel/deltaq/internal/slo"
 
 import (
@@ -125,8 +133,9 @@ type Options struct {
 	MaxErrorRatio float64
 	// Interval is the evaluation interval of the rule groups.
 	Interval time.Duration
-	// RunbookURL is every alert's runbook_url.
-	RunbookURL string
+	// RunbookURL is the runbook_url of the QTA objectives' alerts,
+	// QoORunbookURL of the Quality of Outcome objectives'.
+	RunbookURL, QoORunbookURL string
 }
 
 func (o *Options) fill() {
@@ -144,6 +153,9 @@ func (o *Options) fill() {
 	}
 	if o.RunbookURL == "" {
 		o.RunbookURL = DefaultRunbookURL
+	}
+	if o.QoORunbookURL == "" {
+		o.QoORunbookURL = DefaultQoORunbookURL
 	}
 }
 
@@ -262,6 +274,11 @@ type Probe struct {
 	// bucket bounds are not fixed (dmax: auto, a layout no configuration
 	// gives).
 	NoBounds string
+	// QoO, when set, is the probe's objective on its Quality of Outcome
+	// score (the probe must have a qoo requirement); Interval is then the
+	// length of the connector's windows, one score each.
+	QoO      *QoOObjective
+	Interval time.Duration
 }
 
 // Kind of objective.
@@ -272,6 +289,8 @@ const (
 	Latency Kind = iota
 	// Success is max_failure: instances that succeed.
 	Success
+	// QoO is a QoOObjective: windows whose score reaches MinScore.
+	QoO
 )
 
 // Objective is one SLO of a probe.
@@ -290,8 +309,13 @@ type Objective struct {
 	Seconds string
 	// Exponential: good comes from histogram_fraction.
 	Exponential bool
-	// Target is p (Latency) or 1 − max_failure (Success); Budget 1 − Target.
+	// Target is p (Latency), 1 − max_failure (Success) or the share of
+	// windows (QoO); Budget 1 − Target.
 	Target, Budget float64
+	// MinScore is the score a good window reaches, and Interval the length
+	// of the windows (QoO).
+	MinScore float64
+	Interval time.Duration
 	// Note says how good is counted when it is not a plain bucket.
 	Note string
 	// Alerts are the tiers that apply, with their derived factors.
@@ -366,7 +390,7 @@ func New(probes []Probe, o Options) (*Plan, error) {
 			b.WriteString("\n  " + r.String())
 		}
 		if len(p.Refusals) == 0 {
-			b.WriteString(": no probe has a QTA")
+			b.WriteString(": no probe has a QTA or a Quality of Outcome objective")
 		}
 		return nil, errors.New(b.String())
 	}
@@ -387,6 +411,9 @@ func (p *Plan) addProbe(pr Probe) {
 	if pr.QTA.MaxFailure > 0 || len(pr.QTA.Points) > 0 {
 		o := Objective{Probe: pr.Name, Name: "success", Kind: Success, Target: complement(pr.QTA.MaxFailure), Budget: pr.QTA.MaxFailure}
 		p.addObjective(o)
+	}
+	if pr.QoO != nil {
+		p.addQoO(pr)
 	}
 }
 
