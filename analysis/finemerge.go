@@ -61,24 +61,15 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 	return math.Abs(s-nf) <= 1e-9*nf && q >= s*(1-1e-12) && q <= s*s*(1+1e-12)
 }
 
-// fineTimeouts returns the instances of a checked window with analysis
-// counts that neither completed nor failed.
-func fineTimeouts(w *Window, n int64) int64 {
-	var done uint64
-	for _, c := range w.FineCounts {
-		done += c
-	}
-	return n - w.Failures - int64(done)
-}
-
 // addFine adds a checked window's analysis counts and weights to a, and
 // with convert its display counts too, read from them, for a window of
 // another layout. Its n instances are all of the window's.
 func (e *Engine) addFine(a *acc, w *Window, n int64, convert bool) error {
-	timeouts := fineTimeouts(w, n)
 	// checkFine checked the indices, and each count is at most
 	// MaxWindowInstances, so that MaxAgents windows cannot overflow a bucket.
-	a.fine.AddChecked(w.FineIndex, w.FineFirst, w.FineCounts, timeouts, w.Failures)
+	done := a.fine.AddChecked(w.FineIndex, w.FineFirst, w.FineCounts, 0, w.Failures)
+	timeouts := n - w.Failures - int64(done)
+	a.fine.AddTimeouts(timeouts)
 	if w.WeightSum > 0 {
 		a.w1 += w.WeightSum
 		a.w2 += w.WeightSquares

@@ -304,8 +304,8 @@ func (h *LogLinearHistogram) Sparse() ([]int, []uint64) {
 // idx nil, to bucket first + j — with timeouts and failures, as AddSparse
 // does, for a caller that checked them already (indices within the
 // buckets, sums that cannot overflow): the one pass a gateway's merge of a
-// checked window needs.
-func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, timeouts, failures int64) {
+// checked window needs. It returns the successes added.
+func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, timeouts, failures int64) uint64 {
 	var n uint64
 	if idx == nil {
 		dst := h.counts[first : first+len(counts)]
@@ -322,4 +322,5 @@ func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, t
 	h.success += int64(n)
 	h.timeouts += timeouts
 	h.failures += failures
+	return n
 }
