@@ -207,15 +207,31 @@ type GatewayConfig struct {
 	// MaxAgents]. With 1 a single agent, or a forger, sets the layout:
 	// pin the layouts in Probes instead.
 	LayoutQuorum int `mapstructure:"layout_quorum"`
-	// MaxAgents bounds the distinct agents whose windows merge into one
-	// window; a window of a further agent is refused (agent_limit). Zero
-	// means DefaultMaxAgents; at most MaxAgents.
+	// MaxAgents bounds the distinct agents whose windows of the probes a
+	// configuration names merge into one window; a window of a further
+	// agent is refused (agent_limit). Windows of probes no configuration
+	// names take no place: invented probes cannot crowd out the agents of
+	// the configured ones. Zero means DefaultMaxAgents; at most MaxAgents.
 	MaxAgents int `mapstructure:"max_agents"`
 	// ExpectedAgents is the number of agents that should contribute to
-	// every window: the deltaq components count the closed windows of
-	// fewer contributors, so that a missing agent raises an alert rather
-	// than hiding in the merged counts. Zero is off; at most MaxAgents.
+	// the configured probes of every window: the deltaq components count
+	// the closed windows of fewer contributors, so that a missing agent
+	// raises an alert rather than hiding in the merged counts, whatever
+	// windows of other probes arrive. Zero is off; at most MaxAgents.
 	ExpectedAgents int `mapstructure:"expected_agents"`
+	// MaxUnconfiguredProbes bounds the probes no configuration names that
+	// windows of other engines add: a window that would add one while
+	// this many such probes are tracked (or as many names wait for a
+	// layout quorum) is refused (unconfigured_limit). Each is held to a
+	// layout an agent's processor can give it — dMax in
+	// [deltaq.MinDMax, deltaq.MaxDMax], a ΔQ of at most
+	// deltaq.MaxThesisBins bins (log-linear buckets read on a finer grid
+	// need the probe named) — so that this bounds their memory: about
+	// (History + 8) × 8 B a bin and 20 KiB each, 310 KiB at 1000 bins and
+	// the default history (TestUnconfiguredProbesBounded measures it).
+	// Zero means min(DefaultMaxUnconfiguredProbes, MaxProbes); at most
+	// MaxProbes.
+	MaxUnconfiguredProbes int `mapstructure:"max_unconfigured_probes"`
 }
 
 // Bounds of GatewayConfig.
@@ -228,10 +244,14 @@ const (
 	DefaultMaxAgents = 256
 	// MaxAgents bounds gateway::max_agents.
 	MaxAgents = 4096
+	// DefaultMaxUnconfiguredProbes: probes a gateway's configuration does
+	// not name are few; at 1000 bins they hold about 31 MiB.
+	DefaultMaxUnconfiguredProbes = 100
 )
 
-// check returns the problems of the gateway options.
-func (g GatewayConfig) check() []error {
+// check returns the problems of the gateway options, of a configuration
+// whose max_probes is maxProbes.
+func (g GatewayConfig) check(maxProbes int) []error {
 	var errs []error
 	if g.MaxAgents < 0 || g.MaxAgents > MaxAgents {
 		errs = append(errs, fmt.Errorf(`gateway.max_agents: must be in [0, %d], got %d`, MaxAgents, g.MaxAgents))
@@ -245,6 +265,12 @@ func (g GatewayConfig) check() []error {
 	}
 	if g.ExpectedAgents < 0 || g.ExpectedAgents > agents {
 		errs = append(errs, fmt.Errorf(`gateway.expected_agents: must be in [0, max_agents %d], got %d`, agents, g.ExpectedAgents))
+	}
+	if maxProbes <= 0 {
+		maxProbes = DefaultMaxProbes
+	}
+	if g.MaxUnconfiguredProbes < 0 || g.MaxUnconfiguredProbes > maxProbes {
+		errs = append(errs, fmt.Errorf(`gateway.max_unconfigured_probes: must be in [0, max_probes %d], got %d`, maxProbes, g.MaxUnconfiguredProbes))
 	}
 	return errs
 }
@@ -461,7 +487,7 @@ func (c *Config) compile() (*compiled, error) {
 		}
 	}
 	errs = append(errs, c.checkSelection()...)
-	errs = append(errs, c.Gateway.check()...)
+	errs = append(errs, c.Gateway.check(c.MaxProbes)...)
 	if c.RearmWindows < 0 {
 		errs = append(errs, fmt.Errorf(`rearm_windows: must be ≥ 0, got %d`, c.RearmWindows))
 	}
@@ -681,6 +707,9 @@ func (c Config) withDefaults(d *diagram.Diagram) *compiled {
 	}
 	if c.Gateway.LayoutQuorum == 0 {
 		c.Gateway.LayoutQuorum = min(DefaultLayoutQuorum, c.Gateway.MaxAgents)
+	}
+	if c.Gateway.MaxUnconfiguredProbes == 0 {
+		c.Gateway.MaxUnconfiguredProbes = min(DefaultMaxUnconfiguredProbes, c.MaxProbes)
 	}
 	if len(c.Quantiles) == 0 {
 		c.Quantiles = DefaultQuantiles

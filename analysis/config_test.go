@@ -28,6 +28,8 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"lag too long", Config{Interval: second, Lag: 16*second + 1}, `lag: 16.000000001s is more than 16 intervals: it would keep too many windows open`},
 		{"negative history", Config{History: -1}, `history: must be ≥ 0, got -1`},
 		{"negative max_probes", Config{MaxProbes: -1}, `max_probes: must be ≥ 0, got -1`},
+		{"negative max_unconfigured_probes", Config{Gateway: GatewayConfig{MaxUnconfiguredProbes: -1}}, `gateway.max_unconfigured_probes: must be in [0, max_probes 1000], got -1`},
+		{"max_unconfigured_probes above max_probes", Config{MaxProbes: 50, Gateway: GatewayConfig{MaxUnconfiguredProbes: 51}}, `gateway.max_unconfigured_probes: must be in [0, max_probes 50], got 51`},
 		{"negative probe_idle_timeout", Config{ProbeIdleTimeout: -second}, `probe_idle_timeout: must be ≥ 0, got -1s`},
 		{"negative rearm_windows", Config{RearmWindows: -1}, `rearm_windows: must be ≥ 0, got -1`},
 		{"negative snapshot before", Config{Snapshot: SnapshotConfig{Before: -1}}, `snapshot.before: must be ≥ 0, got -1`},
@@ -147,6 +149,16 @@ func TestConfigCompile(t *testing.T) {
 	if cc.History != DefaultHistory || cc.MaxProbes != DefaultMaxProbes || cc.RearmWindows != DefaultRearmWindows ||
 		!slices.Equal(cc.Quantiles, DefaultQuantiles) {
 		t.Errorf("defaults: history %d, max_probes %d, rearm_windows %d, quantiles %v", cc.History, cc.MaxProbes, cc.RearmWindows, cc.Quantiles)
+	}
+	if cc.Gateway.MaxUnconfiguredProbes != DefaultMaxUnconfiguredProbes {
+		t.Errorf("default gateway.max_unconfigured_probes %d, want %d", cc.Gateway.MaxUnconfiguredProbes, DefaultMaxUnconfiguredProbes)
+	}
+	few, err := (&Config{MaxProbes: 10}).compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if few.Gateway.MaxUnconfiguredProbes != 10 {
+		t.Errorf("max_probes 10: gateway.max_unconfigured_probes %d, want 10 (at most max_probes)", few.Gateway.MaxUnconfiguredProbes)
 	}
 	// 16·Interval would overflow: the bound is checked without it.
 	huge := Config{Interval: math.MaxInt64 / 2, Lag: math.MaxInt64}

@@ -93,8 +93,9 @@ const (
 	// Gateway.LayoutQuorum agents proposed the window's; the window
 	// counted as a vote for it (DropLayoutMismatch).
 	ContributionUnagreed
-	// ContributionAgentLimit: the window would add an agent beyond
-	// Gateway.MaxAgents to the engine's window.
+	// ContributionAgentLimit: the window, of a probe a configuration
+	// names, would add an agent beyond Gateway.MaxAgents to the engine's
+	// window. Windows of other probes take no agent's place.
 	ContributionAgentLimit
 	// ContributionAgentInvalid: the source's name is longer than
 	// MaxSourceLength bytes.
@@ -102,12 +103,16 @@ const (
 	// ContributionProbeLimit: a new probe that no configuration names,
 	// beyond Config.MaxProbes such probes.
 	ContributionProbeLimit
+	// ContributionUnconfiguredLimit: a new probe that no configuration
+	// names, beyond Gateway.MaxUnconfiguredProbes such probes (or as many
+	// names waiting for a layout quorum).
+	ContributionUnconfiguredLimit
 	numContributions
 )
 
 // String returns accepted, late, early, misaligned, layout_mismatch,
-// invalid, unagreed, agent_limit, agent_invalid or probe_limit, as the
-// self-telemetry attribute.
+// invalid, unagreed, agent_limit, agent_invalid, probe_limit or
+// unconfigured_limit, as the self-telemetry attribute.
 func (c Contribution) String() string {
 	if c >= 0 && c < numContributions {
 		return contributionNames[c]
@@ -117,7 +122,7 @@ func (c Contribution) String() string {
 
 var contributionNames = [numContributions]string{
 	"accepted", "late", "early", "misaligned", "layout_mismatch", "invalid",
-	"unagreed", "agent_limit", "agent_invalid", "probe_limit",
+	"unagreed", "agent_limit", "agent_invalid", "probe_limit", "unconfigured_limit",
 }
 
 // Contributions counts the contributed windows by fate.
@@ -143,8 +148,12 @@ const (
 // single window.
 //
 // Trust: a window is checked whole — its name, layout and values, its
-// bounds, its window still open, its agent within Gateway.MaxAgents —
-// before it is allowed to change anything, so that a refused window
+// bounds, its window still open, its agent within Gateway.MaxAgents (for
+// a probe a configuration names; agents count only there, so that windows
+// of invented probes cannot take the places of the agents of the
+// configured ones), a probe no configuration names within
+// Gateway.MaxUnconfiguredProbes and what an agent's processor can give
+// it — before it is allowed to change anything, so that a refused window
 // changes nothing. A probe's layout comes from Config.Probes or from a
 // processor of this process when either gives one (the windows must have
 // it); otherwise only from the agreement of Gateway.LayoutQuorum distinct
@@ -217,7 +226,7 @@ func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 		e.drops[DropTooEarly] += n
 	case ContributionLayoutMismatch, ContributionUnagreed:
 		e.drops[DropLayoutMismatch] += n
-	case ContributionProbeLimit:
+	case ContributionProbeLimit, ContributionUnconfiguredLimit:
 		e.drops[DropProbeLimit] += n
 	default:
 		e.drops[DropInvalid] += n
@@ -243,10 +252,8 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 	}
 	s := &e.slots[e.slotOf(k)]
 	_, known := s.sources[w.Source]
-	if w.Source != "" && !known && len(s.sources) >= e.cfg.Gateway.MaxAgents {
-		return ContributionAgentLimit
-	}
-	p, c := e.windowProbe(w.Probe, lay, w.Source, k, w.Fine)
+	newAgent := w.Source != "" && !known
+	p, c := e.windowProbe(w, lay, k, newAgent && len(s.sources) >= e.cfg.Gateway.MaxAgents)
 	if p == nil {
 		return c
 	}
@@ -280,7 +287,9 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 		e.minEnd = min(e.minEnd, start)
 		e.maxEnd = max(e.maxEnd, end)
 	}
-	if w.Source != "" && !known {
+	if newAgent && p.configured {
+		// The window's agents (Result.Contributors, expected_agents) are
+		// those of the configured probes.
 		if s.sources == nil {
 			s.sources = make(map[string]struct{})
 		}
@@ -528,16 +537,17 @@ func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 // maxCachedEdges bounds the cached edges of window layouts.
 const maxCachedEdges = 64
 
-// windowProbe returns the probe a valid window of layout own from source
-// for window k names, or nil and why not. A probe no configuration names
-// is not tracked — no series, no place among Config.MaxProbes — until
-// its layout is agreed: until then its name and the layouts proposed for
-// it wait among the pending probes (at most Config.MaxProbes, each gone
-// once its votes' windows have closed), and the window is a vote
-// (ContributionUnagreed). Called with mu held.
-func (e *Engine) windowProbe(name string, own layout, source string, k int64, fine bool) (*probe, Contribution) {
-	p := e.byName[name]
+// windowProbe returns the probe a valid window w of layout own for window
+// k names, or nil and why not; full says that w's agent would be one
+// beyond Gateway.MaxAgents in the window, which refuses a window of a
+// configured probe before it changes anything. A probe no configuration
+// names is unconfiguredProbe's. Called with mu held.
+func (e *Engine) windowProbe(w *Window, own layout, k int64, full bool) (*probe, Contribution) {
+	p := e.byName[w.Probe]
 	if p != nil {
+		if p.configured && full {
+			return nil, ContributionAgentLimit
+		}
 		if !p.lay.valid() && !p.fixed {
 			if l, ok := e.lookup(p.name); ok {
 				p.lay, p.local, p.cands = l, true, nil
@@ -545,43 +555,91 @@ func (e *Engine) windowProbe(name string, own layout, source string, k int64, fi
 		}
 		return p, ContributionAccepted
 	}
-	if l, ok := e.lookup(name); ok {
-		p = e.register(name, true, l)
+	if l, ok := e.lookup(w.Probe); ok {
+		if full {
+			return nil, ContributionAgentLimit
+		}
+		p = e.register(w.Probe, true, l)
 		p.local = true
 		return p, ContributionAccepted
 	}
-	if fine {
-		// Nothing to agree: the first window's layout, as an engine's first
-		// instance's, of at most the processor's bins.
-		if own.bins > deltaq.MaxThesisBins {
-			return nil, ContributionInvalid
-		}
-		if e.unconfigured >= e.cfg.MaxProbes {
-			return nil, ContributionProbeLimit
+	return e.unconfiguredProbe(w, own, k)
+}
+
+// unconfiguredProbe returns the probe a valid window w of layout own for
+// window k names when no configuration names it and the engine does not
+// track it yet, or nil and why not. Such a probe is held to what an
+// agent's processor can give a probe (agentLayout) and to
+// Gateway.MaxUnconfiguredProbes places, which bound its memory. A window
+// with analysis counts registers it in its own layout, as an engine's
+// first instance does. Otherwise the probe is not tracked — no series, no
+// place — until its layout is agreed: until then its name and the layouts
+// proposed for it wait among the pending probes (at most
+// Gateway.MaxUnconfiguredProbes, each gone once its votes' windows have
+// closed), and the window is a vote (ContributionUnagreed). Called with mu
+// held.
+func (e *Engine) unconfiguredProbe(w *Window, own layout, k int64) (*probe, Contribution) {
+	name := w.Probe
+	if !agentLayout(own) {
+		return nil, ContributionInvalid
+	}
+	if w.Fine {
+		if c := e.unconfiguredPlace(e.unconfigured); c != ContributionAccepted {
+			return nil, c
 		}
 		delete(e.pending, name)
 		return e.register(name, false, own), ContributionAccepted
 	}
 	pp := e.pending[name]
 	if pp == nil {
-		if source == "" {
+		if w.Source == "" {
 			return nil, ContributionUnagreed // an anonymous window never votes
 		}
-		if len(e.pending) >= e.cfg.MaxProbes || e.unconfigured >= e.cfg.MaxProbes {
-			return nil, ContributionProbeLimit
+		if c := e.unconfiguredPlace(max(e.unconfigured, len(e.pending))); c != ContributionAccepted {
+			return nil, c
 		}
 		pp = &probe{name: strings.Clone(name), lastK: noWindow, lastVote: noWindow}
 		e.pending[pp.name] = pp
 	}
-	if !e.vote(pp, own, source, k) {
+	if !e.vote(pp, own, w.Source, k) {
 		return nil, ContributionUnagreed
 	}
-	if e.unconfigured >= e.cfg.MaxProbes {
-		return nil, ContributionProbeLimit
+	if c := e.unconfiguredPlace(e.unconfigured); c != ContributionAccepted {
+		return nil, c
 	}
 	delete(e.pending, name)
 	e.layoutsAgreed++
 	return e.register(name, false, own), ContributionAccepted
+}
+
+// unconfiguredPlace says whether a window may add a probe no configuration
+// names, or a name waiting for a layout quorum, when n of them are tracked
+// (or waiting): not from Config.MaxProbes (ContributionProbeLimit), nor
+// from Gateway.MaxUnconfiguredProbes, at most as many
+// (ContributionUnconfiguredLimit).
+func (e *Engine) unconfiguredPlace(n int) Contribution {
+	switch {
+	case n >= e.cfg.MaxProbes:
+		return ContributionProbeLimit
+	case n >= e.cfg.Gateway.MaxUnconfiguredProbes:
+		return ContributionUnconfiguredLimit
+	}
+	return ContributionAccepted
+}
+
+// agentLayout reports whether l is a layout an agent's processor can give
+// a probe, within the bound a probe no configuration names is held to: a
+// dMax in [deltaq.MinDMax, deltaq.MaxDMax] and a ΔQ of at most
+// deltaq.MaxThesisBins bins. Log-linear buckets are read on a grid of up
+// to deltaq.MaxGridBins bins, ten times the memory: a gateway names such
+// probes (with their binning) or shows them in another agent's uniform
+// layout. So each such probe costs at most what a configured probe of
+// 1000 bins costs (Gateway.MaxUnconfiguredProbes).
+func agentLayout(l layout) bool {
+	if l.dmaxNs < int64(deltaq.MinDMax) || l.dmaxNs > int64(deltaq.MaxDMax) {
+		return false
+	}
+	return l.bins <= deltaq.MaxThesisBins
 }
 
 // expirePending forgets the pending probes whose votes' windows have all
@@ -621,7 +679,7 @@ func (e *Engine) agree(p *probe, own layout, source string, k int64, fine bool) 
 		// A probe of no layout yet (configured without one) takes the
 		// first window's that carries analysis counts, as its first
 		// instance's; later windows of other layouts convert.
-		if own.bins > deltaq.MaxThesisBins && !p.configured {
+		if !p.configured && !agentLayout(own) {
 			return ContributionInvalid
 		}
 		p.lay, p.cands = own, nil
@@ -632,6 +690,10 @@ func (e *Engine) agree(p *probe, own layout, source string, k int64, fine bool) 
 		// A fixed layout, or own is agreed already but applies from a
 		// later window.
 		return ContributionLayoutMismatch
+	case !p.configured && !agentLayout(own):
+		// No agent gives a probe this layout: the probe's memory is held
+		// to what one can (unconfiguredProbe).
+		return ContributionInvalid
 	}
 	if !e.vote(p, own, source, k) {
 		if !at.valid() {

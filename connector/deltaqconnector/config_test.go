@@ -60,7 +60,7 @@ func TestLoadValidConfig(t *testing.T) {
 	t.Run("gateway", func(t *testing.T) {
 		cfg := loadConfig(t, "gateway")
 		require.NoError(t, confmap.Validate(cfg))
-		assert.Equal(t, analysis.GatewayConfig{LayoutQuorum: 3, MaxAgents: 16, ExpectedAgents: 4}, cfg.Gateway)
+		assert.Equal(t, analysis.GatewayConfig{LayoutQuorum: 3, MaxAgents: 16, ExpectedAgents: 4, MaxUnconfiguredProbes: 20}, cfg.Gateway)
 		assert.Equal(t, analysis.ProbeConfig{DMax: 200 * time.Millisecond, Bins: 100}, cfg.Probes["job"])
 		assert.Equal(t, &deltaq.BinningConfig{Kind: deltaq.BinningLogLinear, Factor: 10, Low: time.Millisecond,
 			High: 10 * time.Second, Steps: 10}, cfg.Probes["search"].Binning)
@@ -85,12 +85,14 @@ func TestLoadInvalidConfig(t *testing.T) {
 	}
 }
 
-// TestLoadInvalidGatewayConfig: a quorum above max_agents and log-linear
-// buckets that are not a layout are refused, each named.
+// TestLoadInvalidGatewayConfig: a quorum above max_agents, more
+// unconfigured probes than max_probes and log-linear buckets that are not a
+// layout are refused, each named.
 func TestLoadInvalidGatewayConfig(t *testing.T) {
 	err := confmap.Validate(loadConfig(t, "gateway_bad"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `gateway.layout_quorum: must be in [0, max_agents 16], got 20`)
+	assert.Contains(t, err.Error(), `gateway.max_unconfigured_probes: must be in [0, max_probes 1000], got 2000`)
 	assert.Contains(t, err.Error(), `probes["search"].binning: high 10s is not low 3ms times a power of the factor 10; use 3s or 30s`)
 }
 
