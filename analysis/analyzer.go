@@ -509,12 +509,17 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	}
 	a.checkQTA(r, pr, s)
 	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
+	if pr.fine != nil {
+		delays, ok := make([]float64, len(a.cfg.Quantiles)), make([]bool, len(a.cfg.Quantiles))
+		pr.fine.Quantiles(a.cfg.Quantiles, pr.fineCut, delays, ok)
+		for k := range pr.Quantiles {
+			pr.Quantiles[k].Observed, pr.Quantiles[k].ObservedOK = delays[k], ok[k]
+		}
+	}
 	for k, q := range a.cfg.Quantiles {
-		qv := QuantileValue{Q: q}
-		switch {
-		case pr.fine != nil:
-			qv.Observed, qv.ObservedOK = pr.fine.Quantile(q, pr.fineCut)
-		case pr.Analysis != nil:
+		qv := pr.Quantiles[k]
+		qv.Q = q
+		if pr.fine == nil && pr.Analysis != nil {
 			qv.Observed, qv.ObservedOK = pr.Analysis.Quantile(q)
 		}
 		if pr.Calculated != nil {

@@ -4,8 +4,10 @@
 package deltaq
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The analysis resolution: one log-linear layout (LogLinear) that every
@@ -323,4 +325,44 @@ func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, t
 	h.timeouts += timeouts
 	h.failures += failures
 	return n
+}
+
+// Quantiles sets delays[k] and ok[k] to Quantile(qs[k], cut) for every k,
+// in one pass over the buckets (qs in any order; delays and ok as long).
+func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64, ok []bool) {
+	order := make([]int, 0, len(qs))
+	for k, q := range qs {
+		delays[k], ok[k] = 0, false
+		if math.IsNaN(q) || q < 0 || q > 1 || h.Total() == 0 {
+			continue
+		}
+		if q == 0 {
+			ok[k] = true
+			continue
+		}
+		order = append(order, k)
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(qs[x], qs[y]) })
+	n := float64(h.Total())
+	acc, o := 0.0, 0
+	for j, c := range h.counts[:h.below(cut)] {
+		if o == len(order) {
+			return
+		}
+		if c == 0 {
+			continue
+		}
+		a, b := h.edges[j], min(h.edges[j+1], cut)
+		m := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		for o < len(order) {
+			need := qs[order[o]] * n
+			if acc+m < need*(1-1e-12) {
+				break
+			}
+			f := math.Min(math.Max((need-acc)/m, 0), 1)
+			delays[order[o]], ok[order[o]] = (float64(a)+f*float64(b-a))/1e9, true
+			o++
+		}
+		acc += m
+	}
 }

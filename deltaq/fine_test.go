@@ -181,3 +181,20 @@ func TestBeyondBoundsOnOneGrid(t *testing.T) {
 		t.Errorf("Beyond %v, BeyondBounds of BoundsOf %v", b1, b2)
 	}
 }
+
+// TestFineQuantilesInOnePass: Quantiles gives what Quantile gives for
+// each, in any order, unreachable ones and q outside [0, 1] included.
+func TestFineQuantilesInOnePass(t *testing.T) {
+	h, ds := fineSample(7, 3000, 300, 200, func(r *rand.Rand) int64 { return int64(1e6 + 1e7*r.ExpFloat64()) })
+	qs := []float64{0.9, 0.01, 0.5, 0, 0.95, 1.5, 0.25, math.NaN()}
+	for _, cut := range []int64{FineHigh, ds[len(ds)/2]} {
+		delays, ok := make([]float64, len(qs)), make([]bool, len(qs))
+		h.Quantiles(qs, cut, delays, ok)
+		for k, q := range qs {
+			d, o := h.Quantile(q, cut)
+			if d != delays[k] || o != ok[k] {
+				t.Errorf("cut %d, q %v: Quantiles %v (%v), Quantile %v (%v)", cut, q, delays[k], ok[k], d, o)
+			}
+		}
+	}
+}
