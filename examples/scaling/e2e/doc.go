@@ -13,6 +13,9 @@
 //   - TestGatewayIgnoresForgedWindows: windows of another layout, invalid,
 //     far in the past and in the future are refused and counted, and the
 //     agents' windows still equal the control's.
+//   - TestGatewayPlacesBelongToRealAgents: 64 forged agents sending windows
+//     of a probe the gateway does not name take none of its agents' places:
+//     the agents' windows equal the control's, and a missing agent shows.
 //   - TestGatewayMergesAutoRangedAgents: agents that choose their own dMax
 //     and re-range; the gateway accepts every window and counts exactly
 //     their instances, in one layout.

@@ -106,6 +106,98 @@ func TestGatewayIgnoresForgedWindows(t *testing.T) {
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
+// TestGatewayPlacesBelongToRealAgents: the forged-agents attack of
+// "Hostile inputs, third round" through the built collector. Two forged
+// agents agree a layout for junk, a probe the gateway's configuration does
+// not name (1 ms, 1 bin); then, while two agents and the control get spans,
+// 64 forged agents send empty windows of junk into the open window every
+// 200 ms, ahead of the agents' windows of it. The gateway (max_agents 64,
+// expected_agents 3) merges every agent's window all the same: each of its
+// windows equals the control's, with the two agents as its contributors,
+// none is refused (no agent_limit, no invalid), and every window of the
+// run counts as missing an agent. Before, every agent's window was refused
+// as agent_limit, its instances dropped as invalid, and the windows read
+// 64 contributors and none missing.
+func TestGatewayPlacesBelongToRealAgents(t *testing.T) {
+	otelcol := gate(t)
+	diagram := demoDiagram(t)
+	began := time.Now()
+	gwSink := otlptest.Start(t, otlptest.Options{})
+	ctlSink := otlptest.Start(t, otlptest.Options{})
+	gateway := newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
+		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=3")
+	control := newCollector(t, otelcol, "control",
+		[]string{"../gateway.yaml", "../agent.yaml", "testdata/sink.yaml", "testdata/control.yaml"},
+		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+ctlSink.Addr())
+	agents := []*collector{
+		newCollector(t, otelcol, "agent-0", []string{"../agent.yaml", "testdata/agent.yaml"}, "DELTAQ_AGENT_ID=agent-0", "DELTAQ_GATEWAY="+gateway.addr),
+		newCollector(t, otelcol, "agent-1", []string{"../agent.yaml", "testdata/agent.yaml"}, "DELTAQ_AGENT_ID=agent-1", "DELTAQ_GATEWAY="+gateway.addr),
+	}
+	all := append([]*collector{gateway, control}, agents...)
+	for _, c := range all {
+		c.start(t)
+	}
+	for _, c := range all {
+		c.waitReady(t)
+	}
+
+	forger := pmetricotlp.NewGRPCClient(otlptest.Dial(t, gateway.addr))
+	forge := func(sources ...string) {
+		md := pmetric.NewMetrics()
+		k := time.Now().UnixNano() / int64(interval)
+		for _, src := range sources {
+			windowMetrics(src, "junk", k, []float64{0.001}, []uint64{0, 0}, 0).ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := forger.Export(ctx, pmetricotlp.NewExportRequestFromMetrics(md)); err != nil {
+			t.Errorf("sending forged windows: %v", err)
+		}
+	}
+	forge("forger-a", "forger-b") // a quorum of two: junk is tracked
+	var forged []string
+	for i := range 64 {
+		forged = append(forged, fmt.Sprintf("forger-%d", i))
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			forge(forged...)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	s := newSender(t, control.addr, agents)
+	s.send(t, 4*time.Second)
+	ws := s.windows()
+	gw, ctl := settle(t, gwSink, ctlSink, ws[len(ws)-1].end)
+	close(stop)
+	<-done
+	compare(t, "beside 64 forged agents", gw, ctl, ws)
+	got := scrapeContributions(t, gateway.telemetry)
+	if got["agent_limit"] != 0 || got["invalid"] != 0 || got["accepted"] < 64*int64(len(ws)) {
+		t.Errorf("contributions %v: want no agent_limit or invalid, and every forged window accepted (at least %d)", got, 64*len(ws))
+	}
+	if dropped := scrapeSum(t, gateway.telemetry, "otelcol_connector_deltaq_instances_dropped"); dropped != 0 {
+		t.Errorf("the gateway dropped %d instances", dropped)
+	}
+	missing := scrapeSum(t, gateway.telemetry, "otelcol_connector_deltaq_windows_missing_agents")
+	if missing < int64(len(ws)) {
+		t.Errorf("windows_missing_agents = %d, want every window of the run (%d) missing the third agent", missing, len(ws))
+	}
+	for _, c := range append(agents, control, gateway) {
+		c.StopCleanly(t)
+	}
+	t.Logf("contributions %v, %d windows missing an agent; done after %v", got, missing, time.Since(began).Round(time.Millisecond))
+}
+
 // TestGatewayMergesAutoRangedAgents: two agents whose job probe has
 // dmax: auto (testdata/agent_auto.yaml: samples of 100 spans a second, 10 s
 // until the first choice), and a gateway that does not pin job's layout
