@@ -65,8 +65,8 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 // with convert its display counts too, read from them, for a window of
 // another layout. Its n instances are all of the window's.
 func (e *Engine) addFine(a *acc, w *Window, n int64, convert bool) error {
-	// checkFine checked the indices, and each count is at most
-	// MaxWindowInstances, so that MaxAgents windows cannot overflow a bucket.
+	// checkFine checked the indices, and addWindow that the window's
+	// instances fit a's totals (acc.room), which bound every bucket.
 	done := a.fine.AddChecked(w.FineIndex, w.FineFirst, w.FineCounts, 0, w.Failures)
 	timeouts := n - w.Failures - int64(done)
 	a.fine.AddTimeouts(timeouts)

@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -173,5 +174,37 @@ func TestUnconfiguredProbesBounded(t *testing.T) {
 	fine.Fine, fine.FineIndex, fine.FineCounts = true, []int{e.fine.Buckets() - 1}, []uint64{1}
 	if c := e.AddWindow(&fine); c != ContributionInvalid {
 		t.Errorf("a window with analysis counts in 65,536 bins: %v, want invalid", c)
+	}
+}
+
+// TestRepeatedWindowsCannotWrapCounts: a gateway takes any number of
+// windows of a probe — an agent may send one again, and windows of a probe
+// no configuration names come from any number of agents — so the counts
+// of a window are bounded by its totals, not by max_agents times
+// MaxWindowInstances. One agent repeating a window of 2⁵⁰ timeouts in
+// another layout than the probe's (read into it from the analysis counts)
+// wrapped the window's timeouts to −9.2·10¹⁸ after 8192 copies; now the
+// copy that would pass 2⁶³−1 is refused as invalid and the count stays
+// 8191 · 2⁵⁰.
+func TestRepeatedWindowsCannotWrapCounts(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: 2 * time.Second,
+		Probes: map[string]ProbeConfig{"job": {DMax: testDMax, Bins: testBins}}}, at(2*time.Second))
+	const fit = math.MaxInt64 / MaxWindowInstances // 8191 copies fit
+	for i := range fit + 2 {
+		w := junkWindow("job", "agent", time.Second, 2*testDMax, testBins/2, 0)
+		w.Timeouts = MaxWindowInstances
+		w.Fine, w.FineIndex, w.FineCounts = true, []int{}, []uint64{}
+		want := ContributionAccepted
+		if i >= fit {
+			want = ContributionInvalid
+		}
+		if c := e.AddWindow(&w); c != want {
+			t.Fatalf("copy %d: %v, want %v", i, c, want)
+		}
+	}
+	r := e.Advance(at(4 * time.Second))
+	job := probeOf(t, r[len(r)-1], "job")
+	if job.Counts.Timeout != fit*MaxWindowInstances || job.Counts.Success != 0 {
+		t.Errorf("job's window: %+v, want %d timeouts", job.Counts, int64(fit*MaxWindowInstances))
 	}
 }

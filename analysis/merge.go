@@ -269,10 +269,12 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 		a = e.newAcc(p.layoutAt(k))
 		s.accs[p.idx] = a
 	}
+	if !a.room(n) {
+		return ContributionInvalid
+	}
 	if !convert {
 		if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
-			// checkWindow checked the counts; only a sum beyond int64 is
-			// left, which MaxWindowInstances × MaxAgents cannot reach.
+			// checkWindow checked the counts and room the sums: not reached.
 			return ContributionInvalid
 		}
 		a.sum += w.SuccessSum
@@ -296,6 +298,22 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 		s.sources[strings.Clone(w.Source)] = struct{}{}
 	}
 	return ContributionAccepted
+}
+
+// room reports whether n more instances keep a's display and analysis
+// counts within int64, so that neither a bucket nor a total wraps: a
+// window's instances add to both, and a window of a probe may arrive any
+// number of times (an agent may repeat one; windows of a probe no
+// configuration names come from any number of agents). A window beyond
+// it is refused before it changes anything.
+func (a *acc) room(n int64) bool {
+	t := a.fine.Total()
+	if a.ll != nil {
+		t = max(t, a.ll.Total())
+	} else {
+		t = max(t, a.hist.Total())
+	}
+	return n <= math.MaxInt64-t
 }
 
 // addSparse adds a window's counts (deltaq.Histogram.AddSparse).
