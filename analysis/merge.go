@@ -134,8 +134,8 @@ const (
 	// (Window.Source): the gateway keeps the names of a window's agents.
 	MaxSourceLength = outcome.MaxNameLength
 	// MaxWindowInstances bounds the instances of one contributed window:
-	// a million per microsecond of a one-second window, and small enough
-	// that Gateway.MaxAgents such windows add up within an int64.
+	// a million per microsecond of a one-second window. The windows added
+	// to one are bounded by its totals (acc.room), not by their number.
 	MaxWindowInstances = 1 << 50
 	// maxCandidates bounds the layouts proposed for a probe at a time.
 	maxCandidates = 4
