@@ -43,6 +43,9 @@ const (
 	// an instance its reader found without a start or an end
 	// (Batch.Malformed).
 	DropMalformed
+	// DropAgentLimit: the instances of an agent's window refused because
+	// the window would add an agent beyond Gateway.MaxAgents (merge.go).
+	DropAgentLimit
 	numDropReasons
 )
 
@@ -53,7 +56,7 @@ const MaxProbeNameLength = outcome.MaxNameLength
 
 // String returns the reason as used in the self-telemetry attribute:
 // probe_limit, too_late, too_early, invalid, layout_mismatch,
-// name_too_long or malformed.
+// name_too_long, malformed or agent_limit.
 func (r DropReason) String() string {
 	switch r {
 	case DropProbeLimit:
@@ -70,6 +73,8 @@ func (r DropReason) String() string {
 		return "name_too_long"
 	case DropMalformed:
 		return "malformed"
+	case DropAgentLimit:
+		return "agent_limit"
 	}
 	return fmt.Sprintf("DropReason(%d)", int(r))
 }

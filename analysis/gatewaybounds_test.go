@@ -82,6 +82,10 @@ func TestForgedAgentsTakeNoPlaces(t *testing.T) {
 			t.Errorf("agent %d of job at max_agents 2: %v, want %v", i, c, want)
 		}
 	}
+	// Its instances are dropped for the true reason.
+	if d := small.Stats().Dropped; d[DropAgentLimit] == 0 || d[DropInvalid] != 0 {
+		t.Errorf("drops %v: want the refused window's instances as agent_limit, none invalid", d)
+	}
 }
 
 // liveHeap returns the bytes of the live heap, after two collections.

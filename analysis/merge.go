@@ -228,6 +228,8 @@ func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 		e.drops[DropLayoutMismatch] += n
 	case ContributionProbeLimit, ContributionUnconfiguredLimit:
 		e.drops[DropProbeLimit] += n
+	case ContributionAgentLimit:
+		e.drops[DropAgentLimit] += n
 	default:
 		e.drops[DropInvalid] += n
 	}
