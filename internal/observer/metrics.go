@@ -251,7 +251,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.qoo = newQoOMetrics(ms)
 	s.window = newMetric(ms, outcome.MetricWindow, outcome.UnitWindow, "The window of a probe in the form a gateway merges: successes by bin, timeouts and failures above dMax and in deltaq.timeout and deltaq.failure.")
 	s.window.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
-	s.contributors = newMetric(ms, outcome.MetricContributors, outcome.UnitContributors, "The agents whose windows were merged into this window.")
+	s.contributors = newMetric(ms, outcome.MetricContributors, outcome.UnitContributors, "The agents whose windows of configured probes were merged into this window.")
 	s.contributors.SetEmptyGauge()
 
 	// Size the deltaq.cdf points once: growing the slice per curve would
