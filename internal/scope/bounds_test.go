@@ -315,7 +315,11 @@ func TestScopeWebReadersDoNotHoldIngest(t *testing.T) {
 		}
 	}()
 	go func() {
+		// The stream's first event (hello) reaches the client before its
+		// state is encoded: hold the stream open until the encoding is
+		// released, or the server may see it gone and encode nothing.
 		if res, err := http.Get(srv.URL + "/events"); err == nil {
+			<-release
 			res.Body.Close()
 		}
 	}()
