@@ -420,32 +420,9 @@ func TestUnpinnedGatewayMergesOtherLayouts(t *testing.T) {
 	_, gotT := lastObserved(t, gateway)
 	assert.Equal(t, wantT, gotT, "the outcome totals")
 	assert.Equal(t, map[string]int64{"success": 96, "timeout": 12, "failure": 12}, gotT["p"])
-	assert.Equal(t, observedQuantiles(single), observedQuantiles(gateway), "the quantiles")
+	assert.Equal(t, probeQuantiles(single, "p", outcome.SeriesObserved), probeQuantiles(gateway, "p", outcome.SeriesObserved), "the quantiles")
 	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
 	assert.Equal(t, map[string]int64{"fate=accepted": 2}, fates, "every window accepted")
-}
-
-// observedQuantiles returns h's deltaq.quantile points of the observed
-// series that are not zero, by quantile (the windows with instances).
-func observedQuantiles(h *harness) map[string][]float64 {
-	out := map[string][]float64{}
-	for _, md := range h.metrics.AllMetrics() {
-		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() != outcome.MetricQuantile {
-				return
-			}
-			dps := m.Gauge().DataPoints()
-			for i := 0; i < dps.Len(); i++ {
-				a := dps.At(i).Attributes()
-				if s, _ := a.Get(outcome.AttrSeries); s.Str() != outcome.SeriesObserved {
-					continue
-				}
-				q, _ := a.Get(outcome.AttrQ)
-				out[q.Str()] = append(out[q.Str()], dps.At(i).DoubleValue())
-			}
-		})
-	}
-	return out
 }
 
 // TestFineCountsOnTheWire: a window's analysis counts go out as varints in
