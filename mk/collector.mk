@@ -20,8 +20,8 @@ EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/expo
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
-E2E_GO_ENV      := DELTAQ_DEMO_E2E=1 DQSD_OTEL_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
-E2E_GO_PKGS     := ./examples/demo/ ./erlang/e2e/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
+E2E_GO_ENV      := DELTAQ_DEMO_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
+E2E_GO_PKGS     := ./examples/demo/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
 
 .PHONY: build commands image release e2e-artefacts test-kubernetes validate-configs slo-rules e2e e2e-demo e2e-slo e2e-erlang e2e-connector e2e-promql e2e-sdk e2e-browser e2e-scaling e2e-sampling early-warning demo load
 
@@ -75,9 +75,10 @@ validate-configs: $(OTELCOL)
 	done
 
 ## e2e: the end-to-end tests side by side: scripts/e2e.sh (collector + workload + Prometheus + Alertmanager on
-## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-erlang, e2e-connector,
-## e2e-promql, e2e-sdk, e2e-scaling, e2e-sampling, e2e-demo and e2e-browser; then, alone (its timing must not compete for the
-## CPU), the short load ramp of early-warning; then e2e-artefacts (it compiles, which would disturb the timings).
+## loopback; asserts metrics, dashboard queries, alert fire/resolve, trigger log), e2e-slo, e2e-connector, e2e-promql,
+## e2e-sdk, e2e-scaling, e2e-sampling, e2e-demo and e2e-browser; then, alone (their timing must not compete for the CPU),
+## e2e-erlang (its M/M/1/K runs in real time: sharing the CPUs with the rest stretched its service times and its buffers
+## blocked jobs) and the short load ramp of early-warning; then e2e-artefacts (it compiles, which would disturb the timings).
 e2e: validate-configs commands test-kubernetes
 	@scripts/e2e.sh & script=$$!; \
 		scripts/e2e-slo.sh & slo=$$!; \
@@ -85,6 +86,7 @@ e2e: validate-configs commands test-kubernetes
 		DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./internal/scope/ || rc=1; \
 		wait $$script || rc=1; \
 		wait $$slo || rc=1; \
+		DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/ || rc=1; \
 		DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/ || rc=1; \
 		scripts/e2e-artefacts.sh || rc=1; \
 		exit $$rc
