@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -237,7 +238,7 @@ func (p *picks) exemplars() []Exemplar {
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b Exemplar) int { return cmpInt64(a.Delay, b.Delay) })
+	slices.SortFunc(out, func(a, b Exemplar) int { return cmp.Compare(a.Delay, b.Delay) })
 	for _, e := range []Exemplar{p.timeout, p.failure} {
 		if e.TraceID != ([16]byte{}) {
 			out = append(out, e)
@@ -253,7 +254,7 @@ func (p *picks) worstInstances() WorstInstances {
 		Timeouts: slices.Clone(p.timeouts),
 		Failures: slices.Clone(p.failures),
 	}
-	slices.SortFunc(w.Slowest, func(a, b Exemplar) int { return cmpInt64(b.Delay, a.Delay) })
+	slices.SortFunc(w.Slowest, func(a, b Exemplar) int { return cmp.Compare(b.Delay, a.Delay) })
 	if len(w.Slowest) == 0 {
 		w.Slowest = nil
 	}
@@ -264,16 +265,6 @@ func (p *picks) worstInstances() WorstInstances {
 		w.Failures = nil
 	}
 	return w
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkSelection checks the exemplar, worst-instance and adjusted-count

@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -139,23 +140,13 @@ func (t QoOThreshold) check(side string) []error {
 		return errs
 	}
 	sorted := slices.Clone(t.Points)
-	slices.SortFunc(sorted, func(a, b QoOPoint) int { return cmpFloat(a.P, b.P) })
+	slices.SortFunc(sorted, func(a, b QoOPoint) int { return cmp.Compare(a.P, b.P) })
 	for i := 1; i < len(sorted); i++ {
 		if lo, hi := sorted[i-1], sorted[i]; hi.Delay < lo.Delay {
 			errs = append(errs, fmt.Errorf("%s.points: the delay falls from %s at p %v to %s at p %v: a higher percentile is never a shorter delay", side, lo.Delay, lo.P, hi.Delay, hi.P))
 		}
 	}
 	return errs
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pair fills r.Latency with ROP's and CPUP's points, percentile by
@@ -184,7 +175,7 @@ func (q QoOConfig) pair(r *deltaq.QoORequirement) []error {
 			errs = append(errs, fmt.Errorf("rop: has no point at p %v, which cpup.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to rop.points, shorter than cpup's %s", c.P, j, c.P, c.Delay))
 		}
 	}
-	slices.SortFunc(r.Latency, func(a, b deltaq.QoOLatency) int { return cmpFloat(a.Percentile, b.Percentile) })
+	slices.SortFunc(r.Latency, func(a, b deltaq.QoOLatency) int { return cmp.Compare(a.Percentile, b.Percentile) })
 	return errs
 }
 
