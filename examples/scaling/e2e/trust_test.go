@@ -43,24 +43,7 @@ func TestGatewayIgnoresForgedWindows(t *testing.T) {
 	otelcol := gate(t)
 	diagram := demoDiagram(t)
 	began := time.Now()
-	gwSink := otlptest.Start(t, otlptest.Options{})
-	ctlSink := otlptest.Start(t, otlptest.Options{})
-	gateway := newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
-	control := newCollector(t, otelcol, "control",
-		[]string{"../gateway.yaml", "../agent.yaml", "testdata/sink.yaml", "testdata/control.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+ctlSink.Addr())
-	agents := []*collector{
-		newCollector(t, otelcol, "agent-0", []string{"../agent.yaml", "testdata/agent.yaml"}, "DELTAQ_AGENT_ID=agent-0", "DELTAQ_GATEWAY="+gateway.addr),
-		newCollector(t, otelcol, "agent-1", []string{"../agent.yaml", "testdata/agent.yaml"}, "DELTAQ_AGENT_ID=agent-1", "DELTAQ_GATEWAY="+gateway.addr),
-	}
-	all := append([]*collector{gateway, control}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
+	gateway, control, agents, gwSink, ctlSink := startWithControl(t, otelcol, diagram, 2)
 
 	// The forger, into the window now open and far away from it.
 	k := time.Now().UnixNano() / int64(interval)
@@ -122,24 +105,7 @@ func TestGatewayPlacesBelongToRealAgents(t *testing.T) {
 	otelcol := gate(t)
 	diagram := demoDiagram(t)
 	began := time.Now()
-	gwSink := otlptest.Start(t, otlptest.Options{})
-	ctlSink := otlptest.Start(t, otlptest.Options{})
-	gateway := newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=3")
-	control := newCollector(t, otelcol, "control",
-		[]string{"../gateway.yaml", "../agent.yaml", "testdata/sink.yaml", "testdata/control.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+ctlSink.Addr())
-	agents := []*collector{
-		newCollector(t, otelcol, "agent-0", []string{"../agent.yaml", "testdata/agent.yaml"}, "DELTAQ_AGENT_ID=agent-0", "DELTAQ_GATEWAY="+gateway.addr),
-		newCollector(t, otelcol, "agent-1", []string{"../agent.yaml", "testdata/agent.yaml"}, "DELTAQ_AGENT_ID=agent-1", "DELTAQ_GATEWAY="+gateway.addr),
-	}
-	all := append([]*collector{gateway, control}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
+	gateway, control, agents, gwSink, ctlSink := startWithControl(t, otelcol, diagram, 3)
 
 	forger := pmetricotlp.NewGRPCClient(otlptest.Dial(t, gateway.addr))
 	forge := func(sources ...string) {
@@ -535,4 +501,32 @@ func scrapeSum(t *testing.T, addr, name string) int64 {
 		}
 	}
 	return sum
+}
+
+// startWithControl starts, ready, a gateway whose expected_agents is
+// expected, a control collector that gets every span, and two agents that
+// send their windows to the gateway, with the sinks of the gateway's and
+// the control's output.
+func startWithControl(t *testing.T, otelcol, diagram string, expected int) (gateway, control *collector, agents []*collector, gwSink, ctlSink *otlptest.Receiver) {
+	t.Helper()
+	gwSink = otlptest.Start(t, otlptest.Options{})
+	ctlSink = otlptest.Start(t, otlptest.Options{})
+	gateway = newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
+		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), fmt.Sprintf("DELTAQ_EXPECTED_AGENTS=%d", expected))
+	control = newCollector(t, otelcol, "control",
+		[]string{"../gateway.yaml", "../agent.yaml", "testdata/sink.yaml", "testdata/control.yaml"},
+		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+ctlSink.Addr())
+	for i := range 2 {
+		id := fmt.Sprintf("agent-%d", i)
+		agents = append(agents, newCollector(t, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
+			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
+	}
+	all := append([]*collector{gateway, control}, agents...)
+	for _, c := range all {
+		c.start(t)
+	}
+	for _, c := range all {
+		c.waitReady(t)
+	}
+	return gateway, control, agents, gwSink, ctlSink
 }
