@@ -59,10 +59,11 @@
 //     failure ratio and the divergence sup_t |F_obs(t) − F_calc(t)| between
 //     observed and calculated ΔQ, which grows when the components stop
 //     being independent (thesis 2.1.8), the early sign of overload, with
-//     its significance. The divergence is withheld when the probe or an
+//     its significance, all read at the analysis resolution (fine.go), not
+//     the probe's bins. The divergence is withheld when the probe or an
 //     input of its expression is under-resolved (most of its successes in
-//     the first bin), because each such stage adds up to half a bin to the
-//     calculated ΔQ;
+//     the first bin of the diagram's grid), because each such stage adds
+//     up to half a bin to the calculated ΔQ;
 //   - triggers (thesis 3.5; conditions of the draft's section 5.6) and
 //     snapshots (thesis 3.5.1).
 //
@@ -93,15 +94,17 @@
 //     (deltaq.KolmogorovQ). Binned data make the test conservative: D is
 //     read at bin edges, and the null distribution of D for discrete data
 //     is smaller than for continuous data;
-//   - D is the distance of the observed ΔQ beyond the calculated ΔQ's
-//     discretisation bounds (ProbeResult.Bounds, deltaq.Bounds.Beyond):
-//     the diagram evaluated again on the inputs' pessimistic and
-//     optimistic bounds (their masses at the upper and at the lower edges
-//     of their bins), which contain the exact calculated ΔQ of inputs
-//     anywhere within their bins. For that exact ΔQ, |F_obs − F| ≥ D at
-//     the edge where D is reached, so the test keeps its level whatever
-//     the bin width: the discretisation error, which no number of
-//     instances removes, is not taken for a signal.
+//   - D is the distance of the observed ΔQ, itself known only within its
+//     analysis buckets, beyond the calculated ΔQ's discretisation bounds
+//     (ProbeResult.Bounds, deltaq.Bounds.BeyondBounds): the diagram
+//     evaluated again on the inputs' pessimistic and optimistic bounds
+//     (their masses at the grid edges above and below their buckets),
+//     which contain the exact calculated ΔQ of inputs anywhere within
+//     their buckets. For that exact ΔQ and any observed CDF within its
+//     own bounds, |F_obs − F| ≥ D at the edge where D is reached, so the
+//     test keeps its level whatever the resolution: the discretisation
+//     error, which no number of instances removes, is not taken for a
+//     signal.
 //
 // Every simplification errs on the side of a larger p-value, so the rate
 // of false alarms is at most α. When the components are the stages of the
