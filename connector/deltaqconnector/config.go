@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -34,8 +35,17 @@ type Config struct {
 	// selects, counted straight from the spans (package spanmatch). Its
 	// entry of Config.Probes must give dmax and bins.
 	Matched map[string]MatchedProbe `mapstructure:"-"`
-	_       struct{}                // prevent unkeyed literal initialization
+	// StartEvents bounds the instances the connector tracks from start
+	// events (outcome.StartEventName log records, on a logs input), whose
+	// timeouts it counts in real time: the deltaq processor's options of
+	// the same names.
+	StartEvents inflight.Options `mapstructure:"start_events"`
+	_           struct{}         // prevent unkeyed literal initialization
 }
+
+// plainConfig is Config without its methods, for the decoder, which would
+// otherwise call Config.Unmarshal again.
+type plainConfig Config
 
 // MatchedProbe is what a probe the connector matches adds to its entry of
 // probes: the deltaq processor's match and failure options.
@@ -63,7 +73,7 @@ var (
 )
 
 func createDefaultConfig() component.Config {
-	return &Config{Config: observer.NewDefaultConfig()}
+	return &Config{Config: observer.NewDefaultConfig(), StartEvents: inflight.DefaultOptions()}
 }
 
 // Unmarshal decodes the connector's section of the collector configuration,
@@ -80,16 +90,13 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	if err != nil {
 		return err
 	}
-	if err := confcheck.CheckRaw(raw, &c.Config, nil); err != nil {
+	if err := confcheck.CheckRaw(raw, c, nil); err != nil {
 		return err
 	}
 	if matched != nil {
 		conf = confmap.NewFromStringMap(raw)
 	}
-	// Into the squashed analysis options, which have no Unmarshal method:
-	// the decoder would call c.Unmarshal again on a Conf it did not make
-	// itself.
-	if err := conf.Unmarshal(&c.Config); err != nil {
+	if err := conf.Unmarshal((*plainConfig)(c)); err != nil {
 		return err
 	}
 	if len(matched) > 0 {
@@ -193,6 +200,9 @@ func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 // the user at start-up, and the probes the connector matches.
 func (c *Config) Validate() error {
 	errs := []error{c.Check()}
+	for _, err := range c.StartEvents.Check() {
+		errs = append(errs, confcheck.Under("start_events", err))
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Matched)) {
 		for _, err := range c.checkMatched(name) {
 			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
@@ -210,8 +220,8 @@ func (c *Config) checkMatched(name string) []error {
 		return []error{errors.New("failure: only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe")}
 	}
 	var errs []error
-	if pc := c.Probes[name]; pc.DMax <= 0 || pc.Bins <= 0 {
-		errs = append(errs, errors.New("match: a probe the connector matches needs its dmax and bins"))
+	if pc := c.Probes[name]; !(pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil) {
+		errs = append(errs, errors.New("match: a probe the connector matches needs its dmax and bins, or its binning"))
 	}
 	_, _, errs2 := compileMatched(name, &mp)
 	return append(errs, errs2...)

@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -33,8 +34,9 @@ type shared struct {
 	live    int
 	started bool
 	// feeder is the connector whose traces go into the analysis, mfeeder
-	// the one whose metrics (agents' windows) do.
-	feeder, mfeeder *deltaqConnector
+	// the one whose metrics (agents' windows) do, lfeeder the one whose
+	// logs (start events) do.
+	feeder, mfeeder, lfeeder *deltaqConnector
 }
 
 // input is the signal a connector receives.
@@ -43,6 +45,7 @@ type input int
 const (
 	inputTraces input = iota
 	inputMetrics
+	inputLogs
 )
 
 // deltaqConnector is one of the connectors of a shared analysis. The
@@ -51,7 +54,8 @@ const (
 // traces→logs connectors of an ID receive the same spans: only one of them,
 // the feeder, adds them to the analysis, or every instance would count
 // twice. The same holds for the metrics→metrics and metrics→logs
-// connectors of a gateway and the windows they receive.
+// connectors of a gateway and the windows they receive, and for the
+// logs→metrics and logs→logs connectors and the start events.
 type deltaqConnector struct {
 	shared *shared
 	input  input
@@ -67,8 +71,11 @@ func (c *deltaqConnector) Start(context.Context, component.Host) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	feeder := &s.feeder
-	if c.input == inputMetrics {
+	switch c.input {
+	case inputMetrics:
 		feeder = &s.mfeeder
+	case inputLogs:
+		feeder = &s.lfeeder
 	}
 	if *feeder == nil {
 		*feeder = c
@@ -100,6 +107,16 @@ func (c *deltaqConnector) ConsumeMetrics(ctx context.Context, md pmetric.Metrics
 		return nil
 	}
 	return c.shared.obs.ConsumeMetrics(ctx, md)
+}
+
+// ConsumeLogs tracks the instances the start events among the log records
+// announce, for their real-time timeouts, when c is the logs feeder; other
+// log records are ignored.
+func (c *deltaqConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if !c.feeds.Load() {
+		return nil
+	}
+	return c.shared.obs.ConsumeLogs(ctx, ld)
 }
 
 // Capabilities says that the connector only reads its input.

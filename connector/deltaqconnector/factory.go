@@ -50,6 +50,8 @@ func (f *factory) connectorFactory() connector.Factory {
 		connector.WithTracesToLogs(f.createTracesToLogs, metadata.TracesToLogsStability),
 		connector.WithMetricsToMetrics(f.createMetricsToMetrics, metadata.MetricsToMetricsStability),
 		connector.WithMetricsToLogs(f.createMetricsToLogs, metadata.MetricsToLogsStability),
+		connector.WithLogsToMetrics(f.createLogsToMetrics, metadata.LogsToMetricsStability),
+		connector.WithLogsToLogs(f.createLogsToLogs, metadata.LogsToLogsStability),
 	)
 }
 
@@ -69,6 +71,17 @@ func (f *factory) createMetricsToMetrics(_ context.Context, set connector.Settin
 
 func (f *factory) createMetricsToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Metrics, error) {
 	return f.attach(set, cfg, inputMetrics, func(s *shared) { s.out.Logs = next })
+}
+
+// createLogsToMetrics and createLogsToLogs make the connectors that take
+// start events (outcome.StartEventName log records), for the real-time
+// timeouts of the probes the connector matches in the spans.
+func (f *factory) createLogsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
+	return f.attach(set, cfg, inputLogs, func(s *shared) { s.out.Metrics = next })
+}
+
+func (f *factory) createLogsToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Logs, error) {
+	return f.attach(set, cfg, inputLogs, func(s *shared) { s.out.Logs = next })
 }
 
 // attach returns a new connector of the shared analysis of set.ID, making
@@ -101,13 +114,16 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, in input,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	output(s)
+	if in == inputLogs {
+		s.obs.ExpectStartEvents()
+	}
 	s.live++
 	return &deltaqConnector{shared: s, input: in}, nil
 }
 
 // newObserver makes the analysis of one component ID.
 func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *observer.SpanProbes) (*observer.Observer, error) {
-	ins, err := instruments(set.TelemetrySettings)
+	ins, starts, err := instruments(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +137,9 @@ func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *obser
 		Version:     set.BuildInfo.Version,
 		ID:          set.ID.String(),
 		SpanProbes:  probes,
+
+		StartEvents:      &cfg.StartEvents,
+		StartInstruments: starts,
 	}
 	if f.adjust != nil {
 		f.adjust(&oset)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 )
 
 // parked is what an observer hands to its successor across a configuration
@@ -22,6 +23,17 @@ type parked struct {
 	start  pcommon.Timestamp
 	cum    map[string]*cumulative
 	outs   map[string]*outStream
+	// starts are the instances in flight from start events, with the
+	// probes they refer to by index and those probes' dMax; nil when the
+	// observer took no start events.
+	starts *parkedStarts
+}
+
+// parkedStarts is the start-event state an observer hands over.
+type parkedStarts struct {
+	tracker *inflight.Tracker
+	names   []string
+	dMaxNs  []int64
 }
 
 // reloadKey is the key of an observer's parked state: the component's kind
@@ -32,7 +44,11 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // that the reload builds, instead of flushing the open windows. Called by
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
-	o.handover.Park(o.reloadKey(), &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs})
+	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs}
+	if o.starts != nil && o.spans != nil {
+		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
+	}
+	o.handover.Park(o.reloadKey(), st)
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
 }
 
@@ -91,4 +107,33 @@ func (o *Observer) adopt(st *parked) {
 	for name, why := range ad.Fresh {
 		o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name), zap.String("reason", why))
 	}
+}
+
+// adoptStarts takes over the instances in flight that the observer old
+// parked: an instance keeps its deadline and state when its probe is still
+// matched with the same dMax; the others are dropped, as the log says.
+func (o *Observer) adoptStarts(old *parked) {
+	ps := old.starts
+	if ps == nil {
+		return
+	}
+	remap := make([]int32, len(ps.names))
+	for i, name := range ps.names {
+		remap[i] = -1
+		if o.spans == nil {
+			continue
+		}
+		if j, ok := o.spans.byName[name]; ok && o.spans.dMaxNs[j] == ps.dMaxNs[i] {
+			remap[i] = j
+		}
+	}
+	moved, dropped := ps.tracker.MoveTo(o.starts.tracker, func(in *inflight.Instance) bool {
+		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
+			return false
+		}
+		in.Probe = int(remap[in.Probe])
+		return true
+	})
+	o.logger.Info("configuration reload: instances in flight from start events carried over",
+		zap.Int("carried", moved), zap.Int("dropped", dropped))
 }

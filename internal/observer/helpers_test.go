@@ -89,8 +89,17 @@ func testSettings(tel *componenttest.Telemetry, now func() time.Time) Settings {
 // component of the given kind gives the fields of Instruments, in order:
 // otelcol_<kind>_deltaq_ and the field's name in snake case
 // (WindowsClosed: windows_closed).
-func instrumentNames(kind string) []string {
-	typ := reflect.TypeFor[Instruments]()
+func instrumentNames(kind string) []string { return fieldNames(reflect.TypeFor[Instruments](), kind) }
+
+// startInstrumentNames are the names of the fields of StartInstruments,
+// the connector's alone.
+func startInstrumentNames() []string {
+	return fieldNames(reflect.TypeFor[StartInstruments](), "connector")
+}
+
+// fieldNames names the instruments of the fields of typ as the generated
+// TelemetryBuilder of a component of the given kind names them.
+func fieldNames(typ reflect.Type, kind string) []string {
 	names := make([]string, typ.NumField())
 	for i := range typ.NumField() {
 		var snake []rune

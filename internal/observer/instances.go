@@ -21,6 +21,7 @@ import (
 // service.name of the resource each probe's instances came from.
 func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanProbes) {
 	var in analysis.Instance
+	now := int64(0) // the batch's time, read once if start events are in use
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		res := spanmatch.NewResource(rss.At(i).Resource())
@@ -37,7 +38,7 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 					}
 				}
 				if sp != nil {
-					sp.addMatched(b, span, &res, bs, &marks)
+					sp.addMatched(b, span, &res, bs, &marks, &now)
 				}
 			}
 		}

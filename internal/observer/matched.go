@@ -6,6 +6,7 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 import (
 	"encoding/binary"
 	"math"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -35,7 +36,16 @@ type SpanProbes struct {
 // look-up of its probe's name.
 type spanProbes struct {
 	*SpanProbes
-	refs []analysis.ProbeRef
+	// byName finds a probe by name, for the start events.
+	byName map[string]int32
+	// dMaxNs are the probes' dMax in nanoseconds, which a start event's
+	// deadline is set by.
+	dMaxNs []int64
+	// starts is the start-event path (starts.go); nil when the observer
+	// takes no start events. clock is the observer's clock.
+	starts *starts
+	clock  func() time.Time
+	refs   []analysis.ProbeRef
 	// resolved[i] is false for a probe the engine gave no reference, whose
 	// instances are added by name (none: the connector's Validate requires
 	// a dMax and bins of every probe with a match).
@@ -43,16 +53,24 @@ type spanProbes struct {
 }
 
 // resolve returns sp with its probes resolved in e; nil when sp is nil.
-func resolve(sp *SpanProbes, e *analysis.Engine) *spanProbes {
+func resolve(sp *SpanProbes, e *analysis.Engine, clock func() time.Time) *spanProbes {
 	if sp == nil {
 		return nil
 	}
-	r := &spanProbes{SpanProbes: sp, refs: make([]analysis.ProbeRef, len(sp.Names)), resolved: make([]bool, len(sp.Names))}
-	for i, n := range sp.Names {
-		r.refs[i], r.resolved[i] = e.Ref(n)
+	n := len(sp.Names)
+	r := &spanProbes{SpanProbes: sp, byName: make(map[string]int32, n), dMaxNs: make([]int64, n), clock: clock,
+		refs: make([]analysis.ProbeRef, n), resolved: make([]bool, n)}
+	for i, name := range sp.Names {
+		r.refs[i], r.resolved[i] = e.Ref(name)
+		r.byName[name] = int32(i)
+		d, _, _, _ := e.Layout(name)
+		r.dMaxNs[i] = int64(d)
 	}
 	return r
 }
+
+// dMax returns the dMax of probe i in nanoseconds.
+func (sp *spanProbes) dMax(i int32) int64 { return sp.dMaxNs[i] }
 
 // maxHitsOnStack is the number of probes one span can match before the
 // list of its probes leaves the stack (an allocation per such span).
@@ -61,7 +79,12 @@ const maxHitsOnStack = 8
 // addMatched adds an instance of every probe of sp that the span belongs
 // to, and records the service of each in bs, once per probe of a resource
 // (marks); res is the span's resource.
-func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks) {
+//
+// While start events are in use, the span ends the instance its start event
+// announced (endSpan); if that instance's timeout was counted already, the
+// span is late and not counted again for its probe. *now is the batch's
+// time, read on first use.
+func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks, now *int64) {
 	var buf [maxHitsOnStack]int32
 	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
 	if len(hits) == 0 {
@@ -74,8 +97,12 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 		}
 		return
 	}
+	late := sp.endSpan(&in, now)
 	service := res.ServiceName()
 	for _, i := range hits {
+		if i == late {
+			continue
+		}
 		in.Probe, in.Outcome = sp.Names[i], analysis.Success
 		if sp.Failures[i].Holds(span) {
 			in.Outcome = analysis.Failure

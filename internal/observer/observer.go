@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 )
@@ -66,6 +67,14 @@ type Settings struct {
 	// themselves (the connector's probes with a match); their names are
 	// entries of the configuration's probes, with a dMax and bins.
 	SpanProbes *SpanProbes
+	// StartEvents, when not nil, are the options of the start events the
+	// observer takes (ConsumeLogs) for the instances of SpanProbes, whose
+	// timeouts it counts in real time (starts.go): the connector's
+	// start_events. StartInstruments are their self-telemetry, and
+	// StartTicks, when not nil, replaces the timeout timer's ticker.
+	StartEvents      *inflight.Options
+	StartInstruments *StartInstruments
+	StartTicks       <-chan time.Time
 }
 
 // Outputs are the consumers of an observer's output: the exporter's OTLP
@@ -125,6 +134,8 @@ type Observer struct {
 	// spans are the probes matched in the spans themselves
 	// (Settings.SpanProbes), resolved in the engine; nil without.
 	spans *spanProbes
+	// starts is the start-event path (Settings.StartEvents); nil without.
+	starts *starts
 	// wire caches what reading the agents' windows learnt of their
 	// layouts (windows.go); it has its own lock.
 	wire *wireCache
@@ -197,12 +208,15 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
 	o.wire = newWireCache()
+	var old *parked
 	if set.ID != "" {
 		if st, ok := o.handover.Claim(o.reloadKey()); ok {
-			o.adopt(st.(*parked))
+			old = st.(*parked)
+			o.adopt(old)
 		}
 	}
-	o.spans = resolve(set.SpanProbes, o.engine)
+	o.spans = resolve(set.SpanProbes, o.engine, o.now)
+	o.takeStarts(old)
 	if set.ID != "" {
 		// The processors that feed this component are made after it: each
 		// runs this check once its probes are registered (misspelled).
@@ -266,6 +280,7 @@ func (o *Observer) Start(out Outputs) error {
 	}
 	o.running = true
 	go o.run(ticks, ticker)
+	o.startTimer()
 	return nil
 }
 
@@ -495,6 +510,9 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		case <-o.done:
 		case <-ctx.Done():
 			err = ctx.Err()
+			return
+		}
+		if err = o.stopTimer(ctx); err != nil {
 			return
 		}
 		if o.set.ID != "" && o.handOver() {

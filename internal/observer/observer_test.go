@@ -119,6 +119,9 @@ func TestMetadataDeclaresEveryInstrument(t *testing.T) {
 			names = append(names, "otelcol_"+m[1])
 		}
 		want := instrumentNames(kind)
+		if kind == "connector" {
+			want = append(want, startInstrumentNames()...)
+		}
 		slices.Sort(want)
 		assert.Equal(t, want, names, "%s/metadata.yaml", dir)
 		for _, doc := range []string{"README.md", "documentation.md"} {

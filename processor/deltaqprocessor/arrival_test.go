@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
@@ -28,9 +29,7 @@ import (
 
 // endedLen returns the number of spans the processor remembers as ended.
 func (h *harness) endedLen() int {
-	h.p.mu.Lock()
-	defer h.p.mu.Unlock()
-	return h.p.ended.Len()
+	return h.p.tracker.RememberedLen()
 }
 
 // TestStartEventAfterSpanIsNotTracked: the span arrives first and is counted
@@ -150,10 +149,8 @@ func TestTracesOnlyRemembersNothing(t *testing.T) {
 		spanSpec{name: "checkout", id: 1, duration: time.Millisecond},
 		spanSpec{name: "checkout", id: 2, duration: time.Millisecond},
 	)))
-	assert.False(t, p.startEvents.Load())
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	assert.Zero(t, p.ended.Len())
+	assert.False(t, p.tracker.Remembering())
+	assert.Zero(t, p.tracker.RememberedLen())
 }
 
 // TestConcurrentSpansAndStartEvents sends the spans and the start events of
@@ -243,10 +240,10 @@ func TestTimeoutGraceDelaysReport(t *testing.T) {
 
 	// The late window counts from the report: forgotten at due + late_window.
 	due := start.Add(dMax + grace)
-	h.clock.tick(due.Add(defaultLateWindow - time.Nanosecond))
+	h.clock.tick(due.Add(inflight.DefaultLateWindow - time.Nanosecond))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 1},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
-	h.clock.tick(due.Add(defaultLateWindow))
+	h.clock.tick(due.Add(inflight.DefaultLateWindow))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -25,41 +26,6 @@ import (
 // [deltaq.MinExponent, deltaq.MaxExponent], N in [1, deltaq.MaxThesisBins]
 // — are the algebra's.
 const baseBinWidth = time.Duration(deltaq.DeltaBase * 1e9)
-
-// Defaults of the limits.
-const (
-	defaultMaxInFlight     = 100_000
-	defaultTimerResolution = 10 * time.Millisecond
-	defaultLateWindow      = time.Minute
-	defaultMaxEnded        = 100_000
-	defaultEndedWindow     = 30 * time.Second
-)
-
-// Bounds of the options. The upper bounds are far above any sensible
-// setting; they are there so that a typing error cannot make the processor
-// allocate without limit or spin.
-const (
-	// max_in_flight and max_ended size the two tables of spans kept in
-	// memory, each entry at least a trace and span ID (24 B) and its map
-	// slot.
-	minMaxInFlight = 1
-	maxMaxInFlight = 10_000_000
-	minMaxEnded    = 2
-	maxMaxEnded    = 10_000_000
-	// The timer ticks at most every millisecond (finer ticks cost CPU
-	// without making timeouts more exact than the transit of spans) and at
-	// least every second (a coarser tick delays every timeout by up to it).
-	minTimerResolution = time.Millisecond
-	maxTimerResolution = time.Second
-	// maxTimeoutGrace bounds timeout_grace: a grace longer than this would
-	// no longer be a real-time timeout, and it holds every instance in
-	// flight for that much longer.
-	maxTimeoutGrace = time.Hour
-	// maxLateWindow and maxEndedWindow bound how long a timed-out instance
-	// or an ended span is remembered.
-	maxLateWindow  = 24 * time.Hour
-	maxEndedWindow = 24 * time.Hour
-)
 
 // Config is the configuration of the deltaq processor.
 type Config struct {
@@ -75,39 +41,10 @@ type Config struct {
 	// Failure is the failure rule of the probes that do not set their own.
 	Failure FailureConfig `mapstructure:"failure"`
 
-	// MaxInFlight bounds the number of instances tracked from start events
-	// (started, or timed out and waiting for a late span). Past the bound the
-	// oldest instance is evicted and counted.
-	MaxInFlight int `mapstructure:"max_in_flight"`
-
-	// TimerResolution is the period of the timer that fires timeouts: an
-	// instance whose span has not arrived is reported at most one period
-	// after start + dMax.
-	TimerResolution time.Duration `mapstructure:"timer_resolution"`
-
-	// TimeoutGrace delays the report of a timeout, to allow for the transit
-	// of spans from the application to the collector: an instance whose span
-	// has not arrived is reported at the first tick at or after
-	// start + dMax + grace (its synthetic span still ends at start + dMax),
-	// and a span that arrives within the grace is counted by its own
-	// duration. Zero, the default, reports timeouts within one tick of
-	// start + dMax. At most 1h.
-	TimeoutGrace time.Duration `mapstructure:"timeout_grace"`
-
-	// LateWindow is how long after its timeout an instance is remembered, so
-	// that a span arriving in that time is marked late and not counted again.
-	LateWindow time.Duration `mapstructure:"late_window"`
-
-	// MaxEnded bounds the number of spans remembered, while the processor
-	// is in a logs pipeline, as having ended with no instance tracked for
-	// them: a start event that arrives after its span is recognised and not
-	// tracked. They are kept in two generations of MaxEnded/2 (rounded
-	// down); when the newer is full the older is forgotten, and those of
-	// its spans still inside EndedWindow are counted.
-	MaxEnded int `mapstructure:"max_ended"`
-
-	// EndedWindow is how long such a span is remembered after it arrived.
-	EndedWindow time.Duration `mapstructure:"ended_window"`
+	// Options are the start-event options (max_in_flight,
+	// timer_resolution, timeout_grace, late_window, max_ended,
+	// ended_window), the deltaq connector's start_events section.
+	inflight.Options `mapstructure:",squash"`
 
 	// probesByName is set when the probes were written as a map: messages
 	// then name a probe by its key (probes["checkout"]) rather than its
@@ -278,24 +215,7 @@ func (cfg *Config) Validate() error {
 	if len(cfg.Probes) == 0 {
 		errs = append(errs, errors.New("probes: at least one probe is required"))
 	}
-	if cfg.MaxInFlight < minMaxInFlight || cfg.MaxInFlight > maxMaxInFlight {
-		errs = append(errs, fmt.Errorf("max_in_flight: must be in [%d, %d], got %d", minMaxInFlight, maxMaxInFlight, cfg.MaxInFlight))
-	}
-	if cfg.TimerResolution < minTimerResolution || cfg.TimerResolution > maxTimerResolution {
-		errs = append(errs, fmt.Errorf("timer_resolution: must be in [%v, %v], got %v", minTimerResolution, maxTimerResolution, cfg.TimerResolution))
-	}
-	if cfg.TimeoutGrace < 0 || cfg.TimeoutGrace > maxTimeoutGrace {
-		errs = append(errs, fmt.Errorf("timeout_grace: must be in [0s, %v], got %v", maxTimeoutGrace, cfg.TimeoutGrace))
-	}
-	if cfg.LateWindow <= 0 || cfg.LateWindow > maxLateWindow {
-		errs = append(errs, fmt.Errorf("late_window: must be in (0s, %v], got %v", maxLateWindow, cfg.LateWindow))
-	}
-	if cfg.MaxEnded < minMaxEnded || cfg.MaxEnded > maxMaxEnded {
-		errs = append(errs, fmt.Errorf("max_ended: must be in [%d, %d], got %d", minMaxEnded, maxMaxEnded, cfg.MaxEnded))
-	}
-	if cfg.EndedWindow <= 0 || cfg.EndedWindow > maxEndedWindow {
-		errs = append(errs, fmt.Errorf("ended_window: must be in (0s, %v], got %v", maxEndedWindow, cfg.EndedWindow))
-	}
+	errs = append(errs, cfg.Options.Check()...)
 	defaultFailure, ferrs := spanmatch.CompileFailure("failure", &cfg.Failure)
 	errs = append(errs, ferrs...)
 	seen := make(map[string]int, len(cfg.Probes))

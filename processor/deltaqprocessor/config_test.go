@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/internal/configtest"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -29,7 +30,7 @@ func loadConfig(t *testing.T, name string) *Config {
 // table, and every other option is zero. A section that sets only probes
 // loads to them with its probes (testConfig, in TestLoadValidConfig).
 func TestDefaultConfig(t *testing.T) {
-	assert.Equal(t, &Config{MaxInFlight: 100_000, TimerResolution: 10 * time.Millisecond, LateWindow: time.Minute, MaxEnded: 100_000, EndedWindow: 30 * time.Second},
+	assert.Equal(t, &Config{Options: inflight.Options{MaxInFlight: 100_000, TimerResolution: 10 * time.Millisecond, LateWindow: time.Minute, MaxEnded: 100_000, EndedWindow: 30 * time.Second}},
 		createDefaultConfig())
 }
 
@@ -45,13 +46,15 @@ func TestLoadValidConfig(t *testing.T) {
 		{
 			name: "full",
 			want: &Config{
-				MaxInFlight:     5000,
-				TimerResolution: 5 * time.Millisecond,
-				TimeoutGrace:    200 * time.Millisecond,
-				LateWindow:      30 * time.Second,
-				MaxEnded:        20000,
-				EndedWindow:     10 * time.Second,
-				probesByName:    true,
+				Options: inflight.Options{
+					MaxInFlight:     5000,
+					TimerResolution: 5 * time.Millisecond,
+					TimeoutGrace:    200 * time.Millisecond,
+					LateWindow:      30 * time.Second,
+					MaxEnded:        20000,
+					EndedWindow:     10 * time.Second,
+				},
+				probesByName: true,
 				Failure: FailureConfig{
 					StatusError: ptr(false),
 					Conditions:  []ConditionConfig{{Attribute: "deltaq.failed", Value: true}},

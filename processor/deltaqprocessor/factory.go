@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
@@ -50,13 +51,7 @@ func (f *factory) processorFactory() processor.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{
-		MaxInFlight:     defaultMaxInFlight,
-		TimerResolution: defaultTimerResolution,
-		LateWindow:      defaultLateWindow,
-		MaxEnded:        defaultMaxEnded,
-		EndedWindow:     defaultEndedWindow,
-	}
+	return &Config{Options: inflight.DefaultOptions()}
 }
 
 // lookup returns the live instance of id, if any.

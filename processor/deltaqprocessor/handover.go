@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 )
 
 // parked is what a processor hands to its successor across a configuration
@@ -19,12 +19,8 @@ import (
 // and states, and the spans recently ended, with the layout of each probe
 // the instances refer to by index.
 type parked struct {
-	table  *inflight.Table
-	ended  *inflight.Ended
-	probes []parkedProbe
-	// maxEnded and endedWindow are the options ended was built with.
-	maxEnded    int
-	endedWindow int64
+	tracker *inflight.Tracker
+	probes  []parkedProbe
 }
 
 // parkedProbe is the layout of one probe of the parked processor, and for
@@ -44,9 +40,7 @@ func reloadKey(id component.ID) string { return "processor/" + id.String() }
 // park hands the processor's in-flight state to the processor of the same
 // ID that a reload builds. Called by shutdown, after the timer stopped.
 func (p *deltaqProcessor) park() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st := &parked{table: p.table, ended: p.ended, maxEnded: p.maxEnded, endedWindow: p.endedWindow}
+	st := &parked{tracker: p.tracker}
 	for i := range p.m.probes {
 		pr := &p.m.probes[i]
 		pp := parkedProbe{name: pr.name, dMaxNs: pr.currentDMax(), bins: pr.bins, ll: pr.ll}
@@ -56,10 +50,8 @@ func (p *deltaqProcessor) park() {
 		st.probes = append(st.probes, pp)
 	}
 	p.handover.Park(reloadKey(p.id), st)
-	p.table = inflight.New(1, 0)
-	p.tracked.Store(0)
 	p.logger.Info("configuration reload: handing the instances in flight to the reloaded processor",
-		zap.Int("in_flight", st.table.Len()))
+		zap.Int("in_flight", st.tracker.Len()))
 }
 
 // adopt takes over the state a processor of the same ID parked before a
@@ -88,19 +80,13 @@ func (p *deltaqProcessor) adopt(st *parked) {
 			fresh = append(fresh, old.name)
 		}
 	}
-	p.mu.Lock()
-	moved, dropped := st.table.MoveTo(p.table, func(in *inflight.Instance) bool {
+	moved, dropped := st.tracker.MoveTo(p.tracker, func(in *inflight.Instance) bool {
 		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
 			return false
 		}
 		in.Probe = remap[in.Probe]
 		return true
 	})
-	if st.maxEnded == p.maxEnded && st.endedWindow == p.endedWindow {
-		p.ended = st.ended
-	}
-	p.tracked.Store(int64(p.table.Len()))
-	p.mu.Unlock()
 	slices.Sort(fresh)
 	p.logger.Info("configuration reload: instances in flight carried over",
 		zap.Int("carried", moved), zap.Int("dropped", dropped),

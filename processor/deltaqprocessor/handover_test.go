@@ -29,7 +29,7 @@ func TestReloadCarriesInstancesInFlight(t *testing.T) {
 	old.consumeLogs(logsOf(
 		startEvent{probe: "checkout", service: "shop", id: 1, at: start},
 		startEvent{probe: "search", service: "shop", id: 2, at: start}))
-	require.Equal(t, 2, old.p.table.Len())
+	require.Equal(t, 2, old.p.tracker.Len())
 
 	st.Reload.Requested()
 	require.NoError(t, old.traces.Shutdown(context.Background()))
@@ -38,7 +38,7 @@ func TestReloadCarriesInstancesInFlight(t *testing.T) {
 
 	// The new configuration retunes search's dMax; checkout is unchanged.
 	nu := newHarnessIn(t, st, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", 2*dMax, 25)), nil)
-	require.Equal(t, 1, nu.p.table.Len(), "checkout's instance carried over, search's dropped")
+	require.Equal(t, 1, nu.p.tracker.Len(), "checkout's instance carried over, search's dropped")
 	nu.clock.tick(base.Add(50 * time.Millisecond))
 	require.Zero(t, nu.tsink.SpanCount(), "not before the deadline")
 	nu.clock.tick(base.Add(60 * time.Millisecond))
@@ -60,5 +60,5 @@ func TestShutdownWithoutReloadDropsInstances(t *testing.T) {
 	require.NoError(t, old.traces.Shutdown(context.Background()))
 	require.NoError(t, old.logs.Shutdown(context.Background()))
 	nu := newHarnessIn(t, st, cfg, nil)
-	assert.Zero(t, nu.p.table.Len())
+	assert.Zero(t, nu.p.tracker.Len())
 }

@@ -153,11 +153,11 @@ func TestFloodOfStartEventsStaysBounded(t *testing.T) {
 				ids[i] = from + b + uint32(i)
 			}
 			h.consumeLogs(startEvents("job", base, ids...))
-			require.LessOrEqual(t, h.p.table.Len(), bound)
+			require.LessOrEqual(t, h.p.tracker.Len(), bound)
 		}
 	}
 	send(0)
-	require.Equal(t, bound, h.p.table.Len())
+	require.Equal(t, bound, h.p.tracker.Len())
 	assert.Equal(t, map[string]int64{"state=started": flood - bound},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_evictions"))
 
@@ -182,7 +182,7 @@ func TestFloodOfStartEventsStaysBounded(t *testing.T) {
 	send(flood)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	require.Equal(t, bound, h.p.table.Len())
+	require.Equal(t, bound, h.p.tracker.Len())
 	assert.Equal(t, map[string]int64{"state=started": 2*flood - 2*bound, "state=timed_out": bound},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_evictions"))
 	assert.Equal(t, map[string]int64{"state=started": bound, "state=timed_out": 0},

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -22,11 +21,11 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.uber.org/zap"
 
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
-	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -54,25 +53,9 @@ type deltaqProcessor struct {
 	// processor is in no traces pipeline. Set before Start.
 	tracesNext consumer.Traces
 
-	// mu guards table and ended together, so that a span and its start
-	// event, processed at the same time, cannot both miss each other.
-	mu    sync.Mutex
-	table *inflight.Table
-	// ended remembers the spans that ended with no instance tracked, while
-	// startEvents is set, so that their start events, if they come later,
-	// are not tracked.
-	ended *inflight.Ended
-	// maxEnded and endedWindow are the options ended is built with: a
-	// reloaded processor with the same ones takes over its predecessor's.
-	maxEnded    int
-	endedWindow int64
-	// tracked mirrors table.Len() so that the span path can skip the lock
-	// while no start events are in flight.
-	tracked atomic.Int64
-	// startEvents is set once the processor is in a logs pipeline (or has
-	// seen a start event); only then does the span path remember ended
-	// spans, so a processor in a traces pipeline alone pays nothing for it.
-	startEvents atomic.Bool
+	// tracker holds the instances announced by start events and the spans
+	// that ended with none tracked (internal/inflight), under its own lock.
+	tracker *inflight.Tracker
 
 	// fired is the timer goroutine's reusable buffer of timed-out instances.
 	fired []inflight.Instance
@@ -102,20 +85,17 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *process.St
 		return nil, err
 	}
 	p := &deltaqProcessor{
-		id:          set.ID,
-		maxEnded:    cfg.MaxEnded,
-		endedWindow: int64(cfg.EndedWindow),
-		logger:      set.Logger,
-		m:           m,
-		resolution:  cfg.TimerResolution,
-		grace:       int64(cfg.TimeoutGrace),
-		clock:       clk,
-		stats:       newStats(len(m.probes)),
-		table:       inflight.New(cfg.MaxInFlight, int64(cfg.LateWindow)),
-		ended:       inflight.NewEnded(cfg.MaxEnded, int64(cfg.EndedWindow)),
-		layouts:     st.Layouts,
-		claims:      st.Claims,
-		handover:    st.Reload,
+		id:         set.ID,
+		logger:     set.Logger,
+		m:          m,
+		resolution: cfg.TimerResolution,
+		grace:      int64(cfg.TimeoutGrace),
+		clock:      clk,
+		stats:      newStats(len(m.probes)),
+		tracker:    inflight.NewTracker(cfg.Options),
+		layouts:    st.Layouts,
+		claims:     st.Claims,
+		handover:   st.Reload,
 	}
 	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -188,7 +168,7 @@ func (p *deltaqProcessor) attachTraces(id component.ID, next consumer.Traces) er
 
 // attachLogs records that the processor is in a logs pipeline: start events
 // are in use, and a span may arrive before its start event.
-func (p *deltaqProcessor) attachLogs() { p.startEvents.Store(true) }
+func (p *deltaqProcessor) attachLogs() { p.tracker.Remember() }
 
 // start starts the timer goroutine; the second call (from the other
 // pipeline) does nothing.
@@ -363,25 +343,17 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	}
 
 	late := false
-	if remember := p.startEvents.Load(); remember || p.tracked.Load() > 0 {
-		if remember && *now == 0 {
+	if p.tracker.Active() {
+		if *now == 0 {
 			*now = p.clock.Now().UnixNano()
 		}
-		key := inflight.Key{TraceID: tid, SpanID: sid}
-		cut := 0
-		p.mu.Lock()
-		inst, state, found := p.table.End(key)
-		if !found && remember {
-			cut = p.ended.Add(key, *now)
+		r := p.tracker.End(inflight.Key{TraceID: tid, SpanID: sid}, *now)
+		if r.Found {
+			pi = r.Instance.Probe
+			late = r.State == inflight.TimedOut
 		}
-		p.tracked.Store(int64(p.table.Len()))
-		p.mu.Unlock()
-		if found {
-			pi = inst.Probe
-			late = state == inflight.TimedOut
-		}
-		if cut > 0 {
-			p.stats.endedEvictions.Add(int64(cut))
+		if r.Cut > 0 {
+			p.stats.endedEvictions.Add(int64(r.Cut))
 		}
 	}
 
@@ -538,9 +510,7 @@ func hasStartEvent(lrs plog.LogRecordSlice) bool {
 // is the time that is judged at, read from the clock on first use in the
 // batch.
 func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *int64) {
-	if !p.startEvents.Load() {
-		p.startEvents.Store(true)
-	}
+	p.tracker.Remember()
 	tid, sid := lr.TraceID(), lr.SpanID()
 	if tid.IsEmpty() || sid.IsEmpty() {
 		p.malformedStart(lr, reasonMissingIDs)
@@ -585,22 +555,18 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		Service:   res.storedServiceName(),
 		Name:      name,
 	}
-	p.mu.Lock()
-	if p.ended.Len() > 0 && *now == 0 {
+	if *now == 0 {
 		*now = p.clock.Now().UnixNano()
 	}
-	if p.ended.Len() > 0 && p.ended.Contains(inst.Key, *now) {
-		p.mu.Unlock()
+	res2, ev := p.tracker.Start(inst, *now)
+	switch res2 {
+	case inflight.AfterEnd:
 		p.stats.startAfterEnd[pi].Add(1)
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: start event after its span, not tracked"); ce != nil {
 			ce.Write(zap.String("probe", pr.name), zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid))
 		}
 		return
-	}
-	added, ev := p.table.Add(inst)
-	p.tracked.Store(int64(p.table.Len()))
-	p.mu.Unlock()
-	if !added {
+	case inflight.Duplicate:
 		p.malformedStart(lr, reasonDuplicateStart)
 		return
 	}
@@ -626,11 +592,7 @@ func (p *deltaqProcessor) malformedStart(lr plog.LogRecord, reason int) {
 // instances whose late window has passed and the ended spans whose
 // ended_window has passed.
 func (p *deltaqProcessor) expire(now int64) {
-	p.mu.Lock()
-	fired, _ := p.table.Expire(now, p.fired[:0])
-	p.ended.Expire(now)
-	p.tracked.Store(int64(p.table.Len()))
-	p.mu.Unlock()
+	fired := p.tracker.Expire(now, p.fired[:0])
 	p.fired = fired
 	if len(fired) == 0 {
 		return

@@ -603,9 +603,9 @@ func TestSharedInstance(t *testing.T) {
 
 	// A start event on the logs side is ended by the span on the traces side.
 	require.NoError(t, la.ConsumeLogs(context.Background(), logsOf(startEvent{probe: "checkout", id: 1, at: base})))
-	assert.Equal(t, 1, pa.table.Len())
+	assert.Equal(t, 1, pa.tracker.Len())
 	require.NoError(t, ta.ConsumeTraces(context.Background(), tracesOf(spanSpec{name: "checkout", id: 1, duration: time.Millisecond})))
-	assert.Equal(t, 0, pa.table.Len())
+	assert.Equal(t, 0, pa.tracker.Len())
 
 	// The first shutdown stops the instance and frees the ID.
 	require.NoError(t, ta.Shutdown(context.Background()))

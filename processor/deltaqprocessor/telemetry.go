@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/inflight"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -125,9 +125,7 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 		}),
 		p.registerAutoTelemetry(tb, probeOpts),
 		tb.RegisterProcessorDeltaqInFlightCallback(func(_ context.Context, o metric.Int64Observer) error {
-			p.mu.Lock()
-			started, timedOut := p.table.Counts()
-			p.mu.Unlock()
+			started, timedOut := p.tracker.Counts()
 			o.Observe(int64(started), stateOpts[inflight.Started])
 			o.Observe(int64(timedOut), stateOpts[inflight.TimedOut])
 			return nil

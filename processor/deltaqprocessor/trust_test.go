@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
@@ -269,13 +270,13 @@ func TestInFlightMemoryPerEntry(t *testing.T) {
 		t.Skip("allocates about 3 GiB in passing")
 	}
 	const (
-		entries = defaultMaxInFlight
+		entries = inflight.DefaultMaxInFlight
 		nameLen = 16 << 10
 		batch   = 1000
 		bound   = 80 << 20
 	)
 	h := newHarness(t, testConfig(probeConfig("job", time.Hour, 100)))
-	require.Equal(t, entries, h.p.table.Capacity())
+	require.Equal(t, entries, h.p.tracker.Capacity())
 	buf := make([]byte, nameLen)
 	for i := range buf {
 		buf[i] = 'x'
@@ -309,7 +310,7 @@ func TestInFlightMemoryPerEntry(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	require.Equal(t, entries, h.p.table.Len())
+	require.Equal(t, entries, h.p.tracker.Len())
 	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_evictions"))
 	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("heap grew by %.1f MiB for %d in-flight instances: %d B per instance",
@@ -332,5 +333,5 @@ func TestLongProbeNameIsRefused(t *testing.T) {
 		startEvent{probe: "checkout", id: 3, at: base},
 	))
 	assert.Equal(t, map[string]int64{"reason=unknown_probe": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
-	assert.Equal(t, 1, h.p.table.Len())
+	assert.Equal(t, 1, h.p.tracker.Len())
 }

@@ -37,6 +37,9 @@ func (c *Clock) Tick(t time.Time) {
 	c.C <- t
 }
 
+// Set moves the clock to t without a tick.
+func (c *Clock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+
 // T0 is a window boundary of every interval that divides 100 s (windows are
 // aligned on the Unix epoch), for the tests' clocks to start from.
 var T0 = time.Unix(1_700_000_000, 0).UTC()

@@ -18,4 +18,6 @@ const (
 	TracesToLogsStability     = component.StabilityLevelAlpha
 	MetricsToMetricsStability = component.StabilityLevelAlpha
 	MetricsToLogsStability    = component.StabilityLevelAlpha
+	LogsToMetricsStability    = component.StabilityLevelAlpha
+	LogsToLogsStability       = component.StabilityLevelAlpha
 )

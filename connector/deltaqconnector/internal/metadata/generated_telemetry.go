@@ -27,10 +27,14 @@ type TelemetryBuilder struct {
 	mu                                         sync.Mutex
 	registrations                              []metric.Registration
 	ConnectorDeltaqContributions               metric.Int64Counter
+	ConnectorDeltaqEndedEvictions              metric.Int64Counter
+	ConnectorDeltaqInFlight                    metric.Int64Gauge
+	ConnectorDeltaqInFlightEvictions           metric.Int64Counter
 	ConnectorDeltaqInstances                   metric.Int64Counter
 	ConnectorDeltaqInstancesDropped            metric.Int64Counter
 	ConnectorDeltaqInstancesRebinned           metric.Int64Counter
 	ConnectorDeltaqInstancesWeightClamped      metric.Int64Counter
+	ConnectorDeltaqLateSpans                   metric.Int64Counter
 	ConnectorDeltaqLateTimeouts                metric.Int64Counter
 	ConnectorDeltaqLayoutChanges               metric.Int64Counter
 	ConnectorDeltaqLayoutsAgreed               metric.Int64Counter
@@ -42,6 +46,8 @@ type TelemetryBuilder struct {
 	ConnectorDeltaqReferencedProbeEmptyWindows metric.Int64Counter
 	ConnectorDeltaqServicesBounded             metric.Int64Counter
 	ConnectorDeltaqSnapshotFilesRemoved        metric.Int64Counter
+	ConnectorDeltaqStartEvents                 metric.Int64Counter
+	ConnectorDeltaqStartTimeouts               metric.Int64Counter
 	ConnectorDeltaqTotalsSaturated             metric.Int64Counter
 	ConnectorDeltaqTriggersFired               metric.Int64Counter
 	ConnectorDeltaqUnderResolvedWindows        metric.Int64Counter
@@ -85,6 +91,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqEndedEvictions, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_ended_evictions",
+		metric.WithDescription("Spans that ended with no instance tracked, forgotten before start_events::ended_window because start_events::max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqInFlight, err = builder.meter.Int64Gauge(
+		"otelcol_connector_deltaq_in_flight",
+		metric.WithDescription("Instances announced by start events and still tracked, by state, at the timeout timer's last tick. [Alpha]"),
+		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqInFlightEvictions, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_in_flight_evictions",
+		metric.WithDescription("Tracked instances dropped, oldest first, because start_events::max_in_flight was reached, by the state they were in. [Alpha]"),
+		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqInstances, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_instances",
 		metric.WithDescription("Outcome instances counted into a window. [Alpha]"),
@@ -107,6 +131,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_deltaq_instances_weight_clamped",
 		metric.WithDescription("Outcome instances counted whose adjusted count (from the span's tracestate threshold ot=th) was above max_adjusted_count, counted as max_adjusted_count instances. [Alpha]"),
 		metric.WithUnit("{instance}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqLateSpans, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_late_spans",
+		metric.WithDescription("Spans that ended after their instance had been counted as a timeout in real time, by probe; not counted again. [Alpha]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqLateTimeouts, err = builder.meter.Int64Counter(
@@ -173,6 +203,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_deltaq_snapshot_files_removed",
 		metric.WithDescription("Snapshot files (deltaq-snapshot-*.json) removed from snapshot::directory, oldest first, to keep at most snapshot::max_files files and snapshot::max_bytes bytes there. [Alpha]"),
 		metric.WithUnit("{file}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqStartEvents, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_start_events",
+		metric.WithDescription("Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp). [Alpha]"),
+		metric.WithUnit("{event}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqStartTimeouts, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_start_timeouts",
+		metric.WithDescription("Instances announced by start events whose span had not arrived by start + dMax (+ start_events::timeout_grace), counted as timeouts in real time, by probe. [Alpha]"),
+		metric.WithUnit("{instance}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqTotalsSaturated, err = builder.meter.Int64Counter(

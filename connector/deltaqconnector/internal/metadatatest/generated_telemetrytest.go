@@ -37,6 +37,52 @@ func AssertEqualConnectorDeltaqContributions(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualConnectorDeltaqEndedEvictions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_ended_evictions",
+		Description: "Spans that ended with no instance tracked, forgotten before start_events::ended_window because start_events::max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_ended_evictions")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqInFlight(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_in_flight",
+		Description: "Instances announced by start events and still tracked, by state, at the timeout timer's last tick. [Alpha]",
+		Unit:        "{instance}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_in_flight")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqInFlightEvictions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_in_flight_evictions",
+		Description: "Tracked instances dropped, oldest first, because start_events::max_in_flight was reached, by the state they were in. [Alpha]",
+		Unit:        "{instance}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_in_flight_evictions")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualConnectorDeltaqInstances(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_instances",
@@ -97,6 +143,22 @@ func AssertEqualConnectorDeltaqInstancesWeightClamped(t *testing.T, tt *componen
 		},
 	}
 	got, err := tt.GetMetric("otelcol_connector_deltaq_instances_weight_clamped")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqLateSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_late_spans",
+		Description: "Spans that ended after their instance had been counted as a timeout in real time, by probe; not counted again. [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_late_spans")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
@@ -271,6 +333,38 @@ func AssertEqualConnectorDeltaqSnapshotFilesRemoved(t *testing.T, tt *componentt
 		},
 	}
 	got, err := tt.GetMetric("otelcol_connector_deltaq_snapshot_files_removed")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqStartEvents(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_start_events",
+		Description: "Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp). [Alpha]",
+		Unit:        "{event}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_start_events")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorDeltaqStartTimeouts(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_start_timeouts",
+		Description: "Instances announced by start events whose span had not arrived by start + dMax (+ start_events::timeout_grace), counted as timeouts in real time, by probe. [Alpha]",
+		Unit:        "{instance}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_start_timeouts")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

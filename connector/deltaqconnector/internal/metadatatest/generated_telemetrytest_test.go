@@ -20,10 +20,14 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ConnectorDeltaqContributions.Add(context.Background(), 1)
+	tb.ConnectorDeltaqEndedEvictions.Add(context.Background(), 1)
+	tb.ConnectorDeltaqInFlight.Record(context.Background(), 1)
+	tb.ConnectorDeltaqInFlightEvictions.Add(context.Background(), 1)
 	tb.ConnectorDeltaqInstances.Add(context.Background(), 1)
 	tb.ConnectorDeltaqInstancesDropped.Add(context.Background(), 1)
 	tb.ConnectorDeltaqInstancesRebinned.Add(context.Background(), 1)
 	tb.ConnectorDeltaqInstancesWeightClamped.Add(context.Background(), 1)
+	tb.ConnectorDeltaqLateSpans.Add(context.Background(), 1)
 	tb.ConnectorDeltaqLateTimeouts.Add(context.Background(), 1)
 	tb.ConnectorDeltaqLayoutChanges.Add(context.Background(), 1)
 	tb.ConnectorDeltaqLayoutsAgreed.Add(context.Background(), 1)
@@ -35,6 +39,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqReferencedProbeEmptyWindows.Add(context.Background(), 1)
 	tb.ConnectorDeltaqServicesBounded.Add(context.Background(), 1)
 	tb.ConnectorDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
+	tb.ConnectorDeltaqStartEvents.Add(context.Background(), 1)
+	tb.ConnectorDeltaqStartTimeouts.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTotalsSaturated.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTriggersFired.Add(context.Background(), 1)
 	tb.ConnectorDeltaqUnderResolvedWindows.Add(context.Background(), 1)
@@ -42,6 +48,15 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqWindowsClosed.Add(context.Background(), 1)
 	tb.ConnectorDeltaqWindowsMissingAgents.Add(context.Background(), 1)
 	AssertEqualConnectorDeltaqContributions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqEndedEvictions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqInFlight(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqInFlightEvictions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqInstances(t, testTel,
@@ -54,6 +69,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqInstancesWeightClamped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqLateSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqLateTimeouts(t, testTel,
@@ -87,6 +105,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqSnapshotFilesRemoved(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqStartEvents(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqStartTimeouts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqTotalsSaturated(t, testTel,

@@ -1,0 +1,234 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqconnector
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/reload"
+)
+
+// startRig is a connector-only collector's deltaq component: traces →
+// metrics and logs → metrics connectors of one ID, whose windows close on
+// clk.Tick and whose timeouts fire on expire.
+type startRig struct {
+	clk    *observertest.Clock
+	starts chan time.Time
+	traces connector.Traces
+	logs   connector.Logs
+	sink   *consumertest.MetricsSink
+	tel    *componenttest.Telemetry
+}
+
+func newStartRig(t *testing.T, cfg *Config, st *process.State) *startRig {
+	t.Helper()
+	r := &startRig{clk: observertest.NewClock(at(time.Second)), starts: make(chan time.Time),
+		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
+	f := newFactory(st, func(s *observer.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type)
+	set.TelemetrySettings = r.tel.NewTelemetrySettings()
+	cf := f.connectorFactory()
+	var err error
+	r.traces, err = cf.CreateTracesToMetrics(context.Background(), set, cfg, r.sink)
+	require.NoError(t, err)
+	r.logs, err = cf.CreateLogsToMetrics(context.Background(), set, cfg, r.sink)
+	require.NoError(t, err)
+	require.NoError(t, r.traces.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, r.logs.Start(context.Background(), componenttest.NewNopHost()))
+	return r
+}
+
+// expire moves the clock to now and has the timeout timer count the
+// timeouts due; the second send returns once the first was handled.
+func (r *startRig) expire(now time.Time) {
+	r.clk.Set(now)
+	r.starts <- now
+	r.starts <- now
+}
+
+func (r *startRig) shutdown(t *testing.T) {
+	t.Helper()
+	require.NoError(t, r.traces.Shutdown(context.Background()))
+	require.NoError(t, r.logs.Shutdown(context.Background()))
+}
+
+// start is one start event: the span id (and trace id) n, the probe, the
+// start time, and optionally a tracestate.
+type start struct {
+	n          byte
+	probe      string
+	at         time.Duration
+	tracestate string
+}
+
+// startLogs returns the start events, with one log record that is none.
+func startLogs(events ...start) plog.Logs {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	lrs.AppendEmpty().Body().SetStr("an application's own log record")
+	for _, e := range events {
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(outcome.StartEventName)
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(at(e.at)))
+		lr.SetTraceID(pcommon.TraceID{e.n})
+		lr.SetSpanID(pcommon.SpanID{e.n})
+		if e.probe != "" {
+			lr.Attributes().PutStr(outcome.AttrProbe, e.probe)
+		}
+		if e.tracestate != "" {
+			lr.Attributes().PutStr(outcome.AttrTraceState, e.tracestate)
+		}
+	}
+	return ld
+}
+
+// counterByAttr returns the sums of a counter of the connector's
+// telemetry by the value of attribute key.
+func counterByAttr(t *testing.T, tel *componenttest.Telemetry, name, key string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	m, err := tel.GetMetric("otelcol_connector_deltaq_" + name)
+	if err != nil {
+		return out
+	}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := dp.Attributes.Value(attribute.Key(key))
+		out[v.AsString()] += dp.Value
+	}
+	return out
+}
+
+// TestStartEventsTimeOutInRealTime: with no processor, the connector takes
+// the start events on a logs input and counts the instance whose span has
+// not arrived by start + dMax as a timeout, when the timer passes the
+// deadline and before any span says so (the thesis, section 3.2: an input
+// with no output after dMax is a failure). A span that ends a tracked
+// instance within dMax counts by its own duration; one that arrives after
+// its instance's timeout was counted is late and not counted again; a
+// start event that arrives after its span is not tracked; start events of
+// unknown probes and without ids are refused; other log records are
+// ignored.
+func TestStartEventsTimeOutInRealTime(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), process.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// Span 4 ends before its start event arrives.
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 4})))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)},
+		start{n: 3, probe: "job", at: ms(100)}, start{n: 4, probe: "job", at: ms(110)},
+		start{n: 5, probe: "nojob", at: ms(100)}, start{n: 0, probe: "job", at: ms(100)},
+		start{n: 1, probe: "job", at: ms(100)}, // a duplicate
+	)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	r.expire(at(ms(299)))
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"), "no deadline has passed")
+	r.expire(at(ms(301)))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "spans 2 and 3, at start + 200ms")
+	// Span 2 arrives late; span 3 never does.
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(400), span{name: "job", dur: ms(300), traceID: 2})))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{outcome.Success: 2, outcome.Failure: 0, outcome.Timeout: 2},
+		probeOutcomes(r.sink.AllMetrics())["job"], "spans 1 and 4 succeed; 2 and 3 time out once each")
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{"tracked": 3, "after_end": 1, "unknown_probe": 1, "invalid": 1, "duplicate": 1},
+		counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+}
+
+// TestStartEventsGraceAndSampling: with start_events::timeout_grace the
+// timeout is counted only once start + dMax + grace has passed, and a span
+// that arrives within the grace counts by its own duration (a timeout
+// ending after dMax, once); an instance whose start event carries a
+// sampling threshold (deltaq.tracestate ot=th:c: one span in four kept,
+// OpenTelemetry "TraceState: Probability Sampling") times out with its
+// adjusted count, 4.
+func TestStartEventsGraceAndSampling(t *testing.T) {
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.TimeoutGrace = 100 * time.Millisecond
+	r := newStartRig(t, cfg, process.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100), tracestate: "ot=th:c"},
+	)))
+	r.expire(at(ms(350)))
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"), "within the grace")
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(340), span{name: "job", dur: ms(240), traceID: 1})))
+	r.expire(at(ms(401)))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "span 2 only")
+	r.clk.Tick(at(2 * time.Second))
+	assert.Equal(t, map[string]int64{outcome.Success: 0, outcome.Failure: 0, outcome.Timeout: 1 + 4},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	r.shutdown(t)
+}
+
+// TestStartEventsCarriedAcrossReload: the instances in flight go to the
+// connector a configuration reload builds, and time out there, but those
+// of a probe whose dMax changed, which are dropped.
+func TestStartEventsCarriedAcrossReload(t *testing.T) {
+	st := process.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, loadConfig(t, "matched"), st)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "store", at: ms(100)},
+	)))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	cfg := loadConfig(t, "matched")
+	pc := cfg.Probes["store"]
+	pc.DMax = 60 * time.Millisecond
+	cfg.Probes["store"] = pc
+	nu := newStartRig(t, cfg, st)
+	nu.clk.Set(at(ms(500)))
+	nu.expire(at(ms(500)))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"),
+		"job's instance carried over; store's dropped, its dMax changed")
+	nu.shutdown(t)
+}
+
+// TestStartEventsOptions: the start_events section decodes into the
+// processor's options, with its defaults, and each value out of bounds is
+// refused naming it.
+func TestStartEventsOptions(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.Equal(t, inflight.DefaultOptions(), cfg.StartEvents)
+	conf := confmap.NewFromStringMap(map[string]any{"start_events": map[string]any{
+		"max_in_flight": 0, "timer_resolution": "2s", "timeout_grace": "50ms", "late_window": "10s", "max_ended": 1000, "ended_window": "5s"}})
+	require.NoError(t, conf.Unmarshal(cfg))
+	assert.Equal(t, inflight.Options{MaxInFlight: 0, TimerResolution: 2 * time.Second, TimeoutGrace: 50 * time.Millisecond,
+		LateWindow: 10 * time.Second, MaxEnded: 1000, EndedWindow: 5 * time.Second}, cfg.StartEvents)
+	err := confmap.Validate(cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start_events.max_in_flight: must be in [1, 10000000], got 0")
+	assert.Contains(t, err.Error(), "start_events.timer_resolution: must be in [1ms, 1s], got 2s")
+
+	err = confmap.NewFromStringMap(map[string]any{"start_events": map[string]any{"max_in_flite": 5}}).Unmarshal(createDefaultConfig())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start_events.max_in_flite: unknown option; did you mean max_in_flight?")
+}

@@ -1,0 +1,172 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inflight
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Tracker is the in-flight state of the start events of one component: the
+// Table of announced instances and the Ended spans beside it, under one
+// lock, so that a span and its start event, handled at the same time,
+// cannot both miss each other. The deltaq connector and the deltaq
+// processor both keep one; it is safe for concurrent use.
+//
+// The span path asks the tracker only while it is Active: once start
+// events are in use (Remember) or while instances are tracked, so that a
+// component fed no start events pays one atomic load per span.
+type Tracker struct {
+	mu    sync.Mutex
+	table *Table
+	ended *Ended
+	opts  Options
+	// tracked mirrors table.Len() for the lock-free Active.
+	tracked atomic.Int64
+	// remember is set once start events are in use: only then are the
+	// spans that end with no instance tracked remembered (Ended).
+	remember atomic.Bool
+}
+
+// NewTracker returns an empty tracker bounded by o (checked by
+// Options.Check).
+func NewTracker(o Options) *Tracker {
+	return &Tracker{
+		table: New(o.MaxInFlight, int64(o.LateWindow)),
+		ended: NewEnded(o.MaxEnded, int64(o.EndedWindow)),
+		opts:  o,
+	}
+}
+
+// Options returns the options the tracker was made with.
+func (t *Tracker) Options() Options { return t.opts }
+
+// Remember says that start events are in use: from now on a span that ends
+// no tracked instance is remembered, so that its start event, if it comes
+// later, is recognised (StartAfterEnd) rather than tracked.
+func (t *Tracker) Remember() {
+	if !t.remember.Load() {
+		t.remember.Store(true)
+	}
+}
+
+// Remembering reports whether Remember was called.
+func (t *Tracker) Remembering() bool { return t.remember.Load() }
+
+// Active reports whether a span must be looked up (End): start events are
+// in use, or instances are tracked.
+func (t *Tracker) Active() bool { return t.remember.Load() || t.tracked.Load() > 0 }
+
+// EndResult is what End found for a span.
+type EndResult struct {
+	// Instance is the tracked instance the span ends, when Found.
+	Instance Instance
+	// State is the state the instance was in: TimedOut means its timeout
+	// was reported already, and the span is late.
+	State State
+	Found bool
+	// Cut is the number of remembered spans forgotten, still inside
+	// ended_window, to make room for this one (max_ended).
+	Cut int
+}
+
+// End stops tracking the instance the span of key k ends, if one is
+// tracked; otherwise, while start events are in use, it remembers the span
+// as ended at now (nanoseconds since the Unix epoch).
+func (t *Tracker) End(k Key, now int64) EndResult {
+	var r EndResult
+	t.mu.Lock()
+	r.Instance, r.State, r.Found = t.table.End(k)
+	if !r.Found && t.remember.Load() {
+		r.Cut = t.ended.Add(k, now)
+	}
+	t.tracked.Store(int64(t.table.Len()))
+	t.mu.Unlock()
+	return r
+}
+
+// StartResult is what Start did with an announced instance.
+type StartResult uint8
+
+const (
+	// Tracked: the instance is tracked until its span ends it or it is due.
+	Tracked StartResult = iota
+	// Duplicate: an instance of the same span is tracked already.
+	Duplicate
+	// AfterEnd: its span ended already (and was counted); not tracked.
+	AfterEnd
+)
+
+// Start tracks the instance a start event announces, at now (nanoseconds
+// since the Unix epoch), unless its span ended already or it is tracked
+// already. A full table evicts its oldest instance first (Eviction).
+func (t *Tracker) Start(inst Instance, now int64) (StartResult, Eviction) {
+	t.Remember()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended.Len() > 0 && t.ended.Contains(inst.Key, now) {
+		return AfterEnd, Eviction{}
+	}
+	added, ev := t.table.Add(inst)
+	t.tracked.Store(int64(t.table.Len()))
+	if !added {
+		return Duplicate, Eviction{}
+	}
+	return Tracked, ev
+}
+
+// Expire appends to dst the instances due by now (nanoseconds since the
+// Unix epoch), which have timed out, and forgets the timed-out instances
+// past their late window and the ended spans past ended_window.
+func (t *Tracker) Expire(now int64, dst []Instance) []Instance {
+	t.mu.Lock()
+	dst, _ = t.table.Expire(now, dst)
+	t.ended.Expire(now)
+	t.tracked.Store(int64(t.table.Len()))
+	t.mu.Unlock()
+	return dst
+}
+
+// Counts returns the numbers of Started and TimedOut instances tracked.
+func (t *Tracker) Counts() (started, timedOut int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.table.Counts()
+}
+
+// Len returns the number of instances tracked, in either state.
+func (t *Tracker) Len() int { return int(t.tracked.Load()) }
+
+// Capacity returns max_in_flight.
+func (t *Tracker) Capacity() int { return t.table.Capacity() }
+
+// RememberedLen returns the number of ended spans remembered.
+func (t *Tracker) RememberedLen() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended.Len()
+}
+
+// MoveTo hands t's state to dst, the tracker of the component a
+// configuration reload builds: every instance for which keep returns true
+// (keep may change its Probe), with its state and due time, and the
+// remembered spans when both were made with the same max_ended and
+// ended_window. t is left empty. It returns the instances moved and
+// dropped.
+func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) (moved, dropped int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	dst.mu.Lock()
+	defer dst.mu.Unlock()
+	moved, dropped = t.table.MoveTo(dst.table, keep)
+	if t.opts.MaxEnded == dst.opts.MaxEnded && t.opts.EndedWindow == dst.opts.EndedWindow {
+		dst.ended, t.ended = t.ended, NewEnded(t.opts.MaxEnded, int64(t.opts.EndedWindow))
+	}
+	if t.remember.Load() {
+		dst.remember.Store(true)
+	}
+	t.tracked.Store(0)
+	dst.tracked.Store(int64(dst.table.Len()))
+	return moved, dropped
+}

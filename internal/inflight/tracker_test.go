@@ -1,0 +1,131 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inflight
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+func testOptions() Options {
+	o := DefaultOptions()
+	o.MaxInFlight, o.LateWindow, o.MaxEnded, o.EndedWindow = 4, 100, 10, time.Duration(1000)
+	return o
+}
+
+// TestTrackerLifecycle: a tracked instance is ended by its span, or times
+// out at its due time and then makes its span late; a start event after its
+// span (while start events are in use) and a repeated one are not tracked;
+// a tracker given no start events is not Active and remembers nothing.
+func TestTrackerLifecycle(t *testing.T) {
+	tr := NewTracker(testOptions())
+	if tr.Active() {
+		t.Fatal("a new tracker is not Active")
+	}
+	if r := tr.End(key(9), 10); r.Found || tr.RememberedLen() != 0 {
+		t.Fatalf("End before start events are in use = %+v, remembered %d; want nothing", r, tr.RememberedLen())
+	}
+	for n := 1; n <= 2; n++ {
+		if r, _ := tr.Start(inst(n, 0, 50), 0); r != Tracked {
+			t.Fatalf("Start(%d) = %v, want Tracked", n, r)
+		}
+	}
+	if r, _ := tr.Start(inst(1, 0, 50), 0); r != Duplicate {
+		t.Fatalf("repeated Start = %v, want Duplicate", r)
+	}
+	if !tr.Active() || !tr.Remembering() {
+		t.Fatal("start events in use: Active and Remembering")
+	}
+	if r := tr.End(key(1), 20); !r.Found || r.State != Started {
+		t.Fatalf("End(1) = %+v, want found, started", r)
+	}
+	if fired := tr.Expire(49, nil); len(fired) != 0 {
+		t.Fatalf("Expire(49) = %v, want none: due at 50", fired)
+	}
+	if fired := tr.Expire(50, nil); len(fired) != 1 || fired[0].Key != key(2) {
+		t.Fatalf("Expire(50) = %v, want instance 2", fired)
+	}
+	if r := tr.End(key(2), 60); !r.Found || r.State != TimedOut {
+		t.Fatalf("End(2) after its timeout = %+v, want found, timed out", r)
+	}
+	// Span 3 ends first; its start event is then not tracked.
+	if r := tr.End(key(3), 70); r.Found {
+		t.Fatalf("End(3) = %+v, want not found", r)
+	}
+	if r, _ := tr.Start(inst(3, 60, 50), 80); r != AfterEnd {
+		t.Fatalf("Start after the span = %v, want AfterEnd", r)
+	}
+	if started, timedOut := tr.Counts(); started != 0 || timedOut != 0 {
+		t.Fatalf("Counts = %d, %d; want 0, 0", started, timedOut)
+	}
+}
+
+// TestTrackerMoveTo: a reload hands the instances (with their states) and
+// the remembered spans to the new tracker; keep drops and renumbers.
+func TestTrackerMoveTo(t *testing.T) {
+	old := NewTracker(testOptions())
+	for n := 1; n <= 3; n++ {
+		old.Start(inst(n, 0, 50), 0)
+	}
+	old.Expire(50, nil) // all three time out
+	old.Start(inst(4, 60, 50), 60)
+	old.End(key(5), 60) // remembered
+	nu := NewTracker(testOptions())
+	moved, dropped := old.MoveTo(nu, func(in *Instance) bool {
+		in.Probe += 10
+		return in.Key != key(1)
+	})
+	if moved != 3 || dropped != 1 || nu.Len() != 3 || old.Len() != 0 {
+		t.Fatalf("moved %d, dropped %d, new holds %d, old %d; want 3, 1, 3, 0", moved, dropped, nu.Len(), old.Len())
+	}
+	if r := nu.End(key(2), 70); !r.Found || r.State != TimedOut || r.Instance.Probe < 10 {
+		t.Fatalf("End(2) = %+v, want the timed-out instance, renumbered", r)
+	}
+	if r, _ := nu.Start(inst(5, 50, 50), 70); r != AfterEnd {
+		t.Fatalf("Start(5) = %v, want AfterEnd: the remembered span moved too", r)
+	}
+	if !nu.Remembering() {
+		t.Fatal("start events were in use: the new tracker remembers spans too")
+	}
+}
+
+// TestTrackerConcurrent: spans, start events and the timer from several
+// goroutines leave the tracker consistent (run with -race).
+func TestTrackerConcurrent(t *testing.T) {
+	tr := NewTracker(DefaultOptions())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 500 {
+				k := g*1000 + n
+				switch g % 2 {
+				case 0:
+					tr.Start(inst(k, int64(n), 10), int64(n))
+					tr.End(key(k), int64(n+5))
+				default:
+					tr.Expire(int64(n), nil)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if started, timedOut := tr.Counts(); started+timedOut != tr.Len() {
+		t.Fatalf("Counts %d + %d, Len %d: inconsistent", started, timedOut, tr.Len())
+	}
+}
+
+// TestOptionsCheck: the defaults pass, and each bound is enforced and named.
+func TestOptionsCheck(t *testing.T) {
+	o := DefaultOptions()
+	if errs := o.Check(); len(errs) != 0 {
+		t.Fatalf("defaults refused: %v", errs)
+	}
+	bad := Options{MaxInFlight: 0, TimerResolution: 0, TimeoutGrace: -1, LateWindow: 0, MaxEnded: 1, EndedWindow: 0}
+	if errs := bad.Check(); len(errs) != 6 {
+		t.Fatalf("Check of six bad options = %v, want six errors", errs)
+	}
+}
