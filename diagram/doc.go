@@ -31,8 +31,9 @@
 // a, f, p and s are keywords only when a ':' follows them, so, unlike in the
 // thesis's parser (5.3.2), outcomes may be named s, a, f or p.
 //
-// Parse reads and validates a source; errors come as an ErrorList printed
-// `FILE:LINE:COL: message`, all of them, sorted. Operators may nest at most
+// Parse reads and validates a source; errors come as a list printed
+// `FILE:LINE:COL: message`, all of them, sorted, whose Unwrap gives each
+// as a *go/scanner.Error. Operators may nest at most
 // MaxNesting levels deep.
 //
 // # Evaluation
