@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 )
 
 // examples is the repository's testdata directory with the thesis examples.
@@ -129,8 +131,7 @@ func TestFmt(t *testing.T) {
 	}
 
 	// The examples are already canonical.
-	files, _ := filepath.Glob(filepath.Join(examples, "*.dq"))
-	for _, f := range files {
+	for _, f := range globtest.Glob(t, filepath.Join(examples, "*.dq")) {
 		src, _ := os.ReadFile(f)
 		if status, stdout, _ := runCmd("fmt", f); status != exitOK || stdout != string(src) {
 			t.Errorf("%s is not canonical", f)

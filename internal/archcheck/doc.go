@@ -2,12 +2,18 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package archcheck holds the checks that keep the architecture as
-// docs/design.md draws it: its tests compare the design's package table
-// (what each package is and what it may import) with the imports `go list`
-// reports, both ways; hold every function of the module's non-test,
-// non-generated code to at most MaxFunctionLines lines; and keep mutable
-// state out of package variables but the one of internal/process, which
-// only the components' NewFactory functions and main packages reach.
+// docs/design.md draws it. Its tests
+//
+//   - compare the design's package table (what each package is and what it
+//     may import) with the imports `go list` reports, both ways;
+//   - hold every function of the module's non-test, non-generated code to
+//     at most MaxFunctionLines lines;
+//   - keep mutable state out of package variables but the one of
+//     internal/process, which only the components' NewFactory functions
+//     and main packages reach;
+//   - make every test that globs or lists a directory fail when it finds
+//     nothing (internal/globtest), so that none passes on no input.
+//
 // `make vet` runs them, so they hold after every change. It has no code of
 // its own.
 package archcheck // import "github.com/deltaq-otel/deltaq/internal/archcheck"
