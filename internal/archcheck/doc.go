@@ -13,6 +13,9 @@
 //     and main packages reach;
 //   - make every test that globs or lists a directory fail when it finds
 //     nothing (internal/globtest), so that none passes on no input.
+//   - keep test-only packages (componenttest, processortest,
+//     internal/otlptest, …) out of the module's non-test code but the
+//     test-support packages', the few imports still to remove listed.
 //
 // `make vet` runs them, so they hold after every change. It has no code of
 // its own.
