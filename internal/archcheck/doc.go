@@ -16,6 +16,8 @@
 //   - keep test-only packages (componenttest, processortest,
 //     internal/otlptest, …) out of the module's non-test code but the
 //     test-support packages', the few imports still to remove listed.
+//   - hold every package's documentation to a screen, MaxPackageDocLines
+//     lines, the rest being docs/design.md's.
 //
 // `make vet` runs them, so they hold after every change. It has no code of
 // its own.
@@ -24,3 +26,7 @@ package archcheck // import "github.com/deltaq-otel/deltaq/internal/archcheck"
 // MaxFunctionLines is the longest a function may be, from its func keyword
 // to its closing brace.
 const MaxFunctionLines = 80
+
+// MaxPackageDocLines is the longest a package's documentation may be: a
+// screen.
+const MaxPackageDocLines = 40
