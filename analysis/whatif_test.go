@@ -174,9 +174,9 @@ func TestWhatIfConfigErrors(t *testing.T) {
 		{"unknown probe", wi(map[string]map[string]string{"new_db": {"db": "0.5*X"}}), `whatif["new_db"]["db"]: the outcome diagram has no probe db`},
 		{"definition", wi(map[string]map[string]string{"fast_sub": {"sub": "0.5*X"}}), `whatif["fast_sub"]["sub"]: probe sub is a definition of the diagram; interventions apply to its outcomes`},
 		{"operator", wi(map[string]map[string]string{"r": {"race": "X"}}), `whatif["r"]["race"]: probe race is a operator`},
-		{"bad expression", wi(map[string]map[string]string{"faster_payment": {"b": "0.5*Y"}}), `whatif["faster_payment"]["b"]: "0.5*Y" is neither A*X+B nor a distribution`},
-		{"bad failure", wi(map[string]map[string]string{"flaky": {"c": "X + never 150%"}}), `whatif["flaky"]["c"]: failure 150% must be a percentage in [0, 100]`},
-		{"empty expression", wi(map[string]map[string]string{"x": {"c": " "}}), `whatif["x"]["c"]: empty expression`},
+		{"bad expression", wi(map[string]map[string]string{"faster_payment": {"b": "0.5*Y"}}), `whatif["faster_payment"]["b"]: 1:1: "0.5*Y" is neither A*X+B nor a distribution`},
+		{"bad failure", wi(map[string]map[string]string{"flaky": {"c": "X + never 150%"}}), `whatif["flaky"]["c"]: 1:11: failure 150% must be a percentage in [0, 100]`},
+		{"empty expression", wi(map[string]map[string]string{"x": {"c": " "}}), `whatif["x"]["c"]: 1:1: empty expression`},
 	}
 	many := map[string]map[string]string{}
 	for i := range MaxWhatIfScenarios + 1 {

@@ -13,8 +13,8 @@ import (
 // Convolve returns the sequential composition A ⊗ B (thesis (2.1), (2.2)):
 // the ΔQ of an outcome that starts B when A completes. With cₖ the discrete
 // convolution Σᵢ aᵢ·b_{k−i} of the bin masses, output bin k holds
-// ½·(cₖ + c_{k−1}) when both operands are Spread (see the package
-// documentation for why the half split keeps the result unshifted). When
+// ½·(cₖ + c_{k−1}) when both operands are Spread (docs/design.md, "The ΔQ
+// value", derives why the half split keeps the result unshifted). When
 // an operand's masses sit at edges (Placement) the sum is exact: a point at
 // edge e plus a mass spread over bin j is spread over the bin j + e/w, and
 // two points add their edges, so cₖ lands whole in one bin, k or k + 1 by

@@ -48,9 +48,10 @@ var ErrEmpty = errors.New("deltaq: no outcome instances")
 
 // DeltaQ is an immutable improper delay distribution: N bins of width w
 // holding masses pᵢ ≥ 0 with Σpᵢ ≤ 1, the rest 1 − Σpᵢ being the intangible
-// mass (failure and timeout). See the package documentation for the binning
-// convention. The zero value is not a valid ΔQ: its reading methods return
-// zeros and operators reject it with an error.
+// mass (failure and timeout). See the package documentation, and
+// docs/design.md ("The ΔQ value"), for the binning convention. The zero
+// value is not a valid ΔQ: its reading methods return zeros and operators
+// reject it with an error.
 type DeltaQ struct {
 	width float64
 	pdf   []float64
@@ -66,7 +67,7 @@ type Placement uint8
 
 const (
 	// Spread: the mass of bin i is spread uniformly over (i·w, (i+1)·w],
-	// the convention for observed ΔQs (see the package documentation).
+	// the convention for observed ΔQs (see docs/design.md, "The ΔQ value").
 	Spread Placement = iota
 	// UpperEdges: the mass of bin i is a point mass at its upper edge
 	// (i+1)·w. Point gives it for a delay on an edge, and it is the

@@ -44,7 +44,7 @@ func TestDistanceIndependentUniformStages(t *testing.T) {
 	// with dMax 50 ms it holds F(t) = (t − 20 ms)²/1800 ms² up to 50 ms
 	// (F(50 ms) = 0.5) and the rest is timeouts. U(10, 40) on 1 ms bins is
 	// exactly uniform in each bin, and the half split of the convolution is
-	// exact for such masses (package documentation), so the calculated ΔQ
+	// exact for such masses (docs/design.md, "The ΔQ value"), so the calculated ΔQ
 	// equals the triangle at every edge: the divergence is rounding only.
 	// Compared up to the calculated ΔQ's 100 ms, the system's flat 0.5
 	// beyond 50 ms against the calculated CDF reaching 1 at 80 ms gave 0.5.

@@ -70,7 +70,7 @@ func (f *Fine) Edges() []int64 { return f.edges }
 // NewHistogram returns an empty histogram of the analysis resolution. Its
 // AddN finds a bucket in constant time.
 func (f *Fine) NewHistogram() *LogLinearHistogram {
-	return &LogLinearHistogram{layout: FineLayout(), edges: f.edges, index: f.index, counts: make([]uint64, len(f.edges)-1)}
+	return &LogLinearHistogram{layout: FineLayout(), edges: f.edges, index: f.index, tally: tally{counts: make([]uint64, len(f.edges)-1)}}
 }
 
 // Grid returns the ΔQ of h's instances on the grid of bins bins of width

@@ -17,13 +17,19 @@ import (
 // different places combine without loss. A Histogram is not safe for
 // concurrent use.
 type Histogram struct {
-	width    float64
-	inv      float64 // 1/width
+	width float64
+	inv   float64 // 1/width
+	tally
+}
+
+// tally is what a Histogram and a LogLinearHistogram count: the successes
+// in each bin, and the timeouts, failures and rejected delays.
+type tally struct {
 	counts   []uint64
+	success  int64
 	timeouts int64
 	failures int64
 	rejected int64
-	success  int64
 }
 
 // NewHistogram returns an empty histogram of bins bins of width width.
@@ -31,7 +37,7 @@ func NewHistogram(width float64, bins int) (*Histogram, error) {
 	if err := checkShape(width, bins); err != nil {
 		return nil, err
 	}
-	return &Histogram{width: width, inv: 1 / width, counts: make([]uint64, bins)}, nil
+	return &Histogram{width: width, inv: 1 / width, tally: tally{counts: make([]uint64, bins)}}, nil
 }
 
 // Width returns the bin width in seconds.
@@ -128,25 +134,10 @@ func (h *Histogram) Merge(o *Histogram) error {
 // added. bins must have one count per bin and timeouts and failures must
 // not be negative; otherwise h is unchanged and an error is returned.
 func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successes uint64, err error) {
-	if len(bins) != len(h.counts) {
-		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: %d bin counts for %d bins", len(bins), len(h.counts))
+	n, err := h.add(nil, bins, timeouts, failures)
+	if err != nil {
+		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: %w", err)
 	}
-	if timeouts < 0 || failures < 0 {
-		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: negative counts (timeouts %d, failures %d)", timeouts, failures)
-	}
-	// One pass: add and sum; undo in the (practically impossible) case of
-	// an overflow.
-	n, overflow := addCounts(h.counts[:len(bins)], bins)
-	if overflow || n > math.MaxInt64-uint64(h.success) {
-		counts := h.counts[:len(bins)]
-		for i, c := range bins {
-			counts[i] -= c
-		}
-		return 0, fmt.Errorf("deltaq: Histogram.AddCounts: the successes overflow the count")
-	}
-	h.success += int64(n)
-	h.timeouts += timeouts
-	h.failures += failures
 	return n, nil
 }
 
@@ -190,31 +181,60 @@ func addCounts(dst, src []uint64) (n uint64, overflow bool) {
 // or failures, indices out of order or range, and totals that would
 // overflow int64 leave h unchanged and return an error.
 func (h *Histogram) AddSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
-	if idx == nil {
-		return h.AddCounts(counts, timeouts, failures)
-	}
-	n, err := checkSparse(idx, counts, len(h.counts), timeouts, failures, h.success, h.timeouts, h.failures)
+	n, err := h.add(idx, counts, timeouts, failures)
 	if err != nil {
 		return 0, fmt.Errorf("deltaq: Histogram.AddSparse: %w", err)
 	}
-	for j, i := range idx {
-		h.counts[i] += counts[j]
-	}
-	h.success += int64(n)
-	h.timeouts += timeouts
-	h.failures += failures
 	return n, nil
 }
 
-// checkSparse checks sparse counts for bins bins (see
-// Histogram.AddSparse) and returns their sum; success, timeouts0 and
-// failures0 are the totals they are added to.
-func checkSparse(idx []int, counts []uint64, bins int, timeouts, failures, success, timeouts0, failures0 int64) (uint64, error) {
-	if len(idx) != len(counts) {
-		return 0, fmt.Errorf("%d indices for %d counts", len(idx), len(counts))
-	}
+// add adds the counts of a tally of the same shape — counts[j] successes
+// in bin idx[j], or, with idx nil, counts[i] in every bin i — and its
+// timeouts and failures, and returns the successes added: the one sparse
+// and dense addition of Histogram.AddSparse, Histogram.AddCounts and
+// LogLinearHistogram.AddSparse. On an error t is unchanged.
+func (t *tally) add(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
 	if timeouts < 0 || failures < 0 {
 		return 0, fmt.Errorf("negative counts (timeouts %d, failures %d)", timeouts, failures)
+	}
+	if timeouts > math.MaxInt64-t.timeouts || failures > math.MaxInt64-t.failures {
+		return 0, errors.New("the counts overflow the totals")
+	}
+	var n uint64
+	if idx == nil {
+		if len(counts) != len(t.counts) {
+			return 0, fmt.Errorf("%d counts for %d bins", len(counts), len(t.counts))
+		}
+		// One pass: add and sum; undo in the (practically impossible) case
+		// of an overflow.
+		var overflow bool
+		n, overflow = addCounts(t.counts, counts)
+		if overflow || n > math.MaxInt64-uint64(t.success) {
+			for i, c := range counts {
+				t.counts[i] -= c
+			}
+			return 0, errors.New("the successes overflow the count")
+		}
+	} else {
+		var err error
+		if n, err = checkSparse(idx, counts, len(t.counts), t.success); err != nil {
+			return 0, err
+		}
+		for j, i := range idx {
+			t.counts[i] += counts[j]
+		}
+	}
+	t.success += int64(n)
+	t.timeouts += timeouts
+	t.failures += failures
+	return n, nil
+}
+
+// checkSparse checks sparse counts for bins bins (tally.add) and returns
+// their sum, which must fit in the successes' total with success.
+func checkSparse(idx []int, counts []uint64, bins int, success int64) (uint64, error) {
+	if len(idx) != len(counts) {
+		return 0, fmt.Errorf("%d indices for %d counts", len(idx), len(counts))
 	}
 	var n uint64
 	prev := -1
@@ -229,7 +249,7 @@ func checkSparse(idx []int, counts []uint64, bins int, timeouts, failures, succe
 		}
 		n = s
 	}
-	if n > math.MaxInt64-uint64(success) || timeouts > math.MaxInt64-timeouts0 || failures > math.MaxInt64-failures0 {
+	if n > math.MaxInt64-uint64(success) {
 		return 0, errors.New("the counts overflow the totals")
 	}
 	return n, nil

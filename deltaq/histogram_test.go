@@ -204,3 +204,71 @@ func TestHistogramAddN(t *testing.T) {
 		t.Errorf("log-linear AddN: %v total %d, Add: %v total %d", la.Counts(), la.Total(), lb.Counts(), lb.Total())
 	}
 }
+
+// sparseAdder is what TestAddSparse reads of both histograms.
+type sparseAdder interface {
+	AddSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error)
+	Counts() []uint64
+	Successes() int64
+	Timeouts() int64
+	Failures() int64
+}
+
+// TestAddSparse: a Histogram and a LogLinearHistogram of four bins add
+// sparse and dense counts alike, touching only the bins given, and refuse
+// what does not fit, unchanged.
+func TestAddSparse(t *testing.T) {
+	uniform, err := NewHistogram(1e-3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Buckets [0, 1), [1, 2), [2, 4), [4, 8) µs.
+	logLinear, err := NewLogLinearHistogram(LogLinear{Factor: 2, Low: 1000, High: 8000, Steps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]sparseAdder{"Histogram": uniform, "LogLinearHistogram": logLinear} {
+		t.Run(name, func(t *testing.T) {
+			if len(h.Counts()) != 4 {
+				t.Fatalf("%d bins, want 4", len(h.Counts()))
+			}
+			if n, err := h.AddSparse([]int{1, 3}, []uint64{2, 5}, 1, 2); err != nil || n != 7 {
+				t.Fatalf("sparse: %d, %v", n, err)
+			}
+			if n, err := h.AddSparse(nil, []uint64{1, 0, 0, 4}, 0, 1); err != nil || n != 5 {
+				t.Fatalf("dense: %d, %v", n, err)
+			}
+			want := func(what string) {
+				t.Helper()
+				if got := h.Counts(); !slices.Equal(got, []uint64{1, 2, 0, 9}) || h.Successes() != 12 || h.Timeouts() != 1 || h.Failures() != 3 {
+					t.Errorf("%s: counts %v, %d successes, %d timeouts, %d failures; want [1 2 0 9], 12, 1, 3",
+						what, got, h.Successes(), h.Timeouts(), h.Failures())
+				}
+			}
+			want("after two adds")
+			for what, bad := range map[string]struct {
+				idx    []int
+				counts []uint64
+				t, f   int64
+			}{
+				"out of order":      {[]int{3, 1}, []uint64{1, 1}, 0, 0},
+				"repeated":          {[]int{1, 1}, []uint64{1, 1}, 0, 0},
+				"beyond the bins":   {[]int{4}, []uint64{1}, 0, 0},
+				"negative index":    {[]int{-1}, []uint64{1}, 0, 0},
+				"fewer counts":      {[]int{0, 1}, []uint64{1}, 0, 0},
+				"dense, too few":    {nil, []uint64{1, 1, 1}, 0, 0},
+				"negative timeouts": {[]int{0}, []uint64{1}, -1, 0},
+				"negative failures": {nil, []uint64{1, 0, 0, 0}, 0, -1},
+				"sparse overflow":   {[]int{0, 2}, []uint64{1, math.MaxUint64}, 0, 0},
+				"dense overflow":    {nil, []uint64{1, math.MaxUint64, 0, 0}, 0, 0},
+				"total overflow":    {[]int{0}, []uint64{math.MaxInt64}, 0, 0},
+				"timeouts overflow": {nil, []uint64{0, 0, 0, 0}, math.MaxInt64, 0},
+			} {
+				if n, err := h.AddSparse(bad.idx, bad.counts, bad.t, bad.f); err == nil {
+					t.Errorf("%s: added %d", what, n)
+				}
+				want(what)
+			}
+		})
+	}
+}

@@ -97,12 +97,8 @@ type LogLinearHistogram struct {
 	layout LogLinear
 	edges  []int64
 	// index, when set, finds a bucket by arithmetic (Fine.NewHistogram).
-	index    *LogLinearIndex
-	counts   []uint64
-	success  int64
-	timeouts int64
-	failures int64
-	rejected int64
+	index *LogLinearIndex
+	tally
 }
 
 // NewLogLinearHistogram returns an empty histogram of layout l.
@@ -111,7 +107,7 @@ func NewLogLinearHistogram(l LogLinear) (*LogLinearHistogram, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LogLinearHistogram{layout: l, edges: edges, counts: make([]uint64, len(edges)-1)}, nil
+	return &LogLinearHistogram{layout: l, edges: edges, tally: tally{counts: make([]uint64, len(edges)-1)}}, nil
 }
 
 // Layout returns the histogram's layout.
@@ -286,32 +282,11 @@ func (h *LogLinearHistogram) Rejected() int64 { return h.rejected }
 // with its timeouts and failures (see Histogram.AddSparse), and returns
 // the successes added; on an error h is unchanged.
 func (h *LogLinearHistogram) AddSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
-	if idx == nil {
-		if len(counts) != len(h.counts) {
-			return 0, fmt.Errorf("deltaq: LogLinearHistogram.AddSparse: %d counts for %d buckets", len(counts), len(h.counts))
-		}
-		idx = denseIndex(len(counts))
-	}
-	n, err := checkSparse(idx, counts, len(h.counts), timeouts, failures, h.success, h.timeouts, h.failures)
+	n, err := h.add(idx, counts, timeouts, failures)
 	if err != nil {
 		return 0, fmt.Errorf("deltaq: LogLinearHistogram.AddSparse: %w", err)
 	}
-	for j, i := range idx {
-		h.counts[i] += counts[j]
-	}
-	h.success += int64(n)
-	h.timeouts += timeouts
-	h.failures += failures
 	return n, nil
-}
-
-// denseIndex returns 0, 1, …, n−1.
-func denseIndex(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }
 
 // Reset empties the histogram, keeping its layout.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 // FuzzParse checks, for any input, that parsing does not panic, that every
@@ -27,7 +28,7 @@ func FuzzParse(f *testing.F) {
 func fuzzParse(t *testing.T, src []byte) {
 	d, err := Parse("f.dq", src)
 	if err != nil {
-		var list ErrorList
+		var list textpos.ErrorList
 		if !errors.As(err, &list) || len(list) == 0 {
 			t.Fatalf("error %T %v is not a non-empty ErrorList", err, err)
 		}

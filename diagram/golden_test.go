@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the formatter and DOT tests")
@@ -39,11 +41,7 @@ func checkGolden(t *testing.T, path string, got []byte) {
 // fails its subtest.
 func forEachDiagram(t *testing.T, pattern string, check func(t *testing.T, file, name string, src []byte, d *Diagram)) {
 	t.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no diagrams match %s: %v", pattern, err)
-	}
-	for _, file := range files {
+	for _, file := range globtest.Glob(t, pattern) {
 		name := strings.TrimSuffix(filepath.Base(file), ".dq")
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(file)
@@ -110,8 +108,7 @@ func TestDOTRenders(t *testing.T) {
 	if err != nil {
 		t.Skip("Graphviz dot not installed")
 	}
-	files, _ := filepath.Glob("testdata/golden/*.dot.golden")
-	for _, f := range files {
+	for _, f := range globtest.Glob(t, "testdata/golden/*.dot.golden") {
 		var stderr bytes.Buffer
 		cmd := exec.Command(dot, "-Tsvg", f)
 		cmd.Stderr = &stderr

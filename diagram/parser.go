@@ -5,6 +5,8 @@ package diagram
 
 import (
 	"strconv"
+
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 // MaxNesting is the deepest nesting of operators inside operators that Parse
@@ -35,8 +37,9 @@ const MaxNesting = 256
 // Comments run from '#' or '//' to the end of the line. A definition named
 // "system" describes the whole system.
 //
-// On error Parse returns an ErrorList holding every error it found, sorted by
-// position and printed as FILE:LINE:COL: message, together with the part of
+// On error Parse returns a list (textpos.ErrorList) holding every error it
+// found, sorted by position and printed as FILE:LINE:COL: message, whose
+// Unwrap gives each as a *go/scanner.Error, together with the part of
 // the diagram it could parse (which must not be evaluated). Syntax errors
 // are reported first: the semantic checks of Validate run only on a source
 // without syntax errors, since a statement that failed to parse would make
@@ -85,7 +88,7 @@ type defSpan struct {
 // stmtErr is the panic value that abandons the current statement.
 type stmtErr struct{}
 
-func parseSyntax(filename string, src []byte) (d *Diagram, errs ErrorList) {
+func parseSyntax(filename string, src []byte) (d *Diagram, errs textpos.ErrorList) {
 	sink := &errorSink{filename: filename}
 	p := &parser{sc: newScanner(src, sink), errs: sink}
 	d = &Diagram{Filename: filename}
@@ -106,21 +109,10 @@ func parseSyntax(filename string, src []byte) (d *Diagram, errs ErrorList) {
 		}
 	}()
 	attachComments(d, p.spans, p.sc.comments)
-	sink.list.sort()
-	return d, removeSameLine(sink.list)
-}
-
-// removeSameLine keeps only the first syntax error of each line: the later
-// ones are nearly always consequences of the first.
-func removeSameLine(l ErrorList) ErrorList {
-	var out ErrorList
-	for _, e := range l {
-		if n := len(out); n > 0 && out[n-1].Pos.Line == e.Pos.Line {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+	// Only the first syntax error of each line: the later ones are nearly
+	// always consequences of the first.
+	sink.list.RemoveMultiples()
+	return d, sink.list
 }
 
 func (p *parser) advance() {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 // probeList renders the probes of a diagram as "kind:name@line:col" items.
@@ -214,7 +216,7 @@ func TestParseErrors(t *testing.T) {
 			if got := err.Error(); got != tt.want {
 				t.Errorf("errors:\n%s\nwant:\n%s", got, tt.want)
 			}
-			var list ErrorList
+			var list textpos.ErrorList
 			if !errors.As(err, &list) {
 				t.Fatalf("error is %T, not ErrorList", err)
 			}
@@ -224,6 +226,22 @@ func TestParseErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestErrorPositionsCountSpace: an error's line and column are those of
+// the source as written, its spaces and tabs counted as one column each.
+func TestErrorPositionsCountSpace(t *testing.T) {
+	src := "  x  =  a\t->  ;\n\ty = %;\n"
+	_, err := Parse("t.dq", []byte(src))
+	var list textpos.ErrorList
+	if !errors.As(err, &list) || len(list) != 2 {
+		t.Fatalf("Parse: %v, want two errors", err)
+	}
+	for i, want := range []struct{ offset, line, col int }{{14, 1, 15}, {21, 2, 6}} {
+		if p := list[i].Pos; p.Offset != want.offset || p.Line != want.line || p.Column != want.col || p.Filename != "t.dq" {
+			t.Errorf("error %d (%s) at %+v, want offset %d, %d:%d", i, list[i].Msg, p, want.offset, want.line, want.col)
+		}
 	}
 }
 
@@ -342,7 +360,8 @@ func TestNestingLimit(t *testing.T) {
 }
 
 func TestValidateHandBuilt(t *testing.T) {
-	// A Diagram built in code is validated the same way.
+	// A Diagram built in code is validated the same way; its errors have
+	// no position to print.
 	d := &Diagram{Defs: []*Definition{{
 		Name: "x",
 		Chain: &Chain{Elems: []Component{
@@ -350,7 +369,7 @@ func TestValidateHandBuilt(t *testing.T) {
 		}},
 	}}}
 	err := d.Validate()
-	if err == nil || err.Error() != "-: f:g has 1 branch; an operator needs at least 2" {
+	if err == nil || err.Error() != "f:g has 1 branch; an operator needs at least 2" {
 		t.Errorf("Validate: %v", err)
 	}
 	d.Defs[0].Chain.Elems[0].(*Operator).Branches = append(d.Defs[0].Chain.Elems[0].(*Operator).Branches,

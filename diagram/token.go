@@ -28,9 +28,6 @@ func (p Pos) String() string {
 	return strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Column)
 }
 
-// before reports whether p comes before q in the source.
-func (p Pos) before(q Pos) bool { return p.Offset < q.Offset }
-
 // tokenKind is the lexical class of a token.
 type tokenKind int
 

@@ -4,7 +4,6 @@
 package diagram
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -77,8 +76,8 @@ func (d *Diagram) Probe(name string) (Probe, bool) {
 }
 
 // Validate checks the semantic rules of an outcome diagram and, when they
-// hold, prepares it for Evaluate. It reports, as an ErrorList sorted by
-// position:
+// hold, prepares it for Evaluate. It reports, as a list sorted by position
+// (as Parse does):
 //
 //   - a name defined twice (definitions and operators share one name space,
 //     since each names a probe);
@@ -97,7 +96,9 @@ func (d *Diagram) Validate() error {
 	d.plan = nil
 	for i, def := range d.Defs {
 		if def == nil {
-			return ErrorList{{Filename: d.Filename, Msg: fmt.Sprintf("definition %d is nil", i)}}
+			sink := &errorSink{filename: d.Filename}
+			sink.errorf(Pos{}, "definition %d is nil", i)
+			return sink.list
 		}
 	}
 	v := &validator{
@@ -111,7 +112,7 @@ func (d *Diagram) Validate() error {
 	v.check()
 	v.cycles()
 	if len(v.errs.list) > 0 {
-		v.errs.list.sort()
+		v.errs.list.Sort()
 		return v.errs.list
 	}
 	d.plan = v.compile()

@@ -4,6 +4,8 @@
 package dist
 
 import (
+	"errors"
+	"go/scanner"
 	"math"
 	"testing"
 )
@@ -23,13 +25,13 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"3":      "column 2: expected a unit (ns, us, ms or s) after 3",
-		"3m":     "column 2: expected a unit (ns, us, ms or s) after 3",
-		"ms":     `column 1: expected a number, found "ms"`,
-		"-1ms":   `column 1: expected a number, found "-1ms"`,
-		"1ms2":   `column 4: unexpected "2" after the duration`,
-		"1.2.3s": `column 1: bad number "1.2.3"`,
-		"":       "column 1: expected a number, found end of text",
+		"3":      "1:2: expected a unit (ns, us, ms or s) after 3",
+		"3m":     "1:2: expected a unit (ns, us, ms or s) after 3",
+		"ms":     `1:1: expected a number, found "ms"`,
+		"-1ms":   `1:1: expected a number, found "-1ms"`,
+		"1ms2":   `1:4: unexpected "2" after the duration`,
+		"1.2.3s": `1:1: bad number "1.2.3"`,
+		"":       "1:1: expected a number, found end of text",
 	} {
 		if _, err := ParseDuration(in); err == nil || err.Error() != want {
 			t.Errorf("ParseDuration(%q) error %v, want %q", in, err, want)
@@ -89,19 +91,19 @@ func TestParseDist(t *testing.T) {
 
 func TestParseDistErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                            "column 1: expected a distribution (point, uniform, exp, never, steps or choice), found end of text",
-		"gamma(1ms)":                  `column 1: unknown distribution "gamma" (want point, uniform, exp, never, steps or choice)`,
-		"unifrom(1ms, 2ms)":           `column 1: unknown distribution "unifrom" (did you mean uniform?) (want point, uniform, exp, never, steps or choice)`,
-		"point 3ms":                   `column 7: expected '(', found "3ms"`,
-		"point(3ms":                   "column 10: expected ')', found end of text",
-		"uniform(2ms,1ms)":            "column 1: uniform(LO,HI) needs LO ≤ HI",
-		"uniform(1ms)":                `column 12: expected ',', found ")"`,
-		"exp(0s)":                     "column 1: exp needs a mean above 0",
-		"steps(1ms:1.5)":              "column 11: probability 1.5 is above 1",
-		"steps(1ms)":                  `column 10: expected ':', found ")"`,
-		"choice(0.5:never,0.4:never)": "column 1: choice weights sum to 0.9, not 1",
-		"choice(never)":               `column 8: expected a number, found "never)"`,
-		"never()":                     `column 6: unexpected "()" after the distribution`,
+		"":                            "1:1: expected a distribution (point, uniform, exp, never, steps or choice), found end of text",
+		"gamma(1ms)":                  `1:1: unknown distribution "gamma" (want point, uniform, exp, never, steps or choice)`,
+		"unifrom(1ms, 2ms)":           `1:1: unknown distribution "unifrom" (did you mean uniform?) (want point, uniform, exp, never, steps or choice)`,
+		"point 3ms":                   `1:7: expected '(', found "3ms"`,
+		"point(3ms":                   "1:10: expected ')', found end of text",
+		"uniform(2ms,1ms)":            "1:1: uniform(LO,HI) needs LO ≤ HI",
+		"uniform(1ms)":                `1:12: expected ',', found ")"`,
+		"exp(0s)":                     "1:1: exp needs a mean above 0",
+		"steps(1ms:1.5)":              "1:11: probability 1.5 is above 1",
+		"steps(1ms)":                  `1:10: expected ':', found ")"`,
+		"choice(0.5:never,0.4:never)": "1:1: choice weights sum to 0.9, not 1",
+		"choice(never)":               `1:8: expected a number, found "never)"`,
+		"never()":                     `1:6: unexpected "()" after the distribution`,
 	} {
 		if _, err := Parse(in); err == nil || err.Error() != want {
 			t.Errorf("Parse(%q) error %v, want %q", in, err, want)
@@ -186,6 +188,25 @@ func TestFormatDurationParses(t *testing.T) {
 		got, err := ParseDuration(text)
 		if err != nil || math.Abs(got-s) > 5e-4*s {
 			t.Errorf("ParseDuration(FormatDuration(%v) = %q) = %v, %v", s, text, got, err)
+		}
+	}
+}
+
+// TestErrorColumnsCountSpace: an error's column is that of the text as
+// written, each space and tab one column, a non-ASCII character as many as
+// its bytes (as go/token counts).
+func TestErrorColumnsCountSpace(t *testing.T) {
+	for in, want := range map[string]int{
+		" uniform( 10ms ,  x)": 19, // the x
+		"point(\t3ms":          11, // the end, where ')' is missing
+		"steps(1ms: 1.5)":      12, // the probability, after the space
+		"  exp( 0s )":          3,  // the distribution
+		"point(3µs) x":         13, // what follows, after µ's two bytes
+	} {
+		_, err := Parse(in)
+		var e *scanner.Error
+		if !errors.As(err, &e) || e.Pos.Line != 1 || e.Pos.Column != want {
+			t.Errorf("Parse(%q): %v, want an error at 1:%d", in, err, want)
 		}
 	}
 }

@@ -23,5 +23,6 @@
 // choice nests at most 32 levels deep. Parse returns a Dist; its Build makes
 // the ΔQ on a given binning (with the constructors of package deltaq), and its
 // Horizon, the largest delay it names, gives DefaultDMax the dMax that fits a
-// set of distributions. Errors name the 1-based column of the text.
+// set of distributions. Errors name the line and column of the text
+// (package textpos).
 package dist

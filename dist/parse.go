@@ -4,19 +4,20 @@
 package dist
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/suggest"
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 // maxDepth bounds the nesting of choice(…) in one DIST.
 const maxDepth = 32
 
-// Parse parses a DIST. Errors name the column (1-based) in s.
+// Parse parses a DIST. Its error is a textpos.ErrorList of one error at the
+// line and column of s.
 func Parse(s string) (Dist, error) {
 	p := &parser{s: s}
 	d, err := p.dist(0)
@@ -31,7 +32,8 @@ func Parse(s string) (Dist, error) {
 }
 
 // ParseDuration parses a whole string as a duration in seconds: a number
-// and one of the units ns, us, µs, ms, s (none for 0).
+// and one of the units ns, us, µs, ms, s (none for 0). Its errors are
+// Parse's.
 func ParseDuration(s string) (float64, error) {
 	p := &parser{s: s}
 	d, err := p.duration()
@@ -51,8 +53,9 @@ type parser struct {
 	i int
 }
 
+// errorf returns an error at byte i of s.
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("column %d: %s", p.i+1, fmt.Sprintf(format, args...))
+	return textpos.Errorf(p.s, p.i, format, args...)
 }
 
 func (p *parser) space() {
@@ -98,7 +101,8 @@ func (p *parser) dist(depth int) (Dist, error) {
 	if depth > maxDepth {
 		return nil, p.errorf("choices nested deeper than %d levels", maxDepth)
 	}
-	start := p.i
+	p.space()
+	start := p.i // where the name begins, for errors about the whole distribution
 	name := p.word()
 	switch name {
 	case "never":
@@ -115,7 +119,6 @@ func (p *parser) dist(depth int) (Dist, error) {
 		return nil, p.errorf("expected a distribution (point, uniform, exp, never, steps or choice), found %s", p.found())
 	}
 	p.i = start
-	p.space()
 	return nil, p.errorf("unknown distribution %q%s (want point, uniform, exp, never, steps or choice)", name,
 		suggest.Hint(name, []string{"point", "uniform", "exp", "never", "steps", "choice"}))
 }

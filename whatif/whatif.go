@@ -4,14 +4,19 @@
 package whatif
 
 import (
+	"errors"
 	"fmt"
+	"go/scanner"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 // Pattern is a resilience pattern a caller wraps a call in.
@@ -93,89 +98,121 @@ resilience pattern, reporting the extra attempts it costs:
   hedge(D)         a second attempt after D, the first to finish wins
 D is rounded to the model's bin width.`
 
-// Parse parses "TARGET=EXPR" (Help).
+// Parse parses "TARGET=EXPR" (Help). Its error is a textpos.ErrorList of
+// one error, at the line and column of s, whose message names the target.
 func Parse(s string) (Intervention, error) {
 	target, text, ok := strings.Cut(s, "=")
-	target, text = strings.TrimSpace(target), strings.TrimSpace(text)
-	if !ok || target == "" || text == "" {
-		return Intervention{}, fmt.Errorf("want TARGET=EXPR, got %q", s)
+	target = strings.TrimSpace(target)
+	switch {
+	case !ok || strings.TrimSpace(text) == "":
+		return Intervention{}, textpos.Errorf(s, len(s), "want TARGET=EXPR, got %q", s)
+	case target == "":
+		return Intervention{}, textpos.Errorf(s, 0, "want TARGET=EXPR, got %q", s)
 	}
-	iv, err := ParseExpr(text)
-	if err != nil {
-		return Intervention{}, fmt.Errorf("%s: %w", target, err)
+	iv, e := parseExpr(s, len(s)-len(text))
+	if e != nil {
+		e.Msg = target + ": " + e.Msg
+		return Intervention{}, textpos.ErrorList{e}
 	}
 	iv.Target = target
 	return iv, nil
 }
 
 // ParseExpr parses the EXPR of an intervention (Help), without a target:
-// the form a configuration that names the target elsewhere uses. Its
-// errors do not name the target.
+// the form a configuration that names the target elsewhere uses. Its error
+// is a textpos.ErrorList of one error, at the line and column of text, and
+// does not name the target.
 func ParseExpr(text string) (Intervention, error) {
-	text = strings.TrimSpace(text)
+	iv, e := parseExpr(text, 0)
+	if e != nil {
+		return Intervention{}, textpos.ErrorList{e}
+	}
+	return iv, nil
+}
+
+// parseExpr parses the expression src[start:]. The regular expressions
+// match it without its white space; each error is placed in src.
+func parseExpr(src string, start int) (Intervention, *scanner.Error) {
+	raw := src[start:]
+	text := strings.TrimSpace(raw)
 	if text == "" {
-		return Intervention{}, fmt.Errorf("empty expression: want A*X+B, a distribution, remove, timeout(D), retry(N, D) or hedge(D)")
+		return Intervention{}, verbatim(src, start, len(src)).errorf(0,
+			"empty expression: want A*X+B, a distribution, remove, timeout(D), retry(N, D) or hedge(D)")
 	}
 	iv := Intervention{Text: text, A: 1}
 	if text == "remove" {
 		iv.Remove = true
 		return iv, nil
 	}
-	compact := strings.Join(strings.Fields(text), "")
-	if m := patternRE.FindStringSubmatch(compact); m != nil {
-		return parsePattern(iv, m)
+	lead := start + len(raw) - len(strings.TrimLeftFunc(raw, unicode.IsSpace))
+	compact := squeeze(src, lead, lead+len(text))
+	if m := patternRE.FindStringSubmatchIndex(compact.s); m != nil {
+		return parsePattern(iv, compact, m)
 	}
-	base := text
-	if m := failRE.FindStringSubmatch(compact); m != nil {
-		p, err := strconv.ParseFloat(m[1], 64)
+	base := verbatim(src, lead, lead+len(text))
+	if m := failRE.FindStringSubmatchIndex(compact.s); m != nil {
+		pct := compact.s[m[2]:m[3]]
+		p, err := strconv.ParseFloat(pct, 64)
 		if err != nil || p < 0 || p > 100 {
-			return Intervention{}, fmt.Errorf("failure %s%% must be a percentage in [0, 100]", m[1])
+			return Intervention{}, compact.errorf(m[2], "failure %s%% must be a percentage in [0, 100]", pct)
 		}
 		iv.Fail = p / 100
-		compact = compact[:len(compact)-len(m[0])]
+		compact = compact.sub(0, m[0])
 		base = compact
 	}
-	if m := affineRE.FindStringSubmatch(compact); m != nil {
-		if m[1] != "" {
-			a, err := strconv.ParseFloat(m[1], 64)
-			if err != nil || math.IsInf(a, 0) {
-				return Intervention{}, fmt.Errorf("factor %q is not a number ≥ 0", m[1])
-			}
-			iv.A = a
-		}
-		if m[2] != "" {
-			b, err := dist.ParseDuration(m[2])
-			if err != nil {
-				return Intervention{}, fmt.Errorf("shift %q: %v", m[2], err)
-			}
-			iv.B = b
-		}
-		return iv, nil
+	if m := affineRE.FindStringSubmatchIndex(compact.s); m != nil {
+		return parseAffine(iv, compact, m)
 	}
-	d, err := dist.Parse(base)
+	d, err := dist.Parse(base.s)
 	if err != nil {
-		return Intervention{}, fmt.Errorf("%q is neither A*X+B nor a distribution, remove, timeout(D), retry(N, D) or hedge(D): %v", base, err)
+		return Intervention{}, base.inner(err, fmt.Sprintf(
+			"%q is neither A*X+B nor a distribution, remove, timeout(D), retry(N, D) or hedge(D): ", base.s))
 	}
 	iv.Dist = d
 	return iv, nil
 }
 
-// parsePattern fills iv from a match of patternRE: the name, N (retry
-// only) and D.
-func parsePattern(iv Intervention, m []string) (Intervention, error) {
-	name, n, d := m[1], m[2], m[3]
+// parseAffine fills iv from a match m of affineRE in compact: A and B.
+func parseAffine(iv Intervention, compact piece, m []int) (Intervention, *scanner.Error) {
+	if m[2] >= 0 {
+		text := compact.s[m[2]:m[3]]
+		a, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsInf(a, 0) {
+			return Intervention{}, compact.errorf(m[2], "factor %q is not a number ≥ 0", text)
+		}
+		iv.A = a
+	}
+	if m[4] >= 0 {
+		shift := compact.sub(m[4], m[5])
+		b, err := dist.ParseDuration(shift.s)
+		if err != nil {
+			return Intervention{}, shift.inner(err, fmt.Sprintf("shift %q: ", shift.s))
+		}
+		iv.B = b
+	}
+	return iv, nil
+}
+
+// parsePattern fills iv from a match m of patternRE in compact: the name,
+// N (retry only) and D.
+func parsePattern(iv Intervention, compact piece, m []int) (Intervention, *scanner.Error) {
+	name, d := compact.s[m[2]:m[3]], compact.sub(m[6], m[7])
+	n := ""
+	if m[4] >= 0 {
+		n = compact.s[m[4]:m[5]]
+	}
 	switch {
 	case name == "retry" && n == "":
-		return Intervention{}, fmt.Errorf("retry(N, D): the number of retries N is missing in %q", iv.Text)
+		return Intervention{}, d.errorf(0, "retry(N, D): the number of retries N is missing in %q", iv.Text)
 	case name != "retry" && n != "":
-		return Intervention{}, fmt.Errorf("%s(D) takes one argument, got %q", name, iv.Text)
+		return Intervention{}, compact.errorf(m[4], "%s(D) takes one argument, got %q", name, iv.Text)
 	}
-	delay, err := dist.ParseDuration(d)
+	delay, err := dist.ParseDuration(d.s)
 	if err != nil {
-		return Intervention{}, fmt.Errorf("%s: delay %q: %v", name, d, err)
+		return Intervention{}, d.inner(err, fmt.Sprintf("%s: delay %q: ", name, d.s))
 	}
 	if !(delay > 0 && delay <= MaxPatternDelay) {
-		return Intervention{}, fmt.Errorf("%s: delay %s must be above 0 and at most %gs", name, d, float64(MaxPatternDelay))
+		return Intervention{}, d.errorf(0, "%s: delay %s must be above 0 and at most %gs", name, d.s, float64(MaxPatternDelay))
 	}
 	iv.D = delay
 	switch name {
@@ -187,11 +224,80 @@ func parsePattern(iv Intervention, m []string) (Intervention, error) {
 		iv.Pattern = Retry
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 1 || k > MaxRetries {
-			return Intervention{}, fmt.Errorf("retry: %s retries: want a whole number in [1, %d]", n, MaxRetries)
+			return Intervention{}, compact.errorf(m[4], "retry: %s retries: want a whole number in [1, %d]", n, MaxRetries)
 		}
 		iv.N = k
 	}
 	return iv, nil
+}
+
+// piece is a piece of the text the user typed, src, maybe with its white
+// space removed, and where each of its bytes lies in src: an error found in
+// the piece is reported at the line and column the user typed it at.
+type piece struct {
+	src string
+	s   string
+	at  []int // at[i]: the offset in src of s[i]
+	end int   // the offset in src just after the piece
+}
+
+// verbatim returns src[start:end] as it is.
+func verbatim(src string, start, end int) piece {
+	at := make([]int, end-start)
+	for i := range at {
+		at[i] = start + i
+	}
+	return piece{src: src, s: src[start:end], at: at, end: end}
+}
+
+// squeeze returns src[start:end] without its white space (what
+// unicode.IsSpace calls space, as strings.Fields).
+func squeeze(src string, start, end int) piece {
+	var b strings.Builder
+	var at []int
+	for i := start; i < end; {
+		r, size := utf8.DecodeRuneInString(src[i:end])
+		if !unicode.IsSpace(r) {
+			b.WriteString(src[i : i+size])
+			for k := range size {
+				at = append(at, i+k)
+			}
+		}
+		i += size
+	}
+	return piece{src: src, s: b.String(), at: at, end: end}
+}
+
+// offset returns the offset in src of s[k]; for k = len(s), the piece's end.
+func (p piece) offset(k int) int {
+	if k < len(p.at) {
+		return p.at[k]
+	}
+	return p.end
+}
+
+// sub returns the piece s[i:j], which ends just after s[j-1].
+func (p piece) sub(i, j int) piece {
+	end := p.offset(i)
+	if j > i {
+		end = p.offset(j-1) + 1
+	}
+	return piece{src: p.src, s: p.s[i:j], at: p.at[i:j], end: end}
+}
+
+// errorf returns an error at s[k].
+func (p piece) errorf(k int, format string, args ...any) *scanner.Error {
+	return &scanner.Error{Pos: textpos.Position(p.src, p.offset(k)), Msg: fmt.Sprintf(format, args...)}
+}
+
+// inner returns the error err that package dist found in the piece, placed
+// in src, its message after prefix.
+func (p piece) inner(err error, prefix string) *scanner.Error {
+	var e *scanner.Error
+	if !errors.As(err, &e) {
+		return p.errorf(0, "%s%v", prefix, err)
+	}
+	return p.errorf(e.Pos.Offset, "%s%s", prefix, e.Msg)
 }
 
 // OnCall reports whether the intervention replaces the call's whole ΔQ (the

@@ -4,8 +4,11 @@
 package whatif
 
 import (
+	"errors"
 	"math"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 func TestParse(t *testing.T) {
@@ -36,6 +39,52 @@ func TestParse(t *testing.T) {
 	for _, in := range []string{"svc.op", "=X", "svc.op=", "svc.op=-1*X", "svc.op=X-1ms", "svc.op=X+never 101%", "svc.op=Y", "svc.op=X+1"} {
 		if iv, err := Parse(in); err == nil {
 			t.Errorf("%s: accepted as %+v", in, iv)
+		}
+	}
+}
+
+// TestParseErrorPositions: an error is at the line and column of the text
+// as the user typed it, spaces included, not of the text the regular
+// expressions match with the spaces removed; Parse's columns count from
+// the start of TARGET=EXPR, ParseExpr's from the start of EXPR.
+func TestParseErrorPositions(t *testing.T) {
+	const (
+		want    = "A*X+B, a distribution, remove, timeout(D), retry(N, D) or hedge(D)"
+		neither = "is neither A*X+B nor a distribution, remove, timeout(D), retry(N, D) or hedge(D)"
+	)
+	for _, c := range []struct {
+		in, err string
+		target  bool // through Parse
+	}{
+		{"2 * X + 3m", `1:10: shift "3m": expected a unit (ns, us, ms or s) after 3`, false},
+		{"svc.op = 2 * X + 3m", `1:19: svc.op: shift "3m": expected a unit (ns, us, ms or s) after 3`, true},
+		{"2 * X\n  + 3m", `2:6: shift "3m": expected a unit (ns, us, ms or s) after 3`, false},
+		{"svc.op=X + never 101%", `1:18: svc.op: failure 101% must be a percentage in [0, 100]`, true},
+		{"  0.5*Y", `1:3: "0.5*Y" ` + neither + `: expected a distribution (point, uniform, exp, never, steps or choice), found "0.5*Y"`, false},
+		{"uniform(2ms, x) + never 5%", `1:14: "uniform(2ms,x)" ` + neither + `: expected a number, found "x)"`, false},
+		{"retry(20, 5ms)", `1:7: retry: 20 retries: want a whole number in [1, 10]`, false},
+		{"timeout(2, 5ms)", `1:9: timeout(D) takes one argument, got "timeout(2, 5ms)"`, false},
+		{"hedge( 5 m )", `1:10: hedge: delay "5m": expected a unit (ns, us, ms or s) after 5`, false},
+		{"retry( 5ms)", `1:8: retry(N, D): the number of retries N is missing in "retry( 5ms)"`, false},
+		{"hedge( 2h )", `1:9: hedge: delay "2h": expected a unit (ns, us, ms or s) after 2`, false},
+		{"timeout( 7200s)", `1:10: timeout: delay 7200s must be above 0 and at most 3600s`, false},
+		{"svc.op", `1:7: want TARGET=EXPR, got "svc.op"`, true},
+		{" = X", `1:1: want TARGET=EXPR, got " = X"`, true},
+		{"   ", `1:1: empty expression: want ` + want, false},
+	} {
+		var err error
+		if c.target {
+			_, err = Parse(c.in)
+		} else {
+			_, err = ParseExpr(c.in)
+		}
+		var list textpos.ErrorList
+		if !errors.As(err, &list) || len(list) != 1 {
+			t.Errorf("%q: %v, want one positioned error", c.in, err)
+			continue
+		}
+		if err.Error() != c.err {
+			t.Errorf("%q:\n got %s\nwant %s", c.in, err, c.err)
 		}
 	}
 }

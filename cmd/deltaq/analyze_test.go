@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 )
 
@@ -261,11 +262,7 @@ exporters:
 	if strings.Contains(stdout, "spoof") && !strings.Contains(stdout, `spoof\u202e\x1b[31m`) {
 		t.Errorf("stdout shows the spoofed probe unescaped:\n%s", stdout)
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
+	for _, e := range globtest.ReadDir(t, dir) {
 		assertNoControls(t, "plot file name", e.Name())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "evil__2J__0_x_.png")); err != nil {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 )
 
 // examples is the repository's testdata directory with the thesis examples.
@@ -129,8 +131,7 @@ func TestFmt(t *testing.T) {
 	}
 
 	// The examples are already canonical.
-	files, _ := filepath.Glob(filepath.Join(examples, "*.dq"))
-	for _, f := range files {
+	for _, f := range globtest.Glob(t, filepath.Join(examples, "*.dq")) {
 		src, _ := os.ReadFile(f)
 		if status, stdout, _ := runCmd("fmt", f); status != exitOK || stdout != string(src) {
 			t.Errorf("%s is not canonical", f)
@@ -289,17 +290,17 @@ func TestEvalErrors(t *testing.T) {
 		{"operator name", []string{ftf, "--outcome", "ftf=exp(5ms)"}, exitUsage,
 			"ftf is an operator (" + ftf + ":5:10); its ΔQ is always calculated from its branches"},
 		{"bad distribution", []string{mm1k, "--outcome", "worker_1=uniform(1ms,x)"}, exitUsage,
-			"worker_1: uniform(1ms,x): column 13: expected a number, found \"x)\""},
+			"worker_1: uniform(1ms,x): 1:13: expected a number, found \"x)\""},
 		{"outcome twice", []string{mm1k, "--outcome", "worker_1=never", "--outcome", "worker_1=never"}, exitUsage,
 			"worker_1 given twice"},
 		{"bad dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "10"}, exitUsage,
-			"--dmax 10: column 3: expected a unit (ns, us, ms or s) after 10"},
+			"--dmax 10: 1:3: expected a unit (ns, us, ms or s) after 10"},
 		{"zero dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0s"}, exitUsage,
 			"dMax 0 must be finite and > 0"},
 		{"bad bins", []string{mm1k, "--outcome", "worker_1=never", "--bins", "0"}, exitUsage,
 			"bin count 0 outside"},
 		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
-			"--at x: column 1: expected a number"},
+			"--at x: 1:1: expected a number"},
 		{"unknown probe", []string{mm1k, "--outcome", "worker_1=never", "--probe", "sytem"}, exitUsage,
 			"--probe sytem: " + mm1k + " has no probe named sytem; known: system, probe, worker_1, worker_2"},
 		{"no file", []string{"--outcome", "worker_1=never"}, exitUsage,

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/otelcol"
+
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 )
 
 // repoRoot is the repository root, from this package's directory.
@@ -213,17 +215,13 @@ func newCommandChecker(t *testing.T, root string) *commandChecker {
 	for _, dir := range []string{"", "erlang"} {
 		c.makeTargets[dir] = makeTargets(t, filepath.Join(root, dir), "Makefile")
 	}
-	entries, err := os.ReadDir(filepath.Join(root, "cmd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
+	for _, e := range globtest.ReadDir(t, filepath.Join(root, "cmd")) {
 		if e.IsDir() {
 			c.programs = append(c.programs, e.Name())
 		}
 	}
 	binRule := regexp.MustCompile(`\$\(BIN\)/([A-Za-z0-9_.-]+)`)
-	for _, mk := range append([]string{filepath.Join(root, "Makefile")}, globT(t, filepath.Join(root, "mk", "*.mk"))...) {
+	for _, mk := range append([]string{filepath.Join(root, "Makefile")}, globtest.Glob(t, filepath.Join(root, "mk", "*.mk"))...) {
 		src, err := os.ReadFile(mk)
 		if err != nil {
 			t.Fatal(err)
@@ -233,15 +231,6 @@ func newCommandChecker(t *testing.T, root string) *commandChecker {
 		}
 	}
 	return c
-}
-
-func globT(t *testing.T, pattern string) []string {
-	t.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }
 
 // makeRule matches a rule's targets: "a b: prerequisites" or "a::", not a
@@ -261,7 +250,7 @@ func makeTargets(t *testing.T, dir, makefile string) []string {
 	for line := range strings.Lines(string(src)) {
 		if rest, ok := strings.CutPrefix(line, "include "); ok {
 			for _, pattern := range strings.Fields(rest) {
-				for _, inc := range globT(t, filepath.Join(dir, pattern)) {
+				for _, inc := range globtest.Glob(t, filepath.Join(dir, pattern)) {
 					rel, _ := filepath.Rel(dir, inc)
 					targets = append(targets, makeTargets(t, dir, rel)...)
 				}

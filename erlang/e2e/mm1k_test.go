@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
@@ -527,10 +528,7 @@ func lookPath(t *testing.T, name string) string {
 func compileLibrary(t *testing.T, erlc, src string) string {
 	t.Helper()
 	ebin := t.TempDir()
-	srcs, err := filepath.Glob(filepath.Join(src, "*.erl"))
-	if err != nil || len(srcs) == 0 {
-		t.Fatalf("no Erlang sources in %s (%v)", src, err)
-	}
+	srcs := globtest.Glob(t, filepath.Join(src, "*.erl"))
 	args := append([]string{"-o", ebin, "-I", src}, srcs...)
 	if out, err := exec.Command(erlc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("erlc: %v\n%s", err, out)

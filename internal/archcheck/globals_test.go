@@ -37,7 +37,7 @@ var mutableVars = map[string]string{
 	"deltaq/internal/fft.plans":   "memo of the FFT plans by size (getPlan), at most 32",
 }
 
-// goFile is one parsed non-test, non-generated Go file of the module.
+// goFile is one parsed non-generated Go file of the repository.
 type goFile struct {
 	rel  string // module-relative path, slash-separated
 	pkg  string // module-relative directory: the package
@@ -49,6 +49,14 @@ type goFile struct {
 // resolution, so that an identifier declared in its own function resolves
 // there and a package variable of another file does not.
 func parseModule(t *testing.T) ([]goFile, *token.FileSet) {
+	t.Helper()
+	return parseGoFiles(t, func(name string) bool { return !strings.HasSuffix(name, "_test.go") })
+}
+
+// parseGoFiles parses the non-generated Go files of the repository whose
+// names keep accepts, and fails the test when there is none: a check that
+// read nothing would pass on nothing.
+func parseGoFiles(t *testing.T, keep func(name string) bool) ([]goFile, *token.FileSet) {
 	t.Helper()
 	dir := root(t)
 	fset := token.NewFileSet()
@@ -63,7 +71,7 @@ func parseModule(t *testing.T) ([]goFile, *token.FileSet) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(d.Name(), ".go") || strings.HasSuffix(d.Name(), "_test.go") {
+		if !strings.HasSuffix(d.Name(), ".go") || !keep(d.Name()) {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -81,6 +89,9 @@ func parseModule(t *testing.T) ([]goFile, *token.FileSet) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no Go file found under %s", dir)
 	}
 	return files, fset
 }

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -290,10 +291,7 @@ func equalRaw(a, b any) bool {
 func compileLibrary(t *testing.T, erlc string) string {
 	t.Helper()
 	ebin := t.TempDir()
-	srcs, err := filepath.Glob(filepath.Join(librarySrc, "*.erl"))
-	if err != nil || len(srcs) == 0 {
-		t.Fatalf("no Erlang sources in %s (%v)", librarySrc, err)
-	}
+	srcs := globtest.Glob(t, filepath.Join(librarySrc, "*.erl"))
 	check := filepath.Join(ebin, "otlpjson_check.erl")
 	if err := os.WriteFile(check, []byte(checkModule), 0o644); err != nil {
 		t.Fatal(err)
