@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/observer"
@@ -58,14 +59,32 @@ type MatchedProbe struct {
 	// Failure says which spans that end within dMax are failures; status
 	// ERROR when omitted.
 	Failure *spanmatch.FailureConfig `mapstructure:"failure"`
+	// DMaxAuto, written `dmax: auto` on the entry, lets the probe choose
+	// its dMax from the delays it observes (internal/autorange), within
+	// dmax_min and dmax_max, and choose again when they move. Unmarshal
+	// takes the entry's bins and auto-ranging options here: its analysis
+	// options then give no layout.
+	DMaxAuto bool `mapstructure:"-"`
+	// Bins is the bin count of an auto probe, in [1, 1000].
+	Bins int `mapstructure:"bins"`
+	// Auto are the auto-ranging options (dmax_min, dmax_max, dmax_sample,
+	// dmax_period, dmax_changes_per_hour).
+	Auto autorange.Options `mapstructure:",squash"`
 }
 
-// The keys of a probe entry that MatchedProbe holds.
+// The keys of a probe entry that MatchedProbe holds; those of an auto
+// probe (`dmax: auto`) too.
 const (
 	keyProbes  = "probes"
 	keyMatch   = "match"
 	keyFailure = "failure"
+	keyDMax    = "dmax"
+	// valueAuto is the dmax of an auto probe.
+	valueAuto = "auto"
 )
+
+// autoKeys are the keys of an auto probe's entry that MatchedProbe holds.
+var autoKeys = []string{"bins", "dmax_min", "dmax_max", "dmax_sample", "dmax_period", "dmax_changes_per_hour"}
 
 var (
 	_ component.Config    = (*Config)(nil)
@@ -115,7 +134,7 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 	}
 	var rest map[string]any
 	parts := make(map[string]any)
-	given := make(map[string][2]bool) // name → has match, has failure
+	given := make(map[string][3]bool) // name → has match, has failure, dmax: auto
 	for name, v := range probes {
 		entry, ok := confcheck.Value(v).(map[string]any)
 		if !ok {
@@ -139,9 +158,10 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 				delete(entry, k)
 			}
 		}
+		auto := takeAuto(entry, part)
 		rest[name] = entry
 		parts[name] = part
-		given[name] = [2]bool{hasMatch, hasFailure}
+		given[name] = [3]bool{hasMatch, hasFailure, auto}
 	}
 	if rest == nil {
 		return raw, nil, nil
@@ -160,11 +180,28 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 		if g[1] && mp.Failure == nil {
 			mp.Failure = &spanmatch.FailureConfig{}
 		}
+		mp.DMaxAuto = g[2]
 		matched[name] = mp
 	}
 	raw = maps.Clone(raw)
 	raw[keyProbes] = rest
 	return raw, matched, nil
+}
+
+// takeAuto moves the dmax, bins and auto-ranging options of an entry with
+// `dmax: auto` from entry to part, and reports whether it did.
+func takeAuto(entry, part map[string]any) bool {
+	if v, ok := confcheck.Value(entry[keyDMax]).(string); !ok || v != valueAuto {
+		return false
+	}
+	delete(entry, keyDMax)
+	for _, k := range autoKeys {
+		if v, ok := entry[k]; ok {
+			part[k] = v
+			delete(entry, k)
+		}
+	}
+	return true
 }
 
 // decodeMatched decodes the match and failure options of the matched
@@ -220,11 +257,29 @@ func (c *Config) checkMatched(name string) []error {
 		return []error{errors.New("failure: only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe")}
 	}
 	var errs []error
-	if pc := c.Probes[name]; !(pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil) {
-		errs = append(errs, errors.New("match: a probe the connector matches needs its dmax and bins, or its binning"))
+	switch pc := c.Probes[name]; {
+	case mp.DMaxAuto:
+		errs = append(errs, checkAuto(&mp, pc.Binning != nil)...)
+	case !mp.Auto.IsZero():
+		errs = append(errs, autorange.ErrNotAuto)
+	case !(pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil):
+		errs = append(errs, errors.New("match: a probe the connector matches needs its dmax and bins, its binning, or dmax: auto and bins"))
 	}
 	_, _, errs2 := compileMatched(name, &mp)
 	return append(errs, errs2...)
+}
+
+// checkAuto returns the problems of an auto probe, whose analysis options
+// set a binning or not.
+func checkAuto(mp *MatchedProbe, binning bool) []error {
+	var errs []error
+	if err := autorange.CheckBins(mp.Bins); err != nil {
+		errs = append(errs, err)
+	}
+	if binning {
+		errs = append(errs, errors.New("binning: dmax: auto moves the dMax of uniform bins; log-linear buckets already cover orders of magnitude"))
+	}
+	return append(errs, mp.Auto.Check()...)
 }
 
 // compileMatched compiles the match and the failure rule of a probe.

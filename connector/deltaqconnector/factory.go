@@ -138,8 +138,8 @@ func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *obser
 		ID:          set.ID.String(),
 		SpanProbes:  probes,
 
-		StartEvents:      &cfg.StartEvents,
-		StartInstruments: starts,
+		StartEvents:     &cfg.StartEvents,
+		SpanInstruments: starts,
 	}
 	if f.adjust != nil {
 		f.adjust(&oset)

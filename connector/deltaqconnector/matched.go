@@ -28,6 +28,11 @@ func SpanProbes(cfg *Config) *observer.SpanProbes {
 		rules = append(rules, rule)
 		sp.Names = append(sp.Names, name)
 		sp.Failures = append(sp.Failures, failure)
+		var auto *observer.AutoProbe
+		if mp.DMaxAuto {
+			auto = &observer.AutoProbe{Options: mp.Auto, Bins: mp.Bins}
+		}
+		sp.Auto = append(sp.Auto, auto)
 	}
 	if len(rules) == 0 {
 		return nil

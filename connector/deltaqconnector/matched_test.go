@@ -55,7 +55,7 @@ func TestLoadMatchedConfig(t *testing.T) {
 // probe and the field.
 func TestLoadInvalidMatchedConfig(t *testing.T) {
 	for _, tt := range []struct{ name, want string }{
-		{"match_without_layout", `probes["job"].match: a probe the connector matches needs its dmax and bins, or its binning`},
+		{"match_without_layout", `probes["job"].match: a probe the connector matches needs its dmax and bins, its binning, or dmax: auto and bins`},
 		{"failure_without_match", `probes["job"].failure: only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe`},
 		{"match_bad_kind", `probes["job"].failure.conditions[0].value: operator < needs a number, got "abc"`},
 		{"match_bad_kind", `probes["job"].match.span_kind: unknown span kind "sideways" (want internal, server, client, producer or consumer)`},

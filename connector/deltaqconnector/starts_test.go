@@ -232,3 +232,72 @@ func TestStartEventsOptions(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "start_events.max_in_flite: unknown option; did you mean max_in_flight?")
 }
+
+// TestAutoProbeInTheConnector: a probe the connector matches with dmax:
+// auto starts at dmax_max, learns its dMax from its first complete sample
+// (100 spans of 10 ms: the tail sketch's bucket of 10 ms has upper edge
+// 10·2²⁰ ns, twice that is 20.97 ms, and the next 1-2-5 step is 50 ms;
+// internal/autorange) and moves to it at the next window boundary; the
+// change is counted and the dMax reported. A real-time timeout of an auto
+// probe is set by the dMax in force.
+func TestAutoProbeInTheConnector(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	require.True(t, cfg.Matched["job"].DMaxAuto)
+	r := newStartRig(t, cfg, process.New())
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // the sample is complete: dMax 50ms
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "dmax_changes", "probe"))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(2500*time.Millisecond,
+		span{name: "job", dur: 10 * time.Millisecond}, span{name: "job", dur: 60 * time.Millisecond})))
+	// A start event at 2.6s times out at 2.65s, by the new dMax.
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: 2600 * time.Millisecond})))
+	r.expire(at(2651 * time.Millisecond))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	r.clk.Tick(at(3 * time.Second)) // closes [1s, 2s): dMax 10s
+	assert.Equal(t, map[string]int64{outcome.Success: 100, outcome.Failure: 0, outcome.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	r.clk.Tick(at(4 * time.Second)) // closes [2s, 3s): dMax 50ms
+	// The totals restart with the new layout (analysis: one stream per
+	// layout).
+	assert.Equal(t, map[string]int64{outcome.Success: 1, outcome.Failure: 0, outcome.Timeout: 2},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the 60ms span and the start event's instance are timeouts under 50ms")
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	g := m.Data.(metricdata.Gauge[float64])
+	require.Len(t, g.DataPoints, 1)
+	assert.InDelta(t, 0.05, g.DataPoints[0].Value, 1e-12)
+	r.shutdown(t)
+}
+
+// TestAutoProbeOptionsChecked: an auto probe needs bins; its options are
+// checked, each naming its field under the probe; an auto-ranging option
+// without dmax: auto is refused.
+func TestAutoProbeOptionsChecked(t *testing.T) {
+	for _, c := range []struct {
+		entry map[string]any
+		want  string
+	}{
+		{map[string]any{"match": map[string]any{}, "dmax": "auto"}, `probes["job"].bins: must be in [1, 1000] with dmax: auto, got 0`},
+		{map[string]any{"match": map[string]any{}, "dmax": "auto", "bins": 10, "dmax_sample": 5}, `probes["job"].dmax_sample: must be in [100, 10000000], got 5`},
+		{map[string]any{"match": map[string]any{}, "dmax": "auto", "bins": 10, "dmax_min": "2s", "dmax_max": "1s"}, `dmax_min 2s is above dmax_max 1s`},
+	} {
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": c.entry}}).Unmarshal(cfg))
+		err := confmap.Validate(cfg)
+		require.Error(t, err, "%v", c.entry)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	// dmax_min on a probe with a fixed dMax: the analysis options do not
+	// know it.
+	err := confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "1s", "bins": 10, "dmax_min": "1ms"}}}).Unmarshal(createDefaultConfig())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["job"].dmax_min`)
+}

@@ -27,6 +27,8 @@ type parked struct {
 	// probes they refer to by index and those probes' dMax; nil when the
 	// observer took no start events.
 	starts *parkedStarts
+	// ranges are the decided auto probes' dMax, by name.
+	ranges map[string]parkedRange
 }
 
 // parkedStarts is the start-event state an observer hands over.
@@ -44,7 +46,7 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // that the reload builds, instead of flushing the open windows. Called by
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
-	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs}
+	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges()}
 	if o.starts != nil && o.spans != nil {
 		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
 	}

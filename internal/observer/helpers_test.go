@@ -91,10 +91,10 @@ func testSettings(tel *componenttest.Telemetry, now func() time.Time) Settings {
 // (WindowsClosed: windows_closed).
 func instrumentNames(kind string) []string { return fieldNames(reflect.TypeFor[Instruments](), kind) }
 
-// startInstrumentNames are the names of the fields of StartInstruments,
-// the connector's alone.
-func startInstrumentNames() []string {
-	return fieldNames(reflect.TypeFor[StartInstruments](), "connector")
+// spanInstrumentNames are the names of the fields of SpanInstruments, the
+// connector's alone.
+func spanInstrumentNames() []string {
+	return fieldNames(reflect.TypeFor[SpanInstruments](), "connector")
 }
 
 // fieldNames names the instruments of the fields of typ as the generated

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -29,6 +30,17 @@ type SpanProbes struct {
 	Names []string
 	// Failures are the probes' failure rules.
 	Failures []spanmatch.Failure
+	// Auto holds, for a probe with `dmax: auto`, its auto-ranging options
+	// and bins; nil for a probe whose configuration gives its layout.
+	// Empty: none.
+	Auto []*AutoProbe
+}
+
+// AutoProbe is a probe matched in the spans that chooses its own dMax
+// (internal/autorange).
+type AutoProbe struct {
+	Options autorange.Options
+	Bins    int
 }
 
 // spanProbes are an observer's SpanProbes with each probe resolved in its
@@ -41,6 +53,8 @@ type spanProbes struct {
 	// dMaxNs are the probes' dMax in nanoseconds, which a start event's
 	// deadline is set by.
 	dMaxNs []int64
+	// ranges are the auto probes' ranges, nil for the others (autoprobes.go).
+	ranges []*autorange.Range
 	// starts is the start-event path (starts.go); nil when the observer
 	// takes no start events. clock is the observer's clock.
 	starts *starts
@@ -52,14 +66,15 @@ type spanProbes struct {
 	resolved []bool
 }
 
-// resolve returns sp with its probes resolved in e; nil when sp is nil.
-func resolve(sp *SpanProbes, e *analysis.Engine, clock func() time.Time) *spanProbes {
+// resolve returns sp with its probes resolved in e, and the ranges of its
+// auto probes; nil when sp is nil.
+func resolve(sp *SpanProbes, e *analysis.Engine, ranges []*autorange.Range, clock func() time.Time) *spanProbes {
 	if sp == nil {
 		return nil
 	}
 	n := len(sp.Names)
 	r := &spanProbes{SpanProbes: sp, byName: make(map[string]int32, n), dMaxNs: make([]int64, n), clock: clock,
-		refs: make([]analysis.ProbeRef, n), resolved: make([]bool, n)}
+		refs: make([]analysis.ProbeRef, n), resolved: make([]bool, n), ranges: ranges}
 	for i, name := range sp.Names {
 		r.refs[i], r.resolved[i] = e.Ref(name)
 		r.byName[name] = int32(i)
@@ -69,8 +84,13 @@ func resolve(sp *SpanProbes, e *analysis.Engine, clock func() time.Time) *spanPr
 	return r
 }
 
-// dMax returns the dMax of probe i in nanoseconds.
-func (sp *spanProbes) dMax(i int32) int64 { return sp.dMaxNs[i] }
+// dMax returns the dMax in force of probe i in nanoseconds.
+func (sp *spanProbes) dMax(i int32) int64 {
+	if sp.ranges != nil && sp.ranges[i] != nil {
+		return sp.ranges[i].DMax()
+	}
+	return sp.dMaxNs[i]
+}
 
 // maxHitsOnStack is the number of probes one span can match before the
 // list of its probes leaves the stack (an allocation per such span).
@@ -100,6 +120,9 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 	late := sp.endSpan(&in, now)
 	service := res.ServiceName()
 	for _, i := range hits {
+		if sp.ranges != nil && sp.ranges[i] != nil {
+			sp.ranges[i].Observe(in.End - in.Start) // a late span's delay is a delay too
+		}
 		if i == late {
 			continue
 		}

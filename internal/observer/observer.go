@@ -70,11 +70,12 @@ type Settings struct {
 	// StartEvents, when not nil, are the options of the start events the
 	// observer takes (ConsumeLogs) for the instances of SpanProbes, whose
 	// timeouts it counts in real time (starts.go): the connector's
-	// start_events. StartInstruments are their self-telemetry, and
-	// StartTicks, when not nil, replaces the timeout timer's ticker.
-	StartEvents      *inflight.Options
-	StartInstruments *StartInstruments
-	StartTicks       <-chan time.Time
+	// start_events. StartTicks, when not nil, replaces the timeout
+	// timer's ticker. SpanInstruments are the self-telemetry of the start
+	// events and of the auto probes of SpanProbes.
+	StartEvents     *inflight.Options
+	StartTicks      <-chan time.Time
+	SpanInstruments *SpanInstruments
 }
 
 // Outputs are the consumers of an observer's output: the exporter's OTLP
@@ -136,6 +137,10 @@ type Observer struct {
 	spans *spanProbes
 	// starts is the start-event path (Settings.StartEvents); nil without.
 	starts *starts
+	// auto are the auto probes of spans (autoprobes.go); nil without.
+	auto *autoProbes
+	// spanIns are Settings.SpanInstruments, complete.
+	spanIns *SpanInstruments
 	// wire caches what reading the agents' windows learnt of their
 	// layouts (windows.go); it has its own lock.
 	wire *wireCache
@@ -177,12 +182,11 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if set.Telemetry.MeterProvider == nil {
 		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
 	}
-	var err error
 	if o.tel = set.Instruments; o.tel == nil {
 		o.tel = noInstruments()
 	}
 	now := o.now()
-	if o.engine, err = analysis.New(cfg.engineConfig(o.layouts), now); err != nil {
+	if err := o.newEngine(now); err != nil {
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
@@ -194,6 +198,36 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if set.Telemetry.Resource != (pcommon.Resource{}) {
 		set.Telemetry.Resource.CopyTo(o.build.resource)
 	}
+	o.makeAttrs()
+	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	o.wire = newWireCache()
+	var old *parked
+	if set.ID != "" {
+		if st, ok := o.handover.Claim(o.reloadKey()); ok {
+			old = st.(*parked)
+			o.adopt(old)
+		}
+	}
+	o.spans = resolve(set.SpanProbes, o.engine, o.auto.rangesOf(), o.now)
+	o.takeStarts(old)
+	if old != nil {
+		o.auto.adoptRanges(old.ranges)
+	}
+	if set.ID != "" {
+		// The processors that feed this component are made after it: each
+		// runs this check once its probes are registered (misspelled).
+		o.layouts.AddReader(o, func(defined []string) error {
+			if typos, _ := o.misspelled(defined); len(typos) > 0 {
+				return fmt.Errorf("%ss::%s: %w", o.set.Kind, o.set.ID, typos)
+			}
+			return nil
+		})
+	}
+	return o, nil
+}
+
+// makeAttrs makes the attributes of the self-telemetry.
+func (o *Observer) makeAttrs() {
 	for r := range o.dropAttr {
 		o.dropAttr[r] = attrOption("reason", analysis.DropReason(r).String())
 	}
@@ -206,28 +240,18 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	o.boundAttr = [2]metric.MeasurementOption{attrOption("bound", "too_long"), attrOption("bound", "overflow")}
 	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
-	o.runCtx, o.cancel = context.WithCancel(context.Background())
-	o.wire = newWireCache()
-	var old *parked
-	if set.ID != "" {
-		if st, ok := o.handover.Claim(o.reloadKey()); ok {
-			old = st.(*parked)
-			o.adopt(old)
-		}
-	}
-	o.spans = resolve(set.SpanProbes, o.engine, o.now)
-	o.takeStarts(old)
-	if set.ID != "" {
-		// The processors that feed this component are made after it: each
-		// runs this check once its probes are registered (misspelled).
-		o.layouts.AddReader(o, func(defined []string) error {
-			if typos, _ := o.misspelled(defined); len(typos) > 0 {
-				return fmt.Errorf("%ss::%s: %w", o.set.Kind, o.set.ID, typos)
-			}
-			return nil
-		})
-	}
-	return o, nil
+}
+
+// newEngine makes the analysis engine, the auto probes of the spans first:
+// the engine looks their layouts up.
+func (o *Observer) newEngine(now time.Time) error {
+	o.spanIns = completeSpanInstruments(o.set.SpanInstruments)
+	o.auto = newAutoProbes(o.set.SpanProbes)
+	ac := o.cfg.engineConfig(o.layouts)
+	o.auto.configure(&ac)
+	var err error
+	o.engine, err = analysis.New(ac, now)
+	return err
 }
 
 func attrOption(k, v string) metric.MeasurementOption {
@@ -269,6 +293,8 @@ func (o *Observer) Start(out Outputs) error {
 		o.handover.Watch()
 		o.handover.Done()
 	}
+	o.auto.begin(o.now())
+	o.announceAuto()
 	if o.adopted != nil {
 		o.afterAdoption()
 	}
@@ -305,6 +331,7 @@ func (o *Observer) run(ticks <-chan time.Time, ticker *time.Ticker) {
 func (o *Observer) tick(now time.Time) {
 	began := time.Now()
 	ctx := o.runCtx
+	o.stepRanges(now)
 	results := o.engine.Advance(now)
 	for _, r := range results {
 		o.inspect(ctx, r)

@@ -120,7 +120,7 @@ func TestMetadataDeclaresEveryInstrument(t *testing.T) {
 		}
 		want := instrumentNames(kind)
 		if kind == "connector" {
-			want = append(want, startInstrumentNames()...)
+			want = append(want, spanInstrumentNames()...)
 		}
 		slices.Sort(want)
 		assert.Equal(t, want, names, "%s/metadata.yaml", dir)

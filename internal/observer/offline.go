@@ -52,6 +52,9 @@ func NewOfflineAnalysis(cfg *Config, layouts *outcome.Layouts, spans *SpanProbes
 		layouts = new(outcome.Layouts)
 	}
 	ac := cfg.engineConfig(layouts)
+	// An auto probe (dmax: auto) is read at its dmax_max, the layout it
+	// has until it has learnt its delays.
+	newAutoProbes(spans).configure(&ac)
 	ac.Snapshot = analysis.SnapshotConfig{}
 	whole := ac
 	whole.Interval, whole.Lag = 0, 0

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
@@ -19,9 +20,10 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
-// StartInstruments are the self-telemetry of an observer that takes start
-// events (the connector's); nil fields record nothing.
-type StartInstruments struct {
+// SpanInstruments are the self-telemetry of the probes an observer matches
+// in the spans (the connector's): their start events and their `dmax:
+// auto`; nil fields record nothing.
+type SpanInstruments struct {
 	// StartEvents counts the start events read, by result (startResults).
 	StartEvents metric.Int64Counter
 	// StartTimeouts counts the instances timed out in real time, by probe;
@@ -33,6 +35,11 @@ type StartInstruments struct {
 	InFlightEvictions, EndedEvictions metric.Int64Counter
 	// InFlight is the number of instances tracked, by state, at each tick.
 	InFlight metric.Int64Gauge
+	// Dmax is an auto probe's dMax in force, in seconds, by probe, at each
+	// window; DmaxChanges counts its changes, DmaxChangesSuppressed those
+	// dmax_changes_per_hour held back.
+	Dmax                               metric.Float64Gauge
+	DmaxChanges, DmaxChangesSuppressed metric.Int64Counter
 }
 
 // The results of a start event (StartInstruments.StartEvents).
@@ -57,8 +64,8 @@ var startResultNames = [startResults]string{"tracked", "duplicate", "after_end",
 type starts struct {
 	tracker *inflight.Tracker
 	grace   int64
-	// ins are the instruments; made complete by newStarts.
-	ins StartInstruments
+	// ins are the observer's instruments of the probes matched in spans.
+	ins *SpanInstruments
 	// resultAttr, stateAttr and probeAttr are the instruments' attributes.
 	resultAttr [startResults]metric.MeasurementOption
 	stateAttr  [2]metric.MeasurementOption
@@ -74,12 +81,8 @@ type starts struct {
 
 // newStarts returns the start-event path of an observer whose span probes
 // are named names.
-func newStarts(opts inflight.Options, ins *StartInstruments, names []string) *starts {
-	s := &starts{tracker: inflight.NewTracker(opts), grace: int64(opts.TimeoutGrace)}
-	if ins != nil {
-		s.ins = *ins
-	}
-	s.ins.fill()
+func newStarts(opts inflight.Options, ins *SpanInstruments, names []string) *starts {
+	s := &starts{tracker: inflight.NewTracker(opts), grace: int64(opts.TimeoutGrace), ins: ins}
 	for r := range s.resultAttr {
 		s.resultAttr[r] = attrOption("result", startResultNames[r])
 	}
@@ -91,17 +94,27 @@ func newStarts(opts inflight.Options, ins *StartInstruments, names []string) *st
 	return s
 }
 
-// fill replaces the nil instruments of ins with ones that record nothing.
-func (ins *StartInstruments) fill() {
+// completeSpanInstruments returns a copy of ins (nil: none) whose nil
+// instruments record nothing.
+func completeSpanInstruments(ins *SpanInstruments) *SpanInstruments {
+	c := &SpanInstruments{}
+	if ins != nil {
+		*c = *ins
+	}
 	none := noInstruments()
-	for _, c := range []*metric.Int64Counter{&ins.StartEvents, &ins.StartTimeouts, &ins.LateSpans, &ins.InFlightEvictions, &ins.EndedEvictions} {
-		if *c == nil {
-			*c = none.Instances
+	for _, f := range []*metric.Int64Counter{&c.StartEvents, &c.StartTimeouts, &c.LateSpans, &c.InFlightEvictions,
+		&c.EndedEvictions, &c.DmaxChanges, &c.DmaxChangesSuppressed} {
+		if *f == nil {
+			*f = none.Instances
 		}
 	}
-	if ins.InFlight == nil {
-		ins.InFlight = none.Probes
+	if c.InFlight == nil {
+		c.InFlight = none.Probes
 	}
+	if c.Dmax == nil {
+		c.Dmax, _ = noop.NewMeterProvider().Meter("").Float64Gauge("")
+	}
+	return c
 }
 
 // takeStarts makes the start-event path of an observer given
@@ -115,7 +128,7 @@ func (o *Observer) takeStarts(old *parked) {
 	if o.spans != nil {
 		names = o.spans.Names
 	}
-	o.starts = newStarts(*o.set.StartEvents, o.set.StartInstruments, names)
+	o.starts = newStarts(*o.set.StartEvents, o.spanIns, names)
 	if o.spans != nil {
 		o.spans.starts = o.starts
 	}
@@ -302,6 +315,7 @@ func (o *Observer) expire(now int64) {
 		b.End()
 		for i := range s.fired {
 			s.ins.StartTimeouts.Add(ctx, 1, s.probeAttr[s.fired[i].Probe])
+			o.spans.censor(s.fired[i].Probe) // no span, no delay: longer than its dMax
 		}
 	}
 	started, timedOut := s.tracker.Counts()

@@ -4,374 +4,40 @@
 package deltaqprocessor
 
 // Auto-ranging probes (`dmax: auto`): the probe chooses its dMax from the
-// delays it observes, because the delay range of an operation is rarely
-// known before it is observed (the problem "Log/linear quantizations in
-// DTrace" sets out for DTrace's aggregations).
-//
-// How a dMax is chosen. Every span of the probe adds its duration d to a
-// tail sketch: counters of a log/linear quantization of d with factor 2
-// and 16 steps per magnitude (tailLayout, the algebra's deltaq.LogLinear,
-// as llquantize(d, 2, 0, 62, 16)): d < 16ns
-// exactly, and each power-of-two range [2ᵉ, 2ᵉ⁺¹) in 8 buckets of width
-// 2ᵉ⁻³, so a bucket's upper edge is at most 1/8 above any delay in it. A
-// timeout announced by a start event whose span never came has no
-// duration: it is counted as censored, longer than every bucket. At the
-// first timer tick at which dmax_period has passed since the last choice
-// and the sample holds dmax_sample instances, the sample is read and
-// emptied, and its tail q is the upper edge of the bucket that holds the
-// p99.9 — rank r = min(⌈0.999·n⌉, n − 9): at least 10 instances lie at
-// or above the tail's bucket, so that a handful of extreme spans cannot
-// make the tail (see "Robustness" below); when r falls among the censored
-// instances, q = 2·dMax: the tail is at least dMax. The dMax for q is the
-// smallest 1-2-5 step (1, 2, 5, 10, 20, … ns) at or above 2·q, clamped to
-// [dmax_min, dmax_max]: at least a factor 2 of headroom above the tail,
-// so that about 0.1 % of instances or fewer time out while the tail holds,
-// with a dMax a person reads at a glance.
-//
-// Learning phase: until the first sample is complete, the probe uses
-// dmax_max (a provisional, large dMax: nothing that ends within the bound
-// is misjudged as a timeout, at the cost of a coarse ΔQ and of late
-// real-time timeouts); the first complete sample chooses the dMax at once.
-//
-// Re-ranging: afterwards, the tail q₀ the dMax was chosen from is kept. A
-// sample whose tail q is at least 4·q₀, or at most q₀/4, is out of range;
-// after 2 consecutive out-of-range samples in the same direction the dMax
-// is chosen again from the last one, and q₀ becomes its q. A single
-// outlying sample changes nothing. A delay jump is therefore followed
-// within 2 choices (2·dmax_period when dmax_sample instances arrive in
-// each period), and a choice that the clamp leaves unchanged is not
-// announced.
-//
-// Robustness. A sender who wants to move dMax needs a real share of the
-// probe's traffic, in every sample: the tail needs max(0.1 %·n, 10)
-// instances beyond the range (1 % of the default sample of 1000), in 2
-// consecutive samples, at least 4 times the tail the dMax was chosen from
-// (or all but that share within a quarter of it, to lower it) — and
-// whatever he sends, the dMax changes at most dmax_changes_per_hour
-// times in any hour (6 by default): a change beyond that is suppressed,
-// counted (processor_deltaq_dmax_changes_suppressed) and logged, and the
-// probe keeps its dMax until the hour allows a change again. The attack
-// this answers: 1,200 spans a second of 10 ms and 3 of 50 s in
-// alternating pairs of 1 s samples moved dMax 12 times in 28 s; now the 3
-// spans are below the 10 the tail needs, and 10 or more move it at most 6
-// times an hour.
-//
-// Each change is announced in a log record (Info, with the old and new
-// dMax and the tail), counted (processor_deltaq_dmax_changes) and
-// reported (processor_deltaq_dmax), and written into the process's
-// registry of probe layouts (outcome.Layouts.SetLayout), from which the deltaq
+// delays it observes (internal/autorange, which the deltaq connector's
+// probes use too). Each change is written into the process's registry of
+// probe layouts (outcome.Layouts.SetLayout), from which the deltaq
 // connector or exporter of the same collector moves the probe to the new
-// layout at its next window boundary (analysis: windows that hold
-// instances of the old layout close with it). Spans are classified, and a
-// start event's deadline set, by the dMax in force when they are mapped;
-// an instance in flight keeps the deadline it was given.
+// layout at its next window boundary.
 
 import (
 	"errors"
-	"fmt"
-	"math"
-	"slices"
-	"sync/atomic"
-	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
-
-// Defaults and bounds of the auto-ranging options.
-const (
-	defaultDMaxMin    = time.Millisecond
-	defaultDMaxMax    = time.Minute
-	defaultDMaxSample = 1000
-	defaultDMaxPeriod = 10 * time.Second
-	// defaultDMaxChangesPerHour: a probe re-ranges to follow a change of
-	// regime, which is rare; six an hour allow one every ten minutes.
-	defaultDMaxChangesPerHour = 6
-	maxDMaxChangesPerHour     = 3600
-	// A p99.9 needs at least 1000 instances to be more than the largest;
-	// 100 still gives the largest tenth of a percent a say, and the bound
-	// keeps a typing error from making every tick a choice.
-	minDMaxSample = 100
-	maxDMaxSample = 10_000_000
-	minDMaxPeriod = time.Second
-	maxDMaxPeriod = 24 * time.Hour
-)
-
-// The rules of the choice (see the comment at the top of the file).
-const (
-	autoQuantile = 0.999
-	autoMargin   = 2
-	autoFactor   = 4
-	autoSustain  = 2
-	// autoMinBeyond is the number of instances of a sample that must lie
-	// at or above the tail's bucket.
-	autoMinBeyond = 10
-)
-
-// tailLayout is the tail sketch's log-linear buckets (the comment at the
-// top of the file): exact below 16 ns, then 8 per power of two up to 2⁶²
-// ns, beyond any dmax_max.
-var tailLayout = deltaq.LogLinear{Factor: 2, Low: 1, High: 1 << 62, Steps: 16}
-
-// tailIndex finds a delay's bucket of tailLayout, tailEdges are its edges.
-var tailIndex, tailEdges = mustTailLayout()
-
-func mustTailLayout() (*deltaq.LogLinearIndex, []int64) {
-	x, err := tailLayout.Index()
-	if err != nil {
-		panic(fmt.Sprintf("deltaqprocessor: the tail sketch's layout: %v", err))
-	}
-	edges, _ := tailLayout.Edges()
-	return x, edges
-}
-
-// tailUpper returns the upper edge of bucket i: every delay in it is below
-// the edge, by at most 1/8 of the delay.
-func tailUpper(i int) int64 { return tailEdges[i+1] }
-
-// autoRange is the state of an auto-ranging probe. The span path adds to
-// tail and reads dMax, both atomics; the rest belongs to the timer
-// goroutine.
-type autoRange struct {
-	// dMax is the dMax in force, ns.
-	dMax atomic.Int64
-	// tail is the sketch of the current sample and censored its timeouts
-	// without a duration.
-	tail     []atomic.Uint64 // one a bucket of tailLayout
-	censored atomic.Uint64
-	// changes counts the announced changes of dMax; suppressed those
-	// dmax_changes_per_hour held back.
-	changes, suppressed atomic.Int64
-
-	min, max, sample, period int64 // the options, ns and instances
-	perHour                  int   // dmax_changes_per_hour
-
-	// Timer goroutine only.
-	decided bool
-	ref     int64 // q₀, ns
-	streak  int   // consecutive out-of-range samples
-	dir     int   // their direction, +1 or −1
-	since   int64 // start of the current sample, Unix ns; 0 before the first tick
-	snap    []uint64
-	// recent are the times (Unix ns) of the changes of the last hour, at
-	// most perHour; warned is when a suppression was last logged.
-	recent []int64
-	warned int64
-}
-
-// observe adds a delay of d ns to the sample.
-func (a *autoRange) observe(d int64) { a.tail[tailIndex.Bucket(d)].Add(1) }
 
 // autoDMaxNanos checks the options of an auto probe (errs holds the bins
 // error, if any) and returns its provisional dMax, dmax_max.
 func (pc *ProbeConfig) autoDMaxNanos(errs []error) (int64, []error) {
 	if !pc.DMaxAuto {
-		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto"))
-		return 0, errs
+		return 0, append(errs, autorange.ErrNotAuto)
 	}
 	if pc.DMax != 0 || pc.Exponent != nil {
 		errs = append(errs, errors.New("dmax, exponent: dmax: auto chooses the dMax; set no exponent"))
 	}
-	lo, hi, _, _ := pc.autoOptions()
-	if lo < deltaq.MinDMax || lo > deltaq.MaxDMax {
-		errs = append(errs, fmt.Errorf("dmax_min: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, lo))
-	}
-	if hi < deltaq.MinDMax || hi > deltaq.MaxDMax {
-		errs = append(errs, fmt.Errorf("dmax_max: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, hi))
-	}
-	if lo > hi {
-		errs = append(errs, fmt.Errorf("dmax_min, dmax_max: dmax_min %v is above dmax_max %v", lo, hi))
-	}
-	if pc.DMaxSample != 0 && (pc.DMaxSample < minDMaxSample || pc.DMaxSample > maxDMaxSample) {
-		errs = append(errs, fmt.Errorf("dmax_sample: must be in [%d, %d], got %d", minDMaxSample, maxDMaxSample, pc.DMaxSample))
-	}
-	if pc.DMaxPeriod != 0 && (pc.DMaxPeriod < minDMaxPeriod || pc.DMaxPeriod > maxDMaxPeriod) {
-		errs = append(errs, fmt.Errorf("dmax_period: must be in [%v, %v], got %v", minDMaxPeriod, maxDMaxPeriod, pc.DMaxPeriod))
-	}
-	if pc.DMaxChangesPerHour != 0 && (pc.DMaxChangesPerHour < 1 || pc.DMaxChangesPerHour > maxDMaxChangesPerHour) {
-		errs = append(errs, fmt.Errorf("dmax_changes_per_hour: must be in [1, %d], got %d", maxDMaxChangesPerHour, pc.DMaxChangesPerHour))
-	}
+	o := pc.autoOptions()
+	errs = append(errs, o.Check()...)
 	if len(errs) > 0 {
 		return 0, errs
 	}
-	return int64(hi), nil
+	return int64(o.WithDefaults().Max), nil
 }
 
-// autoOptions returns the auto-ranging options with their defaults.
-func (pc *ProbeConfig) autoOptions() (lo, hi time.Duration, sample int, period time.Duration) {
-	lo, hi, sample, period = pc.DMaxMin, pc.DMaxMax, pc.DMaxSample, pc.DMaxPeriod
-	if lo == 0 {
-		lo = defaultDMaxMin
-	}
-	if hi == 0 {
-		hi = defaultDMaxMax
-	}
-	if sample == 0 {
-		sample = defaultDMaxSample
-	}
-	if period == 0 {
-		period = defaultDMaxPeriod
-	}
-	return lo, hi, sample, period
-}
-
-// newAutoRange returns the state of a valid auto probe, in its learning
-// phase. With more bins than nanoseconds in dmax_min the bound is raised
-// to one nanosecond per bin.
-func newAutoRange(pc *ProbeConfig) *autoRange {
-	lo, hi, sample, period := pc.autoOptions()
-	a := &autoRange{min: max(int64(lo), int64(pc.Bins)), max: int64(hi), sample: int64(sample), period: int64(period),
-		perHour: pc.DMaxChangesPerHour, tail: make([]atomic.Uint64, tailIndex.Buckets()), snap: make([]uint64, tailIndex.Buckets())}
-	if a.perHour == 0 {
-		a.perHour = defaultDMaxChangesPerHour
-	}
-	a.min = min(a.min, a.max)
-	a.dMax.Store(a.max)
-	return a
-}
-
-// step125 returns the smallest 1-2-5 step (1, 2, 5, 10, 20, 50, … ns) at
-// or above x ns, for 0 < x ≤ 10¹⁸.
-func step125(x int64) int64 {
-	for p := int64(1); ; p *= 10 {
-		for _, m := range [3]int64{1, 2, 5} {
-			if m*p >= x {
-				return m * p
-			}
-		}
-	}
-}
-
-// choose returns the dMax for a tail of q ns.
-func (a *autoRange) choose(q int64) int64 {
-	x := q
-	if x > math.MaxInt64/autoMargin {
-		x = math.MaxInt64
-	} else {
-		x *= autoMargin
-	}
-	if x >= a.max {
-		return a.max
-	}
-	return max(step125(max(x, 1)), a.min)
-}
-
-// tailOf returns the tail q (ns) of the sample in snap, of n instances in
-// all, its censored ones beyond every bucket.
-func (a *autoRange) tailOf(n uint64) int64 {
-	rank := uint64(math.Ceil(autoQuantile * float64(n)))
-	if n >= autoMinBeyond {
-		rank = min(rank, n-autoMinBeyond+1)
-	}
-	var c uint64
-	for i := range a.snap {
-		c += a.snap[i]
-		if c >= rank {
-			return tailUpper(i)
-		}
-	}
-	// The rank lies among the censored instances: the tail is beyond dMax.
-	d := a.dMax.Load()
-	if d > math.MaxInt64/2 {
-		return math.MaxInt64
-	}
-	return 2 * d
-}
-
-// rangeChange is a change of an auto probe's dMax that step decided.
-type rangeChange struct {
-	from, to, tail int64
-	learned        bool // the first choice, at the end of the learning phase
-	// suppressed: dmax_changes_per_hour held the change back; to is the
-	// dMax it would have had.
-	suppressed bool
-}
-
-// step closes the sample if it is due at now (Unix ns) and reports the
-// change of dMax it decides, if any. Timer goroutine only.
-func (a *autoRange) step(now int64) (rangeChange, bool) {
-	if a.since == 0 {
-		a.since = now
-		return rangeChange{}, false
-	}
-	if now-a.since < a.period {
-		return rangeChange{}, false
-	}
-	var n uint64
-	for i := range a.tail {
-		n += a.tail[i].Load()
-	}
-	n += a.censored.Load()
-	if n < uint64(a.sample) {
-		return rangeChange{}, false
-	}
-	// Empty the sample. A span counted between the loads above and the
-	// swaps below goes into this sample rather than the next: no count is
-	// lost.
-	n = 0
-	for i := range a.tail {
-		a.snap[i] = a.tail[i].Swap(0)
-		n += a.snap[i]
-	}
-	n += a.censored.Swap(0)
-	a.since = now
-	q := a.tailOf(n)
-	cur := a.dMax.Load()
-	if !a.decided {
-		a.decided, a.ref, a.streak = true, q, 0
-		return a.apply(cur, q, now, true)
-	}
-	dir := 0
-	switch {
-	case q >= autoFactor*a.ref:
-		dir = 1
-	case autoFactor*q <= a.ref:
-		dir = -1
-	}
-	if dir == 0 || dir != a.dir {
-		a.streak = 0
-	}
-	a.dir = dir
-	if dir == 0 {
-		return rangeChange{}, false
-	}
-	a.streak++
-	if a.streak < autoSustain {
-		return rangeChange{}, false
-	}
-	a.streak, a.dir = 0, 0
-	ch, ok := a.apply(cur, q, now, false)
-	if !ch.suppressed {
-		// A suppressed change keeps the reference: the samples that
-		// follow must be out of range again.
-		a.ref = q
-	}
-	return ch, ok
-}
-
-// hour is the span over which dmax_changes_per_hour counts changes.
-const hour = int64(time.Hour)
-
-// apply puts the dMax for tail q in force at now and reports it, unless it
-// is the current one, or dmax_changes_per_hour changes were made in the
-// last hour: then the change is suppressed, counted, and reported with
-// suppressed set.
-func (a *autoRange) apply(cur, q, now int64, learned bool) (rangeChange, bool) {
-	to := a.choose(q)
-	if to == cur {
-		return rangeChange{}, false
-	}
-	a.recent = slices.DeleteFunc(a.recent, func(t int64) bool { return now-t >= hour })
-	if len(a.recent) >= a.perHour {
-		a.suppressed.Add(1)
-		return rangeChange{from: cur, to: to, tail: q, suppressed: true}, true
-	}
-	a.recent = append(a.recent, now)
-	a.dMax.Store(to)
-	a.changes.Add(1)
-	return rangeChange{from: cur, to: to, tail: q, learned: learned}, true
+// autoOptions returns the probe's auto-ranging options.
+func (pc *ProbeConfig) autoOptions() autorange.Options {
+	return autorange.Options{Min: pc.DMaxMin, Max: pc.DMaxMax, Sample: pc.DMaxSample, Period: pc.DMaxPeriod,
+		ChangesPerHour: pc.DMaxChangesPerHour}
 }
 
 // rangeProbes closes the due samples of the auto probes and announces the
@@ -380,28 +46,13 @@ func (a *autoRange) apply(cur, q, now int64, learned bool) (rangeChange, bool) {
 func (p *deltaqProcessor) rangeProbes(now int64) {
 	for _, i := range p.m.auto {
 		pr := &p.m.probes[i]
-		ch, ok := pr.auto.step(now)
+		ch, ok := pr.auto.Step(now)
 		if !ok {
 			continue
 		}
-		if ch.suppressed {
-			// Logged at most once an hour: the counter tells the rest.
-			if a := pr.auto; a.warned == 0 || now-a.warned >= hour {
-				a.warned = now
-				p.logger.Warn("deltaq: probe re-range suppressed: dmax_changes_per_hour changes in the last hour",
-					zap.String("probe", pr.name), zap.Duration("dmax", time.Duration(ch.from)),
-					zap.Duration("dmax_suppressed", time.Duration(ch.to)), zap.Duration("p99.9", time.Duration(ch.tail)),
-					zap.Int("dmax_changes_per_hour", a.perHour))
-			}
-			continue
+		if !ch.Suppressed {
+			p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.To, Bins: int(pr.bins)})
 		}
-		p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.to, Bins: int(pr.bins)})
-		msg := "deltaq: probe re-ranged: its delays moved, dMax changed"
-		if ch.learned {
-			msg = "deltaq: probe ranged: dMax chosen from the observed delays"
-		}
-		p.logger.Info(msg, zap.String("probe", pr.name),
-			zap.Duration("dmax_before", time.Duration(ch.from)), zap.Duration("dmax", time.Duration(ch.to)),
-			zap.Duration("p99.9", time.Duration(ch.tail)), zap.Int64("bins", pr.bins))
+		autorange.Log(p.logger, pr.auto, pr.name, int(pr.bins), ch, now)
 	}
 }

@@ -45,7 +45,7 @@ func (p *deltaqProcessor) park() {
 		pr := &p.m.probes[i]
 		pp := parkedProbe{name: pr.name, dMaxNs: pr.currentDMax(), bins: pr.bins, ll: pr.ll}
 		if pr.auto != nil {
-			pp.decided, pp.ref = pr.auto.decided, pr.auto.ref
+			pp.decided, pp.ref = pr.auto.Decided()
 		}
 		st.probes = append(st.probes, pp)
 	}
@@ -102,11 +102,8 @@ func (p *deltaqProcessor) adopt(st *parked) {
 // its learning phase and the dMax is within the new bounds: a reload does
 // not send the probe back to learning. Called before the processor starts.
 func (p *deltaqProcessor) adoptRange(pr *probe, old *parkedProbe) {
-	a := pr.auto
-	if a == nil || !old.decided || old.bins != pr.bins || old.dMaxNs < a.min || old.dMaxNs > a.max {
+	if pr.auto == nil || !old.decided || old.bins != pr.bins || !pr.auto.Adopt(old.dMaxNs, old.ref) {
 		return
 	}
-	a.decided, a.ref = true, old.ref
-	a.dMax.Store(old.dMaxNs)
 	p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
 }

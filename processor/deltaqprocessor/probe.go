@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -38,7 +39,7 @@ type probe struct {
 	// uniform bins.
 	ll deltaq.LogLinear
 	// auto is the state of a probe with dmax: auto, nil otherwise.
-	auto *autoRange
+	auto *autorange.Range
 
 	// failure judges the spans that end within dMax.
 	failure spanmatch.Failure
@@ -60,7 +61,7 @@ func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule
 		p.ll, _ = pc.logLinear()
 	}
 	if pc.DMaxAuto && len(derrs) == 0 {
-		p.auto = newAutoRange(pc)
+		p.auto = autorange.New(pc.autoOptions(), pc.Bins)
 	}
 	rule, merrs := spanmatch.Compile(&pc.Match, pc.Name)
 	errs = append(errs, merrs...)
@@ -83,7 +84,7 @@ func (p *probe) layout() outcome.Layout {
 // currentDMax returns the dMax in force.
 func (p *probe) currentDMax() int64 {
 	if p.auto != nil {
-		return p.auto.dMax.Load()
+		return p.auto.DMax()
 	}
 	return p.dMaxNs
 }

@@ -139,7 +139,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *process.St
 	}
 	for _, i := range m.auto {
 		pr := &m.probes[i]
-		if pr.auto.decided {
+		if decided, _ := pr.auto.Decided(); decided {
 			continue // carried over a reload, with its dMax
 		}
 		p.logger.Info("deltaq: probe with dmax: auto, learning its delays", zap.String("probe", pr.name),
@@ -189,7 +189,7 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 	// The first sample of an auto probe starts now.
 	now := p.clock.Now().UnixNano()
 	for _, i := range p.m.auto {
-		p.m.probes[i].auto.since = now
+		p.m.probes[i].auto.Begin(now)
 	}
 	go p.run(p.clock.NewTicker(p.resolution))
 	return nil
@@ -360,8 +360,8 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	pr := &p.m.probes[pi]
 	d, dMax := int64(end-start), pr.dMaxNs
 	if pr.auto != nil {
-		dMax = pr.auto.dMax.Load()
-		pr.auto.observe(d) // a late span's delay is a delay too
+		dMax = pr.auto.DMax()
+		pr.auto.Observe(d) // a late span's delay is a delay too
 	}
 	oc := outcomeTimeout
 	if !late {
@@ -601,7 +601,7 @@ func (p *deltaqProcessor) expire(now int64) {
 		p.stats.instances[fired[i].Probe][outcomeTimeout].Add(1)
 		p.stats.startTimeouts[fired[i].Probe].Add(1)
 		if a := p.m.probes[fired[i].Probe].auto; a != nil {
-			a.censored.Add(1) // no span, no delay: longer than its dMax
+			a.Censor() // no span, no delay: longer than its dMax
 		}
 	}
 	td := p.syntheticSpans(fired)

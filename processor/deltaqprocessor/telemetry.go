@@ -139,19 +139,19 @@ func (p *deltaqProcessor) registerAutoTelemetry(tb *metadata.TelemetryBuilder, p
 	return errors.Join(
 		tb.RegisterProcessorDeltaqDmaxCallback(func(_ context.Context, o metric.Float64Observer) error {
 			for _, i := range p.m.auto {
-				o.Observe(float64(p.m.probes[i].auto.dMax.Load())/1e9, probeOpts[i])
+				o.Observe(float64(p.m.probes[i].auto.DMax())/1e9, probeOpts[i])
 			}
 			return nil
 		}),
 		tb.RegisterProcessorDeltaqDmaxChangesCallback(func(_ context.Context, o metric.Int64Observer) error {
 			for _, i := range p.m.auto {
-				observeNonZero(o, &p.m.probes[i].auto.changes, probeOpts[i])
+				observeNonZero(o, p.m.probes[i].auto.Changes(), probeOpts[i])
 			}
 			return nil
 		}),
 		tb.RegisterProcessorDeltaqDmaxChangesSuppressedCallback(func(_ context.Context, o metric.Int64Observer) error {
 			for _, i := range p.m.auto {
-				observeNonZero(o, &p.m.probes[i].auto.suppressed, probeOpts[i])
+				observeNonZero(o, p.m.probes[i].auto.Suppressed(), probeOpts[i])
 			}
 			return nil
 		}),

@@ -27,6 +27,9 @@ type TelemetryBuilder struct {
 	mu                                         sync.Mutex
 	registrations                              []metric.Registration
 	ConnectorDeltaqContributions               metric.Int64Counter
+	ConnectorDeltaqDmax                        metric.Float64Gauge
+	ConnectorDeltaqDmaxChanges                 metric.Int64Counter
+	ConnectorDeltaqDmaxChangesSuppressed       metric.Int64Counter
 	ConnectorDeltaqEndedEvictions              metric.Int64Counter
 	ConnectorDeltaqInFlight                    metric.Int64Gauge
 	ConnectorDeltaqInFlightEvictions           metric.Int64Counter
@@ -89,6 +92,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_deltaq_contributions",
 		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (a window without analysis counts, from an older agent, of another layout than the probe's for that window; never mixed), invalid (a malformed point, a sum that is not finite or not within its bins, counts beyond their bound, a probe no configuration names in a layout no agent gives one: more than 1000 bins, a dMax beyond 24 h), unagreed (the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (a configured probe's window from an agent beyond gateway::max_agents agents of configured probes in the window), agent_invalid (a service.instance.id longer than 256 bytes), probe_limit (a new probe beyond max_probes), unconfigured_limit (a new probe no configuration names beyond gateway::max_unconfigured_probes). [Alpha]"),
 		metric.WithUnit("{window}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqDmax, err = builder.meter.Float64Gauge(
+		"otelcol_connector_deltaq_dmax",
+		metric.WithDescription("The dMax in force for a probe that chooses its own (dmax: auto), by probe, at each window; dmax_max during the learning phase. [Alpha]"),
+		metric.WithUnit("s"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqDmaxChanges, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_dmax_changes",
+		metric.WithDescription("Changes of the dMax of a probe that chooses its own (dmax: auto), by probe; the first choice after the learning phase counts. [Alpha]"),
+		metric.WithUnit("{change}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqDmaxChangesSuppressed, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_dmax_changes_suppressed",
+		metric.WithDescription("Changes of the dMax of a probe that chooses its own (dmax: auto) held back by dmax_changes_per_hour, by probe. [Alpha]"),
+		metric.WithUnit("{change}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqEndedEvictions, err = builder.meter.Int64Counter(

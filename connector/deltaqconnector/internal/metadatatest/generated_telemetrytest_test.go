@@ -20,6 +20,9 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ConnectorDeltaqContributions.Add(context.Background(), 1)
+	tb.ConnectorDeltaqDmax.Record(context.Background(), 1)
+	tb.ConnectorDeltaqDmaxChanges.Add(context.Background(), 1)
+	tb.ConnectorDeltaqDmaxChangesSuppressed.Add(context.Background(), 1)
 	tb.ConnectorDeltaqEndedEvictions.Add(context.Background(), 1)
 	tb.ConnectorDeltaqInFlight.Record(context.Background(), 1)
 	tb.ConnectorDeltaqInFlightEvictions.Add(context.Background(), 1)
@@ -48,6 +51,15 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqWindowsClosed.Add(context.Background(), 1)
 	tb.ConnectorDeltaqWindowsMissingAgents.Add(context.Background(), 1)
 	AssertEqualConnectorDeltaqContributions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqDmax(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqDmaxChanges(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqDmaxChangesSuppressed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqEndedEvictions(t, testTel,
