@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -26,6 +27,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -67,9 +69,17 @@ func minimalBatch() ptrace.Traces {
 // whole process, the garbage collector's included, per span: on a shared
 // machine, where other processes stretch the wall-clock time, it is the
 // steadier figure.
-func run(b *testing.B, next consumer.Traces, src ptrace.Traces) {
+func run(b *testing.B, next consumer.Traces, src ptrace.Traces) { runWith(b, next, src, nil) }
+
+// runWith is run with, when logs is not nil, a batch of start events for
+// the batch's spans sent to logs before each batch of spans (startEvents):
+// the real-time timeout path, where every matched span ends an instance
+// its start event announced. The start events are stamped when their batch
+// is copied, so that none is due before its span comes.
+func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consumer.Logs) {
 	ctx := context.Background()
 	batches := make([]ptrace.Traces, 0, 64)
+	var starts []plog.Logs
 	var ms runtime.MemStats
 	var mallocs, m0 uint64
 	var cpu, c0 time.Duration
@@ -88,6 +98,9 @@ func run(b *testing.B, next consumer.Traces, src ptrace.Traces) {
 				td := ptrace.NewTraces()
 				src.CopyTo(td)
 				batches = append(batches, td)
+				if logs != nil {
+					starts = append(starts, startEvents(src, time.Now()))
+				}
 			}
 			// The copies' garbage is collected here, untimed, so that a
 			// timed batch pays for the collection of its own allocations.
@@ -96,6 +109,12 @@ func run(b *testing.B, next consumer.Traces, src ptrace.Traces) {
 			m0 = ms.Mallocs
 			c0 = cpuTime()
 			b.StartTimer()
+		}
+		if logs != nil {
+			if err := logs.ConsumeLogs(ctx, starts[len(starts)-1]); err != nil {
+				b.Fatal(err)
+			}
+			starts = starts[:len(starts)-1]
 		}
 		td := batches[len(batches)-1]
 		batches = batches[:len(batches)-1]
@@ -182,6 +201,38 @@ func BenchmarkDeltaQOneComponent(b *testing.B) {
 			run(b, newMatchingConnector(b, prefix), minimalBatch())
 		})
 	}
+}
+
+// BenchmarkDeltaQStartEvents is BenchmarkDeltaQOneComponent/matched with
+// real-time timeouts: the connector alone also takes a start event for
+// every span (deltaq.span.start, on its logs → metrics side), tracks the
+// instance and ends it when the span comes. ns/span and cpu-ns/span count
+// the start event with its span.
+func BenchmarkDeltaQStartEvents(b *testing.B) {
+	traces, logs := newMatchingConnectorWithStarts(b, "op")
+	runWith(b, traces, minimalBatch(), logs)
+}
+
+// startEvents returns one start event per span of td, stamped at, in one
+// resource, as sdk/deltaqstart sends them: the span's ids and its probe
+// (its name).
+func startEvents(td ptrace.Traces, at time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "bench")
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	lrs.EnsureCapacity(spans.Len())
+	ts := pcommon.NewTimestampFromTime(at)
+	for _, s := range spans.All() {
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(outcome.StartEventName)
+		lr.SetTimestamp(ts)
+		lr.SetTraceID(s.TraceID())
+		lr.SetSpanID(s.SpanID())
+		lr.Attributes().PutStr(outcome.AttrProbe, s.Name())
+	}
+	return ld
 }
 
 // BenchmarkDeltaQConnectorExemplars is BenchmarkDeltaQConnector/matched
@@ -322,6 +373,20 @@ func newConnectorWith(tb testing.TB, adjust func(*deltaqconnector.Config)) conne
 // (dMax 1s, 1000 bins, as newProcessor's).
 func newMatchingConnector(tb testing.TB, prefix string) connector.Traces {
 	tb.Helper()
+	conn, _ := matchingConnector(tb, prefix, false)
+	return conn
+}
+
+// newMatchingConnectorWithStarts is newMatchingConnector with the logs →
+// metrics side that takes the start events, started.
+func newMatchingConnectorWithStarts(tb testing.TB, prefix string) (connector.Traces, connector.Logs) {
+	tb.Helper()
+	return matchingConnector(tb, prefix, true)
+}
+
+// matchingConnector makes newMatchingConnector's connector, and its logs
+// side when starts is set.
+func matchingConnector(tb testing.TB, prefix string, starts bool) (connector.Traces, connector.Logs) {
 	cf := deltaqconnector.NewFactory()
 	ccfg := cf.CreateDefaultConfig().(*deltaqconnector.Config)
 	ccfg.Interval, ccfg.ProbeIdleTimeout = time.Hour, time.Hour
@@ -335,12 +400,20 @@ func newMatchingConnector(tb testing.TB, prefix string) connector.Traces {
 	if err := ccfg.Validate(); err != nil {
 		tb.Fatal(err)
 	}
-	conn, err := cf.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, consumertest.NewNop())
+	set := connectortest.NewNopSettings(cf.Type())
+	conn, err := cf.CreateTracesToMetrics(context.Background(), set, ccfg, consumertest.NewNop())
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var logs connector.Logs
+	if starts {
+		if logs, err = cf.CreateLogsToMetrics(context.Background(), set, ccfg, consumertest.NewNop()); err != nil {
+			tb.Fatal(err)
+		}
+		start(tb, logs)
+	}
 	start(tb, conn)
-	return conn
+	return conn, logs
 }
 
 // start starts c, and shuts it down when the test ends.

@@ -16,9 +16,9 @@ import (
 func TestMoveToKeepsStateAndDueTimes(t *testing.T) {
 	src := New(10, 50)
 	key := func(b byte) Key { return Key{TraceID: [16]byte{b}, SpanID: [8]byte{b}} }
-	src.Add(Instance{Key: key(1), Probe: 0, Start: 0, Deadline: 100})
-	src.Add(Instance{Key: key(2), Probe: 1, Start: 10, Deadline: 110})
-	src.Add(Instance{Key: key(3), Probe: 0, Start: 20, Deadline: 120})
+	src.Add(&Instance{Key: key(1), Probe: 0, Start: 0, Deadline: 100})
+	src.Add(&Instance{Key: key(2), Probe: 1, Start: 10, Deadline: 110})
+	src.Add(&Instance{Key: key(3), Probe: 0, Start: 20, Deadline: 120})
 	timedOut, _ := src.Expire(100, nil)
 	require.Len(t, timedOut, 1, "instance 1 timed out; due again at 150")
 
@@ -55,7 +55,7 @@ func TestMoveToKeepsStateAndDueTimes(t *testing.T) {
 func TestMoveToFullDestination(t *testing.T) {
 	src := New(10, 0)
 	for b := range byte(3) {
-		src.Add(Instance{Key: Key{TraceID: [16]byte{b + 1}}, Deadline: int64(b) + 100})
+		src.Add(&Instance{Key: Key{TraceID: [16]byte{b + 1}}, Deadline: int64(b) + 100})
 	}
 	dst := New(2, 0)
 	moved, dropped := src.MoveTo(dst, func(*Instance) bool { return true })

@@ -104,7 +104,7 @@ type Table struct {
 
 	slots []slot
 	free  []int32
-	index map[Key]int32
+	index keyIndex
 	// heap holds slot indices ordered by slots[i].due (a binary min-heap).
 	heap []int32
 	// oldest and newest are the ends of the insertion-order list.
@@ -121,14 +121,14 @@ func New(capacity int, lateWindow int64) *Table {
 	return &Table{
 		capacity:   capacity,
 		lateWindow: max(lateWindow, 0),
-		index:      make(map[Key]int32),
+		index:      newKeyIndex(),
 		oldest:     none,
 		newest:     none,
 	}
 }
 
 // Len returns the number of tracked instances in either state.
-func (t *Table) Len() int { return len(t.index) }
+func (t *Table) Len() int { return t.index.len() }
 
 // Counts returns the number of Started and of TimedOut instances.
 func (t *Table) Counts() (started, timedOut int) { return t.started, t.timedOut }
@@ -141,26 +141,26 @@ func (t *Table) Capacity() int { return t.capacity }
 // with the same key is already tracked (in either state). When the table is
 // full the oldest tracked instance, in insertion order, is evicted first and
 // described in the returned Eviction.
-func (t *Table) Add(inst Instance) (added bool, ev Eviction) {
-	if _, dup := t.index[inst.Key]; dup {
+func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
+	if _, dup := t.index.get(&inst.Key, t.slots); dup {
 		return false, Eviction{}
 	}
-	if len(t.index) >= t.capacity {
+	if t.index.len() >= t.capacity {
 		old := t.oldest
 		ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
 	}
 	i := t.alloc()
 	s := &t.slots[i]
-	inst.Due = max(inst.Due, inst.Deadline)
-	*s = slot{inst: inst, due: inst.Due, state: Started, prev: t.newest, next: none}
+	*s = slot{inst: *inst, due: max(inst.Due, inst.Deadline), state: Started, prev: t.newest, next: none}
+	s.inst.Due = s.due
 	if t.newest != none {
 		t.slots[t.newest].next = i
 	} else {
 		t.oldest = i
 	}
 	t.newest = i
-	t.index[inst.Key] = i
+	t.index.put(&inst.Key, i)
 	t.started++
 	s.heap = int32(len(t.heap))
 	t.heap = append(t.heap, i)
@@ -171,7 +171,7 @@ func (t *Table) Add(inst Instance) (added bool, ev Eviction) {
 // End stops tracking the instance with key k, whose span has arrived, and
 // returns it with the state it was in. ok is false when k is not tracked.
 func (t *Table) End(k Key) (inst Instance, state State, ok bool) {
-	i, ok := t.index[k]
+	i, ok := t.index.get(&k, t.slots)
 	if !ok {
 		return Instance{}, Started, false
 	}
@@ -231,7 +231,7 @@ func (t *Table) alloc() int32 {
 // puts it on the free list.
 func (t *Table) remove(i int32) {
 	s := &t.slots[i]
-	delete(t.index, s.inst.Key)
+	t.index.del(&s.inst.Key, i, t.slots)
 	if s.state == TimedOut {
 		t.timedOut--
 	} else {
@@ -332,7 +332,7 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 			dropped++
 			continue
 		}
-		added, ev := dst.Add(s.inst)
+		added, ev := dst.Add(&s.inst)
 		if !added {
 			dropped++
 			continue
@@ -342,7 +342,7 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 			dropped++
 		}
 		moved++
-		j := dst.index[s.inst.Key]
+		j, _ := dst.index.get(&s.inst.Key, dst.slots)
 		d := &dst.slots[j]
 		if s.state == TimedOut {
 			d.state = TimedOut

@@ -19,8 +19,8 @@ func key(n int) Key {
 	return k
 }
 
-func inst(n int, start, dMax int64) Instance {
-	return Instance{Key: key(n), Probe: n % 3, Start: start, Deadline: start + dMax, Name: "p"}
+func inst(n int, start, dMax int64) *Instance {
+	return &Instance{Key: key(n), Probe: n % 3, Start: start, Deadline: start + dMax, Name: "p"}
 }
 
 func TestAddEndExpire(t *testing.T) {
@@ -147,7 +147,7 @@ func TestEvictsOldestInsertion(t *testing.T) {
 
 func TestDeadlineSaturates(t *testing.T) {
 	tb := New(2, math.MaxInt64)
-	tb.Add(Instance{Key: key(1), Deadline: math.MaxInt64 - 5})
+	tb.Add(&Instance{Key: key(1), Deadline: math.MaxInt64 - 5})
 	if out, _ := tb.Expire(math.MaxInt64-5, nil); len(out) != 1 {
 		t.Fatalf("Expire at deadline = %v", out)
 	}
@@ -203,7 +203,7 @@ func TestAgainstModel(t *testing.T) {
 			}
 			seq++
 			in.Due = max(in.Due, in.Deadline) // End returns the due time in force
-			model[in.Key] = &mInst{inst: in, state: Started, due: in.Due, seq: seq}
+			model[in.Key] = &mInst{inst: *in, state: Started, due: in.Due, seq: seq}
 		case op < 8: // end
 			k := key(rng.IntN(200))
 			got, st, ok := tb.End(k)

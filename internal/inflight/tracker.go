@@ -75,14 +75,35 @@ type EndResult struct {
 // tracked; otherwise, while start events are in use, it remembers the span
 // as ended at now (nanoseconds since the Unix epoch).
 func (t *Tracker) End(k Key, now int64) EndResult {
-	var r EndResult
+	l := t.Lock()
+	defer l.Unlock()
+	return l.End(k, now)
+}
+
+// Locked is a tracker held for a batch of operations (Tracker.Lock): one
+// lock for a batch of spans or start events rather than one each.
+type Locked struct{ t *Tracker }
+
+// Lock takes the tracker for a batch of operations; Unlock must follow.
+func (t *Tracker) Lock() Locked {
 	t.mu.Lock()
+	return Locked{t}
+}
+
+// Unlock releases the tracker.
+func (l Locked) Unlock() {
+	l.t.tracked.Store(int64(l.t.table.Len()))
+	l.t.mu.Unlock()
+}
+
+// End is Tracker.End on the held tracker.
+func (l Locked) End(k Key, now int64) EndResult {
+	t := l.t
+	var r EndResult
 	r.Instance, r.State, r.Found = t.table.End(k)
 	if !r.Found && t.remember.Load() {
 		r.Cut = t.ended.Add(k, now)
 	}
-	t.tracked.Store(int64(t.table.Len()))
-	t.mu.Unlock()
 	return r
 }
 
@@ -101,15 +122,21 @@ const (
 // Start tracks the instance a start event announces, at now (nanoseconds
 // since the Unix epoch), unless its span ended already or it is tracked
 // already. A full table evicts its oldest instance first (Eviction).
-func (t *Tracker) Start(inst Instance, now int64) (StartResult, Eviction) {
+func (t *Tracker) Start(inst *Instance, now int64) (StartResult, Eviction) {
 	t.Remember()
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	l := t.Lock()
+	defer l.Unlock()
+	return l.Start(inst, now)
+}
+
+// Start is Tracker.Start on the held tracker; the caller has called
+// Remember.
+func (l Locked) Start(inst *Instance, now int64) (StartResult, Eviction) {
+	t := l.t
 	if t.ended.Len() > 0 && t.ended.Contains(inst.Key, now) {
 		return AfterEnd, Eviction{}
 	}
 	added, ev := t.table.Add(inst)
-	t.tracked.Store(int64(t.table.Len()))
 	if !added {
 		return Duplicate, Eviction{}
 	}

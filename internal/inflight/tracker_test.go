@@ -129,3 +129,27 @@ func TestOptionsCheck(t *testing.T) {
 		t.Fatalf("Check of six bad options = %v, want six errors", errs)
 	}
 }
+
+// BenchmarkTrackerStartEnd: the real-time timeout path's share of one
+// instance, as the connector meets it: batches of 1000 start events, then
+// their 1000 spans; the table holds one batch at a time.
+func BenchmarkTrackerStartEnd(b *testing.B) {
+	tr := NewTracker(DefaultOptions())
+	const batch = 1000
+	insts := make([]Instance, batch)
+	for i := range insts {
+		insts[i] = *inst(i, 0, int64(time.Second))
+		insts[i].Key.SpanID[1] = byte(i >> 8)
+		insts[i].Key.SpanID[2] = byte(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		for i := range insts {
+			tr.Start(&insts[i], 1)
+		}
+		for i := range insts {
+			tr.End(insts[i].Key, 1)
+		}
+	}
+}

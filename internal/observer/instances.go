@@ -21,7 +21,7 @@ import (
 // service.name of the resource each probe's instances came from.
 func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanProbes) {
 	var in analysis.Instance
-	now := int64(0) // the batch's time, read once if start events are in use
+	var sb spanBatch // the start events' tracker, held from its first use
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		res := spanmatch.NewResource(rss.At(i).Resource())
@@ -38,11 +38,12 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 					}
 				}
 				if sp != nil {
-					sp.addMatched(b, span, &res, bs, &marks, &now)
+					sp.addMatched(b, span, &res, bs, &marks, &sb)
 				}
 			}
 		}
 	}
+	sb.release()
 }
 
 // attrServiceName is the resource attribute that names the application

@@ -102,9 +102,9 @@ const maxHitsOnStack = 8
 //
 // While start events are in use, the span ends the instance its start event
 // announced (endSpan); if that instance's timeout was counted already, the
-// span is late and not counted again for its probe. *now is the batch's
-// time, read on first use.
-func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks, now *int64) {
+// span is late and not counted again for its probe. sb is the batch's hold
+// of the start events' tracker.
+func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks, sb *spanBatch) {
 	var buf [maxHitsOnStack]int32
 	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
 	if len(hits) == 0 {
@@ -117,7 +117,7 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 		}
 		return
 	}
-	late := sp.endSpan(&in, now)
+	late := sp.endSpan(&in, sb)
 	service := res.ServiceName()
 	for _, i := range hits {
 		if sp.ranges != nil && sp.ranges[i] != nil {

@@ -162,7 +162,7 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	}
 	var counts [startResults]int64
 	var evicted [2]int64
-	now := int64(0)
+	var sb startBatch
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		sls := rls.At(i).ScopeLogs()
@@ -173,10 +173,12 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				if lr.EventName() != outcome.StartEventName {
 					continue
 				}
-				if now == 0 {
-					now = o.now().UnixNano()
+				if !sb.held {
+					s.tracker.Remember()
+					sb.now = o.now().UnixNano()
+					sb.lock, sb.held = s.tracker.Lock(), true
 				}
-				r, ev := o.startEvent(lr, now)
+				r, ev := o.startEvent(lr, &sb)
 				counts[r]++
 				if ev.Evicted {
 					evicted[ev.State]++
@@ -184,6 +186,7 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 			}
 		}
 	}
+	sb.release()
 	for r, n := range counts {
 		if n > 0 {
 			s.ins.StartEvents.Add(ctx, n, s.resultAttr[r])
@@ -197,9 +200,18 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	return nil
 }
 
+// startBatch is a batch of start events' hold of the tracker, and the
+// probe of the batch's last start event, which the next one most often
+// names too.
+type startBatch struct {
+	spanBatch
+	probe string
+	pi    int32
+}
+
 // startEvent tracks the instance lr announces, due at its timestamp + the
 // probe's dMax + timeout_grace, and returns the result.
-func (o *Observer) startEvent(lr plog.LogRecord, now int64) (int, inflight.Eviction) {
+func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) (int, inflight.Eviction) {
 	tid, sid := lr.TraceID(), lr.SpanID()
 	ts := lr.Timestamp()
 	if tid.IsEmpty() || sid.IsEmpty() || ts == 0 || ts > math.MaxInt64 {
@@ -214,9 +226,11 @@ func (o *Observer) startEvent(lr plog.LogRecord, now int64) (int, inflight.Evict
 		o.refusedStart(lr, "unknown_probe")
 		return startUnknownProbe, inflight.Eviction{}
 	}
-	var pi int32
-	if o.spans != nil {
-		pi, ok = o.spans.byName[v.Str()]
+	pi, ok := sb.pi, sb.probe != "" && v.Str() == sb.probe
+	if !ok && o.spans != nil {
+		if pi, ok = o.spans.byName[v.Str()]; ok {
+			sb.probe, sb.pi = o.spans.Names[pi], pi
+		}
 	}
 	if !ok {
 		o.refusedStart(lr, "unknown_probe")
@@ -234,7 +248,7 @@ func (o *Observer) startEvent(lr plog.LogRecord, now int64) (int, inflight.Evict
 	if v, ok := attrs.Get(outcome.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
 		inst.Threshold, _ = outcome.Threshold(v.Str())
 	}
-	r, ev := o.starts.tracker.Start(inst, now)
+	r, ev := sb.lock.Start(&inst, sb.now)
 	switch r {
 	case inflight.AfterEnd:
 		return startAfterEnd, ev
@@ -339,20 +353,37 @@ func (o *Observer) addTimeout(b analysis.Batch, f *inflight.Instance) {
 	}
 }
 
+// spanBatch is what a batch of spans keeps of the start-event path: the
+// batch's time, read on first use, and the tracker, held from the first
+// span that asks it to the batch's end (release), one lock a batch.
+type spanBatch struct {
+	now  int64
+	lock inflight.Locked
+	held bool
+}
+
+// release lets the tracker go, if the batch held it.
+func (sb *spanBatch) release() {
+	if sb.held {
+		sb.lock.Unlock()
+		sb.held = false
+	}
+}
+
 // endSpan ends the tracked instance of a matched span, if any, while start
 // events are in use, and returns the probe of an instance whose timeout was
 // counted already (the span is late, and not counted again for it), else
-// -1. *now is the time a span with no instance tracked is remembered from,
-// read on first use in the batch.
-func (sp *spanProbes) endSpan(in *analysis.Instance, now *int64) int32 {
+// -1. A span with no instance tracked is remembered from the batch's time.
+func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
 	s := sp.starts
-	if s == nil || !s.tracker.Active() {
+	if s == nil || !sb.held && !s.tracker.Active() {
 		return -1
 	}
-	if *now == 0 {
-		*now = sp.clock().UnixNano()
+	if !sb.held {
+		sb.now = sp.clock().UnixNano()
+		sb.lock, sb.held = s.tracker.Lock(), true
 	}
-	r := s.tracker.End(inflight.Key{TraceID: in.TraceID, SpanID: in.SpanID}, *now)
+	r := sb.lock.End(inflight.Key{TraceID: in.TraceID, SpanID: in.SpanID}, sb.now)
 	if r.Cut > 0 {
 		s.ins.EndedEvictions.Add(context.Background(), int64(r.Cut))
 	}

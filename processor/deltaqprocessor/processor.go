@@ -558,7 +558,7 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	if *now == 0 {
 		*now = p.clock.Now().UnixNano()
 	}
-	res2, ev := p.tracker.Start(inst, *now)
+	res2, ev := p.tracker.Start(&inst, *now)
 	switch res2 {
 	case inflight.AfterEnd:
 		p.stats.startAfterEnd[pi].Add(1)

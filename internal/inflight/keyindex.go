@@ -1,0 +1,67 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inflight
+
+import "encoding/binary"
+
+// keyIndex finds a tracked instance's slot by its key. Most keys are found
+// by a 64-bit digest of the trace and span ids (short): a map with an
+// integer key hashes and compares in a few nanoseconds, where one keyed by
+// the 24-byte Key hashes all of it, and the span path looks a key up for
+// every matched span. A key whose digest another tracked key holds already
+// — by chance, or forged — goes to long, keyed by the whole Key, so that
+// no two instances are ever confused; the slot's own key is compared on
+// every hit.
+type keyIndex struct {
+	short map[uint64]int32
+	long  map[Key]int32
+}
+
+func newKeyIndex() keyIndex { return keyIndex{short: make(map[uint64]int32)} }
+
+// digest mixes the random parts of the ids: the span id and the trace id's
+// low half (W3C Trace Context: the rightmost bytes of a trace id are
+// random), and the trace id's high half, rotated.
+func digest(k *Key) uint64 {
+	hi := binary.LittleEndian.Uint64(k.TraceID[:8])
+	return binary.LittleEndian.Uint64(k.SpanID[:]) ^ binary.LittleEndian.Uint64(k.TraceID[8:]) ^ (hi<<32 | hi>>32)
+}
+
+// len returns the number of keys held.
+func (x *keyIndex) len() int { return len(x.short) + len(x.long) }
+
+// get returns the slot of k among slots.
+func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
+	if i, ok := x.short[digest(k)]; ok && slots[i].inst.Key == *k {
+		return i, true
+	}
+	if len(x.long) > 0 {
+		i, ok := x.long[*k]
+		return i, ok
+	}
+	return 0, false
+}
+
+// put records slot i for k, which is not held.
+func (x *keyIndex) put(k *Key, i int32) {
+	d := digest(k)
+	if _, taken := x.short[d]; !taken {
+		x.short[d] = i
+		return
+	}
+	if x.long == nil {
+		x.long = make(map[Key]int32)
+	}
+	x.long[*k] = i
+}
+
+// del forgets k, held in slot i among slots.
+func (x *keyIndex) del(k *Key, i int32, slots []slot) {
+	d := digest(k)
+	if j, ok := x.short[d]; ok && j == i && slots[i].inst.Key == *k {
+		delete(x.short, d)
+		return
+	}
+	delete(x.long, *k)
+}
