@@ -25,12 +25,13 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/metric/noop"
+	nooptrace "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
@@ -340,19 +341,35 @@ func (rep *analyzeReport) write(o *analyzeOptions, stdout, stderr io.Writer) (in
 }
 
 // newProcessor creates the deltaq processor from its factory with pcfg,
-// starts it, and sends what it passes on to next.
+// starts it, and sends what it passes on to next. Its logs go nowhere and
+// its self-telemetry is not recorded: the command reports what it found.
 func newProcessor(pcfg any, next consumer.Traces) (processor.Traces, error) {
 	ctx := context.Background()
 	f := deltaqprocessor.NewFactory()
-	proc, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), pcfg, next)
+	set := processor.Settings{
+		ID: component.NewID(f.Type()),
+		TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop(), TracerProvider: nooptrace.NewTracerProvider(),
+			MeterProvider: noop.NewMeterProvider(), Resource: pcommon.NewResource()},
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}
+	proc, err := f.CreateTraces(ctx, set, pcfg, next)
 	if err != nil {
 		return nil, fmt.Errorf("deltaq processor: %w", err)
 	}
-	if err := proc.Start(ctx, componenttest.NewNopHost()); err != nil {
+	if err := proc.Start(ctx, noHost{}); err != nil {
 		return nil, fmt.Errorf("deltaq processor: %w", err)
 	}
 	return proc, nil
 }
+
+// noHost is the host of a component the command runs alone: no
+// extensions.
+type noHost struct{}
+
+func (noHost) GetExtensions() map[component.ID]component.Component { return nil }
+
+// discard is a traces consumer that drops what it is given.
+var discard, _ = consumer.NewTraces(func(context.Context, ptrace.Traces) error { return nil })
 
 // tableQuantiles returns the quantiles of the window table: the median and
 // the 0.95 quantile, or the configured quantiles when they are not the

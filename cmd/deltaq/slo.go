@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/consumer/consumertest"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/observer"
@@ -259,7 +258,7 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 	auto := map[string]bool{}
 	if l.proc != nil {
 		pcfg := l.proc.(*deltaqprocessor.Config)
-		proc, err := newProcessor(pcfg, consumertest.NewNop())
+		proc, err := newProcessor(pcfg, discard)
 		if err != nil {
 			return nil, err
 		}

@@ -17,14 +17,8 @@ import (
 
 // testImports are the imports of test-only packages by non-test files of
 // the main module that are still to be removed ("file import"), each with
-// why it is there. The list is to be emptied, never added to: the command
-// line builds the processor with the collector's test helpers until it
-// builds it as a collector does.
-var testImports = map[string]string{
-	"cmd/deltaq/analyze.go go.opentelemetry.io/collector/component/componenttest": "the no-op host that starts the processor of the offline analysis",
-	"cmd/deltaq/analyze.go go.opentelemetry.io/collector/processor/processortest": "the settings the processor of the offline analysis is made with",
-	"cmd/deltaq/slo.go go.opentelemetry.io/collector/consumer/consumertest":       "the no-op consumer after the processor that checks the SLO configuration",
-}
+// why it is there. The list is empty and is to stay so.
+var testImports = map[string]string{}
 
 // TestNoTestPackagesInProduction: no non-test file of the main module
 // imports a test-only package (testOnly), but those of test-support
