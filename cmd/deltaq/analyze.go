@@ -245,6 +245,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 func newAnalysis(loaded *loadedConfig, acfg *observer.Config) (*observer.OfflineAnalysis, processor.Traces, error) {
 	var an *observer.OfflineAnalysis
 	var proc processor.Traces
+	st := process.New() // the components' shared state, as in a collector of its own
 	if loaded.proc != nil {
 		next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 			return an.ConsumeTraces(ctx, td)
@@ -252,7 +253,7 @@ func newAnalysis(loaded *loadedConfig, acfg *observer.Config) (*observer.Offline
 		if err != nil {
 			return nil, nil, err
 		}
-		if proc, err = newProcessor(loaded.proc, next); err != nil {
+		if proc, err = newProcessor(st, loaded.proc, next); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -262,7 +263,7 @@ func newAnalysis(loaded *loadedConfig, acfg *observer.Config) (*observer.Offline
 		}
 	}
 	if sp := loaded.spans; sp != nil {
-		claims := process.Collector().Claims
+		claims := st.Claims
 		err := claims.Claim(loaded, "connector", loaded.connID, sp.Names)
 		claims.Release(loaded)
 		if err != nil {
@@ -270,7 +271,7 @@ func newAnalysis(loaded *loadedConfig, acfg *observer.Config) (*observer.Offline
 			return nil, nil, fmt.Errorf("%s: %w", loaded.where, err)
 		}
 	}
-	an, err := observer.NewOfflineAnalysis(acfg, process.Collector().Layouts, loaded.spans)
+	an, err := observer.NewOfflineAnalysis(acfg, st.Layouts, loaded.spans)
 	if err != nil {
 		shut()
 		return nil, nil, fmt.Errorf("%s: %w", loaded.where, err)
@@ -340,12 +341,13 @@ func (rep *analyzeReport) write(o *analyzeOptions, stdout, stderr io.Writer) (in
 	return status, nil
 }
 
-// newProcessor creates the deltaq processor from its factory with pcfg,
-// starts it, and sends what it passes on to next. Its logs go nowhere and
-// its self-telemetry is not recorded: the command reports what it found.
-func newProcessor(pcfg any, next consumer.Traces) (processor.Traces, error) {
+// newProcessor creates the deltaq processor of the components whose shared
+// state is st from its factory with pcfg, starts it, and sends what it
+// passes on to next. Its logs go nowhere and its self-telemetry is not
+// recorded: the command reports what it found.
+func newProcessor(st *process.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
 	ctx := context.Background()
-	f := deltaqprocessor.NewFactory()
+	f := deltaqprocessor.NewFactoryFor(st)
 	set := processor.Settings{
 		ID: component.NewID(f.Type()),
 		TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop(), TracerProvider: nooptrace.NewTracerProvider(),

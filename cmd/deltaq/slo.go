@@ -255,16 +255,26 @@ func statusOf(err error, fail func(error) int) int {
 // of the probe (as the components resolve it: the processor registers its
 // layouts when it is created), else none.
 func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
-	auto := map[string]bool{}
+	auto := map[string]string{}
+	if sp := l.spans; sp != nil {
+		for i, a := range sp.Auto {
+			if a != nil {
+				auto[sp.Names[i]] = "dmax: auto in the connector"
+			}
+		}
+	}
+	st := process.New()
 	if l.proc != nil {
 		pcfg := l.proc.(*deltaqprocessor.Config)
-		proc, err := newProcessor(pcfg, discard)
+		proc, err := newProcessor(st, pcfg, discard)
 		if err != nil {
 			return nil, err
 		}
 		defer func() { _ = proc.Shutdown(context.Background()) }()
 		for _, p := range pcfg.Probes {
-			auto[p.Name] = p.DMaxAuto
+			if p.DMaxAuto {
+				auto[p.Name] = "dmax: auto in the processor"
+			}
 		}
 	}
 	var names []string
@@ -286,12 +296,12 @@ func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
 			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.where, name)
 		}
 		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.analysis.Histogram.Exponential != nil}
-		lay, ok := process.Collector().Layouts.LookupLayout(name)
+		lay, ok := st.Layouts.LookupLayout(name)
 		switch {
 		case pc.DMax > 0 && pc.Bins > 0:
 			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
-		case auto[name]:
-			p.NoBounds = "dmax: auto in the processor"
+		case auto[name] != "":
+			p.NoBounds = auto[name]
 			ok = false
 		case !ok:
 			p.NoBounds = "no configuration gives its layout; it comes from its first instance"

@@ -79,6 +79,11 @@ connectors:
         qta: {points: [{delay: 40ms, p: 0.5}, {delay: 41ms, p: 0.9}], max_failure: 0.05}
       b:
         qta: {points: [{delay: 10ms, p: 0.5}]}
+      c:
+        match: {}
+        dmax: auto
+        bins: 100
+        qta: {points: [{delay: 10ms, p: 0.5}]}
 `), 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +95,7 @@ connectors:
 	for _, want := range []string{
 		`probe "a", objective within-41ms: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms`,
 		`probe "b", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the processor)`,
+		`probe "c", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the connector)`,
 	} {
 		if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
 			t.Errorf("stderr and the rules' header lack %q\nstderr: %s", want, stderr)

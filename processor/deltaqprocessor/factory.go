@@ -24,6 +24,14 @@ func NewFactory() processor.Factory {
 	return newFactory(wallClock{}, process.Collector()).processorFactory()
 }
 
+// NewFactoryFor returns the factory of the deltaq processor of a program
+// that stands in for a collector with state of its own, st: the command
+// line's offline analysis, which reads back the layouts its processor
+// registers there.
+func NewFactoryFor(st *process.State) processor.Factory {
+	return newFactory(wallClock{}, st).processorFactory()
+}
+
 // factory creates one processor instance per component ID and hands it to
 // both the traces and the logs pipeline that name the ID: start events
 // arrive on the logs side and the spans that end them on the traces side, so
