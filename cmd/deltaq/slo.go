@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
