@@ -19,40 +19,10 @@ func instruments(set component.TelemetrySettings) (*observer.Instruments, *obser
 	if err != nil {
 		return nil, nil, err
 	}
-	starts := &observer.SpanInstruments{
-		StartEvents:       tb.ConnectorDeltaqStartEvents,
-		StartTimeouts:     tb.ConnectorDeltaqStartTimeouts,
-		LateSpans:         tb.ConnectorDeltaqLateSpans,
-		InFlightEvictions: tb.ConnectorDeltaqInFlightEvictions,
-		EndedEvictions:    tb.ConnectorDeltaqEndedEvictions,
-		InFlight:          tb.ConnectorDeltaqInFlight,
-		Dmax:              tb.ConnectorDeltaqDmax,
-		DmaxChanges:       tb.ConnectorDeltaqDmaxChanges,
-
-		DmaxChangesSuppressed: tb.ConnectorDeltaqDmaxChangesSuppressed,
+	ins, err := observer.InstrumentsOf(tb, "ConnectorDeltaq")
+	if err != nil {
+		return nil, nil, err
 	}
-	return &observer.Instruments{
-		Contributions:               tb.ConnectorDeltaqContributions,
-		Instances:                   tb.ConnectorDeltaqInstances,
-		InstancesDropped:            tb.ConnectorDeltaqInstancesDropped,
-		InstancesRebinned:           tb.ConnectorDeltaqInstancesRebinned,
-		InstancesWeightClamped:      tb.ConnectorDeltaqInstancesWeightClamped,
-		LayoutChanges:               tb.ConnectorDeltaqLayoutChanges,
-		LayoutsAgreed:               tb.ConnectorDeltaqLayoutsAgreed,
-		TotalsSaturated:             tb.ConnectorDeltaqTotalsSaturated,
-		WindowsMissingAgents:        tb.ConnectorDeltaqWindowsMissingAgents,
-		LateTimeouts:                tb.ConnectorDeltaqLateTimeouts,
-		OutputDropped:               tb.ConnectorDeltaqOutputDropped,
-		OutputOversized:             tb.ConnectorDeltaqOutputOversized,
-		ProbesExpired:               tb.ConnectorDeltaqProbesExpired,
-		QooScoresWithheld:           tb.ConnectorDeltaqQooScoresWithheld,
-		ReferencedProbeEmptyWindows: tb.ConnectorDeltaqReferencedProbeEmptyWindows,
-		ServicesBounded:             tb.ConnectorDeltaqServicesBounded,
-		SnapshotFilesRemoved:        tb.ConnectorDeltaqSnapshotFilesRemoved,
-		TriggersFired:               tb.ConnectorDeltaqTriggersFired,
-		UnderResolvedWindows:        tb.ConnectorDeltaqUnderResolvedWindows,
-		WindowsClosed:               tb.ConnectorDeltaqWindowsClosed,
-		Probes:                      tb.ConnectorDeltaqProbes,
-		WindowCloseDuration:         tb.ConnectorDeltaqWindowCloseDuration,
-	}, starts, nil
+	starts, err := observer.SpanInstrumentsOf(tb, "ConnectorDeltaq")
+	return ins, starts, err
 }

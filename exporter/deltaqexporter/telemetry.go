@@ -18,28 +18,5 @@ func instruments(set component.TelemetrySettings) (*observer.Instruments, error)
 	if err != nil {
 		return nil, err
 	}
-	return &observer.Instruments{
-		Contributions:               tb.ExporterDeltaqContributions,
-		Instances:                   tb.ExporterDeltaqInstances,
-		InstancesDropped:            tb.ExporterDeltaqInstancesDropped,
-		InstancesRebinned:           tb.ExporterDeltaqInstancesRebinned,
-		InstancesWeightClamped:      tb.ExporterDeltaqInstancesWeightClamped,
-		LayoutChanges:               tb.ExporterDeltaqLayoutChanges,
-		LayoutsAgreed:               tb.ExporterDeltaqLayoutsAgreed,
-		TotalsSaturated:             tb.ExporterDeltaqTotalsSaturated,
-		WindowsMissingAgents:        tb.ExporterDeltaqWindowsMissingAgents,
-		LateTimeouts:                tb.ExporterDeltaqLateTimeouts,
-		OutputDropped:               tb.ExporterDeltaqOutputDropped,
-		OutputOversized:             tb.ExporterDeltaqOutputOversized,
-		ProbesExpired:               tb.ExporterDeltaqProbesExpired,
-		QooScoresWithheld:           tb.ExporterDeltaqQooScoresWithheld,
-		ReferencedProbeEmptyWindows: tb.ExporterDeltaqReferencedProbeEmptyWindows,
-		ServicesBounded:             tb.ExporterDeltaqServicesBounded,
-		SnapshotFilesRemoved:        tb.ExporterDeltaqSnapshotFilesRemoved,
-		TriggersFired:               tb.ExporterDeltaqTriggersFired,
-		UnderResolvedWindows:        tb.ExporterDeltaqUnderResolvedWindows,
-		WindowsClosed:               tb.ExporterDeltaqWindowsClosed,
-		Probes:                      tb.ExporterDeltaqProbes,
-		WindowCloseDuration:         tb.ExporterDeltaqWindowCloseDuration,
-	}, nil
+	return observer.InstrumentsOf(tb, "ExporterDeltaq")
 }

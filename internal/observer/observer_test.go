@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
@@ -132,4 +133,13 @@ func TestMetadataDeclaresEveryInstrument(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInstrumentsOfRefusesAMissingInstrument: a telemetry builder without
+// one of the instruments is an error naming it, not a nil instrument.
+func TestInstrumentsOfRefusesAMissingInstrument(t *testing.T) {
+	var tb struct{ XContributions metric.Int64Counter }
+	_, err := InstrumentsOf(&tb, "X")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no XInstances of type metric.Int64Counter")
 }

@@ -4,6 +4,9 @@
 package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
+	"fmt"
+	"reflect"
+
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 )
@@ -46,4 +49,36 @@ func noInstruments() *Instruments {
 		SnapshotFilesRemoved: c(), TriggersFired: c(), UnderResolvedWindows: c(), WindowsClosed: c(),
 		ServicesBounded: c(), Probes: g, WindowCloseDuration: h,
 	}
+}
+
+// InstrumentsOf returns the instruments of a component's generated
+// TelemetryBuilder tb (a pointer): each field F of Instruments is tb's
+// field prefix+F (mdatagen names otelcol_connector_deltaq_instances
+// ConnectorDeltaqInstances), so that the mapping is written once, for
+// every component, and an instrument metadata.yaml does not declare is an
+// error when the component is made.
+func InstrumentsOf(tb any, prefix string) (*Instruments, error) {
+	ins := &Instruments{}
+	return ins, fillFrom(ins, tb, prefix)
+}
+
+// SpanInstrumentsOf is InstrumentsOf for SpanInstruments: the connector's.
+func SpanInstrumentsOf(tb any, prefix string) (*SpanInstruments, error) {
+	ins := &SpanInstruments{}
+	return ins, fillFrom(ins, tb, prefix)
+}
+
+// fillFrom sets each field F of the struct dst points to from the field
+// prefix+F of the struct src points to.
+func fillFrom(dst, src any, prefix string) error {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	for i := range d.NumField() {
+		name := prefix + d.Type().Field(i).Name
+		f := s.FieldByName(name)
+		if !f.IsValid() || !f.Type().AssignableTo(d.Field(i).Type()) {
+			return fmt.Errorf("deltaq observer: the telemetry builder has no %s of type %v: declare it in metadata.yaml", name, d.Field(i).Type())
+		}
+		d.Field(i).Set(f)
+	}
+	return nil
 }
