@@ -1,75 +1,36 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package outcome holds the contracts of the deltaq components: the span
-// attributes that make a span an outcome instance, between the deltaq
-// processor and the deltaq exporter and connector (this file;
-// docs/design.md, "Outcome instances") and the start event (also here); the
-// names of the metrics, attributes and log events they emit (output.go);
-// the adjusted counts of sampled spans (sampling.go); and the type of the
-// registry of probe layouts (layout.go), of which each collector has one
-// (internal/process).
+// Package outcome holds the contracts of the deltaq components:
 //
-// Which span carries which attributes:
+//   - the span attributes that make a span an outcome instance, written by
+//     the deltaq processor and read by the deltaq connector and exporter
+//     (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic,
+//     AttrLate; IsContractAttr lists them), and the start event that
+//     announces a span (StartEventName, AttrSpanName): this file;
+//   - the names of the metrics, attributes and log events the components
+//     emit, on which dashboards and alert rules depend (output.go);
+//   - the adjusted counts of sampled spans (AdjustedCount, Weight;
+//     sampling.go);
+//   - the registry of probe layouts (Layouts, Layout; layout.go), of which
+//     each collector has one (internal/process).
 //
-//   - every counted span of a probe: AttrProbe. A success carries nothing
-//     more (but for the layout, below): a span with AttrProbe and no
-//     AttrOutcome is a success. A failure carries AttrOutcome = failure, a
-//     timeout AttrOutcome = timeout. A reader re-derives a success's or a
-//     failure's outcome under its own layout from the span's own start and
-//     end: d ≤ dMax keeps it, d > dMax is a timeout (the thesis, section
-//     3.3);
-//   - a timeout (outcome = timeout), and the first span of each probe in
-//     each batch the processor maps: also the layout, AttrDMaxNs and
-//     AttrBins. A timeout has no delay a reader could judge by its own dMax
-//     (a synthetic one has no real end at all), so the reader must know the
-//     dMax it was judged by: under a longer dMax of its own it might have
-//     ended in time. The first span of a probe in a batch carries the layout
-//     so that a reader that configures none for the probe, in another
-//     collector, takes it from there. A probe with log-linear buckets
-//     (the processor's `binning: log-linear`) has no bin count a span could
-//     give: its spans carry AttrDMaxNs (its dMax, the buckets' High) and no
-//     AttrBins. A reader of the same collector takes its buckets from the
-//     registry (Layout.LogLinear); a reader in another collector that does
-//     not configure the probe itself finds no layout it can follow and
-//     refuses its instances, counted as invalid (see below);
-//   - a synthetic timeout span, made by the processor for an instance
-//     announced by a start event that never ended: also AttrSynthetic;
-//   - a late span, one that ended after its instance had been reported as a
-//     timeout: AttrProbe, AttrOutcome = timeout and AttrLate, not counted.
+// The span contract in short. Every counted span of a probe carries
+// AttrProbe; a failure or a timeout also AttrOutcome, a success nothing
+// more: a reader takes a bare AttrProbe for a success. A timeout, and the
+// first span of each probe in each batch the processor maps, also carry the
+// layout: AttrDMaxNs, and AttrBins but for a probe with log-linear buckets.
+// The processor's synthetic timeout span carries AttrSynthetic, and a span
+// that ended after its instance timed out AttrLate (it is not counted). A
+// reader classifies every instance under its probe's layout from the span's
+// own start and end. The processor is the only writer of these attributes
+// in a collector: it removes them from every span that arrives with any, so
+// a bare AttrProbe downstream is its own.
 //
-// Readers take an absent AttrOutcome for a success and still accept an
-// explicit AttrOutcome = success, which earlier versions of the processor
-// wrote; an AttrOutcome that is present but not a string, or not one of
-// the three values (the empty string included), makes the instance invalid
-// (dropped and counted). Layout attributes on the other spans were also
-// written by earlier versions; readers accept them, and a probe's layout
-// still comes from configuration first. A reader counts a span in its
-// probe's layout: the layout configured for the probe (the reader's own
-// configuration, else the registry of this process's processors,
-// LookupLayout), else the layout of the probe's first instance that carries
-// one. An instance of a probe with no layout yet is dropped and counted as
-// invalid.
-//
-// Each attribute costs a matched span an allocation in pdata (a boxed
-// value), which is why the layout is not on every span and a success, the
-// common case, carries no AttrOutcome. A bare AttrProbe is safe to read as
-// a success because of the rule below: the processor removes every contract
-// attribute a span arrives with, so a span that reaches a reader with
-// AttrProbe was given it by a processor of the collector, which gave a
-// failure or a timeout its AttrOutcome.
-//
-// The processor is the only writer of the span attributes of the contract
-// (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic, AttrLate) in
-// a collector. It removes them from every span that arrives carrying any,
-// matched by a probe or not, and counts it; a matched span is then mapped
-// again by the processor's own configuration, from its own timestamps and
-// status (trace data, where the attributes are only claims), and a span that
-// arrived with AttrSynthetic = true, a timeout span fabricated elsewhere with
-// no timing of its own, is not mapped. A span attribute added to the contract
-// must be added to the processor's list of attributes it removes. Other
-// deltaq.* attributes (such as deltaq.failed, which applications set on
-// failed spans) are application data and are left alone.
+// docs/design.md, "Outcome instances: the processor's contract", gives the
+// rules in full: where a reader takes a probe's layout, what makes an
+// instance invalid, why a success carries no outcome, and what earlier
+// versions of the processor wrote.
 package outcome
 
 // Attribute names written by the processor and read by the connector and the exporter.
