@@ -5,49 +5,28 @@
 // objectives with error budgets, and writes the Prometheus recording and
 // alerting rules that watch them (multi-window, multi-burn-rate alerts, the
 // Site Reliability Workbook, chapter "Alerting on SLOs"), their promtool
-// unit tests, and the same objectives as OpenSLO and Sloth documents.
+// unit tests, and OpenSLO and Sloth documents.
 //
-// A QTA is a set of objectives over a probe's outcome instances. A point
-// "at least p of the instances within d" is a ratio objective: good = the
-// instances that completed successfully within d, total = every instance,
-// failures and timeouts included (the improper CDF ΔQ(d) of the thesis,
-// section 2.1.6, is exactly good/total), target p, error budget 1 − p.
-// max_failure f is an availability objective: good = the successes, target
-// 1 − f, budget f.
+// New makes a Plan of a set of Probes under Options. Each QTA point "at
+// least p of the instances within d" is a ratio objective (good/total is
+// the improper CDF ΔQ(d), target p, budget 1 − p), max_failure f an
+// availability objective (target 1 − f, budget f), and a probe's qoo
+// requirement can add a time-slice objective on its Quality of Outcome
+// score (QoOObjective): an Objective each, alerted on by the Tiers that
+// apply to it (Alert). Since an error ratio is at most 1, no window burns a
+// budget b faster than 1/b: a tier whose threshold, factor × b, is above
+// Options.MaxErrorRatio takes the derived factor MaxErrorRatio/b instead
+// (Derive). What cannot be alerted on — an objective without a budget, a
+// QTA point that no bucket bound of deltaq.observed counts exactly, a tier
+// whose derived factor is not above 1 — is listed, with the reason, in
+// Plan.Refusals.
 //
-// Burn rate. Over a window, the error ratio e divided by the budget b is
-// the burn rate B = e/b: at rate B the budget of a period T is gone in T/B.
-// A tier (factor F, long window, short window, severity) alerts when both
-// windows burn faster than F. Since e ≤ 1, no window burns faster than
-// 1/b: the Workbook's 14.4× cannot occur for a budget above 1/14.4 ≈ 6.9 %
-// (a point "40 ms : 0.5" has b = 0.5 and burns at most 2×). Such a tier is
-// derived instead (Derive): its factor becomes MaxErrorRatio/b, the
-// fastest burn that can still be told apart from "every instance misses",
-// and its annotation states the time to exhaustion that factor means,
-// T·b/MaxErrorRatio. A tier whose derived factor is not above 1 (the
-// budget outlasts the period even then) or repeats the factor of a tier
-// with shorter windows is refused, and so is an objective without a budget
-// (p = 1, max_failure 0); the reasons are listed in Plan.Refusals.
+// Plan.Rules writes the rule file, Plan.RuleTests its promtool tests,
+// Plan.OpenSLO and Plan.Sloth the documents (without the Quality of
+// Outcome objectives).
 //
-// Exact SLIs. deltaq.observed is a cumulative histogram of the successful
-// delays whose bucket bounds are the probe's bin edges
-// (examples/README.md, "Reading ΔQ in PromQL"), so good is exact when d is
-// a bucket bound: its le series counts exactly the successes within d. A
-// point between two edges is refused, naming the nearest edges; a point at
-// or beyond dMax counts every success (a success has a delay ≤ dMax). With
-// the exponential histogram option, good is histogram_fraction(0, d, h) ×
-// histogram_count(h), which interpolates linearly within the bucket that
-// holds d: it is off by at most the share of the successes in that bucket
-// and in the bin around d (buckets of relative width 2^(2^−scale) − 1,
-// 4.4 % at scale 4).
-//
-// Quality of Outcome. A probe with a qoo requirement can also have a
-// time-slice objective on its observed score ("Quality of Outcome",
-// draft-ietf-ippm-qoo-10): "a score of at least T in at least a share q of
-// the windows" (QoOObjective). The events are the probe's scored windows,
-// one deltaq.qoo.score sample each (a window whose score was withheld for
-// too few instances has none and does not count), the bad ones those
-// scoring below T; target q, budget 1 − q, and the same tiers (ruleqoo.go).
+// docs/design.md, "SLOs from QTAs", gives the burn-rate arithmetic, the
+// exactness of the SLIs and the time-slice objectives in full.
 package slo // import "github.com/deltaq-otel/deltaq/internal/slo"
 
 import (
