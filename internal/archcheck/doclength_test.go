@@ -14,7 +14,6 @@ import (
 // docs/design.md; one that got short must leave the list.
 var longPackageDocs = map[string]bool{
 	"analysis":            true, // layouts, the divergence test, QTA slack, triggers (edited in other work)
-	"cmd/dqworkload":      true, // the synthetic M/M/1/K system's command line
 	"deltaq/internal/fft": true, // the derivation of the real-input FFT, beside its code
 }
 
