@@ -43,8 +43,9 @@ import (
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
-func init() {
-	register(command{
+// analyzeCommand is the analyze command's entry of the command table.
+func analyzeCommand() command {
+	return command{
 		name:    "analyze",
 		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] TRACES...",
 		summary: "analyse recorded traces as the deltaq connector (or processor and exporter) would",
@@ -118,7 +119,7 @@ span names (which come from span data) are shown as Go escapes (\x1b,
 \u202e) in the text output and the plot titles; --json escapes them the
 JSON way.`,
 		run: runAnalyze,
-	})
+	}
 }
 
 // maxWindowRows bounds the windows kept for the table, --json and the
@@ -138,8 +139,7 @@ type analyzeOptions struct {
 }
 
 func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status int, ok bool) {
-	c := commands["analyze"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(analyzeCommand(), stderr)
 	o.cfg.flags(fs)
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.StringVar(&o.plotDir, "plot", "", "write two PNG plots per probe into `DIR`")

@@ -11,8 +11,9 @@ import (
 	"github.com/deltaq-otel/deltaq/diagram"
 )
 
-func init() {
-	register(command{
+// checkCommand is the check command's entry of the command table.
+func checkCommand() command {
+	return command{
 		name:    "check",
 		usage:   "check FILE.dq... | check --config FILE...",
 		summary: "validate outcome diagrams and list their probes",
@@ -36,12 +37,11 @@ histogram is exponential; the nearest edges are named.
 The language — grammar, operators, names, examples and the common errors
 with their fixes — is described in docs/dq-language.md of the project.`,
 		run: runCheck,
-	})
+	}
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	c := commands["check"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(checkCommand(), stderr)
 	var configs listFlag
 	fs.Var(&configs, "config", "check the deltaq components of a collector configuration `FILE` (repeatable: merged in order)")
 	files, status, ok := parseArgs(fs, args)

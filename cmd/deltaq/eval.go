@@ -24,8 +24,9 @@ const defaultBins = 1000
 // reportQuantiles are the quantiles eval prints.
 var reportQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
-func init() {
-	register(command{
+// evalCommand is the eval command's entry of the command table.
+func evalCommand() command {
+	return command{
 		name:    "eval",
 		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--qoo REQ] [--json] [--plot DIR]",
 		summary: "evaluate an outcome diagram with assumed outcome distributions",
@@ -55,7 +56,7 @@ dMax marked), and lists the files written (on stderr with --json).
 
 Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
 		run: runEval,
-	})
+	}
 }
 
 // outcomeFlag collects --outcome NAME=DIST flags.
@@ -120,8 +121,7 @@ func evalUsage(stderr io.Writer, format string, a ...any) int {
 // parseEvalArgs parses eval's command line. When ok is false the command
 // ends with status.
 func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, ok bool) {
-	c := commands["eval"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(evalCommand(), stderr)
 	fs.Var(&o.outcomes, "outcome", "assumed distribution `NAME=DIST` of an outcome (repeat for each outcome)")
 	dmaxText := fs.String("dmax", "", "`dMax` of every assumed ΔQ (default: chosen to fit the distributions, see above)")
 	fs.IntVar(&o.bins, "bins", defaultBins, "number of bins of every assumed ΔQ")

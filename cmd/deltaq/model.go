@@ -31,8 +31,9 @@ const (
 // topInferred is how many inferred chains model prints.
 const topInferred = 10
 
-func init() {
-	register(command{
+// modelCommand is the model command's entry of the command table.
+func modelCommand() command {
+	return command{
 		name:    "model",
 		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--max-record MiB] [--infer] [--strict] [--json] [--plot DIR] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
@@ -83,7 +84,7 @@ predicts (green, dashed), as analyze, eval and whatif draw ΔQs.
 
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
 		run: runModel,
-	})
+	}
 }
 
 // modelOptions is model's command line.
@@ -99,8 +100,7 @@ type modelOptions struct {
 }
 
 func runModel(args []string, stdout, stderr io.Writer) int {
-	c := commands["model"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(modelCommand(), stderr)
 	var o modelOptions
 	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
 	fs.StringVar(&o.plot, "plot", "", "draw the predicted and observed ΔQ of every root operation into `DIR`")

@@ -27,8 +27,9 @@ import (
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
-func init() {
-	register(command{
+// sloCommand is the slo command's entry of the command table.
+func sloCommand() command {
+	return command{
 		name:    "slo",
 		usage:   "slo --config FILE.yaml... [--processor ID] [--exporter ID | --connector ID] [--format F] [-o FILE] [--tests FILE] [--period D] [--tiers T] [--max-error-ratio R] [--interval D] [--runbook-url URL] [--qoo [PROBE=]SCORE:TARGET]... [--service NAME] [--strict]",
 		summary: "write error budgets and burn-rate alerts (Prometheus, OpenSLO, Sloth) for the QTAs of a collector configuration",
@@ -87,7 +88,7 @@ labels and the runbook's section "Quality of Outcome budget burn".
 Refusals are printed on stderr and listed in the rules file's header;
 --strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
 		run: runSLO,
-	})
+	}
 }
 
 type sloOptions struct {
@@ -101,8 +102,7 @@ type sloOptions struct {
 }
 
 func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok bool) {
-	c := commands["slo"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(sloCommand(), stderr)
 	o.cfg.flags(fs)
 	fs.StringVar(&o.format, "format", "prometheus", "`format` of the output: prometheus, openslo or sloth")
 	fs.StringVar(&o.out, "o", "", "write the output to `FILE` instead of stdout")

@@ -18,8 +18,9 @@ import (
 	"github.com/deltaq-otel/deltaq/whatif"
 )
 
-func init() {
-	register(command{
+// whatifCommand is the whatif command's entry of the command table.
+func whatifCommand() command {
+	return command{
 		name:    "whatif",
 		usage:   "whatif MODELDIR --set TARGET=EXPR... [--root PROBE] [--qta D:P,...] [--max-failure F] [--qoo REQ] [--plot DIR] [--json]",
 		summary: "predict what changes to the parts of a learned model do to the whole",
@@ -43,7 +44,7 @@ points DELAY:P, "P of the instances complete within DELAY", e.g.
 a twice slower payment do to the checkout's Quality of Outcome?" is
 --set 'pay.charge=2*X' --qoo '…'.`,
 		run: runWhatif,
-	})
+	}
 }
 
 // interventionFlag collects --set TARGET=EXPR flags.
@@ -120,8 +121,7 @@ type whatifOptions struct {
 }
 
 func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status int, ok bool) {
-	c := commands["whatif"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(whatifCommand(), stderr)
 	fs.Var(&o.ivs, "set", "intervention `TARGET=EXPR` (repeatable, see above)")
 	fs.Var(&o.roots, "root", "print the root operation of probe `PROBE` (repeatable; default: all)")
 	qtaText := fs.String("qta", "", "QTA `D:P,...` to check before and after")
