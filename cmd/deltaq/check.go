@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/offline"
 )
 
 // checkCommand is the check command's entry of the command table.
@@ -101,9 +102,9 @@ func plural(n int, one, many string) string {
 
 // runCheckConfig checks the deltaq components of a collector configuration.
 func runCheckConfig(paths []string, stdout, stderr io.Writer) int {
-	conf, err := resolve(paths)
+	conf, err := offline.Resolve(paths)
 	if err == nil {
-		err = checkCollectorConfig(stdout, conf)
+		err = offline.Check(stdout, conf)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "deltaq check: %s\n", printableLines(err.Error()))

@@ -222,6 +222,13 @@ func parseFiles(fs *flagSet, args []string) (files []string, status int, ok bool
 	return files, status, ok
 }
 
+// listFiles prints "wrote PATH" for each file written.
+func listFiles(w io.Writer, paths []string) {
+	for _, p := range paths {
+		fmt.Fprintf(w, "wrote %s\n", printable(p))
+	}
+}
+
 // loadDiagram reads and parses (with validation) a .dq file. On error it
 // prints every error, one per line, to stderr, through printableLines: the
 // messages carry the path and the file's text.
