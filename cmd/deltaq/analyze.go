@@ -163,12 +163,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	fail := func(err error) int {
-		// Errors quote the input (the JSON unmarshaler shows the bytes
-		// around a syntax error): escape them like the output.
-		fmt.Fprintf(stderr, "deltaq analyze: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
+	fail := failure("analyze", stderr)
 	loaded, err := o.cfg.Load()
 	if err != nil {
 		return fail(err)

@@ -222,6 +222,17 @@ func parseFiles(fs *flagSet, args []string) (files []string, status int, ok bool
 	return files, status, ok
 }
 
+// failure returns how a command ends on an error: a function that prints
+// "deltaq NAME: error" to stderr and returns exitFail. The error is escaped
+// like the output: errors quote the input (the JSON unmarshaler shows the
+// bytes around a syntax error).
+func failure(name string, stderr io.Writer) func(error) int {
+	return func(err error) int {
+		fmt.Fprintf(stderr, "deltaq %s: %s\n", name, printableLines(err.Error()))
+		return exitFail
+	}
+}
+
 // listFiles prints "wrote PATH" for each file written.
 func listFiles(w io.Writer, paths []string) {
 	for _, p := range paths {

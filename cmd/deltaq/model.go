@@ -132,10 +132,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if o.cfg.MaxDepth < 1 || o.cfg.MaxDepth > model.MaxDepthLimit {
 		return fs.usageError("--max-depth %d: want a number in [1, %d]", o.cfg.MaxDepth, model.MaxDepthLimit)
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq model: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
+	fail := failure("model", stderr)
 	l, err := model.NewLearner(o.cfg)
 	if err != nil {
 		return fail(err)

@@ -179,10 +179,7 @@ func runSLO(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq slo: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
+	fail := failure("slo", stderr)
 	loaded, err := o.cfg.Load()
 	if err != nil {
 		return fail(err)

@@ -169,10 +169,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq whatif: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
+	fail := failure("whatif", stderr)
 	data, err := os.ReadFile(filepath.Join(o.dir, modelJSONFile))
 	if err != nil {
 		return fail(err)
