@@ -589,38 +589,22 @@ func TestAnalyzeUnmatched(t *testing.T) {
 		t.Errorf("no windows are shown without instances:\n%s", stdout)
 	}
 	status, stdout, _ = runCmd("analyze", "--json", "--config", cfg, traces)
+	type nameCount struct {
+		Name  string `json:"name"`
+		Count int64  `json:"count"`
+	}
 	var out struct {
-		Unmatched *unmatchedSpansJSON `json:"unmatched"`
+		Unmatched *struct {
+			Spans          int64       `json:"spans"`
+			SpanNames      []nameCount `json:"span_names"`
+			UntrackedSpans int64       `json:"untracked_spans"`
+		} `json:"unmatched"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil || out.Unmatched == nil {
 		t.Fatalf("status %d, %v: %s", status, err, stdout)
 	}
 	if u := out.Unmatched; u.Spans != 12 || len(u.SpanNames) != 5 || u.SpanNames[0] != (nameCount{"GET /health", 4}) || u.UntrackedSpans != 0 {
 		t.Errorf("unmatched %+v", u)
-	}
-}
-
-// TestSpanNamesBounded: at most maxSpanNames names are tracked, each cut to
-// outcome.MaxNameLength bytes; the spans of the others are counted.
-func TestSpanNamesBounded(t *testing.T) {
-	var s spanNames
-	td := ptrace.NewTraces()
-	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-	for i := range maxSpanNames + 5 {
-		spans.AppendEmpty().SetName(fmt.Sprintf("name-%d", i))
-	}
-	long := strings.Repeat("x", 1000)
-	spans.AppendEmpty().SetName("name-0")
-	s.add(td)
-	if len(s.counts) != maxSpanNames || s.untracked != 5 || s.spans != maxSpanNames+6 || s.counts["name-0"] != 2 {
-		t.Errorf("%d names, %d untracked, %d spans, name-0 %d; want %d, 5, %d, 2", len(s.counts), s.untracked, s.spans, s.counts["name-0"], maxSpanNames, maxSpanNames+6)
-	}
-	var l spanNames
-	td = ptrace.NewTraces()
-	td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName(long)
-	l.add(td)
-	if top := l.top(10); len(top) != 1 || len(top[0].Name) != 256 {
-		t.Errorf("a 1000-byte name is kept as %d bytes, want 256", len(top[0].Name))
 	}
 }
 

@@ -9,10 +9,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/offline"
 )
 
-func init() {
-	register(command{
+// checkCommand is the check command's entry of the command table.
+func checkCommand() command {
+	return command{
 		name:    "check",
 		usage:   "check FILE.dq... | check --config FILE...",
 		summary: "validate outcome diagrams and list their probes",
@@ -36,12 +38,11 @@ histogram is exponential; the nearest edges are named.
 The language — grammar, operators, names, examples and the common errors
 with their fixes — is described in docs/dq-language.md of the project.`,
 		run: runCheck,
-	})
+	}
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	c := commands["check"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(checkCommand(), stderr)
 	var configs listFlag
 	fs.Var(&configs, "config", "check the deltaq components of a collector configuration `FILE` (repeatable: merged in order)")
 	files, status, ok := parseArgs(fs, args)
@@ -101,9 +102,9 @@ func plural(n int, one, many string) string {
 
 // runCheckConfig checks the deltaq components of a collector configuration.
 func runCheckConfig(paths []string, stdout, stderr io.Writer) int {
-	conf, err := resolve(paths)
+	conf, err := offline.Resolve(paths)
 	if err == nil {
-		err = checkCollectorConfig(stdout, conf)
+		err = offline.Check(stdout, conf)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "deltaq check: %s\n", printableLines(err.Error()))

@@ -15,6 +15,8 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/figure"
+	"github.com/deltaq-otel/deltaq/internal/report"
 	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
@@ -24,8 +26,9 @@ const defaultBins = 1000
 // reportQuantiles are the quantiles eval prints.
 var reportQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
-func init() {
-	register(command{
+// evalCommand is the eval command's entry of the command table.
+func evalCommand() command {
+	return command{
 		name:    "eval",
 		usage:   "eval FILE.dq --outcome NAME=DIST... [--dmax D] [--bins N] [--at D1,D2,...] [--probe NAME]... [--qoo REQ] [--json] [--plot DIR]",
 		summary: "evaluate an outcome diagram with assumed outcome distributions",
@@ -55,7 +58,7 @@ dMax marked), and lists the files written (on stderr with --json).
 
 Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
 		run: runEval,
-	})
+	}
 }
 
 // outcomeFlag collects --outcome NAME=DIST flags.
@@ -120,8 +123,7 @@ func evalUsage(stderr io.Writer, format string, a ...any) int {
 // parseEvalArgs parses eval's command line. When ok is false the command
 // ends with status.
 func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, ok bool) {
-	c := commands["eval"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(evalCommand(), stderr)
 	fs.Var(&o.outcomes, "outcome", "assumed distribution `NAME=DIST` of an outcome (repeat for each outcome)")
 	dmaxText := fs.String("dmax", "", "`dMax` of every assumed ΔQ (default: chosen to fit the distributions, see above)")
 	fs.IntVar(&o.bins, "bins", defaultBins, "number of bins of every assumed ΔQ")
@@ -211,35 +213,24 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeText(stdout, reports, o.at, o.qoo)
 	}
-	for _, p := range written {
-		fmt.Fprintf(listed, "wrote %s\n", printable(p))
-	}
+	listFiles(listed, written)
 	return status
 }
 
-// writeEvalPlots draws the ΔQ of every report (drawCDF, as analyze draws
-// them) and returns the files written.
-func writeEvalPlots(dir string, reports []report) ([]string, error) {
-	files, err := newPlotFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	var written []string
+// writeEvalPlots draws the ΔQ of every report (as analyze draws them) and
+// returns the files written.
+func writeEvalPlots(dir string, reports []probeReport) ([]string, error) {
+	var plots []figure.Named
 	for _, rep := range reports {
-		name := rep.res.Name
-		color := colorCalculated
+		color := figure.Calculated
 		if rep.source == "assumed" {
-			color = colorObserved
+			color = figure.Observed
 		}
-		p := &cdfPlot{title: fmt.Sprintf("ΔQ of %s (%s)", printable(name), rep.source),
-			curves: []cdfCurve{{label: rep.source, dq: rep.dq, color: color}}}
-		path := files.path(name, ".png")
-		if err := drawCDF(path, p); err != nil {
-			return written, fmt.Errorf("plot of %s: %w", printable(name), err)
-		}
-		written = append(written, path)
+		plots = append(plots, figure.Named{Name: rep.res.Name, Plot: &figure.CDF{
+			Title:  fmt.Sprintf("ΔQ of %s (%s)", printable(rep.res.Name), rep.source),
+			Curves: []figure.Curve{{Label: rep.source, DQ: rep.dq, Color: color}}}})
 	}
-	return written, nil
+	return figure.DrawCDFs(dir, ".png", plots)
 }
 
 // assumed builds the ΔQ of every --outcome, which must name an outcome or a
@@ -328,12 +319,12 @@ func (o *evalOptions) selected(d *diagram.Diagram) ([]string, error) {
 // reports returns what to print of the selected probes. A probe that could
 // not be calculated is reported to stderr, with every outcome that lacks a
 // --outcome, and ok is false.
-func (o *evalOptions) reports(d *diagram.Diagram, ev *diagram.Evaluation, inputs map[string]deltaq.DeltaQ, selected []string, stderr io.Writer) (reports []report, ok bool) {
+func (o *evalOptions) reports(d *diagram.Diagram, ev *diagram.Evaluation, inputs map[string]deltaq.DeltaQ, selected []string, stderr io.Writer) (reports []probeReport, ok bool) {
 	var missing []string
 	failed := false
 	for _, name := range selected {
 		r, _ := ev.Result(name)
-		rep := report{res: r, dq: r.DeltaQ, source: "calculated"}
+		rep := probeReport{res: r, dq: r.DeltaQ, source: "calculated"}
 		if r.Kind == diagram.OutcomeProbe {
 			rep.source = "assumed"
 		}
@@ -360,8 +351,8 @@ func (o *evalOptions) reports(d *diagram.Diagram, ev *diagram.Evaluation, inputs
 	return reports, !failed && len(missing) == 0
 }
 
-// report is one probe to print.
-type report struct {
+// probeReport is one probe to print.
+type probeReport struct {
 	res    *diagram.Result
 	dq     deltaq.DeltaQ
 	source string // "calculated" or "assumed"
@@ -389,7 +380,7 @@ func failureMass(dq deltaq.DeltaQ) float64 {
 	return math.Round(dq.Intangible()*1e9) / 1e9
 }
 
-func writeText(w io.Writer, reports []report, at []float64, qoo *deltaq.QoORequirement) {
+func writeText(w io.Writer, reports []probeReport, at []float64, qoo *deltaq.QoORequirement) {
 	for i, rep := range reports {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -424,7 +415,7 @@ func writeText(w io.Writer, reports []report, at []float64, qoo *deltaq.QoORequi
 			// ScoreDeltaQ fails only for an invalid requirement or ΔQ,
 			// which parseQoO and the operators rule out.
 			if q, _, err := scoreQoO(*qoo, dq); err == nil {
-				fmt.Fprintf(w, "  %-10s %s\n", "QoO", describeQoO(*qoo, q))
+				fmt.Fprintf(w, "  %-10s %s\n", "QoO", report.DescribeQoO(*qoo, q))
 			}
 		}
 	}
@@ -438,10 +429,10 @@ type jsonProbe struct {
 	BinWidth  float64             `json:"bin_width"`
 	DMax      float64             `json:"dmax"`
 	// QoO is the score against --qoo, absent without it.
-	QoO *jsonQoO `json:"qoo,omitempty"`
+	QoO *report.QoO `json:"qoo,omitempty"`
 }
 
-func writeJSON(stdout, stderr io.Writer, reports []report, at []float64, qoo *deltaq.QoORequirement) int {
+func writeJSON(stdout, stderr io.Writer, reports []probeReport, at []float64, qoo *deltaq.QoORequirement) int {
 	out := struct {
 		Probes map[string]jsonProbe `json:"probes"`
 	}{Probes: map[string]jsonProbe{}}

@@ -12,8 +12,9 @@ import (
 	"github.com/deltaq-otel/deltaq/diagram"
 )
 
-func init() {
-	register(command{
+// fmtCommand is the fmt command's entry of the command table.
+func fmtCommand() command {
+	return command{
 		name:    "fmt",
 		usage:   "fmt [-w] FILE.dq...",
 		summary: "print outcome diagrams in canonical form",
@@ -22,12 +23,11 @@ spaces around '=' and '->', long definitions broken one operator branch per
 line, comments kept (those written inside a definition move above it).
 A file with syntax errors is left alone and its errors are printed.`,
 		run: runFmt,
-	})
+	}
 }
 
 func runFmt(args []string, stdout, stderr io.Writer) int {
-	c := commands["fmt"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(fmtCommand(), stderr)
 	write := fs.Bool("w", false, "write the result back to each file instead of printing it")
 	files, status, ok := parseFiles(fs, args)
 	if !ok {

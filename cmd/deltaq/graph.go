@@ -10,8 +10,9 @@ import (
 	"github.com/deltaq-otel/deltaq/diagram"
 )
 
-func init() {
-	register(command{
+// graphCommand is the graph command's entry of the command table.
+func graphCommand() command {
+	return command{
 		name:    "graph",
 		usage:   "graph FILE.dq",
 		summary: "print an outcome diagram as Graphviz DOT",
@@ -20,12 +21,11 @@ outcomes as ellipses, s: references as dashed boxes, operators as dashed
 clusters between a fork and a join point, choice branches labelled with their
 probabilities. View it with: deltaq graph FILE.dq | dot -Tsvg > FILE.svg`,
 		run: runGraph,
-	})
+	}
 }
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
-	c := commands["graph"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(graphCommand(), stderr)
 	files, status, ok := parseArgs(fs, args)
 	if !ok {
 		return status

@@ -7,8 +7,8 @@
 //
 //	deltaq COMMAND [arguments]
 //
-// Commands (TestDocListsEveryCommand keeps this list equal to the
-// registered ones):
+// Commands (TestDocListsEveryCommand keeps this list equal to the command
+// table):
 //
 //	analyze   analyse recorded traces as the components would
 //	check     validate outcome diagrams, or a collector configuration across components
@@ -23,8 +23,8 @@
 //
 // `deltaq help` lists every command and `deltaq help COMMAND` describes
 // one; `deltaq --version` is `deltaq version`. Each command lives in its
-// own file and registers itself from an init function (see register), so
-// main stays a dispatcher.
+// own file, its entry of the command table (commands) beside its flags; the
+// work is done by the packages it calls, so main stays a dispatcher.
 //
 // Exit status: 0 on success, 1 when an input is wrong (a .dq file with
 // errors, an outcome without a distribution), 2 on a usage error.
@@ -35,7 +35,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/diagram"
@@ -64,17 +64,23 @@ type command struct {
 	run func(args []string, stdout, stderr io.Writer) int
 }
 
-// commands holds every subcommand by name; files of this package add theirs
-// with register from an init function.
-var commands = map[string]command{}
-
-// register adds c to commands. Two commands of one name are a programming
-// error.
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("deltaq: command " + c.name + " registered twice")
+// commands returns the command table: every subcommand, sorted by name, as
+// `deltaq help` lists them. Each entry is made in its command's file.
+func commands() []command {
+	return []command{
+		analyzeCommand(), checkCommand(), evalCommand(), fmtCommand(), graphCommand(),
+		modelCommand(), scopeCommand(), sloCommand(), versionCommand(), whatifCommand(),
 	}
-	commands[c.name] = c
+}
+
+// lookup returns the command of the given name.
+func lookup(name string) (command, bool) {
+	cs := commands()
+	i := slices.IndexFunc(cs, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return cs[i], true
 }
 
 func main() {
@@ -90,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			c, ok := commands[args[1]]
+			c, ok := lookup(args[1])
 			if !ok {
 				fmt.Fprintf(stderr, "deltaq help: unknown command %q\n", args[1])
 				return exitUsage
@@ -104,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "-version", "--version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	c, ok := commands[args[0]]
+	c, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "deltaq: unknown command %q\n\n", args[0])
 		usage(stderr)
@@ -116,17 +122,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 // usage lists the commands.
 func usage(w io.Writer) {
 	fmt.Fprint(w, "deltaq works with ΔQ: outcome diagrams (.dq files) and ΔQ measurements.\n\nUsage:\n\n\tdeltaq COMMAND [arguments]\n\nCommands:\n\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	width := 0
-	for _, n := range names {
-		width = max(width, len(n))
+	for _, c := range commands() {
+		width = max(width, len(c.name))
 	}
-	for _, n := range names {
-		fmt.Fprintf(w, "\t%-*s  %s\n", width, n, commands[n].summary)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "\t%-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprint(w, "\nRun \"deltaq help COMMAND\" for a command's arguments.\n")
 }
@@ -134,14 +135,14 @@ func usage(w io.Writer) {
 // flagSet is the flag set of one command.
 type flagSet struct {
 	*flag.FlagSet
-	cmd    *command
+	cmd    command
 	stderr io.Writer
 }
 
 // newFlags returns the flag set of command c, reporting to stderr. A flag
 // error prints the error and the command's synopsis; -h prints the
 // command's whole help.
-func newFlags(c *command, stderr io.Writer) *flagSet {
+func newFlags(c command, stderr io.Writer) *flagSet {
 	fs := &flagSet{FlagSet: flag.NewFlagSet("deltaq "+c.name, flag.ContinueOnError), cmd: c, stderr: stderr}
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fs.shortUsage(stderr) }
@@ -219,6 +220,24 @@ func parseFiles(fs *flagSet, args []string) (files []string, status int, ok bool
 		return nil, fs.usageError("no files"), false
 	}
 	return files, status, ok
+}
+
+// failure returns how a command ends on an error: a function that prints
+// "deltaq NAME: error" to stderr and returns exitFail. The error is escaped
+// like the output: errors quote the input (the JSON unmarshaler shows the
+// bytes around a syntax error).
+func failure(name string, stderr io.Writer) func(error) int {
+	return func(err error) int {
+		fmt.Fprintf(stderr, "deltaq %s: %s\n", name, printableLines(err.Error()))
+		return exitFail
+	}
+}
+
+// listFiles prints "wrote PATH" for each file written.
+func listFiles(w io.Writer, paths []string) {
+	for _, p := range paths {
+		fmt.Fprintf(w, "wrote %s\n", printable(p))
+	}
 }
 
 // loadDiagram reads and parses (with validation) a .dq file. On error it

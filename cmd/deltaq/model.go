@@ -5,7 +5,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/figure"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 	"github.com/deltaq-otel/deltaq/model"
@@ -31,8 +31,9 @@ const (
 // topInferred is how many inferred chains model prints.
 const topInferred = 10
 
-func init() {
-	register(command{
+// modelCommand is the model command's entry of the command table.
+func modelCommand() command {
+	return command{
 		name:    "model",
 		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--max-record MiB] [--infer] [--strict] [--json] [--plot DIR] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
@@ -83,7 +84,7 @@ predicts (green, dashed), as analyze, eval and whatif draw ΔQs.
 
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
 		run: runModel,
-	})
+	}
 }
 
 // modelOptions is model's command line.
@@ -99,8 +100,7 @@ type modelOptions struct {
 }
 
 func runModel(args []string, stdout, stderr io.Writer) int {
-	c := commands["model"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(modelCommand(), stderr)
 	var o modelOptions
 	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
 	fs.StringVar(&o.plot, "plot", "", "draw the predicted and observed ΔQ of every root operation into `DIR`")
@@ -132,10 +132,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	if o.cfg.MaxDepth < 1 || o.cfg.MaxDepth > model.MaxDepthLimit {
 		return fs.usageError("--max-depth %d: want a number in [1, %d]", o.cfg.MaxDepth, model.MaxDepthLimit)
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq model: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
+	fail := failure("model", stderr)
 	l, err := model.NewLearner(o.cfg)
 	if err != nil {
 		return fail(err)
@@ -163,9 +160,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 		writeModelReport(stdout, rep)
 		fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),
 			printable(filepath.Join(o.out, modelJSONFile)), printable(filepath.Join(o.out, modelReportFile)))
-		for _, f := range plots {
-			fmt.Fprintf(stdout, "wrote %s\n", printable(f))
-		}
+		listFiles(stdout, plots)
 	}
 	if o.strict && len(rep.Doubts) > 0 {
 		fmt.Fprintf(stderr, "deltaq model: --strict: the model is unsure (%d doubts)\n", len(rep.Doubts))
@@ -196,18 +191,12 @@ func warnCuts(w io.Writer, l *model.Learner, cfg model.Config) {
 // warning, printed after the reading: the records before it were learned.
 func learnFiles(l *model.Learner, files []string, opts tracefile.Options, stderr io.Writer) error {
 	var record []model.Span
-	var warnings []string
-	learn := func(td ptrace.Traces) error {
+	warnings, err := tracefile.ReadFiles(files, opts, func(td ptrace.Traces) error {
 		record = learnRecord(l, td, record[:0])
 		return nil
-	}
-	for _, f := range files {
-		err := tracefile.Read(f, opts, learn)
-		if te := (*tracefile.TruncatedError)(nil); errors.As(err, &te) {
-			warnings = append(warnings, te.Error())
-		} else if err != nil {
-			return err
-		}
+	})
+	if err != nil {
+		return err
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "deltaq model: warning: %s\n", printableLines(w))
@@ -397,24 +386,15 @@ func plotModel(dir string, vs []model.Validation) ([]string, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	files, err := newPlotFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
+	var plots []figure.Named
 	for _, v := range vs {
-		path := files.path(v.Root, "-model.png")
-		err := drawCDF(path, &cdfPlot{
-			title: fmt.Sprintf("model of %s: KS distance %s", printable(v.Operation), strconv.FormatFloat(v.KS, 'f', 4, 64)),
-			curves: []cdfCurve{
-				{label: "observed", dq: v.ObservedDQ, color: colorObserved},
-				{label: "predicted", dq: v.PredictedDQ, color: colorCalculated, dashes: dashed},
+		plots = append(plots, figure.Named{Name: v.Root, Plot: &figure.CDF{
+			Title: fmt.Sprintf("model of %s: KS distance %s", printable(v.Operation), strconv.FormatFloat(v.KS, 'f', 4, 64)),
+			Curves: []figure.Curve{
+				{Label: "observed", DQ: v.ObservedDQ, Color: figure.Observed},
+				{Label: "predicted", DQ: v.PredictedDQ, Color: figure.Calculated, Dashed: true},
 			},
-		})
-		if err != nil {
-			return out, fmt.Errorf("plot of %s: %w", printable(v.Operation), err)
-		}
-		out = append(out, path)
+		}})
 	}
-	return out, nil
+	return figure.DrawCDFs(dir, "-model.png", plots)
 }

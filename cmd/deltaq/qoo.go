@@ -6,14 +6,13 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/report"
 )
 
 // qooHelp documents the --qoo flag of eval and whatif.
@@ -108,128 +107,11 @@ func sortQoOLatency(ls []deltaq.QoOLatency) {
 	slices.SortStableFunc(ls, func(a, b deltaq.QoOLatency) int { return cmp.Compare(a.Percentile, b.Percentile) })
 }
 
-// jsonQoO is a score in the --json outputs.
-type jsonQoO struct {
-	Score   float64  `json:"score"`
-	Latency *float64 `json:"latency,omitempty"`
-	Loss    float64  `json:"loss"`
-	Rate    *float64 `json:"rate,omitempty"`
-}
-
 // scoreQoO scores d against r, for eval's and whatif's outputs.
-func scoreQoO(r deltaq.QoORequirement, d deltaq.DeltaQ) (deltaq.QoO, *jsonQoO, error) {
+func scoreQoO(r deltaq.QoORequirement, d deltaq.DeltaQ) (deltaq.QoO, *report.QoO, error) {
 	q, _, err := r.ScoreDeltaQ(d, 0, false)
 	if err != nil {
 		return q, nil, err
 	}
-	j := &jsonQoO{Score: q.Score, Loss: q.Loss}
-	if q.HasLatency {
-		v := q.Latency
-		j.Latency = &v
-	}
-	return q, j, nil
-}
-
-// formatScore prints a score to four significant digits: 50, 33.33, 100.
-func formatScore(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
-
-// describeQoO is the text form of a score: "50 (latency 50 at p99, loss 75)".
-func describeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
-	lat := "latency —, nothing completed"
-	if q.HasLatency {
-		lat = fmt.Sprintf("latency %s at p%s", formatScore(q.Latency),
-			strconv.FormatFloat(100*r.Latency[q.Worst].Percentile, 'g', -1, 64))
-	}
-	if len(r.Latency) == 0 {
-		lat = "no latency requirement"
-	}
-	return fmt.Sprintf("%s (%s, loss %s)", formatScore(q.Score), lat, formatScore(q.Loss))
-}
-
-// hasQoO reports whether a probe of the configuration has a qoo
-// requirement: analyze's window table then has a qoo column.
-func hasQoO(probes map[string]analysis.ProbeConfig) bool {
-	for _, pc := range probes {
-		if !pc.QoO.IsZero() {
-			return true
-		}
-	}
-	return false
-}
-
-// qooCell is the observed score of a window in analyze's tables: the
-// score, "withheld" (too few instances), or "" without a score or
-// requirement.
-func qooCell(q *analysis.QoOResult) string {
-	switch {
-	case q == nil || !q.Observed.Present:
-		return ""
-	case q.Observed.Withheld:
-		return "withheld"
-	}
-	return formatScore(q.Observed.QoO.Score)
-}
-
-// writeQoO writes the qoo line of a probe of analyze's whole input: the
-// observed and calculated scores, each with its components or why it
-// was withheld.
-func writeQoO(w io.Writer, p *analysis.ProbeResult) {
-	if p.QoO == nil {
-		return
-	}
-	var parts []string
-	for _, s := range []struct {
-		name  string
-		score *analysis.QoOScore
-	}{{"observed", &p.QoO.Observed}, {"calculated", &p.QoO.Calculated}} {
-		switch {
-		case !s.score.Present:
-		case s.score.Withheld:
-			parts = append(parts, fmt.Sprintf("%s withheld (%s completed instances, %d needed)", s.name,
-				strconv.FormatFloat(s.score.Completed, 'g', 4, 64), p.QoO.MinInstances))
-		default:
-			d := s.name + " " + describeQoO(p.QoO.Requirement, s.score.QoO)
-			if s.score.QoO.HasRate {
-				d = strings.TrimSuffix(d, ")") + ", rate " + formatScore(s.score.QoO.Rate) + ")"
-			}
-			parts = append(parts, d)
-		}
-	}
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "  %-11s %s\n", "qoo", strings.Join(parts, "; "))
-	}
-}
-
-// qooAnalysisJSON is a probe's Quality of Outcome in analyze's JSON:
-// each score, or withheld.
-type qooAnalysisJSON struct {
-	Observed           *jsonQoO `json:"observed,omitempty"`
-	ObservedWithheld   bool     `json:"observed_withheld,omitempty"`
-	Calculated         *jsonQoO `json:"calculated,omitempty"`
-	CalculatedWithheld bool     `json:"calculated_withheld,omitempty"`
-}
-
-// qooJSONOf returns a probe's Quality of Outcome for analyze's JSON; nil
-// without a requirement.
-func qooJSONOf(q *analysis.QoOResult) *qooAnalysisJSON {
-	if q == nil {
-		return nil
-	}
-	of := func(s *analysis.QoOScore) *jsonQoO {
-		if !s.OK {
-			return nil
-		}
-		j := &jsonQoO{Score: s.QoO.Score, Loss: s.QoO.Loss}
-		if s.QoO.HasLatency {
-			v := s.QoO.Latency
-			j.Latency = &v
-		}
-		if s.QoO.HasRate {
-			v := s.QoO.Rate
-			j.Rate = &v
-		}
-		return j
-	}
-	return &qooAnalysisJSON{Observed: of(&q.Observed), ObservedWithheld: q.Observed.Withheld,
-		Calculated: of(&q.Calculated), CalculatedWithheld: q.Calculated.Withheld}
+	return q, report.QoOOf(q), nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/report"
 )
 
 // draftQoOFlag is the requirement of the worked example of "Quality of
@@ -104,7 +105,7 @@ func TestEvalQoOKnownAnswers(t *testing.T) {
 }
 
 // evalQoOJSON runs deltaq eval --json and returns the qoo of each probe.
-func evalQoOJSON(t *testing.T, args ...string) map[string]*jsonQoO {
+func evalQoOJSON(t *testing.T, args ...string) map[string]*report.QoO {
 	t.Helper()
 	status, stdout, stderr := runCmd(append([]string{"eval", "--json"}, args...)...)
 	if status != exitOK {
@@ -112,13 +113,13 @@ func evalQoOJSON(t *testing.T, args ...string) map[string]*jsonQoO {
 	}
 	var out struct {
 		Probes map[string]struct {
-			QoO *jsonQoO `json:"qoo"`
+			QoO *report.QoO `json:"qoo"`
 		} `json:"probes"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
 	}
-	scores := map[string]*jsonQoO{}
+	scores := map[string]*report.QoO{}
 	for n, p := range out.Probes {
 		scores[n] = p.QoO
 	}
@@ -157,8 +158,8 @@ func TestWhatifQoO(t *testing.T) {
 		t.Errorf("2*X: QoO %+v before, %+v after; want a lower score, the same loss", slow.QoOBefore, slow.QoOAfter)
 	}
 	status, out, stderr := runCmd("whatif", dir, "--set", "pay.charge=2*X", "--qoo", req)
-	row := "  QoO        " + strings.Repeat(" ", 12-len(formatScore(slow.QoOBefore.Score))) + formatScore(slow.QoOBefore.Score) +
-		" " + strings.Repeat(" ", 12-len(formatScore(slow.QoOAfter.Score))) + formatScore(slow.QoOAfter.Score) + "\n"
+	row := "  QoO        " + strings.Repeat(" ", 12-len(report.FormatScore(slow.QoOBefore.Score))) + report.FormatScore(slow.QoOBefore.Score) +
+		" " + strings.Repeat(" ", 12-len(report.FormatScore(slow.QoOAfter.Score))) + report.FormatScore(slow.QoOAfter.Score) + "\n"
 	if status != exitOK || !strings.Contains(out, row) {
 		t.Errorf("text: status %d, want the row %q in\n%s%s", status, row, out, stderr)
 	}
@@ -189,7 +190,7 @@ func TestAnalyzeQoO(t *testing.T) {
 	status, stdout, stderr := runCmd("analyze", "--config", path, "--lag", "4s", analyzeTraces)
 	wantLoss := 100 * (1 - (3.0/43-0.01)/0.49)
 	const tol = 100 * 0.065536 / 10 // a bucket at 4.2–8.4 ms, over CPUP − ROP
-	line := regexp.MustCompile(`\n  qoo         observed ([0-9.]+) \(latency ([0-9.]+) at p50, loss ` + regexp.QuoteMeta(formatScore(wantLoss)) + `\); calculated `)
+	line := regexp.MustCompile(`\n  qoo         observed ([0-9.]+) \(latency ([0-9.]+) at p50, loss ` + regexp.QuoteMeta(report.FormatScore(wantLoss)) + `\); calculated `)
 	m := line.FindStringSubmatch(stdout)
 	if status != exitOK || m == nil || !closeTo(m[1], 70, tol) || !strings.Contains(stdout, "divergence  qoo\n") ||
 		!strings.Contains(stdout, "  -           withheld\n") {
@@ -197,7 +198,10 @@ func TestAnalyzeQoO(t *testing.T) {
 	}
 	var out struct {
 		Probes map[string]struct {
-			QoO *qooAnalysisJSON `json:"qoo"`
+			QoO *struct {
+				Observed   *report.QoO `json:"observed"`
+				Calculated *report.QoO `json:"calculated"`
+			} `json:"qoo"`
 		} `json:"probes"`
 		Windows []struct {
 			Probes map[string]struct {

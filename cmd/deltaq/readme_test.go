@@ -173,7 +173,7 @@ var flagLine = regexp.MustCompile(`(?m)^  -(\S+)`)
 func newCommandChecker(t *testing.T, root string) *commandChecker {
 	t.Helper()
 	c := &commandChecker{deltaqFlags: map[string][]string{}, makeTargets: map[string][]string{}}
-	for name := range commands {
+	for _, name := range deltaqNames() {
 		var help bytes.Buffer
 		if status := run([]string{"help", name}, &help, &help); status != exitOK {
 			t.Fatalf("deltaq help %s: status %d\n%s", name, status, help.String())
@@ -326,12 +326,15 @@ func (c *commandChecker) checkDeltaq(args []string) string {
 		return ""
 	}
 	if name == "help" {
-		if len(args) > 1 && commands[args[1]].run == nil {
+		if len(args) == 1 {
+			return ""
+		}
+		if _, ok := lookup(args[1]); !ok {
 			return fmt.Sprintf("deltaq has no command %q", args[1])
 		}
 		return ""
 	}
-	if commands[name].run == nil {
+	if _, ok := lookup(name); !ok {
 		return fmt.Sprintf("deltaq has no command %q (it has %s)", name, strings.Join(deltaqNames(), ", "))
 	}
 	for _, w := range args[1:] {
@@ -349,8 +352,8 @@ func (c *commandChecker) checkDeltaq(args []string) string {
 // deltaqNames returns the names of deltaq's commands, sorted.
 func deltaqNames() []string {
 	var names []string
-	for n := range commands {
-		names = append(names, n)
+	for _, c := range commands() {
+		names = append(names, c.name)
 	}
 	slices.Sort(names)
 	return names

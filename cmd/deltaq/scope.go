@@ -17,8 +17,9 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/scope"
 )
 
-func init() {
-	register(command{
+// scopeCommand is the scope command's entry of the command table.
+func scopeCommand() command {
+	return command{
 		name:    "scope",
 		usage:   "scope [--listen ADDR] [--http ADDR [--windows K]] [--trace-url URL] [--once] [--timeout D] [--width N] [--height N] [--max-… N]",
 		summary: "terminal ΔQ oscilloscope: draw the deltaq connector's metrics and triggers live",
@@ -65,14 +66,13 @@ said it is alive for --client-idle is closed, and one that stops reading
 for 10 s), the size of each event sent to a browser (--max-frame) and of
 each OTLP message (--max-batch).`,
 		run: runScope,
-	})
+	}
 }
 
 // parseScopeArgs parses the scope's command line. When ok is false the
 // command ends with status.
 func parseScopeArgs(args []string, stderr io.Writer) (o scope.Options, status int, ok bool) {
-	c := commands["scope"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(scopeCommand(), stderr)
 	o.Frame, o.Limits = scope.DefaultFrame, scope.DefaultLimits()
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:4327", "`address` to accept OTLP/gRPC on")
 	fs.BoolVar(&o.Once, "once", false, "print one frame after the first metrics batch and exit")

@@ -4,31 +4,24 @@
 package main
 
 // The slo subcommand: the QTAs of a collector configuration as error
-// budgets and multi-window, multi-burn-rate alerts (package internal/slo
-// does the work; this file reads the configuration and writes the files).
+// budgets and multi-window, multi-burn-rate alerts (package internal/offline
+// reads the configuration, package internal/slo does the work; this file
+// writes the files).
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
-	"time"
 
-	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/offline"
 	"github.com/deltaq-otel/deltaq/internal/slo"
-	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
-func init() {
-	register(command{
+// sloCommand is the slo command's entry of the command table.
+func sloCommand() command {
+	return command{
 		name:    "slo",
 		usage:   "slo --config FILE.yaml... [--processor ID] [--exporter ID | --connector ID] [--format F] [-o FILE] [--tests FILE] [--period D] [--tiers T] [--max-error-ratio R] [--interval D] [--runbook-url URL] [--qoo [PROBE=]SCORE:TARGET]... [--service NAME] [--strict]",
 		summary: "write error budgets and burn-rate alerts (Prometheus, OpenSLO, Sloth) for the QTAs of a collector configuration",
@@ -87,7 +80,7 @@ labels and the runbook's section "Quality of Outcome budget burn".
 Refusals are printed on stderr and listed in the rules file's header;
 --strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
 		run: runSLO,
-	})
+	}
 }
 
 type sloOptions struct {
@@ -101,8 +94,7 @@ type sloOptions struct {
 }
 
 func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok bool) {
-	c := commands["slo"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(sloCommand(), stderr)
 	o.cfg.flags(fs)
 	fs.StringVar(&o.format, "format", "prometheus", "`format` of the output: prometheus, openslo or sloth")
 	fs.StringVar(&o.out, "o", "", "write the output to `FILE` instead of stdout")
@@ -124,7 +116,7 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 	switch {
 	case len(rest) > 0:
 		return o, fs.usageError("unexpected arguments: %s", strings.Join(rest, " ")), false
-	case len(o.cfg.paths) == 0:
+	case len(o.cfg.Paths) == 0:
 		return o, fs.usageError("--config is required"), false
 	case o.format != "prometheus" && o.format != "openslo" && o.format != "sloth":
 		return o, fs.usageError("--format %q: want prometheus, openslo or sloth", o.format), false
@@ -187,24 +179,21 @@ func runSLO(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq slo: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
-	loaded, err := o.cfg.load()
+	fail := failure("slo", stderr)
+	loaded, err := o.cfg.Load()
 	if err != nil {
 		return fail(err)
 	}
-	probes, err := sloProbes(loaded)
+	probes, err := offline.SLOProbes(loaded)
 	if err != nil {
 		return fail(err)
 	}
-	if probes, err = sloQoO(loaded, probes, o.qoo); err != nil {
+	if probes, err = offline.SLOQoO(loaded, probes, o.qoo); err != nil {
 		return fail(err)
 	}
 	plan, err := slo.New(probes, o.opts)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", loaded.where, err))
+		return fail(fmt.Errorf("%s: %w", loaded.Where, err))
 	}
 	for _, r := range plan.Refusals {
 		fmt.Fprintf(stderr, "deltaq slo: not alerted on: %s\n", printable(r.String()))
@@ -212,7 +201,7 @@ func runSLO(args []string, stdout, stderr io.Writer) int {
 	if o.strict && len(plan.Refusals) > 0 {
 		return fail(fmt.Errorf("%d refusals (--strict)", len(plan.Refusals)))
 	}
-	source := strings.Join(o.cfg.paths, " + ")
+	source := strings.Join(o.cfg.Paths, " + ")
 	var out []byte
 	switch o.format {
 	case "prometheus":
@@ -246,135 +235,4 @@ func statusOf(err error, fail func(error) int) int {
 		return fail(err)
 	}
 	return exitOK
-}
-
-// sloProbes returns the probes with a QTA in the analysis options, each
-// with the bucket bounds of its deltaq.observed: from the connector's (or
-// exporter's) own dmax and bins, else from the deltaq processor's layout
-// of the probe (as the components resolve it: the processor registers its
-// layouts when it is created), else none.
-func sloProbes(l *loadedConfig) ([]slo.Probe, error) {
-	auto := map[string]string{}
-	if sp := l.spans; sp != nil {
-		for i, a := range sp.Auto {
-			if a != nil {
-				auto[sp.Names[i]] = "dmax: auto in the connector"
-			}
-		}
-	}
-	st := process.New()
-	if l.proc != nil {
-		pcfg := l.proc.(*deltaqprocessor.Config)
-		proc, err := newProcessor(st, pcfg, discard)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = proc.Shutdown(context.Background()) }()
-		for _, p := range pcfg.Probes {
-			if p.DMaxAuto {
-				auto[p.Name] = "dmax: auto in the processor"
-			}
-		}
-	}
-	var names []string
-	for name, pc := range l.analysis.Probes {
-		if len(pc.QTA.Points) > 0 || pc.QTA.MaxFailure > 0 {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	var probes []slo.Probe
-	for _, name := range names {
-		pc := l.analysis.Probes[name]
-		// The checks the components run on a probe's QTA and layout (the
-		// rest of the configuration, such as the diagram, plays no part).
-		if _, err := pc.QTA.DeltaQ(); err != nil {
-			return nil, fmt.Errorf("%s: probe %q: qta: %w", l.where, name, err)
-		}
-		if (pc.DMax > 0) != (pc.Bins > 0) {
-			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.where, name)
-		}
-		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.analysis.Histogram.Exponential != nil}
-		lay, ok := st.Layouts.LookupLayout(name)
-		switch {
-		case pc.DMax > 0 && pc.Bins > 0:
-			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
-		case auto[name] != "":
-			p.NoBounds = auto[name]
-			ok = false
-		case !ok:
-			p.NoBounds = "no configuration gives its layout; it comes from its first instance"
-		}
-		if ok {
-			var err error
-			if p.Bounds, p.Layout, err = bucketBounds(lay); err != nil {
-				return nil, fmt.Errorf("%s: probe %q: %w", l.where, name, err)
-			}
-			if e := l.analysis.Histogram.Exponential; e != nil {
-				size := e.MaxSize
-				if size == 0 {
-					size = observer.DefaultExponentialMaxSize
-				}
-				p.Scale, p.ScaleKnown = observer.ExponentialScale(p.Bounds[0], p.Bounds[len(p.Bounds)-1], size), true
-			}
-		}
-		probes = append(probes, p)
-	}
-	return probes, nil
-}
-
-// sloQoO gives the probes their --qoo objectives: a named probe must have a
-// qoo requirement, a bare --qoo applies to every probe that has one. A
-// probe with a QoO objective and no QTA joins the list.
-func sloQoO(l *loadedConfig, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]slo.Probe, error) {
-	if len(qoo) == 0 {
-		return probes, nil
-	}
-	for name := range qoo {
-		if pc, ok := l.analysis.Probes[name]; name != "" && (!ok || pc.QoO.IsZero()) {
-			return nil, fmt.Errorf("%s: --qoo %s=…: probe %q has no qoo requirement (its rop and cpup) to score its windows against", l.where, name, name)
-		}
-	}
-	var names []string
-	for name, pc := range l.analysis.Probes {
-		if !pc.QoO.IsZero() {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		q, ok := qoo[name]
-		if !ok {
-			if q, ok = qoo[""]; !ok {
-				continue
-			}
-		}
-		i := slices.IndexFunc(probes, func(p slo.Probe) bool { return p.Name == name })
-		if i < 0 {
-			probes = append(probes, slo.Probe{Name: name})
-			i = len(probes) - 1
-		}
-		probes[i].QoO, probes[i].Interval = &q, l.analysis.Interval
-	}
-	return probes, nil
-}
-
-// bucketBounds returns the explicit bounds of deltaq.observed for a layout
-// in seconds, as the connector writes them, and a description.
-func bucketBounds(l outcome.Layout) ([]float64, string, error) {
-	if l.IsLogLinear() {
-		ll := deltaq.LogLinear(l.LogLinear)
-		ns, err := ll.Edges()
-		if err != nil {
-			return nil, "", err
-		}
-		b := make([]float64, len(ns)-1)
-		for i := range b {
-			b[i] = float64(ns[i+1]) / 1e9
-		}
-		return b, fmt.Sprintf("%d log-linear buckets up to %s", len(b), time.Duration(l.DMaxNs)), nil
-	}
-	w := float64(l.DMaxNs) / 1e9 / float64(l.Bins)
-	desc := fmt.Sprintf("%d bins of %s up to %s", l.Bins, time.Duration(math.Round(w*1e9)), time.Duration(l.DMaxNs))
-	return observer.BucketBounds(w, l.Bins), desc, nil
 }

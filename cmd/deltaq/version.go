@@ -16,8 +16,9 @@ import (
 // scripts/version.sh), empty in a plain go build.
 var version string
 
-func init() {
-	register(command{
+// versionCommand is the version command's entry of the command table.
+func versionCommand() command {
+	return command{
 		name:    "version",
 		usage:   "version",
 		summary: "print the version of deltaq and of the Go toolchain that built it",
@@ -30,12 +31,11 @@ tree had uncommitted changes (when the build recorded them), and the Go
 version and platform. "deltaq --version" prints the same. Quote the line
 in a bug report.`,
 		run: runVersion,
-	})
+	}
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	c := commands["version"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(versionCommand(), stderr)
 	rest, status, ok := parseArgs(fs, args)
 	if !ok {
 		return status

@@ -14,12 +14,15 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/figure"
+	"github.com/deltaq-otel/deltaq/internal/report"
 	"github.com/deltaq-otel/deltaq/model"
 	"github.com/deltaq-otel/deltaq/whatif"
 )
 
-func init() {
-	register(command{
+// whatifCommand is the whatif command's entry of the command table.
+func whatifCommand() command {
+	return command{
 		name:    "whatif",
 		usage:   "whatif MODELDIR --set TARGET=EXPR... [--root PROBE] [--qta D:P,...] [--max-failure F] [--qoo REQ] [--plot DIR] [--json]",
 		summary: "predict what changes to the parts of a learned model do to the whole",
@@ -43,7 +46,7 @@ points DELAY:P, "P of the instances complete within DELAY", e.g.
 a twice slower payment do to the checkout's Quality of Outcome?" is
 --set 'pay.charge=2*X' --qoo '…'.`,
 		run: runWhatif,
-	})
+	}
 }
 
 // interventionFlag collects --set TARGET=EXPR flags.
@@ -102,8 +105,8 @@ type whatifRoot struct {
 	QTABefore *bool `json:"qta_before,omitempty"`
 	QTAAfter  *bool `json:"qta_after,omitempty"`
 	// Quality of Outcome before and after, present with --qoo.
-	QoOBefore *jsonQoO `json:"qoo_before,omitempty"`
-	QoOAfter  *jsonQoO `json:"qoo_after,omitempty"`
+	QoOBefore *report.QoO `json:"qoo_before,omitempty"`
+	QoOAfter  *report.QoO `json:"qoo_after,omitempty"`
 	// Loads of the resilience patterns on the root's nodes.
 	Loads []model.Load `json:"loads,omitempty"`
 }
@@ -120,8 +123,7 @@ type whatifOptions struct {
 }
 
 func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status int, ok bool) {
-	c := commands["whatif"]
-	fs := newFlags(&c, stderr)
+	fs := newFlags(whatifCommand(), stderr)
 	fs.Var(&o.ivs, "set", "intervention `TARGET=EXPR` (repeatable, see above)")
 	fs.Var(&o.roots, "root", "print the root operation of probe `PROBE` (repeatable; default: all)")
 	qtaText := fs.String("qta", "", "QTA `D:P,...` to check before and after")
@@ -167,10 +169,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "deltaq whatif: %s\n", printableLines(err.Error()))
-		return exitFail
-	}
+	fail := failure("whatif", stderr)
 	data, err := os.ReadFile(filepath.Join(o.dir, modelJSONFile))
 	if err != nil {
 		return fail(err)
@@ -217,9 +216,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	writeWhatif(stdout, m, o, selected, out)
-	for _, f := range plots {
-		fmt.Fprintf(stdout, "wrote %s\n", printable(f))
-	}
+	listFiles(stdout, plots)
 	return exitOK
 }
 
@@ -300,7 +297,7 @@ func writeWhatif(w io.Writer, m *model.Model, o whatifOptions, preds []model.Pre
 			fmt.Fprintf(w, "  %-10s %12s %12s\n", "QTA", verdict(r.QTABefore), verdict(r.QTAAfter))
 		}
 		if o.qoo != nil {
-			fmt.Fprintf(w, "  %-10s %12s %12s\n", "QoO", formatScore(r.QoOBefore.Score), formatScore(r.QoOAfter.Score))
+			fmt.Fprintf(w, "  %-10s %12s %12s\n", "QoO", report.FormatScore(r.QoOBefore.Score), report.FormatScore(r.QoOAfter.Score))
 		}
 		for _, ld := range r.Loads {
 			fmt.Fprintf(w, "  load of %s on %s: %s extra attempts per call, %s per request\n", printable(ld.Intervention), printable(ld.Probe),
@@ -312,25 +309,16 @@ func writeWhatif(w io.Writer, m *model.Model, o whatifOptions, preds []model.Pre
 // plotWhatif draws the before and after CDFs of each prediction, with the
 // QTA, and returns the files written.
 func plotWhatif(dir string, preds []model.Prediction, qta *deltaq.QTA) ([]string, error) {
-	files, err := newPlotFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
+	var plots []figure.Named
 	for _, p := range preds {
-		path := files.path(p.Root, "-whatif.png")
-		err := drawCDF(path, &cdfPlot{
-			title: "what-if: " + p.Operation,
-			curves: []cdfCurve{
-				{label: "before", dq: p.Before, color: colorObserved},
-				{label: "after", dq: p.After, color: colorCalculated, dashes: dashed},
+		plots = append(plots, figure.Named{Name: p.Root, Plot: &figure.CDF{
+			Title: "what-if: " + p.Operation,
+			Curves: []figure.Curve{
+				{Label: "before", DQ: p.Before, Color: figure.Observed},
+				{Label: "after", DQ: p.After, Color: figure.Calculated, Dashed: true},
 			},
-			qta: qta,
-		})
-		if err != nil {
-			return out, err
-		}
-		out = append(out, path)
+			QTA: qta,
+		}})
 	}
-	return out, nil
+	return figure.DrawCDFs(dir, "-whatif.png", plots)
 }

@@ -30,7 +30,6 @@ const (
 // declaration, each with why: none holds state a component depends on.
 // A memo of a pure function returns what the function would.
 var mutableVars = map[string]string{
-	"cmd/deltaq.commands":         "the command table, filled by the init functions of package main (register)",
 	"deltaq.tMu":                  "guards tCache",
 	"deltaq.tCache":               "memo of Student's t quantiles (studentT975), a pure function, bounded to 4096 entries",
 	"deltaq/internal/fft.plansMu": "guards plans",

@@ -120,6 +120,24 @@ type TruncatedError struct{ msg string }
 
 func (e *TruncatedError) Error() string { return e.msg }
 
+// ReadFiles reads the files in order with Read, passing each record to fn.
+// A file whose last record was cut short (a *TruncatedError: its records
+// before the cut were passed to fn) is not an error: its message is among
+// the warnings, and the files after it are read. Any other error stops the
+// reading.
+func ReadFiles(paths []string, o Options, fn func(ptrace.Traces) error) (warnings []string, err error) {
+	for _, path := range paths {
+		err := Read(path, o, fn)
+		var te *TruncatedError
+		if errors.As(err, &te) {
+			warnings = append(warnings, te.Error())
+		} else if err != nil {
+			return warnings, err
+		}
+	}
+	return warnings, nil
+}
+
 // Read calls fn with each request (a record: one ExportTraceServiceRequest) of a trace file, in order,
 // before reading the next (the forms are those of detectLayout). A JSON
 // file whose first non-blank line is one complete JSON value is read one

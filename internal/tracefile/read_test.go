@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -312,6 +313,31 @@ func TestReadTraceFileTruncated(t *testing.T) {
 				t.Errorf("first record cut: %v", err)
 			}
 		})
+	}
+}
+
+// TestReadFiles: the files are read in order; one cut short in its last
+// record is a warning and the next is still read; a file that cannot be
+// read stops the reading with its error.
+func TestReadFiles(t *testing.T) {
+	tds, want := testRequests()
+	b, _ := fileExporterFile(t, tds, "json", "", false)
+	cut := writeTemp(t, "cut.json", string(b[:len(b)-7]))
+	whole := writeTemp(t, "whole.json", string(b))
+	var got []string
+	warnings, err := ReadFiles([]string{cut, whole}, Options{}, func(td ptrace.Traces) error {
+		var names []string
+		forEachSpan(td, func(s ptrace.Span) { names = append(names, s.Name()) })
+		got = append(got, strings.Join(names, ","))
+		return nil
+	})
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "cut.json") || !slices.Equal(got, append(want[:2:2], want...)) {
+		t.Fatalf("got %q, warnings %q, error %v; want %q then %q, one warning naming cut.json", got, warnings, err, want[:2], want)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	warnings, err = ReadFiles([]string{cut, missing, whole}, Options{}, func(ptrace.Traces) error { return nil })
+	if !errors.Is(err, fs.ErrNotExist) || len(warnings) != 1 {
+		t.Errorf("a missing file: warnings %q, error %v; want the cut file's warning and the missing file's error", warnings, err)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package offline
 
 import (
 	"fmt"
@@ -42,20 +42,30 @@ func writeManyProbes(tb testing.TB, dir string, n int) string {
 	return path
 }
 
-// BenchmarkCheckProbes runs deltaq check --config on configurations of
-// 1,000, 5,000 and 20,000 probes.
+// BenchmarkCheckProbes reads and checks, as deltaq check --config does,
+// configurations of 1,000, 5,000 and 20,000 probes.
 func BenchmarkCheckProbes(b *testing.B) {
 	for _, n := range []int{1000, 5000, 20000} {
 		b.Run(fmt.Sprintf("probes=%d", n), func(b *testing.B) {
 			path := writeManyProbes(b, b.TempDir(), n)
 			b.ReportAllocs()
 			for b.Loop() {
-				if status := runCheckConfig([]string{path}, io.Discard, io.Discard); status != exitOK {
-					b.Fatalf("status %d", status)
+				if err := resolveAndCheck(path, io.Discard); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// resolveAndCheck reads the configuration at path and checks it, as deltaq
+// check --config does.
+func resolveAndCheck(path string, w io.Writer) error {
+	conf, err := Resolve([]string{path})
+	if err != nil {
+		return err
+	}
+	return Check(w, conf)
 }
 
 // TestCheckManyProbesMemory: deltaq check of 20,000 probes and a QTA for
@@ -74,11 +84,11 @@ func TestCheckManyProbesMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	var stdout, stderr strings.Builder
-	status := runCheckConfig([]string{path}, &stdout, &stderr)
+	var stdout strings.Builder
+	err := resolveAndCheck(path, &stdout)
 	runtime.ReadMemStats(&after)
-	if status != exitOK || !strings.Contains(stdout.String(), "processors::deltaq: ok, 20000 probes") {
-		t.Fatalf("status %d\nstdout %s\nstderr %s", status, stdout.String(), stderr.String())
+	if err != nil || !strings.Contains(stdout.String(), "processors::deltaq: ok, 20000 probes") {
+		t.Fatalf("%v\nstdout %s", err, stdout.String())
 	}
 	allocs, bytes := after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc
 	t.Logf("%d probes: %d allocations (%d a probe), %d MB (%d KB a probe)", n, allocs, allocs/n, bytes>>20, bytes/n>>10)

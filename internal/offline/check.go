@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package offline
 
 import (
 	"errors"
@@ -77,15 +77,16 @@ func stringList(v any) []string {
 	return out
 }
 
-// checkCollectorConfig checks the deltaq components of a collector
-// configuration as the collector would (decoding and Validate), then what
-// no single component can check: that every probe a connector's or an
+// Check checks the deltaq components of a collector configuration (deltaq
+// check --config) as the collector would (decoding and Validate), then
+// what no single component can check: that every probe a connector's or an
 // exporter's diagram, QTAs and triggers name is counted by a deltaq
 // processor of the pipelines that feed it, or by its own probes (a
 // gateway's must be declared in its probes), that the layouts agree, and
-// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges). It writes one line per
-// component and returns the errors, each prefixed by the component.
-func checkCollectorConfig(w io.Writer, conf *confmap.Conf) error {
+// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges).
+// It writes one line per component and returns the errors, each prefixed
+// by the component.
+func Check(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
 	probesOf := make(map[string][]string)
 	layouts := make(map[string]map[string]layout) // processor → probe → layout

@@ -1,7 +1,7 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package offline
 
 // Reading plain configuration files, those with no ${…} reference to
 // expand, in one pass. The collector's resolver reads them the same way but

@@ -1,14 +1,27 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package offline
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
+
+// writeTemp writes content to the file name in a new temporary directory
+// and returns its path.
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 // scalarsYAML has every kind of value the plain reading converts itself.
 const scalarsYAML = `a: 1
@@ -98,7 +111,7 @@ func TestResolvePlainLeavesToResolver(t *testing.T) {
 			t.Errorf("%s: read as plain", uri)
 		}
 	}
-	conf, err := resolve([]string{writeTemp(t, "ref.yaml", "bins: ${env:DQ_TEST_BINS}\n")})
+	conf, err := Resolve([]string{writeTemp(t, "ref.yaml", "bins: ${env:DQ_TEST_BINS}\n")})
 	if err != nil || fmt.Sprint(conf.ToStringMap()["bins"]) != "100" {
 		t.Errorf("the resolver expands a reference: %v, %v", conf, err)
 	}
@@ -109,11 +122,11 @@ func TestResolvePlainLeavesToResolver(t *testing.T) {
 func TestResolvePlainDuplicateKeys(t *testing.T) {
 	path := writeTemp(t, "dup.yaml", "processors:\n  deltaq:\n    probes:\n      - {name: a, dmax: 1s, bins: 10}\n"+
 		"connectors:\n  deltaq:\n    probes:\n      a: {}\n      a: {}\nprocessors: {}\n")
-	status, _, stderr := runCmd("check", "--config", path)
-	want := "deltaq check: " + path + ": line 9: mapping key \"a\" already defined at line 8 (in connectors::deltaq::probes); a key may appear once in a mapping\n" +
-		"line 10: mapping key \"processors\" already defined at line 1 (at the top level); a key may appear once in a mapping\n"
-	if status != exitFail || stderr != want {
-		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
+	_, err := Resolve([]string{path})
+	want := path + ": line 9: mapping key \"a\" already defined at line 8 (in connectors::deltaq::probes); a key may appear once in a mapping\n" +
+		"line 10: mapping key \"processors\" already defined at line 1 (at the top level); a key may appear once in a mapping"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant  %s", err, want)
 	}
 	var b strings.Builder
 	b.WriteString("probes:\n")

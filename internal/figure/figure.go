@@ -1,12 +1,13 @@
 // Copyright The deltaq-otel Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
-
-// The plots of analyze --plot and eval --plot: one implementation of the ΔQ
-// plot (CDFs, dMax, 95 % band, QTA; like the thesis's figures) for both,
+// Package figure draws the plots of the command line (analyze, eval, model
+// and whatif --plot) as PNG images: one implementation of the ΔQ plot
+// (CDFs, dMax, 95 % band, QTA; like the thesis's figures) for all of them,
 // and analyze's plot over time of each probe's quantiles and failure ratio
-// per window. Delays are drawn in milliseconds.
+// per window. Delays are drawn in milliseconds. Titles are drawn as given:
+// a caller escapes what came from outside (package printable).
+package figure
 
 import (
 	"fmt"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
 // Size of every plot: 960 × 576 pixels at the image canvas's 96 dots per
@@ -46,37 +48,39 @@ const (
 	dmaxOverhang  = 1.05
 )
 
-// Colours of the curves, the band and the marks.
+// Colours of the curves (Observed for an observed or assumed ΔQ, or the one
+// before a change; Calculated for a calculated or predicted one, or the one
+// after), the band and the marks.
 var (
-	colorObserved   = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
-	colorCalculated = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
-	colorQTA        = color.RGBA{0xd6, 0x27, 0x28, 0xff}
-	colorBand       = color.NRGBA{0x1f, 0x77, 0xb4, 0x50}
-	colorDMax       = color.RGBA{0x55, 0x55, 0x55, 0xff}
-	colorsQuantile  = []color.Color{
+	Observed       = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
+	Calculated     = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
+	colorQTA       = color.RGBA{0xd6, 0x27, 0x28, 0xff}
+	colorBand      = color.NRGBA{0x1f, 0x77, 0xb4, 0x50}
+	colorDMax      = color.RGBA{0x55, 0x55, 0x55, 0xff}
+	colorsQuantile = []color.Color{
 		color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
 		color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff}, color.RGBA{0xe3, 0x77, 0xc2, 0xff},
 	}
 	dashed = []vg.Length{vg.Points(6), vg.Points(3)}
 )
 
-// cdfCurve is one CDF of a ΔQ plot.
-type cdfCurve struct {
-	label  string
-	dq     deltaq.DeltaQ
-	color  color.Color
-	dashes []vg.Length
+// Curve is one CDF of a ΔQ plot, drawn solid or dashed.
+type Curve struct {
+	Label  string
+	DQ     deltaq.DeltaQ
+	Color  color.Color
+	Dashed bool
 }
 
-// cdfPlot is one ΔQ plot: the CDFs of a probe, the 95 % band of its
-// observed ΔQs (drawn when band has K ≥ 2 ΔQs: one ΔQ bounds nothing) and
-// its QTA, each optional.
-type cdfPlot struct {
-	title     string
-	curves    []cdfCurve
-	band      *deltaq.ConfidenceBand
-	bandLabel string
-	qta       *deltaq.QTA
+// CDF is one ΔQ plot: the CDFs of a probe, the 95 % band of its observed
+// ΔQs (drawn when Band has K ≥ 2 ΔQs: one ΔQ bounds nothing) and its QTA,
+// each optional.
+type CDF struct {
+	Title     string
+	Curves    []Curve
+	Band      *deltaq.ConfidenceBand
+	BandLabel string
+	QTA       *deltaq.QTA
 }
 
 // cdfRange returns the x range [0, xmax] of a ΔQ plot of curves and qta, in
@@ -144,8 +148,8 @@ func addLine(pl *plot.Plot, label string, xys plotter.XYs, c color.Color, dashes
 	return nil
 }
 
-// drawCDF writes the ΔQ plot p to path as a PNG image.
-func drawCDF(path string, p *cdfPlot) error {
+// DrawCDF writes the ΔQ plot p to path as a PNG image.
+func DrawCDF(path string, p *CDF) error {
 	pl, dmaxMS, err := cdfFigure(p)
 	if err != nil {
 		return err
@@ -163,36 +167,40 @@ func drawCDF(path string, p *cdfPlot) error {
 
 // cdfFigure builds the ΔQ plot p, and returns where it draws the dMax line,
 // in milliseconds (0: not drawn).
-func cdfFigure(p *cdfPlot) (pl *plot.Plot, dmaxMS float64, err error) {
-	dqs := make([]deltaq.DeltaQ, len(p.curves))
-	for i, c := range p.curves {
-		dqs[i] = c.dq
+func cdfFigure(p *CDF) (pl *plot.Plot, dmaxMS float64, err error) {
+	dqs := make([]deltaq.DeltaQ, len(p.Curves))
+	for i, c := range p.Curves {
+		dqs[i] = c.DQ
 	}
-	xmax, dmax, dmaxShown := cdfRange(dqs, p.qta)
+	xmax, dmax, dmaxShown := cdfRange(dqs, p.QTA)
 	xlabel := "delay (ms)"
 	if !dmaxShown && dmax > 0 {
 		xlabel = fmt.Sprintf("delay (ms); dMax %s, beyond the range drawn", dist.FormatDuration(dmax))
 	}
-	pl = newPlot(p.title, xlabel, "P(completed within delay)")
+	pl = newPlot(p.Title, xlabel, "P(completed within delay)")
 	pl.X.Min, pl.X.Max = 0, ms(xmax)
 	pl.Y.Min, pl.Y.Max = 0, 1.02
 	pl.Legend.Top, pl.Legend.Left = false, false
-	if b := p.band; b != nil && b.K >= 2 {
+	if b := p.Band; b != nil && b.K >= 2 {
 		poly, err := plotter.NewPolygon(bandPoints(b, xmax))
 		if err != nil {
 			return nil, 0, err
 		}
 		poly.Color, poly.LineStyle.Width = colorBand, 0
 		pl.Add(poly)
-		pl.Legend.Add(p.bandLabel, poly)
+		pl.Legend.Add(p.BandLabel, poly)
 	}
-	for _, c := range p.curves {
-		if err := addLine(pl, c.label, cdfPoints(c.dq, xmax), c.color, c.dashes); err != nil {
+	for _, c := range p.Curves {
+		var dashes []vg.Length
+		if c.Dashed {
+			dashes = dashed
+		}
+		if err := addLine(pl, c.Label, cdfPoints(c.DQ, xmax), c.Color, dashes); err != nil {
 			return nil, 0, err
 		}
 	}
-	if p.qta != nil && dmax > 0 {
-		if err := addLine(pl, "QTA", qtaPoints(p.qta, dmax, xmax), colorQTA, nil); err != nil {
+	if p.QTA != nil && dmax > 0 {
+		if err := addLine(pl, "QTA", qtaPoints(p.QTA, dmax, xmax), colorQTA, nil); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -306,40 +314,40 @@ func qtaPoints(q *deltaq.QTA, dmax, xmax float64) plotter.XYs {
 	return append(xys, plotter.XY{X: ms(xmax), Y: level})
 }
 
-// timeSeries is one probe's values per window, for its plot over time.
-type timeSeries struct {
-	title string
-	// interval is the windows' length: the time axis extends half of it
+// TimeSeries is one probe's values per window, for its plot over time.
+type TimeSeries struct {
+	Title string
+	// Interval is the windows' length: the time axis extends half of it
 	// beyond the first and the last window start.
-	interval time.Duration
-	// qs are the quantiles; values[i][j] is quantile qs[j] of window i in
-	// seconds, NaN where unreachable.
-	qs     []float64
-	starts []time.Time
-	values [][]float64
-	// failure[i] is the failure ratio of window i; maxFailure, when set,
+	Interval time.Duration
+	// Quantiles are the quantiles; Values[i][j] is quantile Quantiles[j] of
+	// window i in seconds, NaN where unreachable.
+	Quantiles []float64
+	Starts    []time.Time
+	Values    [][]float64
+	// Failure[i] is the failure ratio of window i; MaxFailure, when set,
 	// the QTA's bound on it.
-	failure    []float64
-	maxFailure *float64
+	Failure    []float64
+	MaxFailure *float64
 }
 
-// drawTimeSeries writes the plot over time of s to path as a PNG image: the
+// DrawTimeSeries writes the plot over time of s to path as a PNG image: the
 // quantiles per window above, the failure ratio per window below, on a
 // common time axis (UTC). A quantile is drawn in runs of the windows in
 // which it is reachable.
-func drawTimeSeries(path string, s *timeSeries) error {
-	top := newPlot(s.title, "", "delay (ms)")
+func DrawTimeSeries(path string, s *TimeSeries) error {
+	top := newPlot(s.Title, "", "delay (ms)")
 	bottom := newPlot("", "window start (UTC)", "failure ratio")
 	format := "15:04:05"
-	if n := len(s.starts); n > 0 && s.starts[n-1].Sub(s.starts[0]) >= 24*time.Hour {
+	if n := len(s.Starts); n > 0 && s.Starts[n-1].Sub(s.Starts[0]) >= 24*time.Hour {
 		format = "01-02 15:04"
 	}
-	x := func(i int) float64 { return float64(s.starts[i].UnixNano()) / 1e9 }
+	x := func(i int) float64 { return float64(s.Starts[i].UnixNano()) / 1e9 }
 	for _, pl := range []*plot.Plot{top, bottom} {
 		pl.X.Tick.Marker = plot.TimeTicks{Format: format}
-		if n := len(s.starts); n > 0 {
+		if n := len(s.Starts); n > 0 {
 			// One time range for both panels.
-			pl.X.Min, pl.X.Max = x(0)-s.interval.Seconds()/2, x(n-1)+s.interval.Seconds()/2
+			pl.X.Min, pl.X.Max = x(0)-s.Interval.Seconds()/2, x(n-1)+s.Interval.Seconds()/2
 		}
 	}
 	// Delays are high in their panel, failure ratios low in theirs.
@@ -371,12 +379,12 @@ func drawTimeSeries(path string, s *timeSeries) error {
 // drawQuantileRuns draws each quantile over the windows on the top panel,
 // one line per run of windows that have it (an unreachable quantile, NaN,
 // breaks the line), and scales the delay axis from 0 to 1.1 × the peak.
-func drawQuantileRuns(top *plot.Plot, s *timeSeries, x func(int) float64) error {
+func drawQuantileRuns(top *plot.Plot, s *TimeSeries, x func(int) float64) error {
 	top.Y.Min = 0
 	qpeak := 0.0
-	for j, q := range s.qs {
+	for j, q := range s.Quantiles {
 		c := colorsQuantile[j%len(colorsQuantile)]
-		label := "q " + formatQ(q)
+		label := "q " + strconv.FormatFloat(q, 'g', -1, 64)
 		var run plotter.XYs
 		flush := func() error {
 			if len(run) == 0 {
@@ -386,8 +394,8 @@ func drawQuantileRuns(top *plot.Plot, s *timeSeries, x func(int) float64) error 
 			label, run = "", nil
 			return err
 		}
-		for i := range s.starts {
-			v := s.values[i][j]
+		for i := range s.Starts {
+			v := s.Values[i][j]
 			if math.IsNaN(v) {
 				if err := flush(); err != nil {
 					return err
@@ -410,22 +418,22 @@ func drawQuantileRuns(top *plot.Plot, s *timeSeries, x func(int) float64) error 
 // drawFailureRatio draws the failure ratio of every window on the bottom
 // panel, with the QTA's max_failure as a dashed bound, on a scale from 0 to
 // 1.2 × the peak (at least 0.01, at most 1).
-func drawFailureRatio(bottom *plot.Plot, s *timeSeries, x func(int) float64) error {
-	fr := make(plotter.XYs, len(s.starts))
+func drawFailureRatio(bottom *plot.Plot, s *TimeSeries, x func(int) float64) error {
+	fr := make(plotter.XYs, len(s.Starts))
 	peak := 0.0
-	for i := range s.starts {
-		fr[i] = plotter.XY{X: x(i), Y: s.failure[i]}
-		peak = max(peak, s.failure[i])
+	for i := range s.Starts {
+		fr[i] = plotter.XY{X: x(i), Y: s.Failure[i]}
+		peak = max(peak, s.Failure[i])
 	}
 	if len(fr) > 0 {
 		if err := addPointsLine(bottom, "failure ratio", fr, colorQTA); err != nil {
 			return err
 		}
 	}
-	if s.maxFailure != nil {
-		peak = max(peak, *s.maxFailure)
+	if s.MaxFailure != nil {
+		peak = max(peak, *s.MaxFailure)
 		if len(fr) > 0 {
-			bound := plotter.XYs{{X: fr[0].X, Y: *s.maxFailure}, {X: fr[len(fr)-1].X, Y: *s.maxFailure}}
+			bound := plotter.XYs{{X: fr[0].X, Y: *s.MaxFailure}, {X: fr[len(fr)-1].X, Y: *s.MaxFailure}}
 			if err := addLine(bottom, "QTA max_failure", bound, colorDMax, dashed); err != nil {
 				return err
 			}
@@ -450,23 +458,50 @@ func addPointsLine(pl *plot.Plot, label string, xys plotter.XYs, c color.Color) 
 	return nil
 }
 
-// plotFiles names the files of a plot directory: each name once.
-type plotFiles struct {
+// Named is a ΔQ plot and the name its file is named for (Files.Path).
+type Named struct {
+	Name string
+	Plot *CDF
+}
+
+// DrawCDFs draws the plots into dir, made if need be, each into the file
+// Path(Name, suffix) names, and returns the files written. An error names
+// the plot, escaped (printable.String).
+func DrawCDFs(dir, suffix string, plots []Named) ([]string, error) {
+	files, err := NewFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, p := range plots {
+		path := files.Path(p.Name, suffix)
+		if err := DrawCDF(path, p.Plot); err != nil {
+			return written, fmt.Errorf("plot of %s: %w", printable.String(p.Name), err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
+// Files names the files of a plot directory: each name once.
+type Files struct {
 	dir  string
 	used map[string]bool
 }
 
-func newPlotFiles(dir string) (*plotFiles, error) {
+// NewFiles makes the directory dir, if need be, and returns the namer of
+// its files.
+func NewFiles(dir string) (*Files, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &plotFiles{dir: dir, used: map[string]bool{}}, nil
+	return &Files{dir: dir, used: map[string]bool{}}, nil
 }
 
-// path returns the path of a new file for probe with the given suffix
+// Path returns the path of a new file for probe with the given suffix
 // (".png"): the probe's name as fileName keeps it, numbered from -2 when
 // that file name is taken.
-func (f *plotFiles) path(probe, suffix string) string {
+func (f *Files) Path(probe, suffix string) string {
 	base := fileName(probe)
 	name := base + suffix
 	for n := 2; f.used[name]; n++ {

@@ -1,0 +1,116 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package offline runs the collector's deltaq components outside a
+// collector, for the command line, which stands in for one with state of
+// its own (process.New): it reads a collector configuration as the
+// collector reads it (Source.Load, Resolve), checks its deltaq components
+// across one another as no single component can (Check: deltaq check
+// --config), makes the deltaq processor from its factory and the offline
+// analysis of the exporter or connector that recorded traces go through
+// (NewAnalysis: deltaq analyze), and gives the QTAs of the configuration
+// the bucket bounds of their probes (SLOProbes: deltaq slo).
+package offline
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/metric/noop"
+	nooptrace "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
+)
+
+// NewAnalysis makes the offline analysis of the configuration, and what the
+// traces go through on their way to it: the deltaq processor, if the
+// configuration has one, started, as in a collector, before the analysis,
+// which learns the layouts of the probes it configures (internal/outcome's
+// registry); else the analysis itself, which finds the connector's probes
+// in the spans. A probe both match is refused, as the collector refuses it.
+func NewAnalysis(loaded *Loaded, acfg *observer.Config) (*observer.OfflineAnalysis, processor.Traces, error) {
+	var an *observer.OfflineAnalysis
+	var proc processor.Traces
+	st := process.New() // the components' shared state, as in a collector of its own
+	if loaded.Proc != nil {
+		next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+			return an.ConsumeTraces(ctx, td)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if proc, err = newProcessor(st, loaded.Proc, next); err != nil {
+			return nil, nil, err
+		}
+	}
+	shut := func() {
+		if proc != nil {
+			_ = proc.Shutdown(context.Background())
+		}
+	}
+	if sp := loaded.Spans; sp != nil {
+		claims := st.Claims
+		err := claims.Claim(loaded, "connector", loaded.ConnID, sp.Names)
+		claims.Release(loaded)
+		if err != nil {
+			shut()
+			return nil, nil, fmt.Errorf("%s: %w", loaded.Where, err)
+		}
+	}
+	an, err := observer.NewOfflineAnalysis(acfg, st.Layouts, loaded.Spans)
+	if err != nil {
+		shut()
+		return nil, nil, fmt.Errorf("%s: %w", loaded.Where, err)
+	}
+	if proc == nil {
+		proc = offlineInput{an}
+	}
+	return an, proc, nil
+}
+
+// offlineInput hands the traces straight to the analysis, when no deltaq
+// processor maps them.
+type offlineInput struct{ *observer.OfflineAnalysis }
+
+func (offlineInput) Start(context.Context, component.Host) error { return nil }
+func (offlineInput) Shutdown(context.Context) error              { return nil }
+
+// newProcessor creates the deltaq processor of the components whose shared
+// state is st from its factory with pcfg, starts it, and sends what it
+// passes on to next. Its logs go nowhere and its self-telemetry is not
+// recorded: the command reports what it found.
+func newProcessor(st *process.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
+	ctx := context.Background()
+	f := deltaqprocessor.NewFactoryFor(st)
+	set := processor.Settings{
+		ID: component.NewID(f.Type()),
+		TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop(), TracerProvider: nooptrace.NewTracerProvider(),
+			MeterProvider: noop.NewMeterProvider(), Resource: pcommon.NewResource()},
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}
+	proc, err := f.CreateTraces(ctx, set, pcfg, next)
+	if err != nil {
+		return nil, fmt.Errorf("deltaq processor: %w", err)
+	}
+	if err := proc.Start(ctx, noHost{}); err != nil {
+		return nil, fmt.Errorf("deltaq processor: %w", err)
+	}
+	return proc, nil
+}
+
+// noHost is the host of a component the command runs alone: no
+// extensions.
+type noHost struct{}
+
+func (noHost) GetExtensions() map[component.ID]component.Component { return nil }
+
+// discard is a traces consumer that drops what it is given.
+var discard, _ = consumer.NewTraces(func(context.Context, ptrace.Traces) error { return nil })

@@ -1,0 +1,152 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package offline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/slo"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
+)
+
+// SLOProbes returns the probes with a QTA in the analysis options, each
+// with the bucket bounds of its deltaq.observed: from the connector's (or
+// exporter's) own dmax and bins, else from the deltaq processor's layout
+// of the probe (as the components resolve it: the processor registers its
+// layouts when it is created), else none.
+func SLOProbes(l *Loaded) ([]slo.Probe, error) {
+	auto := map[string]string{}
+	if sp := l.Spans; sp != nil {
+		for i, a := range sp.Auto {
+			if a != nil {
+				auto[sp.Names[i]] = "dmax: auto in the connector"
+			}
+		}
+	}
+	st := process.New()
+	if l.Proc != nil {
+		pcfg := l.Proc.(*deltaqprocessor.Config)
+		proc, err := newProcessor(st, pcfg, discard)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = proc.Shutdown(context.Background()) }()
+		for _, p := range pcfg.Probes {
+			if p.DMaxAuto {
+				auto[p.Name] = "dmax: auto in the processor"
+			}
+		}
+	}
+	var names []string
+	for name, pc := range l.Analysis.Probes {
+		if len(pc.QTA.Points) > 0 || pc.QTA.MaxFailure > 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var probes []slo.Probe
+	for _, name := range names {
+		pc := l.Analysis.Probes[name]
+		// The checks the components run on a probe's QTA and layout (the
+		// rest of the configuration, such as the diagram, plays no part).
+		if _, err := pc.QTA.DeltaQ(); err != nil {
+			return nil, fmt.Errorf("%s: probe %q: qta: %w", l.Where, name, err)
+		}
+		if (pc.DMax > 0) != (pc.Bins > 0) {
+			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.Where, name)
+		}
+		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.Analysis.Histogram.Exponential != nil}
+		lay, ok := st.Layouts.LookupLayout(name)
+		switch {
+		case pc.DMax > 0 && pc.Bins > 0:
+			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+		case auto[name] != "":
+			p.NoBounds = auto[name]
+			ok = false
+		case !ok:
+			p.NoBounds = "no configuration gives its layout; it comes from its first instance"
+		}
+		if ok {
+			var err error
+			if p.Bounds, p.Layout, err = bucketBounds(lay); err != nil {
+				return nil, fmt.Errorf("%s: probe %q: %w", l.Where, name, err)
+			}
+			if e := l.Analysis.Histogram.Exponential; e != nil {
+				size := e.MaxSize
+				if size == 0 {
+					size = observer.DefaultExponentialMaxSize
+				}
+				p.Scale, p.ScaleKnown = observer.ExponentialScale(p.Bounds[0], p.Bounds[len(p.Bounds)-1], size), true
+			}
+		}
+		probes = append(probes, p)
+	}
+	return probes, nil
+}
+
+// SLOQoO gives the probes their --qoo objectives, qoo by probe name (""
+// for a bare --qoo): a named probe must have a qoo requirement, a bare
+// --qoo applies to every probe that has one. A probe with a QoO objective
+// and no QTA joins the list.
+func SLOQoO(l *Loaded, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]slo.Probe, error) {
+	if len(qoo) == 0 {
+		return probes, nil
+	}
+	for name := range qoo {
+		if pc, ok := l.Analysis.Probes[name]; name != "" && (!ok || pc.QoO.IsZero()) {
+			return nil, fmt.Errorf("%s: --qoo %s=…: probe %q has no qoo requirement (its rop and cpup) to score its windows against", l.Where, name, name)
+		}
+	}
+	var names []string
+	for name, pc := range l.Analysis.Probes {
+		if !pc.QoO.IsZero() {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		q, ok := qoo[name]
+		if !ok {
+			if q, ok = qoo[""]; !ok {
+				continue
+			}
+		}
+		i := slices.IndexFunc(probes, func(p slo.Probe) bool { return p.Name == name })
+		if i < 0 {
+			probes = append(probes, slo.Probe{Name: name})
+			i = len(probes) - 1
+		}
+		probes[i].QoO, probes[i].Interval = &q, l.Analysis.Interval
+	}
+	return probes, nil
+}
+
+// bucketBounds returns the explicit bounds of deltaq.observed for a layout
+// in seconds, as the connector writes them, and a description.
+func bucketBounds(l outcome.Layout) ([]float64, string, error) {
+	if l.IsLogLinear() {
+		ll := deltaq.LogLinear(l.LogLinear)
+		ns, err := ll.Edges()
+		if err != nil {
+			return nil, "", err
+		}
+		b := make([]float64, len(ns)-1)
+		for i := range b {
+			b[i] = float64(ns[i+1]) / 1e9
+		}
+		return b, fmt.Sprintf("%d log-linear buckets up to %s", len(b), time.Duration(l.DMaxNs)), nil
+	}
+	w := float64(l.DMaxNs) / 1e9 / float64(l.Bins)
+	desc := fmt.Sprintf("%d bins of %s up to %s", l.Bins, time.Duration(math.Round(w*1e9)), time.Duration(l.DMaxNs))
+	return observer.BucketBounds(w, l.Bins), desc, nil
+}
