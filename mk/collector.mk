@@ -15,8 +15,8 @@ OTELCOL         := $(BIN)/otelcol-deltaq
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 	$(shell find processor exporter connector internal deltaq diagram analysis sdk/deltaqstart -name '*.go' -not -name '*_test.go' 2>/dev/null)
 # A+B: B applied over A (--config=A --config=B).
-EXAMPLE_CONFIGS := examples/connector.yaml examples/collector.yaml examples/exporter.yaml examples/demo/collector.yaml \
-	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml examples/demo/collector-throughput-connector.yaml \
+EXAMPLE_CONFIGS := examples/collector.yaml examples/processor.yaml examples/exporter.yaml examples/demo/collector.yaml \
+	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml examples/demo/collector-throughput-processor.yaml \
 	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
 	examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
@@ -96,7 +96,8 @@ e2e: validate-configs commands test-kubernetes
 e2e-slo: $(OTELCOL) commands
 	scripts/e2e-slo.sh
 
-## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run.
+## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run;
+## and its HTTP example through the deltaq connector alone: a request past dMax and one whose service is killed time out in real time.
 e2e-erlang: $(OTELCOL)
 	DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/
 
@@ -125,13 +126,13 @@ e2e-sampling: $(OTELCOL)
 early-warning: $(OTELCOL)
 	DELTAQ_EARLYWARNING_E2E=1 DELTAQ_EARLYWARNING_LONG=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 15m ./examples/earlywarning/
 
-## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the collector; asserts exact outcome counts and
-## that spans left running time out within one tick of start + dMax.
+## e2e-sdk: the OpenTelemetry Go SDK with sdk/deltaqstart through the deltaq connector alone; asserts exact outcome counts and
+## that spans left running, or ending after dMax, time out within one tick of start + dMax, each in the window of its deadline.
 e2e-sdk: $(OTELCOL)
 	DELTAQ_SDK_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./sdk/e2e/
 
-## e2e-connector: spans and start events through the deltaq connector's pipelines; asserts exact outcome counts and
-## delays in its output, and that the tracing backend gets the spans as sent.
+## e2e-connector: spans and start events through the deltaq connector alone and through the processor into it; asserts
+## exact outcome counts and delays in its output, and that the tracing backend gets the spans as sent.
 e2e-connector: $(OTELCOL)
 	DELTAQ_CONNECTOR_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./connector/deltaqconnector/e2e/
 

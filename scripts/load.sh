@@ -3,8 +3,8 @@
 # (its probes matched in the spans), with the deltaq processor and
 # connector, and with contrib's spanmetrics connector instead, one after the
 # other on the same cores. For each of
-# examples/demo/collector-throughput-connector.yaml (connector),
-# examples/demo/collector-throughput.yaml (deltaq) and
+# examples/demo/collector-throughput.yaml (connector),
+# examples/demo/collector-throughput-processor.yaml (deltaq) and
 # examples/demo/collector-spanmetrics.yaml (spanmetrics) it starts
 # bin/otelcol-deltaq on loopback, drives it with dqload (minimal spans,
 # counted only when the collector acknowledges them; dqload also samples
@@ -118,8 +118,8 @@ run() {
 }
 
 declare -A configs=(
-  [connector]=examples/demo/collector-throughput-connector.yaml
-  [deltaq]=examples/demo/collector-throughput.yaml
+  [connector]=examples/demo/collector-throughput.yaml
+  [deltaq]=examples/demo/collector-throughput-processor.yaml
   [spanmetrics]=examples/demo/collector-spanmetrics.yaml
 )
 runs=${LOAD_RUNS:-connector deltaq spanmetrics}

@@ -41,7 +41,7 @@ func TestCheckConfigExamples(t *testing.T) {
 	bad := writeTemp(t, "collector.yaml", strings.Replace(newcomerConfig, "chekout:", "checkout:", 1))
 	fix := writeTemp(t, "fix.yaml", "connectors:\n  deltaq:\n    diagram: \"checkout = inventory -> payment;\"\n")
 	t.Chdir("../..") // the examples name their diagram files from the repository's root
-	for _, path := range []string{"examples/collector.yaml", "examples/connector.yaml", "examples/exporter.yaml",
+	for _, path := range []string{"examples/collector.yaml", "examples/processor.yaml", "examples/exporter.yaml",
 		"examples/demo/collector.yaml", "examples/erlang/collector.yaml", "examples/scaling/agent.yaml", "examples/scaling/gateway.yaml"} {
 		if status, _, stderr := runCmd("check", "--config", path); status != exitOK {
 			t.Errorf("%s: status %d: %s", path, status, stderr)

@@ -83,7 +83,7 @@ func TestConnectorOnlyConfigs(t *testing.T) {
 		name, path               string
 		checkouts, paymentFailed int64
 	}{
-		{"examples/connector.yaml", "../../examples/connector.yaml", 10, 3},
+		{"examples/collector.yaml", "../../examples/collector.yaml", 10, 3},
 		{"README", writeTemp(t, "readme.yaml", readmeConfig), 20, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -183,6 +183,38 @@ func TestMatchedProbesCountFromSpans(t *testing.T) {
 	p.shutdown(t)
 }
 
+// TestMarkedSpansOfMatchedProbesCountOnce: a span that arrives with
+// deltaq.probe naming a probe the connector matches itself (an
+// application's attribute, which no processor of the collector removed)
+// counts once, by the probe's match and failure rule — not again as an
+// instance the attribute claims, nor as one when the match does not hold
+// (README, "The contract"); deltaq.probe naming a probe the connector does
+// not match is read as a processor's instance, as before.
+func TestMarkedSpansOfMatchedProbesCountOnce(t *testing.T) {
+	clk := observertest.NewClock(at(time.Second))
+	msink := new(consumertest.MetricsSink)
+	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, msink, consumertest.NewNop())
+	job := map[string]any{outcome.AttrProbe: "job"}
+	failedJob := map[string]any{outcome.AttrProbe: "job", outcome.AttrOutcome: outcome.Failure}
+	upstream := map[string]any{outcome.AttrProbe: "upstream", outcome.AttrDMaxNs: int64(time.Second), outcome.AttrBins: int64(10)}
+	p.consume(t, matchedTraces(500*time.Millisecond,
+		span{name: "job", dur: 150 * time.Millisecond, attrs: job},       // one success
+		span{name: "job", dur: 250 * time.Millisecond, attrs: job},       // one timeout, by its match
+		span{name: "job", dur: 50 * time.Millisecond, attrs: failedJob},  // one success: the status is not ERROR
+		span{name: "other", dur: 50 * time.Millisecond, attrs: job},      // none: job's match does not hold
+		span{name: "other", dur: 50 * time.Millisecond, attrs: upstream}, // a success of upstream
+		span{name: "SELECT", dur: 5 * time.Millisecond, attrs: upstream}, // another: SELECT without db.system is no store
+	))
+	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+	assert.Equal(t, map[string]map[string]int64{
+		"job":      {outcome.Success: 2, outcome.Failure: 0, outcome.Timeout: 1},
+		"worker":   {outcome.Success: 0, outcome.Failure: 0, outcome.Timeout: 0},
+		"store":    {outcome.Success: 0, outcome.Failure: 0, outcome.Timeout: 0},
+		"upstream": {outcome.Success: 2, outcome.Failure: 0, outcome.Timeout: 0},
+	}, probeOutcomes(msink.AllMetrics()))
+	p.shutdown(t)
+}
+
 // probeServices returns the deltaq.service of each probe's deltaq.outcomes
 // points.
 func probeServices(mds []pmetric.Metrics) map[string]string {

@@ -4,10 +4,19 @@
 // Package e2e holds the end-to-end tests of the Erlang library dqsd_otel: its
 // M/M/1/K example (erlang/examples/mm1k.escript) exports spans and start
 // events over OTLP/HTTP to the built collector (bin/otelcol-deltaq with
-// examples/erlang/collector.yaml), whose deltaq connector has the ΔQs of the
-// probes worker_1, worker_2 and end_to_end sent over OTLP/gRPC to a server
-// inside the test. The test then stops the collector and checks that the example
-// keeps running and ends normally, counting what it could not export.
+// examples/erlang/collector.yaml), whose deltaq connector alone has the ΔQs
+// of the probes worker_1, worker_2 and end_to_end sent over OTLP/gRPC to a
+// server inside the test. The test then stops the collector and checks that
+// the example keeps running and ends normally, counting what it could not
+// export.
+//
+// TestRealTimeTimeoutsFromErlang sends erlang/examples/traced_http.escript a
+// request that outlasts the probes' dMax and one in which the service is
+// killed, and checks, from the collector's telemetry scraped every few
+// milliseconds, that the deltaq connector alone (testdata/timeouts.yaml)
+// counts their instances as timeouts within one timer tick of start + dMax,
+// while the slow request still runs, and, in its output, each in the window
+// of its start + dMax.
 //
 // A second test, TestTraceContextFromGo, has a Go client instrumented with
 // the OpenTelemetry Go SDK call erlang/examples/traced_http.escript, an

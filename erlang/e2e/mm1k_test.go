@@ -196,7 +196,7 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 		}
 		// dMax (1 s, 2 s) is some 70 mean delays: at ρ = 0.4 a real timeout
 		// has a chance of about e^(−75), a drop at a full buffer one of
-		// 6·10⁻⁵ (Kleinrock 3.6). Timeouts here mean instances the processor
+		// 6·10⁻⁵ (Kleinrock 3.6). Timeouts here mean instances the connector
 		// timed out while their spans were still on the way (start events and
 		// spans travel in batches).
 		if n, bad := total(st.outcomes), st.outcomes[outcome.Timeout]+st.outcomes[outcome.Failure]; float64(bad) > 0.02*float64(n) {

@@ -10,7 +10,7 @@
 %% SDK, say), both spans are then one trace at the collector.
 %%
 %% GET /work runs `handle_work', whose child span `compute' sleeps
-%% `--work-ms'. The response body has the handler's trace and span ids and
+%% `--work-ms' (GET /work?ms=N: N ms). The response body has the handler's trace and span ids and
 %% the trace context headers a request it made downstream would carry
 %% (dqsd_otel:inject/2), e.g.
 %%
@@ -67,20 +67,34 @@ main(Args) ->
 %% The httpd callback, run in the process of the request's connection
 %% (which serves the connection's next requests too: with_span/4 leaves no
 %% context behind in it).
-do(#mod{method = "GET", request_uri = "/work" ++ _, parsed_header = Headers}) ->
+do(#mod{method = "GET", request_uri = "/work" ++ Query, parsed_header = Headers}) ->
+    case work_ms(Query) of
+        {ok, WorkMs} -> work(Headers, WorkMs);
+        error -> respond(400, "ms must be a whole number\n")
+    end;
+do(#mod{}) ->
+    respond(404, "not found\n").
+
+%% The time `compute' sleeps: N of `?ms=N', else `--work-ms'.
+work_ms("?ms=" ++ N) ->
+    case string:to_integer(N) of
+        {Ms, ""} when Ms >= 0 -> {ok, Ms};
+        _ -> error
+    end;
+work_ms(_) ->
+    {ok, persistent_term:get({?MODULE, work_ms})}.
+
+work(Headers, WorkMs) ->
     Parent = dqsd_otel:extract(Headers),
     Attributes = #{<<"http.request.method">> => <<"GET">>, <<"url.path">> => <<"/work">>},
     Body = dqsd_otel:with_span(<<"handle_work">>, Attributes, Parent, fun() ->
-        WorkMs = persistent_term:get({?MODULE, work_ms}),
         dqsd_otel:with_span(<<"compute">>, fun() -> timer:sleep(WorkMs) end),
         Span = dqsd_otel:current_span(),
         Downstream = dqsd_otel:inject(Span, []),
         ["trace_id=", dqsd_otel:trace_id(Span), "\nspan_id=", dqsd_otel:span_id(Span), "\n",
          [[Name, ": ", Value, "\n"] || {Name, Value} <- Downstream]]
     end),
-    respond(200, Body);
-do(#mod{}) ->
-    respond(404, "not found\n").
+    respond(200, Body).
 
 respond(Code, Body) ->
     Bin = iolist_to_binary(Body),

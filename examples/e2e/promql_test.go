@@ -166,7 +166,7 @@ func (a totals) plus(b totals) totals {
 
 func (a totals) all() int { return a.success + a.failure + a.timeout }
 
-// totals classifies the phase's spans as the deltaq processor does: longer
+// totals classifies the phase's spans as the deltaq connector does: longer
 // than dMax a timeout, else ERROR a failure, else a success.
 func (p phase) totals() totals {
 	var n totals

@@ -16,9 +16,10 @@ import (
 )
 
 // addTraces adds the outcome instances among the spans of td: those a
-// deltaq processor mapped (deltaq.probe), and those of the probes sp finds
-// in the spans themselves when sp is not nil. It records in bs the
-// service.name of the resource each probe's instances came from.
+// deltaq processor mapped (deltaq.probe) to a probe sp does not match, and
+// those of the probes sp finds in the spans themselves when sp is not nil.
+// It records in bs the service.name of the resource each probe's instances
+// came from.
 func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanProbes) {
 	var in analysis.Instance
 	var sb spanBatch // the start events' tracker, held from its first use
@@ -31,7 +32,7 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if readInstance(span, &in) {
+				if readInstance(span, &in) && !sp.matches(in.Probe) {
 					b.Add(&in)
 					if service := res.ServiceName(); service != "" {
 						bs.add(in.Probe, service)

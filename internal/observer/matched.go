@@ -84,6 +84,19 @@ func resolve(sp *SpanProbes, e *analysis.Engine, ranges []*autorange.Range, cloc
 	return r
 }
 
+// matches reports whether sp matches probe name in the spans itself; false
+// for a nil sp. Of such a probe, a deltaq.probe attribute is not read: no
+// processor of the collector maps it (a probe is matched in one place), so
+// the attribute is the application's or an upstream collector's, and the
+// span counts once, by its match.
+func (sp *spanProbes) matches(name string) bool {
+	if sp == nil {
+		return false
+	}
+	_, ok := sp.byName[name]
+	return ok
+}
+
 // dMax returns the dMax in force of probe i in nanoseconds.
 func (sp *spanProbes) dMax(i int32) int64 {
 	if sp.ranges != nil && sp.ranges[i] != nil {

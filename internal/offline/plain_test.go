@@ -62,9 +62,9 @@ func TestResolvePlainAsResolver(t *testing.T) {
 	over := writeTemp(t, "over.yaml", "a: 2\nt: [3]\nnested: {deep: [], more: 1}\nprocessors: {deltaq: {probes: []}}\n")
 	cases := [][]string{
 		{scalars}, {"file:" + scalars}, {scalars, over},
-		{"../../examples/collector.yaml"}, {"../../examples/connector.yaml"}, {"../../examples/exporter.yaml"},
+		{"../../examples/collector.yaml"}, {"../../examples/processor.yaml"}, {"../../examples/exporter.yaml"},
 		{"../../testdata/newcomer-collector.yaml"},
-		{"../../testdata/newcomer-collector.yaml", "../../examples/connector.yaml"},
+		{"../../testdata/newcomer-collector.yaml", "../../examples/collector.yaml"},
 	}
 	for _, paths := range cases {
 		name := strings.Join(paths, "+")

@@ -2,10 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package deltaqstart announces, from the OpenTelemetry Go SDK, the spans
-// that start, so that the collector's deltaq processor can report an
-// outcome instance that never ends as a timeout within dMax of its start,
-// before (or without) its span ending (the thesis, section 3.2: a timeout is
-// an instance that does not end within dMax).
+// that start, so that the collector's deltaq connector (or processor) can
+// count an outcome instance that never ends as a timeout within dMax of its
+// start, before (or without) its span ending (the thesis, section 3.2: a
+// timeout is an instance that does not end within dMax).
 //
 // OpenTelemetry has no "span started" signal. SpanProcessor, an
 // sdktrace.SpanProcessor, emits one for the spans it selects: a log record
@@ -78,21 +78,24 @@ const maxQueueSize = 1 << 18
 
 // A Selector decides at a span's start whether it is an outcome instance to
 // announce, and of which probe: ok reports whether it is, probe names the
-// probe (the name of a probe of the collector's deltaq processor; the
-// processor refuses a start event naming a probe it does not have). It is
+// probe (the name of a probe the collector's deltaq connector matches, or
+// of its deltaq processor's; a start event naming another probe is
+// refused). It is
 // called on the application's path for every sampled span, so it should be
 // cheap and must not block; it may be called concurrently.
 type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
 
 // DefaultSelector selects a span whose attributes at start hold a non-empty
 // string deltaq.probe, with that value as its probe, and every other server
-// span, with its name as its probe (as a processor probe with no match
-// section matches the spans named after it).
+// span, with its name as its probe (as a connector probe with `match: {}`,
+// or a processor probe with no match section, matches the spans named after
+// it).
 //
 // deltaq.probe is also an attribute of the processor's own contract: the
-// processor removes it from a span that arrives with it and counts the span
-// as carrying foreign attributes (it still maps the span by its probes'
-// match rules).
+// connector does not read it on the spans of a probe it matches itself, and
+// the processor removes it from a span that arrives with it and counts the
+// span as carrying foreign attributes (both still map the span by their
+// probes' match rules).
 //
 // Reading a span's attributes lets the SDK share their backing array, so a
 // span that had attributes at start and is given more later copies its

@@ -7,12 +7,13 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -32,9 +33,8 @@ import (
 const gateEnv = "DELTAQ_SDK_E2E"
 
 // The probe of testdata/collector.yaml, the name of its spans, and the
-// processor's timer period. The probe is not named after its spans, so the
-// start events carry both (deltaq.probe and deltaq.span.name) and the
-// synthetic timeout spans must take the span name.
+// connector's timer period. The probe is not named after its spans, so the
+// start events carry both (deltaq.probe and deltaq.span.name).
 const (
 	probe    = "op"
 	spanName = "GET /op"
@@ -43,74 +43,96 @@ const (
 )
 
 // What the application does: successes spans of op that end within 1 to
-// 21 ms, each with a child span that no probe matches, and timeouts spans of
-// op that never end.
+// 21 ms, each with a child span that no probe matches; stalled spans of op
+// that never end; late spans of op that end lateBy after their dMax.
 const (
 	successes = 30
-	timeouts  = 5
+	stalled   = 5
+	late      = 2
+	lateBy    = 150 * time.Millisecond
 	service   = "e2e-sdk"
 )
 
-// transit bounds the time a synthetic timeout span takes from the
-// processor's timer to the test's receiver (one unqueued OTLP/gRPC export
-// on loopback); it only keeps a busy machine from failing the test, the
-// bound checked is start + dMax + tick + transit.
-const transit = 100 * time.Millisecond
+// slack bounds how long after the timer's tick a timeout shows in the
+// collector's telemetry (the scrape itself, a busy machine); the bound
+// checked is start + dMax + tick + slack.
+const slack = 100 * time.Millisecond
+
+// The connector's self-telemetry the test reads.
+const (
+	metricStartEvents   = "otelcol_connector_deltaq_start_events"
+	metricStartTimeouts = "otelcol_connector_deltaq_start_timeouts"
+	metricLateSpans     = "otelcol_connector_deltaq_late_spans"
+	metricInFlight      = "otelcol_connector_deltaq_in_flight"
+)
 
 // TestStartEventsThroughCollector runs the built collector with
-// testdata/collector.yaml and, in the test, an application on the
+// testdata/collector.yaml — the deltaq connector alone, in the traces and
+// the logs pipelines — and, in the test, an application on the
 // OpenTelemetry Go SDK exporting spans and logs over OTLP/gRPC, with
 // deltaqstart's span processor announcing the spans of op, selected by
 // name. It checks that
-//  1. each span of op that never ends comes back as exactly one synthetic
-//     timeout span, with the span's ids, start and name, the application's
-//     service.name and end = start + dMax, arriving no earlier than start +
-//     dMax and no later than one tick (plus transit) after;
-//  2. the spans that ended come back as successes, none late, and the span
-//     of no probe unmarked; no start event passes the processor;
-//  3. the connector counts exactly the successes and timeouts, no failure;
-//  4. no start event was dropped in the application, and the collector
-//     exits 0 on SIGTERM having logged no error.
+//  1. each span of op that never ends, and each that ends after its dMax, is
+//     counted as a timeout in real time: the connector's
+//     start_timeouts{probe="op"} passes k no earlier than the k-th start +
+//     dMax and no later than one tick (plus slack) after, scraped every few
+//     milliseconds;
+//  2. the connector's output counts exactly the successes and timeouts, no
+//     failure, each timeout in the window of its start + dMax (a late span
+//     is not counted again), and the timeouts' exemplars name those spans;
+//  3. the backend gets every span that ended and every start event, as
+//     sent: the connector only reads them;
+//  4. the connector's telemetry accounts for every start event and late
+//     span, no start event was dropped in the application, and the
+//     collector exits 0 on SIGTERM having logged no error.
 func TestStartEventsThroughCollector(t *testing.T) {
 	otelcol := e2etest.Gate(t, gateEnv, "deltaqstart's end-to-end test")
-	arrivals := &arrivalLog{at: map[pcommon.SpanID]time.Time{}}
-	sink := otlptest.Start(t, otlptest.Options{Traces: arrivals.note})
-	col := e2etest.StartCollector(t, "collector", otelcol, []string{"testdata/collector.yaml"}, "DELTAQ_SINK="+sink.Addr())
+	sink := otlptest.Start(t, otlptest.Options{})
+	telemetry := e2etest.FreeAddr(t)
+	col := e2etest.StartCollector(t, "collector", otelcol, []string{"testdata/collector.yaml"},
+		"DELTAQ_SINK="+sink.Addr(), "DELTAQ_TELEMETRY_PORT="+e2etest.Port(telemetry))
 	col.WaitReady(t)
+	e2etest.WaitListening(t, telemetry, 30*time.Second, col.Proc)
 	began := time.Now()
 
-	app := newApp(t, col.Addr)
-	stalled, ended := app.run()
-
-	// 1. The timeouts, due by the last start + dMax + one tick.
-	sink.Until(t, "the synthetic timeout spans", 10*time.Second, func() bool {
-		return arrivals.count() >= timeouts
+	watch := e2etest.WatchTelemetry(telemetry, 2*time.Millisecond, func(tm e2etest.Telemetry) float64 {
+		return tm.Sum(metricStartTimeouts, map[string]string{"probe": probe})
 	})
-	checkTimeouts(t, sink, arrivals, stalled)
+	defer watch.Stop()
+	app := newApp(t, col.Addr)
+	run := app.run()
 
-	// 3. The counts: the window holding the last instance closes within one
+	// 1. The timeouts in real time, due by the last start + dMax + one tick.
+	deadlines := run.deadlines()
+	e2etest.Until(t, "the timeouts in the connector's telemetry", 10*time.Second, func() bool {
+		return watch.Last() >= float64(stalled+late)
+	}, col.Proc)
+	run.lateEnded.Wait()
+	time.Sleep(2 * tick)
+	readings := watch.Stop()
+	latest := e2etest.CheckOnTime(t, metricStartTimeouts, readings, deadlines, tick+slack)
+	t.Logf("%d scrapes: the timeouts showed at most %v after start + dMax (timer tick %v)", len(readings),
+		latest.Round(time.Millisecond), tick)
+
+	// 2. The output: the window holding the last deadline closes within one
 	// interval of it; then one more window, which must add nothing.
 	var got map[string]int64
 	sink.Until(t, "the outcome counts", 10*time.Second, func() bool {
-		got = outcomes(sink)
-		return got[outcome.Success] >= successes && got[outcome.Timeout] >= timeouts
+		got = outcomes(sink.Metrics())
+		return got[outcome.Success] >= successes && got[outcome.Timeout] >= stalled+late
 	})
 	time.Sleep(1500 * time.Millisecond)
-	got = outcomes(sink)
-	want := map[string]int64{outcome.Success: successes, outcome.Timeout: timeouts, outcome.Failure: 0}
-	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", outcome.MetricOutcomes, outcome.AttrOutcome, k, got[k], n, got)
-		}
-	}
+	checkOutput(t, sink.Metrics(), deadlines, run)
 
-	// 2. The spans that ended, and the logs.
-	checkEnded(t, sink, ended)
+	// 3. The backend, once every span that ended and every start event is in.
+	sink.WaitFor(t, otlptest.Counts{Spans: len(run.ended), LogRecords: successes + stalled + late}, 10*time.Second)
+	checkBackend(t, sink, run)
 
-	// 4. The application and the collector.
+	// 4. The telemetry, the application and the collector.
+	checkTelemetry(t, e2etest.Scrape(t, telemetry))
 	app.shutdown(t)
-	if d, e := app.starts.Dropped(), app.starts.Emitted(); d != 0 || e != successes+timeouts {
-		t.Errorf("deltaqstart: Dropped %d, Emitted %d; want 0, %d", d, e, successes+timeouts)
+	if d, e := app.starts.Dropped(), app.starts.Emitted(); d != 0 || e != successes+stalled+late {
+		t.Errorf("deltaqstart: Dropped %d, Emitted %d; want 0, %d", d, e, successes+stalled+late)
 	}
 	col.StopCleanly(t)
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
@@ -149,27 +171,64 @@ func newApp(t *testing.T, collector string) *app {
 	return a
 }
 
-// run starts the spans: every seventh span of op is left running, the
-// others end after 1 + 5·(i mod 5) ms with a child span inside. It returns
-// the spans left running and those that ended, by span id.
-func (a *app) run() (stalled, ended map[pcommon.SpanID]sdktrace.ReadOnlySpan) {
+// run is what the application did: the spans of op by kind, and every span
+// that ended (or will: the late ones end lateEnded), by span id.
+type run struct {
+	stalled, late, ops map[pcommon.SpanID]sdktrace.ReadOnlySpan
+	ended              map[pcommon.SpanID]sdktrace.ReadOnlySpan
+	lateEnded          *sync.WaitGroup
+}
+
+// run starts the spans of op: every seventh of the first 35 is left
+// running, the 11th and 25th end lateBy after their dMax, the others end
+// after 1 + 5·(i mod 5) ms with a child span inside.
+func (a *app) run() run {
 	tr := a.tp.Tracer("e2e")
-	stalled, ended = map[pcommon.SpanID]sdktrace.ReadOnlySpan{}, map[pcommon.SpanID]sdktrace.ReadOnlySpan{}
-	for i := range successes + timeouts {
+	r := run{stalled: map[pcommon.SpanID]sdktrace.ReadOnlySpan{}, late: map[pcommon.SpanID]sdktrace.ReadOnlySpan{},
+		ops: map[pcommon.SpanID]sdktrace.ReadOnlySpan{}, ended: map[pcommon.SpanID]sdktrace.ReadOnlySpan{},
+		lateEnded: &sync.WaitGroup{}}
+	for i := range successes + stalled + late {
 		ctx, s := tr.Start(context.Background(), spanName, trace.WithSpanKind(trace.SpanKindServer))
 		id := pcommon.SpanID(s.SpanContext().SpanID())
-		if i%7 == 0 {
-			stalled[id] = s.(sdktrace.ReadOnlySpan)
+		r.ops[id] = s.(sdktrace.ReadOnlySpan)
+		switch {
+		case i%7 == 0 && i < 7*stalled:
+			r.stalled[id] = s.(sdktrace.ReadOnlySpan)
+			continue
+		case i%14 == 10:
+			r.late[id], r.ended[id] = s.(sdktrace.ReadOnlySpan), s.(sdktrace.ReadOnlySpan)
+			r.lateEnded.Add(1)
+			time.AfterFunc(dMax+lateBy, func() { s.End(); r.lateEnded.Done() })
 			continue
 		}
 		_, child := tr.Start(ctx, "db.query", trace.WithSpanKind(trace.SpanKindClient))
 		time.Sleep(time.Millisecond + time.Duration(i%5)*5*time.Millisecond)
 		child.End()
 		s.End()
-		ended[id] = s.(sdktrace.ReadOnlySpan)
-		ended[pcommon.SpanID(child.SpanContext().SpanID())] = child.(sdktrace.ReadOnlySpan)
+		r.ended[id] = s.(sdktrace.ReadOnlySpan)
+		r.ended[pcommon.SpanID(child.SpanContext().SpanID())] = child.(sdktrace.ReadOnlySpan)
 	}
-	return stalled, ended
+	return r
+}
+
+// deadlines are the start + dMax of the spans that time out (stalled and
+// late), in order.
+func (r run) deadlines() []time.Time {
+	var d []time.Time
+	for _, m := range []map[pcommon.SpanID]sdktrace.ReadOnlySpan{r.stalled, r.late} {
+		for _, s := range m {
+			d = append(d, s.StartTime().Add(dMax))
+		}
+	}
+	slices.SortFunc(d, time.Time.Compare)
+	return d
+}
+
+// timedOut reports whether the span of id is one that times out.
+func (r run) timedOut(id pcommon.SpanID) bool {
+	_, s := r.stalled[id]
+	_, l := r.late[id]
+	return s || l
 }
 
 // shutdown shuts the tracer provider down first (which emits the start
@@ -186,150 +245,150 @@ func (a *app) shutdown(t *testing.T) {
 	}
 }
 
+// --- the connector's telemetry -----------------------------------------------------
+
+// checkTelemetry checks the connector's counters at the end: every start
+// event was read, tracked or found after its span, none refused; the late
+// spans were recognised; nothing is left started.
+func checkTelemetry(t *testing.T, tm e2etest.Telemetry) {
+	t.Helper()
+	result := func(r string) float64 { return tm.Sum(metricStartEvents, map[string]string{"result": r}) }
+	if n := result("tracked") + result("after_end"); n != successes+stalled+late || result("tracked") < stalled+late {
+		t.Errorf("%s: tracked %.0f + after_end %.0f, want %d, at least %d tracked", metricStartEvents,
+			result("tracked"), result("after_end"), successes+stalled+late, stalled+late)
+	}
+	for _, r := range []string{"duplicate", "unknown_probe", "invalid"} {
+		if n := result(r); n != 0 {
+			t.Errorf("%s{result=%q} = %.0f, want 0", metricStartEvents, r, n)
+		}
+	}
+	if n := tm.Sum(metricLateSpans, map[string]string{"probe": probe}); n != late {
+		t.Errorf("%s{probe=%q} = %.0f, want %d", metricLateSpans, probe, n, late)
+	}
+	if n := tm.Sum(metricInFlight, map[string]string{"state": "started"}); n != 0 {
+		t.Errorf("%s{state=started} = %.0f, want 0", metricInFlight, n)
+	}
+}
+
 // --- what the sink got -----------------------------------------------------------
-
-// arrivalLog notes when each synthetic timeout span reached the sink.
-type arrivalLog struct {
-	mu sync.Mutex
-	at map[pcommon.SpanID]time.Time
-}
-
-// note is the sink's hook for trace requests (called under its lock).
-func (l *arrivalLog) note(td ptrace.Traces) otlptest.Reply {
-	now := time.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for sp := range otlprecv.Spans(td) {
-		if v, ok := sp.Attributes().Get(outcome.AttrSynthetic); ok && v.Bool() {
-			if _, seen := l.at[sp.SpanID()]; !seen {
-				l.at[sp.SpanID()] = now
-			}
-		}
-	}
-	return otlptest.Reply{}
-}
-
-func (l *arrivalLog) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.at)
-}
-
-func (l *arrivalLog) of(id pcommon.SpanID) (time.Time, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	at, ok := l.at[id]
-	return at, ok
-}
-
-// checkTimeouts checks every synthetic span against the span left running
-// with its ids, and when it arrived.
-func checkTimeouts(t *testing.T, sink *otlptest.Receiver, arrivals *arrivalLog, stalled map[pcommon.SpanID]sdktrace.ReadOnlySpan) {
-	t.Helper()
-	seen := map[pcommon.SpanID]int{}
-	var latest time.Duration
-	for _, td := range sink.Traces() {
-		for _, rs := range td.ResourceSpans().All() {
-			svc, _ := rs.Resource().Attributes().Get(string(semconv.ServiceNameKey))
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, sp := range ss.Spans().All() {
-					if v, ok := sp.Attributes().Get(outcome.AttrSynthetic); !ok || !v.Bool() {
-						continue
-					}
-					seen[sp.SpanID()]++
-					s, ok := stalled[sp.SpanID()]
-					if !ok {
-						t.Errorf("a synthetic timeout span %s %s for no span left running", sp.Name(), sp.SpanID())
-						continue
-					}
-					start := s.StartTime()
-					if sp.TraceID() != pcommon.TraceID(s.SpanContext().TraceID()) || sp.Name() != spanName ||
-						svc.AsString() != service || sp.StartTimestamp().AsTime() != start.UTC() ||
-						sp.EndTimestamp().AsTime() != start.Add(dMax).UTC() || str(sp, outcome.AttrProbe) != probe ||
-						str(sp, outcome.AttrOutcome) != outcome.Timeout {
-						t.Errorf("synthetic span %s: %s of %q, trace %s, %v–%v, attributes %v; want %s of %q, trace %s, %v–%v",
-							sp.SpanID(), sp.Name(), svc.AsString(), sp.TraceID(), sp.StartTimestamp(), sp.EndTimestamp(),
-							sp.Attributes().AsRaw(), spanName, service, s.SpanContext().TraceID(),
-							pcommon.NewTimestampFromTime(start), pcommon.NewTimestampFromTime(start.Add(dMax)))
-					}
-					at, _ := arrivals.of(sp.SpanID())
-					late := at.Sub(start.Add(dMax))
-					latest = max(latest, late)
-					if late < 0 || late > tick+transit {
-						t.Errorf("synthetic span %s arrived %v after start + dMax, want within [0, %v + %v]",
-							sp.SpanID(), late, tick, transit)
-					}
-				}
-			}
-		}
-	}
-	for id := range stalled {
-		if seen[id] != 1 {
-			t.Errorf("span %s left running: %d synthetic timeout spans, want 1", id, seen[id])
-		}
-	}
-	t.Logf("the timeouts arrived at most %v after start + dMax (timer tick %v)", latest, tick)
-}
-
-// checkEnded checks the spans that ended as the processor passed them on:
-// those of op successes (deltaq.probe, no outcome, not late), the others
-// unmarked, each once; and that no log record (a start event) got through.
-func checkEnded(t *testing.T, sink *otlptest.Receiver, ended map[pcommon.SpanID]sdktrace.ReadOnlySpan) {
-	t.Helper()
-	seen := map[pcommon.SpanID]int{}
-	for _, td := range sink.Traces() {
-		for sp := range otlprecv.Spans(td) {
-			if _, ok := sp.Attributes().Get(outcome.AttrSynthetic); ok {
-				continue
-			}
-			seen[sp.SpanID()]++
-			s, ok := ended[sp.SpanID()]
-			switch {
-			case !ok:
-				t.Errorf("span %s %s reached the sink but never ended", sp.Name(), sp.SpanID())
-			case s.Name() == spanName && (str(sp, outcome.AttrProbe) != probe || str(sp, outcome.AttrOutcome) != "" ||
-				str(sp, outcome.AttrLate) != ""):
-				t.Errorf("span %s of %s: attributes %v, want a success (%s = %s alone)", sp.SpanID(), probe,
-					sp.Attributes().AsRaw(), outcome.AttrProbe, probe)
-			case s.Name() != spanName && str(sp, outcome.AttrProbe) != "":
-				t.Errorf("span %s %s of no probe got %v", sp.Name(), sp.SpanID(), sp.Attributes().AsRaw())
-			}
-		}
-	}
-	for id, s := range ended {
-		if seen[id] != 1 {
-			t.Errorf("span %s %s reached the sink %d times, want once", s.Name(), id, seen[id])
-		}
-	}
-	if n := sink.Counts().LogRecords; n != 0 {
-		t.Errorf("%d log records passed the processor, want none (it consumes the start events)", n)
-	}
-}
 
 // outcomes is the latest deltaq.outcomes (cumulative) of the probe, by
 // outcome.
-func outcomes(sink *otlptest.Receiver) map[string]int64 {
+func outcomes(mds []pmetric.Metrics) map[string]int64 {
 	got, at := map[string]int64{}, map[string]pcommon.Timestamp{}
-	for _, md := range sink.Metrics() {
-		for m := range otlprecv.Metrics(md) {
-			if m.Name() != outcome.MetricOutcomes {
-				continue
-			}
-			for _, dp := range m.Sum().DataPoints().All() {
-				p, _ := dp.Attributes().Get(outcome.AttrProbe)
-				o, _ := dp.Attributes().Get(outcome.AttrOutcome)
-				if p.AsString() == probe && dp.Timestamp() >= at[o.AsString()] {
-					at[o.AsString()] = dp.Timestamp()
-					got[o.AsString()] = dp.IntValue()
-				}
-			}
+	for dp := range outcomePoints(mds) {
+		o := str(dp.Attributes(), outcome.AttrOutcome)
+		if dp.Timestamp() >= at[o] {
+			at[o] = dp.Timestamp()
+			got[o] = dp.IntValue()
 		}
 	}
 	return got
 }
 
-func str(sp ptrace.Span, key string) string {
-	if v, ok := sp.Attributes().Get(key); ok {
+// outcomePoints are the deltaq.outcomes points of the probe.
+func outcomePoints(mds []pmetric.Metrics) func(func(pmetric.NumberDataPoint) bool) {
+	return func(yield func(pmetric.NumberDataPoint) bool) {
+		for _, md := range mds {
+			for m := range otlprecv.Metrics(md) {
+				if m.Name() != outcome.MetricOutcomes {
+					continue
+				}
+				for _, dp := range m.Sum().DataPoints().All() {
+					if str(dp.Attributes(), outcome.AttrProbe) == probe && !yield(dp) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkOutput checks the connector's output: the exact counts; each
+// window's cumulative timeouts, at its end, those whose start + dMax is
+// before it; the exemplars of the timeout points name spans that timed out.
+func checkOutput(t *testing.T, mds []pmetric.Metrics, deadlines []time.Time, r run) {
+	t.Helper()
+	got := outcomes(mds)
+	want := map[string]int64{outcome.Success: successes, outcome.Timeout: stalled + late, outcome.Failure: 0}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", outcome.MetricOutcomes, outcome.AttrOutcome, k, got[k], n, got)
+		}
+	}
+	windows, exemplars := 0, 0
+	for dp := range outcomePoints(mds) {
+		if str(dp.Attributes(), outcome.AttrOutcome) != outcome.Timeout {
+			continue
+		}
+		end := dp.Timestamp().AsTime()
+		n := 0
+		for _, d := range deadlines {
+			if d.Before(end) {
+				n++
+			}
+		}
+		windows++
+		if dp.IntValue() != int64(n) {
+			t.Errorf("%s{%s=%s} at the window ending %v: %d, want %d (the instances whose start + dMax is before it)",
+				outcome.MetricOutcomes, outcome.AttrOutcome, outcome.Timeout, end, dp.IntValue(), n)
+		}
+		for _, ex := range dp.Exemplars().All() {
+			exemplars++
+			if !r.timedOut(ex.SpanID()) {
+				t.Errorf("a timeout exemplar names span %s, which did not time out", ex.SpanID())
+			}
+		}
+	}
+	if exemplars == 0 {
+		t.Errorf("no exemplar on the timeout points of %d windows", windows)
+	}
+}
+
+// checkBackend checks that the backend got every span that ended once, as
+// sent (no deltaq.* attribute, no span that did not end), and every start
+// event once, with the ids of its span.
+func checkBackend(t *testing.T, sink *otlptest.Receiver, r run) {
+	t.Helper()
+	seen := map[pcommon.SpanID]int{}
+	for _, td := range sink.Traces() {
+		for sp := range otlprecv.Spans(td) {
+			seen[sp.SpanID()]++
+			s, ok := r.ended[sp.SpanID()]
+			switch {
+			case !ok:
+				t.Errorf("span %s %s reached the backend but never ended", sp.Name(), sp.SpanID())
+			case sp.Name() != s.Name() || sp.EndTimestamp().AsTime() != s.EndTime().UTC() || sp.Attributes().Len() != 0:
+				t.Errorf("span %s: the backend got %s ending %v with %v; sent %s ending %v with none", sp.SpanID(),
+					sp.Name(), sp.EndTimestamp(), sp.Attributes().AsRaw(), s.Name(), s.EndTime())
+			}
+		}
+	}
+	for id, s := range r.ended {
+		if seen[id] != 1 {
+			t.Errorf("span %s %s reached the backend %d times, want once", s.Name(), id, seen[id])
+		}
+	}
+	events := map[pcommon.SpanID]int{}
+	for _, ld := range sink.Logs() {
+		for lr := range otlprecv.LogRecords(ld) {
+			s, ok := r.ops[lr.SpanID()]
+			if lr.EventName() != outcome.StartEventName || !ok || lr.TraceID() != pcommon.TraceID(s.SpanContext().TraceID()) ||
+				lr.Timestamp().AsTime() != s.StartTime().UTC() || str(lr.Attributes(), outcome.AttrProbe) != probe {
+				t.Errorf("log record %q of span %s: want the start event of a span of %s, as sent", lr.EventName(), lr.SpanID(), probe)
+			}
+			events[lr.SpanID()]++
+		}
+	}
+	for id := range r.ops {
+		if events[id] != 1 {
+			t.Errorf("span %s: %d start events reached the backend, want 1", id, events[id])
+		}
+	}
+}
+
+func str(m pcommon.Map, key string) string {
+	if v, ok := m.Get(key); ok {
 		return v.AsString()
 	}
 	return ""

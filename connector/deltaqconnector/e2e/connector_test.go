@@ -49,9 +49,12 @@ var contractAttrs = []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.Att
 	outcome.AttrSynthetic, outcome.AttrLate}
 
 // TestConnectorThroughCollector runs the built collector with
-// testdata/collector.yaml — traces to a tracing backend, a copy through the
-// deltaq processor into the deltaq connector, start events into the same
-// processor, the connector's metrics and logs to a sink — and checks that
+// testdata/collector.yaml — traces and logs to a tracing and log backend and
+// to the deltaq connector alone, which matches the spans and takes the
+// start events itself, the connector's metrics and logs to a sink — and
+// with testdata/processor.yaml — traces to the backend, a copy through the
+// deltaq processor into the connector, start events into the same
+// processor — and checks, of each, that
 //  1. the sink gets deltaq.outcomes with exactly the successes and timeouts
 //     sent and no failure, the successes in the bucket of their delay of
 //     deltaq.observed (one cumulative stream: its last point holds them
@@ -59,15 +62,28 @@ var contractAttrs = []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.Att
 //     failure trigger record (deltaq.trigger);
 //  2. the tracing backend gets exactly the spans sent, as sent: no deltaq.*
 //     attribute of the processor, no synthetic timeout span; the log backend
-//     gets the ordinary log record and no start event;
+//     gets the ordinary log record, and the start events as sent when the
+//     connector alone reads them (the processor consumes them);
 //  3. the collector logs no error and exits 0 on SIGTERM.
 func TestConnectorThroughCollector(t *testing.T) {
+	for _, c := range []struct {
+		config          string
+		startEventsPass bool
+	}{
+		{"testdata/collector.yaml", true},
+		{"testdata/processor.yaml", false},
+	} {
+		t.Run(c.config, func(t *testing.T) { throughCollector(t, c.config, c.startEventsPass) })
+	}
+}
+
+// throughCollector is TestConnectorThroughCollector with one configuration:
+// traces and logs to backend, the ΔQ output to sink.
+func throughCollector(t *testing.T, config string, startEventsPass bool) {
 	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
 	backend := otlptest.Start(t, otlptest.Options{})
 	sink := otlptest.Start(t, otlptest.Options{})
-	// testdata/collector.yaml: traces and logs to backend, the ΔQ output to
-	// sink.
-	col := e2etest.StartCollector(t, "collector", otelcol, []string{"testdata/collector.yaml"},
+	col := e2etest.StartCollector(t, "collector", otelcol, []string{config},
 		"DELTAQ_BACKEND="+backend.Addr(), "DELTAQ_SINK="+sink.Addr())
 	col.WaitReady(t)
 	began := time.Now()
@@ -89,19 +105,24 @@ func TestConnectorThroughCollector(t *testing.T) {
 	// 2. The backends. A synthetic span would have been made before its
 	// timeout was counted; the batch processor before the backend flushes
 	// every 100 ms.
-	backend.WaitFor(t, otlptest.Counts{Spans: len(sent.spans), LogRecords: 1}, 10*time.Second)
+	records := 1
+	if startEventsPass {
+		records += successes + timeouts
+	}
+	backend.WaitFor(t, otlptest.Counts{Spans: len(sent.spans), LogRecords: records}, 10*time.Second)
 	time.Sleep(time.Second)
-	checkBackend(t, backend, sent)
+	checkBackend(t, backend, sent, startEventsPass)
 
 	// 3. A clean stop.
 	col.StopCleanly(t)
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
-// sent is what the test sent: the spans by span id, and the delay of every
-// success.
+// sent is what the test sent: the spans and the start events by span id,
+// and the delay of every success.
 type sent struct {
 	spans  map[pcommon.SpanID]ptrace.Span
+	starts map[pcommon.SpanID]plog.LogRecord
 	delays []time.Duration
 }
 
@@ -114,7 +135,7 @@ func send(t *testing.T, addr string) sent {
 	t.Helper()
 	conn := otlptest.Dial(t, addr)
 	now := time.Now()
-	s := sent{spans: map[pcommon.SpanID]ptrace.Span{}}
+	s := sent{spans: map[pcommon.SpanID]ptrace.Span{}, starts: map[pcommon.SpanID]plog.LogRecord{}}
 
 	ld := plog.NewLogs()
 	lrs := ld.ResourceLogs().AppendEmpty()
@@ -138,6 +159,7 @@ func send(t *testing.T, addr string) sent {
 		ev.SetTraceID(tid)
 		ev.SetSpanID(sid)
 		ev.Attributes().PutStr(outcome.AttrProbe, probe)
+		s.starts[sid] = ev
 		if i >= successes {
 			ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
 			continue
@@ -304,8 +326,8 @@ func checkBuckets(t *testing.T, out sinkState, s sent) {
 }
 
 // checkBackend checks that the tracing and log backend got exactly what was
-// sent, apart from the start events.
-func checkBackend(t *testing.T, backend *otlptest.Receiver, s sent) {
+// sent, the start events only when they pass (startEventsPass), each once.
+func checkBackend(t *testing.T, backend *otlptest.Receiver, s sent, startEventsPass bool) {
 	t.Helper()
 	seen := map[pcommon.SpanID]int{}
 	for _, td := range backend.Traces() {
@@ -335,13 +357,31 @@ func checkBackend(t *testing.T, backend *otlptest.Receiver, s sent) {
 		}
 	}
 	var records []string
+	events := map[pcommon.SpanID]int{}
 	for _, ld := range backend.Logs() {
 		for lr := range otlprecv.LogRecords(ld) {
+			if ev, ok := s.starts[lr.SpanID()]; ok && lr.EventName() == outcome.StartEventName {
+				events[lr.SpanID()]++
+				if lr.TraceID() != ev.TraceID() || lr.Timestamp() != ev.Timestamp() || !lr.Attributes().Equal(ev.Attributes()) {
+					t.Errorf("start event %s: the log backend got %v %v, sent %v %v", lr.SpanID(),
+						lr.Timestamp(), lr.Attributes().AsRaw(), ev.Timestamp(), ev.Attributes().AsRaw())
+				}
+				continue
+			}
 			records = append(records, lr.EventName()+"/"+lr.Body().AsString())
 		}
 	}
 	if len(records) != 1 || records[0] != "/an ordinary log record" {
-		t.Errorf("the log backend got %q, want only the ordinary log record (start events are the processor's)", records)
+		t.Errorf("the log backend got %q, want the ordinary log record", records)
+	}
+	want := 0
+	if startEventsPass {
+		want = 1
+	}
+	for sid := range s.starts {
+		if events[sid] != want {
+			t.Errorf("start event %s: the log backend got it %d times, want %d", sid, events[sid], want)
+		}
 	}
 }
 

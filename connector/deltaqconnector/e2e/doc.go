@@ -2,11 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package e2e holds the end-to-end tests of the deltaq connector through
-// the built collector. TestConnectorThroughCollector (testdata/collector.yaml,
-// the layout of examples/collector.yaml) sends spans of a probe and start
-// events over OTLP/gRPC and checks what two receivers inside the test get —
-// the tracing and log backend exactly what was sent, the ΔQ sink the exact
-// outcome counts and delays. The reload tests (testdata/reload.yaml) send
+// the built collector. TestConnectorThroughCollector sends spans of a probe
+// and start events over OTLP/gRPC, to the connector alone
+// (testdata/collector.yaml, the layout of examples/collector.yaml) and
+// through the deltaq processor (testdata/processor.yaml, the layout of
+// examples/processor.yaml), and checks what two receivers inside the test
+// get — the tracing and log backend exactly what was sent, the ΔQ sink the
+// exact outcome counts and delays. The reload tests (testdata/reload.yaml,
+// with the processor, whose instances in flight are handed over too) send
 // SIGHUP with an edited configuration mid-run and check that no instance is
 // lost or counted twice, that the band keeps its history and the new QTA
 // applies from the next window, and that a probe whose dmax changed starts

@@ -59,18 +59,18 @@ func TestValidateNamesMisspelledProbes(t *testing.T) {
 }
 
 // TestValidateNamesMisspelledOutcomeConnectorOnly: in a collector whose
-// only deltaq component is the connector (examples/connector.yaml), no
+// only deltaq component is the connector (examples/collector.yaml), no
 // processor runs the reference checks, and the connector's own Validate
 // refuses the misspelled outcome that start would refuse.
 func TestValidateNamesMisspelledOutcomeConnectorOnly(t *testing.T) {
 	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
-	example, err := os.ReadFile("../../../examples/connector.yaml")
+	example, err := os.ReadFile("../../../examples/collector.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const line = "checkout = inventory -> payment;"
 	if !strings.Contains(string(example), line) {
-		t.Fatalf("examples/connector.yaml lacks the diagram %q", line)
+		t.Fatalf("examples/collector.yaml lacks the diagram %q", line)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(bad, []byte(strings.Replace(string(example), line, "checkout = inventory -> paymnet;", 1)), 0o600); err != nil {
