@@ -20,8 +20,9 @@
 # the memory-flat run; LOAD_RUNS, the runs (default "connector starts
 # spanmetrics ceiling"; deltaq, the deltaq processor in front of the
 # connector, collector-throughput.yaml, is not among them since the
-# connector alone is the main path, but may be named); LOAD_ROUNDS, how many
-# times the runs are repeated, in turn (default 1). The machine's speed
+# connector alone is the main path, nor ceiling-starts, the ceiling sent
+# start events too, which nothing reads; both may be named); LOAD_ROUNDS,
+# how many times the runs are repeated, in turn (default 1). The machine's speed
 # drifts from one minute to the next, so a ratio between two runs is only as
 # good as the minute they shared: each run's spans/s is shown as a fraction
 # of the ceiling's and a multiple of spanmetrics' in the same round and,
@@ -130,14 +131,15 @@ declare -A configs=(
   [deltaq]=examples/demo/collector-throughput.yaml
   [spanmetrics]=examples/demo/collector-spanmetrics.yaml
   [ceiling]=examples/demo/collector-ceiling.yaml
+  [ceiling-starts]=examples/demo/collector-ceiling.yaml
 )
 # dqload's own flags for a run.
-declare -A flags=([starts]=-start-events)
+declare -A flags=([starts]=-start-events [ceiling-starts]=-start-events)
 runs=${LOAD_RUNS:-connector starts spanmetrics ceiling}
 rounds=${LOAD_ROUNDS:-1}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "load: LOAD_ROUNDS must be a positive whole number, not $rounds" >&2; exit 1; }
 for name in $runs; do
-  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, starts, deltaq, spanmetrics, ceiling)" >&2; exit 1; }
+  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, starts, deltaq, spanmetrics, ceiling, ceiling-starts)" >&2; exit 1; }
 done
 # outName NAME ROUND: the name of a run's outputs, NAME alone in a single
 # round.
