@@ -16,9 +16,10 @@ COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 	$(shell find processor exporter connector internal deltaq diagram analysis sdk/deltaqstart -name '*.go' -not -name '*_test.go' 2>/dev/null)
 # A+B: B applied over A (--config=A --config=B).
 EXAMPLE_CONFIGS := examples/collector.yaml examples/processor.yaml examples/exporter.yaml examples/demo/collector.yaml \
-	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml examples/demo/collector-throughput-processor.yaml \
-	examples/demo/collector-spanmetrics.yaml examples/erlang/collector.yaml \
-	examples/scaling/agent.yaml examples/scaling/gateway.yaml
+	examples/demo/collector.yaml+examples/demo/collector-prometheus.yaml examples/demo/collector-throughput.yaml \
+	examples/demo/collector-throughput-processor.yaml examples/demo/collector-throughput-starts.yaml \
+	examples/demo/collector-spanmetrics.yaml examples/demo/collector-ceiling.yaml \
+	examples/erlang/collector.yaml examples/scaling/agent.yaml examples/scaling/gateway.yaml
 # The end-to-end Go tests, each gated by its environment variable.
 E2E_GO_ENV      := DELTAQ_DEMO_E2E=1 DELTAQ_CONNECTOR_E2E=1 DELTAQ_PROMQL_E2E=1 DELTAQ_SDK_E2E=1 DELTAQ_SCALING_E2E=1 DELTAQ_SAMPLING_E2E=1 OTELCOL=$(OTELCOL)
 E2E_GO_PKGS     := ./examples/demo/ ./connector/deltaqconnector/e2e/ ./examples/e2e/ ./sdk/e2e/ ./examples/scaling/e2e/ ./examples/sampling/e2e/
@@ -145,7 +146,7 @@ e2e-demo: $(OTELCOL)
 demo: $(OTELCOL) commands
 	scripts/demo.sh
 
-## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the deltaq processor + connector, then with spanmetrics (dqload, 20 s each); LOAD_ROUNDS=3 repeats them in turn and prints the median ratios; LOAD_ARGS="-duration 10m" for the memory run; the collector and dqload on separate CPUs (LOAD_PIN=off shares them); LOAD_GATES=+pdata.useProtoPooling for pdata's pools.
+## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the connector taking start events (dqload -start-events), with spanmetrics, then with no ΔQ component, the ceiling (dqload, 20 s each); each as a fraction of the ceiling and a multiple of spanmetrics; LOAD_RUNS chooses the runs, deltaq (the processor + connector) among them; LOAD_ROUNDS=3 repeats them in turn and prints the median ratios; LOAD_ARGS="-duration 10m" for the memory run; the collector and dqload on separate CPUs (LOAD_PIN=off shares them); LOAD_GATES=+pdata.useProtoPooling for pdata's pools.
 load: $(OTELCOL) commands
 	scripts/load.sh
 

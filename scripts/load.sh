@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # make load: the throughput of one collector with the deltaq connector alone
-# (its probes matched in the spans), with the deltaq processor and
-# connector, and with contrib's spanmetrics connector instead, one after the
-# other on the same cores. For each of
-# examples/demo/collector-throughput.yaml (connector),
-# examples/demo/collector-throughput-processor.yaml (deltaq) and
-# examples/demo/collector-spanmetrics.yaml (spanmetrics) it starts
-# bin/otelcol-deltaq on loopback, drives it with dqload (minimal spans,
-# counted only when the collector acknowledges them; dqload also samples
-# the collector's CPU and memory) and prints the receiver's own count of
-# accepted and refused spans; then a table of both. Each collector is
-# stopped by its pid, also on failure.
+# (its probes matched in the spans), with the connector taking start events
+# too (real-time timeouts), with contrib's spanmetrics connector instead, and
+# with no ΔQ component at all (the ceiling), one after the other on the same
+# cores. For each of examples/demo/collector-throughput.yaml
+# (connector), collector-throughput-starts.yaml (starts: dqload sends each
+# request's start events first, -start-events), collector-spanmetrics.yaml
+# (spanmetrics) and collector-ceiling.yaml (ceiling: the same receiver and
+# debug exporter, nothing between) it starts bin/otelcol-deltaq on
+# loopback, drives it with dqload (minimal spans, counted only when the
+# collector acknowledges them; dqload also samples the collector's CPU and
+# memory) and prints the receiver's own count of accepted and refused spans
+# and log records, and the connector's of start events and timeouts; then a
+# table of all. Each collector is stopped by its pid, also on failure.
 #
 # Environment: BIN (default bin); LOAD_DIR, where the outputs go (default
 # build/load); LOAD_ARGS, dqload flags for each run
 # (default "-duration 20s -warmup 3s"), e.g. LOAD_ARGS="-duration 10m" for
-# the memory-flat run; LOAD_RUNS, the runs (default "connector deltaq
-# spanmetrics"); LOAD_ROUNDS, how many times the runs are repeated, in
-# turn (default 1). The machine's speed drifts from one minute to the
-# next, so a ratio between two runs is only as good as the minute they
-# shared: with several rounds, each round's ratios to spanmetrics are
-# printed and their median.
+# the memory-flat run; LOAD_RUNS, the runs (default "connector starts
+# spanmetrics ceiling"; deltaq, the deltaq processor in front of the
+# connector, collector-throughput-processor.yaml, is not among them since the
+# connector alone is the main path, nor ceiling-starts, the ceiling sent
+# start events too, which nothing reads; both may be named); LOAD_ROUNDS,
+# how many times the runs are repeated, in turn (default 1). The machine's speed
+# drifts from one minute to the next, so a ratio between two runs is only as
+# good as the minute they shared: each run's spans/s is shown as a fraction
+# of the ceiling's and a multiple of spanmetrics' in the same round and,
+# with several rounds, the median of each ratio.
 #
 # LOAD_PIN (default auto) keeps the generator off the collector's cores,
 # as if it ran on another machine: auto puts the collector on the first
@@ -110,23 +116,30 @@ run() {
     sleep 0.1
   done
   # shellcheck disable=SC2086 # LOAD_ARGS is a list of flags
-  (onCPUs "$lcpus" "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${LOAD_ARGS:--duration 20s -warmup 3s}) | tee "$D/$out.out"
+  (onCPUs "$lcpus" "$BIN/dqload" -endpoint "$DELTAQ_OTLP_GRPC" -collector-pid "$collector" -report 0 ${flags[$name]:-} ${LOAD_ARGS:--duration 20s -warmup 3s}) |
+    tee "$D/$out.out"
   echo "collector's own count (warm-up included):"
   curl -fsS "http://127.0.0.1:$DELTAQ_TELEMETRY_PORT/metrics" |
-    grep -E '^otelcol_(receiver_(accepted|refused)_spans|connector_deltaq_instances|processor_deltaq_instances)' | grep -v '_bucket' || true
+    grep -E '^otelcol_(receiver_(accepted|refused)_(spans|log_records)|(connector|processor)_deltaq_(instances|start_events|start_timeouts|late_spans))' |
+    grep -v '_bucket' || true
   stop
 }
 
 declare -A configs=(
   [connector]=examples/demo/collector-throughput.yaml
+  [starts]=examples/demo/collector-throughput-starts.yaml
   [deltaq]=examples/demo/collector-throughput-processor.yaml
   [spanmetrics]=examples/demo/collector-spanmetrics.yaml
+  [ceiling]=examples/demo/collector-ceiling.yaml
+  [ceiling-starts]=examples/demo/collector-ceiling.yaml
 )
-runs=${LOAD_RUNS:-connector deltaq spanmetrics}
+# dqload's own flags for a run.
+declare -A flags=([starts]=-start-events [ceiling-starts]=-start-events)
+runs=${LOAD_RUNS:-connector starts spanmetrics ceiling}
 rounds=${LOAD_ROUNDS:-1}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "load: LOAD_ROUNDS must be a positive whole number, not $rounds" >&2; exit 1; }
 for name in $runs; do
-  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, deltaq, spanmetrics)" >&2; exit 1; }
+  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, starts, deltaq, spanmetrics, ceiling, ceiling-starts)" >&2; exit 1; }
 done
 # outName NAME ROUND: the name of a run's outputs, NAME alone in a single
 # round.
@@ -140,10 +153,13 @@ done
 # The table, from dqload's summary lines:
 #   total: N spans acked, F failed in Ts:   R spans/s acked  failed F  mean request M ms  collector rss X MiB cpu C cores
 #   collector rss: first A MiB, last B MiB, max C MiB
-# and, when spanmetrics ran, each run's spans/s and spans per core-second
-# of collector CPU as multiples of spanmetrics' in the same round.
+# and, when the ceiling or spanmetrics ran, each run's spans/s as a fraction
+# of the ceiling's, and its spans/s and spans per core-second of collector
+# CPU as multiples of spanmetrics', in the same round. printf pads by bytes:
+# the headers with a × (two bytes) are one wider.
 echo
-printf '%-16s %14s %8s %16s %14s %14s %9s %9s\n' run "spans/s acked" failed "collector cores" "rss last MiB" "rss max MiB" "× spans/s" "× per core"
+printf '%-16s %14s %8s %16s %14s %14s %10s %14s %11s\n' run "spans/s acked" failed "collector cores" "rss last MiB" "rss max MiB" \
+  "× ceiling" "× spanmetrics" "× per core"
 summary() {
   awk '
     /^total:/ {
@@ -157,25 +173,27 @@ summary() {
     END { print rate, failed, cpu, last, maxrss }
   ' "$1"
 }
-declare -A ratios=() percore=()
+# ratio A B: A / B to two places, - when either is missing or 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f\n", a / b; else print "-" }'; }
+# The ratios of each run over the rounds, by "NAME KIND".
+declare -A ratios=()
 for r in $(seq "$rounds"); do
-  base_rate= base_cpu=
-  if [[ " $runs " == *" spanmetrics "* ]]; then
-    read -r base_rate _ base_cpu _ _ < <(summary "$D/$(outName spanmetrics "$r").out")
-  fi
+  ceil_rate= sm_rate= sm_cpu=
+  [[ " $runs " != *" ceiling "* ]] || read -r ceil_rate _ < <(summary "$D/$(outName ceiling "$r").out")
+  [[ " $runs " != *" spanmetrics "* ]] || read -r sm_rate _ sm_cpu _ < <(summary "$D/$(outName spanmetrics "$r").out")
   for name in $runs; do
     out=$(outName "$name" "$r")
     read -r rate failed cpu last maxrss < <(summary "$D/$out.out")
-    x=- xc=-
-    if [ -n "$base_rate" ] && [ "$name" != spanmetrics ]; then
-      read -r x xc < <(awk -v a="$rate" -v ac="$cpu" -v b="$base_rate" -v bc="$base_cpu" \
-        'BEGIN { if (b > 0 && ac > 0 && bc > 0) printf "%.2f %.2f\n", a / b, (a / ac) / (b / bc); else print "- -" }')
-      if [ "$x" != - ]; then
-        ratios[$name]+="$x "
-        percore[$name]+="$xc "
-      fi
+    xc=- xs=- xp=-
+    [ "$name" = ceiling ] || xc=$(ratio "$rate" "$ceil_rate")
+    if [ "$name" != spanmetrics ]; then
+      xs=$(ratio "$rate" "$sm_rate")
+      xp=$(ratio "$(ratio "$rate" "$cpu")" "$(ratio "$sm_rate" "$sm_cpu")")
     fi
-    printf '%-16s %14s %8s %16s %14s %14s %9s %9s\n' "$out" "$rate" "$failed" "$cpu" "$last" "$maxrss" "$x" "$xc"
+    [ "$xc" = - ] || ratios["$name ceiling"]+="$xc "
+    [ "$xs" = - ] || ratios["$name spanmetrics"]+="$xs "
+    [ "$xp" = - ] || ratios["$name percore"]+="$xp "
+    printf '%-16s %14s %8s %16s %14s %14s %9s %13s %10s\n' "$out" "$rate" "$failed" "$cpu" "$last" "$maxrss" "$xc" "$xs" "$xp"
   done
 done
 # median WHAT NAME RATIO...: the median and range of a run's ratios.
@@ -184,15 +202,17 @@ median() {
   shift 2
   printf '%s\n' "$@" | sort -g | awk -v name="$name" -v what="$what" '{ v[NR] = $1 } END {
     m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "%s: median %.2f × spanmetrics %s over %d rounds (%.2f–%.2f)\n", name, m, what, NR, v[1], v[NR]
+    printf "%s: median %.2f × %s over %d rounds (%.2f–%.2f)\n", name, m, what, NR, v[1], v[NR]
   }'
 }
 if [ "$rounds" -gt 1 ]; then
+  echo
   for name in $runs; do
-    [ -n "${ratios[$name]:-}" ] || continue
     # shellcheck disable=SC2086 # the ratios are lists of numbers
-    median "spans/s" "$name" ${ratios[$name]}
+    [ -z "${ratios["$name ceiling"]:-}" ] || median "the ceiling's spans/s" "$name" ${ratios["$name ceiling"]}
     # shellcheck disable=SC2086
-    median "spans per core-second" "$name" ${percore[$name]}
+    [ -z "${ratios["$name spanmetrics"]:-}" ] || median "spanmetrics' spans/s" "$name" ${ratios["$name spanmetrics"]}
+    # shellcheck disable=SC2086
+    [ -z "${ratios["$name percore"]:-}" ] || median "spanmetrics' spans per core-second" "$name" ${ratios["$name percore"]}
   done
 fi

@@ -112,28 +112,22 @@ type spanFields struct {
 
 // locate records the offsets in t.Data of every span's fields.
 func (t *spanTemplate) locate(want []spanFields) error {
-	find := func(b []byte) (int, error) {
-		if n := bytes.Count(t.Data, b); n != 1 {
-			return 0, fmt.Errorf("template: a field's bytes occur %d times", n)
-		}
-		return bytes.Index(t.Data, b), nil
-	}
 	var u [8]byte
 	for _, w := range want {
 		var off [4]int
 		var err error
-		if off[0], err = find(w.trace[:]); err != nil {
+		if off[0], err = findOnce(t.Data, w.trace[:]); err != nil {
 			return err
 		}
-		if off[1], err = find(w.span[:]); err != nil {
+		if off[1], err = findOnce(t.Data, w.span[:]); err != nil {
 			return err
 		}
 		binary.LittleEndian.PutUint64(u[:], w.start)
-		if off[2], err = find(u[:]); err != nil {
+		if off[2], err = findOnce(t.Data, u[:]); err != nil {
 			return err
 		}
 		binary.LittleEndian.PutUint64(u[:], w.end)
-		if off[3], err = find(u[:]); err != nil {
+		if off[3], err = findOnce(t.Data, u[:]); err != nil {
 			return err
 		}
 		t.traceID = append(t.traceID, off[0])
@@ -142,6 +136,15 @@ func (t *spanTemplate) locate(want []spanFields) error {
 		t.end = append(t.end, off[3])
 	}
 	return nil
+}
+
+// findOnce returns the offset of b in data, and fails unless b occurs
+// there exactly once.
+func findOnce(data, b []byte) (int, error) {
+	if n := bytes.Count(data, b); n != 1 {
+		return 0, fmt.Errorf("template: a field's bytes occur %d times", n)
+	}
+	return bytes.Index(data, b), nil
 }
 
 // restamp writes into buf (a copy of t.Data) fresh ids derived from seq and

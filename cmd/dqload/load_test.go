@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -83,6 +85,52 @@ func TestRestamp(t *testing.T) {
 	}
 	if failed < 100 || failed > 200 {
 		t.Errorf("%d of 300 spans failed at failure ratio 0.5", failed)
+	}
+}
+
+func decodeStarts(t *testing.T, data []byte) plog.LogRecordSlice {
+	t.Helper()
+	req := plogotlp.NewExportRequest()
+	if err := req.UnmarshalProto(data); err != nil {
+		t.Fatalf("restamped start events do not decode: %v", err)
+	}
+	return req.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+}
+
+// A restamped logs request decodes to one start event per span of the
+// traces request restamped with it: the span's trace and span ids, its
+// start as the timestamp, its name as the probe.
+func TestRestampStartEvents(t *testing.T) {
+	tm := template(t, 300)
+	st, err := newStartTemplate(tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spanBuf := append([]byte(nil), tm.Data...)
+	startBuf := append([]byte(nil), st.Data...)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for seq := uint64(1); seq <= 2; seq++ {
+		tm.restamp(spanBuf, 7, seq, now.Add(time.Duration(seq)*time.Second))
+		st.restamp(startBuf, spanBuf)
+		spans, records := decode(t, spanBuf), decodeStarts(t, startBuf)
+		if records.Len() != spans.Len() {
+			t.Fatalf("%d start events for %d spans", records.Len(), spans.Len())
+		}
+		for i := range spans.Len() {
+			sp, lr := spans.At(i), records.At(i)
+			if lr.EventName() != outcome.StartEventName {
+				t.Fatalf("event %d: name %q", i, lr.EventName())
+			}
+			if lr.TraceID() != sp.TraceID() || lr.SpanID() != sp.SpanID() {
+				t.Fatalf("event %d: ids %v/%v, span's %v/%v", i, lr.TraceID(), lr.SpanID(), sp.TraceID(), sp.SpanID())
+			}
+			if lr.Timestamp() != sp.StartTimestamp() || lr.ObservedTimestamp() != 0 {
+				t.Fatalf("event %d: timestamp %v (observed %v), span started %v", i, lr.Timestamp(), lr.ObservedTimestamp(), sp.StartTimestamp())
+			}
+			if v, _ := lr.Attributes().Get(outcome.AttrProbe); v.Str() != sp.Name() || lr.Attributes().Len() != 1 {
+				t.Fatalf("event %d: attributes %v, want only the probe %q", i, lr.Attributes().AsRaw(), sp.Name())
+			}
+		}
 	}
 }
 
@@ -160,6 +208,95 @@ func TestRunCountsRejected(t *testing.T) {
 	}
 }
 
+// runOutput runs dqload for 2 s with args against addr and returns its
+// error, its output and the totals it printed: spans acked and failed, and
+// with -start-events the start events acked and failed (else -1).
+func runOutput(t *testing.T, addr string, args ...string) (out string, totals [4]int64, err error) {
+	t.Helper()
+	var b bytes.Buffer
+	err = run(append([]string{"-endpoint", addr, "-warmup", "0s", "-duration", "2s", "-report", "0"}, args...), &b)
+	out = b.String()
+	totals = [4]int64{-1, -1, -1, -1}
+	if i := strings.Index(out, "total:"); i >= 0 {
+		fmt.Sscanf(out[i:], "total: %d spans acked, %d failed", &totals[0], &totals[1])
+	}
+	if i := strings.Index(out, "start events:"); i >= 0 {
+		fmt.Sscanf(out[i:], "start events: %d acked, %d failed", &totals[2], &totals[3])
+	}
+	return out, totals, err
+}
+
+// With -start-events every span the server receives was announced before
+// it, on its connection, by a start event with its trace and span ids and
+// its start as the timestamp; none is announced twice, and dqload's counts
+// agree with the server's.
+func TestRunSendsStartEvents(t *testing.T) {
+	type start struct {
+		trace pcommon.TraceID
+		at    pcommon.Timestamp
+	}
+	// Only the hooks use these, one request at a time.
+	announced := make(map[pcommon.SpanID]start)
+	var repeated, unannounced, mismatched int
+	s := otlptest.Start(t, otlptest.Options{CountOnly: true,
+		Logs: func(ld plog.Logs) otlptest.Reply {
+			for lr := range otlprecv.LogRecords(ld) {
+				if _, ok := announced[lr.SpanID()]; ok {
+					repeated++
+				}
+				announced[lr.SpanID()] = start{lr.TraceID(), lr.Timestamp()}
+			}
+			return otlptest.Reply{}
+		},
+		Traces: func(td ptrace.Traces) otlptest.Reply {
+			for sp := range otlprecv.Spans(td) {
+				a, ok := announced[sp.SpanID()]
+				switch {
+				case !ok:
+					unannounced++
+				case a.trace != sp.TraceID() || a.at != sp.StartTimestamp():
+					mismatched++
+				}
+				delete(announced, sp.SpanID())
+			}
+			return otlptest.Reply{}
+		}})
+	out, n, err := runOutput(t, s.Addr(), "-start-events", "-conns", "2", "-inflight", "2", "-batch", "50")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	got := s.Counts()
+	if repeated+unannounced+mismatched != 0 || got.Spans == 0 {
+		t.Fatalf("of %d spans received, %d had no start event before them and %d one with other ids or start; %d start events repeated",
+			got.Spans, unannounced, mismatched, repeated)
+	}
+	// Each of the four streams may have a logs request, and the traces
+	// request after it, in flight when the measurement ends, received but
+	// not counted; or its logs request counted and its traces request not.
+	acked, failed, startsAcked, startsFailed := n[0], n[1], n[2], n[3]
+	if acked <= 0 || failed != 0 || startsFailed != 0 || startsAcked < acked || startsAcked-acked > 4*50 ||
+		startsAcked > int64(got.LogRecords) || int64(got.LogRecords)-startsAcked > 4*50 {
+		t.Fatalf("dqload counted %d spans acked, %d failed, %d start events acked, %d failed; the server received %d spans, %d start events\n%s",
+			acked, failed, startsAcked, startsFailed, got.Spans, got.LogRecords, out)
+	}
+}
+
+// A start event the server rejects is a failure of its own: dqload exits
+// with an error naming it, while the spans were all acknowledged.
+func TestRunCountsRejectedStartEvents(t *testing.T) {
+	s := otlptest.Start(t, otlptest.Options{CountOnly: true, Logs: func(plog.Logs) otlptest.Reply {
+		return otlptest.Reply{Rejected: 10, Message: "full"}
+	}})
+	out, n, err := runOutput(t, s.Addr(), "-start-events", "-conns", "1", "-inflight", "1", "-batch", "50")
+	if err == nil || !strings.Contains(err.Error(), "start events failed") || strings.Contains(err.Error(), "spans failed") ||
+		!strings.Contains(err.Error(), "start events: partial success: full") {
+		t.Fatalf("run error %v, want the start events' rejections alone reported\n%s", err, out)
+	}
+	if n[0] <= 0 || n[1] != 0 || n[3] <= 0 || n[3] != n[2]/4 {
+		t.Fatalf("totals %v: want spans acked, none failed, and 10 of every 50 start events failed\n%s", n, out)
+	}
+}
+
 func TestReadProc(t *testing.T) {
 	rss, err := readRSS(os.Getpid())
 	if err != nil || rss <= 0 {
@@ -180,5 +317,21 @@ func BenchmarkRestamp(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	for i := 0; b.Loop(); i++ {
 		tm.restamp(buf, 1, uint64(i), now)
+	}
+}
+
+func BenchmarkRestampStartEvents(b *testing.B) {
+	tm := template(b, 1000)
+	st, err := newStartTemplate(tm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	spans := append([]byte(nil), tm.Data...)
+	buf := append([]byte(nil), st.Data...)
+	now := time.Now()
+	b.SetBytes(int64(len(buf)))
+	for i := 0; b.Loop(); i++ {
+		tm.restamp(spans, 1, uint64(i), now)
+		st.restamp(buf, spans)
 	}
 }

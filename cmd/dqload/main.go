@@ -14,6 +14,13 @@
 // Nothing is dropped silently, so the figure it prints is the collector's
 // throughput, not the generator's.
 //
+// With -start-events each traces request is preceded, on the same
+// connection, by a logs request of one start event per span (the span's ids
+// and start, deltaq.probe = its name), as sdk/deltaqstart sends them, for a
+// collector that counts real-time timeouts; those are built once and
+// restamped in place too, and a start event the collector refuses is a
+// failure as a span is.
+//
 // With -collector-pid it also samples the collector's resident memory and CPU
 // time from /proc, to show whether memory stays flat under a long run.
 package main
@@ -32,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
@@ -46,6 +54,7 @@ type options struct {
 	conns        int
 	inflight     int
 	tmpl         templateConfig
+	startEvents  bool
 	duration     time.Duration
 	warmup       time.Duration
 	rate         float64
@@ -63,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.tmpl.MeanElapsed, "elapsed", 5*time.Millisecond, "mean span duration (exponential)")
 	fs.Float64Var(&o.tmpl.FailureRatio, "failure-ratio", 0, "share of spans with status ERROR")
 	fs.BoolVar(&o.tmpl.ProbeAttribute, "probe-attribute", false, "also set deltaq.probe = span name on every span")
+	fs.BoolVar(&o.startEvents, "start-events", false, "before each traces request, send its spans' start events (deltaq.span.start) in a logs request")
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured time, after the warm-up")
 	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "load sent before the measurement starts")
 	fs.Float64Var(&o.rate, "rate", 0, "cap in spans per second (0: as fast as the collector answers)")
@@ -109,14 +119,20 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 func (rawCodec) Name() string { return "proto" }
 
-const exportMethod = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+// The OTLP/gRPC export methods dqload calls.
+const (
+	exportTraces = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+	exportLogs   = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+)
 
 // counters are shared by all streams.
 type counters struct {
 	acked, failed, requests atomic.Int64
-	latencyNs               atomic.Int64
-	mu                      sync.Mutex
-	lastErr                 string
+	// startsAcked and startsFailed count the start events (-start-events).
+	startsAcked, startsFailed atomic.Int64
+	latencyNs                 atomic.Int64
+	mu                        sync.Mutex
+	lastErr                   string
 }
 
 func (c *counters) fail(err string) {
@@ -150,41 +166,94 @@ func (p *pacer) wait(ctx context.Context) {
 	}
 }
 
-// stream sends requests on conn until ctx ends.
-func stream(ctx context.Context, conn *grpc.ClientConn, t *spanTemplate, id uint32, timeout time.Duration, p *pacer, c *counters) {
-	buf := append([]byte(nil), t.Data...)
-	req, resp := &raw{data: buf}, &raw{}
+// request is one kind of export request a stream sends, in its own buffer
+// (a copy of its template, restamped before each send).
+type request struct {
+	method    string
+	template  []byte
+	req, resp raw
+	// rejected reads the items a non-empty answer rejected, and its message.
+	rejected func(resp []byte) (int64, string, error)
+}
+
+func newRequest(method string, template []byte, rejected func([]byte) (int64, string, error)) *request {
+	return &request{method: method, template: template, req: raw{data: append([]byte(nil), template...)}, rejected: rejected}
+}
+
+// send exports the request of n items and returns how many failed: all of
+// them when the export fails or its answer does not decode, those a
+// partial success rejects otherwise; and the error, "" if none.
+func (r *request) send(ctx context.Context, conn *grpc.ClientConn, timeout time.Duration, n int64) (failed int64, msg string) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	err := conn.Invoke(rctx, r.method, &r.req, &r.resp, grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(true))
+	cancel()
+	if err != nil {
+		// The transport may still hold the failed request's buffer.
+		r.req.data = append([]byte(nil), r.template...)
+		return n, err.Error()
+	}
+	if len(r.resp.data) == 0 {
+		return 0, "" // a full success has no field: nothing to decode
+	}
+	rejected, m, err := r.rejected(r.resp.data)
+	switch {
+	case err != nil:
+		return n, "undecodable response: " + err.Error()
+	case rejected > 0:
+		return rejected, "partial success: " + m
+	}
+	return 0, ""
+}
+
+func rejectedSpans(b []byte) (int64, string, error) {
+	r := ptraceotlp.NewExportResponse()
+	err := r.UnmarshalProto(b)
+	return r.PartialSuccess().RejectedSpans(), r.PartialSuccess().ErrorMessage(), err
+}
+
+func rejectedStarts(b []byte) (int64, string, error) {
+	r := plogotlp.NewExportResponse()
+	err := r.UnmarshalProto(b)
+	return r.PartialSuccess().RejectedLogRecords(), r.PartialSuccess().ErrorMessage(), err
+}
+
+// stream sends requests on conn until ctx ends, each traces request after
+// the logs request of its start events when st is not nil. A request's
+// latency is that of both.
+func stream(ctx context.Context, conn *grpc.ClientConn, t *spanTemplate, st *startTemplate, id uint32, timeout time.Duration, p *pacer, c *counters) {
+	spans := newRequest(exportTraces, t.Data, rejectedSpans)
+	var starts *request
+	if st != nil {
+		starts = newRequest(exportLogs, st.Data, rejectedStarts)
+	}
+	n := int64(t.Spans)
 	for seq := uint64(1); ctx.Err() == nil; seq++ {
 		p.wait(ctx)
-		t.restamp(req.data, id, seq, time.Now())
-		rctx, cancel := context.WithTimeout(ctx, timeout)
+		t.restamp(spans.req.data, id, seq, time.Now())
 		began := time.Now()
-		err := conn.Invoke(rctx, exportMethod, req, resp, grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(true))
-		cancel()
+		if starts != nil {
+			st.restamp(starts.req.data, spans.req.data)
+			failed, msg := starts.send(ctx, conn, timeout, n)
+			if ctx.Err() != nil {
+				return // the run ended during this request: it is not counted
+			}
+			if msg != "" {
+				c.fail("start events: " + msg)
+			}
+			c.startsFailed.Add(failed)
+			c.startsAcked.Add(n - failed)
+		}
+		failed, msg := spans.send(ctx, conn, timeout, n)
 		if ctx.Err() != nil {
-			return // the run ended during this request: it is not counted
+			return
 		}
 		c.requests.Add(1)
 		c.latencyNs.Add(int64(time.Since(began)))
-		if err != nil {
-			c.failed.Add(int64(t.Spans))
-			c.fail(err.Error())
-			// The transport may still hold the failed request's buffer.
-			req.data = append([]byte(nil), t.Data...)
-			continue
+		if msg != "" {
+			c.fail(msg)
 		}
-		r := ptraceotlp.NewExportResponse()
-		if err := r.UnmarshalProto(resp.data); err != nil {
-			c.failed.Add(int64(t.Spans))
-			c.fail("undecodable response: " + err.Error())
-			continue
-		}
-		rejected := r.PartialSuccess().RejectedSpans()
-		if rejected > 0 {
-			c.fail("partial success: " + r.PartialSuccess().ErrorMessage())
-		}
-		c.failed.Add(rejected)
-		c.acked.Add(int64(t.Spans) - rejected)
+		c.failed.Add(failed)
+		c.acked.Add(n - failed)
 	}
 }
 
@@ -242,15 +311,17 @@ type load struct {
 
 // snap is the counters at one instant.
 type snap struct {
-	at                      time.Time
-	acked, failed, requests int64
-	latency                 int64
-	cpu                     time.Duration
+	at                        time.Time
+	acked, failed, requests   int64
+	startsAcked, startsFailed int64
+	latency                   int64
+	cpu                       time.Duration
 }
 
 func (l *load) take() snap {
 	c := &l.c
-	return snap{time.Now(), c.acked.Load(), c.failed.Load(), c.requests.Load(), c.latencyNs.Load(), l.proc.cpu()}
+	return snap{at: time.Now(), acked: c.acked.Load(), failed: c.failed.Load(), requests: c.requests.Load(),
+		startsAcked: c.startsAcked.Load(), startsFailed: c.startsFailed.Load(), latency: c.latencyNs.Load(), cpu: l.proc.cpu()}
 }
 
 // start opens the connections and starts -inflight streams on each; the
@@ -279,7 +350,13 @@ func (l *load) start(ctx context.Context) (closeConns func(), err error) {
 			if err != nil {
 				return closeConns, err
 			}
-			l.wg.Go(func() { stream(ctx, conn, t, id, o.Timeout, p, &l.c) })
+			var st *startTemplate
+			if o.startEvents {
+				if st, err = newStartTemplate(t); err != nil {
+					return closeConns, err
+				}
+			}
+			l.wg.Go(func() { stream(ctx, conn, t, st, id, o.Timeout, p, &l.c) })
 		}
 	}
 	return closeConns, nil
@@ -311,6 +388,9 @@ func (l *load) measure(ctx context.Context, out io.Writer, first snap) {
 func (l *load) line(a, b snap) string {
 	dt := b.at.Sub(a.at).Seconds()
 	s := fmt.Sprintf("%9.0f spans/s acked  failed %d", float64(b.acked-a.acked)/dt, b.failed-a.failed)
+	if l.o.startEvents {
+		s += fmt.Sprintf("  start events failed %d", b.startsFailed-a.startsFailed)
+	}
 	if n := b.requests - a.requests; n > 0 {
 		s += fmt.Sprintf("  mean request %.2f ms", float64(b.latency-a.latency)/float64(n)/1e6)
 	}
@@ -321,17 +401,27 @@ func (l *load) line(a, b snap) string {
 }
 
 // summary prints the totals of the measurement from first to last and
-// fails if a span failed or none was acknowledged.
+// fails if a span or a start event failed or no span was acknowledged.
 func (l *load) summary(out io.Writer, first, last snap) error {
 	fmt.Fprintf(out, "total: %d spans acked, %d failed in %.1fs: %s\n",
 		last.acked-first.acked, last.failed-first.failed, last.at.Sub(first.at).Seconds(), l.line(first, last))
+	if l.o.startEvents {
+		fmt.Fprintf(out, "start events: %d acked, %d failed\n", last.startsAcked-first.startsAcked, last.startsFailed-first.startsFailed)
+	}
 	if l.proc.ok() {
 		fmt.Fprintf(out, "collector rss: first %d MiB, last %d MiB, max %d MiB\n", l.proc.first>>20, l.proc.last>>20, l.proc.max>>20)
 	}
+	var failures []string
 	if f := l.c.failed.Load(); f > 0 {
+		failures = append(failures, fmt.Sprintf("%d spans failed", f))
+	}
+	if f := l.c.startsFailed.Load(); f > 0 {
+		failures = append(failures, fmt.Sprintf("%d start events failed", f))
+	}
+	if len(failures) > 0 {
 		l.c.mu.Lock()
 		defer l.c.mu.Unlock()
-		return fmt.Errorf("%d spans failed (last error: %s)", f, l.c.lastErr)
+		return fmt.Errorf("%s (last error: %s)", strings.Join(failures, ", "), l.c.lastErr)
 	}
 	if last.acked == first.acked {
 		return errors.New("no span was acknowledged during the measurement")
