@@ -539,9 +539,10 @@ func (a *analyzer) checkQTA(r *Result, pr *ProbeResult, s *probeState) {
 	pr.QTA = s.qta
 	pr.QTABreachP, pr.FailureBreachP = 1, 1
 	if s.qta != nil && pr.Analysis != nil {
-		if c, err := s.qta.Check(*pr.Analysis); err == nil {
+		qc := newQTACounts(pr)
+		if c, err := s.qta.CheckReadings(*pr.Analysis, qc.read); err == nil {
 			pr.QTACheck = &c
-			pr.QTABreachP, pr.FailureBreachP = breaches(&c, withinOf(pr), effectiveN(pr))
+			pr.QTABreachP, pr.FailureBreachP = breaches(&c, qc.mayWithin, effectiveN(pr))
 		}
 	}
 	if s.qta != nil && pr.Calculated != nil {
@@ -804,6 +805,12 @@ func slackOf(c *deltaq.QTACheck) *QTASlack {
 	for i, pc := range c.Points {
 		ps := PointSlack{Delay: pc.Delay, P: pc.P, Slack: pc.Observed - pc.P, MarginOK: pc.Reachable,
 			Holds: pc.Holds, PessimisticMargin: pc.Delay - pc.PessimisticDelay, PessimisticMarginOK: pc.PessimisticReachable}
+		if pc.OK {
+			// A point that holds within the check's tolerance has no
+			// negative slack: the slack is below zero exactly when the
+			// point fails.
+			ps.Slack = math.Max(ps.Slack, 0)
+		}
 		if pc.Reachable {
 			ps.DelayMargin = pc.Delay - pc.ObservedDelay
 			s.MinMargin = math.Min(s.MinMargin, ps.DelayMargin)
@@ -931,9 +938,10 @@ func (h *slackHistory) trend(horizon time.Duration, conf float64) SlackTrend {
 // breaches returns the p-values of the binomial tests that a window of n
 // effective instances breaks a QTA point (the smallest over the points) and
 // its failure bound (breachP). within gives the fraction of instances that
-// may have completed within a point's delay, counted to the upper edge of
-// the bucket or bin that holds it (withinOf), so that a point inside a
-// bucket is not taken as broken by the resolution.
+// may have completed within a point's delay (qtaCounts.mayWithin): exactly
+// at an edge of the probe's bins, else counted to the upper edge of the
+// bin or bucket that holds it, so that a point inside a bucket is not
+// taken as broken by the resolution.
 func breaches(c *deltaq.QTACheck, within func(delay float64) float64, n int64) (point, failure float64) {
 	point = 1
 	for _, pc := range c.Points {
@@ -949,29 +957,6 @@ func breaches(c *deltaq.QTACheck, within func(delay float64) float64, n int64) (
 		failure = breachP(k, n, c.MaxFailure, true)
 	}
 	return point, failure
-}
-
-// withinOf returns, for the breach tests, the fraction of the window's
-// instances that may have completed within a delay (seconds): from the
-// analysis counts, those of every bucket that starts at or before it
-// (LogLinearHistogram.Within); else from the ΔQ, the instances up to the
-// upper edge of the bin (i·w, (i+1)·w] that holds the delay, an edge
-// within 1e-9 taken as on it.
-func withinOf(pr *ProbeResult) func(delay float64) float64 {
-	if h := pr.fine; h != nil {
-		n := float64(h.Total())
-		return func(delay float64) float64 {
-			return float64(h.Within(int64(math.Floor(delay*1e9+1e-6)))) / n
-		}
-	}
-	d := *pr.Analysis
-	return func(delay float64) float64 {
-		x := delay / d.Width()
-		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-			x = r
-		}
-		return d.CDF(math.Ceil(x) * d.Width())
-	}
 }
 
 // triggers steps the probe's triggers and appends those that fire.

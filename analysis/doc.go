@@ -134,8 +134,11 @@
 // For a probe with QTA points, ProbeResult.Slack says how far each point
 // (dₖ, pₖ) is from failing: in probability, F_obs(dₖ) − pₖ, and in delay,
 // the margin dₖ − Q_obs(pₖ) by which the pₖ-quantile may still move later.
-// The minimum over the points is the headline, negative exactly when the
-// qta trigger's condition holds. A least-squares line through the minimum
+// F_obs(dₖ) is the verdict's own reading of the window's counts
+// (qtaread.go): exact where dₖ is an edge of the probe's bins, else off by
+// at most the instances of dₖ's analysis bucket. The minimum over the
+// points is the headline, negative exactly when the qta trigger's raw
+// condition holds. A least-squares line through the minimum
 // slack of the last W windows against their end times (SlackTrend)
 // extrapolates it, and its slope's standard error (SlackTrend.StdErr)
 // weighs each window by the larger of the fit's residual variance and the

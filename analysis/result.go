@@ -157,7 +157,8 @@ type ProbeResult struct {
 	// nil before the first.
 	Band *deltaq.ConfidenceBand
 	// QTA is the probe's requirement, or nil; QTACheck is its verdict on the
-	// observed ΔQ, nil when there is no QTA or no observed ΔQ.
+	// observed ΔQ, read from the window's counts at both resolutions
+	// (qtaread.go), nil when there is no QTA or no observed ΔQ.
 	QTA      *deltaq.QTA
 	QTACheck *deltaq.QTACheck
 	// Slack is how far the observed ΔQ is from breaking the QTA's points,
@@ -261,11 +262,13 @@ type PointSlack struct {
 	// margin is below Delay − dMax, unknown.
 	DelayMargin float64
 	MarginOK    bool
-	// Holds says whether the point holds for the pessimistic bound of the
-	// observed ΔQ's bins, for its curve only, or neither
-	// (deltaq.PointCheck.Holds); PessimisticMargin is Delay minus the
-	// pessimistic bound's P-quantile, the margin that holds wherever the
-	// instances lie in their bins, valid when PessimisticMarginOK.
+	// Holds says whether the point holds for the pessimistic reading of
+	// the window's counts (every instance at the upper edge of its bin or
+	// analysis bucket, whichever is tighter), for its curve only, or
+	// neither (deltaq.PointCheck.Holds); PessimisticMargin is Delay minus
+	// the pessimistic P-quantile, the margin that holds wherever the
+	// instances lie in their bins and buckets, valid when
+	// PessimisticMarginOK.
 	Holds               deltaq.Holds
 	PessimisticMargin   float64
 	PessimisticMarginOK bool

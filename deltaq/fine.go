@@ -182,6 +182,50 @@ func (h *LogLinearHistogram) Within(d int64) uint64 {
 	return n
 }
 
+// SurelyWithin returns the number of recorded successes that completed
+// within d ns wherever they lie in their buckets: those of every bucket
+// whose upper edge is at most d. It bounds from below the number whose
+// delay is at most d, as Within bounds it from above; the two differ by
+// the count of the bucket that holds d.
+func (h *LogLinearHistogram) SurelyWithin(d int64) uint64 {
+	var n uint64
+	for j, c := range h.counts[:h.below(d)] {
+		if h.edges[j+1] > d {
+			break
+		}
+		n += c
+	}
+	return n
+}
+
+// QuantileRange returns the range [lo, hi], in seconds, of the q-quantile
+// of all the recorded instances within cut ns (Quantile) wherever the
+// instances lie in their buckets: the edges of the bucket in which a
+// fraction q is reached, its upper edge at most cut. ok is false when
+// Quantile's is.
+func (h *LogLinearHistogram) QuantileRange(q float64, cut int64) (lo, hi float64, ok bool) {
+	n := float64(h.Total())
+	if !(n > 0) || math.IsNaN(q) || q < 0 || q > 1 {
+		return 0, 0, false
+	}
+	need := q * n
+	if need <= 0 {
+		return 0, 0, true
+	}
+	acc := 0.0
+	for j, c := range h.counts[:h.below(cut)] {
+		if c == 0 {
+			continue
+		}
+		a, b := h.edges[j], min(h.edges[j+1], cut)
+		acc += float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		if acc >= need*(1-1e-12) {
+			return float64(a) / 1e9, float64(b) / 1e9, true
+		}
+	}
+	return 0, 0, false
+}
+
 // GridBounds returns the bounds (Bounds) of Grid(width, bins, cut) for
 // instances anywhere in their buckets: each bucket [a, b)'s mass goes whole
 // to the first grid edge at or above b (pessimistic; intangible when b is

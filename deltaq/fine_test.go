@@ -124,8 +124,9 @@ func TestGridBoundsContainTheSample(t *testing.T) {
 
 // TestFineQuantileAndWithin: a quantile from the counts lies within the
 // bucket of the sample quantile (the smallest delay with at least q·n
-// instances at or below it), and Within(d) counts at least the delays at
-// most d and no more than those below the end of d's bucket.
+// instances at or below it), and QuantileRange is that bucket; Within(d)
+// counts at least the delays at most d and no more than those below the
+// end of d's bucket, SurelyWithin(d) exactly those below its start.
 func TestFineQuantileAndWithin(t *testing.T) {
 	h, ds := fineSample(5, 5000, 100, 0, func(r *rand.Rand) int64 { return int64(2e6 + 5e6*r.ExpFloat64()) })
 	e := h.Edges()
@@ -137,6 +138,13 @@ func TestFineQuantileAndWithin(t *testing.T) {
 		if !ok || got*1e9 < float64(e[j])-1 || got*1e9 > float64(e[j+1])+1 {
 			t.Errorf("q %v: %v s (%v), want within the bucket [%d, %d) ns of the sample's %d ns", q, got, ok, e[j], e[j+1], truth)
 		}
+		lo, hi, rok := h.QuantileRange(q, FineHigh)
+		if !rok || lo != float64(e[j])/1e9 || hi != float64(e[j+1])/1e9 {
+			t.Errorf("q %v: QuantileRange [%v, %v] (%v), want the bucket [%d, %d) ns", q, lo, hi, rok, e[j], e[j+1])
+		}
+	}
+	if _, _, ok := h.QuantileRange(0.99, FineHigh); ok {
+		t.Error("QuantileRange: q 0.99 is above the completed share 0.98, yet reachable")
 	}
 	if _, ok := h.Quantile(0.99, FineHigh); ok {
 		t.Error("q 0.99 is above the completed share 0.98, yet reachable")
@@ -146,6 +154,9 @@ func TestFineQuantileAndWithin(t *testing.T) {
 		w := int(h.Within(d))
 		if w < countUpTo(ds, d) || w > countUpTo(ds, e[j+1]-1) {
 			t.Errorf("Within(%d) = %d, want in [%d, %d]", d, w, countUpTo(ds, d), countUpTo(ds, e[j+1]-1))
+		}
+		if s := int(h.SurelyWithin(d)); s != countUpTo(ds, e[j]-1) {
+			t.Errorf("SurelyWithin(%d) = %d, want %d, the delays below its bucket", d, s, countUpTo(ds, e[j]-1))
 		}
 	}
 }

@@ -232,10 +232,38 @@ func (q QTA) Check(d DeltaQ) (QTACheck, error) {
 // must be a valid ΔQ; a pess that is faster than d somewhere only makes
 // points hold for it where they hold for d.
 func (q QTA) CheckBounded(d, pess DeltaQ) (QTACheck, error) {
-	if err := d.valid("QTA.Check", 0); err != nil {
+	if err := pess.valid("QTA.Check", 1); err != nil {
 		return QTACheck{}, err
 	}
-	if err := pess.valid("QTA.Check", 1); err != nil {
+	return q.CheckReadings(d, func(s Step) PointReading {
+		var r PointReading
+		r.F = d.CDF(s.Delay)
+		r.Pessimistic = math.Min(pess.CDF(s.Delay), r.F)
+		r.Delay, r.Reachable = d.Quantile(s.P)
+		r.PessimisticDelay, r.PessimisticReachable = pess.Quantile(s.P)
+		return r
+	})
+}
+
+// PointReading is what a QTA check reads of a ΔQ at one point (Delay, P):
+// F = F(Delay) and Pessimistic, at most F, the smallest F(Delay) that the
+// counts behind the ΔQ allow; Delay, the P-quantile, valid when
+// Reachable, and PessimisticDelay, the largest P-quantile they allow,
+// valid when PessimisticReachable.
+type PointReading struct {
+	F, Pessimistic                  float64
+	Delay, PessimisticDelay         float64
+	Reachable, PessimisticReachable bool
+}
+
+// CheckReadings is Check with each point's readings made by read, for a
+// caller that knows F(Delay) better than d's curve: from counts that are
+// exact at some delays, or bounded where d only interpolates. The verdicts
+// follow from the readings alone — OK is F ≥ P (within 1e-12), Holds
+// compares Pessimistic with P — so that a point and its slack F − P are
+// judged from one reading; the failure ratio is d's intangible mass.
+func (q QTA) CheckReadings(d DeltaQ, read func(Step) PointReading) (QTACheck, error) {
+	if err := d.valid("QTA.Check", 0); err != nil {
 		return QTACheck{}, err
 	}
 	if err := q.Validate(); err != nil {
@@ -243,11 +271,11 @@ func (q QTA) CheckBounded(d, pess DeltaQ) (QTACheck, error) {
 	}
 	c := QTACheck{OK: true, Points: make([]PointCheck, len(q.Points)), Failure: d.Intangible(), MaxFailure: q.MaxFailure, Holds: HoldsPessimistic}
 	for i, s := range q.Points {
-		f := d.CDF(s.Delay)
-		pc := PointCheck{Step: s, Observed: f, Shortfall: math.Max(0, s.P-f), OK: f >= s.P-cdfTol}
-		pc.ObservedDelay, pc.Reachable = d.Quantile(s.P)
-		pc.Pessimistic = math.Min(pess.CDF(s.Delay), f)
-		pc.PessimisticDelay, pc.PessimisticReachable = pess.Quantile(s.P)
+		r := read(s)
+		f := r.F
+		pc := PointCheck{Step: s, Observed: f, Shortfall: math.Max(0, s.P-f), OK: f >= s.P-cdfTol,
+			ObservedDelay: r.Delay, Reachable: r.Reachable, Pessimistic: math.Min(r.Pessimistic, f),
+			PessimisticDelay: r.PessimisticDelay, PessimisticReachable: r.PessimisticReachable}
 		switch {
 		case !pc.OK:
 			pc.Holds = HoldsNeither

@@ -17,12 +17,13 @@
 // depend on each other more as the load rises. The divergence test should
 // find the dependence of the shared server before its QTA breaks, and find
 // nothing in the tandem while its QTA holds; the slack trend should fire
-// before the first window that breaks the QTA in both.
+// before the first window whose breach of the QTA is significant in both
+// (a window's raw verdict breaks on its own noise before).
 //
 // The test needs Linux, the built collector and the Go tool (it builds the
 // workload), and runs only when DELTAQ_EARLYWARNING_E2E is set. By default
-// it runs one ramp of the shared topology, stopped once the QTA breaks
-// (about a minute); DELTAQ_EARLYWARNING_LONG=1 runs full ramps of both
+// it runs one ramp of the shared topology, stopped once the QTA's breach
+// is significant (about a minute); DELTAQ_EARLYWARNING_LONG=1 runs full ramps of both
 // topologies, then the demo's own configuration (examples/demo/collector.yaml)
 // on a shared-server ramp and in its healthy phase, where no trigger may
 // fire (about 11 minutes), and prints a Markdown table of the loads at
