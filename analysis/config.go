@@ -15,7 +15,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
-	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // Defaults applied by New to zero fields.
@@ -249,28 +249,28 @@ const (
 	DefaultMaxUnconfiguredProbes = 100
 )
 
-// check returns the problems of the gateway options, of a configuration
-// whose max_probes is maxProbes.
+// check returns the problems of the gateway options, each at its option
+// under gateway, of a configuration whose max_probes is maxProbes.
 func (g GatewayConfig) check(maxProbes int) []error {
 	var errs []error
 	if g.MaxAgents < 0 || g.MaxAgents > MaxAgents {
-		errs = append(errs, fmt.Errorf(`gateway.max_agents: must be in [0, %d], got %d`, MaxAgents, g.MaxAgents))
+		errs = append(errs, confpath.Errorf(confpath.Fields("max_agents"), `must be in [0, %d], got %d`, MaxAgents, g.MaxAgents))
 	}
 	agents := g.MaxAgents
 	if agents <= 0 || agents > MaxAgents {
 		agents = DefaultMaxAgents
 	}
 	if g.LayoutQuorum < 0 || g.LayoutQuorum > agents {
-		errs = append(errs, fmt.Errorf(`gateway.layout_quorum: must be in [0, max_agents %d], got %d`, agents, g.LayoutQuorum))
+		errs = append(errs, confpath.Errorf(confpath.Fields("layout_quorum"), `must be in [0, max_agents %d], got %d`, agents, g.LayoutQuorum))
 	}
 	if g.ExpectedAgents < 0 || g.ExpectedAgents > agents {
-		errs = append(errs, fmt.Errorf(`gateway.expected_agents: must be in [0, max_agents %d], got %d`, agents, g.ExpectedAgents))
+		errs = append(errs, confpath.Errorf(confpath.Fields("expected_agents"), `must be in [0, max_agents %d], got %d`, agents, g.ExpectedAgents))
 	}
 	if maxProbes <= 0 {
 		maxProbes = DefaultMaxProbes
 	}
 	if g.MaxUnconfiguredProbes < 0 || g.MaxUnconfiguredProbes > maxProbes {
-		errs = append(errs, fmt.Errorf(`gateway.max_unconfigured_probes: must be in [0, max_probes %d], got %d`, maxProbes, g.MaxUnconfiguredProbes))
+		errs = append(errs, confpath.Errorf(confpath.Fields("max_unconfigured_probes"), `must be in [0, max_probes %d], got %d`, maxProbes, g.MaxUnconfiguredProbes))
 	}
 	return errs
 }
@@ -459,17 +459,17 @@ type snapshotWindows struct {
 func (c *Config) compile() (*compiled, error) {
 	errs := c.checkWindows()
 	if c.History < 0 {
-		errs = append(errs, fmt.Errorf(`history: must be ≥ 0, got %d`, c.History))
+		errs = append(errs, confpath.Errorf(confpath.Fields("history"), `must be ≥ 0, got %d`, c.History))
 	}
 	if c.MaxProbes < 0 {
-		errs = append(errs, fmt.Errorf(`max_probes: must be ≥ 0, got %d`, c.MaxProbes))
+		errs = append(errs, confpath.Errorf(confpath.Fields("max_probes"), `must be ≥ 0, got %d`, c.MaxProbes))
 	}
 	if c.ProbeIdleTimeout < 0 {
-		errs = append(errs, fmt.Errorf(`probe_idle_timeout: must be ≥ 0, got %s`, c.ProbeIdleTimeout))
+		errs = append(errs, confpath.Errorf(confpath.Fields("probe_idle_timeout"), `must be ≥ 0, got %s`, c.ProbeIdleTimeout))
 	}
 	for _, q := range c.Quantiles {
 		if !(q > 0 && q < 1) {
-			errs = append(errs, fmt.Errorf("quantiles: %v is not in (0, 1)", q))
+			errs = append(errs, confpath.Errorf(confpath.Fields("quantiles"), "%v is not in (0, 1)", q))
 		}
 	}
 	d, err := c.parseDiagram()
@@ -485,19 +485,21 @@ func (c *Config) compile() (*compiled, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		for _, err := range c.Probes[n].check() {
-			errs = append(errs, confcheck.Under(fmt.Sprintf("probes[%q]", n), err))
+			errs = append(errs, confpath.Under(confpath.Fields("probes").Key(n), err))
 		}
 	}
 	errs = append(errs, c.checkSelection()...)
-	errs = append(errs, c.Gateway.check(c.MaxProbes)...)
+	for _, err := range c.Gateway.check(c.MaxProbes) {
+		errs = append(errs, confpath.Under(confpath.Fields("gateway"), err))
+	}
 	if c.RearmWindows < 0 {
-		errs = append(errs, fmt.Errorf(`rearm_windows: must be ≥ 0, got %d`, c.RearmWindows))
+		errs = append(errs, confpath.Errorf(confpath.Fields("rearm_windows"), `must be ≥ 0, got %d`, c.RearmWindows))
 	}
 	if c.Snapshot.Before < 0 {
-		errs = append(errs, fmt.Errorf(`snapshot.before: must be ≥ 0, got %d`, c.Snapshot.Before))
+		errs = append(errs, confpath.Errorf(confpath.Fields("snapshot", "before"), `must be ≥ 0, got %d`, c.Snapshot.Before))
 	}
 	if c.Snapshot.After < 0 {
-		errs = append(errs, fmt.Errorf(`snapshot.after: must be ≥ 0, got %s`, c.Snapshot.After))
+		errs = append(errs, confpath.Errorf(confpath.Fields("snapshot", "after"), `must be ≥ 0, got %s`, c.Snapshot.After))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -512,15 +514,15 @@ func (c *Config) compile() (*compiled, error) {
 func (c *Config) checkWindows() []error {
 	var errs []error
 	if c.Interval < 0 {
-		errs = append(errs, fmt.Errorf(`interval: must be ≥ 0, got %s`, c.Interval))
+		errs = append(errs, confpath.Errorf(confpath.Fields("interval"), `must be ≥ 0, got %s`, c.Interval))
 	}
 	switch {
 	case c.Lag < 0:
-		errs = append(errs, fmt.Errorf(`lag: must be ≥ 0, got %s`, c.Lag))
+		errs = append(errs, confpath.Errorf(confpath.Fields("lag"), `must be ≥ 0, got %s`, c.Lag))
 	case c.Interval > 0 && (c.Lag-1)/MaxLagIntervals >= c.Interval:
 		// Lag > 16·Interval, without computing 16·Interval, which can
 		// overflow.
-		errs = append(errs, fmt.Errorf(`lag: %s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
+		errs = append(errs, confpath.Errorf(confpath.Fields("lag"), `%s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
 	}
 	return errs
 }
@@ -536,15 +538,15 @@ func (c *Config) parseDiagram() (*diagram.Diagram, error) {
 		return nil, errors.New(`diagram, diagram_file: set one or the other, not both`)
 	case c.Diagram != "":
 		if d, err = diagram.Parse("diagram", []byte(c.Diagram)); err != nil {
-			return nil, fmt.Errorf(`diagram: %w`, err)
+			return nil, confpath.Under(confpath.Fields("diagram"), err)
 		}
 	case c.DiagramFile != "":
 		src, err := os.ReadFile(c.DiagramFile)
 		if err != nil {
-			return nil, fmt.Errorf(`diagram_file: %w`, err)
+			return nil, confpath.Under(confpath.Fields("diagram_file"), err)
 		}
 		if d, err = diagram.Parse(c.DiagramFile, src); err != nil {
-			return nil, fmt.Errorf(`diagram_file: %w`, err)
+			return nil, confpath.Under(confpath.Fields("diagram_file"), err)
 		}
 	default:
 		return nil, nil
@@ -566,87 +568,91 @@ func (c *Config) parseDiagram() (*diagram.Diagram, error) {
 func (pc ProbeConfig) check() []error {
 	var errs []error
 	if (pc.DMax > 0) != (pc.Bins > 0) {
-		errs = append(errs, errors.New("dmax: must be set together with bins"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "must be set together with bins"))
 	}
 	if pc.DMax < 0 || pc.Bins < 0 {
-		errs = append(errs, fmt.Errorf("dmax: %s and bins %d must not be negative", pc.DMax, pc.Bins))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "%s and bins %d must not be negative", pc.DMax, pc.Bins))
 	}
 	if pc.Bins > deltaq.MaxBins {
-		errs = append(errs, fmt.Errorf("bins: %d is more than %d", pc.Bins, deltaq.MaxBins))
+		errs = append(errs, confpath.Errorf(confpath.Fields("bins"), "%d is more than %d", pc.Bins, deltaq.MaxBins))
 	}
 	if pc.Binning != nil {
 		if pc.DMax != 0 || pc.Bins != 0 {
-			errs = append(errs, errors.New("binning: set either dmax and bins or binning, not both"))
+			errs = append(errs, confpath.Errorf(confpath.Fields("binning"), "set either dmax and bins or binning, not both"))
 		}
 		_, berrs := pc.Binning.LogLinear()
 		errs = append(errs, berrs...)
 	}
 	if !pc.QTA.IsZero() {
 		if _, err := pc.QTA.DeltaQ(); err != nil {
-			errs = append(errs, confcheck.Under("qta", err))
+			errs = append(errs, confpath.Under(confpath.Fields("qta"), err))
 		}
 	}
 	if (pc.Triggers.QTA || pc.Triggers.Failure) && pc.QTA.IsZero() {
-		errs = append(errs, errors.New("triggers: the qta and failure triggers need a qta"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("triggers"), "the qta and failure triggers need a qta"))
 	}
 	if pc.Triggers.QTA && !pc.QTA.IsZero() && len(pc.QTA.Points) == 0 {
-		errs = append(errs, errors.New("triggers.qta: needs qta points"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("triggers", "qta"), "needs qta points"))
 	}
 	if c := pc.Triggers.Confidence; c != 0 && !(c >= 0.5 && c <= MaxConfidence) {
-		errs = append(errs, fmt.Errorf("triggers.confidence: must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
+		errs = append(errs, confpath.Errorf(confpath.Fields("triggers", "confidence"), "must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
 	}
 	if pc.Triggers.MaxInstances < 0 {
-		errs = append(errs, fmt.Errorf("triggers.max_instances: must be ≥ 0, got %d", pc.Triggers.MaxInstances))
+		errs = append(errs, confpath.Errorf(confpath.Fields("triggers", "max_instances"), "must be ≥ 0, got %d", pc.Triggers.MaxInstances))
 	}
 	if !(pc.Triggers.MaxDivergence >= 0 && pc.Triggers.MaxDivergence <= 1) {
-		errs = append(errs, fmt.Errorf("triggers.max_divergence: must be in [0, 1], got %v", pc.Triggers.MaxDivergence))
+		errs = append(errs, confpath.Errorf(confpath.Fields("triggers", "max_divergence"), "must be in [0, 1], got %v", pc.Triggers.MaxDivergence))
 	}
-	errs = append(errs, pc.Triggers.Divergence.check(pc.Triggers.MaxDivergence)...)
-	errs = append(errs, pc.Triggers.SlackTrend.check(pc.QTA)...)
+	for _, err := range pc.Triggers.Divergence.check(pc.Triggers.MaxDivergence) {
+		errs = append(errs, confpath.Under(confpath.Fields("triggers", "divergence"), err))
+	}
+	for _, err := range pc.Triggers.SlackTrend.check(pc.QTA) {
+		errs = append(errs, confpath.Under(confpath.Fields("triggers", "slack_trend"), err))
+	}
 	errs = append(errs, pc.QoO.problems()...)
 	return errs
 }
 
-// check returns the problems of the divergence test's settings; mdiv is
-// the max_divergence floor.
+// check returns the problems of the divergence test's settings, each at
+// its option under triggers.divergence; mdiv is the max_divergence floor.
 func (d DivergenceTrigger) check(mdiv float64) []error {
 	var errs []error
 	if !(d.Alpha >= 0 && d.Alpha <= 0.5) {
-		errs = append(errs, fmt.Errorf("triggers.divergence.alpha: must be in [0, 0.5], got %v", d.Alpha))
+		errs = append(errs, confpath.Errorf(confpath.Fields("alpha"), "must be in [0, 0.5], got %v", d.Alpha))
 	}
 	if d.Windows < 0 || d.Windows > MaxDivergenceWindows {
-		errs = append(errs, fmt.Errorf("triggers.divergence.windows: must be in [0, %d], got %d", MaxDivergenceWindows, d.Windows))
+		errs = append(errs, confpath.Errorf(confpath.Fields("windows"), "must be in [0, %d], got %d", MaxDivergenceWindows, d.Windows))
 	} else if d.Windows > 0 && !d.on(mdiv) {
-		errs = append(errs, errors.New("triggers.divergence.windows: needs triggers.divergence.alpha or triggers.max_divergence (the trigger is off)"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("windows"), "needs triggers.divergence.alpha or triggers.max_divergence (the trigger is off)"))
 	}
 	if d.Pool < 0 || d.Pool > MaxDivergencePool {
-		errs = append(errs, fmt.Errorf("triggers.divergence.pool: must be in [0, %d], got %d", MaxDivergencePool, d.Pool))
+		errs = append(errs, confpath.Errorf(confpath.Fields("pool"), "must be in [0, %d], got %d", MaxDivergencePool, d.Pool))
 	}
 	if !(d.Target >= 0 && d.Target <= 1) {
-		errs = append(errs, fmt.Errorf("triggers.divergence.target: must be in [0, 1], got %v", d.Target))
+		errs = append(errs, confpath.Errorf(confpath.Fields("target"), "must be in [0, 1], got %v", d.Target))
 	} else if d.Target > 0 && d.Pool < 2 {
-		errs = append(errs, errors.New("triggers.divergence.target: needs triggers.divergence.pool ≥ 2, the most windows pooled"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("target"), "needs triggers.divergence.pool ≥ 2, the most windows pooled"))
 	}
 	return errs
 }
 
 // check returns the problems of the slack-trend trigger's settings for a
-// probe of QTA q.
+// probe of QTA q, each at its option under triggers.slack_trend.
 func (st SlackTrendTrigger) check(q QTA) []error {
 	var errs []error
 	if st.Horizon < 0 {
-		errs = append(errs, fmt.Errorf("triggers.slack_trend.horizon: must be ≥ 0, got %s", st.Horizon))
+		errs = append(errs, confpath.Errorf(confpath.Fields("horizon"), "must be ≥ 0, got %s", st.Horizon))
 	}
 	if st.Windows != 0 && (st.Windows < 3 || st.Windows > MaxSlackTrendWindows) {
 		// Two points always lie on their line: the fit would have no
 		// residual to average the windows' noise with.
-		errs = append(errs, fmt.Errorf("triggers.slack_trend.windows: must be 0 or in [3, %d], got %d", MaxSlackTrendWindows, st.Windows))
+		errs = append(errs, confpath.Errorf(confpath.Fields("windows"), "must be 0 or in [3, %d], got %d", MaxSlackTrendWindows, st.Windows))
 	}
 	if c := st.Confidence; c != 0 && !(c >= 0.5 && c <= MaxConfidence) {
-		errs = append(errs, fmt.Errorf("triggers.slack_trend.confidence: must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
+		errs = append(errs, confpath.Errorf(confpath.Fields("confidence"), "must be 0 or in [0.5, %v], got %v", MaxConfidence, c))
 	}
 	if st.Horizon > 0 && len(q.Points) == 0 {
-		errs = append(errs, errors.New("triggers.slack_trend: needs qta points"))
+		errs = append(errs, errors.New("needs qta points"))
 	}
 	return errs
 }
@@ -665,14 +671,14 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	}
 	for i, p := range q.Points {
 		if err := checkProbability("p", p.P); err != nil {
-			return deltaq.QTA{}, fmt.Errorf("points[%d].p: %w", i, err)
+			return deltaq.QTA{}, confpath.Under(confpath.Fields("points").Index(i).Field("p"), err)
 		}
 		if i > 0 && p.Delay <= q.Points[i-1].Delay {
-			return deltaq.QTA{}, fmt.Errorf("points[%d].delay: %s does not follow %s of points[%d] (delays must increase)", i, p.Delay, q.Points[i-1].Delay, i-1)
+			return deltaq.QTA{}, confpath.Errorf(confpath.Fields("points").Index(i).Field("delay"), "%s does not follow %s of points[%d] (delays must increase)", p.Delay, q.Points[i-1].Delay, i-1)
 		}
 	}
 	if err := checkProbability("max_failure", q.MaxFailure); err != nil && q.MaxFailure != 0 {
-		return deltaq.QTA{}, fmt.Errorf("max_failure: %w", err)
+		return deltaq.QTA{}, confpath.Under(confpath.Fields("max_failure"), err)
 	}
 	qta, err := deltaq.NewQTA(steps, q.MaxFailure)
 	if err != nil {

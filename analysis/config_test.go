@@ -4,6 +4,8 @@
 package analysis
 
 import (
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
+	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
 // TestConfigCheckNamesTheField: each problem is reported with the option
@@ -85,6 +90,38 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		"snapshot.after: must be ≥ 0, got -1ns"
 	if err := cfg.Check(); err == nil || err.Error() != want {
 		t.Errorf("Check = %v, want %q", err, want)
+	}
+}
+
+// TestConfigErrorsKeepTheirCauses: a problem is a confpath.Error at its
+// option, through which errors.As and errors.Is still find the cause: the
+// diagram's own errors (one a line, each at its position) and a file that
+// is not there.
+func TestConfigErrorsKeepTheirCauses(t *testing.T) {
+	cfg := Config{Diagram: "e2e = a ->;\nx = ;"}
+	err := cfg.Check()
+	var pe *confpath.Error
+	if !errors.As(err, &pe) || pe.Path.String() != "diagram" {
+		t.Fatalf("Check = %v, want a confpath.Error at diagram", err)
+	}
+	var list textpos.ErrorList
+	if !errors.As(err, &list) || len(list) < 2 {
+		t.Fatalf("Check = %v, want the diagram's error list", err)
+	}
+	if want := "diagram: " + list.Error(); err.Error() != want {
+		t.Errorf("Check = %q, want %q: the path once, before the whole list", err, want)
+	}
+
+	cfg = Config{DiagramFile: filepath.Join(t.TempDir(), "none.dq")}
+	err = cfg.Check()
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "diagram_file: open ") {
+		t.Errorf("Check = %v, want diagram_file: and fs.ErrNotExist", err)
+	}
+
+	cfg = Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: time.Second, P: 95}}}}}}
+	err = cfg.Check()
+	if !errors.As(err, &pe) || !slices.Equal(pe.Path, confpath.Fields("probes").Key("x").Field("qta").Field("points").Index(0).Field("p")) {
+		t.Errorf("Check = %v, want one confpath.Error at probes[\"x\"].qta.points[0].p", err)
 	}
 }
 

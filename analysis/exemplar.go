@@ -5,10 +5,11 @@ package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // Bounds of the exemplar and worst-instance options.
@@ -272,13 +273,13 @@ func (p *picks) worstInstances() WorstInstances {
 func (c *Config) checkSelection() []error {
 	var errs []error
 	if n := c.Exemplars.MaxPerProbe; n < 0 || n > MaxExemplarsPerProbe {
-		errs = append(errs, fmt.Errorf(`exemplars.max_per_probe: must be in [0, %d], got %d`, MaxExemplarsPerProbe, n))
+		errs = append(errs, confpath.Errorf(confpath.Fields("exemplars", "max_per_probe"), `must be in [0, %d], got %d`, MaxExemplarsPerProbe, n))
 	}
 	if n := c.WorstInstances; n < 0 || n > MaxWorstInstances {
-		errs = append(errs, fmt.Errorf(`worst_instances: must be in [0, %d], got %d`, MaxWorstInstances, n))
+		errs = append(errs, confpath.Errorf(confpath.Fields("worst_instances"), `must be in [0, %d], got %d`, MaxWorstInstances, n))
 	}
 	if n := c.MaxAdjustedCount; n < 0 || n > MaxMaxAdjustedCount {
-		errs = append(errs, fmt.Errorf(`max_adjusted_count: must be in [0, %d], got %d`, int64(MaxMaxAdjustedCount), n))
+		errs = append(errs, confpath.Errorf(confpath.Fields("max_adjusted_count"), `must be in [0, %d], got %d`, int64(MaxMaxAdjustedCount), n))
 	}
 	return errs
 }

@@ -6,13 +6,12 @@ package analysis
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // Bounds of QoOConfig.
@@ -89,7 +88,7 @@ func (q QoOConfig) problems() []error {
 	}
 	_, errs := q.compile()
 	for i, err := range errs {
-		errs[i] = confcheck.Under("qoo", err)
+		errs[i] = confpath.Under(confpath.Fields("qoo"), err)
 	}
 	return errs
 }
@@ -104,10 +103,10 @@ func (q QoOConfig) compile() (deltaq.QoORequirement, []error) {
 		errs = append(errs, q.checkLoss()...)
 	}
 	if math.IsNaN(q.MinRate) || q.MinRate < 0 || q.MinRate > MaxQoOMinRate {
-		errs = append(errs, fmt.Errorf("min_rate: must be a rate in [0, %g] of completed instances per second, got %v", float64(MaxQoOMinRate), q.MinRate))
+		errs = append(errs, confpath.Errorf(confpath.Fields("min_rate"), "must be a rate in [0, %g] of completed instances per second, got %v", float64(MaxQoOMinRate), q.MinRate))
 	}
 	if q.MinInstances < 0 || q.MinInstances > MaxQoOMinInstances {
-		errs = append(errs, fmt.Errorf("min_instances: must be in [0, %d], got %d", MaxQoOMinInstances, q.MinInstances))
+		errs = append(errs, confpath.Errorf(confpath.Fields("min_instances"), "must be in [0, %d], got %d", MaxQoOMinInstances, q.MinInstances))
 	}
 	if len(errs) == 0 {
 		// Everything Validate checks was checked above, in the options'
@@ -125,14 +124,14 @@ func (t QoOThreshold) check(side string) []error {
 	var errs []error
 	for i, p := range t.Points {
 		if err := checkProbability("p", p.P); err != nil {
-			errs = append(errs, fmt.Errorf("%s.points[%d].p: %w", side, i, err))
+			errs = append(errs, confpath.Under(confpath.Fields(side, "points").Index(i).Field("p"), err))
 		}
 		if p.Delay < 0 {
-			errs = append(errs, fmt.Errorf("%s.points[%d].delay: must be ≥ 0, got %s", side, i, p.Delay))
+			errs = append(errs, confpath.Errorf(confpath.Fields(side, "points").Index(i).Field("delay"), "must be ≥ 0, got %s", p.Delay))
 		}
 		for j := range i {
 			if t.Points[j].P == p.P {
-				errs = append(errs, fmt.Errorf("%s.points[%d].p: %v is given twice (points[%d] too): give each percentile once", side, i, p.P, j))
+				errs = append(errs, confpath.Errorf(confpath.Fields(side, "points").Index(i).Field("p"), "%v is given twice (points[%d] too): give each percentile once", p.P, j))
 			}
 		}
 	}
@@ -143,7 +142,7 @@ func (t QoOThreshold) check(side string) []error {
 	slices.SortFunc(sorted, func(a, b QoOPoint) int { return cmp.Compare(a.P, b.P) })
 	for i := 1; i < len(sorted); i++ {
 		if lo, hi := sorted[i-1], sorted[i]; hi.Delay < lo.Delay {
-			errs = append(errs, fmt.Errorf("%s.points: the delay falls from %s at p %v to %s at p %v: a higher percentile is never a shorter delay", side, lo.Delay, lo.P, hi.Delay, hi.P))
+			errs = append(errs, confpath.Errorf(confpath.Fields(side, "points"), "the delay falls from %s at p %v to %s at p %v: a higher percentile is never a shorter delay", lo.Delay, lo.P, hi.Delay, hi.P))
 		}
 	}
 	return errs
@@ -161,18 +160,18 @@ func (q QoOConfig) pair(r *deltaq.QoORequirement) []error {
 	for i, p := range q.ROP.Points {
 		j := slices.IndexFunc(q.CPUP.Points, func(c QoOPoint) bool { return c.P == p.P })
 		if j < 0 {
-			errs = append(errs, fmt.Errorf("cpup: has no point at p %v, which rop.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to cpup.points, longer than rop's %s", p.P, i, p.P, p.Delay))
+			errs = append(errs, confpath.Errorf(confpath.Fields("cpup"), "has no point at p %v, which rop.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to cpup.points, longer than rop's %s", p.P, i, p.P, p.Delay))
 			continue
 		}
 		c := q.CPUP.Points[j]
 		if c.Delay <= p.Delay {
-			errs = append(errs, fmt.Errorf("cpup.points[%d].delay: %s is not looser than rop's %s at p %v: the score falls from 100 at the rop delay to 0 at the cpup delay, so the cpup delay must be longer", j, c.Delay, p.Delay, p.P))
+			errs = append(errs, confpath.Errorf(confpath.Fields("cpup", "points").Index(j).Field("delay"), "%s is not looser than rop's %s at p %v: the score falls from 100 at the rop delay to 0 at the cpup delay, so the cpup delay must be longer", c.Delay, p.Delay, p.P))
 		}
 		r.Latency = append(r.Latency, deltaq.QoOLatency{Percentile: p.P, ROP: p.Delay.Seconds(), CPUP: c.Delay.Seconds()})
 	}
 	for j, c := range q.CPUP.Points {
 		if !slices.ContainsFunc(q.ROP.Points, func(p QoOPoint) bool { return p.P == c.P }) {
-			errs = append(errs, fmt.Errorf("rop: has no point at p %v, which cpup.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to rop.points, shorter than cpup's %s", c.P, j, c.P, c.Delay))
+			errs = append(errs, confpath.Errorf(confpath.Fields("rop"), "has no point at p %v, which cpup.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to rop.points, shorter than cpup's %s", c.P, j, c.P, c.Delay))
 		}
 	}
 	slices.SortFunc(r.Latency, func(a, b deltaq.QoOLatency) int { return cmp.Compare(a.Percentile, b.Percentile) })
@@ -189,13 +188,13 @@ func (q QoOConfig) checkLoss() []error {
 		v    float64
 	}{{"rop", rop}, {"cpup", cpup}} {
 		if s.v > 1 && s.v <= 100 {
-			errs = append(errs, fmt.Errorf("%s.max_failure: %v is not in [0, 1]: max_failure is a fraction, %v %% is %v", s.side, s.v, s.v, s.v/100))
+			errs = append(errs, confpath.Errorf(confpath.Fields(s.side, "max_failure"), "%v is not in [0, 1]: max_failure is a fraction, %v %% is %v", s.v, s.v, s.v/100))
 		} else if math.IsNaN(s.v) || s.v < 0 || s.v > 1 {
-			errs = append(errs, fmt.Errorf("%s.max_failure: %v is not in [0, 1]", s.side, s.v))
+			errs = append(errs, confpath.Errorf(confpath.Fields(s.side, "max_failure"), "%v is not in [0, 1]", s.v))
 		}
 	}
 	if len(errs) == 0 && !(cpup > rop) {
-		errs = append(errs, fmt.Errorf("cpup.max_failure: %v is not looser than rop.max_failure %v: the loss score falls from 100 at rop's ratio to 0 at cpup's, so cpup's must be larger (for a requirement on delays alone, rop.max_failure: 0 and cpup.max_failure: 1)", cpup, rop))
+		errs = append(errs, confpath.Errorf(confpath.Fields("cpup", "max_failure"), "%v is not looser than rop.max_failure %v: the loss score falls from 100 at rop's ratio to 0 at cpup's, so cpup's must be larger (for a requirement on delays alone, rop.max_failure: 0 and cpup.max_failure: 1)", cpup, rop))
 	}
 	return errs
 }

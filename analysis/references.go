@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
@@ -125,7 +126,7 @@ func (c *Config) CheckReferences(defined []string) error {
 	all := append(slices.Clone(defined), diagramNames...)
 	for _, n := range names {
 		if !known[n] && !slices.Contains(diagramNames, n) {
-			unknown = append(unknown, UnknownProbe{Name: n, Where: fmt.Sprintf("probes[%q]", n), Closest: suggest.Closest(n, all, 2)})
+			unknown = append(unknown, UnknownProbe{Name: n, Where: confpath.Fields("probes").Key(n).String(), Closest: suggest.Closest(n, all, 2)})
 		}
 	}
 	if len(unknown) == 0 {

@@ -4,12 +4,12 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/whatif"
 )
 
@@ -43,11 +43,11 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 		return nil, nil
 	}
 	if d == nil {
-		return nil, []error{errors.New(`whatif: needs an outcome diagram (diagram or diagram_file)`)}
+		return nil, []error{confpath.Errorf(confpath.Fields("whatif"), `needs an outcome diagram (diagram or diagram_file)`)}
 	}
 	var errs []error
 	if n := len(c.WhatIf); n > MaxWhatIfScenarios {
-		errs = append(errs, fmt.Errorf(`whatif: %d scenarios are more than the maximum %d`, n, MaxWhatIfScenarios))
+		errs = append(errs, confpath.Errorf(confpath.Fields("whatif"), `%d scenarios are more than the maximum %d`, n, MaxWhatIfScenarios))
 	}
 	kinds := make(map[string]diagram.ProbeKind)
 	for _, p := range d.Probes() {
@@ -64,13 +64,13 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 		ivs := c.WhatIf[name]
 		switch {
 		case name == "":
-			errs = append(errs, errors.New(`whatif: a scenario has an empty name`))
+			errs = append(errs, confpath.Errorf(confpath.Fields("whatif"), `a scenario has an empty name`))
 			continue
 		case len(name) > MaxProbeNameLength:
-			errs = append(errs, fmt.Errorf(`whatif: the scenario name %.32q… of %d bytes is longer than the maximum %d`, name, len(name), MaxProbeNameLength))
+			errs = append(errs, confpath.Errorf(confpath.Fields("whatif"), `the scenario name %.32q… of %d bytes is longer than the maximum %d`, name, len(name), MaxProbeNameLength))
 			continue
 		case len(ivs) == 0:
-			errs = append(errs, fmt.Errorf(`whatif[%q]: no intervention (want outcome probe: expression)`, name))
+			errs = append(errs, confpath.Errorf(confpath.Fields("whatif").Key(name), `no intervention (want outcome probe: expression)`))
 			continue
 		}
 		sc := scenario{name: name}
@@ -83,15 +83,15 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 			kind, ok := kinds[p]
 			switch {
 			case !ok:
-				errs = append(errs, fmt.Errorf(`whatif[%q][%q]: the outcome diagram has no probe %s`, name, p, p))
+				errs = append(errs, confpath.Errorf(confpath.Fields("whatif").Key(name).Key(p), `the outcome diagram has no probe %s`, p))
 				continue
 			case kind != diagram.OutcomeProbe:
-				errs = append(errs, fmt.Errorf(`whatif[%q][%q]: probe %s is a %s of the diagram; interventions apply to its outcomes`, name, p, p, kind))
+				errs = append(errs, confpath.Errorf(confpath.Fields("whatif").Key(name).Key(p), `probe %s is a %s of the diagram; interventions apply to its outcomes`, p, kind))
 				continue
 			}
 			iv, err := whatif.ParseExpr(ivs[p])
 			if err != nil {
-				errs = append(errs, fmt.Errorf(`whatif[%q][%q]: %w`, name, p, err))
+				errs = append(errs, confpath.Under(confpath.Fields("whatif").Key(name).Key(p), err))
 				continue
 			}
 			iv.Target = p

@@ -4,9 +4,10 @@
 package deltaq
 
 import (
-	"fmt"
 	"strings"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // MinDMax and MaxDMax bound a probe's dMax as a configuration gives it:
@@ -43,28 +44,29 @@ type BinningConfig struct {
 // BinningLogLinear is the one value of BinningConfig.Kind.
 const BinningLogLinear = "log-linear"
 
-// LogLinear returns the buckets of b, or every problem with them, each
-// naming its option under binning ("binning.factor: must be at least 2,
-// got 1"), for the caller to put under the probe's path. Beyond what
+// LogLinear returns the buckets of b, or every problem with them, each a
+// confpath.Error at its option under binning ("binning.factor: must be at
+// least 2, got 1"), for the caller to put under the probe's path
+// (confpath.Under). Beyond what
 // LogLinear.Edges checks, High is in [MinDMax, MaxDMax] and the buckets
 // are at most MaxThesisBins, as the bins of a uniform probe: each is a
 // bucket of the probe's observed histogram.
 func (b BinningConfig) LogLinear() (LogLinear, []error) {
 	var errs []error
 	if b.Kind != BinningLogLinear {
-		errs = append(errs, fmt.Errorf("binning.kind: must be %s, got %q", BinningLogLinear, b.Kind))
+		errs = append(errs, confpath.Errorf(confpath.Fields("binning", "kind"), "must be %s, got %q", BinningLogLinear, b.Kind))
 	}
 	if b.Factor < 2 {
-		errs = append(errs, fmt.Errorf("binning.factor: must be at least 2, got %d", b.Factor))
+		errs = append(errs, confpath.Errorf(confpath.Fields("binning", "factor"), "must be at least 2, got %d", b.Factor))
 	}
 	if b.Steps < max(b.Factor, 1) || (b.Factor > 0 && b.Steps%b.Factor != 0) {
-		errs = append(errs, fmt.Errorf("binning.steps: must be a positive multiple of binning.factor %d, got %d", b.Factor, b.Steps))
+		errs = append(errs, confpath.Errorf(confpath.Fields("binning", "steps"), "must be a positive multiple of binning.factor %d, got %d", b.Factor, b.Steps))
 	}
 	if b.Low <= 0 || b.Low >= b.High {
-		errs = append(errs, fmt.Errorf("binning.low: must be in (0s, binning.high %v), got %v", b.High, b.Low))
+		errs = append(errs, confpath.Errorf(confpath.Fields("binning", "low"), "must be in (0s, binning.high %v), got %v", b.High, b.Low))
 	}
 	if b.High < MinDMax || b.High > MaxDMax {
-		errs = append(errs, fmt.Errorf("binning.high: must be in [%v, %v], got %v", MinDMax, MaxDMax, b.High))
+		errs = append(errs, confpath.Errorf(confpath.Fields("binning", "high"), "must be in [%v, %v], got %v", MinDMax, MaxDMax, b.High))
 	}
 	if len(errs) > 0 {
 		return LogLinear{}, errs
@@ -75,9 +77,9 @@ func (b BinningConfig) LogLinear() (LogLinear, []error) {
 	case err != nil:
 		// The power of the factor, with its valid neighbours, or buckets
 		// of fractional nanoseconds.
-		return LogLinear{}, []error{fmt.Errorf("binning: %s", strings.TrimPrefix(err.Error(), "deltaq: LogLinear: "))}
+		return LogLinear{}, []error{confpath.Errorf(confpath.Fields("binning"), "%s", strings.TrimPrefix(err.Error(), "deltaq: LogLinear: "))}
 	case len(edges)-1 > MaxThesisBins:
-		return LogLinear{}, []error{fmt.Errorf("binning: %d buckets, more than %d; use fewer steps or magnitudes", len(edges)-1, MaxThesisBins)}
+		return LogLinear{}, []error{confpath.Errorf(confpath.Fields("binning"), "%d buckets, more than %d; use fewer steps or magnitudes", len(edges)-1, MaxThesisBins)}
 	}
 	return ll, nil
 }

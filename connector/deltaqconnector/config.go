@@ -5,7 +5,6 @@ package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/delta
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
@@ -218,13 +218,13 @@ func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(parts)) {
 		var mp MatchedProbe
-		under := func(p confcheck.Path) string { return fmt.Sprintf("%s[%q].%s", keyProbes, name, p) }
-		if err := confcheck.CheckRaw(parts[name].(map[string]any), &mp, under); err != nil {
-			errs = append(errs, err)
+		probe := confpath.Fields(keyProbes).Key(name)
+		if err := confcheck.CheckRaw(parts[name].(map[string]any), &mp, nil); err != nil {
+			errs = append(errs, confpath.Under(probe, err))
 			continue
 		}
 		if err := confmap.NewFromStringMap(parts[name].(map[string]any)).Unmarshal(&mp); err != nil {
-			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
+			errs = append(errs, confpath.Under(probe, err))
 			continue
 		}
 		matched[name] = mp
@@ -238,11 +238,11 @@ func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 func (c *Config) Validate() error {
 	errs := []error{c.Check()}
 	for _, err := range c.StartEvents.Check() {
-		errs = append(errs, confcheck.Under("start_events", err))
+		errs = append(errs, confpath.Under(confpath.Fields("start_events"), err))
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Matched)) {
 		for _, err := range c.checkMatched(name) {
-			errs = append(errs, confcheck.Under(fmt.Sprintf("%s[%q]", keyProbes, name), err))
+			errs = append(errs, confpath.Under(confpath.Fields(keyProbes).Key(name), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -254,7 +254,7 @@ func (c *Config) Validate() error {
 func (c *Config) checkMatched(name string) []error {
 	mp := c.Matched[name]
 	if mp.Match == nil {
-		return []error{errors.New("failure: only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe")}
+		return []error{confpath.Errorf(confpath.Fields("failure"), "only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe")}
 	}
 	var errs []error
 	switch pc := c.Probes[name]; {
@@ -263,7 +263,7 @@ func (c *Config) checkMatched(name string) []error {
 	case !mp.Auto.IsZero():
 		errs = append(errs, autorange.ErrNotAuto)
 	case !(pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil):
-		errs = append(errs, errors.New("match: a probe the connector matches needs its dmax and bins, its binning, or dmax: auto and bins"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("match"), "a probe the connector matches needs its dmax and bins, its binning, or dmax: auto and bins"))
 	}
 	_, _, errs2 := compileMatched(name, &mp)
 	return append(errs, errs2...)
@@ -277,7 +277,7 @@ func checkAuto(mp *MatchedProbe, binning bool) []error {
 		errs = append(errs, err)
 	}
 	if binning {
-		errs = append(errs, errors.New("binning: dmax: auto moves the dMax of uniform bins; log-linear buckets already cover orders of magnitude"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("binning"), "dmax: auto moves the dMax of uniform bins; log-linear buckets already cover orders of magnitude"))
 	}
 	return append(errs, mp.Auto.Check()...)
 }
@@ -289,6 +289,6 @@ func compileMatched(name string, mp *MatchedProbe) (spanmatch.Rule, spanmatch.Fa
 	if fc == nil {
 		fc = &spanmatch.FailureConfig{}
 	}
-	f, ferrs := spanmatch.CompileFailure("failure", fc)
+	f, ferrs := spanmatch.CompileFailure(fc)
 	return rule, f, append(errs, ferrs...)
 }

@@ -80,6 +80,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // Options are the auto-ranging options of a probe with `dmax: auto`.
@@ -146,22 +147,22 @@ func (o Options) Check() []error {
 	d := o.WithDefaults()
 	lo, hi := d.Min, d.Max
 	if lo < deltaq.MinDMax || lo > deltaq.MaxDMax {
-		errs = append(errs, fmt.Errorf("dmax_min: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, lo))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax_min"), "must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, lo))
 	}
 	if hi < deltaq.MinDMax || hi > deltaq.MaxDMax {
-		errs = append(errs, fmt.Errorf("dmax_max: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, hi))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax_max"), "must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, hi))
 	}
 	if lo > hi {
 		errs = append(errs, fmt.Errorf("dmax_min, dmax_max: dmax_min %v is above dmax_max %v", lo, hi))
 	}
 	if o.Sample != 0 && (o.Sample < MinSample || o.Sample > MaxSample) {
-		errs = append(errs, fmt.Errorf("dmax_sample: must be in [%d, %d], got %d", MinSample, MaxSample, o.Sample))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax_sample"), "must be in [%d, %d], got %d", MinSample, MaxSample, o.Sample))
 	}
 	if o.Period != 0 && (o.Period < MinPeriod || o.Period > MaxPeriod) {
-		errs = append(errs, fmt.Errorf("dmax_period: must be in [%v, %v], got %v", MinPeriod, MaxPeriod, o.Period))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax_period"), "must be in [%v, %v], got %v", MinPeriod, MaxPeriod, o.Period))
 	}
 	if o.ChangesPerHour != 0 && (o.ChangesPerHour < 1 || o.ChangesPerHour > MaxChangesPerHour) {
-		errs = append(errs, fmt.Errorf("dmax_changes_per_hour: must be in [1, %d], got %d", MaxChangesPerHour, o.ChangesPerHour))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax_changes_per_hour"), "must be in [1, %d], got %d", MaxChangesPerHour, o.ChangesPerHour))
 	}
 	return errs
 }
@@ -170,7 +171,7 @@ func (o Options) Check() []error {
 // the dMax moves, the bins stay, in [1, deltaq.MaxThesisBins].
 func CheckBins(bins int) error {
 	if bins < 1 || bins > deltaq.MaxThesisBins {
-		return fmt.Errorf("bins: must be in [1, %d] with dmax: auto, got %d", deltaq.MaxThesisBins, bins)
+		return confpath.Errorf(confpath.Fields("bins"), "must be in [1, %d] with dmax: auto, got %d", deltaq.MaxThesisBins, bins)
 	}
 	return nil
 }

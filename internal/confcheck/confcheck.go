@@ -23,7 +23,10 @@
 // to write.
 //
 // Range checks proper (bins in [1, 1000], …) stay in each component's
-// Validate; this package only sees what Validate cannot.
+// Validate; this package only sees what Validate cannot. Each problem is
+// a confpath.Error at the option's path, written as every message of the
+// components names an option (package confpath says which notation is for
+// what).
 package confcheck // import "github.com/deltaq-otel/deltaq/internal/confcheck"
 
 import (
@@ -32,65 +35,15 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
-
-// Step is one step of a Path: a struct field's key, a map key, or a list
-// index.
-type Step struct {
-	// Key is the key of a struct field or of a map entry; empty for an index.
-	Key string
-	// Index is the position in a list, when IsIndex.
-	Index   int
-	IsIndex bool
-	// IsMapKey says that Key is a key of a map (for example a probe name),
-	// not the name of a field.
-	IsMapKey bool
-}
-
-// Path locates a value in a configuration, from the component's section.
-type Path []Step
-
-// String writes p as the component's own messages do: fields joined by
-// dots, list indexes and quoted map keys in brackets, for example
-// probes[0].dmax or probes["checkout"].bins.
-func (p Path) String() string {
-	var b strings.Builder
-	for i, s := range p {
-		switch {
-		case s.IsIndex:
-			fmt.Fprintf(&b, "[%d]", s.Index)
-		case s.IsMapKey:
-			fmt.Fprintf(&b, "[%q]", s.Key)
-		default:
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s.Key)
-		}
-	}
-	return b.String()
-}
-
-// Keys writes p in the collector's key notation, every step joined by "::",
-// for example probes::checkout::dmax or probes::0::dmax.
-func (p Path) Keys() string {
-	parts := make([]string, len(p))
-	for i, s := range p {
-		if s.IsIndex {
-			parts[i] = strconv.Itoa(s.Index)
-		} else {
-			parts[i] = s.Key
-		}
-	}
-	return strings.Join(parts, confmap.KeyDelimiter)
-}
 
 // Check walks the raw configuration conf (as conf.ToStringMap() gives it)
 // together with the type of cfg, a pointer to the component's configuration
@@ -108,26 +61,25 @@ func (p Path) Keys() string {
 //     9223372036854775807]"), the number printed as written (a float in its
 //     shortest exact decimal form, strconv.FormatFloat(v, 'f', -1, 64)).
 //
-// name formats the path of each problem; nil means Path.String. Values of
-// another shape than the field's (a list where a struct is expected, a
-// string for an integer) are left to the decoder, which reports them. Types
-// that decode themselves from text (encoding.TextUnmarshaler) are skipped;
-// the collector's configoptional.Optional[T] is followed into T.
-func Check(conf *confmap.Conf, cfg any, name func(Path) string) error {
+// Each problem is a *confpath.Error at the path of its value, which at, when
+// not nil, rewrites first (the processor names a probe of its list by the
+// key it was written under). Values of another shape than the field's (a
+// list where a struct is expected, a string for an integer) are left to
+// the decoder, which reports them. Types that decode themselves from text
+// (encoding.TextUnmarshaler) are skipped; the collector's
+// configoptional.Optional[T] is followed into T.
+func Check(conf *confmap.Conf, cfg any, at func(confpath.Path) confpath.Path) error {
 	if conf == nil {
 		return nil
 	}
-	return CheckRaw(Raw(conf), cfg, name)
+	return CheckRaw(Raw(conf), cfg, at)
 }
 
 // CheckRaw is Check of a section already read with Raw, for a component
 // that reads the section's values itself too (without reading it twice).
-func CheckRaw(raw map[string]any, cfg any, name func(Path) string) error {
+func CheckRaw(raw map[string]any, cfg any, at func(confpath.Path) confpath.Path) error {
 	if cfg == nil {
 		return nil
-	}
-	if name == nil {
-		name = Path.String
 	}
 	t := reflect.TypeOf(cfg)
 	for t.Kind() == reflect.Pointer {
@@ -136,7 +88,7 @@ func CheckRaw(raw map[string]any, cfg any, name func(Path) string) error {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
-	w := walker{name: name}
+	w := walker{at: at}
 	// The top-level struct is walked even though it usually implements
 	// confmap.Unmarshaler itself (by calling Check).
 	w.walkStruct(raw, t, nil)
@@ -144,12 +96,15 @@ func CheckRaw(raw map[string]any, cfg any, name func(Path) string) error {
 }
 
 type walker struct {
-	name func(Path) string
+	at   func(confpath.Path) confpath.Path
 	errs []error
 }
 
-func (w *walker) report(p Path, format string, args ...any) {
-	w.errs = append(w.errs, fmt.Errorf("%s: %s", w.name(p), fmt.Sprintf(format, args...)))
+func (w *walker) report(p confpath.Path, format string, args ...any) {
+	if w.at != nil {
+		p = w.at(p)
+	}
+	w.errs = append(w.errs, confpath.Errorf(p, format, args...))
 }
 
 var (
@@ -161,12 +116,7 @@ var (
 // no exported fields whose section decodes into a T.
 const optionalPkg = "go.opentelemetry.io/collector/config/configoptional"
 
-// appendStep returns p with s appended, never sharing p's backing array.
-func appendStep(p Path, s Step) Path {
-	return append(slices.Clip(p), s)
-}
-
-func (w *walker) walk(raw any, t reflect.Type, p Path) {
+func (w *walker) walk(raw any, t reflect.Type, p confpath.Path) {
 	raw = Value(raw)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -193,7 +143,7 @@ func (w *walker) walk(raw any, t reflect.Type, p Path) {
 	case reflect.Slice, reflect.Array:
 		if l, ok := raw.([]any); ok {
 			for i, v := range l {
-				w.walk(v, t.Elem(), appendStep(p, Step{Index: i, IsIndex: true}))
+				w.walk(v, t.Elem(), p.Index(i))
 			}
 		}
 	case reflect.Map:
@@ -207,7 +157,7 @@ func (w *walker) walk(raw any, t reflect.Type, p Path) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			w.walk(m[k], t.Elem(), appendStep(p, Step{Key: k, IsMapKey: true}))
+			w.walk(m[k], t.Elem(), p.Key(k))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		w.checkInt(raw, t.Bits(), true, p)
@@ -222,14 +172,14 @@ func (w *walker) walk(raw any, t reflect.Type, p Path) {
 // collector's decoder does, a field's key is the first part of its
 // mapstructure tag, or its Go name when the tag has none, and keys match
 // exactly.
-func (w *walker) walkStruct(m map[string]any, t reflect.Type, p Path) {
+func (w *walker) walkStruct(m map[string]any, t reflect.Type, p confpath.Path) {
 	w.checkKeys(m, t, p)
 	w.walkFields(m, t, p)
 }
 
 // walkFields walks the fields of struct type t that m sets, squashed
 // structs' fields reading the same map.
-func (w *walker) walkFields(m map[string]any, t reflect.Type, p Path) {
+func (w *walker) walkFields(m map[string]any, t reflect.Type, p confpath.Path) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -260,13 +210,13 @@ func (w *walker) walkFields(m map[string]any, t reflect.Type, p Path) {
 		if !ok {
 			continue
 		}
-		w.walk(v, f.Type, appendStep(p, Step{Key: key}))
+		w.walk(v, f.Type, p.Field(key))
 	}
 }
 
 // checkDuration reports a duration written without a unit. Zero is the same
 // in every unit and is accepted.
-func (w *walker) checkDuration(raw any, p Path) {
+func (w *walker) checkDuration(raw any, p confpath.Path) {
 	written, zero, ok := number(raw)
 	if !ok {
 		s, isString := raw.(string)
@@ -325,7 +275,7 @@ func number(raw any) (written string, zero, ok bool) {
 // signedness cannot hold exactly. The decoder would convert it with Go's
 // conversion, which truncates a fraction and wraps (or, for a float, gives
 // an implementation-defined value) out of range.
-func (w *walker) checkInt(raw any, bits int, signed bool, p Path) {
+func (w *walker) checkInt(raw any, bits int, signed bool, p confpath.Path) {
 	// The field's range [lo, hi], and as float64 (flo, fhi) for a signed
 	// 64-bit field, [flo, fhi) otherwise: fhi = 2⁶³ or 2⁶⁴ is exact where hi
 	// is not, and YAML gives an integer literal that fits an int64 as an
@@ -368,25 +318,3 @@ func (w *walker) checkInt(raw any, bits int, signed bool, p Path) {
 		w.report(p, "%s is out of the integer range %s", written, rangeText())
 	}
 }
-
-// Under returns err as the error of a nested option at path (Path
-// notation, such as probes[0] or probes["checkout"].qta): an err that
-// starts with a field path of its own ("bins: must be …") continues path
-// with a dot (probes[0].bins: must be …), any other message follows it
-// after a colon (probes[0]: dmax, exponent: set either …). Every message
-// of the components thus names its option one way, the way Path.String
-// writes it.
-func Under(path string, err error) error {
-	msg := err.Error()
-	switch i := strings.Index(msg, ": "); {
-	case strings.HasPrefix(msg, "["):
-		return fmt.Errorf("%s%w", path, err)
-	case i > 0 && fieldPath.MatchString(msg[:i]):
-		return fmt.Errorf("%s.%w", path, err)
-	}
-	return fmt.Errorf("%s: %w", path, err)
-}
-
-// fieldPath matches an option's path as Path.String writes it: names
-// joined by dots, with list indexes and quoted map keys in brackets.
-var fieldPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\["[^"]*"\])*$`)

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // The test configuration has every shape Check follows.
@@ -199,14 +201,24 @@ text: 5
 	assert.NoError(t, Check(nil, &testConfig{}, nil))
 }
 
-func TestPathNotations(t *testing.T) {
-	p := Path{{Key: "probes"}, {Key: "checkout", IsMapKey: true}, {Key: "qta"}, {Key: "points"}, {Index: 1, IsIndex: true}, {Key: "delay"}}
-	assert.Equal(t, `probes["checkout"].qta.points[1].delay`, p.String())
-	assert.Equal(t, "probes::checkout::qta::points::1::delay", p.Keys())
+// TestCheckPaths: each problem is a *confpath.Error at its value's path,
+// which the caller's rewrite changes before the message is written.
+func TestCheckPaths(t *testing.T) {
+	conf := load(t, "by_name: {c: {dmax: 5}}\nprobes: [{inner: {count: 2.5}}]")
+	err := Check(conf, &testConfig{}, nil)
+	var pe *confpath.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, confpath.Fields("probes").Index(0).Field("inner").Field("count"), pe.Path)
 
-	conf := load(t, "by_name: {c: {dmax: 5}}")
-	err := Check(conf, &testConfig{}, func(p Path) string { return strconv.Quote(p.Keys()) })
-	assert.EqualError(t, err, `"by_name::c::dmax": 5 has no unit; write a duration such as 500ms or 2s`)
+	rename := func(p confpath.Path) confpath.Path {
+		if len(p) > 1 && p[1].IsIndex {
+			return confpath.Fields("probes").Key("first").Field("inner").Field("count")
+		}
+		return p
+	}
+	assert.EqualError(t, Check(conf, &testConfig{}, rename), ""+
+		`probes["first"].inner.count: 2.5 is not an integer`+"\n"+
+		`by_name["c"].dmax: 5 has no unit; write a duration such as 500ms or 2s`)
 }
 
 // TestCheckPercentage: a ratio written as a percentage is refused with the

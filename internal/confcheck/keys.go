@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
@@ -24,7 +25,7 @@ var unmarshalerType = reflect.TypeFor[confmap.Unmarshaler]()
 // (confmap.Unmarshaler) may read keys that are not fields, so they are not
 // judged, but the top-level struct is (its Unmarshal calls Check). Keys
 // match without regard to case, as the decoder matches them.
-func (w *walker) checkKeys(m map[string]any, t reflect.Type, p Path) {
+func (w *walker) checkKeys(m map[string]any, t reflect.Type, p confpath.Path) {
 	if len(p) > 0 && reflect.PointerTo(t).Implements(unmarshalerType) {
 		return
 	}
@@ -41,12 +42,12 @@ func (w *walker) checkKeys(m map[string]any, t reflect.Type, p Path) {
 	slices.Sort(unknown)
 	for _, k := range unknown {
 		if hint := suggest.Closest(k, known, 2); len(hint) > 0 {
-			w.report(appendStep(p, Step{Key: k}), "unknown option; did you mean %s?", strings.Join(hint, " or "))
+			w.report(p.Field(k), "unknown option; did you mean %s?", strings.Join(hint, " or "))
 			continue
 		}
 		valid := slices.Clone(known)
 		slices.Sort(valid)
-		w.report(appendStep(p, Step{Key: k}), "unknown option; the options here are %s", strings.Join(valid, ", "))
+		w.report(p.Field(k), "unknown option; the options here are %s", strings.Join(valid, ", "))
 	}
 }
 

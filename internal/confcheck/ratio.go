@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // checkFloat reports a number field written as a percentage (`max_failure:
@@ -17,7 +19,7 @@ import (
 // fraction, so that one spelling holds everywhere (the same file is read by
 // the collector, `deltaq check` and the configurations' tests) and no
 // percentage of a field that is not a ratio is read silently as one.
-func (w *walker) checkFloat(raw any, p Path) {
+func (w *walker) checkFloat(raw any, p confpath.Path) {
 	s, ok := raw.(string)
 	if !ok {
 		return

@@ -4,8 +4,9 @@
 package inflight
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // Options are the start-event options of the deltaq connector (its
@@ -92,22 +93,22 @@ func DefaultOptions() Options {
 func (o *Options) Check() []error {
 	var errs []error
 	if o.MaxInFlight < MinMaxInFlight || o.MaxInFlight > MaxMaxInFlight {
-		errs = append(errs, fmt.Errorf("max_in_flight: must be in [%d, %d], got %d", MinMaxInFlight, MaxMaxInFlight, o.MaxInFlight))
+		errs = append(errs, confpath.Errorf(confpath.Fields("max_in_flight"), "must be in [%d, %d], got %d", MinMaxInFlight, MaxMaxInFlight, o.MaxInFlight))
 	}
 	if o.TimerResolution < MinTimerResolution || o.TimerResolution > MaxTimerResolution {
-		errs = append(errs, fmt.Errorf("timer_resolution: must be in [%v, %v], got %v", MinTimerResolution, MaxTimerResolution, o.TimerResolution))
+		errs = append(errs, confpath.Errorf(confpath.Fields("timer_resolution"), "must be in [%v, %v], got %v", MinTimerResolution, MaxTimerResolution, o.TimerResolution))
 	}
 	if o.TimeoutGrace < 0 || o.TimeoutGrace > MaxTimeoutGrace {
-		errs = append(errs, fmt.Errorf("timeout_grace: must be in [0s, %v], got %v", MaxTimeoutGrace, o.TimeoutGrace))
+		errs = append(errs, confpath.Errorf(confpath.Fields("timeout_grace"), "must be in [0s, %v], got %v", MaxTimeoutGrace, o.TimeoutGrace))
 	}
 	if o.LateWindow <= 0 || o.LateWindow > MaxLateWindow {
-		errs = append(errs, fmt.Errorf("late_window: must be in (0s, %v], got %v", MaxLateWindow, o.LateWindow))
+		errs = append(errs, confpath.Errorf(confpath.Fields("late_window"), "must be in (0s, %v], got %v", MaxLateWindow, o.LateWindow))
 	}
 	if o.MaxEnded < MinMaxEnded || o.MaxEnded > MaxMaxEnded {
-		errs = append(errs, fmt.Errorf("max_ended: must be in [%d, %d], got %d", MinMaxEnded, MaxMaxEnded, o.MaxEnded))
+		errs = append(errs, confpath.Errorf(confpath.Fields("max_ended"), "must be in [%d, %d], got %d", MinMaxEnded, MaxMaxEnded, o.MaxEnded))
 	}
 	if o.EndedWindow <= 0 || o.EndedWindow > MaxEndedWindow {
-		errs = append(errs, fmt.Errorf("ended_window: must be in (0s, %v], got %v", MaxEndedWindow, o.EndedWindow))
+		errs = append(errs, confpath.Errorf(confpath.Fields("ended_window"), "must be in (0s, %v], got %v", MaxEndedWindow, o.EndedWindow))
 	}
 	return errs
 }

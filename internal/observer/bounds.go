@@ -5,13 +5,12 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -98,31 +97,31 @@ func (c *Config) checkBounds() error {
 	}
 	add(c.checkLive())
 	if c.Interval > 0 {
-		add(inRange("interval", c.Interval, minInterval, maxInterval))
+		add(inRange(confpath.Fields("interval"), c.Interval, minInterval, maxInterval))
 	}
-	add(analysisRange("history", c.History, minHistory, maxHistory))
-	add(analysisRange("max_probes", c.MaxProbes, minMaxProbes, maxMaxProbes))
-	add(analysisRange("probe_idle_timeout", c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
+	add(analysisRange(confpath.Fields("history"), c.History, minHistory, maxHistory))
+	add(analysisRange(confpath.Fields("max_probes"), c.MaxProbes, minMaxProbes, maxMaxProbes))
+	add(analysisRange(confpath.Fields("probe_idle_timeout"), c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
 	if c.Interval > 0 && c.ProbeIdleTimeout < c.Interval && c.ProbeIdleTimeout >= minProbeIdleTimeout {
 		// A probe would be forgotten between two of its windows.
-		errs = append(errs, fmt.Errorf(`probe_idle_timeout: %s is shorter than interval %s`, c.ProbeIdleTimeout, c.Interval))
+		errs = append(errs, confpath.Errorf(confpath.Fields("probe_idle_timeout"), `%s is shorter than interval %s`, c.ProbeIdleTimeout, c.Interval))
 	}
-	add(inRange("max_request_bytes", c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
+	add(inRange(confpath.Fields("max_request_bytes"), c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
 	add(c.Services.check(c.Interval))
-	add(inRange("cdf_points", c.CDFPoints, 0, maxCDFPoints))
+	add(inRange(confpath.Fields("cdf_points"), c.CDFPoints, 0, maxCDFPoints))
 	if e := c.Histogram.Exponential; e != nil && e.MaxSize != 0 {
-		add(inRange("histogram.exponential.max_size", e.MaxSize, minExpMaxSize, maxExpMaxSize))
+		add(inRange(confpath.Fields("histogram", "exponential", "max_size"), e.MaxSize, minExpMaxSize, maxExpMaxSize))
 	}
 	if n := len(c.Quantiles); n > maxQuantiles {
-		errs = append(errs, fmt.Errorf(`quantiles: %d values are more than the maximum %d`, n, maxQuantiles))
+		errs = append(errs, confpath.Errorf(confpath.Fields("quantiles"), `%d values are more than the maximum %d`, n, maxQuantiles))
 	}
-	add(analysisRange("rearm_windows", c.RearmWindows, 0, maxRearmWindows))
-	add(analysisRange("snapshot.before", c.Snapshot.Before, 0, maxSnapshotBefore))
-	add(analysisRange("snapshot.after", c.Snapshot.After, 0, maxSnapshotAfter))
+	add(analysisRange(confpath.Fields("rearm_windows"), c.RearmWindows, 0, maxRearmWindows))
+	add(analysisRange(confpath.Fields("snapshot", "before"), c.Snapshot.Before, 0, maxSnapshotBefore))
+	add(analysisRange(confpath.Fields("snapshot", "after"), c.Snapshot.After, 0, maxSnapshotAfter))
 	if c.Snapshot.Directory != "" {
 		// They bound the files in the directory, and nothing without one.
-		add(inRange("snapshot.max_files", c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
-		add(inRange("snapshot.max_bytes", c.Snapshot.MaxBytes, minSnapshotMaxBytes, maxSnapshotMaxBytes))
+		add(inRange(confpath.Fields("snapshot", "max_files"), c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
+		add(inRange(confpath.Fields("snapshot", "max_bytes"), c.Snapshot.MaxBytes, minSnapshotMaxBytes, maxSnapshotMaxBytes))
 	}
 
 	names := make([]string, 0, len(c.Probes))
@@ -133,26 +132,26 @@ func (c *Config) checkBounds() error {
 	for _, name := range names {
 		if len(name) > outcome.MaxNameLength {
 			// The name is cut in the message: it is what is too long.
-			errs = append(errs, fmt.Errorf(`probes: the name %q… of %d bytes is longer than the maximum %d`,
+			errs = append(errs, confpath.Errorf(confpath.Fields("probes"), `the name %q… of %d bytes is longer than the maximum %d`,
 				cutName(name, 32), len(name), outcome.MaxNameLength))
 			continue
 		}
 		pc := c.Probes[name]
-		key := fmt.Sprintf("probes[%q].", name)
+		key := confpath.Fields("probes").Key(name)
 		// Zero dmax and bins are unset; a delay of zero, like a negative
 		// value and dmax without bins, is the analysis's to refuse.
 		if pc.DMax > 0 {
-			add(inRange(key+"dmax", pc.DMax, deltaq.MinDMax, deltaq.MaxDMax))
+			add(inRange(key.Field("dmax"), pc.DMax, deltaq.MinDMax, deltaq.MaxDMax))
 		}
 		if pc.Bins > 0 {
-			add(inRange(key+"bins", pc.Bins, minProbeBins, deltaq.MaxThesisBins))
+			add(inRange(key.Field("bins"), pc.Bins, minProbeBins, deltaq.MaxThesisBins))
 		}
 		for i, p := range pc.QTA.Points {
 			if p.Delay > 0 {
-				add(inRange(key+"qta.points["+strconv.Itoa(i)+"].delay", p.Delay, 1, deltaq.MaxDMax))
+				add(inRange(key.Field("qta").Field("points").Index(i).Field("delay"), p.Delay, 1, deltaq.MaxDMax))
 			}
 		}
-		add(analysisRange(key+"triggers.max_instances", pc.Triggers.MaxInstances, 0, maxTriggerMax))
+		add(analysisRange(key.Field("triggers").Field("max_instances"), pc.Triggers.MaxInstances, 0, maxTriggerMax))
 	}
 	return errors.Join(errs...)
 }
@@ -161,25 +160,25 @@ func (c *Config) checkBounds() error {
 // offline analysis: the windows of a collector close on a timer.
 func (c *Config) checkLive() error {
 	if c.Interval == 0 {
-		return errors.New(`interval: must be positive, got 0s`)
+		return confpath.Errorf(confpath.Fields("interval"), `must be positive, got 0s`)
 	}
 	return nil
 }
 
-// inRange reports v outside [lo, hi], naming the option key.
-func inRange[T int | int64 | time.Duration](key string, v, lo, hi T) error {
+// inRange reports v outside [lo, hi], the problem of the option at key.
+func inRange[T int | int64 | time.Duration](key confpath.Path, v, lo, hi T) error {
 	switch {
 	case v < lo:
-		return fmt.Errorf("%s: %v is below the minimum %v", key, v, lo)
+		return confpath.Errorf(key, "%v is below the minimum %v", v, lo)
 	case v > hi:
-		return fmt.Errorf("%s: %v is above the maximum %v", key, v, hi)
+		return confpath.Errorf(key, "%v is above the maximum %v", v, hi)
 	}
 	return nil
 }
 
 // analysisRange is inRange for an option that analysis.Config.Check refuses
 // when negative: a negative value is reported there, once.
-func analysisRange[T int | int64 | time.Duration](key string, v, lo, hi T) error {
+func analysisRange[T int | int64 | time.Duration](key confpath.Path, v, lo, hi T) error {
 	if v < 0 {
 		return nil
 	}
@@ -204,16 +203,16 @@ func cutName(s string, n int) string {
 // with it.
 func (c ServicesConfig) check(interval time.Duration) error {
 	var errs []error
-	if err := inRange("services.max_per_probe", c.MaxPerProbe, minServicesMaxPerProbe, maxServicesMaxPerProbe); err != nil {
+	if err := inRange(confpath.Fields("services", "max_per_probe"), c.MaxPerProbe, minServicesMaxPerProbe, maxServicesMaxPerProbe); err != nil {
 		errs = append(errs, err)
 	}
 	if c.IdleTimeout == 0 { // probe_idle_timeout's
 		return errors.Join(errs...)
 	}
-	if err := inRange("services.idle_timeout", c.IdleTimeout, minServicesIdleTimeout, maxServicesIdleTimeout); err != nil {
+	if err := inRange(confpath.Fields("services", "idle_timeout"), c.IdleTimeout, minServicesIdleTimeout, maxServicesIdleTimeout); err != nil {
 		errs = append(errs, err)
 	} else if interval > 0 && c.IdleTimeout < interval {
-		errs = append(errs, fmt.Errorf("services.idle_timeout: %s is shorter than interval %s", c.IdleTimeout, interval))
+		errs = append(errs, confpath.Errorf(confpath.Fields("services", "idle_timeout"), "%s is shorter than interval %s", c.IdleTimeout, interval))
 	}
 	return errors.Join(errs...)
 }

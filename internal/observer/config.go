@@ -5,7 +5,6 @@ package observer // import "github.com/deltaq-otel/deltaq/internal/observer"
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -188,13 +188,13 @@ func (c *Config) Check() error {
 		errs = append(errs, err)
 	}
 	if c.WindowsOnly && !c.EmitWindows {
-		errs = append(errs, errors.New("windows_only: needs emit_windows: true (it leaves the windows alone in the output)"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("windows_only"), "needs emit_windows: true (it leaves the windows alone in the output)"))
 	}
 	if c.Snapshot.Directory != "" {
 		if st, err := os.Stat(c.Snapshot.Directory); err != nil {
-			errs = append(errs, fmt.Errorf(`snapshot.directory: %w`, err))
+			errs = append(errs, confpath.Under(confpath.Fields("snapshot", "directory"), err))
 		} else if !st.IsDir() {
-			errs = append(errs, fmt.Errorf(`snapshot.directory: %q is not a directory`, c.Snapshot.Directory))
+			errs = append(errs, confpath.Errorf(confpath.Fields("snapshot", "directory"), `%q is not a directory`, c.Snapshot.Directory))
 		}
 	}
 	if err := c.Config.Check(); err != nil {

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
@@ -218,7 +219,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 		// runs this check once its probes are registered (misspelled).
 		o.layouts.AddReader(o, func(defined []string) error {
 			if typos, _ := o.misspelled(defined); len(typos) > 0 {
-				return fmt.Errorf("%ss::%s: %w", o.set.Kind, o.set.ID, typos)
+				return fmt.Errorf("%s: %w", confpath.Section(o.set.Kind+"s", o.set.ID), typos)
 			}
 			return nil
 		})

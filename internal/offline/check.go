@@ -16,6 +16,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -93,7 +94,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 	components := deltaqComponents(conf)
 	for _, id := range components["processors"] {
 		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
-		if err := decodeSection(conf, "processors::"+id, cfg); err != nil {
+		if err := decodeSection(conf, confpath.Section("processors", id), cfg); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -105,7 +106,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				layouts[id][p.Name] = layout{time.Duration(dmax), p.Bins}
 			}
 		}
-		fmt.Fprintf(w, "processors::%s: ok, %d probes\n", id, len(cfg.Probes))
+		fmt.Fprintf(w, "%s: ok, %d probes\n", confpath.Section("processors", id), len(cfg.Probes))
 	}
 	for _, kind := range []string{"connectors", "exporters"} {
 		for _, id := range components[kind] {
@@ -124,10 +125,10 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
 			}
 			if err = errors.Join(err, layoutsAgree(acfg, procs, layouts), qtaOffEdges(acfg, procs, layouts)); err != nil {
-				errs = append(errs, fmt.Errorf("%s::%s: %w", kind, id, err))
+				errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
 				continue
 			}
-			fmt.Fprintf(w, "%s::%s: ok, fed by %s\n", kind, id, feedsText(procs, gateway))
+			fmt.Fprintf(w, "%s: ok, fed by %s\n", confpath.Section(kind, id), feedsText(procs, gateway))
 		}
 	}
 	return errors.Join(errs...)
@@ -152,8 +153,8 @@ func layoutsAgree(acfg *observer.Config, procs []string, layouts map[string]map[
 		own := layout{acfg.Probes[name].DMax, acfg.Probes[name].Bins}
 		for _, p := range procs {
 			if l, ok := layouts[p][name]; ok && l != own {
-				errs = append(errs, fmt.Errorf("probes[%q]: dmax %v, bins %d differ from processors::%s's dmax %v, bins %d; set the layout in one place (the processor's), or the same in both",
-					name, own.dmax, own.bins, p, l.dmax, l.bins))
+				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), "dmax %v, bins %d differ from %s's dmax %v, bins %d; set the layout in one place (the processor's), or the same in both",
+					own.dmax, own.bins, confpath.Section("processors", p), l.dmax, l.bins))
 			}
 		}
 	}
@@ -186,7 +187,7 @@ func ownProbes(acfg *observer.Config) []string {
 // decodeFrontEnd decodes and checks a deltaq connector's or exporter's
 // section, returning its analysis options.
 func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*observer.Config, error) {
-	key := kind + "::" + id
+	key := confpath.Section(kind, id)
 	if kind == "connectors" {
 		cfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
 		if err := decodeSection(conf, key, cfg); err != nil {

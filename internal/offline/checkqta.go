@@ -5,10 +5,10 @@ package offline
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/slo"
@@ -50,7 +50,7 @@ func qtaOffEdges(acfg *observer.Config, procs []string, layouts map[string]map[s
 		pr := slo.Probe{Name: name, Bounds: bounds, Layout: desc}
 		for i, pt := range pc.QTA.Points {
 			if reason := slo.InexactPoint(pr, pt.Delay); reason != "" {
-				errs = append(errs, fmt.Errorf("probes[%q].qta.points[%d]: %s (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)", name, i, reason))
+				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name).Field("qta").Field("points").Index(i), "%s (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)", reason))
 			}
 		}
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -114,26 +115,26 @@ func (c *Source) Load() (*Loaded, error) {
 		return nil
 	}
 	l := &Loaded{}
-	if conf.IsSet("processors::" + c.Processor) {
+	if proc := confpath.Section("processors", c.Processor); conf.IsSet(proc) {
 		l.Proc = deltaqprocessor.NewFactory().CreateDefaultConfig()
-		if err := unmarshal("processors::"+c.Processor, l.Proc); err != nil {
+		if err := unmarshal(proc, l.Proc); err != nil {
 			return nil, err
 		}
 		if err := confmap.Validate(l.Proc); err != nil {
-			return nil, fmt.Errorf("%s: processors::%s: %w", name, c.Processor, err)
+			return nil, fmt.Errorf("%s: %s: %w", name, proc, err)
 		}
 	} else if c.ProcessorSet {
 		return nil, fmt.Errorf("%s: no processors section %q", name, c.Processor)
 	}
 	connID := c.Connector
-	if connID == "" && !conf.IsSet("exporters::"+c.Exporter) {
-		if c.Exporter != "deltaq" || !conf.IsSet("connectors::deltaq") {
+	if connID == "" && !conf.IsSet(confpath.Section("exporters", c.Exporter)) {
+		if c.Exporter != "deltaq" || !conf.IsSet(confpath.Section("connectors", "deltaq")) {
 			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)", name, c.Exporter)
 		}
 		connID = "deltaq"
 	}
 	if connID != "" {
-		key := "connectors::" + connID
+		key := confpath.Section("connectors", connID)
 		if !conf.IsSet(key) {
 			return nil, fmt.Errorf("%s: no connectors section %q", name, connID)
 		}
@@ -150,7 +151,7 @@ func (c *Source) Load() (*Loaded, error) {
 		l.Spans, l.ConnID = deltaqconnector.SpanProbes(ccfg), connID
 		return l, nil
 	}
-	key := "exporters::" + c.Exporter
+	key := confpath.Section("exporters", c.Exporter)
 	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
 	if err := unmarshal(key, ecfg); err != nil {
 		return nil, err

@@ -9,12 +9,12 @@ package spanmatch
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -48,19 +48,18 @@ func (f *Failure) Holds(span ptrace.Span) bool {
 // such a condition could never hold.
 var errContractKey = errors.New("is an attribute the deltaq processor writes (and removes from incoming spans), so no span can carry it here")
 
-// CompileFailure checks a failure rule and compiles it; field names in
-// errors start with prefix ("failure.conditions[0].op: …").
-func CompileFailure(prefix string, fc *FailureConfig) (Failure, []error) {
+// CompileFailure checks the failure option of a probe or of a component and
+// compiles it. Each error names its field (failure.conditions[0].op: …).
+func CompileFailure(fc *FailureConfig) (Failure, []error) {
 	var errs []error
 	f := Failure{statusError: fc.StatusError == nil || *fc.StatusError}
 	for i, cc := range fc.Conditions {
-		field := fmt.Sprintf("%s.conditions[%d]", prefix, i)
 		c, err := compileCondition(&cc)
 		if err == nil && outcome.IsContractAttr(cc.Attribute) {
-			err = fmt.Errorf("attribute: %q %w", cc.Attribute, errContractKey)
+			err = confpath.Errorf(confpath.Fields("attribute"), "%q %w", cc.Attribute, errContractKey)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s.%w", field, err))
+			errs = append(errs, confpath.Under(confpath.Fields("failure", "conditions").Index(i), err))
 			continue
 		}
 		f.conds = append(f.conds, c)
@@ -91,18 +90,18 @@ type condition struct {
 
 func compileCondition(cc *ConditionConfig) (condition, error) {
 	if cc.Attribute == "" {
-		return condition{}, errors.New("attribute: must not be empty")
+		return condition{}, confpath.Errorf(confpath.Fields("attribute"), "must not be empty")
 	}
 	o, ok := ops[cc.Op]
 	if !ok {
-		return condition{}, fmt.Errorf("op: unknown operator %q (want ==, !=, <, <=, > or >=)", cc.Op)
+		return condition{}, confpath.Errorf(confpath.Fields("op"), "unknown operator %q (want ==, !=, <, <=, > or >=)", cc.Op)
 	}
 	lit, err := literalOf(cc.Value)
 	if err != nil {
-		return condition{}, fmt.Errorf("value: %w", err)
+		return condition{}, confpath.Under(confpath.Fields("value"), err)
 	}
 	if o >= opLt && lit.kind != litInt && lit.kind != litDouble {
-		return condition{}, fmt.Errorf("value: operator %s needs a number, got %#v", cc.Op, cc.Value)
+		return condition{}, confpath.Errorf(confpath.Fields("value"), "operator %s needs a number, got %#v", cc.Op, cc.Value)
 	}
 	return condition{key: cc.Attribute, op: o, val: lit}, nil
 }

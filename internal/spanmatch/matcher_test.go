@@ -157,7 +157,7 @@ func TestCompileErrors(t *testing.T) {
 	for i, w := range want {
 		assert.True(t, strings.HasPrefix(msgs[i], w), "%q does not start with %q", msgs[i], w)
 	}
-	_, errs = CompileFailure("failure", &FailureConfig{Conditions: []ConditionConfig{{Attribute: "x", Op: "<", Value: "a"}, {Attribute: "deltaq.outcome", Value: "x"}}})
+	_, errs = CompileFailure(&FailureConfig{Conditions: []ConditionConfig{{Attribute: "x", Op: "<", Value: "a"}, {Attribute: "deltaq.outcome", Value: "x"}}})
 	require.Len(t, errs, 2)
 	assert.Contains(t, errs[0].Error(), "failure.conditions[0].value: operator < needs a number")
 	assert.Contains(t, errs[1].Error(), "failure.conditions[1].attribute: \"deltaq.outcome\"")
@@ -168,9 +168,9 @@ func TestCompileErrors(t *testing.T) {
 func TestFailure(t *testing.T) {
 	no := false
 	s := ptrace.NewSpan()
-	def, errs := CompileFailure("failure", &FailureConfig{})
+	def, errs := CompileFailure(&FailureConfig{})
 	require.Empty(t, errs)
-	noStatus, _ := CompileFailure("failure", &FailureConfig{StatusError: &no,
+	noStatus, _ := CompileFailure(&FailureConfig{StatusError: &no,
 		Conditions: []ConditionConfig{{Attribute: "http.status_code", Op: ">=", Value: 500}}})
 	assert.False(t, def.Holds(s))
 	assert.False(t, (&Failure{}).Holds(s), "the zero Failure holds for no span")

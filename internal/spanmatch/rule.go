@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
@@ -63,7 +64,7 @@ func Compile(m *MatchConfig, name string) (Rule, []error) {
 	if m.SpanNameRegexp != "" {
 		re, err := regexp.Compile(m.SpanNameRegexp)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("match.span_name_regexp: %w", err))
+			errs = append(errs, confpath.Under(confpath.Fields("match", "span_name_regexp"), err))
 		} else {
 			r.re, r.exact = re, ""
 			r.rePrefix, _ = re.LiteralPrefix()
@@ -86,16 +87,19 @@ func Compile(m *MatchConfig, name string) (Rule, []error) {
 	slices.Sort(keys) // a fixed evaluation order
 	for _, k := range keys {
 		if k == "" {
-			errs = append(errs, errors.New("match.attributes: a key must not be empty"))
+			errs = append(errs, confpath.Errorf(confpath.Fields("match", "attributes"), "a key must not be empty"))
 			continue
 		}
 		if outcome.IsContractAttr(k) {
-			errs = append(errs, fmt.Errorf("match.attributes[%q] %w", k, errContractKey))
+			// The key is the subject of the sentence, not a path
+			// before a colon: under a probe the message follows its
+			// path after one (probes["checkout"]: match.attributes…).
+			errs = append(errs, fmt.Errorf("%s %w", confpath.Fields("match", "attributes").Key(k), errContractKey))
 			continue
 		}
 		lit, err := literalOf(m.Attributes[k])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("match.attributes[%q]: %w", k, err))
+			errs = append(errs, confpath.Under(confpath.Fields("match", "attributes").Key(k), err))
 			continue
 		}
 		r.attrs = append(r.attrs, attrEquals{key: k, val: lit})
@@ -161,7 +165,7 @@ var spanKinds = map[string]int32{
 func parseSpanKind(s string) (int32, error) {
 	k, ok := spanKinds[strings.ToLower(s)]
 	if !ok {
-		return 0, fmt.Errorf("match.span_kind: unknown span kind %q (want internal, server, client, producer or consumer)", s)
+		return 0, confpath.Errorf(confpath.Fields("match", "span_kind"), "unknown span kind %q (want internal, server, client, producer or consumer)", s)
 	}
 	return k, nil
 }

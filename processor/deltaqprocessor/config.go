@@ -5,7 +5,6 @@ package deltaqprocessor
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,7 +14,9 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
@@ -213,20 +214,20 @@ func takeAutoDMax(raw map[string]any) (map[string]any, []int) {
 func (cfg *Config) Validate() error {
 	var errs []error
 	if len(cfg.Probes) == 0 {
-		errs = append(errs, errors.New("probes: at least one probe is required"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("probes"), "at least one probe is required"))
 	}
 	errs = append(errs, cfg.Options.Check()...)
-	defaultFailure, ferrs := spanmatch.CompileFailure("failure", &cfg.Failure)
+	defaultFailure, ferrs := spanmatch.CompileFailure(&cfg.Failure)
 	errs = append(errs, ferrs...)
 	seen := make(map[string]int, len(cfg.Probes))
 	for i := range cfg.Probes {
 		pc := &cfg.Probes[i]
 		if len(pc.Name) > outcome.MaxNameLength {
 			// The name is not repeated: it is what is too long.
-			errs = append(errs, cfg.probeError(i, fmt.Errorf("name: must be at most %d bytes, got %d", outcome.MaxNameLength, len(pc.Name))))
+			errs = append(errs, cfg.probeError(i, confpath.Errorf(confpath.Fields("name"), "must be at most %d bytes, got %d", outcome.MaxNameLength, len(pc.Name))))
 		}
 		if j, dup := seen[pc.Name]; dup && pc.Name != "" {
-			errs = append(errs, cfg.probeError(i, fmt.Errorf("name: duplicate probe name (also probes[%d])", j)))
+			errs = append(errs, cfg.probeError(i, confpath.Errorf(confpath.Fields("name"), "duplicate probe name (also %s)", confpath.Fields("probes").Index(j))))
 		} else {
 			seen[pc.Name] = i
 		}
@@ -242,9 +243,9 @@ func (cfg *Config) Validate() error {
 // when the probes are a map; else its position, probes[0].bins.
 func (cfg *Config) probeError(i int, err error) error {
 	if name := cfg.Probes[i].Name; cfg.probesByName && len(name) <= outcome.MaxNameLength {
-		return confcheck.Under(fmt.Sprintf("probes[%q]", name), err)
+		return confpath.Under(confpath.Fields("probes").Key(name), err)
 	}
-	return confcheck.Under(fmt.Sprintf("probes[%d]", i), err)
+	return confpath.Under(confpath.Fields("probes").Index(i), err)
 }
 
 // DMaxNanos returns the probe's dMax in nanoseconds, or the problems with
@@ -270,12 +271,12 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 		errs = append(errs, errors.New("dmax, exponent: set either dmax or exponent, not both"))
 	case pc.Exponent != nil:
 		if n := *pc.Exponent; n < deltaq.MinExponent || n > deltaq.MaxExponent {
-			errs = append(errs, fmt.Errorf("exponent: must be in [%d, %d], got %d", deltaq.MinExponent, deltaq.MaxExponent, n))
+			errs = append(errs, confpath.Errorf(confpath.Fields("exponent"), "must be in [%d, %d], got %d", deltaq.MinExponent, deltaq.MaxExponent, n))
 		}
 	case pc.DMax == 0:
-		errs = append(errs, errors.New("dmax: a positive dmax (or an exponent) is required"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "a positive dmax (or an exponent) is required"))
 	case pc.DMax < deltaq.MinDMax || pc.DMax > deltaq.MaxDMax:
-		errs = append(errs, fmt.Errorf("dmax: must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, pc.DMax))
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "must be in [%v, %v], got %v", deltaq.MinDMax, deltaq.MaxDMax, pc.DMax))
 	}
 	if len(errs) > 0 {
 		return 0, errs
@@ -292,7 +293,7 @@ func (pc *ProbeConfig) DMaxNanos() (int64, []error) {
 	// Unreachable within the bounds above (1µs / 1000 bins = 1ns), kept so
 	// that a change of either bound cannot give bins narrower than 1ns.
 	if int64(pc.DMax) < int64(pc.Bins) {
-		return 0, []error{fmt.Errorf("dmax: %v is less than 1ns per bin with %d bins", pc.DMax, pc.Bins)}
+		return 0, []error{confpath.Errorf(confpath.Fields("dmax"), "%v is less than 1ns per bin with %d bins", pc.DMax, pc.Bins)}
 	}
 	return int64(pc.DMax), nil
 }
@@ -310,7 +311,7 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 		errs = append(errs, errors.New("dmax, exponent: the dMax of a probe with binning is binning.high; set neither"))
 	}
 	if pc.DMaxMin != 0 || pc.DMaxMax != 0 || pc.DMaxSample != 0 || pc.DMaxPeriod != 0 || pc.DMaxChangesPerHour != 0 {
-		errs = append(errs, errors.New("dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto"))
+		errs = append(errs, autorange.ErrNotAuto)
 	}
 	if pc.Bins != 0 {
 		errs = append(errs, errors.New("bins, binning: set either bins or binning, not both"))
@@ -325,10 +326,10 @@ func (pc *ProbeConfig) logLinear() (deltaq.LogLinear, []error) {
 func checkBins(n int) error {
 	if n == 0 {
 		// Unset: the one mistake a newcomer makes here, with dmax: auto too.
-		return errors.New("bins: is required (also with dmax: auto), e.g. bins: 100")
+		return confpath.Errorf(confpath.Fields("bins"), "is required (also with dmax: auto), e.g. bins: 100")
 	}
 	if n < 1 || n > deltaq.MaxThesisBins {
-		return fmt.Errorf("bins: must be in [1, %d], got %d", deltaq.MaxThesisBins, n)
+		return confpath.Errorf(confpath.Fields("bins"), "must be in [1, %d], got %d", deltaq.MaxThesisBins, n)
 	}
 	return nil
 }

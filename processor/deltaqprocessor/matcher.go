@@ -28,7 +28,7 @@ func newMatcher(cfg *Config) (*matcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	def, _ := spanmatch.CompileFailure("failure", &cfg.Failure)
+	def, _ := spanmatch.CompileFailure(&cfg.Failure)
 	m := &matcher{
 		probes: make([]probe, len(cfg.Probes)),
 		byName: make(map[string]int32, len(cfg.Probes)),

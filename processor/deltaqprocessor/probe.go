@@ -4,13 +4,12 @@
 package deltaqprocessor
 
 import (
-	"errors"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/autorange"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -52,7 +51,7 @@ func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule
 	var errs []error
 	p := probe{name: pc.Name, bins: int64(pc.Bins), failure: def}
 	if pc.Name == "" {
-		errs = append(errs, errors.New("name: must not be empty"))
+		errs = append(errs, confpath.Errorf(confpath.Fields("name"), "must not be empty"))
 	}
 	d, derrs := pc.DMaxNanos()
 	errs = append(errs, derrs...)
@@ -66,7 +65,7 @@ func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule
 	rule, merrs := spanmatch.Compile(&pc.Match, pc.Name)
 	errs = append(errs, merrs...)
 	if pc.Failure != nil {
-		f, ferrs := spanmatch.CompileFailure("failure", pc.Failure)
+		f, ferrs := spanmatch.CompileFailure(pc.Failure)
 		errs = append(errs, ferrs...)
 		p.failure = f
 	}

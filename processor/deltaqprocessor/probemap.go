@@ -10,11 +10,11 @@ package deltaqprocessor
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 )
 
 // listFormDeprecated is what the processor logs when it is made with its
@@ -46,7 +46,7 @@ func listProbes(raw map[string]any) (map[string]any, []string, error) {
 		v := confcheck.Value(probes[name])
 		entry, ok := v.(map[string]any)
 		if !ok && v != nil {
-			errs = append(errs, fmt.Errorf("probes[%q]: want the probe's options (dmax, bins, match, …), got %v", name, v))
+			errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), "want the probe's options (dmax, bins, match, …), got %v", v))
 			continue
 		}
 		entry = maps.Clone(entry)
@@ -55,7 +55,7 @@ func listProbes(raw map[string]any) (map[string]any, []string, error) {
 		}
 		if n, has := entry[keyName]; has {
 			if s, _ := confcheck.Value(n).(string); s != name {
-				errs = append(errs, fmt.Errorf("probes[%q].name: %v is not the key %q: the key is the probe's name; leave name out", name, confcheck.Value(n), name))
+				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name).Field(keyName), "%v is not the key %q: the key is the probe's name; leave name out", confcheck.Value(n), name))
 				continue
 			}
 		}
@@ -70,20 +70,19 @@ func listProbes(raw map[string]any) (map[string]any, []string, error) {
 	return raw, names, nil
 }
 
-// keyedPath returns the formatter of confcheck's messages for probes listed
+// keyedPath returns the rewrite of confcheck's paths for probes listed
 // from a map (names by position, as listProbes gives them): a probe is
 // named by its key, probes["checkout"].dmax, as it was written. nil names:
-// nil, confcheck's own (probes[0].dmax).
-func keyedPath(names []string) func(confcheck.Path) string {
+// nil, confcheck's own paths (probes[0].dmax).
+func keyedPath(names []string) func(confpath.Path) confpath.Path {
 	if names == nil {
 		return nil
 	}
-	return func(p confcheck.Path) string {
+	return func(p confpath.Path) confpath.Path {
 		if len(p) >= 2 && p[0].Key == "probes" && p[1].IsIndex && p[1].Index < len(names) {
-			p = slices.Clone(p)
-			p[1] = confcheck.Step{Key: names[p[1].Index], IsMapKey: true}
+			return slices.Concat(confpath.Fields("probes").Key(names[p[1].Index]), p[2:])
 		}
-		return p.String()
+		return p
 	}
 }
 
