@@ -3,6 +3,11 @@
 
 package analysis
 
+import (
+	"math"
+	"time"
+)
+
 // condition is the value of a trigger's condition in one window.
 type condition int8
 
@@ -60,4 +65,119 @@ func (t *TriggerEvent) WorstInstance() (Exemplar, bool) {
 		return firstOf(t.Worst.Failures, t.Worst.Timeouts, t.Worst.Slowest)
 	}
 	return t.Worst.Worst()
+}
+
+// firing is what a trigger's condition says of one window: the condition,
+// and what a firing reports — the value observed, the value required, and
+// for a QTA point or a slack trend a delay.
+type firing struct {
+	c                  condition
+	observed, required float64
+	delay              time.Duration
+}
+
+// triggers steps the probe's triggers, each on its condition below, and
+// appends those that fire.
+func (a *analyzer) triggers(r *Result, pr *ProbeResult, s *probeState) {
+	t := s.cfg.Triggers
+	fire := func(k TriggerKind, f firing) {
+		if s.trig[k].step(f.c, a.cfg.RearmWindows) {
+			r.Triggers = append(r.Triggers, TriggerEvent{
+				Probe: pr.Name, Kind: k, Time: r.End,
+				Observed: f.observed, Required: f.required, Delay: f.delay,
+				Worst: pr.Worst,
+			})
+		}
+	}
+	if t.QTA && s.qta != nil {
+		fire(TriggerQTA, qtaCondition(pr, s))
+	}
+	if t.Failure && s.qta != nil {
+		fire(TriggerFailure, failureCondition(pr, s))
+	}
+	if t.MaxInstances > 0 {
+		n := pr.Counts.Total()
+		fire(TriggerLoad, firing{condOf(n > t.MaxInstances), float64(n), float64(t.MaxInstances), 0})
+	}
+	if s.div.alpha > 0 {
+		fire(TriggerDivergence, divergenceCondition(pr, s))
+	}
+	if h := t.SlackTrend.Horizon; h > 0 && s.qta != nil && len(s.qta.Points) > 0 {
+		fire(TriggerSlackTrend, slackTrendCondition(pr, h))
+	}
+}
+
+// significant reports whether a breach of p-value p counts: always without
+// triggers::confidence, else when significant at 1 − confidence.
+func significant(s *probeState, p float64) bool {
+	c := s.cfg.Triggers.Confidence
+	return c == 0 || p < 1-c
+}
+
+// qtaCondition: a point of the QTA broken (significantly, with
+// confidence); it reports the worst point, the largest shortfall
+// P − F_obs(Delay).
+func qtaCondition(pr *ProbeResult, s *probeState) firing {
+	if pr.QTACheck == nil {
+		return firing{}
+	}
+	worst := -1
+	for i, pc := range pr.QTACheck.Points {
+		if !pc.OK && (worst < 0 || pc.Shortfall > pr.QTACheck.Points[worst].Shortfall) {
+			worst = i
+		}
+	}
+	f := firing{c: condOf(worst >= 0 && significant(s, pr.QTABreachP))}
+	if worst >= 0 {
+		pc := pr.QTACheck.Points[worst]
+		f.observed, f.required, f.delay = pc.Observed, pc.P, s.cfg.QTA.Points[worst].Delay
+	}
+	return f
+}
+
+// failureCondition: the failure ratio above the QTA's max_failure
+// (significantly, with confidence).
+func failureCondition(pr *ProbeResult, s *probeState) firing {
+	f := firing{required: s.qta.MaxFailure}
+	if pr.QTACheck != nil {
+		f.c = condOf(!pr.QTACheck.FailureOK && significant(s, pr.FailureBreachP))
+		f.observed = pr.QTACheck.Failure
+	}
+	return f
+}
+
+// divergenceCondition: the observed ΔQ significantly diverges from the
+// calculated one, by more than the floor, in windows consecutive windows;
+// it steps the run of significant windows.
+func divergenceCondition(pr *ProbeResult, s *probeState) firing {
+	f := firing{observed: pr.DivergenceTest.P, required: s.div.alpha}
+	if !pr.HasDivergence {
+		return f
+	}
+	ks := pr.DivergenceTest
+	if ks.P < s.div.alpha && ks.Distance > s.div.floor {
+		s.div.run = min(s.div.run+1, s.div.windows)
+	} else {
+		s.div.run = 0
+	}
+	f.c = condOf(s.div.run >= s.div.windows)
+	return f
+}
+
+// slackTrendCondition: the trend of the QTA's minimum slack significantly
+// crosses zero within the horizon h; it reports the line's lowest value
+// over [now, now + h] and the time to the violation.
+func slackTrendCondition(pr *ProbeResult, h time.Duration) firing {
+	if pr.Slack == nil || !pr.Slack.Trend.OK {
+		return firing{}
+	}
+	tr := pr.Slack.Trend
+	return firing{c: condOf(tr.Significant), observed: math.Min(tr.Fitted, tr.Fitted+tr.Slope*h.Seconds()), delay: tr.TimeToViolation}
+}
+
+func condOf(b bool) condition {
+	if b {
+		return condTrue
+	}
+	return condFalse
 }
