@@ -24,8 +24,9 @@ test: vet lint test-go test-race test-erlang e2e
 
 ## vet: gofmt, go mod tidy, licence headers, go vet, and internal/archcheck (docs/design.md's package
 ## table compared with go list; no function over 80 lines; no package variable with mutable state but
-## internal/process's, reached only by the components' NewFactory functions; no test that passes on
-## an empty glob; no test helper in the product; package documentation of a screen at most).
+## internal/collectorstate's, reached only by the components' NewFactory functions; no test that
+## passes on an empty glob; no test helper in the product; package documentation of a screen at
+## most).
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package analysis is the ΔQ analysis behind every front end: the deltaq
-// connector and exporter (through internal/observer), a gateway that merges
+// connector and exporter (through internal/core), a gateway that merges
 // agents' windows, and the deltaq command's analyze. It has no collector
 // types in its API.
 //

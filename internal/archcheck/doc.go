@@ -9,8 +9,8 @@
 //   - hold every function of the module's non-test, non-generated code to
 //     at most MaxFunctionLines lines;
 //   - keep mutable state out of package variables but the one of
-//     internal/process, which only the components' NewFactory functions
-//     and main packages reach;
+//     internal/collectorstate, which only the components' NewFactory
+//     functions and main packages reach;
 //   - make every test that globs or lists a directory fail when it finds
 //     nothing (internal/globtest), so that none passes on no input.
 //   - keep test-only packages (componenttest, processortest,

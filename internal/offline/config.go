@@ -23,7 +23,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
-	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -49,10 +49,10 @@ type Loaded struct {
 	// Spans are the probes the connector matches in the spans itself; nil
 	// when it matches none (and for an exporter). ConnID is the connector's
 	// ID.
-	Spans  *observer.SpanProbes
+	Spans  *core.SpanProbes
 	ConnID string
 	// Analysis is the exporter's or connector's analysis options.
-	Analysis *observer.Config
+	Analysis *core.Config
 	// Where names the configuration and the section of Analysis, for
 	// messages: "a.yaml+b.yaml: connectors::deltaq".
 	Where string

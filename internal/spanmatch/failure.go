@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // Failure decides which spans that ended within dMax are failures. The zero
@@ -56,7 +56,7 @@ func CompileFailure(prefix string, fc *FailureConfig) (Failure, []error) {
 	for i, cc := range fc.Conditions {
 		field := fmt.Sprintf("%s.conditions[%d]", prefix, i)
 		c, err := compileCondition(&cc)
-		if err == nil && outcome.IsContractAttr(cc.Attribute) {
+		if err == nil && contract.IsContractAttr(cc.Attribute) {
 			err = fmt.Errorf("attribute: %q %w", cc.Attribute, errContractKey)
 		}
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // attrServiceName is the resource attribute naming the service
@@ -89,7 +89,7 @@ func Compile(m *MatchConfig, name string) (Rule, []error) {
 			errs = append(errs, errors.New("match.attributes: a key must not be empty"))
 			continue
 		}
-		if outcome.IsContractAttr(k) {
+		if contract.IsContractAttr(k) {
 			errs = append(errs, fmt.Errorf("match.attributes[%q] %w", k, errContractKey))
 			continue
 		}
