@@ -27,7 +27,7 @@
 //     window's mergeable form);
 //   - adopt.go, relayout.go: Engine.Adopt, the state carried across a
 //     configuration reload, and a probe's move to a new layout;
-//   - whatif.go: Config.WhatIf's scenarios, interventions of package
+//   - scenarios.go: Config.WhatIf's scenarios, interventions of package
 //     whatif applied to each window's diagram.
 //
 // # Layouts and probes

@@ -17,7 +17,10 @@
 //     internal/otlptest, …) out of the module's non-test code but the
 //     test-support packages', the few imports still to remove listed.
 //   - hold every package's documentation to a screen, MaxPackageDocLines
-//     lines, the rest being docs/design.md's.
+//     lines, the rest being docs/design.md's;
+//   - give a file name that files of several packages share one meaning
+//     in all of them, listed with it (the command files of cmd/deltaq
+//     aside).
 //
 // `make vet` runs them, so they hold after every change. It has no code of
 // its own.

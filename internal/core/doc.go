@@ -12,13 +12,13 @@
 // It holds everything the two components share except the collector glue.
 // Where to look:
 //
-//   - config.go, bounds.go: the options (analysis.Config squashed in, the
+//   - config.go, ranges.go: the options (analysis.Config squashed in, the
 //     output options) and their one check, Config.Check;
 //   - instances.go: outcome instances read from spans; windows.go: agents'
 //     windows read from metrics on a gateway, and the mergeable form an
 //     agent emits;
 //   - observer.go: the window timer, and what each closed window becomes;
-//   - metrics.go, histogram.go, logs.go, split.go: the OTLP output, cut
+//   - metrics.go, observed.go, logs.go, split.go: the OTLP output, cut
 //     into requests of at most max_request_bytes, to the metrics and logs
 //     consumers the component supplies at Start (the exporter's OTLP
 //     senders or the connector's next pipelines);
