@@ -24,8 +24,9 @@ test: vet lint test-go test-race test-erlang e2e
 
 ## vet: gofmt, go mod tidy, licence headers, go vet, and internal/archcheck (docs/design.md's package
 ## table compared with go list; no function over 80 lines; no package variable with mutable state but
-## internal/process's, reached only by the components' NewFactory functions; no test that passes on
-## an empty glob; no test helper in the product; package documentation of a screen at most).
+## internal/collectorstate's, reached only by the components' NewFactory functions; no test that
+## passes on an empty glob; no test helper in the product; package documentation of a screen at
+## most; a file name shared by several packages means one thing in all of them).
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -39,7 +40,7 @@ vet:
 	cd bench && $(GO) vet .
 	cd $(KUBERNETES) && $(GO) vet ./...
 	@# The design's package table against go list, functions of at most 80 lines, the process's state,
-	@# tests' inputs, test helpers, package documentation.
+	@# tests' inputs, test helpers, package documentation, shared file names.
 	$(GO) test -count=1 ./internal/archcheck
 
 test-go:

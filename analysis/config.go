@@ -167,7 +167,7 @@ type Config struct {
 	LookupLogLinear func(probe string) (deltaq.LogLinear, bool) `mapstructure:"-"`
 	// LayoutGeneration, if not nil, counts the changes of the layouts
 	// LookupLayout and LookupLogLinear answer from (the processors'
-	// registry, outcome.Layouts.Generation): when it moves, the engine
+	// registry, contract.Layouts.Generation): when it moves, the engine
 	// looks them up again (relayout.go). Set by the program, never read
 	// from a configuration.
 	LayoutGeneration func() uint64 `mapstructure:"-"`

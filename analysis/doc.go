@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package analysis is the ΔQ analysis behind every front end: the deltaq
-// connector and exporter (through internal/observer), a gateway that merges
+// connector and exporter (through internal/core), a gateway that merges
 // agents' windows, and the deltaq command's analyze. It has no collector
 // types in its API.
 //
@@ -27,7 +27,7 @@
 //     window's mergeable form);
 //   - adopt.go, relayout.go: Engine.Adopt, the state carried across a
 //     configuration reload, and a probe's move to a new layout;
-//   - whatif.go: Config.WhatIf's scenarios, interventions of package
+//   - scenarios.go: Config.WhatIf's scenarios, interventions of package
 //     whatif applied to each window's diagram.
 //
 // # Layouts and probes

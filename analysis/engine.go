@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // DropReason says why an instance was not counted.
@@ -52,7 +52,7 @@ const (
 // MaxProbeNameLength bounds, in bytes, the probe name of an instance: a
 // longer name is refused (DropNameTooLong) rather than put on every series
 // of the probe. It is the processor → exporter contract's bound.
-const MaxProbeNameLength = outcome.MaxNameLength
+const MaxProbeNameLength = contract.MaxNameLength
 
 // String returns the reason as used in the self-telemetry attribute:
 // probe_limit, too_late, too_early, invalid, layout_mismatch,
@@ -215,7 +215,7 @@ func logLinearLayout(ll deltaq.LogLinear) (layout, bool) {
 
 // carries reports whether own, the dMax and bins an instance carries, is
 // layout l. The spans of a log-linear probe carry its dMax and no bins
-// (the contract in internal/outcome).
+// (the contract in internal/contract).
 func (l *layout) carries(own layout) bool {
 	if l.logLinear() {
 		return own.dmaxNs == l.dmaxNs && own.bins == 0

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // Outcome is how an outcome instance ended (thesis 3.3): within dMax
@@ -23,15 +23,15 @@ const (
 )
 
 // String returns "success", "timeout" or "failure", the values of the
-// deltaq.outcome span attribute (outcome.Success, …).
+// deltaq.outcome span attribute (contract.Success, …).
 func (o Outcome) String() string {
 	switch o {
 	case Success:
-		return outcome.Success
+		return contract.Success
 	case Timeout:
-		return outcome.Timeout
+		return contract.Timeout
 	case Failure:
-		return outcome.Failure
+		return contract.Failure
 	}
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
@@ -39,11 +39,11 @@ func (o Outcome) String() string {
 // ParseOutcome maps "success", "timeout" and "failure" to their Outcome.
 func ParseOutcome(s string) (Outcome, bool) {
 	switch s {
-	case outcome.Success:
+	case contract.Success:
 		return Success, true
-	case outcome.Timeout:
+	case contract.Timeout:
 		return Timeout, true
-	case outcome.Failure:
+	case contract.Failure:
 		return Failure, true
 	}
 	return 0, false

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // Window is one probe's window as another engine observed it, in the form
@@ -132,7 +132,7 @@ type Contributions [numContributions]int64
 const (
 	// MaxSourceLength bounds, in bytes, an observer's name
 	// (Window.Source): the gateway keeps the names of a window's agents.
-	MaxSourceLength = outcome.MaxNameLength
+	MaxSourceLength = contract.MaxNameLength
 	// MaxWindowInstances bounds the instances of one contributed window:
 	// a million per microsecond of a one-second window. The windows added
 	// to one are bounded by its totals (acc.room), not by their number.

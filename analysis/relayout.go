@@ -7,7 +7,7 @@ package analysis
 //
 // A deltaq processor whose probe chooses its own dMax (dmax: auto)
 // announces each new layout in its collector's registry
-// (outcome.Layouts.SetLayout), which advances Config.LayoutGeneration. At
+// (contract.Layouts.SetLayout), which advances Config.LayoutGeneration. At
 // its next batch (Engine.Begin, or Engine.Add) the engine sees the
 // generation move and asks Config.LookupLayout again for every probe
 // whose layout does not come from Config.Probes. A probe whose layout

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // testLayouts is the registry of processor layouts the tests' engines
 // read, as a collector's processors would fill it.
-var testLayouts = new(outcome.Layouts)
+var testLayouts = new(contract.Layouts)
 
 // registryEngine returns an engine whose probe "auto" takes its layout
 // from the registry of processor layouts, where owner registers dMax 5ms
@@ -20,7 +20,7 @@ var testLayouts = new(outcome.Layouts)
 func registryEngine(t *testing.T, lag time.Duration) (*Engine, any) {
 	t.Helper()
 	owner := new(int)
-	testLayouts.Register(owner, map[string]outcome.Layout{"auto": {DMaxNs: int64(5 * time.Millisecond), Bins: 100}})
+	testLayouts.Register(owner, map[string]contract.Layout{"auto": {DMaxNs: int64(5 * time.Millisecond), Bins: 100}})
 	t.Cleanup(func() { testLayouts.Unregister(owner) })
 	e := newEngine(t, Config{
 		Interval: time.Second, Lag: lag, ConfiguredProbes: []string{"auto"},
@@ -48,7 +48,7 @@ func succ(end, delay time.Duration) Instance {
 func TestLayoutChangeAtWindowBoundary(t *testing.T) {
 	e, owner := registryEngine(t, time.Second)
 	addAll(e, succ(100*time.Millisecond, time.Millisecond))
-	testLayouts.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(5 * time.Second), Bins: 100})
+	testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(5 * time.Second), Bins: 100})
 	addAll(e,
 		succ(200*time.Millisecond, 3*time.Millisecond),   // window 0, old layout: success
 		succ(300*time.Millisecond, 10*time.Millisecond),  // window 0, old layout: timeout
@@ -75,7 +75,7 @@ func TestLayoutChangeAtWindowBoundary(t *testing.T) {
 // open window, the new layout applies at once, to the window being filled.
 func TestLayoutChangeWithoutOpenInstances(t *testing.T) {
 	e, owner := registryEngine(t, 0)
-	testLayouts.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(time.Second), Bins: 10})
+	testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(time.Second), Bins: 10})
 	addAll(e, succ(100*time.Millisecond, 150*time.Millisecond))
 	w := windowAt(t, e.Flush(at(500*time.Millisecond)), 0)
 	if w.Bins != 10 || !near(w.Width, 0.1) || w.BinCounts[1] != 1 {
@@ -93,7 +93,7 @@ func TestLayoutChangesQueue(t *testing.T) {
 	e, owner := registryEngine(t, 3*time.Second)
 	e.Advance(at(3 * time.Second)) // open windows 0 to 4
 	set := func(d time.Duration) {
-		testLayouts.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(d), Bins: 100})
+		testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(d), Bins: 100})
 	}
 	addAll(e, succ(1500*time.Millisecond, time.Millisecond)) // window 1 at 5 ms
 	set(20 * time.Millisecond)                               // replaced below before any instance
@@ -136,7 +136,7 @@ func TestLayoutMismatchAfterReclassifying(t *testing.T) {
 	e, owner := registryEngine(t, 3*time.Second)
 	e.Advance(at(3 * time.Second)) // open windows 0 to 4
 	set := func(d time.Duration) {
-		testLayouts.SetLayout(owner, "auto", outcome.Layout{DMaxNs: int64(d), Bins: 100})
+		testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(d), Bins: 100})
 	}
 	set(2 * time.Second)                                         // at once: nothing counted yet
 	addAll(e, succ(1500*time.Millisecond, 100*time.Millisecond)) // window 1 at 2 s
@@ -163,7 +163,7 @@ func TestLayoutMismatchAfterReclassifying(t *testing.T) {
 // keeps it whatever the registry announces.
 func TestFixedLayoutIgnoresRegistry(t *testing.T) {
 	owner := new(int)
-	testLayouts.Register(owner, map[string]outcome.Layout{"fixed": {DMaxNs: int64(time.Second), Bins: 10}})
+	testLayouts.Register(owner, map[string]contract.Layout{"fixed": {DMaxNs: int64(time.Second), Bins: 10}})
 	t.Cleanup(func() { testLayouts.Unregister(owner) })
 	e := newEngine(t, Config{
 		Interval:         time.Second,
@@ -174,7 +174,7 @@ func TestFixedLayoutIgnoresRegistry(t *testing.T) {
 			return time.Duration(l.DMaxNs), l.Bins, ok
 		},
 	}, t0)
-	testLayouts.SetLayout(owner, "fixed", outcome.Layout{DMaxNs: int64(5 * time.Second), Bins: 10})
+	testLayouts.SetLayout(owner, "fixed", contract.Layout{DMaxNs: int64(5 * time.Second), Bins: 10})
 	in := Instance{Probe: "fixed", Outcome: Success, Start: at(100 * time.Millisecond).UnixNano(), End: at(500 * time.Millisecond).UnixNano()}
 	addAll(e, in)
 	w := windowAt(t, e.Flush(at(time.Second)), 0)

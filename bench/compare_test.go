@@ -27,7 +27,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -226,11 +226,11 @@ func startEvents(td ptrace.Traces, at time.Time) plog.Logs {
 	ts := pcommon.NewTimestampFromTime(at)
 	for _, s := range spans.All() {
 		lr := lrs.AppendEmpty()
-		lr.SetEventName(outcome.StartEventName)
+		lr.SetEventName(contract.StartEventName)
 		lr.SetTimestamp(ts)
 		lr.SetTraceID(s.TraceID())
 		lr.SetSpanID(s.SpanID())
-		lr.Attributes().PutStr(outcome.AttrProbe, s.Name())
+		lr.Attributes().PutStr(contract.AttrProbe, s.Name())
 	}
 	return ld
 }

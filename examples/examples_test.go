@@ -17,7 +17,7 @@ import (
 )
 
 // promMetric is one metric of the deltaq output contract (docs/design.md, "Output"
-// and internal/outcome) as Prometheus names it after the collector's prometheusremotewrite
+// and internal/contract) as Prometheus names it after the collector's prometheusremotewrite
 // exporter with its default translation (unit and type suffixes, '.' → '_').
 type promMetric struct {
 	otel, prom string

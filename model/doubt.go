@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 )
 
 // Doubt is a reason not to trust a model, in words, with its likely cause.
@@ -107,7 +107,7 @@ func outlierDoubt(outliers []Outlier) (Doubt, bool) {
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%d of the %d of %s last %s to %s, the others at most %s", o.Spans, o.Of, o.Operation,
-			dist.FormatDuration(o.From), dist.FormatDuration(o.Longest), dist.FormatDuration(o.Rest)))
+			distribution.FormatDuration(o.From), distribution.FormatDuration(o.Longest), distribution.FormatDuration(o.Rest)))
 	}
 	return Doubt{
 		What: fmt.Sprintf("%d spans last implausibly long, over %d times the others or beyond 9.7 h (%s); they are left out of the bins and counted as timeouts",

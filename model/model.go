@@ -16,7 +16,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 )
 
 // Version is the version of the model's JSON form.
@@ -338,7 +338,7 @@ func (m *Model) Node(probe string) (*Node, bool) {
 func (m *Model) Diagram() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ΔQ model learned from %d traces (%d spans); bins of %s.\n", m.Stats.Learned, m.Stats.Spans,
-		dist.FormatDuration(m.BinWidth))
+		distribution.FormatDuration(m.BinWidth))
 	b.WriteString("# A definition is a span (an operation in one calling context); its _self\n")
 	b.WriteString("# outcome is the span's exclusive time, observed in model.json.\n")
 	names := newNames()

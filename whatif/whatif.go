@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
@@ -51,7 +51,7 @@ type Intervention struct {
 	// expression does not say).
 	A, B float64
 	// Dist, when set, replaces X by this distribution.
-	Dist dist.Dist
+	Dist distribution.Dist
 	// Fail injects failures: X′ never completes with this probability.
 	Fail float64
 	// Pattern, when set, wraps the call in a resilience pattern with the
@@ -163,7 +163,7 @@ func parseExpr(src string, start int) (Intervention, *scanner.Error) {
 	if m := affineRE.FindStringSubmatchIndex(compact.s); m != nil {
 		return parseAffine(iv, compact, m)
 	}
-	d, err := dist.Parse(base.s)
+	d, err := distribution.Parse(base.s)
 	if err != nil {
 		return Intervention{}, base.inner(err, fmt.Sprintf(
 			"%q is neither A*X+B nor a distribution, remove, timeout(D), retry(N, D) or hedge(D): ", base.s))
@@ -184,7 +184,7 @@ func parseAffine(iv Intervention, compact piece, m []int) (Intervention, *scanne
 	}
 	if m[4] >= 0 {
 		shift := compact.sub(m[4], m[5])
-		b, err := dist.ParseDuration(shift.s)
+		b, err := distribution.ParseDuration(shift.s)
 		if err != nil {
 			return Intervention{}, shift.inner(err, fmt.Sprintf("shift %q: ", shift.s))
 		}
@@ -207,7 +207,7 @@ func parsePattern(iv Intervention, compact piece, m []int) (Intervention, *scann
 	case name != "retry" && n != "":
 		return Intervention{}, compact.errorf(m[4], "%s(D) takes one argument, got %q", name, iv.Text)
 	}
-	delay, err := dist.ParseDuration(d.s)
+	delay, err := distribution.ParseDuration(d.s)
 	if err != nil {
 		return Intervention{}, d.inner(err, fmt.Sprintf("%s: delay %q: ", name, d.s))
 	}
@@ -290,8 +290,8 @@ func (p piece) errorf(k int, format string, args ...any) *scanner.Error {
 	return &scanner.Error{Pos: textpos.Position(p.src, p.offset(k)), Msg: fmt.Sprintf(format, args...)}
 }
 
-// inner returns the error err that package dist found in the piece, placed
-// in src, its message after prefix.
+// inner returns the error err that package distribution found in the piece,
+// placed in src, its message after prefix.
 func (p piece) inner(err error, prefix string) *scanner.Error {
 	var e *scanner.Error
 	if !errors.As(err, &e) {
@@ -309,7 +309,7 @@ func (iv Intervention) OnCall() bool { return iv.Remove || iv.Pattern != NoPatte
 // part, on x's bin width: for Remove, all of the mass at delay 0 (the call
 // takes no time and never fails); for a resilience pattern, the call's ΔQ
 // under it (Apply); for a substitution, the distribution built over its
-// default dMax (dist.DefaultDMax); else A·x + B (deltaq.TimeTransform);
+// default dMax (distribution.DefaultDMax); else A·x + B (deltaq.TimeTransform);
 // then the injected failures, a choice between that and never. It is the
 // one application of an intervention, shared by the model's what-if and
 // the live what-if scenarios of package analysis.
@@ -323,7 +323,7 @@ func (iv Intervention) Transform(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
 	}
 	var err error
 	if iv.Dist != nil {
-		bins := min(max(int(math.Ceil(dist.DefaultDMax([]dist.Dist{iv.Dist})/w)), 1), deltaq.MaxBins)
+		bins := min(max(int(math.Ceil(distribution.DefaultDMax([]distribution.Dist{iv.Dist})/w)), 1), deltaq.MaxBins)
 		if x, err = iv.Dist.Build(w, bins); err != nil {
 			return deltaq.DeltaQ{}, err
 		}

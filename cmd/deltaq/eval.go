@@ -14,7 +14,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/figure"
 	"github.com/deltaq-otel/deltaq/internal/report"
 	"github.com/deltaq-otel/deltaq/internal/suggest"
@@ -48,7 +48,7 @@ largest delay the distributions name (20 × the mean for exp), so that every
 distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
 to cover their operands (a sequence of two outcomes spans 2·dMax).
 
-` + dist.Help + `
+` + distribution.Help + `
 
 ` + qooHelp + `
 
@@ -65,7 +65,7 @@ Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
 type outcomeFlag struct {
 	names []string
 	texts []string
-	dists []dist.Dist
+	dists []distribution.Dist
 }
 
 func (f *outcomeFlag) String() string { return strings.Join(f.texts, " ") }
@@ -81,7 +81,7 @@ func (f *outcomeFlag) Set(s string) error {
 			return fmt.Errorf("%s given twice", name)
 		}
 	}
-	d, err := dist.Parse(text)
+	d, err := distribution.Parse(text)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %v", name, text, err)
 	}
@@ -149,16 +149,16 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	}
 	if *atText != "" {
 		for _, s := range strings.Split(*atText, ",") {
-			d, err := dist.ParseDuration(strings.TrimSpace(s))
+			d, err := distribution.ParseDuration(strings.TrimSpace(s))
 			if err != nil {
 				return o, evalUsage(stderr, "--at %s: %v", s, err), false
 			}
 			o.at = append(o.at, d)
 		}
 	}
-	dmax := dist.DefaultDMax(o.outcomes.dists)
+	dmax := distribution.DefaultDMax(o.outcomes.dists)
 	if *dmaxText != "" {
-		d, err := dist.ParseDuration(*dmaxText)
+		d, err := distribution.ParseDuration(*dmaxText)
 		if err != nil {
 			return o, evalUsage(stderr, "--dmax %s: %v", *dmaxText, err), false
 		}
@@ -166,7 +166,7 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	}
 	width, err := deltaq.WidthFor(dmax, o.bins)
 	if err != nil {
-		return o, evalUsage(stderr, "--dmax %s --bins %d: %v", dist.FormatDuration(dmax), o.bins, err), false
+		return o, evalUsage(stderr, "--dmax %s --bins %d: %v", distribution.FormatDuration(dmax), o.bins, err), false
 	}
 	o.width = width
 	return o, exitOK, true
@@ -267,7 +267,7 @@ func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
 		return
 	}
 	d := o.outcomes.dists[i]
-	fit := dist.DefaultDMax([]dist.Dist{d})
+	fit := distribution.DefaultDMax([]distribution.Dist{d})
 	if fit <= dq.DMax() {
 		return
 	}
@@ -281,7 +281,7 @@ func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
 	}
 	if cut := whole.Tangible() - dq.Tangible(); cut >= minCutWarned {
 		fmt.Fprintf(o.warn, "deltaq eval: warning: --outcome %s: dMax %s cuts off %.1f %% of its mass, which counts as failure; --dmax %s would keep it\n",
-			printable(name), dist.FormatDuration(dq.DMax()), 100*cut, dist.FormatDuration(fit))
+			printable(name), distribution.FormatDuration(dq.DMax()), 100*cut, distribution.FormatDuration(fit))
 	}
 }
 
@@ -387,7 +387,7 @@ func writeText(w io.Writer, reports []probeReport, at []float64, qoo *deltaq.QoO
 		}
 		dq := rep.dq
 		fmt.Fprintf(w, "%s (%s): %s ΔQ, %d bins of %s, dMax %s\n", printable(rep.res.Name), probeKind(rep.res.Probe), rep.source,
-			dq.Bins(), dist.FormatDuration(dq.Width()), dist.FormatDuration(dq.DMax()))
+			dq.Bins(), distribution.FormatDuration(dq.Width()), distribution.FormatDuration(dq.DMax()))
 		if rep.source == "calculated" {
 			for _, u := range rep.res.Refs {
 				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+printable(u.Name), u.Source)
@@ -398,7 +398,7 @@ func writeText(w io.Writer, reports []probeReport, at []float64, qoo *deltaq.QoO
 			v, ok := dq.Quantile(q)
 			s := "unreachable"
 			if ok {
-				s = dist.FormatDuration(v)
+				s = distribution.FormatDuration(v)
 			}
 			fmt.Fprintf(w, " %s=%s", strconv.FormatFloat(q, 'g', -1, 64), s)
 		}
@@ -407,7 +407,7 @@ func writeText(w io.Writer, reports []probeReport, at []float64, qoo *deltaq.QoO
 		if len(at) > 0 {
 			fmt.Fprintf(w, "  %-10s", "P(d ≤ t)")
 			for _, t := range at {
-				fmt.Fprintf(w, " %s: %s", dist.FormatDuration(t), strconv.FormatFloat(dq.CDF(t), 'f', 6, 64))
+				fmt.Fprintf(w, " %s: %s", distribution.FormatDuration(t), strconv.FormatFloat(dq.CDF(t), 'f', 6, 64))
 			}
 			fmt.Fprintln(w)
 		}

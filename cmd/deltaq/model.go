@@ -14,9 +14,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/figure"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 	"github.com/deltaq-otel/deltaq/model"
 )
@@ -260,7 +260,7 @@ func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
 
 // learnRecord passes the spans of one record (a request or document) to
 // the learner as a whole (model.Learner.AddRecord), through buf, and
-// returns buf. Names are cut to outcome.MaxNameLength bytes, as everywhere
+// returns buf. Names are cut to contract.MaxNameLength bytes, as everywhere
 // in the project.
 func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.Span {
 	for _, rs := range td.ResourceSpans().All() {
@@ -288,8 +288,8 @@ func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.S
 }
 
 func cutName(s string) string {
-	if len(s) > outcome.MaxNameLength {
-		return strings.Clone(s[:outcome.MaxNameLength])
+	if len(s) > contract.MaxNameLength {
+		return strings.Clone(s[:contract.MaxNameLength])
 	}
 	return s
 }
@@ -305,7 +305,7 @@ func writeModelReport(w io.Writer, r *modelReport) {
 	}
 	st := r.Stats
 	fmt.Fprintf(w, "learned %d of %d traces (%d spans): %d nodes, bins of %s\n", st.Learned, st.Traces, st.Spans,
-		r.Nodes, dist.FormatDuration(r.BinWidth))
+		r.Nodes, distribution.FormatDuration(r.BinWidth))
 	inc := st.Incoherence
 	fmt.Fprintf(w, "incoherent: %d spans without their parent, %d outside their parent, %d traces without a root, %d extra roots, %d duplicate spans, %d negative durations, %d spans in cycles\n",
 		inc.MissingParent, inc.OutsideParent, inc.NoRoot, inc.ExtraRoots, inc.DuplicateSpan, inc.NegativeDuration, inc.Cycle)
@@ -355,7 +355,7 @@ func writeSummaries(w io.Writer, qs []float64, heads []string, ss []model.Summar
 		if v == nil {
 			return "unreachable"
 		}
-		return dist.FormatDuration(*v)
+		return distribution.FormatDuration(*v)
 	}
 	for k, q := range qs {
 		row(strconv.FormatFloat(q, 'g', -1, 64), func(s model.Summary) string { return opt(s.Quantiles[k]) })

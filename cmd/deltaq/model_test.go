@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/model"
 	"github.com/deltaq-otel/deltaq/whatif"
 )
@@ -334,7 +334,7 @@ func TestWhatifQTAVerdict(t *testing.T) {
 	dir, _ := learnShop(t)
 	base := whatifJSON(t, dir)
 	med := *base.Before.Quantiles[0]
-	qta := dist.FormatDuration(med*1.1) + ":0.5"
+	qta := distribution.FormatDuration(med*1.1) + ":0.5"
 	r := whatifJSON(t, dir, "--qta", qta, "--max-failure", "0.1", "--set", "inventory.reserve=2*X+5ms")
 	if !*r.QTABefore || *r.QTAAfter {
 		t.Errorf("QTA %s: before %v after %v, want pass then fail (median before %v, after %v)", qta, *r.QTABefore, *r.QTAAfter, med, *r.After.Quantiles[0])

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/report"
 )
 
@@ -79,10 +79,10 @@ func parseQoOLatency(key, rop, cpup string) (deltaq.QoOLatency, error) {
 		return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: want p and a percentage in (0, 100], e.g. p99 or p99.9", key)
 	}
 	l := deltaq.QoOLatency{Percentile: p / 100}
-	if l.ROP, err = dist.ParseDuration(strings.TrimSpace(rop)); err != nil {
+	if l.ROP, err = distribution.ParseDuration(strings.TrimSpace(rop)); err != nil {
 		return l, fmt.Errorf("ROP delay %q: %v", rop, err)
 	}
-	if l.CPUP, err = dist.ParseDuration(strings.TrimSpace(cpup)); err != nil {
+	if l.CPUP, err = distribution.ParseDuration(strings.TrimSpace(cpup)); err != nil {
 		return l, fmt.Errorf("CPUP delay %q: %v", cpup, err)
 	}
 	return l, nil

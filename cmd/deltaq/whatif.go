@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/figure"
 	"github.com/deltaq-otel/deltaq/internal/report"
 	"github.com/deltaq-otel/deltaq/model"
@@ -79,7 +79,7 @@ func parseQTA(s string, maxFailure float64) (deltaq.QTA, error) {
 		if !ok {
 			return deltaq.QTA{}, fmt.Errorf("point %q: want DELAY:P, e.g. 10ms:0.5", item)
 		}
-		delay, err := dist.ParseDuration(strings.TrimSpace(d))
+		delay, err := distribution.ParseDuration(strings.TrimSpace(d))
 		if err != nil {
 			return deltaq.QTA{}, fmt.Errorf("point %q: %v", item, err)
 		}

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // spanTemplate is a marshalled OTLP ExportTraceServiceRequest of minimal spans
@@ -85,7 +85,7 @@ func newTemplate(cfg templateConfig, rng *rand.Rand) (*spanTemplate, error) {
 		sp.SetStartTimestamp(pcommon.Timestamp(w.start))
 		sp.SetEndTimestamp(pcommon.Timestamp(w.end))
 		if cfg.ProbeAttribute {
-			sp.Attributes().PutStr(outcome.AttrProbe, name)
+			sp.Attributes().PutStr(contract.AttrProbe, name)
 		}
 		if rng.Float64() < cfg.FailureRatio {
 			sp.Status().SetCode(ptrace.StatusCodeError)

@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 func template(t testing.TB, spans int) *spanTemplate {
@@ -64,7 +64,7 @@ func TestRestamp(t *testing.T) {
 			if sp.Name() != o.Name() || sp.Status().Code() != o.Status().Code() {
 				t.Fatalf("span %d: name/status %q/%v, template %q/%v", i, sp.Name(), sp.Status().Code(), o.Name(), o.Status().Code())
 			}
-			if v, _ := sp.Attributes().Get(outcome.AttrProbe); v.Str() != sp.Name() {
+			if v, _ := sp.Attributes().Get(contract.AttrProbe); v.Str() != sp.Name() {
 				t.Fatalf("span %d: probe attribute %q", i, v.Str())
 			}
 			if sp.EndTimestamp().AsTime() != now || sp.StartTimestamp() > sp.EndTimestamp() || sp.EndTimestamp()-sp.StartTimestamp() != pcommon.Timestamp(tm.elapsed[i]) {
@@ -118,7 +118,7 @@ func TestRestampStartEvents(t *testing.T) {
 		}
 		for i := range spans.Len() {
 			sp, lr := spans.At(i), records.At(i)
-			if lr.EventName() != outcome.StartEventName {
+			if lr.EventName() != contract.StartEventName {
 				t.Fatalf("event %d: name %q", i, lr.EventName())
 			}
 			if lr.TraceID() != sp.TraceID() || lr.SpanID() != sp.SpanID() {
@@ -127,7 +127,7 @@ func TestRestampStartEvents(t *testing.T) {
 			if lr.Timestamp() != sp.StartTimestamp() || lr.ObservedTimestamp() != 0 {
 				t.Fatalf("event %d: timestamp %v (observed %v), span started %v", i, lr.Timestamp(), lr.ObservedTimestamp(), sp.StartTimestamp())
 			}
-			if v, _ := lr.Attributes().Get(outcome.AttrProbe); v.Str() != sp.Name() || lr.Attributes().Len() != 1 {
+			if v, _ := lr.Attributes().Get(contract.AttrProbe); v.Str() != sp.Name() || lr.Attributes().Len() != 1 {
 				t.Fatalf("event %d: attributes %v, want only the probe %q", i, lr.Attributes().AsRaw(), sp.Name())
 			}
 		}

@@ -12,11 +12,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // startTemplate is a marshalled OTLP ExportLogsServiceRequest holding one
-// start event (outcome.StartEventName) per span of a spanTemplate, as an
+// start event (contract.StartEventName) per span of a spanTemplate, as an
 // application announces its spans when they start (sdk/deltaqstart), and
 // the byte offsets of each event's ids and timestamp in it. restamp copies
 // them from a restamped traces request, so that the events announce exactly
@@ -31,7 +31,7 @@ type startTemplate struct {
 
 // newStartTemplate builds the start events of t's spans with pdata: the
 // span's trace and span ids, its start as the timestamp and its name as
-// outcome.AttrProbe. It finds each event's fields in the marshalled request
+// contract.AttrProbe. It finds each event's fields in the marshalled request
 // by their bytes, which are the template's random values, hence unique.
 func newStartTemplate(t *spanTemplate) (*startTemplate, error) {
 	req := ptraceotlp.NewExportRequest()
@@ -48,11 +48,11 @@ func newStartTemplate(t *spanTemplate) (*startTemplate, error) {
 	records.EnsureCapacity(spans.Len())
 	for _, sp := range spans.All() {
 		lr := records.AppendEmpty()
-		lr.SetEventName(outcome.StartEventName)
+		lr.SetEventName(contract.StartEventName)
 		lr.SetTraceID(sp.TraceID())
 		lr.SetSpanID(sp.SpanID())
 		lr.SetTimestamp(sp.StartTimestamp())
-		lr.Attributes().PutStr(outcome.AttrProbe, sp.Name())
+		lr.Attributes().PutStr(contract.AttrProbe, sp.Name())
 	}
 	data, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
 	if err != nil {

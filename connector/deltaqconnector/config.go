@@ -14,8 +14,8 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/observer"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
@@ -27,7 +27,7 @@ import (
 type Config struct {
 	// Config holds the analysis options, at the top level of the
 	// connector's section.
-	observer.Config `mapstructure:",squash"`
+	core.Config `mapstructure:",squash"`
 	// Matched holds, by probe name, the match and failure options of the
 	// entries of probes that have a match (`probes: {job: {dmax: 200ms,
 	// bins: 100, match: {span_name: job}}}`): Unmarshal takes them out of
@@ -37,7 +37,7 @@ type Config struct {
 	// entry of Config.Probes must give dmax and bins.
 	Matched map[string]MatchedProbe `mapstructure:"-"`
 	// StartEvents bounds the instances the connector tracks from start
-	// events (outcome.StartEventName log records, on a logs input), whose
+	// events (contract.StartEventName log records, on a logs input), whose
 	// timeouts it counts in real time: the deltaq processor's options of
 	// the same names.
 	StartEvents inflight.Options `mapstructure:"start_events"`
@@ -92,11 +92,11 @@ var (
 )
 
 func createDefaultConfig() component.Config {
-	return &Config{Config: observer.NewDefaultConfig(), StartEvents: inflight.DefaultOptions()}
+	return &Config{Config: core.NewDefaultConfig(), StartEvents: inflight.DefaultOptions()}
 }
 
 // Unmarshal decodes the connector's section of the collector configuration,
-// refusing what decoding would change without a word (as observer.Unmarshal
+// refusing what decoding would change without a word (as core.Unmarshal
 // does): a duration without a unit, an integer its field cannot hold. The
 // match and failure options of the probes go to Matched.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
@@ -232,7 +232,7 @@ func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 	return matched, errors.Join(errs...)
 }
 
-// Validate checks the analysis options (observer.Config.Check), the outcome
+// Validate checks the analysis options (core.Config.Check), the outcome
 // diagram included, so that its own error messages (file:line:col) reach
 // the user at start-up, and the probes the connector matches.
 func (c *Config) Validate() error {

@@ -16,8 +16,8 @@ import (
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/configtest"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
 // section returns the section deltaq[/name] of testdata/config.yaml.
@@ -35,7 +35,7 @@ func loadConfig(t *testing.T, name string) *Config {
 
 func TestDefaultConfigIsValid(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	assert.Equal(t, observer.NewDefaultConfig(), cfg.Config, "the analysis options' defaults, as the exporter's")
+	assert.Equal(t, core.NewDefaultConfig(), cfg.Config, "the analysis options' defaults, as the exporter's")
 	require.NoError(t, confmap.Validate(cfg), "the connector needs no option")
 }
 
@@ -50,12 +50,12 @@ func TestLoadValidConfig(t *testing.T) {
 		want.Interval, want.Lag, want.History, want.MaxProbes = 2*time.Second, 3*time.Second, 20, 70
 		want.ProbeIdleTimeout, want.MaxRequestBytes, want.CDFPoints = 2*time.Minute, 2<<20, 20
 		want.DiagramFile = "testdata/job.dq"
-		observertest.SetFull(&want.Config.Config,
+		coretest.SetFull(&want.Config.Config,
 			analysis.QTAPoint{Delay: 150 * time.Millisecond, P: 0.25},
 			analysis.QTAPoint{Delay: 250 * time.Millisecond, P: 0.5})
 		assert.Equal(t, want, cfg)
 		// The diagram file is parsed: its outcomes are referenced probes.
-		assert.Equal(t, []string{"checkout", "worker_1", "worker_2"}, observertest.ReferencedProbes(t, cfg.Config.Config))
+		assert.Equal(t, []string{"checkout", "worker_1", "worker_2"}, coretest.ReferencedProbes(t, cfg.Config.Config))
 	})
 	t.Run("gateway", func(t *testing.T) {
 		cfg := loadConfig(t, "gateway")
@@ -69,14 +69,14 @@ func TestLoadValidConfig(t *testing.T) {
 		cfg := loadConfig(t, "inline_diagram")
 		require.NoError(t, confmap.Validate(cfg))
 		assert.False(t, cfg.Snapshot.Enabled)
-		assert.Equal(t, []string{"a", "b"}, observertest.ReferencedProbes(t, cfg.Config.Config), "the inline diagram is parsed")
+		assert.Equal(t, []string{"a", "b"}, coretest.ReferencedProbes(t, cfg.Config.Config), "the inline diagram is parsed")
 	})
 }
 
 // TestLoadInvalidConfig: every invalid analysis option is refused by the
 // collector's validation, with the exporter's message.
 func TestLoadInvalidConfig(t *testing.T) {
-	for _, tt := range observertest.InvalidConfigs {
+	for _, tt := range coretest.InvalidConfigs {
 		t.Run(tt.Name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, tt.Name))
 			require.Error(t, err)
@@ -118,7 +118,7 @@ func TestLoadQoOConfig(t *testing.T) {
 // TestLoadUndecodableConfig: what decoding would change without a word is
 // refused while decoding, quoted as written.
 func TestLoadUndecodableConfig(t *testing.T) {
-	for _, tt := range observertest.UndecodableConfigs {
+	for _, tt := range coretest.UndecodableConfigs {
 		t.Run(tt.Name, func(t *testing.T) {
 			err := section(t, tt.Name).Unmarshal(createDefaultConfig().(*Config))
 			require.Error(t, err)

@@ -14,13 +14,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/core"
 )
 
 // shared is the analysis of one component ID, shared by its traces→metrics
 // and traces→logs connectors.
 type shared struct {
-	obs     *observer.Observer
+	obs     *core.Observer
 	release func()
 	// stop shuts the analysis down once.
 	stop    sync.Once
@@ -28,7 +28,7 @@ type shared struct {
 
 	mu sync.Mutex
 	// out are the next consumers of the connectors attached so far.
-	out observer.Outputs
+	out core.Outputs
 	// live counts the connectors not shut down; started says the window
 	// timer runs.
 	live    int

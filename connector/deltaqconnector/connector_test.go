@@ -24,25 +24,25 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // at: times after a window boundary.
-var at = observertest.At
+var at = coretest.At
 
 // traces holds n instances of probe "p" (dMax 20 ms, 20 bins) ending at
 // end, 3 ms long, of the given outcome.
 func traces(oc string, end time.Duration, n int) ptrace.Traces {
-	specs := make([]observertest.Span, n)
+	specs := make([]coretest.Span, n)
 	for i := range specs {
-		specs[i] = observertest.Span{Probe: "p", Outcome: oc, Start: at(end - 3*time.Millisecond), End: at(end),
+		specs[i] = coretest.Span{Probe: "p", Outcome: oc, Start: at(end - 3*time.Millisecond), End: at(end),
 			DMax: 20 * time.Millisecond, Bins: 20}
 	}
-	return observertest.Traces(specs...)
+	return coretest.Traces(specs...)
 }
 
 // pair is the traces→metrics and traces→logs connectors of one ID, made by
@@ -85,8 +85,8 @@ func (p pair) shutdown(t *testing.T) {
 	require.NoError(t, p.logs.Shutdown(context.Background()))
 }
 
-func clockFactory(clk *observertest.Clock) *factory {
-	return newFactory(process.New(), func(s *observer.Settings) { s.Now, s.Ticks = clk.Now, clk.C })
+func clockFactory(clk *coretest.Clock) *factory {
+	return newFactory(collectorstate.New(), func(s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C })
 }
 
 // outcomes returns the deltaq.outcomes totals of the last metrics batch
@@ -96,12 +96,12 @@ func outcomes(mds []pmetric.Metrics) map[string]int64 {
 	for _, md := range mds {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
-			if ms.At(i).Name() != outcome.MetricOutcomes {
+			if ms.At(i).Name() != contract.MetricOutcomes {
 				continue
 			}
 			dps := ms.At(i).Sum().DataPoints()
 			for j := range dps.Len() {
-				oc, _ := dps.At(j).Attributes().Get(outcome.AttrOutcome)
+				oc, _ := dps.At(j).Attributes().Get(contract.AttrOutcome)
 				out[oc.Str()] = dps.At(j).IntValue() // cumulative
 			}
 		}
@@ -126,7 +126,7 @@ func events(lds []plog.Logs) map[string]int {
 // the QTA (at most 10 % failures): the failure trigger and its snapshot go
 // to the logs pipeline.
 func TestInstancesToMetricsAndLogs(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	cfg := createDefaultConfig().(*Config)
 	cfg.Probes = map[string]analysis.ProbeConfig{"p": {
 		QTA:      analysis.QTA{MaxFailure: 0.1},
@@ -136,31 +136,31 @@ func TestInstancesToMetricsAndLogs(t *testing.T) {
 	msink, lsink := new(consumertest.MetricsSink), new(consumertest.LogsSink)
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), cfg, nil, msink, lsink)
 
-	p.consume(t, traces(outcome.Success, 500*time.Millisecond, 10))
-	p.consume(t, traces(outcome.Success, 1500*time.Millisecond, 5))
-	p.consume(t, traces(outcome.Failure, 1600*time.Millisecond, 5))
+	p.consume(t, traces(contract.Success, 500*time.Millisecond, 10))
+	p.consume(t, traces(contract.Success, 1500*time.Millisecond, 5))
+	p.consume(t, traces(contract.Failure, 1600*time.Millisecond, 5))
 	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
-	assert.Equal(t, map[string]int64{outcome.Success: 10, outcome.Timeout: 0, outcome.Failure: 0}, outcomes(msink.AllMetrics()))
+	assert.Equal(t, map[string]int64{contract.Success: 10, contract.Timeout: 0, contract.Failure: 0}, outcomes(msink.AllMetrics()))
 	assert.Empty(t, lsink.AllLogs(), "window 1 meets the QTA")
 	clk.Tick(at(3 * time.Second)) // closes [1s, 2s)
-	assert.Equal(t, map[string]int64{outcome.Success: 15, outcome.Timeout: 0, outcome.Failure: 5}, outcomes(msink.AllMetrics()))
+	assert.Equal(t, map[string]int64{contract.Success: 15, contract.Timeout: 0, contract.Failure: 5}, outcomes(msink.AllMetrics()))
 	// One trigger record; the snapshot holds window 1 and window 2, one
 	// record per probe and window.
-	assert.Equal(t, map[string]int{outcome.EventTrigger: 1, outcome.EventSnapshot: 2}, events(lsink.AllLogs()))
+	assert.Equal(t, map[string]int{contract.EventTrigger: 1, contract.EventSnapshot: 2}, events(lsink.AllLogs()))
 	p.shutdown(t)
 }
 
 // TestShutdownFlushesOpenWindows: the windows still open when the
 // connectors shut down, the current one included, go downstream then.
 func TestShutdownFlushesOpenWindows(t *testing.T) {
-	clk := observertest.NewClock(at(1500 * time.Millisecond))
+	clk := coretest.NewClock(at(1500 * time.Millisecond))
 	msink := new(consumertest.MetricsSink)
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), createDefaultConfig().(*Config), nil, msink, consumertest.NewNop())
-	p.consume(t, traces(outcome.Success, 200*time.Millisecond, 2))
-	p.consume(t, traces(outcome.Failure, 1200*time.Millisecond, 1))
+	p.consume(t, traces(contract.Success, 200*time.Millisecond, 2))
+	p.consume(t, traces(contract.Failure, 1200*time.Millisecond, 1))
 	require.Empty(t, msink.AllMetrics(), "no window has reached its close time")
 	require.NoError(t, p.metrics.Shutdown(context.Background()))
-	assert.Equal(t, map[string]int64{outcome.Success: 2, outcome.Timeout: 0, outcome.Failure: 1}, outcomes(msink.AllMetrics()),
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Timeout: 0, contract.Failure: 1}, outcomes(msink.AllMetrics()),
 		"flushed with the first connector to shut down, while both pipelines still run")
 	require.NoError(t, p.logs.Shutdown(context.Background()))
 }
@@ -189,11 +189,11 @@ func (*blocking) Capabilities() consumer.Capabilities { return consumer.Capabili
 func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	next := &blocking{entered: make(chan struct{}), release: make(chan struct{})}
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), createDefaultConfig().(*Config), tel, next, consumertest.NewNop())
 
-	p.consume(t, traces(outcome.Success, 500*time.Millisecond, 1))
+	p.consume(t, traces(contract.Success, 500*time.Millisecond, 1))
 	ticked := make(chan struct{})
 	go func() {
 		defer close(ticked)
@@ -203,7 +203,7 @@ func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.consume(t, traces(outcome.Success, 1500*time.Millisecond, 1))
+		p.consume(t, traces(contract.Success, 1500*time.Millisecond, 1))
 	}()
 	select {
 	case <-done:
@@ -223,7 +223,7 @@ func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 // analysis, those of another ID have their own, and an ID whose connectors
 // all shut down gets a fresh analysis next time (a configuration reload).
 func TestOneAnalysisPerComponentID(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	f := clockFactory(clk)
 	cfg := createDefaultConfig().(*Config)
 	a := newPair(t, f, component.NewID(metadata.Type), cfg, nil, consumertest.NewNop(), consumertest.NewNop())
@@ -244,7 +244,7 @@ func TestOneAnalysisPerComponentID(t *testing.T) {
 // A connector whose configuration the analysis refuses is not made, and
 // leaves nothing behind.
 func TestInvalidConfigRefused(t *testing.T) {
-	f := newFactory(process.New(), nil)
+	f := newFactory(collectorstate.New(), nil)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Diagram = "e2e = a -> ;"
 	_, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())

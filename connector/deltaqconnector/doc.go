@@ -12,7 +12,7 @@
 // ΔQs of the outcome diagram, confidence bands, QTA checks and triggers (the
 // thesis, sections 3.5, 3.6, 4.1, 4.2 and 4.4), and emits them into the
 // metrics and logs pipelines that name it as a receiver. The analysis is
-// the ΔQ observer of internal/observer, the same as the deltaq exporter's:
+// the ΔQ observer of internal/core, the same as the deltaq exporter's:
 // same configuration, same metrics and log events.
 //
 // Works cited by short name ("the thesis, section 3.6", "the draft, section

@@ -11,16 +11,16 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 )
 
 // NewFactory returns the factory of the deltaq connector. Its connectors
 // share the collector's probe layouts, claims and reload state
-// (process.Collector) with the deltaq processors and exporters.
+// (collectorstate.Collector) with the deltaq processors and exporters.
 func NewFactory() connector.Factory {
-	return newFactory(process.Collector(), nil).connectorFactory()
+	return newFactory(collectorstate.Collector(), nil).connectorFactory()
 }
 
 // factory shares one analysis per component ID between the traces→metrics
@@ -30,14 +30,14 @@ func NewFactory() connector.Factory {
 type factory struct {
 	// adjust, when set, adjusts the observers' settings; tests set the
 	// clock with it.
-	adjust func(*observer.Settings)
+	adjust func(*core.Settings)
 	// state is what the factory's connectors share with the other deltaq
 	// components of the collector.
-	state     *process.State
+	state     *collectorstate.State
 	instances sharedcomponent.Map[*shared]
 }
 
-func newFactory(st *process.State, adjust func(*observer.Settings)) *factory {
+func newFactory(st *collectorstate.State, adjust func(*core.Settings)) *factory {
 	return &factory{adjust: adjust, state: st}
 }
 
@@ -74,7 +74,7 @@ func (f *factory) createMetricsToLogs(_ context.Context, set connector.Settings,
 }
 
 // createLogsToMetrics and createLogsToLogs make the connectors that take
-// start events (outcome.StartEventName log records), for the real-time
+// start events (contract.StartEventName log records), for the real-time
 // timeouts of the probes the connector matches in the spans.
 func (f *factory) createLogsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
 	return f.attach(set, cfg, inputLogs, func(s *shared) { s.out.Metrics = next })
@@ -122,12 +122,12 @@ func (f *factory) attach(set connector.Settings, cfg component.Config, in input,
 }
 
 // newObserver makes the analysis of one component ID.
-func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *observer.SpanProbes) (*observer.Observer, error) {
+func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *core.SpanProbes) (*core.Observer, error) {
 	ins, starts, err := instruments(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	oset := observer.Settings{
+	oset := core.Settings{
 		Kind:        "connector",
 		Scope:       metadata.ScopeName,
 		Telemetry:   set.TelemetrySettings,
@@ -144,5 +144,5 @@ func (f *factory) newObserver(set connector.Settings, cfg *Config, probes *obser
 	if f.adjust != nil {
 		f.adjust(&oset)
 	}
-	return observer.New(&cfg.Config, oset)
+	return core.New(&cfg.Config, oset)
 }

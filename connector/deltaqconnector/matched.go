@@ -9,15 +9,15 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
-	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // SpanProbes compiles the probes the connector matches in the spans, in
 // name order, as the connector does; nil when there are none. cfg has been
 // validated. The command line's offline analysis matches them with it.
-func SpanProbes(cfg *Config) *observer.SpanProbes {
-	var sp observer.SpanProbes
+func SpanProbes(cfg *Config) *core.SpanProbes {
+	var sp core.SpanProbes
 	var rules []spanmatch.Rule
 	for _, name := range slices.Sorted(maps.Keys(cfg.Matched)) {
 		mp := cfg.Matched[name]
@@ -28,9 +28,9 @@ func SpanProbes(cfg *Config) *observer.SpanProbes {
 		rules = append(rules, rule)
 		sp.Names = append(sp.Names, name)
 		sp.Failures = append(sp.Failures, failure)
-		var auto *observer.AutoProbe
+		var auto *core.AutoProbe
 		if mp.DMaxAuto {
-			auto = &observer.AutoProbe{Options: mp.Auto, Bins: mp.Bins}
+			auto = &core.AutoProbe{Options: mp.Auto, Bins: mp.Bins}
 		}
 		sp.Auto = append(sp.Auto, auto)
 	}
@@ -44,7 +44,7 @@ func SpanProbes(cfg *Config) *observer.SpanProbes {
 // claimMatched claims in claims, for owner, the probes the connector id
 // matches: a probe that a deltaq processor of the collector matches too is
 // refused.
-func claimMatched(claims *spanmatch.Claims, owner any, id component.ID, sp *observer.SpanProbes) error {
+func claimMatched(claims *spanmatch.Claims, owner any, id component.ID, sp *core.SpanProbes) error {
 	if sp == nil {
 		return nil
 	}

@@ -21,8 +21,8 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -127,13 +127,13 @@ func probeOutcomes(mds []pmetric.Metrics) map[string]map[string]int64 {
 	for _, md := range mds {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
-			if ms.At(i).Name() != outcome.MetricOutcomes {
+			if ms.At(i).Name() != contract.MetricOutcomes {
 				continue
 			}
 			dps := ms.At(i).Sum().DataPoints()
 			for j := range dps.Len() {
-				p, _ := dps.At(j).Attributes().Get(outcome.AttrProbe)
-				oc, _ := dps.At(j).Attributes().Get(outcome.AttrOutcome)
+				p, _ := dps.At(j).Attributes().Get(contract.AttrProbe)
+				oc, _ := dps.At(j).Attributes().Get(contract.AttrOutcome)
 				if out[p.Str()] == nil {
 					out[p.Str()] = map[string]int64{}
 				}
@@ -153,7 +153,7 @@ func probeOutcomes(mds []pmetric.Metrics) map[string]map[string]int64 {
 // kind, attribute) are not instances; a span two probes match counts in
 // both.
 func TestMatchedProbesCountFromSpans(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	msink := new(consumertest.MetricsSink)
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, msink, consumertest.NewNop())
 	server, pg := ptrace.SpanKindServer, map[string]any{"db.system": "postgresql"}
@@ -174,9 +174,9 @@ func TestMatchedProbesCountFromSpans(t *testing.T) {
 	))
 	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
 	assert.Equal(t, map[string]map[string]int64{
-		"job":    {outcome.Success: 1, outcome.Failure: 1, outcome.Timeout: 2},
-		"worker": {outcome.Success: 1, outcome.Failure: 1, outcome.Timeout: 1},
-		"store":  {outcome.Success: 1, outcome.Failure: 0, outcome.Timeout: 0},
+		"job":    {contract.Success: 1, contract.Failure: 1, contract.Timeout: 2},
+		"worker": {contract.Success: 1, contract.Failure: 1, contract.Timeout: 1},
+		"store":  {contract.Success: 1, contract.Failure: 0, contract.Timeout: 0},
 	}, probeOutcomes(msink.AllMetrics()))
 	assert.Equal(t, map[string]string{"job": "", "worker": "shop", "store": ""}, probeServices(msink.AllMetrics()),
 		"a probe's series name the services of its spans' resources")
@@ -191,12 +191,12 @@ func TestMatchedProbesCountFromSpans(t *testing.T) {
 // (README, "The contract"); deltaq.probe naming a probe the connector does
 // not match is read as a processor's instance, as before.
 func TestMarkedSpansOfMatchedProbesCountOnce(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	msink := new(consumertest.MetricsSink)
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, msink, consumertest.NewNop())
-	job := map[string]any{outcome.AttrProbe: "job"}
-	failedJob := map[string]any{outcome.AttrProbe: "job", outcome.AttrOutcome: outcome.Failure}
-	upstream := map[string]any{outcome.AttrProbe: "upstream", outcome.AttrDMaxNs: int64(time.Second), outcome.AttrBins: int64(10)}
+	job := map[string]any{contract.AttrProbe: "job"}
+	failedJob := map[string]any{contract.AttrProbe: "job", contract.AttrOutcome: contract.Failure}
+	upstream := map[string]any{contract.AttrProbe: "upstream", contract.AttrDMaxNs: int64(time.Second), contract.AttrBins: int64(10)}
 	p.consume(t, matchedTraces(500*time.Millisecond,
 		span{name: "job", dur: 150 * time.Millisecond, attrs: job},       // one success
 		span{name: "job", dur: 250 * time.Millisecond, attrs: job},       // one timeout, by its match
@@ -207,10 +207,10 @@ func TestMarkedSpansOfMatchedProbesCountOnce(t *testing.T) {
 	))
 	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
 	assert.Equal(t, map[string]map[string]int64{
-		"job":      {outcome.Success: 2, outcome.Failure: 0, outcome.Timeout: 1},
-		"worker":   {outcome.Success: 0, outcome.Failure: 0, outcome.Timeout: 0},
-		"store":    {outcome.Success: 0, outcome.Failure: 0, outcome.Timeout: 0},
-		"upstream": {outcome.Success: 2, outcome.Failure: 0, outcome.Timeout: 0},
+		"job":      {contract.Success: 2, contract.Failure: 0, contract.Timeout: 1},
+		"worker":   {contract.Success: 0, contract.Failure: 0, contract.Timeout: 0},
+		"store":    {contract.Success: 0, contract.Failure: 0, contract.Timeout: 0},
+		"upstream": {contract.Success: 2, contract.Failure: 0, contract.Timeout: 0},
 	}, probeOutcomes(msink.AllMetrics()))
 	p.shutdown(t)
 }
@@ -222,12 +222,12 @@ func probeServices(mds []pmetric.Metrics) map[string]string {
 	for _, md := range mds {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
-			if ms.At(i).Name() != outcome.MetricOutcomes {
+			if ms.At(i).Name() != contract.MetricOutcomes {
 				continue
 			}
 			for _, dp := range ms.At(i).Sum().DataPoints().All() {
-				p, _ := dp.Attributes().Get(outcome.AttrProbe)
-				svc, _ := dp.Attributes().Get(outcome.AttrService)
+				p, _ := dp.Attributes().Get(contract.AttrProbe)
+				svc, _ := dp.Attributes().Get(contract.AttrService)
 				out[p.Str()] = svc.Str()
 			}
 		}
@@ -238,7 +238,7 @@ func probeServices(mds []pmetric.Metrics) map[string]string {
 // TestMatchedSpansWithoutTimesAreMalformed: a matched span without a start
 // or an end time is not an instance; it is counted as dropped (malformed).
 func TestMatchedSpansWithoutTimesAreMalformed(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	msink := new(consumertest.MetricsSink)
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, msink, consumertest.NewNop())
 	td := matchedTraces(500*time.Millisecond, span{name: "job", dur: time.Millisecond}, span{name: "job", dur: time.Millisecond})
@@ -254,7 +254,7 @@ func TestMatchedSpansWithoutTimesAreMalformed(t *testing.T) {
 // costs the connector as many allocations as a batch of 10, and so does a
 // batch of spans no probe matches: nothing per span.
 func TestMatchedSpansAllocateNothing(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, consumertest.NewNop(), consumertest.NewNop())
 	defer p.shutdown(t)
 	batch := func(name string, n int) ptrace.Traces {
@@ -317,7 +317,7 @@ func TestProbeMatchedTwiceRefused(t *testing.T) {
 // one with sampling.priority 1 counts one; the window's exemplars name the
 // spans' traces.
 func TestMatchedSpansSampledAndExemplars(t *testing.T) {
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	msink := new(consumertest.MetricsSink)
 	p := newPair(t, clockFactory(clk), component.NewID(metadata.Type), loadConfig(t, "matched"), nil, msink, consumertest.NewNop())
 	p.consume(t, matchedTraces(500*time.Millisecond,
@@ -327,12 +327,12 @@ func TestMatchedSpansSampledAndExemplars(t *testing.T) {
 		span{name: "job", dur: 150 * time.Millisecond, traceID: 4, tracestate: "ot=th:c", attrs: map[string]any{"sampling.priority": 1}},
 	))
 	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
-	assert.Equal(t, int64(3*4+1), probeOutcomes(msink.AllMetrics())["job"][outcome.Success])
+	assert.Equal(t, int64(3*4+1), probeOutcomes(msink.AllMetrics())["job"][contract.Success])
 	traces := map[byte]bool{}
 	for _, md := range msink.AllMetrics() {
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
-			if ms.At(i).Name() != outcome.MetricObserved || ms.At(i).Type() != pmetric.MetricTypeHistogram {
+			if ms.At(i).Name() != contract.MetricObserved || ms.At(i).Type() != pmetric.MetricTypeHistogram {
 				continue
 			}
 			dps := ms.At(i).Histogram().DataPoints()

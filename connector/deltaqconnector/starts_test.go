@@ -22,11 +22,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
@@ -34,7 +34,7 @@ import (
 // metrics and logs → metrics connectors of one ID, whose windows close on
 // clk.Tick and whose timeouts fire on expire.
 type startRig struct {
-	clk    *observertest.Clock
+	clk    *coretest.Clock
 	starts chan time.Time
 	traces connector.Traces
 	logs   connector.Logs
@@ -42,12 +42,12 @@ type startRig struct {
 	tel    *componenttest.Telemetry
 }
 
-func newStartRig(t *testing.T, cfg *Config, st *process.State) *startRig {
+func newStartRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig {
 	t.Helper()
-	r := &startRig{clk: observertest.NewClock(at(time.Second)), starts: make(chan time.Time),
+	r := &startRig{clk: coretest.NewClock(at(time.Second)), starts: make(chan time.Time),
 		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
 	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
-	f := newFactory(st, func(s *observer.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	f := newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
@@ -92,15 +92,15 @@ func startLogs(events ...start) plog.Logs {
 	lrs.AppendEmpty().Body().SetStr("an application's own log record")
 	for _, e := range events {
 		lr := lrs.AppendEmpty()
-		lr.SetEventName(outcome.StartEventName)
+		lr.SetEventName(contract.StartEventName)
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(at(e.at)))
 		lr.SetTraceID(pcommon.TraceID{e.n})
 		lr.SetSpanID(pcommon.SpanID{e.n})
 		if e.probe != "" {
-			lr.Attributes().PutStr(outcome.AttrProbe, e.probe)
+			lr.Attributes().PutStr(contract.AttrProbe, e.probe)
 		}
 		if e.tracestate != "" {
-			lr.Attributes().PutStr(outcome.AttrTraceState, e.tracestate)
+			lr.Attributes().PutStr(contract.AttrTraceState, e.tracestate)
 		}
 	}
 	return ld
@@ -133,7 +133,7 @@ func counterByAttr(t *testing.T, tel *componenttest.Telemetry, name, key string)
 // unknown probes and without ids are refused; other log records are
 // ignored.
 func TestStartEventsTimeOutInRealTime(t *testing.T) {
-	r := newStartRig(t, loadConfig(t, "matched"), process.New())
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	// Span 4 ends before its start event arrives.
 	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 4})))
@@ -152,7 +152,7 @@ func TestStartEventsTimeOutInRealTime(t *testing.T) {
 	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(400), span{name: "job", dur: ms(300), traceID: 2})))
 	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
 
-	assert.Equal(t, map[string]int64{outcome.Success: 2, outcome.Failure: 0, outcome.Timeout: 2},
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Failure: 0, contract.Timeout: 2},
 		probeOutcomes(r.sink.AllMetrics())["job"], "spans 1 and 4 succeed; 2 and 3 time out once each")
 	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "late_spans", "probe"))
 	assert.Equal(t, map[string]int64{"tracked": 3, "after_end": 1, "unknown_probe": 1, "invalid": 1, "duplicate": 1},
@@ -170,7 +170,7 @@ func TestStartEventsTimeOutInRealTime(t *testing.T) {
 func TestStartEventsGraceAndSampling(t *testing.T) {
 	cfg := loadConfig(t, "matched")
 	cfg.StartEvents.TimeoutGrace = 100 * time.Millisecond
-	r := newStartRig(t, cfg, process.New())
+	r := newStartRig(t, cfg, collectorstate.New())
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
 		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100), tracestate: "ot=th:c"},
@@ -181,7 +181,7 @@ func TestStartEventsGraceAndSampling(t *testing.T) {
 	r.expire(at(ms(401)))
 	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "span 2 only")
 	r.clk.Tick(at(2 * time.Second))
-	assert.Equal(t, map[string]int64{outcome.Success: 0, outcome.Failure: 0, outcome.Timeout: 1 + 4},
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1 + 4},
 		probeOutcomes(r.sink.AllMetrics())["job"])
 	r.shutdown(t)
 }
@@ -190,7 +190,7 @@ func TestStartEventsGraceAndSampling(t *testing.T) {
 // connector a configuration reload builds, and time out there, but those
 // of a probe whose dMax changed, which are dropped.
 func TestStartEventsCarriedAcrossReload(t *testing.T) {
-	st := process.New()
+	st := collectorstate.New()
 	st.Reload = reload.New()
 	r := newStartRig(t, loadConfig(t, "matched"), st)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -246,7 +246,7 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
 	require.NoError(t, confmap.Validate(cfg))
 	require.True(t, cfg.Matched["job"].DMaxAuto)
-	r := newStartRig(t, cfg, process.New())
+	r := newStartRig(t, cfg, collectorstate.New())
 	spans := make([]span, 100)
 	for i := range spans {
 		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
@@ -261,12 +261,12 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 	r.expire(at(2651 * time.Millisecond))
 	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
 	r.clk.Tick(at(3 * time.Second)) // closes [1s, 2s): dMax 10s
-	assert.Equal(t, map[string]int64{outcome.Success: 100, outcome.Failure: 0, outcome.Timeout: 0},
+	assert.Equal(t, map[string]int64{contract.Success: 100, contract.Failure: 0, contract.Timeout: 0},
 		probeOutcomes(r.sink.AllMetrics())["job"])
 	r.clk.Tick(at(4 * time.Second)) // closes [2s, 3s): dMax 50ms
 	// The totals restart with the new layout (analysis: one stream per
 	// layout).
-	assert.Equal(t, map[string]int64{outcome.Success: 1, outcome.Failure: 0, outcome.Timeout: 2},
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 2},
 		probeOutcomes(r.sink.AllMetrics())["job"], "the 60ms span and the start event's instance are timeouts under 50ms")
 	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
 	require.NoError(t, err)

@@ -20,11 +20,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/globtest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // gateEnv must be set for the test to run: it needs the built collector and
@@ -169,14 +169,14 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 	mean := map[string]float64{}
 	for _, p := range probes {
 		st := got.probes[p]
-		if st.outcomes[outcome.Success] <= 0 {
-			t.Errorf("%s: %s{%s=%s} = %d, want > 0", p, outcome.MetricOutcomes,
-				outcome.AttrOutcome, outcome.Success, st.outcomes[outcome.Success])
+		if st.outcomes[contract.Success] <= 0 {
+			t.Errorf("%s: %s{%s=%s} = %d, want > 0", p, contract.MetricOutcomes,
+				contract.AttrOutcome, contract.Success, st.outcomes[contract.Success])
 		}
 		for _, series := range []string{
-			outcome.MetricCDF + "/" + outcome.SeriesObserved,
-			outcome.MetricQuantile + "/" + outcome.SeriesObserved,
-			outcome.MetricFailureRatio,
+			contract.MetricCDF + "/" + contract.SeriesObserved,
+			contract.MetricQuantile + "/" + contract.SeriesObserved,
+			contract.MetricFailureRatio,
 		} {
 			if !st.series[series] {
 				t.Errorf("%s: no %s series", p, series)
@@ -185,9 +185,9 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 		// Only the probe the diagram defines has a calculated ΔQ (and a
 		// divergence between it and the observed one).
 		for _, series := range []string{
-			outcome.MetricCDF + "/" + outcome.SeriesCalculated,
-			outcome.MetricQuantile + "/" + outcome.SeriesCalculated,
-			outcome.MetricDivergence,
+			contract.MetricCDF + "/" + contract.SeriesCalculated,
+			contract.MetricQuantile + "/" + contract.SeriesCalculated,
+			contract.MetricDivergence,
 		} {
 			if want := p == expression; st.series[series] != want {
 				t.Errorf("%s: %s series present = %v, want %v (diagram: %s = worker_1 -> worker_2)",
@@ -199,12 +199,12 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 		// 6·10⁻⁵ (Kleinrock 3.6). Timeouts here mean instances the connector
 		// timed out while their spans were still on the way (start events and
 		// spans travel in batches).
-		if n, bad := total(st.outcomes), st.outcomes[outcome.Timeout]+st.outcomes[outcome.Failure]; float64(bad) > 0.02*float64(n) {
+		if n, bad := total(st.outcomes), st.outcomes[contract.Timeout]+st.outcomes[contract.Failure]; float64(bad) > 0.02*float64(n) {
 			t.Errorf("%s: %d timeouts and %d failures of %d instances, want at most 2%%", p,
-				st.outcomes[outcome.Timeout], st.outcomes[outcome.Failure], n)
+				st.outcomes[contract.Timeout], st.outcomes[contract.Failure], n)
 		}
 		if st.successes == 0 {
-			t.Errorf("%s: no successful instance in %d %s histograms", p, st.windows, outcome.MetricObserved)
+			t.Errorf("%s: no successful instance in %d %s histograms", p, st.windows, contract.MetricObserved)
 			continue
 		}
 		mean[p] = st.sum / float64(st.successes)
@@ -386,9 +386,9 @@ func (s *sinkState) probe(name string) *probeState {
 // probeOf returns the state of the probe of a data point of metric, or
 // records the point as malformed if it names none.
 func (s *sinkState) probeOf(metric string, attrs pcommon.Map) (*probeState, bool) {
-	v, ok := attrs.Get(outcome.AttrProbe)
+	v, ok := attrs.Get(contract.AttrProbe)
 	if !ok {
-		s.bad = append(s.bad, metric+": a data point without "+outcome.AttrProbe)
+		s.bad = append(s.bad, metric+": a data point without "+contract.AttrProbe)
 		return nil, false
 	}
 	return s.probe(v.Str()), true
@@ -402,7 +402,7 @@ func (s *sinkState) addHistogram(metric string, dp pmetric.HistogramDataPoint) {
 		return
 	}
 	st.series[metric] = true
-	if metric != outcome.MetricObserved {
+	if metric != contract.MetricObserved {
 		return
 	}
 	bc := dp.BucketCounts().AsRaw()
@@ -430,10 +430,10 @@ func (s *sinkState) addSum(metric string, dp pmetric.NumberDataPoint) {
 		return
 	}
 	st.series[metric] = true
-	if metric == outcome.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
+	if metric == contract.MetricOutcomes && dp.Timestamp() >= st.outcomesAt {
 		st.outcomesAt = dp.Timestamp()
 		kind := ""
-		if v, ok := dp.Attributes().Get(outcome.AttrOutcome); ok {
+		if v, ok := dp.Attributes().Get(contract.AttrOutcome); ok {
 			kind = v.AsString()
 		}
 		st.outcomes[kind] = dp.IntValue()
@@ -450,7 +450,7 @@ func (s *sinkState) addGauge(metric string, dp pmetric.NumberDataPoint) {
 		s.bad = append(s.bad, fmt.Sprintf("%s: %v", metric, v))
 	}
 	name := metric
-	if v, ok := dp.Attributes().Get(outcome.AttrSeries); ok && v.AsString() != "" {
+	if v, ok := dp.Attributes().Get(contract.AttrSeries); ok && v.AsString() != "" {
 		name += "/" + v.AsString()
 	}
 	st.series[name] = true
@@ -473,7 +473,7 @@ func (s sinkState) complete(n int) (bool, string) {
 		if st.windows < n {
 			missing = append(missing, fmt.Sprintf("%s: %d of %d windows", p, st.windows, n))
 		}
-		if p == expression && !st.series[outcome.MetricCDF+"/"+outcome.SeriesCalculated] {
+		if p == expression && !st.series[contract.MetricCDF+"/"+contract.SeriesCalculated] {
 			missing = append(missing, p+": no calculated ΔQ")
 		}
 	}

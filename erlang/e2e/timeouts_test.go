@@ -16,10 +16,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // The probes of testdata/timeouts.yaml, the example's two spans, with their
@@ -133,7 +133,7 @@ func TestRealTimeTimeoutsFromErlang(t *testing.T) {
 	sink.Until(t, "the outcome counts", 10*time.Second, func() bool {
 		for _, p := range timeoutProbes {
 			got := latestOutcomes(sink.Metrics(), p)
-			if got[outcome.Success] < okRequests || got[outcome.Timeout] < 2 {
+			if got[contract.Success] < okRequests || got[contract.Timeout] < 2 {
 				return false
 			}
 		}
@@ -186,8 +186,8 @@ func waitStartEvents(t *testing.T, sink *otlptest.Receiver, tid pcommon.TraceID,
 		clear(starts)
 		for _, ld := range sink.Logs() {
 			for lr := range otlprecv.LogRecords(ld) {
-				if lr.EventName() == outcome.StartEventName && lr.TraceID() == tid {
-					p, _ := lr.Attributes().Get(outcome.AttrProbe)
+				if lr.EventName() == contract.StartEventName && lr.TraceID() == tid {
+					p, _ := lr.Attributes().Get(contract.AttrProbe)
 					starts[lr.SpanID()] = start{probe: p.AsString(), at: lr.Timestamp().AsTime()}
 				}
 			}
@@ -215,11 +215,11 @@ func outcomePoints(mds []pmetric.Metrics, p string) []pmetric.NumberDataPoint {
 	var out []pmetric.NumberDataPoint
 	for _, md := range mds {
 		for m := range otlprecv.Metrics(md) {
-			if m.Name() != outcome.MetricOutcomes {
+			if m.Name() != contract.MetricOutcomes {
 				continue
 			}
 			for _, dp := range m.Sum().DataPoints().All() {
-				if v, _ := dp.Attributes().Get(outcome.AttrProbe); v.AsString() == p {
+				if v, _ := dp.Attributes().Get(contract.AttrProbe); v.AsString() == p {
 					out = append(out, dp)
 				}
 			}
@@ -233,7 +233,7 @@ func outcomePoints(mds []pmetric.Metrics, p string) []pmetric.NumberDataPoint {
 func latestOutcomes(mds []pmetric.Metrics, p string) map[string]int64 {
 	got, at := map[string]int64{}, map[string]pcommon.Timestamp{}
 	for _, dp := range outcomePoints(mds, p) {
-		v, _ := dp.Attributes().Get(outcome.AttrOutcome)
+		v, _ := dp.Attributes().Get(contract.AttrOutcome)
 		if o := v.AsString(); dp.Timestamp() >= at[o] {
 			at[o], got[o] = dp.Timestamp(), dp.IntValue()
 		}
@@ -249,15 +249,15 @@ func checkTimeoutOutput(t *testing.T, mds []pmetric.Metrics, starts map[pcommon.
 	t.Helper()
 	for _, p := range timeoutProbes {
 		got := latestOutcomes(mds, p)
-		want := map[string]int64{outcome.Success: okRequests, outcome.Timeout: 2, outcome.Failure: 0}
+		want := map[string]int64{contract.Success: okRequests, contract.Timeout: 2, contract.Failure: 0}
 		for k, n := range want {
 			if got[k] != n {
-				t.Errorf("%s: %s{%s=%s} = %d, want %d (all: %v)", p, outcome.MetricOutcomes, outcome.AttrOutcome, k, got[k], n, got)
+				t.Errorf("%s: %s{%s=%s} = %d, want %d (all: %v)", p, contract.MetricOutcomes, contract.AttrOutcome, k, got[k], n, got)
 			}
 		}
 		exemplars := 0
 		for _, dp := range outcomePoints(mds, p) {
-			if v, _ := dp.Attributes().Get(outcome.AttrOutcome); v.AsString() != outcome.Timeout {
+			if v, _ := dp.Attributes().Get(contract.AttrOutcome); v.AsString() != contract.Timeout {
 				continue
 			}
 			end, n := dp.Timestamp().AsTime(), int64(0)
@@ -268,7 +268,7 @@ func checkTimeoutOutput(t *testing.T, mds []pmetric.Metrics, starts map[pcommon.
 			}
 			if dp.IntValue() != n {
 				t.Errorf("%s: %s{%s=%s} at the window ending %v: %d, want %d (the instances whose start + dMax is before it)",
-					p, outcome.MetricOutcomes, outcome.AttrOutcome, outcome.Timeout, end, dp.IntValue(), n)
+					p, contract.MetricOutcomes, contract.AttrOutcome, contract.Timeout, end, dp.IntValue(), n)
 			}
 			for _, ex := range dp.Exemplars().All() {
 				exemplars++

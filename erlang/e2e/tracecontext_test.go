@@ -29,9 +29,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // The spans of erlang/examples/traced_http.escript: the handler's, and its
@@ -295,7 +295,7 @@ func startEvents(lds []plog.Logs) map[pcommon.SpanID]pcommon.TraceID {
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				for _, lr := range sl.LogRecords().All() {
-					if lr.EventName() == outcome.StartEventName {
+					if lr.EventName() == contract.StartEventName {
 						m[lr.SpanID()] = lr.TraceID()
 					}
 				}

@@ -19,9 +19,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // probe is the probe the timeline follows: the job, the outcome the
@@ -111,7 +111,7 @@ func (tl *timeline) at(ts pcommon.Timestamp) *window {
 
 // isProbe reports whether a point or record belongs to the probe.
 func isProbe(attrs pcommon.Map) bool {
-	v, ok := attrs.Get(outcome.AttrProbe)
+	v, ok := attrs.Get(contract.AttrProbe)
 	return ok && v.AsString() == probe
 }
 
@@ -148,17 +148,17 @@ func (tl *timeline) addMetric(m pmetric.Metric) {
 		}
 		w := tl.at(dp.Timestamp())
 		switch m.Name() {
-		case outcome.MetricOutcomes:
+		case contract.MetricOutcomes:
 			w.total += int64(v)
-		case outcome.MetricDivergenceP:
+		case contract.MetricDivergenceP:
 			w.p = v
-		case outcome.MetricQTASlackMin:
+		case contract.MetricQTASlackMin:
 			w.slack = v
-		case outcome.MetricQTATimeToViolation:
+		case contract.MetricQTATimeToViolation:
 			w.ttv = v
-		case outcome.MetricFailureRatio:
+		case contract.MetricFailureRatio:
 			w.failure = v
-		case outcome.MetricQTAViolation:
+		case contract.MetricQTAViolation:
 			w.violation, w.hasViolation = v > 0, true
 		}
 	}
@@ -171,10 +171,10 @@ func (tl *timeline) addLogs(ld plog.Logs) {
 	for _, rl := range ld.ResourceLogs().All() {
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, lr := range sl.LogRecords().All() {
-				if lr.EventName() != outcome.EventTrigger || !isProbe(lr.Attributes()) {
+				if lr.EventName() != contract.EventTrigger || !isProbe(lr.Attributes()) {
 					continue
 				}
-				kind, _ := lr.Attributes().Get(outcome.AttrTrigger)
+				kind, _ := lr.Attributes().Get(contract.AttrTrigger)
 				w := tl.at(lr.Timestamp())
 				w.triggers = append(w.triggers, kind.AsString())
 			}

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
 
-	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/core"
 )
 
 // defaultQueueSize is in requests; one request is one window's metrics (or
@@ -38,7 +38,7 @@ const defaultQueueSize = 60
 //     endpoint than the metrics.
 //
 // The analysis options (interval, diagram, probes, …) are squashed from
-// observer.Config, shared with the deltaq connector.
+// core.Config, shared with the deltaq connector.
 //
 // The gRPC options are otlpexporter.Config's fields rather than an embedded
 // otlpexporter.Config: the collector validates every field of a
@@ -58,7 +58,7 @@ type Config struct {
 	Logs configoptional.Optional[otlpexporter.Config] `mapstructure:"logs"`
 
 	// Config holds the analysis options.
-	observer.Config `mapstructure:",squash"`
+	core.Config `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -70,12 +70,12 @@ var (
 )
 
 // Unmarshal decodes the exporter's section of the collector configuration,
-// refusing what decoding would change without a word (observer.Unmarshal):
+// refusing what decoding would change without a word (core.Unmarshal):
 // a duration without a unit, an integer its field cannot hold.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	// Into plainConfig, which has no Unmarshal method: the decoder would
 	// call this one again on a Conf it did not make itself.
-	return observer.Unmarshal(conf, (*plainConfig)(c))
+	return core.Unmarshal(conf, (*plainConfig)(c))
 }
 
 // plainConfig is Config without its methods, to decode into.
@@ -100,12 +100,12 @@ func createDefaultConfig() component.Config {
 		ClientConfig:  configgrpc.NewDefaultClientConfig(),
 		HTTP:          configoptional.Default(*httpCfg),
 		Logs:          configoptional.Default(*logsCfg),
-		Config:        observer.NewDefaultConfig(),
+		Config:        core.NewDefaultConfig(),
 	}
 }
 
 // Validate checks the sending side, then the analysis options once
-// (observer.Config.Check), the outcome diagram included, so that its own
+// (core.Config.Check), the outcome diagram included, so that its own
 // error messages (file:line:col) reach the user at start-up. The collector
 // validates the http and logs sections itself (an endpoint each).
 func (c *Config) Validate() error {

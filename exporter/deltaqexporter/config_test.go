@@ -19,8 +19,8 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/configtest"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
 // loadConfig returns the section deltaq[/name] of testdata/config.yaml
@@ -32,7 +32,7 @@ func loadConfig(t *testing.T, name string) *Config {
 
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	assert.Equal(t, observer.NewDefaultConfig(), cfg.Config, "the analysis options' defaults")
+	assert.Equal(t, core.NewDefaultConfig(), cfg.Config, "the analysis options' defaults")
 	assert.Equal(t, int64(60), cfg.QueueConfig.Get().QueueSize)
 	assert.False(t, cfg.HTTP.HasValue(), "OTLP/gRPC unless an http section is given")
 	assert.False(t, cfg.Logs.HasValue(), "logs go with the metrics unless a logs section is given")
@@ -69,14 +69,14 @@ func TestLoadValidConfig(t *testing.T) {
 		want.MaxRequestBytes = 1 << 20
 		want.CDFPoints = 20
 		want.DiagramFile = "testdata/checkout.dq"
-		observertest.SetFull(&want.Config.Config,
+		coretest.SetFull(&want.Config.Config,
 			analysis.QTAPoint{Delay: 150 * time.Millisecond, P: 0.25},
 			analysis.QTAPoint{Delay: 250 * time.Millisecond, P: 0.5},
 			analysis.QTAPoint{Delay: 350 * time.Millisecond, P: 0.75})
 		assert.Equal(t, want, cfg)
 
 		// The diagram file is parsed: its outcomes are referenced probes.
-		assert.Equal(t, []string{"auth", "checkout", "stock_a", "stock_b"}, observertest.ReferencedProbes(t, cfg.Config.Config))
+		assert.Equal(t, []string{"auth", "checkout", "stock_a", "stock_b"}, coretest.ReferencedProbes(t, cfg.Config.Config))
 	})
 	t.Run("http", func(t *testing.T) {
 		cfg := loadConfig(t, "http")
@@ -110,9 +110,9 @@ func TestLoadValidConfig(t *testing.T) {
 }
 
 func TestLoadInvalidConfig(t *testing.T) {
-	// The invalid analysis options are observertest.InvalidConfigs; these
+	// The invalid analysis options are coretest.InvalidConfigs; these
 	// are the exporter's own.
-	tests := []observertest.InvalidConfig{
+	tests := []coretest.InvalidConfig{
 		{Name: "no_endpoint", Want: `requires a non-empty "endpoint"`},
 		{Name: "blocking_queue", Want: `sending_queue.block_on_overflow: must be false`},
 		{Name: "blocking_http_queue", Want: `http.sending_queue.block_on_overflow: must be false`},
@@ -120,7 +120,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{Name: "http_and_logs", Want: `set "http" or "logs", not both`},
 		{Name: "logs_without_endpoint", Want: `logs: requires a non-empty "endpoint"`},
 	}
-	tests = append(tests, observertest.InvalidConfigs...)
+	tests = append(tests, coretest.InvalidConfigs...)
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, tt.Name))
@@ -134,9 +134,9 @@ func TestLoadInvalidConfig(t *testing.T) {
 // configurations refused while decoding: the values Validate would see are
 // not the values written.
 func TestLoadUndecodableConfig(t *testing.T) {
-	tests := append([]observertest.InvalidConfig{
-		{Name: "timeout_without_unit", Want: `timeout: 10` + observertest.NoUnit + "\n" + `http.timeout: 30` + observertest.NoUnit},
-	}, observertest.UndecodableConfigs...)
+	tests := append([]coretest.InvalidConfig{
+		{Name: "timeout_without_unit", Want: `timeout: 10` + coretest.NoUnit + "\n" + `http.timeout: 30` + coretest.NoUnit},
+	}, coretest.UndecodableConfigs...)
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
 			sub := configtest.Section(t, metadata.Type, tt.Name)

@@ -9,7 +9,7 @@
 // the outcome diagram, confidence bands, QTA checks and triggers (the
 // thesis, sections 3.5, 3.6, 4.1, 4.2 and 4.4), and sends the results as OTLP
 // metrics and OTLP logs through the collector's own otlp_grpc or otlp_http
-// exporter. It is collector glue around the ΔQ observer of internal/observer,
+// exporter. It is collector glue around the ΔQ observer of internal/core,
 // which the deltaq connector and the offline `deltaq analyze` command share.
 //
 // Works cited by short name ("the thesis, section 3.6", "the draft, section

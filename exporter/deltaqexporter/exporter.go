@@ -13,12 +13,12 @@ import (
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/core"
 )
 
 // deltaqExporter is the deltaq exporter: the collector glue around an
-// observer (internal/observer), whose output goes to two of the collector's
+// observer (internal/core), whose output goes to two of the collector's
 // own OTLP exporters (otlp_grpc or otlp_http), made from their factories
 // with this exporter's configuration: they bring the timeout, retries,
 // the bounded sending queue and the classification of errors (a request
@@ -26,25 +26,25 @@ import (
 // the network, and a downstream failure costs data (counted), never the
 // process.
 type deltaqExporter struct {
-	obs        *observer.Observer
+	obs        *core.Observer
 	metricsOut exporter.Metrics
 	logsOut    exporter.Logs
 	// wrap, when set, wraps the outputs at start; tests use it to see
 	// what the observer hands to the senders.
-	wrap func(observer.Outputs) observer.Outputs
+	wrap func(core.Outputs) core.Outputs
 }
 
 // exporterOption adjusts an exporter, and its observer's settings, in tests.
-type exporterOption func(*deltaqExporter, *observer.Settings)
+type exporterOption func(*deltaqExporter, *core.Settings)
 
 // newExporter makes an exporter of the collector whose shared state is st.
-func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *process.State, opts ...exporterOption) (*deltaqExporter, error) {
+func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *collectorstate.State, opts ...exporterOption) (*deltaqExporter, error) {
 	e := &deltaqExporter{}
 	ins, err := instruments(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	oset := observer.Settings{
+	oset := core.Settings{
 		Kind:        "exporter",
 		Scope:       metadata.ScopeName,
 		Telemetry:   set.TelemetrySettings,
@@ -61,7 +61,7 @@ func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *pr
 	if e.metricsOut, e.logsOut, err = newSenders(ctx, cfg, set); err != nil {
 		return nil, err
 	}
-	if e.obs, err = observer.New(&cfg.Config, oset); err != nil {
+	if e.obs, err = core.New(&cfg.Config, oset); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -121,7 +121,7 @@ func (e *deltaqExporter) start(ctx context.Context, host component.Host) error {
 	if err := e.logsOut.Start(ctx, host); err != nil {
 		return err
 	}
-	out := observer.Outputs{Metrics: e.metricsOut, Logs: e.logsOut}
+	out := core.Outputs{Metrics: e.metricsOut, Logs: e.logsOut}
 	if e.wrap != nil {
 		out = e.wrap(out)
 	}

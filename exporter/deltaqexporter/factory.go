@@ -12,18 +12,18 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 )
 
 // NewFactory returns the factory of the deltaq exporter. Its exporters
-// share the collector's probe layouts and reload state (process.Collector)
-// with the deltaq processors and connectors.
+// share the collector's probe layouts and reload state
+// (collectorstate.Collector) with the deltaq processors and connectors.
 func NewFactory() exporter.Factory {
-	return newFactory(process.Collector())
+	return newFactory(collectorstate.Collector())
 }
 
 // newFactory returns a factory whose exporters share st.
-func newFactory(st *process.State) exporter.Factory {
+func newFactory(st *collectorstate.State) exporter.Factory {
 	create := func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
 		return createTraces(ctx, set, cfg, st)
 	}
@@ -34,7 +34,7 @@ func newFactory(st *process.State) exporter.Factory {
 	)
 }
 
-func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config, st *process.State) (exporter.Traces, error) {
+func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config, st *collectorstate.State) (exporter.Traces, error) {
 	c := cfg.(*Config)
 	e, err := newExporter(ctx, c, set, st)
 	if err != nil {

@@ -31,11 +31,11 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -67,13 +67,13 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// allMetrics and allEvents are the output contract (internal/outcome/output.go).
+// allMetrics and allEvents are the output contract (internal/contract/output.go).
 var (
-	allMetrics = sortedNames(outcome.MetricCDF, outcome.MetricDivergence, outcome.MetricDivergenceP, outcome.MetricDivergenceStatistic,
-		outcome.MetricFailureRatio, outcome.MetricObserved, outcome.MetricOutcomes, outcome.MetricQTAMarginMin, outcome.MetricQTAMaxFailure,
-		outcome.MetricQTAPoint, outcome.MetricQTASlack, outcome.MetricQTASlackMin, outcome.MetricQTAViolation, outcome.MetricQuantile,
-		outcome.MetricQTAHolds, outcome.MetricBoundsWidth, outcome.MetricDivergenceDetectable)
-	allEvents = []string{outcome.EventSnapshot, outcome.EventTrigger}
+	allMetrics = sortedNames(contract.MetricCDF, contract.MetricDivergence, contract.MetricDivergenceP, contract.MetricDivergenceStatistic,
+		contract.MetricFailureRatio, contract.MetricObserved, contract.MetricOutcomes, contract.MetricQTAMarginMin, contract.MetricQTAMaxFailure,
+		contract.MetricQTAPoint, contract.MetricQTASlack, contract.MetricQTASlackMin, contract.MetricQTAViolation, contract.MetricQuantile,
+		contract.MetricQTAHolds, contract.MetricBoundsWidth, contract.MetricDivergenceDetectable)
+	allEvents = []string{contract.EventSnapshot, contract.EventTrigger}
 )
 
 // sortedNames returns the names sorted.
@@ -83,25 +83,25 @@ func sortedNames(names ...string) []string {
 }
 
 // at: times after a window boundary.
-var at = observertest.At
+var at = coretest.At
 
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
 // withClock has the exporter's observer run on clk.
-func withClock(clk *observertest.Clock) exporterOption {
-	return func(_ *deltaqExporter, s *observer.Settings) { s.Now, s.Ticks = clk.Now, clk.C }
+func withClock(clk *coretest.Clock) exporterOption {
+	return func(_ *deltaqExporter, s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C }
 }
 
 // startExporter makes and starts an exporter of cfg with the clock clk and
 // the telemetry tel (nil: none kept), in the collector's shared state, as
 // the processors of deltaqprocessor.NewFactory.
-func startExporter(t *testing.T, cfg *Config, clk *observertest.Clock, tel *componenttest.Telemetry, opts ...exporterOption) *deltaqExporter {
+func startExporter(t *testing.T, cfg *Config, clk *coretest.Clock, tel *componenttest.Telemetry, opts ...exporterOption) *deltaqExporter {
 	t.Helper()
 	set := exportertest.NewNopSettings(metadata.Type)
 	if tel != nil {
 		set.TelemetrySettings = tel.NewTelemetrySettings()
 	}
-	exp, err := newExporter(context.Background(), cfg, set, process.Collector(), append(opts, withClock(clk))...)
+	exp, err := newExporter(context.Background(), cfg, set, collectorstate.Collector(), append(opts, withClock(clk))...)
 	require.NoError(t, err)
 	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
 	return exp
@@ -123,7 +123,7 @@ func contractConfig(cfg *Config) *Config {
 
 // contractWindows feeds an exporter of contractConfig two windows of
 // instances, the second of which breaks the QTA of e2e, and closes them.
-func contractWindows(t *testing.T, exp *deltaqExporter, clk *observertest.Clock) {
+func contractWindows(t *testing.T, exp *deltaqExporter, clk *coretest.Clock) {
 	t.Helper()
 	ctx := context.Background()
 	for w := range 2 {
@@ -132,9 +132,9 @@ func contractWindows(t *testing.T, exp *deltaqExporter, clk *observertest.Clock)
 			require.NoError(t, exp.obs.ConsumeTraces(ctx, instances(p, base+ms(100), base+ms(200), base+ms(300))))
 		}
 		if w == 1 {
-			fail := observertest.Span{Probe: "e2e", Outcome: outcome.Failure, Start: at(base + ms(390)), End: at(base + ms(400)),
+			fail := coretest.Span{Probe: "e2e", Outcome: contract.Failure, Start: at(base + ms(390)), End: at(base + ms(400)),
 				DMax: 20 * time.Millisecond, Bins: 20}
-			require.NoError(t, exp.obs.ConsumeTraces(ctx, observertest.Traces(fail, fail, fail, fail)))
+			require.NoError(t, exp.obs.ConsumeTraces(ctx, coretest.Traces(fail, fail, fail, fail)))
 		}
 	}
 	clk.Tick(at(2 * time.Second))
@@ -153,11 +153,11 @@ func grpcConfig(addr string) *Config {
 // instances returns traces of one success of probe p per end time, 3 ms
 // long, in a 20 × 1 ms layout.
 func instances(p string, ends ...time.Duration) ptrace.Traces {
-	specs := make([]observertest.Span, len(ends))
+	specs := make([]coretest.Span, len(ends))
 	for i, e := range ends {
-		specs[i] = observertest.Span{Probe: p, Outcome: outcome.Success, Start: at(e - ms(3)), End: at(e), DMax: 20 * time.Millisecond, Bins: 20}
+		specs[i] = coretest.Span{Probe: p, Outcome: contract.Success, Start: at(e - ms(3)), End: at(e), DMax: 20 * time.Millisecond, Bins: 20}
 	}
-	return observertest.Traces(specs...)
+	return coretest.Traces(specs...)
 }
 
 // TestPipelineToOTLPEndpoint runs processor → exporter → OTLP/gRPC endpoint:
@@ -168,7 +168,7 @@ func TestPipelineToOTLPEndpoint(t *testing.T) {
 	srv := otlptest.Start(t, otlptest.Options{})
 
 	cfg := contractConfig(grpcConfig(srv.Addr()))
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, nil)
 	host := componenttest.NewNopHost()
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
@@ -259,7 +259,7 @@ func TestUnreachableEndpointNeitherBlocksNorCrashes(t *testing.T) {
 
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, tel)
 
 	done := make(chan struct{})
@@ -376,8 +376,8 @@ type countingMetrics struct {
 // counting has the exporter hand its metrics to c, which passes them on to
 // the sender.
 func counting(c *countingMetrics) exporterOption {
-	return func(e *deltaqExporter, _ *observer.Settings) {
-		e.wrap = func(out observer.Outputs) observer.Outputs {
+	return func(e *deltaqExporter, _ *core.Settings) {
+		e.wrap = func(out core.Outputs) core.Outputs {
 			c.Metrics = out.Metrics
 			out.Metrics = c
 			return out
@@ -401,7 +401,7 @@ func (c *countingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics
 // point the exporter produced arrives exactly once. As one request the
 // window would have been refused outright.
 func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
-	for _, cdfPoints := range []int{observer.DefaultCDFPoints, 0} {
+	for _, cdfPoints := range []int{core.DefaultCDFPoints, 0} {
 		t.Run(fmt.Sprintf("cdf_points=%d", cdfPoints), func(t *testing.T) {
 			if cdfPoints == 0 && testing.Short() {
 				t.Skip("about 400 MB of metrics")
@@ -428,18 +428,18 @@ func TestLargeWindowReachesGRPCServerInPieces(t *testing.T) {
 			tel := componenttest.NewTelemetry()
 			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
 			sent := &countingMetrics{}
-			clk := observertest.NewClock(at(time.Second))
+			clk := coretest.NewClock(at(time.Second))
 			exp := startExporter(t, cfg, clk, tel, counting(sent))
 
-			var specs []observertest.Span
+			var specs []coretest.Span
 			for i := range probes {
 				for k := range 20 {
 					end := at(ms(float64(100 + 10*k)))
-					specs = append(specs, observertest.Span{Probe: fmt.Sprintf("probe_%04d", i), Outcome: outcome.Success,
+					specs = append(specs, coretest.Span{Probe: fmt.Sprintf("probe_%04d", i), Outcome: contract.Success,
 						Start: end.Add(-ms(float64(1 + (i+37*k)%990))), End: end, DMax: time.Second, Bins: bins})
 				}
 			}
-			require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(specs...)))
+			require.NoError(t, exp.obs.ConsumeTraces(context.Background(), coretest.Traces(specs...)))
 			clk.Tick(at(2 * time.Second))
 
 			require.Greater(t, sent.requests, 1, "the window went in several requests")
@@ -489,7 +489,7 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	// configured: it is in every window.
 	cfg.Probes = map[string]analysis.ProbeConfig{"q": {DMax: time.Second, Bins: 10}}
 	cfg.ProbeIdleTimeout = time.Second
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	tel := componenttest.NewTelemetry()
 	exp := startExporter(t, cfg, clk, tel)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
@@ -501,9 +501,9 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 	// bins, as this test once had, p's instance was refused as invalid,
 	// every window was small, and the test passed only when it counted the
 	// requests before the second arrived.)
-	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), observertest.Traces(
-		observertest.Span{Probe: "p", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: deltaq.MaxThesisBins},
-		observertest.Span{Probe: "q", Outcome: outcome.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: 10})))
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), coretest.Traces(
+		coretest.Span{Probe: "p", Outcome: contract.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: deltaq.MaxThesisBins},
+		coretest.Span{Probe: "q", Outcome: contract.Success, Start: at(ms(97)), End: at(ms(100)), DMax: time.Second, Bins: 10})))
 	_, err := tel.GetMetric("otelcol_exporter_deltaq_instances_dropped")
 	require.Error(t, err, "both instances are counted")
 	clk.Tick(at(2 * time.Second))
@@ -527,7 +527,7 @@ func TestRefusedWindowDoesNotStopLaterWindows(t *testing.T) {
 func carriesProbe(md pmetric.Metrics, name string) bool {
 	found := false
 	eachPoint(md, func(_ string, attrs pcommon.Map, _ pcommon.Timestamp, _ uint64) {
-		if v, ok := attrs.Get(outcome.AttrProbe); ok && v.Str() == name {
+		if v, ok := attrs.Get(contract.AttrProbe); ok && v.Str() == name {
 			found = true
 		}
 	})

@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
@@ -86,7 +86,7 @@ func TestOTLPHTTPEndpoints(t *testing.T) {
 	hc.MetricsEndpoint = srv.URL + "/dq/metrics"
 	hc.LogsEndpoint = srv.URL + "/dq/events"
 	require.NoError(t, confmap.Validate(cfg))
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, nil)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 	contractWindows(t, exp, clk)
@@ -119,7 +119,7 @@ func TestLogsToTheirOwnGRPCEndpoint(t *testing.T) {
 	lc.ClientConfig.TLS.Insecure = true
 	cfg.Logs = configoptional.Some(*lc)
 	require.NoError(t, confmap.Validate(cfg))
-	clk := observertest.NewClock(at(time.Second))
+	clk := coretest.NewClock(at(time.Second))
 	exp := startExporter(t, cfg, clk, nil)
 	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
 	contractWindows(t, exp, clk)

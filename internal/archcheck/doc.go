@@ -9,15 +9,18 @@
 //   - hold every function of the module's non-test, non-generated code to
 //     at most MaxFunctionLines lines;
 //   - keep mutable state out of package variables but the one of
-//     internal/process, which only the components' NewFactory functions
-//     and main packages reach;
+//     internal/collectorstate, which only the components' NewFactory
+//     functions and main packages reach;
 //   - make every test that globs or lists a directory fail when it finds
 //     nothing (internal/globtest), so that none passes on no input.
 //   - keep test-only packages (componenttest, processortest,
 //     internal/otlptest, …) out of the module's non-test code but the
 //     test-support packages', the few imports still to remove listed.
 //   - hold every package's documentation to a screen, MaxPackageDocLines
-//     lines, the rest being docs/design.md's.
+//     lines, the rest being docs/design.md's;
+//   - give a file name that files of several packages share one meaning
+//     in all of them, listed with it (the command files of cmd/deltaq
+//     aside).
 //
 // `make vet` runs them, so they hold after every change. It has no code of
 // its own.

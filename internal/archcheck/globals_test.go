@@ -21,9 +21,9 @@ import (
 // deltaq components' shared state: docs/design.md, "State of the
 // process"), its package, and the function through which it is reached.
 const (
-	processPkg      = "internal/process"
-	processVar      = "collector"
-	processAccessor = "Collector"
+	statePkg      = "internal/collectorstate"
+	stateVar      = "collector"
+	stateAccessor = "Collector"
 )
 
 // mutableVars are the other package variables written after their
@@ -148,22 +148,22 @@ func TestNoHiddenGlobals(t *testing.T) {
 		}
 	}
 	for key, at := range written {
-		if key == processPkg+"."+processVar {
+		if key == statePkg+"."+stateVar {
 			continue
 		}
 		if _, ok := mutableVars[key]; ok {
 			continue
 		}
 		t.Errorf("%s: package variable %s holds mutable state: give it to what uses it (a field, a parameter), "+
-			"or, for state the components of one collector share, put it in %s.State", at, key, processPkg)
+			"or, for state the components of one collector share, put it in %s.State", at, key, statePkg)
 	}
 	for key := range mutableVars {
 		if _, ok := written[key]; !ok {
 			t.Errorf("mutableVars lists %s, which is no longer written: remove it", key)
 		}
 	}
-	if _, ok := vars[processPkg][processVar]; !ok {
-		t.Errorf("%s has no package variable %s: update this check and docs/design.md", processPkg, processVar)
+	if _, ok := vars[statePkg][stateVar]; !ok {
+		t.Errorf("%s has no package variable %s: update this check and docs/design.md", statePkg, stateVar)
 	}
 }
 
@@ -323,15 +323,15 @@ func heldByPointer(v ast.Expr) bool {
 	return false
 }
 
-// TestProcessStateReachedByFactories: the process's shared state is reached
-// only by the NewFactory functions the collector's builder calls and by
-// main packages, which stand in for a collector; everything below them is
-// given it.
-func TestProcessStateReachedByFactories(t *testing.T) {
+// TestCollectorStateReachedByFactories: the collector's shared state is
+// reached only by the NewFactory functions the collector's builder calls
+// and by main packages, which stand in for a collector; everything below
+// them is given it.
+func TestCollectorStateReachedByFactories(t *testing.T) {
 	files, fset := parseModule(t)
 	var callers []string
 	for _, f := range files {
-		name, ok := importName(f.file, module+"/"+processPkg)
+		name, ok := importName(f.file, module+"/"+statePkg)
 		if !ok {
 			continue
 		}
@@ -339,7 +339,7 @@ func TestProcessStateReachedByFactories(t *testing.T) {
 			fd, isFunc := decl.(*ast.FuncDecl)
 			ast.Inspect(decl, func(n ast.Node) bool {
 				sel, ok := n.(*ast.SelectorExpr)
-				if !ok || sel.Sel.Name != processAccessor {
+				if !ok || sel.Sel.Name != stateAccessor {
 					return true
 				}
 				if x, ok := sel.X.(*ast.Ident); !ok || x.Name != name {
@@ -349,7 +349,7 @@ func TestProcessStateReachedByFactories(t *testing.T) {
 				where := fmt.Sprintf("%s (%s)", fset.Position(sel.Pos()), f.pkg)
 				if !allowed {
 					t.Errorf("%s: %s.%s outside a NewFactory function or package main: give the component the state instead",
-						where, processPkg, processAccessor)
+						where, statePkg, stateAccessor)
 				}
 				callers = append(callers, f.pkg)
 				return true

@@ -24,7 +24,7 @@ var listingCalls = map[string][]string{
 // files without checking that they found some, each with why: its result,
 // empty or not, is compared with what is expected there.
 var emptyListings = map[string]string{
-	"internal/observer/snapshot_files_test.go:dirNames": "lists a directory for a comparison with the names expected in it, none among them",
+	"internal/core/snapshot_files_test.go:dirNames": "lists a directory for a comparison with the names expected in it, none among them",
 }
 
 // TestListingsChecked: every test of the repository that globs or lists a

@@ -54,7 +54,7 @@ func TestNoTestPackagesInProduction(t *testing.T) {
 // element ends in "test" and it is the standard library's (httptest,
 // iotest, fstest, …), OpenTelemetry's (componenttest, processortest,
 // consumertest, metricdatatest, …) or the module's own (internal/otlptest,
-// internal/e2etest, observertest, metadatatest, …).
+// internal/e2etest, coretest, metadatatest, …).
 func testOnly(imp string) bool {
 	if !strings.HasSuffix(path.Base(imp), "test") {
 		return false
@@ -110,7 +110,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/core"
 )
 `
 	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.ImportsOnly)
@@ -122,7 +122,7 @@ import (
 	if got := testPackagesImported(f, "cmd/deltaq"); !slices.Equal(got, want) {
 		t.Errorf("in cmd/deltaq: flagged %q, want %q", got, want)
 	}
-	if got := testPackagesImported(f, "internal/observer/observertest"); got != nil {
+	if got := testPackagesImported(f, "internal/core/coretest"); got != nil {
 		t.Errorf("in a test-support package: flagged %q, want none", got)
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
@@ -175,7 +175,7 @@ func cdfFigure(p *CDF) (pl *plot.Plot, dmaxMS float64, err error) {
 	xmax, dmax, dmaxShown := cdfRange(dqs, p.QTA)
 	xlabel := "delay (ms)"
 	if !dmaxShown && dmax > 0 {
-		xlabel = fmt.Sprintf("delay (ms); dMax %s, beyond the range drawn", dist.FormatDuration(dmax))
+		xlabel = fmt.Sprintf("delay (ms); dMax %s, beyond the range drawn", distribution.FormatDuration(dmax))
 	}
 	pl = newPlot(p.Title, xlabel, "P(completed within delay)")
 	pl.X.Min, pl.X.Max = 0, ms(xmax)
@@ -205,7 +205,7 @@ func cdfFigure(p *CDF) (pl *plot.Plot, dmaxMS float64, err error) {
 		}
 	}
 	if dmaxShown {
-		label := "dMax " + dist.FormatDuration(dmax)
+		label := "dMax " + distribution.FormatDuration(dmax)
 		if err := addLine(pl, label, plotter.XYs{{X: ms(dmax), Y: 0}, {X: ms(dmax), Y: 1.02}}, colorDMax, []vg.Length{vg.Points(2), vg.Points(3)}); err != nil {
 			return nil, 0, err
 		}

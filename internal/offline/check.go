@@ -17,7 +17,7 @@ import (
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/observer"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -144,7 +144,7 @@ type layout struct {
 // bins in its probes) while a processor feeding it sets another: the front
 // end's would win and re-classify the processor's instances, which is
 // rarely what was meant.
-func layoutsAgree(acfg *observer.Config, procs []string, layouts map[string]map[string]layout) error {
+func layoutsAgree(acfg *core.Config, procs []string, layouts map[string]map[string]layout) error {
 	var errs []error
 	for _, name := range ownProbes(acfg) {
 		if acfg.Probes[name].Binning != nil {
@@ -173,7 +173,7 @@ func feedsText(procs []string, gateway bool) string {
 
 // ownProbes returns the probes a front end declares with a layout: the
 // probes it counts itself, or, in a gateway, the probes it merges.
-func ownProbes(acfg *observer.Config) []string {
+func ownProbes(acfg *core.Config) []string {
 	var names []string
 	for n, pc := range acfg.Probes {
 		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
@@ -186,7 +186,7 @@ func ownProbes(acfg *observer.Config) []string {
 
 // decodeFrontEnd decodes and checks a deltaq connector's or exporter's
 // section, returning its analysis options.
-func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*observer.Config, error) {
+func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*core.Config, error) {
 	key := confpath.Section(kind, id)
 	if kind == "connectors" {
 		cfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)

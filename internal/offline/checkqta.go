@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 )
 
@@ -24,7 +24,7 @@ import (
 // a probe with no fixed uniform layout (dmax: auto, log-linear bins) and of
 // an exponential histogram (histogram_fraction interpolates) are not
 // judged here.
-func qtaOffEdges(acfg *observer.Config, procs []string, layouts map[string]map[string]layout) error {
+func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[string]layout) error {
 	if acfg.Histogram.Exponential != nil {
 		return nil
 	}
@@ -43,7 +43,7 @@ func qtaOffEdges(acfg *observer.Config, procs []string, layouts map[string]map[s
 		if !ok {
 			continue
 		}
-		bounds, desc, err := bucketBounds(outcome.Layout{DMaxNs: int64(lay.dmax), Bins: lay.bins})
+		bounds, desc, err := bucketBounds(contract.Layout{DMaxNs: int64(lay.dmax), Bins: lay.bins})
 		if err != nil {
 			continue // the layout's own check reports it
 		}

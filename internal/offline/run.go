@@ -3,7 +3,7 @@
 
 // Package offline runs the collector's deltaq components outside a
 // collector, for the command line, which stands in for one with state of
-// its own (process.New): it reads a collector configuration as the
+// its own (collectorstate.New): it reads a collector configuration as the
 // collector reads it (Source.Load, Resolve), checks its deltaq components
 // across one another as no single component can (Check: deltaq check
 // --config), makes the deltaq processor from its factory and the offline
@@ -25,21 +25,21 @@ import (
 	nooptrace "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
 // NewAnalysis makes the offline analysis of the configuration, and what the
 // traces go through on their way to it: the deltaq processor, if the
 // configuration has one, started, as in a collector, before the analysis,
-// which learns the layouts of the probes it configures (internal/outcome's
+// which learns the layouts of the probes it configures (internal/contract's
 // registry); else the analysis itself, which finds the connector's probes
 // in the spans. A probe both match is refused, as the collector refuses it.
-func NewAnalysis(loaded *Loaded, acfg *observer.Config) (*observer.OfflineAnalysis, processor.Traces, error) {
-	var an *observer.OfflineAnalysis
+func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, processor.Traces, error) {
+	var an *core.OfflineAnalysis
 	var proc processor.Traces
-	st := process.New() // the components' shared state, as in a collector of its own
+	st := collectorstate.New() // the components' shared state, as in a collector of its own
 	if loaded.Proc != nil {
 		next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 			return an.ConsumeTraces(ctx, td)
@@ -65,7 +65,7 @@ func NewAnalysis(loaded *Loaded, acfg *observer.Config) (*observer.OfflineAnalys
 			return nil, nil, fmt.Errorf("%s: %w", loaded.Where, err)
 		}
 	}
-	an, err := observer.NewOfflineAnalysis(acfg, st.Layouts, loaded.Spans)
+	an, err := core.NewOfflineAnalysis(acfg, st.Layouts, loaded.Spans)
 	if err != nil {
 		shut()
 		return nil, nil, fmt.Errorf("%s: %w", loaded.Where, err)
@@ -78,7 +78,7 @@ func NewAnalysis(loaded *Loaded, acfg *observer.Config) (*observer.OfflineAnalys
 
 // offlineInput hands the traces straight to the analysis, when no deltaq
 // processor maps them.
-type offlineInput struct{ *observer.OfflineAnalysis }
+type offlineInput struct{ *core.OfflineAnalysis }
 
 func (offlineInput) Start(context.Context, component.Host) error { return nil }
 func (offlineInput) Shutdown(context.Context) error              { return nil }
@@ -87,7 +87,7 @@ func (offlineInput) Shutdown(context.Context) error              { return nil }
 // state is st from its factory with pcfg, starts it, and sends what it
 // passes on to next. Its logs go nowhere and its self-telemetry is not
 // recorded: the command reports what it found.
-func newProcessor(st *process.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
+func newProcessor(st *collectorstate.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
 	ctx := context.Background()
 	f := deltaqprocessor.NewFactoryFor(st)
 	set := processor.Settings{

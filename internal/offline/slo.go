@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -33,7 +33,7 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 			}
 		}
 	}
-	st := process.New()
+	st := collectorstate.New()
 	if l.Proc != nil {
 		pcfg := l.Proc.(*deltaqprocessor.Config)
 		proc, err := newProcessor(st, pcfg, discard)
@@ -69,7 +69,7 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		lay, ok := st.Layouts.LookupLayout(name)
 		switch {
 		case pc.DMax > 0 && pc.Bins > 0:
-			lay, ok = outcome.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+			lay, ok = contract.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
 		case auto[name] != "":
 			p.NoBounds = auto[name]
 			ok = false
@@ -84,9 +84,9 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 			if e := l.Analysis.Histogram.Exponential; e != nil {
 				size := e.MaxSize
 				if size == 0 {
-					size = observer.DefaultExponentialMaxSize
+					size = core.DefaultExponentialMaxSize
 				}
-				p.Scale, p.ScaleKnown = observer.ExponentialScale(p.Bounds[0], p.Bounds[len(p.Bounds)-1], size), true
+				p.Scale, p.ScaleKnown = core.ExponentialScale(p.Bounds[0], p.Bounds[len(p.Bounds)-1], size), true
 			}
 		}
 		probes = append(probes, p)
@@ -133,7 +133,7 @@ func SLOQoO(l *Loaded, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]s
 
 // bucketBounds returns the explicit bounds of deltaq.observed for a layout
 // in seconds, as the connector writes them, and a description.
-func bucketBounds(l outcome.Layout) ([]float64, string, error) {
+func bucketBounds(l contract.Layout) ([]float64, string, error) {
 	if l.IsLogLinear() {
 		ll := deltaq.LogLinear(l.LogLinear)
 		ns, err := ll.Edges()
@@ -148,5 +148,5 @@ func bucketBounds(l outcome.Layout) ([]float64, string, error) {
 	}
 	w := float64(l.DMaxNs) / 1e9 / float64(l.Bins)
 	desc := fmt.Sprintf("%d bins of %s up to %s", l.Bins, time.Duration(math.Round(w*1e9)), time.Duration(l.DMaxNs))
-	return observer.BucketBounds(w, l.Bins), desc, nil
+	return core.BucketBounds(w, l.Bins), desc, nil
 }

@@ -23,8 +23,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/globtest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // librarySrc is the Erlang library's source, relative to this package.
@@ -183,14 +183,14 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no start event with span id %s", name, want.span)
 		}
-		if ev.EventName() != outcome.StartEventName {
-			t.Errorf("%s: event name %q, want %q", name, ev.EventName(), outcome.StartEventName)
+		if ev.EventName() != contract.StartEventName {
+			t.Errorf("%s: event name %q, want %q", name, ev.EventName(), contract.StartEventName)
 		}
 		if got := ev.TraceID().String(); got != want.trace {
 			t.Errorf("%s: event trace id %s, want %s", name, got, want.trace)
 		}
-		if probe, ok := ev.Attributes().Get(outcome.AttrProbe); !ok || probe.Str() != name {
-			t.Errorf("%s: event %s = %v, want %q", name, outcome.AttrProbe, probe.AsRaw(), name)
+		if probe, ok := ev.Attributes().Get(contract.AttrProbe); !ok || probe.Str() != name {
+			t.Errorf("%s: event %s = %v, want %q", name, contract.AttrProbe, probe.AsRaw(), name)
 		}
 		if ev.Timestamp() != s.StartTimestamp() {
 			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.Timestamp(), s.StartTimestamp())

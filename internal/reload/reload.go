@@ -57,7 +57,7 @@ const CheckTimeout = 5 * time.Second
 // Handover is the reload state of one collector's deltaq components: the
 // SIGHUPs seen, the verdict on the configuration the last one asked for,
 // and the state parked for the components the reload builds. The
-// components are given it (internal/process); New makes one.
+// components are given it (internal/collectorstate); New makes one.
 type Handover struct {
 	mu sync.Mutex
 	// sighup receives SIGHUP once Watch ran; Status drains it, so no

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/figure"
 	"github.com/deltaq-otel/deltaq/internal/printable"
 )
@@ -74,7 +74,7 @@ func (r *Report) windowProbes() []string {
 // series returns the values of probe in the windows in which it has
 // instances.
 func (r *Report) series(probe string) *figure.TimeSeries {
-	s := &figure.TimeSeries{Title: "ΔQ of " + printable.String(probe) + " per window of " + dist.FormatDuration(r.cfg.Interval.Seconds()),
+	s := &figure.TimeSeries{Title: "ΔQ of " + printable.String(probe) + " per window of " + distribution.FormatDuration(r.cfg.Interval.Seconds()),
 		Interval: r.cfg.Interval, Quantiles: r.qs}
 	if pc, ok := r.cfg.Probes[probe]; ok && (len(pc.QTA.Points) > 0 || pc.QTA.MaxFailure > 0) {
 		mf := pc.QTA.MaxFailure

@@ -3,7 +3,7 @@
 
 // Package report is what deltaq analyze reports of recorded traces, from
 // the analysis the collector's components make of them
-// (observer.OfflineAnalysis): a table of the windows with instances
+// (core.OfflineAnalysis): a table of the windows with instances
 // (counts, quantiles, QTA verdict, divergence, Quality of Outcome), the
 // whole input as one window, the triggers, or, when no span matched any
 // probe, the most frequent span names read; as text, as JSON, and as plots
@@ -102,7 +102,7 @@ func (p *windowProbe) verdict() string {
 }
 
 // AddWindow keeps what the report needs of a closed window: the function
-// the analysis calls with each (observer.OfflineAnalysis.OnWindow).
+// the analysis calls with each (core.OfflineAnalysis.OnWindow).
 func (r *Report) AddWindow(res *analysis.Result) {
 	for i := range res.Probes {
 		if p := &res.Probes[i]; p.Band != nil {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
@@ -25,7 +25,7 @@ const (
 
 // spanNames counts the spans read by name, to report the most frequent
 // names of an input that no probe matches. At most maxSpanNames distinct
-// names are tracked, each cut to outcome.MaxNameLength bytes; the spans of
+// names are tracked, each cut to contract.MaxNameLength bytes; the spans of
 // further names are counted in untracked.
 type spanNames struct {
 	counts           map[string]int64
@@ -63,8 +63,8 @@ func (s *spanNames) add(td ptrace.Traces) {
 			s.latestEnd = end
 		}
 		name := span.Name()
-		if len(name) > outcome.MaxNameLength {
-			name = name[:outcome.MaxNameLength]
+		if len(name) > contract.MaxNameLength {
+			name = name[:contract.MaxNameLength]
 		}
 		if _, ok := s.counts[name]; !ok && len(s.counts) >= maxSpanNames {
 			s.untracked++

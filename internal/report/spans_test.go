@@ -12,7 +12,7 @@ import (
 )
 
 // TestSpanNamesBounded: at most maxSpanNames names are tracked, each cut to
-// outcome.MaxNameLength bytes; the spans of the others are counted.
+// contract.MaxNameLength bytes; the spans of the others are counted.
 func TestSpanNamesBounded(t *testing.T) {
 	var s spanNames
 	td := ptrace.NewTraces()

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/dist"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
@@ -45,7 +45,7 @@ func (r *Report) WriteText(w io.Writer) {
 			}
 			continue
 		}
-		fmt.Fprintf(w, "  %-11s %d bins of %s, dMax %s\n", "histogram", p.Bins, dist.FormatDuration(p.Width), dist.FormatDuration(p.Observed.DMax()))
+		fmt.Fprintf(w, "  %-11s %d bins of %s, dMax %s\n", "histogram", p.Bins, distribution.FormatDuration(p.Width), distribution.FormatDuration(p.Observed.DMax()))
 		writeQuantiles(w, "observed", p.Quantiles, false)
 		fr, _ := p.FailureRatio()
 		fmt.Fprintf(w, "  %-11s %s\n", "failure", strconv.FormatFloat(fr, 'g', 6, 64))
@@ -66,7 +66,7 @@ func (r *Report) WriteText(w io.Writer) {
 				if !pc.OK {
 					rel = "<"
 				}
-				parts = append(parts, fmt.Sprintf("F(%s) = %.4g %s %.4g", dist.FormatDuration(pc.Delay), pc.Observed, rel, pc.P))
+				parts = append(parts, fmt.Sprintf("F(%s) = %.4g %s %.4g", distribution.FormatDuration(pc.Delay), pc.Observed, rel, pc.P))
 			}
 			rel := "≤"
 			if !c.FailureOK {
@@ -105,9 +105,9 @@ func (r *Report) lagHint(lag time.Duration) string {
 	}
 	if need > analysis.MaxLagIntervals*r.cfg.Interval {
 		return fmt.Sprintf(": the input's spans end up to %s before spans read earlier; sort them by end time, or widen the windows with --interval",
-			dist.FormatDuration(need.Seconds()))
+			distribution.FormatDuration(need.Seconds()))
 	}
-	return fmt.Sprintf(": --lag %s would count them", dist.FormatDuration(need.Seconds()))
+	return fmt.Sprintf(": --lag %s would count them", distribution.FormatDuration(need.Seconds()))
 }
 
 // writeWindows writes the window table and the triggers of the windows.
@@ -119,8 +119,8 @@ func (r *Report) writeWindows(w io.Writer) {
 	if lag == 0 {
 		lag = r.cfg.Interval
 	}
-	fmt.Fprintf(w, "\nwindows of %s by span end time, closed %s after their end: %d with instances", dist.FormatDuration(r.cfg.Interval.Seconds()),
-		dist.FormatDuration(lag.Seconds()), len(r.rows)+r.notKept)
+	fmt.Fprintf(w, "\nwindows of %s by span end time, closed %s after their end: %d with instances", distribution.FormatDuration(r.cfg.Interval.Seconds()),
+		distribution.FormatDuration(lag.Seconds()), len(r.rows)+r.notKept)
 	if r.empty > 0 {
 		fmt.Fprintf(w, ", %d without (not shown)", r.empty)
 	}
@@ -160,7 +160,7 @@ func (r *Report) writeWindows(w io.Writer) {
 			for _, v := range p.quantiles {
 				s := "unreachable"
 				if !math.IsNaN(v) {
-					s = dist.FormatDuration(v)
+					s = distribution.FormatDuration(v)
 				}
 				cells = append(cells, s)
 			}
@@ -196,7 +196,7 @@ func writeQuantiles(w io.Writer, label string, qs []analysis.QuantileValue, calc
 		}
 		s := "unreachable"
 		if ok {
-			s = dist.FormatDuration(v)
+			s = distribution.FormatDuration(v)
 		}
 		fmt.Fprintf(w, " %s=%s", formatQ(q.Q), s)
 	}

@@ -14,13 +14,13 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
 // TestScopeDecodesTheObserversOutput feeds the output of the real metric and
-// log builders (internal/observer, which the connector and the exporter
+// log builders (internal/core, which the connector and the exporter
 // run) into the scope's decoder, so that the two ends of the output contract
 // cannot drift apart. One window of probe "checkout" (dMax 10 ms, 10 bins):
 // 8 successes, two at each of 2, 4, 6 and 8 ms, plus 2 timeouts. Expected by
@@ -31,7 +31,7 @@ import (
 // and the median, linear within (5, 6], is 5.5 ms.
 func TestScopeDecodesTheObserversOutput(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	cfg := observer.NewDefaultConfig()
+	cfg := core.NewDefaultConfig()
 	cfg.Interval = time.Second
 	cfg.Snapshot.Enabled = false
 	cfg.Probes = map[string]analysis.ProbeConfig{"checkout": {
@@ -40,7 +40,7 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 		Triggers: analysis.Triggers{QTA: true, Failure: true},
 	}}
 	now := t0
-	o, err := observer.New(&cfg, observer.Settings{
+	o, err := core.New(&cfg, core.Settings{
 		Kind: "connector", Scope: "scope-contract-test",
 		Telemetry: componenttest.NewNopTelemetrySettings(),
 		Now:       func() time.Time { return now },
@@ -50,18 +50,18 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	metrics, logs := new(consumertest.MetricsSink), new(consumertest.LogsSink)
-	o.Start(observer.Outputs{Metrics: metrics, Logs: logs})
-	var spans []observertest.Span
+	o.Start(core.Outputs{Metrics: metrics, Logs: logs})
+	var spans []coretest.Span
 	start := t0.Add(100 * time.Millisecond)
 	for _, ms := range []int{2, 2, 4, 4, 6, 6, 8, 8} {
-		spans = append(spans, observertest.Span{Probe: "checkout", Outcome: outcome.Success,
+		spans = append(spans, coretest.Span{Probe: "checkout", Outcome: contract.Success,
 			Start: start, End: start.Add(time.Duration(ms) * time.Millisecond), DMax: 10 * time.Millisecond, Bins: 10})
 	}
 	for range 2 {
-		spans = append(spans, observertest.Span{Probe: "checkout", Outcome: outcome.Timeout,
+		spans = append(spans, coretest.Span{Probe: "checkout", Outcome: contract.Timeout,
 			Start: start, End: start.Add(10 * time.Millisecond), DMax: 10 * time.Millisecond, Bins: 10})
 	}
-	if err := o.ConsumeTraces(context.Background(), observertest.Traces(spans...)); err != nil {
+	if err := o.ConsumeTraces(context.Background(), coretest.Traces(spans...)); err != nil {
 		t.Fatal(err)
 	}
 	now = t0.Add(900 * time.Millisecond)                     // Shutdown flushes up to the window holding now: the data window is the last
@@ -83,7 +83,7 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 	if p == nil {
 		t.Fatalf("no checkout probe decoded; probes %v", st.probes)
 	}
-	for oc, want := range map[string]float64{outcome.Success: 8, outcome.Timeout: 2, outcome.Failure: 0} {
+	for oc, want := range map[string]float64{contract.Success: 8, contract.Timeout: 2, contract.Failure: 0} {
 		if got := p.outcomes[oc]; got != want {
 			t.Errorf("outcomes[%s] = %v, want %v", oc, got, want)
 		}
@@ -94,11 +94,11 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 	if !p.violation.ok || p.violation.v != 1 {
 		t.Errorf("QTA violation %+v, want 1", p.violation)
 	}
-	obs := p.curves[outcome.SeriesObserved]
+	obs := p.curves[contract.SeriesObserved]
 	if len(obs) == 0 || math.Abs(obs[len(obs)-1].p-0.8) > 1e-12 || math.Abs(obs[len(obs)-1].delay-0.010) > 1e-12 {
 		t.Errorf("observed curve ends at %v, want (0.01 s, 0.8)", obs)
 	}
-	if len(p.curves[outcome.SeriesQTA]) == 0 {
+	if len(p.curves[contract.SeriesQTA]) == 0 {
 		t.Error("no QTA curve decoded")
 	}
 	// The QTA exactly as configured, from deltaq.qta.point and
@@ -114,7 +114,7 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 	}
 	j := deltaq.LogLinearBucket(edges, int64(6*time.Millisecond))
 	want := (float64(edges[j]) + float64(edges[j+1])) / 2 / 1e9
-	if got, ok := p.quantiles[outcome.SeriesObserved][0.5]; !ok || math.Abs(got-want) > 1e-12 {
+	if got, ok := p.quantiles[contract.SeriesObserved][0.5]; !ok || math.Abs(got-want) > 1e-12 {
 		t.Errorf("observed median %v (%v), want %v s", got, ok, want)
 	}
 	kinds := map[string]int{}

@@ -17,8 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // scopeState is what the scope has collected: the latest view of every probe and
@@ -455,7 +455,7 @@ func (s *scopeState) addLogs(ld plog.Logs) {
 // record without an id is malformed; an id older than the newest
 // maxWebSnapshots seen is not counted again.
 func (s *scopeState) addSnapshotRecord(lr plog.LogRecord) {
-	idv, ok := lr.Attributes().Get(outcome.AttrSnapshotID)
+	idv, ok := lr.Attributes().Get(contract.AttrSnapshotID)
 	if !ok || idv.Type() != pcommon.ValueTypeInt || idv.Int() <= 0 {
 		s.malformed++
 		return

@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/dist"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/distribution"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
@@ -144,7 +144,7 @@ func renderProbe(b *strings.Builder, name string, p *probeView, o Frame) {
 func qtaLine(q qtaReading) string {
 	parts := make([]string, 0, len(q.points)+1)
 	for _, pt := range q.points {
-		parts = append(parts, fmt.Sprintf("F(%s) ≥ %s", dist.FormatDuration(pt.delay), strconv.FormatFloat(pt.p, 'g', -1, 64)))
+		parts = append(parts, fmt.Sprintf("F(%s) ≥ %s", distribution.FormatDuration(pt.delay), strconv.FormatFloat(pt.p, 'g', -1, 64)))
 	}
 	if q.maxFailure.ok {
 		parts = append(parts, fmt.Sprintf("failure ≤ %s%%", strconv.FormatFloat(100*q.maxFailure.v, 'g', 4, 64)))
@@ -194,7 +194,7 @@ func probeStateLine(p *probeView) string {
 		for k := range p.outcomes {
 			kinds = append(kinds, k)
 		}
-		rank := map[string]int{outcome.Success: 0, outcome.Timeout: 1, outcome.Failure: 2}
+		rank := map[string]int{contract.Success: 0, contract.Timeout: 1, contract.Failure: 2}
 		sort.Slice(kinds, func(i, j int) bool {
 			ri, iok := rank[kinds[i]]
 			rj, jok := rank[kinds[j]]
@@ -312,9 +312,9 @@ func renderDelayAxis(b *strings.Builder, xmax float64, width int) {
 		}
 	}
 	put(6, "0")
-	mid := dist.FormatDuration(xmax / 2)
+	mid := distribution.FormatDuration(xmax / 2)
 	put(7+width/2-1-len([]rune(mid))/2, mid)
-	end := dist.FormatDuration(xmax)
+	end := distribution.FormatDuration(xmax)
 	put(7+width-len([]rune(end)), end)
 	b.WriteString(strings.TrimRight(string(axis), " ") + "\n")
 }
@@ -414,7 +414,7 @@ func renderQuantiles(b *strings.Builder, quantiles map[string]map[float64]float6
 		for _, q := range qs {
 			cell := "-"
 			if v, ok := quantiles[s][q]; ok {
-				cell = dist.FormatDuration(v)
+				cell = distribution.FormatDuration(v)
 			}
 			fmt.Fprintf(b, " %9s", cell)
 		}

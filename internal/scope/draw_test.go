@@ -24,9 +24,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 var updateGolden = flag.Bool("update-scope", false, "rewrite testdata/frame.golden")
@@ -225,7 +225,7 @@ func syntheticTriggers() plog.Logs {
 			snap.SetEventName(eventSnapshot)
 			snap.SetTimestamp(pcommon.NewTimestampFromTime(testWindowEnd.Add(time.Duration(w-1) * time.Second)))
 			snap.Attributes().PutStr("deltaq.probe", probe)
-			snap.Attributes().PutInt(outcome.AttrSnapshotID, 1)
+			snap.Attributes().PutInt(contract.AttrSnapshotID, 1)
 		}
 	}
 	return ld

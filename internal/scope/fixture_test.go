@@ -15,9 +15,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/observer/observertest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
 // demoBatch is what the connector sends at the close of one window: its
@@ -39,7 +39,7 @@ const (
 	demoAllJobs  = (demoWindows-1)*demoJobs + demoLullJobs
 )
 
-// demoBatches runs the real metric and log builders (internal/observer, which
+// demoBatches runs the real metric and log builders (internal/core, which
 // the connector runs) over a deterministic version of make demo's workload:
 // the probes, QTAs, Quality of Outcome requirements and diagram (job =
 // worker_1 -> worker_2) of examples/demo/collector.yaml, 40 jobs per 1 s
@@ -53,7 +53,7 @@ const (
 // rate alone, 5 jobs a second below its min_rate of 20.
 func demoBatches(t testing.TB) []demoBatch {
 	t.Helper()
-	cfg := observer.NewDefaultConfig()
+	cfg := core.NewDefaultConfig()
 	cfg.Interval = time.Second
 	cfg.Lag = 500 * time.Millisecond
 	cfg.Diagram = "job = worker_1 -> worker_2;"
@@ -85,8 +85,8 @@ func demoBatches(t testing.TB) []demoBatch {
 			Triggers: analysis.Triggers{QTA: true, Failure: true},
 		},
 	}
-	clock := observertest.NewClock(observertest.T0)
-	o, err := observer.New(&cfg, observer.Settings{
+	clock := coretest.NewClock(coretest.T0)
+	o, err := core.New(&cfg, core.Settings{
 		Kind: "connector", Scope: "scope-http-test",
 		Telemetry: componenttest.NewNopTelemetrySettings(),
 		Now:       clock.Now, Ticks: clock.C,
@@ -95,7 +95,7 @@ func demoBatches(t testing.TB) []demoBatch {
 		t.Fatal(err)
 	}
 	metrics, logs := new(consumertest.MetricsSink), new(consumertest.LogsSink)
-	o.Start(observer.Outputs{Metrics: metrics, Logs: logs})
+	o.Start(core.Outputs{Metrics: metrics, Logs: logs})
 	defer func() {
 		if err := o.Shutdown(context.Background()); err != nil {
 			t.Error(err)
@@ -105,39 +105,39 @@ func demoBatches(t testing.TB) []demoBatch {
 		return time.Duration(-float64(mean) * math.Log(1-(float64(i)+0.5)/demoJobs))
 	}
 	// The engine's first window is the one before T0: close it unseen.
-	clock.Tick(observertest.At(cfg.Lag))
+	clock.Tick(coretest.At(cfg.Lag))
 	var batches []demoBatch
 	for w := range demoWindows {
 		slow := w >= demoSlowFrom && w < demoSlowTo
-		var spans []observertest.Span
+		var spans []coretest.Span
 		jobs := demoJobs
 		if w == demoLull {
 			jobs = demoLullJobs
 		}
 		for i := range jobs {
-			start := observertest.At(time.Duration(w)*time.Second + time.Duration(i)*15*time.Millisecond)
+			start := coretest.At(time.Duration(w)*time.Second + time.Duration(i)*15*time.Millisecond)
 			d1 := expQuantile(5*time.Millisecond, i)
 			d2 := expQuantile(5*time.Millisecond, (i*7)%demoJobs)
 			if slow {
 				d2 = min(4*d2+30*time.Millisecond, 95*time.Millisecond)
 			}
-			out2, outJob := outcome.Success, outcome.Success
+			out2, outJob := contract.Success, contract.Success
 			if slow && i%10 == 0 {
-				d2, out2, outJob = 100*time.Millisecond, outcome.Timeout, outcome.Timeout
+				d2, out2, outJob = 100*time.Millisecond, contract.Timeout, contract.Timeout
 			}
 			mid := start.Add(d1)
 			spans = append(spans,
-				observertest.Span{Probe: "worker_1", Outcome: outcome.Success, Start: start, End: mid, DMax: worker.DMax, Bins: 100},
-				observertest.Span{Probe: "worker_2", Outcome: out2, Start: mid, End: mid.Add(d2), DMax: worker.DMax, Bins: 100},
-				observertest.Span{Probe: "job", Outcome: outJob, Start: start, End: mid.Add(d2), DMax: 200 * time.Millisecond, Bins: 100},
+				coretest.Span{Probe: "worker_1", Outcome: contract.Success, Start: start, End: mid, DMax: worker.DMax, Bins: 100},
+				coretest.Span{Probe: "worker_2", Outcome: out2, Start: mid, End: mid.Add(d2), DMax: worker.DMax, Bins: 100},
+				coretest.Span{Probe: "job", Outcome: outJob, Start: start, End: mid.Add(d2), DMax: 200 * time.Millisecond, Bins: 100},
 			)
 		}
-		if err := o.ConsumeTraces(context.Background(), observertest.Traces(spans...)); err != nil {
+		if err := o.ConsumeTraces(context.Background(), coretest.Traces(spans...)); err != nil {
 			t.Fatal(err)
 		}
 		nm, nl := len(metrics.AllMetrics()), len(logs.AllLogs())
 		// Window w ends at w+1 s and closes the lag later.
-		clock.Tick(observertest.At(time.Duration(w+1)*time.Second + cfg.Lag))
+		clock.Tick(coretest.At(time.Duration(w+1)*time.Second + cfg.Lag))
 		b := demoBatch{logs: plog.NewLogs()}
 		switch got := metrics.AllMetrics()[nm:]; len(got) {
 		case 1:

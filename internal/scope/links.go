@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // traceIDToken is what a trace URL template (--trace-url) has in place of a
@@ -70,7 +70,7 @@ func (t TraceURL) traceLinks(lr plog.LogRecord) map[string]string {
 	if id := lr.TraceID(); !id.IsEmpty() {
 		add(hex.EncodeToString(id[:]))
 	}
-	for _, key := range [...]string{outcome.AttrSlowestTraceIDs, outcome.AttrTimeoutTraceIDs, outcome.AttrFailureTraceIDs} {
+	for _, key := range [...]string{contract.AttrSlowestTraceIDs, contract.AttrTimeoutTraceIDs, contract.AttrFailureTraceIDs} {
 		v, ok := lr.Attributes().Get(key)
 		if !ok || v.Type() != pcommon.ValueTypeSlice {
 			continue

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 const jaeger = TraceURL("http://jaeger:16686/trace/{trace_id}")
@@ -39,13 +39,13 @@ func linkedTrigger() plog.Logs {
 	lr.SetTraceID(tid)
 	lr.SetSpanID(pcommon.SpanID{7: 1})
 	a := lr.Attributes()
-	a.PutStr(outcome.AttrProbe, "worker_2")
-	a.PutStr(outcome.AttrTrigger, "qta")
-	slow := a.PutEmptySlice(outcome.AttrSlowestTraceIDs)
+	a.PutStr(contract.AttrProbe, "worker_2")
+	a.PutStr(contract.AttrTrigger, "qta")
+	slow := a.PutEmptySlice(contract.AttrSlowestTraceIDs)
 	for _, id := range []string{slowID, "<script>", strings.Repeat("0", 32)} {
 		slow.AppendEmpty().SetStr(id)
 	}
-	a.PutEmptySlice(outcome.AttrTimeoutTraceIDs).AppendEmpty().SetStr(timeoutID)
+	a.PutEmptySlice(contract.AttrTimeoutTraceIDs).AppendEmpty().SetStr(timeoutID)
 	return ld
 }
 
@@ -96,7 +96,7 @@ func TestTraceLinks(t *testing.T) {
 		t.Errorf("links without a template: %v", got)
 	}
 	// Bounded: a record naming 100 traces links maxTraceLinks of them.
-	many := lr.Attributes().PutEmptySlice(outcome.AttrFailureTraceIDs)
+	many := lr.Attributes().PutEmptySlice(contract.AttrFailureTraceIDs)
 	for i := range 100 {
 		many.AppendEmpty().SetStr(strings.Repeat("0", 30) + string("0123456789abcdef"[i/16]) + string("0123456789abcdef"[i%16]))
 	}
@@ -143,10 +143,10 @@ func snapshotRecords(id int64, probes []string, windows int) plog.Logs {
 			lr.SetEventName(eventSnapshot)
 			lr.SetTimestamp(pcommon.NewTimestampFromTime(end))
 			a := lr.Attributes()
-			a.PutStr(outcome.AttrProbe, p)
-			a.PutInt(outcome.AttrSnapshotID, id)
-			a.PutStr(outcome.AttrWindowStart, end.Add(-time.Second).Format(time.RFC3339Nano))
-			a.PutStr(outcome.AttrWindowEnd, end.Format(time.RFC3339Nano))
+			a.PutStr(contract.AttrProbe, p)
+			a.PutInt(contract.AttrSnapshotID, id)
+			a.PutStr(contract.AttrWindowStart, end.Add(-time.Second).Format(time.RFC3339Nano))
+			a.PutStr(contract.AttrWindowEnd, end.Format(time.RFC3339Nano))
 		}
 	}
 	return ld
@@ -180,7 +180,7 @@ func TestSnapshotCountsAgree(t *testing.T) {
 	}
 	// A record without a snapshot id counts as malformed, not as a snapshot.
 	bad := snapshotRecords(0, probes[:1], 1)
-	bad.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Remove(outcome.AttrSnapshotID)
+	bad.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Remove(contract.AttrSnapshotID)
 	s.addLogs(bad)
 	if s.snapshots != 40 || s.malformed != 1 {
 		t.Errorf("a record without an id: %d snapshots, %d malformed; want 40 and 1", s.snapshots, s.malformed)

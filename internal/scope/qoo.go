@@ -10,7 +10,7 @@ package scope
 // the score, the least.
 //
 // A score withheld for too few instances has no point in the output
-// (internal/outcome, "Quality of Outcome"), so the scope tells a withheld
+// (internal/contract, "Quality of Outcome"), so the scope tells a withheld
 // score from a probe without a requirement by what it saw before: a series
 // of a probe that has had a score is scored, and a later window that brings
 // that series' ΔQ (its deltaq.cdf curve) without a score had its score

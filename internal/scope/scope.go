@@ -27,45 +27,45 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"google.golang.org/grpc"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Names of the deltaq output that the scope reads (docs/design.md, "Output"),
 // taken from the contract so that the two cannot drift apart.
 const (
-	metricCDF          = outcome.MetricCDF
-	metricQuantile     = outcome.MetricQuantile
-	metricOutcomes     = outcome.MetricOutcomes
-	metricFailureRatio = outcome.MetricFailureRatio
-	metricQTAViolation = outcome.MetricQTAViolation
-	metricDivergence   = outcome.MetricDivergence
+	metricCDF          = contract.MetricCDF
+	metricQuantile     = contract.MetricQuantile
+	metricOutcomes     = contract.MetricOutcomes
+	metricFailureRatio = contract.MetricFailureRatio
+	metricQTAViolation = contract.MetricQTAViolation
+	metricDivergence   = contract.MetricDivergence
 	// The probe's QTA, exactly: its points and its failure bound.
-	metricQTAPoint      = outcome.MetricQTAPoint
-	metricQTAMaxFailure = outcome.MetricQTAMaxFailure
+	metricQTAPoint      = contract.MetricQTAPoint
+	metricQTAMaxFailure = contract.MetricQTAMaxFailure
 	// The Quality of Outcome score and its components, per series.
-	metricQoOScore   = outcome.MetricQoOScore
-	metricQoOLatency = outcome.MetricQoOLatency
-	metricQoOLoss    = outcome.MetricQoOLoss
-	metricQoORate    = outcome.MetricQoORate
+	metricQoOScore   = contract.MetricQoOScore
+	metricQoOLatency = contract.MetricQoOLatency
+	metricQoOLoss    = contract.MetricQoOLoss
+	metricQoORate    = contract.MetricQoORate
 
-	attrProbe    = outcome.AttrProbe
-	attrOutcome  = outcome.AttrOutcome
-	attrSeries   = outcome.AttrSeries
-	attrLE       = outcome.AttrLE
-	attrQ        = outcome.AttrQ
-	attrTrigger  = outcome.AttrTrigger
-	attrScenario = outcome.AttrScenario
+	attrProbe    = contract.AttrProbe
+	attrOutcome  = contract.AttrOutcome
+	attrSeries   = contract.AttrSeries
+	attrLE       = contract.AttrLE
+	attrQ        = contract.AttrQ
+	attrTrigger  = contract.AttrTrigger
+	attrScenario = contract.AttrScenario
 
-	eventTrigger  = outcome.EventTrigger
-	eventSnapshot = outcome.EventSnapshot
+	eventTrigger  = contract.EventTrigger
+	eventSnapshot = contract.EventSnapshot
 
-	seriesObserved   = outcome.SeriesObserved
-	seriesCalculated = outcome.SeriesCalculated
-	seriesMean       = outcome.SeriesMean
-	seriesLower      = outcome.SeriesLower
-	seriesUpper      = outcome.SeriesUpper
-	seriesQTA        = outcome.SeriesQTA
+	seriesObserved   = contract.SeriesObserved
+	seriesCalculated = contract.SeriesCalculated
+	seriesMean       = contract.SeriesMean
+	seriesLower      = contract.SeriesLower
+	seriesUpper      = contract.SeriesUpper
+	seriesQTA        = contract.SeriesQTA
 )
 
 // seriesOrder is the order in which the scope lists the curves.

@@ -46,8 +46,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // webAssets is the page: index.html, app.js and style.css, no build step.
@@ -709,8 +709,8 @@ func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 		}
 		return nil
 	}
-	t.Observed, t.Required, t.Delay = num(outcome.AttrObserved), num(outcome.AttrRequired), num(outcome.AttrDelay)
-	if v, ok := a.Get(outcome.AttrSnapshotID); ok && v.Type() == pcommon.ValueTypeInt {
+	t.Observed, t.Required, t.Delay = num(contract.AttrObserved), num(contract.AttrRequired), num(contract.AttrDelay)
+	if v, ok := a.Get(contract.AttrSnapshotID); ok && v.Type() == pcommon.ValueTypeInt {
 		t.Snapshot = v.Int()
 	}
 	t.TraceLinks = w.traceURL.traceLinks(lr)
@@ -721,7 +721,7 @@ func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 // window, and returns the snapshot's id (0 for a record without one).
 func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 	a := lr.Attributes()
-	idv, ok := a.Get(outcome.AttrSnapshotID)
+	idv, ok := a.Get(contract.AttrSnapshotID)
 	if !ok || idv.Type() != pcommon.ValueTypeInt || idv.Int() <= 0 {
 		w.stats.Malformed++
 		return 0
@@ -750,8 +750,8 @@ func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 	}
 	s.records++
 	// RFC 3339 times are 35 bytes at most; a longer one is no time.
-	start, _ := cutString(stringAttr(a, outcome.AttrWindowStart), 64)
-	end, _ := cutString(stringAttr(a, outcome.AttrWindowEnd), 64)
+	start, _ := cutString(stringAttr(a, contract.AttrWindowStart), 64)
+	end, _ := cutString(stringAttr(a, contract.AttrWindowEnd), 64)
 	i := slices.IndexFunc(s.Windows, func(win webSnapshotWindow) bool { return win.End == end })
 	if i < 0 {
 		// RFC 3339 with nanoseconds of one zone sorts as text, oldest first.
@@ -765,14 +765,14 @@ func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 		return 0
 	}
 	p := webSnapshotProbe{
-		Probe: w.stats.cutTo(stringAttr(a, attrProbe), w.limits.NameBytes), Success: count(outcome.AttrSuccess),
-		Timeout: count(outcome.AttrTimeout), Failure: count(outcome.AttrFailure),
+		Probe: w.stats.cutTo(stringAttr(a, attrProbe), w.limits.NameBytes), Success: count(contract.AttrSuccess),
+		Timeout: count(contract.AttrTimeout), Failure: count(contract.AttrFailure),
 	}
 	if lr.Body().Type() == pcommon.ValueTypeMap {
 		body := lr.Body().Map()
 		cut := s.Truncated
-		p.Observed = s.snapshotDQ(body, outcome.SeriesObserved)
-		p.Calculated = s.snapshotDQ(body, outcome.SeriesCalculated)
+		p.Observed = s.snapshotDQ(body, contract.SeriesObserved)
+		p.Calculated = s.snapshotDQ(body, contract.SeriesCalculated)
 		w.stats.SnapshotValuesCut += s.Truncated - cut
 	}
 	win := &s.Windows[i]

@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // Severity of an alert tier, in the one vocabulary of every rule the project
@@ -418,7 +418,7 @@ func (o *Objective) goodBucket(pr Probe) string {
 		if pr.ScaleKnown {
 			// The bucket (baseⁱ, baseⁱ⁺¹] of the scale that holds d.
 			base := math.Exp2(math.Exp2(-float64(pr.Scale)))
-			lo := math.Pow(base, float64(outcome.ExpIndex(d, int32(pr.Scale))))
+			lo := math.Pow(base, float64(deltaq.ExpIndex(d, int32(pr.Scale))))
 			o.Note += fmt.Sprintf(" (scale %d: buckets %.3g %% wide, (%s, %s] s around it)", pr.Scale, (base-1)*100,
 				strconv.FormatFloat(lo, 'g', 4, 64), strconv.FormatFloat(lo*base, 'g', 4, 64))
 		}

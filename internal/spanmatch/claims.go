@@ -16,7 +16,7 @@ import (
 // from the processor's deltaq.probe, once from its own match) and would
 // have two layouts; Claim refuses it when the second component is built,
 // which the collector does for `otelcol validate` too. The components are
-// given their collector's Claims (internal/process); the zero Claims is
+// given their collector's Claims (internal/collectorstate); the zero Claims is
 // empty and ready to use.
 type Claims struct {
 	mu     sync.Mutex

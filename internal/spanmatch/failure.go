@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // Failure decides which spans that ended within dMax are failures. The zero
@@ -55,7 +55,7 @@ func CompileFailure(fc *FailureConfig) (Failure, []error) {
 	f := Failure{statusError: fc.StatusError == nil || *fc.StatusError}
 	for i, cc := range fc.Conditions {
 		c, err := compileCondition(&cc)
-		if err == nil && outcome.IsContractAttr(cc.Attribute) {
+		if err == nil && contract.IsContractAttr(cc.Attribute) {
 			err = confpath.Errorf(confpath.Fields("attribute"), "%q %w", cc.Attribute, errContractKey)
 		}
 		if err != nil {

@@ -12,14 +12,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // Matcher finds the probes of a span among compiled rules, indexed by their
 // position. Exact names are looked up in a nameIndex, so a span that no
 // rule names costs one look-up and allocates nothing. Span names that reach
 // the expression rules are remembered (up to maxCachedNames of them, of at
-// most outcome.MaxNameLength bytes), with the list of expressions they
+// most contract.MaxNameLength bytes), with the list of expressions they
 // match, so that each distinct name runs the expressions once. It is safe
 // for concurrent use.
 type Matcher struct {
@@ -193,17 +193,17 @@ func (m *Matcher) regexpMatches(name string) []int32 {
 			hit = append(hit, i)
 		}
 	}
-	// A name longer than outcome.MaxNameLength runs the expressions every
+	// A name longer than contract.MaxNameLength runs the expressions every
 	// time rather than being kept: the cache must hold whole names to be
 	// exact, and its bound counts names, not bytes.
-	if len(name) <= outcome.MaxNameLength {
+	if len(name) <= contract.MaxNameLength {
 		m.names.put(name, hit)
 	}
 	return hit
 }
 
 // maxCachedNames bounds the span names the matcher remembers; each is at most
-// outcome.MaxNameLength bytes.
+// contract.MaxNameLength bytes.
 const maxCachedNames = 1000
 
 // nameCache maps span names to the regexp rules they match. Readers load an

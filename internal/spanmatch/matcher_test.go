@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // compile compiles the match options of probes named p0, p1, … into a
@@ -72,11 +72,11 @@ func TestRegexpNameCache(t *testing.T) {
 }
 
 // TestLongSpanNamesAreNotCached: a span name longer than
-// outcome.MaxNameLength is matched against the expressions like any other,
+// contract.MaxNameLength is matched against the expressions like any other,
 // but not kept in the name cache, whose bound counts names.
 func TestLongSpanNamesAreNotCached(t *testing.T) {
 	m := compile(t, MatchConfig{SpanNameRegexp: `^GET /`})
-	for _, name := range []string{"GET /" + strings.Repeat("x", outcome.MaxNameLength), "GET /short"} {
+	for _, name := range []string{"GET /" + strings.Repeat("x", contract.MaxNameLength), "GET /short"} {
 		s := span(name, ptrace.SpanKindServer)
 		for range 2 {
 			res := NewResource(pcommon.NewResource())
@@ -144,7 +144,7 @@ func TestAppendMatchesAllocatesNothing(t *testing.T) {
 func TestCompileErrors(t *testing.T) {
 	_, errs := Compile(&MatchConfig{
 		SpanName: "a", SpanNameRegexp: "(", SpanKind: "sideways",
-		Attributes: map[string]any{"": 1, outcome.AttrProbe: "x", "k": []int{1}},
+		Attributes: map[string]any{"": 1, contract.AttrProbe: "x", "k": []int{1}},
 	}, "p")
 	var msgs []string
 	for _, e := range errs {

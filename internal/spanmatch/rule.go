@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // attrServiceName is the resource attribute naming the service
@@ -90,7 +90,7 @@ func Compile(m *MatchConfig, name string) (Rule, []error) {
 			errs = append(errs, confpath.Errorf(confpath.Fields("match", "attributes"), "a key must not be empty"))
 			continue
 		}
-		if outcome.IsContractAttr(k) {
+		if contract.IsContractAttr(k) {
 			// The key is the subject of the sentence, not a path
 			// before a colon: under a probe the message follows its
 			// path after one (probes["checkout"]: match.attributes…).

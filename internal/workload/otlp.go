@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // scopeName is the instrumentation scope of everything the workload emits.
@@ -145,7 +145,7 @@ func (b *Batcher) Ended(in Instance, end time.Duration, failed bool) {
 	sp.SetStartTimestamp(b.ts(in.Start))
 	sp.SetEndTimestamp(b.ts(end))
 	if b.ProbeAttribute {
-		sp.Attributes().PutStr(outcome.AttrProbe, in.Probe)
+		sp.Attributes().PutStr(contract.AttrProbe, in.Probe)
 	}
 	if in.Rate != 0 {
 		sp.Attributes().PutDouble(AttrRate, in.Rate)
@@ -180,15 +180,15 @@ func (b *Batcher) Flush(now time.Duration) Batch {
 				continue
 			}
 			lr := recs.AppendEmpty()
-			lr.SetEventName(outcome.StartEventName)
+			lr.SetEventName(contract.StartEventName)
 			lr.SetTimestamp(b.ts(in.Start))
 			lr.SetObservedTimestamp(observed)
 			lr.SetTraceID(in.TraceID)
 			lr.SetSpanID(in.SpanID)
-			lr.Attributes().PutStr(outcome.AttrProbe, in.Probe)
+			lr.Attributes().PutStr(contract.AttrProbe, in.Probe)
 			// The span's name, for the span the processor makes if the
 			// instance times out.
-			lr.Attributes().PutStr(outcome.AttrSpanName, in.Probe)
+			lr.Attributes().PutStr(contract.AttrSpanName, in.Probe)
 		}
 		if recs.Len() > 0 {
 			out.Logs = logs

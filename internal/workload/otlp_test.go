@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 var epoch = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -65,8 +65,8 @@ func TestBatcherSpans(t *testing.T) {
 	if s.ParentSpanID() != pcommon.SpanID(job.SpanID) || s.TraceID() != pcommon.TraceID(job.TraceID) || s.Status().Code() != ptrace.StatusCodeOk {
 		t.Errorf("worker_1 span: parent %v trace %v status %v", s.ParentSpanID(), s.TraceID(), s.Status().Code())
 	}
-	if v, ok := s.Attributes().Get(outcome.AttrProbe); !ok || v.Str() != ProbeWorker1 {
-		t.Errorf("worker_1 span lacks %s", outcome.AttrProbe)
+	if v, ok := s.Attributes().Get(contract.AttrProbe); !ok || v.Str() != ProbeWorker1 {
+		t.Errorf("worker_1 span lacks %s", contract.AttrProbe)
 	}
 	j := spans[ProbeJob]
 	if !j.ParentSpanID().IsEmpty() || j.Status().Code() != ptrace.StatusCodeError {
@@ -95,7 +95,7 @@ func TestBatcherStartsOpen(t *testing.T) {
 	want := []Instance{job, w2}
 	for i := range recs.Len() {
 		lr := recs.At(i)
-		if lr.EventName() != outcome.StartEventName {
+		if lr.EventName() != contract.StartEventName {
 			t.Errorf("record %d: event name %q", i, lr.EventName())
 		}
 		if lr.SpanID() != pcommon.SpanID(want[i].SpanID) || lr.TraceID() != pcommon.TraceID(want[i].TraceID) {
@@ -104,10 +104,10 @@ func TestBatcherStartsOpen(t *testing.T) {
 		if lr.Timestamp().AsTime() != epoch.Add(want[i].Start) {
 			t.Errorf("record %d: timestamp %v, want the start %v", i, lr.Timestamp().AsTime(), epoch.Add(want[i].Start))
 		}
-		if v, _ := lr.Attributes().Get(outcome.AttrProbe); v.Str() != want[i].Probe {
+		if v, _ := lr.Attributes().Get(contract.AttrProbe); v.Str() != want[i].Probe {
 			t.Errorf("record %d: probe %q, want %q", i, v.Str(), want[i].Probe)
 		}
-		if v, _ := lr.Attributes().Get(outcome.AttrSpanName); v.Str() != want[i].Probe {
+		if v, _ := lr.Attributes().Get(contract.AttrSpanName); v.Str() != want[i].Probe {
 			t.Errorf("record %d: span name %q, want %q", i, v.Str(), want[i].Probe)
 		}
 	}

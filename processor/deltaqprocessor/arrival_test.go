@@ -15,9 +15,9 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -52,7 +52,7 @@ func TestStartEventAfterSpanIsNotTracked(t *testing.T) {
 	h.clock.tick(base.Add(time.Second)) // far past start + dMax
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 1, "no synthetic timeout span")
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, dMax, 25), attrsOf(spans[0]))
 	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"), "counted once")
 	assert.Equal(t, map[string]int64{"probe=checkout": 2},
@@ -137,7 +137,7 @@ func TestMaxEndedBoundsMemory(t *testing.T) {
 // TestTracesOnlyRemembersNothing: a processor in a traces pipeline alone
 // never sees start events, so its span path remembers no ended span.
 func TestTracesOnlyRemembersNothing(t *testing.T) {
-	f := newFactory(newFakeClock(), process.New())
+	f := newFactory(newFakeClock(), collectorstate.New())
 	set := processortest.NewNopSettings(metadata.Type)
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
 	tp, err := f.processorFactory().CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
@@ -234,7 +234,7 @@ func TestTimeoutGraceDelaysReport(t *testing.T) {
 	require.Len(t, spans, 1)
 	assert.Equal(t, spanID(1), spans[0].SpanID())
 	assert.Equal(t, start.Add(dMax), spans[0].EndTimestamp().AsTime(), "the synthetic span ends at start + dMax")
-	assert.Equal(t, true, attrsOf(spans[0])[outcome.AttrSynthetic])
+	assert.Equal(t, true, attrsOf(spans[0])[contract.AttrSynthetic])
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 
@@ -272,10 +272,10 @@ func TestSpanWithinGraceCountsNormally(t *testing.T) {
 
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 3, "two spans, one synthetic span for the instance whose span never came")
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 25), attrsOf(spans[1]), "not marked late")
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, dMax, 25), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Timeout, dMax, 25), attrsOf(spans[1]), "not marked late")
 	assert.Equal(t, spanID(3), spans[2].SpanID())
-	assert.Equal(t, true, attrsOf(spans[2])[outcome.AttrSynthetic])
+	assert.Equal(t, true, attrsOf(spans[2])[contract.AttrSynthetic])
 	assert.Equal(t, map[string]int64{
 		"outcome=success,probe=checkout": 1,
 		"outcome=timeout,probe=checkout": 2,

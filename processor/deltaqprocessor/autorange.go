@@ -6,7 +6,7 @@ package deltaqprocessor
 // Auto-ranging probes (`dmax: auto`): the probe chooses its dMax from the
 // delays it observes (internal/autorange, which the deltaq connector's
 // probes use too). Each change is written into the process's registry of
-// probe layouts (outcome.Layouts.SetLayout), from which the deltaq
+// probe layouts (contract.Layouts.SetLayout), from which the deltaq
 // connector or exporter of the same collector moves the probe to the new
 // layout at its next window boundary.
 
@@ -14,7 +14,7 @@ import (
 	"errors"
 
 	"github.com/deltaq-otel/deltaq/internal/autorange"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // autoDMaxNanos checks the options of an auto probe (errs holds the bins
@@ -41,7 +41,7 @@ func (pc *ProbeConfig) autoOptions() autorange.Options {
 }
 
 // rangeProbes closes the due samples of the auto probes and announces the
-// changes of dMax: a log record, the registry (outcome.Layouts.SetLayout) and the
+// changes of dMax: a log record, the registry (contract.Layouts.SetLayout) and the
 // self-telemetry. Timer goroutine.
 func (p *deltaqProcessor) rangeProbes(now int64) {
 	for _, i := range p.m.auto {
@@ -51,7 +51,7 @@ func (p *deltaqProcessor) rangeProbes(now int64) {
 			continue
 		}
 		if !ch.Suppressed {
-			p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: ch.To, Bins: int(pr.bins)})
+			p.layouts.SetLayout(p, pr.name, contract.Layout{DMaxNs: ch.To, Bins: int(pr.bins)})
 		}
 		autorange.Log(p.logger, pr.auto, pr.name, int(pr.bins), ch, now)
 	}

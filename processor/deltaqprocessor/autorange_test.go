@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // TestDMaxAutoConfig: dmax: auto is read from YAML with its options, and
@@ -76,19 +76,19 @@ func autoBatch(s, n int, delay func(i int) time.Duration) ptrace.Traces {
 }
 
 // instanceOf reads the outcome instance a mapped span stands for, as the
-// deltaq connector does (the contract in internal/outcome).
+// deltaq connector does (the contract in internal/contract).
 func instanceOf(sp ptrace.Span) analysis.Instance {
 	a := sp.Attributes()
-	probe, _ := a.Get(outcome.AttrProbe)
+	probe, _ := a.Get(contract.AttrProbe)
 	in := analysis.Instance{Probe: probe.Str(), Outcome: analysis.Success,
 		Start: int64(sp.StartTimestamp()), End: int64(sp.EndTimestamp())}
-	if v, ok := a.Get(outcome.AttrOutcome); ok {
+	if v, ok := a.Get(contract.AttrOutcome); ok {
 		in.Outcome, _ = analysis.ParseOutcome(v.Str())
 	}
-	if v, ok := a.Get(outcome.AttrDMaxNs); ok {
+	if v, ok := a.Get(contract.AttrDMaxNs); ok {
 		in.DMaxNs = v.Int()
 	}
-	if v, ok := a.Get(outcome.AttrBins); ok {
+	if v, ok := a.Get(contract.AttrBins); ok {
 		in.Bins = int(v.Int())
 	}
 	return in
@@ -181,7 +181,7 @@ func TestAutoRangeFollowsDelayJumps(t *testing.T) {
 			t.Errorf("window %d: bin width %g, want %g", k, width[k], want)
 		}
 	}
-	if l, _ := h.state.Layouts.LookupLayout("op"); l != (outcome.Layout{DMaxNs: 5e6, Bins: 100}) {
+	if l, _ := h.state.Layouts.LookupLayout("op"); l != (contract.Layout{DMaxNs: 5e6, Bins: 100}) {
 		t.Errorf("registered layout %+v, want 5ms, 100 bins", l)
 	}
 	// Self-telemetry: three changes (learned, up, down) and the dMax.

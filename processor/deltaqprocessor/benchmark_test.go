@@ -21,8 +21,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -89,7 +89,7 @@ type benchProcessor struct {
 // logs is true, in a logs pipeline too (start events in use).
 func newBenchProcessor(b *testing.B, cfg *Config, logs bool) benchProcessor {
 	b.Helper()
-	pf := newFactory(newFakeClock(), process.New()).processorFactory() // the timer never ticks
+	pf := newFactory(newFakeClock(), collectorstate.New()).processorFactory() // the timer never ticks
 	set := processortest.NewNopSettings(metadata.Type)
 	tp, err := pf.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
 	if err != nil {
@@ -260,11 +260,11 @@ func announceMatched(b *testing.B, bp benchProcessor, spans []ptrace.Span) {
 			continue
 		}
 		lr := lrs.AppendEmpty()
-		lr.SetEventName(outcome.StartEventName)
+		lr.SetEventName(contract.StartEventName)
 		lr.SetTraceID(s.TraceID())
 		lr.SetSpanID(s.SpanID())
 		lr.SetTimestamp(s.StartTimestamp())
-		lr.Attributes().PutStr(outcome.AttrProbe, s.Name())
+		lr.Attributes().PutStr(contract.AttrProbe, s.Name())
 	}
 	if err := bp.logs.ConsumeLogs(context.Background(), ld); err != nil && !errors.Is(err, processorhelper.ErrSkipProcessingData) {
 		b.Fatal(err)
@@ -316,7 +316,7 @@ func BenchmarkProcessorStartEvents(b *testing.B) {
 // start events in flight.
 func TestUnmatchedSpansDoNotAllocate(t *testing.T) {
 	for _, regexps := range []int{0, 2} {
-		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock(), process.New())
+		p, err := newProcessor(processortest.NewNopSettings(metadata.Type), benchConfig(regexps), newFakeClock(), collectorstate.New())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,16 +347,16 @@ func BenchmarkPdataOutcomeAttributes(b *testing.B) {
 		n    int
 		put  func(pcommon.Map)
 	}{
-		{"probe", 1, func(a pcommon.Map) { a.PutStr(outcome.AttrProbe, "probe-0") }},
+		{"probe", 1, func(a pcommon.Map) { a.PutStr(contract.AttrProbe, "probe-0") }},
 		{"probe+outcome", 2, func(a pcommon.Map) {
-			a.PutStr(outcome.AttrProbe, "probe-0")
-			a.PutStr(outcome.AttrOutcome, outcome.Failure)
+			a.PutStr(contract.AttrProbe, "probe-0")
+			a.PutStr(contract.AttrOutcome, contract.Failure)
 		}},
 		{"probe+outcome+layout", 4, func(a pcommon.Map) {
-			a.PutStr(outcome.AttrProbe, "probe-0")
-			a.PutStr(outcome.AttrOutcome, outcome.Timeout)
-			a.PutInt(outcome.AttrDMaxNs, 100_000_000)
-			a.PutInt(outcome.AttrBins, 100)
+			a.PutStr(contract.AttrProbe, "probe-0")
+			a.PutStr(contract.AttrOutcome, contract.Timeout)
+			a.PutInt(contract.AttrDMaxNs, 100_000_000)
+			a.PutInt(contract.AttrBins, 100)
 		}},
 	}
 	for _, pc := range puts {

@@ -17,8 +17,8 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confcheck"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
@@ -222,9 +222,9 @@ func (cfg *Config) Validate() error {
 	seen := make(map[string]int, len(cfg.Probes))
 	for i := range cfg.Probes {
 		pc := &cfg.Probes[i]
-		if len(pc.Name) > outcome.MaxNameLength {
+		if len(pc.Name) > contract.MaxNameLength {
 			// The name is not repeated: it is what is too long.
-			errs = append(errs, cfg.probeError(i, confpath.Errorf(confpath.Fields("name"), "must be at most %d bytes, got %d", outcome.MaxNameLength, len(pc.Name))))
+			errs = append(errs, cfg.probeError(i, confpath.Errorf(confpath.Fields("name"), "must be at most %d bytes, got %d", contract.MaxNameLength, len(pc.Name))))
 		}
 		if j, dup := seen[pc.Name]; dup && pc.Name != "" {
 			errs = append(errs, cfg.probeError(i, confpath.Errorf(confpath.Fields("name"), "duplicate probe name (also %s)", confpath.Fields("probes").Index(j))))
@@ -242,7 +242,7 @@ func (cfg *Config) Validate() error {
 // probeError puts err under the probe: its key, probes["checkout"].bins,
 // when the probes are a map; else its position, probes[0].bins.
 func (cfg *Config) probeError(i int, err error) error {
-	if name := cfg.Probes[i].Name; cfg.probesByName && len(name) <= outcome.MaxNameLength {
+	if name := cfg.Probes[i].Name; cfg.probesByName && len(name) <= contract.MaxNameLength {
 		return confpath.Under(confpath.Fields("probes").Key(name), err)
 	}
 	return confpath.Under(confpath.Fields("probes").Index(i), err)

@@ -221,7 +221,7 @@ func TestDMaxBounds(t *testing.T) {
 }
 
 // TestProbeNameLength checks the bound on a probe name,
-// outcome.MaxNameLength = 256 bytes, counted in bytes (ΔQ is 3 bytes in
+// contract.MaxNameLength = 256 bytes, counted in bytes (ΔQ is 3 bytes in
 // UTF-8: "Δ" is 2 and "Q" is 1).
 func TestProbeNameLength(t *testing.T) {
 	cfg := testConfig(probeConfig(strings.Repeat("a", 256), time.Second, 10))

@@ -13,7 +13,7 @@
 // outcome is a success when it ends within dMax, a timeout when it does not
 // (the extended notion of failure of section 3.2), and a failure when it
 // ends within dMax but the user's failure rule holds. The processor writes
-// the result as span attributes (the contract in internal/outcome) for the
+// the result as span attributes (the contract in internal/contract) for the
 // deltaq connector or exporter to read; docs/design.md ("The path of a
 // span") follows a span through it.
 //

@@ -11,24 +11,24 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/sharedcomponent"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
 // NewFactory returns the factory of the deltaq processor. Its processors
 // share the collector's probe layouts, claims and reload state
-// (process.Collector) with the deltaq connectors and exporters.
+// (collectorstate.Collector) with the deltaq connectors and exporters.
 func NewFactory() processor.Factory {
-	return newFactory(wallClock{}, process.Collector()).processorFactory()
+	return newFactory(wallClock{}, collectorstate.Collector()).processorFactory()
 }
 
 // NewFactoryFor returns the factory of the deltaq processor of a program
 // that stands in for a collector with state of its own, st: the command
 // line's offline analysis, which reads back the layouts its processor
 // registers there.
-func NewFactoryFor(st *process.State) processor.Factory {
+func NewFactoryFor(st *collectorstate.State) processor.Factory {
 	return newFactory(wallClock{}, st).processorFactory()
 }
 
@@ -40,11 +40,11 @@ type factory struct {
 	clock clock
 	// state is what the factory's processors share with the other deltaq
 	// components of the collector.
-	state     *process.State
+	state     *collectorstate.State
 	instances sharedcomponent.Map[*deltaqProcessor]
 }
 
-func newFactory(clk clock, st *process.State) *factory {
+func newFactory(clk clock, st *collectorstate.State) *factory {
 	return &factory{clock: clk, state: st}
 }
 

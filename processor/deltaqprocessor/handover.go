@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // parked is what a processor hands to its successor across a configuration
@@ -105,5 +105,5 @@ func (p *deltaqProcessor) adoptRange(pr *probe, old *parkedProbe) {
 	if pr.auto == nil || !old.decided || old.bins != pr.bins || !pr.auto.Adopt(old.dMaxNs, old.ref) {
 		return
 	}
-	p.layouts.SetLayout(p, pr.name, outcome.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
+	p.layouts.SetLayout(p, pr.name, contract.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
 }

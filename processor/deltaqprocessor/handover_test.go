@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 )
 
 // TestReloadCarriesInstancesInFlight: a shutdown that is part of a
@@ -22,7 +22,7 @@ import (
 // whose dMax changed is dropped, and its span, arriving later, is an
 // ordinary instance of the new layout.
 func TestReloadCarriesInstancesInFlight(t *testing.T) {
-	st := process.New()
+	st := collectorstate.New()
 	const dMax = 50 * time.Millisecond
 	old := newHarnessIn(t, st, testConfig(probeConfig("checkout", dMax, 25), probeConfig("search", dMax, 25)), nil)
 	start := base.Add(3 * time.Millisecond)
@@ -53,7 +53,7 @@ func TestReloadCarriesInstancesInFlight(t *testing.T) {
 // TestShutdownWithoutReloadDropsInstances: without a reload request the
 // shutdown is final and the next processor starts empty.
 func TestShutdownWithoutReloadDropsInstances(t *testing.T) {
-	st := process.New()
+	st := collectorstate.New()
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
 	old := newHarnessIn(t, st, cfg, nil)
 	old.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))

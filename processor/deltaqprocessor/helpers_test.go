@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -79,7 +79,7 @@ type harness struct {
 	p      *deltaqProcessor
 	// state is what the processor shares with the collector's other deltaq
 	// components: its own, unless the test shares one (newHarnessIn).
-	state *process.State
+	state *collectorstate.State
 }
 
 func newHarness(t *testing.T, cfg *Config) *harness {
@@ -90,12 +90,12 @@ func newHarness(t *testing.T, cfg *Config) *harness {
 // when not nil.
 func newHarnessWith(t *testing.T, cfg *Config, tracesNext consumer.Traces) *harness {
 	t.Helper()
-	return newHarnessIn(t, process.New(), cfg, tracesNext)
+	return newHarnessIn(t, collectorstate.New(), cfg, tracesNext)
 }
 
 // newHarnessIn builds the harness of a processor in the collector whose
 // shared state is st.
-func newHarnessIn(t *testing.T, st *process.State, cfg *Config, tracesNext consumer.Traces) *harness {
+func newHarnessIn(t *testing.T, st *collectorstate.State, cfg *Config, tracesNext consumer.Traces) *harness {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	h := &harness{t: t, clock: newFakeClock(), tsink: new(consumertest.TracesSink), lsink: new(consumertest.LogsSink), state: st}
@@ -217,13 +217,13 @@ func appendStartEvent(ld plog.Logs, e startEvent) plog.LogRecord {
 		rl.Resource().Attributes().PutStr("service.name", e.service)
 	}
 	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
-	lr.SetEventName(outcome.StartEventName)
+	lr.SetEventName(contract.StartEventName)
 	lr.SetTraceID(traceID(e.id))
 	lr.SetSpanID(spanID(e.id))
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(e.at))
-	lr.Attributes().PutStr(outcome.AttrProbe, e.probe)
+	lr.Attributes().PutStr(contract.AttrProbe, e.probe)
 	if e.spanName != "" {
-		lr.Attributes().PutStr(outcome.AttrSpanName, e.spanName)
+		lr.Attributes().PutStr(contract.AttrSpanName, e.spanName)
 	}
 	return lr
 }

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
@@ -38,11 +38,11 @@ func startEvents(probe string, at time.Time, ids ...uint32) plog.Logs {
 	for _, n := range ids {
 		lr := lrs.AppendEmpty()
 		tid, sid := wideIDs(n)
-		lr.SetEventName(outcome.StartEventName)
+		lr.SetEventName(contract.StartEventName)
 		lr.SetTraceID(tid)
 		lr.SetSpanID(sid)
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
-		lr.Attributes().PutStr(outcome.AttrProbe, probe)
+		lr.Attributes().PutStr(contract.AttrProbe, probe)
 	}
 	return ld
 }
@@ -121,7 +121,7 @@ func TestConcurrentTracesAndLogs(t *testing.T) {
 	var synthetic, mapped int64
 	spans, _ := allSpans(h.tsink.AllTraces())
 	for _, s := range spans {
-		if v, ok := s.Attributes().Get(outcome.AttrSynthetic); ok && v.Bool() {
+		if v, ok := s.Attributes().Get(contract.AttrSynthetic); ok && v.Bool() {
 			synthetic++
 		} else {
 			mapped++

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // searchLayout is testdata/config_loglinear.yaml's binning.
@@ -87,7 +87,7 @@ func TestLogLinearProbeRegistersAndMarksSpans(t *testing.T) {
 	h := newHarness(t, testConfig(pc))
 	l, ok := h.state.Layouts.LookupLayout("search")
 	require.True(t, ok)
-	assert.Equal(t, outcome.Layout{DMaxNs: int64(10 * time.Second), LogLinear: outcome.LogLinear(searchLayout)}, l)
+	assert.Equal(t, contract.Layout{DMaxNs: int64(10 * time.Second), LogLinear: contract.LogLinear(searchLayout)}, l)
 	assert.True(t, l.Valid())
 
 	h.consumeTraces(tracesOf(
@@ -97,9 +97,9 @@ func TestLogLinearProbeRegistersAndMarksSpans(t *testing.T) {
 	))
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 3)
-	assert.Equal(t, map[string]any{outcome.AttrProbe: "search", outcome.AttrDMaxNs: int64(10 * time.Second)}, attrsOf(spans[0]),
+	assert.Equal(t, map[string]any{contract.AttrProbe: "search", contract.AttrDMaxNs: int64(10 * time.Second)}, attrsOf(spans[0]),
 		"the first span of the batch carries the dMax, and no bins")
-	assert.Equal(t, map[string]any{outcome.AttrProbe: "search"}, attrsOf(spans[1]), "9s is within high")
-	assert.Equal(t, map[string]any{outcome.AttrProbe: "search", outcome.AttrOutcome: outcome.Timeout, outcome.AttrDMaxNs: int64(10 * time.Second)},
+	assert.Equal(t, map[string]any{contract.AttrProbe: "search"}, attrsOf(spans[1]), "9s is within high")
+	assert.Equal(t, map[string]any{contract.AttrProbe: "search", contract.AttrOutcome: contract.Timeout, contract.AttrDMaxNs: int64(10 * time.Second)},
 		attrsOf(spans[2]), "11s is beyond high")
 }

@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/service/telemetry"
 
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // The pipeline test runs the processor inside a collector (otelcol) built
@@ -202,7 +202,7 @@ func TestCollectorPipeline(t *testing.T) {
 	)))
 	spans, _ := allSpans([]ptrace.Traces{wait("mapped span")})
 	require.Len(t, spans, 2)
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, 20*time.Millisecond, 20), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, 20*time.Millisecond, 20), attrsOf(spans[0]))
 	assert.Empty(t, attrsOf(spans[1]))
 
 	// A start event on the logs pipeline whose span never comes becomes a
@@ -221,7 +221,7 @@ func TestCollectorPipeline(t *testing.T) {
 	spans, resources := allSpans([]ptrace.Traces{wait("synthetic timeout span")})
 	require.Len(t, spans, 1)
 	assert.Equal(t, spanID(3), spans[0].SpanID())
-	assert.Equal(t, true, attrsOf(spans[0])[outcome.AttrSynthetic])
-	assert.Equal(t, outcome.Timeout, attrsOf(spans[0])[outcome.AttrOutcome])
+	assert.Equal(t, true, attrsOf(spans[0])[contract.AttrSynthetic])
+	assert.Equal(t, contract.Timeout, attrsOf(spans[0])[contract.AttrOutcome])
 	assert.Equal(t, "shop", resources[0].Attributes().AsRaw()["service.name"])
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
@@ -73,11 +73,11 @@ func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule
 }
 
 // layout returns the probe's layout in force, as the registry holds it.
-func (p *probe) layout() outcome.Layout {
+func (p *probe) layout() contract.Layout {
 	if p.ll != (deltaq.LogLinear{}) {
-		return outcome.Layout{DMaxNs: p.ll.High, LogLinear: outcome.LogLinear(p.ll)}
+		return contract.Layout{DMaxNs: p.ll.High, LogLinear: contract.LogLinear(p.ll)}
 	}
-	return outcome.Layout{DMaxNs: p.currentDMax(), Bins: int(p.bins)}
+	return contract.Layout{DMaxNs: p.currentDMax(), Bins: int(p.bins)}
 }
 
 // currentDMax returns the dMax in force.
@@ -118,7 +118,7 @@ func newResourceInfo(r pcommon.Resource) resourceInfo {
 	return resourceInfo{Resource: spanmatch.NewResource(r)}
 }
 
-// storedServiceName returns the service name cut to outcome.MaxNameLength
+// storedServiceName returns the service name cut to contract.MaxNameLength
 // bytes and copied, for an in-flight instance to keep.
 func (r *resourceInfo) storedServiceName() string {
 	if !r.storedLoaded {

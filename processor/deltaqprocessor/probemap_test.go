@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/configtest"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -95,7 +95,7 @@ func TestListFormDeprecated(t *testing.T) {
 		set := processortest.NewNopSettings(metadata.Type)
 		set.ID = component.NewIDWithName(metadata.Type, c.section)
 		set.Logger = zap.New(core)
-		f := newFactory(newFakeClock(), process.New()).processorFactory()
+		f := newFactory(newFakeClock(), collectorstate.New()).processorFactory()
 		p, err := f.CreateTraces(context.Background(), set, loadConfig(t, c.section), consumertest.NewNop())
 		require.NoError(t, err)
 		require.NoError(t, p.Shutdown(context.Background()))

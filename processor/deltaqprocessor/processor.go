@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.uber.org/zap"
 
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
@@ -70,7 +70,7 @@ type deltaqProcessor struct {
 	release func()
 	// layouts is the collector's registry of probe layouts, where the
 	// processor announces its probes for the connector or exporter.
-	layouts *outcome.Layouts
+	layouts *contract.Layouts
 	// claims records the probes the collector's processors and connectors
 	// match in the spans.
 	claims *spanmatch.Claims
@@ -79,7 +79,7 @@ type deltaqProcessor struct {
 }
 
 // newProcessor makes a processor of the collector whose shared state is st.
-func newProcessor(set processor.Settings, cfg *Config, clk clock, st *process.State) (*deltaqProcessor, error) {
+func newProcessor(set processor.Settings, cfg *Config, clk clock, st *collectorstate.State) (*deltaqProcessor, error) {
 	m, err := newMatcher(cfg)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *process.St
 		tb.Shutdown()
 		return nil, err
 	}
-	own := make(map[string]outcome.Layout, len(m.probes))
+	own := make(map[string]contract.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
 		own[pr.name] = pr.layout()
@@ -244,7 +244,7 @@ func (p *deltaqProcessor) run(t ticker) {
 
 // processTraces maps the spans of the configured probes to outcome
 // instances. The processor is the only writer of the contract attributes
-// (internal/outcome) in a collector: every span that arrives carrying any of
+// (internal/contract) in a collector: every span that arrives carrying any of
 // them has them removed and counted (foreignAttributes) first, whether it
 // matches a probe or not, so that no claim made upstream reaches the
 // exporter. The span is then mapped by this processor's configuration like
@@ -281,7 +281,7 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 // attribute, in one pass over the keys that allocates nothing.
 func hasContractAttr(attrs pcommon.Map) bool {
 	for k := range attrs.All() {
-		if outcome.IsContractAttr(k) {
+		if contract.IsContractAttr(k) {
 			return true
 		}
 	}
@@ -293,10 +293,10 @@ func hasContractAttr(attrs pcommon.Map) bool {
 // timeout span (deltaq.synthetic = true), which is then not to be mapped.
 func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 	attrs := span.Attributes()
-	if v, ok := attrs.Get(outcome.AttrSynthetic); ok && v.Type() == pcommon.ValueTypeBool && v.Bool() {
+	if v, ok := attrs.Get(contract.AttrSynthetic); ok && v.Type() == pcommon.ValueTypeBool && v.Bool() {
 		synthetic = true
 	}
-	attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return outcome.IsContractAttr(k) })
+	attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return contract.IsContractAttr(k) })
 	p.stats.foreignAttributes.Add(1)
 	if synthetic {
 		p.malformedSpan(span, reasonForeignSynthetic)
@@ -319,7 +319,7 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // buckets) are on a timeout, whose reader
 // must know the dMax it was judged by, and on the first span of each probe
 // in the batch (marks), from which a reader that configures no layout for
-// the probe takes it (the contract in internal/outcome). A late span carries
+// the probe takes it (the contract in internal/contract). A late span carries
 // deltaq.probe, deltaq.outcome = timeout and deltaq.late.
 //
 // The span carries no contract attribute (processTraces removed any it came
@@ -381,12 +381,12 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 		n++
 	}
 	attrs.EnsureCapacity(attrs.Len() + n)
-	attrs.PutStr(outcome.AttrProbe, pr.name)
+	attrs.PutStr(contract.AttrProbe, pr.name)
 	if oc != outcomeSuccess {
-		attrs.PutStr(outcome.AttrOutcome, outcomeValues[oc])
+		attrs.PutStr(contract.AttrOutcome, outcomeValues[oc])
 	}
 	if late {
-		attrs.PutBool(outcome.AttrLate, true)
+		attrs.PutBool(contract.AttrLate, true)
 		p.stats.late[pi].Add(1)
 		return
 	}
@@ -408,11 +408,11 @@ func layoutAttrs(pr *probe) int {
 // deltaq.dmax_ns, and deltaq.bins but for a probe with log-linear buckets,
 // which has no bin count to give (a reader in another collector then finds
 // no layout it can follow and refuses the instance, counted; the contract
-// in internal/outcome).
+// in internal/contract).
 func putLayout(attrs pcommon.Map, pr *probe, dMax int64) {
-	attrs.PutInt(outcome.AttrDMaxNs, dMax)
+	attrs.PutInt(contract.AttrDMaxNs, dMax)
 	if pr.bins > 0 {
-		attrs.PutInt(outcome.AttrBins, pr.bins)
+		attrs.PutInt(contract.AttrBins, pr.bins)
 	}
 }
 
@@ -454,7 +454,7 @@ func (p *deltaqProcessor) malformedSpan(span ptrace.Span, reason int) {
 }
 
 // processLogs consumes the start events (log records whose EventName is
-// outcome.StartEventName) and removes them from the batch; every other log
+// contract.StartEventName) and removes them from the batch; every other log
 // record passes through untouched. A batch left empty is not passed on.
 func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
 	now := int64(0) // the time start events are checked against ended spans, read once per batch
@@ -471,7 +471,7 @@ func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Log
 				continue
 			}
 			lrs.RemoveIf(func(lr plog.LogRecord) bool {
-				if lr.EventName() != outcome.StartEventName {
+				if lr.EventName() != contract.StartEventName {
 					return false
 				}
 				p.startEvent(lr, &res, &now)
@@ -496,7 +496,7 @@ func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Log
 
 func hasStartEvent(lrs plog.LogRecordSlice) bool {
 	for k := 0; k < lrs.Len(); k++ {
-		if lrs.At(k).EventName() == outcome.StartEventName {
+		if lrs.At(k).EventName() == contract.StartEventName {
 			return true
 		}
 	}
@@ -517,10 +517,10 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		return
 	}
 	attrs := lr.Attributes()
-	v, ok := attrs.Get(outcome.AttrProbe)
-	// No configured probe name is longer than outcome.MaxNameLength: a
+	v, ok := attrs.Get(contract.AttrProbe)
+	// No configured probe name is longer than contract.MaxNameLength: a
 	// longer one is refused before the lookup, which would hash all of it.
-	if !ok || v.Type() != pcommon.ValueTypeStr || len(v.Str()) > outcome.MaxNameLength {
+	if !ok || v.Type() != pcommon.ValueTypeStr || len(v.Str()) > contract.MaxNameLength {
 		p.malformedStart(lr, reasonUnknownProbe)
 		return
 	}
@@ -536,14 +536,14 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	}
 	pr := &p.m.probes[pi]
 	name := pr.name
-	if v, ok := attrs.Get(outcome.AttrSpanName); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+	if v, ok := attrs.Get(contract.AttrSpanName); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
 		name = storedString(v.Str())
 	}
 	start := int64(ts)
 	deadline := addSat(start, pr.currentDMax())
 	var th uint64
-	if v, ok := attrs.Get(outcome.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
-		th, _ = outcome.Threshold(v.Str())
+	if v, ok := attrs.Get(contract.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
+		th, _ = contract.Threshold(v.Str())
 	}
 	inst := inflight.Instance{
 		Threshold: th,
@@ -619,7 +619,7 @@ func (p *deltaqProcessor) expire(now int64) {
 }
 
 // syntheticSpans builds one span per timed-out instance (the contract in
-// internal/outcome): the started span's trace and span ids, start = the start
+// internal/contract): the started span's trace and span ids, start = the start
 // event's timestamp, end = start + dMax (whatever the grace), status ERROR,
 // and the outcome attributes with deltaq.outcome = timeout and
 // deltaq.synthetic = true. Spans are grouped in one resource per
@@ -647,7 +647,7 @@ func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Trace
 		if in.Threshold != 0 {
 			// The span never came: its start event's threshold stands for
 			// its tracestate, so the timeout counts as the span would have.
-			s.TraceState().FromRaw(outcome.ThresholdTraceState(in.Threshold))
+			s.TraceState().FromRaw(contract.ThresholdTraceState(in.Threshold))
 		}
 		s.SetName(in.Name)
 		s.SetStartTimestamp(pcommon.Timestamp(in.Start))
@@ -656,24 +656,24 @@ func (p *deltaqProcessor) syntheticSpans(fired []inflight.Instance) ptrace.Trace
 		s.Status().SetMessage(syntheticStatusMessage)
 		a := s.Attributes()
 		a.EnsureCapacity(5)
-		a.PutStr(outcome.AttrProbe, pr.name)
-		a.PutStr(outcome.AttrOutcome, outcome.Timeout)
+		a.PutStr(contract.AttrProbe, pr.name)
+		a.PutStr(contract.AttrOutcome, contract.Timeout)
 		// The dMax the instance's deadline was set by: an auto probe's may
 		// have changed since.
 		putLayout(a, pr, in.Deadline-in.Start)
-		a.PutBool(outcome.AttrSynthetic, true)
+		a.PutBool(contract.AttrSynthetic, true)
 	}
 	return td
 }
 
-// storedString returns s, cut to at most outcome.MaxNameLength bytes, as a
+// storedString returns s, cut to at most contract.MaxNameLength bytes, as a
 // copy of its own: a string the processor keeps (in an in-flight instance)
 // costs at most that much whatever the input, and does not keep alive the
 // buffer of the batch it came in. The cut is at a UTF-8 rune boundary, so a
 // valid name stays valid; in invalid UTF-8 (no rune start among the
 // utf8.UTFMax bytes that end at the bound) it is at the bound.
 func storedString(s string) string {
-	const bound = outcome.MaxNameLength
+	const bound = contract.MaxNameLength
 	if len(s) > bound {
 		cut := bound
 		for i := bound; i > bound-utf8.UTFMax; i-- {

@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/internal/observer"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -40,19 +40,19 @@ func spanJSON(t *testing.T, s ptrace.Span) string {
 
 // instanceAttrs are the attributes of a counted span that carries no layout:
 // the probe, and the outcome unless it is a success (the contract in
-// internal/outcome).
+// internal/contract).
 func instanceAttrs(probe, oc string) map[string]any {
-	if oc == outcome.Success {
-		return map[string]any{outcome.AttrProbe: probe}
+	if oc == contract.Success {
+		return map[string]any{contract.AttrProbe: probe}
 	}
-	return map[string]any{outcome.AttrProbe: probe, outcome.AttrOutcome: oc}
+	return map[string]any{contract.AttrProbe: probe, contract.AttrOutcome: oc}
 }
 
 // outcomeAttrs are the attributes of a counted span that carries the layout:
 // a timeout, or the first span of its probe in its batch.
 func outcomeAttrs(probe, oc string, dMax time.Duration, bins int64) map[string]any {
 	a := instanceAttrs(probe, oc)
-	a[outcome.AttrDMaxNs], a[outcome.AttrBins] = int64(dMax), bins
+	a[contract.AttrDMaxNs], a[contract.AttrBins] = int64(dMax), bins
 	return a
 }
 
@@ -76,11 +76,11 @@ func TestSpansMapToOutcomes(t *testing.T) {
 	require.Len(t, spans, 6)
 	// The first span of the probe in the batch and the timeouts carry the
 	// layout; the others only the probe and the outcome.
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 50), attrsOf(spans[0]))
-	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[1]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 50), attrsOf(spans[2]))
-	assert.Equal(t, instanceAttrs("checkout", outcome.Failure), attrsOf(spans[3]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 50), attrsOf(spans[4]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, dMax, 50), attrsOf(spans[0]))
+	assert.Equal(t, instanceAttrs("checkout", contract.Success), attrsOf(spans[1]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Timeout, dMax, 50), attrsOf(spans[2]))
+	assert.Equal(t, instanceAttrs("checkout", contract.Failure), attrsOf(spans[3]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Timeout, dMax, 50), attrsOf(spans[4]))
 
 	// Apart from the deltaq.* attributes, the batch is unchanged, and the
 	// unmatched span is untouched.
@@ -88,7 +88,7 @@ func TestSpansMapToOutcomes(t *testing.T) {
 	for i, s := range spans {
 		got := ptrace.NewSpan()
 		s.CopyTo(got)
-		for _, k := range []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.AttrDMaxNs, outcome.AttrBins} {
+		for _, k := range []string{contract.AttrProbe, contract.AttrOutcome, contract.AttrDMaxNs, contract.AttrBins} {
 			got.Attributes().Remove(k)
 		}
 		assert.Equal(t, spanJSON(t, wantSpans[i]), spanJSON(t, got), "span %d", i)
@@ -121,10 +121,10 @@ func TestLayoutOnFirstSpanOfEachProbePerBatch(t *testing.T) {
 	require.Len(t, spans, 8)
 	for b := range 2 {
 		s := spans[4*b:]
-		assert.Equal(t, outcomeAttrs("checkout", outcome.Success, 50*time.Millisecond, 50), attrsOf(s[0]), "batch %d", b)
-		assert.Equal(t, outcomeAttrs("auth", outcome.Success, time.Second, 10), attrsOf(s[1]), "batch %d", b)
-		assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(s[2]), "batch %d", b)
-		assert.Equal(t, instanceAttrs("auth", outcome.Failure), attrsOf(s[3]), "batch %d", b)
+		assert.Equal(t, outcomeAttrs("checkout", contract.Success, 50*time.Millisecond, 50), attrsOf(s[0]), "batch %d", b)
+		assert.Equal(t, outcomeAttrs("auth", contract.Success, time.Second, 10), attrsOf(s[1]), "batch %d", b)
+		assert.Equal(t, instanceAttrs("checkout", contract.Success), attrsOf(s[2]), "batch %d", b)
+		assert.Equal(t, instanceAttrs("auth", contract.Failure), attrsOf(s[3]), "batch %d", b)
 	}
 }
 
@@ -142,16 +142,16 @@ func TestSuccessCarriesNoOutcome(t *testing.T) {
 		spanSpec{name: "checkout", id: 2, duration: 20 * time.Millisecond},
 		spanSpec{name: "checkout", id: 3, duration: 5 * time.Millisecond, status: ptrace.StatusCodeError},
 		spanSpec{name: "checkout", id: 4, duration: time.Second},
-		spanSpec{name: "browse", id: 5, duration: time.Millisecond, attrs: map[string]any{outcome.AttrProbe: "checkout"}},
+		spanSpec{name: "browse", id: 5, duration: time.Millisecond, attrs: map[string]any{contract.AttrProbe: "checkout"}},
 	))
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 5)
-	for i, want := range []string{"", "", outcome.Failure, outcome.Timeout} {
+	for i, want := range []string{"", "", contract.Failure, contract.Timeout} {
 		a := spans[i].Attributes()
-		probe, ok := a.Get(outcome.AttrProbe)
+		probe, ok := a.Get(contract.AttrProbe)
 		require.True(t, ok, "span %d", i)
 		assert.Equal(t, "checkout", probe.Str(), "span %d", i)
-		v, ok := a.Get(outcome.AttrOutcome)
+		v, ok := a.Get(contract.AttrOutcome)
 		if want == "" {
 			assert.False(t, ok, "span %d: a success carries no deltaq.outcome", i)
 			continue
@@ -162,8 +162,8 @@ func TestSuccessCarriesNoOutcome(t *testing.T) {
 	assert.Empty(t, attrsOf(spans[4]), "the forged bare deltaq.probe is removed")
 
 	// The reader: the layout comes from this processor's registration.
-	cfg := observer.NewDefaultConfig()
-	an, err := observer.NewOfflineAnalysis(&cfg, h.state.Layouts, nil)
+	cfg := core.NewDefaultConfig()
+	an, err := core.NewOfflineAnalysis(&cfg, h.state.Layouts, nil)
 	require.NoError(t, err)
 	for _, td := range h.tsink.AllTraces() {
 		require.NoError(t, an.ConsumeTraces(context.Background(), td))
@@ -247,7 +247,7 @@ func TestMatchConditions(t *testing.T) {
 	}
 	for i, tt := range tests {
 		span := h.passOne(i, tt.span)
-		v, found := span.Attributes().Get(outcome.AttrProbe)
+		v, found := span.Attributes().Get(contract.AttrProbe)
 		if tt.want == "" {
 			if found {
 				t.Errorf("case %d (%s): matched %s, want no match", i, tt.span.name, v.AsString())
@@ -281,27 +281,27 @@ func TestFailureRules(t *testing.T) {
 		span spanSpec
 		want string
 	}{
-		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 503}}, outcome.Failure},
-		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 500.0}}, outcome.Failure},
-		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 404}}, outcome.Success},
-		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": "503"}}, outcome.Success}, // not a number
-		{spanSpec{name: "http", attrs: map[string]any{"deltaq.failed": true}}, outcome.Failure},
-		{spanSpec{name: "http", attrs: map[string]any{"deltaq.failed": "true"}}, outcome.Success},
-		{spanSpec{name: "http", status: ptrace.StatusCodeError}, outcome.Failure},               // status_error defaults to true
-		{spanSpec{name: "http", attrs: map[string]any{"shop.refused": "yes"}}, outcome.Success}, // own rule replaces the default
-		{spanSpec{name: "quiet", status: ptrace.StatusCodeError}, outcome.Success},
-		{spanSpec{name: "inherit", attrs: map[string]any{"shop.refused": "yes"}}, outcome.Failure},
-		{spanSpec{name: "inherit", attrs: map[string]any{"shop.refused": "no"}}, outcome.Success},
-		{spanSpec{name: "inherit"}, outcome.Success}, // != does not hold for an absent attribute
-		{spanSpec{name: "inherit", status: ptrace.StatusCodeError}, outcome.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 503}}, contract.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 500.0}}, contract.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": 404}}, contract.Success},
+		{spanSpec{name: "http", attrs: map[string]any{"http.response.status_code": "503"}}, contract.Success}, // not a number
+		{spanSpec{name: "http", attrs: map[string]any{"deltaq.failed": true}}, contract.Failure},
+		{spanSpec{name: "http", attrs: map[string]any{"deltaq.failed": "true"}}, contract.Success},
+		{spanSpec{name: "http", status: ptrace.StatusCodeError}, contract.Failure},               // status_error defaults to true
+		{spanSpec{name: "http", attrs: map[string]any{"shop.refused": "yes"}}, contract.Success}, // own rule replaces the default
+		{spanSpec{name: "quiet", status: ptrace.StatusCodeError}, contract.Success},
+		{spanSpec{name: "inherit", attrs: map[string]any{"shop.refused": "yes"}}, contract.Failure},
+		{spanSpec{name: "inherit", attrs: map[string]any{"shop.refused": "no"}}, contract.Success},
+		{spanSpec{name: "inherit"}, contract.Success}, // != does not hold for an absent attribute
+		{spanSpec{name: "inherit", status: ptrace.StatusCodeError}, contract.Failure},
 	}
 	for i, tt := range tests {
 		span := h.passOne(i, tt.span)
 		// A success carries no deltaq.outcome.
-		got := outcome.Success
-		if v, ok := span.Attributes().Get(outcome.AttrOutcome); ok {
+		got := contract.Success
+		if v, ok := span.Attributes().Get(contract.AttrOutcome); ok {
 			got = v.Str()
-			assert.NotEqual(t, outcome.Success, got, "case %d: an explicit success", i)
+			assert.NotEqual(t, contract.Success, got, "case %d: an explicit success", i)
 		}
 		assert.Equal(t, tt.want, got, "case %d: %s %v", i, tt.span.name, tt.span.attrs)
 	}
@@ -342,8 +342,8 @@ func TestTimeoutFiresWithinOneTick(t *testing.T) {
 	assert.Equal(t, pcommon.NewTimestampFromTime(start), s.StartTimestamp())
 	assert.Equal(t, pcommon.NewTimestampFromTime(start.Add(dMax)), s.EndTimestamp())
 	assert.Equal(t, ptrace.StatusCodeError, s.Status().Code())
-	wantAttrs := outcomeAttrs("checkout", outcome.Timeout, dMax, 25)
-	wantAttrs[outcome.AttrSynthetic] = true
+	wantAttrs := outcomeAttrs("checkout", contract.Timeout, dMax, 25)
+	wantAttrs[contract.AttrSynthetic] = true
 	assert.Equal(t, wantAttrs, attrsOf(s))
 	assert.Equal(t, map[string]any{"service.name": "shop"}, resources[0].Attributes().AsRaw())
 
@@ -388,9 +388,9 @@ func TestSyntheticSpanCarriesTheStartEventsThreshold(t *testing.T) {
 	recs := func(i int) pcommon.Map {
 		return ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes()
 	}
-	recs(0).PutStr(outcome.AttrTraceState, "vendor=x,ot=rv:c0000000000001;th:c")
-	recs(1).PutStr(outcome.AttrTraceState, "vendor=x")
-	recs(2).PutStr(outcome.AttrTraceState, "ot=th:ffffffffffffff;rv:00000000000001")
+	recs(0).PutStr(contract.AttrTraceState, "vendor=x,ot=rv:c0000000000001;th:c")
+	recs(1).PutStr(contract.AttrTraceState, "vendor=x")
+	recs(2).PutStr(contract.AttrTraceState, "ot=th:ffffffffffffff;rv:00000000000001")
 	h.consumeLogs(ld)
 	h.clock.tick(base.Add(time.Second))
 	spans, _ := allSpans(h.tsink.AllTraces())
@@ -412,7 +412,7 @@ func TestSpanInTimeEndsInstance(t *testing.T) {
 
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 1, "no synthetic span for an instance that ended")
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, dMax, 25), attrsOf(spans[0]))
 	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
@@ -429,7 +429,7 @@ func TestSpanAfterDeadlineBeforeTick(t *testing.T) {
 	h.clock.tick(base.Add(time.Second))
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 1)
-	assert.Equal(t, outcome.Timeout, attrsOf(spans[0])[outcome.AttrOutcome])
+	assert.Equal(t, contract.Timeout, attrsOf(spans[0])[contract.AttrOutcome])
 	assert.Equal(t, map[string]int64{"outcome=timeout,probe=checkout": 1},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances"))
 }
@@ -450,8 +450,8 @@ func TestLateSpanIsMarkedAndNotCounted(t *testing.T) {
 	h.consumeTraces(late)
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 1)
-	want := instanceAttrs("checkout", outcome.Timeout) // a late span carries no layout
-	want[outcome.AttrLate] = true
+	want := instanceAttrs("checkout", contract.Timeout) // a late span carries no layout
+	want[contract.AttrLate] = true
 	want["app"] = "x"
 	assert.Equal(t, want, attrsOf(spans[0]))
 	assert.Equal(t, "other", spans[0].Name(), "the late span keeps its trace data")
@@ -477,7 +477,7 @@ func TestLateWindowForgets(t *testing.T) {
 	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 2 * time.Second}))
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 1)
-	_, late := spans[0].Attributes().Get(outcome.AttrLate)
+	_, late := spans[0].Attributes().Get(contract.AttrLate)
 	assert.False(t, late)
 }
 
@@ -512,7 +512,7 @@ func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
 	ld.ResourceLogs().At(3).ScopeLogs().At(0).LogRecords().At(0).SetTraceID(pcommon.NewTraceIDEmpty())
 	ld.ResourceLogs().At(4).ScopeLogs().At(0).LogRecords().At(0).SetTimestamp(0)
 	noProbe := appendStartEvent(ld, startEvent{probe: "x", id: 9, at: base})
-	noProbe.Attributes().Remove(outcome.AttrProbe)
+	noProbe.Attributes().Remove(contract.AttrProbe)
 	h.consumeLogs(ld)
 	assert.Zero(t, h.lsink.LogRecordCount(), "start events, valid or not, are consumed")
 
@@ -557,7 +557,7 @@ func TestSyntheticSpansRefusedAreCounted(t *testing.T) {
 // its timeouts are counted as dropped synthetic spans.
 func TestLogsOnly(t *testing.T) {
 	clk := newFakeClock()
-	f := newFactory(clk, process.New())
+	f := newFactory(clk, collectorstate.New())
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
 	set := processortest.NewNopSettings(metadata.Type)
@@ -576,7 +576,7 @@ func TestLogsOnly(t *testing.T) {
 // share one instance; another ID has its own, and a second traces pipeline
 // for one ID is refused.
 func TestSharedInstance(t *testing.T) {
-	f := newFactory(newFakeClock(), process.New())
+	f := newFactory(newFakeClock(), collectorstate.New())
 	pf := f.processorFactory()
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
 	setA := processortest.NewNopSettings(metadata.Type)

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
 
@@ -33,7 +33,7 @@ const (
 var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic"}
 
 // outcomeValues are the values of deltaq.outcome, indexed by outcome.
-var outcomeValues = [numOutcomes]string{outcome.Success, outcome.Timeout, outcome.Failure}
+var outcomeValues = [numOutcomes]string{contract.Success, contract.Timeout, contract.Failure}
 
 // stateValues are the values of the state attribute, indexed by
 // inflight.State.

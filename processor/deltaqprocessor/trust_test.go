@@ -23,9 +23,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
-	"github.com/deltaq-otel/deltaq/internal/process"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor/internal/metadata"
 )
@@ -44,43 +44,43 @@ func TestForeignContractAttributesAreStripped(t *testing.T) {
 		// Took 1 s but claims a success of another probe, with a layout of
 		// its own: a timeout of checkout.
 		spanSpec{name: "checkout", id: 1, duration: time.Second, attrs: map[string]any{
-			outcome.AttrProbe: "other", outcome.AttrOutcome: outcome.Success,
-			outcome.AttrDMaxNs: int64(1), outcome.AttrBins: int64(1),
+			contract.AttrProbe: "other", contract.AttrOutcome: contract.Success,
+			contract.AttrDMaxNs: int64(1), contract.AttrBins: int64(1),
 			"app.k": "v", "deltaq.failed": "kept",
 		}},
 		// Claims to be late, which would have the exporter skip it.
 		spanSpec{name: "checkout", id: 2, duration: time.Millisecond, attrs: map[string]any{
-			outcome.AttrLate: true, outcome.AttrOutcome: outcome.Timeout,
+			contract.AttrLate: true, contract.AttrOutcome: contract.Timeout,
 		}},
 		// Matches no probe, but claims an instance of checkout.
 		spanSpec{name: "browse", id: 3, duration: time.Millisecond, attrs: map[string]any{
-			outcome.AttrProbe: "checkout", outcome.AttrOutcome: outcome.Failure, "app.k": "v",
+			contract.AttrProbe: "checkout", contract.AttrOutcome: contract.Failure, "app.k": "v",
 		}},
 		// A synthetic timeout span of another processor: no real timing.
 		spanSpec{name: "checkout", id: 4, duration: dMax, status: ptrace.StatusCodeError, attrs: map[string]any{
-			outcome.AttrProbe: "checkout", outcome.AttrOutcome: outcome.Timeout,
-			outcome.AttrDMaxNs: int64(dMax), outcome.AttrBins: int64(25), outcome.AttrSynthetic: true,
+			contract.AttrProbe: "checkout", contract.AttrOutcome: contract.Timeout,
+			contract.AttrDMaxNs: int64(dMax), contract.AttrBins: int64(25), contract.AttrSynthetic: true,
 		}},
 		// Clean.
 		spanSpec{name: "checkout", id: 5, duration: time.Millisecond},
 		// deltaq.synthetic that is not the boolean true is no synthetic span:
 		// stripped and mapped.
 		spanSpec{name: "checkout", id: 6, duration: time.Millisecond, attrs: map[string]any{
-			outcome.AttrSynthetic: "true",
+			contract.AttrSynthetic: "true",
 		}},
 	)
 	h.consumeTraces(in)
 
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 6, "every span passes through")
-	want1 := outcomeAttrs("checkout", outcome.Timeout, dMax, 25)
+	want1 := outcomeAttrs("checkout", contract.Timeout, dMax, 25)
 	want1["app.k"], want1["deltaq.failed"] = "v", "kept"
 	assert.Equal(t, want1, attrsOf(spans[0]))
-	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[1]))
+	assert.Equal(t, instanceAttrs("checkout", contract.Success), attrsOf(spans[1]))
 	assert.Equal(t, map[string]any{"app.k": "v"}, attrsOf(spans[2]))
 	assert.Empty(t, attrsOf(spans[3]))
-	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[4]))
-	assert.Equal(t, instanceAttrs("checkout", outcome.Success), attrsOf(spans[5]))
+	assert.Equal(t, instanceAttrs("checkout", contract.Success), attrsOf(spans[4]))
+	assert.Equal(t, instanceAttrs("checkout", contract.Success), attrsOf(spans[5]))
 
 	assert.Equal(t, map[string]int64{"": 5}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
 	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
@@ -99,13 +99,13 @@ func TestMalformedOutcomeAttributeIsRederived(t *testing.T) {
 	const dMax = 50 * time.Millisecond
 	h := newHarness(t, testConfig(probeConfig("checkout", dMax, 25)))
 	h.consumeTraces(tracesOf(
-		spanSpec{name: "checkout", id: 1, duration: time.Millisecond, attrs: map[string]any{outcome.AttrOutcome: int64(5)}},
-		spanSpec{name: "checkout", id: 2, duration: time.Second, attrs: map[string]any{outcome.AttrOutcome: ""}},
+		spanSpec{name: "checkout", id: 1, duration: time.Millisecond, attrs: map[string]any{contract.AttrOutcome: int64(5)}},
+		spanSpec{name: "checkout", id: 2, duration: time.Second, attrs: map[string]any{contract.AttrOutcome: ""}},
 	))
 	spans, _ := allSpans(h.tsink.AllTraces())
 	require.Len(t, spans, 2)
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, dMax, 25), attrsOf(spans[0]))
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Timeout, dMax, 25), attrsOf(spans[1]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, dMax, 25), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Timeout, dMax, 25), attrsOf(spans[1]))
 	assert.Equal(t, map[string]int64{"": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_foreign_attributes"))
 	assert.Equal(t, map[string]int64{
 		"outcome=success,probe=checkout": 1,
@@ -134,7 +134,7 @@ func TestChainedProcessorsRemapSpans(t *testing.T) {
 	assert.Equal(t, map[string]int64{"reason=foreign_synthetic": 1}, telemetrytest.Points(t, second.tel, "otelcol_processor_deltaq_malformed"))
 	spans, _ := allSpans(second.tsink.AllTraces())
 	require.Len(t, spans, 2)
-	assert.Equal(t, outcomeAttrs("checkout", outcome.Success, 2*time.Second, 10), attrsOf(spans[0]))
+	assert.Equal(t, outcomeAttrs("checkout", contract.Success, 2*time.Second, 10), attrsOf(spans[0]))
 	assert.Empty(t, attrsOf(spans[1]))
 }
 
@@ -143,7 +143,7 @@ func TestChainedProcessorsRemapSpans(t *testing.T) {
 // unregisters them when it shuts down or when the collector refuses the
 // configuration that created it.
 func TestProbesAreRegistered(t *testing.T) {
-	f := newFactory(newFakeClock(), process.New())
+	f := newFactory(newFakeClock(), collectorstate.New())
 	pf := f.processorFactory()
 	exponent := 2
 	cfg := testConfig(
@@ -157,10 +157,10 @@ func TestProbesAreRegistered(t *testing.T) {
 	require.NoError(t, err)
 	l, ok := f.state.Layouts.LookupLayout("registry-a")
 	assert.True(t, ok)
-	assert.Equal(t, outcome.Layout{DMaxNs: int64(40 * time.Millisecond), Bins: 20}, l)
+	assert.Equal(t, contract.Layout{DMaxNs: int64(40 * time.Millisecond), Bins: 20}, l)
 	l, ok = f.state.Layouts.LookupLayout("registry-b")
 	assert.True(t, ok)
-	assert.Equal(t, outcome.Layout{DMaxNs: int64(400 * time.Millisecond), Bins: 100}, l)
+	assert.Equal(t, contract.Layout{DMaxNs: int64(400 * time.Millisecond), Bins: 100}, l)
 	assert.Subset(t, f.state.Layouts.RegisteredProbes(), []string{"registry-a", "registry-b"})
 
 	require.NoError(t, tp.Start(context.Background(), componenttest.NewNopHost()))
@@ -181,7 +181,7 @@ func TestProbesAreRegistered(t *testing.T) {
 	assert.False(t, ok, "unregistered when creation fails")
 }
 
-// TestStoredString: the cut is at most outcome.MaxNameLength (256) bytes, at
+// TestStoredString: the cut is at most contract.MaxNameLength (256) bytes, at
 // a rune boundary, and the result never shares the input's memory.
 func TestStoredString(t *testing.T) {
 	ascii := strings.Repeat("a", 300)
@@ -215,7 +215,7 @@ func TestStoredString(t *testing.T) {
 }
 
 // TestStartEventStringsAreCutAndCopied: the span name and the service name
-// of a start event are kept cut to outcome.MaxNameLength and copied out of
+// of a start event are kept cut to contract.MaxNameLength and copied out of
 // the batch; the synthetic timeout span carries the kept strings.
 func TestStartEventStringsAreCutAndCopied(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
@@ -233,8 +233,8 @@ func TestStartEventStringsAreCutAndCopied(t *testing.T) {
 		svc, _ := resources[i].Attributes().Get("service.name")
 		switch s.SpanID() {
 		case spanID(1):
-			assert.Equal(t, long[:outcome.MaxNameLength], s.Name())
-			assert.Equal(t, long[:outcome.MaxNameLength], svc.Str())
+			assert.Equal(t, long[:contract.MaxNameLength], s.Name())
+			assert.Equal(t, long[:contract.MaxNameLength], svc.Str())
 			assert.NotSame(t, unsafe.StringData(long), unsafe.StringData(s.Name()))
 		case spanID(2):
 			// pdata stores the string it is given: a different address
@@ -259,7 +259,7 @@ func TestStartEventStringsAreCutAndCopied(t *testing.T) {
 //	spare capacity of the slots  0–28 B (append grows a large slice by about 1.25×)
 //	index map[Key]int32         33–66 B (29 B per slot with its control byte, at a load of 7/8 to 7/16)
 //	heap []int32, with spare      4–5 B
-//	span name, service name       512 B (2 × outcome.MaxNameLength, an exact size class)
+//	span name, service name       512 B (2 × contract.MaxNameLength, an exact size class)
 //	                          ≈ 660–720 B per entry, 63–69 MiB for 100,000
 //
 // (measured: 64 MiB, 670 B per entry), and the test allows 80 MiB. Without
@@ -299,12 +299,12 @@ func TestInFlightMemoryPerEntry(t *testing.T) {
 			rl.Resource().Attributes().PutStr("service.name", unique(uint32(i), 's'))
 			lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 			tid, sid := wideIDs(uint32(i))
-			lr.SetEventName(outcome.StartEventName)
+			lr.SetEventName(contract.StartEventName)
 			lr.SetTraceID(tid)
 			lr.SetSpanID(sid)
 			lr.SetTimestamp(pcommon.NewTimestampFromTime(base))
-			lr.Attributes().PutStr(outcome.AttrProbe, "job")
-			lr.Attributes().PutStr(outcome.AttrSpanName, unique(uint32(i), 'n'))
+			lr.Attributes().PutStr(contract.AttrProbe, "job")
+			lr.Attributes().PutStr(contract.AttrSpanName, unique(uint32(i), 'n'))
 		}
 		h.consumeLogs(ld)
 	}
@@ -320,12 +320,12 @@ func TestInFlightMemoryPerEntry(t *testing.T) {
 }
 
 // TestLongProbeNameIsRefused: a start event naming a probe longer than
-// outcome.MaxNameLength, which no configuration holds, is refused as an
+// contract.MaxNameLength, which no configuration holds, is refused as an
 // unknown probe before the lookup (which would hash the whole name): even a
 // name the matcher had is refused.
 func TestLongProbeNameIsRefused(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
-	long := strings.Repeat("p", outcome.MaxNameLength+1)
+	long := strings.Repeat("p", contract.MaxNameLength+1)
 	h.p.m.byName[long] = 0 // the lookup would find it
 	h.consumeLogs(logsOf(
 		startEvent{probe: long, id: 1, at: base},

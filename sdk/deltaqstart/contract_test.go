@@ -46,7 +46,7 @@ func TestLightImports(t *testing.T) {
 
 // TestReadmeContract checks that README.md, which tells other languages what
 // a start event holds, names the contract's strings as this package defines
-// them (internal/outcome's tests check that they are the collector's).
+// them (internal/contract's tests check that they are the collector's).
 func TestReadmeContract(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {

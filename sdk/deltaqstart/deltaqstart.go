@@ -14,7 +14,7 @@
 // the instance belongs to) and deltaq.span.name (the span's name), through
 // a log.Logger of the LoggerProvider the application passes, so that the
 // events leave by its OTLP logs exporter. The contract is that of
-// internal/outcome (StartEventName, AttrProbe, AttrSpanName), the one the
+// internal/contract (StartEventName, AttrProbe, AttrSpanName), the one the
 // Erlang library dqsd_otel follows.
 //
 // OnStart does not emit: it puts the span's ids, start time and names in a
@@ -43,8 +43,8 @@ import (
 )
 
 // The start event's contract (docs/design.md, "Outcome instances"), as the
-// collector's internal/outcome defines it: this module imports nothing of
-// the collector's, and internal/outcome's tests check that the strings are
+// collector's internal/contract defines it: this module imports nothing of
+// the collector's, and internal/contract's tests check that the strings are
 // the same.
 const (
 	// startEventName is the EventName of the log record that announces a

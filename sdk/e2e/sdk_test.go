@@ -22,10 +22,10 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/sdk/deltaqstart"
 )
 
@@ -119,7 +119,7 @@ func TestStartEventsThroughCollector(t *testing.T) {
 	var got map[string]int64
 	sink.Until(t, "the outcome counts", 10*time.Second, func() bool {
 		got = outcomes(sink.Metrics())
-		return got[outcome.Success] >= successes && got[outcome.Timeout] >= stalled+late
+		return got[contract.Success] >= successes && got[contract.Timeout] >= stalled+late
 	})
 	time.Sleep(1500 * time.Millisecond)
 	checkOutput(t, sink.Metrics(), deadlines, run)
@@ -277,7 +277,7 @@ func checkTelemetry(t *testing.T, tm e2etest.Telemetry) {
 func outcomes(mds []pmetric.Metrics) map[string]int64 {
 	got, at := map[string]int64{}, map[string]pcommon.Timestamp{}
 	for dp := range outcomePoints(mds) {
-		o := str(dp.Attributes(), outcome.AttrOutcome)
+		o := str(dp.Attributes(), contract.AttrOutcome)
 		if dp.Timestamp() >= at[o] {
 			at[o] = dp.Timestamp()
 			got[o] = dp.IntValue()
@@ -291,11 +291,11 @@ func outcomePoints(mds []pmetric.Metrics) func(func(pmetric.NumberDataPoint) boo
 	return func(yield func(pmetric.NumberDataPoint) bool) {
 		for _, md := range mds {
 			for m := range otlprecv.Metrics(md) {
-				if m.Name() != outcome.MetricOutcomes {
+				if m.Name() != contract.MetricOutcomes {
 					continue
 				}
 				for _, dp := range m.Sum().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) == probe && !yield(dp) {
+					if str(dp.Attributes(), contract.AttrProbe) == probe && !yield(dp) {
 						return
 					}
 				}
@@ -310,15 +310,15 @@ func outcomePoints(mds []pmetric.Metrics) func(func(pmetric.NumberDataPoint) boo
 func checkOutput(t *testing.T, mds []pmetric.Metrics, deadlines []time.Time, r run) {
 	t.Helper()
 	got := outcomes(mds)
-	want := map[string]int64{outcome.Success: successes, outcome.Timeout: stalled + late, outcome.Failure: 0}
+	want := map[string]int64{contract.Success: successes, contract.Timeout: stalled + late, contract.Failure: 0}
 	for k, n := range want {
 		if got[k] != n {
-			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", outcome.MetricOutcomes, outcome.AttrOutcome, k, got[k], n, got)
+			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", contract.MetricOutcomes, contract.AttrOutcome, k, got[k], n, got)
 		}
 	}
 	windows, exemplars := 0, 0
 	for dp := range outcomePoints(mds) {
-		if str(dp.Attributes(), outcome.AttrOutcome) != outcome.Timeout {
+		if str(dp.Attributes(), contract.AttrOutcome) != contract.Timeout {
 			continue
 		}
 		end := dp.Timestamp().AsTime()
@@ -331,7 +331,7 @@ func checkOutput(t *testing.T, mds []pmetric.Metrics, deadlines []time.Time, r r
 		windows++
 		if dp.IntValue() != int64(n) {
 			t.Errorf("%s{%s=%s} at the window ending %v: %d, want %d (the instances whose start + dMax is before it)",
-				outcome.MetricOutcomes, outcome.AttrOutcome, outcome.Timeout, end, dp.IntValue(), n)
+				contract.MetricOutcomes, contract.AttrOutcome, contract.Timeout, end, dp.IntValue(), n)
 		}
 		for _, ex := range dp.Exemplars().All() {
 			exemplars++
@@ -373,8 +373,8 @@ func checkBackend(t *testing.T, sink *otlptest.Receiver, r run) {
 	for _, ld := range sink.Logs() {
 		for lr := range otlprecv.LogRecords(ld) {
 			s, ok := r.ops[lr.SpanID()]
-			if lr.EventName() != outcome.StartEventName || !ok || lr.TraceID() != pcommon.TraceID(s.SpanContext().TraceID()) ||
-				lr.Timestamp().AsTime() != s.StartTime().UTC() || str(lr.Attributes(), outcome.AttrProbe) != probe {
+			if lr.EventName() != contract.StartEventName || !ok || lr.TraceID() != pcommon.TraceID(s.SpanContext().TraceID()) ||
+				lr.Timestamp().AsTime() != s.StartTime().UTC() || str(lr.Attributes(), contract.AttrProbe) != probe {
 				t.Errorf("log record %q of span %s: want the start event of a span of %s, as sent", lr.EventName(), lr.SpanID(), probe)
 			}
 			events[lr.SpanID()]++

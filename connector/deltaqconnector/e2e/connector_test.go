@@ -18,10 +18,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // gateEnv must be set for the test to run: it needs the built collector.
@@ -44,9 +44,9 @@ const (
 )
 
 // contractAttrs are the span attributes only the deltaq processor writes
-// (internal/outcome): none may reach the tracing backend.
-var contractAttrs = []string{outcome.AttrProbe, outcome.AttrOutcome, outcome.AttrDMaxNs, outcome.AttrBins,
-	outcome.AttrSynthetic, outcome.AttrLate}
+// (internal/contract): none may reach the tracing backend.
+var contractAttrs = []string{contract.AttrProbe, contract.AttrOutcome, contract.AttrDMaxNs, contract.AttrBins,
+	contract.AttrSynthetic, contract.AttrLate}
 
 // TestConnectorThroughCollector runs the built collector with
 // testdata/collector.yaml — traces and logs to a tracing and log backend and
@@ -95,7 +95,7 @@ func throughCollector(t *testing.T, config string, startEventsPass bool) {
 	var out sinkState
 	e2etest.Until(t, "the outcomes and the trigger in the sink", 30*time.Second, func() bool {
 		out = fold(sink.Metrics(), sink.Logs())
-		return out.outcomes[outcome.Success] >= successes && out.outcomes[outcome.Timeout] >= timeouts &&
+		return out.outcomes[contract.Success] >= successes && out.outcomes[contract.Timeout] >= timeouts &&
 			out.failureTrigger
 	}, col.Proc)
 	t.Logf("ΔQ output complete after %v: %d metric and %d log requests, outcomes %v",
@@ -155,10 +155,10 @@ func send(t *testing.T, addr string) sent {
 		delay := time.Duration(i*7%50)*binWidth + binWidth/2
 		start := now.Add(-delay)
 		ev := records.AppendEmpty()
-		ev.SetEventName(outcome.StartEventName)
+		ev.SetEventName(contract.StartEventName)
 		ev.SetTraceID(tid)
 		ev.SetSpanID(sid)
-		ev.Attributes().PutStr(outcome.AttrProbe, probe)
+		ev.Attributes().PutStr(contract.AttrProbe, probe)
 		s.starts[sid] = ev
 		if i >= successes {
 			ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
@@ -229,16 +229,16 @@ func fold(mds []pmetric.Metrics, lds []plog.Logs) sinkState {
 	for _, md := range mds {
 		for m := range otlprecv.Metrics(md) {
 			switch m.Name() {
-			case outcome.MetricOutcomes:
+			case contract.MetricOutcomes:
 				for _, dp := range m.Sum().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) == probe && dp.Timestamp() >= s.outcomesAt {
+					if str(dp.Attributes(), contract.AttrProbe) == probe && dp.Timestamp() >= s.outcomesAt {
 						s.outcomesAt = dp.Timestamp()
-						s.outcomes[str(dp.Attributes(), outcome.AttrOutcome)] = dp.IntValue()
+						s.outcomes[str(dp.Attributes(), contract.AttrOutcome)] = dp.IntValue()
 					}
 				}
-			case outcome.MetricObserved:
+			case contract.MetricObserved:
 				for _, dp := range m.Histogram().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) == probe {
+					if str(dp.Attributes(), contract.AttrProbe) == probe {
 						s.addWindow(dp)
 					}
 				}
@@ -248,8 +248,8 @@ func fold(mds []pmetric.Metrics, lds []plog.Logs) sinkState {
 	for _, ld := range lds {
 		for lr := range otlprecv.LogRecords(ld) {
 			a := lr.Attributes()
-			if lr.EventName() == outcome.EventTrigger && str(a, outcome.AttrProbe) == probe &&
-				str(a, outcome.AttrTrigger) == "failure" {
+			if lr.EventName() == contract.EventTrigger && str(a, contract.AttrProbe) == probe &&
+				str(a, contract.AttrTrigger) == "failure" {
 				s.failureTrigger = true
 			}
 		}
@@ -290,10 +290,10 @@ func (s *sinkState) addWindow(dp pmetric.HistogramDataPoint) {
 // checkOutput compares the folded output with what was sent.
 func checkOutput(t *testing.T, out sinkState, s sent) {
 	t.Helper()
-	want := map[string]int64{outcome.Success: successes, outcome.Timeout: timeouts, outcome.Failure: 0}
+	want := map[string]int64{contract.Success: successes, contract.Timeout: timeouts, contract.Failure: 0}
 	for k, n := range want {
 		if out.outcomes[k] != n {
-			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", outcome.MetricOutcomes, outcome.AttrOutcome, k,
+			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", contract.MetricOutcomes, contract.AttrOutcome, k,
 				out.outcomes[k], n, out.outcomes)
 		}
 	}
@@ -306,7 +306,7 @@ func checkOutput(t *testing.T, out sinkState, s sent) {
 func checkBuckets(t *testing.T, out sinkState, s sent) {
 	t.Helper()
 	for _, bad := range out.bad {
-		t.Errorf("%s: %s", outcome.MetricObserved, bad)
+		t.Errorf("%s: %s", contract.MetricObserved, bad)
 	}
 	wantBuckets := make([]uint64, bins+1)
 	var wantSum float64
@@ -316,12 +316,12 @@ func checkBuckets(t *testing.T, out sinkState, s sent) {
 	}
 	for i := range wantBuckets {
 		if out.buckets[i] != wantBuckets[i] {
-			t.Errorf("%s: bucket %d holds %d instances over %d windows, want %d", outcome.MetricObserved, i,
+			t.Errorf("%s: bucket %d holds %d instances over %d windows, want %d", contract.MetricObserved, i,
 				out.buckets[i], out.windows, wantBuckets[i])
 		}
 	}
 	if math.Abs(out.sum-wantSum) > 1e-9 {
-		t.Errorf("%s: sum of delays %.9f s, want %.9f s", outcome.MetricObserved, out.sum, wantSum)
+		t.Errorf("%s: sum of delays %.9f s, want %.9f s", contract.MetricObserved, out.sum, wantSum)
 	}
 }
 
@@ -360,7 +360,7 @@ func checkBackend(t *testing.T, backend *otlptest.Receiver, s sent, startEventsP
 	events := map[pcommon.SpanID]int{}
 	for _, ld := range backend.Logs() {
 		for lr := range otlprecv.LogRecords(ld) {
-			if ev, ok := s.starts[lr.SpanID()]; ok && lr.EventName() == outcome.StartEventName {
+			if ev, ok := s.starts[lr.SpanID()]; ok && lr.EventName() == contract.StartEventName {
 				events[lr.SpanID()]++
 				if lr.TraceID() != ev.TraceID() || lr.Timestamp() != ev.Timestamp() || !lr.Attributes().Equal(ev.Attributes()) {
 					t.Errorf("start event %s: the log backend got %v %v, sent %v %v", lr.SpanID(),

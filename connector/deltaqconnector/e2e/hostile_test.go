@@ -17,10 +17,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // What TestHostileSpansThroughCollector sends of probe op: honest successes
@@ -65,10 +65,10 @@ func TestHostileSpansThroughCollector(t *testing.T) {
 	var got map[string]int64
 	e2etest.Until(t, "the outcomes in the sink", 30*time.Second, func() bool {
 		got = hostileOutcomes(sink.Metrics())
-		return got[outcome.Success] >= successes && got[outcome.Failure] >= failures
+		return got[contract.Success] >= successes && got[contract.Failure] >= failures
 	}, col.Proc)
-	if got[outcome.Success] != successes || got[outcome.Failure] != failures {
-		t.Errorf("%s of %s: %v, want %d successes and %d failures", outcome.MetricOutcomes, probe, got, successes, failures)
+	if got[contract.Success] != successes || got[contract.Failure] != failures {
+		t.Errorf("%s of %s: %v, want %d successes and %d failures", contract.MetricOutcomes, probe, got, successes, failures)
 	}
 	checkServiceLabels(t, sink.Metrics())
 	col.StopCleanly(t)
@@ -134,8 +134,8 @@ func checkServiceLabels(t *testing.T, mds []pmetric.Metrics) {
 		}
 		for m := range otlprecv.Metrics(md) {
 			for _, a := range pointAttributes(m) {
-				if str(a, outcome.AttrProbe) == probe {
-					labels[str(a, outcome.AttrService)] = true
+				if str(a, contract.AttrProbe) == probe {
+					labels[str(a, contract.AttrService)] = true
 				}
 			}
 		}
@@ -145,20 +145,20 @@ func checkServiceLabels(t *testing.T, mds []pmetric.Metrics) {
 	}
 	for l := range labels {
 		names := strings.Split(l, ",")
-		if names[len(names)-1] != outcome.ServiceOverflow {
-			t.Errorf("%s = %.80q…: does not end with %s", outcome.AttrService, l, outcome.ServiceOverflow)
+		if names[len(names)-1] != contract.ServiceOverflow {
+			t.Errorf("%s = %.80q…: does not end with %s", contract.AttrService, l, contract.ServiceOverflow)
 			continue
 		}
 		names = names[:len(names)-1]
 		if len(names) > 4 {
-			t.Errorf("%s names %d services, want at most 4", outcome.AttrService, len(names))
+			t.Errorf("%s names %d services, want at most 4", contract.AttrService, len(names))
 		}
 		for _, n := range names {
-			if len(n) > outcome.MaxNameLength {
-				t.Errorf("%s names a service of %d bytes, want at most %d", outcome.AttrService, len(n), outcome.MaxNameLength)
+			if len(n) > contract.MaxNameLength {
+				t.Errorf("%s names a service of %d bytes, want at most %d", contract.AttrService, len(n), contract.MaxNameLength)
 			}
 		}
-		t.Logf("%s of %s: %d services and the overflow value, %d bytes", outcome.AttrService, probe, len(names), len(l))
+		t.Logf("%s of %s: %d services and the overflow value, %d bytes", contract.AttrService, probe, len(names), len(l))
 	}
 }
 

@@ -16,10 +16,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // What the one-component test sends besides successes spans of op: spans
@@ -59,8 +59,8 @@ func TestOneComponentThroughCollector(t *testing.T) {
 	var out sinkState
 	e2etest.Until(t, "the outcomes and the trigger in the sink", 30*time.Second, func() bool {
 		out = fold(sink.Metrics(), sink.Logs())
-		return out.outcomes[outcome.Success] >= successes && out.outcomes[outcome.Failure] >= failures &&
-			out.outcomes[outcome.Timeout] >= slowSpans && out.failureTrigger
+		return out.outcomes[contract.Success] >= successes && out.outcomes[contract.Failure] >= failures &&
+			out.outcomes[contract.Timeout] >= slowSpans && out.failureTrigger
 	}, col.Proc)
 	t.Logf("ΔQ output complete after %v: outcomes %v", time.Since(began).Round(time.Millisecond), out.outcomes)
 	checkOutcomes(t, out, sent)
@@ -138,10 +138,10 @@ func sendSpans(t *testing.T, addr string) sent {
 // checkOutcomes compares the folded output with what sendSpans sent.
 func checkOutcomes(t *testing.T, out sinkState, s sent) {
 	t.Helper()
-	want := map[string]int64{outcome.Success: successes, outcome.Failure: failures, outcome.Timeout: slowSpans}
+	want := map[string]int64{contract.Success: successes, contract.Failure: failures, contract.Timeout: slowSpans}
 	for k, n := range want {
 		if out.outcomes[k] != n {
-			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", outcome.MetricOutcomes, outcome.AttrOutcome, k,
+			t.Errorf("%s{%s=%s}: %d, want %d (all: %v)", contract.MetricOutcomes, contract.AttrOutcome, k,
 				out.outcomes[k], n, out.outcomes)
 		}
 	}

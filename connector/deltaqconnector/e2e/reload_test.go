@@ -35,10 +35,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 )
 
@@ -220,7 +220,7 @@ func TestReloadNewLayoutStartsAfresh(t *testing.T) {
 	}
 	if len(before) == 0 || len(after) == 0 {
 		t.Fatalf("%s{%s}: %d windows in the old bins, %d in the new ones; want both",
-			outcome.MetricObserved, changed, len(before), len(after))
+			contract.MetricObserved, changed, len(before), len(after))
 	}
 	last, first := before[len(before)-1], after[0]
 	if last.end >= first.end {
@@ -235,20 +235,20 @@ func TestReloadNewLayoutStartsAfresh(t *testing.T) {
 	if want := first.end - pcommon.Timestamp(reloadInterval); first.observed.start != want {
 		t.Errorf("%s: the new stream starts at %v, want the start of its first window %v", changed, first.observed.start, want)
 	}
-	if n, m := first.observed.count, first.outcomes[outcome.Success]; n != uint64(m) {
+	if n, m := first.observed.count, first.outcomes[contract.Success]; n != uint64(m) {
 		t.Errorf("%s after the reload: %s counts %d successes since the stream's start, %s %d: the counts did not restart with the stream",
-			changed, outcome.MetricObserved, n, outcome.MetricOutcomes, m)
+			changed, contract.MetricObserved, n, contract.MetricOutcomes, m)
 	}
 	// A cumulative sum that falls must start again (OTLP data model, "Sums":
 	// a reset is told by a new start time).
 	for i := 1; i < len(wins); i++ {
 		a, b := wins[i-1], wins[i]
-		if a.outcomesStart == b.outcomesStart && b.outcomes[outcome.Success] < a.outcomes[outcome.Success] {
-			t.Errorf("%s{%s}: %s fell from %d to %d at %v with the same start time %v", outcome.MetricOutcomes, changed,
-				outcome.Success, a.outcomes[outcome.Success], b.outcomes[outcome.Success], b.end, b.outcomesStart)
+		if a.outcomesStart == b.outcomesStart && b.outcomes[contract.Success] < a.outcomes[contract.Success] {
+			t.Errorf("%s{%s}: %s fell from %d to %d at %v with the same start time %v", contract.MetricOutcomes, changed,
+				contract.Success, a.outcomes[contract.Success], b.outcomes[contract.Success], b.end, b.outcomesStart)
 		}
 	}
-	if n := first.outcomes[outcome.Timeout]; n != 0 {
+	if n := first.outcomes[contract.Timeout]; n != 0 {
 		t.Errorf("%s after the reload: %d timeouts, want 0 (its instance in flight was dropped)", changed, n)
 	}
 }
@@ -288,13 +288,13 @@ func TestRefusedReloadLosesNothing(t *testing.T) {
 
 	wins := foldWindows(sink.Metrics(), probe)
 	if len(wins) == 0 {
-		t.Fatalf("no %s{%s} in the sink", outcome.MetricOutcomes, probe)
+		t.Fatalf("no %s{%s} in the sink", contract.MetricOutcomes, probe)
 	}
 	sent := s.ledger[probe].totalSuccesses()
-	if got := wins[len(wins)-1].outcomes[outcome.Success]; uint64(got) != sent {
-		t.Errorf("%s{%s, success}: %d after the refused reload, want the %d sent", outcome.MetricOutcomes, probe, got, sent)
+	if got := wins[len(wins)-1].outcomes[contract.Success]; uint64(got) != sent {
+		t.Errorf("%s{%s, success}: %d after the refused reload, want the %d sent", contract.MetricOutcomes, probe, got, sent)
 	}
-	t.Logf("sent %d successes; the last window the collector flushed counts %d", sent, wins[len(wins)-1].outcomes[outcome.Success])
+	t.Logf("sent %d successes; the last window the collector flushed counts %d", sent, wins[len(wins)-1].outcomes[contract.Success])
 }
 
 // --- the configuration and the collector ------------------------------------
@@ -632,11 +632,11 @@ func (s *sender) startEvents(probe string, n int, timeouts bool) []pending {
 		for i := range ps {
 			ps[i].start = now
 			ev := records.AppendEmpty()
-			ev.SetEventName(outcome.StartEventName)
+			ev.SetEventName(contract.StartEventName)
 			ev.SetTraceID(ps[i].tid)
 			ev.SetSpanID(ps[i].sid)
 			ev.SetTimestamp(pcommon.NewTimestampFromTime(now))
-			ev.Attributes().PutStr(outcome.AttrProbe, probe)
+			ev.Attributes().PutStr(contract.AttrProbe, probe)
 		}
 		return func(ctx context.Context) error {
 				_, err := s.logs.Export(ctx, plogotlp.NewExportRequestFromLogs(ld))
@@ -721,7 +721,7 @@ func foldWindows(mds []pmetric.Metrics, name string) []*window {
 	}
 	gauges := func(m pmetric.Metric, f func(w *window, a pcommon.Map, v float64)) {
 		for _, dp := range m.Gauge().DataPoints().All() {
-			if str(dp.Attributes(), outcome.AttrProbe) == name {
+			if str(dp.Attributes(), contract.AttrProbe) == name {
 				f(at(dp.Timestamp()), dp.Attributes(), dp.DoubleValue())
 			}
 		}
@@ -729,42 +729,42 @@ func foldWindows(mds []pmetric.Metrics, name string) []*window {
 	for _, md := range mds {
 		for m := range otlprecv.Metrics(md) {
 			switch m.Name() {
-			case outcome.MetricOutcomes:
+			case contract.MetricOutcomes:
 				for _, dp := range m.Sum().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) != name {
+					if str(dp.Attributes(), contract.AttrProbe) != name {
 						continue
 					}
-					w, oc := at(dp.Timestamp()), str(dp.Attributes(), outcome.AttrOutcome)
+					w, oc := at(dp.Timestamp()), str(dp.Attributes(), contract.AttrOutcome)
 					if _, ok := w.outcomes[oc]; ok {
 						w.repeats++
 					}
 					w.outcomes[oc], w.outcomesStart = dp.IntValue(), dp.StartTimestamp()
 				}
-			case outcome.MetricObserved:
+			case contract.MetricObserved:
 				for _, dp := range m.Histogram().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) == name {
+					if str(dp.Attributes(), contract.AttrProbe) == name {
 						at(dp.Timestamp()).observed = &histPoint{start: dp.StartTimestamp(), bounds: dp.ExplicitBounds().AsRaw(),
 							counts: dp.BucketCounts().AsRaw(), count: dp.Count(), sum: dp.Sum()}
 					}
 				}
-			case outcome.MetricCDF:
+			case contract.MetricCDF:
 				gauges(m, func(w *window, a pcommon.Map, v float64) {
-					series := str(a, outcome.AttrSeries)
+					series := str(a, contract.AttrSeries)
 					if w.curves[series] == nil {
 						w.curves[series] = map[string]float64{}
 					}
-					w.curves[series][str(a, outcome.AttrLE)] = v
+					w.curves[series][str(a, contract.AttrLE)] = v
 				})
-			case outcome.MetricQTAPoint:
+			case contract.MetricQTAPoint:
 				gauges(m, func(w *window, a pcommon.Map, v float64) {
 					if w.qta == nil {
 						w.qta = map[string]float64{}
 					}
-					w.qta[str(a, outcome.AttrLE)] = v
+					w.qta[str(a, contract.AttrLE)] = v
 				})
-			case outcome.MetricQTAMaxFailure:
+			case contract.MetricQTAMaxFailure:
 				gauges(m, func(w *window, _ pcommon.Map, v float64) { w.maxFailure = v })
-			case outcome.MetricQTAViolation:
+			case contract.MetricQTAViolation:
 				gauges(m, func(w *window, _ pcommon.Map, v float64) { w.violation = &v })
 			}
 		}
@@ -821,33 +821,33 @@ func checkCounts(t *testing.T, wins []*window, l *ledger) {
 			t.Errorf("window ending %v follows the one ending %v: not the next window", w.end, wins[i-1].end)
 		}
 		if w.repeats > 0 {
-			t.Errorf("window ending %v: %s came %d more times", w.end, outcome.MetricOutcomes, w.repeats)
+			t.Errorf("window ending %v: %s came %d more times", w.end, contract.MetricOutcomes, w.repeats)
 		}
 		if w.outcomesStart != wins[0].outcomesStart {
 			t.Errorf("window ending %v: %s starts at %v, the first window's at %v: not one stream",
-				w.end, outcome.MetricOutcomes, w.outcomesStart, wins[0].outcomesStart)
+				w.end, contract.MetricOutcomes, w.outcomesStart, wins[0].outcomesStart)
 		}
 		var succ uint64
 		for _, n := range l.bins[k] {
 			succ += n
 		}
-		want := map[string]int64{outcome.Success: int64(succ), outcome.Timeout: l.timeouts[k], outcome.Failure: 0}
+		want := map[string]int64{contract.Success: int64(succ), contract.Timeout: l.timeouts[k], contract.Failure: 0}
 		for oc, n := range want {
 			if got := w.outcomes[oc] - prev.outcomes[oc]; got != n {
-				t.Errorf("window ending %v: %s{%s} grew by %d, want %d", w.end, outcome.MetricOutcomes, oc, got, n)
+				t.Errorf("window ending %v: %s{%s} grew by %d, want %d", w.end, contract.MetricOutcomes, oc, got, n)
 			}
 		}
 		prev = *w
 		if w.observed == nil {
 			if succ > 0 || prevObs != nil {
-				t.Errorf("window ending %v: no %s", w.end, outcome.MetricObserved)
+				t.Errorf("window ending %v: no %s", w.end, contract.MetricObserved)
 			}
 			continue
 		}
 		o := w.observed
 		if prevObs != nil && o.start != prevObs.start {
 			t.Errorf("window ending %v: %s starts at %v, the previous window's at %v: not one stream",
-				w.end, outcome.MetricObserved, o.start, prevObs.start)
+				w.end, contract.MetricObserved, o.start, prevObs.start)
 		}
 		for b := range reloadBins {
 			want := uint64(0)
@@ -859,7 +859,7 @@ func checkCounts(t *testing.T, wins []*window, l *ledger) {
 				got -= prevObs.counts[b]
 			}
 			if got != want {
-				t.Errorf("window ending %v: %s bucket %d grew by %d, want %d", w.end, outcome.MetricObserved, b, got, want)
+				t.Errorf("window ending %v: %s bucket %d grew by %d, want %d", w.end, contract.MetricObserved, b, got, want)
 			}
 		}
 		sum := o.sum
@@ -867,16 +867,16 @@ func checkCounts(t *testing.T, wins []*window, l *ledger) {
 			sum -= prevObs.sum
 		}
 		if math.Abs(sum-l.sums[k]) > 1e-6 {
-			t.Errorf("window ending %v: %s sum grew by %.9f s, want %.9f s", w.end, outcome.MetricObserved, sum, l.sums[k])
+			t.Errorf("window ending %v: %s sum grew by %.9f s, want %.9f s", w.end, contract.MetricObserved, sum, l.sums[k])
 		}
 		prevObs = o
 	}
 	last := wins[len(wins)-1]
-	if n := last.outcomes[outcome.Success]; n != int64(l.totalSuccesses()) {
-		t.Errorf("%s{%s}: %d at the end, want %d", outcome.MetricOutcomes, outcome.Success, n, l.totalSuccesses())
+	if n := last.outcomes[contract.Success]; n != int64(l.totalSuccesses()) {
+		t.Errorf("%s{%s}: %d at the end, want %d", contract.MetricOutcomes, contract.Success, n, l.totalSuccesses())
 	}
-	if n := last.outcomes[outcome.Timeout]; n != l.totalTimeouts() {
-		t.Errorf("%s{%s}: %d at the end, want %d", outcome.MetricOutcomes, outcome.Timeout, n, l.totalTimeouts())
+	if n := last.outcomes[contract.Timeout]; n != l.totalTimeouts() {
+		t.Errorf("%s{%s}: %d at the end, want %d", contract.MetricOutcomes, contract.Timeout, n, l.totalTimeouts())
 	}
 	for k := range l.bins {
 		if k+1 < int64(wins[0].end)/int64(reloadInterval) || k+1 > int64(last.end)/int64(reloadInterval) {
@@ -894,7 +894,7 @@ func checkBand(t *testing.T, wins []*window) {
 	width := reloadWidth.Seconds()
 	var history []deltaq.DeltaQ
 	for _, w := range wins {
-		if obs := w.curve(outcome.SeriesObserved); obs != nil {
+		if obs := w.curve(contract.SeriesObserved); obs != nil {
 			d, err := deltaq.FromCDF(width, obs)
 			if err != nil {
 				t.Fatalf("window ending %v: observed CDF: %v", w.end, err)
@@ -904,7 +904,7 @@ func checkBand(t *testing.T, wins []*window) {
 				history = history[1:]
 			}
 		}
-		mean, lower, upper := w.curve(outcome.SeriesMean), w.curve(outcome.SeriesLower), w.curve(outcome.SeriesUpper)
+		mean, lower, upper := w.curve(contract.SeriesMean), w.curve(contract.SeriesLower), w.curve(contract.SeriesUpper)
 		if len(history) == 0 {
 			if mean != nil {
 				t.Errorf("window ending %v: a band before any observed ΔQ", w.end)
@@ -944,7 +944,7 @@ func checkQTA(t *testing.T, wins []*window, hup, ready time.Time) *window {
 		strict := mapsEqual(w.qta, strictPoints)
 		switch {
 		case !strict && !mapsEqual(w.qta, lenientPoints):
-			t.Errorf("window ending %v: %s %v, want %v or %v", w.end, outcome.MetricQTAPoint, w.qta, lenientPoints, strictPoints)
+			t.Errorf("window ending %v: %s %v, want %v or %v", w.end, contract.MetricQTAPoint, w.qta, lenientPoints, strictPoints)
 			continue
 		case strict && first == nil:
 			first = w
@@ -962,15 +962,15 @@ func checkQTA(t *testing.T, wins []*window, hup, ready time.Time) *window {
 			t.Errorf("window ending %v, closed %v after the collector was ready again, has the old QTA",
 				w.end, closed.Sub(ready))
 		}
-		obs := w.curve(outcome.SeriesObserved)
+		obs := w.curve(contract.SeriesObserved)
 		if obs == nil {
 			if w.violation != nil {
-				t.Errorf("window ending %v: %s without an observed ΔQ", w.end, outcome.MetricQTAViolation)
+				t.Errorf("window ending %v: %s without an observed ΔQ", w.end, contract.MetricQTAViolation)
 			}
 			continue
 		}
 		if w.violation == nil {
-			t.Errorf("window ending %v: no %s", w.end, outcome.MetricQTAViolation)
+			t.Errorf("window ending %v: no %s", w.end, contract.MetricQTAViolation)
 			continue
 		}
 		q := deltaq.QTA{MaxFailure: w.maxFailure}
@@ -992,7 +992,7 @@ func checkQTA(t *testing.T, wins []*window, hup, ready time.Time) *window {
 		}
 		if !c.OK != (*w.violation == 1) || *w.violation != want {
 			t.Errorf("window ending %v: %s %v, want %v (its QTA %v on its observed ΔQ: ok %v)",
-				w.end, outcome.MetricQTAViolation, *w.violation, want, w.qta, c.OK)
+				w.end, contract.MetricQTAViolation, *w.violation, want, w.qta, c.OK)
 		}
 	}
 	if first == nil {
@@ -1024,7 +1024,7 @@ func checkTrigger(t *testing.T, lds []plog.Logs, first *window) {
 	for _, ld := range lds {
 		for lr := range otlprecv.LogRecords(ld) {
 			a := lr.Attributes()
-			if lr.EventName() == outcome.EventTrigger && str(a, outcome.AttrProbe) == probe && str(a, outcome.AttrTrigger) == "qta" {
+			if lr.EventName() == contract.EventTrigger && str(a, contract.AttrProbe) == probe && str(a, contract.AttrTrigger) == "qta" {
 				fired = append(fired, lr)
 			}
 		}
@@ -1037,8 +1037,8 @@ func checkTrigger(t *testing.T, lds []plog.Logs, first *window) {
 		t.Errorf("the QTA trigger fired at %v, want %v (the end of the first window after the reload)", lr.Timestamp(), first.end)
 	}
 	a := lr.Attributes()
-	req, _ := a.Get(outcome.AttrRequired)
-	del, _ := a.Get(outcome.AttrDelay)
+	req, _ := a.Get(contract.AttrRequired)
+	del, _ := a.Get(contract.AttrDelay)
 	if req.Double() != 0.6 || del.Double() != 0.1 {
 		t.Errorf("the QTA trigger requires %v at %v s, want 0.6 at 0.1 s (the new QTA)", req.AsRaw(), del.AsRaw())
 	}

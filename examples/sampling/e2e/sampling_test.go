@@ -21,9 +21,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // The client's sampling probability: ot=th:c, adjusted count exactly 4.
@@ -161,10 +161,10 @@ func checkTrigger(t *testing.T, records *otlptest.Receiver, run clientRun, byTra
 			for _, rl := range ld.ResourceLogs().All() {
 				for _, sl := range rl.ScopeLogs().All() {
 					for _, lr := range sl.LogRecords().All() {
-						if lr.EventName() != outcome.EventTrigger {
+						if lr.EventName() != contract.EventTrigger {
 							continue
 						}
-						if v, ok := lr.Attributes().Get(outcome.AttrSlowestTraceIDs); ok && v.Type() == pcommon.ValueTypeSlice {
+						if v, ok := lr.Attributes().Get(contract.AttrSlowestTraceIDs); ok && v.Type() == pcommon.ValueTypeSlice {
 							ids = v.Slice().AsRaw()
 							return true
 						}

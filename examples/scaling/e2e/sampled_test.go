@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // Head sampling of one trace in ten as OpenTelemetry "TraceState:
@@ -83,10 +83,10 @@ const (
 //   - no trigger record at all (the QTAs hold, the stages are independent).
 func TestSampledAgentsAtTheGateway(t *testing.T) {
 	otelcol := gate(t)
-	if th, ok := outcome.Threshold(sampledTraceState); !ok || th != sampledThreshold {
+	if th, ok := contract.Threshold(sampledTraceState); !ok || th != sampledThreshold {
 		t.Fatalf("%q reads as threshold %#x, %v; want %#x", sampledTraceState, th, ok, sampledThreshold)
 	}
-	if a, ok := outcome.AdjustedCount(sampledTraceState); !ok || a != sampledWeight {
+	if a, ok := contract.AdjustedCount(sampledTraceState); !ok || a != sampledWeight {
 		t.Fatalf("%q reads as adjusted count %v, %v; want exactly %d", sampledTraceState, a, ok, sampledWeight)
 	}
 	began := time.Now()
@@ -252,7 +252,7 @@ func (l *sampledLoad) checkCounts(t *testing.T, gw output) {
 		for _, end := range ends {
 			got, ok := perWindow(gw.outcomes[p], end, subCounts)
 			if !ok {
-				t.Errorf("window ending %v, probe %s: no %s from the gateway", time.Unix(0, end).UTC(), p, outcome.MetricOutcomes)
+				t.Errorf("window ending %v, probe %s: no %s from the gateway", time.Unix(0, end).UTC(), p, contract.MetricOutcomes)
 				continue
 			}
 			var total int64
@@ -299,9 +299,9 @@ func (l *sampledLoad) checkContributions(t *testing.T, gw output, got map[string
 // traces of the window (TestSampledAgentsAtTheGateway says why).
 func (l *sampledLoad) checkDivergence(t *testing.T, mds []pmetric.Metrics) {
 	t.Helper()
-	ps := jobGauges(mds, outcome.MetricDivergenceP)
-	lambdas, ds := jobGauges(mds, outcome.MetricDivergenceStatistic), jobGauges(mds, outcome.MetricDivergence)
-	detectable := jobGauges(mds, outcome.MetricDivergenceDetectable)
+	ps := jobGauges(mds, contract.MetricDivergenceP)
+	lambdas, ds := jobGauges(mds, contract.MetricDivergenceStatistic), jobGauges(mds, contract.MetricDivergence)
+	detectable := jobGauges(mds, contract.MetricDivergenceDetectable)
 	var ends []int64
 	for end := range l.keptIn {
 		ends = append(ends, end)
@@ -348,7 +348,7 @@ func jobGauges(mds []pmetric.Metrics, name string) map[int64]float64 {
 				continue
 			}
 			for _, dp := range m.Gauge().DataPoints().All() {
-				if str(dp.Attributes(), outcome.AttrProbe) == "job" {
+				if str(dp.Attributes(), contract.AttrProbe) == "job" {
 					ps[int64(dp.Timestamp())] = dp.DoubleValue()
 				}
 			}
@@ -362,9 +362,9 @@ func checkNoTriggers(t *testing.T, sink *otlptest.Receiver) {
 	t.Helper()
 	for _, ld := range sink.Logs() {
 		for lr := range otlprecv.LogRecords(ld) {
-			if lr.EventName() == outcome.EventTrigger {
+			if lr.EventName() == contract.EventTrigger {
 				t.Errorf("trigger record: %s (probe %s, kind %s)", lr.Body().AsString(),
-					str(lr.Attributes(), outcome.AttrProbe), str(lr.Attributes(), outcome.AttrTrigger))
+					str(lr.Attributes(), contract.AttrProbe), str(lr.Attributes(), contract.AttrTrigger))
 			}
 		}
 	}

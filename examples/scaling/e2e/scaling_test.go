@@ -23,10 +23,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // gateEnv must be set, and OTELCOL name the built collector by its absolute
@@ -382,29 +382,29 @@ func fold(mds []pmetric.Metrics) output {
 	for _, md := range mds {
 		for m := range otlprecv.Metrics(md) {
 			switch m.Name() {
-			case outcome.MetricOutcomes:
+			case contract.MetricOutcomes:
 				for _, dp := range m.Sum().DataPoints().All() {
-					p, end := str(dp.Attributes(), outcome.AttrProbe), int64(dp.Timestamp())
-					at(at(o.outcomes, p), end)[str(dp.Attributes(), outcome.AttrOutcome)] = dp.IntValue()
+					p, end := str(dp.Attributes(), contract.AttrProbe), int64(dp.Timestamp())
+					at(at(o.outcomes, p), end)[str(dp.Attributes(), contract.AttrOutcome)] = dp.IntValue()
 				}
-			case outcome.MetricObserved:
+			case contract.MetricObserved:
 				for _, dp := range m.Histogram().DataPoints().All() {
-					p, end := str(dp.Attributes(), outcome.AttrProbe), int64(dp.Timestamp())
+					p, end := str(dp.Attributes(), contract.AttrProbe), int64(dp.Timestamp())
 					at(o.observed, p)[end] = dp.BucketCounts().AsRaw()
 					at(o.sums, p)[end] = dp.Sum()
 				}
-			case outcome.MetricCDF:
+			case contract.MetricCDF:
 				for _, dp := range m.Gauge().DataPoints().All() {
 					a := dp.Attributes()
-					if str(a, outcome.AttrSeries) == outcome.SeriesCalculated {
-						at(at(o.calculated, str(a, outcome.AttrProbe)), int64(dp.Timestamp()))[str(a, outcome.AttrLE)] = dp.DoubleValue()
+					if str(a, contract.AttrSeries) == contract.SeriesCalculated {
+						at(at(o.calculated, str(a, contract.AttrProbe)), int64(dp.Timestamp()))[str(a, contract.AttrLE)] = dp.DoubleValue()
 					}
 				}
-			case outcome.MetricQTAViolation:
+			case contract.MetricQTAViolation:
 				for _, dp := range m.Gauge().DataPoints().All() {
-					at(o.violation, str(dp.Attributes(), outcome.AttrProbe))[int64(dp.Timestamp())] = dp.DoubleValue()
+					at(o.violation, str(dp.Attributes(), contract.AttrProbe))[int64(dp.Timestamp())] = dp.DoubleValue()
 				}
-			case outcome.MetricContributors:
+			case contract.MetricContributors:
 				for _, dp := range m.Gauge().DataPoints().All() {
 					o.contributors[int64(dp.Timestamp())] = dp.IntValue()
 				}
@@ -536,10 +536,10 @@ func compare(t *testing.T, phase string, gw, ctl output, ws []window) {
 				continue
 			}
 			if fmt.Sprint(gO) != fmt.Sprint(cO) {
-				t.Errorf("%s: %s gateway %v, control %v", where, outcome.MetricOutcomes, gO, cO)
+				t.Errorf("%s: %s gateway %v, control %v", where, contract.MetricOutcomes, gO, cO)
 			}
 			if !slices.Equal(gH, cH) {
-				t.Errorf("%s: %s by bucket gateway %v, control %v", where, outcome.MetricObserved, gH, cH)
+				t.Errorf("%s: %s by bucket gateway %v, control %v", where, contract.MetricObserved, gH, cH)
 			}
 			gS, _ := perWindow(gw.sums[p], w.end, subFloat)
 			cS, _ := perWindow(ctl.sums[p], w.end, subFloat)
@@ -552,7 +552,7 @@ func compare(t *testing.T, phase string, gw, ctl output, ws []window) {
 			gv, ok1 := gw.violation[p][w.end]
 			cv, ok2 := ctl.violation[p][w.end]
 			if !ok1 || !ok2 || gv != cv {
-				t.Errorf("%s: %s gateway %v (%v), control %v (%v)", where, outcome.MetricQTAViolation, gv, ok1, cv, ok2)
+				t.Errorf("%s: %s gateway %v (%v), control %v (%v)", where, contract.MetricQTAViolation, gv, ok1, cv, ok2)
 			}
 			verdicts[gv]++
 			if p == "job" && len(ctl.calculated[p][w.end]) == 0 {

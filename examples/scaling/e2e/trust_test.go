@@ -24,10 +24,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
-	"github.com/deltaq-otel/deltaq/internal/outcome"
 )
 
 // TestGatewayIgnoresForgedWindows: before the agents send anything, a
@@ -347,17 +347,17 @@ func gatewayJobWindows(mds []pmetric.Metrics) map[int64]jobWindow {
 	for _, md := range mds {
 		for m := range otlprecv.Metrics(md) {
 			switch m.Name() {
-			case outcome.MetricObserved:
+			case contract.MetricObserved:
 				for _, dp := range m.Histogram().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) == "job" {
+					if str(dp.Attributes(), contract.AttrProbe) == "job" {
 						b := dp.ExplicitBounds()
 						obs[int64(dp.Timestamp())] = point{dp.StartTimestamp(), b.At(0), dp.BucketCounts().AsRaw()[:b.Len()]}
 					}
 				}
-			case outcome.MetricOutcomes:
+			case contract.MetricOutcomes:
 				for _, dp := range m.Sum().DataPoints().All() {
-					if str(dp.Attributes(), outcome.AttrProbe) == "job" {
-						at(outs, int64(dp.Timestamp()))[str(dp.Attributes(), outcome.AttrOutcome)] = dp.IntValue()
+					if str(dp.Attributes(), contract.AttrProbe) == "job" {
+						at(outs, int64(dp.Timestamp()))[str(dp.Attributes(), contract.AttrOutcome)] = dp.IntValue()
 						outStart[int64(dp.Timestamp())] = dp.StartTimestamp()
 					}
 				}
@@ -396,11 +396,11 @@ func agentJobWindows(mds []pmetric.Metrics) map[int64][]jobWindow {
 	res := map[int64][]jobWindow{}
 	for _, md := range mds {
 		for m := range otlprecv.Metrics(md) {
-			if m.Name() != outcome.MetricWindow {
+			if m.Name() != contract.MetricWindow {
 				continue
 			}
 			for _, dp := range m.Histogram().DataPoints().All() {
-				if str(dp.Attributes(), outcome.AttrProbe) != "job" {
+				if str(dp.Attributes(), contract.AttrProbe) != "job" {
 					continue
 				}
 				b := dp.ExplicitBounds()
@@ -410,10 +410,10 @@ func agentJobWindows(mds []pmetric.Metrics) map[int64][]jobWindow {
 				for j, bound := range b.All() {
 					w.counts[int(math.Round(bound/width))-1] += dp.BucketCounts().At(j)
 				}
-				if v, ok := dp.Attributes().Get(outcome.AttrTimeout); ok {
+				if v, ok := dp.Attributes().Get(contract.AttrTimeout); ok {
 					w.timeouts = v.Int()
 				}
-				if v, ok := dp.Attributes().Get(outcome.AttrFailure); ok {
+				if v, ok := dp.Attributes().Get(contract.AttrFailure); ok {
 					w.failures = v.Int()
 				}
 				res[int64(dp.Timestamp())] = append(res[int64(dp.Timestamp())], w)
@@ -430,15 +430,15 @@ func windowMetrics(source, probe string, k int64, bounds []float64, counts []uin
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr("service.instance.id", source)
 	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName(outcome.MetricWindow)
+	m.SetName(contract.MetricWindow)
 	h := m.SetEmptyHistogram()
 	h.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 	dp := h.DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(pcommon.Timestamp(k * int64(interval)))
 	dp.SetTimestamp(pcommon.Timestamp((k + 1) * int64(interval)))
-	dp.Attributes().PutStr(outcome.AttrProbe, probe)
-	dp.Attributes().PutInt(outcome.AttrTimeout, 0)
-	dp.Attributes().PutInt(outcome.AttrFailure, 0)
+	dp.Attributes().PutStr(contract.AttrProbe, probe)
+	dp.Attributes().PutInt(contract.AttrTimeout, 0)
+	dp.Attributes().PutInt(contract.AttrFailure, 0)
 	dp.ExplicitBounds().FromRaw(bounds)
 	dp.BucketCounts().FromRaw(counts)
 	var n uint64

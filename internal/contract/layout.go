@@ -1,0 +1,206 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package contract
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxNameLength bounds, in bytes, a probe name, a span name or a service
+// name that the components keep or put on a series: the processor refuses
+// a longer probe name in its configuration, the connector and the exporter refuse and count
+// an instance whose probe name is longer, and stored span and service names
+// are truncated to it. Prometheus and most backends accept far longer label
+// values; the bound keeps one span from putting megabytes on every point.
+const MaxNameLength = 256
+
+// Layout is the shape of a probe's ΔQ histogram: dMax in nanoseconds and the
+// number of bins (bin width DMaxNs/Bins), or, for a probe with `binning:
+// log-linear`, the log-linear buckets LogLinear (DMaxNs = LogLinear.High,
+// Bins = 0). A probe's layout comes from configuration, never from span
+// data alone: the spans of a log-linear probe carry its dMax but no bin
+// count (the contract in outcome.go), so only a reader of this process,
+// through the registry, learns its buckets.
+type Layout struct {
+	DMaxNs int64
+	Bins   int
+	// LogLinear is the probe's log-linear binning; zero for uniform bins.
+	LogLinear LogLinear
+}
+
+// LogLinear is a log-linear binning as deltaq.LogLinear describes it (the
+// same fields, so that either converts to the other): this package stays
+// free of the algebra, for sdk/deltaqstart imports it into applications.
+type LogLinear struct {
+	Factor    int64
+	Low, High int64
+	Steps     int64
+}
+
+// IsLogLinear reports whether the layout has log-linear buckets.
+func (l Layout) IsLogLinear() bool { return l.LogLinear != (LogLinear{}) }
+
+// Valid reports whether the layout has a positive dMax and either a bin
+// count or log-linear buckets that end at dMax (not both).
+func (l Layout) Valid() bool {
+	if l.IsLogLinear() {
+		return l.Bins == 0 && l.DMaxNs > 0 && l.LogLinear.High == l.DMaxNs
+	}
+	return l.DMaxNs > 0 && l.Bins > 0
+}
+
+// Layouts is the registry of the probe layouts configured in the deltaq
+// processors of one collector, so that its connector or exporter takes a
+// probe's layout from the processor's configuration rather than from the
+// attributes of the spans it reads, and can warn at start about probes its
+// diagram names that no processor produces. The components are given
+// their collector's registry (internal/collectorstate); the zero Layouts is
+// empty and ready to use.
+type Layouts struct {
+	mu     sync.RWMutex
+	owners map[any]map[string]Layout
+	order  []any // registration order: the first owner of a name wins
+	// gen counts the changes of the registry (Register, Unregister,
+	// SetLayout), so that a reader can tell with one atomic load whether a
+	// layout it looked up may have changed.
+	gen atomic.Uint64
+	// readers are the reference checks of the connectors and exporters
+	// (AddReader); rmu guards them.
+	rmu     sync.Mutex
+	readers map[any]ReferenceCheck
+}
+
+// Generation returns the number of changes made to the registry so far. A
+// reader that caches layouts looks them up again when it changes: a
+// processor whose probe chooses its dMax from observation (dmax: auto)
+// announces each new dMax through SetLayout.
+func (r *Layouts) Generation() uint64 { return r.gen.Load() }
+
+// SetLayout changes the layout of one probe that owner registered, and
+// reports whether owner had registered it. Readers see the change through
+// LookupLayout and Generation.
+func (r *Layouts) SetLayout(owner any, name string, l Layout) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m, ok := r.owners[owner]
+	if !ok {
+		return false
+	}
+	if _, ok := m[name]; !ok {
+		return false
+	}
+	m[name] = l
+	r.gen.Add(1)
+	return true
+}
+
+// Register records the probes of one processor instance (owner), replacing
+// what that owner registered before.
+func (r *Layouts) Register(owner any, probes map[string]Layout) {
+	cp := make(map[string]Layout, len(probes))
+	for n, l := range probes {
+		cp[n] = l
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.owners == nil {
+		r.owners = make(map[any]map[string]Layout)
+	}
+	if _, ok := r.owners[owner]; !ok {
+		r.order = append(r.order, owner)
+	}
+	r.owners[owner] = cp
+	r.gen.Add(1)
+}
+
+// Unregister forgets the probes of owner.
+func (r *Layouts) Unregister(owner any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.owners[owner]; !ok {
+		return
+	}
+	delete(r.owners, owner)
+	r.order = slices.DeleteFunc(r.order, func(o any) bool { return o == owner })
+	r.gen.Add(1)
+}
+
+// LookupLayout returns the layout of a probe configured in a registered
+// processor; when several processors configure the probe, the first
+// registered wins.
+func (r *Layouts) LookupLayout(name string) (Layout, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.order {
+		if l, ok := r.owners[o][name]; ok {
+			return l, true
+		}
+	}
+	return Layout{}, false
+}
+
+// RegisteredProbes returns the sorted names of the probes of every
+// registered processor.
+func (r *Layouts) RegisteredProbes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var names []string
+	for _, m := range r.owners {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// ReferenceCheck is a reader's check of the probes it names against the
+// probes the processors of the process define (RegisteredProbes): it
+// returns an error for a name that is, by all appearances, misspelled.
+type ReferenceCheck func(defined []string) error
+
+// AddReader records the reference check of a reader (owner) made before the
+// processors that feed it: the collector makes the components of a
+// pipeline from its end, so a connector exists before the processors of
+// the pipelines it ends. RemoveReader forgets it.
+func (r *Layouts) AddReader(owner any, check ReferenceCheck) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	if r.readers == nil {
+		r.readers = make(map[any]ReferenceCheck)
+	}
+	r.readers[owner] = check
+}
+
+// RemoveReader forgets the reference check of owner.
+func (r *Layouts) RemoveReader(owner any) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	delete(r.readers, owner)
+}
+
+// CheckReaders runs the check of every reader against the probes
+// registered now, and joins their errors: a processor calls it once its
+// probes are registered, so that a misspelled probe in a connector's
+// diagram or QTAs stops the collector at start, and `validate`, which
+// makes the components without starting them.
+func (r *Layouts) CheckReaders() error {
+	defined := r.RegisteredProbes()
+	r.rmu.Lock()
+	checks := make([]ReferenceCheck, 0, len(r.readers))
+	for _, c := range r.readers {
+		checks = append(checks, c)
+	}
+	r.rmu.Unlock()
+	var errs []error
+	for _, c := range checks {
+		if err := c(defined); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,203 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package contract
+
+import "math"
+
+// Sampling information a span may carry, read by the deltaq components to
+// count each instance with its adjusted count: the number of instances of
+// the population a sampled span stands for.
+const (
+	// AttrSamplingPriority is the OpenTracing "sampling.priority" span tag
+	// that contrib's probabilistic sampler obeys: a value > 0 keeps the span
+	// whatever the probability (the sampler then records the threshold 0,
+	// always sample), so the span stands for itself alone.
+	AttrSamplingPriority = "sampling.priority"
+	// AttrTraceState is the start event attribute that carries the span's
+	// W3C tracestate, so that a timeout reported from a start event counts
+	// with the adjusted count of the span that never arrived.
+	AttrTraceState = "deltaq.tracestate"
+)
+
+// maxThreshold is 2⁵⁶: a threshold is 56 bits, written as at most 14 hex
+// digits with trailing zeros omitted.
+const maxThreshold = 1 << 56
+
+// AdjustedCount returns the adjusted count of a span whose W3C tracestate
+// is ts, from the rejection threshold T of its OpenTelemetry entry
+// (`ot=th:…`, OpenTelemetry "TraceState: Probability Sampling"): the span
+// was kept with probability (2⁵⁶ − T)/2⁵⁶ and stands for
+//
+//	a = 2⁵⁶ / (2⁵⁶ − T)
+//
+// instances; th:0 is a = 1. It returns false when ts has no `ot` entry with
+// a valid th (1 to 14 hex digits), or when the threshold is inconsistent
+// with the entry's explicit randomness value (Threshold): a span without
+// sampling information counts as one. It does not allocate: it runs once
+// per counted span.
+func AdjustedCount(ts string) (float64, bool) {
+	t, ok := Threshold(ts)
+	if !ok {
+		return 0, false
+	}
+	return float64(maxThreshold) / float64(maxThreshold-t), true
+}
+
+// Threshold returns the 56-bit rejection threshold T of a W3C tracestate's
+// `ot=th:…` entry (AdjustedCount), or false when it has none. It does not
+// allocate.
+//
+// A threshold the span's own randomness contradicts is no threshold: when
+// the entry also carries an explicit randomness value R (`rv:`, exactly 14
+// hex digits) and R < T, that threshold would have rejected the span
+// ("Decision algorithm": keep when rv ≥ th), so it is not the probability
+// the span was kept with, and Threshold returns false. The specification
+// asks every sampling stage to make this check and to erase a threshold
+// that fails it ("Tracestate handling requirements", "General
+// requirements"). An rv of another length is ignored.
+func Threshold(ts string) (uint64, bool) {
+	ot, ok := memberValue(ts)
+	if !ok {
+		return 0, false
+	}
+	var th, rv uint64
+	var hasTh, hasRv, seenTh bool
+	// The ot value is key:value pairs separated by ';'; the first th counts.
+	for len(ot) > 0 {
+		var kv string
+		if i := indexByte(ot, ';'); i >= 0 {
+			kv, ot = ot[:i], ot[i+1:]
+		} else {
+			kv, ot = ot, ""
+		}
+		switch {
+		case len(kv) < 3:
+		case kv[:3] == "th:" && !seenTh:
+			seenTh = true
+			th, hasTh = threshold(kv[3:])
+		case kv[:3] == "rv:" && len(kv) == 3+14:
+			rv, hasRv = threshold(kv[3:])
+		}
+	}
+	if !hasTh || hasRv && rv < th {
+		return 0, false
+	}
+	return th, true
+}
+
+// ThresholdTraceState returns the W3C tracestate `ot=th:…` that carries the
+// threshold t < 2⁵⁶: 14 lowercase hex digits without their trailing zeros,
+// "ot=th:0" for 0 (OpenTelemetry "TraceState: Probability Sampling").
+func ThresholdTraceState(t uint64) string {
+	const digits = "0123456789abcdef"
+	var b [14]byte
+	for i := 13; i >= 0; i-- {
+		b[i] = digits[t&0xf]
+		t >>= 4
+	}
+	n := 14
+	for n > 1 && b[n-1] == '0' {
+		n--
+	}
+	return "ot=th:" + string(b[:n])
+}
+
+// memberValue returns the value of the `ot` list member of a W3C
+// tracestate: members are key=value, separated by commas with optional
+// spaces or tabs around them (W3C Trace Context, "tracestate Header").
+func memberValue(ts string) (string, bool) {
+	for len(ts) > 0 {
+		var m string
+		if i := indexByte(ts, ','); i >= 0 {
+			m, ts = ts[:i], ts[i+1:]
+		} else {
+			m, ts = ts, ""
+		}
+		m = trimOWS(m)
+		if len(m) >= 3 && m[:3] == "ot=" {
+			return m[3:], true
+		}
+	}
+	return "", false
+}
+
+// threshold parses a th value: 1 to 14 hex digits, the 56-bit threshold
+// with its trailing zeros omitted.
+func threshold(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 14 {
+		return 0, false
+	}
+	var t uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			// Upper case, as contrib's sampling package accepts it.
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		t = t<<4 | uint64(d)
+	}
+	return t << (4 * (14 - len(s))), true
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// Weight rounds an adjusted count a ≥ 1 to a whole count by stochastic
+// rounding: ⌊a⌋ + 1 with probability a − ⌊a⌋, else ⌊a⌋, so that its
+// expectation is a and windows of whole counts still merge exactly by
+// adding. The uniform draw comes from key (the span id) through the
+// SplitMix64 finalizer, so the same span rounds the same way in every
+// collector and every run; the span id, unlike the trace id, is drawn
+// independently of the sampling decision. a < 1 or NaN is 1; a above 2⁶²
+// is 2⁶² (the engine bounds it further, max_adjusted_count).
+func Weight(a float64, key uint64) int64 {
+	if !(a > 1) {
+		return 1
+	}
+	if a >= 1<<62 {
+		return 1 << 62
+	}
+	fl := math.Floor(a)
+	n := int64(fl)
+	if frac := a - fl; frac > 0 {
+		// The top 53 bits of the mixed key, uniform in [0, 1).
+		if u := float64(splitMix64(key)>>11) / (1 << 53); u < frac {
+			n++
+		}
+	}
+	return n
+}
+
+// splitMix64 is the finalizer of SplitMix64 (Steele, Lea and Flood, "Fast
+// splittable pseudorandom number generators", OOPSLA 2014).
+func splitMix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}

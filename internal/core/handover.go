@@ -1,0 +1,141 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core // import "github.com/deltaq-otel/deltaq/internal/core"
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
+)
+
+// parked is what an observer hands to its successor across a configuration
+// reload (package reload): the analysis engine with its open windows and
+// history, and the output's running streams, so that the cumulative
+// series continue without a reset.
+type parked struct {
+	engine *analysis.Engine
+	start  pcommon.Timestamp
+	cum    map[string]*cumulative
+	outs   map[string]*outStream
+	// starts are the instances in flight from start events, with the
+	// probes they refer to by index and those probes' dMax; nil when the
+	// observer took no start events.
+	starts *parkedStarts
+	// ranges are the decided auto probes' dMax, by name.
+	ranges map[string]parkedRange
+}
+
+// parkedStarts is the start-event state an observer hands over.
+type parkedStarts struct {
+	tracker *inflight.Tracker
+	names   []string
+	dMaxNs  []int64
+}
+
+// reloadKey is the key of an observer's parked state: the component's kind
+// and ID.
+func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
+
+// park hands the observer's state to the observer of the same component
+// that the reload builds, instead of flushing the open windows. Called by
+// Shutdown after the window timer stopped.
+func (o *Observer) park() {
+	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges()}
+	if o.starts != nil && o.spans != nil {
+		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
+	}
+	o.handover.Park(o.reloadKey(), st)
+	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
+}
+
+// handOver parks the observer's state when its shutdown is part of a
+// reload, and reports whether it did. A reload whose configuration the
+// collector refuses stops the collector: the open windows are flushed then,
+// as at a stop, since no successor will start to close them.
+func (o *Observer) handOver() bool {
+	pending, refused := o.handover.Status()
+	if pending {
+		o.park()
+		return true
+	}
+	if refused != nil {
+		o.logger.Warn("configuration reload refused: the collector stops; flushing the open windows as at a stop",
+			zap.Error(refused))
+	}
+	return false
+}
+
+// afterAdoption runs when the component starts after a reload: every
+// processor of the new configuration has registered its probes by then (the
+// collector builds connectors and exporters before the processors that
+// feed them), so a carried probe whose processor changed its dmax or bins
+// is known now; the engine moves it to the new layout from its next window,
+// and its band starts afresh. The windows due while the components were
+// rebuilt close at once.
+func (o *Observer) afterAdoption() {
+	for _, name := range o.adopted {
+		d, bins, ll, ok := o.engine.Layout(name)
+		l, registered := o.layouts.LookupLayout(name)
+		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != deltaq.LogLinear(l.LogLinear)) {
+			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
+				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),
+				zap.Duration("dmax", time.Duration(l.DMaxNs)), zap.Int("bins", l.Bins))
+		}
+	}
+	o.adopted = nil
+	o.tick(o.now())
+}
+
+// adopt takes over the state an observer of the same component parked
+// before a reload; called by New, before the window timer starts.
+func (o *Observer) adopt(st *parked) {
+	ad := o.engine.Adopt(st.engine)
+	if ad.Reason != "" {
+		o.logger.Warn("configuration reload: nothing carried over; every probe starts afresh", zap.String("reason", ad.Reason))
+		return
+	}
+	o.build.start = st.start
+	o.build.cum = st.cum
+	o.build.outs = st.outs
+	o.adopted = ad.Carried
+	o.logger.Info("configuration reload: open windows, history, totals and trigger states carried over",
+		zap.Strings("probes", ad.Carried))
+	for name, why := range ad.Fresh {
+		o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name), zap.String("reason", why))
+	}
+}
+
+// adoptStarts takes over the instances in flight that the observer old
+// parked: an instance keeps its deadline and state when its probe is still
+// matched with the same dMax; the others are dropped, as the log says.
+func (o *Observer) adoptStarts(old *parked) {
+	ps := old.starts
+	if ps == nil {
+		return
+	}
+	remap := make([]int32, len(ps.names))
+	for i, name := range ps.names {
+		remap[i] = -1
+		if o.spans == nil {
+			continue
+		}
+		if j, ok := o.spans.byName[name]; ok && o.spans.dMaxNs[j] == ps.dMaxNs[i] {
+			remap[i] = j
+		}
+	}
+	moved, dropped := ps.tracker.MoveTo(o.starts.tracker, func(in *inflight.Instance) bool {
+		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
+			return false
+		}
+		in.Probe = int(remap[in.Probe])
+		return true
+	})
+	o.logger.Info("configuration reload: instances in flight from start events carried over",
+		zap.Int("carried", moved), zap.Int("dropped", dropped))
+}

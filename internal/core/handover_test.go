@@ -1,0 +1,102 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/reload"
+)
+
+// TestReloadCarriesTheOpenWindowAndTheStreams: an observer shut down as
+// part of a configuration reload emits nothing of its open window and hands
+// it to the observer of the same component that the reload builds; the
+// window then closes there with all its instances, under the new QTA, and
+// the cumulative series continue with their start times.
+func TestReloadCarriesTheOpenWindowAndTheStreams(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100,
+		QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 10 * time.Millisecond, P: 0.5}}}}}
+	old := newHarnessWith(t, cfg, at(time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "p", outcome: contract.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	old.consume(ok(ms(100)), ok(ms(200)))
+	old.obs.tick(at(2 * time.Second))
+	old.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(time.Second+ms(500)))
+	before := len(old.metrics.AllMetrics())
+
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(context.Background()))
+	assert.Len(t, old.metrics.AllMetrics(), before, "the open window is not flushed")
+
+	cfg2 := testConfig()
+	cfg2.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100,
+		QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 30 * time.Millisecond, P: 0.5}}}}}
+	nu := newHarnessWith(t, cfg2, at(2*time.Second+ms(500)), withID)
+	nu.obs.tick(at(3 * time.Second))
+
+	assert.Equal(t, map[string]int64{"success": 5, "timeout": 0, "failure": 0}, outcomeCounts(t, nu, "p"),
+		"the two instances of window 1 and the three of the open window, once each")
+	first, last := observedHistograms(old)["p"][0], observedHistograms(nu)["p"]
+	require.Len(t, last, 1)
+	assert.Equal(t, first.StartTimestamp(), last[0].StartTimestamp(), "one stream across the reload")
+	assert.Equal(t, uint64(5), last[0].Count())
+	assert.Equal(t, map[string]float64{"p": 0}, gaugeValues(t, nu, contract.MetricQTAViolation),
+		"the new QTA (50 % by 30 ms) holds for 20 ms delays; the old one (by 10 ms) did not")
+}
+
+// gaugeValues returns the last value of a gauge per probe.
+func gaugeValues(t *testing.T, h *harness, name string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != name {
+				return
+			}
+			dps := m.Gauge().DataPoints()
+			for i := range dps.Len() {
+				p, _ := dps.At(i).Attributes().Get(contract.AttrProbe)
+				out[p.Str()] = dps.At(i).DoubleValue()
+			}
+		})
+	}
+	return out
+}
+
+// TestRefusedReloadFlushesTheOpenWindow: a SIGHUP whose configuration the
+// collector refuses shuts the components down and stops the collector, so
+// no successor claims what they hand over. The observer flushes the open
+// window as at a stop, and no state is left parked. (Before the collector's
+// verdict was asked, the window was parked and lost: no output at all.)
+func TestRefusedReloadFlushesTheOpenWindow(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"job": {DMax: 100 * time.Millisecond, Bins: 100}}
+	h := newHarnessWith(t, cfg, at(time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "job", outcome: contract.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	h.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(time.Second+ms(500)))
+
+	ho.Refused(errors.New("invalid configuration"))
+	require.NoError(t, h.obs.Shutdown(context.Background()))
+	assert.Equal(t, map[string]int64{"success": 3, "timeout": 0, "failure": 0}, outcomeCounts(t, h, "job"),
+		"the open window's instances reach the output before the collector stops")
+	_, parked := ho.Claim(h.obs.reloadKey())
+	assert.False(t, parked, "nothing handed to components that will not start")
+}

@@ -1,0 +1,559 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core // import "github.com/deltaq-otel/deltaq/internal/core"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
+	"github.com/deltaq-otel/deltaq/internal/reload"
+)
+
+// Settings are what a component gives its observer.
+type Settings struct {
+	// Kind is the component's kind, "exporter" or "connector": with ID,
+	// the key of the state handed over across a reload.
+	Kind string
+	// Instruments are the component's self-telemetry, made by its
+	// generated TelemetryBuilder; nil records nothing.
+	Instruments *Instruments
+	// Layouts is the registry of the probe layouts the deltaq processors
+	// of the collector configure (collectorstate.State, from the factory); nil:
+	// no processor registers any.
+	Layouts *contract.Layouts
+	// Handover carries the observer's state across a configuration reload
+	// of the collector (collectorstate.State, from the factory); nil: a reload
+	// starts afresh.
+	Handover *reload.Handover
+	// Scope is the instrumentation scope of the output: the component's
+	// import path.
+	Scope string
+	// Telemetry are the component's telemetry settings: the logger, the
+	// MeterProvider of the self-telemetry, and the collector's resource,
+	// copied onto every output batch so that the series of several
+	// collectors observing the same probe stay apart downstream.
+	Telemetry component.TelemetrySettings
+	// Version is the collector's version, the scope version of the output.
+	Version string
+	// ID is the component's ID ("deltaq", "deltaq/gateway"): across a
+	// configuration reload the observer of the same Kind and ID takes
+	// over the state of its predecessor (package reload). Empty: none.
+	ID string
+	// Now is the clock; nil means time.Now. Ticks, when not nil, replaces
+	// the interval ticker. Tests set both so that windows close without
+	// sleeping.
+	Now   func() time.Time
+	Ticks <-chan time.Time
+	// SpanProbes, when not nil, are probes the observer finds in the spans
+	// themselves (the connector's probes with a match); their names are
+	// entries of the configuration's probes, with a dMax and bins.
+	SpanProbes *SpanProbes
+	// StartEvents, when not nil, are the options of the start events the
+	// observer takes (ConsumeLogs) for the instances of SpanProbes, whose
+	// timeouts it counts in real time (starts.go): the connector's
+	// start_events. StartTicks, when not nil, replaces the timeout
+	// timer's ticker. SpanInstruments are the self-telemetry of the start
+	// events and of the auto probes of SpanProbes.
+	StartEvents     *inflight.Options
+	StartTicks      <-chan time.Time
+	SpanInstruments *SpanInstruments
+}
+
+// Outputs are the consumers of an observer's output: the exporter's OTLP
+// senders, or the connector's next metrics and logs pipelines. A nil
+// consumer means that the signal is not wanted: it is not built.
+type Outputs struct {
+	Metrics consumer.Metrics
+	Logs    consumer.Logs
+}
+
+// Observer is the ΔQ observer of one component. ConsumeTraces counts the
+// outcome instances into the analysis engine's windows under the engine's
+// lock and nothing else; a timer (Start) closes the windows in order, turns
+// each into OTLP metrics and logs and hands them to the Outputs. The traces
+// path never waits for the output, and an output that refuses a batch costs
+// that batch (counted in output_dropped), never the windows after it.
+type Observer struct {
+	cfg    *Config
+	set    Settings
+	logger *zap.Logger
+	tel    *Instruments
+	// layouts is the collector's registry of processor layouts.
+	layouts *contract.Layouts
+	// handover carries the state across a reload.
+	handover *reload.Handover
+	engine   *analysis.Engine
+	build    *builder
+	now      func() time.Time
+
+	out     Outputs
+	stop    chan struct{}
+	done    chan struct{}
+	running bool // the window timer was started
+	runCtx  context.Context
+	cancel  context.CancelFunc
+	once    sync.Once
+
+	prev     analysis.Stats // for telemetry deltas, used by the timer only
+	dropAttr [len(analysis.Drops{})]metric.MeasurementOption
+	trigAttr map[analysis.TriggerKind]metric.MeasurementOption
+	fateAttr [len(analysis.Contributions{})]metric.MeasurementOption
+	sigAttr  map[string]metric.MeasurementOption
+	// boundAttr are the bound attribute's too_long and overflow.
+	boundAttr [2]metric.MeasurementOption
+	// referenced are the outcomes of the diagram and the entries of
+	// probes, sorted.
+	referenced []string
+	// coarseWarned holds the probes warned about as under-resolved, so that
+	// each is warned about once; used by the timer only.
+	coarseWarned map[string]bool
+	// snapshots writes and prunes the snapshot files; made at the first
+	// snapshot, used by the timer only.
+	snapshots *snapshotStore
+	// adopted are the probes carried over a reload, checked at Start
+	// (handover.go); nil when nothing was adopted.
+	adopted []string
+	// spans are the probes matched in the spans themselves
+	// (Settings.SpanProbes), resolved in the engine; nil without.
+	spans *spanProbes
+	// starts is the start-event path (Settings.StartEvents); nil without.
+	starts *starts
+	// auto are the auto probes of spans (autoprobes.go); nil without.
+	auto *autoProbes
+	// spanIns are Settings.SpanInstruments, complete.
+	spanIns *SpanInstruments
+	// wire caches what reading the agents' windows learnt of their
+	// layouts (windows.go); it has its own lock.
+	wire *wireCache
+	// scratch holds *windowScratch: the windows of a request being read,
+	// with their buffers and a reader of wire, reused by the requests
+	// ConsumeMetrics serves one after the other, one per concurrent
+	// request.
+	scratch sync.Pool
+}
+
+// New makes the observer of cfg, which the component has validated
+// (Config.Check); its windows are aligned on the Unix epoch and the first
+// is the one holding the current time.
+func New(cfg *Config, set Settings) (*Observer, error) {
+	if err := cfg.checkLive(); err != nil {
+		return nil, err
+	}
+	logger := set.Telemetry.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	o := &Observer{
+		cfg:    cfg,
+		set:    set,
+		logger: logger,
+		now:    set.Now,
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.layouts = set.Layouts; o.layouts == nil {
+		o.layouts = new(contract.Layouts)
+	}
+	if o.handover = set.Handover; o.handover == nil {
+		o.handover = reload.New()
+	}
+	if set.Telemetry.MeterProvider == nil {
+		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
+	}
+	if o.tel = set.Instruments; o.tel == nil {
+		o.tel = noInstruments()
+	}
+	now := o.now()
+	if err := o.newEngine(now); err != nil {
+		return nil, err
+	}
+	o.referenced = o.engine.ReferencedProbes()
+
+	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
+	o.build.emitWindows = cfg.EmitWindows
+	o.build.services.configure(cfg.Services, cfg.Interval, cfg.ProbeIdleTimeout)
+	o.build.windowsOnly = cfg.EmitWindows && cfg.WindowsOnly
+	if set.Telemetry.Resource != (pcommon.Resource{}) {
+		set.Telemetry.Resource.CopyTo(o.build.resource)
+	}
+	o.makeAttrs()
+	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	o.wire = newWireCache()
+	var old *parked
+	if set.ID != "" {
+		if st, ok := o.handover.Claim(o.reloadKey()); ok {
+			old = st.(*parked)
+			o.adopt(old)
+		}
+	}
+	o.spans = resolve(set.SpanProbes, o.engine, o.auto.rangesOf(), o.now)
+	o.takeStarts(old)
+	if old != nil {
+		o.auto.adoptRanges(old.ranges)
+	}
+	if set.ID != "" {
+		// The processors that feed this component are made after it: each
+		// runs this check once its probes are registered (misspelled).
+		o.layouts.AddReader(o, func(defined []string) error {
+			if typos, _ := o.misspelled(defined); len(typos) > 0 {
+				return fmt.Errorf("%s: %w", confpath.Section(o.set.Kind+"s", o.set.ID), typos)
+			}
+			return nil
+		})
+	}
+	return o, nil
+}
+
+// makeAttrs makes the attributes of the self-telemetry.
+func (o *Observer) makeAttrs() {
+	for r := range o.dropAttr {
+		o.dropAttr[r] = attrOption("reason", analysis.DropReason(r).String())
+	}
+	for c := range o.fateAttr {
+		o.fateAttr[c] = attrOption("fate", analysis.Contribution(c).String())
+	}
+	o.trigAttr = make(map[analysis.TriggerKind]metric.MeasurementOption)
+	for _, k := range []analysis.TriggerKind{analysis.TriggerQTA, analysis.TriggerFailure, analysis.TriggerLoad, analysis.TriggerDivergence, analysis.TriggerSlackTrend} {
+		o.trigAttr[k] = attrOption("trigger", k.String())
+	}
+	o.boundAttr = [2]metric.MeasurementOption{attrOption("bound", "too_long"), attrOption("bound", "overflow")}
+	o.sigAttr = map[string]metric.MeasurementOption{"metrics": attrOption("signal", "metrics"), "logs": attrOption("signal", "logs")}
+}
+
+// newEngine makes the analysis engine, the auto probes of the spans first:
+// the engine looks their layouts up.
+func (o *Observer) newEngine(now time.Time) error {
+	o.spanIns = completeSpanInstruments(o.set.SpanInstruments)
+	o.auto = newAutoProbes(o.set.SpanProbes)
+	ac := o.cfg.engineConfig(o.layouts)
+	o.auto.configure(&ac)
+	var err error
+	o.engine, err = analysis.New(ac, now)
+	return err
+}
+
+func attrOption(k, v string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))
+}
+
+// ConsumeTraces counts the outcome instances among the spans. Spans without
+// the deltaq.probe attribute are not instances and are ignored; a span
+// marked deltaq.late was already counted as a timeout when its instance
+// timed out and is not counted again. It only takes the engine's lock: it
+// never waits for the output.
+func (o *Observer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	b := o.engine.Begin()
+	var bs batchServices
+	addTraces(b, td, &bs, o.spans)
+	b.End()
+	if cuts := o.build.services.note(bs.pairs); cuts != (serviceCuts{}) {
+		if cuts.tooLong > 0 {
+			o.tel.ServicesBounded.Add(ctx, int64(cuts.tooLong), o.boundAttr[0])
+		}
+		if cuts.overflow > 0 {
+			o.tel.ServicesBounded.Add(ctx, int64(cuts.overflow), o.boundAttr[1])
+		}
+	}
+	return nil
+}
+
+// Start hands the observer its outputs and starts the window timer. Call it
+// once; the processors of the collector, created before any component
+// starts, have registered their probes by then. It refuses to start, with
+// the closest defined names, when a probe the configuration names looks
+// misspelled (checkProduced).
+func (o *Observer) Start(out Outputs) error {
+	if err := o.checkProduced(); err != nil {
+		return err
+	}
+	o.out = out
+	if o.set.ID != "" {
+		o.handover.Watch()
+		o.handover.Done()
+	}
+	o.auto.begin(o.now())
+	o.announceAuto()
+	if o.adopted != nil {
+		o.afterAdoption()
+	}
+	ticks := o.set.Ticks
+	var ticker *time.Ticker
+	if ticks == nil {
+		ticker = time.NewTicker(o.cfg.Interval)
+		ticks = ticker.C
+	}
+	o.running = true
+	go o.run(ticks, ticker)
+	o.startTimer()
+	return nil
+}
+
+// run is the window timer.
+func (o *Observer) run(ticks <-chan time.Time, ticker *time.Ticker) {
+	defer close(o.done)
+	if ticker != nil {
+		defer ticker.Stop()
+	}
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-ticks:
+			o.tick(o.now())
+		}
+	}
+}
+
+// tick closes the windows due at now, oldest first, and sends their
+// output.
+func (o *Observer) tick(now time.Time) {
+	began := time.Now()
+	ctx := o.runCtx
+	o.stepRanges(now)
+	results := o.engine.Advance(now)
+	for _, r := range results {
+		o.inspect(ctx, r)
+		o.emit(ctx, r, now)
+	}
+	if exp := o.cfg.Gateway.ExpectedAgents; exp > 0 && o.build.merging.Load() {
+		missing := int64(0)
+		for _, r := range results {
+			if r.Contributors < exp {
+				missing++
+			}
+		}
+		if missing > 0 {
+			o.tel.WindowsMissingAgents.Add(ctx, missing)
+		}
+	}
+	if len(results) > 0 {
+		o.tel.WindowsClosed.Add(ctx, int64(len(results)))
+		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
+	}
+	st := o.engine.Stats()
+	add := func(c metric.Int64Counter, d int64, opts ...metric.AddOption) {
+		if d > 0 {
+			c.Add(ctx, d, opts...)
+		}
+	}
+	add(o.tel.Instances, st.Counted-o.prev.Counted)
+	add(o.tel.LateTimeouts, st.LateTimeouts-o.prev.LateTimeouts)
+	add(o.tel.InstancesRebinned, st.Rebinned-o.prev.Rebinned)
+	add(o.tel.InstancesWeightClamped, st.WeightClamped-o.prev.WeightClamped)
+	add(o.tel.ProbesExpired, st.ExpiredProbes-o.prev.ExpiredProbes)
+	add(o.tel.LayoutChanges, st.LayoutChanges-o.prev.LayoutChanges)
+	add(o.tel.LayoutsAgreed, st.LayoutsAgreed-o.prev.LayoutsAgreed)
+	add(o.tel.TotalsSaturated, st.SaturatedTotals-o.prev.SaturatedTotals)
+	for r, n := range st.Dropped {
+		add(o.tel.InstancesDropped, n-o.prev.Dropped[r], o.dropAttr[r])
+	}
+	o.tel.Probes.Record(ctx, int64(st.Probes))
+	o.prev = st
+}
+
+// inspect counts what a closed window says about the input rather than the
+// system: referenced probes without instances, and under-resolved probes,
+// about each of which it warns once (while the probe is tracked).
+func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
+	if n := len(r.NoInstances); n > 0 {
+		o.tel.ReferencedProbeEmptyWindows.Add(ctx, int64(n))
+	}
+	coarse := int64(0)
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if !p.UnderResolved {
+			continue
+		}
+		coarse++
+		if o.coarseWarned[p.Name] {
+			continue
+		}
+		if o.coarseWarned == nil {
+			o.coarseWarned = make(map[string]bool)
+		}
+		o.coarseWarned[p.Name] = true
+		w, msg := p.DiagramWidth, "the diagram's analysis grid, which spans its slowest probe's delays: the divergence of the wholes it enters is withheld"
+		switch {
+		case w == 0 && p.Analysis != p.Observed:
+			w, msg = p.AnalysisWidth, "its analysis grid, which spans its dmax: use a smaller dmax"
+		case w == 0 && p.Edges != nil: // a merged window without analysis counts
+			w, msg = p.Edges[0], "its first bucket [0, low): use a smaller binning low"
+		case w == 0:
+			w, msg = p.Width, "its own bins: use a smaller dmax or more bins"
+		}
+		o.logger.Warn(fmt.Sprintf("probe %s: most instances are shorter than one bin (%s) of %s",
+			p.Name, time.Duration(math.Round(w*1e9)), msg),
+			zap.String("probe", p.Name), zap.Float64("bin_width_seconds", w))
+	}
+	if coarse > 0 {
+		o.tel.UnderResolvedWindows.Add(ctx, coarse)
+	}
+	if n := qooWithheld(r); n > 0 {
+		o.tel.QooScoresWithheld.Add(ctx, n)
+	}
+	// Forget the warnings of probes no longer tracked, so that names that
+	// come and go do not grow the set.
+	if len(o.coarseWarned) > len(r.Probes) {
+		tracked := make(map[string]bool, len(r.Probes))
+		for i := range r.Probes {
+			tracked[r.Probes[i].Name] = true
+		}
+		for n := range o.coarseWarned {
+			if !tracked[n] {
+				delete(o.coarseWarned, n)
+			}
+		}
+	}
+}
+
+// checkProduced looks, at start, at the referenced probes — the outcomes
+// of the diagram and the entries of probes — that no deltaq processor of
+// this collector produces and the component does not count itself. Such a
+// probe's instances may come from another collector, so it is only warned
+// about (its empty windows are counted by referenced_probe_empty_windows);
+// but when this collector has probes of its own and one of them is at most
+// two edits from the missing name, the name is taken for a misspelling and
+// refused, so that the collector does not start with a diagram that can
+// never be calculated. `deltaq check --config` finds the same mistakes
+// before start.
+func (o *Observer) checkProduced() error {
+	typos, missing := o.misspelled(o.layouts.RegisteredProbes())
+	if len(typos) > 0 {
+		return typos
+	}
+	if len(missing) > 0 {
+		o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
+			zap.Strings("probes", missing))
+	}
+	return nil
+}
+
+// misspelled is Config.misspelled with the processors' probes produced
+// and the probes the component matches in the spans.
+func (o *Observer) misspelled(produced []string) (typos analysis.ReferenceError, missing []string) {
+	defined := slices.Clone(produced)
+	if sp := o.set.SpanProbes; sp != nil {
+		defined = append(defined, sp.Names...)
+	}
+	return o.cfg.misspelled(defined)
+}
+
+// emit hands one window's metrics and logs to the outputs and writes its
+// completed snapshots. Output larger than max_request_bytes goes in several
+// batches (split.go), each handed over on its own: a batch the output
+// refuses costs that batch only, which is counted and logged, never the
+// windows after it.
+func (o *Observer) emit(ctx context.Context, r *analysis.Result, now time.Time) {
+	limit := o.cfg.MaxRequestBytes
+	if out := o.out.Metrics; out != nil {
+		if n := o.build.split.metrics(o.build.metrics(r), limit, func(md pmetric.Metrics) {
+			if err := out.ConsumeMetrics(ctx, md); err != nil {
+				o.dropped(ctx, "metrics", err)
+			}
+		}); n > 0 {
+			o.oversized(ctx, "metrics", n)
+		}
+	}
+	for i := range r.Triggers {
+		o.tel.TriggersFired.Add(ctx, 1, o.trigAttr[r.Triggers[i].Kind])
+	}
+	if out := o.out.Logs; out != nil {
+		if ld, ok := o.build.logs(r, now); ok {
+			if n := o.build.split.logs(ld, limit, func(ld plog.Logs) {
+				if err := out.ConsumeLogs(ctx, ld); err != nil {
+					o.dropped(ctx, "logs", err)
+				}
+			}); n > 0 {
+				o.oversized(ctx, "logs", n)
+			}
+		}
+	}
+	if dir := o.cfg.Snapshot.Directory; dir != "" && len(r.Snapshots) > 0 {
+		if o.snapshots == nil {
+			o.snapshots = newSnapshotStore(dir, o.cfg.Snapshot.MaxFiles, o.cfg.Snapshot.MaxBytes, o.logger)
+		}
+		for _, s := range r.Snapshots {
+			removed, err := o.snapshots.write(s)
+			if err != nil {
+				o.logger.Warn("cannot write ΔQ snapshot", zap.Int64("snapshot", s.ID), zap.Error(err))
+			}
+			if removed > 0 {
+				o.tel.SnapshotFilesRemoved.Add(ctx, int64(removed))
+			}
+		}
+	}
+}
+
+func (o *Observer) dropped(ctx context.Context, signal string, err error) {
+	o.tel.OutputDropped.Add(ctx, 1, o.sigAttr[signal])
+	o.logger.Warn("dropping ΔQ output: the next consumer did not accept it", zap.String("signal", signal), zap.Error(err))
+}
+
+// oversized counts the n data points or log records of a window dropped
+// because each alone is larger than max_request_bytes.
+func (o *Observer) oversized(ctx context.Context, signal string, n int) {
+	o.tel.OutputOversized.Add(ctx, int64(n), o.sigAttr[signal])
+	o.logger.Warn("dropping ΔQ output larger than max_request_bytes on its own", zap.String("signal", signal),
+		zap.Int("items", n), zap.Int("max_request_bytes", o.cfg.MaxRequestBytes))
+}
+
+// Shutdown stops the window timer and closes the windows still open, the
+// current one included though it is partial: they hold instances already
+// accepted. Their output goes to the outputs, which the component shuts
+// down afterwards (an exporter's queue drains then). Later calls do
+// nothing.
+func (o *Observer) Shutdown(ctx context.Context) error {
+	var err error
+	o.once.Do(func() {
+		o.layouts.RemoveReader(o)
+		close(o.stop)
+		o.cancel()
+		if !o.running {
+			return
+		}
+		select {
+		case <-o.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			return
+		}
+		if err = o.stopTimer(ctx); err != nil {
+			return
+		}
+		if o.set.ID != "" && o.handOver() {
+			return
+		}
+		now := o.now()
+		for _, r := range o.engine.Flush(now) {
+			o.inspect(ctx, r)
+			o.emit(ctx, r, now)
+		}
+	})
+	return err
+}
+
+// Stats returns the engine's instance counters.
+func (o *Observer) Stats() analysis.Stats { return o.engine.Stats() }

@@ -1,0 +1,145 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/deltaq-otel/deltaq/internal/contract"
+)
+
+// windowEnds returns the time of the deltaq.outcomes points (the end of
+// their window) of each metrics batch, in the order the batches arrived.
+func windowEnds(mds []pmetric.Metrics) []time.Time {
+	var out []time.Time
+	for _, md := range mds {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricOutcomes {
+				out = append(out, m.Sum().DataPoints().At(0).Timestamp().AsTime().UTC())
+			}
+		})
+	}
+	return out
+}
+
+// TestTimerClosesWindowsInOrder drives the window timer through its tick
+// channel: one tick at 4 s closes the windows [0, 1s) and [1s, 2s) (lag one
+// interval), oldest first, and each goes out as its own batch.
+func TestTimerClosesWindowsInOrder(t *testing.T) {
+	var now atomic.Int64
+	now.Store(at(time.Second).UnixNano())
+	ticks := make(chan time.Time)
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := testSettings(tel, func() time.Time { return time.Unix(0, now.Load()).UTC() })
+	set.Ticks = ticks
+	o, err := New(testConfig(), set)
+	require.NoError(t, err)
+	sink := new(consumertest.MetricsSink)
+	o.Start(Outputs{Metrics: sink})
+	dm := 20 * time.Millisecond
+	require.NoError(t, o.ConsumeTraces(context.Background(), instanceTraces(
+		span{probe: "p", outcome: contract.Success, end: ms(500), delay: ms(3), dmax: dm, bins: 20},
+		span{probe: "p", outcome: contract.Success, end: ms(1500), delay: ms(3), dmax: dm, bins: 20},
+	)))
+	now.Store(at(3 * time.Second).UnixNano())
+	ticks <- at(3 * time.Second)
+	require.NoError(t, o.Shutdown(context.Background()))
+	// The tick closed [0, 1s) and [1s, 2s); Shutdown flushed [2s, 3s) and
+	// [3s, 4s), the current one.
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second), at(3 * time.Second), at(4 * time.Second)}, windowEnds(sink.AllMetrics()))
+}
+
+// refusing is a consumer that refuses everything, counting the calls.
+type refusing struct{ calls atomic.Int64 }
+
+func (r *refusing) ConsumeMetrics(context.Context, pmetric.Metrics) error {
+	r.calls.Add(1)
+	return errors.New("refused")
+}
+func (*refusing) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+// A refused batch is counted as dropped, and neither the traces path nor
+// the next windows suffer: every window is offered to the output.
+func TestRefusedOutputIsCounted(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	ref := &refusing{}
+	h.obs.out.Metrics = ref
+	dm := 20 * time.Millisecond
+	for w := range 3 {
+		h.consume(span{probe: "p", outcome: contract.Success, end: time.Duration(w)*time.Second + ms(500), delay: ms(3), dmax: dm, bins: 20})
+		h.obs.tick(at(time.Duration(w+2) * time.Second))
+	}
+	assert.Equal(t, int64(3), ref.calls.Load(), "one batch per window, each offered")
+	assert.Equal(t, int64(3), counter(t, h, "exporter_deltaq_output_dropped", "signal=metrics"))
+	assert.Equal(t, int64(3), counter(t, h, "exporter_deltaq_instances", ""))
+}
+
+// Each component's self-telemetry carries its kind in its names: the
+// connector's are otelcol_connector_deltaq_*, and none is the exporter's.
+func TestTelemetryNamesFollowTheKind(t *testing.T) {
+	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Kind = "connector" })
+	h.consume(span{probe: "p", outcome: contract.Success, end: ms(500), delay: ms(3), dmax: 20 * time.Millisecond, bins: 20})
+	h.obs.tick(at(2 * time.Second))
+	assert.Equal(t, int64(1), counter(t, h, "connector_deltaq_instances", ""))
+	assert.Equal(t, int64(1), counter(t, h, "connector_deltaq_windows_closed", ""))
+	_, err := h.tel.GetMetric("otelcol_exporter_deltaq_instances")
+	assert.Error(t, err, "no exporter instrument in a connector")
+}
+
+// Each component's metadata.yaml declares one instrument per field of
+// Instruments, named as testInstruments names them, and its README and
+// generated documentation.md list every one.
+func TestMetadataDeclaresEveryInstrument(t *testing.T) {
+	declared := regexp.MustCompile(`(?m)^    ([a-z_]+):$`)
+	for kind, dir := range map[string]string{"exporter": "../../exporter/deltaqexporter", "connector": "../../connector/deltaqconnector"} {
+		meta, err := os.ReadFile(filepath.Join(dir, "metadata.yaml"))
+		require.NoError(t, err)
+		_, tel, ok := strings.Cut(string(meta), "\ntelemetry:\n")
+		require.True(t, ok, "%s/metadata.yaml: no telemetry section", dir)
+		var names []string
+		for _, m := range declared.FindAllStringSubmatch(tel, -1) {
+			names = append(names, "otelcol_"+m[1])
+		}
+		want := instrumentNames(kind)
+		if kind == "connector" {
+			want = append(want, spanInstrumentNames()...)
+		}
+		slices.Sort(want)
+		assert.Equal(t, want, names, "%s/metadata.yaml", dir)
+		for _, doc := range []string{"README.md", "documentation.md"} {
+			text, err := os.ReadFile(filepath.Join(dir, doc))
+			require.NoError(t, err)
+			for _, n := range names {
+				assert.Contains(t, string(text), n, "%s/%s", dir, doc)
+			}
+		}
+	}
+}
+
+// TestInstrumentsOfRefusesAMissingInstrument: a telemetry builder without
+// one of the instruments is an error naming it, not a nil instrument.
+func TestInstrumentsOfRefusesAMissingInstrument(t *testing.T) {
+	var tb struct{ XContributions metric.Int64Counter }
+	_, err := InstrumentsOf(&tb, "X")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no XInstances of type metric.Int64Counter")
+}

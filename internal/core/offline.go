@@ -1,0 +1,205 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core // import "github.com/deltaq-otel/deltaq/internal/core"
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
+)
+
+// OfflineAnalysis is the observer's analysis run offline over recorded
+// traces: the instances of the spans the deltaq processor has mapped, and
+// those of the probes a connector matches itself (SpanProbes), judged from
+// their spans as the connector judges them. Every outcome instance
+// goes into one window holding the whole input, which Result closes and
+// analyses as the deltaq exporter and connector would, with the
+// configuration's probes, QTAs, triggers, quantiles and outcome diagram.
+// With OnWindow, the instances are also analysed by windows of the
+// configured interval, exactly as the exporter and the connector window
+// them (analysis.Engine: by end time, aligned on the Unix epoch, each
+// window closed lag after its end), the recorded times standing for the
+// clock (see OnWindow). Snapshots are off. It is a traces consumer that
+// keeps nothing of the traces but the analysis state (a histogram per
+// probe and open window), so its memory does not grow with its input.
+type OfflineAnalysis struct {
+	cfg   analysis.Config // the engines' configuration, snapshots off
+	whole *analysis.Engine
+	spans *SpanProbes // nil: none
+
+	mu       sync.Mutex // guards what follows: the window clock is sequential
+	onWindow func(*analysis.Result)
+	windowed *analysis.Engine // made at the first instance; nil without onWindow
+	clock    int64            // latest instance end read, Unix ns
+	in       analysis.Instance
+}
+
+// NewOfflineAnalysis makes the offline analysis of cfg. Probes that the
+// deltaq processors registered in layouts configure (created before it)
+// lend it their layouts, as in a collector; nil: none. spans are the probes
+// it finds in the spans themselves, as a connector with those probes does;
+// nil: none.
+func NewOfflineAnalysis(cfg *Config, layouts *contract.Layouts, spans *SpanProbes) (*OfflineAnalysis, error) {
+	if layouts == nil {
+		layouts = new(contract.Layouts)
+	}
+	ac := cfg.engineConfig(layouts)
+	// An auto probe (dmax: auto) is read at its dmax_max, the layout it
+	// has until it has learnt its delays.
+	newAutoProbes(spans).configure(&ac)
+	ac.Snapshot = analysis.SnapshotConfig{}
+	whole := ac
+	whole.Interval, whole.Lag = 0, 0
+	e, err := analysis.New(whole, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return &OfflineAnalysis{cfg: ac, whole: e, spans: spans}, nil
+}
+
+// OnWindow turns on the analysis by windows of the configured interval: fn
+// receives each window's analysis, in order, as the window closes. Call it
+// before the first traces; it does nothing when the interval is zero.
+//
+// The clock of the windows is the latest instance end read so far. A file
+// written by the collector's file exporter is in the order in which the
+// collector received the spans, and a span arrives after it ends, so this
+// clock never runs ahead of the recording collector's: a window closes here
+// no earlier than it closed there, and an instance the collector counted is
+// counted here (one it refused as too late may be counted here too). The
+// windowed engine is made at the first instance, with the clock at its end:
+// windows that closed before it are never opened.
+func (a *OfflineAnalysis) OnWindow(fn func(*analysis.Result)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cfg.Interval > 0 {
+		a.onWindow = fn
+	}
+}
+
+// ConsumeTraces adds the outcome instances among the spans of td, and
+// closes the windows the latest end among them makes due.
+func (a *OfflineAnalysis) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, rs := range td.ResourceSpans().All() {
+		res := spanmatch.NewResource(rs.Resource())
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				if readInstance(span, &a.in) {
+					if err := a.add(&a.in); err != nil {
+						return err
+					}
+				}
+				if a.spans != nil {
+					if err := a.addMatched(span, &res); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// addMatched adds an instance of every probe of a.spans that the span
+// belongs to, as the connector does (spanProbes.addMatched); res is the
+// span's resource. Called with mu held.
+func (a *OfflineAnalysis) addMatched(span ptrace.Span, res *spanmatch.Resource) error {
+	var buf [maxHitsOnStack]int32
+	hits := a.spans.Matcher.AppendMatches(buf[:0], span, res)
+	if len(hits) == 0 {
+		return nil
+	}
+	a.in = analysis.Instance{}
+	if !spanInstance(span, &a.in) {
+		for _, e := range []*analysis.Engine{a.whole, a.windowed} {
+			if e != nil {
+				b := e.Begin()
+				for range hits {
+					b.Malformed()
+				}
+				b.End()
+			}
+		}
+		return nil
+	}
+	for _, i := range hits {
+		a.in.Probe, a.in.Outcome = a.spans.Names[i], analysis.Success
+		if a.spans.Failures[i].Holds(span) {
+			a.in.Outcome = analysis.Failure
+		}
+		if err := a.add(&a.in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add counts one instance into the whole input and, with OnWindow, into
+// its window, first closing the windows due at its end. Called with mu
+// held.
+func (a *OfflineAnalysis) add(in *analysis.Instance) error {
+	a.whole.Add(in)
+	if a.onWindow == nil {
+		return nil
+	}
+	end := max(in.End, in.Start)
+	if a.windowed == nil {
+		e, err := analysis.New(a.cfg, time.Unix(0, end))
+		if err != nil {
+			return err
+		}
+		a.windowed, a.clock = e, end
+	}
+	if end > a.clock {
+		a.clock = end
+		for _, r := range a.windowed.Advance(time.Unix(0, end)) {
+			a.onWindow(r)
+		}
+	}
+	a.windowed.Add(in)
+	return nil
+}
+
+// Capabilities says that the analysis only reads the traces.
+func (a *OfflineAnalysis) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// Result closes the windows still open (passing them to the OnWindow
+// function: the last ones are partial, as at a collector's shutdown) and
+// the whole input's window, and returns the latter's analysis and the
+// instance counters of the whole input (counted and dropped). Call it
+// once, after the last traces.
+func (a *OfflineAnalysis) Result() (*analysis.Result, analysis.Stats) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.windowed != nil {
+		for _, r := range a.windowed.Flush(time.Unix(0, a.clock)) {
+			a.onWindow(r)
+		}
+	}
+	res := a.whole.Flush(time.Time{})
+	return res[0], a.whole.Stats()
+}
+
+// WindowStats returns the instance counters of the analysis by windows:
+// its drops differ from the whole input's by the instances that ended in a
+// window already closed (too_late). Zero without OnWindow or instances.
+func (a *OfflineAnalysis) WindowStats() analysis.Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.windowed == nil {
+		return analysis.Stats{}
+	}
+	return a.windowed.Stats()
+}

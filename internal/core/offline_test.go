@@ -1,0 +1,108 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+)
+
+// counts returns the counts of probe a in each window, by window start
+// relative to t0.
+func counts(windows []*analysis.Result) map[time.Duration]analysis.Counts {
+	out := map[time.Duration]analysis.Counts{}
+	for _, w := range windows {
+		for _, p := range w.Probes {
+			if p.Name == "a" && p.Counts.Total() > 0 {
+				out[w.Start.Sub(t0)] = p.Counts
+			}
+		}
+	}
+	return out
+}
+
+// TestOfflineWindows: instances go into the windows of the interval by end
+// time, aligned on multiples of the interval (t0 is one), as the
+// collector's engine counts them; a timeout ends at start + dMax. A window
+// closes once an instance ending lag after it has been read; the rest
+// close at Result. The whole input keeps every instance.
+func TestOfflineWindows(t *testing.T) {
+	s := func(end time.Duration, oc string) span {
+		return span{probe: "a", outcome: oc, end: end, delay: 2 * time.Millisecond, dmax: 10 * time.Millisecond, bins: 10}
+	}
+	var closedBefore []int
+	cfg := testConfig()
+	cfg.Interval = time.Second
+	a, err := NewOfflineAnalysis(cfg, nil, nil)
+	require.NoError(t, err)
+	var windows []*analysis.Result
+	a.OnWindow(func(r *analysis.Result) { windows = append(windows, r) })
+	batches := [][]span{
+		{s(100*time.Millisecond, contract.Success), s(999*time.Millisecond, contract.Success)},
+		// Ends at 1.0005 s, though it started in [0, 1 s): window 1.
+		{s(1000*time.Millisecond+500*time.Microsecond, contract.Failure)},
+		// A timeout whose span lasted 2.5 s, read at its end (4.5 s): its
+		// own window, by start + dMax = 2.01 s, closed at 4 s, so it counts
+		// in the oldest open window, 3 s, as in the collector (a late
+		// timeout).
+		{{probe: "a", outcome: contract.Timeout, end: 4500 * time.Millisecond, delay: 2500 * time.Millisecond, dmax: 10 * time.Millisecond, bins: 10}},
+		{s(2100*time.Millisecond, contract.Success)},
+	}
+	for _, b := range batches {
+		require.NoError(t, a.ConsumeTraces(context.Background(), instanceTraces(b...)))
+		closedBefore = append(closedBefore, len(windows))
+	}
+	whole, st := a.Result()
+	// The engine starts at the first end, 0.1 s, with window −1 open (within
+	// the lag): it closes, empty, at 1 s, when the failure ending at
+	// 1.0005 s is read. Windows 0, 1 and 2 close at 2, 3 and 4 s (their end
+	// + 1 s of lag), all when the timeout's span, ending at 4.5 s, is read.
+	assert.Equal(t, []int{0, 1, 4, 4}, closedBefore, "windows closed after each batch")
+	assert.Equal(t, map[time.Duration]analysis.Counts{
+		0:               {Success: 2},
+		time.Second:     {Failure: 1},
+		3 * time.Second: {Timeout: 1},
+	}, counts(windows))
+	assert.Equal(t, int64(1), a.WindowStats().LateTimeouts)
+	// The last span, ending at 2.1 s, came after window 2 closed (at 4 s):
+	// too late for the windows, counted in the whole input.
+	assert.Equal(t, int64(1), a.WindowStats().Dropped[analysis.DropTooLate])
+	assert.Equal(t, int64(5), st.Counted)
+	assert.Zero(t, st.Dropped.Total())
+	assert.Equal(t, analysis.Counts{Success: 3, Failure: 1, Timeout: 1}, whole.Probes[0].Counts)
+	for _, w := range windows {
+		assert.Equal(t, time.Second, w.End.Sub(w.Start), "windows last one interval")
+	}
+}
+
+// TestOfflineWindowsOff: without OnWindow, or with a zero interval, there
+// are no windows; the whole input is analysed alike.
+func TestOfflineWindowsOff(t *testing.T) {
+	spans := []span{{probe: "a", outcome: contract.Success, end: time.Second, delay: time.Millisecond, dmax: 10 * time.Millisecond, bins: 10}}
+	a, err := NewOfflineAnalysis(testConfig(), nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, a.ConsumeTraces(context.Background(), instanceTraces(spans...)))
+	res, st := a.Result()
+	assert.Equal(t, int64(1), st.Counted)
+	assert.Equal(t, analysis.Counts{Success: 1}, res.Probes[0].Counts)
+	assert.Equal(t, analysis.Stats{}, a.WindowStats())
+
+	cfg := testConfig()
+	cfg.Interval = 0
+	b, err := NewOfflineAnalysis(cfg, nil, nil)
+	require.NoError(t, err)
+	called := false
+	b.OnWindow(func(*analysis.Result) { called = true })
+	require.NoError(t, b.ConsumeTraces(context.Background(), instanceTraces(spans...)))
+	_, st = b.Result()
+	assert.False(t, called, "interval 0: no windows")
+	assert.Equal(t, int64(1), st.Counted)
+}

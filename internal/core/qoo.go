@@ -1,0 +1,72 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core // import "github.com/deltaq-otel/deltaq/internal/core"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+)
+
+// qooMetrics are the Quality of Outcome gauges of one window: the score and
+// its components, each with a point per scored ΔQ (deltaq.series observed
+// or calculated).
+type qooMetrics struct {
+	score, latency, loss, rate pmetric.Metric
+}
+
+// newQoOMetrics appends the Quality of Outcome gauges to ms.
+func newQoOMetrics(ms pmetric.MetricSlice) qooMetrics {
+	return qooMetrics{
+		score:   newGauge(ms, contract.MetricQoOScore, contract.UnitQoO, "Quality of Outcome of the observed or calculated ΔQ against the probe's qoo requirement: the least of its components, 0 unacceptable to 100 optimal."),
+		latency: newGauge(ms, contract.MetricQoOLatency, contract.UnitQoO, "Latency component of the Quality of Outcome: the least over the requirement's percentiles of the completed instances."),
+		loss:    newGauge(ms, contract.MetricQoOLoss, contract.UnitQoO, "Loss component of the Quality of Outcome: the ratio of failures and timeouts."),
+		rate:    newGauge(ms, contract.MetricQoORate, contract.UnitQoO, "Rate component of the Quality of Outcome: 100 at or above the requirement's min_rate of completed instances per second, else 0."),
+	}
+}
+
+// qoo appends the probe's Quality of Outcome points: for each of its
+// observed and calculated ΔQs that has a score (not withheld for too few
+// instances), the score and the components it has.
+func (b *builder) qoo(s *metricSet, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
+	if p.QoO == nil {
+		return
+	}
+	for _, sc := range []struct {
+		series string
+		score  *analysis.QoOScore
+	}{{contract.SeriesObserved, &p.QoO.Observed}, {contract.SeriesCalculated, &p.QoO.Calculated}} {
+		if !sc.score.OK {
+			continue
+		}
+		q := &sc.score.QoO
+		gauge(s.qoo.score.Gauge().DataPoints(), id, end, q.Score, contract.AttrSeries, sc.series, "", "")
+		gauge(s.qoo.loss.Gauge().DataPoints(), id, end, q.Loss, contract.AttrSeries, sc.series, "", "")
+		if q.HasLatency {
+			gauge(s.qoo.latency.Gauge().DataPoints(), id, end, q.Latency, contract.AttrSeries, sc.series, "", "")
+		}
+		if q.HasRate {
+			gauge(s.qoo.rate.Gauge().DataPoints(), id, end, q.Rate, contract.AttrSeries, sc.series, "", "")
+		}
+	}
+}
+
+// qooWithheld returns the number of scores of the window withheld for too
+// few instances, observed and calculated together.
+func qooWithheld(r *analysis.Result) int64 {
+	n := int64(0)
+	for i := range r.Probes {
+		if q := r.Probes[i].QoO; q != nil {
+			if q.Observed.Withheld {
+				n++
+			}
+			if q.Calculated.Withheld {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,98 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+)
+
+// qooPoints returns the points of a Quality of Outcome gauge by probe and
+// series.
+func qooPoints(h *harness, name string) map[string]float64 {
+	out := map[string]float64{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != name {
+				return
+			}
+			if m.Unit() != contract.UnitQoO || m.Type() != pmetric.MetricTypeGauge {
+				h.t.Errorf("%s: unit %q, type %v; want %%, a gauge", name, m.Unit(), m.Type())
+			}
+			dps := m.Gauge().DataPoints()
+			for i := range dps.Len() {
+				p, _ := dps.At(i).Attributes().Get(contract.AttrProbe)
+				s, _ := dps.At(i).Attributes().Get(contract.AttrSeries)
+				out[p.Str()+"/"+s.Str()] = dps.At(i).DoubleValue()
+			}
+		})
+	}
+	return out
+}
+
+// TestQoOOutput: a window's Quality of Outcome goes out as deltaq.qoo.score
+// and its components, per probe and series. job's instances take 21, 22,
+// …, 40 ms (one a bin), so the median of its completed instances is 30 ms
+// and against ROP {50 %, 20 ms}, CPUP {50 %, 40 ms} it scores 50
+// ("Quality of Outcome", draft-ietf-ippm-qoo-10, section 3.3), within the
+// analysis resolution; one failure in 21 scores the loss
+// 1 − (1/21 − 0.01)/(0.1 − 0.01) = 58.2. The diagram's job = a -> b has
+// a calculated score too, without a rate. Probe a asks for a 99th
+// percentile, which 20 instances cannot give: no point, and the withheld
+// score is counted in the self-telemetry.
+func TestQoOOutput(t *testing.T) {
+	const dmax = 100 * time.Millisecond
+	job := analysis.QoOConfig{
+		ROP:     analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(20)}}, MaxFailure: 0.01},
+		CPUP:    analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(40)}}, MaxFailure: 0.1},
+		MinRate: 10,
+	}
+	cfg := testConfig()
+	cfg.Diagram = "job = a -> b;"
+	cfg.Probes = map[string]analysis.ProbeConfig{
+		"job": {DMax: dmax, Bins: 100, QoO: job},
+		"a": {DMax: dmax, Bins: 100, QoO: analysis.QoOConfig{
+			ROP:  analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.99, Delay: ms(20)}}},
+			CPUP: analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.99, Delay: ms(40)}}, MaxFailure: 1},
+		}},
+		"b": {DMax: dmax, Bins: 100},
+	}
+	h := newHarness(t, cfg, at(time.Second))
+	var specs []span
+	for i := range 20 {
+		end := ms(100 + 10*float64(i))
+		specs = append(specs,
+			span{probe: "job", outcome: contract.Success, end: end, delay: ms(21 + float64(i)), dmax: dmax, bins: 100},
+			span{probe: "a", outcome: contract.Success, end: end, delay: ms(5.25 + 0.5*float64(i)), dmax: dmax, bins: 100},
+			span{probe: "b", outcome: contract.Success, end: end, delay: ms(15.25 + 0.5*float64(i)), dmax: dmax, bins: 100})
+	}
+	specs = append(specs, span{probe: "job", outcome: contract.Failure, end: ms(500), delay: ms(5), dmax: dmax, bins: 100})
+	h.consume(specs...)
+	h.obs.tick(at(2 * time.Second))
+
+	score, latency := qooPoints(h, contract.MetricQoOScore), qooPoints(h, contract.MetricQoOLatency)
+	loss, rate := qooPoints(h, contract.MetricQoOLoss), qooPoints(h, contract.MetricQoORate)
+	wantLoss := 100 * (1 - (1.0/21-0.01)/(0.1-0.01))
+	assert.InDelta(t, 50, latency["job/observed"], 2, "observed latency component")
+	assert.InDelta(t, wantLoss, loss["job/observed"], 1e-6, "observed loss component")
+	assert.Equal(t, 100.0, rate["job/observed"], "20 completed a second against min_rate 10")
+	assert.Equal(t, math.Min(latency["job/observed"], wantLoss), score["job/observed"], "the least component")
+	// The calculated ΔQ, of stages spread evenly over 5–15 ms and 15–25 ms,
+	// is symmetric about 30 ms, its median; it has no loss and no rate.
+	assert.InDelta(t, 50, score["job/calculated"], 2.5, "calculated score")
+	assert.Equal(t, 100.0, loss["job/calculated"])
+	assert.NotContains(t, rate, "job/calculated", "a rate is counted, not composed")
+	for _, m := range []map[string]float64{score, latency, loss, rate} {
+		assert.NotContains(t, m, "a/observed", "20 instances cannot give a 99th percentile")
+		assert.NotContains(t, m, "b/observed", "b has no requirement")
+	}
+	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_qoo_scores_withheld", ""), "a's score, withheld and counted")
+}

@@ -1,0 +1,403 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core // import "github.com/deltaq-otel/deltaq/internal/core"
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.uber.org/zap"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/inflight"
+)
+
+// SpanInstruments are the self-telemetry of the probes an observer matches
+// in the spans (the connector's): their start events and their `dmax:
+// auto`; nil fields record nothing.
+type SpanInstruments struct {
+	// StartEvents counts the start events read, by result (startResults).
+	StartEvents metric.Int64Counter
+	// StartTimeouts counts the instances timed out in real time, by probe;
+	// LateSpans the spans that ended them after that, not counted again.
+	StartTimeouts, LateSpans metric.Int64Counter
+	// InFlightEvictions counts the tracked instances evicted by
+	// max_in_flight, by state; EndedEvictions the remembered spans
+	// forgotten by max_ended inside ended_window.
+	InFlightEvictions, EndedEvictions metric.Int64Counter
+	// InFlight is the number of instances tracked, by state, at each tick.
+	InFlight metric.Int64Gauge
+	// Dmax is an auto probe's dMax in force, in seconds, by probe, at each
+	// window; DmaxChanges counts its changes, DmaxChangesSuppressed those
+	// dmax_changes_per_hour held back.
+	Dmax                               metric.Float64Gauge
+	DmaxChanges, DmaxChangesSuppressed metric.Int64Counter
+}
+
+// The results of a start event (StartInstruments.StartEvents).
+const (
+	startTracked = iota
+	startDuplicate
+	startAfterEnd
+	startUnknownProbe
+	startInvalid
+	startResults
+)
+
+var startResultNames = [startResults]string{"tracked", "duplicate", "after_end", "unknown_probe", "invalid"}
+
+// starts is the real-time timeout path of an observer that takes start
+// events (Settings.StartEvents): the instances they announce, tracked
+// (internal/inflight) until the span of the instance arrives, and a timer
+// that counts those whose span has not arrived by start + dMax + grace as
+// timeouts, straight into the engine. Only the probes the observer matches
+// in the spans itself (SpanProbes) take start events: their spans end the
+// instances.
+type starts struct {
+	tracker *inflight.Tracker
+	grace   int64
+	// ins are the observer's instruments of the probes matched in spans.
+	ins *SpanInstruments
+	// resultAttr, stateAttr and probeAttr are the instruments' attributes.
+	resultAttr [startResults]metric.MeasurementOption
+	stateAttr  [2]metric.MeasurementOption
+	probeAttr  []metric.MeasurementOption
+	// fired is the timer's reusable buffer; in the instances the timer adds.
+	fired []inflight.Instance
+	in    analysis.Instance
+	// expected says that a logs input is attached (Observer.ExpectStartEvents):
+	// the timer runs.
+	expected bool
+	done     chan struct{}
+}
+
+// newStarts returns the start-event path of an observer whose span probes
+// are named names.
+func newStarts(opts inflight.Options, ins *SpanInstruments, names []string) *starts {
+	s := &starts{tracker: inflight.NewTracker(opts), grace: int64(opts.TimeoutGrace), ins: ins}
+	for r := range s.resultAttr {
+		s.resultAttr[r] = attrOption("result", startResultNames[r])
+	}
+	s.stateAttr = [2]metric.MeasurementOption{attrOption("state", inflight.Started.String()), attrOption("state", inflight.TimedOut.String())}
+	s.probeAttr = make([]metric.MeasurementOption, len(names))
+	for i, n := range names {
+		s.probeAttr[i] = attrOption("probe", n)
+	}
+	return s
+}
+
+// completeSpanInstruments returns a copy of ins (nil: none) whose nil
+// instruments record nothing.
+func completeSpanInstruments(ins *SpanInstruments) *SpanInstruments {
+	c := &SpanInstruments{}
+	if ins != nil {
+		*c = *ins
+	}
+	none := noInstruments()
+	for _, f := range []*metric.Int64Counter{&c.StartEvents, &c.StartTimeouts, &c.LateSpans, &c.InFlightEvictions,
+		&c.EndedEvictions, &c.DmaxChanges, &c.DmaxChangesSuppressed} {
+		if *f == nil {
+			*f = none.Instances
+		}
+	}
+	if c.InFlight == nil {
+		c.InFlight = none.Probes
+	}
+	if c.Dmax == nil {
+		c.Dmax, _ = noop.NewMeterProvider().Meter("").Float64Gauge("")
+	}
+	return c
+}
+
+// takeStarts makes the start-event path of an observer given
+// Settings.StartEvents, taking over the instances in flight of the
+// observer old parked across a reload (nil: none).
+func (o *Observer) takeStarts(old *parked) {
+	if o.set.StartEvents == nil {
+		return
+	}
+	var names []string
+	if o.spans != nil {
+		names = o.spans.Names
+	}
+	o.starts = newStarts(*o.set.StartEvents, o.spanIns, names)
+	if o.spans != nil {
+		o.spans.starts = o.starts
+	}
+	if old != nil {
+		o.adoptStarts(old)
+	}
+}
+
+// ExpectStartEvents says that start events will come (the connector is in
+// a logs pipeline): the spans that end with no instance tracked are
+// remembered from now on, for start events that arrive after their span,
+// and Start starts the timeout timer. It does nothing for an observer that
+// takes no start events. Call it before Start.
+func (o *Observer) ExpectStartEvents() {
+	if o.starts == nil {
+		return
+	}
+	o.starts.expected = true
+	o.starts.tracker.Remember()
+}
+
+// ConsumeLogs tracks the instances that the start events among the log
+// records announce (contract.StartEventName); every other record is
+// ignored. A start event is counted, by result, and refused when it names
+// no probe the observer matches in the spans, has no trace or span id or
+// no timestamp, repeats an instance tracked, or comes after its span.
+func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	s := o.starts
+	if s == nil {
+		return nil
+	}
+	var counts [startResults]int64
+	var evicted [2]int64
+	var sb startBatch
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				lr := lrs.At(k)
+				if lr.EventName() != contract.StartEventName {
+					continue
+				}
+				if !sb.held {
+					s.tracker.Remember()
+					sb.now = o.now().UnixNano()
+					sb.lock, sb.held = s.tracker.Lock(), true
+				}
+				r, ev := o.startEvent(lr, &sb)
+				counts[r]++
+				if ev.Evicted {
+					evicted[ev.State]++
+				}
+			}
+		}
+	}
+	sb.release()
+	for r, n := range counts {
+		if n > 0 {
+			s.ins.StartEvents.Add(ctx, n, s.resultAttr[r])
+		}
+	}
+	for st, n := range evicted {
+		if n > 0 {
+			s.ins.InFlightEvictions.Add(ctx, n, s.stateAttr[st])
+		}
+	}
+	return nil
+}
+
+// startBatch is a batch of start events' hold of the tracker, and the
+// probe of the batch's last start event, which the next one most often
+// names too.
+type startBatch struct {
+	spanBatch
+	probe string
+	pi    int32
+}
+
+// startEvent tracks the instance lr announces, due at its timestamp + the
+// probe's dMax + timeout_grace, and returns the result.
+func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) (int, inflight.Eviction) {
+	tid, sid := lr.TraceID(), lr.SpanID()
+	ts := lr.Timestamp()
+	if tid.IsEmpty() || sid.IsEmpty() || ts == 0 || ts > math.MaxInt64 {
+		o.refusedStart(lr, "invalid")
+		return startInvalid, inflight.Eviction{}
+	}
+	attrs := lr.Attributes()
+	v, ok := attrs.Get(contract.AttrProbe)
+	// No probe name is longer than contract.MaxNameLength: a longer one is
+	// refused before the look-up, which would hash all of it.
+	if !ok || v.Type() != pcommon.ValueTypeStr || len(v.Str()) > contract.MaxNameLength {
+		o.refusedStart(lr, "unknown_probe")
+		return startUnknownProbe, inflight.Eviction{}
+	}
+	pi, ok := sb.pi, sb.probe != "" && v.Str() == sb.probe
+	if !ok && o.spans != nil {
+		if pi, ok = o.spans.byName[v.Str()]; ok {
+			sb.probe, sb.pi = o.spans.Names[pi], pi
+		}
+	}
+	if !ok {
+		o.refusedStart(lr, "unknown_probe")
+		return startUnknownProbe, inflight.Eviction{}
+	}
+	start := int64(ts)
+	deadline := addSat(start, o.spans.dMax(pi))
+	inst := inflight.Instance{
+		Key:      inflight.Key{TraceID: tid, SpanID: sid},
+		Probe:    int(pi),
+		Start:    start,
+		Deadline: deadline,
+		Due:      addSat(deadline, o.starts.grace),
+	}
+	if v, ok := attrs.Get(contract.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
+		inst.Threshold, _ = contract.Threshold(v.Str())
+	}
+	r, ev := sb.lock.Start(&inst, sb.now)
+	switch r {
+	case inflight.AfterEnd:
+		return startAfterEnd, ev
+	case inflight.Duplicate:
+		o.refusedStart(lr, "duplicate")
+		return startDuplicate, ev
+	}
+	return startTracked, ev
+}
+
+func (o *Observer) refusedStart(lr plog.LogRecord, reason string) {
+	if ce := o.logger.Check(zap.DebugLevel, "deltaq: start event refused"); ce != nil {
+		ce.Write(zap.String("reason", reason), zap.Stringer("trace_id", lr.TraceID()), zap.Stringer("span_id", lr.SpanID()))
+	}
+}
+
+// startTimer starts the timeout timer when start events are expected.
+func (o *Observer) startTimer() {
+	s := o.starts
+	if s == nil || !s.expected {
+		return
+	}
+	if o.spans == nil {
+		o.logger.Warn("deltaq: the connector is in a logs pipeline, but none of its probes has a match: start events name probes it matches in the spans, and are refused (unknown_probe)")
+	}
+	ticks := o.set.StartTicks
+	var ticker *time.Ticker
+	if ticks == nil {
+		ticker = time.NewTicker(s.tracker.Options().TimerResolution)
+		ticks = ticker.C
+	}
+	s.done = make(chan struct{})
+	go o.runTimeouts(ticks, ticker)
+}
+
+// stopTimer waits for the timeout timer to stop (o.stop is closed).
+func (o *Observer) stopTimer(ctx context.Context) error {
+	if o.starts == nil || o.starts.done == nil {
+		return nil
+	}
+	select {
+	case <-o.starts.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runTimeouts is the timeout timer.
+func (o *Observer) runTimeouts(ticks <-chan time.Time, ticker *time.Ticker) {
+	defer close(o.starts.done)
+	if ticker != nil {
+		defer ticker.Stop()
+	}
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-ticks:
+			o.expire(o.now().UnixNano())
+		}
+	}
+}
+
+// expire counts the instances due by now as timeouts: each ends at start +
+// dMax (its deadline), with the adjusted count of its start event's
+// sampling threshold, and never completes, so the analysis resolution
+// counts it past every dMax.
+func (o *Observer) expire(now int64) {
+	s := o.starts
+	s.fired = s.tracker.Expire(now, s.fired[:0])
+	ctx := o.runCtx
+	if n := len(s.fired); n > 0 {
+		b := o.engine.Begin()
+		for i := range s.fired {
+			o.addTimeout(b, &s.fired[i])
+		}
+		b.End()
+		for i := range s.fired {
+			s.ins.StartTimeouts.Add(ctx, 1, s.probeAttr[s.fired[i].Probe])
+			o.spans.censor(s.fired[i].Probe) // no span, no delay: longer than its dMax
+		}
+	}
+	started, timedOut := s.tracker.Counts()
+	s.ins.InFlight.Record(ctx, int64(started), s.stateAttr[inflight.Started])
+	s.ins.InFlight.Record(ctx, int64(timedOut), s.stateAttr[inflight.TimedOut])
+}
+
+// addTimeout adds the timeout of a tracked instance to b.
+func (o *Observer) addTimeout(b analysis.Batch, f *inflight.Instance) {
+	in := &o.starts.in
+	*in = analysis.Instance{Probe: o.spans.Names[f.Probe], Outcome: analysis.Timeout, Start: f.Start, End: f.Deadline}
+	in.TraceID, in.SpanID = f.Key.TraceID, f.Key.SpanID
+	if f.Threshold != 0 && f.Threshold < 1<<56 {
+		a := float64(uint64(1)<<56) / float64(uint64(1)<<56-f.Threshold)
+		in.Weight = contract.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
+	}
+	if o.spans.resolved[f.Probe] {
+		b.AddTo(o.spans.refs[f.Probe], in)
+	} else {
+		b.Add(in)
+	}
+}
+
+// spanBatch is what a batch of spans keeps of the start-event path: the
+// batch's time, read on first use, and the tracker, held from the first
+// span that asks it to the batch's end (release), one lock a batch.
+type spanBatch struct {
+	now  int64
+	lock inflight.Locked
+	held bool
+}
+
+// release lets the tracker go, if the batch held it.
+func (sb *spanBatch) release() {
+	if sb.held {
+		sb.lock.Unlock()
+		sb.held = false
+	}
+}
+
+// endSpan ends the tracked instance of a matched span, if any, while start
+// events are in use, and returns the probe of an instance whose timeout was
+// counted already (the span is late, and not counted again for it), else
+// -1. A span with no instance tracked is remembered from the batch's time.
+func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
+	s := sp.starts
+	if s == nil || !sb.held && !s.tracker.Active() {
+		return -1
+	}
+	if !sb.held {
+		sb.now = sp.clock().UnixNano()
+		sb.lock, sb.held = s.tracker.Lock(), true
+	}
+	r := sb.lock.End(inflight.Key{TraceID: in.TraceID, SpanID: in.SpanID}, sb.now)
+	if r.Cut > 0 {
+		s.ins.EndedEvictions.Add(context.Background(), int64(r.Cut))
+	}
+	if r.Found && r.State == inflight.TimedOut {
+		s.ins.LateSpans.Add(context.Background(), 1, s.probeAttr[r.Instance.Probe])
+		return int32(r.Instance.Probe)
+	}
+	return -1
+}
+
+// addSat returns a + b for b ≥ 0, saturating at the largest int64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

@@ -1,0 +1,639 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core // import "github.com/deltaq-otel/deltaq/internal/core"
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+)
+
+// Agents and a gateway. An agent collector's observer with emit_windows
+// adds each probe's window to its output in the form that merges exactly
+// (contract.MetricWindow): a delta histogram whose start and end are the
+// window's bounds, whose buckets are the probe's bins with the window's
+// successes and, above dMax, its timeouts and failures, and whose
+// attributes count the timeouts and the failures apart. A gateway's
+// observer consumes those metrics (ConsumeMetrics) and adds the windows of
+// the same probe and bounds from every agent (analysis.Engine.AddWindow),
+// then analyses them as if it had seen every instance.
+
+// windowPoints appends the probe's window in mergeable form (nothing for a
+// window without instances): explicit bounds at the upper edges of its
+// bins — the uniform edges w … dMax, or a log-linear probe's bucket edges
+// with its factor and steps — written sparsely: the first edge, dMax, and
+// the edges around each occupied bin, so that a run of empty bins is one
+// empty bucket and a window's size follows its occupied bins.
+func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.ProbeResult, id probeID) {
+	w, ok := analysis.WindowOf(r, p, "")
+	if !ok {
+		return
+	}
+	upper := p.Edges
+	if w.LogLinear == (deltaq.LogLinear{}) {
+		upper = b.edgesOf(p.Width, w.Bins).bounds
+	}
+	dp := s.window.Histogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(w.Start))
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(w.End))
+	a := dp.Attributes()
+	extra := 2
+	if w.Fine {
+		extra += 4
+	}
+	if w.LogLinear != (deltaq.LogLinear{}) {
+		id.put(a, extra+2)
+		a.PutInt(contract.AttrBinningFactor, w.LogLinear.Factor)
+		a.PutInt(contract.AttrBinningSteps, w.LogLinear.Steps)
+	} else {
+		id.put(a, extra)
+	}
+	a.PutInt(contract.AttrTimeout, w.Timeouts)
+	a.PutInt(contract.AttrFailure, w.Failures)
+	if w.Fine {
+		b.fineBuf = putFine(a, &w, b.fineBuf)
+	}
+	b.wBounds, b.wCounts = sparseBuckets(upper, w.BinCounts, b.wBounds[:0], b.wCounts[:0])
+	dp.ExplicitBounds().FromRaw(b.wBounds)
+	b.wCounts = append(b.wCounts, uint64(w.Timeouts+w.Failures))
+	dp.BucketCounts().FromRaw(b.wCounts)
+	dp.SetCount(uint64(p.Counts.Total()))
+	dp.SetSum(w.SuccessSum)
+}
+
+// putFine puts a window's analysis counts and weights in its attributes
+// (contract.MetricWindow): the counts in one bytes value, which a gateway
+// reads in one pass, rather than as lists of pdata values. The first byte
+// says the form: fineSparse, varint pairs of the step to the next occupied
+// bucket and its count; or, for a window whose buckets are mostly
+// occupied, fineRun: a byte giving the width of each count (1, 2, 4 or 8
+// bytes, the widest count's), the varint of the first occupied bucket, then
+// every bucket's count of the run to the last, zeros included, little
+// endian — a form read without a branch a count.
+func putFine(a pcommon.Map, w *analysis.Window, buf []byte) []byte {
+	buf = buf[:0]
+	idx, counts := w.FineIndex, w.FineCounts
+	if n := len(idx); n > 0 && idx[n-1]-idx[0]+1 <= 2*n {
+		width := countWidth(slices.Max(counts))
+		buf = append(buf, fineRun, byte(width))
+		buf = binary.AppendUvarint(buf, uint64(idx[0]))
+		var word [8]byte
+		k := 0
+		for i := idx[0]; i <= idx[n-1]; i++ {
+			var c uint64
+			if idx[k] == i {
+				c = counts[k]
+				k++
+			}
+			binary.LittleEndian.PutUint64(word[:], c)
+			buf = append(buf, word[:width]...)
+		}
+	} else {
+		buf = append(buf, fineSparse)
+		prev := -1
+		for j, i := range idx {
+			buf = binary.AppendUvarint(buf, uint64(i-prev-1))
+			buf = binary.AppendUvarint(buf, counts[j])
+			prev = i
+		}
+	}
+	a.PutEmptyBytes(contract.AttrFine).FromRaw(buf)
+	a.PutDouble(contract.AttrWeightSum, w.WeightSum)
+	a.PutDouble(contract.AttrWeightSquares, w.WeightSquares)
+	return buf
+}
+
+// countWidth returns the bytes, 1, 2, 4 or 8, that hold c.
+func countWidth(c uint64) int {
+	switch {
+	case c < 1<<8:
+		return 1
+	case c < 1<<16:
+		return 2
+	case c < 1<<32:
+		return 4
+	}
+	return 8
+}
+
+// The forms of a window's analysis counts on the wire (putFine).
+const (
+	fineSparse = 0
+	fineRun    = 1
+)
+
+// readFine reads a window's analysis counts from their attribute into w;
+// false when it is not bytes of one of putFine's forms, of whole varints,
+// whole counts and indices that fit an int. buf holds the bytes, reused.
+func readFine(v pcommon.Value, w *analysis.Window, buf *[]byte) bool {
+	if v.Type() != pcommon.ValueTypeBytes {
+		return false
+	}
+	bs := v.Bytes()
+	b := slices.Grow((*buf)[:0], bs.Len())
+	for _, c := range bs.All() {
+		b = append(b, c)
+	}
+	*buf = b
+	if len(b) == 0 || b[0] > fineRun {
+		return false
+	}
+	if b[0] == fineRun {
+		return readFineRun(b[1:], w)
+	}
+	b = b[1:]
+	w.FineIndex = slices.Grow(w.FineIndex[:0], len(b)/2)
+	w.FineCounts = slices.Grow(w.FineCounts[:0], len(b)/2)
+	prev := -1
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
+			return false
+		}
+		c, m := binary.Uvarint(b[n:])
+		if m <= 0 {
+			return false
+		}
+		b = b[n+m:]
+		prev += int(d) + 1
+		w.FineIndex = append(w.FineIndex, prev)
+		w.FineCounts = append(w.FineCounts, c)
+	}
+	return true
+}
+
+// readFineRun reads the fineRun form (after its first byte) into w.
+func readFineRun(b []byte, w *analysis.Window) bool {
+	if len(b) == 0 {
+		return false
+	}
+	width := int(b[0])
+	first, n := binary.Uvarint(b[1:])
+	if (width != 1 && width != 2 && width != 4 && width != 8) || n <= 0 || first > math.MaxInt32 {
+		return false
+	}
+	b = b[1+n:]
+	if len(b)%width != 0 {
+		return false
+	}
+	w.FineIndex, w.FineFirst = nil, int(first)
+	counts := slices.Grow(w.FineCounts[:0], len(b)/width)[:len(b)/width]
+	switch width {
+	case 1:
+		for j, c := range b {
+			counts[j] = uint64(c)
+		}
+	case 2:
+		for j := range counts {
+			counts[j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+		}
+	case 4:
+		for j := range counts {
+			counts[j] = uint64(binary.LittleEndian.Uint32(b[4*j:]))
+		}
+	default:
+		for j := range counts {
+			counts[j] = binary.LittleEndian.Uint64(b[8*j:])
+		}
+	}
+	w.FineCounts = counts
+	return true
+}
+
+// sparseBuckets appends to bounds and counts the sparse buckets of the bin
+// counts c whose upper edges are upper: bucket (−∞, upper[0]] holds bin 0,
+// each occupied bin i > 0 has the bucket (upper[i−1], upper[i]], a run of
+// empty bins between them one empty bucket, and the last bound is dMax.
+// Without an empty run the result is every edge, the dense form.
+//
+// A window whose sparse form would have more than a quarter of the bins' buckets
+// goes dense: a gateway reads a dense point of a layout it knows without
+// looking at its bounds again.
+func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint64) ([]float64, []uint64) {
+	n := 1
+	for i := 1; i < len(c); i++ {
+		if c[i] != 0 {
+			n++
+			if c[i-1] == 0 {
+				n++
+			}
+		}
+	}
+	if 4*n > len(c) {
+		return append(bounds, upper...), append(counts, c...)
+	}
+	bounds, counts = append(bounds, upper[0]), append(counts, c[0])
+	last := 0 // the bin whose upper edge is the last bound
+	for i := 1; i < len(c); i++ {
+		if c[i] == 0 {
+			continue
+		}
+		if last < i-1 {
+			bounds, counts = append(bounds, upper[i-1]), append(counts, 0)
+		}
+		bounds, counts = append(bounds, upper[i]), append(counts, c[i])
+		last = i
+	}
+	if last < len(c)-1 {
+		bounds, counts = append(bounds, upper[len(c)-1]), append(counts, 0)
+	}
+	return bounds, counts
+}
+
+// ConsumeMetrics merges the windows of other observers (agents) found among
+// the metrics: the points of contract.MetricWindow, each from the source its
+// resource names (service.instance.id, else service.name). Other metrics
+// are ignored. What became of each window is counted in the contributions
+// self-telemetry; a point that does not describe a window (no probe,
+// bounds that are not edges of a layout, counts that do not add up)
+// counts as invalid. The engine checks the rest (analysis.Engine.AddWindow).
+//
+// Concurrent calls (the receiver's handlers of several agents' requests)
+// read and check their windows in parallel; the engine is locked only to
+// add them, once for a few windows (analysis.Engine.AddWindows).
+func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	// The windows read and their buffers are reused from call to call.
+	sc, _ := o.scratch.Get().(*windowScratch)
+	if sc == nil {
+		sc = &windowScratch{wire: o.wire.reader()}
+	}
+	// The fates are counted here and added to the self-telemetry once per
+	// request: an instrument's Add per window would cost as much as the
+	// merge of a sparse window.
+	var fates analysis.Contributions
+	defer func() {
+		o.scratch.Put(sc)
+		for c, n := range fates {
+			if n > 0 {
+				o.tel.Contributions.Add(ctx, n, o.fateAttr[c])
+			}
+		}
+	}()
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		source := sourceOf(rms.At(i).Resource())
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				if m.Name() != contract.MetricWindow || m.Type() != pmetric.MetricTypeHistogram {
+					continue
+				}
+				dps := m.Histogram().DataPoints()
+				if !o.build.merging.Load() {
+					o.build.merging.Store(true)
+				}
+				for l := 0; l < dps.Len(); l++ {
+					if sc.read(dps.At(l), source) {
+						sc.flush(o.engine, &fates)
+					}
+				}
+			}
+		}
+	}
+	sc.flush(o.engine, &fates)
+	return nil
+}
+
+// windowScratch holds the windows ConsumeMetrics has read and not yet
+// given to the engine, with the buffers of their counts and sparse
+// indices (kept across dense windows, which have none), and the reader of
+// their layouts. One request uses it at a time.
+type windowScratch struct {
+	batch []analysis.Window
+	idx   [][]int
+	fates []analysis.Contribution
+	n     int // windows in batch
+	bins  int // their counts
+	wire  wireReader
+}
+
+// Bounds of the batch of windows ConsumeMetrics gives the engine at once:
+// a few dense windows, whose counts stay in the processor's cache between
+// their reading and their check, or the sparse windows of a request of up
+// to 256 probes (analysis.Engine.AddWindows takes as many under one lock).
+const (
+	maxBatchWindows = 256
+	maxBatchCounts  = 4096
+)
+
+// read reads the point dp from source into the next window of the batch
+// (one that does not describe a window as an empty window, which the
+// engine counts as invalid, of no instance) and reports whether the batch
+// is full.
+func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool {
+	if sc.n == len(sc.batch) {
+		sc.batch, sc.idx = append(sc.batch, analysis.Window{}), append(sc.idx, nil)
+		sc.fates = append(sc.fates, 0)
+	}
+	// The sparse indices' buffer is the slot's own: a dense window sets
+	// BinIndex nil, and the buffer is not made again for the next.
+	if sc.idx[sc.n] == nil {
+		sc.idx[sc.n] = make([]int, 0, 64)
+	}
+	w := &sc.batch[sc.n]
+	w.BinIndex = sc.idx[sc.n][:0]
+	ok := readWindow(dp, source, w, &sc.wire)
+	if w.BinIndex != nil {
+		sc.idx[sc.n] = w.BinIndex
+	}
+	if !ok {
+		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
+	}
+	sc.n++
+	sc.bins += len(w.BinCounts)
+	return sc.n == maxBatchWindows || sc.bins >= maxBatchCounts
+}
+
+// flush gives the batch to the engine and counts the windows' fates.
+func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions) {
+	if sc.n == 0 {
+		return
+	}
+	e.AddWindows(sc.batch[:sc.n], sc.fates)
+	for _, c := range sc.fates[:sc.n] {
+		fates[c]++
+	}
+	sc.n, sc.bins = 0, 0
+}
+
+// sourceOf names the observer that sent a resource's windows. A name
+// longer than analysis.MaxSourceLength is refused by the engine.
+func sourceOf(r pcommon.Resource) string {
+	for _, k := range [...]string{"service.instance.id", attrServiceName} {
+		if v, ok := r.Attributes().Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			return v.Str()
+		}
+	}
+	return ""
+}
+
+// wireKey identifies the layout of a deltaq.window point: its first and
+// last bounds, and for log-linear buckets their factor and steps.
+type wireKey struct {
+	first, last   float64
+	factor, steps int64
+}
+
+// wireLayout is a layout read from the bounds of a deltaq.window point.
+type wireLayout struct {
+	ll     deltaq.LogLinear // zero: uniform bins
+	dmaxNs int64
+	bins   int
+	width  float64   // uniform: the bin width, seconds,
+	inv    float64   // its inverse
+	tol    float64   // and the tolerance on a bound, boundTolerance·dMax
+	upper  []float64 // uniform: the upper edges as agents write them
+	edges  []int64   // log-linear: the bucket edges, ns
+	// dense: a point of bins bounds was found to be every edge, in order;
+	// later ones of the same key are taken as such without reading their
+	// bounds again (a producer can misstate counts as easily as bounds:
+	// the check guards against a point that is not of this contract).
+	// The other fields do not change once the layout is cached.
+	dense atomic.Bool
+}
+
+// wireCache holds the layouts read from deltaq.window points, at most
+// maxCachedShapes. It is safe for concurrent use.
+type wireCache struct {
+	mu      sync.Mutex
+	layouts map[wireKey]*wireLayout
+}
+
+func newWireCache() *wireCache { return &wireCache{layouts: make(map[wireKey]*wireLayout)} }
+
+// reader returns a reader of the cache's layouts.
+func (c *wireCache) reader() wireReader { return wireReader{cache: c} }
+
+// wireReader reads layouts through a wireCache and remembers the last one:
+// the windows of a request usually share one layout, whose look-up then
+// takes neither the cache's lock nor a hash. One goroutine uses a reader
+// at a time.
+type wireReader struct {
+	cache *wireCache
+	key   wireKey
+	last  *wireLayout // nil: none yet
+	// fine holds a window's analysis counts' bytes while they are read
+	// (readFine), reused: pdata copies bytes into a new slice to give them.
+	fine []byte
+}
+
+// layout returns the layout of a point of the given key (wireCache.layout).
+func (r *wireReader) layout(k wireKey) (*wireLayout, bool) {
+	if r.last != nil && k == r.key {
+		return r.last, true
+	}
+	l, ok := r.cache.layout(k)
+	if ok {
+		r.key, r.last = k, l
+	}
+	return l, ok
+}
+
+// layout returns the layout of a point of the given key, or false when the
+// bounds name none: uniform bins w = first, dMax = last = N·w with N ≤
+// deltaq.MaxBins; log-linear buckets of factor and steps from low = first
+// to high = last (deltaq.LogLinear.Edges), at most deltaq.MaxThesisBins.
+func (c *wireCache) layout(k wireKey) (*wireLayout, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.layouts[k]; ok {
+		return l, true
+	}
+	if !(k.first > 0) || !(k.last >= k.first) || math.IsInf(k.last, 0) || k.last > maxWindowDMax {
+		return nil, false
+	}
+	l := &wireLayout{dmaxNs: int64(math.Round(k.last * 1e9))}
+	if k.factor != 0 || k.steps != 0 {
+		l.ll = deltaq.LogLinear{Factor: k.factor, Low: int64(math.Round(k.first * 1e9)), High: l.dmaxNs, Steps: k.steps}
+		edges, err := l.ll.Edges()
+		if err != nil || len(edges)-1 > deltaq.MaxThesisBins {
+			return nil, false
+		}
+		l.edges, l.bins = edges, len(edges)-1
+	} else {
+		n := math.Round(k.last / k.first)
+		if n < 1 || n > deltaq.MaxBins || math.Abs(n*k.first-k.last) > boundTolerance*k.last {
+			return nil, false
+		}
+		// The width from dMax: the first bound was written rounded.
+		l.bins, l.width = int(n), k.last/n
+		l.inv, l.tol = 1/l.width, boundTolerance*k.last
+		l.upper = make([]float64, l.bins)
+		for i := range l.upper {
+			l.upper[i] = edgeSeconds(i, l.width)
+		}
+	}
+	if len(c.layouts) >= maxCachedShapes {
+		clear(c.layouts)
+	}
+	c.layouts[k] = l
+	return l, true
+}
+
+// maxWindowDMax bounds the dMax of a window's layout, in seconds: a day,
+// the longest dMax a probe can be configured with.
+const maxWindowDMax = 24 * 3600
+
+// boundTolerance is the relative tolerance on a bound: the bounds were
+// written rounded to 12 significant digits (edgeSeconds), a relative error
+// of at most 5e-13, far inside it.
+const boundTolerance = 1e-9
+
+// index returns the bin whose upper edge is the bound b, or false when b
+// is no edge of the layout.
+func (l *wireLayout) index(b float64) (int, bool) {
+	if l.edges != nil {
+		ns := int64(math.Round(b * 1e9))
+		j, found := slices.BinarySearch(l.edges, ns)
+		if !found || j == 0 {
+			return 0, false
+		}
+		return j - 1, true
+	}
+	x := b * l.inv
+	if !(x >= 0.5) || x >= float64(l.bins)+0.5 {
+		return 0, false
+	}
+	k := int(x + 0.5)
+	// The edges as an agent writes them (edgeSeconds) match exactly;
+	// others within the tolerance.
+	if l.upper[k-1] != b && math.Abs(b-float64(k)*l.width) > l.tol {
+		return 0, false
+	}
+	return k - 1, true
+}
+
+// readWindow reads one point of contract.MetricWindow into w, its occupied
+// bins in sparse form (analysis.Window.BinIndex); false when it does not
+// describe a window: attributes missing or of the wrong type, bounds that
+// are not edges of one layout (wireCache.layout) in increasing order from
+// its first edge to dMax, a bucket spanning several bins that is not
+// empty, an overflow bucket that is not the timeouts and failures of the
+// attributes. The engine checks the values (analysis.Engine.AddWindow).
+func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, cache *wireReader) bool {
+	// BinIndex is never nil: nil would mean dense counts, and a window of
+	// timeouts alone has no occupied bin.
+	if w.BinIndex == nil {
+		w.BinIndex = make([]int, 0, 64)
+	}
+	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source,
+		FineIndex: w.FineIndex[:0], FineCounts: w.FineCounts[:0]}
+	var hasTimeout, hasFailure bool
+	fineOK := true
+	var key wireKey
+	for k, v := range dp.Attributes().All() {
+		switch k {
+		case contract.AttrFine:
+			w.Fine = true
+			fineOK = fineOK && readFine(v, w, &cache.fine)
+		case contract.AttrWeightSum:
+			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
+		case contract.AttrWeightSquares:
+			w.WeightSquares, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
+		case contract.AttrProbe:
+			if v.Type() == pcommon.ValueTypeStr {
+				w.Probe = v.Str()
+			}
+		case contract.AttrTimeout:
+			w.Timeouts, hasTimeout = v.Int(), v.Type() == pcommon.ValueTypeInt
+		case contract.AttrFailure:
+			w.Failures, hasFailure = v.Int(), v.Type() == pcommon.ValueTypeInt
+		case contract.AttrBinningFactor:
+			key.factor = max(v.Int(), -1) // not an integer: 0, refused below with steps
+		case contract.AttrBinningSteps:
+			key.steps = max(v.Int(), -1)
+		}
+	}
+	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
+	n := bounds.Len()
+	if !w.Fine && (w.WeightSum != 0 || w.WeightSquares != 0) {
+		fineOK = false // weights without analysis counts
+	}
+	if w.Probe == "" || !hasTimeout || !hasFailure || !fineOK || n == 0 || counts.Len() != n+1 ||
+		w.Timeouts < 0 || w.Failures < 0 || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
+		return false
+	}
+	key.first, key.last = bounds.At(0), bounds.At(n-1)
+	l, ok := cache.layout(key)
+	if !ok || n > l.bins {
+		return false
+	}
+	if !readBuckets(l, bounds, counts, w) {
+		return false
+	}
+	w.DMaxNs, w.Bins, w.LogLinear = l.dmaxNs, l.bins, l.ll
+	w.SuccessSum = dp.Sum()
+	w.Start = dp.StartTimestamp().AsTime()
+	w.End = dp.Timestamp().AsTime()
+	return true
+}
+
+// copyCounts copies the first len(dst) counts of src into dst and returns
+// dst. pdata gives no view of its slice: each At loads the slice again (a
+// store to dst might have changed it), so the counts are loaded four at a
+// time, between the stores, and the four share one load of the slice.
+func copyCounts(dst []uint64, src pcommon.UInt64Slice) []uint64 {
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		c0, c1, c2, c3 := src.At(i), src.At(i+1), src.At(i+2), src.At(i+3)
+		d := dst[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = c0, c1, c2, c3
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = src.At(i)
+	}
+	return dst
+}
+
+// readBuckets reads the buckets of a point of layout l into w's sparse
+// counts; false when a bound is not the next edge of the layout, or a
+// bucket spanning several bins is not empty.
+func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice, w *analysis.Window) bool {
+	n := bounds.Len()
+	if n == l.bins && l.dense.Load() {
+		// Dense: the counts as they are (BinIndex nil), in one pass.
+		w.BinIndex = nil
+		w.BinCounts = copyCounts(slices.Grow(w.BinCounts, n)[:n], counts)
+		return true
+	}
+	prev := -1
+	for j := range n {
+		b := bounds.At(j)
+		i := prev + 1
+		// The next edge, as an agent writes it, is the common case.
+		if l.upper == nil || i >= l.bins || l.upper[i] != b {
+			var ok bool
+			if i, ok = l.index(b); !ok || i <= prev {
+				return false
+			}
+		}
+		c := counts.At(j)
+		if c != 0 {
+			if i > prev+1 {
+				return false
+			}
+			w.BinIndex, w.BinCounts = append(w.BinIndex, i), append(w.BinCounts, c)
+		}
+		prev = i
+	}
+	if prev != l.bins-1 {
+		return false
+	}
+	if n == l.bins && !l.dense.Load() {
+		l.dense.Store(true)
+	}
+	return true
+}

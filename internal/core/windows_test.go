@@ -1,0 +1,460 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
+)
+
+// agentHarness is an observer with emit_windows whose resource names it.
+func agentHarness(t *testing.T, name string, now time.Time) *harness {
+	return agentHarnessWith(t, name, now, false)
+}
+
+// agentHarnessWith is agentHarness, with windows_only when windowsOnly.
+func agentHarnessWith(t *testing.T, name string, now time.Time, windowsOnly bool) *harness {
+	cfg := testConfig()
+	cfg.EmitWindows = true
+	cfg.WindowsOnly = windowsOnly
+	return newHarnessWith(t, cfg, now, func(s *Settings) {
+		r := pcommon.NewResource()
+		r.Attributes().PutStr("service.instance.id", name)
+		s.Telemetry.Resource = r
+	})
+}
+
+// lastObserved returns, per probe, the last deltaq.observed point's bucket
+// counts and the last deltaq.outcomes totals of h's output.
+func lastObserved(t *testing.T, h *harness) (map[string][]uint64, map[string]map[string]int64) {
+	t.Helper()
+	hists := map[string][]uint64{}
+	for p, dps := range observedHistograms(h) {
+		hists[p] = dps[len(dps)-1].BucketCounts().AsRaw()
+	}
+	totals := map[string]map[string]int64{}
+	for p := range hists {
+		totals[p] = outcomeCounts(t, h, p)
+	}
+	return hists, totals
+}
+
+// TestGatewayMergesAgentsOverOTLP: three agents each see a third of the
+// instances and send their windows as deltaq.window; a gateway that merges
+// them emits what one observer that saw every instance emits, and says how
+// many agents contributed to each window. With windows_only the agents
+// send deltaq.window alone, and the gateway's result is the same.
+func TestGatewayMergesAgentsOverOTLP(t *testing.T) {
+	for _, windowsOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("windows_only=%v", windowsOnly), func(t *testing.T) { gatewayMergesAgents(t, windowsOnly) })
+	}
+}
+
+// gatewayMergesAgents runs TestGatewayMergesAgentsOverOTLP with agents
+// whose windows_only is windowsOnly.
+func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
+	start := at(time.Second)
+	single := newHarness(t, testConfig(), start)
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	// The gateway pins the probe's layout, as the example gateway does.
+	gcfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	gateway := newHarness(t, gcfg, start)
+	agents := make([]*harness, 3)
+	for i := range agents {
+		agents[i] = agentHarnessWith(t, fmt.Sprintf("agent-%d", i), start, windowsOnly)
+	}
+	const dm = 100 * time.Millisecond
+	var specs []span
+	for w := range 3 {
+		for i := range 60 {
+			end := time.Duration(w)*time.Second + time.Duration(i*15)*time.Millisecond + ms(1)
+			s := span{probe: "p", outcome: contract.Success, end: end, delay: ms(float64(1 + i%40)), dmax: dm, bins: 100}
+			switch i % 10 {
+			case 3:
+				s.outcome = contract.Failure
+			case 7:
+				s.delay = 150 * time.Millisecond // beyond dMax: a timeout
+			}
+			specs = append(specs, s)
+		}
+	}
+	single.consume(specs...)
+	for i, s := range specs {
+		agents[i%3].consume(s)
+	}
+	for w := 2; w <= 5; w++ {
+		now := at(time.Duration(w) * time.Second)
+		single.obs.tick(now)
+		for _, a := range agents {
+			a.obs.tick(now)
+		}
+	}
+	names := map[string]bool{}
+	for _, a := range agents {
+		for _, md := range a.metrics.AllMetrics() {
+			forEachMetric(md, func(m pmetric.Metric) { names[m.Name()] = true })
+			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
+		}
+	}
+	gateway.obs.tick(at(7 * time.Second))
+	if windowsOnly {
+		assert.Equal(t, map[string]bool{contract.MetricWindow: true}, names, "the agents' metrics")
+	} else {
+		assert.True(t, names[contract.MetricWindow] && names[contract.MetricObserved] && names[contract.MetricOutcomes], "the agents' metrics: %v", names)
+	}
+
+	wantH, wantT := lastObserved(t, single)
+	gotH, gotT := lastObserved(t, gateway)
+	assert.Equal(t, wantH, gotH, "the successes by bin")
+	assert.Equal(t, wantT, gotT, "the outcome totals")
+	// 180 instances: every tenth a failure, every tenth a timeout.
+	assert.Equal(t, map[string]int64{"success": 144, "timeout": 18, "failure": 18}, gotT["p"])
+
+	// Each of the three windows with instances had three contributors; the
+	// gateway's other windows had none.
+	var contributors []int64
+	for _, md := range gateway.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricContributors {
+				contributors = append(contributors, m.Gauge().DataPoints().At(0).IntValue())
+			}
+		})
+	}
+	require.NotEmpty(t, contributors)
+	three := 0
+	for _, c := range contributors {
+		if c == 3 {
+			three++
+		} else {
+			assert.Zero(t, c)
+		}
+	}
+	assert.Equal(t, 3, three)
+	assert.Equal(t, map[string]int64{"fate=accepted": 9},
+		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
+}
+
+// TestReadWindowRefusesWhatIsNotAWindow: a deltaq.window point whose
+// bounds are not even bin edges, whose overflow bucket disagrees with its
+// timeouts and failures, or that lacks them, is an invalid contribution.
+func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	p := probeResult(0.001, 1, 2, 3)
+	p.Counts.Timeout, p.Counts.Failure = 1, 2
+	md := b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}})
+	dp := windowPoint(t, md)
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
+	assert.Equal(t, []int{0, 1, 2}, w.BinIndex)
+	assert.Equal(t, []uint64{1, 2, 3}, w.BinCounts)
+	assert.Equal(t, int64(3_000_000), w.DMaxNs)
+	assert.Equal(t, int64(1), w.Timeouts)
+	assert.Equal(t, int64(2), w.Failures)
+
+	for name, spoil := range map[string]func(pmetric.HistogramDataPoint){
+		"uneven bounds":      func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(1, 0.0025) },
+		"overflow disagrees": func(d pmetric.HistogramDataPoint) { d.BucketCounts().SetAt(3, 7) },
+		"no timeouts":        func(d pmetric.HistogramDataPoint) { d.Attributes().Remove(contract.AttrTimeout) },
+		"no probe":           func(d pmetric.HistogramDataPoint) { d.Attributes().Remove(contract.AttrProbe) },
+	} {
+		c := pmetric.NewHistogramDataPoint()
+		dp.CopyTo(c)
+		spoil(c)
+		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
+	}
+}
+
+// windowPoint returns the one deltaq.window point of md.
+func windowPoint(t *testing.T, md pmetric.Metrics) pmetric.HistogramDataPoint {
+	t.Helper()
+	var dp pmetric.HistogramDataPoint
+	n := 0
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Name() == contract.MetricWindow {
+			dp = m.Histogram().DataPoints().At(0)
+			n += m.Histogram().DataPoints().Len()
+		}
+	})
+	require.Equal(t, 1, n, "deltaq.window points")
+	return dp
+}
+
+// TestSparseWindowOnTheWire: a window of 1000 bins of which 4 are occupied
+// goes out as 7 buckets — the first bin, each occupied bin, one empty
+// bucket per run of empty bins, dMax — and reads back to its occupied
+// bins exactly; a bucket spanning empty bins that holds a count, or a
+// bound between two edges, is refused.
+func TestSparseWindowOnTheWire(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	counts := make([]uint64, 1000)
+	counts[0], counts[5], counts[6], counts[500] = 1, 2, 3, 4
+	p := probeResult(0.001, counts...)
+	p.Counts.Timeout = 2
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	assert.Equal(t, []float64{0.001, 0.005, 0.006, 0.007, 0.5, 0.501, 1}, dp.ExplicitBounds().AsRaw())
+	assert.Equal(t, []uint64{1, 0, 2, 3, 0, 4, 0, 2}, dp.BucketCounts().AsRaw())
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
+	assert.Equal(t, []int{0, 5, 6, 500}, w.BinIndex)
+	assert.Equal(t, []uint64{1, 2, 3, 4}, w.BinCounts)
+	assert.Equal(t, 1000, w.Bins)
+	assert.Equal(t, int64(time.Second), w.DMaxNs)
+
+	// A window of timeouts alone has no occupied bin: two buckets, and it
+	// reads, into a fresh window, as sparse and empty — not as dense.
+	to := probeResult(0.001, make([]uint64, 1000)...)
+	to.Counts.Timeout = 7
+	tdp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{to}}))
+	assert.Equal(t, []float64{0.001, 1}, tdp.ExplicitBounds().AsRaw())
+	var fresh analysis.Window
+	require.True(t, readWindow(tdp, "a", &fresh, freshReader()))
+	require.NotNil(t, fresh.BinIndex)
+	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"p": {DMax: time.Second, Bins: 1000}}}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&fresh))
+
+	for name, spoil := range map[string]func(pmetric.HistogramDataPoint){
+		"a count in a run of empty bins": func(d pmetric.HistogramDataPoint) { d.BucketCounts().SetAt(1, 1) },
+		"a bound between edges":          func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(1, 0.0055) },
+		"bounds out of order":            func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(2, 0.004) },
+		"NaN dMax":                       func(d pmetric.HistogramDataPoint) { d.ExplicitBounds().SetAt(6, math.NaN()) },
+	} {
+		c := pmetric.NewHistogramDataPoint()
+		dp.CopyTo(c)
+		spoil(c)
+		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
+	}
+}
+
+// TestLogLinearWindowOnTheWire: a log-linear probe's window carries its
+// buckets' edges, factor and steps, and reads back to its layout and
+// bucket counts.
+func TestLogLinearWindowOnTheWire(t *testing.T) {
+	ll := deltaq.LogLinear{Factor: 10, Low: int64(time.Millisecond), High: int64(10 * time.Second), Steps: 10}
+	edges, err := ll.Edges()
+	require.NoError(t, err)
+	counts := make([]uint64, len(edges)-1)
+	counts[3], counts[20] = 5, 1
+	upper := make([]float64, len(counts))
+	for i := range upper {
+		upper[i] = float64(edges[i+1]) / 1e9
+	}
+	p := analysis.ProbeResult{Name: "ll", Width: 0.001, Bins: 10000, BinCounts: counts, Edges: upper, LogLinear: ll,
+		Counts: analysis.Counts{Success: 6, Failure: 1}}
+	p.SuccessSum = 5*float64(edges[3])/1e9 + float64(edges[20])/1e9
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
+	assert.Equal(t, ll, w.LogLinear)
+	assert.Equal(t, len(counts), w.Bins)
+	assert.Equal(t, []int{3, 20}, w.BinIndex)
+	assert.Equal(t, []uint64{5, 1}, w.BinCounts)
+	assert.Equal(t, int64(1), w.Failures)
+
+	e, err := analysis.New(analysis.Config{Probes: map[string]analysis.ProbeConfig{"ll": {Binning: &deltaq.BinningConfig{
+		Kind: deltaq.BinningLogLinear, Factor: 10, Low: time.Millisecond, High: 10 * time.Second, Steps: 10}}}}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, analysis.ContributionAccepted, e.AddWindow(&w))
+}
+
+// TestCopyCounts: the dense counts are copied whole, for lengths around
+// the four counts copyCounts moves a round.
+func TestCopyCounts(t *testing.T) {
+	for n := range 10 {
+		src := pcommon.NewUInt64Slice()
+		for i := range n + 1 {
+			src.Append(uint64(1000*i + 7))
+		}
+		got := copyCounts(make([]uint64, n), src)
+		require.Equal(t, src.AsRaw()[:n], got, "%d counts", n)
+	}
+}
+
+// TestConcurrentRequestsMergeAsSequential: agents' requests of 80 windows
+// each — dense and sparse, more than one batch of the engine's at a time,
+// one point spoiled — given to a gateway's ConsumeMetrics from several
+// goroutines at once merge to what the same requests give one after the
+// other, with the same fates.
+func TestConcurrentRequestsMergeAsSequential(t *testing.T) {
+	start := at(time.Second)
+	const probes = 80
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gcfg.Probes = map[string]analysis.ProbeConfig{}
+	for p := range probes {
+		gcfg.Probes[fmt.Sprintf("p%02d", p)] = analysis.ProbeConfig{DMax: 100 * time.Millisecond, Bins: 100}
+	}
+	var requests []pmetric.Metrics
+	for a := range 6 {
+		agent := agentHarness(t, fmt.Sprintf("agent-%d", a), start)
+		var specs []span
+		for p := range probes {
+			n := 3 // sparse
+			if p%2 == 0 {
+				n = 60 // dense: more than a quarter of the bins occupied
+			}
+			for i := range n {
+				end := time.Duration(i%3)*time.Second + time.Duration(i*5+a)*time.Millisecond + ms(1)
+				specs = append(specs, span{probe: fmt.Sprintf("p%02d", p), outcome: contract.Success, end: end,
+					delay: ms(float64(1 + (i*7+a+p)%95)), dmax: 100 * time.Millisecond, bins: 100})
+			}
+		}
+		agent.consume(specs...)
+		for w := 2; w <= 5; w++ {
+			agent.obs.tick(at(time.Duration(w) * time.Second))
+		}
+		requests = append(requests, agent.metrics.AllMetrics()...)
+	}
+	// One point spoiled: its overflow bucket disagrees with its attributes.
+	spoiled := false
+	forEachMetric(requests[0], func(m pmetric.Metric) {
+		if m.Name() == contract.MetricWindow && !spoiled {
+			dp := m.Histogram().DataPoints().At(0)
+			dp.BucketCounts().SetAt(dp.BucketCounts().Len()-1, 12345)
+			spoiled = true
+		}
+	})
+	require.True(t, spoiled)
+
+	sequential, concurrent := newHarness(t, gcfg, start), newHarness(t, gcfg, start)
+	for _, md := range requests {
+		require.NoError(t, sequential.obs.ConsumeMetrics(context.Background(), md))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < len(requests); i += 4 {
+				assert.NoError(t, concurrent.obs.ConsumeMetrics(context.Background(), requests[i]))
+			}
+		})
+	}
+	wg.Wait()
+	for _, h := range []*harness{sequential, concurrent} {
+		h.obs.tick(at(7 * time.Second))
+	}
+	wantH, wantT := lastObserved(t, sequential)
+	gotH, gotT := lastObserved(t, concurrent)
+	require.Len(t, wantH, probes)
+	assert.Equal(t, wantH, gotH, "the successes by bin")
+	assert.Equal(t, wantT, gotT, "the outcome totals")
+	fates := telemetrytest.Points(t, sequential.tel, "otelcol_exporter_deltaq_contributions")
+	assert.Equal(t, int64(1), fates["fate=invalid"], "the spoiled point")
+	assert.Positive(t, fates["fate=accepted"])
+	assert.Equal(t, fates, telemetrytest.Points(t, concurrent.tel, "otelcol_exporter_deltaq_contributions"))
+}
+
+// freshReader returns a reader of a new, empty cache of window layouts.
+func freshReader() *wireReader {
+	r := newWireCache().reader()
+	return &r
+}
+
+// TestUnpinnedGatewayMergesOtherLayouts: two agents judge a probe by two
+// layouts — 100 bins up to 100 ms and 50 up to 200 ms — and a gateway that
+// pins nothing accepts every window from the first (the probe takes the
+// first window's layout, the other's display counts are read from its
+// analysis counts): its totals, by 100 ms, and its quantiles, read at the
+// analysis resolution, are those of one observer that saw every instance
+// by 100 ms. Before windows carried their analysis counts, such a gateway
+// refused every window of a layout fewer than layout_quorum agents sent.
+func TestUnpinnedGatewayMergesOtherLayouts(t *testing.T) {
+	start := at(time.Second)
+	scfg := testConfig()
+	scfg.Quantiles = []float64{0.25, 0.5, 0.9}
+	single := newHarness(t, scfg, start)
+	gcfg := scfg
+	gcfg.Lag = 2 * time.Second
+	gateway := newHarness(t, gcfg, start)
+	agents := []*harness{agentHarness(t, "agent-0", start), agentHarness(t, "agent-1", start)}
+	// One window: a timeout's window, by start + dMax, is the window of its
+	// end under either layout.
+	for i := range 120 {
+		end := time.Duration(i*8)*time.Millisecond + ms(1)
+		s := span{probe: "p", outcome: contract.Success, end: end, delay: ms(float64(1 + i%40)), dmax: 100 * time.Millisecond, bins: 100}
+		switch i % 10 {
+		case 3:
+			s.outcome = contract.Failure
+		case 7:
+			s.delay = 150 * time.Millisecond // beyond 100 ms, within 200 ms
+		}
+		single.consume(s)
+		if i%2 == 1 {
+			s.dmax, s.bins = 200*time.Millisecond, 50
+		}
+		agents[i%2].consume(s)
+	}
+	for w := 2; w <= 4; w++ {
+		now := at(time.Duration(w) * time.Second)
+		single.obs.tick(now)
+		for _, a := range agents {
+			a.obs.tick(now)
+		}
+	}
+	for _, a := range agents {
+		for _, md := range a.metrics.AllMetrics() {
+			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
+		}
+	}
+	gateway.obs.tick(at(7 * time.Second))
+	_, wantT := lastObserved(t, single)
+	_, gotT := lastObserved(t, gateway)
+	assert.Equal(t, wantT, gotT, "the outcome totals")
+	assert.Equal(t, map[string]int64{"success": 96, "timeout": 12, "failure": 12}, gotT["p"])
+	assert.Equal(t, probeQuantiles(single, "p", contract.SeriesObserved), probeQuantiles(gateway, "p", contract.SeriesObserved), "the quantiles")
+	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
+	assert.Equal(t, map[string]int64{"fate=accepted": 2}, fates, "every window accepted")
+}
+
+// TestFineCountsOnTheWire: a window's analysis counts go out as varints in
+// one bytes attribute — pairs for scattered buckets, a run for mostly
+// occupied ones — and come back as they were; bytes that end inside a
+// varint, an unknown form, or an attribute of another type are not a
+// window's.
+func TestFineCountsOnTheWire(t *testing.T) {
+	w := analysis.Window{Fine: true, FineIndex: []int{0, 1, 700, 2368}, FineCounts: []uint64{3, 1 << 40, 1, 7}, WeightSum: 12, WeightSquares: 40}
+	a := pcommon.NewMap()
+	putFine(a, &w, nil)
+	v, ok := a.Get(contract.AttrFine)
+	require.True(t, ok)
+	var got analysis.Window
+	require.True(t, readFine(v, &got, new([]byte)))
+	assert.Equal(t, w.FineIndex, got.FineIndex)
+	assert.Equal(t, w.FineCounts, got.FineCounts)
+	raw := v.Bytes().AsRaw()
+	v.Bytes().FromRaw(raw[:len(raw)-1])
+	assert.False(t, readFine(v, &analysis.Window{}, new([]byte)), "bytes that end inside a varint")
+	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}, new([]byte)), "an integer")
+
+	// Mostly occupied: a run from the first bucket, its gaps as zeros.
+	w = analysis.Window{Fine: true, FineIndex: []int{10, 11, 13}, FineCounts: []uint64{2, 300, 4}}
+	a = pcommon.NewMap()
+	putFine(a, &w, nil)
+	v, _ = a.Get(contract.AttrFine)
+	got = analysis.Window{}
+	require.True(t, readFine(v, &got, new([]byte)))
+	assert.Nil(t, got.FineIndex, "a run")
+	assert.Equal(t, 10, got.FineFirst)
+	assert.Equal(t, []uint64{2, 300, 0, 4}, got.FineCounts)
+	v.Bytes().FromRaw([]byte{2, 0})
+	assert.False(t, readFine(v, &analysis.Window{}, new([]byte)), "an unknown form")
+}

@@ -1,0 +1,161 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package offline
+
+// Reading a collector configuration as the collector reads it, for the
+// commands that take one (analyze, slo): the same confmap resolver with the
+// file, env and yaml providers the collector is built with
+// (builder-config.yaml), so that ${env:NAME}, ${env:NAME:-default},
+// ${NAME} (env being the default scheme, as in otelcol) and ${file:…}
+// expand, and several --config locations merge in order — maps key by key,
+// a list replaced whole.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
+)
+
+// Source is a collector configuration to read: its locations and the IDs
+// of the deltaq components in it (the command line's --config,
+// --processor, --exporter and --connector).
+type Source struct {
+	// Paths are the locations, merged in order.
+	Paths []string
+	// Processor, Exporter and Connector are the component IDs; Connector
+	// empty reads the exporter. ProcessorSet and ExporterSet say whether
+	// Processor and Exporter were given rather than left at "deltaq".
+	Processor, Exporter, Connector string
+	ProcessorSet, ExporterSet      bool
+}
+
+// Loaded is what a command needs of a collector configuration.
+type Loaded struct {
+	// Proc is the deltaq processor's configuration
+	// (*deltaqprocessor.Config), validated; nil when the configuration has
+	// none (a connector that matches its probes itself).
+	Proc any
+	// Spans are the probes the connector matches in the spans itself; nil
+	// when it matches none (and for an exporter). ConnID is the connector's
+	// ID.
+	Spans  *core.SpanProbes
+	ConnID string
+	// Analysis is the exporter's or connector's analysis options.
+	Analysis *core.Config
+	// Where names the configuration and the section of Analysis, for
+	// messages: "a.yaml+b.yaml: connectors::deltaq".
+	Where string
+}
+
+// Resolve reads the locations as the collector does and returns the merged
+// configuration. Errors name the locations. Plain files, with nothing to
+// expand, are read in one pass (resolvePlain); the others by the
+// collector's resolver.
+func Resolve(paths []string) (*confmap.Conf, error) {
+	if conf, ok, err := resolvePlain(paths); ok {
+		return conf, err
+	}
+	return resolveExpanding(paths)
+}
+
+// resolveExpanding reads the locations with the collector's resolver.
+func resolveExpanding(paths []string) (*confmap.Conf, error) {
+	r, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs: paths,
+		ProviderFactories: []confmap.ProviderFactory{
+			fileprovider.NewFactory(), envprovider.NewFactory(), yamlprovider.NewFactory(),
+		},
+		// otelcol's default: ${NAME} is ${env:NAME}.
+		DefaultScheme: "env",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(paths, "+"), err)
+	}
+	ctx := context.Background()
+	conf, err := r.Resolve(ctx)
+	_ = r.Shutdown(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(paths, "+"), err)
+	}
+	return conf, nil
+}
+
+// Load reads the processor section, if there is one, and the exporter's or
+// connector's section into the components' own configuration structs.
+// Without Connector it reads the exporter Exporter, else (Exporter not
+// given) the connector "deltaq". A configuration without the processor
+// Processor is read when Processor was not given: its connector matches
+// its probes itself.
+func (c *Source) Load() (*Loaded, error) {
+	conf, err := Resolve(c.Paths)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.Join(c.Paths, "+")
+	unmarshal := func(key string, dst any) error {
+		sub, err := conf.Sub(key)
+		if err == nil {
+			err = sub.Unmarshal(dst)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", name, key, err)
+		}
+		return nil
+	}
+	l := &Loaded{}
+	if proc := confpath.Section("processors", c.Processor); conf.IsSet(proc) {
+		l.Proc = deltaqprocessor.NewFactory().CreateDefaultConfig()
+		if err := unmarshal(proc, l.Proc); err != nil {
+			return nil, err
+		}
+		if err := confmap.Validate(l.Proc); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", name, proc, err)
+		}
+	} else if c.ProcessorSet {
+		return nil, fmt.Errorf("%s: no processors section %q", name, c.Processor)
+	}
+	connID := c.Connector
+	if connID == "" && !conf.IsSet(confpath.Section("exporters", c.Exporter)) {
+		if c.Exporter != "deltaq" || !conf.IsSet(confpath.Section("connectors", "deltaq")) {
+			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)", name, c.Exporter)
+		}
+		connID = "deltaq"
+	}
+	if connID != "" {
+		key := confpath.Section("connectors", connID)
+		if !conf.IsSet(key) {
+			return nil, fmt.Errorf("%s: no connectors section %q", name, connID)
+		}
+		ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
+		if err := unmarshal(key, ccfg); err != nil {
+			return nil, err
+		}
+		// The probes it matches are compiled as the collector does, once
+		// Validate has refused what would not compile.
+		if err := ccfg.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", name, key, err)
+		}
+		l.Analysis, l.Where = &ccfg.Config, name+": "+key
+		l.Spans, l.ConnID = deltaqconnector.SpanProbes(ccfg), connID
+		return l, nil
+	}
+	key := confpath.Section("exporters", c.Exporter)
+	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
+	if err := unmarshal(key, ecfg); err != nil {
+		return nil, err
+	}
+	l.Analysis, l.Where = &ecfg.Config, name+": "+key
+	return l, nil
+}
