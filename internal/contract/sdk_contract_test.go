@@ -4,41 +4,44 @@
 package contract
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"strconv"
+	"encoding/json"
+	"os"
 	"testing"
 )
 
-// TestSDKUsesTheContract: sdk/deltaqstart, a module of its own that
-// imports nothing of the collector's, writes the start event's strings
-// from constants of its own; they must be this package's.
-func TestSDKUsesTheContract(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "../../sdk/deltaqstart/deltaqstart.go", nil, parser.SkipObjectResolution)
+// startEventContract is docs/contract/start-event.json: the start event's
+// strings, written once for every side that speaks it. This package's
+// constants are checked against it here, sdk/deltaqstart's (a module of
+// its own, which imports nothing of the collector's) in that module's
+// tests.
+type startEventContract struct {
+	EventName  string `json:"event_name"`
+	Attributes struct {
+		Probe      string `json:"probe"`
+		SpanName   string `json:"span_name"`
+		TraceState string `json:"tracestate"`
+	} `json:"attributes"`
+}
+
+// TestStartEventContract: the constants of the start event are the shared
+// contract's.
+func TestStartEventContract(t *testing.T) {
+	b, err := os.ReadFile("../../docs/contract/start-event.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range g.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, name := range vs.Names {
-				if i < len(vs.Values) {
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						got[name.Name], _ = strconv.Unquote(lit.Value)
-					}
-				}
-			}
-		}
+	var c startEventContract
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"startEventName": StartEventName, "attrProbe": AttrProbe, "attrSpanName": AttrSpanName, "attrTraceState": AttrTraceState} {
-		if got[name] != want {
-			t.Errorf("sdk/deltaqstart: %s = %q, want internal/contract's %q", name, got[name], want)
+	for _, p := range []struct{ name, got, want string }{
+		{"StartEventName", StartEventName, c.EventName},
+		{"AttrProbe", AttrProbe, c.Attributes.Probe},
+		{"AttrSpanName", AttrSpanName, c.Attributes.SpanName},
+		{"AttrTraceState", AttrTraceState, c.Attributes.TraceState},
+	} {
+		if p.want == "" || p.got != p.want {
+			t.Errorf("%s = %q, the contract says %q", p.name, p.got, p.want)
 		}
 	}
 }

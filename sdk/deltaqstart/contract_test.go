@@ -4,6 +4,7 @@
 package deltaqstart
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,7 +47,7 @@ func TestLightImports(t *testing.T) {
 
 // TestReadmeContract checks that README.md, which tells other languages what
 // a start event holds, names the contract's strings as this package defines
-// them (internal/contract's tests check that they are the collector's).
+// them (TestStartEventContract checks them against the shared contract).
 func TestReadmeContract(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {
@@ -55,6 +56,34 @@ func TestReadmeContract(t *testing.T) {
 	for _, s := range []string{startEventName, attrProbe, attrSpanName} {
 		if !strings.Contains(string(b), "`"+s+"`") {
 			t.Errorf("README.md does not name `%s`", s)
+		}
+	}
+}
+
+// TestStartEventContract checks the package's strings against the shared
+// contract, docs/contract/start-event.json, which internal/contract's
+// tests check the collector's constants against: the module imports
+// nothing of the collector's, and the two meet in that file.
+func TestStartEventContract(t *testing.T) {
+	b, err := os.ReadFile("../../docs/contract/start-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		EventName  string            `json:"event_name"`
+		Attributes map[string]string `json:"attributes"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct{ name, got, want string }{
+		{"startEventName", startEventName, c.EventName},
+		{"attrProbe", attrProbe, c.Attributes["probe"]},
+		{"attrSpanName", attrSpanName, c.Attributes["span_name"]},
+		{"attrTraceState", attrTraceState, c.Attributes["tracestate"]},
+	} {
+		if p.want == "" || p.got != p.want {
+			t.Errorf("%s = %q, the contract says %q", p.name, p.got, p.want)
 		}
 	}
 }

@@ -13,9 +13,10 @@
 // start time as the timestamp, and the attributes deltaq.probe (the probe
 // the instance belongs to) and deltaq.span.name (the span's name), through
 // a log.Logger of the LoggerProvider the application passes, so that the
-// events leave by its OTLP logs exporter. The contract is that of
-// internal/contract (StartEventName, AttrProbe, AttrSpanName), the one the
-// Erlang library dqsd_otel follows.
+// events leave by its OTLP logs exporter. The contract is
+// docs/contract/start-event.json, the collector's (internal/contract) and
+// the one the Erlang library dqsd_otel follows; the tests of both modules
+// check their strings against that file.
 //
 // OnStart does not emit: it puts the span's ids, start time and names in a
 // bounded queue and returns. When the queue is full the event is dropped
