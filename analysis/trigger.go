@@ -8,6 +8,33 @@ import (
 	"time"
 )
 
+// Triggers and re-arming.
+//
+// A trigger fires once when its condition becomes true, and not again while
+// the condition holds. It re-arms after the condition has been false in
+// Config.RearmWindows consecutive windows (default 1). A window that cannot
+// decide a condition — no instance, so no observed ΔQ; for divergence no
+// calculated ΔQ, or a withheld divergence; for slack_trend fewer than W
+// windows with a slack — neither fires the trigger nor counts towards
+// re-arming.
+// The conditions, per probe:
+//
+//   - qta: F_obs(dₖ) < pₖ for some QTA point (dₖ, pₖ): fewer instances than
+//     agreed completed by dₖ (draft 5.6.2, "Percentiles"); with
+//     Triggers.Confidence, only when an exact binomial test finds the
+//     breach significant for the window's instances;
+//   - failure: failure ratio > MaxFailure, i.e. success(ΔQ_obs) <
+//     success(QTA) (draft 5.6.2, "Failure"); with Triggers.Confidence,
+//     only when significant likewise;
+//   - load: instances in the window > MaxInstances (draft 5.6.1);
+//   - divergence: the divergence test's p-value is below α and the
+//     distance above MaxDivergence (0 by default) in DivergenceTrigger.Windows
+//     consecutive windows that have a test (a window without one neither
+//     breaks nor extends the run);
+//   - slack_trend: the least-squares line of the minimum QTA slack over
+//     the last W windows falls significantly and is significantly below
+//     zero at the horizon (SlackTrend.Significant).
+
 // condition is the value of a trigger's condition in one window.
 type condition int8
 
