@@ -313,7 +313,13 @@ func (o *Observer) Start(out Outputs) error {
 
 // run is the window timer.
 func (o *Observer) run(ticks <-chan time.Time, ticker *time.Ticker) {
-	defer close(o.done)
+	o.every(ticks, ticker, o.done, func() { o.tick(o.now()) })
+}
+
+// every calls fn at every tick until the observer stops, then stops the
+// ticker (nil: none) and closes done: the loop of the observer's timers.
+func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan struct{}, fn func()) {
+	defer close(done)
 	if ticker != nil {
 		defer ticker.Stop()
 	}
@@ -322,7 +328,7 @@ func (o *Observer) run(ticks <-chan time.Time, ticker *time.Ticker) {
 		case <-o.stop:
 			return
 		case <-ticks:
-			o.tick(o.now())
+			fn()
 		}
 	}
 }

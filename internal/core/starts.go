@@ -299,18 +299,7 @@ func (o *Observer) stopTimer(ctx context.Context) error {
 
 // runTimeouts is the timeout timer.
 func (o *Observer) runTimeouts(ticks <-chan time.Time, ticker *time.Ticker) {
-	defer close(o.starts.done)
-	if ticker != nil {
-		defer ticker.Stop()
-	}
-	for {
-		select {
-		case <-o.stop:
-			return
-		case <-ticks:
-			o.expire(o.now().UnixNano())
-		}
-	}
+	o.every(ticks, ticker, o.starts.done, func() { o.expire(o.now().UnixNano()) })
 }
 
 // expire counts the instances due by now as timeouts: each ends at start +
