@@ -377,8 +377,8 @@ func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
 		s.ins.EndedEvictions.Add(context.Background(), int64(r.Cut))
 	}
 	if r.Found && r.State == inflight.TimedOut {
-		s.ins.LateSpans.Add(context.Background(), 1, s.probeAttr[r.Instance.Probe])
-		return int32(r.Instance.Probe)
+		s.ins.LateSpans.Add(context.Background(), 1, s.probeAttr[r.Probe])
+		return int32(r.Probe)
 	}
 	return -1
 }

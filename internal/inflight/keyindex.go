@@ -31,37 +31,47 @@ func digest(k *Key) uint64 {
 // len returns the number of keys held.
 func (x *keyIndex) len() int { return len(x.short) + len(x.long) }
 
-// get returns the slot of k among slots.
-func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
-	if i, ok := x.short[digest(k)]; ok && slots[i].inst.Key == *k {
-		return i, true
+// find returns the slot of k among slots, and whether k is held; when it
+// is not, short says whether k's digest is free for it (put). One look-up
+// of short serves both.
+func (x *keyIndex) find(k *Key, slots []slot) (i int32, found, short bool) {
+	j, taken := x.short[digest(k)]
+	if taken && slots[j].inst.Key == *k {
+		return j, true, false
 	}
 	if len(x.long) > 0 {
-		i, ok := x.long[*k]
-		return i, ok
+		if j, ok := x.long[*k]; ok {
+			return j, true, false
+		}
 	}
-	return 0, false
+	return 0, false, !taken
 }
 
-// put records slot i for k, which is not held.
-func (x *keyIndex) put(k *Key, i int32) {
-	d := digest(k)
-	if _, taken := x.short[d]; !taken {
-		x.short[d] = i
-		return
+// get returns the slot of k among slots.
+func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
+	i, ok, _ := x.find(k, slots)
+	return i, ok
+}
+
+// put records slot i for k, which is not held, in short when find said its
+// digest is free, else in long; it reports which.
+func (x *keyIndex) put(k *Key, i int32, short bool) (long bool) {
+	if short {
+		x.short[digest(k)] = i
+		return false
 	}
 	if x.long == nil {
 		x.long = make(map[Key]int32)
 	}
 	x.long[*k] = i
+	return true
 }
 
-// del forgets k, held in slot i among slots.
-func (x *keyIndex) del(k *Key, i int32, slots []slot) {
-	d := digest(k)
-	if j, ok := x.short[d]; ok && j == i && slots[i].inst.Key == *k {
-		delete(x.short, d)
+// del forgets k, recorded in long or in short (put's answer).
+func (x *keyIndex) del(k *Key, long bool) {
+	if long {
+		delete(x.long, *k)
 		return
 	}
-	delete(x.long, *k)
+	delete(x.short, digest(k))
 }

@@ -94,6 +94,8 @@ type slot struct {
 	heap int32
 	// prev and next link the slots in insertion order (none at the ends).
 	prev, next int32
+	// long says that the index holds the key by the whole Key (keyIndex).
+	long bool
 }
 
 // Table is a bounded set of tracked instances. The zero value is not usable;
@@ -142,7 +144,8 @@ func (t *Table) Capacity() int { return t.capacity }
 // full the oldest tracked instance, in insertion order, is evicted first and
 // described in the returned Eviction.
 func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
-	if _, dup := t.index.get(&inst.Key, t.slots); dup {
+	_, dup, short := t.index.find(&inst.Key, t.slots)
+	if dup {
 		return false, Eviction{}
 	}
 	if t.index.len() >= t.capacity {
@@ -160,7 +163,7 @@ func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
 		t.oldest = i
 	}
 	t.newest = i
-	t.index.put(&inst.Key, i)
+	s.long = t.index.put(&inst.Key, i, short)
 	t.started++
 	s.heap = int32(len(t.heap))
 	t.heap = append(t.heap, i)
@@ -178,6 +181,18 @@ func (t *Table) End(k Key) (inst Instance, state State, ok bool) {
 	inst, state = t.slots[i].inst, t.slots[i].state
 	t.remove(i)
 	return inst, state, true
+}
+
+// end is End for a caller that needs only the instance's probe: nothing
+// of the instance is copied out.
+func (t *Table) end(k Key) (probe int, state State, ok bool) {
+	i, ok := t.index.get(&k, t.slots)
+	if !ok {
+		return 0, Started, false
+	}
+	probe, state = t.slots[i].inst.Probe, t.slots[i].state
+	t.remove(i)
+	return probe, state, true
 }
 
 // Expire processes every instance due at or before now (nanoseconds since
@@ -231,7 +246,7 @@ func (t *Table) alloc() int32 {
 // puts it on the free list.
 func (t *Table) remove(i int32) {
 	s := &t.slots[i]
-	t.index.del(&s.inst.Key, i, t.slots)
+	t.index.del(&s.inst.Key, s.long)
 	if s.state == TimedOut {
 		t.timedOut--
 	} else {
@@ -263,7 +278,7 @@ func (t *Table) remove(i int32) {
 		t.newest = s.prev
 	}
 
-	*s = slot{} // drop the strings so that they can be collected
+	s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
 	t.free = append(t.free, i)
 }
 

@@ -60,8 +60,8 @@ func (t *Tracker) Active() bool { return t.remember.Load() || t.tracked.Load() >
 
 // EndResult is what End found for a span.
 type EndResult struct {
-	// Instance is the tracked instance the span ends, when Found.
-	Instance Instance
+	// Probe is the probe of the tracked instance the span ends, when Found.
+	Probe int
 	// State is the state the instance was in: TimedOut means its timeout
 	// was reported already, and the span is late.
 	State State
@@ -100,7 +100,7 @@ func (l Locked) Unlock() {
 func (l Locked) End(k Key, now int64) EndResult {
 	t := l.t
 	var r EndResult
-	r.Instance, r.State, r.Found = t.table.End(k)
+	r.Probe, r.State, r.Found = t.table.end(k)
 	if !r.Found && t.remember.Load() {
 		r.Cut = t.ended.Add(k, now)
 	}

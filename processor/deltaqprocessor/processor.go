@@ -349,7 +349,7 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 		}
 		r := p.tracker.End(inflight.Key{TraceID: tid, SpanID: sid}, *now)
 		if r.Found {
-			pi = r.Instance.Probe
+			pi = r.Probe
 			late = r.State == inflight.TimedOut
 		}
 		if r.Cut > 0 {
