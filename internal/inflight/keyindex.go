@@ -6,19 +6,19 @@ package inflight
 import "encoding/binary"
 
 // keyIndex finds a tracked instance's slot by its key. Most keys are found
-// by a 64-bit digest of the trace and span ids (short): a map with an
-// integer key hashes and compares in a few nanoseconds, where one keyed by
-// the 24-byte Key hashes all of it, and the span path looks a key up for
-// every matched span. A key whose digest another tracked key holds already
+// by a 64-bit digest of the trace and span ids (short, digests.go), which
+// hashes and compares in a few nanoseconds where a map keyed by the
+// 24-byte Key hashes all of it, and the span path looks a key up for every
+// matched span. A key whose digest another tracked key holds already
 // — by chance, or forged — goes to long, keyed by the whole Key, so that
 // no two instances are ever confused; the slot's own key is compared on
 // every hit.
 type keyIndex struct {
-	short map[uint64]int32
+	short digests
 	long  map[Key]int32
 }
 
-func newKeyIndex() keyIndex { return keyIndex{short: make(map[uint64]int32)} }
+func newKeyIndex() keyIndex { return keyIndex{short: newDigests()} }
 
 // digest mixes the random parts of the ids: the span id and the trace id's
 // low half (W3C Trace Context: the rightmost bytes of a trace id are
@@ -29,13 +29,13 @@ func digest(k *Key) uint64 {
 }
 
 // len returns the number of keys held.
-func (x *keyIndex) len() int { return len(x.short) + len(x.long) }
+func (x *keyIndex) len() int { return x.short.n + len(x.long) }
 
 // find returns the slot of k among slots, and whether k is held; when it
 // is not, short says whether k's digest is free for it (put). One look-up
 // of short serves both.
 func (x *keyIndex) find(k *Key, slots []slot) (i int32, found, short bool) {
-	j, taken := x.short[digest(k)]
+	j, taken := x.short.get(digest(k))
 	if taken && slots[j].inst.Key == *k {
 		return j, true, false
 	}
@@ -57,7 +57,7 @@ func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
 // digest is free, else in long; it reports which.
 func (x *keyIndex) put(k *Key, i int32, short bool) (long bool) {
 	if short {
-		x.short[digest(k)] = i
+		x.short.set(digest(k), i)
 		return false
 	}
 	if x.long == nil {
@@ -73,5 +73,5 @@ func (x *keyIndex) del(k *Key, long bool) {
 		delete(x.long, *k)
 		return
 	}
-	delete(x.short, digest(k))
+	x.short.del(digest(k))
 }

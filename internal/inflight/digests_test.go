@@ -1,0 +1,46 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inflight
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDigestsAgainstAMap: random inserts and deletions, over few keys so
+// that probe runs form, wrap around the table's end and shift back, agree
+// with a map at every step; the table grows and keeps every entry.
+func TestDigestsAgainstAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20 {
+		d := newDigests()
+		if round%2 == 1 {
+			d.mul = 1 << 58 // every key's home from its top bits only: long runs
+		}
+		model := map[uint64]int32{}
+		for step := range 5000 {
+			k := rng.Uint64N(300) << 50 // few keys, homes from the top bits
+			if _, held := model[k]; held {
+				d.del(k)
+				delete(model, k)
+			} else {
+				d.set(k, int32(step))
+				model[k] = int32(step)
+			}
+			if d.n != len(model) {
+				t.Fatalf("round %d step %d: %d held, the map %d", round, step, d.n, len(model))
+			}
+			if step%97 == 0 {
+				for mk, ms := range model {
+					if s, ok := d.get(mk); !ok || s != ms {
+						t.Fatalf("round %d step %d: get(%x) = %d, %v; want %d", round, step, mk, s, ok, ms)
+					}
+				}
+				if _, ok := d.get(1); ok {
+					t.Fatalf("round %d: a key never set was found", round)
+				}
+			}
+		}
+	}
+}
