@@ -110,7 +110,11 @@ func (p *Plan) RuleTests(rulesPath string) []byte {
 	fmt.Fprintf(&b, "#   promtool test rules THIS_FILE\n# Scenarios per objective (see internal/slo, ruletests.go): a healthy burn of 0.5× never\n")
 	b.WriteString("# alerts; a fast burn pages after its tier's `for`; a slow burn just above the last tier's factor\n")
 	b.WriteString("# opens a ticket and never pages.\n")
-	fmt.Fprintf(&b, "rule_files:\n  - %s\n\nevaluation_interval: %s\n\ntests:\n", quote(rulesPath), FormatDuration(step))
+	// The groups read one another's records at the same evaluation: promtool
+	// keeps an order only for the groups it is told (group_eval_order), so
+	// without it a budget could be read before the SLI it divides.
+	fmt.Fprintf(&b, "rule_files:\n  - %s\n\nevaluation_interval: %s\n\ngroup_eval_order: [deltaq-slo-sli, deltaq-slo-budget, deltaq-slo-alerts]\n\ntests:\n",
+		quote(rulesPath), FormatDuration(step))
 	byProbe := map[string][]*Objective{}
 	var names []string
 	var qoo []*Objective
