@@ -122,6 +122,9 @@ func TestQoORulesPromtool(t *testing.T) {
 	write(rulesPath, rules)
 	tests := string(p.RuleTests("rules.yml"))
 	write(testsPath, tests)
+	if !strings.Contains(tests, "group_eval_order: [deltaq-slo-sli, deltaq-slo-budget, deltaq-slo-alerts]") {
+		t.Fatalf("the tests leave the order of the groups to promtool, which keeps none:\n%s", tests)
+	}
 	if !strings.Contains(tests, "_ 100x") || !strings.Contains(tests, `alertname=\"DeltaQQoOBudgetBurn\"`) {
 		t.Fatalf("the tests send no withheld window or check no QoO alert:\n%s", tests)
 	}
