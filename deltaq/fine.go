@@ -129,7 +129,7 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	}
 	prev := 0.0
 	for i, c := range cum {
-		cum[i] = math.Max(c, prev)
+		cum[i] = max(c, prev)
 		pdf[i] = cum[i] - prev
 		prev = cum[i]
 	}
@@ -310,11 +310,7 @@ func (h *LogLinearHistogram) Sparse() ([]int, []uint64) {
 func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, timeouts, failures int64) uint64 {
 	var n uint64
 	if idx == nil {
-		dst := h.counts[first : first+len(counts)]
-		for j, c := range counts {
-			dst[j] += c
-			n += c
-		}
+		n, _ = addCounts(h.counts[first:first+len(counts)], counts)
 	} else {
 		for j, i := range idx {
 			h.counts[i] += counts[j]
