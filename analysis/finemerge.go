@@ -33,21 +33,14 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 		return false
 	}
 	prev := -1
-	var done uint64
-	for j, c := range w.FineCounts {
-		if done+c < done {
+	for _, i := range w.FineIndex {
+		if i <= prev || i >= buckets {
 			return false
 		}
-		done += c
-		if w.FineIndex != nil {
-			i := w.FineIndex[j]
-			if i <= prev || i >= buckets {
-				return false
-			}
-			prev = i
-		}
+		prev = i
 	}
-	if done > uint64(n-w.Failures) {
+	// The completed instances, without a branch a count (countSum).
+	if done, sat := countSum(w.FineCounts); sat || done > uint64(n-w.Failures) {
 		return false
 	}
 	s, q := w.WeightSum, w.WeightSquares

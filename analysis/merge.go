@@ -253,7 +253,10 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 		}
 	}
 	s := &e.slots[e.slotOf(k)]
-	_, known := s.sources[w.Source]
+	known := e.known.is(k, w.Source)
+	if !known {
+		_, known = s.sources[w.Source]
+	}
 	newAgent := w.Source != "" && !known
 	p, c := e.windowProbe(w, lay, k, newAgent && len(s.sources) >= e.cfg.Gateway.MaxAgents)
 	if p == nil {
@@ -298,8 +301,25 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 			s.sources = make(map[string]struct{})
 		}
 		s.sources[strings.Clone(w.Source)] = struct{}{}
+		known = true
+	}
+	if known && !e.known.is(k, w.Source) {
+		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source)}
 	}
 	return ContributionAccepted
+}
+
+// knownSource is a source among the agents of window k (Engine.known),
+// when ok.
+type knownSource struct {
+	ok     bool
+	k      int64
+	source string
+}
+
+// is reports whether ks says that source is among the agents of window k.
+func (ks knownSource) is(k int64, source string) bool {
+	return ks.ok && ks.k == k && ks.source == source
 }
 
 // room reports whether n more instances keep a's display and analysis
