@@ -135,37 +135,43 @@ const (
 
 // readFine reads a window's analysis counts from their attribute into w;
 // false when it is not bytes of one of putFine's forms, of whole varints,
-// whole counts and indices that fit an int. buf holds the bytes, reused.
-func readFine(v pcommon.Value, w *analysis.Window, buf *[]byte) bool {
+// whole counts and indices that fit an int. pdata gives the bytes only
+// one at a time (At) or as a fresh copy, so they are decoded where they
+// lie, one At a byte, rather than copied first.
+func readFine(v pcommon.Value, w *analysis.Window) bool {
 	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
-	bs := v.Bytes()
-	b := slices.Grow((*buf)[:0], bs.Len())
-	for _, c := range bs.All() {
-		b = append(b, c)
-	}
-	*buf = b
-	if len(b) == 0 || b[0] > fineRun {
+	b := v.Bytes()
+	n := b.Len()
+	if n == 0 || b.At(0) > fineRun {
 		return false
 	}
-	if b[0] == fineRun {
-		return readFineRun(b[1:], w)
+	if b.At(0) == fineRun {
+		return readFineRun(b, w)
 	}
-	b = b[1:]
-	w.FineIndex = slices.Grow(w.FineIndex[:0], len(b)/2)
-	w.FineCounts = slices.Grow(w.FineCounts[:0], len(b)/2)
+	w.FineIndex = slices.Grow(w.FineIndex[:0], (n-1)/2)
+	w.FineCounts = slices.Grow(w.FineCounts[:0], (n-1)/2)
 	prev := -1
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
+	for i := 1; i < n; {
+		var d, c uint64
+		if i+1 < n && b.At(i)|b.At(i+1) < 0x80 {
+			// A step and a count of one byte each, the common pair.
+			d, c = uint64(b.At(i)), uint64(b.At(i+1))
+			i += 2
+		} else {
+			var k, m int
+			if d, k = uvarintAt(b, i); k <= 0 {
+				return false
+			}
+			if c, m = uvarintAt(b, i+k); m <= 0 {
+				return false
+			}
+			i += k + m
+		}
+		if d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
 			return false
 		}
-		c, m := binary.Uvarint(b[n:])
-		if m <= 0 {
-			return false
-		}
-		b = b[n+m:]
 		prev += int(d) + 1
 		w.FineIndex = append(w.FineIndex, prev)
 		w.FineCounts = append(w.FineCounts, c)
@@ -173,42 +179,77 @@ func readFine(v pcommon.Value, w *analysis.Window, buf *[]byte) bool {
 	return true
 }
 
-// readFineRun reads the fineRun form (after its first byte) into w.
-func readFineRun(b []byte, w *analysis.Window) bool {
-	if len(b) == 0 {
+// uvarintAt decodes the varint at b[i:] as binary.Uvarint does: the value
+// and the bytes read; 0 when b ends first, −(bytes read) when it
+// overflows 64 bits.
+func uvarintAt(b pcommon.ByteSlice, i int) (uint64, int) {
+	var x uint64
+	var s uint
+	for k := 0; i+k < b.Len(); k++ {
+		if k == binary.MaxVarintLen64 {
+			return 0, -(k + 1)
+		}
+		c := b.At(i + k)
+		if c < 0x80 {
+			if k == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -(k + 1)
+			}
+			return x | uint64(c)<<s, k + 1
+		}
+		x |= uint64(c&0x7f) << s
+		s += 7
+	}
+	return 0, 0
+}
+
+// readFineRun reads the fineRun form b into w.
+func readFineRun(b pcommon.ByteSlice, w *analysis.Window) bool {
+	if b.Len() < 2 {
 		return false
 	}
-	width := int(b[0])
-	first, n := binary.Uvarint(b[1:])
+	width := int(b.At(1))
+	first, n := uvarintAt(b, 2)
 	if (width != 1 && width != 2 && width != 4 && width != 8) || n <= 0 || first > math.MaxInt32 {
 		return false
 	}
-	b = b[1+n:]
-	if len(b)%width != 0 {
+	off := 2 + n
+	if (b.Len()-off)%width != 0 {
 		return false
 	}
 	w.FineIndex, w.FineFirst = nil, int(first)
-	counts := slices.Grow(w.FineCounts[:0], len(b)/width)[:len(b)/width]
-	switch width {
-	case 1:
-		for j, c := range b {
-			counts[j] = uint64(c)
-		}
-	case 2:
+	counts := slices.Grow(w.FineCounts[:0], (b.Len()-off)/width)[:(b.Len()-off)/width]
+	if width == 1 {
+		readBytes(counts, b, off)
+	} else {
 		for j := range counts {
-			counts[j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
-		}
-	case 4:
-		for j := range counts {
-			counts[j] = uint64(binary.LittleEndian.Uint32(b[4*j:]))
-		}
-	default:
-		for j := range counts {
-			counts[j] = binary.LittleEndian.Uint64(b[8*j:])
+			// Little endian, width bytes.
+			var c uint64
+			for k := width - 1; k >= 0; k-- {
+				c = c<<8 | uint64(b.At(off+j*width+k))
+			}
+			counts[j] = c
 		}
 	}
 	w.FineCounts = counts
 	return true
+}
+
+// readBytes sets dst[j] to the byte b[off+j] for every j. As copyCounts
+// does, it loads eight bytes between the stores, which then share one load
+// of pdata's slice.
+func readBytes(dst []uint64, b pcommon.ByteSlice, off int) {
+	j := 0
+	for ; j+8 <= len(dst); j += 8 {
+		i := off + j
+		c0, c1, c2, c3 := b.At(i), b.At(i+1), b.At(i+2), b.At(i+3)
+		c4, c5, c6, c7 := b.At(i+4), b.At(i+5), b.At(i+6), b.At(i+7)
+		d := dst[j : j+8 : j+8]
+		d[0], d[1], d[2], d[3] = uint64(c0), uint64(c1), uint64(c2), uint64(c3)
+		d[4], d[5], d[6], d[7] = uint64(c4), uint64(c5), uint64(c6), uint64(c7)
+	}
+	for ; j < len(dst); j++ {
+		dst[j] = uint64(b.At(off + j))
+	}
 }
 
 // sparseBuckets appends to bounds and counts the sparse buckets of the bin
@@ -425,9 +466,6 @@ type wireReader struct {
 	cache *wireCache
 	key   wireKey
 	last  *wireLayout // nil: none yet
-	// fine holds a window's analysis counts' bytes while they are read
-	// (readFine), reused: pdata copies bytes into a new slice to give them.
-	fine []byte
 }
 
 // layout returns the layout of a point of the given key (wireCache.layout).
@@ -538,7 +576,7 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 		switch k {
 		case outcome.AttrFine:
 			w.Fine = true
-			fineOK = fineOK && readFine(v, w, &cache.fine)
+			fineOK = fineOK && readFine(v, w)
 		case outcome.AttrWeightSum:
 			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
 		case outcome.AttrWeightSquares:
