@@ -136,6 +136,19 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
 }
 
+// Head returns the first bins bins of d, 1 ≤ bins ≤ d.Bins(), the mass beyond
+// them intangible, sharing d's memory (a ΔQ is never changed once built).
+// Unlike Truncate, which sums the bins again, each bin keeps d's own CDF:
+// Grid and GridBounds read each bin from the buckets below its edges
+// alone, so Head(n) of a reading on more bins is the reading on n bins of
+// the same width and cut, to the bit, without reading the counts again.
+func (d DeltaQ) Head(bins int) DeltaQ {
+	if bins < len(d.pdf) {
+		d.pdf, d.cum = d.pdf[:bins:bins], d.cum[:bins:bins]
+	}
+	return d
+}
+
 // share returns the instances of bucket j that Grid reads within cut: all
 // of them, or of a bucket that straddles cut the share of its span below.
 func (h *LogLinearHistogram) share(j int, cut int64) float64 {
@@ -240,8 +253,7 @@ func (h *LogLinearHistogram) Quantile(q float64, cut int64) (float64, bool) {
 		if c == 0 {
 			continue
 		}
-		a, b := h.edges[j], min(h.edges[j+1], cut)
-		m := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		a, b, m := h.withinCut(j, c, cut)
 		if acc+m >= need*(1-1e-12) {
 			f := math.Min(math.Max((need-acc)/m, 0), 1)
 			return (float64(a) + f*float64(b-a)) / 1e9, true
@@ -348,8 +360,7 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 		if c == 0 {
 			continue
 		}
-		a, b := h.edges[j], min(h.edges[j+1], cut)
-		m := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		a, b, m := h.withinCut(j, c, cut)
 		for o < len(order) {
 			need := qs[order[o]] * n
 			if acc+m < need*(1-1e-12) {
@@ -361,4 +372,18 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 		}
 		acc += m
 	}
+}
+
+// withinCut returns the span [a, b) of bucket j, cut at cut ns, and the
+// share m of its c instances Quantile reads within it: c·(b − a)/w, w the
+// bucket's width, in floating point. For a bucket wholly within cut that
+// is c itself when c·w is below 2⁵³, a whole number the product holds
+// exactly; the division is then left out, for the same m.
+func (h *LogLinearHistogram) withinCut(j int, c uint64, cut int64) (a, b int64, m float64) {
+	a, b = h.edges[j], min(h.edges[j+1], cut)
+	m = float64(c)
+	if w := h.edges[j+1] - a; b != h.edges[j+1] || m*float64(w) >= 1<<53 {
+		m = m * float64(b-a) / float64(w)
+	}
+	return a, b, m
 }
