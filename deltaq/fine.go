@@ -111,6 +111,7 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	var below float64 // instances of the buckets wholly below the edge
 	j := first
 	i := min(int(float64(h.edges[first])/1e9/width), bins) // bins before hold nothing
+	prevC, prevF := 0.0, 0.0                               // the last c, and c/n
 	for ; i < bins && j <= last; i++ {
 		x := float64(i+1) * width * 1e9 // ns
 		for j <= last && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
@@ -122,7 +123,12 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
 			c += h.share(j, cut) * (x - a) / (b - a)
 		}
-		cum[i] = c / float64(n)
+		if c != prevC {
+			// An edge in an empty bucket has the last edge's c: its
+			// division is the last one.
+			prevC, prevF = c, c/float64(n)
+		}
+		cum[i] = prevF
 	}
 	for rest := below / float64(n); i < bins; i++ {
 		cum[i] = rest // beyond the last occupied bucket: flat
@@ -136,8 +142,9 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
 }
 
-// Head returns the first bins bins of d, 1 ≤ bins ≤ d.Bins(), the mass beyond
-// them intangible, sharing d's memory (a ΔQ is never changed once built).
+// Head returns the first bins bins of d, 1 ≤ bins ≤ d.Bins(), the mass
+// beyond them intangible, sharing d's memory (a ΔQ is never changed once
+// built).
 // Unlike Truncate, which sums the bins again, each bin keeps d's own CDF:
 // Grid and GridBounds read each bin from the buckets below its edges
 // alone, so Head(n) of a reading on more bins is the reading on n bins of

@@ -271,3 +271,74 @@ func TestGridHead(t *testing.T) {
 		}
 	}
 }
+
+// TestGridDividesOncePerValue: Grid, which divides by the instances only
+// where an edge's count changes, reads what dividing at every edge reads
+// (gridEveryEdge, the reading before), to the bit: samples dense and
+// sparse, cut within and beyond them, grids finer and coarser than the
+// buckets.
+func TestGridDividesOncePerValue(t *testing.T) {
+	for seed, mean := range []float64{5e3, 2e5, 8e7, 3e9} {
+		for _, n := range []int{3, 300, 3000} {
+			h, ds := fineSample(uint64(seed*10+n), n, 5, 5, func(r *rand.Rand) int64 { return int64(mean * r.ExpFloat64()) })
+			for _, cut := range []int64{ds[len(ds)/2], ds[len(ds)-1] + 1, FineHigh} {
+				for _, w := range []float64{AnalysisWidth(cut) / 8, AnalysisWidth(cut), AnalysisWidth(cut) * 4} {
+					bins := GridBins(cut, w)
+					got, err := h.Grid(w, bins, cut)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := gridEveryEdge(h, w, bins, cut); !reflect.DeepEqual(got, want) {
+						t.Fatalf("mean %v, %d instances, cut %d, width %v: Grid differs from dividing at every edge", mean, n, cut, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// gridEveryEdge is LogLinearHistogram.Grid dividing the count of every
+// edge by the instances.
+func gridEveryEdge(h *LogLinearHistogram, width float64, bins int, cut int64) DeltaQ {
+	n := h.Total()
+	k := h.below(cut)
+	pdf := newPDF(bins)
+	cum := pdf[bins : 2*bins : 2*bins]
+	pdf = pdf[:bins:bins]
+	first, last := 0, k-1
+	for first < k && h.counts[first] == 0 {
+		first++
+	}
+	for last >= first && h.counts[last] == 0 {
+		last--
+	}
+	if first > last {
+		return build(width, pdf, n)
+	}
+	var below float64
+	j := first
+	i := min(int(float64(h.edges[first])/1e9/width), bins)
+	for ; i < bins && j <= last; i++ {
+		x := float64(i+1) * width * 1e9
+		for j <= last && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
+			below += h.share(j, cut)
+			j++
+		}
+		c := below
+		if j <= last && x > float64(h.edges[j]) {
+			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
+			c += h.share(j, cut) * (x - a) / (b - a)
+		}
+		cum[i] = c / float64(n)
+	}
+	for rest := below / float64(n); i < bins; i++ {
+		cum[i] = rest
+	}
+	prev := 0.0
+	for i, c := range cum {
+		cum[i] = math.Max(c, prev)
+		pdf[i] = cum[i] - prev
+		prev = cum[i]
+	}
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}
+}

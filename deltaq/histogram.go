@@ -277,18 +277,26 @@ func (h *Histogram) DeltaQ() (DeltaQ, error) {
 }
 
 // fromCounts returns the Spread ΔQ of bin counts out of n ≥ Σ counts
-// instances, its CDF computed from the running count.
+// instances, its CDF computed from the running count. An empty bin's mass
+// (0/n) and CDF (the last bin's) are known without a division: most bins
+// of a sparse window or of a bound are empty.
 func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
 	nf := float64(n)
-	p := newPDF(len(counts))
+	p := newPDF(len(counts)) // zeroed
 	for i, c := range counts {
-		p[i] = float64(c) / nf
+		if c != 0 {
+			p[i] = float64(c) / nf
+		}
 	}
 	d := build(width, p, n)
 	var run uint64
+	f := 0.0 // float64(run)/nf
 	for i, c := range counts {
-		run += c
-		d.cum[i] = float64(run) / nf
+		if c != 0 {
+			run += c
+			f = float64(run) / nf
+		}
+		d.cum[i] = f
 	}
 	return d
 }

@@ -204,3 +204,41 @@ func TestHistogramAddN(t *testing.T) {
 		t.Errorf("log-linear AddN: %v total %d, Add: %v total %d", la.Counts(), la.Total(), lb.Counts(), lb.Total())
 	}
 }
+
+// TestFromCountsSkipsEmptyBins: fromCounts, which divides only for the
+// bins that hold a count, builds what dividing every bin builds, to the
+// bit: counts dense and sparse, large and small, out of totals with
+// timeouts besides, and masses that round above one (build rescales).
+func TestFromCountsSkipsEmptyBins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 2000 {
+		counts := make([]uint64, 1+rng.IntN(3000))
+		var sum uint64
+		for i := range counts {
+			if rng.IntN(1+trial%7) == 0 {
+				counts[i] = rng.Uint64N([]uint64{3, 1000, 1 << 40}[trial%3])
+				sum += counts[i]
+			}
+		}
+		n := int64(sum) + rng.Int64N(5)
+		if n == 0 {
+			continue
+		}
+		got := fromCounts(1e-3, counts, n)
+		// Every bin divided, as before.
+		nf := float64(n)
+		p := newPDF(len(counts))
+		for i, c := range counts {
+			p[i] = float64(c) / nf
+		}
+		want := build(1e-3, p, n)
+		var run uint64
+		for i, c := range counts {
+			run += c
+			want.cum[i] = float64(run) / nf
+		}
+		if !slices.Equal(got.pdf, want.pdf) || !slices.Equal(got.cum, want.cum) || got.count != want.count {
+			t.Fatalf("trial %d: fromCounts differs from dividing every bin", trial)
+		}
+	}
+}
