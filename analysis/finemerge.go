@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"math"
+	"math/bits"
 )
 
 // Windows that carry their instances at the analysis resolution
@@ -32,15 +33,27 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 		w.FineIndex != nil && len(w.FineIndex) != len(w.FineCounts) {
 		return false
 	}
-	prev := -1
-	for _, i := range w.FineIndex {
-		if i <= prev || i >= buckets {
-			return false
+	// The completed instances: of a run without a branch a count
+	// (countSum), of scattered buckets as their indices are checked.
+	var done uint64
+	var sat bool
+	if w.FineIndex == nil {
+		done, sat = countSum(w.FineCounts)
+	} else {
+		prev := -1
+		var carries uint64
+		for j, i := range w.FineIndex {
+			if i <= prev || i >= buckets {
+				return false
+			}
+			prev = i
+			var cy uint64
+			done, cy = bits.Add64(done, w.FineCounts[j], 0)
+			carries |= cy
 		}
-		prev = i
+		sat = carries != 0
 	}
-	// The completed instances, without a branch a count (countSum).
-	if done, sat := countSum(w.FineCounts); sat || done > uint64(n-w.Failures) {
+	if sat || done > uint64(n-w.Failures) {
 		return false
 	}
 	s, q := w.WeightSum, w.WeightSquares

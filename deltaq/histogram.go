@@ -206,6 +206,28 @@ func (h *Histogram) AddSparse(idx []int, counts []uint64, timeouts, failures int
 	return n, nil
 }
 
+// AddChecked adds counts as AddSparse does — counts[j] successes in bin
+// idx[j], or with idx nil one count per bin — with timeouts and failures,
+// for a caller that checked them already: indices strictly increasing
+// within the bins (or as many counts as bins), successes = Σ counts, and
+// totals that stay within int64. The one pass a gateway's merge of a
+// checked window needs, without summing the counts again.
+func (h *Histogram) AddChecked(idx []int, counts []uint64, successes uint64, timeouts, failures int64) {
+	if idx == nil {
+		dst := h.counts[:len(counts)]
+		for i, c := range counts {
+			dst[i] += c
+		}
+	} else {
+		for j, i := range idx {
+			h.counts[i] += counts[j]
+		}
+	}
+	h.success += int64(successes)
+	h.timeouts += timeouts
+	h.failures += failures
+}
+
 // checkSparse checks sparse counts for bins bins (see
 // Histogram.AddSparse) and returns their sum; success, timeouts0 and
 // failures0 are the totals they are added to.

@@ -242,3 +242,43 @@ func TestFromCountsSkipsEmptyBins(t *testing.T) {
 		}
 	}
 }
+
+// TestAddCheckedAddsAsAddSparse: counts added by AddChecked, which a
+// caller checked already, leave the histogram as AddSparse (and, dense,
+// AddCounts) leaves it: bins, successes, timeouts and failures.
+func TestAddCheckedAddsAsAddSparse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 500 {
+		bins := 1 + rng.IntN(300)
+		a, _ := NewHistogram(1e-3*float64(bins), bins)
+		b, _ := NewHistogram(1e-3*float64(bins), bins)
+		for range 1 + rng.IntN(5) {
+			var idx []int
+			var counts []uint64
+			if trial%2 == 0 {
+				counts = make([]uint64, bins)
+				for i := range counts {
+					counts[i] = rng.Uint64N(4)
+				}
+			} else {
+				for i := range bins {
+					if rng.IntN(5) == 0 {
+						idx, counts = append(idx, i), append(counts, 1+rng.Uint64N(1<<20))
+					}
+				}
+				if idx == nil {
+					idx = []int{}
+				}
+			}
+			to, fa := rng.Int64N(3), rng.Int64N(3)
+			n, err := a.AddSparse(idx, counts, to, fa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.AddChecked(idx, counts, n, to, fa)
+		}
+		if !slices.Equal(a.Counts(), b.Counts()) || a.Successes() != b.Successes() || a.Timeouts() != b.Timeouts() || a.Failures() != b.Failures() {
+			t.Fatalf("trial %d: AddChecked left %v, AddSparse %v", trial, b, a)
+		}
+	}
+}
