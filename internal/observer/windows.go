@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -150,9 +151,10 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 	if b.At(0) == fineRun {
 		return readFineRun(b, w)
 	}
-	w.FineIndex = slices.Grow(w.FineIndex[:0], (n-1)/2)
-	w.FineCounts = slices.Grow(w.FineCounts[:0], (n-1)/2)
-	prev := -1
+	// At most (n−1)/2 pairs, stored by index rather than appended.
+	m := (n - 1) / 2
+	idx, counts := slices.Grow(w.FineIndex[:0], m)[:m], slices.Grow(w.FineCounts[:0], m)[:m]
+	k, prev := 0, -1
 	for i := 1; i < n; {
 		var d, c uint64
 		if i+1 < n && b.At(i)|b.At(i+1) < 0x80 {
@@ -160,23 +162,39 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 			d, c = uint64(b.At(i)), uint64(b.At(i+1))
 			i += 2
 		} else {
-			var k, m int
-			if d, k = uvarintAt(b, i); k <= 0 {
+			var dn, cn int
+			if d, dn = varintAt(b, i, n); dn <= 0 || d > math.MaxInt32 {
 				return false
 			}
-			if c, m = uvarintAt(b, i+k); m <= 0 {
+			if c, cn = varintAt(b, i+dn, n); cn <= 0 {
 				return false
 			}
-			i += k + m
+			i += dn + cn
 		}
-		if d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
+		// prev ≤ MaxInt32 and d ≤ MaxInt32: the sum does not overflow.
+		if prev += int(d) + 1; prev > math.MaxInt32 {
 			return false
 		}
-		prev += int(d) + 1
-		w.FineIndex = append(w.FineIndex, prev)
-		w.FineCounts = append(w.FineCounts, c)
+		idx[k], counts[k] = prev, c
+		k++
 	}
+	w.FineIndex, w.FineCounts = idx[:k], counts[:k]
 	return true
+}
+
+// varintAt is uvarintAt of b, n bytes long, with the varints of one and
+// two bytes, the steps and counts of scattered buckets, read in line.
+func varintAt(b pcommon.ByteSlice, i, n int) (uint64, int) {
+	if i+1 < n {
+		x, y := b.At(i), b.At(i+1)
+		if x < 0x80 {
+			return uint64(x), 1
+		}
+		if y < 0x80 {
+			return uint64(x&0x7f) | uint64(y)<<7, 2
+		}
+	}
+	return uvarintAt(b, i)
 }
 
 // uvarintAt decodes the varint at b[i:] as binary.Uvarint does: the value
@@ -350,15 +368,17 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 
 // windowScratch holds the windows ConsumeMetrics has read and not yet
 // given to the engine, with the buffers of their counts and sparse
-// indices (kept across dense windows, which have none), and the reader of
-// their layouts. One request uses it at a time.
+// indices, of their bins and of their analysis counts (kept across dense
+// windows and runs, which have none), and the reader of their layouts.
+// One request uses it at a time.
 type windowScratch struct {
-	batch []analysis.Window
-	idx   [][]int
-	fates []analysis.Contribution
-	n     int // windows in batch
-	bins  int // their counts
-	wire  wireReader
+	batch   []analysis.Window
+	idx     [][]int
+	fineIdx [][]int
+	fates   []analysis.Contribution
+	n       int // windows in batch
+	bins    int // their counts
+	wire    wireReader
 }
 
 // Bounds of the batch of windows ConsumeMetrics gives the engine at once:
@@ -377,18 +397,22 @@ const (
 func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool {
 	if sc.n == len(sc.batch) {
 		sc.batch, sc.idx = append(sc.batch, analysis.Window{}), append(sc.idx, nil)
-		sc.fates = append(sc.fates, 0)
+		sc.fineIdx, sc.fates = append(sc.fineIdx, nil), append(sc.fates, 0)
 	}
-	// The sparse indices' buffer is the slot's own: a dense window sets
-	// BinIndex nil, and the buffer is not made again for the next.
+	// The sparse indices' buffers are the slot's own: a dense window sets
+	// BinIndex nil, a run FineIndex, and the buffers are not made again
+	// for the next.
 	if sc.idx[sc.n] == nil {
 		sc.idx[sc.n] = make([]int, 0, 64)
 	}
 	w := &sc.batch[sc.n]
-	w.BinIndex = sc.idx[sc.n][:0]
+	w.BinIndex, w.FineIndex = sc.idx[sc.n][:0], sc.fineIdx[sc.n][:0]
 	ok := readWindow(dp, source, w, &sc.wire)
 	if w.BinIndex != nil {
 		sc.idx[sc.n] = w.BinIndex
+	}
+	if w.FineIndex != nil {
+		sc.fineIdx[sc.n] = w.FineIndex
 	}
 	if !ok {
 		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
@@ -466,6 +490,25 @@ type wireReader struct {
 	cache *wireCache
 	key   wireKey
 	last  *wireLayout // nil: none yet
+	// start and end are the bounds of the last window read: the windows of
+	// a request share them.
+	start, end timeOf
+}
+
+// timeOf remembers the time of a timestamp, when ok.
+type timeOf struct {
+	ts pcommon.Timestamp
+	t  time.Time
+	ok bool
+}
+
+// at returns ts as a time (pcommon.Timestamp.AsTime), the last one's
+// again for the same ts.
+func (c *timeOf) at(ts pcommon.Timestamp) time.Time {
+	if !c.ok || ts != c.ts {
+		c.ts, c.t, c.ok = ts, ts.AsTime(), true
+	}
+	return c.t
 }
 
 // layout returns the layout of a point of the given key (wireCache.layout).
@@ -614,8 +657,8 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	}
 	w.DMaxNs, w.Bins, w.LogLinear = l.dmaxNs, l.bins, l.ll
 	w.SuccessSum = dp.Sum()
-	w.Start = dp.StartTimestamp().AsTime()
-	w.End = dp.Timestamp().AsTime()
+	w.Start = cache.start.at(dp.StartTimestamp())
+	w.End = cache.end.at(dp.Timestamp())
 	return true
 }
 

@@ -590,3 +590,15 @@ func fineFromRaw(b []byte) (analysis.Window, bool) {
 	}
 	return w, true
 }
+
+// TestWindowTimesRemembered: the times of a request's windows, converted
+// once for a run of windows that share a timestamp (timeOf), are each
+// window's own, the Unix epoch's included.
+func TestWindowTimesRemembered(t *testing.T) {
+	var c timeOf
+	for _, ts := range []pcommon.Timestamp{0, 0, 5e9, 5e9, 6e9, 0, 6e9} {
+		if got, want := c.at(ts), ts.AsTime(); !got.Equal(want) || got.Location() != want.Location() {
+			t.Errorf("timestamp %d: %v, want %v", ts, got, want)
+		}
+	}
+}
