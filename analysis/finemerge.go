@@ -49,7 +49,7 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 			prev = i
 			var cy uint64
 			done, cy = bits.Add64(done, w.FineCounts[j], 0)
-			carries |= cy
+			carries, _ = bits.Add64(carries, 0, cy)
 		}
 		sat = carries != 0
 	}

@@ -439,23 +439,27 @@ func scanWindow(w *Window, l layout, valid bool, edges []int64) windowScan {
 
 // countSum returns Σ c and whether it overflows uint64 (the sum is then
 // wrapped). Four partial sums, independent of each other, take four
-// counts a round; the sum overflows when one of them or their total does.
+// counts a round, their carries added up as they come (an add with
+// carry); the sum overflows when one of them or their total does.
 func countSum(c []uint64) (n uint64, sat bool) {
 	var s0, s1, s2, s3, carries uint64
 	i := 0
 	for ; i+4 <= len(c); i += 4 {
 		q := c[i : i+4 : i+4]
-		var c0, c1, c2, c3 uint64
-		s0, c0 = bits.Add64(s0, q[0], 0)
-		s1, c1 = bits.Add64(s1, q[1], 0)
-		s2, c2 = bits.Add64(s2, q[2], 0)
-		s3, c3 = bits.Add64(s3, q[3], 0)
-		carries |= c0 | c1 | c2 | c3
+		var cy uint64
+		s0, cy = bits.Add64(s0, q[0], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		s1, cy = bits.Add64(s1, q[1], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		s2, cy = bits.Add64(s2, q[2], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		s3, cy = bits.Add64(s3, q[3], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
 	for ; i < len(c); i++ {
 		var cy uint64
 		s0, cy = bits.Add64(s0, c[i], 0)
-		carries |= cy
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
 	var c1, c2, c3 uint64
 	n, c1 = bits.Add64(s0, s1, 0)
@@ -490,29 +494,34 @@ func binMoments(idx []int, c []uint64, bins int) (n uint64, sat bool, ci float64
 }
 
 // denseMoments returns Σ cᵢ, its carries (not zero when it overflows
-// uint64) and Σ cᵢ·i modulo 2⁶⁴, from the running sums Pₖ = Σ_{i≤k} cᵢ:
-// Σₖ Pₖ = Σᵢ cᵢ·(L − i) over the L counts, so Σ cᵢ·i = L·n − Σₖ Pₖ, two
-// additions a bin and no multiplication. Four bins a round.
+// uint64: their count) and Σ cᵢ·i modulo 2⁶⁴, from the running sums
+// Pₖ = Σ_{i≤k} cᵢ: Σₖ Pₖ = Σᵢ cᵢ·(L − i) over the L counts, so
+// Σ cᵢ·i = L·n − Σₖ Pₖ, two additions a bin and no multiplication. Four
+// bins a round; each carry is added to the count as it comes (an add with
+// carry), not extracted and or'ed.
 func denseMoments(c []uint64) (n, carries, m uint64) {
 	var t uint64 // Σₖ Pₖ
 	i := 0
 	for ; i+4 <= len(c); i += 4 {
 		q := c[i : i+4 : i+4]
-		var c0, c1, c2, c3 uint64
-		n, c0 = bits.Add64(n, q[0], 0)
+		var cy uint64
+		n, cy = bits.Add64(n, q[0], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		n, c1 = bits.Add64(n, q[1], 0)
+		n, cy = bits.Add64(n, q[1], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		n, c2 = bits.Add64(n, q[2], 0)
+		n, cy = bits.Add64(n, q[2], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		n, c3 = bits.Add64(n, q[3], 0)
+		n, cy = bits.Add64(n, q[3], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		carries |= c0 | c1 | c2 | c3
 	}
 	for ; i < len(c); i++ {
 		var cy uint64
 		n, cy = bits.Add64(n, c[i], 0)
-		carries |= cy
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
 	}
 	return n, carries, uint64(len(c))*n - t

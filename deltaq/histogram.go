@@ -153,7 +153,8 @@ func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successe
 // addCounts adds src to dst, of the same length, and returns Σ src and
 // whether that sum overflows uint64. Four bins a round, without a branch:
 // the additions into dst are independent, and the sum's carries are
-// collected rather than tested one by one.
+// added up as they come (an add with carry) rather than tested one by
+// one.
 func addCounts(dst, src []uint64) (n uint64, overflow bool) {
 	dst = dst[:len(src)]
 	var carries uint64
@@ -165,18 +166,21 @@ func addCounts(dst, src []uint64) (n uint64, overflow bool) {
 		d[1] += s1
 		d[2] += s2
 		d[3] += s3
-		var c0, c1, c2, c3 uint64
-		n, c0 = bits.Add64(n, s0, 0)
-		n, c1 = bits.Add64(n, s1, 0)
-		n, c2 = bits.Add64(n, s2, 0)
-		n, c3 = bits.Add64(n, s3, 0)
-		carries |= c0 | c1 | c2 | c3
+		var cy uint64
+		n, cy = bits.Add64(n, s0, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		n, cy = bits.Add64(n, s1, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		n, cy = bits.Add64(n, s2, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		n, cy = bits.Add64(n, s3, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
 	for ; i < len(src); i++ {
 		dst[i] += src[i]
 		var cy uint64
 		n, cy = bits.Add64(n, src[i], 0)
-		carries |= cy
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
 	return n, carries != 0
 }
@@ -214,9 +218,18 @@ func (h *Histogram) AddSparse(idx []int, counts []uint64, timeouts, failures int
 // checked window needs, without summing the counts again.
 func (h *Histogram) AddChecked(idx []int, counts []uint64, successes uint64, timeouts, failures int64) {
 	if idx == nil {
+		// Four bins a round.
 		dst := h.counts[:len(counts)]
-		for i, c := range counts {
-			dst[i] += c
+		i := 0
+		for ; i+4 <= len(counts); i += 4 {
+			s, d := counts[i:i+4:i+4], dst[i:i+4:i+4]
+			d[0] += s[0]
+			d[1] += s[1]
+			d[2] += s[2]
+			d[3] += s[3]
+		}
+		for ; i < len(counts); i++ {
+			dst[i] += counts[i]
 		}
 	} else {
 		for j, i := range idx {
