@@ -691,11 +691,12 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 		return true
 	}
 	prev := -1
+	upper := l.upper // loaded once, not a bound
 	for j := range n {
 		b := bounds.At(j)
 		i := prev + 1
 		// The next edge, as an agent writes it, is the common case.
-		if l.upper == nil || i >= l.bins || l.upper[i] != b {
+		if i >= len(upper) || upper[i] != b {
 			var ok bool
 			if i, ok = l.index(b); !ok || i <= prev {
 				return false
