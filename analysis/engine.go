@@ -137,7 +137,11 @@ type Engine struct {
 	// last is the window of the last instance placed, so that the
 	// instances of a batch, which mostly end in one window, find it and
 	// its slot without a division (windowIndex).
-	last     lastWindow
+	last lastWindow
+	// known is the last source found among the agents of its window
+	// (addWindow): the windows of a request share both, and then find
+	// their agent without a hash.
+	known    knownSource
 	free     map[layout][]*acc
 	drops    Drops
 	counted  int64
@@ -1002,6 +1006,7 @@ func (e *Engine) detach() closing {
 	clear(s.accs)
 	c.contributors = len(s.sources)
 	clear(s.sources)
+	e.known = knownSource{}
 	if e.interval > 0 {
 		e.k0++
 		s.k = e.k0 + e.nslots - 1

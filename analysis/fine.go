@@ -105,7 +105,7 @@ func (a *analyzer) needsAnalysis(name string) bool {
 func (a *analyzer) diagramInput(pr *ProbeResult, wd float64) {
 	rng := a.analysisRange(pr.Name)
 	bins := deltaq.GridBins(max(pr.fine.Reach(rng), 1), wd)
-	ext, err := pr.fine.Grid(wd, bins, rng)
+	ext, err := a.grid(pr, wd, bins, rng)
 	if err != nil {
 		return
 	}
@@ -131,12 +131,30 @@ func (a *analyzer) diagramInput(pr *ProbeResult, wd float64) {
 			sum += a.reach[in]
 		}
 		n := min(deltaq.GridBins(pr.fineCut, wd), deltaq.GridBins(max(end, sum, 1), wd), deltaq.MaxBins)
-		obs, err1 := pr.fine.Grid(wd, n, pr.fineCut)
-		ob, err2 := pr.fine.GridBounds(wd, n, pr.fineCut)
+		obs, err1 := a.grid(pr, wd, n, pr.fineCut)
+		var ob deltaq.Bounds
+		var err2 error
+		if rng == pr.fineCut && n <= bins {
+			ob = deltaq.Bounds{Pessimistic: b.Pessimistic.Head(n), Optimistic: b.Optimistic.Head(n), Strict: b.Strict}
+		} else {
+			ob, err2 = pr.fine.GridBounds(wd, n, pr.fineCut)
+		}
 		if err1 == nil && err2 == nil {
 			a.divObs[pr.Name], a.divObsBounds[pr.Name] = obs, ob
 		}
 	}
+}
+
+// grid returns the probe's analysis counts read on bins bins of width w up
+// to cut (LogLinearHistogram.Grid): the head of its Analysis ΔQ, the
+// reading up to its dMax that fineAnalysis has just set, when that is of
+// the same width and cut on at least as many bins (deltaq.DeltaQ.Head), as
+// for a probe whose dMax is its analysis range.
+func (a *analyzer) grid(pr *ProbeResult, w float64, bins int, cut int64) (deltaq.DeltaQ, error) {
+	if an := pr.Analysis; an != nil && pr.AnalysisWidth == w && cut == pr.fineCut && bins <= an.Bins() {
+		return an.Head(bins), nil
+	}
+	return pr.fine.Grid(w, bins, cut)
 }
 
 // ownRange returns a calculated ΔQ of the probe cut at the probe's own

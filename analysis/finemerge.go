@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"math"
+	"math/bits"
 )
 
 // Windows that carry their instances at the analysis resolution
@@ -32,22 +33,27 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 		w.FineIndex != nil && len(w.FineIndex) != len(w.FineCounts) {
 		return false
 	}
-	prev := -1
+	// The completed instances: of a run without a branch a count
+	// (countSum), of scattered buckets as their indices are checked.
 	var done uint64
-	for j, c := range w.FineCounts {
-		if done+c < done {
-			return false
-		}
-		done += c
-		if w.FineIndex != nil {
-			i := w.FineIndex[j]
+	var sat bool
+	if w.FineIndex == nil {
+		done, sat = countSum(w.FineCounts)
+	} else {
+		prev := -1
+		var carries uint64
+		for j, i := range w.FineIndex {
 			if i <= prev || i >= buckets {
 				return false
 			}
 			prev = i
+			var cy uint64
+			done, cy = bits.Add64(done, w.FineCounts[j], 0)
+			carries, _ = bits.Add64(carries, 0, cy)
 		}
+		sat = carries != 0
 	}
-	if done > uint64(n-w.Failures) {
+	if sat || done > uint64(n-w.Failures) {
 		return false
 	}
 	s, q := w.WeightSum, w.WeightSquares

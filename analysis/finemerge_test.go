@@ -105,6 +105,12 @@ func TestFineWindowChecks(t *testing.T) {
 		"index beyond the buckets": func(w *Window) { w.FineIndex = []int{deltaq.NewFine().Buckets()} },
 		"indices not increasing":   func(w *Window) { w.FineIndex, w.FineCounts = []int{5, 5}, []uint64{1, 1} },
 		"more completions":         func(w *Window) { w.FineCounts = []uint64{5} },
+		"completions that wrap":    func(w *Window) { w.FineIndex, w.FineCounts = []int{1, 2}, []uint64{math.MaxUint64, 2} },
+		"a run that wraps":         func(w *Window) { w.FineIndex, w.FineCounts = nil, []uint64{math.MaxUint64, 0, 0, 0, 2} },
+		"a run beyond the buckets": func(w *Window) {
+			w.FineIndex, w.FineFirst, w.FineCounts = nil, deltaq.NewFine().Buckets()-1, []uint64{1, 0}
+		},
+		"a run before the buckets": func(w *Window) { w.FineIndex, w.FineFirst = nil, -1 },
 		"lengths differ":           func(w *Window) { w.FineCounts = []uint64{1, 1} },
 		"Σw not the count":         func(w *Window) { w.WeightSum = 4 },
 		"Σw² below Σw":             func(w *Window) { w.WeightSquares = 4 },

@@ -245,7 +245,8 @@ func TestSparseWindowEqualsDense(t *testing.T) {
 
 // TestAgentsBounded: a source name longer than MaxSourceLength is refused;
 // a window of an agent beyond Gateway.MaxAgents is refused while the
-// agents already in the window go on; anonymous windows never vote.
+// agents already in the window go on, and in the next window each takes
+// a place anew; anonymous windows never vote.
 func TestAgentsBounded(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: 2 * time.Second, Gateway: GatewayConfig{MaxAgents: 2},
 		Probes: map[string]ProbeConfig{"job": {DMax: testDMax, Bins: testBins}}}, at(2*time.Second))
@@ -264,6 +265,33 @@ func TestAgentsBounded(t *testing.T) {
 	}
 	if r := e.Advance(at(4 * time.Second)); r[len(r)-1].Contributors != 2 {
 		t.Errorf("%d contributors, want 2", r[len(r)-1].Contributors)
+	}
+
+	// A window's agents are its own: once it closed, an agent of the last
+	// window, found without a look-up while it was open (Engine.known),
+	// takes a place anew, in either mode, and the limit holds again.
+	single := newEngine(t, Config{Gateway: GatewayConfig{MaxAgents: 1},
+		Probes: map[string]ProbeConfig{"job": {DMax: testDMax, Bins: testBins}}}, at(0))
+	for round, srcs := range [][]string{{"a", "a", "b"}, {"a", "a", "b"}} {
+		for i, src := range srcs {
+			w := gwWindow(src, time.Second, testDMax, testBins)
+			if got := single.AddWindow(&w); i == 2 && got != ContributionAgentLimit || i < 2 && got != ContributionAccepted {
+				t.Errorf("single window %d, %s: %v", round, src, got)
+			}
+		}
+		if r := single.Flush(at(0)); r[0].Contributors != 1 {
+			t.Errorf("single window %d: %d contributors, want 1", round, r[0].Contributors)
+		}
+	}
+	for k, srcs := range [][]string{{"a", "b", "c"}, {"c", "a", "b"}} {
+		start := time.Duration(k+2) * time.Second
+		e.Advance(at(start + 2*time.Second))
+		for i, src := range srcs {
+			w := gwWindow(src, start, testDMax, testBins)
+			if got := e.AddWindow(&w); i == 2 && got != ContributionAgentLimit || i < 2 && got != ContributionAccepted {
+				t.Errorf("window %v, %s: %v", start, src, got)
+			}
+		}
 	}
 
 	anon := gateway(t, GatewayConfig{LayoutQuorum: 1})

@@ -214,7 +214,7 @@ func (e *Engine) addBatch(ws []Window, checks []windowCheck, fates []Contributio
 func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 	c, n := ck.c, ck.n
 	if c == ContributionAccepted {
-		c = e.addWindow(w, ck.lay, n)
+		c = e.addWindow(w, ck, n)
 	}
 	e.contributions[c]++
 	switch c {
@@ -237,8 +237,10 @@ func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 }
 
 // addWindow does AddWindow's work for a window that passed checkWindow,
-// of layout lay, and returns its fate. Called with mu held.
-func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
+// whose check is ck, of n instances, and returns its fate. Called with mu
+// held.
+func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
+	lay := ck.lay
 	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
 	if e.interval > 0 {
@@ -253,7 +255,10 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 		}
 	}
 	s := &e.slots[e.slotOf(k)]
-	_, known := s.sources[w.Source]
+	known := e.known.is(k, w.Source)
+	if !known {
+		_, known = s.sources[w.Source]
+	}
 	newAgent := w.Source != "" && !known
 	p, c := e.windowProbe(w, lay, k, newAgent && len(s.sources) >= e.cfg.Gateway.MaxAgents)
 	if p == nil {
@@ -275,10 +280,8 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 		return ContributionInvalid
 	}
 	if !convert {
-		if _, err := a.addSparse(w.BinIndex, w.BinCounts, w.Timeouts, w.Failures); err != nil {
-			// checkWindow checked the counts and room the sums: not reached.
-			return ContributionInvalid
-		}
+		// checkWindow checked the counts, and room the sums.
+		a.addChecked(w, ck.successes)
 		a.sum += w.SuccessSum
 	}
 	if w.Fine {
@@ -298,8 +301,25 @@ func (e *Engine) addWindow(w *Window, lay layout, n int64) Contribution {
 			s.sources = make(map[string]struct{})
 		}
 		s.sources[strings.Clone(w.Source)] = struct{}{}
+		known = true
+	}
+	if known && !e.known.is(k, w.Source) {
+		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source)}
 	}
 	return ContributionAccepted
+}
+
+// knownSource is a source among the agents of window k (Engine.known),
+// when ok.
+type knownSource struct {
+	ok     bool
+	k      int64
+	source string
+}
+
+// is reports whether ks says that source is among the agents of window k.
+func (ks knownSource) is(k int64, source string) bool {
+	return ks.ok && ks.k == k && ks.source == source
 }
 
 // room reports whether n more instances keep a's display and analysis
@@ -318,21 +338,25 @@ func (a *acc) room(n int64) bool {
 	return n <= math.MaxInt64-t
 }
 
-// addSparse adds a window's counts (deltaq.Histogram.AddSparse).
-func (a *acc) addSparse(idx []int, counts []uint64, timeouts, failures int64) (uint64, error) {
+// addChecked adds the display counts of a checked window of a's layout,
+// of successes successes (deltaq.Histogram.AddChecked).
+func (a *acc) addChecked(w *Window, successes uint64) {
 	if a.ll != nil {
-		return a.ll.AddSparse(idx, counts, timeouts, failures)
+		a.ll.AddChecked(w.BinIndex, 0, w.BinCounts, w.Timeouts, w.Failures)
+		return
 	}
-	return a.hist.AddSparse(idx, counts, timeouts, failures)
+	a.hist.AddChecked(w.BinIndex, w.BinCounts, successes, w.Timeouts, w.Failures)
 }
 
 // windowCheck is what checkWindow found of a window: its layout, its
 // instance count, saturated at math.MaxInt64 (for the drop counters of a
-// refused window), and its fate so far.
+// refused window), its successes (Σ of its bin counts), and its fate so
+// far.
 type windowCheck struct {
-	lay layout
-	n   int64
-	c   Contribution
+	lay       layout
+	n         int64
+	successes uint64
+	c         Contribution
 }
 
 // checkWindow checks what a window says of itself: its probe's name, its
@@ -349,7 +373,7 @@ func (e *Engine) checkWindow(w *Window) windowCheck {
 		!e.checkFine(w, n):
 		return windowCheck{n: n, c: ContributionInvalid}
 	}
-	return windowCheck{lay: lay, n: n, c: ContributionAccepted}
+	return windowCheck{lay: lay, n: n, successes: sc.n, c: ContributionAccepted}
 }
 
 // windowScan is what a pass over a window's counts finds: their sum (sat:
@@ -414,15 +438,34 @@ func scanWindow(w *Window, l layout, valid bool, edges []int64) windowScan {
 }
 
 // countSum returns Σ c and whether it overflows uint64 (the sum is then
-// wrapped).
+// wrapped). Four partial sums, independent of each other, take four
+// counts a round, their carries added up as they come (an add with
+// carry); the sum overflows when one of them or their total does.
 func countSum(c []uint64) (n uint64, sat bool) {
-	var carries uint64
-	for _, x := range c {
+	var s0, s1, s2, s3, carries uint64
+	i := 0
+	for ; i+4 <= len(c); i += 4 {
+		q := c[i : i+4 : i+4]
 		var cy uint64
-		n, cy = bits.Add64(n, x, 0)
-		carries |= cy
+		s0, cy = bits.Add64(s0, q[0], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		s1, cy = bits.Add64(s1, q[1], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		s2, cy = bits.Add64(s2, q[2], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		s3, cy = bits.Add64(s3, q[3], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
-	return n, carries != 0
+	for ; i < len(c); i++ {
+		var cy uint64
+		s0, cy = bits.Add64(s0, c[i], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+	}
+	var c1, c2, c3 uint64
+	n, c1 = bits.Add64(s0, s1, 0)
+	n, c2 = bits.Add64(n, s2, 0)
+	n, c3 = bits.Add64(n, s3, 0)
+	return n, carries|c1|c2|c3 != 0
 }
 
 // binMoments returns Σ cⱼ (sat: it overflows uint64) and Σ cⱼ·iⱼ of the
@@ -451,29 +494,34 @@ func binMoments(idx []int, c []uint64, bins int) (n uint64, sat bool, ci float64
 }
 
 // denseMoments returns Σ cᵢ, its carries (not zero when it overflows
-// uint64) and Σ cᵢ·i modulo 2⁶⁴, from the running sums Pₖ = Σ_{i≤k} cᵢ:
-// Σₖ Pₖ = Σᵢ cᵢ·(L − i) over the L counts, so Σ cᵢ·i = L·n − Σₖ Pₖ, two
-// additions a bin and no multiplication. Four bins a round.
+// uint64: their count) and Σ cᵢ·i modulo 2⁶⁴, from the running sums
+// Pₖ = Σ_{i≤k} cᵢ: Σₖ Pₖ = Σᵢ cᵢ·(L − i) over the L counts, so
+// Σ cᵢ·i = L·n − Σₖ Pₖ, two additions a bin and no multiplication. Four
+// bins a round; each carry is added to the count as it comes (an add with
+// carry), not extracted and or'ed.
 func denseMoments(c []uint64) (n, carries, m uint64) {
 	var t uint64 // Σₖ Pₖ
 	i := 0
 	for ; i+4 <= len(c); i += 4 {
 		q := c[i : i+4 : i+4]
-		var c0, c1, c2, c3 uint64
-		n, c0 = bits.Add64(n, q[0], 0)
+		var cy uint64
+		n, cy = bits.Add64(n, q[0], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		n, c1 = bits.Add64(n, q[1], 0)
+		n, cy = bits.Add64(n, q[1], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		n, c2 = bits.Add64(n, q[2], 0)
+		n, cy = bits.Add64(n, q[2], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		n, c3 = bits.Add64(n, q[3], 0)
+		n, cy = bits.Add64(n, q[3], 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
-		carries |= c0 | c1 | c2 | c3
 	}
 	for ; i < len(c); i++ {
 		var cy uint64
 		n, cy = bits.Add64(n, c[i], 0)
-		carries |= cy
+		carries, _ = bits.Add64(carries, 0, cy)
 		t += n
 	}
 	return n, carries, uint64(len(c))*n - t

@@ -127,10 +127,30 @@ func TestCountSum(t *testing.T) {
 		{[]uint64{math.MaxUint64, 0}, math.MaxUint64, false},
 		{[]uint64{math.MaxUint64, 1}, 0, true},
 		{[]uint64{math.MaxUint64, math.MaxUint64, 2}, 0, true},
+		// Four partial sums: within each, beyond in all.
+		{[]uint64{1 << 62, 1 << 62, 1 << 62, 1<<62 - 1, 0}, math.MaxUint64, false},
+		{[]uint64{1 << 62, 1 << 62, 1 << 62, 1 << 62}, 0, true},
+		{[]uint64{1 << 63, 0, 0, 0, 1 << 63}, 0, true},
 	} {
 		n, over := countSum(tc.c)
 		if over != tc.over || (!over && n != tc.n) {
 			t.Errorf("countSum(%v) = %d, %v; want %d, %v", tc.c, n, over, tc.n, tc.over)
+		}
+	}
+	// Against the exact sum, of every length and at the edge of overflow.
+	rng := rand.New(rand.NewPCG(3, 3))
+	for trial := range 20000 {
+		c := make([]uint64, rng.IntN(13))
+		exact := new(big.Int)
+		var wrapped uint64 // the sum modulo 2⁶⁴
+		for i := range c {
+			c[i] = rng.Uint64() >> uint(rng.IntN(4)+trial%4*16)
+			exact.Add(exact, new(big.Int).SetUint64(c[i]))
+			wrapped += c[i]
+		}
+		n, over := countSum(c)
+		if want := exact.BitLen() > 64; over != want || n != wrapped {
+			t.Fatalf("countSum(%v) = %d, %v; exact %v", c, n, over, exact)
 		}
 	}
 }

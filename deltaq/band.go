@@ -230,8 +230,10 @@ func (r *RunningBand) Band() (ConfidenceBand, bool) {
 		return ConfidenceBand{}, false
 	}
 	n := len(r.mean)
+	// One allocation for the band's three curves.
+	s := make([]float64, 3*n)
 	b := ConfidenceBand{Width: r.width, K: r.n,
-		Mean: make([]float64, n), Lower: make([]float64, n), Upper: make([]float64, n)}
+		Mean: s[:n:n], Lower: s[n : 2*n : 2*n], Upper: s[2*n:]}
 	copy(b.Mean, r.mean)
 	fillBand(b.Mean, r.m2, b.Lower, b.Upper, r.n)
 	return b, true

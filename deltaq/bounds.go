@@ -61,12 +61,24 @@ func (b Bounds) Width(tmax float64) float64 {
 	if len(b.Pessimistic.pdf) == 0 || len(b.Optimistic.pdf) == 0 || !(tmax > 0) {
 		return 0
 	}
+	p, o := b.Pessimistic, b.Optimistic
+	if p.width == o.width && p.at != Spread && o.at != Spread {
+		// One grid of masses at edges, where CDF and upper are read at
+		// each edge once, by edgeCDF.
+		n := max(min(float64(len(p.pdf)), math.Floor(tmax/p.width+1e-9)), min(float64(len(o.pdf)), math.Floor(tmax/o.width+1e-9)))
+		shift := b.upperShift()
+		w := 0.0
+		for k := 0.0; k <= n; k++ {
+			w = max(w, o.edgeCDF(k-shift)-p.edgeCDF(k))
+		}
+		return w
+	}
 	w := 0.0
-	for _, g := range []DeltaQ{b.Pessimistic, b.Optimistic} {
+	for _, g := range []DeltaQ{p, o} {
 		n := math.Min(float64(len(g.pdf)), math.Floor(tmax/g.width+1e-9))
 		for k := 0.0; k <= n; k++ {
 			t := k * g.width
-			w = math.Max(w, b.upper(t)-b.Pessimistic.CDF(t))
+			w = math.Max(w, b.upper(t)-p.CDF(t))
 		}
 	}
 	return w
@@ -151,19 +163,23 @@ func (b Bounds) BeyondBounds(obs Bounds) (float64, error) {
 // beyondOnGrid is BeyondBounds when the four ΔQs share one grid, read at
 // its first n edges without locating them.
 func (b Bounds) beyondOnGrid(obs Bounds, n int) float64 {
+	// upper at the edge x of each, as edgeCDF(x − shift).
+	bp, bo, bs := b.Pessimistic, b.Optimistic, b.upperShift()
+	op, oo, os := obs.Pessimistic, obs.Optimistic, obs.upperShift()
 	dist := 0.0
 	for k := 1; k <= n; k++ {
 		x := float64(k)
-		dist = math.Max(dist, math.Max(b.Pessimistic.edgeCDF(x)-obs.upperAt(x), obs.Pessimistic.edgeCDF(x)-b.upperAt(x)))
+		dist = max(dist, bp.edgeCDF(x)-oo.edgeCDF(x-os), op.edgeCDF(x)-bo.edgeCDF(x-bs))
 	}
 	return dist
 }
 
-// upperAt is upper at the edge k·w of the optimistic bound's own grid.
-func (b Bounds) upperAt(k float64) float64 {
-	o := b.Optimistic
-	if !b.Strict || o.at == Spread {
-		return o.edgeCDF(k)
+// upperShift returns s such that upper at the edge k·w of the optimistic
+// bound's own grid is Optimistic.edgeCDF(k − s): its limit from the left,
+// the edge before, when Strict.
+func (b Bounds) upperShift() float64 {
+	if !b.Strict || b.Optimistic.at == Spread {
+		return 0
 	}
-	return o.edgeCDF(k - 1)
+	return 1
 }

@@ -264,6 +264,84 @@ func TestBoundsBeyond(t *testing.T) {
 	}
 }
 
+// TestBoundsOnOneGrid: on bounds of one grid, Width and BeyondBounds read
+// each edge once (edgeCDF) rather than locating it in each bound (CDF and
+// upper); they are the same readings, so the results are the same to the
+// bit as the general loops over both bounds' edges (widthAtEdges,
+// beyondAtEdges), for sequences, first-to-finish and choices of observed
+// ΔQs, strict or not, up to tmax within, at and beyond the bounds' range.
+func TestBoundsOnOneGrid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		w := []float64{0.25e-3, 1e-3, 3e-3}[trial%3]
+		bins := 10 + rng.IntN(60)
+		draw := func(mean float64) DeltaQ {
+			ds := make([]float64, 1+rng.IntN(200))
+			for i := range ds {
+				ds[i] = mean * rng.ExpFloat64()
+			}
+			d, _ := FromInstances(w, bins, ds, int64(rng.IntN(3)), 0)
+			return d
+		}
+		a, b := draw(float64(bins)*w/6), draw(float64(bins)*w/4)
+		ops := []func(x, y DeltaQ) (DeltaQ, error){
+			Convolve,
+			func(x, y DeltaQ) (DeltaQ, error) { return FirstToFinish(x, y) },
+			func(x, y DeltaQ) (DeltaQ, error) { return Choice([]float64{0.3, 0.7}, []DeltaQ{x, y}) },
+		}
+		op := ops[trial%len(ops)]
+		pess, _ := op(a.Pessimistic(), b.Pessimistic())
+		opt, _ := op(a.Optimistic(), b.Optimistic())
+		bd := Bounds{Pessimistic: pess, Optimistic: opt, Strict: trial%2 == 0}
+		obs := BoundsOf(draw(float64(bins) * w / 3))
+		obs.Strict = trial%4 < 2
+		for _, tmax := range []float64{w / 2, float64(bins) * w / 2, pess.DMax(), 2 * pess.DMax(), math.Inf(1)} {
+			if got, want := bd.Width(tmax), widthAtEdges(bd, tmax); got != want {
+				t.Fatalf("trial %d: Width(%v) = %v, the general reading %v", trial, tmax, got, want)
+			}
+		}
+		got, err := bd.BeyondBounds(obs)
+		if want := beyondAtEdges(bd, obs); err != nil || got != want {
+			t.Fatalf("trial %d: BeyondBounds = %v (%v), the general reading %v", trial, got, err, want)
+		}
+	}
+}
+
+// widthAtEdges is Bounds.Width read at each bound's own edges, each
+// located in both bounds (CDF, upper).
+func widthAtEdges(b Bounds, tmax float64) float64 {
+	w := 0.0
+	for _, g := range []DeltaQ{b.Pessimistic, b.Optimistic} {
+		n := math.Min(float64(len(g.pdf)), math.Floor(tmax/g.width+1e-9))
+		for k := 0.0; k <= n; k++ {
+			t := k * g.width
+			w = math.Max(w, b.upper(t)-b.Pessimistic.CDF(t))
+		}
+	}
+	return w
+}
+
+// beyondAtEdges is Bounds.BeyondBounds read at the edges of the four ΔQs,
+// each located in each (CDF, upper).
+func beyondAtEdges(b, obs Bounds) float64 {
+	ds := [4]DeltaQ{b.Pessimistic, b.Optimistic, obs.Pessimistic, obs.Optimistic}
+	m := math.Inf(1)
+	for _, d := range ds {
+		m = math.Min(m, d.DMax())
+	}
+	dist := 0.0
+	for _, g := range ds {
+		for k := 1; k <= len(g.pdf); k++ {
+			t := float64(k) * g.width
+			if t > m*(1+1e-9) {
+				break
+			}
+			dist = math.Max(dist, math.Max(b.Pessimistic.CDF(t)-obs.upper(t), obs.Pessimistic.CDF(t)-b.upper(t)))
+		}
+	}
+	return dist
+}
+
 // TestQTAHolds: ten instances in the bin (4, 5] ms of 1 ms bins. The point
 // (5 ms, 1) is on an edge, where the curve and the pessimistic bound agree:
 // it holds for the bound. (4.5 ms, 0.5) holds for the curve, which spreads

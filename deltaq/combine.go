@@ -26,7 +26,7 @@ func cdfOp(op string, ds []DeltaQ, f func(vals []float64) float64) (DeltaQ, erro
 			vals[k] = d.cum[i]
 		}
 		v := f(vals)
-		v = math.Min(math.Max(v, prev), 1)
+		v = min(max(v, prev), 1)
 		p[i] = v - prev
 		prev = v
 	}

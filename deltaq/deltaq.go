@@ -519,12 +519,12 @@ func (d DeltaQ) edgeCDF(k float64) float64 {
 		return 0
 	}
 	if d.at == LowerEdges {
-		return d.cum[int(math.Min(k, n-1))]
+		return d.cum[int(min(k, n-1))]
 	}
 	if k < 1 {
 		return 0
 	}
-	return d.cum[int(math.Min(k, n)-1)]
+	return d.cum[int(min(k, n)-1)]
 }
 
 // Pessimistic returns the pessimistic bound of d's binning: every bin's

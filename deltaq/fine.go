@@ -111,6 +111,7 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	var below float64 // instances of the buckets wholly below the edge
 	j := first
 	i := min(int(float64(h.edges[first])/1e9/width), bins) // bins before hold nothing
+	prevC, prevF := 0.0, 0.0                               // the last c, and c/n
 	for ; i < bins && j <= last; i++ {
 		x := float64(i+1) * width * 1e9 // ns
 		for j <= last && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
@@ -122,18 +123,37 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
 			c += h.share(j, cut) * (x - a) / (b - a)
 		}
-		cum[i] = c / float64(n)
+		if c != prevC {
+			// An edge in an empty bucket has the last edge's c: its
+			// division is the last one.
+			prevC, prevF = c, c/float64(n)
+		}
+		cum[i] = prevF
 	}
 	for rest := below / float64(n); i < bins; i++ {
 		cum[i] = rest // beyond the last occupied bucket: flat
 	}
 	prev := 0.0
 	for i, c := range cum {
-		cum[i] = math.Max(c, prev)
+		cum[i] = max(c, prev)
 		pdf[i] = cum[i] - prev
 		prev = cum[i]
 	}
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
+}
+
+// Head returns the first bins bins of d, 1 ≤ bins ≤ d.Bins(), the mass
+// beyond them intangible, sharing d's memory (a ΔQ is never changed once
+// built).
+// Unlike Truncate, which sums the bins again, each bin keeps d's own CDF:
+// Grid and GridBounds read each bin from the buckets below its edges
+// alone, so Head(n) of a reading on more bins is the reading on n bins of
+// the same width and cut, to the bit, without reading the counts again.
+func (d DeltaQ) Head(bins int) DeltaQ {
+	if bins < len(d.pdf) {
+		d.pdf, d.cum = d.pdf[:bins:bins], d.cum[:bins:bins]
+	}
+	return d
 }
 
 // share returns the instances of bucket j that Grid reads within cut: all
@@ -284,8 +304,7 @@ func (h *LogLinearHistogram) Quantile(q float64, cut int64) (float64, bool) {
 		if c == 0 {
 			continue
 		}
-		a, b := h.edges[j], min(h.edges[j+1], cut)
-		m := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		a, b, m := h.withinCut(j, c, cut)
 		if acc+m >= need*(1-1e-12) {
 			f := math.Min(math.Max((need-acc)/m, 0), 1)
 			return (float64(a) + f*float64(b-a)) / 1e9, true
@@ -354,11 +373,7 @@ func (h *LogLinearHistogram) Sparse() ([]int, []uint64) {
 func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, timeouts, failures int64) uint64 {
 	var n uint64
 	if idx == nil {
-		dst := h.counts[first : first+len(counts)]
-		for j, c := range counts {
-			dst[j] += c
-			n += c
-		}
+		n, _ = addCounts(h.counts[first:first+len(counts)], counts)
 	} else {
 		for j, i := range idx {
 			h.counts[i] += counts[j]
@@ -396,8 +411,7 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 		if c == 0 {
 			continue
 		}
-		a, b := h.edges[j], min(h.edges[j+1], cut)
-		m := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		a, b, m := h.withinCut(j, c, cut)
 		for o < len(order) {
 			need := qs[order[o]] * n
 			if acc+m < need*(1-1e-12) {
@@ -409,4 +423,18 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 		}
 		acc += m
 	}
+}
+
+// withinCut returns the span [a, b) of bucket j, cut at cut ns, and the
+// share m of its c instances Quantile reads within it: c·(b − a)/w, w the
+// bucket's width, in floating point. For a bucket wholly within cut that
+// is c itself when c·w is below 2⁵³, a whole number the product holds
+// exactly; the division is then left out, for the same m.
+func (h *LogLinearHistogram) withinCut(j int, c uint64, cut int64) (a, b int64, m float64) {
+	a, b = h.edges[j], min(h.edges[j+1], cut)
+	m = float64(c)
+	if w := h.edges[j+1] - a; b != h.edges[j+1] || m*float64(w) >= 1<<53 {
+		m = m * float64(b-a) / float64(w)
+	}
+	return a, b, m
 }

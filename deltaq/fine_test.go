@@ -6,6 +6,7 @@ package deltaq
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -208,4 +209,147 @@ func TestFineQuantilesInOnePass(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFineShareWithinCut: the share of a bucket's instances Quantile reads
+// within the cut (withinCut) is c·(b − a)/w computed in floating point,
+// to the bit, whether the division is made or left out: for counts up to
+// and around 2⁵³/w and far beyond, in buckets of every magnitude, cut or
+// not, of the analysis resolution (widths powers of two) and of a layout
+// by tens (c·w/w is not always c there beyond 2⁵³).
+func TestFineShareWithinCut(t *testing.T) {
+	tens, err := NewLogLinearHistogram(LogLinear{Factor: 10, Low: 1000, High: 1e12, Steps: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fine := NewFine().NewHistogram()
+	rng := rand.New(rand.NewPCG(9, 9))
+	for k := range 400_000 {
+		h := tens
+		if k%2 == 0 {
+			h = fine
+		}
+		j := rng.IntN(len(h.counts))
+		w := h.edges[j+1] - h.edges[j]
+		var c uint64
+		switch rng.IntN(4) {
+		case 0:
+			c = 1 + rng.Uint64N(1<<20)
+		case 1:
+			c = uint64(1<<53/w) + rng.Uint64N(5) - 2 // c·w about 2⁵³
+		case 2:
+			c = rng.Uint64N(1 << 56) // c·w/w ≠ c for some, beyond 2⁵³
+		default:
+			c = rng.Uint64()
+		}
+		cut := []int64{FineHigh, h.edges[j+1], h.edges[j] + 1 + rng.Int64N(w)}[rng.IntN(3)]
+		a, b, m := h.withinCut(j, c, cut)
+		want := float64(c) * float64(b-a) / float64(h.edges[j+1]-a)
+		if a != h.edges[j] || b != min(h.edges[j+1], cut) || m != want {
+			t.Fatalf("bucket %d, %d instances, cut %d: [%d, %d) %v, want %v", j, c, cut, a, b, m, want)
+		}
+	}
+}
+
+// TestGridHead: the head of a reading on more bins is the reading on
+// fewer, to the bit, for Grid and for GridBounds: every width, cut and
+// number of bins, the buckets' span within, across and beyond the grid,
+// and an empty reading (nothing within the cut).
+func TestGridHead(t *testing.T) {
+	for seed, mean := range []float64{2e4, 3e6, 5e8} {
+		h, ds := fineSample(uint64(seed), 2000, 40, 10, func(r *rand.Rand) int64 { return int64(mean * r.ExpFloat64()) })
+		for _, cut := range []int64{FineLow / 2, ds[100], ds[len(ds)/2], ds[len(ds)-1] + 1, FineHigh} {
+			for _, rng := range []int64{ds[len(ds)/2], 4 * ds[len(ds)-1], FineHigh / 1024} {
+				w := AnalysisWidth(rng)
+				long := GridBins(rng, w)
+				g, err1 := h.Grid(w, long, cut)
+				b, err2 := h.GridBounds(w, long, cut)
+				if err1 != nil || err2 != nil {
+					t.Fatal(err1, err2)
+				}
+				for _, n := range []int{1, 2, long / 3, long - 1, long} {
+					n = max(n, 1)
+					short, _ := h.Grid(w, n, cut)
+					sb, _ := h.GridBounds(w, n, cut)
+					if hd := g.Head(n); !reflect.DeepEqual(hd, short) {
+						t.Fatalf("mean %v cut %d: Grid(%v, %d).Head(%d) is not Grid(%v, %d)", mean, cut, w, long, n, w, n)
+					}
+					if p, o := b.Pessimistic.Head(n), b.Optimistic.Head(n); !reflect.DeepEqual(p, sb.Pessimistic) || !reflect.DeepEqual(o, sb.Optimistic) {
+						t.Fatalf("mean %v cut %d: the bounds on %d bins, head %d, are not those on %d", mean, cut, long, n, n)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGridDividesOncePerValue: Grid, which divides by the instances only
+// where an edge's count changes, reads what dividing at every edge reads
+// (gridEveryEdge, the reading before), to the bit: samples dense and
+// sparse, cut within and beyond them, grids finer and coarser than the
+// buckets.
+func TestGridDividesOncePerValue(t *testing.T) {
+	for seed, mean := range []float64{5e3, 2e5, 8e7, 3e9} {
+		for _, n := range []int{3, 300, 3000} {
+			h, ds := fineSample(uint64(seed*10+n), n, 5, 5, func(r *rand.Rand) int64 { return int64(mean * r.ExpFloat64()) })
+			for _, cut := range []int64{ds[len(ds)/2], ds[len(ds)-1] + 1, FineHigh} {
+				for _, w := range []float64{AnalysisWidth(cut) / 8, AnalysisWidth(cut), AnalysisWidth(cut) * 4} {
+					bins := GridBins(cut, w)
+					got, err := h.Grid(w, bins, cut)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := gridEveryEdge(h, w, bins, cut); !reflect.DeepEqual(got, want) {
+						t.Fatalf("mean %v, %d instances, cut %d, width %v: Grid differs from dividing at every edge", mean, n, cut, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// gridEveryEdge is LogLinearHistogram.Grid dividing the count of every
+// edge by the instances.
+func gridEveryEdge(h *LogLinearHistogram, width float64, bins int, cut int64) DeltaQ {
+	n := h.Total()
+	k := h.below(cut)
+	pdf := newPDF(bins)
+	cum := pdf[bins : 2*bins : 2*bins]
+	pdf = pdf[:bins:bins]
+	first, last := 0, k-1
+	for first < k && h.counts[first] == 0 {
+		first++
+	}
+	for last >= first && h.counts[last] == 0 {
+		last--
+	}
+	if first > last {
+		return build(width, pdf, n)
+	}
+	var below float64
+	j := first
+	i := min(int(float64(h.edges[first])/1e9/width), bins)
+	for ; i < bins && j <= last; i++ {
+		x := float64(i+1) * width * 1e9
+		for j <= last && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
+			below += h.share(j, cut)
+			j++
+		}
+		c := below
+		if j <= last && x > float64(h.edges[j]) {
+			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
+			c += h.share(j, cut) * (x - a) / (b - a)
+		}
+		cum[i] = c / float64(n)
+	}
+	for rest := below / float64(n); i < bins; i++ {
+		cum[i] = rest
+	}
+	prev := 0.0
+	for i, c := range cum {
+		cum[i] = math.Max(c, prev)
+		pdf[i] = cum[i] - prev
+		prev = cum[i]
+	}
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}
 }

@@ -144,7 +144,8 @@ func (h *Histogram) AddCounts(bins []uint64, timeouts, failures int64) (successe
 // addCounts adds src to dst, of the same length, and returns Σ src and
 // whether that sum overflows uint64. Four bins a round, without a branch:
 // the additions into dst are independent, and the sum's carries are
-// collected rather than tested one by one.
+// added up as they come (an add with carry) rather than tested one by
+// one.
 func addCounts(dst, src []uint64) (n uint64, overflow bool) {
 	dst = dst[:len(src)]
 	var carries uint64
@@ -156,18 +157,21 @@ func addCounts(dst, src []uint64) (n uint64, overflow bool) {
 		d[1] += s1
 		d[2] += s2
 		d[3] += s3
-		var c0, c1, c2, c3 uint64
-		n, c0 = bits.Add64(n, s0, 0)
-		n, c1 = bits.Add64(n, s1, 0)
-		n, c2 = bits.Add64(n, s2, 0)
-		n, c3 = bits.Add64(n, s3, 0)
-		carries |= c0 | c1 | c2 | c3
+		var cy uint64
+		n, cy = bits.Add64(n, s0, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		n, cy = bits.Add64(n, s1, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		n, cy = bits.Add64(n, s2, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
+		n, cy = bits.Add64(n, s3, 0)
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
 	for ; i < len(src); i++ {
 		dst[i] += src[i]
 		var cy uint64
 		n, cy = bits.Add64(n, src[i], 0)
-		carries |= cy
+		carries, _ = bits.Add64(carries, 0, cy)
 	}
 	return n, carries != 0
 }
@@ -186,6 +190,37 @@ func (h *Histogram) AddSparse(idx []int, counts []uint64, timeouts, failures int
 		return 0, fmt.Errorf("deltaq: Histogram.AddSparse: %w", err)
 	}
 	return n, nil
+}
+
+// AddChecked adds counts as AddSparse does — counts[j] successes in bin
+// idx[j], or with idx nil one count per bin — with timeouts and failures,
+// for a caller that checked them already: indices strictly increasing
+// within the bins (or as many counts as bins), successes = Σ counts, and
+// totals that stay within int64. The one pass a gateway's merge of a
+// checked window needs, without summing the counts again.
+func (h *Histogram) AddChecked(idx []int, counts []uint64, successes uint64, timeouts, failures int64) {
+	if idx == nil {
+		// Four bins a round.
+		dst := h.counts[:len(counts)]
+		i := 0
+		for ; i+4 <= len(counts); i += 4 {
+			s, d := counts[i:i+4:i+4], dst[i:i+4:i+4]
+			d[0] += s[0]
+			d[1] += s[1]
+			d[2] += s[2]
+			d[3] += s[3]
+		}
+		for ; i < len(counts); i++ {
+			dst[i] += counts[i]
+		}
+	} else {
+		for j, i := range idx {
+			h.counts[i] += counts[j]
+		}
+	}
+	h.success += int64(successes)
+	h.timeouts += timeouts
+	h.failures += failures
 }
 
 // add adds the counts of a tally of the same shape — counts[j] successes
@@ -297,18 +332,26 @@ func (h *Histogram) DeltaQ() (DeltaQ, error) {
 }
 
 // fromCounts returns the Spread ΔQ of bin counts out of n ≥ Σ counts
-// instances, its CDF computed from the running count.
+// instances, its CDF computed from the running count. An empty bin's mass
+// (0/n) and CDF (the last bin's) are known without a division: most bins
+// of a sparse window or of a bound are empty.
 func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
 	nf := float64(n)
-	p := newPDF(len(counts))
+	p := newPDF(len(counts)) // zeroed
 	for i, c := range counts {
-		p[i] = float64(c) / nf
+		if c != 0 {
+			p[i] = float64(c) / nf
+		}
 	}
 	d := build(width, p, n)
 	var run uint64
+	f := 0.0 // float64(run)/nf
 	for i, c := range counts {
-		run += c
-		d.cum[i] = float64(run) / nf
+		if c != 0 {
+			run += c
+			f = float64(run) / nf
+		}
+		d.cum[i] = f
 	}
 	return d
 }

@@ -272,3 +272,81 @@ func TestAddSparse(t *testing.T) {
 		})
 	}
 }
+
+// TestFromCountsSkipsEmptyBins: fromCounts, which divides only for the
+// bins that hold a count, builds what dividing every bin builds, to the
+// bit: counts dense and sparse, large and small, out of totals with
+// timeouts besides, and masses that round above one (build rescales).
+func TestFromCountsSkipsEmptyBins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 2000 {
+		counts := make([]uint64, 1+rng.IntN(3000))
+		var sum uint64
+		for i := range counts {
+			if rng.IntN(1+trial%7) == 0 {
+				counts[i] = rng.Uint64N([]uint64{3, 1000, 1 << 40}[trial%3])
+				sum += counts[i]
+			}
+		}
+		n := int64(sum) + rng.Int64N(5)
+		if n == 0 {
+			continue
+		}
+		got := fromCounts(1e-3, counts, n)
+		// Every bin divided, as before.
+		nf := float64(n)
+		p := newPDF(len(counts))
+		for i, c := range counts {
+			p[i] = float64(c) / nf
+		}
+		want := build(1e-3, p, n)
+		var run uint64
+		for i, c := range counts {
+			run += c
+			want.cum[i] = float64(run) / nf
+		}
+		if !slices.Equal(got.pdf, want.pdf) || !slices.Equal(got.cum, want.cum) || got.count != want.count {
+			t.Fatalf("trial %d: fromCounts differs from dividing every bin", trial)
+		}
+	}
+}
+
+// TestAddCheckedAddsAsAddSparse: counts added by AddChecked, which a
+// caller checked already, leave the histogram as AddSparse (and, dense,
+// AddCounts) leaves it: bins, successes, timeouts and failures.
+func TestAddCheckedAddsAsAddSparse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 500 {
+		bins := 1 + rng.IntN(300)
+		a, _ := NewHistogram(1e-3*float64(bins), bins)
+		b, _ := NewHistogram(1e-3*float64(bins), bins)
+		for range 1 + rng.IntN(5) {
+			var idx []int
+			var counts []uint64
+			if trial%2 == 0 {
+				counts = make([]uint64, bins)
+				for i := range counts {
+					counts[i] = rng.Uint64N(4)
+				}
+			} else {
+				for i := range bins {
+					if rng.IntN(5) == 0 {
+						idx, counts = append(idx, i), append(counts, 1+rng.Uint64N(1<<20))
+					}
+				}
+				if idx == nil {
+					idx = []int{}
+				}
+			}
+			to, fa := rng.Int64N(3), rng.Int64N(3)
+			n, err := a.AddSparse(idx, counts, to, fa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.AddChecked(idx, counts, n, to, fa)
+		}
+		if !slices.Equal(a.Counts(), b.Counts()) || a.Successes() != b.Successes() || a.Timeouts() != b.Timeouts() || a.Failures() != b.Failures() {
+			t.Fatalf("trial %d: AddChecked left %v, AddSparse %v", trial, b, a)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func Distance(a, b DeltaQ) (float64, error) {
 	n := min(int(math.Floor(x)), len(ra.pdf), len(rb.pdf))
 	dist := 0.0
 	for i := 0; i < n; i++ {
-		dist = math.Max(dist, math.Abs(ra.cum[i]-rb.cum[i]))
+		dist = max(dist, math.Abs(ra.cum[i]-rb.cum[i]))
 	}
 	if !exact {
 		dist = math.Max(dist, math.Abs(a.CDF(m)-b.CDF(m)))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -135,80 +136,138 @@ const (
 
 // readFine reads a window's analysis counts from their attribute into w;
 // false when it is not bytes of one of putFine's forms, of whole varints,
-// whole counts and indices that fit an int. buf holds the bytes, reused.
-func readFine(v pcommon.Value, w *analysis.Window, buf *[]byte) bool {
+// whole counts and indices that fit an int. pdata gives the bytes only
+// one at a time (At) or as a fresh copy, so they are decoded where they
+// lie, one At a byte, rather than copied first.
+func readFine(v pcommon.Value, w *analysis.Window) bool {
 	if v.Type() != pcommon.ValueTypeBytes {
 		return false
 	}
-	bs := v.Bytes()
-	b := slices.Grow((*buf)[:0], bs.Len())
-	for _, c := range bs.All() {
-		b = append(b, c)
-	}
-	*buf = b
-	if len(b) == 0 || b[0] > fineRun {
+	b := v.Bytes()
+	n := b.Len()
+	if n == 0 || b.At(0) > fineRun {
 		return false
 	}
-	if b[0] == fineRun {
-		return readFineRun(b[1:], w)
+	if b.At(0) == fineRun {
+		return readFineRun(b, w)
 	}
-	b = b[1:]
-	w.FineIndex = slices.Grow(w.FineIndex[:0], len(b)/2)
-	w.FineCounts = slices.Grow(w.FineCounts[:0], len(b)/2)
-	prev := -1
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
+	// At most (n−1)/2 pairs, stored by index rather than appended.
+	m := (n - 1) / 2
+	idx, counts := slices.Grow(w.FineIndex[:0], m)[:m], slices.Grow(w.FineCounts[:0], m)[:m]
+	k, prev := 0, -1
+	for i := 1; i < n; {
+		var d, c uint64
+		if i+1 < n && b.At(i)|b.At(i+1) < 0x80 {
+			// A step and a count of one byte each, the common pair.
+			d, c = uint64(b.At(i)), uint64(b.At(i+1))
+			i += 2
+		} else {
+			var dn, cn int
+			if d, dn = varintAt(b, i, n); dn <= 0 || d > math.MaxInt32 {
+				return false
+			}
+			if c, cn = varintAt(b, i+dn, n); cn <= 0 {
+				return false
+			}
+			i += dn + cn
+		}
+		// prev ≤ MaxInt32 and d ≤ MaxInt32: the sum does not overflow.
+		if prev += int(d) + 1; prev > math.MaxInt32 {
 			return false
 		}
-		c, m := binary.Uvarint(b[n:])
-		if m <= 0 {
-			return false
-		}
-		b = b[n+m:]
-		prev += int(d) + 1
-		w.FineIndex = append(w.FineIndex, prev)
-		w.FineCounts = append(w.FineCounts, c)
+		idx[k], counts[k] = prev, c
+		k++
 	}
+	w.FineIndex, w.FineCounts = idx[:k], counts[:k]
 	return true
 }
 
-// readFineRun reads the fineRun form (after its first byte) into w.
-func readFineRun(b []byte, w *analysis.Window) bool {
-	if len(b) == 0 {
+// varintAt is uvarintAt of b, n bytes long, with the varints of one and
+// two bytes, the steps and counts of scattered buckets, read in line.
+func varintAt(b pcommon.ByteSlice, i, n int) (uint64, int) {
+	if i+1 < n {
+		x, y := b.At(i), b.At(i+1)
+		if x < 0x80 {
+			return uint64(x), 1
+		}
+		if y < 0x80 {
+			return uint64(x&0x7f) | uint64(y)<<7, 2
+		}
+	}
+	return uvarintAt(b, i)
+}
+
+// uvarintAt decodes the varint at b[i:] as binary.Uvarint does: the value
+// and the bytes read; 0 when b ends first, −(bytes read) when it
+// overflows 64 bits.
+func uvarintAt(b pcommon.ByteSlice, i int) (uint64, int) {
+	var x uint64
+	var s uint
+	for k := 0; i+k < b.Len(); k++ {
+		if k == binary.MaxVarintLen64 {
+			return 0, -(k + 1)
+		}
+		c := b.At(i + k)
+		if c < 0x80 {
+			if k == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -(k + 1)
+			}
+			return x | uint64(c)<<s, k + 1
+		}
+		x |= uint64(c&0x7f) << s
+		s += 7
+	}
+	return 0, 0
+}
+
+// readFineRun reads the fineRun form b into w.
+func readFineRun(b pcommon.ByteSlice, w *analysis.Window) bool {
+	if b.Len() < 2 {
 		return false
 	}
-	width := int(b[0])
-	first, n := binary.Uvarint(b[1:])
+	width := int(b.At(1))
+	first, n := uvarintAt(b, 2)
 	if (width != 1 && width != 2 && width != 4 && width != 8) || n <= 0 || first > math.MaxInt32 {
 		return false
 	}
-	b = b[1+n:]
-	if len(b)%width != 0 {
+	off := 2 + n
+	if (b.Len()-off)%width != 0 {
 		return false
 	}
 	w.FineIndex, w.FineFirst = nil, int(first)
-	counts := slices.Grow(w.FineCounts[:0], len(b)/width)[:len(b)/width]
-	switch width {
-	case 1:
-		for j, c := range b {
-			counts[j] = uint64(c)
-		}
-	case 2:
+	counts := slices.Grow(w.FineCounts[:0], (b.Len()-off)/width)[:(b.Len()-off)/width]
+	if width == 1 {
+		readBytes(counts, b, off)
+	} else {
 		for j := range counts {
-			counts[j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
-		}
-	case 4:
-		for j := range counts {
-			counts[j] = uint64(binary.LittleEndian.Uint32(b[4*j:]))
-		}
-	default:
-		for j := range counts {
-			counts[j] = binary.LittleEndian.Uint64(b[8*j:])
+			// Little endian, width bytes.
+			var c uint64
+			for k := width - 1; k >= 0; k-- {
+				c = c<<8 | uint64(b.At(off+j*width+k))
+			}
+			counts[j] = c
 		}
 	}
 	w.FineCounts = counts
 	return true
+}
+
+// readBytes sets dst[j] to the byte b[off+j] for every j. As copyCounts
+// does, it loads eight bytes between the stores, which then share one load
+// of pdata's slice.
+func readBytes(dst []uint64, b pcommon.ByteSlice, off int) {
+	j := 0
+	for ; j+8 <= len(dst); j += 8 {
+		i := off + j
+		c0, c1, c2, c3 := b.At(i), b.At(i+1), b.At(i+2), b.At(i+3)
+		c4, c5, c6, c7 := b.At(i+4), b.At(i+5), b.At(i+6), b.At(i+7)
+		d := dst[j : j+8 : j+8]
+		d[0], d[1], d[2], d[3] = uint64(c0), uint64(c1), uint64(c2), uint64(c3)
+		d[4], d[5], d[6], d[7] = uint64(c4), uint64(c5), uint64(c6), uint64(c7)
+	}
+	for ; j < len(dst); j++ {
+		dst[j] = uint64(b.At(off + j))
+	}
 }
 
 // sparseBuckets appends to bounds and counts the sparse buckets of the bin
@@ -309,15 +368,17 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 
 // windowScratch holds the windows ConsumeMetrics has read and not yet
 // given to the engine, with the buffers of their counts and sparse
-// indices (kept across dense windows, which have none), and the reader of
-// their layouts. One request uses it at a time.
+// indices, of their bins and of their analysis counts (kept across dense
+// windows and runs, which have none), and the reader of their layouts.
+// One request uses it at a time.
 type windowScratch struct {
-	batch []analysis.Window
-	idx   [][]int
-	fates []analysis.Contribution
-	n     int // windows in batch
-	bins  int // their counts
-	wire  wireReader
+	batch   []analysis.Window
+	idx     [][]int
+	fineIdx [][]int
+	fates   []analysis.Contribution
+	n       int // windows in batch
+	bins    int // their counts
+	wire    wireReader
 }
 
 // Bounds of the batch of windows ConsumeMetrics gives the engine at once:
@@ -336,18 +397,22 @@ const (
 func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool {
 	if sc.n == len(sc.batch) {
 		sc.batch, sc.idx = append(sc.batch, analysis.Window{}), append(sc.idx, nil)
-		sc.fates = append(sc.fates, 0)
+		sc.fineIdx, sc.fates = append(sc.fineIdx, nil), append(sc.fates, 0)
 	}
-	// The sparse indices' buffer is the slot's own: a dense window sets
-	// BinIndex nil, and the buffer is not made again for the next.
+	// The sparse indices' buffers are the slot's own: a dense window sets
+	// BinIndex nil, a run FineIndex, and the buffers are not made again
+	// for the next.
 	if sc.idx[sc.n] == nil {
 		sc.idx[sc.n] = make([]int, 0, 64)
 	}
 	w := &sc.batch[sc.n]
-	w.BinIndex = sc.idx[sc.n][:0]
+	w.BinIndex, w.FineIndex = sc.idx[sc.n][:0], sc.fineIdx[sc.n][:0]
 	ok := readWindow(dp, source, w, &sc.wire)
 	if w.BinIndex != nil {
 		sc.idx[sc.n] = w.BinIndex
+	}
+	if w.FineIndex != nil {
+		sc.fineIdx[sc.n] = w.FineIndex
 	}
 	if !ok {
 		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
@@ -425,9 +490,25 @@ type wireReader struct {
 	cache *wireCache
 	key   wireKey
 	last  *wireLayout // nil: none yet
-	// fine holds a window's analysis counts' bytes while they are read
-	// (readFine), reused: pdata copies bytes into a new slice to give them.
-	fine []byte
+	// start and end are the bounds of the last window read: the windows of
+	// a request share them.
+	start, end timeOf
+}
+
+// timeOf remembers the time of a timestamp, when ok.
+type timeOf struct {
+	ts pcommon.Timestamp
+	t  time.Time
+	ok bool
+}
+
+// at returns ts as a time (pcommon.Timestamp.AsTime), the last one's
+// again for the same ts.
+func (c *timeOf) at(ts pcommon.Timestamp) time.Time {
+	if !c.ok || ts != c.ts {
+		c.ts, c.t, c.ok = ts, ts.AsTime(), true
+	}
+	return c.t
 }
 
 // layout returns the layout of a point of the given key (wireCache.layout).
@@ -538,7 +619,7 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 		switch k {
 		case contract.AttrFine:
 			w.Fine = true
-			fineOK = fineOK && readFine(v, w, &cache.fine)
+			fineOK = fineOK && readFine(v, w)
 		case contract.AttrWeightSum:
 			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
 		case contract.AttrWeightSquares:
@@ -576,8 +657,8 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	}
 	w.DMaxNs, w.Bins, w.LogLinear = l.dmaxNs, l.bins, l.ll
 	w.SuccessSum = dp.Sum()
-	w.Start = dp.StartTimestamp().AsTime()
-	w.End = dp.Timestamp().AsTime()
+	w.Start = cache.start.at(dp.StartTimestamp())
+	w.End = cache.end.at(dp.Timestamp())
 	return true
 }
 
@@ -610,11 +691,12 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 		return true
 	}
 	prev := -1
+	upper := l.upper // loaded once, not a bound
 	for j := range n {
 		b := bounds.At(j)
 		i := prev + 1
 		// The next edge, as an agent writes it, is the common case.
-		if l.upper == nil || i >= l.bins || l.upper[i] != b {
+		if i >= len(upper) || upper[i] != b {
 			var ok bool
 			if i, ok = l.index(b); !ok || i <= prev {
 				return false

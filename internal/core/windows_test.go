@@ -5,8 +5,10 @@ package core
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -437,13 +439,13 @@ func TestFineCountsOnTheWire(t *testing.T) {
 	v, ok := a.Get(contract.AttrFine)
 	require.True(t, ok)
 	var got analysis.Window
-	require.True(t, readFine(v, &got, new([]byte)))
+	require.True(t, readFine(v, &got))
 	assert.Equal(t, w.FineIndex, got.FineIndex)
 	assert.Equal(t, w.FineCounts, got.FineCounts)
 	raw := v.Bytes().AsRaw()
 	v.Bytes().FromRaw(raw[:len(raw)-1])
-	assert.False(t, readFine(v, &analysis.Window{}, new([]byte)), "bytes that end inside a varint")
-	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}, new([]byte)), "an integer")
+	assert.False(t, readFine(v, &analysis.Window{}), "bytes that end inside a varint")
+	assert.False(t, readFine(pcommon.NewValueInt(3), &analysis.Window{}), "an integer")
 
 	// Mostly occupied: a run from the first bucket, its gaps as zeros.
 	w = analysis.Window{Fine: true, FineIndex: []int{10, 11, 13}, FineCounts: []uint64{2, 300, 4}}
@@ -451,10 +453,152 @@ func TestFineCountsOnTheWire(t *testing.T) {
 	putFine(a, &w, nil)
 	v, _ = a.Get(contract.AttrFine)
 	got = analysis.Window{}
-	require.True(t, readFine(v, &got, new([]byte)))
+	require.True(t, readFine(v, &got))
 	assert.Nil(t, got.FineIndex, "a run")
 	assert.Equal(t, 10, got.FineFirst)
 	assert.Equal(t, []uint64{2, 300, 0, 4}, got.FineCounts)
 	v.Bytes().FromRaw([]byte{2, 0})
-	assert.False(t, readFine(v, &analysis.Window{}, new([]byte)), "an unknown form")
+	assert.False(t, readFine(v, &analysis.Window{}), "an unknown form")
+}
+
+// TestFineReadInPlace: the analysis counts decoded from pdata's bytes in
+// place read what a decoder of the bytes copied out reads (fineFromRaw,
+// the reader before), for the two forms and each count width, and refuse
+// the same malformed bytes: random ones, runs cut inside a count, varints
+// that overflow 64 bits or end early.
+func TestFineReadInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var inputs [][]byte
+	for _, width := range []int{1, 2, 4, 8} {
+		for _, n := range []int{1, 7, 8, 9, 700} {
+			w := analysis.Window{Fine: true}
+			for j := range n {
+				w.FineIndex = append(w.FineIndex, 40+j)
+				w.FineCounts = append(w.FineCounts, rng.Uint64N(1<<(8*width-1))+1)
+			}
+			// One count that needs the width.
+			w.FineCounts[n-1] = 1 << (8*width - 1)
+			if width == 8 {
+				w.FineCounts[n-1] = math.MaxUint64
+			}
+			a := pcommon.NewMap()
+			putFine(a, &w, nil)
+			v, _ := a.Get(contract.AttrFine)
+			raw := v.Bytes().AsRaw()
+			require.Equal(t, byte(fineRun), raw[0])
+			require.Equal(t, byte(width), raw[1], "%d counts", n)
+			inputs = append(inputs, raw, raw[:len(raw)-1], raw[:2], raw[:1])
+			if n < 3 {
+				continue
+			}
+			// The same counts scattered: the pair form.
+			for j := range w.FineIndex {
+				w.FineIndex[j] = 3 * j * j
+			}
+			a = pcommon.NewMap()
+			putFine(a, &w, nil)
+			v, _ = a.Get(contract.AttrFine)
+			raw = v.Bytes().AsRaw()
+			require.Equal(t, byte(fineSparse), raw[0])
+			inputs = append(inputs, raw, raw[:len(raw)-1])
+		}
+	}
+	// Varints of 10 bytes and beyond, and at the limits of an index.
+	inputs = append(inputs,
+		[]byte{fineSparse, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		[]byte{fineSparse, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},
+		[]byte{fineSparse, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+		[]byte{fineSparse, 0xff, 0xff, 0xff, 0xff, 0x07, 1},
+		[]byte{fineSparse, 0xfe, 0xff, 0xff, 0xff, 0x07, 1, 0, 1},
+		[]byte{fineRun, 1, 0xff, 0xff, 0xff, 0xff, 0x07, 9},
+		[]byte{fineRun, 1, 0x80, 0x80, 0x80, 0x80, 0x08, 9},
+		[]byte{fineRun, 3, 0, 1, 2, 3},
+		[]byte{fineRun, 2, 0, 1, 2, 3},
+		[]byte{fineRun, 2, 0, 1, 2, 3, 4},
+		[]byte{}, []byte{2}, []byte{fineRun})
+	for range 2000 {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+			if rng.IntN(3) == 0 {
+				b[i] &= 0x7f
+			}
+		}
+		if len(b) > 0 {
+			b[0] %= 2
+		}
+		inputs = append(inputs, b)
+	}
+	for _, raw := range inputs {
+		v := pcommon.NewValueBytes()
+		v.Bytes().FromRaw(raw)
+		var got analysis.Window
+		ok := readFine(v, &got)
+		want, wantOK := fineFromRaw(raw)
+		require.Equal(t, wantOK, ok, "% x", raw)
+		if ok {
+			// An empty list of pairs reads as nil or empty: no count either way.
+			if len(got.FineCounts) == 0 {
+				got.FineIndex, got.FineCounts, want.FineIndex, want.FineCounts = nil, nil, nil, nil
+			}
+			assert.Equal(t, want.FineIndex, got.FineIndex, "% x", raw)
+			assert.Equal(t, want.FineFirst, got.FineFirst, "% x", raw)
+			assert.Equal(t, want.FineCounts, got.FineCounts, "% x", raw)
+		}
+	}
+}
+
+// fineFromRaw decodes putFine's bytes from a plain slice, with the
+// standard library's varints and little-endian words: the reference
+// readFine is held to.
+func fineFromRaw(b []byte) (analysis.Window, bool) {
+	var w analysis.Window
+	if len(b) == 0 || b[0] > fineRun {
+		return w, false
+	}
+	if b[0] == fineRun {
+		if len(b) < 2 {
+			return w, false
+		}
+		width := int(b[1])
+		first, n := binary.Uvarint(b[2:])
+		if (width != 1 && width != 2 && width != 4 && width != 8) || n <= 0 || first > math.MaxInt32 || (len(b)-2-n)%width != 0 {
+			return w, false
+		}
+		w.FineFirst, w.FineCounts = int(first), []uint64{}
+		for rest := b[2+n:]; len(rest) > 0; rest = rest[width:] {
+			var word [8]byte
+			copy(word[:], rest[:width])
+			w.FineCounts = append(w.FineCounts, binary.LittleEndian.Uint64(word[:]))
+		}
+		return w, true
+	}
+	w.FineIndex, w.FineCounts = []int{}, []uint64{}
+	prev := -1
+	for rest := b[1:]; len(rest) > 0; {
+		d, n := binary.Uvarint(rest)
+		if n <= 0 || d > math.MaxInt32 || prev+int(d)+1 > math.MaxInt32 {
+			return w, false
+		}
+		c, m := binary.Uvarint(rest[n:])
+		if m <= 0 {
+			return w, false
+		}
+		rest = rest[n+m:]
+		prev += int(d) + 1
+		w.FineIndex, w.FineCounts = append(w.FineIndex, prev), append(w.FineCounts, c)
+	}
+	return w, true
+}
+
+// TestWindowTimesRemembered: the times of a request's windows, converted
+// once for a run of windows that share a timestamp (timeOf), are each
+// window's own, the Unix epoch's included.
+func TestWindowTimesRemembered(t *testing.T) {
+	var c timeOf
+	for _, ts := range []pcommon.Timestamp{0, 0, 5e9, 5e9, 6e9, 0, 6e9} {
+		if got, want := c.at(ts), ts.AsTime(); !got.Equal(want) || got.Location() != want.Location() {
+			t.Errorf("timestamp %d: %v, want %v", ts, got, want)
+		}
+	}
 }
