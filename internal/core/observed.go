@@ -102,10 +102,10 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 	dp.SetTimestamp(end)
 	id.put(dp.Attributes(), 0)
 	dp.ExplicitBounds().FromRaw(bounds)
-	bc := dp.BucketCounts()
-	bc.EnsureCapacity(len(c.counts) + 1)
-	bc.Append(c.counts...)
-	bc.Append(0) // above dMax: no success
+	// Copied from a scratch slice (FromRaw), not appended to room made
+	// for them, which pdata would clear first.
+	b.obsCounts = append(append(b.obsCounts[:0], c.counts...), 0) // above dMax: no success
+	dp.BucketCounts().FromRaw(b.obsCounts)
 	dp.SetCount(c.n)
 	dp.SetSum(c.sum)
 	putDelayExemplars(dp.Exemplars(), xs)
