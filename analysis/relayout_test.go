@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
@@ -20,7 +21,7 @@ var testLayouts = new(contract.Layouts)
 func registryEngine(t *testing.T, lag time.Duration) (*Engine, any) {
 	t.Helper()
 	owner := new(int)
-	testLayouts.Register(owner, map[string]contract.Layout{"auto": {DMaxNs: int64(5 * time.Millisecond), Bins: 100}})
+	testLayouts.Register(owner, map[string]deltaq.Layout{"auto": {DMaxNs: int64(5 * time.Millisecond), Bins: 100}})
 	t.Cleanup(func() { testLayouts.Unregister(owner) })
 	e := newEngine(t, Config{
 		Interval: time.Second, Lag: lag, ConfiguredProbes: []string{"auto"},
@@ -48,7 +49,7 @@ func succ(end, delay time.Duration) Instance {
 func TestLayoutChangeAtWindowBoundary(t *testing.T) {
 	e, owner := registryEngine(t, time.Second)
 	addAll(e, succ(100*time.Millisecond, time.Millisecond))
-	testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(5 * time.Second), Bins: 100})
+	testLayouts.SetLayout(owner, "auto", deltaq.Layout{DMaxNs: int64(5 * time.Second), Bins: 100})
 	addAll(e,
 		succ(200*time.Millisecond, 3*time.Millisecond),   // window 0, old layout: success
 		succ(300*time.Millisecond, 10*time.Millisecond),  // window 0, old layout: timeout
@@ -75,7 +76,7 @@ func TestLayoutChangeAtWindowBoundary(t *testing.T) {
 // open window, the new layout applies at once, to the window being filled.
 func TestLayoutChangeWithoutOpenInstances(t *testing.T) {
 	e, owner := registryEngine(t, 0)
-	testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(time.Second), Bins: 10})
+	testLayouts.SetLayout(owner, "auto", deltaq.Layout{DMaxNs: int64(time.Second), Bins: 10})
 	addAll(e, succ(100*time.Millisecond, 150*time.Millisecond))
 	w := windowAt(t, e.Flush(at(500*time.Millisecond)), 0)
 	if w.Bins != 10 || !near(w.Width, 0.1) || w.BinCounts[1] != 1 {
@@ -93,7 +94,7 @@ func TestLayoutChangesQueue(t *testing.T) {
 	e, owner := registryEngine(t, 3*time.Second)
 	e.Advance(at(3 * time.Second)) // open windows 0 to 4
 	set := func(d time.Duration) {
-		testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(d), Bins: 100})
+		testLayouts.SetLayout(owner, "auto", deltaq.Layout{DMaxNs: int64(d), Bins: 100})
 	}
 	addAll(e, succ(1500*time.Millisecond, time.Millisecond)) // window 1 at 5 ms
 	set(20 * time.Millisecond)                               // replaced below before any instance
@@ -136,7 +137,7 @@ func TestLayoutMismatchAfterReclassifying(t *testing.T) {
 	e, owner := registryEngine(t, 3*time.Second)
 	e.Advance(at(3 * time.Second)) // open windows 0 to 4
 	set := func(d time.Duration) {
-		testLayouts.SetLayout(owner, "auto", contract.Layout{DMaxNs: int64(d), Bins: 100})
+		testLayouts.SetLayout(owner, "auto", deltaq.Layout{DMaxNs: int64(d), Bins: 100})
 	}
 	set(2 * time.Second)                                         // at once: nothing counted yet
 	addAll(e, succ(1500*time.Millisecond, 100*time.Millisecond)) // window 1 at 2 s
@@ -163,7 +164,7 @@ func TestLayoutMismatchAfterReclassifying(t *testing.T) {
 // keeps it whatever the registry announces.
 func TestFixedLayoutIgnoresRegistry(t *testing.T) {
 	owner := new(int)
-	testLayouts.Register(owner, map[string]contract.Layout{"fixed": {DMaxNs: int64(time.Second), Bins: 10}})
+	testLayouts.Register(owner, map[string]deltaq.Layout{"fixed": {DMaxNs: int64(time.Second), Bins: 10}})
 	t.Cleanup(func() { testLayouts.Unregister(owner) })
 	e := newEngine(t, Config{
 		Interval:         time.Second,
@@ -174,7 +175,7 @@ func TestFixedLayoutIgnoresRegistry(t *testing.T) {
 			return time.Duration(l.DMaxNs), l.Bins, ok
 		},
 	}, t0)
-	testLayouts.SetLayout(owner, "fixed", contract.Layout{DMaxNs: int64(5 * time.Second), Bins: 10})
+	testLayouts.SetLayout(owner, "fixed", deltaq.Layout{DMaxNs: int64(5 * time.Second), Bins: 10})
 	in := Instance{Probe: "fixed", Outcome: Success, Start: at(100 * time.Millisecond).UnixNano(), End: at(500 * time.Millisecond).UnixNano()}
 	addAll(e, in)
 	w := windowAt(t, e.Flush(at(time.Second)), 0)

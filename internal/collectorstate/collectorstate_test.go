@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // The collector's state is one: every factory that asks gets the same, so a
@@ -18,7 +18,7 @@ func TestCollectorIsOne(t *testing.T) {
 	a, b := Collector(), Collector()
 	require.Same(t, a, b)
 	owner := new(int)
-	a.Layouts.Register(owner, map[string]contract.Layout{"one": {DMaxNs: 1e9, Bins: 10}})
+	a.Layouts.Register(owner, map[string]deltaq.Layout{"one": {DMaxNs: 1e9, Bins: 10}})
 	t.Cleanup(func() { a.Layouts.Unregister(owner) })
 	_, ok := b.Layouts.LookupLayout("one")
 	assert.True(t, ok, "a probe registered through one Collector() is not seen through another")
@@ -31,7 +31,7 @@ func TestNewSharesNothing(t *testing.T) {
 	require.NotNil(t, a.Claims)
 	require.NotNil(t, a.Reload)
 	owner := new(int)
-	a.Layouts.Register(owner, map[string]contract.Layout{"only-a": {DMaxNs: 1e9, Bins: 10}})
+	a.Layouts.Register(owner, map[string]deltaq.Layout{"only-a": {DMaxNs: 1e9, Bins: 10}})
 	require.NoError(t, a.Claims.Claim(owner, "processor", "deltaq", []string{"only-a"}))
 	a.Reload.Park("processor/deltaq", 1)
 

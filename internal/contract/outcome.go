@@ -14,8 +14,8 @@
 //     deltaq.observed (output.go);
 //   - the adjusted counts of sampled spans (AdjustedCount, Weight;
 //     sampling.go);
-//   - the registry of probe layouts (Layouts, Layout; layout.go), of which
-//     each collector has one (internal/collectorstate).
+//   - the registry of probe layouts (Layouts, of deltaq.Layout;
+//     layouts.go), of which each collector has one (internal/collectorstate).
 //
 // The span contract in short. Every counted span of a probe carries
 // AttrProbe; a failure or a timeout also AttrOutcome, a success nothing

@@ -261,7 +261,7 @@ func (c *Config) engineConfig(layouts *contract.Layouts) analysis.Config {
 		if !ok || !l.Valid() || !l.IsLogLinear() {
 			return deltaq.LogLinear{}, false
 		}
-		return deltaq.LogLinear(l.LogLinear), true
+		return l.LogLinear, true
 	}
 	ac.LayoutGeneration = layouts.Generation
 	ac.WindowCounts = c.EmitWindows

@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
-	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 )
 
@@ -82,7 +81,7 @@ func (o *Observer) afterAdoption() {
 	for _, name := range o.adopted {
 		d, bins, ll, ok := o.engine.Layout(name)
 		l, registered := o.layouts.LookupLayout(name)
-		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != deltaq.LogLinear(l.LogLinear)) {
+		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != l.LogLinear) {
 			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
 				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),
 				zap.Duration("dmax", time.Duration(l.DMaxNs)), zap.Int("bins", l.Bins))

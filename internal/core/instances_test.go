@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
@@ -81,7 +82,7 @@ func TestLayoutFromTheFirstSpanThatCarriesIt(t *testing.T) {
 // time, so it is dropped (layout_mismatch); a timeout judged by the reader's
 // dMax or a longer one counts.
 func TestTimeoutLayoutDecidesWhetherItCounts(t *testing.T) {
-	registerProcessor(t, map[string]contract.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
+	registerProcessor(t, map[string]deltaq.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
 	h := newHarness(t, testConfig(), at(time.Second))
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
@@ -114,7 +115,7 @@ var illFormedOutcomes = []func(pcommon.Map){
 // of the three values makes the instance invalid: dropped and counted, not
 // taken for a success.
 func TestAbsentOutcomeIsASuccess(t *testing.T) {
-	registerProcessor(t, map[string]contract.Layout{"p": {DMaxNs: int64(50 * time.Millisecond), Bins: 50}})
+	registerProcessor(t, map[string]deltaq.Layout{"p": {DMaxNs: int64(50 * time.Millisecond), Bins: 50}})
 	h := newHarness(t, testConfig(), at(time.Second))
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
@@ -155,7 +156,7 @@ func TestAbsentOutcomeIsASuccess(t *testing.T) {
 // job's calculated median is then unreachable.
 func TestProcessorTimeoutsThatEndedAreCompletions(t *testing.T) {
 	for _, synthetic := range []bool{false, true} {
-		registerProcessor(t, map[string]contract.Layout{
+		registerProcessor(t, map[string]deltaq.Layout{
 			"a": {DMaxNs: int64(16 * time.Millisecond), Bins: 16}, "b": {DMaxNs: int64(16 * time.Millisecond), Bins: 16},
 			"job": {DMaxNs: int64(40 * time.Millisecond), Bins: 40}})
 		cfg := testConfig()

@@ -24,7 +24,7 @@ import (
 func logLinearWindows(t *testing.T, cfg *Config) *harness {
 	t.Helper()
 	ll := deltaq.LogLinear{Factor: 10, Low: int64(time.Millisecond), High: int64(10 * time.Second), Steps: 10}
-	registerProcessor(t, map[string]contract.Layout{"ll": {DMaxNs: ll.High, LogLinear: contract.LogLinear(ll)}})
+	registerProcessor(t, map[string]deltaq.Layout{"ll": {DMaxNs: ll.High, LogLinear: ll}})
 	h := newHarness(t, cfg, at(time.Second))
 	d := 10 * time.Second
 	h.consume(

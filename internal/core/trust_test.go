@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
@@ -38,7 +39,7 @@ var testLayouts = new(contract.Layouts)
 
 // registerProcessor registers probes as a deltaq processor of the test's
 // collector would, for the duration of the test.
-func registerProcessor(t *testing.T, probes map[string]contract.Layout) {
+func registerProcessor(t *testing.T, probes map[string]deltaq.Layout) {
 	t.Helper()
 	owner := new(int)
 	testLayouts.Register(owner, probes)
@@ -126,7 +127,7 @@ func TestForgedSpanCannotChangeTheLayout(t *testing.T) {
 			if from == "exporter" {
 				cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
 			} else {
-				registerProcessor(t, map[string]contract.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
+				registerProcessor(t, map[string]deltaq.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
 			}
 			h := newHarness(t, cfg, at(time.Second))
 			const windows = 5
@@ -163,7 +164,7 @@ func TestForgedSpanCannotChangeTheLayout(t *testing.T) {
 // counted), its timeouts after 50 ms, which might have ended within 100 ms,
 // are refused.
 func TestTwoCollectorsOneLayout(t *testing.T) {
-	registerProcessor(t, map[string]contract.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
+	registerProcessor(t, map[string]deltaq.Layout{"p": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
 	h := newHarness(t, testConfig(), at(time.Second))
 	other := func(s span) span { s.dmax, s.bins = 50*time.Millisecond, 50; return s }
 	h.consume(
@@ -212,7 +213,7 @@ func TestHostileInputCardinality(t *testing.T) {
 		maxProbes = 10
 		cdfPoints = 8
 	)
-	registerProcessor(t, map[string]contract.Layout{
+	registerProcessor(t, map[string]deltaq.Layout{
 		"a": {DMaxNs: int64(50 * time.Millisecond), Bins: 50},
 		"b": {DMaxNs: int64(50 * time.Millisecond), Bins: 50},
 	})
@@ -326,7 +327,7 @@ func TestHostileInputCardinality(t *testing.T) {
 // junk has been idle for probe_idle_timeout it is forgotten and new names
 // are admitted.
 func TestJunkNamesExpireAndNeverCrowdOutConfiguredProbes(t *testing.T) {
-	registerProcessor(t, map[string]contract.Layout{"real": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
+	registerProcessor(t, map[string]deltaq.Layout{"real": {DMaxNs: int64(100 * time.Millisecond), Bins: 100}})
 	cfg := testConfig()
 	cfg.ProbeIdleTimeout = 3 * time.Second
 	h := newHarness(t, cfg, at(time.Second))
@@ -417,7 +418,7 @@ func TestUnderResolvedProbesWarnOnceAndFireNoDivergence(t *testing.T) {
 // entry x are produced by no processor of this collector: a warning at
 // start names them, and each window without their instances counts them.
 func TestUnproducedReferencedProbes(t *testing.T) {
-	registerProcessor(t, map[string]contract.Layout{"a": {DMaxNs: int64(10 * time.Millisecond), Bins: 10}})
+	registerProcessor(t, map[string]deltaq.Layout{"a": {DMaxNs: int64(10 * time.Millisecond), Bins: 10}})
 	core, logs := observer.New(zapcore.WarnLevel)
 	cfg := testConfig()
 	cfg.Diagram = "e2e = a -> b;"
@@ -441,8 +442,8 @@ func TestUnproducedReferencedProbes(t *testing.T) {
 // the component refuses to start and says which probe was meant, where a
 // name far from every probe (zzz) would only be warned about.
 func TestMisspelledProbeRefusedAtStart(t *testing.T) {
-	layout := contract.Layout{DMaxNs: int64(time.Second), Bins: 100}
-	registerProcessor(t, map[string]contract.Layout{"checkout": layout, "inventory": layout, "payment": layout})
+	layout := deltaq.Layout{DMaxNs: int64(time.Second), Bins: 100}
+	registerProcessor(t, map[string]deltaq.Layout{"checkout": layout, "inventory": layout, "payment": layout})
 	cfg := testConfig()
 	cfg.Diagram = "checkout = inventory -> paymnet;"
 	cfg.Probes = map[string]analysis.ProbeConfig{"chekout": {}, "zzz": {}}

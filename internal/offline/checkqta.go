@@ -8,8 +8,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 )
@@ -43,7 +43,7 @@ func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[strin
 		if !ok {
 			continue
 		}
-		bounds, desc, err := bucketBounds(contract.Layout{DMaxNs: int64(lay.dmax), Bins: lay.bins})
+		bounds, desc, err := bucketBounds(deltaq.Layout{DMaxNs: int64(lay.dmax), Bins: lay.bins})
 		if err != nil {
 			continue // the layout's own check reports it
 		}

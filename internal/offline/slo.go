@@ -13,7 +13,6 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
-	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
@@ -69,7 +68,7 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		lay, ok := st.Layouts.LookupLayout(name)
 		switch {
 		case pc.DMax > 0 && pc.Bins > 0:
-			lay, ok = contract.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+			lay, ok = deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
 		case auto[name] != "":
 			p.NoBounds = auto[name]
 			ok = false
@@ -133,9 +132,9 @@ func SLOQoO(l *Loaded, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]s
 
 // bucketBounds returns the explicit bounds of deltaq.observed for a layout
 // in seconds, as the connector writes them, and a description.
-func bucketBounds(l contract.Layout) ([]float64, string, error) {
+func bucketBounds(l deltaq.Layout) ([]float64, string, error) {
 	if l.IsLogLinear() {
-		ll := deltaq.LogLinear(l.LogLinear)
+		ll := l.LogLinear
 		ns, err := ll.Edges()
 		if err != nil {
 			return nil, "", err

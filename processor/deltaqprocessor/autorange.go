@@ -13,8 +13,8 @@ package deltaqprocessor
 import (
 	"errors"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/autorange"
-	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
 // autoDMaxNanos checks the options of an auto probe (errs holds the bins
@@ -51,8 +51,8 @@ func (p *deltaqProcessor) rangeProbes(now int64) {
 			continue
 		}
 		if !ch.Suppressed {
-			p.layouts.SetLayout(p, pr.name, contract.Layout{DMaxNs: ch.To, Bins: int(pr.bins)})
+			p.layouts.SetLayout(p, pr.name, deltaq.Layout{DMaxNs: ch.To, Bins: pr.lay.Bins})
 		}
-		autorange.Log(p.logger, pr.auto, pr.name, int(pr.bins), ch, now)
+		autorange.Log(p.logger, pr.auto, pr.name, pr.lay.Bins, ch, now)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
@@ -181,7 +182,7 @@ func TestAutoRangeFollowsDelayJumps(t *testing.T) {
 			t.Errorf("window %d: bin width %g, want %g", k, width[k], want)
 		}
 	}
-	if l, _ := h.state.Layouts.LookupLayout("op"); l != (contract.Layout{DMaxNs: 5e6, Bins: 100}) {
+	if l, _ := h.state.Layouts.LookupLayout("op"); l != (deltaq.Layout{DMaxNs: 5e6, Bins: 100}) {
 		t.Errorf("registered layout %+v, want 5ms, 100 bins", l)
 	}
 	// Self-telemetry: three changes (learned, up, down) and the dMax.

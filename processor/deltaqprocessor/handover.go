@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
-	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 )
 
@@ -27,9 +26,7 @@ type parked struct {
 // an auto probe that has chosen its dMax, the tail it chose it from.
 type parkedProbe struct {
 	name    string
-	dMaxNs  int64 // in force
-	bins    int64
-	ll      deltaq.LogLinear
+	lay     deltaq.Layout // in force
 	decided bool
 	ref     int64
 }
@@ -43,7 +40,7 @@ func (p *deltaqProcessor) park() {
 	st := &parked{tracker: p.tracker}
 	for i := range p.m.probes {
 		pr := &p.m.probes[i]
-		pp := parkedProbe{name: pr.name, dMaxNs: pr.currentDMax(), bins: pr.bins, ll: pr.ll}
+		pp := parkedProbe{name: pr.name, lay: pr.layout()}
 		if pr.auto != nil {
 			pp.decided, pp.ref = pr.auto.Decided()
 		}
@@ -71,7 +68,7 @@ func (p *deltaqProcessor) adopt(st *parked) {
 		if ok {
 			p.adoptRange(&p.m.probes[j], &old)
 		}
-		if ok && p.m.probes[j].currentDMax() == old.dMaxNs && p.m.probes[j].bins == old.bins && p.m.probes[j].ll == old.ll {
+		if ok && p.m.probes[j].layout() == old.lay {
 			remap[i] = j
 			continue
 		}
@@ -102,8 +99,8 @@ func (p *deltaqProcessor) adopt(st *parked) {
 // its learning phase and the dMax is within the new bounds: a reload does
 // not send the probe back to learning. Called before the processor starts.
 func (p *deltaqProcessor) adoptRange(pr *probe, old *parkedProbe) {
-	if pr.auto == nil || !old.decided || old.bins != pr.bins || !pr.auto.Adopt(old.dMaxNs, old.ref) {
+	if pr.auto == nil || !old.decided || old.lay.Bins != pr.lay.Bins || !pr.auto.Adopt(old.lay.DMaxNs, old.ref) {
 		return
 	}
-	p.layouts.SetLayout(p, pr.name, contract.Layout{DMaxNs: old.dMaxNs, Bins: int(pr.bins)})
+	p.layouts.SetLayout(p, pr.name, deltaq.Layout{DMaxNs: old.lay.DMaxNs, Bins: pr.lay.Bins})
 }

@@ -87,7 +87,7 @@ func TestLogLinearProbeRegistersAndMarksSpans(t *testing.T) {
 	h := newHarness(t, testConfig(pc))
 	l, ok := h.state.Layouts.LookupLayout("search")
 	require.True(t, ok)
-	assert.Equal(t, contract.Layout{DMaxNs: int64(10 * time.Second), LogLinear: contract.LogLinear(searchLayout)}, l)
+	assert.Equal(t, deltaq.Layout{DMaxNs: int64(10 * time.Second), LogLinear: searchLayout}, l)
 	assert.True(t, l.Valid())
 
 	h.consumeTraces(tracesOf(

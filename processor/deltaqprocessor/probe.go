@@ -10,7 +10,6 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
-	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
@@ -30,13 +29,10 @@ const attrServiceName = "service.name"
 // probe is a compiled ProbeConfig.
 type probe struct {
 	name string
-	// dMaxNs is the configured dMax; for an auto probe (auto != nil) the
-	// provisional one, and auto.dMax is in force.
-	dMaxNs int64
-	bins   int64
-	// ll is the probe's log-linear buckets (binning), bins 0 then; zero for
-	// uniform bins.
-	ll deltaq.LogLinear
+	// lay is the configured layout: uniform bins, or the log-linear
+	// buckets of binning. For an auto probe (auto != nil) its dMax is the
+	// provisional one, and auto.DMax is in force (layout).
+	lay deltaq.Layout
 	// auto is the state of a probe with dmax: auto, nil otherwise.
 	auto *autorange.Range
 
@@ -49,15 +45,15 @@ type probe struct {
 // their own. Each error names the field.
 func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule, []error) {
 	var errs []error
-	p := probe{name: pc.Name, bins: int64(pc.Bins), failure: def}
+	p := probe{name: pc.Name, lay: deltaq.Layout{Bins: pc.Bins}, failure: def}
 	if pc.Name == "" {
 		errs = append(errs, confpath.Errorf(confpath.Fields("name"), "must not be empty"))
 	}
 	d, derrs := pc.DMaxNanos()
 	errs = append(errs, derrs...)
-	p.dMaxNs = d
+	p.lay.DMaxNs = d
 	if pc.Binning != nil && len(derrs) == 0 {
-		p.ll, _ = pc.logLinear()
+		p.lay.LogLinear, _ = pc.logLinear()
 	}
 	if pc.DMaxAuto && len(derrs) == 0 {
 		p.auto = autorange.New(pc.autoOptions(), pc.Bins)
@@ -73,11 +69,10 @@ func compileProbe(pc *ProbeConfig, def spanmatch.Failure) (probe, spanmatch.Rule
 }
 
 // layout returns the probe's layout in force, as the registry holds it.
-func (p *probe) layout() contract.Layout {
-	if p.ll != (deltaq.LogLinear{}) {
-		return contract.Layout{DMaxNs: p.ll.High, LogLinear: contract.LogLinear(p.ll)}
-	}
-	return contract.Layout{DMaxNs: p.currentDMax(), Bins: int(p.bins)}
+func (p *probe) layout() deltaq.Layout {
+	l := p.lay
+	l.DMaxNs = p.currentDMax()
+	return l
 }
 
 // currentDMax returns the dMax in force.
@@ -85,7 +80,7 @@ func (p *probe) currentDMax() int64 {
 	if p.auto != nil {
 		return p.auto.DMax()
 	}
-	return p.dMaxNs
+	return p.lay.DMaxNs
 }
 
 // classify returns the outcome of a span of duration d ns under a dMax of

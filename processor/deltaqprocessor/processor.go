@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.uber.org/zap"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
@@ -120,7 +121,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *collectors
 		tb.Shutdown()
 		return nil, err
 	}
-	own := make(map[string]contract.Layout, len(m.probes))
+	own := make(map[string]deltaq.Layout, len(m.probes))
 	for i := range m.probes {
 		pr := &m.probes[i]
 		own[pr.name] = pr.layout()
@@ -143,7 +144,7 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *collectors
 			continue // carried over a reload, with its dMax
 		}
 		p.logger.Info("deltaq: probe with dmax: auto, learning its delays", zap.String("probe", pr.name),
-			zap.Duration("dmax", time.Duration(pr.currentDMax())), zap.Int64("bins", pr.bins))
+			zap.Duration("dmax", time.Duration(pr.currentDMax())), zap.Int("bins", pr.lay.Bins))
 	}
 	return p, nil
 }
@@ -358,7 +359,7 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	}
 
 	pr := &p.m.probes[pi]
-	d, dMax := int64(end-start), pr.dMaxNs
+	d, dMax := int64(end-start), pr.lay.DMaxNs
 	if pr.auto != nil {
 		dMax = pr.auto.DMax()
 		pr.auto.Observe(d) // a late span's delay is a delay too
@@ -398,7 +399,7 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 
 // layoutAttrs returns the number of layout attributes putLayout writes.
 func layoutAttrs(pr *probe) int {
-	if pr.bins > 0 {
+	if pr.lay.Bins > 0 {
 		return 2
 	}
 	return 1
@@ -411,8 +412,8 @@ func layoutAttrs(pr *probe) int {
 // in internal/contract).
 func putLayout(attrs pcommon.Map, pr *probe, dMax int64) {
 	attrs.PutInt(contract.AttrDMaxNs, dMax)
-	if pr.bins > 0 {
-		attrs.PutInt(contract.AttrBins, pr.bins)
+	if pr.lay.Bins > 0 {
+		attrs.PutInt(contract.AttrBins, int64(pr.lay.Bins))
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
@@ -157,10 +158,10 @@ func TestProbesAreRegistered(t *testing.T) {
 	require.NoError(t, err)
 	l, ok := f.state.Layouts.LookupLayout("registry-a")
 	assert.True(t, ok)
-	assert.Equal(t, contract.Layout{DMaxNs: int64(40 * time.Millisecond), Bins: 20}, l)
+	assert.Equal(t, deltaq.Layout{DMaxNs: int64(40 * time.Millisecond), Bins: 20}, l)
 	l, ok = f.state.Layouts.LookupLayout("registry-b")
 	assert.True(t, ok)
-	assert.Equal(t, contract.Layout{DMaxNs: int64(400 * time.Millisecond), Bins: 100}, l)
+	assert.Equal(t, deltaq.Layout{DMaxNs: int64(400 * time.Millisecond), Bins: 100}, l)
 	assert.Subset(t, f.state.Layouts.RegisteredProbes(), []string{"registry-a", "registry-b"})
 
 	require.NoError(t, tp.Start(context.Background(), componenttest.NewNopHost()))

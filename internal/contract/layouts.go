@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // MaxNameLength bounds, in bytes, a probe name, a span name or a service
@@ -18,51 +20,19 @@ import (
 // values; the bound keeps one span from putting megabytes on every point.
 const MaxNameLength = 256
 
-// Layout is the shape of a probe's ΔQ histogram: dMax in nanoseconds and the
-// number of bins (bin width DMaxNs/Bins), or, for a probe with `binning:
-// log-linear`, the log-linear buckets LogLinear (DMaxNs = LogLinear.High,
-// Bins = 0). A probe's layout comes from configuration, never from span
-// data alone: the spans of a log-linear probe carry its dMax but no bin
-// count (the contract in outcome.go), so only a reader of this process,
-// through the registry, learns its buckets.
-type Layout struct {
-	DMaxNs int64
-	Bins   int
-	// LogLinear is the probe's log-linear binning; zero for uniform bins.
-	LogLinear LogLinear
-}
-
-// LogLinear is a log-linear binning as deltaq.LogLinear describes it (the
-// same fields, so that either converts to the other): this package stays
-// free of the algebra, for sdk/deltaqstart imports it into applications.
-type LogLinear struct {
-	Factor    int64
-	Low, High int64
-	Steps     int64
-}
-
-// IsLogLinear reports whether the layout has log-linear buckets.
-func (l Layout) IsLogLinear() bool { return l.LogLinear != (LogLinear{}) }
-
-// Valid reports whether the layout has a positive dMax and either a bin
-// count or log-linear buckets that end at dMax (not both).
-func (l Layout) Valid() bool {
-	if l.IsLogLinear() {
-		return l.Bins == 0 && l.DMaxNs > 0 && l.LogLinear.High == l.DMaxNs
-	}
-	return l.DMaxNs > 0 && l.Bins > 0
-}
-
-// Layouts is the registry of the probe layouts configured in the deltaq
-// processors of one collector, so that its connector or exporter takes a
-// probe's layout from the processor's configuration rather than from the
-// attributes of the spans it reads, and can warn at start about probes its
-// diagram names that no processor produces. The components are given
-// their collector's registry (internal/collectorstate); the zero Layouts is
-// empty and ready to use.
+// Layouts is the registry of the probe layouts (deltaq.Layout) configured
+// in the deltaq processors of one collector, so that its connector or
+// exporter takes a probe's layout from the processor's configuration
+// rather than from the attributes of the spans it reads, and can warn at
+// start about probes its diagram names that no processor produces. A
+// probe's layout comes from configuration, never from span data alone: the
+// spans of a log-linear probe carry its dMax but no bin count (the contract
+// in outcome.go), so only a reader of this process, through the registry,
+// learns its buckets. The components are given their collector's registry
+// (internal/collectorstate); the zero Layouts is empty and ready to use.
 type Layouts struct {
 	mu     sync.RWMutex
-	owners map[any]map[string]Layout
+	owners map[any]map[string]deltaq.Layout
 	order  []any // registration order: the first owner of a name wins
 	// gen counts the changes of the registry (Register, Unregister,
 	// SetLayout), so that a reader can tell with one atomic load whether a
@@ -83,7 +53,7 @@ func (r *Layouts) Generation() uint64 { return r.gen.Load() }
 // SetLayout changes the layout of one probe that owner registered, and
 // reports whether owner had registered it. Readers see the change through
 // LookupLayout and Generation.
-func (r *Layouts) SetLayout(owner any, name string, l Layout) bool {
+func (r *Layouts) SetLayout(owner any, name string, l deltaq.Layout) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m, ok := r.owners[owner]
@@ -100,15 +70,15 @@ func (r *Layouts) SetLayout(owner any, name string, l Layout) bool {
 
 // Register records the probes of one processor instance (owner), replacing
 // what that owner registered before.
-func (r *Layouts) Register(owner any, probes map[string]Layout) {
-	cp := make(map[string]Layout, len(probes))
+func (r *Layouts) Register(owner any, probes map[string]deltaq.Layout) {
+	cp := make(map[string]deltaq.Layout, len(probes))
 	for n, l := range probes {
 		cp[n] = l
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.owners == nil {
-		r.owners = make(map[any]map[string]Layout)
+		r.owners = make(map[any]map[string]deltaq.Layout)
 	}
 	if _, ok := r.owners[owner]; !ok {
 		r.order = append(r.order, owner)
@@ -132,7 +102,7 @@ func (r *Layouts) Unregister(owner any) {
 // LookupLayout returns the layout of a probe configured in a registered
 // processor; when several processors configure the probe, the first
 // registered wins.
-func (r *Layouts) LookupLayout(name string) (Layout, bool) {
+func (r *Layouts) LookupLayout(name string) (deltaq.Layout, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, o := range r.order {
@@ -140,7 +110,7 @@ func (r *Layouts) LookupLayout(name string) (Layout, bool) {
 			return l, true
 		}
 	}
-	return Layout{}, false
+	return deltaq.Layout{}, false
 }
 
 // RegisteredProbes returns the sorted names of the probes of every

@@ -6,6 +6,8 @@ package contract
 import (
 	"slices"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // TestRegistry: the first registered owner of a probe name wins a lookup;
@@ -14,10 +16,10 @@ import (
 func TestRegistry(t *testing.T) {
 	r := new(Layouts)
 	a, b := new(int), new(int)
-	r.Register(a, map[string]Layout{"checkout": {DMaxNs: 2e9, Bins: 200}, "payment": {DMaxNs: 1e9, Bins: 125}})
-	r.Register(b, map[string]Layout{"checkout": {DMaxNs: 1e9, Bins: 10}, "search": {DMaxNs: 5e8, Bins: 50}})
+	r.Register(a, map[string]deltaq.Layout{"checkout": {DMaxNs: 2e9, Bins: 200}, "payment": {DMaxNs: 1e9, Bins: 125}})
+	r.Register(b, map[string]deltaq.Layout{"checkout": {DMaxNs: 1e9, Bins: 10}, "search": {DMaxNs: 5e8, Bins: 50}})
 
-	if l, ok := r.LookupLayout("checkout"); !ok || l != (Layout{DMaxNs: 2e9, Bins: 200}) {
+	if l, ok := r.LookupLayout("checkout"); !ok || l != (deltaq.Layout{DMaxNs: 2e9, Bins: 200}) {
 		t.Errorf("checkout: %v %v, want the first owner's layout", l, ok)
 	}
 	if _, ok := r.LookupLayout("inventory"); ok {
@@ -27,10 +29,10 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("r.RegisteredProbes() = %v, want %v", got, want)
 	}
 	r.Unregister(a)
-	if l, ok := r.LookupLayout("checkout"); !ok || l != (Layout{DMaxNs: 1e9, Bins: 10}) {
+	if l, ok := r.LookupLayout("checkout"); !ok || l != (deltaq.Layout{DMaxNs: 1e9, Bins: 10}) {
 		t.Errorf("checkout after a left: %v %v, want b's layout", l, ok)
 	}
-	r.Register(b, map[string]Layout{"search": {DMaxNs: 5e8, Bins: 50}})
+	r.Register(b, map[string]deltaq.Layout{"search": {DMaxNs: 5e8, Bins: 50}})
 	if _, ok := r.LookupLayout("checkout"); ok {
 		t.Error("checkout still found after its last owner re-registered without it")
 	}
@@ -46,22 +48,22 @@ func TestSetLayout(t *testing.T) {
 	r := new(Layouts)
 	a, b := new(int), new(int)
 	g0 := r.Generation()
-	r.Register(a, map[string]Layout{"checkout": {DMaxNs: 60e9, Bins: 100}})
+	r.Register(a, map[string]deltaq.Layout{"checkout": {DMaxNs: 60e9, Bins: 100}})
 	g1 := r.Generation()
 	if g1 <= g0 {
 		t.Fatalf("Generation after Register = %d, want > %d", g1, g0)
 	}
-	if !r.SetLayout(a, "checkout", Layout{DMaxNs: 5e6, Bins: 100}) {
+	if !r.SetLayout(a, "checkout", deltaq.Layout{DMaxNs: 5e6, Bins: 100}) {
 		t.Fatal("r.SetLayout(a, checkout) = false, want true")
 	}
-	if l, _ := r.LookupLayout("checkout"); l != (Layout{DMaxNs: 5e6, Bins: 100}) {
+	if l, _ := r.LookupLayout("checkout"); l != (deltaq.Layout{DMaxNs: 5e6, Bins: 100}) {
 		t.Errorf("checkout after SetLayout: %v, want dMax 5ms", l)
 	}
 	g2 := r.Generation()
 	if g2 <= g1 {
 		t.Errorf("Generation after SetLayout = %d, want > %d", g2, g1)
 	}
-	if r.SetLayout(a, "payment", Layout{DMaxNs: 1e9, Bins: 10}) || r.SetLayout(b, "checkout", Layout{DMaxNs: 1e9, Bins: 10}) {
+	if r.SetLayout(a, "payment", deltaq.Layout{DMaxNs: 1e9, Bins: 10}) || r.SetLayout(b, "checkout", deltaq.Layout{DMaxNs: 1e9, Bins: 10}) {
 		t.Error("SetLayout of a probe its owner did not register = true")
 	}
 	if _, ok := r.LookupLayout("payment"); ok || r.Generation() != g2 {
