@@ -6,7 +6,6 @@ package analysis
 import (
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 )
@@ -65,9 +64,9 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		// A probe whose layout the new configuration changes keeps its open
 		// windows in the old layout and moves to the new one from its next
 		// window (relayout.go), where it starts afresh.
-		var relayout layout
+		var relayout deltaq.Layout
 		switch {
-		case np != nil && np.lay.valid() && op.lay.valid() && np.lay != op.latest():
+		case np != nil && np.lay.Valid() && op.lay.Valid() && np.lay != op.latest():
 			relayout = np.lay
 			ad.Fresh[op.name] = "its dmax or bins changed: the new layout applies from its next window"
 		case np == nil && e.unconfigured >= e.cfg.MaxProbes:
@@ -78,7 +77,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		}
 		// The open windows keep the layouts they were counted in, and the
 		// switches still due (relayout.go) with them.
-		if op.lay.valid() {
+		if op.lay.Valid() {
 			np.lay, np.pend = op.lay, append(np.pend[:0], op.pend...)
 		}
 		np.lastK = op.lastK
@@ -87,7 +86,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 				e.slots[e.slotOf(k)].accs[np.idx] = a
 			}
 		}
-		if relayout.valid() {
+		if relayout.Valid() {
 			e.switchLayout(np, relayout)
 		}
 		e.an.adopt(old.an, op.name)
@@ -133,20 +132,16 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 	ns.slack.v = append(ns.slack.v[:0], vs...)
 }
 
-// Layout returns the dMax and bin count of the probe's newest windows, or
-// for log-linear buckets the dMax, no bin count and the buckets ll (as the
-// processor registers them); false when the engine does not track the
-// probe or has no layout for it yet.
-func (e *Engine) Layout(name string) (dmax time.Duration, bins int, ll deltaq.LogLinear, ok bool) {
+// Layout returns the layout of the probe's newest windows, as the
+// processor registers it; false when the engine does not track the probe
+// or has no layout for it yet.
+func (e *Engine) Layout(name string) (deltaq.Layout, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := e.byName[name]
 	if p == nil {
-		return 0, 0, deltaq.LogLinear{}, false
+		return deltaq.Layout{}, false
 	}
 	l := p.latest()
-	if l.logLinear() {
-		return time.Duration(l.dmaxNs), 0, l.ll, l.valid()
-	}
-	return time.Duration(l.dmaxNs), l.bins, deltaq.LogLinear{}, l.valid()
+	return l, l.Valid()
 }

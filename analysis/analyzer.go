@@ -36,7 +36,7 @@ type analyzer struct {
 	// layOf holds the window's layout of every probe tracked (zero: none
 	// yet); divObs the observed ΔQs of the diagram's calculated probes on
 	// the grid of their calculated ΔQs (fine.go); reused across windows.
-	layOf        map[string]layout
+	layOf        map[string]deltaq.Layout
 	divObs       map[string]deltaq.DeltaQ
 	divObsBounds map[string]deltaq.Bounds
 	// reach holds the largest delay each diagram probe's instances reached
@@ -138,7 +138,7 @@ func newAnalyzer(cfg *compiled) *analyzer {
 		coarse:       make(map[string]bool),
 		effective:    make(map[string]float64),
 		inDiagram:    make(map[string]bool),
-		layOf:        make(map[string]layout),
+		layOf:        make(map[string]deltaq.Layout),
 		divObs:       make(map[string]deltaq.DeltaQ),
 		divObsBounds: make(map[string]deltaq.Bounds),
 		reach:        make(map[string]int64),
@@ -372,7 +372,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 		var err error
 		if h := ac.ll; h != nil {
 			pr.Counts = Counts{Success: h.Successes(), Timeout: h.Timeouts(), Failure: h.Failures()}
-			pr.Width, pr.Bins = ac.lay.width(), ac.lay.bins
+			pr.Width, pr.Bins = ac.lay.Grid()
 			pr.BinCounts = append([]uint64(nil), h.Counts()...)
 			pr.Edges = upperEdges(h.Edges())
 			pr.LogLinear = h.Layout()
@@ -409,8 +409,8 @@ func (a *analyzer) observe(r *Result, c *closing) {
 				pr.FineIndex, pr.FineCounts = ac.fine.Sparse()
 			}
 			pr.fineComplete = a.cfg.WindowCounts
-			if a.layOf[pr.Name].dmaxNs > 0 {
-				pr.fine, pr.fineCut = ac.fine, a.layOf[pr.Name].dmaxNs
+			if a.layOf[pr.Name].DMaxNs > 0 {
+				pr.fine, pr.fineCut = ac.fine, a.layOf[pr.Name].DMaxNs
 			}
 		}
 	}

@@ -148,28 +148,23 @@ type Config struct {
 	// the window: set by an agent that emits its windows. Set by the
 	// program, never read from a configuration.
 	WindowCounts bool `mapstructure:"-"`
-	// LookupLayout, if not nil, returns the dMax and bin count configured
-	// outside this Config for a probe (by the deltaq processor that
-	// produces it). A probe's layout is, in this order: Probes[name].DMax
-	// and Bins; LookupLayout(name); the layout of the probe's first
-	// accepted instance. It is called when a probe is first seen, under
-	// the engine's ingestion lock, and must be safe for concurrent use. Set
-	// by the program, never read from a configuration.
-	LookupLayout func(probe string) (dmax time.Duration, bins int, ok bool) `mapstructure:"-"`
-	// LookupLogLinear, if not nil, returns the log-linear buckets
-	// configured outside this Config for a probe (a deltaq processor's
-	// `binning: log-linear`); when it knows the probe, they are its layout,
-	// with dMax = High, and LookupLayout is not asked. Such a probe's
-	// windows count instances per bucket (deltaq.LogLinearHistogram), and
-	// the operators read its observed ΔQ on the uniform grid
-	// LogLinear.GridWidth(deltaq.MaxGridBins). The same rules as for
-	// LookupLayout apply.
-	LookupLogLinear func(probe string) (deltaq.LogLinear, bool) `mapstructure:"-"`
+	// LookupLayout, if not nil, returns the layout configured outside this
+	// Config for a probe (by the deltaq processor that produces it): dMax
+	// and uniform bins, or log-linear buckets (a processor's `binning:
+	// log-linear`), whose windows count instances per bucket
+	// (deltaq.LogLinearHistogram) and whose observed ΔQ the operators read
+	// on the uniform grid deltaq.Layout.Grid. A probe's layout is, in this
+	// order: Probes[name].DMax and Bins, or its Binning; LookupLayout(name);
+	// the layout of the probe's first accepted instance. An invalid layout
+	// is ignored. It is called when a probe is first seen, under the
+	// engine's ingestion lock, and must be safe for concurrent use. Set by
+	// the program, never read from a configuration.
+	LookupLayout func(probe string) (deltaq.Layout, bool) `mapstructure:"-"`
 	// LayoutGeneration, if not nil, counts the changes of the layouts
-	// LookupLayout and LookupLogLinear answer from (the processors'
-	// registry, contract.Layouts.Generation): when it moves, the engine
-	// looks them up again (relayout.go). Set by the program, never read
-	// from a configuration.
+	// LookupLayout answers from (the processors' registry,
+	// contract.Layouts.Generation): when it moves, the engine looks them up
+	// again (relayout.go). Set by the program, never read from a
+	// configuration.
 	LayoutGeneration func() uint64 `mapstructure:"-"`
 }
 

@@ -10,10 +10,10 @@
 // polling windows by end time (thesis 3.6): window k holds the instances
 // that ended in [k·I, (k+1)·I) and closes Lag after its end, so instances
 // that end just before a boundary but arrive late still count. Each probe
-// has, per window, a fixed-memory deltaq.Histogram whose shape (dMax, bins)
-// is the probe's layout, or, for a probe with log-linear buckets
-// (Config.LookupLogLinear), a deltaq.LogLinearHistogram whose observed ΔQ
-// is read on a uniform grid (deltaq.LogLinear.GridWidth).
+// has a layout (deltaq.Layout) and, per window, a fixed-memory
+// deltaq.Histogram of its dMax and bins, or, for log-linear buckets, a
+// deltaq.LogLinearHistogram whose observed ΔQ is read on a uniform grid
+// (deltaq.Layout.Grid).
 //
 // Where to look:
 //

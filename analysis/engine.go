@@ -142,7 +142,7 @@ type Engine struct {
 	// (addWindow): the windows of a request share both, and then find
 	// their agent without a hash.
 	known    knownSource
-	free     map[layout][]*acc
+	free     map[deltaq.Layout][]*acc
 	drops    Drops
 	counted  int64
 	rebinned int64
@@ -182,53 +182,22 @@ type Engine struct {
 	an  *analyzer
 }
 
-// layout is the shape of a probe's histogram: dMax in nanoseconds and bins,
-// or log-linear buckets ll (ll.High = dMax) whose ΔQ is read on a grid of
-// bins bins (logLinearLayout).
-type layout struct {
-	dmaxNs int64
-	bins   int
-	ll     deltaq.LogLinear
-}
-
-func (l layout) valid() bool { return l.dmaxNs > 0 && l.bins > 0 && l.bins <= deltaq.MaxBins }
-
-// logLinear reports whether the layout has log-linear buckets.
-func (l layout) logLinear() bool { return l.ll != (deltaq.LogLinear{}) }
-
-// width is the bin width of the layout's ΔQ, in seconds.
-func (l layout) width() float64 {
-	if l.logLinear() {
-		w, _ := l.ll.GridWidth(deltaq.MaxGridBins)
-		return w
-	}
-	return float64(l.dmaxNs) / 1e9 / float64(l.bins)
-}
-
-// logLinearLayout returns the layout of log-linear buckets ll, read on the
-// grid of at most deltaq.MaxGridBins bins (deltaq.LogLinear.GridWidth), or
-// false when ll is not a valid layout.
-func logLinearLayout(ll deltaq.LogLinear) (layout, bool) {
-	if _, err := ll.Edges(); err != nil {
-		return layout{}, false
-	}
-	_, bins := ll.GridWidth(deltaq.MaxGridBins)
-	l := layout{dmaxNs: ll.High, bins: bins, ll: ll}
-	return l, l.valid()
-}
+// A probe's layout is a deltaq.Layout: dMax and uniform bins, or
+// log-linear buckets, made by deltaq.LogLinearLayout, which checks them,
+// whose ΔQ is read on their grid (deltaq.Layout.Grid).
 
 // carries reports whether own, the dMax and bins an instance carries, is
 // layout l. The spans of a log-linear probe carry its dMax and no bins
 // (the contract in internal/contract).
-func (l *layout) carries(own layout) bool {
-	if l.logLinear() {
-		return own.dmaxNs == l.dmaxNs && own.bins == 0
+func carries(l *deltaq.Layout, own deltaq.Layout) bool {
+	if l.IsLogLinear() {
+		return own.DMaxNs == l.DMaxNs && own.Bins == 0
 	}
 	return own == *l
 }
 
 // ownLayout is the layout an instance carries itself (zero: none).
-func ownLayout(in *Instance) layout { return layout{dmaxNs: in.DMaxNs, bins: in.Bins} }
+func ownLayout(in *Instance) deltaq.Layout { return deltaq.Layout{DMaxNs: in.DMaxNs, Bins: in.Bins} }
 
 // noWindow is the last window of a probe that has counted no instance.
 const noWindow = math.MinInt64
@@ -244,7 +213,7 @@ type probe struct {
 	// switch; pend are the switches to later layouts, by increasing
 	// window, each after the last window with an instance of the layout
 	// before (relayout.go).
-	lay  layout
+	lay  deltaq.Layout
 	pend []layoutSwitch
 	// fixed: the layout comes from Config.Probes, and no announcement of
 	// a processor changes it. local: it comes from a processor of this
@@ -263,7 +232,7 @@ type probe struct {
 // acc accumulates one probe's instances in one window: in hist, or for a
 // log-linear layout in ll (hist nil).
 type acc struct {
-	lay  layout
+	lay  deltaq.Layout
 	hist *deltaq.Histogram
 	ll   *deltaq.LogLinearHistogram
 	sum  float64 // Σ successful delays × adjusted counts, seconds
@@ -411,7 +380,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		lag:      int64(cc.Lag),
 		idle:     int64(cc.ProbeIdleTimeout),
 		byName:   make(map[string]*probe),
-		free:     make(map[layout][]*acc),
+		free:     make(map[deltaq.Layout][]*acc),
 		llEdges:  make(map[deltaq.LogLinear][]int64),
 		pending:  make(map[string]*probe),
 		minEnd:   math.MaxInt64,
@@ -436,16 +405,16 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 	// are reported too.
 	e.gen = e.layoutGeneration()
 	for _, name := range an.knownProbes() {
-		var l layout
+		var l deltaq.Layout
 		fixed, local := false, false
 		pc, ok := e.cfg.Probes[name]
 		switch {
 		case ok && pc.DMax > 0 && pc.Bins > 0:
-			l, fixed = layout{dmaxNs: int64(pc.DMax), bins: pc.Bins}, true
+			l, fixed = deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
 		case ok && pc.Binning != nil:
 			// Checked by compile.
 			ll, _ := pc.Binning.LogLinear()
-			l, fixed = logLinearLayout(ll)
+			l, fixed = deltaq.LogLinearLayout(ll)
 		default:
 			l, local = e.lookup(name)
 		}
@@ -464,24 +433,24 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// lookup returns the layout Config.LookupLogLinear, else
-// Config.LookupLayout, gives a probe, if valid.
-func (e *Engine) lookup(name string) (layout, bool) {
-	if e.cfg.LookupLogLinear != nil {
-		if ll, ok := e.cfg.LookupLogLinear(name); ok {
-			return logLinearLayout(ll)
-		}
-	}
+// lookup returns the layout Config.LookupLayout gives a probe, if valid:
+// log-linear buckets are checked (deltaq.LogLinearLayout).
+func (e *Engine) lookup(name string) (deltaq.Layout, bool) {
 	if e.cfg.LookupLayout == nil {
-		return layout{}, false
+		return deltaq.Layout{}, false
 	}
-	d, bins, ok := e.cfg.LookupLayout(name)
-	l := layout{dmaxNs: int64(d), bins: bins}
-	return l, ok && l.valid()
+	l, ok := e.cfg.LookupLayout(name)
+	switch {
+	case !ok:
+		return deltaq.Layout{}, false
+	case l.IsLogLinear():
+		return deltaq.LogLinearLayout(l.LogLinear)
+	}
+	return l, l.Valid()
 }
 
 // register adds a probe, reusing a free index. Called with mu held.
-func (e *Engine) register(name string, configured bool, l layout) *probe {
+func (e *Engine) register(name string, configured bool, l deltaq.Layout) *probe {
 	name = strings.Clone(name) // do not keep the caller's (pdata) memory alive
 	p := &probe{name: name, configured: configured, lay: l, lastK: noWindow, lastVote: noWindow}
 	if n := len(e.freeIdx); n > 0 {
@@ -509,13 +478,13 @@ func (e *Engine) register(name string, configured bool, l layout) *probe {
 // thesis's 1000 bins (the processor's own limit, which bounds the memory an
 // instance can ask for) and one of the MaxProbes places. Called with mu
 // held.
-func (e *Engine) admit(name string, own layout) (*probe, DropReason) {
+func (e *Engine) admit(name string, own deltaq.Layout) (*probe, DropReason) {
 	if l, ok := e.lookup(name); ok {
 		p := e.register(name, true, l)
 		p.local = true
 		return p, 0
 	}
-	if !own.valid() || own.bins > deltaq.MaxThesisBins {
+	if !own.Valid() || own.Bins > deltaq.MaxThesisBins {
 		return nil, DropInvalid
 	}
 	if e.unconfigured >= e.cfg.MaxProbes {
@@ -662,10 +631,10 @@ func (e *Engine) place(p *probe, in *Instance) {
 		a = e.newAcc(*lay)
 		s.accs[p.idx] = a
 	}
-	e.count(a, in, oc, lay.dmaxNs)
+	e.count(a, in, oc, lay.DMaxNs)
 	p.lastK = max(p.lastK, k)
 	// The instance's own layout, when it carries one (a processor's).
-	if (in.DMaxNs != 0 || in.Bins != 0) && !lay.carries(ownLayout(in)) {
+	if (in.DMaxNs != 0 || in.Bins != 0) && !carries(lay, ownLayout(in)) {
 		e.rebinned++
 	}
 	e.counted++
@@ -713,7 +682,7 @@ func (e *Engine) count(a *acc, in *Instance, oc Outcome, dmax int64) {
 // probeFor returns the probe an instance of the given name and own layout
 // counts in, with a valid layout, admitting a new probe; or nil and why
 // not. Called with mu held.
-func (e *Engine) probeFor(name string, own layout) (*probe, DropReason) {
+func (e *Engine) probeFor(name string, own deltaq.Layout) (*probe, DropReason) {
 	p := e.byName[name]
 	if p == nil {
 		var why DropReason
@@ -721,12 +690,12 @@ func (e *Engine) probeFor(name string, own layout) (*probe, DropReason) {
 			return nil, why
 		}
 	}
-	if !p.lay.valid() {
+	if !p.lay.Valid() {
 		// A configured probe without a configured layout: a processor
 		// registered after the engine was made, else its first instance.
 		if l, ok := e.lookup(p.name); ok {
 			p.lay, p.local = l, true
-		} else if own.valid() && own.bins <= deltaq.MaxThesisBins {
+		} else if own.Valid() && own.Bins <= deltaq.MaxThesisBins {
 			p.lay = own
 		} else {
 			return nil, DropInvalid
@@ -797,23 +766,23 @@ func (e *Engine) windowOf(oc Outcome, end int64) (int64, bool) {
 }
 
 // newAcc returns an empty accumulator of layout l, reusing a free one.
-func (e *Engine) newAcc(l layout) *acc {
+func (e *Engine) newAcc(l deltaq.Layout) *acc {
 	if f := e.free[l]; len(f) > 0 {
 		a := f[len(f)-1]
 		e.free[l] = f[:len(f)-1]
 		return a
 	}
-	if l.logLinear() {
-		h, err := deltaq.NewLogLinearHistogram(l.ll)
+	if l.IsLogLinear() {
+		h, err := deltaq.NewLogLinearHistogram(l.LogLinear)
 		if err != nil {
-			// logLinearLayout checked the buckets.
+			// deltaq.LogLinearLayout checked the buckets.
 			panic(fmt.Sprintf("analysis: log-linear histogram for a valid layout: %v", err))
 		}
 		return &acc{lay: l, ll: h, picks: e.newPicks(), fine: e.fine.NewHistogram()}
 	}
-	h, err := deltaq.NewHistogram(l.width(), l.bins)
+	h, err := deltaq.NewHistogram(l.Grid())
 	if err != nil {
-		// layout.valid() guarantees a positive width and 1 ≤ bins ≤ MaxBins.
+		// Layout.Valid guarantees a positive width and 1 ≤ bins ≤ MaxBins.
 		panic(fmt.Sprintf("analysis: histogram for a valid layout: %v", err))
 	}
 	return &acc{lay: l, hist: h, picks: e.newPicks(), fine: e.fine.NewHistogram()}
@@ -887,9 +856,9 @@ func (e *Engine) Stats() Stats {
 // closing is a window detached from the open set, ready for analysis.
 type closing struct {
 	start, end int64
-	names      []string // names of the probes tracked at detach time
-	accs       []*acc   // parallel to names
-	lays       []layout // parallel to names: the window's layout of each (zero: none yet)
+	names      []string        // names of the probes tracked at detach time
+	accs       []*acc          // parallel to names
+	lays       []deltaq.Layout // parallel to names: the window's layout of each (zero: none yet)
 	// forget names the probes forgotten after this window: their analysis
 	// state goes once the window is analysed.
 	forget []string
@@ -994,7 +963,7 @@ func (e *Engine) detach() closing {
 		end:   (e.k0 + 1) * e.interval,
 		names: make([]string, 0, e.live),
 		accs:  make([]*acc, 0, e.live),
-		lays:  make([]layout, 0, e.live),
+		lays:  make([]deltaq.Layout, 0, e.live),
 	}
 	for i, p := range e.probes {
 		if p != nil {
@@ -1036,7 +1005,7 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	// Keep for reuse only the accumulators of layouts a probe uses now:
 	// probes come and go with their layouts, and free lists of abandoned
 	// layouts would otherwise grow without bound.
-	inUse := make(map[layout]bool, len(e.probes))
+	inUse := make(map[deltaq.Layout]bool, len(e.probes))
 	for _, p := range e.probes {
 		if p != nil {
 			inUse[p.lay] = true

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
 )
 
 // t0 is a window boundary: windows are aligned on the Unix epoch.
@@ -327,8 +329,8 @@ func TestForgedLayoutCannotTurnSuccessesIntoTimeouts(t *testing.T) {
 		first []Instance // before the first window
 	}{
 		{"exporter probes", Config{Probes: map[string]ProbeConfig{"p": {DMax: testDMax, Bins: testBins}}}, nil},
-		{"processor layout", Config{LookupLayout: func(name string) (time.Duration, int, bool) {
-			return testDMax, testBins, name == "p"
+		{"processor layout", Config{LookupLayout: func(name string) (deltaq.Layout, bool) {
+			return deltaq.Layout{DMaxNs: int64(testDMax), Bins: testBins}, name == "p"
 		}}, nil},
 		{"first instance", Config{}, []Instance{ok("p", 500*time.Millisecond, 10500*time.Microsecond)}},
 	}
@@ -453,8 +455,8 @@ func TestJunkNamesNeverCrowdOutConfiguredProbes(t *testing.T) {
 	cfg := Config{Interval: time.Second, Lag: time.Second, Diagram: "e2e = a -> b;",
 		Probes:           map[string]ProbeConfig{"real": {}},
 		ConfiguredProbes: []string{"reg"},
-		LookupLayout: func(name string) (time.Duration, int, bool) {
-			return testDMax, testBins, name == "proc" || name == "reg"
+		LookupLayout: func(name string) (deltaq.Layout, bool) {
+			return deltaq.Layout{DMaxNs: int64(testDMax), Bins: testBins}, name == "proc" || name == "reg"
 		},
 	}
 	e := newEngine(t, cfg, at(time.Second))

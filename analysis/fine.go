@@ -36,9 +36,9 @@ import (
 // analysisRange returns the probe's analysis range, ns: the largest dMax of
 // the probe and of every whole of the diagram it enters.
 func (a *analyzer) analysisRange(name string) int64 {
-	r := a.layOf[name].dmaxNs
+	r := a.layOf[name].DMaxNs
 	for _, w := range a.wholesOf[name] {
-		r = max(r, a.layOf[w].dmaxNs)
+		r = max(r, a.layOf[w].DMaxNs)
 	}
 	return r
 }
@@ -162,7 +162,7 @@ func (a *analyzer) grid(pr *ProbeResult, w float64, bins int, cut int64) (deltaq
 // the analysis range) make the whole's timeouts, intangible here as in
 // the observed ΔQ. Unchanged when the probe's dMax is unknown or beyond dq.
 func (a *analyzer) ownRange(name string, dq deltaq.DeltaQ) deltaq.DeltaQ {
-	own := a.layOf[name].dmaxNs
+	own := a.layOf[name].DMaxNs
 	if own <= 0 {
 		return dq
 	}
@@ -209,13 +209,13 @@ func firstBinHolds(dq deltaq.DeltaQ) bool {
 func (a *analyzer) display(r *Result) {
 	var top int64
 	for _, l := range a.layOf {
-		top = max(top, l.dmaxNs)
+		top = max(top, l.DMaxNs)
 	}
 	for j := range r.Probes {
 		pr := &r.Probes[j]
 		w, bins := 0.0, 0
-		if l := a.layOf[pr.Name]; l.valid() {
-			w, bins = l.width(), l.bins
+		if l := a.layOf[pr.Name]; l.Valid() {
+			w, bins = l.Grid()
 		} else if top > 0 {
 			w = deltaq.AnalysisWidth(top)
 			bins = deltaq.GridBins(top, w)

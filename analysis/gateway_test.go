@@ -49,7 +49,7 @@ func TestForgedWindowSetsNoLayout(t *testing.T) {
 			t.Fatalf("a window with a NaN sum: %v", c)
 		}
 	}
-	if _, _, _, ok := e.Layout("job"); ok {
+	if _, ok := e.Layout("job"); ok {
 		t.Fatal("refused windows set a layout")
 	}
 	forged := gwWindow("forger-1", time.Second, time.Millisecond, 1)
@@ -64,8 +64,8 @@ func TestForgedWindowSetsNoLayout(t *testing.T) {
 	if c := e.AddWindow(&b); c != ContributionAccepted {
 		t.Fatalf("the second agent's window: %v, want accepted (agreed)", c)
 	}
-	if d, bins, _, ok := e.Layout("job"); !ok || d != testDMax || bins != testBins {
-		t.Fatalf("layout %v/%d, want the agents' %v/%d", d, bins, testDMax, testBins)
+	if l, ok := e.Layout("job"); !ok || l.DMax() != testDMax || l.Bins != testBins {
+		t.Fatalf("layout %v/%d, want the agents' %v/%d", l.DMax(), l.Bins, testDMax, testBins)
 	}
 	for _, src := range []string{"agent-a", "agent-b"} {
 		w := gwWindow(src, 2*time.Second, testDMax, testBins)

@@ -43,7 +43,7 @@ func TestForgedAgentsTakeNoPlaces(t *testing.T) {
 		w := junkWindow("junk", src, time.Second, testDMax, testBins, 0)
 		e.AddWindow(&w)
 	}
-	if _, _, _, ok := e.Layout("junk"); !ok {
+	if _, ok := e.Layout("junk"); !ok {
 		t.Fatal("two agents' windows did not agree the junk probe's layout")
 	}
 	for i := range 64 {
@@ -171,8 +171,8 @@ func TestUnconfiguredProbesBounded(t *testing.T) {
 			t.Errorf("a vote for 65,536 bins from %s: %v, want invalid", src, c)
 		}
 	}
-	if _, bins, _, _ := e.Layout("junk-1000-0"); bins != deltaq.MaxThesisBins {
-		t.Errorf("the tracked probe moved to %d bins", bins)
+	if l, _ := e.Layout("junk-1000-0"); l.Bins != deltaq.MaxThesisBins {
+		t.Errorf("the tracked probe moved to %d bins", l.Bins)
 	}
 	fine := junkWindow("fine", "agent", start, 24*time.Hour, 1<<16, 1)
 	fine.Fine, fine.FineIndex, fine.FineCounts = true, []int{e.fine.Buckets() - 1}, []uint64{1}

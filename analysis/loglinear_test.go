@@ -35,10 +35,10 @@ func llquantizeEdges() []float64 {
 
 // lookupLogLinear makes the probes named in ll log-linear, as a deltaq
 // processor's `binning` does through the registry.
-func lookupLogLinear(ll map[string]deltaq.LogLinear) func(string) (deltaq.LogLinear, bool) {
-	return func(name string) (deltaq.LogLinear, bool) {
+func lookupLogLinear(ll map[string]deltaq.LogLinear) func(string) (deltaq.Layout, bool) {
+	return func(name string) (deltaq.Layout, bool) {
 		l, ok := ll[name]
-		return l, ok
+		return deltaq.Layout{DMaxNs: l.High, LogLinear: l}, ok
 	}
 }
 
@@ -52,9 +52,11 @@ func lookupLogLinear(ll map[string]deltaq.LogLinear) func(string) (deltaq.LogLin
 // than the log-linear bucket there (1ms).
 func TestLogLinearProbeResolvesEveryMagnitude(t *testing.T) {
 	cfg := Config{
-		LookupLogLinear: lookupLogLinear(map[string]deltaq.LogLinear{"ll": issueLayout}),
-		LookupLayout: func(name string) (time.Duration, int, bool) {
-			return 10 * time.Second, 1000, name == "uniform"
+		LookupLayout: func(name string) (deltaq.Layout, bool) {
+			if name == "ll" {
+				return deltaq.Layout{DMaxNs: issueLayout.High, LogLinear: issueLayout}, true
+			}
+			return deltaq.Layout{DMaxNs: int64(10 * time.Second), Bins: 1000}, name == "uniform"
 		},
 	}
 	r := rand.New(rand.NewPCG(3, 5))
@@ -145,9 +147,9 @@ func TestLogLinearProbeResolvesEveryMagnitude(t *testing.T) {
 // 10 s.
 func TestLogLinearProbeInADiagram(t *testing.T) {
 	cfg := Config{
-		Diagram:         "job = a -> b;",
-		LookupLogLinear: lookupLogLinear(map[string]deltaq.LogLinear{"a": issueLayout}),
-		Probes:          map[string]ProbeConfig{"b": {DMax: testDMax, Bins: testBins}},
+		Diagram:      "job = a -> b;",
+		LookupLayout: lookupLogLinear(map[string]deltaq.LogLinear{"a": issueLayout}),
+		Probes:       map[string]ProbeConfig{"b": {DMax: testDMax, Bins: testBins}},
 	}
 	var ins []Instance
 	for i := range 100 {
@@ -182,7 +184,7 @@ func TestLogLinearProbeInADiagram(t *testing.T) {
 // bucket counts exactly.
 func TestLogLinearSpansElsewhere(t *testing.T) {
 	in := Instance{Probe: "ll", Outcome: Success, Start: 0, End: int64(3 * time.Millisecond), DMaxNs: issueLayout.High}
-	here := newEngine(t, Config{LookupLogLinear: lookupLogLinear(map[string]deltaq.LogLinear{"ll": issueLayout})}, time.Time{})
+	here := newEngine(t, Config{LookupLayout: lookupLogLinear(map[string]deltaq.LogLinear{"ll": issueLayout})}, time.Time{})
 	addAll(here, in, in)
 	if st := here.Stats(); st.Counted != 2 || st.Rebinned != 0 {
 		t.Errorf("registry: %+v, want 2 counted and none rebinned", st)
@@ -192,9 +194,9 @@ func TestLogLinearSpansElsewhere(t *testing.T) {
 		t.Errorf("Add allocates %v times per instance of a log-linear probe", a)
 	}
 	b.End()
-	d, bins, ll, ok := here.Layout("ll")
-	if !ok || d != 10*time.Second || bins != 0 || ll != issueLayout {
-		t.Errorf("Layout = %v, %d, %+v, %v; want 10s, no bins, the buckets", d, bins, ll, ok)
+	l, ok := here.Layout("ll")
+	if !ok || l.DMax() != 10*time.Second || l.Bins != 0 || l.LogLinear != issueLayout {
+		t.Errorf("Layout = %+v, %v; want 10s, no bins, the buckets", l, ok)
 	}
 	res := here.Flush(time.Time{})
 	p := probeOf(t, res[0], "ll")
@@ -231,9 +233,9 @@ func TestLogLinearSpansElsewhere(t *testing.T) {
 // Strict), and the bounds' width is reported.
 func TestLogLinearBounds(t *testing.T) {
 	cfg := Config{
-		Diagram:         "e2e = a -> b;",
-		LookupLogLinear: lookupLogLinear(map[string]deltaq.LogLinear{"a": issueLayout}),
-		Probes:          map[string]ProbeConfig{"b": {DMax: 10 * time.Second, Bins: 1000}, "e2e": {DMax: 20 * time.Second, Bins: 1000}},
+		Diagram:      "e2e = a -> b;",
+		LookupLayout: lookupLogLinear(map[string]deltaq.LogLinear{"a": issueLayout}),
+		Probes:       map[string]ProbeConfig{"b": {DMax: 10 * time.Second, Bins: 1000}, "e2e": {DMax: 20 * time.Second, Bins: 1000}},
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	var ins []Instance

@@ -266,7 +266,7 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 	}
 	convert := false
 	if c := e.agree(p, lay, w.Source, k, w.Fine); c != ContributionAccepted {
-		if !w.Fine || !p.layoutAt(k).valid() {
+		if !w.Fine || !p.layoutAt(k).Valid() {
 			return c
 		}
 		convert = true // another layout: the display counts from the analysis counts (finemerge.go)
@@ -353,7 +353,7 @@ func (a *acc) addChecked(w *Window, successes uint64) {
 // refused window), its successes (Σ of its bin counts), and its fate so
 // far.
 type windowCheck struct {
-	lay       layout
+	lay       deltaq.Layout
 	n         int64
 	successes uint64
 	c         Contribution
@@ -393,7 +393,7 @@ type windowScan struct {
 // w.Bins bins and, for log-linear buckets, their edges (ns); when the
 // layout is not valid only the sum is taken. For uniform bins of width δ, Σ cᵢ·eᵢ = δ·Σ cᵢ·i and
 // Σ cᵢ·eᵢ₊₁ = Σ cᵢ·eᵢ + δ·Σ cᵢ (binMoments).
-func scanWindow(w *Window, l layout, valid bool, edges []int64) windowScan {
+func scanWindow(w *Window, l deltaq.Layout, valid bool, edges []int64) windowScan {
 	var sc windowScan
 	nb := w.Bins
 	switch {
@@ -408,17 +408,17 @@ func scanWindow(w *Window, l layout, valid bool, edges []int64) windowScan {
 			prev = i
 		}
 	}
-	if !sc.binsOK || l.logLinear() {
+	if !sc.binsOK || l.IsLogLinear() {
 		sc.n, sc.sat = countSum(w.BinCounts)
 	}
 	if !sc.binsOK {
 		return sc
 	}
-	if !l.logLinear() {
+	if !l.IsLogLinear() {
 		var ci float64
 		sc.n, sc.sat, ci = binMoments(w.BinIndex, w.BinCounts, nb)
 		sc.f = float64(sc.n)
-		width := float64(l.dmaxNs) / float64(l.bins) / 1e9
+		width := float64(l.DMaxNs) / float64(l.Bins) / 1e9
 		sc.lo = ci * width
 		sc.hi = sc.lo + sc.f*width
 		return sc
@@ -571,17 +571,17 @@ func (sc windowScan) sumWithin(s float64) bool {
 // layout: uniform bins of at most deltaq.MaxBins, or log-linear buckets
 // of at most deltaq.MaxThesisBins, the processor's bound, Bins of them.
 // The edges are cached under edgesMu.
-func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
+func (e *Engine) windowLayout(w *Window) (deltaq.Layout, []int64, bool) {
 	if w.LogLinear == (deltaq.LogLinear{}) {
-		l := layout{dmaxNs: w.DMaxNs, bins: w.Bins}
-		if !l.valid() {
-			return layout{}, nil, false
+		l := deltaq.Layout{DMaxNs: w.DMaxNs, Bins: w.Bins}
+		if !l.Valid() {
+			return deltaq.Layout{}, nil, false
 		}
 		return l, nil, true
 	}
-	l, ok := logLinearLayout(w.LogLinear)
+	l, ok := deltaq.LogLinearLayout(w.LogLinear)
 	if !ok || w.DMaxNs != w.LogLinear.High {
-		return layout{}, nil, false
+		return deltaq.Layout{}, nil, false
 	}
 	e.edgesMu.Lock()
 	defer e.edgesMu.Unlock()
@@ -589,7 +589,7 @@ func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 	if !ok {
 		var err error
 		if edges, err = w.LogLinear.Edges(); err != nil || len(edges)-1 > deltaq.MaxThesisBins {
-			return layout{}, nil, false
+			return deltaq.Layout{}, nil, false
 		}
 		if len(e.llEdges) >= maxCachedEdges {
 			clear(e.llEdges)
@@ -597,7 +597,7 @@ func (e *Engine) windowLayout(w *Window) (layout, []int64, bool) {
 		e.llEdges[w.LogLinear] = edges
 	}
 	if len(edges)-1 != w.Bins {
-		return layout{}, nil, false
+		return deltaq.Layout{}, nil, false
 	}
 	return l, edges, true
 }
@@ -610,13 +610,13 @@ const maxCachedEdges = 64
 // beyond Gateway.MaxAgents in the window, which refuses a window of a
 // configured probe before it changes anything. A probe no configuration
 // names is unconfiguredProbe's. Called with mu held.
-func (e *Engine) windowProbe(w *Window, own layout, k int64, full bool) (*probe, Contribution) {
+func (e *Engine) windowProbe(w *Window, own deltaq.Layout, k int64, full bool) (*probe, Contribution) {
 	p := e.byName[w.Probe]
 	if p != nil {
 		if p.configured && full {
 			return nil, ContributionAgentLimit
 		}
-		if !p.lay.valid() && !p.fixed {
+		if !p.lay.Valid() && !p.fixed {
 			if l, ok := e.lookup(p.name); ok {
 				p.lay, p.local, p.cands = l, true, nil
 			}
@@ -646,7 +646,7 @@ func (e *Engine) windowProbe(w *Window, own layout, k int64, full bool) (*probe,
 // Gateway.MaxUnconfiguredProbes, each gone once its votes' windows have
 // closed), and the window is a vote (ContributionUnagreed). Called with mu
 // held.
-func (e *Engine) unconfiguredProbe(w *Window, own layout, k int64) (*probe, Contribution) {
+func (e *Engine) unconfiguredProbe(w *Window, own deltaq.Layout, k int64) (*probe, Contribution) {
 	name := w.Probe
 	if !agentLayout(own) {
 		return nil, ContributionInvalid
@@ -703,11 +703,12 @@ func (e *Engine) unconfiguredPlace(n int) Contribution {
 // probes (with their binning) or shows them in another agent's uniform
 // layout. So each such probe costs at most what a configured probe of
 // 1000 bins costs (Gateway.MaxUnconfiguredProbes).
-func agentLayout(l layout) bool {
-	if l.dmaxNs < int64(deltaq.MinDMax) || l.dmaxNs > int64(deltaq.MaxDMax) {
+func agentLayout(l deltaq.Layout) bool {
+	if l.DMaxNs < int64(deltaq.MinDMax) || l.DMaxNs > int64(deltaq.MaxDMax) {
 		return false
 	}
-	return l.bins <= deltaq.MaxThesisBins
+	_, bins := l.Grid()
+	return bins <= deltaq.MaxThesisBins
 }
 
 // expirePending forgets the pending probes whose votes' windows have all
@@ -723,7 +724,7 @@ func (e *Engine) expirePending() {
 // candidate is a layout other engines' windows propose for a probe, and
 // the agents that proposed it with the newest window each did.
 type candidate struct {
-	lay    layout
+	lay    deltaq.Layout
 	voters []voter
 }
 
@@ -738,12 +739,12 @@ type voter struct {
 // fixes the probe's layout, it is a vote for own, which the probe takes,
 // from a window boundary, once Gateway.LayoutQuorum agents proposed it.
 // Called with mu held.
-func (e *Engine) agree(p *probe, own layout, source string, k int64, fine bool) Contribution {
+func (e *Engine) agree(p *probe, own deltaq.Layout, source string, k int64, fine bool) Contribution {
 	at := p.layoutAt(k)
 	switch {
 	case at == own:
 		return ContributionAccepted
-	case fine && !p.lay.valid() && len(p.pend) == 0:
+	case fine && !p.lay.Valid() && len(p.pend) == 0:
 		// A probe of no layout yet (configured without one) takes the
 		// first window's that carries analysis counts, as its first
 		// instance's; later windows of other layouts convert.
@@ -764,7 +765,7 @@ func (e *Engine) agree(p *probe, own layout, source string, k int64, fine bool) 
 		return ContributionInvalid
 	}
 	if !e.vote(p, own, source, k) {
-		if !at.valid() {
+		if !at.Valid() {
 			return ContributionUnagreed
 		}
 		return ContributionLayoutMismatch
@@ -785,7 +786,7 @@ func (e *Engine) agree(p *probe, own layout, source string, k int64, fine bool) 
 // propose it within the open windows. A vote lasts while its window is
 // open. At most maxCandidates layouts are proposed at a time: a new one
 // replaces the one proposed longest ago. Called with mu held.
-func (e *Engine) vote(p *probe, own layout, source string, k int64) bool {
+func (e *Engine) vote(p *probe, own deltaq.Layout, source string, k int64) bool {
 	if source == "" {
 		return false
 	}

@@ -97,7 +97,7 @@ func TestQTAReadingsBounded(t *testing.T) {
 			}
 		}
 	}
-	cfg.LookupLogLinear = lookupLogLinear(ll)
+	cfg.LookupLayout = lookupLogLinear(ll)
 	const windows, per = 200, 300
 	rng := rand.New(rand.NewPCG(71, 3))
 	var sample [][]int64

@@ -3,6 +3,8 @@
 
 package analysis
 
+import "github.com/deltaq-otel/deltaq/deltaq"
+
 // Layout changes announced by a processor.
 //
 // A deltaq processor whose probe chooses its own dMax (dmax: auto)
@@ -28,7 +30,7 @@ package analysis
 // layoutSwitch is a layout a probe takes from window from on.
 type layoutSwitch struct {
 	from int64
-	lay  layout
+	lay  deltaq.Layout
 }
 
 // relayout looks up again the layouts of the probes that take theirs from
@@ -76,10 +78,10 @@ func (e *Engine) layoutGeneration() uint64 {
 }
 
 // latest returns the layout of the probe's newest windows.
-func (p *probe) latest() layout { return *p.latestRef() }
+func (p *probe) latest() deltaq.Layout { return *p.latestRef() }
 
 // latestRef is latest in place, valid until the next switch.
-func (p *probe) latestRef() *layout {
+func (p *probe) latestRef() *deltaq.Layout {
 	if n := len(p.pend); n > 0 {
 		return &p.pend[n-1].lay
 	}
@@ -87,11 +89,11 @@ func (p *probe) latestRef() *layout {
 }
 
 // layoutAt returns the layout of the probe's window k.
-func (p *probe) layoutAt(k int64) layout { return *p.layoutRefAt(k) }
+func (p *probe) layoutAt(k int64) deltaq.Layout { return *p.layoutRefAt(k) }
 
 // layoutRefAt is layoutAt in place: the probe's layout or one of its
 // pending ones, valid until the next switch.
-func (p *probe) layoutRefAt(k int64) *layout {
+func (p *probe) layoutRefAt(k int64) *deltaq.Layout {
 	l := &p.lay
 	for i := range p.pend {
 		if k < p.pend[i].from {
@@ -104,9 +106,9 @@ func (p *probe) layoutRefAt(k int64) *layout {
 
 // switchLayout moves probe p to layout l from the first window after the
 // last one that holds an instance of it. Called with mu held.
-func (e *Engine) switchLayout(p *probe, l layout) {
+func (e *Engine) switchLayout(p *probe, l deltaq.Layout) {
 	switch {
-	case !p.lay.valid():
+	case !p.lay.Valid():
 		p.lay = l
 		return
 	case l == p.latest():
@@ -166,11 +168,11 @@ func (e *Engine) advanceLayouts() {
 // by that classification (a timeout whose end, start + dMax, lies across a
 // switch) cannot be placed and is refused as a layout mismatch. Called
 // with mu held.
-func (e *Engine) placeLayout(p *probe, in *Instance) (*layout, Outcome, int64, bool) {
+func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, int64, bool) {
 	// The layouts are read in place: a layout is 48 bytes, and an instance
 	// is placed millions of times a second.
 	lay := p.latestRef()
-	oc, end, ok := e.classify(lay.dmaxNs, in)
+	oc, end, ok := e.classify(lay.DMaxNs, in)
 	if !ok {
 		return lay, 0, 0, false
 	}
@@ -182,7 +184,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*layout, Outcome, int64, b
 	if *at == *lay {
 		return lay, oc, k, true
 	}
-	if oc, end, ok = e.classify(at.dmaxNs, in); !ok {
+	if oc, end, ok = e.classify(at.DMaxNs, in); !ok {
 		return at, 0, 0, false
 	}
 	k2 := floorDiv(end, e.interval)

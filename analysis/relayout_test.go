@@ -26,10 +26,7 @@ func registryEngine(t *testing.T, lag time.Duration) (*Engine, any) {
 	e := newEngine(t, Config{
 		Interval: time.Second, Lag: lag, ConfiguredProbes: []string{"auto"},
 		LayoutGeneration: testLayouts.Generation,
-		LookupLayout: func(name string) (time.Duration, int, bool) {
-			l, ok := testLayouts.LookupLayout(name)
-			return time.Duration(l.DMaxNs), l.Bins, ok
-		},
+		LookupLayout:     testLayouts.LookupLayout,
 	}, t0)
 	return e, owner
 }
@@ -170,10 +167,7 @@ func TestFixedLayoutIgnoresRegistry(t *testing.T) {
 		Interval:         time.Second,
 		Probes:           map[string]ProbeConfig{"fixed": {DMax: 100 * time.Millisecond, Bins: 100}},
 		LayoutGeneration: testLayouts.Generation,
-		LookupLayout: func(name string) (time.Duration, int, bool) {
-			l, ok := testLayouts.LookupLayout(name)
-			return time.Duration(l.DMaxNs), l.Bins, ok
-		},
+		LookupLayout:     testLayouts.LookupLayout,
 	}, t0)
 	testLayouts.SetLayout(owner, "fixed", deltaq.Layout{DMaxNs: int64(5 * time.Second), Bins: 10})
 	in := Instance{Probe: "fixed", Outcome: Success, Start: at(100 * time.Millisecond).UnixNano(), End: at(500 * time.Millisecond).UnixNano()}

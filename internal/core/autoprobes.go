@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/autorange"
 )
 
@@ -61,12 +62,12 @@ func (a *autoProbes) configure(ac *analysis.Config) {
 		return
 	}
 	lookup, gen := ac.LookupLayout, ac.LayoutGeneration
-	ac.LookupLayout = func(probe string) (time.Duration, int, bool) {
+	ac.LookupLayout = func(probe string) (deltaq.Layout, bool) {
 		if i, ok := a.byName[probe]; ok {
-			return time.Duration(a.ranges[i].DMax()), a.bins[i], true
+			return deltaq.Layout{DMaxNs: a.ranges[i].DMax(), Bins: a.bins[i]}, true
 		}
 		if lookup == nil {
-			return 0, 0, false
+			return deltaq.Layout{}, false
 		}
 		return lookup(probe)
 	}

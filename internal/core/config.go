@@ -248,20 +248,12 @@ func (c *Config) misspelled(produced []string) (typos analysis.ReferenceError, m
 func (c *Config) engineConfig(layouts *contract.Layouts) analysis.Config {
 	ac := c.Config
 	ac.ConfiguredProbes = layouts.RegisteredProbes()
-	ac.LookupLayout = func(probe string) (time.Duration, int, bool) {
+	ac.LookupLayout = func(probe string) (deltaq.Layout, bool) {
 		l, ok := layouts.LookupLayout(probe)
-		if !ok || !l.Valid() || l.IsLogLinear() {
-			return 0, 0, false
+		if !ok || !l.Valid() {
+			return deltaq.Layout{}, false
 		}
-		return time.Duration(l.DMaxNs), l.Bins, true
-	}
-	// The buckets of a probe with `binning: log-linear`.
-	ac.LookupLogLinear = func(probe string) (deltaq.LogLinear, bool) {
-		l, ok := layouts.LookupLayout(probe)
-		if !ok || !l.Valid() || !l.IsLogLinear() {
-			return deltaq.LogLinear{}, false
-		}
-		return l.LogLinear, true
+		return l, true
 	}
 	ac.LayoutGeneration = layouts.Generation
 	ac.WindowCounts = c.EmitWindows

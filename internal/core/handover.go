@@ -79,9 +79,9 @@ func (o *Observer) handOver() bool {
 // rebuilt close at once.
 func (o *Observer) afterAdoption() {
 	for _, name := range o.adopted {
-		d, bins, ll, ok := o.engine.Layout(name)
+		cur, ok := o.engine.Layout(name)
 		l, registered := o.layouts.LookupLayout(name)
-		if ok && registered && l.Valid() && (int64(d) != l.DMaxNs || bins != l.Bins || ll != l.LogLinear) {
+		if ok && registered && l.Valid() && cur != l {
 			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
 				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),
 				zap.Duration("dmax", time.Duration(l.DMaxNs)), zap.Int("bins", l.Bins))

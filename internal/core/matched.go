@@ -78,8 +78,8 @@ func resolve(sp *SpanProbes, e *analysis.Engine, ranges []*autorange.Range, cloc
 	for i, name := range sp.Names {
 		r.refs[i], r.resolved[i] = e.Ref(name)
 		r.byName[name] = int32(i)
-		d, _, _, _ := e.Layout(name)
-		r.dMaxNs[i] = int64(d)
+		l, _ := e.Layout(name)
+		r.dMaxNs[i] = l.DMaxNs
 	}
 	return r
 }

@@ -119,10 +119,7 @@ func TestAutoRangeFollowsDelayJumps(t *testing.T) {
 		Interval: time.Second, Lag: time.Millisecond, ConfiguredProbes: []string{"op"},
 		Quantiles:        []float64{0.1, 0.5, 0.9, 0.99},
 		LayoutGeneration: h.state.Layouts.Generation,
-		LookupLayout: func(name string) (time.Duration, int, bool) {
-			l, ok := h.state.Layouts.LookupLayout(name)
-			return time.Duration(l.DMaxNs), l.Bins, ok
-		},
+		LookupLayout:     h.state.Layouts.LookupLayout,
 	}, base)
 	require.NoError(t, err)
 
