@@ -10,11 +10,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
@@ -90,7 +90,7 @@ func stringList(v any) []string {
 func Check(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
 	probesOf := make(map[string][]string)
-	layouts := make(map[string]map[string]layout) // processor → probe → layout
+	layouts := make(map[string]map[string]deltaq.Layout) // processor → probe → uniform layout
 	components := deltaqComponents(conf)
 	for _, id := range components["processors"] {
 		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
@@ -98,12 +98,12 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 			errs = append(errs, err)
 			continue
 		}
-		layouts[id] = make(map[string]layout)
+		layouts[id] = make(map[string]deltaq.Layout)
 		for i := range cfg.Probes {
 			p := &cfg.Probes[i]
 			probesOf[id] = append(probesOf[id], p.Name)
 			if dmax, perr := p.DMaxNanos(); len(perr) == 0 && !p.DMaxAuto && p.Binning == nil {
-				layouts[id][p.Name] = layout{time.Duration(dmax), p.Bins}
+				layouts[id][p.Name] = deltaq.Layout{DMaxNs: dmax, Bins: p.Bins}
 			}
 		}
 		fmt.Fprintf(w, "%s: ok, %d probes\n", confpath.Section("processors", id), len(cfg.Probes))
@@ -134,27 +134,21 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 	return errors.Join(errs...)
 }
 
-// layout is a probe's uniform bin layout.
-type layout struct {
-	dmax time.Duration
-	bins int
-}
-
 // layoutsAgree refuses a probe whose layout the front end sets (dmax and
 // bins in its probes) while a processor feeding it sets another: the front
 // end's would win and re-classify the processor's instances, which is
 // rarely what was meant.
-func layoutsAgree(acfg *core.Config, procs []string, layouts map[string]map[string]layout) error {
+func layoutsAgree(acfg *core.Config, procs []string, layouts map[string]map[string]deltaq.Layout) error {
 	var errs []error
 	for _, name := range ownProbes(acfg) {
 		if acfg.Probes[name].Binning != nil {
 			continue // log-linear: a gateway's, which no processor feeds
 		}
-		own := layout{acfg.Probes[name].DMax, acfg.Probes[name].Bins}
+		own := deltaq.Layout{DMaxNs: int64(acfg.Probes[name].DMax), Bins: acfg.Probes[name].Bins}
 		for _, p := range procs {
 			if l, ok := layouts[p][name]; ok && l != own {
 				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), "dmax %v, bins %d differ from %s's dmax %v, bins %d; set the layout in one place (the processor's), or the same in both",
-					own.dmax, own.bins, confpath.Section("processors", p), l.dmax, l.bins))
+					own.DMax(), own.Bins, confpath.Section("processors", p), l.DMax(), l.Bins))
 			}
 		}
 	}

@@ -24,7 +24,7 @@ import (
 // a probe with no fixed uniform layout (dmax: auto, log-linear bins) and of
 // an exponential histogram (histogram_fraction interpolates) are not
 // judged here.
-func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[string]layout) error {
+func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[string]deltaq.Layout) error {
 	if acfg.Histogram.Exponential != nil {
 		return nil
 	}
@@ -34,7 +34,7 @@ func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[strin
 		if len(pc.QTA.Points) == 0 {
 			continue
 		}
-		lay, ok := layout{pc.DMax, pc.Bins}, pc.DMax > 0 && pc.Bins > 0 && pc.Binning == nil
+		lay, ok := deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, pc.DMax > 0 && pc.Bins > 0 && pc.Binning == nil
 		for _, p := range procs {
 			if l, has := layouts[p][name]; has && !ok {
 				lay, ok = l, true
@@ -43,7 +43,7 @@ func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[strin
 		if !ok {
 			continue
 		}
-		bounds, desc, err := bucketBounds(deltaq.Layout{DMaxNs: int64(lay.dmax), Bins: lay.bins})
+		bounds, desc, err := bucketBounds(lay)
 		if err != nil {
 			continue // the layout's own check reports it
 		}

@@ -134,8 +134,7 @@ func SLOQoO(l *Loaded, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]s
 // in seconds, as the connector writes them, and a description.
 func bucketBounds(l deltaq.Layout) ([]float64, string, error) {
 	if l.IsLogLinear() {
-		ll := l.LogLinear
-		ns, err := ll.Edges()
+		ns, err := l.LogLinear.Edges()
 		if err != nil {
 			return nil, "", err
 		}
@@ -143,9 +142,9 @@ func bucketBounds(l deltaq.Layout) ([]float64, string, error) {
 		for i := range b {
 			b[i] = float64(ns[i+1]) / 1e9
 		}
-		return b, fmt.Sprintf("%d log-linear buckets up to %s", len(b), time.Duration(l.DMaxNs)), nil
+		return b, fmt.Sprintf("%d log-linear buckets up to %s", len(b), l.DMax()), nil
 	}
-	w := float64(l.DMaxNs) / 1e9 / float64(l.Bins)
-	desc := fmt.Sprintf("%d bins of %s up to %s", l.Bins, time.Duration(math.Round(w*1e9)), time.Duration(l.DMaxNs))
-	return core.BucketBounds(w, l.Bins), desc, nil
+	w, bins := l.Grid()
+	desc := fmt.Sprintf("%d bins of %s up to %s", bins, time.Duration(math.Round(w*1e9)), l.DMax())
+	return core.BucketBounds(w, bins), desc, nil
 }
