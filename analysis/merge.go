@@ -29,7 +29,10 @@ type Window struct {
 	Start, End time.Time
 	// DMaxNs and Bins are the layout of BinCounts: Bins uniform bins up to
 	// DMaxNs; or, when LogLinear is set, its buckets (Bins of them, DMaxNs
-	// = LogLinear.High).
+	// = LogLinear.High). They are the wire's form, not a deltaq.Layout,
+	// whose log-linear form has no bin count: Bins says how many counts a
+	// window of log-linear buckets holds, checked against the buckets
+	// (windowLayout).
 	DMaxNs    int64
 	Bins      int
 	LogLinear deltaq.LogLinear

@@ -27,6 +27,8 @@ const (
 // buckets of width Low·Factorᵐ⁺¹/Steps. It is the deltaq processor's
 // `binning` option and the one a connector or exporter pins the same
 // buckets with (`probes::NAME::binning`); the tags are the options' names.
+// It is the configuration's shape, durations and a kind with their checks,
+// not a layout: LogLinear gives the buckets of the probe's Layout.
 type BinningConfig struct {
 	// Kind is log-linear, the only kind (uniform bins are set by bins).
 	Kind string `mapstructure:"kind"`

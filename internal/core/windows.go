@@ -452,7 +452,12 @@ type wireKey struct {
 	factor, steps int64
 }
 
-// wireLayout is a layout read from the bounds of a deltaq.window point.
+// wireLayout is a layout read from the bounds of a deltaq.window point. It
+// is not a deltaq.Layout but a decoded cache of a point's bounds: the
+// layout as an analysis.Window states it (bins counts log-linear buckets
+// too), with what reading the bounds of every later point of its key takes
+// (edges, tolerance, the dense flag). The engine makes the probe's
+// deltaq.Layout from the Window (analysis, windowLayout).
 type wireLayout struct {
 	ll     deltaq.LogLinear // zero: uniform bins
 	dmaxNs int64
