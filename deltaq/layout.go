@@ -11,8 +11,8 @@ import "time"
 // collector (contract.Layouts), the analysis engine's probes and windows,
 // and the command line's checks. It is either
 //
-//   - Bins uniform bins of width DMaxNs/Bins up to dMax = DMaxNs, upper-inclusive
-//     (section "The ΔQ value" of docs/design.md), LogLinear zero; or
+//   - Bins uniform bins of width DMaxNs/Bins up to dMax = DMaxNs,
+//     upper-inclusive like a DeltaQ's, LogLinear zero; or
 //   - the log-linear buckets LogLinear, with DMaxNs = LogLinear.High and
 //     Bins = 0: their ΔQ is read on the uniform grid Grid gives.
 //
