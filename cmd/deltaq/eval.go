@@ -132,14 +132,9 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	fs.StringVar(&o.plotDir, "plot", "", "write one PNG plot per probe printed into `DIR`")
 	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax, qoo}}}")
 	qooText := fs.String("qoo", "", "Quality of Outcome requirement `pP:ROP/CPUP,...,loss:ROP/CPUP` to score each printed ΔQ against (see above)")
-	files, status, ok := parseArgs(fs, args)
-	if !ok {
+	if o.path, status, ok = parseOne(fs, args, "FILE.dq"); !ok {
 		return o, status, false
 	}
-	if len(files) != 1 {
-		return o, fs.usageError("want one FILE.dq, got %d arguments", len(files)), false
-	}
-	o.path = files[0]
 	if *qooText != "" {
 		r, err := parseQoO(*qooText)
 		if err != nil {
