@@ -57,7 +57,7 @@ analyze --plot draws ΔQs (delays in milliseconds up to where the mass ends,
 dMax marked), and lists the files written (on stderr with --json).
 
 Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
-		run: runEval,
+		run: parsed(parseEvalArgs, runEval),
 	}
 }
 
@@ -167,11 +167,7 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	return o, exitOK, true
 }
 
-func runEval(args []string, stdout, stderr io.Writer) int {
-	o, status, ok := parseEvalArgs(args, stderr)
-	if !ok {
-		return status
-	}
+func runEval(o evalOptions, stdout, stderr io.Writer) int {
 	o.warn = stderr
 	d, ok := loadDiagram(o.path, stderr)
 	if !ok {
@@ -201,7 +197,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 			return exitFail
 		}
 	}
-	listed := stdout
+	status, listed := exitOK, stdout
 	if o.json {
 		status = writeJSON(stdout, stderr, reports, o.at, o.qoo)
 		listed = stderr

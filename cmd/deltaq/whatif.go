@@ -45,7 +45,7 @@ points DELAY:P, "P of the instances complete within DELAY", e.g.
 ` + qooHelp + ` Whatif prints the score before and after: "what does
 a twice slower payment do to the checkout's Quality of Outcome?" is
 --set 'pay.charge=2*X' --qoo '…'.`,
-		run: runWhatif,
+		run: parsed(parseWhatifArgs, runWhatif),
 	}
 }
 
@@ -159,11 +159,7 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 	return o, exitOK, true
 }
 
-func runWhatif(args []string, stdout, stderr io.Writer) int {
-	o, status, ok := parseWhatifArgs(args, stderr)
-	if !ok {
-		return status
-	}
+func runWhatif(o whatifOptions, stdout, stderr io.Writer) int {
 	fail := failure("whatif", stderr)
 	data, err := os.ReadFile(filepath.Join(o.dir, modelJSONFile))
 	if err != nil {
