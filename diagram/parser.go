@@ -239,11 +239,7 @@ func (p *parser) operator() *Operator {
 	}
 	if p.tok.kind == tokLBrack {
 		p.advance()
-		op.Probs = append(op.Probs, p.prob())
-		for p.tok.kind == tokComma {
-			p.advance()
-			op.Probs = append(op.Probs, p.prob())
-		}
+		op.Probs = commaList(p, p.prob)
 		p.expect(tokRBrack, "',' or ']'")
 	}
 	if p.tok.kind != tokLParen {
@@ -253,14 +249,20 @@ func (p *parser) operator() *Operator {
 		p.fail("'('")
 	}
 	p.advance()
-	op.Branches = append(op.Branches, p.chain())
-	for p.tok.kind == tokComma {
-		p.advance()
-		op.Branches = append(op.Branches, p.chain())
-	}
+	op.Branches = commaList(p, p.chain)
 	p.expect(tokRParen, "'->', ',' or ')'")
 	p.nest--
 	return op
+}
+
+// commaList parses item {',' item}: an operator's probabilities or branches.
+func commaList[T any](p *parser, item func() T) []T {
+	items := []T{item()}
+	for p.tok.kind == tokComma {
+		p.advance()
+		items = append(items, item())
+	}
+	return items
 }
 
 // prob parses one probability literal.

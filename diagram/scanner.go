@@ -66,6 +66,19 @@ func (s *scanner) comment() {
 	s.comments = append(s.comments, &Comment{Pos: s.pos(start), Text: text})
 }
 
+// punctuation is the token of each one-byte operator; '-' starts the
+// two-byte '->' and is scanned apart.
+var punctuation = map[byte]tokenKind{
+	'=': tokAssign,
+	';': tokSemi,
+	',': tokComma,
+	':': tokColon,
+	'(': tokLParen,
+	')': tokRParen,
+	'[': tokLBrack,
+	']': tokRBrack,
+}
+
 // next returns the next token. At the end of the source it returns tokEOF,
 // repeatedly.
 func (s *scanner) next() token {
@@ -86,24 +99,10 @@ func (s *scanner) next() token {
 		return s.number(pos)
 	}
 	s.off++
-	switch c {
-	case '=':
-		return token{kind: tokAssign, pos: pos}
-	case ';':
-		return token{kind: tokSemi, pos: pos}
-	case ',':
-		return token{kind: tokComma, pos: pos}
-	case ':':
-		return token{kind: tokColon, pos: pos}
-	case '(':
-		return token{kind: tokLParen, pos: pos}
-	case ')':
-		return token{kind: tokRParen, pos: pos}
-	case '[':
-		return token{kind: tokLBrack, pos: pos}
-	case ']':
-		return token{kind: tokRBrack, pos: pos}
-	case '-':
+	if k, ok := punctuation[c]; ok {
+		return token{kind: k, pos: pos}
+	}
+	if c == '-' {
 		if s.off < len(s.src) && s.src[s.off] == '>' {
 			s.off++
 			return token{kind: tokArrow, pos: pos}

@@ -126,16 +126,11 @@ func (p *parser) dist(depth int) (Dist, error) {
 // pointOrExp parses the "(D)" after point or exp; start is where the name
 // began, for errors about the whole distribution.
 func (p *parser) pointOrExp(name string, start int) (Dist, error) {
-	if err := p.expect('('); err != nil {
-		return nil, err
-	}
-	d, err := p.duration()
+	ds, err := p.durations(1)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expect(')'); err != nil {
-		return nil, err
-	}
+	d := ds[0]
 	if name == "point" {
 		return pointDist{d}, nil
 	}
@@ -148,23 +143,11 @@ func (p *parser) pointOrExp(name string, start int) (Dist, error) {
 
 // uniform parses the "(LO,HI)" after uniform.
 func (p *parser) uniform(start int) (Dist, error) {
-	if err := p.expect('('); err != nil {
-		return nil, err
-	}
-	lo, err := p.duration()
+	ds, err := p.durations(2)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expect(','); err != nil {
-		return nil, err
-	}
-	hi, err := p.duration()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.expect(')'); err != nil {
-		return nil, err
-	}
+	lo, hi := ds[0], ds[1]
 	if hi < lo {
 		p.i = start
 		return nil, p.errorf("uniform(LO,HI) needs LO ≤ HI")
@@ -172,19 +155,33 @@ func (p *parser) uniform(start int) (Dist, error) {
 	return uniformDist{lo, hi}, nil
 }
 
+// durations parses "(D1,...,Dn)", exactly n durations: the arguments of
+// point, exp and uniform.
+func (p *parser) durations(n int) ([]float64, error) {
+	ds := make([]float64, n)
+	sep := byte('(')
+	for i := range ds {
+		if err := p.expect(sep); err != nil {
+			return nil, err
+		}
+		d, err := p.duration()
+		if err != nil {
+			return nil, err
+		}
+		ds[i], sep = d, ','
+	}
+	if err := p.expect(')'); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
 // steps parses the "(D1:P1,...)" after steps. Whether the CDF increases is
 // checked by Build (deltaq.Steps).
 func (p *parser) steps() (Dist, error) {
 	var s stepsDist
 	err := p.list(func() error {
-		d, err := p.duration()
-		if err != nil {
-			return err
-		}
-		if err := p.expect(':'); err != nil {
-			return err
-		}
-		pr, err := p.probability()
+		d, pr, err := pair(p, p.duration, p.probability)
 		if err != nil {
 			return err
 		}
@@ -201,14 +198,7 @@ func (p *parser) steps() (Dist, error) {
 func (p *parser) choice(depth, start int) (Dist, error) {
 	var c choiceDist
 	err := p.list(func() error {
-		w, err := p.probability()
-		if err != nil {
-			return err
-		}
-		if err := p.expect(':'); err != nil {
-			return err
-		}
-		d, err := p.dist(depth + 1)
+		w, d, err := pair(p, p.probability, func() (Dist, error) { return p.dist(depth + 1) })
 		if err != nil {
 			return err
 		}
@@ -228,6 +218,18 @@ func (p *parser) choice(depth, start int) (Dist, error) {
 		return nil, p.errorf("choice weights sum to %g, not 1", sum)
 	}
 	return c, nil
+}
+
+// pair parses "A:B", an item of steps or choice, with a and b.
+func pair[A, B any](p *parser, a func() (A, error), b func() (B, error)) (x A, y B, err error) {
+	if x, err = a(); err != nil {
+		return x, y, err
+	}
+	if err = p.expect(':'); err != nil {
+		return x, y, err
+	}
+	y, err = b()
+	return x, y, err
 }
 
 // list parses "(" item { "," item } ")".

@@ -80,14 +80,21 @@ func Summarize(dq deltaq.DeltaQ) Summary {
 	return s
 }
 
+// evaluateLearned evaluates d with the model's learned inputs, which it
+// returns too.
+func (m *Model) evaluateLearned(d *diagram.Diagram) (map[string]deltaq.DeltaQ, []deltaq.DeltaQ, error) {
+	in, err := m.Inputs()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := m.Evaluate(d, in)
+	return in, out, err
+}
+
 // Validate evaluates the model and compares each root operation's
 // predicted ΔQ with its observed one.
 func (m *Model) Validate(d *diagram.Diagram) ([]Validation, error) {
-	in, err := m.Inputs()
-	if err != nil {
-		return nil, err
-	}
-	pred, err := m.Evaluate(d, in)
+	_, pred, err := m.evaluateLearned(d)
 	if err != nil {
 		return nil, err
 	}
@@ -250,11 +257,7 @@ type Prediction struct {
 // Predict evaluates the diagram d of the model without and with the
 // interventions.
 func (m *Model) Predict(d *diagram.Diagram, ivs []whatif.Intervention) ([]Prediction, error) {
-	in, err := m.Inputs()
-	if err != nil {
-		return nil, err
-	}
-	before, err := m.Evaluate(d, in)
+	in, before, err := m.evaluateLearned(d)
 	if err != nil {
 		return nil, err
 	}

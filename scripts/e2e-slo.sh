@@ -42,13 +42,7 @@ done
 # shellcheck source=scripts/harness.sh
 . scripts/harness.sh
 
-mapfile -t P < <(free_ports 5)
-[ "${#P[@]}" -eq 5 ] || fail "no 5 free loopback ports found"
-OTLP_GRPC=127.0.0.1:${P[0]}
-OTLP_HTTP=127.0.0.1:${P[1]}
-TELEMETRY=${P[2]}
-PROM=127.0.0.1:${P[3]}
-AM=127.0.0.1:${P[4]}
+stack_ports
 
 # --- the rules, scaled down ----------------------------------------------------
 TIERS=critical:14.4:30s:6s:2s,critical:6:2m:15s:3s,warning:3:4m:30s:5s,warning:1:8m:1m:10s

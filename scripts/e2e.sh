@@ -56,13 +56,7 @@ done
 # --- processes ----------------------------------------------------------------
 # shellcheck source=scripts/harness.sh
 . scripts/harness.sh
-mapfile -t P < <(free_ports 5)
-[ "${#P[@]}" -eq 5 ] || fail "no 5 free loopback ports found"
-OTLP_GRPC=127.0.0.1:${P[0]}
-OTLP_HTTP=127.0.0.1:${P[1]}
-TELEMETRY=${P[2]}
-PROM=127.0.0.1:${P[3]}
-AM=127.0.0.1:${P[4]}
+stack_ports
 
 # --- Prometheus and Alertmanager -------------------------------------------
 sed -e "s|127.0.0.1:9093|$AM|g" -e "s|127.0.0.1:9090|$PROM|g" -e "s|127.0.0.1:8888|127.0.0.1:$TELEMETRY|g" \

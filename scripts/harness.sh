@@ -60,6 +60,21 @@ free_ports() {
   done
 }
 
+# stack_ports: the loopback addresses of the collector stack of a run, on
+# five free ports: OTLP_GRPC and OTLP_HTTP (the collector's receivers),
+# TELEMETRY (its own metrics, a port alone), PROM (Prometheus) and AM
+# (Alertmanager).
+# shellcheck disable=SC2034 # the sourcing script reads them
+stack_ports() {
+  mapfile -t P < <(free_ports 5)
+  [ "${#P[@]}" -eq 5 ] || fail "no 5 free loopback ports found"
+  OTLP_GRPC=127.0.0.1:${P[0]}
+  OTLP_HTTP=127.0.0.1:${P[1]}
+  TELEMETRY=${P[2]}
+  PROM=127.0.0.1:${P[3]}
+  AM=127.0.0.1:${P[4]}
+}
+
 # wait_for WHAT SECONDS CMD...: retries CMD every half second.
 wait_for() {
   local what=$1 secs=$2

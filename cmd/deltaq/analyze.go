@@ -99,7 +99,7 @@ Control characters, invalid UTF-8 and bidirectional overrides in probe and
 span names (which come from span data) are shown as Go escapes (\x1b,
 \u202e) in the text output and the plot titles; --json escapes them the
 JSON way.`,
-		run: runAnalyze,
+		run: parsed(parseAnalyzeArgs, runAnalyze),
 	}
 }
 
@@ -158,11 +158,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 	return o, exitOK, true
 }
 
-func runAnalyze(args []string, stdout, stderr io.Writer) int {
-	o, status, ok := parseAnalyzeArgs(args, stderr)
-	if !ok {
-		return status
-	}
+func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	fail := failure("analyze", stderr)
 	loaded, err := o.cfg.Load()
 	if err != nil {

@@ -57,7 +57,7 @@ analyze --plot draws ΔQs (delays in milliseconds up to where the mass ends,
 dMax marked), and lists the files written (on stderr with --json).
 
 Quote DISTs for the shell: --outcome 'worker_1=exp(5ms)'.`,
-		run: runEval,
+		run: parsed(parseEvalArgs, runEval),
 	}
 }
 
@@ -132,14 +132,9 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	fs.StringVar(&o.plotDir, "plot", "", "write one PNG plot per probe printed into `DIR`")
 	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax, qoo}}}")
 	qooText := fs.String("qoo", "", "Quality of Outcome requirement `pP:ROP/CPUP,...,loss:ROP/CPUP` to score each printed ΔQ against (see above)")
-	files, status, ok := parseArgs(fs, args)
-	if !ok {
+	if o.path, status, ok = parseOne(fs, args, "FILE.dq"); !ok {
 		return o, status, false
 	}
-	if len(files) != 1 {
-		return o, fs.usageError("want one FILE.dq, got %d arguments", len(files)), false
-	}
-	o.path = files[0]
 	if *qooText != "" {
 		r, err := parseQoO(*qooText)
 		if err != nil {
@@ -172,11 +167,7 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	return o, exitOK, true
 }
 
-func runEval(args []string, stdout, stderr io.Writer) int {
-	o, status, ok := parseEvalArgs(args, stderr)
-	if !ok {
-		return status
-	}
+func runEval(o evalOptions, stdout, stderr io.Writer) int {
 	o.warn = stderr
 	d, ok := loadDiagram(o.path, stderr)
 	if !ok {
@@ -206,7 +197,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 			return exitFail
 		}
 	}
-	listed := stdout
+	status, listed := exitOK, stdout
 	if o.json {
 		status = writeJSON(stdout, stderr, reports, o.at, o.qoo)
 		listed = stderr

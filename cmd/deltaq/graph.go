@@ -26,14 +26,11 @@ probabilities. View it with: deltaq graph FILE.dq | dot -Tsvg > FILE.svg`,
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(graphCommand(), stderr)
-	files, status, ok := parseArgs(fs, args)
+	file, status, ok := parseOne(fs, args, "FILE.dq")
 	if !ok {
 		return status
 	}
-	if len(files) != 1 {
-		return fs.usageError("want one FILE.dq, got %d arguments", len(files))
-	}
-	d, ok := loadDiagram(files[0], stderr)
+	d, ok := loadDiagram(file, stderr)
 	if !ok {
 		return exitFail
 	}

@@ -222,6 +222,32 @@ func parseFiles(fs *flagSet, args []string) (files []string, status int, ok bool
 	return files, status, ok
 }
 
+// parsed is the run of a command that parse reads the arguments of into
+// options O, which run carries out: a usage error or a request for help
+// ends it with the status parse gives.
+func parsed[O any](parse func(args []string, stderr io.Writer) (O, int, bool), run func(o O, stdout, stderr io.Writer) int) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		o, status, ok := parse(args, stderr)
+		if !ok {
+			return status
+		}
+		return run(o, stdout, stderr)
+	}
+}
+
+// parseOne is parseArgs for a command that takes exactly one argument,
+// named by what ("FILE.dq") in the usage error.
+func parseOne(fs *flagSet, args []string, what string) (arg string, status int, ok bool) {
+	pos, status, ok := parseArgs(fs, args)
+	if !ok {
+		return "", status, false
+	}
+	if len(pos) != 1 {
+		return "", fs.usageError("want one %s, got %d arguments", what, len(pos)), false
+	}
+	return pos[0], exitOK, true
+}
+
 // failure returns how a command ends on an error: a function that prints
 // "deltaq NAME: error" to stderr and returns exitFail. The error is escaped
 // like the output: errors quote the input (the JSON unmarshaler shows the

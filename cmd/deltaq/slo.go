@@ -79,7 +79,7 @@ labels and the runbook's section "Quality of Outcome budget burn".
 
 Refusals are printed on stderr and listed in the rules file's header;
 --strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
-		run: runSLO,
+		run: parsed(parseSLOArgs, runSLO),
 	}
 }
 
@@ -174,11 +174,7 @@ func parseQoOFlags(flags []string) (map[string]slo.QoOObjective, error) {
 	return out, nil
 }
 
-func runSLO(args []string, stdout, stderr io.Writer) int {
-	o, status, ok := parseSLOArgs(args, stderr)
-	if !ok {
-		return status
-	}
+func runSLO(o sloOptions, stdout, stderr io.Writer) int {
 	fail := failure("slo", stderr)
 	loaded, err := o.cfg.Load()
 	if err != nil {

@@ -45,7 +45,7 @@ points DELAY:P, "P of the instances complete within DELAY", e.g.
 ` + qooHelp + ` Whatif prints the score before and after: "what does
 a twice slower payment do to the checkout's Quality of Outcome?" is
 --set 'pay.charge=2*X' --qoo '…'.`,
-		run: runWhatif,
+		run: parsed(parseWhatifArgs, runWhatif),
 	}
 }
 
@@ -131,14 +131,9 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 	qooText := fs.String("qoo", "", "Quality of Outcome requirement `pP:ROP/CPUP,...,loss:ROP/CPUP` to score before and after (see above)")
 	fs.StringVar(&o.plotDir, "plot", "", "write a plot per root operation to `DIR`")
 	fs.BoolVar(&o.json, "json", false, "print JSON: {\"interventions\": [...], \"roots\": {PROBE: {operation, before, after, qta_before, qta_after, qoo_before, qoo_after, loads}}}")
-	pos, status, ok := parseArgs(fs, args)
-	if !ok {
+	if o.dir, status, ok = parseOne(fs, args, "MODELDIR"); !ok {
 		return o, status, false
 	}
-	if len(pos) != 1 {
-		return o, fs.usageError("want one MODELDIR, got %d arguments", len(pos)), false
-	}
-	o.dir = pos[0]
 	maxFailure := -1.0
 	if *maxFailureText != "" {
 		f, err := strconv.ParseFloat(*maxFailureText, 64)
@@ -164,11 +159,7 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 	return o, exitOK, true
 }
 
-func runWhatif(args []string, stdout, stderr io.Writer) int {
-	o, status, ok := parseWhatifArgs(args, stderr)
-	if !ok {
-		return status
-	}
+func runWhatif(o whatifOptions, stdout, stderr io.Writer) int {
 	fail := failure("whatif", stderr)
 	data, err := os.ReadFile(filepath.Join(o.dir, modelJSONFile))
 	if err != nil {

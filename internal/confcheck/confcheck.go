@@ -243,26 +243,12 @@ func (w *walker) checkDuration(raw any, p confpath.Path) {
 // number returns a YAML number as written and whether it is zero.
 func number(raw any) (written string, zero, ok bool) {
 	switch v := raw.(type) {
-	case int:
-		return strconv.Itoa(v), v == 0, true
-	case int8:
-		return strconv.FormatInt(int64(v), 10), v == 0, true
-	case int16:
-		return strconv.FormatInt(int64(v), 10), v == 0, true
-	case int32:
-		return strconv.FormatInt(int64(v), 10), v == 0, true
-	case int64:
-		return strconv.FormatInt(v, 10), v == 0, true
-	case uint:
-		return strconv.FormatUint(uint64(v), 10), v == 0, true
-	case uint8:
-		return strconv.FormatUint(uint64(v), 10), v == 0, true
-	case uint16:
-		return strconv.FormatUint(uint64(v), 10), v == 0, true
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10), v == 0, true
-	case uint64:
-		return strconv.FormatUint(v, 10), v == 0, true
+	case int, int8, int16, int32, int64:
+		i := reflect.ValueOf(v).Int()
+		return strconv.FormatInt(i, 10), i == 0, true
+	case uint, uint8, uint16, uint32, uint64:
+		u := reflect.ValueOf(v).Uint()
+		return strconv.FormatUint(u, 10), u == 0, true
 	case float32:
 		return strconv.FormatFloat(float64(v), 'f', -1, 32), v == 0, true
 	case float64:

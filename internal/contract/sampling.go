@@ -3,7 +3,10 @@
 
 package contract
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Sampling information a span may carry, read by the deltaq components to
 // count each instance with its adjusted count: the number of instances of
@@ -66,11 +69,7 @@ func Threshold(ts string) (uint64, bool) {
 	// The ot value is key:value pairs separated by ';'; the first th counts.
 	for len(ot) > 0 {
 		var kv string
-		if i := indexByte(ot, ';'); i >= 0 {
-			kv, ot = ot[:i], ot[i+1:]
-		} else {
-			kv, ot = ot, ""
-		}
+		kv, ot, _ = strings.Cut(ot, ";")
 		switch {
 		case len(kv) < 3:
 		case kv[:3] == "th:" && !seenTh:
@@ -109,11 +108,7 @@ func ThresholdTraceState(t uint64) string {
 func memberValue(ts string) (string, bool) {
 	for len(ts) > 0 {
 		var m string
-		if i := indexByte(ts, ','); i >= 0 {
-			m, ts = ts[:i], ts[i+1:]
-		} else {
-			m, ts = ts, ""
-		}
+		m, ts, _ = strings.Cut(ts, ",")
 		m = trimOWS(m)
 		if len(m) >= 3 && m[:3] == "ot=" {
 			return m[3:], true
@@ -146,15 +141,6 @@ func threshold(s string) (uint64, bool) {
 		t = t<<4 | uint64(d)
 	}
 	return t << (4 * (14 - len(s))), true
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func trimOWS(s string) string {

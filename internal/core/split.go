@@ -60,6 +60,101 @@ func varintLen(x int) int {
 // a one-byte tag.
 func fieldCost(n int) int { return 1 + varintLen(n) + n }
 
+// piece is what the metrics and logs walkers share: the request being
+// filled, with the bound of its size, and the packing of one source
+// container's items (a metric's data points, a scope's log records) into it.
+type piece struct {
+	s            *splitter
+	limit, slack int
+	open         bool // a request is being filled
+	size         int  // upper bound of its encoded size
+	items        int  // data points or log records in it
+	dropped      int  // items that fit in no piece of their own
+}
+
+// container is the source container being packed by piece.pack, as the
+// walker of one signal sees it.
+type container interface {
+	// itemSize is the encoded size of item i, without its tag and length.
+	itemSize(i int) int
+	// openShells makes sure the piece, opened if none is, ends with the
+	// shells of the container (resource, scope and, for metrics, metric).
+	openShells()
+	// shellCost is what the open shells are charged: what they cost again
+	// in a fresh piece.
+	shellCost() int
+	// moveAll moves every item into the open shell; moveRun items i to j-1.
+	moveAll()
+	moveRun(i, j int)
+	// flush sends the piece if it holds any item.
+	flush()
+}
+
+// pack moves the n items of c into pieces: all at once when they fit the
+// current piece, else as many as fit, piece after piece; an item that fits
+// no piece on its own is dropped and counted.
+func (p *piece) pack(c container, n int) {
+	if n == 0 {
+		return
+	}
+	costs := p.s.costs[:0]
+	total := 0
+	for i := range n {
+		cost := fieldCost(c.itemSize(i))
+		costs = append(costs, cost)
+		total += cost
+	}
+	p.s.costs = costs
+	c.openShells()
+	if p.size+total <= p.limit {
+		// The whole container fits: move its slice, no item is allocated.
+		c.moveAll()
+		p.size += total
+		p.items += n
+		return
+	}
+	for i := 0; i < n; {
+		// The run of items from i that fits in this piece.
+		j, size := i, p.size
+		for j < n && size+costs[j] <= p.limit {
+			size += costs[j]
+			j++
+		}
+		if j > i {
+			c.moveRun(i, j)
+			p.size = size
+			p.items += j - i
+			i = j
+			continue
+		}
+		// Item i does not fit here. In a fresh piece it would cost the
+		// shells plus itself; if even that is too much it is dropped.
+		if c.shellCost()+costs[i] > p.limit {
+			p.dropped++
+			i++
+			continue
+		}
+		c.flush()
+		c.openShells()
+	}
+}
+
+// begin opens a piece if none is open, and reports whether it did.
+func (p *piece) begin() bool {
+	if p.open {
+		return false
+	}
+	p.open, p.size, p.items = true, 0, 0
+	return true
+}
+
+// end closes the piece, and reports whether it holds any item to send.
+func (p *piece) end() bool {
+	open := p.open
+	p.open = false
+	return open && p.items > 0
+}
+
 // metrics hands md to send, in pieces of at most limit bytes when it is
 // larger; limit ≤ 0 means no bound. md is consumed: its points are moved into
 // the pieces. It returns the number of data points dropped because one alone
@@ -69,111 +164,68 @@ func (s *splitter) metrics(md pmetric.Metrics, limit int, send func(pmetric.Metr
 		send(md)
 		return 0
 	}
-	p := metricsPiece{s: s, limit: limit, slack: 2 * (1 + varintLen(limit)), send: send}
+	p := metricsPiece{piece: piece{s: s, limit: limit, slack: 2 * (1 + varintLen(limit))}, send: send}
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
-		rm := rms.At(i)
-		sms := rm.ScopeMetrics()
+		p.inRM = rms.At(i)
+		sms := p.inRM.ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
-			sm := sms.At(j)
-			ms := sm.Metrics()
+			p.inSM = sms.At(j)
+			ms := p.inSM.Metrics()
 			for k := 0; k < ms.Len(); k++ {
-				dropped += p.metric(rm, sm, ms.At(k))
+				p.inM = ms.At(k)
+				p.pack(&p, dataPointCount(p.inM))
 			}
 		}
 	}
 	p.flush()
-	return dropped
+	return p.dropped
 }
 
-// metricsPiece is the request being filled. The shells (resource, scope,
-// metric without points) currently open in it are the last of their slices.
+// metricsPiece is the request being filled, a container for the metric
+// being packed. The shells (resource, scope, metric without points)
+// currently open in it are the last of their slices.
 type metricsPiece struct {
-	s     *splitter
-	limit int
-	slack int
-	send  func(pmetric.Metrics)
+	piece
+	send func(pmetric.Metrics)
+	md   pmetric.Metrics
 
-	md     pmetric.Metrics
-	open   bool // md holds a piece
-	size   int  // upper bound of md's encoded size
-	points int  // data points in md
+	// inRM, inSM and inM are the source metric being packed and its scope
+	// and resource.
+	inRM pmetric.ResourceMetrics
+	inSM pmetric.ScopeMetrics
+	inM  pmetric.Metric
 
 	// srcRM and srcSM are the source resource and scope of the open
-	// shells rm, sm and m; *Cost are the costs charged for the shells,
-	// mPoints the points in m.
+	// shells rm, sm and m; *Cost are the costs charged for the shells.
 	srcRM              pmetric.ResourceMetrics
 	srcSM              pmetric.ScopeMetrics
 	rm                 pmetric.ResourceMetrics
 	sm                 pmetric.ScopeMetrics
 	m                  pmetric.Metric
 	rmCost, smCost     int
-	mCost, mPoints     int
+	mCost              int
 	hasRM, hasSM, hasM bool
 }
 
-// metric moves the points of m (of scope sm, resource rm) into pieces.
-func (p *metricsPiece) metric(rm pmetric.ResourceMetrics, sm pmetric.ScopeMetrics, m pmetric.Metric) (dropped int) {
-	n := dataPointCount(m)
-	if n == 0 {
-		return 0
+func (p *metricsPiece) itemSize(i int) int { return dataPointSize(&p.s.msz, p.inM, i) }
+func (p *metricsPiece) shellCost() int     { return p.rmCost + p.smCost + p.mCost }
+func (p *metricsPiece) moveAll()           { moveAllDataPoints(p.inM, p.m) }
+
+func (p *metricsPiece) moveRun(i, j int) {
+	ensureDataPoints(p.m, j-i)
+	for k := i; k < j; k++ {
+		moveDataPoint(p.inM, k, p.m)
 	}
-	costs := p.s.costs[:0]
-	total := 0
-	for i := range n {
-		c := fieldCost(dataPointSize(&p.s.msz, m, i))
-		costs = append(costs, c)
-		total += c
-	}
-	p.s.costs = costs
-	p.openMetric(rm, sm, m)
-	if p.size+total <= p.limit {
-		// The whole metric fits: move its slice, no point is allocated.
-		moveAllDataPoints(m, p.m)
-		p.size += total
-		p.points += n
-		p.mPoints += n
-		return 0
-	}
-	for i := 0; i < n; {
-		// The run of points from i that fits in this piece.
-		j, size := i, p.size
-		for j < n && size+costs[j] <= p.limit {
-			size += costs[j]
-			j++
-		}
-		if j > i {
-			ensureDataPoints(p.m, j-i)
-			for k := i; k < j; k++ {
-				moveDataPoint(m, k, p.m)
-			}
-			p.size = size
-			p.points += j - i
-			p.mPoints += j - i
-			i = j
-			continue
-		}
-		// Point i does not fit here. In a fresh piece it would cost the
-		// shells plus itself; if even that is too much it is dropped.
-		if p.rmCost+p.smCost+p.mCost+costs[i] > p.limit {
-			dropped++
-			i++
-			continue
-		}
-		p.flush()
-		p.openMetric(rm, sm, m)
-	}
-	return dropped
 }
 
-// openMetric makes sure the piece ends with shells of rm, sm and m.
-func (p *metricsPiece) openMetric(rm pmetric.ResourceMetrics, sm pmetric.ScopeMetrics, m pmetric.Metric) {
-	if !p.open {
+// openShells makes sure the piece ends with shells of inRM, inSM and inM.
+func (p *metricsPiece) openShells() {
+	if p.begin() {
 		p.md = pmetric.NewMetrics()
-		p.open, p.size, p.points = true, 0, 0
 		p.hasRM, p.hasSM, p.hasM = false, false, false
 	}
-	if !p.hasRM || p.srcRM != rm {
+	if rm := p.inRM; !p.hasRM || p.srcRM != rm {
 		p.dropEmptyShells()
 		p.rm = p.md.ResourceMetrics().AppendEmpty()
 		p.rm.SetSchemaUrl(rm.SchemaUrl())
@@ -182,7 +234,7 @@ func (p *metricsPiece) openMetric(rm pmetric.ResourceMetrics, sm pmetric.ScopeMe
 		p.rmCost = p.s.msz.ResourceMetricsSize(p.rm) + p.slack
 		p.size += p.rmCost
 	}
-	if !p.hasSM || p.srcSM != sm {
+	if sm := p.inSM; !p.hasSM || p.srcSM != sm {
 		p.dropEmptyShells()
 		p.sm = p.rm.ScopeMetrics().AppendEmpty()
 		p.sm.SetSchemaUrl(sm.SchemaUrl())
@@ -193,8 +245,8 @@ func (p *metricsPiece) openMetric(rm pmetric.ResourceMetrics, sm pmetric.ScopeMe
 	}
 	p.dropEmptyShells()
 	p.m = p.sm.Metrics().AppendEmpty()
-	metricShell(m, p.m)
-	p.hasM, p.mPoints = true, 0
+	metricShell(p.inM, p.m)
+	p.hasM = true
 	p.mCost = p.s.msz.MetricSize(p.m) + p.slack
 	p.size += p.mCost
 }
@@ -202,7 +254,7 @@ func (p *metricsPiece) openMetric(rm pmetric.ResourceMetrics, sm pmetric.ScopeMe
 // dropEmptyShells removes the open metric shell when it received no point
 // (its first point did not fit, or every point was dropped).
 func (p *metricsPiece) dropEmptyShells() {
-	if p.hasM && p.mPoints == 0 {
+	if p.hasM && dataPointCount(p.m) == 0 {
 		ms := p.sm.Metrics()
 		ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
 		p.size -= p.mCost
@@ -213,11 +265,7 @@ func (p *metricsPiece) dropEmptyShells() {
 // flush sends the piece if it holds any point, without the scope and
 // resource shells left empty by dropped points.
 func (p *metricsPiece) flush() {
-	if !p.open {
-		return
-	}
-	p.open = false
-	if p.points == 0 {
+	if !p.end() {
 		return
 	}
 	p.dropEmptyShells()
@@ -329,30 +377,30 @@ func (s *splitter) logs(ld plog.Logs, limit int, send func(plog.Logs)) (dropped 
 		send(ld)
 		return 0
 	}
-	lp := logPieces{s: s, limit: limit, slack: 2 * (1 + varintLen(limit)), send: send}
+	lp := logPieces{piece: piece{s: s, limit: limit, slack: 2 * (1 + varintLen(limit))}, send: send}
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		sls := rl.ScopeLogs()
+		lp.inRL = rls.At(i)
+		sls := lp.inRL.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
-			lp.addScope(rl, sls.At(j))
+			lp.inSL = sls.At(j)
+			lp.pack(&lp, lp.inSL.LogRecords().Len())
 		}
 	}
 	lp.flush()
 	return lp.dropped
 }
 
-// logPieces is one run of splitter.logs: the piece being filled (out) with
-// its size bound so far, and the resource and scope it is filling.
+// logPieces is one run of splitter.logs: the piece being filled (out), a
+// container for the scope being packed (inSL, of resource inRL), and the
+// resource and scope it is filling.
 type logPieces struct {
-	s            *splitter
-	limit, slack int
-	send         func(plog.Logs)
-	dropped      int
+	piece
+	send func(plog.Logs)
 
 	out            plog.Logs
-	open           bool
-	size, records  int
+	inRL           plog.ResourceLogs
+	inSL           plog.ScopeLogs
 	curRL          plog.ResourceLogs
 	curSL          plog.ScopeLogs
 	srcRL          plog.ResourceLogs
@@ -361,30 +409,41 @@ type logPieces struct {
 	rlCost, slCost int
 }
 
-// flush sends the piece being filled, if it holds a record.
-func (lp *logPieces) flush() {
-	if lp.open && lp.records > 0 {
-		// Drop the shells that received nothing: the last scope opened
-		// whose first record did not fit, or scopes whose records were all
-		// dropped.
-		lp.out.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
-			rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool { return sl.LogRecords().Len() == 0 })
-			return rl.ScopeLogs().Len() == 0
-		})
-		lp.send(lp.out)
+func (lp *logPieces) itemSize(i int) int { return lp.s.lsz.LogRecordSize(lp.inSL.LogRecords().At(i)) }
+func (lp *logPieces) shellCost() int     { return lp.rlCost + lp.slCost }
+func (lp *logPieces) moveAll()           { lp.inSL.LogRecords().MoveAndAppendTo(lp.curSL.LogRecords()) }
+
+func (lp *logPieces) moveRun(i, j int) {
+	recs, dst := lp.inSL.LogRecords(), lp.curSL.LogRecords()
+	dst.EnsureCapacity(dst.Len() + j - i)
+	for r := i; r < j; r++ {
+		recs.At(r).MoveTo(dst.AppendEmpty())
 	}
-	lp.open = false
 }
 
-// openScope makes the piece's current resource and scope copies of rl and
-// sl, opening a piece and appending shells as needed, and charges their
-// empty sizes plus the length-prefix slack.
-func (lp *logPieces) openScope(rl plog.ResourceLogs, sl plog.ScopeLogs) {
-	if !lp.open {
-		lp.out = plog.NewLogs()
-		lp.open, lp.size, lp.records, lp.hasRL, lp.hasSL = true, 0, 0, false, false
+// flush sends the piece being filled, if it holds a record.
+func (lp *logPieces) flush() {
+	if !lp.end() {
+		return
 	}
-	if !lp.hasRL || lp.srcRL != rl {
+	// Drop the shells that received nothing: the last scope opened whose
+	// first record did not fit, or scopes whose records were all dropped.
+	lp.out.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
+		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool { return sl.LogRecords().Len() == 0 })
+		return rl.ScopeLogs().Len() == 0
+	})
+	lp.send(lp.out)
+}
+
+// openShells makes the piece's current resource and scope copies of inRL
+// and inSL, opening a piece and appending shells as needed, and charges
+// their empty sizes plus the length-prefix slack.
+func (lp *logPieces) openShells() {
+	if lp.begin() {
+		lp.out = plog.NewLogs()
+		lp.hasRL, lp.hasSL = false, false
+	}
+	if rl := lp.inRL; !lp.hasRL || lp.srcRL != rl {
 		lp.curRL = lp.out.ResourceLogs().AppendEmpty()
 		lp.curRL.SetSchemaUrl(rl.SchemaUrl())
 		rl.Resource().CopyTo(lp.curRL.Resource())
@@ -392,63 +451,12 @@ func (lp *logPieces) openScope(rl plog.ResourceLogs, sl plog.ScopeLogs) {
 		lp.rlCost = lp.s.lsz.ResourceLogsSize(lp.curRL) + lp.slack
 		lp.size += lp.rlCost
 	}
-	if !lp.hasSL || lp.srcSL != sl {
+	if sl := lp.inSL; !lp.hasSL || lp.srcSL != sl {
 		lp.curSL = lp.curRL.ScopeLogs().AppendEmpty()
 		lp.curSL.SetSchemaUrl(sl.SchemaUrl())
 		sl.Scope().CopyTo(lp.curSL.Scope())
 		lp.srcSL, lp.hasSL = sl, true
 		lp.slCost = lp.s.lsz.ScopeLogsSize(lp.curSL) + lp.slack
 		lp.size += lp.slCost
-	}
-}
-
-// addScope moves the records of one scope into pieces: all at once when
-// they fit the current piece, else as many as fit, piece after piece; a
-// record that fits no piece on its own is dropped and counted.
-func (lp *logPieces) addScope(rl plog.ResourceLogs, sl plog.ScopeLogs) {
-	recs := sl.LogRecords()
-	n := recs.Len()
-	if n == 0 {
-		return
-	}
-	costs := lp.s.costs[:0]
-	total := 0
-	for k := range n {
-		c := fieldCost(lp.s.lsz.LogRecordSize(recs.At(k)))
-		costs = append(costs, c)
-		total += c
-	}
-	lp.s.costs = costs
-	lp.openScope(rl, sl)
-	if lp.size+total <= lp.limit {
-		recs.MoveAndAppendTo(lp.curSL.LogRecords())
-		lp.size += total
-		lp.records += n
-		return
-	}
-	for k := 0; k < n; {
-		l, sz := k, lp.size
-		for l < n && sz+costs[l] <= lp.limit {
-			sz += costs[l]
-			l++
-		}
-		if l > k {
-			dst := lp.curSL.LogRecords()
-			dst.EnsureCapacity(dst.Len() + l - k)
-			for r := k; r < l; r++ {
-				recs.At(r).MoveTo(dst.AppendEmpty())
-			}
-			lp.size = sz
-			lp.records += l - k
-			k = l
-			continue
-		}
-		if lp.rlCost+lp.slCost+costs[k] > lp.limit {
-			lp.dropped++
-			k++
-			continue
-		}
-		lp.flush()
-		lp.openScope(rl, sl)
 	}
 }

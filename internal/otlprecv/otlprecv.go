@@ -107,16 +107,8 @@ type tracesService struct {
 }
 
 func (t *tracesService) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	r := t.handle(req.Traces())
 	resp := ptraceotlp.NewExportResponse()
-	if r.Err != nil {
-		return resp, r.Err
-	}
-	if r.Rejected > 0 {
-		resp.PartialSuccess().SetRejectedSpans(r.Rejected)
-		resp.PartialSuccess().SetErrorMessage(r.Message)
-	}
-	return resp, nil
+	return resp, answer(t.handle(req.Traces()), resp.PartialSuccess(), ptraceotlp.ExportPartialSuccess.SetRejectedSpans)
 }
 
 type metricsService struct {
@@ -125,16 +117,8 @@ type metricsService struct {
 }
 
 func (m *metricsService) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	r := m.handle(req.Metrics())
 	resp := pmetricotlp.NewExportResponse()
-	if r.Err != nil {
-		return resp, r.Err
-	}
-	if r.Rejected > 0 {
-		resp.PartialSuccess().SetRejectedDataPoints(r.Rejected)
-		resp.PartialSuccess().SetErrorMessage(r.Message)
-	}
-	return resp, nil
+	return resp, answer(m.handle(req.Metrics()), resp.PartialSuccess(), pmetricotlp.ExportPartialSuccess.SetRejectedDataPoints)
 }
 
 type logsService struct {
@@ -143,56 +127,51 @@ type logsService struct {
 }
 
 func (l *logsService) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	r := l.handle(req.Logs())
 	resp := plogotlp.NewExportResponse()
+	return resp, answer(l.handle(req.Logs()), resp.PartialSuccess(), plogotlp.ExportPartialSuccess.SetRejectedLogRecords)
+}
+
+// answer writes r into the partial success ps of a signal's export
+// response, whose count of rejected items setRejected sets, and returns the
+// error the request fails with, if any.
+func answer[P interface{ SetErrorMessage(string) }](r Reply, ps P, setRejected func(P, int64)) error {
 	if r.Err != nil {
-		return resp, r.Err
+		return r.Err
 	}
 	if r.Rejected > 0 {
-		resp.PartialSuccess().SetRejectedLogRecords(r.Rejected)
-		resp.PartialSuccess().SetErrorMessage(r.Message)
+		setRejected(ps, r.Rejected)
+		ps.SetErrorMessage(r.Message)
 	}
-	return resp, nil
+	return nil
 }
 
 // Spans yields every span of td, resource by resource and scope by scope.
 func Spans(td ptrace.Traces) iter.Seq[ptrace.Span] {
-	return func(yield func(ptrace.Span) bool) {
-		for _, rs := range td.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, sp := range ss.Spans().All() {
-					if !yield(sp) {
-						return
-					}
-				}
-			}
-		}
-	}
+	return items(td.ResourceSpans(), ptrace.ResourceSpans.ScopeSpans, ptrace.ScopeSpans.Spans)
 }
 
 // Metrics yields every metric of md, resource by resource and scope by scope.
 func Metrics(md pmetric.Metrics) iter.Seq[pmetric.Metric] {
-	return func(yield func(pmetric.Metric) bool) {
-		for _, rm := range md.ResourceMetrics().All() {
-			for _, sm := range rm.ScopeMetrics().All() {
-				for _, m := range sm.Metrics().All() {
-					if !yield(m) {
-						return
-					}
-				}
-			}
-		}
-	}
+	return items(md.ResourceMetrics(), pmetric.ResourceMetrics.ScopeMetrics, pmetric.ScopeMetrics.Metrics)
 }
 
 // LogRecords yields every log record of ld, resource by resource and scope by
 // scope.
 func LogRecords(ld plog.Logs) iter.Seq[plog.LogRecord] {
-	return func(yield func(plog.LogRecord) bool) {
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					if !yield(lr) {
+	return items(ld.ResourceLogs(), plog.ResourceLogs.ScopeLogs, plog.ScopeLogs.LogRecords)
+}
+
+// pdataSlice is a slice of pdata, such as ptrace.SpanSlice.
+type pdataSlice[T any] interface{ All() iter.Seq2[int, T] }
+
+// items yields the items of every scope of every resource of a request:
+// scopes gives a resource's scopes, itemsOf a scope's items.
+func items[R, S, T any, RS pdataSlice[R], SS pdataSlice[S], TS pdataSlice[T]](resources RS, scopes func(R) SS, itemsOf func(S) TS) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, r := range resources.All() {
+			for _, s := range scopes(r).All() {
+				for _, t := range itemsOf(s).All() {
+					if !yield(t) {
 						return
 					}
 				}

@@ -69,32 +69,16 @@ func escapeText(s string, backslash bool) string {
 			continue
 		}
 		const hex = "0123456789abcdef"
+		e, short := shortEscapes[r]
 		switch {
-		case r == utf8.RuneError && size == 1:
+		case short:
+			b.WriteString(e)
+		case r < 0x80 || r == utf8.RuneError && size == 1:
+			// A control byte, or a byte of invalid UTF-8: that byte.
 			c := s[i]
 			b.WriteString(`\x`)
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&0xf])
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\a':
-			b.WriteString(`\a`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\v':
-			b.WriteString(`\v`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x80:
-			b.WriteString(`\x`)
-			b.WriteByte(hex[r>>4])
-			b.WriteByte(hex[r&0xf])
 		default:
 			b.WriteString(`\u`)
 			for shift := 12; shift >= 0; shift -= 4 {
@@ -104,6 +88,11 @@ func escapeText(s string, backslash bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// shortEscapes are the escapes of one letter, by the rune they stand for.
+var shortEscapes = map[rune]string{
+	'\\': `\\`, '\a': `\a`, '\b': `\b`, '\t': `\t`, '\n': `\n`, '\v': `\v`, '\f': `\f`, '\r': `\r`,
 }
 
 // needsEscape reports whether escapeText escapes the rune r decoded from

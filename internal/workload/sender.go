@@ -142,34 +142,35 @@ func (s *Sender) exportLogs(b Batch) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	resp, err := s.logs.Export(ctx, plogotlp.NewExportRequestFromLogs(b.Logs), grpc.WaitForReady(true))
-	if err != nil {
-		s.failedStarts.Add(int64(b.Starts))
-		s.fail(err)
-		return
-	}
-	rejected := resp.PartialSuccess().RejectedLogRecords()
-	if rejected > 0 {
-		s.fail(errPartial(resp.PartialSuccess().ErrorMessage()))
-	}
-	s.failedStarts.Add(rejected)
-	s.sentStarts.Add(int64(b.Starts) - rejected)
+	s.settle(b.Starts, err, func() (int64, string) {
+		return resp.PartialSuccess().RejectedLogRecords(), resp.PartialSuccess().ErrorMessage()
+	}, &s.sentStarts, &s.failedStarts)
 }
 
 func (s *Sender) exportTraces(b Batch) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	resp, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(b.Traces), grpc.WaitForReady(true))
+	s.settle(b.Spans, err, func() (int64, string) {
+		return resp.PartialSuccess().RejectedSpans(), resp.PartialSuccess().ErrorMessage()
+	}, &s.sentSpans, &s.failedSpans)
+}
+
+// settle counts the n items of one export request: all failed when the
+// request failed with err, else those its partial success rejected (what
+// rejected reads, the count and the message) failed and the rest sent.
+func (s *Sender) settle(n int, err error, rejected func() (int64, string), sent, failed *atomic.Int64) {
 	if err != nil {
-		s.failedSpans.Add(int64(b.Spans))
+		failed.Add(int64(n))
 		s.fail(err)
 		return
 	}
-	rejected := resp.PartialSuccess().RejectedSpans()
-	if rejected > 0 {
-		s.fail(errPartial(resp.PartialSuccess().ErrorMessage()))
+	r, msg := rejected()
+	if r > 0 {
+		s.fail(errPartial(msg))
 	}
-	s.failedSpans.Add(rejected)
-	s.sentSpans.Add(int64(b.Spans) - rejected)
+	failed.Add(r)
+	sent.Add(int64(n) - r)
 }
 
 // errPartial is a partial-success message from the collector.

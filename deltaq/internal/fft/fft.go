@@ -492,86 +492,95 @@ func (p *plan) inverseAsm(re, im []float64) {
 func (p *plan) forwardGo(re, im []float64) {
 	re, im = re[:p.n], im[:p.n]
 	if st := p.fwd2; st != nil {
-		q := p.n / 2
-		x0r, x0i, x1r, x1i := re[:q], im[:q], re[q:2*q], im[q:2*q]
-		x0i, x1r, x1i = x0i[:len(x0r)], x1r[:len(x0r)], x1i[:len(x0r)]
-		w := st.w1[:len(x0r)]
-		for j := range x0r {
-			a0 := complex(x0r[j], x0i[j])
-			a1 := complex(x1r[j], x1i[j])
-			y0, y1 := a0+a1, (a0-a1)*w[j]
-			x0r[j], x0i[j] = real(y0), imag(y0)
-			x1r[j], x1i[j] = real(y1), imag(y1)
-		}
+		st.pass2(re, im, false)
 	}
 	last := len(p.fwd) - 1
 	for si := range p.fwd[:last] {
-		st := &p.fwd[si]
-		s, q := st.s, st.s/4
-		for b := 0; b < len(re); b += s {
-			x0r, x0i := re[b:b+q], im[b:b+q]
-			x1r, x1i := re[b+q:b+2*q], im[b+q:b+2*q]
-			x2r, x2i := re[b+2*q:b+3*q], im[b+2*q:b+3*q]
-			x3r, x3i := re[b+3*q:b+4*q], im[b+3*q:b+4*q]
-			n := len(x0r)
-			x0i, x1r, x1i, x2r, x2i, x3r, x3i = x0i[:n], x1r[:n], x1i[:n], x2r[:n], x2i[:n], x3r[:n], x3i[:n]
-			w1, w2, w3 := st.w1[:n], st.w2[:n], st.w3[:n]
-			for j := range x0r {
-				a0, a1 := complex(x0r[j], x0i[j]), complex(x1r[j], x1i[j])
-				a2, a3 := complex(x2r[j], x2i[j]), complex(x3r[j], x3i[j])
-				s02, d02 := a0+a2, a0-a2
-				s13, d13 := a1+a3, a1-a3
-				y0 := s02 + s13
-				y1 := (s02 - s13) * w2[j]
-				y2 := (d02 - mulI(d13)) * w1[j]
-				y3 := (d02 + mulI(d13)) * w3[j]
-				x0r[j], x0i[j] = real(y0), imag(y0)
-				x1r[j], x1i[j] = real(y1), imag(y1)
-				x2r[j], x2i[j] = real(y2), imag(y2)
-				x3r[j], x3i[j] = real(y3), imag(y3)
-			}
-		}
+		p.fwd[si].pass4(re, im, false)
 	}
 	// The last pass, blocks of four with unit twiddles.
-	for b := 0; b+3 < len(re); b += 4 {
-		r, i := re[b:b+4:b+4], im[b:b+4:b+4]
-		a0, a1 := complex(r[0], i[0]), complex(r[1], i[1])
-		a2, a3 := complex(r[2], i[2]), complex(r[3], i[3])
-		s02, d02 := a0+a2, a0-a2
-		s13, d13 := a1+a3, a1-a3
-		y0, y1 := s02+s13, s02-s13
-		y2, y3 := d02-mulI(d13), d02+mulI(d13)
-		r[0], i[0], r[1], i[1] = real(y0), imag(y0), real(y1), imag(y1)
-		r[2], i[2], r[3], i[3] = real(y2), imag(y2), real(y3), imag(y3)
-	}
+	pass4Unit(re, im, false)
 }
 
 // inverseGo is inverseAsm in Go, for any m ≥ 4.
 func (p *plan) inverseGo(re, im []float64) {
 	re, im = re[:p.m], im[:p.m]
 	// The first pass, blocks of four with unit twiddles.
+	pass4Unit(re, im, true)
+	for si := 1; si < len(p.inv); si++ {
+		p.inv[si].pass4(re, im, true)
+	}
+	if st := p.inv2; st != nil {
+		st.pass2(re, im, true)
+	}
+}
+
+// pass4Unit is the radix-2² pass over blocks of four points, whose
+// twiddles are all 1: the forward one ends the decimation in frequency
+// (natural order in, bit-reversed out), the inverse one starts the
+// decimation in time (bit-reversed in, natural out).
+func pass4Unit(re, im []float64, inverse bool) {
 	for b := 0; b+3 < len(re); b += 4 {
 		r, i := re[b:b+4:b+4], im[b:b+4:b+4]
-		p0, p1 := complex(r[0], i[0]), complex(r[1], i[1])
-		p2, p3 := complex(r[2], i[2]), complex(r[3], i[3])
-		t0, t1 := p0+p1, p0-p1
-		t2, t3 := p2+p3, p2-p3
-		y0, y2 := t0+t2, t0-t2
-		y1, y3 := t1+mulI(t3), t1-mulI(t3)
+		a0, a1 := complex(r[0], i[0]), complex(r[1], i[1])
+		a2, a3 := complex(r[2], i[2]), complex(r[3], i[3])
+		var y0, y1, y2, y3 complex128
+		if inverse {
+			t0, t1 := a0+a1, a0-a1
+			t2, t3 := a2+a3, a2-a3
+			y0, y2 = t0+t2, t0-t2
+			y1, y3 = t1+mulI(t3), t1-mulI(t3)
+		} else {
+			s02, d02 := a0+a2, a0-a2
+			s13, d13 := a1+a3, a1-a3
+			y0, y1 = s02+s13, s02-s13
+			y2, y3 = d02-mulI(d13), d02+mulI(d13)
+		}
 		r[0], i[0], r[1], i[1] = real(y0), imag(y0), real(y1), imag(y1)
 		r[2], i[2], r[3], i[3] = real(y2), imag(y2), real(y3), imag(y3)
 	}
-	for si := 1; si < len(p.inv); si++ {
-		st := &p.inv[si]
-		s, q := st.s, st.s/4
-		for b := 0; b < len(re); b += s {
-			x0r, x0i := re[b:b+q], im[b:b+q]
-			x1r, x1i := re[b+q:b+2*q], im[b+q:b+2*q]
-			x2r, x2i := re[b+2*q:b+3*q], im[b+2*q:b+3*q]
-			x3r, x3i := re[b+3*q:b+4*q], im[b+3*q:b+4*q]
-			n := len(x0r)
-			x0i, x1r, x1i, x2r, x2i, x3r, x3i = x0i[:n], x1r[:n], x1i[:n], x2r[:n], x2i[:n], x3r[:n], x3i[:n]
-			w1, w2, w3 := st.w1[:n], st.w2[:n], st.w3[:n]
+}
+
+// pass2 is the radix-2 pass of st over all of re and im: decimation in
+// frequency for the forward transform, in time for the inverse.
+func (st *stage) pass2(re, im []float64, inverse bool) {
+	q := len(re) / 2
+	x0r, x0i, x1r, x1i := re[:q], im[:q], re[q:2*q], im[q:2*q]
+	x0i, x1r, x1i = x0i[:len(x0r)], x1r[:len(x0r)], x1i[:len(x0r)]
+	w := st.w1[:len(x0r)]
+	if inverse {
+		for j := range x0r {
+			a0 := complex(x0r[j], x0i[j])
+			a1 := complex(x1r[j], x1i[j]) * w[j]
+			y0, y1 := a0+a1, a0-a1
+			x0r[j], x0i[j] = real(y0), imag(y0)
+			x1r[j], x1i[j] = real(y1), imag(y1)
+		}
+		return
+	}
+	for j := range x0r {
+		a0 := complex(x0r[j], x0i[j])
+		a1 := complex(x1r[j], x1i[j])
+		y0, y1 := a0+a1, (a0-a1)*w[j]
+		x0r[j], x0i[j] = real(y0), imag(y0)
+		x1r[j], x1i[j] = real(y1), imag(y1)
+	}
+}
+
+// pass4 is the radix-2² pass of st over the blocks of st.s points of re
+// and im: decimation in frequency for the forward transform (butterfly,
+// then twiddles), in time for the inverse (twiddles, then butterfly).
+func (st *stage) pass4(re, im []float64, inverse bool) {
+	s, q := st.s, st.s/4
+	for b := 0; b < len(re); b += s {
+		x0r, x0i := re[b:b+q], im[b:b+q]
+		x1r, x1i := re[b+q:b+2*q], im[b+q:b+2*q]
+		x2r, x2i := re[b+2*q:b+3*q], im[b+2*q:b+3*q]
+		x3r, x3i := re[b+3*q:b+4*q], im[b+3*q:b+4*q]
+		n := len(x0r)
+		x0i, x1r, x1i, x2r, x2i, x3r, x3i = x0i[:n], x1r[:n], x1i[:n], x2r[:n], x2i[:n], x3r[:n], x3i[:n]
+		w1, w2, w3 := st.w1[:n], st.w2[:n], st.w3[:n]
+		if inverse {
 			for j := range x0r {
 				p0 := complex(x0r[j], x0i[j])
 				p1 := complex(x1r[j], x1i[j]) * w2[j]
@@ -586,19 +595,21 @@ func (p *plan) inverseGo(re, im []float64) {
 				x2r[j], x2i[j] = real(y2), imag(y2)
 				x3r[j], x3i[j] = real(y3), imag(y3)
 			}
+			continue
 		}
-	}
-	if st := p.inv2; st != nil {
-		q := p.m / 2
-		x0r, x0i, x1r, x1i := re[:q], im[:q], re[q:2*q], im[q:2*q]
-		x0i, x1r, x1i = x0i[:len(x0r)], x1r[:len(x0r)], x1i[:len(x0r)]
-		w := st.w1[:len(x0r)]
 		for j := range x0r {
-			a0 := complex(x0r[j], x0i[j])
-			a1 := complex(x1r[j], x1i[j]) * w[j]
-			y0, y1 := a0+a1, a0-a1
+			a0, a1 := complex(x0r[j], x0i[j]), complex(x1r[j], x1i[j])
+			a2, a3 := complex(x2r[j], x2i[j]), complex(x3r[j], x3i[j])
+			s02, d02 := a0+a2, a0-a2
+			s13, d13 := a1+a3, a1-a3
+			y0 := s02 + s13
+			y1 := (s02 - s13) * w2[j]
+			y2 := (d02 - mulI(d13)) * w1[j]
+			y3 := (d02 + mulI(d13)) * w3[j]
 			x0r[j], x0i[j] = real(y0), imag(y0)
 			x1r[j], x1i[j] = real(y1), imag(y1)
+			x2r[j], x2i[j] = real(y2), imag(y2)
+			x3r[j], x3i[j] = real(y3), imag(y3)
 		}
 	}
 }

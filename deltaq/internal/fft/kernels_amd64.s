@@ -31,6 +31,81 @@
 	VPERM2F128 $0x31, T2, T0, C \
 	VPERM2F128 $0x31, T3, T1, D
 
+// SUMDIFF sets S = A + B and D = A − B; S must differ from A and B.
+#define SUMDIFF(A, B, S, D) \
+	VADDPD B, A, S \
+	VSUBPD B, A, D
+
+// SUBI sets (OR, OI) = (AR, AI) − i·(BR, BI): OR = AR + BI, OI = AI − BR;
+// ADDI sets (OR, OI) = (AR, AI) + i·(BR, BI): OR = AR − BI, OI = AI + BR.
+// OR must differ from AI and BR.
+#define SUBI(AR, AI, BR, BI, OR, OI) \
+	VADDPD BI, AR, OR \
+	VSUBPD BR, AI, OI
+#define ADDI(AR, AI, BR, BI, OR, OI) \
+	VSUBPD BI, AR, OR \
+	VADDPD BR, AI, OI
+
+// CMULST stores (TR, TI)·(WR, WI) at DR, DI, computed in OR, OI (CMULM).
+#define CMULST(TR, TI, WR, WI, OR, OI, DR, DI) \
+	CMULM(TR, TI, WR, WI, OR, OI) \
+	VMOVUPD OR, DR \
+	VMOVUPD OI, DI
+
+// NEXT4 moves re (R8) and im (R14) on by four values and the twiddles
+// (R13) by TWB bytes, and repeats LOOP while R8 is below R15.
+#define NEXT4(TWB, LOOP) \
+	ADDQ $32, R8 \
+	ADDQ $32, R14 \
+	ADDQ TWB, R13 \
+	CMPQ R8, R15 \
+	JB LOOP
+
+// LOAD16 loads the 16 complex values at (R8), (R14) as four rows of four,
+// real parts into Y0 … Y3, imaginary parts into Y4 … Y7; STORE16 stores
+// them back.
+#define LOAD16 \
+	VMOVUPD (R8), Y0 \
+	VMOVUPD 32(R8), Y1 \
+	VMOVUPD 64(R8), Y2 \
+	VMOVUPD 96(R8), Y3 \
+	VMOVUPD (R14), Y4 \
+	VMOVUPD 32(R14), Y5 \
+	VMOVUPD 64(R14), Y6 \
+	VMOVUPD 96(R14), Y7
+#define STORE16 \
+	VMOVUPD Y0, (R8) \
+	VMOVUPD Y1, 32(R8) \
+	VMOVUPD Y2, 64(R8) \
+	VMOVUPD Y3, 96(R8) \
+	VMOVUPD Y4, (R14) \
+	VMOVUPD Y5, 32(R14) \
+	VMOVUPD Y6, 64(R14) \
+	VMOVUPD Y7, 96(R14)
+
+// TRANSPOSE16 transposes the real parts Y0 … Y3 and the imaginary parts
+// Y4 … Y7 of a LOAD16, with Y8 … Y11 as scratch: rows become columns.
+#define TRANSPOSE16 \
+	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11) \
+	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
+
+// NEXT16 moves re (R8) and im (R14) on by 16 values and repeats LOOP while
+// R8 is below R15.
+#define NEXT16(LOOP) \
+	ADDQ $128, R8 \
+	ADDQ $128, R14 \
+	CMPQ R8, R15 \
+	JB LOOP
+
+// DIF4SUMS is the first half of a radix-2² DIF butterfly on x₀ … x₃ in
+// (Y0, Y4) … (Y3, Y7): s02, d02 = x₀ ± x₂ in (Y8, Y12), (Y9, Y13) and
+// s13, d13 = x₁ ± x₃ in (Y10, Y14), (Y11, Y15).
+#define DIF4SUMS \
+	SUMDIFF(Y0, Y2, Y8, Y9) \
+	SUMDIFF(Y1, Y3, Y10, Y11) \
+	SUMDIFF(Y4, Y6, Y12, Y13) \
+	SUMDIFF(Y5, Y7, Y14, Y15)
+
 // func dif4AVX(re, im *float64, n, s int, tw *float64)
 // One radix-2² DIF pass over the blocks of s ≥ 64 points of re, im [:n]:
 // for j < q = s/4, with x₀ … x₃ at j, j+q, j+2q, j+3q of a block,
@@ -57,44 +132,28 @@ dif4block:
 dif4loop:
 	VMOVUPD (R8), Y0
 	VMOVUPD (R8)(R10*1), Y2
-	VADDPD Y2, Y0, Y4 // s02r
-	VSUBPD Y2, Y0, Y5 // d02r
+	SUMDIFF(Y0, Y2, Y4, Y5) // s02r, d02r
 	VMOVUPD (R8)(R9*1), Y1
 	VMOVUPD (R8)(R11*1), Y3
-	VADDPD Y3, Y1, Y6 // s13r
-	VSUBPD Y3, Y1, Y7 // d13r
+	SUMDIFF(Y1, Y3, Y6, Y7) // s13r, d13r
 	VMOVUPD (R14), Y0
 	VMOVUPD (R14)(R10*1), Y2
-	VADDPD Y2, Y0, Y8 // s02i
-	VSUBPD Y2, Y0, Y9 // d02i
+	SUMDIFF(Y0, Y2, Y8, Y9) // s02i, d02i
 	VMOVUPD (R14)(R9*1), Y1
 	VMOVUPD (R14)(R11*1), Y3
-	VADDPD Y3, Y1, Y10 // s13i
-	VSUBPD Y3, Y1, Y11 // d13i
+	SUMDIFF(Y1, Y3, Y10, Y11) // s13i, d13i
 	VADDPD Y6, Y4, Y0
 	VMOVUPD Y0, (R8)
 	VADDPD Y10, Y8, Y1
 	VMOVUPD Y1, (R14)
 	VSUBPD Y6, Y4, Y4   // s02 − s13
 	VSUBPD Y10, Y8, Y8
-	CMULM(Y4, Y8, 64(R13), 96(R13), Y0, Y1)
-	VMOVUPD Y0, (R8)(R9*1)
-	VMOVUPD Y1, (R14)(R9*1)
-	VADDPD Y11, Y5, Y2  // d02 − i·d13
-	VSUBPD Y7, Y9, Y3
-	VSUBPD Y11, Y5, Y5  // d02 + i·d13
-	VADDPD Y7, Y9, Y9
-	CMULM(Y2, Y3, 0(R13), 32(R13), Y0, Y1)
-	VMOVUPD Y0, (R8)(R10*1)
-	VMOVUPD Y1, (R14)(R10*1)
-	CMULM(Y5, Y9, 128(R13), 160(R13), Y0, Y1)
-	VMOVUPD Y0, (R8)(R11*1)
-	VMOVUPD Y1, (R14)(R11*1)
-	ADDQ $32, R8
-	ADDQ $32, R14
-	ADDQ $192, R13
-	CMPQ R8, R15
-	JB dif4loop
+	CMULST(Y4, Y8, 64(R13), 96(R13), Y0, Y1, (R8)(R9*1), (R14)(R9*1))
+	SUBI(Y5, Y9, Y7, Y11, Y2, Y3) // d02 − i·d13
+	ADDI(Y5, Y9, Y7, Y11, Y5, Y9) // d02 + i·d13
+	CMULST(Y2, Y3, 0(R13), 32(R13), Y0, Y1, (R8)(R10*1), (R14)(R10*1))
+	CMULST(Y5, Y9, 128(R13), 160(R13), Y0, Y1, (R8)(R11*1), (R14)(R11*1))
+	NEXT4($192, dif4loop)
 	ADDQ DX, BX
 	CMPQ BX, AX
 	JB dif4block
@@ -124,24 +183,12 @@ dif4zloop:
 	VMOVUPD Y5, (R14)
 	VSUBPD Y1, Y0, Y4
 	VSUBPD Y3, Y2, Y5
-	CMULM(Y4, Y5, 64(R13), 96(R13), Y6, Y7)
-	VMOVUPD Y6, (R8)(R9*1)
-	VMOVUPD Y7, (R14)(R9*1)
-	VADDPD Y3, Y0, Y4 // x0 − i·x1
-	VSUBPD Y1, Y2, Y5
-	VSUBPD Y3, Y0, Y8 // x0 + i·x1
-	VADDPD Y1, Y2, Y9
-	CMULM(Y4, Y5, 0(R13), 32(R13), Y6, Y7)
-	VMOVUPD Y6, (R8)(R10*1)
-	VMOVUPD Y7, (R14)(R10*1)
-	CMULM(Y8, Y9, 128(R13), 160(R13), Y6, Y7)
-	VMOVUPD Y6, (R8)(R11*1)
-	VMOVUPD Y7, (R14)(R11*1)
-	ADDQ $32, R8
-	ADDQ $32, R14
-	ADDQ $192, R13
-	CMPQ R8, R15
-	JB dif4zloop
+	CMULST(Y4, Y5, 64(R13), 96(R13), Y6, Y7, (R8)(R9*1), (R14)(R9*1))
+	SUBI(Y0, Y2, Y1, Y3, Y4, Y5) // x0 − i·x1
+	ADDI(Y0, Y2, Y1, Y3, Y8, Y9) // x0 + i·x1
+	CMULST(Y4, Y5, 0(R13), 32(R13), Y6, Y7, (R8)(R10*1), (R14)(R10*1))
+	CMULST(Y8, Y9, 128(R13), 160(R13), Y6, Y7, (R8)(R11*1), (R14)(R11*1))
+	NEXT4($192, dif4zloop)
 	VZEROUPPER
 	RET
 
@@ -166,14 +213,8 @@ dif2loop:
 	VMOVUPD Y5, (R14)
 	VSUBPD Y1, Y0, Y4
 	VSUBPD Y3, Y2, Y5
-	CMULM(Y4, Y5, 0(R13), 32(R13), Y6, Y7)
-	VMOVUPD Y6, (R8)(R9*1)
-	VMOVUPD Y7, (R14)(R9*1)
-	ADDQ $32, R8
-	ADDQ $32, R14
-	ADDQ $64, R13
-	CMPQ R8, R15
-	JB dif2loop
+	CMULST(Y4, Y5, 0(R13), 32(R13), Y6, Y7, (R8)(R9*1), (R14)(R9*1))
+	NEXT4($64, dif2loop)
 	VZEROUPPER
 	RET
 
@@ -189,14 +230,8 @@ TEXT ·dif2zAVX(SB), NOSPLIT, $0-32
 dif2zloop:
 	VMOVUPD (R8), Y0
 	VMOVUPD (R14), Y2
-	CMULM(Y0, Y2, 0(R13), 32(R13), Y6, Y7)
-	VMOVUPD Y6, (R8)(R9*1)
-	VMOVUPD Y7, (R14)(R9*1)
-	ADDQ $32, R8
-	ADDQ $32, R14
-	ADDQ $64, R13
-	CMPQ R8, R15
-	JB dif2zloop
+	CMULST(Y0, Y2, 0(R13), 32(R13), Y6, Y7, (R8)(R9*1), (R14)(R9*1))
+	NEXT4($64, dif2zloop)
 	VZEROUPPER
 	RET
 
@@ -224,11 +259,7 @@ dit2loop:
 	VMOVUPD Y4, (R8)(R9*1)
 	VSUBPD Y7, Y3, Y5
 	VMOVUPD Y5, (R14)(R9*1)
-	ADDQ $32, R8
-	ADDQ $32, R14
-	ADDQ $64, R13
-	CMPQ R8, R15
-	JB dit2loop
+	NEXT4($64, dit2loop)
 	VZEROUPPER
 	RET
 
@@ -266,14 +297,10 @@ dit4loop:
 	CMULM(Y8, Y9, 128(R13), 160(R13), Y4, Y5) // p3
 	VMOVUPD (R8), Y6  // p0
 	VMOVUPD (R14), Y7
-	VADDPD Y0, Y6, Y8   // t0r
-	VSUBPD Y0, Y6, Y9   // t1r
-	VADDPD Y1, Y7, Y10  // t0i
-	VSUBPD Y1, Y7, Y11  // t1i
-	VADDPD Y4, Y2, Y12  // t2r
-	VSUBPD Y4, Y2, Y13  // t3r
-	VADDPD Y5, Y3, Y14  // t2i
-	VSUBPD Y5, Y3, Y15  // t3i
+	SUMDIFF(Y6, Y0, Y8, Y9)   // t0r, t1r
+	SUMDIFF(Y7, Y1, Y10, Y11) // t0i, t1i
+	SUMDIFF(Y2, Y4, Y12, Y13) // t2r, t3r
+	SUMDIFF(Y3, Y5, Y14, Y15) // t2i, t3i
 	VADDPD Y12, Y8, Y0
 	VMOVUPD Y0, (R8)
 	VADDPD Y14, Y10, Y1
@@ -290,11 +317,7 @@ dit4loop:
 	VMOVUPD Y0, (R8)(R11*1)
 	VSUBPD Y13, Y11, Y1
 	VMOVUPD Y1, (R14)(R11*1)
-	ADDQ $32, R8
-	ADDQ $32, R14
-	ADDQ $192, R13
-	CMPQ R8, R15
-	JB dit4loop
+	NEXT4($192, dit4loop)
 	ADDQ DX, BX
 	CMPQ BX, AX
 	JB dit4block
@@ -315,65 +338,26 @@ TEXT ·dif16AVX(SB), NOSPLIT, $0-32
 	SHLQ $3, AX
 	LEAQ (R8)(AX*1), R15
 dif16loop:
-	VMOVUPD (R8), Y0
-	VMOVUPD 32(R8), Y1
-	VMOVUPD 64(R8), Y2
-	VMOVUPD 96(R8), Y3
-	VMOVUPD (R14), Y4
-	VMOVUPD 32(R14), Y5
-	VMOVUPD 64(R14), Y6
-	VMOVUPD 96(R14), Y7
-	VADDPD Y2, Y0, Y8  // s02r
-	VSUBPD Y2, Y0, Y9  // d02r
-	VADDPD Y3, Y1, Y10 // s13r
-	VSUBPD Y3, Y1, Y11 // d13r
-	VADDPD Y6, Y4, Y12 // s02i
-	VSUBPD Y6, Y4, Y13 // d02i
-	VADDPD Y7, Y5, Y14 // s13i
-	VSUBPD Y7, Y5, Y15 // d13i
+	LOAD16
+	DIF4SUMS
 	VADDPD Y10, Y8, Y0
 	VADDPD Y14, Y12, Y4
 	VSUBPD Y10, Y8, Y8
 	VSUBPD Y14, Y12, Y12
 	CMULM(Y8, Y12, 64(R13), 96(R13), Y1, Y5)
-	VADDPD Y15, Y9, Y8  // d02 − i·d13
-	VSUBPD Y11, Y13, Y12
-	VSUBPD Y15, Y9, Y9  // d02 + i·d13
-	VADDPD Y11, Y13, Y13
+	SUBI(Y9, Y13, Y11, Y15, Y8, Y12) // d02 − i·d13
+	ADDI(Y9, Y13, Y11, Y15, Y9, Y13) // d02 + i·d13
 	CMULM(Y8, Y12, 0(R13), 32(R13), Y2, Y6)
 	CMULM(Y9, Y13, 128(R13), 160(R13), Y3, Y7)
-	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
-	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
-	VADDPD Y2, Y0, Y8  // s02r
-	VSUBPD Y2, Y0, Y9  // d02r
-	VADDPD Y3, Y1, Y10 // s13r
-	VSUBPD Y3, Y1, Y11 // d13r
-	VADDPD Y6, Y4, Y12 // s02i
-	VSUBPD Y6, Y4, Y13 // d02i
-	VADDPD Y7, Y5, Y14 // s13i
-	VSUBPD Y7, Y5, Y15 // d13i
-	VADDPD Y10, Y8, Y0
-	VSUBPD Y10, Y8, Y1
-	VADDPD Y14, Y12, Y4
-	VSUBPD Y14, Y12, Y5
-	VADDPD Y15, Y9, Y2  // d02 − i·d13
-	VSUBPD Y11, Y13, Y6
-	VSUBPD Y15, Y9, Y3  // d02 + i·d13
-	VADDPD Y11, Y13, Y7
-	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
-	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
-	VMOVUPD Y0, (R8)
-	VMOVUPD Y1, 32(R8)
-	VMOVUPD Y2, 64(R8)
-	VMOVUPD Y3, 96(R8)
-	VMOVUPD Y4, (R14)
-	VMOVUPD Y5, 32(R14)
-	VMOVUPD Y6, 64(R14)
-	VMOVUPD Y7, 96(R14)
-	ADDQ $128, R8
-	ADDQ $128, R14
-	CMPQ R8, R15
-	JB dif16loop
+	TRANSPOSE16
+	DIF4SUMS
+	SUMDIFF(Y8, Y10, Y0, Y1)
+	SUMDIFF(Y12, Y14, Y4, Y5)
+	SUBI(Y9, Y13, Y11, Y15, Y2, Y6) // d02 − i·d13
+	ADDI(Y9, Y13, Y11, Y15, Y3, Y7) // d02 + i·d13
+	TRANSPOSE16
+	STORE16
+	NEXT16(dif16loop)
 	VZEROUPPER
 	RET
 
@@ -388,45 +372,24 @@ TEXT ·dit16AVX(SB), NOSPLIT, $0-32
 	SHLQ $3, AX
 	LEAQ (R8)(AX*1), R15
 dit16loop:
-	VMOVUPD (R8), Y0
-	VMOVUPD 32(R8), Y1
-	VMOVUPD 64(R8), Y2
-	VMOVUPD 96(R8), Y3
-	VMOVUPD (R14), Y4
-	VMOVUPD 32(R14), Y5
-	VMOVUPD 64(R14), Y6
-	VMOVUPD 96(R14), Y7
-	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
-	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
-	VADDPD Y1, Y0, Y8  // t0r
-	VSUBPD Y1, Y0, Y9  // t1r
-	VADDPD Y3, Y2, Y10 // t2r
-	VSUBPD Y3, Y2, Y11 // t3r
-	VADDPD Y5, Y4, Y12 // t0i
-	VSUBPD Y5, Y4, Y13 // t1i
-	VADDPD Y7, Y6, Y14 // t2i
-	VSUBPD Y7, Y6, Y15 // t3i
-	VADDPD Y10, Y8, Y0
-	VSUBPD Y10, Y8, Y2
-	VADDPD Y14, Y12, Y4
-	VSUBPD Y14, Y12, Y6
-	VSUBPD Y15, Y9, Y1  // t1 + i·t3
-	VADDPD Y11, Y13, Y5
-	VADDPD Y15, Y9, Y3  // t1 − i·t3
-	VSUBPD Y11, Y13, Y7
-	TRANSPOSE(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11)
-	TRANSPOSE(Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
+	LOAD16
+	TRANSPOSE16
+	SUMDIFF(Y0, Y1, Y8, Y9)   // t0r, t1r
+	SUMDIFF(Y2, Y3, Y10, Y11) // t2r, t3r
+	SUMDIFF(Y4, Y5, Y12, Y13) // t0i, t1i
+	SUMDIFF(Y6, Y7, Y14, Y15) // t2i, t3i
+	SUMDIFF(Y8, Y10, Y0, Y2)
+	SUMDIFF(Y12, Y14, Y4, Y6)
+	ADDI(Y9, Y13, Y11, Y15, Y1, Y5) // t1 + i·t3
+	SUBI(Y9, Y13, Y11, Y15, Y3, Y7) // t1 − i·t3
+	TRANSPOSE16
 	CMULM(Y1, Y5, 64(R13), 96(R13), Y8, Y9)    // p1
 	CMULM(Y2, Y6, 0(R13), 32(R13), Y10, Y11)   // p2
 	CMULM(Y3, Y7, 128(R13), 160(R13), Y12, Y13) // p3
-	VADDPD Y8, Y0, Y1  // t0r
-	VSUBPD Y8, Y0, Y2  // t1r
-	VADDPD Y9, Y4, Y3  // t0i
-	VSUBPD Y9, Y4, Y5  // t1i
-	VADDPD Y12, Y10, Y6 // t2r
-	VSUBPD Y12, Y10, Y7 // t3r
-	VADDPD Y13, Y11, Y14 // t2i
-	VSUBPD Y13, Y11, Y15 // t3i
+	SUMDIFF(Y0, Y8, Y1, Y2)    // t0r, t1r
+	SUMDIFF(Y4, Y9, Y3, Y5)    // t0i, t1i
+	SUMDIFF(Y10, Y12, Y6, Y7)  // t2r, t3r
+	SUMDIFF(Y11, Y13, Y14, Y15) // t2i, t3i
 	VADDPD Y6, Y1, Y0
 	VMOVUPD Y0, (R8)
 	VADDPD Y14, Y3, Y4
@@ -443,10 +406,7 @@ dit16loop:
 	VMOVUPD Y0, 96(R8)
 	VSUBPD Y7, Y5, Y4
 	VMOVUPD Y4, 96(R14)
-	ADDQ $128, R8
-	ADDQ $128, R14
-	CMPQ R8, R15
-	JB dit16loop
+	NEXT16(dit16loop)
 	VZEROUPPER
 	RET
 
