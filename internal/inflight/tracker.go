@@ -33,7 +33,7 @@ type Tracker struct {
 // Options.Check).
 func NewTracker(o Options) *Tracker {
 	return &Tracker{
-		table: New(o.MaxInFlight, int64(o.LateWindow)),
+		table: newTable(o.MaxInFlight, int64(o.LateWindow), int64(o.TimerResolution)),
 		ended: NewEnded(o.MaxEnded, int64(o.EndedWindow)),
 		opts:  o,
 	}
