@@ -183,7 +183,7 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				if name == contract.StartsEventName {
 					o.startsEvent(lr, &sb)
 				} else {
-					sb.count(o.startEvent(lr, &sb))
+					sb.counts[o.startEvent(lr, &sb)]++
 				}
 			}
 		}
@@ -212,24 +212,18 @@ type startBatch struct {
 	pi      int32
 	counts  [startResults]int64
 	evicted [2]int64
-}
-
-// count counts an instance's result r, and ev.
-func (sb *startBatch) count(r int, ev inflight.Eviction) {
-	sb.counts[r]++
-	if ev.Evicted {
-		sb.evicted[ev.State]++
-	}
+	// ev is the tracker's answer on an eviction (inflight.Locked.Track).
+	ev inflight.Eviction
 }
 
 // startEvent tracks the instance lr announces, due at its timestamp + the
 // probe's dMax + timeout_grace, and returns the result.
-func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) (int, inflight.Eviction) {
+func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 	tid, sid := lr.TraceID(), lr.SpanID()
 	ts := lr.Timestamp()
 	if tid.IsEmpty() || sid.IsEmpty() || ts == 0 || ts > math.MaxInt64 {
 		o.refusedStart("invalid", tid, sid)
-		return startInvalid, inflight.Eviction{}
+		return startInvalid
 	}
 	attrs := lr.Attributes()
 	v, ok := attrs.Get(contract.AttrProbe)
@@ -239,7 +233,7 @@ func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) (int, inflight.
 	}
 	if !ok {
 		o.refusedStart("unknown_probe", tid, sid)
-		return startUnknownProbe, inflight.Eviction{}
+		return startUnknownProbe
 	}
 	var th uint64
 	if v, ok := attrs.Get(contract.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
@@ -274,7 +268,7 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 		if ce := o.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
 			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe))
 		}
-		sb.count(startInvalid, inflight.Eviction{})
+		sb.counts[startInvalid]++
 		return
 	}
 	pi, known := o.startProbe(probe, sb)
@@ -283,12 +277,12 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 		switch {
 		case !e.Valid():
 			o.refusedStart("invalid", e.TraceID, e.SpanID)
-			sb.count(startInvalid, inflight.Eviction{})
+			sb.counts[startInvalid]++
 		case !known:
 			o.refusedStart("unknown_probe", e.TraceID, e.SpanID)
-			sb.count(startUnknownProbe, inflight.Eviction{})
+			sb.counts[startUnknownProbe]++
 		default:
-			sb.count(o.track(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold, sb))
+			sb.counts[o.track(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold, sb)]++
 		}
 	}
 }
@@ -313,8 +307,9 @@ func (o *Observer) startProbe(name string, sb *startBatch) (int32, bool) {
 
 // track tracks the instance of span k of probe pi that started at start
 // (> 0), with sampling threshold th, due at start + the probe's dMax +
-// timeout_grace, and returns the result.
-func (o *Observer) track(k inflight.Key, pi int32, start int64, th uint64, sb *startBatch) (int, inflight.Eviction) {
+// timeout_grace, counts the instance its tracking evicted, if any, and
+// returns the result.
+func (o *Observer) track(k inflight.Key, pi int32, start int64, th uint64, sb *startBatch) int {
 	deadline := addSat(start, o.spans.dMax(pi))
 	inst := inflight.Instance{
 		Key:       k,
@@ -324,15 +319,17 @@ func (o *Observer) track(k inflight.Key, pi int32, start int64, th uint64, sb *s
 		Due:       addSat(deadline, o.starts.grace),
 		Threshold: th,
 	}
-	r, ev := sb.lock.Start(&inst, sb.now)
-	switch r {
+	switch sb.lock.Track(&inst, sb.now, &sb.ev) {
 	case inflight.AfterEnd:
-		return startAfterEnd, ev
+		return startAfterEnd
 	case inflight.Duplicate:
 		o.refusedStart("duplicate", k.TraceID, k.SpanID)
-		return startDuplicate, ev
+		return startDuplicate
 	}
-	return startTracked, ev
+	if sb.ev.Evicted {
+		sb.evicted[sb.ev.State]++
+	}
+	return startTracked
 }
 
 func (o *Observer) refusedStart(reason string, tid pcommon.TraceID, sid pcommon.SpanID) {

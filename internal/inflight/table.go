@@ -155,13 +155,21 @@ func (t *Table) Capacity() int { return t.capacity }
 // full the oldest tracked instance, in insertion order, is evicted first and
 // described in the returned Eviction.
 func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
+	added = t.add(inst, &ev)
+	return added, ev
+}
+
+// add is Add, which describes an eviction in *ev and leaves it alone
+// otherwise: the span path adds an instance a start event, and an Eviction
+// returned each time, an Instance in it, would be copied each time.
+func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	_, dup, short := t.index.find(&inst.Key, t.slots)
 	if dup {
-		return false, Eviction{}
+		return false
 	}
 	if t.index.len() >= t.capacity {
 		old := t.oldest
-		ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
+		*ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
 	}
 	i := t.alloc()
@@ -181,7 +189,7 @@ func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
 	s.long = t.index.put(&inst.Key, i, short)
 	t.started++
 	t.schedule(i, t.wheel.tick)
-	return true, ev
+	return true
 }
 
 // End stops tracking the instance with key k, whose span has arrived, and

@@ -646,8 +646,8 @@ func (p *deltaqProcessor) startInstance(k inflight.Key, pi int, start int64, th 
 // track tracks inst on the held tracker at now and counts what that did: a
 // start event after its span, a duplicate, an eviction.
 func (p *deltaqProcessor) track(l inflight.Locked, inst *inflight.Instance, now int64) {
-	r, ev := l.Start(inst, now)
-	switch r {
+	var ev inflight.Eviction
+	switch l.Track(inst, now, &ev) {
 	case inflight.AfterEnd:
 		p.stats.startAfterEnd[inst.Probe].Add(1)
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: start event after its span, not tracked"); ce != nil {
