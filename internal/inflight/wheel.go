@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// wheel is the Table's timer wheel (Varghese and Lauck's hashed wheel): a
+// wheel is the Table's timer wheel (a hashed wheel, "timing wheels", scheme 6): a
 // ring of buckets, each a list of the slots due within one bucket width,
 // the instance due at d in bucket d/width modulo the ring's size. Adding
 // and removing an instance cost a few stores, whatever the number tracked,
