@@ -150,6 +150,9 @@ func (s *Sender) exportLogs(b Batch) {
 	rejected := resp.PartialSuccess().RejectedLogRecords()
 	if rejected > 0 {
 		s.fail(errPartial(resp.PartialSuccess().ErrorMessage()))
+		// The instances of the records refused (all of a batch record's).
+		records := int64(max(b.StartRecords, 1))
+		rejected = min(rejected, records) * int64(b.Starts) / records
 	}
 	s.failedStarts.Add(rejected)
 	s.sentStarts.Add(int64(b.Starts) - rejected)
