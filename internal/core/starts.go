@@ -266,7 +266,7 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 	starts, err := contract.DecodeStarts(probe, entries, th, badTh)
 	if err != contract.StartsOK {
 		if ce := o.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
-			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe))
+			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe[:min(len(probe), contract.MaxNameLength)]))
 		}
 		sb.counts[startInvalid]++
 		return

@@ -565,7 +565,7 @@ func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now 
 	if err != contract.StartsOK {
 		p.stats.malformed[reasonMalformedBatch].Add(1)
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
-			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe))
+			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe[:min(len(probe), contract.MaxNameLength)]))
 		}
 		return
 	}
