@@ -69,14 +69,14 @@ func minimalBatch() ptrace.Traces {
 // whole process, the garbage collector's included, per span: on a shared
 // machine, where other processes stretch the wall-clock time, it is the
 // steadier figure.
-func run(b *testing.B, next consumer.Traces, src ptrace.Traces) { runWith(b, next, src, nil) }
+func run(b *testing.B, next consumer.Traces, src ptrace.Traces) { runWith(b, next, src, nil, nil) }
 
 // runWith is run with, when logs is not nil, a batch of start events for
-// the batch's spans sent to logs before each batch of spans (startEvents):
+// the batch's spans, made by events, sent to logs before each batch of spans:
 // the real-time timeout path, where every matched span ends an instance
 // its start event announced. The start events are stamped when their batch
 // is copied, so that none is due before its span comes.
-func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consumer.Logs) {
+func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consumer.Logs, events func(ptrace.Traces, time.Time) plog.Logs) {
 	ctx := context.Background()
 	batches := make([]ptrace.Traces, 0, 64)
 	var starts []plog.Logs
@@ -99,7 +99,7 @@ func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consume
 				src.CopyTo(td)
 				batches = append(batches, td)
 				if logs != nil {
-					starts = append(starts, startEvents(src, time.Now()))
+					starts = append(starts, events(src, time.Now()))
 				}
 			}
 			// The copies' garbage is collected here, untimed, so that a
@@ -205,12 +205,23 @@ func BenchmarkDeltaQOneComponent(b *testing.B) {
 
 // BenchmarkDeltaQStartEvents is BenchmarkDeltaQOneComponent/matched with
 // real-time timeouts: the connector alone also takes a start event for
-// every span (deltaq.span.start, on its logs → metrics side), tracks the
-// instance and ends it when the span comes. ns/span and cpu-ns/span count
-// the start event with its span.
+// every span (on its logs → metrics side), tracks the instance and ends it
+// when the span comes. ns/span and cpu-ns/span count the start event with
+// its span.
+//
+// single: one log record a span (deltaq.span.start). batch: one record a
+// probe for the spans of the batch (deltaq.span.starts), 100 entries each,
+// as an SDK that drains its starts every few milliseconds sends them.
 func BenchmarkDeltaQStartEvents(b *testing.B) {
-	traces, logs := newMatchingConnectorWithStarts(b, "op")
-	runWith(b, traces, minimalBatch(), logs)
+	for _, c := range []struct {
+		name   string
+		events func(ptrace.Traces, time.Time) plog.Logs
+	}{{"single", startEvents}, {"batch", batchStartEvents}} {
+		b.Run(c.name, func(b *testing.B) {
+			traces, logs := newMatchingConnectorWithStarts(b, "op")
+			runWith(b, traces, minimalBatch(), logs, c.events)
+		})
+	}
 }
 
 // startEvents returns one start event per span of td, stamped at, in one
@@ -231,6 +242,31 @@ func startEvents(td ptrace.Traces, at time.Time) plog.Logs {
 		lr.SetTraceID(s.TraceID())
 		lr.SetSpanID(s.SpanID())
 		lr.Attributes().PutStr(contract.AttrProbe, s.Name())
+	}
+	return ld
+}
+
+// batchStartEvents returns the start events of td's spans in the batch
+// form, one record a probe (a span's name), in one resource, stamped at.
+func batchStartEvents(td ptrace.Traces, at time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "bench")
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
+	byProbe := map[string][]byte{}
+	var order []string
+	for _, s := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+		if _, ok := byProbe[s.Name()]; !ok {
+			order = append(order, s.Name())
+		}
+		byProbe[s.Name()] = contract.AppendStart(byProbe[s.Name()], s.TraceID(), s.SpanID(), uint64(at.UnixNano()))
+	}
+	for _, probe := range order {
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(contract.StartsEventName)
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		lr.Attributes().PutStr(contract.AttrProbe, probe)
+		lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(byProbe[probe])
 	}
 	return ld
 }

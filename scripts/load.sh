@@ -5,7 +5,9 @@
 # with no ΔQ component at all (the ceiling), one after the other on the same
 # cores. For each of examples/demo/collector-throughput.yaml
 # (connector), collector-throughput-starts.yaml (starts: dqload sends each
-# request's start events first, -start-events), collector-spanmetrics.yaml
+# request's start events first, one log record a span,
+# -start-events=single; starts-batch: the same in the batch form, one record
+# a span name, -start-events=batch), collector-spanmetrics.yaml
 # (spanmetrics) and collector-ceiling.yaml (ceiling: the same receiver and
 # debug exporter, nothing between) it starts bin/otelcol-deltaq on
 # loopback, drives it with dqload (minimal spans, counted only when the
@@ -18,10 +20,11 @@
 # build/load); LOAD_ARGS, dqload flags for each run
 # (default "-duration 20s -warmup 3s"), e.g. LOAD_ARGS="-duration 10m" for
 # the memory-flat run; LOAD_RUNS, the runs (default "connector starts
-# spanmetrics ceiling"; deltaq, the deltaq processor in front of the
-# connector, collector-throughput-processor.yaml, is not among them since the
-# connector alone is the main path, nor ceiling-starts, the ceiling sent
-# start events too, which nothing reads; both may be named); LOAD_ROUNDS,
+# starts-batch spanmetrics ceiling"; deltaq, the deltaq processor in front of
+# the connector, collector-throughput-processor.yaml, is not among them since
+# the connector alone is the main path, nor ceiling-starts and
+# ceiling-starts-batch, the ceiling sent start events too (single, batch),
+# which nothing reads: what receiving them costs; all may be named); LOAD_ROUNDS,
 # how many times the runs are repeated, in turn (default 1). The machine's speed
 # drifts from one minute to the next, so a ratio between two runs is only as
 # good as the minute they shared: each run's spans/s is shown as a fraction
@@ -128,18 +131,21 @@ run() {
 declare -A configs=(
   [connector]=examples/demo/collector-throughput.yaml
   [starts]=examples/demo/collector-throughput-starts.yaml
+  [starts-batch]=examples/demo/collector-throughput-starts.yaml
   [deltaq]=examples/demo/collector-throughput-processor.yaml
   [spanmetrics]=examples/demo/collector-spanmetrics.yaml
   [ceiling]=examples/demo/collector-ceiling.yaml
   [ceiling-starts]=examples/demo/collector-ceiling.yaml
+  [ceiling-starts-batch]=examples/demo/collector-ceiling.yaml
 )
 # dqload's own flags for a run.
-declare -A flags=([starts]=-start-events [ceiling-starts]=-start-events)
-runs=${LOAD_RUNS:-connector starts spanmetrics ceiling}
+declare -A flags=([starts]=-start-events=single [ceiling-starts]=-start-events=single
+  [starts-batch]=-start-events=batch [ceiling-starts-batch]=-start-events=batch)
+runs=${LOAD_RUNS:-connector starts starts-batch spanmetrics ceiling}
 rounds=${LOAD_ROUNDS:-1}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "load: LOAD_ROUNDS must be a positive whole number, not $rounds" >&2; exit 1; }
 for name in $runs; do
-  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, starts, deltaq, spanmetrics, ceiling, ceiling-starts)" >&2; exit 1; }
+  [ -n "${configs[$name]:-}" ] || { echo "load: unknown run $name (connector, starts, starts-batch, deltaq, spanmetrics, ceiling, ceiling-starts, ceiling-starts-batch)" >&2; exit 1; }
 done
 # outName NAME ROUND: the name of a run's outputs, NAME alone in a single
 # round.
@@ -158,7 +164,7 @@ done
 # CPU as multiples of spanmetrics', in the same round. printf pads by bytes:
 # the headers with a × (two bytes) are one wider.
 echo
-printf '%-16s %14s %8s %16s %14s %14s %10s %14s %11s\n' run "spans/s acked" failed "collector cores" "rss last MiB" "rss max MiB" \
+printf '%-22s %14s %8s %16s %14s %14s %10s %14s %11s\n' run "spans/s acked" failed "collector cores" "rss last MiB" "rss max MiB" \
   "× ceiling" "× spanmetrics" "× per core"
 summary() {
   awk '
@@ -193,7 +199,7 @@ for r in $(seq "$rounds"); do
     [ "$xc" = - ] || ratios["$name ceiling"]+="$xc "
     [ "$xs" = - ] || ratios["$name spanmetrics"]+="$xs "
     [ "$xp" = - ] || ratios["$name percore"]+="$xp "
-    printf '%-16s %14s %8s %16s %14s %14s %9s %13s %10s\n' "$out" "$rate" "$failed" "$cpu" "$last" "$maxrss" "$xc" "$xs" "$xp"
+    printf '%-22s %14s %8s %16s %14s %14s %9s %13s %10s\n' "$out" "$rate" "$failed" "$cpu" "$last" "$maxrss" "$xc" "$xs" "$xp"
   done
 done
 # median WHAT NAME RATIO...: the median and range of a run's ratios.

@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -102,7 +103,7 @@ func decodeStarts(t *testing.T, data []byte) plog.LogRecordSlice {
 // start as the timestamp, its name as the probe.
 func TestRestampStartEvents(t *testing.T) {
 	tm := template(t, 300)
-	st, err := newStartTemplate(tm)
+	st, err := newStartTemplate(tm, startsSingle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +232,13 @@ func runOutput(t *testing.T, addr string, args ...string) (out string, totals [4
 // its start as the timestamp; none is announced twice, and dqload's counts
 // agree with the server's.
 func TestRunSendsStartEvents(t *testing.T) {
+	for _, form := range []string{startsSingle, startsBatch} {
+		t.Run(form, func(t *testing.T) { checkRunSendsStartEvents(t, form) })
+	}
+}
+
+// checkRunSendsStartEvents is TestRunSendsStartEvents for one form.
+func checkRunSendsStartEvents(t *testing.T, form string) {
 	type start struct {
 		trace pcommon.TraceID
 		at    pcommon.Timestamp
@@ -238,13 +246,17 @@ func TestRunSendsStartEvents(t *testing.T) {
 	// Only the hooks use these, one request at a time.
 	announced := make(map[pcommon.SpanID]start)
 	var repeated, unannounced, mismatched int
+	var announcedTotal int64 // the start events received, entries of batches each one
 	s := otlptest.Start(t, otlptest.Options{CountOnly: true,
 		Logs: func(ld plog.Logs) otlptest.Reply {
 			for lr := range otlprecv.LogRecords(ld) {
-				if _, ok := announced[lr.SpanID()]; ok {
-					repeated++
+				for _, e := range startsOf(t, lr) {
+					announcedTotal++
+					if _, ok := announced[e.SpanID]; ok {
+						repeated++
+					}
+					announced[e.SpanID] = start{e.TraceID, pcommon.Timestamp(e.Start)}
 				}
-				announced[lr.SpanID()] = start{lr.TraceID(), lr.Timestamp()}
 			}
 			return otlptest.Reply{}
 		},
@@ -261,7 +273,7 @@ func TestRunSendsStartEvents(t *testing.T) {
 			}
 			return otlptest.Reply{}
 		}})
-	out, n, err := runOutput(t, s.Addr(), "-start-events", "-conns", "2", "-inflight", "2", "-batch", "50")
+	out, n, err := runOutput(t, s.Addr(), "-start-events="+form, "-conns", "2", "-inflight", "2", "-batch", "50")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -274,11 +286,35 @@ func TestRunSendsStartEvents(t *testing.T) {
 	// request after it, in flight when the measurement ends, received but
 	// not counted; or its logs request counted and its traces request not.
 	acked, failed, startsAcked, startsFailed := n[0], n[1], n[2], n[3]
+	records := int64(got.LogRecords)
+	if form == startsBatch {
+		records = announcedTotal
+	}
 	if acked <= 0 || failed != 0 || startsFailed != 0 || startsAcked < acked || startsAcked-acked > 4*50 ||
-		startsAcked > int64(got.LogRecords) || int64(got.LogRecords)-startsAcked > 4*50 {
+		startsAcked > records || records-startsAcked > 4*50 {
 		t.Fatalf("dqload counted %d spans acked, %d failed, %d start events acked, %d failed; the server received %d spans, %d start events\n%s",
 			acked, failed, startsAcked, startsFailed, got.Spans, got.LogRecords, out)
 	}
+}
+
+// startsOf returns the instances a start event announces: itself, or the
+// entries of a batch.
+func startsOf(t *testing.T, lr plog.LogRecord) []contract.StartEntry {
+	if lr.EventName() == contract.StartEventName {
+		return []contract.StartEntry{{TraceID: lr.TraceID(), SpanID: lr.SpanID(), Start: int64(lr.Timestamp())}}
+	}
+	probe, _ := lr.Attributes().Get(contract.AttrProbe)
+	b, _ := lr.Attributes().Get(contract.AttrStarts)
+	starts, err := contract.DecodeStarts(probe.Str(), b.Bytes().AsRaw(), nil, false)
+	if lr.EventName() != contract.StartsEventName || err != contract.StartsOK {
+		t.Errorf("a log record %q that is no start event (%v)", lr.EventName(), err)
+		return nil
+	}
+	out := make([]contract.StartEntry, starts.Len())
+	for i := range out {
+		out[i] = starts.At(i)
+	}
+	return out
 }
 
 // A start event the server rejects is a failure of its own: dqload exits
@@ -287,7 +323,7 @@ func TestRunCountsRejectedStartEvents(t *testing.T) {
 	s := otlptest.Start(t, otlptest.Options{CountOnly: true, Logs: func(plog.Logs) otlptest.Reply {
 		return otlptest.Reply{Rejected: 10, Message: "full"}
 	}})
-	out, n, err := runOutput(t, s.Addr(), "-start-events", "-conns", "1", "-inflight", "1", "-batch", "50")
+	out, n, err := runOutput(t, s.Addr(), "-start-events=single", "-conns", "1", "-inflight", "1", "-batch", "50")
 	if err == nil || !strings.Contains(err.Error(), "start events failed") || strings.Contains(err.Error(), "spans failed") ||
 		!strings.Contains(err.Error(), "start events: partial success: full") {
 		t.Fatalf("run error %v, want the start events' rejections alone reported\n%s", err, out)
@@ -322,7 +358,7 @@ func BenchmarkRestamp(b *testing.B) {
 
 func BenchmarkRestampStartEvents(b *testing.B) {
 	tm := template(b, 1000)
-	st, err := newStartTemplate(tm)
+	st, err := newStartTemplate(tm, startsSingle)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -333,5 +369,55 @@ func BenchmarkRestampStartEvents(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		tm.restamp(spans, 1, uint64(i), now)
 		st.restamp(buf, spans)
+	}
+}
+
+// A restamped batch of start events decodes to one entry per span of the
+// traces request restamped with it, in a record of the span's name: the
+// span's trace and span ids and its start.
+func TestRestampBatchStartEvents(t *testing.T) {
+	tm := template(t, 300)
+	st, err := newStartTemplate(tm, startsBatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spanBuf := append([]byte(nil), tm.Data...)
+	startBuf := append([]byte(nil), st.Data...)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for seq := uint64(1); seq <= 2; seq++ {
+		tm.restamp(spanBuf, 7, seq, now.Add(time.Duration(seq)*time.Second))
+		st.restamp(startBuf, spanBuf)
+		spans, records := decode(t, spanBuf), decodeStarts(t, startBuf)
+		if records.Len() != st.Records || st.Records != 3 {
+			t.Fatalf("%d records, template says %d; want one per span name, 3", records.Len(), st.Records)
+		}
+		type entry struct {
+			probe string
+			e     contract.StartEntry
+		}
+		got := map[pcommon.SpanID]entry{}
+		for _, lr := range records.All() {
+			probe, _ := lr.Attributes().Get(contract.AttrProbe)
+			for _, e := range startsOf(t, lr) {
+				got[e.SpanID] = entry{probe.Str(), e}
+			}
+		}
+		if len(got) != spans.Len() {
+			t.Fatalf("%d entries for %d spans", len(got), spans.Len())
+		}
+		for i, sp := range spans.All() {
+			g := got[sp.SpanID()]
+			if g.probe != sp.Name() || g.e.TraceID != sp.TraceID() || g.e.Start != int64(sp.StartTimestamp()) {
+				t.Fatalf("span %d: entry %+v, want probe %q, trace %v, start %v", i, g, sp.Name(), sp.TraceID(), sp.StartTimestamp())
+			}
+		}
+	}
+	for v, want := range map[string]startsFlag{"-start-events": startsBatch, "-start-events=single": startsSingle, "-start-events=none": ""} {
+		if o, err := parseFlags([]string{v}, io.Discard); err != nil || o.startEvents != want {
+			t.Errorf("%s: %q, %v; want %q", v, o.startEvents, err, want)
+		}
+	}
+	if _, err := parseFlags([]string{"-start-events=all"}, io.Discard); err == nil {
+		t.Error("-start-events=all accepted")
 	}
 }

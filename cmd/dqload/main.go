@@ -15,11 +15,15 @@
 // throughput, not the generator's.
 //
 // With -start-events each traces request is preceded, on the same
-// connection, by a logs request of one start event per span (the span's ids
-// and start, deltaq.probe = its name), as sdk/deltaqstart sends them, for a
-// collector that counts real-time timeouts; those are built once and
-// restamped in place too, and a start event the collector refuses is a
-// failure as a span is.
+// connection, by a logs request of its spans' start events (the span's ids
+// and start, deltaq.probe = its name), for a collector that counts
+// real-time timeouts: in the batch form (-start-events, or
+// -start-events=batch), one record per span name with an entry per span
+// (deltaq.span.starts), as an SDK that drains its starts every few
+// milliseconds sends them; in the single form (-start-events=single), one
+// record per span (deltaq.span.start). They are built once and restamped in
+// place too, and a start event the collector refuses is a failure as a span
+// is (a refused batch record counts its spans).
 //
 // With -collector-pid it also samples the collector's resident memory and CPU
 // time from /proc, to show whether memory stays flat under a long run.
@@ -54,7 +58,7 @@ type options struct {
 	conns        int
 	inflight     int
 	tmpl         templateConfig
-	startEvents  bool
+	startEvents  startsFlag
 	duration     time.Duration
 	warmup       time.Duration
 	rate         float64
@@ -72,7 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.tmpl.MeanElapsed, "elapsed", 5*time.Millisecond, "mean span duration (exponential)")
 	fs.Float64Var(&o.tmpl.FailureRatio, "failure-ratio", 0, "share of spans with status ERROR")
 	fs.BoolVar(&o.tmpl.ProbeAttribute, "probe-attribute", false, "also set deltaq.probe = span name on every span")
-	fs.BoolVar(&o.startEvents, "start-events", false, "before each traces request, send its spans' start events (deltaq.span.start) in a logs request")
+	fs.Var(&o.startEvents, "start-events", "before each traces request, send its spans' start events in a logs request: batch (the flag alone: deltaq.span.starts, one record per span name) or single (deltaq.span.start, one record per span)")
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured time, after the warm-up")
 	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "load sent before the measurement starts")
 	fs.Float64Var(&o.rate, "rate", 0, "cap in spans per second (0: as fast as the collector answers)")
@@ -99,6 +103,29 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-rate must be ≥ 0 and -failure-ratio in [0, 1]")
 	}
 	return o, nil
+}
+
+// startsFlag is -start-events: "" (none), startsSingle or startsBatch; the
+// flag alone is startsBatch.
+type startsFlag string
+
+func (f *startsFlag) String() string { return string(*f) }
+
+// IsBoolFlag lets -start-events stand alone (flag.boolFlag).
+func (f *startsFlag) IsBoolFlag() bool { return true }
+
+func (f *startsFlag) Set(v string) error {
+	switch v {
+	case "true", startsBatch:
+		*f = startsBatch
+	case startsSingle:
+		*f = startsSingle
+	case "false", "none":
+		*f = ""
+	default:
+		return fmt.Errorf("must be %s, %s or none, not %q", startsBatch, startsSingle, v)
+	}
+	return nil
 }
 
 // rawCodec passes pre-marshalled protobuf through gRPC unchanged. It is named
@@ -233,10 +260,11 @@ func stream(ctx context.Context, conn *grpc.ClientConn, t *spanTemplate, st *sta
 		began := time.Now()
 		if starts != nil {
 			st.restamp(starts.req.data, spans.req.data)
-			failed, msg := starts.send(ctx, conn, timeout, n)
+			failed, msg := starts.send(ctx, conn, timeout, int64(st.Records))
 			if ctx.Err() != nil {
 				return // the run ended during this request: it is not counted
 			}
+			failed = min(failed, int64(st.Records)) * n / int64(st.Records) // the spans of the records refused
 			if msg != "" {
 				c.fail("start events: " + msg)
 			}
@@ -351,8 +379,8 @@ func (l *load) start(ctx context.Context) (closeConns func(), err error) {
 				return closeConns, err
 			}
 			var st *startTemplate
-			if o.startEvents {
-				if st, err = newStartTemplate(t); err != nil {
+			if o.startEvents != "" {
+				if st, err = newStartTemplate(t, string(o.startEvents)); err != nil {
 					return closeConns, err
 				}
 			}
@@ -388,7 +416,7 @@ func (l *load) measure(ctx context.Context, out io.Writer, first snap) {
 func (l *load) line(a, b snap) string {
 	dt := b.at.Sub(a.at).Seconds()
 	s := fmt.Sprintf("%9.0f spans/s acked  failed %d", float64(b.acked-a.acked)/dt, b.failed-a.failed)
-	if l.o.startEvents {
+	if l.o.startEvents != "" {
 		s += fmt.Sprintf("  start events failed %d", b.startsFailed-a.startsFailed)
 	}
 	if n := b.requests - a.requests; n > 0 {
@@ -405,7 +433,7 @@ func (l *load) line(a, b snap) string {
 func (l *load) summary(out io.Writer, first, last snap) error {
 	fmt.Fprintf(out, "total: %d spans acked, %d failed in %.1fs: %s\n",
 		last.acked-first.acked, last.failed-first.failed, last.at.Sub(first.at).Seconds(), l.line(first, last))
-	if l.o.startEvents {
+	if l.o.startEvents != "" {
 		fmt.Fprintf(out, "start events: %d acked, %d failed\n", last.startsAcked-first.startsAcked, last.startsFailed-first.startsFailed)
 	}
 	if l.proc.ok() {

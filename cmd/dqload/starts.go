@@ -10,30 +10,45 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
-// startTemplate is a marshalled OTLP ExportLogsServiceRequest holding one
-// start event (contract.StartEventName) per span of a spanTemplate, as an
-// application announces its spans when they start (sdk/deltaqstart), and
-// the byte offsets of each event's ids and timestamp in it. restamp copies
-// them from a restamped traces request, so that the events announce exactly
-// the spans sent after them, at a few copies per span.
+// The forms of start events dqload sends (-start-events).
+const (
+	// startsSingle: one log record a span (contract.StartEventName).
+	startsSingle = "single"
+	// startsBatch: one log record a span name, the starts of its spans in
+	// one bytes attribute (contract.StartsEventName).
+	startsBatch = "batch"
+)
+
+// startTemplate is a marshalled OTLP ExportLogsServiceRequest announcing
+// the spans of a spanTemplate as an application announces its spans when
+// they start (sdk/deltaqstart): one start event (contract.StartEventName)
+// per span, or, in the batch form, one record (contract.StartsEventName)
+// per span name with an entry per span; and the byte offsets of each span's
+// ids and start in it. restamp copies them from a restamped traces request,
+// so that the events announce exactly the spans sent after them, at a few
+// copies per span.
 type startTemplate struct {
 	// Data is the request in protobuf wire format.
 	Data []byte
+	// Records is the number of log records in it.
+	Records int
 
 	spans               *spanTemplate
 	traceID, spanID, ts []int // offsets into Data
 }
 
-// newStartTemplate builds the start events of t's spans with pdata: the
-// span's trace and span ids, its start as the timestamp and its name as
-// contract.AttrProbe. It finds each event's fields in the marshalled request
-// by their bytes, which are the template's random values, hence unique.
-func newStartTemplate(t *spanTemplate) (*startTemplate, error) {
+// newStartTemplate builds the start events of t's spans, in the given form,
+// with pdata: the span's trace and span ids, its start, and its name as
+// contract.AttrProbe. It finds each span's fields in the marshalled request
+// by their bytes, which are the template's random values, hence unique; in
+// a batch entry the span id and start follow the trace id.
+func newStartTemplate(t *spanTemplate, form string) (*startTemplate, error) {
 	req := ptraceotlp.NewExportRequest()
 	if err := req.UnmarshalProto(t.Data); err != nil {
 		return nil, fmt.Errorf("start events: the span template does not decode: %w", err)
@@ -44,27 +59,26 @@ func newStartTemplate(t *spanTemplate) (*startTemplate, error) {
 	rl.Resource().Attributes().PutStr("service.name", "dqload")
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName("github.com/deltaq-otel/deltaq/cmd/dqload")
-	records := sl.LogRecords()
-	records.EnsureCapacity(spans.Len())
-	for _, sp := range spans.All() {
-		lr := records.AppendEmpty()
-		lr.SetEventName(contract.StartEventName)
-		lr.SetTraceID(sp.TraceID())
-		lr.SetSpanID(sp.SpanID())
-		lr.SetTimestamp(sp.StartTimestamp())
-		lr.Attributes().PutStr(contract.AttrProbe, sp.Name())
+	if form == startsBatch {
+		appendBatchStarts(sl.LogRecords(), spans)
+	} else {
+		appendSingleStarts(sl.LogRecords(), spans)
 	}
 	data, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
 	if err != nil {
 		return nil, err
 	}
-	st := &startTemplate{Data: data, spans: t}
+	st := &startTemplate{Data: data, Records: sl.LogRecords().Len(), spans: t}
 	var u [8]byte
 	for _, sp := range spans.All() {
 		tid, sid := sp.TraceID(), sp.SpanID()
 		binary.LittleEndian.PutUint64(u[:], uint64(sp.StartTimestamp()))
 		var off [3]int
 		for i, b := range [][]byte{tid[:], sid[:], u[:]} {
+			if form == startsBatch && i > 0 {
+				off[i] = off[0] + [3]int{0, 16, 24}[i]
+				continue
+			}
 			if off[i], err = findOnce(data, b); err != nil {
 				return nil, fmt.Errorf("start events: %w", err)
 			}
@@ -74,6 +88,39 @@ func newStartTemplate(t *spanTemplate) (*startTemplate, error) {
 		st.ts = append(st.ts, off[2])
 	}
 	return st, nil
+}
+
+// appendSingleStarts appends a start event per span of spans to records.
+func appendSingleStarts(records plog.LogRecordSlice, spans ptrace.SpanSlice) {
+	records.EnsureCapacity(spans.Len())
+	for _, sp := range spans.All() {
+		lr := records.AppendEmpty()
+		lr.SetEventName(contract.StartEventName)
+		lr.SetTraceID(sp.TraceID())
+		lr.SetSpanID(sp.SpanID())
+		lr.SetTimestamp(sp.StartTimestamp())
+		lr.Attributes().PutStr(contract.AttrProbe, sp.Name())
+	}
+}
+
+// appendBatchStarts appends a batch start event per span name of spans to
+// records, in the order the names first appear, each with an entry per
+// span of that name.
+func appendBatchStarts(records plog.LogRecordSlice, spans ptrace.SpanSlice) {
+	entries := map[string][]byte{}
+	var names []string
+	for _, sp := range spans.All() {
+		if _, ok := entries[sp.Name()]; !ok {
+			names = append(names, sp.Name())
+		}
+		entries[sp.Name()] = contract.AppendStart(entries[sp.Name()], sp.TraceID(), sp.SpanID(), uint64(sp.StartTimestamp()))
+	}
+	for _, name := range names {
+		lr := records.AppendEmpty()
+		lr.SetEventName(contract.StartsEventName)
+		lr.Attributes().PutStr(contract.AttrProbe, name)
+		lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(entries[name])
+	}
 }
 
 // restamp writes into buf (a copy of st.Data) the trace and span ids and

@@ -5,6 +5,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -26,6 +27,7 @@ type options struct {
 	flush          time.Duration
 	maxBatch       int
 	starts         workload.StartEvents
+	batchStarts    bool
 	probeAttribute bool
 	serviceName    string
 	seed           uint64
@@ -61,6 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.flush, "flush", 10*time.Millisecond, "send a batch at least this often; keep it well below the smallest dMax")
 	fs.IntVar(&o.maxBatch, "max-batch", 1000, "send a batch when it holds this many spans")
 	startsFlag := fs.String("starts", "open", "deltaq.span.start events: open (for spans unfinished at flush), all, none")
+	startForm := fs.String("start-form", "single", "start events one a span (single: deltaq.span.start) or one a probe per flush (batch: deltaq.span.starts)")
 	fs.BoolVar(&o.probeAttribute, "probe-attribute", false, "also set deltaq.probe on every span")
 	fs.StringVar(&o.serviceName, "service-name", "dqworkload", "service.name resource attribute")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
@@ -77,6 +80,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.starts, err = workload.ParseStartEvents(*startsFlag); err != nil {
 		return o, err
+	}
+	switch *startForm {
+	case "single":
+	case "batch":
+		o.batchStarts = true
+	default:
+		return o, fmt.Errorf("-start-form must be single or batch, not %q", *startForm)
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return o, err
@@ -114,7 +124,7 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	w := &runner{o: o, out: out,
-		b: &workload.Batcher{Starts: o.starts, ProbeAttribute: o.probeAttribute, ServiceName: o.serviceName}}
+		b: &workload.Batcher{Starts: o.starts, BatchStarts: o.batchStarts, ProbeAttribute: o.probeAttribute, ServiceName: o.serviceName}}
 	if o.Endpoint != "" {
 		conn, err := o.Dial()
 		if err != nil {

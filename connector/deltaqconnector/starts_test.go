@@ -5,6 +5,7 @@ package deltaqconnector
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -300,4 +301,94 @@ func TestAutoProbeOptionsChecked(t *testing.T) {
 		"match": map[string]any{}, "dmax": "1s", "bins": 10, "dmax_min": "1ms"}}}).Unmarshal(createDefaultConfig())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `probes["job"].dmax_min`)
+}
+
+// batch is one batch start event (contract.StartsEventName): the probe,
+// its entries (start.probe and start.tracestate unused), their thresholds
+// (nil: no attribute) and, for a malformed record, a change made to it
+// last.
+type batch struct {
+	probe      string
+	starts     []start
+	thresholds []uint64
+	spoil      func(pcommon.Map)
+}
+
+// batchLogs returns the batch start events, after one log record that is
+// none and the single start events singles.
+func batchLogs(singles []start, batches ...batch) plog.Logs {
+	ld := startLogs(singles...)
+	lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for _, b := range batches {
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(contract.StartsEventName)
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(at(time.Hour))) // not read
+		attrs := lr.Attributes()
+		if b.probe != "" {
+			attrs.PutStr(contract.AttrProbe, b.probe)
+		}
+		var entries []byte
+		for _, s := range b.starts {
+			var ts uint64
+			if s.at > 0 {
+				ts = uint64(at(s.at).UnixNano())
+			}
+			entries = contract.AppendStart(entries, [16]byte{s.n}, [8]byte{s.n}, ts)
+		}
+		attrs.PutEmptyBytes(contract.AttrStarts).FromRaw(entries)
+		if b.thresholds != nil {
+			var th []byte
+			for _, v := range b.thresholds {
+				th = binary.LittleEndian.AppendUint64(th, v)
+			}
+			attrs.PutEmptyBytes(contract.AttrStartsThresholds).FromRaw(th)
+		}
+		if b.spoil != nil {
+			b.spoil(attrs)
+		}
+	}
+	return ld
+}
+
+// TestBatchStartEvents: the entries of a batch start event are read as
+// single start events are, beside them in the same request: they time out
+// in real time, with the adjusted count of their threshold (0xc0000000000000
+// is ot=th:c, one span in four kept), and each is counted by result (after
+// its span, a duplicate of a single event's instance, of an unknown probe,
+// with no ids); a malformed record counts once as invalid, whatever its
+// entries, and tracks none of them.
+func TestBatchStartEvents(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 4})))
+	one := []start{{n: 9, at: ms(100)}}
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), batchLogs(
+		[]start{{n: 1, probe: "job", at: ms(100)}},
+		batch{probe: "job", starts: []start{{n: 2, at: ms(100)}, {n: 3, at: ms(100)}, {n: 4, at: ms(110)}, {n: 0, at: ms(100)}, {n: 7}, {n: 1, at: ms(100)}},
+			thresholds: []uint64{0, 0xc0000000000000, 0, 0, 0, 0}},
+		batch{probe: "nojob", starts: []start{{n: 5, at: ms(100)}, {n: 6, at: ms(100)}}},
+		// Malformed, each counted once as invalid.
+		batch{starts: one},
+		batch{probe: "job", starts: one, spoil: func(m pcommon.Map) { m.PutEmptyBytes(contract.AttrStarts).FromRaw(make([]byte, 31)) }},
+		batch{probe: "job", starts: one, spoil: func(m pcommon.Map) { m.PutStr(contract.AttrStarts, "not bytes") }},
+		batch{probe: "job", starts: one, thresholds: []uint64{0, 0}},
+		batch{probe: "job", starts: one, spoil: func(m pcommon.Map) { m.PutInt(contract.AttrStartsThresholds, 0) }},
+		batch{probe: "job", starts: one, spoil: func(m pcommon.Map) {
+			m.PutEmptyBytes(contract.AttrStarts).FromRaw(make([]byte, (contract.MaxStartEntries+1)*contract.StartEntryBytes))
+		}},
+	)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	r.expire(at(ms(299)))
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"), "no deadline has passed")
+	r.expire(at(ms(301)))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "entries 2 and 3, at start + 200ms")
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(400), span{name: "job", dur: ms(300), traceID: 2})))
+	r.clk.Tick(at(2 * time.Second))
+
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Failure: 0, contract.Timeout: 1 + 4},
+		probeOutcomes(r.sink.AllMetrics())["job"], "spans 1 and 4 succeed; 2 times out once, 3 with its adjusted count")
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{"tracked": 3, "after_end": 1, "unknown_probe": 2, "invalid": 2 + 6, "duplicate": 1},
+		counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
 }

@@ -8,7 +8,9 @@
 //     the deltaq processor and read by the deltaq connector and exporter
 //     (AttrProbe, AttrOutcome, AttrDMaxNs, AttrBins, AttrSynthetic,
 //     AttrLate; IsContractAttr lists them), and the start event that
-//     announces a span (StartEventName, AttrSpanName): this file;
+//     announces a span (StartEventName, AttrSpanName): this file; the
+//     batch start event, many starts of one probe in one record, and its
+//     decoder (StartsEventName, DecodeStarts; starts.go);
 //   - the names of the metrics, attributes and log events the components
 //     emit, on which dashboards and alert rules depend, and the buckets of
 //     deltaq.observed (output.go);

@@ -21,6 +21,21 @@ type startEventContract struct {
 		SpanName   string `json:"span_name"`
 		TraceState string `json:"tracestate"`
 	} `json:"attributes"`
+	Batch struct {
+		EventName  string `json:"event_name"`
+		Attributes struct {
+			Probe      string `json:"probe"`
+			Starts     string `json:"starts"`
+			Thresholds string `json:"thresholds"`
+		} `json:"attributes"`
+		Entry []struct {
+			Field string `json:"field"`
+			Bytes int    `json:"bytes"`
+		} `json:"entry"`
+		EntryBytes     int `json:"entry_bytes"`
+		ThresholdBytes int `json:"threshold_bytes"`
+		MaxEntries     int `json:"max_entries"`
+	} `json:"batch"`
 }
 
 // TestStartEventContract: the constants of the start event are the shared
@@ -39,9 +54,35 @@ func TestStartEventContract(t *testing.T) {
 		{"AttrProbe", AttrProbe, c.Attributes.Probe},
 		{"AttrSpanName", AttrSpanName, c.Attributes.SpanName},
 		{"AttrTraceState", AttrTraceState, c.Attributes.TraceState},
+		{"StartsEventName", StartsEventName, c.Batch.EventName},
+		{"AttrProbe (batch)", AttrProbe, c.Batch.Attributes.Probe},
+		{"AttrStarts", AttrStarts, c.Batch.Attributes.Starts},
+		{"AttrStartsThresholds", AttrStartsThresholds, c.Batch.Attributes.Thresholds},
 	} {
 		if p.want == "" || p.got != p.want {
 			t.Errorf("%s = %q, the contract says %q", p.name, p.got, p.want)
+		}
+	}
+	// The entry's layout, which StartEntry and AppendStart follow: trace id,
+	// span id, start time.
+	fields, sum := "", 0
+	for _, f := range c.Batch.Entry {
+		fields += f.Field + " "
+		sum += f.Bytes
+	}
+	if fields != "trace_id span_id start_time_unix_nano " || sum != StartEntryBytes {
+		t.Errorf("the contract's entry is %q, %d bytes; this package reads trace_id span_id start_time_unix_nano, %d bytes", fields, sum, StartEntryBytes)
+	}
+	for _, p := range []struct {
+		name      string
+		got, want int
+	}{
+		{"StartEntryBytes", StartEntryBytes, c.Batch.EntryBytes},
+		{"StartThresholdBytes", StartThresholdBytes, c.Batch.ThresholdBytes},
+		{"MaxStartEntries", MaxStartEntries, c.Batch.MaxEntries},
+	} {
+		if p.want == 0 || p.got != p.want {
+			t.Errorf("%s = %d, the contract says %d", p.name, p.got, p.want)
 		}
 	}
 }

@@ -151,17 +151,18 @@ func (o *Observer) ExpectStartEvents() {
 }
 
 // ConsumeLogs tracks the instances that the start events among the log
-// records announce (contract.StartEventName); every other record is
-// ignored. A start event is counted, by result, and refused when it names
-// no probe the observer matches in the spans, has no trace or span id or
-// no timestamp, repeats an instance tracked, or comes after its span.
+// records announce, one a record (contract.StartEventName) or many
+// (contract.StartsEventName, the batch form); every other record is
+// ignored. Each instance is counted, by result, and refused when it names no
+// probe the observer matches in the spans, has no trace or span id or no
+// start time, repeats an instance tracked, or comes after its span; a batch
+// record that is malformed as a whole (contract.DecodeStarts) counts once,
+// as invalid.
 func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	s := o.starts
 	if s == nil {
 		return nil
 	}
-	var counts [startResults]int64
-	var evicted [2]int64
 	var sb startBatch
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
@@ -170,7 +171,8 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
-				if lr.EventName() != contract.StartEventName {
+				name := lr.EventName()
+				if name != contract.StartEventName && name != contract.StartsEventName {
 					continue
 				}
 				if !sb.held {
@@ -178,21 +180,21 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 					sb.now = o.now().UnixNano()
 					sb.lock, sb.held = s.tracker.Lock(), true
 				}
-				r, ev := o.startEvent(lr, &sb)
-				counts[r]++
-				if ev.Evicted {
-					evicted[ev.State]++
+				if name == contract.StartsEventName {
+					o.startsEvent(lr, &sb)
+				} else {
+					sb.counts[o.startEvent(lr, &sb)]++
 				}
 			}
 		}
 	}
 	sb.release()
-	for r, n := range counts {
+	for r, n := range sb.counts {
 		if n > 0 {
 			s.ins.StartEvents.Add(ctx, n, s.resultAttr[r])
 		}
 	}
-	for st, n := range evicted {
+	for st, n := range sb.evicted {
 		if n > 0 {
 			s.ins.InFlightEvictions.Add(ctx, n, s.stateAttr[st])
 		}
@@ -200,68 +202,139 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	return nil
 }
 
-// startBatch is a batch of start events' hold of the tracker, and the
-// probe of the batch's last start event, which the next one most often
-// names too.
+// startBatch is a batch of start events' hold of the tracker, the probe of
+// the batch's last start event, which the next one most often names too,
+// and the counts of the batch's instances, by result, and of the instances
+// their tracking evicted, by state.
 type startBatch struct {
 	spanBatch
-	probe string
-	pi    int32
+	probe   string
+	pi      int32
+	counts  [startResults]int64
+	evicted [2]int64
+	// ev is the tracker's answer on an eviction (inflight.Locked.Track).
+	ev inflight.Eviction
 }
 
 // startEvent tracks the instance lr announces, due at its timestamp + the
 // probe's dMax + timeout_grace, and returns the result.
-func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) (int, inflight.Eviction) {
+func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 	tid, sid := lr.TraceID(), lr.SpanID()
 	ts := lr.Timestamp()
 	if tid.IsEmpty() || sid.IsEmpty() || ts == 0 || ts > math.MaxInt64 {
-		o.refusedStart(lr, "invalid")
-		return startInvalid, inflight.Eviction{}
+		o.refusedStart("invalid", tid, sid)
+		return startInvalid
 	}
 	attrs := lr.Attributes()
 	v, ok := attrs.Get(contract.AttrProbe)
-	// No probe name is longer than contract.MaxNameLength: a longer one is
-	// refused before the look-up, which would hash all of it.
-	if !ok || v.Type() != pcommon.ValueTypeStr || len(v.Str()) > contract.MaxNameLength {
-		o.refusedStart(lr, "unknown_probe")
-		return startUnknownProbe, inflight.Eviction{}
-	}
-	pi, ok := sb.pi, sb.probe != "" && v.Str() == sb.probe
-	if !ok && o.spans != nil {
-		if pi, ok = o.spans.byName[v.Str()]; ok {
-			sb.probe, sb.pi = o.spans.Names[pi], pi
-		}
+	var pi int32
+	if ok && v.Type() == pcommon.ValueTypeStr {
+		pi, ok = o.startProbe(v.Str(), sb)
 	}
 	if !ok {
-		o.refusedStart(lr, "unknown_probe")
-		return startUnknownProbe, inflight.Eviction{}
+		o.refusedStart("unknown_probe", tid, sid)
+		return startUnknownProbe
 	}
-	start := int64(ts)
-	deadline := addSat(start, o.spans.dMax(pi))
-	inst := inflight.Instance{
-		Key:      inflight.Key{TraceID: tid, SpanID: sid},
-		Probe:    int(pi),
-		Start:    start,
-		Deadline: deadline,
-		Due:      addSat(deadline, o.starts.grace),
-	}
+	var th uint64
 	if v, ok := attrs.Get(contract.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
-		inst.Threshold, _ = contract.Threshold(v.Str())
+		th, _ = contract.Threshold(v.Str())
 	}
-	r, ev := sb.lock.Start(&inst, sb.now)
-	switch r {
-	case inflight.AfterEnd:
-		return startAfterEnd, ev
-	case inflight.Duplicate:
-		o.refusedStart(lr, "duplicate")
-		return startDuplicate, ev
-	}
-	return startTracked, ev
+	return o.track(inflight.Key{TraceID: tid, SpanID: sid}, pi, int64(ts), th, sb)
 }
 
-func (o *Observer) refusedStart(lr plog.LogRecord, reason string) {
+// startsEvent tracks the instances a batch start event announces, each
+// as startEvent does one, and counts them in sb; a malformed record counts
+// once, as invalid, and none of its entries is read.
+func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
+	attrs := lr.Attributes()
+	var probe string
+	if v, ok := attrs.Get(contract.AttrProbe); ok && v.Type() == pcommon.ValueTypeStr {
+		probe = v.Str()
+	}
+	var entries, th []byte
+	// pdata gives a bytes value only as a copy: one a record.
+	if v, ok := attrs.Get(contract.AttrStarts); ok && v.Type() == pcommon.ValueTypeBytes {
+		entries = v.Bytes().AsRaw()
+	}
+	v, hasTh := attrs.Get(contract.AttrStartsThresholds)
+	badTh := hasTh && v.Type() != pcommon.ValueTypeBytes
+	if hasTh && !badTh {
+		if th = v.Bytes().AsRaw(); th == nil {
+			th = []byte{} // present and empty: not absent
+		}
+	}
+	starts, err := contract.DecodeStarts(probe, entries, th, badTh)
+	if err != contract.StartsOK {
+		if ce := o.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
+			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe[:min(len(probe), contract.MaxNameLength)]))
+		}
+		sb.counts[startInvalid]++
+		return
+	}
+	pi, known := o.startProbe(probe, sb)
+	for i := range starts.Len() {
+		e := starts.At(i)
+		switch {
+		case !e.Valid():
+			o.refusedStart("invalid", e.TraceID, e.SpanID)
+			sb.counts[startInvalid]++
+		case !known:
+			o.refusedStart("unknown_probe", e.TraceID, e.SpanID)
+			sb.counts[startUnknownProbe]++
+		default:
+			sb.counts[o.track(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold, sb)]++
+		}
+	}
+}
+
+// startProbe returns the index of the span probe named name, and false
+// when the observer matches no such probe in the spans.
+func (o *Observer) startProbe(name string, sb *startBatch) (int32, bool) {
+	if sb.probe != "" && name == sb.probe {
+		return sb.pi, true
+	}
+	// No probe name is longer than contract.MaxNameLength: a longer one is
+	// refused before the look-up, which would hash all of it.
+	if o.spans == nil || len(name) > contract.MaxNameLength {
+		return 0, false
+	}
+	pi, ok := o.spans.byName[name]
+	if ok {
+		sb.probe, sb.pi = o.spans.Names[pi], pi
+	}
+	return pi, ok
+}
+
+// track tracks the instance of span k of probe pi that started at start
+// (> 0), with sampling threshold th, due at start + the probe's dMax +
+// timeout_grace, counts the instance its tracking evicted, if any, and
+// returns the result.
+func (o *Observer) track(k inflight.Key, pi int32, start int64, th uint64, sb *startBatch) int {
+	deadline := addSat(start, o.spans.dMax(pi))
+	inst := inflight.Instance{
+		Key:       k,
+		Probe:     int(pi),
+		Start:     start,
+		Deadline:  deadline,
+		Due:       addSat(deadline, o.starts.grace),
+		Threshold: th,
+	}
+	switch sb.lock.Track(&inst, sb.now, &sb.ev) {
+	case inflight.AfterEnd:
+		return startAfterEnd
+	case inflight.Duplicate:
+		o.refusedStart("duplicate", k.TraceID, k.SpanID)
+		return startDuplicate
+	}
+	if sb.ev.Evicted {
+		sb.evicted[sb.ev.State]++
+	}
+	return startTracked
+}
+
+func (o *Observer) refusedStart(reason string, tid pcommon.TraceID, sid pcommon.SpanID) {
 	if ce := o.logger.Check(zap.DebugLevel, "deltaq: start event refused"); ce != nil {
-		ce.Write(zap.String("reason", reason), zap.Stringer("trace_id", lr.TraceID()), zap.Stringer("span_id", lr.SpanID()))
+		ce.Write(zap.String("reason", reason), zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid))
 	}
 }
 

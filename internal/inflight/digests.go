@@ -13,14 +13,22 @@ import "math/rand/v2"
 // seeds drawn for each table: the ids are the senders', and a sender who
 // does not know the seeds cannot aim many digests at one position. Equal
 // digests never enter (keyIndex keeps their keys in a map of whole keys).
+// A position holds its digest and its slot side by side, so that a look-up
+// of a table too large for the cache misses it once, not twice.
 type digests struct {
-	keys  []uint64
-	slots []int32 // the slot + 1; 0 is an empty position
+	pos   []digestPos
 	mask  uint64
 	shift uint
 	xor   uint64
 	mul   uint64 // odd
 	n     int
+}
+
+// digestPos is a position of digests: a digest and its slot + 1 (0 is an
+// empty position).
+type digestPos struct {
+	key  uint64
+	slot int32
 }
 
 // minDigests is the size of a new table; it doubles past half full.
@@ -34,7 +42,7 @@ func newDigests() digests {
 
 // alloc makes an empty table of size positions, a power of two.
 func (d *digests) alloc(size int) {
-	d.keys, d.slots = make([]uint64, size), make([]int32, size)
+	d.pos = make([]digestPos, size)
 	d.mask = uint64(size - 1)
 	d.shift = 64
 	for s := size; s > 1; s >>= 1 {
@@ -48,37 +56,37 @@ func (d *digests) home(k uint64) uint64 { return ((k ^ d.xor) * d.mul) >> d.shif
 // get returns the slot of k.
 func (d *digests) get(k uint64) (int32, bool) {
 	for h := d.home(k); ; h = (h + 1) & d.mask {
-		s := d.slots[h]
-		if s == 0 {
+		p := &d.pos[h]
+		if p.slot == 0 {
 			return 0, false
 		}
-		if d.keys[h] == k {
-			return s - 1, true
+		if p.key == k {
+			return p.slot - 1, true
 		}
 	}
 }
 
 // set records slot i for k, which is not held.
 func (d *digests) set(k uint64, i int32) {
-	if 2*(d.n+1) > len(d.keys) {
+	if 2*(d.n+1) > len(d.pos) {
 		d.grow()
 	}
 	h := d.home(k)
-	for d.slots[h] != 0 {
+	for d.pos[h].slot != 0 {
 		h = (h + 1) & d.mask
 	}
-	d.keys[h], d.slots[h] = k, i+1
+	d.pos[h] = digestPos{key: k, slot: i + 1}
 	d.n++
 }
 
 // grow doubles the table.
 func (d *digests) grow() {
-	keys, slots := d.keys, d.slots
-	d.alloc(2 * len(keys))
+	old := d.pos
+	d.alloc(2 * len(old))
 	d.n = 0
-	for j, s := range slots {
-		if s != 0 {
-			d.set(keys[j], s-1)
+	for _, p := range old {
+		if p.slot != 0 {
+			d.set(p.key, p.slot-1)
 		}
 	}
 }
@@ -87,24 +95,24 @@ func (d *digests) grow() {
 // run that may stand in its place, so that no look-up stops short.
 func (d *digests) del(k uint64) {
 	h := d.home(k)
-	for d.slots[h] == 0 || d.keys[h] != k {
-		if d.slots[h] == 0 {
+	for d.pos[h].slot == 0 || d.pos[h].key != k {
+		if d.pos[h].slot == 0 {
 			return
 		}
 		h = (h + 1) & d.mask
 	}
 	for j := h; ; {
 		j = (j + 1) & d.mask
-		if d.slots[j] == 0 {
+		if d.pos[j].slot == 0 {
 			break
 		}
 		// The entry at j stays when its home lies cyclically in (h, j].
-		if home := d.home(d.keys[j]); (j-home)&d.mask < (j-h)&d.mask {
+		if home := d.home(d.pos[j].key); (j-home)&d.mask < (j-h)&d.mask {
 			continue
 		}
-		d.keys[h], d.slots[h] = d.keys[j], d.slots[j]
+		d.pos[h] = d.pos[j]
 		h = j
 	}
-	d.slots[h] = 0
+	d.pos[h].slot = 0
 	d.n--
 }

@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package inflight tracks the outcome instances that have started and not
-// yet ended: a table of bounded size keyed by trace and span id, one binary
-// min-heap of due times shared by all instances, and an insertion-order list
-// that says which instance to evict when the table is full.
+// yet ended: a table of bounded size keyed by trace and span id, one timer
+// wheel of due times shared by all instances (wheel.go), and an
+// insertion-order list that says which instance to evict when the table is
+// full.
 //
 // An instance announced by a start event is Started until its span arrives.
 // If the span has not arrived by its due time (start + dMax, or later by a
@@ -90,8 +91,9 @@ type slot struct {
 	inst  Instance
 	due   int64
 	state State
-	// heap is the slot's position in Table.heap.
-	heap int32
+	// bucket is the slot's bucket of the wheel; wprev and wnext link the
+	// slots of a bucket (none at the ends).
+	bucket, wprev, wnext int32
 	// prev and next link the slots in insertion order (none at the ends).
 	prev, next int32
 	// long says that the index holds the key by the whole Key (keyIndex).
@@ -107,8 +109,7 @@ type Table struct {
 	slots []slot
 	free  []int32
 	index keyIndex
-	// heap holds slot indices ordered by slots[i].due (a binary min-heap).
-	heap []int32
+	wheel wheel
 	// oldest and newest are the ends of the insertion-order list.
 	oldest, newest int32
 
@@ -117,13 +118,23 @@ type Table struct {
 
 // New returns an empty table that holds at most capacity instances (at least
 // one) and keeps timed-out instances for lateWindow nanoseconds after their
-// due time (at least zero).
+// due time (at least zero). Its wheel's buckets are about a millisecond wide
+// (newTable).
 func New(capacity int, lateWindow int64) *Table {
+	return newTable(capacity, lateWindow, defaultBucket)
+}
+
+// newTable is New with the wheel's buckets at most resolution wide, the
+// timer resolution of the caller's Expire: a finer bucket would only be
+// walked more often.
+func newTable(capacity int, lateWindow, resolution int64) *Table {
 	capacity = max(capacity, 1)
+	lateWindow = max(lateWindow, 0)
 	return &Table{
 		capacity:   capacity,
-		lateWindow: max(lateWindow, 0),
+		lateWindow: lateWindow,
 		index:      newKeyIndex(),
+		wheel:      newWheel(resolution, lateWindow),
 		oldest:     none,
 		newest:     none,
 	}
@@ -144,19 +155,31 @@ func (t *Table) Capacity() int { return t.capacity }
 // full the oldest tracked instance, in insertion order, is evicted first and
 // described in the returned Eviction.
 func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
+	added = t.add(inst, &ev)
+	return added, ev
+}
+
+// add is Add, which describes an eviction in *ev and leaves it alone
+// otherwise: the span path adds an instance a start event, and an Eviction
+// returned each time, an Instance in it, would be copied each time.
+func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	_, dup, short := t.index.find(&inst.Key, t.slots)
 	if dup {
-		return false, Eviction{}
+		return false
 	}
 	if t.index.len() >= t.capacity {
 		old := t.oldest
-		ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
+		*ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
 	}
 	i := t.alloc()
 	s := &t.slots[i]
-	*s = slot{inst: *inst, due: max(inst.Due, inst.Deadline), state: Started, prev: t.newest, next: none}
+	// Field by field: a composite literal is built aside and copied.
+	s.inst = *inst
+	s.due = max(inst.Due, inst.Deadline)
 	s.inst.Due = s.due
+	s.state = Started
+	s.prev, s.next = t.newest, none
 	if t.newest != none {
 		t.slots[t.newest].next = i
 	} else {
@@ -165,10 +188,8 @@ func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
 	t.newest = i
 	s.long = t.index.put(&inst.Key, i, short)
 	t.started++
-	s.heap = int32(len(t.heap))
-	t.heap = append(t.heap, i)
-	t.up(int(s.heap))
-	return true, ev
+	t.schedule(i, t.wheel.tick)
+	return true
 }
 
 // End stops tracking the instance with key k, whose span has arrived, and
@@ -199,36 +220,61 @@ func (t *Table) end(k Key) (probe int, state State, ok bool) {
 // the Unix epoch). Started instances whose due time has passed become
 // TimedOut, due again at due time + late window, and are appended to dst;
 // TimedOut instances whose late window has passed are forgotten. It returns
-// the extended dst and the number of instances forgotten.
+// the extended dst and the number of instances forgotten. It walks the
+// wheel's buckets from the previous call's time to now (all of them, once,
+// after a longer pause), and looks at no other instance.
 func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotten int) {
-	for len(t.heap) > 0 {
-		i := t.heap[0]
-		s := &t.slots[i]
-		if s.due > now {
-			break
-		}
-		if s.state == TimedOut {
-			t.remove(i)
-			forgotten++
-			continue
-		}
-		dst = append(dst, s.inst)
-		s.state = TimedOut
-		t.started--
-		t.timedOut++
-		s.due = addSat(s.inst.Due, t.lateWindow)
-		t.down(0)
+	w := &t.wheel
+	to := w.tickOf(now)
+	from := w.tick
+	if to < from {
+		// The clock went back: only the bucket of the last call's time
+		// can hold an instance due by now (schedule).
+		to = from
 	}
+	if n := int64(len(w.heads)); to-from >= n {
+		from = to - n + 1
+	}
+	for tk := from; tk <= to; tk++ {
+		for i := w.heads[tk&w.mask]; i != none; {
+			s := &t.slots[i]
+			next := s.wnext
+			if s.due <= now {
+				if s.state == Started {
+					dst = append(dst, s.inst)
+					s.state = TimedOut
+					t.started--
+					t.timedOut++
+					s.due = addSat(s.inst.Due, t.lateWindow)
+				}
+				if s.due <= now { // timed out, and its late window passed
+					t.remove(i)
+					forgotten++
+				} else {
+					// Due again later: in a later bucket, or at this one's
+					// end, where this walk skips it.
+					t.unschedule(i)
+					t.schedule(i, tk)
+				}
+			}
+			i = next
+		}
+	}
+	w.tick = max(w.tick, to)
 	return dst, forgotten
 }
 
 // NextDue returns the earliest due time of the tracked instances, and false
-// when the table is empty.
+// when the table is empty. It looks at every instance.
 func (t *Table) NextDue() (int64, bool) {
-	if len(t.heap) == 0 {
+	if t.oldest == none {
 		return 0, false
 	}
-	return t.slots[t.heap[0]].due, true
+	due := int64(math.MaxInt64)
+	for i := t.oldest; i != none; i = t.slots[i].next {
+		due = min(due, t.slots[i].due)
+	}
+	return due, true
 }
 
 // alloc returns a free slot index.
@@ -242,7 +288,7 @@ func (t *Table) alloc() int32 {
 	return int32(len(t.slots) - 1)
 }
 
-// remove unlinks slot i from the index, the heap and the insertion list and
+// remove unlinks slot i from the index, the wheel and the insertion list and
 // puts it on the free list.
 func (t *Table) remove(i int32) {
 	s := &t.slots[i]
@@ -253,18 +299,7 @@ func (t *Table) remove(i int32) {
 		t.started--
 	}
 
-	// Heap: move the last element into the hole and restore the order.
-	h := int(s.heap)
-	last := len(t.heap) - 1
-	if h != last {
-		t.swap(h, last)
-	}
-	t.heap = t.heap[:last]
-	if h != last {
-		if !t.up(h) {
-			t.down(h)
-		}
-	}
+	t.unschedule(i)
 
 	// Insertion-order list.
 	if s.prev != none {
@@ -280,51 +315,6 @@ func (t *Table) remove(i int32) {
 
 	s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
 	t.free = append(t.free, i)
-}
-
-func (t *Table) less(a, b int) bool {
-	return t.slots[t.heap[a]].due < t.slots[t.heap[b]].due
-}
-
-func (t *Table) swap(a, b int) {
-	t.heap[a], t.heap[b] = t.heap[b], t.heap[a]
-	t.slots[t.heap[a]].heap = int32(a)
-	t.slots[t.heap[b]].heap = int32(b)
-}
-
-// up moves heap element j towards the root; it reports whether it moved.
-func (t *Table) up(j int) bool {
-	moved := false
-	for j > 0 {
-		parent := (j - 1) / 2
-		if !t.less(j, parent) {
-			break
-		}
-		t.swap(j, parent)
-		j = parent
-		moved = true
-	}
-	return moved
-}
-
-// down moves heap element j towards the leaves.
-func (t *Table) down(j int) {
-	n := len(t.heap)
-	for {
-		l := 2*j + 1
-		if l >= n {
-			return
-		}
-		c := l
-		if r := l + 1; r < n && t.less(r, l) {
-			c = r
-		}
-		if !t.less(c, j) {
-			return
-		}
-		t.swap(j, c)
-		j = c
-	}
 }
 
 // addSat returns a + b for b ≥ 0, saturating at the largest int64.
@@ -365,10 +355,9 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 			dst.timedOut++
 		}
 		d.due = s.due
-		if !dst.up(int(d.heap)) {
-			dst.down(int(d.heap))
-		}
+		dst.unschedule(j)
+		dst.schedule(j, dst.wheel.tick)
 	}
-	*t = *New(t.capacity, t.lateWindow)
+	*t = *newTable(t.capacity, t.lateWindow, t.wheel.width())
 	return moved, dropped
 }

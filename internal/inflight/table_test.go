@@ -4,6 +4,7 @@
 package inflight
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -158,7 +159,29 @@ func TestDeadlineSaturates(t *testing.T) {
 
 // TestAgainstModel drives the table and a naive model with the same random
 // operations and compares every observable result.
+//
+// The wheel's buckets change no result: the table of New (1 ms buckets,
+// all these times in one), and wheels of 4 ns buckets in a ring of 64 and
+// of 1 ns buckets in a ring of 8 (due times many turns ahead), with the
+// clock jumping past a whole turn now and then, answer alike.
 func TestAgainstModel(t *testing.T) {
+	const capacity, late = 50, 40
+	checkAgainstModel(t, New(capacity, late), false)
+	for _, w := range []struct {
+		shift uint
+		n     int64
+	}{{2, 64}, {0, 8}} {
+		t.Run(fmt.Sprintf("wheel %d×%d ns", w.n, 1<<w.shift), func(t *testing.T) {
+			tb := New(capacity, late)
+			tb.wheel = makeWheel(w.shift, w.n)
+			checkAgainstModel(t, tb, true)
+		})
+	}
+}
+
+// checkAgainstModel runs TestAgainstModel's operations on tb, made with
+// capacity 50 and late window 40; jumps moves the clock by 500 now and then.
+func checkAgainstModel(t *testing.T, tb *Table, jumps bool) {
 	type mInst struct {
 		inst  Instance
 		state State
@@ -167,7 +190,6 @@ func TestAgainstModel(t *testing.T) {
 	}
 	const capacity, late = 50, 40
 	rng := rand.New(rand.NewPCG(1, 2))
-	tb := New(capacity, late)
 	model := map[Key]*mInst{}
 	seq := 0
 	now := int64(0)
@@ -214,6 +236,9 @@ func TestAgainstModel(t *testing.T) {
 			delete(model, k)
 		default: // advance time and expire
 			now += rng.Int64N(30)
+			if jumps && rng.IntN(20) == 0 {
+				now += 500
+			}
 			out, forgotten := tb.Expire(now, nil)
 			var want []Key
 			wantForgotten := 0
@@ -294,5 +319,25 @@ func BenchmarkAddEnd(b *testing.B) {
 		tb.Add(inst(k, int64(n), 1e6))
 		tb.End(key(k))
 		n++
+	}
+}
+
+// TestExpireAfterTheClockWentBack: an instance added with a due time before
+// the last Expire's is found by the next, even at an earlier time (the
+// wheel puts it in the bucket that call walks first).
+func TestExpireAfterTheClockWentBack(t *testing.T) {
+	tb := New(10, 100)
+	tb.wheel = makeWheel(2, 64)
+	tb.Expire(10_000, nil)
+	tb.Add(inst(1, 400, 100)) // due 500
+	tb.Add(inst(2, 9_950, 100))
+	if out, _ := tb.Expire(9_000, nil); len(out) != 1 || out[0].Key != key(1) {
+		t.Fatalf("Expire(9000) = %v; want instance 1", out)
+	}
+	if out, _ := tb.Expire(10_049, nil); len(out) != 0 {
+		t.Fatalf("Expire(10049) = %v; want nothing", out)
+	}
+	if out, _ := tb.Expire(10_050, nil); len(out) != 1 || out[0].Key != key(2) {
+		t.Fatalf("Expire(10050) = %v; want instance 2", out)
 	}
 }

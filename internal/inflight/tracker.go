@@ -33,7 +33,7 @@ type Tracker struct {
 // Options.Check).
 func NewTracker(o Options) *Tracker {
 	return &Tracker{
-		table: New(o.MaxInFlight, int64(o.LateWindow)),
+		table: newTable(o.MaxInFlight, int64(o.LateWindow), int64(o.TimerResolution)),
 		ended: NewEnded(o.MaxEnded, int64(o.EndedWindow)),
 		opts:  o,
 	}
@@ -132,15 +132,23 @@ func (t *Tracker) Start(inst *Instance, now int64) (StartResult, Eviction) {
 // Start is Tracker.Start on the held tracker; the caller has called
 // Remember.
 func (l Locked) Start(inst *Instance, now int64) (StartResult, Eviction) {
+	var ev Eviction
+	r := l.Track(inst, now, &ev)
+	return r, ev
+}
+
+// Track is Start for the span path: it describes an eviction in *ev,
+// whose Evicted it sets, and copies nothing else when there is none.
+func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 	t := l.t
+	ev.Evicted = false
 	if t.ended.Len() > 0 && t.ended.Contains(inst.Key, now) {
-		return AfterEnd, Eviction{}
+		return AfterEnd
 	}
-	added, ev := t.table.Add(inst)
-	if !added {
-		return Duplicate, Eviction{}
+	if !t.table.add(inst, ev) {
+		return Duplicate
 	}
-	return Tracked, ev
+	return Tracked
 }
 
 // Expire appends to dst the instances due by now (nanoseconds since the

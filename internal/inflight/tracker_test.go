@@ -4,6 +4,9 @@
 package inflight
 
 import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -157,5 +160,69 @@ func BenchmarkTrackerStartEnd(b *testing.B) {
 			l.End(insts[i].Key, 1)
 		}
 		l.Unlock()
+	}
+}
+
+// BenchmarkTrackerSteady is the tracker under steady traffic, per start
+// and end: n instances in flight, keys random (ids are), due times spread
+// over 10–20 s (probes of many dMax), each span ending a random instance
+// in flight (spans do not end in the order they started), one batch of 100
+// start events and one of 100 spans each 100 µs, and the timer every 10
+// ms. What a binary heap of due times pays in sift-downs on the end of an
+// instance, with n in flight, shows here and not in
+// BenchmarkTrackerStartEnd.
+func BenchmarkTrackerSteady(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("inflight=%d", n), func(b *testing.B) {
+			o := DefaultOptions()
+			o.MaxInFlight = 2 * n
+			tr := NewTracker(o)
+			tr.Remember()
+			rng := rand.New(rand.NewPCG(3, 4))
+			newInst := func(now int64) Instance {
+				var in Instance
+				binary.LittleEndian.PutUint64(in.Key.TraceID[:8], rng.Uint64())
+				binary.LittleEndian.PutUint64(in.Key.TraceID[8:], rng.Uint64())
+				binary.LittleEndian.PutUint64(in.Key.SpanID[:], rng.Uint64())
+				in.Start, in.Deadline = now, now+int64(10*time.Second)+rng.Int64N(int64(10*time.Second))
+				return in
+			}
+			now := int64(time.Hour)
+			ring := make([]Instance, n)
+			for i := range ring {
+				ring[i] = newInst(now)
+				tr.Start(&ring[i], now)
+			}
+			const batch = 100
+			var pick [batch]int
+			mark := make([]int, n) // the batch that picked each instance: none twice
+			var fired []Instance
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; done += batch {
+				now += int64(100 * time.Microsecond)
+				for i := range pick {
+					j := rng.IntN(n)
+					for mark[j] == done+1 {
+						j = rng.IntN(n)
+					}
+					pick[i], mark[j] = j, done+1
+				}
+				l := tr.Lock()
+				for _, j := range pick {
+					l.End(ring[j].Key, now)
+				}
+				l.Unlock()
+				l = tr.Lock()
+				for _, j := range pick {
+					ring[j] = newInst(now)
+					l.Start(&ring[j], now)
+				}
+				l.Unlock()
+				if done%(100*batch) == 0 {
+					fired = tr.Expire(now, fired[:0])
+				}
+			}
+		})
 	}
 }

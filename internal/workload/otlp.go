@@ -56,8 +56,11 @@ func ParseStartEvents(s string) (StartEvents, error) {
 type Batch struct {
 	Logs   plog.Logs
 	Traces ptrace.Traces
-	Starts int // log records in Logs
-	Spans  int // spans in Traces
+	Starts int // instances announced in Logs
+	// StartRecords is the log records in Logs: Starts, or in the batch
+	// form one a probe.
+	StartRecords int
+	Spans        int // spans in Traces
 }
 
 // Batcher is the Observer that turns outcome instances into OTLP: a span per
@@ -69,6 +72,10 @@ type Batcher struct {
 	Epoch time.Time
 	// Starts selects which instances get a start event.
 	Starts StartEvents
+	// BatchStarts announces the starts of each flush in the batch form:
+	// one record a probe (contract.StartsEventName) rather than one an
+	// instance.
+	BatchStarts bool
 	// ProbeAttribute also sets deltaq.probe on every span.
 	ProbeAttribute bool
 	// Resource attributes: service.name.
@@ -175,27 +182,67 @@ func (b *Batcher) Flush(now time.Duration) Batch {
 		sl.Scope().SetName(scopeName)
 		recs := sl.LogRecords()
 		observed := b.ts(now)
-		for _, in := range b.starts {
-			if in.Probe == "" {
-				continue
-			}
-			lr := recs.AppendEmpty()
-			lr.SetEventName(contract.StartEventName)
-			lr.SetTimestamp(b.ts(in.Start))
-			lr.SetObservedTimestamp(observed)
-			lr.SetTraceID(in.TraceID)
-			lr.SetSpanID(in.SpanID)
-			lr.Attributes().PutStr(contract.AttrProbe, in.Probe)
-			// The span's name, for the span the processor makes if the
-			// instance times out.
-			lr.Attributes().PutStr(contract.AttrSpanName, in.Probe)
+		if b.BatchStarts {
+			out.Starts = b.appendBatchStarts(recs, observed)
+		} else {
+			b.appendSingleStarts(recs, observed)
 		}
 		if recs.Len() > 0 {
 			out.Logs = logs
-			out.Starts = recs.Len()
+			out.StartRecords = recs.Len()
+			if !b.BatchStarts {
+				out.Starts = recs.Len()
+			}
 		}
 		b.starts = b.starts[:0]
 		clear(b.startAt)
 	}
 	return out
+}
+
+// appendBatchStarts appends to recs a batch start event per probe of the
+// instances to announce, in the order the probes first appear, and returns
+// the number of instances.
+func (b *Batcher) appendBatchStarts(recs plog.LogRecordSlice, observed pcommon.Timestamp) int {
+	var probes []string
+	entries := map[string][]byte{}
+	n := 0
+	for _, in := range b.starts {
+		if in.Probe == "" {
+			continue
+		}
+		if _, ok := entries[in.Probe]; !ok {
+			probes = append(probes, in.Probe)
+		}
+		entries[in.Probe] = contract.AppendStart(entries[in.Probe], in.TraceID, in.SpanID, uint64(b.ts(in.Start)))
+		n++
+	}
+	for _, p := range probes {
+		lr := recs.AppendEmpty()
+		lr.SetEventName(contract.StartsEventName)
+		lr.SetObservedTimestamp(observed)
+		lr.Attributes().PutStr(contract.AttrProbe, p)
+		lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(entries[p])
+	}
+	return n
+}
+
+// appendSingleStarts appends to recs a start event per instance to
+// announce.
+func (b *Batcher) appendSingleStarts(recs plog.LogRecordSlice, observed pcommon.Timestamp) {
+	for _, in := range b.starts {
+		if in.Probe == "" {
+			continue
+		}
+		lr := recs.AppendEmpty()
+		lr.SetEventName(contract.StartEventName)
+		lr.SetTimestamp(b.ts(in.Start))
+		lr.SetObservedTimestamp(observed)
+		lr.SetTraceID(in.TraceID)
+		lr.SetSpanID(in.SpanID)
+		lr.Attributes().PutStr(contract.AttrProbe, in.Probe)
+		// The span's name, for the span the processor makes if the
+		// instance times out.
+		lr.Attributes().PutStr(contract.AttrSpanName, in.Probe)
+	}
 }

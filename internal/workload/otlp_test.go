@@ -249,3 +249,37 @@ func TestSenderCloseIsBounded(t *testing.T) {
 		t.Errorf("counts %+v: want nothing sent, the export in flight failed and the rest (at least 8 batches) dropped", got)
 	}
 }
+
+// In the batch form a flush announces the instances unfinished at the
+// flush in one record a probe, an entry an instance: its ids and its start.
+func TestBatcherBatchStarts(t *testing.T) {
+	b := &Batcher{Epoch: epoch, Starts: StartsOpen, BatchStarts: true, ServiceName: "svc"}
+	job := inst(ProbeJob, 1, 0, time.Second)
+	w1 := inst(ProbeWorker1, 2, 1, time.Second)
+	w2 := inst(ProbeWorker1, 3, 1, 2*time.Second)
+	done := inst(ProbeWorker1, 4, 1, time.Second)
+	for _, in := range []Instance{job, w1, w2, done} {
+		b.Started(in)
+	}
+	b.Ended(done, 2*time.Second, false) // announced by its span alone
+	out := b.Flush(3 * time.Second)
+	if out.Starts != 3 || out.StartRecords != 2 || out.Logs.LogRecordCount() != 2 {
+		t.Fatalf("flush: %d starts in %d records (%d in logs); want 3 in 2", out.Starts, out.StartRecords, out.Logs.LogRecordCount())
+	}
+	recs := out.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i, want := range [][]Instance{{job}, {w1, w2}} {
+		lr := recs.At(i)
+		probe, _ := lr.Attributes().Get(contract.AttrProbe)
+		raw, _ := lr.Attributes().Get(contract.AttrStarts)
+		starts, err := contract.DecodeStarts(probe.Str(), raw.Bytes().AsRaw(), nil, false)
+		if lr.EventName() != contract.StartsEventName || probe.Str() != want[0].Probe || err != contract.StartsOK || starts.Len() != len(want) {
+			t.Fatalf("record %d: %q, probe %q, %v, %d entries", i, lr.EventName(), probe.Str(), err, starts.Len())
+		}
+		for k, in := range want {
+			e := starts.At(k)
+			if e.TraceID != in.TraceID || e.SpanID != in.SpanID || e.Start != epoch.Add(in.Start).UnixNano() {
+				t.Errorf("record %d entry %d: %+v, want %+v", i, k, e, in)
+			}
+		}
+	}
+}

@@ -143,7 +143,13 @@ func (s *Sender) exportLogs(b Batch) {
 	defer cancel()
 	resp, err := s.logs.Export(ctx, plogotlp.NewExportRequestFromLogs(b.Logs), grpc.WaitForReady(true))
 	s.settle(b.Starts, err, func() (int64, string) {
-		return resp.PartialSuccess().RejectedLogRecords(), resp.PartialSuccess().ErrorMessage()
+		rejected := resp.PartialSuccess().RejectedLogRecords()
+		if rejected > 0 {
+			// The instances of the records refused (all of a batch record's).
+			records := int64(max(b.StartRecords, 1))
+			rejected = min(rejected, records) * int64(b.Starts) / records
+		}
+		return rejected, resp.PartialSuccess().ErrorMessage()
 	}, &s.sentStarts, &s.failedStarts)
 }
 

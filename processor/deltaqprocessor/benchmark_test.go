@@ -273,15 +273,32 @@ func announceMatched(b *testing.B, bp benchProcessor, spans []ptrace.Span) {
 
 // BenchmarkProcessorStartEvents measures the logs path: batches of 1000
 // start events, each then ended (untimed) so that the table stays at its
-// working size.
+// working size; single, one record an instance, and batch, the 1000 in one
+// deltaq.span.starts record.
 func BenchmarkProcessorStartEvents(b *testing.B) {
-	bp := newBenchProcessor(b, benchConfig(0), true)
-	ctx := context.Background()
 	ids := make([]uint32, benchBatchSize)
 	for i := range ids {
 		ids[i] = uint32(i)
 	}
-	src := startEvents("probe-0", base, ids...)
+	batch := plog.NewLogs()
+	lr := batch.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetEventName(contract.StartsEventName)
+	lr.Attributes().PutStr(contract.AttrProbe, "probe-0")
+	var entries []byte
+	for _, n := range ids {
+		tid, sid := wideIDs(n)
+		entries = contract.AppendStart(entries, tid, sid, uint64(base.UnixNano()))
+	}
+	lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(entries)
+	b.Run("single", func(b *testing.B) { benchStartEvents(b, startEvents("probe-0", base, ids...), ids) })
+	b.Run("batch", func(b *testing.B) { benchStartEvents(b, batch, ids) })
+}
+
+// benchStartEvents is BenchmarkProcessorStartEvents with the start events
+// src of the instances ids.
+func benchStartEvents(b *testing.B, src plog.Logs, ids []uint32) {
+	bp := newBenchProcessor(b, benchConfig(0), true)
+	ctx := context.Background()
 	ends := spansOf("probe-0", base, time.Millisecond, ids...)
 	var ms runtime.MemStats
 	var mallocs uint64

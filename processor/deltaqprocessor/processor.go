@@ -455,8 +455,9 @@ func (p *deltaqProcessor) malformedSpan(span ptrace.Span, reason int) {
 }
 
 // processLogs consumes the start events (log records whose EventName is
-// contract.StartEventName) and removes them from the batch; every other log
-// record passes through untouched. A batch left empty is not passed on.
+// contract.StartEventName, or contract.StartsEventName for the batch form)
+// and removes them from the batch; every other log record passes through
+// untouched. A batch left empty is not passed on.
 func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
 	now := int64(0) // the time start events are checked against ended spans, read once per batch
 	removed := false
@@ -472,10 +473,14 @@ func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Log
 				continue
 			}
 			lrs.RemoveIf(func(lr plog.LogRecord) bool {
-				if lr.EventName() != contract.StartEventName {
+				switch lr.EventName() {
+				case contract.StartEventName:
+					p.startEvent(lr, &res, &now)
+				case contract.StartsEventName:
+					p.startsEvent(lr, &res, &now)
+				default:
 					return false
 				}
-				p.startEvent(lr, &res, &now)
 				return true
 			})
 			removed = true
@@ -497,7 +502,7 @@ func (p *deltaqProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Log
 
 func hasStartEvent(lrs plog.LogRecordSlice) bool {
 	for k := 0; k < lrs.Len(); k++ {
-		if lrs.At(k).EventName() == contract.StartEventName {
+		if n := lrs.At(k).EventName(); n == contract.StartEventName || n == contract.StartsEventName {
 			return true
 		}
 	}
@@ -514,25 +519,22 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	p.tracker.Remember()
 	tid, sid := lr.TraceID(), lr.SpanID()
 	if tid.IsEmpty() || sid.IsEmpty() {
-		p.malformedStart(lr, reasonMissingIDs)
+		p.malformedStart(tid, sid, reasonMissingIDs)
 		return
 	}
 	attrs := lr.Attributes()
 	v, ok := attrs.Get(contract.AttrProbe)
-	// No configured probe name is longer than contract.MaxNameLength: a
-	// longer one is refused before the lookup, which would hash all of it.
-	if !ok || v.Type() != pcommon.ValueTypeStr || len(v.Str()) > contract.MaxNameLength {
-		p.malformedStart(lr, reasonUnknownProbe)
-		return
+	var pi int
+	if ok && v.Type() == pcommon.ValueTypeStr {
+		pi, ok = p.startProbe(v.Str())
 	}
-	pi, ok := p.m.byName[v.Str()]
 	if !ok {
-		p.malformedStart(lr, reasonUnknownProbe)
+		p.malformedStart(tid, sid, reasonUnknownProbe)
 		return
 	}
 	ts := lr.Timestamp()
 	if ts == 0 || ts > math.MaxInt64 {
-		p.malformedStart(lr, reasonInvalidTimestamp)
+		p.malformedStart(tid, sid, reasonInvalidTimestamp)
 		return
 	}
 	pr := &p.m.probes[pi]
@@ -540,35 +542,122 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	if v, ok := attrs.Get(contract.AttrSpanName); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
 		name = storedString(v.Str())
 	}
-	start := int64(ts)
-	deadline := addSat(start, pr.currentDMax())
 	var th uint64
 	if v, ok := attrs.Get(contract.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
 		th, _ = contract.Threshold(v.Str())
 	}
-	inst := inflight.Instance{
-		Threshold: th,
-		Key:       inflight.Key{TraceID: tid, SpanID: sid},
-		Probe:     int(pi),
-		Start:     start,
-		Deadline:  deadline,
-		Due:       addSat(deadline, p.grace),
-		Service:   res.storedServiceName(),
-		Name:      name,
-	}
+	inst := p.startInstance(inflight.Key{TraceID: tid, SpanID: sid}, pi, int64(ts), th)
+	inst.Service, inst.Name = res.storedServiceName(), name
 	if *now == 0 {
 		*now = p.clock.Now().UnixNano()
 	}
-	res2, ev := p.tracker.Start(&inst, *now)
-	switch res2 {
+	l := p.tracker.Lock()
+	p.track(l, &inst, *now)
+	l.Unlock()
+}
+
+// startsEvent starts tracking the instances a batch start event announces,
+// each as startEvent does one, under one hold of the tracker; their
+// synthetic timeout spans take the probe's name. A malformed record is
+// counted once (reason malformed_batch) and none of its entries is read.
+func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now *int64) {
+	p.tracker.Remember()
+	starts, probe, err := readStarts(lr.Attributes())
+	if err != contract.StartsOK {
+		p.stats.malformed[reasonMalformedBatch].Add(1)
+		if ce := p.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
+			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe[:min(len(probe), contract.MaxNameLength)]))
+		}
+		return
+	}
+	pi, known := p.startProbe(probe)
+	service := res.storedServiceName()
+	if *now == 0 {
+		*now = p.clock.Now().UnixNano()
+	}
+	l := p.tracker.Lock()
+	defer l.Unlock()
+	for i := range starts.Len() {
+		e := starts.At(i)
+		switch {
+		case e.TraceID == [16]byte{} || e.SpanID == [8]byte{}:
+			p.malformedStart(e.TraceID, e.SpanID, reasonMissingIDs)
+		case !known:
+			p.malformedStart(e.TraceID, e.SpanID, reasonUnknownProbe)
+		case !e.Valid():
+			p.malformedStart(e.TraceID, e.SpanID, reasonInvalidTimestamp)
+		default:
+			inst := p.startInstance(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold)
+			inst.Service, inst.Name = service, p.m.probes[pi].name
+			p.track(l, &inst, *now)
+		}
+	}
+}
+
+// readStarts reads a batch start event's attributes (contract.DecodeStarts)
+// and returns its entries and probe, or the reason it is refused. pdata
+// gives a bytes value only as a copy: one a record.
+func readStarts(attrs pcommon.Map) (contract.Starts, string, contract.StartsError) {
+	var probe string
+	if v, ok := attrs.Get(contract.AttrProbe); ok && v.Type() == pcommon.ValueTypeStr {
+		probe = v.Str()
+	}
+	var entries, th []byte
+	if v, ok := attrs.Get(contract.AttrStarts); ok && v.Type() == pcommon.ValueTypeBytes {
+		entries = v.Bytes().AsRaw()
+	}
+	v, hasTh := attrs.Get(contract.AttrStartsThresholds)
+	badTh := hasTh && v.Type() != pcommon.ValueTypeBytes
+	if hasTh && !badTh {
+		if th = v.Bytes().AsRaw(); th == nil {
+			th = []byte{} // present and empty: not absent
+		}
+	}
+	starts, err := contract.DecodeStarts(probe, entries, th, badTh)
+	return starts, probe, err
+}
+
+// startProbe returns the index of the probe named name, and false when
+// there is none. No configured probe name is longer than
+// contract.MaxNameLength: a longer one is refused before the lookup, which
+// would hash all of it.
+func (p *deltaqProcessor) startProbe(name string) (int, bool) {
+	if len(name) > contract.MaxNameLength {
+		return 0, false
+	}
+	pi, ok := p.m.byName[name]
+	return int(pi), ok
+}
+
+// startInstance returns the instance of span k of probe pi started at
+// start (> 0) with sampling threshold th: its deadline start + the probe's
+// dMax, due at the deadline + timeout_grace.
+func (p *deltaqProcessor) startInstance(k inflight.Key, pi int, start int64, th uint64) inflight.Instance {
+	deadline := addSat(start, p.m.probes[pi].currentDMax())
+	return inflight.Instance{
+		Threshold: th,
+		Key:       k,
+		Probe:     pi,
+		Start:     start,
+		Deadline:  deadline,
+		Due:       addSat(deadline, p.grace),
+	}
+}
+
+// track tracks inst on the held tracker at now and counts what that did: a
+// start event after its span, a duplicate, an eviction.
+func (p *deltaqProcessor) track(l inflight.Locked, inst *inflight.Instance, now int64) {
+	var ev inflight.Eviction
+	switch l.Track(inst, now, &ev) {
 	case inflight.AfterEnd:
-		p.stats.startAfterEnd[pi].Add(1)
+		p.stats.startAfterEnd[inst.Probe].Add(1)
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: start event after its span, not tracked"); ce != nil {
-			ce.Write(zap.String("probe", pr.name), zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid))
+			ce.Write(zap.String("probe", p.m.probes[inst.Probe].name), zap.Stringer("trace_id", pcommon.TraceID(inst.Key.TraceID)),
+				zap.Stringer("span_id", pcommon.SpanID(inst.Key.SpanID)))
 		}
 		return
 	case inflight.Duplicate:
-		p.malformedStart(lr, reasonDuplicateStart)
+		p.malformedStart(inst.Key.TraceID, inst.Key.SpanID, reasonDuplicateStart)
 		return
 	}
 	if ev.Evicted {
@@ -579,11 +668,10 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	}
 }
 
-func (p *deltaqProcessor) malformedStart(lr plog.LogRecord, reason int) {
+func (p *deltaqProcessor) malformedStart(tid pcommon.TraceID, sid pcommon.SpanID, reason int) {
 	p.stats.malformed[reason].Add(1)
 	if ce := p.logger.Check(zap.DebugLevel, "deltaq: start event refused"); ce != nil {
-		ce.Write(zap.String("reason", reasonValues[reason]),
-			zap.Stringer("trace_id", lr.TraceID()), zap.Stringer("span_id", lr.SpanID()))
+		ce.Write(zap.String("reason", reasonValues[reason]), zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid))
 	}
 }
 

@@ -27,10 +27,13 @@ const (
 	// reasonForeignSynthetic: a span that arrived marked deltaq.synthetic =
 	// true, a timeout span fabricated elsewhere, with no timing of its own.
 	reasonForeignSynthetic
+	// reasonMalformedBatch: a batch start event malformed as a whole
+	// (contract.DecodeStarts), counted once whatever its entries.
+	reasonMalformedBatch
 	numReasons
 )
 
-var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic"}
+var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic", "malformed_batch"}
 
 // outcomeValues are the values of deltaq.outcome, indexed by outcome.
 var outcomeValues = [numOutcomes]string{contract.Success, contract.Timeout, contract.Failure}

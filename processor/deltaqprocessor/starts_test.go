@@ -1,0 +1,120 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqprocessor
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
+)
+
+// batchEntry is one entry of a test batch start event: ids id (0: none),
+// the start time and the sampling threshold.
+type batchEntry struct {
+	id        byte
+	at        time.Time
+	threshold uint64
+}
+
+// appendStartsEvent appends a batch start event of probe ("" none) with
+// the entries, in a resource of service, to ld; thresholds says whether it
+// carries deltaq.starts.thresholds.
+func appendStartsEvent(ld plog.Logs, service, probe string, thresholds bool, entries ...batchEntry) plog.LogRecord {
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", service)
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetEventName(contract.StartsEventName)
+	if probe != "" {
+		lr.Attributes().PutStr(contract.AttrProbe, probe)
+	}
+	var b, th []byte
+	for _, e := range entries {
+		var tid pcommon.TraceID
+		var sid pcommon.SpanID
+		if e.id != 0 {
+			tid, sid = traceID(e.id), spanID(e.id)
+		}
+		var ts uint64
+		if !e.at.IsZero() {
+			ts = uint64(e.at.UnixNano())
+		}
+		b = contract.AppendStart(b, tid, sid, ts)
+		th = binary.LittleEndian.AppendUint64(th, e.threshold)
+	}
+	lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(b)
+	if thresholds {
+		lr.Attributes().PutEmptyBytes(contract.AttrStartsThresholds).FromRaw(th)
+	}
+	return lr
+}
+
+// TestBatchStartEvents: the entries of a batch start event are tracked as
+// single start events are, beside them: an instance whose span does not
+// come is reported as a synthetic timeout span named after its probe, with
+// its service and its entry's threshold (0xc0000000000000: ot=th:c), and a
+// span in time ends its instance; each entry is counted on its own (after
+// its span, a duplicate of a single event's, no ids, no start, unknown
+// probe); the records are consumed, other log records pass.
+func TestBatchStartEvents(t *testing.T) {
+	const dMax = 50 * time.Millisecond
+	h := newHarness(t, testConfig(probeConfig("checkout", dMax, 25)))
+	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 4, start: base, duration: 10 * time.Millisecond}))
+
+	ld := logsOf(startEvent{probe: "checkout", id: 1, at: base})
+	appendStartsEvent(ld, "shop", "checkout", true,
+		batchEntry{id: 2, at: base}, batchEntry{id: 3, at: base, threshold: 0xc0000000000000}, batchEntry{id: 4, at: base},
+		batchEntry{id: 1, at: base}, batchEntry{at: base}, batchEntry{id: 5})
+	appendStartsEvent(ld, "shop", "nocheckout", false, batchEntry{id: 6, at: base}, batchEntry{id: 7, at: base})
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("an application's own")
+	h.consumeLogs(ld)
+	require.Len(t, h.lsink.AllLogs(), 1)
+	assert.Equal(t, 1, h.lsink.AllLogs()[0].LogRecordCount(), "the start events consumed, the other record passed")
+
+	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 30 * time.Millisecond}))
+	h.clock.tick(base.Add(time.Second))
+	spans, res := allSpans(h.tsink.AllTraces())
+	got := map[pcommon.SpanID]string{}
+	for i, sp := range spans {
+		if v, ok := sp.Attributes().Get(contract.AttrSynthetic); ok && v.Bool() {
+			svc, _ := res[i].Attributes().Get("service.name")
+			got[sp.SpanID()] = sp.Name() + " " + svc.Str() + " " + sp.TraceState().AsRaw()
+			assert.Equal(t, dMax, sp.EndTimestamp().AsTime().Sub(sp.StartTimestamp().AsTime()))
+		}
+	}
+	assert.Equal(t, map[pcommon.SpanID]string{spanID(2): "checkout shop ", spanID(3): "checkout shop ot=th:c"}, got)
+	assert.Equal(t, map[string]int64{"probe=checkout": 2}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
+	assert.Equal(t, map[string]int64{"probe=checkout": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
+	assert.Equal(t, map[string]int64{"reason=duplicate_start": 1, "reason=missing_ids": 1, "reason=invalid_timestamp": 1, "reason=unknown_probe": 2},
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
+}
+
+// TestMalformedBatchStartEvents: a batch start event malformed as a whole
+// is consumed, counted once (malformed_batch) whatever its entries, and
+// tracks none of them.
+func TestMalformedBatchStartEvents(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	ld := plog.NewLogs()
+	two := []batchEntry{{id: 1, at: base}, {id: 2, at: base}}
+	appendStartsEvent(ld, "shop", "", false, two...)
+	appendStartsEvent(ld, "shop", "checkout", false, two...).Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(make([]byte, 33))
+	appendStartsEvent(ld, "shop", "checkout", false, two...).Attributes().PutStr(contract.AttrStarts, "not bytes")
+	appendStartsEvent(ld, "shop", "checkout", false, two...).Attributes().PutEmptyBytes(contract.AttrStartsThresholds).FromRaw(make([]byte, 8))
+	appendStartsEvent(ld, "shop", "checkout", false, two...).Attributes().PutBool(contract.AttrStartsThresholds, true)
+	appendStartsEvent(ld, "shop", "checkout", false, two...).Attributes().PutEmptyBytes(contract.AttrStarts).
+		FromRaw(make([]byte, (contract.MaxStartEntries+1)*contract.StartEntryBytes))
+	h.consumeLogs(ld)
+	assert.Empty(t, h.lsink.AllLogs(), "consumed")
+	assert.Equal(t, map[string]int64{"reason=malformed_batch": 6}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
+	h.clock.tick(base.Add(time.Second))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	assert.Empty(t, spans, "nothing tracked")
+}
