@@ -113,12 +113,9 @@ handle_call(flush, _From, State) ->
     {Reply, State1} = flush(cancel_retry(State)),
     {reply, Reply, State1};
 handle_call(_Request, _From, State) ->
-    {reply, {error, unknown_call}, State}.
+    unknown_call(State).
 
-%% @private
--spec handle_cast(term(), #state{}) -> {noreply, #state{}}.
-handle_cast(_Msg, State) ->
-    {noreply, State}.
+-include("dqsd_otel_server.hrl").
 
 %% @private
 -spec handle_info(term(), #state{}) -> {noreply, #state{}}.
