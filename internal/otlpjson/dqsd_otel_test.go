@@ -6,6 +6,7 @@ package otlpjson_test
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,13 +19,13 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/globtest"
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 )
 
 // librarySrc is the Erlang library's source, relative to this package.
@@ -42,6 +43,7 @@ main() ->
     ok = application:set_env(dqsd_otel, endpoint, os:getenv("DQSD_ENDPOINT")),
     ok = application:set_env(dqsd_otel, service_name, <<"otlpjson-check">>),
     ok = application:set_env(dqsd_otel, batch_interval_ms, 60000),
+    ok = application:set_env(dqsd_otel, start_events, list_to_atom(os:getenv("DQSD_START_EVENTS"))),
     {ok, _} = application:ensure_all_started(dqsd_otel),
     Root = dqsd_otel:start_span(<<"root">>,
                                 #{<<"str">> => <<"\"quoted\" \\ ", 16#394/utf8, "Q">>,
@@ -103,8 +105,16 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("{}"))
 }
 
+// The batch form of the start events (docs/contract/start-event.json,
+// "batch"), as the library writes it.
+const (
+	startsEventName = "deltaq.span.starts"
+	attrStarts      = "deltaq.starts"
+)
+
 // TestDqsdOtelDecodes runs the Erlang library against a local endpoint and
-// decodes what it sent with the collector's pdata unmarshalers.
+// decodes what it sent with the collector's pdata unmarshalers, with the
+// start events in each of their forms.
 func TestDqsdOtelDecodes(t *testing.T) {
 	erl, err := exec.LookPath("erl")
 	if err != nil {
@@ -115,7 +125,13 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		t.Fatalf("erl is on PATH but erlc is not: %v", err)
 	}
 	ebin := compileLibrary(t, erlc)
+	for _, form := range []string{"batch", "per_span"} {
+		t.Run(form, func(t *testing.T) { checkDqsdOtel(t, erl, ebin, form) })
+	}
+}
 
+// checkDqsdOtel runs the check module with the start events in form.
+func checkDqsdOtel(t *testing.T, erl, ebin, form string) {
 	c := &collector{bodies: map[string][][]byte{}}
 	srv := httptest.NewServer(c)
 	defer srv.Close()
@@ -123,7 +139,7 @@ func TestDqsdOtelDecodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, erl, "-noshell", "-pa", ebin, "-s", "otlpjson_check", "main")
-	cmd.Env = append(os.Environ(), "DQSD_ENDPOINT="+srv.URL)
+	cmd.Env = append(os.Environ(), "DQSD_ENDPOINT="+srv.URL, "DQSD_START_EVENTS="+form)
 	before := time.Now()
 	out, err := cmd.CombinedOutput()
 	after := time.Now()
@@ -138,7 +154,7 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		t.Errorf("request: %s", e)
 	}
 	spans := decodeTraces(t, c.bodies["/v1/traces"])
-	events := decodeLogs(t, c.bodies["/v1/logs"])
+	events := decodeLogs(t, c.bodies["/v1/logs"], before, after)
 
 	names := []string{"root", "child", "failed", "raised"}
 	if len(spans) != len(names) {
@@ -183,17 +199,17 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no start event with span id %s", name, want.span)
 		}
-		if ev.EventName() != contract.StartEventName {
-			t.Errorf("%s: event name %q, want %q", name, ev.EventName(), contract.StartEventName)
+		if wantName := map[string]string{"batch": startsEventName, "per_span": contract.StartEventName}[form]; ev.eventName != wantName {
+			t.Errorf("%s: event name %q, want %q", name, ev.eventName, wantName)
 		}
-		if got := ev.TraceID().String(); got != want.trace {
+		if got := ev.traceID.String(); got != want.trace {
 			t.Errorf("%s: event trace id %s, want %s", name, got, want.trace)
 		}
-		if probe, ok := ev.Attributes().Get(contract.AttrProbe); !ok || probe.Str() != name {
-			t.Errorf("%s: event %s = %v, want %q", name, contract.AttrProbe, probe.AsRaw(), name)
+		if ev.probe != name {
+			t.Errorf("%s: event %s = %q, want %q", name, contract.AttrProbe, ev.probe, name)
 		}
-		if ev.Timestamp() != s.StartTimestamp() {
-			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.Timestamp(), s.StartTimestamp())
+		if ev.start != s.StartTimestamp() {
+			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.start, s.StartTimestamp())
 		}
 	}
 
@@ -361,28 +377,52 @@ func decodeTraces(t *testing.T, bodies [][]byte) map[string]ptrace.Span {
 	return spans
 }
 
-// decodeLogs unmarshals every /v1/logs body and returns the records by span id.
-func decodeLogs(t *testing.T, bodies [][]byte) map[string]plog.LogRecord {
+// startEvent is the start of a span, from a record of its own or an entry
+// of a batch record.
+type startEvent struct {
+	eventName string // of its record
+	traceID   pcommon.TraceID
+	probe     string
+	start     pcommon.Timestamp
+}
+
+// decodeLogs unmarshals every /v1/logs body and returns the start events by
+// span id. A batch record's entries are read from its bytes attribute, which
+// the JSON carries in base64; its own timestamp, the export's, must fall in
+// the run [before, after].
+func decodeLogs(t *testing.T, bodies [][]byte, before, after time.Time) map[string]startEvent {
 	t.Helper()
-	records := map[string]plog.LogRecord{}
+	events := map[string]startEvent{}
 	for _, b := range bodies {
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(b); err != nil {
 			t.Fatalf("plogotlp: %v\n%s", err, b)
 		}
-		rls := req.Logs().ResourceLogs()
-		for i := 0; i < rls.Len(); i++ {
-			sls := rls.At(i).ScopeLogs()
-			for j := 0; j < sls.Len(); j++ {
-				lrs := sls.At(j).LogRecords()
-				for k := 0; k < lrs.Len(); k++ {
-					lr := lrs.At(k)
-					records[lr.SpanID().String()] = lr
-				}
+		for lr := range otlprecv.LogRecords(req.Logs()) {
+			probe, _ := lr.Attributes().Get(contract.AttrProbe)
+			if lr.EventName() != startsEventName {
+				events[lr.SpanID().String()] = startEvent{lr.EventName(), lr.TraceID(), probe.Str(), lr.Timestamp()}
+				continue
+			}
+			if at := lr.Timestamp().AsTime(); at.Before(before) || at.After(after) || lr.ObservedTimestamp() != lr.Timestamp() {
+				t.Errorf("batch record at %v, observed %v, want the export's time, in the run [%v, %v]", at,
+					lr.ObservedTimestamp().AsTime(), before, after)
+			}
+			starts, ok := lr.Attributes().Get(attrStarts)
+			if !ok || starts.Type() != pcommon.ValueTypeBytes || starts.Bytes().Len()%32 != 0 {
+				t.Fatalf("batch record: %s = %v, want bytes, 32 an entry", attrStarts, starts.AsRaw())
+			}
+			for e := starts.Bytes().AsRaw(); len(e) > 0; e = e[32:] {
+				var id pcommon.SpanID
+				copy(id[:], e[16:24])
+				ev := startEvent{eventName: lr.EventName(), probe: probe.Str(),
+					start: pcommon.Timestamp(binary.LittleEndian.Uint64(e[24:32]))}
+				copy(ev.traceID[:], e[:16])
+				events[id.String()] = ev
 			}
 		}
 	}
-	return records
+	return events
 }
 
 // spanIDString is the hex form of a span id, "" for the empty id.
