@@ -832,7 +832,10 @@ func TestOtThreshold(t *testing.T) {
 		{"th:c;rv:c0000000000000", 0xc << 52}, // rv = th keeps the span
 		{"th:c;rv:bfffffffffffff", 0},         // rv < th would have rejected it
 		{"th:c;rv:1", 0xc << 52},              // an rv of another length is ignored
-		{"th:4;th:c", 0x4 << 52},              // the first th counts
+		{"th:c;rv:bfffffffffffff;rv:zzzzzzzzzzzzzz", 0xc << 52}, // the last rv counts, an invalid one as none
+		{"th:+f", 0}, // no sign
+		{"th:-1", 0},
+		{"th:4;th:c", 0x4 << 52}, // the first th counts
 		{"th:z;th:c", 0},
 		{"p:8;th:4;x:y", 0x4 << 52},
 		{";;th:4;", 0x4 << 52},
