@@ -184,12 +184,9 @@ func waitStartEvents(t *testing.T, sink *otlptest.Receiver, tid pcommon.TraceID,
 	starts := map[pcommon.SpanID]start{}
 	e2etest.Until(t, fmt.Sprintf("the start events of trace %s", tid), 10*time.Second, func() bool {
 		clear(starts)
-		for _, ld := range sink.Logs() {
-			for lr := range otlprecv.LogRecords(ld) {
-				if lr.EventName() == contract.StartEventName && lr.TraceID() == tid {
-					p, _ := lr.Attributes().Get(contract.AttrProbe)
-					starts[lr.SpanID()] = start{probe: p.AsString(), at: lr.Timestamp().AsTime()}
-				}
+		for _, s := range otlptest.StartsOf(t, sink.Logs()) {
+			if s.TraceID == tid {
+				starts[s.SpanID] = start{probe: s.Probe, at: s.Time.AsTime()}
 			}
 		}
 		return len(starts) == len(timeoutProbes)
@@ -326,10 +323,8 @@ func checkPassedOn(t *testing.T, sink *otlptest.Receiver, ended []pcommon.TraceI
 			spans[sp.TraceID()] = append(spans[sp.TraceID()], sp.Name())
 		}
 	}
-	for _, ld := range sink.Logs() {
-		for lr := range otlprecv.LogRecords(ld) {
-			events[lr.TraceID()]++
-		}
+	for _, s := range otlptest.StartsOf(t, sink.Logs()) {
+		events[s.TraceID]++
 	}
 	for _, tid := range ended {
 		slices.Sort(spans[tid])

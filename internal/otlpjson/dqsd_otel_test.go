@@ -6,7 +6,6 @@ package otlpjson_test
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -26,6 +26,7 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/globtest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
 // librarySrc is the Erlang library's source, relative to this package.
@@ -104,13 +105,6 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte("{}"))
 }
-
-// The batch form of the start events (docs/contract/start-event.json,
-// "batch"), as the library writes it.
-const (
-	startsEventName = "deltaq.span.starts"
-	attrStarts      = "deltaq.starts"
-)
 
 // TestDqsdOtelDecodes runs the Erlang library against a local endpoint and
 // decodes what it sent with the collector's pdata unmarshalers, with the
@@ -199,17 +193,17 @@ func checkDqsdOtel(t *testing.T, erl, ebin, form string) {
 		if !ok {
 			t.Fatalf("%s: no start event with span id %s", name, want.span)
 		}
-		if wantName := map[string]string{"batch": startsEventName, "per_span": contract.StartEventName}[form]; ev.eventName != wantName {
-			t.Errorf("%s: event name %q, want %q", name, ev.eventName, wantName)
+		if ev.Batch != (form == "batch") {
+			t.Errorf("%s: a start event in a batch record %v, want %v", name, ev.Batch, form == "batch")
 		}
-		if got := ev.traceID.String(); got != want.trace {
+		if got := ev.TraceID.String(); got != want.trace {
 			t.Errorf("%s: event trace id %s, want %s", name, got, want.trace)
 		}
-		if ev.probe != name {
-			t.Errorf("%s: event %s = %q, want %q", name, contract.AttrProbe, ev.probe, name)
+		if ev.Probe != name {
+			t.Errorf("%s: event %s = %q, want %q", name, contract.AttrProbe, ev.Probe, name)
 		}
-		if ev.start != s.StartTimestamp() {
-			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.start, s.StartTimestamp())
+		if ev.Time != s.StartTimestamp() {
+			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.Time, s.StartTimestamp())
 		}
 	}
 
@@ -377,50 +371,28 @@ func decodeTraces(t *testing.T, bodies [][]byte) map[string]ptrace.Span {
 	return spans
 }
 
-// startEvent is the start of a span, from a record of its own or an entry
-// of a batch record.
-type startEvent struct {
-	eventName string // of its record
-	traceID   pcommon.TraceID
-	probe     string
-	start     pcommon.Timestamp
-}
-
-// decodeLogs unmarshals every /v1/logs body and returns the start events by
-// span id. A batch record's entries are read from its bytes attribute, which
-// the JSON carries in base64; its own timestamp, the export's, must fall in
-// the run [before, after].
-func decodeLogs(t *testing.T, bodies [][]byte, before, after time.Time) map[string]startEvent {
+// decodeLogs unmarshals every /v1/logs body and returns the starts its
+// start events announce by span id; the records' own times, a span's start
+// or the export's, must fall in the run [before, after].
+func decodeLogs(t *testing.T, bodies [][]byte, before, after time.Time) map[string]otlptest.SpanStart {
 	t.Helper()
-	events := map[string]startEvent{}
+	var lds []plog.Logs
 	for _, b := range bodies {
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(b); err != nil {
 			t.Fatalf("plogotlp: %v\n%s", err, b)
 		}
+		lds = append(lds, req.Logs())
 		for lr := range otlprecv.LogRecords(req.Logs()) {
-			probe, _ := lr.Attributes().Get(contract.AttrProbe)
-			if lr.EventName() != startsEventName {
-				events[lr.SpanID().String()] = startEvent{lr.EventName(), lr.TraceID(), probe.Str(), lr.Timestamp()}
-				continue
-			}
 			if at := lr.Timestamp().AsTime(); at.Before(before) || at.After(after) || lr.ObservedTimestamp() != lr.Timestamp() {
-				t.Errorf("batch record at %v, observed %v, want the export's time, in the run [%v, %v]", at,
+				t.Errorf("%s record at %v, observed %v, want both in the run [%v, %v]", lr.EventName(), at,
 					lr.ObservedTimestamp().AsTime(), before, after)
 			}
-			starts, ok := lr.Attributes().Get(attrStarts)
-			if !ok || starts.Type() != pcommon.ValueTypeBytes || starts.Bytes().Len()%32 != 0 {
-				t.Fatalf("batch record: %s = %v, want bytes, 32 an entry", attrStarts, starts.AsRaw())
-			}
-			for e := starts.Bytes().AsRaw(); len(e) > 0; e = e[32:] {
-				var id pcommon.SpanID
-				copy(id[:], e[16:24])
-				ev := startEvent{eventName: lr.EventName(), probe: probe.Str(),
-					start: pcommon.Timestamp(binary.LittleEndian.Uint64(e[24:32]))}
-				copy(ev.traceID[:], e[:16])
-				events[id.String()] = ev
-			}
 		}
+	}
+	events := map[string]otlptest.SpanStart{}
+	for _, s := range otlptest.StartsOf(t, lds) {
+		events[s.SpanID.String()] = s
 	}
 	return events
 }
