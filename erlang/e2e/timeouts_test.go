@@ -308,7 +308,8 @@ func checkStartTelemetry(t *testing.T, tm e2etest.Telemetry) {
 
 // checkPassedOn checks that the backend got the two spans and two start
 // events of every request of traces ended, and the two start events but no
-// span of the crashed request: the connector only reads them.
+// span of the crashed request: the connector only reads them. The start
+// events are entries of batch records, dqsd_otel's default.
 func checkPassedOn(t *testing.T, sink *otlptest.Receiver, ended []pcommon.TraceID, crashed pcommon.TraceID) {
 	t.Helper()
 	spans, events := map[pcommon.TraceID][]string{}, map[pcommon.TraceID]int{}
@@ -324,6 +325,9 @@ func checkPassedOn(t *testing.T, sink *otlptest.Receiver, ended []pcommon.TraceI
 		}
 	}
 	for _, s := range otlptest.StartsOf(t, sink.Logs()) {
+		if !s.Batch {
+			t.Errorf("the start of span %s came in a record of its own, want a batch record (dqsd_otel's default)", s.SpanID)
+		}
 		events[s.TraceID]++
 	}
 	for _, tid := range ended {
