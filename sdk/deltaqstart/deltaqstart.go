@@ -519,8 +519,8 @@ func (p *SpanProcessor) emitBatches(batch []event, now time.Time) {
 }
 
 // emitStarts emits a batch record of probe. Its own trace and span ids are
-// unset: it stands for many spans, of many traces. The logger copies the
-// bytes (attribute.ByteSlice), so the buffers are reused.
+// unset: it stands for many spans, of many traces. attribute.ByteSlice
+// copies the bytes, so the buffers are reused.
 func (p *SpanProcessor) emitStarts(probe string, entries, thresholds []byte, now time.Time) {
 	var r log.Record
 	r.SetEventName(startsEventName)
