@@ -184,12 +184,9 @@ func waitStartEvents(t *testing.T, sink *otlptest.Receiver, tid pcommon.TraceID,
 	starts := map[pcommon.SpanID]start{}
 	e2etest.Until(t, fmt.Sprintf("the start events of trace %s", tid), 10*time.Second, func() bool {
 		clear(starts)
-		for _, ld := range sink.Logs() {
-			for lr := range otlprecv.LogRecords(ld) {
-				if lr.EventName() == contract.StartEventName && lr.TraceID() == tid {
-					p, _ := lr.Attributes().Get(contract.AttrProbe)
-					starts[lr.SpanID()] = start{probe: p.AsString(), at: lr.Timestamp().AsTime()}
-				}
+		for _, s := range otlptest.StartsOf(t, sink.Logs()) {
+			if s.TraceID == tid {
+				starts[s.SpanID] = start{probe: s.Probe, at: s.Time.AsTime()}
 			}
 		}
 		return len(starts) == len(timeoutProbes)
@@ -311,7 +308,8 @@ func checkStartTelemetry(t *testing.T, tm e2etest.Telemetry) {
 
 // checkPassedOn checks that the backend got the two spans and two start
 // events of every request of traces ended, and the two start events but no
-// span of the crashed request: the connector only reads them.
+// span of the crashed request: the connector only reads them. The start
+// events are entries of batch records, dqsd_otel's default.
 func checkPassedOn(t *testing.T, sink *otlptest.Receiver, ended []pcommon.TraceID, crashed pcommon.TraceID) {
 	t.Helper()
 	spans, events := map[pcommon.TraceID][]string{}, map[pcommon.TraceID]int{}
@@ -326,10 +324,11 @@ func checkPassedOn(t *testing.T, sink *otlptest.Receiver, ended []pcommon.TraceI
 			spans[sp.TraceID()] = append(spans[sp.TraceID()], sp.Name())
 		}
 	}
-	for _, ld := range sink.Logs() {
-		for lr := range otlprecv.LogRecords(ld) {
-			events[lr.TraceID()]++
+	for _, s := range otlptest.StartsOf(t, sink.Logs()) {
+		if !s.Batch {
+			t.Errorf("the start of span %s came in a record of its own, want a batch record (dqsd_otel's default)", s.SpanID)
 		}
+		events[s.TraceID]++
 	}
 	for _, tid := range ended {
 		slices.Sort(spans[tid])

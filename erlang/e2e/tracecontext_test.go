@@ -29,7 +29,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
@@ -110,9 +109,12 @@ func TestTraceContextFromGo(t *testing.T) {
 
 	// One client span, three handler spans with a child each, and the
 	// handlers' and children's start events.
-	backend.WaitFor(t, otlptest.Counts{Spans: 7, LogRecords: 6}, 20*time.Second)
+	backend.WaitFor(t, otlptest.Counts{Spans: 7}, 20*time.Second)
+	backend.Until(t, "the 6 start events", 20*time.Second, func() bool {
+		return len(otlptest.StartsOf(t, backend.Logs())) >= 6
+	})
 	spans := spansByID(backend.Traces())
-	events := startEvents(backend.Logs())
+	events := startEvents(t, backend.Logs())
 
 	// 1. One trace: Go client span → handler span → compute span.
 	h := handlerOf(t, spans, traced)
@@ -289,18 +291,10 @@ func spansByID(tds []ptrace.Traces) map[pcommon.SpanID]received {
 }
 
 // startEvents maps the span id of every start event to its trace id.
-func startEvents(lds []plog.Logs) map[pcommon.SpanID]pcommon.TraceID {
+func startEvents(t *testing.T, lds []plog.Logs) map[pcommon.SpanID]pcommon.TraceID {
 	m := map[pcommon.SpanID]pcommon.TraceID{}
-	for _, ld := range lds {
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					if lr.EventName() == contract.StartEventName {
-						m[lr.SpanID()] = lr.TraceID()
-					}
-				}
-			}
-		}
+	for _, s := range otlptest.StartsOf(t, lds) {
+		m[s.SpanID] = s.TraceID
 	}
 	return m
 }

@@ -25,6 +25,8 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/globtest"
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
 
 // librarySrc is the Erlang library's source, relative to this package.
@@ -42,6 +44,7 @@ main() ->
     ok = application:set_env(dqsd_otel, endpoint, os:getenv("DQSD_ENDPOINT")),
     ok = application:set_env(dqsd_otel, service_name, <<"otlpjson-check">>),
     ok = application:set_env(dqsd_otel, batch_interval_ms, 60000),
+    ok = application:set_env(dqsd_otel, start_events, list_to_atom(os:getenv("DQSD_START_EVENTS"))),
     {ok, _} = application:ensure_all_started(dqsd_otel),
     Root = dqsd_otel:start_span(<<"root">>,
                                 #{<<"str">> => <<"\"quoted\" \\ ", 16#394/utf8, "Q">>,
@@ -104,7 +107,8 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestDqsdOtelDecodes runs the Erlang library against a local endpoint and
-// decodes what it sent with the collector's pdata unmarshalers.
+// decodes what it sent with the collector's pdata unmarshalers, with the
+// start events in each of their forms.
 func TestDqsdOtelDecodes(t *testing.T) {
 	erl, err := exec.LookPath("erl")
 	if err != nil {
@@ -115,7 +119,13 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		t.Fatalf("erl is on PATH but erlc is not: %v", err)
 	}
 	ebin := compileLibrary(t, erlc)
+	for _, form := range []string{"batch", "per_span"} {
+		t.Run(form, func(t *testing.T) { checkDqsdOtel(t, erl, ebin, form) })
+	}
+}
 
+// checkDqsdOtel runs the check module with the start events in form.
+func checkDqsdOtel(t *testing.T, erl, ebin, form string) {
 	c := &collector{bodies: map[string][][]byte{}}
 	srv := httptest.NewServer(c)
 	defer srv.Close()
@@ -123,7 +133,7 @@ func TestDqsdOtelDecodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, erl, "-noshell", "-pa", ebin, "-s", "otlpjson_check", "main")
-	cmd.Env = append(os.Environ(), "DQSD_ENDPOINT="+srv.URL)
+	cmd.Env = append(os.Environ(), "DQSD_ENDPOINT="+srv.URL, "DQSD_START_EVENTS="+form)
 	before := time.Now()
 	out, err := cmd.CombinedOutput()
 	after := time.Now()
@@ -138,7 +148,7 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		t.Errorf("request: %s", e)
 	}
 	spans := decodeTraces(t, c.bodies["/v1/traces"])
-	events := decodeLogs(t, c.bodies["/v1/logs"])
+	events := decodeLogs(t, c.bodies["/v1/logs"], before, after)
 
 	names := []string{"root", "child", "failed", "raised"}
 	if len(spans) != len(names) {
@@ -183,17 +193,17 @@ func TestDqsdOtelDecodes(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no start event with span id %s", name, want.span)
 		}
-		if ev.EventName() != contract.StartEventName {
-			t.Errorf("%s: event name %q, want %q", name, ev.EventName(), contract.StartEventName)
+		if ev.Batch != (form == "batch") {
+			t.Errorf("%s: a start event in a batch record %v, want %v", name, ev.Batch, form == "batch")
 		}
-		if got := ev.TraceID().String(); got != want.trace {
+		if got := ev.TraceID.String(); got != want.trace {
 			t.Errorf("%s: event trace id %s, want %s", name, got, want.trace)
 		}
-		if probe, ok := ev.Attributes().Get(contract.AttrProbe); !ok || probe.Str() != name {
-			t.Errorf("%s: event %s = %v, want %q", name, contract.AttrProbe, probe.AsRaw(), name)
+		if ev.Probe != name {
+			t.Errorf("%s: event %s = %q, want %q", name, contract.AttrProbe, ev.Probe, name)
 		}
-		if ev.Timestamp() != s.StartTimestamp() {
-			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.Timestamp(), s.StartTimestamp())
+		if ev.Time != s.StartTimestamp() {
+			t.Errorf("%s: event time %d, span start %d: want equal", name, ev.Time, s.StartTimestamp())
 		}
 	}
 
@@ -361,28 +371,30 @@ func decodeTraces(t *testing.T, bodies [][]byte) map[string]ptrace.Span {
 	return spans
 }
 
-// decodeLogs unmarshals every /v1/logs body and returns the records by span id.
-func decodeLogs(t *testing.T, bodies [][]byte) map[string]plog.LogRecord {
+// decodeLogs unmarshals every /v1/logs body and returns the starts its
+// start events announce by span id; the records' own times, a span's start
+// or the export's, must fall in the run [before, after].
+func decodeLogs(t *testing.T, bodies [][]byte, before, after time.Time) map[string]otlptest.SpanStart {
 	t.Helper()
-	records := map[string]plog.LogRecord{}
+	var lds []plog.Logs
 	for _, b := range bodies {
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(b); err != nil {
 			t.Fatalf("plogotlp: %v\n%s", err, b)
 		}
-		rls := req.Logs().ResourceLogs()
-		for i := 0; i < rls.Len(); i++ {
-			sls := rls.At(i).ScopeLogs()
-			for j := 0; j < sls.Len(); j++ {
-				lrs := sls.At(j).LogRecords()
-				for k := 0; k < lrs.Len(); k++ {
-					lr := lrs.At(k)
-					records[lr.SpanID().String()] = lr
-				}
+		lds = append(lds, req.Logs())
+		for lr := range otlprecv.LogRecords(req.Logs()) {
+			if at := lr.Timestamp().AsTime(); at.Before(before) || at.After(after) || lr.ObservedTimestamp() != lr.Timestamp() {
+				t.Errorf("%s record at %v, observed %v, want both in the run [%v, %v]", lr.EventName(), at,
+					lr.ObservedTimestamp().AsTime(), before, after)
 			}
 		}
 	}
-	return records
+	events := map[string]otlptest.SpanStart{}
+	for _, s := range otlptest.StartsOf(t, lds) {
+		events[s.SpanID.String()] = s
+	}
+	return events
 }
 
 // spanIDString is the hex form of a span id, "" for the empty id.

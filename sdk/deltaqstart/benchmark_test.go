@@ -5,8 +5,8 @@ package deltaqstart
 
 import (
 	"context"
+	"fmt"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log/noop"
@@ -126,18 +126,59 @@ func BenchmarkSpanStartEnd(b *testing.B) {
 	}
 }
 
-// BenchmarkEmit measures the draining goroutine's work per start event:
-// emitting it through an SDK LoggerProvider with a batch processor, whose
-// exporter only counts the records.
-func BenchmarkEmit(b *testing.B) {
-	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(&exporter{})))
-	defer lp.Shutdown(context.Background())
-	p := newSpanProcessor(lp, defaultConfig())
-	ev := event{traceID: trace.TraceID{1}, spanID: trace.SpanID{1}, start: time.Now(), probe: "GET /items",
-		name: "GET /items"}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		p.emit(&ev)
+// BenchmarkOnStartDrain measures the whole path of a start event but the
+// export: OnStart on the application's path, then the draining goroutine's
+// work, the queue drained every 1024 events (as at a drain interval with
+// 100,000 selected spans a second), into an SDK LoggerProvider with a batch
+// processor whose exporter only counts the starts; per event. The batch
+// form with the events of one probe, of 8 probes in turn, and of one probe
+// with a sampling threshold on every span; then a record per span
+// (WithRecordPerSpan).
+func BenchmarkOnStartDrain(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		probes  int
+		sampled bool // every span with ot=th:c
+		perSpan bool
+	}{
+		{"batch/1_probe", 1, false, false},
+		{"batch/8_probes", 8, false, false},
+		{"batch/thresholds", 1, true, false},
+		{"record_per_span", 1, false, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			exp := &exporter{}
+			lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+			defer lp.Shutdown(context.Background())
+			c := defaultConfig()
+			c.perSpan = bc.perSpan
+			p := newSpanProcessor(lp, c) // no draining goroutine: the loop drains
+			var sampler sdktrace.Sampler = sdktrace.AlwaysSample()
+			if bc.sampled {
+				sampler = quarterSampler{}
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler))
+			defer tp.Shutdown(context.Background())
+			var spans []sdktrace.ReadWriteSpan
+			for i := range bc.probes {
+				_, s := tp.Tracer("bench").Start(context.Background(), fmt.Sprintf("GET /items/%d", i),
+					trace.WithSpanKind(trace.SpanKindServer))
+				spans = append(spans, s.(sdktrace.ReadWriteSpan))
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				p.OnStart(ctx, spans[i%len(spans)])
+				if len(p.queue) == 1024 {
+					p.drain()
+				}
+			}
+			p.drain()
+			b.StopTimer()
+			if p.Dropped() != 0 || p.Emitted() != uint64(b.N) {
+				b.Fatalf("Dropped %d, Emitted %d; want 0, %d", p.Dropped(), p.Emitted(), b.N)
+			}
+		})
 	}
 }

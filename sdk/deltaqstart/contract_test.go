@@ -5,8 +5,10 @@ package deltaqstart
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,17 +55,18 @@ func TestReadmeContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{startEventName, attrProbe, attrSpanName} {
+	for _, s := range []string{startEventName, attrProbe, attrSpanName, attrTraceState, startsEventName, attrStarts,
+		attrStartsThresholds} {
 		if !strings.Contains(string(b), "`"+s+"`") {
 			t.Errorf("README.md does not name `%s`", s)
 		}
 	}
 }
 
-// TestStartEventContract checks the package's strings against the shared
-// contract, docs/contract/start-event.json, which internal/contract's
-// tests check the collector's constants against: the module imports
-// nothing of the collector's, and the two meet in that file.
+// TestStartEventContract checks the package's strings and sizes against
+// the shared contract, docs/contract/start-event.json, which
+// internal/contract's tests check the collector's constants against: the
+// module imports nothing of the collector's, and the two meet in that file.
 func TestStartEventContract(t *testing.T) {
 	b, err := os.ReadFile("../../docs/contract/start-event.json")
 	if err != nil {
@@ -72,6 +75,19 @@ func TestStartEventContract(t *testing.T) {
 	var c struct {
 		EventName  string            `json:"event_name"`
 		Attributes map[string]string `json:"attributes"`
+		Batch      struct {
+			EventName  string            `json:"event_name"`
+			Attributes map[string]string `json:"attributes"`
+			Entry      []struct {
+				Field    string `json:"field"`
+				Bytes    int    `json:"bytes"`
+				Encoding string `json:"encoding"`
+			} `json:"entry"`
+			EntryBytes        int    `json:"entry_bytes"`
+			ThresholdBytes    int    `json:"threshold_bytes"`
+			ThresholdEncoding string `json:"threshold_encoding"`
+			MaxEntries        int    `json:"max_entries"`
+		} `json:"batch"`
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
@@ -81,9 +97,38 @@ func TestStartEventContract(t *testing.T) {
 		{"attrProbe", attrProbe, c.Attributes["probe"]},
 		{"attrSpanName", attrSpanName, c.Attributes["span_name"]},
 		{"attrTraceState", attrTraceState, c.Attributes["tracestate"]},
+		{"startsEventName", startsEventName, c.Batch.EventName},
+		{"attrProbe (batch)", attrProbe, c.Batch.Attributes["probe"]},
+		{"attrStarts", attrStarts, c.Batch.Attributes["starts"]},
+		{"attrStartsThresholds", attrStartsThresholds, c.Batch.Attributes["thresholds"]},
 	} {
 		if p.want == "" || p.got != p.want {
 			t.Errorf("%s = %q, the contract says %q", p.name, p.got, p.want)
 		}
+	}
+	for _, p := range []struct {
+		name      string
+		got, want int
+	}{
+		{"entryBytes", entryBytes, c.Batch.EntryBytes},
+		{"thresholdBytes", thresholdBytes, c.Batch.ThresholdBytes},
+		{"maxEntries", maxEntries, c.Batch.MaxEntries},
+	} {
+		if p.got != p.want {
+			t.Errorf("%s = %d, the contract says %d", p.name, p.got, p.want)
+		}
+	}
+	// The layout emitBatches writes: trace id, span id, start time (uint64
+	// little-endian), and the thresholds uint64 little-endian.
+	var layout []string
+	for _, f := range c.Batch.Entry {
+		layout = append(layout, fmt.Sprintf("%s:%d:%s", f.Field, f.Bytes, f.Encoding))
+	}
+	want := []string{"trace_id:16:", "span_id:8:", "start_time_unix_nano:8:uint64 little-endian"}
+	if !slices.Equal(layout, want) {
+		t.Errorf("the contract's entry is %v, the package writes %v", layout, want)
+	}
+	if !strings.HasPrefix(c.Batch.ThresholdEncoding, "uint64 little-endian") {
+		t.Errorf("the contract's thresholds are %q, the package writes uint64 little-endian", c.Batch.ThresholdEncoding)
 	}
 }

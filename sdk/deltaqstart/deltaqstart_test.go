@@ -5,7 +5,9 @@ package deltaqstart
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -83,38 +85,152 @@ type wantEvent struct {
 	name  string
 }
 
-// checkEvents checks that the records are exactly the start events of
-// want, in that order, each with every field of the contract.
-func checkEvents(t *testing.T, got []sdklog.Record, want []wantEvent) {
+// forms are the two forms of start events, for the tests that run in both.
+var forms = []struct {
+	name string
+	opts []Option
+}{{"batch", nil}, {"per_span", []Option{WithRecordPerSpan()}}}
+
+// decoded is a start as read back from the records, of either form.
+type decoded struct {
+	traceID trace.TraceID
+	spanID  trace.SpanID
+	start   time.Time
+	probe   string
+	// name and traceState are the record's deltaq.span.name and
+	// deltaq.tracestate (record per span only); threshold is the entry's
+	// deltaq.starts.thresholds value (batch only).
+	name, traceState string
+	threshold        uint64
+	// record is the index of the record it came in.
+	record int
+}
+
+// attrs returns a record's attributes by key, each as its type and value.
+func attrs(r *sdklog.Record) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	r.WalkAttributes(func(kv attribute.KeyValue) bool {
+		m[kv.Key] = kv.Value
+		return true
+	})
+	return m
+}
+
+// decode reads the starts out of records of either form, checking every
+// field the contract gives each form: a batch record carries exactly
+// deltaq.probe (a non-empty string), deltaq.starts (bytes, 1 to maxEntries
+// entries of 32) and, only when some entry has a threshold, exactly 8
+// bytes of deltaq.starts.thresholds per entry; it has no ids of its own
+// and its timestamp is its observed timestamp, in [from, to] (the drain's
+// time), unless from is zero. A record per span carries its span's ids,
+// the span's start as both timestamps, deltaq.probe, deltaq.span.name and
+// optionally deltaq.tracestate. Every record has the package's scope.
+func decode(t *testing.T, recs []sdklog.Record, from, to time.Time) []decoded {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d records, want %d", len(got), len(want))
-	}
-	for i, w := range want {
-		r := got[i]
-		sc := w.span.SpanContext()
-		if r.EventName() != startEventName {
-			t.Errorf("record %d: EventName %q, want %q", i, r.EventName(), startEventName)
-		}
-		if r.TraceID() != sc.TraceID() || r.SpanID() != sc.SpanID() {
-			t.Errorf("record %d: ids %s/%s, want the span's %s/%s", i, r.TraceID(), r.SpanID(), sc.TraceID(), sc.SpanID())
-		}
-		if !r.Timestamp().Equal(w.start) || !r.ObservedTimestamp().Equal(w.start) {
-			t.Errorf("record %d: timestamp %v, observed %v, want the span's start %v", i, r.Timestamp(),
-				r.ObservedTimestamp(), w.start)
-		}
-		attrs := map[attribute.Key]string{}
-		r.WalkAttributes(func(kv attribute.KeyValue) bool {
-			attrs[kv.Key] = kv.Value.Type().String() + ":" + kv.Value.AsString()
-			return true
-		})
-		wantAttrs := map[attribute.Key]string{attrProbe: "STRING:" + w.probe, attrSpanName: "STRING:" + w.name}
-		if len(attrs) != len(wantAttrs) || attrs[attrProbe] != wantAttrs[attrProbe] ||
-			attrs[attrSpanName] != wantAttrs[attrSpanName] {
-			t.Errorf("record %d: attributes %v, want %v", i, attrs, wantAttrs)
-		}
+	var out []decoded
+	for ri := range recs {
+		r := &recs[ri]
 		if r.InstrumentationScope().Name != ScopeName {
-			t.Errorf("record %d: scope %q, want %q", i, r.InstrumentationScope().Name, ScopeName)
+			t.Errorf("record %d: scope %q, want %q", ri, r.InstrumentationScope().Name, ScopeName)
+		}
+		a := attrs(r)
+		switch r.EventName() {
+		case startsEventName:
+			if r.TraceID().IsValid() || r.SpanID().IsValid() {
+				t.Errorf("record %d: a batch record with ids %s/%s, want none", ri, r.TraceID(), r.SpanID())
+			}
+			if !r.Timestamp().Equal(r.ObservedTimestamp()) || !from.IsZero() &&
+				(r.Timestamp().Before(from) || r.Timestamp().After(to)) {
+				t.Errorf("record %d: timestamp %v, observed %v, want the drain's time, in [%v, %v]", ri,
+					r.Timestamp(), r.ObservedTimestamp(), from, to)
+			}
+			probe, entries, thresholds := a[attrProbe], a[attrStarts], a[attrStartsThresholds]
+			n := len(entries.AsByteSlice()) / entryBytes
+			_, hasTh := a[attrStartsThresholds]
+			switch {
+			case probe.Type() != attribute.STRING || probe.AsString() == "":
+				t.Errorf("record %d: %s is %v, want a non-empty string", ri, attrProbe, probe)
+			case entries.Type() != attribute.BYTESLICE || n == 0 || n > maxEntries ||
+				len(entries.AsByteSlice()) != n*entryBytes:
+				t.Errorf("record %d: %s is %s of %d bytes, want 1 to %d entries of %d bytes", ri, attrStarts,
+					entries.Type(), len(entries.AsByteSlice()), maxEntries, entryBytes)
+			case hasTh && (thresholds.Type() != attribute.BYTESLICE || len(thresholds.AsByteSlice()) != n*thresholdBytes):
+				t.Errorf("record %d: %s is %s of %d bytes, want %d", ri, attrStartsThresholds, thresholds.Type(),
+					len(thresholds.AsByteSlice()), n*thresholdBytes)
+			case len(a) != 2 && !(hasTh && len(a) == 3):
+				t.Errorf("record %d: attributes %v, want %s, %s and optionally %s", ri, a, attrProbe, attrStarts,
+					attrStartsThresholds)
+			default:
+				b, th := entries.AsByteSlice(), thresholds.AsByteSlice()
+				some := false
+				for i := range n {
+					e := b[i*entryBytes:]
+					d := decoded{probe: probe.AsString(), record: ri,
+						start: time.Unix(0, int64(binary.LittleEndian.Uint64(e[24:32])))}
+					copy(d.traceID[:], e[:16])
+					copy(d.spanID[:], e[16:24])
+					if hasTh {
+						d.threshold = binary.LittleEndian.Uint64(th[i*thresholdBytes:])
+						some = some || d.threshold != 0
+					}
+					out = append(out, d)
+				}
+				if hasTh && !some {
+					t.Errorf("record %d: %s with no threshold, want it left out", ri, attrStartsThresholds)
+				}
+			}
+		case startEventName:
+			probe, name, ts := a[attrProbe], a[attrSpanName], a[attrTraceState]
+			_, hasTS := a[attrTraceState]
+			if probe.Type() != attribute.STRING || name.Type() != attribute.STRING ||
+				hasTS && ts.Type() != attribute.STRING || len(a) != 2 && !(hasTS && len(a) == 3) {
+				t.Errorf("record %d: attributes %v, want the strings %s, %s and optionally %s", ri, a, attrProbe,
+					attrSpanName, attrTraceState)
+			}
+			if !r.Timestamp().Equal(r.ObservedTimestamp()) {
+				t.Errorf("record %d: timestamp %v, observed %v, want both the span's start", ri, r.Timestamp(),
+					r.ObservedTimestamp())
+			}
+			out = append(out, decoded{traceID: r.TraceID(), spanID: r.SpanID(), start: r.Timestamp(),
+				probe: probe.AsString(), name: name.AsString(), traceState: ts.AsString(), record: ri})
+		default:
+			t.Errorf("record %d: EventName %q, want %q or %q", ri, r.EventName(), startsEventName, startEventName)
+		}
+	}
+	return out
+}
+
+// checkEvents checks that the records hold exactly the start events of
+// want, each with every field of the contract: in that order for records
+// per span, in that order within each probe's records for the batch form
+// (the form of the records; decode checks the rest of each record).
+func checkEvents(t *testing.T, recs []sdklog.Record, want []wantEvent) {
+	t.Helper()
+	got := decode(t, recs, time.Time{}, time.Time{})
+	if len(got) != len(want) {
+		t.Fatalf("%d start events, want %d", len(got), len(want))
+	}
+	// Both forms keep queuing order within a probe; the batch form groups
+	// the probes.
+	byProbe := map[string][]decoded{}
+	for _, d := range got {
+		byProbe[d.probe] = append(byProbe[d.probe], d)
+	}
+	perSpan := len(recs) > 0 && recs[0].EventName() == startEventName
+	for i, w := range want {
+		var d decoded
+		switch {
+		case perSpan: // in want's order
+			if d = got[i]; d.name != w.name {
+				t.Errorf("start event %d: span name %q, want %q", i, d.name, w.name)
+			}
+		case len(byProbe[w.probe]) > 0:
+			d, byProbe[w.probe] = byProbe[w.probe][0], byProbe[w.probe][1:]
+		}
+		sc := w.span.SpanContext()
+		if d.probe != w.probe || d.traceID != sc.TraceID() || d.spanID != sc.SpanID() || !d.start.Equal(w.start) {
+			t.Errorf("start event %d: probe %q, ids %s/%s, start %v; want %q, the span's %s/%s and %v", i, d.probe,
+				d.traceID, d.spanID, d.start, w.probe, sc.TraceID(), sc.SpanID(), w.start)
 		}
 	}
 }
@@ -124,34 +240,38 @@ func checkEvents(t *testing.T, got []sdklog.Record, want []wantEvent) {
 // spans carrying a non-empty string deltaq.probe get a start event, with the
 // right probe, ids, timestamp and span name.
 func TestDefaultSelector(t *testing.T) {
-	tr, p, rec := setup(t, sdktrace.AlwaysSample())
-	t0 := time.Date(2026, 11, 24, 5, 0, 0, 123456789, time.UTC)
-	start := func(name string, i int, opts ...trace.SpanStartOption) (trace.Span, time.Time) {
-		at := t0.Add(time.Duration(i) * time.Millisecond)
-		_, s := tr.Start(context.Background(), name, append(opts, trace.WithTimestamp(at))...)
-		return s, at
-	}
-	server, serverAt := start("GET /items", 0, trace.WithSpanKind(trace.SpanKindServer))
-	start("db.query", 1, trace.WithSpanKind(trace.SpanKindClient))
-	start("work", 2)
-	tagged, taggedAt := start("work", 3, trace.WithAttributes(attribute.String("k", "v"),
-		attribute.String(attrProbe, "checkout")))
-	start("work", 4, trace.WithAttributes(attribute.String(attrProbe, "")))
-	start("work", 5, trace.WithAttributes(attribute.Int(attrProbe, 7)))
-	start("queue", 6, trace.WithSpanKind(trace.SpanKindConsumer))
-	taggedServer, taggedServerAt := start("POST /pay", 7, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String(attrProbe, "pay")))
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), f.opts...)
+			t0 := time.Date(2026, 11, 24, 5, 0, 0, 123456789, time.UTC)
+			start := func(name string, i int, opts ...trace.SpanStartOption) (trace.Span, time.Time) {
+				at := t0.Add(time.Duration(i) * time.Millisecond)
+				_, s := tr.Start(context.Background(), name, append(opts, trace.WithTimestamp(at))...)
+				return s, at
+			}
+			server, serverAt := start("GET /items", 0, trace.WithSpanKind(trace.SpanKindServer))
+			start("db.query", 1, trace.WithSpanKind(trace.SpanKindClient))
+			start("work", 2)
+			tagged, taggedAt := start("work", 3, trace.WithAttributes(attribute.String("k", "v"),
+				attribute.String(attrProbe, "checkout")))
+			start("work", 4, trace.WithAttributes(attribute.String(attrProbe, "")))
+			start("work", 5, trace.WithAttributes(attribute.Int(attrProbe, 7)))
+			start("queue", 6, trace.WithSpanKind(trace.SpanKindConsumer))
+			taggedServer, taggedServerAt := start("POST /pay", 7, trace.WithSpanKind(trace.SpanKindServer),
+				trace.WithAttributes(attribute.String(attrProbe, "pay")))
 
-	if err := p.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	checkEvents(t, rec.all(), []wantEvent{
-		{server, serverAt, "GET /items", "GET /items"},
-		{tagged, taggedAt, "checkout", "work"},
-		{taggedServer, taggedServerAt, "pay", "POST /pay"},
-	})
-	if p.Emitted() != 3 || p.Dropped() != 0 {
-		t.Errorf("Emitted %d, Dropped %d; want 3, 0", p.Emitted(), p.Dropped())
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{
+				{server, serverAt, "GET /items", "GET /items"},
+				{tagged, taggedAt, "checkout", "work"},
+				{taggedServer, taggedServerAt, "pay", "POST /pay"},
+			})
+			if p.Emitted() != 3 || p.Dropped() != 0 {
+				t.Errorf("Emitted %d, Dropped %d; want 3, 0", p.Emitted(), p.Dropped())
+			}
+		})
 	}
 }
 
@@ -176,38 +296,46 @@ func TestUnsampledSpans(t *testing.T) {
 // TestWithSpanNames checks that only the spans of the given names are
 // selected, of any kind, with their names as probes.
 func TestWithSpanNames(t *testing.T) {
-	tr, p, rec := setup(t, sdktrace.AlwaysSample(), WithSpanNames("worker_1", "worker_2"))
-	var want []wantEvent
-	for i, name := range []string{"worker_1", "GET /items", "worker_2", "worker_3", "worker_1"} {
-		opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String(attrProbe, "other"))}
-		if i == 1 {
-			opts = append(opts, trace.WithSpanKind(trace.SpanKindServer))
-		}
-		_, s := tr.Start(context.Background(), name, opts...)
-		if name == "worker_1" || name == "worker_2" {
-			want = append(want, wantEvent{s, s.(sdktrace.ReadOnlySpan).StartTime(), name, name})
-		}
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSpanNames("worker_1", "worker_2"))...)
+			var want []wantEvent
+			for i, name := range []string{"worker_1", "GET /items", "worker_2", "worker_3", "worker_1"} {
+				opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String(attrProbe, "other"))}
+				if i == 1 {
+					opts = append(opts, trace.WithSpanKind(trace.SpanKindServer))
+				}
+				_, s := tr.Start(context.Background(), name, opts...)
+				if name == "worker_1" || name == "worker_2" {
+					want = append(want, wantEvent{s, s.(sdktrace.ReadOnlySpan).StartTime(), name, name})
+				}
+			}
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), want)
+		})
 	}
-	if err := p.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	checkEvents(t, rec.all(), want)
 }
 
 // TestWithSelector checks that a selector of the application's chooses the
 // spans and names their probes.
 func TestWithSelector(t *testing.T) {
-	sel := func(s sdktrace.ReadOnlySpan) (string, bool) {
-		name, ok := strings.CutPrefix(s.Name(), "probe:")
-		return name, ok
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			sel := func(s sdktrace.ReadOnlySpan) (string, bool) {
+				name, ok := strings.CutPrefix(s.Name(), "probe:")
+				return name, ok
+			}
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
+			_, a := tr.Start(context.Background(), "probe:a")
+			tr.Start(context.Background(), "b", trace.WithSpanKind(trace.SpanKindServer))
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{{a, a.(sdktrace.ReadOnlySpan).StartTime(), "a", "probe:a"}})
+		})
 	}
-	tr, p, rec := setup(t, sdktrace.AlwaysSample(), WithSelector(sel))
-	_, a := tr.Start(context.Background(), "probe:a")
-	tr.Start(context.Background(), "b", trace.WithSpanKind(trace.SpanKindServer))
-	if err := p.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	checkEvents(t, rec.all(), []wantEvent{{a, a.(sdktrace.ReadOnlySpan).StartTime(), "a", "probe:a"}})
 }
 
 // TestOptionErrors checks that every bad argument is refused, naming it.
@@ -273,10 +401,41 @@ func (b *blockingLogger) Emit(_ context.Context, r log.Record) {
 	b.mu.Unlock()
 }
 
-func (b *blockingLogger) count() int {
+// starts returns the number of starts in the records emitted.
+func (b *blockingLogger) starts() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.emitted)
+	n := 0
+	for i := range b.emitted {
+		n += startsIn(&b.emitted[i])
+	}
+	return n
+}
+
+// startRecord is a log record of the API (log.Record) or of the SDK
+// (sdklog.Record).
+type startRecord interface {
+	EventName() string
+	WalkAttributes(func(attribute.KeyValue) bool)
+}
+
+// startsIn returns the number of starts a record announces: the entries of
+// a batch record, 1 for a record per span, 0 for another record.
+func startsIn(r startRecord) int {
+	switch r.EventName() {
+	case startEventName:
+		return 1
+	case startsEventName:
+		n := 0
+		r.WalkAttributes(func(kv attribute.KeyValue) bool {
+			if kv.Key == attrStarts {
+				n = len(kv.Value.AsByteSlice()) / entryBytes
+			}
+			return true
+		})
+		return n
+	}
+	return 0
 }
 
 // startServerSpans starts n sampled server spans through p in a goroutine
@@ -319,9 +478,9 @@ func TestQueueFull(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p.Dropped() != 10 || p.Emitted() != 5 || lp.count() != 5 {
-		t.Errorf("after Shutdown: Dropped %d, Emitted %d, records %d; want 10, 5, 5", p.Dropped(), p.Emitted(),
-			lp.count())
+	if p.Dropped() != 10 || p.Emitted() != 5 || lp.starts() != 5 {
+		t.Errorf("after Shutdown: Dropped %d, Emitted %d, starts in the records %d; want 10, 5, 5", p.Dropped(),
+			p.Emitted(), lp.starts())
 	}
 }
 
@@ -348,9 +507,9 @@ func TestShutdownDrains(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p.Emitted() != 51 || lp.count() != 51 || p.Dropped() != 0 {
-		t.Errorf("after Shutdown: Emitted %d, records %d, Dropped %d; want 51, 51, 0", p.Emitted(), lp.count(),
-			p.Dropped())
+	if p.Emitted() != 51 || lp.starts() != 51 || p.Dropped() != 0 {
+		t.Errorf("after Shutdown: Emitted %d, starts in the records %d, Dropped %d; want 51, 51, 0", p.Emitted(),
+			lp.starts(), p.Dropped())
 	}
 	startServerSpans(t, p, 3)
 	if err := p.ForceFlush(context.Background()); err != nil {
@@ -362,7 +521,8 @@ func TestShutdownDrains(t *testing.T) {
 	}
 }
 
-// exporter is an SDK log exporter that counts the records it exported.
+// exporter is an SDK log exporter that counts the starts in the records it
+// exported.
 type exporter struct {
 	mu sync.Mutex
 	n  int
@@ -371,7 +531,9 @@ type exporter struct {
 func (e *exporter) Export(_ context.Context, rs []sdklog.Record) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.n += len(rs)
+	for i := range rs {
+		e.n += startsIn(&rs[i])
+	}
 	return nil
 }
 func (*exporter) Shutdown(context.Context) error   { return nil }
@@ -400,14 +562,14 @@ func TestFlushReachesTheExporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	if exp.count() != 3 {
-		t.Errorf("after ForceFlush the exporter has %d records, want 3", exp.count())
+		t.Errorf("after ForceFlush the exporter has %d starts, want 3", exp.count())
 	}
 	startServerSpans(t, p, 2)
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if exp.count() != 5 {
-		t.Errorf("after Shutdown the exporter has %d records, want 5", exp.count())
+		t.Errorf("after Shutdown the exporter has %d starts, want 5", exp.count())
 	}
 }
 
@@ -450,8 +612,12 @@ func TestDrainWithoutFlush(t *testing.T) {
 	}
 	startServerSpans(t, p, 1)
 	waitEmitted(t, p, 4)
-	if n := len(rec.all()); n != 5 {
-		t.Errorf("%d records, want 5", n)
+	n := 0
+	for _, r := range rec.all() {
+		n += startsIn(&r)
+	}
+	if n != 5 {
+		t.Errorf("%d starts in the records, want 5", n)
 	}
 }
 
@@ -470,33 +636,212 @@ func (quarterSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.Sampl
 func (quarterSampler) Description() string { return "quarterSampler" }
 
 // TestStartEventCarriesTheSamplingThreshold: the start event of a span
-// whose tracestate has an OpenTelemetry entry carries it (deltaq.tracestate),
-// so that the collector counts the span's timeout with its adjusted count;
-// a span without one gets no such attribute.
+// whose tracestate has an OpenTelemetry entry carries its threshold, so that
+// the collector counts the span's timeout with its adjusted count: in a
+// batch record as the entry's deltaq.starts.thresholds value, in a record
+// per span as the entry itself (deltaq.tracestate). A span without one
+// gets neither attribute.
 func TestStartEventCarriesTheSamplingThreshold(t *testing.T) {
-	for _, c := range []struct {
-		sampler sdktrace.Sampler
-		want    string
-	}{{quarterSampler{}, "ot=th:c"}, {sdktrace.AlwaysSample(), ""}} {
-		tr, p, rec := setup(t, c.sampler)
-		_, s := tr.Start(context.Background(), "GET /items", trace.WithSpanKind(trace.SpanKindServer))
-		s.End()
-		if err := p.ForceFlush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		recs := rec.all()
-		if len(recs) != 1 {
-			t.Fatalf("%s: %d records, want 1", c.sampler.Description(), len(recs))
-		}
-		got := ""
-		recs[0].WalkAttributes(func(kv attribute.KeyValue) bool {
-			if kv.Key == attrTraceState {
-				got = kv.Value.AsString()
+	for _, f := range forms {
+		for _, c := range []struct {
+			sampler    sdktrace.Sampler
+			traceState string
+			threshold  uint64
+		}{{quarterSampler{}, "ot=th:c", 0xc0 << 48}, {sdktrace.AlwaysSample(), "", 0}} {
+			tr, p, rec := setup(t, c.sampler, f.opts...)
+			_, s := tr.Start(context.Background(), "GET /items", trace.WithSpanKind(trace.SpanKindServer))
+			s.End()
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
 			}
-			return true
-		})
-		if got != c.want {
-			t.Errorf("%s: deltaq.tracestate %q, want %q", c.sampler.Description(), got, c.want)
+			recs := rec.all()
+			got := decode(t, recs, time.Time{}, time.Time{})
+			if len(recs) != 1 || len(got) != 1 {
+				t.Fatalf("%s, %s: %d records, %d starts; want 1, 1", f.name, c.sampler.Description(), len(recs),
+					len(got))
+			}
+			_, hasTh := attrs(&recs[0])[attrStartsThresholds]
+			if got[0].traceState != c.traceState && f.name == "per_span" ||
+				(got[0].threshold != c.threshold || hasTh != (c.threshold != 0)) && f.name == "batch" {
+				t.Errorf("%s, %s: deltaq.tracestate %q, threshold %#x (attribute %v); want %q, %#x", f.name,
+					c.sampler.Description(), got[0].traceState, got[0].threshold, hasTh, c.traceState, c.threshold)
+			}
+		}
+	}
+}
+
+// traceStateSampler keeps every span and gives it the tracestate of its
+// name's suffix after '|' (none when there is none).
+type traceStateSampler struct{}
+
+func (traceStateSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	var ts trace.TraceState
+	if _, v, ok := strings.Cut(p.Name, "|"); ok {
+		var err error
+		if ts, err = trace.ParseTraceState(v); err != nil {
+			panic(err)
+		}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: ts}
+}
+func (traceStateSampler) Description() string { return "traceStateSampler" }
+
+// TestBatchRecords starts the spans of three probes, interleaved, some with
+// a sampling threshold, and checks the batch records of one drain: one per
+// probe, in the order of the probes' first spans, each with its probe's
+// spans in starting order, every entry with its span's trace id, span id,
+// start time and threshold (0 for none, and no thresholds attribute for the
+// probe none of whose spans has one), the drain's time as timestamp.
+func TestBatchRecords(t *testing.T) {
+	tr, p, rec := setup(t, traceStateSampler{}, WithSelector(func(s sdktrace.ReadOnlySpan) (string, bool) {
+		probe, _, _ := strings.Cut(s.Name(), "|")
+		return probe, true
+	}))
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 987654321, time.UTC)
+	type want struct {
+		span      trace.Span
+		threshold uint64
+	}
+	byProbe := map[string][]want{}
+	for i, name := range []string{
+		"b|ot=th:8", "a", "b", "c|ot=th:fff;rv:ffffffffffffff", "a", "b|ot=th:0", "c|ot=rv:00000000000001;th:8",
+		"b|ot=th:c;rv:10000000000000", "a", "c|other=1,ot=th:12345678901234", "b|ot=th:zz",
+	} {
+		at := t0.Add(time.Duration(i)*time.Millisecond + time.Duration(i))
+		_, s := tr.Start(context.Background(), name, trace.WithTimestamp(at))
+		probe, ts, _ := strings.Cut(name, "|")
+		var th uint64
+		switch ts {
+		case "ot=th:8":
+			th = 0x80 << 48
+		case "ot=th:fff;rv:ffffffffffffff":
+			th = 0xfff << 44
+		case "other=1,ot=th:12345678901234":
+			th = 0x12345678901234
+		}
+		byProbe[probe] = append(byProbe[probe], want{s, th})
+	}
+	from := time.Now()
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now()
+	recs := rec.all()
+	got := decode(t, recs, from, to)
+	if len(recs) != 3 || len(got) != 11 || p.Emitted() != 11 {
+		t.Fatalf("%d records, %d starts, Emitted %d; want 3, 11, 11", len(recs), len(got), p.Emitted())
+	}
+	for ri, probe := range []string{"b", "a", "c"} {
+		var in []decoded
+		for _, d := range got {
+			if d.record == ri {
+				in = append(in, d)
+			}
+		}
+		ws := byProbe[probe]
+		if len(in) != len(ws) {
+			t.Errorf("record %d: %d starts, want the %d of probe %s", ri, len(in), len(ws), probe)
+			continue
+		}
+		for i, w := range ws {
+			d, sc, start := in[i], w.span.SpanContext(), w.span.(sdktrace.ReadOnlySpan).StartTime()
+			if d.probe != probe || d.traceID != sc.TraceID() || d.spanID != sc.SpanID() || !d.start.Equal(start) ||
+				d.threshold != w.threshold {
+				t.Errorf("record %d, entry %d: %s %s/%s at %v, threshold %#x; want %s %s/%s at %v, threshold %#x",
+					ri, i, d.probe, d.traceID, d.spanID, d.start, d.threshold, probe, sc.TraceID(), sc.SpanID(),
+					start, w.threshold)
+			}
+		}
+		if _, has := attrs(&recs[ri])[attrStartsThresholds]; has != (probe != "a") {
+			t.Errorf("record %d (probe %s): thresholds attribute %v, want %v", ri, probe, has, probe != "a")
+		}
+	}
+}
+
+// TestBatchSplit drains more than maxEntries starts of one probe, and some
+// of another in between, and checks that they come in records of at most
+// maxEntries entries, in queuing order, and that the buffers reused from one
+// record to the next do not change a record already emitted.
+func TestBatchSplit(t *testing.T) {
+	rec := &recorder{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(rec))
+	defer lp.Shutdown(context.Background())
+	c := defaultConfig()
+	c.queueSize = 2*maxEntries + 10
+	p := newSpanProcessor(lp, c) // no draining goroutine: the test drains
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	n := c.queueSize // of which 3 small
+	for i := range n {
+		ev := event{start: t0.Add(time.Duration(i)), probe: "big", ot: "th:8"}
+		if i%maxEntries == 7 {
+			ev.probe, ev.ot = "small", ""
+		}
+		binary.BigEndian.PutUint64(ev.traceID[8:], uint64(i+1))
+		binary.BigEndian.PutUint64(ev.spanID[:], uint64(i+1))
+		p.queue = append(p.queue, ev)
+	}
+	p.drain()
+	recs := rec.all()
+	got := decode(t, recs, time.Time{}, time.Time{})
+	sizes := map[string][]int{}
+	for ri := range recs {
+		probe := attrs(&recs[ri])[attrProbe].AsString()
+		sizes[probe] = append(sizes[probe], len(attrs(&recs[ri])[attrStarts].AsByteSlice())/entryBytes)
+	}
+	if fmt.Sprint(sizes["big"]) != fmt.Sprint([]int{maxEntries, maxEntries, 7}) || fmt.Sprint(sizes["small"]) != "[3]" {
+		t.Errorf("entries per record: %v, want big [%d %d 7], small [3]", sizes, maxEntries, maxEntries)
+	}
+	last := map[string]uint64{}
+	for _, d := range got {
+		i := binary.BigEndian.Uint64(d.spanID[:])
+		wantTh := uint64(0x80 << 48)
+		if d.probe == "small" {
+			wantTh = 0
+		}
+		if i <= last[d.probe] || binary.BigEndian.Uint64(d.traceID[8:]) != i ||
+			!d.start.Equal(t0.Add(time.Duration(i-1))) || d.threshold != wantTh {
+			t.Fatalf("%s: entry of span %d (after %d): %+v", d.probe, i, last[d.probe], d)
+		}
+		last[d.probe] = i
+	}
+	if len(got) != n || p.Emitted() != uint64(n) {
+		t.Errorf("%d starts, Emitted %d; want %d", len(got), p.Emitted(), n)
+	}
+}
+
+// TestOtThreshold checks the threshold read from a tracestate's ot entry
+// against the values the OpenTelemetry specification ("TraceState:
+// Probability Sampling") gives: th:c is 3/4 of 2⁵⁶ (keep 1 in 4), th:8 half.
+func TestOtThreshold(t *testing.T) {
+	for _, c := range []struct {
+		ot   string
+		want uint64
+	}{
+		{"th:c", 0xc << 52},
+		{"th:8", 1 << 55},
+		{"th:0", 0},
+		{"th:C", 0xc << 52},
+		{"th:fffffffffffff", 0xfffffffffffff0},
+		{"th:ffffffffffffff", 1<<56 - 1},
+		{"th:fffffffffffffff", 0}, // 15 digits
+		{"th:", 0},
+		{"th:g", 0},
+		{"", 0},
+		{"rv:ffffffffffffff", 0},
+		{"rv:ffffffffffffff;th:c", 0xc << 52},
+		{"th:c;rv:c0000000000000", 0xc << 52}, // rv = th keeps the span
+		{"th:c;rv:bfffffffffffff", 0},         // rv < th would have rejected it
+		{"th:c;rv:1", 0xc << 52},              // an rv of another length is ignored
+		{"th:c;rv:bfffffffffffff;rv:zzzzzzzzzzzzzz", 0xc << 52}, // the last rv counts, an invalid one as none
+		{"th:+f", 0}, // no sign
+		{"th:-1", 0},
+		{"th:4;th:c", 0x4 << 52}, // the first th counts
+		{"th:z;th:c", 0},
+		{"p:8;th:4;x:y", 0x4 << 52},
+		{";;th:4;", 0x4 << 52},
+	} {
+		if got := otThreshold(c.ot); got != c.want {
+			t.Errorf("otThreshold(%q) = %#x, want %#x", c.ot, got, c.want)
 		}
 	}
 }

@@ -33,8 +33,9 @@ import (
 const gateEnv = "DELTAQ_SDK_E2E"
 
 // The probe of testdata/collector.yaml, the name of its spans, and the
-// connector's timer period. The probe is not named after its spans, so the
-// start events carry both (deltaq.probe and deltaq.span.name).
+// connector's timer period. The probe is not named after its spans: the
+// start events name the probe (deltaq.probe), and the connector matches the
+// spans by name.
 const (
 	probe    = "op"
 	spanName = "GET /op"
@@ -125,7 +126,10 @@ func TestStartEventsThroughCollector(t *testing.T) {
 	checkOutput(t, sink.Metrics(), deadlines, run)
 
 	// 3. The backend, once every span that ended and every start event is in.
-	sink.WaitFor(t, otlptest.Counts{Spans: len(run.ended), LogRecords: successes + stalled + late}, 10*time.Second)
+	sink.WaitFor(t, otlptest.Counts{Spans: len(run.ended)}, 10*time.Second)
+	sink.Until(t, "every start event", 10*time.Second, func() bool {
+		return len(otlptest.StartsOf(t, sink.Logs())) >= successes+stalled+late
+	})
 	checkBackend(t, sink, run)
 
 	// 4. The telemetry, the application and the collector.
@@ -347,7 +351,7 @@ func checkOutput(t *testing.T, mds []pmetric.Metrics, deadlines []time.Time, r r
 
 // checkBackend checks that the backend got every span that ended once, as
 // sent (no deltaq.* attribute, no span that did not end), and every start
-// event once, with the ids of its span.
+// once, as an entry of a batch start event, with its span's ids and start.
 func checkBackend(t *testing.T, sink *otlptest.Receiver, r run) {
 	t.Helper()
 	seen := map[pcommon.SpanID]int{}
@@ -370,15 +374,13 @@ func checkBackend(t *testing.T, sink *otlptest.Receiver, r run) {
 		}
 	}
 	events := map[pcommon.SpanID]int{}
-	for _, ld := range sink.Logs() {
-		for lr := range otlprecv.LogRecords(ld) {
-			s, ok := r.ops[lr.SpanID()]
-			if lr.EventName() != contract.StartEventName || !ok || lr.TraceID() != pcommon.TraceID(s.SpanContext().TraceID()) ||
-				lr.Timestamp().AsTime() != s.StartTime().UTC() || str(lr.Attributes(), contract.AttrProbe) != probe {
-				t.Errorf("log record %q of span %s: want the start event of a span of %s, as sent", lr.EventName(), lr.SpanID(), probe)
-			}
-			events[lr.SpanID()]++
+	for _, st := range otlptest.StartsOf(t, sink.Logs()) {
+		s, ok := r.ops[st.SpanID]
+		if !st.Batch || !ok || st.TraceID != pcommon.TraceID(s.SpanContext().TraceID()) ||
+			st.Time.AsTime() != s.StartTime().UTC() || st.Probe != probe || st.Threshold != 0 {
+			t.Errorf("start %+v of span %s: want an entry of a batch start event of a span of %s, as sent", st, st.SpanID, probe)
 		}
+		events[st.SpanID]++
 	}
 	for id := range r.ops {
 		if events[id] != 1 {

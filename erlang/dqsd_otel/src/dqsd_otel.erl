@@ -4,8 +4,10 @@
 %% @doc ΔQSD instrumentation for Erlang, speaking OTLP.
 %%
 %% A span marks one outcome instance: `start_span/1,2' stamps the start,
-%% queues a `deltaq.span.start' log event (so a collector can time out an
-%% instance that never ends, see docs/design.md, "Outcome instances") and
+%% queues a start event (so a collector can time out an instance that never
+%% ends, see docs/design.md, "Outcome instances"; the exporter sends the
+%% start events of a request as one `deltaq.span.starts' log record per
+%% probe, or one `deltaq.span.start' record each) and
 %% returns a span context; `end_span/1' or `fail_span/1,2' stamps the end and
 %% queues the span. The calling process only stamps, stores and returns: the
 %% exporter (`dqsd_otel_exporter') encodes and sends the queue in batches as
@@ -112,7 +114,8 @@ start_recording(Queue, Name, Attributes, Parent) ->
                    #dqsd_span{trace_id = T, span_id = S}
            end,
     Start = erlang:monotonic_time(nanosecond),
-    enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Name, Start},
+    enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Name, Start,
+                    Span#dqsd_span.trace_state},
             ?C_DROPPED_EVENTS),
     Span#dqsd_span{name = Name, attributes = Attributes, start = Start,
                    recording = true}.

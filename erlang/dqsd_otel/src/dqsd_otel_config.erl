@@ -13,6 +13,7 @@
 %% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]' |
 %% | `compression'          | `none'                     | `none' or `gzip' |
 %% | `ssl_options'          | `[]'                       | `ssl' client options for an `https' endpoint (e.g. `verify', `cacertfile') |
+%% | `start_events'         | `batch'                    | `batch': the start events of one request in one `deltaq.span.starts' log record per probe; `per_span': one `deltaq.span.start' record per span (see the README) |
 %% | `batch_size'           | `512'                      | most spans (and most start events) per request |
 %% | `batch_interval_ms'    | `500'                      | longest time an item waits in the queue when the collector is up |
 %% | `queue_limit'          | `8192'                     | most items (spans + start events) queued; more are dropped and counted |
@@ -42,6 +43,7 @@
     headers := [{string(), string()}],
     compression := none | gzip,
     ssl_options := list(),
+    start_events := batch | per_span,
     batch_size := pos_integer(),
     batch_interval_ms := pos_integer(),
     queue_limit := pos_integer(),
@@ -89,6 +91,9 @@ build(Get) ->
                            "must be none or gzip"),
       ssl_options => check(ssl_options, value(Get, ssl_options, []), fun is_list/1,
                            "must be a list of ssl client options"),
+      start_events => check(start_events, value(Get, start_events, batch),
+                            fun(F) -> F =:= batch orelse F =:= per_span end,
+                            "must be batch or per_span"),
       batch_size => positive(batch_size, value(Get, batch_size, 512)),
       batch_interval_ms => positive(batch_interval_ms,
                                     value(Get, batch_interval_ms, 500)),

@@ -6,7 +6,9 @@
 %%
 %% It runs every `batch_interval_ms', and sooner when callers have queued a
 %% whole batch. Each batch becomes at most two requests, sent in order: the
-%% start events to `/v1/logs', then the spans to `/v1/traces'. Because the
+%% start events to `/v1/logs' (by default one `deltaq.span.starts' record
+%% per probe, with `start_events => per_span' one record per span), then the
+%% spans to `/v1/traces'. Because the
 %% queue is drained in queuing order, a span is never sent before its start
 %% event.
 %%
@@ -113,12 +115,9 @@ handle_call(flush, _From, State) ->
     {Reply, State1} = flush(cancel_retry(State)),
     {reply, Reply, State1};
 handle_call(_Request, _From, State) ->
-    {reply, {error, unknown_call}, State}.
+    unknown_call(State).
 
-%% @private
--spec handle_cast(term(), #state{}) -> {noreply, #state{}}.
-handle_cast(_Msg, State) ->
-    {noreply, State}.
+-include("dqsd_otel_server.hrl").
 
 %% @private
 -spec handle_info(term(), #state{}) -> {noreply, #state{}}.
@@ -246,12 +245,19 @@ drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
 %% dropped and counted, and the others go without it.
 requests(Items, #state{config = Config, resource = Resource} = State) ->
     #{logs_url := LogsUrl, traces_url := TracesUrl} = Config,
-    Events = [{TraceId, SpanId, Name, Start}
-              || {start, TraceId, SpanId, Name, Start} <- Items],
+    Events = [{TraceId, SpanId, Name, Start, TraceState}
+              || {start, TraceId, SpanId, Name, Start, TraceState} <- Items],
     Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
     Offset = erlang:time_offset(nanosecond),
-    encode(events, LogsUrl, Events, State,
-           fun(Part) -> dqsd_otel_otlp:logs(Resource, Part, Offset) end)
+    EncodeEvents =
+        case Config of
+            #{start_events := batch} ->
+                Now = erlang:system_time(nanosecond),
+                fun(Part) -> dqsd_otel_otlp:starts(Resource, Part, Offset, Now) end;
+            #{start_events := per_span} ->
+                fun(Part) -> dqsd_otel_otlp:logs(Resource, Part, Offset) end
+        end,
+    encode(events, LogsUrl, Events, State, EncodeEvents)
     ++ encode(spans, TracesUrl, Spans, State,
               fun(Part) -> dqsd_otel_otlp:traces(Resource, Part, Offset) end).
 

@@ -87,9 +87,17 @@
 -define(PD_CURRENT, '$dqsd_otel_current_span').
 -define(PD_RNG, '$dqsd_otel_rng').
 
-%% Attribute and event names of the ΔQ conventions.
+%% Attribute and event names of the ΔQ conventions
+%% (docs/contract/start-event.json for the start events).
 -define(START_EVENT_NAME, <<"deltaq.span.start">>).
 -define(ATTR_PROBE, <<"deltaq.probe">>).
+-define(ATTR_TRACESTATE, <<"deltaq.tracestate">>).
+%% The batch form: the starts of many spans of one probe in one record.
+-define(STARTS_EVENT_NAME, <<"deltaq.span.starts">>).
+-define(ATTR_STARTS, <<"deltaq.starts">>).
+-define(ATTR_STARTS_THRESHOLDS, <<"deltaq.starts.thresholds">>).
+%% Most entries in one batch record.
+-define(MAX_STARTS, 65536).
 -define(ATTR_FAILED, <<"deltaq.failed">>).
 
 %% OTLP enum values (opentelemetry-proto trace.proto).

@@ -1,7 +1,10 @@
 %% Copyright The deltaq-otel Authors
 %% SPDX-License-Identifier: Apache-2.0
 
-%% @doc OTLP/HTTP JSON encoding of spans and start events.
+%% @doc OTLP/HTTP JSON encoding of spans and start events, the latter in
+%% either form of docs/contract/start-event.json: one `deltaq.span.starts'
+%% record per probe (`starts/4', the batch form) or one `deltaq.span.start'
+%% record per span (`logs/3').
 %%
 %% Written by hand because OTP 25 has no JSON module. It follows the OTLP
 %% JSON mapping of opentelemetry-proto (protojson): lowerCamelCase keys,
@@ -17,8 +20,8 @@
 
 -include("dqsd_otel_internal.hrl").
 
--export([traces/3, logs/3, resource/2, attributes/1, any_value/1, string/1,
-         hex/1]).
+-export([traces/3, logs/3, starts/4, resource/2, attributes/1, any_value/1,
+         string/1, hex/1]).
 
 -export_type([resource/0, span_item/0, event_item/0, status/0]).
 
@@ -31,8 +34,9 @@
 -type span_item() :: {#dqsd_span{}, End :: integer(), status()}.
 %% A finished span; `End' is erlang:monotonic_time(nanosecond).
 -type event_item() :: {TraceId :: binary(), SpanId :: binary(),
-                       Name :: term(), Start :: integer()}.
-%% A start event; `Start' is erlang:monotonic_time(nanosecond).
+                       Name :: term(), Start :: integer(), TraceState :: binary()}.
+%% A start event; `Start' is erlang:monotonic_time(nanosecond), `Name' the
+%% span's name, which is its probe's.
 
 -define(INT64_MIN, -16#8000000000000000).
 -define(INT64_MAX, 16#7fffffffffffffff).
@@ -85,13 +89,27 @@ traces({Resource, Scope}, Spans, Offset) ->
 
 %% @doc An ExportLogsServiceRequest holding one `deltaq.span.start' event per
 %% element of `Events': the span's trace and span ids, the start time as its
-%% timestamp and the span name as the `deltaq.probe' attribute.
+%% timestamp, the span name as the `deltaq.probe' attribute and the span's
+%% tracestate, when it has one, as `deltaq.tracestate'.
 -spec logs(resource(), [event_item()], integer()) -> iodata().
-logs({Resource, Scope}, Events, Offset) ->
-    [<<"{\"resourceLogs\":[{\"resource\":">>, Resource,
-     <<",\"scopeLogs\":[{\"scope\":">>, Scope, <<",\"logRecords\":[">>,
-     join([start_event(E, Offset) || E <- Events]),
-     <<"]}]}]}">>].
+logs(Resource, Events, Offset) ->
+    log_records(Resource, [start_event(E, Offset) || E <- Events]).
+
+%% @doc An ExportLogsServiceRequest holding the start events of `Events' in
+%% the batch form: one `deltaq.span.starts' record per probe, in the order
+%% of the probes' first events, or more for a probe of more than 65,536
+%% events. Its `deltaq.starts' holds the probe's events in their order, each
+%% `<<TraceId:16/binary, SpanId:8/binary, StartUnixNano:64/little>>', and,
+%% when some of them has a sampling threshold (`ot=th:...' in its
+%% tracestate, `dqsd_otel_tracecontext:threshold/1'), `deltaq.starts.thresholds'
+%% their thresholds, `<<Threshold:64/little>>' each, 0 for none. `Now' is
+%% the records' timestamp, in Unix nanoseconds: the entries carry their own
+%% start times, and the records have no trace or span ids.
+-spec starts(resource(), [event_item()], integer(), integer()) -> iodata().
+starts(Resource, Events, Offset, Now) ->
+    Time = integer_to_binary(Now),
+    log_records(Resource, [starts_record(Probe, Entries, Time)
+                           || {Probe, Entries} <- by_probe(Events, Offset)]).
 
 %% @doc The resource (`service.name', the `telemetry.sdk.*' attributes, then
 %% `Attributes'; `ServiceName' wins over a `service.name' among them) and the
@@ -251,7 +269,13 @@ status_error(Message) ->
     [<<",\"status\":{\"message\":">>, string(Message),
      <<",\"code\":">>, integer_to_binary(?STATUS_CODE_ERROR), $}].
 
-start_event({TraceId, SpanId, Name, Start}, Offset) ->
+log_records({Resource, Scope}, Records) ->
+    [<<"{\"resourceLogs\":[{\"resource\":">>, Resource,
+     <<",\"scopeLogs\":[{\"scope\":">>, Scope, <<",\"logRecords\":[">>,
+     join(Records),
+     <<"]}]}]}">>].
+
+start_event({TraceId, SpanId, Name, Start, TraceState}, Offset) ->
     Time = integer_to_binary(Start + Offset),
     [<<"{\"timeUnixNano\":\"">>, Time,
      <<"\",\"observedTimeUnixNano\":\"">>, Time,
@@ -259,7 +283,62 @@ start_event({TraceId, SpanId, Name, Start}, Offset) ->
      <<"\",\"traceId\":\"">>, hex(TraceId),
      <<"\",\"spanId\":\"">>, hex(SpanId),
      <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
-     <<"\",\"value\":{\"stringValue\":">>, string(Name), <<"}}]}">>].
+     <<"\",\"value\":{\"stringValue\":">>, string(Name), <<"}}">>,
+     case TraceState of
+         <<>> -> [];
+         _ -> [<<",{\"key\":\"">>, ?ATTR_TRACESTATE,
+               <<"\",\"value\":{\"stringValue\":">>, string(TraceState), <<"}}">>]
+     end,
+     <<"]}">>].
+
+%% The events grouped by probe, the probes in the order of their first
+%% events: `[{Probe, [{Entry, Threshold}]}]', each probe's entries in order
+%% and at most ?MAX_STARTS of them (a probe with more comes more than once).
+%% A probe is its name's text, so that <<"a">>, a and "a" are one.
+by_probe(Events, Offset) ->
+    {Order, Groups} =
+        lists:foldl(
+          fun({TraceId, SpanId, Name, Start, TraceState}, {Order0, Groups0}) ->
+                  Probe = text(Name),
+                  Entry = {<<TraceId:16/binary, SpanId:8/binary,
+                             (Start + Offset):64/little-unsigned>>,
+                           dqsd_otel_tracecontext:threshold(TraceState)},
+                  case Groups0 of
+                      #{Probe := Entries} ->
+                          {Order0, Groups0#{Probe := [Entry | Entries]}};
+                      #{} ->
+                          {[Probe | Order0], Groups0#{Probe => [Entry]}}
+                  end
+          end, {[], #{}}, Events),
+    [{Probe, Chunk} || Probe <- lists:reverse(Order),
+                       Chunk <- chunks(lists:reverse(maps:get(Probe, Groups)))].
+
+chunks(Entries) when length(Entries) > ?MAX_STARTS ->
+    {Chunk, Rest} = lists:split(?MAX_STARTS, Entries),
+    [Chunk | chunks(Rest)];
+chunks(Entries) ->
+    [Entries].
+
+starts_record(Probe, Entries, Time) ->
+    Thresholds = case lists:any(fun({_, Th}) -> Th =/= 0 end, Entries) of
+                     true ->
+                         [<<",{\"key\":\"">>, ?ATTR_STARTS_THRESHOLDS,
+                          <<"\",\"value\":{\"bytesValue\":\"">>,
+                          base64:encode(<< <<Th:64/little-unsigned>> || {_, Th} <- Entries >>),
+                          <<"\"}}">>];
+                     false ->
+                         []
+                 end,
+    [<<"{\"timeUnixNano\":\"">>, Time,
+     <<"\",\"observedTimeUnixNano\":\"">>, Time,
+     <<"\",\"eventName\":\"">>, ?STARTS_EVENT_NAME,
+     <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
+     <<"\",\"value\":{\"stringValue\":">>, string(Probe),
+     <<"}},{\"key\":\"">>, ?ATTR_STARTS,
+     <<"\",\"value\":{\"bytesValue\":\"">>,
+     base64:encode(<< <<E/binary>> || {E, _} <- Entries >>), <<"\"}}">>,
+     Thresholds,
+     <<"]}">>].
 
 key_value(K, V) ->
     [<<"{\"key\":">>, string(K), <<",\"value\":">>, any_value(V), $}].

@@ -43,7 +43,7 @@
 -module(dqsd_otel_tracecontext).
 
 -export([extract/1, inject/2, parse_traceparent/1, traceparent/3,
-         tracestate/1]).
+         tracestate/1, threshold/1]).
 
 -export_type([headers/0, context/0]).
 
@@ -157,6 +157,69 @@ tracestate(Values) ->
                 false -> cut(Members)
             end
     end.
+
+%% @doc The sampling threshold of a tracestate: the 56-bit rejection
+%% threshold T of its OpenTelemetry member's `th' (`ot=th:c' is
+%% 16#c0000000000000), 1 to 14 hex digits with the trailing zeros omitted,
+%% the span having been kept with probability (2^56 - T) / 2^56
+%% (OpenTelemetry, "TraceState: Probability Sampling"). 0, which the batch
+%% start event reads as none, when there is no `ot' member with a valid
+%% `th' (only the first `th' counts), and when the member's explicit
+%% randomness `rv' (exactly 14 hex digits) is below T: that threshold would
+%% have rejected the span, so the span was not kept with it ("Tracestate
+%% handling requirements"). `th:0' is 0 too: kept with probability 1. The
+%% collector reads a tracestate so (its internal/contract, Threshold), and
+%% so does sdk/deltaqstart.
+-spec threshold(binary()) -> 0..16#ffffffffffffff.
+threshold(<<>>) ->
+    0;
+threshold(TraceState) ->
+    case ot_member(binary:split(TraceState, <<",">>, [global])) of
+        undefined -> 0;
+        Ot -> ot_threshold(binary:split(Ot, <<";">>, [global]), undefined, undefined)
+    end.
+
+ot_member([M | Rest]) ->
+    case trim(M) of
+        <<"ot=", Ot/binary>> -> Ot;
+        _ -> ot_member(Rest)
+    end;
+ot_member([]) ->
+    undefined.
+
+%% ot_threshold(SubKeys, Th, Rv): Th is the first th's value (`invalid'
+%% when it does not parse), Rv the last 14-digit rv's (`invalid' when it
+%% does not parse, as none), as the collector reads them.
+ot_threshold([<<"th:", V/binary>> | Rest], undefined, Rv) ->
+    ot_threshold(Rest, hex56(V), Rv);
+ot_threshold([<<"rv:", V:14/binary>> | Rest], Th, _Rv) ->
+    ot_threshold(Rest, Th, hex56(V));
+ot_threshold([_ | Rest], Th, Rv) ->
+    ot_threshold(Rest, Th, Rv);
+ot_threshold([], Th, Rv) when is_integer(Th), not is_integer(Rv) ->
+    Th;
+ot_threshold([], Th, Rv) when is_integer(Th), Rv >= Th ->
+    Th;
+ot_threshold([], _, _) ->
+    0.
+
+%% 1 to 14 hex digits, the 56-bit value with its trailing zeros omitted
+%% (digit by digit: binary_to_integer/2 would take a sign).
+hex56(V) when byte_size(V) >= 1, byte_size(V) =< 14 ->
+    hex56(V, 0, 4 * (14 - byte_size(V)));
+hex56(_) ->
+    invalid.
+
+hex56(<<C, Rest/binary>>, Acc, Shift) when C >= $0, C =< $9 ->
+    hex56(Rest, Acc bsl 4 bor (C - $0), Shift);
+hex56(<<C, Rest/binary>>, Acc, Shift) when C >= $a, C =< $f ->
+    hex56(Rest, Acc bsl 4 bor (C - $a + 10), Shift);
+hex56(<<C, Rest/binary>>, Acc, Shift) when C >= $A, C =< $F ->
+    hex56(Rest, Acc bsl 4 bor (C - $A + 10), Shift);
+hex56(<<>>, Acc, Shift) ->
+    Acc bsl Shift;
+hex56(_, _, _) ->
+    invalid.
 
 %%--------------------------------------------------------------------
 

@@ -70,12 +70,9 @@ init({Spec, #{retry_backoff_ms := Initial, retry_backoff_max_ms := Max},
 %% @private
 -spec handle_call(term(), gen_server:from(), #state{}) -> {reply, term(), #state{}}.
 handle_call(_Request, _From, State) ->
-    {reply, {error, unknown_call}, State}.
+    unknown_call(State).
 
-%% @private
--spec handle_cast(term(), #state{}) -> {noreply, #state{}}.
-handle_cast(_Msg, State) ->
-    {noreply, State}.
+-include("dqsd_otel_server.hrl").
 
 %% @private
 -spec handle_info(term(), #state{}) -> {noreply, #state{}}.

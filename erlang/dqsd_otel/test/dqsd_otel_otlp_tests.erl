@@ -186,8 +186,9 @@ exception_span_test() ->
     ?assertNotEqual(nomatch, binary:match(Trace, atom_to_binary(?MODULE, utf8))).
 
 start_events_test() ->
-    Json = dqsd_otel_otlp:logs(resource(), [{?TRACE, ?SPAN, <<"worker_1">>, 7},
-                                           {?TRACE, ?PARENT, "end_to_end", 9}], 100),
+    Json = dqsd_otel_otlp:logs(resource(), [{?TRACE, ?SPAN, <<"worker_1">>, 7, <<>>},
+                                           {?TRACE, ?PARENT, "end_to_end", 9,
+                                            <<"congo=x,ot=th:c">>}], 100),
     #{<<"resourceLogs">> := [#{<<"resource">> := #{<<"attributes">> := _},
                                <<"scopeLogs">> := [#{<<"scope">> := #{<<"name">> := <<"dqsd_otel">>},
                                                      <<"logRecords">> := [E1, E2]}]}]} = decode(Json),
@@ -200,9 +201,80 @@ start_events_test() ->
                                           <<"value">> => #{<<"stringValue">> => <<"worker_1">>}}]},
                  E1),
     ?assertEqual(<<"0102030405060708">>, maps:get(<<"spanId">>, E2)),
+    %% A span's tracestate goes with its start event, for its threshold.
     ?assertEqual([#{<<"key">> => <<"deltaq.probe">>,
-                    <<"value">> => #{<<"stringValue">> => <<"end_to_end">>}}],
+                    <<"value">> => #{<<"stringValue">> => <<"end_to_end">>}},
+                  #{<<"key">> => <<"deltaq.tracestate">>,
+                    <<"value">> => #{<<"stringValue">> => <<"congo=x,ot=th:c">>}}],
                  maps:get(<<"attributes">>, E2)).
+
+%% The batch records of a logs request, decoded: [{Record, Probe, Entries,
+%% Thresholds}], Entries [{TraceId, SpanId, StartUnixNano}] and Thresholds
+%% a list of integers or `none' when the record has no thresholds. Checks
+%% the fields every batch record has: its event name, its timestamps (Now),
+%% no ids of its own, and exactly its attributes.
+batch_records(Json, Now) ->
+    #{<<"resourceLogs">> := [#{<<"scopeLogs">> := [#{<<"scope">> := #{<<"name">> := <<"dqsd_otel">>},
+                                                     <<"logRecords">> := Records}]}]} =
+        decode(Json),
+    [begin
+         Time = integer_to_binary(Now),
+         ?assertMatch(#{<<"eventName">> := <<"deltaq.span.starts">>,
+                        <<"timeUnixNano">> := Time, <<"observedTimeUnixNano">> := Time}, R),
+         ?assertEqual([], [K || K <- [<<"traceId">>, <<"spanId">>], maps:is_key(K, R)]),
+         A = attrs(maps:get(<<"attributes">>, R)),
+         #{<<"deltaq.probe">> := #{<<"stringValue">> := Probe},
+           <<"deltaq.starts">> := #{<<"bytesValue">> := Starts64}} = A,
+         Starts = base64:decode(Starts64),
+         ?assertEqual(0, byte_size(Starts) rem 32),
+         Entries = [{T, S, Start} || <<T:16/binary, S:8/binary, Start:64/little-unsigned>> <= Starts],
+         Thresholds =
+             case A of
+                 #{<<"deltaq.starts.thresholds">> := #{<<"bytesValue">> := Th64}} ->
+                     ?assertEqual(3, maps:size(A)),
+                     Th = base64:decode(Th64),
+                     ?assertEqual(8 * length(Entries), byte_size(Th)),
+                     [X || <<X:64/little-unsigned>> <= Th];
+                 #{} ->
+                     ?assertEqual(2, maps:size(A)),
+                     none
+             end,
+         {R, Probe, Entries, Thresholds}
+     end || R <- Records].
+
+span_id(I) -> <<16#5a, 0, 0, 0, I:32>>.
+
+%% The batch form: one record per probe, in the order of the probes' first
+%% events, each with its probe's entries in order (the ids, the start in
+%% Unix nanoseconds), the thresholds only on the record some of whose spans
+%% have one (0 for the others), the export's time as timestamp. Probes are
+%% names as text: <<"worker_1">>, worker_1 and "worker_1" are one.
+starts_test() ->
+    Events = [{?TRACE, span_id(1), <<"worker_1">>, 1, <<>>},
+              {?TRACE, span_id(2), <<"worker_2">>, 2, <<"ot=th:8">>},
+              {?TRACE, span_id(3), worker_1, 3, <<"ot=rv:ffffffffffffff">>},
+              {?TRACE, span_id(4), <<"worker_2">>, 4, <<>>},
+              {?TRACE, span_id(5), "worker_1", 5, <<>>},
+              {?TRACE, span_id(6), <<"ΔQ \"3\""/utf8>>, 6,
+               <<"congo=t61rcWkgMzE, ot=th:fff;rv:ffffffffffffff">>}],
+    Json = dqsd_otel_otlp:starts(resource(), Events, 1000, 1764403200123456789),
+    Entry = fun(I) -> {?TRACE, span_id(I), 1000 + I} end,
+    ?assertMatch([{_, <<"worker_1">>, _, none},
+                  {_, <<"worker_2">>, _, [16#80000000000000, 0]},
+                  {_, <<"ΔQ \"3\""/utf8>>, _, [16#fff00000000000]}],
+                 batch_records(Json, 1764403200123456789)),
+    ?assertEqual([[Entry(1), Entry(3), Entry(5)], [Entry(2), Entry(4)], [Entry(6)]],
+                 [E || {_, _, E, _} <- batch_records(Json, 1764403200123456789)]).
+
+%% A probe of more than 65,536 events in one request gets more than one
+%% record, of at most 65,536 entries, in order.
+starts_split_test() ->
+    N = 2 * 65536 + 3,
+    Events = [{?TRACE, span_id(I), <<"p">>, I, <<>>} || I <- lists:seq(1, N)],
+    Records = batch_records(dqsd_otel_otlp:starts(resource(), Events, 0, 1), 1),
+    ?assertEqual([65536, 65536, 3], [length(E) || {_, <<"p">>, E, none} <- Records]),
+    ?assertEqual([{?TRACE, span_id(I), I} || I <- lists:seq(1, N)],
+                 lists:append([E || {_, _, E, _} <- Records])).
 
 several_spans_test() ->
     #{<<"resourceSpans">> := [#{<<"scopeSpans">> := [#{<<"spans">> := Spans}]}]} =
@@ -211,3 +283,34 @@ several_spans_test() ->
                                                   {span(?PARENT, #{}), 4000, {error, x}}], 0)),
     ?assertEqual([<<"2000">>, <<"3000">>, <<"4000">>],
                  [maps:get(<<"endTimeUnixNano">>, S) || S <- Spans]).
+
+%% The shared contract, docs/contract/start-event.json, found from this
+%% test's source: the names and sizes this library writes are the ones the
+%% collector's internal/contract and sdk/deltaqstart check against it.
+start_event_contract_test() ->
+    Source = proplists:get_value(source, ?MODULE:module_info(compile)),
+    Path = filename:join([filename:dirname(Source), "..", "..", "..", "docs", "contract",
+                          "start-event.json"]),
+    {ok, Bin} = file:read_file(Path),
+    #{<<"event_name">> := EventName,
+      <<"attributes">> := #{<<"probe">> := Probe, <<"tracestate">> := TraceState},
+      <<"batch">> := #{<<"event_name">> := BatchName,
+                       <<"attributes">> := #{<<"probe">> := BatchProbe,
+                                             <<"starts">> := Starts,
+                                             <<"thresholds">> := Thresholds},
+                       <<"entry">> := Entry,
+                       <<"entry_bytes">> := EntryBytes,
+                       <<"threshold_bytes">> := ThresholdBytes,
+                       <<"threshold_encoding">> := ThresholdEncoding,
+                       <<"max_entries">> := MaxEntries}} = decode(Bin),
+    ?assertEqual({?START_EVENT_NAME, ?ATTR_PROBE, ?ATTR_TRACESTATE},
+                 {EventName, Probe, TraceState}),
+    ?assertEqual({?STARTS_EVENT_NAME, ?ATTR_PROBE, ?ATTR_STARTS, ?ATTR_STARTS_THRESHOLDS},
+                 {BatchName, BatchProbe, Starts, Thresholds}),
+    %% The layout dqsd_otel_otlp:starts/4 writes.
+    ?assertEqual([{<<"trace_id">>, 16, none}, {<<"span_id">>, 8, none},
+                  {<<"start_time_unix_nano">>, 8, <<"uint64 little-endian">>}],
+                 [{F, B, maps:get(<<"encoding">>, E, none)}
+                  || #{<<"field">> := F, <<"bytes">> := B} = E <- Entry]),
+    ?assertEqual({32, 8, ?MAX_STARTS}, {EntryBytes, ThresholdBytes, MaxEntries}),
+    ?assertMatch(<<"uint64 little-endian", _/binary>>, ThresholdEncoding).

@@ -8,7 +8,7 @@
 -include("dqsd_otel_test.hrl").
 
 -define(ENV_KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
-                   compression, ssl_options, batch_size, batch_interval_ms, queue_limit,
+                   compression, ssl_options, start_events, batch_size, batch_interval_ms, queue_limit,
                    queue_max_bytes, max_request_bytes,
                    export_timeout_ms, max_retries, retry_backoff_ms,
                    retry_backoff_max_ms]).
@@ -95,6 +95,40 @@ events(Body) ->
         decode(Body),
     Records.
 
+%% The starts a logs request announces, in either form, in order (by record,
+%% then by entry), each as #{probe, trace_id, span_id (hex), start (Unix
+%% nanoseconds), threshold (0 for none)}.
+starts(Body) ->
+    lists:append([record_starts(R) || R <- events(Body)]).
+
+record_starts(#{<<"eventName">> := <<"deltaq.span.starts">>} = R) ->
+    #{<<"deltaq.probe">> := #{<<"stringValue">> := Probe},
+      <<"deltaq.starts">> := #{<<"bytesValue">> := Starts}} = A = attrs(R),
+    Thresholds = case A of
+                     #{<<"deltaq.starts.thresholds">> := #{<<"bytesValue">> := T}} ->
+                         [Th || <<Th:64/little-unsigned>> <= base64:decode(T)];
+                     #{} ->
+                         infinite
+                 end,
+    Entries = [#{probe => Probe, trace_id => dqsd_otel_otlp:hex(TraceId),
+                 span_id => dqsd_otel_otlp:hex(SpanId), start => Start}
+               || <<TraceId:16/binary, SpanId:8/binary, Start:64/little-unsigned>>
+                      <= base64:decode(Starts)],
+    case Thresholds of
+        infinite -> [E#{threshold => 0} || E <- Entries];
+        _ -> [E#{threshold => Th} || {E, Th} <- lists:zip(Entries, Thresholds)]
+    end;
+record_starts(#{<<"eventName">> := <<"deltaq.span.start">>} = R) ->
+    #{<<"deltaq.probe">> := #{<<"stringValue">> := Probe}} = A = attrs(R),
+    TraceState = case A of
+                     #{<<"deltaq.tracestate">> := #{<<"stringValue">> := TS}} -> TS;
+                     #{} -> <<>>
+                 end,
+    [#{probe => Probe, trace_id => maps:get(<<"traceId">>, R),
+       span_id => maps:get(<<"spanId">>, R),
+       start => binary_to_integer(maps:get(<<"timeUnixNano">>, R)),
+       threshold => dqsd_otel_tracecontext:threshold(TraceState)}].
+
 attrs(Object) ->
     maps:from_list([{K, V} || #{<<"key">> := K, <<"value">> := V}
                                   <- maps:get(<<"attributes">>, Object)]).
@@ -127,7 +161,8 @@ start_end_test() ->
         ok = dqsd_otel:end_span(Ctx),
         After = erlang:system_time(nanosecond),
         ?assertEqual(ok, dqsd_otel:flush()),
-        %% The start event goes first, to /v1/logs.
+        Flushed = erlang:system_time(nanosecond),
+        %% The start event goes first, to /v1/logs, in a batch record.
         [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
         [Event] = events(Logs),
         [Span] = spans(Traces),
@@ -135,11 +170,14 @@ start_end_test() ->
         SpanId = dqsd_otel:span_id(Ctx),
         ?assertMatch(<<_:32/binary>>, TraceId),
         ?assertMatch(<<_:16/binary>>, SpanId),
-        ?assertEqual(<<"deltaq.span.start">>, maps:get(<<"eventName">>, Event)),
-        ?assertEqual(TraceId, maps:get(<<"traceId">>, Event)),
-        ?assertEqual(SpanId, maps:get(<<"spanId">>, Event)),
-        ?assertEqual(#{<<"deltaq.probe">> => #{<<"stringValue">> => <<"worker_1">>}},
-                     attrs(Event)),
+        ?assertEqual(<<"deltaq.span.starts">>, maps:get(<<"eventName">>, Event)),
+        ?assertNot(maps:is_key(<<"traceId">>, Event) orelse maps:is_key(<<"spanId">>, Event)),
+        %% The record's time is the export's.
+        Exported = binary_to_integer(maps:get(<<"timeUnixNano">>, Event)),
+        ?assert(After =< Exported andalso Exported =< Flushed),
+        ?assertEqual([<<"deltaq.probe">>, <<"deltaq.starts">>], lists:sort(maps:keys(attrs(Event)))),
+        [#{probe := <<"worker_1">>, trace_id := TraceId, span_id := SpanId, start := EventStart,
+           threshold := 0}] = starts(Logs),
         ?assertEqual(TraceId, maps:get(<<"traceId">>, Span)),
         ?assertEqual(SpanId, maps:get(<<"spanId">>, Span)),
         ?assertNot(maps:is_key(<<"parentSpanId">>, Span)),
@@ -148,7 +186,7 @@ start_end_test() ->
         %% One start stamp serves the event and the span.
         Start = binary_to_integer(maps:get(<<"startTimeUnixNano">>, Span)),
         End = binary_to_integer(maps:get(<<"endTimeUnixNano">>, Span)),
-        ?assertEqual(Start, binary_to_integer(maps:get(<<"timeUnixNano">>, Event))),
+        ?assertEqual(Start, EventStart),
         ?assert(Before =< Start andalso Start =< End andalso End =< After),
         ?assertMatch(#{queued := 0, exported_spans := 1, exported_events := 1,
                        dropped_spans := 0, failed_spans := 0, export_requests := 2},
@@ -182,7 +220,7 @@ parent_child_test() ->
         [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
         S = by_name(spans(Traces)),
         ?assertEqual(5, maps:size(S)),
-        ?assertEqual(5, length(events(Logs))),
+        ?assertEqual(5, length(starts(Logs))),
         #{<<"end_to_end">> := E2E, <<"worker_1">> := W1, <<"nested">> := N,
           <<"worker_2">> := W2, <<"other_root">> := R2} = S,
         ?assertEqual(OuterId, maps:get(<<"spanId">>, E2E)),
@@ -259,7 +297,7 @@ remote_parent_test() ->
                      Downstream),
         ok = dqsd_otel:flush(),
         [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
-        ?assertEqual(2, length(events(Logs))),
+        ?assertEqual(2, length(starts(Logs))),
         #{<<"handler">> := H, <<"db">> := D} = S = by_name(spans(Traces)),
         ?assertEqual(2, maps:size(S)),
         ?assertMatch(#{<<"traceId">> := ?CONGO_TRACE, <<"spanId">> := HandlerId,
@@ -397,6 +435,64 @@ with_span_exception_test() ->
 %%--------------------------------------------------------------------
 %% The on/off switch
 
+%% Start events of several probes, some spans with a sampling threshold in
+%% their tracestate, in both forms. The batch form (the default): one
+%% record per probe, in the order of the probes' first spans, each entry
+%% with its span's ids and start, the thresholds only on the record of the
+%% probe with a sampled span. With `start_events => per_span': one record
+%% per span, in starting order, with its span's ids, start as time, and
+%% tracestate.
+start_event_forms_test_() ->
+    [{atom_to_list(Form), fun() -> start_event_forms(Form) end} || Form <- [batch, per_span]].
+
+start_event_forms(Form) ->
+    with_server(fun ok_200/2, #{start_events => Form}, fun(_) ->
+        Sampled = dqsd_otel:extract([{<<"traceparent">>, <<"00-", ?CONGO_TRACE/binary, "-",
+                                                          ?CONGO_PARENT/binary, "-01">>},
+                                     {<<"tracestate">>, <<"congo=t61rcWkgMzE,ot=th:c">>}]),
+        Spans = [{Name, dqsd_otel:start_span(Name, #{}, Parent)}
+                 || {Name, Parent} <- [{<<"a">>, undefined}, {<<"b">>, Sampled},
+                                       {<<"a">>, undefined}, {<<"c">>, undefined},
+                                       {<<"b">>, undefined}, {<<"a">>, Sampled}]],
+        [dqsd_otel:end_span(Ctx) || {_, Ctx} <- Spans],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Logs}, {<<"/v1/traces">>, Traces}] = received(2),
+        Starts = maps:from_list([{maps:get(<<"spanId">>, S),
+                                  binary_to_integer(maps:get(<<"startTimeUnixNano">>, S))}
+                                 || S <- spans(Traces)]),
+        Want = fun(Name, Ctx) ->
+                       SpanId = dqsd_otel:span_id(Ctx),
+                       #{probe => Name, trace_id => dqsd_otel:trace_id(Ctx), span_id => SpanId,
+                         start => maps:get(SpanId, Starts),
+                         threshold => case dqsd_otel:trace_id(Ctx) of
+                                          ?CONGO_TRACE -> 16#c0000000000000;
+                                          _ -> 0
+                                      end}
+               end,
+        Records = events(Logs),
+        case Form of
+            batch ->
+                ?assertEqual([<<"deltaq.span.starts">>], lists:usort([maps:get(<<"eventName">>, R)
+                                                                      || R <- Records])),
+                ?assertEqual([<<"a">>, <<"b">>, <<"c">>], [name(<<"/v1/logs">>, hd(record_starts(R)))
+                                                           || R <- Records]),
+                ?assertEqual([true, true, false],
+                             [maps:is_key(<<"deltaq.starts.thresholds">>, attrs(R)) || R <- Records]),
+                ?assertEqual([Want(N, C) || P <- [<<"a">>, <<"b">>, <<"c">>], {N, C} <- Spans, N =:= P],
+                             starts(Logs));
+            per_span ->
+                ?assertEqual(lists:duplicate(6, <<"deltaq.span.start">>),
+                             [maps:get(<<"eventName">>, R) || R <- Records]),
+                ?assertEqual([Want(N, C) || {N, C} <- Spans], starts(Logs)),
+                ?assertEqual([case maps:get(<<"traceId">>, R) of
+                                  ?CONGO_TRACE -> [<<"deltaq.probe">>, <<"deltaq.tracestate">>];
+                                  _ -> [<<"deltaq.probe">>]
+                              end || R <- Records],
+                             [lists:sort(maps:keys(attrs(R))) || R <- Records])
+        end,
+        ?assertMatch(#{exported_events := 6, exported_spans := 6}, dqsd_otel:stats())
+    end).
+
 disabled_test() ->
     with_server(fun ok_200/2, #{enabled => false}, fun(_) ->
         ?assertNot(dqsd_otel:is_enabled()),
@@ -416,7 +512,7 @@ disabled_test() ->
         ok = dqsd_otel:flush(),
         [{_, Logs}, {_, Traces}] = received(2),
         ?assertEqual([<<"on">>], [maps:get(<<"name">>, S) || S <- spans(Traces)]),
-        ?assertEqual(1, length(events(Logs))),
+        ?assertEqual(1, length(starts(Logs))),
         nothing_more_received()
     end).
 
@@ -463,11 +559,11 @@ collect_all() ->
         []
     end.
 
-records(<<"/v1/logs">>, Body) -> events(Body);
+records(<<"/v1/logs">>, Body) -> starts(Body);
 records(<<"/v1/traces">>, Body) -> spans(Body).
 
-name(<<"/v1/logs">>, Event) ->
-    maps:get(<<"stringValue">>, maps:get(<<"deltaq.probe">>, attrs(Event)));
+name(<<"/v1/logs">>, #{probe := Probe}) ->
+    Probe;
 name(<<"/v1/traces">>, Span) ->
     maps:get(<<"name">>, Span).
 
@@ -880,7 +976,7 @@ config_defaults_test() ->
                    service_name := <<"unknown_service:erlang">>,
                    batch_size := 512, batch_interval_ms := 500, queue_limit := 8192,
                    queue_max_bytes := 33554432, max_request_bytes := 4194304,
-                   compression := none, max_retries := 5},
+                   compression := none, max_retries := 5, start_events := batch},
                  C).
 
 config_os_env_test() ->
@@ -913,7 +1009,7 @@ config_errors_test_() ->
                          {batch_interval_ms, 1.5}, {enabled, yes},
                          {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
-                         {max_retries, -1},
+                         {max_retries, -1}, {start_events, per_record},
                          {service_name, <<>>}, {service_name, 3},
                          {headers, [{"x", 1}]}, {headers, x},
                          {resource_attributes, [a]}]].

@@ -438,3 +438,38 @@ random_inject_property_test() ->
 
 lower_bytes(B) ->
     << <<(if C >= $A, C =< $Z -> C + 32; true -> C end)>> || <<C>> <= B >>.
+
+%% The sampling threshold of a tracestate, against the values of the
+%% OpenTelemetry specification ("TraceState: Probability Sampling"): th:c
+%% is 3/4 of 2^56 (keep 1 in 4), th:8 half. The cases of sdk/deltaqstart's
+%% TestOtThreshold, and the collector's reading of them.
+threshold_test_() ->
+    [?_assertEqual(Want, dqsd_otel_tracecontext:threshold(TraceState))
+     || {TraceState, Want} <-
+            [{<<"ot=th:c">>, 16#c0000000000000},
+             {<<"ot=th:8">>, 16#80000000000000},
+             {<<"ot=th:0">>, 0},
+             {<<"ot=th:C">>, 16#c0000000000000},
+             {<<"ot=th:fffffffffffff">>, 16#fffffffffffff0},
+             {<<"ot=th:ffffffffffffff">>, 16#ffffffffffffff},
+             {<<"ot=th:fffffffffffffff">>, 0},          % 15 digits
+             {<<"ot=th:">>, 0},
+             {<<"ot=th:g">>, 0},
+             {<<"ot=th:+f">>, 0},                       % no sign
+             {<<"ot=th:-1">>, 0},
+             {<<>>, 0},
+             {<<"ot=">>, 0},
+             {<<"ot=rv:ffffffffffffff">>, 0},
+             {<<"ot=rv:ffffffffffffff;th:c">>, 16#c0000000000000},
+             {<<"ot=th:c;rv:c0000000000000">>, 16#c0000000000000}, % rv = th keeps it
+             {<<"ot=th:c;rv:bfffffffffffff">>, 0},      % rv < th would have rejected it
+             {<<"ot=th:c;rv:1">>, 16#c0000000000000},   % an rv of another length is ignored
+             {<<"ot=th:c;rv:bfffffffffffff;rv:zzzzzzzzzzzzzz">>, 16#c0000000000000},
+             {<<"ot=th:4;th:c">>, 16#40000000000000},   % the first th counts
+             {<<"ot=th:z;th:c">>, 0},
+             {<<"ot=p:8;th:4;x:y">>, 16#40000000000000},
+             {<<"ot=;;th:4;">>, 16#40000000000000},
+             %% The ot member among others, with optional whitespace.
+             {<<"congo=t61rcWkgMzE, ot=th:8 ,rojo=00f067aa0ba902b7">>, 16#80000000000000},
+             {<<"congo=th:8">>, 0},
+             {<<"xot=th:8">>, 0}]].

@@ -1,0 +1,87 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlptest
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+)
+
+// The batch form of the start event (docs/contract/start-event.json,
+// "batch"), which the clients (sdk/deltaqstart, dqsd_otel) send by default.
+const (
+	startsEventName      = "deltaq.span.starts"
+	attrStarts           = "deltaq.starts"
+	attrStartsThresholds = "deltaq.starts.thresholds"
+	startEntryBytes      = 32
+)
+
+// SpanStart is the start of a span as a start event announced it.
+type SpanStart struct {
+	TraceID pcommon.TraceID
+	SpanID  pcommon.SpanID
+	Probe   string
+	// Time is the span's start: the record's timestamp, or its entry's.
+	Time pcommon.Timestamp
+	// Threshold is the entry's sampling threshold (batch form), 0 for none
+	// and in a record per span.
+	Threshold uint64
+	// Batch reports whether the start came in a batch record.
+	Batch bool
+}
+
+// StartsOf returns the starts announced by the start events among lds, in
+// order, in either form: a deltaq.span.start record (its ids, timestamp and
+// deltaq.probe) or every entry of a deltaq.span.starts record (its
+// deltaq.probe, and each entry's ids, start time and threshold). Other
+// records are skipped. It fails the test on a batch record whose entries or
+// thresholds are malformed: what the clients send must be read whole.
+func StartsOf(t testing.TB, lds []plog.Logs) []SpanStart {
+	t.Helper()
+	var out []SpanStart
+	for _, ld := range lds {
+		for lr := range otlprecv.LogRecords(ld) {
+			probe, _ := lr.Attributes().Get(contract.AttrProbe)
+			switch lr.EventName() {
+			case contract.StartEventName:
+				out = append(out, SpanStart{TraceID: lr.TraceID(), SpanID: lr.SpanID(), Probe: probe.AsString(),
+					Time: lr.Timestamp()})
+			case startsEventName:
+				// A Value of another type has no byte slice to read.
+				var b, th []byte
+				starts, _ := lr.Attributes().Get(attrStarts)
+				if starts.Type() == pcommon.ValueTypeBytes {
+					b = starts.Bytes().AsRaw()
+				}
+				thresholds, hasTh := lr.Attributes().Get(attrStartsThresholds)
+				if hasTh && thresholds.Type() == pcommon.ValueTypeBytes {
+					th = thresholds.Bytes().AsRaw()
+				}
+				n := len(b) / startEntryBytes
+				if n == 0 || len(b) != n*startEntryBytes || hasTh && len(th) != 8*n {
+					t.Fatalf("a %s record of probe %q with %s %v and %s %v", startsEventName, probe.AsString(),
+						attrStarts, starts.AsRaw(), attrStartsThresholds, thresholds.AsRaw())
+				}
+				for i := range n {
+					e := b[i*startEntryBytes:]
+					s := SpanStart{Probe: probe.AsString(), Time: pcommon.Timestamp(binary.LittleEndian.Uint64(e[24:32])),
+						Batch: true}
+					copy(s.TraceID[:], e[:16])
+					copy(s.SpanID[:], e[16:24])
+					if hasTh {
+						s.Threshold = binary.LittleEndian.Uint64(th[8*i:])
+					}
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
