@@ -14,15 +14,6 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 )
 
-// The batch form of the start event (docs/contract/start-event.json,
-// "batch"), which the clients (sdk/deltaqstart, dqsd_otel) send by default.
-const (
-	startsEventName      = "deltaq.span.starts"
-	attrStarts           = "deltaq.starts"
-	attrStartsThresholds = "deltaq.starts.thresholds"
-	startEntryBytes      = 32
-)
-
 // SpanStart is the start of a span as a start event announced it.
 type SpanStart struct {
 	TraceID pcommon.TraceID
@@ -53,24 +44,24 @@ func StartsOf(t testing.TB, lds []plog.Logs) []SpanStart {
 			case contract.StartEventName:
 				out = append(out, SpanStart{TraceID: lr.TraceID(), SpanID: lr.SpanID(), Probe: probe.AsString(),
 					Time: lr.Timestamp()})
-			case startsEventName:
+			case contract.StartsEventName:
 				// A Value of another type has no byte slice to read.
 				var b, th []byte
-				starts, _ := lr.Attributes().Get(attrStarts)
+				starts, _ := lr.Attributes().Get(contract.AttrStarts)
 				if starts.Type() == pcommon.ValueTypeBytes {
 					b = starts.Bytes().AsRaw()
 				}
-				thresholds, hasTh := lr.Attributes().Get(attrStartsThresholds)
+				thresholds, hasTh := lr.Attributes().Get(contract.AttrStartsThresholds)
 				if hasTh && thresholds.Type() == pcommon.ValueTypeBytes {
 					th = thresholds.Bytes().AsRaw()
 				}
-				n := len(b) / startEntryBytes
-				if n == 0 || len(b) != n*startEntryBytes || hasTh && len(th) != 8*n {
-					t.Fatalf("a %s record of probe %q with %s %v and %s %v", startsEventName, probe.AsString(),
-						attrStarts, starts.AsRaw(), attrStartsThresholds, thresholds.AsRaw())
+				n := len(b) / contract.StartEntryBytes
+				if n == 0 || len(b) != n*contract.StartEntryBytes || hasTh && len(th) != 8*n {
+					t.Fatalf("a %s record of probe %q with %s %v and %s %v", contract.StartsEventName, probe.AsString(),
+						contract.AttrStarts, starts.AsRaw(), contract.AttrStartsThresholds, thresholds.AsRaw())
 				}
 				for i := range n {
-					e := b[i*startEntryBytes:]
+					e := b[i*contract.StartEntryBytes:]
 					s := SpanStart{Probe: probe.AsString(), Time: pcommon.Timestamp(binary.LittleEndian.Uint64(e[24:32])),
 						Batch: true}
 					copy(s.TraceID[:], e[:16])
