@@ -3,7 +3,11 @@
 
 package contract
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // The batch start event: one log record that announces the starts of many
 // instances of one probe, so that an application sends one record every few
@@ -147,4 +151,27 @@ func AppendStart(b []byte, traceID [16]byte, spanID [8]byte, start uint64) []byt
 	b = append(b, traceID[:]...)
 	b = append(b, spanID[:]...)
 	return binary.LittleEndian.AppendUint64(b, start)
+}
+
+// ReadStarts reads the attributes of a batch start event (DecodeStarts)
+// and returns its entries and probe, or the reason it is refused. pdata
+// gives a bytes value only as a copy: one a record.
+func ReadStarts(attrs pcommon.Map) (Starts, string, StartsError) {
+	var probe string
+	if v, ok := attrs.Get(AttrProbe); ok && v.Type() == pcommon.ValueTypeStr {
+		probe = v.Str()
+	}
+	var entries, th []byte
+	if v, ok := attrs.Get(AttrStarts); ok && v.Type() == pcommon.ValueTypeBytes {
+		entries = v.Bytes().AsRaw()
+	}
+	v, hasTh := attrs.Get(AttrStartsThresholds)
+	badTh := hasTh && v.Type() != pcommon.ValueTypeBytes
+	if hasTh && !badTh {
+		if th = v.Bytes().AsRaw(); th == nil {
+			th = []byte{} // present and empty: not absent
+		}
+	}
+	starts, err := DecodeStarts(probe, entries, th, badTh)
+	return starts, probe, err
 }

@@ -246,24 +246,7 @@ func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 // as startEvent does one, and counts them in sb; a malformed record counts
 // once, as invalid, and none of its entries is read.
 func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
-	attrs := lr.Attributes()
-	var probe string
-	if v, ok := attrs.Get(contract.AttrProbe); ok && v.Type() == pcommon.ValueTypeStr {
-		probe = v.Str()
-	}
-	var entries, th []byte
-	// pdata gives a bytes value only as a copy: one a record.
-	if v, ok := attrs.Get(contract.AttrStarts); ok && v.Type() == pcommon.ValueTypeBytes {
-		entries = v.Bytes().AsRaw()
-	}
-	v, hasTh := attrs.Get(contract.AttrStartsThresholds)
-	badTh := hasTh && v.Type() != pcommon.ValueTypeBytes
-	if hasTh && !badTh {
-		if th = v.Bytes().AsRaw(); th == nil {
-			th = []byte{} // present and empty: not absent
-		}
-	}
-	starts, err := contract.DecodeStarts(probe, entries, th, badTh)
+	starts, probe, err := contract.ReadStarts(lr.Attributes())
 	if err != contract.StartsOK {
 		if ce := o.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
 			ce.Write(zap.String("reason", err.Error()), zap.String("probe", probe[:min(len(probe), contract.MaxNameLength)]))

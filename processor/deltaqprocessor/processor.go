@@ -562,7 +562,7 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 // counted once (reason malformed_batch) and none of its entries is read.
 func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now *int64) {
 	p.tracker.Remember()
-	starts, probe, err := readStarts(lr.Attributes())
+	starts, probe, err := contract.ReadStarts(lr.Attributes())
 	if err != contract.StartsOK {
 		p.stats.malformed[reasonMalformedBatch].Add(1)
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: batch start event refused"); ce != nil {
@@ -592,29 +592,6 @@ func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now 
 			p.track(l, &inst, *now)
 		}
 	}
-}
-
-// readStarts reads a batch start event's attributes (contract.DecodeStarts)
-// and returns its entries and probe, or the reason it is refused. pdata
-// gives a bytes value only as a copy: one a record.
-func readStarts(attrs pcommon.Map) (contract.Starts, string, contract.StartsError) {
-	var probe string
-	if v, ok := attrs.Get(contract.AttrProbe); ok && v.Type() == pcommon.ValueTypeStr {
-		probe = v.Str()
-	}
-	var entries, th []byte
-	if v, ok := attrs.Get(contract.AttrStarts); ok && v.Type() == pcommon.ValueTypeBytes {
-		entries = v.Bytes().AsRaw()
-	}
-	v, hasTh := attrs.Get(contract.AttrStartsThresholds)
-	badTh := hasTh && v.Type() != pcommon.ValueTypeBytes
-	if hasTh && !badTh {
-		if th = v.Bytes().AsRaw(); th == nil {
-			th = []byte{} // present and empty: not absent
-		}
-	}
-	starts, err := contract.DecodeStarts(probe, entries, th, badTh)
-	return starts, probe, err
 }
 
 // startProbe returns the index of the probe named name, and false when
