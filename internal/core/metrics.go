@@ -34,8 +34,10 @@ type builder struct {
 	start  pcommon.Timestamp
 	shapes map[shape]*edges
 	qLabel map[float64]string
-	// scratch holds a CDF while its points are appended.
+	// scratch holds a CDF while its reported values are taken; curves
+	// holds the window's deltaq.cdf series until they are built.
 	scratch []float64
+	cdf     curveSet
 	// split cuts the output into requests of at most max_request_bytes.
 	split splitter
 
@@ -281,6 +283,7 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	for i := range r.Probes {
 		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
 	}
+	b.buildCurves(s.cdf.Gauge().DataPoints(), winEnd)
 	b.forgetStreams()
 	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
 	return md
@@ -329,7 +332,7 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 	if c := b.cumulativeOf(p, start); c != nil {
 		b.observed(s, id, c, end, p.Exemplars)
 	}
-	b.curves(s.cdf.Gauge().DataPoints(), p, id, end)
+	b.curves(p, id)
 
 	qdp := s.quantile.Gauge().DataPoints()
 	for _, q := range p.Quantiles {
@@ -465,20 +468,21 @@ func putExemplar(es pmetric.ExemplarSlice, x *analysis.Exemplar, v float64) {
 	e.SetDoubleValue(v)
 }
 
-// curves appends the deltaq.cdf series of the probe: observed, calculated,
-// the band's mean and bounds, the QTA and the what-if scenarios.
-func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
+// curves adds the deltaq.cdf series of the probe to the window's curves
+// (buildCurves): observed, calculated, the band's mean and bounds, the QTA
+// and the what-if scenarios.
+func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 	if p.Observed != nil {
-		b.curve(cdf, id, contract.SeriesObserved, *p.Observed, end)
+		b.curve(id, contract.SeriesObserved, *p.Observed)
 	}
 	if p.Calculated != nil {
-		b.curve(cdf, id, contract.SeriesCalculated, *p.Calculated, end)
+		b.curve(id, contract.SeriesCalculated, *p.Calculated)
 	}
 	if p.Band != nil {
 		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.points(cdf, id, contract.SeriesMean, e, p.Band.Mean, end)
-		b.points(cdf, id, contract.SeriesLower, e, p.Band.Lower, end)
-		b.points(cdf, id, contract.SeriesUpper, e, p.Band.Upper, end)
+		b.addCurve(id, contract.SeriesMean, "", e, p.Band.Mean)
+		b.addCurve(id, contract.SeriesLower, "", e, p.Band.Lower)
+		b.addCurve(id, contract.SeriesUpper, "", e, p.Band.Upper)
 	}
 	if p.QTA != nil {
 		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
@@ -489,7 +493,7 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(cdf, id, contract.SeriesQTA, q, end)
+				b.curve(id, contract.SeriesQTA, q)
 			}
 		}
 	}
@@ -497,18 +501,16 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 		if w := &p.WhatIf[k]; w.DeltaQ != nil {
 			e := b.edgesOf(w.DeltaQ.Width(), w.DeltaQ.Bins())
 			b.scratch = w.DeltaQ.CDFEdges(b.scratch)
-			for j, i := range e.idx {
-				whatIfGauge(cdf, id, end, b.scratch[i], w.Scenario, contract.AttrLE, e.labels[j])
-			}
+			b.addCurve(id, contract.SeriesWhatIf, w.Scenario, e, b.scratch)
 		}
 	}
 }
 
-// curve appends the CDF of d at its reported edges.
-func (b *builder) curve(dps pmetric.NumberDataPointSlice, id probeID, series string, d deltaq.DeltaQ, ts pcommon.Timestamp) {
+// curve adds the CDF of d at its reported edges.
+func (b *builder) curve(id probeID, series string, d deltaq.DeltaQ) {
 	e := b.edgesOf(d.Width(), d.Bins())
 	b.scratch = d.CDFEdges(b.scratch)
-	b.points(dps, id, series, e, b.scratch, ts)
+	b.addCurve(id, series, "", e, b.scratch)
 }
 
 // cdfPointCount returns the number of deltaq.cdf points of a probe.
@@ -532,13 +534,6 @@ func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
 		n += 3 * len(b.edgesOf(p.Band.Width, len(p.Band.Mean)).idx)
 	}
 	return n
-}
-
-// points appends cdf[i] at the reported edges e.
-func (b *builder) points(dps pmetric.NumberDataPointSlice, id probeID, series string, e *edges, cdf []float64, ts pcommon.Timestamp) {
-	for j, i := range e.idx {
-		gauge(dps, id, ts, cdf[i], contract.AttrSeries, series, contract.AttrLE, e.labels[j])
-	}
 }
 
 // gauge appends one double point with the probe's attributes and up to
