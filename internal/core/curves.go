@@ -30,8 +30,9 @@ import (
 type curveSet struct {
 	curves []cdfCurve
 	// values holds every curve's values at its reported edges, curve after
-	// curve.
+	// curve; size is the encoded size of all their points (pointSize).
 	values []float64
+	size   int
 	// minPart is the fewest points a goroutine of buildCurves builds:
 	// fewer are not worth a goroutine (minCurvePart), and parts the most
 	// goroutines (GOMAXPROCS); 0 for those defaults, tests set them.
@@ -58,8 +59,11 @@ const minCurvePart = 1024
 func (b *builder) addCurve(id probeID, series, scenario string, e *edges, cdf []float64) {
 	c := &b.cdf
 	off := len(c.values)
-	for _, i := range e.idx {
+	for j, i := range e.idx {
 		c.values = append(c.values, cdf[i])
+		if b.measure {
+			c.size += fieldCost(pointSize(id, series, scenario, e.labels[j]))
+		}
 	}
 	c.curves = append(c.curves, cdfCurve{id: id, series: series, scenario: scenario, e: e, off: off})
 }
@@ -75,7 +79,7 @@ func (b *builder) buildCurves(dps pmetric.NumberDataPointSlice, ts pcommon.Times
 	c := &b.cdf
 	defer func() {
 		clear(c.curves) // the probes' names
-		c.curves, c.values = c.curves[:0], c.values[:0]
+		c.curves, c.values, c.size = c.curves[:0], c.values[:0], 0
 	}()
 	minPart, parts := c.minPart, c.parts
 	if minPart <= 0 {
@@ -148,3 +152,23 @@ func buildPoints(dps pmetric.NumberDataPointSlice, curves []cdfCurve, values []f
 		}
 	}
 }
+
+// pointSize is the encoded size (protobuf, OTLP's NumberDataPoint) of a
+// deltaq.cdf point of buildPoints without its tag and length: its time
+// and its double (a fixed64 field each, with a one-byte tag) and its
+// attributes. Its start time and flags are zero, not encoded.
+func pointSize(id probeID, series, scenario, le string) int {
+	n := 2*(1+8) + attrSize(contract.AttrProbe, id.name) + attrSize(contract.AttrSeries, series) +
+		attrSize(contract.AttrLE, le)
+	if id.service != "" {
+		n += attrSize(contract.AttrService, id.service)
+	}
+	if series == contract.SeriesWhatIf {
+		n += attrSize(contract.AttrScenario, scenario)
+	}
+	return n
+}
+
+// attrSize is the encoded size of a string attribute k = v with its tag
+// and length: a KeyValue of its key and an AnyValue of its string.
+func attrSize(k, v string) int { return fieldCost(fieldCost(len(k)) + fieldCost(fieldCost(len(v)))) }

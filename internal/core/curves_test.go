@@ -41,3 +41,33 @@ func TestCurvesInPartsAreTheSerialOutput(t *testing.T) {
 		assert.Equal(t, serial, got, "%d parts", parts)
 	}
 }
+
+// TestCurveSizes checks the size bound the builder gives the splitter: a
+// deltaq.cdf point's encoded size (pointSize) is pdata's, for a probe
+// with and without services and for a what-if series, and a window's
+// bound is its size up to the length prefixes' growth and the shells of
+// the metrics left without points (removed after the bound is taken).
+func TestCurveSizes(t *testing.T) {
+	var sz pmetric.ProtoMarshaler
+	e := &edges{idx: []int{0, 1}, labels: []string{"0.001", "0.25"}}
+	for _, cv := range []cdfCurve{
+		{id: probeID{name: "p"}, series: contract.SeriesObserved, e: e},
+		{id: probeID{name: "checkout", service: "cart,web"}, series: contract.SeriesUpper, e: e},
+		{id: probeID{name: "p"}, series: contract.SeriesWhatIf, scenario: "faster", e: e},
+	} {
+		dps := pmetric.NewNumberDataPointSlice()
+		buildPoints(dps, []cdfCurve{cv}, []float64{0, 0.5}, 1)
+		for j, dp := range dps.All() {
+			assert.Equal(t, sz.NumberDataPointSize(dp), pointSize(cv.id, cv.series, cv.scenario, e.labels[j]), "%+v", cv)
+		}
+	}
+
+	r := largeResult(t, testConfig(), 100, 1000)
+	b := newBuilder(DefaultCDFPoints, 0, exporterScope, "test", t0)
+	b.measure = true
+	md := b.metrics(r)
+	require.Equal(t, md, b.split.hint.md)
+	size := sz.MetricsSize(md)
+	assert.GreaterOrEqual(t, b.split.hint.bound, size)
+	assert.LessOrEqual(t, b.split.hint.bound, size+16+4096)
+}

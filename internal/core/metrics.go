@@ -38,8 +38,12 @@ type builder struct {
 	// holds the window's deltaq.cdf series until they are built.
 	scratch []float64
 	cdf     curveSet
-	// split cuts the output into requests of at most max_request_bytes.
-	split splitter
+	// split cuts the output into requests of at most max_request_bytes;
+	// measure is set when there is such a bound: the builder then tells
+	// split an upper bound of a window's size, taken before the deltaq.cdf
+	// points are built (curveSet.size), which spares their measuring.
+	split   splitter
+	measure bool
 
 	// cum holds each probe's deltaq.observed stream; windows counts the
 	// results built, the clock of cumulative.seen.
@@ -282,6 +286,13 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	b.svcLabels = b.services.labels(b.names, b.windows, b.svcLabels)
 	for i := range r.Probes {
 		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
+	}
+	if b.measure {
+		// The size of everything else and the exact size of the curves'
+		// points: adding them to deltaq.cdf lengthens at most four length
+		// prefixes (the gauge's, the metric's, its scope's and its
+		// resource's) from one byte to at most five.
+		b.split.hint = sizeHint{md: md, bound: b.split.msz.MetricsSize(md) + b.cdf.size + 4*4}
 	}
 	b.buildCurves(s.cdf.Gauge().DataPoints(), winEnd)
 	b.forgetStreams()
