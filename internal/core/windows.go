@@ -644,7 +644,7 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 		fineOK = false // weights without analysis counts
 	}
 	if w.Probe == "" || !hasTimeout || !hasFailure || !fineOK || n == 0 || counts.Len() != n+1 ||
-		w.Timeouts < 0 || w.Failures < 0 || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
+		w.Timeouts < 0 || w.Failures < 0 {
 		return false
 	}
 	key.first, key.last = bounds.At(0), bounds.At(n-1)
@@ -652,7 +652,10 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	if !ok || n > l.bins {
 		return false
 	}
-	if !readBuckets(l, bounds, counts, w) {
+	// The overflow bucket is checked after the others are read: they are
+	// read from the first, and the last is then in the processor's cache
+	// rather than a miss of its own ahead of theirs.
+	if !readBuckets(l, bounds, counts, w) || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
 		return false
 	}
 	w.DMaxNs, w.Bins, w.LogLinear = l.dmaxNs, l.bins, l.ll
