@@ -59,10 +59,13 @@ const minCurvePart = 1024
 func (b *builder) addCurve(id probeID, series, scenario string, e *edges, cdf []float64) {
 	c := &b.cdf
 	off := len(c.values)
-	for j, i := range e.idx {
+	for _, i := range e.idx {
 		c.values = append(c.values, cdf[i])
-		if b.measure {
-			c.size += fieldCost(pointSize(id, series, scenario, e.labels[j]))
+	}
+	if b.measure {
+		base := pointSize(id, series, scenario)
+		for _, le := range e.labels {
+			c.size += fieldCost(base + attrSize(contract.AttrLE, le))
 		}
 	}
 	c.curves = append(c.curves, cdfCurve{id: id, series: series, scenario: scenario, e: e, off: off})
@@ -154,12 +157,12 @@ func buildPoints(dps pmetric.NumberDataPointSlice, curves []cdfCurve, values []f
 }
 
 // pointSize is the encoded size (protobuf, OTLP's NumberDataPoint) of a
-// deltaq.cdf point of buildPoints without its tag and length: its time
-// and its double (a fixed64 field each, with a one-byte tag) and its
-// attributes. Its start time and flags are zero, not encoded.
-func pointSize(id probeID, series, scenario, le string) int {
-	n := 2*(1+8) + attrSize(contract.AttrProbe, id.name) + attrSize(contract.AttrSeries, series) +
-		attrSize(contract.AttrLE, le)
+// deltaq.cdf point of buildPoints without its tag and length and without
+// its deltaq.le attribute (attrSize): its time and its double (a fixed64
+// field each, with a one-byte tag) and its other attributes. Its start
+// time and flags are zero, not encoded.
+func pointSize(id probeID, series, scenario string) int {
+	n := 2*(1+8) + attrSize(contract.AttrProbe, id.name) + attrSize(contract.AttrSeries, series)
 	if id.service != "" {
 		n += attrSize(contract.AttrService, id.service)
 	}

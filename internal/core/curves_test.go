@@ -58,7 +58,7 @@ func TestCurveSizes(t *testing.T) {
 		dps := pmetric.NewNumberDataPointSlice()
 		buildPoints(dps, []cdfCurve{cv}, []float64{0, 0.5}, 1)
 		for j, dp := range dps.All() {
-			assert.Equal(t, sz.NumberDataPointSize(dp), pointSize(cv.id, cv.series, cv.scenario, e.labels[j]), "%+v", cv)
+			assert.Equal(t, sz.NumberDataPointSize(dp), pointSize(cv.id, cv.series, cv.scenario)+attrSize(contract.AttrLE, e.labels[j]), "%+v", cv)
 		}
 	}
 
@@ -70,4 +70,30 @@ func TestCurveSizes(t *testing.T) {
 	size := sz.MetricsSize(md)
 	assert.GreaterOrEqual(t, b.split.hint.bound, size)
 	assert.LessOrEqual(t, b.split.hint.bound, size+16+4096)
+}
+
+// BenchmarkWindowOutput measures building one window's OTLP metrics (100
+// probes of 1000 bins, their observed curves at the default cdf_points),
+// the analysis not timed: with the deltaq.cdf points built by this
+// goroutine alone (parts=1) and by up to GOMAXPROCS (parts=max). It
+// reports the process's CPU time besides the wall-clock time.
+func BenchmarkWindowOutput(b *testing.B) {
+	r := largeResult(b, testConfig(), 100, 1000)
+	for _, parts := range []int{1, 0} {
+		name := "parts=1"
+		if parts == 0 {
+			name = "parts=max"
+		}
+		b.Run(name, func(b *testing.B) {
+			build := newBuilder(DefaultCDFPoints, 0, exporterScope, "bench", t0)
+			build.cdf.parts = parts
+			build.measure = true
+			b.ReportAllocs()
+			c0 := processCPU()
+			for b.Loop() {
+				build.split.metrics(build.metrics(r), DefaultMaxRequestBytes, func(pmetric.Metrics) {})
+			}
+			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
