@@ -304,3 +304,35 @@ func agentWindows(b *testing.B, perProbe int, windowsOnly bool) []pmetric.Metric
 	o.tick(now)
 	return sink.AllMetrics()
 }
+
+// BenchmarkReadFine measures reading the analysis counts of the 100
+// deltaq.window points of one agent's window (BenchmarkGatewayMerge's),
+// per point, from pdata's bytes where they lie.
+func BenchmarkReadFine(b *testing.B) {
+	var values []pcommon.Value
+	for _, md := range agentWindows(b, 2000, true) {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != contract.MetricWindow {
+				return
+			}
+			for _, dp := range m.Histogram().DataPoints().All() {
+				if v, ok := dp.Attributes().Get(contract.AttrFine); ok {
+					values = append(values, v)
+				}
+			}
+		})
+	}
+	if len(values) != mergeProbes {
+		b.Fatalf("%d points with analysis counts, want %d", len(values), mergeProbes)
+	}
+	var w analysis.Window
+	b.ResetTimer()
+	for b.Loop() {
+		for _, v := range values {
+			if !readFine(v, &w) {
+				b.Fatal("not a window's analysis counts")
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(values)), "ns/window")
+}
