@@ -84,6 +84,9 @@ func (b *builder) buildCurves(dps pmetric.NumberDataPointSlice, ts pcommon.Times
 		clear(c.curves) // the probes' names
 		c.curves, c.values, c.size = c.curves[:0], c.values[:0], 0
 	}()
+	// Size the points once: growing the slice per curve would copy it
+	// again and again.
+	dps.EnsureCapacity(dps.Len() + len(c.values))
 	minPart, parts := c.minPart, c.parts
 	if minPart <= 0 {
 		minPart = minCurvePart

@@ -262,15 +262,6 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.contributors = newMetric(ms, contract.MetricContributors, contract.UnitContributors, "The agents whose windows of configured probes were merged into this window.")
 	s.contributors.SetEmptyGauge()
 
-	// Size the deltaq.cdf points once: growing the slice per curve would
-	// copy it again and again.
-	if !b.windowsOnly {
-		cdfPoints := 0
-		for i := range r.Probes {
-			cdfPoints += b.cdfPointCount(&r.Probes[i])
-		}
-		s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
-	}
 	winStart := pcommon.NewTimestampFromTime(r.Start)
 	winEnd := pcommon.NewTimestampFromTime(r.End)
 	if b.merging.Load() {
@@ -522,29 +513,6 @@ func (b *builder) curve(id probeID, series string, d deltaq.DeltaQ) {
 	e := b.edgesOf(d.Width(), d.Bins())
 	b.scratch = d.CDFEdges(b.scratch)
 	b.addCurve(id, series, "", e, b.scratch)
-}
-
-// cdfPointCount returns the number of deltaq.cdf points of a probe.
-func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
-	n := 0
-	if p.Observed != nil {
-		n += len(b.edgesOf(p.Observed.Width(), p.Observed.Bins()).idx)
-		if p.QTA != nil {
-			n += len(b.edgesOf(p.Width, p.Bins).idx)
-		}
-	}
-	if p.Calculated != nil {
-		n += len(b.edgesOf(p.Calculated.Width(), p.Calculated.Bins()).idx)
-	}
-	for k := range p.WhatIf {
-		if d := p.WhatIf[k].DeltaQ; d != nil {
-			n += len(b.edgesOf(d.Width(), d.Bins()).idx)
-		}
-	}
-	if p.Band != nil {
-		n += 3 * len(b.edgesOf(p.Band.Width, len(p.Band.Mean)).idx)
-	}
-	return n
 }
 
 // gauge appends one double point with the probe's attributes and up to
