@@ -13,35 +13,6 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
-// TestCurvesInPartsAreTheSerialOutput checks that building a window's
-// deltaq.cdf points in several parts, each by a goroutine of its own,
-// gives the output of one builder point after point, to the byte.
-func TestCurvesInPartsAreTheSerialOutput(t *testing.T) {
-	r := largeResult(t, testConfig(), 100, 1000)
-	var enc pmetric.ProtoMarshaler
-	build := func(minPart, parts int) ([]byte, int) {
-		b := newBuilder(DefaultCDFPoints, 0, exporterScope, "test", t0)
-		b.cdf.minPart, b.cdf.parts = minPart, parts
-		md := b.metrics(r)
-		n := 0
-		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() == contract.MetricCDF {
-				n = m.Gauge().DataPoints().Len()
-			}
-		})
-		buf, err := enc.MarshalMetrics(md)
-		require.NoError(t, err)
-		return buf, n
-	}
-	serial, n := build(1<<30, 1)
-	require.Greater(t, n, 3000, "deltaq.cdf points")
-	for _, parts := range []int{2, 3, 7, 1000} {
-		got, m := build(1, parts)
-		assert.Equal(t, n, m, "%d parts", parts)
-		assert.Equal(t, serial, got, "%d parts", parts)
-	}
-}
-
 // TestCurveSizes checks the size bound the builder gives the splitter: a
 // deltaq.cdf point's encoded size (pointSize) is pdata's, for a probe
 // with and without services and for a what-if series, and a window's
@@ -73,27 +44,18 @@ func TestCurveSizes(t *testing.T) {
 }
 
 // BenchmarkWindowOutput measures building one window's OTLP metrics (100
-// probes of 1000 bins, their observed curves at the default cdf_points),
-// the analysis not timed: with the deltaq.cdf points built by this
-// goroutine alone (parts=1) and by up to GOMAXPROCS (parts=max). It
-// reports the process's CPU time besides the wall-clock time.
+// probes of 1000 bins, their observed curves at the default cdf_points)
+// and handing them to the splitter under the default max_request_bytes,
+// the analysis not timed. It reports the process's CPU time besides the
+// wall-clock time.
 func BenchmarkWindowOutput(b *testing.B) {
 	r := largeResult(b, testConfig(), 100, 1000)
-	for _, parts := range []int{1, 0} {
-		name := "parts=1"
-		if parts == 0 {
-			name = "parts=max"
-		}
-		b.Run(name, func(b *testing.B) {
-			build := newBuilder(DefaultCDFPoints, 0, exporterScope, "bench", t0)
-			build.cdf.parts = parts
-			build.measure = true
-			b.ReportAllocs()
-			c0 := processCPU()
-			for b.Loop() {
-				build.split.metrics(build.metrics(r), DefaultMaxRequestBytes, func(pmetric.Metrics) {})
-			}
-			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
+	build := newBuilder(DefaultCDFPoints, 0, exporterScope, "bench", t0)
+	build.measure = true
+	b.ReportAllocs()
+	c0 := processCPU()
+	for b.Loop() {
+		build.split.metrics(build.metrics(r), DefaultMaxRequestBytes, func(pmetric.Metrics) {})
 	}
+	b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
