@@ -156,13 +156,16 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 	idx, counts := slices.Grow(w.FineIndex[:0], m)[:m], slices.Grow(w.FineCounts[:0], m)[:m]
 	k, prev := 0, -1
 	for i := 1; i < n; {
-		if i+8 <= n {
-			// Four pairs of one byte each, the common run of them, loaded
-			// before the stores, which then share one load of pdata's
-			// slice (readBytes). prev only grows: it is checked once.
+		if i+8 <= n && b.At(i)|b.At(i+1) < 0x80 {
+			// Four pairs of one byte each, the common run of them in a
+			// window of many instances, loaded before the stores, which
+			// then share one load of pdata's slice (readBytes). The first
+			// pair is looked at alone first: the pairs of a window of few
+			// instances have steps of several bytes. prev only grows: it
+			// is checked once.
 			c0, c1, c2, c3 := b.At(i), b.At(i+1), b.At(i+2), b.At(i+3)
 			c4, c5, c6, c7 := b.At(i+4), b.At(i+5), b.At(i+6), b.At(i+7)
-			if c0|c1|c2|c3|c4|c5|c6|c7 < 0x80 {
+			if c2|c3|c4|c5|c6|c7 < 0x80 {
 				x, y := idx[k:k+4:k+4], counts[k:k+4:k+4]
 				prev += int(c0) + 1
 				x[0], y[0] = prev, uint64(c1)

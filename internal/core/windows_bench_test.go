@@ -306,11 +306,19 @@ func agentWindows(b *testing.B, perProbe int, windowsOnly bool) []pmetric.Metric
 }
 
 // BenchmarkReadFine measures reading the analysis counts of the 100
-// deltaq.window points of one agent's window (BenchmarkGatewayMerge's),
-// per point, from pdata's bytes where they lie.
+// deltaq.window points of one agent's window, per point, from pdata's
+// bytes where they lie: BenchmarkGatewayMerge's windows (dense) and
+// BenchmarkGatewayMergeSparse's (sparse).
 func BenchmarkReadFine(b *testing.B) {
+	b.Run("dense", func(b *testing.B) { benchReadFine(b, 2000) })
+	b.Run("sparse", func(b *testing.B) { benchReadFine(b, 5) })
+}
+
+// benchReadFine runs BenchmarkReadFine with perProbe instances of each
+// probe in the window.
+func benchReadFine(b *testing.B, perProbe int) {
 	var values []pcommon.Value
-	for _, md := range agentWindows(b, 2000, true) {
+	for _, md := range agentWindows(b, perProbe, true) {
 		forEachMetric(md, func(m pmetric.Metric) {
 			if m.Name() != contract.MetricWindow {
 				return
