@@ -34,10 +34,16 @@ type builder struct {
 	start  pcommon.Timestamp
 	shapes map[shape]*edges
 	qLabel map[float64]string
-	// scratch holds a CDF while its points are appended.
+	// scratch holds a CDF while its reported values are taken; curves
+	// holds the window's deltaq.cdf series until they are built.
 	scratch []float64
-	// split cuts the output into requests of at most max_request_bytes.
-	split splitter
+	cdf     curveSet
+	// split cuts the output into requests of at most max_request_bytes;
+	// measure is set when there is such a bound: the builder then tells
+	// split an upper bound of a window's size, taken before the deltaq.cdf
+	// points are built (curveSet.size), which spares their measuring.
+	split   splitter
+	measure bool
 
 	// cum holds each probe's deltaq.observed stream; windows counts the
 	// results built, the clock of cumulative.seen.
@@ -256,15 +262,6 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.contributors = newMetric(ms, contract.MetricContributors, contract.UnitContributors, "The agents whose windows of configured probes were merged into this window.")
 	s.contributors.SetEmptyGauge()
 
-	// Size the deltaq.cdf points once: growing the slice per curve would
-	// copy it again and again.
-	if !b.windowsOnly {
-		cdfPoints := 0
-		for i := range r.Probes {
-			cdfPoints += b.cdfPointCount(&r.Probes[i])
-		}
-		s.cdf.Gauge().DataPoints().EnsureCapacity(cdfPoints)
-	}
 	winStart := pcommon.NewTimestampFromTime(r.Start)
 	winEnd := pcommon.NewTimestampFromTime(r.End)
 	if b.merging.Load() {
@@ -281,6 +278,14 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	for i := range r.Probes {
 		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
 	}
+	if b.measure {
+		// The size of everything else and the exact size of the curves'
+		// points: adding them to deltaq.cdf lengthens at most four length
+		// prefixes (the gauge's, the metric's, its scope's and its
+		// resource's) from one byte to at most five.
+		b.split.hint = sizeHint{md: md, bound: b.split.msz.MetricsSize(md) + b.cdf.size + 4*4}
+	}
+	b.buildCurves(s.cdf.Gauge().DataPoints(), winEnd)
 	b.forgetStreams()
 	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
 	return md
@@ -329,7 +334,7 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 	if c := b.cumulativeOf(p, start); c != nil {
 		b.observed(s, id, c, end, p.Exemplars)
 	}
-	b.curves(s.cdf.Gauge().DataPoints(), p, id, end)
+	b.curves(p, id)
 
 	qdp := s.quantile.Gauge().DataPoints()
 	for _, q := range p.Quantiles {
@@ -465,20 +470,21 @@ func putExemplar(es pmetric.ExemplarSlice, x *analysis.Exemplar, v float64) {
 	e.SetDoubleValue(v)
 }
 
-// curves appends the deltaq.cdf series of the probe: observed, calculated,
-// the band's mean and bounds, the QTA and the what-if scenarios.
-func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
+// curves adds the deltaq.cdf series of the probe to the window's curves
+// (buildCurves): observed, calculated, the band's mean and bounds, the QTA
+// and the what-if scenarios.
+func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 	if p.Observed != nil {
-		b.curve(cdf, id, contract.SeriesObserved, *p.Observed, end)
+		b.curve(id, contract.SeriesObserved, *p.Observed)
 	}
 	if p.Calculated != nil {
-		b.curve(cdf, id, contract.SeriesCalculated, *p.Calculated, end)
+		b.curve(id, contract.SeriesCalculated, *p.Calculated)
 	}
 	if p.Band != nil {
 		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.points(cdf, id, contract.SeriesMean, e, p.Band.Mean, end)
-		b.points(cdf, id, contract.SeriesLower, e, p.Band.Lower, end)
-		b.points(cdf, id, contract.SeriesUpper, e, p.Band.Upper, end)
+		b.addCurve(id, contract.SeriesMean, "", e, p.Band.Mean)
+		b.addCurve(id, contract.SeriesLower, "", e, p.Band.Lower)
+		b.addCurve(id, contract.SeriesUpper, "", e, p.Band.Upper)
 	}
 	if p.QTA != nil {
 		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
@@ -489,7 +495,7 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(cdf, id, contract.SeriesQTA, q, end)
+				b.curve(id, contract.SeriesQTA, q)
 			}
 		}
 	}
@@ -497,48 +503,16 @@ func (b *builder) curves(cdf pmetric.NumberDataPointSlice, p *analysis.ProbeResu
 		if w := &p.WhatIf[k]; w.DeltaQ != nil {
 			e := b.edgesOf(w.DeltaQ.Width(), w.DeltaQ.Bins())
 			b.scratch = w.DeltaQ.CDFEdges(b.scratch)
-			for j, i := range e.idx {
-				whatIfGauge(cdf, id, end, b.scratch[i], w.Scenario, contract.AttrLE, e.labels[j])
-			}
+			b.addCurve(id, contract.SeriesWhatIf, w.Scenario, e, b.scratch)
 		}
 	}
 }
 
-// curve appends the CDF of d at its reported edges.
-func (b *builder) curve(dps pmetric.NumberDataPointSlice, id probeID, series string, d deltaq.DeltaQ, ts pcommon.Timestamp) {
+// curve adds the CDF of d at its reported edges.
+func (b *builder) curve(id probeID, series string, d deltaq.DeltaQ) {
 	e := b.edgesOf(d.Width(), d.Bins())
 	b.scratch = d.CDFEdges(b.scratch)
-	b.points(dps, id, series, e, b.scratch, ts)
-}
-
-// cdfPointCount returns the number of deltaq.cdf points of a probe.
-func (b *builder) cdfPointCount(p *analysis.ProbeResult) int {
-	n := 0
-	if p.Observed != nil {
-		n += len(b.edgesOf(p.Observed.Width(), p.Observed.Bins()).idx)
-		if p.QTA != nil {
-			n += len(b.edgesOf(p.Width, p.Bins).idx)
-		}
-	}
-	if p.Calculated != nil {
-		n += len(b.edgesOf(p.Calculated.Width(), p.Calculated.Bins()).idx)
-	}
-	for k := range p.WhatIf {
-		if d := p.WhatIf[k].DeltaQ; d != nil {
-			n += len(b.edgesOf(d.Width(), d.Bins()).idx)
-		}
-	}
-	if p.Band != nil {
-		n += 3 * len(b.edgesOf(p.Band.Width, len(p.Band.Mean)).idx)
-	}
-	return n
-}
-
-// points appends cdf[i] at the reported edges e.
-func (b *builder) points(dps pmetric.NumberDataPointSlice, id probeID, series string, e *edges, cdf []float64, ts pcommon.Timestamp) {
-	for j, i := range e.idx {
-		gauge(dps, id, ts, cdf[i], contract.AttrSeries, series, contract.AttrLE, e.labels[j])
-	}
+	b.addCurve(id, series, "", e, b.scratch)
 }
 
 // gauge appends one double point with the probe's attributes and up to

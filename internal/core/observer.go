@@ -194,6 +194,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 
 	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
 	o.build.emitWindows = cfg.EmitWindows
+	o.build.measure = cfg.MaxRequestBytes > 0
 	o.build.services.configure(cfg.Services, cfg.Interval, cfg.ProbeIdleTimeout)
 	o.build.windowsOnly = cfg.EmitWindows && cfg.WindowsOnly
 	if set.Telemetry.Resource != (pcommon.Resource{}) {

@@ -44,6 +44,16 @@ type splitter struct {
 	costs []int
 	msz   pmetric.ProtoMarshaler
 	lsz   plog.ProtoMarshaler
+	// hint is an upper bound of the encoded size of the metrics md, when
+	// their builder knows one (builder.metrics): within the limit, they
+	// are passed on without their size being computed.
+	hint sizeHint
+}
+
+// sizeHint is an upper bound of the encoded size of md.
+type sizeHint struct {
+	md    pmetric.Metrics
+	bound int
 }
 
 // varintLen is the length of the protobuf varint encoding of x ≥ 0.
@@ -160,7 +170,9 @@ func (p *piece) end() bool {
 // the pieces. It returns the number of data points dropped because one alone
 // exceeds limit.
 func (s *splitter) metrics(md pmetric.Metrics, limit int, send func(pmetric.Metrics)) (dropped int) {
-	if limit <= 0 || s.msz.MetricsSize(md) <= limit {
+	hint := s.hint
+	s.hint = sizeHint{}
+	if limit <= 0 || (hint.md == md && hint.bound <= limit) || s.msz.MetricsSize(md) <= limit {
 		send(md)
 		return 0
 	}

@@ -156,6 +156,32 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 	idx, counts := slices.Grow(w.FineIndex[:0], m)[:m], slices.Grow(w.FineCounts[:0], m)[:m]
 	k, prev := 0, -1
 	for i := 1; i < n; {
+		if i+8 <= n && b.At(i)|b.At(i+1) < 0x80 {
+			// Four pairs of one byte each, the common run of them in a
+			// window of many instances, loaded before the stores, which
+			// then share one load of pdata's slice (readBytes). The first
+			// pair is looked at alone first: the pairs of a window of few
+			// instances have steps of several bytes. prev only grows: it
+			// is checked once.
+			c0, c1, c2, c3 := b.At(i), b.At(i+1), b.At(i+2), b.At(i+3)
+			c4, c5, c6, c7 := b.At(i+4), b.At(i+5), b.At(i+6), b.At(i+7)
+			if c2|c3|c4|c5|c6|c7 < 0x80 {
+				x, y := idx[k:k+4:k+4], counts[k:k+4:k+4]
+				prev += int(c0) + 1
+				x[0], y[0] = prev, uint64(c1)
+				prev += int(c2) + 1
+				x[1], y[1] = prev, uint64(c3)
+				prev += int(c4) + 1
+				x[2], y[2] = prev, uint64(c5)
+				prev += int(c6) + 1
+				x[3], y[3] = prev, uint64(c7)
+				if prev > math.MaxInt32 {
+					return false
+				}
+				k, i = k+4, i+8
+				continue
+			}
+		}
 		var d, c uint64
 		if i+1 < n && b.At(i)|b.At(i+1) < 0x80 {
 			// A step and a count of one byte each, the common pair.
@@ -649,7 +675,7 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 		fineOK = false // weights without analysis counts
 	}
 	if w.Probe == "" || !hasTimeout || !hasFailure || !fineOK || n == 0 || counts.Len() != n+1 ||
-		w.Timeouts < 0 || w.Failures < 0 || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
+		w.Timeouts < 0 || w.Failures < 0 {
 		return false
 	}
 	key.first, key.last = bounds.At(0), bounds.At(n-1)
@@ -657,7 +683,10 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	if !ok || n > l.bins {
 		return false
 	}
-	if !readBuckets(l, bounds, counts, w) {
+	// The overflow bucket is checked after the others are read: they are
+	// read from the first, and the last is then in the processor's cache
+	// rather than a miss of its own ahead of theirs.
+	if !readBuckets(l, bounds, counts, w) || counts.At(n) != uint64(w.Timeouts)+uint64(w.Failures) {
 		return false
 	}
 	w.DMaxNs, w.Bins, w.LogLinear = l.dmaxNs, l.bins, l.ll

@@ -304,3 +304,43 @@ func agentWindows(b *testing.B, perProbe int, windowsOnly bool) []pmetric.Metric
 	o.tick(now)
 	return sink.AllMetrics()
 }
+
+// BenchmarkReadFine measures reading the analysis counts of the 100
+// deltaq.window points of one agent's window, per point, from pdata's
+// bytes where they lie: BenchmarkGatewayMerge's windows (dense) and
+// BenchmarkGatewayMergeSparse's (sparse).
+func BenchmarkReadFine(b *testing.B) {
+	b.Run("dense", func(b *testing.B) { benchReadFine(b, 2000) })
+	b.Run("sparse", func(b *testing.B) { benchReadFine(b, 5) })
+}
+
+// benchReadFine runs BenchmarkReadFine with perProbe instances of each
+// probe in the window.
+func benchReadFine(b *testing.B, perProbe int) {
+	var values []pcommon.Value
+	for _, md := range agentWindows(b, perProbe, true) {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != contract.MetricWindow {
+				return
+			}
+			for _, dp := range m.Histogram().DataPoints().All() {
+				if v, ok := dp.Attributes().Get(contract.AttrFine); ok {
+					values = append(values, v)
+				}
+			}
+		})
+	}
+	if len(values) != mergeProbes {
+		b.Fatalf("%d points with analysis counts, want %d", len(values), mergeProbes)
+	}
+	var w analysis.Window
+	b.ResetTimer()
+	for b.Loop() {
+		for _, v := range values {
+			if !readFine(v, &w) {
+				b.Fatal("not a window's analysis counts")
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(values)), "ns/window")
+}

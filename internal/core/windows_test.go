@@ -503,6 +503,27 @@ func TestFineReadInPlace(t *testing.T) {
 			inputs = append(inputs, raw, raw[:len(raw)-1])
 		}
 	}
+	// Runs of pairs of one byte each, scattered by steps of 2 to 126 (too
+	// scattered for a run), with a pair of longer varints after some.
+	for _, n := range []int{3, 4, 5, 8, 9, 300} {
+		w := analysis.Window{Fine: true}
+		at := 0
+		for j := range n {
+			at += 3 + int(rng.Uint32N(125))
+			if j%7 == 6 {
+				at += 200
+			}
+			w.FineIndex = append(w.FineIndex, at)
+			w.FineCounts = append(w.FineCounts, uint64(rng.Uint32N(128)))
+		}
+		w.FineCounts[n-1] = 1000
+		a := pcommon.NewMap()
+		putFine(a, &w, nil)
+		v, _ := a.Get(contract.AttrFine)
+		raw := v.Bytes().AsRaw()
+		require.Equal(t, byte(fineSparse), raw[0])
+		inputs = append(inputs, raw, raw[:len(raw)-1])
+	}
 	// Varints of 10 bytes and beyond, and at the limits of an index.
 	inputs = append(inputs,
 		[]byte{fineSparse, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},

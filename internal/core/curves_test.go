@@ -1,0 +1,61 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package core
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/contract"
+)
+
+// TestCurveSizes checks the size bound the builder gives the splitter: a
+// deltaq.cdf point's encoded size (pointSize) is pdata's, for a probe
+// with and without services and for a what-if series, and a window's
+// bound is its size up to the length prefixes' growth and the shells of
+// the metrics left without points (removed after the bound is taken).
+func TestCurveSizes(t *testing.T) {
+	var sz pmetric.ProtoMarshaler
+	e := &edges{idx: []int{0, 1}, labels: []string{"0.001", "0.25"}}
+	for _, cv := range []cdfCurve{
+		{id: probeID{name: "p"}, series: contract.SeriesObserved, e: e},
+		{id: probeID{name: "checkout", service: "cart,web"}, series: contract.SeriesUpper, e: e},
+		{id: probeID{name: "p"}, series: contract.SeriesWhatIf, scenario: "faster", e: e},
+	} {
+		dps := pmetric.NewNumberDataPointSlice()
+		buildPoints(dps, []cdfCurve{cv}, []float64{0, 0.5}, 1)
+		for j, dp := range dps.All() {
+			assert.Equal(t, sz.NumberDataPointSize(dp), pointSize(cv.id, cv.series, cv.scenario)+attrSize(contract.AttrLE, e.labels[j]), "%+v", cv)
+		}
+	}
+
+	r := largeResult(t, testConfig(), 100, 1000)
+	b := newBuilder(DefaultCDFPoints, 0, exporterScope, "test", t0)
+	b.measure = true
+	md := b.metrics(r)
+	require.Equal(t, md, b.split.hint.md)
+	size := sz.MetricsSize(md)
+	assert.GreaterOrEqual(t, b.split.hint.bound, size)
+	assert.LessOrEqual(t, b.split.hint.bound, size+16+4096)
+}
+
+// BenchmarkWindowOutput measures building one window's OTLP metrics (100
+// probes of 1000 bins, their observed curves at the default cdf_points)
+// and handing them to the splitter under the default max_request_bytes,
+// the analysis not timed. It reports the process's CPU time besides the
+// wall-clock time.
+func BenchmarkWindowOutput(b *testing.B) {
+	r := largeResult(b, testConfig(), 100, 1000)
+	build := newBuilder(DefaultCDFPoints, 0, exporterScope, "bench", t0)
+	build.measure = true
+	b.ReportAllocs()
+	c0 := processCPU()
+	for b.Loop() {
+		build.split.metrics(build.metrics(r), DefaultMaxRequestBytes, func(pmetric.Metrics) {})
+	}
+	b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
