@@ -449,26 +449,27 @@ func countSum(c []uint64) (n uint64, sat bool) {
 	i := 0
 	for ; i+4 <= len(c); i += 4 {
 		q := c[i : i+4 : i+4]
-		var cy uint64
-		s0, cy = bits.Add64(s0, q[0], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
-		s1, cy = bits.Add64(s1, q[1], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
-		s2, cy = bits.Add64(s2, q[2], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
-		s3, cy = bits.Add64(s3, q[3], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		s0, carries = addCarry(s0, q[0], carries)
+		s1, carries = addCarry(s1, q[1], carries)
+		s2, carries = addCarry(s2, q[2], carries)
+		s3, carries = addCarry(s3, q[3], carries)
 	}
 	for ; i < len(c); i++ {
-		var cy uint64
-		s0, cy = bits.Add64(s0, c[i], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		s0, carries = addCarry(s0, c[i], carries)
 	}
 	var c1, c2, c3 uint64
 	n, c1 = bits.Add64(s0, s1, 0)
 	n, c2 = bits.Add64(n, s2, 0)
 	n, c3 = bits.Add64(n, s3, 0)
 	return n, carries|c1|c2|c3 != 0
+}
+
+// addCarry returns s + x and carries plus the carry out of that sum: two
+// adds, the second with carry.
+func addCarry(s, x, carries uint64) (uint64, uint64) {
+	s, cy := bits.Add64(s, x, 0)
+	carries, _ = bits.Add64(carries, 0, cy)
+	return s, carries
 }
 
 // binMoments returns Σ cⱼ (sat: it overflows uint64) and Σ cⱼ·iⱼ of the
@@ -507,24 +508,17 @@ func denseMoments(c []uint64) (n, carries, m uint64) {
 	i := 0
 	for ; i+4 <= len(c); i += 4 {
 		q := c[i : i+4 : i+4]
-		var cy uint64
-		n, cy = bits.Add64(n, q[0], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		n, carries = addCarry(n, q[0], carries)
 		t += n
-		n, cy = bits.Add64(n, q[1], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		n, carries = addCarry(n, q[1], carries)
 		t += n
-		n, cy = bits.Add64(n, q[2], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		n, carries = addCarry(n, q[2], carries)
 		t += n
-		n, cy = bits.Add64(n, q[3], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		n, carries = addCarry(n, q[3], carries)
 		t += n
 	}
 	for ; i < len(c); i++ {
-		var cy uint64
-		n, cy = bits.Add64(n, c[i], 0)
-		carries, _ = bits.Add64(carries, 0, cy)
+		n, carries = addCarry(n, c[i], carries)
 		t += n
 	}
 	return n, carries, uint64(len(c))*n - t
