@@ -5,6 +5,7 @@ package contract
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -123,24 +124,9 @@ func threshold(s string) (uint64, bool) {
 	if len(s) == 0 || len(s) > 14 {
 		return 0, false
 	}
-	var t uint64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			// Upper case, as contrib's sampling package accepts it.
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		t = t<<4 | uint64(d)
-	}
-	return t << (4 * (14 - len(s))), true
+	// Upper case too, as contrib's sampling package accepts it; no sign.
+	t, err := strconv.ParseUint(s, 16, 64)
+	return t << (4 * (14 - len(s))), err == nil
 }
 
 func trimOWS(s string) string {
