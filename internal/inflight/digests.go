@@ -55,13 +55,21 @@ func (d *digests) home(k uint64) uint64 { return ((k ^ d.xor) * d.mul) >> d.shif
 
 // get returns the slot of k.
 func (d *digests) get(k uint64) (int32, bool) {
+	_, i, ok := d.lookup(k)
+	return i, ok
+}
+
+// lookup returns the position of k and its slot when k is held; when it
+// is not, pos is the free position its probe ended at, where setAt puts
+// k as long as the table has not changed since.
+func (d *digests) lookup(k uint64) (pos uint64, slot int32, found bool) {
 	for h := d.home(k); ; h = (h + 1) & d.mask {
 		p := &d.pos[h]
 		if p.slot == 0 {
-			return 0, false
+			return h, 0, false
 		}
 		if p.key == k {
-			return p.slot - 1, true
+			return h, p.slot - 1, true
 		}
 	}
 }
@@ -79,6 +87,19 @@ func (d *digests) set(k uint64, i int32) {
 	d.n++
 }
 
+// setAt is set at pos, the free position lookup(k) returned, with no
+// change to the table since: the span path looks a key up before it adds
+// it, and the look-up's probe is not repeated. It falls back to set when
+// the table must grow first.
+func (d *digests) setAt(pos, k uint64, i int32) {
+	if 2*(d.n+1) > len(d.pos) {
+		d.set(k, i)
+		return
+	}
+	d.pos[pos] = digestPos{key: k, slot: i + 1}
+	d.n++
+}
+
 // grow doubles the table.
 func (d *digests) grow() {
 	old := d.pos
@@ -91,8 +112,7 @@ func (d *digests) grow() {
 	}
 }
 
-// del forgets k, which is held, and moves back the entries of its probe
-// run that may stand in its place, so that no look-up stops short.
+// del forgets k, which is held.
 func (d *digests) del(k uint64) {
 	h := d.home(k)
 	for d.pos[h].slot == 0 || d.pos[h].key != k {
@@ -101,6 +121,13 @@ func (d *digests) del(k uint64) {
 		}
 		h = (h + 1) & d.mask
 	}
+	d.delAt(h)
+}
+
+// delAt empties position h, which holds a digest, and moves back the
+// entries of its probe run that may stand in its place, so that no
+// look-up stops short.
+func (d *digests) delAt(h uint64) {
 	for j := h; ; {
 		j = (j + 1) & d.mask
 		if d.pos[j].slot == 0 {

@@ -163,14 +163,15 @@ func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
 // otherwise: the span path adds an instance a start event, and an Eviction
 // returned each time, an Instance in it, would be copied each time.
 func (t *Table) add(inst *Instance, ev *Eviction) bool {
-	_, dup, short := t.index.find(&inst.Key, t.slots)
-	if dup {
+	h := t.index.find(&inst.Key, t.slots)
+	if h.found {
 		return false
 	}
 	if t.index.len() >= t.capacity {
 		old := t.oldest
 		*ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
+		h = t.index.find(&inst.Key, t.slots) // the removal may have moved keys
 	}
 	i := t.alloc()
 	s := &t.slots[i]
@@ -186,7 +187,7 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 		t.oldest = i
 	}
 	t.newest = i
-	s.long = t.index.put(&inst.Key, i, short)
+	s.long = t.index.put(&inst.Key, i, h)
 	t.started++
 	t.schedule(i, t.wheel.tick)
 	return true
@@ -195,24 +196,27 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 // End stops tracking the instance with key k, whose span has arrived, and
 // returns it with the state it was in. ok is false when k is not tracked.
 func (t *Table) End(k Key) (inst Instance, state State, ok bool) {
-	i, ok := t.index.get(&k, t.slots)
-	if !ok {
+	h := t.index.find(&k, t.slots)
+	if !h.found {
 		return Instance{}, Started, false
 	}
-	inst, state = t.slots[i].inst, t.slots[i].state
-	t.remove(i)
+	inst, state = t.slots[h.slot].inst, t.slots[h.slot].state
+	t.index.delHit(&k, h)
+	t.unlink(h.slot)
 	return inst, state, true
 }
 
 // end is End for a caller that needs only the instance's probe: nothing
-// of the instance is copied out.
-func (t *Table) end(k Key) (probe int, state State, ok bool) {
-	i, ok := t.index.get(&k, t.slots)
-	if !ok {
+// of the instance is copied out, and the key's look-up serves its removal.
+func (t *Table) end(k *Key) (probe int, state State, ok bool) {
+	h := t.index.find(k, t.slots)
+	if !h.found {
 		return 0, Started, false
 	}
-	probe, state = t.slots[i].inst.Probe, t.slots[i].state
-	t.remove(i)
+	s := &t.slots[h.slot]
+	probe, state = s.inst.Probe, s.state
+	t.index.delHit(k, h)
+	t.unlink(h.slot)
 	return probe, state, true
 }
 
@@ -291,8 +295,13 @@ func (t *Table) alloc() int32 {
 // remove unlinks slot i from the index, the wheel and the insertion list and
 // puts it on the free list.
 func (t *Table) remove(i int32) {
+	t.index.del(&t.slots[i].inst.Key, t.slots[i].long)
+	t.unlink(i)
+}
+
+// unlink is remove for a slot the index no longer holds.
+func (t *Table) unlink(i int32) {
 	s := &t.slots[i]
-	t.index.del(&s.inst.Key, s.long)
 	if s.state == TimedOut {
 		t.timedOut--
 	} else {

@@ -100,7 +100,7 @@ func (l Locked) Unlock() {
 func (l Locked) End(k Key, now int64) EndResult {
 	t := l.t
 	var r EndResult
-	r.Probe, r.State, r.Found = t.table.end(k)
+	r.Probe, r.State, r.Found = t.table.end(&k)
 	if !r.Found && t.remember.Load() {
 		r.Cut = t.ended.Add(k, now)
 	}
