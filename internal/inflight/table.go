@@ -88,16 +88,20 @@ type Eviction struct {
 const none = -1
 
 type slot struct {
-	inst  Instance
+	// The fields an end reads and writes come first, within the slot's
+	// first 64 bytes with the instance's key and probe: a span's end
+	// touches one cache line of its slot, and one of each neighbour's.
 	due   int64
 	state State
+	// long says that the index holds the key by the whole Key (keyIndex);
+	// named that the instance has a Service or a Name, which remove clears.
+	long, named bool
 	// bucket is the slot's bucket of the wheel; wprev and wnext link the
 	// slots of a bucket (none at the ends).
 	bucket, wprev, wnext int32
 	// prev and next link the slots in insertion order (none at the ends).
 	prev, next int32
-	// long says that the index holds the key by the whole Key (keyIndex).
-	long bool
+	inst       Instance
 }
 
 // Table is a bounded set of tracked instances. The zero value is not usable;
@@ -180,6 +184,7 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	s.due = max(inst.Due, inst.Deadline)
 	s.inst.Due = s.due
 	s.state = Started
+	s.named = inst.Service != "" || inst.Name != ""
 	s.prev, s.next = t.newest, none
 	if t.newest != none {
 		t.slots[t.newest].next = i
@@ -322,7 +327,9 @@ func (t *Table) unlink(i int32) {
 		t.newest = s.prev
 	}
 
-	s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
+	if s.named {
+		s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
+	}
 	t.free = append(t.free, i)
 }
 
