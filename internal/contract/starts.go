@@ -131,9 +131,8 @@ func (s Starts) Len() int { return len(s.entries) / StartEntryBytes }
 // returned as 0, which Valid refuses.
 func (s Starts) At(i int) StartEntry {
 	b := s.entries[i*StartEntryBytes : (i+1)*StartEntryBytes]
-	var e StartEntry
-	copy(e.TraceID[:], b[:16])
-	copy(e.SpanID[:], b[16:24])
+	// Array conversions, not copy: the ids move in two loads, once.
+	e := StartEntry{TraceID: [16]byte(b[:16]), SpanID: [8]byte(b[16:24])}
 	if ts := binary.LittleEndian.Uint64(b[24:32]); ts <= 1<<63-1 {
 		e.Start = int64(ts)
 	}

@@ -9,7 +9,7 @@ import "encoding/binary"
 // by a 64-bit digest of the trace and span ids (short, digests.go), which
 // hashes and compares in a few nanoseconds where a map keyed by the
 // 24-byte Key hashes all of it, and the span path looks a key up for every
-// matched span. A key whose digest another tracked key holds already
+// matched span. A key whose digest (its tag) another tracked key holds already
 // — by chance, or forged — goes to long, keyed by the whole Key, so that
 // no two instances are ever confused; the slot's own key is compared on
 // every hit.
