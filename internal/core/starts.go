@@ -438,7 +438,9 @@ func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
 		sb.now = sp.clock().UnixNano()
 		sb.lock, sb.held = s.tracker.Lock(), true
 	}
-	r := sb.lock.End(inflight.Key{TraceID: in.TraceID, SpanID: in.SpanID}, sb.now)
+	var k inflight.Key
+	k.TraceID, k.SpanID = in.TraceID, in.SpanID
+	r := sb.lock.EndKey(&k, sb.now)
 	if r.Cut > 0 {
 		s.ins.EndedEvictions.Add(context.Background(), int64(r.Cut))
 	}
