@@ -269,8 +269,9 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 	if known {
 		dMax = o.spans.dMax(pi)
 	}
+	var e contract.StartEntry
 	for i := range starts.Len() {
-		e := starts.At(i)
+		starts.Read(i, &e)
 		switch {
 		case !e.Valid():
 			o.refusedStart("invalid", e.TraceID, e.SpanID)
@@ -279,7 +280,8 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 			o.refusedStart("unknown_probe", e.TraceID, e.SpanID)
 			sb.counts[startUnknownProbe]++
 		default:
-			inst.Key = inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}
+			// Field by field (spanInstance).
+			inst.Key.TraceID, inst.Key.SpanID = e.TraceID, e.SpanID
 			inst.Start, inst.Threshold = e.Start, e.Threshold
 			inst.Deadline = addSat(e.Start, dMax)
 			inst.Due = addSat(inst.Deadline, o.starts.grace)
