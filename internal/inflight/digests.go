@@ -6,14 +6,13 @@ package inflight
 import "math/rand/v2"
 
 // digests maps 64-bit digests, distinct in their 32-bit tags (tag), to
-// slots: an open-addressing table
-// with linear probing and backward-shift deletion, so that the churn of
-// the span path (an insert a start event, a deletion a span) leaves no
-// tombstones behind, and a look-up touches one or two cache lines. A
-// digest's home position is a multiply-shift hash under two random
-// seeds drawn for each table: the ids are the senders', and a sender who
-// does not know the seeds cannot aim many digests at one position. Equal
-// tags never enter (keyIndex keeps their keys in a map of whole keys).
+// slots: an open-addressing table with linear probing and backward-shift
+// deletion, so that the churn of the span path (an insert a start event, a
+// deletion a span) leaves no tombstones behind, and a look-up touches one
+// or two cache lines. A tag's home position is a multiply-shift hash under
+// two random seeds drawn for each table: the ids are the senders', and a
+// sender who does not know the seeds cannot aim many digests at one
+// position. Equal tags never enter (keyIndex keeps their keys in a map of whole keys).
 // A position holds its tag and its slot side by side, 8 bytes, so that a
 // look-up of a table too large for the cache misses it once, not twice,
 // and eight positions share a cache line.
@@ -143,7 +142,7 @@ func (d *digests) del(k uint64) {
 	d.delAt(h)
 }
 
-// delAt empties position h, which holds a digest, and moves back the
+// delAt empties position h, which holds a tag, and moves back the
 // entries of its probe run that may stand in its place, so that no
 // look-up stops short.
 func (d *digests) delAt(h uint64) {
