@@ -130,19 +130,27 @@ func (s Starts) Len() int { return len(s.entries) / StartEntryBytes }
 // At returns entry i, 0 ≤ i < Len. A start time past the largest int64 is
 // returned as 0, which Valid refuses.
 func (s Starts) At(i int) StartEntry {
-	b := s.entries[i*StartEntryBytes : (i+1)*StartEntryBytes]
 	var e StartEntry
-	copy(e.TraceID[:], b[:16])
-	copy(e.SpanID[:], b[16:24])
+	s.Read(i, &e)
+	return e
+}
+
+// Read is At into *e, for a loop over the entries: an entry returned by
+// value is built aside and copied in 16-byte moves that straddle its
+// fields' stores and wait for them, a stall per entry.
+func (s Starts) Read(i int, e *StartEntry) {
+	b := s.entries[i*StartEntryBytes : (i+1)*StartEntryBytes]
+	e.TraceID, e.SpanID = [16]byte(b[:16]), [8]byte(b[16:24])
+	e.Start = 0
 	if ts := binary.LittleEndian.Uint64(b[24:32]); ts <= 1<<63-1 {
 		e.Start = int64(ts)
 	}
+	e.Threshold = 0
 	if s.thresholds != nil {
 		if th := binary.LittleEndian.Uint64(s.thresholds[i*StartThresholdBytes:]); th < maxThreshold {
 			e.Threshold = th
 		}
 	}
-	return e
 }
 
 // AppendStart appends the entry of an instance to a batch's AttrStarts

@@ -133,3 +133,46 @@ func BenchmarkStartsAt(b *testing.B) {
 	}
 	_ = sum
 }
+
+// BenchmarkStartsRead is BenchmarkStartsAt through Read, as the connector
+// reads a batch: each entry into one StartEntry, its ids then copied on
+// field by field, as into an instance's key.
+func BenchmarkStartsRead(b *testing.B) {
+	var entries []byte
+	for i := range 512 {
+		entries = append(entries, testEntry(byte(i), uint64(i+1))...)
+	}
+	th := make([]byte, 512*8)
+	b.SetBytes(int64(len(entries)))
+	var key struct {
+		tid [16]byte
+		sid [8]byte
+	}
+	var sum int64
+	for b.Loop() {
+		s, _ := DecodeStarts("p", entries, th, false)
+		var e StartEntry
+		for i := range s.Len() {
+			s.Read(i, &e)
+			key.tid, key.sid = e.TraceID, e.SpanID
+			sum += e.Start + int64(key.sid[7])
+		}
+	}
+	_ = sum
+}
+
+// TestStartsReadIsAt: Read fills an entry as At returns it, whatever the
+// entry held before.
+func TestStartsReadIsAt(t *testing.T) {
+	entries := append(testEntry(1, 100), testEntry(2, 1<<63)...)
+	th := make([]byte, 16)
+	binary.LittleEndian.PutUint64(th, 7)
+	s, _ := DecodeStarts("p", entries, th, false)
+	e := StartEntry{Start: 5, Threshold: 9}
+	for i := range s.Len() {
+		s.Read(i, &e)
+		if e != s.At(i) {
+			t.Fatalf("entry %d: Read %+v, At %+v", i, e, s.At(i))
+		}
+	}
+}

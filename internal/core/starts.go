@@ -214,6 +214,8 @@ type startBatch struct {
 	evicted [2]int64
 	// ev is the tracker's answer on an eviction (inflight.Locked.Track).
 	ev inflight.Eviction
+	// inst is the instance being tracked (track).
+	inst inflight.Instance
 }
 
 // startEvent tracks the instance lr announces, due at its timestamp + the
@@ -239,7 +241,11 @@ func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 	if v, ok := attrs.Get(contract.AttrTraceState); ok && v.Type() == pcommon.ValueTypeStr {
 		th, _ = contract.Threshold(v.Str())
 	}
-	return o.track(inflight.Key{TraceID: tid, SpanID: sid}, pi, int64(ts), th, sb)
+	inst := &sb.inst
+	*inst = inflight.Instance{Key: inflight.Key{TraceID: tid, SpanID: sid}, Probe: int(pi), Start: int64(ts), Threshold: th}
+	inst.Deadline = addSat(inst.Start, o.spans.dMax(pi))
+	inst.Due = addSat(inst.Deadline, o.starts.grace)
+	return o.track(sb)
 }
 
 // startsEvent tracks the instances a batch start event announces, each
@@ -255,8 +261,17 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 		return
 	}
 	pi, known := o.startProbe(probe, sb)
+	// What the record's entries share is set once: the probe, its dMax
+	// and the grace; an entry writes its own fields only.
+	var dMax int64
+	inst := &sb.inst
+	*inst = inflight.Instance{Probe: int(pi)}
+	if known {
+		dMax = o.spans.dMax(pi)
+	}
+	var e contract.StartEntry
 	for i := range starts.Len() {
-		e := starts.At(i)
+		starts.Read(i, &e)
 		switch {
 		case !e.Valid():
 			o.refusedStart("invalid", e.TraceID, e.SpanID)
@@ -265,7 +280,12 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 			o.refusedStart("unknown_probe", e.TraceID, e.SpanID)
 			sb.counts[startUnknownProbe]++
 		default:
-			sb.counts[o.track(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold, sb)]++
+			// Field by field (spanInstance).
+			inst.Key.TraceID, inst.Key.SpanID = e.TraceID, e.SpanID
+			inst.Start, inst.Threshold = e.Start, e.Threshold
+			inst.Deadline = addSat(e.Start, dMax)
+			inst.Due = addSat(inst.Deadline, o.starts.grace)
+			sb.counts[o.track(sb)]++
 		}
 	}
 }
@@ -288,25 +308,17 @@ func (o *Observer) startProbe(name string, sb *startBatch) (int32, bool) {
 	return pi, ok
 }
 
-// track tracks the instance of span k of probe pi that started at start
-// (> 0), with sampling threshold th, due at start + the probe's dMax +
-// timeout_grace, counts the instance its tracking evicted, if any, and
-// returns the result.
-func (o *Observer) track(k inflight.Key, pi int32, start int64, th uint64, sb *startBatch) int {
-	deadline := addSat(start, o.spans.dMax(pi))
-	inst := inflight.Instance{
-		Key:       k,
-		Probe:     int(pi),
-		Start:     start,
-		Deadline:  deadline,
-		Due:       addSat(deadline, o.starts.grace),
-		Threshold: th,
-	}
-	switch sb.lock.Track(&inst, sb.now, &sb.ev) {
+// track tracks sb.inst, the instance a start event announces, due at its
+// start (> 0) + the probe's dMax + timeout_grace (Due), counts the
+// instance its tracking evicted, if any, and returns the result. The
+// instance is filled in place, not passed: the tracker copies it once,
+// into its table.
+func (o *Observer) track(sb *startBatch) int {
+	switch sb.lock.Track(&sb.inst, sb.now, &sb.ev) {
 	case inflight.AfterEnd:
 		return startAfterEnd
 	case inflight.Duplicate:
-		o.refusedStart("duplicate", k.TraceID, k.SpanID)
+		o.refusedStart("duplicate", sb.inst.Key.TraceID, sb.inst.Key.SpanID)
 		return startDuplicate
 	}
 	if sb.ev.Evicted {
@@ -428,7 +440,9 @@ func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
 		sb.now = sp.clock().UnixNano()
 		sb.lock, sb.held = s.tracker.Lock(), true
 	}
-	r := sb.lock.End(inflight.Key{TraceID: in.TraceID, SpanID: in.SpanID}, sb.now)
+	var k inflight.Key
+	k.TraceID, k.SpanID = in.TraceID, in.SpanID
+	r := sb.lock.EndKey(&k, sb.now)
 	if r.Cut > 0 {
 		s.ins.EndedEvictions.Add(context.Background(), int64(r.Cut))
 	}

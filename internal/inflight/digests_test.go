@@ -44,3 +44,42 @@ func TestDigestsAgainstAMap(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestsAtPositionsAgainstAMap is TestDigestsAgainstAMap through the
+// span path's forms: a key looked up once, then set or deleted at the
+// position the look-up returned (setAt, delAt).
+func TestDigestsAtPositionsAgainstAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 20 {
+		d := newDigests()
+		if round%2 == 1 {
+			d.mul = 1 << 58
+		}
+		model := map[uint64]int32{}
+		for step := range 5000 {
+			k := rng.Uint64N(300) << 50
+			pos, s, found := d.lookup(k)
+			ms, held := model[k]
+			if found != held || found && s != ms {
+				t.Fatalf("round %d step %d: lookup(%x) = %d, %v; want %d, %v", round, step, k, s, found, ms, held)
+			}
+			if held {
+				d.delAt(pos)
+				delete(model, k)
+			} else {
+				d.setAt(pos, k, int32(step))
+				model[k] = int32(step)
+			}
+			if d.n != len(model) {
+				t.Fatalf("round %d step %d: %d held, the map %d", round, step, d.n, len(model))
+			}
+			if step%97 == 0 {
+				for mk, ms := range model {
+					if s, ok := d.get(mk); !ok || s != ms {
+						t.Fatalf("round %d step %d: get(%x) = %d, %v; want %d", round, step, mk, s, ok, ms)
+					}
+				}
+			}
+		}
+	}
+}

@@ -9,7 +9,7 @@ import "encoding/binary"
 // by a 64-bit digest of the trace and span ids (short, digests.go), which
 // hashes and compares in a few nanoseconds where a map keyed by the
 // 24-byte Key hashes all of it, and the span path looks a key up for every
-// matched span. A key whose digest another tracked key holds already
+// matched span. A key whose digest (its tag) another tracked key holds already
 // — by chance, or forged — goes to long, keyed by the whole Key, so that
 // no two instances are ever confused; the slot's own key is compared on
 // every hit.
@@ -31,33 +31,48 @@ func digest(k *Key) uint64 {
 // len returns the number of keys held.
 func (x *keyIndex) len() int { return x.short.n + len(x.long) }
 
-// find returns the slot of k among slots, and whether k is held; when it
-// is not, short says whether k's digest is free for it (put). One look-up
-// of short serves both.
-func (x *keyIndex) find(k *Key, slots []slot) (i int32, found, short bool) {
-	j, taken := x.short.get(digest(k))
+// noPos is a keyHit's pos when the key is not, or is not to be, in short.
+const noPos = ^uint64(0)
+
+// keyHit is what find found of a key: its slot, if held, and its
+// position in short, where it is held or where put puts it (noPos: in
+// long), so that neither put nor del repeats the look-up's probe.
+type keyHit struct {
+	pos   uint64
+	slot  int32
+	found bool
+}
+
+// find looks k up among slots. One look-up of short serves both a later
+// put, when k is not held, and a later del, when it is.
+func (x *keyIndex) find(k *Key, slots []slot) keyHit {
+	pos, j, taken := x.short.lookup(digest(k))
 	if taken && slots[j].inst.Key == *k {
-		return j, true, false
+		return keyHit{pos: pos, slot: j, found: true}
 	}
 	if len(x.long) > 0 {
 		if j, ok := x.long[*k]; ok {
-			return j, true, false
+			return keyHit{pos: noPos, slot: j, found: true}
 		}
 	}
-	return 0, false, !taken
+	if taken { // k's digest is another key's: k goes to long
+		pos = noPos
+	}
+	return keyHit{pos: pos}
 }
 
 // get returns the slot of k among slots.
 func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
-	i, ok, _ := x.find(k, slots)
-	return i, ok
+	h := x.find(k, slots)
+	return h.slot, h.found
 }
 
-// put records slot i for k, which is not held, in short when find said its
-// digest is free, else in long; it reports which.
-func (x *keyIndex) put(k *Key, i int32, short bool) (long bool) {
-	if short {
-		x.short.set(digest(k), i)
+// put records slot i for k, which find did not find (h) with no change to
+// the index since, in short when its digest is free, else in long; it
+// reports which.
+func (x *keyIndex) put(k *Key, i int32, h keyHit) (long bool) {
+	if h.pos != noPos {
+		x.short.setAt(h.pos, digest(k), i)
 		return false
 	}
 	if x.long == nil {
@@ -74,4 +89,14 @@ func (x *keyIndex) del(k *Key, long bool) {
 		return
 	}
 	x.short.del(digest(k))
+}
+
+// delHit forgets k, which find found (h) with no change to the index
+// since.
+func (x *keyIndex) delHit(k *Key, h keyHit) {
+	if h.pos == noPos {
+		delete(x.long, *k)
+		return
+	}
+	x.short.delAt(h.pos)
 }

@@ -88,16 +88,20 @@ type Eviction struct {
 const none = -1
 
 type slot struct {
-	inst  Instance
+	// The fields an end reads and writes come first, within the slot's
+	// first 64 bytes with the instance's key and probe: a span's end
+	// touches one cache line of its slot, and one of each neighbour's.
 	due   int64
 	state State
+	// long says that the index holds the key by the whole Key (keyIndex);
+	// named that the instance has a Service or a Name, which remove clears.
+	long, named bool
 	// bucket is the slot's bucket of the wheel; wprev and wnext link the
 	// slots of a bucket (none at the ends).
 	bucket, wprev, wnext int32
 	// prev and next link the slots in insertion order (none at the ends).
 	prev, next int32
-	// long says that the index holds the key by the whole Key (keyIndex).
-	long bool
+	inst       Instance
 }
 
 // Table is a bounded set of tracked instances. The zero value is not usable;
@@ -163,14 +167,15 @@ func (t *Table) Add(inst *Instance) (added bool, ev Eviction) {
 // otherwise: the span path adds an instance a start event, and an Eviction
 // returned each time, an Instance in it, would be copied each time.
 func (t *Table) add(inst *Instance, ev *Eviction) bool {
-	_, dup, short := t.index.find(&inst.Key, t.slots)
-	if dup {
+	h := t.index.find(&inst.Key, t.slots)
+	if h.found {
 		return false
 	}
 	if t.index.len() >= t.capacity {
 		old := t.oldest
 		*ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
+		h = t.index.find(&inst.Key, t.slots) // the removal may have moved keys
 	}
 	i := t.alloc()
 	s := &t.slots[i]
@@ -179,6 +184,7 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	s.due = max(inst.Due, inst.Deadline)
 	s.inst.Due = s.due
 	s.state = Started
+	s.named = inst.Service != "" || inst.Name != ""
 	s.prev, s.next = t.newest, none
 	if t.newest != none {
 		t.slots[t.newest].next = i
@@ -186,7 +192,7 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 		t.oldest = i
 	}
 	t.newest = i
-	s.long = t.index.put(&inst.Key, i, short)
+	s.long = t.index.put(&inst.Key, i, h)
 	t.started++
 	t.schedule(i, t.wheel.tick)
 	return true
@@ -195,24 +201,27 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 // End stops tracking the instance with key k, whose span has arrived, and
 // returns it with the state it was in. ok is false when k is not tracked.
 func (t *Table) End(k Key) (inst Instance, state State, ok bool) {
-	i, ok := t.index.get(&k, t.slots)
-	if !ok {
+	h := t.index.find(&k, t.slots)
+	if !h.found {
 		return Instance{}, Started, false
 	}
-	inst, state = t.slots[i].inst, t.slots[i].state
-	t.remove(i)
+	inst, state = t.slots[h.slot].inst, t.slots[h.slot].state
+	t.index.delHit(&k, h)
+	t.unlink(h.slot)
 	return inst, state, true
 }
 
 // end is End for a caller that needs only the instance's probe: nothing
-// of the instance is copied out.
-func (t *Table) end(k Key) (probe int, state State, ok bool) {
-	i, ok := t.index.get(&k, t.slots)
-	if !ok {
+// of the instance is copied out, and the key's look-up serves its removal.
+func (t *Table) end(k *Key) (probe int, state State, ok bool) {
+	h := t.index.find(k, t.slots)
+	if !h.found {
 		return 0, Started, false
 	}
-	probe, state = t.slots[i].inst.Probe, t.slots[i].state
-	t.remove(i)
+	s := &t.slots[h.slot]
+	probe, state = s.inst.Probe, s.state
+	t.index.delHit(k, h)
+	t.unlink(h.slot)
 	return probe, state, true
 }
 
@@ -291,8 +300,13 @@ func (t *Table) alloc() int32 {
 // remove unlinks slot i from the index, the wheel and the insertion list and
 // puts it on the free list.
 func (t *Table) remove(i int32) {
+	t.index.del(&t.slots[i].inst.Key, t.slots[i].long)
+	t.unlink(i)
+}
+
+// unlink is remove for a slot the index no longer holds.
+func (t *Table) unlink(i int32) {
 	s := &t.slots[i]
-	t.index.del(&s.inst.Key, s.long)
 	if s.state == TimedOut {
 		t.timedOut--
 	} else {
@@ -313,7 +327,9 @@ func (t *Table) remove(i int32) {
 		t.newest = s.prev
 	}
 
-	s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
+	if s.named {
+		s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
+	}
 	t.free = append(t.free, i)
 }
 
