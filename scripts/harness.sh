@@ -47,11 +47,16 @@ pid_of() {
   done
 }
 
-# free_ports N: N consecutive loopback ports nobody listens on.
+# free_ports N: N consecutive loopback ports nobody listens on, below the
+# kernel's ephemeral range: the Go end-to-end tests that run beside the
+# scripts take their ports from that range (a listener on port 0), so the
+# two never pick the same port in the moment before a program binds it.
 free_ports() {
-  local base p ok
+  local base p ok low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) || low=32768
+  [[ $low =~ ^[0-9]+$ ]] && [ "$low" -gt $((10000 + 1000 + $1)) ] || low=32768
   for _ in $(seq 50); do
-    base=$((20000 + RANDOM % 30000))
+    base=$((10000 + RANDOM % (low - 10000 - $1)))
     ok=1
     for ((p = base; p < base + $1; p++)); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ok=0; break; fi
