@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -95,37 +94,20 @@ func FreeAddr(t testing.TB) string {
 }
 
 // FreeAddrs returns n such addresses, distinct: each port is held until all
-// are taken. No address is returned twice in one test binary: the kernel
-// may hand a port closed a moment ago to the next listener on port 0, and
-// two programs of one test given the same port fail to start (one of them
-// with "address already in use"), so a port handed out before is held too
-// while another is taken.
+// are taken.
 func FreeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	handed.Lock()
-	defer handed.Unlock()
-	addrs := make([]string, 0, n)
-	for len(addrs) < n {
+	addrs := make([]string, n)
+	for i := range addrs {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("a free loopback port: %v", err)
 		}
 		defer l.Close()
-		a := l.Addr().String()
-		if handed.addrs[a] {
-			continue // held until the end: the kernel picks another
-		}
-		handed.addrs[a] = true
-		addrs = append(addrs, a)
+		addrs[i] = l.Addr().String()
 	}
 	return addrs
 }
-
-// handed holds the addresses FreeAddrs has returned in this test binary.
-var handed = struct {
-	sync.Mutex
-	addrs map[string]bool
-}{addrs: make(map[string]bool)}
 
 // Port returns the port of a host:port address, as the collector's
 // configurations take it (DELTAQ_TELEMETRY_PORT), or "" for no such
