@@ -127,17 +127,11 @@ func DecodeStarts(probe string, entries, thresholds []byte, badThresholds bool) 
 // Len returns the number of entries.
 func (s Starts) Len() int { return len(s.entries) / StartEntryBytes }
 
-// At returns entry i, 0 ≤ i < Len. A start time past the largest int64 is
-// returned as 0, which Valid refuses.
-func (s Starts) At(i int) StartEntry {
-	var e StartEntry
-	s.Read(i, &e)
-	return e
-}
-
-// Read is At into *e, for a loop over the entries: an entry returned by
-// value is built aside and copied in 16-byte moves that straddle its
-// fields' stores and wait for them, a stall per entry.
+// Read sets *e to entry i, 0 ≤ i < Len; a start time past the largest
+// int64 reads as 0, which Valid refuses. It fills an entry in place rather
+// than returning one: an entry returned by value is built aside and copied
+// in 16-byte moves that straddle its fields' stores and wait for them, a
+// stall per entry.
 func (s Starts) Read(i int, e *StartEntry) {
 	b := s.entries[i*StartEntryBytes : (i+1)*StartEntryBytes]
 	e.TraceID, e.SpanID = [16]byte(b[:16]), [8]byte(b[16:24])

@@ -577,8 +577,9 @@ func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now 
 	}
 	l := p.tracker.Lock()
 	defer l.Unlock()
+	var e contract.StartEntry
 	for i := range starts.Len() {
-		e := starts.At(i)
+		starts.Read(i, &e)
 		switch {
 		case e.TraceID == [16]byte{} || e.SpanID == [8]byte{}:
 			p.malformedStart(e.TraceID, e.SpanID, reasonMissingIDs)
