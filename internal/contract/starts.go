@@ -127,6 +127,14 @@ func DecodeStarts(probe string, entries, thresholds []byte, badThresholds bool) 
 // Len returns the number of entries.
 func (s Starts) Len() int { return len(s.entries) / StartEntryBytes }
 
+// At returns entry i by value (Read), for a reader of a few entries;
+// the components' loops use Read.
+func (s Starts) At(i int) StartEntry {
+	var e StartEntry
+	s.Read(i, &e)
+	return e
+}
+
 // Read sets *e to entry i, 0 ≤ i < Len; a start time past the largest
 // int64 reads as 0, which Valid refuses. It fills an entry in place rather
 // than returning one: an entry returned by value is built aside and copied

@@ -176,10 +176,3 @@ func TestStartsReadIsAt(t *testing.T) {
 		}
 	}
 }
-
-// At returns entry i by value (Read): the tests' form.
-func (s Starts) At(i int) StartEntry {
-	var e StartEntry
-	s.Read(i, &e)
-	return e
-}
