@@ -14,10 +14,12 @@
 package e2etest
 
 import (
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,25 +88,88 @@ func Build(t testing.TB, pkg string) string {
 }
 
 // FreeAddr returns a loopback address (127.0.0.1:port) whose port nobody
-// listened on a moment ago; closed at once, it also serves as an endpoint
-// nobody answers.
+// listened on a moment ago (Ports); closed at once, it also serves as an
+// endpoint nobody answers.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	return FreeAddrs(t, 1)[0]
 }
 
-// FreeAddrs returns n such addresses, distinct: each port is held until all
-// are taken.
+// FreeAddrs returns n such addresses, distinct. A test that starts several
+// programs one after another takes their addresses from one Ports instead,
+// so that none is handed out twice.
 func FreeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("a free loopback port: %v", err)
+	return NewPorts(t).Addrs(n)
+}
+
+// Ports hands out loopback addresses whose ports nobody listens on, each
+// once, from ports the kernel never picks by itself: those above its
+// ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), where neither a
+// listener on port 0 nor an outgoing connection lands between the moment a
+// port is found free and the moment the program given it binds it. (The
+// scripts take theirs below that range.) It starts at a random port of the
+// range and goes up from there, so that tests running at once seldom try
+// the same ports; the ports are only checked free, not held.
+type Ports struct {
+	t        testing.TB
+	lo, hi   int // the range, inclusive
+	next     int // the next port to try
+	tried    int // ports tried so far: after hi−lo+1, every port was
+	fromZero bool
+}
+
+// NewPorts returns the addresses of one test.
+func NewPorts(t testing.TB) *Ports {
+	lo, hi := 0, 0
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if high, err := strconv.Atoi(f[1]); err == nil && high < 65535-1000 {
+				lo, hi = high+1, 65535
+			}
 		}
-		defer l.Close()
-		addrs[i] = l.Addr().String()
+	}
+	if lo == 0 { // no room above the range: listeners on port 0, as the kernel picks
+		return &Ports{t: t, fromZero: true}
+	}
+	return &Ports{t: t, lo: lo, hi: hi, next: lo + rand.IntN(hi-lo+1)}
+}
+
+// Addr returns the next address.
+func (p *Ports) Addr() string {
+	p.t.Helper()
+	return p.Addrs(1)[0]
+}
+
+// Addrs returns the next n addresses.
+func (p *Ports) Addrs(n int) []string {
+	p.t.Helper()
+	addrs := make([]string, 0, n)
+	if p.fromZero {
+		for range n { // each port held until all are taken
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				p.t.Fatalf("a free loopback port: %v", err)
+			}
+			defer l.Close()
+			addrs = append(addrs, l.Addr().String())
+		}
+		return addrs
+	}
+	for len(addrs) < n {
+		if p.tried++; p.tried > p.hi-p.lo+1 {
+			p.t.Fatalf("no free loopback port left in %d–%d", p.lo, p.hi)
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p.next))
+		if p.next++; p.next > p.hi {
+			p.next = p.lo
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue // taken
+		}
+		l.Close()
+		addrs = append(addrs, addr)
 	}
 	return addrs
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -437,6 +438,41 @@ func TestLastLines(t *testing.T) {
 	} {
 		if got := LastLines(c.s, c.n); got != c.want {
 			t.Errorf("LastLines(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
+
+// TestPortsAreDistinctFreeAndNotEphemeral takes more addresses from one
+// Ports than a test uses, each a port nobody listens on, none twice, none
+// in the kernel's ephemeral range (where a listener on port 0 or an
+// outgoing connection could take it before the program it is for binds).
+func TestPortsAreDistinctFreeAndNotEphemeral(t *testing.T) {
+	low, high := 32768, 60999
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if _, err := fmt.Sscan(string(b), &low, &high); err != nil {
+			t.Fatalf("ip_local_port_range %q: %v", b, err)
+		}
+	}
+	ports := NewPorts(t)
+	seen := map[string]bool{}
+	for range 10 {
+		for _, addr := range append(ports.Addrs(3), ports.Addr()) {
+			if seen[addr] {
+				t.Fatalf("%s handed out twice", addr)
+			}
+			seen[addr] = true
+			p, err := strconv.Atoi(Port(addr))
+			if err != nil {
+				t.Fatalf("%s: %v", addr, err)
+			}
+			if high < 65535-1000 && p >= low && p <= high {
+				t.Errorf("%s is in the ephemeral range %d–%d", addr, low, high)
+			}
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				t.Fatalf("%s is not free: %v", addr, err)
+			}
+			l.Close()
 		}
 	}
 }

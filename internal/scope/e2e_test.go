@@ -158,7 +158,8 @@ func checkQuantilesOnCurves(t *testing.T, probe string, win *webWindow) {
 			q, d := qd[0], qd[1]
 			for _, pt := range curve {
 				if pt[0] <= d && pt[1] > q+tol || pt[0] >= d && pt[1] < q-tol {
-					t.Errorf("%s: %s quantile %g at %g s is off its curve: F(%g s) = %g", probe, series, q, d, pt[0], pt[1])
+					t.Errorf("%s: %s quantile %g at %g s is off its curve: F(%g s) = %g; the window: end %d, outcomes %v, quantiles %v, curve %v",
+						probe, series, q, d, pt[0], pt[1], win.End, win.Outcomes, win.Quantiles, curve)
 					break
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
@@ -91,12 +92,13 @@ func TestSampledAgentsAtTheGateway(t *testing.T) {
 	}
 	began := time.Now()
 	gwSink := otlptest.Start(t, otlptest.Options{})
-	gateway := newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
+	ports := e2etest.NewPorts(t)
+	gateway := newCollector(t, ports, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
 		"DELTAQ_DIAGRAM="+demoDiagram(t), "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
 	var agents []*collector
 	for i := range 2 {
 		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
+		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
 	}
 	all := append([]*collector{gateway}, agents...)

@@ -81,15 +81,16 @@ func TestGatewayMergesAgents(t *testing.T) {
 	gwSink := otlptest.Start(t, otlptest.Options{})
 	ctlSink := otlptest.Start(t, otlptest.Options{})
 
-	gateway := newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
+	ports := e2etest.NewPorts(t)
+	gateway := newCollector(t, ports, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
 		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr())
-	control := newCollector(t, otelcol, "control",
+	control := newCollector(t, ports, otelcol, "control",
 		[]string{"../gateway.yaml", "../agent.yaml", "testdata/sink.yaml", "testdata/control.yaml"},
 		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+ctlSink.Addr())
 	agents := make([]*collector, numAgents)
 	for i := range agents {
 		id := fmt.Sprintf("agent-%d", i)
-		agents[i] = newCollector(t, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
+		agents[i] = newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr)
 	}
 	for _, c := range append([]*collector{gateway, control}, agents...) {
@@ -584,9 +585,10 @@ type collector struct {
 
 // newCollector prepares a collector with the configuration files configs
 // (later ones over earlier ones, relative to the test's directory) and the
-// environment env, on free loopback ports of its own.
-func newCollector(t *testing.T, bin, name string, configs []string, env ...string) *collector {
-	c := &collector{name: name, bin: bin, configs: configs, addr: e2etest.FreeAddr(t), telemetry: e2etest.FreeAddr(t)}
+// environment env, on two loopback ports of its own from the test's ports.
+func newCollector(t *testing.T, ports *e2etest.Ports, bin, name string, configs []string, env ...string) *collector {
+	a := ports.Addrs(2)
+	c := &collector{name: name, bin: bin, configs: configs, addr: a[0], telemetry: a[1]}
 	c.env = append([]string{"DELTAQ_OTLP_GRPC=" + c.addr, "DELTAQ_TELEMETRY_PORT=" + e2etest.Port(c.telemetry)}, env...)
 	return c
 }

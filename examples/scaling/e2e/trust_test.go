@@ -183,12 +183,13 @@ func TestGatewayMergesAutoRangedAgents(t *testing.T) {
 	began := time.Now()
 	gwSink := otlptest.Start(t, otlptest.Options{})
 	agSink := otlptest.Start(t, otlptest.Options{})
-	gateway := newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml", "testdata/gateway_auto.yaml"},
+	ports := e2etest.NewPorts(t)
+	gateway := newCollector(t, ports, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml", "testdata/gateway_auto.yaml"},
 		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr())
 	var agents []*collector
 	for i := range 2 {
 		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, otelcol, id, []string{"testdata/agent_processor.yaml", "testdata/agent.yaml", "testdata/agent_auto.yaml"},
+		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"testdata/agent_processor.yaml", "testdata/agent.yaml", "testdata/agent_auto.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr, "DELTAQ_SINK="+agSink.Addr()))
 	}
 	all := append([]*collector{gateway}, agents...)
@@ -512,14 +513,15 @@ func startWithControl(t *testing.T, otelcol, diagram string, expected int) (gate
 	t.Helper()
 	gwSink = otlptest.Start(t, otlptest.Options{})
 	ctlSink = otlptest.Start(t, otlptest.Options{})
-	gateway = newCollector(t, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
+	ports := e2etest.NewPorts(t)
+	gateway = newCollector(t, ports, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
 		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), fmt.Sprintf("DELTAQ_EXPECTED_AGENTS=%d", expected))
-	control = newCollector(t, otelcol, "control",
+	control = newCollector(t, ports, otelcol, "control",
 		[]string{"../gateway.yaml", "../agent.yaml", "testdata/sink.yaml", "testdata/control.yaml"},
 		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+ctlSink.Addr())
 	for i := range 2 {
 		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
+		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
 	}
 	all := append([]*collector{gateway, control}, agents...)
