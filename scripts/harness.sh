@@ -48,9 +48,10 @@ pid_of() {
 }
 
 # free_ports N: N consecutive loopback ports nobody listens on, below the
-# kernel's ephemeral range: the Go end-to-end tests that run beside the
-# scripts take their ports from that range (a listener on port 0), so the
-# two never pick the same port in the moment before a program binds it.
+# kernel's ephemeral range: neither a listener on port 0 nor an outgoing
+# connection takes one in the moment before a program binds it, and the Go
+# end-to-end tests that run beside the scripts take theirs above that range
+# (internal/e2etest, Ports), so the two never pick the same port.
 free_ports() {
   local base p ok low
   low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) || low=32768
