@@ -5,8 +5,9 @@ package contract
 
 import (
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/deltaq-otel/deltaq/sdk/deltaqstart/otsampling"
 )
 
 // Sampling information a span may carry, read by the deltaq components to
@@ -49,41 +50,16 @@ func AdjustedCount(ts string) (float64, bool) {
 }
 
 // Threshold returns the 56-bit rejection threshold T of a W3C tracestate's
-// `ot=th:…` entry (AdjustedCount), or false when it has none. It does not
-// allocate.
-//
-// A threshold the span's own randomness contradicts is no threshold: when
-// the entry also carries an explicit randomness value R (`rv:`, exactly 14
-// hex digits) and R < T, that threshold would have rejected the span
-// ("Decision algorithm": keep when rv ≥ th), so it is not the probability
-// the span was kept with, and Threshold returns false. The specification
-// asks every sampling stage to make this check and to erase a threshold
-// that fails it ("Tracestate handling requirements", "General
-// requirements"). An rv of another length is ignored.
+// `ot=th:…` entry (AdjustedCount), or false when it has none: the entry's
+// value read as the start-event client reads it (otsampling.Threshold,
+// which also refuses a threshold the span's own explicit randomness value
+// contradicts). It does not allocate.
 func Threshold(ts string) (uint64, bool) {
 	ot, ok := memberValue(ts)
 	if !ok {
 		return 0, false
 	}
-	var th, rv uint64
-	var hasTh, hasRv, seenTh bool
-	// The ot value is key:value pairs separated by ';'; the first th counts.
-	for len(ot) > 0 {
-		var kv string
-		kv, ot, _ = strings.Cut(ot, ";")
-		switch {
-		case len(kv) < 3:
-		case kv[:3] == "th:" && !seenTh:
-			seenTh = true
-			th, hasTh = threshold(kv[3:])
-		case kv[:3] == "rv:" && len(kv) == 3+14:
-			rv, hasRv = threshold(kv[3:])
-		}
-	}
-	if !hasTh || hasRv && rv < th {
-		return 0, false
-	}
-	return th, true
+	return otsampling.Threshold(ot)
 }
 
 // ThresholdTraceState returns the W3C tracestate `ot=th:…` that carries the
@@ -116,17 +92,6 @@ func memberValue(ts string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// threshold parses a th value: 1 to 14 hex digits, the 56-bit threshold
-// with its trailing zeros omitted.
-func threshold(s string) (uint64, bool) {
-	if len(s) == 0 || len(s) > 14 {
-		return 0, false
-	}
-	// Upper case too, as contrib's sampling package accepts it; no sign.
-	t, err := strconv.ParseUint(s, 16, 64)
-	return t << (4 * (14 - len(s))), err == nil
 }
 
 func trimOWS(s string) string {

@@ -52,6 +52,8 @@ import (
 	"go.opentelemetry.io/otel/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/deltaq-otel/deltaq/sdk/deltaqstart/otsampling"
 )
 
 // The start event's contract (docs/design.md, "Outcome instances"), as the
@@ -504,7 +506,8 @@ func (p *SpanProcessor) emitBatches(batch []event, now time.Time) {
 			entries = binary.LittleEndian.AppendUint64(entries, uint64(ev.start.UnixNano()))
 			var th uint64
 			if ev.ot != "" {
-				th = otThreshold(ev.ot)
+				// No threshold, or th:0 (kept with probability 1), is 0.
+				th, _ = otsampling.Threshold(ev.ot)
 				thresholded = thresholded || th != 0
 			}
 			thresholds = binary.LittleEndian.AppendUint64(thresholds, th)

@@ -3,13 +3,8 @@
 
 package deltaqstart
 
-import (
-	"strconv"
-	"strings"
-)
-
-// The batch form's two pieces of work beyond encoding: grouping a drain's
-// starts by probe, and reading each span's sampling threshold.
+// The batch form's piece of work beyond encoding: grouping a drain's starts
+// by probe (each span's sampling threshold is otsampling's).
 
 // probeGroups orders the events of a drain by probe, the probes in the order
 // of their first events and each probe's events in queuing order: a
@@ -63,50 +58,4 @@ func (g *probeGroups) same(i, j int32) bool { return g.of[i] == g.of[j] }
 func (g *probeGroups) reset() {
 	clear(g.index)
 	g.next = g.next[:0]
-}
-
-// otThreshold returns the 56-bit rejection threshold T of ot, the value of
-// the OpenTelemetry entry of a span's W3C tracestate (what follows "ot="):
-// its th sub-key, 1 to 14 hex digits with the trailing zeros omitted, the
-// span having been kept with probability (2⁵⁶ − T)/2⁵⁶ (OpenTelemetry,
-// "TraceState: Probability Sampling"). It returns 0, which the batch form
-// reads as no threshold, when ot has no valid th (only the first counts),
-// and when ot's explicit randomness value rv (exactly 14 hex digits) is
-// below T: that threshold would have rejected the span, so the span was not
-// kept with it (the specification's "Tracestate handling requirements").
-// The collector reads the deltaq.tracestate of a record per span so
-// (internal/contract, Threshold); this module imports nothing of the
-// collector's, and the tests check both on the same cases. th:0 is 0 too:
-// kept with probability 1, as a span without a threshold.
-func otThreshold(ot string) uint64 {
-	var th, rv uint64
-	var hasTh, hasRv, seenTh bool
-	// ot is key:value pairs separated by ';'.
-	for ot != "" {
-		var kv string
-		kv, ot, _ = strings.Cut(ot, ";")
-		switch {
-		case len(kv) < 3:
-		case kv[:3] == "th:" && !seenTh:
-			seenTh = true
-			th, hasTh = hexThreshold(kv[3:])
-		case kv[:3] == "rv:" && len(kv) == 3+14:
-			rv, hasRv = hexThreshold(kv[3:])
-		}
-	}
-	if !hasTh || hasRv && rv < th {
-		return 0
-	}
-	return th
-}
-
-// hexThreshold parses a th (or rv) value: 1 to 14 hex digits, the 56-bit
-// value with its trailing zeros omitted.
-func hexThreshold(s string) (uint64, bool) {
-	if len(s) == 0 || len(s) > 14 {
-		return 0, false
-	}
-	// Upper case too, as contrib's sampling package accepts it; no sign.
-	t, err := strconv.ParseUint(s, 16, 64)
-	return t << (4 * (14 - len(s))), err == nil
 }
