@@ -97,6 +97,45 @@
 	CMPQ R8, R15 \
 	JB LOOP
 
+// The arguments. vet's asmdecl checks a kernel's own references to its
+// arguments, not those of a macro: these serve kernels of one signature
+// each, and a wrong offset fails every test of the kernel (fft_test.go
+// compares each with the direct transform and the pure-Go path).
+
+// PASSARGS(N) loads the arguments of a pass over one block (re, im
+// *float64, n int, tw *float64): re, im in R8, R14, n in N, tw in R13.
+#define PASSARGS(N) \
+	MOVQ re+0(FP), R8 \
+	MOVQ im+8(FP), R14 \
+	MOVQ n+16(FP), N \
+	MOVQ tw+24(FP), R13
+
+// BLOCKS4ARGS loads the arguments of a radix-2² pass over blocks (re, im
+// *float64, n, s int, tw *float64): re, im in SI, DI, n and s in bytes in
+// AX, DX, a block's quarter q and 2q, 3q in R9, R10, R11, and the first
+// block's offset, 0, in BX.
+#define BLOCKS4ARGS \
+	MOVQ re+0(FP), SI \
+	MOVQ im+8(FP), DI \
+	MOVQ n+16(FP), AX \
+	MOVQ s+24(FP), DX \
+	SHLQ $3, AX \
+	SHLQ $3, DX \
+	MOVQ DX, R9 \
+	SHRQ $2, R9 \
+	LEAQ (R9)(R9*1), R10 \
+	LEAQ (R10)(R9*1), R11 \
+	XORQ BX, BX
+
+// BLOCK4 starts the block at offset BX of a BLOCKS4ARGS pass: the
+// twiddles (tw) from their start in R13, the block's parts in R8, R14 and
+// the end of its first quarter in R15.
+#define BLOCK4 \
+	MOVQ tw+32(FP), R13 \
+	LEAQ (SI)(BX*1), R8 \
+	LEAQ (DI)(BX*1), R14 \
+	LEAQ (R8)(R9*1), R15
+
 // DIF4SUMS is the first half of a radix-2² DIF butterfly on x₀ … x₃ in
 // (Y0, Y4) … (Y3, Y7): s02, d02 = x₀ ± x₂ in (Y8, Y12), (Y9, Y13) and
 // s13, d13 = x₁ ± x₃ in (Y10, Y14), (Y11, Y15).
@@ -113,22 +152,9 @@
 // x₀ = s02 + s13, x₁ = (s02 − s13)·w2, x₂ = (d02 − i·d13)·w1,
 // x₃ = (d02 + i·d13)·w3.
 TEXT ·dif4AVX(SB), NOSPLIT, $0-40
-	MOVQ re+0(FP), SI
-	MOVQ im+8(FP), DI
-	MOVQ n+16(FP), AX
-	MOVQ s+24(FP), DX
-	SHLQ $3, AX          // n in bytes
-	SHLQ $3, DX          // s in bytes
-	MOVQ DX, R9
-	SHRQ $2, R9          // q in bytes
-	LEAQ (R9)(R9*1), R10 // 2q
-	LEAQ (R10)(R9*1), R11 // 3q
-	XORQ BX, BX          // block offset
+	BLOCKS4ARGS
 dif4block:
-	MOVQ tw+32(FP), R13
-	LEAQ (SI)(BX*1), R8
-	LEAQ (DI)(BX*1), R14
-	LEAQ (R8)(R9*1), R15 // end of this block's first quarter
+	BLOCK4
 dif4loop:
 	VMOVUPD (R8), Y0
 	VMOVUPD (R8)(R10*1), Y2
@@ -164,10 +190,7 @@ dif4loop:
 // The first radix-2² DIF pass (one block of n ≥ 64 points) when the upper
 // half is zero (x₂ = x₃ = 0); it does not read that half.
 TEXT ·dif4zAVX(SB), NOSPLIT, $0-32
-	MOVQ re+0(FP), R8
-	MOVQ im+8(FP), R14
-	MOVQ n+16(FP), R9
-	MOVQ tw+24(FP), R13
+	PASSARGS(R9)
 	SHLQ $1, R9          // q = n/4 in bytes
 	LEAQ (R9)(R9*1), R10
 	LEAQ (R10)(R9*1), R11
@@ -196,10 +219,7 @@ dif4zloop:
 // A radix-2 DIF pass over one block of n ≥ 32 points: for j < n/2,
 // x_j, x_{j+n/2} ← x_j + x_{j+n/2}, (x_j − x_{j+n/2})·w_j.
 TEXT ·dif2AVX(SB), NOSPLIT, $0-32
-	MOVQ re+0(FP), R8
-	MOVQ im+8(FP), R14
-	MOVQ n+16(FP), R9
-	MOVQ tw+24(FP), R13
+	PASSARGS(R9)
 	SHLQ $2, R9 // n/2 in bytes
 	LEAQ (R8)(R9*1), R15
 dif2loop:
@@ -221,10 +241,7 @@ dif2loop:
 // func dif2zAVX(re, im *float64, n int, tw *float64)
 // dif2AVX when the upper half is zero: x_{j+n/2} ← x_j·w_j, x_j unchanged.
 TEXT ·dif2zAVX(SB), NOSPLIT, $0-32
-	MOVQ re+0(FP), R8
-	MOVQ im+8(FP), R14
-	MOVQ n+16(FP), R9
-	MOVQ tw+24(FP), R13
+	PASSARGS(R9)
 	SHLQ $2, R9
 	LEAQ (R8)(R9*1), R15
 dif2zloop:
@@ -239,10 +256,7 @@ dif2zloop:
 // A radix-2 DIT pass over one block of n ≥ 32 points: for j < n/2, with
 // p = x_{j+n/2}·w_j, x_j, x_{j+n/2} ← x_j + p, x_j − p.
 TEXT ·dit2AVX(SB), NOSPLIT, $0-32
-	MOVQ re+0(FP), R8
-	MOVQ im+8(FP), R14
-	MOVQ n+16(FP), R9
-	MOVQ tw+24(FP), R13
+	PASSARGS(R9)
 	SHLQ $2, R9
 	LEAQ (R8)(R9*1), R15
 dit2loop:
@@ -269,22 +283,9 @@ dit2loop:
 // t2, t3 = p₂ ± p₃: x₀ = t0 + t2, x₂ = t0 − t2, x₁ = t1 + i·t3,
 // x₃ = t1 − i·t3.
 TEXT ·dit4AVX(SB), NOSPLIT, $0-40
-	MOVQ re+0(FP), SI
-	MOVQ im+8(FP), DI
-	MOVQ n+16(FP), AX
-	MOVQ s+24(FP), DX
-	SHLQ $3, AX
-	SHLQ $3, DX
-	MOVQ DX, R9
-	SHRQ $2, R9
-	LEAQ (R9)(R9*1), R10
-	LEAQ (R10)(R9*1), R11
-	XORQ BX, BX
+	BLOCKS4ARGS
 dit4block:
-	MOVQ tw+32(FP), R13
-	LEAQ (SI)(BX*1), R8
-	LEAQ (DI)(BX*1), R14
-	LEAQ (R8)(R9*1), R15
+	BLOCK4
 dit4loop:
 	VMOVUPD (R8)(R9*1), Y8
 	VMOVUPD (R14)(R9*1), Y9
@@ -331,10 +332,7 @@ dit4loop:
 // holds one element of the four sub-blocks, gets the second pass
 // lane-wise, and is transposed back.
 TEXT ·dif16AVX(SB), NOSPLIT, $0-32
-	MOVQ re+0(FP), R8
-	MOVQ im+8(FP), R14
-	MOVQ n+16(FP), AX
-	MOVQ tw+24(FP), R13
+	PASSARGS(AX)
 	SHLQ $3, AX
 	LEAQ (R8)(AX*1), R15
 dif16loop:
@@ -365,10 +363,7 @@ dif16loop:
 // The first two radix-2² DIT passes, over blocks of 4 (unit twiddles) and
 // of 16 (twiddles tw), fused as in dif16AVX, in the opposite order.
 TEXT ·dit16AVX(SB), NOSPLIT, $0-32
-	MOVQ re+0(FP), R8
-	MOVQ im+8(FP), R14
-	MOVQ n+16(FP), AX
-	MOVQ tw+24(FP), R13
+	PASSARGS(AX)
 	SHLQ $3, AX
 	LEAQ (R8)(AX*1), R15
 dit16loop:
