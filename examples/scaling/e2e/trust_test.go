@@ -164,10 +164,10 @@ func TestGatewayPlacesBelongToRealAgents(t *testing.T) {
 	t.Logf("contributions %v, %d windows missing an agent; done after %v", got, missing, time.Since(began).Round(time.Millisecond))
 }
 
-// TestGatewayMergesAutoRangedAgents: two agents whose job probe has
-// dmax: auto (testdata/agent_auto.yaml: samples of 100 spans a second, 10 s
-// until the first choice, over testdata/agent_processor.yaml: the probes in
-// the deltaq processor, which takes dmax: auto), and a gateway that does not pin job's layout
+// TestGatewayMergesAutoRangedAgents: two agents whose job probe, matched in
+// the connector alone as the others are, has dmax: auto
+// (testdata/agent_auto.yaml: samples of 100 spans a second, 10 s until the
+// first choice), and a gateway that does not pin job's layout
 // (testdata/gateway_auto.yaml). job's delays are 5–25 ms for 5 s, then
 // 300–900 ms: each agent learns a dMax, then re-ranges, each at its own
 // timer tick, so that their windows have several layouts, at times two in
@@ -189,7 +189,7 @@ func TestGatewayMergesAutoRangedAgents(t *testing.T) {
 	var agents []*collector
 	for i := range 2 {
 		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"testdata/agent_processor.yaml", "testdata/agent.yaml", "testdata/agent_auto.yaml"},
+		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml", "testdata/agent_auto.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr, "DELTAQ_SINK="+agSink.Addr()))
 	}
 	all := append([]*collector{gateway}, agents...)
