@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,17 +35,40 @@ func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 	}
 }
 
-// TestCheckConfigExamples: every shipped collector configuration passes,
-// and a second --config is merged over the first as the collector merges
-// them (here, fixing the mistakes).
+// TestCheckConfigExamples: every shipped collector configuration with a
+// deltaq component passes — the examples, the demo's (the throughput
+// measurements' among them) and the image's default — and a second
+// --config is merged over the first as the collector merges them (here,
+// fixing the mistakes).
 func TestCheckConfigExamples(t *testing.T) {
 	bad := writeTemp(t, "collector.yaml", strings.Replace(newcomerConfig, "chekout:", "checkout:", 1))
 	fix := writeTemp(t, "fix.yaml", "connectors:\n  deltaq:\n    diagram: \"checkout = inventory -> payment;\"\n")
 	t.Chdir("../..") // the examples name their diagram files from the repository's root
-	for _, path := range []string{"examples/collector.yaml", "examples/processor.yaml", "examples/exporter.yaml",
-		"examples/demo/collector.yaml", "examples/erlang/collector.yaml", "examples/scaling/agent.yaml", "examples/scaling/gateway.yaml"} {
-		if status, _, stderr := runCmd("check", "--config", path); status != exitOK {
-			t.Errorf("%s: status %d: %s", path, status, stderr)
+	var shipped []string
+	for _, pattern := range []string{"examples/*.yaml", "examples/*/*.yaml", "deploy/config.yaml"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range paths {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A configuration of its own (not an overlay of another) with a
+			// deltaq component.
+			if strings.Contains(string(b), "\nservice:") && strings.Contains(string(b), "\n  deltaq:") {
+				shipped = append(shipped, path)
+			}
+		}
+	}
+	if len(shipped) < 11 { // the 11 of today
+		t.Fatalf("%d shipped configurations found (%v): the globs no longer find them", len(shipped), shipped)
+	}
+	for _, path := range shipped {
+		status, stdout, stderr := runCmd("check", "--config", path)
+		if status != exitOK || !strings.Contains(stdout, "deltaq: ok") {
+			t.Errorf("%s: status %d\nstdout %s\nstderr %s", path, status, stdout, stderr)
 		}
 	}
 	status, stdout, stderr := runCmd("check", "--config", bad, "--config", fix)
