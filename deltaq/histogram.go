@@ -334,26 +334,33 @@ func (h *Histogram) DeltaQ() (DeltaQ, error) {
 // fromCounts returns the Spread ΔQ of bin counts out of n ≥ Σ counts
 // instances, its CDF computed from the running count. An empty bin's mass
 // (0/n) and CDF (the last bin's) are known without a division: most bins
-// of a sparse window or of a bound are empty.
+// of a sparse window or of a bound are empty. The masses and the CDF are
+// formed in one pass: build's cumulative sums would all be overwritten by
+// the counted CDF. Only the renormalisation build would make of masses
+// whose rounding sums above one is kept.
 func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
 	nf := float64(n)
 	p := newPDF(len(counts)) // zeroed
-	for i, c := range counts {
-		if c != 0 {
-			p[i] = float64(c) / nf
-		}
-	}
-	d := build(width, p, n)
+	pdf, cum := p[:len(counts):len(counts)], p[len(counts):2*len(counts):2*len(counts)]
 	var run uint64
-	f := 0.0 // float64(run)/nf
+	s, f := 0.0, 0.0 // Σ pdf so far; float64(run)/nf
 	for i, c := range counts {
 		if c != 0 {
+			pdf[i] = float64(c) / nf
+			s += pdf[i]
 			run += c
 			f = float64(run) / nf
 		}
-		d.cum[i] = f
+		cum[i] = f
 	}
-	return d
+	if s > 1 {
+		// As build: only rounding brings the masses' total above one.
+		inv := 1 / s
+		for i := range pdf {
+			pdf[i] *= inv
+		}
+	}
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}
 }
 
 // sameWidth reports whether two bin widths are equal within a relative 1e-9.
