@@ -159,16 +159,8 @@ func (b *builder) edgesOf(width float64, bins int) *edges {
 	for i := range e.bounds {
 		e.bounds[i] = edgeSeconds(i, width)
 	}
-	stride := 1
-	if b.cdfPoints > 0 && bins > b.cdfPoints {
-		stride = (bins + b.cdfPoints - 1) / b.cdfPoints
-	}
-	for i := stride - 1; i < bins; i += stride {
-		e.idx = append(e.idx, i)
-	}
-	if e.idx[len(e.idx)-1] != bins-1 {
-		e.idx = append(e.idx, bins-1)
-	}
+	// The edges the analysis keeps the band at (analysis.Config.BandPoints).
+	e.idx = deltaq.CurveEdges(bins, b.cdfPoints)
 	e.labels = make([]string, len(e.idx))
 	for j, i := range e.idx {
 		e.labels[j] = formatFloat(e.bounds[i])
@@ -480,18 +472,26 @@ func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 	if p.Calculated != nil {
 		b.curve(id, contract.SeriesCalculated, *p.Calculated)
 	}
-	if p.Band != nil {
-		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.addCurve(id, contract.SeriesMean, "", e, p.Band.Mean)
-		b.addCurve(id, contract.SeriesLower, "", e, p.Band.Lower)
-		b.addCurve(id, contract.SeriesUpper, "", e, p.Band.Upper)
+	if bd := p.Band; bd != nil {
+		e := b.edgesOf(bd.Width, bd.Bins())
+		for _, c := range [...]struct {
+			series string
+			cdf    []float64
+		}{{contract.SeriesMean, bd.Mean}, {contract.SeriesLower, bd.Lower}, {contract.SeriesUpper, bd.Upper}} {
+			if bd.At != nil {
+				// Kept at the reported edges alone: at e's, the same rule's.
+				b.addReported(id, c.series, e, c.cdf)
+			} else {
+				b.addCurve(id, c.series, "", e, c.cdf)
+			}
+		}
 	}
 	if p.QTA != nil {
 		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
 		// when the window is empty.
 		w, n := p.Width, p.Bins
 		if n == 0 && p.Band != nil {
-			w, n = p.Band.Width, len(p.Band.Mean)
+			w, n = p.Band.Width, p.Band.Bins()
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
