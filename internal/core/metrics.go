@@ -34,10 +34,8 @@ type builder struct {
 	start  pcommon.Timestamp
 	shapes map[shape]*edges
 	qLabel map[float64]string
-	// scratch holds a CDF while its reported values are taken; curves
-	// holds the window's deltaq.cdf series until they are built.
-	scratch []float64
-	cdf     curveSet
+	// cdf holds the window's deltaq.cdf series until they are built.
+	cdf curveSet
 	// split cuts the output into requests of at most max_request_bytes;
 	// measure is set when there is such a bound: the builder then tells
 	// split an upper bound of a window's size, taken before the deltaq.cdf
@@ -467,10 +465,10 @@ func putExemplar(es pmetric.ExemplarSlice, x *analysis.Exemplar, v float64) {
 // and the what-if scenarios.
 func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 	if p.Observed != nil {
-		b.curve(id, contract.SeriesObserved, *p.Observed)
+		b.curve(id, contract.SeriesObserved, "", *p.Observed)
 	}
 	if p.Calculated != nil {
-		b.curve(id, contract.SeriesCalculated, *p.Calculated)
+		b.curve(id, contract.SeriesCalculated, "", *p.Calculated)
 	}
 	if bd := p.Band; bd != nil {
 		e := b.edgesOf(bd.Width, bd.Bins())
@@ -495,24 +493,23 @@ func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(id, contract.SeriesQTA, q)
+				b.curve(id, contract.SeriesQTA, "", q)
 			}
 		}
 	}
 	for k := range p.WhatIf {
 		if w := &p.WhatIf[k]; w.DeltaQ != nil {
-			e := b.edgesOf(w.DeltaQ.Width(), w.DeltaQ.Bins())
-			b.scratch = w.DeltaQ.CDFEdges(b.scratch)
-			b.addCurve(id, contract.SeriesWhatIf, w.Scenario, e, b.scratch)
+			b.curve(id, contract.SeriesWhatIf, w.Scenario, *w.DeltaQ)
 		}
 	}
 }
 
-// curve adds the CDF of d at its reported edges.
-func (b *builder) curve(id probeID, series string, d deltaq.DeltaQ) {
+// curve adds the CDF of d at its reported edges, read there alone.
+func (b *builder) curve(id probeID, series, scenario string, d deltaq.DeltaQ) {
 	e := b.edgesOf(d.Width(), d.Bins())
-	b.scratch = d.CDFEdges(b.scratch)
-	b.addCurve(id, series, "", e, b.scratch)
+	off := len(b.cdf.values)
+	b.cdf.values = d.CDFEdgesAt(b.cdf.values, e.idx)
+	b.noteCurve(id, series, scenario, e, off)
 }
 
 // gauge appends one double point with the probe's attributes and up to
