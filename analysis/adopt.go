@@ -30,12 +30,13 @@ type Adoption struct {
 // a reload loses nothing: for every probe whose layout did not change, its
 // instances in the open windows (and the windows' contributors), its
 // running totals, the observed ΔQs behind its confidence band (when the
-// history length is unchanged), its trigger states, the windows its
-// divergence test pools and its slack history. The new configuration's
-// QTAs, triggers and diagram apply from the next window that closes. The
-// windows old had not closed are e's to close: none is lost or counted
-// twice. e must not have been used yet; old must not be used afterwards.
-// With another interval nothing is carried.
+// history length and the band's edges, Config.BandPoints, are unchanged),
+// its trigger states, the windows its divergence test pools and its
+// slack history. The new configuration's QTAs, triggers and diagram apply
+// from the next window that closes. The windows old had not closed are
+// e's to close: none is lost or counted twice. e must not have been used
+// yet; old must not be used afterwards. With another interval nothing is
+// carried.
 func (e *Engine) Adopt(old *Engine) Adoption {
 	ad := Adoption{Fresh: make(map[string]string)}
 	old.mu.Lock()
@@ -109,7 +110,7 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 	}
 	ns := a.state(name)
 	ns.totals, ns.width, ns.bins, ns.edges = os.totals, os.width, os.bins, os.edges
-	if os.band != nil && ns.band != nil && os.band.K() == ns.band.K() {
+	if os.band != nil && ns.band != nil && os.band.K() == ns.band.K() && os.band.Points() == ns.band.Points() {
 		ns.band = os.band
 	}
 	ns.trig = os.trig

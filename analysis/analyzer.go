@@ -277,8 +277,8 @@ func (a *analyzer) state(name string) *probeState {
 		q, _ := s.cfg.QTA.DeltaQ()
 		s.qta = &q
 	}
-	// withDefaults made History ≥ 1, the only error of NewRunningBand.
-	s.band, _ = deltaq.NewRunningBand(a.cfg.History)
+	// withDefaults made History ≥ 1, the only error of NewRunningBandAt.
+	s.band, _ = deltaq.NewRunningBandAt(a.cfg.History, a.cfg.BandPoints)
 	tr := s.cfg.Triggers
 	s.div.target = tr.Divergence.Target
 	if tr.Divergence.on(tr.MaxDivergence) {

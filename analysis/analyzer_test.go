@@ -313,3 +313,43 @@ func TestReferencedProbesWithoutInstances(t *testing.T) {
 		t.Errorf("no instances of %v, want [b x] (e2e is calculated, u is not referenced)", r.NoInstances)
 	}
 }
+
+// TestBandPoints: with Config.BandPoints the band is kept at the edges a
+// curve of that many points reads (deltaq.CurveEdges), with there the
+// values of the band at every edge, to the bit; an engine a reload makes
+// with other BandPoints starts the band afresh rather than read the old
+// one's edges.
+func TestBandPoints(t *testing.T) {
+	const points = 7
+	cfg := Config{History: 3, Interval: time.Second, Lag: time.Second, Probes: map[string]ProbeConfig{"p": {DMax: testDMax, Bins: testBins}}}
+	at7 := cfg
+	at7.BandPoints = points
+	every, sparse := newEngine(t, cfg, at(time.Second)), newEngine(t, at7, at(time.Second))
+	var last *Result
+	for w := range 5 {
+		for _, e := range []*Engine{every, sparse} {
+			for j := range 20 {
+				addAll(e, ok("p", time.Duration(w)*time.Second+100*time.Millisecond, time.Duration(1+(j*(w+3))%90)*time.Millisecond))
+			}
+		}
+		want := probeOf(t, every.Advance(at(time.Duration(w+2) * time.Second))[0], "p").Band
+		last = sparse.Advance(at(time.Duration(w+2) * time.Second))[0]
+		got := probeOf(t, last, "p").Band
+		idx := deltaq.CurveEdges(testBins, points)
+		if !slices.Equal(got.At, idx) || len(got.Mean) != len(idx) || got.Bins() != testBins || got.K != want.K {
+			t.Fatalf("window %d: band at %v (%d values, %d bins, K %d), want at %v, %d bins, K %d", w, got.At, len(got.Mean), got.Bins(), got.K, idx, testBins, want.K)
+		}
+		for c, i := range idx {
+			if got.Mean[c] != want.Mean[i] || got.Lower[c] != want.Lower[i] || got.Upper[c] != want.Upper[i] {
+				t.Fatalf("window %d edge %d: (%v %v %v), every edge's (%v %v %v)", w, i, got.Lower[c], got.Mean[c], got.Upper[c], want.Lower[i], want.Mean[i], want.Upper[i])
+			}
+		}
+	}
+	re := newEngine(t, cfg, at(6*time.Second+500*time.Millisecond))
+	re.Adopt(sparse)
+	addAll(re, ok("p", 6*time.Second+100*time.Millisecond, 5*time.Millisecond))
+	res := re.Advance(at(8 * time.Second))
+	if b := probeOf(t, res[len(res)-1], "p").Band; b == nil || b.K != 1 || b.At != nil || len(b.Mean) != testBins {
+		t.Errorf("after a reload to every edge: band %+v, want the one window at every edge", b)
+	}
+}

@@ -148,6 +148,13 @@ type Config struct {
 	// the window: set by an agent that emits its windows. Set by the
 	// program, never read from a configuration.
 	WindowCounts bool `mapstructure:"-"`
+	// BandPoints, when > 0, keeps each probe's band (ProbeResult.Band)
+	// only at the edges a curve of that many points reads
+	// (deltaq.CurveEdges, ConfidenceBand.At): set by a program that reads
+	// the band there alone, as the deltaq.cdf curves of cdf_points do, so
+	// that a window's band costs that many points a probe, not its bins.
+	// Set by the program, never read from a configuration.
+	BandPoints int `mapstructure:"-"`
 	// LookupLayout, if not nil, returns the layout configured outside this
 	// Config for a probe (by the deltaq processor that produces it): dMax
 	// and uniform bins, or log-linear buckets (a processor's `binning:

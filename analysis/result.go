@@ -153,8 +153,9 @@ type ProbeResult struct {
 	// window, like the calculated ΔQ, has no entry.
 	WhatIf []WhatIf
 	// Band is the mean and 95 % band of the observed ΔQs of the last
-	// History windows with instances (thesis 4.1.5), at the right bin edges;
-	// nil before the first.
+	// History windows with instances (thesis 4.1.5), at the right bin edges
+	// (with Config.BandPoints at a few of them, ConfidenceBand.At); nil
+	// before the first.
 	Band *deltaq.ConfidenceBand
 	// QTA is the probe's requirement, or nil; QTACheck is its verdict on the
 	// observed ΔQ, read from the window's counts at both resolutions

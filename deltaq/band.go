@@ -25,6 +25,37 @@ type ConfidenceBand struct {
 	// the Student t interval the thesis's (5.9) misprints as μᵢ·σᵢ/√n. For
 	// K = 1 nothing bounds the spread and the band is [0, 1].
 	Lower, Upper []float64
+	// At is nil for a band at every bin edge. A band kept at a few edges
+	// only (NewRunningBandAt) holds in Mean, Lower and Upper one value
+	// for each bin of At (CurveEdges, increasing, ending at the last
+	// bin), at its right edge. At is shared: not to be modified.
+	At []int
+}
+
+// Bins returns the number of bins of the band's ΔQs.
+func (b ConfidenceBand) Bins() int {
+	if len(b.At) > 0 {
+		return b.At[len(b.At)-1] + 1
+	}
+	return len(b.Mean)
+}
+
+// CurveEdges returns the bins, of bins bins, at whose right edges a curve
+// of at most about points points is read: every stride-th bin, stride =
+// ⌈bins/points⌉, and the last; every bin when points ≤ 0 or bins ≤ points.
+func CurveEdges(bins, points int) []int {
+	stride := 1
+	if points > 0 && bins > points {
+		stride = (bins + points - 1) / points
+	}
+	idx := make([]int, 0, bins/stride+1)
+	for i := stride - 1; i < bins; i += stride {
+		idx = append(idx, i)
+	}
+	if bins > 0 && idx[len(idx)-1] != bins-1 {
+		idx = append(idx, bins-1)
+	}
+	return idx
 }
 
 // Band computes the confidence band of a window of ΔQs, typically the last
@@ -129,8 +160,12 @@ func fillBand(mean, m2, lower, upper []float64, k int) {
 	}
 }
 
-// MeanDeltaQ returns the window's mean CDF as a ΔQ.
+// MeanDeltaQ returns the window's mean CDF as a ΔQ, of a band at every
+// bin edge.
 func (b ConfidenceBand) MeanDeltaQ() (DeltaQ, error) {
+	if b.At != nil {
+		return DeltaQ{}, fmt.Errorf("deltaq: MeanDeltaQ: a band at %d of %d edges is no CDF", len(b.At), b.Bins())
+	}
 	return FromCDF(b.Width, b.Mean)
 }
 
@@ -139,30 +174,51 @@ func (b ConfidenceBand) MeanDeltaQ() (DeltaQ, error) {
 // dynamically by inserting or removing a ΔQ"): a ring of their CDFs at the
 // bin edges with the running mean and sum of squared deviations of each
 // edge, so that a push costs O(N) for N bins rather than the O(K·N) of
-// Band over the window. It holds K + 1 rows of N values. The running sums
-// are recomputed from the ring every K pushes (as Band computes them), so
-// that rounding from adding and removing does not accumulate over a long
-// run. All ΔQs of a window have one layout: a ΔQ of another bin width or
+// Band over the window. It holds K + 1 rows of N values (of the edges
+// kept, NewRunningBandAt). The running sums are recomputed from the ring
+// every K pushes (as Band computes them), so that rounding from adding
+// and removing does not accumulate over a long run. All ΔQs of a window have one layout: a ΔQ of another bin width or
 // bin count starts the window afresh, since CDFs of different bins cannot be
-// averaged bin by bin. The zero value is not usable; see NewRunningBand.
+// averaged bin by bin. Each edge's sums are its own, so that a band kept
+// at a few edges only (NewRunningBandAt) has there the values of a band
+// at every edge, to the bit. The zero value is not usable; see
+// NewRunningBand.
 type RunningBand struct {
 	k     int
 	width float64
-	ring  [][]float64 // CDFs at the right edges; the oldest at head once full
-	spare []float64   // the row the next push fills
-	head  int
-	n     int
-	mean  []float64
-	m2    []float64
+	bins  int
+	// points bounds the edges kept (CurveEdges), at those of the window's
+	// ΔQs; at is nil when every edge is kept.
+	points int
+	at     []int
+	ring   [][]float64 // CDFs at the edges kept; the oldest at head once full
+	spare  []float64   // the row the next push fills
+	head   int
+	n      int
+	mean   []float64
+	m2     []float64
 }
 
 // NewRunningBand returns an empty RunningBand over the last k ΔQs, k ≥ 1.
 func NewRunningBand(k int) (*RunningBand, error) {
+	return NewRunningBandAt(k, 0)
+}
+
+// NewRunningBandAt returns an empty RunningBand over the last k ΔQs,
+// k ≥ 1, that keeps the band only at the right edges of CurveEdges(N,
+// points) of its ΔQs' N bins, where a curve of points points reads it: a
+// push then costs O(points) rather than O(N), and the window holds
+// (K + 3)·points values. With points ≤ 0 it keeps every edge, as
+// NewRunningBand.
+func NewRunningBandAt(k, points int) (*RunningBand, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("deltaq: RunningBand: window size %d must be ≥ 1", k)
 	}
-	return &RunningBand{k: k}, nil
+	return &RunningBand{k: k, points: max(points, 0)}, nil
 }
+
+// Points returns the bound on the edges the band keeps, 0 for every edge.
+func (r *RunningBand) Points() int { return r.points }
 
 // Len returns the number of ΔQs in the window, at most K.
 func (r *RunningBand) Len() int { return r.n }
@@ -177,20 +233,25 @@ func (r *RunningBand) Push(d DeltaQ) error {
 		return err
 	}
 	d = d.edgeSpread()
-	if r.n > 0 && (len(d.cum) != len(r.mean) || !sameWidth(d.width, r.width)) {
+	if r.n > 0 && (len(d.cum) != r.bins || !sameWidth(d.width, r.width)) {
 		r.n, r.head = 0, 0
 	}
 	if r.n == 0 {
-		r.width = d.width
-		r.mean = resize(r.mean, len(d.cum))
-		r.m2 = resize(r.m2, len(d.cum))
+		r.width, r.bins, r.at = d.width, len(d.cum), nil
+		cols := r.bins
+		if r.points > 0 && r.bins > r.points {
+			r.at = CurveEdges(r.bins, r.points)
+			cols = len(r.at)
+		}
+		r.mean = resize(r.mean, cols)
+		r.m2 = resize(r.m2, cols)
 		clear(r.mean)
 		clear(r.m2)
 		if r.ring == nil {
 			r.ring = make([][]float64, r.k)
 		}
 	}
-	x := d.CDFEdges(r.spare)
+	x := r.row(d)
 	old := r.ring[r.head]
 	if r.n == r.k {
 		// Replace old by x: μ' = μ + (x − o)/K and, from
@@ -221,10 +282,23 @@ func (r *RunningBand) Push(d DeltaQ) error {
 	return nil
 }
 
+// row returns the CDF at the kept edges of d, a Spread ΔQ of the window's
+// layout, in the spare row.
+func (r *RunningBand) row(d DeltaQ) []float64 {
+	if r.at == nil {
+		return d.CDFEdges(r.spare)
+	}
+	x := resize(r.spare, len(r.at))
+	for j, i := range r.at {
+		x[j] = d.cum[i]
+	}
+	return x
+}
+
 // Band returns the mean and 95 % band of the ΔQs in the window, those of
 // Band over the same ΔQs up to rounding (identical right after each
-// re-summation), or false when the window is empty. The band's slices are
-// its own.
+// re-summation), at the edges kept (ConfidenceBand.At), or false when the
+// window is empty. The band's slices are its own, but for At.
 func (r *RunningBand) Band() (ConfidenceBand, bool) {
 	if r.n == 0 {
 		return ConfidenceBand{}, false
@@ -233,7 +307,7 @@ func (r *RunningBand) Band() (ConfidenceBand, bool) {
 	// One allocation for the band's three curves.
 	s := make([]float64, 3*n)
 	b := ConfidenceBand{Width: r.width, K: r.n,
-		Mean: s[:n:n], Lower: s[n : 2*n : 2*n], Upper: s[2*n:]}
+		Mean: s[:n:n], Lower: s[n : 2*n : 2*n], Upper: s[2*n:], At: r.at}
 	copy(b.Mean, r.mean)
 	fillBand(b.Mean, r.m2, b.Lower, b.Upper, r.n)
 	return b, true

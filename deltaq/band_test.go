@@ -6,6 +6,7 @@ package deltaq
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -183,5 +184,78 @@ func TestRunningBandLayoutChangeStartsAfresh(t *testing.T) {
 	}
 	if err := r.Push(DeltaQ{}); err == nil {
 		t.Error("Push of the zero ΔQ accepted")
+	}
+}
+
+// TestRunningBandAtMatchesEveryEdge: a band kept at CurveEdges only has
+// there, after every push, through wrapping, re-summing and layout
+// changes, the values of the band kept at every edge, bit for bit; a
+// layout of no more bins than points keeps every edge.
+func TestRunningBandAtMatchesEveryEdge(t *testing.T) {
+	const k, points = 4, 7
+	rng := rand.New(rand.NewPCG(7, 8))
+	full, _ := NewRunningBand(k)
+	at, err := NewRunningBandAt(k, points)
+	if err != nil || at.Points() != points {
+		t.Fatalf("NewRunningBandAt: %v, points %d", err, at.Points())
+	}
+	for j := range 31 {
+		bins := 40
+		if j >= 20 {
+			bins = 5 // a layout change, to one of fewer bins than points
+		}
+		delays := make([]float64, 100)
+		for i := range delays {
+			delays[i] = rng.ExpFloat64() * 0.01
+		}
+		d := mk(t)(FromInstances(1e-3, bins, delays, int64(rng.IntN(5)), 0))
+		if full.Push(d) != nil || at.Push(d) != nil {
+			t.Fatal("push refused")
+		}
+		want, _ := full.Band()
+		got, _ := at.Band()
+		idx := CurveEdges(bins, points)
+		if bins <= points {
+			if got.At != nil || len(got.Mean) != bins {
+				t.Fatalf("push %d: %d bins ≤ %d points: At %v, %d values, want every edge", j, bins, points, got.At, len(got.Mean))
+			}
+			idx = nil
+		} else if !slices.Equal(got.At, idx) || len(got.Mean) != len(idx) {
+			t.Fatalf("push %d: At %v, %d values, want %v", j, got.At, len(got.Mean), idx)
+		}
+		if got.K != want.K || got.Width != want.Width || got.Bins() != want.Bins() {
+			t.Fatalf("push %d: K %d width %v bins %d, want %d %v %d", j, got.K, got.Width, got.Bins(), want.K, want.Width, want.Bins())
+		}
+		for c := range got.Mean {
+			i := c
+			if idx != nil {
+				i = idx[c]
+			}
+			if got.Mean[c] != want.Mean[i] || got.Lower[c] != want.Lower[i] || got.Upper[c] != want.Upper[i] {
+				t.Fatalf("push %d edge %d: (%v %v %v), every edge's (%v %v %v)", j, i, got.Mean[c], got.Lower[c], got.Upper[c], want.Mean[i], want.Lower[i], want.Upper[i])
+			}
+		}
+	}
+	b, _ := at.Band()
+	if _, err := (ConfidenceBand{Width: b.Width, Mean: []float64{0.5}, Lower: []float64{0.5}, Upper: []float64{0.5}, At: []int{3}}).MeanDeltaQ(); err == nil {
+		t.Error("MeanDeltaQ of a band at a few edges accepted")
+	}
+}
+
+// TestCurveEdges: every stride-th bin and the last, or every bin.
+func TestCurveEdges(t *testing.T) {
+	for _, c := range []struct {
+		bins, points int
+		want         []int
+	}{
+		{10, 0, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{3, 5, []int{0, 1, 2}},
+		{10, 4, []int{2, 5, 8, 9}},
+		{10, 5, []int{1, 3, 5, 7, 9}},
+		{1, 1, []int{0}},
+	} {
+		if got := CurveEdges(c.bins, c.points); !slices.Equal(got, c.want) {
+			t.Errorf("CurveEdges(%d, %d) = %v, want %v", c.bins, c.points, got, c.want)
+		}
 	}
 }

@@ -161,17 +161,38 @@ func (b Bounds) BeyondBounds(obs Bounds) (float64, error) {
 }
 
 // beyondOnGrid is BeyondBounds when the four ΔQs share one grid, read at
-// its first n edges without locating them.
+// its first n edges without locating them. Each is read at the edge k as
+// edgeCDF(k) (upper as edgeCDF(k − shift)) is, by the index its placement
+// and shift put edge k at (edgeIndex), worked out once for all edges.
 func (b Bounds) beyondOnGrid(obs Bounds, n int) float64 {
-	// upper at the edge x of each, as edgeCDF(x − shift).
-	bp, bo, bs := b.Pessimistic, b.Optimistic, b.upperShift()
-	op, oo, os := obs.Pessimistic, obs.Optimistic, obs.upperShift()
+	bp, bo := b.Pessimistic, b.Optimistic
+	op, oo := obs.Pessimistic, obs.Optimistic
+	ibp, ibo := bp.edgeIndex(0), bo.edgeIndex(int(b.upperShift()))
+	iop, ioo := op.edgeIndex(0), oo.edgeIndex(int(obs.upperShift()))
 	dist := 0.0
 	for k := 1; k <= n; k++ {
-		x := float64(k)
-		dist = max(dist, bp.edgeCDF(x)-oo.edgeCDF(x-os), op.edgeCDF(x)-bo.edgeCDF(x-bs))
+		dist = max(dist, cumAt(bp.cum, k+ibp)-cumAt(oo.cum, k+ioo), cumAt(op.cum, k+iop)-cumAt(bo.cum, k+ibo))
 	}
 	return dist
+}
+
+// edgeIndex returns the offset o such that edgeCDF(k − shift), for whole
+// k and shift, is cumAt(cum, k + o): the CDF at the edge j is the
+// cumulative mass of bin j − 1, or of bin j for masses at lower edges.
+func (d DeltaQ) edgeIndex(shift int) int {
+	if d.at == LowerEdges {
+		return -shift
+	}
+	return -1 - shift
+}
+
+// cumAt returns cum[i], 0 before the first bin and the last value beyond
+// the last: edgeCDF's reading of a nonempty ΔQ's cumulative masses.
+func cumAt(cum []float64, i int) float64 {
+	if i < 0 {
+		return 0
+	}
+	return cum[min(i, len(cum)-1)]
 }
 
 // upperShift returns s such that upper at the edge k·w of the optimistic

@@ -625,6 +625,19 @@ func (d DeltaQ) CDFEdges(dst []float64) []float64 {
 	return dst
 }
 
+// CDFEdgesAt appends to dst F((i+1)·w) for each bin i of idx, 0 ≤ i < N:
+// CDFEdges at those right edges alone, without the others.
+func (d DeltaQ) CDFEdgesAt(dst []float64, idx []int) []float64 {
+	for _, i := range idx {
+		if d.at == LowerEdges {
+			dst = append(dst, d.edgeCDF(float64(i+1)))
+		} else {
+			dst = append(dst, d.cum[i])
+		}
+	}
+	return dst
+}
+
 // quantileUlps is the tolerance of Quantile, in units in the last place of
 // q: a CDF value within 4·ε·q below q (ε = 2⁻⁵²) reaches q. A cumulative sum
 // of bin masses carries about that much rounding (six masses of 1/12 sum to

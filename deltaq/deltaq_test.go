@@ -250,3 +250,22 @@ func TestBinIndexAsRounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCDFEdgesAt: the CDF at some right edges alone is CDFEdges there, for
+// every placement, appended to what dst holds.
+func TestCDFEdgesAt(t *testing.T) {
+	d := mk(t)(New(0.5, []float64{0.1, 0, 0.3, 0.2, 0.1}))
+	idx := []int{0, 2, 3, 4}
+	for _, v := range []DeltaQ{d, d.Pessimistic(), d.Optimistic()} {
+		all := v.CDFEdges(nil)
+		got := v.CDFEdgesAt([]float64{-1}, idx)
+		if len(got) != len(idx)+1 || got[0] != -1 {
+			t.Fatalf("%v: CDFEdgesAt = %v, want %d values after -1", v.Placement(), got, len(idx))
+		}
+		for j, i := range idx {
+			if got[j+1] != all[i] {
+				t.Errorf("%v: F at edge %d = %v, CDFEdges %v", v.Placement(), i+1, got[j+1], all[i])
+			}
+		}
+	}
+}

@@ -263,21 +263,22 @@ func (h *LogLinearHistogram) GridBounds(width float64, bins int, cut int64) (Bou
 	if err := checkShape(width, bins); err != nil {
 		return Bounds{}, err
 	}
-	pess, opt := make([]uint64, bins), make([]uint64, bins)
+	// Whole counts, so that the bounds' CDFs are exact (counted). A
+	// bucket's bins do not decrease with it: the counts go straight in.
+	pess, opt := newCounted(bins, n), newCounted(bins, n)
 	for j, c := range h.counts[:h.below(cut)] {
 		if c == 0 {
 			continue
 		}
 		lo, hi := float64(h.edges[j])/1e9, float64(h.edges[j+1])/1e9
 		if up := int(math.Ceil(hi/width-1e-9)) - 1; up < bins && h.edges[j+1] <= cut { // bin whose upper edge is ≥ hi
-			pess[max(up, 0)] += c
+			pess.add(max(up, 0), c)
 		}
 		if down := max(int(math.Ceil(lo/width-1e-9))-1, 0); down < bins { // last edge < lo
-			opt[down] += c
+			opt.add(down, c)
 		}
 	}
-	// Whole counts, so that the bounds' CDFs are exact (fromCounts).
-	p, o := fromCounts(width, pess, n), fromCounts(width, opt, n)
+	p, o := pess.deltaQ(width), opt.deltaQ(width)
 	p.at, o.at = UpperEdges, LowerEdges
 	return Bounds{Pessimistic: p, Optimistic: o, Strict: true}, nil
 }

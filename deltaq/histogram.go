@@ -332,28 +332,86 @@ func (h *Histogram) DeltaQ() (DeltaQ, error) {
 }
 
 // fromCounts returns the Spread ΔQ of bin counts out of n ≥ Σ counts
-// instances, its CDF computed from the running count. An empty bin's mass
-// (0/n) and CDF (the last bin's) are known without a division: most bins
-// of a sparse window or of a bound are empty.
+// instances, its CDF computed from the running count (counted). An empty
+// bin's mass (0/n) and CDF (the last bin's) are known without a division:
+// most bins of a sparse window or of a bound are empty.
 func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
-	nf := float64(n)
-	p := newPDF(len(counts)) // zeroed
+	b := newCounted(len(counts), n)
 	for i, c := range counts {
 		if c != 0 {
-			p[i] = float64(c) / nf
+			b.add(i, c)
 		}
 	}
-	d := build(width, p, n)
-	var run uint64
-	f := 0.0 // float64(run)/nf
-	for i, c := range counts {
-		if c != 0 {
-			run += c
-			f = float64(run) / nf
-		}
-		d.cum[i] = f
+	return b.deltaQ(width)
+}
+
+// counted builds the Spread ΔQ of whole counts out of n instances, added
+// bin by bin in increasing order, so that counts mapped onto bins need no
+// array of their own (GridBounds). A bin's mass is its count over n, and
+// its CDF the running count over n, correctly rounded rather than summed
+// from the masses; the masses and the CDF are formed in one pass. Only the
+// renormalisation build makes of masses whose rounding sums above one is
+// kept.
+type counted struct {
+	n        int64
+	nf       float64
+	pdf, cum []float64
+	// bin is the bin being counted (−1 before the first), c its count so
+	// far; run counts the instances of the bins before it, f is run/nf, s
+	// the sum of their masses, and the CDF is set below next.
+	bin  int
+	c    uint64
+	run  uint64
+	f, s float64
+	next int
+}
+
+func newCounted(bins int, n int64) counted {
+	p := newPDF(bins) // zeroed
+	return counted{n: n, nf: float64(n), pdf: p[:bins:bins], cum: p[bins : 2*bins : 2*bins], bin: -1}
+}
+
+// add counts c > 0 more instances in bin i, no bin before the last one
+// added.
+func (b *counted) add(i int, c uint64) {
+	if i != b.bin {
+		b.close()
+		b.bin = i
 	}
-	return d
+	b.c += c
+}
+
+// close sets the mass and the CDF of the bin being counted, and the CDF of
+// the empty bins before it.
+func (b *counted) close() {
+	if b.c == 0 {
+		return
+	}
+	i := b.bin
+	for ; b.next < i; b.next++ {
+		b.cum[b.next] = b.f
+	}
+	b.pdf[i] = float64(b.c) / b.nf
+	b.s += b.pdf[i]
+	b.run += b.c
+	b.f = float64(b.run) / b.nf
+	b.cum[i], b.next, b.c = b.f, i+1, 0
+}
+
+// deltaQ returns the ΔQ of bin width width of the counts added.
+func (b *counted) deltaQ(width float64) DeltaQ {
+	b.close()
+	for ; b.next < len(b.cum); b.next++ {
+		b.cum[b.next] = b.f
+	}
+	if b.s > 1 {
+		// As build: only rounding brings the masses' total above one.
+		inv := 1 / b.s
+		for i := range b.pdf {
+			b.pdf[i] *= inv
+		}
+	}
+	return DeltaQ{width: width, pdf: b.pdf, cum: b.cum, count: b.n}
 }
 
 // sameWidth reports whether two bin widths are equal within a relative 1e-9.

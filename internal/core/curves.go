@@ -45,6 +45,21 @@ func (b *builder) addCurve(id probeID, series, scenario string, e *edges, cdf []
 	for _, i := range e.idx {
 		c.values = append(c.values, cdf[i])
 	}
+	b.noteCurve(id, series, scenario, e, off)
+}
+
+// addReported adds the series of probe id whose values at the reported
+// edges e, and only there, are v.
+func (b *builder) addReported(id probeID, series string, e *edges, v []float64) {
+	off := len(b.cdf.values)
+	b.cdf.values = append(b.cdf.values, v...)
+	b.noteCurve(id, series, "", e, off)
+}
+
+// noteCurve records the curve whose values were added from off, and its
+// points' encoded size.
+func (b *builder) noteCurve(id probeID, series, scenario string, e *edges, off int) {
+	c := &b.cdf
 	if b.measure {
 		base := pointSize(id, series, scenario)
 		for _, le := range e.labels {

@@ -5,6 +5,7 @@ package core
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,42 @@ func BenchmarkWindowOutput(b *testing.B) {
 		build.split.metrics(build.metrics(r), DefaultMaxRequestBytes, func(pmetric.Metrics) {})
 	}
 	b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// TestBandCurvesAtReportedEdges: the band, which the analysis keeps at the
+// deltaq.cdf edges alone (analysis.Config.BandPoints), is reported at the
+// observed curve's edges, each value at its own: after three identical
+// windows its mean, lower and upper curves are the observed one.
+func TestBandCurvesAtReportedEdges(t *testing.T) {
+	cfg := testConfig()
+	cfg.CDFPoints = 7
+	h := newHarness(t, cfg, at(time.Second))
+	for w := range 3 {
+		base := time.Duration(w) * time.Second
+		for j := range 40 {
+			h.consume(span{probe: "p", outcome: contract.Success, end: base + ms(float64(100+j)), delay: ms(float64(1 + 7*j%90)), dmax: ms(100), bins: 100})
+		}
+		h.obs.tick(at(base + 2*time.Second))
+	}
+	all := h.metrics.AllMetrics()
+	curves := map[string]map[string]float64{} // series → le → value
+	out := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for _, m := range out.All() {
+		if m.Name() != contract.MetricCDF {
+			continue
+		}
+		for _, dp := range m.Gauge().DataPoints().All() {
+			series, _ := dp.Attributes().Get(contract.AttrSeries)
+			le, _ := dp.Attributes().Get(contract.AttrLE)
+			if curves[series.Str()] == nil {
+				curves[series.Str()] = map[string]float64{}
+			}
+			curves[series.Str()][le.Str()] = dp.DoubleValue()
+		}
+	}
+	obs := curves[contract.SeriesObserved]
+	require.Len(t, obs, 7, "every 15th of 100 edges and the last")
+	for _, s := range []string{contract.SeriesMean, contract.SeriesLower, contract.SeriesUpper} {
+		assert.Equal(t, obs, curves[s], s)
+	}
 }

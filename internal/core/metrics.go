@@ -34,10 +34,8 @@ type builder struct {
 	start  pcommon.Timestamp
 	shapes map[shape]*edges
 	qLabel map[float64]string
-	// scratch holds a CDF while its reported values are taken; curves
-	// holds the window's deltaq.cdf series until they are built.
-	scratch []float64
-	cdf     curveSet
+	// cdf holds the window's deltaq.cdf series until they are built.
+	cdf curveSet
 	// split cuts the output into requests of at most max_request_bytes;
 	// measure is set when there is such a bound: the builder then tells
 	// split an upper bound of a window's size, taken before the deltaq.cdf
@@ -159,16 +157,8 @@ func (b *builder) edgesOf(width float64, bins int) *edges {
 	for i := range e.bounds {
 		e.bounds[i] = edgeSeconds(i, width)
 	}
-	stride := 1
-	if b.cdfPoints > 0 && bins > b.cdfPoints {
-		stride = (bins + b.cdfPoints - 1) / b.cdfPoints
-	}
-	for i := stride - 1; i < bins; i += stride {
-		e.idx = append(e.idx, i)
-	}
-	if e.idx[len(e.idx)-1] != bins-1 {
-		e.idx = append(e.idx, bins-1)
-	}
+	// The edges the analysis keeps the band at (analysis.Config.BandPoints).
+	e.idx = deltaq.CurveEdges(bins, b.cdfPoints)
 	e.labels = make([]string, len(e.idx))
 	for j, i := range e.idx {
 		e.labels[j] = formatFloat(e.bounds[i])
@@ -475,44 +465,51 @@ func putExemplar(es pmetric.ExemplarSlice, x *analysis.Exemplar, v float64) {
 // and the what-if scenarios.
 func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 	if p.Observed != nil {
-		b.curve(id, contract.SeriesObserved, *p.Observed)
+		b.curve(id, contract.SeriesObserved, "", *p.Observed)
 	}
 	if p.Calculated != nil {
-		b.curve(id, contract.SeriesCalculated, *p.Calculated)
+		b.curve(id, contract.SeriesCalculated, "", *p.Calculated)
 	}
-	if p.Band != nil {
-		e := b.edgesOf(p.Band.Width, len(p.Band.Mean))
-		b.addCurve(id, contract.SeriesMean, "", e, p.Band.Mean)
-		b.addCurve(id, contract.SeriesLower, "", e, p.Band.Lower)
-		b.addCurve(id, contract.SeriesUpper, "", e, p.Band.Upper)
+	if bd := p.Band; bd != nil {
+		e := b.edgesOf(bd.Width, bd.Bins())
+		for _, c := range [...]struct {
+			series string
+			cdf    []float64
+		}{{contract.SeriesMean, bd.Mean}, {contract.SeriesLower, bd.Lower}, {contract.SeriesUpper, bd.Upper}} {
+			if bd.At != nil {
+				// Kept at the reported edges alone: at e's, the same rule's.
+				b.addReported(id, c.series, e, c.cdf)
+			} else {
+				b.addCurve(id, c.series, "", e, c.cdf)
+			}
+		}
 	}
 	if p.QTA != nil {
 		// The QTA curve is drawn on the observed ΔQ's edges, or the band's
 		// when the window is empty.
 		w, n := p.Width, p.Bins
 		if n == 0 && p.Band != nil {
-			w, n = p.Band.Width, len(p.Band.Mean)
+			w, n = p.Band.Width, p.Band.Bins()
 		}
 		if n > 0 {
 			if q, err := p.QTA.RequiredDeltaQ(w, n); err == nil {
-				b.curve(id, contract.SeriesQTA, q)
+				b.curve(id, contract.SeriesQTA, "", q)
 			}
 		}
 	}
 	for k := range p.WhatIf {
 		if w := &p.WhatIf[k]; w.DeltaQ != nil {
-			e := b.edgesOf(w.DeltaQ.Width(), w.DeltaQ.Bins())
-			b.scratch = w.DeltaQ.CDFEdges(b.scratch)
-			b.addCurve(id, contract.SeriesWhatIf, w.Scenario, e, b.scratch)
+			b.curve(id, contract.SeriesWhatIf, w.Scenario, *w.DeltaQ)
 		}
 	}
 }
 
-// curve adds the CDF of d at its reported edges.
-func (b *builder) curve(id probeID, series string, d deltaq.DeltaQ) {
+// curve adds the CDF of d at its reported edges, read there alone.
+func (b *builder) curve(id probeID, series, scenario string, d deltaq.DeltaQ) {
 	e := b.edgesOf(d.Width(), d.Bins())
-	b.scratch = d.CDFEdges(b.scratch)
-	b.addCurve(id, series, "", e, b.scratch)
+	off := len(b.cdf.values)
+	b.cdf.values = d.CDFEdgesAt(b.cdf.values, e.idx)
+	b.noteCurve(id, series, scenario, e, off)
 }
 
 // gauge appends one double point with the probe's attributes and up to

@@ -251,6 +251,8 @@ func (o *Observer) newEngine(now time.Time) error {
 	o.auto = newAutoProbes(o.set.SpanProbes)
 	ac := o.cfg.engineConfig(o.layouts)
 	o.auto.configure(&ac)
+	// The band is read at the deltaq.cdf edges alone (builder.curves).
+	ac.BandPoints = o.cfg.CDFPoints
 	var err error
 	o.engine, err = analysis.New(ac, now)
 	return err
