@@ -5,9 +5,10 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deltaq-otel/deltaq/internal/globtest"
 )
 
 // newcomerConfig is testdata/newcomer-collector.yaml: the probe-naming
@@ -46,11 +47,7 @@ func TestCheckConfigExamples(t *testing.T) {
 	t.Chdir("../..") // the examples name their diagram files from the repository's root
 	var shipped []string
 	for _, pattern := range []string{"examples/*.yaml", "examples/*/*.yaml", "deploy/config.yaml"} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, path := range paths {
+		for _, path := range globtest.Glob(t, pattern) {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
