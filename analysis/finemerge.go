@@ -20,18 +20,20 @@ import (
 // their own layout, agreed by Gateway.LayoutQuorum agents.
 
 // checkFine checks what a window says of its analysis counts against its
-// n instances: indices strictly increasing within deltaq.Fine, completed
-// instances at most the instances that did not fail, and weights that can
-// be: Σw = n (each count stands for one adjusted count), Σw ≤ Σw² ≤ (Σw)²
-// (every w ≥ 1), or none at all.
-func (e *Engine) checkFine(w *Window, n int64) bool {
+// n instances, and returns its completed instances (Σ of its analysis
+// counts), which the merge adds without summing them again (addFine):
+// indices strictly increasing within deltaq.Fine, completed instances at
+// most the instances that did not fail, and weights that can be: Σw = n
+// (each count stands for one adjusted count), Σw ≤ Σw² ≤ (Σw)² (every
+// w ≥ 1), or none at all.
+func (e *Engine) checkFine(w *Window, n int64) (uint64, bool) {
 	if !w.Fine {
-		return len(w.FineIndex) == 0 && len(w.FineCounts) == 0 && w.WeightSum == 0 && w.WeightSquares == 0
+		return 0, len(w.FineIndex) == 0 && len(w.FineCounts) == 0 && w.WeightSum == 0 && w.WeightSquares == 0
 	}
 	buckets := e.fine.Buckets()
 	if n < w.Failures || w.FineIndex == nil && (w.FineFirst < 0 || w.FineFirst > buckets-len(w.FineCounts)) ||
 		w.FineIndex != nil && len(w.FineIndex) != len(w.FineCounts) {
-		return false
+		return 0, false
 	}
 	// The completed instances: of a run without a branch a count
 	// (countSum), of scattered buckets as their indices are checked.
@@ -44,7 +46,7 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 		var carries uint64
 		for j, i := range w.FineIndex {
 			if i <= prev || i >= buckets {
-				return false
+				return 0, false
 			}
 			prev = i
 			var cy uint64
@@ -54,28 +56,29 @@ func (e *Engine) checkFine(w *Window, n int64) bool {
 		sat = carries != 0
 	}
 	if sat || done > uint64(n-w.Failures) {
-		return false
+		return 0, false
 	}
 	s, q := w.WeightSum, w.WeightSquares
 	switch {
 	case s == 0 && q == 0:
-		return true
+		return done, true
 	case math.IsNaN(s) || math.IsNaN(q) || math.IsInf(s, 0) || math.IsInf(q, 0):
-		return false
+		return 0, false
 	}
 	nf := float64(n)
-	return math.Abs(s-nf) <= 1e-9*nf && q >= s*(1-1e-12) && q <= s*s*(1+1e-12)
+	return done, math.Abs(s-nf) <= 1e-9*nf && q >= s*(1-1e-12) && q <= s*s*(1+1e-12)
 }
 
 // addFine adds a checked window's analysis counts and weights to a, and
 // with convert its display counts too, read from them, for a window of
-// another layout. Its n instances are all of the window's.
-func (e *Engine) addFine(a *acc, w *Window, n int64, convert bool) error {
-	// checkFine checked the indices, and addWindow that the window's
-	// instances fit a's totals (acc.room), which bound every bucket.
-	done := a.fine.AddChecked(w.FineIndex, w.FineFirst, w.FineCounts, 0, w.Failures)
+// another layout. Its n instances are all of the window's, done of them
+// completed (checkFine).
+func (e *Engine) addFine(a *acc, w *Window, n int64, done uint64, convert bool) error {
+	// checkFine checked the indices and summed the counts, and addWindow
+	// that the window's instances fit a's totals (acc.room), which bound
+	// every bucket.
 	timeouts := n - w.Failures - int64(done)
-	a.fine.AddTimeouts(timeouts)
+	a.fine.AddChecked(w.FineIndex, w.FineFirst, w.FineCounts, done, timeouts, w.Failures)
 	if w.WeightSum > 0 {
 		a.w1 += w.WeightSum
 		a.w2 += w.WeightSquares

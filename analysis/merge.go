@@ -183,15 +183,33 @@ func (e *Engine) AddWindow(w *Window) Contribution {
 // for it once a batch rather than once a window.
 func (e *Engine) AddWindows(ws []Window, fates []Contribution) {
 	fates = fates[:len(ws)]
+	if len(ws) <= fewWindows {
+		// The checks of a few dense windows: an array of windowBatch
+		// checks is 20 KiB to zero at each call, more than the check of a
+		// window of a thousand bins costs.
+		var checks [fewWindows]windowCheck
+		e.checkAndAdd(ws, checks[:len(ws)], fates)
+		return
+	}
 	var checks [windowBatch]windowCheck
 	for len(ws) > 0 {
 		m := min(len(ws), windowBatch)
-		for i := range m {
-			checks[i] = e.checkWindow(&ws[i])
-		}
-		e.addBatch(ws[:m], checks[:m], fates[:m])
+		e.checkAndAdd(ws[:m], checks[:m], fates[:m])
 		ws, fates = ws[m:], fates[m:]
 	}
+}
+
+// fewWindows bounds the batches whose checks AddWindows keeps in a small
+// array: the few dense windows a request's reader gives at once.
+const fewWindows = 8
+
+// checkAndAdd checks the windows ws into checks, without the lock, then
+// adds them under one lock (addBatch).
+func (e *Engine) checkAndAdd(ws []Window, checks []windowCheck, fates []Contribution) {
+	for i := range ws {
+		checks[i] = e.checkWindow(&ws[i])
+	}
+	e.addBatch(ws, checks, fates)
 }
 
 // windowBatch is the number of windows AddWindows adds under one lock: the
@@ -288,7 +306,7 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 		a.sum += w.SuccessSum
 	}
 	if w.Fine {
-		if err := e.addFine(a, w, n, convert); err != nil {
+		if err := e.addFine(a, w, n, ck.done, convert); err != nil {
 			return ContributionInvalid
 		}
 	}
@@ -345,7 +363,7 @@ func (a *acc) room(n int64) bool {
 // of successes successes (deltaq.Histogram.AddChecked).
 func (a *acc) addChecked(w *Window, successes uint64) {
 	if a.ll != nil {
-		a.ll.AddChecked(w.BinIndex, 0, w.BinCounts, w.Timeouts, w.Failures)
+		a.ll.AddChecked(w.BinIndex, 0, w.BinCounts, successes, w.Timeouts, w.Failures)
 		return
 	}
 	a.hist.AddChecked(w.BinIndex, w.BinCounts, successes, w.Timeouts, w.Failures)
@@ -353,12 +371,14 @@ func (a *acc) addChecked(w *Window, successes uint64) {
 
 // windowCheck is what checkWindow found of a window: its layout, its
 // instance count, saturated at math.MaxInt64 (for the drop counters of a
-// refused window), its successes (Σ of its bin counts), and its fate so
-// far.
+// refused window), its successes (Σ of its bin counts), its completed
+// instances at the analysis resolution (Σ of its analysis counts), and its
+// fate so far.
 type windowCheck struct {
 	lay       deltaq.Layout
 	n         int64
 	successes uint64
+	done      uint64
 	c         Contribution
 }
 
@@ -369,14 +389,18 @@ func (e *Engine) checkWindow(w *Window) windowCheck {
 	lay, edges, layOK := e.windowLayout(w)
 	sc := scanWindow(w, lay, layOK, edges)
 	n, countsOK := sc.count(w)
-	switch {
-	case len(w.Source) > MaxSourceLength:
+	if len(w.Source) > MaxSourceLength {
 		return windowCheck{n: n, c: ContributionAgentInvalid}
-	case !layOK || !countsOK || !sc.binsOK || w.Probe == "" || len(w.Probe) > MaxProbeNameLength || !sc.sumWithin(w.SuccessSum) ||
-		!e.checkFine(w, n):
+	}
+	ok := layOK && countsOK && sc.binsOK && w.Probe != "" && len(w.Probe) <= MaxProbeNameLength && sc.sumWithin(w.SuccessSum)
+	var done uint64
+	if ok {
+		done, ok = e.checkFine(w, n)
+	}
+	if !ok {
 		return windowCheck{n: n, c: ContributionInvalid}
 	}
-	return windowCheck{lay: lay, n: n, successes: sc.n, c: ContributionAccepted}
+	return windowCheck{lay: lay, n: n, successes: sc.n, done: done, c: ContributionAccepted}
 }
 
 // windowScan is what a pass over a window's counts finds: their sum (sat:

@@ -369,22 +369,11 @@ func (h *LogLinearHistogram) Sparse() ([]int, []uint64) {
 // AddChecked adds counts[j] successes to bucket idx[j] for every j — with
 // idx nil, to bucket first + j — with timeouts and failures, as AddSparse
 // does, for a caller that checked them already (indices within the
-// buckets, sums that cannot overflow): the one pass a gateway's merge of a
-// checked window needs. It returns the successes added.
-func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, timeouts, failures int64) uint64 {
-	var n uint64
-	if idx == nil {
-		n, _ = addCounts(h.counts[first:first+len(counts)], counts)
-	} else {
-		for j, i := range idx {
-			h.counts[i] += counts[j]
-			n += counts[j]
-		}
-	}
-	h.success += int64(n)
-	h.timeouts += timeouts
-	h.failures += failures
-	return n
+// buckets, successes = Σ counts, sums that cannot overflow): the one pass
+// a gateway's merge of a checked window needs, without summing the counts
+// again.
+func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, successes uint64, timeouts, failures int64) {
+	h.addChecked(idx, first, counts, successes, timeouts, failures)
 }
 
 // Quantiles sets delays[k] and ok[k] to Quantile(qs[k], cut) for every k,

@@ -353,3 +353,46 @@ func gridEveryEdge(h *LogLinearHistogram, width float64, bins int, cut int64) De
 	}
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}
 }
+
+// TestFineAddCheckedAddsAsAddSparse: analysis counts added by AddChecked,
+// checked by the caller, as scattered buckets or as a run from a first
+// bucket, with their sum given, leave the histogram as AddSparse leaves it.
+func TestFineAddCheckedAddsAsAddSparse(t *testing.T) {
+	f := NewFine()
+	rng := rand.New(rand.NewPCG(15, 16))
+	for trial := range 300 {
+		a, b := f.NewHistogram(), f.NewHistogram()
+		for range 1 + rng.IntN(4) {
+			idx := []int{} // nil would be one count per bucket
+			var counts []uint64
+			first := rng.IntN(f.Buckets())
+			run := trial%2 == 0
+			if run {
+				counts = make([]uint64, rng.IntN(f.Buckets()-first+1))
+				for j := range counts {
+					counts[j] = rng.Uint64N(4)
+					idx = append(idx, first+j)
+				}
+			} else {
+				for i := range f.Buckets() {
+					if rng.IntN(50) == 0 {
+						idx, counts = append(idx, i), append(counts, 1+rng.Uint64N(1<<20))
+					}
+				}
+			}
+			to, fa := rng.Int64N(3), rng.Int64N(3)
+			n, err := a.AddSparse(idx, counts, to, fa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run {
+				b.AddChecked(nil, first, counts, n, to, fa)
+			} else {
+				b.AddChecked(idx, 0, counts, n, to, fa)
+			}
+		}
+		if !slices.Equal(a.Counts(), b.Counts()) || a.Successes() != b.Successes() || a.Timeouts() != b.Timeouts() || a.Failures() != b.Failures() {
+			t.Fatalf("trial %d: AddChecked and AddSparse differ", trial)
+		}
+	}
+}

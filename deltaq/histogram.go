@@ -199,28 +199,39 @@ func (h *Histogram) AddSparse(idx []int, counts []uint64, timeouts, failures int
 // totals that stay within int64. The one pass a gateway's merge of a
 // checked window needs, without summing the counts again.
 func (h *Histogram) AddChecked(idx []int, counts []uint64, successes uint64, timeouts, failures int64) {
+	h.addChecked(idx, 0, counts, successes, timeouts, failures)
+}
+
+// addChecked adds counts[j] successes to bin idx[j] for every j — with idx
+// nil, to bin first + j — and the totals, as checked by the caller
+// (Histogram.AddChecked, LogLinearHistogram.AddChecked): a pass of plain
+// additions, the successes given rather than summed again.
+func (t *tally) addChecked(idx []int, first int, counts []uint64, successes uint64, timeouts, failures int64) {
 	if idx == nil {
 		// Four bins a round.
-		dst := h.counts[:len(counts)]
+		dst := t.counts[first : first+len(counts)]
 		i := 0
 		for ; i+4 <= len(counts); i += 4 {
+			// The four counts loaded first, each then added where it
+			// goes in one instruction.
 			s, d := counts[i:i+4:i+4], dst[i:i+4:i+4]
-			d[0] += s[0]
-			d[1] += s[1]
-			d[2] += s[2]
-			d[3] += s[3]
+			s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+			d[0] += s0
+			d[1] += s1
+			d[2] += s2
+			d[3] += s3
 		}
 		for ; i < len(counts); i++ {
 			dst[i] += counts[i]
 		}
 	} else {
 		for j, i := range idx {
-			h.counts[i] += counts[j]
+			t.counts[i] += counts[j]
 		}
 	}
-	h.success += int64(successes)
-	h.timeouts += timeouts
-	h.failures += failures
+	t.success += int64(successes)
+	t.timeouts += timeouts
+	t.failures += failures
 }
 
 // add adds the counts of a tally of the same shape — counts[j] successes

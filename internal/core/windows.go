@@ -403,17 +403,19 @@ type windowScratch struct {
 	fineIdx [][]int
 	fates   []analysis.Contribution
 	n       int // windows in batch
-	bins    int // their counts
+	counts  int // their display and analysis counts
 	wire    wireReader
 }
 
 // Bounds of the batch of windows ConsumeMetrics gives the engine at once:
-// a few dense windows, whose counts stay in the processor's cache between
-// their reading and their check, or the sparse windows of a request of up
-// to 256 probes (analysis.Engine.AddWindows takes as many under one lock).
+// a few dense windows, whose counts, the display and the analysis ones
+// (about 16 KiB a window of 1000 bins and its thousand analysis buckets),
+// stay in the processor's first-level cache between their reading, their
+// check and their addition, or the sparse windows of a request of a few
+// hundred probes (analysis.Engine.AddWindows takes as many under one lock).
 const (
 	maxBatchWindows = 256
-	maxBatchCounts  = 4096
+	maxBatchCounts  = 2048
 )
 
 // read reads the point dp from source into the next window of the batch
@@ -444,8 +446,8 @@ func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool
 		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
 	}
 	sc.n++
-	sc.bins += len(w.BinCounts)
-	return sc.n == maxBatchWindows || sc.bins >= maxBatchCounts
+	sc.counts += len(w.BinCounts) + len(w.FineCounts)
+	return sc.n == maxBatchWindows || sc.counts >= maxBatchCounts
 }
 
 // flush gives the batch to the engine and counts the windows' fates.
@@ -457,7 +459,7 @@ func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions
 	for _, c := range sc.fates[:sc.n] {
 		fates[c]++
 	}
-	sc.n, sc.bins = 0, 0
+	sc.n, sc.counts = 0, 0
 }
 
 // sourceOf names the observer that sent a resource's windows. A name
