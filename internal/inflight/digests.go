@@ -63,8 +63,11 @@ func (d *digests) alloc(size int) {
 	}
 }
 
-// home returns the position at which the probe for tag t starts.
-func (d *digests) home(t uint32) uint64 { return ((uint64(t) ^ d.xor) * d.mul) >> d.shift & d.mask }
+// home returns the position at which the probe for tag t starts: the top
+// bits of the product, as many as the table's size has, so that no mask
+// is needed; the shift is below 64 (alloc), which the &63 tells the
+// compiler, so that it does not test for a larger one.
+func (d *digests) home(t uint32) uint64 { return ((uint64(t) ^ d.xor) * d.mul) >> (d.shift & 63) }
 
 // get returns the slot of k.
 func (d *digests) get(k uint64) (int32, bool) {
