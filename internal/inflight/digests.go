@@ -148,19 +148,25 @@ func (d *digests) del(k uint64) {
 // delAt empties position h, which holds a tag, and moves back the
 // entries of its probe run that may stand in its place, so that no
 // look-up stops short.
+//
+// The table is read into locals: a position moved back is a store that
+// would otherwise make the compiler load the table and its mask again for
+// every position the loop looks at.
 func (d *digests) delAt(h uint64) {
+	pos, mask := d.pos, d.mask
 	for j := h; ; {
-		j = (j + 1) & d.mask
-		if d.pos[j].slot == 0 {
+		j = (j + 1) & mask
+		p := pos[j]
+		if p.slot == 0 {
 			break
 		}
 		// The entry at j stays when its home lies cyclically in (h, j].
-		if home := d.home(d.pos[j].key); (j-home)&d.mask < (j-h)&d.mask {
+		if home := d.home(p.key); (j-home)&mask < (j-h)&mask {
 			continue
 		}
-		d.pos[h] = d.pos[j]
+		pos[h] = p
 		h = j
 	}
-	d.pos[h].slot = 0
+	pos[h].slot = 0
 	d.n--
 }
