@@ -125,11 +125,11 @@ func DecodeStarts(probe string, entries, thresholds []byte, badThresholds bool) 
 }
 
 // Len returns the number of entries.
-func (s Starts) Len() int { return len(s.entries) / StartEntryBytes }
+func (s *Starts) Len() int { return len(s.entries) / StartEntryBytes }
 
 // At returns entry i by value (Read), for a reader of a few entries;
 // the components' loops use Read.
-func (s Starts) At(i int) StartEntry {
+func (s *Starts) At(i int) StartEntry {
 	var e StartEntry
 	s.Read(i, &e)
 	return e
@@ -140,13 +140,16 @@ func (s Starts) At(i int) StartEntry {
 // than returning one: an entry returned by value is built aside and copied
 // in 16-byte moves that straddle its fields' stores and wait for them, a
 // stall per entry.
-func (s Starts) Read(i int, e *StartEntry) {
-	b := s.entries[i*StartEntryBytes : (i+1)*StartEntryBytes]
+//
+// It is small enough to be inlined into the loops over a record's entries:
+// the entry is taken as an array, one bounds check, and a start time past
+// the largest int64, negative as an int64, is cleared without a branch.
+// The Starts is taken by reference, as by Len and At: by value, the loop
+// copied its two slices for every entry it read.
+func (s *Starts) Read(i int, e *StartEntry) {
+	b := (*[StartEntryBytes]byte)(s.entries[i*StartEntryBytes:])
 	e.TraceID, e.SpanID = [16]byte(b[:16]), [8]byte(b[16:24])
-	e.Start = 0
-	if ts := binary.LittleEndian.Uint64(b[24:32]); ts <= 1<<63-1 {
-		e.Start = int64(ts)
-	}
+	e.Start = max(int64(binary.LittleEndian.Uint64(b[24:])), 0)
 	e.Threshold = 0
 	if s.thresholds != nil {
 		if th := binary.LittleEndian.Uint64(s.thresholds[i*StartThresholdBytes:]); th < maxThreshold {

@@ -262,12 +262,13 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 	}
 	pi, known := o.startProbe(probe, sb)
 	// What the record's entries share is set once: the probe, its dMax
-	// and the grace; an entry writes its own fields only.
-	var dMax int64
+	// and dMax + the grace; an entry writes its own fields only.
+	var dMax, dMaxGrace int64
 	inst := &sb.inst
 	*inst = inflight.Instance{Probe: int(pi)}
 	if known {
 		dMax = o.spans.dMax(pi)
+		dMaxGrace = addSat(dMax, o.starts.grace)
 	}
 	var e contract.StartEntry
 	for i := range starts.Len() {
@@ -283,8 +284,7 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 			// Field by field (spanInstance).
 			inst.Key.TraceID, inst.Key.SpanID = e.TraceID, e.SpanID
 			inst.Start, inst.Threshold = e.Start, e.Threshold
-			inst.Deadline = addSat(e.Start, dMax)
-			inst.Due = addSat(inst.Deadline, o.starts.grace)
+			inst.Deadline, inst.Due = addSat(e.Start, dMax), addSat(e.Start, dMaxGrace)
 			sb.counts[o.track(sb)]++
 		}
 	}

@@ -63,8 +63,11 @@ func (d *digests) alloc(size int) {
 	}
 }
 
-// home returns the position at which the probe for tag t starts.
-func (d *digests) home(t uint32) uint64 { return ((uint64(t) ^ d.xor) * d.mul) >> d.shift & d.mask }
+// home returns the position at which the probe for tag t starts: the top
+// bits of the product, as many as the table's size has, so that no mask
+// is needed; the shift is below 64 (alloc), which the &63 tells the
+// compiler, so that it does not test for a larger one.
+func (d *digests) home(t uint32) uint64 { return ((uint64(t) ^ d.xor) * d.mul) >> (d.shift & 63) }
 
 // get returns the slot of k.
 func (d *digests) get(k uint64) (int32, bool) {
@@ -145,19 +148,25 @@ func (d *digests) del(k uint64) {
 // delAt empties position h, which holds a tag, and moves back the
 // entries of its probe run that may stand in its place, so that no
 // look-up stops short.
+//
+// The table is read into locals: a position moved back is a store that
+// would otherwise make the compiler load the table and its mask again for
+// every position the loop looks at.
 func (d *digests) delAt(h uint64) {
+	pos, mask := d.pos, d.mask
 	for j := h; ; {
-		j = (j + 1) & d.mask
-		if d.pos[j].slot == 0 {
+		j = (j + 1) & mask
+		p := pos[j]
+		if p.slot == 0 {
 			break
 		}
 		// The entry at j stays when its home lies cyclically in (h, j].
-		if home := d.home(d.pos[j].key); (j-home)&d.mask < (j-h)&d.mask {
+		if home := d.home(p.key); (j-home)&mask < (j-h)&mask {
 			continue
 		}
-		d.pos[h] = d.pos[j]
+		pos[h] = p
 		h = j
 	}
-	d.pos[h].slot = 0
+	pos[h].slot = 0
 	d.n--
 }

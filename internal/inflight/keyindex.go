@@ -36,29 +36,31 @@ const noPos = ^uint64(0)
 
 // keyHit is what find found of a key: its slot, if held, and its
 // position in short, where it is held or where put puts it (noPos: in
-// long), so that neither put nor del repeats the look-up's probe.
+// long), so that neither put nor del repeats the look-up's probe; and its
+// digest, which put records.
 type keyHit struct {
-	pos   uint64
-	slot  int32
-	found bool
+	pos, digest uint64
+	slot        int32
+	found       bool
 }
 
 // find looks k up among slots. One look-up of short serves both a later
 // put, when k is not held, and a later del, when it is.
 func (x *keyIndex) find(k *Key, slots []slot) keyHit {
-	pos, j, taken := x.short.lookup(digest(k))
+	dig := digest(k)
+	pos, j, taken := x.short.lookup(dig)
 	if taken && slots[j].inst.Key == *k {
-		return keyHit{pos: pos, slot: j, found: true}
+		return keyHit{pos: pos, digest: dig, slot: j, found: true}
 	}
 	if len(x.long) > 0 {
 		if j, ok := x.long[*k]; ok {
-			return keyHit{pos: noPos, slot: j, found: true}
+			return keyHit{pos: noPos, digest: dig, slot: j, found: true}
 		}
 	}
 	if taken { // k's digest is another key's: k goes to long
 		pos = noPos
 	}
-	return keyHit{pos: pos}
+	return keyHit{pos: pos, digest: dig}
 }
 
 // get returns the slot of k among slots.
@@ -72,7 +74,7 @@ func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
 // reports which.
 func (x *keyIndex) put(k *Key, i int32, h keyHit) (long bool) {
 	if h.pos != noPos {
-		x.short.setAt(h.pos, digest(k), i)
+		x.short.setAt(h.pos, h.digest, i)
 		return false
 	}
 	if x.long == nil {

@@ -171,23 +171,32 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	if h.found {
 		return false
 	}
-	if t.index.len() >= t.capacity {
+	if t.started+t.timedOut >= t.capacity { // the index's length, in two loads
 		old := t.oldest
 		*ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
 		h = t.index.find(&inst.Key, t.slots) // the removal may have moved keys
 	}
 	i := t.alloc()
-	s := &t.slots[i]
-	// Field by field: a composite literal is built aside and copied.
-	s.inst = *inst
+	slots := t.slots // after alloc, which may grow it
+	s := &slots[i]
+	// Field by field, and the strings only when set: the whole Instance
+	// copied at once goes through the garbage collector's bulk write
+	// barrier while it marks, and a free slot's strings are empty already
+	// (unlink).
+	s.inst.Key, s.inst.Probe = inst.Key, inst.Probe
+	s.inst.Start, s.inst.Deadline, s.inst.Threshold = inst.Start, inst.Deadline, inst.Threshold
 	s.due = max(inst.Due, inst.Deadline)
 	s.inst.Due = s.due
 	s.state = Started
 	s.named = inst.Service != "" || inst.Name != ""
-	s.prev, s.next = t.newest, none
-	if t.newest != none {
-		t.slots[t.newest].next = i
+	if s.named {
+		s.inst.Service, s.inst.Name = inst.Service, inst.Name
+	}
+	newest := t.newest
+	s.prev, s.next = newest, none
+	if newest != none {
+		slots[newest].next = i
 	} else {
 		t.oldest = i
 	}
@@ -306,7 +315,8 @@ func (t *Table) remove(i int32) {
 
 // unlink is remove for a slot the index no longer holds.
 func (t *Table) unlink(i int32) {
-	s := &t.slots[i]
+	slots := t.slots
+	s := &slots[i]
 	if s.state == TimedOut {
 		t.timedOut--
 	} else {
@@ -316,15 +326,16 @@ func (t *Table) unlink(i int32) {
 	t.unschedule(i)
 
 	// Insertion-order list.
-	if s.prev != none {
-		t.slots[s.prev].next = s.next
+	prev, next := s.prev, s.next
+	if prev != none {
+		slots[prev].next = next
 	} else {
-		t.oldest = s.next
+		t.oldest = next
 	}
-	if s.next != none {
-		t.slots[s.next].prev = s.prev
+	if next != none {
+		slots[next].prev = prev
 	} else {
-		t.newest = s.prev
+		t.newest = prev
 	}
 
 	if s.named {

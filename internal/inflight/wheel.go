@@ -64,31 +64,37 @@ func (w *wheel) width() int64 { return 1 << w.shift }
 
 // schedule puts slot i at the end of the bucket of its due time, or of
 // bucket time floor if that is later.
+//
+// The slots and the links are read into locals, here and in unschedule
+// and unlink, so that a store through one slot does not make the compiler
+// load the slice and the other links again.
 func (t *Table) schedule(i int32, floor int64) {
-	w := &t.wheel
-	s := &t.slots[i]
-	b := int32(max(w.tickOf(s.due), floor) & w.mask)
-	s.bucket, s.wprev, s.wnext = b, w.tails[b], none
-	if w.tails[b] != none {
-		t.slots[w.tails[b]].wnext = i
-	} else {
+	w, slots := &t.wheel, t.slots
+	s := &slots[i]
+	b := max(max(s.due, 0)>>w.shift, floor) & w.mask // tickOf, spelt out to stay within the inlining budget
+	tail := w.tails[b]
+	s.bucket, s.wprev, s.wnext = int32(b), tail, none
+	if tail == none {
 		w.heads[b] = i
+	} else {
+		slots[tail].wnext = i
 	}
 	w.tails[b] = i
 }
 
 // unschedule takes slot i out of its bucket.
 func (t *Table) unschedule(i int32) {
-	w := &t.wheel
-	s := &t.slots[i]
-	if s.wprev != none {
-		t.slots[s.wprev].wnext = s.wnext
+	w, slots := &t.wheel, t.slots
+	s := &slots[i]
+	prev, next := s.wprev, s.wnext
+	if prev != none {
+		slots[prev].wnext = next
 	} else {
-		w.heads[s.bucket] = s.wnext
+		w.heads[s.bucket] = next
 	}
-	if s.wnext != none {
-		t.slots[s.wnext].wprev = s.wprev
+	if next != none {
+		slots[next].wprev = prev
 	} else {
-		w.tails[s.bucket] = s.wprev
+		w.tails[s.bucket] = prev
 	}
 }

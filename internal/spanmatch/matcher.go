@@ -6,6 +6,7 @@ package spanmatch
 // The matcher: which probes a span belongs to, in configuration order.
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,7 +102,7 @@ func (m *Matcher) AppendMatches(dst []int32, span ptrace.Span, res *Resource) []
 
 // maxIndexedLength is the longest exact name a nameIndex files by its
 // length, and maxSameLength the most names of one length it compares in
-// turn; the other names go in its map.
+// turn; the other names of that length it files by a byte (wideNames).
 const (
 	maxIndexedLength = 64
 	maxSameLength    = 4
@@ -112,13 +113,15 @@ const (
 // up to maxSameLength of each length, and compared last byte first: a span
 // name of a length no rule has costs a slice look-up, and one of a rule's
 // length usually a byte comparison more, less than hashing the name for a
-// map (BenchmarkNameIndex). Longer names, and the names of a length that
-// more than maxSameLength rules share, are in a map.
+// map (BenchmarkNameIndex). The names of a length that more than
+// maxSameLength rules share are filed by a byte (wideNames); longer names
+// are in a map.
 type nameIndex struct {
 	byLen [maxIndexedLength + 1][]namedRules
-	// mapped marks the lengths whose names are in the map.
-	mapped [maxIndexedLength + 1]bool
-	m      map[string][]int32
+	// wide holds the names of the lengths that more than maxSameLength
+	// names share, whose byLen is nil.
+	wide [maxIndexedLength + 1]*wideNames
+	m    map[string][]int32
 }
 
 // namedRules are the rules of one exact name.
@@ -130,8 +133,15 @@ type namedRules struct {
 // add appends rule i to the rules of name.
 func (x *nameIndex) add(name string, i int32) {
 	n := len(name)
-	if n > maxIndexedLength || x.mapped[n] {
-		x.toMap(name, i)
+	if n > maxIndexedLength {
+		if x.m == nil {
+			x.m = make(map[string][]int32)
+		}
+		x.m[name] = append(x.m[name], i)
+		return
+	}
+	if x.wide[n] != nil {
+		x.wide[n].add(name, i)
 		return
 	}
 	same := x.byLen[n]
@@ -143,37 +153,113 @@ func (x *nameIndex) add(name string, i int32) {
 	}
 	if len(same) == maxSameLength {
 		// Too many names of this length to compare in turn.
-		for _, c := range same {
-			for _, r := range c.rules {
-				x.toMap(c.name, r)
-			}
-		}
-		x.byLen[n], x.mapped[n] = nil, true
-		x.toMap(name, i)
+		x.wide[n], x.byLen[n] = &wideNames{names: same}, nil
+		x.wide[n].add(name, i)
 		return
 	}
 	x.byLen[n] = append(same, namedRules{name: name, rules: []int32{i}})
 }
 
-// toMap appends rule i to the rules of name in the map.
-func (x *nameIndex) toMap(name string, i int32) {
-	if x.m == nil {
-		x.m = make(map[string][]int32)
-	}
-	x.m[name] = append(x.m[name], i)
-}
-
 // get returns the rules of name, nil when no exact rule names it.
 func (x *nameIndex) get(name string) []int32 {
 	n := len(name)
-	if n > maxIndexedLength || x.mapped[n] {
+	if n > maxIndexedLength {
 		return x.m[name]
+	}
+	if x.wide[n] != nil {
+		return x.wide[n].get(name)
 	}
 	for j := range x.byLen[n] {
 		c := &x.byLen[n][j]
 		// The last byte first: names of one length often share their
 		// beginning (get_user, get_cart).
 		if n == 0 || c.name[n-1] == name[n-1] && c.name == name {
+			return c.rules
+		}
+	}
+	return nil
+}
+
+// wideNames are the names of one length, more than maxSameLength of them,
+// filed by a byte made of their bytes at two positions, chosen where the
+// most of them differ: a look-up reads two bytes and compares the names
+// filed with them, most often one, where a map hashes the whole name
+// (BenchmarkNameIndex). The length is at least 1: there is one name of
+// length 0.
+type wideNames struct {
+	names []namedRules
+	// at are the positions filed by (key); head[k] is the first of the
+	// names of key k, next[j] the one after names[j], -1 at the end.
+	at   [2]int
+	head [256]int32
+	next []int32
+}
+
+// key returns the byte name is filed by: the one at at[0], the low half
+// of the one at at[1] in its high half, which tells any two bytes apart
+// when both positions are one.
+func (w *wideNames) key(name string) uint8 { return name[w.at[0]] ^ name[w.at[1]]<<4 }
+
+// choose sets at[k] to the position, the last of equals (names of one
+// length often share their beginning), that gives the names the most
+// distinct keys; choosing at[0], it sets at[1] to the same position, so
+// that the key is the byte there.
+func (w *wideNames) choose(k int) {
+	bestAt, best := 0, 0
+	for p := len(w.names[0].name) - 1; p >= 0; p-- {
+		w.at[k] = p
+		if k == 0 {
+			w.at[1] = p
+		}
+		if d := w.distinctKeys(); d > best {
+			bestAt, best = p, d
+		}
+	}
+	w.at[k] = bestAt
+	if k == 0 {
+		w.at[1] = bestAt
+	}
+}
+
+// distinctKeys returns the number of distinct keys of the names.
+func (w *wideNames) distinctKeys() int {
+	var seen [256]bool
+	n := 0
+	for j := range w.names {
+		if k := w.key(w.names[j].name); !seen[k] {
+			seen[k] = true
+			n++
+		}
+	}
+	return n
+}
+
+// add appends rule i to the rules of name, and files the names again when
+// name is new.
+func (w *wideNames) add(name string, i int32) {
+	for j := range w.names {
+		if w.names[j].name == name {
+			w.names[j].rules = append(w.names[j].rules, i)
+			return
+		}
+	}
+	w.names = append(w.names, namedRules{name: name, rules: []int32{i}})
+	w.choose(0)
+	w.choose(1)
+	for k := range w.head {
+		w.head[k] = -1
+	}
+	w.next = slices.Grow(w.next[:0], len(w.names))[:len(w.names)]
+	for j := len(w.names) - 1; j >= 0; j-- {
+		k := w.key(w.names[j].name)
+		w.head[k], w.next[j] = int32(j), w.head[k]
+	}
+}
+
+// get returns the rules of name, of w's length, nil when none.
+func (w *wideNames) get(name string) []int32 {
+	for j := w.head[w.key(name)]; j >= 0; j = w.next[j] {
+		if c := &w.names[j]; c.name == name {
 			return c.rules
 		}
 	}

@@ -188,9 +188,10 @@ func TestFailure(t *testing.T) {
 
 // TestNameIndex: a nameIndex returns, for any name, the rules added under
 // it in order, as a map would: names of few and many lengths, a length
-// shared by more names than it compares in turn (moved to its map, the
-// rules added before kept), the empty name, names longer than
-// maxIndexedLength, the same name added again, and names never added.
+// shared by more names than it compares in turn (filed by a byte, the
+// rules added before kept, keys shared by several names), the empty name,
+// names longer than maxIndexedLength, the same name added again, and names
+// never added, every short name of the alphabet among them.
 func TestNameIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for round := range 200 {
@@ -215,7 +216,17 @@ func TestNameIndex(t *testing.T) {
 			want[name] = append(want[name], i)
 			added = append(added, name)
 		}
-		for _, name := range append(added, "c", "abababab", strings.Repeat("y", 100)) {
+		lookups := append(added, "c", "abababab", strings.Repeat("y", 100))
+		for n := range 5 {
+			for bits := range 1 << n {
+				b := make([]byte, n)
+				for k := range b {
+					b[k] = "ab"[bits>>k&1]
+				}
+				lookups = append(lookups, string(b))
+			}
+		}
+		for _, name := range lookups {
 			// A fresh copy, as a decoded span's name is.
 			if got := x.get(string([]byte(name))); !slices.Equal(got, want[name]) {
 				t.Fatalf("round %d: rules of %q = %v, want %v", round, name, got, want[name])
