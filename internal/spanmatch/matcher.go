@@ -101,11 +101,13 @@ func (m *Matcher) AppendMatches(dst []int32, span ptrace.Span, res *Resource) []
 }
 
 // maxIndexedLength is the longest exact name a nameIndex files by its
-// length, and maxSameLength the most names of one length it compares in
-// turn; the other names of that length it files by a byte (wideNames).
+// length, maxSameLength the most names of one length it compares in turn
+// (more it files by a byte, wideNames), and maxWideNames the most it files
+// so (more go in its map).
 const (
 	maxIndexedLength = 64
 	maxSameLength    = 4
+	maxWideNames     = 64
 )
 
 // nameIndex maps span names to the exact-name rules with that name, in
@@ -114,14 +116,17 @@ const (
 // name of a length no rule has costs a slice look-up, and one of a rule's
 // length usually a byte comparison more, less than hashing the name for a
 // map (BenchmarkNameIndex). The names of a length that more than
-// maxSameLength rules share are filed by a byte (wideNames); longer names
-// are in a map.
+// maxSameLength rules share are filed by a byte (wideNames), up to
+// maxWideNames of them; more such names, and longer names, are in a map.
 type nameIndex struct {
 	byLen [maxIndexedLength + 1][]namedRules
 	// wide holds the names of the lengths that more than maxSameLength
 	// names share, whose byLen is nil.
 	wide [maxIndexedLength + 1]*wideNames
-	m    map[string][]int32
+	// mapped marks the lengths of more than maxWideNames names, which are
+	// in the map, as the longer names are.
+	mapped [maxIndexedLength + 1]bool
+	m      map[string][]int32
 }
 
 // namedRules are the rules of one exact name.
@@ -133,15 +138,24 @@ type namedRules struct {
 // add appends rule i to the rules of name.
 func (x *nameIndex) add(name string, i int32) {
 	n := len(name)
-	if n > maxIndexedLength {
-		if x.m == nil {
-			x.m = make(map[string][]int32)
-		}
-		x.m[name] = append(x.m[name], i)
+	if n > maxIndexedLength || x.mapped[n] {
+		x.toMap(name, i)
 		return
 	}
-	if x.wide[n] != nil {
-		x.wide[n].add(name, i)
+	if w := x.wide[n]; w != nil {
+		if len(w.names) < maxWideNames || w.get(name) != nil {
+			w.add(name, i)
+			return
+		}
+		// So many names of this length that two bytes no longer tell
+		// them apart in a few comparisons: a map from now on.
+		for _, c := range w.names {
+			for _, r := range c.rules {
+				x.toMap(c.name, r)
+			}
+		}
+		x.wide[n], x.mapped[n] = nil, true
+		x.toMap(name, i)
 		return
 	}
 	same := x.byLen[n]
@@ -160,10 +174,18 @@ func (x *nameIndex) add(name string, i int32) {
 	x.byLen[n] = append(same, namedRules{name: name, rules: []int32{i}})
 }
 
+// toMap appends rule i to the rules of name in the map.
+func (x *nameIndex) toMap(name string, i int32) {
+	if x.m == nil {
+		x.m = make(map[string][]int32)
+	}
+	x.m[name] = append(x.m[name], i)
+}
+
 // get returns the rules of name, nil when no exact rule names it.
 func (x *nameIndex) get(name string) []int32 {
 	n := len(name)
-	if n > maxIndexedLength {
+	if n > maxIndexedLength || x.mapped[n] {
 		return x.m[name]
 	}
 	if x.wide[n] != nil {

@@ -4,6 +4,7 @@
 package spanmatch
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -230,6 +231,22 @@ func TestNameIndex(t *testing.T) {
 			// A fresh copy, as a decoded span's name is.
 			if got := x.get(string([]byte(name))); !slices.Equal(got, want[name]) {
 				t.Fatalf("round %d: rules of %q = %v, want %v", round, name, got, want[name])
+			}
+		}
+	}
+	// More names of one length than the byte filing takes (maxWideNames):
+	// each is found with its rules, at every count on the way to the map,
+	// and a name of that length never added with none.
+	var x nameIndex
+	want := map[string][]int32{}
+	for i := range int32(3 * maxWideNames) {
+		name := fmt.Sprintf("op-%03d", i%(2*maxWideNames)) // the last third again
+		x.add(name, i)
+		want[name] = append(want[name], i)
+		for k := range 2*maxWideNames + 1 {
+			name := fmt.Sprintf("op-%03d", k)
+			if got := x.get(string([]byte(name))); !slices.Equal(got, want[name]) {
+				t.Fatalf("after %d names: rules of %q = %v, want %v", i+1, name, got, want[name])
 			}
 		}
 	}
