@@ -4,6 +4,7 @@
 package inflight
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -28,19 +29,7 @@ func TestDigestsAgainstAMap(t *testing.T) {
 				d.set(k, int32(step))
 				model[k] = int32(step)
 			}
-			if d.n != len(model) {
-				t.Fatalf("round %d step %d: %d held, the map %d", round, step, d.n, len(model))
-			}
-			if step%97 == 0 {
-				for mk, ms := range model {
-					if s, ok := d.get(mk); !ok || s != ms {
-						t.Fatalf("round %d step %d: get(%x) = %d, %v; want %d", round, step, mk, s, ok, ms)
-					}
-				}
-				if _, ok := d.get(1); ok {
-					t.Fatalf("round %d: a key never set was found", round)
-				}
-			}
+			checkDigests(t, &d, model, round, step)
 		}
 	}
 }
@@ -70,16 +59,29 @@ func TestDigestsAtPositionsAgainstAMap(t *testing.T) {
 				d.setAt(pos, k, int32(step))
 				model[k] = int32(step)
 			}
-			if d.n != len(model) {
-				t.Fatalf("round %d step %d: %d held, the map %d", round, step, d.n, len(model))
-			}
-			if step%97 == 0 {
-				for mk, ms := range model {
-					if s, ok := d.get(mk); !ok || s != ms {
-						t.Fatalf("round %d step %d: get(%x) = %d, %v; want %d", round, step, mk, s, ok, ms)
-					}
-				}
-			}
+			checkDigests(t, &d, model, round, step)
 		}
+	}
+}
+
+// checkDigests fails the test unless d holds as many keys as model and,
+// every 97th step, each of model's keys with its slot and not the key 1,
+// which no test sets.
+func checkDigests(t *testing.T, d *digests, model map[uint64]int32, round, step int) {
+	t.Helper()
+	at := fmt.Sprintf("round %d step %d", round, step)
+	if d.n != len(model) {
+		t.Fatalf("%s: %d held, the map %d", at, d.n, len(model))
+	}
+	if step%97 != 0 {
+		return
+	}
+	for mk, ms := range model {
+		if s, ok := d.get(mk); !ok || s != ms {
+			t.Fatalf("%s: get(%x) = %d, %v; want %d", at, mk, s, ok, ms)
+		}
+	}
+	if _, ok := d.get(1); ok {
+		t.Fatalf("%s: a key never set was found", at)
 	}
 }
