@@ -230,7 +230,9 @@ type GatewayConfig struct {
 	// deltaq.MaxThesisBins bins (log-linear buckets read on a finer grid
 	// need the probe named) — so that this bounds their memory: about
 	// (History + 8) × 8 B a bin and 20 KiB each, 310 KiB at 1000 bins and
-	// the default history (TestUnconfiguredProbesBounded measures it).
+	// the default history (TestUnconfiguredProbesBounded measures it);
+	// with BandPoints the band's History rows hold that many values rather
+	// than one a bin, and about 8 × 8 B a bin remain.
 	// Zero means min(DefaultMaxUnconfiguredProbes, MaxProbes); at most
 	// MaxProbes.
 	MaxUnconfiguredProbes int `mapstructure:"max_unconfigured_probes"`
