@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -339,5 +340,37 @@ func TestExpireAfterTheClockWentBack(t *testing.T) {
 	}
 	if out, _ := tb.Expire(10_050, nil); len(out) != 1 || out[0].Key != key(2) {
 		t.Fatalf("Expire(10050) = %v; want instance 2", out)
+	}
+}
+
+// TestAddKeepsEveryField: Add copies an instance field by field (table.go);
+// every field of Instance, each set (by reflection, so that a field added
+// later is set too), comes back whole from End.
+func TestAddKeepsEveryField(t *testing.T) {
+	var in Instance
+	v := reflect.ValueOf(&in).Elem()
+	for i := range v.NumField() {
+		if v.Type().Field(i).Name == "Key" {
+			continue
+		}
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(1000 + i))
+		case reflect.Uint64:
+			f.SetUint(uint64(1000 + i))
+		case reflect.String:
+			f.SetString(fmt.Sprintf("field %d", i))
+		default:
+			t.Fatalf("field %s of kind %v: set it here", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	in.Key = key(7)      // its own type, fixed: trace and span id
+	in.Due = in.Deadline // the slot's due time is the later of the two
+	tb := New(10, 100)
+	if ok, _ := tb.Add(&in); !ok {
+		t.Fatal("not added")
+	}
+	if got, _, ok := tb.End(in.Key); !ok || !reflect.DeepEqual(got, in) {
+		t.Errorf("End = %+v, %v; want %+v", got, ok, in)
 	}
 }
