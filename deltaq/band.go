@@ -173,16 +173,16 @@ func (b ConfidenceBand) MeanDeltaQ() (DeltaQ, error) {
 // date as they come and go (thesis §4.1.5: "the bounds can be updated
 // dynamically by inserting or removing a ΔQ"): a ring of their CDFs at the
 // bin edges with the running mean and sum of squared deviations of each
-// edge, so that a push costs O(N) for N bins rather than the O(K·N) of
-// Band over the window. It holds K + 1 rows of N values (of the edges
-// kept, NewRunningBandAt). The running sums are recomputed from the ring
-// every K pushes (as Band computes them), so that rounding from adding
-// and removing does not accumulate over a long run. All ΔQs of a window have one layout: a ΔQ of another bin width or
-// bin count starts the window afresh, since CDFs of different bins cannot be
-// averaged bin by bin. Each edge's sums are its own, so that a band kept
-// at a few edges only (NewRunningBandAt) has there the values of a band
-// at every edge, to the bit. The zero value is not usable; see
-// NewRunningBand.
+// edge, so that a push costs O(N) for N bins rather than the O(K·N) of Band
+// over the window. It holds K + 1 rows of N values (of the edges kept,
+// NewRunningBandAt). The running sums are recomputed from the ring every K
+// pushes (as Band computes them), so that rounding from adding and removing
+// does not accumulate over a long run. All ΔQs of a window have one layout:
+// a ΔQ of another bin width or bin count starts the window afresh, since
+// CDFs of different bins cannot be averaged bin by bin. Each edge's sums
+// are its own, so that a band kept at a few edges only (NewRunningBandAt)
+// has there the values of a band at every edge, to the bit. The zero value
+// is not usable; see NewRunningBand.
 type RunningBand struct {
 	k     int
 	width float64
