@@ -220,7 +220,9 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	}
 	y.refs[(y.head+y.n)&(len(y.refs)-1)] = ref{slot: i, gen: s.gen}
 	y.n++
-	y.minDue = min(y.minDue, s.due)
+	if s.due < y.minDue {
+		y.minDue = s.due
+	}
 	return true
 }
 

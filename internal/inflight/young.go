@@ -84,24 +84,30 @@ func (t *Table) makeRoom() {
 // wheel. It returns the number of those.
 func (t *Table) link(k int) (live int) {
 	y := &t.young
-	// The ring and the slots in locals: the stores of appendOrder and
-	// schedule would make the compiler load them again for every ref,
-	// and most refs are stale, passed over in a few instructions.
-	refs, slots, head := y.refs, t.slots, y.head
-	mask := len(refs) - 1
-	for range k {
-		r := refs[head&mask]
-		head++
+	size := len(y.refs)
+	end := y.head + k
+	// The refs up to the ring's end, then those from its start.
+	live = t.linkRefs(y.refs[y.head:min(end, size)]) + t.linkRefs(y.refs[:max(end-size, 0)])
+	y.head, y.n = end&(size-1), y.n-k
+	if y.n == 0 {
+		y.minDue = math.MaxInt64
+	}
+	return live
+}
+
+// linkRefs is link for the refs of a stretch of the ring. The slots are
+// read into a local: the stores of appendOrder and schedule would make
+// the compiler load them again for every ref, and most refs are stale,
+// passed over in a few instructions.
+func (t *Table) linkRefs(refs []ref) (live int) {
+	slots := t.slots
+	for _, r := range refs {
 		if slots[r.slot].gen != r.gen {
 			continue
 		}
 		t.appendOrder(r.slot)
 		t.schedule(r.slot, t.wheel.tick)
 		live++
-	}
-	y.head, y.n = head&mask, y.n-k
-	if y.n == 0 {
-		y.minDue = math.MaxInt64
 	}
 	return live
 }
