@@ -65,7 +65,11 @@ func NewEnded(capacity int, window int64) *Ended {
 
 // Len returns the number of keys held, including keys past their window that
 // Expire has not yet dropped.
-func (e *Ended) Len() int { return len(e.cur.keys) + len(e.prev.keys) }
+//
+// A generation holds one time per key, so the lengths of the times are
+// those of the maps, read without going through the maps' headers: the
+// start events' path asks for every event whether any key is held.
+func (e *Ended) Len() int { return len(e.cur.times) + len(e.prev.times) }
 
 // Capacity returns the bound on Len.
 func (e *Ended) Capacity() int { return 2 * e.half }

@@ -118,7 +118,7 @@ func TestEndedWindowSaturates(t *testing.T) {
 //   - sound: a key is recognised only if it was added less than a window ago;
 //   - complete: a key added less than a window ago is recognised if fewer
 //     than capacity/2 other keys have been added to the set since;
-//   - bounded: Len ≤ Capacity;
+//   - bounded: Len ≤ Capacity, and Len is the number of keys the maps hold;
 //   - Add's cut is the number of keys it stopped recognising (other than the
 //     one added), plus those it dropped from the previous generation that
 //     the current one holds again (a span delivered twice); Expire stops
@@ -196,6 +196,9 @@ func TestEndedAgainstHistory(t *testing.T) {
 		}
 		if e.Len() > e.Capacity() {
 			t.Fatalf("step %d: Len %d above Capacity %d", step, e.Len(), e.Capacity())
+		}
+		if n := len(e.cur.keys) + len(e.prev.keys); e.Len() != n {
+			t.Fatalf("step %d: Len %d, the maps hold %d keys", step, e.Len(), n)
 		}
 	}
 }

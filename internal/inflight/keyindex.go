@@ -70,25 +70,28 @@ func (x *keyIndex) get(k *Key, slots []slot) (int32, bool) {
 }
 
 // put records slot i for k, which find did not find (h) with no change to
-// the index since, in short when its digest is free, else in long; it
-// reports which.
-func (x *keyIndex) put(k *Key, i int32, h keyHit) (long bool) {
+// the index since: in short when its digest is free, else in long.
+func (x *keyIndex) put(k *Key, i int32, h keyHit) {
 	if h.pos != noPos {
 		x.short.setAt(h.pos, h.digest, i)
-		return false
+		return
 	}
 	if x.long == nil {
 		x.long = make(map[Key]int32)
 	}
 	x.long[*k] = i
-	return true
 }
 
-// del forgets k, recorded in long or in short (put's answer).
-func (x *keyIndex) del(k *Key, long bool) {
-	if long {
-		delete(x.long, *k)
-		return
+// del forgets k, which is held: in long when it is there, else in short.
+// long is empty but for keys whose digests collide, so that a key in
+// short costs one length test more than its removal from short; its tag
+// removed from short when the key is in long would be another key's.
+func (x *keyIndex) del(k *Key) {
+	if len(x.long) > 0 {
+		if _, ok := x.long[*k]; ok {
+			delete(x.long, *k)
+			return
+		}
 	}
 	x.short.del(digest(k))
 }

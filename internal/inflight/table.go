@@ -5,7 +5,8 @@
 // yet ended: a table of bounded size keyed by trace and span id, one timer
 // wheel of due times shared by all instances (wheel.go), and an
 // insertion-order list that says which instance to evict when the table is
-// full.
+// full. The instances added last wait in a ring before they join the wheel
+// and the list (young.go): most end before then, and leave neither.
 //
 // An instance announced by a start event is Started until its span arrives.
 // If the span has not arrived by its due time (start + dMax, or later by a
@@ -90,15 +91,24 @@ const none = -1
 type slot struct {
 	// The fields an end reads and writes come first, within the slot's
 	// first 64 bytes with the instance's key and probe: a span's end
-	// touches one cache line of its slot, and one of each neighbour's.
-	due   int64
-	state State
-	// long says that the index holds the key by the whole Key (keyIndex);
-	// named that the instance has a Service or a Name, which remove clears.
-	long, named bool
-	// bucket is the slot's bucket of the wheel; wprev and wnext link the
-	// slots of a bucket (none at the ends).
-	bucket, wprev, wnext int32
+	// touches one cache line of its slot, and, when the slot is linked
+	// into the wheel and the insertion-order list, one of each
+	// neighbour's.
+	due int64
+	// gen counts the slot's uses (unlink increments it), so that a ref
+	// to an instance that has ended is known to be stale.
+	gen uint32
+	// bucket is the slot's bucket of the wheel, or noBucket while the
+	// instance is in neither the wheel nor the insertion-order list but
+	// in the young ring. 16 bits hold the wheel's 8192 buckets, and keep
+	// the slot's header in 32 bytes.
+	bucket uint16
+	state  State
+	// named says that the instance has a Service or a Name, which unlink
+	// clears.
+	named bool
+	// wprev and wnext link the slots of a bucket (none at the ends).
+	wprev, wnext int32
 	// prev and next link the slots in insertion order (none at the ends).
 	prev, next int32
 	inst       Instance
@@ -114,8 +124,12 @@ type Table struct {
 	free  []int32
 	index keyIndex
 	wheel wheel
-	// oldest and newest are the ends of the insertion-order list.
+	// oldest and newest are the ends of the insertion-order list; the
+	// instances of young are newer than all of it.
 	oldest, newest int32
+	young          young
+	// maxYoung bounds the length of young's ring.
+	maxYoung int
 
 	started, timedOut int
 }
@@ -141,6 +155,8 @@ func newTable(capacity int, lateWindow, resolution int64) *Table {
 		wheel:      newWheel(resolution, lateWindow),
 		oldest:     none,
 		newest:     none,
+		young:      young{minDue: math.MaxInt64},
+		maxYoung:   youngBound(capacity),
 	}
 }
 
@@ -172,7 +188,7 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 		return false
 	}
 	if t.started+t.timedOut >= t.capacity { // the index's length, in two loads
-		old := t.oldest
+		old := t.oldestSlot()
 		*ev = Eviction{Evicted: true, State: t.slots[old].state, Instance: t.slots[old].inst}
 		t.remove(old)
 		h = t.index.find(&inst.Key, t.slots) // the removal may have moved keys
@@ -193,17 +209,20 @@ func (t *Table) add(inst *Instance, ev *Eviction) bool {
 	if s.named {
 		s.inst.Service, s.inst.Name = inst.Service, inst.Name
 	}
-	newest := t.newest
-	s.prev, s.next = newest, none
-	if newest != none {
-		slots[newest].next = i
-	} else {
-		t.oldest = i
-	}
-	t.newest = i
-	s.long = t.index.put(&inst.Key, i, h)
+	s.bucket = noBucket
+	t.index.put(&inst.Key, i, h)
 	t.started++
-	t.schedule(i, t.wheel.tick)
+	// The instance joins the young ring (young.go), written out here
+	// rather than called: the span path adds an instance a start event.
+	y := &t.young
+	if y.n == len(y.refs) {
+		t.makeRoom()
+	}
+	y.refs[(y.head+y.n)&(len(y.refs)-1)] = ref{slot: i, gen: s.gen}
+	y.n++
+	if s.due < y.minDue {
+		y.minDue = s.due
+	}
 	return true
 }
 
@@ -242,6 +261,11 @@ func (t *Table) end(k *Key) (probe int, state State, ok bool) {
 // wheel's buckets from the previous call's time to now (all of them, once,
 // after a longer pause), and looks at no other instance.
 func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotten int) {
+	if t.young.minDue <= now {
+		// One of the young may be due: all join the wheel, in the
+		// buckets Add would have put them in.
+		t.link(t.young.n)
+	}
 	w := &t.wheel
 	to := w.tickOf(now)
 	from := w.tick
@@ -285,12 +309,19 @@ func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotte
 // NextDue returns the earliest due time of the tracked instances, and false
 // when the table is empty. It looks at every instance.
 func (t *Table) NextDue() (int64, bool) {
-	if t.oldest == none {
+	if t.Len() == 0 {
 		return 0, false
 	}
 	due := int64(math.MaxInt64)
 	for i := t.oldest; i != none; i = t.slots[i].next {
 		due = min(due, t.slots[i].due)
+	}
+	y := &t.young
+	for k := range y.n {
+		r := y.refs[(y.head+k)&(len(y.refs)-1)]
+		if s := &t.slots[r.slot]; s.gen == r.gen {
+			due = min(due, s.due)
+		}
 	}
 	return due, true
 }
@@ -309,23 +340,35 @@ func (t *Table) alloc() int32 {
 // remove unlinks slot i from the index, the wheel and the insertion list and
 // puts it on the free list.
 func (t *Table) remove(i int32) {
-	t.index.del(&t.slots[i].inst.Key, t.slots[i].long)
+	t.index.del(&t.slots[i].inst.Key)
 	t.unlink(i)
 }
 
-// unlink is remove for a slot the index no longer holds.
+// unlink is remove for a slot the index no longer holds. A young slot is
+// in neither list: its ref in the young ring goes stale with its
+// generation.
 func (t *Table) unlink(i int32) {
-	slots := t.slots
-	s := &slots[i]
+	s := &t.slots[i]
 	if s.state == TimedOut {
 		t.timedOut--
 	} else {
 		t.started--
 	}
+	if s.bucket != noBucket {
+		t.unlinkLists(i)
+	}
+	s.gen++
+	if s.named {
+		s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
+	}
+	t.free = append(t.free, i)
+}
 
+// unlinkLists takes slot i out of the wheel and the insertion-order list.
+func (t *Table) unlinkLists(i int32) {
 	t.unschedule(i)
-
-	// Insertion-order list.
+	slots := t.slots
+	s := &slots[i]
 	prev, next := s.prev, s.next
 	if prev != none {
 		slots[prev].next = next
@@ -337,11 +380,6 @@ func (t *Table) unlink(i int32) {
 	} else {
 		t.newest = prev
 	}
-
-	if s.named {
-		s.inst.Service, s.inst.Name = "", "" // so that the strings can be collected
-	}
-	t.free = append(t.free, i)
 }
 
 // addSat returns a + b for b ≥ 0, saturating at the largest int64.
@@ -358,6 +396,7 @@ func addSat(a, b int64) int64 {
 // returns the number of instances moved and dropped; instances dst has to
 // evict to stay within its capacity count as dropped.
 func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped int) {
+	t.link(t.young.n) // every instance in the insertion-order list
 	for i := t.oldest; i != none; i = t.slots[i].next {
 		s := t.slots[i]
 		if !keep(&s.inst) {
@@ -374,6 +413,8 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 			dropped++
 		}
 		moved++
+		// The instance just added is young in dst: its state and due
+		// time are set before it joins the wheel.
 		j, _ := dst.index.get(&s.inst.Key, dst.slots)
 		d := &dst.slots[j]
 		if s.state == TimedOut {
@@ -382,8 +423,7 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 			dst.timedOut++
 		}
 		d.due = s.due
-		dst.unschedule(j)
-		dst.schedule(j, dst.wheel.tick)
+		dst.young.minDue = min(dst.young.minDue, s.due)
 	}
 	*t = *newTable(t.capacity, t.lateWindow, t.wheel.width())
 	return moved, dropped

@@ -168,6 +168,13 @@ func TestDeadlineSaturates(t *testing.T) {
 func TestAgainstModel(t *testing.T) {
 	const capacity, late = 50, 40
 	checkAgainstModel(t, New(capacity, late), false)
+	t.Run("young ring growing", func(t *testing.T) {
+		// A bound above the table's capacity, so that the ring grows
+		// and links half of itself at sizes other than the first.
+		tb := New(capacity, late)
+		tb.maxYoung = 4 * minYoung
+		checkAgainstModel(t, tb, true)
+	})
 	for _, w := range []struct {
 		shift uint
 		n     int64

@@ -163,6 +163,42 @@ func BenchmarkTrackerStartEnd(b *testing.B) {
 	}
 }
 
+// BenchmarkTrackerStartEndLinked is BenchmarkTrackerStartEnd with a timer
+// call between the batch of start events and the batch of spans, when the
+// first instance of the batch, which ended at once, was due: the others
+// join the wheel and the insertion order before their spans end them, as
+// when probes of short and long dMax share a tracker.
+func BenchmarkTrackerStartEndLinked(b *testing.B) {
+	tr := NewTracker(DefaultOptions())
+	const batch = 1000
+	insts := make([]Instance, batch)
+	for i := range insts {
+		insts[i] = *inst(i, 0, int64(time.Hour))
+		insts[i].Key.SpanID[1] = byte(i >> 8)
+		insts[i].Key.SpanID[2] = byte(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	tr.Remember()
+	now := int64(time.Second)
+	for n := 0; n < b.N; n += batch {
+		now += int64(time.Millisecond)
+		insts[0].Start, insts[0].Deadline = now, now
+		l := tr.Lock()
+		for i := range insts {
+			l.Start(&insts[i], now)
+		}
+		l.End(insts[0].Key, now)
+		l.Unlock()
+		tr.Expire(now, nil)
+		l = tr.Lock()
+		for i := 1; i < batch; i++ {
+			l.End(insts[i].Key, now)
+		}
+		l.Unlock()
+	}
+}
+
 // BenchmarkTrackerSteady is the tracker under steady traffic, per start
 // and end: n instances in flight, keys random (ids are), due times spread
 // over 10–20 s (probes of many dMax), each span ending a random instance

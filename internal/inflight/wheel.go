@@ -66,14 +66,14 @@ func (w *wheel) width() int64 { return 1 << w.shift }
 // bucket time floor if that is later.
 //
 // The slots and the links are read into locals, here and in unschedule
-// and unlink, so that a store through one slot does not make the compiler
-// load the slice and the other links again.
+// and unlinkLists, so that a store through one slot does not make the
+// compiler load the slice and the other links again.
 func (t *Table) schedule(i int32, floor int64) {
 	w, slots := &t.wheel, t.slots
 	s := &slots[i]
 	b := max(max(s.due, 0)>>w.shift, floor) & w.mask // tickOf, spelt out to stay within the inlining budget
 	tail := w.tails[b]
-	s.bucket, s.wprev, s.wnext = int32(b), tail, none
+	s.bucket, s.wprev, s.wnext = uint16(b), tail, none
 	if tail == none {
 		w.heads[b] = i
 	} else {
