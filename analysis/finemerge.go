@@ -5,7 +5,6 @@ package analysis
 
 import (
 	"math"
-	"math/bits"
 )
 
 // Windows that carry their instances at the analysis resolution
@@ -42,16 +41,21 @@ func (e *Engine) checkFine(w *Window, n int64) (uint64, bool) {
 	if w.FineIndex == nil {
 		done, sat = countSum(w.FineCounts)
 	} else {
+		// The indices and counts are read from locals, not from w, which
+		// would be loaded again a bucket; indices strictly increasing
+		// from 0 are within the buckets when the last one is.
+		idx, counts := w.FineIndex, w.FineCounts[:len(w.FineIndex)]
 		prev := -1
 		var carries uint64
-		for j, i := range w.FineIndex {
-			if i <= prev || i >= buckets {
+		for j, i := range idx {
+			if i <= prev {
 				return 0, false
 			}
 			prev = i
-			var cy uint64
-			done, cy = bits.Add64(done, w.FineCounts[j], 0)
-			carries, _ = bits.Add64(carries, 0, cy)
+			done, carries = addCarry(done, counts[j], carries)
+		}
+		if prev >= buckets {
+			return 0, false
 		}
 		sat = carries != 0
 	}

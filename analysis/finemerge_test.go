@@ -104,9 +104,18 @@ func TestFineWindowChecks(t *testing.T) {
 	for name, mutate := range map[string]func(w *Window){
 		"index beyond the buckets": func(w *Window) { w.FineIndex = []int{deltaq.NewFine().Buckets()} },
 		"indices not increasing":   func(w *Window) { w.FineIndex, w.FineCounts = []int{5, 5}, []uint64{1, 1} },
-		"more completions":         func(w *Window) { w.FineCounts = []uint64{5} },
-		"completions that wrap":    func(w *Window) { w.FineIndex, w.FineCounts = []int{1, 2}, []uint64{math.MaxUint64, 2} },
-		"a run that wraps":         func(w *Window) { w.FineIndex, w.FineCounts = nil, []uint64{math.MaxUint64, 0, 0, 0, 2} },
+		"a negative index":         func(w *Window) { w.FineIndex = []int{-1} },
+		// The indices are checked increasing one by one and against the
+		// buckets at the end: the last one beyond them.
+		"the last index beyond": func(w *Window) {
+			w.FineIndex, w.FineCounts = []int{1, deltaq.NewFine().Buckets()}, []uint64{1, 1}
+		},
+		"an index beyond, then one within": func(w *Window) {
+			w.FineIndex, w.FineCounts = []int{deltaq.NewFine().Buckets() + 5, 3}, []uint64{1, 1}
+		},
+		"more completions":      func(w *Window) { w.FineCounts = []uint64{5} },
+		"completions that wrap": func(w *Window) { w.FineIndex, w.FineCounts = []int{1, 2}, []uint64{math.MaxUint64, 2} },
+		"a run that wraps":      func(w *Window) { w.FineIndex, w.FineCounts = nil, []uint64{math.MaxUint64, 0, 0, 0, 2} },
 		"a run beyond the buckets": func(w *Window) {
 			w.FineIndex, w.FineFirst, w.FineCounts = nil, deltaq.NewFine().Buckets()-1, []uint64{1, 0}
 		},
