@@ -139,17 +139,11 @@ func TestOptionsCheck(t *testing.T) {
 // batch at a time.
 func BenchmarkTrackerStartEnd(b *testing.B) {
 	tr := NewTracker(DefaultOptions())
-	const batch = 1000
-	insts := make([]Instance, batch)
-	for i := range insts {
-		insts[i] = *inst(i, 0, int64(time.Second))
-		insts[i].Key.SpanID[1] = byte(i >> 8)
-		insts[i].Key.SpanID[2] = byte(i)
-	}
+	insts := batchInstances(int64(time.Second))
 	b.ReportAllocs()
 	b.ResetTimer()
 	tr.Remember()
-	for n := 0; n < b.N; n += batch {
+	for n := 0; n < b.N; n += startBatch {
 		l := tr.Lock()
 		for i := range insts {
 			l.Start(&insts[i], 1)
@@ -170,18 +164,12 @@ func BenchmarkTrackerStartEnd(b *testing.B) {
 // when probes of short and long dMax share a tracker.
 func BenchmarkTrackerStartEndLinked(b *testing.B) {
 	tr := NewTracker(DefaultOptions())
-	const batch = 1000
-	insts := make([]Instance, batch)
-	for i := range insts {
-		insts[i] = *inst(i, 0, int64(time.Hour))
-		insts[i].Key.SpanID[1] = byte(i >> 8)
-		insts[i].Key.SpanID[2] = byte(i)
-	}
+	insts := batchInstances(int64(time.Hour))
 	b.ReportAllocs()
 	b.ResetTimer()
 	tr.Remember()
 	now := int64(time.Second)
-	for n := 0; n < b.N; n += batch {
+	for n := 0; n < b.N; n += startBatch {
 		now += int64(time.Millisecond)
 		insts[0].Start, insts[0].Deadline = now, now
 		l := tr.Lock()
@@ -192,11 +180,27 @@ func BenchmarkTrackerStartEndLinked(b *testing.B) {
 		l.Unlock()
 		tr.Expire(now, nil)
 		l = tr.Lock()
-		for i := 1; i < batch; i++ {
+		for i := 1; i < startBatch; i++ {
 			l.End(insts[i].Key, now)
 		}
 		l.Unlock()
 	}
+}
+
+// startBatch is the number of start events, and then of spans, a lock of
+// BenchmarkTrackerStartEnd and BenchmarkTrackerStartEndLinked takes.
+const startBatch = 1000
+
+// batchInstances returns a batch of instances of distinct keys, started at
+// 0 with the given dMax.
+func batchInstances(dmax int64) []Instance {
+	insts := make([]Instance, startBatch)
+	for i := range insts {
+		insts[i] = *inst(i, 0, dmax)
+		insts[i].Key.SpanID[1] = byte(i >> 8)
+		insts[i].Key.SpanID[2] = byte(i)
+	}
+	return insts
 }
 
 // BenchmarkTrackerSteady is the tracker under steady traffic, per start
