@@ -775,7 +775,7 @@ type voter struct {
 func (e *Engine) agree(p *probe, own deltaq.Layout, source string, k int64, fine bool) Contribution {
 	at := p.layoutAt(k)
 	switch {
-	case sameLayout(at, own):
+	case at.Equal(own):
 		return ContributionAccepted
 	case fine && !p.lay.Valid() && len(p.pend) == 0:
 		// A probe of no layout yet (configured without one) takes the
@@ -814,14 +814,6 @@ func (e *Engine) agree(p *probe, own deltaq.Layout, source string, k int64, fine
 	return ContributionAccepted
 }
 
-// sameLayout reports whether a == b, field by field: == on the structs,
-// six words, is a call to memequal, a fifth of a sparse window's
-// agreement with its probe.
-func sameLayout(a, b deltaq.Layout) bool {
-	return a.DMaxNs == b.DMaxNs && a.Bins == b.Bins && a.LogLinear.Factor == b.LogLinear.Factor &&
-		a.LogLinear.Low == b.LogLinear.Low && a.LogLinear.High == b.LogLinear.High && a.LogLinear.Steps == b.LogLinear.Steps
-}
-
 // vote records that source proposes layout own for probe p in window k,
 // and reports whether Gateway.LayoutQuorum distinct named agents now
 // propose it within the open windows. A vote lasts while its window is
@@ -838,7 +830,7 @@ func (e *Engine) vote(p *probe, own deltaq.Layout, source string, k int64) bool 
 		cd := &p.cands[i]
 		// Forget the votes whose windows have closed.
 		cd.voters = slices.DeleteFunc(cd.voters, func(v voter) bool { return e.interval > 0 && v.k < e.k0 })
-		if cd.lay == own {
+		if cd.lay.Equal(own) {
 			c = cd
 		}
 		if oldest < 0 || newestVote(cd) < newestVote(&p.cands[oldest]) {

@@ -44,6 +44,15 @@ func LogLinearLayout(ll LogLinear) (Layout, bool) {
 	return Layout{DMaxNs: ll.High, LogLinear: ll}, true
 }
 
+// Equal reports whether l and o are the same layout (l == o), field by
+// field: == on the struct, six words, is a call to memequal, which the
+// gateway's merge makes for every window it agrees with its probe.
+func (l Layout) Equal(o Layout) bool {
+	return l.DMaxNs == o.DMaxNs && l.Bins == o.Bins && l.LogLinear.Factor == o.LogLinear.Factor &&
+		l.LogLinear.Low == o.LogLinear.Low && l.LogLinear.High == o.LogLinear.High &&
+		l.LogLinear.Steps == o.LogLinear.Steps
+}
+
 // IsLogLinear reports whether the layout has log-linear buckets.
 func (l Layout) IsLogLinear() bool { return l.LogLinear != (LogLinear{}) }
 

@@ -4,6 +4,7 @@
 package deltaq
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -62,5 +63,28 @@ func TestLayoutGrid(t *testing.T) {
 	}
 	if d := (Layout{DMaxNs: int64(time.Second), Bins: 10}).DMax(); d != time.Second {
 		t.Errorf("DMax() = %v, want 1s", d)
+	}
+}
+
+// TestLayoutEqual: Equal is ==, for layouts that differ in any one field,
+// a field added to Layout or LogLinear later included (each field of both,
+// found by reflection, is changed in turn).
+func TestLayoutEqual(t *testing.T) {
+	base := Layout{DMaxNs: 1e9, Bins: 0, LogLinear: LogLinear{Factor: 10, Low: 1e6, High: 1e9, Steps: 20}}
+	if !base.Equal(base) {
+		t.Fatalf("%+v does not equal itself", base)
+	}
+	fields := 0
+	for _, path := range [][]int{{0}, {1}, {2, 0}, {2, 1}, {2, 2}, {2, 3}} {
+		o := base
+		f := reflect.ValueOf(&o).Elem().FieldByIndex(path)
+		f.SetInt(f.Int() + 1)
+		if o.Equal(base) || base.Equal(o) || o == base {
+			t.Errorf("layouts differing in field %v: Equal = %v, want false", path, o.Equal(base))
+		}
+		fields++
+	}
+	if want := reflect.TypeOf(Layout{}).NumField() - 1 + reflect.TypeOf(LogLinear{}).NumField(); fields != want {
+		t.Fatalf("the test changes %d fields, Layout and LogLinear have %d: add the new one", fields, want)
 	}
 }
