@@ -105,12 +105,11 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	}
 	// The section is read once (confcheck.Raw) for the checks and the
 	// matched probes; it is copied again only when probes are matched.
-	raw, matched, err := takeMatched(confcheck.Raw(conf))
-	if err != nil {
-		return err
-	}
-	if err := confcheck.CheckRaw(raw, c, nil); err != nil {
-		return err
+	// The rest is checked also when the matched probes' options fail, so
+	// that every problem is reported at once.
+	raw, matched, matchErr := takeMatched(confcheck.Raw(conf))
+	if err := confcheck.CheckRaw(raw, c, nil); err != nil || matchErr != nil {
+		return errors.Join(matchErr, err)
 	}
 	if matched != nil {
 		conf = confmap.NewFromStringMap(raw)
@@ -126,7 +125,8 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 
 // takeMatched returns raw without the match and failure options of its
 // probes, and those options decoded by probe name (nil when no probe has
-// them, raw then returned as it is). Only what changes is copied.
+// them, raw then returned as it is). Only what changes is copied. When the
+// options fail to decode, it returns raw without them and the error.
 func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, error) {
 	probes, ok := confcheck.Value(raw[keyProbes]).(map[string]any)
 	if !ok {
@@ -166,9 +166,11 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 	if rest == nil {
 		return raw, nil, nil
 	}
+	raw = maps.Clone(raw)
+	raw[keyProbes] = rest
 	matched, err := decodeMatched(parts)
 	if err != nil {
-		return nil, nil, err
+		return raw, nil, err
 	}
 	for name, g := range given {
 		mp := matched[name]
@@ -183,8 +185,6 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 		mp.DMaxAuto = g[2]
 		matched[name] = mp
 	}
-	raw = maps.Clone(raw)
-	raw[keyProbes] = rest
 	return raw, matched, nil
 }
 

@@ -136,3 +136,20 @@ func TestLoadPercentage(t *testing.T) {
 	assert.Contains(t, err.Error(), `probes["checkout"].qta.points[0].p: 95% is a percentage; write the fraction 0.95`)
 	assert.Contains(t, err.Error(), `probes["checkout"].qta.max_failure: 1% is a percentage; write the fraction 0.01`)
 }
+
+// TestLoadShapes: a value of another shape than its option's is refused at
+// its whole path, the probe's included (the decoder's own message for a
+// probe's match was "'match' expected a map or struct, got "string"",
+// naming no probe), with what the option takes.
+func TestLoadShapes(t *testing.T) {
+	err := section(t, "shapes").Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	for _, want := range []string{
+		`probes["auth"].bins: must be an integer, got the string "many"`,
+		`probes["auth"].match.span_name: must be a string (quote it: "404"), got the number 404`,
+		`probes["pay"].binning: must be a map of its options (factor, high, kind, low, steps), got the string "log-linear"`,
+		`probes["pay"].match: must be a map of its options (attributes, service_name, span_kind, span_name, span_name_regexp), got the string "pay"`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}

@@ -15,12 +15,15 @@
 //     decodes to a wrapped or truncated value, so that a later range check
 //     reports a number nobody wrote (-9223372036854775808, 2).
 //
-// Three more mistakes would reach the user only as the decoder's terse
-// messages: a misspelled option (`bin:`), reported with the closest valid
-// key, a duration with a unit Go does not know (`2min`), reported with the
-// units there are and the value rewritten in one of them, and a ratio
-// written as a percentage (`max_failure: 1%`), reported with the fraction
-// to write.
+// More mistakes would reach the user only as the decoder's terse
+// messages, in its own notation and, in a section a component decodes
+// apart, at a path without the probe: a misspelled option (`bin:`),
+// reported with the closest valid key, a duration with a unit Go does not
+// know (`2min`), reported with the units there are and the value rewritten
+// in one of them, a ratio written as a percentage (`max_failure: 1%`),
+// reported with the fraction to write, and a value of another shape than
+// its option's (`binning: log-linear`, `bins: many`, `span_name: 404`),
+// reported with what the option takes (shape.go).
 //
 // Range checks proper (bins in [1, 1000], …) stay in each component's
 // Validate; this package only sees what Validate cannot. Each problem is
@@ -59,13 +62,14 @@ import (
 //     2.5 is not an integer") or is outside the field's type's range ("bins:
 //     100000000000000000000 is out of the integer range [-9223372036854775808,
 //     9223372036854775807]"), the number printed as written (a float in its
-//     shortest exact decimal form, strconv.FormatFloat(v, 'f', -1, 64)).
+//     shortest exact decimal form, strconv.FormatFloat(v, 'f', -1, 64));
+//   - a value of another shape than its field's, which the decoder would
+//     refuse, with what the field takes (checkShape; for `bins: many`, bins:
+//     must be an integer, got the string "many"), and nothing under it.
 //
 // Each problem is a *confpath.Error at the path of its value, which at, when
 // not nil, rewrites first (the processor names a probe of its list by the
-// key it was written under). Values of another shape than the field's (a
-// list where a struct is expected, a string for an integer) are left to
-// the decoder, which reports them. Types that decode themselves from text
+// key it was written under). Types that decode themselves from text
 // (encoding.TextUnmarshaler) are skipped; the collector's
 // configoptional.Optional[T] is followed into T.
 func Check(conf *confmap.Conf, cfg any, at func(confpath.Path) confpath.Path) error {
@@ -116,8 +120,8 @@ var (
 // no exported fields whose section decodes into a T.
 const optionalPkg = "go.opentelemetry.io/collector/config/configoptional"
 
-func (w *walker) walk(raw any, t reflect.Type, p confpath.Path) {
-	raw = Value(raw)
+func (w *walker) walk(orig any, t reflect.Type, p confpath.Path) {
+	raw := Value(orig)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -133,6 +137,9 @@ func (w *walker) walk(raw any, t reflect.Type, p confpath.Path) {
 		if get, ok := reflect.PointerTo(t).MethodByName("Get"); ok && get.Type.NumOut() == 1 && get.Type.Out(0).Kind() == reflect.Pointer {
 			w.walk(raw, get.Type.Out(0).Elem(), p)
 		}
+		return
+	}
+	if !w.checkShape(orig, raw, t, p) {
 		return
 	}
 	switch t.Kind() {
@@ -221,6 +228,9 @@ func (w *walker) checkDuration(raw any, p confpath.Path) {
 	if !ok {
 		s, isString := raw.(string)
 		if !isString {
+			if raw != nil {
+				w.report(p, "must be a duration such as 500ms or 2s, got %s", describe(raw))
+			}
 			return
 		}
 		s = strings.TrimSpace(s)

@@ -4,7 +4,9 @@
 package confcheck
 
 import (
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,20 +187,82 @@ func TestCheckIntegerEdges(t *testing.T) {
 	assert.EqualError(t, Check(conf, &testConfig{}, nil), "small: -1 is out of the integer range [0, 255]")
 }
 
-// TestCheckLeavesShapesToDecoder checks that values of the wrong shape are
-// not reported here (the decoder reports them), and that a nil or empty
-// section is fine.
-func TestCheckLeavesShapesToDecoder(t *testing.T) {
+// TestCheckShapes: a value of a shape the decoder refuses is reported at
+// its path with what the option takes; a nil or empty section is fine.
+func TestCheckShapes(t *testing.T) {
 	conf := load(t, `
 probes: {a: 1}
 by_name: [1, 2]
 history: "many"
 grace: true
 text: 5
+nested: 3s
 `)
-	assert.NoError(t, Check(conf, &testConfig{}, nil))
+	assert.EqualError(t, Check(conf, &testConfig{}, nil), ""+
+		"grace: must be a duration such as 500ms or 2s, got true\n"+
+		"probes: must be a list, got a map\n"+
+		"by_name: must be a map, got a list\n"+
+		`history: must be an integer, got the string "many"`+"\n"+
+		`nested: must be a map of its options (Interval), got the string "3s"`)
+	conf = load(t, "probes: [{name: 404, inner: fast, bins: [1]}]")
+	assert.EqualError(t, Check(conf, &testConfig{}, nil), ""+
+		`probes[0].name: must be a string (quote it: "404"), got the number 404`+"\n"+
+		"probes[0].bins: must be an integer, got a list\n"+
+		`probes[0].inner: must be a map of its options (count, timeout), got the string "fast"`)
 	assert.NoError(t, Check(confmap.NewFromStringMap(nil), &testConfig{}, nil))
 	assert.NoError(t, Check(nil, &testConfig{}, nil))
+}
+
+// TestCheckShapesAgreeWithDecoder decodes every value of a set into every
+// kind of field with the collector's decoder: whatever the decoder refuses,
+// Check refuses too (in this package's notation), and a shape Check
+// refuses ("must be …") the decoder refuses as well. Check also refuses
+// some values the decoder takes, which it decodes to what nobody wrote (a
+// duration without a unit, a fraction into an integer); those are not
+// shape messages.
+func TestCheckShapesAgreeWithDecoder(t *testing.T) {
+	type shapes struct {
+		S   string            `mapstructure:"s"`
+		PS  *string           `mapstructure:"ps"`
+		B   bool              `mapstructure:"b"`
+		I   int               `mapstructure:"i"`
+		U   uint8             `mapstructure:"u"`
+		F   float64           `mapstructure:"f"`
+		D   time.Duration     `mapstructure:"d"`
+		L   []string          `mapstructure:"l"`
+		LI  []int             `mapstructure:"li"`
+		LD  []time.Duration   `mapstructure:"ld"`
+		LS  []inner           `mapstructure:"ls"`
+		Arr [2]int            `mapstructure:"arr"`
+		M   map[string]int    `mapstructure:"m"`
+		MS  map[string]inner  `mapstructure:"ms"`
+		St  inner             `mapstructure:"st"`
+		PSt *inner            `mapstructure:"pst"`
+		T   textValue         `mapstructure:"t"`
+		A   any               `mapstructure:"a"`
+		MA  map[string]any    `mapstructure:"ma"`
+		MD  map[string]string `mapstructure:"md"`
+	}
+	keys, _ := structKeys(reflect.TypeFor[shapes]())
+	values := []string{`"x"`, `""`, "404", "2.5", "-1", "true", "[1, 2]", "[]", "{a: 1}", "{}", `"1,2"`, "null", "1%", "3s", "[3s]", "{count: 1}"}
+	checked := 0
+	for _, k := range keys {
+		for _, v := range values {
+			yaml := k + ": " + v
+			var cfg shapes
+			decodeErr := load(t, yaml).Unmarshal(&cfg)
+			checkErr := Check(load(t, yaml), &shapes{}, nil)
+			// A type that decodes itself from text judges the text itself.
+			if decodeErr != nil && k != "t" {
+				assert.Error(t, checkErr, "%s: the decoder refuses it (%v)", yaml, decodeErr)
+			}
+			if checkErr != nil && strings.Contains(checkErr.Error(), ": must be ") {
+				assert.Error(t, decodeErr, "%s: Check refuses its shape (%v)", yaml, checkErr)
+			}
+			checked++
+		}
+	}
+	assert.Equal(t, len(keys)*len(values), checked)
 }
 
 // TestCheckPaths: each problem is a *confpath.Error at its value's path,
@@ -222,8 +286,8 @@ func TestCheckPaths(t *testing.T) {
 }
 
 // TestCheckPercentage: a ratio written as a percentage is refused with the
-// fraction to write, wherever the float is; a number, or a string that is
-// no percentage of a number, is left to the decoder.
+// fraction to write, wherever the float is; a number is taken, and a
+// string that is no percentage of a number is no number.
 func TestCheckPercentage(t *testing.T) {
 	conf := load(t, `
 ratio: 1%
@@ -246,7 +310,11 @@ max_failure: "0.1%"
 		"points[0].p: 99.9 % is a percentage; write the fraction 0.999\n"+
 		"points[2].p: 95% is a percentage; write the fraction 0.95\n"+
 		"max_failure: 0.1% is a percentage; write the fraction 0.001")
-	for _, v := range []string{"0.01", "much%", `"%"`, "1e400%", "0x1p-2%"} {
-		assert.NoError(t, Check(load(t, "max_failure: "+v), &ratios{}, nil), v)
+	assert.NoError(t, Check(load(t, "max_failure: 0.01"), &ratios{}, nil))
+	// Not a percentage of a plain number: no number at all.
+	for _, v := range []string{"much%", `"%"`, "1e400%", "0x1p-2%"} {
+		err := Check(load(t, "max_failure: "+v), &ratios{}, nil)
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), "max_failure: must be a number, got the string", v)
 	}
 }

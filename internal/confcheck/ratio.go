@@ -21,20 +21,24 @@ import (
 // percentage of a field that is not a ratio is read silently as one.
 func (w *walker) checkFloat(raw any, p confpath.Path) {
 	s, ok := raw.(string)
-	if !ok {
+	if !ok || !percentage(s) {
 		return
 	}
-	num, isPercent := strings.CutSuffix(strings.TrimSpace(s), "%")
-	if !isPercent {
-		return
-	}
-	num = strings.TrimSpace(num)
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(num, "eExXpP") {
-		return // not a plain number: the decoder's message names the field
-	}
+	num := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
 	// The fraction is read from the digits shifted, the nearest float to
 	// it (99.9 % is 0.999, where 99.9/100 prints as 0.9990000000000001).
 	fraction, _ := strconv.ParseFloat(num+"e-2", 64)
 	w.report(p, "%s is a percentage; write the fraction %s", strings.TrimSpace(s), strconv.FormatFloat(fraction, 'g', -1, 64))
+}
+
+// percentage reports whether s is a plain decimal number followed by %
+// ("1%", "99.9 %"); other strings are no number (checkShape).
+func percentage(s string) bool {
+	num, isPercent := strings.CutSuffix(strings.TrimSpace(s), "%")
+	if !isPercent {
+		return false
+	}
+	num = strings.TrimSpace(num)
+	f, err := strconv.ParseFloat(num, 64)
+	return err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && !strings.ContainsAny(num, "eExXpP")
 }
