@@ -124,3 +124,32 @@ service:
 		t.Errorf("exponential histogram: status %d, %s", status, stderr)
 	}
 }
+
+// TestCheckConfigAutoProbes: a probe the connector matches with dmax: auto
+// is one the connector counts, as the collector counts it: the diagram may
+// name it, and an outcome one slip away from it is refused with its name.
+func TestCheckConfigAutoProbes(t *testing.T) {
+	const cfg = `
+connectors:
+  deltaq:
+    diagram: "checkout = auth -> pay;"
+    probes:
+      checkout: {match: {span_name: checkout}, dmax: 2s, bins: 200}
+      auth: {match: {span_name: auth}, dmax: auto, bins: 100}
+      pay: {match: {span_name: pay}, dmax: 800ms, bins: 80}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+	status, stdout, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg))
+	if status != exitOK || !strings.Contains(stdout, "connectors::deltaq: ok") {
+		t.Errorf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
+	}
+	typo := strings.Replace(cfg, "auth -> pay", "auht -> pay", 1)
+	status, _, stderr = runCmd("check", "--config", writeTemp(t, "t.yaml", typo))
+	want := "deltaq check: connectors::deltaq: diagram: outcome auht is not a probe any deltaq processor or the connector counts (did you mean auth?)\n"
+	if status != exitFail || stderr != want {
+		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
+	}
+}

@@ -232,11 +232,12 @@ func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 	return matched, errors.Join(errs...)
 }
 
-// Validate checks the analysis options (core.Config.Check), the outcome
-// diagram included, so that its own error messages (file:line:col) reach
-// the user at start-up, and the probes the connector matches.
+// Validate checks the analysis options (core.Config.CheckOwn, with the
+// probes the connector matches as its own), the outcome diagram included,
+// so that its own error messages (file:line:col) reach the user at
+// start-up, and the probes the connector matches.
 func (c *Config) Validate() error {
-	errs := []error{c.Check()}
+	errs := []error{c.CheckOwn(slices.Sorted(maps.Keys(c.Matched)))}
 	for _, err := range c.StartEvents.Check() {
 		errs = append(errs, confpath.Under(confpath.Fields("start_events"), err))
 	}

@@ -59,6 +59,11 @@ func TestLoadInvalidMatchedConfig(t *testing.T) {
 		{"failure_without_match", `probes["job"].failure: only a probe with match has a failure rule here; add match, or move the failure rule to the deltaq processor's probe`},
 		{"match_bad_kind", `probes["job"].failure.conditions[0].value: operator < needs a number, got "abc"`},
 		{"match_bad_kind", `probes["job"].match.span_kind: unknown span kind "sideways" (want internal, server, client, producer or consumer)`},
+		// A probe matched with dmax: auto is the connector's own, as at
+		// start: the outcome is the misspelling, not the probe (validate
+		// said "probes["auth"]: no … probe defines probe auth (did you
+		// mean auht?)").
+		{"auto_typo", "diagram: outcome auht is not a probe any deltaq processor or the connector counts (did you mean auth?)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, tt.name))

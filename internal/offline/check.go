@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -110,13 +111,13 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 	}
 	for _, kind := range []string{"connectors", "exporters"} {
 		for _, id := range components[kind] {
-			acfg, err := decodeFrontEnd(conf, kind, id)
+			acfg, matched, err := decodeFrontEnd(conf, kind, id)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			procs, gateway := pipelineFeeds(conf, id)
-			defined := ownProbes(acfg)
+			defined := append(ownProbes(acfg), matched...)
 			for _, p := range procs {
 				defined = append(defined, probesOf[p]...)
 			}
@@ -179,21 +180,23 @@ func ownProbes(acfg *core.Config) []string {
 }
 
 // decodeFrontEnd decodes and checks a deltaq connector's or exporter's
-// section, returning its analysis options.
-func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*core.Config, error) {
+// section, returning its analysis options and, for a connector, the
+// probes it matches in the spans (those with dmax: auto among them, whose
+// layout its analysis options do not hold).
+func decodeFrontEnd(conf *confmap.Conf, kind, id string) (*core.Config, []string, error) {
 	key := confpath.Section(kind, id)
 	if kind == "connectors" {
 		cfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
 		if err := decodeSection(conf, key, cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &cfg.Config, nil
+		return &cfg.Config, slices.Sorted(maps.Keys(cfg.Matched)), nil
 	}
 	cfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
 	if err := decodeSection(conf, key, cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &cfg.Config, nil
+	return &cfg.Config, nil, nil
 }
 
 // decodeSection decodes the section key of conf into cfg and validates it
