@@ -201,7 +201,7 @@ nested: 3s
 	assert.EqualError(t, Check(conf, &testConfig{}, nil), ""+
 		"grace: must be a duration such as 500ms or 2s, got true\n"+
 		"probes: must be a list, got a map\n"+
-		"by_name: must be a map, got a list\n"+
+		"by_name: must be a map from each name to its options, got a list\n"+
 		`history: must be an integer, got the string "many"`+"\n"+
 		`nested: must be a map of its options (Interval), got the string "3s"`)
 	conf = load(t, "probes: [{name: 404, inner: fast, bins: [1]}]")
@@ -209,6 +209,11 @@ nested: 3s
 		`probes[0].name: must be a string (quote it: "404"), got the number 404`+"\n"+
 		"probes[0].bins: must be an integer, got a list\n"+
 		`probes[0].inner: must be a map of its options (count, timeout), got the string "fast"`)
+	// A map keyed by name written as a list of named items.
+	conf = load(t, "by_name: [{name: pay, dmax: 1s}]\nattributes: [a]")
+	assert.EqualError(t, Check(conf, &testConfig{}, nil), ""+
+		"by_name: must be a map from each name to its options, got a list; write each item under its name (pay: {…})\n"+
+		"attributes: must be a map, got a list")
 	assert.NoError(t, Check(confmap.NewFromStringMap(nil), &testConfig{}, nil))
 	assert.NoError(t, Check(nil, &testConfig{}, nil))
 }

@@ -53,6 +53,13 @@ func (w *walker) checkShape(orig, raw any, t reflect.Type, p confpath.Path) bool
 			return true
 		}
 		want = "a map"
+		if elem := deref(t.Elem()); elem.Kind() == reflect.Struct {
+			want = "a map from each name to its options"
+			if name := listedName(raw); name != "" {
+				w.report(p, "must be %s, got a list; write each item under its name (%s: {…})", want, name)
+				return false
+			}
+		}
 	case reflect.Slice, reflect.Array:
 		if _, ok := raw.([]any); ok {
 			return true
@@ -93,6 +100,30 @@ func (w *walker) checkShape(orig, raw any, t reflect.Type, p confpath.Path) bool
 	}
 	w.report(p, "must be %s, got %s", want, describe(raw))
 	return false
+}
+
+// deref is t with its pointers followed.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// listedName returns the name of the first item of a list of maps that
+// name themselves (`- {name: pay, …}`), as a map keyed by name is written
+// in the other shape, else "".
+func listedName(raw any) string {
+	l, ok := raw.([]any)
+	if !ok || len(l) == 0 {
+		return ""
+	}
+	m, ok := Value(l[0]).(map[string]any)
+	if !ok {
+		return ""
+	}
+	name, _ := Value(m["name"]).(string)
+	return name
 }
 
 // stringsType is the one list type the decoder takes a string into: it

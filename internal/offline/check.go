@@ -107,7 +107,11 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				layouts[id][p.Name] = deltaq.Layout{DMaxNs: dmax, Bins: p.Bins}
 			}
 		}
-		fmt.Fprintf(w, "%s: ok, %d probes\n", confpath.Section("processors", id), len(cfg.Probes))
+		noun := "probes"
+		if len(cfg.Probes) == 1 {
+			noun = "probe"
+		}
+		fmt.Fprintf(w, "%s: ok, %d %s\n", confpath.Section("processors", id), len(cfg.Probes), noun)
 	}
 	for _, kind := range []string{"connectors", "exporters"} {
 		for _, id := range components[kind] {
