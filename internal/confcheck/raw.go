@@ -45,15 +45,10 @@ const (
 // Value returns v, or the parsed value when v is a value the collector
 // expanded from a ${…} reference (see Raw).
 func Value(v any) any {
-	if v == nil {
-		return nil
-	}
-	rv := reflect.ValueOf(v)
-	t := rv.Type()
-	if t.Kind() != reflect.Struct || t.Name() != expandedName || t.PkgPath() != expandedPkg {
+	if !isExpanded(v) {
 		return v
 	}
-	f := rv.FieldByName("Value")
+	f := reflect.ValueOf(v).FieldByName("Value")
 	if !f.IsValid() || !f.CanInterface() {
 		return v
 	}

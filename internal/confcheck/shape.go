@@ -27,9 +27,10 @@ import (
 //
 // What the decoder takes is as the collector configures it (no weak
 // typing): nil anywhere (the zero value); a map for a struct or a map; a
-// list for a list, or a string for a []string, which it splits at commas; a string for a string, and a value expanded from a ${…}
-// reference whatever it parsed as (its text); true or false for a bool; a
-// number for a number (checkInt and checkFloat judge which). Durations
+// list for a list, or a string for a []string, which it splits at commas;
+// a string for a string, and a value expanded from a ${…} reference
+// whatever it parsed as (its text); true or false for a bool; a number for
+// a number (checkInt and checkFloat judge which). Durations
 // (checkDuration), types that decode themselves from text and interfaces
 // are not judged here. orig is the value before Value, raw after it.
 func (w *walker) checkShape(orig, raw any, t reflect.Type, p confpath.Path) bool {
