@@ -197,6 +197,16 @@ func (p *parser) component() Component {
 	if p.tok.kind != tokIdent {
 		p.fail("outcome, s:name or operator")
 	}
+	if p.peek.kind == tokLParen || p.peek.kind == tokLBrack {
+		// `race(b, c)`: an operator written without its kind.
+		name, written := p.tok.lit, "(…)"
+		if p.peek.kind == tokLBrack {
+			written = "[…]"
+		}
+		p.errs.errorf(p.tok.pos, "%s%s is no operator: write f:%s(…) (first-to-finish), a:%s(…) (all-to-finish) or p:%s[p1, …](…) (probabilistic choice)",
+			name, written, name, name, name)
+		panic(stmtErr{})
+	}
 	if p.peek.kind != tokColon {
 		o := &Outcome{Name: p.tok.lit, NamePos: p.tok.pos}
 		p.advance()

@@ -152,6 +152,12 @@ func TestParseErrors(t *testing.T) {
 			"t.dq:2:1: expected '->' or ';', found name \"y\""},
 		{"missing semicolon at end", "x = a",
 			"t.dq:1:6: expected '->' or ';', found end of file"},
+		// An operator without its kind reads as an outcome followed by
+		// '(' (it said "expected '->' or ';', found '('").
+		{"operator without its kind", "x = race(a, b);",
+			"t.dq:1:5: race(…) is no operator: write f:race(…) (first-to-finish), a:race(…) (all-to-finish) or p:race[p1, …](…) (probabilistic choice)"},
+		{"choice without its kind", "x = a -> pick[0.5, 0.5](b, c);\ny = d;",
+			"t.dq:1:10: pick[…] is no operator: write f:pick(…) (first-to-finish), a:pick(…) (all-to-finish) or p:pick[p1, …](…) (probabilistic choice)"},
 		{"missing equals", "x a;",
 			"t.dq:1:3: expected '=', found name \"a\""},
 		{"empty chain", "x = ;",
