@@ -176,3 +176,37 @@ func TestSLOExporter(t *testing.T) {
 		}
 	}
 }
+
+// TestSLOLogLinearConnectorProbe: a probe the connector matches with
+// log-linear buckets (binning) has fixed bucket bounds, its buckets' edges,
+// from its first window: its QTA points on edges get exact rules (it was
+// refused as "not fixed … it comes from its first instance"), and a point
+// between edges is refused by deltaq check and deltaq slo alike.
+func TestSLOLogLinearConnectorProbe(t *testing.T) {
+	const cfg = `
+connectors:
+  deltaq:
+    probes:
+      checkout:
+        match: {}
+        binning: {kind: log-linear, factor: 10, low: 1ms, high: 10s, steps: 10}
+        qta: {points: [{delay: 100ms, p: 0.5}, {delay: 300ms, p: 0.95}], max_failure: 0.05}
+`
+	status, stdout, stderr := runCmd("slo", "--config", writeTemp(t, "c.yaml", cfg))
+	if status != exitOK || strings.Contains(stderr, "not fixed") {
+		t.Fatalf("status %d\nstderr %s", status, stderr)
+	}
+	for _, le := range []string{`le="0.1"`, `le="0.3"`} {
+		if !strings.Contains(stdout, `deltaq_probe="checkout", `+le) {
+			t.Errorf("rules lack %s:\n%s", le, stdout)
+		}
+	}
+	off := writeTemp(t, "off.yaml", strings.Replace(cfg, "delay: 300ms", "delay: 350ms", 1))
+	const want = "350ms is not a bucket bound of deltaq.observed (37 log-linear buckets up to 10s): the nearest bin edges are 300ms and 400ms"
+	if status, _, stderr := runCmd("check", "--config", off); status != exitFail || !strings.Contains(stderr, want) {
+		t.Errorf("check: status %d\nstderr %s", status, stderr)
+	}
+	if _, _, stderr := runCmd("slo", "--config", off); !strings.Contains(stderr, want) {
+		t.Errorf("slo: stderr %s", stderr)
+	}
+}

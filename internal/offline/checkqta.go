@@ -20,10 +20,11 @@ import (
 // bound there, so neither its rules nor any PromQL over the histogram count
 // the instances within that delay exactly. The collector itself accepts
 // such a point (its QTA verdicts are worked out at the analysis resolution,
-// whatever the layout), so `otelcol validate` does not refuse it. Points of
-// a probe with no fixed uniform layout (dmax: auto, log-linear bins) and of
-// an exponential histogram (histogram_fraction interpolates) are not
-// judged here.
+// whatever the layout), so `otelcol validate` does not refuse it. A probe's
+// layout is its own (dmax and bins, or log-linear buckets) or the
+// processor's that feeds it; points of a probe with no fixed layout (dmax:
+// auto) and of an exponential histogram (histogram_fraction interpolates)
+// are not judged here.
 func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[string]deltaq.Layout) error {
 	if acfg.Histogram.Exponential != nil {
 		return nil
@@ -34,7 +35,7 @@ func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[strin
 		if len(pc.QTA.Points) == 0 {
 			continue
 		}
-		lay, ok := deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, pc.DMax > 0 && pc.Bins > 0 && pc.Binning == nil
+		lay, ok := configuredLayout(&pc)
 		for _, p := range procs {
 			if l, has := layouts[p][name]; has && !ok {
 				lay, ok = l, true

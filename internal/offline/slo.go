@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/core"
@@ -66,9 +67,10 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		}
 		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.Analysis.Histogram.Exponential != nil}
 		lay, ok := st.Layouts.LookupLayout(name)
+		own, fixed := configuredLayout(&pc)
 		switch {
-		case pc.DMax > 0 && pc.Bins > 0:
-			lay, ok = deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+		case fixed:
+			lay, ok = own, true
 		case auto[name] != "":
 			p.NoBounds = auto[name]
 			ok = false
@@ -91,6 +93,25 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		probes = append(probes, p)
 	}
 	return probes, nil
+}
+
+// configuredLayout returns the layout a front end's probe options fix:
+// dmax and bins, or log-linear buckets (binning), which the probe's
+// deltaq.observed then has from its first window on; false for neither
+// (dmax: auto, or a layout that comes from a processor or the instances).
+// An invalid binning is false too: its own check reports it.
+func configuredLayout(pc *analysis.ProbeConfig) (deltaq.Layout, bool) {
+	if pc.Binning != nil {
+		ll, errs := pc.Binning.LogLinear()
+		if len(errs) > 0 {
+			return deltaq.Layout{}, false
+		}
+		return deltaq.LogLinearLayout(ll)
+	}
+	if pc.DMax > 0 && pc.Bins > 0 {
+		return deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+	}
+	return deltaq.Layout{}, false
 }
 
 // SLOQoO gives the probes their --qoo objectives, qoo by probe name (""
