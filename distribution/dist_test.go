@@ -25,13 +25,15 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"3":      "1:2: expected a unit (ns, us, ms or s) after 3",
-		"3m":     "1:2: expected a unit (ns, us, ms or s) after 3",
-		"ms":     `1:1: expected a number, found "ms"`,
-		"-1ms":   `1:1: expected a number, found "-1ms"`,
-		"1ms2":   `1:4: unexpected "2" after the duration`,
-		"1.2.3s": `1:1: bad number "1.2.3"`,
-		"":       "1:1: expected a number, found end of text",
+		"3":  "1:2: expected a unit (ns, us, ms or s) after 3",
+		"3m": "1:2: expected a unit (ns, us, ms or s) after 3",
+		// The number as written (it said "after 9.999999e+06").
+		"9999999h": "1:8: expected a unit (ns, us, ms or s) after 9999999",
+		"ms":       `1:1: expected a number, found "ms"`,
+		"-1ms":     `1:1: expected a number, found "-1ms"`,
+		"1ms2":     `1:4: unexpected "2" after the duration`,
+		"1.2.3s":   `1:1: bad number "1.2.3"`,
+		"":         "1:1: expected a number, found end of text",
 	} {
 		if _, err := ParseDuration(in); err == nil || err.Error() != want {
 			t.Errorf("ParseDuration(%q) error %v, want %q", in, err, want)

@@ -284,10 +284,12 @@ func (p *parser) probability() (float64, error) {
 
 // duration scans a number followed by a unit.
 func (p *parser) duration() (float64, error) {
+	start := p.i
 	v, err := p.number()
 	if err != nil {
 		return 0, err
 	}
+	written := p.s[start:p.i]
 	rest := p.s[p.i:]
 	for _, u := range durationUnits {
 		if strings.HasPrefix(rest, u.name) {
@@ -298,7 +300,7 @@ func (p *parser) duration() (float64, error) {
 	if v == 0 {
 		return 0, nil
 	}
-	return 0, p.errorf("expected a unit (ns, us, ms or s) after %g", v)
+	return 0, p.errorf("expected a unit (ns, us, ms or s) after %s", written)
 }
 
 // durationUnits lists the units of a duration, longer names first so that
