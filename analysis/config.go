@@ -471,9 +471,13 @@ func (c *Config) compile() (*compiled, error) {
 	if c.ProbeIdleTimeout < 0 {
 		errs = append(errs, confpath.Errorf(confpath.Fields("probe_idle_timeout"), `must be ≥ 0, got %s`, c.ProbeIdleTimeout))
 	}
-	for _, q := range c.Quantiles {
-		if !(q > 0 && q < 1) {
+	for i, q := range c.Quantiles {
+		switch {
+		case !(q > 0 && q < 1):
 			errs = append(errs, confpath.Errorf(confpath.Fields("quantiles"), "%v is not in (0, 1)", q))
+		case slices.Contains(c.Quantiles[:i], q):
+			// Its two series would be one: the same deltaq.q twice.
+			errs = append(errs, confpath.Errorf(confpath.Fields("quantiles"), "%v is given twice", q))
 		}
 	}
 	d, err := c.parseDiagram()

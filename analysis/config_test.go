@@ -40,6 +40,7 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"negative snapshot before", Config{Snapshot: SnapshotConfig{Before: -1}}, `snapshot.before: must be ≥ 0, got -1`},
 		{"negative snapshot after", Config{Snapshot: SnapshotConfig{After: -second}}, `snapshot.after: must be ≥ 0, got -1s`},
 		{"quantile", Config{Quantiles: []float64{1.5}}, "quantiles: 1.5 is not in (0, 1)"},
+		{"quantile twice", Config{Quantiles: []float64{0.5, 0.9, 0.5}}, "quantiles: 0.5 is given twice"},
 		{"two diagrams", Config{Diagram: "e2e = a -> b;", DiagramFile: "x.dq"}, `diagram, diagram_file: set one or the other, not both`},
 		{"bad diagram", Config{Diagram: "e2e = a ->;"}, `diagram: diagram:1:`},
 		{"empty diagram", Config{Diagram: "# nothing\n"}, `diagram: the outcome diagram defines no outcome`},
