@@ -153,7 +153,7 @@ func TestCompileErrors(t *testing.T) {
 	}
 	want := []string{"match.span_name, match.span_name_regexp", "match.span_name_regexp: error parsing regexp",
 		"match.span_kind: unknown span kind \"sideways\"", "match.attributes: a key must not be empty",
-		`match.attributes["deltaq.probe"] is an attribute the deltaq processor writes`, `match.attributes["k"]: value has unsupported type`}
+		`match.attributes["deltaq.probe"] is an attribute the deltaq processor writes`, `match.attributes["k"]: value must be a string, number or boolean, got`}
 	require.Len(t, msgs, len(want), "%q", msgs)
 	for i, w := range want {
 		assert.True(t, strings.HasPrefix(msgs[i], w), "%q does not start with %q", msgs[i], w)

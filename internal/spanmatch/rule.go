@@ -205,7 +205,11 @@ func literalOf(v any) (literal, error) {
 			return literal{}, errors.New("value must not be NaN")
 		}
 		return literal{kind: litDouble, f: float64(x)}, nil
+	case []any:
+		return literal{}, errors.New("value must be a string, number or boolean, got a list")
+	case map[string]any:
+		return literal{}, errors.New("value must be a string, number or boolean, got a map")
 	default:
-		return literal{}, fmt.Errorf("value has unsupported type %T (want string, number or boolean)", v)
+		return literal{}, fmt.Errorf("value must be a string, number or boolean, got %T", v)
 	}
 }

@@ -130,7 +130,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"exponent_too_low", `probes["checkout"].exponent: must be in [-10, 10], got -11`},
 		{"exponent_too_high", `probes["checkout"].exponent: must be in [-10, 10], got 11`},
 		{"bad_span_kind", `probes["checkout"].match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
-		{"bad_attribute_value", `probes["checkout"].match.attributes["http.request.method"]: value has unsupported type []interface {} (want string, number or boolean)`},
+		{"bad_attribute_value", `probes["checkout"].match.attributes["http.request.method"]: value must be a string, number or boolean, got a list`},
 		{"bad_op", `probes["checkout"].failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
 		{"ordering_needs_number", `failure.conditions[0].value: operator >= needs a number, got "500"`},
 		{"condition_without_attribute", `probes["checkout"].failure.conditions[0].attribute: must not be empty`},
