@@ -35,7 +35,7 @@ func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[strin
 		if len(pc.QTA.Points) == 0 {
 			continue
 		}
-		lay, ok := configuredLayout(&pc)
+		lay, ok := configuredLayout(pc.DMax, pc.Bins, pc.Binning)
 		for _, p := range procs {
 			if l, has := layouts[p][name]; has && !ok {
 				lay, ok = l, true

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/core"
@@ -67,7 +66,7 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		}
 		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.Analysis.Histogram.Exponential != nil}
 		lay, ok := st.Layouts.LookupLayout(name)
-		own, fixed := configuredLayout(&pc)
+		own, fixed := configuredLayout(pc.DMax, pc.Bins, pc.Binning)
 		switch {
 		case fixed:
 			lay, ok = own, true
@@ -100,16 +99,16 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 // deltaq.observed then has from its first window on; false for neither
 // (dmax: auto, or a layout that comes from a processor or the instances).
 // An invalid binning is false too: its own check reports it.
-func configuredLayout(pc *analysis.ProbeConfig) (deltaq.Layout, bool) {
-	if pc.Binning != nil {
-		ll, errs := pc.Binning.LogLinear()
+func configuredLayout(dmax time.Duration, bins int, binning *deltaq.BinningConfig) (deltaq.Layout, bool) {
+	if binning != nil {
+		ll, errs := binning.LogLinear()
 		if len(errs) > 0 {
 			return deltaq.Layout{}, false
 		}
 		return deltaq.LogLinearLayout(ll)
 	}
-	if pc.DMax > 0 && pc.Bins > 0 {
-		return deltaq.Layout{DMaxNs: int64(pc.DMax), Bins: pc.Bins}, true
+	if dmax > 0 && bins > 0 {
+		return deltaq.Layout{DMaxNs: int64(dmax), Bins: bins}, true
 	}
 	return deltaq.Layout{}, false
 }
