@@ -610,8 +610,8 @@ func TestAnalyzeUnmatched(t *testing.T) {
 
 // TestAnalyzeSections: the analysis comes from the exporter named by
 // --exporter, the connector named by --connector, or the connector
-// "deltaq" when there is no exporter "deltaq"; the two flags exclude each
-// other.
+// "deltaq" when there is no exporter "deltaq" and none was asked for; the
+// two flags exclude each other.
 func TestAnalyzeSections(t *testing.T) {
 	both := writeTemp(t, "c.yaml", windowsConfig+`
 exporters:
@@ -638,7 +638,10 @@ exporters:
 	}{
 		{[]string{"--exporter", "deltaq/x", "--connector", "deltaq"}, "--exporter and --connector are exclusive"},
 		{[]string{"--connector", "deltaq/y"}, `no connectors section "deltaq/y"`},
-		{[]string{"--exporter", "deltaq/y"}, `no exporters section "deltaq/y"`},
+		{[]string{"--exporter", "deltaq/y"}, `no exporters section "deltaq/y" (its connectors section "deltaq" is read with --connector deltaq)`},
+		// Asked for by name, the exporter is not replaced by the connector
+		// (it was, silently).
+		{[]string{"--exporter", "deltaq"}, `no exporters section "deltaq" (its connectors section "deltaq" is read with --connector deltaq)`},
 		{[]string{"--format", "xml"}, `--format "xml": want auto, json or proto`},
 		{[]string{"--interval", "-1s"}, "--interval -1s: want a positive duration"},
 	} {

@@ -94,8 +94,8 @@ func resolveExpanding(paths []string) (*confmap.Conf, error) {
 
 // Load reads the processor section, if there is one, and the exporter's or
 // connector's section into the components' own configuration structs.
-// Without Connector it reads the exporter Exporter, else (Exporter not
-// given) the connector "deltaq". A configuration without the processor
+// Without Connector it reads the exporter Exporter or, when that section
+// is missing and Exporter was not given, the connector "deltaq". A configuration without the processor
 // Processor is read when Processor was not given: its connector matches
 // its probes itself.
 func (c *Source) Load() (*Loaded, error) {
@@ -128,8 +128,14 @@ func (c *Source) Load() (*Loaded, error) {
 	}
 	connID := c.Connector
 	if connID == "" && !conf.IsSet(confpath.Section("exporters", c.Exporter)) {
-		if c.Exporter != "deltaq" || !conf.IsSet(confpath.Section("connectors", "deltaq")) {
+		// The connector stands in for the exporter only when no exporter
+		// was asked for.
+		hasConnector := conf.IsSet(confpath.Section("connectors", "deltaq"))
+		switch {
+		case !hasConnector:
 			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)", name, c.Exporter)
+		case c.ExporterSet || c.Exporter != "deltaq":
+			return nil, fmt.Errorf("%s: no exporters section %q (its connectors section \"deltaq\" is read with --connector deltaq)", name, c.Exporter)
 		}
 		connID = "deltaq"
 	}
