@@ -148,3 +148,16 @@ func TestLoadUndecodableConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadHeaders: headers written as a map, as every OTLP exporter takes
+// them, are read into the client's header list (a list type that decodes
+// itself from a map; the configuration's shape check refused it as "must
+// be a list, got a map").
+func TestLoadHeaders(t *testing.T) {
+	cfg := loadConfig(t, "headers")
+	require.NoError(t, confmap.Validate(cfg))
+	v, ok := cfg.ClientConfig.Headers.Get("authorization")
+	assert.True(t, ok)
+	assert.Equal(t, "Bearer x", string(v))
+	assert.Len(t, cfg.ClientConfig.Headers, 2)
+}

@@ -26,7 +26,8 @@ import (
 // string "log-linear"".
 //
 // What the decoder takes is as the collector configures it (no weak
-// typing): nil anywhere (the zero value); a map for a struct or a map; a
+// typing): nil anywhere (the zero value); a map for a type that decodes
+// itself (confmap.Unmarshaler), a struct or a map; a
 // list for a list, or a string for a []string, which it splits at commas;
 // a string for a string, and a value expanded from a ${…} reference
 // whatever it parsed as (its text); true or false for a bool; a number for
@@ -35,6 +36,15 @@ import (
 // are not judged here. orig is the value before Value, raw after it.
 func (w *walker) checkShape(orig, raw any, t reflect.Type, p confpath.Path) bool {
 	if raw == nil {
+		return true
+	}
+	if _, ok := reflect.PointerTo(t).MethodByName("UnmarshalScalar"); ok {
+		return true // it decodes itself from a scalar too (confmap's ScalarUnmarshaler)
+	}
+	if _, isMap := raw.(map[string]any); isMap && reflect.PointerTo(t).Implements(unmarshalerType) {
+		// It decodes itself from a map, whatever its kind: the collector's
+		// header lists (configopaque.MapList, a list of pairs) are
+		// written as maps.
 		return true
 	}
 	var want string
