@@ -122,9 +122,7 @@ const optionalPkg = "go.opentelemetry.io/collector/config/configoptional"
 
 func (w *walker) walk(orig any, t reflect.Type, p confpath.Path) {
 	raw := Value(orig)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t = deref(t)
 	if t == durationType {
 		w.checkDuration(raw, p)
 		return

@@ -251,8 +251,10 @@ func TestCheckShapesAgreeWithDecoder(t *testing.T) {
 		MD  map[string]string    `mapstructure:"md"`
 	}
 	keys, _ := structKeys(reflect.TypeFor[shapes]())
+	require.Len(t, keys, reflect.TypeFor[shapes]().NumField(), "every field is a key")
 	values := []string{`"x"`, `""`, "404", "2.5", "-1", "true", "[1, 2]", "[]", "{a: 1}", "{a: x}", "{}", `"1,2"`, "null", "1%", "3s", "[3s]", "{count: 1}"}
-	checked := 0
+	// Both kinds of case occur, so that neither direction holds vacuously.
+	refused, taken := 0, 0
 	for _, k := range keys {
 		for _, v := range values {
 			yaml := k + ": " + v
@@ -267,10 +269,15 @@ func TestCheckShapesAgreeWithDecoder(t *testing.T) {
 			if checkErr != nil && strings.Contains(checkErr.Error(), ": must be ") {
 				assert.Error(t, decodeErr, "%s: Check refuses its shape (%v)", yaml, checkErr)
 			}
-			checked++
+			if decodeErr != nil {
+				refused++
+			} else {
+				taken++
+			}
 		}
 	}
-	assert.Equal(t, len(keys)*len(values), checked)
+	assert.Greater(t, refused, 100, "values the decoder refuses")
+	assert.Greater(t, taken, 50, "values the decoder takes")
 	// A header list written as a map, as the collector's exporters take it.
 	var headers shapes
 	require.NoError(t, load(t, "h: {authorization: x}").Unmarshal(&headers))

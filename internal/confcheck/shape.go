@@ -27,9 +27,8 @@ import (
 //
 // What the decoder takes is as the collector configures it (no weak
 // typing): nil anywhere (the zero value); a map for a type that decodes
-// itself (confmap.Unmarshaler), a struct or a map; a
-// list for a list, or a string for a []string, which it splits at commas;
-// a string for a string, and a value expanded from a ${…} reference
+// itself (confmap.Unmarshaler), a struct or a map; a list for a list, or
+// a string for a []string, which it splits at commas; a string for a string, and a value expanded from a ${…} reference
 // whatever it parsed as (its text); true or false for a bool; a number for
 // a number (checkInt and checkFloat judge which). Durations
 // (checkDuration), types that decode themselves from text and interfaces
@@ -55,8 +54,7 @@ func (w *walker) checkShape(orig, raw any, t reflect.Type, p confpath.Path) bool
 		}
 		want = "a map"
 		if keys, open := structKeys(t); !open && len(keys) > 0 {
-			keys = slices.Clone(keys)
-			slices.Sort(keys)
+			slices.Sort(keys) // structKeys makes a new list each call
 			want = "a map of its options (" + strings.Join(keys, ", ") + ")"
 		}
 	case reflect.Map:

@@ -228,12 +228,7 @@ func (c *Config) CheckOwn(own []string) error {
 // processor, once made, runs the readers' checks). A name so close to an
 // own probe is refused even if a processor counts it: rename one of them.
 func (c *Config) misspelled(produced []string) (typos analysis.ReferenceError, missing []string) {
-	defined := slices.Clone(produced)
-	for name, pc := range c.Probes {
-		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
-			defined = append(defined, name)
-		}
-	}
+	defined := append(slices.Clone(produced), c.OwnProbes()...)
 	unknown, ok := c.Config.CheckReferences(defined).(analysis.ReferenceError)
 	if !ok {
 		return nil, nil // no unknown probe, or a configuration error, which Check reported
@@ -246,6 +241,22 @@ func (c *Config) misspelled(produced []string) (typos analysis.ReferenceError, m
 		}
 	}
 	return typos, missing
+}
+
+// OwnProbes returns, sorted, the probes the component counts itself: those
+// its probes declare with a layout (dmax and bins, or binning) — the
+// probes a connector matches in the spans, a gateway's — and matched, the
+// probes a connector matches whose layout its probes do not hold (dmax:
+// auto).
+func (c *Config) OwnProbes(matched ...string) []string {
+	names := slices.Clone(matched)
+	for name, pc := range c.Probes {
+		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // engineConfig returns the analysis options of c for the analysis engine of

@@ -121,7 +121,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				continue
 			}
 			procs, gateway := pipelineFeeds(conf, id)
-			defined := append(ownProbes(acfg), matched...)
+			defined := acfg.OwnProbes(matched...)
 			for _, p := range procs {
 				defined = append(defined, probesOf[p]...)
 			}
@@ -145,13 +145,13 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 // rarely what was meant.
 func layoutsAgree(acfg *core.Config, procs []string, layouts map[string]map[string]deltaq.Layout) error {
 	var errs []error
-	for _, name := range ownProbes(acfg) {
+	for _, name := range acfg.OwnProbes() {
 		if acfg.Probes[name].Binning != nil {
 			continue // log-linear: a gateway's, which no processor feeds
 		}
 		own := deltaq.Layout{DMaxNs: int64(acfg.Probes[name].DMax), Bins: acfg.Probes[name].Bins}
 		for _, p := range procs {
-			if l, ok := layouts[p][name]; ok && l != own {
+			if l, ok := layouts[p][name]; ok && !l.Equal(own) {
 				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), "dmax %v, bins %d differ from %s's dmax %v, bins %d; set the layout in one place (the processor's), or the same in both",
 					own.DMax(), own.Bins, confpath.Section("processors", p), l.DMax(), l.Bins))
 			}
@@ -168,19 +168,6 @@ func feedsText(procs []string, gateway bool) string {
 		return "no deltaq processor (its own probes only)"
 	}
 	return "processors " + strings.Join(procs, ", ")
-}
-
-// ownProbes returns the probes a front end declares with a layout: the
-// probes it counts itself, or, in a gateway, the probes it merges.
-func ownProbes(acfg *core.Config) []string {
-	var names []string
-	for n, pc := range acfg.Probes {
-		if pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
 }
 
 // decodeFrontEnd decodes and checks a deltaq connector's or exporter's

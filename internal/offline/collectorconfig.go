@@ -95,9 +95,9 @@ func resolveExpanding(paths []string) (*confmap.Conf, error) {
 // Load reads the processor section, if there is one, and the exporter's or
 // connector's section into the components' own configuration structs.
 // Without Connector it reads the exporter Exporter or, when that section
-// is missing and Exporter was not given, the connector "deltaq". A configuration without the processor
-// Processor is read when Processor was not given: its connector matches
-// its probes itself.
+// is missing and Exporter was not given, the connector "deltaq". A
+// configuration without the processor Processor is read when Processor
+// was not given: its connector matches its probes itself.
 func (c *Source) Load() (*Loaded, error) {
 	conf, err := Resolve(c.Paths)
 	if err != nil {
