@@ -173,6 +173,7 @@ func (h *Handover) Pending() bool {
 // receives one. It waits for the check of the configuration, at most
 // CheckTimeout after the SIGHUP.
 func (h *Handover) Status() (pending bool, refused error) {
+	h.delivered()
 	h.mu.Lock()
 	select {
 	case <-h.sighup: // nil before Watch: never ready
@@ -190,6 +191,23 @@ func (h *Handover) Status() (pending bool, refused error) {
 		return false, c.err
 	}
 	return true, nil
+}
+
+// delivered waits until a SIGHUP the process is handing out has reached
+// the Handover's channel. os/signal hands a signal to the registered
+// channels one after another, under its lock, and in no fixed order: the
+// collector's channel may hold the SIGHUP, and the collector be shutting
+// the components down, before the Handover's channel has it, and the
+// shutdown would pass for a stop. Notify takes that lock, so registering
+// the channel again (which changes nothing) returns only once the signal
+// went to every channel.
+func (h *Handover) delivered() {
+	h.mu.Lock()
+	c := h.sighup
+	h.mu.Unlock()
+	if c != nil {
+		signal.Notify(c, syscall.SIGHUP)
+	}
 }
 
 // Park keeps state for the component of the given key (its kind and ID)
