@@ -263,7 +263,9 @@ func (c *Config) checkMatched(name string) []error {
 		errs = append(errs, checkAuto(&mp, pc.Binning != nil)...)
 	case !mp.Auto.IsZero():
 		errs = append(errs, autorange.ErrNotAuto)
-	case !(pc.DMax > 0 && pc.Bins > 0 || pc.Binning != nil):
+	case pc.DMax == 0 && pc.Bins == 0 && pc.Binning == nil:
+		// One of dmax and bins alone is the analysis options' problem
+		// ("must be set together"), said once.
 		errs = append(errs, confpath.Errorf(confpath.Fields("match"), "a probe the connector matches needs its dmax and bins, its binning, or dmax: auto and bins"))
 	}
 	_, _, errs2 := compileMatched(name, &mp)

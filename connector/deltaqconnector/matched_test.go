@@ -71,9 +71,15 @@ func TestLoadInvalidMatchedConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+	// dmax without bins is one problem, said once: not also the match's
+	// "needs its dmax and bins".
+	err := confmap.Validate(loadConfig(t, "match_dmax_alone"))
+	require.Error(t, err)
+	assert.Equal(t, `probes["job"].dmax: must be set together with bins`, err.Error())
+
 	// A misspelled option of match or failure is named with the closest
 	// valid one, as every other option is.
-	err := section(t, "match_unknown_key").Unmarshal(createDefaultConfig().(*Config))
+	err = section(t, "match_unknown_key").Unmarshal(createDefaultConfig().(*Config))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `probes["job"].match.span_nmae: unknown option; did you mean span_name?`)
 	assert.Contains(t, err.Error(), `probes["job"].failure.conditons: unknown option; did you mean conditions?`)

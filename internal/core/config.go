@@ -204,7 +204,9 @@ func (c *Config) CheckOwn(own []string) error {
 			errs = append(errs, confpath.Errorf(confpath.Fields("snapshot", "directory"), `%q is not a directory`, c.Snapshot.Directory))
 		}
 	}
-	if err := c.Config.Check(); err != nil {
+	ac := c.Config
+	ac.Interval = max(ac.Interval, 0) // a negative one is checkLive's
+	if err := ac.Check(); err != nil {
 		errs = append(errs, err)
 	} else if typos, _ := c.misspelled(own); len(typos) > 0 {
 		errs = append(errs, typos)

@@ -201,14 +201,14 @@ func TestNegativeOptionsReportedOnce(t *testing.T) {
 	assert.Len(t, strings.Split(msg, "\n"), 9, "one line per problem: %q", msg)
 
 	// An interval of zero is an offline analysis, not a collector's; a
-	// negative one is the analysis's to refuse.
+	// negative one is refused in the same words.
 	cfg = NewDefaultConfig()
 	cfg.Interval = 0
 	assert.EqualError(t, cfg.Check(), `interval: must be positive, got 0s`)
 	_, err = New(&cfg, Settings{})
 	assert.EqualError(t, err, `interval: must be positive, got 0s`, "New refuses it too: its timer needs an interval")
 	cfg.Interval = -time.Second
-	assert.EqualError(t, cfg.Check(), `interval: must be ≥ 0, got -1s`)
+	assert.EqualError(t, cfg.Check(), `interval: must be positive, got -1s`, "the same rule as for zero, said once")
 }
 
 // componentConfig is a component's configuration: Config squashed into it, as

@@ -81,7 +81,7 @@ const (
 //
 //	"history": 1000000000 is above the maximum 1000
 //
-// An interval of zero is refused (checkLive). snapshot::max_files and
+// An interval of zero or below is refused (checkLive). snapshot::max_files and
 // snapshot::max_bytes are checked when snapshot::directory is set. Check,
 // the one check of the options, calls it. It does not repeat what
 // analysis.Config.Check reports: negative values of the options it checks,
@@ -157,10 +157,12 @@ func (c *Config) checkBounds() error {
 }
 
 // checkLive refuses an interval of zero, which analysis.Config takes for an
-// offline analysis: the windows of a collector close on a timer.
+// offline analysis: the windows of a collector close on a timer. A negative
+// one gets the same words, so that the user who corrects it does not meet
+// a second rule (CheckOwn leaves it out of the analysis's check).
 func (c *Config) checkLive() error {
-	if c.Interval == 0 {
-		return confpath.Errorf(confpath.Fields("interval"), `must be positive, got 0s`)
+	if c.Interval <= 0 {
+		return confpath.Errorf(confpath.Fields("interval"), `must be positive, got %s`, c.Interval)
 	}
 	return nil
 }
