@@ -575,11 +575,22 @@ func (c *Config) parseDiagram() (*diagram.Diagram, error) {
 // check returns the problems of one probe's settings.
 func (pc ProbeConfig) check() []error {
 	var errs []error
-	if (pc.DMax > 0) != (pc.Bins > 0) {
-		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "must be set together with bins"))
-	}
-	if pc.DMax < 0 || pc.Bins < 0 {
-		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "%s and bins %d must not be negative", pc.DMax, pc.Bins))
+	// Each problem at the option that has it: the one missing, or the
+	// negative one.
+	switch {
+	case pc.DMax < 0 || pc.Bins < 0:
+		if pc.DMax < 0 {
+			errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "must not be negative, got %s", pc.DMax))
+		}
+		if pc.Bins < 0 {
+			errs = append(errs, confpath.Errorf(confpath.Fields("bins"), "must not be negative, got %d", pc.Bins))
+		}
+	case pc.Binning != nil:
+		// binning's own check below says dmax and bins do not go with it.
+	case pc.DMax > 0 && pc.Bins == 0:
+		errs = append(errs, confpath.Errorf(confpath.Fields("bins"), "must be set together with dmax (%s): the histogram's bins are dmax/bins wide", pc.DMax))
+	case pc.Bins > 0 && pc.DMax == 0:
+		errs = append(errs, confpath.Errorf(confpath.Fields("dmax"), "must be set together with bins (%d): the histogram's bins are dmax/bins wide", pc.Bins))
 	}
 	if pc.Bins > deltaq.MaxBins {
 		errs = append(errs, confpath.Errorf(confpath.Fields("bins"), "%d is more than %d", pc.Bins, deltaq.MaxBins))

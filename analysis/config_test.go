@@ -45,7 +45,7 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"bad diagram", Config{Diagram: "e2e = a ->;"}, `diagram: diagram:1:`},
 		{"empty diagram", Config{Diagram: "# nothing\n"}, `diagram: the outcome diagram defines no outcome`},
 		{"missing diagram file", Config{DiagramFile: filepath.Join(t.TempDir(), "none.dq")}, `diagram_file: open `},
-		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: second}}}, `probes["x"].dmax: must be set together with bins`},
+		{"dmax without bins", Config{Probes: map[string]ProbeConfig{"x": {DMax: second}}}, `probes["x"].bins: must be set together with dmax (1s): the histogram's bins are dmax/bins wide`},
 		{"qta trigger without qta", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{QTA: true}}}}, `probes["x"].triggers: the qta and failure triggers need a qta`},
 		{"qta trigger without points", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1}, Triggers: Triggers{QTA: true}}}}, `probes["x"].triggers.qta: needs qta points`},
 		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probes["x"].qta.points[1].delay: 1ns does not follow 2ns of points[0] (delays must increase)`},
@@ -86,8 +86,8 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 	cfg := Config{Interval: -1, History: -1, Quantiles: []float64{0}, Snapshot: SnapshotConfig{After: -1},
 		Probes: map[string]ProbeConfig{"b": {Bins: -1, Triggers: Triggers{MaxInstances: -1}}, "a": {DMax: 1}}}
 	want := "interval: must be ≥ 0, got -1ns\nhistory: must be ≥ 0, got -1\nquantiles: 0 is not in (0, 1)\n" +
-		"probes[\"a\"].dmax: must be set together with bins\n" +
-		"probes[\"b\"].dmax: 0s and bins -1 must not be negative\nprobes[\"b\"].triggers.max_instances: must be ≥ 0, got -1\n" +
+		"probes[\"a\"].bins: must be set together with dmax (1ns): the histogram's bins are dmax/bins wide\n" +
+		"probes[\"b\"].bins: must not be negative, got -1\nprobes[\"b\"].triggers.max_instances: must be ≥ 0, got -1\n" +
 		"snapshot.after: must be ≥ 0, got -1ns"
 	if err := cfg.Check(); err == nil || err.Error() != want {
 		t.Errorf("Check = %v, want %q", err, want)

@@ -50,11 +50,15 @@ func Doubts(st Stats, outliers []Outlier, v []Validation, grace time.Duration) [
 	bad := st.Excluded
 	incoherent := float64(bad)/float64(traces) > DoubtIncoherentShare
 	if incoherent {
-		d := Doubt{What: fmt.Sprintf("%.1f %% of the traces (%d of %d) are incoherent: %d spans without their parent, %d traces without a root",
-			100*float64(bad)/float64(traces), bad, st.Traces, inc.MissingParent, inc.NoRoot)}
+		d := Doubt{What: fmt.Sprintf("%.1f %% of the traces (%d of %d) are incoherent: %d spans without their parent, %d traces without a root, %d spans in cycles, %d spans that end before they start",
+			100*float64(bad)/float64(traces), bad, st.Traces, inc.MissingParent, inc.NoRoot, inc.Cycle, inc.NegativeDuration)}
 		switch {
 		case st.Reopened > 0:
 			d.Cause = fmt.Sprintf("grace too short: %d traces received spans after they were closed, so the file lists spans of one trace more than --grace %v of trace time apart; raise --grace", st.Reopened, grace)
+		case inc.MissingParent == 0 && inc.NoRoot == 0 && inc.NegativeDuration > 0:
+			d.Cause = "wrong timestamps: spans that end before they start (a clock stepped back, or the instrumentation sets them wrongly)"
+		case inc.MissingParent == 0 && inc.NoRoot == 0 && inc.Cycle > 0:
+			d.Cause = "parent links in a cycle: the instrumentation sets wrong parent span ids"
 		default:
 			d.Cause = "spans missing: the parents were never in the files (sampling that keeps parts of traces, lost exports, or a file left out)"
 		}

@@ -117,7 +117,8 @@ type Incoherence struct {
 	ExtraRoots uint64 `json:"extra_roots"`
 	// DuplicateSpan: spans whose id an earlier span of the trace had.
 	DuplicateSpan uint64 `json:"duplicate_span"`
-	// NegativeDuration: spans that end before they start (taken as 0).
+	// NegativeDuration: spans that end before they start: their trace's
+	// timestamps are wrong, and it is left out.
 	NegativeDuration uint64 `json:"negative_duration"`
 	// Cycle: spans whose parent links form a cycle.
 	Cycle uint64 `json:"cycle"`
@@ -134,9 +135,11 @@ func (a *Incoherence) add(b Incoherence) {
 }
 
 // excludes reports whether the kinds found make a trace unfit to learn
-// from as it is.
+// from as it is. A span that ends before it starts has no duration to
+// learn: taken as 0, it would make its operation, and every one it
+// enters, look faster than it is.
 func (a Incoherence) excludes() bool {
-	return a.MissingParent > 0 || a.NoRoot > 0 || a.Cycle > 0
+	return a.MissingParent > 0 || a.NoRoot > 0 || a.Cycle > 0 || a.NegativeDuration > 0
 }
 
 // Stats counts what a Learner did.

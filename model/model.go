@@ -17,6 +17,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/distribution"
+	"github.com/deltaq-otel/deltaq/internal/printable"
 )
 
 // Version is the version of the model's JSON form.
@@ -375,9 +376,11 @@ func (m *Model) Diagram() []byte {
 		if n.Leaf() {
 			continue
 		}
-		fmt.Fprintf(&b, "\n# %s: %d instances", n.Key(), n.Instances)
+		// The names come from span data: a line break in one would end
+		// the comment and make the rest of the name diagram text.
+		fmt.Fprintf(&b, "\n# %s: %d instances", printable.String(n.Key()), n.Instances)
 		if n.Parent != "" {
-			fmt.Fprintf(&b, ", called in %.4g %% of the instances of %s", 100*n.CallProbability, n.Parent)
+			fmt.Fprintf(&b, ", called in %.4g %% of the instances of %s", 100*n.CallProbability, printable.String(n.Parent))
 		}
 		b.WriteString(".\n")
 		switch len(n.Patterns) {

@@ -251,6 +251,45 @@ func TestIncoherent(t *testing.T) {
 	}
 }
 
+// TestDiagramCommentsHoldNames: an operation's name from span data, with a
+// line break and a terminal escape in it, stays within its comment line of
+// model.dq, escaped; raw, the rest of the name was diagram text after the
+// line break.
+func TestDiagramCommentsHoldNames(t *testing.T) {
+	const name = "R\nsystem = s:nothing;\x1b[31m"
+	var spans []Span
+	for tr := uint64(1); tr <= 3; tr++ {
+		spans = append(spans, sp(tr, 1, 0, name, 0, 10), sp(tr, 2, 1, "C", 2, 6))
+	}
+	m, _ := build(t, Config{}, spans, 100) // the diagram parses
+	for line := range strings.Lines(string(m.Diagram())) {
+		if strings.ContainsAny(line, "\x1b") || strings.HasPrefix(line, "system = s:nothing") {
+			t.Errorf("model.dq line %q holds the name raw", line)
+		}
+	}
+	if !strings.Contains(string(m.Diagram()), `# svc.R\nsystem = s:nothing;\x1b[31m: 3 instances`) {
+		t.Errorf("no comment with the name escaped:\n%s", m.Diagram())
+	}
+}
+
+// TestNegativeDurationLeftOut: a trace with a span that ends before it
+// starts is counted and left out; taken as 0 (as it once was), its
+// operation looked faster: a child of 5 ms → 1 ms gave its parent a
+// learned exclusive time of the whole 10 ms.
+func TestNegativeDurationLeftOut(t *testing.T) {
+	spans := []Span{sp(1, 1, 0, "R", 0, 10), sp(1, 2, 1, "C", 2, 6), // learned
+		sp(2, 1, 0, "R", 0, 10), sp(2, 2, 1, "C", 5, 1)} // left out
+	l := learnAll(t, Config{}, spans)
+	st := l.Stats()
+	if st.Learned != 1 || st.Excluded != 1 || st.Incoherence.NegativeDuration != 1 {
+		t.Errorf("learned %d, excluded %d, negative durations %d; want 1, 1, 1", st.Learned, st.Excluded, st.Incoherence.NegativeDuration)
+	}
+	ds := Doubts(st, nil, nil, time.Second)
+	if len(ds) != 1 || !strings.Contains(ds[0].Cause, "wrong timestamps") {
+		t.Errorf("doubts %+v, want the one of wrong timestamps", ds)
+	}
+}
+
 // TestPosteriorCertainChain: R calls A in 3 traces of 4 and B in the
 // fourth; only A calls L. A trace that lost A has the path probability
 // P(A | R)·P(L | A) = 3/4, but A is the only way from R to L: the

@@ -63,13 +63,16 @@ root operation is a node. From them it writes to DIR:
                observed (Kolmogorov–Smirnov distance, quantiles); the counts
                of incoherent traces by kind; the inferred missing parents
 
-Incoherent traces (spans whose parent never arrived, no root, cycles) are
-counted and left out. For each orphan span model infers the most likely chain
-of missing parents from the transitions of the coherent traces (the shortest
-path with weights −log frequency) and reports it with its probability given
-the orphan (p: 1 when it is the only way to the orphan's operation) and that
-of its path; with --infer the repaired traces are learned too. The prediction assumes the parts
-are independent (ΔQSD); a large KS distance says they are not.
+Incoherent traces (spans whose parent never arrived, no root, cycles, spans
+that end before they start) are counted and left out. For each orphan span
+model infers the most likely chain of missing parents from the transitions
+of the coherent traces (the shortest path with weights −log frequency) and
+reports it with its probability given the orphan (p: 1 when it is the only
+way to the orphan's operation) and that of its path; with --infer the
+repaired traces are learned too, except those without a root (their chain
+starts at a root operation whose span, and so whose duration, is unknown:
+they are reported, not learned). The prediction assumes the parts are
+independent (ΔQSD); a large KS distance says they are not.
 
 A record of a file (a request, a document) is read whole before the trace
 clock moves, so the order in which it lists resources and spans does not

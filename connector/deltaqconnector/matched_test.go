@@ -75,7 +75,7 @@ func TestLoadInvalidMatchedConfig(t *testing.T) {
 	// "needs its dmax and bins".
 	err := confmap.Validate(loadConfig(t, "match_dmax_alone"))
 	require.Error(t, err)
-	assert.Equal(t, `probes["job"].dmax: must be set together with bins`, err.Error())
+	assert.Equal(t, `probes["job"].bins: must be set together with dmax (200ms): the histogram's bins are dmax/bins wide`, err.Error())
 
 	// A misspelled option of match or failure is named with the closest
 	// valid one, as every other option is.

@@ -5,6 +5,7 @@ package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -184,6 +185,27 @@ func Unmarshal(conf *confmap.Conf, cfg any) error {
 // messages prefixed with "config".
 func (c *Config) Check() error { return c.CheckOwn(nil) }
 
+// binsWithinBounds returns the probes with the bins beyond the maximum of
+// checkBounds cut to it, for the analysis's check, which has a maximum of
+// its own: one problem, said once, with the component's maximum.
+func (c *Config) binsWithinBounds() map[string]analysis.ProbeConfig {
+	var out map[string]analysis.ProbeConfig
+	for name, pc := range c.Probes {
+		if pc.Bins <= deltaq.MaxThesisBins {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(c.Probes)
+		}
+		pc.Bins = deltaq.MaxThesisBins
+		out[name] = pc
+	}
+	if out == nil {
+		return c.Probes
+	}
+	return out
+}
+
 // CheckOwn is Check for a component that counts, besides the probes its
 // probes declare with a layout, the probes own: the probes the connector
 // matches in the spans, those with dmax: auto among them, whose layout
@@ -206,6 +228,7 @@ func (c *Config) CheckOwn(own []string) error {
 	}
 	ac := c.Config
 	ac.Interval = max(ac.Interval, 0) // a negative one is checkLive's
+	ac.Probes = c.binsWithinBounds()
 	if err := ac.Check(); err != nil {
 		errs = append(errs, err)
 	} else if typos, _ := c.misspelled(own); len(typos) > 0 {

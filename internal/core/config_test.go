@@ -194,11 +194,11 @@ func TestNegativeOptionsReportedOnce(t *testing.T) {
 	for _, key := range []string{`history: must be ≥ 0, got -1`, `max_probes: must be ≥ 0, got -1`,
 		`probe_idle_timeout: must be ≥ 0, got -1s`, `rearm_windows: must be ≥ 0, got -1`,
 		`snapshot.before: must be ≥ 0, got -1`, `snapshot.after: must be ≥ 0, got -1s`,
-		`probes["p"].dmax: -1ns and bins -1 must not be negative`, `probes["p"].qta: delay -1e-09 of point 0 must be finite and > 0`,
+		`probes["p"].dmax: must not be negative, got -1ns`, `probes["p"].bins: must not be negative, got -1`, `probes["p"].qta: delay -1e-09 of point 0 must be finite and > 0`,
 		`probes["p"].triggers.max_instances: must be ≥ 0, got -1`} {
 		assert.Equal(t, 1, strings.Count(msg, key), "%s in %q", key, msg)
 	}
-	assert.Len(t, strings.Split(msg, "\n"), 9, "one line per problem: %q", msg)
+	assert.Len(t, strings.Split(msg, "\n"), 10, "one line per problem: %q", msg)
 
 	// An interval of zero is an offline analysis, not a collector's; a
 	// negative one is refused in the same words.

@@ -195,8 +195,23 @@ func (r *reader) close() {
 	}
 }
 
+// utf8BOM is the byte order mark some editors and tools write at the start
+// of a UTF-8 text file. It cannot start a record (whose first byte is that
+// of a length of at most 64 MiB), so it is skipped as JSON's.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// skipBOM skips a byte order mark at the start of r.br, counting it in the
+// byte offsets.
+func (r *reader) skipBOM() {
+	if head, _ := r.br.Peek(len(utf8BOM)); bytes.Equal(head, utf8BOM) {
+		n, _ := r.br.Discard(len(utf8BOM))
+		r.off += int64(n)
+	}
+}
+
 // read reads the file in the form its first bytes show.
 func (r *reader) read() error {
+	r.skipBOM()
 	head, _ := r.br.Peek(len(zstdMagic))
 	switch detectLayout(head, r.opt) {
 	case zstdStream:
@@ -208,6 +223,7 @@ func (r *reader) read() error {
 		// The stream holds uncompressed JSON lines or records; offsets
 		// are in the decompressed stream.
 		inner := Options{Format: r.opt.Format, Compression: "none"}
+		r.skipBOM()
 		head, _ = r.br.Peek(len(zstdMagic))
 		if detectLayout(head, inner) == records {
 			return r.records()

@@ -60,7 +60,8 @@ func bounds(maxLine, maxDoc int) Options { return Options{MaxLine: maxLine, MaxD
 
 // TestReadTraceFileLayouts: the same documents read alike from JSON lines
 // (with blank lines, CRLF line ends and no final line break), from indented
-// documents, and from several documents on one line, with strings holding
+// documents, and from several documents on one line, after a byte order
+// mark or not, with strings holding
 // brackets, quotes and backslashes that the splitter must skip.
 func TestReadTraceFileLayouts(t *testing.T) {
 	doc := func(names ...string) string {
@@ -87,6 +88,10 @@ func TestReadTraceFileLayouts(t *testing.T) {
 		"indented, CRLF": strings.ReplaceAll(indent(d1)+"\n\n"+indent(d2), "\n", "\r\n"),
 		"one line":       d1 + " " + d2 + "\n",
 		"split mid-line": indent(d1) + d2 + "\n",
+		// A byte order mark, as some editors write: once read as the
+		// length of a 4 GB protobuf record.
+		"BOM, lines":    "\uFEFF" + d1 + "\n" + d2 + "\n",
+		"BOM, indented": "\uFEFF" + indent(d1) + "\n" + indent(d2) + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))

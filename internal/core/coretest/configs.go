@@ -27,7 +27,7 @@ var InvalidConfigs = []InvalidConfig{
 	{"two_diagrams", `diagram, diagram_file: set one or the other, not both`},
 	{"bad_qta", `probes["checkout"].qta.points[1].delay: 150ms does not follow 250ms of points[0] (delays must increase)`},
 	{"trigger_without_qta", `the qta and failure triggers need a qta`},
-	{"dmax_without_bins", `probes["checkout"].dmax: must be set together with bins`},
+	{"dmax_without_bins", `probes["checkout"].bins: must be set together with dmax`},
 	{"lag_too_long", `lag: 1m0s is more than 16 intervals`},
 	{"zero_interval", `interval: must be positive`},
 	{"bad_quantile", `quantiles: 1.5 is not in (0, 1)`},
