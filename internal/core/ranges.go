@@ -53,13 +53,16 @@ const (
 	maxQuantiles    = 32
 	maxRearmWindows = 10_000
 	// A snapshot holds before + 1 + ⌈after/interval⌉ windows of every
-	// probe, kept in memory while it records.
-	maxSnapshotBefore   = 1000
-	maxSnapshotAfter    = time.Hour
-	minSnapshotMaxFiles = 1
-	maxSnapshotMaxFiles = 1_000_000
-	minSnapshotMaxBytes = 1 << 20
-	maxSnapshotMaxBytes = 1 << 40
+	// probe, kept in memory while it records: each window a probe's
+	// observed ΔQ (and its calculated one). after is bounded in windows
+	// as before is, whatever the interval.
+	maxSnapshotBefore       = 1000
+	maxSnapshotAfter        = time.Hour
+	maxSnapshotAfterWindows = 3600 // 1h at the default interval
+	minSnapshotMaxFiles     = 1
+	maxSnapshotMaxFiles     = 1_000_000
+	minSnapshotMaxBytes     = 1 << 20
+	maxSnapshotMaxBytes     = 1 << 40
 	// A probe's own dmax and bins are bounded as the deltaq processor's
 	// (deltaq.MinDMax, deltaq.MaxDMax, deltaq.MaxThesisBins); a QTA's
 	// delays by the longest dMax.
@@ -118,6 +121,13 @@ func (c *Config) checkBounds() error {
 	add(analysisRange(confpath.Fields("rearm_windows"), c.RearmWindows, 0, maxRearmWindows))
 	add(analysisRange(confpath.Fields("snapshot", "before"), c.Snapshot.Before, 0, maxSnapshotBefore))
 	add(analysisRange(confpath.Fields("snapshot", "after"), c.Snapshot.After, 0, maxSnapshotAfter))
+	if c.Interval > 0 && c.Snapshot.After > 0 && c.Snapshot.After <= maxSnapshotAfter {
+		if n := (c.Snapshot.After + c.Interval - 1) / c.Interval; n > maxSnapshotAfterWindows {
+			errs = append(errs, confpath.Errorf(confpath.Fields("snapshot", "after"),
+				"%s is %d windows of interval %s, more than the maximum %d: a snapshot keeps every window it records in memory (at most %s at this interval)",
+				c.Snapshot.After, int64(n), c.Interval, maxSnapshotAfterWindows, maxSnapshotAfterWindows*c.Interval))
+		}
+	}
 	if c.Snapshot.Directory != "" {
 		// They bound the files in the directory, and nothing without one.
 		add(inRange(confpath.Fields("snapshot", "max_files"), c.Snapshot.MaxFiles, minSnapshotMaxFiles, maxSnapshotMaxFiles))
@@ -130,6 +140,12 @@ func (c *Config) checkBounds() error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
+		if name == "" {
+			// Its series would have an empty deltaq.probe, which
+			// Prometheus takes for no label at all.
+			errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), `a probe's name must not be empty`))
+			continue
+		}
 		if len(name) > contract.MaxNameLength {
 			// The name is cut in the message: it is what is too long.
 			errs = append(errs, confpath.Errorf(confpath.Fields("probes"), `the name %q… of %d bytes is longer than the maximum %d`,

@@ -51,6 +51,9 @@ var InvalidConfigs = []InvalidConfig{
 	{"rearm_windows_too_many", `rearm_windows: 10001 is above the maximum 10000`},
 	{"snapshot_before_too_many", `snapshot.before: 1000000000 is above the maximum 1000`},
 	{"snapshot_after_too_long", `snapshot.after: 1000000h0m0s is above the maximum 1h0m0s`},
+	// 1h is in range, but 36,000 windows of 100ms held in memory.
+	{"snapshot_after_too_many_windows", `snapshot.after: 1h0m0s is 36000 windows of interval 100ms, more than the maximum 3600: a snapshot keeps every window it records in memory (at most 6m0s at this interval)`},
+	{"empty_probe_name", `probes[""]: a probe's name must not be empty`},
 	{"snapshot_max_files_zero", `snapshot.max_files: 0 is below the minimum 1`},
 	{"snapshot_max_bytes_too_small", `snapshot.max_bytes: 1000 is below the minimum 1048576`},
 	{"probe_bins_too_many", `probes["checkout"].bins: 5000 is above the maximum 1000`},
