@@ -116,6 +116,9 @@ func (c *Config) Validate() error {
 	if h := c.HTTP.Get(); c.HTTP.HasValue() && h.ClientConfig.Endpoint == "" && (h.MetricsEndpoint == "" || h.LogsEndpoint == "") {
 		errs = append(errs, errors.New(`http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`))
 	}
+	if c.HTTP.HasValue() && c.ClientConfig.Endpoint != "" {
+		errs = append(errs, errors.New(`set "endpoint" (OTLP/gRPC) or "http" (OTLP/HTTP), not both: with "http" the gRPC endpoint is not used`))
+	}
 	if c.HTTP.HasValue() && c.Logs.HasValue() {
 		errs = append(errs, errors.New(`set "http" or "logs", not both: "http" sends the logs too`))
 	}

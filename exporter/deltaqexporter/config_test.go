@@ -118,6 +118,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{Name: "blocking_http_queue", Want: `http.sending_queue.block_on_overflow: must be false`},
 		{Name: "http_metrics_endpoint_only", Want: `http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`},
 		{Name: "http_and_logs", Want: `set "http" or "logs", not both`},
+		{Name: "http_and_grpc_endpoint", Want: `set "endpoint" (OTLP/gRPC) or "http" (OTLP/HTTP), not both`},
 		{Name: "logs_without_endpoint", Want: `logs: requires a non-empty "endpoint"`},
 	}
 	tests = append(tests, coretest.InvalidConfigs...)
