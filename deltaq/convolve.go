@@ -4,7 +4,6 @@
 package deltaq
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/deltaq-otel/deltaq/deltaq/internal/fft"
@@ -147,7 +146,7 @@ func convolveInto(buf []float64, op string, a, b DeltaQ, m method) (DeltaQ, erro
 	}
 	bins := len(a.pdf) + len(b.pdf)
 	if bins > MaxBins {
-		return DeltaQ{}, fmt.Errorf("deltaq: %s: result of %d + %d bins exceeds MaxBins = %d", op, len(a.pdf), len(b.pdf), MaxBins)
+		return DeltaQ{}, &tooManyBins{op: op, a: len(a.pdf), b: len(b.pdf)}
 	}
 	if cap(buf) >= 2*bins {
 		buf = buf[:2*bins]

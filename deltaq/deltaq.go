@@ -46,6 +46,24 @@ const (
 // mass sits at zero delay.
 var ErrEmpty = errors.New("deltaq: no outcome instances")
 
+// ErrTooManyBins is what errors.Is finds in the error of an operation whose
+// result would hold more than MaxBins bins (a convolution spans the sum of
+// its operands' ranges): fewer, wider bins fit.
+var ErrTooManyBins = errors.New("deltaq: result above MaxBins bins")
+
+// tooManyBins is the error of a convolution whose result would hold more
+// than MaxBins bins.
+type tooManyBins struct {
+	op   string
+	a, b int
+}
+
+func (e *tooManyBins) Error() string {
+	return fmt.Sprintf("deltaq: %s: result of %d + %d bins exceeds MaxBins = %d", e.op, e.a, e.b, MaxBins)
+}
+
+func (e *tooManyBins) Is(target error) bool { return target == ErrTooManyBins }
+
 // DeltaQ is an immutable improper delay distribution: N bins of width w
 // holding masses pᵢ ≥ 0 with Σpᵢ ≤ 1, the rest 1 − Σpᵢ being the intangible
 // mass (failure and timeout). See the package documentation, and

@@ -69,6 +69,13 @@ func TestParseValid(t *testing.T) {
 			probes: "definition:system@2:1 definition:sub@3:1 outcome:o@3:7",
 		},
 		{
+			// Old Mac line ends: a comment once ran to the end of the file.
+			name:   "comments of both kinds, CR alone",
+			src:    "# top\rsystem = s:sub; // after\rsub = o; # o\r",
+			want:   "# top\nsystem = s:sub; // after\nsub = o; # o\n",
+			probes: "definition:system@2:1 definition:sub@3:1 outcome:o@3:7",
+		},
+		{
 			name:   "outcome used twice is one probe",
 			src:    "x = o -> o; y = f:g(o, q);",
 			want:   "x = o -> o;\ny = f:g(o, q);\n",

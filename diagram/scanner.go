@@ -42,7 +42,9 @@ func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 func (s *scanner) skipSpace() {
 	for s.off < len(s.src) {
 		switch c := s.src[s.off]; {
-		case c == '\n':
+		case c == '\n', c == '\r' && (s.off+1 == len(s.src) || s.src[s.off+1] != '\n'):
+			// A line ends at LF, CRLF or, as old Mac files have it, a CR
+			// alone.
 			s.off++
 			s.line++
 			s.lineOff = s.off
@@ -59,7 +61,7 @@ func (s *scanner) skipSpace() {
 // comment scans a '#' or '//' comment up to (not including) the end of line.
 func (s *scanner) comment() {
 	start := s.off
-	for s.off < len(s.src) && s.src[s.off] != '\n' {
+	for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
 		s.off++
 	}
 	text := strings.TrimRight(string(s.src[start:s.off]), " \t\r")

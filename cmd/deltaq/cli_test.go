@@ -307,6 +307,9 @@ func TestEvalErrors(t *testing.T) {
 			"deltaq eval: want one FILE.dq, got 0 arguments"},
 		{"invalid diagram", []string{writeTemp(t, "bad.dq", "x = s:y;"), "--outcome", "a=never"}, exitFail,
 			"bad.dq:1:5: undefined probe s:y"},
+		// 2 × 40000 bins > MaxBins: the file, the probe and what fits.
+		{"sequence too long", []string{mm1k, "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--bins", "40000"}, exitFail,
+			"deltaq eval: " + mm1k + ": system: sequence at 8:21: deltaq: Convolve: result of 40000 + 40000 bins exceeds MaxBins = 65536; a sequence spans the sum of its parts' ranges: fewer --bins (now 40000) fit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,6 +326,19 @@ func TestEvalErrors(t *testing.T) {
 // function), which would otherwise pass silently as failure; the default
 // dMax for that distribution (20 means, rounded up to 120ms) keeps it. An
 // assumed distribution that fits warns of nothing.
+// TestEvalWarnsOfUnusedDefinitionInput: an assumed ΔQ for a definition
+// that no s: refers to and that is calculated from its outcomes is not
+// used; it was ignored silently. Referred to, it is used without a word.
+func TestEvalWarnsOfUnusedDefinitionInput(t *testing.T) {
+	path := writeTemp(t, "unused.dq", "chain = a -> b;\nsystem = s:chain -> c;\n")
+	status, _, stderr := runCmd("eval", path, "--outcome", "a=point(1ms)", "--outcome", "b=point(2ms)", "--outcome", "c=point(3ms)",
+		"--outcome", "system=never", "--outcome", "chain=point(5ms)")
+	want := "deltaq eval: warning: --outcome system: not used: no s:system refers to the definition (" + path + ":2:1), and its ΔQ is calculated from its outcomes\n"
+	if status != exitOK || stderr != want {
+		t.Errorf("status %d, stderr %q; want %d and %q", status, stderr, exitOK, want)
+	}
+}
+
 func TestEvalWarnsOfMassBeyondDMax(t *testing.T) {
 	mm1k := filepath.Join(examples, "mm1k.dq")
 	status, _, stderr := runCmd("eval", mm1k, "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=uniform(1ms,2ms)", "--dmax", "10ms")

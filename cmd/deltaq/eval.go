@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -46,7 +47,11 @@ Each assumed ΔQ has --bins bins covering [0, --dmax). The default dMax is
 the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k seconds above the
 largest delay the distributions name (20 × the mean for exp), so that every
 distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
-to cover their operands (a sequence of two outcomes spans 2·dMax).
+to cover their operands (a sequence of two outcomes spans 2·dMax). A delay
+that is not a bin edge (a multiple of dMax/bins) lies inside a bin, whose
+mass is spread over it: point(5ms) under the default dMax of 6ms reads
+P(d ≤ 5ms) = 0.33. For exact values at D, choose --dmax and --bins so that
+D is a bin edge (point(5ms) with --dmax 10ms reads 1).
 
 ` + distribution.Help + `
 
@@ -186,6 +191,7 @@ func runEval(o evalOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
+	o.warnUnused(d, ev, inputs)
 	reports, ok := o.reports(d, ev, inputs, selected, stderr)
 	if !ok {
 		return exitFail
@@ -253,6 +259,27 @@ const minCutWarned = 1e-4
 // warnCut warns when --dmax cut off some of an assumed distribution's mass,
 // which then counts as failure: it says how much, and the dMax that would
 // keep it (the default eval would have chosen for that distribution).
+// warnUnused warns of each --outcome given to a definition that nothing
+// uses: no s: refers to it, and its own calculation succeeded, so that the
+// calculated ΔQ is shown instead.
+func (o *evalOptions) warnUnused(d *diagram.Diagram, ev *diagram.Evaluation, inputs map[string]deltaq.DeltaQ) {
+	referred := map[string]bool{}
+	for _, r := range ev.Results {
+		for _, u := range r.Refs {
+			referred[u.Name] = true
+		}
+	}
+	for _, name := range o.outcomes.names {
+		p, _ := d.Probe(name)
+		r, ok := ev.Result(name)
+		if p.Kind != diagram.DefinitionProbe || referred[name] || !ok || !r.OK {
+			continue
+		}
+		fmt.Fprintf(o.warn, "deltaq eval: warning: --outcome %s: not used: no s:%s refers to the definition (%s:%s), and its ΔQ is calculated from its outcomes\n",
+			printable(name), printable(name), printable(o.path), p.Pos)
+	}
+}
+
 func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
 	if o.warn == nil {
 		return
@@ -326,7 +353,11 @@ func (o *evalOptions) reports(d *diagram.Diagram, ev *diagram.Evaluation, inputs
 				rep.dq, rep.source = in, "assumed"
 			} else {
 				if r.Err != nil {
-					fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(fmt.Sprintf("%s: %v", name, r.Err)))
+					msg := fmt.Sprintf("%s: %s: %v", o.path, name, r.Err)
+					if errors.Is(r.Err, deltaq.ErrTooManyBins) {
+						msg += fmt.Sprintf("; a sequence spans the sum of its parts' ranges: fewer --bins (now %d) fit", o.bins)
+					}
+					fmt.Fprintf(stderr, "deltaq eval: %s\n", printableLines(msg))
 					failed = true
 				}
 				missing = mergeNames(missing, r.Missing)
