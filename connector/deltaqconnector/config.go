@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -79,12 +80,13 @@ const (
 	keyMatch   = "match"
 	keyFailure = "failure"
 	keyDMax    = "dmax"
+	keyBins    = "bins"
 	// valueAuto is the dmax of an auto probe.
 	valueAuto = "auto"
 )
 
 // autoKeys are the keys of an auto probe's entry that MatchedProbe holds.
-var autoKeys = []string{"bins", "dmax_min", "dmax_max", "dmax_sample", "dmax_period", "dmax_changes_per_hour"}
+var autoKeys = []string{keyBins, "dmax_min", "dmax_max", "dmax_sample", "dmax_period", "dmax_changes_per_hour"}
 
 var (
 	_ component.Config    = (*Config)(nil)
@@ -133,16 +135,28 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 		return raw, nil, nil
 	}
 	var rest map[string]any
+	var autoErrs []error
 	parts := make(map[string]any)
 	given := make(map[string][3]bool) // name → has match, has failure, dmax: auto
-	for name, v := range probes {
-		entry, ok := confcheck.Value(v).(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(probes)) {
+		entry, ok := confcheck.Value(probes[name]).(map[string]any)
 		if !ok {
 			continue // the decoder reports it
 		}
 		_, hasMatch := entry[keyMatch]
 		_, hasFailure := entry[keyFailure]
 		if !hasMatch && !hasFailure {
+			if isAuto(entry[keyDMax]) {
+				// Refused here, and not also as a duration by the decoder.
+				autoErrs = append(autoErrs, confpath.Errorf(confpath.Fields(keyProbes).Key(name).Field(keyDMax),
+					"auto ranges a probe the connector matches: add match (or set dmax: auto on the deltaq processor's probe)"))
+				if rest == nil {
+					rest = maps.Clone(probes)
+				}
+				entry = maps.Clone(entry)
+				delete(entry, keyDMax)
+				rest[name] = entry
+			}
 			continue
 		}
 		if rest == nil {
@@ -169,7 +183,7 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 	raw = maps.Clone(raw)
 	raw[keyProbes] = rest
 	matched, err := decodeMatched(parts)
-	if err != nil {
+	if err = errors.Join(append(autoErrs, err)...); err != nil {
 		return raw, nil, err
 	}
 	for name, g := range given {
@@ -189,19 +203,31 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 }
 
 // takeAuto moves the dmax, bins and auto-ranging options of an entry with
-// `dmax: auto` from entry to part, and reports whether it did.
+// `dmax: auto` from entry to part, and reports whether it did. The
+// auto-ranging options of an entry without it move too, so that they are
+// refused as only for dmax: auto (autorange.ErrNotAuto), not as unknown.
 func takeAuto(entry, part map[string]any) bool {
-	if v, ok := confcheck.Value(entry[keyDMax]).(string); !ok || v != valueAuto {
-		return false
+	auto := isAuto(entry[keyDMax])
+	if auto {
+		delete(entry, keyDMax)
 	}
-	delete(entry, keyDMax)
 	for _, k := range autoKeys {
+		if k == keyBins && !auto {
+			continue // the probe's own layout, with its dmax
+		}
 		if v, ok := entry[k]; ok {
 			part[k] = v
 			delete(entry, k)
 		}
 	}
-	return true
+	return auto
+}
+
+// isAuto reports whether a dmax value is `auto`, in any case and with
+// spaces around, as the processor reads it.
+func isAuto(v any) bool {
+	s, ok := confcheck.Value(v).(string)
+	return ok && strings.EqualFold(strings.TrimSpace(s), valueAuto)
 }
 
 // decodeMatched decodes the match and failure options of the matched

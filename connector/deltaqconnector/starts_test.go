@@ -295,12 +295,26 @@ func TestAutoProbeOptionsChecked(t *testing.T) {
 		require.Error(t, err, "%v", c.entry)
 		assert.Contains(t, err.Error(), c.want)
 	}
-	// dmax_min on a probe with a fixed dMax: the analysis options do not
-	// know it.
-	err := confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
-		"match": map[string]any{}, "dmax": "1s", "bins": 10, "dmax_min": "1ms"}}}).Unmarshal(createDefaultConfig())
+	// dmax_min on a probe with a fixed dMax: refused as the processor
+	// refuses it, only with dmax: auto (it was "unknown option; did you
+	// mean dmax?").
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "1s", "bins": 10, "dmax_min": "1ms"}}}).Unmarshal(cfg))
+	err := confmap.Validate(cfg)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `probes["job"].dmax_min`)
+	assert.Equal(t, `probes["job"]: dmax_min, dmax_max, dmax_sample, dmax_period, dmax_changes_per_hour: only with dmax: auto`, err.Error())
+	// dmax: auto in any case, as the processor reads it; without match it
+	// says what it needs, not that auto is no duration.
+	cfg = createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": " Auto ", "bins": 10}}}).Unmarshal(cfg))
+	assert.True(t, cfg.Matched["job"].DMaxAuto)
+	err = confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"dmax": "auto", "bins": 10}}}).Unmarshal(createDefaultConfig())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["job"].dmax: auto ranges a probe the connector matches: add match (or set dmax: auto on the deltaq processor's probe)`)
+	assert.NotContains(t, err.Error(), "not a duration")
 }
 
 // batch is one batch start event (contract.StartsEventName): the probe,
