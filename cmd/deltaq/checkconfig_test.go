@@ -89,6 +89,46 @@ func TestCheckConfigLayoutsAgree(t *testing.T) {
 	}
 }
 
+// TestCheckConfigTwoProcessorsOneProbe: two processors that feed one
+// connector and both define a probe are refused when their layouts differ
+// (the windows would mix them) and when one receiver feeds both their
+// pipelines (each span would count twice: 10 spans gave a count of 20);
+// the same layout from two receivers is two sources of one probe.
+func TestCheckConfigTwoProcessorsOneProbe(t *testing.T) {
+	cfg := func(layoutB, receiverB string) string {
+		return `
+receivers: {otlp: {protocols: {grpc: {}}}, otlp/b: {protocols: {grpc: {endpoint: 127.0.0.1:4319}}}}
+processors:
+  deltaq/a: {probes: {checkout: {dmax: 2s, bins: 100}}}
+  deltaq/b: {probes: {checkout: ` + layoutB + `}}
+connectors: {deltaq: {}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces/a: {receivers: [otlp], processors: [deltaq/a], exporters: [deltaq]}
+    traces/b: {receivers: [` + receiverB + `], processors: [deltaq/b], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+	}
+	for _, c := range []struct {
+		name, layoutB, receiverB, want string
+	}{
+		{"two layouts", "{dmax: 500ms, bins: 50}", "otlp/b",
+			`probes["checkout"]: processors::deltaq/a (dmax 2s, bins 100) and processors::deltaq/b (dmax 500ms, bins 50) both count it here, in two layouts`},
+		{"one receiver", "{dmax: 2s, bins: 100}", "otlp",
+			`probes["checkout"]: processors::deltaq/a and processors::deltaq/b both count it here, and receivers::otlp feeds both their pipelines: each of its spans would count twice`},
+		{"two sources", "{dmax: 2s, bins: 100}", "otlp/b", ""},
+	} {
+		status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg(c.layoutB, c.receiverB)))
+		switch {
+		case c.want == "" && status != exitOK:
+			t.Errorf("%s: status %d, %s", c.name, status, stderr)
+		case c.want != "" && (status != exitFail || !strings.Contains(stderr, c.want)):
+			t.Errorf("%s: status %d\nstderr %s\nwant   %s", c.name, status, stderr, c.want)
+		}
+	}
+}
+
 // TestCheckConfigQTAPointsOnEdges: a QTA point between two bin edges of
 // its probe's layout, the connector's own or the processor's that feeds
 // it, is refused with the nearest edges, as deltaq slo refuses it; at an

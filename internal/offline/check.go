@@ -129,7 +129,8 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 			if err != nil && gateway {
 				err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
 			}
-			if err = errors.Join(err, layoutsAgree(acfg, procs, layouts), qtaOffEdges(acfg, procs, layouts)); err != nil {
+			if err = errors.Join(err, layoutsAgree(acfg, procs, layouts), processorsAgree(conf, procs, probesOf, layouts),
+				qtaOffEdges(acfg, procs, layouts)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
 				continue
 			}
@@ -158,6 +159,60 @@ func layoutsAgree(acfg *core.Config, procs []string, layouts map[string]map[stri
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// processorsAgree refuses a probe that two processors feeding one front end
+// both define: with two layouts its windows would mix them (the instances of
+// the one the front end does not take are dropped), and with a receiver
+// that feeds both processors' pipelines each of its spans counts twice.
+func processorsAgree(conf *confmap.Conf, procs []string, probesOf map[string][]string, layouts map[string]map[string]deltaq.Layout) error {
+	var errs []error
+	for i, p := range procs {
+		for _, q := range procs[i+1:] {
+			shared := sharedReceivers(conf, p, q)
+			for _, name := range probesOf[p] {
+				if !slices.Contains(probesOf[q], name) {
+					continue
+				}
+				lp, okP := layouts[p][name]
+				lq, okQ := layouts[q][name]
+				switch {
+				case okP && okQ && !lp.Equal(lq):
+					errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), "%s (dmax %v, bins %d) and %s (dmax %v, bins %d) both count it here, in two layouts; give it one, or each processor its own name",
+						confpath.Section("processors", p), lp.DMax(), lp.Bins, confpath.Section("processors", q), lq.DMax(), lq.Bins))
+				case len(shared) > 0:
+					errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name), "%s and %s both count it here, and %s feeds both their pipelines: each of its spans would count twice; define the probe in one of them",
+						confpath.Section("processors", p), confpath.Section("processors", q), confpath.Section("receivers", shared[0])))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sharedReceivers returns the receivers of a traces pipeline with
+// processor p that a traces pipeline with processor q has too, sorted.
+func sharedReceivers(conf *confmap.Conf, p, q string) []string {
+	of := func(proc string) []string {
+		var out []string
+		pipes, _ := conf.Get("service::pipelines").(map[string]any)
+		for name, v := range pipes {
+			pm, _ := v.(map[string]any)
+			if strings.HasPrefix(name, "traces") && slices.Contains(stringList(pm["processors"]), proc) {
+				out = append(out, stringList(pm["receivers"])...)
+			}
+		}
+		return out
+	}
+	rq := of(q)
+	var shared []string
+	for _, r := range of(p) {
+		if slices.Contains(rq, r) && !slices.Contains(shared, r) {
+			shared = append(shared, r)
+		}
+	}
+	sort.Strings(shared)
+	return shared
 }
 
 func feedsText(procs []string, gateway bool) string {
