@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -137,9 +138,9 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (o analyzeOptions, status
 		return o, fs.usageError("--format %q: want auto, json or proto", *format), false
 	case *compression != "auto" && *compression != "none" && *compression != "zstd":
 		return o, fs.usageError("--compression %q: want auto, none or zstd", *compression), false
-	case o.interval < 0:
+	case o.interval < 0 || o.interval == 0 && fs.given("interval"):
 		return o, fs.usageError("--interval %s: want a positive duration", o.interval), false
-	case o.lag < 0:
+	case o.lag < 0 || o.lag == 0 && fs.given("lag"):
 		return o, fs.usageError("--lag %s: want a positive duration", o.lag), false
 	}
 	if err := o.cfg.checkFlags(fs); err != nil {
@@ -165,17 +166,27 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	acfg := loaded.Analysis
-	if o.interval > 0 {
-		acfg.Interval = o.interval
-	}
-	if o.lag > 0 {
-		acfg.Lag = o.lag
-	}
 	// Validate would also ask an exporter for an endpoint, which an offline
 	// analysis does not need; the analysis options get the one check the
-	// connector and the exporter run (bounds, diagram, probes).
+	// connector and the exporter run (bounds, diagram, probes): first as
+	// configured, then with the flags' interval and lag, so that a problem
+	// is laid at the door of what caused it.
 	if err := acfg.Check(); err != nil {
 		return fail(fmt.Errorf("%s: %w", loaded.Where, err))
+	}
+	if o.interval > 0 || o.lag > 0 {
+		var given []string
+		if o.interval > 0 {
+			acfg.Interval = o.interval
+			given = append(given, "--interval "+o.interval.String())
+		}
+		if o.lag > 0 {
+			acfg.Lag = o.lag
+			given = append(given, "--lag "+o.lag.String())
+		}
+		if err := acfg.Check(); err != nil {
+			return fail(fmt.Errorf("%s (with %s): %w", strings.Join(given, " "), loaded.Where, err))
+		}
 	}
 	an, proc, err := offline.NewAnalysis(loaded, acfg)
 	if err != nil {

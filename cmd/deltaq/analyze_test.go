@@ -644,6 +644,11 @@ exporters:
 		{[]string{"--exporter", "deltaq"}, `no exporters section "deltaq" (its connectors section "deltaq" is read with --connector deltaq)`},
 		{[]string{"--format", "xml"}, `--format "xml": want auto, json or proto`},
 		{[]string{"--interval", "-1s"}, "--interval -1s: want a positive duration"},
+		// Given, zero is no default: it was taken for the configured one.
+		{[]string{"--interval", "0s"}, "--interval 0s: want a positive duration"},
+		// A flag's value is the flag's problem, not the file's.
+		{[]string{"--interval", "1ns"}, "deltaq analyze: --interval 1ns (with "},
+		{[]string{"--lag", "100s"}, "--lag 1m40s (with "},
 	} {
 		_, _, stderr := runCmd(append(append([]string{"analyze", "--config", both}, c.args...), analyzeTraces)...)
 		if !strings.Contains(stderr, c.want) {

@@ -149,6 +149,14 @@ func newFlags(c command, stderr io.Writer) *flagSet {
 	return fs
 }
 
+// given reports whether the flag name was given on the command line (its
+// value may be the default).
+func (fs *flagSet) given(name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 func (fs *flagSet) shortUsage(w io.Writer) {
 	fmt.Fprintf(w, "usage: deltaq %s\nRun \"deltaq help %s\" for details.\n", fs.cmd.usage, fs.cmd.name)
 }

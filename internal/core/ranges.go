@@ -121,7 +121,7 @@ func (c *Config) checkBounds() error {
 	add(analysisRange(confpath.Fields("rearm_windows"), c.RearmWindows, 0, maxRearmWindows))
 	add(analysisRange(confpath.Fields("snapshot", "before"), c.Snapshot.Before, 0, maxSnapshotBefore))
 	add(analysisRange(confpath.Fields("snapshot", "after"), c.Snapshot.After, 0, maxSnapshotAfter))
-	if c.Interval > 0 && c.Snapshot.After > 0 && c.Snapshot.After <= maxSnapshotAfter {
+	if c.Interval >= minInterval && c.Snapshot.After > 0 && c.Snapshot.After <= maxSnapshotAfter {
 		if n := (c.Snapshot.After + c.Interval - 1) / c.Interval; n > maxSnapshotAfterWindows {
 			errs = append(errs, confpath.Errorf(confpath.Fields("snapshot", "after"),
 				"%s is %d windows of interval %s, more than the maximum %d: a snapshot keeps every window it records in memory (at most %s at this interval)",
