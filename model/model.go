@@ -167,7 +167,10 @@ func Build(l *Learner, bins int) (*Model, error) {
 		return nil, fmt.Errorf("model: bins = %d outside [1, %d]", bins, deltaq.MaxBins/maxBinsFactor)
 	}
 	if len(l.nodes) == 0 {
-		return nil, fmt.Errorf("model: no coherent trace to learn from (%d spans, %d traces)", l.stats.Spans, l.stats.Traces)
+		st := l.stats
+		inc := st.Incoherence
+		return nil, fmt.Errorf("model: no coherent trace to learn from (%d spans, %d traces: %d spans without their parent, %d traces without a root, %d spans in cycles, %d spans that end before they start; %d traces deeper than the depth limit)",
+			st.Spans, st.Traces, inc.MissingParent, inc.NoRoot, inc.Cycle, inc.NegativeDuration, st.TooDeep)
 	}
 	// Children of each node; roots; the horizon.
 	kids := make([][]int32, len(l.nodes))

@@ -288,6 +288,11 @@ func TestNegativeDurationLeftOut(t *testing.T) {
 	if len(ds) != 1 || !strings.Contains(ds[0].Cause, "wrong timestamps") {
 		t.Errorf("doubts %+v, want the one of wrong timestamps", ds)
 	}
+	// Nothing else to learn from: the error says what was wrong.
+	_, err := Build(learnAll(t, Config{}, spans[2:]), 100)
+	if err == nil || !strings.Contains(err.Error(), "1 spans that end before they start") {
+		t.Errorf("Build of the bad trace alone: %v", err)
+	}
 }
 
 // TestPosteriorCertainChain: R calls A in 3 traces of 4 and B in the
