@@ -76,10 +76,10 @@ func Doubts(st Stats, outliers []Outlier, v []Validation, grace time.Duration) [
 		out = append(out, d)
 	}
 	for _, val := range v {
-		if val.KS <= DoubtKS {
-			continue
+		if val.KS <= DoubtKS || val.ResolvedKS <= DoubtKS {
+			continue // within the model's resolution
 		}
-		d := Doubt{What: fmt.Sprintf("the prediction of %s is far from what was observed: KS distance %.3f (above %g)", val.Operation, val.KS, DoubtKS),
+		d := Doubt{What: fmt.Sprintf("the prediction of %s is far from what was observed: KS distance %.3f (above %g; %.3f beyond the model's resolution)", val.Operation, val.KS, DoubtKS, val.ResolvedKS),
 			Cause: "the parts are not independent (queueing, shared resources: ΔQSD's independence hypothesis fails), or their times depend on the load"}
 		if incoherent || len(out) > 0 {
 			d.Cause = "the model was learned from part of the traces or from distorted ones (see above)"

@@ -13,8 +13,13 @@ import (
 // likely cause, and none below.
 func TestDoubts(t *testing.T) {
 	ok := Stats{Spans: 1000, Traces: 100, Learned: 100}
-	if d := Doubts(ok, nil, []Validation{{Operation: "f.op", KS: 0.05}}, time.Second); d != nil {
+	if d := Doubts(ok, nil, []Validation{{Operation: "f.op", KS: 0.05, ResolvedKS: 0.05}}, time.Second); d != nil {
 		t.Errorf("a sound model: doubts %+v", d)
+	}
+	// A large KS distance that the model's resolution explains (constant
+	// delays in different bins of the two ΔQs) is no doubt.
+	if d := Doubts(ok, nil, []Validation{{Operation: "f.op", KS: 0.48, ResolvedKS: 0}}, time.Second); d != nil {
+		t.Errorf("KS within the resolution: doubts %+v", d)
 	}
 	for _, c := range []struct {
 		name  string
@@ -35,7 +40,7 @@ func TestDoubts(t *testing.T) {
 		{"dependence", ok, 0.25, []string{"prediction of f.op is far from what was observed: KS distance 0.250", "not independent"}},
 		{"evicted", Stats{Spans: 1000, Traces: 100, Learned: 100, Evicted: 20}, 0, []string{"20 traces were closed before their grace ended", "--max-open"}},
 	} {
-		ds := Doubts(c.st, nil, []Validation{{Operation: "f.op", KS: c.ks}}, time.Second)
+		ds := Doubts(c.st, nil, []Validation{{Operation: "f.op", KS: c.ks, ResolvedKS: c.ks}}, time.Second)
 		var all []string
 		for _, d := range ds {
 			all = append(all, d.What+"; "+d.Cause)

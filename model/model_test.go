@@ -272,6 +272,37 @@ func TestDiagramCommentsHoldNames(t *testing.T) {
 	}
 }
 
+// TestConstantDelaysNoDoubt: constant delays (a root of 10 ms calling a
+// child of 2 ms) are predicted to within the model's resolution, but the
+// observed and the predicted ΔQ hold them in different bins: the KS
+// distance was 0.48, a doubt, and --strict failed. The part beyond the
+// resolution is zero, and no doubt is raised; a prediction off by more
+// (the observed durations doubled) still is one.
+func TestConstantDelaysNoDoubt(t *testing.T) {
+	var spans []Span
+	for tr := uint64(1); tr <= 100; tr++ {
+		spans = append(spans, sp(tr, 1, 0, "R", 0, 10), sp(tr, 2, 1, "C", 1, 3))
+	}
+	m, d := build(t, Config{}, spans, 1000)
+	v, err := m.Validate(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v[0].KS <= DoubtKS || v[0].ResolvedKS > 0.01 {
+		t.Errorf("KS %v, beyond the resolution %v; want above %v and about 0", v[0].KS, v[0].ResolvedKS, DoubtKS)
+	}
+	if ds := Doubts(m.Stats, nil, v, time.Second); ds != nil {
+		t.Errorf("doubts %+v", ds)
+	}
+	twice, err := deltaq.Convolve(v[0].ObservedDQ, v[0].ObservedDQ) // 20 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	if far := resolvedKS(v[0].PredictedDQ, twice, m.BinWidth); far < 0.99 {
+		t.Errorf("a prediction of half the observed delay: beyond the resolution %v, want 1", far)
+	}
+}
+
 // TestNegativeDurationLeftOut: a trace with a span that ends before it
 // starts is counted and left out; taken as 0 (as it once was), its
 // operation looked faster: a child of 5 ms → 1 ms gave its parent a

@@ -78,8 +78,9 @@ A record of a file (a request, a document) is read whole before the trace
 clock moves, so the order in which it lists resources and spans does not
 matter; memory is the largest record, decoded, plus the open traces. When
 the model may be wrong (many incoherent traces, traces closed early, spans
-outside their parents, a KS distance above 0.1), the report says so first,
-with the likely cause, and --strict makes model exit with status 1.
+outside their parents, a KS distance above 0.1 that the model's resolution
+does not explain), the report says so first, with the likely cause, and
+--strict makes model exit with status 1.
 
 --plot DIR draws the validation of every root operation into
 DIR/ROOT-model.png: the observed end-to-end ΔQ (blue) and the one the model
