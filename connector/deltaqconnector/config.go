@@ -230,27 +230,32 @@ func isAuto(v any) bool {
 	return ok && strings.EqualFold(strings.TrimSpace(s), valueAuto)
 }
 
-// decodeMatched decodes the match and failure options of the matched
-// probes, parts by probe name, in one pass; when that fails it checks and
-// decodes them probe by probe, so that each error names its probe, and a
-// misspelled option the closest valid one (confcheck), as for every other
-// option.
+// decodeMatched checks the match and failure options of the matched
+// probes, parts by probe name, probe by probe (confcheck: each error names
+// its probe, and a misspelled option the closest valid one, as for every
+// other option), then decodes them in one pass; when that fails it decodes
+// them probe by probe, so that each error names its probe.
 func decodeMatched(parts map[string]any) (map[string]MatchedProbe, error) {
 	matched := make(map[string]MatchedProbe, len(parts))
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(parts)) {
+		// What decodes but is refused all the same (confcheck's
+		// nonempty strings) is found before the decoding.
+		if err := confcheck.CheckRaw(parts[name].(map[string]any), &MatchedProbe{}, nil); err != nil {
+			errs = append(errs, confpath.Under(confpath.Fields(keyProbes).Key(name), err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	if confmap.NewFromStringMap(parts).Unmarshal(&matched) == nil && len(matched) == len(parts) {
 		return matched, nil
 	}
 	clear(matched)
-	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(parts)) {
 		var mp MatchedProbe
-		probe := confpath.Fields(keyProbes).Key(name)
-		if err := confcheck.CheckRaw(parts[name].(map[string]any), &mp, nil); err != nil {
-			errs = append(errs, confpath.Under(probe, err))
-			continue
-		}
 		if err := confmap.NewFromStringMap(parts[name].(map[string]any)).Unmarshal(&mp); err != nil {
-			errs = append(errs, confpath.Under(probe, err))
+			errs = append(errs, confpath.Under(confpath.Fields(keyProbes).Key(name), err))
 			continue
 		}
 		matched[name] = mp

@@ -65,7 +65,11 @@ import (
 //     shortest exact decimal form, strconv.FormatFloat(v, 'f', -1, 64));
 //   - a value of another shape than its field's, which the decoder would
 //     refuse, with what the field takes (checkShape; for `bins: many`, bins:
-//     must be an integer, got the string "many"), and nothing under it.
+//     must be an integer, got the string "many"), and nothing under it;
+//   - an empty string in a field tagged `confcheck:"nonempty"`, whose
+//     empty value would read as unset and change what the option does
+//     (match::span_name: "" matched the probe's own name, as an unset
+//     ${env:SPAN} gave it).
 //
 // Each problem is a *confpath.Error at the path of its value, which at, when
 // not nil, rewrites first (the processor names a probe of its list by the
@@ -213,6 +217,12 @@ func (w *walker) walkFields(m map[string]any, t reflect.Type, p confpath.Path) {
 		}
 		v, ok := m[key]
 		if !ok {
+			continue
+		}
+		if s, isStr := Value(v).(string); isStr && s == "" && f.Tag.Get("confcheck") == "nonempty" {
+			// An empty string would read as the option unset, which
+			// changes what it does: what an unset ${env:…} gives.
+			w.report(p.Field(key), "must not be empty (is an environment variable it names unset?); leave the option out to have its default")
 			continue
 		}
 		w.walk(v, f.Type, p.Field(key))

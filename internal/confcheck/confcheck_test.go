@@ -337,3 +337,24 @@ max_failure: "0.1%"
 		assert.Contains(t, err.Error(), "max_failure: must be a number, got the string", v)
 	}
 }
+
+// TestCheckNonEmpty: an empty string in a field tagged confcheck:"nonempty"
+// is refused at its path (it would read as the option unset: what an unset
+// ${env:…} gives); a missing or null value, a non-empty one and an empty
+// one in an untagged field are not.
+func TestCheckNonEmpty(t *testing.T) {
+	type match struct {
+		Name  string `mapstructure:"name" confcheck:"nonempty"`
+		Other string `mapstructure:"other"`
+	}
+	type cfg struct {
+		Match map[string]match `mapstructure:"match"`
+	}
+	err := CheckRaw(map[string]any{"match": map[string]any{
+		"a": map[string]any{"name": ""},
+		"b": map[string]any{"name": nil, "other": ""},
+		"c": map[string]any{"name": "x"},
+	}}, &cfg{}, nil)
+	require.Error(t, err)
+	assert.Equal(t, `match["a"].name: must not be empty (is an environment variable it names unset?); leave the option out to have its default`, err.Error())
+}

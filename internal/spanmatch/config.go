@@ -6,14 +6,14 @@ package spanmatch
 // MatchConfig selects spans. All the conditions that are set must hold.
 type MatchConfig struct {
 	// SpanName is the exact span name.
-	SpanName string `mapstructure:"span_name"`
+	SpanName string `mapstructure:"span_name" confcheck:"nonempty"`
 	// SpanNameRegexp is a regular expression (RE2 syntax) the span name must
 	// match; anchor it with ^ and $ to match the whole name.
-	SpanNameRegexp string `mapstructure:"span_name_regexp"`
+	SpanNameRegexp string `mapstructure:"span_name_regexp" confcheck:"nonempty"`
 	// ServiceName is the exact value of the resource attribute service.name.
-	ServiceName string `mapstructure:"service_name"`
+	ServiceName string `mapstructure:"service_name" confcheck:"nonempty"`
 	// SpanKind is one of internal, server, client, producer, consumer.
-	SpanKind string `mapstructure:"span_kind"`
+	SpanKind string `mapstructure:"span_kind" confcheck:"nonempty"`
 	// Attributes maps span attribute keys to the values they must equal.
 	Attributes map[string]any `mapstructure:"attributes"`
 }
