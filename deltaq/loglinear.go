@@ -137,11 +137,12 @@ func (h *LogLinearHistogram) Add(d int64) {
 
 // powerError says that High is not Low times a power of Factor, in
 // durations, with the valid neighbours: below, the last power under High,
-// and the next one (low 1ms, factor 10, high 5s: use 1s or 10s).
+// and the next one (low 1ms, factor 10, high 5s: use 1s or 10s), when it is
+// within MaxDMax, the most a configuration may give.
 func (l LogLinear) powerError(below int64) error {
 	msg := fmt.Sprintf("deltaq: LogLinear: high %v is not low %v times a power of the factor %d; use %v",
 		time.Duration(l.High), time.Duration(l.Low), l.Factor, time.Duration(below))
-	if below <= math.MaxInt64/l.Factor {
+	if below <= int64(MaxDMax)/l.Factor {
 		msg += fmt.Sprintf(" or %v", time.Duration(below*l.Factor))
 	}
 	return errors.New(msg)
