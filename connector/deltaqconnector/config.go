@@ -6,6 +6,7 @@ package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/delta
 import (
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -134,8 +135,12 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 	if !ok {
 		return raw, nil, nil
 	}
+	probes, autoErrs := takeUnknown(probes)
+	if len(autoErrs) > 0 {
+		raw = maps.Clone(raw)
+		raw[keyProbes] = probes
+	}
 	var rest map[string]any
-	var autoErrs []error
 	parts := make(map[string]any)
 	given := make(map[string][3]bool) // name → has match, has failure, dmax: auto
 	for _, name := range slices.Sorted(maps.Keys(probes)) {
@@ -178,7 +183,7 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 		given[name] = [3]bool{hasMatch, hasFailure, auto}
 	}
 	if rest == nil {
-		return raw, nil, nil
+		return raw, nil, errors.Join(autoErrs...)
 	}
 	raw = maps.Clone(raw)
 	raw[keyProbes] = rest
@@ -200,6 +205,40 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 		matched[name] = mp
 	}
 	return raw, matched, nil
+}
+
+// takeUnknown returns probes without the options that a connector's probe
+// does not have, and their problems, each with the closest of every option
+// it has (the analysis options, match, failure and the auto-ranging ones):
+// Check, which sees the entries after match and failure are taken out,
+// would name only the analysis options (and `matc` not as match). probes is
+// returned as it is when every option is known.
+func takeUnknown(probes map[string]any) (map[string]any, []error) {
+	known := append(confcheck.Keys(reflect.Zero(reflect.TypeOf(Config{}.Probes).Elem()).Interface()), keyMatch, keyFailure)
+	for _, k := range autoKeys {
+		if !slices.Contains(known, k) {
+			known = append(known, k)
+		}
+	}
+	var errs []error
+	out := probes
+	for _, name := range slices.Sorted(maps.Keys(probes)) {
+		entry, ok := confcheck.Value(probes[name]).(map[string]any)
+		if !ok {
+			continue
+		}
+		clean := maps.Clone(entry)
+		e := confcheck.TakeUnknown(clean, known, confpath.Fields(keyProbes).Key(name))
+		if len(e) == 0 {
+			continue
+		}
+		if len(errs) == 0 {
+			out = maps.Clone(probes) // the first entry that changes
+		}
+		out[name] = clean
+		errs = append(errs, e...)
+	}
+	return out, errs
 }
 
 // takeAuto moves the dmax, bins and auto-ranging options of an entry with

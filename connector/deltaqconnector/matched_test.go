@@ -71,9 +71,18 @@ func TestLoadInvalidMatchedConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+	// match misspelled is named, and the options of a connector's probe
+	// listed are all of them (they were the analysis options alone:
+	// "matc: unknown option; the options here are binning, bins, dmax,
+	// qoo, qta, triggers").
+	err := section(t, "match_misspelled").Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["job"].matc: unknown option; did you mean match?`)
+	assert.Contains(t, err.Error(), `probes["store"].bogus: unknown option; the options here are binning, bins, dmax, dmax_changes_per_hour, dmax_max, dmax_min, dmax_period, dmax_sample, failure, match, qoo, qta, triggers`)
+
 	// dmax without bins is one problem, said once: not also the match's
 	// "needs its dmax and bins".
-	err := confmap.Validate(loadConfig(t, "match_dmax_alone"))
+	err = confmap.Validate(loadConfig(t, "match_dmax_alone"))
 	require.Error(t, err)
 	assert.Equal(t, `probes["job"].bins: must be set together with dmax (200ms): the histogram's bins are dmax/bins wide`, err.Error())
 

@@ -33,6 +33,14 @@ func (w *walker) checkKeys(m map[string]any, t reflect.Type, p confpath.Path) {
 	if open {
 		return
 	}
+	for _, k := range unknownKeys(m, known) {
+		w.report(p.Field(k), "%s", unknownMessage(k, known))
+	}
+}
+
+// unknownKeys returns the keys of m that known lacks, sorted. Keys match
+// without regard to case, as the decoder matches them.
+func unknownKeys(m map[string]any, known []string) []string {
 	unknown := make([]string, 0)
 	for k := range m {
 		if !slices.ContainsFunc(known, func(key string) bool { return strings.EqualFold(key, k) }) {
@@ -40,15 +48,38 @@ func (w *walker) checkKeys(m map[string]any, t reflect.Type, p confpath.Path) {
 		}
 	}
 	slices.Sort(unknown)
-	for _, k := range unknown {
-		if hint := suggest.Closest(k, known, 2); len(hint) > 0 {
-			w.report(p.Field(k), "unknown option; did you mean %s?", strings.Join(hint, " or "))
-			continue
-		}
-		valid := slices.Clone(known)
-		slices.Sort(valid)
-		w.report(p.Field(k), "unknown option; the options here are %s", strings.Join(valid, ", "))
+	return unknown
+}
+
+// unknownMessage is what is said of an unknown key k where the keys known
+// are valid: the closest of them, else all of them.
+func unknownMessage(k string, known []string) string {
+	if hint := suggest.Closest(k, known, 2); len(hint) > 0 {
+		return fmt.Sprintf("unknown option; did you mean %s?", strings.Join(hint, " or "))
 	}
+	valid := slices.Clone(known)
+	slices.Sort(valid)
+	return "unknown option; the options here are " + strings.Join(valid, ", ")
+}
+
+// Keys returns the keys the collector's decoder reads into the struct cfg
+// points to (or is), squashed structs' keys included.
+func Keys(cfg any) []string {
+	keys, _ := structKeys(deref(reflect.TypeOf(cfg)))
+	return keys
+}
+
+// TakeUnknown removes from m (which it changes) the keys that known lacks
+// and returns their problems, at p, in the words of Check: for a
+// component that reads some keys of a section itself before Check sees the
+// rest, so that the unknown ones are named with every valid key.
+func TakeUnknown(m map[string]any, known []string, p confpath.Path) []error {
+	var errs []error
+	for _, k := range unknownKeys(m, known) {
+		errs = append(errs, confpath.Errorf(p.Field(k), "%s", unknownMessage(k, known)))
+		delete(m, k)
+	}
+	return errs
 }
 
 // structKeys returns the keys the collector's decoder reads into struct
