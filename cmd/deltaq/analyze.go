@@ -192,6 +192,10 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if un := an.Unproduced(); len(un) > 0 {
+		fmt.Fprintf(stderr, "deltaq analyze: warning: %s: nothing of the configuration counts %s (no deltaq processor's probe, none the connector matches): %s\n",
+			printable(loaded.Where), plural(len(un), "this probe of the diagram or probes", "these probes of the diagram or probes"), printable(strings.Join(un, ", ")))
+	}
 	ctx := context.Background()
 	rep := report.New(&acfg.Config)
 	an.OnWindow(rep.AddWindow)

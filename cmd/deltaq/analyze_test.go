@@ -571,6 +571,29 @@ func TestAnalyzeConfiguredQuantiles(t *testing.T) {
 
 // TestAnalyzeUnmatched: a configuration whose probes match no span says so
 // and lists the most frequent span names, by count then name.
+// TestAnalyzeWarnsOfUnproducedProbes: a diagram outcome that nothing of
+// the configuration counts has no instance in the traces; analyze says so
+// (a collector warns of it at start), and still analyses the rest. It
+// printed "zz: 0 instances" without a word.
+func TestAnalyzeWarnsOfUnproducedProbes(t *testing.T) {
+	cfg := writeTemp(t, "c.yaml", `
+connectors:
+  deltaq:
+    diagram: "e2e = a -> zz;"
+    probes:
+      a: {match: {}, dmax: 50ms, bins: 50}
+      e2e: {match: {}, dmax: 50ms, bins: 50}
+`)
+	status, _, stderr := runCmd("analyze", "--config", cfg, analyzeTraces)
+	want := "deltaq analyze: warning: " + cfg + ": connectors::deltaq: nothing of the configuration counts this probe of the diagram or probes (no deltaq processor's probe, none the connector matches): zz\n"
+	if status != exitOK || stderr != want {
+		t.Errorf("status %d\nstderr %q\nwant   %q", status, stderr, want)
+	}
+	if _, _, stderr := runCmd("analyze", "--config", analyzeConfig, analyzeTraces); strings.Contains(stderr, "warning") {
+		t.Errorf("every probe counted: %s", stderr)
+	}
+}
+
 func TestAnalyzeUnmatched(t *testing.T) {
 	cfg := analyzeConfigWith(t, "c.yaml", "history: 20")
 	var spans []string

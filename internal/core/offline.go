@@ -34,6 +34,9 @@ type OfflineAnalysis struct {
 	cfg   analysis.Config // the engines' configuration, snapshots off
 	whole *analysis.Engine
 	spans *SpanProbes // nil: none
+	// unproduced are the referenced probes nothing of the configuration
+	// counts (Unproduced).
+	unproduced []string
 
 	mu       sync.Mutex // guards what follows: the window clock is sequential
 	onWindow func(*analysis.Result)
@@ -62,8 +65,20 @@ func NewOfflineAnalysis(cfg *Config, layouts *contract.Layouts, spans *SpanProbe
 	if err != nil {
 		return nil, err
 	}
-	return &OfflineAnalysis{cfg: ac, whole: e, spans: spans}, nil
+	produced := layouts.RegisteredProbes()
+	if spans != nil {
+		produced = append(produced, spans.Names...)
+	}
+	_, unproduced := cfg.misspelled(produced)
+	return &OfflineAnalysis{cfg: ac, whole: e, spans: spans, unproduced: unproduced}, nil
 }
+
+// Unproduced returns the probes the diagram and probes name that neither
+// a deltaq processor of the configuration nor the connector counts. A
+// collector warns of them at start, as their instances may come from
+// another collector; in recorded traces analysed with this configuration
+// alone they have none.
+func (a *OfflineAnalysis) Unproduced() []string { return a.unproduced }
 
 // OnWindow turns on the analysis by windows of the configured interval: fn
 // receives each window's analysis, in order, as the window closes. Call it
