@@ -30,12 +30,14 @@ single component can: every probe a diagram, a QTA or a trigger names must
 be counted by a deltaq processor of the pipelines that feed the connector or
 exporter, or by its own probes (a gateway's: the probes it declares with
 dmax and bins). A misspelled probe is reported with the closest defined one.
-A probe's layout set in both a processor and a connector must agree, a probe
-that two processors feeding one connector define must have one layout there,
-and no receiver may feed both their pipelines (each span would count twice),
-and every QTA point of a probe with a fixed layout must be one of its bin
-edges (or at or beyond dMax), as deltaq slo needs it for an exact SLI,
-unless the histogram is exponential; the nearest edges are named.
+A processor with probes must be in a traces pipeline, and a connector that
+matches spans must be fed by one. A probe's layout set in both a processor
+and a connector must agree, a probe that two processors feeding one
+connector define must have one layout there, and no receiver may feed both
+their pipelines (each span would count twice), and every QTA point of a
+probe with a fixed layout must be one of its bin edges (or at or beyond
+dMax), as deltaq slo needs it for an exact SLI, unless the histogram is
+exponential; the nearest edges are named.
 
 The language — grammar, operators, names, examples and the common errors
 with their fixes — is described in docs/dq-language.md of the project.`,

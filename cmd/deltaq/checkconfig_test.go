@@ -129,6 +129,41 @@ service:
 	}
 }
 
+// TestCheckConfigSpansReachTheProbes: a processor in no traces pipeline,
+// or a connector that matches spans but is fed by logs alone, counts
+// nothing; both passed (every start event became a timeout). A part of a
+// configuration without pipelines is not judged on them.
+func TestCheckConfigSpansReachTheProbes(t *testing.T) {
+	for _, c := range []struct{ name, cfg, want string }{
+		{"processor in logs alone", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+processors: {deltaq: {probes: [{name: job, dmax: 1s, bins: 10}]}}
+exporters: {debug: {}}
+service: {pipelines: {logs: {receivers: [otlp], processors: [deltaq], exporters: [debug]}}}
+`, "processors::deltaq: in no traces pipeline: its probes see no spans"},
+		{"connector fed by logs", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    logs: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`, "connectors::deltaq: it matches spans to probes (job), but no traces pipeline sends it any"},
+		{"no pipelines", `
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+`, ""},
+	} {
+		status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", c.cfg))
+		switch {
+		case c.want == "" && status != exitOK:
+			t.Errorf("%s: status %d, %s", c.name, status, stderr)
+		case c.want != "" && (status != exitFail || !strings.Contains(stderr, c.want)):
+			t.Errorf("%s: status %d\nstderr %s\nwant   %s", c.name, status, stderr, c.want)
+		}
+	}
+}
+
 // TestCheckConfigQTAPointsOnEdges: a QTA point between two bin edges of
 // its probe's layout, the connector's own or the processor's that feeds
 // it, is refused with the nearest edges, as deltaq slo refuses it; at an

@@ -68,6 +68,23 @@ func pipelineFeeds(conf *confmap.Conf, id string) (processors []string, metrics 
 	return processors, metrics
 }
 
+// inTracesPipeline reports whether a traces pipeline lists id in its
+// list (processors, exporters), or the configuration has no pipelines at
+// all (a part of one, which says nothing of them).
+func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	if len(pipes) == 0 {
+		return true
+	}
+	for name, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if (name == "traces" || strings.HasPrefix(name, "traces/")) && slices.Contains(stringList(pm[list]), id) {
+			return true
+		}
+	}
+	return false
+}
+
 func stringList(v any) []string {
 	l, _ := v.([]any)
 	out := make([]string, 0, len(l))
@@ -107,6 +124,11 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				layouts[id][p.Name] = deltaq.Layout{DMaxNs: dmax, Bins: p.Bins}
 			}
 		}
+		if len(cfg.Probes) > 0 && !inTracesPipeline(conf, "processors", id) {
+			errs = append(errs, fmt.Errorf("%s: in no traces pipeline: its probes see no spans (in a logs pipeline it reads start events only; put it in the traces pipeline too)",
+				confpath.Section("processors", id)))
+			continue
+		}
 		noun := "probes"
 		if len(cfg.Probes) == 1 {
 			noun = "probe"
@@ -118,6 +140,11 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 			acfg, matched, err := decodeFrontEnd(conf, kind, id)
 			if err != nil {
 				errs = append(errs, err)
+				continue
+			}
+			if kind == "connectors" && len(matched) > 0 && !inTracesPipeline(conf, "exporters", id) {
+				errs = append(errs, fmt.Errorf("%s: it matches spans to probes (%s), but no traces pipeline sends it any: add it to a traces pipeline's exporters",
+					confpath.Section(kind, id), strings.Join(matched, ", ")))
 				continue
 			}
 			procs, gateway := pipelineFeeds(conf, id)
