@@ -63,8 +63,9 @@ test-kubernetes: $(OTELCOL)
 e2e-artefacts:
 	scripts/e2e-artefacts.sh
 
-## validate-configs: the built collector lists the three deltaq components and accepts every example configuration.
-validate-configs: $(OTELCOL)
+## validate-configs: the built collector lists the three deltaq components and accepts every example configuration,
+## and deltaq check --config finds nothing in them (what no single component checks: probes, layouts, pipelines).
+validate-configs: $(OTELCOL) commands
 	@$(OTELCOL) components > build/components.yaml
 	@for kind in processors exporters connectors; do \
 		sed -n "/^$$kind:/,/^[a-z]/p" build/components.yaml | grep -q 'name: deltaq$$' \
@@ -72,6 +73,7 @@ validate-configs: $(OTELCOL)
 	done
 	@for c in $(EXAMPLE_CONFIGS); do \
 		$(OTELCOL) validate $$(echo "$$c" | tr + ' ' | sed 's/[^ ]*/--config=&/g') || { echo "invalid: $$c"; exit 1; }; \
+		$(BIN)/deltaq check $$(echo "$$c" | tr + ' ' | sed 's/[^ ]*/--config=&/g') > /dev/null || { echo "deltaq check: $$c"; exit 1; }; \
 		echo "valid: $$c"; \
 	done
 
