@@ -30,7 +30,7 @@ func TestBinningConfigLogLinear(t *testing.T) {
 		{func(b *BinningConfig) { b.High = 48 * time.Hour }, "binning.high: must be in [1µs, 24h0m0s], got 48h0m0s"},
 		{func(b *BinningConfig) { b.High = 5 * time.Second }, "binning: high 5s is not low 1ms times a power of the factor 10; use 1s or 10s"},
 		// The power above 24h is no choice: only the one below is named.
-		{func(b *BinningConfig) { b.Factor, b.Steps, b.Low, b.High = 2, 2, time.Microsecond, 24 * time.Hour },
+		{func(b *BinningConfig) { b.Factor, b.Steps, b.Low, b.High = 2, 2, time.Microsecond, 24*time.Hour },
 			"binning: high 24h0m0s is not low 1µs times a power of the factor 2; use 19h5m19.476736s"},
 		{func(b *BinningConfig) { b.Low, b.Steps = 1, 1000 }, "binning: 7300 buckets, more than 1000; use fewer steps or magnitudes"},
 	} {

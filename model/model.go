@@ -530,9 +530,35 @@ func Decode(data []byte) (*Model, error) {
 		return nil, fmt.Errorf("model: no nodes or no roots")
 	}
 	for i := range m.Nodes {
-		if _, err := m.Nodes[i].Exclusive.DeltaQ(m.BinWidth); err != nil {
-			return nil, fmt.Errorf("model: nodes[%d] (%s): exclusive: %w", i, m.Nodes[i].Probe, err)
+		if err := m.Nodes[i].check(m.BinWidth); err != nil {
+			return nil, fmt.Errorf("model: nodes[%d] (%s): %w", i, m.Nodes[i].Probe, err)
 		}
 	}
 	return &m, m.index0()
+}
+
+// check refuses what Build never writes and the predictions would take
+// as it is: a ΔQ that is none, a failure mass or a call probability
+// outside [0, 1], a negative number of calls (what-if's load multiplies
+// them).
+func (n *Node) check(w float64) error {
+	if _, err := n.Exclusive.DeltaQ(w); err != nil {
+		return fmt.Errorf("exclusive: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"exclusive.failure", n.Exclusive.Failure},
+		{"duration.failure", n.Duration.Failure},
+		{"call_probability", n.CallProbability},
+	} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("%s %v is outside [0, 1]", f.name, f.v)
+		}
+	}
+	if !(n.CallsPerParent >= 0) || math.IsInf(n.CallsPerParent, 0) {
+		return fmt.Errorf("calls_per_parent %v must be finite and ≥ 0", n.CallsPerParent)
+	}
+	return nil
 }

@@ -528,3 +528,38 @@ func TestBounds(t *testing.T) {
 		t.Errorf("MaxHeldSpans 4: %+v, want 5 excluded, 3 not held", st)
 	}
 }
+
+// TestDecodeRefusesImpossibleNodes: a model.json edited by hand with a
+// failure mass or a call probability outside [0, 1], or a negative
+// number of calls (what-if's load multiplies them), was read as it was.
+func TestDecodeRefusesImpossibleNodes(t *testing.T) {
+	var spans []Span
+	for tr := uint64(1); tr <= 10; tr++ {
+		spans = append(spans, sp(tr, 1, 0, "R", 0, 10), sp(tr, 2, 1, "C", 1, 3))
+	}
+	m, _ := build(t, Config{}, spans, 100)
+	for _, c := range []struct {
+		edit func(n *Node)
+		want string
+	}{
+		{func(n *Node) { n.Exclusive.Failure = -0.5 }, "exclusive.failure -0.5 is outside [0, 1]"},
+		{func(n *Node) { n.CallProbability = 5 }, "call_probability 5 is outside [0, 1]"},
+		{func(n *Node) { n.CallsPerParent = -1 }, "calls_per_parent -1 must be finite and ≥ 0"},
+	} {
+		js, err := m.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, err := Decode(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.edit(&bad.Nodes[1])
+		if js, err = bad.Encode(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(js); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+}

@@ -54,8 +54,8 @@ type Validation struct {
 	// explain (resolvedKS): 0 for a prediction off by less than a sketch
 	// bucket and two bins at every delay, as constant delays are.
 	ResolvedKS float64 `json:"ks_beyond_resolution"`
-	Predicted Summary `json:"predicted"`
-	Observed  Summary `json:"observed"`
+	Predicted  Summary `json:"predicted"`
+	Observed   Summary `json:"observed"`
 	// The two ΔQs compared.
 	PredictedDQ, ObservedDQ deltaq.DeltaQ `json:"-"`
 }
