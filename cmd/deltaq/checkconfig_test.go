@@ -119,13 +119,20 @@ service:
 			`probes["checkout"]: processors::deltaq/a and processors::deltaq/b both count it here, and receivers::otlp feeds both their pipelines: each of its spans would count twice`},
 		{"two sources", "{dmax: 2s, bins: 100}", "otlp/b", ""},
 	} {
-		status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg(c.layoutB, c.receiverB)))
-		switch {
-		case c.want == "" && status != exitOK:
-			t.Errorf("%s: status %d, %s", c.name, status, stderr)
-		case c.want != "" && (status != exitFail || !strings.Contains(stderr, c.want)):
-			t.Errorf("%s: status %d\nstderr %s\nwant   %s", c.name, status, stderr, c.want)
-		}
+		checkVerdict(t, c.name, cfg(c.layoutB, c.receiverB), c.want)
+	}
+}
+
+// checkVerdict runs deltaq check --config on cfg: it must pass when want
+// is empty, else fail with want in its message.
+func checkVerdict(t *testing.T, name, cfg, want string) {
+	t.Helper()
+	status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg))
+	switch {
+	case want == "" && status != exitOK:
+		t.Errorf("%s: status %d, %s", name, status, stderr)
+	case want != "" && (status != exitFail || !strings.Contains(stderr, want)):
+		t.Errorf("%s: status %d\nstderr %s\nwant   %s", name, status, stderr, want)
 	}
 }
 
@@ -154,13 +161,7 @@ service:
 connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
 `, ""},
 	} {
-		status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", c.cfg))
-		switch {
-		case c.want == "" && status != exitOK:
-			t.Errorf("%s: status %d, %s", c.name, status, stderr)
-		case c.want != "" && (status != exitFail || !strings.Contains(stderr, c.want)):
-			t.Errorf("%s: status %d\nstderr %s\nwant   %s", c.name, status, stderr, c.want)
-		}
+		checkVerdict(t, c.name, c.cfg, c.want)
 	}
 }
 
