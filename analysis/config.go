@@ -688,16 +688,21 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	for i, p := range q.Points {
 		steps[i] = deltaq.Step{Delay: p.Delay.Seconds(), P: p.P}
 	}
+	// Every point's and max_failure's problem at once, not the first.
+	var errs []error
 	for i, p := range q.Points {
 		if err := checkProbability("p", p.P); err != nil {
-			return deltaq.QTA{}, confpath.Under(confpath.Fields("points").Index(i).Field("p"), err)
+			errs = append(errs, confpath.Under(confpath.Fields("points").Index(i).Field("p"), err))
 		}
 		if i > 0 && p.Delay <= q.Points[i-1].Delay {
-			return deltaq.QTA{}, confpath.Errorf(confpath.Fields("points").Index(i).Field("delay"), "%s does not follow %s of points[%d] (delays must increase)", p.Delay, q.Points[i-1].Delay, i-1)
+			errs = append(errs, confpath.Errorf(confpath.Fields("points").Index(i).Field("delay"), "%s does not follow %s of points[%d] (delays must increase)", p.Delay, q.Points[i-1].Delay, i-1))
 		}
 	}
 	if err := checkProbability("max_failure", q.MaxFailure); err != nil && q.MaxFailure != 0 {
-		return deltaq.QTA{}, confpath.Under(confpath.Fields("max_failure"), err)
+		errs = append(errs, confpath.Under(confpath.Fields("max_failure"), err))
+	}
+	if len(errs) > 0 {
+		return deltaq.QTA{}, errors.Join(errs...)
 	}
 	qta, err := deltaq.NewQTA(steps, q.MaxFailure)
 	if err != nil {

@@ -51,6 +51,9 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"qta not increasing", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 2, P: 0.5}, {Delay: 1, P: 0.6}}}}}}, `probes["x"].qta.points[1].delay: 1ns does not follow 2ns of points[0] (delays must increase)`},
 		// A percentage where a fraction belongs: said how to write it.
 		{"qta p as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0.5}, {Delay: 2, P: 95}}}}}}, `probes["x"].qta.points[1].p: 95 is not in (0, 1]: p is a fraction, 95 % is 0.95`},
+		// Every problem of the QTA at once (it stopped at the first).
+		{"qta p and max_failure as percentages", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 5, Points: []QTAPoint{{Delay: 1, P: 95}}}}}},
+			"probes[\"x\"].qta.points[0].p: 95 is not in (0, 1]: p is a fraction, 95 % is 0.95\nprobes[\"x\"].qta.max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05"},
 		{"qta p zero", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0}}}}}}, `probes["x"].qta.points[0].p: 0 is not in (0, 1]`},
 		{"max_failure as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 5}}}}, `probes["x"].qta.max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05`},
 		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
@@ -59,7 +60,7 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		// The checks the components run on a probe's QTA and layout (the
 		// rest of the configuration, such as the diagram, plays no part).
 		if _, err := pc.QTA.DeltaQ(); err != nil {
-			return nil, fmt.Errorf("%s: probe %q: qta: %w", l.Where, name, err)
+			return nil, fmt.Errorf("%s: probe %q: %w", l.Where, name, confpath.Under(confpath.Fields("qta"), err))
 		}
 		if (pc.DMax > 0) != (pc.Bins > 0) {
 			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.Where, name)
