@@ -113,6 +113,24 @@ func (r *Layouts) LookupLayout(name string) (deltaq.Layout, bool) {
 	return deltaq.Layout{}, false
 }
 
+// Earlier returns the layout of probe name that an owner registered before
+// owner did — the one LookupLayout gives readers — when it is not l: the
+// instances owner produces with l are then refused by every reader
+// (layout_mismatch).
+func (r *Layouts) Earlier(owner any, name string, l deltaq.Layout) (deltaq.Layout, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, o := range r.order {
+		if o == owner {
+			break
+		}
+		if first, ok := r.owners[o][name]; ok {
+			return first, !first.Equal(l)
+		}
+	}
+	return deltaq.Layout{}, false
+}
+
 // RegisteredProbes returns the sorted names of the probes of every
 // registered processor.
 func (r *Layouts) RegisteredProbes() []string {

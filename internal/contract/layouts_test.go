@@ -25,6 +25,16 @@ func TestRegistry(t *testing.T) {
 	if _, ok := r.LookupLayout("inventory"); ok {
 		t.Error("inventory: found, but nobody registered it")
 	}
+	// b's checkout is not the layout readers take; a's is the first.
+	if l, ok := r.Earlier(b, "checkout", deltaq.Layout{DMaxNs: 1e9, Bins: 10}); !ok || l != (deltaq.Layout{DMaxNs: 2e9, Bins: 200}) {
+		t.Errorf("Earlier(b, checkout) = %v %v, want a's layout", l, ok)
+	}
+	if _, ok := r.Earlier(a, "checkout", deltaq.Layout{DMaxNs: 2e9, Bins: 200}); ok {
+		t.Error("Earlier(a, checkout): a registered first")
+	}
+	if _, ok := r.Earlier(b, "checkout", deltaq.Layout{DMaxNs: 2e9, Bins: 200}); ok {
+		t.Error("Earlier(b, checkout) with a's own layout: the same layout is no conflict")
+	}
 	if got, want := r.RegisteredProbes(), []string{"checkout", "payment", "search"}; !slices.Equal(got, want) {
 		t.Errorf("r.RegisteredProbes() = %v, want %v", got, want)
 	}

@@ -127,6 +127,13 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *collectors
 		own[pr.name] = pr.layout()
 	}
 	p.layouts.Register(p, own)
+	for _, name := range names {
+		if first, ok := p.layouts.Earlier(p, name, own[name]); ok {
+			p.logger.Warn("another deltaq processor of this collector configures this probe in another layout; connectors and exporters take that one and refuse this processor's instances of the probe (layout_mismatch): give the probe one layout, or each processor its own name",
+				zap.String("probe", name), zap.Duration("dmax", own[name].DMax()), zap.Int("bins", own[name].Bins),
+				zap.Duration("other_dmax", first.DMax()), zap.Int("other_bins", first.Bins))
+		}
+	}
 	// The connectors and exporters this processor feeds were made before
 	// it: a probe they name that is by all appearances a misspelling of one
 	// of these is refused here, so that validate refuses it too.

@@ -6,6 +6,7 @@ package deltaqprocessor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
@@ -570,6 +573,36 @@ func TestLogsOnly(t *testing.T) {
 	clk.tick(base.Add(time.Second))
 	assert.Equal(t, map[string]int64{"": 1}, telemetrytest.Points(t, tel, "otelcol_processor_deltaq_synthetic_dropped"))
 	require.NoError(t, lp.Shutdown(context.Background()))
+}
+
+// TestTwoLayoutsOfOneProbeWarned: two processors of one collector that
+// configure one probe in two layouts: readers take the first, and refuse
+// the second's instances (layout_mismatch), which passed without a word
+// (a helper saw a probe's timeouts vanish). The second warns at its
+// creation; the same layout in both is no conflict.
+func TestTwoLayoutsOfOneProbeWarned(t *testing.T) {
+	for _, c := range []struct {
+		bins   int
+		warned bool
+	}{{50, true}, {25, false}} {
+		f := newFactory(newFakeClock(), collectorstate.New())
+		var warnings []int
+		for i, bins := range []int{25, c.bins} {
+			core, logs := observer.New(zap.WarnLevel)
+			set := processortest.NewNopSettings(metadata.Type)
+			set.ID = component.NewIDWithName(metadata.Type, fmt.Sprint(i))
+			set.Logger = zap.New(core)
+			p, err := f.processorFactory().CreateTraces(context.Background(), set, testConfig(probeConfig("checkout", 50*time.Millisecond, bins)), consumertest.NewNop())
+			require.NoError(t, err)
+			defer func() { require.NoError(t, p.Shutdown(context.Background())) }()
+			warnings = append(warnings, logs.FilterMessageSnippet("another deltaq processor of this collector configures this probe in another layout").Len())
+		}
+		want := []int{0, 0}
+		if c.warned {
+			want[1] = 1
+		}
+		assert.Equal(t, want, warnings, "bins 25 then %d", c.bins)
+	}
 }
 
 // TestSharedInstance: the traces and logs processors of one component ID
