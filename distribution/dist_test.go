@@ -119,13 +119,21 @@ func TestParseDistErrors(t *testing.T) {
 	if _, err := Parse(deep + "never"); err == nil {
 		t.Error("deeply nested choice accepted")
 	}
-	// A decreasing step CDF is rejected when built.
-	d, err := Parse("steps(1ms:0.5,2ms:0.2)")
-	if err != nil {
-		t.Fatal(err)
+	// A decreasing step CDF and a delay given twice are refused where they
+	// are written, in any order of the points (they were refused only when
+	// built: "deltaq: Steps: probability falls from 1 to 0.5 at delay
+	// 0.002 (point 1 after sorting)", and a delay twice was taken).
+	for in, want := range map[string]string{
+		"steps(1ms:0.5,2ms:0.2)":       "1:15: steps: probability 0.2 at 2ms is below 0.5 at 1ms: a CDF never falls",
+		"steps(2ms:0.5,1ms:1)":         "1:7: steps: probability 0.5 at 2ms is below 1 at 1ms: a CDF never falls",
+		"steps(1ms:0.5,3ms:1,1ms:0.7)": "1:21: steps: delay 1ms is given twice",
+	} {
+		if _, err := Parse(in); err == nil || err.Error() != want {
+			t.Errorf("Parse(%q) error %v, want %q", in, err, want)
+		}
 	}
-	if _, err := d.Build(1e-3, 10); err == nil {
-		t.Error("decreasing steps built")
+	if _, err := Parse("steps(2ms:1,1ms:0.5)"); err != nil {
+		t.Errorf("steps in decreasing order of delay, increasing CDF: %v", err)
 	}
 }
 

@@ -5,6 +5,7 @@ package distribution
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -180,18 +181,46 @@ func (p *parser) durations(n int) ([]float64, error) {
 // checked by Build (deltaq.Steps).
 func (p *parser) steps() (Dist, error) {
 	var s stepsDist
+	var at []int // where each point was written
 	err := p.list(func() error {
+		start := p.i
 		d, pr, err := pair(p, p.duration, p.probability)
 		if err != nil {
 			return err
 		}
 		s.pts = append(s.pts, deltaq.Step{Delay: d, P: pr})
+		at = append(at, start)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return s, p.checkSteps(s.pts, at)
+}
+
+// checkSteps refuses, at the point written, what deltaq.Steps would refuse
+// only when the ΔQ is built, in its own terms (a delay in raw seconds, a
+// point's index after sorting): a delay given twice, and a probability
+// below that of a shorter delay (a CDF never falls). The points may be
+// written in any order.
+func (p *parser) checkSteps(pts []deltaq.Step, at []int) error {
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return pts[order[x]].Delay < pts[order[y]].Delay })
+	for k := 1; k < len(order); k++ {
+		prev, cur := pts[order[k-1]], pts[order[k]]
+		switch {
+		case cur.Delay == prev.Delay:
+			p.i = at[order[k]]
+			return p.errorf("steps: delay %s is given twice", FormatDuration(cur.Delay))
+		case cur.P < prev.P:
+			p.i = at[order[k]]
+			return p.errorf("steps: probability %v at %s is below %v at %s: a CDF never falls", cur.P, FormatDuration(cur.Delay), prev.P, FormatDuration(prev.Delay))
+		}
+	}
+	return nil
 }
 
 // choice parses the "(W1:DIST1,...)" after choice.
