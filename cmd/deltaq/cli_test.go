@@ -301,6 +301,11 @@ func TestEvalErrors(t *testing.T) {
 			"bin count 0 outside"},
 		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
 			"--at x: 1:1: expected a number"},
+		{"empty at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,"}, exitUsage,
+			"--at 1ms,: delay 2 is empty"},
+		// Given empty, --qoo was taken for not given.
+		{"empty qoo", []string{mm1k, "--outcome", "worker_1=never", "--qoo", ""}, exitUsage,
+			`--qoo : "": want pP:ROP/CPUP or loss:ROP/CPUP`},
 		{"unknown probe", []string{mm1k, "--outcome", "worker_1=never", "--probe", "sytem"}, exitUsage,
 			"--probe sytem: " + mm1k + " has no probe named sytem; known: system, probe, worker_1, worker_2"},
 		{"no file", []string{"--outcome", "worker_1=never"}, exitUsage,
@@ -336,6 +341,16 @@ func TestEvalWarnsOfUnusedDefinitionInput(t *testing.T) {
 	want := "deltaq eval: warning: --outcome system: not used: no s:system refers to the definition (" + path + ":2:1), and its ΔQ is calculated from its outcomes\n"
 	if status != exitOK || stderr != want {
 		t.Errorf("status %d, stderr %q; want %d and %q", status, stderr, exitOK, want)
+	}
+}
+
+// TestEvalAtRepeated: --at given twice prints the delays of both (the
+// last one alone was printed).
+func TestEvalAtRepeated(t *testing.T) {
+	path := writeTemp(t, "sys.dq", "system = a;\n")
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=exp(1ms)", "--at", "1ms", "--at", "2ms,3ms")
+	if status != exitOK || !strings.Contains(stdout, "1ms: 0.632121 2ms: 0.864665 3ms: 0.950213") {
+		t.Errorf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
 	}
 }
 

@@ -132,7 +132,8 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	fs.Var(&o.outcomes, "outcome", "assumed distribution `NAME=DIST` of an outcome (repeat for each outcome)")
 	dmaxText := fs.String("dmax", "", "`dMax` of every assumed ΔQ (default: chosen to fit the distributions, see above)")
 	fs.IntVar(&o.bins, "bins", defaultBins, "number of bins of every assumed ΔQ")
-	atText := fs.String("at", "", "comma-separated `delays` at which to print the CDF, e.g. 5ms,10ms")
+	var atTexts listFlag
+	fs.Var(&atTexts, "at", "comma-separated `delays` at which to print the CDF, e.g. 5ms,10ms (repeatable)")
 	fs.Var(&o.probes, "probe", "print the probe `NAME` (repeatable; default: system if defined, else every probe)")
 	fs.StringVar(&o.plotDir, "plot", "", "write one PNG plot per probe printed into `DIR`")
 	fs.BoolVar(&o.json, "json", false, "print JSON: {\"probes\": {NAME: {cdf_at, quantiles, failure, bin_width, dmax, qoo}}}")
@@ -140,17 +141,20 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 	if o.path, status, ok = parseOne(fs, args, "FILE.dq"); !ok {
 		return o, status, false
 	}
-	if *qooText != "" {
+	if *qooText != "" || fs.given("qoo") {
 		r, err := parseQoO(*qooText)
 		if err != nil {
 			return o, evalUsage(stderr, "--qoo %s: %v", *qooText, err), false
 		}
 		o.qoo = &r
 	}
-	if *atText != "" {
-		for _, s := range strings.Split(*atText, ",") {
+	for _, atText := range atTexts {
+		for i, s := range strings.Split(atText, ",") {
 			d, err := distribution.ParseDuration(strings.TrimSpace(s))
-			if err != nil {
+			switch {
+			case strings.TrimSpace(s) == "":
+				return o, evalUsage(stderr, "--at %s: delay %d is empty", atText, i+1), false
+			case err != nil:
 				return o, evalUsage(stderr, "--at %s: %v", s, err), false
 			}
 			o.at = append(o.at, d)

@@ -149,7 +149,7 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 		}
 		o.qta = &q
 	}
-	if *qooText != "" {
+	if *qooText != "" || fs.given("qoo") {
 		r, err := parseQoO(*qooText)
 		if err != nil {
 			return o, fs.usageError("--qoo %s: %v", printable(*qooText), err), false
