@@ -290,7 +290,7 @@ func TestEvalErrors(t *testing.T) {
 		{"operator name", []string{ftf, "--outcome", "ftf=exp(5ms)"}, exitUsage,
 			"ftf is an operator (" + ftf + ":5:10); its ΔQ is always calculated from its branches"},
 		{"bad distribution", []string{mm1k, "--outcome", "worker_1=uniform(1ms,x)"}, exitUsage,
-			"worker_1: uniform(1ms,x): 1:13: expected a number, found \"x)\""},
+			`invalid value "worker_1=uniform(1ms,x)" for flag -outcome: worker_1: 1:13: expected a number, found "x)"`},
 		{"outcome twice", []string{mm1k, "--outcome", "worker_1=never", "--outcome", "worker_1=never"}, exitUsage,
 			"worker_1 given twice"},
 		{"bad dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "10"}, exitUsage,

@@ -88,7 +88,10 @@ func (f *outcomeFlag) Set(s string) error {
 	}
 	d, err := distribution.Parse(text)
 	if err != nil {
-		return fmt.Errorf("%s: %s: %v", name, text, err)
+		// The flag package shows the value itself ("invalid value
+		// \"a=…\" for flag -outcome"): the error adds the name and where
+		// in the distribution, not the text again.
+		return fmt.Errorf("%s: %v", name, err)
 	}
 	f.names = append(f.names, name)
 	f.texts = append(f.texts, s)
