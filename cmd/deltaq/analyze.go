@@ -211,6 +211,11 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if rep.SpansRead() == 0 {
+		// JSON that is not OTLP ({"foo": 1}) reads as requests without
+		// spans: say so, rather than report an analysis of nothing.
+		warnings = append(warnings, "the files hold no span: an OTLP trace file holds resourceSpans, as the collector's file exporter writes them")
+	}
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "deltaq analyze: warning: %s\n", printableLines(w))
 	}

@@ -594,6 +594,15 @@ connectors:
 	}
 }
 
+// TestAnalyzeNoSpans: JSON that is not OTLP reads as requests without
+// spans; the analysis of nothing comes with a warning (it came without).
+func TestAnalyzeNoSpans(t *testing.T) {
+	status, _, stderr := runCmd("analyze", "--config", analyzeConfig, writeTemp(t, "foo.json", `{"foo": "bar"}`+"\n"))
+	if status != exitOK || !strings.Contains(stderr, "deltaq analyze: warning: the files hold no span: an OTLP trace file holds resourceSpans") {
+		t.Errorf("status %d, stderr %q", status, stderr)
+	}
+}
+
 func TestAnalyzeUnmatched(t *testing.T) {
 	cfg := analyzeConfigWith(t, "c.yaml", "history: 20")
 	var spans []string

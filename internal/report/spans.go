@@ -51,6 +51,9 @@ func forEachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 // through, for the names of an input that no probe matches.
 func (r *Report) AddSpans(td ptrace.Traces) { r.names.add(td) }
 
+// SpansRead returns the number of spans AddSpans has counted.
+func (r *Report) SpansRead() int64 { return r.names.spans }
+
 func (s *spanNames) add(td ptrace.Traces) {
 	if s.counts == nil {
 		s.counts = make(map[string]int64)
