@@ -228,7 +228,8 @@ func takeUnknown(probes map[string]any) (map[string]any, []error) {
 			continue
 		}
 		clean := maps.Clone(entry)
-		e := confcheck.TakeUnknown(clean, known, confpath.Fields(keyProbes).Key(name))
+		e := takeMisplaced(clean, known, confpath.Fields(keyProbes).Key(name))
+		e = append(e, confcheck.TakeUnknown(clean, known, confpath.Fields(keyProbes).Key(name))...)
 		if len(e) == 0 {
 			continue
 		}
@@ -239,6 +240,29 @@ func takeUnknown(probes map[string]any) (map[string]any, []error) {
 		errs = append(errs, e...)
 	}
 	return out, errs
+}
+
+// takeMisplaced removes from entry (which it changes) the options of match
+// and failure written at the probe's level, where they are unknown, and
+// returns their problems, naming where they belong (failure.status_error).
+func takeMisplaced(entry map[string]any, known []string, p confpath.Path) []error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(entry)) {
+		if slices.ContainsFunc(known, func(o string) bool { return strings.EqualFold(o, k) }) {
+			continue
+		}
+		for _, in := range []struct {
+			key string
+			cfg any
+		}{{keyMatch, spanmatch.MatchConfig{}}, {keyFailure, spanmatch.FailureConfig{}}} {
+			if slices.ContainsFunc(confcheck.Keys(in.cfg), func(o string) bool { return strings.EqualFold(o, k) }) {
+				errs = append(errs, confpath.Errorf(p.Field(k), "an option of %s, not of the probe: write it under %s (%s: {%s: …})", in.key, in.key, in.key, k))
+				delete(entry, k)
+				break
+			}
+		}
+	}
+	return errs
 }
 
 // takeAuto moves the dmax, bins and auto-ranging options of an entry with
