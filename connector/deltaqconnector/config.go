@@ -242,24 +242,23 @@ func takeUnknown(probes map[string]any) (map[string]any, []error) {
 	return out, errs
 }
 
-// takeMisplaced removes from entry (which it changes) the options of match
-// and failure written at the probe's level, where they are unknown, and
-// returns their problems, naming where they belong (failure.status_error).
+// takeMisplaced removes from entry (which it changes) the options of match,
+// failure and the probe's analysis sections (qta, triggers, …) written at
+// the probe's level, where they are unknown, and returns their problems,
+// naming where they belong (failure.status_error), as Check names them.
 func takeMisplaced(entry map[string]any, known []string, p confpath.Path) []error {
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(entry)) {
 		if slices.ContainsFunc(known, func(o string) bool { return strings.EqualFold(o, k) }) {
 			continue
 		}
-		for _, in := range []struct {
-			key string
-			cfg any
-		}{{keyMatch, spanmatch.MatchConfig{}}, {keyFailure, spanmatch.FailureConfig{}}} {
-			if slices.ContainsFunc(confcheck.Keys(in.cfg), func(o string) bool { return strings.EqualFold(o, k) }) {
-				errs = append(errs, confpath.Errorf(p.Field(k), "an option of %s, not of the probe: write it under %s (%s: {%s: …})", in.key, in.key, in.key, k))
-				delete(entry, k)
-				break
-			}
+		owner := confcheck.NestedOwner(MatchedProbe{}, k)
+		if owner == "" {
+			owner = confcheck.NestedOwner(reflect.Zero(reflect.TypeOf(Config{}.Probes).Elem()).Interface(), k)
+		}
+		if owner != "" {
+			errs = append(errs, confpath.Errorf(p.Field(k), "an option of %s, not of this level: write it under %s (%s: {%s: …})", owner, owner, owner, k))
+			delete(entry, k)
 		}
 	}
 	return errs

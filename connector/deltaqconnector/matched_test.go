@@ -78,7 +78,7 @@ func TestLoadInvalidMatchedConfig(t *testing.T) {
 	err := section(t, "match_misspelled").Unmarshal(createDefaultConfig().(*Config))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `probes["job"].matc: unknown option; did you mean match?`)
-	assert.Contains(t, err.Error(), `probes["cart"].span_name: an option of match, not of the probe: write it under match (match: {span_name: …})`)
+	assert.Contains(t, err.Error(), `probes["cart"].span_name: an option of match, not of this level: write it under match (match: {span_name: …})`)
 	assert.Contains(t, err.Error(), `probes["store"].bogus: unknown option; the options here are binning, bins, dmax, dmax_changes_per_hour, dmax_max, dmax_min, dmax_period, dmax_sample, failure, match, qoo, qta, triggers`)
 
 	// dmax without bins is one problem, said once: not also the match's

@@ -358,3 +358,20 @@ func TestCheckNonEmpty(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `match["a"].name: must not be empty (is an environment variable it names unset?); leave the option out to have its default`, err.Error())
 }
+
+// TestCheckMisplacedOption: an option of a nested section written beside
+// it (span_name beside match) is named with the section it belongs to, not
+// with the list of this level's options, where it is not.
+func TestCheckMisplacedOption(t *testing.T) {
+	type match struct {
+		SpanName string `mapstructure:"span_name"`
+	}
+	type probe struct {
+		Match match `mapstructure:"match"`
+		DMax  int   `mapstructure:"dmax"`
+	}
+	err := CheckRaw(map[string]any{"span_name": "x", "bogus": 1}, &probe{}, nil)
+	require.Error(t, err)
+	assert.Equal(t, "bogus: unknown option; the options here are dmax, match\n"+
+		"span_name: an option of match, not of this level: write it under match (match: {span_name: …})", err.Error())
+}

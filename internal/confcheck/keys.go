@@ -34,8 +34,37 @@ func (w *walker) checkKeys(m map[string]any, t reflect.Type, p confpath.Path) {
 		return
 	}
 	for _, k := range unknownKeys(m, known) {
+		if owner := nestedOwner(t, k); owner != "" {
+			w.report(p.Field(k), "an option of %s, not of this level: write it under %s (%s: {%s: …})", owner, owner, owner, k)
+			continue
+		}
 		w.report(p.Field(k), "%s", unknownMessage(k, known))
 	}
+}
+
+// NestedOwner is nestedOwner of the struct cfg points to (or is).
+func NestedOwner(cfg any, k string) string { return nestedOwner(deref(reflect.TypeOf(cfg)), k) }
+
+// nestedOwner returns the key of a field of struct type t whose own struct
+// has the option k (span_name written beside match rather than in it), or
+// "" for none.
+func nestedOwner(t reflect.Type, k string) string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if !f.IsExported() || key == "" || key == "-" || strings.Contains(opts, "squash") {
+			continue
+		}
+		ft := deref(f.Type)
+		if ft.Kind() != reflect.Struct {
+			continue
+		}
+		inner, open := structKeys(ft)
+		if !open && slices.ContainsFunc(inner, func(o string) bool { return strings.EqualFold(o, k) }) {
+			return key
+		}
+	}
+	return ""
 }
 
 // unknownKeys returns the keys of m that known lacks, sorted. Keys match
