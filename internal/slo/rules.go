@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The Prometheus names the rules read (examples/README.md, "Prometheus
@@ -78,17 +79,33 @@ func (o *Objective) labels() string {
 
 // Describe says what the objective requires, in words.
 func (o *Objective) Describe() string {
+	probe := textName(o.Probe)
 	switch o.Kind {
 	case Success:
 		return fmt.Sprintf("at least %s of the instances of probe %s succeed (max_failure %s)",
-			formatNumber(o.Target), o.Probe, formatNumber(o.Budget))
+			formatNumber(o.Target), probe, formatNumber(o.Budget))
 	case QoO:
 		return fmt.Sprintf("the Quality of Outcome of probe %s is at least %s in at least %s of its scored windows",
-			o.Probe, formatNumber(o.MinScore), formatNumber(o.Target))
+			probe, formatNumber(o.MinScore), formatNumber(o.Target))
 	}
 	return fmt.Sprintf("at least %s of the instances of probe %s complete within %s",
-		formatNumber(o.Target), o.Probe, o.Delay)
+		formatNumber(o.Target), probe, o.Delay)
 }
+
+// textName is a probe's name as text and comments show it: as it is, or
+// quoted with its control characters escaped when it has any (a line break
+// in a name would end a comment line of the rules and break their YAML).
+func textName(s string) string {
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// literal escapes the delimiters of Go's templates, which Prometheus
+// expands in an alert's labels and annotations: text from the
+// configuration (a probe named x{{) is shown as it is, not run.
+var literal = strings.NewReplacer("{{", `{{ "{{" }}`, "}}", `{{ "}}" }}`).Replace
 
 // totalRate is the rate of every instance of the probe over w.
 func (o *Objective) totalRate(w string) string {
@@ -218,14 +235,14 @@ func (p *Plan) alert(b *bytes.Buffer, o *Objective, a Alert) {
 	}
 	desc := fmt.Sprintf("%s over %s. Over both the last %s and %s %s "+
 		"exceeded %s, a burn rate above %s× (now {{ $value | printf \"%%.3g\" }}×): at this rate the error budget of %s "+
-		"is gone in %s.%s", sentence(o.Describe()), FormatDuration(p.Options.Period), long, short, o.errorWords(),
+		"is gone in %s.%s", literal(sentence(o.Describe())), FormatDuration(p.Options.Period), long, short, o.errorWords(),
 		formatNumber(a.Threshold), factor, budget, FormatDuration(a.Exhaustion), derived)
 	fmt.Fprintf(b, "      - alert: %s\n        expr: |-\n%s\n        for: %s\n", o.alertName(), indent(expr, 10), FormatDuration(a.forOf()))
 	fmt.Fprintf(b, "        labels:\n          severity: %s\n          deltaq_probe: %s\n          %s: %s\n          %s: %s\n          %s: %s\n",
-		a.Severity, quote(o.Probe), LabelSLO, quote(o.Name), LabelWindow, quote(long+"/"+short), LabelBurnRate, quote(factor))
+		a.Severity, quote(literal(o.Probe)), LabelSLO, quote(literal(o.Name)), LabelWindow, quote(long+"/"+short), LabelBurnRate, quote(factor))
 	fmt.Fprintf(b, "        annotations:\n          summary: %s\n          description: %s\n          runbook_url: %s\n",
-		quote(fmt.Sprintf("Probe {{ $labels.deltaq_probe }}: error budget of %s burning at %s× or more (%s)", o.Name, factor, a.Severity)),
-		quote(desc), quote(p.runbookURL(o)))
+		quote(fmt.Sprintf("Probe {{ $labels.deltaq_probe }}: error budget of %s burning at %s× or more (%s)", literal(o.Name), factor, a.Severity)),
+		quote(desc), quote(literal(p.runbookURL(o))))
 }
 
 // record writes a recording rule; labels is a YAML flow map or empty.

@@ -300,6 +300,53 @@ func TestRulesPromtool(t *testing.T) {
 	}
 }
 
+// TestRulesOddProbeNames: a probe name with a template's delimiters or a
+// line break. Prometheus expands an alert's labels and annotations as Go
+// templates: x{{ broke the rule file ("unclosed action"), and a name with
+// {{ .Foo }} gave its alerts another deltaq_probe label than its series;
+// the line break ended a comment line, and the rest of the name broke the
+// YAML. The name is escaped in each, and promtool takes the rules and
+// their tests (when installed).
+func TestRulesOddProbeNames(t *testing.T) {
+	const name = "x{{ .Foo }}\nline2: y}}"
+	tiers, err := ParseTiers("critical:14.4:1h:5m,warning:1:6h:30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New([]Probe{{Name: name, Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
+		Options{Period: 7 * 24 * time.Hour, Tiers: tiers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := p.Rules("a test")
+	for line := range strings.Lines(string(rules)) {
+		if strings.HasPrefix(line, "line2") {
+			t.Errorf("the name's line break reached the file: %q", line)
+		}
+	}
+	if !strings.Contains(string(rules), `deltaq_probe: "x{{ \"{{\" }} .Foo {{ \"}}\" }}\nline2: y{{ \"}}\" }}"`) {
+		t.Errorf("no alert label with the name escaped:\n%s", rules)
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		return
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := filepath.Join(dir, "rules.test.yml")
+	if err := os.WriteFile(tests, p.RuleTests("rules.yml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
 // TestSpecs: the OpenSLO documents and the Sloth spec are YAML with the
 // objectives' targets and queries.
 func TestSpecs(t *testing.T) {
