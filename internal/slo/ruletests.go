@@ -324,8 +324,15 @@ func (p *Plan) testChecks(b *bytes.Buffer, o *Objective, s scenario, step time.D
 			alerts+`, alertstate="firing", severity=`+quote(a.Severity)+"}", fires+2, firingAt(fires+2, a.Severity))
 	case "slow":
 		a := o.Alerts[len(o.Alerts)-1]
-		check(fmt.Sprintf("%s; burn %s× from %s: never a page, pending or firing,", sentence(o.Describe()),
-			formatNumber(s.rb/o.Budget), at(s.t0)), fmt.Sprintf("count_over_time(%s, severity=%s}[%s])", alerts, quote(Critical), at(s.span)), s.span, nil)
+		if a.Severity == Critical {
+			// Every tier pages (--tiers without a warning one, or the
+			// warning tiers refused for this objective): a slow burn
+			// above the last one's factor pages too.
+			fmt.Fprintf(b, "      # %s: the last tier, %s, pages: the slow burn pages too.\n", sentence(o.Describe()), a.Tier)
+		} else {
+			check(fmt.Sprintf("%s; burn %s× from %s: never a page, pending or firing,", sentence(o.Describe()),
+				formatNumber(s.rb/o.Budget), at(s.t0)), fmt.Sprintf("count_over_time(%s, severity=%s}[%s])", alerts, quote(Critical), at(s.span)), s.span, nil)
+		}
 		_, fires := s.firing(a, o.Budget, step)
 		if fires < 0 {
 			fmt.Fprintf(b, "      # The model has the slow burn never fire tier %s.\n", a.Tier)

@@ -347,6 +347,36 @@ func TestRulesOddProbeNames(t *testing.T) {
 	}
 }
 
+// TestRuleTestsCriticalOnly: with paging tiers alone (--tiers
+// critical:14.4:1h:5m) the generated tests asked that a slow burn never
+// page, and failed promtool; they do not ask it of such an objective.
+func TestRuleTestsCriticalOnly(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	tiers, err := ParseTiers("critical:14.4:1h:5m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New([]Probe{{Name: "job", Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
+		Options{Period: 7 * 24 * time.Hour, Tiers: tiers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), p.Rules("a test"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := filepath.Join(dir, "rules.test.yml")
+	if err := os.WriteFile(tests, p.RuleTests("rules.yml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
 // TestSpecs: the OpenSLO documents and the Sloth spec are YAML with the
 // objectives' targets and queries.
 func TestSpecs(t *testing.T) {
