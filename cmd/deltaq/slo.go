@@ -97,7 +97,7 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 	fs := newFlags(sloCommand(), stderr)
 	o.cfg.flags(fs)
 	fs.StringVar(&o.format, "format", "prometheus", "`format` of the output: prometheus, openslo or sloth")
-	fs.StringVar(&o.out, "o", "", "write the output to `FILE` instead of stdout")
+	fs.StringVar(&o.out, "o", "", "write the output to `FILE` instead of stdout (- is stdout)")
 	fs.StringVar(&o.tests, "tests", "", "also write promtool unit tests of the rules to `FILE` (format prometheus, with -o)")
 	fs.StringVar(&o.service, "service", "deltaq", "service `NAME` of the OpenSLO and Sloth documents")
 	period := fs.String("period", "30d", "SLO `period` (Prometheus duration: 30d, 28d, 1h)")
@@ -120,8 +120,10 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 		return o, fs.usageError("--config is required"), false
 	case o.format != "prometheus" && o.format != "openslo" && o.format != "sloth":
 		return o, fs.usageError("--format %q: want prometheus, openslo or sloth", o.format), false
-	case o.tests != "" && (o.format != "prometheus" || o.out == ""):
+	case o.tests != "" && (o.format != "prometheus" || o.out == "" || o.out == "-"):
 		return o, fs.usageError("--tests needs --format prometheus and -o (the tests name the rules file)"), false
+	case o.tests != "" && filepath.Clean(o.tests) == filepath.Clean(o.out):
+		return o, fs.usageError("--tests %s: the rules file itself (-o); the tests need a file of their own", o.tests), false
 	}
 	if err = o.cfg.checkFlags(fs); err != nil {
 		return o, fs.usageError("%s", err), false
@@ -138,6 +140,23 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 		}
 	}
 	if o.qoo, err = parseQoOFlags(qoo); err != nil {
+		return o, fs.usageError("%s", err), false
+	}
+	for _, f := range []struct {
+		name  string
+		empty bool
+	}{{"max-error-ratio", o.opts.MaxErrorRatio == 0}, {"service", o.service == ""}, {"runbook-url", o.opts.RunbookURL == ""}} {
+		// Given empty or zero, each was taken for its default.
+		if f.empty && fs.given(f.name) {
+			return o, fs.usageError("--%s: given empty or zero; leave it out for the default", f.name), false
+		}
+	}
+	// The options are the flags' alone: their problems are the flags',
+	// found before the configuration is read.
+	if err := o.opts.Check(); err != nil {
+		if o.tiers == "" && strings.Contains(err.Error(), "tier ") {
+			err = fmt.Errorf("%w\n(the default tiers, scaled to --period %s: give --tiers for this period)", err, *period)
+		}
 		return o, fs.usageError("%s", err), false
 	}
 	// A runbook of one's own is every alert's.
@@ -207,7 +226,7 @@ func runSLO(o sloOptions, stdout, stderr io.Writer) int {
 	case "sloth":
 		out = plan.Sloth(source, o.service)
 	}
-	if o.out == "" {
+	if o.out == "" || o.out == "-" {
 		_, err = stdout.Write(out)
 		return statusOf(err, fail)
 	}

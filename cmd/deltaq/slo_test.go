@@ -177,6 +177,33 @@ func TestSLOExporter(t *testing.T) {
 	}
 }
 
+// TestSLOFlagErrors: the options' problems are the flags', found before
+// the configuration is read, and usage errors (status 2); they were
+// reported as the configuration file's, with status 1. A flag given empty
+// or zero was taken for its default; -o - wrote a file named "-".
+func TestSLOFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--period", "400d"}, "deltaq slo: period 400d: want 1m to 366d\n"},
+		{[]string{"--period", "1h", "--interval", "1s"}, "(the default tiers, scaled to --period 1h: give --tiers for this period)"},
+		{[]string{"--max-error-ratio", "0"}, "--max-error-ratio: given empty or zero; leave it out for the default"},
+		{[]string{"--service", ""}, "--service: given empty or zero"},
+		{[]string{"--runbook-url", ""}, "--runbook-url: given empty or zero"},
+		{[]string{"-o", "r.yml", "--tests", "r.yml"}, "--tests r.yml: the rules file itself (-o)"},
+	} {
+		status, _, stderr := runCmd(append([]string{"slo", "--config", analyzeConfig}, c.args...)...)
+		if status != exitUsage || !strings.Contains(stderr, c.want) || strings.Contains(stderr, analyzeConfig) {
+			t.Errorf("%v: status %d, stderr %q; want %d and %q", c.args, status, stderr, exitUsage, c.want)
+		}
+	}
+	status, stdout, stderr := runCmd("slo", "--config", analyzeConfig, "-o", "-")
+	if status != exitOK || !strings.HasPrefix(stdout, "# Error budgets") {
+		t.Errorf("-o -: status %d, stdout %.80q, stderr %s", status, stdout, stderr)
+	}
+}
+
 // TestSLOLogLinearConnectorProbe: a probe the connector matches with
 // log-linear buckets (binning) has fixed bucket bounds, its buckets' edges,
 // from its first window: its QTA points on edges get exact rules (it was

@@ -138,6 +138,13 @@ func (o *Options) fill() {
 	}
 }
 
+// Check validates the options, the zero ones taken as their defaults, as
+// New does: a front end can refuse them before it reads the probes.
+func (o Options) Check() error {
+	o.fill()
+	return o.check()
+}
+
 // check validates filled options.
 func (o *Options) check() error {
 	var errs []error
