@@ -44,9 +44,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
@@ -312,7 +315,7 @@ var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
 // the TracerProvider: the processor gives a synthetic timeout span the
 // service.name of its start event.
 func NewSpanProcessor(lp log.LoggerProvider, opts ...Option) (*SpanProcessor, error) {
-	if lp == nil {
+	if lp == nil || isNilPointer(lp) {
 		return nil, errors.New("deltaqstart: nil LoggerProvider")
 	}
 	c := defaultConfig()
@@ -364,11 +367,13 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if !ok {
 		return
 	}
-	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name(),
+	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: validUTF8(probe), name: s.Name(),
 		ot: sc.TraceState().Get("ot")}
 	p.mu.Lock()
 	n := len(p.queue)
-	if n == cap(p.queue) {
+	// Stopped since the check above: the final drain may have passed, and
+	// the event would be neither emitted nor counted.
+	if n == cap(p.queue) || p.stopped.Load() {
 		p.mu.Unlock()
 		p.dropped.Add(1)
 		return
@@ -435,6 +440,23 @@ func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 // Emitted returns the number of start events handed to the logger: the
 // spans announced, whether in batch records or in records of their own.
 func (p *SpanProcessor) Emitted() uint64 { return p.emitted.Load() }
+
+// validUTF8 returns s with each invalid UTF-8 sequence replaced by U+FFFD:
+// OTLP strings must be UTF-8, and one invalid string made the exporter
+// refuse the whole request, every probe's start events with it.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// isNilPointer reports whether v, not nil itself, holds a nil pointer (a
+// typed nil *sdklog.LoggerProvider), which would panic at first use.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
 
 func (p *SpanProcessor) flushProvider(ctx context.Context) error {
 	if p.flusher == nil {
@@ -552,7 +574,7 @@ func (p *SpanProcessor) emitSpan(ev *event) {
 	r.SetEventName(startEventName)
 	r.SetTimestamp(ev.start)
 	r.SetObservedTimestamp(ev.start)
-	r.AddAttributes(attribute.String(attrProbe, ev.probe), attribute.String(attrSpanName, ev.name))
+	r.AddAttributes(attribute.String(attrProbe, ev.probe), attribute.String(attrSpanName, validUTF8(ev.name)))
 	if ev.ot != "" {
 		// The span's sampling threshold, for the collector to count a
 		// timeout of a sampled span with its adjusted count.

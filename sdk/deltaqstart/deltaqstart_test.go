@@ -338,6 +338,60 @@ func TestWithSelector(t *testing.T) {
 	}
 }
 
+// TestStartRacingShutdown: a span whose OnStart passed the stopped check
+// before Shutdown and queues its event after the final drain is counted as
+// dropped; it was neither emitted nor counted (Emitted + Dropped fell short
+// of the spans selected).
+func TestStartRacingShutdown(t *testing.T) {
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	sel := func(sdktrace.ReadOnlySpan) (string, bool) {
+		close(entered)
+		<-proceed
+		return "a", true
+	}
+	lp := sdklog.NewLoggerProvider()
+	p, err := NewSpanProcessor(lp, WithSelector(sel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	started := make(chan struct{})
+	go func() {
+		tp.Tracer("test").Start(context.Background(), "a")
+		close(started)
+	}()
+	<-entered
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(proceed)
+	<-started
+	if p.Emitted()+p.Dropped() != 1 {
+		t.Errorf("Emitted %d + Dropped %d, want the one span selected", p.Emitted(), p.Dropped())
+	}
+	if err := lp.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestInvalidUTF8Names: a probe or span name with invalid UTF-8 is sent
+// with U+FFFD in place of the bad bytes. OTLP strings must be UTF-8: one
+// such name made the exporter refuse the whole request ("string field
+// contains invalid UTF-8"), every probe's start events with it.
+func TestInvalidUTF8Names(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			sel := func(s sdktrace.ReadOnlySpan) (string, bool) { return s.Name(), true }
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
+			_, a := tr.Start(context.Background(), "bad\xffname")
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{{a, a.(sdktrace.ReadOnlySpan).StartTime(), "bad\uFFFDname", "bad\uFFFDname"}})
+		})
+	}
+}
+
 // TestOptionErrors checks that every bad argument is refused, naming it.
 func TestOptionErrors(t *testing.T) {
 	lp := sdklog.NewLoggerProvider()
@@ -347,6 +401,8 @@ func TestOptionErrors(t *testing.T) {
 		want string
 	}{
 		{nil, nil, "deltaqstart: nil LoggerProvider"},
+		// A typed nil panicked at the first use.
+		{(*sdklog.LoggerProvider)(nil), nil, "deltaqstart: nil LoggerProvider"},
 		{lp, WithQueueSize(0), "deltaqstart: WithQueueSize: must be in [1, 262144], got 0"},
 		{lp, WithQueueSize(1<<18 + 1), "deltaqstart: WithQueueSize: must be in [1, 262144], got 262145"},
 		{lp, WithSpanNames(), "deltaqstart: WithSpanNames: no name given"},
