@@ -306,6 +306,8 @@ type Objective struct {
 	Note string
 	// Alerts are the tiers that apply, with their derived factors.
 	Alerts []Alert
+	// doc is the name of its OpenSLO and Sloth documents (nameDocs).
+	doc string
 }
 
 // Alert is a tier applied to an objective.
@@ -380,6 +382,7 @@ func New(probes []Probe, o Options) (*Plan, error) {
 		}
 		return nil, errors.New(b.String())
 	}
+	p.nameDocs()
 	return p, nil
 }
 

@@ -377,6 +377,33 @@ func TestRuleTestsCriticalOnly(t *testing.T) {
 	}
 }
 
+// TestDocNamesUnique: the OpenSLO and Sloth documents' names are DNS
+// labels of their own: probes a.b and a-b gave one name to two documents,
+// and names past 63 characters were cut to one name (their indicators'
+// to 67). A name that is no other's and short enough is kept as it was.
+func TestDocNamesUnique(t *testing.T) {
+	long := strings.Repeat("checkout-", 8)
+	var probes []Probe
+	for _, n := range []string{"a.b", "a-b", long + "x", long + "y", "job"} {
+		probes = append(probes, Probe{Name: n, Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))})
+	}
+	p, err := New(probes, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range p.Objectives {
+		n := p.Objectives[i].docName()
+		if seen[n] || len(n+"-sli") > 63 || notDNS.MatchString(n) {
+			t.Errorf("%s %s: document name %q (%d characters) taken twice or no DNS label with -sli", p.Objectives[i].Probe, p.Objectives[i].Name, n, len(n))
+		}
+		seen[n] = true
+	}
+	if !seen["job-within-40ms"] || !seen["job-success"] {
+		t.Errorf("job's names changed: %v", seen)
+	}
+}
+
 // TestSpecs: the OpenSLO documents and the Sloth spec are YAML with the
 // objectives' targets and queries.
 func TestSpecs(t *testing.T) {

@@ -6,6 +6,7 @@ package slo
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,12 +21,35 @@ import (
 // lowercase letters, digits and '-', at most 63 characters.
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
-func (o *Objective) docName() string {
-	n := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(o.Probe+"-"+o.Name), "-"), "-")
-	if len(n) > 63 {
-		n = strings.TrimRight(n[:63], "-")
+func (o *Objective) docName() string { return o.doc }
+
+// maxDocName bounds a document's name so that its indicator's, with
+// "-sli", is still a DNS label of at most 63 characters.
+const maxDocName = 63 - len("-sli")
+
+// nameDocs names the objectives' documents: the probe and the objective in
+// lower-case DNS characters, and where that name is another objective's
+// too (probes a.b and a-b) or too long, a part of it and a hash of the
+// probe and the objective, so that every document has a name of its own.
+func (p *Plan) nameDocs() {
+	bases := make([]string, len(p.Objectives))
+	count := map[string]int{}
+	for i := range p.Objectives {
+		o := &p.Objectives[i]
+		bases[i] = strings.Trim(notDNS.ReplaceAllString(strings.ToLower(o.Probe+"-"+o.Name), "-"), "-")
+		count[bases[i]]++
 	}
-	return n
+	for i := range p.Objectives {
+		o := &p.Objectives[i]
+		n := bases[i]
+		if count[n] > 1 || len(n) > maxDocName {
+			h := fnv.New32a()
+			h.Write([]byte(o.Probe + "\x00" + o.Name))
+			suffix := fmt.Sprintf("-%08x", h.Sum32())
+			n = strings.TrimRight(n[:min(len(n), maxDocName-len(suffix))], "-") + suffix
+		}
+		o.doc = n
+	}
 }
 
 // counterQuery is the cumulative count of the good (or, for Success, bad)
