@@ -404,6 +404,25 @@ func TestDocNamesUnique(t *testing.T) {
 	}
 }
 
+// TestSlothPeriod: a Sloth spec has no period; one made with another
+// --period than the default says that Sloth's own applies and how to set
+// it (it read as --period's without a word).
+func TestSlothPeriod(t *testing.T) {
+	for _, c := range []struct {
+		period time.Duration
+		said   bool
+	}{{7 * 24 * time.Hour, true}, {DefaultPeriod, false}} {
+		p, err := New([]Probe{{Name: "job", Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}}, Options{Period: c.period})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(string(p.Sloth("a test", "svc")), "# The period is Sloth's own, not --period "+FormatDuration(c.period)+": `sloth generate --default-slo-period "+FormatDuration(c.period)+"`")
+		if said != c.said {
+			t.Errorf("period %s: said %v, want %v", FormatDuration(c.period), said, c.said)
+		}
+	}
+}
+
 // TestSpecs: the OpenSLO documents and the Sloth spec are YAML with the
 // objectives' targets and queries.
 func TestSpecs(t *testing.T) {

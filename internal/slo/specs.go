@@ -148,6 +148,13 @@ func (p *Plan) Sloth(source, service string) []byte {
 			fmt.Fprintf(&b, "#   %s\n", d)
 		}
 	}
+	if p.Options.Period != DefaultPeriod {
+		// A Sloth spec has no period: Sloth's own (--default-slo-period)
+		// applies, and without a word the spec read as --period's.
+		fmt.Fprintf(&b, "# The period is Sloth's own, not --period %s: `sloth generate --default-slo-period %s`\n"+
+			"# (Sloth knows the windows of 30d and 28d; others need --slo-period-windows-path).\n",
+			FormatDuration(p.Options.Period), FormatDuration(p.Options.Period))
+	}
 	p.specsLeaveOut(&b)
 	fmt.Fprintf(&b, "version: \"prometheus/v1\"\nservice: %s\nslos:\n", quote(service))
 	for i := range p.Objectives {
