@@ -241,16 +241,46 @@ func TestDuration(t *testing.T) {
 // success objective and a 0.5 latency point (a derived tier).
 func testPlan(t *testing.T) *Plan {
 	t.Helper()
-	tiers, err := ParseTiers("critical:14.4:1h:5m,warning:1:6h:30m")
+	return testPlanOf(t, "job", "critical:14.4:1h:5m,warning:1:6h:30m")
+}
+
+// testPlanOf is testPlan's objectives for probe name, over tiers.
+func testPlanOf(t *testing.T, name, tiers string) *Plan {
+	t.Helper()
+	ts, err := ParseTiers(tiers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New([]Probe{{Name: "job", Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
-		Options{Period: 7 * 24 * time.Hour, Tiers: tiers})
+	p, err := New([]Probe{{Name: name, Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
+		Options{Period: 7 * 24 * time.Hour, Tiers: ts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// promtoolRules runs promtool check rules on p's rules and promtool test
+// rules on their tests; without promtool it does nothing.
+func promtoolRules(t *testing.T, p *Plan) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		return
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), p.Rules("a test"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := filepath.Join(dir, "rules.test.yml")
+	if err := os.WriteFile(tests, p.RuleTests("rules.yml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
 }
 
 // TestRulesPromtool: the rules pass promtool check rules and their
@@ -309,15 +339,7 @@ func TestRulesPromtool(t *testing.T) {
 // their tests (when installed).
 func TestRulesOddProbeNames(t *testing.T) {
 	const name = "x{{ .Foo }}\nline2: y}}"
-	tiers, err := ParseTiers("critical:14.4:1h:5m,warning:1:6h:30m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := New([]Probe{{Name: name, Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
-		Options{Period: 7 * 24 * time.Hour, Tiers: tiers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPlanOf(t, name, "critical:14.4:1h:5m,warning:1:6h:30m")
 	rules := p.Rules("a test")
 	for line := range strings.Lines(string(rules)) {
 		if strings.HasPrefix(line, "line2") {
@@ -327,54 +349,17 @@ func TestRulesOddProbeNames(t *testing.T) {
 	if !strings.Contains(string(rules), `deltaq_probe: "x{{ \"{{\" }} .Foo {{ \"}}\" }}\nline2: y{{ \"}}\" }}"`) {
 		t.Errorf("no alert label with the name escaped:\n%s", rules)
 	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		return
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests := filepath.Join(dir, "rules.test.yml")
-	if err := os.WriteFile(tests, p.RuleTests("rules.yml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s", err, out)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolRules(t, p)
 }
 
 // TestRuleTestsCriticalOnly: with paging tiers alone (--tiers
 // critical:14.4:1h:5m) the generated tests asked that a slow burn never
 // page, and failed promtool; they do not ask it of such an objective.
 func TestRuleTestsCriticalOnly(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
+	if _, err := exec.LookPath("promtool"); err != nil {
 		t.Skip("promtool not installed")
 	}
-	tiers, err := ParseTiers("critical:14.4:1h:5m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := New([]Probe{{Name: "job", Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}},
-		Options{Period: 7 * 24 * time.Hour, Tiers: tiers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), p.Rules("a test"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests := filepath.Join(dir, "rules.test.yml")
-	if err := os.WriteFile(tests, p.RuleTests("rules.yml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolRules(t, testPlanOf(t, "job", "critical:14.4:1h:5m"))
 }
 
 // TestDocNamesUnique: the OpenSLO and Sloth documents' names are DNS
