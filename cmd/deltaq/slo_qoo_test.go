@@ -83,4 +83,9 @@ func TestSLOQoO(t *testing.T) {
 			t.Errorf("%v: status %d, stderr %q; want an error with %q", c.args, status, stderr, c.want)
 		}
 	}
+	// A bare --qoo where no probe has a requirement applied to nothing,
+	// without a word.
+	if status, _, stderr := runCmd("slo", "--config", analyzeConfig, "--qoo", "80:0.99"); status == exitOK || !strings.Contains(stderr, "--qoo: no probe has a qoo requirement") {
+		t.Errorf("bare --qoo, no requirement: status %d, stderr %q", status, stderr)
+	}
 }

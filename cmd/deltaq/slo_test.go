@@ -198,6 +198,15 @@ func TestSLOFlagErrors(t *testing.T) {
 			t.Errorf("%v: status %d, stderr %q; want %d and %q", c.args, status, stderr, exitUsage, c.want)
 		}
 	}
+	// Several connectors, none named deltaq: the message names them.
+	multi := writeTemp(t, "multi.yaml", `
+connectors:
+  deltaq/a: {probes: {a: {match: {}, dmax: 1s, bins: 10, qta: {points: [{delay: 100ms, p: 0.9}]}}}}
+  deltaq/b: {probes: {b: {match: {}, dmax: 1s, bins: 10, qta: {points: [{delay: 100ms, p: 0.9}]}}}}
+`)
+	if _, _, stderr := runCmd("slo", "--config", multi); !strings.Contains(stderr, `; it has connectors::deltaq/a, connectors::deltaq/b`) {
+		t.Errorf("several connectors: stderr %q", stderr)
+	}
 	status, stdout, stderr := runCmd("slo", "--config", analyzeConfig, "-o", "-")
 	if status != exitOK || !strings.HasPrefix(stdout, "# Error budgets") {
 		t.Errorf("-o -: status %d, stdout %.80q, stderr %s", status, stdout, stderr)

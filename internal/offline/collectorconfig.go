@@ -59,6 +59,21 @@ type Loaded struct {
 	Where string
 }
 
+// theOthers names the deltaq exporters and connectors the configuration
+// has, for the message that found not the one asked for.
+func theOthers(conf *confmap.Conf) string {
+	var ids []string
+	for _, kind := range []string{"exporters", "connectors"} {
+		for _, id := range deltaqComponents(conf)[kind] {
+			ids = append(ids, confpath.Section(kind, id))
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return "; it has " + strings.Join(ids, ", ")
+}
+
 // Resolve reads the locations as the collector does and returns the merged
 // configuration. Errors name the locations. Plain files, with nothing to
 // expand, are read in one pass (resolvePlain); the others by the
@@ -133,7 +148,7 @@ func (c *Source) Load() (*Loaded, error) {
 		hasConnector := conf.IsSet(confpath.Section("connectors", "deltaq"))
 		switch {
 		case !hasConnector:
-			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)", name, c.Exporter)
+			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)%s", name, c.Exporter, theOthers(conf))
 		case c.ExporterSet || c.Exporter != "deltaq":
 			return nil, fmt.Errorf("%s: no exporters section %q (its connectors section \"deltaq\" is read with --connector deltaq)", name, c.Exporter)
 		}

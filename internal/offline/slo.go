@@ -134,6 +134,10 @@ func SLOQoO(l *Loaded, probes []slo.Probe, qoo map[string]slo.QoOObjective) ([]s
 		}
 	}
 	sort.Strings(names)
+	if _, bare := qoo[""]; bare && len(names) == 0 {
+		// It would apply to nothing, without a word.
+		return nil, fmt.Errorf("%s: --qoo: no probe has a qoo requirement (its rop and cpup) to score its windows against", l.Where)
+	}
 	for _, name := range names {
 		q, ok := qoo[name]
 		if !ok {

@@ -236,7 +236,7 @@ func (p *Plan) alert(b *bytes.Buffer, o *Objective, a Alert) {
 	desc := fmt.Sprintf("%s over %s. Over both the last %s and %s %s "+
 		"exceeded %s, a burn rate above %s× (now {{ $value | printf \"%%.3g\" }}×): at this rate the error budget of %s "+
 		"is gone in %s.%s", literal(sentence(o.Describe())), FormatDuration(p.Options.Period), long, short, o.errorWords(),
-		formatNumber(a.Threshold), factor, budget, FormatDuration(a.Exhaustion), derived)
+		formatProduct(a.Threshold), factor, budget, FormatDuration(a.Exhaustion), derived)
 	fmt.Fprintf(b, "      - alert: %s\n        expr: |-\n%s\n        for: %s\n", o.alertName(), indent(expr, 10), FormatDuration(a.forOf()))
 	fmt.Fprintf(b, "        labels:\n          severity: %s\n          deltaq_probe: %s\n          %s: %s\n          %s: %s\n          %s: %s\n",
 		a.Severity, quote(literal(o.Probe)), LabelSLO, quote(literal(o.Name)), LabelWindow, quote(long+"/"+short), LabelBurnRate, quote(factor))

@@ -536,3 +536,8 @@ func secondsName(s float64) string {
 
 // formatNumber writes a float in its shortest form.
 func formatNumber(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// formatProduct writes a product of numbers as written (a factor times a
+// budget) to 12 significant digits, without the float noise of the product
+// itself: 6 × 0.1 is 0.6, not 0.6000000000000001.
+func formatProduct(x float64) string { return strconv.FormatFloat(x, 'g', 12, 64) }
