@@ -257,7 +257,7 @@ func takeMisplaced(entry map[string]any, known []string, p confpath.Path) []erro
 			owner = confcheck.NestedOwner(reflect.Zero(reflect.TypeOf(Config{}.Probes).Elem()).Interface(), k)
 		}
 		if owner != "" {
-			errs = append(errs, confpath.Errorf(p.Field(k), "an option of %s, not of this level: write it under %s (%s: {%s: …})", owner, owner, owner, k))
+			errs = append(errs, confpath.Errorf(p.Field(k), "%s", confcheck.MisplacedMessage(owner, k)))
 			delete(entry, k)
 		}
 	}

@@ -366,12 +366,20 @@ func TestCheckMisplacedOption(t *testing.T) {
 	type match struct {
 		SpanName string `mapstructure:"span_name"`
 	}
-	type probe struct {
-		Match match `mapstructure:"match"`
-		DMax  int   `mapstructure:"dmax"`
+	type divergence struct {
+		Alpha float64 `mapstructure:"alpha"`
 	}
-	err := CheckRaw(map[string]any{"span_name": "x", "bogus": 1}, &probe{}, nil)
+	type triggers struct {
+		Divergence divergence `mapstructure:"divergence"`
+	}
+	type probe struct {
+		Match    match    `mapstructure:"match"`
+		Triggers triggers `mapstructure:"triggers"`
+		DMax     int      `mapstructure:"dmax"`
+	}
+	err := CheckRaw(map[string]any{"span_name": "x", "bogus": 1, "alpha": 0.01}, &probe{}, nil)
 	require.Error(t, err)
-	assert.Equal(t, "bogus: unknown option; the options here are dmax, match\n"+
+	assert.Equal(t, "alpha: an option of triggers.divergence, not of this level: write it under triggers.divergence (triggers: {divergence: {alpha: …}})\n"+
+		"bogus: unknown option; the options here are dmax, match, triggers\n"+
 		"span_name: an option of match, not of this level: write it under match (match: {span_name: …})", err.Error())
 }

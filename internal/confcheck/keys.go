@@ -35,20 +35,39 @@ func (w *walker) checkKeys(m map[string]any, t reflect.Type, p confpath.Path) {
 	}
 	for _, k := range unknownKeys(m, known) {
 		if owner := nestedOwner(t, k); owner != "" {
-			w.report(p.Field(k), "an option of %s, not of this level: write it under %s (%s: {%s: …})", owner, owner, owner, k)
+			w.report(p.Field(k), "%s", MisplacedMessage(owner, k))
 			continue
 		}
 		w.report(p.Field(k), "%s", unknownMessage(k, known))
 	}
 }
 
+// MisplacedMessage is what is said of option k written beside the section
+// owner (a path such as triggers.divergence) that it belongs to.
+func MisplacedMessage(owner, k string) string {
+	parts := strings.Split(owner, ".")
+	flow := k + ": …"
+	for i := len(parts) - 1; i >= 0; i-- {
+		flow = parts[i] + ": {" + flow + "}"
+	}
+	return fmt.Sprintf("an option of %s, not of this level: write it under %s (%s)", owner, owner, flow)
+}
+
 // NestedOwner is nestedOwner of the struct cfg points to (or is).
 func NestedOwner(cfg any, k string) string { return nestedOwner(deref(reflect.TypeOf(cfg)), k) }
 
-// nestedOwner returns the key of a field of struct type t whose own struct
-// has the option k (span_name written beside match rather than in it), or
-// "" for none.
+// nestedOwner returns the path, from struct type t, of the nearest nested
+// section that has the option k (span_name written beside match rather
+// than in it: "match"; alpha beside triggers: "triggers.divergence"), at
+// most two sections down, or "" for none.
 func nestedOwner(t reflect.Type, k string) string {
+	return ownerWithin(t, k, 2)
+}
+
+// ownerWithin is nestedOwner looking depth sections down, the shallower
+// first.
+func ownerWithin(t reflect.Type, k string, depth int) string {
+	var sections []reflect.StructField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		key, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
@@ -60,8 +79,21 @@ func nestedOwner(t reflect.Type, k string) string {
 			continue
 		}
 		inner, open := structKeys(ft)
-		if !open && slices.ContainsFunc(inner, func(o string) bool { return strings.EqualFold(o, k) }) {
+		if open {
+			continue
+		}
+		if slices.ContainsFunc(inner, func(o string) bool { return strings.EqualFold(o, k) }) {
 			return key
+		}
+		sections = append(sections, f)
+	}
+	if depth <= 1 {
+		return ""
+	}
+	for _, f := range sections {
+		key, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if sub := ownerWithin(deref(f.Type), k, depth-1); sub != "" {
+			return key + "." + sub
 		}
 	}
 	return ""
