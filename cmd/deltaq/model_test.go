@@ -472,9 +472,7 @@ func TestModelExtremeTimestamps(t *testing.T) {
 	extreme := writeTemp(t, "extreme.json", string(b)+"\n")
 	dir := t.TempDir()
 	status, out, stderr := runCmd("model", shopFile, extreme, "-o", dir, "--strict")
-	// One doubt: the prediction's KS distance (0.114) is within what the
-	// model's resolution explains, and is no second doubt.
-	if status != exitFail || !strings.Contains(stderr, "--strict: the model is unsure (1 doubts)") {
+	if status != exitFail || !strings.Contains(stderr, "--strict: the model is unsure (2 doubts)") {
 		t.Errorf("status %d, stderr %s", status, stderr)
 	}
 	assertContainsAll(t, "deltaq model", out,
