@@ -214,7 +214,7 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 // would name only the analysis options (and `matc` not as match). probes is
 // returned as it is when every option is known.
 func takeUnknown(probes map[string]any) (map[string]any, []error) {
-	known := append(confcheck.Keys(reflect.Zero(reflect.TypeOf(Config{}.Probes).Elem()).Interface()), keyMatch, keyFailure)
+	known := append(confcheck.Keys(probeOptions()), keyMatch, keyFailure)
 	for _, k := range autoKeys {
 		if !slices.Contains(known, k) {
 			known = append(known, k)
@@ -242,6 +242,10 @@ func takeUnknown(probes map[string]any) (map[string]any, []error) {
 	return out, errs
 }
 
+// probeOptions is a zero of the analysis options of a probe (the element
+// of Config.Probes), whose keys and sections the checks read.
+func probeOptions() any { return reflect.Zero(reflect.TypeOf(Config{}.Probes).Elem()).Interface() }
+
 // takeMisplaced removes from entry (which it changes) the options of match,
 // failure and the probe's analysis sections (qta, triggers, …) written at
 // the probe's level, where they are unknown, and returns their problems,
@@ -249,12 +253,12 @@ func takeUnknown(probes map[string]any) (map[string]any, []error) {
 func takeMisplaced(entry map[string]any, known []string, p confpath.Path) []error {
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(entry)) {
-		if slices.ContainsFunc(known, func(o string) bool { return strings.EqualFold(o, k) }) {
+		if confcheck.HasKey(known, k) {
 			continue
 		}
 		owner := confcheck.NestedOwner(MatchedProbe{}, k)
 		if owner == "" {
-			owner = confcheck.NestedOwner(reflect.Zero(reflect.TypeOf(Config{}.Probes).Elem()).Interface(), k)
+			owner = confcheck.NestedOwner(probeOptions(), k)
 		}
 		if owner != "" {
 			errs = append(errs, confpath.Errorf(p.Field(k), "%s", confcheck.MisplacedMessage(owner, k)))

@@ -82,7 +82,7 @@ func ownerWithin(t reflect.Type, k string, depth int) string {
 		if open {
 			continue
 		}
-		if slices.ContainsFunc(inner, func(o string) bool { return strings.EqualFold(o, k) }) {
+		if HasKey(inner, k) {
 			return key
 		}
 		sections = append(sections, f)
@@ -99,12 +99,18 @@ func ownerWithin(t reflect.Type, k string, depth int) string {
 	return ""
 }
 
+// HasKey reports whether keys holds k, without regard to case, as the
+// collector's decoder matches keys.
+func HasKey(keys []string, k string) bool {
+	return slices.ContainsFunc(keys, func(o string) bool { return strings.EqualFold(o, k) })
+}
+
 // unknownKeys returns the keys of m that known lacks, sorted. Keys match
 // without regard to case, as the decoder matches them.
 func unknownKeys(m map[string]any, known []string) []string {
 	unknown := make([]string, 0)
 	for k := range m {
-		if !slices.ContainsFunc(known, func(key string) bool { return strings.EqualFold(key, k) }) {
+		if !HasKey(known, k) {
 			unknown = append(unknown, k)
 		}
 	}
