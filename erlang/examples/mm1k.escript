@@ -197,11 +197,12 @@ report(What, Counts) ->
     [Arrived, Completed, Failed1, Failed2] = [atomics:get(Counts, I) || I <- [1, 2, 3, 4]],
     Stats = dqsd_otel:stats(),
     io:format("mm1k: ~s arrivals=~b completed=~b failed_worker_1=~b failed_worker_2=~b "
-              "in_flight=~b exported_spans=~b exported_events=~b dropped=~b "
-              "export_failed=~b~n",
+              "in_flight=~b exported_spans=~b exported_events=~b elided_events=~b "
+              "dropped=~b export_failed=~b~n",
               [What, Arrived, Completed, Failed1, Failed2,
                Arrived - Completed - Failed1 - Failed2,
                maps:get(exported_spans, Stats, 0), maps:get(exported_events, Stats, 0),
+               maps:get(elided_events, Stats, 0),
                maps:get(dropped_spans, Stats, 0) + maps:get(dropped_events, Stats, 0),
                maps:get(failed_spans, Stats, 0) + maps:get(failed_events, Stats, 0)]).
 

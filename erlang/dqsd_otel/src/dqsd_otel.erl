@@ -315,7 +315,8 @@ flush(Timeout) ->
 %% retries or the collector refused them), `export_requests' and
 %% `export_errors' (failed attempts, retried or not; an attempt while inets
 %% is stopped is one), `exporter_restarts' (exporters started again by the
-%% watchdog after the previous one stopped).
+%% watchdog after the previous one stopped), `elided_events' (start events
+%% not sent because their span went in the same batch).
 -spec stats() -> #{atom() => non_neg_integer()}.
 stats() ->
     case persistent_term:get(?PT_QUEUE, undefined) of
@@ -333,7 +334,8 @@ stats() ->
               export_errors => C(?C_EXPORT_ERRORS),
               exporter_restarts => C(?C_EXPORTER_RESTARTS),
               oversized_spans => C(?C_OVERSIZED_SPANS),
-              oversized_events => C(?C_OVERSIZED_EVENTS)};
+              oversized_events => C(?C_OVERSIZED_EVENTS),
+              elided_events => C(?C_ELIDED_EVENTS)};
         undefined ->
             #{}
     end.

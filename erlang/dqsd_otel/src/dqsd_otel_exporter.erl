@@ -8,9 +8,9 @@
 %% whole batch. Each batch becomes at most two requests, sent in order: the
 %% start events to `/v1/logs' (by default one `deltaq.span.starts' record
 %% per probe, with `start_events => per_span' one record per span), then the
-%% spans to `/v1/traces'. Because the
-%% queue is drained in queuing order, a span is never sent before its start
-%% event.
+%% spans to `/v1/traces'. Because the queue is drained in queuing order, a
+%% span is never sent before its start event; a start event whose span is
+%% in the same batch is not sent at all.
 %%
 %% A request that fails with a connection error or HTTP 429, 502, 503 or 504
 %% is retried with exponential backoff and jitter (the OTLP/HTTP retry rules);
@@ -243,11 +243,22 @@ drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
 %% `max_request_bytes' (the collector refuses a body beyond its own limit,
 %% and every item in it would be lost); an item that is larger alone is
 %% dropped and counted, and the others go without it.
+%%
+%% A start event whose span is in the same batch is left out (counted as
+%% elided): the span says all it would, and sent first it could only do
+%% harm. Its instance may be overdue by the time the batch goes (a batch
+%% interval longer than the probe's dMax, or a backlog after the collector
+%% was away), and the collector would time it out in the moment between
+%% the two requests, though the span ended in time.
 requests(Items, #state{config = Config, resource = Resource} = State) ->
     #{logs_url := LogsUrl, traces_url := TracesUrl} = Config,
-    Events = [{TraceId, SpanId, Name, Start, TraceState}
-              || {start, TraceId, SpanId, Name, Start, TraceState} <- Items],
     Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
+    Ended = maps:from_keys([{T, S} || {#dqsd_span{trace_id = T, span_id = S}, _, _} <- Spans],
+                           true),
+    Events = [{TraceId, SpanId, Name, Start, TraceState}
+              || {start, TraceId, SpanId, Name, Start, TraceState} <- Items,
+                 not is_map_key({TraceId, SpanId}, Ended)],
+    count(State, ?C_ELIDED_EVENTS, length(Items) - length(Spans) - length(Events)),
     Offset = erlang:time_offset(nanosecond),
     EncodeEvents =
         case Config of

@@ -76,7 +76,8 @@
 -define(C_EXPORTER_RESTARTS, 9).
 -define(C_OVERSIZED_SPANS, 10).
 -define(C_OVERSIZED_EVENTS, 11).
--define(C_COUNT, 11).
+-define(C_ELIDED_EVENTS, 12).
+-define(C_COUNT, 12).
 
 %% Registered names of the supervisor, the exporter and its watchdog.
 -define(SUP, dqsd_otel_sup).
