@@ -61,6 +61,7 @@ analysis before the next is read, so memory holds one record and the
 analysis, whatever the size of the files; a line or record may be up to
 64 MiB long, and so may a JSON document laid out over several lines. Errors
 name the file and the line, as FILE:LINE, or the record and its byte offset.
+A file named - is standard input (zstdcat traces.zst | deltaq analyze ... -).
 
 Windows: the instances are counted into windows of the configured interval
 (--interval overrides it) by their end time, aligned on multiples of the

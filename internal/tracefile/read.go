@@ -120,12 +120,19 @@ type TruncatedError struct{ msg string }
 
 func (e *TruncatedError) Error() string { return e.msg }
 
+// Stdin is the path that names standard input: a file can be piped in
+// (zstdcat traces.zst | deltaq analyze -), once.
+const Stdin = "-"
+
 // ReadFiles reads the files in order with Read, passing each record to fn.
 // A file whose last record was cut short (a *TruncatedError: its records
 // before the cut were passed to fn) is not an error: its message is among
 // the warnings, and the files after it are read. Any other error stops the
-// reading.
+// reading, as does Stdin given more than once (before anything is read).
 func ReadFiles(paths []string, o Options, fn func(ptrace.Traces) error) (warnings []string, err error) {
+	if n := countStdin(paths); n > 1 {
+		return nil, fmt.Errorf("%q (standard input) given %d times: it can be read once", Stdin, n)
+	}
 	for _, path := range paths {
 		err := Read(path, o, fn)
 		var te *TruncatedError
@@ -138,7 +145,8 @@ func ReadFiles(paths []string, o Options, fn func(ptrace.Traces) error) (warning
 	return warnings, nil
 }
 
-// Read calls fn with each request (a record: one ExportTraceServiceRequest) of a trace file, in order,
+// Read calls fn with each request (a record: one ExportTraceServiceRequest) of a trace file (Stdin:
+// standard input), in order,
 // before reading the next (the forms are those of detectLayout). A JSON
 // file whose first non-blank line is one complete JSON value is read one
 // line at a time; any other JSON file (an indented document, several on a
@@ -152,11 +160,14 @@ func Read(path string, o Options, fn func(ptrace.Traces) error) error {
 	if o.MaxLine < 1 || o.MaxLine > MaxRecordLimit || o.MaxDocument < 1 || o.MaxDocument > MaxRecordLimit {
 		return fmt.Errorf("%s: record bounds %d and %d bytes: want each in [1, %s]", path, o.MaxLine, o.MaxDocument, FormatBytes(MaxRecordLimit))
 	}
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if path == Stdin {
+		path = "standard input"
+	}
 	r := &reader{path: path, opt: o, br: bufio.NewReaderSize(f, 64<<10), fn: fn}
 	defer r.close()
 	if err := r.read(); err != nil {
@@ -166,6 +177,25 @@ func Read(path string, o Options, fn func(ptrace.Traces) error) error {
 		return fmt.Errorf("%s: no traces", path)
 	}
 	return nil
+}
+
+// open opens the file at path, or standard input for Stdin (which closing
+// leaves open).
+func open(path string) (io.ReadCloser, error) {
+	if path == Stdin {
+		return io.NopCloser(os.Stdin), nil
+	}
+	return os.Open(path)
+}
+
+func countStdin(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		if p == Stdin {
+			n++
+		}
+	}
+	return n
 }
 
 // reader is the state of Read.

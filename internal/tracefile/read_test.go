@@ -374,3 +374,46 @@ func TestReadBounds(t *testing.T) {
 		t.Errorf("a 4 MiB indented document with a 1 MiB bound: %v, %d documents", err, n)
 	}
 }
+
+// TestReadStdin: "-" reads standard input, in any form (here zstd
+// records), named "standard input" in messages, once: given twice it is
+// refused before anything is read.
+func TestReadStdin(t *testing.T) {
+	tds, want := testRequests()
+	b, _ := fileExporterFile(t, tds, "proto", "zstd", false)
+	whole := writeTemp(t, "whole.bin", string(b))
+	cut := writeTemp(t, "cut.bin", string(b[:len(b)-7]))
+	stdin := func(path string) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := os.Stdin
+		os.Stdin = f
+		t.Cleanup(func() { os.Stdin = saved; f.Close() })
+	}
+	read := func(paths ...string) ([]string, []string, error) {
+		var got []string
+		warnings, err := ReadFiles(paths, Options{}, func(td ptrace.Traces) error {
+			var names []string
+			forEachSpan(td, func(s ptrace.Span) { names = append(names, s.Name()) })
+			got = append(got, strings.Join(names, ","))
+			return nil
+		})
+		return got, warnings, err
+	}
+	stdin(whole)
+	if got, warnings, err := read(Stdin); err != nil || len(warnings) != 0 || !slices.Equal(got, want) {
+		t.Errorf("stdin: got %q, warnings %q, error %v; want %q", got, warnings, err, want)
+	}
+	stdin(cut)
+	got, warnings, err := read(whole, Stdin)
+	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "standard input: record") ||
+		!slices.Equal(got, append(slices.Clone(want), want[:len(want)-1]...)) {
+		t.Errorf("a cut stdin after a file: got %q, warnings %q, error %v", got, warnings, err)
+	}
+	got, _, err = read(whole, Stdin, Stdin)
+	if err == nil || !strings.Contains(err.Error(), `"-" (standard input) given 2 times`) || len(got) != 0 {
+		t.Errorf("stdin twice: got %q, error %v; want a refusal before reading", got, err)
+	}
+}
