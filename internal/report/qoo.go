@@ -36,8 +36,16 @@ func QoOOf(q deltaq.QoO) *QoO {
 	return j
 }
 
-// FormatScore prints a score to four significant digits: 50, 33.33, 100.
-func FormatScore(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+// FormatScore prints a score to four significant digits, without an
+// exponent: 50, 33.33, 0.0002, 100. A score below 100 is never shown as
+// 100, which only the optimum scores: 99.996 is 99.99.
+func FormatScore(x float64) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64)
+	if v >= 100 && x < 100 {
+		v = 99.99
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // DescribeQoO is the text form of a score: "50 (latency 50 at p99, loss 75)".
 func DescribeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
