@@ -49,7 +49,13 @@ func FormatScore(x float64) string {
 
 // DescribeQoO is the text form of a score: "50 (latency 50 at p99, loss 75)".
 func DescribeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
-	lat := "latency —, nothing completed"
+	return describeQoO(r, q, "latency —, nothing completed")
+}
+
+// describeQoO is DescribeQoO, saying noLatency of a score without a
+// latency component where the requirement has percentiles.
+func describeQoO(r deltaq.QoORequirement, q deltaq.QoO, noLatency string) string {
+	lat := noLatency
 	if q.HasLatency {
 		lat = fmt.Sprintf("latency %s at p%s", FormatScore(q.Latency),
 			strconv.FormatFloat(100*r.Latency[q.Worst].Percentile, 'g', -1, 64))
@@ -102,7 +108,15 @@ func writeQoO(w io.Writer, p *analysis.ProbeResult) {
 			parts = append(parts, fmt.Sprintf("%s withheld (%s completed instances, %d needed)", s.name,
 				strconv.FormatFloat(s.score.Completed, 'g', 4, 64), p.QoO.MinInstances))
 		default:
-			d := s.name + " " + DescribeQoO(p.QoO.Requirement, s.score.QoO)
+			// A score without latency from completed instances was
+			// given by its loss or rate alone: too few completed for
+			// the percentiles (scoreOne).
+			noLatency := "latency —, nothing completed"
+			if s.score.Completed > 0 {
+				noLatency = fmt.Sprintf("latency withheld, %s completed instances, %d needed",
+					strconv.FormatFloat(s.score.Completed, 'g', 4, 64), p.QoO.MinInstances)
+			}
+			d := s.name + " " + describeQoO(p.QoO.Requirement, s.score.QoO, noLatency)
 			if s.score.QoO.HasRate {
 				d = strings.TrimSuffix(d, ")") + ", rate " + FormatScore(s.score.QoO.Rate) + ")"
 			}
