@@ -36,12 +36,26 @@ func QoOOf(q deltaq.QoO) *QoO {
 	return j
 }
 
-// FormatScore prints a score to four significant digits: 50, 33.33, 100.
-func FormatScore(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+// FormatScore prints a score to four significant digits, without an
+// exponent: 50, 33.33, 0.0002, 100. A score below 100 is never shown as
+// 100, which only the optimum scores: 99.996 is 99.99.
+func FormatScore(x float64) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64)
+	if v >= 100 && x < 100 {
+		v = 99.99
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // DescribeQoO is the text form of a score: "50 (latency 50 at p99, loss 75)".
 func DescribeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
-	lat := "latency —, nothing completed"
+	return describeQoO(r, q, "latency —, nothing completed")
+}
+
+// describeQoO is DescribeQoO, saying noLatency of a score without a
+// latency component where the requirement has percentiles.
+func describeQoO(r deltaq.QoORequirement, q deltaq.QoO, noLatency string) string {
+	lat := noLatency
 	if q.HasLatency {
 		lat = fmt.Sprintf("latency %s at p%s", FormatScore(q.Latency),
 			strconv.FormatFloat(100*r.Latency[q.Worst].Percentile, 'g', -1, 64))
@@ -94,7 +108,15 @@ func writeQoO(w io.Writer, p *analysis.ProbeResult) {
 			parts = append(parts, fmt.Sprintf("%s withheld (%s completed instances, %d needed)", s.name,
 				strconv.FormatFloat(s.score.Completed, 'g', 4, 64), p.QoO.MinInstances))
 		default:
-			d := s.name + " " + DescribeQoO(p.QoO.Requirement, s.score.QoO)
+			// A score without latency from completed instances was
+			// given by its loss or rate alone: too few completed for
+			// the percentiles (scoreOne).
+			noLatency := "latency —, nothing completed"
+			if s.score.Completed > 0 {
+				noLatency = fmt.Sprintf("latency withheld, %s completed instances, %d needed",
+					strconv.FormatFloat(s.score.Completed, 'g', 4, 64), p.QoO.MinInstances)
+			}
+			d := s.name + " " + describeQoO(p.QoO.Requirement, s.score.QoO, noLatency)
 			if s.score.QoO.HasRate {
 				d = strings.TrimSuffix(d, ")") + ", rate " + FormatScore(s.score.QoO.Rate) + ")"
 			}
