@@ -245,15 +245,23 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		return // Config.Check refused it.
 	}
 	res := &QoOResult{Requirement: req, MinInstances: max(req.MinInstances(), s.cfg.QoO.MinInstances)}
-	if pr.Analysis != nil {
+	span := r.End.Sub(r.Start).Seconds()
+	switch {
+	case pr.Analysis != nil:
 		w := sample{instances: pr.EffectiveInstances}
 		if n := pr.Counts.Total(); n > 0 {
 			w.completed = pr.EffectiveInstances * float64(pr.Counts.Success) / float64(n)
 		}
-		if span := r.End.Sub(r.Start).Seconds(); span > 0 {
+		if span > 0 {
 			w.rate, w.hasRate = float64(pr.Counts.Success)/span, true
 		}
 		res.Observed = scoreOne(req, res.MinInstances, *pr.Analysis, w)
+	case req.MinRate > 0 && span > 0:
+		// A window without an instance: no latency or loss to read, but a
+		// rate of 0, below the minimum, which makes the score 0 (the QoO
+		// draft, section 3.3.4) — an outage shows as one.
+		res.Observed = QoOScore{Present: true, OK: true, QoO: deltaq.QoO{HasRate: true},
+			Measured: deltaq.QoOMeasurement{HasRate: true}}
 	}
 	if pr.Calculated != nil {
 		worth := a.calculatedCount(pr.Name, false)

@@ -157,8 +157,11 @@ type QoO struct {
 	Latency    float64
 	HasLatency bool
 	Worst      int
-	// Loss is the loss component.
-	Loss float64
+	// Loss is the loss component, valid when HasLoss: always from Score;
+	// only a score of a window with no instance at all, 0 for its rate
+	// (analysis), has none.
+	Loss    float64
+	HasLoss bool
 	// Rate is the rate (throughput) component, 100 or 0, valid when
 	// HasRate (a MinRate and a measured rate).
 	Rate    float64
@@ -188,7 +191,7 @@ func (r QoORequirement) Score(m QoOMeasurement) (QoO, error) {
 	if math.IsNaN(m.Loss) || m.Loss < 0 || m.Loss > 1 {
 		return QoO{}, fmt.Errorf("deltaq: QoO: measured loss %v outside [0, 1]", m.Loss)
 	}
-	q := QoO{Loss: 100 * interpolate(m.Loss, r.ROPLoss, r.CPUPLoss)}
+	q := QoO{Loss: 100 * interpolate(m.Loss, r.ROPLoss, r.CPUPLoss), HasLoss: true}
 	q.Score = q.Loss
 	if len(m.Latency) > 0 {
 		q.HasLatency, q.Latency = true, 100

@@ -44,7 +44,9 @@ func (b *builder) qoo(s *metricSet, p *analysis.ProbeResult, id probeID, end pco
 		}
 		q := &sc.score.QoO
 		gauge(s.qoo.score.Gauge().DataPoints(), id, end, q.Score, contract.AttrSeries, sc.series, "", "")
-		gauge(s.qoo.loss.Gauge().DataPoints(), id, end, q.Loss, contract.AttrSeries, sc.series, "", "")
+		if q.HasLoss {
+			gauge(s.qoo.loss.Gauge().DataPoints(), id, end, q.Loss, contract.AttrSeries, sc.series, "", "")
+		}
 		if q.HasLatency {
 			gauge(s.qoo.latency.Gauge().DataPoints(), id, end, q.Latency, contract.AttrSeries, sc.series, "", "")
 		}

@@ -96,3 +96,36 @@ func TestQoOOutput(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), counter(t, h, "exporter_deltaq_qoo_scores_withheld", ""), "a's score, withheld and counted")
 }
+
+// TestQoOOutputEmptyWindow: a window without an instance of a probe whose
+// requirement has a min_rate scores 0 on its rate alone ("Quality of
+// Outcome", draft-ietf-ippm-qoo-10, section 3.3.4: below the minimum
+// throughput the score is 0), with no latency or loss point (nothing to
+// read them from): an outage shows. Without a min_rate there is no score.
+func TestQoOOutputEmptyWindow(t *testing.T) {
+	const dmax = 100 * time.Millisecond
+	req := analysis.QoOConfig{
+		ROP:  analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(20)}}, MaxFailure: 0.01},
+		CPUP: analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(40)}}, MaxFailure: 0.1},
+	}
+	withRate := req
+	withRate.MinRate = 10
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{
+		"job":   {DMax: dmax, Bins: 100, QoO: withRate},
+		"other": {DMax: dmax, Bins: 100, QoO: req},
+	}
+	h := newHarness(t, cfg, at(time.Second))
+	h.consume(span{probe: "job", outcome: contract.Success, end: ms(100), delay: ms(10), dmax: dmax, bins: 100},
+		span{probe: "other", outcome: contract.Success, end: ms(100), delay: ms(10), dmax: dmax, bins: 100})
+	h.obs.tick(at(2 * time.Second))
+	h.metrics.Reset()
+	h.obs.tick(at(3 * time.Second))
+
+	score, latency := qooPoints(h, contract.MetricQoOScore), qooPoints(h, contract.MetricQoOLatency)
+	loss, rate := qooPoints(h, contract.MetricQoOLoss), qooPoints(h, contract.MetricQoORate)
+	assert.Equal(t, map[string]float64{"job/observed": 0}, score, "the empty window's scores")
+	assert.Equal(t, map[string]float64{"job/observed": 0}, rate, "no instance: a rate of 0, below min_rate")
+	assert.Empty(t, latency, "nothing completed: no latency")
+	assert.Empty(t, loss, "nothing counted: no loss")
+}

@@ -18,13 +18,17 @@ import (
 type QoO struct {
 	Score   float64  `json:"score"`
 	Latency *float64 `json:"latency,omitempty"`
-	Loss    float64  `json:"loss"`
+	Loss    *float64 `json:"loss,omitempty"`
 	Rate    *float64 `json:"rate,omitempty"`
 }
 
 // QoOOf returns the JSON form of a score.
 func QoOOf(q deltaq.QoO) *QoO {
-	j := &QoO{Score: q.Score, Loss: q.Loss}
+	j := &QoO{Score: q.Score}
+	if q.HasLoss {
+		v := q.Loss
+		j.Loss = &v
+	}
 	if q.HasLatency {
 		v := q.Latency
 		j.Latency = &v
@@ -63,7 +67,14 @@ func describeQoO(r deltaq.QoORequirement, q deltaq.QoO, noLatency string) string
 	if len(r.Latency) == 0 {
 		lat = "no latency requirement"
 	}
-	return fmt.Sprintf("%s (%s, loss %s)", FormatScore(q.Score), lat, FormatScore(q.Loss))
+	loss := "loss —"
+	if q.HasLoss {
+		loss = "loss " + FormatScore(q.Loss)
+	}
+	if q.HasRate {
+		loss += ", rate " + FormatScore(q.Rate)
+	}
+	return fmt.Sprintf("%s (%s, %s)", FormatScore(q.Score), lat, loss)
 }
 
 // hasQoO reports whether a probe of the configuration has a qoo
@@ -116,11 +127,7 @@ func writeQoO(w io.Writer, p *analysis.ProbeResult) {
 				noLatency = fmt.Sprintf("latency withheld, %s completed instances, %d needed",
 					strconv.FormatFloat(s.score.Completed, 'g', 4, 64), p.QoO.MinInstances)
 			}
-			d := s.name + " " + describeQoO(p.QoO.Requirement, s.score.QoO, noLatency)
-			if s.score.QoO.HasRate {
-				d = strings.TrimSuffix(d, ")") + ", rate " + FormatScore(s.score.QoO.Rate) + ")"
-			}
-			parts = append(parts, d)
+			parts = append(parts, s.name+" "+describeQoO(p.QoO.Requirement, s.score.QoO, noLatency))
 		}
 	}
 	if len(parts) > 0 {
