@@ -42,7 +42,8 @@ type scopeState struct {
 	traceURL TraceURL
 	// malformed counts data points and records that were ignored: without a
 	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
-	// value, a QTA probability outside [0, 1], or a Quality of Outcome
+	// value, a QTA probability, failure ratio or divergence outside
+	// [0, 1], a negative outcome count, or a Quality of Outcome
 	// outside [0, 100] or of a series other than observed and calculated;
 	// snapshot records without a snapshot id.
 	malformed int
@@ -363,6 +364,9 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 		}
 		w.qtaOf(name).maxFailure = scopeReading{v, true}
 	case metricOutcomes:
+		if v < 0 {
+			return false
+		}
 		kind := stringAttr(attrs, attrOutcome)
 		if _, known := p.outcomes[kind]; !known {
 			if len(kind) > s.limits.NameBytes {
@@ -376,10 +380,16 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 		}
 		p.outcomes[kind] = v
 	case metricFailureRatio:
+		if v < 0 || v > 1 {
+			return false
+		}
 		w.readingsOf(name).failure = scopeReading{v, true}
 	case metricQTAViolation:
 		w.readingsOf(name).violation = scopeReading{v, true}
 	case metricDivergence:
+		if v < 0 || v > 1 {
+			return false
+		}
 		w.readingsOf(name).divergence = scopeReading{v, true}
 	}
 	return true

@@ -349,6 +349,28 @@ func TestScopeExactQTA(t *testing.T) {
 	}
 }
 
+// TestScopeRefusesReadingsOutOfRange: a failure ratio or a divergence
+// outside [0, 1] and a negative outcome count are malformed, not shown (was:
+// a failure ratio of 1e300 printed as 300 digits across the header).
+func TestScopeRefusesReadingsOutOfRange(t *testing.T) {
+	s := newScopeState(DefaultLimits())
+	p := newExporterPayload()
+	p.gauge(metricFailureRatio, "api", 1e300)
+	p.gauge(metricDivergence, "api", -0.5)
+	p.outcomes("api", map[string]int64{"success": -5, "timeout": 2})
+	s.addMetrics(p.md)
+	a := s.probes["api"]
+	if s.malformed != 3 || a.failure.ok || a.divergence.ok {
+		t.Errorf("malformed = %d, failure %+v, divergence %+v; want 3 and neither", s.malformed, a.failure, a.divergence)
+	}
+	if _, ok := a.outcomes["success"]; ok || a.outcomes["timeout"] != 2 {
+		t.Errorf("outcomes %v, want timeout 2 only", a.outcomes)
+	}
+	if frame := renderScope(s, defaultScopeFrame); strings.Contains(frame, "failure 1") || !strings.Contains(frame, "ignored 3 malformed") {
+		t.Errorf("frame:\n%s", frame)
+	}
+}
+
 // scopePlotRows returns the plot rows (the lines with a y-axis bar) of the first
 // probe in a frame, without the axis label and bar.
 func scopePlotRows(t *testing.T, frame string) []string {
