@@ -42,7 +42,8 @@ type scopeState struct {
 	traceURL TraceURL
 	// malformed counts data points and records that were ignored: without a
 	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
-	// value, a QTA probability outside [0, 1], or a Quality of Outcome
+	// value, a QTA probability, failure ratio or divergence outside
+	// [0, 1], a negative outcome count, or a Quality of Outcome
 	// outside [0, 100] or of a series other than observed and calculated;
 	// snapshot records without a snapshot id.
 	malformed int
@@ -191,12 +192,24 @@ type windowCurves struct {
 	// rest of the same one.
 	qoo    map[string]map[string]*qooReading
 	before map[string]time.Time
+	// readings are the failure ratio, QTA verdict and divergence of the
+	// batch, by probe.
+	readings map[string]*windowReadings
+}
+
+// windowReadings are the scalar readings of one probe's window. The
+// connector sends them only for a window that has them (no failure ratio
+// or QTA verdict for a window without instances, no divergence for one
+// without a test): a later window without them has none.
+type windowReadings struct {
+	failure, violation, divergence scopeReading
 }
 
 // addMetrics ingests one batch. A probe's curves, quantiles and QTA are
 // replaced by those of the batch when it has any (each window sends them
-// whole), the quantiles also when it has curves only; the scalar metrics
-// and outcome counts are updated point by point.
+// whole), the quantiles also when it has curves only; the failure ratio,
+// QTA verdict and divergence are those of the probe's latest window
+// (replaceReadings); the outcome counts are updated point by point.
 // deltaq.observed, the cumulative histogram of successes, is not read: the
 // curves and quantiles of the window are sent as they are.
 func (s *scopeState) addMetrics(md pmetric.Metrics) {
@@ -204,6 +217,7 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	w := windowCurves{
 		curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{},
 		qta: map[string]*qtaReading{}, qoo: map[string]map[string]*qooReading{}, before: map[string]time.Time{},
+		readings: map[string]*windowReadings{},
 	}
 	for m := range otlprecv.Metrics(md) {
 		switch m.Name() {
@@ -220,6 +234,34 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	}
 	s.replaceCurves(&w)
 	s.replaceQoO(&w)
+	s.replaceReadings(&w)
+}
+
+// replaceReadings sets the failure ratio, QTA verdict and divergence of the
+// probes of a batch: a batch of a later window than the probe showed
+// replaces them, those it lacks included (a window without instances has
+// no verdict, not the last one's); a batch of the same window only adds
+// those it has (a window sent in several requests).
+func (s *scopeState) replaceReadings(w *windowCurves) {
+	for name, before := range w.before {
+		p := s.probes[name]
+		if p == nil { // gave up its slot within the batch
+			continue
+		}
+		r := w.readings[name]
+		if r == nil {
+			r = &windowReadings{}
+		}
+		later := before.IsZero() || p.updated.After(before)
+		set := func(dst *scopeReading, src scopeReading) {
+			if later || src.ok {
+				*dst = src
+			}
+		}
+		set(&p.failure, r.failure)
+		set(&p.violation, r.violation)
+		set(&p.divergence, r.divergence)
+	}
 }
 
 // replaceQoO sets the Quality of Outcome of the probes of a batch
@@ -322,6 +364,9 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 		}
 		w.qtaOf(name).maxFailure = scopeReading{v, true}
 	case metricOutcomes:
+		if v < 0 {
+			return false
+		}
 		kind := stringAttr(attrs, attrOutcome)
 		if _, known := p.outcomes[kind]; !known {
 			if len(kind) > s.limits.NameBytes {
@@ -335,11 +380,17 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 		}
 		p.outcomes[kind] = v
 	case metricFailureRatio:
-		p.failure = scopeReading{v, true}
+		if v < 0 || v > 1 {
+			return false
+		}
+		w.readingsOf(name).failure = scopeReading{v, true}
 	case metricQTAViolation:
-		p.violation = scopeReading{v, true}
+		w.readingsOf(name).violation = scopeReading{v, true}
 	case metricDivergence:
-		p.divergence = scopeReading{v, true}
+		if v < 0 || v > 1 {
+			return false
+		}
+		w.readingsOf(name).divergence = scopeReading{v, true}
 	}
 	return true
 }
@@ -425,6 +476,16 @@ func (w *windowCurves) addQoOPoint(metric, name, series string, v float64) bool 
 		r.rate = reading
 	}
 	return true
+}
+
+// readingsOf returns the readings of probe name in the batch, none at first.
+func (w *windowCurves) readingsOf(name string) *windowReadings {
+	r := w.readings[name]
+	if r == nil {
+		r = &windowReadings{}
+		w.readings[name] = r
+	}
+	return r
 }
 
 // qtaOf returns the QTA of probe name in the batch, empty at first.

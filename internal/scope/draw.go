@@ -62,7 +62,7 @@ func renderScope(s *scopeState, o Frame) string {
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
 		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
 	if s.malformed > 0 {
-		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability outside [0, 1], or QoO score outside [0, 100] or of an unknown series) or snapshot records (no deltaq.snapshot.id)\n", s.malformed)
+		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability, failure ratio or divergence outside [0, 1], negative outcome count, or QoO score outside [0, 100] or of an unknown series) or snapshot records (no deltaq.snapshot.id)\n", s.malformed)
 	}
 	if line := cutsLine(s.cuts); line != "" {
 		b.WriteString(line + "\n")

@@ -349,6 +349,28 @@ func TestScopeExactQTA(t *testing.T) {
 	}
 }
 
+// TestScopeRefusesReadingsOutOfRange: a failure ratio or a divergence
+// outside [0, 1] and a negative outcome count are malformed, not shown (was:
+// a failure ratio of 1e300 printed as 300 digits across the header).
+func TestScopeRefusesReadingsOutOfRange(t *testing.T) {
+	s := newScopeState(DefaultLimits())
+	p := newExporterPayload()
+	p.gauge(metricFailureRatio, "api", 1e300)
+	p.gauge(metricDivergence, "api", -0.5)
+	p.outcomes("api", map[string]int64{"success": -5, "timeout": 2})
+	s.addMetrics(p.md)
+	a := s.probes["api"]
+	if s.malformed != 3 || a.failure.ok || a.divergence.ok {
+		t.Errorf("malformed = %d, failure %+v, divergence %+v; want 3 and neither", s.malformed, a.failure, a.divergence)
+	}
+	if _, ok := a.outcomes["success"]; ok || a.outcomes["timeout"] != 2 {
+		t.Errorf("outcomes %v, want timeout 2 only", a.outcomes)
+	}
+	if frame := renderScope(s, defaultScopeFrame); strings.Contains(frame, "failure 1") || !strings.Contains(frame, "ignored 3 malformed") {
+		t.Errorf("frame:\n%s", frame)
+	}
+}
+
 // scopePlotRows returns the plot rows (the lines with a y-axis bar) of the first
 // probe in a frame, without the axis label and bar.
 func scopePlotRows(t *testing.T, frame string) []string {
@@ -494,6 +516,56 @@ func shiftWindow(md pmetric.Metrics, d time.Duration) pmetric.Metrics {
 		}
 	}
 	return md
+}
+
+// brokenThenIdle is a window of probe api that breaks its QTA, with a
+// failure ratio and a divergence, and then, one second later, a window
+// without instances as the connector sends it: curves and outcome counts,
+// no failure ratio, QTA verdict or divergence.
+func brokenThenIdle() (broken, idle pmetric.Metrics) {
+	p := newExporterPayload()
+	p.curve("api", seriesObserved, 0.001, 10, uniformMass(0.01, 0.75))
+	p.outcomes("api", map[string]int64{"success": 30, "timeout": 10})
+	p.gauge(metricFailureRatio, "api", 0.25)
+	p.gauge(metricQTAViolation, "api", 1)
+	p.gauge(metricDivergence, "api", 0.3)
+	q := newExporterPayload()
+	q.curve("api", seriesMean, 0.001, 10, uniformMass(0.01, 0.75))
+	q.outcomes("api", map[string]int64{"success": 30, "timeout": 10})
+	return p.md, shiftWindow(q.md, time.Second)
+}
+
+// TestScopeReadingsAreTheWindows: the failure ratio, QTA verdict and
+// divergence shown are the latest window's; a window without instances has
+// none (was: the last window with instances said "QTA BROKEN" under every
+// later window's time). A window sent in several requests keeps those of
+// its earlier requests.
+func TestScopeReadingsAreTheWindows(t *testing.T) {
+	s := newScopeState(DefaultLimits())
+	broken, idle := brokenThenIdle()
+	s.addMetrics(broken)
+	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "QTA BROKEN │ failure 25.00% │ divergence 0.300") {
+		t.Fatalf("the broken window:\n%s", frame)
+	}
+	s.addMetrics(idle)
+	p := s.probes["api"]
+	if p.failure.ok || p.violation.ok || p.divergence.ok {
+		t.Errorf("after a window without instances: failure %+v, violation %+v, divergence %+v; want none", p.failure, p.violation, p.divergence)
+	}
+	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "window ending 12:00:06.000Z\nQTA - │ outcomes") {
+		t.Errorf("the window without instances:\n%s", frame)
+	}
+
+	// The next window in two requests: the verdict, then the failure ratio.
+	part := newExporterPayload()
+	part.gauge(metricQTAViolation, "api", 0)
+	s.addMetrics(shiftWindow(part.md, 2*time.Second))
+	part = newExporterPayload()
+	part.gauge(metricFailureRatio, "api", 0.01)
+	s.addMetrics(shiftWindow(part.md, 2*time.Second))
+	if !p.violation.ok || p.violation.v != 0 || !p.failure.ok || p.failure.v != 0.01 || p.divergence.ok {
+		t.Errorf("a window in two requests: failure %+v, violation %+v, divergence %+v", p.failure, p.violation, p.divergence)
+	}
 }
 
 // TestTriggersKeepNewest adds more triggers than the scope keeps, out of order.

@@ -400,8 +400,9 @@ func (s *webSnapshot) summary() webSnapshotSummary {
 // addMetrics decodes one batch with the terminal scope's decoder and records,
 // for every probe in it, its window: a batch of the same window end as the
 // probe's last window (a window sent in several requests) completes that
-// window, a later one starts the next. Readings a batch lacks are carried
-// over from the probe's previous window, as the terminal scope shows them.
+// window, a later one starts the next. Outcome counts and the QTA a batch
+// lacks are carried over from the probe's previous window, as the terminal
+// scope shows them (nextWindow).
 func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	batch := newScopeState(w.limits)
 	batch.addMetrics(md)
@@ -546,8 +547,10 @@ func sendFrames[T any](event, key string, items []T, stats webStats, frameBytes 
 // of a new end keeps the previous series only when the batch sent none, and
 // the previous quantiles only when it sent no curves either (a window whose
 // quantiles are all unreachable sends curves and no quantile). The
-// QTA, like the readings, is the batch's when it sent one, else the previous
-// window's.
+// QTA is the batch's when it sent one, else the previous window's; the
+// failure ratio, QTA verdict and divergence are the window's own (a window
+// without instances has none), those of the same window kept when a
+// batch lacks them.
 func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 	win := &webWindow{
 		Probe: name, End: p.updated.UnixMilli(),
@@ -567,8 +570,10 @@ func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 			maps.Copy(win.Quantiles, prev.Quantiles)
 		}
 		maps.Copy(win.Outcomes, prev.Outcomes)
-		win.Failure, win.Violation, win.Divergence = prev.Failure, prev.Violation, prev.Divergence
 		win.QTA = prev.QTA
+	}
+	if sameWindow {
+		win.Failure, win.Violation, win.Divergence = prev.Failure, prev.Violation, prev.Divergence
 	}
 	if p.qta.exact() {
 		q := &webQTA{Points: make([][2]float64, len(p.qta.points))}

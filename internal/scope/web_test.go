@@ -443,6 +443,41 @@ func TestScopeWebQTA(t *testing.T) {
 	}
 }
 
+// TestScopeWebReadingsAreTheWindows: a window without instances has no
+// failure ratio, QTA verdict or divergence, not those of the window before
+// it, which keeps its own.
+func TestScopeWebReadingsAreTheWindows(t *testing.T) {
+	w := newScopeWeb(testLimits(4))
+	broken, idle := brokenThenIdle()
+	w.addMetrics(broken)
+	w.addMetrics(idle)
+	var st webState
+	if err := json.Unmarshal(stateJSON(t, w), &st); err != nil {
+		t.Fatal(err)
+	}
+	api := st.Windows["api"]
+	if len(api) != 2 {
+		t.Fatalf("api: %d windows, want 2", len(api))
+	}
+	if b := api[0]; b.Violation == nil || *b.Violation != 1 || b.Failure == nil || *b.Failure != 0.25 || b.Divergence == nil {
+		t.Errorf("the broken window: violation %v, failure %v, divergence %v", orNone(b.Violation), orNone(b.Failure), orNone(b.Divergence))
+	}
+	if i := api[1]; i.Violation != nil || i.Failure != nil || i.Divergence != nil {
+		t.Errorf("the window without instances: violation %v, failure %v, divergence %v; want none", orNone(i.Violation), orNone(i.Failure), orNone(i.Divergence))
+	}
+	if api[1].Outcomes["timeout"] != 10 {
+		t.Errorf("the outcome counts are cumulative: %v", api[1].Outcomes)
+	}
+}
+
+// orNone is *v, or "none" for nil.
+func orNone(v *float64) any {
+	if v == nil {
+		return "none"
+	}
+	return *v
+}
+
 // TestScopeWebUnreachableQuantiles: a window whose quantiles are all
 // unreachable has none, not the previous window's; the previous window
 // keeps its own.

@@ -289,7 +289,9 @@ function renderProbe(name) {
   root.querySelector(".probe-time").textContent = "window ending " + clock(w.end);
   root.dataset.end = String(w.end);
   const state = root.querySelector(".qta-state");
-  state.textContent = w.violation == null ? "no QTA" : w.violation > 0 ? "QTA broken" : "QTA met";
+  // A window without instances has no verdict on the QTA it still has.
+  const noVerdict = w.qta || w.curves.qta ? "QTA –" : "no QTA";
+  state.textContent = w.violation == null ? noVerdict : w.violation > 0 ? "QTA broken" : "QTA met";
   state.className = "qta-state pill " + (w.violation == null ? "" : w.violation > 0 ? "bad" : "ok");
 
   const readings = root.querySelector(".readings");
