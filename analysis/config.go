@@ -54,7 +54,7 @@ const MaxConfidence = 0.9999
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
 // MaxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
-// ⌈lag/interval⌉ + 2 windows open.
+// ⌈lag/interval⌉ + 3 windows open.
 const MaxLagIntervals = 16
 
 // Config configures an Engine. It is also the analysis part of the

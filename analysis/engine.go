@@ -26,7 +26,7 @@ const (
 	// DropTooLate: the instance ends in a window that has already closed.
 	DropTooLate
 	// DropTooEarly: the instance ends in a window beyond the open ones (more
-	// than about one interval after the engine's clock).
+	// than about one interval after the Advance due next).
 	DropTooEarly
 	// DropInvalid: the instance has no usable outcome, or neither it nor the
 	// probe's configuration gives a dMax and a bin count.
@@ -391,8 +391,12 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		e.nslots = 1
 	} else {
 		// Windows from the oldest not yet closed to one interval beyond the
-		// clock: ⌈lag/I⌉ + 2.
-		e.nslots = (e.lag+e.interval-1)/e.interval + 2
+		// clock: ⌈lag/I⌉ + 3. The clock is the last Advance, up to an
+		// interval old when the next is due (a collector's window timer
+		// ticks at any phase of the window, and may tick late): one window
+		// more, so that an instance that has just ended is never beyond
+		// the open windows.
+		e.nslots = (e.lag+e.interval-1)/e.interval + 3
 		e.k0 = floorDiv(now.UnixNano()-e.lag, e.interval)
 	}
 	e.slots = make([]slot, e.nslots)

@@ -133,6 +133,27 @@ func TestLateAndEarlyInstancesAreDroppedAndCounted(t *testing.T) {
 	}
 }
 
+// TestInstanceEndingNowCountsWhenTheTimerIsLate: the window timer of a
+// collector ticks every interval from its start, at any phase of the
+// second. Ticking at .99 s, a tick 20 ms late left the instances that
+// ended in those 20 ms beyond the open windows: dropped as too_early,
+// although they ended before the collector's clock. An instance that ends
+// up to one interval after the tick due counts.
+func TestInstanceEndingNowCountsWhenTheTimerIsLate(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, at(990*time.Millisecond))
+	e.Advance(at(2990 * time.Millisecond))
+	// The next tick, due at 3.99 s, runs at 4.01 s.
+	addAll(e,
+		ok("p", 4005*time.Millisecond, time.Millisecond),
+		ok("p", 4990*time.Millisecond, time.Millisecond), // an interval after the tick due
+		ok("p", 3*time.Hour, time.Millisecond),           // far beyond the open windows
+	)
+	st := e.Stats()
+	if want := (Drops{DropTooEarly: 1}); st.Dropped != want || st.Counted != 2 {
+		t.Errorf("stats = %+v, want counted 2, dropped %v", st, want)
+	}
+}
+
 func TestProbeLimit(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second, MaxProbes: 2}, t0)
 	addAll(e,
@@ -181,10 +202,10 @@ func TestClockJumpSkipsWindowsThatCannotHoldInstances(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
 	addAll(e, ok("p", 100*time.Millisecond, 5*time.Millisecond))
 	got := e.Advance(at(time.Hour))
-	// ⌈lag/I⌉ + 2 = 3 windows were open (from t0 − 1 s); the rest of the
+	// ⌈lag/I⌉ + 3 = 4 windows were open (from t0 − 1 s); the rest of the
 	// hour held nothing.
-	if len(got) != 3 {
-		t.Fatalf("after a one-hour jump: %d windows, want the 3 that were open", len(got))
+	if len(got) != 4 {
+		t.Fatalf("after a one-hour jump: %d windows, want the 4 that were open", len(got))
 	}
 	if probeOf(t, got[1], "p").Counts.Success != 1 {
 		t.Error("the instance of the first window was lost")
