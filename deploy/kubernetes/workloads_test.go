@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -280,4 +281,43 @@ func validate(t *testing.T, otelcol, name, config string, env []string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("%s: otelcol-deltaq validate refuses its ConfigMap's configuration: %v\n%s", name, err, out)
 	}
+}
+
+// The gateway waits for every agent's window: an agent closes window k its
+// own lag (one interval by default) after the window's end, on a timer that
+// may fire up to one interval later (the timers are not aligned), and its
+// exporter may retry for retry_on_failure::max_elapsed_time (5 minutes by
+// default) before the window arrives. A window that arrives after the
+// gateway's lag is refused as late: with a shorter lag, every window of the
+// agents whose timer runs behind the gateway's would be.
+func TestGatewayWaitsForAgents(t *testing.T) {
+	o := load(t)
+	agent, gateway := collectorConfig(t, o.configMaps["deltaq-agent"]), collectorConfig(t, o.configMaps["deltaq-gateway"])
+	interval := duration(t, "the agents' interval", dig(agent, "connectors", "deltaq", "interval"), 0)
+	if gi := duration(t, "the gateway's interval", dig(gateway, "connectors", "deltaq", "interval"), 0); gi != interval {
+		t.Fatalf("the gateway's interval %s, the agents' %s: want one interval (other windows are misaligned)", gi, interval)
+	}
+	agentLag := duration(t, "the agents' lag", dig(agent, "connectors", "deltaq", "lag"), interval)
+	retry := dig(agent, "exporters", "otlp_grpc/gateway", "retry_on_failure", "max_elapsed_time")
+	if retry == nil {
+		t.Fatal("the agents' exporter to the gateway retries for 5 minutes by default: set its retry_on_failure::max_elapsed_time")
+	}
+	need := agentLag + interval + duration(t, "the agents' retries", retry, 0)
+	if lag := duration(t, "the gateway's lag", dig(gateway, "connectors", "deltaq", "lag"), interval); lag < need {
+		t.Errorf("the gateway's lag %s: want at least %s (the agents' lag, one interval and their exporter's retries)", lag, need)
+	}
+}
+
+// duration reads a configuration's duration; def when it is not set.
+func duration(t *testing.T, what string, v any, def time.Duration) time.Duration {
+	t.Helper()
+	if v == nil && def > 0 {
+		return def
+	}
+	s, _ := v.(string)
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s: %v, want a duration", what, v)
+	}
+	return d
 }
