@@ -321,3 +321,38 @@ func duration(t *testing.T, what string, v any, def time.Duration) time.Duration
 	}
 	return d
 }
+
+// A tracing backend (Tempo, Jaeger) takes spans only: an exporter of a traces
+// pipeline is in no logs pipeline, but for the deltaq connector, which takes
+// both. Log records sent to it would be refused, every one of them counted in
+// otelcol_exporter_send_failed_log_records (the DeltaQExportFailed alert).
+func TestLogsNotToTracingBackend(t *testing.T) {
+	o := load(t)
+	for name, cm := range o.configMaps {
+		cfg := collectorConfig(t, cm)
+		connectors, _ := dig(cfg, "connectors").(map[string]any)
+		pipelines, _ := dig(cfg, "service", "pipelines").(map[string]any)
+		tracing := map[any]bool{}
+		for pname, pl := range pipelines {
+			if pname == "traces" || strings.HasPrefix(pname, "traces/") {
+				exporters, _ := dig(pl, "exporters").([]any)
+				for _, e := range exporters {
+					if s, _ := e.(string); connectors[s] == nil {
+						tracing[e] = true
+					}
+				}
+			}
+		}
+		for pname, pl := range pipelines {
+			if pname != "logs" && !strings.HasPrefix(pname, "logs/") {
+				continue
+			}
+			exporters, _ := dig(pl, "exporters").([]any)
+			for _, e := range exporters {
+				if tracing[e] {
+					t.Errorf("%s: pipeline %s sends log records to %v, the traces pipeline's exporter: want a log backend of its own", name, pname, e)
+				}
+			}
+		}
+	}
+}
