@@ -252,11 +252,20 @@ func TestCollectorConfigs(t *testing.T) {
 		var env []string
 		for _, m := range regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)`).FindAllStringSubmatch(cm.Data["config.yaml"], -1) {
 			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == m[1] })
-			if i < 0 || c.Env[i].Value == "" {
+			if i < 0 {
 				t.Errorf("%s: the configuration reads ${env:%s}, which the container does not set", name, m[1])
 				continue
 			}
-			env = append(env, m[1]+"="+c.Env[i].Value)
+			value := c.Env[i].Value
+			if from := c.Env[i].ValueFrom; value == "" && from != nil && from.FieldRef != nil {
+				// The downward API's value, known only in the pod: a stand-in.
+				value = "pod-" + strings.ReplaceAll(from.FieldRef.FieldPath, ".", "-")
+			}
+			if value == "" {
+				t.Errorf("%s: the configuration reads ${env:%s}, which the container does not set", name, m[1])
+				continue
+			}
+			env = append(env, m[1]+"="+value)
 		}
 		if otelcol == "" {
 			t.Logf("%s: OTELCOL not set: the configuration is not validated by the collector", name)
@@ -354,5 +363,23 @@ func TestLogsNotToTracingBackend(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The gateway counts agents by service.instance.id, which the collector
+// draws at random at every start unless the configuration names it: each
+// agent is named after its node, the same across restarts.
+func TestAgentsNamedByNode(t *testing.T) {
+	o := load(t)
+	cfg := collectorConfig(t, o.configMaps["deltaq-agent"])
+	id, _ := dig(cfg, "service", "telemetry", "resource", "service.instance.id").(string)
+	m := regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`).FindStringSubmatch(id)
+	c := o.daemonSets["deltaq-agent"].Spec.Template.Spec.Containers[0]
+	i := -1
+	if m != nil {
+		i = slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == m[1] })
+	}
+	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil || c.Env[i].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+		t.Errorf("agent: service::telemetry::resource::service.instance.id %q: want the node's name (an environment variable from spec.nodeName)", id)
 	}
 }
