@@ -58,6 +58,9 @@ got=$("$D/$name/deltaq" version)
 [[ "$got" == "deltaq $VERSION "* ]] || fail "deltaq version: $got; want deltaq $VERSION …"
 "$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
   fail "otelcol-deltaq validate config.yaml: $(cat "$D/validate.log")"
+# The memory limiter's hard limit of a small container (docs/install.md: below its limit).
+DELTAQ_MEMORY_LIMIT_MIB=64 "$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
+  fail "otelcol-deltaq validate config.yaml with DELTAQ_MEMORY_LIMIT_MIB=64: $(cat "$D/validate.log")"
 "$D/$name/deltaq" check --config="$D/$name/config.yaml" >"$D/check.log" 2>&1 ||
   fail "deltaq check --config config.yaml: $(cat "$D/check.log")"
 log "ok: $name.tar.gz: checksums, contents, version $VERSION, its config.yaml valid"
