@@ -48,6 +48,8 @@ image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
 (cd "$D/release" && sha256sum -c --strict SHA256SUMS) >"$D/sha256sum.log" 2>&1 || fail "sha256sum -c: $(cat "$D/sha256sum.log")"
 [ "$(cut -d' ' -f3 "$D/release/SHA256SUMS" | sort | tr '\n' ' ')" = "$name.tar.gz $image " ] ||
   fail "SHA256SUMS lists $(cut -d' ' -f3 "$D/release/SHA256SUMS" | tr '\n' ' '), want $name.tar.gz and $image"
+[ "$(ls -A "$D/release" | LC_ALL=C sort | tr '\n' ' ')" = "SHA256SUMS $name.tar.gz $image " ] ||
+  fail "the release directory holds $(ls -A "$D/release" | tr '\n' ' '), want the artefacts and SHA256SUMS alone"
 want="$name/ $name/CHANGELOG.md $name/LICENSE $name/README.md $name/config.yaml $name/deltaq $name/otelcol-deltaq "
 got=$(tar -tzf "$D/release/$name.tar.gz" | sort | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "the archive holds: $got; want: $want"
