@@ -11,6 +11,8 @@ VERSION         ?= $(shell scripts/version.sh)
 OCB_VERSION     := v0.162.0
 OCB             := $(GO) run go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 OTELCOL         := $(BIN)/otelcol-deltaq
+# The version the collector was last built with, rewritten only when it differs.
+VERSION_FILE    := build/version
 # What the collector is built from: rebuild when any of it changes.
 COLLECTOR_SRC   := builder-config.yaml go.mod go.sum \
 	$(shell find processor exporter connector internal deltaq diagram analysis sdk/deltaqstart -name '*.go' -not -name '*_test.go' 2>/dev/null)
@@ -29,14 +31,23 @@ E2E_GO_PKGS     := ./examples/demo/ ./connector/deltaqconnector/e2e/ ./examples/
 ## build: the collector with the deltaq processor, exporter and connector → bin/otelcol-deltaq.
 build: $(OTELCOL)
 
-# Statically linked (CGO_ENABLED=0), so that the image can be built from scratch.
-$(OTELCOL): $(COLLECTOR_SRC)
+# Statically linked (CGO_ENABLED=0), so that the image can be built from scratch. Built again
+# when the version changes too (every commit does), so that its --version is the version make
+# image labels and tags it with.
+$(OTELCOL): $(COLLECTOR_SRC) $(VERSION_FILE)
 	@mkdir -p build
 	sed -e 's|^  version: .*|  version: $(VERSION)|' builder-config.yaml >build/builder-config.yaml
 	CGO_ENABLED=0 $(OCB) --config build/builder-config.yaml
 	@mkdir -p $(BIN)
 	# Replaced by rename: a collector still running from the old binary keeps it.
 	cp build/otelcol-deltaq/otelcol-deltaq $@.tmp && mv -f $@.tmp $@
+
+$(VERSION_FILE): FORCE
+	@mkdir -p build
+	@[ "$$(cat $@ 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" >$@
+
+.PHONY: FORCE
+FORCE:
 
 ## commands: bin/dqworkload (synthetic M/M/1/K workload), bin/dqload (throughput), bin/deltaq.
 commands:

@@ -48,6 +48,8 @@ image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
 (cd "$D/release" && sha256sum -c --strict SHA256SUMS) >"$D/sha256sum.log" 2>&1 || fail "sha256sum -c: $(cat "$D/sha256sum.log")"
 [ "$(cut -d' ' -f3 "$D/release/SHA256SUMS" | sort | tr '\n' ' ')" = "$name.tar.gz $image " ] ||
   fail "SHA256SUMS lists $(cut -d' ' -f3 "$D/release/SHA256SUMS" | tr '\n' ' '), want $name.tar.gz and $image"
+[ "$(ls -A "$D/release" | LC_ALL=C sort | tr '\n' ' ')" = "SHA256SUMS $name.tar.gz $image " ] ||
+  fail "the release directory holds $(ls -A "$D/release" | tr '\n' ' '), want the artefacts and SHA256SUMS alone"
 want="$name/ $name/CHANGELOG.md $name/LICENSE $name/README.md $name/config.yaml $name/deltaq $name/otelcol-deltaq "
 got=$(tar -tzf "$D/release/$name.tar.gz" | sort | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "the archive holds: $got; want: $want"
@@ -58,6 +60,9 @@ got=$("$D/$name/deltaq" version)
 [[ "$got" == "deltaq $VERSION "* ]] || fail "deltaq version: $got; want deltaq $VERSION …"
 "$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
   fail "otelcol-deltaq validate config.yaml: $(cat "$D/validate.log")"
+# The memory limiter's hard limit of a small container (docs/install.md: below its limit).
+DELTAQ_MEMORY_LIMIT_MIB=64 "$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
+  fail "otelcol-deltaq validate config.yaml with DELTAQ_MEMORY_LIMIT_MIB=64: $(cat "$D/validate.log")"
 "$D/$name/deltaq" check --config="$D/$name/config.yaml" >"$D/check.log" 2>&1 ||
   fail "deltaq check --config config.yaml: $(cat "$D/check.log")"
 log "ok: $name.tar.gz: checksums, contents, version $VERSION, its config.yaml valid"

@@ -66,6 +66,8 @@ for platform in $PLATFORMS; do
   fi
 done
 (cd "$OUT" && sha256sum "${sums[@]}" >SHA256SUMS)
-rm -rf "$OUT/stage" "$src"
+# The directory holds the artefacts and SHA256SUMS alone, ready to publish: the builder's
+# configuration and log name this machine's paths.
+rm -rf "$OUT/stage" "$src" "$OUT/builder-config.yaml" "$OUT/builder.log"
 log "$OUT/SHA256SUMS:"
 sed 's/^/  /' "$OUT/SHA256SUMS"

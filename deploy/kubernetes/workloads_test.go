@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -251,11 +252,20 @@ func TestCollectorConfigs(t *testing.T) {
 		var env []string
 		for _, m := range regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)`).FindAllStringSubmatch(cm.Data["config.yaml"], -1) {
 			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == m[1] })
-			if i < 0 || c.Env[i].Value == "" {
+			if i < 0 {
 				t.Errorf("%s: the configuration reads ${env:%s}, which the container does not set", name, m[1])
 				continue
 			}
-			env = append(env, m[1]+"="+c.Env[i].Value)
+			value := c.Env[i].Value
+			if from := c.Env[i].ValueFrom; value == "" && from != nil && from.FieldRef != nil {
+				// The downward API's value, known only in the pod: a stand-in.
+				value = "pod-" + strings.ReplaceAll(from.FieldRef.FieldPath, ".", "-")
+			}
+			if value == "" {
+				t.Errorf("%s: the configuration reads ${env:%s}, which the container does not set", name, m[1])
+				continue
+			}
+			env = append(env, m[1]+"="+value)
 		}
 		if otelcol == "" {
 			t.Logf("%s: OTELCOL not set: the configuration is not validated by the collector", name)
@@ -279,5 +289,97 @@ func validate(t *testing.T, otelcol, name, config string, env []string) {
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("%s: otelcol-deltaq validate refuses its ConfigMap's configuration: %v\n%s", name, err, out)
+	}
+}
+
+// The gateway waits for every agent's window: an agent closes window k its
+// own lag (one interval by default) after the window's end, on a timer that
+// may fire up to one interval later (the timers are not aligned), and its
+// exporter may retry for retry_on_failure::max_elapsed_time (5 minutes by
+// default) before the window arrives. A window that arrives after the
+// gateway's lag is refused as late: with a shorter lag, every window of the
+// agents whose timer runs behind the gateway's would be.
+func TestGatewayWaitsForAgents(t *testing.T) {
+	o := load(t)
+	agent, gateway := collectorConfig(t, o.configMaps["deltaq-agent"]), collectorConfig(t, o.configMaps["deltaq-gateway"])
+	interval := duration(t, "the agents' interval", dig(agent, "connectors", "deltaq", "interval"), 0)
+	if gi := duration(t, "the gateway's interval", dig(gateway, "connectors", "deltaq", "interval"), 0); gi != interval {
+		t.Fatalf("the gateway's interval %s, the agents' %s: want one interval (other windows are misaligned)", gi, interval)
+	}
+	agentLag := duration(t, "the agents' lag", dig(agent, "connectors", "deltaq", "lag"), interval)
+	retry := dig(agent, "exporters", "otlp_grpc/gateway", "retry_on_failure", "max_elapsed_time")
+	if retry == nil {
+		t.Fatal("the agents' exporter to the gateway retries for 5 minutes by default: set its retry_on_failure::max_elapsed_time")
+	}
+	need := agentLag + interval + duration(t, "the agents' retries", retry, 0)
+	if lag := duration(t, "the gateway's lag", dig(gateway, "connectors", "deltaq", "lag"), interval); lag < need {
+		t.Errorf("the gateway's lag %s: want at least %s (the agents' lag, one interval and their exporter's retries)", lag, need)
+	}
+}
+
+// duration reads a configuration's duration; def when it is not set.
+func duration(t *testing.T, what string, v any, def time.Duration) time.Duration {
+	t.Helper()
+	if v == nil && def > 0 {
+		return def
+	}
+	s, _ := v.(string)
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s: %v, want a duration", what, v)
+	}
+	return d
+}
+
+// A tracing backend (Tempo, Jaeger) takes spans only: an exporter of a traces
+// pipeline is in no logs pipeline, but for the deltaq connector, which takes
+// both. Log records sent to it would be refused, every one of them counted in
+// otelcol_exporter_send_failed_log_records (the DeltaQExportFailed alert).
+func TestLogsNotToTracingBackend(t *testing.T) {
+	o := load(t)
+	for name, cm := range o.configMaps {
+		cfg := collectorConfig(t, cm)
+		connectors, _ := dig(cfg, "connectors").(map[string]any)
+		pipelines, _ := dig(cfg, "service", "pipelines").(map[string]any)
+		tracing := map[any]bool{}
+		for pname, pl := range pipelines {
+			if pname == "traces" || strings.HasPrefix(pname, "traces/") {
+				exporters, _ := dig(pl, "exporters").([]any)
+				for _, e := range exporters {
+					if s, _ := e.(string); connectors[s] == nil {
+						tracing[e] = true
+					}
+				}
+			}
+		}
+		for pname, pl := range pipelines {
+			if pname != "logs" && !strings.HasPrefix(pname, "logs/") {
+				continue
+			}
+			exporters, _ := dig(pl, "exporters").([]any)
+			for _, e := range exporters {
+				if tracing[e] {
+					t.Errorf("%s: pipeline %s sends log records to %v, the traces pipeline's exporter: want a log backend of its own", name, pname, e)
+				}
+			}
+		}
+	}
+}
+
+// The gateway counts agents by service.instance.id, which the collector
+// draws at random at every start unless the configuration names it: each
+// agent is named after its node, the same across restarts.
+func TestAgentsNamedByNode(t *testing.T) {
+	o := load(t)
+	cfg := collectorConfig(t, o.configMaps["deltaq-agent"])
+	id, _ := dig(cfg, "service", "telemetry", "resource", "service.instance.id").(string)
+	m := regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`).FindStringSubmatch(id)
+	c := o.daemonSets["deltaq-agent"].Spec.Template.Spec.Containers[0]
+	i := -1
+	if m != nil {
+		i = slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == m[1] })
+	}
+	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil || c.Env[i].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+		t.Errorf("agent: service::telemetry::resource::service.instance.id %q: want the node's name (an environment variable from spec.nodeName)", id)
 	}
 }
