@@ -21,8 +21,13 @@ import (
 //   - the C1 controls U+0080 … U+009F: \u0080 … \u009f (some terminals act
 //     on them as on ESC [ and friends);
 //   - the bidirectional embeddings, overrides and isolates U+202A … U+202E
-//     and U+2066 … U+2069, and the line and paragraph separators U+2028 and
-//     U+2029: \u202e and so on (they reorder or break what follows them);
+//     and U+2066 … U+2069, the marks U+200E and U+200F, and the line and
+//     paragraph separators U+2028 and U+2029: \u202e and so on (they reorder
+//     or break what follows them);
+//   - the invisible zero-width space U+200B, word joiner and invisible
+//     operators U+2060 … U+2064 and byte order mark U+FEFF, which make one
+//     name look like another ("job" and "job\u200b"); the joiners U+200C and
+//     U+200D, which scripts and emoji need, are kept;
 //   - every byte of invalid UTF-8: \xff and so on;
 //   - the backslash: \\, so that two different names never look alike.
 //
@@ -106,6 +111,8 @@ func needsEscape(r rune, size int, backslash bool) bool {
 	case r == '\\':
 		return backslash
 	case r >= 0x2028 && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x200b, r == 0x200e, r == 0x200f, r >= 0x2060 && r <= 0x2064, r == 0xfeff:
 		return true
 	}
 	return false

@@ -27,6 +27,9 @@ func TestPrintable(t *testing.T) {
 		{"abc\u202edcba", `abc\u202edcba`},
 		{"\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u2028\u2029",
 			`\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u2028\u2029`},
+		// Bidirectional marks, and the invisible characters that make one
+		// name pass for another; the joiners (above) are kept.
+		{"job\u200b \u200e\u200f\u2060\u2064\ufeff", `job\u200b \u200e\u200f\u2060\u2064\ufeff`},
 		// Invalid UTF-8, byte by byte: a lone continuation byte, a truncated
 		// 3-byte sequence, 0xff.
 		{"a\x80b\xe2\x82c\xff", `a\x80b\xe2\x82c\xff`},

@@ -164,6 +164,14 @@ func TestScopeBrowser(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d triggers before the slow-down", n)
 	}
+	// Names from the data are shown as the terminal shows them: a
+	// right-to-left override, a control character and a zero-width space
+	// as escapes, neither reordering the text nor hiding in it.
+	var shown string
+	page.eval(t, `printable("a\u202eb\u0007c\u200bd é")`, &shown)
+	if want := `a\u202eb\x07c\u200bd é`; shown != want {
+		t.Errorf("printable on the page: %q, want %q", shown, want)
+	}
 	var boxes map[string]string
 	page.eval(t, qtaInputsJS, &boxes)
 	if !maps.Equal(boxes, demoQTAText) {

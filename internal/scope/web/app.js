@@ -8,7 +8,7 @@
 // and runs the design-time controls itself: the displayed dMax and bins, a
 // QTA checked against the curves, and an intervention a·X + b whose
 // predicted ΔQ is drawn next to the observed one. Names from the data are
-// written with textContent only, never as markup.
+// written with textContent only, never as markup, and through printable.
 "use strict";
 
 const SERIES = ["observed", "calculated", "mean", "lower", "upper", "qta"];
@@ -191,10 +191,25 @@ function shownWindow(hist) {
 
 // ---- rendering ---------------------------------------------------------------
 
+// printable shows text from the data as the terminal scope does: control
+// characters, bidirectional embeddings, overrides, isolates and marks, line
+// and paragraph separators and the invisible characters (zero-width space,
+// word joiner, byte order mark; not the joiners that scripts and emoji
+// need) are written as
+// escapes (\u202e), so that a name can neither reorder what follows it nor
+// pass for another one.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+function printable(text) {
+  return String(text).replace(UNPRINTABLE, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x80 ? "\\x" + n.toString(16).padStart(2, "0") : "\\u" + n.toString(16).padStart(4, "0");
+  });
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
-  if (text != null) e.textContent = text;
+  if (text != null) e.textContent = printable(text);
   return e;
 }
 
@@ -251,7 +266,7 @@ function card(name) {
   if (c) return c;
   const root = $("probe-card").content.firstElementChild.cloneNode(true);
   root.dataset.probe = name;
-  root.querySelector(".probe-name").textContent = name;
+  root.querySelector(".probe-name").textContent = printable(name);
   c = {
     root, qtaInput: root.querySelector(".qta-input"), ivA: root.querySelector(".iv-a"), ivB: root.querySelector(".iv-b"),
     qtaPrefill: null, qtaEdited: false,
@@ -525,7 +540,7 @@ function drawLegend(box, w, edited, pred) {
     const s = el("span");
     const i = el("i");
     i.style.background = dashed ? `repeating-linear-gradient(90deg, ${color} 0 5px, transparent 5px 8px)` : color;
-    s.append(i, text);
+    s.append(i, printable(text));
     box.append(s);
   };
   if (w.curves.observed) item(COLORS.observed, "observed");
@@ -616,7 +631,7 @@ function attrSpan(key, value, links) {
   while (links && (m = re.exec(rest)) !== null) {
     const href = links[m[0]];
     if (!href) continue;
-    span.append(rest.slice(from, m.index));
+    span.append(printable(rest.slice(from, m.index)));
     const a = el("a", "t-trace", m[0]);
     a.href = href;
     a.target = "_blank";
@@ -625,14 +640,14 @@ function attrSpan(key, value, links) {
     span.append(a);
     from = m.index + m[0].length;
   }
-  span.append(rest.slice(from));
+  span.append(printable(rest.slice(from)));
   return span;
 }
 
 async function openSnapshot(t) {
   const dlg = $("snapshot");
   $("snapshot-title").textContent = t.snapshot > 0 ? `Snapshot #${t.snapshot}` : "Trigger";
-  $("snapshot-note").textContent = `${t.kind} trigger on ${t.probe} at ${clock(t.time)}: ${t.message || ""}`;
+  $("snapshot-note").textContent = printable(`${t.kind} trigger on ${t.probe} at ${clock(t.time)}: ${t.message || ""}`);
   const body = $("snapshot-body");
   body.replaceChildren();
   if (!dlg.open) dlg.showModal();
