@@ -57,6 +57,22 @@ func (s *services) configure(c ServicesConfig, interval, probeIdle time.Duration
 	}
 }
 
+// adopt takes over the services old, the builder's before a configuration
+// reload, recorded, so that the windows closed before the next span still
+// name them; the builder's window numbers continue old's. With other
+// bounds (services::*) the label starts afresh, from the spans to come.
+func (s *services) adopt(old *services) {
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	if old.maxPerProbe != s.maxPerProbe || old.idleWindows != s.idleWindows {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byProbe, s.window = old.byProbe, old.window
+	old.byProbe = nil
+}
+
 // probeServices are the services of one probe.
 type probeServices struct {
 	names []serviceName // sorted by name, at most services.maxPerProbe
