@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
@@ -153,6 +154,12 @@ func (s *services) note(pairs []probeService) serviceCuts {
 		if len(name) > contract.MaxNameLength {
 			name = cutName(name, contract.MaxNameLength)
 			cuts.tooLong++
+		}
+		if !utf8.ValidString(name) {
+			// A label value that is not UTF-8 is refused, with the
+			// whole request, by decoders that check it (proto3
+			// strings, Prometheus labels).
+			name = cutName(strings.ToValidUTF8(name, "\uFFFD"), contract.MaxNameLength)
 		}
 		if !ps.add(name, maxPerProbe, s.window+1, s.expired) {
 			cuts.overflow++
