@@ -551,7 +551,11 @@ func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
 //     ending at Start + D;
 //   - a timeout ends at Start + D. One whose own dMax is shorter than D is
 //     refused (DropLayoutMismatch): it might have ended within D;
-//   - a success or failure with End < Start is refused (DropMalformed).
+//   - a success or failure with End < Start is refused (DropMalformed);
+//   - a success or failure, or a timeout that Ended, whose End lies in a
+//     closed window is too late (DropTooLate), whatever its delay: a
+//     timeout counts in the oldest open window only when its span ends in
+//     an open one, or never ends (a real-time or synthetic timeout).
 //
 // Counted instances whose own layout differs from the probe's are counted
 // in Stats.Rebinned.

@@ -308,6 +308,37 @@ func TestTimeoutAfterItsWindowClosedCountsInOldestOpenWindow(t *testing.T) {
 	}
 }
 
+// A span longer than dMax (or judged a timeout by a processor) that ended
+// in a closed window arrived late, as a success of the same age would: it
+// is dropped too late, not counted as a late timeout in the oldest open
+// window. A span that ends in an open window long after start + dMax still
+// counts there. Otherwise a batch of old spans (an upstream queue replayed
+// after an outage) put its timeouts, and none of its successes, into the
+// window open now.
+func TestSpanLongerThanDMaxThatEndedInAClosedWindowIsTooLate(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	e.Advance(at(5 * time.Second)) // closes the windows up to [3s, 4s)
+	// A span a processor judged a timeout, which ended at 2 s.
+	judged := ok("p", 2*time.Second, 500*time.Millisecond)
+	judged.Outcome, judged.Ended = Timeout, true
+	addAll(e,
+		ok("p", 2*time.Second, 500*time.Millisecond),        // ended in [2s, 3s): closed
+		ok("p", 2*time.Second, time.Millisecond),            // a success as old
+		ok("p", 4500*time.Millisecond, 4*time.Second),       // ends in [4s, 5s): open
+		failed("p", 2*time.Second),                          // a failure as old
+		ok("p", 4500*time.Millisecond, 20*time.Millisecond), // in time
+		judged,
+	)
+	st := e.Stats()
+	if st.Counted != 2 || st.LateTimeouts != 1 || st.Dropped[DropTooLate] != 4 {
+		t.Fatalf("stats = %+v, want 2 counted (1 late timeout), 4 dropped too late", st)
+	}
+	p := probeOf(t, e.Advance(at(6 * time.Second))[0], "p")
+	if p.Counts.Timeout != 1 || p.Counts.Success != 1 || p.Counts.Failure != 0 {
+		t.Errorf("window [4s, 5s) counts %+v, want 1 success and 1 timeout", p.Counts)
+	}
+}
+
 // Layouts come from the first instance of each probe that no configuration
 // names; accumulators of the layouts of forgotten probes are not kept,
 // however many such probes come and go.

@@ -176,6 +176,15 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 	if !ok {
 		return lay, 0, 0, false
 	}
+	if oc == Timeout && (in.Outcome != Timeout || in.Ended) && e.endedClosed(in.End) {
+		// A span longer than dMax (or one a processor judged a timeout)
+		// whose own end lies in a closed window arrived late, as a
+		// success of its age does: counted in the oldest open window, a
+		// replayed batch of old spans would put its timeouts there and
+		// none of its successes.
+		e.drops[DropTooLate]++
+		return lay, 0, 0, false
+	}
 	k, ok := e.windowOf(oc, end)
 	if !ok || len(p.pend) == 0 {
 		return lay, oc, k, ok
@@ -203,6 +212,13 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 		return at, 0, 0, false
 	}
 	return at, oc, k2, true
+}
+
+// endedClosed reports whether an instance that ended at end (Unix ns), by
+// its span, ended in a window that has closed; never in single-window
+// mode. Called with mu held.
+func (e *Engine) endedClosed(end int64) bool {
+	return e.interval != 0 && floorDiv(end, e.interval) < e.k0
 }
 
 // classify returns the outcome and end of an instance under a layout of

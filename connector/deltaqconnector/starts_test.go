@@ -161,6 +161,29 @@ func TestStartEventsTimeOutInRealTime(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestStartEventsProbeNotAString: a start event whose deltaq.probe is not
+// a string names no probe: it is refused as unknown_probe, and tracked for
+// no probe (it was tracked for the first probe in name order, job, and
+// counted as its timeout).
+func TestStartEventsProbeNotAString(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ld := startLogs(start{n: 1, at: 100 * time.Millisecond}, start{n: 2, at: 100 * time.Millisecond},
+		start{n: 3, at: 100 * time.Millisecond}, start{n: 4, at: 100 * time.Millisecond})
+	lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	lrs.At(1).Attributes().PutInt(contract.AttrProbe, 0)
+	lrs.At(2).Attributes().PutBool(contract.AttrProbe, true)
+	lrs.At(3).Attributes().PutEmptyBytes(contract.AttrProbe).FromRaw([]byte("job"))
+	lrs.At(4).Attributes().PutEmptySlice(contract.AttrProbe).AppendEmpty().SetStr("job")
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), ld))
+	r.expire(at(time.Second))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"unknown_probe": 4}, counterByAttr(t, r.tel, "start_events", "result"))
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Zero(t, probeOutcomes(r.sink.AllMetrics())["job"][contract.Timeout])
+	r.shutdown(t)
+}
+
 // TestStartEventsGraceAndSampling: with start_events::timeout_grace the
 // timeout is counted only once start + dMax + grace has passed, and a span
 // that arrives within the grace counts by its own duration (a timeout

@@ -28,6 +28,10 @@ type parked struct {
 	starts *parkedStarts
 	// ranges are the decided auto probes' dMax, by name.
 	ranges map[string]parkedRange
+	// services are the probes' services (the deltaq.service label), and
+	// windows the builder's window number they are seen by.
+	services *services
+	windows  uint64
 }
 
 // parkedStarts is the start-event state an observer hands over.
@@ -45,7 +49,8 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // that the reload builds, instead of flushing the open windows. Called by
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
-	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges()}
+	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
+		services: &o.build.services, windows: o.build.windows}
 	if o.starts != nil && o.spans != nil {
 		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
 	}
@@ -102,6 +107,8 @@ func (o *Observer) adopt(st *parked) {
 	o.build.start = st.start
 	o.build.cum = st.cum
 	o.build.outs = st.outs
+	o.build.windows = st.windows
+	o.build.services.adopt(st.services)
 	o.adopted = ad.Carried
 	o.logger.Info("configuration reload: open windows, history, totals and trigger states carried over",
 		zap.Strings("probes", ad.Carried))

@@ -100,3 +100,30 @@ func TestRefusedReloadFlushesTheOpenWindow(t *testing.T) {
 	_, parked := ho.Claim(h.obs.reloadKey())
 	assert.False(t, parked, "nothing handed to components that will not start")
 }
+
+// TestReloadKeepsTheServiceLabel: the services of the probes go to the
+// observer a reload builds, so that a window it closes before any new span
+// has arrived carries the probe's deltaq.service as before. (They were not
+// carried: the windows closed at the reload went out without the label, a
+// series apart from the probe's, whose cumulative totals a sum by probe
+// counted twice.)
+func TestReloadKeepsTheServiceLabel(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	old := newHarnessWith(t, testConfig(), at(time.Second), withID)
+	ctx := context.Background()
+	require.NoError(t, old.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", ms(100)))))
+	old.obs.tick(at(2 * time.Second))
+	require.NoError(t, old.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", time.Second+ms(100)))))
+	assert.Equal(t, []string{"shop"}, serviceLabels(t, old)["p"])
+
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(ctx))
+	nu := newHarnessWith(t, testConfig(), at(2*time.Second+ms(500)), withID)
+	nu.obs.tick(at(3 * time.Second)) // closes window 1, before any new span
+	assert.Equal(t, []string{"shop"}, serviceLabels(t, nu)["p"], "the window carried over")
+	require.NoError(t, nu.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", 2*time.Second+ms(600)))))
+	nu.obs.tick(at(4 * time.Second))
+	assert.Equal(t, []string{"shop"}, serviceLabels(t, nu)["p"])
+	assert.Equal(t, int64(3), outcomeTotal(t, nu, "p", contract.Success))
+}

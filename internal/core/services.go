@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
@@ -55,6 +56,22 @@ func (s *services) configure(c ServicesConfig, interval, probeIdle time.Duration
 	if interval > 0 && idle > 0 {
 		s.idleWindows = uint64((idle + interval - 1) / interval)
 	}
+}
+
+// adopt takes over the services old, the builder's before a configuration
+// reload, recorded, so that the windows closed before the next span still
+// name them; the builder's window numbers continue old's. With other
+// bounds (services::*) the label starts afresh, from the spans to come.
+func (s *services) adopt(old *services) {
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	if old.maxPerProbe != s.maxPerProbe || old.idleWindows != s.idleWindows {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byProbe, s.window = old.byProbe, old.window
+	old.byProbe = nil
 }
 
 // probeServices are the services of one probe.
@@ -137,6 +154,12 @@ func (s *services) note(pairs []probeService) serviceCuts {
 		if len(name) > contract.MaxNameLength {
 			name = cutName(name, contract.MaxNameLength)
 			cuts.tooLong++
+		}
+		if !utf8.ValidString(name) {
+			// A label value that is not UTF-8 is refused, with the
+			// whole request, by decoders that check it (proto3
+			// strings, Prometheus labels).
+			name = cutName(strings.ToValidUTF8(name, "\uFFFD"), contract.MaxNameLength)
 		}
 		if !ps.add(name, maxPerProbe, s.window+1, s.expired) {
 			cuts.overflow++

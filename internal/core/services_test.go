@@ -286,3 +286,23 @@ func TestServicesConfigChecked(t *testing.T) {
 	cfg := testConfig()
 	assert.NoError(t, cfg.Check(), "the defaults")
 }
+
+// TestServiceNameNotUTF8: a service.name that is not UTF-8 goes on the
+// label with each invalid run replaced by U+FFFD, within 256 bytes: a
+// label value that is not UTF-8 is refused by decoders that check it (a
+// proto3 string, a Prometheus label), with the whole request.
+func TestServiceNameNotUTF8(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	ctx := context.Background()
+	require.NoError(t, h.obs.ConsumeTraces(ctx, tracesOf("shop\xff\xfe", okSpan("checkout", 500*time.Millisecond))))
+	require.NoError(t, h.obs.ConsumeTraces(ctx, tracesOf(strings.Repeat("\xff.", 300), okSpan("checkout", 500*time.Millisecond))))
+	h.obs.tick(at(2 * time.Second))
+	labels := serviceLabels(t, h)["checkout"]
+	require.Len(t, labels, 1)
+	assert.True(t, utf8.ValidString(labels[0]), "%q", labels[0])
+	names := strings.Split(labels[0], ",")
+	require.Len(t, names, 2)
+	assert.Equal(t, "shop\uFFFD", names[0])
+	assert.LessOrEqual(t, len(names[1]), contract.MaxNameLength)
+	assert.Equal(t, int64(2), outcomeTotal(t, h, "checkout", contract.Success))
+}

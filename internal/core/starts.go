@@ -228,9 +228,11 @@ func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 		return startInvalid
 	}
 	attrs := lr.Attributes()
-	v, ok := attrs.Get(contract.AttrProbe)
+	// A deltaq.probe that is not a string names no probe: it must not
+	// leave ok set and pi at 0, the first probe in name order.
 	var pi int32
-	if ok && v.Type() == pcommon.ValueTypeStr {
+	ok := false
+	if v, has := attrs.Get(contract.AttrProbe); has && v.Type() == pcommon.ValueTypeStr {
 		pi, ok = o.startProbe(v.Str(), sb)
 	}
 	if !ok {

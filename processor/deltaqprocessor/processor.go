@@ -530,9 +530,11 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		return
 	}
 	attrs := lr.Attributes()
-	v, ok := attrs.Get(contract.AttrProbe)
+	// A deltaq.probe that is not a string names no probe: it must not
+	// leave ok set and pi at 0, the first probe.
 	var pi int
-	if ok && v.Type() == pcommon.ValueTypeStr {
+	ok := false
+	if v, has := attrs.Get(contract.AttrProbe); has && v.Type() == pcommon.ValueTypeStr {
 		pi, ok = p.startProbe(v.Str())
 	}
 	if !ok {

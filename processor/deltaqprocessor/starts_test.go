@@ -118,3 +118,20 @@ func TestMalformedBatchStartEvents(t *testing.T) {
 	spans, _ := allSpans(h.tsink.AllTraces())
 	assert.Empty(t, spans, "nothing tracked")
 }
+
+// TestStartEventProbeNotAString: a start event whose deltaq.probe is not a
+// string names no probe: it is refused as unknown_probe and tracked for no
+// probe (it was tracked for the first probe, and reported as its timeout).
+func TestStartEventProbeNotAString(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	ld := plog.NewLogs()
+	appendStartEvent(ld, startEvent{id: 1, at: base}).Attributes().PutInt(contract.AttrProbe, 0)
+	appendStartEvent(ld, startEvent{id: 2, at: base}).Attributes().PutBool(contract.AttrProbe, true)
+	appendStartEvent(ld, startEvent{id: 3, at: base}).Attributes().PutEmptyBytes(contract.AttrProbe).FromRaw([]byte("checkout"))
+	h.consumeLogs(ld)
+	assert.Equal(t, map[string]int64{"reason=unknown_probe": 3}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
+	h.clock.tick(base.Add(time.Second))
+	spans, _ := allSpans(h.tsink.AllTraces())
+	assert.Empty(t, spans, "nothing tracked")
+	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts"))
+}
