@@ -34,11 +34,15 @@ import (
 )
 
 // The spans of erlang/examples/traced_http.escript: the handler's, and its
-// child, which sleeps workMs.
+// child, which sleeps workMs by default; tracedMs in the requests of
+// TestTraceContextFromGo, longer than dqsd_otel's batch interval (500 ms),
+// so that their start events go while they run (a start whose span ends in
+// the same batch is not sent).
 const (
 	handlerName = "handle_work"
 	computeName = "compute"
 	workMs      = 20
+	tracedMs    = 600
 	serviceName = "traced-http-e2e"
 	// The tracestate of the Go client's trace, which its own caller (Congo)
 	// began: the example of the W3C Recommendation "Trace Context", section
@@ -81,6 +85,7 @@ func TestTraceContextFromGo(t *testing.T) {
 	e2etest.WaitListening(t, httpAddr, 30*time.Second, col)
 	e2etest.WaitListening(t, grpcAddr, 30*time.Second, col)
 	svc, stdin, url := startTracedHTTP(t, escript, ebin, root, httpAddr)
+	url = fmt.Sprintf("%s?ms=%d", url, tracedMs)
 
 	// 1. The Go client's request, in its span, whose parent is the Go
 	// service's own caller.
@@ -140,8 +145,8 @@ func TestTraceContextFromGo(t *testing.T) {
 	// child's sleep and at most the Go span's (durations, unlike start
 	// times, do not depend on the two clocks agreeing).
 	hd := duration(h.span)
-	if gd := duration(goSpan.span); hd < workMs*time.Millisecond || hd > gd {
-		t.Errorf("handler span lasted %v, want between %d ms and the Go span's %v", hd, workMs, gd)
+	if gd := duration(goSpan.span); hd < tracedMs*time.Millisecond || hd > gd {
+		t.Errorf("handler span lasted %v, want between %d ms and the Go span's %v", hd, tracedMs, gd)
 	}
 	checkChild(t, spans, h)
 	if want := fmt.Sprintf("00-%s-%s-01", tid, h.span.SpanID()); traced["traceparent"] != want {

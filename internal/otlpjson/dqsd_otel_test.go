@@ -36,7 +36,8 @@ const librarySrc = "../../erlang/dqsd_otel/src"
 // per span, "span Name TraceId SpanId", so that the test knows which ids to
 // expect. The spans cover a root with attributes of every OTLP type, a child
 // that lasts at least 20 ms, a failure with a reason and an exception in
-// with_span.
+// with_span; each start is flushed while its span runs, so that its start
+// event is sent.
 const checkModule = `-module(otlpjson_check).
 -export([main/0]).
 
@@ -58,14 +59,18 @@ main() ->
     undefined = dqsd_otel:set_current_span(Root),
     Child = dqsd_otel:start_span(<<"child">>),
     print(<<"child">>, Child),
-    timer:sleep(20),
-    ok = dqsd_otel:end_span(Child),
     Failed = dqsd_otel:start_span(<<"failed">>),
     print(<<"failed">>, Failed),
+    %% The start events go while their spans run: a start whose span ends
+    %% in the same batch is not sent.
+    ok = dqsd_otel:flush(),
+    timer:sleep(20),
+    ok = dqsd_otel:end_span(Child),
     ok = dqsd_otel:fail_span(Failed, <<"queue full">>),
     {'EXIT', {badarith, _}} =
         (catch dqsd_otel:with_span(<<"raised">>, fun() ->
                                                         print(<<"raised">>, dqsd_otel:current_span()),
+                                                        ok = dqsd_otel:flush(),
                                                         erlang:error(badarith)
                                                 end)),
     Root = dqsd_otel:set_current_span(undefined),
