@@ -104,6 +104,9 @@ func runScope(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
+	if f, ok := stdout.(*os.File); ok {
+		o.Screen = func() (int, int) { return terminalSize(f) }
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := scope.Serve(ctx, o, stdout, stderr); err != nil {

@@ -93,6 +93,10 @@ type Options struct {
 	// TraceURL, when set, links the trace ids of the triggers to a
 	// tracing UI in both views (--trace-url).
 	TraceURL TraceURL
+	// Screen, when set, gives the rows and columns of the terminal the
+	// frames are drawn on, read before each frame: a frame is cut to it
+	// (fitScreen). Zeros, or nil, draw the whole frame.
+	Screen func() (rows, cols int)
 }
 
 // Validate reports the first option outside its range.
@@ -192,6 +196,10 @@ func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serv
 		sc.mu.Lock()
 		frame := renderScope(sc.state, o.Frame)
 		sc.mu.Unlock()
+		if o.Screen != nil {
+			rows, cols := o.Screen()
+			frame = fitScreen(frame, rows, cols)
+		}
 		last = time.Now()
 		// Home the cursor and clear the screen, then draw the frame.
 		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+frame)

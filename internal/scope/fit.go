@@ -1,0 +1,58 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scope
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// fitScreen cuts a frame to a terminal of rows × cols, counting a line
+// longer than cols as the rows it wraps to: what fits from the top (the
+// header, then the probes in order), then a line that says how much is
+// below. A frame taller than the screen scrolled, and showed its tail —
+// the triggers, without the header and the first probes. Fewer than 3
+// rows or no column (no terminal, or its size unknown) leave the frame
+// whole.
+func fitScreen(frame string, rows, cols int) string {
+	if rows < 3 || cols < 1 {
+		return frame
+	}
+	// The last line's line break would scroll a full screen by one row:
+	// rows − 1 rows hold the frame.
+	room := rows - 1
+	lines := strings.SplitAfter(strings.TrimSuffix(frame, "\n"), "\n")
+	used := 0
+	for i, l := range lines {
+		if w := wrapped(l, cols); used+w <= room {
+			used += w
+			continue
+		}
+		// Line i does not fit: keep the lines before it that leave a row
+		// for the note.
+		keep := i
+		for keep > 0 && used > room-1 {
+			keep--
+			used -= wrapped(lines[keep], cols)
+		}
+		note := fmt.Sprintf("… %d more lines below: the terminal has %d rows; enlarge it, or draw smaller plots (--height)",
+			len(lines)-keep, rows)
+		if utf8.RuneCountInString(note) >= cols {
+			note = string([]rune(note)[:cols-1])
+		}
+		return strings.Join(lines[:keep], "") + note + "\n"
+	}
+	return frame
+}
+
+// wrapped is the number of rows line takes on a terminal of cols columns
+// (one a character: the frame's text is of narrow characters).
+func wrapped(line string, cols int) int {
+	n := utf8.RuneCountInString(strings.TrimSuffix(line, "\n"))
+	if n == 0 {
+		return 1
+	}
+	return (n + cols - 1) / cols
+}
