@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,6 +179,9 @@ func (o *Options) check() error {
 		}
 		if i > 0 && t.Long < o.Tiers[i-1].Long {
 			errs = append(errs, fmt.Errorf("%s: tiers must be in order of increasing long window", where))
+		}
+		if j := slices.Index(o.Tiers[:i], t); j >= 0 {
+			errs = append(errs, fmt.Errorf("%s: the same as tier %d: give each tier once", where, j+1))
 		}
 	}
 	return errors.Join(errs...)
@@ -498,7 +502,7 @@ func Derive(b float64, o Options, refuse func(t Tier, reason string)) []Alert {
 			a.Derived = true
 			if a.Factor <= 1 {
 				refuse(t, fmt.Sprintf("the budget %s allows at most a %s× burn (every instance missing); "+
-					"even an error ratio of %s burns it at %s×, within the period", formatNumber(b), formatNumber(1/b),
+					"even an error ratio of %s burns it at %s×, within the period", formatNumber(b), formatFactor(1/b),
 					formatNumber(o.MaxErrorRatio), formatNumber(a.Factor)))
 				continue
 			}
@@ -533,6 +537,10 @@ func durationName(d time.Duration) string {
 func secondsName(s float64) string {
 	return time.Duration(math.Round(s * 1e9)).String()
 }
+
+// formatFactor writes a derived factor to six significant digits, as the
+// factors Derive uses: 1/0.95 is 1.05263, not 1.0526315789473684.
+func formatFactor(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // formatNumber writes a float in its shortest form.
 func formatNumber(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -131,6 +131,12 @@ func TestDeriveLargeBudgets(t *testing.T) {
 			}
 		}
 	}
+	// The refusal's factors read as the factors do, to six digits.
+	var refused []string
+	Derive(0.95, o, func(t Tier, reason string) { refused = append(refused, reason) })
+	if want := "allows at most a 1.05263× burn"; len(refused) == 0 || !strings.Contains(refused[0], want) {
+		t.Errorf("b = 0.95: refusals %q, want %q", refused, want)
+	}
 	alerts := Derive(0.5, o, func(Tier, string) {})
 	if alerts[0].Exhaustion != 400*time.Hour || alerts[0].Severity != Critical || alerts[0].Long != time.Hour {
 		t.Errorf("b = 0.5, first alert %+v: want the 1h/5m page, budget gone in 400h", alerts[0])
@@ -200,6 +206,9 @@ func TestOptionsInvalid(t *testing.T) {
 		{Options{Tiers: []Tier{{Severity: "sms", Factor: 2, Long: time.Hour, Short: time.Minute}}}, `severity "sms"`},
 		{Options{Tiers: []Tier{{Severity: Critical, Factor: 2, Long: time.Minute, Short: time.Hour}}}, "short window < long window"},
 		{Options{Tiers: []Tier{{Severity: Critical, Factor: 2, Long: 40 * 24 * time.Hour, Short: time.Hour}}}, "beyond the period"},
+		// Two equal tiers: said so, not taken for a tier of shorter windows.
+		{Options{Tiers: []Tier{{Severity: Critical, Factor: 2, Long: time.Hour, Short: time.Minute},
+			{Severity: Critical, Factor: 2, Long: time.Hour, Short: time.Minute}}}, "tier 2 (critical:2:1h:1m): the same as tier 1"},
 	} {
 		if _, err := New(probes, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want %q", c.o, err, c.want)
