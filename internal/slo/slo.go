@@ -346,7 +346,11 @@ func (r Refusal) String() string {
 type Plan struct {
 	Options    Options
 	Objectives []Objective
-	Refusals   []Refusal
+	// Unalerted are the objectives with a budget whose every tier was
+	// refused (Derive): no alert, but an objective still, which the
+	// OpenSLO documents, having no alerting of their own, describe.
+	Unalerted []Objective
+	Refusals  []Refusal
 	// Windows are the distinct windows of the tiers, ascending.
 	Windows []time.Duration
 }
@@ -477,6 +481,7 @@ func (p *Plan) addObjective(o Objective) {
 	})
 	if len(o.Alerts) == 0 {
 		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, "no tier left to alert on"})
+		p.Unalerted = append(p.Unalerted, o)
 		return
 	}
 	p.Objectives = append(p.Objectives, o)

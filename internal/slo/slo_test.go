@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -468,4 +469,32 @@ func formatAny(v any) string {
 		return formatNumber(float64(x))
 	}
 	return "?"
+}
+
+// TestOpenSLOKeepsUnalertedObjectives: an objective whose every alert tier
+// is refused (a budget of 0.5 under --max-error-ratio 0.4: no burn above
+// 0.8× can be told apart) has no alert, and no rule, but is an objective
+// still: the OpenSLO documents, which carry no alerting, describe it.
+func TestOpenSLOKeepsUnalertedObjectives(t *testing.T) {
+	probes := []Probe{{Name: "job", Bounds: uniform(0.002, 100), QTA: qta(0.01, pt(40*time.Millisecond, 0.5))}}
+	p, err := New(probes, Options{MaxErrorRatio: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Objectives) != 1 || p.Objectives[0].Name != "success" || len(p.Unalerted) != 1 || p.Unalerted[0].Name != "within-40ms" {
+		t.Fatalf("objectives %+v, unalerted %+v: want success alerted, within-40ms not", p.Objectives, p.Unalerted)
+	}
+	for _, l := range strings.Split(string(p.Rules("a test")), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") && strings.Contains(l, "within-40ms") {
+			t.Errorf("the rules have the objective without a tier beyond their comments: %q", l)
+		}
+	}
+	docs := strings.Split(string(p.OpenSLO("a test", "shop")), "\n---\n")
+	var names []string
+	for _, d := range docs[1:] {
+		names = append(names, parseYAML(t, d)["metadata"].(map[string]any)["name"].(string))
+	}
+	if !slices.Equal(names, []string{"job-success", "job-within-40ms"}) {
+		t.Errorf("OpenSLO documents %q, want both objectives", names)
+	}
 }
