@@ -81,6 +81,13 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 // plainConfig is Config without its methods, to decode into.
 type plainConfig Config
 
+// grpcClientConfig is the OTLP/gRPC client of the default configuration:
+// the otlp_grpc exporter's, gzip compression included, as the logs section
+// and the http section have it.
+func grpcClientConfig() configgrpc.ClientConfig {
+	return otlpexporter.NewFactory().CreateDefaultConfig().(*otlpexporter.Config).ClientConfig
+}
+
 // newQueueConfig is the sending queue of the default configuration.
 func newQueueConfig() configoptional.Optional[exporterhelper.QueueBatchConfig] {
 	queue := exporterhelper.NewDefaultQueueConfig()
@@ -97,7 +104,7 @@ func createDefaultConfig() component.Config {
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:   newQueueConfig(),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),
-		ClientConfig:  configgrpc.NewDefaultClientConfig(),
+		ClientConfig:  grpcClientConfig(),
 		HTTP:          configoptional.Default(*httpCfg),
 		Logs:          configoptional.Default(*logsCfg),
 		Config:        core.NewDefaultConfig(),
