@@ -81,6 +81,13 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 // plainConfig is Config without its methods, to decode into.
 type plainConfig Config
 
+// grpcClientConfig is the OTLP/gRPC client of the default configuration:
+// the otlp_grpc exporter's, gzip compression included, as the logs section
+// and the http section have it.
+func grpcClientConfig() configgrpc.ClientConfig {
+	return otlpexporter.NewFactory().CreateDefaultConfig().(*otlpexporter.Config).ClientConfig
+}
+
 // newQueueConfig is the sending queue of the default configuration.
 func newQueueConfig() configoptional.Optional[exporterhelper.QueueBatchConfig] {
 	queue := exporterhelper.NewDefaultQueueConfig()
@@ -97,7 +104,7 @@ func createDefaultConfig() component.Config {
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:   newQueueConfig(),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),
-		ClientConfig:  configgrpc.NewDefaultClientConfig(),
+		ClientConfig:  grpcClientConfig(),
 		HTTP:          configoptional.Default(*httpCfg),
 		Logs:          configoptional.Default(*logsCfg),
 		Config:        core.NewDefaultConfig(),
@@ -122,22 +129,39 @@ func (c *Config) Validate() error {
 	if c.HTTP.HasValue() && c.Logs.HasValue() {
 		errs = append(errs, errors.New(`set "http" or "logs", not both: "http" sends the logs too`))
 	}
-	for _, q := range []struct {
-		key   string
-		queue configoptional.Optional[exporterhelper.QueueBatchConfig]
-	}{
-		{"sending_queue.block_on_overflow", c.QueueConfig},
-		{"http.sending_queue.block_on_overflow", httpQueue(c)},
-		{"logs.sending_queue.block_on_overflow", logsQueue(c)},
-	} {
-		if q.queue.HasValue() && q.queue.Get().BlockOnOverflow {
-			errs = append(errs, fmt.Errorf("%s: must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
-		}
-	}
+	errs = append(errs, checkQueues(c)...)
 	if err := c.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// checkQueues refuses a sending queue that would let a send hold the
+// window timer: one that blocks when full, or none at all, where the send
+// and its retries run on the timer (for up to
+// retry_on_failure::max_elapsed_time while the endpoint is down), and the
+// instances of the windows it cannot open meanwhile are dropped as
+// too_early.
+func checkQueues(c *Config) []error {
+	var errs []error
+	for _, q := range []struct {
+		key     string
+		present bool
+		queue   configoptional.Optional[exporterhelper.QueueBatchConfig]
+	}{
+		{"sending_queue", true, c.QueueConfig},
+		{"http.sending_queue", c.HTTP.HasValue(), httpQueue(c)},
+		{"logs.sending_queue", c.Logs.HasValue(), logsQueue(c)},
+	} {
+		switch {
+		case !q.present:
+		case !q.queue.HasValue():
+			errs = append(errs, fmt.Errorf("%s.enabled: must be true: without a queue a send and its retries hold the window timer, and the instances of the windows it misses are dropped", q.key))
+		case q.queue.Get().BlockOnOverflow:
+			errs = append(errs, fmt.Errorf("%s.block_on_overflow: must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
+		}
+	}
+	return errs
 }
 
 // httpQueue and logsQueue are the sending queues of the http and logs

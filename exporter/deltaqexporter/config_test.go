@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/config/configgrpc"
+	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
@@ -36,6 +36,10 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, int64(60), cfg.QueueConfig.Get().QueueSize)
 	assert.False(t, cfg.HTTP.HasValue(), "OTLP/gRPC unless an http section is given")
 	assert.False(t, cfg.Logs.HasValue(), "logs go with the metrics unless a logs section is given")
+	// The gRPC client is the otlp_grpc exporter's, as the logs section's.
+	assert.Equal(t, configcompression.TypeGzip, cfg.ClientConfig.Compression, "gzip, as otlp_grpc")
+	logs := createDefaultConfig().(*Config).Logs
+	assert.Equal(t, logs.GetOrInsertDefault().ClientConfig.Compression, cfg.ClientConfig.Compression)
 	// Without an endpoint the default configuration is not valid, and that
 	// is its only problem: the defaults are within the bounds.
 	require.EqualError(t, confmap.Validate(cfg), `requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`)
@@ -87,7 +91,7 @@ func TestLoadValidConfig(t *testing.T) {
 		want.ClientConfig.Endpoint = "http://otel-backend:4318"
 		assert.Equal(t, configoptional.Some(*want), cfg.HTTP)
 		assert.Equal(t, int64(60), cfg.HTTP.Get().QueueConfig.Get().QueueSize, "the exporter's queue default")
-		assert.Equal(t, configgrpc.NewDefaultClientConfig(), cfg.ClientConfig)
+		assert.Equal(t, grpcClientConfig(), cfg.ClientConfig)
 		wantAnalysis := createDefaultConfig().(*Config).Config
 		wantAnalysis.Diagram = "e2e = a -> b;"
 		assert.Equal(t, wantAnalysis, cfg.Config, "the analysis options beside the http section")
@@ -116,6 +120,9 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{Name: "no_endpoint", Want: `requires a non-empty "endpoint"`},
 		{Name: "blocking_queue", Want: `sending_queue.block_on_overflow: must be false`},
 		{Name: "blocking_http_queue", Want: `http.sending_queue.block_on_overflow: must be false`},
+		{Name: "disabled_queue", Want: `sending_queue.enabled: must be true`},
+		{Name: "disabled_http_queue", Want: `http.sending_queue.enabled: must be true`},
+		{Name: "disabled_logs_queue", Want: `logs.sending_queue.enabled: must be true`},
 		{Name: "http_metrics_endpoint_only", Want: `http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`},
 		{Name: "http_and_logs", Want: `set "http" or "logs", not both`},
 		{Name: "http_and_grpc_endpoint", Want: `set "endpoint" (OTLP/gRPC) or "http" (OTLP/HTTP), not both`},

@@ -167,3 +167,34 @@ func TestExponentialMaxSizeBounds(t *testing.T) {
 	cfg.Histogram.Exponential = nil
 	assert.Equal(t, 0, cfg.exponentialMaxSize(), "explicit buckets")
 }
+
+// TestOutcomesStartNoLaterThanFirstWindow: an observer's first windows
+// begin before it was made (the engine keeps a window open for the
+// instances that ended just before), and deltaq.outcomes, a cumulative sum,
+// starts its stream no later than its first window, never after the
+// point's own time; a probe first seen later keeps the observer's start.
+func TestOutcomesStartNoLaterThanFirstWindow(t *testing.T) {
+	made := at(1300 * time.Millisecond)
+	b := newBuilder(0, 0, exporterScope, "", made)
+	outcomesOf := func(md pmetric.Metrics) pmetric.NumberDataPoint {
+		var dp pmetric.NumberDataPoint
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricOutcomes {
+				dp = m.Sum().DataPoints().At(0)
+			}
+		})
+		return dp
+	}
+	md := b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{probeResult(0.001, 1)}})
+	dp := outcomesOf(md)
+	assert.Equal(t, at(time.Second), dp.Timestamp().AsTime())
+	assert.Equal(t, at(0), dp.StartTimestamp().AsTime(), "the stream starts with its first window")
+
+	md = b.metrics(&analysis.Result{Start: at(time.Second), End: at(2 * time.Second), Probes: []analysis.ProbeResult{probeResult(0.001, 1)}})
+	assert.Equal(t, at(0), outcomesOf(md).StartTimestamp().AsTime(), "one stream")
+
+	q := probeResult(0.001, 1)
+	q.Name = "q"
+	md = b.metrics(&analysis.Result{Start: at(5 * time.Second), End: at(6 * time.Second), Probes: []analysis.ProbeResult{q}})
+	assert.Equal(t, made, outcomesOf(md).StartTimestamp().AsTime(), "a later probe starts at the observer's start")
+}

@@ -33,6 +33,12 @@ import (
 // syntheticStatusMessage is the status message of synthetic timeout spans.
 const syntheticStatusMessage = "deltaq: no end within dMax"
 
+// syntheticSendTimeout is how long the next consumer of the traces pipeline
+// has to take one tick's synthetic timeout spans: a queued exporter, the
+// connector or the exporter take them at once, an exporter that sends them
+// itself within one attempt over a healthy link.
+const syntheticSendTimeout = time.Second
+
 // deltaqProcessor is one processor instance, shared by the traces and the
 // logs pipelines that name the same component ID: the logs side tracks the
 // instances announced by start events, the traces side ends them, and the
@@ -60,12 +66,18 @@ type deltaqProcessor struct {
 
 	// fired is the timer goroutine's reusable buffer of timed-out instances.
 	fired []inflight.Instance
+	// sendTimeout bounds the hand-over of one tick's synthetic spans to
+	// tracesNext (syntheticSendTimeout; shorter in tests).
+	sendTimeout time.Duration
 
 	lifecycle sync.Mutex
 	started   bool
 	stopped   bool
 	stop      chan struct{}
 	done      chan struct{}
+	// cancelRun cancels the timer goroutine's context: a synthetic span
+	// send still waiting for the next consumer at shutdown gives up.
+	cancelRun context.CancelFunc
 	// release removes the instance from its factory's shared map and its
 	// probes from the collector's registry of layouts.
 	release func()
@@ -86,17 +98,18 @@ func newProcessor(set processor.Settings, cfg *Config, clk clock, st *collectors
 		return nil, err
 	}
 	p := &deltaqProcessor{
-		id:         set.ID,
-		logger:     set.Logger,
-		m:          m,
-		resolution: cfg.TimerResolution,
-		grace:      int64(cfg.TimeoutGrace),
-		clock:      clk,
-		stats:      newStats(len(m.probes)),
-		tracker:    inflight.NewTracker(cfg.Options),
-		layouts:    st.Layouts,
-		claims:     st.Claims,
-		handover:   st.Reload,
+		id:          set.ID,
+		logger:      set.Logger,
+		m:           m,
+		resolution:  cfg.TimerResolution,
+		sendTimeout: syntheticSendTimeout,
+		grace:       int64(cfg.TimeoutGrace),
+		clock:       clk,
+		stats:       newStats(len(m.probes)),
+		tracker:     inflight.NewTracker(cfg.Options),
+		layouts:     st.Layouts,
+		claims:      st.Claims,
+		handover:    st.Reload,
 	}
 	p.release = p.unregister
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -194,12 +207,14 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 	}
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancelRun = cancel
 	// The first sample of an auto probe starts now.
 	now := p.clock.Now().UnixNano()
 	for _, i := range p.m.auto {
 		p.m.probes[i].auto.Begin(now)
 	}
-	go p.run(p.clock.NewTicker(p.resolution))
+	go p.run(ctx, p.clock.NewTicker(p.resolution))
 	return nil
 }
 
@@ -221,6 +236,7 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 		return nil
 	}
 	close(p.stop)
+	p.cancelRun()
 	select {
 	case <-p.done:
 	case <-ctx.Done():
@@ -235,8 +251,9 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// run is the timer goroutine: at every tick it fires the timeouts due.
-func (p *deltaqProcessor) run(t ticker) {
+// run is the timer goroutine: at every tick it fires the timeouts due. Its
+// context is cancelled at shutdown.
+func (p *deltaqProcessor) run(ctx context.Context, t ticker) {
 	defer close(p.done)
 	defer t.Stop()
 	for {
@@ -244,7 +261,7 @@ func (p *deltaqProcessor) run(t ticker) {
 		case <-p.stop:
 			return
 		case now := <-t.C():
-			p.expire(now.UnixNano())
+			p.expire(ctx, now.UnixNano())
 			p.rangeProbes(now.UnixNano())
 		}
 	}
@@ -666,8 +683,13 @@ func (p *deltaqProcessor) malformedStart(tid pcommon.TraceID, sid pcommon.SpanID
 // has passed by now (ns since the Unix epoch) as synthetic timeout spans,
 // sent to the traces pipeline's next consumer, and forgets the timed-out
 // instances whose late window has passed and the ended spans whose
-// ended_window has passed.
-func (p *deltaqProcessor) expire(now int64) {
+// ended_window has passed. The next consumer has sendTimeout to take the
+// spans, and no longer than the processor runs: one that blocks (an exporter
+// without a sending queue, or with block_on_overflow, while its endpoint is
+// down) costs the spans, counted as dropped, rather than holding the timer,
+// whose later timeouts would wait behind it, and the shutdown, which waits
+// for the timer.
+func (p *deltaqProcessor) expire(ctx context.Context, now int64) {
 	fired := p.tracker.Expire(now, p.fired[:0])
 	p.fired = fired
 	if len(fired) == 0 {
@@ -686,7 +708,10 @@ func (p *deltaqProcessor) expire(now int64) {
 		p.stats.syntheticDropped.Add(int64(len(fired)))
 		return
 	}
-	if err := p.tracesNext.ConsumeTraces(context.Background(), td); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, p.sendTimeout)
+	err := p.tracesNext.ConsumeTraces(ctx, td)
+	cancel()
+	if err != nil {
 		p.stats.syntheticDropped.Add(int64(len(fired)))
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: synthetic timeout spans refused by the next consumer"); ce != nil {
 			ce.Write(zap.Int("spans", len(fired)), zap.Error(err))
