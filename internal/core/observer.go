@@ -337,10 +337,11 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 }
 
 // tick closes the windows due at now, oldest first, and sends their
-// output.
+// output, within sendDeadline of the tick.
 func (o *Observer) tick(now time.Time) {
 	began := time.Now()
-	ctx := o.runCtx
+	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
+	defer cancel()
 	o.stepRanges(now)
 	results := o.engine.Advance(now)
 	for _, r := range results {
@@ -529,6 +530,14 @@ func (o *Observer) oversized(ctx context.Context, signal string, n int) {
 		zap.Int("items", n), zap.Int("max_request_bytes", o.cfg.MaxRequestBytes))
 }
 
+// sendDeadline bounds the sends of one tick: one interval, at least a
+// second. A next consumer that sends synchronously and blocks (an exporter
+// without a sending queue whose endpoint is down retries for minutes) held
+// the timer: no window closed, and the instances beyond the open windows
+// were dropped as too_early. Past it a send is abandoned and its batch
+// counted in output_dropped.
+func (o *Observer) sendDeadline() time.Duration { return max(o.cfg.Interval, time.Second) }
+
 // Shutdown stops the window timer and closes the windows still open, the
 // current one included though it is partial: they hold instances already
 // accepted. Their output goes to the outputs, which the component shuts
@@ -555,10 +564,14 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		if o.set.ID != "" && o.handOver() {
 			return
 		}
+		// The last windows' sends are bounded as a tick's are: a blocked
+		// next consumer must not hold the collector's stop.
+		sctx, cancel := context.WithTimeout(ctx, o.sendDeadline())
+		defer cancel()
 		now := o.now()
 		for _, r := range o.engine.Flush(now) {
-			o.inspect(ctx, r)
-			o.emit(ctx, r, now)
+			o.inspect(sctx, r)
+			o.emit(sctx, r, now)
 		}
 	})
 	return err

@@ -143,3 +143,47 @@ func TestInstrumentsOfRefusesAMissingInstrument(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no XInstances of type metric.Int64Counter")
 }
+
+// blockingMetrics is a next consumer that sends synchronously to an
+// endpoint that is down: it returns only when its context ends.
+type blockingMetrics struct{ calls atomic.Int64 }
+
+func (*blockingMetrics) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (b *blockingMetrics) ConsumeMetrics(ctx context.Context, _ pmetric.Metrics) error {
+	b.calls.Add(1)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestBlockedNextConsumerHoldsNoWindow: a next consumer that blocks (an
+// exporter without a sending queue, its endpoint down) gets a tick's output
+// for one interval (at least a second); then the send is abandoned and
+// counted in output_dropped, and the next tick closes its windows as due.
+// It held the timer for the exporter's retries (minutes): no window closed
+// and the instances beyond the open ones were dropped as too_early.
+func TestBlockedNextConsumerHoldsNoWindow(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	now := at(time.Second)
+	set := testSettings(tel, func() time.Time { return now })
+	obs, err := New(testConfig(), set)
+	require.NoError(t, err)
+	blocked := new(blockingMetrics)
+	require.NoError(t, obs.Start(Outputs{Metrics: blocked}))
+	t.Cleanup(func() { require.NoError(t, obs.Shutdown(context.Background())) })
+	h := &harness{t: t, obs: obs, tel: tel}
+	for w := range 2 {
+		h.consume(span{probe: "p", outcome: contract.Success, end: time.Duration(w+1)*time.Second + ms(100), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
+		began := time.Now()
+		now = at(time.Duration(w+3) * time.Second)
+		obs.tick(now)
+		if d := time.Since(began); d > 3*time.Second {
+			t.Fatalf("tick %d took %v with a blocked next consumer: want about the 1 s deadline", w, d)
+		}
+	}
+	closed := counter(t, h, "exporter_deltaq_windows_closed", "")
+	assert.GreaterOrEqual(t, closed, int64(3), "windows 0 to 2 closed")
+	assert.Equal(t, closed, blocked.calls.Load(), "each window's metrics sent once")
+	assert.Equal(t, closed, counter(t, h, "exporter_deltaq_output_dropped", ""), "every send abandoned")
+}
