@@ -364,6 +364,10 @@ type slot struct {
 	// sources are the distinct observers whose windows were merged into
 	// this one (AddWindow), at most Gateway.MaxAgents; nil until the first.
 	sources map[string]struct{}
+	// prints are the windows of named observers merged into this one, to
+	// refuse a delivery repeated (ContributionDuplicate); nil until the
+	// first.
+	prints map[windowPrint]struct{}
 }
 
 // New checks cfg (Config.Check) and returns an engine for it. now is the
@@ -983,6 +987,7 @@ func (e *Engine) detach() closing {
 	clear(s.accs)
 	c.contributors = len(s.sources)
 	clear(s.sources)
+	clear(s.prints)
 	e.known = knownSource{}
 	if e.interval > 0 {
 		e.k0++

@@ -65,6 +65,10 @@ type Window struct {
 	// service.instance.id): a window counts how many observers
 	// contributed to it, and only named observers agree on layouts.
 	Source string
+	// SourceStart is when the observer's analysis began (Unix ns; 0 when
+	// unknown): a window of a named observer and of the same start merged
+	// already is a delivery repeated (ContributionDuplicate).
+	SourceStart int64
 }
 
 // Contribution says what became of a window given to Engine.AddWindow.
@@ -110,12 +114,18 @@ const (
 	// names, beyond Gateway.MaxUnconfiguredProbes such probes (or as many
 	// names waiting for a layout quorum).
 	ContributionUnconfiguredLimit
+	// ContributionDuplicate: the window of the same probe and bounds from
+	// the same observer (Source) of the same start (SourceStart) was
+	// merged already: a delivery repeated (an exporter's retry of a
+	// request the engine had taken, a relay that sends twice). Its
+	// instances counted once, with the first.
+	ContributionDuplicate
 	numContributions
 )
 
 // String returns accepted, late, early, misaligned, layout_mismatch,
-// invalid, unagreed, agent_limit, agent_invalid, probe_limit or
-// unconfigured_limit, as the self-telemetry attribute.
+// invalid, unagreed, agent_limit, agent_invalid, probe_limit,
+// unconfigured_limit or duplicate, as the self-telemetry attribute.
 func (c Contribution) String() string {
 	if c >= 0 && c < numContributions {
 		return contributionNames[c]
@@ -125,7 +135,7 @@ func (c Contribution) String() string {
 
 var contributionNames = [numContributions]string{
 	"accepted", "late", "early", "misaligned", "layout_mismatch", "invalid",
-	"unagreed", "agent_limit", "agent_invalid", "probe_limit", "unconfigured_limit",
+	"unagreed", "agent_limit", "agent_invalid", "probe_limit", "unconfigured_limit", "duplicate",
 }
 
 // Contributions counts the contributed windows by fate.
@@ -251,6 +261,8 @@ func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 		e.drops[DropProbeLimit] += n
 	case ContributionAgentLimit:
 		e.drops[DropAgentLimit] += n
+	case ContributionDuplicate:
+		// Counted with the delivery it repeats.
 	default:
 		e.drops[DropInvalid] += n
 	}
@@ -285,6 +297,11 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 	if p == nil {
 		return c
 	}
+	wp := windowPrint{probe: p.idx, source: w.Source, start: w.SourceStart}
+	stamped := w.Source != "" && w.SourceStart != 0
+	if _, seen := s.prints[wp]; seen && stamped {
+		return ContributionDuplicate
+	}
 	convert := false
 	if c := e.agree(p, lay, w.Source, k, w.Fine); c != ContributionAccepted {
 		if !w.Fine || !p.layoutAt(k).Valid() {
@@ -310,6 +327,13 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 			return ContributionInvalid
 		}
 	}
+	if stamped {
+		if s.prints == nil {
+			s.prints = make(map[windowPrint]struct{})
+		}
+		wp.source = strings.Clone(w.Source)
+		s.prints[wp] = struct{}{}
+	}
 	p.lastK = max(p.lastK, k)
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, start)
@@ -328,6 +352,15 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source)}
 	}
 	return ContributionAccepted
+}
+
+// windowPrint is a window of a slot by its probe and its observer: name
+// and start. Two deliveries of one window print alike; the windows of an
+// agent restarted under the same name differ in their start.
+type windowPrint struct {
+	probe  int
+	source string
+	start  int64
 }
 
 // knownSource is a source among the agents of window k (Engine.known),

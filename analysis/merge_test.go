@@ -167,3 +167,52 @@ func TestAddWindowRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateWindowsCountOnce: an agent's window delivered twice (an
+// exporter's retry of a request the gateway had taken) counts once, the
+// repeat refused as duplicate and its instances neither counted nor
+// dropped; the same window from another agent, a window of the same agent
+// restarted under its name (a later start), windows of no named agent and
+// windows without a start (older agents) all count.
+func TestDuplicateWindowsCountOnce(t *testing.T) {
+	cfg := Config{Interval: time.Second, Lag: time.Second,
+		Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins}}}
+	e := newEngine(t, cfg, at(2*time.Second))
+	win := func(source string, start int64) Window {
+		counts := make([]uint64, testBins)
+		counts[4] = 3
+		w := float64(testDMax) / float64(testBins) / 1e9
+		return Window{Probe: "a", Start: at(time.Second), End: at(2 * time.Second), DMaxNs: int64(testDMax), Bins: testBins,
+			BinCounts: counts, SuccessSum: 3 * 4.5 * w, Timeouts: 1, Source: source, SourceStart: start}
+	}
+	for _, c := range []struct {
+		name string
+		w    Window
+		want Contribution
+	}{
+		{"first", win("x", 100), ContributionAccepted},
+		{"the same again", win("x", 100), ContributionDuplicate},
+		{"another agent's alike", win("y", 100), ContributionAccepted},
+		{"the same agent restarted", win("x", 200), ContributionAccepted},
+		{"no agent named", win("", 100), ContributionAccepted},
+		{"no agent named, again", win("", 100), ContributionAccepted},
+		{"an older agent's, without a start", win("z", 0), ContributionAccepted},
+		{"the older agent's again", win("z", 0), ContributionAccepted},
+	} {
+		w := c.w
+		if got := e.AddWindow(&w); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	st := e.Stats()
+	if st.Counted != 7*4 || st.Dropped != (Drops{}) || st.Contributions[ContributionDuplicate] != 1 {
+		t.Errorf("counted %d, dropped %v, contributions %v: want 28 counted (7 windows of 4), none dropped, one duplicate",
+			st.Counted, st.Dropped, st.Contributions)
+	}
+	// The next window starts afresh.
+	w := win("x", 100)
+	w.Start, w.End = at(2*time.Second), at(3*time.Second)
+	if got := e.AddWindow(&w); got != ContributionAccepted {
+		t.Errorf("the next window's: %v, want accepted", got)
+	}
+}

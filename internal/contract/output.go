@@ -150,7 +150,8 @@ const (
 	// completed instances (the rest of the window's instances, less its
 	// failures, are timeouts whose end is unknown); AttrWeightSum and
 	// AttrWeightSquares are Σw and Σw² over the instances' adjusted counts
-	// w (doubles), for the effective count of a sampled window.
+	// w (doubles), for the effective count of a sampled window;
+	// AttrAgentStart says when the agent's analysis began.
 	MetricWindow = "deltaq.window"
 	UnitWindow   = "s"
 	// MetricContributors is a gauge of a gateway: the agents whose windows
@@ -247,6 +248,12 @@ const (
 	AttrFine          = "deltaq.fine"
 	AttrWeightSum     = "deltaq.weight.sum"
 	AttrWeightSquares = "deltaq.weight.squares"
+	// AttrAgentStart is when the agent's analysis began (Unix ns, an
+	// integer) on its MetricWindow points: with the agent's name it tells
+	// a window delivered twice (an exporter's retry of a request the
+	// gateway had taken) from a window of an agent restarted under the
+	// same name, which began later.
+	AttrAgentStart = "deltaq.agent.start"
 )
 
 // Values of AttrSeries.

@@ -49,7 +49,7 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(w.Start))
 	dp.SetTimestamp(pcommon.NewTimestampFromTime(w.End))
 	a := dp.Attributes()
-	extra := 2
+	extra := 3
 	if w.Fine {
 		extra += 4
 	}
@@ -62,6 +62,9 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 	}
 	a.PutInt(contract.AttrTimeout, w.Timeouts)
 	a.PutInt(contract.AttrFailure, w.Failures)
+	// When this observer began, the same in every delivery of the window
+	// (the gateway refuses a repeat), later after a restart.
+	a.PutInt(contract.AttrAgentStart, int64(b.start))
 	if w.Fine {
 		b.fineBuf = putFine(a, &w, b.fineBuf)
 	}
@@ -665,6 +668,8 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 			w.Timeouts, hasTimeout = v.Int(), v.Type() == pcommon.ValueTypeInt
 		case contract.AttrFailure:
 			w.Failures, hasFailure = v.Int(), v.Type() == pcommon.ValueTypeInt
+		case contract.AttrAgentStart:
+			w.SourceStart = v.Int() // not an integer: 0, a window without one
 		case contract.AttrBinningFactor:
 			key.factor = max(v.Int(), -1) // not an integer: 0, refused below with steps
 		case contract.AttrBinningSteps:

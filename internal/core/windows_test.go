@@ -152,6 +152,36 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
 }
 
+// TestRepeatedDeliveryCountsOnce: an agent's request delivered twice (an
+// exporter's retry of a request the gateway had taken) adds its windows
+// once, the repeats counted as duplicate; the same agent restarted under
+// its name (a later deltaq.agent.start) sends windows of its own, which
+// count.
+func TestRepeatedDeliveryCountsOnce(t *testing.T) {
+	start := at(time.Second)
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gateway := newHarness(t, gcfg, start)
+	agent := agentHarness(t, "agent-0", start)
+	restarted := agentHarness(t, "agent-0", start.Add(500*time.Millisecond))
+	spec := span{probe: "p", outcome: contract.Success, end: time.Second + ms(700), delay: ms(5), dmax: 100 * time.Millisecond, bins: 100}
+	agent.consume(spec)
+	restarted.consume(spec)
+	for _, a := range []*harness{agent, restarted} {
+		a.obs.tick(at(3 * time.Second))
+	}
+	for _, a := range []*harness{agent, agent, restarted} {
+		for _, md := range a.metrics.AllMetrics() {
+			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
+		}
+	}
+	gateway.obs.tick(at(5 * time.Second))
+	_, totals := lastObserved(t, gateway)
+	assert.Equal(t, map[string]int64{"success": 2, "timeout": 0, "failure": 0}, totals["p"], "once each agent's start")
+	assert.Equal(t, map[string]int64{"fate=accepted": 2, "fate=duplicate": 1},
+		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
+}
+
 // TestReadWindowRefusesWhatIsNotAWindow: a deltaq.window point whose
 // bounds are not even bin edges, whose overflow bucket disagrees with its
 // timeouts and failures, or that lacks them, is an invalid contribution.
