@@ -29,7 +29,7 @@ import (
 func analyzeCommand() command {
 	return command{
 		name:    "analyze",
-		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] TRACES...",
+		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--lag D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] [--max-record MiB] TRACES...",
 		summary: "analyse recorded traces as the deltaq connector (or processor and exporter) would",
 		help: `Analyze reads traces written by the collector's file exporter and analyses
 them with the collector's own components, configured from a collector
@@ -59,7 +59,8 @@ are analysed.
 The input is streamed: each record goes (through the processor) into the
 analysis before the next is read, so memory holds one record and the
 analysis, whatever the size of the files; a line or record may be up to
-64 MiB long, and so may a JSON document laid out over several lines. Errors
+64 MiB long (--max-record), and so may a JSON document laid out over
+several lines. Errors
 name the file and the line, as FILE:LINE, or the record and its byte offset.
 A file named - is standard input (zstdcat traces.zst | deltaq analyze ... -).
 
@@ -67,7 +68,8 @@ Windows: the instances are counted into windows of the configured interval
 (--interval overrides it) by their end time, aligned on multiples of the
 interval since the Unix epoch, as the collector counts them; the latest
 span end read stands for the clock, so a window closes once spans ending
-lag (default one interval) after it have been read. A table gives, for each
+the configured lag (--lag overrides it; default one interval) after it
+have been read. A table gives, for each
 window with instances and each probe in it, the instances by outcome, the
 median and 0.95 quantile (or the configured quantiles, when set), the QTA
 verdict and, with a diagram, the divergence. Up to 10000 windows are kept

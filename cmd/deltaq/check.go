@@ -17,7 +17,7 @@ func checkCommand() command {
 	return command{
 		name:    "check",
 		usage:   "check FILE.dq... | check --config FILE...",
-		summary: "validate outcome diagrams and list their probes",
+		summary: "validate outcome diagrams and list their probes, or a collector configuration across its deltaq components",
 		help: `Check parses and validates each file. For a valid file it prints the probes:
 every definition, every operator (a:, f:, p:) and every outcome, with the
 position where each is defined. For a file with errors it prints every error

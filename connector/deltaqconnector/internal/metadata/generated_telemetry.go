@@ -138,7 +138,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqInstancesDropped, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_instances_dropped",
-		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (a new probe that no configuration names, beyond max_probes such probes), too_late (their window had already closed), too_early (they end more than one interval after the component's clock), invalid (missing or malformed deltaq.* attributes), layout_mismatch (a timeout whose own dMax is shorter than the probe's), name_too_long (a probe name longer than 256 bytes), malformed (a success or failure that ends before it starts), agent_limit (the instances of an agent's window refused as agent_limit). [Alpha]"),
+		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (a new probe that no configuration names, beyond max_probes such probes), too_late (their window had already closed), too_early (they end more than one interval after the component's clock), invalid (missing or malformed deltaq.* attributes), layout_mismatch (a timeout whose own dMax is shorter than the probe's), name_too_long (a probe name longer than 256 bytes), malformed (a success or failure that ends before it starts, or a span the connector matches without a start or an end time), agent_limit (the instances of an agent's window refused as agent_limit). [Alpha]"),
 		metric.WithUnit("{instance}"),
 	)
 	errs = errors.Join(errs, err)
@@ -180,7 +180,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqOutputDropped, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_output_dropped",
-		metric.WithDescription("Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the connector's next consumer refused them), by signal. [Alpha]"),
+		metric.WithDescription("Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the connector's next consumer refused them or did not take them within one interval, at least 1 s), by signal. [Alpha]"),
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)

@@ -361,7 +361,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqSyntheticDropped, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_deltaq_synthetic_dropped",
-		metric.WithDescription("Synthetic timeout spans that could not be delivered (no traces pipeline, or the next consumer returned an error). [Alpha]"),
+		metric.WithDescription("Synthetic timeout spans that could not be delivered (no traces pipeline, or the next consumer returned an error or did not take them within 1 s). [Alpha]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)

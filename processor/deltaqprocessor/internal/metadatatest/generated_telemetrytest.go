@@ -212,7 +212,7 @@ func AssertEqualProcessorDeltaqStartTimeouts(t *testing.T, tt *componenttest.Tel
 func AssertEqualProcessorDeltaqSyntheticDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_deltaq_synthetic_dropped",
-		Description: "Synthetic timeout spans that could not be delivered (no traces pipeline, or the next consumer returned an error). [Alpha]",
+		Description: "Synthetic timeout spans that could not be delivered (no traces pipeline, or the next consumer returned an error or did not take them within 1 s). [Alpha]",
 		Unit:        "{spans}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
