@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -121,10 +122,11 @@ func (d Drops) Total() int64 {
 // the next new probe.
 type Engine struct {
 	cfg      compiled
-	interval int64 // ns; 0: single window
-	lag      int64 // ns
-	idle     int64 // ns; 0: unconfigured probes never expire
-	nslots   int64 // open windows kept
+	interval int64        // ns; 0: single window
+	lag      int64        // ns
+	idle     int64        // ns; 0: unconfigured probes never expire
+	nslots   int64        // open windows kept
+	seed     maphash.Seed // of the hashes of observers' names (windowPrint)
 
 	mu           sync.Mutex // guards everything below up to the analysis state
 	byName       map[string]*probe
@@ -367,7 +369,7 @@ type slot struct {
 	// prints are the windows of named observers merged into this one, to
 	// refuse a delivery repeated (ContributionDuplicate); nil until the
 	// first.
-	prints map[windowPrint]struct{}
+	prints map[uint64]struct{}
 }
 
 // New checks cfg (Config.Check) and returns an engine for it. now is the
@@ -390,6 +392,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		minEnd:   math.MaxInt64,
 		maxEnd:   math.MinInt64,
 		fine:     deltaq.NewFine(),
+		seed:     maphash.MakeSeed(),
 	}
 	if e.interval == 0 {
 		e.nslots = 1
