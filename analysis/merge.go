@@ -298,12 +298,8 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 	if p == nil {
 		return c
 	}
-	stamped := w.Source != "" && w.SourceStart != 0
-	var wp uint64
-	if stamped {
-		wp = windowPrint(p.idx, maphash.String(e.seed, w.Source), w.SourceStart)
-	}
-	if _, seen := s.prints[wp]; seen && stamped {
+	wp := e.printOf(w, p.idx)
+	if s.printed(wp) {
 		return ContributionDuplicate
 	}
 	convert := false
@@ -331,12 +327,7 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 			return ContributionInvalid
 		}
 	}
-	if stamped {
-		if s.prints == nil {
-			s.prints = make(map[uint64]struct{})
-		}
-		s.prints[wp] = struct{}{}
-	}
+	s.print(wp)
 	p.lastK = max(p.lastK, k)
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, start)
@@ -355,6 +346,36 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source)}
 	}
 	return ContributionAccepted
+}
+
+// printOf returns the print of w, a window of probe index probe, or 0 for
+// a window of no named observer or of no start.
+func (e *Engine) printOf(w *Window, probe int) uint64 {
+	if w.Source == "" || w.SourceStart == 0 {
+		return 0
+	}
+	return windowPrint(probe, maphash.String(e.seed, w.Source), w.SourceStart)
+}
+
+// printed reports whether the slot merged a window of print wp; never for
+// 0, no print.
+func (s *slot) printed(wp uint64) bool {
+	if wp == 0 {
+		return false
+	}
+	_, ok := s.prints[wp]
+	return ok
+}
+
+// print records that the slot merged a window of print wp (none for 0).
+func (s *slot) print(wp uint64) {
+	if wp == 0 {
+		return
+	}
+	if s.prints == nil {
+		s.prints = make(map[uint64]struct{})
+	}
+	s.prints[wp] = struct{}{}
 }
 
 // windowPrint is a window of a slot by its probe and its observer — the
