@@ -161,6 +161,29 @@ func TestStartEventsTimeOutInRealTime(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestStaleStartEvent: a start event that arrives more than ended_window
+// (30 s) after its instance was due is refused as stale: its span, had it
+// come in time, is forgotten, and a timeout counted now would be the
+// second outcome of one instance (it was: one success and one timeout).
+func TestStaleStartEvent(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 1})))
+	// A start event first, so that spans are remembered, then the one held
+	// up on its way for 32 s.
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 2, probe: "job", at: ms(100)})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 2})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(160), span{name: "job", dur: ms(40), traceID: 3})))
+	r.expire(at(32 * time.Second))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 3, probe: "job", at: ms(120)})))
+	r.expire(at(32*time.Second + ms(10)))
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"), "no timeout")
+	assert.Equal(t, map[string]int64{"tracked": 1, "stale": 1}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+	assert.Equal(t, map[string]int64{contract.Success: 3, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "each span once, by its own duration")
+}
+
 // TestStartEventsProbeNotAString: a start event whose deltaq.probe is not
 // a string names no probe: it is refused as unknown_probe, and tracked for
 // no probe (it was tracked for the first probe in name order, job, and

@@ -49,10 +49,11 @@ const (
 	startAfterEnd
 	startUnknownProbe
 	startInvalid
+	startStale
 	startResults
 )
 
-var startResultNames = [startResults]string{"tracked", "duplicate", "after_end", "unknown_probe", "invalid"}
+var startResultNames = [startResults]string{"tracked", "duplicate", "after_end", "unknown_probe", "invalid", "stale"}
 
 // starts is the real-time timeout path of an observer that takes start
 // events (Settings.StartEvents): the instances they announce, tracked
@@ -322,6 +323,9 @@ func (o *Observer) track(sb *startBatch) int {
 	case inflight.Duplicate:
 		o.refusedStart("duplicate", sb.inst.Key.TraceID, sb.inst.Key.SpanID)
 		return startDuplicate
+	case inflight.Stale:
+		o.refusedStart("stale", sb.inst.Key.TraceID, sb.inst.Key.SpanID)
+		return startStale
 	}
 	if sb.ev.Evicted {
 		sb.evicted[sb.ev.State]++

@@ -123,6 +123,11 @@ const (
 	Duplicate
 	// AfterEnd: its span ended already (and was counted); not tracked.
 	AfterEnd
+	// Stale: it was due more than ended_window ago. Its span, had it come
+	// by then, is forgotten: whether it came cannot be told, and a timeout
+	// counted now could be the second outcome of one instance (a start
+	// event held up on its way, a queue of them replayed). Not tracked.
+	Stale
 )
 
 // Start tracks the instance a start event announces, at now (nanoseconds
@@ -150,6 +155,9 @@ func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 	ev.Evicted = false
 	if t.ended.Len() > 0 && t.ended.Contains(inst.Key, now) {
 		return AfterEnd
+	}
+	if max(inst.Due, inst.Deadline) < now-int64(t.opts.EndedWindow) {
+		return Stale
 	}
 	if !t.table.add(inst, ev) {
 		return Duplicate

@@ -63,6 +63,17 @@ func TestTrackerLifecycle(t *testing.T) {
 	if started, timedOut := tr.Counts(); started != 0 || timedOut != 0 {
 		t.Fatalf("Counts = %d, %d; want 0, 0", started, timedOut)
 	}
+	// Due more than ended_window (1000) ago: stale, not tracked; due at
+	// now − ended_window exactly, tracked (a timeout at the next Expire).
+	if r, _ := tr.Start(inst(4, 0, 50), 1051); r != Stale {
+		t.Fatalf("Start due 1001 ago = %v, want Stale", r)
+	}
+	if r, _ := tr.Start(inst(5, 0, 50), 1050); r != Tracked {
+		t.Fatalf("Start due 1000 ago = %v, want Tracked", r)
+	}
+	if started, _ := tr.Counts(); started != 1 {
+		t.Fatalf("%d started, want the one tracked", started)
+	}
 }
 
 // TestTrackerMoveTo: a reload hands the instances (with their states) and

@@ -78,8 +78,10 @@ func TestSpanEndingTrackedInstanceIsNotRemembered(t *testing.T) {
 }
 
 // TestEndedWindowForgets: an ended span is remembered for ended_window after
-// it arrived (by the processor's clock), then forgotten; a start event later
-// than that is tracked as any other.
+// it arrived (by the processor's clock), then forgotten; a start event due
+// more than ended_window ago is then refused as stale_start — whether its
+// span came can no longer be told (tracked, it was a timeout too: the
+// instance counted twice).
 func TestEndedWindowForgets(t *testing.T) {
 	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
 	cfg.EndedWindow = 5 * time.Second
@@ -94,9 +96,10 @@ func TestEndedWindowForgets(t *testing.T) {
 	require.Zero(t, h.endedLen())
 
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
-	assert.Equal(t, map[string]int64{"state=started": 1, "state=timed_out": 0},
+	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
+	assert.Equal(t, int64(1), telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed")["reason=stale_start"])
 }
 
 // TestMaxEndedBoundsMemory: max_ended 4 keeps two generations of 2 spans;

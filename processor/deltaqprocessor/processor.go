@@ -663,6 +663,9 @@ func (p *deltaqProcessor) track(l inflight.Locked, inst *inflight.Instance, now 
 	case inflight.Duplicate:
 		p.malformedStart(inst.Key.TraceID, inst.Key.SpanID, reasonDuplicateStart)
 		return
+	case inflight.Stale:
+		p.malformedStart(inst.Key.TraceID, inst.Key.SpanID, reasonStaleStart)
+		return
 	}
 	if ev.Evicted {
 		p.stats.evictions[ev.State].Add(1)

@@ -30,10 +30,13 @@ const (
 	// reasonMalformedBatch: a batch start event malformed as a whole
 	// (contract.DecodeStarts), counted once whatever its entries.
 	reasonMalformedBatch
+	// reasonStaleStart: a start event due more than ended_window ago
+	// (inflight.Stale).
+	reasonStaleStart
 	numReasons
 )
 
-var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic", "malformed_batch"}
+var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic", "malformed_batch", "stale_start"}
 
 // outcomeValues are the values of deltaq.outcome, indexed by outcome.
 var outcomeValues = [numOutcomes]string{contract.Success, contract.Timeout, contract.Failure}
