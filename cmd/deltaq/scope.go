@@ -87,6 +87,16 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scope.Options, status in
 		return o, status, false
 	}
 	err := o.Validate()
+	if err == nil && o.HTTP == "" {
+		// The browser view's bounds mean nothing without it: said, not
+		// ignored.
+		for _, name := range []string{"windows", "max-state-points", "max-clients", "max-frame", "client-idle"} {
+			if fs.given(name) {
+				err = fmt.Errorf("--%s bounds the browser view: give --http too", name)
+				break
+			}
+		}
+	}
 	if len(rest) > 0 {
 		err = fmt.Errorf("unexpected argument %q", rest[0])
 	}

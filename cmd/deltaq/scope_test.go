@@ -26,8 +26,10 @@ func TestScopeFlags(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{[]string{"--width", "4"}, "deltaq scope: plot width 4 outside [8, 1000]"},
-		{[]string{"--height", "2"}, "deltaq scope: plot height 2 outside [3, 200]"},
+		{[]string{"--width", "4"}, "deltaq scope: --width 4: want a plot width in [8, 1000] columns"},
+		{[]string{"--height", "2"}, "deltaq scope: --height 2: want a plot height in [3, 200] rows"},
+		{[]string{"--windows", "5"}, "deltaq scope: --windows bounds the browser view: give --http too"},
+		{[]string{"--client-idle", "1m"}, "deltaq scope: --client-idle bounds the browser view: give --http too"},
 		{[]string{"--timeout", "-1s"}, "deltaq scope: --timeout -1s is negative"},
 		{[]string{"extra"}, `deltaq scope: unexpected argument "extra"`},
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},

@@ -32,10 +32,10 @@ var DefaultFrame = Frame{Width: 64, Height: 17}
 // Validate reports a size outside its range.
 func (o Frame) Validate() error {
 	if o.Width < 8 || o.Width > 1000 {
-		return fmt.Errorf("plot width %d outside [8, 1000]", o.Width)
+		return fmt.Errorf("--width %d: want a plot width in [8, 1000] columns", o.Width)
 	}
 	if o.Height < 3 || o.Height > 200 {
-		return fmt.Errorf("plot height %d outside [3, 200]", o.Height)
+		return fmt.Errorf("--height %d: want a plot height in [3, 200] rows", o.Height)
 	}
 	return nil
 }
