@@ -78,7 +78,7 @@ func parseQoOLatency(key, rop, cpup string) (deltaq.QoOLatency, error) {
 	if err != nil || !(p > 0 && p <= 100) {
 		return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: want p and a percentage in (0, 100], e.g. p99 or p99.9", key)
 	}
-	l := deltaq.QoOLatency{Percentile: p / 100}
+	l := deltaq.QoOLatency{Percentile: fromPercent(p)}
 	if l.ROP, err = distribution.ParseDuration(strings.TrimSpace(rop)); err != nil {
 		return l, fmt.Errorf("ROP delay %q: %v", rop, err)
 	}
@@ -86,6 +86,13 @@ func parseQoOLatency(key, rop, cpup string) (deltaq.QoOLatency, error) {
 		return l, fmt.Errorf("CPUP delay %q: %v", cpup, err)
 	}
 	return l, nil
+}
+
+// fromPercent returns p % as a fraction, to 12 significant digits: 99.9 is
+// 0.999, not 0.9990000000000001 (99.9 itself is not exact in binary).
+func fromPercent(p float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(p/100, 'g', 12, 64), 64)
+	return f
 }
 
 // parseRatio parses a ratio in [0, 1], as a fraction or a percentage.
@@ -99,7 +106,10 @@ func parseRatio(s string) (float64, error) {
 	if err != nil || !(v/scale >= 0 && v/scale <= 1) {
 		return 0, fmt.Errorf("ratio %q: want a fraction in [0, 1] or a percentage such as 5%%", s)
 	}
-	return v / scale, nil
+	if scale == 100 {
+		return fromPercent(v), nil
+	}
+	return v, nil
 }
 
 // sortQoOLatency sorts the percentiles, increasing.

@@ -27,7 +27,8 @@ func TestParseQoO(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []deltaq.QoOLatency{{Percentile: 0.99, ROP: 0.2, CPUP: 0.5}, {Percentile: 0.999, ROP: 0.3, CPUP: 0.6}}
-	if len(r.Latency) != 2 || r.Latency[0] != want[0] || math.Abs(r.Latency[1].Percentile-0.999) > 1e-15 ||
+	// p99.9 is 0.999 exactly (99.9/100 is 0.9990000000000001).
+	if len(r.Latency) != 2 || r.Latency[0] != want[0] || r.Latency[1].Percentile != 0.999 ||
 		r.Latency[1].ROP != 0.3 || r.Latency[1].CPUP != 0.6 || r.ROPLoss != 0.01 || r.CPUPLoss != 0.05 {
 		t.Errorf("parsed %+v, want %+v and loss 1 %%/5 %%", r, want)
 	}
@@ -37,6 +38,7 @@ func TestParseQoO(t *testing.T) {
 		{"q99:1ms/2ms,loss:0/1", `"q99" is neither a percentile such as p99 nor loss`},
 		{"p120:1ms/2ms,loss:0/1", "want p and a percentage in (0, 100]"},
 		{"p99:2ms/1ms,loss:0/1", "the CPUP delay 0.001s must be longer than the ROP delay 0.002s"},
+		{"p99.9:2ms/1ms,loss:0/1", "at percentile 0.999 the CPUP delay"},
 		{"p99:1ms/2ms,loss:5%/1%", "loss ratios must satisfy 0 ≤ ROP 0.05 < CPUP 0.01 ≤ 1"},
 		{"p99:1ms/2ms,loss:0/150%", "want a fraction in [0, 1] or a percentage"},
 		{"p99:1/2ms,loss:0/1", "ROP delay"},
