@@ -90,7 +90,7 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scope.Options, status in
 	if err == nil && o.HTTP == "" {
 		// The browser view's bounds mean nothing without it: said, not
 		// ignored.
-		for _, name := range []string{"windows", "max-state-points", "max-clients", "max-frame", "client-idle"} {
+		for _, name := range scope.BrowserFlags() {
 			if fs.given(name) {
 				err = fmt.Errorf("--%s bounds the browser view: give --http too", name)
 				break

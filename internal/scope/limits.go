@@ -89,26 +89,40 @@ func DefaultLimits() Limits {
 	}
 }
 
-// limitRange is one bound's flag, documentation and range.
+// limitRange is one bound's flag, documentation and range, and whether it
+// bounds the browser view alone.
 type limitRange struct {
-	flag   string
-	usage  string
-	lo, hi int
-	field  func(*Limits) *int
+	flag    string
+	usage   string
+	lo, hi  int
+	field   func(*Limits) *int
+	browser bool
 }
 
 // limitRanges lists the integer bounds with their flags and ranges.
 var limitRanges = []limitRange{
-	{"windows", "the browser view keeps `K` windows per probe for its time slider", 1, 1000, func(l *Limits) *int { return &l.Windows }},
-	{"max-probes", "`N` probes kept; a new one takes the slot of one silent for --probe-ttl, else is refused", 1, 10000, func(l *Limits) *int { return &l.Probes }},
-	{"max-series", "`N` curves per probe, what-if scenarios included", 1, 256, func(l *Limits) *int { return &l.Series }},
-	{"max-points", "`N` points per curve", 2, 100000, func(l *Limits) *int { return &l.Points }},
-	{"max-name", "longest probe, series or outcome name, in `bytes`", 16, 65536, func(l *Limits) *int { return &l.NameBytes }},
-	{"max-attr", "longest trigger message or attribute value kept, in `bytes`", 64, 1 << 20, func(l *Limits) *int { return &l.AttrBytes }},
-	{"max-state-points", "the browser view keeps `N` curve and quantile points in all", 1000, 1 << 28, func(l *Limits) *int { return &l.StatePoints }},
-	{"max-clients", "`N` browsers streaming at once, and as many /api/state requests", 1, 1000, func(l *Limits) *int { return &l.Clients }},
-	{"max-frame", "size of one event sent to a browser, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.FrameBytes }},
-	{"max-batch", "largest OTLP/gRPC message accepted, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.BatchBytes }},
+	{"windows", "the browser view keeps `K` windows per probe for its time slider", 1, 1000, func(l *Limits) *int { return &l.Windows }, true},
+	{"max-probes", "`N` probes kept; a new one takes the slot of one silent for --probe-ttl, else is refused", 1, 10000, func(l *Limits) *int { return &l.Probes }, false},
+	{"max-series", "`N` curves per probe, what-if scenarios included", 1, 256, func(l *Limits) *int { return &l.Series }, false},
+	{"max-points", "`N` points per curve", 2, 100000, func(l *Limits) *int { return &l.Points }, false},
+	{"max-name", "longest probe, series or outcome name, in `bytes`", 16, 65536, func(l *Limits) *int { return &l.NameBytes }, false},
+	{"max-attr", "longest trigger message or attribute value kept, in `bytes`", 64, 1 << 20, func(l *Limits) *int { return &l.AttrBytes }, false},
+	{"max-state-points", "the browser view keeps `N` curve and quantile points in all", 1000, 1 << 28, func(l *Limits) *int { return &l.StatePoints }, true},
+	{"max-clients", "`N` browsers streaming at once, and as many /api/state requests", 1, 1000, func(l *Limits) *int { return &l.Clients }, true},
+	{"max-frame", "size of one event sent to a browser, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.FrameBytes }, true},
+	{"max-batch", "largest OTLP/gRPC message accepted, in `bytes`", 64 << 10, 256 << 20, func(l *Limits) *int { return &l.BatchBytes }, false},
+}
+
+// BrowserFlags returns the flags of the bounds of the browser view alone
+// (--http), which mean nothing without it.
+func BrowserFlags() []string {
+	names := []string{"client-idle"}
+	for _, r := range limitRanges {
+		if r.browser {
+			names = append(names, r.flag)
+		}
+	}
+	return names
 }
 
 // RegisterFlags defines a flag for every bound, defaulting to l's values.
