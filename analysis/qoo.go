@@ -6,6 +6,7 @@ package analysis
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -57,10 +58,24 @@ type QoOThreshold struct {
 }
 
 // QoOPoint is a percentile–delay pair: the P-th percentile (a fraction,
-// 0.99 for the 99th) of the completed instances' delays is Delay.
+// 0.99 for the 99th, 0 for the least delay) of the completed instances'
+// delays is Delay.
 type QoOPoint struct {
 	P     float64       `mapstructure:"p"`
 	Delay time.Duration `mapstructure:"delay"`
+}
+
+// checkPercentile refuses a qoo point's p outside [0, 1] (0 is the least
+// delay, which the QoO draft lists among the percentiles), and says how to
+// write a percentage (p: 99) as the fraction it meant.
+func checkPercentile(p float64) error {
+	switch {
+	case p > 1 && p <= 100:
+		return fmt.Errorf("%v is not in [0, 1]: p is a fraction, %v %% is %v", p, p, p/100)
+	case math.IsNaN(p) || p < 0 || p > 1:
+		return fmt.Errorf("%v is not in [0, 1]", p)
+	}
+	return nil
 }
 
 // IsZero reports whether q is no requirement.
@@ -123,7 +138,7 @@ func (q QoOConfig) compile() (deltaq.QoORequirement, []error) {
 func (t QoOThreshold) check(side string) []error {
 	var errs []error
 	for i, p := range t.Points {
-		if err := checkProbability("p", p.P); err != nil {
+		if err := checkPercentile(p.P); err != nil {
 			errs = append(errs, confpath.Under(confpath.Fields(side, "points").Index(i).Field("p"), err))
 		}
 		if p.Delay < 0 {
@@ -158,6 +173,9 @@ func (q QoOConfig) pair(r *deltaq.QoORequirement) []error {
 		return []error{errors.New("needs rop and cpup: the delays at some percentiles and the failure ratio at which the probe is optimal (rop) and unacceptable (cpup)")}
 	}
 	for i, p := range q.ROP.Points {
+		if checkPercentile(p.P) != nil {
+			continue // check refused it; no partner to look for
+		}
 		j := slices.IndexFunc(q.CPUP.Points, func(c QoOPoint) bool { return c.P == p.P })
 		if j < 0 {
 			errs = append(errs, confpath.Errorf(confpath.Fields("cpup"), "has no point at p %v, which rop.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to cpup.points, longer than rop's %s", p.P, i, p.P, p.Delay))
@@ -170,6 +188,9 @@ func (q QoOConfig) pair(r *deltaq.QoORequirement) []error {
 		r.Latency = append(r.Latency, deltaq.QoOLatency{Percentile: p.P, ROP: p.Delay.Seconds(), CPUP: c.Delay.Seconds()})
 	}
 	for j, c := range q.CPUP.Points {
+		if checkPercentile(c.P) != nil {
+			continue
+		}
 		if !slices.ContainsFunc(q.ROP.Points, func(p QoOPoint) bool { return p.P == c.P }) {
 			errs = append(errs, confpath.Errorf(confpath.Fields("rop"), "has no point at p %v, which cpup.points[%d] has: rop and cpup name the same percentiles; add {p: %v, delay: …} to rop.points, shorter than cpup's %s", c.P, j, c.P, c.Delay))
 		}
@@ -255,6 +276,9 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		if span > 0 {
 			w.rate, w.hasRate = float64(pr.Counts.Success)/span, true
 		}
+		if pr.fine != nil {
+			w.least, w.hasLeast = pr.fine.Least(pr.fineCut)
+		}
 		res.Observed = scoreOne(req, res.MinInstances, *pr.Analysis, w)
 	case req.MinRate > 0 && span > 0:
 		// A window without an instance: no latency or loss to read, but a
@@ -277,6 +301,11 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 type sample struct {
 	instances, completed, rate float64
 	hasRate                    bool
+	// least is the least delay of the completed instances read at the
+	// analysis resolution, when hasLeast: a tighter lower bound than the
+	// ΔQ's grid gives for p 0.
+	least    float64
+	hasLeast bool
 }
 
 // scoreOne scores d, read from w, against req. With fewer than
@@ -288,6 +317,11 @@ func scoreOne(req deltaq.QoORequirement, minInstances int64, d deltaq.DeltaQ, w 
 	s := QoOScore{Present: true, Completed: w.completed}
 	m := req.Measure(d)
 	m.Rate, m.HasRate = w.rate, w.hasRate
+	for i, l := range req.Latency {
+		if l.Percentile == 0 && m.Latency != nil && w.hasLeast {
+			m.Latency[i] = max(m.Latency[i], w.least) // both lower bounds
+		}
+	}
 	enough := func(n float64) bool { return n >= float64(minInstances)-1e-9 }
 	if !enough(w.completed) {
 		m.Latency = nil

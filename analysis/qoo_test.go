@@ -60,7 +60,7 @@ func TestQoOConfigProblems(t *testing.T) {
 		{"cpup not looser", func(q *QoOConfig) { q.CPUP.Points[0].Delay = 200 * ms },
 			`probes["x"].qoo.cpup.points[0].delay: 200ms is not looser than rop's 200ms at p 0.99: the score falls from 100 at the rop delay to 0 at the cpup delay, so the cpup delay must be longer`},
 		{"percentage", func(q *QoOConfig) { q.ROP.Points[0].P = 99.9 },
-			`probes["x"].qoo.rop.points[0].p: 99.9 is not in (0, 1]: p is a fraction, 99.9 % is 0.999`},
+			`probes["x"].qoo.rop.points[0].p: 99.9 is not in [0, 1]: p is a fraction, 99.9 % is 0.999`},
 		{"percentile twice", func(q *QoOConfig) { q.ROP.Points[0].P = 0.99 },
 			`probes["x"].qoo.rop.points[1].p: 0.99 is given twice (points[0] too): give each percentile once`},
 		{"negative delay", func(q *QoOConfig) { q.ROP.Points[1].Delay = -ms }, `probes["x"].qoo.rop.points[1].delay: must be ≥ 0, got -1ms`},
@@ -155,6 +155,45 @@ func TestQoOOfAWindow(t *testing.T) {
 	pr = probeOf(t, window(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, ins), "x")
 	if o := pr.QoO.Observed; !o.OK || o.QoO.Rate != 0 || o.QoO.Score != 0 {
 		t.Errorf("at 980 a second against 1000: %+v, want rate 0 and QoO 0", o.QoO)
+	}
+}
+
+// TestQoOLeastOfAWindow: p 0, the least delay (the QoO draft lists the 0th
+// percentile, section 3.1), reads the fastest completed instance at the
+// analysis resolution. The spread's fastest is 100 µs; ROP 50 µs and CPUP
+// 150 µs score it 1 − 50/100 = 50, within the bucket's width.
+func TestQoOLeastOfAWindow(t *testing.T) {
+	q := QoOConfig{
+		ROP:  QoOThreshold{Points: []QoOPoint{{P: 0, Delay: 50 * time.Microsecond}}, MaxFailure: 0.01},
+		CPUP: QoOThreshold{Points: []QoOPoint{{P: 0, Delay: 150 * time.Microsecond}}, MaxFailure: 0.05},
+	}
+	pr := probeOf(t, window(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, spread("x", 980, 100*time.Microsecond, 20)), "x")
+	if pr.QoO == nil || !pr.QoO.Observed.OK {
+		t.Fatalf("QoO %+v, want an observed score", pr.QoO)
+	}
+	o := pr.QoO.Observed
+	lo, hi := fineBucket(t, 100*time.Microsecond)
+	if m := o.Measured.Latency[0]; m > 100e-6 || 100e-6-m > hi-lo {
+		t.Errorf("p0 %v s, want at most 100 µs and within %v of it", m, hi-lo)
+	}
+	if tol := 100 * (hi - lo) / 100e-6; !within(o.QoO.Latency, 50, tol) {
+		t.Errorf("latency %v, want 50 ± %.2f", o.QoO.Latency, tol)
+	}
+}
+
+// TestQoONaNPercentile: a p that is not a number is refused once on each
+// side, and not reported again as a percentile the other side lacks.
+func TestQoONaNPercentile(t *testing.T) {
+	q := draftQoO()
+	q.ROP.Points[1].P, q.CPUP.Points[0].P = math.NaN(), math.NaN() // the 99th on each side
+	errs := q.problems()
+	if len(errs) != 2 {
+		t.Fatalf("%d problems, want the two p's alone: %v", len(errs), errs)
+	}
+	for _, e := range errs {
+		if !strings.Contains(e.Error(), "NaN is not in [0, 1]") {
+			t.Errorf("%v, want NaN refused as not in [0, 1]", e)
+		}
 	}
 }
 

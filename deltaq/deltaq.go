@@ -670,6 +670,24 @@ func reaches(c, q float64) bool {
 	return c >= q-quantileUlps*0x1p-52*q
 }
 
+// Least returns the least delay of the completed instances, as far as d
+// knows it: the limit of Quantile(q) as q falls to 0, the left edge of the
+// first bin with mass (its right edge for UpperEdges). For Spread masses
+// the instances' least delay lies in that bin, (i·w, (i+1)·w], so it is
+// known to within one bin, and Least is its lower bound. ok is false when
+// nothing completed.
+func (d DeltaQ) Least() (delay float64, ok bool) {
+	for i, m := range d.pdf {
+		if m > 0 {
+			if d.at == UpperEdges {
+				i++
+			}
+			return float64(i) * d.width, true
+		}
+	}
+	return 0, false
+}
+
 // Quantile returns the smallest delay t with F(t) ≥ q (reading F within
 // quantileUlps of q as reaching it). For Spread masses it interpolates
 // inside the first bin i whose right edge reaches q, and the result lies in

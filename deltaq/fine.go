@@ -246,6 +246,20 @@ func (h *LogLinearHistogram) QuantileRange(q float64, cut int64) (lo, hi float64
 	return 0, 0, false
 }
 
+// Least returns the lower edge, in seconds, of the first bucket below cut
+// ns that holds an instance: a lower bound of the least delay recorded
+// within cut, short of it by less than its bucket's width (at most 1/64 of
+// the delay for the analysis resolution, Fine). ok is false when no
+// instance completed within cut.
+func (h *LogLinearHistogram) Least(cut int64) (float64, bool) {
+	for j, c := range h.counts[:h.below(cut)] {
+		if c > 0 {
+			return float64(h.edges[j]) / 1e9, true
+		}
+	}
+	return 0, false
+}
+
 // GridBounds returns the bounds (Bounds) of Grid(width, bins, cut) for
 // instances anywhere in their buckets: each bucket [a, b)'s mass goes whole
 // to the first grid edge at or above b (pessimistic; intangible when b is

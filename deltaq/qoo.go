@@ -28,8 +28,9 @@ import (
 // QoOLatency is one latency percentile of a QoO requirement: the delays, in
 // seconds, at which the percentile scores 100 (ROP) and 0 (CPUP).
 type QoOLatency struct {
-	// Percentile is in (0, 1]: 0.99 is the 99th percentile, 1 the largest
-	// delay.
+	// Percentile is in [0, 1]: 0.99 is the 99th percentile, 1 the largest
+	// delay, 0 the least (the QoO draft, section 3.1, lists the 0th among
+	// the percentiles a measurement reports).
 	Percentile float64
 	// ROP and CPUP are delays in seconds, 0 ≤ ROP < CPUP.
 	ROP, CPUP float64
@@ -53,7 +54,7 @@ type QoORequirement struct {
 	MinRate float64
 }
 
-// Validate checks r: percentiles in (0, 1], distinct and increasing; ROP
+// Validate checks r: percentiles in [0, 1], distinct and increasing; ROP
 // and CPUP delays finite, 0 ≤ ROP < CPUP for every percentile, and not
 // falling as the percentile rises (a higher percentile of a distribution is
 // never a shorter delay); 0 ≤ ROPLoss < CPUPLoss ≤ 1; MinRate finite and
@@ -61,8 +62,8 @@ type QoORequirement struct {
 func (r QoORequirement) Validate() error {
 	var errs []error
 	for i, l := range r.Latency {
-		if math.IsNaN(l.Percentile) || l.Percentile <= 0 || l.Percentile > 1 {
-			errs = append(errs, fmt.Errorf("deltaq: QoO: percentile %v of entry %d outside (0, 1]", l.Percentile, i))
+		if math.IsNaN(l.Percentile) || l.Percentile < 0 || l.Percentile > 1 {
+			errs = append(errs, fmt.Errorf("deltaq: QoO: percentile %v of entry %d outside [0, 1]", l.Percentile, i))
 		}
 		if i > 0 && !(l.Percentile > r.Latency[i-1].Percentile) {
 			errs = append(errs, fmt.Errorf("deltaq: QoO: percentile %v of entry %d does not follow %v (percentiles must increase)", l.Percentile, i, r.Latency[i-1].Percentile))
@@ -124,8 +125,8 @@ type QoOMeasurement struct {
 
 // Measure reads a measurement from d: each percentile p of r over the
 // completed instances only, the delay t with F(t) = p·F(dMax)
-// (DeltaQ.Quantile of p·Tangible, interpolated within its bin), and the
-// intangible mass as the loss. Latency is nil when d has no tangible mass.
+// (DeltaQ.Quantile of p·Tangible, interpolated within its bin; for p = 0
+// the least delay, DeltaQ.Least), and the intangible mass as the loss. Latency is nil when d has no tangible mass.
 // The rate is not in a ΔQ: set Rate and HasRate apart.
 func (r QoORequirement) Measure(d DeltaQ) QoOMeasurement {
 	m := QoOMeasurement{Loss: d.Intangible()}
@@ -135,6 +136,10 @@ func (r QoORequirement) Measure(d DeltaQ) QoOMeasurement {
 	}
 	m.Latency = make([]float64, len(r.Latency))
 	for i, l := range r.Latency {
+		if l.Percentile == 0 {
+			m.Latency[i], _ = d.Least()
+			continue
+		}
 		t, ok := d.Quantile(math.Min(l.Percentile*tot, tot))
 		if !ok {
 			// Unreachable only through rounding of p·tot: the last

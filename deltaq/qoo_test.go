@@ -199,6 +199,49 @@ func TestQoONothingCompleted(t *testing.T) {
 	}
 }
 
+// TestQoOLeast: the 0th percentile, which the QoO draft lists among the
+// percentiles a measurement reports (section 3.1), is the least delay of
+// the completed instances. A ΔQ with no mass below 30 ms on 1 ms bins has
+// its instances' least delay in (30, 31] ms: p0 reads 30 ms, the bin's
+// lower edge (its upper edge once the masses are put there, Pessimistic),
+// and scores it against ROP 20 ms and CPUP 40 ms: 1 − 10/20 = 50.
+func TestQoOLeast(t *testing.T) {
+	pdf := make([]float64, 100)
+	pdf[30], pdf[31], pdf[60] = 0.25, 0.5, 0.2
+	d := mk(t)(New(1e-3, pdf))
+	r := QoORequirement{Latency: []QoOLatency{{Percentile: 0, ROP: 0.02, CPUP: 0.04}, {Percentile: 1, ROP: 0.05, CPUP: 0.1}},
+		ROPLoss: 0.05, CPUPLoss: 0.5}
+	if err := r.Validate(); err != nil {
+		t.Fatalf("p0 refused: %v", err)
+	}
+	q, m, err := r.ScoreDeltaQ(d, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(m.Latency[0], 0.030, 1e-12) || !near(m.Latency[1], 0.061, 1e-12) {
+		t.Errorf("p0, p100: %v, want 30 ms and 61 ms", m.Latency)
+	}
+	if !near(q.Latency, 50, 1e-9) || q.Worst != 0 {
+		t.Errorf("QoO %+v, want latency 50 set by p0", q)
+	}
+	if got, ok := d.Pessimistic().Least(); !ok || !near(got, 0.031, 1e-12) {
+		t.Errorf("Least of the pessimistic bound %v %v, want 31 ms", got, ok)
+	}
+	if got, ok := d.Optimistic().Least(); !ok || !near(got, 0.030, 1e-12) {
+		t.Errorf("Least of the optimistic bound %v %v, want 30 ms", got, ok)
+	}
+	// Least is the limit of the quantile as q falls to 0.
+	if lo, _ := d.Quantile(1e-9); !(lo > 0.030 && lo-0.030 < 1e-9) {
+		t.Errorf("Quantile(1e-9) %v, want just above Least's 30 ms", lo)
+	}
+	if _, ok := mk(t)(Never(1e-3, 10)).Least(); ok {
+		t.Error("Least of a ΔQ where nothing completed is known")
+	}
+	if got := r.MinInstances(); got != 1 {
+		t.Errorf("p0 and p100 need %d instances, want 1", got)
+	}
+}
+
 func TestQoOMinInstances(t *testing.T) {
 	for _, c := range []struct {
 		ps   []float64
@@ -227,7 +270,8 @@ func TestQoOValidate(t *testing.T) {
 		edit func(*QoORequirement)
 		want string
 	}{
-		{"percentile above 1", func(r *QoORequirement) { r.Latency[1].Percentile = 99.9 }, "outside (0, 1]"},
+		{"percentile above 1", func(r *QoORequirement) { r.Latency[1].Percentile = 99.9 }, "outside [0, 1]"},
+		{"percentile below 0", func(r *QoORequirement) { r.Latency[0].Percentile = -0.5 }, "outside [0, 1]"},
 		{"percentiles not increasing", func(r *QoORequirement) { r.Latency[1].Percentile = 0.99 }, "must increase"},
 		{"CPUP not looser", func(r *QoORequirement) { r.Latency[0].CPUP = 0.2 }, "must be longer than the ROP delay"},
 		{"delays falling", func(r *QoORequirement) { r.Latency[1].ROP, r.Latency[1].CPUP = 0.1, 0.4 }, "delays fall"},

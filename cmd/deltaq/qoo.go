@@ -19,7 +19,7 @@ import (
 const qooHelp = `--qoo scores each printed ΔQ with the Quality of Outcome of "Quality of
 Outcome" (IETF draft-ietf-ippm-qoo-10, section 3.3) against a requirement
 given as comma-separated items: pP:ROP/CPUP for each percentile P (in
-percent) of the completed instances, the delays at which the outcome is
+percent, p0 the least delay) of the completed instances, the delays at which the outcome is
 optimal (score 100) and unacceptable (score 0), and loss:ROP/CPUP, the
 ratios of failures and timeouts (fractions, or percentages with %), e.g.
 --qoo 'p99:200ms/500ms,p99.9:300ms/600ms,loss:1%/5%' (the draft's example).
@@ -75,8 +75,8 @@ func parseQoO(s string) (deltaq.QoORequirement, error) {
 // parseQoOLatency parses one percentile item: key "pP" with P in percent.
 func parseQoOLatency(key, rop, cpup string) (deltaq.QoOLatency, error) {
 	p, err := strconv.ParseFloat(key[1:], 64)
-	if err != nil || !(p > 0 && p <= 100) {
-		return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: want p and a percentage in (0, 100], e.g. p99 or p99.9", key)
+	if err != nil || !(p >= 0 && p <= 100) {
+		return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: want p and a percentage in [0, 100], e.g. p99, p99.9 or p0 (the least delay)", key)
 	}
 	l := deltaq.QoOLatency{Percentile: fromPercent(p)}
 	if l.ROP, err = distribution.ParseDuration(strings.TrimSpace(rop)); err != nil {

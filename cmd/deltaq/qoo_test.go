@@ -32,11 +32,17 @@ func TestParseQoO(t *testing.T) {
 		r.Latency[1].ROP != 0.3 || r.Latency[1].CPUP != 0.6 || r.ROPLoss != 0.01 || r.CPUPLoss != 0.05 {
 		t.Errorf("parsed %+v, want %+v and loss 1 %%/5 %%", r, want)
 	}
+	// p0 is the least delay, which the QoO draft lists among the
+	// percentiles (section 3.1).
+	if r, err := parseQoO("p0:1ms/5ms,p50:2ms/10ms,loss:0/1"); err != nil || len(r.Latency) != 2 || r.Latency[0].Percentile != 0 || r.Latency[0].CPUP != 0.005 {
+		t.Errorf("p0: %+v, %v; want percentile 0 first, CPUP 5 ms", r, err)
+	}
 	for _, c := range []struct{ in, want string }{
 		{"p99:200ms/500ms", "no loss:ROP/CPUP item"},
+		{"p-1:1ms/2ms,loss:0/1", "want p and a percentage in [0, 100]"},
 		{"p99:200ms,loss:0/1", "want pP:ROP/CPUP or loss:ROP/CPUP"},
 		{"q99:1ms/2ms,loss:0/1", `"q99" is neither a percentile such as p99 nor loss`},
-		{"p120:1ms/2ms,loss:0/1", "want p and a percentage in (0, 100]"},
+		{"p120:1ms/2ms,loss:0/1", "want p and a percentage in [0, 100]"},
 		{"p99:2ms/1ms,loss:0/1", "the CPUP delay 0.001s must be longer than the ROP delay 0.002s"},
 		{"p99.9:2ms/1ms,loss:0/1", "at percentile 0.999 the CPUP delay"},
 		{"p99:1ms/2ms,loss:5%/1%", "loss ratios must satisfy 0 ≤ ROP 0.05 < CPUP 0.01 ≤ 1"},
