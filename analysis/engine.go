@@ -849,6 +849,17 @@ type Stats struct {
 	SaturatedTotals int64
 }
 
+// Closes returns when the window that counts an instance ending at end
+// (Unix ns) closes: the first Advance at or after that time closes it, and
+// an instance added before then counts in it. In single-window mode
+// (Interval = 0) the window closes only at Flush: math.MaxInt64.
+func (e *Engine) Closes(end int64) int64 {
+	if e.interval == 0 {
+		return math.MaxInt64
+	}
+	return (floorDiv(end, e.interval)+1)*e.interval + e.lag
+}
+
 // ReferencedProbes returns, sorted, the probes the configuration expects
 // instances of: the outcomes of the diagram and the entries of
 // Config.Probes (the diagram's definitions and operators are calculated,

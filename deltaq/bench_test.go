@@ -5,6 +5,7 @@ package deltaq
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -215,6 +216,24 @@ func BenchmarkLogLinearAdd(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		h.Add(delays[i&1023])
+		i++
+	}
+}
+
+// BenchmarkFineAddN records delays spread over the analysis resolution's
+// magnitudes (Fine), as every instance a probe counts is: the cost per
+// instance of the analysis counts (a bucket found by arithmetic).
+func BenchmarkFineAddN(b *testing.B) {
+	h := NewFine().NewHistogram()
+	rng := rand.New(rand.NewPCG(1, 2))
+	delays := make([]int64, 1024)
+	for i := range delays {
+		delays[i] = int64(rng.ExpFloat64() * 50e6) // mean 50 ms
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		h.AddN(delays[i&1023], 1)
 		i++
 	}
 }

@@ -234,15 +234,21 @@ func TestStartEventsGraceAndSampling(t *testing.T) {
 }
 
 // TestStartEventsCarriedAcrossReload: the instances in flight go to the
-// connector a configuration reload builds, and time out there, but those
-// of a probe whose dMax changed, which are dropped.
+// connector a configuration reload builds, but those of a probe whose dMax
+// changed, which are dropped. A carried instance waits for its span until
+// just before the window of its deadline closes, not merely its grace: the
+// receivers were down, and clients resend the spans of that time only
+// after a backoff. Job's instances start at 100 ms (dMax 200 ms), so their
+// window [0, 1 s) closes at 2 s (1 s windows, a lag of one): one whose span
+// comes at 1.5 s counts by its span, a success, and the other times out at
+// about 1.88 s, in its own window.
 func TestStartEventsCarriedAcrossReload(t *testing.T) {
 	st := collectorstate.New()
 	st.Reload = reload.New()
 	r := newStartRig(t, loadConfig(t, "matched"), st)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
-		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "store", at: ms(100)},
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "store", at: ms(100)}, start{n: 3, probe: "job", at: ms(100)},
 	)))
 	st.Reload.Requested()
 	r.shutdown(t)
@@ -252,10 +258,18 @@ func TestStartEventsCarriedAcrossReload(t *testing.T) {
 	pc.DMax = 60 * time.Millisecond
 	cfg.Probes["store"] = pc
 	nu := newStartRig(t, cfg, st)
-	nu.clk.Set(at(ms(500)))
-	nu.expire(at(ms(500)))
+	nu.expire(at(ms(1500)))
+	assert.Empty(t, counterByAttr(t, nu.tel, "start_timeouts", "probe"),
+		"held while their window is open; store's dropped, its dMax changed")
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	nu.expire(at(ms(1870)))
+	assert.Empty(t, counterByAttr(t, nu.tel, "start_timeouts", "probe"), "held until 2 s less two ticks and 100 ms")
+	nu.expire(at(ms(1890)))
 	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"),
-		"job's instance carried over; store's dropped, its dMax changed")
+		"the instance whose span never came times out before its window closes")
+	nu.clk.Tick(at(2 * time.Second))
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(nu.sink.AllMetrics())["job"], "both counted in their window, each once")
 	nu.shutdown(t)
 }
 

@@ -119,7 +119,9 @@ func (o *Observer) adopt(st *parked) {
 
 // adoptStarts takes over the instances in flight that the observer old
 // parked: an instance keeps its deadline and state when its probe is still
-// matched with the same dMax; the others are dropped, as the log says.
+// matched with the same dMax; the others are dropped, as the log says. A
+// started instance waits for its span until just before the window of its
+// deadline closes (reloadHold), whatever its grace.
 func (o *Observer) adoptStarts(old *parked) {
 	ps := old.starts
 	if ps == nil {
@@ -135,13 +137,37 @@ func (o *Observer) adoptStarts(old *parked) {
 			remap[i] = j
 		}
 	}
+	hold := o.reloadHold()
 	moved, dropped := ps.tracker.MoveTo(o.starts.tracker, func(in *inflight.Instance) bool {
 		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
 			return false
 		}
 		in.Probe = int(remap[in.Probe])
+		in.Due = hold(in.Deadline)
 		return true
 	})
 	o.logger.Info("configuration reload: instances in flight from start events carried over",
 		zap.Int("carried", moved), zap.Int("dropped", dropped))
+}
+
+// reloadHold returns when an instance of deadline d carried over a reload
+// times out if its span has not come: just before the window that counts
+// the timeout closes (Engine.Closes, less two ticks of the timer and
+// holdMargin), and never before d. A
+// reload stops the receivers, and the spans sent meanwhile come only when
+// their clients resend them, after a backoff (about 1 s for a gRPC
+// connection, 2.5 to 7.5 s for an OTLP exporter's first retry): at its
+// grace alone such an instance timed out before its span came (3 to 4 a
+// probe at 50 instances a second and one reload, 34 at 150). Held, its
+// span counts by its own duration; a timeout still counts in the window
+// of its deadline, as the window's output cannot show the difference
+// before it closes.
+func (o *Observer) reloadHold() func(d int64) int64 {
+	// holdMargin is the time the timer's expiry and the engine's batch may
+	// take before the window's tick.
+	const holdMargin = 100 * time.Millisecond
+	margin := 2*int64(o.starts.tracker.Options().TimerResolution) + int64(holdMargin)
+	return func(d int64) int64 {
+		return max(d, o.engine.Closes(d)-margin)
+	}
 }

@@ -63,3 +63,40 @@ func TestMoveToFullDestination(t *testing.T) {
 	assert.Equal(t, 1, dropped)
 	assert.Equal(t, 2, dst.Len())
 }
+
+// TestMoveToHoldsLonger: keep may raise a started instance's Due, and it
+// then times out no earlier; a timed-out instance keeps its own due time
+// (when it is forgotten), and a Due below the one it had changes nothing.
+func TestMoveToHoldsLonger(t *testing.T) {
+	src := New(10, 50)
+	key := func(b byte) Key { return Key{TraceID: [16]byte{b}, SpanID: [8]byte{b}} }
+	src.Add(&Instance{Key: key(1), Start: 0, Deadline: 100})
+	src.Add(&Instance{Key: key(2), Start: 10, Deadline: 110})
+	src.Add(&Instance{Key: key(3), Start: 20, Deadline: 120})
+	timedOut, _ := src.Expire(100, nil)
+	require.Len(t, timedOut, 1, "instance 1 timed out; forgotten at 150")
+
+	dst := New(10, 50)
+	src.MoveTo(dst, func(in *Instance) bool {
+		switch in.Key {
+		case key(2):
+			in.Due = 400
+		default:
+			in.Due = 5 // below the deadline: no change
+		}
+		return true
+	})
+	due, ok := dst.NextDue()
+	require.True(t, ok)
+	assert.Equal(t, int64(120), due, "instance 3 at its deadline")
+	timedOut, forgotten := dst.Expire(160, nil)
+	require.Len(t, timedOut, 1)
+	assert.Equal(t, key(3), timedOut[0].Key)
+	assert.Equal(t, 1, forgotten, "instance 1 forgotten at 150, as before the move")
+	timedOut, _ = dst.Expire(399, nil)
+	assert.Empty(t, timedOut, "instance 2 held")
+	timedOut, _ = dst.Expire(400, nil)
+	require.Len(t, timedOut, 1, "instance 2 held until 400")
+	assert.Equal(t, key(2), timedOut[0].Key)
+	assert.Equal(t, int64(110), timedOut[0].Deadline, "its deadline unchanged")
+}

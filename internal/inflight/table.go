@@ -392,7 +392,8 @@ func addSat(a, b int64) int64 {
 
 // MoveTo moves every instance into dst, oldest first, keeping its state and
 // due time, except those for which keep returns false; keep may change the
-// instance (its Probe index, say) before it moves. t is left empty. It
+// instance (its Probe index, say) before it moves, and may hold a started
+// instance longer by raising its Due (never shorten it). t is left empty. It
 // returns the number of instances moved and dropped; instances dst has to
 // evict to stay within its capacity count as dropped.
 func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped int) {
@@ -417,13 +418,15 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 		// time are set before it joins the wheel.
 		j, _ := dst.index.get(&s.inst.Key, dst.slots)
 		d := &dst.slots[j]
+		d.due = s.due
 		if s.state == TimedOut {
 			d.state = TimedOut
 			dst.started--
 			dst.timedOut++
+		} else {
+			d.due = max(s.due, s.inst.Due) // keep may hold it longer
 		}
-		d.due = s.due
-		dst.young.minDue = min(dst.young.minDue, s.due)
+		dst.young.minDue = min(dst.young.minDue, d.due)
 	}
 	*t = *newTable(t.capacity, t.lateWindow, t.wheel.width())
 	return moved, dropped

@@ -199,7 +199,8 @@ func (t *Tracker) RememberedLen() int {
 
 // MoveTo hands t's state to dst, the tracker of the component a
 // configuration reload builds: every instance for which keep returns true
-// (keep may change its Probe), with its state and due time, and the
+// (keep may change its Probe, and hold it longer by raising its Due), with
+// its state and due time, and the
 // remembered spans when both were made with the same max_ended and
 // ended_window. t is left empty. It returns the instances moved and
 // dropped.

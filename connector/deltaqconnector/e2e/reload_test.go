@@ -164,6 +164,47 @@ func TestReloadLosesNothing(t *testing.T) {
 	col.expectNoLog(t, "starts afresh", "starts fresh", "nothing carried over")
 }
 
+// TestReloadHoldsCarriedInstances runs the connector alone on traces and
+// start events (no processor) and sends SIGHUP while instances are in
+// flight whose spans come only after their deadline: as after a reload,
+// when clients resend what the stopped receivers refused after a backoff.
+// The reloaded connector holds a carried instance until just before the
+// window of its deadline closes, so each of those spans counts by its own
+// duration, a success in its window, and no timeout is counted; at its
+// grace alone (0 here) each was a timeout and its span late. The traffic
+// around them checks every window's counts across the reload.
+func TestReloadHoldsCarriedInstances(t *testing.T) {
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
+	sink := otlptest.Start(t, otlptest.Options{})
+	cfg := reloadConfig{History: reloadHistory, StartsInConnector: true,
+		Probes: []reloadProbe{{Name: probe, DMax: reloadDMax, Bins: reloadBins}}}
+	col := startReloadCollector(t, otelcol, sink.Addr(), cfg)
+	s := newSender(t, col.Addr)
+	stopTraffic := s.traffic(probe)
+	time.Sleep(1500 * time.Millisecond)
+	held := s.startEvents(probe, 4, false)
+	time.Sleep(300 * time.Millisecond)
+	hup, ready := col.reload(t, cfg)
+	t.Logf("reload: the collector ready again %v after SIGHUP", ready.Sub(hup).Round(time.Millisecond))
+	// Past the deadline (start + dMax), but within the span's own window
+	// and the deadline's, each of which closes at least a second (the lag)
+	// after its end.
+	time.Sleep(time.Until(held[0].start.Add(reloadDMax + 300*time.Millisecond)))
+	s.spansEndingAt(held, reloadDMax-reloadWidth/2)
+	time.Sleep(3 * time.Second)
+	stopTraffic()
+	s.batch(probe, 0)
+	col.StopCleanly(t)
+	s.check()
+
+	wins := foldWindows(sink.Metrics(), probe)
+	checkCounts(t, wins, s.ledger[probe])
+	col.expectLog(t, `configuration reload: instances in flight from start events carried over`, `"carried": 4`, `"dropped": 0`)
+	if total := wins[len(wins)-1].outcomes[contract.Timeout]; total != 0 {
+		t.Errorf("%d timeouts, want none: every span came while its instance was held", total)
+	}
+}
+
 // TestReloadNewLayoutStartsAfresh reloads with another dmax for one of two
 // probes: that probe starts afresh — its instances in flight are dropped,
 // its deltaq.observed stream starts again in the new bins — while the other
@@ -303,6 +344,9 @@ func TestRefusedReloadLosesNothing(t *testing.T) {
 type reloadConfig struct {
 	Probes  []reloadProbe
 	History int
+	// StartsInConnector has the connector alone match the spans and take
+	// the start events; otherwise the processor does both.
+	StartsInConnector bool
 }
 
 // reloadProbe is a probe of both the processor and the connector.
@@ -664,6 +708,26 @@ func (s *sender) lateSpans(ps []pending) {
 				s.t.Fatalf("the reload took longer than dMax (%v): the span of a start event sent before it cannot be a success", reloadDMax)
 			}
 			delay := k*reloadWidth + reloadWidth/2
+			td := ptrace.NewTraces()
+			newSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), p.probe, p.tid, p.sid,
+				p.start, p.start.Add(delay))
+			return func(ctx context.Context) error {
+					_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+					return err
+				}, func() {
+					s.mu.Lock()
+					defer s.mu.Unlock()
+					s.success(p.probe, p.start.Add(delay), delay)
+				}
+		})
+	}
+}
+
+// spansEndingAt sends the span of each instance of ps, of the given delay
+// (which must be within dMax) after its start, whenever that is now.
+func (s *sender) spansEndingAt(ps []pending, delay time.Duration) {
+	for _, p := range ps {
+		s.send("a held span of "+p.probe, func(time.Time) (func(context.Context) error, func()) {
 			td := ptrace.NewTraces()
 			newSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), p.probe, p.tid, p.sid,
 				p.start, p.start.Add(delay))
