@@ -27,11 +27,15 @@ func scopeCommand() command {
 or exporter (an otlp_grpc exporter in the connector's metrics and logs pipelines,
 or the exporter's endpoint, pointed at ADDR), and redraws after every window, for
 each probe: its ΔQ plot (observed, calculated, the mean with its 95% band, and
-the QTA against delay), quantiles, failure ratio, outcome counts and QTA state,
-and for a probe with a qoo requirement the Quality of Outcome of its observed
-and calculated ΔQ (the score, the components that set it, or "withheld" for a
-window that brought the ΔQ of a series scored before without a score: too few
-instances); then the latest deltaq.trigger events. The QTA is shown at its own delays when
+the QTA against delay), quantiles, failure ratio and QTA state, the outcome
+counts of the window ("in window": the rise of the connector's cumulative
+counts since the window before it; "–" in the first window the scope
+receives) and, labelled "total since", the cumulative counts since the
+connector's stream started, and for a probe with a qoo requirement the
+Quality of Outcome of its observed and calculated ΔQ (the score, the
+components that set it, or "withheld" for a window that brought the ΔQ of a
+series scored before without a score: too few instances); then the latest
+deltaq.trigger events. The QTA is shown at its own delays when
 the connector sends it exactly (deltaq.qta.point, deltaq.qta.max_failure),
 else as the sampled curve of deltaq.cdf. --once prints the first frame with
 metrics, without screen control codes, and exits. Control characters in the
@@ -43,7 +47,8 @@ keeps the last K windows of every probe (--windows) for a time slider, lists
 the triggers as they fire and opens each one's snapshot, and offers design-time
 controls that run in the page: the displayed dMax and bins, a QTA checked
 against the curves (pre-filled with the probe's QTA), and an intervention
-a·X + b drawn next to the observed ΔQ.
+a·X + b drawn next to the observed ΔQ. A value typed wrong in one of them is
+marked, and a message next to it says what is wrong and what is expected.
 A slow or closed browser never holds up the scope. The page answers only
 requests addressed to ADDR, localhost or a loopback address (the Host header),
 so that no web site can read it through DNS rebinding.
@@ -58,13 +63,17 @@ ids as links; the terminal prints the addresses under each trigger.
 
 Everything the scope keeps is bounded, and the count of what each bound cut
 is shown (the terminal's header, the page's stats): probes (--max-probes; a
-probe silent for --probe-ttl gives its slot to a new one), curves per probe
-(--max-series), points per curve (--max-points), name lengths (--max-name),
+probe silent for --probe-ttl gives its slot to a new one; probes_refused
+counts the data points of the probes refused, in both views), curves per
+probe (--max-series), points per curve (--max-points), name lengths (--max-name),
 trigger attributes (--max-attr), windows per probe (--windows) and in all
 (--max-state-points), browsers (--max-clients; a stream whose page has not
 said it is alive for --client-idle is closed, and one that stops reading
 for 10 s), the size of each event sent to a browser (--max-frame) and of
-each OTLP message (--max-batch).`,
+each OTLP message (--max-batch). A data point stamped more than --max-ahead
+ahead of this machine's clock is counted as malformed and not shown: a
+probe's newest timestamp is its window's end, and one from the future
+would stand for every window until then.`,
 		run: runScope,
 	}
 }

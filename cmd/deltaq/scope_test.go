@@ -39,6 +39,8 @@ func TestScopeFlags(t *testing.T) {
 		{[]string{"--max-name", "8"}, "--max-name 8 outside [16, 65536]"},
 		{[]string{"--max-clients", "0"}, "--max-clients 0 outside [1, 1000]"},
 		{[]string{"--probe-ttl", "10ms"}, "--probe-ttl 10ms outside [1s, 24h]"},
+		{[]string{"--max-ahead", "500ms"}, "--max-ahead 500ms outside [1s, 24h]"},
+		{[]string{"--max-ahead", "25h"}, "--max-ahead 25h0m0s outside [1s, 24h]"},
 	} {
 		var stderr bytes.Buffer
 		_, status, ok := parseScopeArgs(c.args, &stderr)
@@ -51,16 +53,18 @@ func TestScopeFlags(t *testing.T) {
 		o.Limits != scope.DefaultLimits() || o.HTTP != "" {
 		t.Errorf("defaults %+v, ok %v", o, ok)
 	}
-	o, _, ok = parseScopeArgs([]string{"--http", "127.0.0.1:0", "--windows", "5", "--max-probes", "7", "--probe-ttl", "1m"}, &bytes.Buffer{})
-	if !ok || o.HTTP != "127.0.0.1:0" || o.Limits.Windows != 5 || o.Limits.Probes != 7 || o.Limits.ProbeTTL != time.Minute {
-		t.Errorf("--http --windows --max-probes --probe-ttl: %+v, ok %v", o, ok)
+	o, _, ok = parseScopeArgs([]string{"--http", "127.0.0.1:0", "--windows", "5", "--max-probes", "7", "--probe-ttl", "1m", "--max-ahead", "5m"}, &bytes.Buffer{})
+	if !ok || o.HTTP != "127.0.0.1:0" || o.Limits.Windows != 5 || o.Limits.Probes != 7 || o.Limits.ProbeTTL != time.Minute ||
+		o.Limits.Ahead != 5*time.Minute {
+		t.Errorf("--http --windows --max-probes --probe-ttl --max-ahead: %+v, ok %v", o, ok)
 	}
 	var stdout bytes.Buffer
 	if status := run([]string{"help", "scope"}, &stdout, &stdout); status != exitOK {
 		t.Errorf("deltaq help scope: status %d", status)
 	}
 	assertContainsAll(t, "deltaq help scope", stdout.String(), "-listen address", "-max-probes N", "-probe-ttl duration",
-		"-max-clients N", "-max-frame bytes", "DNS rebinding")
+		"-max-clients N", "-max-frame bytes", "DNS rebinding", "-max-ahead duration", `"in window"`,
+		"probes_refused", "counts the data points of the probes refused", "what is wrong and what is expected")
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader in two goroutines.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // browserE2EEnv, set to 1, runs the browser view's end-to-end test
@@ -198,6 +199,10 @@ func TestScopeBrowser(t *testing.T) {
 		checkQuantileCells(t, cells, want, a, b, 10)
 	}
 	checkQuantiles(otlpQuantiles(batches[len(batches)-1].metrics), 1, 0)
+	// Beside the window its own 40 jobs; below, the totals of all 10
+	// windows, labelled as such (job timed out 4 in each slow window).
+	checkShownOutcomes(t, page, "job", "in window: success 40, timeout 0, failure 0",
+		fmt.Sprintf("total since 22:13:19Z: success %d, timeout 8, failure 0", demoAllJobs-8))
 	checkQoO := func(at string, want map[string]string) {
 		t.Helper()
 		for key, text := range want {
@@ -259,6 +264,11 @@ func TestScopeBrowser(t *testing.T) {
 		c.querySelector(".iv-b").dispatchEvent(new Event("input")); return true; })()`, nil)
 	page.waitTrue(t, "the predicted row", `document.querySelector('td[data-series="predicted"]') !== null`)
 	checkQuantiles(otlpQuantiles(batches[demoSlowFrom].metrics), 1.5, 0.005)
+	// worker_2's own counts at the slow window: a tenth of its 40 timed
+	// out; the totals, labelled so, are those of the 6 windows so far.
+	checkShownOutcomes(t, page, "worker_2", "in window: success 36, timeout 4, failure 0",
+		"total since 22:13:19Z: success 236, timeout 4, failure 0")
+	checkInputMessages(t, page, func() { checkQuantiles(otlpQuantiles(batches[demoSlowFrom].metrics), 1.5, 0.005) })
 
 	page.screenshot(t, filepath.Join(t.TempDir(), "scope.png"), browserWidth)
 
@@ -288,5 +298,108 @@ func TestScopeBrowser(t *testing.T) {
 	if len(page.errors) > 0 {
 		b, _ := json.MarshalIndent(page.errors, "", "  ")
 		t.Errorf("the page reported errors:\n%s", b)
+	}
+}
+
+// checkShownOutcomes compares the outcome counts a probe's card shows
+// beside its window and below it, the totals, with want and wantTotals.
+func checkShownOutcomes(t *testing.T, page *cdpPage, probe, want, wantTotals string) {
+	t.Helper()
+	var got struct{ Window, Totals string }
+	page.eval(t, fmt.Sprintf(`(() => { const c = document.querySelector('section.probe[data-probe="%s"]');
+		return {Window: c.querySelector(".window-outcomes").textContent, Totals: c.querySelector(".totals").textContent}; })()`, probe), &got)
+	if got.Window != want || got.Totals != wantTotals {
+		t.Errorf("%s's outcome counts on the page: %q and %q; want %q and %q", probe, got.Window, got.Totals, want, wantTotals)
+	}
+}
+
+// ivMessagesJS reads worker_1's intervention boxes as a person sees them:
+// the message next to them, and which box is marked wrong.
+const ivMessagesJS = `(() => { const c = document.querySelector('section.probe[data-probe="worker_1"]');
+	const m = c.querySelector(".iv-check");
+	return {Text: m.textContent, Shown: m.getClientRects().length > 0 && getComputedStyle(m).visibility !== "hidden",
+		A: c.querySelector(".iv-a").classList.contains("invalid"), B: c.querySelector(".iv-b").classList.contains("invalid"),
+		Predicted: c.querySelector('td[data-series="predicted"]') !== null}; })()`
+
+// ivMessages is what ivMessagesJS reads.
+type ivMessages struct {
+	Text        string
+	Shown, A, B bool
+	Predicted   bool
+}
+
+// checkInputMessages types wrong values into worker_1's intervention boxes
+// (a = 1.5, b = 5 ms before) and into the display's dMax and bins, as a
+// person would: next to the boxes a message says what is wrong and what is
+// expected, the box is marked, and no prediction is drawn; once the value is
+// right again the message goes and the prediction is back (checkPredicted).
+// parseIntervention, the page's check, is also run on a table of values.
+func checkInputMessages(t *testing.T, page *cdpPage, checkPredicted func()) {
+	t.Helper()
+	const a, b = `section.probe[data-probe="worker_1"] .iv-a`, `section.probe[data-probe="worker_1"] .iv-b`
+	const wantA = "want a factor above 0, such as 0.5 or 1.5 (1: no change)"
+	const wantB = "want a delay of 0 or more, such as 5ms or 0.2s (ns, us, ms or s; a bare number is ms)"
+	expect := func(what string, want ivMessages) {
+		t.Helper()
+		var got ivMessages
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			page.eval(t, ivMessagesJS, &got)
+			if got == want || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if got != want {
+			t.Errorf("%s: the intervention shows %+v, want %+v", what, got, want)
+		}
+	}
+	page.typeInto(t, b, "5 sec")
+	expect(`b "5 sec"`, ivMessages{Text: `b "5 sec" is not a delay: ` + wantB, Shown: true, B: true})
+	page.screenshot(t, filepath.Join(t.TempDir(), "scope-intervention-error.png"), browserWidth)
+	page.typeInto(t, b, "-5ms")
+	expect(`b "-5ms"`, ivMessages{Text: `b "-5ms" is negative: ` + wantB, Shown: true, B: true})
+	page.typeInto(t, b, "")
+	expect("b empty", ivMessages{Text: "b is empty: " + wantB, Shown: true, B: true})
+	page.typeInto(t, a, "0")
+	expect("a 0 and b empty", ivMessages{Text: "a 0 is not above 0: " + wantA + "; b is empty: " + wantB, Shown: true, A: true, B: true})
+	page.typeInto(t, b, "5ms")
+	expect("a 0", ivMessages{Text: "a 0 is not above 0: " + wantA, Shown: true, A: true})
+	page.typeInto(t, a, "1e")
+	expect(`a "1e"`, ivMessages{Text: "a is not a number: " + wantA, Shown: true, A: true})
+	page.typeInto(t, a, "1.5")
+	expect("a 1.5, b 5ms", ivMessages{Predicted: true})
+	checkPredicted()
+
+	// The display's boxes say so too, in the header.
+	display := func(what, want string) {
+		t.Helper()
+		page.waitTrue(t, what, fmt.Sprintf(`(() => { const m = document.getElementById("display-check");
+			return m.textContent === %q && (m.textContent === "") === (m.getClientRects().length === 0); })()`, want))
+	}
+	page.typeInto(t, "#dmax", "soon")
+	display(`dMax "soon"`, `dMax "soon" is not a delay: want a delay above 0, such as 5ms or 0.2s (ns, us, ms or s; a bare number is ms), or empty for each probe's own`)
+	page.typeInto(t, "#bins", "1")
+	display("bins 1", `dMax "soon" is not a delay: want a delay above 0, such as 5ms or 0.2s (ns, us, ms or s; a bare number is ms), or empty for each probe's own; bins 1: want a whole number from 2 to 1000`)
+	page.typeInto(t, "#dmax", "")
+	page.typeInto(t, "#bins", "50")
+	display("the display's boxes right again", "")
+
+	// The check itself, value by value.
+	var cases []struct {
+		A, B, Err string
+		Bad       bool
+	}
+	page.eval(t, `[["1", "0", false], ["0.5", "0ms", false], ["2", "250us", false], ["1", "1.5", false],
+		["", "0", false], ["-1", "0", false], ["1e999", "0", false], ["1", "2 s", false], ["1", "1e999s", false],
+		["1", "5min", false], ["", "", true]].map(([a, b, bad]) => {
+		const r = parseIntervention(a, b, bad);
+		return {A: a, B: b, Bad: bad, Err: [r.errors.a, r.errors.b].filter(Boolean).join("; ")}; })`, &cases)
+	want := []string{"", "", "", "", "a is empty: " + wantA, "a -1 is not above 0: " + wantA, `a "1e999" is too large: ` + wantA,
+		"", `b "1e999s" is too large: ` + wantB, `b "5min" is not a delay: ` + wantB, "a is not a number: " + wantA + "; b is empty: " + wantB}
+	for i, c := range cases {
+		if i < len(want) && c.Err != want[i] {
+			t.Errorf("parseIntervention(%q, %q, %v): %q, want %q", c.A, c.B, c.Bad, c.Err, want[i])
+		}
 	}
 }

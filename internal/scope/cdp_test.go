@@ -329,3 +329,16 @@ func (p *cdpPage) screenshot(t *testing.T, path string, width int) {
 		t.Fatal(err)
 	}
 }
+
+// typeInto empties the box selector names, focuses it and types text into
+// it as a keyboard would (Input.insertText): the page sees the input events
+// a person's typing makes, and a number box takes only what it would from
+// a person (text that is no number leaves it empty and "bad input").
+func (p *cdpPage) typeInto(t *testing.T, selector, text string) {
+	t.Helper()
+	p.eval(t, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus(); e.value = "";
+		e.dispatchEvent(new Event("input")); return true; })()`, selector), nil)
+	if text != "" {
+		p.call(t, "Input.insertText", map[string]any{"text": text})
+	}
+}

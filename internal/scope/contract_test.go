@@ -84,7 +84,7 @@ func TestScopeDecodesTheObserversOutput(t *testing.T) {
 		t.Fatalf("no checkout probe decoded; probes %v", st.probes)
 	}
 	for oc, want := range map[string]float64{contract.Success: 8, contract.Timeout: 2, contract.Failure: 0} {
-		if got := p.outcomes[oc]; got != want {
+		if got := p.outcomes[oc].total; got != want {
 			t.Errorf("outcomes[%s] = %v, want %v", oc, got, want)
 		}
 	}

@@ -11,8 +11,12 @@ import (
 // cuts counts what the bounds of Limits cut, in both views: the terminal
 // shows them in its header, the page in its stats.
 type cuts struct {
-	// ProbesRefused counts data points of a probe refused for want of a
-	// slot (Limits.Probes, none silent for Limits.ProbeTTL).
+	// ProbesRefused counts data points, not probes: those of a probe
+	// refused for want of a slot (Limits.Probes, none silent for
+	// Limits.ProbeTTL). The browser view, which gives slots to a batch's
+	// probes once it is decoded, counts the points it took of a probe
+	// refused (probeView.points), as the terminal does; a point is counted
+	// once, under the first check or bound that refused it.
 	ProbesRefused int `json:"probes_refused"`
 	// ProbesExpired counts probes removed, silent for Limits.ProbeTTL, to
 	// give their slot to a new one.

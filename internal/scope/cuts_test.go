@@ -59,7 +59,7 @@ func TestScopeLargeNames(t *testing.T) {
 	if len(w.windows) != 1 || st.NamesRefused != 20*80 || st.StatePoints != 0 {
 		t.Errorf("browser: %d probes kept, stats %+v; want real alone, no point, %d names refused", len(w.windows), st, 20*80)
 	}
-	if frame := renderScope(s, DefaultFrame); !strings.Contains(frame, "bounds cut: 1600 points with names beyond --max-name") {
+	if frame := renderScope(s, DefaultFrame); !strings.Contains(frame, "bounds cut: 1600 data points with names beyond --max-name") {
 		t.Errorf("the terminal does not show the names refused:\n%s", frame)
 	}
 }

@@ -44,8 +44,9 @@ type scopeState struct {
 	// probe, with an unparsable deltaq.le or deltaq.q, with a non-finite
 	// value, a QTA probability, failure ratio or divergence outside
 	// [0, 1], a negative outcome count, or a Quality of Outcome
-	// outside [0, 100] or of a series other than observed and calculated;
-	// snapshot records without a snapshot id.
+	// outside [0, 100] or of a series other than observed and calculated,
+	// stamped more than Limits.Ahead ahead of the scope's clock; snapshot
+	// records without a snapshot id.
 	malformed int
 	cuts
 }
@@ -59,7 +60,7 @@ type probeView struct {
 	updated    time.Time                      // newest data point timestamp
 	curves     map[string][]curvePoint        // deltaq.series → CDF points, by delay
 	quantiles  map[string]map[float64]float64 // deltaq.series → q → delay in seconds
-	outcomes   map[string]float64             // deltaq.outcome → instances so far
+	outcomes   map[string]outcomeCount        // deltaq.outcome → its counts (outcomes.go)
 	failure    scopeReading
 	violation  scopeReading
 	divergence scopeReading
@@ -74,6 +75,10 @@ type probeView struct {
 	// keeps its own windows from it).
 	qoo      map[string]qooReading
 	qooBatch map[string]*qooReading
+	// points counts the data points of the probe a batch took: neither
+	// malformed nor cut by a bound. The browser view counts them in
+	// probes_refused when it has no slot for the probe.
+	points int
 }
 
 // qtaReading is a probe's QTA as received: points (delay in seconds, the
@@ -118,7 +123,7 @@ func (s *scopeState) probe(name string) *probeView {
 	}
 	p := s.probes[name]
 	if p == nil {
-		p = &probeView{outcomes: map[string]float64{}}
+		p = &probeView{outcomes: map[string]outcomeCount{}}
 		s.probes[name] = p
 	}
 	return p
@@ -195,6 +200,9 @@ type windowCurves struct {
 	// readings are the failure ratio, QTA verdict and divergence of the
 	// batch, by probe.
 	readings map[string]*windowReadings
+	// latest is the latest timestamp a data point may have: the scope's
+	// clock plus Limits.Ahead when the batch arrived.
+	latest time.Time
 }
 
 // windowReadings are the scalar readings of one probe's window. The
@@ -217,7 +225,7 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	w := windowCurves{
 		curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{},
 		qta: map[string]*qtaReading{}, qoo: map[string]map[string]*qooReading{}, before: map[string]time.Time{},
-		readings: map[string]*windowReadings{},
+		readings: map[string]*windowReadings{}, latest: s.now().Add(s.limits.Ahead),
 	}
 	for m := range otlprecv.Metrics(md) {
 		switch m.Name() {
@@ -321,12 +329,15 @@ func seriesOf(attrs pcommon.Map) string {
 // addPoint ingests one data point of the metric named metric: a CDF point or
 // quantile into w, anything else into its probe. It reports false for a
 // malformed point, which it ignores; a point cut by a bound (Limits) is
-// counted in s.cuts and reported true.
+// counted in s.cuts and reported true. A point stamped after w.latest is
+// malformed: the newest timestamp of a probe is its window's end, and one
+// from the future would stand for every window until then.
 func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *windowCurves) bool {
 	attrs := dp.Attributes()
 	name := stringAttr(attrs, attrProbe)
 	v, ok := pointValue(dp)
-	if name == "" || !ok {
+	t := dp.Timestamp().AsTime()
+	if name == "" || !ok || t.After(w.latest) {
 		return false
 	}
 	if len(name) > s.limits.NameBytes {
@@ -340,9 +351,21 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 	if _, seen := w.before[name]; !seen {
 		w.before[name] = p.updated
 	}
-	if t := dp.Timestamp().AsTime(); t.After(p.updated) {
+	if t.After(p.updated) {
 		p.updated = t
 	}
+	cut := s.cuts
+	ok = s.addProbePoint(metric, dp, name, p, v, w)
+	if ok && s.cuts == cut {
+		p.points++
+	}
+	return ok
+}
+
+// addProbePoint is addPoint's part once the point's probe p, of name name,
+// has a slot; v is the point's value.
+func (s *scopeState) addProbePoint(metric string, dp pmetric.NumberDataPoint, name string, p *probeView, v float64, w *windowCurves) bool {
+	attrs := dp.Attributes()
 	switch metric {
 	case metricCDF, metricQuantile:
 		return s.addCurvePoint(metric, name, attrs, v, w)
@@ -378,7 +401,7 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 				return true
 			}
 		}
-		p.outcomes[kind] = v
+		p.outcomes[kind] = p.outcomes[kind].next(v, startTime(dp), dp.Timestamp().AsTime())
 	case metricFailureRatio:
 		if v < 0 || v > 1 {
 			return false

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/distribution"
@@ -62,7 +63,7 @@ func renderScope(s *scopeState, o Frame) string {
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
 		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
 	if s.malformed > 0 {
-		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability, failure ratio or divergence outside [0, 1], negative outcome count, or QoO score outside [0, 100] or of an unknown series) or snapshot records (no deltaq.snapshot.id)\n", s.malformed)
+		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability, failure ratio or divergence outside [0, 1], negative outcome count, QoO score outside [0, 100] or of an unknown series, or a timestamp more than --max-ahead ahead of this machine's clock) or snapshot records (no deltaq.snapshot.id)\n", s.malformed)
 	}
 	if line := cutsLine(s.cuts); line != "" {
 		b.WriteString(line + "\n")
@@ -109,11 +110,11 @@ func cutsLine(c cuts) string {
 		count int
 		what  string
 	}{
-		{c.ProbesRefused, "points of probes without a slot (--max-probes)"},
+		{c.ProbesRefused, "data points of probes without a slot (--max-probes)"},
 		{c.ProbesExpired, "silent probes expired (--probe-ttl)"},
-		{c.SeriesRefused, "points of series beyond --max-series"},
+		{c.SeriesRefused, "data points of series beyond --max-series"},
 		{c.PointsCut, "points beyond --max-points"},
-		{c.NamesRefused, "points with names beyond --max-name"},
+		{c.NamesRefused, "data points with names beyond --max-name"},
 		{c.AttrsCut, "trigger attributes cut (--max-attr)"},
 	} {
 		if n.count > 0 {
@@ -129,6 +130,9 @@ func cutsLine(c cuts) string {
 func renderProbe(b *strings.Builder, name string, p *probeView, o Frame) {
 	fmt.Fprintf(b, "── %s ── window ending %s\n", printable.String(name), p.updated.UTC().Format("15:04:05.000Z"))
 	b.WriteString(probeStateLine(p) + "\n")
+	if len(p.outcomes) > 0 {
+		b.WriteString(totalsLine(outcomesAt(p.outcomes, p.updated), p.updated) + "\n")
+	}
 	if p.qta.exact() {
 		b.WriteString(qtaLine(p.qta) + "\n")
 	}
@@ -171,8 +175,9 @@ func qtaSteps(q qtaReading, xmax float64) (steps []curvePoint, ok bool) {
 	return steps, true
 }
 
-// probeStateLine is a probe's QTA state, failure ratio, divergence and
-// outcome counts (success, timeout, failure first, then any other by name).
+// probeStateLine is a probe's QTA state, failure ratio, divergence and the
+// outcome counts of its window (countsText), "–" when they are not known:
+// the scope did not receive the window before it to count from.
 func probeStateLine(p *probeView) string {
 	var state []string
 	switch {
@@ -190,29 +195,52 @@ func probeStateLine(p *probeView) string {
 		state = append(state, fmt.Sprintf("divergence %.3f", p.divergence.v))
 	}
 	if len(p.outcomes) > 0 {
-		kinds := make([]string, 0, len(p.outcomes))
-		for k := range p.outcomes {
-			kinds = append(kinds, k)
+		o := outcomesAt(p.outcomes, p.updated)
+		in := "– (no window before it to count from)"
+		if len(o.window) > 0 {
+			in = countsText(o.window)
 		}
-		rank := map[string]int{contract.Success: 0, contract.Timeout: 1, contract.Failure: 2}
-		sort.Slice(kinds, func(i, j int) bool {
-			ri, iok := rank[kinds[i]]
-			rj, jok := rank[kinds[j]]
-			if iok != jok {
-				return iok
-			}
-			if ri != rj {
-				return ri < rj
-			}
-			return kinds[i] < kinds[j]
-		})
-		var parts []string
-		for _, k := range kinds {
-			parts = append(parts, fmt.Sprintf("%s %s", printable.String(k), strconv.FormatFloat(p.outcomes[k], 'f', -1, 64)))
-		}
-		state = append(state, "outcomes: "+strings.Join(parts, ", "))
+		state = append(state, "in window: "+in)
 	}
 	return strings.Join(state, " │ ")
+}
+
+// totalsLine states the cumulative outcome counts of a window, since the
+// stream's start when the connector sent it: at its time of day when it is
+// on the window's day (UTC), else with its date.
+func totalsLine(o windowOutcomes, end time.Time) string {
+	since := ""
+	if !o.since.IsZero() {
+		layout := "2006-01-02 15:04:05Z"
+		if y, m, d := o.since.UTC().Date(); end.UTC().Year() == y && end.UTC().Month() == m && end.UTC().Day() == d {
+			layout = "15:04:05Z"
+		}
+		since = " since " + o.since.UTC().Format(layout)
+	}
+	return "total" + since + ": " + countsText(o.totals)
+}
+
+// countsText lists outcome counts by kind: success, timeout and failure
+// first, then any other by name.
+func countsText(counts map[string]float64) string {
+	kinds := slices.Collect(maps.Keys(counts))
+	rank := map[string]int{contract.Success: 0, contract.Timeout: 1, contract.Failure: 2}
+	sort.Slice(kinds, func(i, j int) bool {
+		ri, iok := rank[kinds[i]]
+		rj, jok := rank[kinds[j]]
+		if iok != jok {
+			return iok
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return kinds[i] < kinds[j]
+	})
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %s", printable.String(k), strconv.FormatFloat(counts[k], 'f', -1, 64)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // renderPlot draws the CDF curves against delay, with the QTA received

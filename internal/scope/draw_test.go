@@ -267,12 +267,13 @@ func TestRenderScopeContent(t *testing.T) {
 	assertContainsAll(t, "frame", got,
 		"2 probes · 1 metric batches · 1 triggers · 1 snapshots",
 		"── checkout ── window ending 12:00:05.000Z",
-		"QTA met │ failure 10.00% │ divergence 0.125 │ outcomes: success 900, timeout 60, failure 40\n"+
+		"QTA met │ failure 10.00% │ divergence 0.125 │ in window: – (no window before it to count from)\n"+
+			"total: success 900, timeout 60, failure 40\n"+
 			"QTA: F(2ms) ≥ 0.25, F(5ms) ≥ 0.5, F(9ms) ≥ 0.85, failure ≤ 15%\n"+
 			// Scores rounded down to one decimal.
 			"QoO: observed 63.2 set by latency (latency 63.2, loss 100) │ calculated 80 set by loss (latency 90, loss 80)\n",
 		"── search ── window ending 12:00:05.000Z",
-		"QTA BROKEN │ failure 30.00% │ outcomes: success 70, failure 30\n 1.00 │",
+		"QTA BROKEN │ failure 30.00% │ in window: – (no window before it to count from)\ntotal: success 70, failure 30\n 1.00 │",
 		"# observed   * calculated   + mean   . 95% band   = QTA",
 		// Quantiles of U[0, 8ms]·0.9: q/0.9 · 8ms, e.g. 0.5/0.9 · 8ms = 4.444ms.
 		"observed     2.222ms   4.444ms   6.667ms       8ms",
@@ -363,7 +364,7 @@ func TestScopeRefusesReadingsOutOfRange(t *testing.T) {
 	if s.malformed != 3 || a.failure.ok || a.divergence.ok {
 		t.Errorf("malformed = %d, failure %+v, divergence %+v; want 3 and neither", s.malformed, a.failure, a.divergence)
 	}
-	if _, ok := a.outcomes["success"]; ok || a.outcomes["timeout"] != 2 {
+	if _, ok := a.outcomes["success"]; ok || a.outcomes["timeout"].total != 2 {
 		t.Errorf("outcomes %v, want timeout 2 only", a.outcomes)
 	}
 	if frame := renderScope(s, defaultScopeFrame); strings.Contains(frame, "failure 1") || !strings.Contains(frame, "ignored 3 malformed") {
@@ -475,7 +476,7 @@ func TestAddMetricsLatestWindow(t *testing.T) {
 	if got := c.quantiles[seriesObserved][0.5]; got != 0.005 || len(c.quantiles) != 1 {
 		t.Errorf("quantiles after second window: %v", c.quantiles)
 	}
-	if c.outcomes["success"] != 950 || c.outcomes["timeout"] != 60 {
+	if c.outcomes["success"].total != 950 || c.outcomes["timeout"].total != 60 {
 		t.Errorf("outcomes %v: want success updated to 950, timeout kept at 60", c.outcomes)
 	}
 	if !c.divergence.ok || c.divergence.v != 0.125 {
@@ -552,7 +553,7 @@ func TestScopeReadingsAreTheWindows(t *testing.T) {
 	if p.failure.ok || p.violation.ok || p.divergence.ok {
 		t.Errorf("after a window without instances: failure %+v, violation %+v, divergence %+v; want none", p.failure, p.violation, p.divergence)
 	}
-	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "window ending 12:00:06.000Z\nQTA - │ outcomes") {
+	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "window ending 12:00:06.000Z\nQTA - │ in window: success 0, timeout 0\ntotal: success 30, timeout 10\n") {
 		t.Errorf("the window without instances:\n%s", frame)
 	}
 

@@ -20,12 +20,19 @@ type Limits struct {
 	// Probes is how many probes each view keeps (--max-probes). A new probe
 	// beyond it takes the slot of the probe heard from least recently when
 	// that one has been silent for ProbeTTL, else it is refused
-	// (probes_refused; the slot taken: probes_expired).
+	// (probes_refused counts its data points; probes_expired the probes
+	// whose slot was taken).
 	Probes int
 	// ProbeTTL is how long a probe keeps its slot without data
 	// (--probe-ttl), measured by the scope's clock on arrival, not by the
 	// timestamps sent: junk names age out, a real probe then gets a slot.
 	ProbeTTL time.Duration
+	// Ahead is how far ahead of the scope's clock a data point's timestamp
+	// may be (--max-ahead): the clocks of the collector and the scope
+	// differ a little. A point stamped later is malformed, not shown: a
+	// probe's newest timestamp is its window's end, and one from the future
+	// would stand for every window until then.
+	Ahead time.Duration
 	// Series is how many curves (and quantile rows) a probe's window holds:
 	// observed, calculated, mean, band, QTA and what-if scenarios
 	// (--max-series). Further series are refused (series_refused).
@@ -75,6 +82,7 @@ func DefaultLimits() Limits {
 		Windows:     60,
 		Probes:      100,
 		ProbeTTL:    5 * time.Minute,
+		Ahead:       time.Minute,
 		Series:      16,
 		Points:      1024,
 		NameBytes:   256,
@@ -132,6 +140,8 @@ func (l *Limits) RegisterFlags(fs *flag.FlagSet) {
 		fs.IntVar(p, r.flag, *p, fmt.Sprintf("%s, in [%d, %d]", r.usage, r.lo, r.hi))
 	}
 	fs.DurationVar(&l.ProbeTTL, "probe-ttl", l.ProbeTTL, "how long a silent probe keeps its slot (`duration`, in [1s, 24h])")
+	fs.DurationVar(&l.Ahead, "max-ahead", l.Ahead,
+		"how far ahead of this machine's clock a data point's timestamp may be; later ones are malformed (`duration`, in [1s, 24h])")
 	fs.DurationVar(&l.ClientIdle, "client-idle", l.ClientIdle,
 		"how long a browser's stream stays open without its page saying it is alive (`duration`, in [10s, 1h])")
 }
@@ -145,6 +155,9 @@ func (l Limits) Validate() error {
 	}
 	if l.ProbeTTL < time.Second || l.ProbeTTL > 24*time.Hour {
 		return fmt.Errorf("--probe-ttl %v outside [1s, 24h]", l.ProbeTTL)
+	}
+	if l.Ahead < time.Second || l.Ahead > 24*time.Hour {
+		return fmt.Errorf("--max-ahead %v outside [1s, 24h]", l.Ahead)
 	}
 	if l.ClientIdle < 10*time.Second || l.ClientIdle > time.Hour {
 		return fmt.Errorf("--client-idle %v outside [10s, 1h]", l.ClientIdle)

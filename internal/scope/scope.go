@@ -6,7 +6,8 @@
 // send at the end of every window and redraws, per probe, the ΔQ plot the
 // thesis's oscilloscope shows (§4.2: the observed and calculated CDFs, the
 // mean of recent windows with its confidence band, and the QTA), with the
-// quantiles, failure ratio, outcome counts and QTA state, the Quality of
+// quantiles, failure ratio, the window's own outcome counts beside the
+// totals since the stream's start (outcomes.go) and QTA state, the Quality of
 // Outcome scores (qoo.go), followed by the triggers that fired (§3.5). With Options.HTTP it also serves the same view
 // to browsers (web.go), with a history of windows, snapshots and design-time
 // controls; both views can run at once.

@@ -84,20 +84,29 @@ const (
 // quantile list [q, delay] by q. A reading absent from the window (and from
 // every window before it) is null.
 type webWindow struct {
-	Probe      string                  `json:"probe"`
-	End        int64                   `json:"end"` // newest data point, Unix milliseconds
-	Curves     map[string][][2]float64 `json:"curves"`
-	Quantiles  map[string][][2]float64 `json:"quantiles"`
-	Outcomes   map[string]float64      `json:"outcomes"`
-	Failure    *float64                `json:"failure"`
-	Violation  *float64                `json:"violation"`
-	Divergence *float64                `json:"divergence"`
+	Probe     string                  `json:"probe"`
+	End       int64                   `json:"end"` // newest data point, Unix milliseconds
+	Curves    map[string][][2]float64 `json:"curves"`
+	Quantiles map[string][][2]float64 `json:"quantiles"`
+	// Outcomes are the window's own outcome counts, by kind: the rise of
+	// the connector's cumulative counts since the window before it (those
+	// known: none in the first window the scope received). Totals are the
+	// cumulative counts, since TotalsSince (Unix milliseconds, 0 when the
+	// connector did not send its stream's start).
+	Outcomes    map[string]float64 `json:"outcomes"`
+	Totals      map[string]float64 `json:"totals"`
+	TotalsSince int64              `json:"totals_since"`
+	Failure     *float64           `json:"failure"`
+	Violation   *float64           `json:"violation"`
+	Divergence  *float64           `json:"divergence"`
 	// QTA is the probe's QTA as the connector sent it exactly; null from a
 	// connector that sends only the sampled QTA curve (Curves["qta"]).
 	QTA *webQTA `json:"qta"`
 	// QoO is the Quality of Outcome of the window by series (observed,
 	// calculated; qoo.go), absent while the probe has had no score.
 	QoO map[string]*webQoO `json:"qoo,omitempty"`
+	// counts are the outcome counts by kind the next window counts from.
+	counts map[string]outcomeCount
 }
 
 // webQoO is the Quality of Outcome of one series in one window: the score,
@@ -400,11 +409,14 @@ func (s *webSnapshot) summary() webSnapshotSummary {
 // addMetrics decodes one batch with the terminal scope's decoder and records,
 // for every probe in it, its window: a batch of the same window end as the
 // probe's last window (a window sent in several requests) completes that
-// window, a later one starts the next. Outcome counts and the QTA a batch
-// lacks are carried over from the probe's previous window, as the terminal
-// scope shows them (nextWindow).
+// window, a later one starts the next. The QTA a batch lacks is carried over
+// from the probe's previous window, and the window's outcome counts are
+// counted from the previous window's totals, as the terminal scope shows
+// them (nextWindow, outcomes.go). A probe refused a slot adds its data
+// points to probes_refused, as in the terminal.
 func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	batch := newScopeState(w.limits)
+	batch.now = w.now
 	batch.addMetrics(md)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -423,7 +435,8 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 			w.removeProbeLocked(expired)
 		}
 		if !ok {
-			w.stats.ProbesRefused++
+			// As the terminal counts them: the probe's data points.
+			w.stats.ProbesRefused += batch.probes[name].points
 			continue
 		}
 		changed = append(changed, w.addWindowLocked(name, batch.probes[name]))
@@ -550,11 +563,13 @@ func sendFrames[T any](event, key string, items []T, stats webStats, frameBytes 
 // QTA is the batch's when it sent one, else the previous window's; the
 // failure ratio, QTA verdict and divergence are the window's own (a window
 // without instances has none), those of the same window kept when a
-// batch lacks them.
+// batch lacks them; the outcome counts are the batch's totals, and the
+// window's own counts their rise since the previous window
+// (outcomeCount.next).
 func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 	win := &webWindow{
 		Probe: name, End: p.updated.UnixMilli(),
-		Curves: map[string][][2]float64{}, Quantiles: map[string][][2]float64{}, Outcomes: map[string]float64{},
+		Curves: map[string][][2]float64{}, Quantiles: map[string][][2]float64{}, counts: map[string]outcomeCount{},
 	}
 	var prev *webWindow
 	if n := len(hist); n > 0 {
@@ -569,7 +584,7 @@ func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 		if sameWindow || len(p.quantiles) == 0 && len(p.curves) == 0 {
 			maps.Copy(win.Quantiles, prev.Quantiles)
 		}
-		maps.Copy(win.Outcomes, prev.Outcomes)
+		maps.Copy(win.counts, prev.counts)
 		win.QTA = prev.QTA
 	}
 	if sameWindow {
@@ -601,7 +616,10 @@ func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 		sort.Slice(c, func(i, j int) bool { return c[i][0] < c[j][0] })
 		win.Quantiles[series] = c
 	}
-	maps.Copy(win.Outcomes, p.outcomes)
+	for kind, c := range p.outcomes {
+		win.counts[kind] = win.counts[kind].next(c.total, c.start, c.at)
+	}
+	win.setOutcomes()
 	reading := func(r scopeReading, old *float64) *float64 {
 		if !r.ok {
 			return old
@@ -620,6 +638,21 @@ func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 	}
 	win.QoO = webQoOOf(nextQoO(prevQoO, p.qooBatch, seriesWithCurves(p.curves), sameWindow))
 	return win
+}
+
+// setOutcomes sets the outcome counts the page shows from win.counts.
+func (win *webWindow) setOutcomes() {
+	var end time.Time
+	for _, c := range win.counts {
+		if c.at.UnixMilli() == win.End {
+			end = c.at
+		}
+	}
+	o := outcomesAt(win.counts, end)
+	win.Outcomes, win.Totals = o.window, o.totals
+	if !o.since.IsZero() {
+		win.TotalsSince = o.since.UnixMilli()
+	}
 }
 
 // seriesWithCurves are the series of which curves holds a ΔQ.

@@ -361,10 +361,14 @@ func TestScopeWebState(t *testing.T) {
 				t.Errorf("%s window %d ends %d, want %d", probe, i, win.End, want)
 			}
 		}
-		// The outcome counts are cumulative: 40 jobs a window, 5 in the lull.
+		// The totals are cumulative: 40 jobs a window, 5 in the lull; the
+		// last window has its own 40.
 		last := hist[3]
-		if n := last.Outcomes["success"] + last.Outcomes["timeout"] + last.Outcomes["failure"]; n != demoAllJobs {
-			t.Errorf("%s: outcomes %v, want %d in all", probe, last.Outcomes, demoAllJobs)
+		if n := last.Totals["success"] + last.Totals["timeout"] + last.Totals["failure"]; n != demoAllJobs {
+			t.Errorf("%s: totals %v, want %d in all", probe, last.Totals, demoAllJobs)
+		}
+		if n := last.Outcomes["success"] + last.Outcomes["timeout"] + last.Outcomes["failure"]; n != demoJobs {
+			t.Errorf("%s: outcomes %v, want %d in all", probe, last.Outcomes, demoJobs)
 		}
 		checkWebQoO(t, probe, hist)
 		if len(last.Curves[seriesObserved]) == 0 || len(last.Curves[seriesQTA]) == 0 {
@@ -465,8 +469,8 @@ func TestScopeWebReadingsAreTheWindows(t *testing.T) {
 	if i := api[1]; i.Violation != nil || i.Failure != nil || i.Divergence != nil {
 		t.Errorf("the window without instances: violation %v, failure %v, divergence %v; want none", orNone(i.Violation), orNone(i.Failure), orNone(i.Divergence))
 	}
-	if api[1].Outcomes["timeout"] != 10 {
-		t.Errorf("the outcome counts are cumulative: %v", api[1].Outcomes)
+	if api[1].Totals["timeout"] != 10 || api[1].Outcomes["timeout"] != 0 {
+		t.Errorf("the window without instances: totals %v, outcomes %v; want 10 timeouts in all, none in it", api[1].Totals, api[1].Outcomes)
 	}
 }
 

@@ -49,6 +49,45 @@ function parseDur(text) {
   return Number(m[1]) * scale;
 }
 
+// DELAY_HINT says what a delay box takes.
+const DELAY_HINT = "such as 5ms or 0.2s (ns, us, ms or s; a bare number is ms)";
+
+// parseDelayInput reads a delay typed in a box: {value} in seconds, or
+// {error} saying what is wrong and what is expected. what names the box;
+// positive asks for a delay above 0, else 0 is allowed too.
+function parseDelayInput(what, text, positive) {
+  const t = String(text).trim();
+  const want = `want a delay ${positive ? "above 0" : "of 0 or more"}, ${DELAY_HINT}`;
+  if (t === "") return { error: `${what} is empty: ${want}` };
+  const d = parseDur(t);
+  if (/^-/.test(t) && parseDur(t.slice(1)) >= 0) return { error: `${what} "${t}" is negative: ${want}` };
+  if (Number.isNaN(d)) return { error: `${what} "${t}" is not a delay: ${want}` };
+  if (!Number.isFinite(d)) return { error: `${what} "${t}" is too large: ${want}` };
+  if (positive && !(d > 0)) return { error: `${what} "${t}" is not above 0: ${want}` };
+  return { value: d };
+}
+
+// parseIntervention reads the intervention a·X + b of a card: a, the factor,
+// from its number box (badInput: the box holds text that is no number),
+// and b, the delay added. It returns {a, b, errors}, errors naming each
+// box that is wrong, what is wrong and what is expected (a and b are then
+// NaN), with a = 1, b = 0 being no intervention.
+function parseIntervention(aText, bText, badInput) {
+  const errors = {};
+  const wantA = "want a factor above 0, such as 0.5 or 1.5 (1: no change)";
+  const ta = String(aText).trim();
+  let a = Number(ta);
+  if (badInput) errors.a = `a is not a number: ${wantA}`;
+  else if (ta === "") errors.a = `a is empty: ${wantA}`;
+  else if (Number.isNaN(a)) errors.a = `a "${ta}" is not a number: ${wantA}`;
+  else if (!Number.isFinite(a)) errors.a = `a "${ta}" is too large: ${wantA}`;
+  else if (!(a > 0)) errors.a = `a ${ta} is not above 0: ${wantA}`;
+  if (errors.a) a = NaN;
+  const pb = parseDelayInput("b", bText, false);
+  if (pb.error) errors.b = pb.error;
+  return { a, b: pb.error ? NaN : pb.value, errors };
+}
+
 // cdfAt evaluates a ΔQ's CDF from its points: linear between points (mass is
 // uniform within a bin), from F(0) = 0, constant after the last point (the
 // intangible mass never arrives).
@@ -224,8 +263,9 @@ function renderHeader() {
     `${s.snapshots_seen || 0} snapshots`];
   if (s.malformed) parts.push(`${s.malformed} malformed points ignored`);
   // What the scope's bounds cut (deltaq help scope).
-  for (const [key, what] of [["probes_refused", "points of probes refused"], ["probes_expired", "silent probes expired"],
-    ["series_refused", "points of series refused"], ["points_cut", "points cut"], ["names_refused", "names too long"],
+  // probes_refused, series_refused and names_refused count data points.
+  for (const [key, what] of [["probes_refused", "data points of probes without a slot"], ["probes_expired", "silent probes expired"],
+    ["series_refused", "data points of series refused"], ["points_cut", "points cut"], ["names_refused", "data points with names too long"],
     ["attrs_cut", "trigger attributes cut"], ["windows_evicted", "old windows evicted"],
     ["clients_refused", "browsers refused"], ["clients_idle", "idle streams closed"],
     ["hosts_refused", "foreign hosts refused"]]) {
@@ -233,6 +273,7 @@ function renderHeader() {
   }
   if (s.events_dropped) parts.push(`${s.events_dropped} events dropped for slow browsers`);
   $("stats").textContent = parts.join(" · ");
+  displayControls();
   const ends = windowEnds();
   const slider = $("slider");
   slider.max = String(Math.max(0, ends.length - 1));
@@ -269,7 +310,7 @@ function card(name) {
   root.querySelector(".probe-name").textContent = printable(name);
   c = {
     root, qtaInput: root.querySelector(".qta-input"), ivA: root.querySelector(".iv-a"), ivB: root.querySelector(".iv-b"),
-    qtaPrefill: null, qtaEdited: false,
+    ivCheck: root.querySelector(".iv-check"), qtaPrefill: null, qtaEdited: false,
   };
   c.qtaInput.addEventListener("input", () => { c.qtaEdited = c.qtaInput.value !== c.qtaPrefill; renderProbe(name); });
   c.ivA.addEventListener("input", () => renderProbe(name));
@@ -282,12 +323,19 @@ function card(name) {
   return c;
 }
 
-// design reads a card's intervention; a = 1, b = 0 is none.
+// design reads a card's intervention; a = 1, b = 0 is none. A box whose
+// value is wrong is marked, and the card says next to the boxes what is
+// wrong and what is expected, until it is right again; meanwhile no
+// prediction is drawn.
 function design(c) {
-  const a = Number(c.ivA.value), b = parseDur(c.ivB.value);
-  c.ivA.classList.toggle("invalid", !(a > 0));
-  c.ivB.classList.toggle("invalid", !(b >= 0));
-  const active = a > 0 && b >= 0 && (a !== 1 || b !== 0);
+  const { a, b, errors } = parseIntervention(c.ivA.value, c.ivB.value, c.ivA.validity.badInput);
+  for (const [box, err] of [[c.ivA, errors.a], [c.ivB, errors.b]]) {
+    box.classList.toggle("invalid", !!err);
+    box.setAttribute("aria-invalid", err ? "true" : "false");
+  }
+  const msg = [errors.a, errors.b].filter(Boolean).join("; ");
+  if (c.ivCheck.textContent !== msg) c.ivCheck.textContent = msg;
+  const active = !errors.a && !errors.b && (a !== 1 || b !== 0);
   return { a, b, active };
 }
 
@@ -296,8 +344,10 @@ function renderProbe(name) {
   const c = card(name);
   const w = hist && shownWindow(hist);
   const root = c.root;
+  const dz = design(c);
   if (!w) {
     root.querySelector(".readings").textContent = "no window at this time";
+    root.querySelector(".totals").replaceChildren();
     root.querySelector(".qoo").replaceChildren();
     return;
   }
@@ -319,8 +369,7 @@ function renderProbe(name) {
   };
   if (w.failure != null) reading("failure", (100 * w.failure).toFixed(2) + " %");
   if (w.divergence != null) reading("divergence", w.divergence.toFixed(3));
-  const kinds = Object.keys(w.outcomes || {}).sort((x, y) => rank(x) - rank(y) || (x < y ? -1 : 1));
-  for (const k of kinds) reading(k, String(w.outcomes[k]));
+  renderOutcomes(readings, root.querySelector(".totals"), w);
   renderQoO(root.querySelector(".qoo"), w.qoo);
 
   // Prefill the page's QTA from the one received, until the user edits it.
@@ -331,7 +380,6 @@ function renderProbe(name) {
   }
   const qta = parseQTA(c.qtaInput.value);
   c.qtaInput.classList.toggle("invalid", !!qta.error);
-  const dz = design(c);
   const Fobs = (t) => cdfAt(w.curves.observed, t);
   const Fpred = dz.active ? predicted(Fobs, dz.a, dz.b) : null;
 
@@ -353,6 +401,41 @@ function renderProbe(name) {
   drawCDF(root.querySelector("canvas.cdf"), w, qta, c.qtaEdited, dz, Fpred);
   drawLegend(root.querySelector(".legend"), w, c.qtaEdited && !qta.error, dz.active);
   renderQuantiles(root.querySelector("table.quantiles"), w, dz);
+}
+
+// renderOutcomes shows beside a window its own outcome counts (the rise of
+// the connector's cumulative counts since the window before it: "–" when
+// the page has no window before it to count from), and below them the
+// totals, labelled as such, since the stream's start when it was sent.
+function renderOutcomes(readings, totals, w) {
+  totals.replaceChildren();
+  const all = w.totals || {};
+  if (Object.keys(all).length === 0) return;
+  const list = (box, counts) => {
+    const kinds = Object.keys(counts).sort((x, y) => rank(x) - rank(y) || (x < y ? -1 : 1));
+    kinds.forEach((k, i) => {
+      if (i) box.append(", ");
+      box.append(printable(k) + " ");
+      const b = el("b", null, String(counts[k]));
+      b.dataset.outcome = k;
+      box.append(b);
+    });
+  };
+  const own = el("span", "window-outcomes", "in window: ");
+  if (Object.keys(w.outcomes || {}).length) list(own, w.outcomes);
+  else own.append(el("b", null, "–"), " (no window before it to count from)");
+  if (readings.childNodes.length) readings.append(" · ");
+  readings.append(own);
+  totals.append(w.totals_since ? `total since ${sinceText(w.totals_since, w.end)}: ` : "total: ");
+  list(totals, all);
+}
+
+// sinceText writes the start of the totals as the terminal does: its time
+// of day (UTC) when it is on the window's day, else with its date.
+function sinceText(ms, endMs) {
+  const iso = new Date(ms).toISOString();
+  const day = iso.slice(0, 10) === new Date(endMs).toISOString().slice(0, 10) ? "" : iso.slice(0, 10) + " ";
+  return day + iso.slice(11, 19) + "Z";
 }
 
 // fmtScore writes a Quality of Outcome score rounded down to one decimal,
@@ -393,12 +476,36 @@ function rank(kind) {
   return r === undefined ? 3 : r;
 }
 
+// displayControls reads the display boxes: {dmax} in seconds (null: each
+// probe's own) and {bins}. A box whose value is wrong is marked and left
+// out (50 bins), and the header says next to the boxes what is wrong and
+// what is expected, until it is right again.
+function displayControls() {
+  const dm = $("dmax"), bn = $("bins");
+  const text = dm.value.trim();
+  const d = text === "" ? { value: null } : parseDelayInput("dMax", text, true);
+  if (d.error) d.error += ", or empty for each probe's own";
+  const n = Math.round(Number(bn.value));
+  let binsError = null;
+  if (bn.validity.badInput || bn.value.trim() === "" || !(n >= 2 && n <= 1000)) {
+    const shown = bn.validity.badInput ? " (not a number)" : bn.value.trim() === "" ? " (empty)" : ` ${bn.value.trim()}`;
+    binsError = `bins${shown}: want a whole number from 2 to 1000`;
+  }
+  for (const [box, err] of [[dm, d.error], [bn, binsError]]) {
+    box.classList.toggle("invalid", !!err);
+    box.setAttribute("aria-invalid", err ? "true" : "false");
+  }
+  const msg = [d.error, binsError].filter(Boolean).join("; ");
+  const check = $("display-check");
+  if (check.textContent !== msg) check.textContent = msg;
+  return { dmax: d.error ? null : d.value, bins: binsError ? 50 : n };
+}
+
 // displayMax is the plot's delay range: the dMax control, else the largest
 // delay of the window's curves (its dMax), widened for a prediction.
 function displayMax(w, dz) {
-  const text = $("dmax").value.trim(), typed = parseDur(text);
-  $("dmax").classList.toggle("invalid", text !== "" && !(typed > 0));
-  if (text !== "" && typed > 0) return typed;
+  const typed = displayControls().dmax;
+  if (typed != null) return typed;
   let xmax = windowDMax(w);
   if (dz.active) xmax = Math.max(xmax, dz.a * xmax + dz.b);
   return xmax || 1e-3;
@@ -412,10 +519,7 @@ function windowDMax(w) {
 }
 
 function displayBins() {
-  const n = Math.round(Number($("bins").value));
-  const ok = n >= 2 && n <= 1000;
-  $("bins").classList.toggle("invalid", !ok);
-  return ok ? n : 50;
+  return displayControls().bins;
 }
 
 // sizeCanvas matches a canvas's pixels to its displayed size.
