@@ -77,6 +77,18 @@ func TestCheckConfigExamples(t *testing.T) {
 	}
 }
 
+// TestCheckConfigEmptyVariables: the default configuration (deploy/config.yaml)
+// with its variables set but empty is checked with their defaults, as the
+// collector reads it: DELTAQ_DMAX= left the probe bins without a dMax.
+func TestCheckConfigEmptyVariables(t *testing.T) {
+	t.Setenv("DELTAQ_DMAX", "")
+	t.Setenv("DELTAQ_MEMORY_LIMIT_MIB", "")
+	status, stdout, stderr := runCmd("check", "--config", "../../deploy/config.yaml")
+	if status != exitOK || !strings.Contains(stdout, "deltaq: ok") {
+		t.Errorf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
+	}
+}
+
 // TestCheckConfigLayoutsAgree: a connector probe whose layout differs from
 // the processor's that feeds it is refused, naming both layouts.
 func TestCheckConfigLayoutsAgree(t *testing.T) {
