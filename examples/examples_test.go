@@ -14,6 +14,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // promMetric is one metric of the deltaq output contract (docs/design.md, "Output"
@@ -578,6 +581,99 @@ func TestSeverityVocabulary(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != receiver {
 			t.Errorf("amtool %s: %v %q, want %s", strings.Join(args, " "), err, out, receiver)
 		}
+	}
+}
+
+// TestInhibitionOutlastsTarget: an inhibition of alertmanager.yml between two
+// hand-written alerts holds until the target's alert has resolved too. A
+// target that reads a range (DeltaQFailureRatioHigh's minute of outcomes)
+// still counts the samples of the episode that fired the source for that
+// range after the source's condition ends; the source keeps firing at least
+// as long (keep_firing_for), or its end lifts the inhibition and Alertmanager
+// sends the target for the rest of its range. The promtool test "The end of
+// a page opens no ticket" shows the sequence.
+func TestInhibitionOutlastsTarget(t *testing.T) {
+	type rule struct {
+		Alert         string `yaml:"alert"`
+		Expr          string `yaml:"expr"`
+		KeepFiringFor string `yaml:"keep_firing_for"`
+	}
+	alerts := map[string]rule{}
+	for _, f := range []string{"prometheus/rules/deltaq-alerts.yml", "prometheus/rules/collector-alerts.yml"} {
+		var file struct {
+			Groups []struct{ Rules []rule } `yaml:"groups"`
+		}
+		readYAML(t, f, &file)
+		for _, g := range file.Groups {
+			for _, r := range g.Rules {
+				if r.Alert != "" {
+					alerts[r.Alert] = r
+				}
+			}
+		}
+	}
+	var am struct {
+		InhibitRules []struct {
+			Source []string `yaml:"source_matchers"`
+			Target []string `yaml:"target_matchers"`
+		} `yaml:"inhibit_rules"`
+	}
+	readYAML(t, "alertmanager/alertmanager.yml", &am)
+	alertname := regexp.MustCompile(`^alertname="([^"]+)"$`)
+	checked := 0
+	for _, ir := range am.InhibitRules {
+		var source, target string
+		for _, m := range ir.Source {
+			if sm := alertname.FindStringSubmatch(m); sm != nil {
+				source = sm[1]
+			}
+		}
+		for _, m := range ir.Target {
+			if tm := alertname.FindStringSubmatch(m); tm != nil {
+				target = tm[1]
+			}
+		}
+		src, ok1 := alerts[source]
+		tgt, ok2 := alerts[target]
+		if !ok1 || !ok2 {
+			continue // the generated rules' tiers (deltaq-slo.yml), or another file's
+		}
+		checked++
+		var longest time.Duration
+		for _, m := range regexp.MustCompile(`\[([0-9]+[smh])\]`).FindAllStringSubmatch(tgt.Expr, -1) {
+			d, err := time.ParseDuration(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			longest = max(longest, d)
+		}
+		keep, err := time.ParseDuration(src.KeepFiringFor)
+		if src.KeepFiringFor == "" {
+			keep, err = 0, nil
+		}
+		if err != nil {
+			t.Fatalf("%s: keep_firing_for %q: %v", source, src.KeepFiringFor, err)
+		}
+		if keep < longest {
+			t.Errorf("%s inhibits %s, whose expression reads a range of %s, but keeps firing for %s after its condition ends: "+
+				"the end of %s would send %s for the rest of that range; set its keep_firing_for to at least %s",
+				source, target, longest, keep, source, target, longest)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no inhibition between two hand-written alerts found in alertmanager.yml")
+	}
+}
+
+// readYAML decodes a YAML file into v.
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 

@@ -7,7 +7,9 @@
 #   1. make release for linux/amd64 (RELEASE_PLATFORMS): SHA256SUMS verifies
 #      every artefact; the archive holds exactly the two binaries, config.yaml,
 #      LICENSE, README.md and CHANGELOG.md; both binaries print the version of
-#      scripts/version.sh; the collector accepts config.yaml, deltaq checks it;
+#      scripts/version.sh; the collector accepts config.yaml (also with its
+#      variables set but empty), deltaq checks it; every link of README.md and
+#      CHANGELOG.md resolves, in the archive or in the repository;
 #   2. the image, loaded from the release's oci-archive into an empty buildah
 #      storage (containers cannot start on this project's machines; buildah
 #      run --isolation chroot runs the image's own binary in its own root):
@@ -63,8 +65,27 @@ got=$("$D/$name/deltaq" version)
 # The memory limiter's hard limit of a small container (docs/install.md: below its limit).
 DELTAQ_MEMORY_LIMIT_MIB=64 "$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
   fail "otelcol-deltaq validate config.yaml with DELTAQ_MEMORY_LIMIT_MIB=64: $(cat "$D/validate.log")"
+# Set but empty (a template's empty value): the defaults, as when unset (docs/install.md).
+DELTAQ_MEMORY_LIMIT_MIB= DELTAQ_DMAX= "$D/$name/otelcol-deltaq" validate --config="$D/$name/config.yaml" >"$D/validate.log" 2>&1 ||
+  fail "otelcol-deltaq validate config.yaml with DELTAQ_MEMORY_LIMIT_MIB= and DELTAQ_DMAX= (empty: the defaults): $(cat "$D/validate.log")"
 "$D/$name/deltaq" check --config="$D/$name/config.yaml" >"$D/check.log" 2>&1 ||
   fail "deltaq check --config config.yaml: $(cat "$D/check.log")"
+# Every link of the archive's documents resolves: a relative one to a file of the archive, one
+# to the repository (scripts/release-links.sh) to a file the repository holds.
+for doc in README.md CHANGELOG.md; do
+  while IFS= read -r target; do
+    path=${target%%#*}
+    case $target in
+      '#'*) ;;
+      https://github.com/deltaq-otel/deltaq/*)
+        path=${path#https://github.com/deltaq-otel/deltaq/*/*/}
+        [ -e "$path" ] || fail "$name/$doc links to $target: the repository holds no $path"
+        ;;
+      *://*) ;;
+      *) [ -e "$D/$name/$path" ] || fail "$name/$doc links to $target, which the archive does not hold" ;;
+    esac
+  done < <(grep -oE '\]\([A-Za-z0-9_.#][^)[:space:]]*\)' "$D/$name/$doc" | sed -E 's/^\]\((.*)\)$/\1/' | sort -u)
+done
 log "ok: $name.tar.gz: checksums, contents, version $VERSION, its config.yaml valid"
 
 # --- 2. the image, from the release's oci-archive -----------------------------------

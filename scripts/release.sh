@@ -7,6 +7,9 @@
 #                                        command line), statically linked, with
 #                                        config.yaml (deploy/config.yaml),
 #                                        LICENSE, README.md and CHANGELOG.md
+#                                        (their links to files the archive
+#                                        does not hold point at the
+#                                        repository: scripts/release-links.sh)
 #   otelcol-deltaq_VERSION_linux_ARCH.oci.tar
 #                                        the image (scripts/image.sh) as an
 #                                        oci-archive, for the linux platforms
@@ -27,6 +30,12 @@ OUT=${RELEASE_DIR:-build/release}
 IMAGES=${RELEASE_IMAGES:-1}
 root=$PWD
 epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+# Where the documents' links to the repository's files point: the release's tag, or main
+# for a development build (its revision may be pushed nowhere).
+case $VERSION in
+  *-*) ref=main ;;
+  *) ref=v$VERSION ;;
+esac
 log() { echo "release: $*"; }
 
 rm -rf "$OUT"
@@ -56,6 +65,7 @@ for platform in $PLATFORMS; do
     -o "$stage/deltaq" ./cmd/deltaq
   cp LICENSE README.md CHANGELOG.md "$stage/"
   cp deploy/config.yaml "$stage/config.yaml"
+  scripts/release-links.sh "$stage" "$ref"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$OUT/stage" -cf - "$name" |
     gzip -n -9 >"$OUT/$name.tar.gz"
   sums+=("$name.tar.gz")

@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,8 @@ func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 
 // TestCheckConfigExamples: every shipped collector configuration with a
 // deltaq component passes — the examples, the demo's (the throughput
-// measurements' among them) and the image's default — and a second
+// measurements' among them), the image's default and those the examples'
+// tests run (checkTestdataConfigs) — and a second
 // --config is merged over the first as the collector merges them (here,
 // fixing the mistakes).
 func TestCheckConfigExamples(t *testing.T) {
@@ -68,12 +70,86 @@ func TestCheckConfigExamples(t *testing.T) {
 			t.Errorf("%s: status %d\nstdout %s\nstderr %s", path, status, stdout, stderr)
 		}
 	}
+	checkTestdataConfigs(t)
 	status, stdout, stderr := runCmd("check", "--config", bad, "--config", fix)
 	if status != exitOK || !strings.Contains(stdout, "connectors::deltaq: ok, fed by processors deltaq") {
 		t.Errorf("merged: status %d\nstdout %s\nstderr %s", status, stdout, stderr)
 	}
 	if status, _, stderr := runCmd("check", "--config", bad, "x.dq"); status != exitUsage || !strings.Contains(stderr, "give either FILE.dq or --config") {
 		t.Errorf("both: status %d, %s", status, stderr)
+	}
+}
+
+// testdataOverlays are the collector configurations of the examples' tests
+// that are applied over others (later --config files), with the ones they
+// are applied over, in order, as their tests apply them.
+var testdataOverlays = map[string][]string{
+	"examples/e2e/testdata/exponential.yaml":   {"examples/e2e/testdata/collector.yaml"},
+	"examples/e2e/testdata/unreachable.yaml":   {"examples/e2e/testdata/collector.yaml"},
+	"examples/scaling/e2e/testdata/agent.yaml": {"examples/scaling/agent.yaml"},
+	"examples/scaling/e2e/testdata/agent_auto.yaml": {"examples/scaling/agent.yaml",
+		"examples/scaling/e2e/testdata/agent.yaml"},
+	"examples/scaling/e2e/testdata/sink.yaml": {"examples/scaling/gateway.yaml"},
+	"examples/scaling/e2e/testdata/gateway_auto.yaml": {"examples/scaling/gateway.yaml",
+		"examples/scaling/e2e/testdata/sink.yaml"},
+	"examples/scaling/e2e/testdata/control.yaml": {"examples/scaling/gateway.yaml", "examples/scaling/agent.yaml",
+		"examples/scaling/e2e/testdata/sink.yaml"},
+}
+
+// checkTestdataConfigs: the collector configurations the examples' tests
+// run (their testdata) pass too, each alone or, for an overlay, over the
+// configurations its test applies it to; every one of them is checked,
+// and every overlay listed exists. Run from the repository's root.
+func checkTestdataConfigs(t *testing.T) {
+	t.Helper()
+	found := map[string]bool{}
+	for _, pattern := range []string{"examples/*/testdata/*.yaml", "examples/*/*/testdata/*.yaml"} {
+		for _, path := range globtest.Glob(t, pattern) {
+			found[path] = true
+		}
+	}
+	for path := range testdataOverlays {
+		if !found[path] {
+			t.Errorf("testdataOverlays lists %s, which is not there: remove it", path)
+		}
+	}
+	checked := 0
+	for path := range found {
+		configs := append(slices.Clone(testdataOverlays[path]), path)
+		if len(configs) == 1 {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "\nservice:") || !strings.Contains(string(b), "\n  deltaq:") {
+				t.Errorf("%s: neither a configuration with a deltaq component nor an overlay of testdataOverlays", path)
+				continue
+			}
+		}
+		var args []string
+		for _, c := range configs {
+			args = append(args, "--config", c)
+		}
+		status, stdout, stderr := runCmd(append([]string{"check"}, args...)...)
+		if status != exitOK || !strings.Contains(stdout, "deltaq: ok") {
+			t.Errorf("%s: status %d\nstdout %s\nstderr %s", strings.Join(configs, "+"), status, stdout, stderr)
+		}
+		checked++
+	}
+	if checked < 10 { // the 10 of today
+		t.Errorf("%d testdata configurations checked: the globs no longer find them", checked)
+	}
+}
+
+// TestCheckConfigEmptyVariables: the default configuration (deploy/config.yaml)
+// with its variables set but empty is checked with their defaults, as the
+// collector reads it: DELTAQ_DMAX= left the probe bins without a dMax.
+func TestCheckConfigEmptyVariables(t *testing.T) {
+	t.Setenv("DELTAQ_DMAX", "")
+	t.Setenv("DELTAQ_MEMORY_LIMIT_MIB", "")
+	status, stdout, stderr := runCmd("check", "--config", "../../deploy/config.yaml")
+	if status != exitOK || !strings.Contains(stdout, "deltaq: ok") {
+		t.Errorf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
 	}
 }
 

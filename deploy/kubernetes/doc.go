@@ -5,8 +5,10 @@
 // manifests of the agent and gateway topology (agent.yaml, gateway.yaml) and
 // their tests: every document decoded strictly with the Kubernetes API types,
 // the workloads' health checks, resource limits, non-root users and
-// configuration volumes, the Service the agents send to, and the collector
-// configurations the ConfigMaps embed, validated by the built collector.
+// configuration volumes, the Service the agents send to, the collectors' own
+// metrics and their scrape job (prometheus/scrape.yml), the gateway's expected
+// agents, and the collector configurations the ConfigMaps embed, validated by
+// the built collector.
 //
 // A module of its own, so that the Kubernetes API modules stay out of the
 // collector's module graph. make test-kubernetes (part of make e2e) runs the

@@ -6,10 +6,10 @@ package offline
 // Reading a collector configuration as the collector reads it, for the
 // commands that take one (analyze, slo): the same confmap resolver with the
 // file, env and yaml providers the collector is built with
-// (builder-config.yaml), so that ${env:NAME}, ${env:NAME:-default},
-// ${NAME} (env being the default scheme, as in otelcol) and ${file:…}
-// expand, and several --config locations merge in order — maps key by key,
-// a list replaced whole.
+// (builder-config.yaml), so that ${env:NAME}, ${env:NAME:-default} (the
+// default also for NAME set but empty, internal/envdefault), ${NAME} (env
+// being the default scheme, as in otelcol) and ${file:…} expand, and several
+// --config locations merge in order — maps key by key, a list replaced whole.
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/envdefault"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -90,7 +90,7 @@ func resolveExpanding(paths []string) (*confmap.Conf, error) {
 	r, err := confmap.NewResolver(confmap.ResolverSettings{
 		URIs: paths,
 		ProviderFactories: []confmap.ProviderFactory{
-			fileprovider.NewFactory(), envprovider.NewFactory(), yamlprovider.NewFactory(),
+			fileprovider.NewFactory(), envdefault.NewFactory(), yamlprovider.NewFactory(),
 		},
 		// otelcol's default: ${NAME} is ${env:NAME}.
 		DefaultScheme: "env",

@@ -138,3 +138,27 @@ func TestResolvePlainDuplicateKeys(t *testing.T) {
 		t.Errorf("ok %v, err %v", ok, err)
 	}
 }
+
+// The default configuration of the image and the archives read with its
+// variables set but empty (a template's empty value, `podman run -e
+// DELTAQ_MEMORY_LIMIT_MIB=`): each takes its default, as an unset one does.
+// The collector's own env provider took the empty value, a memory limit of 0
+// and a probe with bins but no dMax, both refused at start.
+func TestResolveEmptyVariableTakesDefault(t *testing.T) {
+	t.Setenv("DELTAQ_MEMORY_LIMIT_MIB", "")
+	t.Setenv("DELTAQ_DMAX", "")
+	conf, err := Resolve([]string{"../../deploy/config.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := conf.Get("processors::memory_limiter::limit_mib"); got != 400 {
+		t.Errorf("limit_mib %#v, want the default 400", got)
+	}
+	if got := conf.Get("connectors::deltaq::probes::server::dmax"); got != "10s" {
+		t.Errorf("dmax %#v, want the default 10s", got)
+	}
+	t.Setenv("DELTAQ_MEMORY_LIMIT_MIB", "64")
+	if conf, err = Resolve([]string{"../../deploy/config.yaml"}); err != nil || conf.Get("processors::memory_limiter::limit_mib") != 64 {
+		t.Errorf("DELTAQ_MEMORY_LIMIT_MIB=64: %v, limit_mib %#v", err, conf.Get("processors::memory_limiter::limit_mib"))
+	}
+}
