@@ -26,9 +26,9 @@ const (
 	tagMask  = 1<<tagBits - 1
 	// maxProbe bounds the slots an insertion or a lookup reads: an event
 	// that finds no free slot among them is not indexed (its span's end
-	// does not elide it). With the index at most half full and random span
-	// ids, an insertion read more than 24 slots in 1 of 34,000 (2048 events
-	// in 4096 slots, 100 times over); a span id repeated within a drain
+	// does not elide it). With the index half full of random span ids
+	// (2048 in 4096 slots, 100 times over), no insertion read more than
+	// 32 slots, 1 in 34,000 more than 24; a span id repeated within a drain
 	// (an application's faulty generator) costs each insertion and lookup
 	// maxProbe reads, not a walk along the whole table.
 	maxProbe = 32
