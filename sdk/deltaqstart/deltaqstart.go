@@ -36,7 +36,10 @@
 // drain interval (10 ms by default), and at once when the queue is half
 // full: OnStart does not wake it for each event, which would cost the
 // application's path a goroutine wake-up per span, more than the rest of
-// OnStart.
+// OnStart. A span that ends before its start event is drained has it elided
+// (Elided): its span carries its start, and the event would only cost the
+// collector work, or, overdue, time out an instance that ended in time.
+// OnEnd finds the event by span id in an index read without the lock.
 package deltaqstart
 
 import (
@@ -45,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,10 +112,10 @@ const DefaultQueueSize = 2048
 // while the queue is less than half full.
 const DefaultDrainInterval = 10 * time.Millisecond
 
-// maxQueueSize bounds WithQueueSize: each place of the queue takes 96
-// bytes twice (the queue and the batch being emitted), and 8 more to group
-// the batch by probe, so the queue takes at most about 53 MB (and the
-// buffers of one batch record 2.5 MB).
+// maxQueueSize bounds WithQueueSize: each place of the queue takes 104
+// bytes twice (the queue and the batch being emitted), 8 more to group the
+// batch by probe and 16 in the index of queued events, so the queue takes
+// at most about 61 MB (and the buffers of one batch record 2.5 MB).
 const maxQueueSize = 1 << 18
 
 // A Selector decides at a span's start whether it is an outcome instance to
@@ -206,8 +210,9 @@ func WithSelector(f Selector) Option {
 
 // WithQueueSize sets the number of start events that may wait to be
 // emitted (DefaultQueueSize by default), in [1, 262144]. Size it for the
-// bursts of selected spans the logger may lag behind; it takes about 240
-// bytes a place, allocated up front. One drain's records take up to 40
+// bursts of selected spans the logger may lag behind; it takes about 270
+// bytes a place (up to 290 when n is not a power of two), allocated up
+// front. An elided event keeps its place until the drain. One drain's records take up to 40
 // bytes a place: above about 100,000 places, they may make an OTLP export
 // request larger than a receiver's limit (the collector's gRPC receiver
 // takes 4 MiB by default).
@@ -263,6 +268,9 @@ type event struct {
 	// ot is the OpenTelemetry entry of the span's tracestate (its
 	// sampling threshold, ot=th:…), "" when none.
 	ot string
+	// elided is set when the span ended before the event was drained: the
+	// drain leaves the event out.
+	elided bool
 }
 
 // flusher is the part of an SDK LoggerProvider (go.opentelemetry.io/otel/sdk/log)
@@ -272,20 +280,24 @@ type flusher interface {
 }
 
 // SpanProcessor emits a start event for every sampled span its selector
-// selects. Register it with the TracerProvider (sdktrace.WithSpanProcessor)
-// next to the exporting span processor. It is safe for concurrent use.
+// selects, but those of spans that end before the event is drained. Register
+// it with the TracerProvider (sdktrace.WithSpanProcessor) next to the
+// exporting span processor. It is safe for concurrent use.
 type SpanProcessor struct {
 	selector Selector
 	perSpan  bool // WithRecordPerSpan
 	logger   log.Logger
 	flusher  flusher // the provider's, or nil
 
-	// The queue: OnStart appends to queue under mu up to its capacity; the
-	// draining goroutine swaps it with batch, its own, empty and of the
-	// same capacity, and emits the batch outside the lock.
+	// The queue: OnStart appends to queue under mu up to its capacity, and
+	// records each event's place in index; OnEnd marks the event of a span
+	// that ends as elided. The draining goroutine swaps the queue with
+	// batch, its own, empty and of the same capacity, empties the index,
+	// and emits the batch, but its elided events, outside the lock.
 	mu    sync.Mutex
 	queue []event
 	batch []event
+	index startIndex
 
 	// The draining goroutine's own, reused at every drain (batch form
 	// only): the batch grouped by probe (probes), and the attributes of
@@ -305,6 +317,7 @@ type SpanProcessor struct {
 	stopOnce sync.Once
 	dropped  atomic.Uint64
 	emitted  atomic.Uint64
+	elided   atomic.Uint64
 }
 
 var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
@@ -346,6 +359,7 @@ func newSpanProcessor(lp log.LoggerProvider, c config) *SpanProcessor {
 		done:     make(chan struct{}),
 	}
 	p.flusher, _ = lp.(flusher)
+	p.index.init(c.queueSize)
 	if !c.perSpan {
 		p.probes = newProbeGroups(c.queueSize)
 		n := min(c.queueSize, maxEntries)
@@ -369,6 +383,7 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	}
 	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: validUTF8(probe), name: s.Name(),
 		ot: sc.TraceState().Get("ot")}
+	key := spanKey(ev.spanID)
 	p.mu.Lock()
 	n := len(p.queue)
 	// Stopped since the check above: the final drain may have passed, and
@@ -379,6 +394,7 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 		return
 	}
 	p.queue = append(p.queue, ev)
+	p.index.add(key, n)
 	p.mu.Unlock()
 	if n+1 == p.kickAt {
 		select {
@@ -388,13 +404,54 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	}
 }
 
-// OnEnd does nothing: the span itself goes out through the exporting span
-// processor, and the collector pairs it with its start event.
-func (*SpanProcessor) OnEnd(sdktrace.ReadOnlySpan) {}
+// OnEnd elides the start event of s if it is still queued: the drain will
+// leave it out, and Elided counts it. The span goes out through the
+// exporting span processor and carries its start; its start event would
+// only cost the collector an instance to track and end at once, or, sent
+// overdue (a backlog), time out an instance whose span ended in time. OnEnd
+// looks the span id up in the index of queued events without the lock (a
+// few slots, at most maxProbe), and takes the lock only on a slot whose tag
+// matches, to check and mark the event: a span not selected, or whose start
+// event was dropped or has been drained, costs it the lookup alone. It
+// allocates nothing.
+func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	sc := s.SpanContext()
+	if !sc.IsSampled() {
+		return
+	}
+	for it := p.index.lookup(spanKey(sc.SpanID())); ; {
+		pos, ok := it.next()
+		if !ok || p.elide(pos, sc.TraceID(), sc.SpanID()) {
+			return
+		}
+	}
+}
 
-// ForceFlush emits the start events queued before the call, then flushes
-// the LoggerProvider if it can be flushed (an SDK LoggerProvider can), so
-// that they are exported. It returns ctx's error if ctx ends first.
+// elide marks the event at place pos of the queue as elided, and counts it,
+// if it is the start event of the span of traceID and spanID, which the
+// index only suggests (a tag shared, or a place of an earlier generation);
+// it reports whether it is. A span ended twice is counted once.
+func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanID) bool {
+	p.mu.Lock()
+	var ev *event
+	if pos < len(p.queue) && p.queue[pos].spanID == spanID && p.queue[pos].traceID == traceID {
+		ev = &p.queue[pos]
+	}
+	first := ev != nil && !ev.elided
+	if first {
+		ev.elided = true
+	}
+	p.mu.Unlock()
+	if first {
+		p.elided.Add(1)
+	}
+	return ev != nil
+}
+
+// ForceFlush emits the start events queued before the call (but those of
+// the spans that have ended), then flushes the LoggerProvider if it can be
+// flushed (an SDK LoggerProvider can), so that they are exported. It
+// returns ctx's error if ctx ends first.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	req := make(chan struct{})
 	select {
@@ -413,12 +470,13 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown stops the processor: spans starting from then on are not
-// announced, the events already queued are emitted, the draining goroutine
-// returns and the LoggerProvider is flushed if it can be. It does not shut
-// the LoggerProvider down, which belongs to the application: shut the
-// TracerProvider down first, then the LoggerProvider. Calls after the first
-// only wait for the goroutine and flush again. It returns ctx's error if ctx
-// ends before the queue is drained.
+// announced, the events already queued are emitted (but those of the spans
+// that have ended), the draining goroutine returns and the LoggerProvider is
+// flushed if it can be. It does not shut the LoggerProvider down, which
+// belongs to the application: shut the TracerProvider down first, then the
+// LoggerProvider. Calls after the first only wait for the goroutine and
+// flush again. It returns ctx's error if ctx ends before the queue is
+// drained.
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	p.stopOnce.Do(func() {
 		p.stopped.Store(true)
@@ -440,6 +498,11 @@ func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 // Emitted returns the number of start events handed to the logger: the
 // spans announced, whether in batch records or in records of their own.
 func (p *SpanProcessor) Emitted() uint64 { return p.emitted.Load() }
+
+// Elided returns the number of start events left out because their spans
+// ended before they were drained. Once the queue is drained, the spans
+// selected are those emitted, dropped and elided.
+func (p *SpanProcessor) Elided() uint64 { return p.elided.Load() }
 
 // validUTF8 returns s with each invalid UTF-8 sequence replaced by U+FFFD:
 // OTLP strings must be UTF-8, and one invalid string made the exporter
@@ -489,19 +552,21 @@ func (p *SpanProcessor) run() {
 }
 
 // drain emits the events in the queue when it is called (not those queued
-// meanwhile, so that it returns under a steady stream). Only the draining
-// goroutine calls it.
+// meanwhile, so that it returns under a steady stream), but the elided
+// ones. Only the draining goroutine calls it.
 func (p *SpanProcessor) drain() {
 	p.mu.Lock()
 	batch := p.queue
 	p.queue = p.batch
+	p.index.reset()
 	p.mu.Unlock()
+	live := slices.DeleteFunc(batch, func(ev event) bool { return ev.elided })
 	if p.perSpan {
-		for i := range batch {
-			p.emitSpan(&batch[i])
+		for i := range live {
+			p.emitSpan(&live[i])
 		}
-	} else if len(batch) > 0 {
-		p.emitBatches(batch, time.Now())
+	} else if len(live) > 0 {
+		p.emitBatches(live, time.Now())
 	}
 	clear(batch) // drop the strings for the garbage collector
 	p.batch = batch[:0]

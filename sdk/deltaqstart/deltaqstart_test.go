@@ -706,10 +706,10 @@ func TestStartEventCarriesTheSamplingThreshold(t *testing.T) {
 		}{{quarterSampler{}, "ot=th:c", 0xc0 << 48}, {sdktrace.AlwaysSample(), "", 0}} {
 			tr, p, rec := setup(t, c.sampler, f.opts...)
 			_, s := tr.Start(context.Background(), "GET /items", trace.WithSpanKind(trace.SpanKindServer))
-			s.End()
 			if err := p.ForceFlush(context.Background()); err != nil {
 				t.Fatal(err)
 			}
+			s.End() // after the drain: ended before, its start would be elided
 			recs := rec.all()
 			got := decode(t, recs, time.Time{}, time.Time{})
 			if len(recs) != 1 || len(got) != 1 {

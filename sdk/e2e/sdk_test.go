@@ -81,11 +81,14 @@ const (
 //  2. the connector's output counts exactly the successes and timeouts, no
 //     failure, each timeout in the window of its start + dMax (a late span
 //     is not counted again), and the timeouts' exemplars name those spans;
-//  3. the backend gets every span that ended and every start event, as
-//     sent: the connector only reads them;
-//  4. the connector's telemetry accounts for every start event and late
-//     span, no start event was dropped in the application, and the
-//     collector exits 0 on SIGTERM having logged no error.
+//  3. the backend gets every span that ended and every start event sent,
+//     as sent: the connector only reads them; a span that ended before its
+//     start event was drained has none (elided), the spans that time out
+//     each have one;
+//  4. the connector's telemetry accounts for every start event sent and
+//     every late span, no start event was dropped in the application, each
+//     was sent or elided, and the collector exits 0 on SIGTERM having logged
+//     no error.
 func TestStartEventsThroughCollector(t *testing.T) {
 	otelcol := e2etest.Gate(t, gateEnv, "deltaqstart's end-to-end test")
 	sink := otlptest.Start(t, otlptest.Options{})
@@ -125,19 +128,25 @@ func TestStartEventsThroughCollector(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	checkOutput(t, sink.Metrics(), deadlines, run)
 
-	// 3. The backend, once every span that ended and every start event is in.
+	// 3. The backend, once every span that ended and every start event sent
+	// is in. Every span has ended or been drained long since: no start event
+	// is emitted or elided any more.
 	sink.WaitFor(t, otlptest.Counts{Spans: len(run.ended)}, 10*time.Second)
-	sink.Until(t, "every start event", 10*time.Second, func() bool {
-		return len(otlptest.StartsOf(t, sink.Logs())) >= successes+stalled+late
+	sent := int(app.starts.Emitted())
+	sink.Until(t, "every start event sent", 10*time.Second, func() bool {
+		return len(otlptest.StartsOf(t, sink.Logs())) >= sent
 	})
-	checkBackend(t, sink, run)
+	checkBackend(t, sink, run, sent)
 
 	// 4. The telemetry, the application and the collector.
-	checkTelemetry(t, e2etest.Scrape(t, telemetry))
+	checkTelemetry(t, e2etest.Scrape(t, telemetry), sent)
 	app.shutdown(t)
-	if d, e := app.starts.Dropped(), app.starts.Emitted(); d != 0 || e != successes+stalled+late {
-		t.Errorf("deltaqstart: Dropped %d, Emitted %d; want 0, %d", d, e, successes+stalled+late)
+	if d, e, el := app.starts.Dropped(), app.starts.Emitted(), app.starts.Elided(); d != 0 ||
+		e != uint64(sent) || e+el != successes+stalled+late {
+		t.Errorf("deltaqstart: Dropped %d, Emitted %d, Elided %d; want 0, %d before the shutdown, %d in all", d, e, el,
+			sent, successes+stalled+late)
 	}
+	t.Logf("%d start events sent, %d elided (their spans ended before the drain)", sent, app.starts.Elided())
 	col.StopCleanly(t)
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
@@ -252,14 +261,14 @@ func (a *app) shutdown(t *testing.T) {
 // --- the connector's telemetry -----------------------------------------------------
 
 // checkTelemetry checks the connector's counters at the end: every start
-// event was read, tracked or found after its span, none refused; the late
-// spans were recognised; nothing is left started.
-func checkTelemetry(t *testing.T, tm e2etest.Telemetry) {
+// event sent (sent) was read, tracked or found after its span, none
+// refused; the late spans were recognised; nothing is left started.
+func checkTelemetry(t *testing.T, tm e2etest.Telemetry, sent int) {
 	t.Helper()
 	result := func(r string) float64 { return tm.Sum(metricStartEvents, map[string]string{"result": r}) }
-	if n := result("tracked") + result("after_end"); n != successes+stalled+late || result("tracked") < stalled+late {
+	if n := result("tracked") + result("after_end"); n != float64(sent) || result("tracked") < stalled+late {
 		t.Errorf("%s: tracked %.0f + after_end %.0f, want %d, at least %d tracked", metricStartEvents,
-			result("tracked"), result("after_end"), successes+stalled+late, stalled+late)
+			result("tracked"), result("after_end"), sent, stalled+late)
 	}
 	for _, r := range []string{"duplicate", "unknown_probe", "invalid"} {
 		if n := result(r); n != 0 {
@@ -350,9 +359,11 @@ func checkOutput(t *testing.T, mds []pmetric.Metrics, deadlines []time.Time, r r
 }
 
 // checkBackend checks that the backend got every span that ended once, as
-// sent (no deltaq.* attribute, no span that did not end), and every start
-// once, as an entry of a batch start event, with its span's ids and start.
-func checkBackend(t *testing.T, sink *otlptest.Receiver, r run) {
+// sent (no deltaq.* attribute, no span that did not end), and the sent
+// starts once each, as entries of batch start events, with their spans' ids
+// and starts: those of the spans that time out, and of others up to sent in
+// all.
+func checkBackend(t *testing.T, sink *otlptest.Receiver, r run, sent int) {
 	t.Helper()
 	seen := map[pcommon.SpanID]int{}
 	for _, td := range sink.Traces() {
@@ -382,10 +393,16 @@ func checkBackend(t *testing.T, sink *otlptest.Receiver, r run) {
 		}
 		events[st.SpanID]++
 	}
+	n := 0
 	for id := range r.ops {
-		if events[id] != 1 {
-			t.Errorf("span %s: %d start events reached the backend, want 1", id, events[id])
+		n += events[id]
+		if events[id] > 1 || events[id] == 0 && r.timedOut(id) {
+			t.Errorf("span %s (timed out: %v): %d start events reached the backend, want 1 (0 or 1 for a span "+
+				"that ended in time)", id, r.timedOut(id), events[id])
 		}
+	}
+	if n != sent {
+		t.Errorf("%d starts of the spans of %s reached the backend, want the %d sent", n, probe, sent)
 	}
 }
 
