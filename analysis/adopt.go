@@ -94,7 +94,8 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		ad.Carried = append(ad.Carried, op.name)
 	}
 	for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
-		e.slots[e.slotOf(k)].sources = maps.Clone(old.slots[old.slotOf(k)].sources)
+		from, to := &old.slots[old.slotOf(k)], &e.slots[e.slotOf(k)]
+		to.sources, to.idle = maps.Clone(from.sources), maps.Clone(from.idle)
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
 	slices.Sort(ad.Carried)

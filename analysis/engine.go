@@ -366,6 +366,10 @@ type slot struct {
 	// sources are the distinct observers whose windows were merged into
 	// this one (AddWindow), at most Gateway.MaxAgents; nil until the first.
 	sources map[string]struct{}
+	// idle are the observers that said they saw no instance in this
+	// window (AddIdle), at most Gateway.MaxAgents apart from sources; nil
+	// until the first.
+	idle map[string]struct{}
 	// prints are the windows of named observers merged into this one, to
 	// refuse a delivery repeated (ContributionDuplicate); nil until the
 	// first.
@@ -836,7 +840,7 @@ type Stats struct {
 	// adjusted count was above MaxAdjustedCount and counted as that many.
 	WeightClamped int64
 	// Contributions counts the windows of other engines given to
-	// AddWindow, by fate.
+	// AddWindow, and their idle words given to AddIdle, by fate.
 	Contributions Contributions
 	// LayoutChanges counts the times a probe moved to another layout
 	// after its first (a processor's dmax: auto, or agents' agreement),
@@ -999,8 +1003,9 @@ func (e *Engine) detach() closing {
 		}
 	}
 	clear(s.accs)
-	c.contributors = len(s.sources)
+	c.contributors = s.contributors()
 	clear(s.sources)
+	clear(s.idle)
 	clear(s.prints)
 	e.known = knownSource{}
 	if e.interval > 0 {

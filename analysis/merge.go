@@ -72,7 +72,8 @@ type Window struct {
 	SourceStart int64
 }
 
-// Contribution says what became of a window given to Engine.AddWindow.
+// Contribution says what became of a window given to Engine.AddWindow, or
+// of an observer's idle word given to Engine.AddIdle.
 type Contribution int
 
 // The fates of a contributed window.
@@ -95,7 +96,7 @@ const (
 	// ContributionInvalid: no probe name, a name too long, a layout that
 	// is not one, counts that do not fit the layout, a sum that is not
 	// finite or does not lie within its bins, more than MaxWindowInstances
-	// instances.
+	// instances; an idle word of no observer named.
 	ContributionInvalid
 	// ContributionUnagreed: the probe has no layout yet, and fewer than
 	// Gateway.LayoutQuorum agents proposed the window's; the window
@@ -103,7 +104,9 @@ const (
 	ContributionUnagreed
 	// ContributionAgentLimit: the window, of a probe a configuration
 	// names, would add an agent beyond Gateway.MaxAgents to the engine's
-	// window. Windows of other probes take no agent's place.
+	// window. Windows of other probes take no agent's place. An idle word
+	// beyond Gateway.MaxAgents idle observers of the window, alike (they
+	// have places of their own).
 	ContributionAgentLimit
 	// ContributionAgentInvalid: the source's name is longer than
 	// MaxSourceLength bytes.
@@ -119,14 +122,19 @@ const (
 	// the same observer (Source) of the same start (SourceStart) was
 	// merged already: a delivery repeated (an exporter's retry of a
 	// request the engine had taken, a relay that sends twice). Its
-	// instances counted once, with the first.
+	// instances counted once, with the first. An idle word of the same
+	// observer, start and window, alike.
 	ContributionDuplicate
+	// ContributionIdle: an observer's word that it saw no instance in a
+	// window (Engine.AddIdle) counted it among the window's contributors.
+	// Nothing was merged, nothing was refused.
+	ContributionIdle
 	numContributions
 )
 
 // String returns accepted, late, early, misaligned, layout_mismatch,
 // invalid, unagreed, agent_limit, agent_invalid, probe_limit,
-// unconfigured_limit or duplicate, as the self-telemetry attribute.
+// unconfigured_limit, duplicate or idle, as the self-telemetry attribute.
 func (c Contribution) String() string {
 	if c >= 0 && c < numContributions {
 		return contributionNames[c]
@@ -136,7 +144,7 @@ func (c Contribution) String() string {
 
 var contributionNames = [numContributions]string{
 	"accepted", "late", "early", "misaligned", "layout_mismatch", "invalid",
-	"unagreed", "agent_limit", "agent_invalid", "probe_limit", "unconfigured_limit", "duplicate",
+	"unagreed", "agent_limit", "agent_invalid", "probe_limit", "unconfigured_limit", "duplicate", "idle",
 }
 
 // Contributions counts the contributed windows by fate.
@@ -275,18 +283,10 @@ func (e *Engine) addChecked(w *Window, ck windowCheck) Contribution {
 // held.
 func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 	lay := ck.lay
-	var k int64
 	start, end := w.Start.UnixNano(), w.End.UnixNano()
-	if e.interval > 0 {
-		k = floorDiv(start, e.interval)
-		switch {
-		case end-start != e.interval || k*e.interval != start:
-			return ContributionMisaligned
-		case k < e.k0:
-			return ContributionLate
-		case k >= e.k0+e.nslots:
-			return ContributionEarly
-		}
+	k, c := e.openWindow(start, end)
+	if c != ContributionAccepted {
+		return c
 	}
 	s := &e.slots[e.slotOf(k)]
 	known := e.known.is(k, w.Source)
@@ -346,6 +346,108 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source)}
 	}
 	return ContributionAccepted
+}
+
+// openWindow returns the open window k whose bounds are [start, end)
+// (Unix ns), or why a contribution to it is refused: bounds that are not
+// one window of the engine's interval (ContributionMisaligned), a window
+// closed already (ContributionLate) or beyond the open ones
+// (ContributionEarly). With Interval = 0 every window is window 0. Called
+// with mu held.
+func (e *Engine) openWindow(start, end int64) (int64, Contribution) {
+	if e.interval == 0 {
+		return 0, ContributionAccepted
+	}
+	k := floorDiv(start, e.interval)
+	switch {
+	case end-start != e.interval || k*e.interval != start:
+		return k, ContributionMisaligned
+	case k < e.k0:
+		return k, ContributionLate
+	case k >= e.k0+e.nslots:
+		return k, ContributionEarly
+	}
+	return k, ContributionAccepted
+}
+
+// AddIdle counts source, an observer (an agent) that saw no instance in the
+// window [start, end) and so sent no window of it, among the contributors
+// of that window (Result.Contributors, Gateway.ExpectedAgents): an agent
+// that is up and idle is not missing. It merges nothing — no probe, no
+// count, no layout, no accumulator is touched — so the window's analysis
+// is what it would be without it. sourceStart is when the observer's
+// analysis began (Unix ns; 0 unknown), as Window.SourceStart: the same
+// word delivered again is ContributionDuplicate.
+//
+// The fates: ContributionIdle when the observer counts (or counted
+// already, by its windows or its word); ContributionAgentInvalid for a name
+// longer than MaxSourceLength, ContributionInvalid for no name (an
+// anonymous observer is no agent to count); the bounds refused as
+// AddWindow refuses them (misaligned, late, early); ContributionAgentLimit
+// when Gateway.MaxAgents idle observers are counted in the window already.
+// Idle observers have places of their own, apart from the agents whose
+// windows of configured probes were merged: they never take those agents'
+// places, and the window counts the union of both.
+//
+// AddIdle is safe for concurrent use.
+func (e *Engine) AddIdle(source string, start, end time.Time, sourceStart int64) Contribution {
+	var c Contribution
+	switch {
+	case len(source) > MaxSourceLength:
+		c = ContributionAgentInvalid
+	case source == "":
+		c = ContributionInvalid
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c == ContributionAccepted {
+		c = e.addIdle(source, start.UnixNano(), end.UnixNano(), sourceStart)
+	}
+	e.contributions[c]++
+	return c
+}
+
+// idleProbe stands for the probe index in the print of an observer's idle
+// word (windowPrint): no probe has it.
+const idleProbe = -1
+
+// addIdle does AddIdle's work for a named source. Called with mu held.
+func (e *Engine) addIdle(source string, start, end, sourceStart int64) Contribution {
+	k, c := e.openWindow(start, end)
+	if c != ContributionAccepted {
+		return c
+	}
+	s := &e.slots[e.slotOf(k)]
+	var wp uint64
+	if sourceStart != 0 {
+		wp = windowPrint(idleProbe, maphash.String(e.seed, source), sourceStart)
+	}
+	if s.printed(wp) {
+		return ContributionDuplicate
+	}
+	if _, ok := s.idle[source]; !ok {
+		if len(s.idle) >= e.cfg.Gateway.MaxAgents {
+			return ContributionAgentLimit
+		}
+		if s.idle == nil {
+			s.idle = make(map[string]struct{})
+		}
+		s.idle[strings.Clone(source)] = struct{}{}
+	}
+	s.print(wp)
+	return ContributionIdle
+}
+
+// contributors returns the slot's contributors: the agents whose windows
+// of configured probes it merged, and the idle agents not among them.
+func (s *slot) contributors() int {
+	n := len(s.sources)
+	for src := range s.idle {
+		if _, ok := s.sources[src]; !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // printOf returns the print of w, a window of probe index probe, or 0 for

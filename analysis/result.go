@@ -27,8 +27,10 @@ type Result struct {
 	// another collector whose instances do not reach this engine.
 	NoInstances []string
 	// Contributors is the number of other engines (agents) whose windows
-	// were merged into this one (Engine.AddWindow); 0 when the engine saw
-	// the instances itself.
+	// of configured probes were merged into this one (Engine.AddWindow),
+	// with those that said they saw no instance in it (Engine.AddIdle): an
+	// agent that is up and idle counts, one that is down or whose windows
+	// were lost does not. 0 when the engine saw the instances itself.
 	Contributors int
 }
 

@@ -125,7 +125,7 @@ e2e-browser: $(OTELCOL)
 	DELTAQ_BROWSER_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m -run '^TestScopeBrowser' ./internal/scope/
 
 ## e2e-scaling: three agent collectors and a gateway against a single collector: exact merged windows, an agent
-## killed and restarted.
+## killed and restarted; idle agents counted present, a stopped one missing.
 e2e-scaling: $(OTELCOL)
 	DELTAQ_SCALING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 3m ./examples/scaling/e2e/
 

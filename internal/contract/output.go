@@ -155,9 +155,20 @@ const (
 	MetricWindow = "deltaq.window"
 	UnitWindow   = "s"
 	// MetricContributors is a gauge of a gateway: the agents whose windows
-	// were merged into its window, once windows of agents have arrived.
+	// were merged into its window, and those whose MetricWindowIdle said
+	// they were up and saw no instance in it, once windows of agents have
+	// arrived.
 	MetricContributors = "deltaq.window.contributors"
 	UnitContributors   = "{agent}"
+	// MetricWindowIdle is an agent's word that it was up and saw no
+	// instance in a window, sent by an agent with emit_windows for each
+	// window it closes without a MetricWindow point: a delta sum of 1
+	// whose start and end are the window's bounds, with AttrAgentStart. A
+	// gateway counts the agent among the window's contributors and merges
+	// nothing: an idle agent is not a missing one. A gateway of an older
+	// release ignores it, as it ignores every metric but MetricWindow.
+	MetricWindowIdle = "deltaq.window.idle"
+	UnitWindowIdle   = "{window}"
 
 	// MetricDivergence is a gauge: sup_t |F_obs(t) − F_calc(t)|, the
 	// distance between the probe's observed and calculated ΔQ.
@@ -249,10 +260,10 @@ const (
 	AttrWeightSum     = "deltaq.weight.sum"
 	AttrWeightSquares = "deltaq.weight.squares"
 	// AttrAgentStart is when the agent's analysis began (Unix ns, an
-	// integer) on its MetricWindow points: with the agent's name it tells
-	// a window delivered twice (an exporter's retry of a request the
-	// gateway had taken) from a window of an agent restarted under the
-	// same name, which began later.
+	// integer) on its MetricWindow and MetricWindowIdle points: with the
+	// agent's name it tells a window delivered twice (an exporter's retry
+	// of a request the gateway had taken) from a window of an agent
+	// restarted under the same name, which began later.
 	AttrAgentStart = "deltaq.agent.start"
 )
 

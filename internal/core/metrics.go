@@ -209,7 +209,44 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	sm.Scope().SetName(b.scope)
 	sm.Scope().SetVersion(b.version)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(26)
+	s := b.newMetricSet(ms, r)
+
+	winStart := pcommon.NewTimestampFromTime(r.Start)
+	winEnd := pcommon.NewTimestampFromTime(r.End)
+	if b.merging.Load() {
+		dp := s.contributors.Gauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(r.End))
+		dp.SetIntValue(int64(r.Contributors))
+	}
+	b.windows++
+	b.names = b.names[:0]
+	for i := range r.Probes {
+		b.names = append(b.names, r.Probes[i].Name)
+	}
+	b.svcLabels = b.services.labels(b.names, b.windows, b.svcLabels)
+	for i := range r.Probes {
+		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
+	}
+	if b.emitWindows && s.window.Histogram().DataPoints().Len() == 0 {
+		b.idlePoint(ms, winStart, winEnd)
+	}
+	if b.measure {
+		// The size of everything else and the exact size of the curves'
+		// points: adding them to deltaq.cdf lengthens at most four length
+		// prefixes (the gauge's, the metric's, its scope's and its
+		// resource's) from one byte to at most five.
+		b.split.hint = sizeHint{md: md, bound: b.split.msz.MetricsSize(md) + b.cdf.size + 4*4}
+	}
+	b.buildCurves(s.cdf.Gauge().DataPoints(), winEnd)
+	b.forgetStreams()
+	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
+	return md
+}
+
+// newMetricSet appends to ms the metrics of the window r, without points,
+// in the order they are emitted.
+func (b *builder) newMetricSet(ms pmetric.MetricSlice, r *analysis.Result) metricSet {
+	ms.EnsureCapacity(27)
 	s := metricSet{result: r}
 	s.observed = newMetric(ms, contract.MetricObserved, contract.UnitObserved, "Successful delays since the stream's start (timeouts and failures: deltaq.outcomes).")
 	if b.expMaxSize > 0 {
@@ -249,36 +286,9 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s.qoo = newQoOMetrics(ms)
 	s.window = newMetric(ms, contract.MetricWindow, contract.UnitWindow, "The window of a probe in the form a gateway merges: successes by bin, timeouts and failures above dMax and in deltaq.timeout and deltaq.failure.")
 	s.window.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
-	s.contributors = newMetric(ms, contract.MetricContributors, contract.UnitContributors, "The agents whose windows of configured probes were merged into this window.")
+	s.contributors = newMetric(ms, contract.MetricContributors, contract.UnitContributors, "The agents whose windows of configured probes were merged into this window, and those idle in it.")
 	s.contributors.SetEmptyGauge()
-
-	winStart := pcommon.NewTimestampFromTime(r.Start)
-	winEnd := pcommon.NewTimestampFromTime(r.End)
-	if b.merging.Load() {
-		dp := s.contributors.Gauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(pcommon.NewTimestampFromTime(r.End))
-		dp.SetIntValue(int64(r.Contributors))
-	}
-	b.windows++
-	b.names = b.names[:0]
-	for i := range r.Probes {
-		b.names = append(b.names, r.Probes[i].Name)
-	}
-	b.svcLabels = b.services.labels(b.names, b.windows, b.svcLabels)
-	for i := range r.Probes {
-		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
-	}
-	if b.measure {
-		// The size of everything else and the exact size of the curves'
-		// points: adding them to deltaq.cdf lengthens at most four length
-		// prefixes (the gauge's, the metric's, its scope's and its
-		// resource's) from one byte to at most five.
-		b.split.hint = sizeHint{md: md, bound: b.split.msz.MetricsSize(md) + b.cdf.size + 4*4}
-	}
-	b.buildCurves(s.cdf.Gauge().DataPoints(), winEnd)
-	b.forgetStreams()
-	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
-	return md
+	return s
 }
 
 func newMetric(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {

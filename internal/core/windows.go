@@ -25,10 +25,13 @@ import (
 // (contract.MetricWindow): a delta histogram whose start and end are the
 // window's bounds, whose buckets are the probe's bins with the window's
 // successes and, above dMax, its timeouts and failures, and whose
-// attributes count the timeouts and the failures apart. A gateway's
-// observer consumes those metrics (ConsumeMetrics) and adds the windows of
-// the same probe and bounds from every agent (analysis.Engine.AddWindow),
-// then analyses them as if it had seen every instance.
+// attributes count the timeouts and the failures apart; for a window of no
+// instance at all, its word that it was idle (contract.MetricWindowIdle). A
+// gateway's observer consumes those metrics (ConsumeMetrics) and adds the
+// windows of the same probe and bounds from every agent
+// (analysis.Engine.AddWindow), then analyses them as if it had seen every
+// instance; an idle agent's word counts it among the window's contributors
+// (analysis.Engine.AddIdle) and adds nothing.
 
 // windowPoints appends the probe's window in mergeable form (nothing for a
 // window without instances): explicit bounds at the upper edges of its
@@ -74,6 +77,23 @@ func (b *builder) windowPoints(s *metricSet, r *analysis.Result, p *analysis.Pro
 	dp.BucketCounts().FromRaw(b.wCounts)
 	dp.SetCount(uint64(p.Counts.Total()))
 	dp.SetSum(w.SuccessSum)
+}
+
+// idlePoint appends the agent's word that it saw no instance in the window
+// [start, end) (contract.MetricWindowIdle): sent for a window of no
+// deltaq.window point, so that a gateway counts the agent, up and idle,
+// among the window's contributors rather than as missing. A window of
+// instances needs none: its deltaq.window points count the agent.
+func (b *builder) idlePoint(ms pmetric.MetricSlice, start, end pcommon.Timestamp) {
+	m := newMetric(ms, contract.MetricWindowIdle, contract.UnitWindowIdle, "A window in which this agent saw no instance: a gateway counts the agent present in it.")
+	sum := m.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+	dp := sum.DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(end)
+	dp.SetIntValue(1)
+	dp.Attributes().PutInt(contract.AttrAgentStart, int64(b.start))
 }
 
 // putFine puts a window's analysis counts and weights in its attributes
@@ -341,8 +361,10 @@ func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint6
 
 // ConsumeMetrics merges the windows of other observers (agents) found among
 // the metrics: the points of contract.MetricWindow, each from the source its
-// resource names (service.instance.id, else service.name). Other metrics
-// are ignored. What became of each window is counted in the contributions
+// resource names (service.instance.id, else service.name); the points of
+// contract.MetricWindowIdle count their idle agent among their windows'
+// contributors (consumeIdle). Other metrics are ignored. What became of
+// each window is counted in the contributions
 // self-telemetry; a point that does not describe a window (no probe,
 // bounds that are not edges of a layout, counts that do not add up)
 // counts as invalid. The engine checks the rest (analysis.Engine.AddWindow).
@@ -377,6 +399,9 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 			for k := 0; k < ms.Len(); k++ {
 				m := ms.At(k)
 				if m.Name() != contract.MetricWindow || m.Type() != pmetric.MetricTypeHistogram {
+					if m.Name() == contract.MetricWindowIdle && m.Type() == pmetric.MetricTypeSum {
+						o.consumeIdle(m.Sum().DataPoints(), source, &fates)
+					}
 					continue
 				}
 				dps := m.Histogram().DataPoints()
@@ -393,6 +418,24 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 	}
 	sc.flush(o.engine, &fates)
 	return nil
+}
+
+// consumeIdle counts source, an agent that says it saw no instance in the
+// windows of the points dps (contract.MetricWindowIdle), among those
+// windows' contributors (analysis.Engine.AddIdle), and their fates. They
+// merge nothing: the windows of busy agents never come this way.
+func (o *Observer) consumeIdle(dps pmetric.NumberDataPointSlice, source string, fates *analysis.Contributions) {
+	if !o.build.merging.Load() {
+		o.build.merging.Store(true)
+	}
+	for i := 0; i < dps.Len(); i++ {
+		dp := dps.At(i)
+		var began int64
+		if v, ok := dp.Attributes().Get(contract.AttrAgentStart); ok && v.Type() == pcommon.ValueTypeInt {
+			began = v.Int()
+		}
+		fates[o.engine.AddIdle(source, dp.StartTimestamp().AsTime(), dp.Timestamp().AsTime(), began)]++
+	}
 }
 
 // windowScratch holds the windows ConsumeMetrics has read and not yet

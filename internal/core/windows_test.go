@@ -116,7 +116,8 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 	}
 	gateway.obs.tick(at(7 * time.Second))
 	if windowsOnly {
-		assert.Equal(t, map[string]bool{contract.MetricWindow: true}, names, "the agents' metrics")
+		// The windows, and the word of the last window, without instances.
+		assert.Equal(t, map[string]bool{contract.MetricWindow: true, contract.MetricWindowIdle: true}, names, "the agents' metrics")
 	} else {
 		assert.True(t, names[contract.MetricWindow] && names[contract.MetricObserved] && names[contract.MetricOutcomes], "the agents' metrics: %v", names)
 	}
@@ -128,8 +129,10 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 	// 180 instances: every tenth a failure, every tenth a timeout.
 	assert.Equal(t, map[string]int64{"success": 144, "timeout": 18, "failure": 18}, gotT["p"])
 
-	// Each of the three windows with instances had three contributors; the
-	// gateway's other windows had none.
+	// Each of the three windows with instances had three contributors, and
+	// so had the fourth the agents closed, without instances: they were up
+	// and said so (deltaq.window.idle). The gateway's other windows, which
+	// no agent closed, had none.
 	var contributors []int64
 	for _, md := range gateway.metrics.AllMetrics() {
 		forEachMetric(md, func(m pmetric.Metric) {
@@ -147,8 +150,8 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 			assert.Zero(t, c)
 		}
 	}
-	assert.Equal(t, 3, three)
-	assert.Equal(t, map[string]int64{"fate=accepted": 9},
+	assert.Equal(t, 4, three)
+	assert.Equal(t, map[string]int64{"fate=accepted": 9, "fate=idle": 3},
 		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
 }
 
@@ -156,7 +159,8 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 // exporter's retry of a request the gateway had taken) adds its windows
 // once, the repeats counted as duplicate; the same agent restarted under
 // its name (a later deltaq.agent.start) sends windows of its own, which
-// count.
+// count. The word of the window before, which the agents closed without
+// instances (deltaq.window.idle), is a repeat alike.
 func TestRepeatedDeliveryCountsOnce(t *testing.T) {
 	start := at(time.Second)
 	gcfg := testConfig()
@@ -178,7 +182,7 @@ func TestRepeatedDeliveryCountsOnce(t *testing.T) {
 	gateway.obs.tick(at(5 * time.Second))
 	_, totals := lastObserved(t, gateway)
 	assert.Equal(t, map[string]int64{"success": 2, "timeout": 0, "failure": 0}, totals["p"], "once each agent's start")
-	assert.Equal(t, map[string]int64{"fate=accepted": 2, "fate=duplicate": 1},
+	assert.Equal(t, map[string]int64{"fate=accepted": 2, "fate=idle": 2, "fate=duplicate": 2},
 		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
 }
 
@@ -454,7 +458,8 @@ func TestUnpinnedGatewayMergesOtherLayouts(t *testing.T) {
 	assert.Equal(t, map[string]int64{"success": 96, "timeout": 12, "failure": 12}, gotT["p"])
 	assert.Equal(t, probeQuantiles(single, "p", contract.SeriesObserved), probeQuantiles(gateway, "p", contract.SeriesObserved), "the quantiles")
 	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
-	assert.Equal(t, map[string]int64{"fate=accepted": 2}, fates, "every window accepted")
+	// Each agent's two other windows had no instance: their word counts it.
+	assert.Equal(t, map[string]int64{"fate=accepted": 2, "fate=idle": 4}, fates, "every window accepted")
 }
 
 // TestFineCountsOnTheWire: a window's analysis counts go out as varints in

@@ -90,7 +90,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ConnectorDeltaqContributions, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_contributions",
-		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (a window without analysis counts, from an older agent, of another layout than the probe's for that window; never mixed), invalid (a malformed point, a sum that is not finite or not within its bins, counts beyond their bound, a probe no configuration names in a layout no agent gives one: more than 1000 bins, a dMax beyond 24 h), unagreed (the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (a configured probe's window from an agent beyond gateway::max_agents agents of configured probes in the window), agent_invalid (a service.instance.id longer than 256 bytes), probe_limit (a new probe beyond max_probes), unconfigured_limit (a new probe no configuration names beyond gateway::max_unconfigured_probes), duplicate (the same window from the same agent, of the same deltaq.agent.start, merged already: a delivery repeated, counted once). [Alpha]"),
+		metric.WithDescription("Windows of other collectors (agents with emit_windows) received on a metrics input, by fate: accepted (merged), late (the window had closed: raise lag), early, misaligned (another interval), layout_mismatch (a window without analysis counts, from an older agent, of another layout than the probe's for that window; never mixed), invalid (a malformed point, a sum that is not finite or not within its bins, counts beyond their bound, a probe no configuration names in a layout no agent gives one: more than 1000 bins, a dMax beyond 24 h), unagreed (the probe has no layout yet: a vote towards gateway::layout_quorum), agent_limit (a configured probe's window from an agent beyond gateway::max_agents agents of configured probes in the window), agent_invalid (a service.instance.id longer than 256 bytes), probe_limit (a new probe beyond max_probes), unconfigured_limit (a new probe no configuration names beyond gateway::max_unconfigured_probes), duplicate (the same window from the same agent, of the same deltaq.agent.start, merged already: a delivery repeated, counted once; an idle word delivered again alike), idle (an agent's word that it saw no instance in a window, deltaq.window.idle: the agent counted among the window's contributors, nothing merged, nothing refused). [Alpha]"),
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)
@@ -271,7 +271,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqWindowsMissingAgents, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_windows_missing_agents",
-		metric.WithDescription("Windows a gateway closed with fewer agents contributing to its configured probes than gateway::expected_agents. [Alpha]"),
+		metric.WithDescription("Windows a gateway closed with fewer agents contributing than gateway::expected_agents: agents whose windows of its configured probes it merged, and agents that said they were idle in the window (deltaq.window.idle). [Alpha]"),
 		metric.WithUnit("{window}"),
 	)
 	errs = errors.Join(errs, err)
