@@ -204,3 +204,30 @@ func TestIdlePointOnTheWire(t *testing.T) {
 	require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
 	assert.Equal(t, map[string]int64{"fate=invalid": 1}, telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
 }
+
+// TestUnreachedGatewayCountsMissing: a gateway with expected_agents that no
+// agent reaches counts the windows it closes as missing agents once every
+// agent has had its time to send one (its lag and two intervals after its
+// start: 1 s windows, a lag of 2 s), and not before: the windows closed
+// earlier could not yet hold an agent's. Before, it counted nothing until
+// a window of some agent had arrived, so a gateway cut off from every
+// agent from its start never alerted.
+func TestUnreachedGatewayCountsMissing(t *testing.T) {
+	start := at(10 * time.Second)
+	cfg := testConfig()
+	cfg.Lag = 2 * time.Second
+	cfg.Gateway.ExpectedAgents = 2
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	g := newHarness(t, cfg, start)
+	missing := func() int64 {
+		return telemetrytest.Points(t, g.tel, "otelcol_exporter_deltaq_windows_missing_agents")[""]
+	}
+	for s := 11; s <= 13; s++ {
+		g.obs.tick(at(time.Duration(s) * time.Second))
+	}
+	assert.Equal(t, int64(0), missing(), "within the lag and two intervals of the start")
+	for s := 14; s <= 16; s++ {
+		g.obs.tick(at(time.Duration(s) * time.Second))
+	}
+	assert.Equal(t, int64(3), missing(), "one a window from 4 s after the start")
+}

@@ -336,6 +336,23 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 	}
 }
 
+// countsMissing reports whether a gateway counts the windows it closes with
+// fewer agents than expected_agents: once windows of agents have arrived,
+// or once every agent has had its time to send one (the lag and two
+// intervals after the start), so that a gateway no agent has reached since
+// it started counts too, while the windows that closed before its agents'
+// first ones could arrive do not.
+func (o *Observer) countsMissing(now time.Time) bool {
+	if o.build.merging.Load() {
+		return true
+	}
+	lag := o.cfg.Lag
+	if lag <= 0 {
+		lag = o.cfg.Interval
+	}
+	return now.Sub(o.build.start.AsTime()) >= lag+2*o.cfg.Interval
+}
+
 // tick closes the windows due at now, oldest first, and sends their
 // output, within sendDeadline of the tick.
 func (o *Observer) tick(now time.Time) {
@@ -348,7 +365,7 @@ func (o *Observer) tick(now time.Time) {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
 	}
-	if exp := o.cfg.Gateway.ExpectedAgents; exp > 0 && o.build.merging.Load() {
+	if exp := o.cfg.Gateway.ExpectedAgents; exp > 0 && o.countsMissing(now) {
 		missing := int64(0)
 		for _, r := range results {
 			if r.Contributors < exp {
