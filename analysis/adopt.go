@@ -28,7 +28,9 @@ type Adoption struct {
 // Adopt makes e, a new engine of the configuration a reload brings, take
 // over the state of old, the engine of the configuration before, so that
 // a reload loses nothing: for every probe whose layout did not change, its
-// instances in the open windows (and the windows' contributors), its
+// instances in the open windows (and the windows' contributors, and the
+// prints that tell a window delivered again when every probe keeps its
+// index, samePrints), its
 // running totals, the observed ΔQs behind its confidence band (when the
 // history length and the band's edges, Config.BandPoints, are unchanged),
 // its trigger states, the windows its divergence test pools and its
@@ -93,9 +95,16 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		e.an.adopt(old.an, op.name)
 		ad.Carried = append(ad.Carried, op.name)
 	}
+	prints := e.samePrints(old)
+	if prints {
+		e.seed = old.seed
+	}
 	for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
 		from, to := &old.slots[old.slotOf(k)], &e.slots[e.slotOf(k)]
 		to.sources, to.idle = maps.Clone(from.sources), maps.Clone(from.idle)
+		if prints {
+			to.prints = maps.Clone(from.prints)
+		}
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
 	slices.Sort(ad.Carried)
@@ -146,4 +155,22 @@ func (e *Engine) Layout(name string) (deltaq.Layout, bool) {
 	}
 	l := p.latest()
 	return l, l.Valid()
+}
+
+// samePrints reports whether the prints of the windows old merged
+// (merge.go, windowPrint), which hold a probe's index, mean the same in e:
+// every probe of old has its index in e. Then they carry over, with the
+// hashes' seed, and a window an agent delivers again after a reload is
+// still a duplicate; else a print of one probe could stand for another's
+// window, and none is carried (a repeat then counts twice, as before).
+func (e *Engine) samePrints(old *Engine) bool {
+	for _, op := range old.probes {
+		if op == nil {
+			continue
+		}
+		if np := e.byName[op.name]; np == nil || np.idx != op.idx {
+			return false
+		}
+	}
+	return true
 }

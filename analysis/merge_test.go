@@ -168,6 +168,59 @@ func TestAddWindowRefusals(t *testing.T) {
 	}
 }
 
+// TestDuplicatesAcrossReload: a window an agent delivers again after a
+// configuration reload (Adopt) is still a duplicate, as is an idle word,
+// when every probe keeps its index; when the new configuration gives a
+// probe another index the prints are not carried (a print of one probe
+// could stand for another's window), and the repeat counts, as it did
+// before the prints were carried.
+func TestDuplicatesAcrossReload(t *testing.T) {
+	mk := func(probes ...string) Config {
+		cfg := Config{Interval: time.Second, Lag: time.Second, Probes: map[string]ProbeConfig{}}
+		for _, p := range probes {
+			cfg.Probes[p] = ProbeConfig{DMax: testDMax, Bins: testBins}
+		}
+		return cfg
+	}
+	win := func() Window {
+		counts := make([]uint64, testBins)
+		counts[4] = 3
+		return Window{Probe: "b", Start: at(time.Second), End: at(2 * time.Second), DMaxNs: int64(testDMax), Bins: testBins,
+			BinCounts: counts, SuccessSum: 3 * 4.5 * float64(testDMax) / float64(testBins) / 1e9, Source: "x", SourceStart: 100}
+	}
+	for _, c := range []struct {
+		name     string
+		old, new Config
+		want     Contribution
+	}{
+		{"the same configuration", mk("a", "b"), mk("a", "b"), ContributionDuplicate},
+		{"a probe added after them", mk("a", "b"), mk("a", "b", "c"), ContributionDuplicate},
+		{"b's index taken by another probe", mk("a", "b"), mk("0", "a", "b"), ContributionAccepted},
+	} {
+		old := newEngine(t, c.old, at(2*time.Second))
+		w := win()
+		if got := old.AddWindow(&w); got != ContributionAccepted {
+			t.Fatalf("%s: the first delivery %v", c.name, got)
+		}
+		if got := old.AddIdle("quiet", at(time.Second), at(2*time.Second), 7); got != ContributionIdle {
+			t.Fatalf("%s: the idle word %v", c.name, got)
+		}
+		e := newEngine(t, c.new, at(2*time.Second))
+		e.Adopt(old)
+		w = win()
+		if got := e.AddWindow(&w); got != c.want {
+			t.Errorf("%s: the window again after the reload %v, want %v", c.name, got, c.want)
+		}
+		wantIdle := ContributionDuplicate
+		if c.want == ContributionAccepted {
+			wantIdle = ContributionIdle
+		}
+		if got := e.AddIdle("quiet", at(time.Second), at(2*time.Second), 7); got != wantIdle {
+			t.Errorf("%s: the idle word again %v, want %v", c.name, got, wantIdle)
+		}
+	}
+}
+
 // TestDuplicateWindowsCountOnce: an agent's window delivered twice (an
 // exporter's retry of a request the gateway had taken) counts once, the
 // repeat refused as duplicate and its instances neither counted nor
