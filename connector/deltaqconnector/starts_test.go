@@ -6,6 +6,7 @@ package deltaqconnector
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,8 +20,12 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
@@ -41,6 +46,8 @@ type startRig struct {
 	logs   connector.Logs
 	sink   *consumertest.MetricsSink
 	tel    *componenttest.Telemetry
+	// warnings are the connector's logs at warn level and above.
+	warnings *observer.ObservedLogs
 }
 
 func newStartRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig {
@@ -52,6 +59,9 @@ func newStartRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig 
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
+	var logs zapcore.Core
+	logs, r.warnings = observer.New(zapcore.WarnLevel)
+	set.Logger = zap.New(logs)
 	cf := f.connectorFactory()
 	var err error
 	r.traces, err = cf.CreateTracesToMetrics(context.Background(), set, cfg, r.sink)
@@ -465,4 +475,128 @@ func TestBatchStartEvents(t *testing.T) {
 	assert.Equal(t, map[string]int64{"tracked": 3, "after_end": 1, "unknown_probe": 2, "invalid": 2 + 6, "duplicate": 1},
 		counterByAttr(t, r.tel, "start_events", "result"))
 	r.shutdown(t)
+}
+
+// TestStartEventOfAnotherProbe: a start event, in either form, that names
+// a probe (store, worker) whose match does not select the span that ends
+// its instance (job's: an SDK's selector and the connector's match
+// disagree) ends that instance with no outcome for the probe it named,
+// neither the span's duration nor a timeout: a probe's instances are the
+// spans its match selects. The span counts for the probe that matches it, the instance is
+// counted in start_events_mismatched by the probe the start event named,
+// and the first such case of each probe is logged at warn level, naming
+// both. An instance whose timeout was counted before its span came stays
+// counted (its span is late, and mismatched too).
+func TestStartEventOfAnotherProbe(t *testing.T) {
+	for _, form := range []string{"single", "batch"} {
+		t.Run(form, func(t *testing.T) { testStartEventOfAnotherProbe(t, form) })
+	}
+}
+
+func testStartEventOfAnotherProbe(t *testing.T, form string) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce(form,
+		start{n: 1, probe: "store", at: ms(100)}, start{n: 2, probe: "store", at: ms(100)},
+		start{n: 3, probe: "worker", at: ms(100)}, start{n: 4, probe: "store", at: ms(100)},
+	)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(130),
+		span{name: "job", dur: ms(30), traceID: 1}, span{name: "job", dur: ms(30), traceID: 3})))
+	r.expire(at(ms(151))) // store's dMax is 50ms: 2 and 4 time out
+	assert.Equal(t, map[string]int64{"store": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(200),
+		span{name: "job", dur: ms(100), traceID: 2}, span{name: "job", dur: ms(100), traceID: 4})))
+	r.expire(at(time.Second))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"store": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"),
+		"no timeout for an instance a span ended, whatever probe it matched")
+	outcomes := probeOutcomes(r.sink.AllMetrics())
+	assert.Equal(t, map[string]int64{contract.Success: 4, contract.Failure: 0, contract.Timeout: 0}, outcomes["job"],
+		"each span once, for the probe that matches it")
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 2}, outcomes["store"],
+		"the timeouts counted before the spans came, and nothing else")
+	assert.Zero(t, outcomes["worker"][contract.Success]+outcomes["worker"][contract.Failure]+outcomes["worker"][contract.Timeout])
+	assert.Equal(t, map[string]int64{"store": 3, "worker": 1}, counterByAttr(t, r.tel, "start_events_mismatched", "probe"))
+	assert.Equal(t, map[string]int64{"store": 2}, counterByAttr(t, r.tel, "late_spans", "probe"))
+	var warned []string
+	for _, e := range r.warnings.FilterMessageSnippet("a start event named a probe whose match does not select its span").All() {
+		f := e.ContextMap()
+		warned = append(warned, fmt.Sprint(f["probe"], " ", f["span_probes"]))
+	}
+	assert.ElementsMatch(t, []string{"store [job]", "worker [job]"}, warned, "once a probe, naming both")
+	r.shutdown(t)
+}
+
+// withEnd returns td with the end time of its i-th span (of its first
+// resource) set to end, 0 for none.
+func withEnd(td ptrace.Traces, i int, end time.Duration) ptrace.Traces {
+	var ts pcommon.Timestamp
+	if end > 0 {
+		ts = pcommon.NewTimestampFromTime(at(end))
+	}
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(i).SetEndTimestamp(ts)
+	return td
+}
+
+// TestStartEventSpanWithoutEnd: a span without a valid end (none, or one
+// before its start) ends the instance its start event, in either form,
+// announced: it came, so the instance is no timeout, and it is counted as
+// malformed (instances_dropped), once. Such a span that comes after its
+// instance timed out is late, not counted again; one that comes before its
+// start event is remembered, so that the start event is not tracked.
+// Spans 1 and 5 timed out as well (two outcomes for one instance).
+func TestStartEventSpanWithoutEnd(t *testing.T) {
+	for _, form := range []string{"single", "batch"} {
+		t.Run(form, func(t *testing.T) { testStartEventSpanWithoutEnd(t, form) })
+	}
+}
+
+func testStartEventSpanWithoutEnd(t *testing.T, form string) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce(form,
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)}, start{n: 3, probe: "job", at: ms(100)},
+	)))
+	// Span 1 has no end, span 2 ends before it starts, span 5 has no end.
+	td := matchedTraces(ms(150), span{name: "job", dur: ms(50), traceID: 1}, span{name: "job", dur: ms(50), traceID: 2},
+		span{name: "job", dur: ms(50), traceID: 5})
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), withEnd(withEnd(withEnd(td, 0, 0), 1, ms(90)), 2, 0)))
+	r.expire(at(ms(301))) // job's dMax is 200ms: 3 times out
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "only 3")
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), withEnd(matchedTraces(ms(350),
+		span{name: "job", dur: ms(250), traceID: 3}), 0, 0)))
+	// Span 5 came before its start event.
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce(form, start{n: 5, probe: "job", at: ms(100)})))
+	r.expire(at(time.Second))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "spans 1, 2 and 5 came")
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	assert.Equal(t, map[string]int64{"malformed": 3}, counterByAttr(t, r.tel, "instances_dropped", "reason"), "spans 1, 2 and 5")
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "late_spans", "probe"), "span 3")
+	assert.Equal(t, map[string]int64{"tracked": 3, "after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+}
+
+// announce returns the start events in form: single, one record each
+// (deltaq.span.start), or batch, one batch record a probe
+// (deltaq.span.starts), in the order of each probe's first.
+func announce(form string, events ...start) plog.Logs {
+	if form == "single" {
+		return startLogs(events...)
+	}
+	var batches []batch
+	index := map[string]int{}
+	for _, e := range events {
+		i, ok := index[e.probe]
+		if !ok {
+			i = len(batches)
+			index[e.probe] = i
+			batches = append(batches, batch{probe: e.probe})
+		}
+		batches[i].starts = append(batches[i].starts, e)
+	}
+	return batchLogs(nil, batches...)
 }

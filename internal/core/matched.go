@@ -6,6 +6,7 @@ package core // import "github.com/deltaq-otel/deltaq/internal/core"
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -114,9 +115,13 @@ const maxHitsOnStack = 8
 // (marks); res is the span's resource.
 //
 // While start events are in use, the span ends the instance its start event
-// announced (endSpan); if that instance's timeout was counted already, the
-// span is late and not counted again for its probe. sb is the batch's hold
-// of the start events' tracker.
+// announced (endSpan), whatever its times: it came, so the instance is no
+// timeout. If that instance's timeout was counted already, the span is late
+// and not counted again for its probe; if the instance is of a probe the
+// span does not match, it is counted as mismatched and nothing more (the
+// span's probes are those its match selects). A span without a start or an
+// end time, or that ends before it starts, is malformed for each probe
+// that counts it. sb is the batch's hold of the start events' tracker.
 func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanmatch.Resource, bs *batchServices, marks *probeMarks, sb *spanBatch) {
 	var buf [maxHitsOnStack]int32
 	hits := sp.Matcher.AppendMatches(buf[:0], span, res)
@@ -124,13 +129,23 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 		return
 	}
 	var in analysis.Instance
-	if !spanInstance(span, &in) {
-		for range hits {
-			b.Malformed()
+	timed := spanInstance(span, &in)
+	ended, timedOut := sp.endSpan(&in, sb)
+	if ended >= 0 && !slices.Contains(hits, ended) {
+		sp.starts.mismatched(ended, hits, span)
+	}
+	late := int32(-1) // the probe of an instance whose timeout was counted already
+	if timedOut {
+		late = ended
+	}
+	if !timed {
+		for _, i := range hits {
+			if i != late {
+				b.Malformed()
+			}
 		}
 		return
 	}
-	late := sp.endSpan(&in, sb)
 	service := res.ServiceName()
 	for _, i := range hits {
 		if sp.ranges != nil && sp.ranges[i] != nil {
@@ -158,17 +173,18 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 // from the span: start, end, trace and span ids, and the adjusted count of
 // a sampled span, as the instances the processor marks are weighted
 // (readInstance). It returns false for a span without a start or an end
-// time, which is no instance (malformed). in is zero; the probe and the
-// outcome are the caller's.
+// time, which is no instance (malformed): in then holds the span's ids
+// alone, by which it still ends the instance of its start event (endSpan).
+// in is zero; the probe and the outcome are the caller's.
 func spanInstance(span ptrace.Span, in *analysis.Instance) bool {
+	// Field by field: a composite literal is built aside and then copied,
+	// a stall that a profile of a loaded collector shows.
+	in.TraceID, in.SpanID = [16]byte(span.TraceID()), [8]byte(span.SpanID())
 	start, end := span.StartTimestamp(), span.EndTimestamp()
 	if start == 0 || end == 0 || start > math.MaxInt64 || end > math.MaxInt64 {
 		return false
 	}
-	// Field by field: a composite literal is built aside and then copied,
-	// a stall that a profile of a loaded collector shows.
 	in.Start, in.End = int64(start), int64(end)
-	in.TraceID, in.SpanID = [16]byte(span.TraceID()), [8]byte(span.SpanID())
 	// The attribute is looked up only for a span whose tracestate carries
 	// a threshold.
 	if ts := span.TraceState().AsRaw(); ts != "" {

@@ -7,10 +7,12 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.uber.org/zap"
@@ -29,6 +31,10 @@ type SpanInstruments struct {
 	// StartTimeouts counts the instances timed out in real time, by probe;
 	// LateSpans the spans that ended them after that, not counted again.
 	StartTimeouts, LateSpans metric.Int64Counter
+	// StartEventsMismatched counts the instances ended by a span that the
+	// match of the probe their start event named does not select, by that
+	// probe.
+	StartEventsMismatched metric.Int64Counter
 	// InFlightEvictions counts the tracked instances evicted by
 	// max_in_flight, by state; EndedEvictions the remembered spans
 	// forgotten by max_ended inside ended_window.
@@ -71,6 +77,11 @@ type starts struct {
 	resultAttr [startResults]metric.MeasurementOption
 	stateAttr  [2]metric.MeasurementOption
 	probeAttr  []metric.MeasurementOption
+	// names are the span probes' names; warned[i] is set once a mismatched
+	// instance of probe i was logged at warn level (mismatched).
+	names  []string
+	warned []atomic.Bool
+	logger *zap.Logger
 	// fired is the timer's reusable buffer; in the instances the timer adds.
 	fired []inflight.Instance
 	in    analysis.Instance
@@ -82,8 +93,9 @@ type starts struct {
 
 // newStarts returns the start-event path of an observer whose span probes
 // are named names.
-func newStarts(opts inflight.Options, ins *SpanInstruments, names []string) *starts {
-	s := &starts{tracker: inflight.NewTracker(opts), grace: int64(opts.TimeoutGrace), ins: ins}
+func newStarts(opts inflight.Options, ins *SpanInstruments, names []string, logger *zap.Logger) *starts {
+	s := &starts{tracker: inflight.NewTracker(opts), grace: int64(opts.TimeoutGrace), ins: ins,
+		names: names, warned: make([]atomic.Bool, len(names)), logger: logger}
 	for r := range s.resultAttr {
 		s.resultAttr[r] = attrOption("result", startResultNames[r])
 	}
@@ -103,8 +115,8 @@ func completeSpanInstruments(ins *SpanInstruments) *SpanInstruments {
 		*c = *ins
 	}
 	none := noInstruments()
-	for _, f := range []*metric.Int64Counter{&c.StartEvents, &c.StartTimeouts, &c.LateSpans, &c.InFlightEvictions,
-		&c.EndedEvictions, &c.DmaxChanges, &c.DmaxChangesSuppressed} {
+	for _, f := range []*metric.Int64Counter{&c.StartEvents, &c.StartTimeouts, &c.LateSpans, &c.StartEventsMismatched,
+		&c.InFlightEvictions, &c.EndedEvictions, &c.DmaxChanges, &c.DmaxChangesSuppressed} {
 		if *f == nil {
 			*f = none.Instances
 		}
@@ -129,7 +141,7 @@ func (o *Observer) takeStarts(old *parked) {
 	if o.spans != nil {
 		names = o.spans.Names
 	}
-	o.starts = newStarts(*o.set.StartEvents, o.spanIns, names)
+	o.starts = newStarts(*o.set.StartEvents, o.spanIns, names, o.logger)
 	if o.spans != nil {
 		o.spans.starts = o.starts
 	}
@@ -434,13 +446,15 @@ func (sb *spanBatch) release() {
 }
 
 // endSpan ends the tracked instance of a matched span, if any, while start
-// events are in use, and returns the probe of an instance whose timeout was
-// counted already (the span is late, and not counted again for it), else
-// -1. A span with no instance tracked is remembered from the batch's time.
-func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
+// events are in use, and returns the probe of the instance it ended, else
+// -1, and whether that instance's timeout was counted already (the span is
+// late, and not counted again for it). A span with no instance tracked is
+// remembered from the batch's time. in holds the span's ids, whatever its
+// times.
+func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
 	s := sp.starts
 	if s == nil || !sb.held && !s.tracker.Active() {
-		return -1
+		return -1, false
 	}
 	if !sb.held {
 		sb.now = sp.clock().UnixNano()
@@ -452,11 +466,37 @@ func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) int32 {
 	if r.Cut > 0 {
 		s.ins.EndedEvictions.Add(context.Background(), int64(r.Cut))
 	}
-	if r.Found && r.State == inflight.TimedOut {
-		s.ins.LateSpans.Add(context.Background(), 1, s.probeAttr[r.Probe])
-		return int32(r.Probe)
+	if !r.Found {
+		return -1, false
 	}
-	return -1
+	if r.State == inflight.TimedOut {
+		s.ins.LateSpans.Add(context.Background(), 1, s.probeAttr[r.Probe])
+	}
+	return int32(r.Probe), r.State == inflight.TimedOut
+}
+
+// mismatched counts the instance of probe p that a span of other probes
+// only (hits) ended: the start event named a probe whose match does not
+// select the span, and the instance ends with no outcome for p. The first
+// such instance of each probe is logged at warn level, naming the probes,
+// the others at debug level.
+func (s *starts) mismatched(p int32, hits []int32, span ptrace.Span) {
+	s.ins.StartEventsMismatched.Add(context.Background(), 1, s.probeAttr[p])
+	level, msg := zap.DebugLevel, "deltaq: a start event named a probe whose match does not select its span; the instance is not counted for that probe"
+	if s.warned[p].CompareAndSwap(false, true) {
+		level = zap.WarnLevel
+	}
+	ce := s.logger.Check(level, msg)
+	if ce == nil {
+		return
+	}
+	matched := make([]string, len(hits))
+	for i, h := range hits {
+		matched[i] = s.names[h]
+	}
+	ce.Write(zap.String("probe", s.names[p]), zap.Strings("span_probes", matched),
+		zap.String("span", span.Name()[:min(len(span.Name()), contract.MaxNameLength)]),
+		zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
 }
 
 // addSat returns a + b for b ≥ 0, saturating at the largest int64.

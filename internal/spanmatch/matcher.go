@@ -100,6 +100,23 @@ func (m *Matcher) AppendMatches(dst []int32, span ptrace.Span, res *Resource) []
 	return dst
 }
 
+// Holds reports whether the conditions of rule i, its name's included,
+// hold for the span: whether AppendMatches would list i. It runs rule i
+// alone, for a span whose probe is known from elsewhere (the processor's
+// span that ends an instance its start event announced).
+func (m *Matcher) Holds(i int, span ptrace.Span, res *Resource) bool {
+	r := &m.rules[i]
+	name := span.Name()
+	if r.re == nil {
+		if name != r.exact {
+			return false
+		}
+	} else if !strings.Contains(name, r.rePrefix) || !r.re.MatchString(name) {
+		return false
+	}
+	return r.matchesRest(span, res)
+}
+
 // maxIndexedLength is the longest exact name a nameIndex files by its
 // length, maxSameLength the most names of one length it compares in turn
 // (more it files by a byte, wideNames), and maxWideNames the most it files

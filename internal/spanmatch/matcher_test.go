@@ -67,6 +67,9 @@ func TestRegexpNameCache(t *testing.T) {
 			res := NewResource(pcommon.NewResource())
 			assert.Equal(t, tt.want, m.Match(s, &res), "round %d: %q", round, tt.name)
 			assert.Equal(t, tt.all, m.AppendMatches(nil, s, &res), "round %d: %q", round, tt.name)
+			for i := range 3 {
+				assert.Equal(t, slices.Contains(tt.all, int32(i)), m.Holds(i, s, &res), "rule %d: %q", i, tt.name)
+			}
 		}
 	}
 	assert.Len(t, *m.names.m.Load(), 3, "the cache stops at its limit")
@@ -121,6 +124,15 @@ func TestMatchConditions(t *testing.T) {
 	assert.Equal(t, 3, m.Match(s, res("")))
 	assert.Equal(t, 2, m.Match(span("p2", ptrace.SpanKindClient), res("")))
 	assert.Equal(t, -1, m.Match(span("other", ptrace.SpanKindClient), res("")))
+	// Holds runs one rule, its name included: what AppendMatches lists.
+	for _, s := range []ptrace.Span{s, span("checkout", 0), span("p2", 0), span("checkoutx", 0), span("other", 0)} {
+		for _, service := range []string{"shop", "other"} {
+			all := m.AppendMatches(nil, s, res(service))
+			for i := range 4 {
+				assert.Equal(t, slices.Contains(all, int32(i)), m.Holds(i, s, res(service)), "rule %d: %q of %s", i, s.Name(), service)
+			}
+		}
+	}
 }
 
 // TestAppendMatchesAllocatesNothing: with a destination on the stack, a

@@ -21,6 +21,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/contract"
@@ -80,6 +83,8 @@ type harness struct {
 	// state is what the processor shares with the collector's other deltaq
 	// components: its own, unless the test shares one (newHarnessIn).
 	state *collectorstate.State
+	// warnings are the processor's logs at warn level and above.
+	warnings *observer.ObservedLogs
 }
 
 func newHarness(t *testing.T, cfg *Config) *harness {
@@ -106,6 +111,9 @@ func newHarnessIn(t *testing.T, st *collectorstate.State, cfg *Config, tracesNex
 	set := processortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
+	var logs zapcore.Core
+	logs, h.warnings = observer.New(zapcore.WarnLevel)
+	set.Logger = zap.New(logs)
 	var next consumer.Traces = h.tsink
 	if tracesNext != nil {
 		next = tracesNext

@@ -294,7 +294,7 @@ func (p *deltaqProcessor) processTraces(_ context.Context, td ptrace.Traces) (pt
 					continue
 				}
 				if pi := p.m.match(span, &res); pi >= 0 {
-					p.mapSpan(span, pi, &now, &marks)
+					p.mapSpan(span, pi, &res, &now, &marks)
 				}
 			}
 		}
@@ -329,13 +329,14 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 	return synthetic
 }
 
-// mapSpan writes the outcome attributes on a span of probe pi and counts
-// the instance. A span that ends an instance announced by a start event
-// takes that instance's probe; if the instance has already been reported as
-// a timeout the span is marked late and not counted again. While start
-// events are in use, a span that ends no tracked instance is remembered, so
-// that its start event, if it comes later, is not tracked; *now is the time
-// it is remembered from, read from the clock on first use in the batch.
+// mapSpan writes the outcome attributes on a span of probe pi, its first
+// match in res, and counts the instance. A span that ends an instance
+// announced by a start event (endInstance) takes that instance's probe when
+// that probe's match selects it too; if the instance has already been
+// reported as a timeout the span is marked late and not counted again. A
+// span with its ids ends its instance whatever its times: one without a
+// start or an end time, or that ends before it starts, is then counted as
+// malformed and passes unchanged, and its instance does not time out.
 //
 // Every counted span carries deltaq.probe; a failure or a timeout also
 // deltaq.outcome, a success none (a reader takes a bare deltaq.probe for a
@@ -350,12 +351,16 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // The span carries no contract attribute (processTraces removed any it came
 // with), so the attributes are appended, and a bare deltaq.probe downstream
 // is this processor's.
-func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *layoutMarks) {
+func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, res *resourceInfo, now *int64, marks *layoutMarks) {
 	attrs := span.Attributes()
 	tid, sid := span.TraceID(), span.SpanID()
 	if tid.IsEmpty() || sid.IsEmpty() {
 		p.malformedSpan(span, reasonMissingIDs)
 		return
+	}
+	late := false
+	if p.tracker.Active() {
+		pi, late = p.endInstance(span, inflight.Key{TraceID: tid, SpanID: sid}, pi, res, now)
 	}
 	start, end := span.StartTimestamp(), span.EndTimestamp()
 	switch {
@@ -365,21 +370,6 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	case end < start:
 		p.malformedSpan(span, reasonEndBeforeStart)
 		return
-	}
-
-	late := false
-	if p.tracker.Active() {
-		if *now == 0 {
-			*now = p.clock.Now().UnixNano()
-		}
-		r := p.tracker.End(inflight.Key{TraceID: tid, SpanID: sid}, *now)
-		if r.Found {
-			pi = r.Probe
-			late = r.State == inflight.TimedOut
-		}
-		if r.Cut > 0 {
-			p.stats.endedEvictions.Add(int64(r.Cut))
-		}
 	}
 
 	pr := &p.m.probes[pi]
@@ -412,13 +402,62 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, now *int64, marks *l
 	}
 	if late {
 		attrs.PutBool(contract.AttrLate, true)
-		p.stats.late[pi].Add(1)
 		return
 	}
 	if withLayout {
 		putLayout(attrs, pr, dMax)
 	}
 	p.stats.instances[pi][oc].Add(1)
+}
+
+// endInstance ends the instance announced for the span of key k, of probe
+// pi, its first match in res, if one is tracked, and returns the probe the
+// span is mapped to and whether it is late: its instance was reported as a
+// timeout already (counted in late_spans). The span takes its instance's
+// probe when that probe's match selects it too: a start event chooses among
+// the probes that match the span. Of another probe, the span's start event
+// contradicts the configuration: the instance ends with no outcome for its
+// probe (counted as mismatched) and the span is mapped to pi, as if no start
+// event had come. While start events are in use, a span that ends no
+// tracked instance is remembered, so that its start event, if it comes
+// later, is not tracked; *now is the time it is remembered from, read from
+// the clock on first use in the batch.
+func (p *deltaqProcessor) endInstance(span ptrace.Span, k inflight.Key, pi int, res *resourceInfo, now *int64) (int, bool) {
+	if *now == 0 {
+		*now = p.clock.Now().UnixNano()
+	}
+	r := p.tracker.End(k, *now)
+	if r.Cut > 0 {
+		p.stats.endedEvictions.Add(int64(r.Cut))
+	}
+	if !r.Found {
+		return pi, false
+	}
+	late := r.State == inflight.TimedOut
+	if late {
+		p.stats.late[r.Probe].Add(1)
+	}
+	if r.Probe != pi && !p.m.rules.Holds(r.Probe, span, &res.Resource) {
+		p.mismatched(r.Probe, pi, span)
+		return pi, false
+	}
+	return r.Probe, late
+}
+
+// mismatched counts the instance of probe a that a span of probe b, which
+// a's match does not select, ended. The first such instance of each probe
+// is logged at warn level, naming both, the others at debug level.
+func (p *deltaqProcessor) mismatched(a, b int, span ptrace.Span) {
+	p.stats.mismatched[a].Add(1)
+	level := zap.DebugLevel
+	if p.stats.mismatchWarned[a].CompareAndSwap(false, true) {
+		level = zap.WarnLevel
+	}
+	if ce := p.logger.Check(level, "deltaq: a start event named a probe whose match does not select its span; the instance has no outcome for that probe"); ce != nil {
+		ce.Write(zap.String("probe", p.m.probes[a].name), zap.String("span_probe", p.m.probes[b].name),
+			zap.String("span", storedString(span.Name())),
+			zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
+	}
 }
 
 // layoutAttrs returns the number of layout attributes putLayout writes.

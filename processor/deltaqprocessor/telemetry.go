@@ -49,10 +49,15 @@ var stateValues = [2]string{inflight.Started.String(), inflight.TimedOut.String(
 // the metrics SDK reads them through asynchronous instruments when it
 // collects, so counting costs the span path no metric calls.
 type stats struct {
-	instances        [][numOutcomes]atomic.Int64 // by probe
-	late             []atomic.Int64              // by probe
-	startTimeouts    []atomic.Int64              // by probe
-	startAfterEnd    []atomic.Int64              // by probe
+	instances     [][numOutcomes]atomic.Int64 // by probe
+	late          []atomic.Int64              // by probe
+	startTimeouts []atomic.Int64              // by probe
+	startAfterEnd []atomic.Int64              // by probe
+	// mismatched counts, by probe, the instances a span that the probe's
+	// match does not select ended; mismatchWarned[i] is set once such an
+	// instance of probe i was logged at warn level.
+	mismatched       []atomic.Int64
+	mismatchWarned   []atomic.Bool
 	malformed        [numReasons]atomic.Int64
 	evictions        [2]atomic.Int64 // by inflight.State
 	endedEvictions   atomic.Int64
@@ -64,10 +69,12 @@ type stats struct {
 
 func newStats(probes int) *stats {
 	return &stats{
-		instances:     make([][numOutcomes]atomic.Int64, probes),
-		late:          make([]atomic.Int64, probes),
-		startTimeouts: make([]atomic.Int64, probes),
-		startAfterEnd: make([]atomic.Int64, probes),
+		instances:      make([][numOutcomes]atomic.Int64, probes),
+		late:           make([]atomic.Int64, probes),
+		startTimeouts:  make([]atomic.Int64, probes),
+		startAfterEnd:  make([]atomic.Int64, probes),
+		mismatched:     make([]atomic.Int64, probes),
+		mismatchWarned: make([]atomic.Bool, probes),
 	}
 }
 
@@ -105,6 +112,7 @@ func (p *deltaqProcessor) registerTelemetry(tb *metadata.TelemetryBuilder) error
 		tb.RegisterProcessorDeltaqLateSpansCallback(observeByProbe(s.late, probeOpts)),
 		tb.RegisterProcessorDeltaqStartTimeoutsCallback(observeByProbe(s.startTimeouts, probeOpts)),
 		tb.RegisterProcessorDeltaqStartAfterEndCallback(observeByProbe(s.startAfterEnd, probeOpts)),
+		tb.RegisterProcessorDeltaqStartEventsMismatchedCallback(observeByProbe(s.mismatched, probeOpts)),
 		tb.RegisterProcessorDeltaqEndedEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(s.endedEvictions.Load())
 			return nil

@@ -50,6 +50,7 @@ type TelemetryBuilder struct {
 	ConnectorDeltaqServicesBounded             metric.Int64Counter
 	ConnectorDeltaqSnapshotFilesRemoved        metric.Int64Counter
 	ConnectorDeltaqStartEvents                 metric.Int64Counter
+	ConnectorDeltaqStartEventsMismatched       metric.Int64Counter
 	ConnectorDeltaqStartTimeouts               metric.Int64Counter
 	ConnectorDeltaqTotalsSaturated             metric.Int64Counter
 	ConnectorDeltaqTriggersFired               metric.Int64Counter
@@ -230,6 +231,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_deltaq_start_events",
 		metric.WithDescription("Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp), stale (due more than start_events::ended_window ago: whether its span came can no longer be told). [Alpha]"),
 		metric.WithUnit("{event}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorDeltaqStartEventsMismatched, err = builder.meter.Int64Counter(
+		"otelcol_connector_deltaq_start_events_mismatched",
+		metric.WithDescription("Instances announced by start events whose span, when it came, the named probe's match did not select (it matched other probes only: the application's choice of probe and the connector's match disagree), by the probe the start event named; the instance ends uncounted for that probe (a timeout counted before its span came stays counted), and the span counts for the probes that match it. The first of each probe is logged at warn level. [Alpha]"),
+		metric.WithUnit("{instance}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqStartTimeouts, err = builder.meter.Int64Counter(

@@ -399,6 +399,22 @@ func AssertEqualConnectorDeltaqStartEvents(t *testing.T, tt *componenttest.Telem
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualConnectorDeltaqStartEventsMismatched(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_deltaq_start_events_mismatched",
+		Description: "Instances announced by start events whose span, when it came, the named probe's match did not select (it matched other probes only: the application's choice of probe and the connector's match disagree), by the probe the start event named; the instance ends uncounted for that probe (a timeout counted before its span came stays counted), and the span counts for the probes that match it. The first of each probe is logged at warn level. [Alpha]",
+		Unit:        "{instance}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_deltaq_start_events_mismatched")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualConnectorDeltaqStartTimeouts(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_start_timeouts",

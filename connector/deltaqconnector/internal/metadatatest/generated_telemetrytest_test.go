@@ -43,6 +43,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorDeltaqServicesBounded.Add(context.Background(), 1)
 	tb.ConnectorDeltaqSnapshotFilesRemoved.Add(context.Background(), 1)
 	tb.ConnectorDeltaqStartEvents.Add(context.Background(), 1)
+	tb.ConnectorDeltaqStartEventsMismatched.Add(context.Background(), 1)
 	tb.ConnectorDeltaqStartTimeouts.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTotalsSaturated.Add(context.Background(), 1)
 	tb.ConnectorDeltaqTriggersFired.Add(context.Background(), 1)
@@ -120,6 +121,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqStartEvents(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorDeltaqStartEventsMismatched(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorDeltaqStartTimeouts(t, testTel,

@@ -39,6 +39,7 @@ type TelemetryBuilder struct {
 	ProcessorDeltaqLateSpans             metric.Int64ObservableCounter
 	ProcessorDeltaqMalformed             metric.Int64ObservableCounter
 	ProcessorDeltaqStartAfterEnd         metric.Int64ObservableCounter
+	ProcessorDeltaqStartEventsMismatched metric.Int64ObservableCounter
 	ProcessorDeltaqStartTimeouts         metric.Int64ObservableCounter
 	ProcessorDeltaqSyntheticDropped      metric.Int64ObservableCounter
 }
@@ -219,6 +220,21 @@ func (builder *TelemetryBuilder) RegisterProcessorDeltaqStartAfterEndCallback(cb
 	return nil
 }
 
+// RegisterProcessorDeltaqStartEventsMismatchedCallback sets callback for observable ProcessorDeltaqStartEventsMismatched metric.
+func (builder *TelemetryBuilder) RegisterProcessorDeltaqStartEventsMismatchedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorDeltaqStartEventsMismatched, obs: o})
+		return nil
+	}, builder.ProcessorDeltaqStartEventsMismatched)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterProcessorDeltaqStartTimeoutsCallback sets callback for observable ProcessorDeltaqStartTimeouts metric.
 func (builder *TelemetryBuilder) RegisterProcessorDeltaqStartTimeoutsCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -351,6 +367,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_deltaq_start_after_end",
 		metric.WithDescription("Start events that arrived after their span had ended (the span was already counted); consumed and not tracked. [Alpha]"),
 		metric.WithUnit("{events}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorDeltaqStartEventsMismatched, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_deltaq_start_events_mismatched",
+		metric.WithDescription("Instances announced by start events whose span, when it came, the named probe's match did not select (it matched another probe: the application's choice of probe and the processor's match disagree), by the probe the start event named; the instance ends with no outcome for that probe (a timeout reported before its span came stays reported), and the span is mapped to the probe that matches it. The first of each probe is logged at warn level. [Alpha]"),
+		metric.WithUnit("{instances}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqStartTimeouts, err = builder.meter.Int64ObservableCounter(

@@ -193,6 +193,22 @@ func AssertEqualProcessorDeltaqStartAfterEnd(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorDeltaqStartEventsMismatched(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_deltaq_start_events_mismatched",
+		Description: "Instances announced by start events whose span, when it came, the named probe's match did not select (it matched another probe: the application's choice of probe and the processor's match disagree), by the probe the start event named; the instance ends with no outcome for that probe (a timeout reported before its span came stays reported), and the span is mapped to the probe that matches it. The first of each probe is logged at warn level. [Alpha]",
+		Unit:        "{instances}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_deltaq_start_events_mismatched")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorDeltaqStartTimeouts(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_deltaq_start_timeouts",
