@@ -347,6 +347,26 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestAutoProbeLearnsNothingFromBackwardSpans: spans that end before they
+// start are malformed, and no delay: an auto probe's sample takes none of
+// them (they were read as delays of about 0, which a sample of them alone
+// would have made a dMax of the smallest step).
+func TestAutoProbeLearnsNothingFromBackwardSpans(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: -10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second))
+	r.clk.Tick(at(3 * time.Second))
+	assert.Empty(t, counterByAttr(t, r.tel, "dmax_changes", "probe"), "no sample: dMax stays at dmax_max")
+	r.shutdown(t)
+}
+
 // TestAutoProbeOptionsChecked: an auto probe needs bins; its options are
 // checked, each naming its field under the probe; an auto-ranging option
 // without dmax: auto is refused.

@@ -148,8 +148,10 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 	}
 	service := res.ServiceName()
 	for _, i := range hits {
-		if sp.ranges != nil && sp.ranges[i] != nil {
-			sp.ranges[i].Observe(in.End - in.Start) // a late span's delay is a delay too
+		// A late span's delay is a delay too; one that ends before it
+		// starts is none (the engine counts it malformed).
+		if sp.ranges != nil && sp.ranges[i] != nil && in.End >= in.Start {
+			sp.ranges[i].Observe(in.End - in.Start)
 		}
 		if i == late {
 			continue
