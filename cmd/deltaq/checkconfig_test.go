@@ -94,6 +94,11 @@ var testdataOverlays = map[string][]string{
 		"examples/scaling/e2e/testdata/sink.yaml"},
 	"examples/scaling/e2e/testdata/control.yaml": {"examples/scaling/gateway.yaml", "examples/scaling/agent.yaml",
 		"examples/scaling/e2e/testdata/sink.yaml"},
+	// fast.yaml goes over the agents' configuration and the gateway's
+	// alike; checked over the agents' (gateway_fast.yaml checks the other).
+	"examples/scaling/e2e/testdata/fast.yaml": {"examples/scaling/agent.yaml", "examples/scaling/e2e/testdata/agent.yaml"},
+	"examples/scaling/e2e/testdata/gateway_fast.yaml": {"examples/scaling/gateway.yaml",
+		"examples/scaling/e2e/testdata/sink.yaml", "examples/scaling/e2e/testdata/fast.yaml"},
 }
 
 // checkTestdataConfigs: the collector configurations the examples' tests
