@@ -707,18 +707,7 @@ func (s *sender) lateSpans(ps []pending) {
 			if k >= reloadBins {
 				s.t.Fatalf("the reload took longer than dMax (%v): the span of a start event sent before it cannot be a success", reloadDMax)
 			}
-			delay := k*reloadWidth + reloadWidth/2
-			td := ptrace.NewTraces()
-			newSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), p.probe, p.tid, p.sid,
-				p.start, p.start.Add(delay))
-			return func(ctx context.Context) error {
-					_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
-					return err
-				}, func() {
-					s.mu.Lock()
-					defer s.mu.Unlock()
-					s.success(p.probe, p.start.Add(delay), delay)
-				}
+			return s.successSpan(p, k*reloadWidth+reloadWidth/2)
 		})
 	}
 }
@@ -728,19 +717,25 @@ func (s *sender) lateSpans(ps []pending) {
 func (s *sender) spansEndingAt(ps []pending, delay time.Duration) {
 	for _, p := range ps {
 		s.send("a held span of "+p.probe, func(time.Time) (func(context.Context) error, func()) {
-			td := ptrace.NewTraces()
-			newSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), p.probe, p.tid, p.sid,
-				p.start, p.start.Add(delay))
-			return func(ctx context.Context) error {
-					_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
-					return err
-				}, func() {
-					s.mu.Lock()
-					defer s.mu.Unlock()
-					s.success(p.probe, p.start.Add(delay), delay)
-				}
+			return s.successSpan(p, delay)
 		})
 	}
+}
+
+// successSpan returns the export of the span of p ending delay after its
+// start, and its acknowledgement: a success in the ledger.
+func (s *sender) successSpan(p pending, delay time.Duration) (func(context.Context) error, func()) {
+	td := ptrace.NewTraces()
+	newSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), p.probe, p.tid, p.sid,
+		p.start, p.start.Add(delay))
+	return func(ctx context.Context) error {
+			_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+			return err
+		}, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.success(p.probe, p.start.Add(delay), delay)
+		}
 }
 
 // --- what the sink got --------------------------------------------------------
