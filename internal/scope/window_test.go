@@ -10,6 +10,7 @@ package scope
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -116,23 +117,11 @@ func TestScopeOutcomesOfTheWindow(t *testing.T) {
 		{map[string]float64{"success": 8}, map[string]float64{"success": 20, "timeout": 1, "failure": 0}, restart},
 	}
 	for i, win := range wins {
-		if !sameCounts(win.Outcomes, want[i].outcomes) || !sameCounts(win.Totals, want[i].totals) || win.TotalsSince != want[i].since.UnixMilli() {
+		if !maps.Equal(win.Outcomes, want[i].outcomes) || !maps.Equal(win.Totals, want[i].totals) || win.TotalsSince != want[i].since.UnixMilli() {
 			t.Errorf("page window %d: outcomes %v, totals %v since %d; want %v, %v since %d",
 				i, win.Outcomes, win.Totals, win.TotalsSince, want[i].outcomes, want[i].totals, want[i].since.UnixMilli())
 		}
 	}
-}
-
-func sameCounts(a, b map[string]float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestScopeWindowOutcomesOfTheDemo: in the demo's windows, sent by the real

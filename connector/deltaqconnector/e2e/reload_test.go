@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -1000,9 +1001,9 @@ func checkQTA(t *testing.T, wins []*window, hup, ready time.Time) *window {
 	lag := pcommon.Timestamp(reloadInterval)
 	for i, w := range wins {
 		closed := (w.end + lag).AsTime()
-		strict := mapsEqual(w.qta, strictPoints)
+		strict := maps.Equal(w.qta, strictPoints)
 		switch {
-		case !strict && !mapsEqual(w.qta, lenientPoints):
+		case !strict && !maps.Equal(w.qta, lenientPoints):
 			t.Errorf("window ending %v: %s %v, want %v or %v", w.end, contract.MetricQTAPoint, w.qta, lenientPoints, strictPoints)
 			continue
 		case strict && first == nil:
@@ -1061,18 +1062,6 @@ func checkQTA(t *testing.T, wins []*window, hup, ready time.Time) *window {
 		t.Errorf("window ending %v, the first after the reload: no verdict", first.end)
 	}
 	return first
-}
-
-func mapsEqual(a, b map[string]float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // checkTrigger checks that the QTA trigger of the probe fired once, for
