@@ -367,9 +367,10 @@ type slot struct {
 	// this one (AddWindow), at most Gateway.MaxAgents; nil until the first.
 	sources map[string]struct{}
 	// idle are the observers that said they saw no instance in this
-	// window (AddIdle), at most Gateway.MaxAgents apart from sources; nil
-	// until the first.
-	idle map[string]struct{}
+	// window (AddIdle), at most Gateway.MaxAgents apart from sources, each
+	// with the start of its last word (a repeat of it is a duplicate);
+	// nil until the first.
+	idle map[string]int64
 	// prints are the windows of named observers merged into this one, to
 	// refuse a delivery repeated (ContributionDuplicate); nil until the
 	// first.

@@ -251,3 +251,44 @@ func TestIdleCarriedAcrossReload(t *testing.T) {
 		t.Errorf("window from %v of %d contributors: want window 0 of 2", r.Start, r.Contributors)
 	}
 }
+
+// TestIdleWordsBounded: a sender that claims, in one window, a million
+// idle words of one agent, each of another start (a restart apiece), and
+// words of ten thousand agents holds about nothing: one entry an agent,
+// at most max_agents agents a window (the rest agent_limit), whatever the
+// starts. Before, every start of a word was kept (a print a word, to tell
+// a repeat): the million words grew the heap by about 40 MB until the
+// window closed, and a sender at line rate could grow it without bound.
+func TestIdleWordsBounded(t *testing.T) {
+	e := newEngine(t, idleConfig(), at(2*time.Second))
+	k1, k2 := at(time.Second), at(2*time.Second)
+	base := liveHeap()
+	const starts, sources = 1 << 20, 10_000
+	for i := range starts {
+		if c := e.AddIdle("x", k1, k2, int64(i+1)); c != ContributionIdle {
+			t.Fatalf("word %d of x: %v, want idle", i, c)
+		}
+	}
+	for i := range sources {
+		want := ContributionIdle
+		if i >= DefaultMaxAgents-1 {
+			want = ContributionAgentLimit
+		}
+		if c := e.AddIdle(fmt.Sprintf("agent-%d", i), k1, k2, 1); c != want {
+			t.Fatalf("agent-%d: %v, want %v", i, c, want)
+		}
+	}
+	grown := int64(liveHeap()) - int64(base)
+	if grown > 1<<20 {
+		t.Errorf("%d idle words of one agent and %d agents' words in one window grew the heap by %d bytes, want at most 1 MiB",
+			starts, sources, grown)
+	}
+	if c := e.AddIdle("x", k1, k2, starts); c != ContributionDuplicate {
+		t.Errorf("the last word of x again: %v, want duplicate", c)
+	}
+	r := e.Advance(at(3 * time.Second))
+	if len(r) != 1 || r[0].Contributors != DefaultMaxAgents {
+		t.Fatalf("want one window of %d contributors (max_agents): %d windows %+v", DefaultMaxAgents, len(r), r)
+	}
+	t.Logf("the heap grew by %d bytes", grown)
+}

@@ -407,10 +407,6 @@ func (e *Engine) AddIdle(source string, start, end time.Time, sourceStart int64)
 	return c
 }
 
-// idleProbe stands for the probe index in the print of an observer's idle
-// word (windowPrint): no probe has it.
-const idleProbe = -1
-
 // addIdle does AddIdle's work for a named source. Called with mu held.
 func (e *Engine) addIdle(source string, start, end, sourceStart int64) Contribution {
 	k, c := e.openWindow(start, end)
@@ -418,23 +414,22 @@ func (e *Engine) addIdle(source string, start, end, sourceStart int64) Contribut
 		return c
 	}
 	s := &e.slots[e.slotOf(k)]
-	var wp uint64
-	if sourceStart != 0 {
-		wp = windowPrint(idleProbe, maphash.String(e.seed, source), sourceStart)
-	}
-	if s.printed(wp) {
-		return ContributionDuplicate
-	}
-	if _, ok := s.idle[source]; !ok {
-		if len(s.idle) >= e.cfg.Gateway.MaxAgents {
-			return ContributionAgentLimit
+	if began, ok := s.idle[source]; ok {
+		if sourceStart != 0 && began == sourceStart {
+			return ContributionDuplicate
 		}
-		if s.idle == nil {
-			s.idle = make(map[string]struct{})
-		}
-		s.idle[strings.Clone(source)] = struct{}{}
+		// The agent restarted (or its start is unknown): still one
+		// contributor, and one entry, whatever the starts a sender claims.
+		s.idle[source] = sourceStart
+		return ContributionIdle
 	}
-	s.print(wp)
+	if len(s.idle) >= e.cfg.Gateway.MaxAgents {
+		return ContributionAgentLimit
+	}
+	if s.idle == nil {
+		s.idle = make(map[string]int64)
+	}
+	s.idle[strings.Clone(source)] = sourceStart
 	return ContributionIdle
 }
 

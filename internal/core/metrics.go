@@ -227,7 +227,10 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	for i := range r.Probes {
 		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
 	}
-	if b.emitWindows && s.window.Histogram().DataPoints().Len() == 0 {
+	// Idle in a window it was up in only: the windows open at its start
+	// reach back its lag, and a window that ended before it began (it was
+	// down, or not yet started) is not one it can vouch for.
+	if b.emitWindows && s.window.Histogram().DataPoints().Len() == 0 && winEnd > b.start {
 		b.idlePoint(ms, winStart, winEnd)
 	}
 	if b.measure {

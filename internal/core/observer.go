@@ -124,6 +124,11 @@ type Observer struct {
 	// referenced are the outcomes of the diagram and the entries of
 	// probes, sorted.
 	referenced []string
+	// settled: a window that began after the start had every expected
+	// agent, or began settleMissing after it; held are the windows that
+	// missed one until then (missingAgents). Used by the timer only.
+	settled bool
+	held    int64
 	// coarseWarned holds the probes warned about as under-resolved, so that
 	// each is warned about once; used by the timer only.
 	coarseWarned map[string]bool
@@ -336,22 +341,62 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 	}
 }
 
-// countsMissing reports whether a gateway counts the windows it closes with
-// fewer agents than expected_agents: once windows of agents have arrived,
-// or once every agent has had its time to send one (the lag and two
-// intervals after the start), so that a gateway no agent has reached since
-// it started counts too, while the windows that closed before its agents'
-// first ones could arrive do not.
-func (o *Observer) countsMissing(now time.Time) bool {
-	if o.build.merging.Load() {
-		return true
+// missingAgents returns how many of the windows results a gateway with
+// expected_agents counts in windows_missing_agents: those of fewer
+// contributors, but not those it could not have got whole since its start.
+// A window that began before the start is never counted: its agents sent
+// their windows of it, all or in part, before the gateway could take them
+// (to its predecessor, or to no one). After the start the agents come back
+// each in its own time — an agent's OTLP/gRPC exporter reconnects to a
+// gateway that was down with gRPC's backoff (1 s, 1.6 times longer an
+// attempt): after an outage of 30 s, up to about 20 s after the gateway is
+// back. So the gateway settles: the windows that miss an agent before
+// every expected agent has reached one are held, and forgotten once one
+// window has them all; should none by the windows that begin
+// settleMissing after the start, some agent never came back (or none ever
+// reached it), and the windows held count then, with every one after. Used
+// by the timer only.
+func (o *Observer) missingAgents(results []*analysis.Result) int64 {
+	exp := o.cfg.Gateway.ExpectedAgents
+	start := o.build.start.AsTime()
+	var n int64
+	for _, r := range results {
+		switch {
+		case r.Start.Before(start):
+		case o.settled:
+			if r.Contributors < exp {
+				n++
+			}
+		case r.Contributors >= exp:
+			o.settled, o.held = true, 0
+		case r.Start.Sub(start) >= o.settleMissing():
+			o.settled = true
+			n += o.held + 1
+			o.held = 0
+		default:
+			o.held++
+		}
 	}
+	return n
+}
+
+// settleMissing is how long after its start a gateway waits at most for
+// every expected agent before it counts the windows they miss: its lag and
+// two intervals — an agent's window is sent at most its lag and an
+// interval after its end — and at least agentsReturn.
+func (o *Observer) settleMissing() time.Duration {
 	lag := o.cfg.Lag
 	if lag <= 0 {
 		lag = o.cfg.Interval
 	}
-	return now.Sub(o.build.start.AsTime()) >= lag+2*o.cfg.Interval
+	return max(lag+2*o.cfg.Interval, agentsReturn)
 }
+
+// agentsReturn is the least a gateway waits after its start for every
+// expected agent (settleMissing): gRPC's reconnection backoff brings the
+// agents of a gateway that was down for a minute back within about 30 s of
+// its return, and the windows of a gateway deployed again are whole by then.
+const agentsReturn = time.Minute
 
 // tick closes the windows due at now, oldest first, and sends their
 // output, within sendDeadline of the tick.
@@ -365,14 +410,8 @@ func (o *Observer) tick(now time.Time) {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
 	}
-	if exp := o.cfg.Gateway.ExpectedAgents; exp > 0 && o.countsMissing(now) {
-		missing := int64(0)
-		for _, r := range results {
-			if r.Contributors < exp {
-				missing++
-			}
-		}
-		if missing > 0 {
+	if o.cfg.Gateway.ExpectedAgents > 0 {
+		if missing := o.missingAgents(results); missing > 0 {
 			o.tel.WindowsMissingAgents.Add(ctx, missing)
 		}
 	}

@@ -364,10 +364,11 @@ func sparseBuckets(upper []float64, c []uint64, bounds []float64, counts []uint6
 // resource names (service.instance.id, else service.name); the points of
 // contract.MetricWindowIdle count their idle agent among their windows'
 // contributors (consumeIdle). Other metrics are ignored. What became of
-// each window is counted in the contributions
-// self-telemetry; a point that does not describe a window (no probe,
-// bounds that are not edges of a layout, counts that do not add up)
-// counts as invalid. The engine checks the rest (analysis.Engine.AddWindow).
+// each window is counted in the contributions self-telemetry; a point that
+// does not describe a window (no probe, bounds that are not edges of a
+// layout, counts that do not add up, a metric of either name but of
+// another type) counts as invalid. The engine checks the rest
+// (analysis.Engine.AddWindow).
 //
 // Concurrent calls (the receiver's handlers of several agents' requests)
 // read and check their windows in parallel; the engine is locked only to
@@ -399,8 +400,12 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 			for k := 0; k < ms.Len(); k++ {
 				m := ms.At(k)
 				if m.Name() != contract.MetricWindow || m.Type() != pmetric.MetricTypeHistogram {
-					if m.Name() == contract.MetricWindowIdle && m.Type() == pmetric.MetricTypeSum {
+					switch {
+					case m.Name() == contract.MetricWindowIdle && m.Type() == pmetric.MetricTypeSum:
 						o.consumeIdle(m.Sum().DataPoints(), source, &fates)
+					case m.Name() == contract.MetricWindow || m.Name() == contract.MetricWindowIdle:
+						// The contract's name, another type: not a window.
+						fates[analysis.ContributionInvalid] += int64(pointsOf(m))
 					}
 					continue
 				}
@@ -423,19 +428,41 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 // consumeIdle counts source, an agent that says it saw no instance in the
 // windows of the points dps (contract.MetricWindowIdle), among those
 // windows' contributors (analysis.Engine.AddIdle), and their fates. They
-// merge nothing: the windows of busy agents never come this way.
+// merge nothing: the windows of busy agents never come this way. A point
+// whose value is not the integer 1 is not an agent's word: invalid.
 func (o *Observer) consumeIdle(dps pmetric.NumberDataPointSlice, source string, fates *analysis.Contributions) {
 	if !o.build.merging.Load() {
 		o.build.merging.Store(true)
 	}
 	for i := 0; i < dps.Len(); i++ {
 		dp := dps.At(i)
+		if dp.ValueType() != pmetric.NumberDataPointValueTypeInt || dp.IntValue() != 1 {
+			fates[analysis.ContributionInvalid]++
+			continue
+		}
 		var began int64
 		if v, ok := dp.Attributes().Get(contract.AttrAgentStart); ok && v.Type() == pcommon.ValueTypeInt {
 			began = v.Int()
 		}
 		fates[o.engine.AddIdle(source, dp.StartTimestamp().AsTime(), dp.Timestamp().AsTime(), began)]++
 	}
+}
+
+// pointsOf returns the number of data points of m, whatever its type.
+func pointsOf(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
+	}
+	return 0
 }
 
 // windowScratch holds the windows ConsumeMetrics has read and not yet

@@ -159,10 +159,10 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 // exporter's retry of a request the gateway had taken) adds its windows
 // once, the repeats counted as duplicate; the same agent restarted under
 // its name (a later deltaq.agent.start) sends windows of its own, which
-// count. The word of the window before, which the agents closed without
-// instances (deltaq.window.idle), is a repeat alike.
+// count. The word of the window before, which the agents were up in and
+// closed without instances (deltaq.window.idle), is a repeat alike.
 func TestRepeatedDeliveryCountsOnce(t *testing.T) {
-	start := at(time.Second)
+	start := at(200 * time.Millisecond)
 	gcfg := testConfig()
 	gcfg.Lag = 2 * time.Second
 	gateway := newHarness(t, gcfg, start)

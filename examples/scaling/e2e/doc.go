@@ -23,6 +23,9 @@
 //     says it is idle in the windows it sees none (deltaq.window.idle), so
 //     the gateway's windows_missing_agents stays flat while both run, and
 //     rises once one stops.
+//   - TestGatewayRestartMissesNoAgent: a gateway restarted while two idle
+//     agents run counts no window missing an agent at either start, then
+//     counts them once an agent stops.
 //   - TestSampledAgentsAtTheGateway: traces sampled one in ten (the
 //     OpenTelemetry tracestate threshold on every kept span): the gateway
 //     counts ten instances a kept span, and its divergence test reads the
@@ -30,7 +33,7 @@
 //     its false-alarm rate.
 //
 // The tests need Linux and the built collector (up to five of them run at
-// once, on loopback), take about 85 s together, and run only when
+// once, on loopback), take about 100 s together, and run only when
 // DELTAQ_SCALING_E2E is set (or `make e2e-scaling`, and `make e2e`):
 //
 //	make build
