@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -532,6 +533,83 @@ func TestSLORuleNames(t *testing.T) {
 			t.Errorf("runbook_url anchor #%s: docs/runbook.md has no such section", m[1])
 		}
 	}
+}
+
+// TestHandWrittenAlertsListed: every alert of the hand-written rule files
+// has its row in examples/README.md (its severity the row's last cell), a
+// section of docs/runbook.md that its runbook_url names and that names it,
+// and a case in the promtool tests, so that a new rule is not shipped
+// unlisted, without a runbook or untested.
+func TestHandWrittenAlertsListed(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runbook, err := os.ReadFile("../docs/runbook.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile("prometheus/tests/deltaq-alerts.test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := runbookSections(string(runbook))
+	for _, f := range []string{"prometheus/rules/deltaq-alerts.yml", "prometheus/rules/collector-alerts.yml"} {
+		var file struct {
+			Groups []struct {
+				Rules []struct {
+					Alert       string            `yaml:"alert"`
+					Labels      map[string]string `yaml:"labels"`
+					Annotations map[string]string `yaml:"annotations"`
+				} `yaml:"rules"`
+			} `yaml:"groups"`
+		}
+		readYAML(t, f, &file)
+		for _, g := range file.Groups {
+			for _, r := range g.Rules {
+				if r.Alert == "" {
+					continue
+				}
+				row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(r.Alert) + "` \\|.*\\| ([a-z]+) \\|$").FindStringSubmatch(string(readme))
+				if row == nil || row[1] != r.Labels["severity"] {
+					t.Errorf("%s: %s (severity %s) has no row in examples/README.md ending in its severity: %q", f, r.Alert, r.Labels["severity"], row)
+				}
+				_, anchor, _ := strings.Cut(r.Annotations["runbook_url"], "#")
+				if sec, ok := sections[anchor]; !ok || !strings.Contains(sec, "`"+r.Alert+"`") {
+					t.Errorf("%s: %s: runbook_url anchor #%s: docs/runbook.md has no such section naming the alert", f, r.Alert, anchor)
+				}
+				if !strings.Contains(string(tests), "alertname: "+r.Alert+"\n") {
+					t.Errorf("%s: %s has no case in prometheus/tests/deltaq-alerts.test.yml", f, r.Alert)
+				}
+			}
+		}
+	}
+}
+
+// runbookSections returns the text of each section of a Markdown document
+// (## or ###, up to the next heading) by its anchor as GitHub makes it: the
+// heading in lower case, without punctuation, spaces as hyphens.
+func runbookSections(doc string) map[string]string {
+	out := map[string]string{}
+	heading := regexp.MustCompile(`(?m)^#{2,3} (.+)$`)
+	idx := heading.FindAllStringSubmatchIndex(doc, -1)
+	for i, m := range idx {
+		end := len(doc)
+		if i+1 < len(idx) {
+			end = idx[i+1][0]
+		}
+		var slug strings.Builder
+		for _, r := range strings.ToLower(doc[m[2]:m[3]]) {
+			switch {
+			case r == ' ':
+				slug.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				slug.WriteRune(r)
+			}
+		}
+		out[slug.String()] = doc[m[1]:end]
+	}
+	return out
 }
 
 // TestSeverityVocabulary: every alert the project ships or generates has a
