@@ -32,6 +32,8 @@ type parked struct {
 	// windows the builder's window number they are seen by.
 	services *services
 	windows  uint64
+	// settle is the gateway's settling after its start (missingAgents).
+	settle settling
 }
 
 // parkedStarts is the start-event state an observer hands over.
@@ -50,7 +52,7 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
-		services: &o.build.services, windows: o.build.windows}
+		services: &o.build.services, windows: o.build.windows, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
 		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
 	}
@@ -109,11 +111,33 @@ func (o *Observer) adopt(st *parked) {
 	o.build.outs = st.outs
 	o.build.windows = st.windows
 	o.build.services.adopt(st.services)
+	o.adoptSettling(st.settle)
 	o.adopted = ad.Carried
 	o.logger.Info("configuration reload: open windows, history, totals and trigger states carried over",
 		zap.Strings("probes", ad.Carried))
 	for name, why := range ad.Fresh {
 		o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name), zap.String("reason", why))
+	}
+}
+
+// adoptSettling takes over the settling of a gateway's predecessor
+// (missingAgents), whose start the builder carries: when expected_agents is
+// unchanged, a gateway that had had every expected agent counts a window
+// that misses one at once, and one still settling counts the windows its
+// predecessor held should an agent not come back in the minute after the
+// start (not carried, a reloaded gateway settled again, and forgot both).
+// With another expected_agents it settles afresh from the reload, as a
+// gateway started with that configuration: the agents it expects now may
+// come with it.
+func (o *Observer) adoptSettling(old settling) {
+	if old.expected == o.settle.expected {
+		o.settle = old
+		return
+	}
+	if o.settle.expected > 0 {
+		o.logger.Info("configuration reload: gateway::expected_agents changed; the gateway waits for its agents again",
+			zap.Int("expected_agents", o.settle.expected), zap.Int("was", old.expected),
+			zap.Duration("at_most", o.settleMissing()))
 	}
 }
 

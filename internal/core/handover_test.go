@@ -16,6 +16,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/reload"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // TestReloadCarriesTheOpenWindowAndTheStreams: an observer shut down as
@@ -126,4 +127,88 @@ func TestReloadKeepsTheServiceLabel(t *testing.T) {
 	nu.obs.tick(at(4 * time.Second))
 	assert.Equal(t, []string{"shop"}, serviceLabels(t, nu)["p"])
 	assert.Equal(t, int64(3), outcomeTotal(t, nu, "p", contract.Success))
+}
+
+// TestReloadCarriesTheSettling: a gateway (1 s windows, a lag of 2 s)
+// started at 10 s is reloaded at 20.5 s; agent-0 says it is idle in every
+// window, agent-1 in those of each case. Each case counts the windows
+// missing an agent as the gateway would without the reload:
+//
+//   - expected_agents 2 both sides, agent-1 never comes: the windows held
+//     before the reload (10 to 17) count with the others when the window
+//     that begins a minute after the start (70) closes, at 73 s: 61, then
+//     one a second. Before, the reloaded gateway held only the windows it
+//     closed itself, and forgot 8.
+//   - expected_agents 2 both sides, agent-1 up to window 17, the last the
+//     gateway closed before the reload: it had settled (window 10 had
+//     both), and each window from 18 counts as it closes. Before, the
+//     reloaded gateway settled again: it held them until the window that
+//     begins a minute after the start (70) closed, at 73 s, and counted
+//     53 at once.
+//   - expected_agents raised from 1 to 2 (agent-1 deployed with the new
+//     configuration), agent-1 from window 75: the gateway settles afresh
+//     from the reload, as one started with that configuration; agent-1
+//     comes within the minute after it, and the windows held are
+//     forgotten. (Timed from the start, they would count from 73 s, the
+//     agent on its way.)
+//   - the same, agent-1 never comes: the windows since the reload's first
+//     (18 to 81: 81 begins a minute after the reload) count at 84 s.
+func TestReloadCarriesTheSettling(t *testing.T) {
+	// counted: from the tick at second from on, the windows since first
+	// (the tick at s closes the windows up to s−3).
+	counted := func(from, first int) func(s int) int64 {
+		return func(s int) int64 {
+			if s < from {
+				return 0
+			}
+			return int64(s - 3 - first + 1)
+		}
+	}
+	never := func(int) bool { return false }
+	for _, c := range []struct {
+		name          string
+		before, after int              // expected_agents
+		agent1        func(k int) bool // the windows agent-1 is idle in
+		want          func(s int) int64
+	}{
+		{"unsettled, an agent never comes", 2, 2, never, counted(73, 10)},
+		{"settled, an agent stops at the reload", 2, 2, func(k int) bool { return k <= 17 }, counted(21, 18)},
+		{"expected_agents raised, the agent comes", 1, 2, func(k int) bool { return k >= 75 }, func(int) int64 { return 0 }},
+		{"expected_agents raised, the agent never comes", 1, 2, never, counted(84, 18)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ho := reload.New()
+			withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+			config := func(expected int) *Config {
+				cfg := testConfig()
+				cfg.Lag = 2 * time.Second
+				cfg.Gateway.ExpectedAgents = expected
+				cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+				return cfg
+			}
+			g := newHarnessWith(t, config(c.before), at(10*time.Second), withID)
+			var before int64 // counted by the gateway before the reload
+			missing := func() int64 {
+				return before + telemetrytest.Points(t, g.tel, "otelcol_exporter_deltaq_windows_missing_agents")[""]
+			}
+			for s := 11; s <= 90; s++ {
+				if s == 21 {
+					before = missing()
+					ho.Requested()
+					require.NoError(t, g.obs.Shutdown(context.Background()))
+					g = newHarnessWith(t, config(c.after), at(20*time.Second+500*time.Millisecond), withID)
+				}
+				// The agents' words of window s−1, then the tick at s.
+				k := s - 1
+				for _, agent := range []string{"agent-0", "agent-1"} {
+					if agent == "agent-0" || c.agent1(k) {
+						md := idleWord(agent, at(time.Duration(k)*time.Second), at(time.Duration(k+1)*time.Second), 1)
+						require.NoError(t, g.obs.ConsumeMetrics(context.Background(), md))
+					}
+				}
+				g.obs.tick(at(time.Duration(s) * time.Second))
+				require.Equal(t, c.want(s), missing(), "at %d s: the windows up to %d", s, s-3)
+			}
+		})
+	}
 }

@@ -124,11 +124,9 @@ type Observer struct {
 	// referenced are the outcomes of the diagram and the entries of
 	// probes, sorted.
 	referenced []string
-	// settled: a window that began after the start had every expected
-	// agent, or began settleMissing after it; held are the windows that
-	// missed one until then (missingAgents). Used by the timer only.
-	settled bool
-	held    int64
+	// settle is a gateway's settling after its start (missingAgents),
+	// carried across a reload (handover.go). Used by the timer only.
+	settle settling
 	// coarseWarned holds the probes warned about as under-resolved, so that
 	// each is warned about once; used by the timer only.
 	coarseWarned map[string]bool
@@ -198,6 +196,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	o.referenced = o.engine.ReferencedProbes()
 
 	o.build = newBuilder(cfg.CDFPoints, cfg.exponentialMaxSize(), set.Scope, set.Version, now)
+	o.settle = settling{expected: cfg.Gateway.ExpectedAgents, from: now}
 	o.build.emitWindows = cfg.EmitWindows
 	o.build.measure = cfg.MaxRequestBytes > 0
 	o.build.services.configure(cfg.Services, cfg.Interval, cfg.ProbeIdleTimeout)
@@ -354,30 +353,47 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 // every expected agent has reached one are held, and forgotten once one
 // window has them all; should none by the windows that begin
 // settleMissing after the start, some agent never came back (or none ever
-// reached it), and the windows held count then, with every one after. Used
-// by the timer only.
+// reached it), and the windows held count then, with every one after. A
+// reload carries the settling, or begins it again when it changed
+// expected_agents (adoptSettling). Used by the timer only.
 func (o *Observer) missingAgents(results []*analysis.Result) int64 {
-	exp := o.cfg.Gateway.ExpectedAgents
+	exp := o.settle.expected
 	start := o.build.start.AsTime()
+	st := &o.settle
 	var n int64
 	for _, r := range results {
 		switch {
 		case r.Start.Before(start):
-		case o.settled:
+		case st.settled:
 			if r.Contributors < exp {
 				n++
 			}
 		case r.Contributors >= exp:
-			o.settled, o.held = true, 0
-		case r.Start.Sub(start) >= o.settleMissing():
-			o.settled = true
-			n += o.held + 1
-			o.held = 0
+			st.settled, st.held = true, 0
+		case r.Start.Sub(st.from) >= o.settleMissing():
+			st.settled = true
+			n += st.held + 1
+			st.held = 0
 		default:
-			o.held++
+			st.held++
 		}
 	}
 	return n
+}
+
+// settling is where a gateway with expected_agents stands in its settling
+// (missingAgents).
+type settling struct {
+	// expected is the expected_agents it settles for.
+	expected int
+	// from is when it began to settle: its start, or the reload that
+	// changed expected_agents.
+	from time.Time
+	// settled: a window that began after the start had every expected
+	// agent, or began settleMissing after from; held are the windows that
+	// missed one until then.
+	settled bool
+	held    int64
 }
 
 // settleMissing is how long after its start a gateway waits at most for
