@@ -305,8 +305,9 @@ func (a *analyzer) state(name string) *probeState {
 // scenarios.
 func (a *analyzer) close(c *closing) *Result {
 	r := &Result{
-		Start: time.Unix(0, c.start).UTC(),
-		End:   time.Unix(0, c.end).UTC(),
+		Start:          time.Unix(0, c.start).UTC(),
+		End:            time.Unix(0, c.end).UTC(),
+		SamplingPeriod: time.Duration(c.end - c.from),
 	}
 	a.observe(r, c)
 	var ev, evP, evO *diagram.Evaluation

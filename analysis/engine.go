@@ -162,8 +162,10 @@ type Engine struct {
 	layoutChanges, layoutsAgreed int64
 	// saturated counts the running totals that stopped at math.MaxInt64.
 	saturated int64
-	minEnd    int64 // single-window mode: extent of the instances
-	maxEnd    int64
+	// Single-window mode: the extent of the instances' ends, and the
+	// earliest instance start (Result.SamplingPeriod).
+	minEnd, maxEnd int64
+	minStart       int64
 	// pending are the probes no configuration names whose layout other
 	// engines' windows propose but have not agreed on (merge.go).
 	pending map[string]*probe
@@ -396,6 +398,7 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		pending:  make(map[string]*probe),
 		minEnd:   math.MaxInt64,
 		maxEnd:   math.MinInt64,
+		minStart: math.MaxInt64,
 		fine:     deltaq.NewFine(),
 		seed:     maphash.MakeSeed(),
 	}
@@ -753,16 +756,18 @@ func (e *Engine) slotFor(k int64) int64 {
 	return e.slotOf(k)
 }
 
-// windowOf returns the window an instance of outcome oc ending at end (Unix
-// ns) counts in, or false, the drop counted: a success or failure whose
-// window has closed is too late, while a timeout then counts in the oldest
-// open window; any instance beyond the open windows is too early. In
-// single-window mode it is window 0, and end widens the window's extent.
-// Called with mu held.
-func (e *Engine) windowOf(oc Outcome, end int64) (int64, bool) {
+// windowOf returns the window an instance of outcome oc starting at start
+// and ending at end (Unix ns) counts in, or false, the drop counted: a
+// success or failure whose window has closed is too late, while a timeout
+// then counts in the oldest open window; any instance beyond the open
+// windows is too early. In single-window mode it is window 0, and the
+// instance widens the window's extent (end) and its sampling period
+// (start, end). Called with mu held.
+func (e *Engine) windowOf(oc Outcome, start, end int64) (int64, bool) {
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, end)
 		e.maxEnd = max(e.maxEnd, end)
+		e.minStart = min(e.minStart, start)
 		return 0, true
 	}
 	k := e.windowIndex(end)
@@ -887,9 +892,13 @@ func (e *Engine) Stats() Stats {
 // closing is a window detached from the open set, ready for analysis.
 type closing struct {
 	start, end int64
-	names      []string        // names of the probes tracked at detach time
-	accs       []*acc          // parallel to names
-	lays       []deltaq.Layout // parallel to names: the window's layout of each (zero: none yet)
+	// from is the start of the period the window sampled
+	// (Result.SamplingPeriod): start, but in single-window mode the
+	// earliest instance start.
+	from  int64
+	names []string        // names of the probes tracked at detach time
+	accs  []*acc          // parallel to names
+	lays  []deltaq.Layout // parallel to names: the window's layout of each (zero: none yet)
 	// forget names the probes forgotten after this window: their analysis
 	// state goes once the window is analysed.
 	forget []string
@@ -965,14 +974,15 @@ func (e *Engine) expire(t int64) []string {
 // Flush closes every open window regardless of the clock: in single-window
 // mode (Interval = 0) the one window, otherwise the windows up to and
 // including the one containing now. It is meant for shutdown and offline
-// analysis.
+// analysis. The single window spans the instances' ends, and sampled from
+// the earliest instance start to the latest end (Result.SamplingPeriod).
 func (e *Engine) Flush(now time.Time) []*Result {
 	e.mu.Lock()
 	var cl []closing
 	if e.interval == 0 {
 		c := e.detach()
 		if e.minEnd <= e.maxEnd {
-			c.start, c.end = e.minEnd, e.maxEnd
+			c.start, c.end, c.from = e.minEnd, e.maxEnd, min(e.minStart, e.minEnd)
 		}
 		cl = append(cl, c)
 	} else {
@@ -992,6 +1002,7 @@ func (e *Engine) detach() closing {
 	c := closing{
 		start: e.k0 * e.interval,
 		end:   (e.k0 + 1) * e.interval,
+		from:  e.k0 * e.interval,
 		names: make([]string, 0, e.live),
 		accs:  make([]*acc, 0, e.live),
 		lays:  make([]deltaq.Layout, 0, e.live),

@@ -332,6 +332,7 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, start)
 		e.maxEnd = max(e.maxEnd, end)
+		e.minStart = min(e.minStart, start)
 	}
 	if newAgent && p.configured {
 		// The window's agents (Result.Contributors, expected_agents) are

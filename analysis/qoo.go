@@ -255,8 +255,10 @@ type QoOScore struct {
 }
 
 // scoreQoO sets pr.QoO for a probe with a qoo requirement: the observed ΔQ
-// at the analysis resolution (ProbeResult.Analysis) scored with the window's rate of completed instances, the calculated ΔQ
-// without a rate (a rate is counted, not composed).
+// at the analysis resolution (ProbeResult.Analysis) scored with the
+// window's rate of completed instances, its successes over its sampling
+// period (Result.SamplingPeriod), the calculated ΔQ without a rate (a rate
+// is counted, not composed).
 func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 	if s.cfg.QoO.IsZero() {
 		return
@@ -266,7 +268,7 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		return // Config.Check refused it.
 	}
 	res := &QoOResult{Requirement: req, MinInstances: max(req.MinInstances(), s.cfg.QoO.MinInstances)}
-	span := r.End.Sub(r.Start).Seconds()
+	span := r.SamplingPeriod.Seconds()
 	switch {
 	case pr.Analysis != nil:
 		w := sample{instances: pr.EffectiveInstances}

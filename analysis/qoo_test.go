@@ -158,6 +158,93 @@ func TestQoOOfAWindow(t *testing.T) {
 	}
 }
 
+// wholeInput runs the instances through one window holding them all
+// (single-window mode, as deltaq analyze's whole input) and returns it.
+func wholeInput(t *testing.T, cfg Config, ins []Instance) *Result {
+	t.Helper()
+	cfg.Interval = 0
+	e := newEngine(t, cfg, time.Time{})
+	addAll(e, ins...)
+	res := e.Flush(time.Time{})
+	if len(res) != 1 {
+		t.Fatalf("%d windows, want the one", len(res))
+	}
+	return res[0]
+}
+
+// TestQoORateOverTheSamplingPeriod: the whole input as one window reads
+// its QoO rate over its sampling period (the QoO draft's "total duration
+// of the sampling period", section 3.1), from the first instance's start
+// to the last one's end — not over the span of the instances' ends, which
+// is 0.9 s for 10 instances starting every 100 ms, each 50 ms long (11.1 a
+// second, above a minimum of 11), and 0 for one instance (no rate). Their
+// sampling period is 0.95 s: 10/0.95 = 10.5 a second, below 11. The
+// window's bounds stay the earliest and latest end.
+func TestQoORateOverTheSamplingPeriod(t *testing.T) {
+	q := QoOConfig{
+		ROP:     QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 80 * ms}}, MaxFailure: 0.01},
+		CPUP:    QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 90 * ms}}, MaxFailure: 0.05},
+		MinRate: 11,
+	}
+	cfg := Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}
+	var ins []Instance
+	for i := range 10 {
+		ins = append(ins, ok("x", time.Duration(i)*100*ms+50*ms, 50*ms))
+	}
+	r := wholeInput(t, cfg, ins)
+	if !r.Start.Equal(at(50*ms)) || !r.End.Equal(at(950*ms)) || r.SamplingPeriod != 950*ms {
+		t.Errorf("window %v to %v, sampling period %v; want the ends %v to %v, and 950ms", r.Start, r.End, r.SamplingPeriod, at(50*ms), at(950*ms))
+	}
+	o := probeOf(t, r, "x").QoO.Observed
+	if !o.OK || !o.Measured.HasRate || !within(o.Measured.Rate, 10/0.95, 1e-9) || o.QoO.Rate != 0 || o.QoO.Score != 0 {
+		t.Errorf("rate %v a second (component %v, score %v, ok %v), want 10/0.95 = %v, below 11: 0 and 0",
+			o.Measured.Rate, o.QoO.Rate, o.QoO.Score, o.OK, 10/0.95)
+	}
+
+	// One instance of 50 ms: 1 over 50 ms, not 1 over nothing (its score
+	// is withheld: too few instances for the percentile, and a rate above
+	// the minimum does not decide alone).
+	r = wholeInput(t, cfg, ins[:1])
+	o = probeOf(t, r, "x").QoO.Observed
+	if r.SamplingPeriod != 50*ms || !o.Measured.HasRate || !within(o.Measured.Rate, 20, 1e-9) || !o.Withheld {
+		t.Errorf("one instance: sampling period %v, rate %v (%v), withheld %v; want 50ms, 20 a second, withheld",
+			r.SamplingPeriod, o.Measured.Rate, o.Measured.HasRate, o.Withheld)
+	}
+	// Below the minimum, the rate decides alone: 0.
+	q.MinRate = 25
+	r = wholeInput(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, ins[:1])
+	if o = probeOf(t, r, "x").QoO.Observed; !o.OK || o.QoO.Rate != 0 || o.QoO.Score != 0 {
+		t.Errorf("one instance, 20 a second against 25: %+v, want a score of 0 from the rate", o)
+	}
+
+	// A timeout's period runs from its start to its start + dMax; windows
+	// of the interval sample their interval whatever their instances.
+	r = wholeInput(t, cfg, append([]Instance{timedOut("x", -200*ms)}, ins...))
+	if r.SamplingPeriod != 1150*ms || !r.Start.Equal(at(-100*ms)) {
+		t.Errorf("with a timeout started at -200 ms: sampling period %v from the end %v; want 1.15s, the ends from -100 ms", r.SamplingPeriod, r.Start)
+	}
+	if w := window(t, cfg, ins); w.SamplingPeriod != time.Second {
+		t.Errorf("a window of 1 s: sampling period %v", w.SamplingPeriod)
+	}
+}
+
+// TestMergedSamplingPeriod: one window holding the windows of other
+// engines (a gateway's single window) sampled from the first window's
+// start to the last one's end.
+func TestMergedSamplingPeriod(t *testing.T) {
+	e := newEngine(t, Config{Probes: map[string]ProbeConfig{"job": {DMax: testDMax, Bins: testBins}}}, time.Time{})
+	for _, start := range []time.Duration{3 * time.Second, 0} {
+		w := gwWindow("agent-a", start, testDMax, testBins)
+		if c := e.AddWindow(&w); c != ContributionAccepted {
+			t.Fatalf("the window at %v: %v", start, c)
+		}
+	}
+	r := e.Flush(time.Time{})[0]
+	if r.SamplingPeriod != 4*time.Second || !r.Start.Equal(t0) || !r.End.Equal(at(4*time.Second)) {
+		t.Errorf("window %v to %v, sampling period %v; want %v to %v, 4s", r.Start, r.End, r.SamplingPeriod, t0, at(4*time.Second))
+	}
+}
+
 // TestQoOLeastOfAWindow: p 0, the least delay (the QoO draft lists the 0th
 // percentile, section 3.1), reads the fastest completed instance at the
 // analysis resolution. The spread's fastest is 100 µs; ROP 50 µs and CPUP

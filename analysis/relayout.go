@@ -185,7 +185,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 		e.drops[DropTooLate]++
 		return lay, 0, 0, false
 	}
-	k, ok := e.windowOf(oc, end)
+	k, ok := e.windowOf(oc, in.Start, end)
 	if !ok || len(p.pend) == 0 {
 		return lay, oc, k, ok
 	}

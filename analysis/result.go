@@ -14,6 +14,16 @@ type Result struct {
 	// Start and End bound the window: instances that ended in [Start, End).
 	// In single-window mode they are the earliest and latest instance end.
 	Start, End time.Time
+	// SamplingPeriod is how long the window sampled, the period its QoO
+	// rate of completed instances is read over (the QoO draft's "total
+	// duration of the sampling period", section 3.1): End − Start for a
+	// window of the interval; in single-window mode from the earliest
+	// instance start to the latest instance end (End), so that it holds
+	// every instance whole — n instances a period T apart, each lasting d,
+	// sampled (n − 1)·T + d, where their ends span only (n − 1)·T. A
+	// merged window of another engine counts from its start. 0 for a
+	// single window without instances.
+	SamplingPeriod time.Duration
 	// Probes holds every known probe, sorted by name, including the probes
 	// without an instance in this window.
 	Probes []ProbeResult

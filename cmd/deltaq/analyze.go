@@ -25,13 +25,8 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 )
 
-// analyzeCommand is the analyze command's entry of the command table.
-func analyzeCommand() command {
-	return command{
-		name:    "analyze",
-		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--lag D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] [--max-record MiB] TRACES...",
-		summary: "analyse recorded traces as the deltaq connector (or processor and exporter) would",
-		help: `Analyze reads traces written by the collector's file exporter and analyses
+// analyzeHelp is deltaq help analyze.
+const analyzeHelp = `Analyze reads traces written by the collector's file exporter and analyses
 them with the collector's own components, configured from a collector
 configuration file: the analysis of the deltaq connector of the connectors
 section (--connector; by default the connector "deltaq" when there is no
@@ -69,7 +64,8 @@ Windows: the instances are counted into windows of the configured interval
 interval since the Unix epoch, as the collector counts them; the latest
 span end read stands for the clock, so a window closes once spans ending
 the configured lag (--lag overrides it; default one interval) after it
-have been read. A table gives, for each
+have been read. A first line gives the instances counted and the
+earliest and latest of their ends; then a table gives, for each
 window with instances and each probe in it, the instances by outcome, the
 median and 0.95 quantile (or the configured quantiles, when set), the QTA
 verdict and, with a diagram, the divergence. Up to 10000 windows are kept
@@ -82,14 +78,28 @@ verdict, and, where the diagram calculates the probe, the calculated
 quantiles and the divergence sup |F_obs − F_calc|. When no span matched any
 probe, it says so and lists the most frequent span names read instead.
 
---json prints {"counted", "probes": {NAME: {"count", "success", "timeout",
+A probe with a qoo requirement gets its Quality of Outcome, in each window
+(the table's qoo column) and for the whole input (its qoo line: the
+observed and calculated scores with their components, or withheld for too
+few completed instances). The rate that min_rate is checked against is the
+completed instances over the sampling period: a window's interval, and for
+the whole input the time from the first instance's start to the last
+instance's end (a timeout ending at its start + dMax), which holds every
+instance whole; 10 instances starting 100 ms apart, each 50 ms long, are
+10 over 0.95 s.
+
+--json prints {"window": {"start", "end"} (the earliest and latest instance
+end), "counted", "probes": {NAME: {"count", "success", "timeout",
 "failure", "quantiles": {"0.5": seconds or null, …}, "failure_ratio",
-"qta": {"pass", …}, "calculated_quantiles", "divergence"}}, "interval",
-"windows": [{"start", "end", "probes": {NAME: {"count", "success",
-"timeout", "failure", "quantiles", "failure_ratio", "qta_pass",
-"divergence"}}}], "unmatched": {"spans", "span_names": [{"name",
-"count"}], …}}; failure_ratio and qta are null for a probe without
-instances, qta is absent for a probe without a QTA.
+"qta": {"pass", …}, "calculated_quantiles", "divergence", "qoo":
+{"observed": {"score", "latency", "loss", "rate"}, "observed_withheld",
+"calculated", "calculated_withheld"}}}, "interval", "windows": [{"start",
+"end", "probes": {NAME: {"count", "success", "timeout", "failure",
+"quantiles", "failure_ratio", "qta_pass", "divergence", "qoo"}}}],
+"unmatched": {"spans", "span_names": [{"name", "count"}], …}};
+failure_ratio and qta are null for a probe without instances, qta is
+absent for a probe without a QTA, qoo for a probe without a qoo
+requirement.
 
 --plot DIR writes, for every probe with instances, DIR/PROBE.png: the CDFs
 of the observed and calculated ΔQs of the whole input, the 95 % band of the
@@ -102,8 +112,16 @@ probe name; the files written are listed (on stderr with --json).
 Control characters, invalid UTF-8 and bidirectional overrides in probe and
 span names (which come from span data) are shown as Go escapes (\x1b,
 \u202e) in the text output and the plot titles; --json escapes them the
-JSON way.`,
-		run: parsed(parseAnalyzeArgs, runAnalyze),
+JSON way.`
+
+// analyzeCommand is the analyze command's entry of the command table.
+func analyzeCommand() command {
+	return command{
+		name:    "analyze",
+		usage:   "analyze --config FILE.yaml... [--json] [--plot DIR] [--interval D] [--lag D] [--processor ID] [--exporter ID | --connector ID] [--format F] [--compression C] [--max-record MiB] TRACES...",
+		summary: "analyse recorded traces as the deltaq connector (or processor and exporter) would",
+		help:    analyzeHelp,
+		run:     parsed(parseAnalyzeArgs, runAnalyze),
 	}
 }
 

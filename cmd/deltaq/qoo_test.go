@@ -244,3 +244,53 @@ func loss(q *report.QoO) float64 {
 	}
 	return *q.Loss
 }
+
+// TestAnalyzeQoORateOverTheSamplingPeriod: the whole input's QoO rate is
+// its completed instances over its sampling period, from the first
+// instance's start to the last one's end. 10 requests start every 100 ms
+// and take 50 ms each: 10 / 0.95 s = 10.53 a second, below a min_rate of
+// 11 (score 0 by its rate) and above one of 10.5 (100). Over the span of
+// their ends, 0.9 s, it was 11.1 a second, above both.
+func TestAnalyzeQoORateOverTheSamplingPeriod(t *testing.T) {
+	const ms = int64(1e6)
+	var spans []string
+	for i := range 10 {
+		start := int64(i) * 100 * ms
+		spans = append(spans, spanJSON(i, "a", start, start+50*ms, false))
+	}
+	traces := writeTemp(t, "traces.json", requestLine(spans...))
+	for _, c := range []struct {
+		minRate   string
+		rate      float64
+		wantScore float64
+	}{{"11", 0, 0}, {"10.5", 100, 100}} {
+		cfg := writeTemp(t, "collector.yaml", `
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 100ms, bins: 100}]
+exporters:
+  deltaq:
+    probes:
+      a:
+        qoo:
+          rop: {points: [{p: 0.5, delay: 80ms}], max_failure: 0.01}
+          cpup: {points: [{p: 0.5, delay: 90ms}], max_failure: 0.05}
+          min_rate: `+c.minRate+"\n")
+		status, stdout, stderr := runCmd("analyze", "--json", "--config", cfg, traces)
+		var out struct {
+			Probes map[string]struct {
+				QoO *struct {
+					Observed *report.QoO `json:"observed"`
+				} `json:"qoo"`
+			} `json:"probes"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+			t.Fatalf("min_rate %s: status %d, %v\n%s", c.minRate, status, err, stderr)
+		}
+		q := out.Probes["a"].QoO
+		if q == nil || q.Observed == nil || q.Observed.Rate == nil || *q.Observed.Rate != c.rate || q.Observed.Score != c.wantScore {
+			got, _ := json.Marshal(q)
+			t.Errorf("min_rate %s: qoo %s, want a rate component of %v and a score of %v (10.53 a second)", c.minRate, got, c.rate, c.wantScore)
+		}
+	}
+}

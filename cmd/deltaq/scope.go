@@ -35,7 +35,9 @@ connector's stream started, and for a probe with a qoo requirement the
 Quality of Outcome of its observed and calculated ΔQ (the score, the
 components that set it, or "withheld" for a window that brought the ΔQ of a
 series scored before without a score: too few instances); then the latest
-deltaq.trigger events. The QTA is shown at its own delays when
+deltaq.trigger events. A window's end and a trigger's time are in UTC, by the
+time of day when they are of today, else with their date (the page reads
+today from the browser's clock). The QTA is shown at its own delays when
 the connector sends it exactly (deltaq.qta.point, deltaq.qta.max_failure),
 else as the sampled curve of deltaq.cdf. --once prints the first frame with
 metrics, without screen control codes, and exits. Control characters in the
@@ -70,10 +72,11 @@ trigger attributes (--max-attr), windows per probe (--windows) and in all
 (--max-state-points), browsers (--max-clients; a stream whose page has not
 said it is alive for --client-idle is closed, and one that stops reading
 for 10 s), the size of each event sent to a browser (--max-frame) and of
-each OTLP message (--max-batch). A data point stamped more than --max-ahead
-ahead of this machine's clock is counted as malformed and not shown: a
-probe's newest timestamp is its window's end, and one from the future
-would stand for every window until then.`,
+each OTLP message (--max-batch). A data point or trigger record stamped
+more than --max-ahead ahead of this machine's clock is counted as malformed
+and not shown: a probe's newest timestamp is its window's end, and one from
+the future would stand for every window until then; the triggers are kept
+newest last, and one from the future would stay listed for ever.`,
 		run: runScope,
 	}
 }

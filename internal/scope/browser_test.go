@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
 // browserE2EEnv, set to 1, runs the browser view's end-to-end test
@@ -190,6 +192,16 @@ func TestScopeBrowser(t *testing.T) {
 		t.Errorf("the qta trigger's attributes on the page: %q", attrs)
 	}
 	page.waitTrue(t, "the last window", fmt.Sprintf(`document.getElementById("stats").textContent.includes("%d batches")`, demoWindows))
+	// The demo's windows and triggers are of 2023, not of today: their
+	// times are written with their date (a window ending at 22:13:30 of
+	// another day looked like one of today).
+	var ending, fired string
+	page.eval(t, `document.querySelector('section.probe[data-probe="job"] .probe-time').textContent`, &ending)
+	page.eval(t, `document.querySelector('#triggers li[data-probe="worker_2"][data-kind="qta"] .t-time').textContent`, &fired)
+	if want := "window ending " + coretest.At(demoWindows*time.Second).Format("2006-01-02 15:04:05.000Z"); ending != want ||
+		!strings.HasPrefix(fired, coretest.T0.Format("2006-01-02 ")) {
+		t.Errorf("job's window %q, want %q; worker_2's qta trigger at %q, want its date first", ending, want, fired)
+	}
 
 	// The quantile table against the OTLP data of the last window.
 	checkQuantiles := func(want map[string]map[string]map[float64]float64, a, b float64) {
@@ -294,6 +306,18 @@ func TestScopeBrowser(t *testing.T) {
 	if boxes["search"] != "2ms:0.25 5ms:0.5 9ms:0.85" || boxes["checkout"] != "2ms:0.25 5ms:0.5 9ms:0.85 fail:0.15" ||
 		boxes["worker_1"] != demoQTAText["worker_1"] {
 		t.Errorf("QTA boxes %q: search from the sampled curve, checkout exact, worker_1 unchanged", boxes)
+	}
+	// Live (the hold above resumed the slider's window), a window of
+	// today: its time of day alone.
+	page.eval(t, `(() => { const h = document.getElementById("hold"); if (h.textContent === "Resume") h.click(); return true; })()`, nil)
+	today := newExporterPayload()
+	today.curve("today", seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+	end := time.Now().UTC().Truncate(time.Millisecond)
+	exportTo(t, otlp, nil, shiftWindow(today.md, end.Sub(testWindowEnd)))
+	page.waitTrue(t, "the window of today", `(document.querySelector('section.probe[data-probe="today"] .probe-time')?.textContent ?? "").startsWith("window ending ")`)
+	page.eval(t, `document.querySelector('section.probe[data-probe="today"] .probe-time').textContent`, &ending)
+	if want := "window ending " + end.Format("15:04:05.000Z"); ending != want && time.Now().UTC().Day() == end.Day() {
+		t.Errorf("today's window %q, want %q", ending, want)
 	}
 	if len(page.errors) > 0 {
 		b, _ := json.MarshalIndent(page.errors, "", "  ")

@@ -46,7 +46,8 @@ type scopeState struct {
 	// [0, 1], a negative outcome count, or a Quality of Outcome
 	// outside [0, 100] or of a series other than observed and calculated,
 	// stamped more than Limits.Ahead ahead of the scope's clock; snapshot
-	// records without a snapshot id.
+	// records without a snapshot id; trigger records stamped more than
+	// Limits.Ahead ahead of the scope's clock.
 	malformed int
 	cuts
 }
@@ -556,15 +557,29 @@ func (s *scopeState) addSnapshotRecord(lr plog.LogRecord) {
 	}
 }
 
+// triggerTime is a deltaq.trigger record's time: its timestamp, else (0)
+// its observed timestamp.
+func triggerTime(lr plog.LogRecord) time.Time {
+	if lr.Timestamp() == 0 {
+		return lr.ObservedTimestamp().AsTime()
+	}
+	return lr.Timestamp().AsTime()
+}
+
+// addTrigger keeps a deltaq.trigger record among the latest maxTriggers, in
+// time order. A record stamped more than Limits.Ahead ahead of the scope's
+// clock is malformed, not kept: the newest would stay listed, and take one
+// of the places, for ever.
 func (s *scopeState) addTrigger(lr plog.LogRecord) {
 	ev := triggerEvent{
-		at:       lr.Timestamp().AsTime(),
+		at:       triggerTime(lr),
 		severity: lr.SeverityText(),
 		probe:    stringAttr(lr.Attributes(), attrProbe),
 		kind:     stringAttr(lr.Attributes(), attrTrigger),
 	}
-	if lr.Timestamp() == 0 {
-		ev.at = lr.ObservedTimestamp().AsTime()
+	if s.limits.tooFarAhead(ev.at, s.now()) {
+		s.malformed++
+		return
 	}
 	if ev.severity == "" {
 		ev.severity = lr.SeverityNumber().String()

@@ -54,16 +54,17 @@ const (
 
 // renderScope returns one frame of the scope: a header, then for every probe (by
 // name) its state line, its ΔQ plot and quantile table, then the latest
-// triggers. It reads s and nothing else, so a frame depends only on the data
-// received. Every string that came from the network (probe names, outcome and
+// triggers. It reads s and nothing else: a frame depends only on the data
+// received and, for the dates it shows (stamp), on the scope's clock. Every string that came from the network (probe names, outcome and
 // series values, trigger attributes) is shown through printable, so that no
 // sender can move the cursor, clear the screen or retitle the terminal.
 func renderScope(s *scopeState, o Frame) string {
+	today := s.now()
 	var b strings.Builder
 	fmt.Fprintf(&b, "ΔQ scope · %d probes · %d metric batches · %d triggers · %d snapshots\n",
 		len(s.probes), s.metricBatches, s.triggersSeen, s.snapshots)
 	if s.malformed > 0 {
-		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability, failure ratio or divergence outside [0, 1], negative outcome count, QoO score outside [0, 100] or of an unknown series, or a timestamp more than --max-ahead ahead of this machine's clock) or snapshot records (no deltaq.snapshot.id)\n", s.malformed)
+		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability, failure ratio or divergence outside [0, 1], negative outcome count, QoO score outside [0, 100] or of an unknown series, or a timestamp more than --max-ahead ahead of this machine's clock), snapshot records (no deltaq.snapshot.id) or trigger records (stamped more than --max-ahead ahead of this machine's clock)\n", s.malformed)
 	}
 	if line := cutsLine(s.cuts); line != "" {
 		b.WriteString(line + "\n")
@@ -78,7 +79,7 @@ func renderScope(s *scopeState, o Frame) string {
 	sort.Strings(names)
 	for _, name := range names {
 		b.WriteByte('\n')
-		renderProbe(&b, name, s.probes[name], o)
+		renderProbe(&b, name, s.probes[name], o, today)
 	}
 	b.WriteString("\ntriggers")
 	if len(s.triggers) == 0 {
@@ -87,7 +88,7 @@ func renderScope(s *scopeState, o Frame) string {
 	}
 	fmt.Fprintf(&b, " (latest %d, newest last):\n", len(s.triggers))
 	for _, t := range s.triggers {
-		fmt.Fprintf(&b, "  %s %-5s %s %s", t.at.UTC().Format("15:04:05.000Z"), printable.String(t.severity), printable.String(t.probe), printable.String(t.kind))
+		fmt.Fprintf(&b, "  %s %-5s %s %s", stamp(t.at, today), printable.String(t.severity), printable.String(t.probe), printable.String(t.kind))
 		for _, d := range t.details {
 			b.WriteString(" " + printable.String(d))
 		}
@@ -127,8 +128,26 @@ func cutsLine(c cuts) string {
 	return "bounds cut: " + strings.Join(parts, ", ")
 }
 
-func renderProbe(b *strings.Builder, name string, p *probeView, o Frame) {
-	fmt.Fprintf(b, "── %s ── window ending %s\n", printable.String(name), p.updated.UTC().Format("15:04:05.000Z"))
+// stamp writes t in UTC to the millisecond: its time of day when it is on
+// today's date (UTC), else with its date too, so that a window or trigger
+// of another day does not pass for one of today.
+func stamp(t, today time.Time) string {
+	if sameDay(t, today) {
+		return t.UTC().Format("15:04:05.000Z")
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000Z")
+}
+
+// sameDay reports whether a and b are on the same date (UTC).
+func sameDay(a, b time.Time) bool {
+	ay, am, ad := a.UTC().Date()
+	by, bm, bd := b.UTC().Date()
+	return ay == by && am == bm && ad == bd
+}
+
+// renderProbe draws one probe's window; today is the scope's clock (stamp).
+func renderProbe(b *strings.Builder, name string, p *probeView, o Frame, today time.Time) {
+	fmt.Fprintf(b, "── %s ── window ending %s\n", printable.String(name), stamp(p.updated, today))
 	b.WriteString(probeStateLine(p) + "\n")
 	if len(p.outcomes) > 0 {
 		b.WriteString(totalsLine(outcomesAt(p.outcomes, p.updated), p.updated) + "\n")
@@ -212,7 +231,7 @@ func totalsLine(o windowOutcomes, end time.Time) string {
 	since := ""
 	if !o.since.IsZero() {
 		layout := "2006-01-02 15:04:05Z"
-		if y, m, d := o.since.UTC().Date(); end.UTC().Year() == y && end.UTC().Month() == m && end.UTC().Day() == d {
+		if sameDay(o.since, end) {
 			layout = "15:04:05Z"
 		}
 		since = " since " + o.since.UTC().Format(layout)

@@ -233,11 +233,20 @@ func syntheticTriggers() plog.Logs {
 
 var defaultScopeFrame = DefaultFrame
 
+// testScope is a terminal scope of the default limits whose clock stands a
+// minute after testWindowEnd: the synthetic windows and triggers are of its
+// day, and shown by their time of day alone.
+func testScope() *scopeState {
+	s := newScopeState(DefaultLimits())
+	s.now = func() time.Time { return testWindowEnd.Add(time.Minute) }
+	return s
+}
+
 // TestRenderScopeGolden renders the synthetic window with the default plot size
 // and compares it with testdata/frame.golden (go test -run Golden -update-scope
 // rewrites it; review the diff by eye).
 func TestRenderScopeGolden(t *testing.T) {
-	s := newScopeState(DefaultLimits())
+	s := testScope()
 	s.addMetrics(syntheticWindow())
 	s.addLogs(syntheticTriggers())
 	got := renderScope(s, defaultScopeFrame)
@@ -260,7 +269,7 @@ func TestRenderScopeGolden(t *testing.T) {
 // TestRenderScopeContent checks the facts of the frame independently of the
 // golden file's layout.
 func TestRenderScopeContent(t *testing.T) {
-	s := newScopeState(DefaultLimits())
+	s := testScope()
 	s.addMetrics(syntheticWindow())
 	s.addLogs(syntheticTriggers())
 	got := renderScope(s, defaultScopeFrame)
@@ -542,7 +551,7 @@ func brokenThenIdle() (broken, idle pmetric.Metrics) {
 // later window's time). A window sent in several requests keeps those of
 // its earlier requests.
 func TestScopeReadingsAreTheWindows(t *testing.T) {
-	s := newScopeState(DefaultLimits())
+	s := testScope()
 	broken, idle := brokenThenIdle()
 	s.addMetrics(broken)
 	if frame := renderScope(s, defaultScopeFrame); !strings.Contains(frame, "QTA BROKEN │ failure 25.00% │ divergence 0.300") {

@@ -27,11 +27,13 @@ type Limits struct {
 	// (--probe-ttl), measured by the scope's clock on arrival, not by the
 	// timestamps sent: junk names age out, a real probe then gets a slot.
 	ProbeTTL time.Duration
-	// Ahead is how far ahead of the scope's clock a data point's timestamp
-	// may be (--max-ahead): the clocks of the collector and the scope
-	// differ a little. A point stamped later is malformed, not shown: a
-	// probe's newest timestamp is its window's end, and one from the future
-	// would stand for every window until then.
+	// Ahead is how far ahead of the scope's clock the timestamp of a data
+	// point or trigger record may be (--max-ahead): the clocks of the
+	// collector and the scope differ a little. One stamped later is
+	// malformed, not shown: a probe's newest timestamp is its window's end,
+	// and one from the future would stand for every window until then; the
+	// triggers are kept newest last, and one from the future would stay
+	// listed, and take one of the places, for ever.
 	Ahead time.Duration
 	// Series is how many curves (and quantile rows) a probe's window holds:
 	// observed, calculated, mean, band, QTA and what-if scenarios
@@ -71,6 +73,11 @@ type Limits struct {
 	// only hold a place lose it.
 	ClientIdle time.Duration
 }
+
+// tooFarAhead reports whether a timestamp t is more than l.Ahead ahead of
+// now, the scope's clock: a data point or trigger record stamped so is
+// malformed.
+func (l Limits) tooFarAhead(t, now time.Time) bool { return t.After(now.Add(l.Ahead)) }
 
 // maxTriggerAttrs bounds the attributes a trigger record keeps.
 const maxTriggerAttrs = 16
@@ -141,7 +148,7 @@ func (l *Limits) RegisterFlags(fs *flag.FlagSet) {
 	}
 	fs.DurationVar(&l.ProbeTTL, "probe-ttl", l.ProbeTTL, "how long a silent probe keeps its slot (`duration`, in [1s, 24h])")
 	fs.DurationVar(&l.Ahead, "max-ahead", l.Ahead,
-		"how far ahead of this machine's clock a data point's timestamp may be; later ones are malformed (`duration`, in [1s, 24h])")
+		"how far ahead of this machine's clock the timestamp of a data point or trigger record may be; later ones are malformed (`duration`, in [1s, 24h])")
 	fs.DurationVar(&l.ClientIdle, "client-idle", l.ClientIdle,
 		"how long a browser's stream stays open without its page saying it is alive (`duration`, in [10s, 1h])")
 }

@@ -664,15 +664,23 @@ func seriesWithCurves(curves map[string][]curvePoint) map[string]bool {
 	return out
 }
 
-// addLogs records trigger and snapshot records and pushes them.
+// addLogs records trigger and snapshot records and pushes them. A trigger
+// record stamped more than Limits.Ahead ahead of the scope's clock is
+// malformed, as in the terminal (scopeState.addTrigger): the triggers are
+// kept newest last, and it would stay among them for ever.
 func (w *scopeWeb) addLogs(ld plog.Logs) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var fired []webTrigger
 	touched := map[int64]bool{}
+	now := w.now()
 	for lr := range otlprecv.LogRecords(ld) {
 		switch lr.EventName() {
 		case eventTrigger:
+			if w.limits.tooFarAhead(triggerTime(lr), now) {
+				w.stats.Malformed++
+				continue
+			}
 			fired = append(fired, w.decodeTrigger(lr))
 		case eventSnapshot:
 			if id := w.addSnapshotRecord(lr); id > 0 {
@@ -714,12 +722,8 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 // at most maxTriggerAttrs of these (counted in attrs_cut).
 func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 	a := lr.Attributes()
-	ts := lr.Timestamp()
-	if ts == 0 {
-		ts = lr.ObservedTimestamp()
-	}
 	t := webTrigger{
-		Time:     ts.AsTime().UnixMilli(),
+		Time:     triggerTime(lr).UnixMilli(),
 		Severity: lr.SeverityText(),
 		Probe:    stringAttr(a, attrProbe),
 		Kind:     stringAttr(a, attrTrigger),

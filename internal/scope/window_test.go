@@ -4,18 +4,21 @@
 package scope
 
 // What both views show of a window: its own outcome counts beside it, the
-// totals labelled as such, what a refused probe counts, and a window end that
-// no timestamp from the future can hold.
+// totals labelled as such, what a refused probe counts, a window end and
+// triggers that no timestamp from the future can hold, and the date of a
+// window or trigger of another day.
 
 import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -293,5 +296,105 @@ func TestOutcomeCountNext(t *testing.T) {
 	oc := outcomeCount{}.next(100, at(-60), at(0)).next(130, at(-60), at(1))
 	if _, ok := oc.inWindow(at(2)); ok {
 		t.Error("the counts of the window ending at 1 s are shown as those of the window ending at 2 s")
+	}
+}
+
+// triggerLogs holds one deltaq.trigger record of probe "api" at each of
+// times, in that order.
+func triggerLogs(times ...time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, at := range times {
+		tr := lrs.AppendEmpty()
+		tr.SetEventName(eventTrigger)
+		tr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		tr.SetSeverityText("WARN")
+		tr.Attributes().PutStr(attrProbe, "api")
+		tr.Attributes().PutStr(attrTrigger, "failure")
+	}
+	return ld
+}
+
+// TestScopeRefusesTriggersFromTheFuture: the triggers are kept in time
+// order and the oldest dropped, so a record stamped far ahead of the
+// scope's clock stayed listed as the newest for ever, and took one of the
+// places (8 in the terminal, 200 on the page) from every real trigger
+// after it. It is refused as malformed in both views, counted neither
+// among the triggers seen nor kept; a record a little ahead (clocks differ)
+// is taken, and one stamped only by its observed time is judged by that.
+func TestScopeRefusesTriggersFromTheFuture(t *testing.T) {
+	now := testWindowEnd
+	s, w := views(DefaultLimits(), &now)
+	logs := func(ld plog.Logs) {
+		s.addLogs(ld)
+		w.addLogs(ld)
+	}
+	future := triggerLogs(testWindowEnd.Add(100*365*24*time.Hour), testWindowEnd.Add(2*time.Minute))
+	// Observed far ahead, without a timestamp of its own.
+	observed := future.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
+	triggerLogs(time.Time{}).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).CopyTo(observed)
+	observed.SetTimestamp(0)
+	observed.SetObservedTimestamp(pcommon.NewTimestampFromTime(testWindowEnd.Add(time.Hour)))
+	logs(future)
+	// maxWebTriggers real triggers, one a second, the clock following
+	// them; the last 30 s ahead of it.
+	var real []time.Time
+	for i := range maxWebTriggers {
+		real = append(real, testWindowEnd.Add(time.Duration(i+1)*time.Second))
+	}
+	now = real[len(real)-1].Add(-30 * time.Second)
+	logs(triggerLogs(real...))
+
+	if s.malformed != 3 || s.triggersSeen != maxWebTriggers || len(s.triggers) != maxTriggers {
+		t.Errorf("terminal: %d malformed, %d triggers seen, %d kept; want 3, %d, %d", s.malformed, s.triggersSeen, len(s.triggers), maxWebTriggers, maxTriggers)
+	}
+	for i, ev := range s.triggers {
+		if want := real[len(real)-maxTriggers+i]; !ev.at.Equal(want) {
+			t.Errorf("terminal: trigger %d at %v, want %v (the newest real ones)", i, ev.at, want)
+		}
+	}
+	frame := renderScope(s, defaultScopeFrame)
+	assertContainsAll(t, "frame", frame, "ignored 3 malformed", "trigger records (stamped more than --max-ahead ahead",
+		"triggers (latest 8, newest last):\n  12:03:18.000Z WARN  api failure\n")
+	if strings.Contains(frame, "2126-") {
+		t.Errorf("the frame lists the trigger from the future:\n%s", frame)
+	}
+	st := w.snapshotStats()
+	w.mu.Lock()
+	kept := slices.Clone(w.triggers)
+	w.mu.Unlock()
+	if st.Malformed != 3 || st.TriggersSeen != maxWebTriggers || len(kept) != maxWebTriggers {
+		t.Errorf("page: %d malformed, %d triggers seen, %d kept; want 3, %d, %d", st.Malformed, st.TriggersSeen, len(kept), maxWebTriggers, maxWebTriggers)
+	}
+	for i, tr := range kept {
+		if tr.Time != real[i].UnixMilli() {
+			t.Errorf("page: trigger %d at %d, want %d (every real one)", i, tr.Time, real[i].UnixMilli())
+			break
+		}
+	}
+}
+
+// TestScopeShowsTheDateOfAnotherDay: "window ending" and the triggers'
+// times are written by their time of day when they are of the scope's
+// today (UTC), and with their date when not: a window of another day
+// looked like one of today.
+func TestScopeShowsTheDateOfAnotherDay(t *testing.T) {
+	s := newScopeState(DefaultLimits())
+	s.addMetrics(syntheticWindow())
+	s.addLogs(syntheticTriggers())
+	for _, c := range []struct {
+		name   string
+		now    time.Time
+		window string
+		first  string
+	}{
+		{"later the same day", time.Date(2026, 11, 21, 23, 59, 59, 0, time.UTC), "12:00:05.000Z", "12:00:04.000Z"},
+		{"the next day", time.Date(2026, 11, 22, 0, 0, 1, 0, time.UTC), "2026-11-21 12:00:05.000Z", "2026-11-21 12:00:04.000Z"},
+		{"a day before", testWindowEnd.Add(-24 * time.Hour), "2026-11-21 12:00:05.000Z", "2026-11-21 12:00:04.000Z"},
+	} {
+		s.now = func() time.Time { return c.now }
+		frame := renderScope(s, defaultScopeFrame)
+		assertContainsAll(t, c.name, frame, "── checkout ── window ending "+c.window+"\n", "── search ── window ending "+c.window+"\n",
+			"\n  "+c.first+" WARN  search qta ")
 	}
 }

@@ -257,11 +257,21 @@ function clock(ms) {
   return d.toISOString().slice(11, 23) + "Z";
 }
 
+// stamp writes a time as the terminal does: its time of day (UTC) when it
+// is on today's date (UTC, by this browser's clock), else with its date
+// too, so that a window or trigger of another day does not pass for one of
+// today.
+function stamp(ms) {
+  const iso = new Date(ms).toISOString();
+  const day = iso.slice(0, 10) === new Date().toISOString().slice(0, 10) ? "" : iso.slice(0, 10) + " ";
+  return day + iso.slice(11, 23) + "Z";
+}
+
 function renderHeader() {
   const s = store.stats;
   const parts = [`${store.windows.size} probes`, `${s.batches || 0} batches`, `${s.triggers_seen || 0} triggers`,
     `${s.snapshots_seen || 0} snapshots`];
-  if (s.malformed) parts.push(`${s.malformed} malformed points ignored`);
+  if (s.malformed) parts.push(`${s.malformed} malformed points and records ignored`);
   // What the scope's bounds cut (deltaq help scope).
   // probes_refused, series_refused and names_refused count data points.
   for (const [key, what] of [["probes_refused", "data points of probes without a slot"], ["probes_expired", "silent probes expired"],
@@ -351,7 +361,7 @@ function renderProbe(name) {
     root.querySelector(".qoo").replaceChildren();
     return;
   }
-  root.querySelector(".probe-time").textContent = "window ending " + clock(w.end);
+  root.querySelector(".probe-time").textContent = "window ending " + stamp(w.end);
   root.dataset.end = String(w.end);
   const state = root.querySelector(".qta-state");
   // A window without instances has no verdict on the QTA it still has.
@@ -706,7 +716,7 @@ function renderTriggers(fresh) {
     li.dataset.time = String(t.time);
     if (fresh && fresh.has(t)) li.classList.add("fresh");
     const head = el("div", "t-head");
-    head.append(el("span", "t-time", clock(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
+    head.append(el("span", "t-time", stamp(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
     if (t.snapshot > 0) head.append(el("span", "t-snap", `snapshot #${t.snapshot}` + (store.snapshots.has(t.snapshot) ? "" : " (recording)")));
     li.append(head, el("div", "t-msg", t.message || ""));
     // The record's other attributes as they arrived (such as the traces
@@ -751,7 +761,7 @@ function attrSpan(key, value, links) {
 async function openSnapshot(t) {
   const dlg = $("snapshot");
   $("snapshot-title").textContent = t.snapshot > 0 ? `Snapshot #${t.snapshot}` : "Trigger";
-  $("snapshot-note").textContent = printable(`${t.kind} trigger on ${t.probe} at ${clock(t.time)}: ${t.message || ""}`);
+  $("snapshot-note").textContent = printable(`${t.kind} trigger on ${t.probe} at ${stamp(t.time)}: ${t.message || ""}`);
   const body = $("snapshot-body");
   body.replaceChildren();
   if (!dlg.open) dlg.showModal();
