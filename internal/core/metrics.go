@@ -309,6 +309,7 @@ func newGauge(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
 	return m
 }
 
+// dataPointCount returns the number of data points of m, whatever its type.
 func dataPointCount(m pmetric.Metric) int {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:

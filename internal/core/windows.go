@@ -405,7 +405,7 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 						o.consumeIdle(m.Sum().DataPoints(), source, &fates)
 					case m.Name() == contract.MetricWindow || m.Name() == contract.MetricWindowIdle:
 						// The contract's name, another type: not a window.
-						fates[analysis.ContributionInvalid] += int64(pointsOf(m))
+						fates[analysis.ContributionInvalid] += int64(dataPointCount(m))
 					}
 					continue
 				}
@@ -446,23 +446,6 @@ func (o *Observer) consumeIdle(dps pmetric.NumberDataPointSlice, source string, 
 		}
 		fates[o.engine.AddIdle(source, dp.StartTimestamp().AsTime(), dp.Timestamp().AsTime(), began)]++
 	}
-}
-
-// pointsOf returns the number of data points of m, whatever its type.
-func pointsOf(m pmetric.Metric) int {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints().Len()
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints().Len()
-	case pmetric.MetricTypeHistogram:
-		return m.Histogram().DataPoints().Len()
-	case pmetric.MetricTypeExponentialHistogram:
-		return m.ExponentialHistogram().DataPoints().Len()
-	case pmetric.MetricTypeSummary:
-		return m.Summary().DataPoints().Len()
-	}
-	return 0
 }
 
 // windowScratch holds the windows ConsumeMetrics has read and not yet

@@ -36,28 +36,8 @@ const fastInterval = 500 * time.Millisecond
 // by one a window. Before, the counter rose by one a window as soon as the
 // traffic stopped, and DeltaQAgentsMissing fired with every agent up.
 func TestIdleAgentsAreNotMissing(t *testing.T) {
-	otelcol := gate(t)
-	diagram := demoDiagram(t)
 	began := time.Now()
-	gwSink := otlptest.Start(t, otlptest.Options{})
-	ports := e2etest.NewPorts(t)
-	gateway := newCollector(t, ports, otelcol, "gateway",
-		[]string{"../gateway.yaml", "testdata/sink.yaml", "testdata/fast.yaml", "testdata/gateway_fast.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
-	var agents []*collector
-	for i := range 2 {
-		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml", "testdata/fast.yaml"},
-			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
-	}
-	all := append([]*collector{gateway}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
-	const missingName = "otelcol_connector_deltaq_windows_missing_agents"
+	gateway, agents, gwSink := startFastPair(t, gate(t))
 	missing := func() int64 { return scrapeSum(t, gateway.telemetry, missingName) }
 
 	// 2 s of spans to both agents.
@@ -169,4 +149,36 @@ func waitGatewayWindow(t *testing.T, gwSink *otlptest.Receiver, end int64) map[i
 		return ok
 	})
 	return c
+}
+
+// missingName is the gateway's count of windows closed with fewer agents
+// than expected_agents.
+const missingName = "otelcol_connector_deltaq_windows_missing_agents"
+
+// startFastPair starts, and waits until ready, a gateway with
+// expected_agents 2 and two agents that report to it, all on
+// testdata/fast.yaml's windows of 500 ms (the gateway's lag 2 s,
+// testdata/gateway_fast.yaml); the gateway's output goes to the sink
+// returned.
+func startFastPair(t *testing.T, otelcol string) (gateway *collector, agents []*collector, gwSink *otlptest.Receiver) {
+	t.Helper()
+	diagram := demoDiagram(t)
+	gwSink = otlptest.Start(t, otlptest.Options{})
+	ports := e2etest.NewPorts(t)
+	gateway = newCollector(t, ports, otelcol, "gateway",
+		[]string{"../gateway.yaml", "testdata/sink.yaml", "testdata/fast.yaml", "testdata/gateway_fast.yaml"},
+		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
+	for i := range 2 {
+		id := fmt.Sprintf("agent-%d", i)
+		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml", "testdata/fast.yaml"},
+			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
+	}
+	all := append([]*collector{gateway}, agents...)
+	for _, c := range all {
+		c.start(t)
+	}
+	for _, c := range all {
+		c.waitReady(t)
+	}
+	return gateway, agents, gwSink
 }

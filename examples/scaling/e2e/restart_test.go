@@ -30,28 +30,8 @@ import (
 // word had arrived (1 to 4 a start here), and DeltaQAgentsMissing fired at
 // every gateway deploy.
 func TestGatewayRestartMissesNoAgent(t *testing.T) {
-	otelcol := gate(t)
-	diagram := demoDiagram(t)
 	began := time.Now()
-	gwSink := otlptest.Start(t, otlptest.Options{})
-	ports := e2etest.NewPorts(t)
-	gateway := newCollector(t, ports, otelcol, "gateway",
-		[]string{"../gateway.yaml", "testdata/sink.yaml", "testdata/fast.yaml", "testdata/gateway_fast.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
-	var agents []*collector
-	for i := range 2 {
-		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml", "testdata/fast.yaml"},
-			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
-	}
-	all := append([]*collector{gateway}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
-	const missingName = "otelcol_connector_deltaq_windows_missing_agents"
+	gateway, agents, gwSink := startFastPair(t, gate(t))
 	missing := func() int64 { return scrapeSum(t, gateway.telemetry, missingName) }
 	// The window ending four intervals from now, closed with both agents.
 	settled := func(what string, from int) map[int64]int64 {
