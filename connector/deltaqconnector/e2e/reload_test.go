@@ -639,16 +639,13 @@ func (s *sender) batch(probe string, b int) {
 		for _, in := range insts {
 			newSpan(spans, probe, in.tid, in.sid, now.Add(-in.delay), now)
 		}
-		return func(ctx context.Context) error {
-				_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
-				return err
-			}, func() {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				for _, in := range insts {
-					s.success(probe, now, in.delay)
-				}
+		return s.exportTraces(td), func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, in := range insts {
+				s.success(probe, now, in.delay)
 			}
+		}
 	})
 }
 
@@ -729,14 +726,19 @@ func (s *sender) successSpan(p pending, delay time.Duration) (func(context.Conte
 	td := ptrace.NewTraces()
 	newSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), p.probe, p.tid, p.sid,
 		p.start, p.start.Add(delay))
+	return s.exportTraces(td), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.success(p.probe, p.start.Add(delay), delay)
+	}
+}
+
+// exportTraces returns the export of td over the sender's connection.
+func (s *sender) exportTraces(td ptrace.Traces) func(context.Context) error {
 	return func(ctx context.Context) error {
-			_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
-			return err
-		}, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.success(p.probe, p.start.Add(delay), delay)
-		}
+		_, err := s.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+		return err
+	}
 }
 
 // --- what the sink got --------------------------------------------------------
