@@ -31,6 +31,9 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
+				if sp != nil && k%warmAhead == 0 {
+					sp.warm(spans, k, &sb)
+				}
 				span := spans.At(k)
 				if readInstance(span, &in) && !sp.matches(in.Probe) {
 					b.Add(&in)

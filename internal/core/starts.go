@@ -445,6 +445,42 @@ func (sb *spanBatch) release() {
 	}
 }
 
+// hold reports whether the spans must be looked up in the start events'
+// tracker (start events are in use, or instances are tracked), and holds
+// it for the batch from the first span that must.
+func (sp *spanProbes) hold(sb *spanBatch) bool {
+	s := sp.starts
+	if s == nil || !sb.held && !s.tracker.Active() {
+		return false
+	}
+	if !sb.held {
+		sb.now = sp.clock().UnixNano()
+		sb.lock, sb.held = s.tracker.Lock(), true
+	}
+	return true
+}
+
+// warmAhead is the number of spans whose keys are warmed
+// (inflight.Locked.Warm) at a time: enough for the processor to overlap
+// their cache misses, few enough that their lines stay in the first-level
+// cache until their turn.
+const warmAhead = 32
+
+// warm warms the tracker's look-ups of spans[from:from+warmAhead], while
+// start events are in use (hold).
+func (sp *spanProbes) warm(spans ptrace.SpanSlice, from int, sb *spanBatch) {
+	if !sp.hold(sb) {
+		return
+	}
+	var keys [warmAhead]inflight.Key
+	n := min(warmAhead, spans.Len()-from)
+	for i := range n {
+		span := spans.At(from + i)
+		keys[i].TraceID, keys[i].SpanID = span.TraceID(), span.SpanID()
+	}
+	sb.lock.Warm(keys[:n])
+}
+
 // endSpan ends the tracked instance of a matched span, if any, while start
 // events are in use, and returns the probe of the instance it ended, else
 // -1, and whether that instance's timeout was counted already (the span is
@@ -452,14 +488,10 @@ func (sb *spanBatch) release() {
 // remembered from the batch's time. in holds the span's ids, whatever its
 // times.
 func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
-	s := sp.starts
-	if s == nil || !sb.held && !s.tracker.Active() {
+	if !sp.hold(sb) {
 		return -1, false
 	}
-	if !sb.held {
-		sb.now = sp.clock().UnixNano()
-		sb.lock, sb.held = s.tracker.Lock(), true
-	}
+	s := sp.starts
 	var k inflight.Key
 	k.TraceID, k.SpanID = in.TraceID, in.SpanID
 	r := sb.lock.EndKey(&k, sb.now)

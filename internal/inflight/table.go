@@ -132,6 +132,9 @@ type Table struct {
 	maxYoung int
 
 	started, timedOut int
+	// warmed keeps what warm read, so that its loads are not dropped as
+	// unused.
+	warmed uint32
 }
 
 // New returns an empty table that holds at most capacity instances (at least
@@ -162,6 +165,28 @@ func newTable(capacity int, lateWindow, resolution int64) *Table {
 
 // Len returns the number of tracked instances in either state.
 func (t *Table) Len() int { return t.index.len() }
+
+// warm reads what the look-ups of keys (add, end) will read: each key's
+// position in the index and, when that holds a slot, the slot's first
+// cache line, which holds its key and all an end writes. The look-ups of a
+// loaded collector miss the cache (the table's lines go cold between an
+// instance's start and its span, while the receiver decodes megabytes),
+// and the span path, one span at a time, waits for each miss in turn; the
+// reads here depend on nothing but their key, so that the processor has
+// those of many keys in flight at once, and the look-ups that follow find
+// their lines in the cache.
+func (t *Table) warm(keys []Key) {
+	d := &t.index.short
+	pos, slots := d.pos, t.slots
+	var acc uint32
+	for i := range keys {
+		p := pos[d.home(tag(digest(&keys[i])))&d.mask]
+		if j := int(p.slot) - 1; j >= 0 && j < len(slots) {
+			acc += slots[j].gen
+		}
+	}
+	t.warmed += acc
+}
 
 // Counts returns the number of Started and of TimedOut instances.
 func (t *Table) Counts() (started, timedOut int) { return t.started, t.timedOut }

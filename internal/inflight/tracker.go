@@ -96,6 +96,11 @@ func (l Locked) Unlock() {
 	l.t.mu.Unlock()
 }
 
+// Warm reads ahead what the starts or ends of keys, about to follow, will
+// look up, so that they find it in the cache (Table.warm): a batch of
+// spans warms a few dozen keys at a time.
+func (l Locked) Warm(keys []Key) { l.t.table.warm(keys) }
+
 // End is Tracker.End on the held tracker.
 func (l Locked) End(k Key, now int64) EndResult { return l.EndKey(&k, now) }
 

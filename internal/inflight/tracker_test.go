@@ -222,9 +222,16 @@ func batchInstances(dmax int64) []Instance {
 // ms. What a binary heap of due times pays in sift-downs on the end of an
 // instance, with n in flight, shows here and not in
 // BenchmarkTrackerStartEnd.
+//
+// warm=true warms each batch's keys first (Locked.Warm), 32 at a time, as
+// the span path does.
 func BenchmarkTrackerSteady(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("inflight=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n    int
+		warm bool
+	}{{1_000, false}, {1_000, true}, {10_000, false}, {10_000, true}, {100_000, false}, {100_000, true}} {
+		n := c.n
+		b.Run(fmt.Sprintf("inflight=%d/warm=%v", n, c.warm), func(b *testing.B) {
 			o := DefaultOptions()
 			o.MaxInFlight = 2 * n
 			tr := NewTracker(o)
@@ -260,13 +267,17 @@ func BenchmarkTrackerSteady(b *testing.B) {
 					pick[i], mark[j] = j, done+1
 				}
 				l := tr.Lock()
+				warm(l, c.warm, pick[:], ring)
 				for _, j := range pick {
 					l.End(ring[j].Key, now)
 				}
 				l.Unlock()
-				l = tr.Lock()
 				for _, j := range pick {
 					ring[j] = newInst(now)
+				}
+				l = tr.Lock()
+				warm(l, c.warm, pick[:], ring)
+				for _, j := range pick {
 					l.Start(&ring[j], now)
 				}
 				l.Unlock()
@@ -275,5 +286,54 @@ func BenchmarkTrackerSteady(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// warm warms the keys of ring[pick], 32 at a time, when on.
+func warm(l Locked, on bool, pick []int, ring []Instance) {
+	if !on {
+		return
+	}
+	var keys [32]Key
+	for from := 0; from < len(pick); from += len(keys) {
+		n := min(len(keys), len(pick)-from)
+		for i := range n {
+			keys[i] = ring[pick[from+i]].Key
+		}
+		l.Warm(keys[:n])
+	}
+}
+
+// TestWarmChangesNothing: warming keys, tracked or not, before a table
+// grows and after, changes no answer of the ends and starts that follow.
+func TestWarmChangesNothing(t *testing.T) {
+	o := DefaultOptions()
+	tr := NewTracker(o)
+	tr.Remember()
+	now := int64(time.Hour)
+	keys := make([]Key, 300)
+	for i := range keys {
+		binary.LittleEndian.PutUint64(keys[i].TraceID[8:], uint64(i+1)*0x9e3779b97f4a7c15)
+		binary.LittleEndian.PutUint64(keys[i].SpanID[:], uint64(i+1))
+	}
+	l := tr.Lock()
+	l.Warm(keys) // none tracked, the index at its smallest
+	l.Warm(nil)
+	for i := range keys[:200] {
+		in := Instance{Key: keys[i], Start: now, Deadline: now + int64(time.Second)}
+		if r, _ := l.Start(&in, now); r != Tracked {
+			t.Fatalf("start %d: %v, want Tracked", i, r)
+		}
+	}
+	l.Warm(keys) // 200 tracked, 100 not
+	for i := range keys {
+		r := l.End(keys[i], now)
+		if want := i < 200; r.Found != want {
+			t.Fatalf("end %d: found %v, want %v", i, r.Found, want)
+		}
+	}
+	l.Unlock()
+	if n := tr.Len(); n != 0 {
+		t.Errorf("%d instances left, want 0", n)
 	}
 }
