@@ -459,19 +459,40 @@ func (h *LogLinearHistogram) wholeBelow(k int, cut int64) (whole int, limit uint
 
 // skipWhole adds to acc, a whole number below limit, the counts of the
 // buckets from j on, up to whole (wholeBelow), while the sum stays below
-// thr and limit; it returns the first bucket not added, and the sum.
+// thr and limit; it returns the first bucket not added, and the sum. Below
+// 2⁵³ a sum s is exact, so float64(s) ≥ thr exactly when s ≥ ⌈thr⌉: both
+// bounds are one whole bound, lim, and the buckets are added four at a
+// time while their sum stays below it (each below it, so that the sum of
+// four cannot overflow), then one at a time up to the bucket that reaches
+// it.
 func (h *LogLinearHistogram) skipWhole(j, whole int, limit uint64, acc, thr float64) (int, float64) {
 	run := uint64(acc)
+	lim := limit
+	if t := math.Ceil(thr); t < float64(lim) {
+		lim = uint64(max(t, 0))
+	}
+	if run >= lim {
+		return j, acc
+	}
+	counts := h.counts[:whole]
+	for ; j+4 <= whole; j += 4 {
+		c := counts[j : j+4 : j+4]
+		room := lim - run
+		if c[0]|c[1]|c[2]|c[3] >= room {
+			break
+		}
+		s := c[0] + c[1] + c[2] + c[3]
+		if s >= room {
+			break
+		}
+		run += s
+	}
 	for ; j < whole; j++ {
-		c := h.counts[j]
-		if c >= limit {
+		c := counts[j]
+		if c >= lim-run {
 			break
 		}
-		s := run + c
-		if s >= limit || float64(s) >= thr {
-			break
-		}
-		run = s
+		run += c
 	}
 	return j, float64(run)
 }
