@@ -64,12 +64,13 @@ func (b Bounds) Width(tmax float64) float64 {
 	p, o := b.Pessimistic, b.Optimistic
 	if p.width == o.width && p.at != Spread && o.at != Spread {
 		// One grid of masses at edges, where CDF and upper are read at
-		// each edge once, by edgeCDF.
-		n := max(min(float64(len(p.pdf)), math.Floor(tmax/p.width+1e-9)), min(float64(len(o.pdf)), math.Floor(tmax/o.width+1e-9)))
-		shift := b.upperShift()
+		// each edge once, as edgeCDF reads them, by the index their
+		// placement and shift put edge k at (edgeIndex, as beyondOnGrid).
+		n := int(max(min(float64(len(p.pdf)), math.Floor(tmax/p.width+1e-9)), min(float64(len(o.pdf)), math.Floor(tmax/o.width+1e-9))))
+		ip, io := p.edgeIndex(0), o.edgeIndex(int(b.upperShift()))
 		w := 0.0
-		for k := 0.0; k <= n; k++ {
-			w = max(w, o.edgeCDF(k-shift)-p.edgeCDF(k))
+		for k := 0; k <= n; k++ {
+			w = max(w, cumAt(o.cum, k+io)-cumAt(p.cum, k+ip))
 		}
 		return w
 	}

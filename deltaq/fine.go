@@ -392,6 +392,9 @@ func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, s
 
 // Quantiles sets delays[k] and ok[k] to Quantile(qs[k], cut) for every k,
 // in one pass over the buckets (qs in any order; delays and ok as long).
+// The buckets below the next quantile are skipped as whole counts
+// (skipWhole): what Quantile reads of them, summed in floating point, is
+// that sum exactly.
 func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64, ok []bool) {
 	order := make([]int, 0, len(qs))
 	for k, q := range qs {
@@ -407,11 +410,17 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 	}
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(qs[x], qs[y]) })
 	n := float64(h.Total())
+	k := h.below(cut)
+	whole, limit := h.wholeBelow(k, cut)
 	acc, o := 0.0, 0
-	for j, c := range h.counts[:h.below(cut)] {
-		if o == len(order) {
-			return
+	for j := 0; j < k && o < len(order); j++ {
+		if j < whole && acc < float64(limit) {
+			j, acc = h.skipWhole(j, whole, limit, acc, qs[order[o]]*n*(1-1e-12))
+			if j == k {
+				break
+			}
 		}
+		c := h.counts[j]
 		if c == 0 {
 			continue
 		}
@@ -426,7 +435,66 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 			o++
 		}
 		acc += m
+		if j >= whole || c >= limit || acc >= float64(limit) {
+			limit = 0 // acc may no longer be a whole number: no more skipping
+		}
 	}
+}
+
+// wholeBelow returns, of the k buckets below cut, the number whole of
+// those wholly within it, and a bound limit such that for counts and sums
+// of counts below it, what withinCut reads of such a bucket is its count c
+// (c·w < 2⁵³ for every width w ≤ e_whole) and a sum of them in floating
+// point is exact (below 2⁵³). limit is 0 when there is no such bucket.
+func (h *LogLinearHistogram) wholeBelow(k int, cut int64) (whole int, limit uint64) {
+	whole = k
+	if whole > 0 && h.edges[whole] > cut {
+		whole--
+	}
+	if whole == 0 || h.edges[whole] <= 0 {
+		return 0, 0
+	}
+	return whole, (1 << 53) / uint64(h.edges[whole])
+}
+
+// skipWhole adds to acc, a whole number below limit, the counts of the
+// buckets from j on, up to whole (wholeBelow), while the sum stays below
+// thr and limit; it returns the first bucket not added, and the sum. Below
+// 2⁵³ a sum s is exact, so float64(s) ≥ thr exactly when s ≥ ⌈thr⌉: both
+// bounds are one whole bound, lim, and the buckets are added four at a
+// time while their sum stays below it (each below it, so that the sum of
+// four cannot overflow), then one at a time up to the bucket that reaches
+// it.
+func (h *LogLinearHistogram) skipWhole(j, whole int, limit uint64, acc, thr float64) (int, float64) {
+	run := uint64(acc)
+	lim := limit
+	if t := math.Ceil(thr); t < float64(lim) {
+		lim = uint64(max(t, 0))
+	}
+	if run >= lim {
+		return j, acc
+	}
+	counts := h.counts[:whole]
+	for ; j+4 <= whole; j += 4 {
+		c := counts[j : j+4 : j+4]
+		room := lim - run
+		if c[0]|c[1]|c[2]|c[3] >= room {
+			break
+		}
+		s := c[0] + c[1] + c[2] + c[3]
+		if s >= room {
+			break
+		}
+		run += s
+	}
+	for ; j < whole; j++ {
+		c := counts[j]
+		if c >= lim-run {
+			break
+		}
+		run += c
+	}
+	return j, float64(run)
 }
 
 // withinCut returns the span [a, b) of bucket j, cut at cut ns, and the

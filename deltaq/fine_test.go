@@ -211,6 +211,38 @@ func TestFineQuantilesInOnePass(t *testing.T) {
 	}
 }
 
+// TestFineQuantilesSkipWhole: Quantiles, which skips buckets below the
+// next quantile as whole counts, gives what Quantile gives for each of
+// many quantiles, at cuts on, just past and between bucket edges, and
+// with counts so large that a bucket's share is no longer its count
+// (c·w ≥ 2⁵³), where it reads every bucket as Quantile does.
+func TestFineQuantilesSkipWhole(t *testing.T) {
+	qs := make([]float64, 0, 202)
+	for i := range 200 {
+		qs = append(qs, float64(i+1)/201)
+	}
+	qs = append(qs, 1, 0.999999)
+	for _, weight := range []int64{1, 1 << 20, 1 << 40} {
+		h := NewFine().NewHistogram()
+		rng := rand.New(rand.NewPCG(uint64(weight), 11))
+		for range 500 {
+			h.AddN(int64(2e5+5e7*rng.ExpFloat64()), weight*(1+rng.Int64N(3)))
+		}
+		h.AddTimeouts(weight)
+		e := h.Edges()
+		for _, cut := range []int64{FineHigh, e[1500], e[1500] + 1, e[1400] - 1, (e[1450] + e[1451]) / 2, e[1], 1} {
+			delays, ok := make([]float64, len(qs)), make([]bool, len(qs))
+			h.Quantiles(qs, cut, delays, ok)
+			for k, q := range qs {
+				d, o := h.Quantile(q, cut)
+				if d != delays[k] || o != ok[k] {
+					t.Errorf("weight %d, cut %d, q %v: Quantiles %v (%v), Quantile %v (%v)", weight, cut, q, delays[k], ok[k], d, o)
+				}
+			}
+		}
+	}
+}
+
 // TestFineShareWithinCut: the share of a bucket's instances Quantile reads
 // within the cut (withinCut) is c·(b − a)/w computed in floating point,
 // to the bit, whether the division is made or left out: for counts up to

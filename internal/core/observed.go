@@ -57,10 +57,14 @@ func (b *builder) cumulativeOf(p *analysis.ProbeResult, windowStart pcommon.Time
 		return nil
 	}
 	c.seen = b.windows
+	// Locals: a store to c.counts[i] would otherwise load c.counts and c.n
+	// again for every bin.
+	counts, n := c.counts[:len(p.BinCounts)], c.n
 	for i, k := range p.BinCounts {
-		c.counts[i] += k
-		c.n += k
+		counts[i] += k
+		n += k
 	}
+	c.n = n
 	c.sum += p.SuccessSum
 	return c
 }
