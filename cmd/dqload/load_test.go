@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -243,12 +244,16 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 		trace pcommon.TraceID
 		at    pcommon.Timestamp
 	}
-	// Only the hooks use these, one request at a time.
+	// The hooks use these one request at a time; the test reads them under
+	// mu too, since a request may still be in the server when dqload ends.
+	var mu sync.Mutex
 	announced := make(map[pcommon.SpanID]start)
 	var repeated, unannounced, mismatched int
 	var announcedTotal int64 // the start events received, entries of batches each one
 	s := otlptest.Start(t, otlptest.Options{CountOnly: true,
 		Logs: func(ld plog.Logs) otlptest.Reply {
+			mu.Lock()
+			defer mu.Unlock()
 			for lr := range otlprecv.LogRecords(ld) {
 				for _, e := range startsOf(t, lr) {
 					announcedTotal++
@@ -261,6 +266,8 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 			return otlptest.Reply{}
 		},
 		Traces: func(td ptrace.Traces) otlptest.Reply {
+			mu.Lock()
+			defer mu.Unlock()
 			for sp := range otlprecv.Spans(td) {
 				a, ok := announced[sp.SpanID()]
 				switch {
@@ -277,10 +284,13 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
-	got := s.Counts()
-	if repeated+unannounced+mismatched != 0 || got.Spans == 0 {
+	got := s.Counts() // outside mu: the server holds its own lock while a hook takes mu
+	mu.Lock()
+	rep, unann, mism, total := repeated, unannounced, mismatched, announcedTotal
+	mu.Unlock()
+	if rep+unann+mism != 0 || got.Spans == 0 {
 		t.Fatalf("of %d spans received, %d had no start event before them and %d one with other ids or start; %d start events repeated",
-			got.Spans, unannounced, mismatched, repeated)
+			got.Spans, unann, mism, rep)
 	}
 	// Each of the four streams may have a logs request, and the traces
 	// request after it, in flight when the measurement ends, received but
@@ -288,7 +298,7 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 	acked, failed, startsAcked, startsFailed := n[0], n[1], n[2], n[3]
 	records := int64(got.LogRecords)
 	if form == startsBatch {
-		records = announcedTotal
+		records = total
 	}
 	if acked <= 0 || failed != 0 || startsFailed != 0 || startsAcked < acked || startsAcked-acked > 4*50 ||
 		startsAcked > records || records-startsAcked > 4*50 {
