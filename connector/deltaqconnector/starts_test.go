@@ -620,3 +620,30 @@ func announce(form string, events ...start) plog.Logs {
 	}
 	return batchLogs(nil, batches...)
 }
+
+// TestStartEventsLongBatch: a batch of spans longer than the tracker's
+// read-ahead (32 spans), some announced and some not, ends every announced
+// instance once and counts every span once: the read-ahead changes no
+// answer of the look-ups it prepares.
+func TestStartEventsLongBatch(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	var starts []start
+	var spans []span
+	for n := 1; n <= 150; n++ {
+		if n%2 == 1 {
+			starts = append(starts, start{n: byte(n), probe: "job", at: ms(100)})
+		}
+		spans = append(spans, span{name: "job", dur: ms(30), traceID: byte(n)})
+	}
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce("batch", starts...)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(130), spans...)))
+	r.expire(at(time.Second))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"), "every announced span came")
+	assert.Equal(t, map[string]int64{contract.Success: 150, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	assert.Equal(t, map[string]int64{"tracked": 75}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+}

@@ -30,10 +30,9 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
+			sb.spans, sb.warmed = spans, 0
 			for k := 0; k < spans.Len(); k++ {
-				if sp != nil && k%warmAhead == 0 {
-					sp.warm(spans, k, &sb)
-				}
+				sb.at = k
 				span := spans.At(k)
 				if readInstance(span, &in) && !sp.matches(in.Probe) {
 					b.Add(&in)

@@ -435,6 +435,11 @@ type spanBatch struct {
 	now  int64
 	lock inflight.Locked
 	held bool
+	// spans are the spans of the scope being added, at the index of the
+	// span being added, and those before warmed are warmed already
+	// (spanProbes.warm).
+	spans      ptrace.SpanSlice
+	at, warmed int
 }
 
 // release lets the tracker go, if the batch held it.
@@ -466,19 +471,20 @@ func (sp *spanProbes) hold(sb *spanBatch) bool {
 // cache until their turn.
 const warmAhead = 32
 
-// warm warms the tracker's look-ups of spans[from:from+warmAhead], while
-// start events are in use (hold).
-func (sp *spanProbes) warm(spans ptrace.SpanSlice, from int, sb *spanBatch) {
-	if !sp.hold(sb) {
-		return
-	}
+// warm warms the tracker's look-ups of the span being added and the
+// warmAhead − 1 after it (sb.spans), which the batch holds. It is called
+// by the look-up itself (endSpan), so that spans no probe matches, which
+// are not looked up, are not warmed either unless they follow a matched
+// one closely.
+func warm(sb *spanBatch) {
 	var keys [warmAhead]inflight.Key
-	n := min(warmAhead, spans.Len()-from)
+	n := min(warmAhead, sb.spans.Len()-sb.at)
 	for i := range n {
-		span := spans.At(from + i)
+		span := sb.spans.At(sb.at + i)
 		keys[i].TraceID, keys[i].SpanID = span.TraceID(), span.SpanID()
 	}
 	sb.lock.Warm(keys[:n])
+	sb.warmed = sb.at + n
 }
 
 // endSpan ends the tracked instance of a matched span, if any, while start
@@ -490,6 +496,9 @@ func (sp *spanProbes) warm(spans ptrace.SpanSlice, from int, sb *spanBatch) {
 func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
 	if !sp.hold(sb) {
 		return -1, false
+	}
+	if sb.at >= sb.warmed {
+		warm(sb)
 	}
 	s := sp.starts
 	var k inflight.Key

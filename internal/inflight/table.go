@@ -180,7 +180,7 @@ func (t *Table) warm(keys []Key) {
 	pos, slots := d.pos, t.slots
 	var acc uint32
 	for i := range keys {
-		p := pos[d.home(tag(digest(&keys[i])))&d.mask]
+		p := pos[d.home(tag(digest(&keys[i])))]
 		if j := int(p.slot) - 1; j >= 0 && j < len(slots) {
 			acc += slots[j].gen
 		}

@@ -320,7 +320,7 @@ func TestWarmChangesNothing(t *testing.T) {
 	l.Warm(keys) // none tracked, the index at its smallest
 	l.Warm(nil)
 	for i := range keys[:200] {
-		in := Instance{Key: keys[i], Start: now, Deadline: now + int64(time.Second)}
+		in := Instance{Key: keys[i], Probe: i % 3, Start: now, Deadline: now + int64(time.Second)}
 		if r, _ := l.Start(&in, now); r != Tracked {
 			t.Fatalf("start %d: %v, want Tracked", i, r)
 		}
@@ -328,8 +328,8 @@ func TestWarmChangesNothing(t *testing.T) {
 	l.Warm(keys) // 200 tracked, 100 not
 	for i := range keys {
 		r := l.End(keys[i], now)
-		if want := i < 200; r.Found != want {
-			t.Fatalf("end %d: found %v, want %v", i, r.Found, want)
+		if want := i < 200; r.Found != want || want && (r.State != Started || r.Probe != i%3) {
+			t.Fatalf("end %d: found %v (state %v, probe %d), want %v (started, probe %d)", i, r.Found, r.State, r.Probe, want, i%3)
 		}
 	}
 	l.Unlock()
