@@ -37,7 +37,7 @@ const fastInterval = 500 * time.Millisecond
 // traffic stopped, and DeltaQAgentsMissing fired with every agent up.
 func TestIdleAgentsAreNotMissing(t *testing.T) {
 	began := time.Now()
-	gateway, agents, gwSink := startFastPair(t, gate(t))
+	gateway, agents, gwSink := startPair(t, gate(t), true)
 	missing := func() int64 { return scrapeSum(t, gateway.telemetry, missingName) }
 
 	// 2 s of spans to both agents.
@@ -155,30 +155,26 @@ func waitGatewayWindow(t *testing.T, gwSink *otlptest.Receiver, end int64) map[i
 // than expected_agents.
 const missingName = "otelcol_connector_deltaq_windows_missing_agents"
 
-// startFastPair starts, and waits until ready, a gateway with
-// expected_agents 2 and two agents that report to it, all on
-// testdata/fast.yaml's windows of 500 ms (the gateway's lag 2 s,
-// testdata/gateway_fast.yaml); the gateway's output goes to the sink
-// returned.
-func startFastPair(t *testing.T, otelcol string) (gateway *collector, agents []*collector, gwSink *otlptest.Receiver) {
+// startPair starts, and waits until ready, a gateway with expected_agents
+// 2 and two agents that report to it; the gateway's output goes to the sink
+// returned. fast puts all three on testdata/fast.yaml's windows of 500 ms
+// (the gateway's lag 2 s, testdata/gateway_fast.yaml).
+func startPair(t *testing.T, otelcol string, fast bool) (gateway *collector, agents []*collector, gwSink *otlptest.Receiver) {
 	t.Helper()
-	diagram := demoDiagram(t)
+	gwConfigs, agConfigs := []string{"../gateway.yaml", "testdata/sink.yaml"}, []string{"../agent.yaml", "testdata/agent.yaml"}
+	if fast {
+		gwConfigs = append(gwConfigs, "testdata/fast.yaml", "testdata/gateway_fast.yaml")
+		agConfigs = append(agConfigs, "testdata/fast.yaml")
+	}
 	gwSink = otlptest.Start(t, otlptest.Options{})
 	ports := e2etest.NewPorts(t)
-	gateway = newCollector(t, ports, otelcol, "gateway",
-		[]string{"../gateway.yaml", "testdata/sink.yaml", "testdata/fast.yaml", "testdata/gateway_fast.yaml"},
-		"DELTAQ_DIAGRAM="+diagram, "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
+	gateway = newCollector(t, ports, otelcol, "gateway", gwConfigs,
+		"DELTAQ_DIAGRAM="+demoDiagram(t), "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
 	for i := range 2 {
 		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml", "testdata/fast.yaml"},
+		agents = append(agents, newCollector(t, ports, otelcol, id, agConfigs,
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
 	}
-	all := append([]*collector{gateway}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
+	startAll(t, append([]*collector{gateway}, agents...)...)
 	return gateway, agents, gwSink
 }

@@ -31,7 +31,7 @@ import (
 // every gateway deploy.
 func TestGatewayRestartMissesNoAgent(t *testing.T) {
 	began := time.Now()
-	gateway, agents, gwSink := startFastPair(t, gate(t))
+	gateway, agents, gwSink := startPair(t, gate(t), true)
 	missing := func() int64 { return scrapeSum(t, gateway.telemetry, missingName) }
 	// The window ending four intervals from now, closed with both agents.
 	settled := func(what string, from int) map[int64]int64 {

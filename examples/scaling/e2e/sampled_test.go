@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
-	"github.com/deltaq-otel/deltaq/internal/e2etest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
 )
@@ -92,23 +91,7 @@ func TestSampledAgentsAtTheGateway(t *testing.T) {
 		t.Fatalf("%q reads as adjusted count %v, %v; want exactly %d", sampledTraceState, a, ok, sampledWeight)
 	}
 	began := time.Now()
-	gwSink := otlptest.Start(t, otlptest.Options{})
-	ports := e2etest.NewPorts(t)
-	gateway := newCollector(t, ports, otelcol, "gateway", []string{"../gateway.yaml", "testdata/sink.yaml"},
-		"DELTAQ_DIAGRAM="+demoDiagram(t), "DELTAQ_SINK="+gwSink.Addr(), "DELTAQ_EXPECTED_AGENTS=2")
-	var agents []*collector
-	for i := range 2 {
-		id := fmt.Sprintf("agent-%d", i)
-		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
-			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
-	}
-	all := append([]*collector{gateway}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
+	gateway, agents, gwSink := startPair(t, otelcol, false)
 	load := newSampledLoad(t, agents)
 	load.send(t, sampledFor)
 	t.Logf("sent after %v: %d traces, %d kept (%.4f)", time.Since(began).Round(time.Millisecond),

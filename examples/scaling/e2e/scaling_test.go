@@ -94,12 +94,7 @@ func TestGatewayMergesAgents(t *testing.T) {
 		agents[i] = newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr)
 	}
-	for _, c := range append([]*collector{gateway, control}, agents...) {
-		c.start(t)
-	}
-	for _, c := range append([]*collector{gateway, control}, agents...) {
-		c.waitReady(t)
-	}
+	startAll(t, append([]*collector{gateway, control}, agents...)...)
 	t.Logf("five collectors up after %v", time.Since(began).Round(time.Millisecond))
 
 	s := newSender(t, control.addr, agents)
@@ -611,6 +606,18 @@ func (c *collector) start(t *testing.T) {
 func (c *collector) waitReady(t *testing.T) {
 	t.Helper()
 	e2etest.WaitListening(t, c.addr, 30*time.Second, c.Proc)
+}
+
+// startAll starts the collectors, all before it waits for any, so that
+// they come up side by side.
+func startAll(t *testing.T, cs ...*collector) {
+	t.Helper()
+	for _, c := range cs {
+		c.start(t)
+	}
+	for _, c := range cs {
+		c.waitReady(t)
+	}
 }
 
 // scrapeContributions reads otelcol_connector_deltaq_contributions by fate

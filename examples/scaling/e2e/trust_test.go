@@ -196,13 +196,7 @@ func TestGatewayMergesAutoRangedAgents(t *testing.T) {
 		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml", "testdata/agent_auto.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr, "DELTAQ_SINK="+agSink.Addr()))
 	}
-	all := append([]*collector{gateway}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
+	startAll(t, append([]*collector{gateway}, agents...)...)
 	clients := make([]ptraceotlp.GRPCClient, len(agents))
 	for i, a := range agents {
 		clients[i] = ptraceotlp.NewGRPCClient(otlptest.Dial(t, a.addr))
@@ -528,12 +522,6 @@ func startWithControl(t *testing.T, otelcol, diagram string, expected int) (gate
 		agents = append(agents, newCollector(t, ports, otelcol, id, []string{"../agent.yaml", "testdata/agent.yaml"},
 			"DELTAQ_AGENT_ID="+id, "DELTAQ_GATEWAY="+gateway.addr))
 	}
-	all := append([]*collector{gateway, control}, agents...)
-	for _, c := range all {
-		c.start(t)
-	}
-	for _, c := range all {
-		c.waitReady(t)
-	}
+	startAll(t, append([]*collector{gateway, control}, agents...)...)
 	return gateway, control, agents, gwSink, ctlSink
 }
