@@ -250,7 +250,8 @@ func loss(q *report.QoO) float64 {
 // instance's start to the last one's end. 10 requests start every 100 ms
 // and take 50 ms each: 10 / 0.95 s = 10.53 a second, below a min_rate of
 // 11 (score 0 by its rate) and above one of 10.5 (100). Over the span of
-// their ends, 0.9 s, it was 11.1 a second, above both.
+// their ends, 0.9 s, it was 11.1 a second, above both. The probe is the
+// connector's alone, matched in the spans (the main path).
 func TestAnalyzeQoORateOverTheSamplingPeriod(t *testing.T) {
 	const ms = int64(1e6)
 	var spans []string
@@ -265,13 +266,13 @@ func TestAnalyzeQoORateOverTheSamplingPeriod(t *testing.T) {
 		wantScore float64
 	}{{"11", 0, 0}, {"10.5", 100, 100}} {
 		cfg := writeTemp(t, "collector.yaml", `
-processors:
-  deltaq:
-    probes: [{name: a, dmax: 100ms, bins: 100}]
-exporters:
+connectors:
   deltaq:
     probes:
       a:
+        match: {span_name: a}
+        dmax: 100ms
+        bins: 100
         qoo:
           rop: {points: [{p: 0.5, delay: 80ms}], max_failure: 0.01}
           cpup: {points: [{p: 0.5, delay: 90ms}], max_failure: 0.05}
