@@ -172,10 +172,22 @@ type LogLinearIndex struct {
 }
 
 // logLinearMag is one magnitude [lo, lo·Factor): its bucket width and the
-// index of its first bucket.
+// index of its first bucket; shift is log₂ w when w is a power of two (as
+// every width of the analysis resolution is), else −1.
 type logLinearMag struct {
 	lo, w int64
 	first int
+	shift int8
+}
+
+// offset returns ⌊(d − lo)/w⌋ for a delay d of the magnitude: by a shift
+// when w is a power of two, where the 64-bit division would be the
+// dearest instruction of a span's count at the analysis resolution.
+func (mg *logLinearMag) offset(d int64) int {
+	if mg.shift >= 0 {
+		return int((d - mg.lo) >> mg.shift)
+	}
+	return int((d - mg.lo) / mg.w)
 }
 
 // Index returns the index of a valid layout (Edges without error).
@@ -189,7 +201,11 @@ func (l LogLinear) Index() (*LogLinearIndex, error) {
 	for lo := l.Low; lo < l.High; lo *= l.Factor {
 		hi := lo * l.Factor
 		w := max(hi/l.Steps, 1)
-		x.mags = append(x.mags, logLinearMag{lo: lo, w: w, first: first})
+		shift := int8(-1)
+		if w&(w-1) == 0 {
+			shift = int8(bits.TrailingZeros64(uint64(w)))
+		}
+		x.mags = append(x.mags, logLinearMag{lo: lo, w: w, first: first, shift: shift})
 		first += int((hi - lo + w - 1) / w)
 	}
 	return x, nil
@@ -208,8 +224,8 @@ func (x *LogLinearIndex) Bucket(d int64) int {
 		return x.buckets - 1
 	}
 	if x.pow2 {
-		mg := x.mags[bits.Len64(uint64(d))-bits.Len64(uint64(x.low))]
-		return mg.first + int((d-mg.lo)/mg.w)
+		mg := &x.mags[bits.Len64(uint64(d))-bits.Len64(uint64(x.low))]
+		return mg.first + mg.offset(d)
 	}
 	a, b := 0, len(x.mags) // the magnitude is in [a, b)
 	for b-a > 1 {
@@ -220,8 +236,8 @@ func (x *LogLinearIndex) Bucket(d int64) int {
 			b = m
 		}
 	}
-	mg := x.mags[a]
-	return mg.first + int((d-mg.lo)/mg.w)
+	mg := &x.mags[a]
+	return mg.first + mg.offset(d)
 }
 
 // Buckets returns the number of buckets of the layout.

@@ -271,9 +271,13 @@ func TestLogLinearCoarseGridKnownAnswer(t *testing.T) {
 
 // TestLogLinearIndex: the index finds, by arithmetic, the bucket the edges
 // give (LogLinearBucket) at every edge, one below and one above it, below
-// Low, at High and beyond, for layouts of several factors and steps.
+// Low, at High and beyond, for layouts of several factors and steps, the
+// analysis resolution's among them, with magnitudes whose bucket width is
+// a power of two (a shift) and others (a division).
 func TestLogLinearIndex(t *testing.T) {
+	var shifts, divisions int
 	for _, l := range []LogLinear{
+		FineLayout(),
 		{Factor: 10, Low: 1_000_000, High: 10_000_000_000, Steps: 10},
 		{Factor: 10, Low: 1, High: 1_000_000_000, Steps: 100},
 		{Factor: 2, Low: 1, High: 1 << 45, Steps: 256},
@@ -295,6 +299,19 @@ func TestLogLinearIndex(t *testing.T) {
 		if x.Buckets() != len(edges)-1 {
 			t.Fatalf("%+v: %d buckets, edges say %d", l, x.Buckets(), len(edges)-1)
 		}
+		for _, mg := range x.mags {
+			if mg.shift >= 0 {
+				shifts++
+				if mg.w != 1<<mg.shift {
+					t.Fatalf("%+v: width %d with shift %d", l, mg.w, mg.shift)
+				}
+			} else {
+				divisions++
+				if l == FineLayout() {
+					t.Fatalf("the analysis resolution's width %d is no power of two", mg.w)
+				}
+			}
+		}
 		for _, e := range append(edges, -1, l.High+1, l.High*2) {
 			for _, d := range []int64{e - 1, e, e + 1} {
 				if got, want := x.Bucket(d), LogLinearBucket(edges, d); got != want {
@@ -302,5 +319,8 @@ func TestLogLinearIndex(t *testing.T) {
 				}
 			}
 		}
+	}
+	if shifts == 0 || divisions == 0 {
+		t.Fatalf("%d magnitudes by a shift, %d by a division: both ways want testing", shifts, divisions)
 	}
 }
