@@ -263,7 +263,9 @@ const (
 	// integer) on its MetricWindow and MetricWindowIdle points: with the
 	// agent's name it tells a window delivered twice (an exporter's retry
 	// of a request the gateway had taken) from a window of an agent
-	// restarted under the same name, which began later.
+	// restarted under the same name, which began later. Trigger and
+	// snapshot records that carry AttrSnapshotID carry it too: a restarted
+	// collector numbers its snapshots from 1 again.
 	AttrAgentStart = "deltaq.agent.start"
 )
 

@@ -31,17 +31,18 @@ func (b *builder) logs(r *analysis.Result, observed time.Time) (plog.Logs, bool)
 	recs := sl.LogRecords()
 	obs := pcommon.NewTimestampFromTime(observed)
 	for i := range r.Triggers {
-		triggerRecord(recs.AppendEmpty(), &r.Triggers[i], obs)
+		triggerRecord(recs.AppendEmpty(), &r.Triggers[i], obs, b.start)
 	}
 	for _, s := range r.Snapshots {
-		snapshotRecords(recs, s, obs)
+		snapshotRecords(recs, s, obs, b.start)
 	}
 	return ld, true
 }
 
 // triggerRecord fills a deltaq.trigger record: severity WARN, the probe,
-// the trigger kind and the values it compared.
-func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs pcommon.Timestamp) {
+// the trigger kind and the values it compared; with the snapshot it began,
+// when the analysis that numbers the snapshots began (start).
+func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs, start pcommon.Timestamp) {
 	lr.SetEventName(contract.EventTrigger)
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(t.Time))
 	lr.SetObservedTimestamp(obs)
@@ -57,6 +58,7 @@ func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs pcommon.Time
 	}
 	if t.SnapshotID > 0 {
 		a.PutInt(contract.AttrSnapshotID, t.SnapshotID)
+		a.PutInt(contract.AttrAgentStart, int64(start))
 	}
 	putWorst(a, &t.Worst)
 	if ex, ok := t.WorstInstance(); ok {
@@ -83,8 +85,10 @@ func triggerMessage(t *analysis.TriggerEvent) string {
 }
 
 // snapshotRecords appends one deltaq.snapshot record per probe per window
-// of the snapshot; the body carries the CDFs.
-func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs pcommon.Timestamp) {
+// of the snapshot; the body carries the CDFs. began is when the analysis
+// that numbers the snapshots began: a restarted collector numbers them
+// from 1 again.
+func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs, began pcommon.Timestamp) {
 	for _, w := range s.Windows {
 		start, end := w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano)
 		ts := pcommon.NewTimestampFromTime(w.End)
@@ -98,6 +102,7 @@ func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs pcommon
 			a := lr.Attributes()
 			a.PutStr(contract.AttrProbe, p.Name)
 			a.PutInt(contract.AttrSnapshotID, s.ID)
+			a.PutInt(contract.AttrAgentStart, int64(began))
 			a.PutStr(contract.AttrWindowStart, start)
 			a.PutStr(contract.AttrWindowEnd, end)
 			a.PutInt(contract.AttrSuccess, p.Counts.Success)

@@ -293,6 +293,12 @@ func TestScopeBrowser(t *testing.T) {
 	if rows != 1+5 {
 		t.Errorf("snapshot table of worker_2: %d rows, want a header and 5 windows", rows)
 	}
+	// Titled by the connector's number of it (its snapshot files carry it).
+	var title string
+	page.eval(t, `document.getElementById("snapshot-title").textContent`, &title)
+	if title != "Snapshot #1" {
+		t.Errorf("the snapshot's title %q, want Snapshot #1", title)
+	}
 	page.screenshot(t, filepath.Join(t.TempDir(), "scope-snapshot.png"), browserWidth)
 
 	// As an older connector, syntheticWindow sends the QTA of search only as

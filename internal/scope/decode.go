@@ -31,12 +31,12 @@ type scopeState struct {
 	probes       map[string]*probeView
 	triggers     []triggerEvent // oldest first, at most maxTriggers
 	triggersSeen int
-	// snapshots counts the snapshots seen, by their ids, as the browser
-	// view does (webStats.SnapshotsSeen): a snapshot is one record per
-	// probe and window, so counting records said 33 where the page said 1.
-	// snapIDs are the newest ids seen, ascending, at most maxWebSnapshots.
+	// snapshots counts the snapshots seen, by their keys (snapKey), as the
+	// browser view does (webStats.SnapshotsSeen): a snapshot is one record
+	// per probe and window, so counting records said 33 where the page said
+	// 1. snapKeys numbers the newest keys seen, at most maxSnapKeys.
 	snapshots     int
-	snapIDs       []int64
+	snapKeys      *snapKeys
 	metricBatches int
 	// traceURL links the triggers' trace ids (Options.TraceURL).
 	traceURL TraceURL
@@ -53,7 +53,7 @@ type scopeState struct {
 }
 
 func newScopeState(l Limits) *scopeState {
-	return &scopeState{limits: l, now: time.Now, slots: newSlots(l.Probes, l.ProbeTTL), probes: map[string]*probeView{}}
+	return &scopeState{limits: l, now: time.Now, slots: newSlots(l.Probes, l.ProbeTTL), probes: map[string]*probeView{}, snapKeys: newSnapKeys(maxSnapKeys)}
 }
 
 // probeView is the latest window of one probe.
@@ -525,36 +525,31 @@ func (w *windowCurves) qtaOf(name string) *qtaReading {
 // addLogs ingests deltaq.trigger records (kept, newest last) and counts
 // the snapshots of deltaq.snapshot records; other records are ignored.
 func (s *scopeState) addLogs(ld plog.Logs) {
-	for lr := range otlprecv.LogRecords(ld) {
+	for source, lr := range logsBySource(ld, s.limits.NameBytes) {
 		switch lr.EventName() {
 		case eventSnapshot:
-			s.addSnapshotRecord(lr)
+			s.addSnapshotRecord(lr, source)
 		case eventTrigger:
 			s.addTrigger(lr)
 		}
 	}
 }
 
-// addSnapshotRecord counts the snapshot of a deltaq.snapshot record once,
-// by its id, as the browser view files it (scopeWeb.addSnapshotRecord): a
-// record without an id is malformed; an id older than the newest
-// maxWebSnapshots seen is not counted again.
-func (s *scopeState) addSnapshotRecord(lr plog.LogRecord) {
-	idv, ok := lr.Attributes().Get(contract.AttrSnapshotID)
-	if !ok || idv.Type() != pcommon.ValueTypeInt || idv.Int() <= 0 {
+// addSnapshotRecord counts the snapshot of a deltaq.snapshot record of a
+// resource of the given source once, by its key (snapKey), as the browser
+// view files it (scopeWeb.addSnapshotRecord): a record without an id is
+// malformed.
+func (s *scopeState) addSnapshotRecord(lr plog.LogRecord, source string) {
+	k, ok := snapKeyOf(source, lr.Attributes())
+	if !ok {
 		s.malformed++
 		return
 	}
-	id := idv.Int()
-	i, found := slices.BinarySearch(s.snapIDs, id)
-	if found {
+	if _, seen := s.snapKeys.byKey[k]; seen {
 		return
 	}
 	s.snapshots++
-	s.snapIDs = slices.Insert(s.snapIDs, i, id)
-	if len(s.snapIDs) > maxWebSnapshots {
-		s.snapIDs = slices.Delete(s.snapIDs, 0, len(s.snapIDs)-maxWebSnapshots)
-	}
+	s.snapKeys.number(k)
 }
 
 // triggerTime is a deltaq.trigger record's time: its timestamp, else (0)
@@ -592,7 +587,7 @@ func (s *scopeState) addTrigger(lr plog.LogRecord) {
 	ev.probe = s.cut(ev.probe, s.limits.NameBytes)
 	ev.kind = s.cut(ev.kind, s.limits.NameBytes)
 	for k, v := range lr.Attributes().All() {
-		if k == attrProbe || k == attrTrigger {
+		if k == attrProbe || k == attrTrigger || k == contract.AttrAgentStart {
 			continue
 		}
 		if len(ev.details) >= maxTriggerAttrs {

@@ -134,8 +134,19 @@ func TestTraceLinksInBothViews(t *testing.T) {
 // snapshotRecords is one deltaq.snapshot record per probe and window of a
 // snapshot, as the connector sends them.
 func snapshotRecords(id int64, probes []string, windows int) plog.Logs {
+	return snapshotRecordsFrom("", 0, id, probes, windows)
+}
+
+// snapshotRecordsFrom is snapshotRecords from a collector whose resource
+// has the service.instance.id source (none for "") and whose analysis
+// began at start (deltaq.agent.start, none for 0).
+func snapshotRecordsFrom(source string, start, id int64, probes []string, windows int) plog.Logs {
 	ld := plog.NewLogs()
-	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	rl := ld.ResourceLogs().AppendEmpty()
+	if source != "" {
+		rl.Resource().Attributes().PutStr("service.instance.id", source)
+	}
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
 	for w := range windows {
 		end := testWindowEnd.Add(time.Duration(w) * time.Second)
 		for _, p := range probes {
@@ -145,6 +156,9 @@ func snapshotRecords(id int64, probes []string, windows int) plog.Logs {
 			a := lr.Attributes()
 			a.PutStr(contract.AttrProbe, p)
 			a.PutInt(contract.AttrSnapshotID, id)
+			if start != 0 {
+				a.PutInt(contract.AttrAgentStart, start)
+			}
 			a.PutStr(contract.AttrWindowStart, end.Add(-time.Second).Format(time.RFC3339Nano))
 			a.PutStr(contract.AttrWindowEnd, end.Format(time.RFC3339Nano))
 		}
@@ -174,9 +188,9 @@ func TestSnapshotCountsAgree(t *testing.T) {
 		s.addLogs(snapshotRecords(id, probes[:1], 2))
 		w.addLogs(snapshotRecords(id, probes[:1], 2))
 	}
-	if s.snapshots != 40 || w.snapshotStats().SnapshotsSeen != 40 || len(s.snapIDs) != maxWebSnapshots {
-		t.Errorf("after 40 snapshots: terminal %d (keeping %d ids), page %d; want 40 and 40, keeping %d",
-			s.snapshots, len(s.snapIDs), w.snapshotStats().SnapshotsSeen, maxWebSnapshots)
+	if s.snapshots != 40 || w.snapshotStats().SnapshotsSeen != 40 || len(w.snapOrder) != maxWebSnapshots {
+		t.Errorf("after 40 snapshots: terminal %d, page %d (keeping %d); want 40 and 40, keeping %d",
+			s.snapshots, w.snapshotStats().SnapshotsSeen, len(w.snapOrder), maxWebSnapshots)
 	}
 	// A record without a snapshot id counts as malformed, not as a snapshot.
 	bad := snapshotRecords(0, probes[:1], 1)
@@ -209,5 +223,99 @@ func TestScopeBrowserTraceLinks(t *testing.T) {
 	page.eval(t, `document.querySelector('#triggers li[data-probe="worker_2"] .t-attrs').textContent`, &text)
 	if !strings.Contains(text, "<script>") || !strings.Contains(text, strings.Repeat("0", 32)) {
 		t.Errorf("the attributes' other values are not shown as text: %q", text)
+	}
+}
+
+// A connector numbers its snapshots from 1, so the number alone made the
+// snapshots of two collectors feeding one scope one snapshot (their records
+// filed together), and a restarted collector's new snapshots older than
+// those it had sent before: refused once 16 were kept. The scope now keys
+// a snapshot by the collector (service.instance.id), when its analysis
+// began (deltaq.agent.start) and its number, and numbers the keys itself in
+// the order it sees them; a trigger links to its snapshot by that number.
+func TestSnapshotsOfSeveralCollectors(t *testing.T) {
+	s := newScopeState(DefaultLimits())
+	w := newScopeWeb(DefaultLimits())
+	add := func(ld plog.Logs) {
+		s.addLogs(ld)
+		w.addLogs(ld)
+	}
+	// A trigger of collector b names its snapshot 1 before the records come.
+	trig := plog.NewLogs()
+	rl := trig.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.instance.id", "b")
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetEventName(eventTrigger)
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
+	lr.Attributes().PutStr(attrProbe, "job")
+	lr.Attributes().PutStr(attrTrigger, "qta")
+	lr.Attributes().PutInt(contract.AttrSnapshotID, 1)
+	lr.Attributes().PutInt(contract.AttrAgentStart, 7)
+	add(trig)
+	add(snapshotRecordsFrom("a", 5, 1, []string{"job", "worker_1"}, 3))
+	add(snapshotRecordsFrom("b", 7, 1, []string{"job"}, 2))
+	if s.snapshots != 2 || w.snapshotStats().SnapshotsSeen != 2 || len(w.snapOrder) != 2 {
+		t.Fatalf("two collectors' snapshot 1: terminal %d, page %d (keeping %d); want 2",
+			s.snapshots, w.snapshotStats().SnapshotsSeen, len(w.snapOrder))
+	}
+	if len(w.triggers) != 1 {
+		t.Fatalf("%d triggers kept, want 1", len(w.triggers))
+	}
+	tr := w.triggers[0]
+	b := w.snapshots[tr.Snapshot]
+	if b == nil || b.Source != "b" || b.Number != 1 || tr.SnapshotNumber != 1 || len(b.Windows) != 2 || len(b.Windows[0].Probes) != 1 {
+		t.Fatalf("the trigger of b links %d (number %d) to %+v; want b's snapshot 1 of 2 windows of one probe", tr.Snapshot, tr.SnapshotNumber, b)
+	}
+	for _, id := range w.snapOrder {
+		if sn := w.snapshots[id]; sn.Source == "a" && (sn.Number != 1 || len(sn.Windows) != 3 || len(sn.Windows[0].Probes) != 2) {
+			t.Errorf("a's snapshot 1: %+v; want 3 windows of two probes", sn)
+		}
+	}
+
+	// Collector a fills the 16 places, then restarts (a later start) and
+	// numbers from 1 again: its new snapshots are new, kept apart from the
+	// old ones of the same numbers, and the oldest go.
+	for id := int64(2); id <= maxWebSnapshots+2; id++ {
+		add(snapshotRecordsFrom("a", 5, id, []string{"job"}, 1))
+	}
+	add(snapshotRecordsFrom("a", 9, 1, []string{"worker_2"}, 4))
+	newest := w.snapshots[w.snapOrder[len(w.snapOrder)-1]]
+	if newest == nil || newest.Source != "a" || newest.Number != 1 || len(newest.Windows) != 4 || newest.Windows[0].Probes[0].Probe != "worker_2" {
+		t.Fatalf("the restarted collector's snapshot 1: %+v; want it kept, newest, apart from the old 1", newest)
+	}
+	want := 2 + maxWebSnapshots + 1 + 1
+	if s.snapshots != want || w.snapshotStats().SnapshotsSeen != want || len(w.snapOrder) != maxWebSnapshots {
+		t.Errorf("after the restart: terminal %d, page %d (keeping %d); want %d, keeping %d",
+			s.snapshots, w.snapshotStats().SnapshotsSeen, len(w.snapOrder), want, maxWebSnapshots)
+	}
+	// A record of an evicted snapshot is neither kept nor counted again.
+	add(snapshotRecordsFrom("a", 5, 2, []string{"job"}, 1))
+	if s.snapshots != want || w.snapshotStats().SnapshotsSeen != want {
+		t.Errorf("a record of an evicted snapshot: terminal %d, page %d; want %d", s.snapshots, w.snapshotStats().SnapshotsSeen, want)
+	}
+}
+
+// snapKeys numbers keys in the order they come, gives a key seen again its
+// number, and forgets the oldest beyond its bound, saying which.
+func TestSnapKeys(t *testing.T) {
+	k := newSnapKeys(2)
+	a, b, c := snapKey{"x", 1, 1}, snapKey{"x", 2, 1}, snapKey{"y", 1, 1}
+	if n, f := k.number(a); n != 1 || f != 0 {
+		t.Fatalf("a: %d, forgot %d; want 1, none", n, f)
+	}
+	if n, f := k.number(b); n != 2 || f != 0 {
+		t.Fatalf("b: %d, forgot %d; want 2, none", n, f)
+	}
+	if n, f := k.number(a); n != 1 || f != 0 {
+		t.Fatalf("a again: %d, forgot %d; want 1, none", n, f)
+	}
+	if n, f := k.number(c); n != 3 || f != 1 {
+		t.Fatalf("c: %d, forgot %d; want 3, forgetting a's 1", n, f)
+	}
+	if n, f := k.number(a); n != 4 || f != 2 {
+		t.Fatalf("a after it was forgotten: %d, forgot %d; want 4, forgetting b's 2", n, f)
+	}
+	if len(k.byKey) != 2 || len(k.order) != 2 {
+		t.Errorf("%d keys, %d in order; want 2", len(k.byKey), len(k.order))
 	}
 }

@@ -47,7 +47,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
-	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 )
 
 // webAssets is the page: index.html, app.js and style.css, no build step.
@@ -59,6 +58,9 @@ var webAssets embed.FS
 const (
 	maxWebTriggers  = 200 // trigger records kept, newest
 	maxWebSnapshots = 16  // snapshots kept, newest
+	// maxSnapKeys bounds the snapshot keys numbered (snapKeys): those of
+	// the snapshots kept and of the triggers kept, with room to spare.
+	maxSnapKeys = 2 * (maxWebTriggers + maxWebSnapshots)
 	// maxSnapshotRecords bounds one snapshot's records (probes × windows);
 	// maxSnapshotCDF one record's CDF values per series.
 	maxSnapshotRecords = 4096
@@ -194,14 +196,23 @@ type webTrigger struct {
 	Observed   *float64          `json:"observed"`
 	Required   *float64          `json:"required"`
 	Delay      *float64          `json:"delay"` // seconds, qta triggers
-	Snapshot   int64             `json:"snapshot"`
-	Message    string            `json:"message"`
+	// Snapshot is the scope's number of the snapshot the trigger began
+	// (webSnapshot.ID), SnapshotNumber the connector's (deltaq.snapshot.id);
+	// 0 for none.
+	Snapshot       int64  `json:"snapshot"`
+	SnapshotNumber int64  `json:"snapshot_number"`
+	Message        string `json:"message"`
 }
 
 // webSnapshot is a snapshot assembled from its deltaq.snapshot records: its
-// windows, oldest first, each with the ΔQs of every probe.
+// windows, oldest first, each with the ΔQs of every probe. ID is the
+// scope's number of it (snapKeys), by which the page asks for it; Number is
+// the connector's (deltaq.snapshot.id, which its snapshot files carry) and
+// Source the collector that recorded it (snapKey).
 type webSnapshot struct {
 	ID        int64               `json:"id"`
+	Number    int64               `json:"number"`
+	Source    string              `json:"source"`
 	Windows   []webSnapshotWindow `json:"windows"`
 	records   int
 	values    int // CDF values kept, at most maxSnapshotValues
@@ -243,6 +254,8 @@ func (s *webSnapshot) clone() *webSnapshot {
 // webSnapshotSummary is what the trigger list needs of a snapshot.
 type webSnapshotSummary struct {
 	ID      int64    `json:"id"`
+	Number  int64    `json:"number"`
+	Source  string   `json:"source"`
 	Windows int      `json:"windows"`
 	Probes  []string `json:"probes"`
 }
@@ -312,8 +325,9 @@ type scopeWeb struct {
 	windows   map[string][]*webWindow
 	points    int // of every window kept (webWindow.points)
 	triggers  []webTrigger
-	snapshots map[int64]*webSnapshot
-	snapOrder []int64 // ids, oldest first
+	snapshots map[int64]*webSnapshot // by the scope's number (snapKeys)
+	snapOrder []int64                // their numbers, oldest first
+	snapKeys  *snapKeys
 	stats     webStats
 	clients   map[*webClient]struct{}
 	quit      chan struct{} // closed by close: every browser's handler returns
@@ -352,6 +366,7 @@ func newScopeWeb(l Limits) *scopeWeb {
 		slots:        newSlots(l.Probes, l.ProbeTTL),
 		windows:      map[string][]*webWindow{},
 		snapshots:    map[int64]*webSnapshot{},
+		snapKeys:     newSnapKeys(maxSnapKeys),
 		clients:      map[*webClient]struct{}{},
 		byID:         map[string]*webClient{},
 		quit:         make(chan struct{}),
@@ -394,7 +409,7 @@ func (w *scopeWeb) close() {
 // summary is what the trigger list shows of a snapshot: its windows and
 // the names of at most maxSummaryProbes of its probes.
 func (s *webSnapshot) summary() webSnapshotSummary {
-	sum := webSnapshotSummary{ID: s.ID, Windows: len(s.Windows), Probes: []string{}}
+	sum := webSnapshotSummary{ID: s.ID, Number: s.Number, Source: s.Source, Windows: len(s.Windows), Probes: []string{}}
 	for _, win := range s.Windows {
 		for _, p := range win.Probes {
 			if len(sum.Probes) < maxSummaryProbes && !slices.Contains(sum.Probes, p.Probe) {
@@ -674,16 +689,16 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 	var fired []webTrigger
 	touched := map[int64]bool{}
 	now := w.now()
-	for lr := range otlprecv.LogRecords(ld) {
+	for source, lr := range logsBySource(ld, w.limits.NameBytes) {
 		switch lr.EventName() {
 		case eventTrigger:
 			if w.limits.tooFarAhead(triggerTime(lr), now) {
 				w.stats.Malformed++
 				continue
 			}
-			fired = append(fired, w.decodeTrigger(lr))
+			fired = append(fired, w.decodeTrigger(lr, source))
 		case eventSnapshot:
-			if id := w.addSnapshotRecord(lr); id > 0 {
+			if id := w.addSnapshotRecord(lr, source); id > 0 {
 				touched[id] = true
 			}
 		}
@@ -717,10 +732,11 @@ func (w *scopeWeb) addLogs(ld plog.Logs) {
 	}
 }
 
-// decodeTrigger reads a deltaq.trigger record: its names cut to
-// Limits.NameBytes, its message and other attributes to Limits.AttrBytes,
-// at most maxTriggerAttrs of these (counted in attrs_cut).
-func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
+// decodeTrigger reads a deltaq.trigger record of a resource of the given
+// source: its names cut to Limits.NameBytes, its message and other
+// attributes to Limits.AttrBytes, at most maxTriggerAttrs of these (counted
+// in attrs_cut); the snapshot it began numbered as its records will be.
+func (w *scopeWeb) decodeTrigger(lr plog.LogRecord, source string) webTrigger {
 	a := lr.Attributes()
 	t := webTrigger{
 		Time:     triggerTime(lr).UnixMilli(),
@@ -738,7 +754,7 @@ func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 	t.Attributes = map[string]string{}
 	for k, v := range a.All() {
 		switch {
-		case k == attrProbe || k == attrTrigger:
+		case k == attrProbe || k == attrTrigger || k == contract.AttrAgentStart:
 		case len(t.Attributes) >= maxTriggerAttrs:
 			c.AttrsCut++
 		default:
@@ -752,27 +768,44 @@ func (w *scopeWeb) decodeTrigger(lr plog.LogRecord) webTrigger {
 		return nil
 	}
 	t.Observed, t.Required, t.Delay = num(contract.AttrObserved), num(contract.AttrRequired), num(contract.AttrDelay)
-	if v, ok := a.Get(contract.AttrSnapshotID); ok && v.Type() == pcommon.ValueTypeInt {
-		t.Snapshot = v.Int()
+	if k, ok := snapKeyOf(source, a); ok {
+		t.Snapshot, t.SnapshotNumber = w.snapshotNumber(k), k.id
 	}
 	t.TraceLinks = w.traceURL.traceLinks(lr)
 	return t
 }
 
-// addSnapshotRecord files one deltaq.snapshot record under its snapshot and
-// window, and returns the snapshot's id (0 for a record without one).
-func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
+// snapshotNumber returns the scope's number of a snapshot key; a snapshot
+// whose key is forgotten to make room goes with it.
+func (w *scopeWeb) snapshotNumber(k snapKey) int64 {
+	n, forgotten := w.snapKeys.number(k)
+	if forgotten > 0 && w.snapshots[forgotten] != nil {
+		delete(w.snapshots, forgotten)
+		w.snapOrder = slices.DeleteFunc(w.snapOrder, func(id int64) bool { return id == forgotten })
+		w.stats.SnapshotsGone++
+	}
+	return n
+}
+
+// addSnapshotRecord files one deltaq.snapshot record of a resource of the
+// given source under its snapshot and window, and returns the snapshot's
+// number (0 for a record without an id, or of a snapshot older than every
+// one kept).
+func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord, source string) int64 {
 	a := lr.Attributes()
-	idv, ok := a.Get(contract.AttrSnapshotID)
-	if !ok || idv.Type() != pcommon.ValueTypeInt || idv.Int() <= 0 {
+	k, ok := snapKeyOf(source, a)
+	if !ok {
 		w.stats.Malformed++
 		return 0
 	}
-	id := idv.Int()
+	id := w.snapshotNumber(k)
 	s := w.snapshots[id]
 	if s == nil {
+		if len(w.snapOrder) >= maxWebSnapshots && id < w.snapOrder[0] {
+			return 0 // older than every snapshot kept
+		}
 		w.stats.SnapshotsSeen++
-		s = &webSnapshot{ID: id, Windows: []webSnapshotWindow{}}
+		s = &webSnapshot{ID: id, Number: k.id, Source: k.source, Windows: []webSnapshotWindow{}}
 		w.snapshots[id] = s
 		w.snapOrder = append(w.snapOrder, id)
 		slices.Sort(w.snapOrder)
@@ -780,9 +813,6 @@ func (w *scopeWeb) addSnapshotRecord(lr plog.LogRecord) int64 {
 			delete(w.snapshots, w.snapOrder[0])
 			w.snapOrder = w.snapOrder[1:]
 			w.stats.SnapshotsGone++
-		}
-		if w.snapshots[id] == nil { // older than every snapshot kept
-			return 0
 		}
 	}
 	if s.records >= maxSnapshotRecords {

@@ -717,7 +717,7 @@ function renderTriggers(fresh) {
     if (fresh && fresh.has(t)) li.classList.add("fresh");
     const head = el("div", "t-head");
     head.append(el("span", "t-time", stamp(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
-    if (t.snapshot > 0) head.append(el("span", "t-snap", `snapshot #${t.snapshot}` + (store.snapshots.has(t.snapshot) ? "" : " (recording)")));
+    if (t.snapshot > 0) head.append(el("span", "t-snap", `snapshot #${snapshotNumber(t)}` + (store.snapshots.has(t.snapshot) ? "" : " (recording)")));
     li.append(head, el("div", "t-msg", t.message || ""));
     // The record's other attributes as they arrived (such as the traces
     // behind it), as text.
@@ -758,9 +758,16 @@ function attrSpan(key, value, links) {
   return span;
 }
 
+// snapshotNumber is the number the connector gave a trigger's snapshot (its
+// snapshot files carry it); t.snapshot is the scope's own, by which the page
+// asks for it: two collectors, or one restarted, number theirs from 1.
+function snapshotNumber(t) {
+  return t.snapshot_number > 0 ? t.snapshot_number : t.snapshot;
+}
+
 async function openSnapshot(t) {
   const dlg = $("snapshot");
-  $("snapshot-title").textContent = t.snapshot > 0 ? `Snapshot #${t.snapshot}` : "Trigger";
+  $("snapshot-title").textContent = t.snapshot > 0 ? `Snapshot #${snapshotNumber(t)}` : "Trigger";
   $("snapshot-note").textContent = printable(`${t.kind} trigger on ${t.probe} at ${stamp(t.time)}: ${t.message || ""}`);
   const body = $("snapshot-body");
   body.replaceChildren();
@@ -825,6 +832,7 @@ function renderSnapshot(snap, t) {
   }
   if (snap.truncated) body.append(el("p", "muted", `${snap.truncated} records or values left out (bounds).`));
   $("snapshot-note").textContent += ` — ${snap.windows.length} windows: grey before, red the trigger's window (calculated ΔQ dashed green), orange after.`;
+  if (snap.source) $("snapshot-note").textContent += printable(` Recorded by ${snap.source}.`);
 }
 
 // ---- events -----------------------------------------------------------------------
