@@ -286,7 +286,15 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 		dMaxGrace = addSat(dMax, o.starts.grace)
 	}
 	var e contract.StartEntry
+	warmed := 0
 	for i := range starts.Len() {
+		if known && i >= warmed {
+			// The slots the next entries' instances will take (their
+			// index positions, warmed too, gained less than reading the
+			// entries twice cost).
+			warmed = i + warmAhead
+			sb.lock.WarmFree(warmAhead)
+		}
 		starts.Read(i, &e)
 		switch {
 		case !e.Valid():

@@ -101,6 +101,10 @@ func (l Locked) Unlock() {
 // spans warms a few dozen keys at a time.
 func (l Locked) Warm(keys []Key) { l.t.table.warm(keys) }
 
+// WarmFree reads ahead the n free slots that the next n instances tracked
+// will take (Table.warmFree).
+func (l Locked) WarmFree(n int) { l.t.table.warmFree(n) }
+
 // End is Tracker.End on the held tracker.
 func (l Locked) End(k Key, now int64) EndResult { return l.EndKey(&k, now) }
 

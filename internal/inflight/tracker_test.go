@@ -223,8 +223,9 @@ func batchInstances(dmax int64) []Instance {
 // instance, with n in flight, shows here and not in
 // BenchmarkTrackerStartEnd.
 //
-// warm=true warms each batch's keys first (Locked.Warm), 32 at a time, as
-// the span path does.
+// warm=true warms each batch of spans' keys first (Locked.Warm), 32 at a
+// time, as the span path does, and reads ahead the free slots each 32
+// starts will take (Locked.WarmFree), as a batch of start events does.
 func BenchmarkTrackerSteady(b *testing.B) {
 	for _, c := range []struct {
 		n    int
@@ -276,8 +277,10 @@ func BenchmarkTrackerSteady(b *testing.B) {
 					ring[j] = newInst(now)
 				}
 				l = tr.Lock()
-				warm(l, c.warm, pick[:], ring)
-				for _, j := range pick {
+				for i, j := range pick {
+					if c.warm && i%32 == 0 {
+						l.WarmFree(32) // as a batch of start events does
+					}
 					l.Start(&ring[j], now)
 				}
 				l.Unlock()
@@ -305,7 +308,8 @@ func warm(l Locked, on bool, pick []int, ring []Instance) {
 }
 
 // TestWarmChangesNothing: warming keys, tracked or not, before a table
-// grows and after, changes no answer of the ends and starts that follow.
+// grows and after, and the free slots starts will take, changes no answer
+// of the ends and starts that follow.
 func TestWarmChangesNothing(t *testing.T) {
 	o := DefaultOptions()
 	tr := NewTracker(o)
@@ -330,6 +334,23 @@ func TestWarmChangesNothing(t *testing.T) {
 		r := l.End(keys[i], now)
 		if want := i < 200; r.Found != want || want && (r.State != Started || r.Probe != i%3) {
 			t.Fatalf("end %d: found %v (state %v, probe %d), want %v (started, probe %d)", i, r.Found, r.State, r.Probe, want, i%3)
+		}
+	}
+	// The 200 slots freed are taken again, read ahead more or fewer than
+	// the free list holds, and by nothing (WarmFree reads, never takes).
+	l.WarmFree(0)
+	l.WarmFree(500)
+	for i := range keys[:100] {
+		l.WarmFree(7)
+		in := Instance{Key: keys[i], Probe: i % 3, Start: now, Deadline: now + int64(time.Second)}
+		if r, _ := l.Start(&in, now); r != Tracked {
+			t.Fatalf("start %d again: %v, want Tracked", i, r)
+		}
+	}
+	for i := range keys {
+		r := l.End(keys[i], now)
+		if want := i < 100; r.Found != want || want && (r.State != Started || r.Probe != i%3) {
+			t.Fatalf("end %d again: found %v (state %v, probe %d), want %v (started, probe %d)", i, r.Found, r.State, r.Probe, want, i%3)
 		}
 	}
 	l.Unlock()
