@@ -299,7 +299,8 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 		return c
 	}
 	wp := e.printOf(w, p.idx)
-	if s.printed(wp) {
+	at, dup := s.prints.find(wp) // where the print goes once the window is added
+	if dup {
 		return ContributionDuplicate
 	}
 	convert := false
@@ -327,7 +328,7 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64) Contribution {
 			return ContributionInvalid
 		}
 	}
-	s.print(wp)
+	s.prints.add(at, wp)
 	p.lastK = max(p.lastK, k)
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, start)
@@ -455,33 +456,13 @@ func (e *Engine) printOf(w *Window, probe int) uint64 {
 	return windowPrint(probe, maphash.String(e.seed, w.Source), w.SourceStart)
 }
 
-// printed reports whether the slot merged a window of print wp; never for
-// 0, no print.
-func (s *slot) printed(wp uint64) bool {
-	if wp == 0 {
-		return false
-	}
-	_, ok := s.prints[wp]
-	return ok
-}
-
-// print records that the slot merged a window of print wp (none for 0).
-func (s *slot) print(wp uint64) {
-	if wp == 0 {
-		return
-	}
-	if s.prints == nil {
-		s.prints = make(map[uint64]struct{})
-	}
-	s.prints[wp] = struct{}{}
-}
-
 // windowPrint is a window of a slot by its probe and its observer — the
 // hash of its name, and its start — in 64 bits (two windows of one print,
 // one chance in 2⁶⁴ a pair, would make the second a duplicate). Two
 // deliveries of one window print alike; the windows of an agent restarted
-// under the same name differ in their start. A map of such integers costs
-// the merge a third of what one keyed by the three fields did.
+// under the same name differ in their start. A set of such integers
+// (printSet) costs the merge a fraction of what a map keyed by the three
+// fields did.
 func windowPrint(probe int, source uint64, start int64) uint64 {
 	return mix(source ^ mix(uint64(start)^mix(uint64(probe))))
 }
