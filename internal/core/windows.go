@@ -699,8 +699,15 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	if w.BinIndex == nil {
 		w.BinIndex = make([]int, 0, 64)
 	}
-	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source,
-		FineIndex: w.FineIndex[:0], FineCounts: w.FineCounts[:0]}
+	// Every field the attributes and buckets may leave unset is emptied
+	// here, one by one, and the others are set at the end: a composite
+	// literal builds the whole window (300 bytes) and copies it, 90 more
+	// instructions of a sparse window's 4,000.
+	w.Probe, w.Source, w.SourceStart = "", source, 0
+	w.BinIndex, w.BinCounts = w.BinIndex[:0], w.BinCounts[:0]
+	w.Timeouts, w.Failures = 0, 0
+	w.Fine, w.FineIndex, w.FineFirst, w.FineCounts = false, w.FineIndex[:0], 0, w.FineCounts[:0]
+	w.WeightSum, w.WeightSquares = 0, 0
 	var hasTimeout, hasFailure bool
 	fineOK := true
 	var key wireKey
@@ -786,6 +793,12 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 	}
 	prev := -1
 	upper := l.upper // loaded once, not a bound
+	// At most n occupied bins, stored by index rather than appended: an
+	// append to w's slices stores them in w again, with their write
+	// barriers' checks (25 instructions a sparse window); appended to
+	// locals, they took the loop's registers (140 more).
+	idx, cs := slices.Grow(w.BinIndex[:0], n)[:n], slices.Grow(w.BinCounts[:0], n)[:n]
+	k := 0
 	for j := range n {
 		b := bounds.At(j)
 		i := prev + 1
@@ -801,10 +814,12 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 			if i > prev+1 {
 				return false
 			}
-			w.BinIndex, w.BinCounts = append(w.BinIndex, i), append(w.BinCounts, c)
+			idx[k], cs[k] = i, c
+			k++
 		}
 		prev = i
 	}
+	w.BinIndex, w.BinCounts = idx[:k], cs[:k]
 	if prev != l.bins-1 {
 		return false
 	}
