@@ -792,7 +792,7 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 		return true
 	}
 	prev := -1
-	upper := l.upper // loaded once, not a bound
+	upper, inv := l.upper, l.inv // loaded once, not a bound
 	// At most n occupied bins, stored by index rather than appended: an
 	// append to w's slices stores them in w again, with their write
 	// barriers' checks (25 instructions a sparse window); appended to
@@ -802,10 +802,19 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 	for j := range n {
 		b := bounds.At(j)
 		i := prev + 1
-		// The next edge, as an agent writes it, is the common case.
+		// The next edge, as an agent writes it, is the common case; then
+		// the edge after a run of empty bins, found in line (index's
+		// uniform case, as an agent writes it) rather than by a call.
 		if i >= len(upper) || upper[i] != b {
-			var ok bool
-			if i, ok = l.index(b); !ok || i <= prev {
+			if k := int(b*inv + 0.5); k >= 1 && k <= len(upper) && upper[k-1] == b {
+				i = k - 1
+			} else {
+				var ok bool
+				if i, ok = l.index(b); !ok {
+					return false
+				}
+			}
+			if i <= prev {
 				return false
 			}
 		}
