@@ -548,7 +548,7 @@ type wireKey struct {
 // layout as an analysis.Window states it (bins counts log-linear buckets
 // too), with what reading the bounds of every later point of its key takes
 // (edges, tolerance, the dense flag). The engine makes the probe's
-// deltaq.Layout from the Window (analysis, windowLayout).
+// deltaq.Layout from the Window (analysis, checkWindow).
 type wireLayout struct {
 	ll     deltaq.LogLinear // zero: uniform bins
 	dmaxNs int64
