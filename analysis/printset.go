@@ -8,8 +8,9 @@ import "slices"
 // printSet is a set of window prints (windowPrint), the windows of named
 // observers a slot merged: open addressing with linear probing over a
 // table of a power of two slots, 0 marking an empty one (0 is no print,
-// never held). The prints are mixed already (mix): their low bits index
-// the table as they are, without another hash. One probe of the table
+// never held). The prints' low bits index the table as they are, without
+// another hash: an observer's are mixed (mix), its windows' a line apart
+// by probe (windowPrint, printStride). One probe of the table
 // both tells a duplicate and finds where its print goes (find), which the
 // window's add then fills (add). A map[uint64]struct{} took two look-ups a
 // window, the check's and the add's: 200 instructions (the set's probe,
