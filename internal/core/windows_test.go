@@ -218,6 +218,38 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 	}
 }
 
+// TestReadWindowRefusesAttributesOfOtherTypes: a point whose timeouts or
+// failures are not integers, whose analysis counts are not bytes or
+// whose weights are not floats, or that has weights without analysis
+// counts, is not a window; one of every attribute of its type is.
+func TestReadWindowRefusesAttributesOfOtherTypes(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	p := probeResult(0.001, 1, 2, 3)
+	p.Counts.Timeout, p.Counts.Failure = 1, 2
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	putFine(dp.Attributes(), &analysis.Window{Fine: true, FineIndex: []int{3, 9}, FineCounts: []uint64{1, 2}, WeightSum: 6, WeightSquares: 6}, nil)
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
+	assert.Equal(t, []int{3, 9}, w.FineIndex)
+	assert.Equal(t, 6.0, w.WeightSum)
+
+	for name, spoil := range map[string]func(pcommon.Map){
+		"timeouts a string":          func(a pcommon.Map) { a.PutStr(contract.AttrTimeout, "1") },
+		"failures a float":           func(a pcommon.Map) { a.PutDouble(contract.AttrFailure, 2) },
+		"analysis counts a string":   func(a pcommon.Map) { a.PutStr(contract.AttrFine, "x") },
+		"analysis counts not a form": func(a pcommon.Map) { a.PutEmptyBytes(contract.AttrFine).FromRaw([]byte{7}) },
+		"weight sum an integer":      func(a pcommon.Map) { a.PutInt(contract.AttrWeightSum, 6) },
+		"weight squares a string":    func(a pcommon.Map) { a.PutStr(contract.AttrWeightSquares, "6") },
+		"weights without counts":     func(a pcommon.Map) { a.Remove(contract.AttrFine) },
+	} {
+		c := pmetric.NewHistogramDataPoint()
+		dp.CopyTo(c)
+		spoil(c.Attributes())
+		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
+	}
+}
+
 // TestReadWindowIntoUsedWindow: a point read into a window that held
 // another, every field set, reads as into a fresh one: readWindow empties
 // each field the point may leave unset (here no agent start, no analysis
