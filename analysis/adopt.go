@@ -103,7 +103,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		from, to := &old.slots[old.slotOf(k)], &e.slots[e.slotOf(k)]
 		to.sources, to.idle = maps.Clone(from.sources), maps.Clone(from.idle)
 		if prints {
-			to.prints = maps.Clone(from.prints)
+			to.prints = from.prints.clone()
 		}
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)

@@ -374,9 +374,8 @@ type slot struct {
 	// nil until the first.
 	idle map[string]int64
 	// prints are the windows of named observers merged into this one, to
-	// refuse a delivery repeated (ContributionDuplicate); nil until the
-	// first.
-	prints map[uint64]struct{}
+	// refuse a delivery repeated (ContributionDuplicate).
+	prints printSet
 }
 
 // New checks cfg (Config.Check) and returns an engine for it. now is the
@@ -1018,7 +1017,7 @@ func (e *Engine) detach() closing {
 	c.contributors = s.contributors()
 	clear(s.sources)
 	clear(s.idle)
-	clear(s.prints)
+	s.prints.reset()
 	e.known = knownSource{}
 	if e.interval > 0 {
 		e.k0++

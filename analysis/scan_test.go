@@ -114,6 +114,27 @@ func TestBinMomentsMatchExact(t *testing.T) {
 	}
 }
 
+// TestSparseMoments: the pass over a sparse window's counts takes their
+// sums and moments with its last index when the indices strictly increase
+// from 0, and says not when one does not: repeated, decreasing, negative.
+func TestSparseMoments(t *testing.T) {
+	n, carries, m, last, ok := sparseMoments([]int{0, 3, 9}, []uint64{2, 5, 1})
+	if !ok || n != 8 || carries != 0 || m != 24 || last != 9 {
+		t.Fatalf("sparseMoments = %d, %d, %d, %d, %v; want 8, 0, 24, 9, true", n, carries, m, last, ok)
+	}
+	if _, _, _, last, ok := sparseMoments([]int{}, []uint64{}); !ok || last != -1 {
+		t.Fatalf("no index: last %d, ok %v; want -1, true", last, ok)
+	}
+	if _, carries, _, _, ok := sparseMoments([]int{1, 2}, []uint64{math.MaxUint64, 1}); !ok || carries == 0 {
+		t.Fatalf("an overflowing sum: carries %d, ok %v", carries, ok)
+	}
+	for _, idx := range [][]int{{0, 0}, {3, 2}, {-1}, {1, 5, 5}, {0, 4, 2}} {
+		if _, _, _, _, ok := sparseMoments(idx, make([]uint64, len(idx))); ok {
+			t.Errorf("indices %v taken", idx)
+		}
+	}
+}
+
 // TestCountSum: the sum of counts alone (a window whose bins or layout
 // are refused, for the drop counters) and its overflow.
 func TestCountSum(t *testing.T) {

@@ -210,6 +210,13 @@ func readFine(v pcommon.Value, w *analysis.Window) bool {
 			// A step and a count of one byte each, the common pair.
 			d, c = uint64(b.At(i)), uint64(b.At(i+1))
 			i += 2
+		} else if i+2 < n && b.At(i) >= 0x80 && b.At(i+1)|b.At(i+2) < 0x80 {
+			// A step of two bytes and a count of one: the pair of a
+			// bucket far from the one before, in a window of few
+			// instances, read in line (varintAt's calls took 80
+			// instructions a pair).
+			d, c = uint64(b.At(i)&0x7f)|uint64(b.At(i+1))<<7, uint64(b.At(i+2))
+			i += 3
 		} else {
 			var dn, cn int
 			if d, dn = varintAt(b, i, n); dn <= 0 || d > math.MaxInt32 {
@@ -541,7 +548,7 @@ type wireKey struct {
 // layout as an analysis.Window states it (bins counts log-linear buckets
 // too), with what reading the bounds of every later point of its key takes
 // (edges, tolerance, the dense flag). The engine makes the probe's
-// deltaq.Layout from the Window (analysis, windowLayout).
+// deltaq.Layout from the Window (analysis, checkWindow).
 type wireLayout struct {
 	ll     deltaq.LogLinear // zero: uniform bins
 	dmaxNs int64
@@ -686,6 +693,24 @@ func (l *wireLayout) index(b float64) (int, bool) {
 	return k - 1, true
 }
 
+// emptyWindow empties w, keeping its buffers, for readWindow to read a
+// point of source into: every field the attributes and buckets may leave
+// unset, one by one (readWindow sets the others at its end), where a
+// composite literal builds the whole window (300 bytes) and copies it, 90
+// more instructions of a sparse window's 4,000.
+func emptyWindow(w *analysis.Window, source string) {
+	// BinIndex is never nil: nil would mean dense counts, and a window of
+	// timeouts alone has no occupied bin.
+	if w.BinIndex == nil {
+		w.BinIndex = make([]int, 0, 64)
+	}
+	w.Probe, w.Source, w.SourceStart = "", source, 0
+	w.BinIndex, w.BinCounts = w.BinIndex[:0], w.BinCounts[:0]
+	w.Timeouts, w.Failures = 0, 0
+	w.Fine, w.FineIndex, w.FineFirst, w.FineCounts = false, w.FineIndex[:0], 0, w.FineCounts[:0]
+	w.WeightSum, w.WeightSquares = 0, 0
+}
+
 // readWindow reads one point of contract.MetricWindow into w, its occupied
 // bins in sparse form (analysis.Window.BinIndex); false when it does not
 // describe a window: attributes missing or of the wrong type, bounds that
@@ -694,33 +719,45 @@ func (l *wireLayout) index(b float64) (int, bool) {
 // empty, an overflow bucket that is not the timeouts and failures of the
 // attributes. The engine checks the values (analysis.Engine.AddWindow).
 func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window, cache *wireReader) bool {
-	// BinIndex is never nil: nil would mean dense counts, and a window of
-	// timeouts alone has no occupied bin.
-	if w.BinIndex == nil {
-		w.BinIndex = make([]int, 0, 64)
-	}
-	*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0], Source: source,
-		FineIndex: w.FineIndex[:0], FineCounts: w.FineCounts[:0]}
-	var hasTimeout, hasFailure bool
-	fineOK := true
-	var key wireKey
+	emptyWindow(w, source)
+	// What the attributes leave to check is one word of flags, and the
+	// binning in memory: the loop's state then fits its registers, where
+	// five values were stored and loaded again at each attribute (60
+	// instructions of a sparse window's 4,000).
+	const hasTimeout, hasFailure, fineBad = 1, 2, 4
+	var flags uint8
+	key := new(wireKey)
 	for k, v := range dp.Attributes().All() {
 		switch k {
 		case contract.AttrFine:
 			w.Fine = true
-			fineOK = fineOK && readFine(v, w)
+			if flags&fineBad == 0 && !readFine(v, w) {
+				flags |= fineBad
+			}
 		case contract.AttrWeightSum:
-			w.WeightSum, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
+			w.WeightSum = v.Double()
+			if v.Type() != pcommon.ValueTypeDouble {
+				flags |= fineBad
+			}
 		case contract.AttrWeightSquares:
-			w.WeightSquares, fineOK = v.Double(), fineOK && v.Type() == pcommon.ValueTypeDouble
+			w.WeightSquares = v.Double()
+			if v.Type() != pcommon.ValueTypeDouble {
+				flags |= fineBad
+			}
 		case contract.AttrProbe:
 			if v.Type() == pcommon.ValueTypeStr {
 				w.Probe = v.Str()
 			}
 		case contract.AttrTimeout:
-			w.Timeouts, hasTimeout = v.Int(), v.Type() == pcommon.ValueTypeInt
+			w.Timeouts, flags = v.Int(), flags&^hasTimeout
+			if v.Type() == pcommon.ValueTypeInt {
+				flags |= hasTimeout
+			}
 		case contract.AttrFailure:
-			w.Failures, hasFailure = v.Int(), v.Type() == pcommon.ValueTypeInt
+			w.Failures, flags = v.Int(), flags&^hasFailure
+			if v.Type() == pcommon.ValueTypeInt {
+				flags |= hasFailure
+			}
 		case contract.AttrAgentStart:
 			w.SourceStart = v.Int() // not an integer: 0, a window without one
 		case contract.AttrBinningFactor:
@@ -732,14 +769,14 @@ func readWindow(dp pmetric.HistogramDataPoint, source string, w *analysis.Window
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
 	n := bounds.Len()
 	if !w.Fine && (w.WeightSum != 0 || w.WeightSquares != 0) {
-		fineOK = false // weights without analysis counts
+		flags |= fineBad // weights without analysis counts
 	}
-	if w.Probe == "" || !hasTimeout || !hasFailure || !fineOK || n == 0 || counts.Len() != n+1 ||
+	if w.Probe == "" || flags != hasTimeout|hasFailure || n == 0 || counts.Len() != n+1 ||
 		w.Timeouts < 0 || w.Failures < 0 {
 		return false
 	}
 	key.first, key.last = bounds.At(0), bounds.At(n-1)
-	l, ok := cache.layout(key)
+	l, ok := cache.layout(*key)
 	if !ok || n > l.bins {
 		return false
 	}
@@ -785,14 +822,29 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 		return true
 	}
 	prev := -1
-	upper := l.upper // loaded once, not a bound
+	upper, inv := l.upper, l.inv // loaded once, not a bound
+	// At most n occupied bins, stored by index rather than appended: an
+	// append to w's slices stores them in w again, with their write
+	// barriers' checks (25 instructions a sparse window); appended to
+	// locals, they took the loop's registers (140 more).
+	idx, cs := slices.Grow(w.BinIndex[:0], n)[:n], slices.Grow(w.BinCounts[:0], n)[:n]
+	k := 0
 	for j := range n {
 		b := bounds.At(j)
 		i := prev + 1
-		// The next edge, as an agent writes it, is the common case.
+		// The next edge, as an agent writes it, is the common case; then
+		// the edge after a run of empty bins, found in line (index's
+		// uniform case, as an agent writes it) rather than by a call.
 		if i >= len(upper) || upper[i] != b {
-			var ok bool
-			if i, ok = l.index(b); !ok || i <= prev {
+			if k := int(b*inv + 0.5); k >= 1 && k <= len(upper) && upper[k-1] == b {
+				i = k - 1
+			} else {
+				var ok bool
+				if i, ok = l.index(b); !ok {
+					return false
+				}
+			}
+			if i <= prev {
 				return false
 			}
 		}
@@ -801,10 +853,12 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 			if i > prev+1 {
 				return false
 			}
-			w.BinIndex, w.BinCounts = append(w.BinIndex, i), append(w.BinCounts, c)
+			idx[k], cs[k] = i, c
+			k++
 		}
 		prev = i
 	}
+	w.BinIndex, w.BinCounts = idx[:k], cs[:k]
 	if prev != l.bins-1 {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -215,6 +216,77 @@ func TestReadWindowRefusesWhatIsNotAWindow(t *testing.T) {
 		spoil(c)
 		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
 	}
+}
+
+// TestReadWindowRefusesAttributesOfOtherTypes: a point whose timeouts or
+// failures are not integers, whose analysis counts are not bytes or
+// whose weights are not floats, or that has weights without analysis
+// counts, is not a window; one of every attribute of its type is.
+func TestReadWindowRefusesAttributesOfOtherTypes(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	p := probeResult(0.001, 1, 2, 3)
+	p.Counts.Timeout, p.Counts.Failure = 1, 2
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	putFine(dp.Attributes(), &analysis.Window{Fine: true, FineIndex: []int{3, 9}, FineCounts: []uint64{1, 2}, WeightSum: 6, WeightSquares: 6}, nil)
+	var w analysis.Window
+	require.True(t, readWindow(dp, "a", &w, freshReader()))
+	assert.Equal(t, []int{3, 9}, w.FineIndex)
+	assert.Equal(t, 6.0, w.WeightSum)
+
+	for name, spoil := range map[string]func(pcommon.Map){
+		"timeouts a string":          func(a pcommon.Map) { a.PutStr(contract.AttrTimeout, "1") },
+		"failures a float":           func(a pcommon.Map) { a.PutDouble(contract.AttrFailure, 2) },
+		"analysis counts a string":   func(a pcommon.Map) { a.PutStr(contract.AttrFine, "x") },
+		"analysis counts not a form": func(a pcommon.Map) { a.PutEmptyBytes(contract.AttrFine).FromRaw([]byte{7}) },
+		"weight sum an integer":      func(a pcommon.Map) { a.PutInt(contract.AttrWeightSum, 6) },
+		"weight squares a string":    func(a pcommon.Map) { a.PutStr(contract.AttrWeightSquares, "6") },
+		"weights without counts":     func(a pcommon.Map) { a.Remove(contract.AttrFine) },
+	} {
+		c := pmetric.NewHistogramDataPoint()
+		dp.CopyTo(c)
+		spoil(c.Attributes())
+		assert.False(t, readWindow(c, "a", &w, freshReader()), name)
+	}
+}
+
+// TestReadWindowIntoUsedWindow: a point read into a window that held
+// another, every field set, reads as into a fresh one: readWindow empties
+// each field the point may leave unset (here no agent start, no analysis
+// counts, no weights, no log-linear buckets).
+func TestReadWindowIntoUsedWindow(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	b.emitWindows = true
+	p := probeResult(0.001, 1, 0, 3)
+	p.Counts.Timeout = 1
+	dp := windowPoint(t, b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	dp.Attributes().Remove(contract.AttrAgentStart)
+	var fresh analysis.Window
+	require.True(t, readWindow(dp, "a", &fresh, freshReader()))
+
+	used := analysis.Window{
+		Probe: "other", Start: at(5 * time.Second), End: at(6 * time.Second),
+		DMaxNs: 7, Bins: 8, LogLinear: deltaq.LogLinear{Factor: 2, Low: 1, High: 7, Steps: 1},
+		BinIndex: []int{1, 2}, BinCounts: []uint64{3, 4}, SuccessSum: 9, Timeouts: 10, Failures: 11,
+		Fine: true, FineIndex: []int{12}, FineFirst: 13, FineCounts: []uint64{14},
+		WeightSum: 15, WeightSquares: 16, Source: "b", SourceStart: 17,
+	}
+	// A field added to analysis.Window must be set above, and emptied by
+	// readWindow when a point may leave it unset.
+	for i, v := 0, reflect.ValueOf(used); i < v.NumField(); i++ {
+		require.False(t, v.Field(i).IsZero(), "analysis.Window.%s not set", v.Type().Field(i).Name)
+	}
+	require.True(t, readWindow(dp, "a", &used, freshReader()))
+	// The buffers are kept: empty where fresh has none.
+	for _, w := range []*analysis.Window{&fresh, &used} {
+		if len(w.FineIndex) == 0 {
+			w.FineIndex = nil
+		}
+		if len(w.FineCounts) == 0 {
+			w.FineCounts = nil
+		}
+	}
+	assert.Equal(t, fresh, used)
 }
 
 // windowPoint returns the one deltaq.window point of md.
