@@ -141,6 +141,7 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		cum[i] = rest // beyond the last occupied bucket: flat
 	}
 	prev := 0.0
+	pdf = pdf[:len(cum)] // no bounds check in the loop
 	for i, c := range cum {
 		// max(c, prev) without its NaN and signed-zero cases: every c is
 		// a finite quotient of counts ≥ +0.
