@@ -66,11 +66,9 @@ type builder struct {
 	// windowsOnly leaves deltaq.window alone in the output (windows_only).
 	windowsOnly bool
 	merging     atomic.Bool
-	// wBounds and wCounts are scratch for one deltaq.window point,
-	// obsCounts for one deltaq.observed point.
-	wBounds   []float64
-	wCounts   []uint64
-	obsCounts []uint64
+	// wBounds and wCounts are scratch for one deltaq.window point.
+	wBounds []float64
+	wCounts []uint64
 	// fineBuf holds a window's analysis counts as varints (putFine).
 	fineBuf []byte
 }
