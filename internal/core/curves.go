@@ -107,9 +107,31 @@ func buildPoints(dps pmetric.NumberDataPointSlice, curves []cdfCurve, values []f
 			}
 			continue
 		}
-		for j, x := range v {
-			gauge(dps, cv.id, ts, x, contract.AttrSeries, cv.series, contract.AttrLE, cv.e.labels[j])
+		curvePoints(dps, cv.id, cv.series, cv.e.labels, v, ts)
+	}
+}
+
+// curvePoints appends the points of one curve: gauge's, with the probe's
+// attributes, deltaq.series and deltaq.le, in a loop of its own, which
+// the window's thousands of points run through.
+func curvePoints(dps pmetric.NumberDataPointSlice, id probeID, series string, labels []string, v []float64, ts pcommon.Timestamp) {
+	n := 3
+	if id.service != "" {
+		n = 4
+	}
+	labels = labels[:len(v)]
+	for j, x := range v {
+		dp := dps.AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(x)
+		a := dp.Attributes()
+		a.EnsureCapacity(n)
+		a.PutStr(contract.AttrProbe, id.name)
+		if id.service != "" {
+			a.PutStr(contract.AttrService, id.service)
 		}
+		a.PutStr(contract.AttrSeries, series)
+		a.PutStr(contract.AttrLE, labels[j])
 	}
 }
 
