@@ -362,9 +362,20 @@ func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
 	nf := float64(n)
 	var run uint64
 	f, s := 0.0, 0.0 // run/nf, and the masses' sum
+	// The masses of the small counts, most of a window's, are divided
+	// once: small[c] is c/nf once a bin of c has been met, 0 before.
+	var small [16]float64
 	for i, c := range counts {
 		if c != 0 {
-			m := float64(c) / nf
+			var m float64
+			if c < uint64(len(small)) {
+				if m = small[c]; m == 0 {
+					m = float64(c) / nf
+					small[c] = m
+				}
+			} else {
+				m = float64(c) / nf
+			}
 			pdf[i] = m
 			s += m
 			run += c
