@@ -109,8 +109,20 @@ func (a *analyzer) diagramInput(pr *ProbeResult, wd float64) {
 	if err != nil {
 		return
 	}
-	b, err := pr.fine.GridBounds(wd, bins, rng)
-	if err != nil {
+	// A calculated probe's observed ΔQ, read on n bins up to its dMax.
+	n := 0
+	if a.calculated[pr.Name] {
+		// Beyond the probe's own reach and the sum of its inputs', where its
+		// calculated ΔQ ends, neither CDF changes.
+		end := a.reach[pr.Name]
+		sum := int64(0)
+		for _, in := range a.inputsOf[pr.Name] {
+			sum += a.reach[in]
+		}
+		n = min(deltaq.GridBins(pr.fineCut, wd), deltaq.GridBins(max(end, sum, 1), wd), deltaq.MaxBins)
+	}
+	b, long, haveLong := a.inputBounds(pr, wd, bins, n, rng)
+	if b.Pessimistic.Bins() == 0 {
 		return
 	}
 	a.inputs[pr.Name] = ext
@@ -122,27 +134,50 @@ func (a *analyzer) diagramInput(pr *ProbeResult, wd float64) {
 		delete(a.coarse, pr.Name)
 	}
 	pr.UnderResolved = a.coarse[pr.Name]
-	if a.calculated[pr.Name] {
-		// Beyond the probe's own reach and the sum of its inputs', where its
-		// calculated ΔQ ends, neither CDF changes.
-		end := a.reach[pr.Name]
-		sum := int64(0)
-		for _, in := range a.inputsOf[pr.Name] {
-			sum += a.reach[in]
-		}
-		n := min(deltaq.GridBins(pr.fineCut, wd), deltaq.GridBins(max(end, sum, 1), wd), deltaq.MaxBins)
+	if n > 0 {
 		obs, err1 := a.grid(pr, wd, n, pr.fineCut)
 		var ob deltaq.Bounds
 		var err2 error
-		if rng == pr.fineCut && n <= bins {
+		switch {
+		case rng == pr.fineCut && n <= bins:
 			ob = deltaq.Bounds{Pessimistic: b.Pessimistic.Head(n), Optimistic: b.Optimistic.Head(n), Strict: b.Strict}
-		} else {
+		case haveLong:
+			ob = long
+		default:
 			ob, err2 = pr.fine.GridBounds(wd, n, pr.fineCut)
 		}
 		if err1 == nil && err2 == nil {
 			a.divObs[pr.Name], a.divObsBounds[pr.Name] = obs, ob
 		}
 	}
+}
+
+// inputBounds returns the bounds of the probe's input, its analysis counts
+// read on bins bins of width wd up to rng (GridBounds; none, of no bins, on
+// an error), and, for a calculated probe whose observed ΔQ is read on
+// n > bins bins up to the same cut, the bounds on n bins (long, haveLong).
+// Those are read first, and their head on bins is the input's bounds when
+// neither bound has mass beyond bins: the two readings then count the same
+// buckets into the same bins, to the bit. Bins covers the probe's reach, so
+// that it does but for the rounding of a bucket edge to the grid; the
+// bounds' CDFs, the running counts over the total, tell: below 2⁵³
+// instances distinct counts make distinct CDFs.
+func (a *analyzer) inputBounds(pr *ProbeResult, wd float64, bins, n int, rng int64) (b, long deltaq.Bounds, haveLong bool) {
+	if n > bins && rng == pr.fineCut && pr.Counts.Total() < 1<<53 {
+		var err error
+		if long, err = pr.fine.GridBounds(wd, n, rng); err == nil {
+			haveLong = true
+			p, o := long.Pessimistic.Head(bins), long.Optimistic.Head(bins)
+			if p.Tangible() == long.Pessimistic.Tangible() && o.Tangible() == long.Optimistic.Tangible() {
+				return deltaq.Bounds{Pessimistic: p, Optimistic: o, Strict: long.Strict}, long, true
+			}
+		}
+	}
+	b, err := pr.fine.GridBounds(wd, bins, rng)
+	if err != nil {
+		return deltaq.Bounds{}, long, haveLong
+	}
+	return b, long, haveLong
 }
 
 // grid returns the probe's analysis counts read on bins bins of width w up

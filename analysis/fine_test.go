@@ -5,6 +5,8 @@ package analysis
 
 import (
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -80,5 +82,43 @@ func TestStageTimeoutsEnterTheWhole(t *testing.T) {
 	}
 	if got := never.Calculated.Tangible(); math.Abs(got-2.0/3) > 1e-9 {
 		t.Errorf("synthetic timeouts: the job's calculated ΔQ completes %v, want 2/3", got)
+	}
+}
+
+// TestInputBoundsFromTheLongReading: a calculated probe's input bounds,
+// taken as the head of its observed ΔQ's bounds on more bins when neither
+// has mass beyond the input's bins, are the reading on the input's bins,
+// to the bit; with mass beyond them (bins short of the reach) they are
+// read on their own, and the long reading is the one on n bins all the
+// same.
+func TestInputBoundsFromTheLongReading(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 40 {
+		h := deltaq.NewFine().NewHistogram()
+		mean := []float64{2e6, 5e7, 2e8}[trial%3]
+		for range 1 + rng.IntN(3000) {
+			h.AddN(int64(mean*rng.ExpFloat64()), 1)
+		}
+		h.AddTimeouts(int64(rng.IntN(5)))
+		cut := int64(time.Second)
+		pr := &ProbeResult{fine: h, fineCut: cut, Counts: Counts{Success: h.Successes(), Timeout: h.Timeouts()}}
+		wd := deltaq.AnalysisWidth(cut)
+		reach := deltaq.GridBins(max(h.Reach(cut), 1), wd)
+		n := min(deltaq.GridBins(cut, wd), deltaq.MaxBins)
+		for _, bins := range []int{reach, max(reach/2, 1), reach - 1} {
+			if bins < 1 || bins >= n {
+				continue
+			}
+			a := &analyzer{}
+			b, long, ok := a.inputBounds(pr, wd, bins, n, cut)
+			want, err1 := h.GridBounds(wd, bins, cut)
+			wantLong, err2 := h.GridBounds(wd, n, cut)
+			if err1 != nil || err2 != nil || !ok {
+				t.Fatalf("trial %d: %v, %v, long reading %v", trial, err1, err2, ok)
+			}
+			if !reflect.DeepEqual(b, want) || !reflect.DeepEqual(long, wantLong) {
+				t.Fatalf("trial %d, %d bins of %d: the bounds differ from their readings", trial, bins, n)
+			}
+		}
 	}
 }

@@ -69,8 +69,22 @@ func (b Bounds) Width(tmax float64) float64 {
 		n := int(max(min(float64(len(p.pdf)), math.Floor(tmax/p.width+1e-9)), min(float64(len(o.pdf)), math.Floor(tmax/o.width+1e-9))))
 		ip, io := p.edgeIndex(0), o.edgeIndex(int(b.upperShift()))
 		w := 0.0
-		for k := 0; k <= n; k++ {
-			w = max(w, cumAt(o.cum, k+io)-cumAt(p.cum, k+ip))
+		// The edges lo to hi, where both indices lie within their CDFs,
+		// are read without cumAt's clamps (beyondOnGrid).
+		lo, hi := max(0, -io, -ip), min(n, len(o.cum)-1-io, len(p.cum)-1-ip)
+		k := 0
+		for ; k <= n && k < lo; k++ {
+			w = runningMax(w, cumAt(o.cum, k+io)-cumAt(p.cum, k+ip))
+		}
+		if k == lo && lo <= hi {
+			oc, pc := o.cum[lo+io:][:hi-lo+1], p.cum[lo+ip:][:hi-lo+1]
+			for j := range oc {
+				w = runningMax(w, oc[j]-pc[j])
+			}
+			k = hi + 1
+		}
+		for ; k <= n; k++ {
+			w = runningMax(w, cumAt(o.cum, k+io)-cumAt(p.cum, k+ip))
 		}
 		return w
 	}
@@ -170,11 +184,44 @@ func (b Bounds) beyondOnGrid(obs Bounds, n int) float64 {
 	op, oo := obs.Pessimistic, obs.Optimistic
 	ibp, ibo := bp.edgeIndex(0), bo.edgeIndex(int(b.upperShift()))
 	iop, ioo := op.edgeIndex(0), oo.edgeIndex(int(obs.upperShift()))
+	read := func(k int) (float64, float64) {
+		return cumAt(bp.cum, k+ibp) - cumAt(oo.cum, k+ioo), cumAt(op.cum, k+iop) - cumAt(bo.cum, k+ibo)
+	}
+	// The edges lo to hi, where every index lies within its CDF, are read
+	// without cumAt's clamps, from slices of one length.
+	lo := max(1, -ibp, -ioo, -iop, -ibo)
+	hi := min(n, len(bp.cum)-1-ibp, len(oo.cum)-1-ioo, len(op.cum)-1-iop, len(bo.cum)-1-ibo)
 	dist := 0.0
-	for k := 1; k <= n; k++ {
-		dist = max(dist, cumAt(bp.cum, k+ibp)-cumAt(oo.cum, k+ioo), cumAt(op.cum, k+iop)-cumAt(bo.cum, k+ibo))
+	k := 1
+	for ; k <= n && (k < lo || k > hi); k++ {
+		x, y := read(k)
+		dist = runningMax(runningMax(dist, x), y)
+	}
+	if k == lo && lo <= hi {
+		m := hi - lo + 1
+		p1, o1 := bp.cum[lo+ibp:][:m], oo.cum[lo+ioo:][:m]
+		p2, o2 := op.cum[lo+iop:][:m], bo.cum[lo+ibo:][:m]
+		for j := range p1 {
+			dist = runningMax(runningMax(dist, p1[j]-o1[j]), p2[j]-o2[j])
+		}
+		k = hi + 1
+	}
+	for ; k <= n; k++ {
+		x, y := read(k)
+		dist = runningMax(runningMax(dist, x), y)
 	}
 	return dist
+}
+
+// runningMax is max(m, v) for a running maximum m started at +0: NaN once
+// either is, as the builtin, which also orders −0 below +0, a case m,
+// never −0, does not meet. A comparison rather than the builtin's
+// sequence, in the loops over the edges of a ΔQ.
+func runningMax(m, v float64) float64 {
+	if v > m || v != v {
+		return v
+	}
+	return m
 }
 
 // edgeIndex returns the offset o such that edgeCDF(k − shift), for whole

@@ -266,10 +266,12 @@ func TestBoundsBeyond(t *testing.T) {
 
 // TestBoundsOnOneGrid: on bounds of one grid, Width and BeyondBounds read
 // each edge once (edgeCDF) rather than locating it in each bound (CDF and
-// upper); they are the same readings, so the results are the same to the
-// bit as the general loops over both bounds' edges (widthAtEdges,
-// beyondAtEdges), for sequences, first-to-finish and choices of observed
-// ΔQs, strict or not, up to tmax within, at and beyond the bounds' range.
+// upper), without clamping the indices of the edges within every bound,
+// and keep their running maximum by comparisons (runningMax); they are the
+// same readings, so the results are the same to the bit as the general
+// loops over both bounds' edges (widthAtEdges, beyondAtEdges), for
+// sequences, first-to-finish and choices of observed ΔQs, strict or not,
+// up to tmax within, at and beyond the bounds' range.
 func TestBoundsOnOneGrid(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := range 300 {

@@ -238,7 +238,7 @@ func build(width float64, pdf []float64, count int64) DeltaQ {
 		for i := range pdf {
 			pdf[i] *= inv
 			s += pdf[i]
-			cum[i] = math.Min(s, 1)
+			cum[i] = min(s, 1)
 		}
 	}
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: count}
@@ -284,7 +284,7 @@ func FromCDF(width float64, cdf []float64) (DeltaQ, error) {
 		if v < prev-cdfTol {
 			return DeltaQ{}, fmt.Errorf("deltaq: FromCDF: CDF decreases from %v to %v at edge %d", prev, v, i)
 		}
-		v = math.Min(math.Max(v, prev), 1)
+		v = min(max(v, prev), 1) // math.Min and math.Max, inlined
 		p[i] = v - prev
 		prev = v
 	}
@@ -510,7 +510,7 @@ func (d DeltaQ) CDF(t float64) float64 {
 		// Edges k·w ≤ t: k = ⌊t/w⌋, with the edge tolerance.
 		x := t / d.width
 		k := math.Floor(x)
-		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
+		if r := math.Round(x); math.Abs(x-r) <= 1e-9*max(1, r) {
 			k = r
 		}
 		return d.edgeCDF(k)
@@ -526,7 +526,7 @@ func (d DeltaQ) CDF(t float64) float64 {
 	if i > 0 {
 		base = d.cum[i-1]
 	}
-	return math.Min(base+d.pdf[i]*f, d.cum[n-1])
+	return min(base+d.pdf[i]*f, d.cum[n-1]) // math.Min, inlined
 }
 
 // edgeCDF returns F(k·w) at the edge k (a whole number ≥ 0, possibly beyond
@@ -709,7 +709,7 @@ func (d DeltaQ) Quantile(q float64) (delay float64, ok bool) {
 	if q <= 0 {
 		return 0, true
 	}
-	q = math.Min(q, tot)
+	q = min(q, tot)
 	// First bin whose cumulative mass reaches q.
 	i := sort.Search(n, func(j int) bool { return reaches(d.cum[j], q) })
 	i = min(i, n-1)
@@ -725,7 +725,7 @@ func (d DeltaQ) Quantile(q float64) (delay float64, ok bool) {
 	}
 	frac := 1.0
 	if d.pdf[i] > 0 {
-		frac = math.Min(math.Max((q-base)/d.pdf[i], 0), 1)
+		frac = min(max((q-base)/d.pdf[i], 0), 1)
 	}
 	// Keep the result inside bin i, (i·w, (i+1)·w], also when frac is
 	// lost to rounding.

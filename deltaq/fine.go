@@ -112,16 +112,23 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 	j := first
 	i := min(int(float64(h.edges[first])/1e9/width), bins) // bins before hold nothing
 	prevC, prevF := 0.0, 0.0                               // the last c, and c/n
+	// Bucket j's edges a and b (within cut) and its share, read once for
+	// the bins it spans: above the resolution's finest buckets a bucket
+	// spans many bins.
+	a, b, share := float64(h.edges[j]), float64(min(h.edges[j+1], cut)), h.share(j, cut)
 	for ; i < bins && j <= last; i++ {
 		x := float64(i+1) * width * 1e9 // ns
-		for j <= last && float64(min(h.edges[j+1], cut)) <= x*(1+1e-12) {
-			below += h.share(j, cut)
+		for j <= last && b <= x*(1+1e-12) {
+			below += share
 			j++
+			if j <= last {
+				a, b, share = float64(h.edges[j]), float64(min(h.edges[j+1], cut)), h.share(j, cut)
+			}
 		}
 		c := below
-		if j <= last && x > float64(h.edges[j]) {
-			a, b := float64(h.edges[j]), float64(min(h.edges[j+1], cut))
-			c += h.share(j, cut) * (x - a) / (b - a)
+		// An empty bucket adds nothing (0·(x − a)/(b − a) is +0).
+		if j <= last && x > a && share != 0 {
+			c += share * (x - a) / (b - a)
 		}
 		if c != prevC {
 			// An edge in an empty bucket has the last edge's c: its
@@ -130,14 +137,29 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		}
 		cum[i] = prevF
 	}
-	for rest := below / float64(n); i < bins; i++ {
-		cum[i] = rest // beyond the last occupied bucket: flat
-	}
+	tail := i // beyond the last occupied bucket, the CDF is flat
 	prev := 0.0
-	for i, c := range cum {
-		cum[i] = max(c, prev)
-		pdf[i] = cum[i] - prev
-		prev = cum[i]
+	pdf = pdf[:len(cum)] // no bounds check in the loop
+	for i, c := range cum[:tail] {
+		// max(c, prev) without its NaN and signed-zero cases: every c is
+		// a finite quotient of counts ≥ +0.
+		if c < prev {
+			c = prev
+		}
+		cum[i] = c
+		pdf[i] = c - prev
+		prev = c
+	}
+	if tail < bins {
+		// The same pass over the flat tail: its first bin steps to the
+		// running maximum of rest, every later one by +0, the masses
+		// newPDF zeroed.
+		c := below / float64(n)
+		if c < prev {
+			c = prev
+		}
+		fill(cum[tail:], c)
+		pdf[tail] = c - prev
 	}
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
 }

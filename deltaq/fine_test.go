@@ -316,10 +316,11 @@ func TestGridHead(t *testing.T) {
 }
 
 // TestGridDividesOncePerValue: Grid, which divides by the instances only
-// where an edge's count changes, reads what dividing at every edge reads
-// (gridEveryEdge, the reading before), to the bit: samples dense and
-// sparse, cut within and beyond them, grids finer and coarser than the
-// buckets.
+// where an edge's count changes, and reads a bucket's edges and share once
+// for all the bins it spans (none for an empty one), reads what dividing
+// at every edge reads (gridEveryEdge, the reading before), to the bit:
+// samples dense and sparse, cut within and beyond them, grids finer and
+// coarser than the buckets.
 func TestGridDividesOncePerValue(t *testing.T) {
 	for seed, mean := range []float64{5e3, 2e5, 8e7, 3e9} {
 		for _, n := range []int{3, 300, 3000} {

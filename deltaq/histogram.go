@@ -350,17 +350,53 @@ func (h *Histogram) DeltaQ() (DeltaQ, error) {
 }
 
 // fromCounts returns the Spread ΔQ of bin counts out of n ≥ Σ counts
-// instances, its CDF computed from the running count (counted). An empty
-// bin's mass (0/n) and CDF (the last bin's) are known without a division:
-// most bins of a sparse window or of a bound are empty.
+// instances, its CDF computed from the running count, as counted builds
+// it. An empty bin's mass (0/n) and CDF (the last bin's) are known without
+// a division: most bins of a sparse window or of a bound are empty. One
+// pass over the bins, in locals: every window builds the ΔQ of every
+// probe's counts.
 func fromCounts(width float64, counts []uint64, n int64) DeltaQ {
-	b := newCounted(len(counts), n)
+	bins := len(counts)
+	p := newPDF(bins) // zeroed: the empty bins' masses
+	pdf, cum := p[:bins:bins], p[bins:2*bins:2*bins]
+	nf := float64(n)
+	var run uint64
+	f, s := 0.0, 0.0 // run/nf, and the masses' sum
+	// The masses of the small counts, most of a window's, are divided
+	// once: small[c] is c/nf once a bin of c has been met, 0 before.
+	var small [16]float64
 	for i, c := range counts {
 		if c != 0 {
-			b.add(i, c)
+			var m float64
+			if c < uint64(len(small)) {
+				if m = small[c]; m == 0 {
+					m = float64(c) / nf
+					small[c] = m
+				}
+			} else {
+				m = float64(c) / nf
+			}
+			pdf[i] = m
+			s += m
+			run += c
+			f = float64(run) / nf
+		}
+		cum[i] = f
+	}
+	renormalise(pdf, s)
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}
+}
+
+// renormalise scales the masses pdf, whose sum is s, to a sum of one when
+// s is above it, as build does: only rounding brings the masses of whole
+// counts above one. The CDF, formed from the counts, is exact already.
+func renormalise(pdf []float64, s float64) {
+	if s > 1 {
+		inv := 1 / s
+		for i := range pdf {
+			pdf[i] *= inv
 		}
 	}
-	return b.deltaQ(width)
 }
 
 // counted builds the Spread ΔQ of whole counts out of n instances, added
@@ -406,29 +442,29 @@ func (b *counted) close() {
 		return
 	}
 	i := b.bin
-	for ; b.next < i; b.next++ {
-		b.cum[b.next] = b.f
-	}
-	b.pdf[i] = float64(b.c) / b.nf
-	b.s += b.pdf[i]
+	fill(b.cum[b.next:i], b.f)
+	m := float64(b.c) / b.nf
+	b.pdf[i] = m
+	b.s += m
 	b.run += b.c
 	b.f = float64(b.run) / b.nf
 	b.cum[i], b.next, b.c = b.f, i+1, 0
 }
 
+// fill sets every element of xs to x: a loop whose x stays in a register,
+// where stores through a counted's slices would reload its fields.
+func fill(xs []float64, x float64) {
+	for i := range xs {
+		xs[i] = x
+	}
+}
+
 // deltaQ returns the ΔQ of bin width width of the counts added.
 func (b *counted) deltaQ(width float64) DeltaQ {
 	b.close()
-	for ; b.next < len(b.cum); b.next++ {
-		b.cum[b.next] = b.f
-	}
-	if b.s > 1 {
-		// As build: only rounding brings the masses' total above one.
-		inv := 1 / b.s
-		for i := range b.pdf {
-			b.pdf[i] *= inv
-		}
-	}
+	fill(b.cum[b.next:], b.f)
+	b.next = len(b.cum)
+	renormalise(b.pdf, b.s)
 	return DeltaQ{width: width, pdf: b.pdf, cum: b.cum, count: b.n}
 }
 

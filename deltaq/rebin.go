@@ -214,10 +214,11 @@ func Distance(a, b DeltaQ) (float64, error) {
 	if exact {
 		x = r
 	}
-	n := min(int(math.Floor(x)), len(ra.pdf), len(rb.pdf))
+	n := max(min(int(math.Floor(x)), len(ra.pdf), len(rb.pdf)), 0)
 	dist := 0.0
-	for i := 0; i < n; i++ {
-		dist = max(dist, math.Abs(ra.cum[i]-rb.cum[i]))
+	ac, bc := ra.cum[:n], rb.cum[:n]
+	for i := range ac {
+		dist = runningMax(dist, math.Abs(ac[i]-bc[i]))
 	}
 	if !exact {
 		dist = math.Max(dist, math.Abs(a.CDF(m)-b.CDF(m)))

@@ -61,12 +61,26 @@ func (b *builder) addReported(id probeID, series string, e *edges, v []float64) 
 func (b *builder) noteCurve(id probeID, series, scenario string, e *edges, off int) {
 	c := &b.cdf
 	if b.measure {
-		base := pointSize(id, series, scenario)
-		for _, le := range e.labels {
-			c.size += fieldCost(base + attrSize(contract.AttrLE, le))
-		}
+		c.size += e.pointsSize(pointSize(id, series, scenario))
 	}
 	c.curves = append(c.curves, cdfCurve{id: id, series: series, scenario: scenario, e: e, off: off})
+}
+
+// pointsSize returns the encoded size, with their tags and lengths, of a
+// curve's points at the edges e, base being a point's size without its
+// deltaq.le attribute (pointSize): Σ fieldCost(base + attrSize(le)) over
+// the labels. When every point's length takes as many bytes, as with the
+// default cdf_points, that is a product and the labels' sizes summed once
+// (edgesOf) rather than a sum a curve.
+func (e *edges) pointsSize(base int) int {
+	if l := varintLen(base + e.leMin); l == varintLen(base+e.leMax) {
+		return len(e.labels)*(1+l+base) + e.leSize
+	}
+	n := 0
+	for _, le := range e.labels {
+		n += fieldCost(base + attrSize(contract.AttrLE, le))
+	}
+	return n
 }
 
 // buildCurves appends the points of the window's curves to dps, all of
@@ -93,9 +107,31 @@ func buildPoints(dps pmetric.NumberDataPointSlice, curves []cdfCurve, values []f
 			}
 			continue
 		}
-		for j, x := range v {
-			gauge(dps, cv.id, ts, x, contract.AttrSeries, cv.series, contract.AttrLE, cv.e.labels[j])
+		curvePoints(dps, cv.id, cv.series, cv.e.labels, v, ts)
+	}
+}
+
+// curvePoints appends the points of one curve: gauge's, with the probe's
+// attributes, deltaq.series and deltaq.le, in a loop of its own, which
+// the window's thousands of points run through.
+func curvePoints(dps pmetric.NumberDataPointSlice, id probeID, series string, labels []string, v []float64, ts pcommon.Timestamp) {
+	n := 3
+	if id.service != "" {
+		n = 4
+	}
+	labels = labels[:len(v)]
+	for j, x := range v {
+		dp := dps.AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(x)
+		a := dp.Attributes()
+		a.EnsureCapacity(n)
+		a.PutStr(contract.AttrProbe, id.name)
+		if id.service != "" {
+			a.PutStr(contract.AttrService, id.service)
 		}
+		a.PutStr(contract.AttrSeries, series)
+		a.PutStr(contract.AttrLE, labels[j])
 	}
 }
 

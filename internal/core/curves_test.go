@@ -44,6 +44,24 @@ func TestCurveSizes(t *testing.T) {
 	assert.LessOrEqual(t, b.split.hint.bound, size+16+4096)
 }
 
+// TestPointsSize checks that a curve's size taken at once (pointsSize) is
+// the sum of its points' sizes, also where their lengths take one byte for
+// some points and two for others (base + the labels' sizes around 128).
+func TestPointsSize(t *testing.T) {
+	b := newBuilder(DefaultCDFPoints, 0, exporterScope, "test", t0)
+	for _, e := range []*edges{b.edgesOf(0.001, 1000), b.edgesOf(9.765625e-07, 4096), b.edgesOf(0.25, 3), b.edgesOf(0.001, 1)} {
+		for base := range 16500 {
+			want := 0
+			for _, le := range e.labels {
+				want += fieldCost(base + attrSize(contract.AttrLE, le))
+			}
+			if got := e.pointsSize(base); got != want {
+				t.Fatalf("edges %v, base %d: size %d, want %d", e.labels, base, got, want)
+			}
+		}
+	}
+}
+
 // BenchmarkWindowOutput measures building one window's OTLP metrics (100
 // probes of 1000 bins, their observed curves at the default cdf_points)
 // and handing them to the splitter under the default max_request_bytes,

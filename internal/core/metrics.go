@@ -66,11 +66,9 @@ type builder struct {
 	// windowsOnly leaves deltaq.window alone in the output (windows_only).
 	windowsOnly bool
 	merging     atomic.Bool
-	// wBounds and wCounts are scratch for one deltaq.window point,
-	// obsCounts for one deltaq.observed point.
-	wBounds   []float64
-	wCounts   []uint64
-	obsCounts []uint64
+	// wBounds and wCounts are scratch for one deltaq.window point.
+	wBounds []float64
+	wCounts []uint64
 	// fineBuf holds a window's analysis counts as varints (putFine).
 	fineBuf []byte
 }
@@ -114,6 +112,10 @@ type edges struct {
 	// deltaq.le values.
 	idx    []int
 	labels []string
+	// leSize is the encoded size of the labels' deltaq.le attributes
+	// (attrSize) summed, leMin and leMax the smallest and the largest
+	// (pointsSize).
+	leSize, leMin, leMax int
 }
 
 func newBuilder(cdfPoints, expMaxSize int, scope, version string, start time.Time) *builder {
@@ -162,6 +164,12 @@ func (b *builder) edgesOf(width float64, bins int) *edges {
 	e.labels = make([]string, len(e.idx))
 	for j, i := range e.idx {
 		e.labels[j] = formatFloat(e.bounds[i])
+		n := attrSize(contract.AttrLE, e.labels[j])
+		e.leSize += n
+		if j == 0 {
+			e.leMin, e.leMax = n, n
+		}
+		e.leMin, e.leMax = min(e.leMin, n), max(e.leMax, n)
 	}
 	if len(b.shapes) >= maxCachedShapes {
 		// Shapes come from the instances' deltaq.dmax_ns and deltaq.bins:

@@ -30,8 +30,9 @@ type cumulative struct {
 	// exponential mapping, made at the first exponential point.
 	edges []float64
 	exp   *expShape
-	// counts are the successes per bin, n their total and sum the sum of
-	// their delays in seconds.
+	// counts are the successes per bin and, last, the bucket above dMax,
+	// which holds no success (0): deltaq.observed's bucket counts as they
+	// are. n is their total and sum the sum of their delays in seconds.
 	counts []uint64
 	n      uint64
 	sum    float64
@@ -47,7 +48,7 @@ type cumulative struct {
 func (b *builder) cumulativeOf(p *analysis.ProbeResult, windowStart pcommon.Timestamp) *cumulative {
 	c := b.cum[p.Name]
 	if p.BinCounts != nil && (c == nil || c.width != p.Width || c.bins != p.Bins || !slices.Equal(c.edges, p.Edges)) {
-		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, edges: p.Edges, counts: make([]uint64, len(p.BinCounts))}
+		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, edges: p.Edges, counts: make([]uint64, len(p.BinCounts)+1)}
 		if b.cum == nil {
 			b.cum = make(map[string]*cumulative)
 		}
@@ -106,10 +107,9 @@ func (b *builder) observed(s *metricSet, id probeID, c *cumulative, end pcommon.
 	dp.SetTimestamp(end)
 	id.put(dp.Attributes(), 0)
 	dp.ExplicitBounds().FromRaw(bounds)
-	// Copied from a scratch slice (FromRaw), not appended to room made
-	// for them, which pdata would clear first.
-	b.obsCounts = append(append(b.obsCounts[:0], c.counts...), 0) // above dMax: no success
-	dp.BucketCounts().FromRaw(b.obsCounts)
+	// Copied (FromRaw), not appended to room made for them, which pdata
+	// would clear first.
+	dp.BucketCounts().FromRaw(c.counts)
 	dp.SetCount(c.n)
 	dp.SetSum(c.sum)
 	putDelayExemplars(dp.Exemplars(), xs)
@@ -154,7 +154,7 @@ func (b *builder) observedExponential(s *metricSet, id probeID, c *cumulative, e
 	}
 	counts := b.expScratch[:x.buckets]
 	clear(counts)
-	for i, k := range c.counts {
+	for i, k := range c.counts[:len(c.counts)-1] { // the bins, not the bucket above dMax
 		counts[x.index[i]] += k
 	}
 	// Only the buckets from the first to the last that hold a count: a
