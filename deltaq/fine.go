@@ -137,10 +137,12 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		}
 		cum[i] = prevF
 	}
-	tail := i // beyond the last occupied bucket, the CDF is flat
+	for rest := below / float64(n); i < bins; i++ {
+		cum[i] = rest // beyond the last occupied bucket: flat
+	}
 	prev := 0.0
 	pdf = pdf[:len(cum)] // no bounds check in the loop
-	for i, c := range cum[:tail] {
+	for i, c := range cum {
 		// max(c, prev) without its NaN and signed-zero cases: every c is
 		// a finite quotient of counts ≥ +0.
 		if c < prev {
@@ -149,17 +151,6 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		cum[i] = c
 		pdf[i] = c - prev
 		prev = c
-	}
-	if tail < bins {
-		// The same pass over the flat tail: its first bin steps to the
-		// running maximum of rest, every later one by +0, the masses
-		// newPDF zeroed.
-		c := below / float64(n)
-		if c < prev {
-			c = prev
-		}
-		fill(cum[tail:], c)
-		pdf[tail] = c - prev
 	}
 	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
 }
