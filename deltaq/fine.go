@@ -137,12 +137,20 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		}
 		cum[i] = prevF
 	}
-	for rest := below / float64(n); i < bins; i++ {
-		cum[i] = rest // beyond the last occupied bucket: flat
-	}
+	// Beyond the last occupied bucket, from bin i on, the CDF is flat.
+	gridSteps(pdf, cum, i, below/float64(n))
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
+}
+
+// gridSteps makes the CDF cum of a reading non-decreasing, its running
+// maximum, and the masses pdf, zeroed (newPDF), its steps; cum holds its
+// values below tail, and from tail on it is flat at rest. The flat tail
+// takes the running maximum at once and its one step, its later steps
+// being +0, the zeros pdf holds.
+func gridSteps(pdf, cum []float64, tail int, rest float64) {
 	prev := 0.0
 	pdf = pdf[:len(cum)] // no bounds check in the loop
-	for i, c := range cum {
+	for i, c := range cum[:tail] {
 		// max(c, prev) without its NaN and signed-zero cases: every c is
 		// a finite quotient of counts ≥ +0.
 		if c < prev {
@@ -152,7 +160,13 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		pdf[i] = c - prev
 		prev = c
 	}
-	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
+	if tail < len(cum) {
+		if rest < prev {
+			rest = prev
+		}
+		fill(cum[tail:], rest)
+		pdf[tail] = rest - prev
+	}
 }
 
 // Head returns the first bins bins of d, 1 ≤ bins ≤ d.Bins(), the mass
