@@ -137,12 +137,20 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		}
 		cum[i] = prevF
 	}
-	for rest := below / float64(n); i < bins; i++ {
-		cum[i] = rest // beyond the last occupied bucket: flat
-	}
+	// Beyond the last occupied bucket, from bin i on, the CDF is flat.
+	gridSteps(pdf, cum, i, below/float64(n))
+	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
+}
+
+// gridSteps makes the CDF cum of a reading non-decreasing, its running
+// maximum, and the masses pdf, zeroed (newPDF), its steps; cum holds its
+// values below tail, and from tail on it is flat at rest. The flat tail
+// takes the running maximum at once and its one step, its later steps
+// being +0, the zeros pdf holds.
+func gridSteps(pdf, cum []float64, tail int, rest float64) {
 	prev := 0.0
 	pdf = pdf[:len(cum)] // no bounds check in the loop
-	for i, c := range cum {
+	for i, c := range cum[:tail] {
 		// max(c, prev) without its NaN and signed-zero cases: every c is
 		// a finite quotient of counts ≥ +0.
 		if c < prev {
@@ -152,7 +160,13 @@ func (h *LogLinearHistogram) Grid(width float64, bins int, cut int64) (DeltaQ, e
 		pdf[i] = c - prev
 		prev = c
 	}
-	return DeltaQ{width: width, pdf: pdf, cum: cum, count: n}, nil
+	if tail < len(cum) {
+		if rest < prev {
+			rest = prev
+		}
+		fill(cum[tail:], rest)
+		pdf[tail] = rest - prev
+	}
 }
 
 // Head returns the first bins bins of d, 1 ≤ bins ≤ d.Bins(), the mass
@@ -474,10 +488,10 @@ func (h *LogLinearHistogram) wholeBelow(k int, cut int64) (whole int, limit uint
 // buckets from j on, up to whole (wholeBelow), while the sum stays below
 // thr and limit; it returns the first bucket not added, and the sum. Below
 // 2⁵³ a sum s is exact, so float64(s) ≥ thr exactly when s ≥ ⌈thr⌉: both
-// bounds are one whole bound, lim, and the buckets are added four at a
-// time while their sum stays below it (each below it, so that the sum of
-// four cannot overflow), then one at a time up to the bucket that reaches
-// it.
+// bounds are one whole bound, lim, and the buckets are added eight, then
+// four at a time while their sum stays below it (each below it, so that
+// the sum of eight cannot overflow), then one at a time up to the bucket
+// that reaches it: the first bucket not added is the same.
 func (h *LogLinearHistogram) skipWhole(j, whole int, limit uint64, acc, thr float64) (int, float64) {
 	run := uint64(acc)
 	lim := limit
@@ -488,6 +502,18 @@ func (h *LogLinearHistogram) skipWhole(j, whole int, limit uint64, acc, thr floa
 		return j, acc
 	}
 	counts := h.counts[:whole]
+	for ; j+8 <= whole; j += 8 {
+		c := counts[j : j+8 : j+8]
+		room := lim - run
+		if c[0]|c[1]|c[2]|c[3]|c[4]|c[5]|c[6]|c[7] >= room {
+			break
+		}
+		s := c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7]
+		if s >= room {
+			break
+		}
+		run += s
+	}
 	for ; j+4 <= whole; j += 4 {
 		c := counts[j : j+4 : j+4]
 		room := lim - run
