@@ -639,12 +639,16 @@ func scanWindow(w *Window, l deltaq.Layout, valid bool, edges []int64) windowSca
 		// of its own took 80 instructions of a sparse window's 4,000.
 		n, carries, m, last, ok := sparseMoments(w.BinIndex, w.BinCounts)
 		sc.binsOK = ok && last < nb
-		if sc.binsOK && !logLinear {
+		switch {
+		case !sc.binsOK:
+		case logLinear:
+			sc.n, sc.sat, summed = n, carries != 0, true
+		default:
 			sc.n, sc.sat, ci = binMomentsOf(w.BinIndex, w.BinCounts, nb, n, carries, m)
 			summed = true
 		}
 	}
-	if !sc.binsOK || logLinear {
+	if !summed && (!sc.binsOK || logLinear) {
 		sc.n, sc.sat = countSum(w.BinCounts)
 	}
 	if !sc.binsOK {
