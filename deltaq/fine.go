@@ -488,10 +488,10 @@ func (h *LogLinearHistogram) wholeBelow(k int, cut int64) (whole int, limit uint
 // buckets from j on, up to whole (wholeBelow), while the sum stays below
 // thr and limit; it returns the first bucket not added, and the sum. Below
 // 2⁵³ a sum s is exact, so float64(s) ≥ thr exactly when s ≥ ⌈thr⌉: both
-// bounds are one whole bound, lim, and the buckets are added eight, then
-// four at a time while their sum stays below it (each below it, so that
-// the sum of eight cannot overflow), then one at a time up to the bucket
-// that reaches it: the first bucket not added is the same.
+// bounds are one whole bound, lim, and the buckets are added four at a
+// time while their sum stays below it (each below it, so that the sum of
+// four cannot overflow), then one at a time up to the bucket that reaches
+// it.
 func (h *LogLinearHistogram) skipWhole(j, whole int, limit uint64, acc, thr float64) (int, float64) {
 	run := uint64(acc)
 	lim := limit
@@ -502,18 +502,6 @@ func (h *LogLinearHistogram) skipWhole(j, whole int, limit uint64, acc, thr floa
 		return j, acc
 	}
 	counts := h.counts[:whole]
-	for ; j+8 <= whole; j += 8 {
-		c := counts[j : j+8 : j+8]
-		room := lim - run
-		if c[0]|c[1]|c[2]|c[3]|c[4]|c[5]|c[6]|c[7] >= room {
-			break
-		}
-		s := c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7]
-		if s >= room {
-			break
-		}
-		run += s
-	}
 	for ; j+4 <= whole; j += 4 {
 		c := counts[j : j+4 : j+4]
 		room := lim - run
