@@ -400,7 +400,7 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 	}()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
-		source := sourceOf(rms.At(i).Resource())
+		source := contract.Source(rms.At(i).Resource()) // longer than analysis.MaxSourceLength: refused by the engine
 		sms := rms.At(i).ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
 			ms := sms.At(j).Metrics()
@@ -523,17 +523,6 @@ func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions
 		fates[c]++
 	}
 	sc.n, sc.counts = 0, 0
-}
-
-// sourceOf names the observer that sent a resource's windows. A name
-// longer than analysis.MaxSourceLength is refused by the engine.
-func sourceOf(r pcommon.Resource) string {
-	for _, k := range [...]string{"service.instance.id", attrServiceName} {
-		if v, ok := r.Attributes().Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-			return v.Str()
-		}
-	}
-	return ""
 }
 
 // wireKey identifies the layout of a deltaq.window point: its first and

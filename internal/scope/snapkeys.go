@@ -40,11 +40,11 @@ func snapKeyOf(source string, a pcommon.Map) (snapKey, bool) {
 }
 
 // logsBySource yields the records of a request with the source of their
-// resource (resourceSource), cut to nameBytes.
+// resource (contract.Source), cut to nameBytes.
 func logsBySource(ld plog.Logs, nameBytes int) iter.Seq2[string, plog.LogRecord] {
 	return func(yield func(string, plog.LogRecord) bool) {
 		for _, rl := range ld.ResourceLogs().All() {
-			source, _ := cutString(resourceSource(rl.Resource()), nameBytes)
+			source, _ := cutString(contract.Source(rl.Resource()), nameBytes)
 			for _, sl := range rl.ScopeLogs().All() {
 				for _, lr := range sl.LogRecords().All() {
 					if !yield(source, lr) {
@@ -54,17 +54,6 @@ func logsBySource(ld plog.Logs, nameBytes int) iter.Seq2[string, plog.LogRecord]
 			}
 		}
 	}
-}
-
-// resourceSource names the collector a resource stands for: its
-// service.instance.id, else its service.name, else "".
-func resourceSource(r pcommon.Resource) string {
-	for _, k := range [...]string{"service.instance.id", "service.name"} {
-		if v, ok := r.Attributes().Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-			return v.Str()
-		}
-	}
-	return ""
 }
 
 // snapKeys gives each snapshot key a number of the scope's own, in the
