@@ -49,10 +49,6 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 	sb.release()
 }
 
-// attrServiceName is the resource attribute that names the application
-// (OpenTelemetry semantic conventions, "Service").
-const attrServiceName = "service.name"
-
 // readInstance reads the outcome attributes of a span in one pass over its
 // attributes. It returns false for a span that is not an instance (no
 // deltaq.probe) or is late. A span with a probe and no deltaq.outcome is a
