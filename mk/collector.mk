@@ -93,10 +93,13 @@ validate-configs: $(OTELCOL) commands
 ## e2e-sdk, e2e-scaling, e2e-sampling, e2e-demo and e2e-browser; then, alone (their timing must not compete for the CPU),
 ## e2e-erlang (its M/M/1/K runs in real time: sharing the CPUs with the rest stretched its service times and its buffers
 ## blocked jobs) and the short load ramp of early-warning; then e2e-artefacts (it compiles, which would disturb the timings).
-## Each part's output is also in build/e2e/PART.log; the last lines name the parts that failed and their failures.
+## The Go tests are compiled first, so that compiling does not take the CPUs from the parts already running (a
+## starved demo workload is slow for real, and pages). Each part's output is also in build/e2e-parts/PART.log; the
+## last lines name the parts that failed and their failures.
 e2e: validate-configs commands test-kubernetes
-	@rm -rf build/e2e && mkdir -p build/e2e; \
-		part() { name=$$1; shift; { "$$@"; echo $$? > build/e2e/$$name.rc; } 2>&1 | tee build/e2e/$$name.log; }; \
+	@rm -rf build/e2e-parts && mkdir -p build/e2e-parts; \
+		$(GO) test -count=1 -exec true $(E2E_GO_PKGS) ./internal/scope/ ./erlang/e2e/ ./examples/earlywarning/ > /dev/null 2>&1; \
+		part() { name=$$1; shift; { "$$@"; echo $$? > build/e2e-parts/$$name.rc; } 2>&1 | tee build/e2e-parts/$$name.log; }; \
 		part e2e.sh scripts/e2e.sh & script=$$!; \
 		part e2e-slo.sh scripts/e2e-slo.sh & slo=$$!; \
 		part go-tests env $(E2E_GO_ENV) $(GO) test -count=1 -v -timeout 5m $(E2E_GO_PKGS); \
@@ -106,10 +109,10 @@ e2e: validate-configs commands test-kubernetes
 		part early-warning env DELTAQ_EARLYWARNING_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./examples/earlywarning/; \
 		part e2e-artefacts.sh scripts/e2e-artefacts.sh; \
 		failed=; for n in e2e.sh e2e-slo.sh go-tests scope-browser erlang early-warning e2e-artefacts.sh; do \
-			[ "$$(cat build/e2e/$$n.rc 2>/dev/null)" = 0 ] || failed="$$failed $$n"; done; \
+			[ "$$(cat build/e2e-parts/$$n.rc 2>/dev/null)" = 0 ] || failed="$$failed $$n"; done; \
 		[ -z "$$failed" ] && exit 0; \
 		echo "e2e: FAILED:$$failed"; \
-		for n in $$failed; do grep -h -B 6 -e '--- FAIL' -e 'FAIL:' build/e2e/$$n.log 2>/dev/null | tail -n 20; done; \
+		for n in $$failed; do grep -h -B 6 -e '--- FAIL' -e 'FAIL:' build/e2e-parts/$$n.log 2>/dev/null | tail -n 20; done; \
 		exit 1
 
 ## e2e-slo: the rules of deltaq slo with windows scaled to seconds against real Prometheus and Alertmanager: the

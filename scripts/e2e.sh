@@ -128,7 +128,16 @@ prom_alerts() {
     jq -r --arg s "$1" '[.data.alerts[] | select(.labels.alertname == "DeltaQQTAViolation" and .state == $s) | .labels.deltaq_probe] | sort | unique | join(" ")'
 }
 v=$(prom_alerts firing) || fail "Prometheus alerts API"
-[ -z "$v" ] || fail "QTA alert firing at normal load for: $v"
+if [ -n "$v" ]; then
+  # What the alert saw, for the failure's reader: each window's verdict of the
+  # minute, and how busy the host was (a starved workload is slow for real).
+  for p in $v; do
+    log "deltaq_qta_violation{deltaq_probe=\"$p\"} over the last minute:" \
+      "$(prom_query "deltaq_qta_violation{deltaq_probe=\"$p\"}[1m]" | jq -c '[.data.result[].values[][1]]')"
+  done
+  log "load average: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+  fail "QTA alert firing at normal load for: $v"
+fi
 
 # --- 2. the Grafana dashboard's queries -----------------------------------------
 # The SLO panels read the series of rules/deltaq-slo.yml, whose groups run every
