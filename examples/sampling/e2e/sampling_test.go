@@ -203,12 +203,22 @@ func installClient(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	npm := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	npm.Dir = dir
-	if b, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, b)
+	// The packages come from the registry: a refused or dropped connection
+	// is tried again, twice, before the test gives up.
+	const attempts = 3
+	for i := 1; ; i++ {
+		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		npm.Dir = dir
+		b, err := npm.CombinedOutput()
+		if err == nil {
+			return dir
+		}
+		if i == attempts {
+			t.Fatalf("npm ci, %d attempts: %v\n%s", attempts, err, b)
+		}
+		t.Logf("npm ci, attempt %d of %d: %v\n%s", i, attempts, err, b)
+		time.Sleep(time.Duration(i) * 5 * time.Second)
 	}
-	return dir
 }
 
 // startPrometheus starts Prometheus with the remote-write receiver and
