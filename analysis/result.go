@@ -12,7 +12,9 @@ import (
 // Result is the analysis of one closed window.
 type Result struct {
 	// Start and End bound the window: instances that ended in [Start, End).
-	// In single-window mode they are the earliest and latest instance end.
+	// In single-window mode they are the earliest and latest instance end,
+	// where a window merged from another engine (AddWindow) counts with its
+	// own start and end, its instances' ends being unknown.
 	Start, End time.Time
 	// SamplingPeriod is how long the window sampled, the period its QoO
 	// rate of completed instances is read over (the QoO draft's "total
