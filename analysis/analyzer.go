@@ -307,7 +307,7 @@ func (a *analyzer) close(c *closing) *Result {
 	r := &Result{
 		Start:          time.Unix(0, c.start).UTC(),
 		End:            time.Unix(0, c.end).UTC(),
-		SamplingPeriod: time.Duration(c.end - c.from),
+		SamplingPeriod: time.Duration(c.to - c.from),
 	}
 	a.observe(r, c)
 	var ev, evP, evO *diagram.Evaluation

@@ -891,10 +891,11 @@ func (e *Engine) Stats() Stats {
 // closing is a window detached from the open set, ready for analysis.
 type closing struct {
 	start, end int64
-	// from is the start of the period the window sampled
-	// (Result.SamplingPeriod): start, but in single-window mode the
-	// earliest instance start.
-	from  int64
+	// from and to bound the period the window sampled
+	// (Result.SamplingPeriod): start and end, but in single-window mode
+	// from the earliest instance start, and for the window Flush closes
+	// while the clock is in it (the last, partial one) to the clock.
+	from, to int64
 	names []string        // names of the probes tracked at detach time
 	accs  []*acc          // parallel to names
 	lays  []deltaq.Layout // parallel to names: the window's layout of each (zero: none yet)
@@ -974,20 +975,28 @@ func (e *Engine) expire(t int64) []string {
 // mode (Interval = 0) the one window, otherwise the windows up to and
 // including the one containing now. It is meant for shutdown and offline
 // analysis. The single window spans the instances' ends, and sampled from
-// the earliest instance start to the latest end (Result.SamplingPeriod).
+// the earliest instance start to the latest end (Result.SamplingPeriod);
+// the window containing now keeps its bounds and sampled until now.
 func (e *Engine) Flush(now time.Time) []*Result {
 	e.mu.Lock()
 	var cl []closing
 	if e.interval == 0 {
 		c := e.detach()
 		if e.minEnd <= e.maxEnd {
-			c.start, c.end, c.from = e.minEnd, e.maxEnd, min(e.minStart, e.minEnd)
+			c.start, c.end, c.from, c.to = e.minEnd, e.maxEnd, min(e.minStart, e.minEnd), e.maxEnd
 		}
 		cl = append(cl, c)
 	} else {
-		last := floorDiv(now.UnixNano(), e.interval)
+		t := now.UnixNano()
+		last := floorDiv(t, e.interval)
 		for e.k0 <= last && len(cl) < int(e.nslots) {
 			cl = append(cl, e.detach())
+		}
+		// The window the clock is in sampled until the clock: its rate of
+		// completed instances is over that part (its bounds stay the
+		// interval's, which other engines' windows align to).
+		if n := len(cl); n > 0 && cl[n-1].start <= t && t < cl[n-1].end {
+			cl[n-1].to = t
 		}
 	}
 	e.mu.Unlock()
@@ -1002,6 +1011,7 @@ func (e *Engine) detach() closing {
 		start: e.k0 * e.interval,
 		end:   (e.k0 + 1) * e.interval,
 		from:  e.k0 * e.interval,
+		to:    (e.k0 + 1) * e.interval,
 		names: make([]string, 0, e.live),
 		accs:  make([]*acc, 0, e.live),
 		lays:  make([]deltaq.Layout, 0, e.live),

@@ -228,6 +228,45 @@ func TestQoORateOverTheSamplingPeriod(t *testing.T) {
 	}
 }
 
+// TestPartialWindowSampledUntilFlushed: the window Flush closes while the
+// clock is in it (a collector's shutdown, the end of deltaq analyze's
+// input) sampled from its start to the clock, not its whole interval: 10
+// instances ending in its first 400 ms are 25 a second, above a minimum of
+// 20, not 10 a second. Its bounds stay the interval's (other engines'
+// windows align to them), and a window the clock has passed sampled all of
+// its interval.
+func TestPartialWindowSampledUntilFlushed(t *testing.T) {
+	q := QoOConfig{
+		ROP:     QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 80 * ms}}, MaxFailure: 0.01},
+		CPUP:    QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 90 * ms}}, MaxFailure: 0.05},
+		MinRate: 20,
+	}
+	cfg := Config{Interval: time.Second, Probes: map[string]ProbeConfig{"x": {QoO: q}}}
+	var ins []Instance
+	for i := range 10 {
+		ins = append(ins, ok("x", time.Second+time.Duration(i)*40*ms+10*ms, 5*ms))
+	}
+	e := newEngine(t, cfg, t0)
+	addAll(e, ok("x", 500*ms, 5*ms))
+	addAll(e, ins...)
+	res := e.Flush(at(1400 * ms))
+	if n := len(res); n < 2 || !res[n-2].Start.Equal(t0) {
+		t.Fatalf("%d windows, want those up to the clock's, the last two from t0", n)
+	}
+	for _, r := range res[:len(res)-1] {
+		if r.SamplingPeriod != time.Second {
+			t.Errorf("the window from %v, which the clock has passed: sampling period %v, want 1s", r.Start, r.SamplingPeriod)
+		}
+	}
+	r := res[len(res)-1]
+	if !r.Start.Equal(at(time.Second)) || !r.End.Equal(at(2*time.Second)) || r.SamplingPeriod != 400*ms {
+		t.Errorf("the partial window: %v to %v, sampling period %v; want 1s to 2s after t0, and 400ms", r.Start, r.End, r.SamplingPeriod)
+	}
+	if o := probeOf(t, r, "x").QoO.Observed; !o.Measured.HasRate || !within(o.Measured.Rate, 25, 1e-9) {
+		t.Errorf("the partial window's rate %v (%v), want 10 over 400 ms: 25 a second", o.Measured.Rate, o.Measured.HasRate)
+	}
+}
+
 // TestMergedSamplingPeriod: one window holding the windows of other
 // engines (a gateway's single window) sampled from the first window's
 // start to the last one's end.

@@ -19,7 +19,9 @@ type Result struct {
 	// SamplingPeriod is how long the window sampled, the period its QoO
 	// rate of completed instances is read over (the QoO draft's "total
 	// duration of the sampling period", section 3.1): End − Start for a
-	// window of the interval; in single-window mode from the earliest
+	// window of the interval, but for the partial window Engine.Flush
+	// closes at a time inside it (shutdown, the end of a trace file) from
+	// Start to that time; in single-window mode from the earliest
 	// instance start to the latest instance end (End), so that it holds
 	// every instance whole — n instances a period T apart, each lasting d,
 	// sampled (n − 1)·T + d, where their ends span only (n − 1)·T. A

@@ -82,7 +82,8 @@ A probe with a qoo requirement gets its Quality of Outcome, in each window
 (the table's qoo column) and for the whole input (its qoo line: the
 observed and calculated scores with their components, or withheld for too
 few completed instances). The rate that min_rate is checked against is the
-completed instances over the sampling period: a window's interval, and for
+completed instances over the sampling period: a window's interval (for the
+last window, which the input ends in, up to the last instance's end), and for
 the whole input the time from the first instance's start to the last
 instance's end (a timeout ending at its start + dMax), which holds every
 instance whole; 10 instances starting 100 ms apart, each 50 ms long, are
