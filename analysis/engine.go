@@ -896,9 +896,9 @@ type closing struct {
 	// from the earliest instance start, and for the window Flush closes
 	// while the clock is in it (the last, partial one) to the clock.
 	from, to int64
-	names []string        // names of the probes tracked at detach time
-	accs  []*acc          // parallel to names
-	lays  []deltaq.Layout // parallel to names: the window's layout of each (zero: none yet)
+	names    []string        // names of the probes tracked at detach time
+	accs     []*acc          // parallel to names
+	lays     []deltaq.Layout // parallel to names: the window's layout of each (zero: none yet)
 	// forget names the probes forgotten after this window: their analysis
 	// state goes once the window is analysed.
 	forget []string
