@@ -112,7 +112,9 @@ e2e: validate-configs commands test-kubernetes
 			[ "$$(cat build/e2e-parts/$$n.rc 2>/dev/null)" = 0 ] || failed="$$failed $$n"; done; \
 		[ -z "$$failed" ] && exit 0; \
 		echo "e2e: FAILED:$$failed"; \
-		for n in $$failed; do grep -h -B 6 -e '--- FAIL' -e 'FAIL:' build/e2e-parts/$$n.log 2>/dev/null | tail -n 20; done; \
+		for n in $$failed; do \
+			echo "e2e: $$n:"; lines=$$(grep -h -B 6 -e '--- FAIL' -e 'FAIL:' build/e2e-parts/$$n.log 2>/dev/null | tail -n 20); \
+			if [ -n "$$lines" ]; then echo "$$lines"; else tail -n 10 build/e2e-parts/$$n.log 2>/dev/null; fi; done; \
 		exit 1
 
 ## e2e-slo: the rules of deltaq slo with windows scaled to seconds against real Prometheus and Alertmanager: the
