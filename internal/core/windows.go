@@ -825,8 +825,8 @@ func readBuckets(l *wireLayout, bounds pcommon.Float64Slice, counts pcommon.UInt
 		// the edge after a run of empty bins, found in line (index's
 		// uniform case, as an agent writes it) rather than by a call.
 		if i >= len(upper) || upper[i] != b {
-			if k := int(b*inv + 0.5); k >= 1 && k <= len(upper) && upper[k-1] == b {
-				i = k - 1
+			if e := int(b*inv + 0.5); e >= 1 && e <= len(upper) && upper[e-1] == b {
+				i = e - 1 // b is the upper edge of bin e − 1
 			} else {
 				var ok bool
 				if i, ok = l.index(b); !ok {
