@@ -10,7 +10,8 @@
 %% per probe, with `start_events => per_span' one record per span), then the
 %% spans to `/v1/traces'. Because the queue is drained in queuing order, a
 %% span is never sent before its start event; a start event whose span is
-%% in the same batch is not sent at all.
+%% in the same export round (the batches queued when it begins) is not sent
+%% at all.
 %%
 %% A request that fails with a connection error or HTTP 429, 502, 503 or 504
 %% is retried with exponential backoff and jitter (the OTLP/HTTP retry rules);
@@ -202,25 +203,51 @@ cancel_retry(#state{retry_timer = Timer} = State) ->
 
 %% Exports the batches queued now (not those queued meanwhile, so that a
 %% busy producer cannot keep the exporter from its other messages), unless
-%% a retry is pending.
-export(#state{pending = [], atomics = Atomics,
-              config = #{batch_size := Batch}} = State) ->
-    Queued = atomics:get(Atomics, ?A_SIZE),
-    export_batches((Queued + Batch - 1) div Batch, State);
+%% a retry is pending. Those batches are the round: the start events in it
+%% are elided against all its spans (requests/3).
+export(#state{pending = []} = State) ->
+    {Batches, Ended} = round_of(State),
+    export_batches(Batches, Ended, State);
 export(State) ->
     State.
 
-export_batches(0, State) ->
+export_batches(0, _Ended, State) ->
     State;
-export_batches(N, State) ->
+export_batches(N, Ended, State) ->
     case drain(State) of
         [] ->
             State;
         Items ->
-            case send(requests(Items, State), State) of
-                #state{pending = []} = State1 -> export_batches(N - 1, State1);
+            case send(requests(Items, Ended, State), State) of
+                #state{pending = []} = State1 -> export_batches(N - 1, Ended, State1);
+                %% A retry waits: the rest of the round stays in the queue
+                %% (within its limits) and goes in the round after the retry.
                 State1 -> State1
             end
+    end.
+
+%% The number of batches queued now and the spans among them, as a set of
+%% {TraceId, SpanId}. After an outage the queue holds many batches, and a
+%% start event in one may have its span in a later one: sent, already
+%% overdue, it would be timed out by the collector before its span came.
+%% The spans are read in place: the round's items stay in the queue, and in
+%% its limits, until their batch goes. A round of one batch needs no scan.
+round_of(#state{atomics = Atomics, config = #{batch_size := Batch}} = State) ->
+    case (atomics:get(Atomics, ?A_SIZE) + Batch - 1) div Batch of
+        Batches when Batches > 1 -> {Batches, queued_spans(Batches * Batch, State)};
+        Batches -> {Batches, #{}}
+    end.
+
+%% The spans among the first Limit items of the queue. The match
+%% specification returns `false' for the other items, so that Limit counts
+%% items, not spans.
+queued_spans(Limit, #state{tab = Tab}) ->
+    Spec = [{{'_', {span, '$1', '_', '_'}, '_'}, [],
+             [{{{element, #dqsd_span.trace_id, '$1'}, {element, #dqsd_span.span_id, '$1'}}}]},
+            {'_', [], [false]}],
+    case ets:select(Tab, Spec, Limit) of
+        '$end_of_table' -> #{};
+        {Ids, _Continuation} -> maps:from_keys([Id || {_, _} = Id <- Ids], true)
     end.
 
 %% Takes up to one batch from the head of the queue.
@@ -244,17 +271,22 @@ drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
 %% and every item in it would be lost); an item that is larger alone is
 %% dropped and counted, and the others go without it.
 %%
-%% A start event whose span is in the same batch is left out (counted as
-%% elided): the span says all it would, and sent first it could only do
-%% harm. Its instance may be overdue by the time the batch goes (a batch
-%% interval longer than the probe's dMax, or a backlog after the collector
-%% was away), and the collector would time it out in the moment between
-%% the two requests, though the span ended in time.
-requests(Items, #state{config = Config, resource = Resource} = State) ->
+%% A start event whose span is in the same round (RoundEnded, from
+%% round_of/1) or in the same batch is left out (counted as elided): the
+%% span, which goes with it or after it, says all it would, and the start
+%% event sent first could only do harm. Its instance may be overdue by the
+%% time the batch goes (a batch interval longer than the probe's dMax, or a
+%% backlog after the collector was away), and the collector would time it
+%% out in the moment before the span's request, though the span ended in
+%% time. The batch's own spans count too: an item queued in the middle of
+%% the round after round_of/1 read it (its caller was descheduled between
+%% taking its key and inserting it) was not seen there.
+requests(Items, RoundEnded, #state{config = Config, resource = Resource} = State) ->
     #{logs_url := LogsUrl, traces_url := TracesUrl} = Config,
     Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
-    Ended = maps:from_keys([{T, S} || {#dqsd_span{trace_id = T, span_id = S}, _, _} <- Spans],
-                           true),
+    Ended = maps:merge(RoundEnded,
+                       maps:from_keys([{T, S} || {#dqsd_span{trace_id = T, span_id = S}, _, _}
+                                                     <- Spans], true)),
     Events = [{TraceId, SpanId, Name, Start, TraceState}
               || {start, TraceId, SpanId, Name, Start, TraceState} <- Items,
                  not is_map_key({TraceId, SpanId}, Ended)],
@@ -334,24 +366,23 @@ send([Request | Rest] = Requests, State0) ->
 flush(State) ->
     {Lost0, State1} = send_once(State#state.pending,
                                 State#state{pending = [], attempt = 0}, #{}),
-    #state{atomics = Atomics, config = #{batch_size := Batch}} = State1,
-    Batches = (atomics:get(Atomics, ?A_SIZE) + Batch - 1) div Batch,
-    {Lost, State2} = flush_batches(Batches, State1, Lost0),
+    {Batches, Ended} = round_of(State1),
+    {Lost, State2} = flush_batches(Batches, Ended, State1, Lost0),
     case maps:size(Lost) of
         0 -> {ok, State2};
         _ -> {{error, {not_exported, maps:merge(#{spans => 0, events => 0}, Lost)}},
               State2}
     end.
 
-flush_batches(0, State, Lost) ->
+flush_batches(0, _Ended, State, Lost) ->
     {Lost, State};
-flush_batches(N, State, Lost) ->
+flush_batches(N, Ended, State, Lost) ->
     case drain(State) of
         [] ->
             {Lost, State};
         Items ->
-            {Lost1, State1} = send_once(requests(Items, State), State, Lost),
-            flush_batches(N - 1, State1, Lost1)
+            {Lost1, State1} = send_once(requests(Items, Ended, State), State, Lost),
+            flush_batches(N - 1, Ended, State1, Lost1)
     end.
 
 send_once([], State, Lost) ->

@@ -229,6 +229,108 @@ start_elided_when_span_in_batch_test() ->
                      dqsd_otel:stats())
     end).
 
+%% After an outage the queue holds several batches, and a start event in
+%% one may have its span in a later one: sent, already overdue, it would be
+%% timed out before its span came. The starts of a round (the batches
+%% queued when it begins) are elided against all its spans. Here the
+%% collector refuses (503) until released, while a backlog of four batches
+%% of four forms: [s1 s2 s3 s4] [s5 s6 open e1] [e2 e3 e4 e5] [e6]. The
+%% start of `open', whose span is still running, goes; each batch goes as
+%% its starts, then its spans.
+start_elided_when_span_in_round_test() ->
+    Gate = atomics:new(1, []),
+    with_server(refuse_until(Gate), #{batch_size => 4, batch_interval_ms => 20,
+                                      max_retries => 1000},
+                fun(_) ->
+        Running = dqsd_otel:start_span(<<"running">>),
+        wait_until(fun() -> stat(export_errors) > 0 end),
+        Ss = [dqsd_otel:start_span(<<"s", (integer_to_binary(I))/binary>>)
+              || I <- lists:seq(1, 6)],
+        Open = dqsd_otel:start_span(<<"open">>),
+        [dqsd_otel:end_span(S) || S <- Ss],
+        ?assertEqual(13, stat(queued)),
+        atomics:put(Gate, 1, 1),
+        wait_until(fun() -> stat(exported_spans) =:= 6 end),
+        ?assertEqual([{logs, [<<"running">>]},
+                      {logs, [<<"open">>]}, {traces, [<<"s1">>]},
+                      {traces, [<<"s2">>, <<"s3">>, <<"s4">>, <<"s5">>]},
+                      {traces, [<<"s6">>]}],
+                     accepted(collect_numbered())),
+        ?assertMatch(#{exported_events := 2, elided_events := 6, exported_spans := 6,
+                       failed_events := 0, failed_spans := 0, queued := 0},
+                     dqsd_otel:stats()),
+        %% Their starts sent, the two spans still running go alone.
+        dqsd_otel:end_span(Running),
+        dqsd_otel:end_span(Open),
+        ok = dqsd_otel:flush(),
+        ?assertEqual([{traces, [<<"running">>, <<"open">>]}], accepted(collect_numbered())),
+        ?assertMatch(#{exported_events := 2, elided_events := 6, exported_spans := 8},
+                     dqsd_otel:stats())
+    end).
+
+%% A retry in the middle of a round: the requests of its batch go again, in
+%% order, and the rest of the round, left in the queue, goes after them,
+%% its starts still elided against the spans queued with them. The first
+%% request waits (the collector is slow) while a backlog of four batches of
+%% three forms: [s1 s2 s3] [o1 e1 s4] [e2 s5 e3] [e4 e5]; the spans of the
+%% second batch are refused twice.
+retry_mid_round_test() ->
+    Responder = fun(1, _) -> hang; (N, _) when N =:= 3; N =:= 4 -> 503; (_, _) -> 200 end,
+    with_server(Responder, #{batch_size => 3, batch_interval_ms => 20}, fun(_) ->
+        _Running = dqsd_otel:start_span(<<"running">>),
+        Handler = receive {dqsd_http_hang, 1, H} -> H after 5000 -> error(no_request) end,
+        [S1, S2, S3] = [dqsd_otel:start_span(N) || N <- [<<"s1">>, <<"s2">>, <<"s3">>]],
+        _O1 = dqsd_otel:start_span(<<"o1">>),
+        dqsd_otel:end_span(S1),
+        S4 = dqsd_otel:start_span(<<"s4">>),
+        dqsd_otel:end_span(S2),
+        S5 = dqsd_otel:start_span(<<"s5">>),
+        [dqsd_otel:end_span(S) || S <- [S3, S4, S5]],
+        ?assertEqual(11, stat(queued)),
+        Handler ! release,
+        wait_until(fun() -> stat(exported_spans) =:= 5 end),
+        Requests = collect_numbered(),
+        E1 = {traces, [<<"s1">>]},
+        ?assertEqual([{logs, [<<"running">>]}, {logs, [<<"o1">>]}, E1, E1, E1,
+                      {traces, [<<"s2">>, <<"s3">>]}, {traces, [<<"s4">>, <<"s5">>]}],
+                     [Request || {_N, Request} <- Requests]),
+        ?assertMatch(#{exported_events := 2, elided_events := 5, exported_spans := 5,
+                       export_errors := 2, failed_events := 0, failed_spans := 0,
+                       queued := 0},
+                     dqsd_otel:stats())
+    end).
+
+%% Answers 503 while Gate is 0, telling the test process which requests
+%% it refused; then 200.
+refuse_until(Gate) ->
+    Self = self(),
+    fun(N, _Path) ->
+            case atomics:get(Gate, 1) of
+                0 -> Self ! {refused, N}, 503;
+                _ -> 200
+            end
+    end.
+
+%% The requests received so far (within 100 ms of each other), in order,
+%% each as {N, {logs | traces, Names}}: the names of the probes it starts
+%% or of its spans.
+collect_numbered() ->
+    receive
+        {dqsd_http, N, Path, _, Body} ->
+            Kind = case Path of
+                       <<"/v1/logs">> -> logs;
+                       <<"/v1/traces">> -> traces
+                   end,
+            [{N, {Kind, [name(Path, R) || R <- records(Path, Body)]}} | collect_numbered()]
+    after 100 ->
+        []
+    end.
+
+%% The requests of those that refuse_until/1 did not refuse.
+accepted(Requests) ->
+    [Request || {N, Request} <- Requests,
+                receive {refused, N} -> false after 0 -> true end].
+
 parent_child_test() ->
     with_server(fun ok_200/2, #{}, fun(_) ->
         Self = self(),
@@ -575,9 +677,10 @@ not_started_test() ->
 
 batching_test() ->
     with_server(fun ok_200/2, #{batch_size => 10}, fun(_) ->
-        %% All started, then all ended: no batch holds a span and its
-        %% start, so every start is sent.
+        %% All started and sent, then all ended: no round holds a span and
+        %% its start, so every start is sent.
         Ctxs = [dqsd_otel:start_span(integer_to_binary(I)) || I <- lists:seq(1, 25)],
+        ok = dqsd_otel:flush(),
         [dqsd_otel:end_span(Ctx) || Ctx <- Ctxs],
         ok = dqsd_otel:flush(),
         wait_until(fun() -> stat(exported_spans) =:= 25 end),
