@@ -45,7 +45,9 @@
     kind :: spans | events,
     url :: string(),
     body :: binary(),
-    count :: pos_integer()
+    count :: pos_integer(),
+    %% The start events in the body (for `events'), for elide_pending/1.
+    starts = [] :: [tuple()]
 }).
 
 -record(state, {
@@ -130,7 +132,8 @@ handle_info(export, State) ->
     drop_wakeups(),
     {noreply, export(State)};
 handle_info(retry, State) ->
-    State1 = send(State#state.pending, State#state{retry_timer = undefined}),
+    State0 = elide_pending(State#state{retry_timer = undefined}),
+    State1 = send(State0#state.pending, State0),
     {noreply, export(State1)};
 handle_info(_Info, State) ->
     %% Late httpc replies after a timeout, exits of linked processes.
@@ -241,6 +244,8 @@ round_of(#state{atomics = Atomics, config = #{batch_size := Batch}} = State) ->
 %% The spans among the first Limit items of the queue. The match
 %% specification returns `false' for the other items, so that Limit counts
 %% items, not spans.
+queued_spans(0, _State) ->
+    #{};
 queued_spans(Limit, #state{tab = Tab}) ->
     Spec = [{{'_', {span, '$1', '_', '_'}, '_'}, [],
              [{{{element, #dqsd_span.trace_id, '$1'}, {element, #dqsd_span.span_id, '$1'}}}]},
@@ -282,7 +287,7 @@ drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
 %% the round after round_of/1 read it (its caller was descheduled between
 %% taking its key and inserting it) was not seen there.
 requests(Items, RoundEnded, #state{config = Config, resource = Resource} = State) ->
-    #{logs_url := LogsUrl, traces_url := TracesUrl} = Config,
+    #{traces_url := TracesUrl} = Config,
     Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
     Ended = maps:merge(RoundEnded,
                        maps:from_keys([{T, S} || {#dqsd_span{trace_id = T, span_id = S}, _, _}
@@ -292,17 +297,53 @@ requests(Items, RoundEnded, #state{config = Config, resource = Resource} = State
                  not is_map_key({TraceId, SpanId}, Ended)],
     count(State, ?C_ELIDED_EVENTS, length(Items) - length(Spans) - length(Events)),
     Offset = erlang:time_offset(nanosecond),
-    EncodeEvents =
-        case Config of
-            #{start_events := batch} ->
-                Now = erlang:system_time(nanosecond),
-                fun(Part) -> dqsd_otel_otlp:starts(Resource, Part, Offset, Now) end;
-            #{start_events := per_span} ->
-                fun(Part) -> dqsd_otel_otlp:logs(Resource, Part, Offset) end
-        end,
-    encode(events, LogsUrl, Events, State, EncodeEvents)
+    events_requests(Events, Offset, State)
     ++ encode(spans, TracesUrl, Spans, State,
               fun(Part) -> dqsd_otel_otlp:traces(Resource, Part, Offset) end).
+
+events_requests(Events, Offset, #state{config = Config, resource = Resource} = State) ->
+    Encode = case Config of
+                 #{start_events := batch} ->
+                     Now = erlang:system_time(nanosecond),
+                     fun(Part) -> dqsd_otel_otlp:starts(Resource, Part, Offset, Now) end;
+                 #{start_events := per_span} ->
+                     fun(Part) -> dqsd_otel_otlp:logs(Resource, Part, Offset) end
+             end,
+    encode(events, maps:get(logs_url, Config), Events, State, Encode).
+
+%% Before the pending requests are tried again, the start events in them
+%% whose spans have been queued meanwhile are elided, as requests/3 elides
+%% those of its round: held through an outage, they are overdue, and their
+%% spans go after them, in the next round; the collector would time them
+%% out in between. A request left with none is not sent; when it was the
+%% head, the next is tried afresh.
+elide_pending(#state{pending = [Head | Rest] = Pending, atomics = Atomics} = State) ->
+    case lists:keymember(events, #request.kind, Pending) of
+        true ->
+            Ended = queued_spans(atomics:get(Atomics, ?A_SIZE), State),
+            Elide = fun(Request) -> elide_starts(Request, Ended, State) end,
+            Rest1 = lists:flatmap(Elide, Rest),
+            case Elide(Head) of
+                [] -> State#state{pending = Rest1, attempt = 0};
+                Head1 -> State#state{pending = Head1 ++ Rest1}
+            end;
+        false ->
+            State
+    end;
+elide_pending(State) ->
+    State.
+
+%% A pending request as requests without the start events of Ended.
+elide_starts(#request{kind = events, starts = Starts} = Request, Ended, State) ->
+    case [E || {T, S, _, _, _} = E <- Starts, not is_map_key({T, S}, Ended)] of
+        Starts ->
+            [Request];
+        Left ->
+            count(State, ?C_ELIDED_EVENTS, length(Starts) - length(Left)),
+            events_requests(Left, erlang:time_offset(nanosecond), State)
+    end;
+elide_starts(Request, _Ended, _State) ->
+    [Request].
 
 encode(_Kind, _Url, [], _State, _Encode) ->
     [];
@@ -314,7 +355,11 @@ encode(Kind, Url, Items, #state{config = Config} = State, Encode) ->
                        gzip -> zlib:gzip(Json);
                        none -> Json
                    end,
-            [#request{kind = Kind, url = Url, body = Body, count = length(Items)}];
+            [#request{kind = Kind, url = Url, body = Body, count = length(Items),
+                      starts = case Kind of
+                                   events -> Items;
+                                   spans -> []
+                               end}];
         Json when length(Items) =:= 1 ->
             ?LOG_WARNING("dqsd_otel: one ~p of ~b bytes is larger than max_request_bytes "
                          "(~b): dropped", [item(Kind), byte_size(Json), Max]),
@@ -364,8 +409,8 @@ send([Request | Rest] = Requests, State0) ->
 
 %% Sends pending requests and what is queued now, one attempt each.
 flush(State) ->
-    {Lost0, State1} = send_once(State#state.pending,
-                                State#state{pending = [], attempt = 0}, #{}),
+    #state{pending = Pending} = State0 = elide_pending(State),
+    {Lost0, State1} = send_once(Pending, State0#state{pending = [], attempt = 0}, #{}),
     {Batches, Ended} = round_of(State1),
     {Lost, State2} = flush_batches(Batches, Ended, State1, Lost0),
     case maps:size(Lost) of

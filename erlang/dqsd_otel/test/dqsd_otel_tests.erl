@@ -300,6 +300,27 @@ retry_mid_round_test() ->
                      dqsd_otel:stats())
     end).
 
+%% A request of start events that waits out an outage holds starts that
+%% are overdue when it goes; those whose spans were queued meanwhile are
+%% elided before it is tried again, as their round would have elided them.
+%% Here `a' and `c' start, their starts are refused, `a' ends: the retry
+%% sends the start of `c' alone, then the round the span of `a'.
+start_elided_when_span_queued_during_retry_test() ->
+    Gate = atomics:new(1, []),
+    with_server(refuse_until(Gate), #{batch_interval_ms => 20, max_retries => 1000},
+                fun(_) ->
+        A = dqsd_otel:start_span(<<"a">>),
+        _C = dqsd_otel:start_span(<<"c">>),
+        wait_until(fun() -> stat(export_errors) > 0 end),
+        dqsd_otel:end_span(A),
+        atomics:put(Gate, 1, 1),
+        wait_until(fun() -> stat(exported_spans) =:= 1 end),
+        ?assertEqual([{logs, [<<"c">>]}, {traces, [<<"a">>]}], accepted(collect_numbered())),
+        ?assertMatch(#{exported_events := 1, elided_events := 1, exported_spans := 1,
+                       failed_events := 0, queued := 0},
+                     dqsd_otel:stats())
+    end).
+
 %% Answers 503 while Gate is 0, telling the test process which requests
 %% it refused; then 200.
 refuse_until(Gate) ->
