@@ -25,12 +25,13 @@
 %% Usage (after `make -C erlang'):
 %%   erlang/examples/mm1k.escript --endpoint http://localhost:4318 \
 %%       --rate 50 --duration 30 [--k 10] [--service-ms 8] [--seed 1]
-%%       [--service-name mm1k]
+%%       [--service-name mm1k] [--batch-size N]
+%% `--batch-size' sets dqsd_otel's batch_size (its default otherwise).
 -mode(compile).
 
 -define(DEFAULTS, #{endpoint => "http://localhost:4318", rate => 50.0,
                     duration => 30.0, k => 10, service_ms => 8.0, seed => undefined,
-                    service_name => "mm1k", drain_s => 10.0}).
+                    service_name => "mm1k", drain_s => 10.0, batch_size => undefined}).
 
 main(Args) ->
     Opts = parse(Args, ?DEFAULTS),
@@ -43,6 +44,10 @@ main(Args) ->
            end,
     ok = application:set_env(dqsd_otel, endpoint, Endpoint),
     ok = application:set_env(dqsd_otel, service_name, list_to_binary(ServiceName)),
+    case maps:get(batch_size, Opts) of
+        undefined -> ok;
+        Batch -> ok = application:set_env(dqsd_otel, batch_size, Batch)
+    end,
     {ok, _} = application:ensure_all_started(dqsd_otel),
     io:format("mm1k: rate=~g/s duration=~gs K=~b service=~gms seed=~b endpoint=~s~n",
               [Rate, Duration, K, ServiceMs, Seed, Endpoint]),
@@ -244,6 +249,7 @@ option("duration", V, Opts) -> Opts#{duration := positive(number(V, "duration"),
 option("service-ms", V, Opts) -> Opts#{service_ms := positive(number(V, "service-ms"), "service-ms")};
 option("drain-s", V, Opts) -> Opts#{drain_s := number(V, "drain-s")};
 option("k", V, Opts) -> Opts#{k := positive(integer(V, "k"), "k")};
+option("batch-size", V, Opts) -> Opts#{batch_size := positive(integer(V, "batch-size"), "batch-size")};
 option("seed", V, Opts) -> Opts#{seed := integer(V, "seed")};
 option(Name, _, _) -> usage("unknown option --" ++ Name).
 
@@ -266,7 +272,7 @@ usage(Why) ->
     io:format(standard_error,
               "mm1k: ~s~nusage: mm1k.escript [--endpoint URL] [--rate PER_S] "
               "[--duration S] [--k K] [--service-ms MS] [--seed N] "
-              "[--service-name NAME] [--drain-s S]~n", [Why]),
+              "[--service-name NAME] [--drain-s S] [--batch-size N]~n", [Why]),
     halt(2).
 
 %% The library's ebin: DQSD_OTEL_EBIN, or the one `make -C erlang' builds
