@@ -123,7 +123,8 @@ e2e-slo: $(OTELCOL) commands
 	scripts/e2e-slo.sh
 
 ## e2e-erlang: dqsd_otel's M/M/1/K example (Erlang) through the collector; asserts the ΔQs of its probes, then kills the collector mid-run;
-## and its HTTP example through the deltaq connector alone: a request past dMax and one whose service is killed time out in real time.
+## again with the collector restarted after 3 s: no false timeout from the backlog; and its HTTP example through the deltaq
+## connector alone: a request past dMax and one whose service is killed time out in real time.
 e2e-erlang: $(OTELCOL)
 	DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/
 

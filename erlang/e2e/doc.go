@@ -18,7 +18,14 @@
 // while the slow request still runs, and, in its output, each in the window
 // of its start + dMax.
 //
-// A second test, TestTraceContextFromGo, has a Go client instrumented with
+// TestMM1KCollectorRestart runs the M/M/1/K example against a collector
+// whose deltaq connector takes its start events (testdata/restart.yaml),
+// kills the collector a few seconds into the run and starts it again on
+// the same port 3 s later, and checks that the new collector counts no
+// timeout in real time: the backlog dqsd_otel sends it holds no start event,
+// overdue, ahead of its span.
+//
+// A further test, TestTraceContextFromGo, has a Go client instrumented with
 // the OpenTelemetry Go SDK call erlang/examples/traced_http.escript, an
 // inets httpd service, with the W3C trace context of its span; the collector
 // (testdata/collector.yaml) passes every span on to a receiver inside the

@@ -71,7 +71,7 @@ func TestMM1KThroughCollector(t *testing.T) {
 	e2etest.WaitListening(t, httpAddr, 30*time.Second, col)
 	t.Logf("collector (pid %d) on %s, ΔQs to %s", col.Pid(), httpAddr, sink.Addr())
 
-	mm := startExample(t, escript, ebin, root, httpAddr)
+	mm := startExample(t, escript, ebin, root, httpAddr, rate, runSeconds, "mm1k-e2e")
 	mmStart := time.Now()
 	t.Logf("mm1k (pid %d) started", mm.Pid())
 
@@ -142,19 +142,30 @@ func prerequisites(t *testing.T) (root, escript, ebin string) {
 func startCollector(t *testing.T, root, otelcol, config string, env ...string) (col *e2etest.Proc, httpAddr string) {
 	t.Helper()
 	httpAddr = e2etest.FreeAddr(t)
+	return startCollectorOn(t, "collector", root, otelcol, config, httpAddr, env...), httpAddr
+}
+
+// startCollectorOn is startCollector on a given address, as name: a
+// collector started again where its predecessor listened.
+func startCollectorOn(t *testing.T, name, root, otelcol, config, httpAddr string, env ...string) *e2etest.Proc {
+	t.Helper()
 	cmd := e2etest.CollectorCmd(otelcol, []string{config}, append([]string{"DELTAQ_OTLP_HTTP=" + httpAddr}, env...)...)
 	cmd.Dir = root // the diagram's default path is relative to the repository
-	return e2etest.Start(t, "collector", cmd), httpAddr
+	return e2etest.Start(t, name, cmd)
 }
 
 // startExample starts the M/M/1/K example, with the library compiled into
-// ebin, exporting to the collector's OTLP/HTTP at httpAddr.
-func startExample(t *testing.T, escript, ebin, root, httpAddr string) *e2etest.Proc {
+// ebin, exporting to the collector's OTLP/HTTP at httpAddr: jobs arrive at
+// rate per second for seconds, each station as in the default system;
+// extra are further options.
+func startExample(t *testing.T, escript, ebin, root, httpAddr string, rate float64, seconds int, service string,
+	extra ...string) *e2etest.Proc {
 	t.Helper()
-	mmCmd := exec.Command(escript, filepath.Join(root, "erlang", "examples", "mm1k.escript"),
-		"--endpoint", "http://"+httpAddr, "--rate", fmtFloat(rate), "--duration", strconv.Itoa(runSeconds),
+	args := append([]string{filepath.Join(root, "erlang", "examples", "mm1k.escript"),
+		"--endpoint", "http://" + httpAddr, "--rate", fmtFloat(rate), "--duration", strconv.Itoa(seconds),
 		"--k", strconv.Itoa(bufferK), "--service-ms", fmtFloat(serviceMs), "--seed", "7",
-		"--service-name", "mm1k-e2e")
+		"--service-name", service}, extra...)
+	mmCmd := exec.Command(escript, args...)
 	mmCmd.Env = append(os.Environ(), "DQSD_OTEL_EBIN="+ebin)
 	return e2etest.Start(t, "mm1k", mmCmd)
 }
@@ -286,7 +297,7 @@ func checkExample(t *testing.T, out []e2etest.Line, killedAt time.Time, arrivals
 	}
 	// The done line follows the final flush, which counts what it could not
 	// send as failed: every span and start event is accounted for (a start
-	// whose span went in the same batch is elided, not sent).
+	// whose span went in the same export round is elided, not sent).
 	if n := done["exported_spans"] + done["exported_events"] + done["elided_events"] + done["dropped"] +
 		done["export_failed"]; n != 2*spans {
 		t.Errorf("mm1k accounts for %d items (exported, elided, dropped, failed), want the %d spans and start events it made",
