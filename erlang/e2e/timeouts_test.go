@@ -308,8 +308,8 @@ func checkStartTelemetry(t *testing.T, tm e2etest.Telemetry, sent int) {
 
 // checkPassedOn checks that the backend got the two spans of every request
 // that ended, the two start events of the slow request and at most two of
-// each other (dqsd_otel sends no start event of a span that ends in the
-// batch it goes in), and the two start events but no span of the crashed
+// each other (dqsd_otel sends no start event of a span that ends before the
+// export round it goes in), and the two start events but no span of the crashed
 // request: the connector only reads them. The start events are entries of
 // batch records, dqsd_otel's default. It returns the number of start
 // events the backend got, which the connector read too.

@@ -36,8 +36,8 @@ import (
 // The spans of erlang/examples/traced_http.escript: the handler's, and its
 // child, which sleeps workMs by default; tracedMs in the requests of
 // TestTraceContextFromGo, longer than dqsd_otel's batch interval (500 ms),
-// so that their start events go while they run (a start whose span ends in
-// the same batch is not sent).
+// so that their start events go while they run (a start whose span is
+// queued in the same export round is not sent).
 const (
 	handlerName = "handle_work"
 	computeName = "compute"

@@ -62,7 +62,7 @@ main() ->
     Failed = dqsd_otel:start_span(<<"failed">>),
     print(<<"failed">>, Failed),
     %% The start events go while their spans run: a start whose span ends
-    %% in the same batch is not sent.
+    %% in the same export round is not sent.
     ok = dqsd_otel:flush(),
     timer:sleep(20),
     ok = dqsd_otel:end_span(Child),

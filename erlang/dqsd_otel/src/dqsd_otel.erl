@@ -316,7 +316,9 @@ flush(Timeout) ->
 %% `export_errors' (failed attempts, retried or not; an attempt while inets
 %% is stopped is one), `exporter_restarts' (exporters started again by the
 %% watchdog after the previous one stopped), `elided_events' (start events
-%% not sent because their span went in the same batch).
+%% not sent because their span went in the same export round, the batches
+%% queued when it began, or was queued while their request waited to be
+%% retried).
 -spec stats() -> #{atom() => non_neg_integer()}.
 stats() ->
     case persistent_term:get(?PT_QUEUE, undefined) of

@@ -201,9 +201,9 @@ start_end_test() ->
 %% A start event whose span ends before the batch goes is not sent: the
 %% span says all it would. Sent first, it could time its instance out
 %% before the span arrived (a backlog after the collector was away made
-%% 243 instances of the M/M/1/K example timeouts, 24 without
-%% them). Starts of spans still open go,
-%% in the same batch as the spans that ended.
+%% 243 instances of the M/M/1/K example timeouts). Starts of spans still
+%% open go, in the same batch as the spans that ended. Across the batches
+%% of a round: start_elided_when_span_in_round_test.
 start_elided_when_span_in_batch_test() ->
     with_server(fun ok_200/2, #{}, fun(_) ->
         Open = dqsd_otel:start_span(<<"open">>),
@@ -615,7 +615,7 @@ start_event_forms(Form) ->
                                        {<<"a">>, undefined}, {<<"c">>, undefined},
                                        {<<"b">>, undefined}, {<<"a">>, Sampled}]],
         %% Sent while the spans are open (a start whose span ends in the
-        %% same batch is not sent).
+        %% same export round is not sent).
         ok = dqsd_otel:flush(),
         [{<<"/v1/logs">>, Logs}] = received(1),
         [dqsd_otel:end_span(Ctx) || {_, Ctx} <- Spans],
@@ -767,7 +767,7 @@ queue_limit_test() ->
         ?assertMatch(#{queued := 10, dropped_events := 3, dropped_spans := 3},
                      dqsd_otel:stats()),
         %% The collector is down: flush reports what it could not send
-        %% (the spans; their starts, in the same batch, are not sent).
+        %% (the spans; their starts, in the same round, are not sent).
         ?assertEqual({error, {not_exported, #{spans => 5, events => 0}}},
                      dqsd_otel:flush()),
         ?assertMatch(#{queued := 0, failed_spans := 5, failed_events := 0,
