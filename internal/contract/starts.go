@@ -158,6 +158,13 @@ func (s *Starts) Read(i int, e *StartEntry) {
 	}
 }
 
+// IDs sets *traceID and *spanID to the ids of entry i, 0 ≤ i < Len,
+// alone: for a reader that looks ahead at the keys of the entries to come.
+func (s *Starts) IDs(i int, traceID *[16]byte, spanID *[8]byte) {
+	b := (*[StartEntryBytes]byte)(s.entries[i*StartEntryBytes:])
+	*traceID, *spanID = [16]byte(b[:16]), [8]byte(b[16:24])
+}
+
 // AppendStart appends the entry of an instance to a batch's AttrStarts
 // bytes: the encoder of the contract, for tests and load generators.
 func AppendStart(b []byte, traceID [16]byte, spanID [8]byte, start uint64) []byte {

@@ -176,3 +176,18 @@ func TestStartsReadIsAt(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsIDsAreRead: IDs gives each entry's ids as Read does.
+func TestStartsIDsAreRead(t *testing.T) {
+	entries := append(testEntry(1, 100), testEntry(2, 200)...)
+	entries = append(entries, AppendStart(nil, [16]byte{15: 9}, [8]byte{0: 4, 7: 5}, 300)...)
+	s, _ := DecodeStarts("p", entries, nil, false)
+	for i := range s.Len() {
+		var tid [16]byte
+		var sid [8]byte
+		s.IDs(i, &tid, &sid)
+		if e := s.At(i); tid != e.TraceID || sid != e.SpanID {
+			t.Fatalf("entry %d: IDs %x %x, Read %x %x", i, tid, sid, e.TraceID, e.SpanID)
+		}
+	}
+}

@@ -188,17 +188,19 @@ func (t *Table) warm(keys []Key) {
 	t.warmed += acc
 }
 
-// warmFree reads the first cache line of each of the next n slots that
-// adds will take from the free list (alloc takes its last first), which
-// an add writes and reads (its key, its generation): in a loaded collector
-// they were freed by the spans of an earlier request and have gone cold
-// since, and a batch of start events waited for each in turn.
+// warmFree reads both cache lines of each of the next n slots that adds
+// will take from the free list (alloc takes its last first), which an add
+// writes and reads (its key and generation in the first, its times in the
+// second): in a loaded collector they were freed by the spans of an
+// earlier request and have gone cold since, and a batch of start events
+// waited for each in turn, the stores of one instance's times filling the
+// processor's store buffer while the next instance's were built.
 func (t *Table) warmFree(n int) {
 	free, slots := t.free, t.slots
 	var acc uint32
 	for k := len(free) - 1; k >= max(len(free)-n, 0); k-- {
 		if j := int(free[k]); j < len(slots) {
-			acc += slots[j].gen
+			acc += slots[j].gen + uint32(slots[j].inst.Start)
 		}
 	}
 	t.warmed += acc
