@@ -39,7 +39,7 @@ const metricAcceptedSpans = "otelcol_receiver_accepted_spans"
 // collector in one export round. It checks that
 //  1. the new collector's connector counts no timeout in real time
 //     (start_timeouts = 0) and no late span: at dMax = 1 s and 2 s and
-//     ρ = 0.48 no instance truly runs past dMax (a chance of about e^(−70)),
+//     ρ = 0.48 no instance truly runs past dMax (a chance of about e^(−75)),
 //     so any timeout is a false one: a start event sent, already overdue,
 //     before its span. dqsd_otel sends no start event whose span is in the
 //     same export round, nor, after a retry, one whose span was queued
