@@ -43,11 +43,7 @@ func (b Bounds) upper(t float64) float64 {
 		return o.CDF(t)
 	}
 	// Edges k·w < t: k = ⌈t/w⌉ − 1, an edge within the tolerance on t.
-	x := t / o.width
-	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-		x = r
-	}
-	return o.edgeCDF(math.Ceil(x) - 1)
+	return o.edgeCDF(math.Ceil(snapInt(t/o.width)) - 1)
 }
 
 // Width returns the largest gap between the bounds' CDFs over [0, tmax],

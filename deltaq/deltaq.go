@@ -508,12 +508,7 @@ func (d DeltaQ) CDF(t float64) float64 {
 			return 0
 		}
 		// Edges k·w ≤ t: k = ⌊t/w⌋, with the edge tolerance.
-		x := t / d.width
-		k := math.Floor(x)
-		if r := math.Round(x); math.Abs(x-r) <= 1e-9*max(1, r) {
-			k = r
-		}
-		return d.edgeCDF(k)
+		return d.edgeCDF(math.Floor(snapInt(t / d.width)))
 	}
 	i, f, where := locate(n, d.width, t)
 	switch where {

@@ -379,11 +379,7 @@ func AnalysisWidth(rangeNs int64) float64 {
 // GridBins returns the bins of width width (seconds) that cover dMax ns:
 // ⌈dMax/width⌉, at least 1, within rounding of a whole number.
 func GridBins(dmaxNs int64, width float64) int {
-	x := float64(dmaxNs) / 1e9 / width
-	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-		x = r
-	}
-	return max(int(math.Ceil(x)), 1)
+	return max(int(math.Ceil(snapInt(float64(dmaxNs)/1e9/width))), 1)
 }
 
 // WithCount returns d counted from n instances (Count), as when d was

@@ -34,11 +34,7 @@ func Rebin(d DeltaQ, width float64) (DeltaQ, error) {
 		return DeltaQ{}, fmt.Errorf("deltaq: Rebin: width %g is finer than the ΔQ's %g (refinement is not supported)", width, d.width)
 	}
 	ratio := width / d.width // > 1
-	nb := float64(len(d.pdf)) / ratio
-	if r := math.Round(nb); math.Abs(nb-r) <= 1e-9*math.Max(1, r) {
-		nb = r
-	}
-	bins := int(math.Ceil(nb))
+	bins := int(math.Ceil(snapInt(float64(len(d.pdf)) / ratio)))
 	if bins < 1 {
 		bins = 1
 	}
@@ -96,11 +92,7 @@ func rebinPoints(d DeltaQ, width, ratio float64, p []float64) DeltaQ {
 		if d.at == UpperEdges {
 			j = binIndex(float64(i+1) / ratio)
 		} else {
-			x := float64(i) / ratio
-			j = math.Floor(x)
-			if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, r) {
-				j = r
-			}
+			j = math.Floor(snapInt(float64(i) / ratio))
 		}
 		p[min(int(j), len(p)-1)] += v
 	}

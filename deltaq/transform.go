@@ -44,11 +44,7 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 	if a == 0 {
 		need = binIndex(math.Max(b, 0)/w) + 1
 	} else {
-		x := (a*float64(hi)*w + b) / w
-		if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, math.Abs(r)) {
-			x = r
-		}
-		need = math.Ceil(x)
+		need = math.Ceil(snapInt((a*float64(hi)*w + b) / w))
 	}
 	bins := len(d.pdf)
 	if need > float64(bins) {
