@@ -20,9 +20,21 @@
 %% | `queue_max_bytes'      | `33554432' (32 MiB)        | most bytes queued (each item's `erlang:external_size/1', its binaries' bytes included); an item that would go beyond is dropped and counted |
 %% | `max_request_bytes'    | `4194304' (4 MiB)          | largest request body (JSON, before compression): a batch that encodes larger is sent in parts, and one span or start event larger alone is dropped and counted (`oversized_spans', `oversized_events') |
 %% | `export_timeout_ms'    | `10000'                    | timeout of one HTTP request |
-%% | `max_retries'          | `5'                        | retries of a failed request before its items are counted as failed |
+%% | `max_retry_time_ms'    | `30000'                    | how long a failed request is retried: no retry begins later than this after its first failed attempt; then its items are counted as failed (`infinity': no limit) |
+%% | `max_retries'          | `infinity'                 | most retries of a failed request (a non-negative integer or `infinity'); its items are counted as failed when either this or `max_retry_time_ms' is reached |
 %% | `retry_backoff_ms'     | `100'                      | first retry delay; doubles per retry, with jitter; also the first delay before restarting a stopped exporter |
 %% | `retry_backoff_max_ms' | `5000'                     | longest retry delay, and longest delay before restarting the exporter |
+%%
+%% The retry budget is a time rather than a count because what the retries
+%% wait out is an outage, and an outage lasts a time: with the default
+%% backoff, 5 retries spanned only 1.5 to 3.1 s, less than a collector may
+%% take to restart (a rollout, a reload of its configuration), and the
+%% items of the requests that were waiting were lost. 30 s outlasts such
+%% restarts with room to spare. It is shorter than the collector's own
+%% exporters' 5 minutes because a request being retried holds up all
+%% others: once an outage has filled the queue (callers then drop), a
+%% longer wait would keep one old request at the cost of newer items. The
+%% queue's limits bound memory whatever the budget.
 %%
 %% When `endpoint', `service_name' or `resource_attributes' is not set, the
 %% standard OpenTelemetry variables `OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -50,7 +62,8 @@
     queue_max_bytes := pos_integer(),
     max_request_bytes := pos_integer(),
     export_timeout_ms := pos_integer(),
-    max_retries := non_neg_integer(),
+    max_retries := non_neg_integer() | infinity,
+    max_retry_time_ms := non_neg_integer() | infinity,
     retry_backoff_ms := pos_integer(),
     retry_backoff_max_ms := pos_integer()
 }.
@@ -103,9 +116,11 @@ build(Get) ->
                                     value(Get, max_request_bytes, 4 bsl 20)),
       export_timeout_ms => positive(export_timeout_ms,
                                     value(Get, export_timeout_ms, 10000)),
-      max_retries => check(max_retries, value(Get, max_retries, 5),
-                           fun(N) -> is_integer(N) andalso N >= 0 end,
-                           "must be a non-negative integer"),
+      %% No count by default: the time budget alone decides.
+      max_retries => non_negative_or_infinity(max_retries,
+                                              value(Get, max_retries, infinity)),
+      max_retry_time_ms => non_negative_or_infinity(max_retry_time_ms,
+                                                    value(Get, max_retry_time_ms, 30000)),
       retry_backoff_ms => positive(retry_backoff_ms,
                                    value(Get, retry_backoff_ms, 100)),
       retry_backoff_max_ms => positive(retry_backoff_max_ms,
@@ -133,6 +148,10 @@ check(Key, Value, Pred, Why) ->
 positive(Key, Value) ->
     check(Key, Value, fun(N) -> is_integer(N) andalso N > 0 end,
           "must be a positive integer").
+
+non_negative_or_infinity(Key, Value) ->
+    check(Key, Value, fun(N) -> N =:= infinity orelse (is_integer(N) andalso N >= 0) end,
+          "must be a non-negative integer or infinity").
 
 %% The endpoint as a string without a trailing slash, after checking that it
 %% is an http(s) URL with a host.

@@ -16,9 +16,12 @@
 %% A request that fails with a connection error or HTTP 429, 502, 503 or 504
 %% is retried with exponential backoff and jitter (the OTLP/HTTP retry rules);
 %% while it waits nothing else is sent and the queue fills up to its limit,
-%% beyond which callers drop and count. After `max_retries' retries, or on
-%% any other HTTP error, the request's items are counted as failed and
-%% export moves on. Callers never wait for any of this.
+%% beyond which callers drop and count. A retry is made only if it begins
+%% within `max_retry_time_ms' (30 s by default) of the request's first
+%% failed attempt and, when `max_retries' is set, is within that many; when
+%% either limit is reached, or on any other HTTP error, the request's items
+%% are counted as failed and export moves on. Callers never wait for any of
+%% this.
 %%
 %% inets is a dependency, but stopping it does not stop this application:
 %% httpc's processes go away and its calls exit (`noproc'). Such an exit,
@@ -61,6 +64,10 @@
     pending = [] :: [#request{}],
     %% Failed attempts of the head of `pending'.
     attempt = 0 :: non_neg_integer(),
+    %% When the head of `pending' first failed, erlang:monotonic_time/1 in
+    %% milliseconds: the start of its retry budget. Set with `attempt' 1,
+    %% meaningless while `attempt' is 0.
+    failed_at = 0 :: integer(),
     retry_timer :: reference() | undefined,
     %% Whether the last attempt failed (to log state changes only).
     failing = false :: boolean(),
@@ -396,12 +403,17 @@ send([Request | Rest] = Requests, State0) ->
             send(Rest, (give_up(Request, Why, State))#state{attempt = 0});
         {retry, Why, RetryAfter} ->
             State1 = failing(Request, Why, State),
-            case Attempt < maps:get(max_retries, Config) of
+            Now = erlang:monotonic_time(millisecond),
+            FailedAt = case Attempt of
+                           0 -> Now;
+                           _ -> State#state.failed_at
+                       end,
+            Delay = backoff(Attempt + 1, RetryAfter, Config),
+            case retry_allowed(Attempt + 1, Now + Delay - FailedAt, Config) of
                 true ->
-                    Delay = backoff(Attempt + 1, RetryAfter, Config),
                     Timer = erlang:send_after(Delay, self(), retry),
                     State1#state{pending = Requests, attempt = Attempt + 1,
-                                 retry_timer = Timer};
+                                 failed_at = FailedAt, retry_timer = Timer};
                 false ->
                     send(Rest, (give_up(Request, Why, State1))#state{attempt = 0})
             end
@@ -526,6 +538,16 @@ backoff(Attempt, RetryAfter, #{retry_backoff_ms := Initial,
         undefined -> Jittered;
         Ms -> max(Jittered, min(Ms, Max))
     end.
+
+%% Whether retry number Retry (1, 2, ...) may be made, At milliseconds after
+%% the request's first failed attempt: when both limits allow it. A retry
+%% that would begin after the time budget is not waited for, only to give
+%% up then: the request is given up on at once.
+retry_allowed(Retry, At, #{max_retries := MaxRetries, max_retry_time_ms := MaxTime}) ->
+    within(Retry, MaxRetries) andalso within(At, MaxTime).
+
+within(_N, infinity) -> true;
+within(N, Max) -> N =< Max.
 
 %% Counts the request's items as failed; logs only the first failure of an
 %% outage (the counters have the rest).

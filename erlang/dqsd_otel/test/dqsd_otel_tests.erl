@@ -10,7 +10,7 @@
 -define(ENV_KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
                    compression, ssl_options, start_events, batch_size, batch_interval_ms, queue_limit,
                    queue_max_bytes, max_request_bytes,
-                   export_timeout_ms, max_retries, retry_backoff_ms,
+                   export_timeout_ms, max_retries, max_retry_time_ms, retry_backoff_ms,
                    retry_backoff_max_ms]).
 
 %%--------------------------------------------------------------------
@@ -868,6 +868,73 @@ give_up_test() ->
                      dqsd_otel:stats())
     end).
 
+%% A request that keeps failing is retried until its time budget, beyond
+%% 1 + 5 attempts (the old default of max_retries), and no retry
+%% begins later than the budget after its first failure; then its items
+%% count as failed and nothing more is sent. Its span and start event fill
+%% a batch of two, which wakes the exporter: one request, of the span.
+give_up_after_retry_time_test() ->
+    Self = self(),
+    Responder = fun(N, _) -> Self ! {attempt, N, erlang:monotonic_time(millisecond)}, 503 end,
+    Budget = 300,
+    with_server(Responder, #{batch_size => 2, max_retry_time_ms => Budget}, fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        wait_until(fun() -> stat(failed_spans) =:= 1 end),
+        Attempts = attempts(),
+        ?assertEqual(lists:duplicate(length(Attempts), <<"/v1/traces">>),
+                     [P || {P, _} <- received(length(Attempts))]),
+        nothing_more_received(),
+        ?assert(length(Attempts) > 6),
+        %% Retries are at most 20 ms apart (retry_backoff_max_ms): the last
+        %% one begins within 20 ms of the budget, and not after it (the
+        %% first failure follows the first request by a few milliseconds).
+        Span = lists:last(Attempts) - hd(Attempts),
+        ?assert(Span >= Budget - 40),
+        ?assert(Span =< Budget + 40),
+        ?assertMatch(#{failed_spans := 1, failed_events := 0, exported_spans := 0,
+                       elided_events := 1},
+                     dqsd_otel:stats())
+    end).
+
+%% With the default budget a request that fails for longer than 1 + 5
+%% attempts (the old default of max_retries, some 40 to 75 ms with the
+%% tests' backoff of 5 to 20 ms) is delivered in the end: nothing counts as
+%% failed.
+delivered_within_retry_time_test() ->
+    Self = self(),
+    %% Times in ms from Base, so at least 1; First holds the first
+    %% request's, 0 until it comes.
+    Base = erlang:monotonic_time(millisecond) - 1,
+    First = atomics:new(1, [{signed, true}]),
+    Responder = fun(N, _) ->
+                        Now = erlang:monotonic_time(millisecond) - Base,
+                        _ = atomics:compare_exchange(First, 1, 0, Now),
+                        Self ! {attempt, N, Now},
+                        case Now - atomics:get(First, 1) < 200 of
+                            true -> 503;
+                            false -> 200
+                        end
+                end,
+    with_server(Responder, #{batch_size => 2}, fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        wait_until(fun() -> stat(exported_spans) + stat(failed_spans) =:= 1 end),
+        Attempts = attempts(),
+        ?assert(length(Attempts) > 6),
+        ?assert(lists:last(Attempts) - hd(Attempts) >= 200),
+        ?assertMatch(#{failed_spans := 0, failed_events := 0, exported_spans := 1,
+                       queued := 0},
+                     dqsd_otel:stats()),
+        ?assertEqual(length(Attempts), stat(export_errors) + 1)
+    end).
+
+%% The times of the attempts reported so far, in order.
+attempts() ->
+    receive
+        {attempt, _N, At} -> [At | attempts()]
+    after 0 ->
+        []
+    end.
+
 %% Other HTTP errors are not retried.
 rejected_test() ->
     with_server(fun(_, _) -> 400 end, #{batch_interval_ms => 20}, fun(_) ->
@@ -924,7 +991,10 @@ exporter_restart_test() ->
 %% and starts inets again afterwards, whatever Fun did to it, so that a
 %% failing test does not leave the next ones without inets.
 with_inets_server(Fun) ->
-    with_server(fun ok_200/2, #{batch_interval_ms => 20}, fun(_) ->
+    with_inets_server(#{}, Fun).
+
+with_inets_server(Env, Fun) ->
+    with_server(fun ok_200/2, Env#{batch_interval_ms => 20}, fun(_) ->
         try
             Fun()
         after
@@ -974,7 +1044,7 @@ inets_running() ->
 %% counted, it keeps running, and it exports again by itself, without being
 %% restarted, once inets is back.
 inets_stopped_test() ->
-    with_inets_server(fun() ->
+    with_inets_server(#{max_retries => 5}, fun() ->
         record(<<"before">>),
         await_span(<<"before">>),
         Exporter = whereis(dqsd_otel_exporter),
@@ -982,7 +1052,7 @@ inets_stopped_test() ->
         #{export_errors := Errors, failed_spans := Failed} = dqsd_otel:stats(),
         ok = application:stop(inets),
         record(<<"during">>),
-        %% A batch is given up on after 1 + max_retries (5) failed
+        %% A batch is given up on after 1 + max_retries (5 here) failed
         %% attempts, 5 to 20 ms apart: at least 6 errors once the span is
         %% (the start event and the span may share that batch or not, so
         %% more is not guaranteed).
@@ -1160,7 +1230,8 @@ config_defaults_test() ->
                    service_name := <<"unknown_service:erlang">>,
                    batch_size := 512, batch_interval_ms := 500, queue_limit := 8192,
                    queue_max_bytes := 33554432, max_request_bytes := 4194304,
-                   compression := none, max_retries := 5, start_events := batch},
+                   compression := none, start_events := batch,
+                   max_retries := infinity, max_retry_time_ms := 30000},
                  C).
 
 config_os_env_test() ->
@@ -1193,10 +1264,25 @@ config_errors_test_() ->
                          {batch_interval_ms, 1.5}, {enabled, yes},
                          {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
-                         {max_retries, -1}, {start_events, per_record},
+                         {max_retries, -1}, {max_retries, 2.0}, {max_retries, forever},
+                         {max_retry_time_ms, -1}, {max_retry_time_ms, 1.5e3},
+                         {max_retry_time_ms, "30000"}, {max_retry_time_ms, forever},
+                         {start_events, per_record},
                          {service_name, <<>>}, {service_name, 3},
                          {headers, [{"x", 1}]}, {headers, x},
                          {resource_attributes, [a]}]].
+
+%% Either retry limit may be lifted, and the time budget may be 0 (no
+%% retry).
+config_retry_limits_test_() ->
+    Load = fun(Key, Value) ->
+                   dqsd_otel_config:load(fun(K) when K =:= Key -> {ok, Value};
+                                            (_) -> undefined end)
+           end,
+    [?_assertMatch({ok, #{Key := Value}}, Load(Key, Value))
+     || {Key, Value} <- [{max_retries, infinity}, {max_retries, 0}, {max_retries, 5},
+                         {max_retry_time_ms, infinity}, {max_retry_time_ms, 0},
+                         {max_retry_time_ms, 1000}]].
 
 bad_config_fails_start_test() ->
     logger:set_primary_config(level, critical),  % the failed start is reported
