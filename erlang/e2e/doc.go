@@ -23,7 +23,8 @@
 // kills the collector a few seconds into the run and starts it again on
 // the same port 3 s later, and checks that the new collector counts no
 // timeout in real time: the backlog dqsd_otel sends it holds no start event,
-// overdue, ahead of its span.
+// overdue, ahead of its span; and that dqsd_otel, retrying through the
+// outage, counts no span or start event as failed.
 //
 // A further test, TestTraceContextFromGo, has a Go client instrumented with
 // the OpenTelemetry Go SDK call erlang/examples/traced_http.escript, an
