@@ -415,6 +415,14 @@ send([Request | Rest] = Requests, State0) ->
                     State1#state{pending = Requests, attempt = Attempt + 1,
                                  failed_at = FailedAt, retry_timer = Timer};
                 false ->
+                    %% give_up logs only the first failure of an outage,
+                    %% which failing/3 has logged as retried: this says
+                    %% the retries ran out (once a request, at most one
+                    %% a max_retry_time_ms in a long outage).
+                    ?LOG_WARNING("dqsd_otel: ~b ~p not exported after ~b attempts "
+                                 "in ~b ms: ~0tP",
+                                 [Request#request.count, Request#request.kind,
+                                  Attempt + 1, Now - FailedAt, Why, 20]),
                     send(Rest, (give_up(Request, Why, State1))#state{attempt = 0})
             end
     end.
