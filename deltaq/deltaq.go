@@ -172,6 +172,19 @@ func checkDelay(name string, d float64) error {
 	return nil
 }
 
+// snapInt returns x, or the integer within a relative 1e-9 of it (within
+// 1e-9 near zero): the tolerance with which a quotient of widths or times
+// that is a whole number in exact arithmetic is taken as one.
+func snapInt(x float64) float64 {
+	// ⌊x + ½⌋ rather than math.Round, whose call would keep snapInt from
+	// being inlined into the CDF's look-up: the two differ only where x is
+	// half-way, far from any whole number.
+	if r := math.Floor(x + 0.5); math.Abs(x-r) <= 1e-9*max(1, math.Abs(r)) {
+		return r
+	}
+	return x
+}
+
 // binIndex returns the upper-inclusive bin of a delay d ≥ 0 given as
 // x = d/w: ⌈x⌉ − 1 for x > 0 (bin i covers (i·w, (i+1)·w]) and 0 for x = 0.
 // An x within a relative 1e-9 of an integer is taken as that integer, so

@@ -269,3 +269,31 @@ func TestCDFEdgesAt(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapInt: a quotient within a relative 1e-9 of a whole number (1e-9
+// absolute below 1) is that number, on either side and for either sign;
+// anything farther, half-way included, is left as it is. 0.3/0.1 is the
+// case the tolerance exists for: 2.9999999999999996 in binary floating
+// point.
+func TestSnapInt(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{0.3 / 0.1, 3},
+		{3, 3},
+		{0, 0},
+		{1e-10, 0},
+		{-1e-10, 0},
+		{5e-9, 5e-9},
+		{1000 * (1 + 5e-10), 1000},
+		{1000 * (1 - 5e-10), 1000},
+		{1000 * (1 + 2e-9), 1000 * (1 + 2e-9)},
+		{-1000 * (1 + 5e-10), -1000},
+		{2.5, 2.5},
+		{-2.5, -2.5},
+		{0.49999999999999994, 0.49999999999999994},
+		{1e15 + 0.25, 1e15},
+	} {
+		if got := snapInt(c.x); got != c.want {
+			t.Errorf("snapInt(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}

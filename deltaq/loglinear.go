@@ -423,16 +423,3 @@ func LogLinearSpread(p []float64, width float64, edges []int64, first int, count
 	}
 	return beyond
 }
-
-// snapInt returns x, or the integer within a relative 1e-9 of it (within
-// 1e-9 near zero): the tolerance with which a quotient of widths or times
-// that is a whole number in exact arithmetic is taken as one.
-func snapInt(x float64) float64 {
-	// ⌊x + ½⌋ rather than math.Round, whose call would keep snapInt from
-	// being inlined into the CDF's look-up: the two differ only where x is
-	// half-way, far from any whole number.
-	if r := math.Floor(x + 0.5); math.Abs(x-r) <= 1e-9*max(1, math.Abs(r)) {
-		return r
-	}
-	return x
-}
