@@ -296,12 +296,14 @@ drain(#state{tab = Tab, atomics = Atomics, config = #{batch_size := Batch}}) ->
 requests(Items, RoundEnded, #state{config = Config, resource = Resource} = State) ->
     #{traces_url := TracesUrl} = Config,
     Spans = [{Ctx, End, Status} || {span, Ctx, End, Status} <- Items],
-    Ended = maps:merge(RoundEnded,
-                       maps:from_keys([{T, S} || {#dqsd_span{trace_id = T, span_id = S}, _, _}
-                                                     <- Spans], true)),
+    %% Looked up in both sets rather than merged into one for each batch:
+    %% the round's set holds every span of a backlog.
+    Ended = maps:from_keys([{T, S} || {#dqsd_span{trace_id = T, span_id = S}, _, _} <- Spans],
+                           true),
     Events = [{TraceId, SpanId, Name, Start, TraceState}
               || {start, TraceId, SpanId, Name, Start, TraceState} <- Items,
-                 not is_map_key({TraceId, SpanId}, Ended)],
+                 not is_map_key({TraceId, SpanId}, Ended),
+                 not is_map_key({TraceId, SpanId}, RoundEnded)],
     count(State, ?C_ELIDED_EVENTS, length(Items) - length(Spans) - length(Events)),
     Offset = erlang:time_offset(nanosecond),
     events_requests(Events, Offset, State)
