@@ -20,13 +20,28 @@ type keyIndex struct {
 
 func newKeyIndex() keyIndex { return keyIndex{short: newDigests()} }
 
-// digest mixes the random parts of the ids: the span id and the trace id's
-// low half (W3C Trace Context: the rightmost bytes of a trace id are
-// random), and the trace id's high half, rotated.
+// digest mixes the span id and the two halves of the trace id, each
+// multiplied by an odd constant of its own before they are xored. The ids
+// are random by W3C Trace Context, but not all tracers make them so, and
+// ids built from counters (a process, a sequence number, an index, as
+// dqload builds them) xored as they are cancel one another's differences:
+// 320,000 such keys had 50,688 digests among them (TestDigestOfCountedIDs),
+// and all but one key of each digest went to keyIndex's or Ended's map of
+// whole keys. A product is not linear in the bits xor flips, and the digests of
+// such keys are as distinct as those of random ones.
 func digest(k *Key) uint64 {
 	hi := binary.LittleEndian.Uint64(k.TraceID[:8])
-	return binary.LittleEndian.Uint64(k.SpanID[:]) ^ binary.LittleEndian.Uint64(k.TraceID[8:]) ^ (hi<<32 | hi>>32)
+	lo := binary.LittleEndian.Uint64(k.TraceID[8:])
+	return binary.LittleEndian.Uint64(k.SpanID[:])*digestSpan ^ lo*digestLow ^ hi*digestHigh
 }
+
+// The multipliers of digest: odd, with their bits well spread (the 64-bit
+// constants of Fibonacci hashing, xxHash and MurmurHash3's finaliser).
+const (
+	digestSpan = 0x9e3779b97f4a7c15
+	digestLow  = 0xc2b2ae3d27d4eb4f
+	digestHigh = 0xff51afd7ed558ccd
+)
 
 // len returns the number of keys held.
 func (x *keyIndex) len() int { return x.short.n + len(x.long) }
