@@ -132,6 +132,12 @@ func (d *digests) grow() {
 	}
 }
 
+// clear forgets every digest, keeping the table's size.
+func (d *digests) clear() {
+	clear(d.pos)
+	d.n = 0
+}
+
 // del forgets k, which is held.
 func (d *digests) del(k uint64) {
 	t := tag(k)

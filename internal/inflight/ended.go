@@ -19,8 +19,8 @@ import "sort"
 // by time). Expire drops a generation once all of its keys are past their
 // window, so a key is held at most about two windows, and a set that nothing
 // is added to is empty once its newest key is past its window. Adding a key
-// costs one map insertion, never a deletion (the span path's share of the
-// work): the maps are cleared and reused, and no operation allocates once
+// costs one look-up and one insertion, never a deletion (the span path's share of the
+// work): the generations are cleared and reused, and no operation allocates once
 // both have grown to their working size.
 //
 // Ended holds no collector types and is not safe for concurrent use.
@@ -34,20 +34,85 @@ type Ended struct {
 	// last is the latest time added, so that times stay non-decreasing
 	// when callers race.
 	last int64
+	// warmed keeps what warm read, so that its loads are not dropped as
+	// unused.
+	warmed uint32
 }
 
-// endedGen is one generation of keys with the times they were added.
+// endedGen is one generation of keys with the times they were added. A
+// key is found as keyIndex finds one (keyindex.go): by the tag of its
+// digest in index, which holds the key's position in keys and times, its
+// whole key compared there; a key whose tag another key of the generation
+// holds already goes to long. The span path adds a key for every span that
+// ends with no instance tracked, which is most spans where an SDK leaves
+// out the start events of the spans that end before it sends them: a map
+// keyed by the 24-byte Key hashed all of it, looked it up and inserted it
+// in two probes, and took about three times as long.
 type endedGen struct {
-	keys map[Key]int64
+	index digests
+	keys  []Key
 	// times holds the times of keys in the order they were added (so
 	// non-decreasing): the first and last are the generation's span of time,
 	// and a binary search counts the keys still inside their window.
 	times []int64
+	// long maps the keys whose tags index holds for another key to their
+	// positions in keys; empty but for such keys, by chance or forged.
+	long map[Key]int32
 }
 
+func newEndedGen() endedGen { return endedGen{index: newDigests()} }
+
+// find returns the position of k, whose digest is dig, in g's keys, if g
+// holds it, and, when it does not, the free position of index at which
+// put records it (noPos: in long).
+func (g *endedGen) find(k *Key, dig uint64) (at int32, pos uint64, found bool) {
+	pos, i, taken := g.index.lookup(dig)
+	if !taken {
+		return 0, pos, false // a key whose tag is not held is not in long either
+	}
+	if g.keys[i] == *k {
+		return i, pos, true
+	}
+	if j, ok := g.long[*k]; ok {
+		return j, noPos, true
+	}
+	return 0, noPos, false
+}
+
+// put appends k, which find did not find at pos, with no change to g since,
+// added at time at.
+func (g *endedGen) put(k *Key, dig uint64, pos uint64, at int64) {
+	i := int32(len(g.keys))
+	g.keys = append(g.keys, *k)
+	g.times = append(g.times, at)
+	if pos != noPos {
+		g.index.setAt(pos, dig, i)
+		return
+	}
+	if g.long == nil {
+		g.long = make(map[Key]int32)
+	}
+	g.long[*k] = i
+}
+
+// time returns the time k was added to g, if g holds it.
+func (g *endedGen) time(k *Key, dig uint64) (int64, bool) {
+	i, _, ok := g.find(k, dig)
+	if !ok {
+		return 0, false
+	}
+	return g.times[i], true
+}
+
+// len returns the number of keys g holds.
+func (g *endedGen) len() int { return len(g.times) }
+
+// reset empties g, keeping its storage.
 func (g *endedGen) reset() {
-	clear(g.keys)
+	g.index.clear()
+	g.keys = g.keys[:0]
 	g.times = g.times[:0]
+	clear(g.long)
 }
 
 // NewEnded returns an empty set that remembers at most capacity keys
@@ -58,18 +123,16 @@ func NewEnded(capacity int, window int64) *Ended {
 	return &Ended{
 		half:   half,
 		window: max(window, 0),
-		cur:    endedGen{keys: make(map[Key]int64)},
-		prev:   endedGen{keys: make(map[Key]int64)},
+		cur:    newEndedGen(),
+		prev:   newEndedGen(),
 	}
 }
 
 // Len returns the number of keys held, including keys past their window that
 // Expire has not yet dropped.
 //
-// A generation holds one time per key, so the lengths of the times are
-// those of the maps, read without going through the maps' headers: the
-// start events' path asks for every event whether any key is held.
-func (e *Ended) Len() int { return len(e.cur.times) + len(e.prev.times) }
+// The start events' path asks for every event whether any key is held.
+func (e *Ended) Len() int { return e.cur.len() + e.prev.len() }
 
 // Capacity returns the bound on Len.
 func (e *Ended) Capacity() int { return 2 * e.half }
@@ -77,9 +140,10 @@ func (e *Ended) Capacity() int { return 2 * e.half }
 // Contains reports whether k was added less than a window before now
 // (nanoseconds since the Unix epoch).
 func (e *Ended) Contains(k Key, now int64) bool {
-	at, ok := e.cur.keys[k]
+	dig := digest(&k)
+	at, ok := e.cur.time(&k, dig)
 	if !ok {
-		if at, ok = e.prev.keys[k]; !ok {
+		if at, ok = e.prev.time(&k, dig); !ok {
 			return false
 		}
 	}
@@ -91,25 +155,46 @@ func (e *Ended) Contains(k Key, now int64) bool {
 // in the current generation keeps its time. When the current generation is
 // full it becomes the previous one and the previous one is dropped; cut is the
 // number of dropped keys that were still inside their window. Only the current
-// generation is looked at (one map access on the span path), so a key added
+// generation is looked at (one look-up on the span path), so a key added
 // again while the previous generation holds it is held twice, and counted in
 // cut when the previous is dropped although the current still holds it; that
 // takes a span delivered twice, and errs towards reporting the bound as
 // tighter than it is.
 func (e *Ended) Add(k Key, at int64) (cut int) {
-	if _, ok := e.cur.keys[k]; ok {
+	dig := digest(&k)
+	_, pos, found := e.cur.find(&k, dig)
+	if found {
 		return 0
 	}
 	at = max(at, e.last)
 	e.last = at
-	if len(e.cur.keys) >= e.half {
+	if e.cur.len() >= e.half {
 		cut = e.prev.inWindow(at, e.window)
 		e.prev.reset()
 		e.cur, e.prev = e.prev, e.cur
+		_, pos, _ = e.cur.find(&k, dig) // in the emptied generation
 	}
-	e.cur.keys[k] = at
-	e.cur.times = append(e.cur.times, at)
+	e.cur.put(&k, dig, pos, at)
 	return cut
+}
+
+// warm reads the positions of the current generation's index, and with
+// both of the previous one's, at which the look-ups of keys will start, as
+// Table.warm does the table's: the spans that end no instance are each
+// added here (Add looks in the current generation), the start events each
+// looked up (Contains looks in both), and a set too large for the cache
+// missed it once a key, in turn.
+func (e *Ended) warm(keys []Key, both bool) {
+	cur, prev := &e.cur.index, &e.prev.index
+	var acc uint32
+	for i := range keys {
+		t := tag(digest(&keys[i]))
+		acc += uint32(cur.pos[cur.home(t)].slot)
+		if both {
+			acc += uint32(prev.pos[prev.home(t)].slot)
+		}
+	}
+	e.warmed += acc
 }
 
 // Expire drops the generations whose keys are all past their window at now;
@@ -118,13 +203,13 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 // dropped.
 func (e *Ended) Expire(now int64) (forgotten int) {
 	if e.prev.expired(now, e.window) {
-		forgotten += len(e.prev.keys)
+		forgotten += e.prev.len()
 		e.prev.reset()
 	}
-	if len(e.prev.keys) == 0 && len(e.cur.times) > 0 && addSat(e.cur.times[0], e.window) <= now {
+	if e.prev.len() == 0 && len(e.cur.times) > 0 && addSat(e.cur.times[0], e.window) <= now {
 		e.cur, e.prev = e.prev, e.cur
 		if e.prev.expired(now, e.window) {
-			forgotten += len(e.prev.keys)
+			forgotten += e.prev.len()
 			e.prev.reset()
 		}
 	}

@@ -118,7 +118,8 @@ func TestEndedWindowSaturates(t *testing.T) {
 //   - sound: a key is recognised only if it was added less than a window ago;
 //   - complete: a key added less than a window ago is recognised if fewer
 //     than capacity/2 other keys have been added to the set since;
-//   - bounded: Len ≤ Capacity, and Len is the number of keys the maps hold;
+//   - bounded: Len ≤ Capacity, and Len is the number of keys the generations
+//     hold;
 //   - Add's cut is the number of keys it stopped recognising (other than the
 //     one added), plus those it dropped from the previous generation that
 //     the current one holds again (a span delivered twice); Expire stops
@@ -155,17 +156,17 @@ func TestEndedAgainstHistory(t *testing.T) {
 		switch op := rng.IntN(10); {
 		case op < 7:
 			k := key(rng.IntN(universe))
-			_, inCur := e.cur.keys[k]
+			_, _, inCur := e.cur.find(&k, digest(&k))
 			twice := 0 // keys in both generations, inside their window
-			for k2 := range e.prev.keys {
-				if at, ok := e.cur.keys[k2]; ok && at+window > now && e.prev.keys[k2]+window > now {
+			for i, k2 := range e.prev.keys {
+				if at, ok := e.cur.time(&k2, digest(&k2)); ok && at+window > now && e.prev.times[i]+window > now {
 					twice++
 				}
 			}
-			if at, ok := e.prev.keys[k]; ok && at+window > now && !inCur {
+			if at, ok := e.prev.time(&k, digest(&k)); ok && at+window > now && !inCur {
 				twice++ // the key added is dropped from the previous generation
 			}
-			rotates := len(e.cur.keys) >= e.half && !inCur
+			rotates := e.cur.len() >= e.half && !inCur
 			cut := e.Add(k, now)
 			if !inCur {
 				added[k] = now
@@ -198,7 +199,49 @@ func TestEndedAgainstHistory(t *testing.T) {
 			t.Fatalf("step %d: Len %d above Capacity %d", step, e.Len(), e.Capacity())
 		}
 		if n := len(e.cur.keys) + len(e.prev.keys); e.Len() != n {
-			t.Fatalf("step %d: Len %d, the maps hold %d keys", step, e.Len(), n)
+			t.Fatalf("step %d: Len %d, the generations hold %d keys", step, e.Len(), n)
+		}
+	}
+}
+
+// TestEndedKeysWithOneDigest: keys that share a digest — by chance, or
+// forged to — are remembered apart, each with its own time, in both
+// generations, and a third of the digest, never added, is not recognised:
+// a start event taken for one whose span ended would never time out.
+func TestEndedKeysWithOneDigest(t *testing.T) {
+	a := key(1)
+	b, c := collide(a, 0xff), collide(a, 0xff00)
+	if digest(&a) != digest(&b) || digest(&a) != digest(&c) {
+		t.Fatal("the test's keys do not share a digest")
+	}
+	for _, order := range [][2]Key{{a, b}, {b, a}} {
+		e := NewEnded(4, 100) // two keys a generation
+		e.Add(order[0], 1000)
+		e.Add(order[1], 1050)
+		if e.Add(order[1], 1060) != 0 || e.Len() != 2 {
+			t.Fatalf("Len %d after adding a key twice; want 2", e.Len())
+		}
+		if !e.Contains(order[0], 1099) || e.Contains(order[0], 1100) || !e.Contains(order[1], 1149) || e.Contains(c, 1050) {
+			t.Fatal("keys of one digest confused in the current generation")
+		}
+		// Two more keys: the first two move to the previous generation.
+		if cut := e.Add(key(2), 1060); cut != 0 {
+			t.Fatalf("cut %d with nothing dropped", cut)
+		}
+		if !e.Contains(order[0], 1099) || !e.Contains(order[1], 1149) || e.Contains(c, 1060) || !e.Contains(key(2), 1060) {
+			t.Fatal("keys of one digest confused in the previous generation")
+		}
+		e.Add(c, 1070)
+		if !e.Contains(c, 1070) || e.Contains(c, 1170) {
+			t.Fatal("the third key of the digest not remembered with its own time")
+		}
+		// A fifth key drops the previous generation: a and b, both inside
+		// their window (b at 1050 + 100 > 1080; a at 1000 + 100 > 1080).
+		if cut := e.Add(key(3), 1080); cut != 2 {
+			t.Fatalf("cut %d, want the two keys of the digest", cut)
+		}
+		if e.Contains(order[0], 1080) || e.Contains(order[1], 1080) || !e.Contains(c, 1080) {
+			t.Fatal("the dropped keys are still recognised, or the kept one is not")
 		}
 	}
 }

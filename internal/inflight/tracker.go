@@ -98,8 +98,26 @@ func (l Locked) Unlock() {
 
 // Warm reads ahead what the starts or ends of keys, about to follow, will
 // look up, so that they find it in the cache (Table.warm): a batch of
-// spans warms a few dozen keys at a time.
-func (l Locked) Warm(keys []Key) { l.t.table.warm(keys) }
+// spans warms a few dozen keys at a time. While spans that end no
+// instance are remembered, it reads ahead where they will be (Ended.warm)
+// too; while none is, none is likely to be: its spans each end an
+// instance, and the set is small.
+func (l Locked) Warm(keys []Key) {
+	l.t.table.warm(keys)
+	if l.t.ended.Len() > 0 {
+		l.t.ended.warm(keys, false)
+	}
+}
+
+// WarmStarts is Warm for the keys of start events, about to be tracked:
+// each is looked up among the spans remembered, in both generations
+// (Ended.Contains), when any is.
+func (l Locked) WarmStarts(keys []Key) {
+	l.t.table.warm(keys)
+	if l.t.ended.Len() > 0 {
+		l.t.ended.warm(keys, true)
+	}
+}
 
 // WarmFree reads ahead the n free slots that the next n instances tracked
 // will take (Table.warmFree).
