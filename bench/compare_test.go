@@ -5,6 +5,7 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"testing"
@@ -73,9 +74,11 @@ func run(b *testing.B, next consumer.Traces, src ptrace.Traces) { runWith(b, nex
 
 // runWith is run with, when logs is not nil, a batch of start events for
 // the batch's spans, made by events, sent to logs before each batch of spans:
-// the real-time timeout path, where every matched span ends an instance
-// its start event announced. The start events are stamped when their batch
-// is copied, so that none is due before its span comes.
+// the real-time timeout path, where a matched span ends the instance its
+// start event announced. The start events are stamped when their batch
+// is copied, so that none is due before its span comes, and each copy's
+// spans get trace ids of their own (freshIDs), as a stream of spans has:
+// the connector remembers a span that ends no instance by its ids.
 func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consumer.Logs, events func(ptrace.Traces, time.Time) plog.Logs) {
 	ctx := context.Background()
 	batches := make([]ptrace.Traces, 0, 64)
@@ -83,6 +86,7 @@ func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consume
 	var ms runtime.MemStats
 	var mallocs, m0 uint64
 	var cpu, c0 time.Duration
+	var copies uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	c0 = cpuTime()
@@ -99,7 +103,9 @@ func runWith(b *testing.B, next consumer.Traces, src ptrace.Traces, logs consume
 				src.CopyTo(td)
 				batches = append(batches, td)
 				if logs != nil {
-					starts = append(starts, events(src, time.Now()))
+					copies++
+					freshIDs(td, copies)
+					starts = append(starts, events(td, time.Now()))
 				}
 			}
 			// The copies' garbage is collected here, untimed, so that a
@@ -203,6 +209,16 @@ func BenchmarkDeltaQOneComponent(b *testing.B) {
 	}
 }
 
+// freshIDs gives the spans of td trace ids that no other copy's have:
+// bytes 2 to 9 of each trace id hold n.
+func freshIDs(td ptrace.Traces, n uint64) {
+	for _, s := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+		tid := s.TraceID()
+		binary.LittleEndian.PutUint64(tid[2:10], n)
+		s.SetTraceID(tid)
+	}
+}
+
 // BenchmarkDeltaQStartEvents is BenchmarkDeltaQOneComponent/matched with
 // real-time timeouts: the connector alone also takes a start event for
 // every span (on its logs → metrics side), tracks the instance and ends it
@@ -212,11 +228,16 @@ func BenchmarkDeltaQOneComponent(b *testing.B) {
 // single: one log record a span (deltaq.span.start). batch: one record a
 // probe for the spans of the batch (deltaq.span.starts), 100 entries each,
 // as an SDK that drains its starts every few milliseconds sends them.
+// elided: the batch form for one span in ten, the start events of the
+// others left out, as sdk/deltaqstart and dqsd_otel leave out the start of
+// a span that ends before its start is sent; the nine spans in ten that
+// end no instance are remembered, so that a start event coming after its
+// span is known. ns/span and cpu-ns/span are still per span.
 func BenchmarkDeltaQStartEvents(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		events func(ptrace.Traces, time.Time) plog.Logs
-	}{{"single", startEvents}, {"batch", batchStartEvents}} {
+	}{{"single", startEvents}, {"batch", batchStartEvents}, {"elided", elidedStartEvents}} {
 		b.Run(c.name, func(b *testing.B) {
 			traces, logs := newMatchingConnectorWithStarts(b, "op")
 			runWith(b, traces, minimalBatch(), logs, c.events)
@@ -269,6 +290,19 @@ func batchStartEvents(td ptrace.Traces, at time.Time) plog.Logs {
 		lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(byProbe[probe])
 	}
 	return ld
+}
+
+// elidedStartEvents returns the start events of one span of td in ten
+// (the first, the eleventh, …) in the batch form.
+func elidedStartEvents(td ptrace.Traces, at time.Time) plog.Logs {
+	announced := ptrace.NewTraces()
+	td.CopyTo(announced)
+	i := 0
+	announced.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(ptrace.Span) bool {
+		i++
+		return i%10 != 1
+	})
+	return batchStartEvents(announced, at)
 }
 
 // BenchmarkDeltaQConnectorExemplars is BenchmarkDeltaQConnector/matched
