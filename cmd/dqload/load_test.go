@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -104,7 +105,7 @@ func decodeStarts(t *testing.T, data []byte) plog.LogRecordSlice {
 // start as the timestamp, its name as the probe.
 func TestRestampStartEvents(t *testing.T) {
 	tm := template(t, 300)
-	st, err := newStartTemplate(tm, startsSingle)
+	st, err := newStartTemplate(tm, startsSingle, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,15 +232,20 @@ func runOutput(t *testing.T, addr string, args ...string) (out string, totals [4
 // With -start-events every span the server receives was announced before
 // it, on its connection, by a start event with its trace and span ids and
 // its start as the timestamp; none is announced twice, and dqload's counts
-// agree with the server's.
+// agree with the server's. With -start-drain 10ms (spans of 5 ms on
+// average), some spans are announced so and the others not at all.
 func TestRunSendsStartEvents(t *testing.T) {
-	for _, form := range []string{startsSingle, startsBatch} {
-		t.Run(form, func(t *testing.T) { checkRunSendsStartEvents(t, form) })
+	for _, c := range []struct {
+		form  string
+		drain time.Duration
+	}{{startsSingle, 0}, {startsBatch, 0}, {startsBatch, 10 * time.Millisecond}, {startsSingle, 10 * time.Millisecond}} {
+		t.Run(fmt.Sprintf("%s/drain=%v", c.form, c.drain), func(t *testing.T) { checkRunSendsStartEvents(t, c.form, c.drain) })
 	}
 }
 
-// checkRunSendsStartEvents is TestRunSendsStartEvents for one form.
-func checkRunSendsStartEvents(t *testing.T, form string) {
+// checkRunSendsStartEvents is TestRunSendsStartEvents for one form and
+// -start-drain.
+func checkRunSendsStartEvents(t *testing.T, form string, drain time.Duration) {
 	type start struct {
 		trace pcommon.TraceID
 		at    pcommon.Timestamp
@@ -280,7 +286,7 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 			}
 			return otlptest.Reply{}
 		}})
-	out, n, err := runOutput(t, s.Addr(), "-start-events="+form, "-conns", "2", "-inflight", "2", "-batch", "50")
+	out, n, err := runOutput(t, s.Addr(), "-start-events="+form, "-start-drain", drain.String(), "-conns", "2", "-inflight", "2", "-batch", "50")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -288,7 +294,7 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 	mu.Lock()
 	rep, unann, mism, total := repeated, unannounced, mismatched, announcedTotal
 	mu.Unlock()
-	if rep+unann+mism != 0 || got.Spans == 0 {
+	if rep+mism != 0 || got.Spans == 0 || (unann == 0) != (drain == 0) || unann >= got.Spans {
 		t.Fatalf("of %d spans received, %d had no start event before them and %d one with other ids or start; %d start events repeated",
 			got.Spans, unann, mism, rep)
 	}
@@ -300,7 +306,8 @@ func checkRunSendsStartEvents(t *testing.T, form string) {
 	if form == startsBatch {
 		records = total
 	}
-	if acked <= 0 || failed != 0 || startsFailed != 0 || startsAcked < acked || startsAcked-acked > 4*50 ||
+	// Without -start-drain every span acked was announced; with it fewer.
+	if acked <= 0 || failed != 0 || startsFailed != 0 || (drain == 0) != (startsAcked >= acked) || startsAcked-acked > 4*50 ||
 		startsAcked > records || records-startsAcked > 4*50 {
 		t.Fatalf("dqload counted %d spans acked, %d failed, %d start events acked, %d failed; the server received %d spans, %d start events\n%s",
 			acked, failed, startsAcked, startsFailed, got.Spans, got.LogRecords, out)
@@ -368,7 +375,7 @@ func BenchmarkRestamp(b *testing.B) {
 
 func BenchmarkRestampStartEvents(b *testing.B) {
 	tm := template(b, 1000)
-	st, err := newStartTemplate(tm, startsSingle)
+	st, err := newStartTemplate(tm, startsSingle, 0, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -384,12 +391,53 @@ func BenchmarkRestampStartEvents(b *testing.B) {
 
 // A restamped batch of start events decodes to one entry per span of the
 // traces request restamped with it, in a record of the span's name: the
-// span's trace and span ids and its start.
+// span's trace and span ids and its start; with -start-drain, to one
+// entry per span announced, those still running at a drain: the spans
+// that outlast a drain interval all, the others each with probability
+// elapsed/drain.
 func TestRestampBatchStartEvents(t *testing.T) {
+	for _, drain := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprintf("drain=%v", drain), func(t *testing.T) { checkRestampBatchStartEvents(t, drain) })
+	}
+	for v, want := range map[string]startsFlag{"-start-events": startsBatch, "-start-events=single": startsSingle, "-start-events=none": ""} {
+		if o, err := parseFlags([]string{v}, io.Discard); err != nil || o.startEvents != want || o.startDrain != 0 {
+			t.Errorf("%s: %q drain %v, %v; want %q drain 0", v, o.startEvents, o.startDrain, err, want)
+		}
+	}
+	if o, err := parseFlags([]string{"-start-events", "-start-drain", "10ms"}, io.Discard); err != nil || o.startDrain != 10*time.Millisecond {
+		t.Errorf("-start-drain 10ms: %v, %v", o.startDrain, err)
+	}
+	for _, args := range [][]string{{"-start-events=all"}, {"-start-events", "-start-drain", "-1ms"}, {"-start-drain", "10ms"}} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+// checkRestampBatchStartEvents is TestRestampBatchStartEvents for one
+// -start-drain.
+func checkRestampBatchStartEvents(t *testing.T, drain time.Duration) {
 	tm := template(t, 300)
-	st, err := newStartTemplate(tm, startsBatch)
+	st, err := newStartTemplate(tm, startsBatch, drain, rand.New(rand.NewPCG(5, 6)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A span is announced with probability min(1, elapsed/drain): the
+	// count of 300 is within five standard deviations of its mean.
+	mean, variance := 0.0, 0.0
+	for _, e := range tm.elapsed {
+		p := 1.0
+		if drain > 0 {
+			p = min(1, float64(e)/float64(drain))
+		}
+		mean += p
+		variance += p * (1 - p)
+	}
+	if d := float64(st.Starts) - mean; d*d > 25*variance+1e-9 {
+		t.Fatalf("template announces %d spans, expected %.1f ± %.1f", st.Starts, mean, math.Sqrt(variance))
+	}
+	if drain > 0 && (st.Starts == tm.Spans || st.Starts == 0) {
+		t.Fatalf("template announces %d of %d spans at drain %v", st.Starts, tm.Spans, drain)
 	}
 	spanBuf := append([]byte(nil), tm.Data...)
 	startBuf := append([]byte(nil), st.Data...)
@@ -412,22 +460,25 @@ func TestRestampBatchStartEvents(t *testing.T) {
 				got[e.SpanID] = entry{probe.Str(), e}
 			}
 		}
-		if len(got) != spans.Len() {
-			t.Fatalf("%d entries for %d spans", len(got), spans.Len())
+		if len(got) != st.Starts {
+			t.Fatalf("%d entries for %d spans announced", len(got), st.Starts)
 		}
+
+		found := 0 // the entries of the request's spans
 		for i, sp := range spans.All() {
-			g := got[sp.SpanID()]
-			if g.probe != sp.Name() || g.e.TraceID != sp.TraceID() || g.e.Start != int64(sp.StartTimestamp()) {
+			g, ok := got[sp.SpanID()]
+			if !ok && tm.elapsed[i] >= drain {
+				t.Fatalf("span %d of elapsed %v not announced at drain %v: it runs past every drain", i, tm.elapsed[i], drain)
+			}
+			if ok {
+				found++
+			}
+			if ok && (g.probe != sp.Name() || g.e.TraceID != sp.TraceID() || g.e.Start != int64(sp.StartTimestamp())) {
 				t.Fatalf("span %d: entry %+v, want probe %q, trace %v, start %v", i, g, sp.Name(), sp.TraceID(), sp.StartTimestamp())
 			}
 		}
-	}
-	for v, want := range map[string]startsFlag{"-start-events": startsBatch, "-start-events=single": startsSingle, "-start-events=none": ""} {
-		if o, err := parseFlags([]string{v}, io.Discard); err != nil || o.startEvents != want {
-			t.Errorf("%s: %q, %v; want %q", v, o.startEvents, err, want)
+		if found != len(got) {
+			t.Fatalf("%d entries for spans not in the request", len(got)-found)
 		}
-	}
-	if _, err := parseFlags([]string{"-start-events=all"}, io.Discard); err == nil {
-		t.Error("-start-events=all accepted")
 	}
 }

@@ -6,6 +6,8 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -29,8 +31,8 @@ const (
 // the spans of a spanTemplate as an application announces its spans when
 // they start (sdk/deltaqstart): one start event (contract.StartEventName)
 // per span, or, in the batch form, one record (contract.StartsEventName)
-// per span name with an entry per span; and the byte offsets of each span's
-// ids and start in it. restamp copies them from a restamped traces request,
+// per span name with an entry per span; and the byte offsets of each
+// announced span's ids and start in it. restamp copies them from a restamped traces request,
 // so that the events announce exactly the spans sent after them, at a few
 // copies per span.
 type startTemplate struct {
@@ -38,22 +40,46 @@ type startTemplate struct {
 	Data []byte
 	// Records is the number of log records in it.
 	Records int
+	// Starts is the number of spans it announces.
+	Starts int
 
-	spans               *spanTemplate
-	traceID, spanID, ts []int // offsets into Data
+	spans *spanTemplate
+	// span holds the index in spans of each span announced, and traceID,
+	// spanID and ts the offsets into Data of its ids and start.
+	span                []int
+	traceID, spanID, ts []int
 }
 
 // newStartTemplate builds the start events of t's spans, in the given form,
 // with pdata: the span's trace and span ids, its start, and its name as
-// contract.AttrProbe. It finds each span's fields in the marshalled request
-// by their bytes, which are the template's random values, hence unique; in
-// a batch entry the span id and start follow the trace id.
-func newStartTemplate(t *spanTemplate, form string) (*startTemplate, error) {
+// contract.AttrProbe. With drain > 0 it announces only the spans that an
+// SDK draining its starts every drain would announce, those still running
+// at its first drain after they start (sdk/deltaqstart leaves out the start
+// of a span that ends before then): a span of elapsed time e whose start
+// falls at a phase drawn uniformly from [0, drain) before that drain, with
+// rng, is announced when e reaches it, so with probability min(1, e/drain).
+// It finds each span's fields in the marshalled request by their bytes,
+// which are the template's random values, hence unique; in a batch entry
+// the span id and start follow the trace id.
+func newStartTemplate(t *spanTemplate, form string, drain time.Duration, rng *rand.Rand) (*startTemplate, error) {
 	req := ptraceotlp.NewExportRequest()
 	if err := req.UnmarshalProto(t.Data); err != nil {
 		return nil, fmt.Errorf("start events: the span template does not decode: %w", err)
 	}
 	spans := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	var announced []int
+	i := 0
+	spans.RemoveIf(func(ptrace.Span) bool {
+		keep := drain <= 0 || t.elapsed[i] >= time.Duration(rng.Int64N(int64(drain)))
+		if keep {
+			announced = append(announced, i)
+		}
+		i++
+		return !keep
+	})
+	if len(announced) == 0 {
+		return nil, fmt.Errorf("start events: none of the template's %d spans runs past a drain of %v", t.Spans, drain)
+	}
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr("service.name", "dqload")
@@ -68,7 +94,7 @@ func newStartTemplate(t *spanTemplate, form string) (*startTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &startTemplate{Data: data, Records: sl.LogRecords().Len(), spans: t}
+	st := &startTemplate{Data: data, Records: sl.LogRecords().Len(), Starts: spans.Len(), spans: t, span: announced}
 	var u [8]byte
 	for _, sp := range spans.All() {
 		tid, sid := sp.TraceID(), sp.SpanID()
@@ -128,9 +154,9 @@ func appendBatchStarts(records plog.LogRecordSlice, spans ptrace.SpanSlice) {
 // span template.
 func (st *startTemplate) restamp(buf, spans []byte) {
 	t := st.spans
-	for i := range t.Spans {
-		copy(buf[st.traceID[i]:st.traceID[i]+len(pcommon.TraceID{})], spans[t.traceID[i]:])
-		copy(buf[st.spanID[i]:st.spanID[i]+len(pcommon.SpanID{})], spans[t.spanID[i]:])
-		copy(buf[st.ts[i]:st.ts[i]+8], spans[t.start[i]:])
+	for i, j := range st.span {
+		copy(buf[st.traceID[i]:st.traceID[i]+len(pcommon.TraceID{})], spans[t.traceID[j]:])
+		copy(buf[st.spanID[i]:st.spanID[i]+len(pcommon.SpanID{})], spans[t.spanID[j]:])
+		copy(buf[st.ts[i]:st.ts[i]+8], spans[t.start[j]:])
 	}
 }
