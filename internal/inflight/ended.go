@@ -45,9 +45,10 @@ type Ended struct {
 // whole key compared there; a key whose tag another key of the generation
 // holds already goes to long. The span path adds a key for every span that
 // ends with no instance tracked, which is most spans where an SDK leaves
-// out the start events of the spans that end before it sends them: a map
-// keyed by the 24-byte Key hashed all of it, looked it up and inserted it
-// in two probes, and took about three times as long.
+// out the start events of the spans that end before it sends them: a Go
+// map keyed by the 24-byte Key hashed all of it, looked it up and inserted
+// it in two probes, and could not be read ahead (warm), so that a loaded
+// collector missed the cache on it once a span, in turn.
 type endedGen struct {
 	index digests
 	keys  []Key
