@@ -172,7 +172,7 @@ e2e-demo: $(OTELCOL)
 demo: $(OTELCOL) commands
 	scripts/demo.sh
 
-## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the connector taking start events (dqload -start-events), with spanmetrics, then with no ΔQ component, the ceiling (dqload, 20 s each); each as a fraction of the ceiling and a multiple of spanmetrics; LOAD_RUNS chooses the runs, deltaq (the processor + connector) among them; LOAD_ROUNDS=3 repeats them in turn and prints the median ratios; LOAD_ARGS="-duration 10m" for the memory run; the collector and dqload on separate CPUs (LOAD_PIN=off shares them); LOAD_GATES=+pdata.useProtoPooling for pdata's pools.
+## load: spans/s, CPU and RSS of one collector with the deltaq connector alone, with the connector taking start events (dqload -start-events: for every span, and as an SDK draining every 10 ms sends them, for the spans still running), with spanmetrics, then with no ΔQ component, the ceiling (dqload, 20 s each); each as a fraction of the ceiling and a multiple of spanmetrics; LOAD_RUNS chooses the runs, deltaq (the processor + connector) among them; LOAD_ROUNDS=3 repeats them in turn and prints the median ratios; LOAD_ARGS="-duration 10m" for the memory run; the collector and dqload on separate CPUs (LOAD_PIN=off shares them); LOAD_GATES=+pdata.useProtoPooling for pdata's pools.
 load: $(OTELCOL) commands
 	scripts/load.sh
 

@@ -23,10 +23,10 @@
 # build/load); LOAD_ARGS, dqload flags for each run
 # (default "-duration 20s -warmup 3s"), e.g. LOAD_ARGS="-duration 10m" for
 # the memory-flat run; LOAD_RUNS, the runs (default "connector starts
-# starts-batch spanmetrics ceiling"; deltaq, the deltaq processor in front of
-# the connector, collector-throughput-processor.yaml, is not among them since
-# the connector alone is the main path, nor starts-elided, ceiling-starts
-# and ceiling-starts-batch, the ceiling sent start events too (single, batch),
+# starts-batch starts-elided spanmetrics ceiling"; deltaq, the deltaq
+# processor in front of the connector, collector-throughput-processor.yaml,
+# is not among them since the connector alone is the main path, nor
+# ceiling-starts and ceiling-starts-batch, the ceiling sent start events too (single, batch),
 # which nothing reads: what receiving them costs; all may be named); LOAD_ROUNDS,
 # how many times the runs are repeated, in turn (default 1). The machine's speed
 # drifts from one minute to the next, so a ratio between two runs is only as
@@ -146,7 +146,7 @@ declare -A configs=(
 declare -A flags=([starts]=-start-events=single [ceiling-starts]=-start-events=single
   [starts-batch]=-start-events=batch [ceiling-starts-batch]=-start-events=batch
   [starts-elided]="-start-events=batch -start-drain=10ms")
-runs=${LOAD_RUNS:-connector starts starts-batch spanmetrics ceiling}
+runs=${LOAD_RUNS:-connector starts starts-batch starts-elided spanmetrics ceiling}
 rounds=${LOAD_ROUNDS:-1}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "load: LOAD_ROUNDS must be a positive whole number, not $rounds" >&2; exit 1; }
 for name in $runs; do
