@@ -32,9 +32,9 @@ const (
 // they start (sdk/deltaqstart): one start event (contract.StartEventName)
 // per span, or, in the batch form, one record (contract.StartsEventName)
 // per span name with an entry per span; and the byte offsets of each
-// announced span's ids and start in it. restamp copies them from a restamped traces request,
-// so that the events announce exactly the spans sent after them, at a few
-// copies per span.
+// announced span's ids and start in it. restamp copies them from a
+// restamped traces request, so that the events announce exactly the spans
+// sent after them, at a few copies per span.
 type startTemplate struct {
 	// Data is the request in protobuf wire format.
 	Data []byte
