@@ -338,8 +338,8 @@ func Point(d, width float64, bins int) (DeltaQ, error) {
 		p[int(i)] = 1
 	}
 	out := build(width, p, 0)
-	switch r := math.Round(x); {
-	case math.Abs(x-r) > 1e-9*math.Max(1, r):
+	switch r := snapInt(x); {
+	case r != math.Floor(r):
 		// Inside a bin: spread over it.
 	case r == 0:
 		out.at = LowerEdges

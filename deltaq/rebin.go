@@ -200,12 +200,8 @@ func Distance(a, b DeltaQ) (float64, error) {
 	// Edges (i+1)·W ≤ m, within the package's relative 1e-9 for rounding;
 	// both aligned ΔQs have at least that many bins, as Rebin keeps a ΔQ's
 	// dMax covered.
-	x := m / ra.width
-	r := math.Round(x)
-	exact := math.Abs(x-r) <= 1e-9*math.Max(1, r)
-	if exact {
-		x = r
-	}
+	x := snapInt(m / ra.width)
+	exact := x == math.Floor(x)
 	n := max(min(int(math.Floor(x)), len(ra.pdf), len(rb.pdf)), 0)
 	dist := 0.0
 	ac, bc := ra.cum[:n], rb.cum[:n]
