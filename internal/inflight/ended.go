@@ -34,9 +34,6 @@ type Ended struct {
 	// last is the latest time added, so that times stay non-decreasing
 	// when callers race.
 	last int64
-	// warmed keeps what warm read, so that its loads are not dropped as
-	// unused.
-	warmed uint32
 }
 
 // endedGen is one generation of keys with the times they were added. A
@@ -179,23 +176,21 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 	return cut
 }
 
-// warm reads the positions of the current generation's index, and with
-// both of the previous one's, at which the look-ups of keys will start, as
-// Table.warm does the table's: the spans that end no instance are each
-// added here (Add looks in the current generation), the start events each
-// looked up (Contains looks in both), and a set too large for the cache
-// missed it once a key, in turn.
-func (e *Ended) warm(keys []Key, both bool) {
-	cur, prev := &e.cur.index, &e.prev.index
-	var acc uint32
-	for i := range keys {
-		t := tag(digest(&keys[i]))
-		acc += uint32(cur.pos[cur.home(t)].slot)
-		if both {
-			acc += uint32(prev.pos[prev.home(t)].slot)
-		}
+// warmTag reads the position of the current generation's index, and with
+// both the previous one's, at which the look-up of a key of tag tg will
+// start, and returns what it read (Table.warm, which reads ahead for the
+// span path and the start events alike): the spans that end no instance
+// are each added here (Add looks in the current generation), the start
+// events each looked up (Contains looks in both), and a set too large for
+// the cache missed it once a key, in turn.
+func (e *Ended) warmTag(tg uint32, both bool) uint32 {
+	cur := &e.cur.index
+	acc := uint32(cur.pos[cur.home(tg)].slot)
+	if both {
+		prev := &e.prev.index
+		acc += uint32(prev.pos[prev.home(tg)].slot)
 	}
-	e.warmed += acc
+	return acc
 }
 
 // Expire drops the generations whose keys are all past their window at now;

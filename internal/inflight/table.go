@@ -174,15 +174,21 @@ func (t *Table) Len() int { return t.index.len() }
 // and the span path, one span at a time, waits for each miss in turn; the
 // reads here depend on nothing but their key, so that the processor has
 // those of many keys in flight at once, and the look-ups that follow find
-// their lines in the cache.
-func (t *Table) warm(keys []Key) {
+// their lines in the cache. With e not nil it reads, from the same digest,
+// where the keys' look-ups among the spans remembered as ended will start
+// too (Ended.warmTag; both: in both generations).
+func (t *Table) warm(keys []Key, e *Ended, both bool) {
 	d := &t.index.short
 	pos, slots := d.pos, t.slots
 	var acc uint32
 	for i := range keys {
-		p := pos[d.home(tag(digest(&keys[i])))]
+		tg := tag(digest(&keys[i]))
+		p := pos[d.home(tg)]
 		if j := int(p.slot) - 1; j >= 0 && j < len(slots) {
 			acc += slots[j].gen
+		}
+		if e != nil {
+			acc += e.warmTag(tg, both)
 		}
 	}
 	t.warmed += acc

@@ -99,24 +99,24 @@ func (l Locked) Unlock() {
 // Warm reads ahead what the starts or ends of keys, about to follow, will
 // look up, so that they find it in the cache (Table.warm): a batch of
 // spans warms a few dozen keys at a time. While spans that end no
-// instance are remembered, it reads ahead where they will be (Ended.warm)
+// instance are remembered, it reads ahead where they will be (Ended.warmTag)
 // too; while none is, none is likely to be: its spans each end an
 // instance, and the set is small.
-func (l Locked) Warm(keys []Key) {
-	l.t.table.warm(keys)
-	if l.t.ended.Len() > 0 {
-		l.t.ended.warm(keys, false)
-	}
-}
+func (l Locked) Warm(keys []Key) { l.t.table.warm(keys, l.t.rememberedAny(), false) }
 
 // WarmStarts is Warm for the keys of start events, about to be tracked:
 // each is looked up among the spans remembered, in both generations
 // (Ended.Contains), when any is.
-func (l Locked) WarmStarts(keys []Key) {
-	l.t.table.warm(keys)
-	if l.t.ended.Len() > 0 {
-		l.t.ended.warm(keys, true)
+func (l Locked) WarmStarts(keys []Key) { l.t.table.warm(keys, l.t.rememberedAny(), true) }
+
+// rememberedAny returns the spans remembered as ended when they hold any,
+// else nil: the look-aheads read where no key can be found only while the
+// set is in use.
+func (t *Tracker) rememberedAny() *Ended {
+	if t.ended.Len() > 0 {
+		return t.ended
 	}
+	return nil
 }
 
 // WarmFree reads ahead the n free slots that the next n instances tracked
