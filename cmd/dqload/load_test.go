@@ -396,7 +396,7 @@ func BenchmarkRestampStartEvents(b *testing.B) {
 // that outlast a drain interval all, the others each with probability
 // elapsed/drain.
 func TestRestampBatchStartEvents(t *testing.T) {
-	for _, drain := range []time.Duration{0, time.Millisecond} {
+	for _, drain := range []time.Duration{0, 200 * time.Microsecond, time.Millisecond, 5 * time.Millisecond} {
 		t.Run(fmt.Sprintf("drain=%v", drain), func(t *testing.T) { checkRestampBatchStartEvents(t, drain) })
 	}
 	for v, want := range map[string]startsFlag{"-start-events": startsBatch, "-start-events=single": startsSingle, "-start-events=none": ""} {
@@ -433,11 +433,11 @@ func checkRestampBatchStartEvents(t *testing.T, drain time.Duration) {
 		mean += p
 		variance += p * (1 - p)
 	}
-	if d := float64(st.Starts) - mean; d*d > 25*variance+1e-9 {
-		t.Fatalf("template announces %d spans, expected %.1f ± %.1f", st.Starts, mean, math.Sqrt(variance))
+	if d := float64(len(st.span)) - mean; d*d > 25*variance+1e-9 {
+		t.Fatalf("template announces %d spans, expected %.1f ± %.1f", len(st.span), mean, math.Sqrt(variance))
 	}
-	if drain > 0 && (st.Starts == tm.Spans || st.Starts == 0) {
-		t.Fatalf("template announces %d of %d spans at drain %v", st.Starts, tm.Spans, drain)
+	if drain > 0 && (len(st.span) == tm.Spans || len(st.span) == 0) {
+		t.Fatalf("template announces %d of %d spans at drain %v", len(st.span), tm.Spans, drain)
 	}
 	spanBuf := append([]byte(nil), tm.Data...)
 	startBuf := append([]byte(nil), st.Data...)
@@ -460,8 +460,8 @@ func checkRestampBatchStartEvents(t *testing.T, drain time.Duration) {
 				got[e.SpanID] = entry{probe.Str(), e}
 			}
 		}
-		if len(got) != st.Starts {
-			t.Fatalf("%d entries for %d spans announced", len(got), st.Starts)
+		if len(got) != len(st.span) {
+			t.Fatalf("%d entries for %d spans announced", len(got), len(st.span))
 		}
 
 		found := 0 // the entries of the request's spans

@@ -276,7 +276,7 @@ func stream(ctx context.Context, conn *grpc.ClientConn, t *spanTemplate, st *sta
 			if ctx.Err() != nil {
 				return // the run ended during this request: it is not counted
 			}
-			announced := int64(st.Starts)
+			announced := int64(len(st.span))
 			failed = min(failed, int64(st.Records)) * announced / int64(st.Records) // the spans of the records refused
 			if msg != "" {
 				c.fail("start events: " + msg)

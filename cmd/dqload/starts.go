@@ -40,12 +40,11 @@ type startTemplate struct {
 	Data []byte
 	// Records is the number of log records in it.
 	Records int
-	// Starts is the number of spans it announces.
-	Starts int
 
 	spans *spanTemplate
-	// span holds the index in spans of each span announced, and traceID,
-	// spanID and ts the offsets into Data of its ids and start.
+	// span holds the index in spans of each span announced (its length is
+	// the number announced), and traceID, spanID and ts the offsets into
+	// Data of its ids and start.
 	span                []int
 	traceID, spanID, ts []int
 }
@@ -94,7 +93,7 @@ func newStartTemplate(t *spanTemplate, form string, drain time.Duration, rng *ra
 	if err != nil {
 		return nil, err
 	}
-	st := &startTemplate{Data: data, Records: sl.LogRecords().Len(), Starts: spans.Len(), spans: t, span: announced}
+	st := &startTemplate{Data: data, Records: sl.LogRecords().Len(), spans: t, span: announced}
 	var u [8]byte
 	for _, sp := range spans.All() {
 		tid, sid := sp.TraceID(), sp.SpanID()
