@@ -141,10 +141,16 @@ fi
 
 # --- 2. the Grafana dashboard's queries -----------------------------------------
 # The SLO panels read the series of rules/deltaq-slo.yml, whose groups run every
-# 30 s: wait for their first evaluation.
+# 30 s, each at its own phase: wait for their first evaluation. The budget
+# group reads what the SLI group recorded, and the SLI group's rates need two
+# samples of their input, so the first budget can come two intervals after the
+# series above, plus a remote write: 100 s covers that with a margin (45 s did
+# not, when the SLI group's phase fell just before the second sample).
 slo_recorded() { [ "$(prom_count 'count(deltaq:slo_error_budget_remaining:ratio)')" -gt 0 ] &&
   [ "$(prom_count 'count(deltaq:slo_error_ratio:rate3d)')" -gt 0 ]; }
-wait_for "the first evaluation of the SLO rules (rules/deltaq-slo.yml)" 45 slo_recorded
+slo_from=$SECONDS
+wait_for "the first evaluation of the SLO rules (rules/deltaq-slo.yml)" 100 slo_recorded
+log "ok: the SLO rules' series, $((SECONDS - slo_from)) s after the check above"
 dash=examples/grafana/deltaq-dashboard.json
 [ -f "$dash" ] || fail "$dash missing"
 # The variables: Grafana's label_values(SELECTOR, LABEL) is the label values API
