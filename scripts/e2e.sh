@@ -144,8 +144,8 @@ fi
 # 30 s, each at its own phase: wait for their first evaluation. The budget
 # group reads what the SLI group recorded, and the SLI group's rates need two
 # samples of their input, so the first budget can come two intervals after the
-# series above, plus a remote write: 100 s covers that with a margin (45 s did
-# not, when the SLI group's phase fell just before the second sample).
+# series above, plus a remote write: 100 s covers that with a margin (45 s
+# was once too short in CI).
 slo_recorded() { [ "$(prom_count 'count(deltaq:slo_error_budget_remaining:ratio)')" -gt 0 ] &&
   [ "$(prom_count 'count(deltaq:slo_error_ratio:rate3d)')" -gt 0 ]; }
 slo_from=$SECONDS

@@ -36,61 +36,53 @@ type Ended struct {
 	last int64
 }
 
-// endedGen is one generation of keys with the times they were added. A
-// key is found as keyIndex finds one (keyindex.go): by the tag of its
-// digest in index, which holds the key's position in keys and times, its
-// whole key compared there; a key whose tag another key of the generation
-// holds already goes to long. The span path adds a key for every span that
-// ends with no instance tracked, which is most spans where an SDK leaves
-// out the start events of the spans that end before it sends them: a Go
-// map keyed by the 24-byte Key hashed all of it, looked it up and inserted
-// it in two probes, and could not be read ahead (warm), so that a loaded
-// collector missed the cache on it once a span, in turn.
+// endedGen is one generation of keys with the times they were added. Its
+// keys are filed as the table files its instances' (keyIndex, keyindex.go):
+// by the tag of their digest in index.short, which holds the key's
+// position in keys and times, its whole key compared there; a key whose
+// tag another key of the generation holds already goes to index.long. The
+// span path adds a key for every span that ends with no instance tracked,
+// which is most spans where an SDK leaves out the start events of the
+// spans that end before it sends them: a Go map keyed by the 24-byte Key
+// hashed all of it, looked it up and inserted it in two probes, and could
+// not be read ahead (warm), so that a loaded collector missed the cache on
+// it once a span, in turn.
 type endedGen struct {
-	index digests
+	index keyIndex
 	keys  []Key
 	// times holds the times of keys in the order they were added (so
 	// non-decreasing): the first and last are the generation's span of time,
 	// and a binary search counts the keys still inside their window.
 	times []int64
-	// long maps the keys whose tags index holds for another key to their
-	// positions in keys; empty but for such keys, by chance or forged.
-	long map[Key]int32
 }
 
-func newEndedGen() endedGen { return endedGen{index: newDigests()} }
+func newEndedGen() endedGen { return endedGen{index: newKeyIndex()} }
 
 // find returns the position of k, whose digest is dig, in g's keys, if g
-// holds it, and, when it does not, the free position of index at which
-// put records it (noPos: in long).
-func (g *endedGen) find(k *Key, dig uint64) (at int32, pos uint64, found bool) {
-	pos, i, taken := g.index.lookup(dig)
+// holds it, and, when it does not, where put records it (keyHit.pos).
+// Unlike the table's index, a generation never forgets one key, only all
+// of them (reset): a key whose tag index.short does not hold is not in
+// index.long either.
+func (g *endedGen) find(k *Key, dig uint64) (at int32, h keyHit, found bool) {
+	pos, i, taken := g.index.short.lookup(dig)
 	if !taken {
-		return 0, pos, false // a key whose tag is not held is not in long either
+		return 0, keyHit{pos: pos, digest: dig}, false
 	}
 	if g.keys[i] == *k {
-		return i, pos, true
+		return i, keyHit{}, true
 	}
-	if j, ok := g.long[*k]; ok {
-		return j, noPos, true
+	if j, ok := g.index.long[*k]; ok {
+		return j, keyHit{}, true
 	}
-	return 0, noPos, false
+	return 0, keyHit{pos: noPos, digest: dig}, false // k's tag is another key's: k goes to long
 }
 
-// put appends k, which find did not find at pos, with no change to g since,
+// put appends k, which find did not find (h) with no change to g since,
 // added at time at.
-func (g *endedGen) put(k *Key, dig uint64, pos uint64, at int64) {
-	i := int32(len(g.keys))
+func (g *endedGen) put(k *Key, h keyHit, at int64) {
+	g.index.put(k, int32(len(g.keys)), h)
 	g.keys = append(g.keys, *k)
 	g.times = append(g.times, at)
-	if pos != noPos {
-		g.index.setAt(pos, dig, i)
-		return
-	}
-	if g.long == nil {
-		g.long = make(map[Key]int32)
-	}
-	g.long[*k] = i
 }
 
 // time returns the time k was added to g, if g holds it.
@@ -107,10 +99,10 @@ func (g *endedGen) len() int { return len(g.times) }
 
 // reset empties g, keeping its storage.
 func (g *endedGen) reset() {
-	g.index.clear()
+	g.index.short.clear()
+	clear(g.index.long)
 	g.keys = g.keys[:0]
 	g.times = g.times[:0]
-	clear(g.long)
 }
 
 // NewEnded returns an empty set that remembers at most capacity keys
@@ -160,7 +152,7 @@ func (e *Ended) Contains(k Key, now int64) bool {
 // tighter than it is.
 func (e *Ended) Add(k Key, at int64) (cut int) {
 	dig := digest(&k)
-	_, pos, found := e.cur.find(&k, dig)
+	_, h, found := e.cur.find(&k, dig)
 	if found {
 		return 0
 	}
@@ -170,9 +162,9 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 		cut = e.prev.inWindow(at, e.window)
 		e.prev.reset()
 		e.cur, e.prev = e.prev, e.cur
-		_, pos, _ = e.cur.find(&k, dig) // in the emptied generation
+		_, h, _ = e.cur.find(&k, dig) // in the emptied generation
 	}
-	e.cur.put(&k, dig, pos, at)
+	e.cur.put(&k, h, at)
 	return cut
 }
 
@@ -184,10 +176,10 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 // events each looked up (Contains looks in both), and a set too large for
 // the cache missed it once a key, in turn.
 func (e *Ended) warmTag(tg uint32, both bool) uint32 {
-	cur := &e.cur.index
+	cur := &e.cur.index.short
 	acc := uint32(cur.pos[cur.home(tg)].slot)
 	if both {
-		prev := &e.prev.index
+		prev := &e.prev.index.short
 		acc += uint32(prev.pos[prev.home(tg)].slot)
 	}
 	return acc
