@@ -647,3 +647,33 @@ func TestStartEventsLongBatch(t *testing.T) {
 	assert.Equal(t, map[string]int64{"tracked": 75}, counterByAttr(t, r.tel, "start_events", "result"))
 	r.shutdown(t)
 }
+
+// TestStartEventRepeatedAfterItsSpan: a start event delivered again after
+// the span that ended its instance came (an exporter's retry of a logs
+// request whose answer was lost, an SDK's resend) is a start event after
+// its span, in either form: recognised (after_end) and not tracked. It was
+// tracked again and timed out, a second outcome of one instance: a success
+// and a timeout for span 1, two timeouts for span 2, whose span was late.
+func TestStartEventRepeatedAfterItsSpan(t *testing.T) {
+	for _, form := range []string{"single", "batch"} {
+		t.Run(form, func(t *testing.T) {
+			r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+			ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+			events := []start{{n: 1, probe: "job", at: ms(100)}, {n: 2, probe: "job", at: ms(100)}}
+			require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce(form, events...)))
+			require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(50), traceID: 1})))
+			r.expire(at(ms(301))) // job's dMax is 200ms: 2 times out
+			require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(400), span{name: "job", dur: ms(300), traceID: 2})))
+			require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce(form, events...)))
+			r.expire(at(time.Second))
+			r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+			assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "2 once")
+			assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 1},
+				probeOutcomes(r.sink.AllMetrics())["job"], "each instance once")
+			assert.Equal(t, map[string]int64{"tracked": 2, "after_end": 2}, counterByAttr(t, r.tel, "start_events", "result"))
+			assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "late_spans", "probe"))
+			r.shutdown(t)
+		})
+	}
+}

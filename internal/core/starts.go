@@ -151,8 +151,7 @@ func (o *Observer) takeStarts(old *parked) {
 }
 
 // ExpectStartEvents says that start events will come (the connector is in
-// a logs pipeline): the spans that end with no instance tracked are
-// remembered from now on, for start events that arrive after their span,
+// a logs pipeline): the spans that end are remembered from now on, for start events that arrive after their span,
 // and Start starts the timeout timer. It does nothing for an observer that
 // takes no start events. Call it before Start.
 func (o *Observer) ExpectStartEvents() {
@@ -516,8 +515,8 @@ func warm(sb *spanBatch) {
 // endSpan ends the tracked instance of a matched span, if any, while start
 // events are in use, and returns the probe of the instance it ended, else
 // -1, and whether that instance's timeout was counted already (the span is
-// late, and not counted again for it). A span with no instance tracked is
-// remembered from the batch's time. in holds the span's ids, whatever its
+// late, and not counted again for it). The span is remembered from the
+// batch's time, whether it ended an instance or not. in holds the span's ids, whatever its
 // times.
 func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
 	if !sp.hold(sb) {

@@ -5,11 +5,12 @@ package inflight
 
 import "sort"
 
-// Ended remembers the keys of spans that ended with no instance tracked for
-// them, so that a start event arriving after its span (the traces and logs
-// pipelines run independently, and an SDK may send the start event and the
-// span together) is recognised and not tracked as a new instance, which
-// would time out and count the instance a second time.
+// Ended remembers the keys of spans that ended, whether they ended a
+// tracked instance or not, so that a start event arriving after its span
+// (the traces and logs pipelines run independently, an SDK may send the
+// start event and the span together, and a retried request delivers a
+// start event again after its span) is recognised and not tracked as a new
+// instance, which would time out and count the instance a second time.
 //
 // A key is recognised for a window after it was added. Memory is bounded by
 // capacity, and kept cheap on the span path, with two generations: keys are
@@ -41,9 +42,9 @@ type Ended struct {
 // by the tag of their digest in index.short, which holds the key's
 // position in keys and times, its whole key compared there; a key whose
 // tag another key of the generation holds already goes to index.long. The
-// span path adds a key for every span that ends with no instance tracked,
-// which is most spans where an SDK leaves out the start events of the
-// spans that end before it sends them: a Go map keyed by the 24-byte Key
+// span path adds a key for every span it looks up, most of which end no
+// instance where an SDK leaves out the start events of the spans that end
+// before it sends them: a Go map keyed by the 24-byte Key
 // hashed all of it, looked it up and inserted it in two probes, and could
 // not be read ahead (warm), so that a loaded collector missed the cache on
 // it once a span, in turn.
@@ -171,8 +172,7 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 // warmTag reads the position of the current generation's index, and with
 // both the previous one's, at which the look-up of a key of tag tg will
 // start, and returns what it read (Table.warm, which reads ahead for the
-// span path and the start events alike): the spans that end no instance
-// are each added here (Add looks in the current generation), the start
+// span path and the start events alike): the spans are each added here (Add looks in the current generation), the start
 // events each looked up (Contains looks in both), and a set too large for
 // the cache missed it once a key, in turn.
 func (e *Ended) warmTag(tg uint32, both bool) uint32 {

@@ -17,8 +17,8 @@
 // arriving after the timeout is recognised as late and not counted a second
 // time. After the late window the instance is forgotten.
 //
-// Ended, beside the table, remembers the spans that ended with no instance
-// tracked, for the start events that arrive after their span.
+// Ended, beside the table, remembers the spans that ended, for the start
+// events that arrive after their span.
 //
 // The table holds no collector types and is not safe for concurrent use; the
 // processor guards it with a mutex. No operation allocates once the table has

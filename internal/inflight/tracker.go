@@ -25,7 +25,7 @@ type Tracker struct {
 	// tracked mirrors table.Len() for the lock-free Active.
 	tracked atomic.Int64
 	// remember is set once start events are in use: only then are the
-	// spans that end with no instance tracked remembered (Ended).
+	// spans that end remembered (Ended).
 	remember atomic.Bool
 }
 
@@ -72,8 +72,8 @@ type EndResult struct {
 }
 
 // End stops tracking the instance the span of key k ends, if one is
-// tracked; otherwise, while start events are in use, it remembers the span
-// as ended at now (nanoseconds since the Unix epoch).
+// tracked, and, while start events are in use, remembers the span as ended
+// at now (nanoseconds since the Unix epoch).
 func (t *Tracker) End(k Key, now int64) EndResult {
 	l := t.Lock()
 	defer l.Unlock()
@@ -134,7 +134,10 @@ func (l Locked) EndKey(k *Key, now int64) EndResult {
 	t := l.t
 	var r EndResult
 	r.Probe, r.State, r.Found = t.table.end(k)
-	if !r.Found && t.remember.Load() {
+	// The span is remembered whether it ended an instance or not: a start
+	// event of it delivered again (a retried request) is after its span
+	// too, and tracked again it would time out, a second outcome.
+	if t.remember.Load() {
 		r.Cut = t.ended.Add(*k, now)
 	}
 	return r

@@ -20,7 +20,8 @@ func testOptions() Options {
 
 // TestTrackerLifecycle: a tracked instance is ended by its span, or times
 // out at its due time and then makes its span late; a start event after its
-// span (while start events are in use) and a repeated one are not tracked;
+// span (while start events are in use, whether the span ended an instance
+// or not) and a repeated one are not tracked;
 // a tracker given no start events is not Active and remembers nothing.
 func TestTrackerLifecycle(t *testing.T) {
 	tr := NewTracker(testOptions())
@@ -59,6 +60,13 @@ func TestTrackerLifecycle(t *testing.T) {
 	}
 	if r, _ := tr.Start(inst(3, 60, 50), 80); r != AfterEnd {
 		t.Fatalf("Start after the span = %v, want AfterEnd", r)
+	}
+	// The start events of 1 and 2 again (a retried request): after the
+	// spans that ended their instances, in time and late.
+	for n := 1; n <= 2; n++ {
+		if r, _ := tr.Start(inst(n, 0, 50), 80); r != AfterEnd {
+			t.Fatalf("Start(%d) again after its span = %v, want AfterEnd", n, r)
+		}
 	}
 	if started, timedOut := tr.Counts(); started != 0 || timedOut != 0 {
 		t.Fatalf("Counts = %d, %d; want 0, 0", started, timedOut)
@@ -155,6 +163,7 @@ func BenchmarkTrackerStartEnd(b *testing.B) {
 	b.ResetTimer()
 	tr.Remember()
 	for n := 0; n < b.N; n += startBatch {
+		nextRound(insts, n)
 		l := tr.Lock()
 		for i := range insts {
 			l.Start(&insts[i], 1)
@@ -181,6 +190,7 @@ func BenchmarkTrackerStartEndLinked(b *testing.B) {
 	tr.Remember()
 	now := int64(time.Second)
 	for n := 0; n < b.N; n += startBatch {
+		nextRound(insts, n)
 		now += int64(time.Millisecond)
 		insts[0].Start, insts[0].Deadline = now, now
 		l := tr.Lock()
@@ -201,6 +211,15 @@ func BenchmarkTrackerStartEndLinked(b *testing.B) {
 // startBatch is the number of start events, and then of spans, a lock of
 // BenchmarkTrackerStartEnd and BenchmarkTrackerStartEndLinked takes.
 const startBatch = 1000
+
+// nextRound gives the instances of a batch the keys of round n, none of
+// an earlier round's: the spans that ended those are remembered, and
+// their keys would start nothing.
+func nextRound(insts []Instance, n int) {
+	for i := range insts {
+		binary.LittleEndian.PutUint64(insts[i].Key.TraceID[8:], uint64(n))
+	}
+}
 
 // batchInstances returns a batch of instances of distinct keys, started at
 // 0 with the given dMax.
@@ -315,13 +334,13 @@ func TestWarmChangesNothing(t *testing.T) {
 	tr := NewTracker(o)
 	tr.Remember()
 	now := int64(time.Hour)
-	keys := make([]Key, 300)
+	keys := make([]Key, 400)
 	for i := range keys {
 		binary.LittleEndian.PutUint64(keys[i].TraceID[8:], uint64(i+1)*0x9e3779b97f4a7c15)
 		binary.LittleEndian.PutUint64(keys[i].SpanID[:], uint64(i+1))
 	}
 	l := tr.Lock()
-	l.Warm(keys) // none tracked, the index at its smallest
+	l.Warm(keys[:300]) // none tracked, the index at its smallest
 	l.Warm(nil)
 	for i := range keys[:200] {
 		in := Instance{Key: keys[i], Probe: i % 3, Start: now, Deadline: now + int64(time.Second)}
@@ -329,27 +348,29 @@ func TestWarmChangesNothing(t *testing.T) {
 			t.Fatalf("start %d: %v, want Tracked", i, r)
 		}
 	}
-	l.Warm(keys) // 200 tracked, 100 not
-	for i := range keys {
+	l.Warm(keys[:300]) // 200 tracked, 100 not
+	for i := range keys[:300] {
 		r := l.End(keys[i], now)
 		if want := i < 200; r.Found != want || want && (r.State != Started || r.Probe != i%3) {
 			t.Fatalf("end %d: found %v (state %v, probe %d), want %v (started, probe %d)", i, r.Found, r.State, r.Probe, want, i%3)
 		}
 	}
-	// The 200 slots freed are taken again, read ahead more or fewer than
-	// the free list holds, and by nothing (WarmFree reads, never takes).
+	// The 200 slots freed are taken again, by the instances of 100 other
+	// spans (those ended are remembered: their starts come after them),
+	// read ahead more or fewer than the free list holds, and by nothing
+	// (WarmFree reads, never takes).
 	l.WarmFree(0)
 	l.WarmFree(500)
-	for i := range keys[:100] {
+	for i := 300; i < len(keys); i++ {
 		l.WarmFree(7)
 		in := Instance{Key: keys[i], Probe: i % 3, Start: now, Deadline: now + int64(time.Second)}
 		if r, _ := l.Start(&in, now); r != Tracked {
-			t.Fatalf("start %d again: %v, want Tracked", i, r)
+			t.Fatalf("start %d: %v, want Tracked", i, r)
 		}
 	}
 	for i := range keys {
 		r := l.End(keys[i], now)
-		if want := i < 100; r.Found != want || want && (r.State != Started || r.Probe != i%3) {
+		if want := i >= 300; r.Found != want || want && (r.State != Started || r.Probe != i%3) {
 			t.Fatalf("end %d again: found %v (state %v, probe %d), want %v (started, probe %d)", i, r.Found, r.State, r.Probe, want, i%3)
 		}
 	}

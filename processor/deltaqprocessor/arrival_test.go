@@ -61,20 +61,33 @@ func TestStartEventAfterSpanIsNotTracked(t *testing.T) {
 	assert.Empty(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
 }
 
-// TestSpanEndingTrackedInstanceIsNotRemembered: a span whose start event came
-// first ends the tracked instance; there is nothing to remember.
-func TestSpanEndingTrackedInstanceIsNotRemembered(t *testing.T) {
+// TestStartEventRepeatedAfterTrackedSpan: a span whose start event came
+// first ends the tracked instance and is remembered as ended, as a late
+// one is: the start event delivered again (an export retried after its
+// span came) is recognised, not tracked again. Neither was remembered, and
+// the repeated start event timed out: a synthetic timeout span for an
+// instance counted already.
+func TestStartEventRepeatedAfterTrackedSpan(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
 	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 10 * time.Millisecond}))
-	assert.Zero(t, h.endedLen())
+	assert.Equal(t, 1, h.endedLen())
 
-	// Nor is a late span: its instance was tracked.
+	// A late span, its instance timed out.
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 2, at: base}))
 	h.clock.tick(base.Add(time.Second))
 	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 2, start: base, duration: 2 * time.Second}))
-	assert.Zero(t, h.endedLen())
+	assert.Equal(t, 2, h.endedLen())
 	assert.Equal(t, map[string]int64{"probe=checkout": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"))
+
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base}))
+	h.clock.tick(base.Add(2 * time.Second))
+	assert.Equal(t, map[string]int64{"probe=checkout": 2},
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"))
+	assert.Equal(t, map[string]int64{"probe=checkout": 1},
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts"), "instance 2's, once")
+	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 }
 
 // TestEndedWindowForgets: an ended span is remembered for ended_window after
@@ -209,7 +222,7 @@ func TestConcurrentSpansAndStartEvents(t *testing.T) {
 	assert.Equal(t, timeout, late, "every timeout was a started instance whose span came late")
 	assert.Equal(t, timeout, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_timeouts")["probe=job"])
 	assert.LessOrEqual(t, afterEnd, success)
-	assert.Equal(t, int(afterEnd), h.endedLen(), "exactly the spans that came first are remembered")
+	assert.Equal(t, int(total), h.endedLen(), "every span is remembered, whether it came first or not")
 	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
 	assert.Zero(t, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_ended_evictions")[""])

@@ -115,7 +115,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqEndedEvictions, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_ended_evictions",
-		metric.WithDescription("Spans that ended with no instance tracked, forgotten before start_events::ended_window because start_events::max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),
+		metric.WithDescription("Spans remembered as ended, forgotten before start_events::ended_window because start_events::max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

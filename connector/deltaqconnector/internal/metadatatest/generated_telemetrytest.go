@@ -86,7 +86,7 @@ func AssertEqualConnectorDeltaqDmaxChangesSuppressed(t *testing.T, tt *component
 func AssertEqualConnectorDeltaqEndedEvictions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_ended_evictions",
-		Description: "Spans that ended with no instance tracked, forgotten before start_events::ended_window because start_events::max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]",
+		Description: "Spans remembered as ended, forgotten before start_events::ended_window because start_events::max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -323,7 +323,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorDeltaqEndedEvictions, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_deltaq_ended_evictions",
-		metric.WithDescription("Spans that ended with no instance tracked, forgotten before ended_window because max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),
+		metric.WithDescription("Spans remembered as ended, forgotten before ended_window because max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)

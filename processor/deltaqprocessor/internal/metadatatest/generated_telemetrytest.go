@@ -70,7 +70,7 @@ func AssertEqualProcessorDeltaqDmaxChangesSuppressed(t *testing.T, tt *component
 func AssertEqualProcessorDeltaqEndedEvictions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_deltaq_ended_evictions",
-		Description: "Spans that ended with no instance tracked, forgotten before ended_window because max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]",
+		Description: "Spans remembered as ended, forgotten before ended_window because max_ended was reached; a start event arriving after such a span is tracked and times out. [Alpha]",
 		Unit:        "{spans}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
