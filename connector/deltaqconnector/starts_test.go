@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,11 +47,19 @@ type startRig struct {
 	logs   connector.Logs
 	sink   *consumertest.MetricsSink
 	tel    *componenttest.Telemetry
-	// warnings are the connector's logs at warn level and above.
+	// warnings are the connector's logs at warn level and above (or the
+	// level of newStartRigLogging).
 	warnings *observer.ObservedLogs
 }
 
 func newStartRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig {
+	t.Helper()
+	return newStartRigLogging(t, cfg, st, zapcore.WarnLevel)
+}
+
+// newStartRigLogging is newStartRig whose warnings keep the connector's
+// logs at level and above.
+func newStartRigLogging(t *testing.T, cfg *Config, st *collectorstate.State, level zapcore.Level) *startRig {
 	t.Helper()
 	r := &startRig{clk: coretest.NewClock(at(time.Second)), starts: make(chan time.Time),
 		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
@@ -60,7 +69,7 @@ func newStartRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig 
 	set.ID = component.NewID(metadata.Type)
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
 	var logs zapcore.Core
-	logs, r.warnings = observer.New(zapcore.WarnLevel)
+	logs, r.warnings = observer.New(level)
 	set.Logger = zap.New(logs)
 	cf := f.connectorFactory()
 	var err error
@@ -676,4 +685,44 @@ func TestStartEventRepeatedAfterItsSpan(t *testing.T) {
 			r.shutdown(t)
 		})
 	}
+}
+
+// TestRefusedStartEventsLogged: a start event refused, in either form, is
+// logged at debug level with what an operator needs to find its sender:
+// the reason, the ids, the start time and the probe it named (cut to 256
+// bytes). The probe and the start time were not logged: an unknown_probe
+// did not say which name the connector does not match, an invalid one
+// not that its start time was missing.
+func TestRefusedStartEventsLogged(t *testing.T) {
+	r := newStartRigLogging(t, loadConfig(t, "matched"), collectorstate.New(), zapcore.DebugLevel)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	long := strings.Repeat("x", 300)
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), batchLogs(
+		[]start{{n: 1, probe: "Job", at: ms(100)}, {n: 0, probe: "job", at: ms(100)}, {n: 3, probe: "job", at: ms(100)}},
+		batch{probe: "nojob", starts: []start{{n: 4, at: ms(100)}}},
+		batch{probe: long, starts: []start{{n: 5, at: ms(100)}}},
+		batch{probe: "job", starts: []start{{n: 6}, {n: 3, at: ms(100)}}},
+	)))
+	type refusal struct {
+		reason, probe string
+		spanID        string
+		start         uint64
+	}
+	var got []refusal
+	for _, e := range r.warnings.FilterMessage("deltaq: start event refused").All() {
+		f := e.ContextMap()
+		start, _ := f["start_time_unix_nano"].(uint64)
+		probe, _ := f["probe"].(string)
+		got = append(got, refusal{reason: fmt.Sprint(f["reason"]), probe: probe, spanID: fmt.Sprint(f["span_id"]), start: start})
+	}
+	start := uint64(at(ms(100)).UnixNano())
+	assert.Equal(t, []refusal{
+		{"unknown_probe", "Job", "0100000000000000", start},
+		{"invalid", "job", "", start}, // no ids
+		{"unknown_probe", "nojob", "0400000000000000", start},
+		{"unknown_probe", long[:256], "0500000000000000", start},
+		{"invalid", "job", "0600000000000000", 0},
+		{"duplicate", "job", "0300000000000000", start},
+	}, got)
+	r.shutdown(t)
 }

@@ -235,11 +235,11 @@ type startBatch struct {
 func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 	tid, sid := lr.TraceID(), lr.SpanID()
 	ts := lr.Timestamp()
+	attrs := lr.Attributes()
 	if tid.IsEmpty() || sid.IsEmpty() || ts == 0 || ts > math.MaxInt64 {
-		o.refusedStart("invalid", tid, sid)
+		o.refusedStart("invalid", probeOf(attrs), tid, sid, uint64(ts))
 		return startInvalid
 	}
-	attrs := lr.Attributes()
 	// A deltaq.probe that is not a string names no probe: it must not
 	// leave ok set and pi at 0, the first probe in name order.
 	var pi int32
@@ -248,7 +248,7 @@ func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 		pi, ok = o.startProbe(v.Str(), sb)
 	}
 	if !ok {
-		o.refusedStart("unknown_probe", tid, sid)
+		o.refusedStart("unknown_probe", probeOf(attrs), tid, sid, uint64(ts))
 		return startUnknownProbe
 	}
 	var th uint64
@@ -294,10 +294,10 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 		starts.Read(i, &e)
 		switch {
 		case !e.Valid():
-			o.refusedStart("invalid", e.TraceID, e.SpanID)
+			o.refusedStart("invalid", probe, e.TraceID, e.SpanID, uint64(e.Start))
 			sb.counts[startInvalid]++
 		case !known:
-			o.refusedStart("unknown_probe", e.TraceID, e.SpanID)
+			o.refusedStart("unknown_probe", probe, e.TraceID, e.SpanID, uint64(e.Start))
 			sb.counts[startUnknownProbe]++
 		default:
 			// Field by field (spanInstance).
@@ -358,10 +358,10 @@ func (o *Observer) track(sb *startBatch) int {
 	case inflight.AfterEnd:
 		return startAfterEnd
 	case inflight.Duplicate:
-		o.refusedStart("duplicate", sb.inst.Key.TraceID, sb.inst.Key.SpanID)
+		o.refusedStart("duplicate", o.spans.Names[sb.inst.Probe], sb.inst.Key.TraceID, sb.inst.Key.SpanID, uint64(sb.inst.Start))
 		return startDuplicate
 	case inflight.Stale:
-		o.refusedStart("stale", sb.inst.Key.TraceID, sb.inst.Key.SpanID)
+		o.refusedStart("stale", o.spans.Names[sb.inst.Probe], sb.inst.Key.TraceID, sb.inst.Key.SpanID, uint64(sb.inst.Start))
 		return startStale
 	}
 	if sb.ev.Evicted {
@@ -370,10 +370,24 @@ func (o *Observer) track(sb *startBatch) int {
 	return startTracked
 }
 
-func (o *Observer) refusedStart(reason string, tid pcommon.TraceID, sid pcommon.SpanID) {
+// refusedStart logs a start event refused for reason at debug level, with
+// what finds its sender: the probe it named (cut to the longest name a
+// probe can have), its ids and its start time (0: none, or past the
+// largest int64 in a batch's entry).
+func (o *Observer) refusedStart(reason, probe string, tid pcommon.TraceID, sid pcommon.SpanID, start uint64) {
 	if ce := o.logger.Check(zap.DebugLevel, "deltaq: start event refused"); ce != nil {
-		ce.Write(zap.String("reason", reason), zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid))
+		ce.Write(zap.String("reason", reason), zap.String("probe", probe[:min(len(probe), contract.MaxNameLength)]),
+			zap.Stringer("trace_id", tid), zap.Stringer("span_id", sid), zap.Uint64("start_time_unix_nano", start))
 	}
+}
+
+// probeOf returns the deltaq.probe of a start event's attributes, "" when
+// it is missing or not a string.
+func probeOf(attrs pcommon.Map) string {
+	if v, ok := attrs.Get(contract.AttrProbe); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
 }
 
 // startTimer starts the timeout timer when start events are expected.
