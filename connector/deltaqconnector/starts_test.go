@@ -726,3 +726,47 @@ func TestRefusedStartEventsLogged(t *testing.T) {
 	}, got)
 	r.shutdown(t)
 }
+
+// TestRememberedSpansCarriedAcrossReload: the spans remembered as ended
+// go to the connector a configuration reload builds, whatever its
+// start_events options: a start event that comes after its span, across
+// the reload, is recognised and not tracked. With another max_ended or
+// ended_window they were dropped, and such a start event was tracked and
+// timed out: a second outcome of an instance counted by its span.
+func TestRememberedSpansCarriedAcrossReload(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(*inflight.Options)
+	}{
+		{"same options", func(*inflight.Options) {}},
+		{"another max_ended", func(o *inflight.Options) { o.MaxEnded = 1000 }},
+		{"another ended_window", func(o *inflight.Options) { o.EndedWindow = time.Minute }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := collectorstate.New()
+			st.Reload = reload.New()
+			r := newStartRig(t, loadConfig(t, "matched"), st)
+			ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+			require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: ms(100)})))
+			require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150),
+				span{name: "job", dur: ms(50), traceID: 1}, span{name: "job", dur: ms(50), traceID: 2},
+				span{name: "job", dur: ms(50), traceID: 9})))
+			st.Reload.Requested()
+			r.shutdown(t)
+
+			cfg := loadConfig(t, "matched")
+			c.change(&cfg.StartEvents)
+			nu := newStartRig(t, cfg, st)
+			require.NoError(t, nu.logs.ConsumeLogs(context.Background(), announce("batch",
+				start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)}, start{n: 9, probe: "job", at: ms(100)})))
+			nu.expire(at(ms(1900)))
+			nu.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+			assert.Empty(t, counterByAttr(t, nu.tel, "start_timeouts", "probe"))
+			assert.Equal(t, map[string]int64{"after_end": 3}, counterByAttr(t, nu.tel, "start_events", "result"))
+			assert.Equal(t, map[string]int64{contract.Success: 3, contract.Failure: 0, contract.Timeout: 0},
+				probeOutcomes(nu.sink.AllMetrics())["job"], "each span once")
+			nu.shutdown(t)
+		})
+	}
+}

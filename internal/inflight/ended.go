@@ -169,6 +169,19 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 	return cut
 }
 
+// MoveTo adds the spans e remembers to dst, one made with another
+// capacity or window (a configuration reload), oldest first, each at the
+// time it was added: dst keeps the newest it holds, for its own window.
+// e is left empty.
+func (e *Ended) MoveTo(dst *Ended) {
+	for _, g := range []*endedGen{&e.prev, &e.cur} {
+		for i := range g.keys {
+			dst.Add(g.keys[i], g.times[i])
+		}
+		g.reset()
+	}
+}
+
 // warmTag reads the position of the current generation's index, and with
 // both the previous one's, at which the look-up of a key of tag tg will
 // start, and returns what it read (Table.warm, which reads ahead for the

@@ -231,8 +231,7 @@ func (t *Tracker) RememberedLen() int {
 // configuration reload builds: every instance for which keep returns true
 // (keep may change its Probe, and hold it longer by raising its Due), with
 // its state and due time, and the
-// remembered spans when both were made with the same max_ended and
-// ended_window. t is left empty. It returns the instances moved and
+// remembered spans (Ended.MoveTo). t is left empty. It returns the instances moved and
 // dropped.
 func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) (moved, dropped int) {
 	t.mu.Lock()
@@ -242,6 +241,8 @@ func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) (moved, droppe
 	moved, dropped = t.table.MoveTo(dst.table, keep)
 	if t.opts.MaxEnded == dst.opts.MaxEnded && t.opts.EndedWindow == dst.opts.EndedWindow {
 		dst.ended, t.ended = t.ended, NewEnded(t.opts.MaxEnded, int64(t.opts.EndedWindow))
+	} else {
+		t.ended.MoveTo(dst.ended)
 	}
 	if t.remember.Load() {
 		dst.remember.Store(true)

@@ -111,6 +111,35 @@ func TestTrackerMoveTo(t *testing.T) {
 	if !nu.Remembering() {
 		t.Fatal("start events were in use: the new tracker remembers spans too")
 	}
+
+	// With another max_ended or ended_window, the remembered spans move
+	// too, the newest that the new bound holds.
+	for _, change := range []func(*Options){
+		func(o *Options) { o.MaxEnded = 4 },
+		func(o *Options) { o.EndedWindow = 2000 },
+	} {
+		old := NewTracker(testOptions())
+		old.Remember()
+		for n := 1; n <= 6; n++ {
+			old.End(key(n), int64(n))
+		}
+		o := testOptions()
+		change(&o)
+		nu := NewTracker(o)
+		old.MoveTo(nu, func(*Instance) bool { return true })
+		if old.RememberedLen() != 0 {
+			t.Fatalf("%+v: the old tracker remembers %d spans, want none", o, old.RememberedLen())
+		}
+		first := 1
+		if o.MaxEnded == 4 {
+			first = 3 // 3 and 4 in the older generation, 5 and 6 in the newer
+		}
+		for n := 1; n <= 6; n++ {
+			if r, _ := nu.Start(inst(n, 0, 50), 10); (r == AfterEnd) != (n >= first) {
+				t.Fatalf("%+v: Start(%d) = %v, want AfterEnd for the spans from %d on", o, n, r, first)
+			}
+		}
+	}
 }
 
 // TestTrackerConcurrent: spans, start events and the timer from several
