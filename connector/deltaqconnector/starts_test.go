@@ -770,3 +770,47 @@ func TestRememberedSpansCarriedAcrossReload(t *testing.T) {
 		})
 	}
 }
+
+// TestCarriedInstancesTimeOutWithoutLogsInput: a reload whose
+// configuration takes the connector out of the logs pipeline carries the
+// instances in flight over all the same, and they time out as before:
+// their start events came, their spans did not. The timer did not run
+// without a logs input, and they stayed in flight for ever, never counted.
+func TestCarriedInstancesTimeOutWithoutLogsInput(t *testing.T) {
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, loadConfig(t, "matched"), st)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	// The reloaded connector, in the traces pipeline alone.
+	clk, starts := coretest.NewClock(at(time.Second)), make(chan time.Time)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	f := newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = clk.Now, clk.C, starts })
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	sink := new(consumertest.MetricsSink)
+	traces, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), set, loadConfig(t, "matched"), sink)
+	require.NoError(t, err)
+	require.NoError(t, traces.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	clk.Set(at(ms(1900)))
+	for range 2 {
+		select {
+		case starts <- at(ms(1900)):
+		case <-time.After(5 * time.Second):
+			t.Fatal("no timer: the carried instances never time out")
+		}
+	}
+	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, tel, "start_timeouts", "probe"), "2, whose span never came")
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(sink.AllMetrics())["job"])
+	require.NoError(t, traces.Shutdown(context.Background()))
+}

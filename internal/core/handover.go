@@ -145,7 +145,8 @@ func (o *Observer) adoptSettling(old settling) {
 // parked: an instance keeps its deadline and state when its probe is still
 // matched with the same dMax; the others are dropped, as the log says. A
 // started instance waits for its span until just before the window of its
-// deadline closes (reloadHold), whatever its grace.
+// deadline closes (reloadHold), whatever its grace, and times out if its
+// span does not come, whether start events still come or not.
 func (o *Observer) adoptStarts(old *parked) {
 	ps := old.starts
 	if ps == nil {
@@ -172,6 +173,12 @@ func (o *Observer) adoptStarts(old *parked) {
 	})
 	o.logger.Info("configuration reload: instances in flight from start events carried over",
 		zap.Int("carried", moved), zap.Int("dropped", dropped))
+	if moved > 0 {
+		// The timer runs for them, a logs input or not: a configuration
+		// that takes the component out of the logs pipeline still waits
+		// for their spans, and counts those that do not come.
+		o.starts.expected = true
+	}
 }
 
 // reloadHold returns when an instance of deadline d carried over a reload

@@ -85,8 +85,9 @@ type starts struct {
 	// fired is the timer's reusable buffer; in the instances the timer adds.
 	fired []inflight.Instance
 	in    analysis.Instance
-	// expected says that a logs input is attached (Observer.ExpectStartEvents):
-	// the timer runs.
+	// expected says that a logs input is attached (Observer.ExpectStartEvents),
+	// or that instances were carried over a reload (adoptStarts): the timer
+	// runs.
 	expected bool
 	done     chan struct{}
 }
