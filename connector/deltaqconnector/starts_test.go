@@ -814,3 +814,28 @@ func TestCarriedInstancesTimeOutWithoutLogsInput(t *testing.T) {
 		probeOutcomes(sink.AllMetrics())["job"])
 	require.NoError(t, traces.Shutdown(context.Background()))
 }
+
+// TestStartEventRepeatedAfterLateWindow: with a late_window shorter than
+// ended_window, a start event delivered again after its instance timed
+// out and was forgotten (its late window over) but before it is stale is
+// recognised, not tracked again: the instance was counted, as a timeout.
+// It was tracked and timed out a second time.
+func TestStartEventRepeatedAfterLateWindow(t *testing.T) {
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.LateWindow = 2 * time.Second
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce("batch", start{n: 1, probe: "job", at: ms(100)})))
+	r.expire(at(ms(301)))  // times out
+	r.expire(at(ms(2400))) // forgotten: 2 s after its timeout
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), announce("single", start{n: 1, probe: "job", at: ms(100)})))
+	r.expire(at(ms(2410)))
+	r.clk.Tick(at(2 * time.Second))
+	r.clk.Tick(at(3 * time.Second))
+
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(r.sink.AllMetrics())["job"], "once")
+	assert.Equal(t, map[string]int64{"tracked": 1, "after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+}

@@ -434,8 +434,12 @@ func (o *Observer) runTimeouts(ticks <-chan time.Time, ticker *time.Ticker) {
 // counts it past every dMax.
 func (o *Observer) expire(now int64) {
 	s := o.starts
-	s.fired = s.tracker.Expire(now, s.fired[:0])
+	var cut int
+	s.fired, cut = s.tracker.Expire(now, s.fired[:0])
 	ctx := o.runCtx
+	if cut > 0 {
+		s.ins.EndedEvictions.Add(ctx, int64(cut))
+	}
 	if n := len(s.fired); n > 0 {
 		b := o.engine.Begin()
 		for i := range s.fired {

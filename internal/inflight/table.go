@@ -310,6 +310,14 @@ func (t *Table) end(k *Key) (probe int, state State, ok bool) {
 // wheel's buckets from the previous call's time to now (all of them, once,
 // after a longer pause), and looks at no other instance.
 func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotten int) {
+	dst, forgotten, _ = t.expire(now, dst, nil)
+	return dst, forgotten
+}
+
+// expire is Expire that remembers in ended, when not nil, the keys of the
+// instances it forgets as ended at now, and returns the remembered spans
+// that cut (Ended.Add).
+func (t *Table) expire(now int64, dst []Instance, ended *Ended) (timedOut []Instance, forgotten, cut int) {
 	if t.young.minDue <= now {
 		// One of the young may be due: all join the wheel, in the
 		// buckets Add would have put them in.
@@ -339,6 +347,9 @@ func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotte
 					s.due = addSat(s.inst.Due, t.lateWindow)
 				}
 				if s.due <= now { // timed out, and its late window passed
+					if ended != nil {
+						cut += ended.Add(s.inst.Key, now)
+					}
 					t.remove(i)
 					forgotten++
 				} else {
@@ -352,7 +363,7 @@ func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotte
 		}
 	}
 	w.tick = max(w.tick, to)
-	return dst, forgotten
+	return dst, forgotten, cut
 }
 
 // NextDue returns the earliest due time of the tracked instances, and false

@@ -197,14 +197,25 @@ func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 
 // Expire appends to dst the instances due by now (nanoseconds since the
 // Unix epoch), which have timed out, and forgets the timed-out instances
-// past their late window and the ended spans past ended_window.
-func (t *Tracker) Expire(now int64, dst []Instance) []Instance {
+// past their late window and the ended spans past ended_window. It returns
+// the extended dst and the remembered spans cut to make room (EndResult.Cut).
+//
+// With a late window shorter than ended_window, a timed-out instance it
+// forgets is remembered as ended, as its span would be: its start event
+// delivered again (a retried request) after the late window is not stale
+// yet, and tracked it would time out a second time. With a late window at
+// least ended_window (the defaults) such a start event is stale.
+func (t *Tracker) Expire(now int64, dst []Instance) ([]Instance, int) {
+	var ended *Ended
+	if t.opts.LateWindow < t.opts.EndedWindow && t.remember.Load() {
+		ended = t.ended
+	}
 	t.mu.Lock()
-	dst, _ = t.table.Expire(now, dst)
+	dst, _, cut := t.table.expire(now, dst, ended)
 	t.ended.Expire(now)
 	t.tracked.Store(int64(t.table.Len()))
 	t.mu.Unlock()
-	return dst
+	return dst, cut
 }
 
 // Counts returns the numbers of Started and TimedOut instances tracked.

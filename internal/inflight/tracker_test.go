@@ -45,10 +45,10 @@ func TestTrackerLifecycle(t *testing.T) {
 	if r := tr.End(key(1), 20); !r.Found || r.State != Started {
 		t.Fatalf("End(1) = %+v, want found, started", r)
 	}
-	if fired := tr.Expire(49, nil); len(fired) != 0 {
+	if fired, _ := tr.Expire(49, nil); len(fired) != 0 {
 		t.Fatalf("Expire(49) = %v, want none: due at 50", fired)
 	}
-	if fired := tr.Expire(50, nil); len(fired) != 1 || fired[0].Key != key(2) {
+	if fired, _ := tr.Expire(50, nil); len(fired) != 1 || fired[0].Key != key(2) {
 		t.Fatalf("Expire(50) = %v, want instance 2", fired)
 	}
 	if r := tr.End(key(2), 60); !r.Found || r.State != TimedOut {
@@ -81,6 +81,37 @@ func TestTrackerLifecycle(t *testing.T) {
 	}
 	if started, _ := tr.Counts(); started != 1 {
 		t.Fatalf("%d started, want the one tracked", started)
+	}
+}
+
+// TestTrackerForgottenTimeoutRemembered: with a late window (100) shorter
+// than ended_window (1000), an instance forgotten at the end of its late
+// window is remembered as ended, so that its start event delivered again
+// before it is stale is not tracked (it timed out once already); with a
+// late window at least ended_window such a start event is stale, and
+// nothing is remembered.
+func TestTrackerForgottenTimeoutRemembered(t *testing.T) {
+	for _, late := range []time.Duration{100, 1000} {
+		o := testOptions()
+		o.LateWindow = late
+		tr := NewTracker(o)
+		tr.Start(inst(1, 0, 50), 0)
+		if fired, _ := tr.Expire(50, nil); len(fired) != 1 {
+			t.Fatalf("late window %d: Expire(50) = %v, want instance 1", late, fired)
+		}
+		if _, cut := tr.Expire(50+int64(late), nil); cut != 0 || tr.Len() != 0 {
+			t.Fatalf("late window %d: %d tracked, %d cut after the late window; want 0, 0", late, tr.Len(), cut)
+		}
+		want, remembered := Stale, 0
+		if late < o.EndedWindow {
+			want, remembered = AfterEnd, 1
+		}
+		if n := tr.RememberedLen(); n != remembered {
+			t.Fatalf("late window %d: %d remembered, want %d", late, n, remembered)
+		}
+		if r, _ := tr.Start(inst(1, 0, 50), 50+int64(late)+10); r != want {
+			t.Fatalf("late window %d: the start event again = %v, want %v", late, r, want)
+		}
 	}
 }
 
@@ -333,7 +364,7 @@ func BenchmarkTrackerSteady(b *testing.B) {
 				}
 				l.Unlock()
 				if done%(100*batch) == 0 {
-					fired = tr.Expire(now, fired[:0])
+					fired, _ = tr.Expire(now, fired[:0])
 				}
 			}
 		})

@@ -732,8 +732,11 @@ func (p *deltaqProcessor) malformedStart(tid pcommon.TraceID, sid pcommon.SpanID
 // whose later timeouts would wait behind it, and the shutdown, which waits
 // for the timer.
 func (p *deltaqProcessor) expire(ctx context.Context, now int64) {
-	fired := p.tracker.Expire(now, p.fired[:0])
+	fired, cut := p.tracker.Expire(now, p.fired[:0])
 	p.fired = fired
+	if cut > 0 {
+		p.stats.endedEvictions.Add(int64(cut))
+	}
 	if len(fired) == 0 {
 		return
 	}
