@@ -152,8 +152,9 @@ func (o *Observer) takeStarts(old *parked) {
 }
 
 // ExpectStartEvents says that start events will come (the connector is in
-// a logs pipeline): the spans that end are remembered from now on, for start events that arrive after their span,
-// and Start starts the timeout timer. It does nothing for an observer that
+// a logs pipeline): the spans that end are remembered from now on, for
+// start events that arrive after their span, and Start starts the timeout
+// timer. It does nothing for an observer that
 // takes no start events. Call it before Start.
 func (o *Observer) ExpectStartEvents() {
 	if o.starts == nil {
@@ -535,8 +536,8 @@ func warm(sb *spanBatch) {
 // events are in use, and returns the probe of the instance it ended, else
 // -1, and whether that instance's timeout was counted already (the span is
 // late, and not counted again for it). The span is remembered from the
-// batch's time, whether it ended an instance or not. in holds the span's ids, whatever its
-// times.
+// batch's time, whether it ended an instance or not. in holds the span's
+// ids, whatever its times.
 func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
 	if !sp.hold(sb) {
 		return -1, false

@@ -44,10 +44,10 @@ type Ended struct {
 // tag another key of the generation holds already goes to index.long. The
 // span path adds a key for every span it looks up, most of which end no
 // instance where an SDK leaves out the start events of the spans that end
-// before it sends them: a Go map keyed by the 24-byte Key
-// hashed all of it, looked it up and inserted it in two probes, and could
-// not be read ahead (warm), so that a loaded collector missed the cache on
-// it once a span, in turn.
+// before it sends them: a Go map keyed by the 24-byte Key hashed all of
+// it, looked it up and inserted it in two probes, and could not be read
+// ahead (warm), so that a loaded collector missed the cache on it once a
+// span, in turn.
 type endedGen struct {
 	index keyIndex
 	keys  []Key
@@ -185,9 +185,10 @@ func (e *Ended) MoveTo(dst *Ended) {
 // warmTag reads the position of the current generation's index, and with
 // both the previous one's, at which the look-up of a key of tag tg will
 // start, and returns what it read (Table.warm, which reads ahead for the
-// span path and the start events alike): the spans are each added here (Add looks in the current generation), the start
-// events each looked up (Contains looks in both), and a set too large for
-// the cache missed it once a key, in turn.
+// span path and the start events alike): the spans are each added here
+// (Add looks in the current generation), the start events each looked up
+// (Contains looks in both), and a set too large for the cache missed it
+// once a key, in turn.
 func (e *Ended) warmTag(tg uint32, both bool) uint32 {
 	cur := &e.cur.index.short
 	acc := uint32(cur.pos[cur.home(tg)].slot)

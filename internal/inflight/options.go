@@ -39,10 +39,9 @@ type Options struct {
 	// MaxEnded bounds the number of spans remembered, while start events
 	// are in use, as having ended (whether they ended a tracked instance or
 	// not): a start event that arrives after its span is recognised and not
-	// tracked. They
-	// are kept in two generations of MaxEnded/2 (rounded down); when the
-	// newer is full the older is forgotten, and those of its spans still
-	// inside EndedWindow are counted.
+	// tracked. They are kept in two generations of MaxEnded/2 (rounded
+	// down); when the newer is full the older is forgotten, and those of
+	// its spans still inside EndedWindow are counted.
 	MaxEnded int `mapstructure:"max_ended"`
 
 	// EndedWindow is how long such a span is remembered after it arrived.

@@ -241,9 +241,9 @@ func (t *Tracker) RememberedLen() int {
 // MoveTo hands t's state to dst, the tracker of the component a
 // configuration reload builds: every instance for which keep returns true
 // (keep may change its Probe, and hold it longer by raising its Due), with
-// its state and due time, and the
-// remembered spans (Ended.MoveTo). t is left empty. It returns the instances moved and
-// dropped.
+// its state and due time, and the remembered spans (Ended.MoveTo, unless
+// both were made with the same max_ended and ended_window: then the set
+// itself). t is left empty. It returns the instances moved and dropped.
 func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) (moved, dropped int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
