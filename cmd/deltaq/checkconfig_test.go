@@ -219,7 +219,9 @@ func checkVerdict(t *testing.T, name, cfg, want string) {
 
 // TestCheckConfigSpansReachTheProbes: a processor in no traces pipeline,
 // or a connector that matches spans but is fed by logs alone, counts
-// nothing; both passed (every start event became a timeout). A part of a
+// nothing; both passed (every start event became a timeout). So does a
+// connector whose output no metrics or logs pipeline receives, or that no
+// pipeline sends anything to: the collector refuses both. A part of a
 // configuration without pipelines is not judged on them.
 func TestCheckConfigSpansReachTheProbes(t *testing.T) {
 	for _, c := range []struct{ name, cfg, want string }{
@@ -238,6 +240,39 @@ service:
     logs: {receivers: [otlp], exporters: [deltaq]}
     metrics: {receivers: [deltaq], exporters: [debug]}
 `, "connectors::deltaq: it matches spans to probes (job), but no traces pipeline sends it any"},
+		{"connector whose output no pipeline receives", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service: {pipelines: {traces: {receivers: [otlp], exporters: [debug, deltaq]}}}
+`, "connectors::deltaq: no metrics or logs pipeline receives from it"},
+		{"connector into a traces pipeline", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug, deltaq]}
+    traces/out: {receivers: [deltaq], exporters: [debug]}
+`, "connectors::deltaq: no metrics or logs pipeline receives from it"},
+		{"gateway connector fed by no pipeline", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    metrics: {receivers: [deltaq], exporters: [debug]}
+    traces: {receivers: [otlp], exporters: [debug]}
+`, "connectors::deltaq: no pipeline sends it anything"},
+		{"connector out to logs alone", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    logs/deltaq: {receivers: [deltaq], exporters: [debug]}
+`, ""},
 		{"no pipelines", `
 connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
 `, ""},
@@ -268,6 +303,7 @@ connectors:
 service:
   pipelines:
     traces: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
 `
 	status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg))
 	want := "deltaq check: connectors::deltaq: " +

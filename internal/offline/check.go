@@ -85,6 +85,32 @@ func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
 	return false
 }
 
+// connectorPipelines refuses, as the collector's start does, a connector
+// that a pipeline sends to while no metrics or logs pipeline receives from
+// it (a traces pipeline cannot: it emits metrics and logs), and one that a
+// pipeline receives from while none sends it anything. A connector in no
+// pipeline, and a configuration without pipelines (a part of one), pass.
+func connectorPipelines(conf *confmap.Conf, id string) error {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	var sent, received, output bool
+	for name, p := range pipes {
+		pm, _ := p.(map[string]any)
+		signal, _, _ := strings.Cut(name, "/")
+		sent = sent || slices.Contains(stringList(pm["exporters"]), id)
+		if slices.Contains(stringList(pm["receivers"]), id) {
+			received = true
+			output = output || signal == "metrics" || signal == "logs"
+		}
+	}
+	switch {
+	case sent && !output:
+		return errors.New("no metrics or logs pipeline receives from it: its ΔQ metrics and records would go nowhere, and the collector refuses it; add it to a metrics pipeline's receivers")
+	case received && !sent:
+		return errors.New("no pipeline sends it anything, and the collector refuses it: add it to the exporters of the pipelines whose spans, start events or agents' windows it reads")
+	}
+	return nil
+}
+
 func stringList(v any) []string {
 	l, _ := v.([]any)
 	out := make([]string, 0, len(l))
@@ -146,6 +172,12 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				errs = append(errs, fmt.Errorf("%s: it matches spans to probes (%s), but no traces pipeline sends it any: add it to a traces pipeline's exporters",
 					confpath.Section(kind, id), strings.Join(matched, ", ")))
 				continue
+			}
+			if kind == "connectors" {
+				if err := connectorPipelines(conf, id); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
+					continue
+				}
 			}
 			procs, gateway := pipelineFeeds(conf, id)
 			defined := acfg.OwnProbes(matched...)
