@@ -129,7 +129,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"bins_too_many", `probes["checkout"].bins: must be in [1, 1000], got 1001`},
 		{"exponent_too_low", `probes["checkout"].exponent: must be in [-10, 10], got -11`},
 		{"exponent_too_high", `probes["checkout"].exponent: must be in [-10, 10], got 11`},
-		{"bad_span_kind", `probes["checkout"].match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
+		{"bad_span_kind", `probes["checkout"].match.span_kind: unknown span kind "serverish" (did you mean server?) (want internal, server, client, producer or consumer)`},
 		{"bad_attribute_value", `probes["checkout"].match.attributes["http.request.method"]: value must be a string, number or boolean, got a list`},
 		{"bad_op", `probes["checkout"].failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
 		{"ordering_needs_number", `failure.conditions[0].value: operator >= needs a number, got "500"`},
