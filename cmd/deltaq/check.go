@@ -36,7 +36,9 @@ a receiver of a metrics or logs pipeline, and one a pipeline receives from
 must be sent to, as the collector's start requires. A probe's layout set in both a processor
 and a connector must agree, a probe that two processors feeding one
 connector define must have one layout there, and no receiver may feed both
-their pipelines (each span would count twice), and every QTA point of a
+their pipelines (each span would count twice); no probe may be matched in
+the spans by both a processor and a connector, as the collector refuses it;
+and every QTA point of a
 probe with a fixed layout must be one of its bin edges (or at or beyond
 dMax), as deltaq slo needs it for an exact SLI, unless the histogram is
 exponential; the nearest edges are named.

@@ -175,6 +175,29 @@ func TestCheckConfigLayoutsAgree(t *testing.T) {
 // (the windows would mix them) and when one receiver feeds both their
 // pipelines (each span would count twice: 10 spans gave a count of 20);
 // the same layout from two receivers is two sources of one probe.
+// TestCheckConfigProbeMatchedTwice: a probe both a processor and a
+// connector match in the spans is refused, as the collector's start and
+// validate refuse it, in whichever pipelines they are; a connector that
+// matches other probes than the processor's passes.
+func TestCheckConfigProbeMatchedTwice(t *testing.T) {
+	cfg := func(connProbe string) string {
+		return `
+receivers: {otlp: {protocols: {grpc: {}}}}
+processors: {deltaq/p: {probes: [{name: a, dmax: 50ms, bins: 50}]}}
+connectors: {deltaq: {probes: {` + connProbe + `: {match: {}, dmax: 50ms, bins: 50}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces/p: {receivers: [otlp], processors: [deltaq/p], exporters: [debug]}
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+	}
+	checkVerdict(t, "both match a", cfg("a"),
+		`connectors::deltaq: probe "a" is matched in the spans by both the deltaq processor "deltaq/p" and the deltaq connector "deltaq"`)
+	checkVerdict(t, "each its own", cfg("b"), "")
+}
+
 func TestCheckConfigTwoProcessorsOneProbe(t *testing.T) {
 	cfg := func(layoutB, receiverB string) string {
 		return `

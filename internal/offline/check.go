@@ -19,6 +19,7 @@ import (
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -128,11 +129,15 @@ func stringList(v any) []string {
 // exporter's diagram, QTAs and triggers name is counted by a deltaq
 // processor of the pipelines that feed it, or by its own probes (a
 // gateway's must be declared in its probes), that the layouts agree, and
-// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges).
+// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges),
+// and, as the collector refuses them, a probe a processor and a connector
+// both match in the spans and a connector cut off from the pipelines
+// (connectorPipelines).
 // It writes one line per component and returns the errors, each prefixed
 // by the component.
 func Check(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
+	var claims spanmatch.Claims // the probes each matches in the spans, as the collector's components claim them
 	probesOf := make(map[string][]string)
 	layouts := make(map[string]map[string]deltaq.Layout) // processor → probe → uniform layout
 	components := deltaqComponents(conf)
@@ -155,6 +160,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				confpath.Section("processors", id)))
 			continue
 		}
+		_ = claims.Claim(id, "processor", id, probesOf[id]) // processors do not refuse one another
 		noun := "probes"
 		if len(cfg.Probes) == 1 {
 			noun = "probe"
@@ -174,7 +180,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				continue
 			}
 			if kind == "connectors" {
-				if err := connectorPipelines(conf, id); err != nil {
+				if err := errors.Join(connectorPipelines(conf, id), claims.Claim(kind+id, "connector", id, matched)); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
 					continue
 				}
