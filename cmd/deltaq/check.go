@@ -33,7 +33,8 @@ dmax and bins). A misspelled probe is reported with the closest defined one.
 A processor with probes must be in a traces pipeline, and a connector that
 matches spans must be fed by one; a connector a pipeline sends to must be
 a receiver of a metrics or logs pipeline, and one a pipeline receives from
-must be sent to, as the collector's start requires. A probe's layout set in both a processor
+must be sent to, as the collector's start requires, and no exporter or
+receiver may have its ID. A probe's layout set in both a processor
 and a connector must agree, a probe that two processors feeding one
 connector define must have one layout there, and no receiver may feed both
 their pipelines (each span would count twice); no probe may be matched in

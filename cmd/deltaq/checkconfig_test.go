@@ -198,6 +198,26 @@ service:
 	checkVerdict(t, "each its own", cfg("b"), "")
 }
 
+// TestCheckConfigAmbiguousID: a deltaq connector and a deltaq exporter (or
+// receiver) of one ID leave the pipelines' lists ambiguous; the collector
+// refuses them, and so does check, naming the rename.
+func TestCheckConfigAmbiguousID(t *testing.T) {
+	cfg := func(exporter string) string {
+		return `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {a: {match: {}, dmax: 50ms, bins: 50}}}}
+exporters: {debug: {}, ` + exporter + `: {endpoint: 127.0.0.1:4317}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+	}
+	checkVerdict(t, "one ID", cfg("deltaq"),
+		`connectors::deltaq: ambiguous ID: exporters::deltaq has it too, and the collector refuses it; rename one of them (the connector deltaq/connector, say)`)
+	checkVerdict(t, "two IDs", cfg("deltaq/out"), "")
+}
+
 func TestCheckConfigTwoProcessorsOneProbe(t *testing.T) {
 	cfg := func(layoutB, receiverB string) string {
 		return `

@@ -86,6 +86,18 @@ func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
 	return false
 }
 
+// ambiguousID refuses, as the collector does, a connector whose ID a
+// receiver or an exporter has too: a pipeline's list could not tell them
+// apart.
+func ambiguousID(conf *confmap.Conf, id string) error {
+	for _, kind := range []string{"receivers", "exporters"} {
+		if conf.IsSet(confpath.Section(kind, id)) {
+			return fmt.Errorf("ambiguous ID: %s has it too, and the collector refuses it; rename one of them (the connector deltaq/connector, say)", confpath.Section(kind, id))
+		}
+	}
+	return nil
+}
+
 // connectorPipelines refuses, as the collector's start does, a connector
 // that a pipeline sends to while no metrics or logs pipeline receives from
 // it (a traces pipeline cannot: it emits metrics and logs), and one that a
@@ -180,7 +192,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				continue
 			}
 			if kind == "connectors" {
-				if err := errors.Join(connectorPipelines(conf, id), claims.Claim(kind+id, "connector", id, matched)); err != nil {
+				if err := errors.Join(ambiguousID(conf, id), connectorPipelines(conf, id), claims.Claim(kind+id, "connector", id, matched)); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
 					continue
 				}
