@@ -114,6 +114,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"no_probes", "probes: at least one probe is required"},
+		{"no_probes_map", "probes: at least one probe is required"},
 		{"missing_name", "probes[0].name: must not be empty"},
 		{"duplicate_names", `probes[1].name: duplicate probe name (also probes[0])`},
 		{"bad_regexp", `probes["items"].match.span_name_regexp: error parsing regexp: missing closing ): ` + "`GET /items/(`"},
