@@ -31,7 +31,8 @@ be counted by a deltaq processor of the pipelines that feed the connector or
 exporter, or by its own probes (a gateway's: the probes it declares with
 dmax and bins). A misspelled probe is reported with the closest defined one.
 A processor with probes must be in a traces pipeline, and a connector that
-matches spans must be fed by one; a connector a pipeline sends to must be
+matches spans must be fed by one, and by no two that one receiver feeds
+(each span would count twice); a connector a pipeline sends to must be
 a receiver of a metrics or logs pipeline, and one a pipeline receives from
 must be sent to, as the collector's start requires, and no exporter or
 receiver may have its ID. A probe's layout set in both a processor

@@ -264,8 +264,10 @@ func checkVerdict(t *testing.T, name, cfg, want string) {
 // or a connector that matches spans but is fed by logs alone, counts
 // nothing; both passed (every start event became a timeout). So does a
 // connector whose output no metrics or logs pipeline receives, or that no
-// pipeline sends anything to: the collector refuses both. A part of a
-// configuration without pipelines is not judged on them.
+// pipeline sends anything to: the collector refuses both. A connector
+// that two traces pipelines of one receiver send spans to would count each
+// twice. A part of a configuration without pipelines is not judged on
+// them.
 func TestCheckConfigSpansReachTheProbes(t *testing.T) {
 	for _, c := range []struct{ name, cfg, want string }{
 		{"processor in logs alone", `
@@ -315,6 +317,27 @@ service:
   pipelines:
     traces: {receivers: [otlp], exporters: [deltaq]}
     logs/deltaq: {receivers: [deltaq], exporters: [debug]}
+`, ""},
+		{"connector in two traces pipelines of one receiver", `
+receivers: {otlp: {protocols: {grpc: {}}}, otlp/b: {protocols: {grpc: {endpoint: 127.0.0.1:4319}}}}
+processors: {batch: {}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug, deltaq]}
+    traces/batched: {receivers: [otlp/b, otlp], processors: [batch], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`, "connectors::deltaq: receivers::otlp feeds two traces pipelines that send to it (traces, traces/batched): each span of its probes (job) would count twice; keep it in one of them"},
+		{"connector in two traces pipelines of two receivers", `
+receivers: {otlp: {protocols: {grpc: {}}}, otlp/b: {protocols: {grpc: {endpoint: 127.0.0.1:4319}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug, deltaq]}
+    traces/b: {receivers: [otlp/b], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
 `, ""},
 		{"no pipelines", `
 connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}

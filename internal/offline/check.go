@@ -124,6 +124,32 @@ func connectorPipelines(conf *confmap.Conf, id string) error {
 	return nil
 }
 
+// sharedTracesReceiver returns the first receiver, by name, that feeds
+// several traces pipelines with id among their exporters, and those
+// pipelines, sorted; "" when there is none.
+func sharedTracesReceiver(conf *confmap.Conf, id string) (string, []string) {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	fed := make(map[string][]string) // receiver → pipelines
+	for name, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if signal, _, _ := strings.Cut(name, "/"); signal != "traces" || !slices.Contains(stringList(pm["exporters"]), id) {
+			continue
+		}
+		for _, r := range stringList(pm["receivers"]) {
+			if !slices.Contains(fed[r], name) {
+				fed[r] = append(fed[r], name)
+			}
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(fed)) {
+		if len(fed[r]) > 1 {
+			slices.Sort(fed[r])
+			return r, fed[r]
+		}
+	}
+	return "", nil
+}
+
 func stringList(v any) []string {
 	l, _ := v.([]any)
 	out := make([]string, 0, len(l))
@@ -189,6 +215,11 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 			if kind == "connectors" && len(matched) > 0 && !inTracesPipeline(conf, "exporters", id) {
 				errs = append(errs, fmt.Errorf("%s: it matches spans to probes (%s), but no traces pipeline sends it any: add it to a traces pipeline's exporters",
 					confpath.Section(kind, id), strings.Join(matched, ", ")))
+				continue
+			}
+			if receiver, pipes := sharedTracesReceiver(conf, id); kind == "connectors" && len(matched) > 0 && receiver != "" {
+				errs = append(errs, fmt.Errorf("%s: %s feeds two traces pipelines that send to it (%s): each span of its probes (%s) would count twice; keep it in one of them",
+					confpath.Section(kind, id), confpath.Section("receivers", receiver), strings.Join(pipes, ", "), strings.Join(matched, ", ")))
 				continue
 			}
 			if kind == "connectors" {
