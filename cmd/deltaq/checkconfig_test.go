@@ -328,7 +328,7 @@ service:
     traces: {receivers: [otlp], exporters: [debug, deltaq]}
     traces/batched: {receivers: [otlp/b, otlp], processors: [batch], exporters: [deltaq]}
     metrics: {receivers: [deltaq], exporters: [debug]}
-`, "connectors::deltaq: receivers::otlp feeds two traces pipelines that send to it (traces, traces/batched): each span of its probes (job) would count twice; keep it in one of them"},
+`, "connectors::deltaq: receivers::otlp feeds traces pipelines that each send to it (traces, traces/batched): each span of its probes (job) would count twice; keep it in one of them"},
 		{"connector in two traces pipelines of two receivers", `
 receivers: {otlp: {protocols: {grpc: {}}}, otlp/b: {protocols: {grpc: {endpoint: 127.0.0.1:4319}}}}
 connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}

@@ -124,6 +124,20 @@ func connectorPipelines(conf *confmap.Conf, id string) error {
 	return nil
 }
 
+// connectorWiring refuses, as the collector does, a connector whose ID
+// another component has (ambiguousID), that is cut off from the pipelines
+// (connectorPipelines), or that matches in the spans a probe a processor
+// claimed; and a connector that matches probes in the spans of several
+// traces pipelines of one receiver, which would count each span twice.
+func connectorWiring(conf *confmap.Conf, id string, matched []string, claims *spanmatch.Claims) error {
+	err := errors.Join(ambiguousID(conf, id), connectorPipelines(conf, id), claims.Claim("connectors"+id, "connector", id, matched))
+	if receiver, pipes := sharedTracesReceiver(conf, id); len(matched) > 0 && receiver != "" {
+		err = errors.Join(err, fmt.Errorf("%s feeds traces pipelines that each send to it (%s): each span of its probes (%s) would count twice; keep it in one of them",
+			confpath.Section("receivers", receiver), strings.Join(pipes, ", "), strings.Join(matched, ", ")))
+	}
+	return err
+}
+
 // sharedTracesReceiver returns the first receiver, by name, that feeds
 // several traces pipelines with id among their exporters, and those
 // pipelines, sorted; "" when there is none.
@@ -168,9 +182,8 @@ func stringList(v any) []string {
 // processor of the pipelines that feed it, or by its own probes (a
 // gateway's must be declared in its probes), that the layouts agree, and
 // that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges),
-// and, as the collector refuses them, a probe a processor and a connector
-// both match in the spans and a connector cut off from the pipelines
-// (connectorPipelines).
+// and that each connector is wired as the collector requires and counts
+// each span once (connectorWiring).
 // It writes one line per component and returns the errors, each prefixed
 // by the component.
 func Check(w io.Writer, conf *confmap.Conf) error {
@@ -217,13 +230,8 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 					confpath.Section(kind, id), strings.Join(matched, ", ")))
 				continue
 			}
-			if receiver, pipes := sharedTracesReceiver(conf, id); kind == "connectors" && len(matched) > 0 && receiver != "" {
-				errs = append(errs, fmt.Errorf("%s: %s feeds two traces pipelines that send to it (%s): each span of its probes (%s) would count twice; keep it in one of them",
-					confpath.Section(kind, id), confpath.Section("receivers", receiver), strings.Join(pipes, ", "), strings.Join(matched, ", ")))
-				continue
-			}
 			if kind == "connectors" {
-				if err := errors.Join(ambiguousID(conf, id), connectorPipelines(conf, id), claims.Claim(kind+id, "connector", id, matched)); err != nil {
+				if err := connectorWiring(conf, id, matched, &claims); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
 					continue
 				}
