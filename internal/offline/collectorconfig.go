@@ -158,7 +158,7 @@ func (c *Source) Load() (*Loaded, error) {
 	if connID != "" {
 		key := confpath.Section("connectors", connID)
 		if !conf.IsSet(key) {
-			return nil, fmt.Errorf("%s: no connectors section %q", name, connID)
+			return nil, fmt.Errorf("%s: no connectors section %q%s", name, connID, theOthers(conf))
 		}
 		ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
 		if err := unmarshal(key, ccfg); err != nil {
