@@ -202,6 +202,9 @@ func TestSLOFlagErrors(t *testing.T) {
 		{[]string{"--period", "400d"}, "deltaq slo: period 400d: want 1m to 366d\n"},
 		{[]string{"--period", "1h", "--interval", "1s"}, "(the default tiers, scaled to --period 1h: give --tiers for this period)"},
 		{[]string{"--max-error-ratio", "0"}, "--max-error-ratio: given empty or zero; leave it out for the default"},
+		// A percentage where the ratio goes: the fraction to write.
+		{[]string{"--max-error-ratio", "90%"}, `invalid value "90%" for flag -max-error-ratio: 90% is a percentage; write the fraction 0.9`},
+		{[]string{"--qoo", "80:99%"}, `target "99%" is a percentage; write the fraction 0.99`},
 		{[]string{"--service", ""}, "--service: given empty or zero"},
 		{[]string{"--runbook-url", ""}, "--runbook-url: given empty or zero"},
 		{[]string{"-o", "r.yml", "--tests", "r.yml"}, "--tests r.yml: the rules file itself (-o)"},
