@@ -37,6 +37,22 @@ func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 	}
 }
 
+// TestCheckConfigConnectorOnlyProbeWithoutMatch: in a connector-only
+// configuration, a probe with a QTA but no match is counted by nothing;
+// the message says what makes the connector count it.
+func TestCheckConfigConnectorOnlyProbeWithoutMatch(t *testing.T) {
+	checkVerdict(t, "qta without match", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {checkout: {qta: {points: [{delay: 100ms, p: 0.9}]}}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`, `probes["checkout"]: no deltaq processor, connector probe or diagram defines probe checkout`+"\n"+
+		`(no deltaq processor feeds the connector: a probe it counts itself needs match, with dmax and bins)`)
+}
+
 // TestCheckConfigExamples: every shipped collector configuration with a
 // deltaq component passes — the examples, the demo's (the throughput
 // measurements' among them), the image's default and those the examples'

@@ -242,8 +242,11 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				defined = append(defined, probesOf[p]...)
 			}
 			err = acfg.CheckReferences(defined)
-			if err != nil && gateway {
+			switch {
+			case err != nil && gateway:
 				err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
+			case err != nil && kind == "connectors" && len(procs) == 0:
+				err = fmt.Errorf("%w\n(no deltaq processor feeds the connector: a probe it counts itself needs match, with dmax and bins)", err)
 			}
 			if err = errors.Join(err, layoutsAgree(acfg, procs, layouts), processorsAgree(conf, procs, probesOf, layouts),
 				qtaOffEdges(acfg, procs, layouts)); err != nil {
