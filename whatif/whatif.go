@@ -16,6 +16,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/distribution"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
@@ -168,6 +169,9 @@ func parseExpr(src string, start int) (Intervention, *scanner.Error) {
 	}
 	if m := affineRE.FindStringSubmatchIndex(compact.s); m != nil {
 		return parseAffine(iv, compact, m)
+	}
+	if suggest.Hint(text, []string{"remove"}) != "" && strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+		return Intervention{}, base.errorf(0, "%q is neither A*X+B nor a distribution, remove, timeout(D), retry(N, D) or hedge(D): did you mean remove?", text)
 	}
 	d, err := distribution.Parse(base.s)
 	if err != nil {

@@ -61,6 +61,7 @@ func TestParseErrorPositions(t *testing.T) {
 		{"2 * X\n  + 3m", `2:6: shift "3m": expected a unit (ns, us, ms or s) after 3`, false},
 		{"svc.op=X + never 101%", `1:18: svc.op: failure 101% must be a percentage in [0, 100]`, true},
 		{"  0.5*Y", `1:3: "0.5*Y" ` + neither + `: expected a distribution (point, uniform, exp, never, steps or choice), found "0.5*Y"`, false},
+		{"remvoe", `1:1: "remvoe" ` + neither + `: did you mean remove?`, false},
 		{"X + never 0.05", `1:11: failure 0.05 is a fraction; write the percentage: never 5%`, false},
 		{"svc.op=exp(5ms) + never 5", `1:25: svc.op: failure 5 has no %; write never 5%`, true},
 		{"uniform(2ms, x) + never 5%", `1:14: "uniform(2ms,x)" ` + neither + `: expected a number, found "x)"`, false},
