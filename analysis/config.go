@@ -694,8 +694,14 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 		if err := checkProbability("p", p.P); err != nil {
 			errs = append(errs, confpath.Under(confpath.Fields("points").Index(i).Field("p"), err))
 		}
+		if p.Delay <= 0 {
+			errs = append(errs, confpath.Errorf(confpath.Fields("points").Index(i).Field("delay"), "must be > 0, got %s", p.Delay))
+		}
 		if i > 0 && p.Delay <= q.Points[i-1].Delay {
 			errs = append(errs, confpath.Errorf(confpath.Fields("points").Index(i).Field("delay"), "%s does not follow %s of points[%d] (delays must increase)", p.Delay, q.Points[i-1].Delay, i-1))
+		}
+		if i > 0 && p.P < q.Points[i-1].P {
+			errs = append(errs, confpath.Errorf(confpath.Fields("points").Index(i).Field("p"), "%v is below %v of points[%d] (p must not fall as the delay grows)", p.P, q.Points[i-1].P, i-1))
 		}
 	}
 	if err := checkProbability("max_failure", q.MaxFailure); err != nil && q.MaxFailure != 0 {
@@ -706,6 +712,14 @@ func (q QTA) DeltaQ() (deltaq.QTA, error) {
 	}
 	qta, err := deltaq.NewQTA(steps, q.MaxFailure)
 	if err != nil {
+		// What is left is a point above the failure bound, by the
+		// algebra's rule: said under the point's path.
+		for i, s := range steps {
+			if _, perr := deltaq.NewQTA([]deltaq.Step{s}, q.MaxFailure); perr != nil {
+				return deltaq.QTA{}, confpath.Errorf(confpath.Fields("points").Index(i).Field("p"), "%v within %s is above 1 − max_failure = %.6g: no more can complete when %v may fail",
+					s.P, q.Points[i].Delay, 1-q.MaxFailure, q.MaxFailure)
+			}
+		}
 		// The algebra's message, under the option's path (qta: …).
 		return deltaq.QTA{}, errors.New(strings.TrimPrefix(err.Error(), "deltaq: QTA: "))
 	}

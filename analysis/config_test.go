@@ -56,7 +56,12 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 			"probes[\"x\"].qta.points[0].p: 95 is not in (0, 1]: p is a fraction, 95 % is 0.95\nprobes[\"x\"].qta.max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05"},
 		{"qta p zero", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 1, P: 0}}}}}}, `probes["x"].qta.points[0].p: 0 is not in (0, 1]`},
 		{"max_failure as a percentage", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 5}}}}, `probes["x"].qta.max_failure: 5 is not in (0, 1]: max_failure is a fraction, 5 % is 0.05`},
-		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: 1, P: 0.95}}}}}}, "asks for 0.95"},
+		// Each point's problem under its path, with the delay as written.
+		{"qta above failure bound", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{MaxFailure: 0.1, Points: []QTAPoint{{Delay: second, P: 0.95}}}}}},
+			`probes["x"].qta.points[0].p: 0.95 within 1s is above 1 − max_failure = 0.9: no more can complete when 0.1 may fail`},
+		{"qta delay zero", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: 0, P: 0.5}}}}}}, `probes["x"].qta.points[0].delay: must be > 0, got 0s`},
+		{"qta p falling", Config{Probes: map[string]ProbeConfig{"x": {QTA: QTA{Points: []QTAPoint{{Delay: second, P: 0.6}, {Delay: 2 * second, P: 0.5}}}}}},
+			`probes["x"].qta.points[1].p: 0.5 is below 0.6 of points[0] (p must not fall as the delay grows)`},
 		{"divergence", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{MaxDivergence: 2}}}}, `probes["x"].triggers.max_divergence: must be in [0, 1], got 2`},
 		{"divergence alpha", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.6}}}}}, `probes["x"].triggers.divergence.alpha: must be in [0, 0.5], got 0.6`},
 		{"divergence windows", Config{Probes: map[string]ProbeConfig{"x": {Triggers: Triggers{Divergence: DivergenceTrigger{Alpha: 0.01, Windows: -1}}}}}, `probes["x"].triggers.divergence.windows: must be in [0, 1000], got -1`},

@@ -18,7 +18,7 @@ import (
 // arrive for (Config.CheckReferences).
 type UnknownProbe struct {
 	// Name is the probe; Where the option that names it ("diagram",
-	// `probes["x"]`).
+	// "diagram_file: FILE:LINE:COL", `probes["x"]`).
 	Name, Where string
 	// Closest are the defined probes nearest to Name, nearest first; empty
 	// when none is close.
@@ -64,8 +64,8 @@ func (u UnknownProbe) String() string {
 	case 2:
 		hint = fmt.Sprintf(" (did you mean %s or %s?)", u.Closest[0], u.Closest[1])
 	}
-	if u.Where == "diagram" {
-		return fmt.Sprintf("diagram: outcome %s is not a probe any deltaq processor or the connector counts%s", u.Name, hint)
+	if u.Where == "diagram" || strings.HasPrefix(u.Where, "diagram_file") {
+		return fmt.Sprintf("%s: outcome %s is not a probe any deltaq processor or the connector counts%s", u.Where, u.Name, hint)
 	}
 	return fmt.Sprintf("%s: no deltaq processor, connector probe or diagram defines probe %s%s", u.Where, u.Name, hint)
 }
@@ -103,20 +103,28 @@ func (c *Config) CheckReferences(defined []string) error {
 	for _, n := range defined {
 		known[n] = true
 	}
-	var outcomes, diagramNames []string
+	var diagramNames []string
+	var outcomes []diagram.Probe
 	if cc.diagram != nil {
 		for _, p := range cc.diagram.Probes() {
 			diagramNames = append(diagramNames, p.Name)
 			if p.Kind == diagram.OutcomeProbe {
-				outcomes = append(outcomes, p.Name)
+				outcomes = append(outcomes, p)
 			}
 		}
 	}
 	var unknown ReferenceError
-	for _, n := range outcomes {
-		if !known[n] {
-			unknown = append(unknown, UnknownProbe{Name: n, Where: "diagram", Closest: suggest.Closest(n, defined, 2)})
+	for _, p := range outcomes {
+		if known[p.Name] {
+			continue
 		}
+		// A diagram_file's outcome is named where it is, as its syntax
+		// errors are.
+		where := "diagram"
+		if c.DiagramFile != "" {
+			where = fmt.Sprintf("diagram_file: %s:%s", c.DiagramFile, p.Pos)
+		}
+		unknown = append(unknown, UnknownProbe{Name: p.Name, Where: where, Closest: suggest.Closest(p.Name, defined, 2)})
 	}
 	names := make([]string, 0, len(c.Probes))
 	for n := range c.Probes {

@@ -4,6 +4,8 @@
 package analysis
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -32,6 +34,17 @@ func TestCheckReferences(t *testing.T) {
 	}
 	if err := good.CheckReferences(defined); err != nil {
 		t.Errorf("a QTA on the diagram's definition and on a defined probe: %v", err)
+	}
+	// In a diagram_file, the outcome is named under that option, with its
+	// position in the file, as its syntax errors are.
+	file := filepath.Join(t.TempDir(), "shop.dq")
+	if err := os.WriteFile(file, []byte("checkout =\n  inventory -> paymnet;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromFile := Config{DiagramFile: file}
+	want = "diagram_file: " + file + ":2:16: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)"
+	if err := fromFile.CheckReferences(defined); err == nil || err.Error() != want {
+		t.Errorf("diagram_file: %v\nwant %s", err, want)
 	}
 	far := Config{Diagram: "x = zzz;\n"}
 	if err := far.CheckReferences(defined); err == nil || err.Error() != "diagram: outcome zzz is not a probe any deltaq processor or the connector counts" {

@@ -10,6 +10,7 @@ import (
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/diagram"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 	"github.com/deltaq-otel/deltaq/whatif"
 )
 
@@ -50,8 +51,12 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 		errs = append(errs, confpath.Errorf(confpath.Fields("whatif"), `%d scenarios are more than the maximum %d`, n, MaxWhatIfScenarios))
 	}
 	kinds := make(map[string]diagram.ProbeKind)
+	var outcomes []string // what a misspelled probe is compared with
 	for _, p := range d.Probes() {
 		kinds[p.Name] = p.Kind
+		if p.Kind == diagram.OutcomeProbe {
+			outcomes = append(outcomes, p.Name)
+		}
 	}
 	inputsOf := diagramInputs(d)
 	names := make([]string, 0, len(c.WhatIf))
@@ -83,7 +88,7 @@ func (c *Config) compileWhatIf(d *diagram.Diagram, diagramFailed bool) ([]scenar
 			kind, ok := kinds[p]
 			switch {
 			case !ok:
-				errs = append(errs, confpath.Errorf(confpath.Fields("whatif").Key(name).Key(p), `the outcome diagram has no probe %s`, p))
+				errs = append(errs, confpath.Errorf(confpath.Fields("whatif").Key(name).Key(p), `the outcome diagram has no probe %s%s`, p, suggest.Hint(p, outcomes)))
 				continue
 			case kind != diagram.OutcomeProbe:
 				errs = append(errs, confpath.Errorf(confpath.Fields("whatif").Key(name).Key(p), `probe %s is a %s of the diagram; interventions apply to its outcomes`, p, kind))

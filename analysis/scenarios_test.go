@@ -172,6 +172,7 @@ func TestWhatIfConfigErrors(t *testing.T) {
 		{"empty name", wi(map[string]map[string]string{"": {"a": "X"}}), `whatif: a scenario has an empty name`},
 		{"no intervention", wi(map[string]map[string]string{"idle": {}}), `whatif["idle"]: no intervention (want outcome probe: expression)`},
 		{"unknown probe", wi(map[string]map[string]string{"new_db": {"db": "0.5*X"}}), `whatif["new_db"]["db"]: the outcome diagram has no probe db`},
+		{"misspelled probe", Config{Diagram: "checkout = payment -> email;", WhatIf: map[string]map[string]string{"s": {"paymnet": "X"}}}, `whatif["s"]["paymnet"]: the outcome diagram has no probe paymnet (did you mean payment?)`},
 		{"definition", wi(map[string]map[string]string{"fast_sub": {"sub": "0.5*X"}}), `whatif["fast_sub"]["sub"]: probe sub is a definition of the diagram; interventions apply to its outcomes`},
 		{"operator", wi(map[string]map[string]string{"r": {"race": "X"}}), `whatif["r"]["race"]: probe race is a operator`},
 		{"bad expression", wi(map[string]map[string]string{"faster_payment": {"b": "0.5*Y"}}), `whatif["faster_payment"]["b"]: 1:1: "0.5*Y" is neither A*X+B nor a distribution`},

@@ -93,19 +93,23 @@ func TestParseDist(t *testing.T) {
 
 func TestParseDistErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                            "1:1: expected a distribution (point, uniform, exp, never, steps or choice), found end of text",
-		"gamma(1ms)":                  `1:1: unknown distribution "gamma" (want point, uniform, exp, never, steps or choice)`,
-		"unifrom(1ms, 2ms)":           `1:1: unknown distribution "unifrom" (did you mean uniform?) (want point, uniform, exp, never, steps or choice)`,
-		"point 3ms":                   `1:7: expected '(', found "3ms"`,
-		"point(3ms":                   "1:10: expected ')', found end of text",
-		"uniform(2ms,1ms)":            "1:1: uniform(LO,HI) needs LO ≤ HI",
-		"uniform(1ms)":                `1:12: expected ',', found ")"`,
-		"exp(0s)":                     "1:1: exp needs a mean above 0",
-		"steps(1ms:1.5)":              "1:11: probability 1.5 is above 1",
-		"steps(1ms)":                  `1:10: expected ':', found ")"`,
-		"choice(0.5:never,0.4:never)": "1:1: choice weights sum to 0.9, not 1",
-		"choice(never)":               `1:8: expected a number, found "never)"`,
-		"never()":                     `1:6: unexpected "()" after the distribution`,
+		"":                  "1:1: expected a distribution (point, uniform, exp, never, steps or choice), found end of text",
+		"gamma(1ms)":        `1:1: unknown distribution "gamma" (want point, uniform, exp, never, steps or choice)`,
+		"unifrom(1ms, 2ms)": `1:1: unknown distribution "unifrom" (did you mean uniform?) (want point, uniform, exp, never, steps or choice)`,
+		"point 3ms":         `1:7: expected '(', found "3ms"`,
+		"point(3ms":         "1:10: expected ')', found end of text",
+		"uniform(2ms,1ms)":  "1:1: uniform(LO,HI) needs LO ≤ HI",
+		"uniform(1ms)":      `1:12: expected ',', found ")"`,
+		"exp(0s)":           "1:1: exp needs a mean above 0",
+		"steps(1ms:1.5)":    "1:11: probability 1.5 is above 1: it is a fraction, 1.5 % is 0.015",
+		// A percentage where a probability goes: the fraction to write.
+		"steps(1ms:50%,2ms:1)":             "1:11: probability 50% is a percentage; write the fraction 0.5",
+		"choice(90%:point(1ms),0.1:never)": "1:8: probability 90% is a percentage; write the fraction 0.9",
+		"steps(1ms:95)":                    "1:11: probability 95 is above 1: it is a fraction, 95 % is 0.95",
+		"steps(1ms)":                       `1:10: expected ':', found ")"`,
+		"choice(0.5:never,0.4:never)":      "1:1: choice weights sum to 0.9, not 1",
+		"choice(never)":                    `1:8: expected a number, found "never)"`,
+		"never()":                          `1:6: unexpected "()" after the distribution`,
 	} {
 		if _, err := Parse(in); err == nil || err.Error() != want {
 			t.Errorf("Parse(%q) error %v, want %q", in, err, want)

@@ -297,15 +297,28 @@ func (p *parser) number() (float64, error) {
 	return v, nil
 }
 
+// probability scans a probability, a number in [0, 1]; a percentage
+// (50%), or a number above 1 that reads as one (95), is refused with the
+// fraction to write.
 func (p *parser) probability() (float64, error) {
 	start := p.i
 	v, err := p.number()
 	if err != nil {
 		return 0, err
 	}
-	if v > 1 {
+	end := p.i
+	percent := p.peek('%')
+	if percent || v > 1 {
 		p.i = start
 		p.space()
+		// The fraction from the digits shifted: the nearest float to it.
+		fraction, _ := strconv.ParseFloat(strings.TrimSpace(p.s[start:end])+"e-2", 64)
+		switch {
+		case percent:
+			return 0, p.errorf("probability %g%% is a percentage; write the fraction %g", v, fraction)
+		case v <= 100:
+			return 0, p.errorf("probability %g is above 1: it is a fraction, %g %% is %g", v, v, fraction)
+		}
 		return 0, p.errorf("probability %g is above 1", v)
 	}
 	return v, nil

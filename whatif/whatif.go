@@ -16,6 +16,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/distribution"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
@@ -74,6 +75,10 @@ var affineRE = regexp.MustCompile(`^(?:([0-9.]+)\*)?X(?:\+(.+))?$`)
 
 // failRE matches a trailing "+ never P%" with the spaces removed.
 var failRE = regexp.MustCompile(`\+never([0-9.]+)%$`)
+
+// failBareRE matches a trailing "+ never P" without its %, with the spaces
+// removed: a fraction, or a percentage without its sign.
+var failBareRE = regexp.MustCompile(`\+never([0-9.]+)$`)
 
 // patternRE matches "timeout(D)", "retry(N,D)" and "hedge(D)" with the
 // spaces removed.
@@ -159,9 +164,14 @@ func parseExpr(src string, start int) (Intervention, *scanner.Error) {
 		iv.Fail = p / 100
 		compact = compact.sub(0, m[0])
 		base = compact
+	} else if m := failBareRE.FindStringSubmatchIndex(compact.s); m != nil {
+		return Intervention{}, bareFailure(compact, m[2], compact.s[m[2]:m[3]])
 	}
 	if m := affineRE.FindStringSubmatchIndex(compact.s); m != nil {
 		return parseAffine(iv, compact, m)
+	}
+	if suggest.Hint(text, []string{"remove"}) != "" && strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+		return Intervention{}, base.errorf(0, "%q is neither A*X+B nor a distribution, remove, timeout(D), retry(N, D) or hedge(D): did you mean remove?", text)
 	}
 	d, err := distribution.Parse(base.s)
 	if err != nil {
@@ -170,6 +180,18 @@ func parseExpr(src string, start int) (Intervention, *scanner.Error) {
 	}
 	iv.Dist = d
 	return iv, nil
+}
+
+// bareFailure is the error of a failure injection written without its %
+// (num at offset at of compact): the percentage to write, from the digits
+// shifted for a fraction (0.05 is 5 %), as the configuration's ratios give
+// the fraction of a percentage.
+func bareFailure(compact piece, at int, num string) *scanner.Error {
+	if p, err := strconv.ParseFloat(num, 64); err == nil && p < 1 {
+		pct, _ := strconv.ParseFloat(num+"e2", 64)
+		return compact.errorf(at, "failure %s is a fraction; write the percentage: never %s%%", num, strconv.FormatFloat(pct, 'g', -1, 64))
+	}
+	return compact.errorf(at, "failure %s has no %%; write never %s%%", num, num)
 }
 
 // parseAffine fills iv from a match m of affineRE in compact: A and B.

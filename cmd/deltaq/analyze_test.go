@@ -673,7 +673,8 @@ exporters:
 		want string
 	}{
 		{[]string{"--exporter", "deltaq/x", "--connector", "deltaq"}, "--exporter and --connector are exclusive"},
-		{[]string{"--connector", "deltaq/y"}, `no connectors section "deltaq/y"`},
+		// A mistyped ID: the deltaq components it has are named.
+		{[]string{"--connector", "deltaq/y"}, `no connectors section "deltaq/y"; it has exporters::deltaq/x, connectors::deltaq`},
 		{[]string{"--exporter", "deltaq/y"}, `no exporters section "deltaq/y" (its connectors section "deltaq" is read with --connector deltaq)`},
 		// Asked for by name, the exporter is not replaced by the connector
 		// (it was, silently).

@@ -31,10 +31,16 @@ be counted by a deltaq processor of the pipelines that feed the connector or
 exporter, or by its own probes (a gateway's: the probes it declares with
 dmax and bins). A misspelled probe is reported with the closest defined one.
 A processor with probes must be in a traces pipeline, and a connector that
-matches spans must be fed by one. A probe's layout set in both a processor
+matches spans must be fed by one, and by no two that one receiver feeds
+(each span would count twice); a connector a pipeline sends to must be
+a receiver of a metrics or logs pipeline, and one a pipeline receives from
+must be sent to, as the collector's start requires, and no exporter or
+receiver may have its ID. A probe's layout set in both a processor
 and a connector must agree, a probe that two processors feeding one
 connector define must have one layout there, and no receiver may feed both
-their pipelines (each span would count twice), and every QTA point of a
+their pipelines (each span would count twice); no probe may be matched in
+the spans by both a processor and a connector, as the collector refuses it;
+and every QTA point of a
 probe with a fixed layout must be one of its bin edges (or at or beyond
 dMax), as deltaq slo needs it for an exact SLI, unless the histogram is
 exponential; the nearest edges are named.

@@ -37,6 +37,22 @@ func TestCheckConfigNamesUnknownProbes(t *testing.T) {
 	}
 }
 
+// TestCheckConfigConnectorOnlyProbeWithoutMatch: in a connector-only
+// configuration, a probe with a QTA but no match is counted by nothing;
+// the message says what makes the connector count it.
+func TestCheckConfigConnectorOnlyProbeWithoutMatch(t *testing.T) {
+	checkVerdict(t, "qta without match", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {checkout: {qta: {points: [{delay: 100ms, p: 0.9}]}}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`, `probes["checkout"]: no deltaq processor, connector probe or diagram defines probe checkout`+"\n"+
+		`(no deltaq processor feeds the connector: a probe it counts itself needs match, with dmax and bins)`)
+}
+
 // TestCheckConfigExamples: every shipped collector configuration with a
 // deltaq component passes — the examples, the demo's (the throughput
 // measurements' among them), the image's default and those the examples'
@@ -175,6 +191,49 @@ func TestCheckConfigLayoutsAgree(t *testing.T) {
 // (the windows would mix them) and when one receiver feeds both their
 // pipelines (each span would count twice: 10 spans gave a count of 20);
 // the same layout from two receivers is two sources of one probe.
+// TestCheckConfigProbeMatchedTwice: a probe both a processor and a
+// connector match in the spans is refused, as the collector's start and
+// validate refuse it, in whichever pipelines they are; a connector that
+// matches other probes than the processor's passes.
+func TestCheckConfigProbeMatchedTwice(t *testing.T) {
+	cfg := func(connProbe string) string {
+		return `
+receivers: {otlp: {protocols: {grpc: {}}}}
+processors: {deltaq/p: {probes: [{name: a, dmax: 50ms, bins: 50}]}}
+connectors: {deltaq: {probes: {` + connProbe + `: {match: {}, dmax: 50ms, bins: 50}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces/p: {receivers: [otlp], processors: [deltaq/p], exporters: [debug]}
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+	}
+	checkVerdict(t, "both match a", cfg("a"),
+		`connectors::deltaq: probe "a" is matched in the spans by both the deltaq processor "deltaq/p" and the deltaq connector "deltaq"`)
+	checkVerdict(t, "each its own", cfg("b"), "")
+}
+
+// TestCheckConfigAmbiguousID: a deltaq connector and a deltaq exporter (or
+// receiver) of one ID leave the pipelines' lists ambiguous; the collector
+// refuses them, and so does check, naming the rename.
+func TestCheckConfigAmbiguousID(t *testing.T) {
+	cfg := func(exporter string) string {
+		return `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {a: {match: {}, dmax: 50ms, bins: 50}}}}
+exporters: {debug: {}, ` + exporter + `: {endpoint: 127.0.0.1:4317}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+	}
+	checkVerdict(t, "one ID", cfg("deltaq"),
+		`connectors::deltaq: ambiguous ID: exporters::deltaq has it too, and the collector refuses it; rename one of them (the connector deltaq/connector, say)`)
+	checkVerdict(t, "two IDs", cfg("deltaq/out"), "")
+}
+
 func TestCheckConfigTwoProcessorsOneProbe(t *testing.T) {
 	cfg := func(layoutB, receiverB string) string {
 		return `
@@ -219,8 +278,12 @@ func checkVerdict(t *testing.T, name, cfg, want string) {
 
 // TestCheckConfigSpansReachTheProbes: a processor in no traces pipeline,
 // or a connector that matches spans but is fed by logs alone, counts
-// nothing; both passed (every start event became a timeout). A part of a
-// configuration without pipelines is not judged on them.
+// nothing; both passed (every start event became a timeout). So does a
+// connector whose output no metrics or logs pipeline receives, or that no
+// pipeline sends anything to: the collector refuses both. A connector
+// that two traces pipelines of one receiver send spans to would count each
+// twice. A part of a configuration without pipelines is not judged on
+// them.
 func TestCheckConfigSpansReachTheProbes(t *testing.T) {
 	for _, c := range []struct{ name, cfg, want string }{
 		{"processor in logs alone", `
@@ -238,6 +301,60 @@ service:
     logs: {receivers: [otlp], exporters: [deltaq]}
     metrics: {receivers: [deltaq], exporters: [debug]}
 `, "connectors::deltaq: it matches spans to probes (job), but no traces pipeline sends it any"},
+		{"connector whose output no pipeline receives", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service: {pipelines: {traces: {receivers: [otlp], exporters: [debug, deltaq]}}}
+`, "connectors::deltaq: no metrics or logs pipeline receives from it"},
+		{"connector into a traces pipeline", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug, deltaq]}
+    traces/out: {receivers: [deltaq], exporters: [debug]}
+`, "connectors::deltaq: no metrics or logs pipeline receives from it"},
+		{"gateway connector fed by no pipeline", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    metrics: {receivers: [deltaq], exporters: [debug]}
+    traces: {receivers: [otlp], exporters: [debug]}
+`, "connectors::deltaq: no pipeline sends it anything"},
+		{"connector out to logs alone", `
+receivers: {otlp: {protocols: {grpc: {}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [deltaq]}
+    logs/deltaq: {receivers: [deltaq], exporters: [debug]}
+`, ""},
+		{"connector in two traces pipelines of one receiver", `
+receivers: {otlp: {protocols: {grpc: {}}}, otlp/b: {protocols: {grpc: {endpoint: 127.0.0.1:4319}}}}
+processors: {batch: {}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug, deltaq]}
+    traces/batched: {receivers: [otlp/b, otlp], processors: [batch], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`, "connectors::deltaq: receivers::otlp feeds traces pipelines that each send to it (traces, traces/batched): each span of its probes (job) would count twice; keep it in one of them"},
+		{"connector in two traces pipelines of two receivers", `
+receivers: {otlp: {protocols: {grpc: {}}}, otlp/b: {protocols: {grpc: {endpoint: 127.0.0.1:4319}}}}
+connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], exporters: [debug, deltaq]}
+    traces/b: {receivers: [otlp/b], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`, ""},
 		{"no pipelines", `
 connectors: {deltaq: {probes: {job: {match: {}, dmax: 1s, bins: 10}}}}
 `, ""},
@@ -268,6 +385,7 @@ connectors:
 service:
   pipelines:
     traces: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
 `
 	status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg))
 	want := "deltaq check: connectors::deltaq: " +

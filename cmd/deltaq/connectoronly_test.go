@@ -46,7 +46,8 @@ func TestAnalyzeConnectorOnly(t *testing.T) {
 }
 
 // TestAnalyzeRefusesProbeMatchedTwice: a probe that both the processor and
-// the connector match is refused, as the collector refuses it.
+// the connector match is refused, as the collector refuses it, by analyze
+// and by slo.
 func TestAnalyzeRefusesProbeMatchedTwice(t *testing.T) {
 	cfg := writeTemp(t, "twice.yaml", `
 processors:
@@ -55,12 +56,14 @@ processors:
 connectors:
   deltaq:
     probes:
-      a: {match: {}, dmax: 50ms, bins: 50}
+      a: {match: {}, dmax: 50ms, bins: 50, qta: {points: [{delay: 10ms, p: 0.5}], max_failure: 0.1}}
 `)
-	status, _, stderr := runCmd("analyze", "--config", cfg, analyzeTraces)
 	want := `probe "a" is matched in the spans by both the deltaq processor "deltaq" and the deltaq connector "deltaq"`
-	if status != exitFail || !strings.Contains(stderr, want) {
-		t.Errorf("status %d, stderr %q, want %q", status, stderr, want)
+	for _, args := range [][]string{{"analyze", "--config", cfg, analyzeTraces}, {"slo", "--config", cfg}} {
+		status, _, stderr := runCmd(args...)
+		if status != exitFail || !strings.Contains(stderr, want) {
+			t.Errorf("%s: status %d, stderr %q, want %q", args[0], status, stderr, want)
+		}
 	}
 }
 

@@ -9,10 +9,12 @@ package main
 // writes the files).
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/internal/offline"
@@ -93,6 +95,27 @@ type sloOptions struct {
 	qoo map[string]slo.QoOObjective
 }
 
+// ratioFlag is a float flag for a ratio: a percentage (5%) is refused with
+// the fraction to write, as the configuration's ratios are.
+type ratioFlag float64
+
+func (r *ratioFlag) String() string { return strconv.FormatFloat(float64(*r), 'g', -1, 64) }
+
+func (r *ratioFlag) Set(s string) error {
+	if n, isPercent := strings.CutSuffix(strings.TrimSpace(s), "%"); isPercent {
+		// The fraction from the digits shifted, the nearest float to it.
+		if fraction, err := strconv.ParseFloat(strings.TrimSpace(n)+"e-2", 64); err == nil {
+			return fmt.Errorf("%s is a percentage; write the fraction %s", s, strconv.FormatFloat(fraction, 'g', -1, 64))
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*r = ratioFlag(v)
+	return nil
+}
+
 func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok bool) {
 	fs := newFlags(sloCommand(), stderr)
 	o.cfg.flags(fs)
@@ -102,7 +125,8 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 	fs.StringVar(&o.service, "service", "deltaq", "service `NAME` of the OpenSLO and Sloth documents")
 	period := fs.String("period", "30d", "SLO `period` (Prometheus duration: 30d, 28d, 1h)")
 	fs.StringVar(&o.tiers, "tiers", "", "alert `tiers` SEVERITY:FACTOR:LONG:SHORT[:FOR],… (default the Workbook's)")
-	fs.Float64Var(&o.opts.MaxErrorRatio, "max-error-ratio", slo.DefaultMaxErrorRatio, "largest error ratio a derived tier waits for, in (0, 1)")
+	o.opts.MaxErrorRatio = slo.DefaultMaxErrorRatio
+	fs.Var((*ratioFlag)(&o.opts.MaxErrorRatio), "max-error-ratio", "largest error `ratio` a derived tier waits for, in (0, 1), a fraction")
 	interval := fs.String("interval", "30s", "evaluation `interval` of the rule groups")
 	fs.StringVar(&o.opts.RunbookURL, "runbook-url", slo.DefaultRunbookURL, "runbook_url of the alerts")
 	fs.BoolVar(&o.strict, "strict", false, "fail when an objective or tier is refused")

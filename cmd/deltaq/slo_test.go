@@ -116,6 +116,19 @@ connectors:
 	if status, _, stderr := runCmd("slo", "--config", bad); status != exitFail || !strings.Contains(stderr, `connectors::deltaq: probes["a"].qta.points[0].p: 1.5 is not in (0, 1]`) {
 		t.Errorf("p = 1.5: status %d, stderr %q; want an error naming the probe's qta", status, stderr)
 	}
+	// The exporter's too: its interval, and an outcome of its diagram one
+	// slip away from a probe it declares.
+	for _, c := range []struct{ options, want string }{
+		{`interval: 10ms, probes: {a: {dmax: 100ms, bins: 50, qta: {points: [{delay: 40ms, p: 0.5}]}}}`,
+			`exporters::deltaq: interval: 10ms is below the minimum 100ms`},
+		{`diagram: "e = a -> paymnt;", probes: {payment: {dmax: 100ms, bins: 50}, a: {dmax: 100ms, bins: 50, qta: {points: [{delay: 40ms, p: 0.5}]}}}`,
+			`exporters::deltaq: diagram: outcome paymnt is not a probe any deltaq processor or the connector counts (did you mean payment?)`},
+	} {
+		exp := writeTemp(t, "exporter.yaml", "exporters: {deltaq: {endpoint: 127.0.0.1:4317, "+c.options+"}}\n")
+		if status, _, stderr := runCmd("slo", "--config", exp); status != exitFail || !strings.Contains(stderr, c.want) {
+			t.Errorf("exporter: status %d, stderr %q; want %q", status, stderr, c.want)
+		}
+	}
 	for _, args := range [][]string{
 		{"--period", "30x"}, {"--tiers", "critical:14.4:1h"}, {"--format", "pdf"}, {"--tests", "t.yml"}, {"--max-error-ratio", "1.5"},
 	} {
@@ -189,6 +202,9 @@ func TestSLOFlagErrors(t *testing.T) {
 		{[]string{"--period", "400d"}, "deltaq slo: period 400d: want 1m to 366d\n"},
 		{[]string{"--period", "1h", "--interval", "1s"}, "(the default tiers, scaled to --period 1h: give --tiers for this period)"},
 		{[]string{"--max-error-ratio", "0"}, "--max-error-ratio: given empty or zero; leave it out for the default"},
+		// A percentage where the ratio goes: the fraction to write.
+		{[]string{"--max-error-ratio", "90%"}, `invalid value "90%" for flag -max-error-ratio: 90% is a percentage; write the fraction 0.9`},
+		{[]string{"--qoo", "80:99%"}, `target "99%" is a percentage; write the fraction 0.99`},
 		{[]string{"--service", ""}, "--service: given empty or zero"},
 		{[]string{"--runbook-url", ""}, "--runbook-url: given empty or zero"},
 		{[]string{"-o", "r.yml", "--tests", "r.yml"}, "--tests r.yml: the rules file itself (-o)"},

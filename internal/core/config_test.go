@@ -194,7 +194,7 @@ func TestNegativeOptionsReportedOnce(t *testing.T) {
 	for _, key := range []string{`history: must be ≥ 0, got -1`, `max_probes: must be ≥ 0, got -1`,
 		`probe_idle_timeout: must be ≥ 0, got -1s`, `rearm_windows: must be ≥ 0, got -1`,
 		`snapshot.before: must be ≥ 0, got -1`, `snapshot.after: must be ≥ 0, got -1s`,
-		`probes["p"].dmax: must not be negative, got -1ns`, `probes["p"].bins: must not be negative, got -1`, `probes["p"].qta: delay -1e-09 of point 0 must be finite and > 0`,
+		`probes["p"].dmax: must not be negative, got -1ns`, `probes["p"].bins: must not be negative, got -1`, `probes["p"].qta.points[0].delay: must be > 0, got -1ns`,
 		`probes["p"].triggers.max_instances: must be ≥ 0, got -1`} {
 		assert.Equal(t, 1, strings.Count(msg, key), "%s in %q", key, msg)
 	}

@@ -142,5 +142,5 @@ diagram: "job = payment -> email;"
 whatif: {faster_payment: {payments: 0.5*X}}
 `)
 	require.NoError(t, err)
-	assert.ErrorContains(t, c.Check(), `whatif["faster_payment"]["payments"]: the outcome diagram has no probe payments`)
+	assert.ErrorContains(t, c.Check(), `whatif["faster_payment"]["payments"]: the outcome diagram has no probe payments (did you mean payment?)`)
 }

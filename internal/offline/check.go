@@ -19,6 +19,7 @@ import (
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter"
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
@@ -85,6 +86,84 @@ func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
 	return false
 }
 
+// ambiguousID refuses, as the collector does, a connector whose ID a
+// receiver or an exporter has too: a pipeline's list could not tell them
+// apart.
+func ambiguousID(conf *confmap.Conf, id string) error {
+	for _, kind := range []string{"receivers", "exporters"} {
+		if conf.IsSet(confpath.Section(kind, id)) {
+			return fmt.Errorf("ambiguous ID: %s has it too, and the collector refuses it; rename one of them (the connector deltaq/connector, say)", confpath.Section(kind, id))
+		}
+	}
+	return nil
+}
+
+// connectorPipelines refuses, as the collector's start does, a connector
+// that a pipeline sends to while no metrics or logs pipeline receives from
+// it (a traces pipeline cannot: it emits metrics and logs), and one that a
+// pipeline receives from while none sends it anything. A connector in no
+// pipeline, and a configuration without pipelines (a part of one), pass.
+func connectorPipelines(conf *confmap.Conf, id string) error {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	var sent, received, output bool
+	for name, p := range pipes {
+		pm, _ := p.(map[string]any)
+		signal, _, _ := strings.Cut(name, "/")
+		sent = sent || slices.Contains(stringList(pm["exporters"]), id)
+		if slices.Contains(stringList(pm["receivers"]), id) {
+			received = true
+			output = output || signal == "metrics" || signal == "logs"
+		}
+	}
+	switch {
+	case sent && !output:
+		return errors.New("no metrics or logs pipeline receives from it: its ΔQ metrics and records would go nowhere, and the collector refuses it; add it to a metrics pipeline's receivers")
+	case received && !sent:
+		return errors.New("no pipeline sends it anything, and the collector refuses it: add it to the exporters of the pipelines whose spans, start events or agents' windows it reads")
+	}
+	return nil
+}
+
+// connectorWiring refuses, as the collector does, a connector whose ID
+// another component has (ambiguousID), that is cut off from the pipelines
+// (connectorPipelines), or that matches in the spans a probe a processor
+// claimed; and a connector that matches probes in the spans of several
+// traces pipelines of one receiver, which would count each span twice.
+func connectorWiring(conf *confmap.Conf, id string, matched []string, claims *spanmatch.Claims) error {
+	err := errors.Join(ambiguousID(conf, id), connectorPipelines(conf, id), claims.Claim("connectors"+id, "connector", id, matched))
+	if receiver, pipes := sharedTracesReceiver(conf, id); len(matched) > 0 && receiver != "" {
+		err = errors.Join(err, fmt.Errorf("%s feeds traces pipelines that each send to it (%s): each span of its probes (%s) would count twice; keep it in one of them",
+			confpath.Section("receivers", receiver), strings.Join(pipes, ", "), strings.Join(matched, ", ")))
+	}
+	return err
+}
+
+// sharedTracesReceiver returns the first receiver, by name, that feeds
+// several traces pipelines with id among their exporters, and those
+// pipelines, sorted; "" when there is none.
+func sharedTracesReceiver(conf *confmap.Conf, id string) (string, []string) {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	fed := make(map[string][]string) // receiver → pipelines
+	for name, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if signal, _, _ := strings.Cut(name, "/"); signal != "traces" || !slices.Contains(stringList(pm["exporters"]), id) {
+			continue
+		}
+		for _, r := range stringList(pm["receivers"]) {
+			if !slices.Contains(fed[r], name) {
+				fed[r] = append(fed[r], name)
+			}
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(fed)) {
+		if len(fed[r]) > 1 {
+			slices.Sort(fed[r])
+			return r, fed[r]
+		}
+	}
+	return "", nil
+}
+
 func stringList(v any) []string {
 	l, _ := v.([]any)
 	out := make([]string, 0, len(l))
@@ -102,11 +181,14 @@ func stringList(v any) []string {
 // exporter's diagram, QTAs and triggers name is counted by a deltaq
 // processor of the pipelines that feed it, or by its own probes (a
 // gateway's must be declared in its probes), that the layouts agree, and
-// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges).
+// that every QTA point is a bucket bound of deltaq.observed (qtaOffEdges),
+// and that each connector is wired as the collector requires and counts
+// each span once (connectorWiring).
 // It writes one line per component and returns the errors, each prefixed
 // by the component.
 func Check(w io.Writer, conf *confmap.Conf) error {
 	var errs []error
+	var claims spanmatch.Claims // the probes each matches in the spans, as the collector's components claim them
 	probesOf := make(map[string][]string)
 	layouts := make(map[string]map[string]deltaq.Layout) // processor → probe → uniform layout
 	components := deltaqComponents(conf)
@@ -129,6 +211,7 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 				confpath.Section("processors", id)))
 			continue
 		}
+		_ = claims.Claim(id, "processor", id, probesOf[id]) // processors do not refuse one another
 		noun := "probes"
 		if len(cfg.Probes) == 1 {
 			noun = "probe"
@@ -147,14 +230,23 @@ func Check(w io.Writer, conf *confmap.Conf) error {
 					confpath.Section(kind, id), strings.Join(matched, ", ")))
 				continue
 			}
+			if kind == "connectors" {
+				if err := connectorWiring(conf, id, matched, &claims); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", confpath.Section(kind, id), err))
+					continue
+				}
+			}
 			procs, gateway := pipelineFeeds(conf, id)
 			defined := acfg.OwnProbes(matched...)
 			for _, p := range procs {
 				defined = append(defined, probesOf[p]...)
 			}
 			err = acfg.CheckReferences(defined)
-			if err != nil && gateway {
+			switch {
+			case err != nil && gateway:
 				err = fmt.Errorf("%w\n(a gateway counts the probes it declares in probes, with dmax and bins)", err)
+			case err != nil && kind == "connectors" && len(procs) == 0:
+				err = fmt.Errorf("%w\n(no deltaq processor feeds the connector: a probe it counts itself needs match, with dmax and bins)", err)
 			}
 			if err = errors.Join(err, layoutsAgree(acfg, procs, layouts), processorsAgree(conf, procs, probesOf, layouts),
 				qtaOffEdges(acfg, procs, layouts)); err != nil {

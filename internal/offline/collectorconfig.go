@@ -108,7 +108,8 @@ func resolveExpanding(paths []string) (*confmap.Conf, error) {
 }
 
 // Load reads the processor section, if there is one, and the exporter's or
-// connector's section into the components' own configuration structs.
+// connector's section into the components' own configuration structs, and
+// checks each as the collector does (an exporter's OTLP settings aside).
 // Without Connector it reads the exporter Exporter or, when that section
 // is missing and Exporter was not given, the connector "deltaq". A
 // configuration without the processor Processor is read when Processor
@@ -157,7 +158,7 @@ func (c *Source) Load() (*Loaded, error) {
 	if connID != "" {
 		key := confpath.Section("connectors", connID)
 		if !conf.IsSet(key) {
-			return nil, fmt.Errorf("%s: no connectors section %q", name, connID)
+			return nil, fmt.Errorf("%s: no connectors section %q%s", name, connID, theOthers(conf))
 		}
 		ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
 		if err := unmarshal(key, ccfg); err != nil {
@@ -176,6 +177,11 @@ func (c *Source) Load() (*Loaded, error) {
 	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
 	if err := unmarshal(key, ecfg); err != nil {
 		return nil, err
+	}
+	// Its analysis options, as the collector checks them; the OTLP
+	// settings, which the commands do not use, are not required.
+	if err := ecfg.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", name, key, err)
 	}
 	l.Analysis, l.Where = &ecfg.Config, name+": "+key
 	return l, nil

@@ -23,7 +23,8 @@ import (
 // with the bucket bounds of its deltaq.observed: from the connector's (or
 // exporter's) own dmax and bins, else from the deltaq processor's layout
 // of the probe (as the components resolve it: the processor registers its
-// layouts when it is created), else none.
+// layouts when it is created), else none. A probe both the processor and
+// the connector match is refused.
 func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 	auto := map[string]string{}
 	if sp := l.Spans; sp != nil {
@@ -41,6 +42,13 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 			return nil, err
 		}
 		defer func() { _ = proc.Shutdown(context.Background()) }()
+		// A probe the connector matches too is refused, as the collector
+		// refuses it (NewAnalysis).
+		if sp := l.Spans; sp != nil {
+			if err := st.Claims.Claim(l, "connector", l.ConnID, sp.Names); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Where, err)
+			}
+		}
 		for _, p := range pcfg.Probes {
 			if p.DMaxAuto {
 				auto[p.Name] = "dmax: auto in the processor"

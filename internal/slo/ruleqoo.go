@@ -31,9 +31,21 @@ func ParseQoOObjective(s string) (QoOObjective, error) {
 	var q QoOObjective
 	var err error
 	if q.MinScore, err = strconv.ParseFloat(score, 64); err != nil {
+		if n, isPercent := strings.CutSuffix(score, "%"); isPercent {
+			if _, nerr := strconv.ParseFloat(n, 64); nerr == nil {
+				return q, fmt.Errorf("%q: score %q: write it without %%, as %s (scores run from 0 to 100)", s, score, n)
+			}
+		}
 		return q, fmt.Errorf("%q: score %q is not a number", s, score)
 	}
 	if q.Target, err = strconv.ParseFloat(target, 64); err != nil {
+		// A percentage: the fraction from the digits shifted, the nearest
+		// float to it.
+		if n, isPercent := strings.CutSuffix(target, "%"); isPercent {
+			if fraction, nerr := strconv.ParseFloat(n+"e-2", 64); nerr == nil {
+				return q, fmt.Errorf("%q: target %q is a percentage; write the fraction %s", s, target, formatNumber(fraction))
+			}
+		}
 		return q, fmt.Errorf("%q: target %q is not a number", s, target)
 	}
 	return q, q.Validate()

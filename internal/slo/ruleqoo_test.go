@@ -66,6 +66,10 @@ func TestQoOObjectiveRefused(t *testing.T) {
 		{"80:99", "99 % is 0.99"},
 		{"80:1", "target 1: want a share of the windows in (0, 1)"},
 		{"x:0.9", `score "x" is not a number`},
+		// A percentage where the share goes: the fraction to write; the
+		// score is on a scale of 100 already.
+		{"80:99%", `target "99%" is a percentage; write the fraction 0.99`},
+		{"80%:0.99", `score "80%": write it without %, as 80 (scores run from 0 to 100)`},
 	} {
 		if _, err := ParseQoOObjective(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseQoOObjective(%q) = %v, want an error with %q", c.in, err, c.want)

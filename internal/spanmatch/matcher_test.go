@@ -170,6 +170,10 @@ func TestCompileErrors(t *testing.T) {
 	for i, w := range want {
 		assert.True(t, strings.HasPrefix(msgs[i], w), "%q does not start with %q", msgs[i], w)
 	}
+	// A misspelled kind is named with the closest one.
+	_, errs = Compile(&MatchConfig{SpanKind: "sever"}, "p")
+	require.Len(t, errs, 1)
+	assert.Equal(t, `match.span_kind: unknown span kind "sever" (did you mean server?) (want internal, server, client, producer or consumer)`, errs[0].Error())
 	_, errs = CompileFailure(&FailureConfig{Conditions: []ConditionConfig{{Attribute: "x", Op: "<", Value: "a"}, {Attribute: "deltaq.outcome", Value: "x"}}})
 	require.Len(t, errs, 2)
 	assert.Contains(t, errs[0].Error(), "failure.conditions[0].value: operator < needs a number")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
 // attrServiceName is the resource attribute naming the service
@@ -165,7 +166,8 @@ var spanKinds = map[string]int32{
 func parseSpanKind(s string) (int32, error) {
 	k, ok := spanKinds[strings.ToLower(s)]
 	if !ok {
-		return 0, confpath.Errorf(confpath.Fields("match", "span_kind"), "unknown span kind %q (want internal, server, client, producer or consumer)", s)
+		return 0, confpath.Errorf(confpath.Fields("match", "span_kind"), "unknown span kind %q%s (want internal, server, client, producer or consumer)",
+			s, suggest.Hint(s, []string{"internal", "server", "client", "producer", "consumer"}))
 	}
 	return k, nil
 }

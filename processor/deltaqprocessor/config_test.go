@@ -114,6 +114,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"no_probes", "probes: at least one probe is required"},
+		{"no_probes_map", "probes: at least one probe is required"},
 		{"missing_name", "probes[0].name: must not be empty"},
 		{"duplicate_names", `probes[1].name: duplicate probe name (also probes[0])`},
 		{"bad_regexp", `probes["items"].match.span_name_regexp: error parsing regexp: missing closing ): ` + "`GET /items/(`"},
@@ -129,7 +130,7 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{"bins_too_many", `probes["checkout"].bins: must be in [1, 1000], got 1001`},
 		{"exponent_too_low", `probes["checkout"].exponent: must be in [-10, 10], got -11`},
 		{"exponent_too_high", `probes["checkout"].exponent: must be in [-10, 10], got 11`},
-		{"bad_span_kind", `probes["checkout"].match.span_kind: unknown span kind "serverish" (want internal, server, client, producer or consumer)`},
+		{"bad_span_kind", `probes["checkout"].match.span_kind: unknown span kind "serverish" (did you mean server?) (want internal, server, client, producer or consumer)`},
 		{"bad_attribute_value", `probes["checkout"].match.attributes["http.request.method"]: value must be a string, number or boolean, got a list`},
 		{"bad_op", `probes["checkout"].failure.conditions[0].op: unknown operator "=>" (want ==, !=, <, <=, > or >=)`},
 		{"ordering_needs_number", `failure.conditions[0].value: operator >= needs a number, got "500"`},

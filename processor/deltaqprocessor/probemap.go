@@ -31,7 +31,7 @@ const keyName = "name"
 // name, as the list the decoder fills Config.Probes from — in name order,
 // each entry with its key as its name — and the names in that order; nil
 // names when the probes are not a map (the list form, or none), raw then
-// returned as it is. An entry that also gives a name must give its key;
+// returned as it is; an empty map is an empty list. An entry that also gives a name must give its key;
 // an empty entry (`checkout:`) is a probe with no option set, which
 // Validate refuses for its missing dmax.
 func listProbes(raw map[string]any) (map[string]any, []string, error) {
@@ -39,7 +39,8 @@ func listProbes(raw map[string]any) (map[string]any, []string, error) {
 	if !ok {
 		return raw, nil, nil
 	}
-	names := slices.Sorted(maps.Keys(probes))
+	// Not nil for an empty map (`probes: {}`), which Validate refuses.
+	names := append([]string{}, slices.Sorted(maps.Keys(probes))...)
 	list := make([]any, len(names))
 	var errs []error
 	for i, name := range names {
