@@ -186,11 +186,6 @@ func TestCheckConfigLayoutsAgree(t *testing.T) {
 	}
 }
 
-// TestCheckConfigTwoProcessorsOneProbe: two processors that feed one
-// connector and both define a probe are refused when their layouts differ
-// (the windows would mix them) and when one receiver feeds both their
-// pipelines (each span would count twice: 10 spans gave a count of 20);
-// the same layout from two receivers is two sources of one probe.
 // TestCheckConfigProbeMatchedTwice: a probe both a processor and a
 // connector match in the spans is refused, as the collector's start and
 // validate refuse it, in whichever pipelines they are; a connector that
@@ -234,6 +229,11 @@ service:
 	checkVerdict(t, "two IDs", cfg("deltaq/out"), "")
 }
 
+// TestCheckConfigTwoProcessorsOneProbe: two processors that feed one
+// connector and both define a probe are refused when their layouts differ
+// (the windows would mix them) and when one receiver feeds both their
+// pipelines (each span would count twice: 10 spans gave a count of 20);
+// the same layout from two receivers is two sources of one probe.
 func TestCheckConfigTwoProcessorsOneProbe(t *testing.T) {
 	cfg := func(layoutB, receiverB string) string {
 		return `
