@@ -54,12 +54,26 @@ type startRig struct {
 
 func newStartRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig {
 	t.Helper()
-	return newStartRigLogging(t, cfg, st, zapcore.WarnLevel)
+	return newRig(t, cfg, st, zapcore.WarnLevel, true)
 }
 
 // newStartRigLogging is newStartRig whose warnings keep the connector's
 // logs at level and above.
 func newStartRigLogging(t *testing.T, cfg *Config, st *collectorstate.State, level zapcore.Level) *startRig {
+	t.Helper()
+	return newRig(t, cfg, st, level, true)
+}
+
+// newTracesRig is newStartRig with the traces side alone: a connector in
+// no logs pipeline (logs is nil).
+func newTracesRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig {
+	t.Helper()
+	return newRig(t, cfg, st, zapcore.WarnLevel, false)
+}
+
+// newRig makes the rig's connector, its logs side too when withLogs is
+// set, and starts it.
+func newRig(t *testing.T, cfg *Config, st *collectorstate.State, level zapcore.Level, withLogs bool) *startRig {
 	t.Helper()
 	r := &startRig{clk: coretest.NewClock(at(time.Second)), starts: make(chan time.Time),
 		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
@@ -75,10 +89,16 @@ func newStartRigLogging(t *testing.T, cfg *Config, st *collectorstate.State, lev
 	var err error
 	r.traces, err = cf.CreateTracesToMetrics(context.Background(), set, cfg, r.sink)
 	require.NoError(t, err)
-	r.logs, err = cf.CreateLogsToMetrics(context.Background(), set, cfg, r.sink)
-	require.NoError(t, err)
+	// Both sides are made before either starts, as the collector makes
+	// them: the logs side says that start events will come.
+	if withLogs {
+		r.logs, err = cf.CreateLogsToMetrics(context.Background(), set, cfg, r.sink)
+		require.NoError(t, err)
+	}
 	require.NoError(t, r.traces.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, r.logs.Start(context.Background(), componenttest.NewNopHost()))
+	if withLogs {
+		require.NoError(t, r.logs.Start(context.Background(), componenttest.NewNopHost()))
+	}
 	return r
 }
 
@@ -93,7 +113,9 @@ func (r *startRig) expire(now time.Time) {
 func (r *startRig) shutdown(t *testing.T) {
 	t.Helper()
 	require.NoError(t, r.traces.Shutdown(context.Background()))
-	require.NoError(t, r.logs.Shutdown(context.Background()))
+	if r.logs != nil {
+		require.NoError(t, r.logs.Shutdown(context.Background()))
+	}
 }
 
 // start is one start event: the span id (and trace id) n, the probe, the
@@ -787,32 +809,22 @@ func TestCarriedInstancesTimeOutWithoutLogsInput(t *testing.T) {
 	r.shutdown(t)
 
 	// The reloaded connector, in the traces pipeline alone.
-	clk, starts := coretest.NewClock(at(time.Second)), make(chan time.Time)
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	f := newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = clk.Now, clk.C, starts })
-	set := connectortest.NewNopSettings(metadata.Type)
-	set.ID = component.NewID(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	sink := new(consumertest.MetricsSink)
-	traces, err := f.connectorFactory().CreateTracesToMetrics(context.Background(), set, loadConfig(t, "matched"), sink)
-	require.NoError(t, err)
-	require.NoError(t, traces.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
-	clk.Set(at(ms(1900)))
+	nu := newTracesRig(t, loadConfig(t, "matched"), st)
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	nu.clk.Set(at(ms(1900)))
 	for range 2 {
 		select {
-		case starts <- at(ms(1900)):
+		case nu.starts <- at(ms(1900)):
 		case <-time.After(5 * time.Second):
 			t.Fatal("no timer: the carried instances never time out")
 		}
 	}
-	clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+	nu.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
 
-	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, tel, "start_timeouts", "probe"), "2, whose span never came")
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"), "2, whose span never came")
 	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 1},
-		probeOutcomes(sink.AllMetrics())["job"])
-	require.NoError(t, traces.Shutdown(context.Background()))
+		probeOutcomes(nu.sink.AllMetrics())["job"])
+	nu.shutdown(t)
 }
 
 // TestStartEventRepeatedAfterLateWindow: with a late_window shorter than

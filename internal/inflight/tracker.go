@@ -98,10 +98,10 @@ func (l Locked) Unlock() {
 
 // Warm reads ahead what the starts or ends of keys, about to follow, will
 // look up, so that they find it in the cache (Table.warm): a batch of
-// spans warms a few dozen keys at a time. While spans that end no
-// instance are remembered, it reads ahead where they will be (Ended.warmTag)
-// too; while none is, none is likely to be: its spans each end an
-// instance, and the set is small.
+// spans warms a few dozen keys at a time. While spans are remembered as
+// ended, it reads ahead where they will be (Ended.warmTag) too; while none
+// is (no start events yet, or all past their window), it reads only the
+// table.
 func (l Locked) Warm(keys []Key) { l.t.table.warm(keys, l.t.rememberedAny(), false) }
 
 // WarmStarts is Warm for the keys of start events, about to be tracked:
