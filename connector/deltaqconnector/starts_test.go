@@ -225,6 +225,23 @@ func TestStaleStartEvent(t *testing.T) {
 		probeOutcomes(r.sink.AllMetrics())["job"], "each span once, by its own duration")
 }
 
+// TestFutureStartEvent: a start event that starts more than ended_window
+// (30 s) after the connector's clock (1 s) is refused as future, single or
+// an entry of a batch, up to a century ahead: tracked, it would hold a slot
+// of max_in_flight until its due time (it was tracked and never timed out
+// in the test's hour). One 29 s ahead is tracked and times out.
+func TestFutureStartEvent(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	century := 100 * 365 * 24 * time.Hour
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), batchLogs(
+		[]start{{n: 1, probe: "job", at: 32 * time.Second}, {n: 3, probe: "job", at: 30 * time.Second}},
+		batch{probe: "job", starts: []start{{n: 2, at: century}}})))
+	assert.Equal(t, map[string]int64{"tracked": 1, "future": 2}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.expire(at(time.Hour))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "instance 3 only")
+	r.shutdown(t)
+}
+
 // TestStartEventsProbeNotAString: a start event whose deltaq.probe is not
 // a string names no probe: it is refused as unknown_probe, and tracked for
 // no probe (it was tracked for the first probe in name order, job, and

@@ -56,10 +56,11 @@ const (
 	startUnknownProbe
 	startInvalid
 	startStale
+	startFuture
 	startResults
 )
 
-var startResultNames = [startResults]string{"tracked", "duplicate", "after_end", "unknown_probe", "invalid", "stale"}
+var startResultNames = [startResults]string{"tracked", "duplicate", "after_end", "unknown_probe", "invalid", "stale", "future"}
 
 // starts is the real-time timeout path of an observer that takes start
 // events (Settings.StartEvents): the instances they announce, tracked
@@ -365,6 +366,9 @@ func (o *Observer) track(sb *startBatch) int {
 	case inflight.Stale:
 		o.refusedStart("stale", o.spans.Names[sb.inst.Probe], sb.inst.Key.TraceID, sb.inst.Key.SpanID, uint64(sb.inst.Start))
 		return startStale
+	case inflight.Future:
+		o.refusedStart("future", o.spans.Names[sb.inst.Probe], sb.inst.Key.TraceID, sb.inst.Key.SpanID, uint64(sb.inst.Start))
+		return startFuture
 	}
 	if sb.ev.Evicted {
 		sb.evicted[sb.ev.State]++

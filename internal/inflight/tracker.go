@@ -158,6 +158,12 @@ const (
 	// counted now could be the second outcome of one instance (a start
 	// event held up on its way, a queue of them replayed). Not tracked.
 	Stale
+	// Future: it starts more than ended_window after now, the bound on
+	// how far ahead of the component's clock a start is believed: a
+	// sender's clock far ahead, or a forged time. Tracked, it would hold a
+	// slot of max_in_flight until it is due (at the largest time, never)
+	// and push real instances out. Not tracked.
+	Future
 )
 
 // Start tracks the instance a start event announces, at now (nanoseconds
@@ -188,6 +194,9 @@ func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 	}
 	if max(inst.Due, inst.Deadline) < now-int64(t.opts.EndedWindow) {
 		return Stale
+	}
+	if inst.Start > addSat(now, int64(t.opts.EndedWindow)) {
+		return Future
 	}
 	if !t.table.add(inst, ev) {
 		return Duplicate

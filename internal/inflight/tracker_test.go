@@ -6,6 +6,7 @@ package inflight
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -81,6 +82,36 @@ func TestTrackerLifecycle(t *testing.T) {
 	}
 	if started, _ := tr.Counts(); started != 1 {
 		t.Fatalf("%d started, want the one tracked", started)
+	}
+}
+
+// TestTrackerFutureStart: a start more than ended_window (1000) after
+// now is not tracked (a clock far ahead, or a forged time, up to the
+// largest int64, which would never be due), and evicts nothing from a full
+// table; one ended_window ahead exactly is tracked.
+func TestTrackerFutureStart(t *testing.T) {
+	tr := NewTracker(testOptions())
+	for n := 1; n <= 4; n++ { // max_in_flight 4: full
+		if r, _ := tr.Start(inst(n, 5000, 50), 5000); r != Tracked {
+			t.Fatalf("Start(%d) = %v, want Tracked", n, r)
+		}
+	}
+	for _, start := range []int64{6001, 1 << 62, math.MaxInt64 - 50} {
+		r, ev := tr.Start(inst(10, start, 50), 5000)
+		if r != Future || ev.Evicted {
+			t.Fatalf("Start at %d, now 5000 = %v, evicted %v; want Future, nothing evicted", start, r, ev.Evicted)
+		}
+	}
+	if started, _ := tr.Counts(); started != 4 {
+		t.Fatalf("%d started, want the 4 tracked before", started)
+	}
+	// At the largest now the bound saturates rather than wraps.
+	if r, _ := tr.Start(inst(11, math.MaxInt64-50, 50), math.MaxInt64-60); r != Tracked {
+		t.Fatalf("Start 10 after now near the largest time = %v, want Tracked", r)
+	}
+	tr2 := NewTracker(testOptions())
+	if r, _ := tr2.Start(inst(1, 6000, 50), 5000); r != Tracked {
+		t.Fatalf("Start ended_window ahead exactly = %v, want Tracked", r)
 	}
 }
 

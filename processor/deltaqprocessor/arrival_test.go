@@ -115,6 +115,25 @@ func TestEndedWindowForgets(t *testing.T) {
 	assert.Equal(t, int64(1), telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed")["reason=stale_start"])
 }
 
+// TestFutureStartRefused: a start event that starts more than ended_window
+// (5 s) after the processor's clock is refused as future_start and tracks
+// nothing (a clock far ahead, or a forged time: it held a slot of
+// max_in_flight until due, and at a century ahead for good); one 4 s
+// ahead is tracked.
+func TestFutureStartRefused(t *testing.T) {
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	cfg.EndedWindow = 5 * time.Second
+	h := newHarness(t, cfg)
+	h.clock.set(base)
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base.Add(5*time.Second + time.Millisecond)},
+		startEvent{probe: "checkout", id: 2, at: base.AddDate(100, 0, 0)},
+		startEvent{probe: "checkout", id: 3, at: base.Add(4 * time.Second)}))
+	assert.Equal(t, int64(2), telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed")["reason=future_start"])
+	h.clock.tick(base.Add(time.Millisecond))
+	assert.Equal(t, map[string]int64{"state=started": 1, "state=timed_out": 0},
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
+}
+
 // TestMaxEndedBoundsMemory: max_ended 4 keeps two generations of 2 spans;
 // adding to a full newer generation forgets the older one, counting its spans
 // (still inside ended_window here). A start event for a forgotten span is

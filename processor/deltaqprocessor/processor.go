@@ -705,6 +705,9 @@ func (p *deltaqProcessor) track(l inflight.Locked, inst *inflight.Instance, now 
 	case inflight.Stale:
 		p.malformedStart(inst.Key.TraceID, inst.Key.SpanID, reasonStaleStart)
 		return
+	case inflight.Future:
+		p.malformedStart(inst.Key.TraceID, inst.Key.SpanID, reasonFutureStart)
+		return
 	}
 	if ev.Evicted {
 		p.stats.evictions[ev.State].Add(1)

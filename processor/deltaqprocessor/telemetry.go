@@ -33,10 +33,13 @@ const (
 	// reasonStaleStart: a start event due more than ended_window ago
 	// (inflight.Stale).
 	reasonStaleStart
+	// reasonFutureStart: a start event that starts more than ended_window
+	// after the processor's clock (inflight.Future).
+	reasonFutureStart
 	numReasons
 )
 
-var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic", "malformed_batch", "stale_start"}
+var reasonValues = [numReasons]string{"missing_ids", "invalid_timestamp", "end_before_start", "unknown_probe", "duplicate_start", "foreign_synthetic", "malformed_batch", "stale_start", "future_start"}
 
 // outcomeValues are the values of deltaq.outcome, indexed by outcome.
 var outcomeValues = [numOutcomes]string{contract.Success, contract.Timeout, contract.Failure}

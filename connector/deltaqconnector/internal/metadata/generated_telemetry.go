@@ -229,7 +229,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorDeltaqStartEvents, err = builder.meter.Int64Counter(
 		"otelcol_connector_deltaq_start_events",
-		metric.WithDescription("Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp), stale (due more than start_events::ended_window ago: whether its span came can no longer be told). [Alpha]"),
+		metric.WithDescription("Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp), stale (due more than start_events::ended_window ago: whether its span came can no longer be told), future (starts more than start_events::ended_window after the connector's clock: a clock far ahead, or a forged time). [Alpha]"),
 		metric.WithUnit("{event}"),
 	)
 	errs = errors.Join(errs, err)

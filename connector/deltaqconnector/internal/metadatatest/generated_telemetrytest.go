@@ -386,7 +386,7 @@ func AssertEqualConnectorDeltaqSnapshotFilesRemoved(t *testing.T, tt *componentt
 func AssertEqualConnectorDeltaqStartEvents(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_deltaq_start_events",
-		Description: "Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp), stale (due more than start_events::ended_window ago: whether its span came can no longer be told). [Alpha]",
+		Description: "Start events read on a logs input, by result: tracked (until its span ends it or its dMax passes), duplicate (an instance of the same span is tracked), after_end (its span had ended and was counted), unknown_probe (no probe the connector matches in the spans has that name), invalid (no trace or span id, or no timestamp), stale (due more than start_events::ended_window ago: whether its span came can no longer be told), future (starts more than start_events::ended_window after the connector's clock: a clock far ahead, or a forged time). [Alpha]",
 		Unit:        "{event}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
