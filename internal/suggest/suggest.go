@@ -21,7 +21,9 @@ import (
 // Closest returns the candidates nearest to name, nearest first (ties in the
 // candidates' order), that are plausibly what was meant: at a distance of at
 // most max(1, len(name)/3), or of which name is a prefix or which are a
-// prefix of name. It returns at most n names; none when nothing is close.
+// prefix of name, and not at a distance that rewrites every character of
+// the longer of the two (a one-letter name is no misspelling of another
+// one-letter name). It returns at most n names; none when nothing is close.
 func Closest(name string, candidates []string, n int) []string {
 	type scored struct {
 		name string
@@ -38,7 +40,8 @@ func Closest(name string, candidates []string, n int) []string {
 		}
 		d := Distance(lower, lc)
 		prefix := len(lower) >= 3 && len(lc) >= 3 && (strings.HasPrefix(lc, lower) || strings.HasPrefix(lower, lc))
-		if d <= limit || prefix {
+		whole := d >= max(len([]rune(lower)), len([]rune(lc)))
+		if d <= limit && !whole || prefix {
 			found = append(found, scored{c, d})
 		}
 	}

@@ -53,6 +53,16 @@ func TestClosest(t *testing.T) {
 			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
+	// A distance that rewrites the whole of the longer name is no
+	// misspelling: a one-letter name gets no other one-letter name (it got
+	// "did you mean a?" for x among a, b, c), but a name one letter short
+	// of a two-letter one, or two letters swapped, still gets it.
+	short := []string{"a", "b", "ab", "xy"}
+	for name, want := range map[string][]string{"x": {"xy"}, "c": nil, "yx": {"xy"}, "y": {"xy"}} {
+		if got := Closest(name, short, 2); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("Closest(%q) among %q = %q, want %q", name, short, got, want)
+		}
+	}
 	if got := Closest("sytem", []string{"worker_1", "sytems", "system"}, 2); !slices.Equal(got, []string{"sytems", "system"}) {
 		t.Errorf("Closest(sytem) = %q, want both at distance 1 in their order", got)
 	}
