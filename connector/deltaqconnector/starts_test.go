@@ -810,6 +810,38 @@ func TestRememberedSpansCarriedAcrossReload(t *testing.T) {
 	}
 }
 
+// TestReloadCountsRememberedSpansCut: a reload to a smaller max_ended
+// keeps the newest remembered spans it can hold; the reload's log says how
+// many it remembers and how many it cut, and the cut ones are counted in
+// ended_evictions, as the bound's cuts are on the span path (they were
+// forgotten unsaid).
+func TestReloadCountsRememberedSpansCut(t *testing.T) {
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, loadConfig(t, "matched"), st)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: ms(100)})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150),
+		span{name: "job", dur: ms(50), traceID: 1}, span{name: "job", dur: ms(50), traceID: 2},
+		span{name: "job", dur: ms(50), traceID: 9})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.MaxEnded = 2 // one span a generation: 2 and 9 kept
+	nu := newStartRigLogging(t, cfg, st, zapcore.InfoLevel)
+	carried := nu.warnings.FilterMessageSnippet("instances in flight from start events carried over").All()
+	require.Len(t, carried, 1)
+	fields := carried[0].ContextMap()
+	assert.Equal(t, int64(2), fields["remembered_spans"])
+	assert.Equal(t, int64(1), fields["remembered_spans_cut"])
+	assert.Equal(t, map[string]int64{"": 1}, counterByAttr(t, nu.tel, "ended_evictions", ""), "the span cut")
+	require.NoError(t, nu.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 2, probe: "job", at: ms(100)}, start{n: 9, probe: "job", at: ms(100)})))
+	assert.Equal(t, map[string]int64{"after_end": 2}, counterByAttr(t, nu.tel, "start_events", "result"))
+	nu.shutdown(t)
+}
+
 // TestCarriedInstancesTimeOutWithoutLogsInput: a reload whose
 // configuration takes the connector out of the logs pipeline carries the
 // instances in flight over all the same, and they time out as before:

@@ -163,7 +163,7 @@ func (o *Observer) adoptStarts(old *parked) {
 		}
 	}
 	hold := o.reloadHold()
-	moved, dropped := ps.tracker.MoveTo(o.starts.tracker, func(in *inflight.Instance) bool {
+	m := ps.tracker.MoveTo(o.starts.tracker, func(in *inflight.Instance) bool {
 		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
 			return false
 		}
@@ -172,8 +172,12 @@ func (o *Observer) adoptStarts(old *parked) {
 		return true
 	})
 	o.logger.Info("configuration reload: instances in flight from start events carried over",
-		zap.Int("carried", moved), zap.Int("dropped", dropped))
-	if moved > 0 {
+		zap.Int("carried", m.Instances), zap.Int("dropped", m.Dropped),
+		zap.Int("remembered_spans", m.Remembered), zap.Int("remembered_spans_cut", m.Cut))
+	if m.Cut > 0 {
+		o.starts.ins.EndedEvictions.Add(o.runCtx, int64(m.Cut))
+	}
+	if m.Instances > 0 {
 		// The timer runs for them, a logs input or not: a configuration
 		// that takes the component out of the logs pipeline still waits
 		// for their spans, and counts those that do not come.

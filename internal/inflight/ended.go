@@ -172,14 +172,16 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 // MoveTo adds the spans e remembers to dst, one made with another
 // capacity or window (a configuration reload), oldest first, each at the
 // time it was added: dst keeps the newest it holds, for its own window.
-// e is left empty.
-func (e *Ended) MoveTo(dst *Ended) {
+// e is left empty. It returns the spans dst forgot while still inside its
+// window (Add's cut).
+func (e *Ended) MoveTo(dst *Ended) (cut int) {
 	for _, g := range []*endedGen{&e.prev, &e.cur} {
 		for i := range g.keys {
-			dst.Add(g.keys[i], g.times[i])
+			cut += dst.Add(g.keys[i], g.times[i])
 		}
 		g.reset()
 	}
+	return cut
 }
 
 // warmTag reads the position of the current generation's index, and with

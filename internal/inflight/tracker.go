@@ -247,27 +247,39 @@ func (t *Tracker) RememberedLen() int {
 	return t.ended.Len()
 }
 
+// Moved is what Tracker.MoveTo handed over.
+type Moved struct {
+	// Instances are the instances moved, Dropped those keep refused.
+	Instances, Dropped int
+	// Remembered is the number of spans the new tracker remembers as ended
+	// after the move; Cut is the number of remembered spans it could not
+	// hold (a smaller max_ended) while still inside their ended_window.
+	Remembered, Cut int
+}
+
 // MoveTo hands t's state to dst, the tracker of the component a
 // configuration reload builds: every instance for which keep returns true
 // (keep may change its Probe, and hold it longer by raising its Due), with
 // its state and due time, and the remembered spans (Ended.MoveTo, unless
 // both were made with the same max_ended and ended_window: then the set
-// itself). t is left empty. It returns the instances moved and dropped.
-func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) (moved, dropped int) {
+// itself). t is left empty.
+func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) Moved {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	dst.mu.Lock()
 	defer dst.mu.Unlock()
-	moved, dropped = t.table.MoveTo(dst.table, keep)
+	var m Moved
+	m.Instances, m.Dropped = t.table.MoveTo(dst.table, keep)
 	if t.opts.MaxEnded == dst.opts.MaxEnded && t.opts.EndedWindow == dst.opts.EndedWindow {
 		dst.ended, t.ended = t.ended, NewEnded(t.opts.MaxEnded, int64(t.opts.EndedWindow))
 	} else {
-		t.ended.MoveTo(dst.ended)
+		m.Cut = t.ended.MoveTo(dst.ended)
 	}
+	m.Remembered = dst.ended.Len()
 	if t.remember.Load() {
 		dst.remember.Store(true)
 	}
 	t.tracked.Store(0)
 	dst.tracked.Store(int64(dst.table.Len()))
-	return moved, dropped
+	return m
 }

@@ -157,12 +157,12 @@ func TestTrackerMoveTo(t *testing.T) {
 	old.Start(inst(4, 60, 50), 60)
 	old.End(key(5), 60) // remembered
 	nu := NewTracker(testOptions())
-	moved, dropped := old.MoveTo(nu, func(in *Instance) bool {
+	m := old.MoveTo(nu, func(in *Instance) bool {
 		in.Probe += 10
 		return in.Key != key(1)
 	})
-	if moved != 3 || dropped != 1 || nu.Len() != 3 || old.Len() != 0 {
-		t.Fatalf("moved %d, dropped %d, new holds %d, old %d; want 3, 1, 3, 0", moved, dropped, nu.Len(), old.Len())
+	if m != (Moved{Instances: 3, Dropped: 1, Remembered: 1}) || nu.Len() != 3 || old.Len() != 0 {
+		t.Fatalf("moved %+v, new holds %d, old %d; want 3 moved, 1 dropped, 1 remembered, none cut; 3, 0", m, nu.Len(), old.Len())
 	}
 	if r := nu.End(key(2), 70); !r.Found || r.State != TimedOut || r.Probe < 10 {
 		t.Fatalf("End(2) = %+v, want the timed-out instance, renumbered", r)
@@ -188,13 +188,18 @@ func TestTrackerMoveTo(t *testing.T) {
 		o := testOptions()
 		change(&o)
 		nu := NewTracker(o)
-		old.MoveTo(nu, func(*Instance) bool { return true })
+		m := old.MoveTo(nu, func(*Instance) bool { return true })
 		if old.RememberedLen() != 0 {
 			t.Fatalf("%+v: the old tracker remembers %d spans, want none", o, old.RememberedLen())
 		}
-		first := 1
+		first, want := 1, Moved{Remembered: 6}
 		if o.MaxEnded == 4 {
-			first = 3 // 3 and 4 in the older generation, 5 and 6 in the newer
+			// 3 and 4 in the older generation, 5 and 6 in the newer; 1
+			// and 2 cut inside their window.
+			first, want = 3, Moved{Remembered: 4, Cut: 2}
+		}
+		if m != want {
+			t.Fatalf("%+v: moved %+v, want %+v", o, m, want)
 		}
 		for n := 1; n <= 6; n++ {
 			if r, _ := nu.Start(inst(n, 0, 50), 10); (r == AfterEnd) != (n >= first) {

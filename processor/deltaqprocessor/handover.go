@@ -77,16 +77,18 @@ func (p *deltaqProcessor) adopt(st *parked) {
 			fresh = append(fresh, old.name)
 		}
 	}
-	moved, dropped := st.tracker.MoveTo(p.tracker, func(in *inflight.Instance) bool {
+	m := st.tracker.MoveTo(p.tracker, func(in *inflight.Instance) bool {
 		if in.Probe < 0 || in.Probe >= len(remap) || remap[in.Probe] < 0 {
 			return false
 		}
 		in.Probe = remap[in.Probe]
 		return true
 	})
+	p.stats.endedEvictions.Add(int64(m.Cut))
 	slices.Sort(fresh)
 	p.logger.Info("configuration reload: instances in flight carried over",
-		zap.Int("carried", moved), zap.Int("dropped", dropped),
+		zap.Int("carried", m.Instances), zap.Int("dropped", m.Dropped),
+		zap.Int("remembered_spans", m.Remembered), zap.Int("remembered_spans_cut", m.Cut),
 		zap.Strings("probes_started_fresh", fresh))
 	for _, name := range fresh {
 		p.logger.Warn("configuration reload: the probe's dmax or bins changed; its instances in flight are dropped and it starts fresh",

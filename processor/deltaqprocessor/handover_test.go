@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // TestReloadCarriesInstancesInFlight: a shutdown that is part of a
@@ -48,6 +49,28 @@ func TestReloadCarriesInstancesInFlight(t *testing.T) {
 	assert.Equal(t, "checkout", spans[0].Name())
 	assert.Equal(t, pcommon.NewTimestampFromTime(start), spans[0].StartTimestamp(), "the original start")
 	assert.Equal(t, pcommon.NewTimestampFromTime(start.Add(dMax)), spans[0].EndTimestamp(), "the original deadline")
+}
+
+// TestReloadCountsRememberedSpansCut: a reload to a smaller max_ended
+// keeps the newest remembered spans it can hold and counts those it cut in
+// ended_evictions, as the bound's cuts are counted on the span path.
+func TestReloadCountsRememberedSpansCut(t *testing.T) {
+	st := collectorstate.New()
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	old := newHarnessIn(t, st, cfg, nil)
+	old.consumeLogs(logsOf(startEvent{probe: "checkout", id: 9, at: base})) // start events in use
+	for id := range byte(3) {
+		old.consumeTraces(tracesOf(spanSpec{name: "checkout", id: id + 1, start: base, duration: 10 * time.Millisecond}))
+	}
+	st.Reload.Requested()
+	require.NoError(t, old.traces.Shutdown(context.Background()))
+	require.NoError(t, old.logs.Shutdown(context.Background()))
+
+	cfg = testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	cfg.MaxEnded = 2 // one span a generation: the last two kept
+	nu := newHarnessIn(t, st, cfg, nil)
+	assert.Equal(t, 2, nu.endedLen())
+	assert.Equal(t, map[string]int64{"": 1}, telemetrytest.Points(t, nu.tel, "otelcol_processor_deltaq_ended_evictions"))
 }
 
 // TestShutdownWithoutReloadDropsInstances: without a reload request the
