@@ -242,6 +242,33 @@ func TestFutureStartEvent(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestEvictedTimeoutsSpansAreLate: a timed-out instance that
+// max_in_flight (2 here) evicts to make room is remembered as timed out,
+// so that its span, coming after that, is late and not counted again: the
+// instance has one outcome, its timeout. Its span was counted a second
+// time (a delay past dMax: two timeouts for one instance).
+func TestEvictedTimeoutsSpansAreLate(t *testing.T) {
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.MaxInFlight = 2
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)})))
+	r.expire(at(ms(400))) // job's dMax is 200 ms: both time out
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 3, probe: "job", at: ms(500)}, start{n: 4, probe: "job", at: ms(500)})))
+	assert.Equal(t, map[string]int64{"timed_out": 2}, counterByAttr(t, r.tel, "in_flight_evictions", "state"))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(600),
+		span{name: "job", dur: ms(500), traceID: 1}, span{name: "job", dur: ms(500), traceID: 2},
+		span{name: "job", dur: ms(100), traceID: 3}, span{name: "job", dur: ms(100), traceID: 4})))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Failure: 0, contract.Timeout: 2},
+		probeOutcomes(r.sink.AllMetrics())["job"], "1 and 2 time out once each; 3 and 4 succeed")
+	r.shutdown(t)
+}
+
 // TestStartEventsProbeNotAString: a start event whose deltaq.probe is not
 // a string names no probe: it is refused as unknown_probe, and tracked for
 // no probe (it was tracked for the first probe in name order, job, and

@@ -214,19 +214,24 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 			s.ins.InFlightEvictions.Add(ctx, n, s.stateAttr[st])
 		}
 	}
+	if sb.cut > 0 {
+		s.ins.EndedEvictions.Add(ctx, sb.cut)
+	}
 	return nil
 }
 
 // startBatch is a batch of start events' hold of the tracker, the probe of
 // the batch's last start event, which the next one most often names too,
-// and the counts of the batch's instances, by result, and of the instances
-// their tracking evicted, by state.
+// and the counts of the batch's instances, by result, of the instances
+// their tracking evicted, by state, and of the remembered spans cut to
+// remember the timed-out ones evicted.
 type startBatch struct {
 	spanBatch
 	probe   string
 	pi      int32
 	counts  [startResults]int64
 	evicted [2]int64
+	cut     int64
 	// ev is the tracker's answer on an eviction (inflight.Locked.Track).
 	ev inflight.Eviction
 	// inst is the instance being tracked (track).
@@ -372,6 +377,7 @@ func (o *Observer) track(sb *startBatch) int {
 	}
 	if sb.ev.Evicted {
 		sb.evicted[sb.ev.State]++
+		sb.cut += int64(sb.ev.Cut)
 	}
 	return startTracked
 }

@@ -11,6 +11,9 @@ import "sort"
 // start event and the span together, and a retried request delivers a
 // start event again after its span) is recognised and not tracked as a new
 // instance, which would time out and count the instance a second time.
+// It remembers too, with their probes, the timed-out instances the table
+// forgets while their span may still come (AddLate), so that the span is
+// late and not a second outcome.
 //
 // A key is recognised for a window after it was added. Memory is bounded by
 // capacity, and kept cheap on the span path, with two generations: keys are
@@ -55,6 +58,10 @@ type endedGen struct {
 	// non-decreasing): the first and last are the generation's span of time,
 	// and a binary search counts the keys still inside their window.
 	times []int64
+	// late maps those of keys that are the keys of timed-out instances
+	// the table forgot (AddLate) to their probes; nil until the first.
+	// Each is in keys too, so the generation's bound bounds it.
+	late map[Key]int
 }
 
 func newEndedGen() endedGen { return endedGen{index: newKeyIndex()} }
@@ -104,6 +111,7 @@ func (g *endedGen) reset() {
 	clear(g.index.long)
 	g.keys = g.keys[:0]
 	g.times = g.times[:0]
+	clear(g.late)
 }
 
 // NewEnded returns an empty set that remembers at most capacity keys
@@ -169,6 +177,49 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 	return cut
 }
 
+// AddLate remembers k as Add does, as the key of a timed-out instance of
+// probe that the table forgets while its span may still come: max_in_flight
+// evicted it, or its late window passed before ended_window. Its span, if it
+// comes while the generation that holds k is kept, is late (Late), not a
+// second outcome, and its start event delivered again is after its end.
+func (e *Ended) AddLate(k Key, at int64, probe int) (cut int) {
+	cut = e.Add(k, at) // k is in the current generation now
+	if e.cur.late == nil {
+		e.cur.late = make(map[Key]int)
+	}
+	e.cur.late[k] = probe
+	return cut
+}
+
+// Late returns the probe of the timed-out instance that k was remembered
+// as (AddLate), when a generation holds it so.
+func (e *Ended) Late(k *Key) (probe int, ok bool) {
+	if probe, ok = e.cur.late[*k]; !ok {
+		probe, ok = e.prev.late[*k]
+	}
+	return probe, ok
+}
+
+// AnyLate reports whether any key is remembered as a timed-out instance's:
+// the span path looks a key up in Late only then.
+func (e *Ended) AnyLate() bool { return len(e.cur.late)+len(e.prev.late) > 0 }
+
+// keepLate renumbers the probes of the timed-out instances remembered by
+// keep, a reload's (Tracker.MoveTo): one whose probe keep refuses is
+// remembered as an ended span alone, whose span is counted.
+func (e *Ended) keepLate(keep func(*Instance) bool) {
+	for _, g := range [...]*endedGen{&e.cur, &e.prev} {
+		for k, p := range g.late {
+			in := Instance{Key: k, Probe: p}
+			if keep(&in) {
+				g.late[k] = in.Probe
+			} else {
+				delete(g.late, k)
+			}
+		}
+	}
+}
+
 // MoveTo adds the spans e remembers to dst, one made with another
 // capacity or window (a configuration reload), oldest first, each at the
 // time it was added: dst keeps the newest it holds, for its own window.
@@ -177,7 +228,11 @@ func (e *Ended) Add(k Key, at int64) (cut int) {
 func (e *Ended) MoveTo(dst *Ended) (cut int) {
 	for _, g := range []*endedGen{&e.prev, &e.cur} {
 		for i := range g.keys {
-			cut += dst.Add(g.keys[i], g.times[i])
+			if p, late := g.late[g.keys[i]]; late {
+				cut += dst.AddLate(g.keys[i], g.times[i], p)
+			} else {
+				cut += dst.Add(g.keys[i], g.times[i])
+			}
 		}
 		g.reset()
 	}

@@ -18,7 +18,9 @@
 // time. After the late window the instance is forgotten.
 //
 // Ended, beside the table, remembers the spans that ended, for the start
-// events that arrive after their span.
+// events that arrive after their span, and the timed-out instances that the
+// table forgets before their span may come (evicted, or past a late window
+// shorter than ended_window), for their late spans.
 //
 // The table holds no collector types and is not safe for concurrent use; the
 // processor guards it with a mutex. No operation allocates once the table has
@@ -84,6 +86,10 @@ type Eviction struct {
 	State State
 	// Instance is the evicted instance.
 	Instance Instance
+	// Cut is the number of remembered spans forgotten, still inside
+	// ended_window, to remember a timed-out instance evicted
+	// (Tracker's Track; EndResult.Cut).
+	Cut int
 }
 
 const none = -1
@@ -314,9 +320,9 @@ func (t *Table) Expire(now int64, dst []Instance) (timedOut []Instance, forgotte
 	return dst, forgotten
 }
 
-// expire is Expire that remembers in ended, when not nil, the keys of the
-// instances it forgets as ended at now, and returns the remembered spans
-// that cut (Ended.Add).
+// expire is Expire that remembers in ended, when not nil, the instances it
+// forgets as timed out at now (Ended.AddLate), and returns the remembered
+// spans that cut.
 func (t *Table) expire(now int64, dst []Instance, ended *Ended) (timedOut []Instance, forgotten, cut int) {
 	if t.young.minDue <= now {
 		// One of the young may be due: all join the wheel, in the
@@ -348,7 +354,7 @@ func (t *Table) expire(now int64, dst []Instance, ended *Ended) (timedOut []Inst
 				}
 				if s.due <= now { // timed out, and its late window passed
 					if ended != nil {
-						cut += ended.Add(s.inst.Key, now)
+						cut += ended.AddLate(s.inst.Key, now, s.inst.Probe)
 					}
 					t.remove(i)
 					forgotten++

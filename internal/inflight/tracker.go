@@ -60,7 +60,9 @@ func (t *Tracker) Active() bool { return t.remember.Load() || t.tracked.Load() >
 
 // EndResult is what End found for a span.
 type EndResult struct {
-	// Probe is the probe of the tracked instance the span ends, when Found.
+	// Probe is the probe of the instance the span ends, when Found: a
+	// tracked one, or a timed-out one the table forgot while the spans
+	// remembered hold it (Ended.AddLate).
 	Probe int
 	// State is the state the instance was in: TimedOut means its timeout
 	// was reported already, and the span is late.
@@ -134,6 +136,14 @@ func (l Locked) EndKey(k *Key, now int64) EndResult {
 	t := l.t
 	var r EndResult
 	r.Probe, r.State, r.Found = t.table.end(k)
+	if !r.Found && t.ended.AnyLate() {
+		// Its instance timed out, and the table forgot it (evicted, or
+		// past a late window shorter than ended_window): late all the
+		// same.
+		if p, late := t.ended.Late(k); late {
+			r.Probe, r.State, r.Found = p, TimedOut, true
+		}
+	}
 	// The span is remembered whether it ended an instance or not: a start
 	// event of it delivered again (a retried request) is after its span
 	// too, and tracked again it would time out, a second outcome.
@@ -188,7 +198,7 @@ func (l Locked) Start(inst *Instance, now int64) (StartResult, Eviction) {
 // whose Evicted it sets, and copies nothing else when there is none.
 func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 	t := l.t
-	ev.Evicted = false
+	ev.Evicted, ev.Cut = false, 0
 	if t.ended.Len() > 0 && t.ended.Contains(inst.Key, now) {
 		return AfterEnd
 	}
@@ -201,6 +211,11 @@ func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 	if !t.table.add(inst, ev) {
 		return Duplicate
 	}
+	if ev.Evicted && ev.State == TimedOut {
+		// Its timeout was counted, and its span may still come: late, not
+		// a second outcome (Ended.AddLate).
+		ev.Cut = t.ended.AddLate(ev.Instance.Key, now, ev.Instance.Probe)
+	}
 	return Tracked
 }
 
@@ -210,10 +225,11 @@ func (l Locked) Track(inst *Instance, now int64, ev *Eviction) StartResult {
 // the extended dst and the remembered spans cut to make room (EndResult.Cut).
 //
 // With a late window shorter than ended_window, a timed-out instance it
-// forgets is remembered as ended, as its span would be: its start event
+// forgets is remembered as timed out (Ended.AddLate): its start event
 // delivered again (a retried request) after the late window is not stale
-// yet, and tracked it would time out a second time. With a late window at
-// least ended_window (the defaults) such a start event is stale.
+// yet, and tracked it would time out a second time; its span, coming
+// after the late window, is late. With a late window at least
+// ended_window (the defaults) such a start event is stale.
 func (t *Tracker) Expire(now int64, dst []Instance) ([]Instance, int) {
 	var ended *Ended
 	if t.opts.LateWindow < t.opts.EndedWindow && t.remember.Load() {
@@ -275,6 +291,7 @@ func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) Moved {
 	} else {
 		m.Cut = t.ended.MoveTo(dst.ended)
 	}
+	dst.ended.keepLate(keep)
 	m.Remembered = dst.ended.Len()
 	if t.remember.Load() {
 		dst.remember.Store(true)

@@ -143,6 +143,40 @@ func TestTrackerForgottenTimeoutRemembered(t *testing.T) {
 		if r, _ := tr.Start(inst(1, 0, 50), 50+int64(late)+10); r != want {
 			t.Fatalf("late window %d: the start event again = %v, want %v", late, r, want)
 		}
+		// Its span, after the late window: late while it is remembered
+		// (it was counted a second time), an ordinary span when not.
+		if r := tr.End(key(1), 50+int64(late)+20); r.Found != (remembered == 1) || r.Found && (r.State != TimedOut || r.Probe != 1) {
+			t.Fatalf("late window %d: its span after the late window = %+v, want late (probe 1) only if remembered", late, r)
+		}
+	}
+}
+
+// TestTrackerEvictedTimeoutIsLate: a timed-out instance that max_in_flight
+// evicts is remembered as timed out, so that its span is late and its
+// start event delivered again is after its end; its span was counted as a
+// new outcome, a second one, and its start event tracked again, to time
+// out a second time.
+func TestTrackerEvictedTimeoutIsLate(t *testing.T) {
+	tr := NewTracker(testOptions()) // max_in_flight 4
+	for n := 1; n <= 4; n++ {
+		tr.Start(inst(n, 0, 50), 0)
+	}
+	if fired, _ := tr.Expire(50, nil); len(fired) != 4 {
+		t.Fatalf("Expire(50) fired %d, want 4", len(fired))
+	}
+	r, ev := tr.Start(inst(5, 60, 50), 60)
+	if r != Tracked || !ev.Evicted || ev.State != TimedOut || ev.Instance.Key != key(1) || ev.Cut != 0 {
+		t.Fatalf("Start(5) = %v, %+v; want Tracked, timed-out instance 1 evicted, nothing cut", r, ev)
+	}
+	if e := tr.End(key(1), 70); !e.Found || e.State != TimedOut || e.Probe != 1 {
+		t.Fatalf("End(1) = %+v, want its timed-out instance of probe 1: late", e)
+	}
+	if r, _ := tr.Start(inst(1, 0, 50), 80); r != AfterEnd {
+		t.Fatalf("Start(1) again = %v, want AfterEnd", r)
+	}
+	// A span that ends no instance, evicted or tracked, is not late.
+	if e := tr.End(key(9), 80); e.Found {
+		t.Fatalf("End(9) = %+v, want nothing found", e)
 	}
 }
 
@@ -172,6 +206,36 @@ func TestTrackerMoveTo(t *testing.T) {
 	}
 	if !nu.Remembering() {
 		t.Fatal("start events were in use: the new tracker remembers spans too")
+	}
+
+	// A timed-out instance remembered (evicted) goes over renumbered, or,
+	// when keep refuses its probe, as an ended span alone; in both paths
+	// of the remembered spans (the set itself, and one key after the
+	// other into another max_ended).
+	for _, maxEnded := range []int{10, 20} {
+		old := NewTracker(testOptions())
+		for n := 1; n <= 4; n++ {
+			old.Start(inst(n, 0, 50), 0) // probes 1, 2, 0, 1
+		}
+		old.Expire(50, nil)
+		old.Start(inst(5, 60, 50), 60) // evicts 1 (probe 1)
+		old.Start(inst(6, 60, 50), 60) // evicts 2 (probe 2)
+		o := testOptions()
+		o.MaxEnded = maxEnded
+		nu := NewTracker(o)
+		old.MoveTo(nu, func(in *Instance) bool {
+			in.Probe += 10
+			return in.Probe != 12
+		})
+		if e := nu.End(key(1), 70); !e.Found || e.State != TimedOut || e.Probe != 11 {
+			t.Fatalf("max_ended %d: End(1) = %+v, want late, probe 11", maxEnded, e)
+		}
+		if e := nu.End(key(2), 70); e.Found {
+			t.Fatalf("max_ended %d: End(2) = %+v, want not late: its probe was dropped", maxEnded, e)
+		}
+		if r, _ := nu.Start(inst(2, 0, 50), 70); r != AfterEnd {
+			t.Fatalf("max_ended %d: Start(2) = %v, want AfterEnd: remembered as ended still", maxEnded, r)
+		}
 	}
 
 	// With another max_ended or ended_window, the remembered spans move

@@ -711,6 +711,7 @@ func (p *deltaqProcessor) track(l inflight.Locked, inst *inflight.Instance, now 
 	}
 	if ev.Evicted {
 		p.stats.evictions[ev.State].Add(1)
+		p.stats.endedEvictions.Add(int64(ev.Cut))
 		if ce := p.logger.Check(zap.DebugLevel, "deltaq: max_in_flight reached, oldest instance evicted"); ce != nil {
 			ce.Write(zap.String("probe", p.m.probes[ev.Instance.Probe].name), zap.Stringer("state", ev.State))
 		}

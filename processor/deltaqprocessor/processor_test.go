@@ -465,23 +465,35 @@ func TestLateSpanIsMarkedAndNotCounted(t *testing.T) {
 		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"))
 }
 
+// TestLateWindowForgets: a timed-out instance is forgotten at the end of
+// its late window. With a late window at least ended_window, a span
+// arriving after it is an ordinary instance: nothing says its timeout was
+// reported (the late window bounds that memory). With a shorter one, the
+// instance is remembered as timed out among the spans remembered as ended,
+// for ended_window, and its span is late still (it was an ordinary
+// instance: the instance's second outcome).
 func TestLateWindowForgets(t *testing.T) {
-	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
-	cfg.LateWindow = time.Second
-	h := newHarness(t, cfg)
-	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
-	h.clock.tick(base.Add(100 * time.Millisecond))
-	h.clock.tick(base.Add(50*time.Millisecond + time.Second)) // deadline + late window
-	assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
-		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"))
-	// A span arriving now is an ordinary instance: the processor no longer
-	// knows its timeout was reported (the late window bounds that memory).
-	h.tsink.Reset()
-	h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 2 * time.Second}))
-	spans, _ := allSpans(h.tsink.AllTraces())
-	require.Len(t, spans, 1)
-	_, late := spans[0].Attributes().Get(contract.AttrLate)
-	assert.False(t, late)
+	for _, ended := range []time.Duration{time.Second, 30 * time.Second} {
+		cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+		cfg.LateWindow, cfg.EndedWindow = time.Second, ended
+		h := newHarness(t, cfg)
+		h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
+		h.clock.tick(base.Add(100 * time.Millisecond))
+		h.clock.tick(base.Add(50*time.Millisecond + time.Second)) // deadline + late window
+		assert.Equal(t, map[string]int64{"state=started": 0, "state=timed_out": 0},
+			telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_in_flight"), "ended_window %v", ended)
+		h.tsink.Reset()
+		h.consumeTraces(tracesOf(spanSpec{name: "checkout", id: 1, start: base, duration: 2 * time.Second}))
+		spans, _ := allSpans(h.tsink.AllTraces())
+		require.Len(t, spans, 1)
+		_, late := spans[0].Attributes().Get(contract.AttrLate)
+		assert.Equal(t, ended > cfg.LateWindow, late, "ended_window %v: late", ended)
+		wantLate := map[string]int64{}
+		if ended > cfg.LateWindow {
+			wantLate["probe=checkout"] = 1
+		}
+		assert.Equal(t, wantLate, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"), "ended_window %v", ended)
+	}
 }
 
 func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
