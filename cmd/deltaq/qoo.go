@@ -27,11 +27,15 @@ Percentiles are read over the completed instances; the loss is the failure
 mass. The score is the least of the latency and loss components (at design
 time there is no rate).`
 
-// parseQoO parses the --qoo requirement: "pP:ROP/CPUP" items and one
-// "loss:ROP/CPUP" item, checked by deltaq.QoORequirement.Validate.
+// parseQoO parses the --qoo requirement: "pP:ROP/CPUP" items, each
+// percentile once, and one "loss:ROP/CPUP" item, checked by
+// deltaq.QoORequirement.Validate.
 func parseQoO(s string) (deltaq.QoORequirement, error) {
 	var r deltaq.QoORequirement
 	loss := false
+	// given holds the item that gave each percentile, to name both items
+	// of a percentile given twice.
+	given := map[float64]string{}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		key, val, ok := strings.Cut(item, ":")
@@ -57,6 +61,11 @@ func parseQoO(s string) (deltaq.QoORequirement, error) {
 			if err != nil {
 				return r, fmt.Errorf("%q: %v", item, err)
 			}
+			if first, ok := given[l.Percentile]; ok {
+				firstKey, _, _ := strings.Cut(first, ":")
+				return r, fmt.Errorf("%q: %s is given twice (%q too): give each percentile once", item, firstKey, first)
+			}
+			given[l.Percentile] = item
 			r.Latency = append(r.Latency, l)
 		default:
 			return r, fmt.Errorf("%q: %q is neither a percentile such as p99 nor loss", item, key)

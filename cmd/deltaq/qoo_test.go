@@ -56,6 +56,29 @@ func TestParseQoO(t *testing.T) {
 	}
 }
 
+// TestParseQoODuplicatePercentile: a percentile given twice is refused
+// with the two items that give it, as the configuration's qoo option
+// refuses it ("given twice"), not as percentiles out of order between
+// entries the user never numbered, nor as delays falling from a
+// percentile to itself.
+func TestParseQoODuplicatePercentile(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"p99:1ms/2ms,p99:3ms/4ms,loss:0/1", `"p99:3ms/4ms": p99 is given twice ("p99:1ms/2ms" too): give each percentile once`},
+		{"p50:1ms/2ms,p99:5ms/9ms,p99.0:3ms/4ms,loss:0/1", `"p99.0:3ms/4ms": p99 is given twice ("p99:5ms/9ms" too)`},
+	} {
+		_, err := parseQoO(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--qoo %s: %v, want %q", c.in, err, c.want)
+			continue
+		}
+		for _, not := range []string{"entry", "must increase", "delays fall"} {
+			if strings.Contains(err.Error(), not) {
+				t.Errorf("--qoo %s: %v, which says %q", c.in, err, not)
+			}
+		}
+	}
+}
+
 // TestEvalQoODraftExample gives eval an outcome whose completed instances
 // have their 99th and 99.9th percentiles at 350 and 375 ms, 2 % of them
 // lost: the measurement of the worked example of "Quality of Outcome"
