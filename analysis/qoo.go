@@ -113,8 +113,12 @@ func (q QoOConfig) compile() (deltaq.QoORequirement, []error) {
 	errs := q.ROP.check("rop")
 	errs = append(errs, q.CPUP.check("cpup")...)
 	r := deltaq.QoORequirement{ROPLoss: q.ROP.MaxFailure, CPUPLoss: q.CPUP.MaxFailure, MinRate: q.MinRate}
-	errs = append(errs, q.pair(&r)...)
-	if len(errs) == 0 {
+	if len(q.ROP.Points) == 0 && len(q.CPUP.Points) == 0 && q.ROP.MaxFailure == 0 && q.CPUP.MaxFailure == 0 {
+		// Only min_rate or min_instances: one problem, not also the
+		// ratios' order.
+		errs = append(errs, errors.New("needs rop and cpup: the delays at some percentiles and the failure ratio at which the probe is optimal (rop) and unacceptable (cpup)"))
+	} else {
+		errs = append(errs, q.pair(&r)...)
 		errs = append(errs, q.checkLoss()...)
 	}
 	if math.IsNaN(q.MinRate) || q.MinRate < 0 || q.MinRate > MaxQoOMinRate {
@@ -169,9 +173,6 @@ func (t QoOThreshold) check(side string) []error {
 // both), and a CPUP delay not longer than ROP's.
 func (q QoOConfig) pair(r *deltaq.QoORequirement) []error {
 	var errs []error
-	if len(q.ROP.Points) == 0 && len(q.CPUP.Points) == 0 && q.ROP.MaxFailure == 0 && q.CPUP.MaxFailure == 0 {
-		return []error{errors.New("needs rop and cpup: the delays at some percentiles and the failure ratio at which the probe is optimal (rop) and unacceptable (cpup)")}
-	}
 	for i, p := range q.ROP.Points {
 		if checkPercentile(p.P) != nil {
 			continue // check refused it; no partner to look for
