@@ -59,10 +59,11 @@ type QoOThreshold struct {
 
 // QoOPoint is a percentile–delay pair: the P-th percentile (a fraction,
 // 0.99 for the 99th, 0 for the least delay) of the completed instances'
-// delays is Delay.
+// delays is Delay. Both are written: left out, either would read as 0,
+// a valid value (the least delay; no delay at all) that nobody wrote.
 type QoOPoint struct {
-	P     float64       `mapstructure:"p"`
-	Delay time.Duration `mapstructure:"delay"`
+	P     float64       `mapstructure:"p" confcheck:"required"`
+	Delay time.Duration `mapstructure:"delay" confcheck:"required"`
 }
 
 // checkPercentile refuses a qoo point's p outside [0, 1] (0 is the least
