@@ -59,10 +59,11 @@ type QoOThreshold struct {
 
 // QoOPoint is a percentile–delay pair: the P-th percentile (a fraction,
 // 0.99 for the 99th, 0 for the least delay) of the completed instances'
-// delays is Delay.
+// delays is Delay. Both are written: left out, either would read as 0,
+// a valid value (the least delay; no delay at all) that nobody wrote.
 type QoOPoint struct {
-	P     float64       `mapstructure:"p"`
-	Delay time.Duration `mapstructure:"delay"`
+	P     float64       `mapstructure:"p" confcheck:"required"`
+	Delay time.Duration `mapstructure:"delay" confcheck:"required"`
 }
 
 // checkPercentile refuses a qoo point's p outside [0, 1] (0 is the least
@@ -113,8 +114,12 @@ func (q QoOConfig) compile() (deltaq.QoORequirement, []error) {
 	errs := q.ROP.check("rop")
 	errs = append(errs, q.CPUP.check("cpup")...)
 	r := deltaq.QoORequirement{ROPLoss: q.ROP.MaxFailure, CPUPLoss: q.CPUP.MaxFailure, MinRate: q.MinRate}
-	errs = append(errs, q.pair(&r)...)
-	if len(errs) == 0 {
+	if len(q.ROP.Points) == 0 && len(q.CPUP.Points) == 0 && q.ROP.MaxFailure == 0 && q.CPUP.MaxFailure == 0 {
+		// Only min_rate or min_instances: one problem, not also the
+		// ratios' order.
+		errs = append(errs, errors.New("needs rop and cpup: the delays at some percentiles and the failure ratio at which the probe is optimal (rop) and unacceptable (cpup)"))
+	} else {
+		errs = append(errs, q.pair(&r)...)
 		errs = append(errs, q.checkLoss()...)
 	}
 	if math.IsNaN(q.MinRate) || q.MinRate < 0 || q.MinRate > MaxQoOMinRate {
@@ -169,9 +174,6 @@ func (t QoOThreshold) check(side string) []error {
 // both), and a CPUP delay not longer than ROP's.
 func (q QoOConfig) pair(r *deltaq.QoORequirement) []error {
 	var errs []error
-	if len(q.ROP.Points) == 0 && len(q.CPUP.Points) == 0 && q.ROP.MaxFailure == 0 && q.CPUP.MaxFailure == 0 {
-		return []error{errors.New("needs rop and cpup: the delays at some percentiles and the failure ratio at which the probe is optimal (rop) and unacceptable (cpup)")}
-	}
 	for i, p := range q.ROP.Points {
 		if checkPercentile(p.P) != nil {
 			continue // check refused it; no partner to look for

@@ -83,6 +83,45 @@ func TestQoOConfigProblems(t *testing.T) {
 	}
 }
 
+// TestQoOConfigEveryProblem: the problems of the failure ratios are
+// reported with those of the points, not only once the points are mended
+// (Check names every problem of the section at once).
+func TestQoOConfigEveryProblem(t *testing.T) {
+	q := draftQoO()
+	q.ROP.Points[1].Delay = -ms
+	q.ROP.MaxFailure = -0.1
+	q.CPUP.MaxFailure = 5
+	err := (&Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}).Check()
+	for _, want := range []string{
+		`probes["x"].qoo.rop.points[1].delay: must be ≥ 0, got -1ms`,
+		`probes["x"].qoo.rop.max_failure: -0.1 is not in [0, 1]`,
+		`probes["x"].qoo.cpup.max_failure: 5 is not in [0, 1]: max_failure is a fraction, 5 % is 0.05`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %s", err, want)
+		}
+	}
+	// The order of the ratios is checked too when a point has a problem.
+	q = draftQoO()
+	q.CPUP.Points[0].Delay = 100 * ms
+	q.CPUP.MaxFailure = 0.01
+	err = (&Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}).Check()
+	for _, want := range []string{
+		`probes["x"].qoo.cpup.points[0].delay: 100ms is not looser than rop's 200ms`,
+		`probes["x"].qoo.cpup.max_failure: 0.01 is not looser than rop.max_failure 0.01`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %s", err, want)
+		}
+	}
+	// A qoo without rop and cpup says that once, not also that cpup's
+	// ratio 0 is not looser than rop's.
+	err = (&Config{Probes: map[string]ProbeConfig{"x": {QoO: QoOConfig{MinRate: 5}}}}).Check()
+	if err == nil || strings.Contains(err.Error(), "max_failure") {
+		t.Errorf("only a rate: %v, want needs rop and cpup alone", err)
+	}
+}
+
 // spread returns n successes of probe ending in the window [t0, t0 + 1 s),
 // with delays (i+1)·step, i < n, and f failures.
 func spread(probe string, n int, step time.Duration, f int) []Instance {

@@ -176,8 +176,9 @@ func TestQoOExponential(t *testing.T) {
 	if !near(m.Loss, loss, 1e-12) {
 		t.Errorf("loss %v, want e^-3 = %v", m.Loss, loss)
 	}
-	// 50th: t = 0.0635 s → 86.5; 90th: t = 0.1932 s → 53.4; loss 0.0498 →
-	// 55.8.
+	// 50th: t = −0.1·ln(1 − 0.5·0.9502) = 0.0645 s → 85.5; 90th:
+	// t = −0.1·ln(1 − 0.9·0.9502) = 0.1932 s → 53.4; loss e^{−3} = 0.0498
+	// → 55.8.
 	wantLatency := math.Min(want[0], want[1])
 	wantLoss := 100 * (1 - (loss-0.01)/(0.1-0.01))
 	scoreTol := 100 * tol / 0.1 // the steepest percentile, 100 points over 100 ms

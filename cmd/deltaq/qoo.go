@@ -27,11 +27,17 @@ Percentiles are read over the completed instances; the loss is the failure
 mass. The score is the least of the latency and loss components (at design
 time there is no rate).`
 
-// parseQoO parses the --qoo requirement: "pP:ROP/CPUP" items and one
-// "loss:ROP/CPUP" item, checked by deltaq.QoORequirement.Validate.
+// parseQoO parses the --qoo requirement: "pP:ROP/CPUP" items, each
+// percentile once, and one "loss:ROP/CPUP" item. Each problem is named by
+// the item that has it, its values as written: CPUP looser than ROP in
+// every item, and delays that do not fall as the percentile rises (what
+// deltaq.QoORequirement.Validate checks).
 func parseQoO(s string) (deltaq.QoORequirement, error) {
 	var r deltaq.QoORequirement
 	loss := false
+	// given holds the item that gave each percentile, to name both items
+	// of a percentile given twice.
+	given := map[float64]string{}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		key, val, ok := strings.Cut(item, ":")
@@ -52,11 +58,22 @@ func parseQoO(s string) (deltaq.QoORequirement, error) {
 			if r.CPUPLoss, err = parseRatio(cpup); err != nil {
 				return r, fmt.Errorf("%q: %v", item, err)
 			}
+			if !(r.CPUPLoss > r.ROPLoss) {
+				return r, fmt.Errorf("%q: the CPUP ratio %s is not larger than the ROP ratio %s: the loss score falls from 100 at ROP to 0 at CPUP", item, strings.TrimSpace(cpup), strings.TrimSpace(rop))
+			}
 		case strings.HasPrefix(key, "p"):
 			l, err := parseQoOLatency(key, rop, cpup)
 			if err != nil {
 				return r, fmt.Errorf("%q: %v", item, err)
 			}
+			if !(l.CPUP > l.ROP) {
+				return r, fmt.Errorf("%q: the CPUP delay %s is not longer than the ROP delay %s: the score falls from 100 at ROP to 0 at CPUP", item, strings.TrimSpace(cpup), strings.TrimSpace(rop))
+			}
+			if first, ok := given[l.Percentile]; ok {
+				firstKey, _, _ := strings.Cut(first, ":")
+				return r, fmt.Errorf("%q: %s is given twice (%q too): give each percentile once", item, firstKey, first)
+			}
+			given[l.Percentile] = item
 			r.Latency = append(r.Latency, l)
 		default:
 			return r, fmt.Errorf("%q: %q is neither a percentile such as p99 nor loss", item, key)
@@ -66,10 +83,31 @@ func parseQoO(s string) (deltaq.QoORequirement, error) {
 		return r, fmt.Errorf("no loss:ROP/CPUP item: say what loss is optimal and what unacceptable, e.g. loss:1%%/5%% (loss:0/1 scores delays alone)")
 	}
 	sortQoOLatency(r.Latency)
+	for i := 1; i < len(r.Latency); i++ {
+		lo, hi := given[r.Latency[i-1].Percentile], given[r.Latency[i].Percentile]
+		loROP, loCPUP := qooDelays(lo)
+		hiROP, hiCPUP := qooDelays(hi)
+		switch {
+		case r.Latency[i].ROP < r.Latency[i-1].ROP:
+			return r, fmt.Errorf("%q: the ROP delay %s is shorter than that of %q, %s: a higher percentile is never a shorter delay", hi, hiROP, lo, loROP)
+		case r.Latency[i].CPUP < r.Latency[i-1].CPUP:
+			return r, fmt.Errorf("%q: the CPUP delay %s is shorter than that of %q, %s: a higher percentile is never a shorter delay", hi, hiCPUP, lo, loCPUP)
+		}
+	}
+	// Everything Validate checks was checked above, in the items' terms;
+	// this is a safety net.
 	if err := r.Validate(); err != nil {
 		return r, fmt.Errorf("%s", strings.ReplaceAll(err.Error(), "deltaq: QoO: ", ""))
 	}
 	return r, nil
+}
+
+// qooDelays returns the ROP and CPUP delays of a percentile item
+// "pP:ROP/CPUP" as written.
+func qooDelays(item string) (rop, cpup string) {
+	_, val, _ := strings.Cut(item, ":")
+	rop, cpup, _ = strings.Cut(val, "/")
+	return strings.TrimSpace(rop), strings.TrimSpace(cpup)
 }
 
 // parseQoOLatency parses one percentile item: key "pP" with P in percent.

@@ -43,15 +43,60 @@ func TestParseQoO(t *testing.T) {
 		{"p99:200ms,loss:0/1", "want pP:ROP/CPUP or loss:ROP/CPUP"},
 		{"q99:1ms/2ms,loss:0/1", `"q99" is neither a percentile such as p99 nor loss`},
 		{"p120:1ms/2ms,loss:0/1", "want p and a percentage in [0, 100]"},
-		{"p99:2ms/1ms,loss:0/1", "the CPUP delay 0.001s must be longer than the ROP delay 0.002s"},
-		{"p99.9:2ms/1ms,loss:0/1", "at percentile 0.999 the CPUP delay"},
-		{"p99:1ms/2ms,loss:5%/1%", "loss ratios must satisfy 0 ≤ ROP 0.05 < CPUP 0.01 ≤ 1"},
+		{"p99:2ms/1ms,loss:0/1", `"p99:2ms/1ms": the CPUP delay 1ms is not longer than the ROP delay 2ms`},
+		{"p99.9:2ms/1ms,loss:0/1", `"p99.9:2ms/1ms": the CPUP delay`},
+		{"p99:1ms/2ms,loss:5%/1%", `"loss:5%/1%": the CPUP ratio 1% is not larger than the ROP ratio 5%`},
 		{"p99:1ms/2ms,loss:0/150%", "want a fraction in [0, 1] or a percentage"},
 		{"p99:1/2ms,loss:0/1", "ROP delay"},
 		{"p99:1ms/2ms,loss:0/1,loss:0/1", "loss given twice"},
 	} {
 		if _, err := parseQoO(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("--qoo %s: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestParseQoOOrder: thresholds in the wrong order are refused in the
+// terms they were written in, naming the items: the delays as written
+// (20us, not 1.9999999999999998e-05s) and which threshold falls between
+// which percentiles.
+func TestParseQoOOrder(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"p99:20us/10us,loss:0/1", `"p99:20us/10us": the CPUP delay 10us is not longer than the ROP delay 20us: the score falls from 100 at ROP to 0 at CPUP`},
+		{"p99:5ms/5ms,loss:0/1", `"p99:5ms/5ms": the CPUP delay 5ms is not longer than the ROP delay 5ms`},
+		{"p99:5ms/30ms,p50:10ms/20ms,loss:0/1", `"p99:5ms/30ms": the ROP delay 5ms is shorter than that of "p50:10ms/20ms", 10ms: a higher percentile is never a shorter delay`},
+		{"p50:1ms/20ms,p99:5ms/15ms,loss:0/1", `"p99:5ms/15ms": the CPUP delay 15ms is shorter than that of "p50:1ms/20ms", 20ms`},
+		{"p99:1ms/2ms,loss:0.1/0.1", `"loss:0.1/0.1": the CPUP ratio 0.1 is not larger than the ROP ratio 0.1: the loss score falls from 100 at ROP to 0 at CPUP`},
+	} {
+		_, err := parseQoO(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--qoo %s: %v, want %q", c.in, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "e-0") {
+			t.Errorf("--qoo %s: %v, a delay in exponent form", c.in, err)
+		}
+	}
+}
+
+// TestParseQoODuplicatePercentile: a percentile given twice is refused
+// with the two items that give it, as the configuration's qoo option
+// refuses it ("given twice"), not as percentiles out of order between
+// entries the user never numbered, nor as delays falling from a
+// percentile to itself.
+func TestParseQoODuplicatePercentile(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"p99:1ms/2ms,p99:3ms/4ms,loss:0/1", `"p99:3ms/4ms": p99 is given twice ("p99:1ms/2ms" too): give each percentile once`},
+		{"p50:1ms/2ms,p99:5ms/9ms,p99.0:3ms/4ms,loss:0/1", `"p99.0:3ms/4ms": p99 is given twice ("p99:5ms/9ms" too)`},
+	} {
+		_, err := parseQoO(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--qoo %s: %v, want %q", c.in, err, c.want)
+			continue
+		}
+		for _, not := range []string{"entry", "must increase", "delays fall"} {
+			if strings.Contains(err.Error(), not) {
+				t.Errorf("--qoo %s: %v, which says %q", c.in, err, not)
+			}
 		}
 	}
 }

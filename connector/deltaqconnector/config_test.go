@@ -127,6 +127,16 @@ func TestLoadUndecodableConfig(t *testing.T) {
 	}
 }
 
+// TestLoadQoOPointMissing: a qoo point without its p or its delay is
+// refused while decoding, at its path; p left out would have read as 0,
+// the least delay, a valid percentile that nobody wrote.
+func TestLoadQoOPointMissing(t *testing.T) {
+	err := section(t, "qoo_missing").Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["checkout"].qoo.rop.points[0].p: is missing: it has no default (write 0 for zero)`)
+	assert.Contains(t, err.Error(), `probes["checkout"].qoo.cpup.points[0].delay: is missing: it has no default (write 0 for zero)`)
+}
+
 // TestLoadPercentage: a ratio written as a percentage (the decoder's own
 // message was "expected type 'float64', got unconvertible type 'string'")
 // is refused while decoding, with the fraction to write.

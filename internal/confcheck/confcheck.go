@@ -69,7 +69,11 @@ import (
 //   - an empty string in a field tagged `confcheck:"nonempty"`, whose
 //     empty value would read as unset and change what the option does
 //     (match::span_name: "" matched the probe's own name, as an unset
-//     ${env:SPAN} gave it).
+//     ${env:SPAN} gave it);
+//   - a field tagged `confcheck:"required"` left out of a map that is
+//     written, whose zero value is valid and means something else than
+//     nothing (a qoo point without p read as the 0th percentile, the
+//     least delay).
 //
 // Each problem is a *confpath.Error at the path of its value, which at, when
 // not nil, rewrites first (the processor names a probe of its list by the
@@ -217,6 +221,11 @@ func (w *walker) walkFields(m map[string]any, t reflect.Type, p confpath.Path) {
 		}
 		v, ok := m[key]
 		if !ok {
+			if f.Tag.Get("confcheck") == "required" {
+				// Left out, it would read as its zero value, which
+				// is valid and means something else than nothing.
+				w.report(p.Field(key), "is missing: it has no default (write 0 for zero)")
+			}
 			continue
 		}
 		if s, isStr := Value(v).(string); isStr && s == "" && f.Tag.Get("confcheck") == "nonempty" {

@@ -359,6 +359,27 @@ func TestCheckNonEmpty(t *testing.T) {
 	assert.Equal(t, `match["a"].name: must not be empty (is an environment variable it names unset?); leave the option out to have its default`, err.Error())
 }
 
+// TestCheckRequired: a field tagged confcheck:"required" left out of a
+// map that is written is refused at its path (it would read as its zero
+// value); one written, even as 0, and one of a map not written are not.
+func TestCheckRequired(t *testing.T) {
+	type point struct {
+		P     float64 `mapstructure:"p" confcheck:"required"`
+		Other float64 `mapstructure:"other"`
+	}
+	type cfg struct {
+		Points []point `mapstructure:"points"`
+		One    *point  `mapstructure:"one"`
+	}
+	err := CheckRaw(map[string]any{"points": []any{
+		map[string]any{"p": 0.5},
+		map[string]any{"other": 1},
+		map[string]any{"p": 0},
+	}}, &cfg{}, nil)
+	require.Error(t, err)
+	assert.Equal(t, `points[1].p: is missing: it has no default (write 0 for zero)`, err.Error())
+}
+
 // TestCheckMisplacedOption: an option of a nested section written beside
 // it (span_name beside match) is named with the section it belongs to, not
 // with the list of this level's options, where it is not.

@@ -61,8 +61,7 @@ func DescribeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
 func describeQoO(r deltaq.QoORequirement, q deltaq.QoO, noLatency string) string {
 	lat := noLatency
 	if q.HasLatency {
-		lat = fmt.Sprintf("latency %s at p%s", FormatScore(q.Latency),
-			strconv.FormatFloat(100*r.Latency[q.Worst].Percentile, 'g', -1, 64))
+		lat = fmt.Sprintf("latency %s at p%s", FormatScore(q.Latency), formatPercentile(r.Latency[q.Worst].Percentile))
 	}
 	if len(r.Latency) == 0 {
 		lat = "no latency requirement"
@@ -75,6 +74,18 @@ func describeQoO(r deltaq.QoORequirement, q deltaq.QoO, noLatency string) string
 		loss += ", rate " + FormatScore(q.Rate)
 	}
 	return fmt.Sprintf("%s (%s, %s)", FormatScore(q.Score), lat, loss)
+}
+
+// formatPercentile prints a percentile p in [0, 1] as the percentage the
+// requirement was written in, to 12 significant digits: 0.07 is 7, not
+// the binary product 100 × 0.07 = 7.000000000000001, and a zero of either
+// sign is 0.
+func formatPercentile(p float64) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(100*p, 'g', 12, 64), 64)
+	if v == 0 {
+		v = 0 // not -0
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // hasQoO reports whether a probe of the configuration has a qoo

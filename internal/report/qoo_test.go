@@ -4,6 +4,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -59,6 +60,36 @@ func TestWriteQoOLatencyWithheld(t *testing.T) {
 		writeQoO(&b, p)
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("%v completed: %q, want %q", c.completed, b.String(), c.want)
+		}
+	}
+}
+
+// TestDescribeQoOPercentile: the percentile that set the latency component
+// is named as the user wrote it, p7 for the 7th (0.07), not the binary
+// product 100 × 0.07 = 7.000000000000001, and p0 for the least delay
+// however its zero is signed (a -0 parses as a valid percentile).
+func TestDescribeQoOPercentile(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{
+		{0.07, "at p7,"},
+		{0.29, "at p29,"},
+		{0.57, "at p57,"},
+		{0.999, "at p99.9,"},
+		{0.9999, "at p99.99,"},
+		{0.001, "at p0.1,"},
+		{1, "at p100,"},
+		{0, "at p0,"},
+		{math.Copysign(0, -1), "at p0,"},
+	} {
+		req := deltaq.QoORequirement{Latency: []deltaq.QoOLatency{{Percentile: c.p, ROP: 0.1, CPUP: 0.3}}, CPUPLoss: 1}
+		q, err := req.Score(deltaq.QoOMeasurement{Latency: []float64{0.2}})
+		if err != nil {
+			t.Fatalf("p %v: %v", c.p, err)
+		}
+		if got := DescribeQoO(req, q); !strings.Contains(got, c.want) {
+			t.Errorf("p %v: %q, want %q", c.p, got, c.want)
 		}
 	}
 }
