@@ -18,6 +18,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/deltaq-otel/deltaq/internal/slo"
 )
 
 // promMetric is one metric of the deltaq output contract (docs/design.md, "Output"
@@ -740,6 +742,32 @@ func TestInhibitionOutlastsTarget(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no inhibition between two hand-written alerts found in alertmanager.yml")
+	}
+}
+
+// TestBudgetTicketsInhibited: for each alert deltaq slo generates, a page
+// (critical) inhibits the ticket (warning) of the same objective, as the
+// README says Alertmanager does.
+func TestBudgetTicketsInhibited(t *testing.T) {
+	var am struct {
+		InhibitRules []struct {
+			Source []string `yaml:"source_matchers"`
+			Target []string `yaml:"target_matchers"`
+			Equal  []string `yaml:"equal"`
+		} `yaml:"inhibit_rules"`
+	}
+	readYAML(t, "alertmanager/alertmanager.yml", &am)
+	for _, alert := range []string{slo.AlertName, slo.AlertQoOName} {
+		name := `alertname="` + alert + `"`
+		found := false
+		for _, ir := range am.InhibitRules {
+			found = found || slices.Contains(ir.Source, name) && slices.Contains(ir.Source, `severity="critical"`) &&
+				slices.Contains(ir.Target, name) && slices.Contains(ir.Target, `severity="warning"`) &&
+				slices.Contains(ir.Equal, "deltaq_probe") && slices.Contains(ir.Equal, "deltaq_slo")
+		}
+		if !found {
+			t.Errorf("alertmanager.yml: no inhibition of a %s ticket under a page of the same probe and objective (deltaq_probe, deltaq_slo)", alert)
+		}
 	}
 }
 

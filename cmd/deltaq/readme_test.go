@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -32,6 +33,7 @@ var readmes = []string{
 	"connector/deltaqconnector/README.md",
 	"erlang/README.md",
 	"docs/runbook.md",
+	"docs/install.md",
 	"docs/design.md",
 }
 
@@ -289,6 +291,10 @@ func (c *commandChecker) check(words []string) (ours bool, problem string) {
 			return true, fmt.Sprintf("no program %s: bin/ holds %s", program, strings.Join(c.programs, ", "))
 		}
 		program = name
+	} else if base := path.Base(program); program != base && (base == "deltaq" || base == "otelcol-deltaq") {
+		// An unpacked release archive's programs: ./deltaq,
+		// deltaq_VERSION_linux_amd64/otelcol-deltaq.
+		program = base
 	}
 	if len(args) == 0 {
 		// A bare name in prose ("the `deltaq` exporter") is no command.
@@ -475,6 +481,10 @@ func TestREADMECommandChecker(t *testing.T) {
 		{"```\nmake e2e-erlangs   # typo\n```\n", []string{`no target "e2e-erlangs" in Makefile and mk/*.mk`}},
 		{"`make -C erlang benchmark`", []string{`no target "benchmark" in erlang/Makefile`}},
 		{"`bin/dqworkloads -rate 5`", []string{"no program bin/dqworkloads"}},
+		// The programs of an unpacked release archive, by their path.
+		{"```sh\n./otelcol-deltaq validate --config=config.yaml\n./deltaq check --config=config.yaml\n```\n", nil},
+		{"```sh\n./deltaq check --configs=config.yaml\n```\n", []string{"deltaq check has no flag --configs=config.yaml"}},
+		{"`deltaq_VERSION_linux_amd64/otelcol-deltaq --conf=config.yaml`", []string{"otelcol-deltaq  has no flag --conf=config.yaml"}},
 		// Not commands: a component named in prose, configuration, comments.
 		{"the `deltaq` exporter, `deltaq.outcome`, `deltaq-snapshot-*.json`\n```yaml\nprocessors: [deltaq]   # deltaq first\n```\n", nil},
 	} {

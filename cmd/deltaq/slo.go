@@ -63,11 +63,11 @@ objective without a budget (p = 1, max_failure 0).
 A point's delay must be a bucket bound of deltaq.observed (a bin edge of
 the probe, from the processor's or the connector's probe layout) for an
 exact SLI; otherwise the point is refused, naming the nearest bin edges. A
-point at or beyond dMax counts every success. With histogram: exponential
-the SLI is histogram_fraction(0, d, …), approximate: off by at most the
-share of the successes in the bucket holding d. A probe with dmax: auto has
-no fixed bucket bounds: its points are refused unless the histogram is
-exponential.
+point at or beyond dMax counts every success. With
+histogram: {exponential: {}} the SLI is histogram_fraction(0, d, …),
+approximate: off by at most the share of the successes in the bucket
+holding d. A probe with dmax: auto has no fixed bucket bounds: its
+points are refused unless the histogram is exponential.
 
 --qoo SCORE:TARGET adds to every probe with a qoo requirement a time-slice
 objective on its Quality of Outcome: the observed score (deltaq.qoo.score)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -319,6 +320,24 @@ func TestHostileInputCardinality(t *testing.T) {
 	assert.Positive(t, counter(t, h, "exporter_deltaq_instances_dropped", "reason=name_too_long"))
 	assert.Positive(t, counter(t, h, "exporter_deltaq_instances_dropped", "reason=probe_limit"))
 	t.Logf("%d series over %d probes (bound %d per probe)", len(series), len(perProbe), perProbeBound)
+}
+
+// TestREADMESeriesPerProbe: the README's reliability table gives the bound
+// of TestHostileInputCardinality at the default quantiles and cdf_points,
+// before the QTA's and the divergence test's series.
+func TestREADMESeriesPerProbe(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var row string
+	for line := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(line, "| series per probe |") {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, "README.md has no row \"series per probe\"")
+	cfg := NewDefaultConfig()
+	n := 1 + 3 + 3 + 2*len(cfg.Quantiles) + 6*(cfg.CDFPoints+1)
+	assert.Contains(t, row, fmt.Sprintf("| %d with the defaults", n))
 }
 
 // TestJunkNamesExpireAndNeverCrowdOutConfiguredProbes: 1100 junk names
