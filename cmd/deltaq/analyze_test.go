@@ -211,10 +211,28 @@ processors:
 exporters:
   deltaq: {}
 `), analyzeTraces}, exitFail, "probes[0].dmax: 500 has no unit"},
+		// A connector's problem as check prints it, at its path, without the
+		// decoder's framing ("decoding failed due to the following
+		// error(s): '' …", which it had).
+		{"connector option", []string{"--config", writeTemp(t, "q.yaml", `
+connectors:
+  deltaq:
+    probes:
+      job:
+        match: {span_name: job}
+        dmax: 1s
+        bins: 10
+        qoo:
+          rop: {points: [{delay: 1ms}], max_failure: 0.01}
+          cpup: {points: [{p: 0.5, delay: 5ms}], max_failure: 0.1}
+`), analyzeTraces}, exitFail, `q.yaml: connectors::deltaq: probes["job"].qoo.rop.points[0].p: is missing`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			status, _, stderr := runCmd(append([]string{"analyze"}, c.args...)...)
+			if strings.Contains(stderr, "decoding failed") {
+				t.Errorf("stderr %q has the decoder's framing", stderr)
+			}
 			if status != c.status || !strings.Contains(stderr, c.want) {
 				t.Errorf("status %d (want %d), stderr %q (want %q)", status, c.status, stderr, c.want)
 			}

@@ -122,7 +122,12 @@ func (c *Source) Load() (*Loaded, error) {
 	name := strings.Join(c.Paths, "+")
 	unmarshal := func(key string, dst any) error {
 		sub, err := conf.Sub(key)
-		if err == nil {
+		if u, ok := dst.(confmap.Unmarshaler); ok && err == nil {
+			// Given the section itself, as Check decodes it
+			// (decodeSection): conf.Unmarshal would wrap its errors in the
+			// decoder's framing ("decoding failed due to …: ''").
+			err = u.Unmarshal(sub)
+		} else if err == nil {
 			err = sub.Unmarshal(dst)
 		}
 		if err != nil {
