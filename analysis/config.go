@@ -187,14 +187,16 @@ type ProbeConfig struct {
 	// High): a gateway whose agents' processors use log-linear binning
 	// pins their layout with it.
 	Binning *deltaq.BinningConfig `mapstructure:"binning"`
-	// QTA is the probe's requirement; the zero QTA is none.
-	QTA QTA `mapstructure:"qta"`
+	// QTA is the probe's requirement; the zero QTA is none. Written, it
+	// must say something (`qta: {}` is refused).
+	QTA QTA `mapstructure:"qta" confcheck:"nonempty"`
 	// Triggers selects the probe's triggers; all are off by default (the
 	// thesis, section 4.4.1).
 	Triggers Triggers `mapstructure:"triggers"`
 	// QoO is the probe's Quality of Outcome requirement (qoo.go); the zero
-	// QoOConfig is none.
-	QoO QoOConfig `mapstructure:"qoo"`
+	// QoOConfig is none. Written, it must say something (`qoo: {}` is
+	// refused).
+	QoO QoOConfig `mapstructure:"qoo" confcheck:"nonempty"`
 }
 
 // GatewayConfig bounds the windows an engine merges from other engines

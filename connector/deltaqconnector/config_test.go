@@ -137,6 +137,15 @@ func TestLoadQoOPointMissing(t *testing.T) {
 	assert.Contains(t, err.Error(), `probes["checkout"].qoo.cpup.points[0].delay: is missing: it has no default (write 0 for zero)`)
 }
 
+// TestLoadEmptyRequirements: a qta or qoo written with nothing in it is
+// refused at its path (it read as no requirement, silently).
+func TestLoadEmptyRequirements(t *testing.T) {
+	err := section(t, "empty_requirements").Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["checkout"].qta: is empty, which is no requirement: write its options, or leave it out`)
+	assert.Contains(t, err.Error(), `probes["checkout"].qoo: is empty, which is no requirement: write its options, or leave it out`)
+}
+
 // TestLoadPercentage: a ratio written as a percentage (the decoder's own
 // message was "expected type 'float64', got unconvertible type 'string'")
 // is refused while decoding, with the fraction to write.

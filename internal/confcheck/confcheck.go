@@ -69,7 +69,9 @@ import (
 //   - an empty string in a field tagged `confcheck:"nonempty"`, whose
 //     empty value would read as unset and change what the option does
 //     (match::span_name: "" matched the probe's own name, as an unset
-//     ${env:SPAN} gave it);
+//     ${env:SPAN} gave it), and a section written empty (`qoo: {}`, or
+//     the key alone) in a struct field tagged so, which reads as no
+//     requirement at all;
 //   - a field tagged `confcheck:"required"` left out of a map that is
 //     written, whose zero value is valid and means something else than
 //     nothing (a qoo point without p read as the 0th percentile, the
@@ -234,8 +236,24 @@ func (w *walker) walkFields(m map[string]any, t reflect.Type, p confpath.Path) {
 			w.report(p.Field(key), "must not be empty (is an environment variable it names unset?); leave the option out to have its default")
 			continue
 		}
+		if f.Tag.Get("confcheck") == "nonempty" && f.Type.Kind() == reflect.Struct && emptyMap(v) {
+			// Written with nothing in it, a requirement reads as none,
+			// silently: the user meant one.
+			w.report(p.Field(key), "is empty, which is no requirement: write its options, or leave it out")
+			continue
+		}
 		w.walk(v, f.Type, p.Field(key))
 	}
+}
+
+// emptyMap reports whether v, a section as written, holds nothing: a key
+// with no value, or an empty map.
+func emptyMap(v any) bool {
+	if v == nil {
+		return true
+	}
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
 }
 
 // checkDuration reports a duration written without a unit. Zero is the same

@@ -380,6 +380,37 @@ func TestCheckRequired(t *testing.T) {
 	assert.Equal(t, `points[1].p: is missing: it has no default (write 0 for zero)`, err.Error())
 }
 
+// TestCheckEmptySection: a struct field tagged nonempty written with
+// nothing in it (an empty map, or the key alone) is refused, as it reads
+// as no requirement at all; left out, or written with an option, it passes,
+// and an untagged section may be empty.
+func TestCheckEmptySection(t *testing.T) {
+	type req struct {
+		Max float64 `mapstructure:"max"`
+	}
+	type cfg struct {
+		Req   req `mapstructure:"req" confcheck:"nonempty"`
+		Other req `mapstructure:"other"`
+	}
+	for _, c := range []struct {
+		raw  map[string]any
+		want string
+	}{
+		{map[string]any{"req": map[string]any{}}, "req: is empty, which is no requirement: write its options, or leave it out"},
+		{map[string]any{"req": nil}, "req: is empty, which is no requirement: write its options, or leave it out"},
+		{map[string]any{"req": map[string]any{"max": 0}}, ""},
+		{map[string]any{"other": map[string]any{}}, ""},
+		{map[string]any{}, ""},
+	} {
+		err := CheckRaw(c.raw, &cfg{}, nil)
+		if c.want == "" {
+			assert.NoError(t, err, "%v", c.raw)
+		} else if assert.Error(t, err, "%v", c.raw) {
+			assert.Equal(t, c.want, err.Error())
+		}
+	}
+}
+
 // TestCheckMisplacedOption: an option of a nested section written beside
 // it (span_name beside match) is named with the section it belongs to, not
 // with the list of this level's options, where it is not.
