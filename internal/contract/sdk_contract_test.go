@@ -4,6 +4,8 @@
 package contract
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"testing"
@@ -32,15 +34,32 @@ type startEventContract struct {
 			Field string `json:"field"`
 			Bytes int    `json:"bytes"`
 		} `json:"entry"`
-		EntryBytes     int `json:"entry_bytes"`
-		ThresholdBytes int `json:"threshold_bytes"`
-		MaxEntries     int `json:"max_entries"`
+		EntryBytes     int               `json:"entry_bytes"`
+		ThresholdBytes int               `json:"threshold_bytes"`
+		MaxEntries     int               `json:"max_entries"`
+		Example        startEventExample `json:"example"`
 	} `json:"batch"`
 }
 
-// TestStartEventContract: the constants of the start event are the shared
-// contract's.
-func TestStartEventContract(t *testing.T) {
+// startEventExample is the contract's example of a batch record: its probe,
+// its spans, and the bytes of deltaq.starts and deltaq.starts.thresholds
+// that announce them, in hex. Every sender's tests encode those spans to
+// those bytes; this package's decode them to those spans.
+type startEventExample struct {
+	Probe   string `json:"probe"`
+	Entries []struct {
+		TraceID    string `json:"trace_id"`
+		SpanID     string `json:"span_id"`
+		Start      uint64 `json:"start_time_unix_nano,string"`
+		TraceState string `json:"tracestate"`
+	} `json:"entries"`
+	StartsHex     string `json:"starts_hex"`
+	ThresholdsHex string `json:"thresholds_hex"`
+}
+
+// readStartEventContract reads docs/contract/start-event.json.
+func readStartEventContract(t *testing.T) startEventContract {
+	t.Helper()
 	b, err := os.ReadFile("../../docs/contract/start-event.json")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +68,13 @@ func TestStartEventContract(t *testing.T) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestStartEventContract: the constants of the start event are the shared
+// contract's.
+func TestStartEventContract(t *testing.T) {
+	c := readStartEventContract(t)
 	for _, p := range []struct{ name, got, want string }{
 		{"StartEventName", StartEventName, c.EventName},
 		{"AttrProbe", AttrProbe, c.Attributes.Probe},
@@ -84,5 +110,47 @@ func TestStartEventContract(t *testing.T) {
 		if p.want == 0 || p.got != p.want {
 			t.Errorf("%s = %d, the contract says %d", p.name, p.got, p.want)
 		}
+	}
+}
+
+// TestStartEventExample decodes the contract's example batch record, the
+// known answer the senders' tests (sdk/deltaqstart's and dqsd_otel's) encode
+// its spans to: DecodeStarts reads each span's ids and start time back, and
+// its threshold, that of its tracestate (Threshold); AppendStart writes the
+// same entries.
+func TestStartEventExample(t *testing.T) {
+	ex := readStartEventContract(t).Batch.Example
+	entries, err := hex.DecodeString(ex.StartsHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thresholds, err := hex.DecodeString(ex.ThresholdsHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, serr := DecodeStarts(ex.Probe, entries, thresholds, false)
+	if serr != StartsOK || starts.Len() != len(ex.Entries) || len(ex.Entries) < 2 {
+		t.Fatalf("the example: %v, %d entries; want it read whole, with its %d entries", serr, starts.Len(),
+			len(ex.Entries))
+	}
+	var appended []byte
+	for i, w := range ex.Entries {
+		var traceID [16]byte
+		var spanID [8]byte
+		if n, err := hex.Decode(traceID[:], []byte(w.TraceID)); err != nil || n != 16 {
+			t.Fatalf("entry %d: trace id %q", i, w.TraceID)
+		}
+		if n, err := hex.Decode(spanID[:], []byte(w.SpanID)); err != nil || n != 8 {
+			t.Fatalf("entry %d: span id %q", i, w.SpanID)
+		}
+		th, _ := Threshold(w.TraceState)
+		want := StartEntry{TraceID: traceID, SpanID: spanID, Start: int64(w.Start), Threshold: th}
+		if got := starts.At(i); got != want || !got.Valid() {
+			t.Errorf("entry %d: %+v, want %+v", i, got, want)
+		}
+		appended = AppendStart(appended, traceID, spanID, w.Start)
+	}
+	if !bytes.Equal(appended, entries) {
+		t.Errorf("AppendStart writes %x, the example is %x", appended, entries)
 	}
 }

@@ -4,7 +4,6 @@
 package otlptest
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -31,9 +30,11 @@ type SpanStart struct {
 // StartsOf returns the starts announced by the start events among lds, in
 // order, in either form: a deltaq.span.start record (its ids, timestamp and
 // deltaq.probe) or every entry of a deltaq.span.starts record (its
-// deltaq.probe, and each entry's ids, start time and threshold). Other
-// records are skipped. It fails the test on a batch record whose entries or
-// thresholds are malformed: what the clients send must be read whole.
+// deltaq.probe, and each entry's ids, start time and threshold), read by the
+// collector's own reader (contract.ReadStarts). Other records are skipped.
+// It fails the test on a batch record the reader refuses, or an entry of it
+// that it refuses alone (no ids, no start): what the clients send must be
+// read whole.
 func StartsOf(t testing.TB, lds []plog.Logs) []SpanStart {
 	t.Helper()
 	var out []SpanStart
@@ -45,31 +46,21 @@ func StartsOf(t testing.TB, lds []plog.Logs) []SpanStart {
 				out = append(out, SpanStart{TraceID: lr.TraceID(), SpanID: lr.SpanID(), Probe: probe.AsString(),
 					Time: lr.Timestamp()})
 			case contract.StartsEventName:
-				// A Value of another type has no byte slice to read.
-				var b, th []byte
-				starts, _ := lr.Attributes().Get(contract.AttrStarts)
-				if starts.Type() == pcommon.ValueTypeBytes {
-					b = starts.Bytes().AsRaw()
+				starts, name, err := contract.ReadStarts(lr.Attributes())
+				if err != contract.StartsOK {
+					starts, _ := lr.Attributes().Get(contract.AttrStarts)
+					thresholds, _ := lr.Attributes().Get(contract.AttrStartsThresholds)
+					t.Fatalf("a %s record of probe %q refused (%v): %s %v and %s %v", contract.StartsEventName,
+						probe.AsString(), err, contract.AttrStarts, starts.AsRaw(), contract.AttrStartsThresholds,
+						thresholds.AsRaw())
 				}
-				thresholds, hasTh := lr.Attributes().Get(contract.AttrStartsThresholds)
-				if hasTh && thresholds.Type() == pcommon.ValueTypeBytes {
-					th = thresholds.Bytes().AsRaw()
-				}
-				n := len(b) / contract.StartEntryBytes
-				if n == 0 || len(b) != n*contract.StartEntryBytes || hasTh && len(th) != 8*n {
-					t.Fatalf("a %s record of probe %q with %s %v and %s %v", contract.StartsEventName, probe.AsString(),
-						contract.AttrStarts, starts.AsRaw(), contract.AttrStartsThresholds, thresholds.AsRaw())
-				}
-				for i := range n {
-					e := b[i*contract.StartEntryBytes:]
-					s := SpanStart{Probe: probe.AsString(), Time: pcommon.Timestamp(binary.LittleEndian.Uint64(e[24:32])),
-						Batch: true}
-					copy(s.TraceID[:], e[:16])
-					copy(s.SpanID[:], e[16:24])
-					if hasTh {
-						s.Threshold = binary.LittleEndian.Uint64(th[8*i:])
+				for i := range starts.Len() {
+					e := starts.At(i)
+					if !e.Valid() {
+						t.Fatalf("a %s record of probe %q: entry %d refused: %+v", contract.StartsEventName, name, i, e)
 					}
-					out = append(out, s)
+					out = append(out, SpanStart{TraceID: e.TraceID, SpanID: e.SpanID, Probe: name,
+						Time: pcommon.Timestamp(e.Start), Threshold: e.Threshold, Batch: true})
 				}
 			}
 		}

@@ -4,13 +4,20 @@
 package deltaqstart
 
 import (
+	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestLightImports checks that the package, which applications import,
@@ -130,5 +137,64 @@ func TestStartEventContract(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.Batch.ThresholdEncoding, "uint64 little-endian") {
 		t.Errorf("the contract's thresholds are %q, the package writes uint64 little-endian", c.Batch.ThresholdEncoding)
+	}
+}
+
+// TestStartEventExample encodes the spans of the contract's example batch
+// record (docs/contract/start-event.json, batch.example) as a drain does,
+// and checks that the record holds exactly the example's bytes: the known
+// answer internal/contract's tests decode, and dqsd_otel's encode too.
+func TestStartEventExample(t *testing.T) {
+	b, err := os.ReadFile("../../docs/contract/start-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Batch struct {
+			Example struct {
+				Probe   string `json:"probe"`
+				Entries []struct {
+					TraceID    string `json:"trace_id"`
+					SpanID     string `json:"span_id"`
+					Start      int64  `json:"start_time_unix_nano,string"`
+					TraceState string `json:"tracestate"`
+				} `json:"entries"`
+				StartsHex     string `json:"starts_hex"`
+				ThresholdsHex string `json:"thresholds_hex"`
+			} `json:"example"`
+		} `json:"batch"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	ex := c.Batch.Example
+	rec := &recorder{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(rec))
+	defer lp.Shutdown(context.Background())
+	p := newSpanProcessor(lp, defaultConfig()) // no draining goroutine: the test drains
+	for i, e := range ex.Entries {
+		traceID, err1 := trace.TraceIDFromHex(e.TraceID)
+		spanID, err2 := trace.SpanIDFromHex(e.SpanID)
+		ts, err3 := trace.ParseTraceState(e.TraceState)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		p.queue = append(p.queue, event{traceID: traceID, spanID: spanID, start: time.Unix(0, e.Start),
+			probe: ex.Probe, ot: ts.Get("ot")})
+	}
+	p.drain()
+	recs := rec.all()
+	if len(recs) != 1 || len(ex.Entries) == 0 {
+		t.Fatalf("%d records of the example's %d entries, want 1", len(recs), len(ex.Entries))
+	}
+	a := attrs(&recs[0])
+	if got := a[attrProbe].AsString(); got != ex.Probe {
+		t.Errorf("%s %q, want %q", attrProbe, got, ex.Probe)
+	}
+	if got := hex.EncodeToString(a[attrStarts].AsByteSlice()); got != ex.StartsHex {
+		t.Errorf("%s\n%s, the contract's example is\n%s", attrStarts, got, ex.StartsHex)
+	}
+	if got := hex.EncodeToString(a[attrStartsThresholds].AsByteSlice()); got != ex.ThresholdsHex {
+		t.Errorf("%s\n%s, the contract's example is\n%s", attrStartsThresholds, got, ex.ThresholdsHex)
 	}
 }

@@ -122,7 +122,9 @@ const maxQueueSize = 1 << 18
 // announce, and of which probe: ok reports whether it is, probe names the
 // probe (the name of a probe the collector's deltaq connector matches, or
 // of its deltaq processor's; a start event naming another probe is
-// refused). It is
+// refused). A span selected with an empty probe has no start event: no
+// probe has an empty name, and the collector refuses a batch record
+// without one whole. It is
 // called on the application's path for every sampled span, so it should be
 // cheap and must not block; it may be called concurrently.
 type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
@@ -131,7 +133,7 @@ type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
 // string deltaq.probe, with that value as its probe, and every other server
 // span, with its name as its probe (as a connector probe with `match: {}`,
 // or a processor probe with no match section, matches the spans named after
-// it).
+// it); a server span with an empty name names no probe (Selector).
 //
 // deltaq.probe is also an attribute of the processor's own contract: the
 // connector does not read it on the spans of a probe it matches itself, and
@@ -369,16 +371,18 @@ func newSpanProcessor(lp log.LoggerProvider, c config) *SpanProcessor {
 	return p
 }
 
-// OnStart queues the start event of s if s is sampled and selected; when
-// the queue is full it drops the event and counts it. An unsampled span is
-// never exported, so its start event would only make a spurious timeout.
+// OnStart queues the start event of s if s is sampled and selected with a
+// probe; when the queue is full it drops the event and counts it. An
+// unsampled span is never exported, so its start event would only make a
+// spurious timeout; an empty probe names no probe, and would make the
+// collector refuse the batch record (Selector).
 func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	sc := s.SpanContext()
 	if !sc.IsSampled() || p.stopped.Load() {
 		return
 	}
 	probe, ok := p.selector(s)
-	if !ok {
+	if !ok || probe == "" {
 		return
 	}
 	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: validUTF8(probe), name: s.Name(),

@@ -259,6 +259,8 @@ func TestDefaultSelector(t *testing.T) {
 			start("queue", 6, trace.WithSpanKind(trace.SpanKindConsumer))
 			taggedServer, taggedServerAt := start("POST /pay", 7, trace.WithSpanKind(trace.SpanKindServer),
 				trace.WithAttributes(attribute.String(attrProbe, "pay")))
+			// A server span without a name names no probe.
+			start("", 8, trace.WithSpanKind(trace.SpanKindServer))
 
 			if err := p.ForceFlush(context.Background()); err != nil {
 				t.Fatal(err)
@@ -319,7 +321,9 @@ func TestWithSpanNames(t *testing.T) {
 }
 
 // TestWithSelector checks that a selector of the application's chooses the
-// spans and names their probes.
+// spans and names their probes, and that a span it selects with an empty
+// probe has no start event: no probe has an empty name, and the collector
+// refuses a batch record without one whole (docs/contract/start-event.json).
 func TestWithSelector(t *testing.T) {
 	for _, f := range forms {
 		t.Run(f.name, func(t *testing.T) {
@@ -330,10 +334,12 @@ func TestWithSelector(t *testing.T) {
 			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
 			_, a := tr.Start(context.Background(), "probe:a")
 			tr.Start(context.Background(), "b", trace.WithSpanKind(trace.SpanKindServer))
+			tr.Start(context.Background(), "probe:")
 			if err := p.ForceFlush(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			checkEvents(t, rec.all(), []wantEvent{{a, a.(sdktrace.ReadOnlySpan).StartTime(), "a", "probe:a"}})
+			checkCounts(t, p, 1, 0, 0)
 		})
 	}
 }

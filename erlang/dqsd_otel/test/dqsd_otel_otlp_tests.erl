@@ -288,10 +288,6 @@ several_spans_test() ->
 %% test's source: the names and sizes this library writes are the ones the
 %% collector's internal/contract and sdk/deltaqstart check against it.
 start_event_contract_test() ->
-    Source = proplists:get_value(source, ?MODULE:module_info(compile)),
-    Path = filename:join([filename:dirname(Source), "..", "..", "..", "docs", "contract",
-                          "start-event.json"]),
-    {ok, Bin} = file:read_file(Path),
     #{<<"event_name">> := EventName,
       <<"attributes">> := #{<<"probe">> := Probe, <<"tracestate">> := TraceState},
       <<"batch">> := #{<<"event_name">> := BatchName,
@@ -302,7 +298,7 @@ start_event_contract_test() ->
                        <<"entry_bytes">> := EntryBytes,
                        <<"threshold_bytes">> := ThresholdBytes,
                        <<"threshold_encoding">> := ThresholdEncoding,
-                       <<"max_entries">> := MaxEntries}} = decode(Bin),
+                       <<"max_entries">> := MaxEntries}} = start_event_contract(),
     ?assertEqual({?START_EVENT_NAME, ?ATTR_PROBE, ?ATTR_TRACESTATE},
                  {EventName, Probe, TraceState}),
     ?assertEqual({?STARTS_EVENT_NAME, ?ATTR_PROBE, ?ATTR_STARTS, ?ATTR_STARTS_THRESHOLDS},
@@ -314,3 +310,39 @@ start_event_contract_test() ->
                   || #{<<"field">> := F, <<"bytes">> := B} = E <- Entry]),
     ?assertEqual({32, 8, ?MAX_STARTS}, {EntryBytes, ThresholdBytes, MaxEntries}),
     ?assertMatch(<<"uint64 little-endian", _/binary>>, ThresholdEncoding).
+
+%% docs/contract/start-event.json, decoded, found from this test's source.
+start_event_contract() ->
+    Source = proplists:get_value(source, ?MODULE:module_info(compile)),
+    Path = filename:join([filename:dirname(Source), "..", "..", "..", "docs", "contract",
+                          "start-event.json"]),
+    {ok, Bin} = file:read_file(Path),
+    decode(Bin).
+
+%% The contract's example batch record (batch.example): its spans, encoded
+%% by starts/4, give exactly its bytes of `deltaq.starts' and
+%% `deltaq.starts.thresholds', the known answer that the collector's
+%% internal/contract decodes and sdk/deltaqstart encodes too.
+start_event_example_test() ->
+    #{<<"batch">> := #{<<"example">> := #{<<"probe">> := Probe, <<"entries">> := Entries,
+                                          <<"starts_hex">> := StartsHex,
+                                          <<"thresholds_hex">> := ThresholdsHex}}} =
+        start_event_contract(),
+    ?assertNotEqual([], Entries),
+    Events = [{binary:decode_hex(T), binary:decode_hex(S), Probe, binary_to_integer(Start), TS}
+              || #{<<"trace_id">> := T, <<"span_id">> := S, <<"start_time_unix_nano">> := Start,
+                   <<"tracestate">> := TS} <- Entries],
+    %% Offset 0: the starts are Unix times already.
+    [R] = events_of(dqsd_otel_otlp:starts(resource(), Events, 0, 1)),
+    A = attrs(maps:get(<<"attributes">>, R)),
+    ?assertEqual(#{<<"stringValue">> => Probe}, maps:get(<<"deltaq.probe">>, A)),
+    #{<<"deltaq.starts">> := #{<<"bytesValue">> := Starts},
+      <<"deltaq.starts.thresholds">> := #{<<"bytesValue">> := Thresholds}} = A,
+    ?assertEqual(StartsHex, dqsd_otel_otlp:hex(base64:decode(Starts))),
+    ?assertEqual(ThresholdsHex, dqsd_otel_otlp:hex(base64:decode(Thresholds))).
+
+%% The log records of a logs request.
+events_of(Json) ->
+    #{<<"resourceLogs">> := [#{<<"scopeLogs">> := [#{<<"logRecords">> := Records}]}]} =
+        decode(Json),
+    Records.

@@ -657,6 +657,29 @@ start_event_forms(Form) ->
         ?assertMatch(#{exported_events := 6, exported_spans := 6}, dqsd_otel:stats())
     end).
 
+%% A span with an empty name names no probe (the span name is its probe):
+%% it has no start event, in either form, since the collector refuses a
+%% batch record with an empty `deltaq.probe' whole
+%% (docs/contract/start-event.json), and a collector has no probe of that
+%% name. The span itself is exported.
+empty_name_test_() ->
+    [{atom_to_list(Form), fun() -> empty_name(Form) end} || Form <- [batch, per_span]].
+
+empty_name(Form) ->
+    with_server(fun ok_200/2, #{start_events => Form}, fun(_) ->
+        Ctxs = [dqsd_otel:start_span(Name) || Name <- [<<>>, <<"a">>, "", '']],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Logs}] = received(1),
+        ?assertEqual([<<"a">>], [Probe || #{probe := Probe} <- starts(Logs)]),
+        [dqsd_otel:end_span(Ctx) || Ctx <- Ctxs],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/traces">>, Traces}] = received(1),
+        ?assertEqual(4, length(spans(Traces))),
+        ?assertMatch(#{exported_events := 1, dropped_events := 0, elided_events := 0,
+                       exported_spans := 4},
+                     dqsd_otel:stats())
+    end).
+
 disabled_test() ->
     with_server(fun ok_200/2, #{enabled => false}, fun(_) ->
         ?assertNot(dqsd_otel:is_enabled()),
