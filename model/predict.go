@@ -279,7 +279,7 @@ type Prediction struct {
 }
 
 // Predict evaluates the diagram d of the model without and with the
-// interventions.
+// interventions; an evaluation that fails with them names them.
 func (m *Model) Predict(d *diagram.Diagram, ivs []whatif.Intervention) ([]Prediction, error) {
 	in, before, err := m.evaluateLearned(d)
 	if err != nil {
@@ -291,7 +291,13 @@ func (m *Model) Predict(d *diagram.Diagram, ivs []whatif.Intervention) ([]Predic
 	}
 	after, err := m.Evaluate(d, in)
 	if err != nil {
-		return nil, err
+		// The model evaluated without them: they made it fail (a
+		// sequence beyond MaxBins bins).
+		sets := make([]string, len(ivs))
+		for k, iv := range ivs {
+			sets[k] = iv.Target + "=" + iv.Text
+		}
+		return nil, fmt.Errorf("with %s: %w", strings.Join(sets, ", "), err)
 	}
 	out := make([]Prediction, len(m.Roots))
 	for k, r := range m.Roots {

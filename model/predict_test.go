@@ -84,6 +84,20 @@ func TestApply(t *testing.T) {
 	if _, err := m.Predict(d, []whatif.Intervention{{Target: "svc.r", Remove: true}}); err == nil || !strings.Contains(err.Error(), "root") {
 		t.Errorf("removing the root: err %v", err)
 	}
+	// a and b substituted by points 20 s late fit their 40000 bins each,
+	// but not the sequence they are in: the error names the interventions
+	// that made it too long.
+	var ivs []whatif.Intervention
+	for _, s := range []string{"svc.a=point(20s)", "svc.b=point(20s)"} {
+		iv, err := whatif.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ivs = append(ivs, iv)
+	}
+	if _, err := m.Predict(d, ivs); err == nil || !strings.Contains(err.Error(), "with svc.a=point(20s), svc.b=point(20s): ") || !strings.Contains(err.Error(), "MaxBins") {
+		t.Errorf("a sequence beyond MaxBins bins: err %v", err)
+	}
 }
 
 // TestContexts: the same operation called from two places is two nodes,
