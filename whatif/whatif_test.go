@@ -115,6 +115,7 @@ func TestTransformSubstitution(t *testing.T) {
 		{"point(0)", 1, 1},
 		{"uniform(0,0)", 1, 1},
 		{"choice(0.5:point(0),0.5:never)", 1, 0.5},
+		{"point(1ms)", 200, 1},           // not the 240 bins of a rounder dMax of 1.2 ms
 		{"exp(20ms)", deltaq.MaxBins, 1}, // its tail beyond MaxBins bins is 1e-7
 	} {
 		iv, err := ParseExpr(c.expr)
