@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/klauspost/compress/zstd"
@@ -180,12 +181,20 @@ func Read(path string, o Options, fn func(ptrace.Traces) error) error {
 }
 
 // open opens the file at path, or standard input for Stdin (which closing
-// leaves open).
+// leaves open), and refuses a directory as reading it would.
 func open(path string) (io.ReadCloser, error) {
 	if path == Stdin {
 		return io.NopCloser(os.Stdin), nil
 	}
-	return os.Open(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
+	}
+	return f, nil
 }
 
 func countStdin(paths []string) int {

@@ -133,6 +133,12 @@ func TestReadTraceFileErrors(t *testing.T) {
 			}
 		})
 	}
+	// A directory is no trace file: said as reading a file says it, not
+	// as the first record of one.
+	dir := t.TempDir()
+	if err := Read(dir, bounds(256, 300), func(ptrace.Traces) error { return nil }); err == nil || err.Error() != "read "+dir+": is a directory" {
+		t.Errorf("a directory: %v", err)
+	}
 	// An error of the consumer stops the reading and names the line.
 	path := writeTemp(t, "t.json", good+"\n"+good+"\n"+good+"\n")
 	n := 0
