@@ -24,7 +24,9 @@ import (
 const Version = 1
 
 // Build resolution: the bin width is the largest 99.9th percentile of the
-// root operations' durations over bins bins; a node's ΔQ has as many bins
+// root operations' durations over bins bins (when no root instance
+// succeeded, the largest successful duration or exclusive time of any
+// node); a node's ΔQ has as many bins
 // as its largest sample needs, at most maxBinsFactor·bins (the rest is
 // counted as a timeout, Dist.Beyond). Extreme outliers (Sketch.Extremes)
 // count in neither: the bulk of the durations sets the bins, and the
@@ -188,8 +190,11 @@ func Build(l *Learner, bins int) (*Model, error) {
 		}
 	}
 	if horizon == 0 {
+		// No root instance succeeded: the successful durations and the
+		// exclusive times of the others (those of the failed roots whose
+		// failure came from a call) set it.
 		for _, nd := range l.nodes {
-			horizon = math.Max(horizon, nd.dur.BulkMax())
+			horizon = math.Max(horizon, max(nd.dur.BulkMax(), nd.excl.BulkMax()))
 		}
 	}
 	if horizon == 0 {
