@@ -163,33 +163,44 @@ func TestSanitize(t *testing.T) {
 	}
 }
 
-// TestEveryRootFailed: when every root span failed (here because its call
-// did), no successful duration sets the bins; the exclusive times do, not
-// a 1 ns default beyond which every one of them is a timeout. Removing the
+// TestEveryRootFailed: when every instance of a root operation failed
+// (here because its call did), no successful duration of it sets the bins;
+// its exclusive times do, not a 1 ns default, nor another root's shorter
+// durations, beyond which every one of them is a timeout. Removing the
 // failing call then leaves the root's own 3 ms, which complete.
 func TestEveryRootFailed(t *testing.T) {
-	var spans []Span
-	for tr := uint64(1); tr <= 10; tr++ {
-		r, q := sp(tr, 1, 0, "r", 0, 5), sp(tr, 2, 1, "q", 1, 3)
-		r.Failed, q.Failed = true, true
-		spans = append(spans, r, q)
-	}
-	m, d := build(t, Config{}, spans, 100)
-	if m.BinWidth < 1e-5 || m.BinWidth > 1e-4 {
-		t.Errorf("bin width %v, want the root's 3 ms exclusive time over about 100 bins", m.BinWidth)
-	}
-	iv, err := whatif.Parse("svc.q=remove")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.Predict(d, []whatif.Intervention{iv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := p[0].After.Intangible(); f > 1e-9 {
-		t.Errorf("the failing call removed: failure %v, want 0", f)
-	}
-	if q, ok := p[0].After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*m.BinWidth {
-		t.Errorf("the failing call removed: median %v (%v), want 3 ms", q, ok)
+	for _, other := range []bool{false, true} {
+		var spans []Span
+		for tr := uint64(1); tr <= 10; tr++ {
+			r, q := sp(tr, 1, 0, "r", 0, 5), sp(tr, 2, 1, "q", 1, 3)
+			r.Failed, q.Failed = true, true
+			spans = append(spans, r, q)
+			if other { // a root that succeeds in 0.1 ms
+				spans = append(spans, sp(100+tr, 1, 0, "b", 0, 0.1))
+			}
+		}
+		m, d := build(t, Config{}, spans, 100)
+		if m.BinWidth < 1e-5 || m.BinWidth > 1e-4 {
+			t.Errorf("other root %v: bin width %v, want the root's 3 ms exclusive time over about 100 bins", other, m.BinWidth)
+		}
+		iv, err := whatif.Parse("svc.q=remove")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Predict(d, []whatif.Intervention{iv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p {
+			if r.Root != "svc_r" {
+				continue
+			}
+			if f := r.After.Intangible(); f > 1e-9 {
+				t.Errorf("other root %v: the failing call removed: failure %v, want 0", other, f)
+			}
+			if q, ok := r.After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*m.BinWidth {
+				t.Errorf("other root %v: the failing call removed: median %v (%v), want 3 ms", other, q, ok)
+			}
+		}
 	}
 }
