@@ -84,3 +84,26 @@ func TestChoice(t *testing.T) {
 		t.Error("Choice of nothing accepted")
 	}
 }
+
+// TestNeverKeepsPoints: an operand that never completes has no mass to
+// place, so it leaves the others' point masses at their edges: a quarter of
+// a point at 1 ms lost (p:[0.75, 0.25](a, lost), lost = Never) has its
+// median at 1 ms, not inside the bin below as if the point were spread.
+func TestNeverKeepsPoints(t *testing.T) {
+	const w = 1e-5
+	a := mk(t)(Point(1e-3, w, 1000))
+	lost := mk(t)(Never(w, 1000))
+	for _, c := range []struct {
+		name string
+		d    DeltaQ
+	}{
+		{"choice", mk(t)(Choice([]float64{0.75, 0.25}, []DeltaQ{a, lost}))},
+		{"choice, never first", mk(t)(Choice([]float64{0.25, 0.75}, []DeltaQ{lost, a}))},
+		{"first-to-finish", mk(t)(FirstToFinish(lost, a))},
+	} {
+		q, ok := c.d.Quantile(0.5)
+		if !ok || !near(q, 1e-3, 1e-12) || c.d.Placement() != UpperEdges {
+			t.Errorf("%s: median %v (%v), placement %v; want 1 ms at upper edges", c.name, q, ok, c.d.Placement())
+		}
+	}
+}

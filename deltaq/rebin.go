@@ -124,7 +124,8 @@ func alignWidths(op string, ds []DeltaQ) ([]DeltaQ, error) {
 // Align returns the operands on a common grid: every ΔQ rebinned to the
 // coarsest width among them (Rebin), then extended with empty bins to the
 // largest bin count (its CDF stays flat beyond its own dMax; the mass there
-// is intangible). Operands that need no change are returned as they are.
+// is intangible). An operand without mass (Never) takes the placement of
+// the others. Operands that need no change are returned as they are.
 func Align(ds ...DeltaQ) ([]DeltaQ, error) {
 	return align("Align", ds)
 }
@@ -137,13 +138,24 @@ func align(op string, ds []DeltaQ) ([]DeltaQ, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An operand without mass (Never) has nothing to place: it takes the
+	// placement of the others, so that it does not make them mixed.
 	n := 0
-	mixed := false
+	at, placed, mixed := Spread, false, false
 	for _, d := range out {
 		n = max(n, len(d.pdf))
-		mixed = mixed || d.at != out[0].at
+		switch {
+		case d.Tangible() == 0:
+		case !placed:
+			at, placed = d.at, true
+		default:
+			mixed = mixed || d.at != at
+		}
 	}
 	for i, d := range out {
+		if d.Tangible() == 0 {
+			d.at = at
+		}
 		if mixed {
 			// Operands placed differently are read at the edges, where
 			// every placement's CDF is exact.

@@ -16,9 +16,20 @@ import (
 type errorSink struct {
 	filename string
 	list     textpos.ErrorList
+	// firstPerLine: only the first error of a line is reported (the
+	// parser's, textpos.ErrorList.RemoveMultiples), so errorf drops one
+	// on the line of the last added and not before it: a source with an
+	// illegal character at every byte (a binary file) holds one error a
+	// line, not one a byte.
+	firstPerLine bool
 }
 
 func (s *errorSink) errorf(pos Pos, format string, args ...any) {
+	if n := len(s.list); s.firstPerLine && n > 0 {
+		if last := s.list[n-1].Pos; last.Line == pos.Line && last.Column <= pos.Column {
+			return
+		}
+	}
 	s.list.Add(gotoken.Position{Filename: s.filename, Offset: pos.Offset, Line: pos.Line, Column: pos.Column},
 		fmt.Sprintf(format, args...))
 }

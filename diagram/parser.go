@@ -89,7 +89,7 @@ type defSpan struct {
 type stmtErr struct{}
 
 func parseSyntax(filename string, src []byte) (d *Diagram, errs textpos.ErrorList) {
-	sink := &errorSink{filename: filename}
+	sink := &errorSink{filename: filename, firstPerLine: true}
 	p := &parser{sc: newScanner(src, sink), errs: sink}
 	d = &Diagram{Filename: filename}
 	p.tok = p.sc.next()

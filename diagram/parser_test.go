@@ -6,6 +6,7 @@ package diagram
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -415,5 +416,30 @@ func TestHandBuiltOddities(t *testing.T) {
 		if err := WriteDOT(&b, d); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBinaryInputBounded: a file that is not a diagram at all (a binary
+// given by mistake) has an illegal character at nearly every byte. Only
+// the first error of a line is reported, and only those are kept while
+// parsing: a 4 MiB line costs one error, not four million held until the
+// end (a 30 MB binary took 2.5 GB and 7 s).
+func TestBinaryInputBounded(t *testing.T) {
+	src := []byte("x = a;\n" + strings.Repeat("\x01\xff", 2<<20) + "\ny = b;\n")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Parse("bin.dq", src)
+	runtime.ReadMemStats(&after)
+	var list textpos.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Error() != `bin.dq:2:1: illegal character '\x01'` {
+		t.Fatalf("errors %v, want the first of line 2 alone", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("parsing 4 MiB of illegal characters allocated %d MiB, want at most 64", alloc>>20)
+	}
+	// The semantic checks still report every error of a line.
+	if _, err := Parse("two.dq", []byte("x = s:a -> s:b;\n")); !errors.As(err, &list) || len(list) != 2 {
+		t.Errorf("two undefined probes on a line: %v, want both", err)
 	}
 }

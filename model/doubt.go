@@ -57,7 +57,9 @@ func Doubts(st Stats, outliers []Outlier, v []Validation, grace time.Duration) [
 			d.Cause = fmt.Sprintf("grace too short: %d traces received spans after they were closed, so the file lists spans of one trace more than --grace %v of trace time apart; raise --grace", st.Reopened, grace)
 		case inc.MissingParent == 0 && inc.NoRoot == 0 && inc.NegativeDuration > 0:
 			d.Cause = "wrong timestamps: spans that end before they start (a clock stepped back, or the instrumentation sets them wrongly)"
-		case inc.MissingParent == 0 && inc.NoRoot == 0 && inc.Cycle > 0:
+		case inc.MissingParent == 0 && inc.Cycle > 0:
+			// A trace without a root whose every span has its parent is
+			// one in a cycle: its NoRoot is no span missing.
 			d.Cause = "parent links in a cycle: the instrumentation sets wrong parent span ids"
 		default:
 			d.Cause = "spans missing: the parents were never in the files (sampling that keeps parts of traces, lost exports, or a file left out)"

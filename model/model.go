@@ -24,7 +24,8 @@ import (
 const Version = 1
 
 // Build resolution: the bin width is the largest 99.9th percentile of the
-// root operations' durations over bins bins; a node's ΔQ has as many bins
+// root operations' durations (of a root none of whose instances
+// succeeded, its exclusive times) over bins bins; a node's ΔQ has as many bins
 // as its largest sample needs, at most maxBinsFactor·bins (the rest is
 // counted as a timeout, Dist.Beyond). Extreme outliers (Sketch.Extremes)
 // count in neither: the bulk of the durations sets the bins, and the
@@ -182,7 +183,14 @@ func Build(l *Learner, bins int) (*Model, error) {
 			// made by a trace that then hit MaxNodes: never learned
 		case nd.parent < 0:
 			roots = append(roots, int32(i))
-			horizon = math.Max(horizon, nd.dur.BulkQuantile(horizonQ))
+			// A root none of whose instances succeeded has no
+			// duration: its exclusive times (its failures came from
+			// its calls) stand for them.
+			d := &nd.dur
+			if d.Count() == 0 {
+				d = &nd.excl
+			}
+			horizon = math.Max(horizon, d.BulkQuantile(horizonQ))
 		default:
 			kids[nd.parent] = append(kids[nd.parent], int32(i))
 		}

@@ -188,10 +188,12 @@ type Load struct {
 // compose. An intervention on the call (removal, a resilience pattern)
 // replaces the node's whole span, its calls included (its probe): for a
 // node with calls, the span's ΔQ the diagram d calculates from the inputs
-// so far; interventions given after it on the nodes it calls no longer
-// change it, so give those first.
+// so far; interventions given after it on the nodes it calls, or on its
+// own exclusive time, would no longer change it: they are an error, so
+// give those first.
 func (m *Model) Apply(d *diagram.Diagram, inputs map[string]deltaq.DeltaQ, ivs []whatif.Intervention) ([]Load, error) {
 	var loads []Load
+	onCall := map[string]string{} // probe → the intervention on its whole span
 	for _, iv := range ivs {
 		nodes, err := m.Targets(iv)
 		if err != nil {
@@ -200,6 +202,13 @@ func (m *Model) Apply(d *diagram.Diagram, inputs map[string]deltaq.DeltaQ, ivs [
 		for _, n := range nodes {
 			if iv.OnCall() && n.Parent == "" {
 				return nil, fmt.Errorf("%s: %s is a root operation; only calls can be removed or wrapped in a resilience pattern", iv.Target, n.Probe)
+			}
+			if by, call, ok := m.replacedBy(n, onCall, !iv.OnCall() && !n.Leaf()); ok {
+				within := n.Probe
+				if call == n.Probe {
+					within = "its exclusive time"
+				}
+				return nil, fmt.Errorf("%s=%s: %s, given before, stands for the whole span of %s, %s included: this would change nothing; give it first", iv.Target, iv.Text, by, call, within)
 			}
 			x, err := m.partOf(d, inputs, n, iv.OnCall())
 			if err != nil {
@@ -216,12 +225,34 @@ func (m *Model) Apply(d *diagram.Diagram, inputs map[string]deltaq.DeltaQ, ivs [
 			// Every ΔQ of the model has the bin width m.BinWidth.
 			if iv.OnCall() {
 				inputs[n.Probe] = y
+				onCall[n.Probe] = iv.Target + "=" + iv.Text
 			} else {
 				inputs[n.Outcome] = y
 			}
 		}
 	}
 	return loads, nil
+}
+
+// replacedBy returns the intervention in onCall on a call that node n is
+// within, and that call's probe: a call of one of n's ancestors, or with
+// self n's own (for an intervention on the exclusive time of a node with
+// calls).
+func (m *Model) replacedBy(n *Node, onCall map[string]string, self bool) (by, call string, ok bool) {
+	if by, ok := onCall[n.Probe]; ok && self {
+		return by, n.Probe, true
+	}
+	for k := 0; n.Parent != "" && k <= len(m.Nodes); k++ {
+		if by, ok := onCall[n.Parent]; ok {
+			return by, n.Parent, true
+		}
+		p, ok := m.Node(n.Parent)
+		if !ok {
+			break
+		}
+		n = p
+	}
+	return "", "", false
 }
 
 // partOf returns the ΔQ an intervention on node n changes: its exclusive
@@ -279,7 +310,7 @@ type Prediction struct {
 }
 
 // Predict evaluates the diagram d of the model without and with the
-// interventions.
+// interventions; an evaluation that fails with them names them.
 func (m *Model) Predict(d *diagram.Diagram, ivs []whatif.Intervention) ([]Prediction, error) {
 	in, before, err := m.evaluateLearned(d)
 	if err != nil {
@@ -291,7 +322,13 @@ func (m *Model) Predict(d *diagram.Diagram, ivs []whatif.Intervention) ([]Predic
 	}
 	after, err := m.Evaluate(d, in)
 	if err != nil {
-		return nil, err
+		// The model evaluated without them: they made it fail (a
+		// sequence beyond MaxBins bins).
+		sets := make([]string, len(ivs))
+		for k, iv := range ivs {
+			sets[k] = iv.Target + "=" + iv.Text
+		}
+		return nil, fmt.Errorf("with %s: %w", strings.Join(sets, ", "), err)
 	}
 	out := make([]Prediction, len(m.Roots))
 	for k, r := range m.Roots {

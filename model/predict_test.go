@@ -84,6 +84,20 @@ func TestApply(t *testing.T) {
 	if _, err := m.Predict(d, []whatif.Intervention{{Target: "svc.r", Remove: true}}); err == nil || !strings.Contains(err.Error(), "root") {
 		t.Errorf("removing the root: err %v", err)
 	}
+	// a and b substituted by points 20 s late fit their 40000 bins each,
+	// but not the sequence they are in: the error names the interventions
+	// that made it too long.
+	var ivs []whatif.Intervention
+	for _, s := range []string{"svc.a=point(20s)", "svc.b=point(20s)"} {
+		iv, err := whatif.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ivs = append(ivs, iv)
+	}
+	if _, err := m.Predict(d, ivs); err == nil || !strings.Contains(err.Error(), "with svc.a=point(20s), svc.b=point(20s): ") || !strings.Contains(err.Error(), "MaxBins") {
+		t.Errorf("a sequence beyond MaxBins bins: err %v", err)
+	}
 }
 
 // TestContexts: the same operation called from two places is two nodes,
@@ -146,5 +160,47 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := sanitize(strings.Repeat("a", 300)); len(got) != maxProbeName {
 		t.Errorf("a 300-byte name became %d bytes", len(got))
+	}
+}
+
+// TestEveryRootFailed: when every instance of a root operation failed
+// (here because its call did), no successful duration of it sets the bins;
+// its exclusive times do, not a 1 ns default, nor another root's shorter
+// durations, beyond which every one of them is a timeout. Removing the
+// failing call then leaves the root's own 3 ms, which complete.
+func TestEveryRootFailed(t *testing.T) {
+	for _, other := range []bool{false, true} {
+		var spans []Span
+		for tr := uint64(1); tr <= 10; tr++ {
+			r, q := sp(tr, 1, 0, "r", 0, 5), sp(tr, 2, 1, "q", 1, 3)
+			r.Failed, q.Failed = true, true
+			spans = append(spans, r, q)
+			if other { // a root that succeeds in 0.1 ms
+				spans = append(spans, sp(100+tr, 1, 0, "b", 0, 0.1))
+			}
+		}
+		m, d := build(t, Config{}, spans, 100)
+		if m.BinWidth < 1e-5 || m.BinWidth > 1e-4 {
+			t.Errorf("other root %v: bin width %v, want the root's 3 ms exclusive time over about 100 bins", other, m.BinWidth)
+		}
+		iv, err := whatif.Parse("svc.q=remove")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Predict(d, []whatif.Intervention{iv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p {
+			if r.Root != "svc_r" {
+				continue
+			}
+			if f := r.After.Intangible(); f > 1e-9 {
+				t.Errorf("other root %v: the failing call removed: failure %v, want 0", other, f)
+			}
+			if q, ok := r.After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*m.BinWidth {
+				t.Errorf("other root %v: the failing call removed: median %v (%v), want 3 ms", other, q, ok)
+			}
+		}
 	}
 }

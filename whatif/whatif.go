@@ -322,6 +322,35 @@ func (p piece) inner(err error, prefix string) *scanner.Error {
 	return p.errorf(e.Pos.Offset, "%s%s", prefix, e.Msg)
 }
 
+// maxCutMass is the most of a substituted distribution's mass that may lie
+// beyond the MaxBins bins of the part's width: below it the cut is within
+// the rounding of the figures printed.
+const maxCutMass = 1e-4
+
+// buildDist builds the distribution d on the bins of width w up to the
+// largest delay it names (its Horizon; one bin for never and point(0)):
+// the bin width is the part's, so a rounder dMax would only take bins from
+// the sequences the part is in. When that needs more than MaxBins bins,
+// those MaxBins must hold all of its mass but maxCutMass: else it is an
+// error, not a ΔQ whose mass beyond them counts as failures the
+// intervention does not say.
+func buildDist(d distribution.Dist, w float64) (deltaq.DeltaQ, error) {
+	need := max(math.Ceil(d.Horizon()/w), 1)
+	x, err := d.Build(w, int(min(need, deltaq.MaxBins)))
+	if err != nil || need <= deltaq.MaxBins {
+		return x, err
+	}
+	whole, err := d.Build(distribution.DefaultDMax([]distribution.Dist{d}), 1)
+	if err != nil {
+		return deltaq.DeltaQ{}, err
+	}
+	if cut := whole.Tangible() - x.Tangible(); cut > maxCutMass {
+		return deltaq.DeltaQ{}, fmt.Errorf("the distribution needs %.3g bins of %s to reach %s, more than MaxBins = %d: %.1f %% of its mass would count as failure",
+			need, distribution.FormatDuration(w), distribution.FormatDuration(d.Horizon()), deltaq.MaxBins, 100*cut)
+	}
+	return x, nil
+}
+
 // OnCall reports whether the intervention replaces the call's whole ΔQ (the
 // node's span, its calls included) rather than its exclusive time: removal
 // and the resilience patterns.
@@ -330,8 +359,8 @@ func (iv Intervention) OnCall() bool { return iv.Remove || iv.Pattern != NoPatte
 // Transform returns the ΔQ X′ the intervention makes of the ΔQ x of one
 // part, on x's bin width: for Remove, all of the mass at delay 0 (the call
 // takes no time and never fails); for a resilience pattern, the call's ΔQ
-// under it (Apply); for a substitution, the distribution built over its
-// default dMax (distribution.DefaultDMax); else A·x + B (deltaq.TimeTransform);
+// under it (Apply); for a substitution, the distribution built up to the
+// largest delay it names (buildDist); else A·x + B (deltaq.TimeTransform);
 // then the injected failures, a choice between that and never. It is the
 // one application of an intervention, shared by the model's what-if and
 // the live what-if scenarios of package analysis.
@@ -345,8 +374,7 @@ func (iv Intervention) Transform(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
 	}
 	var err error
 	if iv.Dist != nil {
-		bins := min(max(int(math.Ceil(distribution.DefaultDMax([]distribution.Dist{iv.Dist})/w)), 1), deltaq.MaxBins)
-		if x, err = iv.Dist.Build(w, bins); err != nil {
+		if x, err = buildDist(iv.Dist, w); err != nil {
 			return deltaq.DeltaQ{}, err
 		}
 	} else if iv.A != 1 || iv.B != 0 {

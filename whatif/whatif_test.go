@@ -6,8 +6,10 @@ package whatif
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/textpos"
 )
 
@@ -88,6 +90,54 @@ func TestParseErrorPositions(t *testing.T) {
 		}
 		if err.Error() != c.err {
 			t.Errorf("%q:\n got %s\nwant %s", c.in, err, c.err)
+		}
+	}
+}
+
+// TestTransformSubstitution: a substituted distribution is built on the
+// part's bin width over as many bins as it needs: one for a distribution
+// that names no delay above 0 (never, point(0)), not 1 s worth of them
+// (which left no room for the sequences the part is in); and one that
+// does not fit in MaxBins bins of that width is an error, not a ΔQ whose
+// mass beyond them silently counts as failure.
+func TestTransformSubstitution(t *testing.T) {
+	const w = 5e-6 // a model of 5 ms operations on 1000 bins
+	x, err := deltaq.Point(0.005, w, 1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		expr     string
+		bins     int // at most
+		tangible float64
+	}{
+		{"never", 1, 0},
+		{"point(0)", 1, 1},
+		{"uniform(0,0)", 1, 1},
+		{"choice(0.5:point(0),0.5:never)", 1, 0.5},
+		{"point(1ms)", 200, 1},           // not the 240 bins of a rounder dMax of 1.2 ms
+		{"exp(20ms)", deltaq.MaxBins, 1}, // its tail beyond MaxBins bins is 1e-7
+	} {
+		iv, err := ParseExpr(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := iv.Transform(x)
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		if y.Bins() > c.bins || math.Abs(y.Tangible()-c.tangible) > 1e-6 {
+			t.Errorf("%s: %d bins, tangible mass %v; want at most %d bins and %v", c.expr, y.Bins(), y.Tangible(), c.bins, c.tangible)
+		}
+	}
+	for _, expr := range []string{"point(1s)", "uniform(0,1s)", "choice(0.5:point(1ms),0.5:point(2s))"} {
+		iv, err := ParseExpr(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if y, err := iv.Transform(x); err == nil || !strings.Contains(err.Error(), "MaxBins") {
+			t.Errorf("%s: %v (tangible mass %v), want an error naming MaxBins", expr, err, y.Tangible())
 		}
 	}
 }

@@ -49,7 +49,8 @@ length), and the whole-file zstd stream of its native compression.
 --format json|proto and --compression none|zstd force what detection would
 choose. A last record cut short (a collector stopped while writing) is
 reported with its record number and byte offset, and the records before it
-are analysed.
+are analysed. A file without traces (a collector stopped before any) is
+reported and skipped when other files have some.
 
 The input is streamed: each record goes (through the processor) into the
 analysis before the next is read, so memory holds one record and the

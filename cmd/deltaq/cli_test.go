@@ -253,9 +253,10 @@ func TestEvalAllProbesAndDefinitionInput(t *testing.T) {
 			t.Errorf("probe %s not printed", name)
 		}
 	}
-	// A definition given an assumed ΔQ stands in for its calculation.
+	// A definition given an assumed ΔQ stands in for its calculation, and
+	// is called assumed, as the ΔQs of --outcome are: eval observes none.
 	status, stdout, stderr := runCmd("eval", path, "--outcome", "chain=point(1ms)", "--outcome", "c=point(10ms)", "--probe", "both")
-	if status != exitOK || !strings.Contains(stdout, "s:chain    observed ΔQ used") {
+	if status != exitOK || !strings.Contains(stdout, "s:chain    assumed ΔQ used") {
 		t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
 	}
 }

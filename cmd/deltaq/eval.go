@@ -263,9 +263,6 @@ func (o *evalOptions) assumed(d *diagram.Diagram) (map[string]deltaq.DeltaQ, err
 // cut is within the rounding of the figures it prints.
 const minCutWarned = 1e-4
 
-// warnCut warns when --dmax cut off some of an assumed distribution's mass,
-// which then counts as failure: it says how much, and the dMax that would
-// keep it (the default eval would have chosen for that distribution).
 // warnUnused warns of each --outcome given to a definition that nothing
 // uses: no s: refers to it, and its own calculation succeeded, so that the
 // calculated ΔQ is shown instead.
@@ -287,6 +284,9 @@ func (o *evalOptions) warnUnused(d *diagram.Diagram, ev *diagram.Evaluation, inp
 	}
 }
 
+// warnCut warns when --dmax cut off some of an assumed distribution's mass,
+// which then counts as failure: it says how much, and the dMax that would
+// keep it (the default eval would have chosen for that distribution).
 func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
 	if o.warn == nil {
 		return
@@ -419,7 +419,13 @@ func writeText(w io.Writer, reports []probeReport, at []float64, qoo *deltaq.QoO
 			dq.Bins(), distribution.FormatDuration(dq.Width()), distribution.FormatDuration(dq.DMax()))
 		if rep.source == "calculated" {
 			for _, u := range rep.res.Refs {
-				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+printable(u.Name), u.Source)
+				// The ΔQ given for a definition is an --outcome's:
+				// assumed, as eval observes nothing.
+				src := u.Source.String()
+				if u.Source == diagram.Observed {
+					src = "assumed"
+				}
+				fmt.Fprintf(w, "  %-10s %s ΔQ used\n", "s:"+printable(u.Name), src)
 			}
 		}
 		fmt.Fprintf(w, "  %-10s", "quantiles")

@@ -251,6 +251,28 @@ func TestModelErrors(t *testing.T) {
 			t.Errorf("whatif --set %s: status %d, stderr %q, want %q", tc.set, status, stderr, tc.want)
 		}
 	}
+	// An intervention on a call stands for its whole span: one given after
+	// it on a call within that span, or on its exclusive time, would change
+	// nothing, and is refused rather than listed as set.
+	for _, sets := range [][]string{
+		{"cart.get=timeout(5ms)", "db.query=100*X"},
+		{"cart.get=remove", "cart.get=2*X"},
+	} {
+		status, stdout, stderr := runCmd("whatif", dir, "--set", sets[0], "--set", sets[1])
+		if status != exitFail || !strings.Contains(stderr, sets[1]+": ") || !strings.Contains(stderr, sets[0]) {
+			t.Errorf("whatif --set %s --set %s: status %d, stderr %q (stdout %q)", sets[0], sets[1], status, stderr, stdout)
+		}
+	}
+	// In the other order, or on the call itself, they compose.
+	for _, sets := range [][]string{
+		{"db.query=100*X", "cart.get=timeout(5ms)"},
+		{"cart.get=timeout(5ms)", "cart.get=retry(2, 5ms)"},
+		{"payment.charge=timeout(5ms)", "payment.charge=2*X"},
+	} {
+		if status, _, stderr := runCmd("whatif", dir, "--set", sets[0], "--set", sets[1]); status != exitOK {
+			t.Errorf("whatif --set %s --set %s: status %d, stderr %q", sets[0], sets[1], status, stderr)
+		}
+	}
 }
 
 // whatifJSON runs whatif with --json and returns the checkout's result.

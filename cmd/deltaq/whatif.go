@@ -37,10 +37,12 @@ QTA, to DIR/PROBE-whatif.png.
 
 ` + whatif.Help + `
 
-Several --set apply in order; two on one node compose. The QTA is a list of
-points DELAY:P, "P of the instances complete within DELAY", e.g.
---qta 10ms:0.5,50ms:0.95, with at most --max-failure of them failing
-(default: 1 − the largest P).
+Several --set apply in order; two on one node compose. One on a call (remove
+or a resilience pattern) stands for its whole span: a --set after it on a
+node it calls, or on its exclusive time, would change nothing and is an
+error; give those first. The QTA is a list of points DELAY:P, "P of the
+instances complete within DELAY", e.g. --qta 10ms:0.5,50ms:0.95, with at
+most --max-failure of them failing (default: 1 − the largest P).
 
 ` + qooHelp + ` Whatif prints the score before and after: "what does
 a twice slower payment do to the checkout's Quality of Outcome?" is

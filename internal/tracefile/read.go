@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/klauspost/compress/zstd"
@@ -127,23 +128,41 @@ const Stdin = "-"
 // ReadFiles reads the files in order with Read, passing each record to fn.
 // A file whose last record was cut short (a *TruncatedError: its records
 // before the cut were passed to fn) is not an error: its message is among
-// the warnings, and the files after it are read. Any other error stops the
+// the warnings, and the files after it are read. So is a file without
+// traces (a collector stopped before any) beside files with some; when no
+// file has any, the first one's is the error. Any other error stops the
 // reading, as does Stdin given more than once (before anything is read).
 func ReadFiles(paths []string, o Options, fn func(ptrace.Traces) error) (warnings []string, err error) {
 	if n := countStdin(paths); n > 1 {
 		return nil, fmt.Errorf("%q (standard input) given %d times: it can be read once", Stdin, n)
 	}
+	var empty error // the first file's errNoTraces
+	read := false
 	for _, path := range paths {
 		err := Read(path, o, fn)
 		var te *TruncatedError
-		if errors.As(err, &te) {
-			warnings = append(warnings, te.Error())
-		} else if err != nil {
+		switch {
+		case errors.As(err, &te):
+			warnings, read = append(warnings, te.Error()), true
+		case errors.Is(err, errNoTraces):
+			warnings = append(warnings, err.Error())
+			if empty == nil {
+				empty = err
+			}
+		case err != nil:
 			return warnings, err
+		default:
+			read = true
 		}
+	}
+	if !read && empty != nil {
+		return nil, empty
 	}
 	return warnings, nil
 }
+
+// errNoTraces is the error of a file without a record.
+var errNoTraces = errors.New("no traces")
 
 // Read calls fn with each request (a record: one ExportTraceServiceRequest) of a trace file (Stdin:
 // standard input), in order,
@@ -174,18 +193,26 @@ func Read(path string, o Options, fn func(ptrace.Traces) error) error {
 		return err
 	}
 	if r.docs == 0 {
-		return fmt.Errorf("%s: no traces", path)
+		return fmt.Errorf("%s: %w", path, errNoTraces)
 	}
 	return nil
 }
 
 // open opens the file at path, or standard input for Stdin (which closing
-// leaves open).
+// leaves open), and refuses a directory as reading it would.
 func open(path string) (io.ReadCloser, error) {
 	if path == Stdin {
 		return io.NopCloser(os.Stdin), nil
 	}
-	return os.Open(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
+	}
+	return f, nil
 }
 
 func countStdin(paths []string) int {

@@ -133,6 +133,12 @@ func TestReadTraceFileErrors(t *testing.T) {
 			}
 		})
 	}
+	// A directory is no trace file: said as reading a file says it, not
+	// as the first record of one.
+	dir := t.TempDir()
+	if err := Read(dir, bounds(256, 300), func(ptrace.Traces) error { return nil }); err == nil || err.Error() != "read "+dir+": is a directory" {
+		t.Errorf("a directory: %v", err)
+	}
 	// An error of the consumer stops the reading and names the line.
 	path := writeTemp(t, "t.json", good+"\n"+good+"\n"+good+"\n")
 	n := 0
@@ -343,6 +349,19 @@ func TestReadFiles(t *testing.T) {
 	warnings, err = ReadFiles([]string{cut, missing, whole}, Options{}, func(ptrace.Traces) error { return nil })
 	if !errors.Is(err, fs.ErrNotExist) || len(warnings) != 1 {
 		t.Errorf("a missing file: warnings %q, error %v; want the cut file's warning and the missing file's error", warnings, err)
+	}
+	// An empty file (a collector started and stopped before any trace)
+	// beside files with traces is a warning; when no file has any, the
+	// first one's "no traces" is the error.
+	empty := writeTemp(t, "empty.json", "")
+	warnings, err = ReadFiles([]string{empty, whole}, Options{}, func(ptrace.Traces) error { return nil })
+	if err != nil || len(warnings) != 1 || !strings.HasSuffix(warnings[0], "empty.json: no traces") {
+		t.Errorf("an empty file beside a whole one: warnings %q, error %v; want one warning naming empty.json", warnings, err)
+	}
+	empty2 := writeTemp(t, "empty2.json", "\n")
+	warnings, err = ReadFiles([]string{empty, empty2}, Options{}, func(ptrace.Traces) error { return nil })
+	if err == nil || !strings.HasSuffix(err.Error(), "empty.json: no traces") || len(warnings) != 0 {
+		t.Errorf("only empty files: warnings %q, error %v; want empty.json: no traces", warnings, err)
 	}
 }
 
