@@ -139,9 +139,10 @@ func align(op string, ds []DeltaQ) ([]DeltaQ, error) {
 		return nil, err
 	}
 	// An operand without mass (Never) has nothing to place: it takes the
-	// placement of the others, so that it does not make them mixed.
+	// placement of the others, so that it does not make them mixed (when
+	// all are without mass, the first one's).
 	n := 0
-	at, placed, mixed := Spread, false, false
+	at, placed, mixed := out[0].at, false, false
 	for _, d := range out {
 		n = max(n, len(d.pdf))
 		switch {
