@@ -438,17 +438,19 @@ func (b *builder) slack(s *metricSet, id probeID, sl *analysis.QTASlack, end pco
 // an empty window.
 func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, start, end pcommon.Timestamp) {
 	// A probe's totals restart when the analysis forgets it and sees it
-	// again: its stream then starts anew, at this window's start. A new
-	// stream starts no later than its first window: the first windows of
-	// an observer begin before the observer was made (they take instances
-	// that ended before it), and a start after the point's own time is
-	// not a cumulative stream a backend can read.
+	// again: its stream then starts anew, at this window's start, after
+	// every point of its previous stream (whose start a backend would
+	// otherwise read as one stream going down). A new stream starts at its
+	// first window, also the first windows of an observer, which begin
+	// before the observer was made (they take instances that ended before
+	// it): a start after the point's own time is not a cumulative stream a
+	// backend can read.
 	st := b.outs[p.Name]
 	if st == nil {
 		if b.outs == nil {
 			b.outs = make(map[string]*outStream)
 		}
-		st = &outStream{start: min(b.start, start)}
+		st = &outStream{start: start}
 		b.outs[p.Name] = st
 	}
 	if total := p.Totals.Total(); total < st.last {

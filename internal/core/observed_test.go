@@ -172,7 +172,8 @@ func TestExponentialMaxSizeBounds(t *testing.T) {
 // begin before it was made (the engine keeps a window open for the
 // instances that ended just before), and deltaq.outcomes, a cumulative sum,
 // starts its stream no later than its first window, never after the
-// point's own time; a probe first seen later keeps the observer's start.
+// point's own time; a probe first seen later starts at its first window,
+// as its deltaq.observed stream does.
 func TestOutcomesStartNoLaterThanFirstWindow(t *testing.T) {
 	made := at(1300 * time.Millisecond)
 	b := newBuilder(0, 0, exporterScope, "", made)
@@ -196,5 +197,36 @@ func TestOutcomesStartNoLaterThanFirstWindow(t *testing.T) {
 	q := probeResult(0.001, 1)
 	q.Name = "q"
 	md = b.metrics(&analysis.Result{Start: at(5 * time.Second), End: at(6 * time.Second), Probes: []analysis.ProbeResult{q}})
-	assert.Equal(t, made, outcomesOf(md).StartTimestamp().AsTime(), "a later probe starts at the observer's start")
+	assert.Equal(t, at(5*time.Second), outcomesOf(md).StartTimestamp().AsTime(), "a later probe starts at its first window")
+}
+
+// TestOutcomesRestartStartsNewStream: a probe the analysis forgets and
+// sees again restarts its totals; its deltaq.outcomes stream then starts
+// anew at that window's start, so that the drop is a reset with a new
+// start time rather than a cumulative stream that goes down.
+func TestOutcomesRestartStartsNewStream(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	outcomesOf := func(md pmetric.Metrics) pmetric.NumberDataPoint {
+		var dp pmetric.NumberDataPoint
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricOutcomes {
+				dp = m.Sum().DataPoints().At(0)
+			}
+		})
+		return dp
+	}
+	p := probeResult(0.001, 5)
+	p.Totals = p.Counts
+	first := outcomesOf(b.metrics(&analysis.Result{Start: at(time.Second), End: at(2 * time.Second), Probes: []analysis.ProbeResult{p}}))
+	assert.Equal(t, int64(5), first.IntValue())
+
+	// A window without p: the analysis has forgotten it.
+	b.metrics(&analysis.Result{Start: at(2 * time.Second), End: at(3 * time.Second)})
+
+	p = probeResult(0.001, 2)
+	p.Totals = p.Counts
+	again := outcomesOf(b.metrics(&analysis.Result{Start: at(3 * time.Second), End: at(4 * time.Second), Probes: []analysis.ProbeResult{p}}))
+	assert.Equal(t, int64(2), again.IntValue())
+	assert.NotEqual(t, first.StartTimestamp(), again.StartTimestamp(), "a restarted total is a new stream")
+	assert.Equal(t, at(3*time.Second), again.StartTimestamp().AsTime())
 }
