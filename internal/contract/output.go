@@ -25,7 +25,8 @@ const (
 	// OpenTelemetry's buckets (baseⁱ, baseⁱ⁺¹], base = 2^(2^−scale)
 	// (deltaq.ExpIndex), at the finest scale, at most 20, at which the
 	// buckets from the first bin's upper edge to dMax number at most
-	// histogram::exponential::max_size. Count and sum are the successes'
+	// histogram::exponential::max_size, and at least −4, the coarsest of
+	// Prometheus's native histograms. Count and sum are the successes'
 	// count and the sum of their delays. Timeouts and failures are not in
 	// it: MetricOutcomes counts them, and the improper CDF at d is the
 	// successes at or below d divided by all the instances.

@@ -206,7 +206,8 @@ func (b *builder) expOf(width float64, bins int) *expShape {
 
 // expFit returns the exponential mapping of n buckets whose upper edges are
 // upper(0) = first < … < upper(n−1) = last: the finest scale at which the
-// buckets from first to last number at most max_size.
+// buckets from first to last number at most max_size, or −4 when none
+// does (a max_size of a few buckets over a range of many octaves).
 func (b *builder) expFit(first, last float64, n int, upper func(i int) float64) *expShape {
 	scale := int32(maxExpScale)
 	lo, hi := deltaq.ExpIndex(first, scale), deltaq.ExpIndex(last, scale)
@@ -221,10 +222,13 @@ func (b *builder) expFit(first, last float64, n int, upper func(i int) float64) 
 	return x
 }
 
-// The scales of the OpenTelemetry exponential histogram.
+// The scales of deltaq.observed: the finest of the OpenTelemetry
+// exponential histogram, and the coarsest of Prometheus's native
+// histograms (schema −4; the data model goes down to −10), which remote
+// write refuses below it.
 const (
 	maxExpScale = 20
-	minExpScale = -10
+	minExpScale = -4
 )
 
 // ExponentialScale returns the scale of deltaq.observed as an exponential

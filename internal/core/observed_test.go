@@ -230,3 +230,18 @@ func TestOutcomesRestartStartsNewStream(t *testing.T) {
 	assert.NotEqual(t, first.StartTimestamp(), again.StartTimestamp(), "a restarted total is a new stream")
 	assert.Equal(t, at(3*time.Second), again.StartTimestamp().AsTime())
 }
+
+// TestObservedExponentialScaleForPrometheus: a probe whose buckets span
+// 1 µs to 100 s (a log-linear layout) under a small max_size still gets a
+// scale Prometheus's native histograms take, at least −4: remote write
+// refuses a coarser one, and the probe's histogram would be lost.
+func TestObservedExponentialScaleForPrometheus(t *testing.T) {
+	assert.Equal(t, -4, ExponentialScale(1e-6, 100, 2))
+	assert.Equal(t, -3, ExponentialScale(1e-6, 100, 4), "a scale that fits is kept")
+	b := newBuilder(0, 2, exporterScope, "", t0)
+	p := probeResult(1e-6, 1, 0, 1)
+	p.Edges = []float64{1e-6, 1e-3, 100}
+	dp := buildWindow(t, b, 0, p).ExponentialHistogram().DataPoints().At(0)
+	assert.Equal(t, int32(-4), dp.Scale())
+	assert.Equal(t, uint64(2), dp.Count())
+}
