@@ -6,6 +6,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -154,92 +155,96 @@ func sumOf(xs []uint64) uint64 {
 	return n
 }
 
-// TestOutputFollowsDataModel runs windows of every kind through the
-// observer, explicit and exponential: a probe and its calculated ΔQ,
-// windows of failures and timeouts only, of one instance, an empty window,
-// a window of the inputs alone, a probe forgotten and seen again,
-// a QTA with its slack trend and a Quality of Outcome requirement, and
-// checks every batch (dataModel).
+// everyWindow runs windows of every kind through an observer and returns
+// its output, a batch a window: a probe and its calculated ΔQ with a
+// what-if scenario, windows of failures and timeouts only, of one
+// instance, an empty window, a window of the inputs alone, a probe
+// forgotten and seen again, a QTA with its slack trend and a Quality of
+// Outcome requirement; the spans name their service. exp makes
+// deltaq.observed exponential.
+func everyWindow(t *testing.T, exp bool) []pmetric.Metrics {
+	const dmax = 20 * time.Millisecond
+	cfg := testConfig()
+	cfg.Diagram = "e2e = a -> b;"
+	cfg.WhatIf = map[string]map[string]string{"faster": {"b": "0.5*X"}}
+	if exp {
+		cfg.Histogram.Exponential = &ExponentialHistogramConfig{}
+	}
+	qoo := analysis.QoOConfig{
+		ROP:     analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(5)}}},
+		CPUP:    analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(15)}}, MaxFailure: 0.5},
+		MinRate: 1,
+	}
+	cfg.Probes = map[string]analysis.ProbeConfig{
+		"e2e": {DMax: dmax, Bins: 20, QoO: qoo,
+			QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
+			Triggers: analysis.Triggers{QTA: true, Failure: true, MaxDivergence: 0.5,
+				SlackTrend: analysis.SlackTrendTrigger{Horizon: 10 * time.Second, Windows: 3}}},
+		"a": {DMax: dmax, Bins: 20},
+		"b": {DMax: dmax, Bins: 20},
+	}
+	// u, of no configuration, is forgotten while idle and seen again.
+	cfg.ProbeIdleTimeout = 2 * time.Second
+	h := newHarness(t, cfg, at(time.Second))
+	mk := func(probe, oc string, end, delay time.Duration) span {
+		return span{probe: probe, outcome: oc, end: end, delay: delay, dmax: dmax, bins: 20}
+	}
+	windows := [][]span{
+		// Successes everywhere, e2e slowing from window to window.
+		{mk("a", contract.Success, ms(100), ms(2.5)), mk("b", contract.Success, ms(100), ms(3.5)),
+			mk("e2e", contract.Success, ms(200), ms(6)), mk("e2e", contract.Success, ms(300), ms(7)),
+			mk("u", contract.Success, ms(100), ms(1.5)), mk("u", contract.Success, ms(200), ms(1.5)), mk("u", contract.Failure, ms(300), ms(1))},
+		{mk("a", contract.Success, ms(100), ms(2.5)), mk("b", contract.Success, ms(100), ms(3.5)),
+			mk("e2e", contract.Success, ms(200), ms(9)), mk("e2e", contract.Success, ms(300), ms(12))},
+		// Failures and timeouts only.
+		{mk("a", contract.Failure, ms(100), ms(1)), mk("b", contract.Timeout, ms(100), dmax),
+			mk("e2e", contract.Failure, ms(200), ms(1)), mk("e2e", contract.Timeout, ms(300), dmax)},
+		// One instance.
+		{mk("e2e", contract.Success, ms(200), ms(19.5))},
+		// Nothing.
+		nil,
+		// The inputs alone.
+		{mk("a", contract.Success, ms(100), ms(2.5)), mk("b", contract.Success, ms(100), ms(3.5))},
+		{mk("a", contract.Success, ms(100), ms(0.5)), mk("b", contract.Success, ms(100), ms(0.5)), mk("u", contract.Success, ms(100), ms(1.5)),
+			mk("e2e", contract.Success, ms(200), ms(0.5)), mk("e2e", contract.Failure, ms(300), ms(1))},
+	}
+	for i, w := range windows {
+		off := time.Duration(i) * time.Second
+		for j := range w {
+			w[j].end += off
+		}
+		if len(w) > 0 {
+			// Trace and span ids, for the exemplars.
+			td := instanceTraces(w...)
+			td.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", "shop")
+			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			for j := range spans.Len() {
+				spans.At(j).SetTraceID(pcommon.TraceID{0: byte(i + 1), 15: byte(j + 1)})
+				spans.At(j).SetSpanID(pcommon.SpanID{0: byte(i + 1), 7: byte(j + 1)})
+			}
+			require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+		}
+		h.obs.tick(at(off + 2*time.Second))
+	}
+	mds := h.metrics.AllMetrics()
+	require.Len(t, mds, len(windows))
+	return mds
+}
+
+// TestOutputFollowsDataModel checks every batch of everyWindow, explicit
+// and exponential (dataModel).
 func TestOutputFollowsDataModel(t *testing.T) {
 	for _, exp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("exponential=%v", exp), func(t *testing.T) {
-			const dmax = 20 * time.Millisecond
-			cfg := testConfig()
-			cfg.Diagram = "e2e = a -> b;"
-			if exp {
-				cfg.Histogram.Exponential = &ExponentialHistogramConfig{}
-			}
-			qoo := analysis.QoOConfig{
-				ROP:  analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(5)}}},
-				CPUP: analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(15)}}, MaxFailure: 0.5},
-			}
-			cfg.Probes = map[string]analysis.ProbeConfig{
-				"e2e": {DMax: dmax, Bins: 20, QoO: qoo,
-					QTA: analysis.QTA{Points: []analysis.QTAPoint{{Delay: 8 * time.Millisecond, P: 0.5}}, MaxFailure: 0.3},
-					Triggers: analysis.Triggers{QTA: true, Failure: true, MaxDivergence: 0.5,
-						SlackTrend: analysis.SlackTrendTrigger{Horizon: 10 * time.Second, Windows: 3}}},
-				"a": {DMax: dmax, Bins: 20},
-				"b": {DMax: dmax, Bins: 20},
-			}
-			// u, of no configuration, is forgotten while idle and seen again.
-			cfg.ProbeIdleTimeout = 2 * time.Second
-			h := newHarness(t, cfg, at(time.Second))
 			dm := newDataModel(t)
-			mk := func(probe, oc string, end, delay time.Duration) span {
-				return span{probe: probe, outcome: oc, end: end, delay: delay, dmax: dmax, bins: 20}
-			}
-			windows := [][]span{
-				// Successes everywhere, e2e slowing from window to window.
-				{mk("a", contract.Success, ms(100), ms(2.5)), mk("b", contract.Success, ms(100), ms(3.5)),
-					mk("e2e", contract.Success, ms(200), ms(6)), mk("e2e", contract.Success, ms(300), ms(7)),
-					mk("u", contract.Success, ms(100), ms(1.5)), mk("u", contract.Success, ms(200), ms(1.5)), mk("u", contract.Failure, ms(300), ms(1))},
-				{mk("a", contract.Success, ms(100), ms(2.5)), mk("b", contract.Success, ms(100), ms(3.5)),
-					mk("e2e", contract.Success, ms(200), ms(9)), mk("e2e", contract.Success, ms(300), ms(12))},
-				// Failures and timeouts only.
-				{mk("a", contract.Failure, ms(100), ms(1)), mk("b", contract.Timeout, ms(100), dmax),
-					mk("e2e", contract.Failure, ms(200), ms(1)), mk("e2e", contract.Timeout, ms(300), dmax)},
-				// One instance.
-				{mk("e2e", contract.Success, ms(200), ms(19.5))},
-				// Nothing.
-				nil,
-				// The inputs alone.
-				{mk("a", contract.Success, ms(100), ms(2.5)), mk("b", contract.Success, ms(100), ms(3.5))},
-				{mk("a", contract.Success, ms(100), ms(0.5)), mk("b", contract.Success, ms(100), ms(0.5)), mk("u", contract.Success, ms(100), ms(1.5)),
-					mk("e2e", contract.Success, ms(200), ms(0.5)), mk("e2e", contract.Failure, ms(300), ms(1))},
-			}
-			for i, w := range windows {
-				off := time.Duration(i) * time.Second
-				for j := range w {
-					w[j].end += off
-				}
-				if len(w) > 0 {
-					// Trace and span ids, for the exemplars.
-					td := instanceTraces(w...)
-					spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-					for j := range spans.Len() {
-						spans.At(j).SetTraceID(pcommon.TraceID{0: byte(i + 1), 15: byte(j + 1)})
-						spans.At(j).SetSpanID(pcommon.SpanID{0: byte(i + 1), 7: byte(j + 1)})
-					}
-					require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
-				}
-				h.obs.tick(at(off + 2*time.Second))
-			}
-			mds := h.metrics.AllMetrics()
-			require.Len(t, mds, len(windows))
 			names := map[string]bool{}
-			for _, md := range mds {
+			for _, md := range everyWindow(t, exp) {
 				dm.check(md)
 				forEachMetric(md, func(m pmetric.Metric) { names[m.Name()] = true })
 			}
 			for _, want := range []string{contract.MetricObserved, contract.MetricOutcomes, contract.MetricDivergence,
 				contract.MetricQTASlackTrendStdErr, contract.MetricQoOScore} {
-				require.True(t, names[want], "no %s in %v", want, slices.Sorted(func(yield func(string) bool) {
-					for n := range names {
-						if !yield(n) {
-							return
-						}
-					}
-				}))
+				require.True(t, names[want], "no %s in %v", want, slices.Sorted(maps.Keys(names)))
 			}
 		})
 	}
