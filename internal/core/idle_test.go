@@ -111,6 +111,12 @@ func TestIdleAgentsAreNotMissing(t *testing.T) {
 		step(w, agents[:1])
 	}
 	assert.Equal(t, int64(2), missing(gateway), "windows missing the stopped agent")
+	for _, h := range append([]*harness{gateway, plain}, agents...) {
+		dm := newDataModel(t)
+		for _, md := range h.metrics.AllMetrics() {
+			dm.check(md)
+		}
+	}
 }
 
 // withoutIdle returns a copy of md without its deltaq.window.idle metrics,
