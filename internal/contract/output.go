@@ -46,7 +46,8 @@ const (
 	UnitQuantile   = "s"
 
 	// MetricOutcomes is a monotonic cumulative sum: instances since the
-	// component started, by AttrOutcome.
+	// stream's start, by AttrOutcome. The stream starts with the probe's
+	// first window; a probe forgotten and seen again starts a new one.
 	MetricOutcomes = "deltaq.outcomes"
 	UnitOutcomes   = "{instance}"
 
