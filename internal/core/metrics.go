@@ -4,6 +4,7 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -74,11 +75,15 @@ type builder struct {
 }
 
 // outStream is a probe's deltaq.outcomes stream: its start, the total of
-// its last point, and the window number it was last in a result.
+// its last point, the window number it was last in a result, and the
+// layout its totals were counted in (width, bins, edges).
 type outStream struct {
 	start pcommon.Timestamp
 	last  int64
 	seen  uint64
+	width float64
+	bins  int
+	edges []float64
 }
 
 // probeID is what every series of a probe carries: its name and, when
@@ -452,6 +457,14 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, st
 		}
 		st = &outStream{start: start}
 		b.outs[p.Name] = st
+	}
+	// The analysis restarts a probe's totals with a new layout, as its
+	// histogram does: a new stream, whatever the new totals are.
+	if p.Bins > 0 {
+		if st.bins > 0 && (st.bins != p.Bins || st.width != p.Width || !slices.Equal(st.edges, p.Edges)) {
+			st.start = start
+		}
+		st.width, st.bins, st.edges = p.Width, p.Bins, p.Edges
 	}
 	if total := p.Totals.Total(); total < st.last {
 		st.start = start

@@ -245,3 +245,38 @@ func TestObservedExponentialScaleForPrometheus(t *testing.T) {
 	assert.Equal(t, int32(-4), dp.Scale())
 	assert.Equal(t, uint64(2), dp.Count())
 }
+
+// TestOutcomesNewLayoutStartsNewStream: a probe whose layout changes
+// restarts its totals (the analysis starts it afresh), and its
+// deltaq.outcomes stream starts anew at that window's start, as its
+// deltaq.observed stream does, even when the new totals are not below the
+// last ones.
+func TestOutcomesNewLayoutStartsNewStream(t *testing.T) {
+	b := newBuilder(0, 0, exporterScope, "", t0)
+	outcomesOf := func(md pmetric.Metrics) pmetric.NumberDataPoint {
+		var dp pmetric.NumberDataPoint
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricOutcomes {
+				dp = m.Sum().DataPoints().At(0)
+			}
+		})
+		return dp
+	}
+	p := probeResult(0.001, 1, 1)
+	p.Totals = p.Counts
+	first := outcomesOf(b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
+	assert.Equal(t, int64(2), first.IntValue())
+
+	p = probeResult(0.002, 4, 1)
+	p.Totals = p.Counts // restarted with the layout
+	again := outcomesOf(b.metrics(&analysis.Result{Start: at(time.Second), End: at(2 * time.Second), Probes: []analysis.ProbeResult{p}}))
+	assert.Equal(t, int64(5), again.IntValue())
+	assert.Equal(t, at(time.Second), again.StartTimestamp().AsTime(), "a new layout's totals are a new stream")
+
+	// The same layout again: one stream.
+	q := probeResult(0.002, 1, 0)
+	q.Totals = p.Totals
+	q.Totals.Success++
+	same := outcomesOf(b.metrics(&analysis.Result{Start: at(2 * time.Second), End: at(3 * time.Second), Probes: []analysis.ProbeResult{q}}))
+	assert.Equal(t, at(time.Second), same.StartTimestamp().AsTime())
+}
