@@ -886,3 +886,26 @@ func TestPromtool(t *testing.T) {
 		run(t, "amtool", "check-config", "alertmanager/alertmanager.yml")
 	})
 }
+
+// TestDashboardQuantileReadsNativeHistograms: with histogram: {exponential:
+// {}} deltaq.observed reaches Prometheus as the native histogram
+// deltaq_observed_seconds, without _bucket series, so that every quantile
+// the dashboard reads from the classic histogram it also reads from the
+// native one.
+func TestDashboardQuantileReadsNativeHistograms(t *testing.T) {
+	n := 0
+	for _, p := range loadDashboard(t).Panels {
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, "histogram_quantile(") || !strings.Contains(tg.Expr, "deltaq_observed_seconds_bucket") {
+				continue
+			}
+			n++
+			if !strings.Contains(tg.Expr, "rate(deltaq_observed_seconds{") {
+				t.Errorf("%s %s: reads the classic histogram only: %q", p.Title, tg.RefID, tg.Expr)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no panel reads a quantile of deltaq_observed_seconds")
+	}
+}
