@@ -218,7 +218,9 @@ const (
 	// when further services sent instances. A service unseen for
 	// services::idle_timeout leaves the list. The resource of the output
 	// is the collector's own, so this is how the series of a probe are
-	// sliced by application.
+	// sliced by application. New services make new series: the
+	// cumulative ones (MetricObserved, MetricOutcomes) count from the
+	// window the list changed in, with that window's start.
 	AttrService = "deltaq.service"
 	// ServiceOverflow ends the AttrService list of a probe when more
 	// services sent its instances than the list has places, as contrib's

@@ -75,15 +75,18 @@ type builder struct {
 }
 
 // outStream is a probe's deltaq.outcomes stream: its start, the total of
-// its last point, the window number it was last in a result, and the
-// layout its totals were counted in (width, bins, edges).
+// its last point, the window number it was last in a result, the layout
+// its totals were counted in (width, bins, edges), and its deltaq.service
+// with the totals at the stream's start under it (base).
 type outStream struct {
-	start pcommon.Timestamp
-	last  int64
-	seen  uint64
-	width float64
-	bins  int
-	edges []float64
+	start   pcommon.Timestamp
+	last    int64
+	seen    uint64
+	width   float64
+	bins    int
+	edges   []float64
+	service string
+	base    analysis.Counts
 }
 
 // probeID is what every series of a probe carries: its name and, when
@@ -348,7 +351,7 @@ func (b *builder) probe(s *metricSet, p *analysis.ProbeResult, id probeID, start
 	if b.emitWindows {
 		b.windowPoints(s, s.result, p, id)
 	}
-	if c := b.cumulativeOf(p, start); c != nil {
+	if c := b.cumulativeOf(p, id.service, start); c != nil {
 		b.observed(s, id, c, end, p.Exemplars)
 	}
 	b.curves(p, id)
@@ -455,26 +458,34 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, st
 		if b.outs == nil {
 			b.outs = make(map[string]*outStream)
 		}
-		st = &outStream{start: start}
+		st = &outStream{start: start, service: id.service}
 		b.outs[p.Name] = st
 	}
 	// The analysis restarts a probe's totals with a new layout, as its
 	// histogram does: a new stream, whatever the new totals are.
 	if p.Bins > 0 {
 		if st.bins > 0 && (st.bins != p.Bins || st.width != p.Width || !slices.Equal(st.edges, p.Edges)) {
-			st.start = start
+			st.start, st.base = start, analysis.Counts{}
 		}
 		st.width, st.bins, st.edges = p.Width, p.Bins, p.Edges
 	}
 	if total := p.Totals.Total(); total < st.last {
-		st.start = start
+		st.start, st.base = start, analysis.Counts{}
+	}
+	// A new deltaq.service makes new series: their stream counts from
+	// this window, the totals before it being the old series'.
+	if id.service != st.service {
+		st.start, st.service = start, id.service
+		st.base = analysis.Counts{Success: p.Totals.Success - p.Counts.Success,
+			Timeout: p.Totals.Timeout - p.Counts.Timeout, Failure: p.Totals.Failure - p.Counts.Failure}
 	}
 	st.last, st.seen = p.Totals.Total(), b.windows
 	sdp := s.outcomes.Sum().DataPoints()
 	for _, o := range [...]struct {
 		name string
 		n    int64
-	}{{analysis.Success.String(), p.Totals.Success}, {analysis.Timeout.String(), p.Totals.Timeout}, {analysis.Failure.String(), p.Totals.Failure}} {
+	}{{analysis.Success.String(), p.Totals.Success - st.base.Success}, {analysis.Timeout.String(), p.Totals.Timeout - st.base.Timeout},
+		{analysis.Failure.String(), p.Totals.Failure - st.base.Failure}} {
 		dp := sdp.AppendEmpty()
 		dp.SetStartTimestamp(st.start)
 		dp.SetTimestamp(end)

@@ -39,16 +39,21 @@ type cumulative struct {
 	// seen is the builder's window number when the probe was last in a
 	// result: a probe the analysis has forgotten loses its stream.
 	seen uint64
+	// service is the stream's deltaq.service.
+	service string
 }
 
 // cumulativeOf adds the probe's window to its stream and returns the
 // stream, or nil when the probe has not had a success or a failure yet. A
 // probe whose layout changed starts a new stream at the window's start: the
-// counts of two layouts are never added, and the backend sees a reset.
-func (b *builder) cumulativeOf(p *analysis.ProbeResult, windowStart pcommon.Timestamp) *cumulative {
+// counts of two layouts are never added, and the backend sees a reset. So
+// does a probe whose deltaq.service changed: its new series count from
+// this window.
+func (b *builder) cumulativeOf(p *analysis.ProbeResult, service string, windowStart pcommon.Timestamp) *cumulative {
 	c := b.cum[p.Name]
 	if p.BinCounts != nil && (c == nil || c.width != p.Width || c.bins != p.Bins || !slices.Equal(c.edges, p.Edges)) {
-		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, edges: p.Edges, counts: make([]uint64, len(p.BinCounts)+1)}
+		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, edges: p.Edges, counts: make([]uint64, len(p.BinCounts)+1),
+			service: service}
 		if b.cum == nil {
 			b.cum = make(map[string]*cumulative)
 		}
@@ -56,6 +61,11 @@ func (b *builder) cumulativeOf(p *analysis.ProbeResult, windowStart pcommon.Time
 	}
 	if c == nil {
 		return nil
+	}
+	if c.service != service {
+		c = &cumulative{start: windowStart, width: c.width, bins: c.bins, edges: c.edges, counts: make([]uint64, len(c.counts)),
+			service: service}
+		b.cum[p.Name] = c
 	}
 	c.seen = b.windows
 	// Locals: a store to c.counts[i] would otherwise load c.counts and c.n

@@ -306,3 +306,44 @@ func TestServiceNameNotUTF8(t *testing.T) {
 	assert.LessOrEqual(t, len(names[1]), contract.MaxNameLength)
 	assert.Equal(t, int64(2), outcomeTotal(t, h, "checkout", contract.Success))
 }
+
+// TestServiceChangeStartsNewStreams: when a probe's deltaq.service
+// changes (a service joins, or leaves after services::idle_timeout), its
+// series have new attributes: new streams of deltaq.outcomes and
+// deltaq.observed, which start at that window and count its instances
+// from there, rather than the old streams' counts under a start time
+// before the new attributes existed (which a backend reading start times
+// counts twice).
+func TestServiceChangeStartsNewStreams(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	ctx := context.Background()
+	for k, svc := range []string{"shop", "cart", "cart"} {
+		for j := range 3 {
+			require.NoError(t, h.obs.ConsumeTraces(ctx, tracesOf(svc, okSpan("p", time.Duration(k)*time.Second+ms(100+10*float64(j))))))
+		}
+		h.obs.tick(at(time.Duration(k+2) * time.Second))
+	}
+	type point struct {
+		service string
+		start   time.Time
+		n       uint64
+	}
+	var outcomes, observed []point
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			switch m.Name() {
+			case contract.MetricOutcomes:
+				dp := m.Sum().DataPoints().At(0) // success
+				s, _ := dp.Attributes().Get(contract.AttrService)
+				outcomes = append(outcomes, point{s.Str(), dp.StartTimestamp().AsTime(), uint64(dp.IntValue())})
+			case contract.MetricObserved:
+				dp := m.Histogram().DataPoints().At(0)
+				s, _ := dp.Attributes().Get(contract.AttrService)
+				observed = append(observed, point{s.Str(), dp.StartTimestamp().AsTime(), dp.Count()})
+			}
+		})
+	}
+	want := []point{{"shop", at(0), 3}, {"cart,shop", at(time.Second), 3}, {"cart,shop", at(time.Second), 6}}
+	assert.Equal(t, want, outcomes, "deltaq.outcomes")
+	assert.Equal(t, want, observed, "deltaq.observed")
+}
