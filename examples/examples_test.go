@@ -58,6 +58,7 @@ var contract = []promMetric{
 	{"deltaq.qoo.latency", "deltaq_qoo_latency_percent", []string{"deltaq_probe", "deltaq_series"}},
 	{"deltaq.qoo.loss", "deltaq_qoo_loss_percent", []string{"deltaq_probe", "deltaq_series"}},
 	{"deltaq.qoo.rate", "deltaq_qoo_rate_percent", []string{"deltaq_probe", "deltaq_series"}},
+	{"deltaq.window.contributors", "deltaq_window_contributors", nil},
 }
 
 // histogramSeries are the series Prometheus stores for a histogram metric.

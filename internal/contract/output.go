@@ -227,7 +227,8 @@ const (
 	// spanmetrics connector marks the series beyond its cardinality limit
 	// with otel.metric.overflow.
 	ServiceOverflow = "otel.metric.overflow"
-	// AttrTrigger is the kind of a trigger: qta, failure, load or divergence.
+	// AttrTrigger is the kind of a trigger: qta, failure, load, divergence
+	// or slack_trend.
 	AttrTrigger = "deltaq.trigger"
 	// AttrObserved and AttrRequired are the values a trigger compared.
 	AttrObserved = "deltaq.observed"

@@ -111,10 +111,12 @@ func TestIdleAgentsAreNotMissing(t *testing.T) {
 		step(w, agents[:1])
 	}
 	assert.Equal(t, int64(2), missing(gateway), "windows missing the stopped agent")
+	names := promNames(t)
 	for _, h := range append([]*harness{gateway, plain}, agents...) {
 		dm := newDataModel(t)
 		for _, md := range h.metrics.AllMetrics() {
 			dm.check(md)
+			names(md)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/otlptranslator"
@@ -72,6 +71,22 @@ func promType(m pmetric.Metric) otlptranslator.MetricType {
 // deltaq.window and deltaq.window.idle are delta sums and histograms for a
 // gateway, which remote write refuses, and not in the table.
 func TestPrometheusNamesOfOutput(t *testing.T) {
+	check := promNames(t)
+	seen := make(map[string]bool)
+	for _, exp := range []bool{false, true} {
+		for _, md := range everyWindow(t, exp) {
+			check(md)
+			forEachMetric(md, func(m pmetric.Metric) { seen[m.Name()] = true })
+		}
+	}
+	for _, want := range []string{contract.MetricCDF, contract.MetricQuantile, contract.MetricQTAPoint, contract.MetricQoORate} {
+		require.True(t, seen[want], "the output had no %s", want)
+	}
+}
+
+// promNames returns a check of the Prometheus names of a batch of output
+// against the table of examples/README.md (TestPrometheusNamesOfOutput).
+func promNames(t *testing.T) func(pmetric.Metrics) {
 	rows := promTable(t)
 	names := otlptranslator.MetricNamer{WithMetricSuffixes: true}
 	labels := otlptranslator.LabelNamer{UnderscoreLabelSanitization: true}
@@ -80,45 +95,32 @@ func TestPrometheusNamesOfOutput(t *testing.T) {
 		require.NoError(t, err)
 		return l
 	}
-	seen := make(map[string]bool)
-	for _, exp := range []bool{false, true} {
-		for _, md := range everyWindow(t, exp) {
-			forEachMetric(md, func(m pmetric.Metric) {
-				if m.Name() == contract.MetricWindow || m.Name() == contract.MetricWindowIdle {
-					return
-				}
-				seen[m.Name()] = true
-				row, ok := rows[m.Name()]
-				if !ok {
-					t.Errorf("%s: no row in examples/README.md's table", m.Name())
-					return
-				}
-				prom, err := names.Build(otlptranslator.Metric{Name: m.Name(), Unit: m.Unit(), Type: promType(m)})
-				require.NoError(t, err)
-				if prom != row.prom {
-					t.Errorf("%s (unit %q, %v): Prometheus names it %s, the table %s", m.Name(), m.Unit(), m.Type(), prom, row.prom)
-				}
-				forEachAttributes(m, func(a pcommon.Map) {
-					for k := range a.All() {
-						l := labelOf(k)
-						if l != labelOf(contract.AttrProbe) && l != labelOf(contract.AttrService) && !slices.Contains(row.labels, l) {
-							t.Errorf("%s: label %s (attribute %s) is not in the table's row %v", m.Name(), l, k, row.labels)
-						}
-					}
-				})
-			})
-		}
-	}
-	for _, want := range []string{contract.MetricCDF, contract.MetricQuantile, contract.MetricQTAPoint, contract.MetricQoORate} {
-		require.True(t, seen[want], "the output had no %s", want)
-	}
-	t.Logf("checked %s", strings.Join(slices.Sorted(func(yield func(string) bool) {
-		for n := range seen {
-			if !yield(n) {
+	return func(md pmetric.Metrics) {
+		t.Helper()
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricWindow || m.Name() == contract.MetricWindowIdle {
 				return
 			}
-		}
-	}), ", "))
+			row, ok := rows[m.Name()]
+			if !ok {
+				t.Errorf("%s: no row in examples/README.md's table", m.Name())
+				return
+			}
+			prom, err := names.Build(otlptranslator.Metric{Name: m.Name(), Unit: m.Unit(), Type: promType(m)})
+			require.NoError(t, err)
+			if prom != row.prom {
+				t.Errorf("%s (unit %q, %v): Prometheus names it %s, the table %s", m.Name(), m.Unit(), m.Type(), prom, row.prom)
+			}
+			forEachAttributes(m, func(a pcommon.Map) {
+				for k := range a.All() {
+					l := labelOf(k)
+					if l != labelOf(contract.AttrProbe) && l != labelOf(contract.AttrService) && !slices.Contains(row.labels, l) {
+						t.Errorf("%s: label %s (attribute %s) is not in the table's row %v", m.Name(), l, k, row.labels)
+					}
+				}
+			})
+		})
+	}
 }
 
 // forEachAttributes calls f with the attributes of every data point of m.
