@@ -24,7 +24,8 @@ import (
 // OpenTelemetry metrics data model: finite values, histograms whose bucket
 // counts add up to their count and number one more than their explicit
 // bounds (strictly increasing), exponential histograms of a scale the data
-// model defines, exemplars with both or neither of their trace and span
+// model defines and Prometheus takes (−4 to 20), exemplars with both or
+// neither of their trace and span
 // ids, and cumulative streams whose start time stays while their counts
 // grow and moves past the previous point when they restart.
 type dataModel struct {
