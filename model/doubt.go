@@ -24,7 +24,8 @@ const (
 	// DoubtIncoherentShare: incoherent or early-closed traces, as a share
 	// of the traces closed.
 	DoubtIncoherentShare = 0.05
-	// DoubtOutsideShare: spans outside their parent, as a share of spans.
+	// DoubtOutsideShare: spans outside their parent, or dropped from
+	// traces cut at MaxSpansPerTrace, as a share of spans.
 	DoubtOutsideShare = 0.05
 	// DoubtKS: the KS distance between a root's predicted and observed ΔQ.
 	// Measured on models of independent parts it stays below 0.09 (the
@@ -39,7 +40,8 @@ const (
 // grace period unreliable, most fundamental first: a large share of
 // incoherent traces (grace too short when traces got spans after they were
 // closed, spans missing otherwise), traces closed early by the open-trace
-// bound, spans outside their parents (clocks skewed), durations far beyond
+// bound, spans outside their parents (clocks skewed), spans dropped from
+// traces too large (their parents' exclusive times hold them), durations far beyond
 // the others (wrong timestamps), and predictions far from observation
 // (dependence, or a model learned from part of the traces). No doubt is
 // nil.
@@ -73,6 +75,10 @@ func Doubts(st Stats, outliers []Outlier, v []Validation, grace time.Duration) [
 	if spans := max(st.Spans, 1); float64(inc.OutsideParent)/float64(spans) > DoubtOutsideShare {
 		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the spans (%d) start before or end after their parent", 100*float64(inc.OutsideParent)/float64(spans), inc.OutsideParent),
 			Cause: "clocks skewed between hosts: each span is timed by its own host's clock, and the exclusive times are clipped to the parents'"})
+	}
+	if spans := max(st.Spans, 1); float64(st.SpansDropped)/float64(spans) > DoubtOutsideShare {
+		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the spans (%d) were dropped from traces with more spans than a trace may have (MaxSpansPerTrace)", 100*float64(st.SpansDropped)/float64(spans), st.SpansDropped),
+			Cause: "traces larger than the learner keeps: the calls beyond are missing from the model, and the exclusive times of the spans that made them include those calls"})
 	}
 	if d, ok := outlierDoubt(outliers); ok {
 		out = append(out, d)
