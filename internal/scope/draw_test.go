@@ -790,3 +790,15 @@ func TestScopeKeepsWhatIfScenariosApart(t *testing.T) {
 		t.Errorf("without a scenario: %q", got)
 	}
 }
+
+// TestScopeDrawsBeforeTheFirstBatch: the terminal says what it waits for
+// before anything arrives, as the page does, not a blank screen.
+func TestScopeDrawsBeforeTheFirstBatch(t *testing.T) {
+	_, stdout, done := startScope(t, func(o *Options) { o.Timeout = 300 * time.Millisecond })
+	if err := <-done; err != nil {
+		t.Fatalf("scope: %v", err)
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "\x1b[H\x1b[2J") || !strings.Contains(out, "waiting for deltaq metrics…") {
+		t.Errorf("nothing drawn before the first batch: %q", out)
+	}
+}

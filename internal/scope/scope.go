@@ -187,8 +187,9 @@ func (sc *liveScope) update(add func(*scopeState)) {
 	}
 }
 
-// loop redraws on updates, at most every redrawInterval, until ctx ends; with
-// --once it prints the first frame that has metrics and returns.
+// loop draws a frame at once and redraws on updates, at most every
+// redrawInterval, until ctx ends; with --once it prints the first frame that
+// has metrics and returns.
 func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serveErr <-chan error) error {
 	const redrawInterval = 200 * time.Millisecond
 	var last time.Time
@@ -205,6 +206,12 @@ func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serv
 		// Home the cursor and clear the screen, then draw the frame.
 		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+frame)
 		return err
+	}
+	// Before the first batch: what it waits for, not a blank screen.
+	if !o.Once {
+		if err := draw(); err != nil {
+			return err
+		}
 	}
 	for {
 		select {
