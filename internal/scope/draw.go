@@ -69,6 +69,9 @@ func renderScope(s *scopeState, o Frame) string {
 	if line := cutsLine(s.cuts); line != "" {
 		b.WriteString(line + "\n")
 	}
+	if line := silentLine(s, today); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if len(s.probes) == 0 {
 		b.WriteString("\nwaiting for deltaq metrics…\n")
 	}
@@ -102,6 +105,18 @@ func renderScope(s *scopeState, o Frame) string {
 		}
 	}
 	return b.String()
+}
+
+// silentLine says that no metrics came for three of the connector's
+// intervals (at least 5 s), or is empty: else the last frame stands as if
+// the windows still came.
+func silentLine(s *scopeState, now time.Time) string {
+	gap := now.Sub(s.lastBatch)
+	if s.interval == 0 || gap < max(3*s.interval, 5*time.Second) {
+		return ""
+	}
+	return fmt.Sprintf("no metrics for %v, where a window came every %v: has the collector stopped, or stopped sending here?",
+		gap.Round(time.Second), s.interval)
 }
 
 // cutsLine names what the bounds cut (Limits), or is empty when nothing was.

@@ -188,33 +188,48 @@ func (sc *liveScope) update(add func(*scopeState)) {
 }
 
 // loop draws a frame at once and redraws on updates, at most every
-// redrawInterval, until ctx ends; with --once it prints the first frame that
-// has metrics and returns.
+// redrawInterval, and every second when the frame changed without one (the
+// terminal resized, the source silent: silentLine), until ctx ends; with
+// --once it prints the first frame that has metrics and returns.
 func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serveErr <-chan error) error {
 	const redrawInterval = 200 * time.Millisecond
 	var last time.Time
 	var pending <-chan time.Time
-	draw := func() error {
+	var shown string // the frame on the screen
+	frame := func() string {
 		sc.mu.Lock()
-		frame := renderScope(sc.state, o.Frame)
+		f := renderScope(sc.state, o.Frame)
 		sc.mu.Unlock()
 		if o.Screen != nil {
 			rows, cols := o.Screen()
-			frame = fitScreen(frame, rows, cols)
+			f = fitScreen(f, rows, cols)
 		}
-		last = time.Now()
+		return f
+	}
+	draw := func(f string) error {
+		last, shown = time.Now(), f
 		// Home the cursor and clear the screen, then draw the frame.
-		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+frame)
+		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+f)
 		return err
 	}
-	// Before the first batch: what it waits for, not a blank screen.
+	var check <-chan time.Time
 	if !o.Once {
-		if err := draw(); err != nil {
+		// Before the first batch: what it waits for, not a blank screen.
+		if err := draw(frame()); err != nil {
 			return err
 		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		check = tick.C
 	}
 	for {
 		select {
+		case <-check:
+			if f := frame(); f != shown {
+				if err := draw(f); err != nil {
+					return err
+				}
+			}
 		case <-ctx.Done():
 			if o.Once && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return fmt.Errorf("no metrics within --timeout %v", o.Timeout)
@@ -240,12 +255,12 @@ func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serv
 				}
 				continue
 			}
-			if err := draw(); err != nil {
+			if err := draw(frame()); err != nil {
 				return err
 			}
 		case <-pending:
 			pending = nil
-			if err := draw(); err != nil {
+			if err := draw(frame()); err != nil {
 				return err
 			}
 		}
