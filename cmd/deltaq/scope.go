@@ -36,9 +36,10 @@ Quality of Outcome of its observed and calculated ΔQ (the score, the
 components that set it, or "withheld" for a window that brought the ΔQ of a
 series scored before without a score: too few instances); then the latest
 deltaq.trigger events. When no metrics came for three of the connector's
-intervals (at least 5 s), the terminal's header says so. A window's end and
-a trigger's time are in UTC, by the time of day when they are of today,
-else with their date (the page reads today from the browser's clock). The QTA is shown at its own delays when
+intervals (at least 5 s), the terminal's header says so, and on the page
+the pill that says "live". A window's end and a trigger's time are in UTC,
+by the time of day when they are of today, else with their date (the page
+reads today from the browser's clock). The QTA is shown at its own delays when
 the connector sends it exactly (deltaq.qta.point, deltaq.qta.max_failure),
 else as the sampled curve of deltaq.cdf. --once prints the first frame with
 metrics, without screen control codes, and exits. Control characters in the

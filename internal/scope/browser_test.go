@@ -433,3 +433,22 @@ func checkInputMessages(t *testing.T, page *cdpPage, checkPredicted func()) {
 		}
 	}
 }
+
+// TestScopeBrowserSilentSource: the page's pill said "live" for as long as
+// the stream was open, also when the collector had stopped sending; once
+// no window came for three of their intervals (at least 5 s) it says so,
+// and the next window makes it live again.
+func TestScopeBrowserSilentSource(t *testing.T) {
+	chromium := chromiumForTest(t)
+	batches := demoBatches(t)
+	otlp, base := startScopeHTTP(t)
+	for _, b := range batches[:2] {
+		exportTo(t, otlp, nil, b.metrics)
+	}
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "live", `document.getElementById("conn")?.textContent === "live"`)
+	page.waitTrue(t, "said silent", `/^no metrics for \d+ s$/.test(document.getElementById("conn")?.textContent)`)
+	exportTo(t, otlp, nil, batches[2].metrics)
+	page.waitTrue(t, "live again", `document.getElementById("conn")?.textContent === "live"`)
+}

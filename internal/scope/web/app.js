@@ -298,11 +298,33 @@ function renderHeader() {
   const hold = $("hold");
   hold.textContent = view.at == null ? "Hold" : "Resume";
   hold.classList.toggle("on", view.at != null);
+  connPill();
+}
+
+// lastWindow is when (by this browser's clock) the last window came.
+let lastWindow = Date.now();
+
+// connPill says whether the page is live, held, or, once no window came
+// for three of the connector's intervals (at least 5 s), that the source
+// is silent, as the terminal's header does: the stream stays open when
+// the collector stops.
+function connPill() {
   const conn = $("conn");
-  if (conn.dataset.state === "open") {
-    conn.textContent = view.at == null ? "live" : "held";
-    conn.className = "pill " + (view.at == null ? "live" : "held");
+  if (conn.dataset.state !== "open") return;
+  let interval = Infinity; // the shortest step of a probe's window end
+  for (const hist of store.windows.values()) {
+    for (let i = 1; i < hist.length; i++) if (hist[i].end > hist[i - 1].end) interval = Math.min(interval, hist[i].end - hist[i - 1].end);
   }
+  const gap = Date.now() - lastWindow;
+  if (interval < Infinity && gap >= Math.max(3 * interval, 5000)) {
+    conn.textContent = `no metrics for ${Math.round(gap / 1000)} s`;
+    conn.title = `a window came every ${interval / 1000} s: has the collector stopped, or stopped sending here?`;
+    conn.className = "pill down";
+    return;
+  }
+  conn.textContent = view.at == null ? "live" : "held";
+  conn.title = "";
+  conn.className = "pill " + (view.at == null ? "live" : "held");
 }
 
 function renderAll() {
@@ -867,6 +889,7 @@ function connect() {
   es.addEventListener("window", (e) => {
     const m = JSON.parse(e.data);
     for (const w of m.windows) addWindow(w);
+    lastWindow = Date.now();
     store.stats = m.stats;
     if (view.at == null) renderAll(); else renderHeader();
   });
@@ -902,6 +925,7 @@ function init() {
   for (const id of ["dmax", "bins"]) $(id).addEventListener("input", renderAll);
   $("snapshot-close").addEventListener("click", () => $("snapshot").close());
   window.addEventListener("resize", renderAll);
+  setInterval(connPill, 1000);
   connect();
 }
 
