@@ -130,7 +130,7 @@ func Serve(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.HTTP != "" {
 		var err error
 		if web, err = startScopeWeb(o.HTTP, o.Limits); err != nil {
-			return err
+			return fmt.Errorf("--http %s: %w", o.HTTP, err)
 		}
 		// Before any batch arrives: set once, read under its lock.
 		web.traceURL = o.TraceURL
@@ -156,7 +156,7 @@ func Serve(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		},
 	}, grpc.MaxRecvMsgSize(o.Limits.BatchBytes))
 	if err != nil {
-		return err
+		return fmt.Errorf("--listen %s: %w", o.Listen, err)
 	}
 	// Let the requests in flight answer (the exporter that sent the batch
 	// --once printed gets its response), for at most 2 s.
