@@ -452,3 +452,35 @@ func TestScopeBrowserSilentSource(t *testing.T) {
 	exportTo(t, otlp, nil, batches[2].metrics)
 	page.waitTrue(t, "live again", `document.getElementById("conn")?.textContent === "live"`)
 }
+
+// TestScopeBrowserLongName: a probe name without a place to break (up to
+// --max-name bytes) wraps in its card and in the trigger list: it widened
+// every card of the page to its length, past a phone's screen.
+func TestScopeBrowserLongName(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	p := newExporterPayload()
+	long := strings.Repeat("é", 120)
+	p.curve(long, seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+	p.curve("api", seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+	ld := syntheticTriggers()
+	ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().PutStr("deltaq.probe", long)
+	exportTo(t, otlp, &ld, p.md)
+	page := startChromium(t, chromium, 390, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "two probes", `document.querySelectorAll("section.probe").length === 2`)
+	var widths []int
+	page.eval(t, `[document.documentElement.scrollWidth, innerWidth, ...[...document.querySelectorAll("section.probe")].map((s) => Math.round(s.getBoundingClientRect().right))]`, &widths)
+	for _, w := range widths[2:] {
+		if w > widths[1] || widths[0] > widths[1] {
+			t.Errorf("a long name on a page %d pixels wide: page %d wide, cards end at %v", widths[1], widths[0], widths[2:])
+			break
+		}
+	}
+	page.waitTrue(t, "the trigger", `document.querySelector("#triggers li") !== null`)
+	var list []int
+	page.eval(t, `[document.getElementById("triggers").scrollWidth, document.getElementById("triggers").clientWidth]`, &list)
+	if list[0] > list[1] {
+		t.Errorf("a trigger of a long name: the list %d pixels wide in %d", list[0], list[1])
+	}
+}
