@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
@@ -482,5 +484,32 @@ func TestScopeBrowserLongName(t *testing.T) {
 	page.eval(t, `[document.getElementById("triggers").scrollWidth, document.getElementById("triggers").clientWidth]`, &list)
 	if list[0] > list[1] {
 		t.Errorf("a trigger of a long name: the list %d pixels wide in %d", list[0], list[1])
+	}
+}
+
+// TestScopeBrowserDropsGoneProbes: a probe the scope no longer has — it
+// gave its slot to a new one (--probe-ttl), or the scope restarted under
+// the open page — leaves the page with it: its card stayed, its last
+// window shown as if current, beside the probes of the state.
+func TestScopeBrowserDropsGoneProbes(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t, func(o *Options) { o.Limits.Probes, o.Limits.ProbeTTL = 1, time.Second })
+	curve := func(probe string, d time.Duration) pmetric.Metrics {
+		p := newExporterPayload()
+		p.curve(probe, seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+		return shiftWindow(p.md, d)
+	}
+	exportTo(t, otlp, nil, curve("old", 0))
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "probe old", `document.querySelector('section.probe[data-probe="old"]') !== null`)
+	time.Sleep(1100 * time.Millisecond)
+	exportTo(t, otlp, nil, curve("new", time.Second))
+	page.waitTrue(t, "probe new", `document.querySelector('section.probe[data-probe="new"]') !== null`)
+	page.waitTrue(t, "1 probe in the stats", `document.getElementById("stats").textContent.startsWith("1 probes")`)
+	var names []string
+	page.eval(t, `[...document.querySelectorAll("section.probe")].map((s) => s.dataset.probe)`, &names)
+	if strings.Join(names, ",") != "new" {
+		t.Errorf("cards %v after old gave its slot to new, want only new", names)
 	}
 }

@@ -26,6 +26,9 @@ const store = {
   // Triggers of the state still to come in "trigger" events: they are
   // not news, so they are not marked fresh.
   syncTriggers: 0,
+  // Windows of the state still to come in "window" events: until they
+  // have, a probe without windows yet is not gone.
+  syncWindows: 0,
 };
 const view = { at: null }; // null: live; else the window end (ms) shown
 const cards = new Map(); // probe → card elements and design state
@@ -331,6 +334,11 @@ function renderAll() {
   renderHeader();
   const names = [...store.windows.keys()].sort();
   $("waiting").hidden = names.length > 0;
+  // A probe the state no longer has (it gave up its slot, or the scope
+  // restarted) leaves the page, once the state's windows have all come.
+  for (const [name, c] of cards) {
+    if (store.syncWindows === 0 && !store.windows.has(name)) { c.root.remove(); cards.delete(name); }
+  }
   for (const name of names) renderProbe(name);
 }
 
@@ -864,6 +872,7 @@ function applyState(st) {
   store.windows = new Map(Object.entries(st.windows || {}));
   store.triggers = st.triggers || [];
   store.syncTriggers = st.pending_triggers || 0;
+  store.syncWindows = st.pending || 0;
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
   renderAll();
@@ -889,6 +898,7 @@ function connect() {
   es.addEventListener("window", (e) => {
     const m = JSON.parse(e.data);
     for (const w of m.windows) addWindow(w);
+    store.syncWindows = Math.max(0, store.syncWindows - m.windows.length);
     lastWindow = Date.now();
     store.stats = m.stats;
     if (view.at == null) renderAll(); else renderHeader();
