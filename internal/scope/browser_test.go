@@ -439,7 +439,7 @@ func checkInputMessages(t *testing.T, page *cdpPage, checkPredicted func()) {
 // TestScopeBrowserSilentSource: the page's pill said "live" for as long as
 // the stream was open, also when the collector had stopped sending; once
 // no window came for three of their intervals (at least 5 s) it says so,
-// and the next window makes it live again.
+// also on a page loaded then, and the next window makes it live again.
 func TestScopeBrowserSilentSource(t *testing.T) {
 	chromium := chromiumForTest(t)
 	batches := demoBatches(t)
@@ -450,7 +450,18 @@ func TestScopeBrowserSilentSource(t *testing.T) {
 	page := startChromium(t, chromium, browserWidth, 800)
 	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
 	page.waitTrue(t, "live", `document.getElementById("conn")?.textContent === "live"`)
-	page.waitTrue(t, "said silent", `/^no metrics for \d+ s$/.test(document.getElementById("conn")?.textContent)`)
+	silent := `/^no metrics for \d+ s$/.test(document.getElementById("conn")?.textContent)`
+	page.waitTrue(t, "said silent", silent)
+	// A page loaded while the source is silent says so at once, not 5 s
+	// after its load.
+	var marked bool
+	page.eval(t, `window.beforeReload = true`, &marked)
+	page.call(t, "Page.reload", map[string]any{})
+	start := time.Now()
+	page.waitTrue(t, "said silent after a reload", `!window.beforeReload && `+silent)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("a page loaded while the source was silent said live for %v", d)
+	}
 	exportTo(t, otlp, nil, batches[2].metrics)
 	page.waitTrue(t, "live again", `document.getElementById("conn")?.textContent === "live"`)
 }

@@ -873,6 +873,7 @@ function applyState(st) {
   store.triggers = st.triggers || [];
   store.syncTriggers = st.pending_triggers || 0;
   store.syncWindows = st.pending || 0;
+  lastWindow = Date.now() - (st.idle_ms || 0);
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
   renderAll();
@@ -898,8 +899,9 @@ function connect() {
   es.addEventListener("window", (e) => {
     const m = JSON.parse(e.data);
     for (const w of m.windows) addWindow(w);
+    // The state's windows are not news: the last came idle_ms before it.
+    if (store.syncWindows === 0) lastWindow = Date.now();
     store.syncWindows = Math.max(0, store.syncWindows - m.windows.length);
-    lastWindow = Date.now();
     store.stats = m.stats;
     if (view.at == null) renderAll(); else renderHeader();
   });
