@@ -91,7 +91,7 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scope.Options, status in
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:4327", "`address` to accept OTLP/gRPC on")
 	fs.BoolVar(&o.Once, "once", false, "print one frame after the first metrics batch and exit")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "end after this `duration`; with --once, fail if no metrics came (0: no limit)")
-	fs.IntVar(&o.Frame.Width, "width", o.Frame.Width, "plot width in `columns`")
+	fs.IntVar(&o.Frame.Width, "width", o.Frame.Width, "plot width in `columns` (narrowed to fit the terminal)")
 	fs.IntVar(&o.Frame.Height, "height", o.Frame.Height, "plot height in `rows` (17 puts a row on every quarter)")
 	fs.StringVar(&o.HTTP, "http", "", "also serve the browser view on this `address` (e.g. 127.0.0.1:8327)")
 	fs.StringVar((*string)(&o.TraceURL), "trace-url", "", "link trace ids to this tracing UI `address`, {trace_id} where the id goes (e.g. http://jaeger:16686/trace/{trace_id})")

@@ -41,6 +41,19 @@ func (o Frame) Validate() error {
 	return nil
 }
 
+// plotIndent is the width of the labels left of a plot (" 0.75 │").
+const plotIndent = 7
+
+// fitWidth narrows the plots to a terminal of cols columns (at least 8
+// wide): a row wider than the terminal wraps into two, the curves lost
+// in the breaks. Unknown (0) columns leave them as they are.
+func (o Frame) fitWidth(cols int) Frame {
+	if cols > 0 && o.Width > cols-plotIndent {
+		o.Width = max(8, cols-plotIndent)
+	}
+	return o
+}
+
 // Marks of the plot, drawn in this order so that later ones cover earlier ones:
 // the band between the lower and upper bounds, the mean, the QTA, the calculated
 // ΔQ and on top the observed ΔQ.

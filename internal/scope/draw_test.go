@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -849,5 +850,32 @@ func TestScopeRedrawsWithoutBatches(t *testing.T) {
 	frames := strings.Split(stdout.String(), "\x1b[H\x1b[2J")
 	if last := frames[len(frames)-1]; !strings.Contains(last, "waiting for deltaq metrics…") {
 		t.Errorf("not redrawn on 40 rows after a resize from 3; frames: %q", frames)
+	}
+}
+
+// plotRowRe matches a row of a plot and its axis.
+var plotRowRe = regexp.MustCompile(`^.{5} │|^ {6}└`)
+
+// TestScopePlotFitsTheTerminal: on a terminal narrower than the plot, the
+// plot is drawn as wide as the terminal: each of its rows wrapped into two,
+// and the curves were lost in the breaks.
+func TestScopePlotFitsTheTerminal(t *testing.T) {
+	addr, stdout, done := startScope(t, func(o *Options) {
+		o.Timeout = time.Second
+		o.Screen = func() (int, int) { return 200, 50 }
+	})
+	exportTo(t, addr, nil, syntheticWindow())
+	if err := <-done; err != nil {
+		t.Fatalf("scope: %v", err)
+	}
+	frames := strings.Split(stdout.String(), "\x1b[H\x1b[2J")
+	last := frames[len(frames)-1]
+	if !strings.Contains(last, "── checkout ──") {
+		t.Fatalf("no window drawn: %q", last)
+	}
+	for _, l := range strings.Split(last, "\n") {
+		if plotRowRe.MatchString(l) && utf8.RuneCountInString(l) > 50 {
+			t.Errorf("plot row of %d columns on a terminal of 50: %q", utf8.RuneCountInString(l), l)
+		}
 	}
 }

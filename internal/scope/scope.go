@@ -197,14 +197,15 @@ func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serv
 	var pending <-chan time.Time
 	var shown string // the frame on the screen
 	frame := func() string {
-		sc.mu.Lock()
-		f := renderScope(sc.state, o.Frame)
-		sc.mu.Unlock()
+		rows, cols, size := 0, 0, o.Frame
 		if o.Screen != nil {
-			rows, cols := o.Screen()
-			f = fitScreen(f, rows, cols)
+			rows, cols = o.Screen()
+			size = size.fitWidth(cols)
 		}
-		return f
+		sc.mu.Lock()
+		f := renderScope(sc.state, size)
+		sc.mu.Unlock()
+		return fitScreen(f, rows, cols)
 	}
 	draw := func(f string) error {
 		last, shown = time.Now(), f
