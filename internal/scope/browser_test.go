@@ -524,3 +524,36 @@ func TestScopeBrowserDropsGoneProbes(t *testing.T) {
 		t.Errorf("cards %v after old gave its slot to new, want only new", names)
 	}
 }
+
+// TestScopeBrowserPhone: on a phone's screen a short probe name stays
+// whole beside its QTA state and window time (job was broken into "jo" and
+// "b"), and a snapshot's windows fit its dialog (the failure column was
+// cut off).
+func TestScopeBrowserPhone(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	for _, b := range demoBatches(t) {
+		if b.logs.LogRecordCount() > 0 {
+			exportTo(t, otlp, &b.logs, b.metrics)
+		} else {
+			exportTo(t, otlp, nil, b.metrics)
+		}
+	}
+	page := startChromium(t, chromium, 390, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "a trigger", `document.querySelector("#triggers li") !== null`)
+	var broken []string
+	page.eval(t, `[...document.querySelectorAll(".probe-name")].filter((h) => h.getBoundingClientRect().height > 1.6 * parseFloat(getComputedStyle(h).fontSize)).map((h) => h.textContent)`, &broken)
+	if len(broken) > 0 {
+		t.Errorf("probe names on more than one line at 390 pixels: %q", broken)
+	}
+	var ok bool
+	page.eval(t, `document.querySelector("#triggers li").click(); true`, &ok)
+	page.waitTrue(t, "the snapshot", `document.getElementById("snapshot").open && document.querySelector("#snapshot-body table") !== null`)
+	var over []int
+	page.eval(t, `(() => { const d = document.getElementById("snapshot"), right = d.getBoundingClientRect().left + d.clientWidth;
+		return [...document.querySelectorAll("#snapshot-body table")].map((e) => Math.round(e.getBoundingClientRect().right - right)).filter((x) => x > 0) })()`, &over)
+	if len(over) > 0 {
+		t.Errorf("snapshot tables past the dialog's edge by %v pixels at 390 pixels", over)
+	}
+}
