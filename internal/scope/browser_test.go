@@ -557,3 +557,21 @@ func TestScopeBrowserPhone(t *testing.T) {
 		t.Errorf("snapshot tables past the dialog's edge by %v pixels at 390 pixels", over)
 	}
 }
+
+// TestScopeBrowserNoQuantiles: a window that reached no quantile (its
+// instances mostly failed) shows no quantile table, as the terminal shows
+// none: a table of its "quantile" heading alone stood under the plot.
+func TestScopeBrowserNoQuantiles(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	exportTo(t, otlp, nil, syntheticWindow())
+	exportTo(t, otlp, nil, unreachableQuantilesWindow())
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "probe search", `document.querySelector('section.probe[data-probe="search"] canvas') !== null`)
+	var shown []bool
+	page.eval(t, `["checkout", "search"].map((p) => document.querySelector('section.probe[data-probe="' + p + '"] table.quantiles').getClientRects().length > 0)`, &shown)
+	if len(shown) != 2 || !shown[0] || shown[1] {
+		t.Errorf("quantile tables shown (checkout, search): %v, want checkout's alone", shown)
+	}
+}

@@ -727,6 +727,8 @@ function renderQuantiles(table, w, dz) {
     row("predicted", (q) => (m.has(q) ? dz.a * m.get(q) + dz.b : null));
   }
   table.tBodies[0].replaceChildren(...body);
+  // No quantile reached (the terminal shows no table either).
+  table.hidden = body.length === 0;
 }
 
 function order(series) {
