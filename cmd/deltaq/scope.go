@@ -35,9 +35,11 @@ connector's stream started, and for a probe with a qoo requirement the
 Quality of Outcome of its observed and calculated ΔQ (the score, the
 components that set it, or "withheld" for a window that brought the ΔQ of a
 series scored before without a score: too few instances); then the latest
-deltaq.trigger events. A window's end and a trigger's time are in UTC, by the
-time of day when they are of today, else with their date (the page reads
-today from the browser's clock). The QTA is shown at its own delays when
+deltaq.trigger events. When no metrics came for three of the connector's
+intervals (at least 5 s), the terminal's header says so, and on the page
+the pill that says "live". A window's end and a trigger's time are in UTC,
+by the time of day when they are of today, else with their date (the page
+reads today from the browser's clock). The QTA is shown at its own delays when
 the connector sends it exactly (deltaq.qta.point, deltaq.qta.max_failure),
 else as the sampled curve of deltaq.cdf. --once prints the first frame with
 metrics, without screen control codes, and exits. Control characters in the
@@ -89,7 +91,7 @@ func parseScopeArgs(args []string, stderr io.Writer) (o scope.Options, status in
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:4327", "`address` to accept OTLP/gRPC on")
 	fs.BoolVar(&o.Once, "once", false, "print one frame after the first metrics batch and exit")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "end after this `duration`; with --once, fail if no metrics came (0: no limit)")
-	fs.IntVar(&o.Frame.Width, "width", o.Frame.Width, "plot width in `columns`")
+	fs.IntVar(&o.Frame.Width, "width", o.Frame.Width, "plot width in `columns` (narrowed to fit the terminal)")
 	fs.IntVar(&o.Frame.Height, "height", o.Frame.Height, "plot height in `rows` (17 puts a row on every quarter)")
 	fs.StringVar(&o.HTTP, "http", "", "also serve the browser view on this `address` (e.g. 127.0.0.1:8327)")
 	fs.StringVar((*string)(&o.TraceURL), "trace-url", "", "link trace ids to this tracing UI `address`, {trace_id} where the id goes (e.g. http://jaeger:16686/trace/{trace_id})")

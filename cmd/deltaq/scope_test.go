@@ -118,3 +118,21 @@ func TestScopeCommandOnce(t *testing.T) {
 		t.Fatal("deltaq scope --once did not exit after the first batch")
 	}
 }
+
+// TestScopeAddressErrors: an address the scope cannot listen on is named
+// by its flag: "listen tcp: address nonsense" did not say whether --listen
+// or --http was wrong.
+func TestScopeAddressErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "nonsense"}, "deltaq scope: --listen nonsense: "},
+		{[]string{"--listen", "127.0.0.1:0", "--http", "nonsense"}, "deltaq scope: --http nonsense: "},
+	} {
+		var stdout, stderr bytes.Buffer
+		if status := runScope(append(c.args, "--timeout", "5s"), &stdout, &stderr); status != exitFail || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: status %d, stderr %q; want %q", c.args, status, stderr.String(), c.want)
+		}
+	}
+}

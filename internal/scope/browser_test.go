@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
@@ -431,5 +433,145 @@ func checkInputMessages(t *testing.T, page *cdpPage, checkPredicted func()) {
 		if i < len(want) && c.Err != want[i] {
 			t.Errorf("parseIntervention(%q, %q, %v): %q, want %q", c.A, c.B, c.Bad, c.Err, want[i])
 		}
+	}
+}
+
+// TestScopeBrowserSilentSource: the page's pill said "live" for as long as
+// the stream was open, also when the collector had stopped sending; once
+// no window came for three of their intervals (at least 5 s) it says so,
+// also on a page loaded then, and the next window makes it live again.
+func TestScopeBrowserSilentSource(t *testing.T) {
+	chromium := chromiumForTest(t)
+	batches := demoBatches(t)
+	otlp, base := startScopeHTTP(t)
+	for _, b := range batches[:2] {
+		exportTo(t, otlp, nil, b.metrics)
+	}
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "live", `document.getElementById("conn")?.textContent === "live"`)
+	silent := `/^no metrics for \d+ s$/.test(document.getElementById("conn")?.textContent)`
+	page.waitTrue(t, "said silent", silent)
+	// A page loaded while the source is silent says so at once, not 5 s
+	// after its load.
+	var marked bool
+	page.eval(t, `window.beforeReload = true`, &marked)
+	page.call(t, "Page.reload", map[string]any{})
+	start := time.Now()
+	page.waitTrue(t, "said silent after a reload", `!window.beforeReload && `+silent)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("a page loaded while the source was silent said live for %v", d)
+	}
+	exportTo(t, otlp, nil, batches[2].metrics)
+	page.waitTrue(t, "live again", `document.getElementById("conn")?.textContent === "live"`)
+}
+
+// TestScopeBrowserLongName: a probe name without a place to break (up to
+// --max-name bytes) wraps in its card and in the trigger list: it widened
+// every card of the page to its length, past a phone's screen.
+func TestScopeBrowserLongName(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	p := newExporterPayload()
+	long := strings.Repeat("é", 120)
+	p.curve(long, seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+	p.curve("api", seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+	ld := syntheticTriggers()
+	ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().PutStr("deltaq.probe", long)
+	exportTo(t, otlp, &ld, p.md)
+	page := startChromium(t, chromium, 390, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "two probes", `document.querySelectorAll("section.probe").length === 2`)
+	var widths []int
+	page.eval(t, `[document.documentElement.scrollWidth, innerWidth, ...[...document.querySelectorAll("section.probe")].map((s) => Math.round(s.getBoundingClientRect().right))]`, &widths)
+	for _, w := range widths[2:] {
+		if w > widths[1] || widths[0] > widths[1] {
+			t.Errorf("a long name on a page %d pixels wide: page %d wide, cards end at %v", widths[1], widths[0], widths[2:])
+			break
+		}
+	}
+	page.waitTrue(t, "the trigger", `document.querySelector("#triggers li") !== null`)
+	var list []int
+	page.eval(t, `[document.getElementById("triggers").scrollWidth, document.getElementById("triggers").clientWidth]`, &list)
+	if list[0] > list[1] {
+		t.Errorf("a trigger of a long name: the list %d pixels wide in %d", list[0], list[1])
+	}
+}
+
+// TestScopeBrowserDropsGoneProbes: a probe the scope no longer has — it
+// gave its slot to a new one (--probe-ttl), or the scope restarted under
+// the open page — leaves the page with it: its card stayed, its last
+// window shown as if current, beside the probes of the state.
+func TestScopeBrowserDropsGoneProbes(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t, func(o *Options) { o.Limits.Probes, o.Limits.ProbeTTL = 1, time.Second })
+	curve := func(probe string, d time.Duration) pmetric.Metrics {
+		p := newExporterPayload()
+		p.curve(probe, seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+		return shiftWindow(p.md, d)
+	}
+	exportTo(t, otlp, nil, curve("old", 0))
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "probe old", `document.querySelector('section.probe[data-probe="old"]') !== null`)
+	time.Sleep(1100 * time.Millisecond)
+	exportTo(t, otlp, nil, curve("new", time.Second))
+	page.waitTrue(t, "probe new", `document.querySelector('section.probe[data-probe="new"]') !== null`)
+	page.waitTrue(t, "1 probe in the stats", `document.getElementById("stats").textContent.startsWith("1 probes")`)
+	var names []string
+	page.eval(t, `[...document.querySelectorAll("section.probe")].map((s) => s.dataset.probe)`, &names)
+	if strings.Join(names, ",") != "new" {
+		t.Errorf("cards %v after old gave its slot to new, want only new", names)
+	}
+}
+
+// TestScopeBrowserPhone: on a phone's screen a short probe name stays
+// whole beside its QTA state and window time (job was broken into "jo" and
+// "b"), and a snapshot's windows fit its dialog (the failure column was
+// cut off).
+func TestScopeBrowserPhone(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	for _, b := range demoBatches(t) {
+		if b.logs.LogRecordCount() > 0 {
+			exportTo(t, otlp, &b.logs, b.metrics)
+		} else {
+			exportTo(t, otlp, nil, b.metrics)
+		}
+	}
+	page := startChromium(t, chromium, 390, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "a trigger", `document.querySelector("#triggers li") !== null`)
+	var broken []string
+	page.eval(t, `[...document.querySelectorAll(".probe-name")].filter((h) => h.getBoundingClientRect().height > 1.6 * parseFloat(getComputedStyle(h).fontSize)).map((h) => h.textContent)`, &broken)
+	if len(broken) > 0 {
+		t.Errorf("probe names on more than one line at 390 pixels: %q", broken)
+	}
+	var ok bool
+	page.eval(t, `document.querySelector("#triggers li").click(); true`, &ok)
+	page.waitTrue(t, "the snapshot", `document.getElementById("snapshot").open && document.querySelector("#snapshot-body table") !== null`)
+	var over []int
+	page.eval(t, `(() => { const d = document.getElementById("snapshot"), right = d.getBoundingClientRect().left + d.clientWidth;
+		return [...document.querySelectorAll("#snapshot-body table")].map((e) => Math.round(e.getBoundingClientRect().right - right)).filter((x) => x > 0) })()`, &over)
+	if len(over) > 0 {
+		t.Errorf("snapshot tables past the dialog's edge by %v pixels at 390 pixels", over)
+	}
+}
+
+// TestScopeBrowserNoQuantiles: a window that reached no quantile (its
+// instances mostly failed) shows no quantile table, as the terminal shows
+// none: a table of its "quantile" heading alone stood under the plot.
+func TestScopeBrowserNoQuantiles(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	exportTo(t, otlp, nil, syntheticWindow())
+	exportTo(t, otlp, nil, unreachableQuantilesWindow())
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "probe search", `document.querySelector('section.probe[data-probe="search"] canvas') !== null`)
+	var shown []bool
+	page.eval(t, `["checkout", "search"].map((p) => document.querySelector('section.probe[data-probe="' + p + '"] table.quantiles').getClientRects().length > 0)`, &shown)
+	if len(shown) != 2 || !shown[0] || shown[1] {
+		t.Errorf("quantile tables shown (checkout, search): %v, want checkout's alone", shown)
 	}
 }

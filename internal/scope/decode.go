@@ -38,6 +38,11 @@ type scopeState struct {
 	snapshots     int
 	snapKeys      *snapKeys
 	metricBatches int
+	// lastBatch is the scope's clock when the last metrics batch came;
+	// interval the shortest step of a probe's window end seen, the
+	// connector's interval (silentLine).
+	lastBatch time.Time
+	interval  time.Duration
 	// traceURL links the triggers' trace ids (Options.TraceURL).
 	traceURL TraceURL
 	// malformed counts data points and records that were ignored: without a
@@ -223,6 +228,7 @@ type windowReadings struct {
 // curves and quantiles of the window are sent as they are.
 func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	s.metricBatches++
+	s.lastBatch = s.now()
 	w := windowCurves{
 		curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{},
 		qta: map[string]*qtaReading{}, qoo: map[string]map[string]*qooReading{}, before: map[string]time.Time{},
@@ -244,6 +250,13 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	s.replaceCurves(&w)
 	s.replaceQoO(&w)
 	s.replaceReadings(&w)
+	for name, before := range w.before {
+		if p := s.probes[name]; p != nil && !before.IsZero() && p.updated.After(before) {
+			if d := p.updated.Sub(before); s.interval == 0 || d < s.interval {
+				s.interval = d
+			}
+		}
+	}
 }
 
 // replaceReadings sets the failure ratio, QTA verdict and divergence of the

@@ -41,6 +41,19 @@ func (o Frame) Validate() error {
 	return nil
 }
 
+// plotIndent is the width of the labels left of a plot (" 0.75 │").
+const plotIndent = 7
+
+// fitWidth narrows the plots to a terminal of cols columns (at least 8
+// wide): a row wider than the terminal wraps into two, the curves lost
+// in the breaks. Unknown (0) columns leave them as they are.
+func (o Frame) fitWidth(cols int) Frame {
+	if cols > 0 && o.Width > cols-plotIndent {
+		o.Width = max(8, cols-plotIndent)
+	}
+	return o
+}
+
 // Marks of the plot, drawn in this order so that later ones cover earlier ones:
 // the band between the lower and upper bounds, the mean, the QTA, the calculated
 // ΔQ and on top the observed ΔQ.
@@ -67,6 +80,9 @@ func renderScope(s *scopeState, o Frame) string {
 		fmt.Fprintf(&b, "ignored %d malformed data points (no deltaq.probe, bad deltaq.le/deltaq.q, non-finite value, QTA probability, failure ratio or divergence outside [0, 1], negative outcome count, QoO score outside [0, 100] or of an unknown series, or a timestamp more than --max-ahead ahead of this machine's clock), snapshot records (no deltaq.snapshot.id) or trigger records (stamped more than --max-ahead ahead of this machine's clock)\n", s.malformed)
 	}
 	if line := cutsLine(s.cuts); line != "" {
+		b.WriteString(line + "\n")
+	}
+	if line := silentLine(s, today); line != "" {
 		b.WriteString(line + "\n")
 	}
 	if len(s.probes) == 0 {
@@ -102,6 +118,18 @@ func renderScope(s *scopeState, o Frame) string {
 		}
 	}
 	return b.String()
+}
+
+// silentLine says that no metrics came for three of the connector's
+// intervals (at least 5 s), or is empty: else the last frame stands as if
+// the windows still came.
+func silentLine(s *scopeState, now time.Time) string {
+	gap := now.Sub(s.lastBatch)
+	if s.interval == 0 || gap < max(3*s.interval, 5*time.Second) {
+		return ""
+	}
+	return fmt.Sprintf("no metrics for %v, where a window came every %v: has the collector stopped, or stopped sending here?",
+		gap.Round(time.Second), s.interval)
 }
 
 // cutsLine names what the bounds cut (Limits), or is empty when nothing was.

@@ -15,8 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -788,5 +790,92 @@ func TestScopeKeepsWhatIfScenariosApart(t *testing.T) {
 	m.Remove(attrScenario)
 	if got := seriesOf(m); got != "whatif" {
 		t.Errorf("without a scenario: %q", got)
+	}
+}
+
+// TestScopeDrawsBeforeTheFirstBatch: the terminal says what it waits for
+// before anything arrives, as the page does, not a blank screen.
+func TestScopeDrawsBeforeTheFirstBatch(t *testing.T) {
+	_, stdout, done := startScope(t, func(o *Options) { o.Timeout = 300 * time.Millisecond })
+	if err := <-done; err != nil {
+		t.Fatalf("scope: %v", err)
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "\x1b[H\x1b[2J") || !strings.Contains(out, "waiting for deltaq metrics…") {
+		t.Errorf("nothing drawn before the first batch: %q", out)
+	}
+}
+
+// TestRenderScopeSilentSource: once the windows stop coming for three of
+// their intervals (at least 5 s), the header says so, where the last frame
+// stood unchanged as if live; the next window clears it.
+func TestRenderScopeSilentSource(t *testing.T) {
+	s := testScope()
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	s.addMetrics(shiftWindow(syntheticWindow(), time.Second))
+	s.addMetrics(shiftWindow(syntheticWindow(), 2*time.Second))
+	if got := renderScope(s, defaultScopeFrame); strings.Contains(got, "no metrics") {
+		t.Errorf("a live source said silent:\n%s", got)
+	}
+	now = now.Add(4 * time.Second)
+	if got := renderScope(s, defaultScopeFrame); strings.Contains(got, "no metrics") {
+		t.Errorf("silent after 4 s:\n%s", got)
+	}
+	now = now.Add(8 * time.Second)
+	got := renderScope(s, defaultScopeFrame)
+	if want := "no metrics for 12s, where a window came every 1s: has the collector stopped, or stopped sending here?"; !strings.Contains(got, want) {
+		t.Errorf("silent for 12 s, the frame does not say %q:\n%s", want, got)
+	}
+	s.addMetrics(shiftWindow(syntheticWindow(), 3*time.Second))
+	if got := renderScope(s, defaultScopeFrame); strings.Contains(got, "no metrics") {
+		t.Errorf("a window came, still silent:\n%s", got)
+	}
+}
+
+// TestScopeRedrawsWithoutBatches: a frame that changes without a batch —
+// the terminal resized, the source silent — is redrawn within a second,
+// not left as it was until the next batch, which may never come.
+func TestScopeRedrawsWithoutBatches(t *testing.T) {
+	var rows atomic.Int64
+	rows.Store(3)
+	_, stdout, done := startScope(t, func(o *Options) {
+		o.Timeout = 2500 * time.Millisecond
+		o.Screen = func() (int, int) { return int(rows.Load()), 80 }
+	})
+	time.Sleep(300 * time.Millisecond)
+	rows.Store(40)
+	if err := <-done; err != nil {
+		t.Fatalf("scope: %v", err)
+	}
+	frames := strings.Split(stdout.String(), "\x1b[H\x1b[2J")
+	if last := frames[len(frames)-1]; !strings.Contains(last, "waiting for deltaq metrics…") {
+		t.Errorf("not redrawn on 40 rows after a resize from 3; frames: %q", frames)
+	}
+}
+
+// plotRowRe matches a row of a plot and its axis.
+var plotRowRe = regexp.MustCompile(`^.{5} │|^ {6}└`)
+
+// TestScopePlotFitsTheTerminal: on a terminal narrower than the plot, the
+// plot is drawn as wide as the terminal: each of its rows wrapped into two,
+// and the curves were lost in the breaks.
+func TestScopePlotFitsTheTerminal(t *testing.T) {
+	addr, stdout, done := startScope(t, func(o *Options) {
+		o.Timeout = time.Second
+		o.Screen = func() (int, int) { return 200, 50 }
+	})
+	exportTo(t, addr, nil, syntheticWindow())
+	if err := <-done; err != nil {
+		t.Fatalf("scope: %v", err)
+	}
+	frames := strings.Split(stdout.String(), "\x1b[H\x1b[2J")
+	last := frames[len(frames)-1]
+	if !strings.Contains(last, "── checkout ──") {
+		t.Fatalf("no window drawn: %q", last)
+	}
+	for _, l := range strings.Split(last, "\n") {
+		if plotRowRe.MatchString(l) && utf8.RuneCountInString(l) > 50 {
+			t.Errorf("plot row of %d columns on a terminal of 50: %q", utf8.RuneCountInString(l), l)
+		}
 	}
 }

@@ -54,3 +54,22 @@ func TestFitScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestFitScreenWideCharacters: a probe name of wide characters (CJK, two
+// columns each) takes twice the rows its characters count; the frame cut to
+// the screen must still fit it, else it scrolls and the header goes.
+func TestFitScreenWideCharacters(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "%s%02d\n", strings.Repeat("プ", 10), i) // 12 characters, 22 columns
+	}
+	got := fitScreen(b.String(), 24, 20)
+	rows := 0
+	for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		w := utf8.RuneCountInString(l) + strings.Count(l, "プ")
+		rows += max(1, (w+19)/20)
+	}
+	if rows > 23 || !strings.Contains(got, "more lines") {
+		t.Errorf("wide lines on 24 rows of 20 columns take %d rows:\n%s", rows, got)
+	}
+}

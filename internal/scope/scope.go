@@ -130,7 +130,7 @@ func Serve(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.HTTP != "" {
 		var err error
 		if web, err = startScopeWeb(o.HTTP, o.Limits); err != nil {
-			return err
+			return fmt.Errorf("--http %s: %w", o.HTTP, err)
 		}
 		// Before any batch arrives: set once, read under its lock.
 		web.traceURL = o.TraceURL
@@ -156,7 +156,7 @@ func Serve(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		},
 	}, grpc.MaxRecvMsgSize(o.Limits.BatchBytes))
 	if err != nil {
-		return err
+		return fmt.Errorf("--listen %s: %w", o.Listen, err)
 	}
 	// Let the requests in flight answer (the exporter that sent the batch
 	// --once printed gets its response), for at most 2 s.
@@ -187,27 +187,50 @@ func (sc *liveScope) update(add func(*scopeState)) {
 	}
 }
 
-// loop redraws on updates, at most every redrawInterval, until ctx ends; with
+// loop draws a frame at once and redraws on updates, at most every
+// redrawInterval, and every second when the frame changed without one (the
+// terminal resized, the source silent: silentLine), until ctx ends; with
 // --once it prints the first frame that has metrics and returns.
 func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serveErr <-chan error) error {
 	const redrawInterval = 200 * time.Millisecond
 	var last time.Time
 	var pending <-chan time.Time
-	draw := func() error {
-		sc.mu.Lock()
-		frame := renderScope(sc.state, o.Frame)
-		sc.mu.Unlock()
+	var shown string // the frame on the screen
+	frame := func() string {
+		rows, cols, size := 0, 0, o.Frame
 		if o.Screen != nil {
-			rows, cols := o.Screen()
-			frame = fitScreen(frame, rows, cols)
+			rows, cols = o.Screen()
+			size = size.fitWidth(cols)
 		}
-		last = time.Now()
+		sc.mu.Lock()
+		f := renderScope(sc.state, size)
+		sc.mu.Unlock()
+		return fitScreen(f, rows, cols)
+	}
+	draw := func(f string) error {
+		last, shown = time.Now(), f
 		// Home the cursor and clear the screen, then draw the frame.
-		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+frame)
+		_, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+f)
 		return err
+	}
+	var check <-chan time.Time
+	if !o.Once {
+		// Before the first batch: what it waits for, not a blank screen.
+		if err := draw(frame()); err != nil {
+			return err
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		check = tick.C
 	}
 	for {
 		select {
+		case <-check:
+			if f := frame(); f != shown {
+				if err := draw(f); err != nil {
+					return err
+				}
+			}
 		case <-ctx.Done():
 			if o.Once && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return fmt.Errorf("no metrics within --timeout %v", o.Timeout)
@@ -233,12 +256,12 @@ func (sc *liveScope) loop(ctx context.Context, o Options, stdout io.Writer, serv
 				}
 				continue
 			}
-			if err := draw(); err != nil {
+			if err := draw(frame()); err != nil {
 				return err
 			}
 		case <-pending:
 			pending = nil
-			if err := draw(); err != nil {
+			if err := draw(frame()); err != nil {
 				return err
 			}
 		}

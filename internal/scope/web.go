@@ -298,10 +298,14 @@ type webState struct {
 	Pending int `json:"pending"`
 	// PendingTriggers is how many triggers follow it the same way, before
 	// the windows.
-	PendingTriggers int                  `json:"pending_triggers"`
-	Triggers        []webTrigger         `json:"triggers"`
-	Snapshots       []webSnapshotSummary `json:"snapshots"`
-	Stats           webStats             `json:"stats"`
+	PendingTriggers int `json:"pending_triggers"`
+	// IdleMS is how long ago, in milliseconds by the scope's clock, the
+	// last metrics batch came when the state was taken (0 before the
+	// first): a page loaded while the source is silent says so at once.
+	IdleMS    int64                `json:"idle_ms"`
+	Triggers  []webTrigger         `json:"triggers"`
+	Snapshots []webSnapshotSummary `json:"snapshots"`
+	Stats     webStats             `json:"stats"`
 	// Windows, per probe, oldest first, is the last field: /api/state
 	// streams it probe by probe.
 	Windows map[string][]*webWindow `json:"windows"`
@@ -314,6 +318,7 @@ type scopeWeb struct {
 	writeTimeout time.Duration
 	heartbeat    time.Duration
 	now          func() time.Time // the clock of probe slots
+	lastBatch    time.Time        // when the last metrics batch came (webState.IdleMS)
 	// encoding, when set, is called before each probe's windows are
 	// encoded for a reader (tests: to hold a reader mid-way).
 	encoding func()
@@ -436,6 +441,7 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stats.Batches++
+	w.lastBatch = w.now()
 	w.stats.Malformed += batch.malformed
 	w.stats.cuts.add(batch.cuts)
 	names := make([]string, 0, len(batch.probes))

@@ -129,6 +129,9 @@ func (w *scopeWeb) view() stateView {
 	if v.head.Triggers == nil {
 		v.head.Triggers = []webTrigger{}
 	}
+	if !w.lastBatch.IsZero() {
+		v.head.IdleMS = w.now().Sub(w.lastBatch).Milliseconds()
+	}
 	for _, id := range w.snapOrder {
 		v.head.Snapshots = append(v.head.Snapshots, w.snapshots[id].summary())
 	}

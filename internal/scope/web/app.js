@@ -26,6 +26,9 @@ const store = {
   // Triggers of the state still to come in "trigger" events: they are
   // not news, so they are not marked fresh.
   syncTriggers: 0,
+  // Windows of the state still to come in "window" events: until they
+  // have, a probe without windows yet is not gone.
+  syncWindows: 0,
 };
 const view = { at: null }; // null: live; else the window end (ms) shown
 const cards = new Map(); // probe → card elements and design state
@@ -298,17 +301,44 @@ function renderHeader() {
   const hold = $("hold");
   hold.textContent = view.at == null ? "Hold" : "Resume";
   hold.classList.toggle("on", view.at != null);
+  connPill();
+}
+
+// lastWindow is when (by this browser's clock) the last window came.
+let lastWindow = Date.now();
+
+// connPill says whether the page is live, held, or, once no window came
+// for three of the connector's intervals (at least 5 s), that the source
+// is silent, as the terminal's header does: the stream stays open when
+// the collector stops.
+function connPill() {
   const conn = $("conn");
-  if (conn.dataset.state === "open") {
-    conn.textContent = view.at == null ? "live" : "held";
-    conn.className = "pill " + (view.at == null ? "live" : "held");
+  if (conn.dataset.state !== "open") return;
+  let interval = Infinity; // the shortest step of a probe's window end
+  for (const hist of store.windows.values()) {
+    for (let i = 1; i < hist.length; i++) if (hist[i].end > hist[i - 1].end) interval = Math.min(interval, hist[i].end - hist[i - 1].end);
   }
+  const gap = Date.now() - lastWindow;
+  if (interval < Infinity && gap >= Math.max(3 * interval, 5000)) {
+    conn.textContent = `no metrics for ${Math.round(gap / 1000)} s`;
+    conn.title = `a window came every ${interval / 1000} s: has the collector stopped, or stopped sending here?`;
+    conn.className = "pill down";
+    return;
+  }
+  conn.textContent = view.at == null ? "live" : "held";
+  conn.title = "";
+  conn.className = "pill " + (view.at == null ? "live" : "held");
 }
 
 function renderAll() {
   renderHeader();
   const names = [...store.windows.keys()].sort();
   $("waiting").hidden = names.length > 0;
+  // A probe the state no longer has (it gave up its slot, or the scope
+  // restarted) leaves the page, once the state's windows have all come.
+  for (const [name, c] of cards) {
+    if (store.syncWindows === 0 && !store.windows.has(name)) { c.root.remove(); cards.delete(name); }
+  }
   for (const name of names) renderProbe(name);
 }
 
@@ -697,6 +727,8 @@ function renderQuantiles(table, w, dz) {
     row("predicted", (q) => (m.has(q) ? dz.a * m.get(q) + dz.b : null));
   }
   table.tBodies[0].replaceChildren(...body);
+  // No quantile reached (the terminal shows no table either).
+  table.hidden = body.length === 0;
 }
 
 function order(series) {
@@ -842,6 +874,8 @@ function applyState(st) {
   store.windows = new Map(Object.entries(st.windows || {}));
   store.triggers = st.triggers || [];
   store.syncTriggers = st.pending_triggers || 0;
+  store.syncWindows = st.pending || 0;
+  lastWindow = Date.now() - (st.idle_ms || 0);
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
   renderAll();
@@ -867,6 +901,9 @@ function connect() {
   es.addEventListener("window", (e) => {
     const m = JSON.parse(e.data);
     for (const w of m.windows) addWindow(w);
+    // The state's windows are not news: the last came idle_ms before it.
+    if (store.syncWindows === 0) lastWindow = Date.now();
+    store.syncWindows = Math.max(0, store.syncWindows - m.windows.length);
     store.stats = m.stats;
     if (view.at == null) renderAll(); else renderHeader();
   });
@@ -902,6 +939,7 @@ function init() {
   for (const id of ["dmax", "bins"]) $(id).addEventListener("input", renderAll);
   $("snapshot-close").addEventListener("click", () => $("snapshot").close());
   window.addEventListener("resize", renderAll);
+  setInterval(connPill, 1000);
   connect();
 }
 
