@@ -412,6 +412,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			pr.fineComplete = a.cfg.WindowCounts
 			if a.layOf[pr.Name].DMaxNs > 0 {
 				pr.fine, pr.fineCut = ac.fine, a.layOf[pr.Name].DMaxNs
+				pr.converted = ac.converted
 			}
 		}
 	}

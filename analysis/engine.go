@@ -251,6 +251,10 @@ type acc struct {
 	// in the composition of a whole with a longer dMax); a timeout whose
 	// end is unknown, and a failure, apart.
 	fine *deltaq.LogLinearHistogram
+	// converted says that display counts were read from another engine's
+	// analysis counts (finemerge.go): each at its bucket's upper edge, they
+	// bound nothing finer than the buckets.
+	converted bool
 }
 
 // addFine counts an instance at the analysis resolution by its own
@@ -357,6 +361,7 @@ func (a *acc) reset() {
 	}
 	a.sum = 0
 	a.w1, a.w2 = 0, 0
+	a.converted = false
 	a.fine.Reset()
 	a.picks.reset()
 }

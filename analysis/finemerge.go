@@ -90,6 +90,7 @@ func (e *Engine) addFine(a *acc, w *Window, n int64, done uint64, convert bool) 
 	if !convert {
 		return nil
 	}
+	a.converted = true
 	edges := e.fine.Edges()
 	for j, c := range w.FineCounts {
 		i := w.FineFirst + j

@@ -139,3 +139,50 @@ func TestFineWindowChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertedCountsBoundNoQTA: a window of another layout merges with
+// display counts read from its analysis counts, each bucket at its upper
+// edge; they say no more than the buckets do. Fifty successes of 7.28 ms,
+// counted by an agent in 7 bins of 10/7 ms, lie in the analysis bucket
+// [7.274496, 7.340032) ms, which straddles the gateway's bin edge 7.3 ms:
+// the gateway cannot tell whether they completed within 7.3 ms. One engine
+// that saw them knows they did (F(7.3 ms) = 1: the QTA of 90 % within 7.3
+// ms holds). The gateway's reading must be bounded by what it knows — at
+// least 0, at most 1 — and its breach test must not find a breach: the
+// converted counts, read as exact, put F(7.3 ms) at 0 and the breach's
+// p-value near 0.
+func TestConvertedCountsBoundNoQTA(t *testing.T) {
+	qta := QTA{Points: []QTAPoint{{Delay: 7300 * time.Microsecond, P: 0.9}}}
+	gcfg := Config{Interval: time.Second, Lag: time.Second,
+		Probes: map[string]ProbeConfig{"p": {DMax: 10 * time.Millisecond, Bins: 100, QTA: qta}}}
+	var ins []Instance
+	for i := range 50 {
+		in := ok("p", 100*time.Millisecond+time.Duration(i)*time.Millisecond, 7280*time.Microsecond)
+		in.DMaxNs, in.Bins = 0, 0
+		ins = append(ins, in)
+	}
+	whole := newEngine(t, gcfg, t0)
+	addAll(whole, ins...)
+	want := probeOf(t, closeFirst(t, whole), "p")
+	if want.QTACheck == nil || !want.QTACheck.OK || want.QTABreachP != 1 {
+		t.Fatalf("one engine: QTA %+v, breach p %v; want it to hold, no breach", want.QTACheck, want.QTABreachP)
+	}
+	gw := newEngine(t, gcfg, t0)
+	for _, w := range agentWindows(t, map[string]ProbeConfig{"p": {DMax: 10 * time.Millisecond, Bins: 7}}, ins, "a") {
+		if c := gw.AddWindow(&w); c != ContributionAccepted {
+			t.Fatalf("window %v", c)
+		}
+	}
+	got := probeOf(t, closeFirst(t, gw), "p")
+	if got.QTACheck == nil || len(got.QTACheck.Points) != 1 {
+		t.Fatalf("gateway: QTA %+v", got.QTACheck)
+	}
+	pt := got.QTACheck.Points[0]
+	if pt.Pessimistic != 0 || pt.Observed <= 0 || got.QTABreachP != 1 {
+		t.Errorf("gateway: F(7.3 ms) read %v (pessimistic %v), breach p %v; want a reading within the bucket, above 0, the pessimistic 0 and no breach",
+			pt.Observed, pt.Pessimistic, got.QTABreachP)
+	}
+	if !slices.Equal(got.FineCounts, want.FineCounts) || !slices.Equal(got.Quantiles, want.Quantiles) {
+		t.Errorf("gateway: analysis counts %v and quantiles %+v, want one engine's %v and %+v", got.FineCounts, got.Quantiles, want.FineCounts, want.Quantiles)
+	}
+}

@@ -129,8 +129,15 @@ func (c qtaCounts) read(s deltaq.Step) deltaq.PointReading {
 	return r
 }
 
-// newQTACounts returns the reader of the probe's window.
+// newQTACounts returns the reader of the probe's window. Display counts
+// read from another layout's analysis counts (ProbeResult.converted) put
+// each instance at its bucket's upper edge: read as bounds they would say
+// that instances of a bucket straddling a point's delay completed after
+// it, so the window is read from its analysis counts alone.
 func newQTACounts(pr *ProbeResult) qtaCounts {
+	if pr.converted && pr.fine != nil {
+		return qtaCounts{pr: pr}
+	}
 	return qtaCounts{pr: pr, n: float64(pr.Counts.Total())}
 }
 

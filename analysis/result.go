@@ -137,6 +137,10 @@ type ProbeResult struct {
 	fineCut int64
 	// fineComplete: FineIndex and FineCounts hold every completed instance.
 	fineComplete bool
+	// converted: some of the display counts were read from the analysis
+	// counts of a window of another layout (finemerge.go), so they bound
+	// F(d) no better than fine does; the QTA readings read fine alone.
+	converted bool
 	// Calculated is the probe's calculated ΔQ from the outcome diagram
 	// (thesis 3.4, 4.1.1), at the analysis resolution up to the probe's
 	// dMax, composed from what its parts' instances did up to the largest
