@@ -138,8 +138,10 @@ type diffRun struct {
 	// keep, when not nil, keeps only the instances of the stream it
 	// accepts.
 	keep func(in *diffInstance) bool
-	// reloadAt, when not zero, reloads the gateway's configuration then.
-	reloadAt time.Duration
+	// reloadAt, when not zero, reloads the gateway's configuration then;
+	// with reloadCfg, the single engine's and the gateway's to it.
+	reloadAt  time.Duration
+	reloadCfg func() Config
 	// gatewayLag is the gateway's lag.
 	gatewayLag time.Duration
 }
@@ -263,6 +265,13 @@ func (run diffRun) do(t *testing.T) diffOutcome {
 		}
 		inflight = inflight[n:]
 		if run.reloadAt != 0 && !reloaded && now >= run.reloadAt {
+			if run.reloadCfg != nil {
+				gcfg = run.reloadCfg()
+				gcfg.Lag = run.gatewayLag
+				ns := newEngine(t, run.reloadCfg(), at(now))
+				ns.Adopt(single)
+				single = ns
+			}
 			ng := newEngine(t, gcfg, at(now))
 			ng.Adopt(gw)
 			gw, out.gw, reloaded = ng, ng, true
@@ -566,6 +575,21 @@ func TestGatewayDifferentialHardCases(t *testing.T) {
 		run.reloadAt = 5250 * time.Millisecond
 		o := run.do(t)
 		diffCompare(t, o.single, o.gateway, run.agents)
+	})
+	// The reload changes the bins, not the dMax: agents and the gateway
+	// of other dMaxes window their timeouts apart (start + dMax).
+	t.Run("the gateway reloaded into other layouts", func(t *testing.T) {
+		run := base
+		run.reloadAt = 5250 * time.Millisecond
+		run.reloadCfg = func() Config {
+			cfg := diffConfig()
+			f, s := cfg.Probes["fast"], cfg.Probes["slow"]
+			f.Bins, s.Bins = 40, 80
+			cfg.Probes["fast"], cfg.Probes["slow"] = f, s
+			return cfg
+		}
+		o := run.do(t)
+		diffCompareWith(t, o.single, o.gateway, run.agents, diffLayoutsProbe)
 	})
 	t.Run("a window late", func(t *testing.T) {
 		run := base
