@@ -90,7 +90,8 @@ type ProbeResult struct {
 	// Counts for the divergence test: Counts.Total() without sampling, the
 	// number of spans when each stands for the same number of instances
 	// (adjusted count), Kish's (Σw)²/Σw² in general; windows merged from
-	// other engines count their instances as unsampled.
+	// other engines count with the Σw and Σw² they carry (WeightSum,
+	// WeightSquares), those that carry none as unsampled.
 	EffectiveInstances float64
 	// UnderResolved is true when at least half of the window's successes
 	// (and at least one) fell into the first bin of the analysis grid (of
