@@ -180,22 +180,33 @@ func wireDump(h *harness, until time.Duration) map[string][]float64 {
 // analysis's metrics is the single collector's.
 func TestGatewayDifferentialOverTheWire(t *testing.T) {
 	for _, n := range []int{1, 3, 17} {
-		t.Run(fmt.Sprintf("agents=%d", n), func(t *testing.T) { wireRun(t, n, false) })
+		t.Run(fmt.Sprintf("agents=%d", n), func(t *testing.T) { wireRun(t, n, false, false) })
 	}
 	// Requests delivered twice (an exporter's retries), and agent 0
 	// restarted in the middle of window 2 under its name: its windows
 	// before and after count, the repeats once.
-	t.Run("repeats and a restart", func(t *testing.T) { wireRun(t, 3, true) })
+	t.Run("repeats and a restart", func(t *testing.T) { wireRun(t, 3, true, false) })
+	// Every other agent shows the probes in other bins over the same
+	// dMax: their windows are read into the gateway's layout from their
+	// analysis counts, and the quantiles, read from those, are the single
+	// collector's.
+	t.Run("agents of other layouts", func(t *testing.T) { wireRun(t, 5, false, true) })
 }
 
-// wireRun runs TestGatewayDifferentialOverTheWire with n agents, and with
-// hard the repeats and the restart.
-func wireRun(t *testing.T, n int, hard bool) {
+// wireRun runs TestGatewayDifferentialOverTheWire with n agents, with
+// hard the repeats and the restart, with layouts the agents of other
+// layouts (and the quantiles alone compared).
+func wireRun(t *testing.T, n int, hard, layouts bool) {
 	const windows, restartW = 6, 2
 	r := rand.New(rand.NewPCG(uint64(n), 5))
 	newAgent := func(i int, now time.Time) *harness {
 		cfg := wireDiffConfig()
 		cfg.EmitWindows = true
+		if layouts && i%2 == 1 {
+			f, s := cfg.Probes["fast"], cfg.Probes["slow"]
+			f.Bins, s.Bins = 7, 1000
+			cfg.Probes["fast"], cfg.Probes["slow"] = f, s
+		}
 		name := fmt.Sprintf("agent-%d", i)
 		return newHarnessWith(t, cfg, now, func(s *Settings) {
 			res := pcommon.NewResource()
@@ -285,6 +296,9 @@ func wireRun(t *testing.T, n int, hard bool) {
 	want, got := wireDump(single, until), wireDump(gateway, until)
 	compared := 0
 	for k, v := range want {
+		if layouts && !strings.HasPrefix(k, contract.MetricQuantile+" ") {
+			continue
+		}
 		g, ok := got[k]
 		switch {
 		case !ok:
@@ -296,11 +310,15 @@ func wireRun(t *testing.T, n int, hard bool) {
 		}
 	}
 	for k, v := range got {
-		if _, ok := want[k]; !ok {
+		if _, ok := want[k]; !ok && (!layouts || strings.HasPrefix(k, contract.MetricQuantile+" ")) {
 			t.Errorf("gateway has %s = %v, the single collector none", k, v)
 		}
 	}
-	if compared < 100 {
+	least := 100
+	if layouts {
+		least = 30 // the quantiles alone
+	}
+	if compared < least {
 		t.Errorf("%d points compared", compared)
 	}
 	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
