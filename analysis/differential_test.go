@@ -645,12 +645,15 @@ func TestGatewayDifferentialHardCases(t *testing.T) {
 }
 
 // TestGatewayDifferentialLayouts: agents whose probes show other display
-// layouts still give the gateway the single engine's analysis.
+// layouts, their windows delivered out of order and some twice, still
+// give the gateway the single engine's analysis (diffLayoutsProbe).
 func TestGatewayDifferentialLayouts(t *testing.T) {
 	for _, n := range []int{1, 3, 17} {
 		t.Run(fmt.Sprintf("agents=%d", n), func(t *testing.T) {
 			for seed := uint64(5); seed < 25; seed++ {
-				o := diffRun{seed: seed, agents: n, windows: 8, gatewayLag: 3 * time.Second, transit: transitUpTo(900 * time.Millisecond), agentCfg: agentLayouts}.do(t)
+				o := diffRun{seed: seed, agents: n, windows: 8, gatewayLag: 3 * time.Second,
+					transit: transitUpTo(1900 * time.Millisecond), agentCfg: agentLayouts,
+					repeat: func(r *rand.Rand) bool { return r.IntN(5) == 0 }}.do(t)
 				diffCompareWith(t, o.single, o.gateway, n, diffLayoutsProbe)
 			}
 		})
