@@ -927,3 +927,25 @@ func TestStartEventRepeatedAfterLateWindow(t *testing.T) {
 	assert.Equal(t, map[string]int64{"tracked": 1, "after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
 	r.shutdown(t)
 }
+
+// TestStartTimeoutsNameTheirService: a timeout counted from a start event
+// counts for the service of the start event's resource, as a span's
+// instance counts for its resource's service and as the deltaq processor's
+// synthetic timeout span carries it: a probe whose instances all time out
+// (the application stopped sending spans) names its service all the same,
+// in either form of start event.
+func TestStartTimeoutsNameTheirService(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	ld := batchLogs([]start{{n: 1, probe: "job", at: ms(100)}}, batch{probe: "worker", starts: []start{{n: 2, at: ms(100)}}})
+	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", "shop")
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), ld))
+	r.expire(at(ms(301)))
+	assert.Equal(t, map[string]int64{"job": 1, "worker": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	assert.Equal(t, map[string]string{"job": "shop", "worker": "shop", "store": ""}, probeServices(r.sink.AllMetrics()))
+	r.shutdown(t)
+}
