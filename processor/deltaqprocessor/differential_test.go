@@ -129,6 +129,9 @@ type diffInstance struct {
 	// badTimes gives the span an end before its start.
 	shift    time.Duration
 	badTimes bool
+	// again is when the span is delivered a second time (a retried
+	// request); zero: once.
+	again time.Time
 }
 
 func (in *diffInstance) traceID() pcommon.TraceID {
@@ -235,6 +238,16 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 			}
 		}
 		in.badTimes = r.IntN(40) == 0
+		if !in.spanAt.IsZero() && r.IntN(25) == 0 {
+			in.again = in.spanAt.Add(ms(0, 200))
+		}
+		if in.th != 0 && r.IntN(4) == 0 {
+			in.attrs = maps.Clone(in.attrs)
+			if in.attrs == nil {
+				in.attrs = map[string]any{}
+			}
+			in.attrs[contract.AttrSamplingPriority] = int64(1) // counts one
+		}
 		out = append(out, in)
 	}
 	return out
@@ -291,6 +304,12 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 	ts := tel.NewTelemetrySettings()
 	ins := &core.SpanInstruments{}
 	fillInstruments(t, ins, ts.MeterProvider.Meter("diff"))
+	// The timer reads the clock, not the tick: a second tick sent to wait
+	// for the first would run the timer again on the clock the test moves
+	// next, and count timeouts before the spans due before them. The test
+	// waits instead for the in_flight gauge the timer records last.
+	expired := make(chan struct{})
+	ins.InFlight = lastRecord{Int64Gauge: ins.InFlight, done: expired}
 	clk := coretest.NewClock(base)
 	starts := make(chan time.Time)
 	sink := new(consumertest.MetricsSink)
@@ -301,7 +320,7 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 	expire := func(at time.Time) { clk.Set(at) }
 	if setup.starts != nil {
 		set.StartEvents, set.StartTicks = &cfg.StartEvents, starts
-		expire = func(at time.Time) { clk.Set(at); starts <- at; starts <- at }
+		expire = func(at time.Time) { clk.Set(at); starts <- at; <-expired }
 	}
 	obs, err := core.New(&cfg.Config, set)
 	require.NoError(t, err)
@@ -325,7 +344,9 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 
 // newProcessorPath is path B: this processor in front of an observer that
 // reads the instances it marks, in the same collector (its layouts).
-func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, chosen map[pcommon.SpanID]string) *diffPath {
+// The probe the processor mapped each span of the last request of spans
+// to ("" for none) is set in *mapped.
+func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, mapped *[]string) *diffPath {
 	t.Helper()
 	pcfg := createDefaultConfig().(*Config)
 	popts := maps.Clone(setup.starts)
@@ -334,16 +355,19 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, chosen m
 	st := collectorstate.New()
 	var obs *core.Observer
 	next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		var probes []string
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, s := range ss.Spans().All() {
-					_, synthetic := s.Attributes().Get(contract.AttrSynthetic)
-					if p, ok := s.Attributes().Get(contract.AttrProbe); ok && !synthetic {
-						chosen[s.SpanID()] = p.Str()
+					if _, synthetic := s.Attributes().Get(contract.AttrSynthetic); synthetic {
+						return obs.ConsumeTraces(ctx, td) // the timer's
 					}
+					p, _ := s.Attributes().Get(contract.AttrProbe)
+					probes = append(probes, p.Str())
 				}
 			}
 		}
+		*mapped = probes
 		return obs.ConsumeTraces(ctx, td)
 	})
 	require.NoError(t, err)
@@ -386,6 +410,21 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, chosen m
 				mismatched: byAttr("start_events_mismatched", "probe"), results: results}
 		},
 		stop: func() { require.NoError(t, obs.Shutdown(context.Background())) },
+	}
+}
+
+// lastRecord is a gauge that says when the timeout timer has recorded its
+// last measurement of a tick: the instances timed out.
+type lastRecord struct {
+	metric.Int64Gauge
+	done chan struct{}
+}
+
+func (g lastRecord) Record(ctx context.Context, v int64, opts ...metric.RecordOption) {
+	g.Int64Gauge.Record(ctx, v, opts...)
+	attrs := metric.NewRecordConfig(opts).Attributes()
+	if state, ok := attrs.Value("state"); ok && state.AsString() == "timed_out" {
+		g.done <- struct{}{}
 	}
 }
 
@@ -496,9 +535,17 @@ func addCount(m map[string]map[time.Time]map[string]int64, probe string, at time
 	}
 }
 
-// diffSpan builds the span of in.
-func diffSpan(in *diffInstance) ptrace.Traces {
+// diffSpans builds a request of the spans of ins.
+func diffSpans(ins ...*diffInstance) ptrace.Traces {
 	td := ptrace.NewTraces()
+	for _, in := range ins {
+		appendSpan(td, in)
+	}
+	return td
+}
+
+// appendSpan appends the span of in to td, in a resource of its own.
+func appendSpan(td ptrace.Traces, in *diffInstance) {
 	rs := td.ResourceSpans().AppendEmpty()
 	if in.service != "" {
 		rs.Resource().Attributes().PutStr("service.name", in.service)
@@ -520,7 +567,6 @@ func diffSpan(in *diffInstance) ptrace.Traces {
 		_ = s.Attributes().FromRaw(in.attrs)
 	}
 	s.TraceState().FromRaw(in.tracestate())
-	return td
 }
 
 // diffStartLogs builds the start events delivered at one time, a resource
@@ -587,13 +633,18 @@ func appendStartRecords(lrs plog.LogRecordSlice, ins []*diffInstance) {
 
 // diffRun feeds the stream to the paths fed, step by step, and each span
 // that two probes match to the path of extra of each probe the processor
-// did not map it to (chosen, which path B fills as the span goes through).
-// lag is the windows' lag.
-func diffRun(stream []*diffInstance, fed []*diffPath, extra map[string]*diffPath, chosen map[pcommon.SpanID]string, lag time.Duration) {
+// did not map it to (mapped, which path B sets as the spans go through).
+// It returns the probe the processor mapped each span to when it came
+// first. lag is the windows' lag.
+func diffRun(stream []*diffInstance, fed []*diffPath, extra map[string]*diffPath, mapped *[]string, lag time.Duration) map[pcommon.SpanID]string {
+	chosen := map[pcommon.SpanID]string{}
 	var evs []diffEvent
 	for _, in := range stream {
 		if !in.spanAt.IsZero() {
 			evs = append(evs, diffEvent{at: in.spanAt, in: in, span: true, order: len(evs)})
+		}
+		if !in.again.IsZero() {
+			evs = append(evs, diffEvent{at: in.again, in: in, span: true, order: len(evs)})
 		}
 		for _, at := range in.startAt {
 			evs = append(evs, diffEvent{at: at, in: in, order: len(evs)})
@@ -618,26 +669,45 @@ func diffRun(stream []*diffInstance, fed []*diffPath, extra map[string]*diffPath
 	next := 0
 	for now := base.Add(diffStep); !now.After(last); now = now.Add(diffStep) {
 		for next < len(evs) && !evs[next].at.After(now) {
-			// The start events due together go as one request; a span
-			// goes alone.
+			// The spans of a step that follow one another go as one
+			// request, and so do the start events due together.
 			e := evs[next]
-			for _, p := range all {
-				p.set(e.at)
-			}
 			if e.span {
-				td := diffSpan(e.in)
+				var group []*diffInstance
+				for next < len(evs) && evs[next].span && !evs[next].at.After(now) {
+					group = append(group, evs[next].in)
+					e = evs[next]
+					next++
+				}
+				for _, p := range all {
+					p.set(e.at)
+				}
+				td := diffSpans(group...)
 				for _, p := range fed {
 					p.traces(copyOf(td))
 				}
-				if c, ok := chosen[e.in.spanID()]; ok && len(e.in.matches) > 1 {
-					for _, m := range e.in.matches {
+				others := map[string][]*diffInstance{}
+				for i, in := range group {
+					c := (*mapped)[i]
+					if _, ok := chosen[in.spanID()]; !ok {
+						chosen[in.spanID()] = c
+					}
+					if c == "" || len(in.matches) < 2 {
+						continue
+					}
+					for _, m := range in.matches {
 						if m != c {
-							extra[m].traces(copyOf(td))
+							others[m] = append(others[m], in)
 						}
 					}
 				}
-				next++
+				for m, ins := range others {
+					extra[m].traces(diffSpans(ins...))
+				}
 				continue
+			}
+			for _, p := range all {
+				p.set(e.at)
 			}
 			var group []*diffInstance
 			for next < len(evs) && !evs[next].span && evs[next].at.Equal(e.at) {
@@ -661,6 +731,7 @@ func diffRun(stream []*diffInstance, fed []*diffPath, extra map[string]*diffPath
 		p.window(last.Add(lag + 2*diffInterval))
 		p.stop()
 	}
+	return chosen
 }
 
 // processorChoice is the probe the processor maps a span that two probes
@@ -699,9 +770,9 @@ func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) {
 			sent += int64(len(in.startAt))
 		}
 	}
-	chosen := map[pcommon.SpanID]string{}
+	var mapped []string
 	a := newConnectorPath(t, setup, diffProbes)
-	b := newProcessorPath(t, setup, func() int64 { return sent }, chosen)
+	b := newProcessorPath(t, setup, func() int64 { return sent }, &mapped)
 	// What the connector counts of a span of two probes for the probe the
 	// processor did not map it to: the span by its own duration, in a
 	// connector of that probe alone.
@@ -709,7 +780,7 @@ func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) {
 	for _, name := range []string{"checkout", "checkout_any"} {
 		extra[name] = newConnectorPath(t, diffSetup{lag: setup.lag}, map[string]any{name: diffProbes[name]})
 	}
-	diffRun(stream, []*diffPath{a, b}, extra, chosen, setup.lag)
+	chosen := diffRun(stream, []*diffPath{a, b}, extra, &mapped, setup.lag)
 
 	for _, in := range stream {
 		if len(in.matches) < 2 || in.spanAt.IsZero() || in.badTimes {
