@@ -336,7 +336,8 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // reported as a timeout the span is marked late and not counted again. A
 // span with its ids ends its instance whatever its times: one without a
 // start or an end time, or that ends before it starts, is then counted as
-// malformed and passes unchanged, and its instance does not time out.
+// malformed and passes unchanged, and its instance does not time out. A
+// span without its ids ends no instance, and is mapped like any other.
 //
 // Every counted span carries deltaq.probe; a failure or a timeout also
 // deltaq.outcome, a success none (a reader takes a bare deltaq.probe for a
@@ -354,12 +355,10 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, res *resourceInfo, now *int64, marks *layoutMarks) {
 	attrs := span.Attributes()
 	tid, sid := span.TraceID(), span.SpanID()
-	if tid.IsEmpty() || sid.IsEmpty() {
-		p.malformedSpan(span, reasonMissingIDs)
-		return
-	}
 	late := false
-	if p.tracker.Active() {
+	// A span without its ids ends no instance (no start event without ids
+	// is tracked), and is counted by its own duration all the same.
+	if p.tracker.Active() && !tid.IsEmpty() && !sid.IsEmpty() {
 		pi, late = p.endInstance(span, inflight.Key{TraceID: tid, SpanID: sid}, pi, res, now)
 	}
 	start, end := span.StartTimestamp(), span.EndTimestamp()
