@@ -584,6 +584,13 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		p.malformedStart(tid, sid, reasonMissingIDs)
 		return
 	}
+	// A start event without a start time is refused as such whatever
+	// probe it names, as the deltaq connector refuses it (invalid).
+	ts := lr.Timestamp()
+	if ts == 0 || ts > math.MaxInt64 {
+		p.malformedStart(tid, sid, reasonInvalidTimestamp)
+		return
+	}
 	attrs := lr.Attributes()
 	// A deltaq.probe that is not a string names no probe: it must not
 	// leave ok set and pi at 0, the first probe.
@@ -594,11 +601,6 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	}
 	if !ok {
 		p.malformedStart(tid, sid, reasonUnknownProbe)
-		return
-	}
-	ts := lr.Timestamp()
-	if ts == 0 || ts > math.MaxInt64 {
-		p.malformedStart(tid, sid, reasonInvalidTimestamp)
 		return
 	}
 	pr := &p.m.probes[pi]
@@ -647,10 +649,10 @@ func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now 
 		switch {
 		case e.TraceID == [16]byte{} || e.SpanID == [8]byte{}:
 			p.malformedStart(e.TraceID, e.SpanID, reasonMissingIDs)
+		case !e.Valid(): // no start time, whatever the probe (startEvent)
+			p.malformedStart(e.TraceID, e.SpanID, reasonInvalidTimestamp)
 		case !known:
 			p.malformedStart(e.TraceID, e.SpanID, reasonUnknownProbe)
-		case !e.Valid():
-			p.malformedStart(e.TraceID, e.SpanID, reasonInvalidTimestamp)
 		default:
 			inst := p.startInstance(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold)
 			inst.Service, inst.Name = service, p.m.probes[pi].name
