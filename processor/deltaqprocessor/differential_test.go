@@ -132,6 +132,8 @@ type diffInstance struct {
 	// again is when the span is delivered a second time (a retried
 	// request); zero: once.
 	again time.Time
+	// noIDs sends the span without its ids: it ends no instance.
+	noIDs bool
 }
 
 func (in *diffInstance) traceID() pcommon.TraceID {
@@ -238,6 +240,7 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 			}
 		}
 		in.badTimes = r.IntN(40) == 0
+		in.noIDs = r.IntN(40) == 0
 		if !in.spanAt.IsZero() && r.IntN(25) == 0 {
 			in.again = in.spanAt.Add(ms(0, 200))
 		}
@@ -553,8 +556,10 @@ func appendSpan(td ptrace.Traces, in *diffInstance) {
 	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	s.SetName(in.name)
 	s.SetKind(in.kind)
-	s.SetTraceID(in.traceID())
-	s.SetSpanID(in.spanID())
+	if !in.noIDs {
+		s.SetTraceID(in.traceID())
+		s.SetSpanID(in.spanID())
+	}
 	s.SetStartTimestamp(pcommon.NewTimestampFromTime(in.start))
 	s.SetEndTimestamp(pcommon.NewTimestampFromTime(in.start.Add(in.dur)))
 	if in.badTimes {
@@ -738,7 +743,7 @@ func diffRun(stream []*diffInstance, fed []*diffPath, extra map[string]*diffPath
 // match to: the probe its start event named, when that start event was
 // tracked when the span came, else the most specific (checkout).
 func processorChoice(in *diffInstance) string {
-	if in.startEv != "" && !in.startBad && in.shift == 0 && len(in.startAt) > 0 && slices.MinFunc(in.startAt, time.Time.Compare).Before(in.spanAt) &&
+	if in.startEv != "" && !in.startBad && !in.noIDs && in.shift == 0 && len(in.startAt) > 0 && slices.MinFunc(in.startAt, time.Time.Compare).Before(in.spanAt) &&
 		slices.Contains(in.matches, in.startEv) {
 		return in.startEv
 	}
