@@ -57,7 +57,8 @@ import (
 // it saw alone).
 
 // diffProbes are the probes of both paths: checkout's spans are checkout_any's
-// too; items has a failure rule of its own; worker matches its name.
+// too; items has a failure rule of its own; worker matches its name;
+// search has log-linear buckets.
 var diffProbes = map[string]any{
 	"checkout": map[string]any{
 		"match": map[string]any{"span_name": "checkout", "service_name": "shop", "span_kind": "server"},
@@ -73,6 +74,8 @@ var diffProbes = map[string]any{
 		"failure": map[string]any{"status_error": false, "conditions": []any{map[string]any{"attribute": "http.status_code", "op": ">=", "value": 500}}},
 	},
 	"worker": map[string]any{"match": map[string]any{}, "dmax": "20ms", "bins": 20},
+	"search": map[string]any{"match": map[string]any{},
+		"binning": map[string]any{"kind": "log-linear", "factor": 10, "low": "1ms", "high": "100ms", "steps": 10}},
 }
 
 const (
@@ -193,6 +196,10 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 				named = []string{"items"} // the application names another probe
 			}
 			in.dur = ms(1, 30)
+		case k < 9 && r.IntN(2) == 0:
+			in.name, in.service, in.matches = "search", "store", []string{"search"}
+			named = in.matches
+			in.dur = ms(1, 130)
 		case k < 9:
 			in.name, in.service = "noise", "jobs" // no probe matches it
 			named = []string{"worker"}
