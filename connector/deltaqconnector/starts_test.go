@@ -949,3 +949,27 @@ func TestStartTimeoutsNameTheirService(t *testing.T) {
 	assert.Equal(t, map[string]string{"job": "shop", "worker": "shop", "store": ""}, probeServices(r.sink.AllMetrics()))
 	r.shutdown(t)
 }
+
+// TestSpansWithoutIDsNotRemembered: a span without its ids counts by its
+// own duration and ends no instance; it is not remembered among the spans
+// ended either, where it took the place of a span whose start event may
+// still come (max_ended): that start event was then tracked, and timed
+// out, a second outcome of its instance.
+func TestSpansWithoutIDsNotRemembered(t *testing.T) {
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.MaxEnded = 2
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 1})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(160), span{name: "job", dur: ms(40)})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(170), span{name: "job", dur: ms(40), traceID: 2})))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 1, probe: "job", at: ms(110)})))
+	r.expire(at(ms(400)))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{contract.Success: 3, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "three spans, three successes, and no timeout")
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, map[string]int64{"after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+}

@@ -603,7 +603,10 @@ func warm(sb *spanBatch) {
 // batch's time, whether it ended an instance or not. in holds the span's
 // ids, whatever its times.
 func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
-	if !sp.hold(sb) {
+	// A span without its ids ends no instance (no start event without ids
+	// is tracked), and is not remembered: it would take the place of a
+	// span a start event may still come for.
+	if in.TraceID == ([16]byte{}) || in.SpanID == ([8]byte{}) || !sp.hold(sb) {
 		return -1, false
 	}
 	if sb.at >= sb.warmed {
