@@ -86,13 +86,14 @@ const (
 // diffSetup is one configuration of both paths: the start-event options,
 // and the lag of the windows. Each is run over two seeds: the defaults, a
 // grace, a table that evicts, a late window shorter than ended_window, an
-// ended_window short enough for stale start events, and windows that close
-// soon enough for spans and timeouts to come after theirs.
+// ended_window short enough for stale start events, windows that close
+// soon enough for spans and timeouts to come after theirs, and a max_ended
+// that forgets spans remembered as ended.
 type diffSetup struct {
 	starts map[string]any
 	lag    time.Duration
-	// evicts says that instances are evicted, whose probe then cannot be
-	// told in advance.
+	// evicts says that instances, or the spans remembered as ended, are
+	// evicted: the probe of a span of two probes cannot be told in advance.
 	evicts bool
 }
 
@@ -109,6 +110,14 @@ var diffSetups = []diffSetup{
 	{starts: diffStarts("0s", "300ms", "600ms", 100000), lag: 2 * time.Second},
 	{starts: diffStarts("10ms", "1m", "30s", 100000), lag: 0},
 	{starts: diffStarts("0s", "1m", "30s", 50), lag: 100 * time.Millisecond, evicts: true},
+	{starts: withMaxEnded(diffStarts("0s", "200ms", "30s", 100000), 20), lag: 2 * time.Second, evicts: true},
+}
+
+// withMaxEnded returns the options starts with max_ended n: spans
+// remembered as ended are forgotten before ended_window.
+func withMaxEnded(starts map[string]any, n int) map[string]any {
+	starts["max_ended"] = n
+	return starts
 }
 
 // diffInstance is one instance of the stream.
