@@ -927,3 +927,49 @@ func TestStartEventRepeatedAfterLateWindow(t *testing.T) {
 	assert.Equal(t, map[string]int64{"tracked": 1, "after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
 	r.shutdown(t)
 }
+
+// TestStartTimeoutsNameTheirService: a timeout counted from a start event
+// counts for the service of the start event's resource, as a span's
+// instance counts for its resource's service and as the deltaq processor's
+// synthetic timeout span carries it: a probe whose instances all time out
+// (the application stopped sending spans) names its service all the same,
+// in either form of start event.
+func TestStartTimeoutsNameTheirService(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	ld := batchLogs([]start{{n: 1, probe: "job", at: ms(100)}}, batch{probe: "worker", starts: []start{{n: 2, at: ms(100)}}})
+	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", "shop")
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), ld))
+	r.expire(at(ms(301)))
+	assert.Equal(t, map[string]int64{"job": 1, "worker": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	assert.Equal(t, map[string]string{"job": "shop", "worker": "shop", "store": ""}, probeServices(r.sink.AllMetrics()))
+	r.shutdown(t)
+}
+
+// TestSpansWithoutIDsNotRemembered: a span without its ids counts by its
+// own duration and ends no instance; it is not remembered among the spans
+// ended either, where it took the place of a span whose start event may
+// still come (max_ended): that start event was then tracked, and timed
+// out, a second outcome of its instance.
+func TestSpansWithoutIDsNotRemembered(t *testing.T) {
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.MaxEnded = 2
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150), span{name: "job", dur: ms(40), traceID: 1})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(160), span{name: "job", dur: ms(40)})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(170), span{name: "job", dur: ms(40), traceID: 2})))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 1, probe: "job", at: ms(110)})))
+	r.expire(at(ms(400)))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{contract.Success: 3, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "three spans, three successes, and no timeout")
+	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, map[string]int64{"after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
+	r.shutdown(t)
+}

@@ -276,7 +276,15 @@ func (o *Observer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var bs batchServices
 	addTraces(b, td, &bs, o.spans)
 	b.End()
-	if cuts := o.build.services.note(bs.pairs); cuts != (serviceCuts{}) {
+	o.noteServices(ctx, bs.pairs)
+	return nil
+}
+
+// noteServices records the services of a batch's instances (pairs of
+// probe and service) for the probes' labels, and counts what the bounds
+// cut.
+func (o *Observer) noteServices(ctx context.Context, pairs []probeService) {
+	if cuts := o.build.services.note(pairs); cuts != (serviceCuts{}) {
 		if cuts.tooLong > 0 {
 			o.tel.ServicesBounded.Add(ctx, int64(cuts.tooLong), o.boundAttr[0])
 		}
@@ -284,7 +292,6 @@ func (o *Observer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 			o.tel.ServicesBounded.Add(ctx, int64(cuts.overflow), o.boundAttr[1])
 		}
 	}
-	return nil
 }
 
 // Start hands the observer its outputs and starts the window timer. Call it

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
+	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
 
 // SpanInstruments are the self-telemetry of the probes an observer matches
@@ -86,6 +88,13 @@ type starts struct {
 	// fired is the timer's reusable buffer; in the instances the timer adds.
 	fired []inflight.Instance
 	in    analysis.Instance
+	// serviceNames holds a copy of each service.name the start events came
+	// with, which their instances keep (Instance.Service) for the timeouts
+	// to count for, as a span's instance counts for its resource's: one
+	// copy a service rather than one an instance, and no reference into a
+	// batch of log records. Read and written under the tracker's lock;
+	// emptied when it holds maxServiceNames.
+	serviceNames map[string]string
 	// expected says that a logs input is attached (Observer.ExpectStartEvents),
 	// or that instances were carried over a reload (adoptStarts): the timer
 	// runs.
@@ -107,6 +116,34 @@ func newStarts(opts inflight.Options, ins *SpanInstruments, names []string, logg
 		s.probeAttr[i] = attrOption("probe", n)
 	}
 	return s
+}
+
+// maxServiceNames bounds starts.serviceNames: far more services than a
+// probe's label names (services::max_per_probe), few enough that forged
+// names cost little.
+const maxServiceNames = 1024
+
+// serviceName returns the service.name of a start event's resource, as
+// its instances keep it: a copy of its first contract.MaxNameLength + 1
+// bytes (the label cuts it to contract.MaxNameLength, and counts a longer
+// name as too long), shared by the instances of the same service. Call
+// it with the tracker held.
+func (s *starts) serviceName(res pcommon.Resource) string {
+	r := spanmatch.NewResource(res)
+	name := r.ServiceName()
+	if name == "" {
+		return ""
+	}
+	name = name[:min(len(name), contract.MaxNameLength+1)]
+	if kept, ok := s.serviceNames[name]; ok {
+		return kept
+	}
+	if s.serviceNames == nil || len(s.serviceNames) >= maxServiceNames {
+		s.serviceNames = make(map[string]string)
+	}
+	kept := strings.Clone(name)
+	s.serviceNames[kept] = kept
+	return kept
 }
 
 // completeSpanInstruments returns a copy of ins (nil: none) whose nil
@@ -181,6 +218,7 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	var sb startBatch
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
+		sb.serviceRead = false
 		sls := rls.At(i).ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
@@ -194,6 +232,9 @@ func (o *Observer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 					s.tracker.Remember()
 					sb.now = o.now().UnixNano()
 					sb.lock, sb.held = s.tracker.Lock(), true
+				}
+				if !sb.serviceRead {
+					sb.service, sb.serviceRead = s.serviceName(rls.At(i).Resource()), true
 				}
 				if name == contract.StartsEventName {
 					o.startsEvent(lr, &sb)
@@ -236,6 +277,10 @@ type startBatch struct {
 	ev inflight.Eviction
 	// inst is the instance being tracked (track).
 	inst inflight.Instance
+	// service is the service.name of the resource of the start events
+	// being read (starts.serviceName), once serviceRead is set.
+	service     string
+	serviceRead bool
 }
 
 // startEvent tracks the instance lr announces, due at its timestamp + the
@@ -264,7 +309,8 @@ func (o *Observer) startEvent(lr plog.LogRecord, sb *startBatch) int {
 		th, _ = contract.Threshold(v.Str())
 	}
 	inst := &sb.inst
-	*inst = inflight.Instance{Key: inflight.Key{TraceID: tid, SpanID: sid}, Probe: int(pi), Start: int64(ts), Threshold: th}
+	*inst = inflight.Instance{Key: inflight.Key{TraceID: tid, SpanID: sid}, Probe: int(pi), Start: int64(ts), Threshold: th,
+		Service: sb.service}
 	inst.Deadline = addSat(inst.Start, o.spans.dMax(pi))
 	inst.Due = addSat(inst.Deadline, o.starts.grace)
 	return o.track(sb)
@@ -287,7 +333,7 @@ func (o *Observer) startsEvent(lr plog.LogRecord, sb *startBatch) {
 	// and dMax + the grace; an entry writes its own fields only.
 	var dMax, dMaxGrace int64
 	inst := &sb.inst
-	*inst = inflight.Instance{Probe: int(pi)}
+	*inst = inflight.Instance{Probe: int(pi), Service: sb.service}
 	if known {
 		dMax = o.spans.dMax(pi)
 		dMaxGrace = addSat(dMax, o.starts.grace)
@@ -442,7 +488,8 @@ func (o *Observer) runTimeouts(ticks <-chan time.Time, ticker *time.Ticker) {
 // expire counts the instances due by now as timeouts: each ends at start +
 // dMax (its deadline), with the adjusted count of its start event's
 // sampling threshold, and never completes, so the analysis resolution
-// counts it past every dMax.
+// counts it past every dMax; it counts for the service of its start event,
+// as the deltaq processor's synthetic timeout span does.
 func (o *Observer) expire(now int64) {
 	s := o.starts
 	var cut int
@@ -457,6 +504,13 @@ func (o *Observer) expire(now int64) {
 			o.addTimeout(b, &s.fired[i])
 		}
 		b.End()
+		var bs batchServices
+		for i := range s.fired {
+			if service := s.fired[i].Service; service != "" {
+				bs.add(o.spans.Names[s.fired[i].Probe], service)
+			}
+		}
+		o.noteServices(ctx, bs.pairs)
 		for i := range s.fired {
 			s.ins.StartTimeouts.Add(ctx, 1, s.probeAttr[s.fired[i].Probe])
 			o.spans.censor(s.fired[i].Probe) // no span, no delay: longer than its dMax
@@ -549,7 +603,10 @@ func warm(sb *spanBatch) {
 // batch's time, whether it ended an instance or not. in holds the span's
 // ids, whatever its times.
 func (sp *spanProbes) endSpan(in *analysis.Instance, sb *spanBatch) (ended int32, late bool) {
-	if !sp.hold(sb) {
+	// A span without its ids ends no instance (no start event without ids
+	// is tracked), and is not remembered: it would take the place of a
+	// span a start event may still come for.
+	if in.TraceID == ([16]byte{}) || in.SpanID == ([8]byte{}) || !sp.hold(sb) {
 		return -1, false
 	}
 	if sb.at >= sb.warmed {

@@ -336,7 +336,8 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 // reported as a timeout the span is marked late and not counted again. A
 // span with its ids ends its instance whatever its times: one without a
 // start or an end time, or that ends before it starts, is then counted as
-// malformed and passes unchanged, and its instance does not time out.
+// malformed and passes unchanged, and its instance does not time out. A
+// span without its ids ends no instance, and is mapped like any other.
 //
 // Every counted span carries deltaq.probe; a failure or a timeout also
 // deltaq.outcome, a success none (a reader takes a bare deltaq.probe for a
@@ -354,12 +355,10 @@ func (p *deltaqProcessor) stripForeign(span ptrace.Span) (synthetic bool) {
 func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, res *resourceInfo, now *int64, marks *layoutMarks) {
 	attrs := span.Attributes()
 	tid, sid := span.TraceID(), span.SpanID()
-	if tid.IsEmpty() || sid.IsEmpty() {
-		p.malformedSpan(span, reasonMissingIDs)
-		return
-	}
 	late := false
-	if p.tracker.Active() {
+	// A span without its ids ends no instance (no start event without ids
+	// is tracked), and is counted by its own duration all the same.
+	if p.tracker.Active() && !tid.IsEmpty() && !sid.IsEmpty() {
 		pi, late = p.endInstance(span, inflight.Key{TraceID: tid, SpanID: sid}, pi, res, now)
 	}
 	start, end := span.StartTimestamp(), span.EndTimestamp()
@@ -585,6 +584,13 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 		p.malformedStart(tid, sid, reasonMissingIDs)
 		return
 	}
+	// A start event without a start time is refused as such whatever
+	// probe it names, as the deltaq connector refuses it (invalid).
+	ts := lr.Timestamp()
+	if ts == 0 || ts > math.MaxInt64 {
+		p.malformedStart(tid, sid, reasonInvalidTimestamp)
+		return
+	}
 	attrs := lr.Attributes()
 	// A deltaq.probe that is not a string names no probe: it must not
 	// leave ok set and pi at 0, the first probe.
@@ -595,11 +601,6 @@ func (p *deltaqProcessor) startEvent(lr plog.LogRecord, res *resourceInfo, now *
 	}
 	if !ok {
 		p.malformedStart(tid, sid, reasonUnknownProbe)
-		return
-	}
-	ts := lr.Timestamp()
-	if ts == 0 || ts > math.MaxInt64 {
-		p.malformedStart(tid, sid, reasonInvalidTimestamp)
 		return
 	}
 	pr := &p.m.probes[pi]
@@ -648,10 +649,10 @@ func (p *deltaqProcessor) startsEvent(lr plog.LogRecord, res *resourceInfo, now 
 		switch {
 		case e.TraceID == [16]byte{} || e.SpanID == [8]byte{}:
 			p.malformedStart(e.TraceID, e.SpanID, reasonMissingIDs)
+		case !e.Valid(): // no start time, whatever the probe (startEvent)
+			p.malformedStart(e.TraceID, e.SpanID, reasonInvalidTimestamp)
 		case !known:
 			p.malformedStart(e.TraceID, e.SpanID, reasonUnknownProbe)
-		case !e.Valid():
-			p.malformedStart(e.TraceID, e.SpanID, reasonInvalidTimestamp)
 		default:
 			inst := p.startInstance(inflight.Key{TraceID: e.TraceID, SpanID: e.SpanID}, pi, e.Start, e.Threshold)
 			inst.Service, inst.Name = service, p.m.probes[pi].name

@@ -499,17 +499,13 @@ func TestLateWindowForgets(t *testing.T) {
 func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 
-	// Spans.
+	// Spans (one without its ids is an instance: TestSpanWithoutIDsIsCounted).
 	in := tracesOf(
-		spanSpec{name: "checkout", id: 1, duration: time.Millisecond},
 		spanSpec{name: "checkout", id: 2, duration: -time.Millisecond}, // end before start
-		spanSpec{name: "checkout", id: 3, duration: time.Millisecond},
 		spanSpec{name: "checkout", id: 4, duration: time.Millisecond},
 	)
 	spans, _ := allSpans([]ptrace.Traces{in})
-	spans[0].SetTraceID(pcommon.NewTraceIDEmpty())
-	spans[2].SetSpanID(pcommon.NewSpanIDEmpty())
-	spans[3].SetStartTimestamp(0)
+	spans[1].SetStartTimestamp(0)
 	want := ptrace.NewTraces()
 	in.CopyTo(want)
 	h.consumeTraces(in)
@@ -532,7 +528,7 @@ func TestMalformedInputIsCountedAndPassesThrough(t *testing.T) {
 	assert.Zero(t, h.lsink.LogRecordCount(), "start events, valid or not, are consumed")
 
 	assert.Equal(t, map[string]int64{
-		"reason=missing_ids":       3,
+		"reason=missing_ids":       1,
 		"reason=end_before_start":  1,
 		"reason=invalid_timestamp": 2,
 		"reason=duplicate_start":   1,
@@ -675,4 +671,48 @@ func TestShutdownStopsTimer(t *testing.T) {
 	default:
 	}
 	assert.Zero(t, h.tsink.SpanCount())
+}
+
+// TestSpanWithoutIDsIsCounted: a span without its trace or span id is an
+// instance all the same, counted by its own duration and status, as the
+// deltaq connector counts it: it cannot end an instance a start event
+// announced (no start event without ids is tracked), so nothing else can
+// count it.
+func TestSpanWithoutIDsIsCounted(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 9, at: base})) // start events in use
+	in := tracesOf(
+		spanSpec{name: "checkout", id: 1, duration: time.Millisecond},
+		spanSpec{name: "checkout", id: 2, duration: time.Millisecond, status: ptrace.StatusCodeError},
+		spanSpec{name: "checkout", id: 3, duration: time.Second},
+	)
+	spans, _ := allSpans([]ptrace.Traces{in})
+	spans[0].SetTraceID(pcommon.NewTraceIDEmpty())
+	spans[1].SetSpanID(pcommon.NewSpanIDEmpty())
+	spans[2].SetTraceID(pcommon.NewTraceIDEmpty())
+	spans[2].SetSpanID(pcommon.NewSpanIDEmpty())
+	h.consumeTraces(in)
+
+	out, _ := allSpans(h.tsink.AllTraces())
+	require.Len(t, out, 3)
+	for i, want := range []string{"", contract.Failure, contract.Timeout} {
+		probe, _ := out[i].Attributes().Get(contract.AttrProbe)
+		assert.Equal(t, "checkout", probe.Str(), "span %d", i)
+		oc, _ := out[i].Attributes().Get(contract.AttrOutcome)
+		assert.Equal(t, want, oc.Str(), "span %d", i)
+	}
+	assert.Equal(t, map[string]int64{"outcome=success,probe=checkout": 1, "outcome=failure,probe=checkout": 1, "outcome=timeout,probe=checkout": 1},
+		nonZero(telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_instances")))
+	assert.Empty(t, nonZero(telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed")))
+}
+
+// nonZero returns points without its zero values.
+func nonZero(points map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range points {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -255,3 +255,17 @@ func testStartEventSpanWithoutEnd(t *testing.T, form string) {
 	assert.Equal(t, map[string]int64{"probe=checkout": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_late_spans"), "span 3")
 	assert.Equal(t, map[string]int64{"probe=checkout": 1}, telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_start_after_end"), "span 5")
 }
+
+// TestStartEventWithoutTimeRefusedAsSuch: a start event without a start
+// time, in either form, is refused for its time (invalid_timestamp)
+// whatever probe it names, as the deltaq connector refuses it (invalid)
+// before it looks the probe up: an unknown probe does not hide it.
+func TestStartEventWithoutTimeRefusedAsSuch(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	ld := logsOf(startEvent{probe: "nope", id: 1}, startEvent{probe: "checkout", id: 2})
+	appendStartsEvent(ld, "shop", "nope", false, batchEntry{id: 3}, batchEntry{id: 4, at: base})
+	appendStartsEvent(ld, "shop", "checkout", false, batchEntry{id: 5})
+	h.consumeLogs(ld)
+	assert.Equal(t, map[string]int64{"reason=invalid_timestamp": 4, "reason=unknown_probe": 1},
+		telemetrytest.Points(t, h.tel, "otelcol_processor_deltaq_malformed"))
+}
