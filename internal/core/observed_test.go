@@ -177,15 +177,6 @@ func TestExponentialMaxSizeBounds(t *testing.T) {
 func TestOutcomesStartNoLaterThanFirstWindow(t *testing.T) {
 	made := at(1300 * time.Millisecond)
 	b := newBuilder(0, 0, exporterScope, "", made)
-	outcomesOf := func(md pmetric.Metrics) pmetric.NumberDataPoint {
-		var dp pmetric.NumberDataPoint
-		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() == contract.MetricOutcomes {
-				dp = m.Sum().DataPoints().At(0)
-			}
-		})
-		return dp
-	}
 	md := b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{probeResult(0.001, 1)}})
 	dp := outcomesOf(md)
 	assert.Equal(t, at(time.Second), dp.Timestamp().AsTime())
@@ -206,15 +197,6 @@ func TestOutcomesStartNoLaterThanFirstWindow(t *testing.T) {
 // start time rather than a cumulative stream that goes down.
 func TestOutcomesRestartStartsNewStream(t *testing.T) {
 	b := newBuilder(0, 0, exporterScope, "", t0)
-	outcomesOf := func(md pmetric.Metrics) pmetric.NumberDataPoint {
-		var dp pmetric.NumberDataPoint
-		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() == contract.MetricOutcomes {
-				dp = m.Sum().DataPoints().At(0)
-			}
-		})
-		return dp
-	}
 	p := probeResult(0.001, 5)
 	p.Totals = p.Counts
 	first := outcomesOf(b.metrics(&analysis.Result{Start: at(time.Second), End: at(2 * time.Second), Probes: []analysis.ProbeResult{p}}))
@@ -253,15 +235,6 @@ func TestObservedExponentialScaleForPrometheus(t *testing.T) {
 // last ones.
 func TestOutcomesNewLayoutStartsNewStream(t *testing.T) {
 	b := newBuilder(0, 0, exporterScope, "", t0)
-	outcomesOf := func(md pmetric.Metrics) pmetric.NumberDataPoint {
-		var dp pmetric.NumberDataPoint
-		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() == contract.MetricOutcomes {
-				dp = m.Sum().DataPoints().At(0)
-			}
-		})
-		return dp
-	}
 	p := probeResult(0.001, 1, 1)
 	p.Totals = p.Counts
 	first := outcomesOf(b.metrics(&analysis.Result{Start: at(0), End: at(time.Second), Probes: []analysis.ProbeResult{p}}))
@@ -279,4 +252,16 @@ func TestOutcomesNewLayoutStartsNewStream(t *testing.T) {
 	q.Totals.Success++
 	same := outcomesOf(b.metrics(&analysis.Result{Start: at(2 * time.Second), End: at(3 * time.Second), Probes: []analysis.ProbeResult{q}}))
 	assert.Equal(t, at(time.Second), same.StartTimestamp().AsTime())
+}
+
+// outcomesOf returns the first deltaq.outcomes point of md (a zero point
+// when it has none).
+func outcomesOf(md pmetric.Metrics) pmetric.NumberDataPoint {
+	var dp pmetric.NumberDataPoint
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Name() == contract.MetricOutcomes {
+			dp = m.Sum().DataPoints().At(0)
+		}
+	})
+	return dp
 }
