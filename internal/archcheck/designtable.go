@@ -33,6 +33,7 @@ var Outside = map[string][]string{
 	"zap":       {"go.uber.org/zap"},
 	"gonum":     {"gonum.org/v1/"},
 	"x/sys":     {"golang.org/x/sys/"},
+	"x/text":    {"golang.org/x/text/"},
 	"grpc":      {"google.golang.org/grpc"},
 	"compress":  {"github.com/klauspost/compress/"},
 	"yaml":      {"go.yaml.in/yaml/"},

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/width"
 )
 
 // fitScreen cuts a frame to a terminal of rows × cols, counting a line
@@ -67,27 +69,10 @@ func wrapped(line string, cols int) int {
 	return rows
 }
 
-// wide reports whether a terminal draws r two columns wide: the main East
-// Asian wide and fullwidth blocks (Unicode UAX #11) and the emoji.
+// wide reports whether a terminal draws r two columns wide: East Asian
+// wide and fullwidth (Unicode UAX #11), which takes in CJK, Hangul and the
+// emoji.
 func wide(r rune) bool {
-	switch {
-	case r < 0x1100:
-		return false
-	case r <= 0x115f, // Hangul Jamo initials
-		r >= 0x2e80 && r <= 0x303e, // CJK radicals, punctuation
-		r >= 0x3041 && r <= 0x33ff, // kana, CJK compatibility
-		r >= 0x3400 && r <= 0x4dbf, // CJK extension A
-		r >= 0x4e00 && r <= 0x9fff, // CJK unified ideographs
-		r >= 0xa000 && r <= 0xa4cf, // Yi
-		r >= 0xac00 && r <= 0xd7a3, // Hangul syllables
-		r >= 0xf900 && r <= 0xfaff, // CJK compatibility ideographs
-		r >= 0xfe30 && r <= 0xfe4f, // CJK compatibility forms
-		r >= 0xff00 && r <= 0xff60, // fullwidth forms
-		r >= 0xffe0 && r <= 0xffe6,
-		r >= 0x1f300 && r <= 0x1f64f, // emoji
-		r >= 0x1f900 && r <= 0x1f9ff,
-		r >= 0x20000 && r <= 0x3fffd: // CJK extensions B–
-		return true
-	}
-	return false
+	k := width.LookupRune(r).Kind()
+	return k == width.EastAsianWide || k == width.EastAsianFullwidth
 }
