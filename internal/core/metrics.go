@@ -4,7 +4,6 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -79,12 +78,10 @@ type builder struct {
 // its totals were counted in (width, bins, edges), and its deltaq.service
 // with the totals at the stream's start under it (base).
 type outStream struct {
-	start   pcommon.Timestamp
-	last    int64
-	seen    uint64
-	width   float64
-	bins    int
-	edges   []float64
+	start pcommon.Timestamp
+	last  int64
+	seen  uint64
+	streamLayout
 	service string
 	base    analysis.Counts
 }
@@ -464,10 +461,10 @@ func (b *builder) outcomes(s *metricSet, p *analysis.ProbeResult, id probeID, st
 	// The analysis restarts a probe's totals with a new layout, as its
 	// histogram does: a new stream, whatever the new totals are.
 	if p.Bins > 0 {
-		if st.bins > 0 && (st.bins != p.Bins || st.width != p.Width || !slices.Equal(st.edges, p.Edges)) {
+		if st.bins > 0 && st.differs(p) {
 			st.start, st.base = start, analysis.Counts{}
 		}
-		st.width, st.bins, st.edges = p.Width, p.Bins, p.Edges
+		st.streamLayout = layoutOf(p)
 	}
 	if total := p.Totals.Total(); total < st.last {
 		st.start, st.base = start, analysis.Counts{}

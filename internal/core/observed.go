@@ -23,13 +23,10 @@ type cumulative struct {
 	// start is the start time of the stream: the start of the first window
 	// the probe had instances in under this layout.
 	start pcommon.Timestamp
-	width float64
-	bins  int
-	// edges are the upper edges of a log-linear probe's buckets
-	// (analysis.ProbeResult.Edges), nil for uniform bins; exp is their
-	// exponential mapping, made at the first exponential point.
-	edges []float64
-	exp   *expShape
+	streamLayout
+	// exp is the exponential mapping of the layout's buckets, made at the
+	// first exponential point.
+	exp *expShape
 	// counts are the successes per bin and, last, the bucket above dMax,
 	// which holds no success (0): deltaq.observed's bucket counts as they
 	// are. n is their total and sum the sum of their delays in seconds.
@@ -43,6 +40,26 @@ type cumulative struct {
 	service string
 }
 
+// streamLayout is the layout a cumulative stream's counts were counted
+// in: the bin width and count and, for a log-linear probe, its buckets'
+// upper edges (analysis.ProbeResult.Edges; nil for uniform bins).
+type streamLayout struct {
+	width float64
+	bins  int
+	edges []float64
+}
+
+// layoutOf returns the layout of the probe's window.
+func layoutOf(p *analysis.ProbeResult) streamLayout {
+	return streamLayout{width: p.Width, bins: p.Bins, edges: p.Edges}
+}
+
+// differs reports whether p's window is of another layout: the analysis
+// then restarts the probe's totals, and a stream starts anew.
+func (l *streamLayout) differs(p *analysis.ProbeResult) bool {
+	return l.width != p.Width || l.bins != p.Bins || !slices.Equal(l.edges, p.Edges)
+}
+
 // cumulativeOf adds the probe's window to its stream and returns the
 // stream, or nil when the probe has not had a success or a failure yet. A
 // probe whose layout changed starts a new stream at the window's start: the
@@ -51,9 +68,8 @@ type cumulative struct {
 // this window.
 func (b *builder) cumulativeOf(p *analysis.ProbeResult, service string, windowStart pcommon.Timestamp) *cumulative {
 	c := b.cum[p.Name]
-	if p.BinCounts != nil && (c == nil || c.width != p.Width || c.bins != p.Bins || !slices.Equal(c.edges, p.Edges)) {
-		c = &cumulative{start: windowStart, width: p.Width, bins: p.Bins, edges: p.Edges, counts: make([]uint64, len(p.BinCounts)+1),
-			service: service}
+	if p.BinCounts != nil && (c == nil || c.differs(p)) {
+		c = &cumulative{start: windowStart, streamLayout: layoutOf(p), counts: make([]uint64, len(p.BinCounts)+1), service: service}
 		if b.cum == nil {
 			b.cum = make(map[string]*cumulative)
 		}
@@ -63,8 +79,7 @@ func (b *builder) cumulativeOf(p *analysis.ProbeResult, service string, windowSt
 		return nil
 	}
 	if c.service != service {
-		c = &cumulative{start: windowStart, width: c.width, bins: c.bins, edges: c.edges, counts: make([]uint64, len(c.counts)),
-			service: service}
+		c = &cumulative{start: windowStart, streamLayout: c.streamLayout, counts: make([]uint64, len(c.counts)), service: service}
 		b.cum[p.Name] = c
 	}
 	c.seen = b.windows
