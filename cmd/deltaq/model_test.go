@@ -336,6 +336,11 @@ func TestWhatifCommand(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("whatif: status %d\n%s", status, stderr)
 	}
+	// A root asked for twice is printed once.
+	status, twice, stderr := runCmd("whatif", dir, "--root", "frontend_GET_checkout", "--root", "frontend_GET_checkout")
+	if n := strings.Count(twice, "predicted end-to-end ΔQ"); status != exitOK || n != 1 {
+		t.Errorf("whatif --root X --root X: status %d, %d roots printed, want 1\n%s%s", status, n, twice, stderr)
+	}
 	png1 := filepath.Join(plots, "frontend_GET_checkout-whatif.png")
 	assertContainsAll(t, "whatif", stdout, "set payment.charge=0.5*X on payment_charge", "frontend.GET /checkout (frontend_GET_checkout): predicted end-to-end ΔQ",
 		"before        after", "QTA", "wrote "+png1)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -213,14 +214,17 @@ func runWhatif(o whatifOptions, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// selectRoots returns the predictions of the root probes asked for, all
-// without any.
+// selectRoots returns the predictions of the root probes asked for, each
+// once however often it is asked for, all without any.
 func selectRoots(preds []model.Prediction, roots, all []string) ([]model.Prediction, error) {
 	if len(roots) == 0 {
 		return preds, nil
 	}
 	var selected []model.Prediction
-	for _, r := range roots {
+	for i, r := range roots {
+		if slices.Contains(roots[:i], r) {
+			continue
+		}
 		found := false
 		for _, p := range preds {
 			if p.Root == r {
