@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -231,6 +232,26 @@ func TestEvalKnownAnswers(t *testing.T) {
 	}
 	if len(probes) != 1 {
 		t.Errorf("printed %d probes, want only system", len(probes))
+	}
+
+	// README.md's "Design time" example: worker 1 drops 1 %, so F(10 ms) is
+	// 0.99 · (1 − 3e⁻²) = 0.58805 (Erlang-2 behind the loss), up to the
+	// discretisation of the 120 µs bins, the failure mass 0.01 and the 0.99
+	// quantile out of reach.
+	probes = evalJSON(t, filepath.Join(examples, "mm1k.dq"), "--outcome", "worker_1=choice(0.99:exp(5ms),0.01:never)", "--outcome", "worker_2=exp(5ms)", "--at", "10ms")
+	sys = probes["system"]
+	if got, want := sys.CDFAt["0.01"], 0.99*(1-3*math.Exp(-2)); math.Abs(got-want) > 1e-4 {
+		t.Errorf("README example: F(10ms) = %v, want %v", got, want)
+	}
+	if sys.Failure != 0.01 || sys.Quantiles["0.99"] != nil {
+		t.Errorf("README example: failure %v, q0.99 %v; want 0.01, unreachable", sys.Failure, sys.Quantiles["0.99"])
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hand := fmt.Sprintf("0.99 · (1 − 3e⁻²) = %.5f", 0.99*(1-3*math.Exp(-2))); !strings.Contains(string(readme), hand) {
+		t.Errorf("README.md does not check the example by hand as %q", hand)
 	}
 
 	// First to finish of two exponentials of mean 5 ms is exponential of
