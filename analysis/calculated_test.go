@@ -246,7 +246,10 @@ func checkCalculated(sim []float64, calc deltaq.DeltaQ, b deltaq.Bounds, dmax, e
 		if p := bp.CDF(tk); p > in+eps {
 			return fmt.Sprintf("at %g the pessimistic bound %g is above the simulated CDF %g (ε %.3g)", tk, p, in, eps)
 		}
-		if o := upper(tk); below > o+eps {
+		if o := upper(tk); in > o+eps {
+			return fmt.Sprintf("at %g the simulated CDF %g is above the optimistic bound %g (ε %.3g)", tk, in, o, eps)
+		}
+		if o := bo.CDF(tk * (1 - 1e-7)); below > o+eps {
 			return fmt.Sprintf("at %g⁻ the simulated CDF %g is above the optimistic bound %g (ε %.3g)", tk, below, o, eps)
 		}
 	}
