@@ -254,6 +254,16 @@ func TestEvalKnownAnswers(t *testing.T) {
 		t.Errorf("README.md does not check the example by hand as %q", hand)
 	}
 
+	// A delay of exactly dMax is a success (the bins are upper-inclusive,
+	// README.md, "The ideas in a few paragraphs"), as eval's help says.
+	probes = evalJSON(t, filepath.Join(examples, "mm1k.dq"), "--outcome", "worker_1=point(10ms)", "--outcome", "worker_2=point(10ms)", "--dmax", "10ms", "--bins", "10", "--at", "20ms")
+	if sys := probes["system"]; sys.Failure != 0 || sys.CDFAt["0.02"] != 1 {
+		t.Errorf("two stages of exactly dMax: failure %v, F(2·dMax) = %v; want 0 and 1", sys.Failure, sys.CDFAt["0.02"])
+	}
+	if help := evalCommand().help; !strings.Contains(help, "covering [0, --dmax], a delay of exactly\ndMax a success") {
+		t.Errorf("eval's help does not say that the bins cover [0, dMax], dMax included:\n%s", help)
+	}
+
 	// First to finish of two exponentials of mean 5 ms is exponential of
 	// mean 2.5 ms: F(5 ms) = 1 − e^{−2}.
 	probes = evalJSON(t, filepath.Join(examples, "ftf.dq"), "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--at", "5ms", "--dmax", "100ms", "--bins", "2000")
