@@ -269,3 +269,50 @@ func checkCalculated(sim []float64, calc deltaq.DeltaQ, b deltaq.Bounds, dmax, e
 	}
 	return ""
 }
+
+// TestCalculatedLongChain: a chain of 20 stages, each mostly fast but with
+// one instance at 990 ms, a timeout of its own 100 ms dMax within the
+// job's 1 s. Every stage reaches 990 ms, so each is read on the diagram's
+// grid in 4096 bins, and their sequence spans 20·4096 bins, more than
+// deltaq.MaxBins: the job had no calculated ΔQ and no bounds at all. On a
+// grid coarse enough for the sequence, its bounds must contain the
+// simulated composition of the stages' instances.
+func TestCalculatedLongChain(t *testing.T) {
+	const stages = 20
+	var names []string
+	var ins []Instance
+	delays := map[string][]float64{}
+	var root []*calcNode
+	for i := range stages {
+		n := fmt.Sprintf("s%d", i)
+		names = append(names, n)
+		root = append(root, &calcNode{leaf: n})
+		for k := range 50 {
+			d := int64(k+1) * int64(time.Millisecond) / 10
+			ins = append(ins, Instance{Probe: n, Outcome: Success, Start: 0, End: d})
+			delays[n] = append(delays[n], float64(d)/1e9)
+		}
+		ins = append(ins, Instance{Probe: n, Outcome: Success, Start: 0, End: int64(990 * time.Millisecond)})
+		delays[n] = append(delays[n], 0.99)
+	}
+	ins = append(ins, Instance{Probe: "job", Outcome: Success, Start: 0, End: int64(50 * time.Millisecond)})
+	cfg := Config{Diagram: "job = " + strings.Join(names, " -> ") + ";", Probes: map[string]ProbeConfig{"job": {DMax: time.Second, Bins: 100}}}
+	for _, n := range names {
+		cfg.Probes[n] = ProbeConfig{DMax: 100 * time.Millisecond, Bins: 100}
+	}
+	p := probeOf(t, single(t, cfg, ins), "job")
+	if p.Calculated == nil || p.Bounds == nil {
+		t.Fatalf("a chain of %d stages reaching 990 ms: calculated ΔQ %v, bounds %v; want both", stages, p.Calculated, p.Bounds)
+	}
+	const samples = 30000
+	r := rand.New(rand.NewPCG(1, 2))
+	sim := make([]float64, samples)
+	for i := range sim {
+		sim[i] = calcSample(r, root, delays)
+	}
+	sort.Float64s(sim)
+	eps := math.Sqrt(math.Log(2/1e-9) / (2 * samples))
+	if msg := checkCalculated(sim, *p.Calculated, *p.Bounds, 1, eps); msg != "" {
+		t.Fatal(msg)
+	}
+}
