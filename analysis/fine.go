@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/diagram"
 )
 
 // The analysis resolution. Every accumulator counts its instances twice:
@@ -61,7 +62,7 @@ func (a *analyzer) fineAnalysis(r *Result) {
 			top = max(top, a.reach[pr.Name])
 		}
 	}
-	wd := deltaq.AnalysisWidth(top)
+	wd := a.diagramWidth(top)
 	for j := range r.Probes {
 		pr := &r.Probes[j]
 		if pr.fine == nil {
@@ -85,6 +86,94 @@ func (a *analyzer) fineAnalysis(r *Result) {
 			a.diagramInput(pr, wd)
 		}
 	}
+}
+
+// diagramWidth returns the width of the diagram's grid for a window whose
+// probes reached top ns: deltaq.AnalysisWidth(top), doubled while some
+// definition's calculated ΔQ would need more than deltaq.MaxBins bins on
+// it. A sequence's ΔQ spans the sum of its parts' (a convolution has
+// N_A + N_B bins), so a chain of 17 stages each reaching top, 4096 bins
+// apiece, would otherwise fail to compose and leave the whole without a
+// calculated ΔQ. Doubling keeps the widths of different windows whole
+// multiples of each other.
+func (a *analyzer) diagramWidth(top int64) float64 {
+	wd := deltaq.AnalysisWidth(top)
+	if a.cfg.diagram == nil {
+		return wd
+	}
+	// A chain of more than MaxBins components needs more bins than any
+	// width gives: the doublings stop, as they do once nothing shrinks.
+	for range 64 {
+		if a.diagramBins(wd) <= deltaq.MaxBins || deltaq.GridBins(max(top, 1), wd) <= 1 {
+			break
+		}
+		wd *= 2
+	}
+	return wd
+}
+
+// diagramBins returns the most bins any definition's calculated ΔQ has
+// when the diagram's inputs are read on the grid of width wd, as
+// diagramInput reads them (their reach): a chain's are the sum of its
+// components', an operator's the most of its branches' (Align), a
+// reference s:x's those of x's input when x has instances (Evaluate
+// reads its observed ΔQ), else those of x's definition.
+func (a *analyzer) diagramBins(wd float64) int {
+	d := a.cfg.diagram
+	defs := make(map[string]*diagram.Definition, len(d.Defs))
+	for _, def := range d.Defs {
+		defs[def.Name] = def
+	}
+	memo := make(map[string]int, len(d.Defs))
+	input := func(name string) (int, bool) {
+		r, ok := a.reach[name]
+		if !ok {
+			return 0, false
+		}
+		return deltaq.GridBins(max(r, 1), wd), true
+	}
+	var ofChain func(c *diagram.Chain) int
+	ofDef := func(name string) int {
+		if n, ok := memo[name]; ok {
+			return n
+		}
+		memo[name] = 1 // validation rules out cycles
+		n := 1
+		if def := defs[name]; def != nil {
+			n = ofChain(def.Chain)
+		}
+		memo[name] = n
+		return n
+	}
+	ofChain = func(c *diagram.Chain) int {
+		n := 0
+		for _, el := range c.Elems {
+			switch x := el.(type) {
+			case *diagram.Outcome:
+				b, _ := input(x.Name)
+				n += max(b, 1)
+			case *diagram.ProbeRef:
+				if b, ok := input(x.Name); ok {
+					n += b
+				} else {
+					n += ofDef(x.Name)
+				}
+			case *diagram.Operator:
+				m := 1
+				for _, br := range x.Branches {
+					m = max(m, ofChain(br))
+				}
+				n += m
+			}
+			n = min(n, math.MaxInt32) // no overflow, whatever the chain
+		}
+		return n
+	}
+	most := 0
+	for _, def := range d.Defs {
+		most = max(most, ofDef(def.Name))
+	}
+	return most
 }
 
 // needsAnalysis reports whether anything reads the probe's Analysis grid:

@@ -235,6 +235,76 @@ func TestBoundsContainExact(t *testing.T) {
 	}
 }
 
+// TestBoundsOfPointsOnCoarserGrid: the bounds of an exact point are the
+// point itself, and they must stay bounds when an operand of another width
+// makes the operators coarsen them (Align). Point(3 ms) on 1 ms bins,
+// composed with anything on 2 ms bins, is at 3 ms, between the edges 2 and
+// 4 ms of the coarse grid: its pessimistic bound may move up to 4 ms, its
+// optimistic one must move down to 2 ms. Kept at its upper edge, the
+// optimistic bound moved up too, and a first-to-finish with an outcome that
+// never completes read F_opt(3.5 ms) = 0 where the exact CDF (the constant
+// 3 ms) is 1.
+func TestBoundsOfPointsOnCoarserGrid(t *testing.T) {
+	p := mk(t)(Point(3e-3, 1e-3, 10))
+	never := mk(t)(Never(2e-3, 5))
+	slow := mk(t)(Point(8e-3, 2e-3, 5))
+	b := BoundsOf(p)
+	exact := func(x float64) float64 { // F of the constant 3 ms
+		if x >= 3e-3 {
+			return 1
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		name string
+		op   func(a, b DeltaQ) (DeltaQ, error)
+	}{
+		{"first-to-finish", func(a, b DeltaQ) (DeltaQ, error) { return FirstToFinish(a, b) }},
+		{"all-to-finish", func(a, b DeltaQ) (DeltaQ, error) { return AllToFinish(a, b) }},
+		{"choice", func(a, b DeltaQ) (DeltaQ, error) { return Choice([]float64{0.5, 0.5}, []DeltaQ{a, b}) }},
+		{"sequence", Convolve},
+	} {
+		for _, other := range []DeltaQ{never, slow} {
+			pess := mk(t)(c.op(b.Pessimistic, BoundsOf(other).Pessimistic))
+			opt := mk(t)(c.op(b.Optimistic, BoundsOf(other).Optimistic))
+			// The exact result, as p and other are constants: F_p combined
+			// with F_other by the operator.
+			for k := 0; k <= 80; k++ {
+				x := float64(k) * 0.25e-3
+				fo := other.CDF(x)
+				var f float64
+				switch c.name {
+				case "first-to-finish":
+					f = 1 - (1-exact(x))*(1-fo)
+				case "all-to-finish":
+					f = exact(x) * fo
+				case "choice":
+					f = 0.5 * (exact(x) + fo)
+				default:
+					f = other.CDF(x - 3e-3)
+				}
+				if lo, hi := pess.CDF(x), opt.CDF(x); f < lo-1e-12 || f > hi+1e-12 {
+					t.Fatalf("%s with %v: exact F(%v) = %v outside the bounds [%v, %v]", c.name, other, x, f, lo, hi)
+				}
+			}
+		}
+	}
+	// On its own grid the point is its own bound, exactly, at dMax too.
+	for _, d := range []float64{3e-3, 10e-3} {
+		q := mk(t)(Point(d, 1e-3, 10))
+		o := q.Optimistic()
+		for k := 0; k <= 48; k++ {
+			x := float64(k) * 0.25e-3
+			if o.CDF(x) != q.CDF(x) {
+				t.Errorf("Point(%v).Optimistic(): F(%v) = %v, the point's %v", d, x, o.CDF(x), q.CDF(x))
+			}
+		}
+		if w := BoundsOf(q).Width(0.012); w != 0 {
+			t.Errorf("bounds of Point(%v): width %v, want 0", d, w)
+		}
+	}
+}
+
 // TestBoundsBeyond: an observed ΔQ between the bounds is 0 beyond them; one
 // shifted past the pessimistic bound by three bins is beyond by the CDF gap
 // there.

@@ -568,8 +568,14 @@ func (d DeltaQ) Pessimistic() DeltaQ {
 // Optimistic returns the optimistic bound of d's binning: every bin's mass
 // moved to its lower edge (LowerEdges), the fastest delays the instances of
 // each bin can have had. Its CDF is at or above that of any distribution
-// with d's bin masses. A ΔQ whose masses already sit at edges is its own
-// bound.
+// with d's bin masses. A ΔQ whose masses already sit at edges is exact and
+// is its own bound, written at lower edges: a point at the upper edge of
+// bin i is the point at the lower edge of bin i + 1 (a bin beyond dMax
+// holds a point at dMax, within MaxBins). Coarsening (Rebin, when operands
+// of different widths meet) moves a point at a lower edge down and one at
+// an upper edge up, so only that form stays optimistic: Point(3 ms) on
+// 1 ms bins, kept at its upper edge, would become a point at 4 ms on 2 ms
+// bins, slower than the outcome it bounds.
 //
 // The operators are monotone in the stochastic order (a slower operand
 // never makes a sequence, a first-to-finish, an all-to-finish or a choice
@@ -581,8 +587,24 @@ func (d DeltaQ) Pessimistic() DeltaQ {
 // edge masses are exact (Convolve), so the bounds carry no error of their
 // own.
 func (d DeltaQ) Optimistic() DeltaQ {
-	if d.at == Spread {
+	switch d.at {
+	case Spread:
 		d.at = LowerEdges
+	case UpperEdges:
+		n := len(d.pdf)
+		if d.pdf[n-1] > 0 && n < MaxBins {
+			n++
+		}
+		p := newPDF(n)
+		copy(p[1:], d.pdf)
+		if n == len(d.pdf) {
+			// No bin beyond: a point at dMax (with MaxBins bins) moves
+			// down to the last lower edge, which keeps it a bound.
+			p[n-1] += d.pdf[n-1]
+		}
+		out := build(d.width, p, d.count)
+		out.at = LowerEdges
+		return out
 	}
 	return d
 }

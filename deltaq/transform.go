@@ -22,16 +22,26 @@ import (
 // unchanged: a timed-out instance stays timed out. The result keeps d's
 // width and has max(N, ⌈(a·dMax + b)/w⌉) bins, so no tangible mass is lost;
 // more than MaxBins is an error. a must be finite and ≥ 0, b finite.
+//
+// Masses at edges (Placement) are points, and move as points: a point at e
+// goes to a·e + b, which Point would place, so 2·Point(2 ms) is
+// Point(4 ms). When every image lies on an edge above 0 (or all at 0) the
+// result is exact at every delay; otherwise it is Spread, each point in
+// the bin that holds it (upper-inclusive), exact at every edge above 0.
 func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 	if err := d.valid("TimeTransform", 0); err != nil {
 		return DeltaQ{}, err
 	}
-	d = d.edgeSpread()
 	if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
 		return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: scale a = %v must be finite and ≥ 0", a)
 	}
 	if math.IsNaN(b) || math.IsInf(b, 0) {
 		return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: shift b = %v must be finite", b)
+	}
+	if d.at != Spread {
+		// Read as spread over the bin below, a point's image would be
+		// spread over a·w: F_Y would be wrong at the edges it crosses.
+		return transformPoints(d, a, b)
 	}
 	w := d.width
 	tot := d.Tangible()
@@ -76,6 +86,52 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 		prev = v
 	}
 	return build(w, p, 0), nil
+}
+
+// transformPoints is TimeTransform of a ΔQ whose masses sit at edges: the
+// mass at edge e moves to y = max(a·e + b, 0), in the bin ⌈y/w⌉ − 1 that
+// holds it (bin 0 for y = 0), y/w within the package's relative 1e-9 of a
+// whole number taken as one. The result is a point mass at each y, as
+// Point places one, when every y is an edge above 0 (UpperEdges) or every
+// y is 0 (LowerEdges); otherwise it is Spread, exact at every edge above 0.
+// (Points
+// at lower edges beyond 0 would be exact here, but coarsening moves them
+// down as it does an optimistic bound's, which would count them early.)
+func transformPoints(d DeltaQ, a, b float64) (DeltaQ, error) {
+	w := d.width
+	p := newPDF(len(d.pdf))
+	onEdges, zeros, points := true, 0, 0
+	for i, m := range d.pdf {
+		if m == 0 {
+			continue
+		}
+		e := float64(i) * w
+		if d.at == UpperEdges {
+			e += w
+		}
+		x := snapInt(math.Max(a*e+b, 0) * (1 / w))
+		onEdges = onEdges && x == math.Floor(x)
+		if x == 0 {
+			zeros++
+		}
+		points++
+		k := binIndex(x)
+		if k >= float64(len(p)) {
+			if k+1 > MaxBins {
+				return DeltaQ{}, fmt.Errorf("deltaq: TimeTransform: %v·X + %v needs %v bins, more than MaxBins = %d", a, b, k+1, MaxBins)
+			}
+			p = append(p, make([]float64, int(k)+1-len(p))...)
+		}
+		p[int(k)] += m
+	}
+	out := build(w, p, 0)
+	switch {
+	case points > 0 && zeros == points:
+		out.at = LowerEdges
+	case onEdges && zeros == 0:
+		out.at = UpperEdges
+	}
+	return out, nil
 }
 
 // ErrInfeasible is wrapped by Deconvolve when no delay of the rest of a path

@@ -6,8 +6,69 @@ package deltaq
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
+
+// TestTimeTransformPoints: the masses of a point ΔQ are points, and a·X + b
+// moves them as points. Y = a·X + b for X the constant e is the constant
+// a·e + b, so F_Y(t) is 0 below a·e + b and 1 from it on (the package
+// documentation's F_Y(t) = F_X((t − b)/a), with Point's F_X): read as
+// spread over the bin below its edge, 2·Point(2 ms) had F(3 ms) = 0.5 and a
+// mean of 3 ms, and Point(0) + 2 ms had F(2 ms) = 0.
+func TestTimeTransformPoints(t *testing.T) {
+	const w = 1e-3
+	for _, c := range []struct {
+		name    string
+		x       DeltaQ
+		a, b, y float64 // Y = a·x + b is the constant y
+		at      Placement
+	}{
+		{"2·Point(2ms)", mk(t)(Point(2e-3, w, 10)), 2, 0, 4e-3, UpperEdges},
+		{"Point(2ms)+3ms", mk(t)(Point(2e-3, w, 10)), 1, 3e-3, 5e-3, UpperEdges},
+		{"Point(0)+2ms", mk(t)(Point(0, w, 10)), 1, 2e-3, 2e-3, UpperEdges},
+		{"0·Point(3ms)", mk(t)(Point(3e-3, w, 10)), 0, 0, 0, LowerEdges},
+		{"Point(3ms)−5ms", mk(t)(Point(3e-3, w, 10)), 1, -5e-3, 0, LowerEdges},
+		{"3·Point(10ms)", mk(t)(Point(10e-3, w, 10)), 3, 0, 30e-3, UpperEdges},
+		{"Point(2ms)+0.5ms", mk(t)(Point(2e-3, w, 10)), 1, 0.5e-3, 2.5e-3, Spread},
+	} {
+		d := mk(t)(TimeTransform(c.x, c.a, c.b))
+		if d.Placement() != c.at || d.Tangible() != 1 {
+			t.Errorf("%s: %v, want the point %v at %s", c.name, d, c.y, c.at)
+		}
+		// Exact at every edge, and everywhere when the point is on one.
+		for k := 0; k <= d.Bins(); k++ {
+			e := float64(k) * w
+			want := 0.0
+			if e >= c.y-1e-12 {
+				want = 1
+			}
+			if got := d.CDF(e); got != want {
+				t.Errorf("%s: F(%g) = %v, want %v", c.name, e, got, want)
+			}
+			if mid := e + w/2; c.at != Spread && d.CDF(mid) != d.CDF(e) {
+				t.Errorf("%s: F(%g) = %v, F(%g) = %v: not a step", c.name, mid, d.CDF(mid), e, d.CDF(e))
+			}
+		}
+	}
+	// Several points, failure kept: ½·Point(1ms) + ¼·Point(3ms), doubled.
+	two := mk(t)(New(w, []float64{0.5, 0, 0.25, 0}))
+	two.at = UpperEdges
+	d := mk(t)(TimeTransform(two, 2, 0))
+	if got := d.CDFEdges(nil); d.Placement() != UpperEdges || !slices.Equal(got, []float64{0, 0.5, 0.5, 0.5, 0.5, 0.75}) {
+		t.Errorf("2·X of points at 1 and 3 ms: %v, CDF at edges %v", d, got)
+	}
+	// Moved 1 ms earlier, the point at 1 ms is at 0 and the one at 3 ms at
+	// 2 ms: no placement holds both, and the result is exact at the edges
+	// above 0.
+	d = mk(t)(TimeTransform(two, 1, -1e-3))
+	if got := d.CDFEdges(nil); d.Placement() != Spread || !slices.Equal(got, []float64{0.5, 0.75, 0.75, 0.75}) {
+		t.Errorf("X − 1ms of points at 1 and 3 ms: %v, CDF at edges %v", d, got)
+	}
+	if _, err := TimeTransform(mk(t)(Point(2e-3, w, 10)), 1e6, 0); err == nil {
+		t.Error("TimeTransform of a point beyond MaxBins accepted")
+	}
+}
 
 func TestTimeTransform(t *testing.T) {
 	u := mk(t)(Uniform(0, 1, 0.1, 10))

@@ -24,6 +24,18 @@ func TestParseDuration(t *testing.T) {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
 	}
+	// The number written is the one read: the float nearest to it, as Go's
+	// own literal 4.5e-3 is, so that eval's JSON keys --at 4.5ms as
+	// "0.0045", not as 4.5·10⁻³ computed in floating point
+	// ("0.0045000000000000005").
+	for in, want := range map[string]float64{
+		"4.5ms": 4.5e-3, "0.3ms": 0.3e-3, "17.3ms": 17.3e-3, "0.7us": 0.7e-6, "2.3ns": 2.3e-9,
+		"1.1s": 1.1, " 4.5ms": 4.5e-3, ".5ms": 0.5e-3, "1.ms": 1e-3,
+	} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v exactly", in, got, err, want)
+		}
+	}
 	for in, want := range map[string]string{
 		"3":  "1:2: expected a unit (ns, us, ms or s) after 3",
 		"3m": "1:2: expected a unit (ns, us, ms or s) after 3",

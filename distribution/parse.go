@@ -336,6 +336,12 @@ func (p *parser) duration() (float64, error) {
 	for _, u := range durationUnits {
 		if strings.HasPrefix(rest, u.name) {
 			p.i += len(u.name)
+			// The decimal number the user wrote, in seconds, correctly
+			// rounded: v·10⁻³ would make 4.5ms 0.0045000000000000005 s,
+			// the key eval's JSON prints for --at 4.5ms.
+			if sec, err := strconv.ParseFloat(strings.TrimLeft(written, " \t")+u.exp, 64); err == nil {
+				return sec, nil
+			}
 			return v * u.seconds, nil
 		}
 	}
@@ -350,12 +356,13 @@ func (p *parser) duration() (float64, error) {
 var durationUnits = []struct {
 	name    string
 	seconds float64
+	exp     string // the unit as a decimal exponent
 }{
-	{"ns", 1e-9},
-	{"us", 1e-6},
-	{"µs", 1e-6},
-	{"ms", 1e-3},
-	{"s", 1},
+	{"ns", 1e-9, "e-9"},
+	{"us", 1e-6, "e-6"},
+	{"µs", 1e-6, "e-6"},
+	{"ms", 1e-3, "e-3"},
+	{"s", 1, ""},
 }
 
 // FormatDuration prints seconds with four significant digits in the largest

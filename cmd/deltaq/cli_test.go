@@ -6,13 +6,19 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/deltaq-otel/deltaq/deltaq"
+	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/globtest"
 )
 
@@ -233,6 +239,36 @@ func TestEvalKnownAnswers(t *testing.T) {
 		t.Errorf("printed %d probes, want only system", len(probes))
 	}
 
+	// README.md's "Design time" example: worker 1 drops 1 %, so F(10 ms) is
+	// 0.99 · (1 − 3e⁻²) = 0.58805 (Erlang-2 behind the loss), up to the
+	// discretisation of the 120 µs bins, the failure mass 0.01 and the 0.99
+	// quantile out of reach.
+	probes = evalJSON(t, filepath.Join(examples, "mm1k.dq"), "--outcome", "worker_1=choice(0.99:exp(5ms),0.01:never)", "--outcome", "worker_2=exp(5ms)", "--at", "10ms")
+	sys = probes["system"]
+	if got, want := sys.CDFAt["0.01"], 0.99*(1-3*math.Exp(-2)); math.Abs(got-want) > 1e-4 {
+		t.Errorf("README example: F(10ms) = %v, want %v", got, want)
+	}
+	if sys.Failure != 0.01 || sys.Quantiles["0.99"] != nil {
+		t.Errorf("README example: failure %v, q0.99 %v; want 0.01, unreachable", sys.Failure, sys.Quantiles["0.99"])
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hand := fmt.Sprintf("0.99 · (1 − 3e⁻²) = %.5f", 0.99*(1-3*math.Exp(-2))); !strings.Contains(string(readme), hand) {
+		t.Errorf("README.md does not check the example by hand as %q", hand)
+	}
+
+	// A delay of exactly dMax is a success (the bins are upper-inclusive,
+	// README.md, "The ideas in a few paragraphs"), as eval's help says.
+	probes = evalJSON(t, filepath.Join(examples, "mm1k.dq"), "--outcome", "worker_1=point(10ms)", "--outcome", "worker_2=point(10ms)", "--dmax", "10ms", "--bins", "10", "--at", "20ms")
+	if sys := probes["system"]; sys.Failure != 0 || sys.CDFAt["0.02"] != 1 {
+		t.Errorf("two stages of exactly dMax: failure %v, F(2·dMax) = %v; want 0 and 1", sys.Failure, sys.CDFAt["0.02"])
+	}
+	if help := evalCommand().help; !strings.Contains(help, "covering [0, --dmax], a delay of exactly\ndMax a success") {
+		t.Errorf("eval's help does not say that the bins cover [0, dMax], dMax included:\n%s", help)
+	}
+
 	// First to finish of two exponentials of mean 5 ms is exponential of
 	// mean 2.5 ms: F(5 ms) = 1 − e^{−2}.
 	probes = evalJSON(t, filepath.Join(examples, "ftf.dq"), "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--at", "5ms", "--dmax", "100ms", "--bins", "2000")
@@ -393,5 +429,91 @@ func TestBinary(t *testing.T) {
 	err = exec.Command(bin).Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
 		t.Errorf("no arguments: %v, want exit status %d", err, exitUsage)
+	}
+}
+
+// TestEvalPrintsTheLibrarysΔQ: what eval prints, as text and as JSON, is
+// the ΔQ the library calculates from the same assumed distributions
+// (distribution.Dist.Build on eval's grid, diagram.Diagram.Evaluate): the
+// CDF at delays on and between bin edges, the quantiles and the failure
+// mass, for every operator of the language, a point on an edge, a choice
+// with never and a step CDF.
+func TestEvalPrintsTheLibrarysΔQ(t *testing.T) {
+	const src = "front = a -> f:race(b, c -> d);\nsystem = p:lossy[0.8, 0.2](s:front -> a:join(e, b2), lost);\n"
+	file := writeTemp(t, "all.dq", src)
+	assumed := map[string]string{
+		"a": "exp(3ms)", "b": "uniform(1ms,9ms)", "c": "point(2ms)", "d": "choice(0.9:exp(1ms),0.1:never)",
+		"e": "steps(2ms:0.5,6ms:0.95)", "b2": "point(4ms)", "lost": "never",
+	}
+	var args []string
+	var dists []distribution.Dist
+	names := make([]string, 0, len(assumed))
+	for n := range assumed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		args = append(args, "--outcome", n+"="+assumed[n])
+		d, err := distribution.Parse(assumed[n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		dists = append(dists, d)
+	}
+	at := []float64{0.002, 0.0045, 0.01, 0.0173, 0.03}
+	args = append(args, "--at", "2ms,4.5ms,10ms,17.3ms,30ms", "--bins", "500", "--probe", "system", "--probe", "race")
+
+	// The library's calculation on eval's grid.
+	width, err := deltaq.WidthFor(distribution.DefaultDMax(dists), 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]deltaq.DeltaQ{}
+	for i, n := range names {
+		if inputs[n], err = dists[i].Build(width, 500); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := diagram.Parse(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := d.Evaluate(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	probes := evalJSON(t, append([]string{file}, args...)...)
+	status, text, stderr := runCmd(append([]string{"eval", file}, args...)...)
+	if status != exitOK {
+		t.Fatalf("eval: status %d, %s", status, stderr)
+	}
+	for _, name := range []string{"system", "race"} {
+		r, ok := ev.Result(name)
+		if !ok || !r.OK {
+			t.Fatalf("%s not calculated", name)
+		}
+		dq, got := r.DeltaQ, probes[name]
+		if got.BinWidth != dq.Width() || got.DMax != dq.DMax() || got.Failure != math.Round(dq.Intangible()*1e9)/1e9 {
+			t.Errorf("%s: JSON width %v dMax %v failure %v, library %v", name, got.BinWidth, got.DMax, got.Failure, dq)
+		}
+		line := "  P(d ≤ t)  "
+		for _, x := range at {
+			key := strconv.FormatFloat(x, 'g', -1, 64)
+			if got.CDFAt[key] != dq.CDF(x) {
+				t.Errorf("%s: JSON F(%v) = %v, library %v", name, x, got.CDFAt[key], dq.CDF(x))
+			}
+			line += fmt.Sprintf(" %s: %s", distribution.FormatDuration(x), strconv.FormatFloat(dq.CDF(x), 'f', 6, 64))
+		}
+		if !strings.Contains(text, line+"\n") {
+			t.Errorf("%s: text output lacks %q:\n%s", name, line, text)
+		}
+		for _, q := range reportQuantiles {
+			key := strconv.FormatFloat(q, 'g', -1, 64)
+			v, ok := dq.Quantile(q)
+			if g := got.Quantiles[key]; (g != nil) != ok || (ok && *g != v) {
+				t.Errorf("%s: JSON quantile %v = %v, library %v (%v)", name, q, g, v, ok)
+			}
+		}
 	}
 }

@@ -43,7 +43,8 @@ failure mass leaves the quantile out of reach), the failure mass, and the
 CDF at each --at delay. --outcome may also name a definition: its s:
 references then use that assumed ΔQ in place of a calculated one.
 
-Each assumed ΔQ has --bins bins covering [0, --dmax). The default dMax is
+Each assumed ΔQ has --bins bins covering [0, --dmax], a delay of exactly
+dMax a success (bins are upper-inclusive). The default dMax is
 the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k seconds above the
 largest delay the distributions name (20 × the mean for exp), so that every
 distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
