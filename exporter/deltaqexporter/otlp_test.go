@@ -18,14 +18,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
 
 	"github.com/deltaq-otel/deltaq/analysis"
@@ -540,4 +545,51 @@ func carriesProbe(md pmetric.Metrics, name string) bool {
 		}
 	})
 	return found
+}
+
+// TestPartialSuccessIsLoggedBySender: an endpoint that accepts a request but
+// rejects some of its items (an OTLP partial success) costs those items, and
+// the sender says so at warn level with the count (the otlp_grpc exporter's
+// "Partial success response"), naming itself as its metrics do
+// (otlp_grpc/deltaq_metrics, otlp_grpc/deltaq_logs): the two senders share
+// the exporter's logger, and the warning of one could not be told from the
+// other's.
+func TestPartialSuccessIsLoggedBySender(t *testing.T) {
+	srv := otlptest.Start(t, otlptest.Options{
+		Metrics: func(pmetric.Metrics) otlptest.Reply { return otlptest.Reply{Rejected: 3, Message: "3 points refused"} },
+		Logs:    func(plog.Logs) otlptest.Reply { return otlptest.Reply{Rejected: 1, Message: "1 record refused"} },
+	})
+	zc, logs := observer.New(zapcore.WarnLevel)
+	cfg := contractConfig(grpcConfig(srv.Addr()))
+	clk := coretest.NewClock(at(time.Second))
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type)
+	set.Logger = zap.New(zc)
+	exp, err := newExporter(context.Background(), cfg, set, collectorstate.Collector(), withClock(clk))
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	contractWindows(t, exp, clk)
+	srv.Until(t, "a window's logs", 30*time.Second, func() bool { return srv.Counts().LogRecords > 0 })
+	require.NoError(t, exp.shutdown(context.Background()))
+
+	partial := logs.FilterMessage("Partial success response").All()
+	require.NotEmpty(t, partial, "the partial successes were logged")
+	got := map[string]int64{}
+	for _, e := range partial {
+		f := e.ContextMap()
+		switch f["exporter"] {
+		case "otlp_grpc/deltaq_metrics":
+			assert.Equal(t, int64(3), f["dropped_data_points"], "the metrics sender's warning")
+		case "otlp_grpc/deltaq_logs":
+			assert.Equal(t, int64(1), f["dropped_log_records"], "the logs sender's warning")
+		default:
+			t.Errorf("a partial success logged without its sender: %v", f)
+			continue
+		}
+		got[f["exporter"].(string)]++
+	}
+	assert.Equal(t, int64(srv.Counts().Requests), got["otlp_grpc/deltaq_metrics"]+got["otlp_grpc/deltaq_logs"],
+		"one warning per request")
+	assert.Positive(t, got["otlp_grpc/deltaq_logs"], "the logs sender's warnings")
+	assert.Positive(t, got["otlp_grpc/deltaq_metrics"], "the metrics sender's warnings")
 }
