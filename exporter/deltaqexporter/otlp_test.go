@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
@@ -592,4 +595,58 @@ func TestPartialSuccessIsLoggedBySender(t *testing.T) {
 		"one warning per request")
 	assert.Positive(t, got["otlp_grpc/deltaq_logs"], "the logs sender's warnings")
 	assert.Positive(t, got["otlp_grpc/deltaq_metrics"], "the metrics sender's warnings")
+}
+
+// TestShutdownSendsOpenWindow: at shutdown the window still open, partial
+// though it is, is closed and sent before Shutdown returns, its instances
+// counted; and against an endpoint that fails every request, Shutdown does
+// not wait out the retries (retry_on_failure::max_elapsed_time, here an
+// hour): the senders stop retrying first and give each queued request one
+// more attempt.
+func TestShutdownSendsOpenWindow(t *testing.T) {
+	t.Run("endpoint up", func(t *testing.T) {
+		srv := otlptest.Start(t, otlptest.Options{})
+		clk := coretest.NewClock(at(time.Second))
+		exp := startExporter(t, grpcConfig(srv.Addr()), clk, nil)
+		// Three successes in the current window, [1 s, 2 s): no tick
+		// closes it.
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", time.Second+ms(100), time.Second+ms(200), time.Second+ms(300))))
+		require.NoError(t, exp.shutdown(context.Background()))
+		var successes int64
+		for _, md := range srv.Metrics() {
+			eachPoint(md, func(name string, attrs pcommon.Map, _ pcommon.Timestamp, v uint64) {
+				oc, _ := attrs.Get(contract.AttrOutcome)
+				if name == contract.MetricOutcomes && oc.Str() == contract.Success {
+					successes = max(successes, int64(v)) // an integer sum (eachPoint: its value); cumulative: its last value
+				}
+			})
+		}
+		assert.Equal(t, int64(3), successes, "the open window's successes arrived before Shutdown returned")
+	})
+	t.Run("endpoint failing", func(t *testing.T) {
+		var attempts atomic.Int64
+		srv := otlptest.Start(t, otlptest.Options{Metrics: func(pmetric.Metrics) otlptest.Reply {
+			attempts.Add(1)
+			return otlptest.Reply{Err: status.Error(codes.Unavailable, "down")}
+		}})
+		cfg := grpcConfig(srv.Addr())
+		cfg.RetryConfig.InitialInterval, cfg.RetryConfig.MaxInterval, cfg.RetryConfig.MaxElapsedTime = time.Hour, time.Hour, time.Hour
+		clk := coretest.NewClock(at(time.Second))
+		exp := startExporter(t, cfg, clk, nil)
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", ms(100))))
+		clk.Tick(at(2 * time.Second)) // window [0 s, 1 s): sent, refused, waiting an hour to retry
+		require.Eventually(t, func() bool { return attempts.Load() >= 1 }, 10*time.Second, time.Millisecond)
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", time.Second+ms(100))))
+		done := make(chan error, 1)
+		go func() { done <- exp.shutdown(context.Background()) }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Shutdown waits for the senders' retries")
+		}
+		// The open window was attempted once more at least: the first
+		// window's retry is abandoned, the last window sent once.
+		assert.GreaterOrEqual(t, attempts.Load(), int64(2))
+	})
 }
