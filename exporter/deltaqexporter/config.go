@@ -6,6 +6,9 @@ package deltaqexporter // import "github.com/deltaq-otel/deltaq/exporter/deltaqe
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -60,6 +63,11 @@ type Config struct {
 	// Config holds the analysis options.
 	core.Config `mapstructure:",squash"`
 
+	// unusedWithHTTP are the top-level OTLP/gRPC options (grpcKeys) that
+	// the configuration sets beside an http section, which does not read
+	// them: found by Unmarshal, reported by Validate.
+	unusedWithHTTP []string
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -72,10 +80,53 @@ var (
 // Unmarshal decodes the exporter's section of the collector configuration,
 // refusing what decoding would change without a word (core.Unmarshal):
 // a duration without a unit, an integer its field cannot hold.
+//
+// It also notes the top-level OTLP/gRPC options set beside an http
+// section: the otlp_http sender reads its own section only, so a
+// timeout, retry_on_failure, sending_queue, headers or tls written at the
+// top level would be ignored without a word.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	// Into plainConfig, which has no Unmarshal method: the decoder would
 	// call this one again on a Conf it did not make itself.
-	return core.Unmarshal(conf, (*plainConfig)(c))
+	if err := core.Unmarshal(conf, (*plainConfig)(c)); err != nil {
+		return err
+	}
+	c.unusedWithHTTP = nil
+	if conf == nil || !conf.IsSet("http") {
+		return nil
+	}
+	for _, k := range grpcKeys() {
+		// endpoint has a message of its own (Validate).
+		if k != "endpoint" && conf.IsSet(k) {
+			c.unusedWithHTTP = append(c.unusedWithHTTP, k)
+		}
+	}
+	return nil
+}
+
+// grpcKeys are the top-level keys of the OTLP/gRPC sender's options: those
+// of the fields that Config takes from otlpexporter.Config, as the
+// collector's decoder reads their tags (squashed structs flattened).
+func grpcKeys() []string {
+	var keys []string
+	var add func(f reflect.StructField)
+	add = func(f reflect.StructField) {
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		switch {
+		case name == "" && slices.Contains(strings.Split(opts, ","), "squash"):
+			for i := range f.Type.NumField() {
+				add(f.Type.Field(i))
+			}
+		case name != "" && name != "-":
+			keys = append(keys, name)
+		}
+	}
+	t := reflect.TypeFor[Config]()
+	for _, name := range []string{"TimeoutConfig", "QueueConfig", "RetryConfig", "ClientConfig"} {
+		f, _ := t.FieldByName(name)
+		add(f)
+	}
+	return keys
 }
 
 // plainConfig is Config without its methods, to decode into.
@@ -126,6 +177,9 @@ func (c *Config) Validate() error {
 	if c.HTTP.HasValue() && c.ClientConfig.Endpoint != "" {
 		errs = append(errs, errors.New(`set "endpoint" (OTLP/gRPC) or "http" (OTLP/HTTP), not both: with "http" the gRPC endpoint is not used`))
 	}
+	if len(c.unusedWithHTTP) > 0 {
+		errs = append(errs, fmt.Errorf(`%s: OTLP/gRPC options, not used with "http": set them in the http section`, strings.Join(c.unusedWithHTTP, ", ")))
+	}
 	if c.HTTP.HasValue() && c.Logs.HasValue() {
 		errs = append(errs, errors.New(`set "http" or "logs", not both: "http" sends the logs too`))
 	}
@@ -149,7 +203,9 @@ func checkQueues(c *Config) []error {
 		present bool
 		queue   configoptional.Optional[exporterhelper.QueueBatchConfig]
 	}{
-		{"sending_queue", true, c.QueueConfig},
+		// Beside an http section the top-level queue is not used, and
+		// setting it is refused as such (unusedWithHTTP).
+		{"sending_queue", !c.HTTP.HasValue(), c.QueueConfig},
 		{"http.sending_queue", c.HTTP.HasValue(), httpQueue(c)},
 		{"logs.sending_queue", c.Logs.HasValue(), logsQueue(c)},
 	} {

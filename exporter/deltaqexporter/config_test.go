@@ -126,6 +126,9 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{Name: "http_metrics_endpoint_only", Want: `http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`},
 		{Name: "http_and_logs", Want: `set "http" or "logs", not both`},
 		{Name: "http_and_grpc_endpoint", Want: `set "endpoint" (OTLP/gRPC) or "http" (OTLP/HTTP), not both`},
+		// The otlp_http sender reads its own section only: these were
+		// ignored without a word.
+		{Name: "http_with_grpc_options", Want: `timeout, sending_queue, headers: OTLP/gRPC options, not used with "http": set them in the http section`},
 		{Name: "logs_without_endpoint", Want: `logs: requires a non-empty "endpoint"`},
 	}
 	tests = append(tests, coretest.InvalidConfigs...)
@@ -168,4 +171,19 @@ func TestLoadHeaders(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "Bearer x", string(v))
 	assert.Len(t, cfg.ClientConfig.Headers, 2)
+}
+
+// TestGRPCKeys: the top-level keys refused beside an http section are the
+// OTLP/gRPC sender's, read from the tags of its fields: the sender's own
+// and its client's, the squashed structs flattened, and none of the
+// analysis options.
+func TestGRPCKeys(t *testing.T) {
+	keys := grpcKeys()
+	for _, k := range []string{"timeout", "sending_queue", "retry_on_failure", "endpoint", "tls", "headers",
+		"compression", "keepalive", "auth", "balancer_name", "wait_for_ready"} {
+		assert.Contains(t, keys, k)
+	}
+	for _, k := range []string{"interval", "probes", "http", "logs", "max_request_bytes", ""} {
+		assert.NotContains(t, keys, k)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
+	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
@@ -105,12 +106,18 @@ func newSenders(ctx context.Context, cfg *Config, set exporter.Settings) (export
 
 // senderSettings are the settings of the sender of one signal: those of
 // the exporter, with the ID <sender type>/<exporter type>[_<name>]_<signal>.
+// The ID names the sender's metrics (their exporter attribute); its logger
+// says it too, under the same key: the collector gave the logger this
+// exporter's component attributes, which the sender's warnings (a failed
+// export, a retry, a partial success) would otherwise carry alone, the
+// metrics sender's and the logs sender's alike.
 func senderSettings(set exporter.Settings, typ component.Type, signal string) exporter.Settings {
 	name := set.ID.Type().String()
 	if n := set.ID.Name(); n != "" {
 		name += "_" + n
 	}
 	set.ID = component.NewIDWithName(typ, name+"_"+signal)
+	set.Logger = set.Logger.With(zap.String("exporter", set.ID.String()))
 	return set
 }
 

@@ -13,20 +13,28 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
@@ -540,4 +548,105 @@ func carriesProbe(md pmetric.Metrics, name string) bool {
 		}
 	})
 	return found
+}
+
+// TestPartialSuccessIsLoggedBySender: an endpoint that accepts a request but
+// rejects some of its items (an OTLP partial success) costs those items, and
+// the sender says so at warn level with the count (the otlp_grpc exporter's
+// "Partial success response"), naming itself as its metrics do
+// (otlp_grpc/deltaq_metrics, otlp_grpc/deltaq_logs): the two senders share
+// the exporter's logger, and the warning of one could not be told from the
+// other's.
+func TestPartialSuccessIsLoggedBySender(t *testing.T) {
+	srv := otlptest.Start(t, otlptest.Options{
+		Metrics: func(pmetric.Metrics) otlptest.Reply { return otlptest.Reply{Rejected: 3, Message: "3 points refused"} },
+		Logs:    func(plog.Logs) otlptest.Reply { return otlptest.Reply{Rejected: 1, Message: "1 record refused"} },
+	})
+	zc, logs := observer.New(zapcore.WarnLevel)
+	cfg := contractConfig(grpcConfig(srv.Addr()))
+	clk := coretest.NewClock(at(time.Second))
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type)
+	set.Logger = zap.New(zc)
+	exp, err := newExporter(context.Background(), cfg, set, collectorstate.Collector(), withClock(clk))
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	contractWindows(t, exp, clk)
+	srv.Until(t, "a window's logs", 30*time.Second, func() bool { return srv.Counts().LogRecords > 0 })
+	require.NoError(t, exp.shutdown(context.Background()))
+
+	partial := logs.FilterMessage("Partial success response").All()
+	require.NotEmpty(t, partial, "the partial successes were logged")
+	got := map[string]int64{}
+	for _, e := range partial {
+		f := e.ContextMap()
+		switch f["exporter"] {
+		case "otlp_grpc/deltaq_metrics":
+			assert.Equal(t, int64(3), f["dropped_data_points"], "the metrics sender's warning")
+		case "otlp_grpc/deltaq_logs":
+			assert.Equal(t, int64(1), f["dropped_log_records"], "the logs sender's warning")
+		default:
+			t.Errorf("a partial success logged without its sender: %v", f)
+			continue
+		}
+		got[f["exporter"].(string)]++
+	}
+	assert.Equal(t, int64(srv.Counts().Requests), got["otlp_grpc/deltaq_metrics"]+got["otlp_grpc/deltaq_logs"],
+		"one warning per request")
+	assert.Positive(t, got["otlp_grpc/deltaq_logs"], "the logs sender's warnings")
+	assert.Positive(t, got["otlp_grpc/deltaq_metrics"], "the metrics sender's warnings")
+}
+
+// TestShutdownSendsOpenWindow: at shutdown the window still open, partial
+// though it is, is closed and sent before Shutdown returns, its instances
+// counted; and against an endpoint that fails every request, Shutdown does
+// not wait out the retries (retry_on_failure::max_elapsed_time, here an
+// hour): the senders stop retrying first and give each queued request one
+// more attempt.
+func TestShutdownSendsOpenWindow(t *testing.T) {
+	t.Run("endpoint up", func(t *testing.T) {
+		srv := otlptest.Start(t, otlptest.Options{})
+		clk := coretest.NewClock(at(time.Second))
+		exp := startExporter(t, grpcConfig(srv.Addr()), clk, nil)
+		// Three successes in the current window, [1 s, 2 s): no tick
+		// closes it.
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", time.Second+ms(100), time.Second+ms(200), time.Second+ms(300))))
+		require.NoError(t, exp.shutdown(context.Background()))
+		var successes int64
+		for _, md := range srv.Metrics() {
+			eachPoint(md, func(name string, attrs pcommon.Map, _ pcommon.Timestamp, v uint64) {
+				oc, _ := attrs.Get(contract.AttrOutcome)
+				if name == contract.MetricOutcomes && oc.Str() == contract.Success {
+					successes = max(successes, int64(v)) // an integer sum (eachPoint: its value); cumulative: its last value
+				}
+			})
+		}
+		assert.Equal(t, int64(3), successes, "the open window's successes arrived before Shutdown returned")
+	})
+	t.Run("endpoint failing", func(t *testing.T) {
+		var attempts atomic.Int64
+		srv := otlptest.Start(t, otlptest.Options{Metrics: func(pmetric.Metrics) otlptest.Reply {
+			attempts.Add(1)
+			return otlptest.Reply{Err: status.Error(codes.Unavailable, "down")}
+		}})
+		cfg := grpcConfig(srv.Addr())
+		cfg.RetryConfig.InitialInterval, cfg.RetryConfig.MaxInterval, cfg.RetryConfig.MaxElapsedTime = time.Hour, time.Hour, time.Hour
+		clk := coretest.NewClock(at(time.Second))
+		exp := startExporter(t, cfg, clk, nil)
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", ms(100))))
+		clk.Tick(at(2 * time.Second)) // window [0 s, 1 s): sent, refused, waiting an hour to retry
+		require.Eventually(t, func() bool { return attempts.Load() >= 1 }, 10*time.Second, time.Millisecond)
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", time.Second+ms(100))))
+		done := make(chan error, 1)
+		go func() { done <- exp.shutdown(context.Background()) }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Shutdown waits for the senders' retries")
+		}
+		// The open window was attempted once more at least: the first
+		// window's retry is abandoned, the last window sent once.
+		assert.GreaterOrEqual(t, attempts.Load(), int64(2))
+	})
 }

@@ -233,7 +233,8 @@ const (
 	// AttrObserved and AttrRequired are the values a trigger compared.
 	AttrObserved = "deltaq.observed"
 	AttrRequired = "deltaq.required"
-	// AttrDelay is the QTA point's delay in seconds of a qta trigger.
+	// AttrDelay is, in seconds, the QTA point's delay of a qta trigger and
+	// the projected time to violation of a slack_trend trigger.
 	AttrDelay = "deltaq.delay"
 	// AttrSnapshotID numbers a snapshot; its records share it.
 	AttrSnapshotID = "deltaq.snapshot.id"

@@ -40,8 +40,9 @@ func (b *builder) logs(r *analysis.Result, observed time.Time) (plog.Logs, bool)
 }
 
 // triggerRecord fills a deltaq.trigger record: severity WARN, the probe,
-// the trigger kind and the values it compared; with the snapshot it began,
-// when the analysis that numbers the snapshots began (start).
+// the trigger kind, the values it compared and the delay it names; with the
+// snapshot it began, when the analysis that numbers the snapshots began
+// (start).
 func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs, start pcommon.Timestamp) {
 	lr.SetEventName(contract.EventTrigger)
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(t.Time))
@@ -53,7 +54,10 @@ func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs, start pcomm
 	a.PutStr(contract.AttrTrigger, t.Kind.String())
 	a.PutDouble(contract.AttrObserved, t.Observed)
 	a.PutDouble(contract.AttrRequired, t.Required)
-	if t.Kind == analysis.TriggerQTA {
+	// The delay a trigger names: a qta trigger's QTA point, a slack_trend
+	// trigger's projected time to violation (0: the slack is below zero
+	// already). The other kinds compare no delay.
+	if t.Kind == analysis.TriggerQTA || t.Kind == analysis.TriggerSlackTrend {
 		a.PutDouble(contract.AttrDelay, t.Delay.Seconds())
 	}
 	if t.SnapshotID > 0 {

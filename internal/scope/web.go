@@ -195,7 +195,7 @@ type webTrigger struct {
 	Kind       string            `json:"kind"`
 	Observed   *float64          `json:"observed"`
 	Required   *float64          `json:"required"`
-	Delay      *float64          `json:"delay"` // seconds, qta triggers
+	Delay      *float64          `json:"delay"` // seconds: qta and slack_trend triggers
 	// Snapshot is the scope's number of the snapshot the trigger began
 	// (webSnapshot.ID), SnapshotNumber the connector's (deltaq.snapshot.id);
 	// 0 for none.

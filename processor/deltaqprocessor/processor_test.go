@@ -345,6 +345,12 @@ func TestTimeoutFiresWithinOneTick(t *testing.T) {
 	assert.Equal(t, pcommon.NewTimestampFromTime(start), s.StartTimestamp())
 	assert.Equal(t, pcommon.NewTimestampFromTime(start.Add(dMax)), s.EndTimestamp())
 	assert.Equal(t, ptrace.StatusCodeError, s.Status().Code())
+	assert.Equal(t, "deltaq: no end within dMax", s.Status().Message())
+	// A start event gives neither the span's kind nor its parent.
+	assert.Equal(t, ptrace.SpanKindUnspecified, s.Kind())
+	assert.True(t, s.ParentSpanID().IsEmpty(), "no parent span id")
+	scope := h.tsink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Scope()
+	assert.Equal(t, "github.com/deltaq-otel/deltaq/processor/deltaqprocessor", scope.Name())
 	wantAttrs := outcomeAttrs("checkout", contract.Timeout, dMax, 25)
 	wantAttrs[contract.AttrSynthetic] = true
 	assert.Equal(t, wantAttrs, attrsOf(s))
