@@ -273,7 +273,8 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 	span := r.SamplingPeriod.Seconds()
 	switch {
 	case pr.Analysis != nil:
-		w := sample{instances: pr.EffectiveInstances}
+		w := sample{instances: pr.EffectiveInstances, hasLoss: true}
+		w.loss, _ = newQTACounts(pr).failed()
 		if n := pr.Counts.Total(); n > 0 {
 			w.completed = pr.EffectiveInstances * float64(pr.Counts.Success) / float64(n)
 		}
@@ -282,7 +283,7 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		}
 		if pr.fine != nil {
 			w.least, w.hasLeast = pr.fine.Least(pr.fineCut)
-			w.latency, w.latencyOK = countedPercentiles(req, pr)
+			w.latency, w.latencyOK = countedPercentiles(req, pr, 1-w.loss)
 		}
 		res.Observed = scoreOne(req, res.MinInstances, *pr.Analysis, w)
 	case req.MinRate > 0 && span > 0:
@@ -315,20 +316,24 @@ type sample struct {
 	// requirement read from the analysis counts (countedPercentiles).
 	latency   []float64
 	latencyOK []bool
+	// loss is the failure ratio read from the counts when hasLoss
+	// (qtaCounts.failed): the ΔQ's intangible mass counts a share of the
+	// analysis bucket that holds dMax as lost.
+	loss    float64
+	hasLoss bool
 }
 
 // countedPercentiles reads each percentile p > 0 of req over the completed
 // instances of the probe's window from its analysis counts, as its
 // quantiles are read (LogLinearHistogram.Quantiles): the delay by which
-// p·F(dMax) of the instances completed, F(dMax) the share of the Analysis
-// ΔQ, within the bucket of the count where that fraction is reached
+// p·F(dMax) of the instances completed, F(dMax) = tangible the share that
+// completed within dMax (qtaCounts.failed), within the bucket of the count where that fraction is reached
 // (under 1/64 of the delay wide). The Analysis ΔQ spreads its instances
 // over grid bins of dMax/4096 or wider — 4.2 ms for a dMax of 10 s, 0.27 s
 // for one of 10 minutes — and read there a 99th percentile of delays of 1
 // to 3 ms as 4.2 ms with a 10 s dMax, a median as 134 ms with a 10 minute
 // one (TestQoOPercentilesFromCounts).
-func countedPercentiles(req deltaq.QoORequirement, pr *ProbeResult) ([]float64, []bool) {
-	tot := pr.Analysis.Tangible()
+func countedPercentiles(req deltaq.QoORequirement, pr *ProbeResult, tot float64) ([]float64, []bool) {
 	qs := make([]float64, len(req.Latency))
 	for i, l := range req.Latency {
 		qs[i] = math.Min(l.Percentile*tot, tot)
@@ -347,6 +352,9 @@ func scoreOne(req deltaq.QoORequirement, minInstances int64, d deltaq.DeltaQ, w 
 	s := QoOScore{Present: true, Completed: w.completed}
 	m := req.Measure(d)
 	m.Rate, m.HasRate = w.rate, w.hasRate
+	if w.hasLoss {
+		m.Loss = w.loss
+	}
 	for i, l := range req.Latency {
 		switch {
 		case m.Latency == nil:
