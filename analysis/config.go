@@ -337,10 +337,12 @@ type Triggers struct {
 	// exact one-sided binomial test of H₀ "the bound holds" rejects it at
 	// level 1 − Confidence (a failure ratio k/n breaks max_failure when
 	// P(X ≥ k) < 1 − Confidence, X ~ Binomial(n, max_failure); a point
-	// (d, p) breaks when P(X ≤ k) < 1 − Confidence, k the instances within
-	// d, counted optimistically: exactly where d is an edge of the
-	// probe's bins, else to the upper edge of d's bin or analysis bucket,
-	// whichever is tighter). One dropped
+	// (d, p) of a QTA of m points breaks when P(X ≤ k) < (1 − Confidence)/m,
+	// k the instances within d, counted optimistically: exactly where d is
+	// an edge of the probe's bins, else to the upper edge of d's bin or
+	// analysis bucket, whichever is tighter — Bonferroni's bound, so that a
+	// QTA met exactly fires in at most 1 − Confidence of the windows
+	// however many points it has). One dropped
 	// job in 90 against max_failure 0.01 has P(X ≥ 1) = 0.60 and does not
 	// fire. 0 is the raw verdict (any breach fires); else in [0.5, 0.9999].
 	// The raw verdict is exported either way.

@@ -447,7 +447,10 @@ func agentLayouts(i int) Config {
 // analysis counts may put the instances of the bucket that straddles dMax
 // among the timeouts; a QTA point is read at the analysis resolution,
 // within the instances of its delay's bucket of the single engine's
-// reading, never blaming the bucket more than the single engine does.
+// reading, never blaming the bucket more than the single engine does; so
+// is the failure ratio of the QTA check and the QoO score, which the
+// single engine reads exactly from its display counts, within the
+// instances of the bucket that straddles dMax.
 func diffLayoutsProbe(t *testing.T, what string, gp, sp *ProbeResult) {
 	t.Helper()
 	if !reflect.DeepEqual(gp.FineIndex, sp.FineIndex) || !reflect.DeepEqual(gp.FineCounts, sp.FineCounts) {
@@ -482,9 +485,20 @@ func diffLayoutsProbe(t *testing.T, what string, gp, sp *ProbeResult) {
 		if gp.QTABreachP < sp.QTABreachP*(1-1e-9) {
 			t.Errorf("%s: breach p %v, below the single engine's %v", what, gp.QTABreachP, sp.QTABreachP)
 		}
+		tol := float64(straddle)/float64(s.Total()) + 1e-12
+		if f := gp.QTACheck.Failure; math.Abs(f-sp.QTACheck.Failure) > tol {
+			t.Errorf("%s: failure ratio %v, want %v within %v", what, f, sp.QTACheck.Failure, tol)
+		}
+		if gp.FailureBreachP < sp.FailureBreachP*(1-1e-9) {
+			t.Errorf("%s: failure breach p %v, below the single engine's %v", what, gp.FailureBreachP, sp.FailureBreachP)
+		}
 	}
-	if g == s && !reflect.DeepEqual(gp.QoO, sp.QoO) {
+	switch {
+	case straddle == 0 && g == s && !reflect.DeepEqual(gp.QoO, sp.QoO):
 		t.Errorf("%s: QoO %+v, want %+v", what, gp.QoO, sp.QoO)
+	case gp.QoO != nil && sp.QoO != nil && gp.QoO.Observed.OK && sp.QoO.Observed.OK &&
+		math.Abs(gp.QoO.Observed.Measured.Loss-sp.QoO.Observed.Measured.Loss) > float64(straddle)/float64(s.Total())+1e-12:
+		t.Errorf("%s: QoO loss %v, want %v within the bucket that straddles dMax", what, gp.QoO.Observed.Measured.Loss, sp.QoO.Observed.Measured.Loss)
 	}
 }
 

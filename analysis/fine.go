@@ -20,8 +20,8 @@ import (
 //   - Analysis, the probe's ΔQ up to its dMax on a grid of at most
 //     deltaq.AnalysisBins bins (deltaq.AnalysisWidth of the dMax), for the
 //     QTA checks and the QoO score of a probe that has them (others have
-//     none: Observed stands for it); the quantiles and the QTA breach tests
-//     straight from the counts;
+//     none: Observed stands for it); the quantiles, the QoO score's
+//     percentiles and the QTA breach tests straight from the counts;
 //   - for a probe of the diagram, its input: its ΔQ up to its analysis
 //     range, the largest dMax of the probe and of every whole it enters
 //     (analysisRange), so that a stage instance that ended after the

@@ -205,3 +205,53 @@ func runResults(t *testing.T, cfg Config, windows [][]Instance) []*Result {
 	}
 	return out
 }
+
+// TestFailureRatioAtDMax: a window of 10,000 successes, 1000 of them at
+// 99.8 ms, under a dMax of 100 ms, and 0 or 300 failures. The analysis
+// bucket that holds 100 ms is [99.614, 100.663) ms (deltaq.Fine: 64 buckets
+// of 1.048576 ms over [67.108864, 134.217728) ms), 37 % of it below dMax;
+// read from the Analysis ΔQ, which cuts that bucket at dMax, 632 of the
+// 1000 successes at 99.8 ms were failures, a ratio of 0.063 against a
+// max_failure of 0.05, and the failure trigger fired at p = 2·10⁻⁹ on a
+// window without a failure. The failure ratio the QTA check, its breach
+// test and the QoO score's loss read must be that of the counts —
+// failures and timeouts, every instance not completed within dMax (the
+// thesis, section 3.3) — on uniform bins of every width and log-linear
+// buckets.
+func TestFailureRatioAtDMax(t *testing.T) {
+	ll := &deltaq.BinningConfig{Kind: deltaq.BinningLogLinear, Factor: 10, Low: ms, High: 100 * ms, Steps: 10}
+	layouts := map[string]ProbeConfig{"100 bins": {DMax: 100 * ms, Bins: 100}, "3 bins": {DMax: 100 * ms, Bins: 3}, "log-linear": {Binning: ll}}
+	for _, failures := range []int{0, 300} {
+		for name, lay := range layouts {
+			p := lay
+			p.QTA = QTA{MaxFailure: 0.05}
+			p.Triggers = Triggers{Failure: true}
+			p.QoO = QoOConfig{ROP: QoOThreshold{MaxFailure: 0.01}, CPUP: QoOThreshold{MaxFailure: 0.05}}
+			var ins []Instance
+			for i := range 10000 {
+				d := 10 * ms
+				if i%10 == 0 {
+					d = 99800 * time.Microsecond
+				}
+				ins = append(ins, ok("p", 500*ms+time.Duration(i)*time.Microsecond/10, d))
+			}
+			for i := range failures {
+				ins = append(ins, failed("p", 600*ms+time.Duration(i)*time.Microsecond))
+			}
+			r := single(t, Config{Probes: map[string]ProbeConfig{"p": p}}, ins)
+			pr := probeOf(t, r, "p")
+			want := float64(failures) / float64(10000+failures)
+			c := pr.QTACheck
+			if c == nil || math.Abs(c.Failure-want) > 1e-12 || !c.FailureOK || pr.FailureBreachP != 1 {
+				t.Errorf("%d failures, %s: QTA check %+v, breach p %v; want failure ratio %v, held", failures, name, c, pr.FailureBreachP, want)
+			}
+			if len(r.Triggers) != 0 {
+				t.Errorf("%d failures, %s: triggers %+v, want none", failures, name, r.Triggers)
+			}
+			wantLoss := 100 * (1 - math.Max(want-0.01, 0)/0.04)
+			if q := pr.QoO; q == nil || !q.Observed.OK || math.Abs(q.Observed.Measured.Loss-want) > 1e-12 || math.Abs(q.Observed.QoO.Loss-wantLoss) > 1e-9 {
+				t.Errorf("%d failures, %s: QoO %+v, want loss %v scoring %v", failures, name, q, want, wantLoss)
+			}
+		}
+	}
+}

@@ -165,8 +165,10 @@ type ProbeResult struct {
 	CalculatedQTACheck *deltaq.QTACheck
 	// QTABreachP and FailureBreachP are the p-values of the exact
 	// binomial tests that the window breaks a QTA point (the smallest over
-	// the points) and max_failure (Triggers.Confidence says how they are
-	// read); 1 when the bound holds or there is no QTA.
+	// the points times their number, Bonferroni's bound, so that a QTA of
+	// many points is broken by chance no more often than one of a single
+	// point) and max_failure (Triggers.Confidence says how they are read);
+	// 1 when the bound holds or there is no QTA.
 	QTABreachP, FailureBreachP float64
 	// WhatIf holds the probe's calculated ΔQ under each what-if scenario
 	// (Config.WhatIf) that intervenes on an outcome entering it, in the

@@ -22,7 +22,8 @@ import (
 //   - qta: F_obs(dₖ) < pₖ for some QTA point (dₖ, pₖ): fewer instances than
 //     agreed completed by dₖ (draft 5.6.2, "Percentiles"); with
 //     Triggers.Confidence, only when an exact binomial test finds the
-//     breach significant for the window's instances;
+//     breach significant for the window's instances, each of the QTA's m
+//     points at 1/m of the level (ProbeResult.QTABreachP);
 //   - failure: failure ratio > MaxFailure, i.e. success(ΔQ_obs) <
 //     success(QTA) (draft 5.6.2, "Failure"); with Triggers.Confidence,
 //     only when significant likewise;

@@ -266,10 +266,22 @@ func (q QTA) CheckReadings(d DeltaQ, read func(Step) PointReading) (QTACheck, er
 	if err := d.valid("QTA.Check", 0); err != nil {
 		return QTACheck{}, err
 	}
+	return q.CheckRead(d.Intangible(), read)
+}
+
+// CheckRead is CheckReadings with the failure ratio given, for a caller
+// that reads it better than a curve's intangible mass: from counts that
+// know how many instances completed within dMax, where a curve read from
+// coarser buckets spreads the bucket holding dMax across it. failure must
+// lie in [0, 1].
+func (q QTA) CheckRead(failure float64, read func(Step) PointReading) (QTACheck, error) {
+	if !(failure >= 0 && failure <= 1) {
+		return QTACheck{}, fmt.Errorf("deltaq: QTA.Check: failure ratio %v outside [0, 1]", failure)
+	}
 	if err := q.Validate(); err != nil {
 		return QTACheck{}, err
 	}
-	c := QTACheck{OK: true, Points: make([]PointCheck, len(q.Points)), Failure: d.Intangible(), MaxFailure: q.MaxFailure, Holds: HoldsPessimistic}
+	c := QTACheck{OK: true, Points: make([]PointCheck, len(q.Points)), Failure: failure, MaxFailure: q.MaxFailure, Holds: HoldsPessimistic}
 	for i, s := range q.Points {
 		r := read(s)
 		f := r.F

@@ -59,6 +59,40 @@ func TestQTA(t *testing.T) {
 	}
 }
 
+// TestCheckRead: CheckRead judges the failure bound by the ratio it is
+// given, not by a curve, and the points by their readings. The thesis's
+// QTA (§2.1.6, 5 % may fail) with every point read as holding: a ratio of
+// 0.04 holds, 0.06 fails by 0.01, and a ratio outside [0, 1] is refused.
+// CheckReadings is CheckRead of its ΔQ's intangible mass.
+func TestCheckRead(t *testing.T) {
+	q, err := ThesisQTA(0.015, 0.025, 0.035, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(s Step) PointReading { return PointReading{F: s.P, Pessimistic: s.P} }
+	for _, c := range []struct {
+		failure float64
+		ok      bool
+		excess  float64
+	}{{0.04, true, 0}, {0.06, false, 0.01}} {
+		chk, err := q.CheckRead(c.failure, read)
+		if err != nil || chk.FailureOK != c.ok || chk.OK != c.ok || chk.Failure != c.failure || !near(chk.FailureExcess, c.excess, 1e-12) {
+			t.Errorf("failure ratio %v: %+v, %v; want failure OK %v, excess %v", c.failure, chk, err, c.ok, c.excess)
+		}
+	}
+	for _, f := range []float64{-0.1, 1.1, math.NaN()} {
+		if _, err := q.CheckRead(f, read); err == nil {
+			t.Errorf("failure ratio %v accepted", f)
+		}
+	}
+	d := mk(t)(Scale(mk(t)(Uniform(0, 0.04, 1e-3, 50)), 0.94))
+	a, err1 := q.CheckReadings(d, read)
+	b, err2 := q.CheckRead(d.Intangible(), read)
+	if err1 != nil || err2 != nil || a.Failure != b.Failure || a.FailureOK != b.FailureOK || a.OK != b.OK {
+		t.Errorf("CheckReadings %+v (%v), CheckRead of its intangible mass %+v (%v)", a, err1, b, err2)
+	}
+}
+
 // TestRequiredSteps: the thesis's QTA (§2.1.6: 25 % within 15 ms, 50 %
 // within 25 ms, 75 % within 35 ms, "5 % of executions can timeout") as the
 // step function below which a ΔQ of each dMax fails it.

@@ -221,7 +221,7 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	rep := report.New(&acfg.Config)
-	an.OnWindow(rep.AddWindow)
+	an.OnWindow(rep.AddWindow, rep.Quantiles()...)
 	// Each record goes through the processor into the analysis before the
 	// next is read: memory holds one record and the analysis state.
 	warnings, err := tracefile.ReadFiles(o.files, o.trace, func(td ptrace.Traces) error {

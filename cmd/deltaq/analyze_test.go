@@ -578,6 +578,38 @@ func TestAnalyzeWindows(t *testing.T) {
 	}
 }
 
+// TestAnalyzeWindowQuantilesLongDMax: the window table's quantiles are
+// read from the analysis counts, as the whole input's and the connector's
+// are, whatever the probe's dMax: window 0 of TestAnalyzeWindows, its four
+// 2.5 ms successes under a dMax of 10 s, has its median halfway through
+// 2.5 ms's analysis bucket and its 0.95-quantile 95 % of the way, as under
+// 10 ms. Read from the window's Analysis ΔQ, on a grid of 4.2 ms bins, the
+// median was 2.097 ms.
+func TestAnalyzeWindowQuantilesLongDMax(t *testing.T) {
+	cfg := writeTemp(t, "c.yaml", strings.Replace(windowsConfig, "dmax: 10ms, bins: 10", "dmax: 10s, bins: 10", 1))
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", cfg, windowTraces(t))
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	var out windowsOut
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Windows) == 0 {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	w0 := out.Windows[0].Probes["a"]
+	lo, hi := fineBucket(t, 2_500_000)
+	for _, c := range []struct {
+		q    string
+		want float64
+	}{{"0.5", lo + 0.5*(hi-lo)}, {"0.95", lo + 0.95*(hi-lo)}} {
+		got := w0.Quantiles[c.q]
+		if w0.Count != 4 || got == nil {
+			t.Errorf("window 0 (%d instances): no %s-quantile, want %v", w0.Count, c.q, c.want)
+		} else if math.Abs(*got-c.want) > 1e-12 {
+			t.Errorf("window 0: %s-quantile %v, want %v", c.q, *got, c.want)
+		}
+	}
+}
+
 // TestAnalyzeConfiguredQuantiles: with quantiles configured, the window
 // table shows them rather than the median and 0.95.
 func TestAnalyzeConfiguredQuantiles(t *testing.T) {

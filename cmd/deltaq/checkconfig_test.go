@@ -389,8 +389,8 @@ service:
 `
 	status, _, stderr := runCmd("check", "--config", writeTemp(t, "c.yaml", cfg))
 	want := "deltaq check: connectors::deltaq: " +
-		`probes["a"].qta.points[1]: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms; move the QTA point to one of them for an exact SLI (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)` + "\n" +
-		`probes["b"].qta.points[0]: 15ms is not a bucket bound of deltaq.observed (100 bins of 10ms up to 1s): the nearest bin edges are 10ms and 20ms; move the QTA point to one of them for an exact SLI (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)` + "\n"
+		`probes["a"].qta.points[1]: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms; move the QTA point to one of them for an exact SLI (deltaq slo refuses it; the collector's own QTA verdict reads it at the analysis resolution, off by at most the instances of a bucket under 1/64 of the delay wide)` + "\n" +
+		`probes["b"].qta.points[0]: 15ms is not a bucket bound of deltaq.observed (100 bins of 10ms up to 1s): the nearest bin edges are 10ms and 20ms; move the QTA point to one of them for an exact SLI (deltaq slo refuses it; the collector's own QTA verdict reads it at the analysis resolution, off by at most the instances of a bucket under 1/64 of the delay wide)` + "\n"
 	if status != exitFail || stderr != want {
 		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
 	}

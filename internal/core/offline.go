@@ -5,6 +5,7 @@ package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -82,7 +83,11 @@ func (a *OfflineAnalysis) Unproduced() []string { return a.unproduced }
 
 // OnWindow turns on the analysis by windows of the configured interval: fn
 // receives each window's analysis, in order, as the window closes. Call it
-// before the first traces; it does nothing when the interval is zero.
+// before the first traces; it does nothing when the interval is zero. The
+// windows' results also hold the quantiles qs (ProbeResult.Quantiles, read
+// from the analysis counts) beside the configured ones: read from a
+// window's Analysis ΔQ instead, on its grid of dMax/4096 or wider, a
+// quantile of a probe of a long dMax was off by up to a grid bin.
 //
 // The clock of the windows is the latest instance end read so far. A file
 // written by the collector's file exporter is in the order in which the
@@ -92,11 +97,20 @@ func (a *OfflineAnalysis) Unproduced() []string { return a.unproduced }
 // counted here (one it refused as too late may be counted here too). The
 // windowed engine is made at the first instance, with the clock at its end:
 // windows that closed before it are never opened.
-func (a *OfflineAnalysis) OnWindow(fn func(*analysis.Result)) {
+func (a *OfflineAnalysis) OnWindow(fn func(*analysis.Result), qs ...float64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.cfg.Interval > 0 {
 		a.onWindow = fn
+		if len(a.cfg.Quantiles) == 0 {
+			a.cfg.Quantiles = analysis.DefaultQuantiles
+		}
+		a.cfg.Quantiles = slices.Clone(a.cfg.Quantiles)
+		for _, q := range qs {
+			if !slices.Contains(a.cfg.Quantiles, q) {
+				a.cfg.Quantiles = append(a.cfg.Quantiles, q)
+			}
+		}
 	}
 }
 

@@ -20,7 +20,9 @@ import (
 // bound there, so neither its rules nor any PromQL over the histogram count
 // the instances within that delay exactly. The collector itself accepts
 // such a point (its QTA verdicts are worked out at the analysis resolution,
-// whatever the layout), so `otelcol validate` does not refuse it. A probe's
+// whatever the layout: off by at most the instances of the analysis bucket
+// that holds the delay, its breach tests counting them as within), so
+// `otelcol validate` does not refuse it. A probe's
 // layout is its own (dmax and bins, or log-linear buckets) or the
 // processor's that feeds it; points of a probe with no fixed layout (dmax:
 // auto) and of an exponential histogram (histogram_fraction interpolates)
@@ -51,7 +53,7 @@ func qtaOffEdges(acfg *core.Config, procs []string, layouts map[string]map[strin
 		pr := slo.Probe{Name: name, Bounds: bounds, Layout: desc}
 		for i, pt := range pc.QTA.Points {
 			if reason := slo.InexactPoint(pr, pt.Delay); reason != "" {
-				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name).Field("qta").Field("points").Index(i), "%s (deltaq slo refuses it; the collector's own QTA verdict is exact at any delay)", reason))
+				errs = append(errs, confpath.Errorf(confpath.Fields("probes").Key(name).Field("qta").Field("points").Index(i), "%s (deltaq slo refuses it; the collector's own QTA verdict reads it at the analysis resolution, off by at most the instances of a bucket under 1/64 of the delay wide)", reason))
 			}
 		}
 	}

@@ -62,6 +62,29 @@ func New(cfg *analysis.Config) *Report {
 	return &Report{cfg: cfg, qs: tableQuantiles(cfg.Quantiles), bands: map[string]*deltaq.ConfidenceBand{}}
 }
 
+// Quantiles returns the quantiles of the window table, for the windows'
+// analysis to read from their counts (core.OfflineAnalysis.OnWindow).
+func (r *Report) Quantiles() []float64 { return slices.Clone(r.qs) }
+
+// windowQuantile returns p's q-quantile in seconds, NaN when unreachable:
+// the analysis's, read from the window's counts, when it read q; else from
+// the window's Analysis ΔQ, on a grid that can be coarser than the counts.
+func windowQuantile(p *analysis.ProbeResult, q float64) float64 {
+	for _, v := range p.Quantiles {
+		if v.Q == q {
+			if !v.ObservedOK {
+				return math.NaN()
+			}
+			return v.Observed
+		}
+	}
+	v, ok := p.Analysis.Quantile(q)
+	if !ok {
+		return math.NaN()
+	}
+	return v
+}
+
 // Finish gives the report the whole input's analysis and instance counters
 // (stats), and those of the windows, once the input is read.
 func (r *Report) Finish(whole *analysis.Result, stats, windowStats analysis.Stats) {
@@ -118,11 +141,7 @@ func (r *Report) AddWindow(res *analysis.Result) {
 		wp := windowProbe{name: p.Name, counts: p.Counts, quantiles: make([]float64, len(r.qs)),
 			divergence: p.Divergence, hasDivergence: p.HasDivergence, qoo: qooCell(p.QoO)}
 		for j, q := range r.qs {
-			v, ok := p.Analysis.Quantile(q)
-			if !ok {
-				v = math.NaN()
-			}
-			wp.quantiles[j] = v
+			wp.quantiles[j] = windowQuantile(p, q)
 		}
 		wp.failure, _ = p.FailureRatio()
 		if c := p.QTACheck; c != nil {
