@@ -42,7 +42,10 @@ type OfflineAnalysis struct {
 	onWindow func(*analysis.Result)
 	windowed *analysis.Engine // made at the first instance; nil without onWindow
 	clock    int64            // latest instance end read, Unix ns
-	in       analysis.Instance
+	// early is the number of malformed instances read before the windowed
+	// engine was made, which it counts when it is.
+	early int
+	in    analysis.Instance
 }
 
 // NewOfflineAnalysis makes the offline analysis of cfg. Probes that the
@@ -109,7 +112,9 @@ func (a *OfflineAnalysis) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 		res := spanmatch.NewResource(rs.Resource())
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
-				if readInstance(span, &a.in) {
+				if isInstance, timed := readInstance(span, &a.in); isInstance && !timed {
+					a.malformed(1)
+				} else if isInstance {
 					if err := a.add(&a.in); err != nil {
 						return err
 					}
@@ -136,15 +141,7 @@ func (a *OfflineAnalysis) addMatched(span ptrace.Span, res *spanmatch.Resource) 
 	}
 	a.in = analysis.Instance{}
 	if !spanInstance(span, &a.in) {
-		for _, e := range []*analysis.Engine{a.whole, a.windowed} {
-			if e != nil {
-				b := e.Begin()
-				for range hits {
-					b.Malformed()
-				}
-				b.End()
-			}
-		}
+		a.malformed(len(hits))
 		return nil
 	}
 	for _, i := range hits {
@@ -157,6 +154,28 @@ func (a *OfflineAnalysis) addMatched(span ptrace.Span, res *spanmatch.Resource) 
 		}
 	}
 	return nil
+}
+
+// malformed counts n instances without a start or an end time, in the
+// whole input and, once made, the analysis by windows. Called with mu held.
+func (a *OfflineAnalysis) malformed(n int) {
+	if a.windowed == nil && a.onWindow != nil {
+		a.early += n
+	}
+	for _, e := range []*analysis.Engine{a.whole, a.windowed} {
+		if e != nil {
+			countMalformed(e, n)
+		}
+	}
+}
+
+// countMalformed counts n malformed instances in e.
+func countMalformed(e *analysis.Engine, n int) {
+	b := e.Begin()
+	for range n {
+		b.Malformed()
+	}
+	b.End()
 }
 
 // add counts one instance into the whole input and, with OnWindow, into
@@ -174,6 +193,7 @@ func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 			return err
 		}
 		a.windowed, a.clock = e, end
+		countMalformed(e, a.early)
 	}
 	if end > a.clock {
 		a.clock = end
