@@ -34,6 +34,9 @@ type OfflineAnalysis struct {
 	cfg   analysis.Config // the engines' configuration, snapshots off
 	whole *analysis.Engine
 	spans *SpanProbes // nil: none
+	// matched are the names of spans' probes: a deltaq.probe that names
+	// one is not read, as the connector does not read it (addTraces).
+	matched map[string]bool
 	// unproduced are the referenced probes nothing of the configuration
 	// counts (Unproduced).
 	unproduced []string
@@ -73,7 +76,14 @@ func NewOfflineAnalysis(cfg *Config, layouts *contract.Layouts, spans *SpanProbe
 		produced = append(produced, spans.Names...)
 	}
 	_, unproduced := cfg.misspelled(produced)
-	return &OfflineAnalysis{cfg: ac, whole: e, spans: spans, unproduced: unproduced}, nil
+	a := &OfflineAnalysis{cfg: ac, whole: e, spans: spans, unproduced: unproduced}
+	if spans != nil {
+		a.matched = make(map[string]bool, len(spans.Names))
+		for _, name := range spans.Names {
+			a.matched[name] = true
+		}
+	}
+	return a, nil
 }
 
 // Unproduced returns the probes the diagram and probes name that neither
@@ -112,9 +122,14 @@ func (a *OfflineAnalysis) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 		res := spanmatch.NewResource(rs.Resource())
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
-				if isInstance, timed := readInstance(span, &a.in); isInstance && !timed {
+				switch isInstance, timed := readInstance(span, &a.in); {
+				case !isInstance || a.matched[a.in.Probe]:
+					// Not an instance, or of a probe the spans' probes
+					// match: the span counts once, by its match, as in the
+					// connector (spanProbes.matches).
+				case !timed:
 					a.malformed(1)
-				} else if isInstance {
+				default:
 					if err := a.add(&a.in); err != nil {
 						return err
 					}
