@@ -414,8 +414,10 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		// interval old when the next is due (a collector's window timer
 		// ticks at any phase of the window, and may tick late): one window
 		// more, so that an instance that has just ended is never beyond
-		// the open windows.
-		e.nslots = (e.lag+e.interval-1)/e.interval + 3
+		// the open windows; and as many more as cover an Advance later
+		// still (LateAdvance).
+		late := int64(max(cc.LateAdvance, 0))
+		e.nslots = (e.lag+e.interval-1)/e.interval + 3 + (late+e.interval-1)/e.interval
 		e.k0 = floorDiv(now.UnixNano()-e.lag, e.interval)
 	}
 	e.slots = make([]slot, e.nslots)

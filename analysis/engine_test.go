@@ -154,6 +154,28 @@ func TestInstanceEndingNowCountsWhenTheTimerIsLate(t *testing.T) {
 	}
 }
 
+// TestLateAdvanceKeepsMoreWindowsOpen: with LateAdvance the open windows
+// reach that much further ahead of the last Advance, so that an instance
+// that ends while the next Advance is held up that long is not too early:
+// 100 ms windows and a timer that may be 0.9 s later than an interval
+// keep ⌈lag/I⌉ + 3 + ⌈0.9 s/I⌉ = 13 windows open.
+func TestLateAdvanceKeepsMoreWindowsOpen(t *testing.T) {
+	const I = 100 * time.Millisecond
+	e := newEngine(t, Config{Interval: I, Lag: I, LateAdvance: 900 * time.Millisecond}, t0)
+	e.Advance(at(2 * I)) // windows 1 to 13 open: ends in [0.1 s, 1.4 s)
+	addAll(e,
+		ok("p", 1350*time.Millisecond, time.Millisecond),
+		ok("p", 1450*time.Millisecond, time.Millisecond), // beyond them
+	)
+	if st := e.Stats(); st.Counted != 1 || st.Dropped != (Drops{DropTooEarly: 1}) {
+		t.Errorf("stats = %+v, want 1 counted and 1 too early", st)
+	}
+	got := e.Advance(at(1500 * time.Millisecond))
+	if n := len(got); n != 13 || probeOf(t, got[12], "p").Counts.Success != 1 {
+		t.Errorf("%d windows closed, want 13, the last with the instance", n)
+	}
+}
+
 func TestProbeLimit(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second, MaxProbes: 2}, t0)
 	addAll(e,

@@ -257,6 +257,10 @@ func (o *Observer) newEngine(now time.Time) error {
 	o.auto.configure(&ac)
 	// The band is read at the deltaq.cdf edges alone (builder.curves).
 	ac.BandPoints = o.cfg.CDFPoints
+	// A tick's sends may hold the window timer for sendDeadline, longer
+	// than an interval under a second: the instances that end meanwhile
+	// must still find their windows open.
+	ac.LateAdvance = o.sendDeadline() - o.cfg.Interval
 	var err error
 	o.engine, err = analysis.New(ac, now)
 	return err
