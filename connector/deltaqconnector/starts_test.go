@@ -344,6 +344,28 @@ func TestStartEventsGraceBeyondLag(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestStartEventsSpanAfterLateWindowCountsAgain: a timed-out instance is
+// remembered for late_window (1 minute by default); its span, arriving
+// after that, ends nothing and counts by its own duration, as a span with
+// no start event does: a hung request that ends minutes after its timeout
+// was counted is a second timeout (late, in the oldest open window), as
+// the README's late_window says.
+func TestStartEventsSpanAfterLateWindowCountsAgain(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New()) // job's dMax 200ms
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 1, probe: "job", at: ms(1100)})))
+	r.expire(at(ms(1310)))
+	r.expire(at(62 * time.Second)) // past its late window
+	r.clk.Tick(at(62 * time.Second))
+	// The span, started at 1.1 s, ends at 62.4 s.
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(62400), span{name: "job", dur: ms(61300), traceID: 1})))
+	r.clk.Tick(at(64 * time.Second))
+	assert.Equal(t, int64(2), probeOutcomes(r.sink.AllMetrics())["job"][contract.Timeout], "the real-time timeout, and the span's")
+	assert.Empty(t, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, int64(1), counterByAttr(t, r.tel, "late_timeouts", "")[""])
+	r.shutdown(t)
+}
+
 // TestStartEventsCarriedAcrossReload: the instances in flight go to the
 // connector a configuration reload builds, but those of a probe whose dMax
 // changed, which are dropped. A carried instance waits for its span until
