@@ -254,3 +254,38 @@ func TestShortIntervalBlockedSendDropsNoInstance(t *testing.T) {
 	obs.tick(at(time.Second))
 	assert.Equal(t, map[string]int64{"success": 2, "timeout": 0, "failure": 0}, outcomeCounts(t, h, "p"))
 }
+
+// TestRestartReportsTheFlushedWindowsAgain: an observer stopped mid-window
+// flushes the windows open, the current one too; one started again within
+// its lag and an interval opens the windows that reach back its lag, and
+// reports them again, at the same or earlier times than its predecessor's
+// last points: under the same resource (a stable service.instance.id) a
+// backend that refuses out-of-order samples refuses them, as the README
+// says. The points carry no instance twice: the predecessor counted those
+// before its stop, the successor those after its start.
+func TestRestartReportsTheFlushedWindowsAgain(t *testing.T) {
+	s := span{probe: "p", outcome: contract.Success, delay: ms(5), dmax: 50 * time.Millisecond, bins: 50}
+	times := func(h *harness) []time.Time {
+		var out []time.Time
+		for _, md := range h.metrics.AllMetrics() {
+			forEachMetric(md, func(m pmetric.Metric) {
+				if m.Name() == contract.MetricOutcomes {
+					out = append(out, m.Sum().DataPoints().At(0).Timestamp().AsTime())
+				}
+			})
+		}
+		return out
+	}
+	first := newHarness(t, testConfig(), at(1200*time.Millisecond))
+	s.end = ms(1300)
+	first.consume(s)
+	require.NoError(t, first.obs.Shutdown(context.Background()))
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second)}, times(first), "windows [0 s, 1 s) and [1 s, 2 s) flushed")
+
+	second := newHarness(t, testConfig(), at(1700*time.Millisecond))
+	s.end = ms(1800)
+	second.consume(s)
+	second.obs.tick(at(3 * time.Second))
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second)}, times(second), "the same windows, again")
+	assert.Equal(t, map[string]int64{"success": 1, "timeout": 0, "failure": 0}, outcomeCounts(t, second, "p"))
+}
