@@ -60,10 +60,11 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 // no start or no end time (zero, or past the largest int64 that the
 // analysis's times are), which the caller counts as malformed, as it does
 // a span its probes match (spanInstance): read as it is, a start of zero
-// made a delay of decades, counted as a timeout in the window open now. A span with a probe and no deltaq.outcome is a
-// success: the processor leaves the outcome off successes, to spare the
-// common case a pdata allocation, and it removes the contract attributes
-// spans arrive with, so a bare deltaq.probe is its own. An explicit
+// made a delay of decades, counted as a timeout in the window open now.
+// A span with a probe and no deltaq.outcome is a success: the processor
+// leaves the outcome off successes, to spare the common case a pdata
+// allocation, and it removes the contract attributes spans arrive with, so
+// a bare deltaq.probe is its own. An explicit
 // "success", as earlier processors wrote, is read the same. A span with a
 // probe and a deltaq.outcome that is not a string or not a known value is
 // returned with Outcome 0, for the engine to count as invalid. The layout
