@@ -36,7 +36,7 @@ type Ended struct {
 
 	cur, prev endedGen
 	// last is the latest time added, so that times stay non-decreasing
-	// when callers race.
+	// when callers race (Add), but for a clock gone back: then its time.
 	last int64
 }
 
@@ -159,12 +159,11 @@ func (e *Ended) Contains(k Key, now int64) bool {
 // key already in the current generation keeps its time. When the current
 // generation is full it becomes the previous one and the previous one is
 // dropped; cut is the number of dropped keys that were still inside their
-// window. Only the current
-// generation is looked at (one look-up on the span path), so a key added
-// again while the previous generation holds it is held twice, and counted in
-// cut when the previous is dropped although the current still holds it; that
-// takes a span delivered twice, and errs towards reporting the bound as
-// tighter than it is.
+// window. Only the current generation is looked at (one look-up on the
+// span path), so a key added again while the previous generation holds it
+// is held twice, and counted in cut when the previous is dropped although
+// the current still holds it; that takes a span delivered twice, and errs
+// towards reporting the bound as tighter than it is.
 func (e *Ended) Add(k Key, at int64) (cut int) {
 	dig := digest(&k)
 	_, h, found := e.cur.find(&k, dig)
