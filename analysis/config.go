@@ -54,7 +54,7 @@ const MaxConfidence = 0.9999
 var DefaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
 
 // MaxLagIntervals bounds Config.Lag to that many intervals: the engine keeps
-// ⌈lag/interval⌉ + 3 windows open.
+// ⌈lag/interval⌉ + 3 windows open (and ⌈LateAdvance/interval⌉ more).
 const MaxLagIntervals = 16
 
 // Config configures an Engine. It is also the analysis part of the
@@ -155,6 +155,15 @@ type Config struct {
 	// that a window's band costs that many points a probe, not its bins.
 	// Set by the program, never read from a configuration.
 	BandPoints int `mapstructure:"-"`
+	// LateAdvance is how much later than an interval after the last one
+	// the Advance that closes the windows may come: a window timer held up
+	// that long (its sends to a blocked next consumer, bounded) does not
+	// leave the instances that end meanwhile beyond the open windows, too
+	// early. The engine keeps ⌈LateAdvance/Interval⌉ more windows open.
+	// Zero: an Advance at most an interval late (the tick of a timer, at
+	// any phase of the window). Set by the program, never read from a
+	// configuration.
+	LateAdvance time.Duration `mapstructure:"-"`
 	// LookupLayout, if not nil, returns the layout configured outside this
 	// Config for a probe (by the deltaq processor that produces it): dMax
 	// and uniform bins, or log-linear buckets (a processor's `binning:

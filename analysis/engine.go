@@ -414,8 +414,10 @@ func New(cfg Config, now time.Time) (*Engine, error) {
 		// interval old when the next is due (a collector's window timer
 		// ticks at any phase of the window, and may tick late): one window
 		// more, so that an instance that has just ended is never beyond
-		// the open windows.
-		e.nslots = (e.lag+e.interval-1)/e.interval + 3
+		// the open windows; and as many more as cover an Advance later
+		// still (LateAdvance).
+		late := int64(max(cc.LateAdvance, 0))
+		e.nslots = (e.lag+e.interval-1)/e.interval + 3 + (late+e.interval-1)/e.interval
 		e.k0 = floorDiv(now.UnixNano()-e.lag, e.interval)
 	}
 	e.slots = make([]slot, e.nslots)
@@ -978,10 +980,12 @@ func (e *Engine) expire(t int64) []string {
 
 // Flush closes every open window regardless of the clock: in single-window
 // mode (Interval = 0) the one window, otherwise the windows up to and
-// including the one containing now. It is meant for shutdown and offline
-// analysis. The single window spans the instances' ends, and sampled from
-// the earliest instance start to the latest end (Result.SamplingPeriod);
-// the window containing now keeps its bounds and sampled until now.
+// including the one containing now, and those after it up to the last that
+// holds instances or other engines' windows. It is meant for shutdown and
+// offline analysis. The single window spans the instances' ends, and
+// sampled from the earliest instance start to the latest end
+// (Result.SamplingPeriod); the window containing now keeps its bounds and
+// sampled until now, and one after now sampled nothing (0).
 func (e *Engine) Flush(now time.Time) []*Result {
 	e.mu.Lock()
 	var cl []closing
@@ -994,14 +998,32 @@ func (e *Engine) Flush(now time.Time) []*Result {
 	} else {
 		t := now.UnixNano()
 		last := floorDiv(t, e.interval)
+		// An open window after the clock's that holds instances (a
+		// sender's clock ahead, a late Advance: LateAdvance) or other
+		// engines' windows closes too, with those before it: they were
+		// accepted, and a stop lost them.
+		for k := e.k0 + e.nslots - 1; k > last; k-- {
+			if e.slots[e.slotOf(k)].holds() {
+				last = k
+				break
+			}
+		}
 		for e.k0 <= last && len(cl) < int(e.nslots) {
 			cl = append(cl, e.detach())
 		}
-		// The window the clock is in sampled until the clock: its rate of
-		// completed instances is over that part (its bounds stay the
-		// interval's, which other engines' windows align to).
-		if n := len(cl); n > 0 && cl[n-1].start <= t && t < cl[n-1].end {
-			cl[n-1].to = t
+		for i := range cl {
+			c := &cl[i]
+			switch {
+			case c.start <= t && t < c.end:
+				// The window the clock is in sampled until the clock: its
+				// rate of completed instances is over that part (its
+				// bounds stay the interval's, which other engines' windows
+				// align to).
+				c.to = t
+			case c.start > t:
+				// One after the clock sampled nothing yet.
+				c.from, c.to = c.start, c.start
+			}
 		}
 	}
 	e.mu.Unlock()

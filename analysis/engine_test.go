@@ -154,6 +154,63 @@ func TestInstanceEndingNowCountsWhenTheTimerIsLate(t *testing.T) {
 	}
 }
 
+// TestLateAdvanceKeepsMoreWindowsOpen: with LateAdvance the open windows
+// reach that much further ahead of the last Advance, so that an instance
+// that ends while the next Advance is held up that long is not too early:
+// 100 ms windows and a timer that may be 0.9 s later than an interval
+// keep ⌈lag/I⌉ + 3 + ⌈0.9 s/I⌉ = 13 windows open.
+func TestLateAdvanceKeepsMoreWindowsOpen(t *testing.T) {
+	const I = 100 * time.Millisecond
+	e := newEngine(t, Config{Interval: I, Lag: I, LateAdvance: 900 * time.Millisecond}, t0)
+	e.Advance(at(2 * I)) // windows 1 to 13 open: ends in [0.1 s, 1.4 s)
+	addAll(e,
+		ok("p", 1350*time.Millisecond, time.Millisecond),
+		ok("p", 1450*time.Millisecond, time.Millisecond), // beyond them
+	)
+	if st := e.Stats(); st.Counted != 1 || st.Dropped != (Drops{DropTooEarly: 1}) {
+		t.Errorf("stats = %+v, want 1 counted and 1 too early", st)
+	}
+	got := e.Advance(at(1500 * time.Millisecond))
+	if n := len(got); n != 13 || probeOf(t, got[12], "p").Counts.Success != 1 {
+		t.Errorf("%d windows closed, want 13, the last with the instance", n)
+	}
+}
+
+// TestFlushKeepsWindowsAheadOfTheClock: at a stop, Flush closes the
+// windows after the one the clock is in that hold instances (a sender's
+// clock ahead of the collector's; a clock that went back), which it lost:
+// counted, never reported. The one the clock is in sampled until the clock,
+// one after it nothing; empty windows after it are not closed.
+func TestFlushKeepsWindowsAheadOfTheClock(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0) // windows −1 to 2 open
+	addAll(e,
+		ok("p", 500*time.Millisecond, time.Millisecond),
+		ok("p", 1200*time.Millisecond, time.Millisecond), // ahead of the clock, 0.6 s
+	)
+	got := e.Flush(at(600 * time.Millisecond))
+	if len(got) != 3 {
+		t.Fatalf("Flush closed %d windows, want −1, 0 and 1", len(got))
+	}
+	for i, want := range []struct {
+		start   time.Duration
+		n       int64
+		sampled time.Duration
+	}{{-time.Second, 0, time.Second}, {0, 1, 600 * time.Millisecond}, {time.Second, 1, 0}} {
+		r := got[i]
+		if !r.Start.Equal(at(want.start)) || probeOf(t, r, "p").Counts.Success != want.n || r.SamplingPeriod != want.sampled {
+			t.Errorf("window %d: [%v, %v), %d successes, sampled %v; want from %v, %d, %v", i, r.Start, r.End,
+				probeOf(t, r, "p").Counts.Success, r.SamplingPeriod, at(want.start), want.n, want.sampled)
+		}
+	}
+	// A clock gone back before the open windows: they are closed all the
+	// same, up to the last with an instance.
+	e = newEngine(t, Config{Interval: time.Second, Lag: time.Second}, at(10*time.Second)) // 9 to 12 open
+	addAll(e, ok("p", 10500*time.Millisecond, time.Millisecond))
+	if got := e.Flush(at(time.Second)); len(got) != 2 || probeOf(t, got[1], "p").Counts.Success != 1 {
+		t.Errorf("after the clock went back, Flush closed %d windows, want 9 and 10 with the instance", len(got))
+	}
+}
+
 func TestProbeLimit(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second, MaxProbes: 2}, t0)
 	addAll(e,

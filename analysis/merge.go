@@ -445,6 +445,12 @@ func (e *Engine) addIdle(source string, start, end, sourceStart int64) Contribut
 	return ContributionIdle
 }
 
+// holds reports whether the window holds instances or other engines'
+// windows or idle words.
+func (s *slot) holds() bool {
+	return len(s.sources) > 0 || len(s.idle) > 0 || slices.ContainsFunc(s.accs, func(a *acc) bool { return a != nil })
+}
+
 // contributors returns the slot's contributors: the agents whose windows
 // of configured probes it merged, and the idle agents not among them.
 func (s *slot) contributors() int {

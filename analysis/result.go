@@ -21,10 +21,11 @@ type Result struct {
 	// duration of the sampling period", section 3.1): End − Start for a
 	// window of the interval, but for the partial window Engine.Flush
 	// closes at a time inside it (shutdown, the end of a trace file) from
-	// Start to that time; in single-window mode from the earliest
-	// instance start to the latest instance end (End), so that it holds
-	// every instance whole — n instances a period T apart, each lasting d,
-	// sampled (n − 1)·T + d, where their ends span only (n − 1)·T. A
+	// Start to that time, and 0 for one it closes after that time; in
+	// single-window mode from the earliest instance start to the latest
+	// instance end (End), so that it holds every instance whole — n
+	// instances a period T apart, each lasting d, sampled (n − 1)·T + d,
+	// where their ends span only (n − 1)·T. A
 	// merged window of another engine counts from its start. 0 for a
 	// single window without instances.
 	SamplingPeriod time.Duration

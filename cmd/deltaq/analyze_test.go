@@ -827,3 +827,28 @@ func fineBucket(t *testing.T, d int64) (lo, hi float64) {
 	j := deltaq.LogLinearBucket(edges, d)
 	return float64(edges[j]) / 1e9, float64(edges[j+1]) / 1e9
 }
+
+// TestAnalyzeMarkedSpanOfAMatchedProbeCountsOnce: a span that the
+// connector's probe matches and that carries that probe's deltaq.probe
+// (the attribute of an upstream collector's processor, recorded with the
+// span) counts once, by its match, as the connector counts it (the
+// attribute of a probe it matches is not read); it counted twice.
+func TestAnalyzeMarkedSpanOfAMatchedProbeCountsOnce(t *testing.T) {
+	cfg := writeTemp(t, "c.yaml", `
+connectors:
+  deltaq:
+    probes:
+      job: {match: {span_name: job}, dmax: 10ms, bins: 10}
+`)
+	traces := writeTemp(t, "marked.json", `{"resourceSpans":[{"scopeSpans":[{"spans":[`+
+		`{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"job","kind":1,`+
+		`"startTimeUnixNano":"1795262400000000000","endTimeUnixNano":"1795262400002000000","status":{},"attributes":[`+
+		`{"key":"deltaq.probe","value":{"stringValue":"job"}}]},`+
+		`{"traceId":"02000000000000000000000000000001","spanId":"0200000000000000","name":"job","kind":1,`+
+		`"startTimeUnixNano":"1795262400000000000","endTimeUnixNano":"1795262400003000000","status":{}}`+
+		`]}]}]}`+"\n")
+	out := analyzeJSON(t, "--config", cfg, traces)
+	if p := out.Probes["job"]; out.Counted != 2 || p.Count != 2 || p.Success != 2 {
+		t.Errorf("counted %d, job %+v; want the two spans once each", out.Counted, p)
+	}
+}

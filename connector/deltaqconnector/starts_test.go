@@ -318,6 +318,54 @@ func TestStartEventsGraceAndSampling(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestStartEventsGraceBeyondLag: a timeout counted after the window of its
+// deadline has closed — a timeout_grace longer than what the lag leaves of
+// that window — counts in the oldest open window (late_timeouts), as the
+// README's timeout_grace says; one whose deadline leaves the grace time
+// before its window closes counts in its own.
+func TestStartEventsGraceBeyondLag(t *testing.T) {
+	cfg := loadConfig(t, "matched") // interval 1s, lag one interval; job's dMax 200ms
+	cfg.StartEvents.TimeoutGrace = 1500 * time.Millisecond
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// Deadlines 1.25 s and 1.9 s, both in window [1 s, 2 s), which closes at
+	// 3 s; due at 2.75 s and 3.4 s.
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(1050)}, start{n: 2, probe: "job", at: ms(1700)})))
+	timeouts := func() int64 { return probeOutcomes(r.sink.AllMetrics())["job"][contract.Timeout] }
+	r.expire(at(ms(2760)))
+	r.clk.Tick(at(3 * time.Second))
+	assert.Equal(t, int64(1), timeouts(), "window [1 s, 2 s): the first timeout alone")
+	r.expire(at(ms(3410)))
+	r.clk.Tick(at(4 * time.Second))
+	assert.Equal(t, int64(2), timeouts(), "window [2 s, 3 s): the second, late")
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, int64(1), counterByAttr(t, r.tel, "late_timeouts", "")[""])
+	r.shutdown(t)
+}
+
+// TestStartEventsSpanAfterLateWindowCountsAgain: a timed-out instance is
+// remembered for late_window (1 minute by default); its span, arriving
+// after that, ends nothing and counts by its own duration, as a span with
+// no start event does: a hung request that ends minutes after its timeout
+// was counted is a second timeout (late, in the oldest open window), as
+// the README's late_window says.
+func TestStartEventsSpanAfterLateWindowCountsAgain(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New()) // job's dMax 200ms
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 1, probe: "job", at: ms(1100)})))
+	r.expire(at(ms(1310)))
+	r.expire(at(62 * time.Second)) // past its late window
+	r.clk.Tick(at(62 * time.Second))
+	// The span, started at 1.1 s, ends at 62.4 s.
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(62400), span{name: "job", dur: ms(61300), traceID: 1})))
+	r.clk.Tick(at(64 * time.Second))
+	assert.Equal(t, int64(2), probeOutcomes(r.sink.AllMetrics())["job"][contract.Timeout], "the real-time timeout, and the span's")
+	assert.Empty(t, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, int64(1), counterByAttr(t, r.tel, "late_timeouts", "")[""])
+	r.shutdown(t)
+}
+
 // TestStartEventsCarriedAcrossReload: the instances in flight go to the
 // connector a configuration reload builds, but those of a probe whose dMax
 // changed, which are dropped. A carried instance waits for its span until

@@ -55,14 +55,19 @@ func TestReadInstance(t *testing.T) {
 	a.PutInt(contract.AttrBins, 50)
 	a.PutBool(contract.AttrSynthetic, true)
 	var in analysis.Instance
-	require.True(t, readInstance(sp, &in))
+	read := func() bool {
+		isInstance, timed := readInstance(sp, &in)
+		require.Equal(t, isInstance, timed, "a span with both times")
+		return isInstance
+	}
+	require.True(t, read())
 	assert.Equal(t, analysis.Instance{
 		Probe: "checkout", Outcome: analysis.Timeout,
 		Start: start.UnixNano(), End: start.Add(ms(7)).UnixNano(),
 		DMaxNs: int64(50 * time.Millisecond), Bins: 50,
 	}, in)
 	a.PutBool(contract.AttrLate, true)
-	assert.False(t, readInstance(sp, &in), "late spans are not counted again")
+	assert.False(t, read(), "late spans are not counted again")
 
 	// A success as the processor writes most of them: deltaq.probe alone, no
 	// outcome and no layout attributes, so a success with no layout of its
@@ -73,11 +78,11 @@ func TestReadInstance(t *testing.T) {
 		Probe: "checkout", Outcome: analysis.Success,
 		Start: start.UnixNano(), End: start.Add(ms(7)).UnixNano(),
 	}
-	require.True(t, readInstance(sp, &in))
+	require.True(t, read())
 	assert.Equal(t, success, in)
 	// An explicit success, as earlier processors wrote it, reads the same.
 	a.PutStr(contract.AttrOutcome, contract.Success)
-	require.True(t, readInstance(sp, &in))
+	require.True(t, read())
 	assert.Equal(t, success, in)
 
 	// A present outcome that is empty, not a string or unknown is an
@@ -85,7 +90,7 @@ func TestReadInstance(t *testing.T) {
 	// a success.
 	for _, put := range illFormedOutcomes {
 		put(a)
-		require.True(t, readInstance(sp, &in))
+		require.True(t, read())
 		assert.Equal(t, analysis.Outcome(0), in.Outcome, "%v", a.AsRaw())
 		assert.Equal(t, "checkout", in.Probe)
 	}

@@ -5,6 +5,7 @@ package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -34,10 +35,14 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 			for k := 0; k < spans.Len(); k++ {
 				sb.at = k
 				span := spans.At(k)
-				if readInstance(span, &in) && !sp.matches(in.Probe) {
-					b.Add(&in)
-					if service := res.ServiceName(); service != "" {
-						bs.add(in.Probe, service)
+				if isInstance, timed := readInstance(span, &in); isInstance && !sp.matches(in.Probe) {
+					if !timed {
+						b.Malformed()
+					} else {
+						b.Add(&in)
+						if service := res.ServiceName(); service != "" {
+							bs.add(in.Probe, service)
+						}
 					}
 				}
 				if sp != nil {
@@ -51,10 +56,15 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 
 // readInstance reads the outcome attributes of a span in one pass over its
 // attributes. It returns false for a span that is not an instance (no
-// deltaq.probe) or is late. A span with a probe and no deltaq.outcome is a
-// success: the processor leaves the outcome off successes, to spare the
-// common case a pdata allocation, and it removes the contract attributes
-// spans arrive with, so a bare deltaq.probe is its own. An explicit
+// deltaq.probe) or is late; timed is false for an instance whose span has
+// no start or no end time (zero, or past the largest int64 that the
+// analysis's times are), which the caller counts as malformed, as it does
+// a span its probes match (spanInstance): read as it is, a start of zero
+// made a delay of decades, counted as a timeout in the window open now.
+// A span with a probe and no deltaq.outcome is a success: the processor
+// leaves the outcome off successes, to spare the common case a pdata
+// allocation, and it removes the contract attributes spans arrive with, so
+// a bare deltaq.probe is its own. An explicit
 // "success", as earlier processors wrote, is read the same. A span with a
 // probe and a deltaq.outcome that is not a string or not a known value is
 // returned with Outcome 0, for the engine to count as invalid. The layout
@@ -68,10 +78,10 @@ func addTraces(b analysis.Batch, td ptrace.Traces, bs *batchServices, sp *spanPr
 // count from the span's W3C tracestate (contract.AdjustedCount), rounded
 // stochastically to a whole count (contract.Weight); a span without a
 // threshold, or with a sampling.priority > 0, counts as one.
-func readInstance(span ptrace.Span, in *analysis.Instance) bool {
+func readInstance(span ptrace.Span, in *analysis.Instance) (isInstance, timed bool) {
 	attrs := span.Attributes()
 	if attrs.Len() == 0 {
-		return false // no deltaq.probe: most spans a connector matches itself
+		return false, false // no deltaq.probe: most spans a connector matches itself
 	}
 	*in = analysis.Instance{}
 	var hasProbe, hasOutcome, late, priority, synthetic bool
@@ -103,16 +113,19 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 		}
 	}
 	if !hasProbe || late {
-		return false
+		return false, false
 	}
 	if !hasOutcome {
 		in.Outcome = analysis.Success
 	}
-	in.Start = int64(span.StartTimestamp())
-	in.End = int64(span.EndTimestamp())
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	if start == 0 || end == 0 || start > math.MaxInt64 || end > math.MaxInt64 {
+		return true, false
+	}
+	in.Start, in.End = int64(start), int64(end)
 	// A timeout the processor judged from a span that did end (not its
 	// synthetic span) ended at End: a completion at the analysis resolution.
-	in.Ended = in.Outcome == analysis.Timeout && !synthetic && in.End >= in.Start && in.End != 0
+	in.Ended = in.Outcome == analysis.Timeout && !synthetic && in.End >= in.Start
 	in.TraceID = [16]byte(span.TraceID())
 	in.SpanID = [8]byte(span.SpanID())
 	// Weight 0 counts one: a span without sampling information.
@@ -121,7 +134,7 @@ func readInstance(span ptrace.Span, in *analysis.Instance) bool {
 			in.Weight = contract.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))
 		}
 	}
-	return true
+	return true, true
 }
 
 // samplingPriority reports whether a sampling.priority value keeps its span

@@ -5,6 +5,7 @@ package core
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -208,4 +209,69 @@ func probeQuantiles(h *harness, probe, series string) map[string][]float64 {
 		})
 	}
 	return out
+}
+
+// TestMarkedSpanWithoutTimesIsMalformed: a span that carries deltaq.probe
+// but no start or end time (zero, or past the largest int64 the analysis's
+// times are) is counted as malformed (instances_dropped{reason=malformed}),
+// as a span the connector's own probes match is: read as it was, a start of
+// zero made a delay of decades, counted as a timeout in the window open
+// now (late_timeouts), and a start past int64 a negative one. The offline
+// analysis counts it alike, in the whole input and by windows, and the
+// whole input's window does not reach back to 1970 for it.
+func TestMarkedSpanWithoutTimesIsMalformed(t *testing.T) {
+	registerProcessor(t, map[string]deltaq.Layout{"p": {DMaxNs: int64(50 * time.Millisecond), Bins: 50}})
+	now := uint64(at(500 * time.Millisecond).UnixNano())
+	cases := []struct {
+		start, end uint64
+		outcome    string
+		synthetic  bool
+	}{
+		{0, now, "", false},
+		{0, now, contract.Timeout, false},
+		{0, now, contract.Timeout, true},
+		{0, 0, contract.Timeout, true},
+		{now, 0, contract.Failure, false},
+		{math.MaxUint64 - 5, now, "", false},
+		{math.MaxUint64 - 5, now, contract.Timeout, true},
+		{now - 1e6, math.MaxUint64, "", false},
+	}
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for _, c := range cases {
+		sp := spans.AppendEmpty()
+		sp.SetStartTimestamp(pcommon.Timestamp(c.start))
+		sp.SetEndTimestamp(pcommon.Timestamp(c.end))
+		a := sp.Attributes()
+		a.PutStr(contract.AttrProbe, "p")
+		if c.outcome != "" {
+			a.PutStr(contract.AttrOutcome, c.outcome)
+		}
+		if c.synthetic {
+			a.PutBool(contract.AttrSynthetic, true)
+		}
+	}
+	// One well-formed success, which the window keeps.
+	contractSpan(spans, "p", contract.Success, ms(400), ms(10), 0, 0)
+	want := int64(len(cases))
+
+	h := newHarness(t, testConfig(), at(time.Second))
+	require.NoError(t, h.obs.ConsumeTraces(context.Background(), td))
+	st := h.obs.Stats()
+	assert.Equal(t, want, st.Dropped[analysis.DropMalformed])
+	assert.Equal(t, want, st.Dropped.Total())
+	assert.Equal(t, int64(1), st.Counted, "the well-formed success alone")
+	assert.Zero(t, st.LateTimeouts)
+
+	cfg := testConfig()
+	cfg.Interval = time.Second
+	off, err := NewOfflineAnalysis(cfg, testLayouts, nil)
+	require.NoError(t, err)
+	off.OnWindow(func(*analysis.Result) {})
+	require.NoError(t, off.ConsumeTraces(context.Background(), td))
+	whole, wst := off.Result()
+	assert.Equal(t, want, wst.Dropped[analysis.DropMalformed])
+	assert.Equal(t, int64(1), wst.Counted)
+	assert.Equal(t, want, off.WindowStats().Dropped[analysis.DropMalformed])
+	assert.Equal(t, ms(10), whole.SamplingPeriod, "from the success's start to its end")
 }

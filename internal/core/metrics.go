@@ -31,7 +31,10 @@ type builder struct {
 	// (Prometheus sees them as job and instance).
 	resource pcommon.Resource
 	// start is the start time of the cumulative deltaq.outcomes sums.
-	start  pcommon.Timestamp
+	start pcommon.Timestamp
+	// unseen says that the window being built ended before start, with
+	// no other collector's window merged: the observer saw none of it.
+	unseen bool
 	shapes map[shape]*edges
 	qLabel map[float64]string
 	// cdf holds the window's deltaq.cdf series until they are built.
@@ -232,6 +235,9 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 		dp.SetIntValue(int64(r.Contributors))
 	}
 	b.windows++
+	// A window that ended before the observer began, and that no other
+	// collector's window vouches for, it did not see.
+	b.unseen = winEnd <= b.start && r.Contributors == 0
 	b.names = b.names[:0]
 	for i := range r.Probes {
 		b.names = append(b.names, r.Probes[i].Name)

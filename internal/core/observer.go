@@ -127,6 +127,11 @@ type Observer struct {
 	// settle is a gateway's settling after its start (missingAgents),
 	// carried across a reload (handover.go). Used by the timer only.
 	settle settling
+	// latest is the latest time a tick was given, and back is set while
+	// the clock is more than an interval behind it (clockBack); used by
+	// the timer only.
+	latest time.Time
+	back   bool
 	// coarseWarned holds the probes warned about as under-resolved, so that
 	// each is warned about once; used by the timer only.
 	coarseWarned map[string]bool
@@ -257,6 +262,10 @@ func (o *Observer) newEngine(now time.Time) error {
 	o.auto.configure(&ac)
 	// The band is read at the deltaq.cdf edges alone (builder.curves).
 	ac.BandPoints = o.cfg.CDFPoints
+	// A tick's sends may hold the window timer for sendDeadline, longer
+	// than an interval under a second: the instances that end meanwhile
+	// must still find their windows open.
+	ac.LateAdvance = o.sendDeadline() - o.cfg.Interval
 	var err error
 	o.engine, err = analysis.New(ac, now)
 	return err
@@ -421,12 +430,31 @@ func (o *Observer) settleMissing() time.Duration {
 // its return, and the windows of a gateway deployed again are whole by then.
 const agentsReturn = time.Minute
 
+// clockBack warns, once a step, when the clock has gone back more than an
+// interval behind the latest tick (an NTP step, a clock set by hand): the
+// windows are aligned on the clock's time, as the spans' ends are, and
+// those it had passed have closed, so none closes until it is back there,
+// and the instances that end meanwhile, in windows closed already, are
+// dropped as too_late. Silent, the outage showed only as windows missing
+// downstream.
+func (o *Observer) clockBack(now time.Time) {
+	switch {
+	case now.After(o.latest) || o.latest.IsZero():
+		o.latest, o.back = now, false
+	case !o.back && o.latest.Sub(now) > o.cfg.Interval:
+		o.back = true
+		o.logger.Warn("deltaq: the clock went back; no window closes until it is back where it was, and the instances that end before then are dropped (too_late)",
+			zap.Duration("step", o.latest.Sub(now)), zap.Time("until", o.latest))
+	}
+}
+
 // tick closes the windows due at now, oldest first, and sends their
 // output, within sendDeadline of the tick.
 func (o *Observer) tick(now time.Time) {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
 	defer cancel()
+	o.clockBack(now)
 	o.stepRanges(now)
 	results := o.engine.Advance(now)
 	for _, r := range results {

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
 // windowEnds returns the time of the deltaq.outcomes points (the end of
@@ -186,4 +187,105 @@ func TestBlockedNextConsumerHoldsNoWindow(t *testing.T) {
 	assert.GreaterOrEqual(t, closed, int64(3), "windows 0 to 2 closed")
 	assert.Equal(t, closed, blocked.calls.Load(), "each window's metrics sent once")
 	assert.Equal(t, closed, counter(t, h, "exporter_deltaq_output_dropped", ""), "every send abandoned")
+}
+
+// heldMetrics is a next consumer that holds each send until released (or
+// its context ends), then hands it to sink; entered says that a send is
+// held.
+type heldMetrics struct {
+	entered chan struct{}
+	release chan struct{}
+	sink    *consumertest.MetricsSink
+}
+
+func (*heldMetrics) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (h *heldMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	select {
+	case h.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-h.release:
+	}
+	return h.sink.ConsumeMetrics(ctx, md)
+}
+
+// TestShortIntervalBlockedSendDropsNoInstance: a tick's sends get at least
+// a second, ten intervals of 100 ms, and the instances that end while a
+// blocked next consumer holds the window timer that long still find their
+// windows open. The engine kept windows for a timer at most an interval
+// late: 0.3 s past the tick, what ended later was dropped as too_early,
+// although the README says that no instance is.
+func TestShortIntervalBlockedSendDropsNoInstance(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	clk := coretest.NewClock(at(50 * time.Millisecond))
+	cfg := testConfig()
+	cfg.Interval = 100 * time.Millisecond
+	obs, err := New(cfg, testSettings(tel, clk.Now))
+	require.NoError(t, err)
+	held := &heldMetrics{entered: make(chan struct{}, 1), release: make(chan struct{}), sink: new(consumertest.MetricsSink)}
+	require.NoError(t, obs.Start(Outputs{Metrics: held}))
+	t.Cleanup(func() { require.NoError(t, obs.Shutdown(context.Background())) })
+	h := &harness{t: t, obs: obs, tel: tel, metrics: held.sink}
+	s := func(end time.Duration) span {
+		return span{probe: "p", outcome: contract.Success, end: end, delay: ms(5), dmax: 50 * time.Millisecond, bins: 50}
+	}
+	h.consume(s(60 * time.Millisecond))
+	ticked := make(chan struct{})
+	clk.Set(at(200 * time.Millisecond))
+	go func() {
+		defer close(ticked)
+		obs.tick(at(200 * time.Millisecond))
+	}()
+	<-held.entered
+	// 0.7 s into the held send, an instance that has just ended.
+	clk.Set(at(900 * time.Millisecond))
+	h.consume(s(850 * time.Millisecond))
+	st := obs.Stats()
+	assert.Zero(t, st.Dropped.Total(), "dropped %v", st.Dropped)
+	assert.Equal(t, int64(2), st.Counted)
+	close(held.release)
+	<-ticked
+	clk.Set(at(time.Second))
+	obs.tick(at(time.Second))
+	assert.Equal(t, map[string]int64{"success": 2, "timeout": 0, "failure": 0}, outcomeCounts(t, h, "p"))
+}
+
+// TestRestartReportsTheFlushedWindowsAgain: an observer stopped mid-window
+// flushes the windows open, the current one too; one started again within
+// its lag and an interval opens the windows that reach back its lag, and
+// reports them again, at the same or earlier times than its predecessor's
+// last points: under the same resource (a stable service.instance.id) a
+// backend that refuses out-of-order samples refuses them, as the README
+// says. The points carry no instance twice: the predecessor counted those
+// before its stop, the successor those after its start.
+func TestRestartReportsTheFlushedWindowsAgain(t *testing.T) {
+	s := span{probe: "p", outcome: contract.Success, delay: ms(5), dmax: 50 * time.Millisecond, bins: 50}
+	times := func(h *harness) []time.Time {
+		var out []time.Time
+		for _, md := range h.metrics.AllMetrics() {
+			forEachMetric(md, func(m pmetric.Metric) {
+				if m.Name() == contract.MetricOutcomes {
+					out = append(out, m.Sum().DataPoints().At(0).Timestamp().AsTime())
+				}
+			})
+		}
+		return out
+	}
+	first := newHarness(t, testConfig(), at(1200*time.Millisecond))
+	s.end = ms(1300)
+	first.consume(s)
+	require.NoError(t, first.obs.Shutdown(context.Background()))
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second)}, times(first), "windows [0 s, 1 s) and [1 s, 2 s) flushed")
+
+	second := newHarness(t, testConfig(), at(1700*time.Millisecond))
+	s.end = ms(1800)
+	second.consume(s)
+	second.obs.tick(at(3 * time.Second))
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second)}, times(second), "the same windows, again")
+	assert.Equal(t, map[string]int64{"success": 1, "timeout": 0, "failure": 0}, outcomeCounts(t, second, "p"))
 }

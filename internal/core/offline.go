@@ -35,6 +35,9 @@ type OfflineAnalysis struct {
 	cfg   analysis.Config // the engines' configuration, snapshots off
 	whole *analysis.Engine
 	spans *SpanProbes // nil: none
+	// matched are the names of spans' probes: a deltaq.probe that names
+	// one is not read, as the connector does not read it (addTraces).
+	matched map[string]bool
 	// unproduced are the referenced probes nothing of the configuration
 	// counts (Unproduced).
 	unproduced []string
@@ -43,7 +46,10 @@ type OfflineAnalysis struct {
 	onWindow func(*analysis.Result)
 	windowed *analysis.Engine // made at the first instance; nil without onWindow
 	clock    int64            // latest instance end read, Unix ns
-	in       analysis.Instance
+	// early is the number of malformed instances read before the windowed
+	// engine was made, which it counts when it is.
+	early int
+	in    analysis.Instance
 }
 
 // NewOfflineAnalysis makes the offline analysis of cfg. Probes that the
@@ -71,7 +77,14 @@ func NewOfflineAnalysis(cfg *Config, layouts *contract.Layouts, spans *SpanProbe
 		produced = append(produced, spans.Names...)
 	}
 	_, unproduced := cfg.misspelled(produced)
-	return &OfflineAnalysis{cfg: ac, whole: e, spans: spans, unproduced: unproduced}, nil
+	a := &OfflineAnalysis{cfg: ac, whole: e, spans: spans, unproduced: unproduced}
+	if spans != nil {
+		a.matched = make(map[string]bool, len(spans.Names))
+		for _, name := range spans.Names {
+			a.matched[name] = true
+		}
+	}
+	return a, nil
 }
 
 // Unproduced returns the probes the diagram and probes name that neither
@@ -123,7 +136,14 @@ func (a *OfflineAnalysis) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 		res := spanmatch.NewResource(rs.Resource())
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
-				if readInstance(span, &a.in) {
+				switch isInstance, timed := readInstance(span, &a.in); {
+				case !isInstance || a.matched[a.in.Probe]:
+					// Not an instance, or of a probe the spans' probes
+					// match: the span counts once, by its match, as in the
+					// connector (spanProbes.matches).
+				case !timed:
+					a.malformed(1)
+				default:
 					if err := a.add(&a.in); err != nil {
 						return err
 					}
@@ -150,15 +170,7 @@ func (a *OfflineAnalysis) addMatched(span ptrace.Span, res *spanmatch.Resource) 
 	}
 	a.in = analysis.Instance{}
 	if !spanInstance(span, &a.in) {
-		for _, e := range []*analysis.Engine{a.whole, a.windowed} {
-			if e != nil {
-				b := e.Begin()
-				for range hits {
-					b.Malformed()
-				}
-				b.End()
-			}
-		}
+		a.malformed(len(hits))
 		return nil
 	}
 	for _, i := range hits {
@@ -171,6 +183,28 @@ func (a *OfflineAnalysis) addMatched(span ptrace.Span, res *spanmatch.Resource) 
 		}
 	}
 	return nil
+}
+
+// malformed counts n instances without a start or an end time, in the
+// whole input and, once made, the analysis by windows. Called with mu held.
+func (a *OfflineAnalysis) malformed(n int) {
+	if a.windowed == nil && a.onWindow != nil {
+		a.early += n
+	}
+	for _, e := range []*analysis.Engine{a.whole, a.windowed} {
+		if e != nil {
+			countMalformed(e, n)
+		}
+	}
+}
+
+// countMalformed counts n malformed instances in e.
+func countMalformed(e *analysis.Engine, n int) {
+	b := e.Begin()
+	for range n {
+		b.Malformed()
+	}
+	b.End()
 }
 
 // add counts one instance into the whole input and, with OnWindow, into
@@ -188,6 +222,7 @@ func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 			return err
 		}
 		a.windowed, a.clock = e, end
+		countMalformed(e, a.early)
 	}
 	if end > a.clock {
 		a.clock = end

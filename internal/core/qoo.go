@@ -30,9 +30,13 @@ func newQoOMetrics(ms pmetric.MetricSlice) qooMetrics {
 
 // qoo appends the probe's Quality of Outcome points: for each of its
 // observed and calculated ΔQs that has a score (not withheld for too few
-// instances), the score and the components it has.
+// instances), the score and the components it has. A window without
+// instances that the observer did not see (builder.unseen: the windows
+// open at its start reach back its lag, before it began) has none: its
+// rate of 0 says nothing of the system, and scored 0 against a min_rate it
+// showed an outage at every start, a bad slice of a QoO objective.
 func (b *builder) qoo(s *metricSet, p *analysis.ProbeResult, id probeID, end pcommon.Timestamp) {
-	if p.QoO == nil {
+	if p.QoO == nil || b.unseen && p.Counts.Total() == 0 {
 		return
 	}
 	for _, sc := range []struct {

@@ -129,3 +129,45 @@ func TestQoOOutputEmptyWindow(t *testing.T) {
 	assert.Empty(t, latency, "nothing completed: no latency")
 	assert.Empty(t, loss, "nothing counted: no loss")
 }
+
+// TestQoONoScoreForAWindowBeforeTheStart: the windows open at an
+// observer's start reach back its lag, so the first to close may have
+// ended before the observer began: it saw none of it, and a window without
+// instances there has no QoO score, where it scored 0 against a min_rate
+// (an outage at every start, a bad slice of a QoO objective). Such a window
+// with instances (spans that ended before the start and came after), and
+// an empty window after the start, keep their scores.
+func TestQoONoScoreForAWindowBeforeTheStart(t *testing.T) {
+	const dmax = 100 * time.Millisecond
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"job": {DMax: dmax, Bins: 100, QoO: analysis.QoOConfig{
+		ROP:     analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(20)}}, MaxFailure: 0.01},
+		CPUP:    analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(40)}}, MaxFailure: 0.1},
+		MinRate: 1,
+	}}}
+	// 20 successes of 5 ms ending in [from, from + 100 ms).
+	burst := func(h *harness, from time.Duration) {
+		for i := range 20 {
+			h.consume(span{probe: "job", outcome: contract.Success, end: from + time.Duration(i)*5*time.Millisecond, delay: ms(5), dmax: dmax, bins: 100})
+		}
+	}
+	var h *harness
+	scores := func(tick time.Duration) map[string]float64 {
+		h.metrics.Reset()
+		h.obs.tick(at(tick))
+		return qooPoints(h, contract.MetricQoOScore)
+	}
+	// Started at 10.9 s: windows [9 s, 10 s) and [10 s, 11 s) are open.
+	h = newHarness(t, cfg, at(10900*time.Millisecond))
+	assert.Empty(t, scores(11*time.Second), "[9 s, 10 s): ended before the start, empty")
+	burst(h, 10900*time.Millisecond)
+	burst(h, 11500*time.Millisecond)
+	assert.Equal(t, map[string]float64{"job/observed": 100}, scores(12*time.Second), "[10 s, 11 s): the start is in it")
+	assert.Equal(t, map[string]float64{"job/observed": 100}, scores(13*time.Second), "[11 s, 12 s)")
+	assert.Equal(t, map[string]float64{"job/observed": 0}, scores(14*time.Second), "[12 s, 13 s): empty, after the start")
+
+	// A window before the start that holds instances keeps its score.
+	h = newHarness(t, cfg, at(10900*time.Millisecond))
+	burst(h, 9500*time.Millisecond)
+	assert.Equal(t, map[string]float64{"job/observed": 100}, scores(11*time.Second))
+}

@@ -476,3 +476,35 @@ func TestMisspelledProbeRefusedAtStart(t *testing.T) {
 		`probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)`, err.Error())
 	require.NoError(t, obs.Shutdown(context.Background()))
 }
+
+// TestClockBackWarnsOnce: the windows are aligned on the clock's time; when
+// it steps back more than an interval behind the latest tick, no window
+// closes until it is back there, and an instance that ends meanwhile, in a
+// window closed already, is dropped (too_late). That is said once, at warn
+// level, with the step; a step of an interval or less, and the ticks while
+// the clock is still behind, say nothing. Once back, the windows close as
+// due.
+func TestClockBackWarnsOnce(t *testing.T) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Telemetry.Logger = zap.New(core) })
+	closed := func() int64 { return counter(t, h, "exporter_deltaq_windows_closed", "") }
+	back := func() []observer.LoggedEntry {
+		return logs.FilterMessageSnippet("the clock went back").All()
+	}
+	h.consume(span{probe: "p", outcome: contract.Success, end: ms(1100), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
+	h.obs.tick(at(3 * time.Second)) // windows [0, 1 s) and [1 s, 2 s)
+	require.Equal(t, int64(2), closed())
+	h.obs.tick(at(2 * time.Second)) // one interval back
+	assert.Empty(t, back())
+	h.obs.tick(at(-7 * time.Second)) // ten seconds back
+	h.consume(span{probe: "p", outcome: contract.Success, end: -6900 * time.Millisecond, delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
+	h.obs.tick(at(-6 * time.Second))
+	assert.Equal(t, int64(2), closed(), "no window closes while the clock is behind")
+	assert.Equal(t, int64(1), h.obs.Stats().Dropped[analysis.DropTooLate])
+	if entries := back(); assert.Len(t, entries, 1) {
+		assert.Equal(t, 10*time.Second, entries[0].ContextMap()["step"])
+	}
+	h.obs.tick(at(4 * time.Second)) // window [2 s, 3 s)
+	assert.Equal(t, int64(3), closed())
+	assert.Len(t, back(), 1)
+}

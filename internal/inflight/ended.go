@@ -36,7 +36,7 @@ type Ended struct {
 
 	cur, prev endedGen
 	// last is the latest time added, so that times stay non-decreasing
-	// when callers race.
+	// when callers race (Add), but for a clock gone back: then its time.
 	last int64
 }
 
@@ -150,24 +150,32 @@ func (e *Ended) Contains(k Key, now int64) bool {
 }
 
 // Add remembers k from time at (nanoseconds since the Unix epoch); a time
-// earlier than that of the previous Add is taken as that time. A key already
-// in the current generation keeps its time. When the current generation is
-// full it becomes the previous one and the previous one is dropped; cut is the
-// number of dropped keys that were still inside their window. Only the current
-// generation is looked at (one look-up on the span path), so a key added
-// again while the previous generation holds it is held twice, and counted in
-// cut when the previous is dropped although the current still holds it; that
-// takes a span delivered twice, and errs towards reporting the bound as
-// tighter than it is.
+// earlier than that of the previous Add is taken as that time (callers
+// racing), but one earlier by more than a window is the clock gone back: the
+// current generation, of times ahead of the clock, becomes the previous one,
+// and k starts a generation at the clock's time. Taken as the times ahead,
+// every span added until the clock was back there was held, and counted in
+// cut, as inside its window (ended_evictions) however long ago it came. A
+// key already in the current generation keeps its time. When the current
+// generation is full it becomes the previous one and the previous one is
+// dropped; cut is the number of dropped keys that were still inside their
+// window. Only the current generation is looked at (one look-up on the
+// span path), so a key added again while the previous generation holds it
+// is held twice, and counted in cut when the previous is dropped although
+// the current still holds it; that takes a span delivered twice, and errs
+// towards reporting the bound as tighter than it is.
 func (e *Ended) Add(k Key, at int64) (cut int) {
 	dig := digest(&k)
 	_, h, found := e.cur.find(&k, dig)
 	if found {
 		return 0
 	}
-	at = max(at, e.last)
+	back := at < e.last && e.last-at > e.window
+	if !back {
+		at = max(at, e.last)
+	}
 	e.last = at
-	if e.cur.len() >= e.half {
+	if e.cur.len() >= e.half || back && e.cur.len() > 0 {
 		cut = e.prev.inWindow(at, e.window)
 		e.prev.reset()
 		e.cur, e.prev = e.prev, e.cur

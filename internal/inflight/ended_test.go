@@ -96,9 +96,34 @@ func TestEndedSmallestCapacity(t *testing.T) {
 func TestEndedTimeNeverGoesBack(t *testing.T) {
 	e := NewEnded(10, 100)
 	e.Add(key(1), 1000)
-	e.Add(key(2), 500) // a caller with an older clock reading: taken as 1000
+	e.Add(key(2), 950) // a caller with an older clock reading: taken as 1000
 	if !e.Contains(key(2), 1099) {
 		t.Fatal("key 2 must count from 1000")
+	}
+}
+
+// TestEndedClockBack: a clock gone back by more than the window (an NTP
+// step) starts a generation at its time: a span added then is remembered
+// for its window from its own time, and the spans added before the step
+// are dropped, and counted, once. Taken as the time before the step, every
+// span added until the clock was back there was held past its window, and
+// every generation dropped counted whole in cut (ended_evictions).
+func TestEndedClockBack(t *testing.T) {
+	e := NewEnded(4, 30) // two generations of 2
+	e.Add(key(1), 1000)
+	e.Add(key(2), 1000)
+	cut := 0
+	for i, at := range []int64{100, 101, 140, 150, 190} { // 900 back
+		cut += e.Add(key(10+i), at)
+	}
+	if e.Contains(key(10), 135) || !e.Contains(key(12), 165) || !e.Contains(key(14), 200) {
+		t.Error("a span added after the step must be remembered for its window from its own time")
+	}
+	if cut != 2 {
+		t.Errorf("cut %d, want the 2 spans added before the step, once", cut)
+	}
+	if !e.Contains(key(14), 219) || e.Contains(key(14), 220) {
+		t.Error("key 14 is remembered until 190 + 30")
 	}
 }
 

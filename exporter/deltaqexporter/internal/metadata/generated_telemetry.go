@@ -93,7 +93,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqInstancesDropped, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_instances_dropped",
-		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (a new probe that no configuration names, beyond max_probes such probes), too_late (their window had already closed), too_early (they end more than one interval after the component's clock), invalid (missing or malformed deltaq.* attributes), layout_mismatch (a timeout whose own dMax is shorter than the probe's; on a gateway, too, the instances of an agent's window refused as layout_mismatch or unagreed), name_too_long (a probe name longer than 256 bytes), malformed (a success or failure that ends before it starts), agent_limit (the instances of an agent's window refused as agent_limit). [Alpha]"),
+		metric.WithDescription("Outcome instances not counted, by reason: probe_limit (a new probe that no configuration names, beyond max_probes such probes), too_late (their window had already closed), too_early (they end more than one interval after the component's clock), invalid (missing or malformed deltaq.* attributes), layout_mismatch (a timeout whose own dMax is shorter than the probe's; on a gateway, too, the instances of an agent's window refused as layout_mismatch or unagreed), name_too_long (a probe name longer than 256 bytes), malformed (a success or failure that ends before it starts, or a span without a start or an end time), agent_limit (the instances of an agent's window refused as agent_limit). [Alpha]"),
 		metric.WithUnit("{instance}"),
 	)
 	errs = errors.Join(errs, err)
