@@ -42,7 +42,10 @@ $(OTELCOL): $(COLLECTOR_SRC) $(VERSION_FILE)
 	# Replaced by rename: a collector still running from the old binary keeps it.
 	cp build/otelcol-deltaq/otelcol-deltaq $@.tmp && mv -f $@.tmp $@
 
+# A version.sh that fails (a tag that disagrees with CHANGELOG.md) leaves VERSION empty, and make
+# would go on with its message scrolled away: a collector whose --version names nothing.
 $(VERSION_FILE): FORCE
+	@[ -n "$(VERSION)" ] || { echo "no version to stamp: scripts/version.sh failed (its message is above)" >&2; exit 1; }
 	@mkdir -p build
 	@[ "$$(cat $@ 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" >$@
 
@@ -51,6 +54,7 @@ FORCE:
 
 ## commands: bin/dqworkload (synthetic M/M/1/K workload), bin/dqload (throughput), bin/deltaq.
 commands:
+	@[ -n "$(VERSION)" ] || { echo "no version to stamp: scripts/version.sh failed (its message is above)" >&2; exit 1; }
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN)/ ./cmd/dqworkload ./cmd/dqload ./cmd/deltaq
 
 ## image: the otelcol-deltaq OCI image with buildah, from scratch: the static collector, its default configuration

@@ -116,3 +116,51 @@ func checkRepoLink(t *testing.T, doc, target, kind, ref, path string) {
 		t.Errorf("%s links to %s as %s, want %s", doc, target, kind, want)
 	}
 }
+
+// TestMakeRefusesNoVersion: make build and make commands stop when
+// scripts/version.sh fails (a tag that disagrees with CHANGELOG.md), rather
+// than stamp the collector and deltaq with an empty version, the script's
+// message scrolled away above the build's output. The targets of
+// mk/collector.mk run in a directory of their own, with a version.sh that
+// fails and GO=echo, so that nothing is compiled.
+func TestMakeRefusesNoVersion(t *testing.T) {
+	makeCmd, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make not installed")
+	}
+	mk, err := filepath.Abs(filepath.Join(repoRoot, "mk/collector.mk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"scripts/version.sh": "#!/bin/sh\necho 'version.sh: HEAD is tagged v9.9.9, but the newest version in CHANGELOG.md is 1.2.3' >&2\nexit 1\n",
+		// The collector's prerequisites.
+		"builder-config.yaml": "dist:\n  version: 0.1.0\n",
+		"go.mod":              "module example.com/m\n",
+		"go.sum":              "",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, target := range []string{"build", "commands"} {
+		cmd := exec.Command(makeCmd, "--no-print-directory", "-f", mk, "GO=echo", "BIN="+filepath.Join(dir, "bin"), target)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "no version to stamp: scripts/version.sh failed") {
+			t.Errorf("make %s with scripts/version.sh failing: %v, want it to stop, saying so:\n%s", target, err, out)
+		}
+		if strings.Contains(string(out), "main.version=") {
+			t.Errorf("make %s went on to build with no version:\n%s", target, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "build/builder-config.yaml")); err == nil {
+		t.Error("make build wrote the builder's configuration with no version")
+	}
+}
