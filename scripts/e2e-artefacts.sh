@@ -4,9 +4,10 @@
 #
 # make e2e-artefacts: what a user installs without building, checked as a user
 # would use it (about half a minute with warm caches):
-#   1. make release for linux/amd64 (RELEASE_PLATFORMS): SHA256SUMS verifies
-#      every artefact; the archive holds exactly the two binaries, config.yaml,
-#      LICENSE, README.md and CHANGELOG.md; both binaries print the version of
+#   1. make release for linux/amd64 (RELEASE_PLATFORMS), under umask 0002:
+#      SHA256SUMS verifies every artefact; the archive holds exactly the two
+#      binaries (0755), config.yaml, LICENSE, README.md and CHANGELOG.md
+#      (0644), owned by 0:0; both binaries print the version of
 #      scripts/version.sh; the collector accepts config.yaml (also with its
 #      variables set but empty), deltaq checks it; every link of README.md and
 #      CHANGELOG.md resolves, in the archive or in the repository;
@@ -43,7 +44,8 @@ VERSION=$(scripts/version.sh)
 export VERSION
 
 # --- 1. the release archive --------------------------------------------------------
-RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" scripts/release.sh >"$D/release.log" 2>&1 ||
+# Under a umask that makes files group-writable: the archive's modes must not depend on it.
+(umask 0002 && RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" scripts/release.sh) >"$D/release.log" 2>&1 ||
   fail "make release: $(tail -20 "$D/release.log")"
 name=deltaq_${VERSION}_linux_amd64
 image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
@@ -55,6 +57,10 @@ image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
 want="$name/ $name/CHANGELOG.md $name/LICENSE $name/README.md $name/config.yaml $name/deltaq $name/otelcol-deltaq "
 got=$(tar -tzf "$D/release/$name.tar.gz" | sort | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "the archive holds: $got; want: $want"
+got=$(tar -tvzf "$D/release/$name.tar.gz" | awk '{print $1, $2, $6}' | LC_ALL=C sort -k3 | tr '\n' ' ')
+want="drwxr-xr-x 0/0 $name/ -rw-r--r-- 0/0 $name/CHANGELOG.md -rw-r--r-- 0/0 $name/LICENSE -rw-r--r-- 0/0 $name/README.md "
+want+="-rw-r--r-- 0/0 $name/config.yaml -rwxr-xr-x 0/0 $name/deltaq -rwxr-xr-x 0/0 $name/otelcol-deltaq "
+[ "$got" = "$want" ] || fail "the archive's modes and owners: $got; want: $want"
 tar -xzf "$D/release/$name.tar.gz" -C "$D"
 got=$("$D/$name/otelcol-deltaq" --version)
 [ "$got" = "otelcol-deltaq version $VERSION" ] || fail "otelcol-deltaq --version: $got; want version $VERSION"

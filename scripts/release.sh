@@ -18,7 +18,10 @@
 # Environment: RELEASE_PLATFORMS (default "linux/amd64 linux/arm64
 # darwin/arm64"), RELEASE_DIR (default build/release), RELEASE_IMAGES (0: no
 # images), VERSION, GO, OCB (the Collector Builder command). The archives are
-# reproducible: files sorted, owned by 0:0, dated at the commit.
+# reproducible: files sorted, owned by 0:0, dated at the commit, 0755 for the
+# binaries and the directory and 0644 for the rest, whatever the builder's
+# umask (0002 would make them group-writable; 0077 readable by their owner
+# only, who is root when root unpacks them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,7 +69,7 @@ for platform in $PLATFORMS; do
   cp LICENSE README.md CHANGELOG.md "$stage/"
   cp deploy/config.yaml "$stage/config.yaml"
   scripts/release-links.sh "$stage" "$ref"
-  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$OUT/stage" -cf - "$name" |
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mode=u=rwX,go=rX --mtime="@$epoch" -C "$OUT/stage" -cf - "$name" |
     gzip -n -9 >"$OUT/$name.tar.gz"
   sums+=("$name.tar.gz")
   if [ "$os" = linux ] && [ "$IMAGES" != 0 ]; then
