@@ -16,7 +16,8 @@
 #   SHA256SUMS                           sha256sum -c checks them all
 #
 # Environment: RELEASE_PLATFORMS (default "linux/amd64 linux/arm64
-# darwin/arm64"), RELEASE_DIR (default build/release), RELEASE_IMAGES (0: no
+# darwin/arm64"), RELEASE_DIR (default build/release; emptied first, so it
+# must be new, empty or an earlier release's), RELEASE_IMAGES (0: no
 # images), VERSION, GO, OCB (the Collector Builder command). The archives are
 # reproducible: files sorted, owned by 0:0, dated at the commit, 0755 for the
 # binaries and the directory and 0644 for the rest, whatever the builder's
@@ -41,6 +42,19 @@ case $VERSION in
 esac
 log() { echo "release: $*"; }
 
+# The directory is emptied first: refuse one that holds anything but what this script writes
+# there, so that a RELEASE_DIR naming a directory of other files (RELEASE_DIR=$HOME) costs
+# nothing.
+if [ -e "$OUT" ]; then
+  [ -d "$OUT" ] || { echo "release: RELEASE_DIR $OUT is not a directory" >&2; exit 1; }
+  stray=$(find "$OUT" -mindepth 1 -maxdepth 1 ! -name SHA256SUMS ! -name 'deltaq_*.tar.gz' \
+    ! -name 'otelcol-deltaq_*.oci.tar' ! -name stage ! -name otelcol-deltaq-src ! -name builder-config.yaml \
+    ! -name builder.log -printf ' %f')
+  [ -z "$stray" ] || {
+    echo "release: $OUT holds files of no release (${stray:1:200}); set RELEASE_DIR to a new or empty directory" >&2
+    exit 1
+  }
+fi
 rm -rf "$OUT"
 mkdir -p "$OUT/stage"
 OUT=$(cd "$OUT" && pwd)

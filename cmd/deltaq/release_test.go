@@ -164,3 +164,56 @@ func TestMakeRefusesNoVersion(t *testing.T) {
 		t.Error("make build wrote the builder's configuration with no version")
 	}
 }
+
+// TestReleaseDirKeepsOtherFiles: scripts/release.sh empties RELEASE_DIR
+// before it writes the release there; a directory that holds anything but
+// an earlier release's files is refused, untouched (RELEASE_DIR=$HOME
+// would have been emptied). An earlier release's files are removed as
+// before. The Go toolchain and the Collector Builder are "false", so that
+// nothing is compiled: the script fails at its first build.
+func TestReleaseDirKeepsOtherFiles(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	release := func(dir string) (string, error) {
+		cmd := exec.Command(bash, filepath.Join(repoRoot, "scripts/release.sh"))
+		cmd.Env = append(os.Environ(), "RELEASE_DIR="+dir, "RELEASE_PLATFORMS=linux/amd64", "RELEASE_IMAGES=0",
+			"VERSION=1.2.3", "GO=false", "OCB=false")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	other := t.TempDir()
+	for _, name := range []string{"notes.txt", "deltaq_1.0.0_linux_amd64.tar.gz"} {
+		if err := os.WriteFile(filepath.Join(other, name), []byte("kept"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := release(other)
+	if err == nil || !strings.Contains(out, "holds files of no release (notes.txt)") {
+		t.Errorf("release into a directory of other files: %v, want it refused, naming them:\n%s", err, out)
+	}
+	for _, name := range []string{"notes.txt", "deltaq_1.0.0_linux_amd64.tar.gz"} {
+		if _, err := os.Stat(filepath.Join(other, name)); err != nil {
+			t.Errorf("release into a directory of other files removed %s: %v", name, err)
+		}
+	}
+
+	earlier := t.TempDir()
+	for _, name := range []string{"SHA256SUMS", "deltaq_1.0.0_linux_amd64.tar.gz", "otelcol-deltaq_1.0.0_linux_amd64.oci.tar"} {
+		if err := os.WriteFile(filepath.Join(earlier, name), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(earlier, "stage", "deltaq_1.0.0_linux_amd64"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = release(earlier)
+	if strings.Contains(out, "holds files of no release") {
+		t.Errorf("release into an earlier release's directory refused:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(earlier, "deltaq_1.0.0_linux_amd64.tar.gz")); err == nil {
+		t.Errorf("release into an earlier release's directory kept its archive:\n%s", out)
+	}
+}
