@@ -10,7 +10,8 @@
 #      (0644), owned by 0:0; both binaries print the version of
 #      scripts/version.sh; the collector accepts config.yaml (also with its
 #      variables set but empty), deltaq checks it; every link of README.md and
-#      CHANGELOG.md resolves, in the archive or in the repository;
+#      CHANGELOG.md resolves, in the archive or in the repository; it leaves
+#      no image in buildah's storage;
 #   2. the image, loaded from the release's oci-archive into an empty buildah
 #      storage (containers cannot start on this project's machines; buildah
 #      run --isolation chroot runs the image's own binary in its own root):
@@ -45,8 +46,12 @@ export VERSION
 
 # --- 1. the release archive --------------------------------------------------------
 # Under a umask that makes files group-writable: the archive's modes must not depend on it.
-(umask 0002 && RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" scripts/release.sh) >"$D/release.log" 2>&1 ||
-  fail "make release: $(tail -20 "$D/release.log")"
+# buildah's storage is one of this run's, to see that the release leaves no image in it.
+U=(--storage-driver vfs --root "$D/user-storage" --runroot "$D/user-run")
+(umask 0002 && RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" BUILDAH_FLAGS="${U[*]}" scripts/release.sh) \
+  >"$D/release.log" 2>&1 || fail "make release: $(tail -20 "$D/release.log")"
+left=$(buildah "${U[@]}" images --all --quiet 2>&1) || fail "buildah images: $left"
+[ -z "$left" ] || fail "make release left images in buildah's storage: $left"
 name=deltaq_${VERSION}_linux_amd64
 image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
 (cd "$D/release" && sha256sum -c --strict SHA256SUMS) >"$D/sha256sum.log" 2>&1 || fail "sha256sum -c: $(cat "$D/sha256sum.log")"

@@ -8,8 +8,11 @@
 # BINARY defaults to bin/otelcol-deltaq (make build links it statically), ARCH
 # to amd64; the image is named otelcol-deltaq:TAG (TAG is the version of
 # scripts/version.sh with "+" written "-", which an image tag cannot hold) in
-# buildah's storage, and written to OCI_ARCHIVE (an oci-archive tar, for
-# podman load or skopeo copy) when given. Environment: VERSION (default
+# buildah's storage; or, with OCI_ARCHIVE, written there alone (an oci-archive
+# tar, for podman load or skopeo copy), built in a storage of its own that is
+# removed after: make release, two images a run, leaves none in buildah's
+# storage, where every run's would stay (the vfs driver copies each whole).
+# Environment: VERSION (default
 # scripts/version.sh), BUILDAH_FLAGS (default --storage-driver vfs, which
 # needs no kernel support).
 set -euo pipefail
@@ -28,7 +31,15 @@ certs=/etc/ssl/certs/ca-certificates.crt
 [ -f "$certs" ] || { echo "image: $certs missing (Debian: apt-get install ca-certificates)" >&2; exit 1; }
 
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/otelcol-deltaq-image.XXXXXX")
+store=
 trap 'rm -rf "$ctx"' EXIT
+if [ -n "$archive" ]; then
+  # Not in the build context, which buildah reads. Emptied by buildah first: a rootless
+  # buildah's files may belong to another user of its namespace.
+  store=$(mktemp -d "${TMPDIR:-/tmp}/otelcol-deltaq-storage.XXXXXX")
+  buildah_flags+=(--root "$store/root" --runroot "$store/run")
+  trap 'rm -rf "$ctx"; buildah "${buildah_flags[@]}" rmi --all --force >/dev/null 2>&1; rm -rf "$store"' EXIT
+fi
 cp "$binary" "$ctx/otelcol-deltaq"
 chmod 0755 "$ctx/otelcol-deltaq"
 cp deploy/config.yaml "$ctx/config.yaml"
@@ -40,10 +51,11 @@ chmod 0644 "$ctx"/config.yaml "$ctx"/ca-certificates.crt "$ctx"/passwd "$ctx"/gr
 buildah "${buildah_flags[@]}" bud --quiet --isolation chroot --platform "linux/$arch" \
   --build-arg VERSION="$VERSION" --build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
   -f deploy/image/Containerfile -t "$tag" "$ctx" >/dev/null
-echo "image: $tag (linux/$arch)"
-if [ -n "$archive" ]; then
-  mkdir -p "$(dirname "$archive")"
-  rm -f "$archive"
-  buildah "${buildah_flags[@]}" push --quiet "$tag" "oci-archive:$archive:$tag"
-  echo "image: $archive"
+if [ -z "$archive" ]; then
+  echo "image: $tag (linux/$arch)"
+  exit 0
 fi
+mkdir -p "$(dirname "$archive")"
+rm -f "$archive"
+buildah "${buildah_flags[@]}" push --quiet "$tag" "oci-archive:$archive:$tag"
+echo "image: $archive ($tag, linux/$arch)"
