@@ -42,6 +42,12 @@ case $VERSION in
 esac
 log() { echo "release: $*"; }
 
+# Checked before anything is built: the images come after each platform's compilation.
+if [ "$IMAGES" != 0 ] && [[ " $PLATFORMS " == *" linux/"* ]] && ! command -v buildah >/dev/null; then
+  echo "release: buildah not found, which builds the images (Debian: apt-get install buildah); RELEASE_IMAGES=0 makes the archives alone" >&2
+  exit 1
+fi
+
 # The directory is emptied first: refuse one that holds anything but what this script writes
 # there, so that a RELEASE_DIR naming a directory of other files (RELEASE_DIR=$HOME) costs
 # nothing.

@@ -217,3 +217,44 @@ func TestReleaseDirKeepsOtherFiles(t *testing.T) {
 		t.Errorf("release into an earlier release's directory kept its archive:\n%s", out)
 	}
 }
+
+// TestReleaseNeedsBuildahFirst: without buildah, scripts/release.sh stops
+// before it builds anything, saying how to make the archives alone; it used
+// to compile the first platform (minutes), then fail in scripts/image.sh.
+// Its PATH holds the few tools the script runs before it compiles, buildah
+// not among them.
+func TestReleaseNeedsBuildahFirst(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	tools := t.TempDir()
+	for _, tool := range []string{"dirname", "date", "git", "sed", "find", "rm", "mkdir", "tail", "cat"} {
+		if path, err := exec.LookPath(tool); err == nil {
+			if err := os.Symlink(path, filepath.Join(tools, tool)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := func(extra ...string) string {
+		cmd := exec.Command(bash, filepath.Join(repoRoot, "scripts/release.sh"))
+		cmd.Env = append([]string{"PATH=" + tools, "RELEASE_DIR=" + filepath.Join(t.TempDir(), "release"),
+			"VERSION=1.2.3", "GO=false", "OCB=false"}, extra...)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("release with no toolchain succeeded:\n%s", out)
+		}
+		return string(out)
+	}
+	const refused = "release: buildah not found, which builds the images"
+	if out := run(); !strings.Contains(out, refused) || !strings.Contains(out, "RELEASE_IMAGES=0") ||
+		strings.Contains(out, "collector sources") {
+		t.Errorf("release without buildah: want it refused before building, naming RELEASE_IMAGES=0:\n%s", out)
+	}
+	// No image to build: no buildah needed.
+	for _, env := range [][]string{{"RELEASE_IMAGES=0"}, {"RELEASE_PLATFORMS=darwin/arm64"}} {
+		if out := run(env...); strings.Contains(out, refused) {
+			t.Errorf("release with %s refused for want of buildah:\n%s", env, out)
+		}
+	}
+}
