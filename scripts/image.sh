@@ -24,6 +24,11 @@ archive=${3:-}
 VERSION=${VERSION:-$(scripts/version.sh)}
 read -r -a buildah_flags <<<"${BUILDAH_FLAGS:---storage-driver vfs}"
 tag=otelcol-deltaq:${VERSION//+/-}
+# The commit, when these sources are one of their repository's (as scripts/version.sh reads it).
+revision=unknown
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+  revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+fi
 
 command -v buildah >/dev/null || { echo "image: buildah not found (Debian: apt-get install buildah)" >&2; exit 1; }
 [ -x "$binary" ] || { echo "image: $binary missing: run make build" >&2; exit 1; }
@@ -49,7 +54,7 @@ printf 'root:x:0:\notelcol:x:10001:\n' >"$ctx/group"
 chmod 0644 "$ctx"/config.yaml "$ctx"/ca-certificates.crt "$ctx"/passwd "$ctx"/group
 
 buildah "${buildah_flags[@]}" bud --quiet --isolation chroot --platform "linux/$arch" \
-  --build-arg VERSION="$VERSION" --build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+  --build-arg VERSION="$VERSION" --build-arg REVISION="$revision" \
   -f deploy/image/Containerfile -t "$tag" "$ctx" >/dev/null
 if [ -z "$archive" ]; then
   echo "image: $tag (linux/$arch)"

@@ -33,7 +33,13 @@ PLATFORMS=${RELEASE_PLATFORMS:-linux/amd64 linux/arm64 darwin/arm64}
 OUT=${RELEASE_DIR:-build/release}
 IMAGES=${RELEASE_IMAGES:-1}
 root=$PWD
-epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+# The commit's time, when these sources are one of their repository's (as scripts/version.sh
+# reads it).
+epoch=
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+  epoch=$(git log -1 --format=%ct 2>/dev/null || true)
+fi
+epoch=${epoch:-$(date +%s)}
 # Where the documents' links to the repository's files point: the release's tag, or main
 # for a development build (its revision may be pushed nowhere).
 case $VERSION in

@@ -258,3 +258,87 @@ func TestReleaseNeedsBuildahFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionScript: scripts/version.sh in a repository of its sources
+// names the release a tag agreeing with CHANGELOG.md marks, refuses a tag
+// that disagrees, and names any other commit a development build of the
+// newest release (docs/install.md, "Versions"). Sources copied into another
+// repository, tagged itself (a source archive unpacked in a repository of
+// one's own), are a development build with no revision: that repository's
+// tag is not theirs, and was refused as disagreeing, stopping every build.
+func TestVersionScript(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	script, err := os.ReadFile(filepath.Join(repoRoot, "scripts/version.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com",
+			"-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// sources writes the script and a CHANGELOG.md whose newest release is 1.2.0 into dir.
+	sources := func(dir string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "scripts/version.sh"), script, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		changelog := "# Changelog\n\n## Unreleased\n\n## 1.2.0 - 2026-01-02\n\n## [1.1.0]\n"
+		if err := os.WriteFile(filepath.Join(dir, "CHANGELOG.md"), []byte(changelog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func(dir string) (string, error) {
+		out, err := exec.Command(bash, filepath.Join(dir, "scripts/version.sh")).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+
+	repo := t.TempDir()
+	sources(repo)
+	git(repo, "init", "-q")
+	git(repo, "add", ".")
+	git(repo, "commit", "-qm", "sources")
+	rev := git(repo, "rev-parse", "--short=12", "HEAD")
+	if got, err := version(repo); err != nil || got != "1.2.0-dev+"+rev {
+		t.Errorf("an untagged commit: %q (%v), want 1.2.0-dev+%s", got, err, rev)
+	}
+	git(repo, "tag", "v1.2.0")
+	if got, err := version(repo); err != nil || got != "1.2.0" {
+		t.Errorf("a commit tagged v1.2.0: %q (%v), want 1.2.0", got, err)
+	}
+	git(repo, "tag", "-d", "v1.2.0")
+	git(repo, "tag", "v1.3.0")
+	if got, err := version(repo); err == nil || !strings.Contains(got, "HEAD is tagged v1.3.0, but the newest version in CHANGELOG.md is 1.2.0") {
+		t.Errorf("a commit tagged v1.3.0: %q (%v), want it refused", got, err)
+	}
+
+	outer := t.TempDir()
+	git(outer, "init", "-q")
+	if err := os.WriteFile(filepath.Join(outer, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(outer, "add", "notes.txt")
+	git(outer, "commit", "-qm", "notes")
+	git(outer, "tag", "v9.0.0")
+	copied := filepath.Join(outer, "deltaq-1.2.0")
+	sources(copied)
+	if got, err := version(copied); err != nil || got != "1.2.0-dev" {
+		t.Errorf("sources copied into a repository tagged v9.0.0: %q (%v), want 1.2.0-dev", got, err)
+	}
+}
