@@ -58,7 +58,7 @@ commands:
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN)/ ./cmd/dqworkload ./cmd/dqload ./cmd/deltaq
 
 ## image: the otelcol-deltaq OCI image with buildah, from scratch: the static collector, its default configuration
-## (deploy/config.yaml), user 10001 → otelcol-deltaq:VERSION in buildah's storage (scripts/image.sh).
+## (deploy/config.yaml), user 10001 → otelcol-deltaq:TAG (the version, "+" written "-") in buildah's storage (scripts/image.sh).
 image: $(OTELCOL)
 	scripts/image.sh $(OTELCOL)
 
