@@ -168,7 +168,7 @@ e2e-connector: $(OTELCOL)
 	DELTAQ_CONNECTOR_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./connector/deltaqconnector/e2e/
 
 ## e2e-demo: make demo cannot hang: a busy port refused before anything starts, a collector that fails or dies
-## stops the demo with its error, Ctrl-C and SIGTERM stop everything within 5 s (about 15 s).
+## stops the demo with its error, Ctrl-C and SIGTERM (also sent twice) stop everything within 5 s (about 15 s).
 e2e-demo: $(OTELCOL)
 	DELTAQ_DEMO_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/demo/
 
