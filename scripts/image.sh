@@ -14,7 +14,9 @@
 # storage, where every run's would stay (the vfs driver copies each whole).
 # Environment: VERSION (default
 # scripts/version.sh), BUILDAH_FLAGS (default --storage-driver vfs, which
-# needs no kernel support).
+# needs no kernel support), IMAGE_CA_CERTS (the CA bundle the image holds for
+# its exporters' TLS; default the system's, wherever its distribution keeps
+# it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,8 +34,19 @@ fi
 
 command -v buildah >/dev/null || { echo "image: buildah not found (Debian: apt-get install buildah)" >&2; exit 1; }
 [ -x "$binary" ] || { echo "image: $binary missing: run make build" >&2; exit 1; }
-certs=/etc/ssl/certs/ca-certificates.crt
-[ -f "$certs" ] || { echo "image: $certs missing (Debian: apt-get install ca-certificates)" >&2; exit 1; }
+# The system's CA bundle, where each distribution keeps it (Go's crypto/x509 list, Debian's
+# first: the image holds it where Go looks first), or IMAGE_CA_CERTS.
+certs=${IMAGE_CA_CERTS:-}
+if [ -z "$certs" ]; then
+  for f in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt /etc/ssl/ca-bundle.pem \
+    /etc/pki/tls/cacert.pem /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem /etc/ssl/cert.pem; do
+    [ -f "$f" ] && { certs=$f; break; }
+  done
+fi
+[ -n "$certs" ] && [ -f "$certs" ] || {
+  echo "image: no CA certificates${certs:+ at $certs}: install the ca-certificates package, or set IMAGE_CA_CERTS to a PEM bundle" >&2
+  exit 1
+}
 
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/otelcol-deltaq-image.XXXXXX")
 store=

@@ -342,3 +342,50 @@ func TestVersionScript(t *testing.T) {
 		t.Errorf("sources copied into a repository tagged v9.0.0: %q (%v), want 1.2.0-dev", got, err)
 	}
 }
+
+// TestImageCACerts: scripts/image.sh puts the CA bundle IMAGE_CA_CERTS names
+// in the image, and refuses a name that is no file. Before, it took
+// /etc/ssl/certs/ca-certificates.crt, Debian's, alone: on Fedora or RHEL,
+// whose bundle is elsewhere, make image and make release stopped. buildah is
+// a stand-in that keeps the certificates of the build context it is given.
+func TestImageCACerts(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	dir := t.TempDir()
+	fakeBin := filepath.Join(dir, "bin")
+	kept := filepath.Join(dir, "kept.pem")
+	files := map[string]string{
+		// The context directory is buildah bud's last argument.
+		"bin/buildah": "#!/bin/sh\nfor a; do ctx=$a; done\n" +
+			"case \" $* \" in *\" bud \"*) cp \"$ctx/ca-certificates.crt\" \"" + kept + "\" ;; esac\n",
+		"otelcol-deltaq": "#!/bin/sh\n",
+		"ca.pem":         "-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	image := func(certs string) (string, error) {
+		cmd := exec.Command(bash, filepath.Join(repoRoot, "scripts/image.sh"), filepath.Join(dir, "otelcol-deltaq"))
+		cmd.Env = append(os.Environ(), "PATH="+fakeBin+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"VERSION=1.2.3", "IMAGE_CA_CERTS="+certs)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := image(filepath.Join(dir, "ca.pem")); err != nil {
+		t.Fatalf("image with IMAGE_CA_CERTS: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(kept); err != nil || string(got) != files["ca.pem"] {
+		t.Errorf("the image's CA certificates: %d bytes (%v), want IMAGE_CA_CERTS's %q", len(got), err, files["ca.pem"])
+	}
+	missing := filepath.Join(dir, "none.pem")
+	if out, err := image(missing); err == nil || !strings.Contains(out, "image: no CA certificates at "+missing) {
+		t.Errorf("image with IMAGE_CA_CERTS naming no file: %v, want it refused, naming the file:\n%s", err, out)
+	}
+}
