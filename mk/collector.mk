@@ -42,7 +42,10 @@ $(OTELCOL): $(COLLECTOR_SRC) $(VERSION_FILE)
 	# Replaced by rename: a collector still running from the old binary keeps it.
 	cp build/otelcol-deltaq/otelcol-deltaq $@.tmp && mv -f $@.tmp $@
 
+# A version.sh that fails (a tag that disagrees with CHANGELOG.md) leaves VERSION empty, and make
+# would go on with its message scrolled away: a collector whose --version names nothing.
 $(VERSION_FILE): FORCE
+	@[ -n "$(VERSION)" ] || { echo "no version to stamp: scripts/version.sh failed (its message is above)" >&2; exit 1; }
 	@mkdir -p build
 	@[ "$$(cat $@ 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" >$@
 
@@ -51,10 +54,11 @@ FORCE:
 
 ## commands: bin/dqworkload (synthetic M/M/1/K workload), bin/dqload (throughput), bin/deltaq.
 commands:
+	@[ -n "$(VERSION)" ] || { echo "no version to stamp: scripts/version.sh failed (its message is above)" >&2; exit 1; }
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o $(BIN)/ ./cmd/dqworkload ./cmd/dqload ./cmd/deltaq
 
 ## image: the otelcol-deltaq OCI image with buildah, from scratch: the static collector, its default configuration
-## (deploy/config.yaml), user 10001 → otelcol-deltaq:VERSION in buildah's storage (scripts/image.sh).
+## (deploy/config.yaml), user 10001 → otelcol-deltaq:TAG (the version, "+" written "-") in buildah's storage (scripts/image.sh).
 image: $(OTELCOL)
 	scripts/image.sh $(OTELCOL)
 
@@ -164,7 +168,7 @@ e2e-connector: $(OTELCOL)
 	DELTAQ_CONNECTOR_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./connector/deltaqconnector/e2e/
 
 ## e2e-demo: make demo cannot hang: a busy port refused before anything starts, a collector that fails or dies
-## stops the demo with its error, Ctrl-C and SIGTERM stop everything within 5 s (about 15 s).
+## stops the demo with its error, Ctrl-C and SIGTERM (also sent twice) stop everything within 5 s (about 15 s).
 e2e-demo: $(OTELCOL)
 	DELTAQ_DEMO_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/demo/
 

@@ -55,11 +55,13 @@ pids=() names=() logfiles=()
 # stop: SIGTERM to the programs started, the last started first, so that the
 # workload's last spans still reach the collector and its last windows the
 # scope; each gets its share of 4.5 s (in tenths: workload 25, collector 15,
-# scope 5), and SIGKILL ends whatever still runs after it.
+# scope 5), and SIGKILL ends whatever still runs after it. A second Ctrl-C or
+# SIGTERM meanwhile is ignored: it would end this script with the programs
+# still running.
 stop() {
   local i p n
   local -a share=(5 15 25)
-  trap - INT TERM
+  trap '' INT TERM
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     p=${pids[i]}
     kill -TERM "$p" 2>/dev/null || continue

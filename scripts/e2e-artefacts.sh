@@ -4,12 +4,14 @@
 #
 # make e2e-artefacts: what a user installs without building, checked as a user
 # would use it (about half a minute with warm caches):
-#   1. make release for linux/amd64 (RELEASE_PLATFORMS): SHA256SUMS verifies
-#      every artefact; the archive holds exactly the two binaries, config.yaml,
-#      LICENSE, README.md and CHANGELOG.md; both binaries print the version of
+#   1. make release for linux/amd64 (RELEASE_PLATFORMS), under umask 0002:
+#      SHA256SUMS verifies every artefact; the archive holds exactly the two
+#      binaries (0755), config.yaml, LICENSE, README.md and CHANGELOG.md
+#      (0644), owned by 0:0; both binaries print the version of
 #      scripts/version.sh; the collector accepts config.yaml (also with its
 #      variables set but empty), deltaq checks it; every link of README.md and
-#      CHANGELOG.md resolves, in the archive or in the repository;
+#      CHANGELOG.md resolves, in the archive or in the repository; it leaves
+#      no image in buildah's storage;
 #   2. the image, loaded from the release's oci-archive into an empty buildah
 #      storage (containers cannot start on this project's machines; buildah
 #      run --isolation chroot runs the image's own binary in its own root):
@@ -43,8 +45,13 @@ VERSION=$(scripts/version.sh)
 export VERSION
 
 # --- 1. the release archive --------------------------------------------------------
-RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" scripts/release.sh >"$D/release.log" 2>&1 ||
-  fail "make release: $(tail -20 "$D/release.log")"
+# Under a umask that makes files group-writable: the archive's modes must not depend on it.
+# buildah's storage is one of this run's, to see that the release leaves no image in it.
+U=(--storage-driver vfs --root "$D/user-storage" --runroot "$D/user-run")
+(umask 0002 && RELEASE_PLATFORMS=linux/amd64 RELEASE_DIR="$D/release" BUILDAH_FLAGS="${U[*]}" scripts/release.sh) \
+  >"$D/release.log" 2>&1 || fail "make release: $(tail -20 "$D/release.log")"
+left=$(buildah "${U[@]}" images --all --quiet 2>&1) || fail "buildah images: $left"
+[ -z "$left" ] || fail "make release left images in buildah's storage: $left"
 name=deltaq_${VERSION}_linux_amd64
 image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
 (cd "$D/release" && sha256sum -c --strict SHA256SUMS) >"$D/sha256sum.log" 2>&1 || fail "sha256sum -c: $(cat "$D/sha256sum.log")"
@@ -55,6 +62,10 @@ image=otelcol-deltaq_${VERSION}_linux_amd64.oci.tar
 want="$name/ $name/CHANGELOG.md $name/LICENSE $name/README.md $name/config.yaml $name/deltaq $name/otelcol-deltaq "
 got=$(tar -tzf "$D/release/$name.tar.gz" | sort | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "the archive holds: $got; want: $want"
+got=$(tar -tvzf "$D/release/$name.tar.gz" | awk '{print $1, $2, $6}' | LC_ALL=C sort -k3 | tr '\n' ' ')
+want="drwxr-xr-x 0/0 $name/ -rw-r--r-- 0/0 $name/CHANGELOG.md -rw-r--r-- 0/0 $name/LICENSE -rw-r--r-- 0/0 $name/README.md "
+want+="-rw-r--r-- 0/0 $name/config.yaml -rwxr-xr-x 0/0 $name/deltaq -rwxr-xr-x 0/0 $name/otelcol-deltaq "
+[ "$got" = "$want" ] || fail "the archive's modes and owners: $got; want: $want"
 tar -xzf "$D/release/$name.tar.gz" -C "$D"
 got=$("$D/$name/otelcol-deltaq" --version)
 [ "$got" = "otelcol-deltaq version $VERSION" ] || fail "otelcol-deltaq --version: $got; want version $VERSION"

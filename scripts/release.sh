@@ -16,9 +16,13 @@
 #   SHA256SUMS                           sha256sum -c checks them all
 #
 # Environment: RELEASE_PLATFORMS (default "linux/amd64 linux/arm64
-# darwin/arm64"), RELEASE_DIR (default build/release), RELEASE_IMAGES (0: no
+# darwin/arm64"), RELEASE_DIR (default build/release; emptied first, so it
+# must be new, empty or an earlier release's), RELEASE_IMAGES (0: no
 # images), VERSION, GO, OCB (the Collector Builder command). The archives are
-# reproducible: files sorted, owned by 0:0, dated at the commit.
+# reproducible: files sorted, owned by 0:0, dated at the commit, 0755 for the
+# binaries and the directory and 0644 for the rest, whatever the builder's
+# umask (0002 would make them group-writable; 0077 readable by their owner
+# only, who is root when root unpacks them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +33,13 @@ PLATFORMS=${RELEASE_PLATFORMS:-linux/amd64 linux/arm64 darwin/arm64}
 OUT=${RELEASE_DIR:-build/release}
 IMAGES=${RELEASE_IMAGES:-1}
 root=$PWD
-epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+# The commit's time, when these sources are one of their repository's (as scripts/version.sh
+# reads it).
+epoch=
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+  epoch=$(git log -1 --format=%ct 2>/dev/null || true)
+fi
+epoch=${epoch:-$(date +%s)}
 # Where the documents' links to the repository's files point: the release's tag, or main
 # for a development build (its revision may be pushed nowhere).
 case $VERSION in
@@ -38,6 +48,25 @@ case $VERSION in
 esac
 log() { echo "release: $*"; }
 
+# Checked before anything is built: the images come after each platform's compilation.
+if [ "$IMAGES" != 0 ] && [[ " $PLATFORMS " == *" linux/"* ]] && ! command -v buildah >/dev/null; then
+  echo "release: buildah not found, which builds the images (Debian: apt-get install buildah); RELEASE_IMAGES=0 makes the archives alone" >&2
+  exit 1
+fi
+
+# The directory is emptied first: refuse one that holds anything but what this script writes
+# there, so that a RELEASE_DIR naming a directory of other files (RELEASE_DIR=$HOME) costs
+# nothing.
+if [ -e "$OUT" ]; then
+  [ -d "$OUT" ] || { echo "release: RELEASE_DIR $OUT is not a directory" >&2; exit 1; }
+  stray=$(find "$OUT" -mindepth 1 -maxdepth 1 ! -name SHA256SUMS ! -name 'deltaq_*.tar.gz' \
+    ! -name 'otelcol-deltaq_*.oci.tar' ! -name stage ! -name otelcol-deltaq-src ! -name builder-config.yaml \
+    ! -name builder.log -printf ' %f')
+  [ -z "$stray" ] || {
+    echo "release: $OUT holds files of no release (${stray:1:200}); set RELEASE_DIR to a new or empty directory" >&2
+    exit 1
+  }
+fi
 rm -rf "$OUT"
 mkdir -p "$OUT/stage"
 OUT=$(cd "$OUT" && pwd)
@@ -66,7 +95,7 @@ for platform in $PLATFORMS; do
   cp LICENSE README.md CHANGELOG.md "$stage/"
   cp deploy/config.yaml "$stage/config.yaml"
   scripts/release-links.sh "$stage" "$ref"
-  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$OUT/stage" -cf - "$name" |
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mode=u=rwX,go=rX --mtime="@$epoch" -C "$OUT/stage" -cf - "$name" |
     gzip -n -9 >"$OUT/$name.tar.gz"
   sums+=("$name.tar.gz")
   if [ "$os" = linux ] && [ "$IMAGES" != 0 ]; then

@@ -9,7 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 released=$(sed -n -E 's/^## \[?([0-9]+\.[0-9]+\.[0-9]+)\]?([ ].*)?$/\1/p' CHANGELOG.md | head -1)
-tag=$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null || true)
+# Only a repository of these sources says which commit they are: sources copied into another
+# one (a source archive unpacked in a repository of one's own) are no commit of it, and
+# would take its tag, or its revision, for theirs.
+tag= rev=
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+  tag=$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null || true)
+  rev=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
+fi
 if [ -n "$tag" ]; then
   if [ "${tag#v}" != "$released" ]; then
     echo "version.sh: HEAD is tagged $tag, but the newest version in CHANGELOG.md is ${released:-none}: release it there first" >&2
@@ -18,5 +25,4 @@ if [ -n "$tag" ]; then
   echo "$released"
   exit 0
 fi
-rev=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
 echo "${released:-0.0.0}-dev${rev:++$rev}"

@@ -4,6 +4,7 @@
 package kubernetes
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -381,5 +382,47 @@ func TestAgentsNamedByNode(t *testing.T) {
 	}
 	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil || c.Env[i].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
 		t.Errorf("agent: service::telemetry::resource::service.instance.id %q: want the node's name (an environment variable from spec.nodeName)", id)
+	}
+}
+
+// The memory limiter's thresholds as the ConfigMaps' comments and the README
+// state them: it refuses data from its soft limit, limit_percentage less
+// spike_limit_percentage (a fifth of limit_percentage when unset), and
+// forces garbage collections from limit_percentage (the collector's
+// memorylimiter: aboveSoftLimit, aboveHardLimit). Before, both said that
+// data was refused from 80 %, the hard limit, where the manifests' refuse
+// from 60 %.
+func TestMemoryLimiterAsDocumented(t *testing.T) {
+	o := load(t)
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Join(strings.Fields(string(readme)), " ")
+	for name := range o.pods() {
+		cm := o.configMaps[name]
+		cfg := collectorConfig(t, cm)
+		limit, _ := dig(cfg, "processors", "memory_limiter", "limit_percentage").(float64)
+		if limit <= 0 {
+			t.Fatalf("%s: memory_limiter::limit_percentage %v, want a share of the container's limit", name, limit)
+		}
+		spike, ok := dig(cfg, "processors", "memory_limiter", "spike_limit_percentage").(float64)
+		if !ok {
+			spike = float64(int(limit) / 5)
+		}
+		soft := int(limit - spike)
+		text := strings.Join(strings.Fields(cm.Data["config.yaml"]), " ")
+		if want := fmt.Sprintf("from %d %% of the container's memory limit", soft); !strings.Contains(text, want) {
+			t.Errorf("%s: the memory limiter's comment does not say that it refuses data %s", name, want)
+		}
+		for _, want := range []string{
+			fmt.Sprintf("refuses data from %d %% of the container's memory limit", soft),
+			fmt.Sprintf("`limit_percentage` %d less `spike_limit_percentage` %d", int(limit), int(spike)),
+			fmt.Sprintf("forces garbage collections from %d %%", int(limit)),
+		} {
+			if !strings.Contains(words, want) {
+				t.Errorf("%s: README.md does not say %q", name, want)
+			}
+		}
 	}
 }

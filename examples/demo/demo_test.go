@@ -152,6 +152,17 @@ func TestDemo(t *testing.T) {
 	t.Run("SIGTERM", func(t *testing.T) {
 		testStop(t, binDir, func(d *demo) error { return syscall.Kill(d.Pid(), syscall.SIGTERM) })
 	})
+	// A second signal while the demo stops (an impatient Ctrl-C, a supervisor's second SIGTERM)
+	// must not end the script before it has stopped what it started.
+	t.Run("SIGTERM twice", func(t *testing.T) {
+		testStop(t, binDir, func(d *demo) error {
+			if err := syscall.Kill(d.Pid(), syscall.SIGTERM); err != nil {
+				return err
+			}
+			time.Sleep(200 * time.Millisecond)
+			return syscall.Kill(d.Pid(), syscall.SIGTERM)
+		})
+	})
 	t.Run("collector fails to start", func(t *testing.T) { testCollectorFailsToStart(t, binDir) })
 	t.Run("collector dies", func(t *testing.T) { testCollectorDies(t, binDir) })
 }
