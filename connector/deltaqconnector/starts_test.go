@@ -869,6 +869,41 @@ func TestReloadCountsRememberedSpansCut(t *testing.T) {
 	nu.shutdown(t)
 }
 
+// TestReloadToSmallerMaxInFlight: a reload to a smaller max_in_flight
+// evicts the oldest instances in flight, as tracking does, and counts them
+// in in_flight_evictions; a timed-out one is remembered as such, so that
+// its span, resent after the reload while its window is open, is late and
+// not counted again. It was forgotten unsaid: the span counted as a
+// success, the instance twice (6 outcomes of 5 instances).
+func TestReloadToSmallerMaxInFlight(t *testing.T) {
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, loadConfig(t, "matched"), st)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)}, start{n: 3, probe: "job", at: ms(100)})))
+	r.expire(at(ms(310))) // 1, 2 and 3 time out
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 4, probe: "job", at: ms(300)}, start{n: 5, probe: "job", at: ms(300)})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.MaxInFlight = 2
+	nu := newStartRig(t, cfg, st)
+	assert.Equal(t, map[string]int64{"timed_out": 3}, counterByAttr(t, nu.tel, "in_flight_evictions", "state"))
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(400),
+		span{name: "job", dur: ms(100), traceID: 4}, span{name: "job", dur: ms(100), traceID: 5})))
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	nu.expire(at(ms(1500)))
+	nu.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Failure: 0, contract.Timeout: 3},
+		probeOutcomes(nu.sink.AllMetrics())["job"], "each instance once")
+	nu.shutdown(t)
+}
+
 // TestCarriedInstancesTimeOutWithoutLogsInput: a reload whose
 // configuration takes the connector out of the logs pipeline carries the
 // instances in flight over all the same, and they time out as before:

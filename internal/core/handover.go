@@ -170,12 +170,18 @@ func (o *Observer) adoptStarts(old *parked) {
 		in.Probe = int(remap[in.Probe])
 		in.Due = hold(in.Deadline)
 		return true
-	})
+	}, o.now().UnixNano())
 	o.logger.Info("configuration reload: instances in flight from start events carried over",
 		zap.Int("carried", m.Instances), zap.Int("dropped", m.Dropped),
+		zap.Int("evicted", m.Evicted[inflight.Started]+m.Evicted[inflight.TimedOut]),
 		zap.Int("remembered_spans", m.Remembered), zap.Int("remembered_spans_cut", m.Cut))
 	if m.Cut > 0 {
 		o.starts.ins.EndedEvictions.Add(o.runCtx, int64(m.Cut))
+	}
+	for st, n := range m.Evicted {
+		if n > 0 {
+			o.starts.ins.InFlightEvictions.Add(o.runCtx, int64(n), o.starts.stateAttr[st])
+		}
 	}
 	if m.Instances > 0 {
 		// The timer runs for them, a logs input or not: a configuration
