@@ -38,7 +38,7 @@ type Adoption struct {
 // from the next window that closes. The windows old had not closed are
 // e's to close: none is lost or counted twice. e must not have been used
 // yet; old must not be used afterwards. With another interval nothing is
-// carried.
+// carried, and old's open windows are the caller's to flush.
 func (e *Engine) Adopt(old *Engine) Adoption {
 	ad := Adoption{Fresh: make(map[string]string)}
 	old.mu.Lock()

@@ -4,6 +4,7 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
+	"context"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -103,7 +104,11 @@ func (o *Observer) afterAdoption() {
 func (o *Observer) adopt(st *parked) {
 	ad := o.engine.Adopt(st.engine)
 	if ad.Reason != "" {
-		o.logger.Warn("configuration reload: nothing carried over; every probe starts afresh", zap.String("reason", ad.Reason))
+		// The predecessor parked its open windows instead of flushing
+		// them: they close at Start (flushPredecessor), as at a stop.
+		o.predecessor = st
+		o.logger.Warn("configuration reload: nothing carried over; the open windows are flushed as at a stop and every probe starts afresh",
+			zap.String("reason", ad.Reason))
 		return
 	}
 	o.build.start = st.start
@@ -118,6 +123,27 @@ func (o *Observer) adopt(st *parked) {
 	for name, why := range ad.Fresh {
 		o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name), zap.String("reason", why))
 	}
+}
+
+// flushPredecessor closes the open windows of a predecessor whose state
+// could not be carried over (another interval: the windows do not line
+// up), as its stop would have: each probe's streams continue in them to
+// their end, and the component's own start afresh. Its windows were
+// handed over rather than flushed at its shutdown, and were lost, their
+// instances never counted. Called by Start, once the outputs are known.
+func (o *Observer) flushPredecessor(now time.Time) {
+	st := o.predecessor
+	o.predecessor = nil
+	b := o.build
+	start, cum, outs, windows := b.start, b.cum, b.outs, b.windows
+	b.start, b.cum, b.outs, b.windows = st.start, st.cum, st.outs, st.windows
+	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
+	defer cancel()
+	for _, r := range st.engine.Flush(now) {
+		o.inspect(ctx, r)
+		o.emit(ctx, r, now)
+	}
+	b.start, b.cum, b.outs, b.windows = start, cum, outs, windows
 }
 
 // adoptSettling takes over the settling of a gateway's predecessor

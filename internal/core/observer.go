@@ -136,6 +136,10 @@ type Observer struct {
 	// adopted are the probes carried over a reload, checked at Start
 	// (handover.go); nil when nothing was adopted.
 	adopted []string
+	// predecessor is the state parked before a reload that could not be
+	// carried over, whose open windows Start flushes (flushPredecessor);
+	// nil without.
+	predecessor *parked
 	// spans are the probes matched in the spans themselves
 	// (Settings.SpanProbes), resolved in the engine; nil without.
 	spans *spanProbes
@@ -310,6 +314,9 @@ func (o *Observer) Start(out Outputs) error {
 	}
 	o.auto.begin(o.now())
 	o.announceAuto()
+	if o.predecessor != nil {
+		o.flushPredecessor(o.now())
+	}
 	if o.adopted != nil {
 		o.afterAdoption()
 	}
