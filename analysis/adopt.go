@@ -34,7 +34,7 @@ type Adoption struct {
 // running totals, the observed ΔQs behind its confidence band (when the
 // history length and the band's edges, Config.BandPoints, are unchanged),
 // its trigger states, the windows its divergence test pools and its
-// slack history. The new configuration's QTAs, triggers and diagram apply
+// slack history (when its QTA's points are unchanged). The new configuration's QTAs, triggers and diagram apply
 // from the next window that closes. The windows old had not closed are
 // e's to close: none is lost or counted twice. e must not have been used
 // yet; old must not be used afterwards. With another interval nothing is
@@ -133,6 +133,13 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 			p = p[len(p)-c:]
 		}
 		ns.div.pool = append(ns.div.pool[:0], p...)
+	}
+	// A window's slack is measured against the QTA's points: under other
+	// points the history would show a step the system did not take, which
+	// the trend reads as a fall (a tighter QTA) and projects to a
+	// violation. The trend then waits for windows of the new points.
+	if !slices.Equal(os.cfg.QTA.Points, ns.cfg.QTA.Points) {
+		return
 	}
 	end, mins, vs := os.slack.end, os.slack.min, os.slack.v
 	if n := len(end); n > ns.slack.w {

@@ -123,3 +123,50 @@ func TestAdoptCarriesTheSlackHistory(t *testing.T) {
 		t.Error("no slack trend after the reload, over the windows of both engines")
 	}
 }
+
+// TestAdoptSlackHistoryOfAnotherQTA: a reload that edits a probe's QTA
+// points does not carry its slack history: each window's slack was
+// measured against the old points. At a steady system, a QTA tightened
+// from 50 % to 90 % by 30 ms moves the slack from 0.5 to 0.1 at once; the
+// trend over the windows of both read that step as a fall, and
+// deltaq.qta.time_to_violation projected a violation within 2 s, then
+// 375 ms, then 167 ms, though the system had not changed.
+func TestAdoptSlackHistoryOfAnotherQTA(t *testing.T) {
+	config := func(p float64) Config {
+		return Config{Interval: time.Second, History: 5, Probes: map[string]ProbeConfig{
+			"a": {DMax: testDMax, Bins: testBins, QTA: QTA{Points: []QTAPoint{{Delay: 30 * time.Millisecond, P: p}}},
+				Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: time.Minute, Windows: 4}}},
+		}}
+	}
+	window := func(e *Engine, w int) []*Result {
+		base := time.Duration(w) * time.Second
+		for i := range 50 {
+			addAll(e, ok("a", base+time.Duration(10+i)*time.Millisecond, 20*time.Millisecond))
+		}
+		return e.Advance(at(base + 2*time.Second))
+	}
+	old := newEngine(t, config(0.5), t0)
+	for w := range 4 {
+		window(old, w)
+	}
+	e := newEngine(t, config(0.9), at(4*time.Second+500*time.Millisecond))
+	e.Adopt(old)
+	trends := 0
+	for w := 4; w < 9; w++ {
+		for _, r := range window(e, w) {
+			a := probeOf(t, r, "a")
+			if len(r.Triggers) > 0 {
+				t.Errorf("window %v: triggers %+v at a steady system", r.Start, r.Triggers)
+			}
+			if a.Slack != nil && a.Slack.Trend.OK {
+				trends++
+				if a.Slack.Trend.Projected || a.Slack.Trend.Slope != 0 {
+					t.Errorf("window %v: trend %+v, want a flat line, no violation projected", r.Start, a.Slack.Trend)
+				}
+			}
+		}
+	}
+	if trends == 0 {
+		t.Error("no slack trend over the windows of the new QTA")
+	}
+}
