@@ -869,6 +869,33 @@ func TestReloadCountsRememberedSpansCut(t *testing.T) {
 	nu.shutdown(t)
 }
 
+// TestReloadLongerThanTheLag: an instance carried over a reload whose
+// components took longer to rebuild than its hold (the window of its
+// deadline was due to close meanwhile) times out when the new connector
+// starts, before that window closes: its timeout counts in the window of
+// its deadline, as without the reload. The window closed first, and the
+// timeout went to the next one.
+func TestReloadLongerThanTheLag(t *testing.T) {
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	r := newRigAt(t, loadConfig(t, "matched"), st, zapcore.WarnLevel, true, at(ms(100)))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 1, probe: "job", at: ms(100)})))
+	r.expire(at(ms(200)))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	// Back at 2.5 s: window [0, 1 s), of the deadline (300 ms), was due
+	// to close at 2 s.
+	nu := newRigAt(t, loadConfig(t, "matched"), st, zapcore.WarnLevel, true, at(ms(2500)))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"))
+	mds := nu.sink.AllMetrics()
+	require.NotEmpty(t, mds)
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(mds)["job"], "in the window of its deadline, the last closed")
+	nu.shutdown(t)
+}
+
 // TestReloadToSmallerMaxInFlight: a reload to a smaller max_in_flight
 // evicts the oldest instances in flight, as tracking does, and counts them
 // in in_flight_evictions; a timed-out one is remembered as such, so that
