@@ -53,12 +53,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		ad.Reason = "the interval changed: windows of the two configurations do not line up"
 		return ad
 	}
-	// The new engine's open windows start where the old one's did: the
-	// windows the old engine had not closed are closed by the new one.
-	e.k0 = old.k0
-	for i := range e.slots {
-		e.slots[e.slotOf(e.k0+int64(i))].k = e.k0 + int64(i)
-	}
+	e.openAt(old)
 	for _, op := range old.probes {
 		if op == nil {
 			continue
@@ -109,6 +104,25 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
 	slices.Sort(ad.Carried)
 	return ad
+}
+
+// openAt makes e's open windows start where old's do: the windows old had
+// not closed are closed by e. With a shorter lag e keeps fewer windows
+// open: it takes as many as old kept, which its next Advance closes down
+// to its own lag (the old windows beyond its own number were dropped, with
+// their instances). Called by Adopt, with both engines held.
+func (e *Engine) openAt(old *Engine) {
+	if old.nslots > e.nslots {
+		e.nslots = old.nslots
+		e.slots = make([]slot, e.nslots)
+		for i := range e.slots {
+			e.slots[i].accs = make([]*acc, len(e.probes))
+		}
+	}
+	e.k0 = old.k0
+	for i := range e.slots {
+		e.slots[e.slotOf(e.k0+int64(i))].k = e.k0 + int64(i)
+	}
 }
 
 // adopt takes over the analysis state of probe name from old, keeping the

@@ -170,3 +170,42 @@ func TestAdoptSlackHistoryOfAnotherQTA(t *testing.T) {
 		t.Error("no slack trend over the windows of the new QTA")
 	}
 }
+
+// TestAdoptShorterLag: an engine of a shorter lag keeps fewer windows open
+// than the one it adopts: it takes all of the old one's, closes those its
+// own lag makes due at its first Advance, and counts every instance once.
+// With a lag of 5 s cut to 1 s, it kept the first four of the old one's
+// eight: windows 5 and 6 were dropped, their instances never counted.
+func TestAdoptShorterLag(t *testing.T) {
+	cfg := func(lag time.Duration) Config {
+		return Config{Interval: time.Second, Lag: lag, Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins}}}
+	}
+	closed := int64(0)
+	count := func(rs []*Result) {
+		for _, r := range rs {
+			closed += probeOf(t, r, "a").Counts.Total()
+		}
+	}
+	old := newEngine(t, cfg(5*time.Second), t0)
+	for w := range 7 {
+		count(old.Advance(at(time.Duration(w)*time.Second + 50*time.Millisecond))) // window 0 closes at 6 s
+		addAll(old, ok("a", time.Duration(w)*time.Second+100*time.Millisecond, time.Millisecond))
+	}
+	count(old.Advance(at(6*time.Second + 500*time.Millisecond)))
+	if closed != 1 {
+		t.Fatalf("%d instances closed before the reload, want window 0's", closed)
+	}
+	e := newEngine(t, cfg(time.Second), at(6*time.Second+600*time.Millisecond))
+	if ad := e.Adopt(old); ad.Reason != "" || len(ad.Carried) != 1 {
+		t.Fatalf("adoption %+v, want a carried", ad)
+	}
+	rs := e.Advance(at(6*time.Second + 700*time.Millisecond))
+	if len(rs) != 4 || !rs[0].Start.Equal(at(time.Second)) {
+		t.Fatalf("%d windows closed, want windows 1 to 4, due by the new lag", len(rs))
+	}
+	count(rs)
+	count(e.Flush(at(7 * time.Second)))
+	if closed != 7 {
+		t.Errorf("%d instances counted, want the 7, once each", closed)
+	}
+}

@@ -521,6 +521,9 @@ func TestReloadChangesCountEachInstanceOnce(t *testing.T) {
 				c.Diagram = ""
 			})},
 			{at: 6*time.Second + 510*time.Millisecond, gap: 30 * time.Millisecond, cfg: base}}, []string{"a"}, 80, nil},
+		{"lag", []reloadAt{
+			{at: 2*time.Second + 370*time.Millisecond, gap: 120 * time.Millisecond, cfg: edit(func(c *Config) { c.Lag = 5 * time.Second })},
+			{at: 7*time.Second + 730*time.Millisecond, gap: 60 * time.Millisecond, cfg: base}}, []string{"a", "b"}, 0, nil},
 		{"interval", []reloadAt{{at: 4*time.Second + 370*time.Millisecond, gap: 120 * time.Millisecond,
 			cfg: edit(func(c *Config) { c.Interval = 2 * time.Second })}}, []string{"a", "b"}, 0, []string{"a", "b"}},
 	} {
