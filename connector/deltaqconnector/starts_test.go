@@ -422,6 +422,50 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestReloadKeepsAnAutoProbesLayout: a reload with the configuration
+// unchanged keeps the dMax an auto probe chose, its layout with it, and its
+// instances in flight, and says nothing of it starting afresh. The new
+// engine was made with the probe's first dMax (dmax_max) and took the
+// chosen one only after adopting the windows: the log said the probe
+// started afresh ("its dmax or bins changed"), and layout_changes counted
+// two changes, to the first dMax and back, at every reload.
+func TestReloadKeepsAnAutoProbesLayout(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, cfg, st)
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // the sample is complete: dMax 50ms
+	require.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "dmax_changes", "probe"))
+	// A span after the decision: the engine takes the layout from its
+	// next window (2 s).
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(2100*time.Millisecond, span{name: "job", dur: 10 * time.Millisecond})))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: 2600 * time.Millisecond})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	nu := newRigAt(t, cfg, st, zapcore.InfoLevel, true, at(2620*time.Millisecond))
+	assert.Empty(t, nu.warnings.FilterMessageSnippet("starts afresh").All())
+	carried := nu.warnings.FilterMessageSnippet("instances in flight from start events carried over").All()
+	require.Len(t, carried, 1)
+	assert.Equal(t, int64(1), carried[0].ContextMap()["carried"])
+	nu.expire(at(3900 * time.Millisecond)) // held until 4 s less two ticks and 100 ms
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"))
+	nu.clk.Tick(at(4 * time.Second)) // closes [2s, 3s), in the chosen layout
+	assert.Empty(t, counterByAttr(t, nu.tel, "layout_changes", ""))
+	assert.Empty(t, counterByAttr(t, nu.tel, "dmax_changes", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(nu.sink.AllMetrics())["job"], "the totals of the 50ms layout")
+	nu.shutdown(t)
+}
+
 // TestAutoProbeLearnsNothingFromBackwardSpans: spans that end before they
 // start are malformed, and no delay: an auto probe's sample takes none of
 // them (they were read as delays of about 0, which a sample of them alone

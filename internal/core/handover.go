@@ -24,8 +24,8 @@ type parked struct {
 	cum    map[string]*cumulative
 	outs   map[string]*outStream
 	// starts are the instances in flight from start events, with the
-	// probes they refer to by index and those probes' dMax; nil when the
-	// observer took no start events.
+	// probes they refer to by index and those probes' dMax (an auto
+	// probe's in force); nil when the observer took no start events.
 	starts *parkedStarts
 	// ranges are the decided auto probes' dMax, by name.
 	ranges map[string]parkedRange
@@ -55,7 +55,11 @@ func (o *Observer) park() {
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
 		services: &o.build.services, windows: o.build.windows, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
-		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
+		ps := &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: make([]int64, len(o.spans.Names))}
+		for i := range ps.dMaxNs {
+			ps.dMaxNs[i] = o.spans.dMax(int32(i)) // an auto probe's in force
+		}
+		st.starts = ps
 	}
 	o.handover.Park(o.reloadKey(), st)
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
@@ -184,7 +188,7 @@ func (o *Observer) adoptStarts(old *parked) {
 		if o.spans == nil {
 			continue
 		}
-		if j, ok := o.spans.byName[name]; ok && o.spans.dMaxNs[j] == ps.dMaxNs[i] {
+		if j, ok := o.spans.byName[name]; ok && o.spans.dMax(j) == ps.dMaxNs[i] {
 			remap[i] = j
 		}
 	}
