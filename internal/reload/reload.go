@@ -128,6 +128,13 @@ type parkedState struct {
 	at    time.Time
 }
 
+// sighupQueue is how many SIGHUPs the Handover holds until a shutdown takes
+// them, as many as the collector queues (its signal channel's capacity,
+// otelcol.Collector): os/signal drops a signal a full channel cannot take,
+// and the collector would run a reload the Handover never heard of, taken
+// for a stop.
+const sighupQueue = 3
+
 // Watch starts watching for SIGHUP, once per Handover. The components
 // call it when they start. Receiving SIGHUP here does not stop the
 // collector from receiving it too (os/signal delivers to every registered
@@ -139,7 +146,7 @@ func (h *Handover) Watch() {
 		return
 	}
 	h.watched = true
-	h.sighup = make(chan os.Signal, 1)
+	h.sighup = make(chan os.Signal, sighupQueue)
 	signal.Notify(h.sighup, syscall.SIGHUP)
 }
 

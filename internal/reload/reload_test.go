@@ -83,3 +83,24 @@ func TestSIGHUPDuringAReloadIsTheNext(t *testing.T) {
 	h.Done()
 	assert.False(t, h.Pending())
 }
+
+// TestSIGHUPsQueuedAsTheCollectorQueuesThem: three SIGHUPs that arrive
+// before the first reload's shutdown are three reloads to the collector,
+// which queues them; each shutdown is part of one. The Handover held one:
+// the third reload was taken for a stop.
+func TestSIGHUPsQueuedAsTheCollectorQueuesThem(t *testing.T) {
+	h, _ := fakeClock(t)
+	h.Watch()
+	for range 3 {
+		select {
+		case h.sighup <- syscall.SIGHUP:
+		default:
+			t.Fatal("a SIGHUP the collector queues is dropped") // as os/signal drops it
+		}
+	}
+	for i := range 3 {
+		assert.True(t, h.Pending(), "reload %d", i+1)
+		h.Done()
+	}
+	assert.False(t, h.Pending(), "no fourth")
+}
