@@ -34,8 +34,10 @@ type Adoption struct {
 // running totals, the observed ΔQs behind its confidence band (when the
 // history length and the band's edges, Config.BandPoints, are unchanged),
 // its trigger states, the windows its divergence test pools and its
-// slack history (when its QTA's points are unchanged). The new configuration's QTAs, triggers and diagram apply
-// from the next window that closes. The windows old had not closed are
+// slack history (when its QTA's points are unchanged); and the snapshot
+// being recorded, with the windows a snapshot holds before its trigger.
+// The new configuration's QTAs, triggers and diagram apply from the next
+// window that closes. The windows old had not closed are
 // e's to close: none is lost or counted twice. e must not have been used
 // yet; old must not be used afterwards. With another interval nothing is
 // carried, and old's open windows are the caller's to flush.
@@ -102,6 +104,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		}
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
+	e.an.snap.adopt(&old.an.snap)
 	slices.Sort(ad.Carried)
 	return ad
 }
@@ -123,6 +126,24 @@ func (e *Engine) openAt(old *Engine) {
 	for i := range e.slots {
 		e.slots[e.slotOf(e.k0+int64(i))].k = e.k0 + int64(i)
 	}
+}
+
+// adopt takes over old's recording of snapshots, when the new
+// configuration records them: the windows before a trigger (as many as
+// the new snapshot::before asks), and the snapshot being recorded, which
+// the trigger's record names and the new engine completes, after the
+// windows the new snapshot::after asks.
+func (s *snapshotRecorder) adopt(old *snapshotRecorder) {
+	if !s.cfg.Enabled || !old.cfg.Enabled {
+		return
+	}
+	past := old.past
+	if n := len(past); n > s.cfg.Before {
+		past = past[n-s.cfg.Before:]
+	}
+	s.past = append(s.past[:0], past...)
+	s.active = old.active
+	s.remaining = old.remaining + s.cfg.After - old.cfg.After
 }
 
 // adopt takes over the analysis state of probe name from old, keeping the

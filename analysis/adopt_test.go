@@ -209,3 +209,52 @@ func TestAdoptShorterLag(t *testing.T) {
 		t.Errorf("%d instances counted, want the 7, once each", closed)
 	}
 }
+
+// TestAdoptCarriesTheSnapshotInProgress: a snapshot that a trigger started
+// before a reload, still recording its windows after the trigger's, is
+// completed by the engine of the reload, under the ID the trigger's record
+// named; and the windows before a trigger that fires after the reload
+// include those closed before it. Both were dropped: the trigger named a
+// snapshot no engine ever completed (no file), and the next snapshot began
+// at the reload.
+func TestAdoptCarriesTheSnapshotInProgress(t *testing.T) {
+	cfg := Config{Interval: time.Second, History: 5,
+		Snapshot: SnapshotConfig{Enabled: true, Before: 2, After: 2 * time.Second},
+		Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins,
+			QTA: QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: 0.9}}}, Triggers: Triggers{QTA: true}}}}
+	good, bad := 5*time.Millisecond, 20*time.Millisecond
+	window := func(e *Engine, w int, delay time.Duration) []*Result {
+		base := time.Duration(w) * time.Second
+		addAll(e, ok("a", base+100*time.Millisecond, delay))
+		return e.Advance(at(base + 2*time.Second))
+	}
+	old := newEngine(t, cfg, t0)
+	window(old, 0, good)
+	window(old, 1, good)
+	rs := window(old, 2, bad) // the trigger: snapshot 1, windows 0 to 2, then 3 and 4
+	if len(rs) != 1 || len(rs[0].Triggers) != 1 || rs[0].Triggers[0].SnapshotID != 1 {
+		t.Fatalf("window 2: %+v, want a trigger of snapshot 1", rs)
+	}
+	window(old, 3, good)
+	e := newEngine(t, cfg, at(4*time.Second+500*time.Millisecond))
+	e.Adopt(old)
+	rs = window(e, 4, good)
+	if len(rs) != 1 || len(rs[0].Snapshots) != 1 {
+		t.Fatalf("window 4 completes no snapshot: %+v", rs)
+	}
+	if s := rs[0].Snapshots[0]; s.ID != 1 || len(s.Windows) != 5 || !s.Windows[0].Start.Equal(t0) {
+		t.Errorf("snapshot %d of %d windows from %v, want 1 of windows 0 to 4", s.ID, len(s.Windows), s.Windows[0].Start)
+	}
+	// Rearmed (rearm_windows 0: at once), the trigger fires again in
+	// window 6: its snapshot holds windows 4 and 5 before it.
+	window(e, 5, good)
+	rs = window(e, 6, bad)
+	if len(rs) != 1 || len(rs[0].Triggers) != 1 || rs[0].Triggers[0].SnapshotID != 2 {
+		t.Fatalf("window 6: %+v, want a trigger of snapshot 2", rs)
+	}
+	window(e, 7, good)
+	rs = window(e, 8, good)
+	if len(rs) != 1 || len(rs[0].Snapshots) != 1 || len(rs[0].Snapshots[0].Windows) != 5 {
+		t.Fatalf("window 8: %+v, want snapshot 2 of windows 4 to 8", rs)
+	}
+}
