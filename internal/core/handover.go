@@ -131,23 +131,30 @@ func (o *Observer) adopt(st *parked) {
 
 // flushPredecessor closes the open windows of a predecessor whose state
 // could not be carried over (another interval: the windows do not line
-// up), as its stop would have: each probe's streams continue in them to
-// their end, and the component's own start afresh. Its windows were
-// handed over rather than flushed at its shutdown, and were lost, their
-// instances never counted. Called by Start, once the outputs are known.
+// up), as its stop would have: each probe's streams, and its services
+// (deltaq.service), continue in them to their end, and the component's
+// own start afresh. Its windows were handed over rather than flushed at
+// its shutdown, and were lost, their instances never counted. Called by
+// Start, once the outputs are known.
 func (o *Observer) flushPredecessor(now time.Time) {
 	st := o.predecessor
 	o.predecessor = nil
 	b := o.build
-	start, cum, outs, windows := b.start, b.cum, b.outs, b.windows
-	b.start, b.cum, b.outs, b.windows = st.start, st.cum, st.outs, st.windows
+	swap := func() {
+		b.start, st.start = st.start, b.start
+		b.cum, st.cum = st.cum, b.cum
+		b.outs, st.outs = st.outs, b.outs
+		b.windows, st.windows = st.windows, b.windows
+		b.services.swap(st.services)
+	}
+	swap()
+	defer swap()
 	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
 	defer cancel()
 	for _, r := range st.engine.Flush(now) {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
 	}
-	b.start, b.cum, b.outs, b.windows = start, cum, outs, windows
 }
 
 // adoptSettling takes over the settling of a gateway's predecessor

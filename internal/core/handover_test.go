@@ -99,6 +99,29 @@ func TestReloadToAnotherIntervalFlushesTheOpenWindows(t *testing.T) {
 	assert.NotEqual(t, observedHistograms(old)["p"][0].StartTimestamp(), hs[len(hs)-1].StartTimestamp())
 }
 
+// TestReloadToAnotherIntervalKeepsTheServiceLabel: the open windows a
+// reload to another interval flushes carry the probe's deltaq.service, as
+// those its predecessor closed did, and so do the reloaded observer's
+// windows before any new span: the services go over with the windows.
+func TestReloadToAnotherIntervalKeepsTheServiceLabel(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	old := newHarnessWith(t, testConfig(), at(time.Second), withID)
+	ctx := context.Background()
+	require.NoError(t, old.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", ms(100)))))
+	old.obs.tick(at(2 * time.Second))
+	require.NoError(t, old.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", time.Second+ms(100)))))
+	require.Equal(t, []string{"shop"}, serviceLabels(t, old)["p"])
+
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(ctx))
+	cfg := testConfig()
+	cfg.Interval = 2 * time.Second
+	nu := newHarnessWith(t, cfg, at(2*time.Second+ms(500)), withID)
+	assert.Equal(t, []string{"shop"}, serviceLabels(t, nu)["p"], "the window flushed")
+	assert.Equal(t, int64(2), outcomeTotal(t, nu, "p", contract.Success))
+}
+
 // gaugeValues returns the last value of a gauge per probe.
 func gaugeValues(t *testing.T, h *harness, name string) map[string]float64 {
 	t.Helper()
