@@ -34,11 +34,13 @@ type Adoption struct {
 // running totals, the observed ΔQs behind its confidence band (when the
 // history length and the band's edges, Config.BandPoints, are unchanged),
 // its trigger states, the windows its divergence test pools and its
-// slack history. The new configuration's QTAs, triggers and diagram apply
-// from the next window that closes. The windows old had not closed are
+// slack history (when its QTA's points are unchanged); and the snapshot
+// being recorded, with the windows a snapshot holds before its trigger.
+// The new configuration's QTAs, triggers and diagram apply from the next
+// window that closes. The windows old had not closed are
 // e's to close: none is lost or counted twice. e must not have been used
 // yet; old must not be used afterwards. With another interval nothing is
-// carried.
+// carried, and old's open windows are the caller's to flush.
 func (e *Engine) Adopt(old *Engine) Adoption {
 	ad := Adoption{Fresh: make(map[string]string)}
 	old.mu.Lock()
@@ -53,12 +55,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		ad.Reason = "the interval changed: windows of the two configurations do not line up"
 		return ad
 	}
-	// The new engine's open windows start where the old one's did: the
-	// windows the old engine had not closed are closed by the new one.
-	e.k0 = old.k0
-	for i := range e.slots {
-		e.slots[e.slotOf(e.k0+int64(i))].k = e.k0 + int64(i)
-	}
+	e.openAt(old)
 	for _, op := range old.probes {
 		if op == nil {
 			continue
@@ -107,8 +104,46 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		}
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
+	e.an.snap.adopt(&old.an.snap)
 	slices.Sort(ad.Carried)
 	return ad
+}
+
+// openAt makes e's open windows start where old's do: the windows old had
+// not closed are closed by e. With a shorter lag e keeps fewer windows
+// open: it takes as many as old kept, which its next Advance closes down
+// to its own lag (the old windows beyond its own number were dropped, with
+// their instances). Called by Adopt, with both engines held.
+func (e *Engine) openAt(old *Engine) {
+	if old.nslots > e.nslots {
+		e.nslots = old.nslots
+		e.slots = make([]slot, e.nslots)
+		for i := range e.slots {
+			e.slots[i].accs = make([]*acc, len(e.probes))
+		}
+	}
+	e.k0 = old.k0
+	for i := range e.slots {
+		e.slots[e.slotOf(e.k0+int64(i))].k = e.k0 + int64(i)
+	}
+}
+
+// adopt takes over old's recording of snapshots, when the new
+// configuration records them: the windows before a trigger (as many as
+// the new snapshot::before asks), and the snapshot being recorded, which
+// the trigger's record names and the new engine completes, after the
+// windows the new snapshot::after asks.
+func (s *snapshotRecorder) adopt(old *snapshotRecorder) {
+	if !s.cfg.Enabled || !old.cfg.Enabled {
+		return
+	}
+	past := old.past
+	if n := len(past); n > s.cfg.Before {
+		past = past[n-s.cfg.Before:]
+	}
+	s.past = append(s.past[:0], past...)
+	s.active = old.active
+	s.remaining = old.remaining + s.cfg.After - old.cfg.After
 }
 
 // adopt takes over the analysis state of probe name from old, keeping the
@@ -133,6 +168,13 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 			p = p[len(p)-c:]
 		}
 		ns.div.pool = append(ns.div.pool[:0], p...)
+	}
+	// A window's slack is measured against the QTA's points: under other
+	// points the history would show a step the system did not take, which
+	// the trend reads as a fall (a tighter QTA) and projects to a
+	// violation. The trend then waits for windows of the new points.
+	if !slices.Equal(os.cfg.QTA.Points, ns.cfg.QTA.Points) {
+		return
 	}
 	end, mins, vs := os.slack.end, os.slack.min, os.slack.v
 	if n := len(end); n > ns.slack.w {

@@ -123,3 +123,138 @@ func TestAdoptCarriesTheSlackHistory(t *testing.T) {
 		t.Error("no slack trend after the reload, over the windows of both engines")
 	}
 }
+
+// TestAdoptSlackHistoryOfAnotherQTA: a reload that edits a probe's QTA
+// points does not carry its slack history: each window's slack was
+// measured against the old points. At a steady system, a QTA tightened
+// from 50 % to 90 % by 30 ms moves the slack from 0.5 to 0.1 at once; the
+// trend over the windows of both read that step as a fall, and
+// deltaq.qta.time_to_violation projected a violation within 2 s, then
+// 375 ms, then 167 ms, though the system had not changed.
+func TestAdoptSlackHistoryOfAnotherQTA(t *testing.T) {
+	config := func(p float64) Config {
+		return Config{Interval: time.Second, History: 5, Probes: map[string]ProbeConfig{
+			"a": {DMax: testDMax, Bins: testBins, QTA: QTA{Points: []QTAPoint{{Delay: 30 * time.Millisecond, P: p}}},
+				Triggers: Triggers{SlackTrend: SlackTrendTrigger{Horizon: time.Minute, Windows: 4}}},
+		}}
+	}
+	window := func(e *Engine, w int) []*Result {
+		base := time.Duration(w) * time.Second
+		for i := range 50 {
+			addAll(e, ok("a", base+time.Duration(10+i)*time.Millisecond, 20*time.Millisecond))
+		}
+		return e.Advance(at(base + 2*time.Second))
+	}
+	old := newEngine(t, config(0.5), t0)
+	for w := range 4 {
+		window(old, w)
+	}
+	e := newEngine(t, config(0.9), at(4*time.Second+500*time.Millisecond))
+	e.Adopt(old)
+	trends := 0
+	for w := 4; w < 9; w++ {
+		for _, r := range window(e, w) {
+			a := probeOf(t, r, "a")
+			if len(r.Triggers) > 0 {
+				t.Errorf("window %v: triggers %+v at a steady system", r.Start, r.Triggers)
+			}
+			if a.Slack != nil && a.Slack.Trend.OK {
+				trends++
+				if a.Slack.Trend.Projected || a.Slack.Trend.Slope != 0 {
+					t.Errorf("window %v: trend %+v, want a flat line, no violation projected", r.Start, a.Slack.Trend)
+				}
+			}
+		}
+	}
+	if trends == 0 {
+		t.Error("no slack trend over the windows of the new QTA")
+	}
+}
+
+// TestAdoptShorterLag: an engine of a shorter lag keeps fewer windows open
+// than the one it adopts: it takes all of the old one's, closes those its
+// own lag makes due at its first Advance, and counts every instance once.
+// With a lag of 5 s cut to 1 s, it kept the first four of the old one's
+// eight: windows 5 and 6 were dropped, their instances never counted.
+func TestAdoptShorterLag(t *testing.T) {
+	cfg := func(lag time.Duration) Config {
+		return Config{Interval: time.Second, Lag: lag, Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins}}}
+	}
+	closed := int64(0)
+	count := func(rs []*Result) {
+		for _, r := range rs {
+			closed += probeOf(t, r, "a").Counts.Total()
+		}
+	}
+	old := newEngine(t, cfg(5*time.Second), t0)
+	for w := range 7 {
+		count(old.Advance(at(time.Duration(w)*time.Second + 50*time.Millisecond))) // window 0 closes at 6 s
+		addAll(old, ok("a", time.Duration(w)*time.Second+100*time.Millisecond, time.Millisecond))
+	}
+	count(old.Advance(at(6*time.Second + 500*time.Millisecond)))
+	if closed != 1 {
+		t.Fatalf("%d instances closed before the reload, want window 0's", closed)
+	}
+	e := newEngine(t, cfg(time.Second), at(6*time.Second+600*time.Millisecond))
+	if ad := e.Adopt(old); ad.Reason != "" || len(ad.Carried) != 1 {
+		t.Fatalf("adoption %+v, want a carried", ad)
+	}
+	rs := e.Advance(at(6*time.Second + 700*time.Millisecond))
+	if len(rs) != 4 || !rs[0].Start.Equal(at(time.Second)) {
+		t.Fatalf("%d windows closed, want windows 1 to 4, due by the new lag", len(rs))
+	}
+	count(rs)
+	count(e.Flush(at(7 * time.Second)))
+	if closed != 7 {
+		t.Errorf("%d instances counted, want the 7, once each", closed)
+	}
+}
+
+// TestAdoptCarriesTheSnapshotInProgress: a snapshot that a trigger started
+// before a reload, still recording its windows after the trigger's, is
+// completed by the engine of the reload, under the ID the trigger's record
+// named; and the windows before a trigger that fires after the reload
+// include those closed before it. Both were dropped: the trigger named a
+// snapshot no engine ever completed (no file), and the next snapshot began
+// at the reload.
+func TestAdoptCarriesTheSnapshotInProgress(t *testing.T) {
+	cfg := Config{Interval: time.Second, History: 5,
+		Snapshot: SnapshotConfig{Enabled: true, Before: 2, After: 2 * time.Second},
+		Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins,
+			QTA: QTA{Points: []QTAPoint{{Delay: 10 * time.Millisecond, P: 0.9}}}, Triggers: Triggers{QTA: true}}}}
+	good, bad := 5*time.Millisecond, 20*time.Millisecond
+	window := func(e *Engine, w int, delay time.Duration) []*Result {
+		base := time.Duration(w) * time.Second
+		addAll(e, ok("a", base+100*time.Millisecond, delay))
+		return e.Advance(at(base + 2*time.Second))
+	}
+	old := newEngine(t, cfg, t0)
+	window(old, 0, good)
+	window(old, 1, good)
+	rs := window(old, 2, bad) // the trigger: snapshot 1, windows 0 to 2, then 3 and 4
+	if len(rs) != 1 || len(rs[0].Triggers) != 1 || rs[0].Triggers[0].SnapshotID != 1 {
+		t.Fatalf("window 2: %+v, want a trigger of snapshot 1", rs)
+	}
+	window(old, 3, good)
+	e := newEngine(t, cfg, at(4*time.Second+500*time.Millisecond))
+	e.Adopt(old)
+	rs = window(e, 4, good)
+	if len(rs) != 1 || len(rs[0].Snapshots) != 1 {
+		t.Fatalf("window 4 completes no snapshot: %+v", rs)
+	}
+	if s := rs[0].Snapshots[0]; s.ID != 1 || len(s.Windows) != 5 || !s.Windows[0].Start.Equal(t0) {
+		t.Errorf("snapshot %d of %d windows from %v, want 1 of windows 0 to 4", s.ID, len(s.Windows), s.Windows[0].Start)
+	}
+	// Rearmed (rearm_windows 0: at once), the trigger fires again in
+	// window 6: its snapshot holds windows 4 and 5 before it.
+	window(e, 5, good)
+	rs = window(e, 6, bad)
+	if len(rs) != 1 || len(rs[0].Triggers) != 1 || rs[0].Triggers[0].SnapshotID != 2 {
+		t.Fatalf("window 6: %+v, want a trigger of snapshot 2", rs)
+	}
+	window(e, 7, good)
+	rs = window(e, 8, good)
+	if len(rs) != 1 || len(rs[0].Snapshots) != 1 || len(rs[0].Snapshots[0].Windows) != 5 {
+		t.Fatalf("window 8: %+v, want snapshot 2 of windows 4 to 8", rs)
+	}
+}

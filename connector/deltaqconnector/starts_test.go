@@ -470,6 +470,50 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestReloadKeepsAnAutoProbesLayout: a reload with the configuration
+// unchanged keeps the dMax an auto probe chose, its layout with it, and its
+// instances in flight, and says nothing of it starting afresh. The new
+// engine was made with the probe's first dMax (dmax_max) and took the
+// chosen one only after adopting the windows: the log said the probe
+// started afresh ("its dmax or bins changed"), and layout_changes counted
+// two changes, to the first dMax and back, at every reload.
+func TestReloadKeepsAnAutoProbesLayout(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, cfg, st)
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // the sample is complete: dMax 50ms
+	require.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "dmax_changes", "probe"))
+	// A span after the decision: the engine takes the layout from its
+	// next window (2 s).
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(2100*time.Millisecond, span{name: "job", dur: 10 * time.Millisecond})))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: 2600 * time.Millisecond})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	nu := newRigAt(t, cfg, st, zapcore.InfoLevel, true, at(2620*time.Millisecond))
+	assert.Empty(t, nu.warnings.FilterMessageSnippet("starts afresh").All())
+	carried := nu.warnings.FilterMessageSnippet("instances in flight from start events carried over").All()
+	require.Len(t, carried, 1)
+	assert.Equal(t, int64(1), carried[0].ContextMap()["carried"])
+	nu.expire(at(3900 * time.Millisecond)) // held until 4 s less two ticks and 100 ms
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"))
+	nu.clk.Tick(at(4 * time.Second)) // closes [2s, 3s), in the chosen layout
+	assert.Empty(t, counterByAttr(t, nu.tel, "layout_changes", ""))
+	assert.Empty(t, counterByAttr(t, nu.tel, "dmax_changes", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(nu.sink.AllMetrics())["job"], "the totals of the 50ms layout")
+	nu.shutdown(t)
+}
+
 // TestAutoProbeLearnsNothingFromBackwardSpans: spans that end before they
 // start are malformed, and no delay: an auto probe's sample takes none of
 // them (they were read as delays of about 0, which a sample of them alone
@@ -914,6 +958,68 @@ func TestReloadCountsRememberedSpansCut(t *testing.T) {
 	require.NoError(t, nu.logs.ConsumeLogs(context.Background(), startLogs(
 		start{n: 2, probe: "job", at: ms(100)}, start{n: 9, probe: "job", at: ms(100)})))
 	assert.Equal(t, map[string]int64{"after_end": 2}, counterByAttr(t, nu.tel, "start_events", "result"))
+	nu.shutdown(t)
+}
+
+// TestReloadLongerThanTheLag: an instance carried over a reload whose
+// components took longer to rebuild than its hold (the window of its
+// deadline was due to close meanwhile) times out when the new connector
+// starts, before that window closes: its timeout counts in the window of
+// its deadline, as without the reload. The window closed first, and the
+// timeout went to the next one.
+func TestReloadLongerThanTheLag(t *testing.T) {
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	r := newRigAt(t, loadConfig(t, "matched"), st, zapcore.WarnLevel, true, at(ms(100)))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 1, probe: "job", at: ms(100)})))
+	r.expire(at(ms(200)))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	// Back at 2.5 s: window [0, 1 s), of the deadline (300 ms), was due
+	// to close at 2 s.
+	nu := newRigAt(t, loadConfig(t, "matched"), st, zapcore.WarnLevel, true, at(ms(2500)))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"))
+	mds := nu.sink.AllMetrics()
+	require.NotEmpty(t, mds)
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(mds)["job"], "in the window of its deadline, the last closed")
+	nu.shutdown(t)
+}
+
+// TestReloadToSmallerMaxInFlight: a reload to a smaller max_in_flight
+// evicts the oldest instances in flight, as tracking does, and counts them
+// in in_flight_evictions; a timed-out one is remembered as such, so that
+// its span, resent after the reload while its window is open, is late and
+// not counted again. It was forgotten unsaid: the span counted as a
+// success, the instance twice (6 outcomes of 5 instances).
+func TestReloadToSmallerMaxInFlight(t *testing.T) {
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, loadConfig(t, "matched"), st)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(100)}, start{n: 3, probe: "job", at: ms(100)})))
+	r.expire(at(ms(310))) // 1, 2 and 3 time out
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 4, probe: "job", at: ms(300)}, start{n: 5, probe: "job", at: ms(300)})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	cfg := loadConfig(t, "matched")
+	cfg.StartEvents.MaxInFlight = 2
+	nu := newStartRig(t, cfg, st)
+	assert.Equal(t, map[string]int64{"timed_out": 3}, counterByAttr(t, nu.tel, "in_flight_evictions", "state"))
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(400),
+		span{name: "job", dur: ms(100), traceID: 4}, span{name: "job", dur: ms(100), traceID: 5})))
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
+	nu.expire(at(ms(1500)))
+	nu.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Failure: 0, contract.Timeout: 3},
+		probeOutcomes(nu.sink.AllMetrics())["job"], "each instance once")
 	nu.shutdown(t)
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
@@ -191,12 +192,18 @@ func TestGatewayDifferentialOverTheWire(t *testing.T) {
 	// analysis counts, and the quantiles, read from those, are the single
 	// collector's.
 	t.Run("agents of other layouts", func(t *testing.T) { wireRun(t, 5, false, true) })
+	// The gateway reloaded (SIGHUP) with its configuration unchanged, in
+	// windows 2 and 4, between the arrival of requests and the tick, with
+	// requests delivered again across it: its windows, totals and the
+	// prints of the windows it merged go to the gateway the reload builds.
+	t.Run("reloads", func(t *testing.T) { wireRun(t, 3, true, false, 2, 4) })
 }
 
 // wireRun runs TestGatewayDifferentialOverTheWire with n agents, with
 // hard the repeats and the restart, with layouts the agents of other
-// layouts (and the quantiles alone compared).
-func wireRun(t *testing.T, n int, hard, layouts bool) {
+// layouts (and the quantiles alone compared), reloading the gateway in the
+// windows reloads.
+func wireRun(t *testing.T, n int, hard, layouts bool, reloads ...int) {
 	const windows, restartW = 6, 2
 	r := rand.New(rand.NewPCG(uint64(n), 5))
 	newAgent := func(i int, now time.Time) *harness {
@@ -219,7 +226,10 @@ func wireRun(t *testing.T, n int, hard, layouts bool) {
 	single := newHarness(t, wireDiffConfig(), start)
 	gcfg := wireDiffConfig()
 	gcfg.Lag = 3 * time.Second
-	gateway := newHarness(t, gcfg, start)
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq/gateway", ho }
+	gateway := newHarnessWith(t, gcfg, start, withID)
+	gateways := []*harness{gateway} // the gateway and those its reloads built
 	agents := make([]*harness, n)
 	for i := range agents {
 		agents[i] = newAgent(i, start)
@@ -281,7 +291,17 @@ func wireRun(t *testing.T, n int, hard, layouts bool) {
 			}
 		}
 		r.Shuffle(len(arrived), func(i, j int) { arrived[i], arrived[j] = arrived[j], arrived[i] })
-		for _, md := range arrived {
+		for i, md := range arrived {
+			if i == len(arrived)/2 && slices.Contains(reloads, w) {
+				ho.Requested()
+				require.NoError(t, gateway.obs.Shutdown(context.Background()))
+				nu := newHarnessWith(t, gcfg, now.Add(-300*time.Millisecond), withID)
+				for _, md := range gateway.metrics.AllMetrics() {
+					require.NoError(t, nu.metrics.ConsumeMetrics(context.Background(), md)) // the output before
+				}
+				gateways = append(gateways, nu)
+				gateway = nu
+			}
 			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
 		}
 		gateway.obs.tick(now)
@@ -321,7 +341,12 @@ func wireRun(t *testing.T, n int, hard, layouts bool) {
 	if compared < least {
 		t.Errorf("%d points compared", compared)
 	}
-	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
+	fates := map[string]int64{}
+	for _, g := range gateways {
+		for f, n := range telemetrytest.Points(t, g.tel, "otelcol_exporter_deltaq_contributions") {
+			fates[f] += n
+		}
+	}
 	for f := range fates {
 		if f != "fate=accepted" && f != "fate=idle" && (f != "fate=duplicate" || !hard) {
 			t.Errorf("contributions %v: want accepted and idle (and with repeats duplicate) only", fates)

@@ -4,6 +4,7 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
+	"context"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -23,8 +24,8 @@ type parked struct {
 	cum    map[string]*cumulative
 	outs   map[string]*outStream
 	// starts are the instances in flight from start events, with the
-	// probes they refer to by index and those probes' dMax; nil when the
-	// observer took no start events.
+	// probes they refer to by index and those probes' dMax (an auto
+	// probe's in force); nil when the observer took no start events.
 	starts *parkedStarts
 	// ranges are the decided auto probes' dMax, by name.
 	ranges map[string]parkedRange
@@ -54,7 +55,11 @@ func (o *Observer) park() {
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
 		services: &o.build.services, windows: o.build.windows, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
-		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
+		ps := &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: make([]int64, len(o.spans.Names))}
+		for i := range ps.dMaxNs {
+			ps.dMaxNs[i] = o.spans.dMax(int32(i)) // an auto probe's in force
+		}
+		st.starts = ps
 	}
 	o.handover.Park(o.reloadKey(), st)
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
@@ -103,7 +108,11 @@ func (o *Observer) afterAdoption() {
 func (o *Observer) adopt(st *parked) {
 	ad := o.engine.Adopt(st.engine)
 	if ad.Reason != "" {
-		o.logger.Warn("configuration reload: nothing carried over; every probe starts afresh", zap.String("reason", ad.Reason))
+		// The predecessor parked its open windows instead of flushing
+		// them: they close at Start (flushPredecessor), as at a stop.
+		o.predecessor = st
+		o.logger.Warn("configuration reload: nothing carried over; the open windows are flushed as at a stop and every probe starts afresh",
+			zap.String("reason", ad.Reason))
 		return
 	}
 	o.build.start = st.start
@@ -117,6 +126,34 @@ func (o *Observer) adopt(st *parked) {
 		zap.Strings("probes", ad.Carried))
 	for name, why := range ad.Fresh {
 		o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name), zap.String("reason", why))
+	}
+}
+
+// flushPredecessor closes the open windows of a predecessor whose state
+// could not be carried over (another interval: the windows do not line
+// up), as its stop would have: each probe's streams, and its services
+// (deltaq.service), continue in them to their end, and the component's
+// own start afresh. Its windows were handed over rather than flushed at
+// its shutdown, and were lost, their instances never counted. Called by
+// Start, once the outputs are known.
+func (o *Observer) flushPredecessor(now time.Time) {
+	st := o.predecessor
+	o.predecessor = nil
+	b := o.build
+	swap := func() {
+		b.start, st.start = st.start, b.start
+		b.cum, st.cum = st.cum, b.cum
+		b.outs, st.outs = st.outs, b.outs
+		b.windows, st.windows = st.windows, b.windows
+		b.services.swap(st.services)
+	}
+	swap()
+	defer swap()
+	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
+	defer cancel()
+	for _, r := range st.engine.Flush(now) {
+		o.inspect(ctx, r)
+		o.emit(ctx, r, now)
 	}
 }
 
@@ -158,7 +195,7 @@ func (o *Observer) adoptStarts(old *parked) {
 		if o.spans == nil {
 			continue
 		}
-		if j, ok := o.spans.byName[name]; ok && o.spans.dMaxNs[j] == ps.dMaxNs[i] {
+		if j, ok := o.spans.byName[name]; ok && o.spans.dMax(j) == ps.dMaxNs[i] {
 			remap[i] = j
 		}
 	}
@@ -170,12 +207,18 @@ func (o *Observer) adoptStarts(old *parked) {
 		in.Probe = int(remap[in.Probe])
 		in.Due = hold(in.Deadline)
 		return true
-	})
+	}, o.now().UnixNano())
 	o.logger.Info("configuration reload: instances in flight from start events carried over",
 		zap.Int("carried", m.Instances), zap.Int("dropped", m.Dropped),
+		zap.Int("evicted", m.Evicted[inflight.Started]+m.Evicted[inflight.TimedOut]),
 		zap.Int("remembered_spans", m.Remembered), zap.Int("remembered_spans_cut", m.Cut))
 	if m.Cut > 0 {
 		o.starts.ins.EndedEvictions.Add(o.runCtx, int64(m.Cut))
+	}
+	for st, n := range m.Evicted {
+		if n > 0 {
+			o.starts.ins.InFlightEvictions.Add(o.runCtx, int64(n), o.starts.stateAttr[st])
+		}
 	}
 	if m.Instances > 0 {
 		// The timer runs for them, a logs input or not: a configuration

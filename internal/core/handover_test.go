@@ -59,6 +59,69 @@ func TestReloadCarriesTheOpenWindowAndTheStreams(t *testing.T) {
 		"the new QTA (50 % by 30 ms) holds for 20 ms delays; the old one (by 10 ms) did not")
 }
 
+// TestReloadToAnotherIntervalFlushesTheOpenWindows: a reload that changes
+// the interval carries nothing over (the windows of the two intervals do
+// not line up), so the open windows its predecessor handed over close when
+// the reloaded observer starts, as at a stop: their instances count once,
+// in the predecessor's streams, and the new streams start afresh. They
+// were lost: 3 of the 5 instances were never counted.
+func TestReloadToAnotherIntervalFlushesTheOpenWindows(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	old := newHarnessWith(t, cfg, at(time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "p", outcome: contract.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	old.consume(ok(ms(100)), ok(ms(200)))
+	old.obs.tick(at(2 * time.Second)) // closes [0, 1 s)
+	old.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)), ok(2*time.Second+ms(100)))
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(context.Background()))
+
+	cfg2 := testConfig()
+	cfg2.Interval = 2 * time.Second
+	cfg2.Probes = cfg.Probes
+	nu := newHarnessWith(t, cfg2, at(2*time.Second+ms(500)), withID)
+	assert.Equal(t, map[string]int64{"success": 5, "timeout": 0, "failure": 0}, outcomeCounts(t, nu, "p"),
+		"the two instances of window 0, counted before the reload, and the three of the open windows")
+	hs := observedHistograms(nu)["p"]
+	require.NotEmpty(t, hs)
+	assert.Equal(t, observedHistograms(old)["p"][0].StartTimestamp(), hs[len(hs)-1].StartTimestamp(),
+		"the predecessor's stream, to its end")
+	assert.Equal(t, uint64(5), hs[len(hs)-1].Count())
+
+	nu.consume(ok(2*time.Second + ms(800)))
+	nu.obs.tick(at(6 * time.Second)) // closes [2 s, 4 s)
+	hs = observedHistograms(nu)["p"]
+	assert.Equal(t, uint64(1), hs[len(hs)-1].Count(), "the new stream starts afresh")
+	assert.NotEqual(t, observedHistograms(old)["p"][0].StartTimestamp(), hs[len(hs)-1].StartTimestamp())
+}
+
+// TestReloadToAnotherIntervalKeepsTheServiceLabel: the open windows a
+// reload to another interval flushes carry the probe's deltaq.service, as
+// those its predecessor closed did, and so do the reloaded observer's
+// windows before any new span: the services go over with the windows.
+func TestReloadToAnotherIntervalKeepsTheServiceLabel(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	old := newHarnessWith(t, testConfig(), at(time.Second), withID)
+	ctx := context.Background()
+	require.NoError(t, old.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", ms(100)))))
+	old.obs.tick(at(2 * time.Second))
+	require.NoError(t, old.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", time.Second+ms(100)))))
+	require.Equal(t, []string{"shop"}, serviceLabels(t, old)["p"])
+
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(ctx))
+	cfg := testConfig()
+	cfg.Interval = 2 * time.Second
+	nu := newHarnessWith(t, cfg, at(2*time.Second+ms(500)), withID)
+	assert.Equal(t, []string{"shop"}, serviceLabels(t, nu)["p"], "the window flushed")
+	assert.Equal(t, int64(2), outcomeTotal(t, nu, "p", contract.Success))
+}
+
 // gaugeValues returns the last value of a gauge per probe.
 func gaugeValues(t *testing.T, h *harness, name string) map[string]float64 {
 	t.Helper()

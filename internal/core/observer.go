@@ -141,6 +141,10 @@ type Observer struct {
 	// adopted are the probes carried over a reload, checked at Start
 	// (handover.go); nil when nothing was adopted.
 	adopted []string
+	// predecessor is the state parked before a reload that could not be
+	// carried over, whose open windows Start flushes (flushPredecessor);
+	// nil without.
+	predecessor *parked
 	// spans are the probes matched in the spans themselves
 	// (Settings.SpanProbes), resolved in the engine; nil without.
 	spans *spanProbes
@@ -194,8 +198,14 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if o.tel = set.Instruments; o.tel == nil {
 		o.tel = noInstruments()
 	}
+	var old *parked
+	if set.ID != "" {
+		if st, ok := o.handover.Claim(o.reloadKey()); ok {
+			old = st.(*parked)
+		}
+	}
 	now := o.now()
-	if err := o.newEngine(now); err != nil {
+	if err := o.newEngine(now, old); err != nil {
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
@@ -212,18 +222,11 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	o.makeAttrs()
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
 	o.wire = newWireCache()
-	var old *parked
-	if set.ID != "" {
-		if st, ok := o.handover.Claim(o.reloadKey()); ok {
-			old = st.(*parked)
-			o.adopt(old)
-		}
+	if old != nil {
+		o.adopt(old)
 	}
 	o.spans = resolve(set.SpanProbes, o.engine, o.auto.rangesOf(), o.now)
 	o.takeStarts(old)
-	if old != nil {
-		o.auto.adoptRanges(old.ranges)
-	}
 	if set.ID != "" {
 		// The processors that feed this component are made after it: each
 		// runs this check once its probes are registered (misspelled).
@@ -254,10 +257,17 @@ func (o *Observer) makeAttrs() {
 }
 
 // newEngine makes the analysis engine, the auto probes of the spans first:
-// the engine looks their layouts up.
-func (o *Observer) newEngine(now time.Time) error {
+// the engine looks their layouts up. The auto probes keep the dMax the
+// observer old (nil: none), parked before a reload, had chosen, so that
+// the engine has their layouts from the start, and adopting old's state
+// finds them unchanged (the probe started afresh, said the log, and its
+// layout went to the first dMax and back).
+func (o *Observer) newEngine(now time.Time, old *parked) error {
 	o.spanIns = completeSpanInstruments(o.set.SpanInstruments)
 	o.auto = newAutoProbes(o.set.SpanProbes)
+	if old != nil {
+		o.auto.adoptRanges(old.ranges)
+	}
 	ac := o.cfg.engineConfig(o.layouts)
 	o.auto.configure(&ac)
 	// The band is read at the deltaq.cdf edges alone (builder.curves).
@@ -319,6 +329,15 @@ func (o *Observer) Start(out Outputs) error {
 	}
 	o.auto.begin(o.now())
 	o.announceAuto()
+	if o.predecessor != nil {
+		o.flushPredecessor(o.now())
+	}
+	if o.starts != nil && o.starts.tracker.Len() > 0 {
+		// Instances carried over a reload that fell due while the
+		// components were rebuilt time out before the windows due then
+		// close (afterAdoption), in the windows of their deadlines.
+		o.expire(o.now().UnixNano())
+	}
 	if o.adopted != nil {
 		o.afterAdoption()
 	}

@@ -58,6 +58,20 @@ func (s *services) configure(c ServicesConfig, interval, probeIdle time.Duration
 	}
 }
 
+// swap exchanges what s and o record and their bounds: a builder that
+// closes the windows of another configuration's observer (a reload to
+// another interval, flushPredecessor) names its probes' services for them.
+func (s *services) swap(o *services) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s.byProbe, o.byProbe = o.byProbe, s.byProbe
+	s.maxPerProbe, o.maxPerProbe = o.maxPerProbe, s.maxPerProbe
+	s.idleWindows, o.idleWindows = o.idleWindows, s.idleWindows
+	s.window, o.window = o.window, s.window
+}
+
 // adopt takes over the services old, the builder's before a configuration
 // reload, recorded, so that the windows closed before the next span still
 // name them; the builder's window numbers continue old's. With other

@@ -29,7 +29,7 @@ func TestMoveToKeepsStateAndDueTimes(t *testing.T) {
 		}
 		in.Probe = 7
 		return true
-	})
+	}, func(*Eviction) { t.Fatal("nothing to evict") })
 	assert.Equal(t, 2, moved)
 	assert.Equal(t, 1, dropped)
 	assert.Equal(t, 0, src.Len())
@@ -51,16 +51,21 @@ func TestMoveToKeepsStateAndDueTimes(t *testing.T) {
 }
 
 // TestMoveToFullDestination: a destination smaller than the instances
-// evicts the oldest, counted as dropped.
+// evicts the oldest, described as Add describes an eviction; they are not
+// dropped by keep.
 func TestMoveToFullDestination(t *testing.T) {
 	src := New(10, 0)
 	for b := range byte(3) {
 		src.Add(&Instance{Key: Key{TraceID: [16]byte{b + 1}}, Deadline: int64(b) + 100})
 	}
 	dst := New(2, 0)
-	moved, dropped := src.MoveTo(dst, func(*Instance) bool { return true })
+	var evicted []Eviction
+	moved, dropped := src.MoveTo(dst, func(*Instance) bool { return true }, func(ev *Eviction) { evicted = append(evicted, *ev) })
 	assert.Equal(t, 2, moved)
-	assert.Equal(t, 1, dropped)
+	assert.Equal(t, 0, dropped)
+	require.Len(t, evicted, 1)
+	assert.Equal(t, Key{TraceID: [16]byte{1}}, evicted[0].Instance.Key, "the oldest")
+	assert.Equal(t, Started, evicted[0].State)
 	assert.Equal(t, 2, dst.Len())
 }
 
@@ -85,7 +90,7 @@ func TestMoveToHoldsLonger(t *testing.T) {
 			in.Due = 5 // below the deadline: no change
 		}
 		return true
-	})
+	}, func(*Eviction) { t.Fatal("nothing to evict") })
 	due, ok := dst.NextDue()
 	require.True(t, ok)
 	assert.Equal(t, int64(120), due, "instance 3 at its deadline")

@@ -460,9 +460,10 @@ func addSat(a, b int64) int64 {
 // due time, except those for which keep returns false; keep may change the
 // instance (its Probe index, say) before it moves, and may hold a started
 // instance longer by raising its Due (never shorten it). t is left empty. It
-// returns the number of instances moved and dropped; instances dst has to
-// evict to stay within its capacity count as dropped.
-func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped int) {
+// returns the number of instances moved and dropped (refused by keep); an
+// instance dst has to evict to stay within its capacity is neither, and is
+// handed to evicted, as Add describes it.
+func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool, evicted func(*Eviction)) (moved, dropped int) {
 	t.link(t.young.n) // every instance in the insertion-order list
 	for i := t.oldest; i != none; i = t.slots[i].next {
 		s := t.slots[i]
@@ -477,7 +478,7 @@ func (t *Table) MoveTo(dst *Table, keep func(*Instance) bool) (moved, dropped in
 		}
 		if ev.Evicted {
 			moved--
-			dropped++
+			evicted(&ev)
 		}
 		moved++
 		// The instance just added is young in dst: its state and due

@@ -267,6 +267,11 @@ func (t *Tracker) RememberedLen() int {
 type Moved struct {
 	// Instances are the instances moved, Dropped those keep refused.
 	Instances, Dropped int
+	// Evicted are the instances the new tracker's max_in_flight could not
+	// hold, by state (the oldest go), as a start event's tracking evicts
+	// them; a timed-out one is remembered as such (Ended.AddLate), its
+	// span late.
+	Evicted [2]int
 	// Remembered is the number of spans the new tracker remembers as ended
 	// after the move; Cut is the number of remembered spans it could not
 	// hold (a smaller max_ended) while still inside their ended_window.
@@ -278,20 +283,33 @@ type Moved struct {
 // (keep may change its Probe, and hold it longer by raising its Due), with
 // its state and due time, and the remembered spans (Ended.MoveTo, unless
 // both were made with the same max_ended and ended_window: then the set
-// itself). t is left empty.
-func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool) Moved {
+// itself). t is left empty. now is the time of the move (nanoseconds since
+// the Unix epoch), from which a timed-out instance the new max_in_flight
+// evicts is remembered.
+func (t *Tracker) MoveTo(dst *Tracker, keep func(*Instance) bool, now int64) Moved {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	dst.mu.Lock()
 	defer dst.mu.Unlock()
 	var m Moved
-	m.Instances, m.Dropped = t.table.MoveTo(dst.table, keep)
+	var late []Instance
+	m.Instances, m.Dropped = t.table.MoveTo(dst.table, keep, func(ev *Eviction) {
+		m.Evicted[ev.State]++
+		if ev.State == TimedOut {
+			late = append(late, ev.Instance)
+		}
+	})
 	if t.opts.MaxEnded == dst.opts.MaxEnded && t.opts.EndedWindow == dst.opts.EndedWindow {
 		dst.ended, t.ended = t.ended, NewEnded(t.opts.MaxEnded, int64(t.opts.EndedWindow))
 	} else {
 		m.Cut = t.ended.MoveTo(dst.ended)
 	}
 	dst.ended.keepLate(keep)
+	// Their timeouts were counted and their spans may still come: late, as
+	// those Track evicts (kept and renumbered by keep already).
+	for i := range late {
+		m.Cut += dst.ended.AddLate(late[i].Key, now, late[i].Probe)
+	}
 	m.Remembered = dst.ended.Len()
 	if t.remember.Load() {
 		dst.remember.Store(true)

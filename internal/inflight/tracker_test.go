@@ -194,7 +194,7 @@ func TestTrackerMoveTo(t *testing.T) {
 	m := old.MoveTo(nu, func(in *Instance) bool {
 		in.Probe += 10
 		return in.Key != key(1)
-	})
+	}, 70)
 	if m != (Moved{Instances: 3, Dropped: 1, Remembered: 1}) || nu.Len() != 3 || old.Len() != 0 {
 		t.Fatalf("moved %+v, new holds %d, old %d; want 3 moved, 1 dropped, 1 remembered, none cut; 3, 0", m, nu.Len(), old.Len())
 	}
@@ -226,7 +226,7 @@ func TestTrackerMoveTo(t *testing.T) {
 		old.MoveTo(nu, func(in *Instance) bool {
 			in.Probe += 10
 			return in.Probe != 12
-		})
+		}, 70)
 		if e := nu.End(key(1), 70); !e.Found || e.State != TimedOut || e.Probe != 11 {
 			t.Fatalf("max_ended %d: End(1) = %+v, want late, probe 11", maxEnded, e)
 		}
@@ -252,7 +252,7 @@ func TestTrackerMoveTo(t *testing.T) {
 		o := testOptions()
 		change(&o)
 		nu := NewTracker(o)
-		m := old.MoveTo(nu, func(*Instance) bool { return true })
+		m := old.MoveTo(nu, func(*Instance) bool { return true }, 10)
 		if old.RememberedLen() != 0 {
 			t.Fatalf("%+v: the old tracker remembers %d spans, want none", o, old.RememberedLen())
 		}
@@ -270,6 +270,37 @@ func TestTrackerMoveTo(t *testing.T) {
 				t.Fatalf("%+v: Start(%d) = %v, want AfterEnd for the spans from %d on", o, n, r, first)
 			}
 		}
+	}
+}
+
+// TestTrackerMoveToSmallerMaxInFlight: a reload to a smaller
+// max_in_flight evicts the oldest instances as tracking does, counted by
+// state; a timed-out one is remembered as timed out, so that its span,
+// coming after the reload, is late rather than a second outcome of an
+// instance whose timeout was counted. It was forgotten: its span ended no
+// instance and counted by its own duration.
+func TestTrackerMoveToSmallerMaxInFlight(t *testing.T) {
+	old := NewTracker(testOptions())
+	old.Remember()
+	old.Start(inst(1, 0, 50), 0)
+	old.Expire(50, nil) // 1 times out
+	old.Start(inst(2, 60, 50), 60)
+	old.Start(inst(3, 60, 50), 60)
+	o := testOptions()
+	o.MaxInFlight = 1
+	nu := NewTracker(o)
+	m := old.MoveTo(nu, func(*Instance) bool { return true }, 70)
+	if want := (Moved{Instances: 1, Evicted: [2]int{Started: 1, TimedOut: 1}, Remembered: 1}); m != want {
+		t.Fatalf("moved %+v, want %+v", m, want)
+	}
+	if e := nu.End(key(1), 80); !e.Found || e.State != TimedOut || e.Probe != 1 {
+		t.Fatalf("End(1) = %+v, want late, probe 1", e)
+	}
+	if e := nu.End(key(2), 80); e.Found {
+		t.Fatalf("End(2) = %+v, want nothing found: evicted before its timeout", e)
+	}
+	if e := nu.End(key(3), 80); !e.Found || e.State != Started {
+		t.Fatalf("End(3) = %+v, want the instance kept", e)
 	}
 }
 

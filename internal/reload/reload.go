@@ -27,6 +27,11 @@
 // between that check and the collector's own reading of it is the case this
 // cannot see.
 //
+// A SIGHUP that arrives while the components shut down for an earlier one
+// is the collector's next reload (it queues the signal and reloads again
+// once the new components have started): the Handover keeps it pending
+// past the start (Done), for that reload's shutdown.
+//
 // State nobody claims within maxParked is dropped, so that a reload whose
 // new configuration lacks a component does not keep its state forever.
 package reload // import "github.com/deltaq-otel/deltaq/internal/reload"
@@ -69,6 +74,14 @@ type Handover struct {
 	// verdict is the check of the configuration the last SIGHUP asked the
 	// collector to load (nil: none yet).
 	verdict *check
+	// queued counts the SIGHUPs Status took while the reload of an
+	// earlier one was under way (hup within Window, Done not yet called):
+	// the collector queues them, and runs a reload for each after the
+	// current one; Done keeps one pending for the next. started says that
+	// Done was called since the last Status: the components a reload built
+	// are starting, each calls Done, and the first alone ends the reload.
+	queued  int
+	started bool
 	parked  map[string]parkedState
 	// now is the clock.
 	now func() time.Time
@@ -115,6 +128,13 @@ type parkedState struct {
 	at    time.Time
 }
 
+// sighupQueue is how many SIGHUPs the Handover holds until a shutdown takes
+// them, as many as the collector queues (its signal channel's capacity,
+// otelcol.Collector): os/signal drops a signal a full channel cannot take,
+// and the collector would run a reload the Handover never heard of, taken
+// for a stop.
+const sighupQueue = 3
+
 // Watch starts watching for SIGHUP, once per Handover. The components
 // call it when they start. Receiving SIGHUP here does not stop the
 // collector from receiving it too (os/signal delivers to every registered
@@ -126,7 +146,7 @@ func (h *Handover) Watch() {
 		return
 	}
 	h.watched = true
-	h.sighup = make(chan os.Signal, 1)
+	h.sighup = make(chan os.Signal, sighupQueue)
 	signal.Notify(h.sighup, syscall.SIGHUP)
 }
 
@@ -150,10 +170,21 @@ func (h *Handover) Refused(err error) {
 }
 
 // Done says that the components a reload built have started: the reload
-// is over, and a shutdown from now on is a stop (until the next SIGHUP).
+// is over, and a shutdown from now on is a stop (until the next SIGHUP),
+// unless a SIGHUP came while it was under way (queued): the collector
+// reloads again for it, at once, and that reload is pending from now.
 func (h *Handover) Done() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.started {
+		return // another component of the same start
+	}
+	h.started = true
+	if h.queued > 0 {
+		h.queued--
+		h.startCheck(nil)
+		return
+	}
 	h.hup, h.verdict = time.Time{}, nil
 }
 
@@ -175,8 +206,15 @@ func (h *Handover) Pending() bool {
 func (h *Handover) Status() (pending bool, refused error) {
 	h.delivered()
 	h.mu.Lock()
+	h.started = false // a shutdown: the components that started are stopping
 	select {
 	case <-h.sighup: // nil before Watch: never ready
+		// A SIGHUP while the reload of another is under way (the
+		// collector shutting its components down, one after the other) is
+		// the collector's next reload, not this one's.
+		if !h.hup.IsZero() && h.now().Sub(h.hup) <= Window {
+			h.queued++
+		}
 		h.startCheck(nil)
 	default:
 	}

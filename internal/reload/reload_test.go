@@ -4,6 +4,7 @@
 package reload
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,4 +48,59 @@ func TestParkAndClaimOnce(t *testing.T) {
 	*c = c.Add(maxParked + time.Second)
 	_, ok = h.Claim("connector/deltaq")
 	assert.False(t, ok, "nobody claimed it in time: dropped")
+}
+
+// TestSIGHUPDuringAReloadIsTheNext: a second SIGHUP that arrives while the
+// collector shuts its components down for the first is taken by the
+// Status of a component shut down later. The collector queues it too, and
+// reloads again once the first reload's components have started: that
+// second shutdown is part of a reload as well. It was taken for a stop
+// (Done had forgotten the SIGHUP): the components flushed their open
+// windows and dropped their instances in flight, their streams restarted.
+func TestSIGHUPDuringAReloadIsTheNext(t *testing.T) {
+	h, c := fakeClock(t)
+	h.Watch()
+	h.sighup <- syscall.SIGHUP
+	assert.True(t, h.Pending(), "the processor's shutdown, the first SIGHUP")
+	h.sighup <- syscall.SIGHUP
+	assert.True(t, h.Pending(), "the connector's shutdown, after the second came")
+	h.Done() // the reloaded components start, each calling Done
+	h.Done()
+	*c = c.Add(time.Second)
+	assert.True(t, h.Pending(), "the collector's reload for the second SIGHUP")
+	h.Done()
+	h.Done()
+	assert.False(t, h.Pending(), "no third SIGHUP")
+
+	// A SIGHUP long after one whose reload never finished (the collector
+	// reloaded its receivers alone) is a reload of its own, not a queued
+	// one.
+	h.sighup <- syscall.SIGHUP
+	assert.True(t, h.Pending())
+	*c = c.Add(Window + time.Second)
+	h.sighup <- syscall.SIGHUP
+	assert.True(t, h.Pending())
+	h.Done()
+	assert.False(t, h.Pending())
+}
+
+// TestSIGHUPsQueuedAsTheCollectorQueuesThem: three SIGHUPs that arrive
+// before the first reload's shutdown are three reloads to the collector,
+// which queues them; each shutdown is part of one. The Handover held one:
+// the third reload was taken for a stop.
+func TestSIGHUPsQueuedAsTheCollectorQueuesThem(t *testing.T) {
+	h, _ := fakeClock(t)
+	h.Watch()
+	for range 3 {
+		select {
+		case h.sighup <- syscall.SIGHUP:
+		default:
+			t.Fatal("a SIGHUP the collector queues is dropped") // as os/signal drops it
+		}
+	}
+	for i := range 3 {
+		assert.True(t, h.Pending(), "reload %d", i+1)
+		h.Done()
+	}
+	assert.False(t, h.Pending(), "no fourth")
 }

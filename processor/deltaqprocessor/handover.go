@@ -83,11 +83,15 @@ func (p *deltaqProcessor) adopt(st *parked) {
 		}
 		in.Probe = remap[in.Probe]
 		return true
-	})
+	}, p.clock.Now().UnixNano())
 	p.stats.endedEvictions.Add(int64(m.Cut))
+	for st, n := range m.Evicted {
+		p.stats.evictions[st].Add(int64(n))
+	}
 	slices.Sort(fresh)
 	p.logger.Info("configuration reload: instances in flight carried over",
 		zap.Int("carried", m.Instances), zap.Int("dropped", m.Dropped),
+		zap.Int("evicted", m.Evicted[inflight.Started]+m.Evicted[inflight.TimedOut]),
 		zap.Int("remembered_spans", m.Remembered), zap.Int("remembered_spans_cut", m.Cut),
 		zap.Strings("probes_started_fresh", fresh))
 	for _, name := range fresh {

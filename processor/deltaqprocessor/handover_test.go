@@ -73,6 +73,26 @@ func TestReloadCountsRememberedSpansCut(t *testing.T) {
 	assert.Equal(t, map[string]int64{"": 1}, telemetrytest.Points(t, nu.tel, "otelcol_processor_deltaq_ended_evictions"))
 }
 
+// TestReloadCountsInstancesEvicted: a reload to a smaller max_in_flight
+// keeps the newest instances it can hold and counts those it evicts in
+// evictions, by state, as tracking counts its evictions (they were
+// forgotten unsaid).
+func TestReloadCountsInstancesEvicted(t *testing.T) {
+	st := collectorstate.New()
+	cfg := testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	old := newHarnessIn(t, st, cfg, nil)
+	old.consumeLogs(startEvents("checkout", base, 1, 2, 3))
+	st.Reload.Requested()
+	require.NoError(t, old.traces.Shutdown(context.Background()))
+	require.NoError(t, old.logs.Shutdown(context.Background()))
+
+	cfg = testConfig(probeConfig("checkout", 50*time.Millisecond, 25))
+	cfg.MaxInFlight = 1
+	nu := newHarnessIn(t, st, cfg, nil)
+	assert.Equal(t, 1, nu.p.tracker.Len())
+	assert.Equal(t, map[string]int64{"state=started": 2}, telemetrytest.Points(t, nu.tel, "otelcol_processor_deltaq_evictions"))
+}
+
 // TestShutdownWithoutReloadDropsInstances: without a reload request the
 // shutdown is final and the next processor starts empty.
 func TestShutdownWithoutReloadDropsInstances(t *testing.T) {
