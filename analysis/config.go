@@ -236,8 +236,8 @@ type GatewayConfig struct {
 	// windows of other engines add: a window that would add one while
 	// this many such probes are tracked (or as many names wait for a
 	// layout quorum) is refused (unconfigured_limit). Each is held to a
-	// layout an agent's processor can give it — dMax in
-	// [deltaq.MinDMax, deltaq.MaxDMax], a ΔQ of at most
+	// layout an agent's processor can give it — dMax from the processor's
+	// shortest (977 ns) to deltaq.MaxDMax, a ΔQ of at most
 	// deltaq.MaxThesisBins bins (log-linear buckets read on a finer grid
 	// need the probe named) — so that this bounds their memory: about
 	// (History + 8) × 8 B a bin and 20 KiB each, 310 KiB at 1000 bins and

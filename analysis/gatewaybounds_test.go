@@ -212,3 +212,30 @@ func TestRepeatedWindowsCannotWrapCounts(t *testing.T) {
 		t.Errorf("job's window: %+v, want %d timeouts", job.Counts, int64(fit*MaxWindowInstances))
 	}
 }
+
+// TestSmallestProcessorLayoutMerges: the shortest dMax a deltaq processor
+// gives a probe is its thesis form's 1 ms·2⁻¹⁰ with one bin, 977 ns
+// (processor README, "Configuration"), below deltaq.MinDMax, the bound of
+// a dmax written as a duration. A gateway that does not name the probe
+// takes its agents' windows of it, as of any layout a processor gives;
+// it refused them as invalid. Shorter still is no processor's.
+func TestSmallestProcessorLayoutMerges(t *testing.T) {
+	smallest := (time.Duration(deltaq.DeltaBase*1e9) + 1<<9) >> 10 // 10⁶·2⁻¹⁰ ns, rounded as the processor does
+	if smallest != 977*time.Nanosecond {
+		t.Fatalf("the thesis form's smallest dMax is %v, want 977ns", smallest)
+	}
+	e := newEngine(t, Config{Interval: time.Second, Lag: 2 * time.Second}, at(2*time.Second))
+	for _, src := range []string{"agent-a", "agent-b"} {
+		w := junkWindow("fast", src, time.Second, smallest, 1, 3)
+		if c := e.AddWindow(&w); c != ContributionAccepted && c != ContributionUnagreed {
+			t.Errorf("a window of dMax %v and 1 bin from %s: %v, want it taken", smallest, src, c)
+		}
+	}
+	if l, ok := e.Layout("fast"); !ok || l.DMaxNs != int64(smallest) || l.Bins != 1 {
+		t.Errorf("layout of the probe: %+v, %v; want dMax %v, 1 bin", l, ok, smallest)
+	}
+	w := junkWindow("faster", "agent-a", time.Second, smallest-1, 1, 3)
+	if c := e.AddWindow(&w); c != ContributionInvalid {
+		t.Errorf("a window of dMax %v: %v, want invalid", smallest-1, c)
+	}
+}

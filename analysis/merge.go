@@ -965,16 +965,22 @@ func (e *Engine) unconfiguredPlace(n int) Contribution {
 	return ContributionAccepted
 }
 
+// minAgentDMaxNs is the shortest dMax an agent's processor gives a probe:
+// the thesis form's 1 ms·2⁻¹⁰ with one bin, 10⁶·2⁻¹⁰ ns rounded as the
+// processor rounds it (977 ns), below deltaq.MinDMax, the bound of a dMax
+// written as a duration.
+const minAgentDMaxNs = (int64(deltaq.DeltaBase*1e9) + 1<<(-deltaq.MinExponent-1)) >> -deltaq.MinExponent
+
 // agentLayout reports whether l is a layout an agent's processor can give
 // a probe, within the bound a probe no configuration names is held to: a
-// dMax in [deltaq.MinDMax, deltaq.MaxDMax] and a ΔQ of at most
+// dMax in [minAgentDMaxNs, deltaq.MaxDMax] and a ΔQ of at most
 // deltaq.MaxThesisBins bins. Log-linear buckets are read on a grid of up
 // to deltaq.MaxGridBins bins, ten times the memory: a gateway names such
 // probes (with their binning) or shows them in another agent's uniform
 // layout. So each such probe costs at most what a configured probe of
 // 1000 bins costs (Gateway.MaxUnconfiguredProbes).
 func agentLayout(l deltaq.Layout) bool {
-	if l.DMaxNs < int64(deltaq.MinDMax) || l.DMaxNs > int64(deltaq.MaxDMax) {
+	if l.DMaxNs < min(minAgentDMaxNs, int64(deltaq.MinDMax)) || l.DMaxNs > int64(deltaq.MaxDMax) {
 		return false
 	}
 	_, bins := l.Grid()

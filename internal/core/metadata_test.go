@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/deltaq-otel/deltaq/analysis"
 )
 
@@ -47,6 +50,50 @@ func TestMetadataAttributeValues(t *testing.T) {
 			got := strings.Split(m[1], ", ")
 			if strings.Join(got, ",") != strings.Join(values, ",") {
 				t.Errorf("%s/metadata.yaml: %s enum %v, want the values the code records, %v", dir, attr, got, values)
+			}
+		}
+	}
+}
+
+// TestREADMEInstrumentAttributes: each component's README lists every
+// instrument of its metadata.yaml in a row that names the instrument's
+// attributes — `name{a,b}` in the connector's and the exporter's, a cell
+// of its own in the processor's — and every value their enums allow, so
+// that a user writing a query finds the labels and values there.
+func TestREADMEInstrumentAttributes(t *testing.T) {
+	for _, dir := range []string{"../../exporter/deltaqexporter", "../../connector/deltaqconnector", "../../processor/deltaqprocessor"} {
+		meta, err := os.ReadFile(filepath.Join(dir, "metadata.yaml"))
+		require.NoError(t, err)
+		readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		require.NoError(t, err)
+		enums := make(map[string][]string)
+		for _, m := range regexp.MustCompile(`(?m)^  (\w+):\n(?:    .*\n)*?    enum: \[([^\]]*)\]`).FindAllStringSubmatch(string(meta), -1) {
+			enums[m[1]] = strings.Split(m[2], ", ")
+		}
+		_, tel, _ := strings.Cut(string(meta), "\ntelemetry:\n")
+		instruments := regexp.MustCompile(`(?m)^    (\w+):\n((?:      .*\n)*)`).FindAllStringSubmatch(tel, -1)
+		require.NotEmpty(t, instruments, "%s/metadata.yaml", dir)
+		for _, m := range instruments {
+			name := "otelcol_" + m[1]
+			var attrs []string
+			if a := regexp.MustCompile(`(?m)^      attributes: \[([^\]]*)\]`).FindStringSubmatch(m[2]); a != nil {
+				attrs = strings.Split(a[1], ", ")
+			}
+			row := regexp.MustCompile("(?m)^\\| `" + name + "(\\{([^}]*)\\})?` \\|.*$").FindStringSubmatch(string(readme))
+			if row == nil {
+				t.Errorf("%s/README.md: no row of %s", dir, name)
+				continue
+			}
+			if !strings.Contains(dir, "processor") {
+				assert.Equal(t, strings.Join(attrs, ","), row[2], "%s/README.md: the attributes of %s", dir, name)
+			}
+			for _, a := range attrs {
+				if strings.Contains(dir, "processor") {
+					assert.Contains(t, row[0], "`"+a+"`", "%s/README.md: %s, attribute %s", dir, name, a)
+				}
+				for _, v := range enums[a] {
+					assert.Contains(t, row[0], "`"+v+"`", "%s/README.md: %s, a value of %s", dir, name, a)
+				}
 			}
 		}
 	}
