@@ -978,10 +978,13 @@ func (e *Engine) expire(t int64) []string {
 
 // Flush closes every open window regardless of the clock: in single-window
 // mode (Interval = 0) the one window, otherwise the windows up to and
-// including the one containing now. It is meant for shutdown and offline
-// analysis. The single window spans the instances' ends, and sampled from
-// the earliest instance start to the latest end (Result.SamplingPeriod);
-// the window containing now keeps its bounds and sampled until now.
+// including the one containing now, and those after it that hold an
+// instance or a contribution (instances that ended after now, by a clock
+// ahead of this one: counted, they are not to be lost). It is meant for
+// shutdown and offline analysis. The single window spans the instances'
+// ends, and sampled from the earliest instance start to the latest end
+// (Result.SamplingPeriod); the window containing now keeps its bounds and
+// sampled until now, a window after it its whole interval.
 func (e *Engine) Flush(now time.Time) []*Result {
 	e.mu.Lock()
 	var cl []closing
@@ -993,19 +996,34 @@ func (e *Engine) Flush(now time.Time) []*Result {
 		cl = append(cl, c)
 	} else {
 		t := now.UnixNano()
-		last := floorDiv(t, e.interval)
+		last := max(floorDiv(t, e.interval), e.lastHeld())
 		for e.k0 <= last && len(cl) < int(e.nslots) {
 			cl = append(cl, e.detach())
 		}
 		// The window the clock is in sampled until the clock: its rate of
 		// completed instances is over that part (its bounds stay the
 		// interval's, which other engines' windows align to).
-		if n := len(cl); n > 0 && cl[n-1].start <= t && t < cl[n-1].end {
-			cl[n-1].to = t
+		for i := range cl {
+			if cl[i].start <= t && t < cl[i].end {
+				cl[i].to = t
+			}
 		}
 	}
 	e.mu.Unlock()
 	return e.analyse(cl)
+}
+
+// lastHeld returns the latest open window that holds an instance, an
+// observer's window or an idle word, and e.k0 − 1 when none does.
+func (e *Engine) lastHeld() int64 {
+	last := e.k0 - 1
+	for k := e.k0; k < e.k0+e.nslots; k++ {
+		s := &e.slots[e.slotOf(k)]
+		if len(s.sources) > 0 || len(s.idle) > 0 || slices.ContainsFunc(s.accs, func(a *acc) bool { return a != nil }) {
+			last = k
+		}
+	}
+	return last
 }
 
 // detach removes window k0 from the open set and opens window k0+nslots in

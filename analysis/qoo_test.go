@@ -432,3 +432,29 @@ func TestQoOCalculated(t *testing.T) {
 }
 
 func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// TestFlushClosesWindowsAfterTheClock: an instance that ended after the
+// clock (its client's clock ahead) is counted in the window it ended in,
+// one after the clock's; Flush closes that window too, so that what was
+// counted is in a result, and leaves the empty windows after it open.
+func TestFlushClosesWindowsAfterTheClock(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second}, t0)
+	addAll(e, ok("x", 500*ms, 5*ms), ok("x", 1300*ms, 5*ms))
+	res := e.Flush(at(900 * ms))
+	n := len(res)
+	if n < 2 || !res[n-2].Start.Equal(t0) || !res[n-1].Start.Equal(at(time.Second)) {
+		t.Fatalf("%d windows, want the clock's from t0 last but one, and the one after it", n)
+	}
+	if c := probeOf(t, res[n-1], "x").Counts.Success; c != 1 {
+		t.Errorf("the window after the clock's: %d successes, want 1", c)
+	}
+	if p := res[n-2].SamplingPeriod; p != 900*ms {
+		t.Errorf("the clock's window sampled %v, want until the clock, 900ms", p)
+	}
+	if p := res[n-1].SamplingPeriod; p != time.Second {
+		t.Errorf("the window after the clock's sampled %v, want its interval", p)
+	}
+	if st := e.Stats(); st.Counted != 2 {
+		t.Errorf("counted %d, want 2", st.Counted)
+	}
+}

@@ -290,3 +290,22 @@ func TestReloadWhileSpansFlow(t *testing.T) {
 		assert.Less(t, ends[i-1], ends[i], "each window emitted once, in order, across the reload")
 	}
 }
+
+// TestShutdownEmitsWindowsAfterTheClock: spans from a client whose clock
+// runs ahead of the collector's end after the collector's clock, in a
+// window after the one it is in; they are counted (instances) and must be
+// in the output the shutdown emits, not lost with the window.
+func TestShutdownEmitsWindowsAfterTheClock(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	now := at(1900 * time.Millisecond)
+	r.clk.Set(now)
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), jobSpans(1, 3, now.Add(-100*time.Millisecond), 10*time.Millisecond)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), jobSpans(4, 2, now.Add(300*time.Millisecond), 10*time.Millisecond)))
+	r.shutdown(t)
+	st := r.traces.(*deltaqConnector).shared.obs.Stats()
+	require.Equal(t, int64(5), st.Counted)
+	assert.Equal(t, map[string]int64{contract.Success: 5, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the 2 spans 300 ms ahead of the clock counted in the output too")
+	assert.Equal(t, []pcommon.Timestamp{pcommon.NewTimestampFromTime(at(2 * time.Second)), pcommon.NewTimestampFromTime(at(3 * time.Second))},
+		windowEnds(r.sink.AllMetrics())[len(windowEnds(r.sink.AllMetrics()))-2:], "the clock's window, then the one after it")
+}
