@@ -6,6 +6,7 @@ package deltaqconnector
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -36,7 +38,9 @@ func idOf(n uint64) (pcommon.TraceID, pcommon.SpanID) {
 // instances first, first+1, …, each lasting dur and ending at end.
 func jobSpans(first uint64, n int, end time.Time, dur time.Duration) ptrace.Traces {
 	td := ptrace.NewTraces()
-	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("shop-%d", first%3))
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	for i := range n {
 		sp := spans.AppendEmpty()
 		sp.SetName("job")
@@ -53,7 +57,9 @@ func jobSpans(first uint64, n int, end time.Time, dur time.Duration) ptrace.Trac
 // started at start.
 func jobStarts(first uint64, n int, start time.Time) plog.Logs {
 	ld := plog.NewLogs()
-	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", fmt.Sprintf("shop-%d", first%3))
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
 	for i := range n {
 		lr := lrs.AppendEmpty()
 		lr.SetEventName(contract.StartEventName)
@@ -308,4 +314,35 @@ func TestShutdownEmitsWindowsAfterTheClock(t *testing.T) {
 		probeOutcomes(r.sink.AllMetrics())["job"], "the 2 spans 300 ms ahead of the clock counted in the output too")
 	assert.Equal(t, []pcommon.Timestamp{pcommon.NewTimestampFromTime(at(2 * time.Second)), pcommon.NewTimestampFromTime(at(3 * time.Second))},
 		windowEnds(r.sink.AllMetrics())[len(windowEnds(r.sink.AllMetrics()))-2:], "the clock's window, then the one after it")
+}
+
+// TestConcurrentAutoProbe: the spans of a dmax: auto probe arrive from
+// several goroutines, with start events, while its sample decides its dMax
+// at the window timer's ticks and the timeout timer censors it: every span
+// and timeout is accounted for once, whatever dMax judged it.
+func TestConcurrentAutoProbe(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	var s stream
+	wg := s.send(t, r, 4, 30, nil)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	now := drive(r, at(time.Second), done)
+	r.clk.Tick(now.Add(2 * time.Second))
+	r.expire(now.Add(20 * time.Second))
+	r.shutdown(t)
+
+	st := r.traces.(*deltaqConnector).shared.obs.Stats()
+	var dropped int64
+	for _, n := range st.Dropped {
+		dropped += n
+	}
+	timeouts := sum(counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	late := sum(counterByAttr(t, r.tel, "late_spans", "probe"))
+	require.Positive(t, sum(counterByAttr(t, r.tel, "dmax_changes", "probe")), "the sample decided a dMax")
+	assert.Equal(t, s.spans.Load()+timeouts, st.Counted+dropped+late,
+		"every span counted, dropped or late, and every timeout counted, once")
 }

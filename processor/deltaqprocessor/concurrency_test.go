@@ -203,3 +203,22 @@ func TestReloadWhileSpansFlow(t *testing.T) {
 	require.Positive(t, nt)
 	assert.Equal(t, l.spans.Load()+ot+nt, oi+ol+ni+nl, "every span and every timeout counted once across the reload")
 }
+
+// TestConcurrentAutoProbe: the spans of a dmax: auto probe arrive from
+// several goroutines, with start events, while the timer decides its dMax
+// and censors its sample with the timeouts it fires: every span and every
+// timeout is counted once, whatever dMax judged it.
+func TestConcurrentAutoProbe(t *testing.T) {
+	h := newHarness(t, testConfig(ProbeConfig{Name: "checkout", DMaxAuto: true, Bins: 25, DMaxSample: 100, DMaxPeriod: time.Second}))
+	var l load
+	wg := l.send(t, h, 4, 40, nil)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	at := h.tickUntil(base, done)
+	h.clock.tick(at.Add(2 * time.Second))
+	h.clock.tick(at.Add(time.Minute))
+
+	instances, late, timeouts := counted(h.p)
+	require.Positive(t, timeouts)
+	assert.Equal(t, l.spans.Load()+timeouts, instances+late, "every span and every timeout counted once")
+}
