@@ -619,7 +619,7 @@ func (o *Observer) sendDeadline() time.Duration { return max(o.cfg.Interval, tim
 
 // Shutdown stops the window timer and closes the windows still open, the
 // current one included though it is partial: they hold instances already
-// accepted. Their output goes to the outputs, which the component shuts
+// accepted, and the timeouts of start events due by then. Their output goes to the outputs, which the component shuts
 // down afterwards (an exporter's queue drains then). Later calls do
 // nothing.
 func (o *Observer) Shutdown(ctx context.Context) error {
@@ -648,6 +648,12 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, o.sendDeadline())
 		defer cancel()
 		now := o.now()
+		if o.starts != nil && o.starts.done != nil {
+			// The timeouts due since the timeout timer's last tick count,
+			// as its next tick would have counted them, in the windows
+			// flushed now.
+			o.expire(now.UnixNano())
+		}
 		for _, r := range o.engine.Flush(now) {
 			o.inspect(sctx, r)
 			o.emit(sctx, r, now)
