@@ -14,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // TestScopeWebClientsComeAndGoDuringBatches: browsers open and close
@@ -129,4 +133,82 @@ func TestScopeWebClientsComeAndGoDuringBatches(t *testing.T) {
 	if st.Batches == 0 {
 		t.Error("no batch arrived")
 	}
+}
+
+// TestServeStopsWhileBatchesAndBrowsersFlow: the scope with its browser
+// view ends (its context cancelled) while batches arrive over OTLP from
+// several senders and browsers stream: Serve returns promptly, with every
+// goroutine of its servers stopped.
+func TestServeStopsWhileBatchesAndBrowsersFlow(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	batches := demoBatches(t)
+	o := Options{Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", Frame: DefaultFrame, Limits: DefaultLimits()}
+	stderr := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- Serve(ctx, o, io.Discard, stderr) }()
+	waitFor(t, "the scope listening", func() bool {
+		return listeningRe.MatchString(stderr.String()) && browserViewRe.MatchString(stderr.String())
+	})
+	addr := listeningRe.FindStringSubmatch(stderr.String())[1]
+	base := "http://" + browserViewRe.FindStringSubmatch(stderr.String())[1]
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for s := range 3 {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := batches[(i+s)%len(batches)]
+				rctx, rcancel := context.WithTimeout(context.Background(), time.Second)
+				_, _ = plogotlp.NewGRPCClient(conn).Export(rctx, plogotlp.NewExportRequestFromLogs(b.logs))
+				_, _ = pmetricotlp.NewGRPCClient(conn).Export(rctx, pmetricotlp.NewExportRequestFromMetrics(b.metrics))
+				rcancel()
+			}
+		}()
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := client.Get(base + "/events")
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body) // until the view closes it
+				res.Body.Close()
+			}
+		}()
+	}
+	time.Sleep(700 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("scope: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	close(stop)
+	wg.Wait()
 }
