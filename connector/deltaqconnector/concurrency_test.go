@@ -289,6 +289,8 @@ func TestReloadWhileSpansFlow(t *testing.T) {
 	late := sum(counterByAttr(t, old.tel, "late_spans", "probe")) + sum(counterByAttr(t, nu.tel, "late_spans", "probe"))
 	assert.Equal(t, s.spans.Load()+timeouts, oc+od+nc+nd+late,
 		"every span counted, dropped or late, and every timeout counted, once, across the reload")
+	assert.Equal(t, oc+nc, sum(counterByAttr(t, old.tel, "instances", ""))+sum(counterByAttr(t, nu.tel, "instances", "")),
+		"the self-telemetry counts every instance counted, the predecessor's last ones too")
 	assert.Equal(t, oc+nc, sum(probeOutcomes(nu.sink.AllMetrics())["job"]),
 		"the successor's cumulative outcomes go on from its predecessor's")
 	ends := append(windowEnds(old.sink.AllMetrics()), windowEnds(nu.sink.AllMetrics())...)
@@ -345,4 +347,21 @@ func TestConcurrentAutoProbe(t *testing.T) {
 	require.Positive(t, sum(counterByAttr(t, r.tel, "dmax_changes", "probe")), "the sample decided a dMax")
 	assert.Equal(t, s.spans.Load()+timeouts, st.Counted+dropped+late,
 		"every span counted, dropped or late, and every timeout counted, once")
+}
+
+// TestShutdownCountsItsInstancesInTelemetry: the instances counted and
+// dropped since the window timer's last tick, and the windows the shutdown
+// closes, are in the self-telemetry too, as a tick would have recorded
+// them: a collector that stops reports every instance it took.
+func TestShutdownCountsItsInstancesInTelemetry(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	now := at(1500 * time.Millisecond)
+	r.clk.Set(now)
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), jobSpans(1, 3, now.Add(-100*time.Millisecond), 10*time.Millisecond)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), jobSpans(4, 2, now.Add(-2*time.Second), 10*time.Millisecond)))
+	r.shutdown(t)
+	assert.Equal(t, map[string]int64{"": 3}, counterByAttr(t, r.tel, "instances", ""), "the instances counted")
+	assert.Equal(t, map[string]int64{"too_late": 2}, counterByAttr(t, r.tel, "instances_dropped", "reason"))
+	closed := counterByAttr(t, r.tel, "windows_closed", "")
+	assert.Equal(t, int64(len(windowEnds(r.sink.AllMetrics()))), closed[""], "the windows the shutdown closed")
 }

@@ -438,10 +438,22 @@ func (o *Observer) tick(now time.Time) {
 			o.tel.WindowsMissingAgents.Add(ctx, missing)
 		}
 	}
-	if len(results) > 0 {
-		o.tel.WindowsClosed.Add(ctx, int64(len(results)))
-		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
+	o.closed(ctx, len(results), began)
+	o.recordStats(ctx)
+}
+
+// closed records n windows closed since began in the self-telemetry.
+func (o *Observer) closed(ctx context.Context, n int, began time.Time) {
+	if n > 0 {
+		o.tel.WindowsClosed.Add(ctx, int64(n))
+		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(n))
 	}
+}
+
+// recordStats adds to the self-telemetry what the engine counted since the
+// last call: by the timer, at every tick, and by Shutdown, once it has
+// stopped.
+func (o *Observer) recordStats(ctx context.Context) {
 	st := o.engine.Stats()
 	add := func(c metric.Int64Counter, d int64, opts ...metric.AddOption) {
 		if d > 0 {
@@ -640,6 +652,9 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		if err = o.stopTimer(ctx); err != nil {
 			return
 		}
+		// What the engine counted since the timer's last tick is in the
+		// self-telemetry too, the engine handed over or not.
+		o.recordStats(ctx)
 		if o.set.ID != "" && o.handOver() {
 			return
 		}
@@ -654,10 +669,14 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 			// flushed now.
 			o.expire(now.UnixNano())
 		}
-		for _, r := range o.engine.Flush(now) {
+		began := time.Now()
+		results := o.engine.Flush(now)
+		for _, r := range results {
 			o.inspect(sctx, r)
 			o.emit(sctx, r, now)
 		}
+		o.closed(sctx, len(results), began)
+		o.recordStats(sctx)
 	})
 	return err
 }
