@@ -108,7 +108,7 @@ func TestScopeWebClientsComeAndGoDuringBatches(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(time.Second)
+	time.Sleep(600 * time.Millisecond)
 	// Streams still open when the view closes.
 	var open []io.Closer
 	for range 2 {
@@ -199,7 +199,7 @@ func TestServeStopsWhileBatchesAndBrowsersFlow(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	cancel()
 	select {
 	case err := <-errc:
