@@ -1127,3 +1127,19 @@ func TestSpansWithoutIDsNotRemembered(t *testing.T) {
 	assert.Equal(t, map[string]int64{"after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
 	r.shutdown(t)
 }
+
+// TestShutdownCountsTimeoutsDue: an instance whose due time has passed
+// when the connector shuts down, before the timeout timer's next tick,
+// is counted as a timeout in the windows the shutdown emits, as the tick
+// would have counted it; one not due yet is not.
+func TestShutdownCountsTimeoutsDue(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(100)}, start{n: 2, probe: "job", at: ms(800)})))
+	r.clk.Set(at(ms(900))) // job's dMax is 200 ms: 1 is due at 300 ms, 2 at 1 s
+	r.shutdown(t)
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the timeout due before the shutdown counted in its window")
+}

@@ -485,10 +485,22 @@ func (o *Observer) tick(now time.Time) {
 			o.tel.WindowsMissingAgents.Add(ctx, missing)
 		}
 	}
-	if len(results) > 0 {
-		o.tel.WindowsClosed.Add(ctx, int64(len(results)))
-		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(len(results)))
+	o.closed(ctx, len(results), began)
+	o.recordStats(ctx)
+}
+
+// closed records n windows closed since began in the self-telemetry.
+func (o *Observer) closed(ctx context.Context, n int, began time.Time) {
+	if n > 0 {
+		o.tel.WindowsClosed.Add(ctx, int64(n))
+		o.tel.WindowCloseDuration.Record(ctx, time.Since(began).Seconds()/float64(n))
 	}
+}
+
+// recordStats adds to the self-telemetry what the engine counted since the
+// last call: by the timer, at every tick, and by Shutdown, once it has
+// stopped.
+func (o *Observer) recordStats(ctx context.Context) {
 	st := o.engine.Stats()
 	add := func(c metric.Int64Counter, d int64, opts ...metric.AddOption) {
 		if d > 0 {
@@ -666,7 +678,7 @@ func (o *Observer) sendDeadline() time.Duration { return max(o.cfg.Interval, tim
 
 // Shutdown stops the window timer and closes the windows still open, the
 // current one included though it is partial: they hold instances already
-// accepted. Their output goes to the outputs, which the component shuts
+// accepted, and the timeouts of start events due by then. Their output goes to the outputs, which the component shuts
 // down afterwards (an exporter's queue drains then). Later calls do
 // nothing.
 func (o *Observer) Shutdown(ctx context.Context) error {
@@ -687,6 +699,9 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		if err = o.stopTimer(ctx); err != nil {
 			return
 		}
+		// What the engine counted since the timer's last tick is in the
+		// self-telemetry too, the engine handed over or not.
+		o.recordStats(ctx)
 		if o.set.ID != "" && o.handOver() {
 			return
 		}
@@ -695,10 +710,20 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, o.sendDeadline())
 		defer cancel()
 		now := o.now()
-		for _, r := range o.engine.Flush(now) {
+		if o.starts != nil && o.starts.done != nil {
+			// The timeouts due since the timeout timer's last tick count,
+			// as its next tick would have counted them, in the windows
+			// flushed now.
+			o.expire(now.UnixNano())
+		}
+		began := time.Now()
+		results := o.engine.Flush(now)
+		for _, r := range results {
 			o.inspect(sctx, r)
 			o.emit(sctx, r, now)
 		}
+		o.closed(sctx, len(results), began)
+		o.recordStats(sctx)
 	})
 	return err
 }
