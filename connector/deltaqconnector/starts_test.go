@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -420,6 +421,75 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 	require.Len(t, g.DataPoints, 1)
 	assert.InDelta(t, 0.05, g.DataPoints[0].Value, 1e-12)
 	r.shutdown(t)
+}
+
+// TestAutoProbeKeepsItsDMaxAcrossReload: a reload with the same
+// configuration keeps the dMax an auto probe chose (50 ms, from 10 ms
+// spans) and the instances in flight: no warning that the probe starts
+// afresh, no layout change (there were two, to dmax_max and back, and when
+// the old connector had seen the change, a warning that its dmax or bins
+// changed), the windows after the reload in the 50 ms layout, and the
+// instance whose start event came before the reload times out once.
+func TestAutoProbeKeepsItsDMaxAcrossReload(t *testing.T) {
+	auto := func() *Config {
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+			"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+		require.NoError(t, confmap.Validate(cfg))
+		return cfg
+	}
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, auto(), st)
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // the sample is complete: dMax 50ms
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: 2600 * time.Millisecond})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	nu := newStartRigLogging(t, auto(), st, zapcore.InfoLevel)
+	nu.clk.Set(at(2600 * time.Millisecond))
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(3500*time.Millisecond, spans...)))
+	nu.expire(at(3900 * time.Millisecond))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"), "the instance in flight is carried")
+	nu.clk.Tick(at(4 * time.Second))
+	nu.clk.Tick(at(5 * time.Second))
+	assert.Equal(t, map[string]int64{contract.Success: 100, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(nu.sink.AllMetrics())["job"])
+	assert.Equal(t, []float64{10, 0.05, 0.05}, observedTops(nu.sink.AllMetrics()),
+		"the learning phase's window, [1 s, 2 s), closes in its layout; the later ones have 50 ms")
+	for _, e := range nu.warnings.All() {
+		assert.NotContains(t, e.Message, "starts afresh")
+		assert.NotContains(t, e.Message, "learning its delays")
+	}
+	_, err := nu.tel.GetMetric("otelcol_connector_deltaq_layout_changes")
+	assert.Error(t, err, "no layout change")
+	assert.Empty(t, counterByAttr(t, nu.tel, "dmax_changes", "probe"))
+	nu.shutdown(t)
+}
+
+// observedTops returns the top bound (dMax, s) of each deltaq.observed
+// histogram point.
+func observedTops(mds []pmetric.Metrics) []float64 {
+	var out []float64
+	for _, md := range mds {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() != contract.MetricObserved || ms.At(i).Type() != pmetric.MetricTypeHistogram {
+				continue
+			}
+			dps := ms.At(i).Histogram().DataPoints()
+			for j := range dps.Len() {
+				b := dps.At(j).ExplicitBounds()
+				out = append(out, b.At(b.Len()-1))
+			}
+		}
+	}
+	return out
 }
 
 // TestAutoProbeLearnsNothingFromBackwardSpans: spans that end before they

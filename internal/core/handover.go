@@ -41,6 +41,9 @@ type parkedStarts struct {
 	tracker *inflight.Tracker
 	names   []string
 	dMaxNs  []int64
+	// auto marks the probes with dmax: auto, whose instances each carry
+	// the deadline of the dMax in force at their start.
+	auto []bool
 }
 
 // reloadKey is the key of an observer's parked state: the component's kind
@@ -54,7 +57,7 @@ func (o *Observer) park() {
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
 		services: &o.build.services, windows: o.build.windows, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
-		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs}
+		st.starts = &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: o.spans.dMaxNs, auto: o.spans.autoMask()}
 	}
 	o.handover.Park(o.reloadKey(), st)
 	o.logger.Info("configuration reload: handing the open windows and the ΔQ history to the reloaded component")
@@ -143,7 +146,10 @@ func (o *Observer) adoptSettling(old settling) {
 
 // adoptStarts takes over the instances in flight that the observer old
 // parked: an instance keeps its deadline and state when its probe is still
-// matched with the same dMax; the others are dropped, as the log says. A
+// matched with the same dMax, or is still dmax: auto (its deadline is the
+// dMax in force at its start, whatever the dMax in force now: they were
+// dropped when the probe had chosen its dMax since the old observer
+// started); the others are dropped, as the log says. A
 // started instance waits for its span until just before the window of its
 // deadline closes (reloadHold), whatever its grace, and times out if its
 // span does not come, whether start events still come or not.
@@ -158,7 +164,8 @@ func (o *Observer) adoptStarts(old *parked) {
 		if o.spans == nil {
 			continue
 		}
-		if j, ok := o.spans.byName[name]; ok && o.spans.dMaxNs[j] == ps.dMaxNs[i] {
+		j, ok := o.spans.byName[name]
+		if ok && (o.spans.dMaxNs[j] == ps.dMaxNs[i] || ps.auto[i] && o.spans.isAuto(j)) {
 			remap[i] = j
 		}
 	}

@@ -189,8 +189,20 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if o.tel = set.Instruments; o.tel == nil {
 		o.tel = noInstruments()
 	}
+	// The state a predecessor parked across a reload is claimed before the
+	// engine is made: the auto probes take their chosen dMax first, so that
+	// the engine starts with the layouts they had, not their dmax_max.
+	var old *parked
+	if set.ID != "" {
+		if st, ok := o.handover.Claim(o.reloadKey()); ok {
+			old = st.(*parked)
+		}
+	}
 	now := o.now()
-	if err := o.newEngine(now); err != nil {
+	if err := o.newEngine(now, old); err != nil {
+		if old != nil {
+			o.handover.Park(o.reloadKey(), old)
+		}
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
@@ -207,18 +219,11 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	o.makeAttrs()
 	o.runCtx, o.cancel = context.WithCancel(context.Background())
 	o.wire = newWireCache()
-	var old *parked
-	if set.ID != "" {
-		if st, ok := o.handover.Claim(o.reloadKey()); ok {
-			old = st.(*parked)
-			o.adopt(old)
-		}
+	if old != nil {
+		o.adopt(old)
 	}
 	o.spans = resolve(set.SpanProbes, o.engine, o.auto.rangesOf(), o.now)
 	o.takeStarts(old)
-	if old != nil {
-		o.auto.adoptRanges(old.ranges)
-	}
 	if set.ID != "" {
 		// The processors that feed this component are made after it: each
 		// runs this check once its probes are registered (misspelled).
@@ -249,10 +254,17 @@ func (o *Observer) makeAttrs() {
 }
 
 // newEngine makes the analysis engine, the auto probes of the spans first:
-// the engine looks their layouts up.
-func (o *Observer) newEngine(now time.Time) error {
+// the engine looks their layouts up. Each auto probe keeps the dMax the
+// observer old (nil: none) had chosen across a reload: made with its
+// dmax_max instead, the engine saw the probe's layout change (a warning that
+// it starts afresh, and two layout changes counted, for a probe whose
+// layout did not change).
+func (o *Observer) newEngine(now time.Time, old *parked) error {
 	o.spanIns = completeSpanInstruments(o.set.SpanInstruments)
 	o.auto = newAutoProbes(o.set.SpanProbes)
+	if old != nil {
+		o.auto.adoptRanges(old.ranges)
+	}
 	ac := o.cfg.engineConfig(o.layouts)
 	o.auto.configure(&ac)
 	// The band is read at the deltaq.cdf edges alone (builder.curves).
