@@ -472,6 +472,61 @@ func TestAutoProbeKeepsItsDMaxAcrossReload(t *testing.T) {
 	nu.shutdown(t)
 }
 
+// TestAutoProbeTimeoutsInFlightAcrossAChange: instances in flight when an
+// auto probe's dMax goes up keep the deadline of the dMax at their start,
+// as behind the processor, whose synthetic timeout carries that dMax. Job
+// learns 50 ms (10 ms spans), then its delays move to 400 ms, and after two
+// such samples its dMax is 1 s (internal/autorange: the 400 ms bucket's
+// upper edge is 416 ms, 2·q = 0.83 s). Two instances start before that
+// change, under 50 ms: A at 3.96 s, whose deadline, 4.01 s, lies in window
+// 4, which holds a span of the 50 ms layout and keeps it, is a timeout
+// there; B at 4.97 s, whose deadline, 5.02 s, lies in window 5, of the
+// 1 s layout, might have ended in time under it: refused as a layout
+// mismatch, as the processor's is. B was counted as a timeout of the 1 s
+// layout, as longer than 1 s, beside that window's 400 ms successes.
+func TestAutoProbeTimeoutsInFlightAcrossAChange(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	of := func(n int, d time.Duration) []span {
+		spans := make([]span, n)
+		for i := range spans {
+			spans[i] = span{name: "job", dur: d}
+		}
+		return spans
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(1500), of(100, ms(10))...)))
+	r.clk.Tick(at(2 * time.Second)) // dMax 50ms
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(2900), of(100, ms(400))...)))
+	r.clk.Tick(at(3 * time.Second)) // out of range once
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(3900), of(100, ms(400))...)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(4020), of(1, ms(10))...)))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(3960)}, start{n: 2, probe: "job", at: ms(4970)})))
+	r.clk.Tick(at(4 * time.Second)) // out of range twice: dMax 1s
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	require.InDelta(t, 1.0, m.Data.(metricdata.Gauge[float64]).DataPoints[0].Value, 1e-12)
+	r.expire(at(ms(5100)))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	// B's span comes, late: not counted again.
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(5370), span{name: "job", dur: ms(400), traceID: 2})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(5500), of(10, ms(400))...)))
+	r.clk.Tick(at(6 * time.Second)) // closes window 4
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 200 + 1},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the 50 ms layout's windows 2 to 4: A times out in window 4")
+	for s := 7; s <= 12; s++ {
+		r.clk.Tick(at(time.Duration(s) * time.Second))
+	}
+	assert.Equal(t, map[string]int64{contract.Success: 10, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the 1 s layout's windows: no timeout")
+	assert.Equal(t, map[string]int64{"layout_mismatch": 1}, counterByAttr(t, r.tel, "instances_dropped", "reason"), "B")
+	r.shutdown(t)
+}
+
 // observedTops returns the top bound (dMax, s) of each deltaq.observed
 // histogram point.
 func observedTops(mds []pmetric.Metrics) []float64 {
