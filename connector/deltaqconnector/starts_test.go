@@ -527,6 +527,49 @@ func TestAutoProbeTimeoutsInFlightAcrossAChange(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestAutoProbeLateSpansCountOnce: an auto probe's instance whose start
+// event timed out and whose span came late is one delay of its sample, the
+// span's, not a censored timeout and a delay. Job learns 50 ms (10 ms
+// spans); then every instance takes 1 s, each timing out at 50 ms before
+// its span comes: two such samples move dMax to 5 s in one change
+// (internal/autorange: 1 s has q = 1.00663296 s, 2·q = 2.01 s), as the
+// spans alone do. Counted twice, it moved to 200 ms (q = 2·dMax), the
+// first of three changes.
+func TestAutoProbeLateSpansCountOnce(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // dMax 50ms
+	for s := range 2 {
+		from := time.Duration(2+s) * time.Second
+		starts := make([]start, 100)
+		late := make([]span, 100)
+		for i := range starts {
+			n := byte(1 + 100*s + i)
+			starts[i] = start{n: n, probe: "job", at: from}
+			late[i] = span{name: "job", dur: time.Second, traceID: n}
+		}
+		require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(starts...)))
+		r.expire(at(from + 100*time.Millisecond))
+		require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(from+time.Second, late...)))
+		r.clk.Tick(at(from + time.Second))
+	}
+	assert.Equal(t, map[string]int64{"job": 200}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, map[string]int64{"job": 200}, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "dmax_changes", "probe"))
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	assert.InDelta(t, 5.0, m.Data.(metricdata.Gauge[float64]).DataPoints[0].Value, 1e-12)
+	r.shutdown(t)
+}
+
 // observedTops returns the top bound (dMax, s) of each deltaq.observed
 // histogram point.
 func observedTops(mds []pmetric.Metrics) []float64 {
