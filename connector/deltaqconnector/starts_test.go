@@ -570,6 +570,57 @@ func TestAutoProbeLateSpansCountOnce(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestAutoProbeDMaxCoversItsQTA: an auto probe with a QTA chooses a dMax
+// of at least the QTA's last point, so that the change of layout makes no
+// QTA alarm of its own. Job's QTA: 99 % within 100 ms, 99.9 % within
+// 500 ms, at most 0.1 % failed. Its first sample, 10 ms spans, chooses
+// 50 ms by the tail (internal/autorange), raised to 500 ms; then windows
+// of 2000 spans of 10 ms and 3 of 300 ms meet the QTA. At 50 ms the 3
+// spans were timeouts: 99.85 % within 500 ms and 0.15 % failed, and the
+// qta and failure triggers fired from the change alone. A QTA point beyond
+// dmax_max is refused.
+func TestAutoProbeDMaxCoversItsQTA(t *testing.T) {
+	entry := func(dmaxMax string) map[string]any {
+		return map[string]any{"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": dmaxMax, "dmax_sample": 100, "dmax_period": "1s",
+			"qta": map[string]any{"points": []any{map[string]any{"delay": "100ms", "p": 0.99}, map[string]any{"delay": "500ms", "p": 0.999}},
+				"max_failure": 0.001},
+			"triggers": map[string]any{"qta": true, "failure": true}}
+	}
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": entry("10s")}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	of := func(n int, d time.Duration) []span {
+		spans := make([]span, n)
+		for i := range spans {
+			spans[i] = span{name: "job", dur: d}
+		}
+		return spans
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, of(100, 10*time.Millisecond)...)))
+	r.clk.Tick(at(2 * time.Second))
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, m.Data.(metricdata.Gauge[float64]).DataPoints[0].Value, 1e-12)
+	for s := 2; s < 5; s++ {
+		end := time.Duration(s)*time.Second + 900*time.Millisecond
+		require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(end,
+			append(of(2000, 10*time.Millisecond), of(3, 300*time.Millisecond)...)...)))
+		r.clk.Tick(at(time.Duration(s+1) * time.Second))
+	}
+	r.clk.Tick(at(6 * time.Second))
+	assert.Equal(t, map[string]int64{contract.Success: 3 * 2003, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	assert.Empty(t, counterByAttr(t, r.tel, "triggers_fired", "trigger"))
+	r.shutdown(t)
+
+	cfg = createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": entry("200ms")}}).Unmarshal(cfg))
+	err = confmap.Validate(cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["job"].qta: its last point, 500ms, is beyond dmax_max 200ms`)
+}
+
 // observedTops returns the top bound (dMax, s) of each deltaq.observed
 // histogram point.
 func observedTops(mds []pmetric.Metrics) []float64 {
