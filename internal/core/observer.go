@@ -130,6 +130,9 @@ type Observer struct {
 	// coarseWarned holds the probes warned about as under-resolved, so that
 	// each is warned about once; used by the timer only.
 	coarseWarned map[string]bool
+	// layoutsWarned holds the probes of a gateway warned about as merged
+	// from windows of other layouts, once each; used by the timer only.
+	layoutsWarned map[string]bool
 	// snapshots writes and prunes the snapshot files; made at the first
 	// snapshot, used by the timer only.
 	snapshots *snapshotStore
@@ -475,6 +478,34 @@ func (o *Observer) tick(now time.Time) {
 	o.prev = st
 }
 
+// warnOtherLayouts warns, once a probe, that a gateway merged the probe's
+// windows from agents of another layout than the one it shows: agents
+// whose dmax: auto chose another dMax than the probe's first window (their
+// learning phase, at dmax_max), or agents and a gateway configured
+// differently. It accepted them silently, and an unpinned probe stayed in
+// the agents' learning-phase layout for good.
+func (o *Observer) warnOtherLayouts(r *analysis.Result) {
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if !p.OtherLayouts || o.layoutsWarned[p.Name] {
+			continue
+		}
+		if o.layoutsWarned == nil {
+			o.layoutsWarned = make(map[string]bool)
+		}
+		o.layoutsWarned[p.Name] = true
+		top := p.Width * float64(p.Bins)
+		if n := len(p.Edges); n > 0 {
+			top = p.Edges[n-1]
+		}
+		o.logger.Warn(fmt.Sprintf("probe %s: agents' windows of another layout are read into the probe's (%v in %d bins), its probes entry's or its first window's: "+
+			"each bucket at its upper edge, and a span between the two dMax in the window of the agent's deadline; "+
+			"give the agents and the gateway one dmax and bins, or pin the probe's dmax and bins here (agents with dmax: auto re-range)",
+			p.Name, time.Duration(math.Round(top*1e9)), p.Bins),
+			zap.String("probe", p.Name))
+	}
+}
+
 // inspect counts what a closed window says about the input rather than the
 // system: referenced probes without instances, and under-resolved probes,
 // about each of which it warns once (while the probe is tracked).
@@ -482,6 +513,7 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	if n := len(r.NoInstances); n > 0 {
 		o.tel.ReferencedProbeEmptyWindows.Add(ctx, int64(n))
 	}
+	o.warnOtherLayouts(r)
 	coarse := int64(0)
 	for i := range r.Probes {
 		p := &r.Probes[i]
@@ -517,14 +549,16 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	}
 	// Forget the warnings of probes no longer tracked, so that names that
 	// come and go do not grow the set.
-	if len(o.coarseWarned) > len(r.Probes) {
+	if len(o.coarseWarned) > len(r.Probes) || len(o.layoutsWarned) > len(r.Probes) {
 		tracked := make(map[string]bool, len(r.Probes))
 		for i := range r.Probes {
 			tracked[r.Probes[i].Name] = true
 		}
-		for n := range o.coarseWarned {
-			if !tracked[n] {
-				delete(o.coarseWarned, n)
+		for _, warned := range []map[string]bool{o.coarseWarned, o.layoutsWarned} {
+			for n := range warned {
+				if !tracked[n] {
+					delete(warned, n)
+				}
 			}
 		}
 	}
