@@ -131,8 +131,9 @@ type Observer struct {
 	// each is warned about once; used by the timer only.
 	coarseWarned map[string]bool
 	// layoutsWarned holds the probes of a gateway warned about as merged
-	// from windows of other layouts, once each; used by the timer only.
-	layoutsWarned map[string]bool
+	// from windows of other layouts, once each, and qtaWarned those whose
+	// QTA reaches beyond their dMax; used by the timer only.
+	layoutsWarned, qtaWarned map[string]bool
 	// snapshots writes and prunes the snapshot files; made at the first
 	// snapshot, used by the timer only.
 	snapshots *snapshotStore
@@ -506,6 +507,36 @@ func (o *Observer) warnOtherLayouts(r *analysis.Result) {
 	}
 }
 
+// warnQTABeyondDMax warns, once a probe, that its QTA has a point beyond
+// the dMax of its window: the instances between the two are timeouts,
+// which the point reads as late, so that it can fail however fast they
+// were. A processor's dmax: auto, which does not see the QTA, chooses such
+// a dMax silently (its dmax_min must be raised to the QTA's last point).
+func (o *Observer) warnQTABeyondDMax(r *analysis.Result) {
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if p.QTA == nil || len(p.QTA.Points) == 0 || o.qtaWarned[p.Name] {
+			continue
+		}
+		last := p.QTA.Points[len(p.QTA.Points)-1].Delay
+		top := p.Width * float64(p.Bins)
+		if n := len(p.Edges); n > 0 {
+			top = p.Edges[n-1]
+		}
+		if top <= 0 || last <= top*(1+1e-9) {
+			continue
+		}
+		if o.qtaWarned == nil {
+			o.qtaWarned = make(map[string]bool)
+		}
+		o.qtaWarned[p.Name] = true
+		o.logger.Warn(fmt.Sprintf("probe %s: its QTA's last point, %v, is beyond its dMax, %v: the instances between the two are timeouts, "+
+			"which the point reads as late; raise the probe's dmax (or the dmax_min of a processor's dmax: auto probe) to the QTA's last point",
+			p.Name, time.Duration(math.Round(last*1e9)), time.Duration(math.Round(top*1e9))),
+			zap.String("probe", p.Name))
+	}
+}
+
 // inspect counts what a closed window says about the input rather than the
 // system: referenced probes without instances, and under-resolved probes,
 // about each of which it warns once (while the probe is tracked).
@@ -514,6 +545,7 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 		o.tel.ReferencedProbeEmptyWindows.Add(ctx, int64(n))
 	}
 	o.warnOtherLayouts(r)
+	o.warnQTABeyondDMax(r)
 	coarse := int64(0)
 	for i := range r.Probes {
 		p := &r.Probes[i]
@@ -549,12 +581,12 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	}
 	// Forget the warnings of probes no longer tracked, so that names that
 	// come and go do not grow the set.
-	if len(o.coarseWarned) > len(r.Probes) || len(o.layoutsWarned) > len(r.Probes) {
+	if len(o.coarseWarned) > len(r.Probes) || len(o.layoutsWarned) > len(r.Probes) || len(o.qtaWarned) > len(r.Probes) {
 		tracked := make(map[string]bool, len(r.Probes))
 		for i := range r.Probes {
 			tracked[r.Probes[i].Name] = true
 		}
-		for _, warned := range []map[string]bool{o.coarseWarned, o.layoutsWarned} {
+		for _, warned := range []map[string]bool{o.coarseWarned, o.layoutsWarned, o.qtaWarned} {
 			for n := range warned {
 				if !tracked[n] {
 					delete(warned, n)

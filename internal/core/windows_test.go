@@ -742,3 +742,32 @@ func TestWindowTimesRemembered(t *testing.T) {
 		}
 	}
 }
+
+// TestQTABeyondDMaxWarned: a probe whose QTA has a point beyond its dMax
+// (a processor's dmax: auto that chose 100 ms under a QTA of 500 ms) reads
+// the instances between the two as late; the observer says so, once a
+// probe. A probe whose QTA lies within its dMax is not warned about.
+func TestQTABeyondDMaxWarned(t *testing.T) {
+	cfg := testConfig()
+	qta := func(last time.Duration) analysis.QTA {
+		return analysis.QTA{Points: []analysis.QTAPoint{{Delay: 50 * time.Millisecond, P: 0.5}, {Delay: last, P: 0.9}}}
+	}
+	cfg.Probes = map[string]analysis.ProbeConfig{
+		"p": {DMax: 100 * time.Millisecond, Bins: 100, QTA: qta(500 * time.Millisecond)},
+		"q": {DMax: 100 * time.Millisecond, Bins: 100, QTA: qta(100 * time.Millisecond)},
+	}
+	logCore, logs := observer.New(zapcore.WarnLevel)
+	h := newHarnessWith(t, cfg, at(time.Second), func(s *Settings) { s.Telemetry.Logger = zap.New(logCore) })
+	for w := range 3 {
+		for _, probe := range []string{"p", "q"} {
+			h.consume(span{probe: probe, outcome: contract.Success, end: time.Duration(w)*time.Second + ms(500), delay: ms(20), dmax: 100 * time.Millisecond, bins: 100})
+		}
+		h.obs.tick(at(time.Duration(w+2) * time.Second))
+	}
+	warned := logs.All()
+	if assert.Len(t, warned, 1) {
+		assert.Equal(t, "probe p: its QTA's last point, 500ms, is beyond its dMax, 100ms: the instances between the two are timeouts, "+
+			"which the point reads as late; raise the probe's dmax (or the dmax_min of a processor's dmax: auto probe) to the QTA's last point",
+			warned[0].Message)
+	}
+}
