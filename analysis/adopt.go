@@ -55,6 +55,11 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		ad.Reason = "the interval changed: windows of the two configurations do not line up"
 		return ad
 	}
+	// A layout change that no batch of the old engine has seen yet (an
+	// auto probe's dMax chosen at its last tick) is the old engine's
+	// newest layout: compared with the layout the new configuration gives
+	// the probe, it is no change of configuration.
+	old.checkLayouts()
 	e.openAt(old)
 	for _, op := range old.probes {
 		if op == nil {

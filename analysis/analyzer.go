@@ -391,6 +391,7 @@ func (a *analyzer) observe(r *Result, c *closing) {
 			dq, err = h.DeltaQ()
 		}
 		pr.SuccessSum = ac.sum
+		pr.OtherLayouts = ac.converted
 		pr.WeightSum, pr.WeightSquares = ac.weights(pr.Counts.Total())
 		pr.Exemplars = ac.picks.exemplars()
 		pr.Worst = ac.picks.worstInstances()

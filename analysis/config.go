@@ -693,6 +693,17 @@ func (st SlackTrendTrigger) check(q QTA) []error {
 // no failure bound.
 func (q QTA) IsZero() bool { return len(q.Points) == 0 && q.MaxFailure == 0 }
 
+// LastDelay returns the largest delay of the QTA's points, 0 without
+// points: a dMax below it counts the instances between the two as timeouts,
+// which the point reads as late.
+func (q QTA) LastDelay() time.Duration {
+	var d time.Duration
+	for _, p := range q.Points {
+		d = max(d, p.Delay)
+	}
+	return d
+}
+
 // DeltaQ returns the QTA as a deltaq.QTA (delays in seconds), checked by
 // deltaq.NewQTA: delays positive and increasing, probabilities in (0, 1]
 // and non-decreasing, none above 1 − MaxFailure.

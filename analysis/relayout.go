@@ -3,7 +3,11 @@
 
 package analysis
 
-import "github.com/deltaq-otel/deltaq/deltaq"
+import (
+	"math"
+
+	"github.com/deltaq-otel/deltaq/deltaq"
+)
 
 // Layout changes announced by a processor.
 //
@@ -172,6 +176,18 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 	// The layouts are read in place: a layout is 48 bytes, and an instance
 	// is placed millions of times a second.
 	lay := p.latestRef()
+	if in.Outcome == Timeout && in.DMaxNs > 0 && in.DMaxNs < lay.DMaxNs && len(p.pend) > 0 && e.interval != 0 {
+		// A timeout judged under a shorter dMax than the newest layout's:
+		// an instance in flight when an auto probe's dMax went up keeps the
+		// deadline it was given, and ends there, in a window that may
+		// still have the layout it was judged under. Read under the
+		// newest, it was refused as a layout mismatch even then.
+		deadline := in.Start + in.DMaxNs
+		if in.Start > math.MaxInt64-in.DMaxNs {
+			deadline = math.MaxInt64
+		}
+		lay = p.layoutRefAt(floorDiv(deadline, e.interval))
+	}
 	oc, end, ok := e.classify(lay.DMaxNs, in)
 	if !ok {
 		return lay, 0, 0, false

@@ -191,3 +191,34 @@ func windowAt(t *testing.T, res []*Result, k int) *ProbeResult {
 }
 
 func near(a, b float64) bool { return a > b*(1-1e-9) && a < b*(1+1e-9) }
+
+// TestTimeoutInFlightAcrossALayoutChange: an instance in flight when an
+// auto probe's dMax went up (5 ms to 5 s) keeps the deadline it was given;
+// its timeout, judged by 5 ms, is counted in the window of that deadline
+// while that window still has the 5 ms layout, and refused as a layout
+// mismatch only in a window of the 5 s layout, where it might have ended
+// in time. The first was refused too: it was read under the newest layout.
+func TestTimeoutInFlightAcrossALayoutChange(t *testing.T) {
+	e, owner := registryEngine(t, time.Second)
+	addAll(e, succ(900*time.Millisecond, time.Millisecond)) // window 0 holds an instance of the 5 ms layout
+	testLayouts.SetLayout(owner, "auto", deltaq.Layout{DMaxNs: int64(5 * time.Second), Bins: 100})
+	timeout := func(start time.Duration) Instance {
+		return Instance{Probe: "auto", Outcome: Timeout, Start: at(start).UnixNano(),
+			End: at(start + 5*time.Millisecond).UnixNano(), DMaxNs: int64(5 * time.Millisecond), Bins: 100}
+	}
+	addAll(e,
+		timeout(950*time.Millisecond),  // deadline 955 ms: window 0, 5 ms
+		timeout(1100*time.Millisecond), // deadline 1.105 s: window 1, 5 s
+		succ(1200*time.Millisecond, time.Second),
+	)
+	if got := e.Stats().Dropped[DropLayoutMismatch]; got != 1 {
+		t.Errorf("layout_mismatch drops = %d, want 1", got)
+	}
+	res := e.Advance(at(3 * time.Second))
+	if w := windowAt(t, res, 0); !near(w.Width, 50e-6) || w.Counts != (Counts{Success: 1, Timeout: 1}) {
+		t.Errorf("window 0: width %g, %+v; want 50µs bins, a success and a timeout", w.Width, w.Counts)
+	}
+	if w := windowAt(t, res, 1); !near(w.Width, 50e-3) || w.Counts != (Counts{Success: 1}) {
+		t.Errorf("window 1: width %g, %+v; want 50ms bins and a success", w.Width, w.Counts)
+	}
+}

@@ -143,6 +143,10 @@ type ProbeResult struct {
 	// counts of a window of another layout (finemerge.go), so they bound
 	// F(d) no better than fine does; the QTA readings read fine alone.
 	converted bool
+	// OtherLayouts says that windows of agents in another layout than the
+	// probe's were merged, read into it from their analysis counts, each
+	// bucket at its upper edge (finemerge.go).
+	OtherLayouts bool
 	// Calculated is the probe's calculated ΔQ from the outcome diagram
 	// (thesis 3.4, 4.1.1), at the analysis resolution up to the probe's
 	// dMax, composed from what its parts' instances did up to the largest

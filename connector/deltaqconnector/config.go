@@ -358,6 +358,10 @@ func (c *Config) checkMatched(name string) []error {
 	switch pc := c.Probes[name]; {
 	case mp.DMaxAuto:
 		errs = append(errs, checkAuto(&mp, pc.Binning != nil)...)
+		if d, hi := pc.QTA.LastDelay(), mp.Auto.WithDefaults().Max; d > hi {
+			errs = append(errs, confpath.Errorf(confpath.Fields("qta"),
+				"its last point, %v, is beyond dmax_max %v: dmax: auto chooses a dMax of at least the QTA's last point, within dmax_max", d, hi))
+		}
 	case !mp.Auto.IsZero():
 		errs = append(errs, autorange.ErrNotAuto)
 	case pc.DMax == 0 && pc.Bins == 0 && pc.Binning == nil:

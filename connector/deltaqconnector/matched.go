@@ -6,9 +6,11 @@ package deltaqconnector // import "github.com/deltaq-otel/deltaq/connector/delta
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/deltaq-otel/deltaq/internal/autorange"
 	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
 )
@@ -30,7 +32,7 @@ func SpanProbes(cfg *Config) *core.SpanProbes {
 		sp.Failures = append(sp.Failures, failure)
 		var auto *core.AutoProbe
 		if mp.DMaxAuto {
-			auto = &core.AutoProbe{Options: mp.Auto, Bins: mp.Bins}
+			auto = &core.AutoProbe{Options: autoOptions(mp.Auto, cfg.Probes[name].QTA.LastDelay()), Bins: mp.Bins}
 		}
 		sp.Auto = append(sp.Auto, auto)
 	}
@@ -49,4 +51,17 @@ func claimMatched(claims *spanmatch.Claims, owner any, id component.ID, sp *core
 		return nil
 	}
 	return claims.Claim(owner, "connector", id.String(), sp.Names)
+}
+
+// autoOptions returns the auto-ranging options of a probe whose QTA's last
+// point is at qta: its dmax_min raised to it. A dMax below a point counts
+// the instances between the two as timeouts, which the point then reads as
+// late: 3 spans of 300 ms among 2000 of 10 ms, a dMax chosen at 50 ms, and
+// a QTA of 99.9 % within 500 ms that held under the learning phase's
+// dmax_max failed, and its trigger fired, from the change alone.
+func autoOptions(o autorange.Options, qta time.Duration) autorange.Options {
+	if qta > o.WithDefaults().Min {
+		o.Min = qta
+	}
+	return o
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -468,6 +469,224 @@ func TestAutoProbeInTheConnector(t *testing.T) {
 	require.Len(t, g.DataPoints, 1)
 	assert.InDelta(t, 0.05, g.DataPoints[0].Value, 1e-12)
 	r.shutdown(t)
+}
+
+// TestAutoProbeKeepsItsDMaxAcrossReload: a reload with the same
+// configuration keeps the dMax an auto probe chose (50 ms, from 10 ms
+// spans) and the instances in flight: no warning that the probe starts
+// afresh, no layout change (there were two, to dmax_max and back, and when
+// the old connector had seen the change, a warning that its dmax or bins
+// changed), the windows after the reload in the 50 ms layout, and the
+// instance whose start event came before the reload times out once.
+func TestAutoProbeKeepsItsDMaxAcrossReload(t *testing.T) {
+	auto := func() *Config {
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+			"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+		require.NoError(t, confmap.Validate(cfg))
+		return cfg
+	}
+	st := collectorstate.New()
+	st.Reload = reload.New()
+	r := newStartRig(t, auto(), st)
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // the sample is complete: dMax 50ms
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 9, probe: "job", at: 2600 * time.Millisecond})))
+	st.Reload.Requested()
+	r.shutdown(t)
+
+	nu := newStartRigLogging(t, auto(), st, zapcore.InfoLevel)
+	nu.clk.Set(at(2600 * time.Millisecond))
+	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(3500*time.Millisecond, spans...)))
+	nu.expire(at(3900 * time.Millisecond))
+	assert.Equal(t, map[string]int64{"job": 1}, counterByAttr(t, nu.tel, "start_timeouts", "probe"), "the instance in flight is carried")
+	nu.clk.Tick(at(4 * time.Second))
+	nu.clk.Tick(at(5 * time.Second))
+	assert.Equal(t, map[string]int64{contract.Success: 100, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(nu.sink.AllMetrics())["job"])
+	assert.Equal(t, []float64{10, 0.05, 0.05}, observedTops(nu.sink.AllMetrics()),
+		"the learning phase's window, [1 s, 2 s), closes in its layout; the later ones have 50 ms")
+	for _, e := range nu.warnings.All() {
+		assert.NotContains(t, e.Message, "starts afresh")
+		assert.NotContains(t, e.Message, "learning its delays")
+	}
+	_, err := nu.tel.GetMetric("otelcol_connector_deltaq_layout_changes")
+	assert.Error(t, err, "no layout change")
+	assert.Empty(t, counterByAttr(t, nu.tel, "dmax_changes", "probe"))
+	nu.shutdown(t)
+}
+
+// TestAutoProbeTimeoutsInFlightAcrossAChange: instances in flight when an
+// auto probe's dMax goes up keep the deadline of the dMax at their start,
+// as behind the processor, whose synthetic timeout carries that dMax. Job
+// learns 50 ms (10 ms spans), then its delays move to 400 ms, and after two
+// such samples its dMax is 1 s (internal/autorange: the 400 ms bucket's
+// upper edge is 416 ms, 2·q = 0.83 s). Two instances start before that
+// change, under 50 ms: A at 3.96 s, whose deadline, 4.01 s, lies in window
+// 4, which holds a span of the 50 ms layout and keeps it, is a timeout
+// there; B at 4.97 s, whose deadline, 5.02 s, lies in window 5, of the
+// 1 s layout, might have ended in time under it: refused as a layout
+// mismatch, as the processor's is. B was counted as a timeout of the 1 s
+// layout, as longer than 1 s, beside that window's 400 ms successes.
+func TestAutoProbeTimeoutsInFlightAcrossAChange(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	of := func(n int, d time.Duration) []span {
+		spans := make([]span, n)
+		for i := range spans {
+			spans[i] = span{name: "job", dur: d}
+		}
+		return spans
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(1500), of(100, ms(10))...)))
+	r.clk.Tick(at(2 * time.Second)) // dMax 50ms
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(2900), of(100, ms(400))...)))
+	r.clk.Tick(at(3 * time.Second)) // out of range once
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(3900), of(100, ms(400))...)))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(4020), of(1, ms(10))...)))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(3960)}, start{n: 2, probe: "job", at: ms(4970)})))
+	r.clk.Tick(at(4 * time.Second)) // out of range twice: dMax 1s
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	require.InDelta(t, 1.0, m.Data.(metricdata.Gauge[float64]).DataPoints[0].Value, 1e-12)
+	r.expire(at(ms(5100)))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	// B's span comes, late: not counted again.
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(5370), span{name: "job", dur: ms(400), traceID: 2})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(5500), of(10, ms(400))...)))
+	r.clk.Tick(at(6 * time.Second)) // closes window 4
+	assert.Equal(t, map[string]int64{contract.Success: 1, contract.Failure: 0, contract.Timeout: 200 + 1},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the 50 ms layout's windows 2 to 4: A times out in window 4")
+	for s := 7; s <= 12; s++ {
+		r.clk.Tick(at(time.Duration(s) * time.Second))
+	}
+	assert.Equal(t, map[string]int64{contract.Success: 10, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the 1 s layout's windows: no timeout")
+	assert.Equal(t, map[string]int64{"layout_mismatch": 1}, counterByAttr(t, r.tel, "instances_dropped", "reason"), "B")
+	r.shutdown(t)
+}
+
+// TestAutoProbeLateSpansCountOnce: an auto probe's instance whose start
+// event timed out and whose span came late is one delay of its sample, the
+// span's, not a censored timeout and a delay. Job learns 50 ms (10 ms
+// spans); then every instance takes 1 s, each timing out at 50 ms before
+// its span comes: two such samples move dMax to 5 s in one change
+// (internal/autorange: 1 s has q = 1.00663296 s, 2·q = 2.01 s), as the
+// spans alone do. Counted twice, it moved to 200 ms (q = 2·dMax), the
+// first of three changes.
+func TestAutoProbeLateSpansCountOnce(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": map[string]any{
+		"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{name: "job", dur: 10 * time.Millisecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // dMax 50ms
+	for s := range 2 {
+		from := time.Duration(2+s) * time.Second
+		starts := make([]start, 100)
+		late := make([]span, 100)
+		for i := range starts {
+			n := byte(1 + 100*s + i)
+			starts[i] = start{n: n, probe: "job", at: from}
+			late[i] = span{name: "job", dur: time.Second, traceID: n}
+		}
+		require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(starts...)))
+		r.expire(at(from + 100*time.Millisecond))
+		require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(from+time.Second, late...)))
+		r.clk.Tick(at(from + time.Second))
+	}
+	assert.Equal(t, map[string]int64{"job": 200}, counterByAttr(t, r.tel, "start_timeouts", "probe"))
+	assert.Equal(t, map[string]int64{"job": 200}, counterByAttr(t, r.tel, "late_spans", "probe"))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "dmax_changes", "probe"))
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	assert.InDelta(t, 5.0, m.Data.(metricdata.Gauge[float64]).DataPoints[0].Value, 1e-12)
+	r.shutdown(t)
+}
+
+// TestAutoProbeDMaxCoversItsQTA: an auto probe with a QTA chooses a dMax
+// of at least the QTA's last point, so that the change of layout makes no
+// QTA alarm of its own. Job's QTA: 99 % within 100 ms, 99.9 % within
+// 500 ms, at most 0.1 % failed. Its first sample, 10 ms spans, chooses
+// 50 ms by the tail (internal/autorange), raised to 500 ms; then windows
+// of 2000 spans of 10 ms and 3 of 300 ms meet the QTA. At 50 ms the 3
+// spans were timeouts: 99.85 % within 500 ms and 0.15 % failed, and the
+// qta and failure triggers fired from the change alone. A QTA point beyond
+// dmax_max is refused.
+func TestAutoProbeDMaxCoversItsQTA(t *testing.T) {
+	entry := func(dmaxMax string) map[string]any {
+		return map[string]any{"match": map[string]any{}, "dmax": "auto", "bins": 50, "dmax_max": dmaxMax, "dmax_sample": 100, "dmax_period": "1s",
+			"qta": map[string]any{"points": []any{map[string]any{"delay": "100ms", "p": 0.99}, map[string]any{"delay": "500ms", "p": 0.999}},
+				"max_failure": 0.001},
+			"triggers": map[string]any{"qta": true, "failure": true}}
+	}
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": entry("10s")}}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newStartRig(t, cfg, collectorstate.New())
+	of := func(n int, d time.Duration) []span {
+		spans := make([]span, n)
+		for i := range spans {
+			spans[i] = span{name: "job", dur: d}
+		}
+		return spans
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, of(100, 10*time.Millisecond)...)))
+	r.clk.Tick(at(2 * time.Second))
+	m, err := r.tel.GetMetric("otelcol_connector_deltaq_dmax")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, m.Data.(metricdata.Gauge[float64]).DataPoints[0].Value, 1e-12)
+	for s := 2; s < 5; s++ {
+		end := time.Duration(s)*time.Second + 900*time.Millisecond
+		require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(end,
+			append(of(2000, 10*time.Millisecond), of(3, 300*time.Millisecond)...)...)))
+		r.clk.Tick(at(time.Duration(s+1) * time.Second))
+	}
+	r.clk.Tick(at(6 * time.Second))
+	assert.Equal(t, map[string]int64{contract.Success: 3 * 2003, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"])
+	assert.Empty(t, counterByAttr(t, r.tel, "triggers_fired", "trigger"))
+	r.shutdown(t)
+
+	cfg = createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"job": entry("200ms")}}).Unmarshal(cfg))
+	err = confmap.Validate(cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `probes["job"].qta: its last point, 500ms, is beyond dmax_max 200ms`)
+}
+
+// observedTops returns the top bound (dMax, s) of each deltaq.observed
+// histogram point.
+func observedTops(mds []pmetric.Metrics) []float64 {
+	var out []float64
+	for _, md := range mds {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() != contract.MetricObserved || ms.At(i).Type() != pmetric.MetricTypeHistogram {
+				continue
+			}
+			dps := ms.At(i).Histogram().DataPoints()
+			for j := range dps.Len() {
+				b := dps.At(j).ExplicitBounds()
+				out = append(out, b.At(b.Len()-1))
+			}
+		}
+	}
+	return out
 }
 
 // TestReloadKeepsAnAutoProbesLayout: a reload with the configuration

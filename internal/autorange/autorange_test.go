@@ -198,3 +198,41 @@ func TestAdopt(t *testing.T) {
 		t.Fatal("a decided range adopted again")
 	}
 }
+
+// TestLateSpansTakeTheirTimeoutsPlace: an instance whose start event timed
+// out (Censor) and whose span came late, after 1 s (Uncensor), counts once,
+// by its delay. A probe that learnt 50 ms (10 ms delays) and whose delays
+// then jump to 1 s, every instance timing out before its span comes, moves
+// to 5 s in one change, as from the spans alone: 1 s lies in the sketch
+// bucket [14·2²⁶, 15·2²⁶) ns, q = 1.00663296 s, 2·q = 2.01 s, next 1-2-5
+// step 5 s. Counted twice, half of each sample was censored and the tail
+// 2·dMax: it moved to 200 ms, the first of three changes to 5 s.
+func TestLateSpansTakeTheirTimeoutsPlace(t *testing.T) {
+	a := New(Options{Sample: 100, Period: time.Second}, 100)
+	now := int64(1)
+	a.Begin(now)
+	for range 100 {
+		a.Observe(int64(10 * time.Millisecond))
+	}
+	now += int64(time.Second)
+	if ch, ok := a.Step(now); !ok || ch.To != int64(50*time.Millisecond) {
+		t.Fatalf("first sample: %+v, want 50ms", ch)
+	}
+	for range 2 {
+		for range 100 {
+			a.Censor()
+			a.Uncensor(int64(time.Second))
+		}
+		now += int64(time.Second)
+		a.Step(now)
+	}
+	if got := time.Duration(a.DMax()); got != 5*time.Second || a.Changes().Load() != 2 {
+		t.Errorf("dMax %v after %d changes, want 5s after 2 (learnt, then the jump)", got, a.Changes().Load())
+	}
+	// A late span whose timeout was counted in a sample closed since goes
+	// into the current one, as a delay.
+	a.Uncensor(int64(time.Second))
+	if a.censored.Load() != 0 || a.tail[tailIndex.Bucket(int64(time.Second))].Load() != 1 {
+		t.Errorf("censored %d, delays of 1s %d; want 0 and 1", a.censored.Load(), a.tail[tailIndex.Bucket(int64(time.Second))].Load())
+	}
+}

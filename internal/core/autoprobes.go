@@ -185,7 +185,19 @@ func (a *autoProbes) adoptRanges(old map[string]parkedRange) {
 // censor counts a real-time timeout of probe i, which has no delay, in its
 // range, if it is an auto probe.
 func (sp *spanProbes) censor(i int) {
-	if sp.ranges != nil && sp.ranges[i] != nil {
+	if sp.isAuto(int32(i)) {
 		sp.ranges[i].Censor()
 	}
+}
+
+// isAuto reports whether probe i has dmax: auto.
+func (sp *spanProbes) isAuto(i int32) bool { return sp.ranges != nil && sp.ranges[i] != nil }
+
+// autoMask returns, by probe, whether it has dmax: auto.
+func (sp *spanProbes) autoMask() []bool {
+	m := make([]bool, len(sp.Names))
+	for i := range m {
+		m[i] = sp.isAuto(int32(i))
+	}
+	return m
 }

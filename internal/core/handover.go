@@ -42,6 +42,9 @@ type parkedStarts struct {
 	tracker *inflight.Tracker
 	names   []string
 	dMaxNs  []int64
+	// auto marks the probes with dmax: auto, whose instances each carry
+	// the deadline of the dMax in force at their start.
+	auto []bool
 }
 
 // reloadKey is the key of an observer's parked state: the component's kind
@@ -55,7 +58,7 @@ func (o *Observer) park() {
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
 		services: &o.build.services, windows: o.build.windows, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
-		ps := &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: make([]int64, len(o.spans.Names))}
+		ps := &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: make([]int64, len(o.spans.Names)), auto: o.spans.autoMask()}
 		for i := range ps.dMaxNs {
 			ps.dMaxNs[i] = o.spans.dMax(int32(i)) // an auto probe's in force
 		}
@@ -180,7 +183,10 @@ func (o *Observer) adoptSettling(old settling) {
 
 // adoptStarts takes over the instances in flight that the observer old
 // parked: an instance keeps its deadline and state when its probe is still
-// matched with the same dMax; the others are dropped, as the log says. A
+// matched with the same dMax, or is still dmax: auto (its deadline is the
+// dMax in force at its start, whatever the dMax in force now: they were
+// dropped when the probe had chosen its dMax since the old observer
+// started); the others are dropped, as the log says. A
 // started instance waits for its span until just before the window of its
 // deadline closes (reloadHold), whatever its grace, and times out if its
 // span does not come, whether start events still come or not.
@@ -195,7 +201,8 @@ func (o *Observer) adoptStarts(old *parked) {
 		if o.spans == nil {
 			continue
 		}
-		if j, ok := o.spans.byName[name]; ok && o.spans.dMax(j) == ps.dMaxNs[i] {
+		j, ok := o.spans.byName[name]
+		if ok && (o.spans.dMax(j) == ps.dMaxNs[i] || ps.auto[i] && o.spans.isAuto(j)) {
 			remap[i] = j
 		}
 	}

@@ -148,10 +148,15 @@ func (sp *spanProbes) addMatched(b analysis.Batch, span ptrace.Span, res *spanma
 	}
 	service := res.ServiceName()
 	for _, i := range hits {
-		// A late span's delay is a delay too; one that ends before it
-		// starts is none (the engine counts it malformed).
+		// A late span's delay is a delay too, in place of its instance's
+		// timeout, which the range counted as censored (expire); one that
+		// ends before it starts is none (the engine counts it malformed).
 		if sp.ranges != nil && sp.ranges[i] != nil && in.End >= in.Start {
-			sp.ranges[i].Observe(in.End - in.Start)
+			if i == late {
+				sp.ranges[i].Uncensor(in.End - in.Start)
+			} else {
+				sp.ranges[i].Observe(in.End - in.Start)
+			}
 		}
 		if i == late {
 			continue

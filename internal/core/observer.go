@@ -135,6 +135,10 @@ type Observer struct {
 	// coarseWarned holds the probes warned about as under-resolved, so that
 	// each is warned about once; used by the timer only.
 	coarseWarned map[string]bool
+	// layoutsWarned holds the probes of a gateway warned about as merged
+	// from windows of other layouts, once each, and qtaWarned those whose
+	// QTA reaches beyond their dMax; used by the timer only.
+	layoutsWarned, qtaWarned map[string]bool
 	// snapshots writes and prunes the snapshot files; made at the first
 	// snapshot, used by the timer only.
 	snapshots *snapshotStore
@@ -198,6 +202,9 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if o.tel = set.Instruments; o.tel == nil {
 		o.tel = noInstruments()
 	}
+	// The state a predecessor parked across a reload is claimed before the
+	// engine is made: the auto probes take their chosen dMax first, so that
+	// the engine starts with the layouts they had, not their dmax_max.
 	var old *parked
 	if set.ID != "" {
 		if st, ok := o.handover.Claim(o.reloadKey()); ok {
@@ -206,6 +213,9 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	}
 	now := o.now()
 	if err := o.newEngine(now, old); err != nil {
+		if old != nil {
+			o.handover.Park(o.reloadKey(), old)
+		}
 		return nil, err
 	}
 	o.referenced = o.engine.ReferencedProbes()
@@ -257,11 +267,11 @@ func (o *Observer) makeAttrs() {
 }
 
 // newEngine makes the analysis engine, the auto probes of the spans first:
-// the engine looks their layouts up. The auto probes keep the dMax the
-// observer old (nil: none), parked before a reload, had chosen, so that
-// the engine has their layouts from the start, and adopting old's state
-// finds them unchanged (the probe started afresh, said the log, and its
-// layout went to the first dMax and back).
+// the engine looks their layouts up. Each auto probe keeps the dMax the
+// observer old (nil: none) had chosen across a reload: made with its
+// dmax_max instead, the engine saw the probe's layout change (a warning that
+// it starts afresh, and two layout changes counted, for a probe whose
+// layout did not change).
 func (o *Observer) newEngine(now time.Time, old *parked) error {
 	o.spanIns = completeSpanInstruments(o.set.SpanInstruments)
 	o.auto = newAutoProbes(o.set.SpanProbes)
@@ -522,6 +532,64 @@ func (o *Observer) recordStats(ctx context.Context) {
 	o.prev = st
 }
 
+// warnOtherLayouts warns, once a probe, that a gateway merged the probe's
+// windows from agents of another layout than the one it shows: agents
+// whose dmax: auto chose another dMax than the probe's first window (their
+// learning phase, at dmax_max), or agents and a gateway configured
+// differently. It accepted them silently, and an unpinned probe stayed in
+// the agents' learning-phase layout for good.
+func (o *Observer) warnOtherLayouts(r *analysis.Result) {
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if !p.OtherLayouts || o.layoutsWarned[p.Name] {
+			continue
+		}
+		if o.layoutsWarned == nil {
+			o.layoutsWarned = make(map[string]bool)
+		}
+		o.layoutsWarned[p.Name] = true
+		top := p.Width * float64(p.Bins)
+		if n := len(p.Edges); n > 0 {
+			top = p.Edges[n-1]
+		}
+		o.logger.Warn(fmt.Sprintf("probe %s: agents' windows of another layout are read into the probe's (%v in %d bins), its probes entry's or its first window's: "+
+			"each bucket at its upper edge, and a span between the two dMax in the window of the agent's deadline; "+
+			"give the agents and the gateway one dmax and bins, or pin the probe's dmax and bins here (agents with dmax: auto re-range)",
+			p.Name, time.Duration(math.Round(top*1e9)), p.Bins),
+			zap.String("probe", p.Name))
+	}
+}
+
+// warnQTABeyondDMax warns, once a probe, that its QTA has a point beyond
+// the dMax of its window: the instances between the two are timeouts,
+// which the point reads as late, so that it can fail however fast they
+// were. A processor's dmax: auto, which does not see the QTA, chooses such
+// a dMax silently (its dmax_min must be raised to the QTA's last point).
+func (o *Observer) warnQTABeyondDMax(r *analysis.Result) {
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		if p.QTA == nil || len(p.QTA.Points) == 0 || o.qtaWarned[p.Name] {
+			continue
+		}
+		last := p.QTA.Points[len(p.QTA.Points)-1].Delay
+		top := p.Width * float64(p.Bins)
+		if n := len(p.Edges); n > 0 {
+			top = p.Edges[n-1]
+		}
+		if top <= 0 || last <= top*(1+1e-9) {
+			continue
+		}
+		if o.qtaWarned == nil {
+			o.qtaWarned = make(map[string]bool)
+		}
+		o.qtaWarned[p.Name] = true
+		o.logger.Warn(fmt.Sprintf("probe %s: its QTA's last point, %v, is beyond its dMax, %v: the instances between the two are timeouts, "+
+			"which the point reads as late; raise the probe's dmax (or the dmax_min of a processor's dmax: auto probe) to the QTA's last point",
+			p.Name, time.Duration(math.Round(last*1e9)), time.Duration(math.Round(top*1e9))),
+			zap.String("probe", p.Name))
+	}
+}
+
 // inspect counts what a closed window says about the input rather than the
 // system: referenced probes without instances, and under-resolved probes,
 // about each of which it warns once (while the probe is tracked).
@@ -529,6 +597,8 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	if n := len(r.NoInstances); n > 0 {
 		o.tel.ReferencedProbeEmptyWindows.Add(ctx, int64(n))
 	}
+	o.warnOtherLayouts(r)
+	o.warnQTABeyondDMax(r)
 	coarse := int64(0)
 	for i := range r.Probes {
 		p := &r.Probes[i]
@@ -564,14 +634,16 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	}
 	// Forget the warnings of probes no longer tracked, so that names that
 	// come and go do not grow the set.
-	if len(o.coarseWarned) > len(r.Probes) {
+	if len(o.coarseWarned) > len(r.Probes) || len(o.layoutsWarned) > len(r.Probes) || len(o.qtaWarned) > len(r.Probes) {
 		tracked := make(map[string]bool, len(r.Probes))
 		for i := range r.Probes {
 			tracked[r.Probes[i].Name] = true
 		}
-		for n := range o.coarseWarned {
-			if !tracked[n] {
-				delete(o.coarseWarned, n)
+		for _, warned := range []map[string]bool{o.coarseWarned, o.layoutsWarned, o.qtaWarned} {
+			for n := range warned {
+				if !tracked[n] {
+					delete(warned, n)
+				}
 			}
 		}
 	}

@@ -526,6 +526,14 @@ func (o *Observer) addTimeout(b analysis.Batch, f *inflight.Instance) {
 	in := &o.starts.in
 	*in = analysis.Instance{Probe: o.spans.Names[f.Probe], Outcome: analysis.Timeout, Start: f.Start, End: f.Deadline}
 	in.TraceID, in.SpanID = f.Key.TraceID, f.Key.SpanID
+	if o.spans.isAuto(int32(f.Probe)) {
+		// The layout its deadline was set by, as the processor's synthetic
+		// span carries it: an auto probe's dMax may have changed since its
+		// start, and under a longer one the instance might have ended in
+		// time (analysis, placeLayout). Without it, such a timeout was
+		// counted at start + the new dMax, as longer than that.
+		in.DMaxNs, in.Bins = f.Deadline-f.Start, o.spans.Auto[f.Probe].Bins
+	}
 	if f.Threshold != 0 && f.Threshold < 1<<56 {
 		a := float64(uint64(1)<<56) / float64(uint64(1)<<56-f.Threshold)
 		in.Weight = contract.Weight(a, binary.LittleEndian.Uint64(in.SpanID[:]))

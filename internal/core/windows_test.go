@@ -18,6 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
@@ -77,7 +80,8 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 	gcfg.Lag = 2 * time.Second
 	// The gateway pins the probe's layout, as the example gateway does.
 	gcfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
-	gateway := newHarness(t, gcfg, start)
+	logCore, logs := observer.New(zapcore.WarnLevel)
+	gateway := newHarnessWith(t, gcfg, start, func(s *Settings) { s.Telemetry.Logger = zap.New(logCore) })
 	agents := make([]*harness, 3)
 	for i := range agents {
 		agents[i] = agentHarnessWith(t, fmt.Sprintf("agent-%d", i), start, windowsOnly)
@@ -154,6 +158,7 @@ func gatewayMergesAgents(t *testing.T, windowsOnly bool) {
 	assert.Equal(t, 4, three)
 	assert.Equal(t, map[string]int64{"fate=accepted": 9, "fate=idle": 3},
 		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
+	assert.Zero(t, logs.Len(), "windows of the probe's layout: no warning")
 }
 
 // TestRepeatedDeliveryCountsOnce: an agent's request delivered twice (an
@@ -492,7 +497,8 @@ func TestUnpinnedGatewayMergesOtherLayouts(t *testing.T) {
 	single := newHarness(t, scfg, start)
 	gcfg := scfg
 	gcfg.Lag = 2 * time.Second
-	gateway := newHarness(t, gcfg, start)
+	logCore, logs := observer.New(zapcore.WarnLevel)
+	gateway := newHarnessWith(t, gcfg, start, func(s *Settings) { s.Telemetry.Logger = zap.New(logCore) })
 	agents := []*harness{agentHarness(t, "agent-0", start), agentHarness(t, "agent-1", start)}
 	// One window: a timeout's window, by start + dMax, is the window of its
 	// end under either layout.
@@ -532,6 +538,12 @@ func TestUnpinnedGatewayMergesOtherLayouts(t *testing.T) {
 	fates := telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions")
 	// Each agent's two other windows had no instance: their word counts it.
 	assert.Equal(t, map[string]int64{"fate=accepted": 2, "fate=idle": 4}, fates, "every window accepted")
+	// The gateway says so, once: it accepted them silently, and a probe
+	// whose agents have dmax: auto stayed in their learning phase's layout.
+	warned := logs.FilterField(zap.String("probe", "p")).All()
+	if assert.Len(t, warned, 1) {
+		assert.Contains(t, warned[0].Message, "probe p: agents' windows of another layout are read into the probe's (100ms in 100 bins)")
+	}
 }
 
 // TestFineCountsOnTheWire: a window's analysis counts go out as varints in
@@ -728,5 +740,34 @@ func TestWindowTimesRemembered(t *testing.T) {
 		if got, want := c.at(ts), ts.AsTime(); !got.Equal(want) || got.Location() != want.Location() {
 			t.Errorf("timestamp %d: %v, want %v", ts, got, want)
 		}
+	}
+}
+
+// TestQTABeyondDMaxWarned: a probe whose QTA has a point beyond its dMax
+// (a processor's dmax: auto that chose 100 ms under a QTA of 500 ms) reads
+// the instances between the two as late; the observer says so, once a
+// probe. A probe whose QTA lies within its dMax is not warned about.
+func TestQTABeyondDMaxWarned(t *testing.T) {
+	cfg := testConfig()
+	qta := func(last time.Duration) analysis.QTA {
+		return analysis.QTA{Points: []analysis.QTAPoint{{Delay: 50 * time.Millisecond, P: 0.5}, {Delay: last, P: 0.9}}}
+	}
+	cfg.Probes = map[string]analysis.ProbeConfig{
+		"p": {DMax: 100 * time.Millisecond, Bins: 100, QTA: qta(500 * time.Millisecond)},
+		"q": {DMax: 100 * time.Millisecond, Bins: 100, QTA: qta(100 * time.Millisecond)},
+	}
+	logCore, logs := observer.New(zapcore.WarnLevel)
+	h := newHarnessWith(t, cfg, at(time.Second), func(s *Settings) { s.Telemetry.Logger = zap.New(logCore) })
+	for w := range 3 {
+		for _, probe := range []string{"p", "q"} {
+			h.consume(span{probe: probe, outcome: contract.Success, end: time.Duration(w)*time.Second + ms(500), delay: ms(20), dmax: 100 * time.Millisecond, bins: 100})
+		}
+		h.obs.tick(at(time.Duration(w+2) * time.Second))
+	}
+	warned := logs.All()
+	if assert.Len(t, warned, 1) {
+		assert.Equal(t, "probe p: its QTA's last point, 500ms, is beyond its dMax, 100ms: the instances between the two are timeouts, "+
+			"which the point reads as late; raise the probe's dmax (or the dmax_min of a processor's dmax: auto probe) to the QTA's last point",
+			warned[0].Message)
 	}
 }

@@ -212,3 +212,42 @@ func TestDMaxChangesPerHourConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoRangeLateSpansCountOnce: an instance whose start event timed out
+// and whose span came late is one delay of its probe's sample, the span's,
+// as in the deltaq connector. The probe learns 50 ms from 10 ms spans; then
+// every instance takes 1 s, timing out at 50 ms before its span comes: two
+// such samples move dMax to 5 s in one change (internal/autorange: 1 s has
+// q = 1.00663296 s, 2·q = 2.01 s), as the spans alone do. Counted twice,
+// half of each sample was censored, the tail 2·dMax, and dMax moved to
+// 200 ms, the first of three changes.
+func TestAutoRangeLateSpansCountOnce(t *testing.T) {
+	pc := ProbeConfig{Name: "op", DMaxAuto: true, Bins: 100, DMaxSample: 100, DMaxPeriod: time.Second}
+	h := newHarness(t, testConfig(pc))
+	h.consumeTraces(autoBatch(0, 100, func(int) time.Duration { return 10 * time.Millisecond }))
+	h.clock.tick(base.Add(time.Second))
+	require.Equal(t, int64(50*time.Millisecond), h.p.m.probes[0].auto.DMax())
+	for s := range 2 {
+		from := base.Add(time.Duration(1+s) * time.Second).Add(100 * time.Millisecond)
+		var starts []startEvent
+		var late []spanSpec
+		for i := range 100 {
+			id := byte(1 + 100*s + i)
+			starts = append(starts, startEvent{probe: "op", id: id, at: from})
+			late = append(late, spanSpec{name: "op", id: id, start: from, duration: time.Second})
+		}
+		h.consumeLogs(logsOf(starts...))
+		h.clock.tick(from.Add(100 * time.Millisecond)) // every instance times out
+		h.consumeTraces(tracesOf(late...))
+		h.clock.tick(from.Add(time.Second + 100*time.Millisecond))
+	}
+	if got := h.p.stats.startTimeouts[0].Load(); got != 200 {
+		t.Errorf("start timeouts = %d, want 200", got)
+	}
+	if got := time.Duration(h.p.m.probes[0].auto.DMax()); got != 5*time.Second {
+		t.Errorf("dMax %v, want 5s", got)
+	}
+	if got := h.p.m.probes[0].auto.Changes().Load(); got != 2 {
+		t.Errorf("changes = %d, want 2 (learnt, then the jump)", got)
+	}
+}

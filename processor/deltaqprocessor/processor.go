@@ -375,7 +375,13 @@ func (p *deltaqProcessor) mapSpan(span ptrace.Span, pi int, res *resourceInfo, n
 	d, dMax := int64(end-start), pr.lay.DMaxNs
 	if pr.auto != nil {
 		dMax = pr.auto.DMax()
-		pr.auto.Observe(d) // a late span's delay is a delay too
+		if late {
+			// A late span's delay is a delay too, in place of its
+			// instance's timeout, which the range counted as censored.
+			pr.auto.Uncensor(d)
+		} else {
+			pr.auto.Observe(d)
+		}
 	}
 	oc := outcomeTimeout
 	if !late {
