@@ -62,7 +62,9 @@ import (
 //     within-40ms (0.75 against 1.8 × 0.5 = 0.9) and within-100ms's
 //     critical tier (9 × 0.1 = 0.9) never fire, nor does any alert of beta
 //     (its burn rates 0.8×, 0.5×, 1×) or of gamma, whose windows have no
-//     instances (0/0: NaN, which compares false).
+//     instances: its two objectives' error ratios are NaN (0/0), which
+//     compares false, their events and errors 0 a second, and their
+//     budget left NaN (docs/runbook.md, "Error budget burn").
 //   - Budget left of beta within-30ms at 70m: every sample of its error
 //     ratio over the period is 0.05: 1 − 0.05/0.1 = 0.5.
 const handRulesTest = `rule_files: [rules.yml]
@@ -171,6 +173,15 @@ const handChecks = `      - expr: 'abs(deltaq:slo_error_ratio:rate5m{deltaq_prob
       - expr: 'count_over_time(ALERTS{deltaq_probe="alpha"}[45m])'
         eval_time: 45m
         exp_samples: []
+      - expr: 'count(deltaq:slo_error_ratio:rate5m{deltaq_probe="gamma"} != deltaq:slo_error_ratio:rate5m{deltaq_probe="gamma"})'
+        eval_time: 70m
+        exp_samples: [{labels: '{}', value: 2}]
+      - expr: 'count(deltaq:slo_events:rate2m{deltaq_probe="gamma"} == 0 and deltaq:slo_errors:rate2m{deltaq_probe="gamma"} == 0)'
+        eval_time: 70m
+        exp_samples: [{labels: '{}', value: 2}]
+      - expr: 'count(deltaq:slo_error_budget_remaining:ratio{deltaq_probe="gamma"} != deltaq:slo_error_budget_remaining:ratio{deltaq_probe="gamma"})'
+        eval_time: 70m
+        exp_samples: [{labels: '{}', value: 2}]
       - expr: 'abs(deltaq:slo_error_budget_remaining:ratio{deltaq_probe="beta", deltaq_slo="within-30ms"} - 0.5) < bool 1e-9'
         eval_time: 70m
         exp_samples: [{labels: '{job="j", deltaq_probe="beta", deltaq_slo="within-30ms", deltaq_le="0.03"}', value: 1}]

@@ -142,8 +142,8 @@ func (o *Objective) errorRate(w string) string {
 	return fmt.Sprintf("%s\n  - %s", o.totalRate(w), o.goodRate(w))
 }
 
-// errorRatio is the SLI's error ratio over w: bad / all. Windows without
-// instances give no sample (0/0), which compares false.
+// errorRatio is the SLI's error ratio over w: bad / all. A window without
+// instances gives NaN (0/0), which compares false: no alert.
 func (o *Objective) errorRatio(w string) string {
 	if o.Kind == Success {
 		return fmt.Sprintf("%s\n/ %s", o.errorRate(w), o.totalRate(w))
