@@ -910,3 +910,57 @@ func TestDashboardQuantileReadsNativeHistograms(t *testing.T) {
 		t.Error("no panel reads a quantile of deltaq_observed_seconds")
 	}
 }
+
+// TestDashboardCDFAcrossServiceChange evaluates the CDF panel's query with
+// promtool over a probe whose deltaq_service changes (a second service
+// sends its instances): the old series stop, the new ones count from that
+// window. Remote-written series do not go stale, so for five minutes an
+// instant query still returns the old curve's last sample beside the new
+// one. Each curve must be weighted by its own series' instances: the old
+// one has none in the last minute and drops out. Weighted by the probe's
+// instances of the collector as a whole, both curves counted them, and
+// two minutes after the change the panel drew 0.5 + 0.8 = 1.3 where the
+// ΔQ is 0.8.
+func TestDashboardCDFAcrossServiceChange(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	var query string
+	for _, q := range dashboardQueries(t) {
+		if strings.Contains(q, "deltaq_cdf_ratio") {
+			query = q
+		}
+	}
+	quoted, err := json.Marshal(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := `rule_files: []
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'deltaq_cdf_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="observed", deltaq_le="0.04"}'
+        values: '0.5x9'
+      - series: 'deltaq_cdf_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_series="observed", deltaq_le="0.04"}'
+        values: '_x10 0.8x10'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+60x9'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_outcome="success"}'
+        values: '_x10 60+60x10'
+    promql_expr_test:
+      - expr: ` + string(quoted) + `
+        eval_time: 12m
+        exp_samples:
+          - labels: '{deltaq_series="observed", deltaq_le="0.04"}'
+            value: 0.8
+`
+	path := filepath.Join(t.TempDir(), "cdf.test.yml")
+	if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+}

@@ -4,16 +4,19 @@
 package core
 
 import (
+	"context"
 	"os"
 	"regexp"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/otlptranslator"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 )
 
@@ -69,7 +72,9 @@ func promType(m pmetric.Metric) otlptranslator.MetricType {
 // that the table of examples/README.md says the same, so that the
 // dashboard and the rules, held to that table, read series that exist.
 // deltaq.window and deltaq.window.idle are delta sums and histograms for a
-// gateway, which remote write refuses, and not in the table.
+// gateway, which remote write refuses, and not in the table;
+// deltaq.window.contributors, which only a gateway writes, is checked on a
+// gateway's output.
 func TestPrometheusNamesOfOutput(t *testing.T) {
 	check := promNames(t)
 	seen := make(map[string]bool)
@@ -79,9 +84,41 @@ func TestPrometheusNamesOfOutput(t *testing.T) {
 			forEachMetric(md, func(m pmetric.Metric) { seen[m.Name()] = true })
 		}
 	}
-	for _, want := range []string{contract.MetricCDF, contract.MetricQuantile, contract.MetricQTAPoint, contract.MetricQoORate} {
+	for _, md := range gatewayWindows(t) {
+		check(md)
+		forEachMetric(md, func(m pmetric.Metric) { seen[m.Name()] = true })
+	}
+	for _, want := range []string{contract.MetricCDF, contract.MetricQuantile, contract.MetricQTAPoint, contract.MetricQoORate,
+		contract.MetricContributors} {
 		require.True(t, seen[want], "the output had no %s", want)
 	}
+}
+
+// gatewayWindows returns the output of a gateway (expected_agents 1) that
+// merged an agent's windows, one of them with instances: a standalone
+// collector's metrics and deltaq.window.contributors, which only a
+// gateway writes.
+func gatewayWindows(t *testing.T) []pmetric.Metrics {
+	start := at(time.Second)
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gcfg.Gateway.ExpectedAgents = 1
+	gcfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	gateway, agent := newHarness(t, gcfg, start), agentHarnessWith(t, "agent-0", start, true)
+	agent.consume(span{probe: "p", outcome: contract.Success, end: time.Second + ms(1), delay: ms(3),
+		dmax: 100 * time.Millisecond, bins: 100})
+	sent := 0
+	for w := 2; w <= 6; w++ {
+		now := at(time.Duration(w) * time.Second)
+		agent.obs.tick(now)
+		mds := agent.metrics.AllMetrics()
+		for _, md := range mds[sent:] {
+			require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
+		}
+		sent = len(mds)
+		gateway.obs.tick(now)
+	}
+	return gateway.metrics.AllMetrics()
 }
 
 // promNames returns a check of the Prometheus names of a batch of output

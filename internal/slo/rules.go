@@ -116,9 +116,21 @@ func (o *Objective) totalRate(w string) string {
 func (o *Objective) goodRate(w string) string {
 	if o.Exponential {
 		h := fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s}[%s]))`, metricNative, quote(o.Probe), w)
-		return fmt.Sprintf("histogram_fraction(0, %s, %s) * histogram_count(%s)", o.Seconds, h, h)
+		return nativeWithin(o.Seconds, h)
 	}
 	return fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s, le=%s}[%s]))`, metricBucket, quote(o.Probe), quote(o.Le), w)
+}
+
+// nativeWithin counts the observations of the native histogram h at or
+// below seconds: histogram_fraction × histogram_count, and 0 where h has
+// none. histogram_fraction is NaN for a histogram without observations, so
+// without the second case a window whose instances all timed out or failed
+// would have a NaN error ratio, which no alert compares above its
+// threshold, instead of 1, and a window without instances NaN errors,
+// which make the average over the period NaN for the whole period.
+func nativeWithin(seconds, h string) string {
+	return fmt.Sprintf("(\n    (histogram_fraction(0, %s, %s) * histogram_count(%s) and histogram_count(%s) > 0)\n    or histogram_count(%s) == 0\n  )",
+		seconds, h, h, h, h)
 }
 
 // errorRate is the rate of the bad instances over w.
@@ -130,8 +142,8 @@ func (o *Objective) errorRate(w string) string {
 	return fmt.Sprintf("%s\n  - %s", o.totalRate(w), o.goodRate(w))
 }
 
-// errorRatio is the SLI's error ratio over w: bad / all. Windows without
-// instances give no sample (0/0), which compares false.
+// errorRatio is the SLI's error ratio over w: bad / all. A window without
+// instances gives NaN (0/0), which compares false: no alert.
 func (o *Objective) errorRatio(w string) string {
 	if o.Kind == Success {
 		return fmt.Sprintf("%s\n/ %s", o.errorRate(w), o.totalRate(w))
