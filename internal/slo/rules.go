@@ -116,7 +116,7 @@ func (o *Objective) totalRate(w string) string {
 func (o *Objective) goodRate(w string) string {
 	if o.Exponential {
 		h := fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s}[%s]))`, metricNative, quote(o.Probe), w)
-		return nativeWithin(o.Seconds, h)
+		return nativeWithin(o.Seconds, h, true)
 	}
 	return fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s, le=%s}[%s]))`, metricBucket, quote(o.Probe), quote(o.Le), w)
 }
@@ -127,10 +127,15 @@ func (o *Objective) goodRate(w string) string {
 // without the second case a window whose instances all timed out or failed
 // would have a NaN error ratio, which no alert compares above its
 // threshold, instead of 1, and a window without instances NaN errors,
-// which make the average over the period NaN for the whole period.
-func nativeWithin(seconds, h string) string {
-	return fmt.Sprintf("(\n    (histogram_fraction(0, %s, %s) * histogram_count(%s) and histogram_count(%s) > 0)\n    or histogram_count(%s) == 0\n  )",
-		seconds, h, h, h, h)
+// which make the average over the period NaN for the whole period. Laid
+// out on lines for a rules file, else on one.
+func nativeWithin(seconds, h string, lines bool) string {
+	open, sep, end := "(", " ", ")"
+	if lines {
+		open, sep, end = "(\n    ", "\n    ", "\n  )"
+	}
+	return fmt.Sprintf("%s(histogram_fraction(0, %s, %s) * histogram_count(%s) and histogram_count(%s) > 0)%sor histogram_count(%s) == 0%s",
+		open, seconds, h, h, h, sep, h, end)
 }
 
 // errorRate is the rate of the bad instances over w.

@@ -75,7 +75,7 @@ func (o *Objective) counterQuery() (good bool, q string) {
 		return false, fmt.Sprintf(`sum by (job, deltaq_probe) (%s{%s, deltaq_outcome=~"timeout|failure"})`, metricOutcomes, sel)
 	case o.Exponential:
 		h := fmt.Sprintf("sum by (job, deltaq_probe) (%s{%s})", metricNative, sel)
-		return true, strings.Join(strings.Fields(nativeWithin(o.Seconds, h)), " ")
+		return true, nativeWithin(o.Seconds, h, false)
 	}
 	return true, fmt.Sprintf("sum by (job, deltaq_probe) (%s{%s, le=%s})", metricBucket, sel, quote(o.Le))
 }
