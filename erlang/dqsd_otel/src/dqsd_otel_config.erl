@@ -10,7 +10,7 @@
 %% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL; requests go to `/v1/traces' and `/v1/logs' |
 %% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name' |
 %% | `resource_attributes'  | `#{}'                      | further resource attributes (map or list of pairs) |
-%% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]' |
+%% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]': names HTTP tokens, values without control characters, sent as UTF-8 |
 %% | `compression'          | `none'                     | `none' or `gzip' |
 %% | `ssl_options'          | `[]'                       | `ssl' client options for an `https' endpoint (e.g. `verify', `cacertfile') |
 %% | `start_events'         | `batch'                    | `batch': the start events of one request in one `deltaq.span.starts' log record per probe; `per_span': one `deltaq.span.start' record per span (see the README) |
@@ -216,19 +216,52 @@ percent_decode(S) ->
         D -> D
     end.
 
+%% Each header as httpc sends it: a list of bytes, the UTF-8 encoding of
+%% the text given. httpc writes a header as iodata, so a character above
+%% 255 in it crashed its connection process on every request, and every
+%% export waited out its timeout. A name must be an HTTP token and a value
+%% must hold no control character (RFC 9110, sections 5.1 and 5.5): a CR or
+%% LF would end the header early and inject others, and a collector
+%% refuses the malformed request whole, on every request.
 headers(Headers) ->
     try
         [header(H) || H <- Headers]
     catch
         error:_ -> throw({bad_config, headers, Headers,
-                          "must be a list of {Name, Value} strings"})
+                          "must be a list of {Name, Value} strings"});
+        throw:{bad_header, Why} -> throw({bad_config, headers, Headers, Why})
     end.
 
 header({Name, Value}) ->
     {ok, N} = text(Name),
     {ok, V} = text(Value),
     true = N =/= <<>>,
-    {unicode:characters_to_list(N), unicode:characters_to_list(V)}.
+    case token(N) of
+        true -> ok;
+        false -> throw({bad_header, "a header name must be an HTTP token "
+                                    "(letters, digits and !#$%&'*+-.^_`|~)"})
+    end,
+    case field_value(V) of
+        true -> ok;
+        false -> throw({bad_header, "a header value must not hold control "
+                                    "characters (CR, LF, NUL, ...)"})
+    end,
+    {binary_to_list(N), binary_to_list(V)}.
+
+token(<<C, Rest/binary>>) when C >= $a, C =< $z; C >= $A, C =< $Z; C >= $0, C =< $9 ->
+    token(Rest);
+token(<<C, Rest/binary>>) ->
+    lists:member(C, "!#$%&'*+-.^_`|~") andalso token(Rest);
+token(<<>>) ->
+    true.
+
+%% Tab, printable ASCII and the bytes of non-ASCII characters (obs-text).
+field_value(<<C, Rest/binary>>) when C =:= $\t; C >= 16#20, C =/= 16#7f ->
+    field_value(Rest);
+field_value(<<>>) ->
+    true;
+field_value(_) ->
+    false.
 
 text(B) when is_binary(B) -> {ok, B};
 text(A) when is_atom(A) -> {ok, atom_to_binary(A, utf8)};

@@ -1248,6 +1248,25 @@ config_test() ->
                      attrs(Resource))
     end).
 
+%% Header values are sent as the UTF-8 bytes of their text: given as
+%% characters, one above 255 crashed httpc's connection process on every
+%% request, and nothing was exported. (The timeout leaves room for the
+%% stop of an exporter stuck so, should that come back.)
+config_unicode_header_test_() ->
+    {timeout, 30, fun config_unicode_header/0}.
+
+config_unicode_header() ->
+    with_server(fun ok_200/2,
+                #{headers => [{"x-tenant", <<"Δ-1"/utf8>>}, {<<"x-team">>, "équipe"}]},
+                fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        ?assertEqual(ok, dqsd_otel:flush(3000)),
+        [{<<"/v1/traces">>, Headers}] =
+            [{P, H} || _ <- [1], {dqsd_http, _, P, H, _} <- [receive M -> M end]],
+        ?assertEqual(<<"Δ-1"/utf8>>, proplists:get_value(<<"x-tenant">>, Headers)),
+        ?assertEqual(<<"équipe"/utf8>>, proplists:get_value(<<"x-team">>, Headers))
+    end).
+
 config_defaults_test() ->
     {ok, C} = dqsd_otel_config:load(fun(_) -> undefined end),
     ?assertMatch(#{enabled := true,
@@ -1296,6 +1315,11 @@ config_errors_test_() ->
                          {start_events, per_record},
                          {service_name, <<>>}, {service_name, 3},
                          {headers, [{"x", 1}]}, {headers, x},
+                         %% RFC 9110: a name is a token, a value holds no
+                         %% control character (a CR LF injects a header).
+                         {headers, [{"x tenant", "t1"}]}, {headers, [{"x:y", "t1"}]},
+                         {headers, [{"x-tenant", "t1\r\nx-injected: 1"}]},
+                         {headers, [{"x-tenant", <<"t", 0>>}]},
                          {resource_attributes, [a]}]].
 
 %% Either retry limit may be lifted, and the time budget may be 0 (no
