@@ -1032,8 +1032,8 @@ with_inets_server(Env, Fun) ->
 record(Name) ->
     ?assertEqual(ok, dqsd_otel:end_span(dqsd_otel:start_span(Name))).
 
-%% Waits (at most 5 s) for a /v1/traces request with a span named Name;
-%% other requests are skipped.
+%% Waits (at most 5 s) for a /v1/traces request with a span named Name, and
+%% returns that span; other requests are skipped.
 await_span(Name) ->
     Deadline = erlang:monotonic_time(millisecond) + 5000,
     await_span(Name, Deadline).
@@ -1042,9 +1042,9 @@ await_span(Name, Deadline) ->
     Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
     receive
         {dqsd_http, _, <<"/v1/traces">>, _, Body} ->
-            case lists:member(Name, [maps:get(<<"name">>, S) || S <- spans(Body)]) of
-                true -> ok;
-                false -> await_span(Name, Deadline)
+            case [S || #{<<"name">> := N} = S <- spans(Body), N =:= Name] of
+                [Span | _] -> Span;
+                [] -> await_span(Name, Deadline)
             end;
         {dqsd_http, _, _, _, _} ->
             await_span(Name, Deadline)
@@ -1160,6 +1160,55 @@ permanent_node_survives() ->
         dqsd_otel_test_http:stop(Server),
         forget_requests()
     end.
+
+%% A span context is a plain value, and a process on another node gets it
+%% as a local one does: a span started on one node and ended on another
+%% (either way round) carries the times at which it started and ended. Each
+%% node's monotonic time counts from the node's own start, and a start
+%% stamped there was taken for one of the node that ended the span: off by
+%% the difference of the nodes' uptimes, here at least 1 s. The bounds
+%% allow 100 ms for the two runtime systems' views of the system clock.
+span_ended_on_another_node_test_() ->
+    {timeout, 60, fun span_ended_on_another_node/0}.
+
+span_ended_on_another_node() ->
+    with_server(fun ok_200/2, #{}, fun(Server) ->
+        Paths = lists:usort([filename:absname(filename:dirname(code:which(M)))
+                             || M <- [dqsd_otel, ?MODULE, dqsd_otel_test_http]]),
+        Uptime = erlang:convert_time_unit(erlang:monotonic_time() - erlang:system_info(start_time),
+                                          native, millisecond),
+        timer:sleep(max(0, 1000 - Uptime)),
+        Slack = 100000000,
+        {ok, Peer, _Node} = peer:start(#{connection => standard_io,
+                                         args => ["-kernel", "logger_level", "critical"
+                                                  | lists:append([["-pa", P] || P <- Paths])]}),
+        try
+            ok = peer:call(Peer, ?MODULE, peer_start, [dqsd_otel_test_http:endpoint(Server)]),
+            Check = fun(Span, Started, Ended) ->
+                            Start = binary_to_integer(maps:get(<<"startTimeUnixNano">>, Span)),
+                            End = binary_to_integer(maps:get(<<"endTimeUnixNano">>, Span)),
+                            ?assert(Start >= Started - Slack),
+                            ?assert(End >= Start),
+                            ?assert(End =< Ended + Slack)
+                    end,
+            %% Started there, ended here.
+            T1 = erlang:system_time(nanosecond),
+            There = peer:call(Peer, dqsd_otel, start_span, [<<"started_there">>]),
+            ok = dqsd_otel:end_span(There),
+            T2 = erlang:system_time(nanosecond),
+            ok = dqsd_otel:flush(),
+            Check(await_span(<<"started_there">>), T1, T2),
+            %% Started here, ended there.
+            T3 = erlang:system_time(nanosecond),
+            Here = dqsd_otel:start_span(<<"started_here">>),
+            ok = peer:call(Peer, dqsd_otel, end_span, [Here]),
+            T4 = erlang:system_time(nanosecond),
+            ok = peer:call(Peer, dqsd_otel, flush, []),
+            Check(await_span(<<"started_here">>), T3, T4)
+        after
+            catch peer:stop(Peer)
+        end
+    end).
 
 %% On the peer node: dqsd_otel started permanent, exporting to Endpoint.
 peer_start(Endpoint) ->
