@@ -68,10 +68,27 @@
     retry_backoff_max_ms := pos_integer()
 }.
 
-%% @doc Reads and checks the `dqsd_otel' application environment.
+%% The keys of the application environment.
+-define(KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
+               compression, ssl_options, start_events, batch_size, batch_interval_ms,
+               queue_limit, queue_max_bytes, max_request_bytes, export_timeout_ms,
+               max_retry_time_ms, max_retries, retry_backoff_ms, retry_backoff_max_ms]).
+
+%% @doc Reads and checks the `dqsd_otel' application environment. A key
+%% it does not know is refused like a bad value: a misspelt key (say
+%% `batch_interval' for `batch_interval_ms') would otherwise leave its
+%% setting at the default without a word.
 -spec load() -> {ok, config()} | {error, {bad_config, atom(), term(), string()}}.
 load() ->
-    load(fun(Key) -> application:get_env(dqsd_otel, Key) end).
+    case [{K, V} || {K, V} <- application:get_all_env(dqsd_otel),
+                    not lists:member(K, ?KEYS)] of
+        [] ->
+            load(fun(Key) -> application:get_env(dqsd_otel, Key) end);
+        [{Key, Value} | _] ->
+            {error, {bad_config, Key, Value,
+                     lists:flatten(io_lib:format("unknown key; the keys are ~0p",
+                                                 [?KEYS]))}}
+    end.
 
 %% @doc Like `load/0' with `Get(Key)' in place of the application
 %% environment (`{ok, Value}' or `undefined').

@@ -1394,6 +1394,22 @@ bad_config_fails_start_test() ->
         unset_env()
     end.
 
+%% A misspelt key stops the start as a bad value does, rather than leave
+%% its setting at the default unsaid.
+unknown_config_key_fails_start_test() ->
+    logger:set_primary_config(level, critical),  % the failed start is reported
+    unset_env(),
+    application:set_env(dqsd_otel, batch_interval, 50),
+    try
+        ?assertMatch({error, {dqsd_otel, {{bad_config, batch_interval, 50, "unknown key" ++ _}, _}}},
+                     application:ensure_all_started(dqsd_otel)),
+        ?assertNot(app_running())
+    after
+        application:stop(dqsd_otel),
+        application:unset_env(dqsd_otel, batch_interval),
+        unset_env()
+    end.
+
 %%--------------------------------------------------------------------
 %% No atoms from data
 
