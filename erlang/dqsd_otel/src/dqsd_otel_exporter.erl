@@ -77,8 +77,15 @@
     %% Whether that start may also start inets (and ssl): until this
     %% exporter has seen them running. Later it waits for whoever stopped
     %% inets to start it again rather than overrule them.
-    start_apps = true :: boolean()
+    start_apps = true :: boolean(),
+    %% When the last flush must end, erlang:monotonic_time(millisecond), or
+    %% `infinity' before it (terminate/2).
+    deadline = infinity :: integer() | infinity
 }).
+
+%% The most the last flush may take: below the supervisor's shutdown time
+%% for the exporter (dqsd_otel_sup, 5000 ms), which kills it after that.
+-define(LAST_FLUSH_MS, 4000).
 
 %% @doc Starts the exporter, registered as `dqsd_otel_exporter'.
 -spec start_link(dqsd_otel_config:config(), #dqsd_queue{}) -> {ok, pid()} | {error, term()}.
@@ -147,12 +154,17 @@ handle_info(_Info, State) ->
     {noreply, State}.
 
 %% @private The application is stopping (callers no longer queue): one last
-%% attempt at what is left, within the supervisor's shutdown time. It does
-%% not start inets: the application controller, busy stopping this
+%% attempt at what is left, within one export timeout in all (at most
+%% ?LAST_FLUSH_MS): each request waits only for what is left of it, and
+%% what was not sent by then is given up. Otherwise a collector that does
+%% not answer would make each request wait its own timeout, until the
+%% supervisor kills the exporter (and reports that it had to). It does not
+%% start inets: the application controller, busy stopping this
 %% application, would not answer.
 -spec terminate(term(), #state{}) -> ok.
-terminate(_Reason, State) ->
-    _ = flush(cancel_retry(State#state{start_apps = false})),
+terminate(_Reason, #state{config = #{export_timeout_ms := Timeout}} = State) ->
+    Deadline = erlang:monotonic_time(millisecond) + min(Timeout, ?LAST_FLUSH_MS),
+    _ = flush(cancel_retry(State#state{start_apps = false, deadline = Deadline})),
     %% inets may be gone, and the profile with it.
     _ = catch inets:stop(httpc, ?HTTPC_PROFILE),
     ok.
@@ -444,8 +456,10 @@ flush(State) ->
 flush_batches(0, _Ended, State, Lost) ->
     {Lost, State};
 flush_batches(N, Ended, State, Lost) ->
-    case drain(State) of
-        [] ->
+    case time_left(State) > 0 andalso drain(State) of
+        %% Drained, or past the last flush's deadline: the rest stays in
+        %% the queue, which goes with the application.
+        Empty when Empty =:= []; Empty =:= false ->
             {Lost, State};
         Items ->
             {Lost1, State1} = send_once(requests(Items, Ended, State), State, Lost),
@@ -469,12 +483,26 @@ send_once([#request{kind = Kind, count = Count} = Request | Rest], State0, Lost)
 add_lost(Kind, Count, Lost) ->
     maps:update_with(Kind, fun(N) -> N + Count end, Count, Lost).
 
+%% How long a request may take: export_timeout_ms, or less when the last
+%% flush's deadline comes sooner.
+time_left(#state{deadline = infinity, config = #{export_timeout_ms := Timeout}}) ->
+    Timeout;
+time_left(#state{deadline = Deadline, config = #{export_timeout_ms := Timeout}}) ->
+    min(Timeout, Deadline - erlang:monotonic_time(millisecond)).
+
 %% One attempt: `{ok | {drop, Why} | {retry, Why, RetryAfter}, State}'.
+%% None is made past the last flush's deadline.
 post(Request, State0) ->
+    case time_left(State0) of
+        Left when Left > 0 -> attempt(Request, Left, State0);
+        _ -> {{drop, last_flush_deadline}, State0}
+    end.
+
+attempt(Request, Timeout, State0) ->
     count(State0, ?C_EXPORT_REQUESTS, 1),
     case http_up(State0) of
         {ok, State} ->
-            try request(Request, State) of
+            try request(Request, Timeout, State) of
                 {error, {not_started, _}} = Result ->
                     %% httpc's own word that the profile is gone.
                     {result(Result, State), State#state{http = down}};
@@ -494,9 +522,8 @@ post(Request, State0) ->
             {{retry, {http_client_down, Why}, undefined}, State}
     end.
 
-request(#request{url = Url, body = Body},
-        #state{headers = Headers,
-               config = #{export_timeout_ms := Timeout, ssl_options := Ssl}}) ->
+request(#request{url = Url, body = Body}, Timeout,
+        #state{headers = Headers, config = #{ssl_options := Ssl}}) ->
     HttpOptions = [{timeout, Timeout}, {connect_timeout, min(Timeout, 5000)},
                    {autoredirect, false} | [{ssl, Ssl} || Ssl =/= []]],
     httpc:request(post, {Url, Headers, "application/json", Body},

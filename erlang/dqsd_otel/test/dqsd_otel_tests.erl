@@ -1276,6 +1276,30 @@ exporter_down_queue_bound_test() ->
                      dqsd_otel:stats())
     end).
 
+%% The last flush, when the application stops, ends within one export
+%% timeout whatever the collector does, so that the supervisor need not
+%% kill the exporter (5 s) and report it. Here the collector never answers
+%% and each request would wait out its own timeout: the request waiting to
+%% be retried and the 20 batches queued behind it would take 21 of them,
+%% beyond the supervisor's 5 s.
+stop_within_bound_test_() ->
+    {timeout, 30, fun stop_within_bound/0}.
+
+stop_within_bound() ->
+    with_server(fun(_, _) -> hang end,
+                #{batch_size => 1, export_timeout_ms => 300, retry_backoff_ms => 60000,
+                  retry_backoff_max_ms => 60000, max_retry_time_ms => infinity},
+                fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"first">>)),
+        receive {dqsd_http_hang, 1, _} -> ok after 5000 -> error(no_request) end,
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)) || _ <- lists:seq(1, 20)],
+        %% The first request timed out: its retry waits a minute.
+        wait_until(fun() -> stat(export_errors) =:= 1 end),
+        Before = erlang:monotonic_time(millisecond),
+        ok = application:stop(dqsd_otel),
+        ?assert(erlang:monotonic_time(millisecond) - Before < 1500)
+    end).
+
 %%--------------------------------------------------------------------
 %% Configuration
 
