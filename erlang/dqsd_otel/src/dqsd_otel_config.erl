@@ -7,7 +7,7 @@
 %% | key                    | default                    | meaning |
 %% |------------------------|----------------------------|---------|
 %% | `enabled'              | `true'                     | record spans (switch at run time with `dqsd_otel:enable/0', `disable/0') |
-%% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL; requests go to `/v1/traces' and `/v1/logs' |
+%% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL, without query or fragment; requests go to `/v1/traces' and `/v1/logs' under its path |
 %% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name' |
 %% | `resource_attributes'  | `#{}'                      | further resource attributes (map or list of pairs) |
 %% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]': names HTTP tokens, values without control characters, sent as UTF-8 |
@@ -171,7 +171,10 @@ non_negative_or_infinity(Key, Value) ->
           "must be a non-negative integer or infinity").
 
 %% The endpoint as a string without a trailing slash, after checking that it
-%% is an http(s) URL with a host.
+%% is an http(s) URL with a host, and with neither query nor fragment: the
+%% signal's path is appended to the endpoint, so that a query would have
+%% taken it in (`http://h:4318/?k=v' posted to `/' with the query
+%% `k=v/v1/traces', which a collector answers 404 every time).
 base_url(Endpoint) ->
     Str = try unicode:characters_to_list(Endpoint) of
               S when is_list(S) -> S;
@@ -181,6 +184,10 @@ base_url(Endpoint) ->
                   throw({bad_config, endpoint, Endpoint, "must be a URL string"})
           end,
     case uri_string:parse(Str) of
+        #{query := _} ->
+            throw({bad_config, endpoint, Endpoint, "must have no query (?...)"});
+        #{fragment := _} ->
+            throw({bad_config, endpoint, Endpoint, "must have no fragment (#...)"});
         #{scheme := Scheme, host := Host} when Host =/= "",
                                                 (Scheme =:= "http" orelse
                                                  Scheme =:= "https") ->

@@ -1382,6 +1382,8 @@ config_errors_test_() ->
                          {batch_interval_ms, 1.5}, {enabled, yes},
                          {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
+                         %% The signal's path would go into the query.
+                         {endpoint, "http://h:4318/?api_key=k"}, {endpoint, "http://h:4318/#x"},
                          {max_retries, -1}, {max_retries, 2.0}, {max_retries, forever},
                          {max_retry_time_ms, -1}, {max_retry_time_ms, 1.5e3},
                          {max_retry_time_ms, "30000"}, {max_retry_time_ms, forever},
