@@ -183,7 +183,7 @@ http_up(#state{start_apps = StartApps, config = #{traces_url := Url}} = State) -
             true -> start_apps([inets | [ssl || lists:prefix("https:", Url)]]);
             false -> ok
         end,
-        start_profile(),
+        start_profile(Url),
         {ok, State#state{http = up, start_apps = false}}
     catch
         throw:Why -> {error, Why, State};
@@ -198,16 +198,44 @@ start_apps(Apps) ->
                           end
                   end, Apps).
 
-start_profile() ->
+start_profile(Url) ->
     case inets:start(httpc, [{profile, ?HTTPC_PROFILE}]) of
         {ok, _} -> ok;
         {error, {already_started, _}} -> ok;
         {error, Why} -> throw(Why)
     end,
-    case httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000}],
+    case httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000},
+                            {ipfamily, ip_family(Url)}],
                            ?HTTPC_PROFILE) of
         ok -> ok;
         {error, Why2} -> throw(Why2)
+    end.
+
+%% The address family to connect with. httpc connects over IPv4 unless
+%% told otherwise, and so failed every request to an endpoint at an IPv6
+%% address (`http://[::1]:4318') with nxdomain. IPv6 for an IPv6 address
+%% and for a host name with IPv6 addresses only (an IPv6-only cluster);
+%% IPv4 otherwise, as before, rather than trying IPv6 first: a dual-stack
+%% name whose IPv6 route is broken would cost each new connection its
+%% connect timeout.
+ip_family(Url) ->
+    Host = case uri_string:parse(Url) of
+               #{host := H} -> H;
+               _ -> ""
+           end,
+    case inet:parse_ipv6strict_address(Host) of
+        {ok, _} ->
+            inet6;
+        {error, _} ->
+            case inet:getaddr(Host, inet) of
+                {ok, _} ->
+                    inet;
+                {error, _} ->
+                    case inet:getaddr(Host, inet6) of
+                        {ok, _} -> inet6;
+                        {error, _} -> inet
+                    end
+            end
     end.
 
 schedule_tick(#state{config = #{batch_interval_ms := Interval}}) ->

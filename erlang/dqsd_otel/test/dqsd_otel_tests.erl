@@ -1321,6 +1321,26 @@ config_test() ->
                      attrs(Resource))
     end).
 
+%% An endpoint at an IPv6 address is reached: httpc connects over IPv4
+%% unless told otherwise, and failed every request to one with nxdomain.
+%% (Where this host has no IPv6 loopback there is nothing to test.)
+ipv6_endpoint_test() ->
+    case dqsd_otel_test_http:start(fun ok_200/2, self(), {0, 0, 0, 0, 0, 0, 0, 1}) of
+        {ok, Server} ->
+            try
+                with_app(#{endpoint => dqsd_otel_test_http:endpoint(Server)}, fun() ->
+                    dqsd_otel:end_span(dqsd_otel:start_span(<<"over_ipv6">>)),
+                    ?assertEqual(ok, dqsd_otel:flush(3000)),
+                    ?assertMatch(#{<<"name">> := <<"over_ipv6">>}, await_span(<<"over_ipv6">>))
+                end)
+            after
+                dqsd_otel_test_http:stop(Server),
+                forget_requests()
+            end;
+        {error, _} ->
+            ok
+    end.
+
 %% Header values are sent as the UTF-8 bytes of their text: given as
 %% characters, one above 255 crashed httpc's connection process on every
 %% request, and nothing was exported. (The timeout leaves room for the
