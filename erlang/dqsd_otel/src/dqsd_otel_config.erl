@@ -8,7 +8,7 @@
 %% |------------------------|----------------------------|---------|
 %% | `enabled'              | `true'                     | record spans (switch at run time with `dqsd_otel:enable/0', `disable/0') |
 %% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL, without query or fragment; requests go to `/v1/traces' and `/v1/logs' under its path |
-%% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name' |
+%% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name'; unset, and without OTEL_SERVICE_NAME, the resource attributes' `service.name' if any |
 %% | `resource_attributes'  | `#{}'                      | further resource attributes (map or list of pairs) |
 %% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]': names HTTP tokens, values without control characters, sent as UTF-8 |
 %% | `compression'          | `none'                     | `none' or `gzip' |
@@ -105,16 +105,16 @@ build(Get) ->
     Endpoint = value(Get, endpoint, os_env("OTEL_EXPORTER_OTLP_ENDPOINT",
                                            "http://localhost:4318")),
     Base = base_url(Endpoint),
+    ResourceAttributes = resource_attributes(value(Get, resource_attributes,
+                                                   os_resource_attributes())),
     #{enabled => check(enabled, value(Get, enabled, true), fun is_boolean/1,
                        "must be true or false"),
       traces_url => Base ++ "/v1/traces",
       logs_url => Base ++ "/v1/logs",
       service_name => service_name(value(Get, service_name,
                                          os_env("OTEL_SERVICE_NAME",
-                                                <<"unknown_service:erlang">>))),
-      resource_attributes =>
-          resource_attributes(value(Get, resource_attributes,
-                                    os_resource_attributes())),
+                                                resource_service_name(ResourceAttributes)))),
+      resource_attributes => ResourceAttributes,
       headers => headers(value(Get, headers, [])),
       compression => check(compression, value(Get, compression, none),
                            fun(C) -> C =:= none orelse C =:= gzip end,
@@ -220,6 +220,25 @@ resource_attributes(Attrs) ->
 
 tuple_size_2({_, _}) -> true;
 tuple_size_2(_) -> false.
+
+%% The service name when neither `service_name' nor OTEL_SERVICE_NAME sets
+%% it: the resource attributes' `service.name', as the OpenTelemetry SDK
+%% specification has it (OTEL_SERVICE_NAME wins over a `service.name' in
+%% OTEL_RESOURCE_ATTRIBUTES, which is otherwise the service's name), else
+%% `unknown_service:erlang'. The resource's `service.name' is the service
+%% name alone, so that a `service.name' among the attributes was dropped
+%% for the default and `OTEL_RESOURCE_ATTRIBUTES=service.name=checkout'
+%% reported the service as unknown.
+resource_service_name(Attrs) ->
+    Pairs = case Attrs of
+                #{} -> maps:to_list(Attrs);
+                _ -> Attrs
+            end,
+    case [V || {K, V} <- Pairs, text(K) =:= {ok, <<"service.name">>},
+               text(V) =/= {ok, <<>>}] of
+        [Name | _] -> Name;
+        [] -> <<"unknown_service:erlang">>
+    end.
 
 %% OTEL_RESOURCE_ATTRIBUTES: comma-separated key=value pairs, values
 %% percent-encoded (OpenTelemetry SDK environment variable specification).

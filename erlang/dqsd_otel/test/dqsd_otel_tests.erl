@@ -1391,6 +1391,34 @@ config_os_env_test() ->
                                  "OTEL_RESOURCE_ATTRIBUTES"]]
     end.
 
+%% Without service_name or OTEL_SERVICE_NAME, the service is the resource
+%% attributes' service.name (OpenTelemetry SDK specification, "General SDK
+%% Configuration": OTEL_SERVICE_NAME wins over a service.name in
+%% OTEL_RESOURCE_ATTRIBUTES); it was unknown_service:erlang.
+config_service_name_from_resource_test() ->
+    Load = fun(Env) ->
+                   {ok, C} = dqsd_otel_config:load(fun(K) ->
+                                                           case Env of
+                                                               #{K := V} -> {ok, V};
+                                                               #{} -> undefined
+                                                           end
+                                                   end),
+                   maps:get(service_name, C)
+           end,
+    os:putenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=checkout,deployment.environment=prod"),
+    try
+        ?assertEqual(<<"checkout">>, Load(#{})),
+        os:putenv("OTEL_SERVICE_NAME", "from_env"),
+        ?assertEqual(<<"from_env">>, Load(#{})),
+        ?assertEqual(<<"mine">>, Load(#{service_name => <<"mine">>}))
+    after
+        [os:unsetenv(V) || V <- ["OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"]]
+    end,
+    ?assertEqual(<<"billing">>, Load(#{resource_attributes => #{<<"service.name">> => <<"billing">>}})),
+    ?assertEqual(<<"billing">>, Load(#{resource_attributes => [{'service.name', "billing"}]})),
+    ?assertEqual(<<"unknown_service:erlang">>, Load(#{resource_attributes => #{<<"service.name">> => <<>>}})),
+    ?assertEqual(<<"unknown_service:erlang">>, Load(#{})).
+
 config_errors_test_() ->
     Load = fun(Key, Value) ->
                    dqsd_otel_config:load(fun(K) when K =:= Key -> {ok, Value};
