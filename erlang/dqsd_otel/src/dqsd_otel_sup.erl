@@ -67,7 +67,8 @@ init(#{enabled := Enabled, batch_size := Batch, queue_limit := Limit,
 clock() ->
     case persistent_term:get(?PT_CLOCK, undefined) of
         undefined ->
-            Clock = {node(), os:getpid(), erlang:system_time(nanosecond)},
+            %% Small terms, since every span context carries it.
+            Clock = {node(), list_to_integer(os:getpid()), erlang:system_time(microsecond)},
             persistent_term:put(?PT_CLOCK, Clock),
             Clock;
         Clock ->
