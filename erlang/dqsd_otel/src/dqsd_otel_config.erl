@@ -188,6 +188,9 @@ base_url(Endpoint) ->
             throw({bad_config, endpoint, Endpoint, "must have no query (?...)"});
         #{fragment := _} ->
             throw({bad_config, endpoint, Endpoint, "must have no fragment (#...)"});
+        %% httpc took port 99999, and every request hung until its timeout.
+        #{port := Port} when is_integer(Port), (Port < 1 orelse Port > 65535) ->
+            throw({bad_config, endpoint, Endpoint, "must have a port from 1 to 65535"});
         #{scheme := Scheme, host := Host} when Host =/= "",
                                                 (Scheme =:= "http" orelse
                                                  Scheme =:= "https") ->

@@ -1432,6 +1432,7 @@ config_errors_test_() ->
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
                          %% The signal's path would go into the query.
                          {endpoint, "http://h:4318/?api_key=k"}, {endpoint, "http://h:4318/#x"},
+                         {endpoint, "http://h:99999"}, {endpoint, "http://h:0"},
                          {max_retries, -1}, {max_retries, 2.0}, {max_retries, forever},
                          {max_retry_time_ms, -1}, {max_retry_time_ms, 1.5e3},
                          {max_retry_time_ms, "30000"}, {max_retry_time_ms, forever},
