@@ -119,8 +119,12 @@ build(Get) ->
       compression => check(compression, value(Get, compression, none),
                            fun(C) -> C =:= none orelse C =:= gzip end,
                            "must be none or gzip"),
-      ssl_options => check(ssl_options, value(Get, ssl_options, []), fun is_list/1,
-                           "must be a list of ssl client options"),
+      %% ssl's client options are {Key, Value} pairs: another element
+      %% (`[verify_peer]') crashed httpc's connection process, and the
+      %% exporter waited for its answer for ever.
+      ssl_options => check(ssl_options, value(Get, ssl_options, []),
+                           fun(L) -> is_list(L) andalso lists:all(fun ssl_option/1, L) end,
+                           "must be a list of ssl client options, {Key, Value}"),
       start_events => check(start_events, value(Get, start_events, batch),
                             fun(F) -> F =:= batch orelse F =:= per_span end,
                             "must be batch or per_span"),
@@ -223,6 +227,9 @@ resource_attributes(Attrs) ->
 
 tuple_size_2({_, _}) -> true;
 tuple_size_2(_) -> false.
+
+ssl_option({Key, _}) -> is_atom(Key);
+ssl_option(_) -> false.
 
 %% The service name when neither `service_name' nor OTEL_SERVICE_NAME sets
 %% it: the resource attributes' `service.name', as the OpenTelemetry SDK

@@ -1430,6 +1430,8 @@ config_errors_test_() ->
                          {batch_interval_ms, 1.5}, {enabled, yes},
                          {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
+                         %% httpc waited for ever on an element not a pair.
+                         {ssl_options, [verify_peer]}, {ssl_options, [{verify, verify_peer}, x]},
                          %% The signal's path would go into the query.
                          {endpoint, "http://h:4318/?api_key=k"}, {endpoint, "http://h:4318/#x"},
                          {endpoint, "http://h:99999"}, {endpoint, "http://h:0"},
