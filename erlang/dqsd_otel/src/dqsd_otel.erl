@@ -103,7 +103,7 @@ start_span(Name, Attributes, Parent) ->
             not_recording(Name, Attributes, Parent)
     end.
 
-start_recording(Queue, Name, Attributes, Parent) ->
+start_recording(#dqsd_queue{clock = Clock} = Queue, Name, Attributes, Parent) ->
     Span = case Parent of
                #dqsd_span{trace_id = T, span_id = P, trace_flags = F,
                           trace_state = TS, remote = Remote} when is_binary(T) ->
@@ -124,6 +124,7 @@ start_recording(Queue, Name, Attributes, Parent) ->
                     ?C_DROPPED_EVENTS)
     end,
     Span#dqsd_span{name = Name, attributes = Attributes, start = Start,
+                   clock = Clock, time_offset = erlang:time_offset(nanosecond),
                    recording = true}.
 
 %% Whether a span name is empty, and so names no probe: its span has no
@@ -364,8 +365,25 @@ finish(#dqsd_span{} = Ctx, Status) ->
     End = erlang:monotonic_time(nanosecond),
     case persistent_term:get(?PT_QUEUE, undefined) of
         undefined -> ok;
-        Queue -> enqueue(Queue, {span, Ctx, End, Status}, ?C_DROPPED_SPANS)
+        Queue -> enqueue(Queue, {span, local_start(Ctx, Queue), End, Status},
+                         ?C_DROPPED_SPANS)
     end.
+
+%% The span with its start in this runtime system's monotonic time. A
+%% context is a plain value, sent to a process on another node as to a
+%% local one, but monotonic time is the runtime system's own, counted from
+%% its start: a span started on a node up for a day and ended on one up for
+%% an hour lasted minus 23 hours, and its timestamps were off by as much.
+%% Through Unix time (each one's time offset), the start is as right as the
+%% two system clocks agree. A span ended where it started keeps the
+%% monotonic difference as its duration, whatever the system clock did
+%% meanwhile.
+local_start(#dqsd_span{clock = Clock} = Ctx, #dqsd_queue{clock = Clock}) ->
+    Ctx;
+local_start(#dqsd_span{start = Start, time_offset = Offset} = Ctx,
+            #dqsd_queue{clock = Clock}) ->
+    Here = erlang:time_offset(nanosecond),
+    Ctx#dqsd_span{start = Start + Offset - Here, clock = Clock, time_offset = Here}.
 
 %% Reserves a place in the bounded queue, then stores the item. A full queue
 %% (`queue_limit' items or `queue_max_bytes' bytes) drops the item and counts

@@ -7,10 +7,10 @@
 %% | key                    | default                    | meaning |
 %% |------------------------|----------------------------|---------|
 %% | `enabled'              | `true'                     | record spans (switch at run time with `dqsd_otel:enable/0', `disable/0') |
-%% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL; requests go to `/v1/traces' and `/v1/logs' |
-%% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name' |
+%% | `endpoint'             | `"http://localhost:4318"'  | OTLP/HTTP base URL, without query or fragment; requests go to `/v1/traces' and `/v1/logs' under its path |
+%% | `service_name'         | `<<"unknown_service:erlang">>' | resource attribute `service.name'; unset, and without OTEL_SERVICE_NAME, the resource attributes' `service.name' if any |
 %% | `resource_attributes'  | `#{}'                      | further resource attributes (map or list of pairs) |
-%% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]' |
+%% | `headers'              | `[]'                       | extra HTTP headers, `[{Name, Value}]': names HTTP tokens, values without control characters, sent as UTF-8 |
 %% | `compression'          | `none'                     | `none' or `gzip' |
 %% | `ssl_options'          | `[]'                       | `ssl' client options for an `https' endpoint (e.g. `verify', `cacertfile') |
 %% | `start_events'         | `batch'                    | `batch': the start events of one request in one `deltaq.span.starts' log record per probe; `per_span': one `deltaq.span.start' record per span (see the README) |
@@ -68,10 +68,27 @@
     retry_backoff_max_ms := pos_integer()
 }.
 
-%% @doc Reads and checks the `dqsd_otel' application environment.
+%% The keys of the application environment.
+-define(KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
+               compression, ssl_options, start_events, batch_size, batch_interval_ms,
+               queue_limit, queue_max_bytes, max_request_bytes, export_timeout_ms,
+               max_retry_time_ms, max_retries, retry_backoff_ms, retry_backoff_max_ms]).
+
+%% @doc Reads and checks the `dqsd_otel' application environment. A key
+%% it does not know is refused like a bad value: a misspelt key (say
+%% `batch_interval' for `batch_interval_ms') would otherwise leave its
+%% setting at the default without a word.
 -spec load() -> {ok, config()} | {error, {bad_config, atom(), term(), string()}}.
 load() ->
-    load(fun(Key) -> application:get_env(dqsd_otel, Key) end).
+    case [{K, V} || {K, V} <- application:get_all_env(dqsd_otel),
+                    not lists:member(K, ?KEYS)] of
+        [] ->
+            load(fun(Key) -> application:get_env(dqsd_otel, Key) end);
+        [{Key, Value} | _] ->
+            {error, {bad_config, Key, Value,
+                     lists:flatten(io_lib:format("unknown key; the keys are ~0p",
+                                                 [?KEYS]))}}
+    end.
 
 %% @doc Like `load/0' with `Get(Key)' in place of the application
 %% environment (`{ok, Value}' or `undefined').
@@ -88,22 +105,26 @@ build(Get) ->
     Endpoint = value(Get, endpoint, os_env("OTEL_EXPORTER_OTLP_ENDPOINT",
                                            "http://localhost:4318")),
     Base = base_url(Endpoint),
+    ResourceAttributes = resource_attributes(value(Get, resource_attributes,
+                                                   os_resource_attributes())),
     #{enabled => check(enabled, value(Get, enabled, true), fun is_boolean/1,
                        "must be true or false"),
       traces_url => Base ++ "/v1/traces",
       logs_url => Base ++ "/v1/logs",
       service_name => service_name(value(Get, service_name,
                                          os_env("OTEL_SERVICE_NAME",
-                                                <<"unknown_service:erlang">>))),
-      resource_attributes =>
-          resource_attributes(value(Get, resource_attributes,
-                                    os_resource_attributes())),
+                                                resource_service_name(ResourceAttributes)))),
+      resource_attributes => ResourceAttributes,
       headers => headers(value(Get, headers, [])),
       compression => check(compression, value(Get, compression, none),
                            fun(C) -> C =:= none orelse C =:= gzip end,
                            "must be none or gzip"),
-      ssl_options => check(ssl_options, value(Get, ssl_options, []), fun is_list/1,
-                           "must be a list of ssl client options"),
+      %% ssl's client options are {Key, Value} pairs: another element
+      %% (`[verify_peer]') crashed httpc's connection process, and the
+      %% exporter waited for its answer for ever.
+      ssl_options => check(ssl_options, value(Get, ssl_options, []),
+                           fun(L) -> is_list(L) andalso lists:all(fun ssl_option/1, L) end,
+                           "must be a list of ssl client options, {Key, Value}"),
       start_events => check(start_events, value(Get, start_events, batch),
                             fun(F) -> F =:= batch orelse F =:= per_span end,
                             "must be batch or per_span"),
@@ -154,7 +175,10 @@ non_negative_or_infinity(Key, Value) ->
           "must be a non-negative integer or infinity").
 
 %% The endpoint as a string without a trailing slash, after checking that it
-%% is an http(s) URL with a host.
+%% is an http(s) URL with a host, and with neither query nor fragment: the
+%% signal's path is appended to the endpoint, so that a query would have
+%% taken it in (`http://h:4318/?k=v' posted to `/' with the query
+%% `k=v/v1/traces', which a collector answers 404 every time).
 base_url(Endpoint) ->
     Str = try unicode:characters_to_list(Endpoint) of
               S when is_list(S) -> S;
@@ -164,6 +188,13 @@ base_url(Endpoint) ->
                   throw({bad_config, endpoint, Endpoint, "must be a URL string"})
           end,
     case uri_string:parse(Str) of
+        #{query := _} ->
+            throw({bad_config, endpoint, Endpoint, "must have no query (?...)"});
+        #{fragment := _} ->
+            throw({bad_config, endpoint, Endpoint, "must have no fragment (#...)"});
+        %% httpc took port 99999, and every request hung until its timeout.
+        #{port := Port} when is_integer(Port), (Port < 1 orelse Port > 65535) ->
+            throw({bad_config, endpoint, Endpoint, "must have a port from 1 to 65535"});
         #{scheme := Scheme, host := Host} when Host =/= "",
                                                 (Scheme =:= "http" orelse
                                                  Scheme =:= "https") ->
@@ -197,6 +228,28 @@ resource_attributes(Attrs) ->
 tuple_size_2({_, _}) -> true;
 tuple_size_2(_) -> false.
 
+ssl_option({Key, _}) -> is_atom(Key);
+ssl_option(_) -> false.
+
+%% The service name when neither `service_name' nor OTEL_SERVICE_NAME sets
+%% it: the resource attributes' `service.name', as the OpenTelemetry SDK
+%% specification has it (OTEL_SERVICE_NAME wins over a `service.name' in
+%% OTEL_RESOURCE_ATTRIBUTES, which is otherwise the service's name), else
+%% `unknown_service:erlang'. The resource's `service.name' is the service
+%% name alone, so that a `service.name' among the attributes was dropped
+%% for the default and `OTEL_RESOURCE_ATTRIBUTES=service.name=checkout'
+%% reported the service as unknown.
+resource_service_name(Attrs) ->
+    Pairs = case Attrs of
+                #{} -> maps:to_list(Attrs);
+                _ -> Attrs
+            end,
+    case [V || {K, V} <- Pairs, text(K) =:= {ok, <<"service.name">>},
+               text(V) =/= {ok, <<>>}] of
+        [Name | _] -> Name;
+        [] -> <<"unknown_service:erlang">>
+    end.
+
 %% OTEL_RESOURCE_ATTRIBUTES: comma-separated key=value pairs, values
 %% percent-encoded (OpenTelemetry SDK environment variable specification).
 os_resource_attributes() ->
@@ -216,19 +269,52 @@ percent_decode(S) ->
         D -> D
     end.
 
+%% Each header as httpc sends it: a list of bytes, the UTF-8 encoding of
+%% the text given. httpc writes a header as iodata, so a character above
+%% 255 in it crashed its connection process on every request, and every
+%% export waited out its timeout. A name must be an HTTP token and a value
+%% must hold no control character (RFC 9110, sections 5.1 and 5.5): a CR or
+%% LF would end the header early and inject others, and a collector
+%% refuses the malformed request whole, on every request.
 headers(Headers) ->
     try
         [header(H) || H <- Headers]
     catch
         error:_ -> throw({bad_config, headers, Headers,
-                          "must be a list of {Name, Value} strings"})
+                          "must be a list of {Name, Value} strings"});
+        throw:{bad_header, Why} -> throw({bad_config, headers, Headers, Why})
     end.
 
 header({Name, Value}) ->
     {ok, N} = text(Name),
     {ok, V} = text(Value),
     true = N =/= <<>>,
-    {unicode:characters_to_list(N), unicode:characters_to_list(V)}.
+    case token(N) of
+        true -> ok;
+        false -> throw({bad_header, "a header name must be an HTTP token "
+                                    "(letters, digits and !#$%&'*+-.^_`|~)"})
+    end,
+    case field_value(V) of
+        true -> ok;
+        false -> throw({bad_header, "a header value must not hold control "
+                                    "characters (CR, LF, NUL, ...)"})
+    end,
+    {binary_to_list(N), binary_to_list(V)}.
+
+token(<<C, Rest/binary>>) when C >= $a, C =< $z; C >= $A, C =< $Z; C >= $0, C =< $9 ->
+    token(Rest);
+token(<<C, Rest/binary>>) ->
+    lists:member(C, "!#$%&'*+-.^_`|~") andalso token(Rest);
+token(<<>>) ->
+    true.
+
+%% Tab, printable ASCII and the bytes of non-ASCII characters (obs-text).
+field_value(<<C, Rest/binary>>) when C =:= $\t; C >= 16#20, C =/= 16#7f ->
+    field_value(Rest);
+field_value(<<>>) ->
+    true;
+field_value(_) ->
+    false.
 
 text(B) when is_binary(B) -> {ok, B};
 text(A) when is_atom(A) -> {ok, atom_to_binary(A, utf8)};

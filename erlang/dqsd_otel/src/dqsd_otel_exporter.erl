@@ -77,8 +77,15 @@
     %% Whether that start may also start inets (and ssl): until this
     %% exporter has seen them running. Later it waits for whoever stopped
     %% inets to start it again rather than overrule them.
-    start_apps = true :: boolean()
+    start_apps = true :: boolean(),
+    %% When the last flush must end, erlang:monotonic_time(millisecond), or
+    %% `infinity' before it (terminate/2).
+    deadline = infinity :: integer() | infinity
 }).
+
+%% The most the last flush may take: below the supervisor's shutdown time
+%% for the exporter (dqsd_otel_sup, 5000 ms), which kills it after that.
+-define(LAST_FLUSH_MS, 4000).
 
 %% @doc Starts the exporter, registered as `dqsd_otel_exporter'.
 -spec start_link(dqsd_otel_config:config(), #dqsd_queue{}) -> {ok, pid()} | {error, term()}.
@@ -147,12 +154,17 @@ handle_info(_Info, State) ->
     {noreply, State}.
 
 %% @private The application is stopping (callers no longer queue): one last
-%% attempt at what is left, within the supervisor's shutdown time. It does
-%% not start inets: the application controller, busy stopping this
+%% attempt at what is left, within one export timeout in all (at most
+%% ?LAST_FLUSH_MS): each request waits only for what is left of it, and
+%% what was not sent by then is given up. Otherwise a collector that does
+%% not answer would make each request wait its own timeout, until the
+%% supervisor kills the exporter (and reports that it had to). It does not
+%% start inets: the application controller, busy stopping this
 %% application, would not answer.
 -spec terminate(term(), #state{}) -> ok.
-terminate(_Reason, State) ->
-    _ = flush(cancel_retry(State#state{start_apps = false})),
+terminate(_Reason, #state{config = #{export_timeout_ms := Timeout}} = State) ->
+    Deadline = erlang:monotonic_time(millisecond) + min(Timeout, ?LAST_FLUSH_MS),
+    _ = flush(cancel_retry(State#state{start_apps = false, deadline = Deadline})),
     %% inets may be gone, and the profile with it.
     _ = catch inets:stop(httpc, ?HTTPC_PROFILE),
     ok.
@@ -171,7 +183,7 @@ http_up(#state{start_apps = StartApps, config = #{traces_url := Url}} = State) -
             true -> start_apps([inets | [ssl || lists:prefix("https:", Url)]]);
             false -> ok
         end,
-        start_profile(),
+        start_profile(Url),
         {ok, State#state{http = up, start_apps = false}}
     catch
         throw:Why -> {error, Why, State};
@@ -186,16 +198,44 @@ start_apps(Apps) ->
                           end
                   end, Apps).
 
-start_profile() ->
+start_profile(Url) ->
     case inets:start(httpc, [{profile, ?HTTPC_PROFILE}]) of
         {ok, _} -> ok;
         {error, {already_started, _}} -> ok;
         {error, Why} -> throw(Why)
     end,
-    case httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000}],
+    case httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000},
+                            {ipfamily, ip_family(Url)}],
                            ?HTTPC_PROFILE) of
         ok -> ok;
         {error, Why2} -> throw(Why2)
+    end.
+
+%% The address family to connect with. httpc connects over IPv4 unless
+%% told otherwise, and so failed every request to an endpoint at an IPv6
+%% address (`http://[::1]:4318') with nxdomain. IPv6 for an IPv6 address
+%% and for a host name with IPv6 addresses only (an IPv6-only cluster);
+%% IPv4 otherwise, as before, rather than trying IPv6 first: a dual-stack
+%% name whose IPv6 route is broken would cost each new connection its
+%% connect timeout.
+ip_family(Url) ->
+    Host = case uri_string:parse(Url) of
+               #{host := H} -> H;
+               _ -> ""
+           end,
+    case inet:parse_ipv6strict_address(Host) of
+        {ok, _} ->
+            inet6;
+        {error, _} ->
+            case inet:getaddr(Host, inet) of
+                {ok, _} ->
+                    inet;
+                {error, _} ->
+                    case inet:getaddr(Host, inet6) of
+                        {ok, _} -> inet6;
+                        {error, _} -> inet
+                    end
+            end
     end.
 
 schedule_tick(#state{config = #{batch_interval_ms := Interval}}) ->
@@ -444,8 +484,10 @@ flush(State) ->
 flush_batches(0, _Ended, State, Lost) ->
     {Lost, State};
 flush_batches(N, Ended, State, Lost) ->
-    case drain(State) of
-        [] ->
+    case time_left(State) > 0 andalso drain(State) of
+        %% Drained, or past the last flush's deadline: the rest stays in
+        %% the queue, which goes with the application.
+        Empty when Empty =:= []; Empty =:= false ->
             {Lost, State};
         Items ->
             {Lost1, State1} = send_once(requests(Items, Ended, State), State, Lost),
@@ -469,12 +511,26 @@ send_once([#request{kind = Kind, count = Count} = Request | Rest], State0, Lost)
 add_lost(Kind, Count, Lost) ->
     maps:update_with(Kind, fun(N) -> N + Count end, Count, Lost).
 
+%% How long a request may take: export_timeout_ms, or less when the last
+%% flush's deadline comes sooner.
+time_left(#state{deadline = infinity, config = #{export_timeout_ms := Timeout}}) ->
+    Timeout;
+time_left(#state{deadline = Deadline, config = #{export_timeout_ms := Timeout}}) ->
+    min(Timeout, Deadline - erlang:monotonic_time(millisecond)).
+
 %% One attempt: `{ok | {drop, Why} | {retry, Why, RetryAfter}, State}'.
+%% None is made past the last flush's deadline.
 post(Request, State0) ->
+    case time_left(State0) of
+        Left when Left > 0 -> attempt(Request, Left, State0);
+        _ -> {{drop, last_flush_deadline}, State0}
+    end.
+
+attempt(Request, Timeout, State0) ->
     count(State0, ?C_EXPORT_REQUESTS, 1),
     case http_up(State0) of
         {ok, State} ->
-            try request(Request, State) of
+            try request(Request, Timeout, State) of
                 {error, {not_started, _}} = Result ->
                     %% httpc's own word that the profile is gone.
                     {result(Result, State), State#state{http = down}};
@@ -494,9 +550,8 @@ post(Request, State0) ->
             {{retry, {http_client_down, Why}, undefined}, State}
     end.
 
-request(#request{url = Url, body = Body},
-        #state{headers = Headers,
-               config = #{export_timeout_ms := Timeout, ssl_options := Ssl}}) ->
+request(#request{url = Url, body = Body}, Timeout,
+        #state{headers = Headers, config = #{ssl_options := Ssl}}) ->
     HttpOptions = [{timeout, Timeout}, {connect_timeout, min(Timeout, 5000)},
                    {autoredirect, false} | [{ssl, Ssl} || Ssl =/= []]],
     httpc:request(post, {Url, Headers, "application/json", Body},

@@ -19,8 +19,15 @@
     name :: term(),
     %% Attributes as given by the caller (map or list of pairs).
     attributes :: map() | list(),
-    %% Start time, erlang:monotonic_time(nanosecond).
+    %% Start time, erlang:monotonic_time(nanosecond) of the runtime system
+    %% `clock'.
     start :: integer(),
+    %% The runtime system that stamped `start' (#dqsd_queue.clock), and its
+    %% erlang:time_offset(nanosecond) then: each one's monotonic time counts
+    %% from its own start, so a span ended in another has its start moved
+    %% into that one's time (dqsd_otel:finish/2).
+    clock :: term(),
+    time_offset = 0 :: integer(),
     %% false when the library was disabled (or not started) at start time,
     %% and for a remote context.
     recording :: boolean(),
@@ -39,6 +46,11 @@
 %% application starts and erased when it stops.
 -define(PT_QUEUE, {dqsd_otel, queue}).
 
+%% persistent_term key of the runtime system's identity (#dqsd_queue.clock),
+%% written when the application first starts and kept for the life of the
+%% runtime system, across restarts of the application.
+-define(PT_CLOCK, {dqsd_otel, clock}).
+
 %% The queue handle, created by the supervisor and kept in persistent_term.
 -record(dqsd_queue, {
     %% ordered_set keyed by erlang:unique_integer([monotonic]), so the
@@ -55,7 +67,11 @@
     limit :: pos_integer(),
     %% Most bytes queued (the items' erlang:external_size/1); an item that
     %% would take the queue beyond it is dropped and counted.
-    max_bytes :: pos_integer()
+    max_bytes :: pos_integer(),
+    %% This runtime system, as a term no other one has: its node name (two
+    %% runtime systems that are not distributed have the same), OS process
+    %% id and the system time at which the term was made.
+    clock :: term()
 }).
 
 %% Atomics slots.

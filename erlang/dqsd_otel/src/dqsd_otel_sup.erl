@@ -41,7 +41,8 @@ init(#{enabled := Enabled, batch_size := Batch, queue_limit := Limit,
     atomics:put(Atomics, ?A_ENABLED, case Enabled of true -> 1; false -> 0 end),
     Counters = counters:new(?C_COUNT, [write_concurrency]),
     Queue = #dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters,
-                        batch_size = Batch, limit = Limit, max_bytes = MaxBytes},
+                        batch_size = Batch, limit = Limit, max_bytes = MaxBytes,
+                        clock = clock()},
     persistent_term:put(?PT_QUEUE, Queue),
     Exporter = #{id => ?EXPORTER,
                  start => {dqsd_otel_exporter, start_link, [Config, Queue]},
@@ -59,3 +60,17 @@ init(#{enabled := Enabled, batch_size := Batch, queue_limit := Limit,
                  modules => [dqsd_otel_watchdog]},
     {ok, {#{strategy => one_for_one, intensity => 5, period => 10},
           [Exporter, Watchdog]}}.
+
+%% This runtime system's identity, made once and kept while it runs, so
+%% that a span started before a restart of the application and ended after
+%% it is still known as started here.
+clock() ->
+    case persistent_term:get(?PT_CLOCK, undefined) of
+        undefined ->
+            %% Small terms, since every span context carries it.
+            Clock = {node(), list_to_integer(os:getpid()), erlang:system_time(microsecond)},
+            persistent_term:put(?PT_CLOCK, Clock),
+            Clock;
+        Clock ->
+            Clock
+    end.

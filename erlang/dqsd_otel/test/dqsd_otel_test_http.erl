@@ -13,7 +13,7 @@
 %% receives `release'. Connections are kept alive, as httpc expects.
 -module(dqsd_otel_test_http).
 
--export([start/1, start/2, endpoint/1, stop/1]).
+-export([start/1, start/2, start/3, endpoint/1, stop/1]).
 
 -type responder() :: fun((pos_integer(), binary()) ->
                             pos_integer() | {pos_integer(), [{string(), string()}]} | hang).
@@ -26,18 +26,27 @@ start(Responder) ->
 %% `endpoint/1' and `stop/1'.
 -spec start(responder(), pid() | none) -> {ok, map()}.
 start(Responder, Owner) ->
+    start(Responder, Owner, {127, 0, 0, 1}).
+
+%% @doc As `start/2', listening on the loopback address `Ip' (IPv4 or
+%% IPv6); `{error, Why}' when it cannot listen there.
+-spec start(responder(), pid() | none, inet:ip_address()) -> {ok, map()} | {error, term()}.
+start(Responder, Owner, Ip) ->
     Parent = self(),
-    Pid = spawn(fun() -> listen(Parent, Responder, Owner) end),
+    Pid = spawn(fun() -> listen(Parent, Responder, Owner, Ip) end),
     receive
-        {Pid, listening, Port} -> {ok, #{pid => Pid, port => Port}}
+        {Pid, listening, Port} -> {ok, #{pid => Pid, port => Port, ip => Ip}};
+        {Pid, cannot_listen, Why} -> {error, Why}
     after 5000 ->
         error(http_server_did_not_start)
     end.
 
 %% @doc The base URL to configure as dqsd_otel's endpoint.
 -spec endpoint(map()) -> string().
-endpoint(#{port := Port}) ->
-    "http://127.0.0.1:" ++ integer_to_list(Port).
+endpoint(#{port := Port, ip := {127, 0, 0, 1}}) ->
+    "http://127.0.0.1:" ++ integer_to_list(Port);
+endpoint(#{port := Port, ip := Ip}) ->
+    "http://[" ++ inet:ntoa(Ip) ++ "]:" ++ integer_to_list(Port).
 
 -spec stop(map()) -> ok.
 stop(#{pid := Pid}) ->
@@ -45,14 +54,17 @@ stop(#{pid := Pid}) ->
     exit(Pid, kill),
     receive {'DOWN', Ref, process, Pid, _} -> ok end.
 
-listen(Parent, Responder, Owner) ->
-    {ok, Listen} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}},
-                                      {packet, http_bin}, {active, false},
-                                      {reuseaddr, true}]),
-    {ok, Port} = inet:port(Listen),
-    Counter = atomics:new(1, []),
-    Parent ! {self(), listening, Port},
-    accept(Listen, Counter, Responder, Owner).
+listen(Parent, Responder, Owner, Ip) ->
+    case gen_tcp:listen(0, [binary, {ip, Ip}, {packet, http_bin}, {active, false},
+                            {reuseaddr, true}]) of
+        {ok, Listen} ->
+            {ok, Port} = inet:port(Listen),
+            Counter = atomics:new(1, []),
+            Parent ! {self(), listening, Port},
+            accept(Listen, Counter, Responder, Owner);
+        {error, Why} ->
+            Parent ! {self(), cannot_listen, Why}
+    end.
 
 accept(Listen, Counter, Responder, Owner) ->
     {ok, Socket} = gen_tcp:accept(Listen),

@@ -1032,8 +1032,8 @@ with_inets_server(Env, Fun) ->
 record(Name) ->
     ?assertEqual(ok, dqsd_otel:end_span(dqsd_otel:start_span(Name))).
 
-%% Waits (at most 5 s) for a /v1/traces request with a span named Name;
-%% other requests are skipped.
+%% Waits (at most 5 s) for a /v1/traces request with a span named Name, and
+%% returns that span; other requests are skipped.
 await_span(Name) ->
     Deadline = erlang:monotonic_time(millisecond) + 5000,
     await_span(Name, Deadline).
@@ -1042,9 +1042,9 @@ await_span(Name, Deadline) ->
     Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
     receive
         {dqsd_http, _, <<"/v1/traces">>, _, Body} ->
-            case lists:member(Name, [maps:get(<<"name">>, S) || S <- spans(Body)]) of
-                true -> ok;
-                false -> await_span(Name, Deadline)
+            case [S || #{<<"name">> := N} = S <- spans(Body), N =:= Name] of
+                [Span | _] -> Span;
+                [] -> await_span(Name, Deadline)
             end;
         {dqsd_http, _, _, _, _} ->
             await_span(Name, Deadline)
@@ -1161,6 +1161,55 @@ permanent_node_survives() ->
         forget_requests()
     end.
 
+%% A span context is a plain value, and a process on another node gets it
+%% as a local one does: a span started on one node and ended on another
+%% (either way round) carries the times at which it started and ended. Each
+%% node's monotonic time counts from the node's own start, and a start
+%% stamped there was taken for one of the node that ended the span: off by
+%% the difference of the nodes' uptimes, here at least 1 s. The bounds
+%% allow 100 ms for the two runtime systems' views of the system clock.
+span_ended_on_another_node_test_() ->
+    {timeout, 60, fun span_ended_on_another_node/0}.
+
+span_ended_on_another_node() ->
+    with_server(fun ok_200/2, #{}, fun(Server) ->
+        Paths = lists:usort([filename:absname(filename:dirname(code:which(M)))
+                             || M <- [dqsd_otel, ?MODULE, dqsd_otel_test_http]]),
+        Uptime = erlang:convert_time_unit(erlang:monotonic_time() - erlang:system_info(start_time),
+                                          native, millisecond),
+        timer:sleep(max(0, 1000 - Uptime)),
+        Slack = 100000000,
+        {ok, Peer, _Node} = peer:start(#{connection => standard_io,
+                                         args => ["-kernel", "logger_level", "critical"
+                                                  | lists:append([["-pa", P] || P <- Paths])]}),
+        try
+            ok = peer:call(Peer, ?MODULE, peer_start, [dqsd_otel_test_http:endpoint(Server)]),
+            Check = fun(Span, Started, Ended) ->
+                            Start = binary_to_integer(maps:get(<<"startTimeUnixNano">>, Span)),
+                            End = binary_to_integer(maps:get(<<"endTimeUnixNano">>, Span)),
+                            ?assert(Start >= Started - Slack),
+                            ?assert(End >= Start),
+                            ?assert(End =< Ended + Slack)
+                    end,
+            %% Started there, ended here.
+            T1 = erlang:system_time(nanosecond),
+            There = peer:call(Peer, dqsd_otel, start_span, [<<"started_there">>]),
+            ok = dqsd_otel:end_span(There),
+            T2 = erlang:system_time(nanosecond),
+            ok = dqsd_otel:flush(),
+            Check(await_span(<<"started_there">>), T1, T2),
+            %% Started here, ended there.
+            T3 = erlang:system_time(nanosecond),
+            Here = dqsd_otel:start_span(<<"started_here">>),
+            ok = peer:call(Peer, dqsd_otel, end_span, [Here]),
+            T4 = erlang:system_time(nanosecond),
+            ok = peer:call(Peer, dqsd_otel, flush, []),
+            Check(await_span(<<"started_here">>), T3, T4)
+        after
+            catch peer:stop(Peer)
+        end
+    end).
+
 %% On the peer node: dqsd_otel started permanent, exporting to Endpoint.
 peer_start(Endpoint) ->
     Env = #{endpoint => Endpoint, batch_interval_ms => 20, retry_backoff_ms => 5,
@@ -1227,6 +1276,30 @@ exporter_down_queue_bound_test() ->
                      dqsd_otel:stats())
     end).
 
+%% The last flush, when the application stops, ends within one export
+%% timeout whatever the collector does, so that the supervisor need not
+%% kill the exporter (5 s) and report it. Here the collector never answers
+%% and each request would wait out its own timeout: the request waiting to
+%% be retried and the 20 batches queued behind it would take 21 of them,
+%% beyond the supervisor's 5 s.
+stop_within_bound_test_() ->
+    {timeout, 30, fun stop_within_bound/0}.
+
+stop_within_bound() ->
+    with_server(fun(_, _) -> hang end,
+                #{batch_size => 1, export_timeout_ms => 300, retry_backoff_ms => 60000,
+                  retry_backoff_max_ms => 60000, max_retry_time_ms => infinity},
+                fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"first">>)),
+        receive {dqsd_http_hang, 1, _} -> ok after 5000 -> error(no_request) end,
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)) || _ <- lists:seq(1, 20)],
+        %% The first request timed out: its retry waits a minute.
+        wait_until(fun() -> stat(export_errors) =:= 1 end),
+        Before = erlang:monotonic_time(millisecond),
+        ok = application:stop(dqsd_otel),
+        ?assert(erlang:monotonic_time(millisecond) - Before < 1500)
+    end).
+
 %%--------------------------------------------------------------------
 %% Configuration
 
@@ -1246,6 +1319,45 @@ config_test() ->
         ?assertMatch(#{<<"service.name">> := #{<<"stringValue">> := <<"mm1k">>},
                        <<"host.name">> := #{<<"stringValue">> := <<"h1">>}},
                      attrs(Resource))
+    end).
+
+%% An endpoint at an IPv6 address is reached: httpc connects over IPv4
+%% unless told otherwise, and failed every request to one with nxdomain.
+%% (Where this host has no IPv6 loopback there is nothing to test.)
+ipv6_endpoint_test() ->
+    case dqsd_otel_test_http:start(fun ok_200/2, self(), {0, 0, 0, 0, 0, 0, 0, 1}) of
+        {ok, Server} ->
+            try
+                with_app(#{endpoint => dqsd_otel_test_http:endpoint(Server)}, fun() ->
+                    dqsd_otel:end_span(dqsd_otel:start_span(<<"over_ipv6">>)),
+                    ?assertEqual(ok, dqsd_otel:flush(3000)),
+                    ?assertMatch(#{<<"name">> := <<"over_ipv6">>}, await_span(<<"over_ipv6">>))
+                end)
+            after
+                dqsd_otel_test_http:stop(Server),
+                forget_requests()
+            end;
+        {error, _} ->
+            ok
+    end.
+
+%% Header values are sent as the UTF-8 bytes of their text: given as
+%% characters, one above 255 crashed httpc's connection process on every
+%% request, and nothing was exported. (The timeout leaves room for the
+%% stop of an exporter stuck so, should that come back.)
+config_unicode_header_test_() ->
+    {timeout, 30, fun config_unicode_header/0}.
+
+config_unicode_header() ->
+    with_server(fun ok_200/2,
+                #{headers => [{"x-tenant", <<"Δ-1"/utf8>>}, {<<"x-team">>, "équipe"}]},
+                fun(_) ->
+        dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)),
+        ?assertEqual(ok, dqsd_otel:flush(3000)),
+        [{<<"/v1/traces">>, Headers}] =
+            [{P, H} || _ <- [1], {dqsd_http, _, P, H, _} <- [receive M -> M end]],
+        ?assertEqual(<<"Δ-1"/utf8>>, proplists:get_value(<<"x-tenant">>, Headers)),
+        ?assertEqual(<<"équipe"/utf8>>, proplists:get_value(<<"x-team">>, Headers))
     end).
 
 config_defaults_test() ->
@@ -1279,6 +1391,34 @@ config_os_env_test() ->
                                  "OTEL_RESOURCE_ATTRIBUTES"]]
     end.
 
+%% Without service_name or OTEL_SERVICE_NAME, the service is the resource
+%% attributes' service.name (OpenTelemetry SDK specification, "General SDK
+%% Configuration": OTEL_SERVICE_NAME wins over a service.name in
+%% OTEL_RESOURCE_ATTRIBUTES); it was unknown_service:erlang.
+config_service_name_from_resource_test() ->
+    Load = fun(Env) ->
+                   {ok, C} = dqsd_otel_config:load(fun(K) ->
+                                                           case Env of
+                                                               #{K := V} -> {ok, V};
+                                                               #{} -> undefined
+                                                           end
+                                                   end),
+                   maps:get(service_name, C)
+           end,
+    os:putenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=checkout,deployment.environment=prod"),
+    try
+        ?assertEqual(<<"checkout">>, Load(#{})),
+        os:putenv("OTEL_SERVICE_NAME", "from_env"),
+        ?assertEqual(<<"from_env">>, Load(#{})),
+        ?assertEqual(<<"mine">>, Load(#{service_name => <<"mine">>}))
+    after
+        [os:unsetenv(V) || V <- ["OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"]]
+    end,
+    ?assertEqual(<<"billing">>, Load(#{resource_attributes => #{<<"service.name">> => <<"billing">>}})),
+    ?assertEqual(<<"billing">>, Load(#{resource_attributes => [{'service.name', "billing"}]})),
+    ?assertEqual(<<"unknown_service:erlang">>, Load(#{resource_attributes => #{<<"service.name">> => <<>>}})),
+    ?assertEqual(<<"unknown_service:erlang">>, Load(#{})).
+
 config_errors_test_() ->
     Load = fun(Key, Value) ->
                    dqsd_otel_config:load(fun(K) when K =:= Key -> {ok, Value};
@@ -1290,12 +1430,22 @@ config_errors_test_() ->
                          {batch_interval_ms, 1.5}, {enabled, yes},
                          {endpoint, "localhost:4318"}, {endpoint, "ftp://h/"},
                          {endpoint, 4318}, {compression, zstd}, {ssl_options, verify},
+                         %% httpc waited for ever on an element not a pair.
+                         {ssl_options, [verify_peer]}, {ssl_options, [{verify, verify_peer}, x]},
+                         %% The signal's path would go into the query.
+                         {endpoint, "http://h:4318/?api_key=k"}, {endpoint, "http://h:4318/#x"},
+                         {endpoint, "http://h:99999"}, {endpoint, "http://h:0"},
                          {max_retries, -1}, {max_retries, 2.0}, {max_retries, forever},
                          {max_retry_time_ms, -1}, {max_retry_time_ms, 1.5e3},
                          {max_retry_time_ms, "30000"}, {max_retry_time_ms, forever},
                          {start_events, per_record},
                          {service_name, <<>>}, {service_name, 3},
                          {headers, [{"x", 1}]}, {headers, x},
+                         %% RFC 9110: a name is a token, a value holds no
+                         %% control character (a CR LF injects a header).
+                         {headers, [{"x tenant", "t1"}]}, {headers, [{"x:y", "t1"}]},
+                         {headers, [{"x-tenant", "t1\r\nx-injected: 1"}]},
+                         {headers, [{"x-tenant", <<"t", 0>>}]},
                          {resource_attributes, [a]}]].
 
 %% Either retry limit may be lifted, and the time budget may be 0 (no
@@ -1318,6 +1468,22 @@ bad_config_fails_start_test() ->
         ?assertMatch({error, {dqsd_otel, {{bad_config, batch_size, 0, _}, _}}},
                      application:ensure_all_started(dqsd_otel))
     after
+        unset_env()
+    end.
+
+%% A misspelt key stops the start as a bad value does, rather than leave
+%% its setting at the default unsaid.
+unknown_config_key_fails_start_test() ->
+    logger:set_primary_config(level, critical),  % the failed start is reported
+    unset_env(),
+    application:set_env(dqsd_otel, batch_interval, 50),
+    try
+        ?assertMatch({error, {dqsd_otel, {{bad_config, batch_interval, 50, "unknown key" ++ _}, _}}},
+                     application:ensure_all_started(dqsd_otel)),
+        ?assertNot(app_running())
+    after
+        application:stop(dqsd_otel),
+        application:unset_env(dqsd_otel, batch_interval),
         unset_env()
     end.
 
