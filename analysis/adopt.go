@@ -29,8 +29,8 @@ type Adoption struct {
 // over the state of old, the engine of the configuration before, so that
 // a reload loses nothing: for every probe whose layout did not change, its
 // instances in the open windows (and the windows' contributors, and the
-// prints that tell a window delivered again when every probe keeps its
-// index, samePrints), its
+// prints that tell a window delivered again, keyed by the probes' keys,
+// which the probes keep: adoptKeys), its
 // running totals, the observed ΔQs behind its confidence band (when the
 // history length and the band's edges, Config.BandPoints, are unchanged),
 // its trigger states, the windows its divergence test pools and its
@@ -61,6 +61,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 	// the probe, it is no change of configuration.
 	old.checkLayouts()
 	e.openAt(old)
+	e.adoptKeys(old)
 	for _, op := range old.probes {
 		if op == nil {
 			continue
@@ -79,6 +80,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 			continue
 		case np == nil:
 			np = e.register(op.name, false, op.lay)
+			np.key = op.key
 		}
 		// The open windows keep the layouts they were counted in, and the
 		// switches still due (relayout.go) with them.
@@ -97,16 +99,11 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		e.an.adopt(old.an, op.name)
 		ad.Carried = append(ad.Carried, op.name)
 	}
-	prints := e.samePrints(old)
-	if prints {
-		e.seed = old.seed
-	}
+	e.seed = old.seed
 	for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
 		from, to := &old.slots[old.slotOf(k)], &e.slots[e.slotOf(k)]
 		to.sources, to.idle = maps.Clone(from.sources), maps.Clone(from.idle)
-		if prints {
-			to.prints = from.prints.clone()
-		}
+		to.prints = from.prints.clone()
 	}
 	e.an.nextID = max(e.an.nextID, old.an.nextID)
 	e.an.snap.adopt(&old.an.snap)
@@ -204,20 +201,29 @@ func (e *Engine) Layout(name string) (deltaq.Layout, bool) {
 	return l, l.Valid()
 }
 
-// samePrints reports whether the prints of the windows old merged
-// (merge.go, windowPrint), which hold a probe's index, mean the same in e:
-// every probe of old has its index in e. Then they carry over, with the
-// hashes' seed, and a window an agent delivers again after a reload is
-// still a duplicate; else a print of one probe could stand for another's
-// window, and none is carried (a repeat then counts twice, as before).
-func (e *Engine) samePrints(old *Engine) bool {
-	for _, op := range old.probes {
-		if op == nil {
+// adoptKeys gives e's probes the keys of their prints (probe.key): a
+// probe old tracks keeps its key, whatever index the new configuration
+// gives it, and every other takes a key old never gave, so that the
+// prints old merged, carried over, stand for the same probes' windows,
+// and a window an agent delivers again after the reload is still a
+// duplicate however the reload added or removed probes; a print of a
+// probe old tracked and e does not (max_probes has no place for it) then
+// stands for no probe's window. The prints cost what they cost before the
+// reload: one a window merged, kept while the window is open. Called by
+// Adopt, with both engines held, before it registers old's other probes
+// (which take old's keys).
+func (e *Engine) adoptKeys(old *Engine) {
+	next := max(e.nextKey, old.nextKey)
+	for _, np := range e.probes {
+		if np == nil {
 			continue
 		}
-		if np := e.byName[op.name]; np == nil || np.idx != op.idx {
-			return false
+		if op := old.byName[np.name]; op != nil {
+			np.key = op.key
+			continue
 		}
+		np.key = next
+		next++
 	}
-	return true
+	e.nextKey = next
 }

@@ -132,6 +132,7 @@ type Engine struct {
 	byName       map[string]*probe
 	probes       []*probe // by index; nil: a free index
 	freeIdx      []int    // free indices of probes, reused before growing
+	nextKey      uint64   // the next probe's key (probe.key)
 	live         int      // probes tracked
 	unconfigured int      // of which no configuration names
 	k0           int64    // oldest open window
@@ -210,6 +211,12 @@ const noWindow = math.MinInt64
 type probe struct {
 	name string
 	idx  int
+	// key is the probe's part of the prints of the windows merged into
+	// its windows (windowPrint): given at registration, never given
+	// again, and kept across a reload (Engine.Adopt), where idx may
+	// change; so that a print stands for the same probe's window in the
+	// engine a reload builds, and never for a probe registered later.
+	key uint64
 	// configured: a configuration names the probe; it never takes one of
 	// the MaxProbes places and never expires.
 	configured bool
@@ -477,7 +484,8 @@ func (e *Engine) lookup(name string) (deltaq.Layout, bool) {
 // register adds a probe, reusing a free index. Called with mu held.
 func (e *Engine) register(name string, configured bool, l deltaq.Layout) *probe {
 	name = strings.Clone(name) // do not keep the caller's (pdata) memory alive
-	p := &probe{name: name, configured: configured, lay: l, lastK: noWindow, lastVote: noWindow}
+	p := &probe{name: name, key: e.nextKey, configured: configured, lay: l, lastK: noWindow, lastVote: noWindow}
+	e.nextKey++
 	if n := len(e.freeIdx); n > 0 {
 		p.idx = e.freeIdx[n-1]
 		e.freeIdx = e.freeIdx[:n-1]

@@ -303,7 +303,7 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64, sh *sourceHash) C
 	if p == nil {
 		return c
 	}
-	wp := e.printOf(w, p.idx, sh)
+	wp := e.printOf(w, p.key, sh)
 	at, dup := s.prints.find(wp) // where the print goes once the window is added
 	if dup {
 		return ContributionDuplicate
@@ -463,10 +463,10 @@ func (s *slot) contributors() int {
 	return n
 }
 
-// printOf returns the print of w, a window of probe index probe, or 0 for
-// a window of no named observer or of no start; sh holds the hash of the
-// source of the batch's last window.
-func (e *Engine) printOf(w *Window, probe int, sh *sourceHash) uint64 {
+// printOf returns the print of w, a window of the probe of key probe
+// (probe.key), or 0 for a window of no named observer or of no start; sh
+// holds the hash of the source of the batch's last window.
+func (e *Engine) printOf(w *Window, probe uint64, sh *sourceHash) uint64 {
 	if w.Source == "" || w.SourceStart == 0 {
 		return 0
 	}
@@ -489,20 +489,23 @@ type sourceHash struct {
 
 // windowPrint is a window of a slot by its probe and its observer — the
 // hash of its name, and its start — in 64 bits: the observer's mixed, plus
-// the probe's index times printStride. Two windows of one observer and
-// start never print alike; of two, with one chance in 2⁶⁴ a pair (the
+// the probe's key (probe.key) times printStride. Two windows of one
+// observer and start never print alike (the stride is odd: distinct keys
+// times it differ modulo 2⁶⁴); of two, with one chance in 2⁶⁴ a pair (the
 // second would be a duplicate). Two deliveries of one window print alike;
 // the windows of an agent restarted under the same name differ in their
 // start. A set of such integers (printSet) costs the merge a fraction of
 // what a map keyed by the three fields did.
-func windowPrint(probe int, source uint64, start int64) uint64 {
-	return mix(source^mix(uint64(start))) + uint64(probe)*printStride
+func windowPrint(probe, source uint64, start int64) uint64 {
+	return mix(source^mix(uint64(start))) + probe*printStride
 }
 
 // printStride spaces the prints of an observer's windows by probe, in
 // slots of a printSet's table, whose low bits index it. An agent's
 // request holds its windows probe after probe, by name, the order of the
-// indices of configured probes: their prints' slots follow one another a
+// keys of the probes a configuration names (New registers them by name,
+// one key after another; a reload gives the probes it adds the next
+// keys): their prints' slots follow one another a
 // constant 264 bytes apart, which the processor's prefetcher follows,
 // where hashed prints each missed the cache (printSet.find, 14 % of the
 // merge's CPU time). Odd, so that an agent's prints fall on distinct

@@ -169,12 +169,12 @@ func TestAddWindowRefusals(t *testing.T) {
 }
 
 // TestDuplicatesAcrossReload: a window an agent delivers again after a
-// configuration reload (Adopt) is still a duplicate when every probe keeps
-// its index; when the new configuration gives a probe another index the
-// prints are not carried (a print of one probe could stand for another's
-// window), and the repeat counts, as it did before the prints were
-// carried. An idle word again is a duplicate either way: the idle agents
-// are kept with their starts, not by prints.
+// configuration reload (Adopt) is still a duplicate, whatever probes the
+// new configuration adds or removes and whatever index it gives the
+// window's probe (the prints are keyed by the probe's key, which it
+// keeps); the window of another probe that takes the index, or the key
+// the probe had, is no duplicate of it. An idle word again is a duplicate
+// too: the idle agents are kept with their starts, not by prints.
 func TestDuplicatesAcrossReload(t *testing.T) {
 	mk := func(probes ...string) Config {
 		cfg := Config{Interval: time.Second, Lag: time.Second, Probes: map[string]ProbeConfig{}}
@@ -196,7 +196,9 @@ func TestDuplicatesAcrossReload(t *testing.T) {
 	}{
 		{"the same configuration", mk("a", "b"), mk("a", "b"), ContributionDuplicate},
 		{"a probe added after them", mk("a", "b"), mk("a", "b", "c"), ContributionDuplicate},
-		{"b's index taken by another probe", mk("a", "b"), mk("0", "a", "b"), ContributionAccepted},
+		{"a probe added before them: b's index taken by another", mk("a", "b"), mk("0", "a", "b"), ContributionDuplicate},
+		{"a probe removed before b: b's index moves down", mk("a", "b"), mk("b"), ContributionDuplicate},
+		{"b removed: carried unconfigured", mk("a", "b"), mk("a"), ContributionDuplicate},
 	} {
 		old := newEngine(t, c.old, at(2*time.Second))
 		w := win()
@@ -214,6 +216,18 @@ func TestDuplicatesAcrossReload(t *testing.T) {
 		}
 		if got := e.AddIdle("quiet", at(time.Second), at(2*time.Second), 7); got != ContributionDuplicate {
 			t.Errorf("%s: the idle word again %v, want duplicate", c.name, got)
+		}
+		// The same agent's window of each other probe, of b's index
+		// before or after the reload, counts.
+		for name := range c.new.Probes {
+			if name == "b" {
+				continue
+			}
+			w = win()
+			w.Probe = name
+			if got := e.AddWindow(&w); got != ContributionAccepted {
+				t.Errorf("%s: the agent's window of %s %v, want accepted", c.name, name, got)
+			}
 		}
 	}
 }

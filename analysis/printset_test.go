@@ -102,7 +102,7 @@ func TestPrintSetOfWindows(t *testing.T) {
 			for range tc.agents {
 				source, start := r.Uint64(), int64(r.Uint64()>>1)
 				for p := range tc.probes {
-					wp := windowPrint(p, source, start)
+					wp := windowPrint(uint64(p), source, start)
 					i, found := s.find(wp)
 					if found {
 						t.Fatalf("%d×%d: a print found before it was added", tc.agents, tc.probes)

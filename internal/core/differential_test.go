@@ -197,6 +197,17 @@ func TestGatewayDifferentialOverTheWire(t *testing.T) {
 	// requests delivered again across it: its windows, totals and the
 	// prints of the windows it merged go to the gateway the reload builds.
 	t.Run("reloads", func(t *testing.T) { wireRun(t, 3, true, false, 2, 4) })
+	// The gateway reloaded into a configuration that adds a probe
+	// (named first: the probes' indices shift up), then back (they shift
+	// down), with requests delivered again across each: the repeats are
+	// duplicates still, and count once.
+	t.Run("reloads that add and remove a probe", func(t *testing.T) {
+		wireRunWith(t, 3, true, false, func(cfg *Config, i int) {
+			if i%2 == 0 {
+				cfg.Probes["added"] = analysis.ProbeConfig{DMax: time.Second, Bins: 10}
+			}
+		}, 2, 4)
+	})
 }
 
 // wireRun runs TestGatewayDifferentialOverTheWire with n agents, with
@@ -204,6 +215,13 @@ func TestGatewayDifferentialOverTheWire(t *testing.T) {
 // layouts (and the quantiles alone compared), reloading the gateway in the
 // windows reloads.
 func wireRun(t *testing.T, n int, hard, layouts bool, reloads ...int) {
+	wireRunWith(t, n, hard, layouts, nil, reloads...)
+}
+
+// wireRunWith is wireRun whose reload i (from 0) changes the gateway's
+// configuration with change, when not nil; a probe it adds is left out
+// of the comparison.
+func wireRunWith(t *testing.T, n int, hard, layouts bool, change func(cfg *Config, i int), reloads ...int) {
 	const windows, restartW = 6, 2
 	r := rand.New(rand.NewPCG(uint64(n), 5))
 	newAgent := func(i int, now time.Time) *harness {
@@ -295,7 +313,13 @@ func wireRun(t *testing.T, n int, hard, layouts bool, reloads ...int) {
 			if i == len(arrived)/2 && slices.Contains(reloads, w) {
 				ho.Requested()
 				require.NoError(t, gateway.obs.Shutdown(context.Background()))
-				nu := newHarnessWith(t, gcfg, now.Add(-300*time.Millisecond), withID)
+				rcfg := gcfg
+				if change != nil {
+					rcfg = wireDiffConfig()
+					rcfg.Lag = gcfg.Lag
+					change(rcfg, len(gateways)-1)
+				}
+				nu := newHarnessWith(t, rcfg, now.Add(-300*time.Millisecond), withID)
 				for _, md := range gateway.metrics.AllMetrics() {
 					require.NoError(t, nu.metrics.ConsumeMetrics(context.Background(), md)) // the output before
 				}
@@ -330,6 +354,9 @@ func wireRun(t *testing.T, n int, hard, layouts bool, reloads ...int) {
 		}
 	}
 	for k, v := range got {
+		if change != nil && strings.Contains(k, contract.AttrProbe+"=added") {
+			continue
+		}
 		if _, ok := want[k]; !ok && (!layouts || strings.HasPrefix(k, contract.MetricQuantile+" ")) {
 			t.Errorf("gateway has %s = %v, the single collector none", k, v)
 		}
