@@ -277,6 +277,39 @@ func TestDefaultSelector(t *testing.T) {
 	}
 }
 
+// TestLongProbes: a span whose probe would be longer than 256 bytes, as
+// sent (invalid UTF-8 replaced), gets no start event and is not counted: no
+// probe has such a name (the collector's components refuse one in their
+// configurations, and a start event naming one), and it was carried to the
+// collector, in every record, to be refused. A probe of 256 bytes is
+// announced.
+func TestLongProbes(t *testing.T) {
+	longest := strings.Repeat("p", maxProbeLength)
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			sel := func(s sdktrace.ReadOnlySpan) (string, bool) {
+				if probe, ok := strings.CutPrefix(s.Name(), "sel:"); ok {
+					return probe, true
+				}
+				return DefaultSelector(s)
+			}
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
+			server := trace.WithSpanKind(trace.SpanKindServer)
+			_, ok := tr.Start(context.Background(), longest, server)
+			tr.Start(context.Background(), longest+"x", server)
+			tr.Start(context.Background(), "GET /x", server,
+				trace.WithAttributes(attribute.String(attrProbe, longest+"x")))
+			// 256 bytes, 258 as sent.
+			tr.Start(context.Background(), "sel:"+longest[1:]+"\xff")
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{{ok, ok.(sdktrace.ReadOnlySpan).StartTime(), longest, longest}})
+			checkCounts(t, p, 1, 0, 0)
+		})
+	}
+}
+
 // TestUnsampledSpans checks that a span that is recording but not sampled,
 // which the SDK never exports, gets no start event: its instance would
 // time out for want of a span.
@@ -413,6 +446,8 @@ func TestOptionErrors(t *testing.T) {
 		{lp, WithQueueSize(1<<18 + 1), "deltaqstart: WithQueueSize: must be in [1, 262144], got 262145"},
 		{lp, WithSpanNames(), "deltaqstart: WithSpanNames: no name given"},
 		{lp, WithSpanNames("a", ""), "deltaqstart: WithSpanNames: an empty name"},
+		{lp, WithSpanNames(strings.Repeat("a", 257)),
+			"deltaqstart: WithSpanNames: a name of 257 bytes, longer than a probe's (at most 256)"},
 		{lp, WithSelector(nil), "deltaqstart: WithSelector: nil selector"},
 		{lp, WithDrainInterval(time.Millisecond - 1), "deltaqstart: WithDrainInterval: must be in [1ms, 1s], got 999.999µs"},
 		{lp, WithDrainInterval(2 * time.Second), "deltaqstart: WithDrainInterval: must be in [1ms, 1s], got 2s"},
