@@ -141,6 +141,10 @@ type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
 // it); a server span with an empty name, or a name longer than 256 bytes,
 // names no probe (Selector).
 //
+// It reads the span as it starts: a span renamed later (an HTTP handler
+// that names its span after the route only once the router has run) keeps
+// the probe of its first name, which the span then no longer matches.
+//
 // deltaq.probe is also an attribute of the processor's own contract: the
 // connector does not read it on the spans of a probe it matches itself, and
 // the processor removes it from a span that arrives with it and counts the

@@ -310,6 +310,24 @@ func TestLongProbes(t *testing.T) {
 	}
 }
 
+// TestProbeIsTheNameAtStart: a server span renamed after it starts, as an
+// HTTP handler renames its span after the route once the router has run,
+// keeps the probe of the name it started with (README, "Which spans"): the
+// start event is queued at the start, from the span as it was then.
+func TestProbeIsTheNameAtStart(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), f.opts...)
+			_, s := tr.Start(context.Background(), "GET", trace.WithSpanKind(trace.SpanKindServer))
+			s.SetName("GET /items/{id}")
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{{s, s.(sdktrace.ReadOnlySpan).StartTime(), "GET", "GET"}})
+		})
+	}
+}
+
 // TestUnsampledSpans checks that a span that is recording but not sampled,
 // which the SDK never exports, gets no start event: its instance would
 // time out for want of a span.
