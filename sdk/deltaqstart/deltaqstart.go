@@ -104,6 +104,13 @@ const (
 	maxProbeLength = 256
 )
 
+// severity is the start events' severity. The collector does not read it,
+// but a LoggerProvider may filter by it: without one (0, unspecified), a
+// processor that keeps the records from some severity up, as contrib's
+// minsev does (from INFO by default), dropped every start event, which
+// Emitted still counted.
+const severity = log.SeverityInfo
+
 // ScopeName is the instrumentation scope of the logger the events are
 // emitted with.
 const ScopeName = "github.com/deltaq-otel/deltaq/sdk/deltaqstart"
@@ -638,6 +645,7 @@ func (p *SpanProcessor) emitStarts(probe string, entries, thresholds []byte, now
 	r.SetEventName(startsEventName)
 	r.SetTimestamp(now)
 	r.SetObservedTimestamp(now)
+	r.SetSeverity(severity)
 	r.AddAttributes(attribute.String(attrProbe, probe), attribute.ByteSlice(attrStarts, entries))
 	if thresholds != nil {
 		r.AddAttributes(attribute.ByteSlice(attrStartsThresholds, thresholds))
@@ -661,6 +669,7 @@ func (p *SpanProcessor) emitSpan(ev *event) {
 	r.SetEventName(startEventName)
 	r.SetTimestamp(ev.start)
 	r.SetObservedTimestamp(ev.start)
+	r.SetSeverity(severity)
 	r.AddAttributes(attribute.String(attrProbe, ev.probe), attribute.String(attrSpanName, validUTF8(ev.name)))
 	if ev.ot != "" {
 		// The span's sampling threshold, for the collector to count a

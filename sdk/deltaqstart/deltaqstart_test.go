@@ -328,6 +328,52 @@ func TestProbeIsTheNameAtStart(t *testing.T) {
 	}
 }
 
+// minSeverity is an SDK log processor that passes on to next the records
+// of severity min or above and discards the others, the rule of contrib's
+// minsev processor ("records with severity greater than or equal to a
+// minimum"; INFO when none is given).
+type minSeverity struct {
+	sdklog.Processor
+	min log.Severity
+}
+
+func (m minSeverity) OnEmit(ctx context.Context, r *sdklog.Record) error {
+	if r.Severity() < m.min {
+		return nil
+	}
+	return m.Processor.OnEmit(ctx, r)
+}
+
+// TestSeverityFilter: the start events pass a LoggerProvider's filter that
+// keeps the records from INFO up, a common setting for an application's own
+// logs: with no severity (0, unspecified), every one was discarded, and
+// Emitted counted them all the same.
+func TestSeverityFilter(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			rec := &recorder{}
+			lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(minSeverity{rec, log.SeverityInfo}))
+			defer lp.Shutdown(context.Background())
+			p, err := NewSpanProcessor(lp, f.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Shutdown(context.Background())
+			startServerSpans(t, p, 2)
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, r := range rec.all() {
+				n += startsIn(&r)
+			}
+			if n != 2 || p.Emitted() != 2 {
+				t.Errorf("%d starts past the filter, Emitted %d; want 2, 2", n, p.Emitted())
+			}
+		})
+	}
+}
+
 // TestUnsampledSpans checks that a span that is recording but not sampled,
 // which the SDK never exports, gets no start event: its instance would
 // time out for want of a span.
