@@ -831,6 +831,46 @@ func TestStartEventCarriesTheSamplingThreshold(t *testing.T) {
 	}
 }
 
+// TestSDKSamplers: with the SDK's own samplers, a span that inherits a remote
+// parent's tracestate (ParentBased) carries the parent's threshold (ot=th:c)
+// on its start, and a root span sampled by TraceIDRatioBased, which writes
+// no threshold, carries none (README, "Which spans"); a span the ratio drops
+// has no start.
+func TestSDKSamplers(t *testing.T) {
+	ts, err := trace.ParseTraceState("congo=t61rcWkgMzE,ot=th:c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	tr, p, rec := setup(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.5)))
+	server := trace.WithSpanKind(trace.SpanKindServer)
+	_, child := tr.Start(remote, "child", server)
+	var root, dropped trace.Span
+	for root == nil || dropped == nil { // the ratio keeps about one root span in two
+		_, s := tr.Start(context.Background(), "root", server)
+		if s.SpanContext().IsSampled() {
+			root = s
+		} else {
+			dropped = s
+		}
+	}
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := decode(t, rec.all(), time.Time{}, time.Time{})
+	want := map[trace.SpanID]uint64{child.SpanContext().SpanID(): 0xc0 << 48, root.SpanContext().SpanID(): 0}
+	if len(got) != 2 {
+		t.Fatalf("%d starts, want those of the child and of the sampled root: %+v", len(got), got)
+	}
+	for _, d := range got {
+		if th, ok := want[d.spanID]; !ok || d.threshold != th {
+			t.Errorf("start of %s with threshold %#x; want the child's with %#x, the root's with 0", d.spanID,
+				d.threshold, uint64(0xc0<<48))
+		}
+	}
+}
+
 // traceStateSampler keeps every span and gives it the tracestate of its
 // name's suffix after '|' (none when there is none).
 type traceStateSampler struct{}
