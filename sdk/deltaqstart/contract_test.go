@@ -70,6 +70,39 @@ func TestReadmeContract(t *testing.T) {
 	}
 }
 
+// TestReadmeExamplesExportPromptly checks that every Go example of the
+// package in README.md and in the project's README.md sets both exporters'
+// batch delays: the connector judges a deadline when a span reaches it, and
+// with the SDKs' defaults (sdklog.WithExportInterval 1 s,
+// sdktrace.WithBatchTimeout 5 s) a span that ended in time, but after its
+// start was drained, arrives past a dMax below that and counts as a timeout
+// (README.md, "Export promptly").
+func TestReadmeExamplesExportPromptly(t *testing.T) {
+	n := 0
+	for _, path := range []string{"README.md", "../../README.md"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := strings.Split(string(b), "```")
+		for i := 1; i < len(blocks); i += 2 {
+			code := blocks[i]
+			if !strings.HasPrefix(code, "go\n") || !strings.Contains(code, "deltaqstart.NewSpanProcessor(") {
+				continue
+			}
+			n++
+			for _, want := range []string{"sdklog.WithExportInterval(", "sdktrace.WithBatchTimeout("} {
+				if !strings.Contains(code, want) {
+					t.Errorf("%s: an example without %s…):\n%s", path, want, code)
+				}
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d examples of NewSpanProcessor found in the READMEs, want one in each", n)
+	}
+}
+
 // TestStartEventContract checks the package's strings and sizes against
 // the shared contract, docs/contract/start-event.json, which
 // internal/contract's tests check the collector's constants against: the

@@ -98,7 +98,18 @@ const (
 	// maxEntries bounds the entries of one batch record: a probe with more
 	// starts in one drain gets several records.
 	maxEntries = 1 << 16
+	// maxProbeLength bounds a probe's name, in bytes: the collector's
+	// components refuse a longer one in their configurations, and refuse a
+	// start event naming one before they look it up.
+	maxProbeLength = 256
 )
+
+// severity is the start events' severity. The collector does not read it,
+// but a LoggerProvider may filter by it: without one (0, unspecified), a
+// processor that keeps the records from some severity up, as contrib's
+// minsev does (from INFO by default), dropped every start event, which
+// Emitted still counted.
+const severity = log.SeverityInfo
 
 // ScopeName is the instrumentation scope of the logger the events are
 // emitted with.
@@ -122,9 +133,10 @@ const maxQueueSize = 1 << 18
 // announce, and of which probe: ok reports whether it is, probe names the
 // probe (the name of a probe the collector's deltaq connector matches, or
 // of its deltaq processor's; a start event naming another probe is
-// refused). A span selected with an empty probe has no start event: no
-// probe has an empty name, and the collector refuses a batch record
-// without one whole. It is
+// refused). A span selected with an empty probe, or one longer than 256
+// bytes, has no start event: no probe has such a name, the collector
+// refuses a batch record without a probe whole, and a longer name would
+// only be carried to the collector, in every record, to be refused. It is
 // called on the application's path for every sampled span, so it should be
 // cheap and must not block; it may be called concurrently.
 type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
@@ -133,7 +145,12 @@ type Selector func(s sdktrace.ReadOnlySpan) (probe string, ok bool)
 // string deltaq.probe, with that value as its probe, and every other server
 // span, with its name as its probe (as a connector probe with `match: {}`,
 // or a processor probe with no match section, matches the spans named after
-// it); a server span with an empty name names no probe (Selector).
+// it); a server span with an empty name, or a name longer than 256 bytes,
+// names no probe (Selector).
+//
+// It reads the span as it starts: a span renamed later (an HTTP handler
+// that names its span after the route only once the router has run) keeps
+// the probe of its first name, which the span then no longer matches.
 //
 // deltaq.probe is also an attribute of the processor's own contract: the
 // connector does not read it on the spans of a probe it matches itself, and
@@ -176,7 +193,7 @@ type Option func(*config) error
 
 // WithSpanNames selects the spans with one of these exact names, with its
 // name as the probe, instead of DefaultSelector. It looks at the name
-// alone: a map lookup per span.
+// alone: a map lookup per span. A name must be a probe's: 1 to 256 bytes.
 func WithSpanNames(names ...string) Option {
 	return func(c *config) error {
 		if len(names) == 0 {
@@ -186,6 +203,10 @@ func WithSpanNames(names ...string) Option {
 		for _, n := range names {
 			if n == "" {
 				return errors.New("WithSpanNames: an empty name")
+			}
+			if len(n) > maxProbeLength {
+				return fmt.Errorf("WithSpanNames: a name of %d bytes, longer than a probe's (at most %d)", len(n),
+					maxProbeLength)
 			}
 			set[n] = struct{}{}
 		}
@@ -374,8 +395,8 @@ func newSpanProcessor(lp log.LoggerProvider, c config) *SpanProcessor {
 // OnStart queues the start event of s if s is sampled and selected with a
 // probe; when the queue is full it drops the event and counts it. An
 // unsampled span is never exported, so its start event would only make a
-// spurious timeout; an empty probe names no probe, and would make the
-// collector refuse the batch record (Selector).
+// spurious timeout; an empty probe, or one longer than 256 bytes, names no
+// probe, and the collector would refuse the event (Selector).
 func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	sc := s.SpanContext()
 	if !sc.IsSampled() || p.stopped.Load() {
@@ -385,7 +406,11 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if !ok || probe == "" {
 		return
 	}
-	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: validUTF8(probe), name: s.Name(),
+	// The length is checked as sent: a replaced invalid byte takes three.
+	if probe = validUTF8(probe); len(probe) > maxProbeLength {
+		return
+	}
+	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name(),
 		ot: sc.TraceState().Get("ot")}
 	key := spanKey(ev.spanID)
 	p.mu.Lock()
@@ -620,6 +645,7 @@ func (p *SpanProcessor) emitStarts(probe string, entries, thresholds []byte, now
 	r.SetEventName(startsEventName)
 	r.SetTimestamp(now)
 	r.SetObservedTimestamp(now)
+	r.SetSeverity(severity)
 	r.AddAttributes(attribute.String(attrProbe, probe), attribute.ByteSlice(attrStarts, entries))
 	if thresholds != nil {
 		r.AddAttributes(attribute.ByteSlice(attrStartsThresholds, thresholds))
@@ -643,6 +669,7 @@ func (p *SpanProcessor) emitSpan(ev *event) {
 	r.SetEventName(startEventName)
 	r.SetTimestamp(ev.start)
 	r.SetObservedTimestamp(ev.start)
+	r.SetSeverity(severity)
 	r.AddAttributes(attribute.String(attrProbe, ev.probe), attribute.String(attrSpanName, validUTF8(ev.name)))
 	if ev.ot != "" {
 		// The span's sampling threshold, for the collector to count a

@@ -277,6 +277,103 @@ func TestDefaultSelector(t *testing.T) {
 	}
 }
 
+// TestLongProbes: a span whose probe would be longer than 256 bytes, as
+// sent (invalid UTF-8 replaced), gets no start event and is not counted: no
+// probe has such a name (the collector's components refuse one in their
+// configurations, and a start event naming one), and it was carried to the
+// collector, in every record, to be refused. A probe of 256 bytes is
+// announced.
+func TestLongProbes(t *testing.T) {
+	longest := strings.Repeat("p", maxProbeLength)
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			sel := func(s sdktrace.ReadOnlySpan) (string, bool) {
+				if probe, ok := strings.CutPrefix(s.Name(), "sel:"); ok {
+					return probe, true
+				}
+				return DefaultSelector(s)
+			}
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
+			server := trace.WithSpanKind(trace.SpanKindServer)
+			_, ok := tr.Start(context.Background(), longest, server)
+			tr.Start(context.Background(), longest+"x", server)
+			tr.Start(context.Background(), "GET /x", server,
+				trace.WithAttributes(attribute.String(attrProbe, longest+"x")))
+			// 256 bytes, 258 as sent.
+			tr.Start(context.Background(), "sel:"+longest[1:]+"\xff")
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{{ok, ok.(sdktrace.ReadOnlySpan).StartTime(), longest, longest}})
+			checkCounts(t, p, 1, 0, 0)
+		})
+	}
+}
+
+// TestProbeIsTheNameAtStart: a server span renamed after it starts, as an
+// HTTP handler renames its span after the route once the router has run,
+// keeps the probe of the name it started with (README, "Which spans"): the
+// start event is queued at the start, from the span as it was then.
+func TestProbeIsTheNameAtStart(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), f.opts...)
+			_, s := tr.Start(context.Background(), "GET", trace.WithSpanKind(trace.SpanKindServer))
+			s.SetName("GET /items/{id}")
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), []wantEvent{{s, s.(sdktrace.ReadOnlySpan).StartTime(), "GET", "GET"}})
+		})
+	}
+}
+
+// minSeverity is an SDK log processor that passes on to next the records
+// of severity min or above and discards the others, the rule of contrib's
+// minsev processor ("records with severity greater than or equal to a
+// minimum"; INFO when none is given).
+type minSeverity struct {
+	sdklog.Processor
+	min log.Severity
+}
+
+func (m minSeverity) OnEmit(ctx context.Context, r *sdklog.Record) error {
+	if r.Severity() < m.min {
+		return nil
+	}
+	return m.Processor.OnEmit(ctx, r)
+}
+
+// TestSeverityFilter: the start events pass a LoggerProvider's filter that
+// keeps the records from INFO up, a common setting for an application's own
+// logs: with no severity (0, unspecified), every one was discarded, and
+// Emitted counted them all the same.
+func TestSeverityFilter(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			rec := &recorder{}
+			lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(minSeverity{rec, log.SeverityInfo}))
+			defer lp.Shutdown(context.Background())
+			p, err := NewSpanProcessor(lp, f.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Shutdown(context.Background())
+			startServerSpans(t, p, 2)
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, r := range rec.all() {
+				n += startsIn(&r)
+			}
+			if n != 2 || p.Emitted() != 2 {
+				t.Errorf("%d starts past the filter, Emitted %d; want 2, 2", n, p.Emitted())
+			}
+		})
+	}
+}
+
 // TestUnsampledSpans checks that a span that is recording but not sampled,
 // which the SDK never exports, gets no start event: its instance would
 // time out for want of a span.
@@ -413,6 +510,8 @@ func TestOptionErrors(t *testing.T) {
 		{lp, WithQueueSize(1<<18 + 1), "deltaqstart: WithQueueSize: must be in [1, 262144], got 262145"},
 		{lp, WithSpanNames(), "deltaqstart: WithSpanNames: no name given"},
 		{lp, WithSpanNames("a", ""), "deltaqstart: WithSpanNames: an empty name"},
+		{lp, WithSpanNames(strings.Repeat("a", 257)),
+			"deltaqstart: WithSpanNames: a name of 257 bytes, longer than a probe's (at most 256)"},
 		{lp, WithSelector(nil), "deltaqstart: WithSelector: nil selector"},
 		{lp, WithDrainInterval(time.Millisecond - 1), "deltaqstart: WithDrainInterval: must be in [1ms, 1s], got 999.999µs"},
 		{lp, WithDrainInterval(2 * time.Second), "deltaqstart: WithDrainInterval: must be in [1ms, 1s], got 2s"},
@@ -728,6 +827,46 @@ func TestStartEventCarriesTheSamplingThreshold(t *testing.T) {
 				t.Errorf("%s, %s: deltaq.tracestate %q, threshold %#x (attribute %v); want %q, %#x", f.name,
 					c.sampler.Description(), got[0].traceState, got[0].threshold, hasTh, c.traceState, c.threshold)
 			}
+		}
+	}
+}
+
+// TestSDKSamplers: with the SDK's own samplers, a span that inherits a remote
+// parent's tracestate (ParentBased) carries the parent's threshold (ot=th:c)
+// on its start, and a root span sampled by TraceIDRatioBased, which writes
+// no threshold, carries none (README, "Which spans"); a span the ratio drops
+// has no start.
+func TestSDKSamplers(t *testing.T) {
+	ts, err := trace.ParseTraceState("congo=t61rcWkgMzE,ot=th:c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	tr, p, rec := setup(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.5)))
+	server := trace.WithSpanKind(trace.SpanKindServer)
+	_, child := tr.Start(remote, "child", server)
+	var root, dropped trace.Span
+	for root == nil || dropped == nil { // the ratio keeps about one root span in two
+		_, s := tr.Start(context.Background(), "root", server)
+		if s.SpanContext().IsSampled() {
+			root = s
+		} else {
+			dropped = s
+		}
+	}
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := decode(t, rec.all(), time.Time{}, time.Time{})
+	want := map[trace.SpanID]uint64{child.SpanContext().SpanID(): 0xc0 << 48, root.SpanContext().SpanID(): 0}
+	if len(got) != 2 {
+		t.Fatalf("%d starts, want those of the child and of the sampled root: %+v", len(got), got)
+	}
+	for _, d := range got {
+		if th, ok := want[d.spanID]; !ok || d.threshold != th {
+			t.Errorf("start of %s with threshold %#x; want the child's with %#x, the root's with 0", d.spanID,
+				d.threshold, uint64(0xc0<<48))
 		}
 	}
 }
