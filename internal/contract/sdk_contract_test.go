@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,10 @@ type startEventContract struct {
 		SpanName   string `json:"span_name"`
 		TraceState string `json:"tracestate"`
 	} `json:"attributes"`
+	ProbeBytes struct {
+		Min int `json:"min"`
+		Max int `json:"max"`
+	} `json:"probe_bytes"`
 	Batch struct {
 		EventName  string `json:"event_name"`
 		Attributes struct {
@@ -106,10 +111,23 @@ func TestStartEventContract(t *testing.T) {
 		{"StartEntryBytes", StartEntryBytes, c.Batch.EntryBytes},
 		{"StartThresholdBytes", StartThresholdBytes, c.Batch.ThresholdBytes},
 		{"MaxStartEntries", MaxStartEntries, c.Batch.MaxEntries},
+		{"MaxNameLength (a probe's longest)", MaxNameLength, c.ProbeBytes.Max},
 	} {
 		if p.want == 0 || p.got != p.want {
 			t.Errorf("%s = %d, the contract says %d", p.name, p.got, p.want)
 		}
+	}
+	// A probe's shortest: DecodeStarts refuses a batch record whose probe
+	// is shorter, and reads one whose probe is that long.
+	one := AppendStart(nil, [16]byte{1}, [8]byte{1}, 1)
+	if c.ProbeBytes.Min < 1 {
+		t.Fatalf("the contract's shortest probe is %d bytes, DecodeStarts refuses an empty one", c.ProbeBytes.Min)
+	}
+	if _, err := DecodeStarts(strings.Repeat("p", c.ProbeBytes.Min-1), one, nil, false); err != StartsNoProbe {
+		t.Errorf("a probe of %d bytes: %v, want it refused", c.ProbeBytes.Min-1, err)
+	}
+	if _, err := DecodeStarts(strings.Repeat("p", c.ProbeBytes.Min), one, nil, false); err != StartsOK {
+		t.Errorf("a probe of %d bytes: %v, want it read", c.ProbeBytes.Min, err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -115,7 +116,11 @@ func TestStartEventContract(t *testing.T) {
 	var c struct {
 		EventName  string            `json:"event_name"`
 		Attributes map[string]string `json:"attributes"`
-		Batch      struct {
+		ProbeBytes struct {
+			Min int `json:"min"`
+			Max int `json:"max"`
+		} `json:"probe_bytes"`
+		Batch struct {
 			EventName  string            `json:"event_name"`
 			Attributes map[string]string `json:"attributes"`
 			Entry      []struct {
@@ -153,6 +158,7 @@ func TestStartEventContract(t *testing.T) {
 		{"entryBytes", entryBytes, c.Batch.EntryBytes},
 		{"thresholdBytes", thresholdBytes, c.Batch.ThresholdBytes},
 		{"maxEntries", maxEntries, c.Batch.MaxEntries},
+		{"maxProbeLength", maxProbeLength, c.ProbeBytes.Max},
 	} {
 		if p.got != p.want {
 			t.Errorf("%s = %d, the contract says %d", p.name, p.got, p.want)
@@ -170,6 +176,54 @@ func TestStartEventContract(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.Batch.ThresholdEncoding, "uint64 little-endian") {
 		t.Errorf("the contract's thresholds are %q, the package writes uint64 little-endian", c.Batch.ThresholdEncoding)
+	}
+}
+
+// TestProbeBytesContract: the package announces the spans whose probe is
+// as short and as long as the contract's probe_bytes allow, and no span
+// whose probe is shorter or longer, in either form.
+func TestProbeBytesContract(t *testing.T) {
+	b, err := os.ReadFile("../../docs/contract/start-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		ProbeBytes struct {
+			Min int `json:"min"`
+			Max int `json:"max"`
+		} `json:"probe_bytes"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.ProbeBytes.Min < 1 || c.ProbeBytes.Max < c.ProbeBytes.Min {
+		t.Fatalf("the contract's probe_bytes: %+v", c.ProbeBytes)
+	}
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			// The selector names a span's probe by its name, "n:" then
+			// the probe's length.
+			sel := func(s sdktrace.ReadOnlySpan) (string, bool) {
+				var n int
+				if _, err := fmt.Sscanf(s.Name(), "n:%d", &n); err != nil {
+					return "", false
+				}
+				return strings.Repeat("p", n), true
+			}
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
+			var want []wantEvent
+			for _, n := range []int{c.ProbeBytes.Min - 1, c.ProbeBytes.Min, c.ProbeBytes.Max, c.ProbeBytes.Max + 1} {
+				name := fmt.Sprintf("n:%d", n)
+				_, s := tr.Start(context.Background(), name)
+				if n >= c.ProbeBytes.Min && n <= c.ProbeBytes.Max {
+					want = append(want, wantEvent{s, s.(sdktrace.ReadOnlySpan).StartTime(), strings.Repeat("p", n), name})
+				}
+			}
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), want)
+		})
 	}
 }
 
