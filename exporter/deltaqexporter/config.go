@@ -6,6 +6,7 @@ package deltaqexporter // import "github.com/deltaq-otel/deltaq/exporter/deltaqe
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -171,9 +172,13 @@ func (c *Config) Validate() error {
 	if !c.HTTP.HasValue() && c.ClientConfig.Endpoint == "" {
 		errs = append(errs, errors.New(`requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`))
 	}
+	if err := checkGRPCEndpoint(c); err != nil {
+		errs = append(errs, err)
+	}
 	if h := c.HTTP.Get(); c.HTTP.HasValue() && h.ClientConfig.Endpoint == "" && (h.MetricsEndpoint == "" || h.LogsEndpoint == "") {
 		errs = append(errs, errors.New(`http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`))
 	}
+	errs = append(errs, checkHTTPEndpoints(c)...)
 	if c.HTTP.HasValue() && c.ClientConfig.Endpoint != "" {
 		errs = append(errs, errors.New(`set "endpoint" (OTLP/gRPC) or "http" (OTLP/HTTP), not both: with "http" the gRPC endpoint is not used`))
 	}
@@ -188,6 +193,54 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// checkGRPCEndpoint refuses a top-level endpoint that the otlp_grpc
+// exporter's own validation refuses: one with nothing after its scheme
+// ("http://", "https://", "dns:///"). The collector validates the logs
+// section, an otlp_grpc exporter's, itself; the top-level options are
+// copied into one only when the exporter is created, unvalidated, and the
+// sender then dialled an empty target for good.
+func checkGRPCEndpoint(c *Config) error {
+	if c.HTTP.HasValue() || c.ClientConfig.Endpoint == "" {
+		return nil // refused above, or not used
+	}
+	gc := otlpexporter.Config{ClientConfig: c.ClientConfig}
+	if gc.Validate() != nil {
+		return fmt.Errorf("endpoint: %q names no host: it must be host:port, after a scheme if any (http://, https://, dns:///)", c.ClientConfig.Endpoint)
+	}
+	return nil
+}
+
+// checkHTTPEndpoints refuses an http section's endpoint that no request
+// can be sent to: the otlp_http sender posts to it (metrics_endpoint and
+// logs_endpoint, else endpoint with /v1/metrics or /v1/logs appended),
+// and Go's HTTP client sends only to an http or https URL with a host.
+// Such an endpoint ("http://", or "otel:4318" without a scheme, which
+// parses as the scheme "otel") started, and every send failed.
+func checkHTTPEndpoints(c *Config) []error {
+	if !c.HTTP.HasValue() {
+		return nil
+	}
+	h := c.HTTP.Get()
+	var errs []error
+	check := func(key, endpoint string) {
+		u, err := url.Parse(endpoint)
+		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			return
+		}
+		errs = append(errs, fmt.Errorf("http.%s: %q is not a URL the sender can post to: it must be http:// or https:// and a host (and port)", key, endpoint))
+	}
+	if h.ClientConfig.Endpoint != "" && (h.MetricsEndpoint == "" || h.LogsEndpoint == "") {
+		check("endpoint", h.ClientConfig.Endpoint)
+	}
+	if h.MetricsEndpoint != "" {
+		check("metrics_endpoint", h.MetricsEndpoint)
+	}
+	if h.LogsEndpoint != "" {
+		check("logs_endpoint", h.LogsEndpoint)
+	}
+	return errs
 }
 
 // checkQueues refuses a sending queue that would let a send hold the

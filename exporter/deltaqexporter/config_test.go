@@ -130,6 +130,16 @@ func TestLoadInvalidConfig(t *testing.T) {
 		// ignored without a word.
 		{Name: "http_with_grpc_options", Want: `timeout, sending_queue, headers: OTLP/gRPC options, not used with "http": set them in the http section`},
 		{Name: "logs_without_endpoint", Want: `logs: requires a non-empty "endpoint"`},
+		// Endpoints that name no host, as the otlp_grpc exporter refuses
+		// them, or that no HTTP request can be sent to: these started,
+		// and every send failed.
+		{Name: "endpoint_scheme_only", Want: `endpoint: "http://" names no host`},
+		{Name: "endpoint_dns_only", Want: `endpoint: "dns:///" names no host`},
+		{Name: "logs_endpoint_scheme_only", Want: `logs: requires a non-empty "endpoint"`},
+		{Name: "http_endpoint_scheme_only", Want: `http.endpoint: "http://" is not a URL the sender can post to`},
+		{Name: "http_endpoint_without_scheme", Want: `http.endpoint: "otel-backend:4318" is not a URL the sender can post to`},
+		{Name: "http_signal_endpoints_bad", Want: `http.metrics_endpoint: "https:///v1/metrics" is not a URL the sender can post to: it must be http:// or https:// and a host (and port)` + "\n" +
+			`http.logs_endpoint: "grpc://events:4317/v1/logs" is not a URL`},
 	}
 	tests = append(tests, coretest.InvalidConfigs...)
 	for _, tt := range tests {
