@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,10 +77,24 @@ func newTracesRig(t *testing.T, cfg *Config, st *collectorstate.State) *startRig
 // set, and starts it.
 func newRig(t *testing.T, cfg *Config, st *collectorstate.State, level zapcore.Level, withLogs bool) *startRig {
 	t.Helper()
+	return newRigWith(t, cfg, st, level, withLogs, nil)
+}
+
+// newRigWith is newRig whose observer's settings adjust changes last
+// (nil: none).
+func newRigWith(t *testing.T, cfg *Config, st *collectorstate.State, level zapcore.Level, withLogs bool,
+	adjust func(*core.Settings),
+) *startRig {
+	t.Helper()
 	r := &startRig{clk: coretest.NewClock(at(time.Second)), starts: make(chan time.Time),
 		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
 	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
-	f := newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	f := newFactory(st, func(s *core.Settings) {
+		s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts
+		if adjust != nil {
+			adjust(s)
+		}
+	})
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
@@ -1345,6 +1360,40 @@ func TestSpansWithoutIDsNotRemembered(t *testing.T) {
 	assert.Empty(t, counterByAttr(t, r.tel, "start_timeouts", "probe"))
 	assert.Equal(t, map[string]int64{"after_end": 1}, counterByAttr(t, r.tel, "start_events", "result"))
 	r.shutdown(t)
+}
+
+// TestShutdownFlushesBesideABusyTimeoutTimer: a shutdown whose context
+// ends while the timeout timer is still busy with a tick flushes the open
+// windows all the same, and returns the context's error after (it returned
+// at once, and the instances of the open windows were lost).
+func TestShutdownFlushesBesideABusyTimeoutTimer(t *testing.T) {
+	// The timer's tick holds on its clock reading until the test ends.
+	var hold atomic.Bool
+	held, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	r := newRigWith(t, loadConfig(t, "matched"), collectorstate.New(), zapcore.WarnLevel, true, func(s *core.Settings) {
+		now := s.Now
+		s.Now = func() time.Time {
+			if hold.CompareAndSwap(true, false) {
+				close(held)
+				<-release
+			}
+			return now()
+		}
+	})
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(150),
+		span{name: "job", dur: ms(40), traceID: 1}, span{name: "job", dur: ms(50), traceID: 2})))
+	r.clk.Set(at(ms(200)))
+	hold.Store(true)
+	r.starts <- at(ms(200))
+	<-held
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, r.traces.Shutdown(ctx), context.DeadlineExceeded)
+	assert.Equal(t, map[string]int64{contract.Success: 2, contract.Failure: 0, contract.Timeout: 0},
+		probeOutcomes(r.sink.AllMetrics())["job"], "the open window's instances")
 }
 
 // TestShutdownCountsTimeoutsDue: an instance whose due time has passed

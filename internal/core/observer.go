@@ -753,6 +753,13 @@ func (o *Observer) sendDeadline() time.Duration { return max(o.cfg.Interval, tim
 // accepted, and the timeouts of start events due by then. Their output goes to the outputs, which the component shuts
 // down afterwards (an exporter's queue drains then). Later calls do
 // nothing.
+//
+// When ctx ends before the timeout timer has stopped (busy counting
+// timeouts), the windows are still flushed, their sends bounded by the
+// send deadline alone, and ctx's error is returned after: the timer's
+// counting goes into the engine under its lock, as beside a tick, and only
+// the timeouts due since its last tick are left out. Returning at once
+// lost every instance of the open windows.
 func (o *Observer) Shutdown(ctx context.Context) error {
 	var err error
 	o.once.Do(func() {
@@ -762,15 +769,19 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		if !o.running {
 			return
 		}
+		// The window timer builds output with what a flush builds it
+		// with: while it is still sending, nothing can be flushed.
 		select {
 		case <-o.done:
 		case <-ctx.Done():
 			err = ctx.Err()
 			return
 		}
-		if err = o.stopTimer(ctx); err != nil {
-			return
+		timerErr := o.stopTimer(ctx)
+		if timerErr != nil {
+			ctx = context.WithoutCancel(ctx)
 		}
+		defer func() { err = timerErr }() // after the flush or the hand-over
 		// What the engine counted since the timer's last tick is in the
 		// self-telemetry too, the engine handed over or not.
 		o.recordStats(ctx)
@@ -782,10 +793,11 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, o.sendDeadline())
 		defer cancel()
 		now := o.now()
-		if o.starts != nil && o.starts.done != nil {
+		if o.starts != nil && o.starts.done != nil && timerErr == nil {
 			// The timeouts due since the timeout timer's last tick count,
 			// as its next tick would have counted them, in the windows
-			// flushed now.
+			// flushed now. Beside a timer still running they are its
+			// own (expire is not safe beside itself), and left out.
 			o.expire(now.UnixNano())
 		}
 		began := time.Now()
