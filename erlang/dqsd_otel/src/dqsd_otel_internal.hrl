@@ -123,3 +123,9 @@
 -define(SPAN_FLAGS_HAS_IS_REMOTE, 16#100).
 -define(SPAN_FLAGS_IS_REMOTE, 16#200).
 -define(STATUS_CODE_ERROR, 2).
+%% SEVERITY_NUMBER_INFO (opentelemetry-proto logs.proto): the start events'
+%% severity, as sdk/deltaqstart gives its own. The collector does not read
+%% it, but a log pipeline that keeps the records from some severity up (as
+%% opentelemetry-go-contrib's minsev processor does, from INFO by default)
+%% drops a record without one (0, unspecified).
+-define(SEVERITY_NUMBER_INFO, 9).

@@ -90,7 +90,8 @@ traces({Resource, Scope}, Spans, Offset) ->
 %% @doc An ExportLogsServiceRequest holding one `deltaq.span.start' event per
 %% element of `Events': the span's trace and span ids, the start time as its
 %% timestamp, the span name as the `deltaq.probe' attribute and the span's
-%% tracestate, when it has one, as `deltaq.tracestate'.
+%% tracestate, when it has one, as `deltaq.tracestate'. Severity INFO, as
+%% the batch form's.
 -spec logs(resource(), [event_item()], integer()) -> iodata().
 logs(Resource, Events, Offset) ->
     log_records(Resource, [start_event(E, Offset) || E <- Events]).
@@ -104,7 +105,9 @@ logs(Resource, Events, Offset) ->
 %% tracestate, `dqsd_otel_tracecontext:threshold/1'), `deltaq.starts.thresholds'
 %% their thresholds, `<<Threshold:64/little>>' each, 0 for none. `Now' is
 %% the records' timestamp, in Unix nanoseconds: the entries carry their own
-%% start times, and the records have no trace or span ids.
+%% start times, and the records have no trace or span ids. Severity INFO
+%% (`severityNumber' 9, no `severityText', as sdk/deltaqstart sends them),
+%% so that a pipeline filtering by severity keeps them.
 -spec starts(resource(), [event_item()], integer(), integer()) -> iodata().
 starts(Resource, Events, Offset, Now) ->
     Time = integer_to_binary(Now),
@@ -279,7 +282,8 @@ start_event({TraceId, SpanId, Name, Start, TraceState}, Offset) ->
     Time = integer_to_binary(Start + Offset),
     [<<"{\"timeUnixNano\":\"">>, Time,
      <<"\",\"observedTimeUnixNano\":\"">>, Time,
-     <<"\",\"eventName\":\"">>, ?START_EVENT_NAME,
+     <<"\",\"severityNumber\":">>, integer_to_binary(?SEVERITY_NUMBER_INFO),
+     <<",\"eventName\":\"">>, ?START_EVENT_NAME,
      <<"\",\"traceId\":\"">>, hex(TraceId),
      <<"\",\"spanId\":\"">>, hex(SpanId),
      <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
@@ -331,7 +335,8 @@ starts_record(Probe, Entries, Time) ->
                  end,
     [<<"{\"timeUnixNano\":\"">>, Time,
      <<"\",\"observedTimeUnixNano\":\"">>, Time,
-     <<"\",\"eventName\":\"">>, ?STARTS_EVENT_NAME,
+     <<"\",\"severityNumber\":">>, integer_to_binary(?SEVERITY_NUMBER_INFO),
+     <<",\"eventName\":\"">>, ?STARTS_EVENT_NAME,
      <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
      <<"\",\"value\":{\"stringValue\":">>, string(Probe),
      <<"}},{\"key\":\"">>, ?ATTR_STARTS,
