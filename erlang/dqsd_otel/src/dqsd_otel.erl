@@ -73,8 +73,10 @@ start_span(Name) ->
     start_span(Name, #{}).
 
 %% @doc Starts a span named `Name', which is also the probe name of its start
-%% event, and queues the start event (none for an empty name, which names
-%% no probe). The parent is the calling process's
+%% event, and queues the start event: none for a name that names no probe,
+%% empty or longer than 256 bytes as sent (`dqsd_otel_otlp:probe/1'; the
+%% collector refuses such a probe name), though the span is exported all
+%% the same. The parent is the calling process's
 %% current span (see `set_current_span/1'); the new span does not become
 %% current. When the library is switched off or not running, the context
 %% returned is not recording and ending it does nothing.
@@ -115,26 +117,17 @@ start_recording(#dqsd_queue{clock = Clock} = Queue, Name, Attributes, Parent) ->
                    #dqsd_span{trace_id = T, span_id = S}
            end,
     Start = erlang:monotonic_time(nanosecond),
-    case no_probe(Name) of
-        true ->
+    case dqsd_otel_otlp:probe(Name) of
+        none ->
             ok;
-        false ->
-            enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Name, Start,
+        Probe ->
+            enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Probe, Start,
                             Span#dqsd_span.trace_state},
                     ?C_DROPPED_EVENTS)
     end,
     Span#dqsd_span{name = Name, attributes = Attributes, start = Start,
                    clock = Clock, time_offset = erlang:time_offset(nanosecond),
                    recording = true}.
-
-%% Whether a span name is empty, and so names no probe: its span has no
-%% start event. The collector refuses a batch record whose `deltaq.probe'
-%% is empty whole (docs/contract/start-event.json), and has no probe of
-%% that name.
-no_probe(<<>>) -> true;
-no_probe([]) -> true;
-no_probe('') -> true;
-no_probe(_) -> false.
 
 %% Nothing to stamp: a non-recording span is never exported. It keeps the
 %% parent's context (its ids included), to pass it on.

@@ -115,6 +115,10 @@
 -define(ATTR_STARTS_THRESHOLDS, <<"deltaq.starts.thresholds">>).
 %% Most entries in one batch record.
 -define(MAX_STARTS, 65536).
+%% Longest probe name, in bytes as sent: the collector's components refuse
+%% a longer one in their configurations, and refuse a start event naming
+%% one (sdk/deltaqstart's maxProbeLength).
+-define(MAX_PROBE_BYTES, 256).
 -define(ATTR_FAILED, <<"deltaq.failed">>).
 
 %% OTLP enum values (opentelemetry-proto trace.proto).

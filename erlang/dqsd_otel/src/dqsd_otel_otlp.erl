@@ -21,7 +21,7 @@
 -include("dqsd_otel_internal.hrl").
 
 -export([traces/3, logs/3, starts/4, resource/2, attributes/1, any_value/1,
-         string/1, hex/1]).
+         string/1, hex/1, probe/1]).
 
 -export_type([resource/0, span_item/0, event_item/0, status/0]).
 
@@ -36,7 +36,8 @@
 -type event_item() :: {TraceId :: binary(), SpanId :: binary(),
                        Name :: term(), Start :: integer(), TraceState :: binary()}.
 %% A start event; `Start' is erlang:monotonic_time(nanosecond), `Name' the
-%% span's name, which is its probe's.
+%% probe, the span's name (as probe/1 gives it: dqsd_otel queues no start
+%% event for a name that names no probe).
 
 -define(INT64_MIN, -16#8000000000000000).
 -define(INT64_MAX, 16#7fffffffffffffff).
@@ -201,6 +202,45 @@ hex(<<B, Rest/binary>>, Table, Acc) ->
     hex(Rest, Table, <<Acc/binary, (element(B + 1, Table))/binary>>);
 hex(<<>>, _Table, Acc) ->
     Acc.
+
+%% @doc The probe of a span named `Name': the name's text, as the span's
+%% name and the start event's `deltaq.probe' are sent (a binary, an atom's
+%% or a string's characters, the flattened bytes of other chardata, the
+%% printed form of anything else), or `none' when the name names no probe,
+%% and its span gets no start event: empty text, which no probe has (the
+%% collector refuses a batch record whose `deltaq.probe' is empty whole,
+%% docs/contract/start-event.json), or longer than 256 bytes as sent, each
+%% byte that is not UTF-8 replaced by U+FFFD's three, which the collector
+%% refuses as a probe name.
+-spec probe(term()) -> binary() | none.
+probe(Name) ->
+    case text(Name) of
+        <<>> -> none;
+        Text -> case fits_probe(Text) of
+                    true -> Text;
+                    false -> none
+                end
+    end.
+
+%% Whether a name's text is at most ?MAX_PROBE_BYTES bytes as sent. The
+%% replacement of invalid bytes only adds bytes, at most two to each: a
+%% name over the limit is too long whatever it holds, and one of at most a
+%% third of it fits whatever it holds. Only those in between are scanned.
+fits_probe(Text) when byte_size(Text) > ?MAX_PROBE_BYTES ->
+    false;
+fits_probe(Text) when byte_size(Text) * 3 =< ?MAX_PROBE_BYTES ->
+    true;
+fits_probe(Text) ->
+    sent_size(Text, 0) =< ?MAX_PROBE_BYTES.
+
+%% The size of a binary once escape/1 has replaced its invalid bytes
+%% (the same rule: one U+FFFD, three bytes, per byte that is not UTF-8).
+sent_size(<<_/utf8, Rest/binary>> = Bin, N) ->
+    sent_size(Rest, N + byte_size(Bin) - byte_size(Rest));
+sent_size(<<_, Rest/binary>>, N) ->
+    sent_size(Rest, N + 3);
+sent_size(<<>>, N) ->
+    N.
 
 %%--------------------------------------------------------------------
 

@@ -224,6 +224,36 @@ start_event_severity_test() ->
                  [{maps:get(<<"severityNumber">>, R, none), maps:get(<<"severityText">>, R, none)}
                   || R <- PerSpan ++ Batch]).
 
+%% The probe of a span name: its text as sent, `none' when empty or longer
+%% than 256 bytes as sent (sdk/deltaqstart's maxProbeLength; invalid bytes
+%% each become U+FFFD, three bytes, as string/1 sends them).
+probe_test_() ->
+    P256 = binary:copy(<<"p">>, 256),
+    R = <<16#fffd/utf8>>,
+    [?_assertEqual(<<"worker_1">>, dqsd_otel_otlp:probe(<<"worker_1">>)),
+     ?_assertEqual(<<"worker_1">>, dqsd_otel_otlp:probe(worker_1)),
+     ?_assertEqual(<<"ΔQ"/utf8>>, dqsd_otel_otlp:probe("ΔQ")),
+     ?_assertEqual(<<"ab">>, dqsd_otel_otlp:probe([<<"a">>, "b"])),
+     ?_assertEqual(P256, dqsd_otel_otlp:probe(P256)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(<<P256/binary, "q">>)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(<<>>)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe("")),
+     ?_assertEqual(none, dqsd_otel_otlp:probe('')),
+     ?_assertEqual(none, dqsd_otel_otlp:probe([<<>>])),
+     ?_assertEqual(none, dqsd_otel_otlp:probe([[], <<>>, ""])),
+     %% 85 invalid bytes are sent as 255 bytes, 86 as 258; 200 valid bytes
+     %% and 18 invalid ones as 254, 19 as 257.
+     ?_assertEqual(binary:copy(<<16#ff>>, 85), dqsd_otel_otlp:probe(binary:copy(<<16#ff>>, 85))),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(binary:copy(<<16#ff>>, 86))),
+     ?_assertMatch(<<_:218/binary>>,
+                   dqsd_otel_otlp:probe(<<(binary:copy(<<"x">>, 200))/binary,
+                                          (binary:copy(<<16#80>>, 18))/binary>>)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(<<(binary:copy(<<"x">>, 200))/binary,
+                                                (binary:copy(<<16#80>>, 19))/binary>>)),
+     %% The probe is what string/1 sends: the same bytes, repaired alike.
+     ?_assertEqual(<<"a", R/binary, "b">>,
+                   str(dqsd_otel_otlp:probe(<<"a", 16#ff, "b">>)))].
+
 %% The batch records of a logs request, decoded: [{Record, Probe, Entries,
 %% Thresholds}], Entries [{TraceId, SpanId, StartUnixNano}] and Thresholds
 %% a list of integers or `none' when the record has no thresholds. Checks

@@ -680,6 +680,39 @@ empty_name(Form) ->
                      dqsd_otel:stats())
     end).
 
+%% A name longer than 256 bytes as sent names no probe either: the
+%% collector refuses such a probe name (its components refuse one longer in
+%% their configurations), as sdk/deltaqstart's maxProbeLength says, and it
+%% gets no start event, in either form, its span exported all the same. The
+%% length is of the name as sent: an atom of 129 two-byte characters is 258
+%% bytes, each of 86 bytes that are not UTF-8 becomes U+FFFD's three. Names
+%% are taken by their text, flattened: [<<>>] is as empty as <<>>.
+probe_name_limits_test_() ->
+    [{atom_to_list(Form), fun() -> probe_name_limits(Form) end} || Form <- [batch, per_span]].
+
+probe_name_limits(Form) ->
+    Longest = binary:copy(<<"p">>, 256),
+    Delta = <<16#394/utf8>>,
+    Names = [Longest, <<Longest/binary, "q">>,
+             list_to_atom(lists:duplicate(128, 16#394)), list_to_atom(lists:duplicate(129, 16#394)),
+             binary:copy(<<16#ff>>, 85), binary:copy(<<16#ff>>, 86),
+             [<<>>], [<<"a">>, "b"]],
+    with_server(fun ok_200/2, #{start_events => Form}, fun(_) ->
+        Ctxs = [dqsd_otel:start_span(Name) || Name <- Names],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Logs}] = received(1),
+        ?assertEqual([Longest, binary:copy(Delta, 128),
+                      binary:copy(<<16#fffd/utf8>>, 85), <<"ab">>],
+                     [Probe || #{probe := Probe} <- starts(Logs)]),
+        [dqsd_otel:end_span(Ctx) || Ctx <- Ctxs],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/traces">>, Traces}] = received(1),
+        ?assertEqual(length(Names), length(spans(Traces))),
+        ?assertMatch(#{exported_events := 4, dropped_events := 0, elided_events := 0,
+                       exported_spans := 8},
+                     dqsd_otel:stats())
+    end).
+
 disabled_test() ->
     with_server(fun ok_200/2, #{enabled => false}, fun(_) ->
         ?assertNot(dqsd_otel:is_enabled()),
