@@ -94,8 +94,11 @@ extract(Headers) ->
 %% is unsafe to send (a CR or LF would inject headers) is left out. The new
 %% fields are strings (as inets' httpc takes them) in a list whose first
 %% name is not a binary and in a map with string names, else binaries (as
-%% cowboy and gun take them).
+%% cowboy and gun take them). `badarg' when `Headers' is neither a list
+%% nor a map: there is nothing to write the fields into.
 -spec inject(context(), headers()) -> headers().
+inject(Context, Headers) when not is_list(Headers), not is_map(Headers) ->
+    erlang:error(badarg, [Context, Headers]);
 inject({TraceId, SpanId, Sampled, TraceState0}, Headers) ->
     TraceState = tracestate([TraceState0 || TraceState0 =/= <<>>]),
     New = [{<<"traceparent">>, traceparent(TraceId, SpanId, Sampled)}

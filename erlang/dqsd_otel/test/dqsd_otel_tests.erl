@@ -505,6 +505,23 @@ disabled_passes_context_on_test() ->
         nothing_more_received()
     end).
 
+%% inject/2 given headers that are neither a list nor a map raises badarg,
+%% for a recording span, a remote parent, a span started while switched off
+%% and no context alike: the caller's mistake shows before the library is
+%% switched on, not as an if_clause once it is.
+inject_not_headers_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Recording = dqsd_otel:start_span(<<"client">>),
+        Remote = dqsd_otel:extract(?CONGO_HEADERS("01")),
+        ok = dqsd_otel:disable(),
+        Off = dqsd_otel:start_span(<<"off">>),
+        [?assertException(error, badarg, dqsd_otel:inject(Ctx, NotHeaders))
+         || Ctx <- [Recording, Remote, Off, undefined],
+            NotHeaders <- [undefined, <<"accept: */*">>, {"accept", "*/*"}]],
+        ?assertMatch([{"accept", "*/*"}, {"traceparent", _}],
+                     dqsd_otel:inject(Recording, [{"accept", "*/*"}]))
+    end).
+
 %% An explicit parent wins over the current span; `undefined' starts a new
 %% trace; a request without (valid) trace context gives none.
 explicit_parent_test() ->
