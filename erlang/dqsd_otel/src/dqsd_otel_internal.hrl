@@ -42,6 +42,20 @@
     parent_remote = false :: boolean()
 }).
 
+%% An export request of the exporter (dqsd_otel_exporter), delivered or
+%% waiting to be retried.
+-record(dqsd_request, {
+    kind :: spans | events,
+    url :: string(),
+    body :: binary(),
+    count :: pos_integer(),
+    %% The start events in the body (for `events'), for elide_pending/1.
+    starts = [] :: [tuple()],
+    %% The erlang:time_offset(nanosecond) the body was encoded with, which
+    %% a body encoded again (elide_starts/3) keeps.
+    offset = 0 :: integer()
+}).
+
 %% persistent_term key of the queue handle, written once when the
 %% application starts and erased when it stops.
 -define(PT_QUEUE, {dqsd_otel, queue}).

@@ -6,6 +6,7 @@
 -module(dqsd_otel_tests).
 
 -include("dqsd_otel_test.hrl").
+-include("dqsd_otel_internal.hrl").
 
 -define(ENV_KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
                    compression, ssl_options, start_events, batch_size, batch_interval_ms, queue_limit,
@@ -320,6 +321,50 @@ start_elided_when_span_queued_during_retry_test() ->
                        failed_events := 0, queued := 0},
                      dqsd_otel:stats())
     end).
+
+%% A pending request of start events encoded again for its retry (some of
+%% its starts elided) keeps the time offset it was first encoded with: the
+%% starts left keep the times they had. Under `+C multi_time_warp' the
+%% offset follows the system clock, and one taken at the retry, after a
+%% step of the clock during the outage, moved them by the step. The clock
+%% of a test cannot be stepped: the pending request is made one encoded
+%% before a step of one second (its offset a second off the present one),
+%% and the start left must be sent a second off the time it was first sent
+%% with.
+retried_starts_keep_their_offset_test_() ->
+    [{atom_to_list(Form), fun() -> retried_starts_keep_their_offset(Form) end}
+     || Form <- [batch, per_span]].
+
+retried_starts_keep_their_offset(Form) ->
+    Step = 1000000000,
+    with_server(fun(1, _) -> 503; (_, _) -> 200 end,
+                #{start_events => Form, retry_backoff_ms => 30000, retry_backoff_max_ms => 30000,
+                  max_retry_time_ms => 60000},
+                fun(_) ->
+        A = dqsd_otel:start_span(<<"a">>),
+        _C = dqsd_otel:start_span(<<"c">>),
+        dqsd_otel_exporter ! export,
+        [{<<"/v1/logs">>, Refused}] = received(1),
+        #{<<"c">> := First} = maps:from_list([{P, S} || #{probe := P, start := S} <- starts(Refused)]),
+        _ = sys:replace_state(dqsd_otel_exporter, fun(S) -> step_pending(S, Step) end),
+        dqsd_otel:end_span(A),
+        %% The retry, at once: the start of `a' elided, that of `c' encoded again.
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Retried}, {<<"/v1/traces">>, _}] = received(2),
+        ?assertEqual([{<<"c">>, First + Step}], [{P, S} || #{probe := P, start := S} <- starts(Retried)]),
+        ?assertMatch(#{exported_events := 1, elided_events := 1, exported_spans := 1},
+                     dqsd_otel:stats())
+    end).
+
+%% The exporter's state with the time offset of each pending request moved
+%% by Step (the pending requests are the state's one list of requests).
+step_pending(State, Step) ->
+    list_to_tuple([case Field of
+                       [#dqsd_request{} | _] ->
+                           [R#dqsd_request{offset = O + Step} || #dqsd_request{offset = O} = R <- Field];
+                       _ ->
+                           Field
+                   end || Field <- tuple_to_list(State)]).
 
 %% Answers 503 while Gate is 0, telling the test process which requests
 %% it refused; then 200.
