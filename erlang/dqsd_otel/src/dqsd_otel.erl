@@ -254,16 +254,19 @@ extract(Headers) ->
 %% the trace came with, 1 for a trace started here), and `tracestate' as
 %% received, replacing any fields of those names. `Headers' unchanged when
 %% `Ctx' is `undefined' or a non-recording span without a parent. Raises
-%% `badarg' when `Headers' is neither a list nor a map, whatever `Ctx' is,
-%% so that the mistake shows while the library is switched off too.
+%% `badarg' when `Headers' is neither a proper list nor a map, whatever
+%% `Ctx' is, so that the mistake shows while the library is switched off
+%% too.
 -spec inject(span_ctx() | undefined, headers()) -> headers().
-inject(Ctx, Headers) when not is_list(Headers), not is_map(Headers) ->
-    erlang:error(badarg, [Ctx, Headers]);
-inject(#dqsd_span{trace_id = TraceId, span_id = SpanId, trace_flags = Sampled,
-                  trace_state = TraceState}, Headers) when is_binary(TraceId) ->
-    dqsd_otel_tracecontext:inject({TraceId, SpanId, Sampled, TraceState}, Headers);
-inject(_, Headers) ->
-    Headers.
+inject(Ctx, Headers) ->
+    dqsd_otel_tracecontext:is_headers(Headers) orelse erlang:error(badarg, [Ctx, Headers]),
+    case Ctx of
+        #dqsd_span{trace_id = TraceId, span_id = SpanId, trace_flags = Sampled,
+                   trace_state = TraceState} when is_binary(TraceId) ->
+            dqsd_otel_tracecontext:inject({TraceId, SpanId, Sampled, TraceState}, Headers);
+        _ ->
+            Headers
+    end.
 
 %% @doc Switches recording on (the thesis's `start_stub' command, 5.2.3).
 -spec enable() -> ok | {error, not_started}.

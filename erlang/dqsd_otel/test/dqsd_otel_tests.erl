@@ -550,7 +550,7 @@ disabled_passes_context_on_test() ->
         nothing_more_received()
     end).
 
-%% inject/2 given headers that are neither a list nor a map raises badarg,
+%% inject/2 given headers that are neither a proper list nor a map raises badarg,
 %% for a recording span, a remote parent, a span started while switched off
 %% and no context alike: the caller's mistake shows before the library is
 %% switched on, not as an if_clause once it is.
@@ -562,7 +562,8 @@ inject_not_headers_test() ->
         Off = dqsd_otel:start_span(<<"off">>),
         [?assertException(error, badarg, dqsd_otel:inject(Ctx, NotHeaders))
          || Ctx <- [Recording, Remote, Off, undefined],
-            NotHeaders <- [undefined, <<"accept: */*">>, {"accept", "*/*"}]],
+            NotHeaders <- [undefined, <<"accept: */*">>, {"accept", "*/*"},
+                           [{"accept", "*/*"} | {"x", "y"}]]],
         ?assertMatch([{"accept", "*/*"}, {"traceparent", _}],
                      dqsd_otel:inject(Recording, [{"accept", "*/*"}]))
     end).
