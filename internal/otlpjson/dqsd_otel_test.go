@@ -393,6 +393,11 @@ func decodeLogs(t *testing.T, bodies [][]byte, before, after time.Time) map[stri
 				t.Errorf("%s record at %v, observed %v, want both in the run [%v, %v]", lr.EventName(), at,
 					lr.ObservedTimestamp().AsTime(), before, after)
 			}
+			// Severity INFO, as sdk/deltaqstart's: a pipeline keeping the
+			// records from INFO up drops those without one.
+			if lr.SeverityNumber() != plog.SeverityNumberInfo {
+				t.Errorf("%s record of severity %v, want INFO", lr.EventName(), lr.SeverityNumber())
+			}
 		}
 	}
 	events := map[string]otlptest.SpanStart{}

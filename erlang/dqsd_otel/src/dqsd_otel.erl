@@ -73,8 +73,10 @@ start_span(Name) ->
     start_span(Name, #{}).
 
 %% @doc Starts a span named `Name', which is also the probe name of its start
-%% event, and queues the start event (none for an empty name, which names
-%% no probe). The parent is the calling process's
+%% event, and queues the start event: none for a name that names no probe,
+%% empty or longer than 256 bytes as sent (`dqsd_otel_otlp:probe/1'; the
+%% collector refuses such a probe name), though the span is exported all
+%% the same. The parent is the calling process's
 %% current span (see `set_current_span/1'); the new span does not become
 %% current. When the library is switched off or not running, the context
 %% returned is not recording and ending it does nothing.
@@ -115,26 +117,17 @@ start_recording(#dqsd_queue{clock = Clock} = Queue, Name, Attributes, Parent) ->
                    #dqsd_span{trace_id = T, span_id = S}
            end,
     Start = erlang:monotonic_time(nanosecond),
-    case no_probe(Name) of
-        true ->
+    case dqsd_otel_otlp:probe(Name) of
+        none ->
             ok;
-        false ->
-            enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Name, Start,
+        Probe ->
+            enqueue(Queue, {start, Span#dqsd_span.trace_id, Span#dqsd_span.span_id, Probe, Start,
                             Span#dqsd_span.trace_state},
                     ?C_DROPPED_EVENTS)
     end,
     Span#dqsd_span{name = Name, attributes = Attributes, start = Start,
                    clock = Clock, time_offset = erlang:time_offset(nanosecond),
                    recording = true}.
-
-%% Whether a span name is empty, and so names no probe: its span has no
-%% start event. The collector refuses a batch record whose `deltaq.probe'
-%% is empty whole (docs/contract/start-event.json), and has no probe of
-%% that name.
-no_probe(<<>>) -> true;
-no_probe([]) -> true;
-no_probe('') -> true;
-no_probe(_) -> false.
 
 %% Nothing to stamp: a non-recording span is never exported. It keeps the
 %% parent's context (its ids included), to pass it on.
@@ -260,13 +253,20 @@ extract(Headers) ->
 %% request: `traceparent' naming `Ctx' as the parent (with the sampled flag
 %% the trace came with, 1 for a trace started here), and `tracestate' as
 %% received, replacing any fields of those names. `Headers' unchanged when
-%% `Ctx' is `undefined' or a non-recording span without a parent.
+%% `Ctx' is `undefined' or a non-recording span without a parent. Raises
+%% `badarg' when `Headers' is neither a proper list nor a map, whatever
+%% `Ctx' is, so that the mistake shows while the library is switched off
+%% too.
 -spec inject(span_ctx() | undefined, headers()) -> headers().
-inject(#dqsd_span{trace_id = TraceId, span_id = SpanId, trace_flags = Sampled,
-                  trace_state = TraceState}, Headers) when is_binary(TraceId) ->
-    dqsd_otel_tracecontext:inject({TraceId, SpanId, Sampled, TraceState}, Headers);
-inject(_, Headers) ->
-    Headers.
+inject(Ctx, Headers) ->
+    dqsd_otel_tracecontext:is_headers(Headers) orelse erlang:error(badarg, [Ctx, Headers]),
+    case Ctx of
+        #dqsd_span{trace_id = TraceId, span_id = SpanId, trace_flags = Sampled,
+                   trace_state = TraceState} when is_binary(TraceId) ->
+            dqsd_otel_tracecontext:inject({TraceId, SpanId, Sampled, TraceState}, Headers);
+        _ ->
+            Headers
+    end.
 
 %% @doc Switches recording on (the thesis's `start_stub' command, 5.2.3).
 -spec enable() -> ok | {error, not_started}.

@@ -44,15 +44,6 @@
 
 -define(HTTPC_PROFILE, dqsd_otel).
 
--record(request, {
-    kind :: spans | events,
-    url :: string(),
-    body :: binary(),
-    count :: pos_integer(),
-    %% The start events in the body (for `events'), for elide_pending/1.
-    starts = [] :: [tuple()]
-}).
-
 -record(state, {
     config :: dqsd_otel_config:config(),
     tab :: ets:tid(),
@@ -61,7 +52,7 @@
     resource :: dqsd_otel_otlp:resource(),
     headers :: [{string(), string()}],
     %% Requests not yet delivered, in order; the head is being retried.
-    pending = [] :: [#request{}],
+    pending = [] :: [#dqsd_request{}],
     %% Failed attempts of the head of `pending'.
     attempt = 0 :: non_neg_integer(),
     %% When the head of `pending' first failed, erlang:monotonic_time/1 in
@@ -347,7 +338,7 @@ requests(Items, RoundEnded, #state{config = Config, resource = Resource} = State
     count(State, ?C_ELIDED_EVENTS, length(Items) - length(Spans) - length(Events)),
     Offset = erlang:time_offset(nanosecond),
     events_requests(Events, Offset, State)
-    ++ encode(spans, TracesUrl, Spans, State,
+    ++ encode(spans, TracesUrl, Spans, Offset, State,
               fun(Part) -> dqsd_otel_otlp:traces(Resource, Part, Offset) end).
 
 events_requests(Events, Offset, #state{config = Config, resource = Resource} = State) ->
@@ -358,7 +349,7 @@ events_requests(Events, Offset, #state{config = Config, resource = Resource} = S
                  #{start_events := per_span} ->
                      fun(Part) -> dqsd_otel_otlp:logs(Resource, Part, Offset) end
              end,
-    encode(events, maps:get(logs_url, Config), Events, State, Encode).
+    encode(events, maps:get(logs_url, Config), Events, Offset, State, Encode).
 
 %% Before the pending requests are tried again, the start events in them
 %% whose spans have been queued meanwhile are elided, as requests/3 elides
@@ -367,7 +358,7 @@ events_requests(Events, Offset, #state{config = Config, resource = Resource} = S
 %% out in between. A request left with none is not sent; when it was the
 %% head, the next is tried afresh.
 elide_pending(#state{pending = [Head | Rest] = Pending, atomics = Atomics} = State) ->
-    case lists:keymember(events, #request.kind, Pending) of
+    case lists:keymember(events, #dqsd_request.kind, Pending) of
         true ->
             Ended = queued_spans(atomics:get(Atomics, ?A_SIZE), State),
             Elide = fun(Request) -> elide_starts(Request, Ended, State) end,
@@ -382,21 +373,26 @@ elide_pending(#state{pending = [Head | Rest] = Pending, atomics = Atomics} = Sta
 elide_pending(State) ->
     State.
 
-%% A pending request as requests without the start events of Ended.
-elide_starts(#request{kind = events, starts = Starts} = Request, Ended, State) ->
+%% A pending request as requests without the start events of Ended. The
+%% starts left are encoded again with the time offset they were first
+%% encoded with: under `+C multi_time_warp' the offset follows the system
+%% clock, and one taken now, after a clock step during the outage, would
+%% move their start times by the step (the monotonic stamps stay right).
+elide_starts(#dqsd_request{kind = events, starts = Starts, offset = Offset} = Request, Ended,
+             State) ->
     case [E || {T, S, _, _, _} = E <- Starts, not is_map_key({T, S}, Ended)] of
         Starts ->
             [Request];
         Left ->
             count(State, ?C_ELIDED_EVENTS, length(Starts) - length(Left)),
-            events_requests(Left, erlang:time_offset(nanosecond), State)
+            events_requests(Left, Offset, State)
     end;
 elide_starts(Request, _Ended, _State) ->
     [Request].
 
-encode(_Kind, _Url, [], _State, _Encode) ->
+encode(_Kind, _Url, [], _Offset, _State, _Encode) ->
     [];
-encode(Kind, Url, Items, #state{config = Config} = State, Encode) ->
+encode(Kind, Url, Items, Offset, #state{config = Config} = State, Encode) ->
     #{compression := Compression, max_request_bytes := Max} = Config,
     try iolist_to_binary(Encode(Items)) of
         Json when byte_size(Json) =< Max ->
@@ -404,7 +400,8 @@ encode(Kind, Url, Items, #state{config = Config} = State, Encode) ->
                        gzip -> zlib:gzip(Json);
                        none -> Json
                    end,
-            [#request{kind = Kind, url = Url, body = Body, count = length(Items),
+            [#dqsd_request{kind = Kind, url = Url, body = Body, count = length(Items),
+                      offset = Offset,
                       starts = case Kind of
                                    events -> Items;
                                    spans -> []
@@ -418,7 +415,8 @@ encode(Kind, Url, Items, #state{config = Config} = State, Encode) ->
             %% In halves, each encoded again: a cost of the rare batch too
             %% large, logarithmic in its length.
             {First, Second} = lists:split(length(Items) div 2, Items),
-            encode(Kind, Url, First, State, Encode) ++ encode(Kind, Url, Second, State, Encode)
+            encode(Kind, Url, First, Offset, State, Encode)
+            ++ encode(Kind, Url, Second, Offset, State, Encode)
     catch
         Class:Reason:Stack ->
             %% The encoder is total; this guards against its bugs only.
@@ -439,7 +437,7 @@ send([Request | Rest] = Requests, State0) ->
     {Result, #state{attempt = Attempt, config = Config} = State} = post(Request, State0),
     case Result of
         ok ->
-            count(State, exported_counter(Request#request.kind), Request#request.count),
+            count(State, exported_counter(Request#dqsd_request.kind), Request#dqsd_request.count),
             send(Rest, recovered(State#state{attempt = 0}));
         {drop, Why} ->
             send(Rest, (give_up(Request, Why, State))#state{attempt = 0});
@@ -463,7 +461,7 @@ send([Request | Rest] = Requests, State0) ->
                     %% a max_retry_time_ms in a long outage).
                     ?LOG_WARNING("dqsd_otel: ~b ~p not exported after ~b attempts "
                                  "in ~b ms: ~0tP",
-                                 [Request#request.count, Request#request.kind,
+                                 [Request#dqsd_request.count, Request#dqsd_request.kind,
                                   Attempt + 1, Now - FailedAt, Why, 20]),
                     send(Rest, (give_up(Request, Why, State1))#state{attempt = 0})
             end
@@ -496,7 +494,7 @@ flush_batches(N, Ended, State, Lost) ->
 
 send_once([], State, Lost) ->
     {Lost, State};
-send_once([#request{kind = Kind, count = Count} = Request | Rest], State0, Lost) ->
+send_once([#dqsd_request{kind = Kind, count = Count} = Request | Rest], State0, Lost) ->
     {Result, State} = post(Request, State0),
     case Result of
         ok ->
@@ -550,7 +548,7 @@ attempt(Request, Timeout, State0) ->
             {{retry, {http_client_down, Why}, undefined}, State}
     end.
 
-request(#request{url = Url, body = Body}, Timeout,
+request(#dqsd_request{url = Url, body = Body}, Timeout,
         #state{headers = Headers, config = #{ssl_options := Ssl}}) ->
     HttpOptions = [{timeout, Timeout}, {connect_timeout, min(Timeout, 5000)},
                    {autoredirect, false} | [{ssl, Ssl} || Ssl =/= []]],
@@ -616,7 +614,7 @@ within(N, Max) -> N =< Max.
 
 %% Counts the request's items as failed; logs only the first failure of an
 %% outage (the counters have the rest).
-give_up(#request{kind = Kind, count = Count}, Why, #state{failing = Failing} = State) ->
+give_up(#dqsd_request{kind = Kind, count = Count}, Why, #state{failing = Failing} = State) ->
     count(State, failed_counter(Kind), Count),
     case Failing of
         true -> ok;
@@ -627,7 +625,7 @@ give_up(#request{kind = Kind, count = Count}, Why, #state{failing = Failing} = S
 
 failing(_Request, _Why, #state{failing = true} = State) ->
     State;
-failing(#request{url = Url}, Why, State) ->
+failing(#dqsd_request{url = Url}, Why, State) ->
     ?LOG_WARNING("dqsd_otel: export to ~ts failing (~0tP); retrying with backoff",
                  [Url, Why, 20]),
     State#state{failing = true}.

@@ -42,6 +42,20 @@
     parent_remote = false :: boolean()
 }).
 
+%% An export request of the exporter (dqsd_otel_exporter), delivered or
+%% waiting to be retried.
+-record(dqsd_request, {
+    kind :: spans | events,
+    url :: string(),
+    body :: binary(),
+    count :: pos_integer(),
+    %% The start events in the body (for `events'), for elide_pending/1.
+    starts = [] :: [tuple()],
+    %% The erlang:time_offset(nanosecond) the body was encoded with, which
+    %% a body encoded again (elide_starts/3) keeps.
+    offset = 0 :: integer()
+}).
+
 %% persistent_term key of the queue handle, written once when the
 %% application starts and erased when it stops.
 -define(PT_QUEUE, {dqsd_otel, queue}).
@@ -115,6 +129,10 @@
 -define(ATTR_STARTS_THRESHOLDS, <<"deltaq.starts.thresholds">>).
 %% Most entries in one batch record.
 -define(MAX_STARTS, 65536).
+%% Longest probe name, in bytes as sent: the collector's components refuse
+%% a longer one in their configurations, and refuse a start event naming
+%% one (sdk/deltaqstart's maxProbeLength).
+-define(MAX_PROBE_BYTES, 256).
 -define(ATTR_FAILED, <<"deltaq.failed">>).
 
 %% OTLP enum values (opentelemetry-proto trace.proto).
@@ -123,3 +141,9 @@
 -define(SPAN_FLAGS_HAS_IS_REMOTE, 16#100).
 -define(SPAN_FLAGS_IS_REMOTE, 16#200).
 -define(STATUS_CODE_ERROR, 2).
+%% SEVERITY_NUMBER_INFO (opentelemetry-proto logs.proto): the start events'
+%% severity, as sdk/deltaqstart gives its own. The collector does not read
+%% it, but a log pipeline that keeps the records from some severity up (as
+%% opentelemetry-go-contrib's minsev processor does, from INFO by default)
+%% drops a record without one (0, unspecified).
+-define(SEVERITY_NUMBER_INFO, 9).

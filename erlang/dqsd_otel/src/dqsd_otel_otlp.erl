@@ -21,7 +21,7 @@
 -include("dqsd_otel_internal.hrl").
 
 -export([traces/3, logs/3, starts/4, resource/2, attributes/1, any_value/1,
-         string/1, hex/1]).
+         string/1, hex/1, probe/1]).
 
 -export_type([resource/0, span_item/0, event_item/0, status/0]).
 
@@ -36,7 +36,8 @@
 -type event_item() :: {TraceId :: binary(), SpanId :: binary(),
                        Name :: term(), Start :: integer(), TraceState :: binary()}.
 %% A start event; `Start' is erlang:monotonic_time(nanosecond), `Name' the
-%% span's name, which is its probe's.
+%% probe, the span's name (as probe/1 gives it: dqsd_otel queues no start
+%% event for a name that names no probe).
 
 -define(INT64_MIN, -16#8000000000000000).
 -define(INT64_MAX, 16#7fffffffffffffff).
@@ -90,7 +91,8 @@ traces({Resource, Scope}, Spans, Offset) ->
 %% @doc An ExportLogsServiceRequest holding one `deltaq.span.start' event per
 %% element of `Events': the span's trace and span ids, the start time as its
 %% timestamp, the span name as the `deltaq.probe' attribute and the span's
-%% tracestate, when it has one, as `deltaq.tracestate'.
+%% tracestate, when it has one, as `deltaq.tracestate'. Severity INFO, as
+%% the batch form's.
 -spec logs(resource(), [event_item()], integer()) -> iodata().
 logs(Resource, Events, Offset) ->
     log_records(Resource, [start_event(E, Offset) || E <- Events]).
@@ -104,7 +106,9 @@ logs(Resource, Events, Offset) ->
 %% tracestate, `dqsd_otel_tracecontext:threshold/1'), `deltaq.starts.thresholds'
 %% their thresholds, `<<Threshold:64/little>>' each, 0 for none. `Now' is
 %% the records' timestamp, in Unix nanoseconds: the entries carry their own
-%% start times, and the records have no trace or span ids.
+%% start times, and the records have no trace or span ids. Severity INFO
+%% (`severityNumber' 9, no `severityText', as sdk/deltaqstart sends them),
+%% so that a pipeline filtering by severity keeps them.
 -spec starts(resource(), [event_item()], integer(), integer()) -> iodata().
 starts(Resource, Events, Offset, Now) ->
     Time = integer_to_binary(Now),
@@ -199,6 +203,45 @@ hex(<<B, Rest/binary>>, Table, Acc) ->
 hex(<<>>, _Table, Acc) ->
     Acc.
 
+%% @doc The probe of a span named `Name': the name's text, as the span's
+%% name and the start event's `deltaq.probe' are sent (a binary, an atom's
+%% or a string's characters, the flattened bytes of other chardata, the
+%% printed form of anything else), or `none' when the name names no probe,
+%% and its span gets no start event: empty text, which no probe has (the
+%% collector refuses a batch record whose `deltaq.probe' is empty whole,
+%% docs/contract/start-event.json), or longer than 256 bytes as sent, each
+%% byte that is not UTF-8 replaced by U+FFFD's three, which the collector
+%% refuses as a probe name.
+-spec probe(term()) -> binary() | none.
+probe(Name) ->
+    case text(Name) of
+        <<>> -> none;
+        Text -> case fits_probe(Text) of
+                    true -> Text;
+                    false -> none
+                end
+    end.
+
+%% Whether a name's text is at most ?MAX_PROBE_BYTES bytes as sent. The
+%% replacement of invalid bytes only adds bytes, at most two to each: a
+%% name over the limit is too long whatever it holds, and one of at most a
+%% third of it fits whatever it holds. Only those in between are scanned.
+fits_probe(Text) when byte_size(Text) > ?MAX_PROBE_BYTES ->
+    false;
+fits_probe(Text) when byte_size(Text) * 3 =< ?MAX_PROBE_BYTES ->
+    true;
+fits_probe(Text) ->
+    sent_size(Text, 0) =< ?MAX_PROBE_BYTES.
+
+%% The size of a binary once escape/1 has replaced its invalid bytes
+%% (the same rule: one U+FFFD, three bytes, per byte that is not UTF-8).
+sent_size(<<_/utf8, Rest/binary>> = Bin, N) ->
+    sent_size(Rest, N + byte_size(Bin) - byte_size(Rest));
+sent_size(<<_, Rest/binary>>, N) ->
+    sent_size(Rest, N + 3);
+sent_size(<<>>, N) ->
+    N.
+
 %%--------------------------------------------------------------------
 
 span({#dqsd_span{trace_id = TraceId, span_id = SpanId, parent_id = Parent,
@@ -279,7 +322,8 @@ start_event({TraceId, SpanId, Name, Start, TraceState}, Offset) ->
     Time = integer_to_binary(Start + Offset),
     [<<"{\"timeUnixNano\":\"">>, Time,
      <<"\",\"observedTimeUnixNano\":\"">>, Time,
-     <<"\",\"eventName\":\"">>, ?START_EVENT_NAME,
+     <<"\",\"severityNumber\":">>, integer_to_binary(?SEVERITY_NUMBER_INFO),
+     <<",\"eventName\":\"">>, ?START_EVENT_NAME,
      <<"\",\"traceId\":\"">>, hex(TraceId),
      <<"\",\"spanId\":\"">>, hex(SpanId),
      <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
@@ -331,7 +375,8 @@ starts_record(Probe, Entries, Time) ->
                  end,
     [<<"{\"timeUnixNano\":\"">>, Time,
      <<"\",\"observedTimeUnixNano\":\"">>, Time,
-     <<"\",\"eventName\":\"">>, ?STARTS_EVENT_NAME,
+     <<"\",\"severityNumber\":">>, integer_to_binary(?SEVERITY_NUMBER_INFO),
+     <<",\"eventName\":\"">>, ?STARTS_EVENT_NAME,
      <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
      <<"\",\"value\":{\"stringValue\":">>, string(Probe),
      <<"}},{\"key\":\"">>, ?ATTR_STARTS,

@@ -42,7 +42,7 @@
 %% the API is in `dqsd_otel' (`extract/1', `inject/2').
 -module(dqsd_otel_tracecontext).
 
--export([extract/1, inject/2, parse_traceparent/1, traceparent/3,
+-export([extract/1, inject/2, is_headers/1, parse_traceparent/1, traceparent/3,
          tracestate/1, threshold/1]).
 
 -export_type([headers/0, context/0]).
@@ -94,9 +94,11 @@ extract(Headers) ->
 %% is unsafe to send (a CR or LF would inject headers) is left out. The new
 %% fields are strings (as inets' httpc takes them) in a list whose first
 %% name is not a binary and in a map with string names, else binaries (as
-%% cowboy and gun take them).
+%% cowboy and gun take them). `badarg' when `Headers' is neither a proper
+%% list nor a map: there is nothing to write the fields into.
 -spec inject(context(), headers()) -> headers().
-inject({TraceId, SpanId, Sampled, TraceState0}, Headers) ->
+inject({TraceId, SpanId, Sampled, TraceState0} = Context, Headers) ->
+    is_headers(Headers) orelse erlang:error(badarg, [Context, Headers]),
     TraceState = tracestate([TraceState0 || TraceState0 =/= <<>>]),
     New = [{<<"traceparent">>, traceparent(TraceId, SpanId, Sampled)}
            | [{<<"tracestate">>, TraceState} || TraceState =/= <<>>]],
@@ -112,6 +114,13 @@ inject({TraceId, SpanId, Sampled, TraceState0}, Headers) ->
                       end,
             [H || H <- Headers, not is_trace_field(H)] ++ styled(Strings, New)
     end.
+
+%% @doc Whether `Headers' is headers: a map or a proper list (of anything:
+%% the elements that are not `{Name, Value}' are ignored or kept).
+-spec is_headers(term()) -> boolean().
+is_headers(Headers) when is_map(Headers) -> true;
+is_headers(Headers) when is_list(Headers), length(Headers) >= 0 -> true;
+is_headers(_) -> false.
 
 %% @doc Parses a `traceparent' value (optional whitespace around it is
 %% allowed, as around any HTTP field value). Returns the trace id, the

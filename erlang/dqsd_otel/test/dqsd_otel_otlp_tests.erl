@@ -194,6 +194,7 @@ start_events_test() ->
                                                      <<"logRecords">> := [E1, E2]}]}]} = decode(Json),
     ?assertEqual(#{<<"timeUnixNano">> => <<"107">>,
                    <<"observedTimeUnixNano">> => <<"107">>,
+                   <<"severityNumber">> => 9,
                    <<"eventName">> => <<"deltaq.span.start">>,
                    <<"traceId">> => <<"0a0102030405060708090a0b0c0d0eff">>,
                    <<"spanId">> => <<"deadbeef00000001">>,
@@ -208,6 +209,51 @@ start_events_test() ->
                     <<"value">> => #{<<"stringValue">> => <<"congo=x,ot=th:c">>}}],
                  maps:get(<<"attributes">>, E2)).
 
+%% Both forms of start event have severity INFO: SeverityNumber 9 in
+%% opentelemetry-proto's logs.proto, an integer in OTLP JSON (enums are
+%% integers there), and no severity text, as sdk/deltaqstart sends them. A
+%% log pipeline keeping the records from INFO up (opentelemetry-go-contrib's
+%% minsev processor, by default) dropped every one when they had none.
+start_event_severity_test() ->
+    Events = [{?TRACE, ?SPAN, <<"worker_1">>, 7, <<>>},
+              {?TRACE, ?PARENT, <<"worker_2">>, 9, <<"ot=th:c">>}],
+    PerSpan = events_of(dqsd_otel_otlp:logs(resource(), Events, 0)),
+    Batch = events_of(dqsd_otel_otlp:starts(resource(), Events, 0, 1)),
+    ?assertEqual({2, 2}, {length(PerSpan), length(Batch)}),
+    ?assertEqual([{9, none} || _ <- PerSpan ++ Batch],
+                 [{maps:get(<<"severityNumber">>, R, none), maps:get(<<"severityText">>, R, none)}
+                  || R <- PerSpan ++ Batch]).
+
+%% The probe of a span name: its text as sent, `none' when empty or longer
+%% than 256 bytes as sent (sdk/deltaqstart's maxProbeLength; invalid bytes
+%% each become U+FFFD, three bytes, as string/1 sends them).
+probe_test_() ->
+    P256 = binary:copy(<<"p">>, 256),
+    R = <<16#fffd/utf8>>,
+    [?_assertEqual(<<"worker_1">>, dqsd_otel_otlp:probe(<<"worker_1">>)),
+     ?_assertEqual(<<"worker_1">>, dqsd_otel_otlp:probe(worker_1)),
+     ?_assertEqual(<<"ΔQ"/utf8>>, dqsd_otel_otlp:probe("ΔQ")),
+     ?_assertEqual(<<"ab">>, dqsd_otel_otlp:probe([<<"a">>, "b"])),
+     ?_assertEqual(P256, dqsd_otel_otlp:probe(P256)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(<<P256/binary, "q">>)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(<<>>)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe("")),
+     ?_assertEqual(none, dqsd_otel_otlp:probe('')),
+     ?_assertEqual(none, dqsd_otel_otlp:probe([<<>>])),
+     ?_assertEqual(none, dqsd_otel_otlp:probe([[], <<>>, ""])),
+     %% 85 invalid bytes are sent as 255 bytes, 86 as 258; 200 valid bytes
+     %% and 18 invalid ones as 254, 19 as 257.
+     ?_assertEqual(binary:copy(<<16#ff>>, 85), dqsd_otel_otlp:probe(binary:copy(<<16#ff>>, 85))),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(binary:copy(<<16#ff>>, 86))),
+     ?_assertMatch(<<_:218/binary>>,
+                   dqsd_otel_otlp:probe(<<(binary:copy(<<"x">>, 200))/binary,
+                                          (binary:copy(<<16#80>>, 18))/binary>>)),
+     ?_assertEqual(none, dqsd_otel_otlp:probe(<<(binary:copy(<<"x">>, 200))/binary,
+                                                (binary:copy(<<16#80>>, 19))/binary>>)),
+     %% The probe is what string/1 sends: the same bytes, repaired alike.
+     ?_assertEqual(<<"a", R/binary, "b">>,
+                   str(dqsd_otel_otlp:probe(<<"a", 16#ff, "b">>)))].
+
 %% The batch records of a logs request, decoded: [{Record, Probe, Entries,
 %% Thresholds}], Entries [{TraceId, SpanId, StartUnixNano}] and Thresholds
 %% a list of integers or `none' when the record has no thresholds. Checks
@@ -220,7 +266,8 @@ batch_records(Json, Now) ->
     [begin
          Time = integer_to_binary(Now),
          ?assertMatch(#{<<"eventName">> := <<"deltaq.span.starts">>,
-                        <<"timeUnixNano">> := Time, <<"observedTimeUnixNano">> := Time}, R),
+                        <<"timeUnixNano">> := Time, <<"observedTimeUnixNano">> := Time,
+                        <<"severityNumber">> := 9}, R),
          ?assertEqual([], [K || K <- [<<"traceId">>, <<"spanId">>], maps:is_key(K, R)]),
          A = attrs(maps:get(<<"attributes">>, R)),
          #{<<"deltaq.probe">> := #{<<"stringValue">> := Probe},

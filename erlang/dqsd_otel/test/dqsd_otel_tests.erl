@@ -6,6 +6,7 @@
 -module(dqsd_otel_tests).
 
 -include("dqsd_otel_test.hrl").
+-include("dqsd_otel_internal.hrl").
 
 -define(ENV_KEYS, [enabled, endpoint, service_name, resource_attributes, headers,
                    compression, ssl_options, start_events, batch_size, batch_interval_ms, queue_limit,
@@ -321,6 +322,50 @@ start_elided_when_span_queued_during_retry_test() ->
                      dqsd_otel:stats())
     end).
 
+%% A pending request of start events encoded again for its retry (some of
+%% its starts elided) keeps the time offset it was first encoded with: the
+%% starts left keep the times they had. Under `+C multi_time_warp' the
+%% offset follows the system clock, and one taken at the retry, after a
+%% step of the clock during the outage, moved them by the step. The clock
+%% of a test cannot be stepped: the pending request is made one encoded
+%% before a step of one second (its offset a second off the present one),
+%% and the start left must be sent a second off the time it was first sent
+%% with.
+retried_starts_keep_their_offset_test_() ->
+    [{atom_to_list(Form), fun() -> retried_starts_keep_their_offset(Form) end}
+     || Form <- [batch, per_span]].
+
+retried_starts_keep_their_offset(Form) ->
+    Step = 1000000000,
+    with_server(fun(1, _) -> 503; (_, _) -> 200 end,
+                #{start_events => Form, retry_backoff_ms => 30000, retry_backoff_max_ms => 30000,
+                  max_retry_time_ms => 60000},
+                fun(_) ->
+        A = dqsd_otel:start_span(<<"a">>),
+        _C = dqsd_otel:start_span(<<"c">>),
+        dqsd_otel_exporter ! export,
+        [{<<"/v1/logs">>, Refused}] = received(1),
+        #{<<"c">> := First} = maps:from_list([{P, S} || #{probe := P, start := S} <- starts(Refused)]),
+        _ = sys:replace_state(dqsd_otel_exporter, fun(S) -> step_pending(S, Step) end),
+        dqsd_otel:end_span(A),
+        %% The retry, at once: the start of `a' elided, that of `c' encoded again.
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Retried}, {<<"/v1/traces">>, _}] = received(2),
+        ?assertEqual([{<<"c">>, First + Step}], [{P, S} || #{probe := P, start := S} <- starts(Retried)]),
+        ?assertMatch(#{exported_events := 1, elided_events := 1, exported_spans := 1},
+                     dqsd_otel:stats())
+    end).
+
+%% The exporter's state with the time offset of each pending request moved
+%% by Step (the pending requests are the state's one list of requests).
+step_pending(State, Step) ->
+    list_to_tuple([case Field of
+                       [#dqsd_request{} | _] ->
+                           [R#dqsd_request{offset = O + Step} || #dqsd_request{offset = O} = R <- Field];
+                       _ ->
+                           Field
+                   end || Field <- tuple_to_list(State)]).
+
 %% Answers 503 while Gate is 0, telling the test process which requests
 %% it refused; then 200.
 refuse_until(Gate) ->
@@ -505,6 +550,24 @@ disabled_passes_context_on_test() ->
         nothing_more_received()
     end).
 
+%% inject/2 given headers that are neither a proper list nor a map raises badarg,
+%% for a recording span, a remote parent, a span started while switched off
+%% and no context alike: the caller's mistake shows before the library is
+%% switched on, not as an if_clause once it is.
+inject_not_headers_test() ->
+    with_server(fun ok_200/2, #{}, fun(_) ->
+        Recording = dqsd_otel:start_span(<<"client">>),
+        Remote = dqsd_otel:extract(?CONGO_HEADERS("01")),
+        ok = dqsd_otel:disable(),
+        Off = dqsd_otel:start_span(<<"off">>),
+        [?assertException(error, badarg, dqsd_otel:inject(Ctx, NotHeaders))
+         || Ctx <- [Recording, Remote, Off, undefined],
+            NotHeaders <- [undefined, <<"accept: */*">>, {"accept", "*/*"},
+                           [{"accept", "*/*"} | {"x", "y"}]]],
+        ?assertMatch([{"accept", "*/*"}, {"traceparent", _}],
+                     dqsd_otel:inject(Recording, [{"accept", "*/*"}]))
+    end).
+
 %% An explicit parent wins over the current span; `undefined' starts a new
 %% trace; a request without (valid) trace context gives none.
 explicit_parent_test() ->
@@ -677,6 +740,39 @@ empty_name(Form) ->
         ?assertEqual(4, length(spans(Traces))),
         ?assertMatch(#{exported_events := 1, dropped_events := 0, elided_events := 0,
                        exported_spans := 4},
+                     dqsd_otel:stats())
+    end).
+
+%% A name longer than 256 bytes as sent names no probe either: the
+%% collector refuses such a probe name (its components refuse one longer in
+%% their configurations), as sdk/deltaqstart's maxProbeLength says, and it
+%% gets no start event, in either form, its span exported all the same. The
+%% length is of the name as sent: an atom of 129 two-byte characters is 258
+%% bytes, each of 86 bytes that are not UTF-8 becomes U+FFFD's three. Names
+%% are taken by their text, flattened: [<<>>] is as empty as <<>>.
+probe_name_limits_test_() ->
+    [{atom_to_list(Form), fun() -> probe_name_limits(Form) end} || Form <- [batch, per_span]].
+
+probe_name_limits(Form) ->
+    Longest = binary:copy(<<"p">>, 256),
+    Delta = <<16#394/utf8>>,
+    Names = [Longest, <<Longest/binary, "q">>,
+             list_to_atom(lists:duplicate(128, 16#394)), list_to_atom(lists:duplicate(129, 16#394)),
+             binary:copy(<<16#ff>>, 85), binary:copy(<<16#ff>>, 86),
+             [<<>>], [<<"a">>, "b"]],
+    with_server(fun ok_200/2, #{start_events => Form}, fun(_) ->
+        Ctxs = [dqsd_otel:start_span(Name) || Name <- Names],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/logs">>, Logs}] = received(1),
+        ?assertEqual([Longest, binary:copy(Delta, 128),
+                      binary:copy(<<16#fffd/utf8>>, 85), <<"ab">>],
+                     [Probe || #{probe := Probe} <- starts(Logs)]),
+        [dqsd_otel:end_span(Ctx) || Ctx <- Ctxs],
+        ok = dqsd_otel:flush(),
+        [{<<"/v1/traces">>, Traces}] = received(1),
+        ?assertEqual(length(Names), length(spans(Traces))),
+        ?assertMatch(#{exported_events := 4, dropped_events := 0, elided_events := 0,
+                       exported_spans := 8},
                      dqsd_otel:stats())
     end).
 

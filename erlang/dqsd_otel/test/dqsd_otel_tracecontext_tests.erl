@@ -326,6 +326,15 @@ inject_test_() ->
      ?_assertEqual(Ctx, ?TC:extract(?TC:inject(Ctx, []))),
      ?_assertEqual(Ctx, ?TC:extract(?TC:inject(Ctx, #{})))].
 
+%% Headers that are neither a proper list nor a map have nowhere to take
+%% the fields: badarg, rather than the if_clause of the body's `if' (or a
+%% bad_generator for an improper list).
+inject_not_headers_test_() ->
+    Ctx = {?TRACE_ID, ?PARENT_ID, 1, <<>>},
+    [?_test(?assertException(error, badarg, ?TC:inject(Ctx, NotHeaders)))
+     || NotHeaders <- [undefined, <<"accept: */*">>, {"accept", "*/*"}, 42,
+                       [{"accept", "*/*"} | {"x", "y"}]]].
+
 %%--------------------------------------------------------------------
 %% Headers are bytes: invalid UTF-8 and random binaries
 
