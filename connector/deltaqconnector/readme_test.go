@@ -19,11 +19,11 @@ import (
 // sep is the separator of an option's keys in the README's tables.
 const sep = "::"
 
-// readmeOptions are the rows of the README's tables of options, and the
+// readmeRows are the rows of the README's tables of options, and the
 // types of the options the connector decodes: its Config, and the entries
 // of probes that the connector matches (MatchedProbe), which Unmarshal
 // takes out of probes.
-func readmeOptions(t *testing.T) ([]configtest.Row, map[string]reflect.Type) {
+func readmeRows(t *testing.T) ([]configtest.Row, map[string]reflect.Type) {
 	t.Helper()
 	keys := configtest.Keys(reflect.TypeFor[Config](), sep)
 	for k, typ := range configtest.Keys(reflect.TypeFor[MatchedProbe](), sep) {
@@ -32,25 +32,22 @@ func readmeOptions(t *testing.T) ([]configtest.Row, map[string]reflect.Type) {
 	return configtest.OptionRows(t, "README.md", sep), keys
 }
 
+// readmeOptions are the README's tables of options and what the connector
+// decodes, for the checks of configtest.
+func readmeOptions(t *testing.T) configtest.Options {
+	rows, keys := readmeRows(t)
+	return configtest.Options{Component: "the connector", Sep: sep, Rows: rows, Keys: keys, ZeroMeans: zeroMeans,
+		Base: baseSection, BoundsBase: boundsSection,
+		Decode: func(sec map[string]any) (interface{ Validate() error }, error) {
+			cfg := createDefaultConfig().(*Config)
+			return cfg, confmap.NewFromStringMap(sec).Unmarshal(cfg)
+		}}
+}
+
 // TestREADMEOptions: every option of one value that the connector decodes
 // has its row in the README's tables, or is named in a row of the option
-// that holds it (`match` names span_name, …), and every option a row
-// names is one the connector decodes.
-func TestREADMEOptions(t *testing.T) {
-	rows, keys := readmeOptions(t)
-	documented := make(map[string][]configtest.Row)
-	for _, r := range rows {
-		for _, opt := range r.Options {
-			if _, ok := keys[opt]; !ok {
-				t.Errorf("README.md names the option %s, which the connector does not have", opt)
-			}
-			documented[opt] = append(documented[opt], r)
-		}
-	}
-	for _, msg := range configtest.Undocumented(keys, documented, sep) {
-		t.Error("README.md: " + msg)
-	}
-}
+// that holds it, and every option a row names is one it decodes.
+func TestREADMEOptions(t *testing.T) { configtest.CheckOptions(t, readmeOptions(t)) }
 
 // zeroMeans are the defaults that an option's zero stands for, applied by
 // the analysis (analysis.Config's defaults).
@@ -71,62 +68,14 @@ var zeroMeans = map[string]any{
 // configuration, changes nothing; or the option's zero stands for it, and
 // the row says so ("`0` = the default").
 func TestREADMEDefaults(t *testing.T) {
-	rows, keys := readmeOptions(t)
-	checked := 0
-	for _, r := range rows {
-		for i, def := range r.Defaults() {
-			opt := r.Options[i]
-			if !configtest.Scalar(keys[opt]) {
-				continue
-			}
-			checked++
-			withDefault := baseSection(opt)
-			configtest.Set(withDefault, opt, sep, configtest.YAMLValue(t, def))
-			if reflect.DeepEqual(decode(t, baseSection(opt)), decode(t, withDefault)) {
-				continue
-			}
-			zero, ok := zeroMeans[opt]
-			switch {
-			case !ok:
-				t.Errorf("README.md gives %s the default %s, which is not the connector's", opt, def)
-			case !r.ZeroStandsFor():
-				t.Errorf("README.md: %s's zero stands for its default %s: the row does not say so (`0` = the default)", opt, def)
-			case !configtest.Means(zero, def):
-				t.Errorf("README.md gives %s the default %s; its zero stands for %v", opt, def, zero)
-			}
-		}
-	}
-	require.Greater(t, checked, 40, "the defaults read from the README's tables")
+	require.Greater(t, configtest.CheckDefaults(t, readmeOptions(t)), 40, "the defaults read from the README's tables")
 }
 
 // TestREADMEBounds: an option is accepted at each end of the range its
 // row gives, when within it, and refused just beyond, with a problem at
 // the option's path.
 func TestREADMEBounds(t *testing.T) {
-	rows, keys := readmeOptions(t)
-	checked := 0
-	for _, r := range rows {
-		for _, b := range r.Bounds(sep) {
-			typ := keys[b.Option]
-			if !configtest.Scalar(typ) {
-				continue
-			}
-			checked++
-			for _, c := range b.Cases(t, typ, r) {
-				sec := boundsSection(b.Option)
-				configtest.Set(sec, b.Option, sep, c.Value)
-				cfg := createDefaultConfig().(*Config)
-				err := confmap.NewFromStringMap(sec).Unmarshal(cfg)
-				if err == nil {
-					err = cfg.Validate()
-				}
-				if configtest.Refuses(err, b.Option, sep) == c.Within {
-					t.Errorf("README.md: %s %s: %v is %s (%v)", b.Option, b, c.Value, map[bool]string{true: "refused", false: "accepted"}[c.Within], err)
-				}
-			}
-		}
-	}
-	require.Greater(t, checked, 25, "the ranges read from the README's tables")
+	require.Greater(t, configtest.CheckBounds(t, readmeOptions(t)), 25, "the ranges read from the README's tables")
 }
 
 // baseSection is a section in which opt can be set alone: a probe p with
@@ -150,11 +99,4 @@ func boundsSection(opt string) map[string]any {
 	configtest.Set(sec, "probes::NAME::triggers::divergence::pool", sep, 2)
 	configtest.Set(sec, "snapshot::directory", sep, ".")
 	return sec
-}
-
-func decode(t *testing.T, sec map[string]any) *Config {
-	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, confmap.NewFromStringMap(sec).Unmarshal(cfg))
-	return cfg
 }

@@ -416,3 +416,129 @@ func Means(v any, def string) bool {
 // ZeroStandsFor reports whether a row says that an option's zero stands
 // for its default.
 func (r Row) ZeroStandsFor() bool { return strings.Contains(r.Text, "`0` = ") }
+
+// Options describes a component's README tables of options for the checks
+// CheckOptions, CheckDefaults and CheckBounds.
+type Options struct {
+	// Component names the component in messages ("the connector").
+	Component string
+	// Sep separates an option's keys; Rows are the README's rows
+	// (OptionRows) and Keys the options the component decodes (Keys).
+	Sep  string
+	Rows []Row
+	Keys map[string]reflect.Type
+	// ZeroMeans are the defaults that an option's zero (or absence, for
+	// an option decoded into a pointer) stands for.
+	ZeroMeans map[string]any
+	// Path is an option's path in a section made by Base (nil: the
+	// option's own).
+	Path func(opt string) string
+	// Base is a section in which opt can be set alone; BoundsBase one in
+	// which its whole range holds (nil: Base).
+	Base, BoundsBase func(opt string) map[string]any
+	// Decode decodes a section into the component's configuration,
+	// which has a Validate method.
+	Decode func(sec map[string]any) (interface{ Validate() error }, error)
+}
+
+func (o *Options) path(opt string) string {
+	if o.Path == nil {
+		return opt
+	}
+	return o.Path(opt)
+}
+
+// CheckOptions checks that every option of one value that the component
+// decodes has its row in the README's tables, or is named in a row of the
+// option that holds it (`match` names span_name, …), and that every
+// option a row names is one the component decodes.
+func CheckOptions(t *testing.T, o Options) {
+	t.Helper()
+	documented := make(map[string][]Row)
+	for _, r := range o.Rows {
+		for _, opt := range r.Options {
+			if _, ok := o.Keys[opt]; !ok {
+				t.Errorf("README.md names the option %s, which %s does not have", opt, o.Component)
+			}
+			documented[opt] = append(documented[opt], r)
+		}
+	}
+	for _, msg := range Undocumented(o.Keys, documented, o.Sep) {
+		t.Error("README.md: " + msg)
+	}
+}
+
+// CheckDefaults checks that the default a row gives, written in the
+// configuration, changes nothing; or that the option's zero (or absence,
+// for an option decoded into a pointer) stands for it, and the row of one
+// whose zero does says so ("`0` = the default"). It returns the number of
+// options checked. The options of a list's entries (conditions[].op) are
+// left out.
+func CheckDefaults(t *testing.T, o Options) int {
+	t.Helper()
+	decode := func(sec map[string]any) any {
+		cfg, err := o.Decode(sec)
+		if err != nil {
+			t.Fatalf("decoding %v: %v", sec, err)
+		}
+		return cfg
+	}
+	checked := 0
+	for _, r := range o.Rows {
+		for i, def := range r.Defaults() {
+			opt := r.Options[i]
+			if !Scalar(o.Keys[opt]) || strings.Contains(strings.TrimPrefix(opt, "probes[]"), "[]") {
+				continue
+			}
+			checked++
+			withDefault := o.Base(opt)
+			Set(withDefault, o.path(opt), o.Sep, YAMLValue(t, def))
+			if reflect.DeepEqual(decode(o.Base(opt)), decode(withDefault)) {
+				continue
+			}
+			zero, ok := o.ZeroMeans[opt]
+			switch {
+			case !ok:
+				t.Errorf("README.md gives %s the default %s, which is not %s's", opt, def, o.Component)
+			case o.Keys[opt].Kind() != reflect.Pointer && !r.ZeroStandsFor():
+				t.Errorf("README.md: %s's zero stands for its default %s: the row does not say so (`0` = the default)", opt, def)
+			case !Means(zero, def):
+				t.Errorf("README.md gives %s the default %s; its zero stands for %v", opt, def, zero)
+			}
+		}
+	}
+	return checked
+}
+
+// CheckBounds checks that an option is accepted at each end of the range
+// its row gives, when within it, and refused just beyond, with a problem
+// at the option's path. It returns the number of ranges checked.
+func CheckBounds(t *testing.T, o Options) int {
+	t.Helper()
+	base := o.BoundsBase
+	if base == nil {
+		base = o.Base
+	}
+	checked := 0
+	for _, r := range o.Rows {
+		for _, b := range r.Bounds(o.Sep) {
+			typ := o.Keys[b.Option]
+			if !Scalar(typ) {
+				continue
+			}
+			checked++
+			for _, c := range b.Cases(t, typ, r) {
+				sec := base(b.Option)
+				Set(sec, o.path(b.Option), o.Sep, c.Value)
+				cfg, err := o.Decode(sec)
+				if err == nil {
+					err = cfg.Validate()
+				}
+				if Refuses(err, o.path(b.Option), o.Sep) == c.Within {
+					t.Errorf("README.md: %s %s: %v is %s (%v)", b.Option, b, c.Value, map[bool]string{true: "refused", false: "accepted"}[c.Within], err)
+				}
+			}
+		}
+	}
+	return checked
+}

@@ -41,25 +41,22 @@ func readmeRows(t *testing.T) ([]configtest.Row, map[string]reflect.Type) {
 	return rows, configtest.Keys(reflect.TypeFor[Config](), sep)
 }
 
+// readmeOptions are the README's tables of options and what the processor
+// decodes, for the checks of configtest.
+func readmeOptions(t *testing.T) configtest.Options {
+	rows, keys := readmeRows(t)
+	return configtest.Options{Component: "the processor", Sep: sep, Rows: rows, Keys: keys, ZeroMeans: zeroMeans,
+		Path: sectionPath, Base: baseSection,
+		Decode: func(sec map[string]any) (interface{ Validate() error }, error) {
+			cfg := createDefaultConfig().(*Config)
+			return cfg, confmap.NewFromStringMap(sec).Unmarshal(cfg)
+		}}
+}
+
 // TestREADMEOptions: every option of one value that the processor decodes
 // has its row in the README's tables, or is named in a row of the option
-// that holds it, and every option a row names is one the processor
-// decodes.
-func TestREADMEOptions(t *testing.T) {
-	rows, keys := readmeRows(t)
-	documented := make(map[string][]configtest.Row)
-	for _, r := range rows {
-		for _, opt := range r.Options {
-			if _, ok := keys[opt]; !ok {
-				t.Errorf("README.md names the option %s, which the processor does not have", opt)
-			}
-			documented[opt] = append(documented[opt], r)
-		}
-	}
-	for _, msg := range configtest.Undocumented(keys, documented, sep) {
-		t.Error("README.md: " + msg)
-	}
-}
+// that holds it, and every option a row names is one it decodes.
+func TestREADMEOptions(t *testing.T) { configtest.CheckOptions(t, readmeOptions(t)) }
 
 // zeroMeans are the defaults that an option's zero (or absence) stands
 // for.
@@ -75,66 +72,17 @@ var zeroMeans = map[string]any{
 }
 
 // TestREADMEDefaults: the default a row gives, written in the
-// configuration, changes nothing; or the option's zero (or absence, for
-// an option decoded into a pointer) stands for it, and the row of one
-// whose zero does says so ("`0` = the default").
+// configuration, changes nothing; or the option's zero stands for it, and
+// the row says so ("`0` = the default").
 func TestREADMEDefaults(t *testing.T) {
-	rows, keys := readmeRows(t)
-	checked := 0
-	for _, r := range rows {
-		for i, def := range r.Defaults() {
-			opt := r.Options[i]
-			if !configtest.Scalar(keys[opt]) || strings.Contains(strings.TrimPrefix(opt, "probes[]"), "[]") {
-				continue // the options of a list's entries: conditions[].op
-			}
-			checked++
-			withDefault := baseSection(opt)
-			configtest.Set(withDefault, sectionPath(opt), sep, configtest.YAMLValue(t, def))
-			if reflect.DeepEqual(decode(t, baseSection(opt)), decode(t, withDefault)) {
-				continue
-			}
-			zero, ok := zeroMeans[opt]
-			switch {
-			case !ok:
-				t.Errorf("README.md gives %s the default %s, which is not the processor's", opt, def)
-			case keys[opt].Kind() != reflect.Pointer && !r.ZeroStandsFor():
-				t.Errorf("README.md: %s's zero stands for its default %s: the row does not say so (`0` = the default)", opt, def)
-			case !configtest.Means(zero, def):
-				t.Errorf("README.md gives %s the default %s; its zero stands for %v", opt, def, zero)
-			}
-		}
-	}
-	require.Greater(t, checked, 12, "the defaults read from the README's tables")
+	require.Greater(t, configtest.CheckDefaults(t, readmeOptions(t)), 12, "the defaults read from the README's tables")
 }
 
 // TestREADMEBounds: an option is accepted at each end of the range its
 // row gives, when within it, and refused just beyond, with a problem at
 // the option's path.
 func TestREADMEBounds(t *testing.T) {
-	rows, keys := readmeRows(t)
-	checked := 0
-	for _, r := range rows {
-		for _, b := range r.Bounds(sep) {
-			typ := keys[b.Option]
-			if !configtest.Scalar(typ) {
-				continue
-			}
-			checked++
-			for _, c := range b.Cases(t, typ, r) {
-				sec := baseSection(b.Option)
-				configtest.Set(sec, sectionPath(b.Option), sep, c.Value)
-				cfg := createDefaultConfig().(*Config)
-				err := confmap.NewFromStringMap(sec).Unmarshal(cfg)
-				if err == nil {
-					err = cfg.Validate()
-				}
-				if configtest.Refuses(err, sectionPath(b.Option), sep) == c.Within {
-					t.Errorf("README.md: %s %s: %v is %s (%v)", b.Option, b, c.Value, map[bool]string{true: "refused", false: "accepted"}[c.Within], err)
-				}
-			}
-		}
-	}
-	require.Greater(t, checked, 12, "the ranges read from the README's tables")
+	require.Greater(t, configtest.CheckBounds(t, readmeOptions(t)), 12, "the ranges read from the README's tables")
 }
 
 // sectionPath is opt's path in a section of one probe, named p: NAME for
@@ -149,11 +97,4 @@ func baseSection(opt string) map[string]any {
 		probe["dmax"] = "auto"
 	}
 	return map[string]any{"probes": map[string]any{"p": probe}}
-}
-
-func decode(t *testing.T, sec map[string]any) *Config {
-	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	require.NoError(t, confmap.NewFromStringMap(sec).Unmarshal(cfg))
-	return cfg
 }
