@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -515,5 +516,44 @@ func TestEvalPrintsTheLibrarysΔQ(t *testing.T) {
 				t.Errorf("%s: JSON quantile %v = %v, library %v (%v)", name, q, g, v, ok)
 			}
 		}
+	}
+}
+
+// failingWriter fails every write, as a closed pipe does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// TestErrorsNameTheCommand: an error that is not a diagram's
+// (FILE:LINE:COL: message) begins "deltaq NAME:", as those of analyze,
+// model, slo and scope do, whichever command reads the .dq file.
+func TestErrorsNameTheCommand(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.dq")
+	modelDir := t.TempDir()
+	if status, out, stderr := runCmd("model", checkoutFile, "-o", modelDir); status != exitOK {
+		t.Fatalf("model: status %d\n%s%s", status, out, stderr)
+	}
+	if err := os.Remove(filepath.Join(modelDir, modelDiagramFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", missing},
+		{"fmt", missing},
+		{"fmt", "-w", missing},
+		{"graph", missing},
+		{"eval", missing},
+		{"whatif", modelDir},
+	} {
+		status, _, stderr := runCmd(args...)
+		if want := "deltaq " + args[0] + ": "; status != exitFail || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "no such file") {
+			t.Errorf("%v: status %d, stderr %q, want it to begin %q", args, status, stderr, want)
+		}
+	}
+
+	// An error writing the graph (a closed pipe) too.
+	var stderr bytes.Buffer
+	status := run([]string{"graph", writeTemp(t, "ok.dq", "probe = a -> b;\n")}, failingWriter{}, &stderr)
+	if status != exitFail || !strings.HasPrefix(stderr.String(), "deltaq graph: ") {
+		t.Errorf("graph to a failing writer: status %d, stderr %q", status, stderr.String())
 	}
 }

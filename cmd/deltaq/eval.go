@@ -182,7 +182,7 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 
 func runEval(o evalOptions, stdout, stderr io.Writer) int {
 	o.warn = stderr
-	d, ok := loadDiagram(o.path, stderr)
+	d, ok := loadDiagram("eval", o.path, stderr)
 	if !ok {
 		return exitFail
 	}

@@ -407,7 +407,7 @@ func predictionKS(t *testing.T, topology, rate string) (ks, ksBefore float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, ok := loadDiagram(filepath.Join(dir, "model.dq"), os.Stderr)
+	d, ok := loadDiagram("whatif", filepath.Join(dir, "model.dq"), os.Stderr)
 	if !ok {
 		t.Fatal("model.dq does not load")
 	}
