@@ -364,6 +364,26 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
+// TestEvalDMaxBound: --dmax is bounded as a probe's dmax is
+// (deltaq.MaxDMax), the bound named in the error and the help; the bound
+// itself is accepted.
+func TestEvalDMaxBound(t *testing.T) {
+	mm1k := filepath.Join(examples, "mm1k.dq")
+	limit := strconv.FormatFloat(deltaq.MaxDMax.Seconds(), 'f', -1, 64) + "s"
+	args := []string{"eval", mm1k, "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--bins", "10", "--dmax"}
+	if status, _, stderr := runCmd(append(args, limit)...); status != exitOK {
+		t.Errorf("--dmax %s: status %d, %s", limit, status, stderr)
+	}
+	above := strconv.FormatFloat(deltaq.MaxDMax.Seconds()+0.001, 'f', -1, 64) + "s"
+	status, stdout, stderr := runCmd(append(args, above)...)
+	want := "deltaq eval: --dmax " + above + ": want at most " + limit + " (24 hours), the largest dMax a probe may have\n"
+	if status != exitUsage || stderr != want || stdout != "" {
+		t.Errorf("--dmax %s: status %d, stderr %q, want %q", above, status, stderr, want)
+	}
+	_, help, _ := runCmd("help", "eval")
+	assertContainsAll(t, "deltaq help eval", help, "--dmax is at most\n"+limit+" (24 hours)")
+}
+
 // TestEvalWarnsOfMassBeyondDMax: --dmax 10ms on exp(mean 5ms) cuts off
 // P(X > 10ms) = e⁻² ≈ 13.5 % of its mass (the exponential's survival
 // function), which would otherwise pass silently as failure; the default
