@@ -108,7 +108,8 @@ type Incoherence struct {
 	// MissingParent: spans whose parent span never arrived (orphans).
 	MissingParent uint64 `json:"missing_parent"`
 	// OutsideParent: spans that start before or end after their parent
-	// (clipped to it).
+	// (clipped to it); one that ends before it starts is counted as a
+	// NegativeDuration only (its times are wrong, not its clock skewed).
 	OutsideParent uint64 `json:"outside_parent"`
 	// NoRoot: traces with no root span after the grace period.
 	NoRoot uint64 `json:"no_root"`
