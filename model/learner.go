@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -414,7 +415,10 @@ func (l *Learner) endRecord() {
 	for _, t := range l.touched {
 		if t.touched {
 			t.touched = false
-			t.deadline = l.mark + l.grace
+			// Saturated: a watermark within the grace of the largest
+			// time (a span ending in the year 2262) wrapped the deadline
+			// negative, closing each trace at the end of its record.
+			t.deadline = l.mark + min(l.grace, math.MaxInt64-l.mark)
 		}
 	}
 	clear(l.touched)
