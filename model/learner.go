@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -108,7 +109,8 @@ type Incoherence struct {
 	// MissingParent: spans whose parent span never arrived (orphans).
 	MissingParent uint64 `json:"missing_parent"`
 	// OutsideParent: spans that start before or end after their parent
-	// (clipped to it).
+	// (clipped to it); one that ends before it starts is counted as a
+	// NegativeDuration only (its times are wrong, not its clock skewed).
 	OutsideParent uint64 `json:"outside_parent"`
 	// NoRoot: traces with no root span after the grace period.
 	NoRoot uint64 `json:"no_root"`
@@ -413,7 +415,10 @@ func (l *Learner) endRecord() {
 	for _, t := range l.touched {
 		if t.touched {
 			t.touched = false
-			t.deadline = l.mark + l.grace
+			// Saturated: a watermark within the grace of the largest
+			// time (a span ending in the year 2262) wrapped the deadline
+			// negative, closing each trace at the end of its record.
+			t.deadline = l.mark + min(l.grace, math.MaxInt64-l.mark)
 		}
 	}
 	clear(l.touched)

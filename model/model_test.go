@@ -357,6 +357,37 @@ func TestResolvedKSPower(t *testing.T) {
 	}
 }
 
+// TestGraceAtTheLargestTime: a trace clock within the grace of the
+// largest int64 time made the deadline wrap negative, so each trace closed
+// at once and a span read after its parent's record reopened it (split,
+// its half an orphan); saturated, the trace waits for its child.
+func TestGraceAtTheLargestTime(t *testing.T) {
+	const top = math.MaxInt64
+	spans := []Span{sp(1, 1, 0, "R", 0, 10), sp(1, 2, 1, "C", 2, 6)}
+	for i := range spans {
+		spans[i].Start += top - int64(20*time.Millisecond)
+		spans[i].End += top - int64(20*time.Millisecond)
+	}
+	st := learnAll(t, Config{}, spans).Stats()
+	if st.Reopened != 0 || st.Learned != 1 || st.Incoherence.MissingParent != 0 {
+		t.Errorf("reopened %d, learned %d, spans without their parent %d; want 0, 1, 0", st.Reopened, st.Learned, st.Incoherence.MissingParent)
+	}
+}
+
+// TestNegativeDurationNotOutsideParent: a span that ends before it starts
+// beyond its parent's end (wrong times, not a skewed clock) is counted
+// once, as a negative duration; counted outside its parent too, it made
+// the clock-skew doubt out of wrong timestamps. A valid span outside its
+// parent still counts.
+func TestNegativeDurationNotOutsideParent(t *testing.T) {
+	spans := []Span{sp(1, 1, 0, "R", 0, 10), sp(1, 2, 1, "C", 20, 15), // wrong times
+		sp(2, 1, 0, "R", 0, 10), sp(2, 2, 1, "C", 5, 12)} // outside
+	st := learnAll(t, Config{}, spans).Stats()
+	if inc := st.Incoherence; inc.NegativeDuration != 1 || inc.OutsideParent != 1 {
+		t.Errorf("negative durations %d, outside the parent %d; want 1, 1", inc.NegativeDuration, inc.OutsideParent)
+	}
+}
+
 // TestNegativeDurationLeftOut: a trace with a span that ends before it
 // starts is counted and left out; taken as 0 (as it once was), its
 // operation looked faster: a child of 5 ms → 1 ms gave its parent a

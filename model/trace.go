@@ -34,6 +34,11 @@ type tree struct {
 	depth  []int32 // 0 for a root or an orphan, its parent's + 1 else
 	idx    map[[8]byte]int32
 
+	// wrongTime marks the spans that end before they start: their times
+	// are wrong (set to zero length at the start) and count as such, not
+	// also as outside their parent.
+	wrongTime []bool
+
 	maxDepth int32 // the largest depth
 
 	inc Incoherence // what build found in this trace
@@ -51,10 +56,12 @@ func (t *tree) build(spans []Span) {
 	t.lo, t.hi, t.excl = resize(t.lo, n), resize(t.hi, n), resize(t.excl, n)
 	t.failed = resize(t.failed, n)
 	t.depth = resize(t.depth, n)
+	t.wrongTime = resize(t.wrongTime, n)
 	t.maxDepth = 0
 	t.order = t.order[:0]
 	for i := range spans {
-		if spans[i].End < spans[i].Start {
+		t.wrongTime[i] = spans[i].End < spans[i].Start
+		if t.wrongTime[i] {
 			t.inc.NegativeDuration++
 			spans[i].End = spans[i].Start
 		}
@@ -131,7 +138,7 @@ func (t *tree) walk() {
 		i := t.order[k]
 		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
 			s := &spans[c]
-			if s.Start < spans[i].Start || s.End > spans[i].End {
+			if !t.wrongTime[c] && (s.Start < spans[i].Start || s.End > spans[i].End) {
 				t.inc.OutsideParent++
 			}
 			t.lo[c] = min(max(s.Start, t.lo[i]), t.hi[i])

@@ -70,7 +70,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	status = exitOK
 	for _, path := range files {
-		d, ok := loadDiagram(path, stderr)
+		d, ok := loadDiagram("check", path, stderr)
 		if !ok {
 			status = exitFail
 			continue

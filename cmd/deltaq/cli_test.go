@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -363,6 +364,26 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
+// TestEvalDMaxBound: --dmax is bounded as a probe's dmax is
+// (deltaq.MaxDMax), the bound named in the error and the help; the bound
+// itself is accepted.
+func TestEvalDMaxBound(t *testing.T) {
+	mm1k := filepath.Join(examples, "mm1k.dq")
+	limit := strconv.FormatFloat(deltaq.MaxDMax.Seconds(), 'f', -1, 64) + "s"
+	args := []string{"eval", mm1k, "--outcome", "worker_1=exp(5ms)", "--outcome", "worker_2=exp(5ms)", "--bins", "10", "--dmax"}
+	if status, _, stderr := runCmd(append(args, limit)...); status != exitOK {
+		t.Errorf("--dmax %s: status %d, %s", limit, status, stderr)
+	}
+	above := strconv.FormatFloat(deltaq.MaxDMax.Seconds()+0.001, 'f', -1, 64) + "s"
+	status, stdout, stderr := runCmd(append(args, above)...)
+	want := "deltaq eval: --dmax " + above + ": want at most " + limit + " (24 hours), the largest dMax a probe may have\n"
+	if status != exitUsage || stderr != want || stdout != "" {
+		t.Errorf("--dmax %s: status %d, stderr %q, want %q", above, status, stderr, want)
+	}
+	_, help, _ := runCmd("help", "eval")
+	assertContainsAll(t, "deltaq help eval", help, "--dmax is at most\n"+limit+" (24 hours)")
+}
+
 // TestEvalWarnsOfMassBeyondDMax: --dmax 10ms on exp(mean 5ms) cuts off
 // P(X > 10ms) = e⁻² ≈ 13.5 % of its mass (the exponential's survival
 // function), which would otherwise pass silently as failure; the default
@@ -515,5 +536,44 @@ func TestEvalPrintsTheLibrarysΔQ(t *testing.T) {
 				t.Errorf("%s: JSON quantile %v = %v, library %v (%v)", name, q, g, v, ok)
 			}
 		}
+	}
+}
+
+// failingWriter fails every write, as a closed pipe does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// TestErrorsNameTheCommand: an error that is not a diagram's
+// (FILE:LINE:COL: message) begins "deltaq NAME:", as those of analyze,
+// model, slo and scope do, whichever command reads the .dq file.
+func TestErrorsNameTheCommand(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.dq")
+	modelDir := t.TempDir()
+	if status, out, stderr := runCmd("model", checkoutFile, "-o", modelDir); status != exitOK {
+		t.Fatalf("model: status %d\n%s%s", status, out, stderr)
+	}
+	if err := os.Remove(filepath.Join(modelDir, modelDiagramFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", missing},
+		{"fmt", missing},
+		{"fmt", "-w", missing},
+		{"graph", missing},
+		{"eval", missing},
+		{"whatif", modelDir},
+	} {
+		status, _, stderr := runCmd(args...)
+		if want := "deltaq " + args[0] + ": "; status != exitFail || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "no such file") {
+			t.Errorf("%v: status %d, stderr %q, want it to begin %q", args, status, stderr, want)
+		}
+	}
+
+	// An error writing the graph (a closed pipe) too.
+	var stderr bytes.Buffer
+	status := run([]string{"graph", writeTemp(t, "ok.dq", "probe = a -> b;\n")}, failingWriter{}, &stderr)
+	if status != exitFail || !strings.HasPrefix(stderr.String(), "deltaq graph: ") {
+		t.Errorf("graph to a failing writer: status %d, stderr %q", status, stderr.String())
 	}
 }

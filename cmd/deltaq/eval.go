@@ -47,7 +47,8 @@ Each assumed ΔQ has --bins bins covering [0, --dmax], a delay of exactly
 dMax a success (bins are upper-inclusive). The default dMax is
 the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k seconds above the
 largest delay the distributions name (20 × the mean for exp), so that every
-distribution fits; mass beyond dMax counts as failure. Calculated ΔQs grow
+distribution fits; mass beyond dMax counts as failure. --dmax is at most
+86400s (24 hours), the largest dMax a probe may have. Calculated ΔQs grow
 to cover their operands (a sequence of two outcomes spans 2·dMax). A delay
 that is not a bin edge (a multiple of dMax/bins) lies inside a bin, whose
 mass is spread over it: point(5ms) under the default dMax of 6ms reads
@@ -170,6 +171,11 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 		if err != nil {
 			return o, evalUsage(stderr, "--dmax %s: %v", *dmaxText, err), false
 		}
+		// The bound of a probe's dMax in a configuration: beyond it an
+		// assumed ΔQ describes nothing a probe could measure.
+		if maxDMax := deltaq.MaxDMax.Seconds(); d > maxDMax {
+			return o, evalUsage(stderr, "--dmax %s: want at most %gs (%g hours), the largest dMax a probe may have", *dmaxText, maxDMax, deltaq.MaxDMax.Hours()), false
+		}
 		dmax = d
 	}
 	width, err := deltaq.WidthFor(dmax, o.bins)
@@ -182,7 +188,7 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 
 func runEval(o evalOptions, stdout, stderr io.Writer) int {
 	o.warn = stderr
-	d, ok := loadDiagram(o.path, stderr)
+	d, ok := loadDiagram("eval", o.path, stderr)
 	if !ok {
 		return exitFail
 	}

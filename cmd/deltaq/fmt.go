@@ -37,7 +37,7 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 	for _, path := range files {
 		src, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintf(stderr, "deltaq: %s\n", printableLines(err.Error()))
+			fmt.Fprintf(stderr, "deltaq fmt: %s\n", printableLines(err.Error()))
 			status = exitFail
 			continue
 		}
@@ -58,7 +58,7 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if err := writeFile(path, out); err != nil {
-			fmt.Fprintf(stderr, "deltaq: %s\n", printableLines(err.Error()))
+			fmt.Fprintf(stderr, "deltaq fmt: %s\n", printableLines(err.Error()))
 			status = exitFail
 		}
 	}

@@ -30,12 +30,12 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	d, ok := loadDiagram(file, stderr)
+	d, ok := loadDiagram("graph", file, stderr)
 	if !ok {
 		return exitFail
 	}
 	if err := diagram.WriteDOT(stdout, d); err != nil {
-		fmt.Fprintf(stderr, "deltaq: %v\n", err)
+		fmt.Fprintf(stderr, "deltaq graph: %s\n", printableLines(err.Error()))
 		return exitFail
 	}
 	return exitOK

@@ -274,13 +274,15 @@ func listFiles(w io.Writer, paths []string) {
 	}
 }
 
-// loadDiagram reads and parses (with validation) a .dq file. On error it
-// prints every error, one per line, to stderr, through printableLines: the
-// messages carry the path and the file's text.
-func loadDiagram(path string, stderr io.Writer) (*diagram.Diagram, bool) {
+// loadDiagram reads and parses (with validation) a .dq file for the command
+// named name. On error it prints every error, one per line, to stderr,
+// through printableLines: the messages carry the path and the file's text.
+// An error reading the file is "deltaq NAME: …", as every other error of
+// the command; the diagram's errors are FILE:LINE:COL: message.
+func loadDiagram(name, path string, stderr io.Writer) (*diagram.Diagram, bool) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "deltaq: %s\n", printableLines(err.Error()))
+		fmt.Fprintf(stderr, "deltaq %s: %s\n", name, printableLines(err.Error()))
 		return nil, false
 	}
 	d, err := diagram.Parse(path, src)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,7 +66,8 @@ root operation is a node. From them it writes to DIR:
                of incoherent traces by kind; the inferred missing parents
 
 Incoherent traces (spans whose parent never arrived, no root, cycles, spans
-that end before they start) are counted and left out. For each orphan span
+that end before they start or whose times are past 2^63 ns, counted with
+them as negative durations) are counted and left out. For each orphan span
 model infers the most likely chain of missing parents from the transitions
 of the coherent traces (the shortest path with weights −log frequency) and
 reports it with its probability given the orphan (p: 1 when it is the only
@@ -275,14 +277,15 @@ func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.S
 		}
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
+				start, end := spanTimes(uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()))
 				buf = append(buf, model.Span{
 					TraceID:  [16]byte(sp.TraceID()),
 					SpanID:   [8]byte(sp.SpanID()),
 					ParentID: [8]byte(sp.ParentSpanID()),
 					Service:  service,
 					Name:     cutName(sp.Name()),
-					Start:    int64(sp.StartTimestamp()),
-					End:      int64(sp.EndTimestamp()),
+					Start:    start,
+					End:      end,
 					Failed:   sp.Status().Code() == ptrace.StatusCodeError,
 				})
 			}
@@ -290,6 +293,26 @@ func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.S
 	}
 	l.AddRecord(buf)
 	return buf
+}
+
+// spanTimes returns a span's start and end as the learner takes them. A
+// time past 2⁶³ ns (the year 2262) is wrong, as the deltaq processor
+// holds it (an invalid timestamp): int64 would wrap it negative, making
+// the span start before its parent, or last from before 1970 to now. Such
+// a span is given an end before its start, the learner's mark of wrong
+// timestamps: its trace is counted (a negative duration) and left out. The
+// time that fits is kept, so that the trace clock (the latest end) and
+// the span's place among its family are the ones the file gives.
+func spanTimes(start, end uint64) (int64, int64) {
+	switch {
+	case start <= math.MaxInt64 && end <= math.MaxInt64:
+		return int64(start), int64(end)
+	case start <= math.MaxInt64:
+		return int64(start), int64(start) - 1
+	case end <= math.MaxInt64:
+		return int64(end), int64(end) - 1
+	}
+	return 0, -1
 }
 
 func cutName(s string) string {

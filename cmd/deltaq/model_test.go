@@ -407,7 +407,7 @@ func predictionKS(t *testing.T, topology, rate string) (ks, ksBefore float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, ok := loadDiagram(filepath.Join(dir, "model.dq"), os.Stderr)
+	d, ok := loadDiagram("whatif", filepath.Join(dir, "model.dq"), os.Stderr)
 	if !ok {
 		t.Fatal("model.dq does not load")
 	}
@@ -516,4 +516,52 @@ func TestModelExtremeTimestamps(t *testing.T) {
 	if rep.BinWidth > 20e-6 || med == nil || *med > 0.01 {
 		t.Errorf("bin width %v s, observed median %v; want the shop's (about 10 µs and 5 ms)", rep.BinWidth, med)
 	}
+}
+
+// TestModelTimesPast2To63: OTLP times are unsigned nanoseconds; one past
+// 2⁶³ (the year 2262) does not fit the learner's int64 and wrapped
+// negative: a child so timed started before its parent (counted outside
+// it, and its trace learned), a root starting so lasted from before 1970.
+// Such a span has wrong timestamps, and its trace is counted with the
+// spans that end before they start and left out; a trace with both times
+// valid is learned.
+func TestModelTimesPast2To63(t *testing.T) {
+	const past = uint64(math.MaxInt64) + 1000
+	at := uint64(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC).UnixNano())
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "shop")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	add := func(trace, span, parent byte, name string, start, end uint64) {
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{trace})
+		sp.SetSpanID(pcommon.SpanID{span})
+		if parent != 0 {
+			sp.SetParentSpanID(pcommon.SpanID{parent})
+		}
+		sp.SetName(name)
+		sp.SetStartTimestamp(pcommon.Timestamp(start))
+		sp.SetEndTimestamp(pcommon.Timestamp(end))
+	}
+	ms := uint64(time.Millisecond)
+	add(1, 1, 0, "checkout", at, at+10*ms) // valid
+	add(1, 2, 1, "pay", at+ms, at+5*ms)
+	add(2, 1, 0, "checkout", at, at+10*ms) // a child's times both past 2⁶³
+	add(2, 2, 1, "pay", past, past+4*ms)
+	add(3, 1, 0, "checkout", past, at+10*ms) // a start past 2⁶³
+	add(4, 1, 0, "checkout", at, past)       // an end past 2⁶³
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "past.json", string(b)+"\n")
+	status, out, stderr := runCmd("model", path, "-o", t.TempDir())
+	if status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out,
+		"learned 1 of 4 traces (6 spans)",
+		"incoherent: 0 spans without their parent, 0 outside their parent, 0 traces without a root, 0 extra roots, 0 duplicate spans, 3 negative durations, 0 spans in cycles",
+		"left out: 3 incoherent traces",
+	)
 }

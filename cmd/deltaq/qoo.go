@@ -19,7 +19,9 @@ import (
 const qooHelp = `--qoo scores each printed ΔQ with the Quality of Outcome of "Quality of
 Outcome" (IETF draft-ietf-ippm-qoo-10, section 3.3) against a requirement
 given as comma-separated items: pP:ROP/CPUP for each percentile P (in
-percent, p0 the least delay) of the completed instances, the delays at which the outcome is
+percent, p0 the least delay; p99 is a configuration's p: 0.99, and a P in
+(0, 1) such as p0.99 is refused as a fraction written for a percentage)
+of the completed instances, the delays at which the outcome is
 optimal (score 100) and unacceptable (score 0), and loss:ROP/CPUP, the
 ratios of failures and timeouts (fractions, or percentages with %), e.g.
 --qoo 'p99:200ms/500ms,p99.9:300ms/600ms,loss:1%/5%' (the draft's example).
@@ -115,6 +117,20 @@ func parseQoOLatency(key, rop, cpup string) (deltaq.QoOLatency, error) {
 	p, err := strconv.ParseFloat(key[1:], 64)
 	if err != nil || !(p >= 0 && p <= 100) {
 		return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: want p and a percentage in [0, 100], e.g. p99, p99.9 or p0 (the least delay)", key)
+	}
+	// The configuration writes a percentile as a fraction (p: 0.99); here
+	// P is in percent, and one in (0, 1) is almost surely that fraction:
+	// p0.99 would score the 0.99th percentile, near the least delay.
+	// Refused, with the percentage to write, rather than guessed.
+	if p > 0 && p < 1 {
+		// The percentage from the digits shifted, the nearest float to it
+		// (p0.999 is p99.9, not p99.89999999999999).
+		percent, err := strconv.ParseFloat(key[1:]+"e2", 64)
+		if err != nil || percent < 1 {
+			return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: P is a percentage, not a fraction: want p0 or P in [1, 100], e.g. p99 for the 99th percentile (a configuration's p: 0.99)", key)
+		}
+		written := strconv.FormatFloat(percent, 'g', -1, 64)
+		return deltaq.QoOLatency{}, fmt.Errorf("percentile %q: P is a percentage, not a fraction: write p%s for the %sth percentile (a configuration's p: %s); P in (0, 1) is refused", key, written, written, key[1:])
 	}
 	l := deltaq.QoOLatency{Percentile: fromPercent(p)}
 	if l.ROP, err = distribution.ParseDuration(strings.TrimSpace(rop)); err != nil {

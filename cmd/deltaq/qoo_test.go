@@ -56,6 +56,39 @@ func TestParseQoO(t *testing.T) {
 	}
 }
 
+// TestParseQoOFractionPercentile: P is a percentage, and a configuration
+// writes the same percentile as a fraction (p: 0.99, the connector's
+// README); p0.99, that fraction after the p, was read as the 0.99th
+// percentile without a word. A P in (0, 1) is refused with the percentage
+// to write; p0 (the least delay) and p1 (the 1st percentile) are kept,
+// and the help says so.
+func TestParseQoOFractionPercentile(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"p0.99:200ms/500ms,loss:0/1", `"p0.99:200ms/500ms": percentile "p0.99": P is a percentage, not a fraction: write p99 for the 99th percentile (a configuration's p: 0.99)`},
+		{"p99:200ms/500ms,p0.999:300ms/600ms,loss:0/1", `percentile "p0.999": P is a percentage, not a fraction: write p99.9 for the 99.9th percentile (a configuration's p: 0.999)`},
+		{"p0.5:1ms/2ms,loss:0/1", `write p50 for the 50th percentile`},
+		// p0.1 would be refused too: no form to write but the range.
+		{"p0.001:1ms/2ms,loss:0/1", `percentile "p0.001": P is a percentage, not a fraction: want p0 or P in [1, 100], e.g. p99`},
+		{"p1e-1:1ms/2ms,loss:0/1", `percentile "p1e-1": P is a percentage, not a fraction: want p0 or P in [1, 100]`},
+	} {
+		if _, err := parseQoO(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--qoo %s: %v, want %q", c.in, err, c.want)
+		}
+	}
+	r, err := parseQoO("p0:1ms/2ms,p1:2ms/3ms,p99:3ms/4ms,loss:0/1")
+	if err != nil || len(r.Latency) != 3 || r.Latency[0].Percentile != 0 || r.Latency[1].Percentile != 0.01 || r.Latency[2].Percentile != 0.99 {
+		t.Errorf("p0, p1, p99: %+v, %v; want percentiles 0, 0.01, 0.99", r, err)
+	}
+	status, _, stderr := runCmd("eval", writeTemp(t, "a.dq", "system = a;\n"), "--outcome", "a=point(1ms)", "--qoo", "p0.99:200ms/500ms,loss:0/1")
+	if status != exitUsage || !strings.Contains(stderr, "write p99 for the 99th percentile") {
+		t.Errorf("eval --qoo p0.99:…: status %d, stderr %q", status, stderr)
+	}
+	for _, cmd := range []string{"eval", "whatif"} {
+		_, help, _ := runCmd("help", cmd)
+		assertContainsAll(t, "deltaq help "+cmd, help, "p99 is a configuration's p: 0.99", "(0, 1) such as p0.99 is refused")
+	}
+}
+
 // TestParseQoOOrder: thresholds in the wrong order are refused in the
 // terms they were written in, naming the items: the delays as written
 // (20us, not 1.9999999999999998e-05s) and which threshold falls between

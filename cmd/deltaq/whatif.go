@@ -172,7 +172,7 @@ func runWhatif(o whatifOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", filepath.Join(o.dir, modelJSONFile), err))
 	}
-	d, ok := loadDiagram(filepath.Join(o.dir, modelDiagramFile), stderr)
+	d, ok := loadDiagram("whatif", filepath.Join(o.dir, modelDiagramFile), stderr)
 	if !ok {
 		return exitFail
 	}
