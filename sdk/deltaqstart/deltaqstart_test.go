@@ -846,26 +846,27 @@ func TestSDKSamplers(t *testing.T) {
 	tr, p, rec := setup(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.5)))
 	server := trace.WithSpanKind(trace.SpanKindServer)
 	_, child := tr.Start(remote, "child", server)
-	var root, dropped trace.Span
-	for root == nil || dropped == nil { // the ratio keeps about one root span in two
+	// The ratio keeps about one root span in two: roots until one was
+	// kept and one dropped, each kept one with a start of its own.
+	want := map[trace.SpanID]uint64{child.SpanContext().SpanID(): 0xc0 << 48}
+	for sampled, dropped := false, false; !sampled || !dropped; {
 		_, s := tr.Start(context.Background(), "root", server)
 		if s.SpanContext().IsSampled() {
-			root = s
+			sampled, want[s.SpanContext().SpanID()] = true, 0
 		} else {
-			dropped = s
+			dropped = true
 		}
 	}
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got := decode(t, rec.all(), time.Time{}, time.Time{})
-	want := map[trace.SpanID]uint64{child.SpanContext().SpanID(): 0xc0 << 48, root.SpanContext().SpanID(): 0}
-	if len(got) != 2 {
-		t.Fatalf("%d starts, want those of the child and of the sampled root: %+v", len(got), got)
+	if len(got) != len(want) {
+		t.Fatalf("%d starts, want %d: the child's and the sampled roots' alone: %+v", len(got), len(want), got)
 	}
 	for _, d := range got {
 		if th, ok := want[d.spanID]; !ok || d.threshold != th {
-			t.Errorf("start of %s with threshold %#x; want the child's with %#x, the root's with 0", d.spanID,
+			t.Errorf("start of %s with threshold %#x; want the child's with %#x, the sampled roots' with 0", d.spanID,
 				d.threshold, uint64(0xc0<<48))
 		}
 	}
