@@ -103,7 +103,19 @@ func (o *Observer) afterAdoption() {
 		}
 	}
 	o.adopted = nil
+	// After the comparison: a batch of the engine (expire's) moves a probe
+	// to the layout its processor now gives, and the change went unsaid.
+	o.expireCarried()
 	o.tick(o.now())
+}
+
+// expireCarried times out the instances carried over a reload that fell
+// due while the components were rebuilt, before the windows due then close
+// (afterAdoption), so that they count in the windows of their deadlines.
+func (o *Observer) expireCarried() {
+	if o.starts != nil && o.starts.tracker.Len() > 0 {
+		o.expire(o.now().UnixNano())
+	}
 }
 
 // adopt takes over the state an observer of the same component parked

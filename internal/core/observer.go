@@ -342,14 +342,10 @@ func (o *Observer) Start(out Outputs) error {
 	if o.predecessor != nil {
 		o.flushPredecessor(o.now())
 	}
-	if o.starts != nil && o.starts.tracker.Len() > 0 {
-		// Instances carried over a reload that fell due while the
-		// components were rebuilt time out before the windows due then
-		// close (afterAdoption), in the windows of their deadlines.
-		o.expire(o.now().UnixNano())
-	}
 	if o.adopted != nil {
 		o.afterAdoption()
+	} else {
+		o.expireCarried()
 	}
 	ticks := o.set.Ticks
 	var ticker *time.Ticker
