@@ -55,11 +55,10 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 		ad.Reason = "the interval changed: windows of the two configurations do not line up"
 		return ad
 	}
-	// A layout change that no batch of the old engine has seen yet (an
-	// auto probe's dMax chosen at its last tick) is the old engine's
-	// newest layout: compared with the layout the new configuration gives
-	// the probe, it is no change of configuration.
-	old.checkLayouts()
+	// old is not asked for its layouts here: the registry may hold the new
+	// configuration's by now (a processor built before this engine's
+	// component), and old would take a change of configuration for its
+	// own. Its owner calls CheckLayouts before it hands old over.
 	e.openAt(old)
 	e.adoptKeys(old)
 	for _, op := range old.probes {
@@ -185,6 +184,17 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 	ns.slack.end = append(ns.slack.end[:0], end...)
 	ns.slack.min = append(ns.slack.min[:0], mins...)
 	ns.slack.v = append(ns.slack.v[:0], vs...)
+}
+
+// CheckLayouts makes the engine take the layout changes announced since
+// its last batch (an auto probe's dMax chosen at its last tick), as a batch
+// would. An engine handed to Adopt is checked so by its owner before the
+// components of the next configuration are built: after that, the
+// registry it looks layouts up in may hold theirs.
+func (e *Engine) CheckLayouts() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.checkLayouts()
 }
 
 // Layout returns the layout of the probe's newest windows, as the

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/inflight"
 )
 
@@ -55,6 +56,10 @@ func (o *Observer) reloadKey() string { return o.set.Kind + "/" + o.set.ID }
 // that the reload builds, instead of flushing the open windows. Called by
 // Shutdown after the window timer stopped.
 func (o *Observer) park() {
+	// Layout changes announced since the last batch (an auto probe's dMax
+	// chosen at its last tick) are the old configuration's, taken now:
+	// the new configuration's components are not built yet.
+	o.engine.CheckLayouts()
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
 		services: &o.build.services, windows: o.build.windows, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
@@ -93,18 +98,16 @@ func (o *Observer) handOver() bool {
 // and its band starts afresh. The windows due while the components were
 // rebuilt close at once.
 func (o *Observer) afterAdoption() {
-	for _, name := range o.adopted {
-		cur, ok := o.engine.Layout(name)
+	for _, a := range o.adopted {
+		name := a.name
 		l, registered := o.layouts.LookupLayout(name)
-		if ok && registered && l.Valid() && cur != l {
+		if a.ok && registered && l.Valid() && a.layout != l {
 			o.logger.Warn("configuration reload: the probe starts afresh", zap.String("probe", name),
 				zap.String("reason", "its dmax or bins changed: the new layout applies from its next window"),
 				zap.Duration("dmax", time.Duration(l.DMaxNs)), zap.Int("bins", l.Bins))
 		}
 	}
 	o.adopted = nil
-	// After the comparison: a batch of the engine (expire's) moves a probe
-	// to the layout its processor now gives, and the change went unsaid.
 	o.expireCarried()
 	o.tick(o.now())
 }
@@ -136,7 +139,16 @@ func (o *Observer) adopt(st *parked) {
 	o.build.windows = st.windows
 	o.build.services.adopt(st.services)
 	o.adoptSettling(st.settle)
-	o.adopted = ad.Carried
+	// Each carried probe's layout as carried, compared at Start with the
+	// one its processor registers then: by Start a batch of the engine may
+	// have moved the probe to the new layout already (a processor in
+	// another pipeline that started first sends its timeouts on), and the
+	// engine's layout would no longer tell the change.
+	o.adopted = make([]adoptedProbe, len(ad.Carried))
+	for i, name := range ad.Carried {
+		l, ok := o.engine.Layout(name)
+		o.adopted[i] = adoptedProbe{name: name, layout: l, ok: ok}
+	}
 	o.logger.Info("configuration reload: open windows, history, totals and trigger states carried over",
 		zap.Strings("probes", ad.Carried))
 	for name, why := range ad.Fresh {
@@ -267,4 +279,12 @@ func (o *Observer) reloadHold() func(d int64) int64 {
 	return func(d int64) int64 {
 		return max(d, o.engine.Closes(d)-margin)
 	}
+}
+
+// adoptedProbe is a probe carried over a reload with the layout it was
+// carried in (ok: the engine had one).
+type adoptedProbe struct {
+	name   string
+	layout deltaq.Layout
+	ok     bool
 }

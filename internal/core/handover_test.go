@@ -6,14 +6,20 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/reload"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
@@ -273,5 +279,64 @@ func TestReloadCarriesTheSettling(t *testing.T) {
 				require.Equal(t, c.want(s), missing(), "at %d s: the windows up to %d", s, s-3)
 			}
 		})
+	}
+}
+
+// TestReloadLayoutChangeToldWhicheverOrder: a reload changes a processor
+// probe's dmax. Whether the new processor registers its layout before the
+// reloaded observer is made (a processor in a pipeline that does not feed
+// the connector can be built first) or after it, and whether a span in the
+// new layout reaches the observer before its Start (that processor,
+// started first, sends its timeouts on), the log says once that the probe
+// starts afresh. Before, a processor registered first made the old engine
+// take the new layout for its own at adoption, and nothing was said (the
+// connector's end-to-end reload test failed about one run in three on a
+// loaded machine).
+func TestReloadLayoutChangeToldWhicheverOrder(t *testing.T) {
+	const old, nu = 100 * time.Millisecond, 50 * time.Millisecond
+	for _, registeredFirst := range []bool{true, false} {
+		for _, batchBeforeStart := range []bool{true, false} {
+			name := fmt.Sprintf("registered first %v, batch before start %v", registeredFirst, batchBeforeStart)
+			t.Run(name, func(t *testing.T) {
+				ho := reload.New()
+				owner := new(int)
+				testLayouts.Register(owner, map[string]deltaq.Layout{"p": {DMaxNs: int64(old), Bins: 100}})
+				t.Cleanup(func() { testLayouts.Unregister(owner) })
+				withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+				cfg := testConfig()
+				before := newHarnessWith(t, cfg, at(time.Second), withID)
+				before.consume(span{probe: "p", outcome: contract.Success, end: ms(100), delay: ms(20), dmax: old, bins: 100})
+				ho.Requested()
+				require.NoError(t, before.obs.Shutdown(context.Background()))
+
+				newLayout := func() {
+					require.True(t, testLayouts.SetLayout(owner, "p", deltaq.Layout{DMaxNs: int64(nu), Bins: 100}))
+				}
+				if registeredFirst {
+					newLayout()
+				}
+				logCore, logs := observer.New(zapcore.WarnLevel)
+				set := testSettings(nil, func() time.Time { return at(time.Second + ms(500)) })
+				withID(&set)
+				set.Telemetry.Logger = zap.New(logCore)
+				obs, err := New(cfg, set)
+				require.NoError(t, err)
+				if !registeredFirst {
+					newLayout()
+				}
+				if batchBeforeStart {
+					require.NoError(t, obs.ConsumeTraces(context.Background(), instanceTraces(
+						span{probe: "p", outcome: contract.Success, end: time.Second + ms(200), delay: ms(20), dmax: nu, bins: 100})))
+				}
+				require.NoError(t, obs.Start(Outputs{Metrics: new(consumertest.MetricsSink), Logs: new(consumertest.LogsSink)}))
+				t.Cleanup(func() { require.NoError(t, obs.Shutdown(context.Background())) })
+				said := logs.FilterMessage("configuration reload: the probe starts afresh").FilterField(zap.String("probe", "p")).All()
+				assert.Len(t, said, 1, "the change of p's layout is told once")
+				require.NoError(t, obs.ConsumeTraces(context.Background(), instanceTraces(
+					span{probe: "p", outcome: contract.Success, end: time.Second + ms(400), delay: ms(20), dmax: nu, bins: 100})))
+				l, ok := obs.engine.Layout("p")
+				assert.True(t, ok && l.DMaxNs == int64(nu), "p moves to its new layout: %+v", l)
+			})
+		}
 	}
 }

@@ -144,7 +144,7 @@ type Observer struct {
 	snapshots *snapshotStore
 	// adopted are the probes carried over a reload, checked at Start
 	// (handover.go); nil when nothing was adopted.
-	adopted []string
+	adopted []adoptedProbe
 	// predecessor is the state parked before a reload that could not be
 	// carried over, whose open windows Start flushes (flushPredecessor);
 	// nil without.
