@@ -505,7 +505,9 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	}
 	if pr.Observed != nil {
 		// A ΔQ from Histogram.DeltaQ is valid, the only error of Push.
-		_ = s.band.Push(*pr.Observed)
+		// The band's binomial floor counts the spans behind the window,
+		// not the instances their adjusted counts stand for.
+		_ = s.band.PushInstances(*pr.Observed, pr.EffectiveInstances)
 	}
 	if b, ok := s.band.Band(); ok {
 		pr.Band = &b

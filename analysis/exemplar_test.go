@@ -463,3 +463,33 @@ func TestWorstInstance(t *testing.T) {
 		}
 	}
 }
+
+// TestBandCountsSampledSpans: the band's binomial floor (deltaq's Wilson
+// score interval where every window reads the CDF alike) counts the
+// spans behind a window, Kish's effective count, not the instances their
+// adjusted counts stand for: two windows of one span of adjusted count 50
+// each, both within 5 ms, have F = 1 at every edge from 5 ms, and a band
+// over n = 2²/(1/1 + 1/1) = 2 effective instances, whose lower bound is
+// n/(n + z²) with z = 1.959964 (deltaq.ConfidenceBand, docs/design.md),
+// not that of 100 instances.
+func TestBandCountsSampledSpans(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, History: 2, MaxAdjustedCount: 100}, t0)
+	addAll(e, traced(ok("p", 100*time.Millisecond, 5*time.Millisecond), 1, 50))
+	addAll(e, traced(ok("p", 1100*time.Millisecond, 5*time.Millisecond), 2, 50))
+	var b *deltaq.ConfidenceBand
+	for _, r := range e.Advance(at(5 * time.Second)) {
+		for i := range r.Probes {
+			if p := &r.Probes[i]; p.Name == "p" && p.Band != nil {
+				b = p.Band
+			}
+		}
+	}
+	if b == nil || b.K != 2 {
+		t.Fatalf("band %+v, want one over two windows", b)
+	}
+	const z2 = 1.959963984540054 * 1.959963984540054
+	last := len(b.Lower) - 1
+	if want := 2 / (2 + z2); b.Mean[last] != 1 || math.Abs(b.Lower[last]-want) > 1e-12 || b.Upper[last] != 1 {
+		t.Fatalf("band at dMax [%v, %v, %v], want [%v, 1, 1]", b.Lower[last], b.Mean[last], b.Upper[last], want)
+	}
+}

@@ -20,10 +20,19 @@ type ConfidenceBand struct {
 	K int
 	// Mean is μᵢ = (1/K)·Σⱼ Fⱼ((i+1)·w), itself a CDF (thesis (5.7)).
 	Mean []float64
-	// Lower and Upper are μᵢ ∓ t(0.975, K−1)·sᵢ/√K clamped to [0, 1], with
-	// sᵢ the sample standard deviation (K − 1 in the denominator). This is
-	// the Student t interval the thesis's (5.9) misprints as μᵢ·σᵢ/√n. For
-	// K = 1 nothing bounds the spread and the band is [0, 1].
+	// Lower and Upper are μᵢ ∓ t(0.975, K−1)·sᵢ/√K, with sᵢ the sample
+	// standard deviation (K − 1 in the denominator): the Student t
+	// interval the thesis's (5.9) misprints as μᵢ·σᵢ/√n. Where the ΔQs'
+	// instance counts are known, the band is widened to hold at least the
+	// Wilson score interval of μᵢ as a binomial proportion of the window's
+	// effective instances n = K²/Σⱼ(1/nⱼ) (nⱼ those of ΔQ j), so that it
+	// never shrinks below what its instances can tell: a CDF near 0 or 1
+	// read from few instances per ΔQ has every ΔQ read the same, sᵢ = 0
+	// and a t interval of a point, which misses the true CDF far more
+	// often than 5 %. With many instances per ΔQ the two are about as
+	// wide, the t interval the wider where the ΔQs truly differ (then the
+	// band is the t interval). Both are clamped to [0, 1]. For
+	// K = 1 nothing bounds the spread between ΔQs and the band is [0, 1].
 	Lower, Upper []float64
 	// At is nil for a band at every bin edge. A band kept at a few edges
 	// only (NewRunningBandAt) holds in Mean, Lower and Upper one value
@@ -103,8 +112,28 @@ func BandInto(dst *ConfidenceBand, window []DeltaQ) error {
 		}
 		return ds[j].cum
 	})
-	fillBand(dst.Mean, dst.Upper, dst.Lower, dst.Upper, len(ds))
+	var inv float64
+	known := true
+	for _, d := range ds {
+		if d.count <= 0 {
+			known = false
+			break
+		}
+		inv += 1 / float64(d.count)
+	}
+	fillBand(dst.Mean, dst.Upper, dst.Lower, dst.Upper, len(ds), effectiveInstances(len(ds), inv, known))
 	return nil
+}
+
+// effectiveInstances returns n = K²/Σⱼ(1/nⱼ), the number of instances of
+// a single binomial proportion whose variance p(1 − p)/n is that of the
+// mean of K proportions of nⱼ instances each, from inv = Σⱼ(1/nⱼ); 0 when
+// some nⱼ is unknown (known false).
+func effectiveInstances(k int, inv float64, known bool) float64 {
+	if !known || !(inv > 0) {
+		return 0
+	}
+	return float64(k) * float64(k) / inv
 }
 
 // moments sets mean[i] to the mean of the k rows' values at i and m2[i] to
@@ -139,9 +168,11 @@ func moments(mean, m2 []float64, k int, row func(j int) []float64) {
 
 // fillBand forms the band of k values per bin from their means and sums of
 // squared deviations m2: the half-width is t(0.975, k−1)·sᵢ/√k with
-// sᵢ² = m2ᵢ/(k − 1), and mean, lower and upper are clamped to [0, 1]. With
-// k = 1 the band is [0, 1]. m2 may be upper (it is read before written).
-func fillBand(mean, m2, lower, upper []float64, k int) {
+// sᵢ² = m2ᵢ/(k − 1), widened to the Wilson score interval of μᵢ over n
+// instances when n > 0, and mean, lower and upper are clamped to [0, 1].
+// With k = 1 the band is [0, 1]. m2 may be upper (it is read before
+// written).
+func fillBand(mean, m2, lower, upper []float64, k int, n float64) {
 	if k == 1 {
 		for i, mu := range mean {
 			mean[i], lower[i], upper[i] = min(mu, 1), 0, 1
@@ -154,10 +185,32 @@ func fillBand(mean, m2, lower, upper []float64, k int) {
 		if v := m2[i]; v > 0 { // rounding of a running update can leave v < 0
 			h = f * math.Sqrt(v)
 		}
-		mean[i] = min(mu, 1)
-		lower[i] = max(mu-h, 0)
-		upper[i] = min(mu+h, 1)
+		mu = min(mu, 1)
+		lo, hi := mu-h, mu+h
+		if n > 0 {
+			wl, wh := wilson(max(mu, 0), n)
+			lo, hi = min(lo, wl), max(hi, wh)
+		}
+		mean[i] = mu
+		lower[i] = max(lo, 0)
+		upper[i] = min(hi, 1)
 	}
+}
+
+// z975 is the 97.5 % quantile of the standard normal distribution.
+const z975 = 1.959963984540054
+
+// wilson returns the 95 % Wilson score interval of a binomial proportion p
+// observed over n instances (E. B. Wilson, "Probable inference, the law of
+// succession, and statistical inference", JASA 22, 1927): the p₀ with
+// |p − p₀| ≤ z·√(p₀(1 − p₀)/n), which unlike p ± z·√(p(1 − p)/n) keeps a
+// width at p = 0 or 1, where every instance read the same. n need not be
+// whole.
+func wilson(p, n float64) (lo, hi float64) {
+	z2n := z975 * z975 / n
+	c := (p + z2n/2) / (1 + z2n)
+	h := z975 / (1 + z2n) * math.Sqrt(p*(1-p)/n+z2n/(4*n))
+	return c - h, c + h
 }
 
 // MeanDeltaQ returns the window's mean CDF as a ΔQ, of a band at every
@@ -175,7 +228,7 @@ func (b ConfidenceBand) MeanDeltaQ() (DeltaQ, error) {
 // bin edges with the running mean and sum of squared deviations of each
 // edge, so that a push costs O(N) for N bins rather than the O(K·N) of Band
 // over the window. It holds K + 1 rows of N values (of the edges kept,
-// NewRunningBandAt). The running sums are recomputed from the ring every K
+// NewRunningBandAt) and the K ΔQs' instances. The running sums are recomputed from the ring every K
 // pushes (as Band computes them), so that rounding from adding and removing
 // does not accumulate over a long run. All ΔQs of a window have one layout:
 // a ΔQ of another bin width or bin count starts the window afresh, since
@@ -197,6 +250,12 @@ type RunningBand struct {
 	n      int
 	mean   []float64
 	m2     []float64
+	// insts holds the instances behind each row of ring (0: unknown),
+	// inv the sum of their reciprocals and unknown the number of rows of
+	// unknown instances in the window, for the band's binomial floor.
+	insts   []float64
+	inv     float64
+	unknown int
 }
 
 // NewRunningBand returns an empty RunningBand over the last k ΔQs, k ≥ 1.
@@ -227,10 +286,27 @@ func (r *RunningBand) Len() int { return r.n }
 func (r *RunningBand) K() int { return r.k }
 
 // Push adds d as the newest ΔQ of the window; once the window holds K, the
-// oldest leaves it.
+// oldest leaves it. The band's binomial floor takes d's Count as its
+// instances: PushInstances for instances that were sampled.
 func (r *RunningBand) Push(d DeltaQ) error {
-	if err := d.valid("RunningBand.Push", 0); err != nil {
+	return r.push("RunningBand.Push", d, float64(d.count))
+}
+
+// PushInstances is Push of a ΔQ read from n independent instances, Kish's
+// effective count (Σw)²/Σw² of the instances when they were sampled with
+// weights w, since its Count then overstates what its CDF can tell; n ≤ 0
+// (or NaN) when unknown, which leaves the band without its binomial floor
+// while d is in the window.
+func (r *RunningBand) PushInstances(d DeltaQ, n float64) error {
+	return r.push("RunningBand.PushInstances", d, n)
+}
+
+func (r *RunningBand) push(op string, d DeltaQ, n float64) error {
+	if err := d.valid(op, 0); err != nil {
 		return err
+	}
+	if !(n > 0) || math.IsInf(n, 1) {
+		n = 0
 	}
 	d = d.edgeSpread()
 	if r.n > 0 && (len(d.cum) != r.bins || !sameWidth(d.width, r.width)) {
@@ -249,11 +325,14 @@ func (r *RunningBand) Push(d DeltaQ) error {
 		clear(r.m2)
 		if r.ring == nil {
 			r.ring = make([][]float64, r.k)
+			r.insts = make([]float64, r.k)
 		}
+		r.inv, r.unknown = 0, 0
 	}
 	x := r.row(d)
 	old := r.ring[r.head]
 	if r.n == r.k {
+		r.forget(r.insts[r.head])
 		// Replace old by x: μ' = μ + (x − o)/K and, from
 		// M2 = Σv² − K·μ², M2' = M2 + (x − o)·(x + o − μ' − μ).
 		inv := 1 / float64(r.k)
@@ -273,13 +352,36 @@ func (r *RunningBand) Push(d DeltaQ) error {
 			r.m2[i] += e * (v - r.mean[i])
 		}
 	}
-	r.ring[r.head], r.spare = x, old
+	r.remember(n)
+	r.ring[r.head], r.insts[r.head], r.spare = x, n, old
 	r.head = (r.head + 1) % r.k
 	if r.head == 0 {
 		// The ring holds the window oldest first: re-sum it as Band does.
 		moments(r.mean, r.m2, r.n, func(j int) []float64 { return r.ring[j] })
+		r.inv, r.unknown = 0, 0
+		for _, v := range r.insts[:r.n] {
+			r.remember(v)
+		}
 	}
 	return nil
+}
+
+// remember and forget add to and remove from the window's instance sums a
+// row of n instances, 0 for unknown.
+func (r *RunningBand) remember(n float64) {
+	if n > 0 {
+		r.inv += 1 / n
+	} else {
+		r.unknown++
+	}
+}
+
+func (r *RunningBand) forget(n float64) {
+	if n > 0 {
+		r.inv -= 1 / n
+	} else {
+		r.unknown--
+	}
 }
 
 // row returns the CDF at the kept edges of d, a Spread ΔQ of the window's
@@ -309,7 +411,7 @@ func (r *RunningBand) Band() (ConfidenceBand, bool) {
 	b := ConfidenceBand{Width: r.width, K: r.n,
 		Mean: s[:n:n], Lower: s[n : 2*n : 2*n], Upper: s[2*n:], At: r.at}
 	copy(b.Mean, r.mean)
-	fillBand(b.Mean, r.m2, b.Lower, b.Upper, r.n)
+	fillBand(b.Mean, r.m2, b.Lower, b.Upper, r.n, effectiveInstances(r.n, r.inv, r.unknown == 0))
 	return b, true
 }
 

@@ -259,3 +259,70 @@ func TestCurveEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestBandWilsonFloor: where every ΔQ of a window reads the same CDF at an
+// edge the t interval is a point; the band is then the 95 % Wilson score
+// interval of that proportion over the window's effective instances
+// n = K²/Σⱼ(1/nⱼ), whose bound at p̂ = 1 is n/(n + z²) and at p̂ = 0 is
+// z²/(n + z²), z = 1.959964 (E. B. Wilson, "Probable inference, the law
+// of succession, and statistical inference", JASA 22, 1927, and
+// docs/design.md). ΔQs of unknown instances (a model's) have no floor.
+func TestBandWilsonFloor(t *testing.T) {
+	const z2 = 1.959963984540054 * 1.959963984540054
+	// Ten windows of ten instances each, all within the first of two
+	// bins: F = 1 at both edges, n = 100.
+	var win []DeltaQ
+	for range 10 {
+		win = append(win, mk(t)(FromInstances(1, 2, []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, 0, 0)))
+	}
+	b := mk3(t)(Band(win))
+	for i := range 2 {
+		if b.Mean[i] != 1 || b.Upper[i] != 1 || !near(b.Lower[i], 100/(100+z2), 1e-12) {
+			t.Fatalf("edge %d: band [%v, %v, %v], want [%v, 1, 1]", i, b.Lower[i], b.Mean[i], b.Upper[i], 100/(100+z2))
+		}
+	}
+	// Windows of 10 and 40 instances none of which completed within the
+	// first edge (all at 1.5, in the second bin): F = 0 there, and the
+	// mean of the two proportions has the variance of one over
+	// n = 2²/(1/10 + 1/40) = 32 instances.
+	d10 := mk(t)(FromInstances(1, 2, slices.Repeat([]float64{1.5}, 10), 0, 0))
+	d40 := mk(t)(FromInstances(1, 2, slices.Repeat([]float64{1.5}, 40), 0, 0))
+	b = mk3(t)(Band([]DeltaQ{d10, d40}))
+	if b.Lower[0] != 0 || !near(b.Upper[0], z2/(32+z2), 1e-12) || !near(b.Lower[1], 32/(32+z2), 1e-12) {
+		t.Fatalf("band %v %v, want [0, %v] and [%v, 1]", b.Lower, b.Upper, z2/(32+z2), 32/(32+z2))
+	}
+	// The running band agrees, and a ΔQ of unknown instances in the
+	// window leaves it without its floor until it leaves.
+	r, _ := NewRunningBand(2)
+	for _, d := range []DeltaQ{d10, d40} {
+		if err := r.Push(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rb, _ := r.Band()
+	if !slices.Equal(rb.Lower, b.Lower) || !slices.Equal(rb.Upper, b.Upper) {
+		t.Fatalf("running band %v %v, Band %v %v", rb.Lower, rb.Upper, b.Lower, b.Upper)
+	}
+	model := mk(t)(FromCDF(1, []float64{0, 1}))
+	_ = r.Push(model)
+	if rb, _ = r.Band(); rb.Upper[0] != 0 || rb.Lower[1] != 1 {
+		t.Fatalf("with a model ΔQ: band %v %v, want [0, 0] and [1, 1]", rb.Lower, rb.Upper)
+	}
+	_ = r.Push(d10)
+	_ = r.Push(d40)
+	if rb, _ = r.Band(); !slices.Equal(rb.Lower, b.Lower) || !slices.Equal(rb.Upper, b.Upper) {
+		t.Fatalf("model ΔQ gone: band %v %v, want %v %v", rb.Lower, rb.Upper, b.Lower, b.Upper)
+	}
+	// PushInstances: ten windows of 1000 counts from ten sampled spans
+	// each read like ten instances a window, not a thousand.
+	r, _ = NewRunningBand(10)
+	heavy := mk(t)(FromInstances(1, 2, slices.Repeat([]float64{0.5}, 1000), 0, 0))
+	for range 10 {
+		if err := r.PushInstances(heavy, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rb, _ = r.Band(); !near(rb.Lower[0], 100/(100+z2), 1e-12) {
+		t.Fatalf("sampled windows: lower %v, want %v", rb.Lower[0], 100/(100+z2))
+	}
+}

@@ -29,7 +29,8 @@
 // deconvolution (Deconvolve), the partial order (Compare, §2.1.4), QTAs
 // (QTA, §2.1.6 and §4.1.3) and confidence bands over a window of ΔQs (Band,
 // RunningBand, §4.1.5 and §5.1.3, with the Student t band in place of the
-// thesis's misprinted (5.9)). Operands of different widths are first
+// thesis's misprinted (5.9), and a binomial floor, Wilson's score interval
+// of the window's instances). Operands of different widths are first
 // coarsened to the coarsest (Align, §5.1.4). Every operator validates its
 // input and returns an error rather than panicking or producing NaN.
 //

@@ -4,6 +4,7 @@
 package core
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -82,7 +83,11 @@ func BenchmarkWindowOutput(b *testing.B) {
 // TestBandCurvesAtReportedEdges: the band, which the analysis keeps at the
 // deltaq.cdf edges alone (analysis.Config.BandPoints), is reported at the
 // observed curve's edges, each value at its own: after three identical
-// windows its mean, lower and upper curves are the observed one.
+// windows of 40 instances its mean curve is the observed one, and its
+// lower and upper curves, the windows not differing at all, are the 95 %
+// Wilson score interval of the observed value over 3 × 40 instances
+// (deltaq.ConfidenceBand; E. B. Wilson, "Probable inference, the law of
+// succession, and statistical inference", JASA 22, 1927).
 func TestBandCurvesAtReportedEdges(t *testing.T) {
 	cfg := testConfig()
 	cfg.CDFPoints = 7
@@ -112,7 +117,12 @@ func TestBandCurvesAtReportedEdges(t *testing.T) {
 	}
 	obs := curves[contract.SeriesObserved]
 	require.Len(t, obs, 7, "every 15th of 100 edges and the last")
-	for _, s := range []string{contract.SeriesMean, contract.SeriesLower, contract.SeriesUpper} {
-		assert.Equal(t, obs, curves[s], s)
+	assert.Equal(t, obs, curves[contract.SeriesMean], contract.SeriesMean)
+	const n, z = 120, 1.959963984540054
+	for le, p := range obs {
+		c := (p + z*z/(2*n)) / (1 + z*z/n)
+		h := z / (1 + z*z/n) * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
+		assert.InDelta(t, max(c-h, 0), curves[contract.SeriesLower][le], 1e-12, "lower at %s", le)
+		assert.InDelta(t, min(c+h, 1), curves[contract.SeriesUpper][le], 1e-12, "upper at %s", le)
 	}
 }

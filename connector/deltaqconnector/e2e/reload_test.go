@@ -950,14 +950,22 @@ func checkCounts(t *testing.T, wins []*window, l *ledger) {
 // checkBand checks the band of every window against the band of the last
 // reloadHistory observed ΔQs (deltaq.Band), the windows before the reload
 // included: a fresh engine would start again with K = 1, whose band is
-// [0, 1].
+// [0, 1]. Each observed ΔQ is rebuilt from its curve and its window's
+// instances (the growth of deltaq.outcomes), whose count the band's
+// binomial floor reads.
 func checkBand(t *testing.T, wins []*window) {
 	t.Helper()
 	width := reloadWidth.Seconds()
 	var history []deltaq.DeltaQ
+	prev := map[string]int64{}
 	for _, w := range wins {
+		var n int64
+		for oc, c := range w.outcomes {
+			n += c - prev[oc]
+		}
+		prev = w.outcomes
 		if obs := w.curve(contract.SeriesObserved); obs != nil {
-			d, err := deltaq.FromCDF(width, obs)
+			d, err := fromCurve(width, obs, n)
 			if err != nil {
 				t.Fatalf("window ending %v: observed CDF: %v", w.end, err)
 			}
@@ -990,6 +998,24 @@ func checkBand(t *testing.T, wins []*window) {
 			}
 		}
 	}
+}
+
+// fromCurve returns the observed ΔQ of n instances whose CDF at the right
+// edges of bins of width width is cdf: ⌊ΔF·n⌉ instances in the middle of
+// each bin, the rest failed.
+func fromCurve(width float64, cdf []float64, n int64) (deltaq.DeltaQ, error) {
+	var delays []float64
+	prev := 0.0
+	for i, f := range cdf {
+		for range int(math.Round((f - prev) * float64(n))) {
+			delays = append(delays, (float64(i)+0.5)*width)
+		}
+		prev = f
+	}
+	if int64(len(delays)) > n {
+		return deltaq.DeltaQ{}, fmt.Errorf("%d successes of %d instances", len(delays), n)
+	}
+	return deltaq.FromInstances(width, len(cdf), delays, 0, n-int64(len(delays)))
 }
 
 // checkQTA checks that the windows closed before the SIGHUP carry the
