@@ -340,3 +340,67 @@ func TestReloadLayoutChangeToldWhicheverOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadToAnotherIntervalAndCDFPointsKeepsTheBandAtItsEdges: the open
+// windows a reload to another interval flushes carry their band at the
+// edges the predecessor kept it at (its cdf_points, 20, 40 … 100 ms),
+// labelled with those edges, while the successor reads their observed
+// curve at its own (10, 20 … 100 ms). Every instance takes 20 ms, so the
+// mean of the windows is the observed CDF: 1 from 20 ms. (The band's five
+// values went out labelled 10, 20 … 50 ms, the mean reading 1 at 10 ms
+// where the observed CDF is 0, and the rest of its curve was read from
+// the next series: the mean read the lower bound from 60 ms.)
+func TestReloadToAnotherIntervalAndCDFPointsKeepsTheBandAtItsEdges(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	cfg := testConfig()
+	cfg.CDFPoints = 5
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	old := newHarnessWith(t, cfg, at(time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "p", outcome: contract.Success, end: end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	old.consume(ok(ms(100)), ok(ms(200)))
+	old.obs.tick(at(2 * time.Second)) // closes [0, 1 s)
+	old.consume(ok(time.Second+ms(100)), ok(time.Second+ms(300)))
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(context.Background()))
+
+	cfg2 := testConfig()
+	cfg2.Interval = 2 * time.Second
+	cfg2.CDFPoints = 10
+	cfg2.Probes = cfg.Probes
+	nu := newHarnessWith(t, cfg2, at(2*time.Second+ms(500)), withID)
+	curves := map[string]map[string]float64{} // series → le → value, of the windows flushed
+	for _, md := range nu.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != contract.MetricCDF {
+				return
+			}
+			for _, dp := range m.Gauge().DataPoints().All() {
+				series, _ := dp.Attributes().Get(contract.AttrSeries)
+				le, _ := dp.Attributes().Get(contract.AttrLE)
+				if curves[series.Str()] == nil {
+					curves[series.Str()] = map[string]float64{}
+				}
+				curves[series.Str()][le.Str()] = dp.DoubleValue()
+			}
+		})
+	}
+	obs := curves[contract.SeriesObserved]
+	require.Len(t, obs, 10, "the successor's ten points")
+	assert.Equal(t, 0.0, obs["0.01"])
+	want := map[string]float64{}
+	for _, le := range []string{"0.02", "0.04", "0.06", "0.08", "0.1"} {
+		assert.Equal(t, 1.0, obs[le], le)
+		want[le] = 1
+	}
+	assert.Equal(t, want, curves[contract.SeriesMean], "the mean of windows of the same delays, at the predecessor's points")
+	for _, s := range []string{contract.SeriesLower, contract.SeriesUpper} {
+		require.Len(t, curves[s], 5, s)
+		for le := range want {
+			assert.Contains(t, curves[s], le, s)
+		}
+	}
+	assert.Equal(t, want, curves[contract.SeriesUpper], "the upper bound of a mean of 1")
+}

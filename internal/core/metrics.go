@@ -4,6 +4,7 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -163,12 +164,25 @@ func (b *builder) edgesOf(width float64, bins int) *edges {
 	if e := b.shapes[k]; e != nil {
 		return e
 	}
-	e := &edges{bounds: make([]float64, bins)}
+	// The edges the analysis keeps the band at (analysis.Config.BandPoints).
+	e := newEdges(width, bins, deltaq.CurveEdges(bins, b.cdfPoints))
+	if len(b.shapes) >= maxCachedShapes {
+		// Shapes come from the instances' deltaq.dmax_ns and deltaq.bins:
+		// an input that keeps changing them must not grow the cache
+		// without bound. Start afresh; the shapes in use come back.
+		clear(b.shapes)
+	}
+	b.shapes[k] = e
+	return e
+}
+
+// newEdges returns the edges of a shape whose deltaq.cdf points are at the
+// right edges of the bins idx.
+func newEdges(width float64, bins int, idx []int) *edges {
+	e := &edges{bounds: make([]float64, bins), idx: idx}
 	for i := range e.bounds {
 		e.bounds[i] = edgeSeconds(i, width)
 	}
-	// The edges the analysis keeps the band at (analysis.Config.BandPoints).
-	e.idx = deltaq.CurveEdges(bins, b.cdfPoints)
 	e.labels = make([]string, len(e.idx))
 	for j, i := range e.idx {
 		e.labels[j] = formatFloat(e.bounds[i])
@@ -179,13 +193,6 @@ func (b *builder) edgesOf(width float64, bins int) *edges {
 		}
 		e.leMin, e.leMax = min(e.leMin, n), max(e.leMax, n)
 	}
-	if len(b.shapes) >= maxCachedShapes {
-		// Shapes come from the instances' deltaq.dmax_ns and deltaq.bins:
-		// an input that keeps changing them must not grow the cache
-		// without bound. Start afresh; the shapes in use come back.
-		clear(b.shapes)
-	}
-	b.shapes[k] = e
 	return e
 }
 
@@ -527,6 +534,12 @@ func (b *builder) curves(p *analysis.ProbeResult, id probeID) {
 	}
 	if bd := p.Band; bd != nil {
 		e := b.edgesOf(bd.Width, bd.Bins())
+		if bd.At != nil && !slices.Equal(bd.At, e.idx) {
+			// Kept at another cdf_points' edges: those of the windows
+			// of a predecessor flushed at a reload, which the successor
+			// emits. Its values are labelled with its own edges.
+			e = newEdges(bd.Width, bd.Bins(), bd.At)
+		}
 		for _, c := range [...]struct {
 			series string
 			cdf    []float64
