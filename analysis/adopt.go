@@ -31,8 +31,9 @@ type Adoption struct {
 // instances in the open windows (and the windows' contributors, and the
 // prints that tell a window delivered again, keyed by the probes' keys,
 // which the probes keep: adoptKeys), its
-// running totals, the observed ΔQs behind its confidence band (when the
-// history length and the band's edges, Config.BandPoints, are unchanged),
+// running totals, the observed ΔQs behind its confidence band (the last
+// of them that the new history length holds; none when the band's edges,
+// Config.BandPoints, changed),
 // its trigger states, the windows its divergence test pools and its
 // slack history (when its QTA's points are unchanged); and the snapshot
 // being recorded, with the windows a snapshot holds before its trigger.
@@ -156,8 +157,15 @@ func (a *analyzer) adopt(old *analyzer, name string) {
 	}
 	ns := a.state(name)
 	ns.totals, ns.width, ns.bins, ns.edges = os.totals, os.width, os.bins, os.edges
-	if os.band != nil && ns.band != nil && os.band.K() == ns.band.K() && os.band.Points() == ns.band.Points() {
-		ns.band = os.band
+	if os.band != nil && ns.band != nil && os.band.Points() == ns.band.Points() {
+		// Another history keeps the last ΔQs that fit; other band
+		// edges (cdf_points) start it afresh: the ΔQs are kept at the
+		// old ones alone.
+		if os.band.K() == ns.band.K() {
+			ns.band = os.band
+		} else if b, err := os.band.Resized(ns.band.K()); err == nil {
+			ns.band = b
+		}
 	}
 	ns.trig = os.trig
 	// The divergence run and pooled windows count towards the new

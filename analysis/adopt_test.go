@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -256,5 +257,49 @@ func TestAdoptCarriesTheSnapshotInProgress(t *testing.T) {
 	rs = window(e, 8, good)
 	if len(rs) != 1 || len(rs[0].Snapshots) != 1 || len(rs[0].Snapshots[0].Windows) != 5 {
 		t.Fatalf("window 8: %+v, want snapshot 2 of windows 4 to 8", rs)
+	}
+}
+
+// TestAdoptResizesTheBandHistory: a reload that changes history keeps the
+// last observed ΔQs behind the band that the new length holds, so that the
+// band does not start again from one window (whose band is [0, 1]): four
+// windows closed before the reload and the open one make a band over 3 of
+// them under history 3, over all 5 under history 8.
+func TestAdoptResizesTheBandHistory(t *testing.T) {
+	for _, c := range []struct{ history, k int }{{3, 3}, {8, 5}, {5, 5}} {
+		cfgOf := func(h int) Config {
+			return Config{Interval: time.Second, History: h, Probes: map[string]ProbeConfig{"a": {DMax: testDMax, Bins: testBins}}}
+		}
+		old := newEngine(t, cfgOf(5), t0)
+		for w := range 4 {
+			base := time.Duration(w) * time.Second
+			addAll(old, ok("a", base+100*time.Millisecond, time.Duration(10+w)*time.Millisecond))
+			old.Advance(at(base + 2*time.Second))
+		}
+		addAll(old, ok("a", 4*time.Second+100*time.Millisecond, 20*time.Millisecond))
+		e := newEngine(t, cfgOf(c.history), at(4*time.Second+500*time.Millisecond))
+		if ad := e.Adopt(old); len(ad.Carried) != 1 {
+			t.Fatalf("history %d: adoption %+v, want a carried", c.history, ad)
+		}
+		res := e.Advance(at(6 * time.Second))
+		if len(res) != 1 {
+			t.Fatalf("history %d: %d windows, want the open one", c.history, len(res))
+		}
+		a := probeOf(t, res[0], "a")
+		if a.Band == nil || a.Band.K != c.k {
+			t.Fatalf("history %d: band %+v, want one over %d windows", c.history, a.Band, c.k)
+		}
+		// The newest c.k windows' delays are 20 ms and, before it, 13,
+		// 12, 11 and 10 ms: the mean CDF at 12 ms counts those of 10 to
+		// 12 ms among them.
+		in := 0
+		for _, d := range []int{20, 13, 12, 11, 10}[:c.k] {
+			if d <= 12 {
+				in++
+			}
+		}
+		if got, want := a.Band.Mean[11], float64(in)/float64(c.k); math.Abs(got-want) > 1e-12 {
+			t.Errorf("history %d: mean F(12 ms) %v, want %v", c.history, got, want)
+		}
 	}
 }

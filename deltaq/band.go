@@ -6,6 +6,7 @@ package deltaq
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -382,6 +383,35 @@ func (r *RunningBand) forget(n float64) {
 	} else {
 		r.unknown--
 	}
+}
+
+// Resized returns a RunningBand over the last k ΔQs, k ≥ 1, that holds
+// the last min(k, Len()) ΔQs of r, at its edges, and keeps r's points: the
+// band of a window whose length a reload changed goes on with the ΔQs it
+// has. Its band is that of Band over those ΔQs. r is left as it was.
+func (r *RunningBand) Resized(k int) (*RunningBand, error) {
+	nb, err := NewRunningBandAt(k, r.points)
+	if err != nil || r.n == 0 {
+		return nb, err
+	}
+	m := min(r.n, k)
+	nb.width, nb.bins, nb.at = r.width, r.bins, r.at
+	nb.ring, nb.insts = make([][]float64, k), make([]float64, k)
+	// The oldest of r's ΔQs is at 0 until its ring is full, at head after.
+	first := 0
+	if r.n == r.k {
+		first = r.head
+	}
+	for j := range m {
+		src := (first + r.n - m + j) % r.k
+		nb.ring[j], nb.insts[j] = slices.Clone(r.ring[src]), r.insts[src]
+		nb.remember(nb.insts[j])
+	}
+	nb.n, nb.head = m, m%k
+	nb.mean = make([]float64, len(r.mean))
+	nb.m2 = make([]float64, len(r.m2))
+	moments(nb.mean, nb.m2, m, func(j int) []float64 { return nb.ring[j] })
+	return nb, nil
 }
 
 // row returns the CDF at the kept edges of d, a Spread ΔQ of the window's

@@ -4,6 +4,7 @@
 package deltaq
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -324,5 +325,77 @@ func TestBandWilsonFloor(t *testing.T) {
 	}
 	if rb, _ = r.Band(); !near(rb.Lower[0], 100/(100+z2), 1e-12) {
 		t.Fatalf("sampled windows: lower %v, want %v", rb.Lower[0], 100/(100+z2))
+	}
+}
+
+// TestRunningBandResized: a band resized to another window length holds
+// the last ΔQs of the old one that fit, oldest first, and goes on from
+// there: its band is Band over the last min(k, pushed) ΔQs, bit for bit
+// right after the resize, before and after its ring wraps, whether the old
+// ring had wrapped or not; the old band is left as it was.
+func TestRunningBandResized(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var pushed []DeltaQ
+	next := func() DeltaQ {
+		delays := make([]float64, 1+rng.IntN(30))
+		for i := range delays {
+			delays[i] = rng.ExpFloat64() * 0.01
+		}
+		d := mk(t)(FromInstances(1e-3, 40, delays, int64(rng.IntN(3)), 0))
+		pushed = append(pushed, d)
+		return d
+	}
+	same := func(what string, got, want ConfidenceBand) {
+		t.Helper()
+		if got.K != want.K || !slices.Equal(got.Mean, want.Mean) || !slices.Equal(got.Lower, want.Lower) || !slices.Equal(got.Upper, want.Upper) {
+			t.Fatalf("%s: band K = %d %v %v %v, Band K = %d %v %v %v", what, got.K, got.Mean, got.Lower, got.Upper, want.K, want.Mean, want.Lower, want.Upper)
+		}
+	}
+	for _, c := range []struct{ from, pushes, to int }{{5, 7, 3}, {5, 7, 8}, {5, 3, 2}, {5, 3, 9}, {4, 8, 4}} {
+		pushed = pushed[:0]
+		r, _ := NewRunningBandAt(c.from, 7)
+		for range c.pushes {
+			if err := r.Push(next()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, _ := r.Band()
+		nb, err := r.Resized(c.to)
+		if err != nil || nb.K() != c.to || nb.Points() != 7 || nb.Len() != min(c.to, c.from, c.pushes) {
+			t.Fatalf("%+v: Resized: %v, K %d, points %d, Len %d", c, err, nb.K(), nb.Points(), nb.Len())
+		}
+		after, _ := r.Band()
+		same(fmt.Sprintf("%+v: the old band", c), after, before)
+		// The full layout's band at the kept edges, over the ΔQs the
+		// resized band holds, then over those it goes on with.
+		ref := func(n int) ConfidenceBand {
+			full, _ := NewRunningBandAt(n, 7)
+			for _, d := range pushed[len(pushed)-n:] {
+				_ = full.Push(d)
+			}
+			b, _ := full.Band()
+			return b
+		}
+		got, _ := nb.Band()
+		same(fmt.Sprintf("%+v: resized", c), got, ref(nb.Len()))
+		held := nb.Len()
+		for j := range c.to + 2 {
+			_ = nb.Push(next())
+			held = min(held+1, c.to)
+			got, _ := nb.Band()
+			want := ref(held)
+			for i := range want.Mean {
+				if math.Abs(got.Mean[i]-want.Mean[i]) > 1e-12 || math.Abs(got.Lower[i]-want.Lower[i]) > 1e-12 || math.Abs(got.Upper[i]-want.Upper[i]) > 1e-12 {
+					t.Fatalf("%+v: push %d after the resize, edge %d: (%v %v %v), want (%v %v %v)", c, j, i, got.Mean[i], got.Lower[i], got.Upper[i], want.Mean[i], want.Lower[i], want.Upper[i])
+				}
+			}
+		}
+	}
+	empty, _ := NewRunningBand(3)
+	if nb, err := empty.Resized(5); err != nil || nb.Len() != 0 || nb.K() != 5 {
+		t.Fatalf("empty band resized: %v, Len %d", err, nb.Len())
+	}
+	if _, err := empty.Resized(0); err == nil {
+		t.Error("Resized(0) accepted")
 	}
 }
