@@ -152,7 +152,7 @@ func AssertEqualExporterDeltaqLayoutsAgreed(t *testing.T, tt *componenttest.Tele
 func AssertEqualExporterDeltaqOutputDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_deltaq_output_dropped",
-		Description: "Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the connector's next consumer refused them or did not take them within one interval, at least 1 s), by signal. [Alpha]",
+		Description: "Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the shutdown's deadline reached while the batch was still queued or being sent), by signal. [Alpha]",
 		Unit:        "{batch}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
