@@ -45,7 +45,7 @@ type exporterOption func(*deltaqExporter, *core.Settings)
 // newExporter makes an exporter of the collector whose shared state is st.
 func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *collectorstate.State, opts ...exporterOption) (*deltaqExporter, error) {
 	e := &deltaqExporter{logger: set.Logger}
-	ins, err := instruments(set.TelemetrySettings)
+	ins, sins, err := instruments(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *co
 	for _, o := range opts {
 		o(e, &oset)
 	}
-	if e.senders, err = newSenders(ctx, cfg, set, ins.OutputDropped); err != nil {
+	if e.senders, err = newSenders(ctx, cfg, set, ins.OutputDropped, sins.OutputRejected); err != nil {
 		return nil, err
 	}
 	e.metricsOut, e.logsOut = e.senders.metrics, e.senders.logs

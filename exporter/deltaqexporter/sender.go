@@ -58,6 +58,15 @@ import (
 // deadline came: it is not retried.
 var errAbandoned = errors.New("the exporter's shutdown deadline passed before the request was sent")
 
+// partialSuccessMessage is the warning with which the collector's
+// otlp_grpc and otlp_http exporters report an OTLP partial success, with
+// the items rejected in a field of their signal.
+const partialSuccessMessage = "Partial success response"
+
+// rejectedFields are the fields of partialSuccessMessage that count the
+// items rejected, by signal.
+var rejectedFields = map[string]string{"metrics": "dropped_data_points", "logs": "dropped_log_records"}
+
 // failedAttemptPrefix starts the error a queue-less exporterhelper logs
 // for each failed send: the client's, whose failures the outer layer
 // retries, logs (a retry, or the request dropped) and counts itself.
@@ -78,7 +87,7 @@ type senders struct {
 	abortCtx context.Context
 	abort    context.CancelFunc
 
-	dropped metric.Int64Counter
+	dropped, rejected metric.Int64Counter
 	// abandoned counts the requests abandoned, by signal (signalIndex).
 	abandoned [2]atomic.Int64
 }
@@ -102,8 +111,9 @@ func signalAttr(signal string) metric.MeasurementOption {
 // top-level options, the logs one with the logs section's when present.
 // Each is named after this exporter and its signal, such as
 // otlp_grpc/deltaq_metrics, in the collector's exporter telemetry and logs.
-// dropped counts the requests abandoned at shutdown.
-func newSenders(ctx context.Context, cfg *Config, set exporter.Settings, dropped metric.Int64Counter) (*senders, error) {
+// dropped counts the requests abandoned at shutdown, rejected the items
+// endpoints rejected in partial successes.
+func newSenders(ctx context.Context, cfg *Config, set exporter.Settings, dropped, rejected metric.Int64Counter) (*senders, error) {
 	var (
 		f          exporter.Factory
 		mcfg, lcfg component.Config
@@ -125,11 +135,11 @@ func newSenders(ctx context.Context, cfg *Config, set exporter.Settings, dropped
 			lcfg = &lc
 		}
 	}
-	s := &senders{dropped: dropped}
+	s := &senders{dropped: dropped, rejected: rejected}
 	s.abortCtx, s.abort = context.WithCancel(context.Background())
 
 	client, queue, retry, attrs := splitSender(mcfg, "metrics")
-	cset := clientSettings(senderSettings(set, f.Type(), "metrics"))
+	cset := s.clientSettings(senderSettings(set, f.Type(), "metrics"), "metrics")
 	mc, err := f.CreateMetrics(ctx, cset, client)
 	if err != nil {
 		return nil, err
@@ -143,7 +153,7 @@ func newSenders(ctx context.Context, cfg *Config, set exporter.Settings, dropped
 	}
 
 	client, queue, retry, attrs = splitSender(lcfg, "logs")
-	cset = clientSettings(senderSettings(set, f.Type(), "logs"))
+	cset = s.clientSettings(senderSettings(set, f.Type(), "logs"), "logs")
 	lc, err := f.CreateLogs(ctx, cset, client)
 	if err != nil {
 		return nil, err
@@ -240,12 +250,17 @@ func httpEndpointAttrs(endpoint string) []attribute.KeyValue {
 
 // clientSettings are the settings of a signal's client: the sender's,
 // without exporterhelper's telemetry (the outer layer records it), with a
-// logger that leaves out its report of each failed attempt.
-func clientSettings(set exporter.Settings) exporter.Settings {
+// logger that counts the items of the partial successes it reports and
+// leaves out its report of each failed attempt.
+func (s *senders) clientSettings(set exporter.Settings, signal string) exporter.Settings {
 	ts := &set.TelemetrySettings
 	ts.MeterProvider = meterWithout{ts.MeterProvider}
 	ts.TracerProvider = tracerWithout{ts.TracerProvider}
-	set.Logger = set.Logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return clientCore{c} }))
+	field, attr := rejectedFields[signal], signalAttr(signal)
+	count := func(n int64) { s.rejected.Add(context.Background(), n, attr) }
+	set.Logger = set.Logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return clientCore{Core: c, rejected: rejectedCounter{field: field, count: count}}
+	}))
 	return set
 }
 
@@ -292,15 +307,53 @@ func (p tracerWithout) Tracer(name string, opts ...trace.TracerOption) trace.Tra
 	return p.TracerProvider.Tracer(name, opts...)
 }
 
-// clientCore is the log core of a client: it drops the client's report
-// of a failed attempt.
-type clientCore struct{ zapcore.Core }
+// clientCore is the log core of a client: it counts the items of each
+// partial success the client reports, whatever the log level, and drops
+// the client's report of a failed attempt.
+type clientCore struct {
+	zapcore.Core
+	rejected rejectedCounter
+}
 
-func (c clientCore) With(fields []zapcore.Field) zapcore.Core { return clientCore{c.Core.With(fields)} }
+func (c clientCore) With(fields []zapcore.Field) zapcore.Core {
+	return clientCore{Core: c.Core.With(fields), rejected: c.rejected}
+}
+
+// Enabled lets warnings through to Check: a partial success is counted
+// even when warnings are not logged.
+func (c clientCore) Enabled(l zapcore.Level) bool {
+	return l >= zapcore.WarnLevel || c.Core.Enabled(l)
+}
 
 func (c clientCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if strings.HasPrefix(e.Message, failedAttemptPrefix) {
+	switch {
+	case e.Message == partialSuccessMessage:
+		ce = ce.AddCore(e, c.rejected)
+	case strings.HasPrefix(e.Message, failedAttemptPrefix):
 		return ce
 	}
 	return c.Core.Check(e, ce)
+}
+
+// rejectedCounter is the core that counts the items of a partial success:
+// the value of its field.
+type rejectedCounter struct {
+	field string
+	count func(int64)
+}
+
+func (r rejectedCounter) Enabled(zapcore.Level) bool        { return true }
+func (r rejectedCounter) With([]zapcore.Field) zapcore.Core { return r }
+func (r rejectedCounter) Sync() error                       { return nil }
+func (r rejectedCounter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return ce.AddCore(e, r)
+}
+
+func (r rejectedCounter) Write(_ zapcore.Entry, fields []zapcore.Field) error {
+	for _, f := range fields {
+		if f.Key == r.field && f.Type == zapcore.Int64Type && f.Integer > 0 {
+			r.count(f.Integer)
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
@@ -73,4 +74,37 @@ func TestShutdownKeepsToItsDeadline(t *testing.T) {
 	require.GreaterOrEqual(t, sent.requests, 4, "the windows handed to the sender")
 	dropped := telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_dropped")
 	assert.Equal(t, map[string]int64{"signal=metrics": int64(sent.requests)}, dropped, "every request unanswered counted as dropped")
+}
+
+// TestPartialSuccessCounted: the items an endpoint rejects in OTLP partial
+// successes are counted, by signal (output_rejected), though the senders'
+// warnings are not logged (here no logger at all): an operator can alert on
+// them. The collector's exporter telemetry counts each item sent once.
+func TestPartialSuccessCounted(t *testing.T) {
+	srv := otlptest.Start(t, otlptest.Options{
+		Metrics: func(pmetric.Metrics) otlptest.Reply { return otlptest.Reply{Rejected: 3, Message: "3 points refused"} },
+		Logs:    func(plog.Logs) otlptest.Reply { return otlptest.Reply{Rejected: 1, Message: "1 record refused"} },
+	})
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	clk := coretest.NewClock(at(time.Second))
+	exp := startExporter(t, contractConfig(grpcConfig(srv.Addr())), clk, tel)
+	contractWindows(t, exp, clk)
+	srv.Until(t, "a window's logs", 30*time.Second, func() bool { return srv.Counts().LogRecords > 0 })
+	require.NoError(t, exp.shutdown(context.Background()))
+
+	var metricsRequests, logsRequests int64
+	for range srv.Metrics() {
+		metricsRequests++
+	}
+	for range srv.Logs() {
+		logsRequests++
+	}
+	assert.Equal(t, map[string]int64{"signal=metrics": 3 * metricsRequests, "signal=logs": logsRequests},
+		telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_rejected"), "3 points per metrics request, 1 record per logs request")
+	var sentPoints int64
+	for _, n := range telemetrytest.Sum(t, tel, "otelcol_exporter_sent_metric_points") {
+		sentPoints += n
+	}
+	assert.Equal(t, int64(srv.Counts().DataPoints), sentPoints, "each point sent counted once")
 }

@@ -36,6 +36,7 @@ type TelemetryBuilder struct {
 	ExporterDeltaqLayoutsAgreed               metric.Int64Counter
 	ExporterDeltaqOutputDropped               metric.Int64Counter
 	ExporterDeltaqOutputOversized             metric.Int64Counter
+	ExporterDeltaqOutputRejected              metric.Int64Counter
 	ExporterDeltaqProbes                      metric.Int64Gauge
 	ExporterDeltaqProbesExpired               metric.Int64Counter
 	ExporterDeltaqQooScoresWithheld           metric.Int64Counter
@@ -136,6 +137,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ExporterDeltaqOutputOversized, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_output_oversized",
 		metric.WithDescription("Data points or log records dropped because one alone encodes to more than max_request_bytes, so that no batch could carry it, by signal. A window larger than max_request_bytes is otherwise sent in several batches. [Alpha]"),
+		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqOutputRejected, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_output_rejected",
+		metric.WithDescription("Data points (metrics) or log records (logs) the endpoint rejected while accepting the rest of their request (an OTLP partial success), by signal. They are lost: such a request is not retried, and the collector's exporter metrics count its items as sent. [Alpha]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

@@ -181,6 +181,22 @@ func AssertEqualExporterDeltaqOutputOversized(t *testing.T, tt *componenttest.Te
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterDeltaqOutputRejected(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_deltaq_output_rejected",
+		Description: "Data points (metrics) or log records (logs) the endpoint rejected while accepting the rest of their request (an OTLP partial success), by signal. They are lost: such a request is not retried, and the collector's exporter metrics count its items as sent. [Alpha]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_deltaq_output_rejected")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterDeltaqProbes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_deltaq_probes",
