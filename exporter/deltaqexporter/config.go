@@ -140,10 +140,15 @@ func grpcClientConfig() configgrpc.ClientConfig {
 	return otlpexporter.NewFactory().CreateDefaultConfig().(*otlpexporter.Config).ClientConfig
 }
 
-// newQueueConfig is the sending queue of the default configuration.
+// newQueueConfig is the sending queue of the default configuration: one
+// consumer, so that the windows go out in order. With several, a window
+// waiting for a retry was overtaken by the next one, and the cumulative
+// series of its probes went back in time at the backend (refused as
+// out-of-order samples by Prometheus, or read as a reset).
 func newQueueConfig() configoptional.Optional[exporterhelper.QueueBatchConfig] {
 	queue := exporterhelper.NewDefaultQueueConfig()
 	queue.QueueSize = defaultQueueSize
+	queue.NumConsumers = 1
 	return configoptional.Some(queue)
 }
 

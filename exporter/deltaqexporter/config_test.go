@@ -34,6 +34,12 @@ func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.Equal(t, core.NewDefaultConfig(), cfg.Config, "the analysis options' defaults")
 	assert.Equal(t, int64(60), cfg.QueueConfig.Get().QueueSize)
+	// One consumer sends the windows in order (TestWindowsArriveInOrder),
+	// in each section.
+	assert.Equal(t, 1, cfg.QueueConfig.Get().NumConsumers)
+	sections := createDefaultConfig().(*Config)
+	assert.Equal(t, 1, sections.HTTP.GetOrInsertDefault().QueueConfig.Get().NumConsumers)
+	assert.Equal(t, 1, sections.Logs.GetOrInsertDefault().QueueConfig.Get().NumConsumers)
 	assert.False(t, cfg.HTTP.HasValue(), "OTLP/gRPC unless an http section is given")
 	assert.False(t, cfg.Logs.HasValue(), "logs go with the metrics unless a logs section is given")
 	// The gRPC client is the otlp_grpc exporter's, as the logs section's.

@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
@@ -107,4 +109,41 @@ func TestPartialSuccessCounted(t *testing.T) {
 		sentPoints += n
 	}
 	assert.Equal(t, int64(srv.Counts().DataPoints), sentPoints, "each point sent counted once")
+}
+
+// TestWindowsArriveInOrder: with the default sending queue, a window whose
+// first attempt fails (Unavailable: retried after initial_interval) still
+// arrives before the next window. The cumulative series of a probe sent out
+// of order are refused by a backend that refuses out-of-order samples
+// (Prometheus) or read as a reset; with several queue consumers the next
+// window was sent while the first waited for its retry.
+func TestWindowsArriveInOrder(t *testing.T) {
+	failed := false
+	srv := otlptest.Start(t, otlptest.Options{Metrics: func(md pmetric.Metrics) otlptest.Reply {
+		// The first window is the one without probe b, whose first
+		// instance is in the second.
+		if !failed && !carriesProbe(md, "b") {
+			failed = true
+			return otlptest.Reply{Err: status.Error(codes.Unavailable, "busy")}
+		}
+		return otlptest.Reply{}
+	}})
+	cfg := grpcConfig(srv.Addr())
+	cfg.RetryConfig.InitialInterval = 300 * time.Millisecond
+	cfg.RetryConfig.RandomizationFactor = 0
+	clk := coretest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, nil)
+	defer func() { require.NoError(t, exp.shutdown(context.Background())) }()
+
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("a", ms(100))))
+	clk.Tick(at(2 * time.Second))
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("a", time.Second+ms(100))))
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("b", time.Second+ms(100))))
+	clk.Tick(at(3 * time.Second))
+
+	srv.Until(t, "both windows", 10*time.Second, func() bool { return srv.Counts().Requests >= 2 })
+	got := srv.Metrics()
+	require.True(t, failed, "the first window's first attempt failed")
+	assert.False(t, carriesProbe(got[0], "b"), "the first window arrived first")
+	assert.True(t, carriesProbe(got[1], "b"), "the second window arrived second")
 }
