@@ -177,9 +177,7 @@ func (c *Config) Validate() error {
 	if !c.HTTP.HasValue() && c.ClientConfig.Endpoint == "" {
 		errs = append(errs, errors.New(`requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`))
 	}
-	if err := checkGRPCEndpoint(c); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, checkGRPCEndpoints(c)...)
 	if h := c.HTTP.Get(); c.HTTP.HasValue() && h.ClientConfig.Endpoint == "" && (h.MetricsEndpoint == "" || h.LogsEndpoint == "") {
 		errs = append(errs, errors.New(`http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`))
 	}
@@ -200,19 +198,53 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkGRPCEndpoint refuses a top-level endpoint that the otlp_grpc
-// exporter's own validation refuses: one with nothing after its scheme
-// ("http://", "https://", "dns:///"). The collector validates the logs
-// section, an otlp_grpc exporter's, itself; the top-level options are
-// copied into one only when the exporter is created, unvalidated, and the
-// sender then dialled an empty target for good.
-func checkGRPCEndpoint(c *Config) error {
-	if c.HTTP.HasValue() || c.ClientConfig.Endpoint == "" {
-		return nil // refused above, or not used
+// checkGRPCEndpoints refuses a top-level or logs endpoint that the gRPC
+// client cannot dial, although the otlp_grpc exporter's own validation
+// passes some of them: one naming no host after its scheme ("http://",
+// "http:///", "dns:///", "dns://8.8.8.8/"), and one whose http:// or
+// https:// is not in lower case, which the client does not strip and
+// takes for a resolver it does not have. Such an endpoint started, and
+// every send failed. The top-level options are copied into an otlp_grpc
+// exporter's only when the exporter is created, unvalidated; the logs
+// section's own validation says of "https://" that it "requires a
+// non-empty endpoint".
+func checkGRPCEndpoints(c *Config) []error {
+	var errs []error
+	if !c.HTTP.HasValue() && c.ClientConfig.Endpoint != "" {
+		if err := checkGRPCEndpoint("endpoint", c.ClientConfig.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	gc := otlpexporter.Config{ClientConfig: c.ClientConfig}
-	if gc.Validate() != nil {
-		return fmt.Errorf("endpoint: %q names no host: it must be host:port, after a scheme if any (http://, https://, dns:///)", c.ClientConfig.Endpoint)
+	if c.Logs.HasValue() && c.Logs.Get().ClientConfig.Endpoint != "" {
+		if err := checkGRPCEndpoint("logs.endpoint", c.Logs.Get().ClientConfig.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// checkGRPCEndpoint checks the endpoint of key as the gRPC client reads it
+// (configgrpc): http:// and https:// stripped, another scheme a resolver's
+// whose endpoint is the URI's path, a unix socket checked by configgrpc.
+func checkGRPCEndpoint(key, endpoint string) error {
+	for _, scheme := range []string{"http://", "https://"} {
+		if len(endpoint) >= len(scheme) && strings.EqualFold(endpoint[:len(scheme)], scheme) && !strings.HasPrefix(endpoint, scheme) {
+			return fmt.Errorf("%s: %q: the scheme must be written %s: the gRPC client does not know %s", key, endpoint, scheme, endpoint[:len(scheme)])
+		}
+	}
+	target := endpoint
+	switch {
+	case strings.HasPrefix(endpoint, "unix:"):
+		return nil
+	case strings.HasPrefix(endpoint, "http://"), strings.HasPrefix(endpoint, "https://"):
+		_, target, _ = strings.Cut(endpoint, "://")
+	case strings.Contains(endpoint, "://"):
+		if u, err := url.Parse(endpoint); err == nil {
+			target = strings.TrimPrefix(u.Path, "/")
+		}
+	}
+	if target == "" || strings.HasPrefix(target, "/") {
+		return fmt.Errorf("%s: %q names no host: it must be host:port, after a scheme if any (http://, https://, dns:///)", key, endpoint)
 	}
 	return nil
 }

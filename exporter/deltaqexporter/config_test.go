@@ -141,7 +141,17 @@ func TestLoadInvalidConfig(t *testing.T) {
 		// and every send failed.
 		{Name: "endpoint_scheme_only", Want: `endpoint: "http://" names no host`},
 		{Name: "endpoint_dns_only", Want: `endpoint: "dns:///" names no host`},
-		{Name: "logs_endpoint_scheme_only", Want: `logs: requires a non-empty "endpoint"`},
+		// The logs section's own validation says "requires a non-empty
+		// endpoint" of an endpoint that is not empty.
+		{Name: "logs_endpoint_scheme_only", Want: `logs.endpoint: "https://" names no host`},
+		// Endpoints that the otlp_grpc exporter's validation passes and
+		// whose every send failed: nothing after the scheme but a slash, a
+		// resolver's authority without an endpoint, a scheme in capitals
+		// (the gRPC client strips http:// and https:// only as written).
+		{Name: "endpoint_scheme_and_slash", Want: `endpoint: "http:///" names no host`},
+		{Name: "endpoint_resolver_without_endpoint", Want: `endpoint: "dns://8.8.8.8/" names no host`},
+		{Name: "endpoint_upper_case_scheme", Want: `endpoint: "HTTP://otel-backend:4317": the scheme must be written http://`},
+		{Name: "logs_endpoint_scheme_and_slash", Want: `logs.endpoint: "https:///" names no host`},
 		{Name: "http_endpoint_scheme_only", Want: `http.endpoint: "http://" is not a URL the sender can post to`},
 		{Name: "http_endpoint_without_scheme", Want: `http.endpoint: "otel-backend:4318" is not a URL the sender can post to`},
 		{Name: "http_signal_endpoints_bad", Want: `http.metrics_endpoint: "https:///v1/metrics" is not a URL the sender can post to: it must be http:// or https:// and a host (and port)` + "\n" +
