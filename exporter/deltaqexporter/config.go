@@ -199,12 +199,12 @@ func (c *Config) Validate() error {
 }
 
 // checkGRPCEndpoints refuses a top-level or logs endpoint that the gRPC
-// client cannot dial, although the otlp_grpc exporter's own validation
-// passes some of them: one naming no host after its scheme ("http://",
-// "http:///", "dns:///", "dns://8.8.8.8/"), and one whose http:// or
-// https:// is not in lower case, which the client does not strip and
-// takes for a resolver it does not have. Such an endpoint started, and
-// every send failed. The top-level options are copied into an otlp_grpc
+// client cannot dial, saying why: one naming no host after its scheme
+// ("http://", "http:///", "dns:///", "dns://8.8.8.8/"), and one whose
+// http:// or https:// is not in lower case, which the client does not
+// strip and takes for a resolver it does not have. The otlp_grpc
+// exporter's own validation passes some of them ("dns://8.8.8.8/",
+// "HTTP://host:4317"): the exporter started, and every send failed. The top-level options are copied into an otlp_grpc
 // exporter's only when the exporter is created, unvalidated; the logs
 // section's own validation says of "https://" that it "requires a
 // non-empty endpoint".

@@ -144,10 +144,11 @@ func TestLoadInvalidConfig(t *testing.T) {
 		// The logs section's own validation says "requires a non-empty
 		// endpoint" of an endpoint that is not empty.
 		{Name: "logs_endpoint_scheme_only", Want: `logs.endpoint: "https://" names no host`},
-		// Endpoints that the otlp_grpc exporter's validation passes and
-		// whose every send failed: nothing after the scheme but a slash, a
-		// resolver's authority without an endpoint, a scheme in capitals
-		// (the gRPC client strips http:// and https:// only as written).
+		// Endpoints that the gRPC client cannot dial: a resolver's
+		// authority without an endpoint and a scheme in capitals (the
+		// client strips http:// and https:// only as written) passed
+		// validation, and every send failed; nothing after the scheme but
+		// a slash was refused as "address /: missing port in address".
 		{Name: "endpoint_scheme_and_slash", Want: `endpoint: "http:///" names no host`},
 		{Name: "endpoint_resolver_without_endpoint", Want: `endpoint: "dns://8.8.8.8/" names no host`},
 		{Name: "endpoint_upper_case_scheme", Want: `endpoint: "HTTP://otel-backend:4317": the scheme must be written http://`},
