@@ -107,9 +107,12 @@ func (e *deltaqExporter) start(ctx context.Context, host component.Host) error {
 // shutdown closes the windows still open, hands their output to the
 // senders, and shuts the senders down, which drains their queues. When ctx
 // ends first, the sends under way and the requests still queued are
-// abandoned (sender.go), counted and logged, and ctx's error returned.
+// abandoned (sender.go), counted and logged, and ctx's error returned; so
+// are a sender's requests still queued once an attempt of the drain has
+// failed as the endpoint's fault.
 func (e *deltaqExporter) shutdown(ctx context.Context) error {
 	obsErr := e.obs.Shutdown(ctx)
+	e.senders.draining.Store(true)
 	stop := context.AfterFunc(ctx, e.senders.abort)
 	err := errors.Join(e.metricsOut.Shutdown(ctx), e.logsOut.Shutdown(ctx))
 	stop()
@@ -121,8 +124,8 @@ func (e *deltaqExporter) shutdown(ctx context.Context) error {
 		}
 	}
 	if len(abandoned) > 0 {
-		e.logger.Warn("dropping ΔQ output not sent by the end of the shutdown: the requests still queued or being sent were abandoned",
-			abandoned...)
+		e.logger.Warn("dropping ΔQ output at shutdown: requests still queued or being sent were abandoned "+
+			"(the shutdown's deadline passed, or the endpoint failed an attempt while the queue drained)", abandoned...)
 		if ctx.Err() != nil {
 			err = errors.Join(err, fmt.Errorf("ΔQ output requests abandoned at shutdown: %w", ctx.Err()))
 		}

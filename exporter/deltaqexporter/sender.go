@@ -53,10 +53,17 @@ import (
 // its own context ends: the attempt in flight fails at once, each request
 // still queued fails without being sent, and they are counted
 // (output_dropped) and logged.
+//
+// The collector's own shutdown has no deadline (nor has the shutdown of a
+// configuration reload, during which no pipeline runs); so once an attempt
+// of the drain has failed other than permanently (the endpoint down or not
+// answering, not a request it refuses), a sender's requests still queued
+// are abandoned the same way, rather than each waiting out its timeout
+// against an endpoint that just failed.
 
-// errAbandoned is the error of a request abandoned when the shutdown's
-// deadline came: it is not retried.
-var errAbandoned = errors.New("the exporter's shutdown deadline passed before the request was sent")
+// errAbandoned is the error of a request abandoned at shutdown: it is not
+// retried.
+var errAbandoned = errors.New("abandoned at shutdown: the shutdown's deadline passed, or the endpoint failed an attempt while the queue drained")
 
 // partialSuccessMessage is the warning with which the collector's
 // otlp_grpc and otlp_http exporters report an OTLP partial success, with
@@ -88,6 +95,10 @@ type senders struct {
 	abort    context.CancelFunc
 
 	dropped, rejected metric.Int64Counter
+	// draining is set when the shutdown starts; drainFailed, by signal,
+	// once an attempt has failed other than permanently since then.
+	draining    atomic.Bool
+	drainFailed [2]atomic.Bool
 	// abandoned counts the requests abandoned, by signal (signalIndex).
 	abandoned [2]atomic.Int64
 }
@@ -265,9 +276,12 @@ func (s *senders) clientSettings(set exporter.Settings, signal string) exporter.
 }
 
 // send makes one attempt of a request under the abort context; once that
-// has ended the request is abandoned, counted and not retried.
+// has ended, or an attempt of the signal's has failed other than
+// permanently while the queue drains, the request is abandoned, counted
+// and not retried.
 func (s *senders) send(ctx context.Context, signal string, attempt func(context.Context) error) error {
-	if s.abortCtx.Err() != nil {
+	i := signalIndex(signal)
+	if s.abortCtx.Err() != nil || s.drainFailed[i].Load() {
 		return s.abandon(signal)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -277,6 +291,9 @@ func (s *senders) send(ctx context.Context, signal string, attempt func(context.
 	err := attempt(ctx)
 	if err != nil && s.abortCtx.Err() != nil {
 		return s.abandon(signal)
+	}
+	if err != nil && s.draining.Load() && !consumererror.IsPermanent(err) {
+		s.drainFailed[i].Store(true)
 	}
 	return err
 }

@@ -147,3 +147,51 @@ func TestWindowsArriveInOrder(t *testing.T) {
 	assert.False(t, carriesProbe(got[0], "b"), "the first window arrived first")
 	assert.True(t, carriesProbe(got[1], "b"), "the second window arrived second")
 }
+
+// TestShutdownGivesUpOnADeadEndpoint: the collector shuts its components
+// down without a deadline, and a sender drains its queue then, one attempt
+// per request. Against an endpoint that takes requests and never answers,
+// each attempt lasted timeout: with one consumer, the default, a stop (or a
+// configuration reload) waited timeout × the requests queued, 5 minutes for
+// a full queue at the defaults. Once an attempt of the drain has failed as
+// the endpoint's (not the request's) fault, the requests still queued are
+// dropped unsent and counted.
+func TestShutdownGivesUpOnADeadEndpoint(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := otlptest.Start(t, otlptest.Options{Metrics: func(pmetric.Metrics) otlptest.Reply {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-release
+		return otlptest.Reply{}
+	}})
+	t.Cleanup(func() { close(release) }) // before the receiver stops
+	cfg := grpcConfig(srv.Addr())
+	cfg.TimeoutConfig.Timeout = 500 * time.Millisecond
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	sent := &countingMetrics{}
+	clk := coretest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, tel, counting(sent))
+	for w := range 8 {
+		base := time.Duration(w) * time.Second
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", base+ms(100))))
+		clk.Tick(at(base + 2*time.Second))
+	}
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first window was not sent")
+	}
+
+	start := time.Now()
+	require.NoError(t, exp.shutdown(context.Background()))
+	// One attempt or two of 500 ms, where every request's took 4 s.
+	assert.Less(t, time.Since(start), 2500*time.Millisecond, "the shutdown tried every request queued")
+	require.GreaterOrEqual(t, sent.requests, 8)
+	dropped := telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_dropped")["signal=metrics"]
+	assert.GreaterOrEqual(t, dropped, int64(sent.requests-2), "the requests not tried counted as dropped")
+	assert.Less(t, dropped, int64(sent.requests), "the request that failed is the sender's failure, not dropped unsent")
+}

@@ -130,7 +130,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqOutputDropped, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_output_dropped",
-		metric.WithDescription("Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the shutdown's deadline reached while the batch was still queued or being sent), by signal. [Alpha]"),
+		metric.WithDescription("Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the batch still queued or being sent at shutdown when its deadline passed or the endpoint had failed an attempt of the drain), by signal. [Alpha]"),
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)

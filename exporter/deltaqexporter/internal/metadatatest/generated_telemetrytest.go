@@ -152,7 +152,7 @@ func AssertEqualExporterDeltaqLayoutsAgreed(t *testing.T, tt *componenttest.Tele
 func AssertEqualExporterDeltaqOutputDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_deltaq_output_dropped",
-		Description: "Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the shutdown's deadline reached while the batch was still queued or being sent), by signal. [Alpha]",
+		Description: "Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the batch still queued or being sent at shutdown when its deadline passed or the endpoint had failed an attempt of the drain), by signal. [Alpha]",
 		Unit:        "{batch}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
