@@ -281,8 +281,10 @@ func checkHTTPEndpoints(c *Config) []error {
 }
 
 // checkQueues refuses a sending queue that would let a send hold the
-// window timer: one that blocks when full, or none at all, where the send
-// and its retries run on the timer (for up to
+// window timer: one that blocks when full, one that waits for each
+// request's result (the timer then gives up on a send after one interval
+// and counts as dropped a batch that is still queued and sent later), or
+// none at all, where the send and its retries run on the timer (for up to
 // retry_on_failure::max_elapsed_time while the endpoint is down), and the
 // instances of the windows it cannot open meanwhile are dropped as
 // too_early.
@@ -305,6 +307,8 @@ func checkQueues(c *Config) []error {
 			errs = append(errs, fmt.Errorf("%s.enabled: must be true: without a queue a send and its retries hold the window timer, and the instances of the windows it misses are dropped", q.key))
 		case q.queue.Get().BlockOnOverflow:
 			errs = append(errs, fmt.Errorf("%s.block_on_overflow: must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
+		case q.queue.Get().WaitForResult:
+			errs = append(errs, fmt.Errorf("%s.wait_for_result: must be false: the window timer would wait for each send, up to one interval, and count a batch still being sent as dropped", q.key))
 		}
 	}
 	return errs

@@ -126,6 +126,10 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{Name: "no_endpoint", Want: `requires a non-empty "endpoint"`},
 		{Name: "blocking_queue", Want: `sending_queue.block_on_overflow: must be false`},
 		{Name: "blocking_http_queue", Want: `http.sending_queue.block_on_overflow: must be false`},
+		// The window timer waited for each send, up to one interval, and
+		// counted a batch still being sent as dropped.
+		{Name: "waiting_queue", Want: `sending_queue.wait_for_result: must be false`},
+		{Name: "waiting_logs_queue", Want: `logs.sending_queue.wait_for_result: must be false`},
 		{Name: "disabled_queue", Want: `sending_queue.enabled: must be true`},
 		{Name: "disabled_http_queue", Want: `http.sending_queue.enabled: must be true`},
 		{Name: "disabled_logs_queue", Want: `logs.sending_queue.enabled: must be true`},
