@@ -68,6 +68,10 @@ type Config struct {
 	// the configuration sets beside an http section, which does not read
 	// them: found by Unmarshal, reported by Validate.
 	unusedWithHTTP []string
+	// queueSizeSet are the sending queues (sending_queue, http.sending_queue,
+	// logs.sending_queue) whose queue_size the configuration sets: found by
+	// Unmarshal, for Validate (checkQueues).
+	queueSizeSet map[string]bool
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -93,6 +97,15 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 		return err
 	}
 	c.unusedWithHTTP = nil
+	c.queueSizeSet = nil
+	for _, key := range []string{"sending_queue", "http.sending_queue", "logs.sending_queue"} {
+		if conf != nil && conf.IsSet(strings.ReplaceAll(key, ".", "::")+"::queue_size") {
+			if c.queueSizeSet == nil {
+				c.queueSizeSet = map[string]bool{}
+			}
+			c.queueSizeSet[key] = true
+		}
+	}
 	if conf == nil || !conf.IsSet("http") {
 		return nil
 	}
@@ -280,8 +293,9 @@ func checkHTTPEndpoints(c *Config) []error {
 	return errs
 }
 
-// checkQueues refuses a sending queue that would let a send hold the
-// window timer: one that blocks when full, one that waits for each
+// checkQueues refuses a sending queue whose default size would refuse
+// every window (queue_size counts requests by default: with another sizer
+// it must be given), and one that would let a send hold the window timer: one that blocks when full, one that waits for each
 // request's result (the timer then gives up on a send after one interval
 // and counts as dropped a batch that is still queued and sent later), or
 // none at all, where the send and its retries run on the timer (for up to
@@ -309,6 +323,10 @@ func checkQueues(c *Config) []error {
 			errs = append(errs, fmt.Errorf("%s.block_on_overflow: must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
 		case q.queue.Get().WaitForResult:
 			errs = append(errs, fmt.Errorf("%s.wait_for_result: must be false: the window timer would wait for each send, up to one interval, and count a batch still being sent as dropped", q.key))
+		case q.queue.Get().Sizer != exporterhelper.RequestSizerTypeRequests && !c.queueSizeSet[q.key] && q.queue.Get().QueueSize == defaultQueueSize:
+			sizer, _ := q.queue.Get().Sizer.MarshalText()
+			errs = append(errs, fmt.Errorf("%s.queue_size: required with sizer %s: the default, %d, counts requests, and a window's output is larger than %d %s",
+				q.key, sizer, defaultQueueSize, defaultQueueSize, sizer))
 		}
 	}
 	return errs

@@ -71,6 +71,7 @@ func TestLoadValidConfig(t *testing.T) {
 		retry.InitialInterval, retry.MaxInterval, retry.MaxElapsedTime = time.Second, 10*time.Second, time.Minute
 		want.RetryConfig = retry
 		want.QueueConfig.Get().QueueSize = 10
+		want.queueSizeSet = map[string]bool{"sending_queue": true}
 		want.Interval = 5 * time.Second
 		want.Lag = 2 * time.Second
 		want.History = 10
@@ -108,6 +109,11 @@ func TestLoadValidConfig(t *testing.T) {
 		assert.Equal(t, "http://metrics:4318/v1/metrics", cfg.HTTP.Get().MetricsEndpoint)
 		assert.Equal(t, "http://events:4318/v1/logs", cfg.HTTP.Get().LogsEndpoint)
 	})
+	t.Run("items_queue_with_size", func(t *testing.T) {
+		cfg := loadConfig(t, "items_queue_with_size")
+		require.NoError(t, confmap.Validate(cfg))
+		assert.Equal(t, int64(1000000), cfg.QueueConfig.Get().QueueSize)
+	})
 	t.Run("logs", func(t *testing.T) {
 		cfg := loadConfig(t, "logs")
 		require.NoError(t, confmap.Validate(cfg))
@@ -130,6 +136,10 @@ func TestLoadInvalidConfig(t *testing.T) {
 		// counted a batch still being sent as dropped.
 		{Name: "waiting_queue", Want: `sending_queue.wait_for_result: must be false`},
 		{Name: "waiting_logs_queue", Want: `logs.sending_queue.wait_for_result: must be false`},
+		// queue_size counts requests by default: 60 items or bytes hold
+		// no window, and every window was dropped.
+		{Name: "items_queue_without_size", Want: `sending_queue.queue_size: required with sizer items: the default, 60, counts requests`},
+		{Name: "bytes_http_queue_without_size", Want: `http.sending_queue.queue_size: required with sizer bytes`},
 		{Name: "disabled_queue", Want: `sending_queue.enabled: must be true`},
 		{Name: "disabled_http_queue", Want: `http.sending_queue.enabled: must be true`},
 		{Name: "disabled_logs_queue", Want: `logs.sending_queue.enabled: must be true`},
