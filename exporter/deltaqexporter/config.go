@@ -68,6 +68,10 @@ type Config struct {
 	// the configuration sets beside an http section, which does not read
 	// them: found by Unmarshal, reported by Validate.
 	unusedWithHTTP []string
+	// queueSizeSet are the sending queues (sending_queue, http.sending_queue,
+	// logs.sending_queue) whose queue_size the configuration sets: found by
+	// Unmarshal, for Validate (checkQueues).
+	queueSizeSet map[string]bool
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -93,6 +97,15 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 		return err
 	}
 	c.unusedWithHTTP = nil
+	c.queueSizeSet = nil
+	for _, key := range []string{"sending_queue", "http.sending_queue", "logs.sending_queue"} {
+		if conf != nil && conf.IsSet(strings.ReplaceAll(key, ".", "::")+"::queue_size") {
+			if c.queueSizeSet == nil {
+				c.queueSizeSet = map[string]bool{}
+			}
+			c.queueSizeSet[key] = true
+		}
+	}
 	if conf == nil || !conf.IsSet("http") {
 		return nil
 	}
@@ -140,10 +153,15 @@ func grpcClientConfig() configgrpc.ClientConfig {
 	return otlpexporter.NewFactory().CreateDefaultConfig().(*otlpexporter.Config).ClientConfig
 }
 
-// newQueueConfig is the sending queue of the default configuration.
+// newQueueConfig is the sending queue of the default configuration: one
+// consumer, so that the windows go out in order. With several, a window
+// waiting for a retry was overtaken by the next one, and the cumulative
+// series of its probes went back in time at the backend (refused as
+// out-of-order samples by Prometheus, or read as a reset).
 func newQueueConfig() configoptional.Optional[exporterhelper.QueueBatchConfig] {
 	queue := exporterhelper.NewDefaultQueueConfig()
 	queue.QueueSize = defaultQueueSize
+	queue.NumConsumers = 1
 	return configoptional.Some(queue)
 }
 
@@ -172,9 +190,7 @@ func (c *Config) Validate() error {
 	if !c.HTTP.HasValue() && c.ClientConfig.Endpoint == "" {
 		errs = append(errs, errors.New(`requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`))
 	}
-	if err := checkGRPCEndpoint(c); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, checkGRPCEndpoints(c)...)
 	if h := c.HTTP.Get(); c.HTTP.HasValue() && h.ClientConfig.Endpoint == "" && (h.MetricsEndpoint == "" || h.LogsEndpoint == "") {
 		errs = append(errs, errors.New(`http: requires an endpoint, or both a metrics_endpoint and a logs_endpoint`))
 	}
@@ -195,19 +211,53 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkGRPCEndpoint refuses a top-level endpoint that the otlp_grpc
-// exporter's own validation refuses: one with nothing after its scheme
-// ("http://", "https://", "dns:///"). The collector validates the logs
-// section, an otlp_grpc exporter's, itself; the top-level options are
-// copied into one only when the exporter is created, unvalidated, and the
-// sender then dialled an empty target for good.
-func checkGRPCEndpoint(c *Config) error {
-	if c.HTTP.HasValue() || c.ClientConfig.Endpoint == "" {
-		return nil // refused above, or not used
+// checkGRPCEndpoints refuses a top-level or logs endpoint that the gRPC
+// client cannot dial, saying why: one naming no host after its scheme
+// ("http://", "http:///", "dns:///", "dns://8.8.8.8/"), and one whose
+// http:// or https:// is not in lower case, which the client does not
+// strip and takes for a resolver it does not have. The otlp_grpc
+// exporter's own validation passes some of them ("dns://8.8.8.8/",
+// "HTTP://host:4317"): the exporter started, and every send failed. The top-level options are copied into an otlp_grpc
+// exporter's only when the exporter is created, unvalidated; the logs
+// section's own validation says of "https://" that it "requires a
+// non-empty endpoint".
+func checkGRPCEndpoints(c *Config) []error {
+	var errs []error
+	if !c.HTTP.HasValue() && c.ClientConfig.Endpoint != "" {
+		if err := checkGRPCEndpoint("endpoint", c.ClientConfig.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	gc := otlpexporter.Config{ClientConfig: c.ClientConfig}
-	if gc.Validate() != nil {
-		return fmt.Errorf("endpoint: %q names no host: it must be host:port, after a scheme if any (http://, https://, dns:///)", c.ClientConfig.Endpoint)
+	if c.Logs.HasValue() && c.Logs.Get().ClientConfig.Endpoint != "" {
+		if err := checkGRPCEndpoint("logs.endpoint", c.Logs.Get().ClientConfig.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// checkGRPCEndpoint checks the endpoint of key as the gRPC client reads it
+// (configgrpc): http:// and https:// stripped, another scheme a resolver's
+// whose endpoint is the URI's path, a unix socket checked by configgrpc.
+func checkGRPCEndpoint(key, endpoint string) error {
+	for _, scheme := range []string{"http://", "https://"} {
+		if len(endpoint) >= len(scheme) && strings.EqualFold(endpoint[:len(scheme)], scheme) && !strings.HasPrefix(endpoint, scheme) {
+			return fmt.Errorf("%s: %q: the scheme must be written %s: the gRPC client does not know %s", key, endpoint, scheme, endpoint[:len(scheme)])
+		}
+	}
+	target := endpoint
+	switch {
+	case strings.HasPrefix(endpoint, "unix:"):
+		return nil
+	case strings.HasPrefix(endpoint, "http://"), strings.HasPrefix(endpoint, "https://"):
+		_, target, _ = strings.Cut(endpoint, "://")
+	case strings.Contains(endpoint, "://"):
+		if u, err := url.Parse(endpoint); err == nil {
+			target = strings.TrimPrefix(u.Path, "/")
+		}
+	}
+	if target == "" || strings.HasPrefix(target, "/") {
+		return fmt.Errorf("%s: %q names no host: it must be host:port, after a scheme if any (http://, https://, dns:///)", key, endpoint)
 	}
 	return nil
 }
@@ -243,9 +293,12 @@ func checkHTTPEndpoints(c *Config) []error {
 	return errs
 }
 
-// checkQueues refuses a sending queue that would let a send hold the
-// window timer: one that blocks when full, or none at all, where the send
-// and its retries run on the timer (for up to
+// checkQueues refuses a sending queue whose default size would refuse
+// every window (queue_size counts requests by default: with another sizer
+// it must be given), and one that would let a send hold the window timer: one that blocks when full, one that waits for each
+// request's result (the timer then gives up on a send after one interval
+// and counts as dropped a batch that is still queued and sent later), or
+// none at all, where the send and its retries run on the timer (for up to
 // retry_on_failure::max_elapsed_time while the endpoint is down), and the
 // instances of the windows it cannot open meanwhile are dropped as
 // too_early.
@@ -268,6 +321,12 @@ func checkQueues(c *Config) []error {
 			errs = append(errs, fmt.Errorf("%s.enabled: must be true: without a queue a send and its retries hold the window timer, and the instances of the windows it misses are dropped", q.key))
 		case q.queue.Get().BlockOnOverflow:
 			errs = append(errs, fmt.Errorf("%s.block_on_overflow: must be false: a full queue drops and counts output instead of stalling the window timer", q.key))
+		case q.queue.Get().WaitForResult:
+			errs = append(errs, fmt.Errorf("%s.wait_for_result: must be false: the window timer would wait for each send, up to one interval, and count a batch still being sent as dropped", q.key))
+		case q.queue.Get().Sizer != exporterhelper.RequestSizerTypeRequests && !c.queueSizeSet[q.key] && q.queue.Get().QueueSize == defaultQueueSize:
+			sizer, _ := q.queue.Get().Sizer.MarshalText()
+			errs = append(errs, fmt.Errorf("%s.queue_size: required with sizer %s: the default, %d, counts requests, and a window's output is larger than %d %s",
+				q.key, sizer, defaultQueueSize, defaultQueueSize, sizer))
 		}
 	}
 	return errs

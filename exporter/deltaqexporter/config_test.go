@@ -34,6 +34,12 @@ func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.Equal(t, core.NewDefaultConfig(), cfg.Config, "the analysis options' defaults")
 	assert.Equal(t, int64(60), cfg.QueueConfig.Get().QueueSize)
+	// One consumer sends the windows in order (TestWindowsArriveInOrder),
+	// in each section.
+	assert.Equal(t, 1, cfg.QueueConfig.Get().NumConsumers)
+	sections := createDefaultConfig().(*Config)
+	assert.Equal(t, 1, sections.HTTP.GetOrInsertDefault().QueueConfig.Get().NumConsumers)
+	assert.Equal(t, 1, sections.Logs.GetOrInsertDefault().QueueConfig.Get().NumConsumers)
 	assert.False(t, cfg.HTTP.HasValue(), "OTLP/gRPC unless an http section is given")
 	assert.False(t, cfg.Logs.HasValue(), "logs go with the metrics unless a logs section is given")
 	// The gRPC client is the otlp_grpc exporter's, as the logs section's.
@@ -65,6 +71,7 @@ func TestLoadValidConfig(t *testing.T) {
 		retry.InitialInterval, retry.MaxInterval, retry.MaxElapsedTime = time.Second, 10*time.Second, time.Minute
 		want.RetryConfig = retry
 		want.QueueConfig.Get().QueueSize = 10
+		want.queueSizeSet = map[string]bool{"sending_queue": true}
 		want.Interval = 5 * time.Second
 		want.Lag = 2 * time.Second
 		want.History = 10
@@ -102,6 +109,11 @@ func TestLoadValidConfig(t *testing.T) {
 		assert.Equal(t, "http://metrics:4318/v1/metrics", cfg.HTTP.Get().MetricsEndpoint)
 		assert.Equal(t, "http://events:4318/v1/logs", cfg.HTTP.Get().LogsEndpoint)
 	})
+	t.Run("items_queue_with_size", func(t *testing.T) {
+		cfg := loadConfig(t, "items_queue_with_size")
+		require.NoError(t, confmap.Validate(cfg))
+		assert.Equal(t, int64(1000000), cfg.QueueConfig.Get().QueueSize)
+	})
 	t.Run("logs", func(t *testing.T) {
 		cfg := loadConfig(t, "logs")
 		require.NoError(t, confmap.Validate(cfg))
@@ -120,6 +132,14 @@ func TestLoadInvalidConfig(t *testing.T) {
 		{Name: "no_endpoint", Want: `requires a non-empty "endpoint"`},
 		{Name: "blocking_queue", Want: `sending_queue.block_on_overflow: must be false`},
 		{Name: "blocking_http_queue", Want: `http.sending_queue.block_on_overflow: must be false`},
+		// The window timer waited for each send, up to one interval, and
+		// counted a batch still being sent as dropped.
+		{Name: "waiting_queue", Want: `sending_queue.wait_for_result: must be false`},
+		{Name: "waiting_logs_queue", Want: `logs.sending_queue.wait_for_result: must be false`},
+		// queue_size counts requests by default: 60 items or bytes hold
+		// no window, and every window was dropped.
+		{Name: "items_queue_without_size", Want: `sending_queue.queue_size: required with sizer items: the default, 60, counts requests`},
+		{Name: "bytes_http_queue_without_size", Want: `http.sending_queue.queue_size: required with sizer bytes`},
 		{Name: "disabled_queue", Want: `sending_queue.enabled: must be true`},
 		{Name: "disabled_http_queue", Want: `http.sending_queue.enabled: must be true`},
 		{Name: "disabled_logs_queue", Want: `logs.sending_queue.enabled: must be true`},
@@ -135,7 +155,18 @@ func TestLoadInvalidConfig(t *testing.T) {
 		// and every send failed.
 		{Name: "endpoint_scheme_only", Want: `endpoint: "http://" names no host`},
 		{Name: "endpoint_dns_only", Want: `endpoint: "dns:///" names no host`},
-		{Name: "logs_endpoint_scheme_only", Want: `logs: requires a non-empty "endpoint"`},
+		// The logs section's own validation says "requires a non-empty
+		// endpoint" of an endpoint that is not empty.
+		{Name: "logs_endpoint_scheme_only", Want: `logs.endpoint: "https://" names no host`},
+		// Endpoints that the gRPC client cannot dial: a resolver's
+		// authority without an endpoint and a scheme in capitals (the
+		// client strips http:// and https:// only as written) passed
+		// validation, and every send failed; nothing after the scheme but
+		// a slash was refused as "address /: missing port in address".
+		{Name: "endpoint_scheme_and_slash", Want: `endpoint: "http:///" names no host`},
+		{Name: "endpoint_resolver_without_endpoint", Want: `endpoint: "dns://8.8.8.8/" names no host`},
+		{Name: "endpoint_upper_case_scheme", Want: `endpoint: "HTTP://otel-backend:4317": the scheme must be written http://`},
+		{Name: "logs_endpoint_scheme_and_slash", Want: `logs.endpoint: "https:///" names no host`},
 		{Name: "http_endpoint_scheme_only", Want: `http.endpoint: "http://" is not a URL the sender can post to`},
 		{Name: "http_endpoint_without_scheme", Want: `http.endpoint: "otel-backend:4318" is not a URL the sender can post to`},
 		{Name: "http_signal_endpoints_bad", Want: `http.metrics_endpoint: "https:///v1/metrics" is not a URL the sender can post to: it must be http:// or https:// and a host (and port)` + "\n" +

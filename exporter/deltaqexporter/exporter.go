@@ -6,11 +6,10 @@ package deltaqexporter // import "github.com/deltaq-otel/deltaq/exporter/deltaqe
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/otlpexporter"
-	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
 	"go.uber.org/zap"
 
 	"github.com/deltaq-otel/deltaq/exporter/deltaqexporter/internal/metadata"
@@ -21,15 +20,20 @@ import (
 // deltaqExporter is the deltaq exporter: the collector glue around an
 // observer (internal/core), whose output goes to two of the collector's
 // own OTLP exporters (otlp_grpc or otlp_http), made from their factories
-// with this exporter's configuration: they bring the timeout, retries,
-// the bounded sending queue and the classification of errors (a request
-// refused as too large is not retried). The traces path never waits for
+// with this exporter's configuration, each behind the collector's
+// exporterhelper with the configured sending queue and retries
+// (sender.go): they bring the timeout of an attempt and the
+// classification of errors (a request refused as too large is not
+// retried), the layer around them the bounded queue, the retries and a
+// shutdown that keeps to its context. The traces path never waits for
 // the network, and a downstream failure costs data (counted), never the
 // process.
 type deltaqExporter struct {
 	obs        *core.Observer
+	senders    *senders
 	metricsOut exporter.Metrics
 	logsOut    exporter.Logs
+	logger     *zap.Logger
 	// wrap, when set, wraps the outputs at start; tests use it to see
 	// what the observer hands to the senders.
 	wrap func(core.Outputs) core.Outputs
@@ -40,8 +44,8 @@ type exporterOption func(*deltaqExporter, *core.Settings)
 
 // newExporter makes an exporter of the collector whose shared state is st.
 func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *collectorstate.State, opts ...exporterOption) (*deltaqExporter, error) {
-	e := &deltaqExporter{}
-	ins, err := instruments(set.TelemetrySettings)
+	e := &deltaqExporter{logger: set.Logger}
+	ins, sins, err := instruments(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
@@ -59,49 +63,14 @@ func newExporter(ctx context.Context, cfg *Config, set exporter.Settings, st *co
 	for _, o := range opts {
 		o(e, &oset)
 	}
-	if e.metricsOut, e.logsOut, err = newSenders(ctx, cfg, set); err != nil {
+	if e.senders, err = newSenders(ctx, cfg, set, ins.OutputDropped, sins.OutputRejected); err != nil {
 		return nil, err
 	}
+	e.metricsOut, e.logsOut = e.senders.metrics, e.senders.logs
 	if e.obs, err = core.New(&cfg.Config, oset); err != nil {
 		return nil, err
 	}
 	return e, nil
-}
-
-// newSenders makes the metrics and the logs sender: otlp_http exporters
-// when the http section is present, otherwise otlp_grpc exporters with the
-// top-level options, the logs one with the logs section's when present.
-// Each is named after this exporter and its signal, such as
-// otlp_grpc/deltaq_metrics, in the collector's exporter telemetry and logs.
-func newSenders(ctx context.Context, cfg *Config, set exporter.Settings) (exporter.Metrics, exporter.Logs, error) {
-	var (
-		f          exporter.Factory
-		mcfg, lcfg component.Config
-	)
-	if cfg.HTTP.HasValue() {
-		f = otlphttpexporter.NewFactory()
-		mcfg, lcfg = cfg.HTTP.Get(), cfg.HTTP.Get()
-	} else {
-		f = otlpexporter.NewFactory()
-		gc := f.CreateDefaultConfig().(*otlpexporter.Config)
-		gc.TimeoutConfig = cfg.TimeoutConfig
-		gc.QueueConfig = cfg.QueueConfig
-		gc.RetryConfig = cfg.RetryConfig
-		gc.ClientConfig = cfg.ClientConfig
-		mcfg, lcfg = gc, gc
-		if cfg.Logs.HasValue() {
-			lcfg = cfg.Logs.Get()
-		}
-	}
-	m, err := f.CreateMetrics(ctx, senderSettings(set, f.Type(), "metrics"), mcfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := f.CreateLogs(ctx, senderSettings(set, f.Type(), "logs"), lcfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, l, nil
 }
 
 // senderSettings are the settings of the sender of one signal: those of
@@ -136,11 +105,30 @@ func (e *deltaqExporter) start(ctx context.Context, host component.Host) error {
 }
 
 // shutdown closes the windows still open, hands their output to the
-// senders, and shuts the senders down, which drains their queues.
+// senders, and shuts the senders down, which drains their queues. When ctx
+// ends first, the sends under way and the requests still queued are
+// abandoned (sender.go), counted and logged, and ctx's error returned; so
+// are a sender's requests still queued once an attempt of the drain has
+// failed as the endpoint's fault.
 func (e *deltaqExporter) shutdown(ctx context.Context) error {
-	return errors.Join(
-		e.obs.Shutdown(ctx),
-		e.metricsOut.Shutdown(ctx),
-		e.logsOut.Shutdown(ctx),
-	)
+	obsErr := e.obs.Shutdown(ctx)
+	e.senders.draining.Store(true)
+	stop := context.AfterFunc(ctx, e.senders.abort)
+	err := errors.Join(e.metricsOut.Shutdown(ctx), e.logsOut.Shutdown(ctx))
+	stop()
+	e.senders.abort() // nothing is sent after the shutdown
+	var abandoned []zap.Field
+	for i, signal := range signals {
+		if n := e.senders.abandoned[i].Load(); n > 0 {
+			abandoned = append(abandoned, zap.Int64(signal, n))
+		}
+	}
+	if len(abandoned) > 0 {
+		e.logger.Warn("dropping ΔQ output at shutdown: requests still queued or being sent were abandoned "+
+			"(the shutdown's deadline passed, or the endpoint failed an attempt while the queue drained)", abandoned...)
+		if ctx.Err() != nil {
+			err = errors.Join(err, fmt.Errorf("ΔQ output requests abandoned at shutdown: %w", ctx.Err()))
+		}
+	}
+	return errors.Join(obsErr, err)
 }

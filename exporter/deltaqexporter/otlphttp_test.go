@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/otlpexporter"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // TestOTLPHTTPEndpoints: with an http section the otlp_http exporter posts
@@ -132,4 +134,49 @@ func TestLogsToTheirOwnGRPCEndpoint(t *testing.T) {
 	m, e = names(logsSrv)
 	assert.Empty(t, m, "no metric at the logs endpoint")
 	assert.Equal(t, allEvents, sortedKeys(e))
+}
+
+// TestPartialSuccessCountedOverHTTP: over OTLP/HTTP too, the items the
+// endpoint rejects in partial successes are counted, by signal.
+func TestPartialSuccessCountedOverHTTP(t *testing.T) {
+	var mu sync.Mutex
+	requests := map[string]int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		switch r.URL.Path {
+		case "/v1/metrics":
+			resp := pmetricotlp.NewExportResponse()
+			resp.PartialSuccess().SetRejectedDataPoints(2)
+			body, _ = resp.MarshalProto()
+		case "/v1/logs":
+			resp := plogotlp.NewExportResponse()
+			resp.PartialSuccess().SetRejectedLogRecords(1)
+			body, _ = resp.MarshalProto()
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		mu.Lock()
+		requests[r.URL.Path]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+
+	cfg := contractConfig(createDefaultConfig().(*Config))
+	cfg.HTTP.GetOrInsertDefault().ClientConfig.Endpoint = srv.URL
+	require.NoError(t, confmap.Validate(cfg))
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	clk := coretest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, tel)
+	contractWindows(t, exp, clk)
+	require.NoError(t, exp.shutdown(context.Background())) // the queues drained
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Positive(t, requests["/v1/logs"], "a window's logs were sent")
+	assert.Equal(t, map[string]int64{"signal=metrics": 2 * requests["/v1/metrics"], "signal=logs": requests["/v1/logs"]},
+		telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_rejected"))
 }

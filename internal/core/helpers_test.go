@@ -97,6 +97,12 @@ func spanInstrumentNames() []string {
 	return fieldNames(reflect.TypeFor[SpanInstruments](), "connector")
 }
 
+// senderInstrumentNames are the names of the fields of SenderInstruments,
+// the exporter's alone.
+func senderInstrumentNames() []string {
+	return fieldNames(reflect.TypeFor[SenderInstruments](), "exporter")
+}
+
 // fieldNames names the instruments of the fields of typ as the generated
 // TelemetryBuilder of a component of the given kind names them.
 func fieldNames(typ reflect.Type, kind string) []string {

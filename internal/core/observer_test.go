@@ -107,7 +107,8 @@ func TestTelemetryNamesFollowTheKind(t *testing.T) {
 }
 
 // Each component's metadata.yaml declares one instrument per field of
-// Instruments, named as testInstruments names them, and its README and
+// Instruments (and of SpanInstruments in the connector's, of
+// SenderInstruments in the exporter's), named as testInstruments names them, and its README and
 // generated documentation.md list every one.
 func TestMetadataDeclaresEveryInstrument(t *testing.T) {
 	declared := regexp.MustCompile(`(?m)^    ([a-z_]+):$`)
@@ -123,6 +124,8 @@ func TestMetadataDeclaresEveryInstrument(t *testing.T) {
 		want := instrumentNames(kind)
 		if kind == "connector" {
 			want = append(want, spanInstrumentNames()...)
+		} else {
+			want = append(want, senderInstrumentNames()...)
 		}
 		slices.Sort(want)
 		assert.Equal(t, want, names, "%s/metadata.yaml", dir)

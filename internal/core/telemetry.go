@@ -34,6 +34,15 @@ type Instruments struct {
 	WindowCloseDuration metric.Float64Histogram
 }
 
+// SenderInstruments are the self-telemetry of a component that sends its
+// output to an OTLP endpoint itself (the exporter's): what the endpoint's
+// answers say of it.
+type SenderInstruments struct {
+	// OutputRejected counts the data points or log records an endpoint
+	// rejected in an OTLP partial success, by signal.
+	OutputRejected metric.Int64Counter
+}
+
 // noInstruments are instruments that record nothing: the self-telemetry of
 // an observer given none (an offline analysis).
 func noInstruments() *Instruments {
@@ -59,6 +68,13 @@ func noInstruments() *Instruments {
 // error when the component is made.
 func InstrumentsOf(tb any, prefix string) (*Instruments, error) {
 	ins := &Instruments{}
+	return ins, fillFrom(ins, tb, prefix)
+}
+
+// SenderInstrumentsOf is InstrumentsOf for SenderInstruments: the
+// exporter's.
+func SenderInstrumentsOf(tb any, prefix string) (*SenderInstruments, error) {
+	ins := &SenderInstruments{}
 	return ins, fillFrom(ins, tb, prefix)
 }
 

@@ -36,6 +36,7 @@ type TelemetryBuilder struct {
 	ExporterDeltaqLayoutsAgreed               metric.Int64Counter
 	ExporterDeltaqOutputDropped               metric.Int64Counter
 	ExporterDeltaqOutputOversized             metric.Int64Counter
+	ExporterDeltaqOutputRejected              metric.Int64Counter
 	ExporterDeltaqProbes                      metric.Int64Gauge
 	ExporterDeltaqProbesExpired               metric.Int64Counter
 	ExporterDeltaqQooScoresWithheld           metric.Int64Counter
@@ -129,13 +130,19 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqOutputDropped, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_output_dropped",
-		metric.WithDescription("Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the connector's next consumer refused them or did not take them within one interval, at least 1 s), by signal. [Alpha]"),
+		metric.WithDescription("Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the batch still queued or being sent at shutdown when its deadline passed or the endpoint had failed an attempt of the drain), by signal. [Alpha]"),
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterDeltaqOutputOversized, err = builder.meter.Int64Counter(
 		"otelcol_exporter_deltaq_output_oversized",
 		metric.WithDescription("Data points or log records dropped because one alone encodes to more than max_request_bytes, so that no batch could carry it, by signal. A window larger than max_request_bytes is otherwise sent in several batches. [Alpha]"),
+		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterDeltaqOutputRejected, err = builder.meter.Int64Counter(
+		"otelcol_exporter_deltaq_output_rejected",
+		metric.WithDescription("Data points (metrics) or log records (logs) the endpoint rejected while accepting the rest of their request (an OTLP partial success), by signal. They are lost: such a request is not retried, and the collector's exporter metrics count its items as sent. [Alpha]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

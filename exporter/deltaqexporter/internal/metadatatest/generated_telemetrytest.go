@@ -152,7 +152,7 @@ func AssertEqualExporterDeltaqLayoutsAgreed(t *testing.T, tt *componenttest.Tele
 func AssertEqualExporterDeltaqOutputDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_deltaq_output_dropped",
-		Description: "Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the connector's next consumer refused them or did not take them within one interval, at least 1 s), by signal. [Alpha]",
+		Description: "Metric or log batches produced but not accepted downstream (the exporter's sending queue full or its sender failed, or the batch still queued or being sent at shutdown when its deadline passed or the endpoint had failed an attempt of the drain), by signal. [Alpha]",
 		Unit:        "{batch}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -177,6 +177,22 @@ func AssertEqualExporterDeltaqOutputOversized(t *testing.T, tt *componenttest.Te
 		},
 	}
 	got, err := tt.GetMetric("otelcol_exporter_deltaq_output_oversized")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterDeltaqOutputRejected(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_deltaq_output_rejected",
+		Description: "Data points (metrics) or log records (logs) the endpoint rejected while accepting the rest of their request (an OTLP partial success), by signal. They are lost: such a request is not retried, and the collector's exporter metrics count its items as sent. [Alpha]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_deltaq_output_rejected")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -29,6 +29,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterDeltaqLayoutsAgreed.Add(context.Background(), 1)
 	tb.ExporterDeltaqOutputDropped.Add(context.Background(), 1)
 	tb.ExporterDeltaqOutputOversized.Add(context.Background(), 1)
+	tb.ExporterDeltaqOutputRejected.Add(context.Background(), 1)
 	tb.ExporterDeltaqProbes.Record(context.Background(), 1)
 	tb.ExporterDeltaqProbesExpired.Add(context.Background(), 1)
 	tb.ExporterDeltaqQooScoresWithheld.Add(context.Background(), 1)
@@ -69,6 +70,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqOutputOversized(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterDeltaqOutputRejected(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterDeltaqProbes(t, testTel,
