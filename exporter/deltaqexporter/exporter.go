@@ -22,7 +22,7 @@ import (
 // own OTLP exporters (otlp_grpc or otlp_http), made from their factories
 // with this exporter's configuration, each behind the collector's
 // exporterhelper with the configured sending queue and retries
-// (sender.go): they bring the timeout of an attempt and the
+// (senders.go): they bring the timeout of an attempt and the
 // classification of errors (a request refused as too large is not
 // retried), the layer around them the bounded queue, the retries and a
 // shutdown that keeps to its context. The traces path never waits for
@@ -107,7 +107,7 @@ func (e *deltaqExporter) start(ctx context.Context, host component.Host) error {
 // shutdown closes the windows still open, hands their output to the
 // senders, and shuts the senders down, which drains their queues. When ctx
 // ends first, the sends under way and the requests still queued are
-// abandoned (sender.go), counted and logged, and ctx's error returned; so
+// abandoned (senders.go), counted and logged, and ctx's error returned; so
 // are a sender's requests still queued once an attempt of the drain has
 // failed as the endpoint's fault.
 func (e *deltaqExporter) shutdown(ctx context.Context) error {
