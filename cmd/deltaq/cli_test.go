@@ -334,7 +334,13 @@ func TestEvalErrors(t *testing.T) {
 		{"bad dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "10"}, exitUsage,
 			"--dmax 10: 1:3: expected a unit (ns, us, ms or s) after 10"},
 		{"zero dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0s"}, exitUsage,
-			"dMax 0 must be finite and > 0"},
+			"deltaq eval: --dmax 0s: want at least 1us, the smallest dMax a probe may have"},
+		// A negative --dmax was "expected a number"; one below a
+		// nanosecond was accepted, bins of 1e-07ns.
+		{"negative dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "-1s"}, exitUsage,
+			"deltaq eval: --dmax -1s: want at least 1us, the smallest dMax a probe may have"},
+		{"sub-nanosecond dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0.0001ns"}, exitUsage,
+			"deltaq eval: --dmax 0.0001ns: want at least 1us, the smallest dMax a probe may have"},
 		{"bad bins", []string{mm1k, "--outcome", "worker_1=never", "--bins", "0"}, exitUsage,
 			"bin count 0 outside"},
 		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
@@ -380,8 +386,34 @@ func TestEvalDMaxBound(t *testing.T) {
 	if status != exitUsage || stderr != want || stdout != "" {
 		t.Errorf("--dmax %s: status %d, stderr %q, want %q", above, status, stderr, want)
 	}
+	if status, _, stderr := runCmd(append(args, "1us")...); status != exitOK {
+		t.Errorf("--dmax 1us: status %d, %s", status, stderr)
+	}
 	_, help, _ := runCmd("help", "eval")
-	assertContainsAll(t, "deltaq help eval", help, "--dmax is at most\n"+limit+" (24 hours)")
+	assertContainsAll(t, "deltaq help eval", help, "at least 1us, and at most\n"+limit+" (24 hours)")
+}
+
+// TestEvalDefaultDMaxBound: the default dMax, fitted to the distributions,
+// is bounded as --dmax is. point(100000s) took a default of 2.4e5s (the
+// smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k above it), past any
+// probe's dMax, and reported its delay as if a probe could measure it; it
+// is cut at 86400s, all of its mass a failure, with a warning that names
+// no --dmax (eval would refuse the one that keeps it). point(1ns) took
+// 1.2ns, over bins of 1.2e-3ns; its default is now 1us, bins of 1ns.
+func TestEvalDefaultDMaxBound(t *testing.T) {
+	path := writeTemp(t, "sys.dq", "system = a;\n")
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=point(100000s)", "--bins", "10")
+	wantOut := "system (system): calculated ΔQ, 10 bins of 8640s, dMax 8.64e+04s\n" +
+		"  quantiles  0.25=unreachable 0.5=unreachable 0.75=unreachable 0.9=unreachable 0.99=unreachable\n" +
+		"  failure    1\n"
+	wantErr := "deltaq eval: warning: --outcome a: dMax 8.64e+04s cuts off 100.0 % of its mass, which counts as failure; no dMax a probe may have (at most 86400s) keeps it\n"
+	if status != exitOK || stdout != wantOut || stderr != wantErr {
+		t.Errorf("point(100000s): status %d\nstdout %q\nwant   %q\nstderr %q\nwant   %q", status, stdout, wantOut, stderr, wantErr)
+	}
+	status, stdout, stderr = runCmd("eval", path, "--outcome", "a=point(1ns)")
+	if want := "system (system): calculated ΔQ, 1000 bins of 1ns, dMax 1us\n"; status != exitOK || !strings.HasPrefix(stdout, want) || stderr != "" {
+		t.Errorf("point(1ns): status %d\nstdout %q\nwant it to start %q\nstderr %q", status, stdout, want, stderr)
+	}
 }
 
 // TestEvalWarnsOfMassBeyondDMax: --dmax 10ms on exp(mean 5ms) cuts off
