@@ -66,8 +66,8 @@ root operation is a node. From them it writes to DIR:
                of incoherent traces by kind; the inferred missing parents
 
 Incoherent traces (spans whose parent never arrived, no root, cycles, spans
-that end before they start or whose times are past 2^63 ns, counted with
-them as negative durations) are counted and left out. For each orphan span
+that end before they start or whose times are 0 or past 2^63 ns, counted
+with them as negative durations) are counted and left out. For each orphan span
 model infers the most likely chain of missing parents from the transitions
 of the coherent traces (the shortest path with weights −log frequency) and
 reports it with its probability given the orphan (p: 1 when it is the only
@@ -296,20 +296,23 @@ func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.S
 }
 
 // spanTimes returns a span's start and end as the learner takes them. A
-// time past 2⁶³ ns (the year 2262) is wrong, as the deltaq processor
-// holds it (an invalid timestamp): int64 would wrap it negative, making
-// the span start before its parent, or last from before 1970 to now. Such
-// a span is given an end before its start, the learner's mark of wrong
-// timestamps: its trace is counted (a negative duration) and left out. The
-// time that fits is kept, so that the trace clock (the latest end) and
-// the span's place among its family are the ones the file gives.
+// time of 0 (not set) or past 2⁶³ ns (the year 2262) is wrong, as the
+// deltaq processor holds it (an invalid timestamp): a start of 0 would
+// make the span last from 1970 to now, counted as an implausibly long
+// duration, and int64 would wrap a time past 2⁶³ negative, making the span
+// start before its parent. Such a span is given an end before its start,
+// the learner's mark of wrong timestamps: its trace is counted (a negative
+// duration) and left out. The time that is valid is kept, so that the
+// trace clock (the latest end) and the span's place among its family are
+// the ones the file gives.
 func spanTimes(start, end uint64) (int64, int64) {
+	valid := func(t uint64) bool { return t != 0 && t <= math.MaxInt64 }
 	switch {
-	case start <= math.MaxInt64 && end <= math.MaxInt64:
+	case valid(start) && valid(end):
 		return int64(start), int64(end)
-	case start <= math.MaxInt64:
+	case valid(start):
 		return int64(start), int64(start) - 1
-	case end <= math.MaxInt64:
+	case valid(end):
 		return int64(end), int64(end) - 1
 	}
 	return 0, -1
