@@ -366,6 +366,39 @@ start_event_contract() ->
     {ok, Bin} = file:read_file(Path),
     decode(Bin).
 
+%% The contract's probe_repair examples, which sdk/deltaqstart's tests take
+%% too: each byte that is not UTF-8 is sent as U+FFFD, and a name is
+%% announced when so sent it is 1 to 256 bytes; the record's `deltaq.probe'
+%% is the name so sent. The same names give the same probes and the same
+%% spans announced by either library.
+probe_repair_contract_test() ->
+    #{<<"probe_repair">> := #{<<"examples">> := Examples}} = start_event_contract(),
+    ?assertNotEqual([], Examples),
+    lists:foreach(
+      fun({I, #{<<"name">> := Parts, <<"sent_bytes">> := SentBytes,
+                <<"announced">> := Announced} = Ex}) ->
+              Name = iolist_to_binary([binary:copy(binary:decode_hex(H), N)
+                                       || #{<<"hex">> := H, <<"times">> := N} <- Parts]),
+              Sent = str(Name),
+              ?assertEqual({I, SentBytes}, {I, byte_size(Sent)}),
+              case Ex of
+                  #{<<"sent_hex">> := SentHex} ->
+                      ?assertEqual({I, SentHex}, {I, dqsd_otel_otlp:hex(Sent)});
+                  _ -> ok
+              end,
+              case dqsd_otel_otlp:probe(Name) of
+                  none ->
+                      ?assertEqual({I, false}, {I, Announced});
+                  Probe ->
+                      ?assertEqual({I, true}, {I, Announced}),
+                      [R] = events_of(dqsd_otel_otlp:starts(
+                                        resource(), [{?TRACE, ?SPAN, Probe, 1000, <<>>}], 0, 1)),
+                      ?assertEqual({I, #{<<"stringValue">> => Sent}},
+                                   {I, maps:get(<<"deltaq.probe">>,
+                                                attrs(maps:get(<<"attributes">>, R)))})
+              end
+      end, lists:zip(lists:seq(0, length(Examples) - 1), Examples)).
+
 %% The contract's example batch record (batch.example): its spans, encoded
 %% by starts/4, give exactly its bytes of `deltaq.starts' and
 %% `deltaq.starts.thresholds', the known answer that the collector's
