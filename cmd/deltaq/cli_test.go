@@ -393,6 +393,23 @@ func TestEvalDMaxBound(t *testing.T) {
 	assertContainsAll(t, "deltaq help eval", help, "at least 1us, and at most\n"+limit+" (24 hours)")
 }
 
+// TestEvalSuggestedDMaxReads: the --dmax a warning suggests is one eval
+// reads. exp(600s) names 20 means, 12000 s, and keeps its mass under
+// 1.5e+04s, which eval refused ("expected a unit after 1.5").
+func TestEvalSuggestedDMaxReads(t *testing.T) {
+	path := writeTemp(t, "sys.dq", "system = a;\n")
+	_, _, stderr := runCmd("eval", path, "--outcome", "a=exp(600s)", "--dmax", "1000s", "--bins", "10")
+	_, suggested, ok := strings.Cut(stderr, "; --dmax ")
+	suggested, _, _ = strings.Cut(suggested, " would keep it")
+	if !ok || suggested != "1.5e+04s" {
+		t.Fatalf("stderr %q, want a warning suggesting --dmax 1.5e+04s", stderr)
+	}
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=exp(600s)", "--dmax", suggested, "--bins", "10")
+	if want := "system (system): calculated ΔQ, 10 bins of 1500s, dMax 1.5e+04s\n"; status != exitOK || !strings.HasPrefix(stdout, want) || stderr != "" {
+		t.Errorf("--dmax %s: status %d\nstdout %q\nwant it to start %q\nstderr %q", suggested, status, stdout, want, stderr)
+	}
+}
+
 // TestEvalDefaultDMaxBound: the default dMax, fitted to the distributions,
 // is bounded as --dmax is. point(100000s) took a default of 2.4e5s (the
 // smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k above it), past any
