@@ -111,7 +111,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	var o modelOptions
 	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
 	fs.StringVar(&o.plot, "plot", "", "draw the predicted and observed ΔQ of every root operation into `DIR`")
-	fs.IntVar(&o.bins, "bins", model.DefaultBins, "bins over the longest root operation's 99.9th percentile duration")
+	fs.IntVar(&o.bins, "bins", model.DefaultBins, fmt.Sprintf("bins over the longest root operation's 99.9th percentile duration, at most %d", model.MaxBinsLimit))
 	fs.DurationVar(&o.cfg.Grace, "grace", model.DefaultGrace, "trace time after a trace's last span before it is complete")
 	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
 	fs.IntVar(&o.cfg.MaxDepth, "max-depth", model.DefaultMaxDepth, fmt.Sprintf("calls within calls a trace may have, at most %d; deeper traces are left out", model.MaxDepthLimit))
@@ -126,6 +126,11 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	o.files = files
 	if o.out == "" {
 		return fs.usageError("-o DIR is required")
+	}
+	// Checked before the traces are read, which may take long: Build
+	// refused it only after.
+	if o.bins < 1 || o.bins > model.MaxBinsLimit {
+		return fs.usageError("--bins %d: want a number in [1, %d]", o.bins, model.MaxBinsLimit)
 	}
 	if o.cfg.Grace <= 0 {
 		return fs.usageError("--grace %v: want a duration above 0", o.cfg.Grace)

@@ -275,6 +275,24 @@ func TestModelErrors(t *testing.T) {
 	}
 }
 
+// TestModelBinsCheckedFirst: --bins out of range is a usage error naming
+// the flag, before any trace is read. It was refused by the learning's
+// end ("model: bins = 0 outside [1, 8192]", status 1), after reading every
+// file, which may take minutes; a missing file was reported first. 8192 is
+// deltaq.MaxBins over the 8 times as many bins a node's ΔQ may take.
+func TestModelBinsCheckedFirst(t *testing.T) {
+	for _, bins := range []string{"0", "8193"} {
+		status, stdout, stderr := runCmd("model", "nonexistent.json", "-o", t.TempDir(), "--bins", bins)
+		want := "deltaq model: --bins " + bins + ": want a number in [1, 8192]\n"
+		if status != exitUsage || !strings.HasPrefix(stderr, want) || stdout != "" {
+			t.Errorf("--bins %s: status %d, stderr %q; want %d and %q first", bins, status, stderr, exitUsage, want)
+		}
+	}
+	if status, _, stderr := runCmd("model", shopFile, "-o", t.TempDir(), "--bins", "8192"); status != exitOK {
+		t.Errorf("--bins 8192: status %d, %s", status, stderr)
+	}
+}
+
 // whatifJSON runs whatif with --json and returns the checkout's result.
 func whatifJSON(t *testing.T, dir string, args ...string) whatifRoot {
 	t.Helper()
