@@ -231,6 +231,10 @@ func TestModelErrors(t *testing.T) {
 		{[]string{"whatif", "x", "--qta", "10ms"}, "want DELAY:P"},
 		{[]string{"whatif", "x", "--qta", "10ms:0.5", "--max-failure", "2"}, "want a ratio in [0, 1]"},
 		{[]string{"whatif", "x", "--qta", "10ms:0.5", "--max-failure", "0.6"}, "--qta 10ms:0.5"},
+		// --max-failure bounds a --qta: alone, it was taken and ignored;
+		// --qta given empty was taken for not given.
+		{[]string{"whatif", "x", "--max-failure", "0.1"}, "--max-failure 0.1: it bounds the failures of a --qta, and none is given"},
+		{[]string{"whatif", "x", "--qta", ""}, `--qta : point "": want DELAY:P`},
 	} {
 		status, stdout, stderr := runCmd(tc.args...)
 		if status == exitOK || !strings.Contains(stderr, tc.want) {
