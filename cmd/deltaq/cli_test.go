@@ -451,6 +451,22 @@ func TestEvalWarnsOfUnusedDefinitionInput(t *testing.T) {
 	}
 }
 
+// TestEvalProbeRepeated: a probe named twice with --probe is printed and
+// drawn once; it was printed twice and drawn into a.png and a-2.png.
+func TestEvalProbeRepeated(t *testing.T) {
+	path := writeTemp(t, "seq.dq", "system = a -> b;\n")
+	dir := t.TempDir()
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=point(1ms)", "--outcome", "b=point(1ms)",
+		"--probe", "a", "--probe", "system", "--probe", "a", "--plot", dir)
+	if status != exitOK || strings.Count(stdout, "a (outcome)") != 1 || strings.Count(stdout, "system (system)") != 1 ||
+		!strings.HasSuffix(stdout, "wrote "+filepath.Join(dir, "a.png")+"\nwrote "+filepath.Join(dir, "system.png")+"\n") {
+		t.Errorf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a-2.png")); err == nil {
+		t.Error("a-2.png written: the probe drawn twice")
+	}
+}
+
 // TestEvalAtRepeated: --at given twice prints the delays of both (the
 // last one alone was printed).
 func TestEvalAtRepeated(t *testing.T) {

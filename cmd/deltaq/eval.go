@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -361,7 +362,12 @@ func (o *evalOptions) selected(d *diagram.Diagram) ([]string, error) {
 			if _, ok := d.Probe(name); !ok {
 				return nil, fmt.Errorf("--probe %s: %s has no probe named %s; %s", name, o.path, name, suggest.Known(name, probeNames(d), 5))
 			}
-			selected = append(selected, name)
+			// A probe named twice is printed once: twice it was printed
+			// twice and drawn into PROBE.png and PROBE-2.png, and the JSON
+			// held it once.
+			if !slices.Contains(selected, name) {
+				selected = append(selected, name)
+			}
 		}
 	case d.System() != nil:
 		selected = []string{diagram.SystemName}
