@@ -87,7 +87,8 @@ does not explain), the report says so first, with the likely cause, and
 
 --plot DIR draws the validation of every root operation into
 DIR/ROOT-model.png: the observed end-to-end ΔQ (blue) and the one the model
-predicts (green, dashed), as analyze, eval and whatif draw ΔQs.
+predicts (green, dashed), as analyze, eval and whatif draw ΔQs, and lists
+the files written (on stderr with --json).
 
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
 		run: runModel,
@@ -168,6 +169,9 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		stdout.Write(append(b, '\n'))
+		// On stderr, as analyze and eval list theirs: stdout is the
+		// JSON. They went unlisted.
+		listFiles(stderr, plots)
 	} else {
 		writeModelReport(stdout, rep)
 		fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),

@@ -213,6 +213,9 @@ func runWhatif(o whatifOptions, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		stdout.Write(append(b, '\n'))
+		// On stderr, as analyze and eval list theirs: stdout is the
+		// JSON. They went unlisted.
+		listFiles(stderr, plots)
 		return exitOK
 	}
 	writeWhatif(stdout, m, o, selected, out)
