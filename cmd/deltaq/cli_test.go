@@ -341,8 +341,9 @@ func TestEvalErrors(t *testing.T) {
 			"deltaq eval: --dmax -1s: want at least 1us, the smallest dMax a probe may have"},
 		{"sub-nanosecond dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0.0001ns"}, exitUsage,
 			"deltaq eval: --dmax 0.0001ns: want at least 1us, the smallest dMax a probe may have"},
+		// It named the default --dmax, not given: "--dmax 1s --bins 0:".
 		{"bad bins", []string{mm1k, "--outcome", "worker_1=never", "--bins", "0"}, exitUsage,
-			"bin count 0 outside"},
+			"deltaq eval: --bins 0: want a number in [1, 65536]\n"},
 		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
 			"--at x: 1:1: expected a number"},
 		{"empty at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,"}, exitUsage,

@@ -168,6 +168,11 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 			o.at = append(o.at, d)
 		}
 	}
+	// Checked alone, so that the error names the flag given: it named a
+	// --dmax of the default that was not given ("--dmax 25ms --bins -5").
+	if o.bins < 1 || o.bins > deltaq.MaxBins {
+		return o, evalUsage(stderr, "--bins %d: want a number in [1, %d]", o.bins, deltaq.MaxBins), false
+	}
 	dmax := evalDefaultDMax(o.outcomes.dists)
 	if *dmaxText != "" {
 		// The bounds of a probe's dMax in a configuration: beyond them an
