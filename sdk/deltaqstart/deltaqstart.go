@@ -204,8 +204,10 @@ func WithSpanNames(names ...string) Option {
 			if n == "" {
 				return errors.New("WithSpanNames: an empty name")
 			}
-			if len(n) > maxProbeLength {
-				return fmt.Errorf("WithSpanNames: a name of %d bytes, longer than a probe's (at most %d)", len(n),
+			// As sent: a name whose invalid bytes take it past the bound
+			// was taken, and its spans never announced (OnStart).
+			if sent := len(validUTF8(n)); sent > maxProbeLength {
+				return fmt.Errorf("WithSpanNames: a name of %d bytes as sent (each invalid UTF-8 byte as U+FFFD's three), longer than a probe's (at most %d)", sent,
 					maxProbeLength)
 			}
 			set[n] = struct{}{}
