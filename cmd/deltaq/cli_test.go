@@ -56,6 +56,14 @@ func TestRunDispatch(t *testing.T) {
 	if status != exitUsage || !strings.HasPrefix(stderr, `deltaq: unknown command "frobnicate"`) {
 		t.Errorf("unknown command: status %d, stderr %q", status, stderr)
 	}
+	// A misspelt command is named with the one meant, as a misspelt probe
+	// or flag value is; it was named alone.
+	for _, args := range [][]string{{"evl"}, {"help", "evl"}} {
+		status, _, stderr = runCmd(args...)
+		if status != exitUsage || !strings.Contains(stderr, `unknown command "evl" (did you mean eval?)`+"\n") {
+			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
+		}
+	}
 	status, stdout, _ := runCmd("help", "eval")
 	if status != exitOK || !strings.Contains(stdout, "DIST is one of") || !strings.Contains(stdout, "-outcome NAME=DIST") {
 		t.Errorf("help eval: status %d, stdout %q", status, stdout)
