@@ -64,6 +64,15 @@ func TestRunDispatch(t *testing.T) {
 			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
 		}
 	}
+	// A misspelt flag too; one far from every flag is named alone.
+	status, _, stderr = runCmd("eval", "x.dq", "--dmx", "1ms")
+	if want := "flag provided but not defined: -dmx (did you mean --dmax?)\nusage: deltaq eval "; status != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--dmx: status %d, stderr %q, want it to start %q", status, stderr, want)
+	}
+	status, _, stderr = runCmd("eval", "x.dq", "--zzz")
+	if want := "flag provided but not defined: -zzz\nusage: deltaq eval "; status != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--zzz: status %d, stderr %q, want it to start %q", status, stderr, want)
+	}
 	status, stdout, _ := runCmd("help", "eval")
 	if status != exitOK || !strings.Contains(stdout, "DIST is one of") || !strings.Contains(stdout, "-outcome NAME=DIST") {
 		t.Errorf("help eval: status %d, stdout %q", status, stdout)

@@ -159,6 +159,30 @@ func newFlags(c command, stderr io.Writer) *flagSet {
 	return fs
 }
 
+// parse is fs.Parse with the error printed as the flag package prints it,
+// and for a flag that is not defined, the one meant: "flag provided but
+// not defined: -dmx (did you mean --dmax?)".
+func (fs *flagSet) parse(args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+		msg += suggest.Hint("--"+strings.TrimLeft(name, "-"), names)
+	}
+	fmt.Fprintln(out, msg)
+	usage()
+	return err
+}
+
 // given reports whether the flag name was given on the command line (its
 // value may be the default).
 func (fs *flagSet) given(name string) bool {
@@ -213,7 +237,7 @@ func parseArgs(fs *flagSet, args []string) (positional []string, status int, ok 
 		}
 	}
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.parse(args); err != nil {
 			return nil, exitUsage, false
 		}
 		rest := fs.Args()
