@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -327,11 +328,25 @@ func spanTimes(start, end uint64) (int64, int64) {
 	return 0, -1
 }
 
+// cutName cuts a name to at most contract.MaxNameLength bytes at a UTF-8
+// rune boundary, as the deltaq processor does: cut at the bound, a name
+// ending in a multi-byte character kept its first bytes, invalid UTF-8
+// that the report printed as \xc3 and model.json as U+FFFD, another name
+// than the processor's. In invalid UTF-8 (no rune start among the
+// utf8.UTFMax bytes that end at the bound) the cut is at the bound.
 func cutName(s string) string {
-	if len(s) > contract.MaxNameLength {
-		return strings.Clone(s[:contract.MaxNameLength])
+	const bound = contract.MaxNameLength
+	if len(s) <= bound {
+		return s
 	}
-	return s
+	cut := bound
+	for i := bound; i > bound-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) { // s[i] starts the first rune left out
+			cut = i
+			break
+		}
+	}
+	return strings.Clone(s[:cut])
 }
 
 // writeModelReport prints the report as text.

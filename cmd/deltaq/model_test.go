@@ -591,6 +591,53 @@ func TestModelTimesOfZero(t *testing.T) {
 	}
 }
 
+// TestModelNameCutAtRune: a span name of 255 bytes of text and a
+// two-byte é is cut to 256 bytes at a rune boundary, the 255 bytes, as the
+// deltaq processor cuts it (storedString); cut at the bound, it kept é's
+// first byte, printed as \xc3 in the report and as U+FFFD in model.json.
+func TestModelNameCutAtRune(t *testing.T) {
+	long := strings.Repeat("a", 255)
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	at := uint64(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC).UnixNano())
+	for k := range 3 {
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{byte(k + 1)})
+		sp.SetSpanID(pcommon.SpanID{byte(k + 1)})
+		sp.SetName(long + "é")
+		sp.SetStartTimestamp(pcommon.Timestamp(at + uint64(k)*uint64(time.Second)))
+		sp.SetEndTimestamp(pcommon.Timestamp(at + uint64(k)*uint64(time.Second) + uint64(5*time.Millisecond)))
+	}
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "long.json", string(b)+"\n")
+	dir := t.TempDir()
+	status, out, stderr := runCmd("model", path, "-o", dir)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out, "\nsvc."+long+" (")
+	m, err := os.ReadFile(filepath.Join(dir, "model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded struct {
+		Nodes []struct {
+			Operation string `json:"operation"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(m, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded.Nodes) != 1 || decoded.Nodes[0].Operation != long {
+		t.Errorf("model.json's nodes %+v, want one of operation %q", decoded.Nodes, long)
+	}
+}
+
 // TestModelTimesPast2To63: OTLP times are unsigned nanoseconds; one past
 // 2⁶³ (the year 2262) does not fit the learner's int64 and wrapped
 // negative: a child so timed started before its parent (counted outside
