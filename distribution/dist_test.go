@@ -31,6 +31,7 @@ func TestParseDuration(t *testing.T) {
 	for in, want := range map[string]float64{
 		"4.5ms": 4.5e-3, "0.3ms": 0.3e-3, "17.3ms": 17.3e-3, "0.7us": 0.7e-6, "2.3ns": 2.3e-9,
 		"1.1s": 1.1, " 4.5ms": 4.5e-3, ".5ms": 0.5e-3, "1.ms": 1e-3,
+		"1.5e+04s": 1.5e4, "8.64e+04s": 86400, "2E3s": 2000, "5e-1s": 0.5,
 	} {
 		if got, err := ParseDuration(in); err != nil || got != want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v exactly", in, got, err, want)
@@ -45,7 +46,10 @@ func TestParseDuration(t *testing.T) {
 		"-1ms":     `1:1: expected a number, found "-1ms"`,
 		"1ms2":     `1:4: unexpected "2" after the duration`,
 		"1.2.3s":   `1:1: bad number "1.2.3"`,
-		"":         "1:1: expected a number, found end of text",
+		// An e without digits is no exponent.
+		"3e":   "1:2: expected a unit (ns, us, ms or s) after 3",
+		"3e+s": "1:2: expected a unit (ns, us, ms or s) after 3",
+		"":     "1:1: expected a number, found end of text",
 	} {
 		if _, err := ParseDuration(in); err == nil || err.Error() != want {
 			t.Errorf("ParseDuration(%q) error %v, want %q", in, err, want)
@@ -206,10 +210,12 @@ func TestDefaultDMax(t *testing.T) {
 	}
 }
 
-// TestFormatDurationParses: what FormatDuration prints below 1000 s reads
-// back with ParseDuration to its four significant digits.
+// TestFormatDurationParses: what FormatDuration prints reads back with
+// ParseDuration to its four significant digits. From 10⁴ s on it prints an
+// exponent (1.5e+04s), which was refused ("expected a unit after 1.5"):
+// eval's warning suggested a --dmax that eval would not read.
 func TestFormatDurationParses(t *testing.T) {
-	for _, s := range []float64{3e-9, 120e-6, 2.5e-3, 0.0123456, 1.5, 999} {
+	for _, s := range []float64{3e-9, 120e-6, 2.5e-3, 0.0123456, 1.5, 999, 9999, 15000, 86400, 2.4e5, 3.2e9} {
 		text := FormatDuration(s)
 		got, err := ParseDuration(text)
 		if err != nil || math.Abs(got-s) > 5e-4*s {

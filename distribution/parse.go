@@ -288,6 +288,21 @@ func (p *parser) number() (float64, error) {
 	if start == p.i {
 		return 0, p.errorf("expected a number, found %s", p.found())
 	}
+	// An exponent, as FormatDuration prints a duration of 10⁴ s or more
+	// (1.5e+04s), so that what eval suggests (--dmax) reads back. No unit
+	// begins with e, and the e of exp( follows no digit.
+	if e := p.i; e < len(p.s) && (p.s[e] == 'e' || p.s[e] == 'E') {
+		e++
+		if e < len(p.s) && (p.s[e] == '+' || p.s[e] == '-') {
+			e++
+		}
+		if e < len(p.s) && '0' <= p.s[e] && p.s[e] <= '9' {
+			for e < len(p.s) && '0' <= p.s[e] && p.s[e] <= '9' {
+				e++
+			}
+			p.i = e
+		}
+	}
 	text := p.s[start:p.i]
 	v, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsInf(v, 0) {

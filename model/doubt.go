@@ -124,6 +124,6 @@ func outlierDoubt(outliers []Outlier) (Doubt, bool) {
 	return Doubt{
 		What: fmt.Sprintf("%d spans last implausibly long, over %d times the others or beyond 9.7 h (%s); they are left out of the bins and counted as timeouts",
 			spans, ExtremeGap, strings.Join(parts, "; ")),
-		Cause: "wrong timestamps (a clock not set, a start or end time of 0 or in the far future) or spans ended long after their work; if such durations are real, learn them apart from the others",
+		Cause: "wrong timestamps (a clock not set or stepped, a time in the far future) or spans ended long after their work; if such durations are real, learn them apart from the others",
 	}, true
 }

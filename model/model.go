@@ -40,6 +40,10 @@ const (
 	selfSuffix     = "_self"
 )
 
+// MaxBinsLimit is the largest bins Build accepts: a node's ΔQ may take
+// maxBinsFactor times as many, within deltaq.MaxBins.
+const MaxBinsLimit = deltaq.MaxBins / maxBinsFactor
+
 // Model is a learned ΔQ model: the nodes of the calling-context tree with
 // their exclusive-time ΔQs and execution patterns. Its JSON form is what
 // `deltaq model` writes as model.json; Diagram gives the outcome diagram.
@@ -164,8 +168,8 @@ func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error)
 // Build makes the model of what l learned (call Finish first), with the
 // root operations' durations resolved into about bins bins.
 func Build(l *Learner, bins int) (*Model, error) {
-	if bins < 1 || bins > deltaq.MaxBins/maxBinsFactor {
-		return nil, fmt.Errorf("model: bins = %d outside [1, %d]", bins, deltaq.MaxBins/maxBinsFactor)
+	if bins < 1 || bins > MaxBinsLimit {
+		return nil, fmt.Errorf("model: bins = %d outside [1, %d]", bins, MaxBinsLimit)
 	}
 	if len(l.nodes) == 0 {
 		st := l.stats

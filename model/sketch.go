@@ -137,7 +137,7 @@ const (
 //     upper edge of an occupied bucket to the lower edge of the next) that
 //     holds at most ExtremeShare of the durations above it, and
 //   - the durations in the sketch's last bucket, 9.7 hours or more, which
-//     it cannot tell apart (a start or an end time of 0, or in the far
+//     it cannot tell apart (a clock not set, a time in the far
 //     future, lands there).
 //
 // A heavy tail has no such gap (with 100 exponential durations the

@@ -56,6 +56,23 @@ func TestRunDispatch(t *testing.T) {
 	if status != exitUsage || !strings.HasPrefix(stderr, `deltaq: unknown command "frobnicate"`) {
 		t.Errorf("unknown command: status %d, stderr %q", status, stderr)
 	}
+	// A misspelt command is named with the one meant, as a misspelt probe
+	// or flag value is; it was named alone.
+	for _, args := range [][]string{{"evl"}, {"help", "evl"}} {
+		status, _, stderr = runCmd(args...)
+		if status != exitUsage || !strings.Contains(stderr, `unknown command "evl" (did you mean eval?)`+"\n") {
+			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
+		}
+	}
+	// A misspelt flag too; one far from every flag is named alone.
+	status, _, stderr = runCmd("eval", "x.dq", "--dmx", "1ms")
+	if want := "flag provided but not defined: -dmx (did you mean --dmax?)\nusage: deltaq eval "; status != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--dmx: status %d, stderr %q, want it to start %q", status, stderr, want)
+	}
+	status, _, stderr = runCmd("eval", "x.dq", "--zzz")
+	if want := "flag provided but not defined: -zzz\nusage: deltaq eval "; status != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--zzz: status %d, stderr %q, want it to start %q", status, stderr, want)
+	}
 	status, stdout, _ := runCmd("help", "eval")
 	if status != exitOK || !strings.Contains(stdout, "DIST is one of") || !strings.Contains(stdout, "-outcome NAME=DIST") {
 		t.Errorf("help eval: status %d, stdout %q", status, stdout)
@@ -334,9 +351,16 @@ func TestEvalErrors(t *testing.T) {
 		{"bad dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "10"}, exitUsage,
 			"--dmax 10: 1:3: expected a unit (ns, us, ms or s) after 10"},
 		{"zero dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0s"}, exitUsage,
-			"dMax 0 must be finite and > 0"},
+			"deltaq eval: --dmax 0s: want at least 1us, the smallest dMax a probe may have"},
+		// A negative --dmax was "expected a number"; one below a
+		// nanosecond was accepted, bins of 1e-07ns.
+		{"negative dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "-1s"}, exitUsage,
+			"deltaq eval: --dmax -1s: want at least 1us, the smallest dMax a probe may have"},
+		{"sub-nanosecond dmax", []string{mm1k, "--outcome", "worker_1=never", "--dmax", "0.0001ns"}, exitUsage,
+			"deltaq eval: --dmax 0.0001ns: want at least 1us, the smallest dMax a probe may have"},
+		// It named the default --dmax, not given: "--dmax 1s --bins 0:".
 		{"bad bins", []string{mm1k, "--outcome", "worker_1=never", "--bins", "0"}, exitUsage,
-			"bin count 0 outside"},
+			"deltaq eval: --bins 0: want a number in [1, 65536]\n"},
 		{"bad at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,x"}, exitUsage,
 			"--at x: 1:1: expected a number"},
 		{"empty at", []string{mm1k, "--outcome", "worker_1=never", "--at", "1ms,"}, exitUsage,
@@ -380,8 +404,51 @@ func TestEvalDMaxBound(t *testing.T) {
 	if status != exitUsage || stderr != want || stdout != "" {
 		t.Errorf("--dmax %s: status %d, stderr %q, want %q", above, status, stderr, want)
 	}
+	if status, _, stderr := runCmd(append(args, "1us")...); status != exitOK {
+		t.Errorf("--dmax 1us: status %d, %s", status, stderr)
+	}
 	_, help, _ := runCmd("help", "eval")
-	assertContainsAll(t, "deltaq help eval", help, "--dmax is at most\n"+limit+" (24 hours)")
+	assertContainsAll(t, "deltaq help eval", help, "at least 1us, and at most\n"+limit+" (24 hours)")
+}
+
+// TestEvalSuggestedDMaxReads: the --dmax a warning suggests is one eval
+// reads. exp(600s) names 20 means, 12000 s, and keeps its mass under
+// 1.5e+04s, which eval refused ("expected a unit after 1.5").
+func TestEvalSuggestedDMaxReads(t *testing.T) {
+	path := writeTemp(t, "sys.dq", "system = a;\n")
+	_, _, stderr := runCmd("eval", path, "--outcome", "a=exp(600s)", "--dmax", "1000s", "--bins", "10")
+	_, suggested, ok := strings.Cut(stderr, "; --dmax ")
+	suggested, _, _ = strings.Cut(suggested, " would keep it")
+	if !ok || suggested != "1.5e+04s" {
+		t.Fatalf("stderr %q, want a warning suggesting --dmax 1.5e+04s", stderr)
+	}
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=exp(600s)", "--dmax", suggested, "--bins", "10")
+	if want := "system (system): calculated ΔQ, 10 bins of 1500s, dMax 1.5e+04s\n"; status != exitOK || !strings.HasPrefix(stdout, want) || stderr != "" {
+		t.Errorf("--dmax %s: status %d\nstdout %q\nwant it to start %q\nstderr %q", suggested, status, stdout, want, stderr)
+	}
+}
+
+// TestEvalDefaultDMaxBound: the default dMax, fitted to the distributions,
+// is bounded as --dmax is. point(100000s) took a default of 2.4e5s (the
+// smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k above it), past any
+// probe's dMax, and reported its delay as if a probe could measure it; it
+// is cut at 86400s, all of its mass a failure, with a warning that names
+// no --dmax (eval would refuse the one that keeps it). point(1ns) took
+// 1.2ns, over bins of 1.2e-3ns; its default is now 1us, bins of 1ns.
+func TestEvalDefaultDMaxBound(t *testing.T) {
+	path := writeTemp(t, "sys.dq", "system = a;\n")
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=point(100000s)", "--bins", "10")
+	wantOut := "system (system): calculated ΔQ, 10 bins of 8640s, dMax 8.64e+04s\n" +
+		"  quantiles  0.25=unreachable 0.5=unreachable 0.75=unreachable 0.9=unreachable 0.99=unreachable\n" +
+		"  failure    1\n"
+	wantErr := "deltaq eval: warning: --outcome a: dMax 8.64e+04s cuts off 100.0 % of its mass, which counts as failure; no dMax a probe may have (at most 86400s) keeps it\n"
+	if status != exitOK || stdout != wantOut || stderr != wantErr {
+		t.Errorf("point(100000s): status %d\nstdout %q\nwant   %q\nstderr %q\nwant   %q", status, stdout, wantOut, stderr, wantErr)
+	}
+	status, stdout, stderr = runCmd("eval", path, "--outcome", "a=point(1ns)")
+	if want := "system (system): calculated ΔQ, 1000 bins of 1ns, dMax 1us\n"; status != exitOK || !strings.HasPrefix(stdout, want) || stderr != "" {
+		t.Errorf("point(1ns): status %d\nstdout %q\nwant it to start %q\nstderr %q", status, stdout, want, stderr)
+	}
 }
 
 // TestEvalWarnsOfMassBeyondDMax: --dmax 10ms on exp(mean 5ms) cuts off
@@ -399,6 +466,22 @@ func TestEvalWarnsOfUnusedDefinitionInput(t *testing.T) {
 	want := "deltaq eval: warning: --outcome system: not used: no s:system refers to the definition (" + path + ":2:1), and its ΔQ is calculated from its outcomes\n"
 	if status != exitOK || stderr != want {
 		t.Errorf("status %d, stderr %q; want %d and %q", status, stderr, exitOK, want)
+	}
+}
+
+// TestEvalProbeRepeated: a probe named twice with --probe is printed and
+// drawn once; it was printed twice and drawn into a.png and a-2.png.
+func TestEvalProbeRepeated(t *testing.T) {
+	path := writeTemp(t, "seq.dq", "system = a -> b;\n")
+	dir := t.TempDir()
+	status, stdout, stderr := runCmd("eval", path, "--outcome", "a=point(1ms)", "--outcome", "b=point(1ms)",
+		"--probe", "a", "--probe", "system", "--probe", "a", "--plot", dir)
+	if status != exitOK || strings.Count(stdout, "a (outcome)") != 1 || strings.Count(stdout, "system (system)") != 1 ||
+		!strings.HasSuffix(stdout, "wrote "+filepath.Join(dir, "a.png")+"\nwrote "+filepath.Join(dir, "system.png")+"\n") {
+		t.Errorf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a-2.png")); err == nil {
+		t.Error("a-2.png written: the probe drawn twice")
 	}
 }
 

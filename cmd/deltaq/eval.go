@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,8 +48,10 @@ Each assumed ΔQ has --bins bins covering [0, --dmax], a delay of exactly
 dMax a success (bins are upper-inclusive). The default dMax is
 the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k seconds above the
 largest delay the distributions name (20 × the mean for exp), so that every
-distribution fits; mass beyond dMax counts as failure. --dmax is at most
-86400s (24 hours), the largest dMax a probe may have. Calculated ΔQs grow
+distribution fits; mass beyond dMax counts as failure. Both --dmax and the
+default are bounded as a probe's dMax is: at least 1us, and at most
+86400s (24 hours), where a distribution reaching further is cut (and
+eval warns of the mass cut off). Calculated ΔQs grow
 to cover their operands (a sequence of two outcomes spans 2·dMax). A delay
 that is not a bin edge (a multiple of dMax/bins) lies inside a bin, whose
 mass is spread over it: point(5ms) under the default dMax of 6ms reads
@@ -165,14 +168,27 @@ func parseEvalArgs(args []string, stderr io.Writer) (o evalOptions, status int, 
 			o.at = append(o.at, d)
 		}
 	}
-	dmax := distribution.DefaultDMax(o.outcomes.dists)
+	// Checked alone, so that the error names the flag given: it named a
+	// --dmax of the default that was not given ("--dmax 25ms --bins -5").
+	if o.bins < 1 || o.bins > deltaq.MaxBins {
+		return o, evalUsage(stderr, "--bins %d: want a number in [1, %d]", o.bins, deltaq.MaxBins), false
+	}
+	dmax := evalDefaultDMax(o.outcomes.dists)
 	if *dmaxText != "" {
+		// The bounds of a probe's dMax in a configuration: beyond them an
+		// assumed ΔQ describes nothing a probe could measure (below, its
+		// bins would be narrower than the nanoseconds of a timestamp).
+		minDMax := deltaq.MinDMax.Seconds()
+		if strings.HasPrefix(strings.TrimSpace(*dmaxText), "-") {
+			return o, evalUsage(stderr, "--dmax %s: want at least %s, the smallest dMax a probe may have", *dmaxText, distribution.FormatDuration(minDMax)), false
+		}
 		d, err := distribution.ParseDuration(*dmaxText)
 		if err != nil {
 			return o, evalUsage(stderr, "--dmax %s: %v", *dmaxText, err), false
 		}
-		// The bound of a probe's dMax in a configuration: beyond it an
-		// assumed ΔQ describes nothing a probe could measure.
+		if d < minDMax {
+			return o, evalUsage(stderr, "--dmax %s: want at least %s, the smallest dMax a probe may have", *dmaxText, distribution.FormatDuration(minDMax)), false
+		}
 		if maxDMax := deltaq.MaxDMax.Seconds(); d > maxDMax {
 			return o, evalUsage(stderr, "--dmax %s: want at most %gs (%g hours), the largest dMax a probe may have", *dmaxText, maxDMax, deltaq.MaxDMax.Hours()), false
 		}
@@ -266,6 +282,15 @@ func (o *evalOptions) assumed(d *diagram.Diagram) (map[string]deltaq.DeltaQ, err
 	return inputs, nil
 }
 
+// evalDefaultDMax is the dMax that fits every distribution of ds
+// (distribution.DefaultDMax) within the bounds of a probe's dMax: beyond
+// deltaq.MaxDMax no probe could measure the delays (the mass beyond it
+// counts as failure, and warnCut says how much); below deltaq.MinDMax the
+// default bins would be narrower than the nanoseconds of a timestamp.
+func evalDefaultDMax(ds []distribution.Dist) float64 {
+	return min(max(distribution.DefaultDMax(ds), deltaq.MinDMax.Seconds()), deltaq.MaxDMax.Seconds())
+}
+
 // minCutWarned is the mass beyond dMax that eval warns of: below it the
 // cut is within the rounding of the figures it prints.
 const minCutWarned = 1e-4
@@ -303,6 +328,12 @@ func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
 	if fit <= dq.DMax() {
 		return
 	}
+	// Beyond the largest dMax a probe may have, no --dmax keeps the mass:
+	// the warning names none that eval would refuse.
+	keep := fmt.Sprintf("--dmax %s would keep it", distribution.FormatDuration(fit))
+	if fit > deltaq.MaxDMax.Seconds() {
+		keep = fmt.Sprintf("no dMax a probe may have (at most %gs) keeps it", deltaq.MaxDMax.Seconds())
+	}
 	w, err := deltaq.WidthFor(fit, o.bins)
 	if err != nil {
 		return
@@ -312,8 +343,8 @@ func (o *evalOptions) warnCut(name string, i int, dq deltaq.DeltaQ) {
 		return
 	}
 	if cut := whole.Tangible() - dq.Tangible(); cut >= minCutWarned {
-		fmt.Fprintf(o.warn, "deltaq eval: warning: --outcome %s: dMax %s cuts off %.1f %% of its mass, which counts as failure; --dmax %s would keep it\n",
-			printable(name), distribution.FormatDuration(dq.DMax()), 100*cut, distribution.FormatDuration(fit))
+		fmt.Fprintf(o.warn, "deltaq eval: warning: --outcome %s: dMax %s cuts off %.1f %% of its mass, which counts as failure; %s\n",
+			printable(name), distribution.FormatDuration(dq.DMax()), 100*cut, keep)
 	}
 }
 
@@ -336,7 +367,12 @@ func (o *evalOptions) selected(d *diagram.Diagram) ([]string, error) {
 			if _, ok := d.Probe(name); !ok {
 				return nil, fmt.Errorf("--probe %s: %s has no probe named %s; %s", name, o.path, name, suggest.Known(name, probeNames(d), 5))
 			}
-			selected = append(selected, name)
+			// A probe named twice is printed once: twice it was printed
+			// twice and drawn into PROBE.png and PROBE-2.png, and the JSON
+			// held it once.
+			if !slices.Contains(selected, name) {
+				selected = append(selected, name)
+			}
 		}
 	case d.System() != nil:
 		selected = []string{diagram.SystemName}

@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/deltaq-otel/deltaq/diagram"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 )
 
 // Exit statuses of every command.
@@ -83,6 +84,15 @@ func lookup(name string) (command, bool) {
 	return cs[i], true
 }
 
+// commandNames returns the commands' names, for a misspelt one's hint.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -98,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 {
 			c, ok := lookup(args[1])
 			if !ok {
-				fmt.Fprintf(stderr, "deltaq help: unknown command %q\n", args[1])
+				fmt.Fprintf(stderr, "deltaq help: unknown command %q%s\n", args[1], suggest.Hint(args[1], commandNames()))
 				return exitUsage
 			}
 			// The command's own -h prints its synopsis, help and flags to
@@ -112,7 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "deltaq: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "deltaq: unknown command %q%s\n\n", args[0], suggest.Hint(args[0], commandNames()))
 		usage(stderr)
 		return exitUsage
 	}
@@ -147,6 +157,30 @@ func newFlags(c command, stderr io.Writer) *flagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fs.shortUsage(stderr) }
 	return fs
+}
+
+// parse is fs.Parse with the error printed as the flag package prints it,
+// and for a flag that is not defined, the one meant: "flag provided but
+// not defined: -dmx (did you mean --dmax?)".
+func (fs *flagSet) parse(args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+		msg += suggest.Hint("--"+strings.TrimLeft(name, "-"), names)
+	}
+	fmt.Fprintln(out, msg)
+	usage()
+	return err
 }
 
 // given reports whether the flag name was given on the command line (its
@@ -203,7 +237,7 @@ func parseArgs(fs *flagSet, args []string) (positional []string, status int, ok 
 		}
 	}
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.parse(args); err != nil {
 			return nil, exitUsage, false
 		}
 		rest := fs.Args()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -66,8 +67,8 @@ root operation is a node. From them it writes to DIR:
                of incoherent traces by kind; the inferred missing parents
 
 Incoherent traces (spans whose parent never arrived, no root, cycles, spans
-that end before they start or whose times are past 2^63 ns, counted with
-them as negative durations) are counted and left out. For each orphan span
+that end before they start or whose times are 0 or past 2^63 ns, counted
+with them as negative durations) are counted and left out. For each orphan span
 model infers the most likely chain of missing parents from the transitions
 of the coherent traces (the shortest path with weights −log frequency) and
 reports it with its probability given the orphan (p: 1 when it is the only
@@ -87,7 +88,8 @@ does not explain), the report says so first, with the likely cause, and
 
 --plot DIR draws the validation of every root operation into
 DIR/ROOT-model.png: the observed end-to-end ΔQ (blue) and the one the model
-predicts (green, dashed), as analyze, eval and whatif draw ΔQs.
+predicts (green, dashed), as analyze, eval and whatif draw ΔQs, and lists
+the files written (on stderr with --json).
 
 deltaq whatif DIR predicts the effect of changes to the nodes.`,
 		run: runModel,
@@ -111,7 +113,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	var o modelOptions
 	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
 	fs.StringVar(&o.plot, "plot", "", "draw the predicted and observed ΔQ of every root operation into `DIR`")
-	fs.IntVar(&o.bins, "bins", model.DefaultBins, "bins over the longest root operation's 99.9th percentile duration")
+	fs.IntVar(&o.bins, "bins", model.DefaultBins, fmt.Sprintf("bins over the longest root operation's 99.9th percentile duration, at most %d", model.MaxBinsLimit))
 	fs.DurationVar(&o.cfg.Grace, "grace", model.DefaultGrace, "trace time after a trace's last span before it is complete")
 	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
 	fs.IntVar(&o.cfg.MaxDepth, "max-depth", model.DefaultMaxDepth, fmt.Sprintf("calls within calls a trace may have, at most %d; deeper traces are left out", model.MaxDepthLimit))
@@ -126,6 +128,11 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	o.files = files
 	if o.out == "" {
 		return fs.usageError("-o DIR is required")
+	}
+	// Checked before the traces are read, which may take long: Build
+	// refused it only after.
+	if o.bins < 1 || o.bins > model.MaxBinsLimit {
+		return fs.usageError("--bins %d: want a number in [1, %d]", o.bins, model.MaxBinsLimit)
 	}
 	if o.cfg.Grace <= 0 {
 		return fs.usageError("--grace %v: want a duration above 0", o.cfg.Grace)
@@ -163,6 +170,9 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		stdout.Write(append(b, '\n'))
+		// On stderr, as analyze and eval list theirs: stdout is the
+		// JSON. They went unlisted.
+		listFiles(stderr, plots)
 	} else {
 		writeModelReport(stdout, rep)
 		fmt.Fprintf(stdout, "wrote %s, %s, %s\n", printable(filepath.Join(o.out, modelDiagramFile)),
@@ -296,30 +306,47 @@ func learnRecord(l *model.Learner, td ptrace.Traces, buf []model.Span) []model.S
 }
 
 // spanTimes returns a span's start and end as the learner takes them. A
-// time past 2⁶³ ns (the year 2262) is wrong, as the deltaq processor
-// holds it (an invalid timestamp): int64 would wrap it negative, making
-// the span start before its parent, or last from before 1970 to now. Such
-// a span is given an end before its start, the learner's mark of wrong
-// timestamps: its trace is counted (a negative duration) and left out. The
-// time that fits is kept, so that the trace clock (the latest end) and
-// the span's place among its family are the ones the file gives.
+// time of 0 (not set) or past 2⁶³ ns (the year 2262) is wrong, as the
+// deltaq processor holds it (an invalid timestamp): a start of 0 would
+// make the span last from 1970 to now, counted as an implausibly long
+// duration, and int64 would wrap a time past 2⁶³ negative, making the span
+// start before its parent. Such a span is given an end before its start,
+// the learner's mark of wrong timestamps: its trace is counted (a negative
+// duration) and left out. The time that is valid is kept, so that the
+// trace clock (the latest end) and the span's place among its family are
+// the ones the file gives.
 func spanTimes(start, end uint64) (int64, int64) {
+	valid := func(t uint64) bool { return t != 0 && t <= math.MaxInt64 }
 	switch {
-	case start <= math.MaxInt64 && end <= math.MaxInt64:
+	case valid(start) && valid(end):
 		return int64(start), int64(end)
-	case start <= math.MaxInt64:
+	case valid(start):
 		return int64(start), int64(start) - 1
-	case end <= math.MaxInt64:
+	case valid(end):
 		return int64(end), int64(end) - 1
 	}
 	return 0, -1
 }
 
+// cutName cuts a name to at most contract.MaxNameLength bytes at a UTF-8
+// rune boundary, as the deltaq processor does: cut at the bound, a name
+// ending in a multi-byte character kept its first bytes, invalid UTF-8
+// that the report printed as \xc3 and model.json as U+FFFD, another name
+// than the processor's. In invalid UTF-8 (no rune start among the
+// utf8.UTFMax bytes that end at the bound) the cut is at the bound.
 func cutName(s string) string {
-	if len(s) > contract.MaxNameLength {
-		return strings.Clone(s[:contract.MaxNameLength])
+	const bound = contract.MaxNameLength
+	if len(s) <= bound {
+		return s
 	}
-	return s
+	cut := bound
+	for i := bound; i > bound-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) { // s[i] starts the first rune left out
+			cut = i
+			break
+		}
+	}
+	return strings.Clone(s[:cut])
 }
 
 // writeModelReport prints the report as text.

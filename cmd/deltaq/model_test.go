@@ -231,6 +231,10 @@ func TestModelErrors(t *testing.T) {
 		{[]string{"whatif", "x", "--qta", "10ms"}, "want DELAY:P"},
 		{[]string{"whatif", "x", "--qta", "10ms:0.5", "--max-failure", "2"}, "want a ratio in [0, 1]"},
 		{[]string{"whatif", "x", "--qta", "10ms:0.5", "--max-failure", "0.6"}, "--qta 10ms:0.5"},
+		// --max-failure bounds a --qta: alone, it was taken and ignored;
+		// --qta given empty was taken for not given.
+		{[]string{"whatif", "x", "--max-failure", "0.1"}, "--max-failure 0.1: it bounds the failures of a --qta, and none is given"},
+		{[]string{"whatif", "x", "--qta", ""}, `--qta : point "": want DELAY:P`},
 	} {
 		status, stdout, stderr := runCmd(tc.args...)
 		if status == exitOK || !strings.Contains(stderr, tc.want) {
@@ -272,6 +276,24 @@ func TestModelErrors(t *testing.T) {
 		if status, _, stderr := runCmd("whatif", dir, "--set", sets[0], "--set", sets[1]); status != exitOK {
 			t.Errorf("whatif --set %s --set %s: status %d, stderr %q", sets[0], sets[1], status, stderr)
 		}
+	}
+}
+
+// TestModelBinsCheckedFirst: --bins out of range is a usage error naming
+// the flag, before any trace is read. It was refused by the learning's
+// end ("model: bins = 0 outside [1, 8192]", status 1), after reading every
+// file, which may take minutes; a missing file was reported first. 8192 is
+// deltaq.MaxBins over the 8 times as many bins a node's ΔQ may take.
+func TestModelBinsCheckedFirst(t *testing.T) {
+	for _, bins := range []string{"0", "8193"} {
+		status, stdout, stderr := runCmd("model", "nonexistent.json", "-o", t.TempDir(), "--bins", bins)
+		want := "deltaq model: --bins " + bins + ": want a number in [1, 8192]\n"
+		if status != exitUsage || !strings.HasPrefix(stderr, want) || stdout != "" {
+			t.Errorf("--bins %s: status %d, stderr %q; want %d and %q first", bins, status, stderr, exitUsage, want)
+		}
+	}
+	if status, _, stderr := runCmd("model", shopFile, "-o", t.TempDir(), "--bins", "8192"); status != exitOK {
+		t.Errorf("--bins 8192: status %d, %s", status, stderr)
 	}
 }
 
@@ -475,7 +497,8 @@ func TestPredictionMissesQueueing(t *testing.T) {
 }
 
 // TestModelExtremeTimestamps: the shop corpus and 8 checkout spans that
-// start at the epoch (a clock not set) and end in November 2026. They made
+// start nanoseconds after the epoch (a clock not set) and end in November
+// 2026. They made
 // the bins 35 s wide and the checkout's median 19 s, with no doubt; now
 // the bulk of the durations sets the bins, the model is unsure and says
 // why, and --strict exits 1.
@@ -489,7 +512,7 @@ func TestModelExtremeTimestamps(t *testing.T) {
 		sp.SetTraceID(pcommon.TraceID{0xee, byte(k + 1)})
 		sp.SetSpanID(pcommon.SpanID{0xee, byte(k + 1)})
 		sp.SetName("GET /checkout")
-		sp.SetStartTimestamp(pcommon.Timestamp(k))
+		sp.SetStartTimestamp(pcommon.Timestamp(k + 1))
 		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(end.Add(time.Duration(k) * time.Millisecond)))
 	}
 	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
@@ -504,7 +527,7 @@ func TestModelExtremeTimestamps(t *testing.T) {
 	}
 	assertContainsAll(t, "deltaq model", out,
 		"THIS MODEL IS UNSURE:\n  - 8 spans last implausibly long, over 1000 times the others or beyond 9.7 h (8 of the 84 of frontend.GET /checkout last 3.505e+04s to 1.795e+09s, the others at most ",
-		"likely cause: wrong timestamps (a clock not set, a start or end time of 0 or in the far future)",
+		"likely cause: wrong timestamps (a clock not set or stepped, a time in the far future)",
 		"learned 87 of 88 traces (466 spans): 6 nodes, bins of 1",
 	)
 	var rep modelReport
@@ -515,6 +538,103 @@ func TestModelExtremeTimestamps(t *testing.T) {
 	med := rep.Validation[0].Observed.Quantiles[0]
 	if rep.BinWidth > 20e-6 || med == nil || *med > 0.01 {
 		t.Errorf("bin width %v s, observed median %v; want the shop's (about 10 µs and 5 ms)", rep.BinWidth, med)
+	}
+}
+
+// TestModelTimesOfZero: a span time of 0 is not set, an invalid timestamp
+// to the deltaq processor. A root starting at 0 lasted from 1970 to 2026
+// and went through the implausibly-long doubt (an extreme outlier, its
+// trace learned); a start or an end of 0 is counted as the wrong times
+// are, with the negative durations, and its trace left out. The trace
+// with valid times is learned, and nothing is implausibly long.
+func TestModelTimesOfZero(t *testing.T) {
+	at := uint64(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC).UnixNano())
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "shop")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	add := func(trace, span, parent byte, name string, start, end uint64) {
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{trace})
+		sp.SetSpanID(pcommon.SpanID{span})
+		if parent != 0 {
+			sp.SetParentSpanID(pcommon.SpanID{parent})
+		}
+		sp.SetName(name)
+		sp.SetStartTimestamp(pcommon.Timestamp(start))
+		sp.SetEndTimestamp(pcommon.Timestamp(end))
+	}
+	ms := uint64(time.Millisecond)
+	add(1, 1, 0, "checkout", at, at+10*ms) // valid
+	add(1, 2, 1, "pay", at+ms, at+5*ms)
+	add(2, 1, 0, "checkout", 0, at+10*ms)  // a root's start not set
+	add(3, 1, 0, "checkout", at, at+10*ms) // a child's start not set
+	add(3, 2, 1, "pay", 0, at+5*ms)
+	add(4, 1, 0, "checkout", at, 0) // an end not set
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "zero.json", string(b)+"\n")
+	status, out, stderr := runCmd("model", path, "-o", t.TempDir(), "--strict")
+	if status != exitFail {
+		t.Fatalf("status %d (want %d: most traces are incoherent)\n%s%s", status, exitFail, out, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out,
+		"learned 1 of 4 traces (6 spans)",
+		"incoherent: 0 spans without their parent, 0 outside their parent, 0 traces without a root, 0 extra roots, 0 duplicate spans, 3 negative durations, 0 spans in cycles",
+		"left out: 3 incoherent traces",
+		"likely cause: wrong timestamps: spans that end before they start",
+	)
+	if strings.Contains(out, "implausibly long") {
+		t.Errorf("a time of 0 taken for a duration:\n%s", out)
+	}
+}
+
+// TestModelNameCutAtRune: a span name of 255 bytes of text and a
+// two-byte é is cut to 256 bytes at a rune boundary, the 255 bytes, as the
+// deltaq processor cuts it (storedString); cut at the bound, it kept é's
+// first byte, printed as \xc3 in the report and as U+FFFD in model.json.
+func TestModelNameCutAtRune(t *testing.T) {
+	long := strings.Repeat("a", 255)
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	at := uint64(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC).UnixNano())
+	for k := range 3 {
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{byte(k + 1)})
+		sp.SetSpanID(pcommon.SpanID{byte(k + 1)})
+		sp.SetName(long + "é")
+		sp.SetStartTimestamp(pcommon.Timestamp(at + uint64(k)*uint64(time.Second)))
+		sp.SetEndTimestamp(pcommon.Timestamp(at + uint64(k)*uint64(time.Second) + uint64(5*time.Millisecond)))
+	}
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "long.json", string(b)+"\n")
+	dir := t.TempDir()
+	status, out, stderr := runCmd("model", path, "-o", dir)
+	if status != exitOK {
+		t.Fatalf("status %d\n%s%s", status, out, stderr)
+	}
+	assertContainsAll(t, "deltaq model", out, "\nsvc."+long+" (")
+	m, err := os.ReadFile(filepath.Join(dir, "model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded struct {
+		Nodes []struct {
+			Operation string `json:"operation"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(m, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded.Nodes) != 1 || decoded.Nodes[0].Operation != long {
+		t.Errorf("model.json's nodes %+v, want one of operation %q", decoded.Nodes, long)
 	}
 }
 

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/color"
 	"image/png"
 	"os"
@@ -86,6 +87,24 @@ func TestModelPlot(t *testing.T) {
 	}
 	if count[figure.Observed] < 500 || count[figure.Calculated] < 300 {
 		t.Errorf("pixels of the observed curve %d, of the predicted %d: want both curves drawn", count[figure.Observed], count[figure.Calculated])
+	}
+}
+
+// TestPlotListedWithJSON: model and whatif with --json --plot list the
+// files they draw on stderr, as analyze and eval do (stdout is the JSON);
+// they listed none.
+func TestPlotListedWithJSON(t *testing.T) {
+	dir, _ := learnShop(t)
+	plots := t.TempDir()
+	status, stdout, stderr := runCmd("model", shopFile, "-o", t.TempDir(), "--json", "--plot", plots)
+	want := "wrote " + filepath.Join(plots, "frontend_GET_checkout-model.png") + "\n"
+	if status != exitOK || !json.Valid([]byte(stdout)) || !strings.Contains(stderr, want) {
+		t.Errorf("model --json --plot: status %d, stderr %q, want it to list %q; stdout JSON: %v", status, stderr, want, json.Valid([]byte(stdout)))
+	}
+	status, stdout, stderr = runCmd("whatif", dir, "--set", "cart.get=2*X", "--json", "--plot", plots)
+	want = "wrote " + filepath.Join(plots, "frontend_GET_checkout-whatif.png") + "\n"
+	if status != exitOK || !json.Valid([]byte(stdout)) || !strings.Contains(stderr, want) {
+		t.Errorf("whatif --json --plot: status %d, stderr %q, want it to list %q; stdout JSON: %v", status, stderr, want, json.Valid([]byte(stdout)))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,8 +128,8 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 	fs.StringVar(&o.tiers, "tiers", "", "alert `tiers` SEVERITY:FACTOR:LONG:SHORT[:FOR],… (default the Workbook's)")
 	o.opts.MaxErrorRatio = slo.DefaultMaxErrorRatio
 	fs.Var((*ratioFlag)(&o.opts.MaxErrorRatio), "max-error-ratio", "largest error `ratio` a derived tier waits for, in (0, 1), a fraction")
-	interval := fs.String("interval", "30s", "evaluation `interval` of the rule groups")
-	fs.StringVar(&o.opts.RunbookURL, "runbook-url", slo.DefaultRunbookURL, "runbook_url of the alerts")
+	interval := fs.String("interval", "30s", "evaluation `interval` of the rule groups (--format prometheus)")
+	fs.StringVar(&o.opts.RunbookURL, "runbook-url", slo.DefaultRunbookURL, "runbook_url of the alerts (--format prometheus or sloth)")
 	fs.BoolVar(&o.strict, "strict", false, "fail when an objective or tier is refused")
 	var qoo listFlag
 	fs.Var(&qoo, "qoo", "objective `[PROBE=]SCORE:TARGET` on the Quality of Outcome score, such as 80:0.99 (repeatable)")
@@ -173,6 +174,17 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 		// Given empty or zero, each was taken for its default.
 		if f.empty && fs.given(f.name) {
 			return o, fs.usageError("--%s: given empty or zero; leave it out for the default", f.name), false
+		}
+	}
+	// A flag the format writes nothing of was taken and went unsaid.
+	for _, f := range []struct{ name, formats, what string }{
+		{"interval", "prometheus", "the rule groups' evaluation interval"},
+		{"runbook-url", "prometheus sloth", "the alerts' runbook_url"},
+		{"service", "openslo sloth", "the documents' service"},
+	} {
+		if fs.given(f.name) && !slices.Contains(strings.Fields(f.formats), o.format) {
+			return o, fs.usageError("--%s: --format %s writes nothing of it (%s: --format %s)", f.name, o.format, f.what,
+				strings.Join(strings.Fields(f.formats), " or ")), false
 		}
 	}
 	// The options are the flags' alone: their problems are the flags',

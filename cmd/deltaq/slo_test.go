@@ -208,6 +208,13 @@ func TestSLOFlagErrors(t *testing.T) {
 		{[]string{"--service", ""}, "--service: given empty or zero"},
 		{[]string{"--runbook-url", ""}, "--runbook-url: given empty or zero"},
 		{[]string{"-o", "r.yml", "--tests", "r.yml"}, "--tests r.yml: the rules file itself (-o)"},
+		// A flag of another format than the one written was taken and
+		// ignored: the rules have no service, OpenSLO no alert, neither
+		// document an evaluation interval.
+		{[]string{"--service", "shop"}, "--service: --format prometheus writes nothing of it (the documents' service: --format openslo or sloth)"},
+		{[]string{"--format", "openslo", "--runbook-url", "https://runbooks.example/dq"}, "--runbook-url: --format openslo writes nothing of it (the alerts' runbook_url: --format prometheus or sloth)"},
+		{[]string{"--format", "sloth", "--interval", "1m"}, "--interval: --format sloth writes nothing of it (the rule groups' evaluation interval: --format prometheus)"},
+		{[]string{"--format", "openslo", "--interval", "1m"}, "--interval: --format openslo writes nothing of it"},
 	} {
 		status, _, stderr := runCmd(append([]string{"slo", "--config", analyzeConfig}, c.args...)...)
 		if status != exitUsage || !strings.Contains(stderr, c.want) || strings.Contains(stderr, analyzeConfig) {

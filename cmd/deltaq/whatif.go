@@ -138,14 +138,20 @@ func parseWhatifArgs(args []string, stderr io.Writer) (o whatifOptions, status i
 		return o, status, false
 	}
 	maxFailure := -1.0
-	if *maxFailureText != "" {
+	if *maxFailureText != "" || fs.given("max-failure") {
 		f, err := strconv.ParseFloat(*maxFailureText, 64)
 		if err != nil || !(f >= 0 && f <= 1) {
 			return o, fs.usageError("--max-failure %s: want a ratio in [0, 1]", printable(*maxFailureText)), false
 		}
+		// It bounds the failures of the --qta: alone it was taken and
+		// nothing was checked against it.
+		if *qtaText == "" && !fs.given("qta") {
+			return o, fs.usageError("--max-failure %s: it bounds the failures of a --qta, and none is given", printable(*maxFailureText)), false
+		}
 		maxFailure = f
 	}
-	if *qtaText != "" {
+	// Given empty, --qta was taken for not given.
+	if *qtaText != "" || fs.given("qta") {
 		q, err := parseQTA(*qtaText, maxFailure)
 		if err != nil {
 			return o, fs.usageError("--qta %s: %v", printable(*qtaText), err), false
@@ -207,6 +213,9 @@ func runWhatif(o whatifOptions, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		stdout.Write(append(b, '\n'))
+		// On stderr, as analyze and eval list theirs: stdout is the
+		// JSON. They went unlisted.
+		listFiles(stderr, plots)
 		return exitOK
 	}
 	writeWhatif(stdout, m, o, selected, out)

@@ -4,6 +4,7 @@
 package deltaqstart
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -283,5 +284,85 @@ func TestStartEventExample(t *testing.T) {
 	}
 	if got := hex.EncodeToString(a[attrStartsThresholds].AsByteSlice()); got != ex.ThresholdsHex {
 		t.Errorf("%s\n%s, the contract's example is\n%s", attrStartsThresholds, got, ex.ThresholdsHex)
+	}
+}
+
+// probeRepairExample is one of the contract's probe_repair examples: a name
+// given as runs of bytes, the bytes a sender sends for it (when given), how
+// many, and whether its span is announced.
+type probeRepairExample struct {
+	Name []struct {
+		Hex   string `json:"hex"`
+		Times int    `json:"times"`
+	} `json:"name"`
+	SentHex   string `json:"sent_hex"`
+	SentBytes int    `json:"sent_bytes"`
+	Announced bool   `json:"announced"`
+}
+
+// TestProbeRepairContract: the contract's probe_repair examples, which
+// dqsd_otel's tests take too. Each invalid byte of a probe name becomes
+// U+FFFD, and the 256-byte bound is on the name so repaired; a run of
+// invalid bytes became one U+FFFD (strings.ToValidUTF8), so that 200
+// bytes of text and 19 stray bytes were announced as a 203-byte probe
+// where dqsd_otel sends 257 bytes and announces nothing, and "bad\xff\xfe"
+// was another probe than dqsd_otel's.
+func TestProbeRepairContract(t *testing.T) {
+	b, err := os.ReadFile("../../docs/contract/start-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		ProbeRepair struct {
+			Examples []probeRepairExample `json:"examples"`
+		} `json:"probe_repair"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ProbeRepair.Examples) == 0 {
+		t.Fatal("the contract has no probe_repair examples")
+	}
+	var names []string
+	for i, ex := range c.ProbeRepair.Examples {
+		var name []byte
+		for _, part := range ex.Name {
+			run, err := hex.DecodeString(part.Hex)
+			if err != nil {
+				t.Fatalf("example %d: %v", i, err)
+			}
+			name = append(name, bytes.Repeat(run, part.Times)...)
+		}
+		names = append(names, string(name))
+		sent := validUTF8(string(name))
+		if len(sent) != ex.SentBytes || ex.SentHex != "" && hex.EncodeToString([]byte(sent)) != ex.SentHex {
+			t.Errorf("example %d: %x sent as %x (%d bytes), the contract says %s (%d bytes)", i, name, sent, len(sent), ex.SentHex, ex.SentBytes)
+		}
+	}
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			// Each span is named by its example's index: the selector
+			// gives it the example's name as its probe.
+			sel := func(s sdktrace.ReadOnlySpan) (string, bool) {
+				var i int
+				if _, err := fmt.Sscanf(s.Name(), "example %d", &i); err != nil {
+					return "", false
+				}
+				return names[i], true
+			}
+			tr, p, rec := setup(t, sdktrace.AlwaysSample(), append(f.opts, WithSelector(sel))...)
+			var want []wantEvent
+			for i, ex := range c.ProbeRepair.Examples {
+				name := fmt.Sprintf("example %d", i)
+				_, s := tr.Start(context.Background(), name)
+				if ex.Announced {
+					want = append(want, wantEvent{s, s.(sdktrace.ReadOnlySpan).StartTime(), validUTF8(names[i]), name})
+				}
+			}
+			if err := p.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkEvents(t, rec.all(), want)
+		})
 	}
 }

@@ -511,7 +511,11 @@ func TestOptionErrors(t *testing.T) {
 		{lp, WithSpanNames(), "deltaqstart: WithSpanNames: no name given"},
 		{lp, WithSpanNames("a", ""), "deltaqstart: WithSpanNames: an empty name"},
 		{lp, WithSpanNames(strings.Repeat("a", 257)),
-			"deltaqstart: WithSpanNames: a name of 257 bytes, longer than a probe's (at most 256)"},
+			"deltaqstart: WithSpanNames: a name of 257 bytes as sent (each invalid UTF-8 byte as U+FFFD's three), longer than a probe's (at most 256)"},
+		// 219 bytes, sent as 257 (the contract's probe_repair): it was
+		// taken, and no span of that name was ever announced.
+		{lp, WithSpanNames(strings.Repeat("x", 200) + strings.Repeat("\x80", 19)),
+			"deltaqstart: WithSpanNames: a name of 257 bytes as sent (each invalid UTF-8 byte as U+FFFD's three), longer than a probe's (at most 256)"},
 		{lp, WithSelector(nil), "deltaqstart: WithSelector: nil selector"},
 		{lp, WithDrainInterval(time.Millisecond - 1), "deltaqstart: WithDrainInterval: must be in [1ms, 1s], got 999.999µs"},
 		{lp, WithDrainInterval(2 * time.Second), "deltaqstart: WithDrainInterval: must be in [1ms, 1s], got 2s"},

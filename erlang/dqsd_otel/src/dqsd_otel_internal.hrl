@@ -122,6 +122,7 @@
 %% (docs/contract/start-event.json for the start events).
 -define(START_EVENT_NAME, <<"deltaq.span.start">>).
 -define(ATTR_PROBE, <<"deltaq.probe">>).
+-define(ATTR_SPAN_NAME, <<"deltaq.span.name">>).
 -define(ATTR_TRACESTATE, <<"deltaq.tracestate">>).
 %% The batch form: the starts of many spans of one probe in one record.
 -define(STARTS_EVENT_NAME, <<"deltaq.span.starts">>).

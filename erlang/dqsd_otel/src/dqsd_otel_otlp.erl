@@ -90,9 +90,9 @@ traces({Resource, Scope}, Spans, Offset) ->
 
 %% @doc An ExportLogsServiceRequest holding one `deltaq.span.start' event per
 %% element of `Events': the span's trace and span ids, the start time as its
-%% timestamp, the span name as the `deltaq.probe' attribute and the span's
-%% tracestate, when it has one, as `deltaq.tracestate'. Severity INFO, as
-%% the batch form's.
+%% timestamp, the span name as the `deltaq.probe' and `deltaq.span.name'
+%% attributes and the span's tracestate, when it has one, as
+%% `deltaq.tracestate'. Severity INFO, as the batch form's.
 -spec logs(resource(), [event_item()], integer()) -> iodata().
 logs(Resource, Events, Offset) ->
     log_records(Resource, [start_event(E, Offset) || E <- Events]).
@@ -320,14 +320,18 @@ log_records({Resource, Scope}, Records) ->
 
 start_event({TraceId, SpanId, Name, Start, TraceState}, Offset) ->
     Time = integer_to_binary(Start + Offset),
+    %% The probe is the span's name: deltaq.span.name, which the
+    %% collector's deltaq processor gives the synthetic span of a timeout,
+    %% says so as sdk/deltaqstart's records do.
+    NameValue = [<<"\",\"value\":{\"stringValue\":">>, string(Name), <<"}}">>],
     [<<"{\"timeUnixNano\":\"">>, Time,
      <<"\",\"observedTimeUnixNano\":\"">>, Time,
      <<"\",\"severityNumber\":">>, integer_to_binary(?SEVERITY_NUMBER_INFO),
      <<",\"eventName\":\"">>, ?START_EVENT_NAME,
      <<"\",\"traceId\":\"">>, hex(TraceId),
      <<"\",\"spanId\":\"">>, hex(SpanId),
-     <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE,
-     <<"\",\"value\":{\"stringValue\":">>, string(Name), <<"}}">>,
+     <<"\",\"attributes\":[{\"key\":\"">>, ?ATTR_PROBE, NameValue,
+     <<",{\"key\":\"">>, ?ATTR_SPAN_NAME, NameValue,
      case TraceState of
          <<>> -> [];
          _ -> [<<",{\"key\":\"">>, ?ATTR_TRACESTATE,

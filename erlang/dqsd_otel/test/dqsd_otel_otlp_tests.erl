@@ -199,11 +199,18 @@ start_events_test() ->
                    <<"traceId">> => <<"0a0102030405060708090a0b0c0d0eff">>,
                    <<"spanId">> => <<"deadbeef00000001">>,
                    <<"attributes">> => [#{<<"key">> => <<"deltaq.probe">>,
+                                          <<"value">> => #{<<"stringValue">> => <<"worker_1">>}},
+                                        #{<<"key">> => <<"deltaq.span.name">>,
                                           <<"value">> => #{<<"stringValue">> => <<"worker_1">>}}]},
                  E1),
     ?assertEqual(<<"0102030405060708">>, maps:get(<<"spanId">>, E2)),
     %% A span's tracestate goes with its start event, for its threshold.
+    %% The span's name, its probe, is its deltaq.span.name, as
+    %% sdk/deltaqstart's records per span carry it (the contract's
+    %% span_name): the name the collector gives the span of a timeout.
     ?assertEqual([#{<<"key">> => <<"deltaq.probe">>,
+                    <<"value">> => #{<<"stringValue">> => <<"end_to_end">>}},
+                  #{<<"key">> => <<"deltaq.span.name">>,
                     <<"value">> => #{<<"stringValue">> => <<"end_to_end">>}},
                   #{<<"key">> => <<"deltaq.tracestate">>,
                     <<"value">> => #{<<"stringValue">> => <<"congo=x,ot=th:c">>}}],
@@ -336,7 +343,8 @@ several_spans_test() ->
 %% collector's internal/contract and sdk/deltaqstart check against it.
 start_event_contract_test() ->
     #{<<"event_name">> := EventName,
-      <<"attributes">> := #{<<"probe">> := Probe, <<"tracestate">> := TraceState},
+      <<"attributes">> := #{<<"probe">> := Probe, <<"span_name">> := SpanName,
+                            <<"tracestate">> := TraceState},
       <<"batch">> := #{<<"event_name">> := BatchName,
                        <<"attributes">> := #{<<"probe">> := BatchProbe,
                                              <<"starts">> := Starts,
@@ -346,8 +354,8 @@ start_event_contract_test() ->
                        <<"threshold_bytes">> := ThresholdBytes,
                        <<"threshold_encoding">> := ThresholdEncoding,
                        <<"max_entries">> := MaxEntries}} = start_event_contract(),
-    ?assertEqual({?START_EVENT_NAME, ?ATTR_PROBE, ?ATTR_TRACESTATE},
-                 {EventName, Probe, TraceState}),
+    ?assertEqual({?START_EVENT_NAME, ?ATTR_PROBE, ?ATTR_SPAN_NAME, ?ATTR_TRACESTATE},
+                 {EventName, Probe, SpanName, TraceState}),
     ?assertEqual({?STARTS_EVENT_NAME, ?ATTR_PROBE, ?ATTR_STARTS, ?ATTR_STARTS_THRESHOLDS},
                  {BatchName, BatchProbe, Starts, Thresholds}),
     %% The layout dqsd_otel_otlp:starts/4 writes.
@@ -365,6 +373,39 @@ start_event_contract() ->
                           "start-event.json"]),
     {ok, Bin} = file:read_file(Path),
     decode(Bin).
+
+%% The contract's probe_repair examples, which sdk/deltaqstart's tests take
+%% too: each byte that is not UTF-8 is sent as U+FFFD, and a name is
+%% announced when so sent it is 1 to 256 bytes; the record's `deltaq.probe'
+%% is the name so sent. The same names give the same probes and the same
+%% spans announced by either library.
+probe_repair_contract_test() ->
+    #{<<"probe_repair">> := #{<<"examples">> := Examples}} = start_event_contract(),
+    ?assertNotEqual([], Examples),
+    lists:foreach(
+      fun({I, #{<<"name">> := Parts, <<"sent_bytes">> := SentBytes,
+                <<"announced">> := Announced} = Ex}) ->
+              Name = iolist_to_binary([binary:copy(binary:decode_hex(H), N)
+                                       || #{<<"hex">> := H, <<"times">> := N} <- Parts]),
+              Sent = str(Name),
+              ?assertEqual({I, SentBytes}, {I, byte_size(Sent)}),
+              case Ex of
+                  #{<<"sent_hex">> := SentHex} ->
+                      ?assertEqual({I, SentHex}, {I, dqsd_otel_otlp:hex(Sent)});
+                  _ -> ok
+              end,
+              case dqsd_otel_otlp:probe(Name) of
+                  none ->
+                      ?assertEqual({I, false}, {I, Announced});
+                  Probe ->
+                      ?assertEqual({I, true}, {I, Announced}),
+                      [R] = events_of(dqsd_otel_otlp:starts(
+                                        resource(), [{?TRACE, ?SPAN, Probe, 1000, <<>>}], 0, 1)),
+                      ?assertEqual({I, #{<<"stringValue">> => Sent}},
+                                   {I, maps:get(<<"deltaq.probe">>,
+                                                attrs(maps:get(<<"attributes">>, R)))})
+              end
+      end, lists:zip(lists:seq(0, length(Examples) - 1), Examples)).
 
 %% The contract's example batch record (batch.example): its spans, encoded
 %% by starts/4, give exactly its bytes of `deltaq.starts' and

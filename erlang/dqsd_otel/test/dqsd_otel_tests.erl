@@ -712,8 +712,9 @@ start_event_forms(Form) ->
                              [maps:get(<<"eventName">>, R) || R <- Records]),
                 ?assertEqual([Want(N, C) || {N, C} <- Spans], starts(Logs)),
                 ?assertEqual([case maps:get(<<"traceId">>, R) of
-                                  ?CONGO_TRACE -> [<<"deltaq.probe">>, <<"deltaq.tracestate">>];
-                                  _ -> [<<"deltaq.probe">>]
+                                  ?CONGO_TRACE -> [<<"deltaq.probe">>, <<"deltaq.span.name">>,
+                                                   <<"deltaq.tracestate">>];
+                                  _ -> [<<"deltaq.probe">>, <<"deltaq.span.name">>]
                               end || R <- Records],
                              [lists:sort(maps:keys(attrs(R))) || R <- Records])
         end,
