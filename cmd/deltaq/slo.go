@@ -167,25 +167,8 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 	if o.qoo, err = parseQoOFlags(qoo); err != nil {
 		return o, fs.usageError("%s", err), false
 	}
-	for _, f := range []struct {
-		name  string
-		empty bool
-	}{{"max-error-ratio", o.opts.MaxErrorRatio == 0}, {"service", o.service == ""}, {"runbook-url", o.opts.RunbookURL == ""}} {
-		// Given empty or zero, each was taken for its default.
-		if f.empty && fs.given(f.name) {
-			return o, fs.usageError("--%s: given empty or zero; leave it out for the default", f.name), false
-		}
-	}
-	// A flag the format writes nothing of was taken and went unsaid.
-	for _, f := range []struct{ name, formats, what string }{
-		{"interval", "prometheus", "the rule groups' evaluation interval"},
-		{"runbook-url", "prometheus sloth", "the alerts' runbook_url"},
-		{"service", "openslo sloth", "the documents' service"},
-	} {
-		if fs.given(f.name) && !slices.Contains(strings.Fields(f.formats), o.format) {
-			return o, fs.usageError("--%s: --format %s writes nothing of it (%s: --format %s)", f.name, o.format, f.what,
-				strings.Join(strings.Fields(f.formats), " or ")), false
-		}
+	if err := o.flagsGivenInVain(fs); err != nil {
+		return o, fs.usageError("%s", err), false
 	}
 	// The options are the flags' alone: their problems are the flags',
 	// found before the configuration is read.
@@ -201,6 +184,31 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 		o.opts.QoORunbookURL = slo.DefaultQoORunbookURL
 	}
 	return o, exitOK, true
+}
+
+// flagsGivenInVain returns the error of a flag given empty or zero (taken
+// for its default), or of one the format writes nothing of (taken and
+// unsaid).
+func (o *sloOptions) flagsGivenInVain(fs *flagSet) error {
+	for _, f := range []struct {
+		name  string
+		empty bool
+	}{{"max-error-ratio", o.opts.MaxErrorRatio == 0}, {"service", o.service == ""}, {"runbook-url", o.opts.RunbookURL == ""}} {
+		if f.empty && fs.given(f.name) {
+			return fmt.Errorf("--%s: given empty or zero; leave it out for the default", f.name)
+		}
+	}
+	for _, f := range []struct{ name, formats, what string }{
+		{"interval", "prometheus", "the rule groups' evaluation interval"},
+		{"runbook-url", "prometheus sloth", "the alerts' runbook_url"},
+		{"service", "openslo sloth", "the documents' service"},
+	} {
+		if fs.given(f.name) && !slices.Contains(strings.Fields(f.formats), o.format) {
+			return fmt.Errorf("--%s: --format %s writes nothing of it (%s: --format %s)", f.name, o.format, f.what,
+				strings.Join(strings.Fields(f.formats), " or "))
+		}
+	}
+	return nil
 }
 
 // parseQoOFlags reads the --qoo options by probe ("" for a bare one).
