@@ -321,14 +321,18 @@ starts_test() ->
                  [E || {_, _, E, _} <- batch_records(Json, 1764403200123456789)]).
 
 %% A probe of more than 65,536 events in one request gets more than one
-%% record, of at most 65,536 entries, in order.
-starts_split_test() ->
-    N = 2 * 65536 + 3,
-    Events = [{?TRACE, span_id(I), <<"p">>, I, <<>>} || I <- lists:seq(1, N)],
-    Records = batch_records(dqsd_otel_otlp:starts(resource(), Events, 0, 1), 1),
-    ?assertEqual([65536, 65536, 3], [length(E) || {_, <<"p">>, E, none} <- Records]),
-    ?assertEqual([{?TRACE, span_id(I), I} || I <- lists:seq(1, N)],
-                 lists:append([E || {_, _, E, _} <- Records])).
+%% record, of at most 65,536 entries, in order. It encodes and decodes
+%% 131,075 events: about a second alone, beyond eunit's 5 s default on a
+%% busy machine, so it has a minute.
+starts_split_test_() ->
+    {timeout, 60, fun() ->
+        N = 2 * 65536 + 3,
+        Events = [{?TRACE, span_id(I), <<"p">>, I, <<>>} || I <- lists:seq(1, N)],
+        Records = batch_records(dqsd_otel_otlp:starts(resource(), Events, 0, 1), 1),
+        ?assertEqual([65536, 65536, 3], [length(E) || {_, <<"p">>, E, none} <- Records]),
+        ?assertEqual([{?TRACE, span_id(I), I} || I <- lists:seq(1, N)],
+                     lists:append([E || {_, _, E, _} <- Records]))
+    end}.
 
 several_spans_test() ->
     #{<<"resourceSpans">> := [#{<<"scopeSpans">> := [#{<<"spans">> := Spans}]}]} =
