@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -962,5 +963,94 @@ tests:
 	}
 	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
 		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// TestDashboardQTAStateCurrent evaluates the two QTA-state panels' queries
+// with promtool where a probe's violation series stops and another takes its
+// place: a new deltaq_service list at the same collector, a collector
+// restarted under a new service.instance.id. Remote-written series do not go
+// stale, so an instant query still finds the stopped series' last sample for
+// five minutes: the panels showed the QTA broken, from a window ten seconds
+// old, while the series that replaced it said met. Each series is shown while
+// it carries its collector's newest window of the probe, and is not more than
+// two windows and a half (its own) behind the probe's newest window in the
+// job. A collector whose export runs a window behind another's still counts.
+func TestDashboardQTAStateCurrent(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	var count, state string
+	for _, p := range loadDashboard(t).Panels {
+		r := strings.NewReplacer("$probe", ".+", "$job", ".+", "$instance", ".+", "$service", ".*")
+		switch p.Title {
+		case "Probes breaking their QTA":
+			count = r.Replace(p.Targets[0].Expr)
+		case "QTA state":
+			state = r.Replace(p.Targets[0].Expr)
+		}
+	}
+	if count == "" || state == "" {
+		t.Fatal("no panel \"Probes breaking their QTA\" or \"QTA state\"")
+	}
+	quote := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// Windows of 1 s, evaluated at 370s: the series that stopped at 360s,
+	// after six minutes, broke the QTA; the one that took its place meets it.
+	for _, c := range []struct {
+		name   string
+		series string
+		broken int // probes the panels must show broken at 370s
+	}{
+		{"service change", `
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '1x360'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b"}'
+        values: '_x360 0x30'`, 0},
+		{"collector restart", `
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '1x360'
+      - series: 'deltaq_qta_violation{job="j", instance="c2", deltaq_probe="p", deltaq_service="a"}'
+        values: '_x360 0x30'`, 0},
+		// c2 broke the QTA in its newest window, 369s, and has not yet
+		// written the window of 370s that c1 has.
+		{"export a window behind", `
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '0x370'
+      - series: 'deltaq_qta_violation{job="j", instance="c2", deltaq_probe="p", deltaq_service="a"}'
+        values: '0x368 1'`, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			test := `rule_files: []
+evaluation_interval: 1s
+tests:
+  - interval: 1s
+    input_series:` + c.series + `
+    promql_expr_test:
+      - expr: ` + quote(count) + `
+        eval_time: 370s
+        exp_samples:
+          - labels: '{}'
+            value: ` + strconv.Itoa(c.broken) + `
+      - expr: ` + quote(state) + `
+        eval_time: 370s
+        exp_samples:
+          - labels: '{deltaq_probe="p"}'
+            value: ` + strconv.Itoa(c.broken) + `
+`
+			path := filepath.Join(t.TempDir(), "qta-state.test.yml")
+			if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
+				t.Errorf("promtool test rules: %v\n%s", err, out)
+			}
+		})
 	}
 }
