@@ -235,7 +235,7 @@ func runSLO(o sloOptions, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%s: %w", loaded.Where, err))
 	}
 	for _, r := range plan.Refusals {
-		fmt.Fprintf(stderr, "deltaq slo: not alerted on: %s\n", printable(r.String()))
+		fmt.Fprintf(stderr, "deltaq slo: not alerted on: %s\n", printableLines(r.String())) // the name is quoted already
 	}
 	if o.strict && len(plan.Refusals) > 0 {
 		return fail(fmt.Errorf("%d refusals (--strict)", len(plan.Refusals)))

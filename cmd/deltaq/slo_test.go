@@ -84,6 +84,11 @@ connectors:
         dmax: auto
         bins: 100
         qta: {points: [{delay: 10ms, p: 0.5}]}
+      'd"\e':
+        match: {}
+        dmax: auto
+        bins: 100
+        qta: {points: [{delay: 10ms, p: 0.5}]}
 `), 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +101,9 @@ connectors:
 		`probe "a", objective within-41ms: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms`,
 		`probe "b", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the processor)`,
 		`probe "c", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the connector)`,
+		// The name quoted once, on stderr as in the header (its backslashes
+		// are the quoting's, not escaped again).
+		`probe "d\"\\e", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the connector)`,
 	} {
 		if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
 			t.Errorf("stderr and the rules' header lack %q\nstderr: %s", want, stderr)
