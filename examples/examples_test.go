@@ -6,13 +6,13 @@ package examples
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -408,11 +408,16 @@ func TestDashboardCoversContract(t *testing.T) {
 	}
 
 	// Counters and cumulative histograms are read through rate() or
-	// increase(), never as raw values.
+	// increase(), never as raw values; their samples' times (timestamp(),
+	// count_over_time()) say which windows a collector wrote.
 	for _, c := range []string{"deltaq_outcomes_total", "deltaq_observed_seconds_bucket"} {
 		for _, p := range uses(c) {
 			for _, tg := range p.Targets {
-				if n := strings.Count(tg.Expr, c); n != strings.Count(tg.Expr, "rate("+c)+strings.Count(tg.Expr, "increase("+c) {
+				read := 0
+				for _, f := range []string{"rate(", "increase(", "timestamp(", "count_over_time("} {
+					read += strings.Count(tg.Expr, f+c)
+				}
+				if n := strings.Count(tg.Expr, c); n != read {
 					t.Errorf("%s: %s is cumulative; read it with rate(...) or increase(...), got %q", p.Title, c, tg.Expr)
 				}
 			}
@@ -966,86 +971,110 @@ tests:
 	}
 }
 
-// TestDashboardQTAStateCurrent evaluates the two QTA-state panels' queries
-// with promtool where a probe's violation series stops and another takes its
-// place: a new deltaq_service list at the same collector, a collector
-// restarted under a new service.instance.id. Remote-written series do not go
-// stale, so an instant query still finds the stopped series' last sample for
-// five minutes: the panels showed the QTA broken, from a window ten seconds
-// old, while the series that replaced it said met. Each series is shown while
-// it carries its collector's newest window of the probe, and is not more than
-// two windows and a half (its own) behind the probe's newest window in the
-// job. A collector whose export runs a window behind another's still counts.
-func TestDashboardQTAStateCurrent(t *testing.T) {
+// TestDashboardCurrentState evaluates the queries of the panels that show
+// the latest state of a probe (QTA, divergence, Quality of Outcome) with
+// promtool where a probe's series stops and another takes its place: a new
+// deltaq_service list at the same collector, a collector restarted under a
+// new service.instance.id. Remote-written series do not go stale, so an
+// instant query still finds the stopped series' last sample for five
+// minutes: the QTA panels showed the QTA broken, from a window ten seconds
+// old, while the series that replaced it said met. Only the collectors
+// still writing the probe count (deltaq_outcomes_total, written every
+// window, times their windows), each with its newest series. A collector
+// whose export runs a window behind another's still counts; a window
+// without a verdict keeps the verdict before it, and a window without a
+// Quality of Outcome score is a gap, as the panel says.
+func TestDashboardCurrentState(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool not installed")
 	}
-	var count, state string
+	queries := map[string]string{}
+	r := strings.NewReplacer("$probe", ".+", "$job", ".+", "$instance", ".+", "$service", ".*")
 	for _, p := range loadDashboard(t).Panels {
-		r := strings.NewReplacer("$probe", ".+", "$job", ".+", "$instance", ".+", "$service", ".*")
-		switch p.Title {
-		case "Probes breaking their QTA":
-			count = r.Replace(p.Targets[0].Expr)
-		case "QTA state":
-			state = r.Replace(p.Targets[0].Expr)
+		for _, tg := range p.Targets {
+			queries[p.Title+" "+tg.RefID] = r.Replace(tg.Expr)
 		}
 	}
-	if count == "" || state == "" {
-		t.Fatal("no panel \"Probes breaking their QTA\" or \"QTA state\"")
-	}
-	quote := func(s string) string {
-		b, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	// Windows of 1 s, evaluated at 370s: the series that stopped at 360s,
-	// after six minutes, broke the QTA; the one that took its place meets it.
+	const (
+		count      = "Probes breaking their QTA A"
+		state      = "QTA state A"
+		divergence = "Divergence of observed from calculated ΔQ A"
+		qoo        = "Quality of Outcome of $probe A"
+	)
+	// Windows of 1 s, evaluated at 370s; a series that stopped did so at
+	// 360s, after six minutes.
 	for _, c := range []struct {
 		name   string
 		series string
-		broken int // probes the panels must show broken at 370s
+		want   map[string]string // query: its samples at 370s
 	}{
 		{"service change", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x360'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_outcome="success"}'
+        values: '_x360 1+1x30'
       - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
         values: '1x360'
       - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b"}'
-        values: '_x360 0x30'`, 0},
+        values: '_x360 0x30'
+      - series: 'deltaq_divergence_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '0.9x360'
+      - series: 'deltaq_divergence_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b"}'
+        values: '_x360 0.1x30'`,
+			map[string]string{count: "{}: 0", state: `{deltaq_probe="p"}: 0`, divergence: `{deltaq_probe="p"}: 0.1`}},
 		{"collector restart", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x360'
+      - series: 'deltaq_outcomes_total{job="j", instance="c2", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '_x360 1+1x30'
       - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
         values: '1x360'
       - series: 'deltaq_qta_violation{job="j", instance="c2", deltaq_probe="p", deltaq_service="a"}'
-        values: '_x360 0x30'`, 0},
+        values: '_x360 0x30'`,
+			map[string]string{count: "{}: 0", state: `{deltaq_probe="p"}: 0`}},
 		// c2 broke the QTA in its newest window, 369s, and has not yet
 		// written the window of 370s that c1 has.
 		{"export a window behind", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x370'
+      - series: 'deltaq_outcomes_total{job="j", instance="c2", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x369'
       - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
         values: '0x370'
       - series: 'deltaq_qta_violation{job="j", instance="c2", deltaq_probe="p", deltaq_service="a"}'
-        values: '0x368 1'`, 1},
+        values: '0x368 1'`,
+			map[string]string{count: "{}: 1", state: `{deltaq_probe="p"}: 1`}},
+		// The window of 370s had no instances: no verdict and no score.
+		{"empty window", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x369 369'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '1x369'
+      - series: 'deltaq_qoo_score_percent{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="observed"}'
+        values: '50x369'
+      - series: 'deltaq_qoo_score_percent{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="calculated"}'
+        values: '80x370'`,
+			map[string]string{count: "{}: 1", state: `{deltaq_probe="p"}: 1`, qoo: `{deltaq_series="calculated"}: 80`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			test := `rule_files: []
-evaluation_interval: 1s
-tests:
-  - interval: 1s
-    input_series:` + c.series + `
-    promql_expr_test:
-      - expr: ` + quote(count) + `
-        eval_time: 370s
-        exp_samples:
-          - labels: '{}'
-            value: ` + strconv.Itoa(c.broken) + `
-      - expr: ` + quote(state) + `
-        eval_time: 370s
-        exp_samples:
-          - labels: '{deltaq_probe="p"}'
-            value: ` + strconv.Itoa(c.broken) + `
-`
-			path := filepath.Join(t.TempDir(), "qta-state.test.yml")
-			if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
+			var b strings.Builder
+			b.WriteString("rule_files: []\nevaluation_interval: 1s\ntests:\n  - interval: 1s\n    input_series:" + c.series + "\n    promql_expr_test:\n")
+			for _, name := range slices.Sorted(maps.Keys(c.want)) {
+				q, ok := queries[name]
+				if !ok {
+					t.Fatalf("no panel query %q", name)
+				}
+				quoted, err := json.Marshal(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				labels, value, _ := strings.Cut(c.want[name], ": ")
+				fmt.Fprintf(&b, "      - expr: %s\n        eval_time: 370s\n        exp_samples:\n          - labels: '%s'\n            value: %s\n",
+					quoted, labels, value)
+			}
+			path := filepath.Join(t.TempDir(), "current.test.yml")
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
