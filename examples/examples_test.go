@@ -20,6 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 )
 
@@ -133,6 +134,21 @@ func sloRecorded(t *testing.T) []string {
 func checkNames(t *testing.T, where, expr string) {
 	t.Helper()
 	metrics := 0
+	// A string naming SLO series is a regular expression of their names
+	// (a selector {__name__=~"…"}, label_replace's regex): it must match
+	// some series the rule file records.
+	for _, m := range regexp.MustCompile(`"(deltaq:slo_[^"]*)"`).FindAllStringSubmatch(expr, -1) {
+		re, err := regexp.Compile("^(?:" + m[1] + ")$")
+		if err != nil {
+			t.Errorf("%s: %q: %v", where, m[1], err)
+			continue
+		}
+		if !slices.ContainsFunc(sloRecorded(t), re.MatchString) {
+			t.Errorf("%s: %q matches no series prometheus/rules/deltaq-slo.yml records in %q", where, m[1], expr)
+		}
+		metrics++
+		expr = strings.Replace(expr, m[0], `""`, 1)
+	}
 	if ids := sloRecord.FindAllString(expr, -1); len(ids) > 0 {
 		recorded := sloRecorded(t)
 		for _, id := range ids {
@@ -356,6 +372,9 @@ func TestDashboardPanels(t *testing.T) {
 			checkNames(t, w, tg.Expr)
 			checkBalanced(t, w, tg.Expr)
 			for _, v := range grafanaVar.FindAllString(tg.Expr, -1) {
+				if regexp.MustCompile(`^\$[0-9]+$`).MatchString(v) {
+					continue // label_replace's reference to a group of its regex
+				}
 				if !slices.Contains([]string{"$probe", "$job", "$instance", "$service", "$__rate_interval", "$__range"}, v) {
 					t.Errorf("%s: variable %s is not one the dashboard defines or the end-to-end test substitutes", w, v)
 				}
@@ -1081,5 +1100,93 @@ func TestDashboardCurrentState(t *testing.T) {
 				t.Errorf("promtool test rules: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestDashboardSLOPanelsAnyPeriod evaluates the SLI and burn-rate panels'
+// queries with promtool on the rules deltaq slo writes for --period 7d,
+// whose windows scale with the period (1m10s, 7m, 14m, …): the panels read
+// deltaq:slo_error_ratio:rate5m, rate1h, rate6h and rate3d by name, the
+// windows of the default period, and stayed empty. A probe whose instances
+// are half within 40ms and none failed: an SLI of 0.5 (budget 0.5, every
+// window burning at 1×) and of 1 (budget 0.01, at 0×).
+func TestDashboardSLOPanelsAnyPeriod(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	bounds := make([]float64, 100)
+	for i := range bounds {
+		bounds[i] = float64(i+1) * 0.002
+	}
+	plan, err := slo.New([]slo.Probe{{Name: "p", Bounds: bounds, QTA: analysis.QTA{
+		Points: []analysis.QTAPoint{{Delay: 40 * time.Millisecond, P: 0.5}}, MaxFailure: 0.01}}},
+		slo.Options{Period: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := plan.Rules("a test")
+	var windows []string
+	for _, m := range regexp.MustCompile(`record: deltaq:slo_error_ratio:rate(\S+)`).FindAllStringSubmatch(string(rules), -1) {
+		if !slices.Contains(windows, m[1]) {
+			windows = append(windows, m[1])
+		}
+	}
+	if slices.Contains(windows, "5m") || len(windows) == 0 {
+		t.Fatalf("windows %v: want those of --period 7d", windows)
+	}
+	queries := map[string]string{}
+	r := strings.NewReplacer("$probe", ".+", "$job", ".+")
+	for _, p := range loadDashboard(t).Panels {
+		if len(p.Targets) > 0 {
+			queries[p.Title] = r.Replace(p.Targets[0].Expr)
+		}
+	}
+	quote := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `rule_files: [rules.yml]
+evaluation_interval: 30s
+tests:
+  - interval: 10s
+    input_series:
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_outcome="success"}'
+        values: '0+100x200'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_outcome="failure"}'
+        values: '0x200'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_outcome="timeout"}'
+        values: '0x200'
+      - series: 'deltaq_observed_seconds_bucket{job="j", instance="c1", deltaq_probe="p", le="0.04"}'
+        values: '0+50x200'
+    promql_expr_test:
+      - expr: %s
+        eval_time: 20m
+        exp_samples:
+          - labels: '{deltaq_probe="p", deltaq_slo="within-40ms"}'
+            value: 0.5
+          - labels: '{deltaq_probe="p", deltaq_slo="success"}'
+            value: 1
+      - expr: %s
+        eval_time: 20m
+        exp_samples:
+`, quote(queries["SLI against its objective"]), quote(queries["Burn rate over the alert windows"]))
+	for _, w := range windows {
+		fmt.Fprintf(&b, "          - labels: '{deltaq_probe=\"p\", deltaq_slo=\"within-40ms\", window=%q}'\n            value: 1\n", w)
+		fmt.Fprintf(&b, "          - labels: '{deltaq_probe=\"p\", deltaq_slo=\"success\", window=%q}'\n            value: 0\n", w)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "panels.test.yml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", filepath.Join(dir, "panels.test.yml")).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
 	}
 }
