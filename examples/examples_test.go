@@ -991,7 +991,7 @@ tests:
 }
 
 // TestDashboardCurrentState evaluates the queries of the panels that show
-// the latest state of a probe (QTA, divergence, Quality of Outcome) with
+// the latest state of a probe (QTA, quantiles, divergence, Quality of Outcome) with
 // promtool where a probe's series stops and another takes its place: a new
 // deltaq_service list at the same collector, a collector restarted under a
 // new service.instance.id. Remote-written series do not go stale, so an
@@ -1020,6 +1020,7 @@ func TestDashboardCurrentState(t *testing.T) {
 		state      = "QTA state A"
 		divergence = "Divergence of observed from calculated ΔQ A"
 		qoo        = "Quality of Outcome of $probe A"
+		quantiles  = "Quantiles A"
 	)
 	// Windows of 1 s, evaluated at 370s; a series that stopped did so at
 	// 360s, after six minutes.
@@ -1040,8 +1041,13 @@ func TestDashboardCurrentState(t *testing.T) {
       - series: 'deltaq_divergence_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
         values: '0.9x360'
       - series: 'deltaq_divergence_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b"}'
-        values: '_x360 0.1x30'`,
-			map[string]string{count: "{}: 0", state: `{deltaq_probe="p"}: 0`, divergence: `{deltaq_probe="p"}: 0.1`}},
+        values: '_x360 0.1x30'
+      - series: 'deltaq_quantile_seconds{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="observed", deltaq_q="0.5"}'
+        values: '0.5x360'
+      - series: 'deltaq_quantile_seconds{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_series="observed", deltaq_q="0.5"}'
+        values: '_x360 0.2x30'`,
+			map[string]string{count: "{}: 0", state: `{deltaq_probe="p"}: 0`, divergence: `{deltaq_probe="p"}: 0.1`,
+				quantiles: `deltaq_quantile_seconds{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_series="observed", deltaq_q="0.5"}: 0.2`}},
 		{"collector restart", `
       - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
         values: '0+1x360'
