@@ -6,6 +6,7 @@ package examples
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/slo"
 )
 
@@ -132,6 +134,21 @@ func sloRecorded(t *testing.T) []string {
 func checkNames(t *testing.T, where, expr string) {
 	t.Helper()
 	metrics := 0
+	// A string naming SLO series is a regular expression of their names
+	// (a selector {__name__=~"…"}, label_replace's regex): it must match
+	// some series the rule file records.
+	for _, m := range regexp.MustCompile(`"(deltaq:slo_[^"]*)"`).FindAllStringSubmatch(expr, -1) {
+		re, err := regexp.Compile("^(?:" + m[1] + ")$")
+		if err != nil {
+			t.Errorf("%s: %q: %v", where, m[1], err)
+			continue
+		}
+		if !slices.ContainsFunc(sloRecorded(t), re.MatchString) {
+			t.Errorf("%s: %q matches no series prometheus/rules/deltaq-slo.yml records in %q", where, m[1], expr)
+		}
+		metrics++
+		expr = strings.Replace(expr, m[0], `""`, 1)
+	}
 	if ids := sloRecord.FindAllString(expr, -1); len(ids) > 0 {
 		recorded := sloRecorded(t)
 		for _, id := range ids {
@@ -355,6 +372,9 @@ func TestDashboardPanels(t *testing.T) {
 			checkNames(t, w, tg.Expr)
 			checkBalanced(t, w, tg.Expr)
 			for _, v := range grafanaVar.FindAllString(tg.Expr, -1) {
+				if regexp.MustCompile(`^\$[0-9]+$`).MatchString(v) {
+					continue // label_replace's reference to a group of its regex
+				}
 				if !slices.Contains([]string{"$probe", "$job", "$instance", "$service", "$__rate_interval", "$__range"}, v) {
 					t.Errorf("%s: variable %s is not one the dashboard defines or the end-to-end test substitutes", w, v)
 				}
@@ -407,11 +427,16 @@ func TestDashboardCoversContract(t *testing.T) {
 	}
 
 	// Counters and cumulative histograms are read through rate() or
-	// increase(), never as raw values.
+	// increase(), never as raw values; their samples' times (timestamp(),
+	// count_over_time()) say which windows a collector wrote.
 	for _, c := range []string{"deltaq_outcomes_total", "deltaq_observed_seconds_bucket"} {
 		for _, p := range uses(c) {
 			for _, tg := range p.Targets {
-				if n := strings.Count(tg.Expr, c); n != strings.Count(tg.Expr, "rate("+c)+strings.Count(tg.Expr, "increase("+c) {
+				read := 0
+				for _, f := range []string{"rate(", "increase(", "timestamp(", "count_over_time("} {
+					read += strings.Count(tg.Expr, f+c)
+				}
+				if n := strings.Count(tg.Expr, c); n != read {
 					t.Errorf("%s: %s is cumulative; read it with rate(...) or increase(...), got %q", p.Title, c, tg.Expr)
 				}
 			}
@@ -961,6 +986,213 @@ tests:
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// TestDashboardCurrentState evaluates the queries of the panels that show
+// the latest state of a probe (QTA, quantiles, divergence, Quality of Outcome) with
+// promtool where a probe's series stops and another takes its place: a new
+// deltaq_service list at the same collector, a collector restarted under a
+// new service.instance.id. Remote-written series do not go stale, so an
+// instant query still finds the stopped series' last sample for five
+// minutes: the QTA panels showed the QTA broken, from a window ten seconds
+// old, while the series that replaced it said met. Only the collectors
+// still writing the probe count (deltaq_outcomes_total, written every
+// window, times their windows), each with its newest series. A collector
+// whose export runs a window behind another's still counts; a window
+// without a verdict keeps the verdict before it, and a window without a
+// Quality of Outcome score is a gap, as the panel says.
+func TestDashboardCurrentState(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	queries := map[string]string{}
+	r := strings.NewReplacer("$probe", ".+", "$job", ".+", "$instance", ".+", "$service", ".*")
+	for _, p := range loadDashboard(t).Panels {
+		for _, tg := range p.Targets {
+			queries[p.Title+" "+tg.RefID] = r.Replace(tg.Expr)
+		}
+	}
+	const (
+		count      = "Probes breaking their QTA A"
+		state      = "QTA state A"
+		divergence = "Divergence of observed from calculated ΔQ A"
+		qoo        = "Quality of Outcome of $probe A"
+		quantiles  = "Quantiles A"
+	)
+	// Windows of 1 s, evaluated at 370s; a series that stopped did so at
+	// 360s, after six minutes.
+	for _, c := range []struct {
+		name   string
+		series string
+		want   map[string]string // query: its samples at 370s
+	}{
+		{"service change", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x360'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_outcome="success"}'
+        values: '_x360 1+1x30'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '1x360'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b"}'
+        values: '_x360 0x30'
+      - series: 'deltaq_divergence_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '0.9x360'
+      - series: 'deltaq_divergence_ratio{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b"}'
+        values: '_x360 0.1x30'
+      - series: 'deltaq_quantile_seconds{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="observed", deltaq_q="0.5"}'
+        values: '0.5x360'
+      - series: 'deltaq_quantile_seconds{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_series="observed", deltaq_q="0.5"}'
+        values: '_x360 0.2x30'`,
+			map[string]string{count: "{}: 0", state: `{deltaq_probe="p"}: 0`, divergence: `{deltaq_probe="p"}: 0.1`,
+				quantiles: `deltaq_quantile_seconds{job="j", instance="c1", deltaq_probe="p", deltaq_service="a,b", deltaq_series="observed", deltaq_q="0.5"}: 0.2`}},
+		{"collector restart", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x360'
+      - series: 'deltaq_outcomes_total{job="j", instance="c2", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '_x360 1+1x30'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '1x360'
+      - series: 'deltaq_qta_violation{job="j", instance="c2", deltaq_probe="p", deltaq_service="a"}'
+        values: '_x360 0x30'`,
+			map[string]string{count: "{}: 0", state: `{deltaq_probe="p"}: 0`}},
+		// c2 broke the QTA in its newest window, 369s, and has not yet
+		// written the window of 370s that c1 has.
+		{"export a window behind", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x370'
+      - series: 'deltaq_outcomes_total{job="j", instance="c2", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x369'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '0x370'
+      - series: 'deltaq_qta_violation{job="j", instance="c2", deltaq_probe="p", deltaq_service="a"}'
+        values: '0x368 1'`,
+			map[string]string{count: "{}: 1", state: `{deltaq_probe="p"}: 1`}},
+		// The window of 370s had no instances: no verdict and no score.
+		{"empty window", `
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_outcome="success"}'
+        values: '0+1x369 369'
+      - series: 'deltaq_qta_violation{job="j", instance="c1", deltaq_probe="p", deltaq_service="a"}'
+        values: '1x369'
+      - series: 'deltaq_qoo_score_percent{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="observed"}'
+        values: '50x369'
+      - series: 'deltaq_qoo_score_percent{job="j", instance="c1", deltaq_probe="p", deltaq_service="a", deltaq_series="calculated"}'
+        values: '80x370'`,
+			map[string]string{count: "{}: 1", state: `{deltaq_probe="p"}: 1`, qoo: `{deltaq_series="calculated"}: 80`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString("rule_files: []\nevaluation_interval: 1s\ntests:\n  - interval: 1s\n    input_series:" + c.series + "\n    promql_expr_test:\n")
+			for _, name := range slices.Sorted(maps.Keys(c.want)) {
+				q, ok := queries[name]
+				if !ok {
+					t.Fatalf("no panel query %q", name)
+				}
+				quoted, err := json.Marshal(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				labels, value, _ := strings.Cut(c.want[name], ": ")
+				fmt.Fprintf(&b, "      - expr: %s\n        eval_time: 370s\n        exp_samples:\n          - labels: '%s'\n            value: %s\n",
+					quoted, labels, value)
+			}
+			path := filepath.Join(t.TempDir(), "current.test.yml")
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
+				t.Errorf("promtool test rules: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestDashboardSLOPanelsAnyPeriod evaluates the SLI and burn-rate panels'
+// queries with promtool on the rules deltaq slo writes for --period 7d,
+// whose windows scale with the period (1m10s, 7m, 14m, …): the panels read
+// deltaq:slo_error_ratio:rate5m, rate1h, rate6h and rate3d by name, the
+// windows of the default period, and stayed empty. A probe whose instances
+// are half within 40ms and none failed: an SLI of 0.5 (budget 0.5, every
+// window burning at 1×) and of 1 (budget 0.01, at 0×).
+func TestDashboardSLOPanelsAnyPeriod(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	bounds := make([]float64, 100)
+	for i := range bounds {
+		bounds[i] = float64(i+1) * 0.002
+	}
+	plan, err := slo.New([]slo.Probe{{Name: "p", Bounds: bounds, QTA: analysis.QTA{
+		Points: []analysis.QTAPoint{{Delay: 40 * time.Millisecond, P: 0.5}}, MaxFailure: 0.01}}},
+		slo.Options{Period: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := plan.Rules("a test")
+	var windows []string
+	for _, m := range regexp.MustCompile(`record: deltaq:slo_error_ratio:rate(\S+)`).FindAllStringSubmatch(string(rules), -1) {
+		if !slices.Contains(windows, m[1]) {
+			windows = append(windows, m[1])
+		}
+	}
+	if slices.Contains(windows, "5m") || len(windows) == 0 {
+		t.Fatalf("windows %v: want those of --period 7d", windows)
+	}
+	queries := map[string]string{}
+	r := strings.NewReplacer("$probe", ".+", "$job", ".+")
+	for _, p := range loadDashboard(t).Panels {
+		if len(p.Targets) > 0 {
+			queries[p.Title] = r.Replace(p.Targets[0].Expr)
+		}
+	}
+	quote := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `rule_files: [rules.yml]
+evaluation_interval: 30s
+tests:
+  - interval: 10s
+    input_series:
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_outcome="success"}'
+        values: '0+100x200'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_outcome="failure"}'
+        values: '0x200'
+      - series: 'deltaq_outcomes_total{job="j", instance="c1", deltaq_probe="p", deltaq_outcome="timeout"}'
+        values: '0x200'
+      - series: 'deltaq_observed_seconds_bucket{job="j", instance="c1", deltaq_probe="p", le="0.04"}'
+        values: '0+50x200'
+    promql_expr_test:
+      - expr: %s
+        eval_time: 20m
+        exp_samples:
+          - labels: '{deltaq_probe="p", deltaq_slo="within-40ms"}'
+            value: 0.5
+          - labels: '{deltaq_probe="p", deltaq_slo="success"}'
+            value: 1
+      - expr: %s
+        eval_time: 20m
+        exp_samples:
+`, quote(queries["SLI against its objective"]), quote(queries["Burn rate over the alert windows"]))
+	for _, w := range windows {
+		fmt.Fprintf(&b, "          - labels: '{deltaq_probe=\"p\", deltaq_slo=\"within-40ms\", window=%q}'\n            value: 1\n", w)
+		fmt.Fprintf(&b, "          - labels: '{deltaq_probe=\"p\", deltaq_slo=\"success\", window=%q}'\n            value: 0\n", w)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "panels.test.yml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", filepath.Join(dir, "panels.test.yml")).CombinedOutput(); err != nil {
 		t.Errorf("promtool test rules: %v\n%s", err, out)
 	}
 }

@@ -59,7 +59,9 @@ target such as 0.5 (budget 0.5, at most 2×) a tier whose threshold would
 pass --max-error-ratio (0.9) is derived: factor = 0.9 / budget, the budget
 then lasting period × budget / 0.9. A derived tier that repeats a shorter
 one's factor, or whose factor is not above 1, is refused, and so is an
-objective without a budget (p = 1, max_failure 0).
+objective without a budget (p = 1, max_failure 0). So is a tier whose short
+window holds fewer than two of the probe's windows (the connector's or the
+exporter's interval): rate() needs two samples in its range.
 
 A point's delay must be a bucket bound of deltaq.observed (a bin edge of
 the probe, from the processor's or the connector's probe layout) for an
@@ -255,7 +257,7 @@ func runSLO(o sloOptions, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%s: %w", loaded.Where, err))
 	}
 	for _, r := range plan.Refusals {
-		fmt.Fprintf(stderr, "deltaq slo: not alerted on: %s\n", printable(r.String()))
+		fmt.Fprintf(stderr, "deltaq slo: not alerted on: %s\n", printableLines(r.String())) // the name is quoted already
 	}
 	if o.strict && len(plan.Refusals) > 0 {
 		return fail(fmt.Errorf("%d refusals (--strict)", len(plan.Refusals)))

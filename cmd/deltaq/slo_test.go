@@ -84,6 +84,11 @@ connectors:
         dmax: auto
         bins: 100
         qta: {points: [{delay: 10ms, p: 0.5}]}
+      'd"\e':
+        match: {}
+        dmax: auto
+        bins: 100
+        qta: {points: [{delay: 10ms, p: 0.5}]}
 `), 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +101,9 @@ connectors:
 		`probe "a", objective within-41ms: 41ms is not a bucket bound of deltaq.observed (50 bins of 2ms up to 100ms): the nearest bin edges are 40ms and 42ms`,
 		`probe "b", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the processor)`,
 		`probe "c", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the connector)`,
+		// The name quoted once, on stderr as in the header (its backslashes
+		// are the quoting's, not escaped again).
+		`probe "d\"\\e", objective within-10ms: the bucket bounds of deltaq.observed are not fixed (dmax: auto in the connector)`,
 	} {
 		if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
 			t.Errorf("stderr and the rules' header lack %q\nstderr: %s", want, stderr)
@@ -168,6 +176,48 @@ connectors:
 		if !strings.Contains(stdout, want) {
 			t.Errorf("rules lack %q", want)
 		}
+	}
+}
+
+// TestSLOShortWindowOfLongIntervals: with windows of 1m and --period 7d,
+// the first tier's short window, 1m10s, holds one of the probe's samples
+// most of the time and two at a sixth of the evaluations, so rate() over it
+// is there at some evaluations only and its for: 14s never holds: the
+// tier is refused, and the second, whose factor it repeated (1.8× for a
+// target of 0.5), alerts in its place.
+func TestSLOShortWindowOfLongIntervals(t *testing.T) {
+	cfg := writeTemp(t, "c.yaml", `
+connectors:
+  deltaq:
+    interval: 1m
+    probes:
+      p:
+        match: {}
+        dmax: 100ms
+        bins: 100
+        qta: {points: [{delay: 20ms, p: 0.5}], max_failure: 0.1}
+`)
+	status, stdout, stderr := runCmd("slo", "--config", cfg, "--period", "7d")
+	if status != exitOK {
+		t.Fatalf("status %d\n%s", status, stderr)
+	}
+	refused := `probe "p", objective within-20ms: tier critical:14.4:14m:1m10s: its short window 1m10s holds fewer than two of ` +
+		`the probe's windows of 1m, the samples rate() needs: it would not alert; lengthen --period or the tier's windows`
+	if !strings.Contains(stderr, refused) || !strings.Contains(stdout, refused) {
+		t.Errorf("stderr and the rules' header lack %q\nstderr: %s", refused, stderr)
+	}
+	for _, want := range []string{
+		// within-20ms: the second tier, at the first one's derived factor.
+		`deltaq:slo_error_ratio:rate1h24m{deltaq_probe="p", deltaq_slo="within-20ms"} / 0.5 > 1.8`,
+		// success (budget 0.1): the second tier at its own factor.
+		`deltaq:slo_error_ratio:rate1h24m{deltaq_probe="p", deltaq_slo="success"} / 0.1 > 6`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules lack %s", want)
+		}
+	}
+	if strings.Contains(stdout, `deltaq_slo_window: "14m/1m10s"`) {
+		t.Error("a tier reads the short window 1m10s")
 	}
 }
 

@@ -73,7 +73,7 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		if (pc.DMax > 0) != (pc.Bins > 0) {
 			return nil, fmt.Errorf("%s: probe %q: dmax and bins must be set together", l.Where, name)
 		}
-		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.Analysis.Histogram.Exponential != nil}
+		p := slo.Probe{Name: name, QTA: pc.QTA, Exponential: l.Analysis.Histogram.Exponential != nil, Interval: l.Analysis.Interval}
 		lay, ok := st.Layouts.LookupLayout(name)
 		own, fixed := configuredLayout(pc.DMax, pc.Bins, pc.Binning)
 		switch {

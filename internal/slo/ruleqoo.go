@@ -105,7 +105,7 @@ func (p *Plan) addQoO(pr Probe) {
 	o.Note = fmt.Sprintf("windows whose observed deltaq.qoo.score is at least %s, one sample per window of %s; "+
 		"a window whose score was withheld for too few instances has no sample and does not count",
 		formatNumber(q.MinScore), FormatDuration(pr.Interval))
-	p.addObjective(o)
+	p.addObjective(o, 0) // its own test above: a subquery counts the windows
 }
 
 // scoreSelector selects the probe's observed score.

@@ -265,9 +265,10 @@ type Probe struct {
 	// gives).
 	NoBounds string
 	// QoO, when set, is the probe's objective on its Quality of Outcome
-	// score (the probe must have a qoo requirement); Interval is then the
-	// length of the connector's windows, one score each.
-	QoO      *QoOObjective
+	// score (the probe must have a qoo requirement).
+	QoO *QoOObjective
+	// Interval is the length of the probe's windows, one sample of each of
+	// its series (one score each for QoO); 0 when not known.
 	Interval time.Duration
 }
 
@@ -403,11 +404,11 @@ func (p *Plan) addProbe(pr Probe) {
 			p.Refusals = append(p.Refusals, Refusal{pr.Name, o.Name, reason})
 			continue
 		}
-		p.addObjective(o)
+		p.addObjective(o, pr.Interval)
 	}
 	if pr.QTA.MaxFailure > 0 || len(pr.QTA.Points) > 0 {
 		o := Objective{Probe: pr.Name, Name: "success", Kind: Success, Target: complement(pr.QTA.MaxFailure), Budget: pr.QTA.MaxFailure}
-		p.addObjective(o)
+		p.addObjective(o, pr.Interval)
 	}
 	if pr.QoO != nil {
 		p.addQoO(pr)
@@ -468,17 +469,34 @@ func (o *Objective) goodBucket(pr Probe) string {
 		"move the QTA point to one of them for an exact SLI", o.Delay, pr.Layout, secondsName(lower), secondsName(pr.Bounds[i]))
 }
 
-// addObjective derives o's alerts and adds it, or records why not.
-func (p *Plan) addObjective(o Objective) {
+// addObjective derives o's alerts and adds it, or records why not. every
+// is the length of the probe's windows, each a sample of the counters the
+// SLI's rates read (0: not known, no tier refused for it).
+func (p *Plan) addObjective(o Objective, every time.Duration) {
 	if !(o.Budget > 0) {
 		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, fmt.Sprintf(
 			"target %s leaves no error budget: any miss exhausts it, so no burn rate can be alerted on "+
 				"(DeltaQQTAViolation and DeltaQFailureRatioHigh watch it)", formatNumber(o.Target))})
 		return
 	}
-	o.Alerts = Derive(o.Budget, p.Options, func(t Tier, reason string) {
+	refuse := func(t Tier, reason string) {
 		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, fmt.Sprintf("tier %s: %s", t, reason)})
-	})
+	}
+	// rate() needs two samples in its range: over a short window holding
+	// fewer than two of the probe's windows the SLI is there at some
+	// evaluations only, and the tier's for never holds. Refused before
+	// Derive, so that a longer tier of the same factor takes its place.
+	opts := p.Options
+	opts.Tiers = nil
+	for _, t := range p.Options.Tiers {
+		if every > 0 && t.Short < 2*every {
+			refuse(t, fmt.Sprintf("its short window %s holds fewer than two of the probe's windows of %s, the samples rate() "+
+				"needs: it would not alert; lengthen --period or the tier's windows", FormatDuration(t.Short), FormatDuration(every)))
+			continue
+		}
+		opts.Tiers = append(opts.Tiers, t)
+	}
+	o.Alerts = Derive(o.Budget, opts, refuse)
 	if len(o.Alerts) == 0 {
 		p.Refusals = append(p.Refusals, Refusal{o.Probe, o.Name, "no tier left to alert on"})
 		p.Unalerted = append(p.Unalerted, o)

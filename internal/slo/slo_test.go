@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -445,6 +446,43 @@ func TestSpecs(t *testing.T) {
 	ev := first["sli"].(map[string]any)["events"].(map[string]any)
 	if formatAny(first["objective"]) != "50" || !strings.Contains(ev["error_query"].(string), `le="0.04"}[{{.window}}]`) {
 		t.Errorf("Sloth objective: %v", first)
+	}
+}
+
+// TestSlothOddProbeName: Sloth renders error_query and total_query as Go
+// templates (text/template, missingkey=error) with the window, so a probe
+// named with a template's delimiters made Sloth refuse the spec. Rendered
+// as Sloth renders them, the queries are the objective's own, for the
+// name as it is.
+func TestSlothOddProbeName(t *testing.T) {
+	const name = "x{{y}} }}{{ .window }}"
+	p := testPlanOf(t, name, "critical:14.4:1h:5m,warning:1:6h:30m")
+	s := parseYAML(t, string(p.Sloth("a test", "shop")))
+	slos := s["slos"].([]any)
+	if len(slos) != len(p.Objectives) {
+		t.Fatalf("%d Sloth objectives, want %d", len(slos), len(p.Objectives))
+	}
+	for i, v := range slos {
+		o := &p.Objectives[i]
+		ev := v.(map[string]any)["sli"].(map[string]any)["events"].(map[string]any)
+		for key, want := range map[string]string{
+			"error_query": strings.Join(strings.Fields(o.errorRate("5m")), " "),
+			"total_query": o.totalRate("5m"),
+		} {
+			tpl, err := template.New(key).Option("missingkey=error").Parse(ev[key].(string))
+			if err != nil {
+				t.Errorf("%s %s: %v", o.Name, key, err)
+				continue
+			}
+			var b strings.Builder
+			if err := tpl.Execute(&b, map[string]string{"window": "5m"}); err != nil {
+				t.Errorf("%s %s: %v", o.Name, key, err)
+				continue
+			}
+			if b.String() != want {
+				t.Errorf("%s %s renders\n%s\nwant\n%s", o.Name, key, b.String(), want)
+			}
+		}
 	}
 }
 

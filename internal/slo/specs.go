@@ -195,10 +195,24 @@ func (p *Plan) Sloth(source, service string) []byte {
         labels:
           severity: warning
 `, o.docName(), percent(o.Target), quote(sentence(o.Describe())+"."), quote(o.Probe),
-			quote(strings.Join(strings.Fields(o.errorRate("{{.window}}")), " ")), quote(o.totalRate("{{.window}}")),
+			quote(slothQuery(strings.Join(strings.Fields(o.errorRate(slothWindow)), " "))), quote(slothQuery(o.totalRate(slothWindow))),
 			AlertName, quote(p.Options.RunbookURL))
 	}
 	return b.Bytes()
+}
+
+// slothWindow stands for the window in a query until slothQuery writes
+// Sloth's {{.window}}: a NUL, which quote writes \u0000, so that no probe
+// name holds it.
+const slothWindow = "\x00"
+
+// slothQuery writes a query for Sloth, which renders error_query and
+// total_query as Go templates (text/template, missingkey=error) with the
+// window: the template delimiters of the probe name are escaped (a probe
+// named x{{y}} made Sloth refuse the spec, "function y not defined"), and
+// the window becomes {{.window}}.
+func slothQuery(q string) string {
+	return strings.ReplaceAll(literal(q), slothWindow, "{{.window}}")
 }
 
 // specsLeaveOut lists the Quality of Outcome objectives, which the OpenSLO
