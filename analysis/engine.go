@@ -383,8 +383,8 @@ type slot struct {
 	sources map[string]*agentStarts
 	// idle are the observers that said they saw no instance in this
 	// window (AddIdle), at most Gateway.MaxAgents apart from sources, each
-	// with when it began and the start of its last word (a repeat of it
-	// is a duplicate); nil until the first.
+	// with when it began and the starts of its last two words (a repeat of
+	// either is a duplicate); nil until the first.
 	idle map[string]*idleAgent
 	// prints are the windows of named observers merged into this one, to
 	// refuse a delivery repeated (ContributionDuplicate).

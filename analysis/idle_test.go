@@ -293,6 +293,37 @@ func TestIdleWordsBounded(t *testing.T) {
 	t.Logf("the heap grew by %d bytes", grown)
 }
 
+// TestIdleWordRepeatedAfterRestart: an agent's idle word delivered again
+// (a relay's retry) after the word of the same agent restarted under its
+// name is a duplicate, as a window would be (its print holds its start):
+// before, the slot kept the start of the last word alone, and the repeat
+// counted as idle.
+func TestIdleWordRepeatedAfterRestart(t *testing.T) {
+	e := newEngine(t, idleConfig(), at(2*time.Second))
+	k1, k2 := at(time.Second), at(2*time.Second)
+	for _, c := range []struct {
+		name  string
+		start int64
+		want  Contribution
+	}{
+		{"the word", 100, ContributionIdle},
+		{"the restarted agent's", 200, ContributionIdle},
+		{"the first again", 100, ContributionDuplicate},
+		{"the restarted agent's again", 200, ContributionDuplicate},
+	} {
+		if got := e.AddIdle("x", k1, k2, c.start); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	st := e.Stats()
+	if st.Contributions[ContributionIdle] != 2 || st.Contributions[ContributionDuplicate] != 2 {
+		t.Errorf("contributions %v: want 2 idle, 2 duplicate", st.Contributions)
+	}
+	if r := e.Advance(at(3 * time.Second)); len(r) != 1 || r[0].Contributors != 1 {
+		t.Fatalf("want one window of one contributor: %+v", r)
+	}
+}
+
 // TestAgentsSharingAName: two agents running at once under one name (one
 // service.instance.id) count as one contributor, as agents are counted by
 // name (README, "Scaling out"), but both windows merge — they differ in

@@ -436,12 +436,15 @@ func (e *Engine) addIdle(source string, start, end, sourceStart int64) Contribut
 	}
 	s := &e.slots[e.slotOf(k)]
 	if a, ok := s.idle[source]; ok {
-		if sourceStart != 0 && a.last == sourceStart {
+		if sourceStart != 0 && (a.last == sourceStart || a.prev == sourceStart) {
 			return ContributionDuplicate
 		}
 		// The agent restarted (or its start is unknown): still one
 		// contributor, and one entry, whatever the starts a sender claims.
-		a.last = sourceStart
+		// The start before is kept too: the word of the agent before its
+		// restart, delivered again after the restarted one's (a relay's
+		// retry), is a repeat as well.
+		a.prev, a.last = a.last, sourceStart
 		a.note(sourceStart)
 		return ContributionIdle
 	}
@@ -526,11 +529,11 @@ func (a *agentStarts) steady(began int64) bool {
 	return a.unknown || (a.first != 0 && a.first <= began)
 }
 
-// idleAgent is an idle agent of a window: when it began, and the start
-// of its last word (0: a word of no start).
+// idleAgent is an idle agent of a window: when it began, and the starts
+// of its last two words (0: none, or a word of no start).
 type idleAgent struct {
 	agentStarts
-	last int64
+	last, prev int64
 }
 
 // beganBy returns the latest start (Unix ns) of an agent up throughout
