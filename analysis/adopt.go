@@ -102,6 +102,7 @@ func (e *Engine) Adopt(old *Engine) Adoption {
 	e.seed = old.seed
 	for k := old.k0; k < old.k0+old.nslots && k < e.k0+e.nslots; k++ {
 		from, to := &old.slots[old.slotOf(k)], &e.slots[e.slotOf(k)]
+		// The entries are the old engine's, which is not used again.
 		to.sources, to.idle = maps.Clone(from.sources), maps.Clone(from.idle)
 		to.prints = from.prints.clone()
 	}

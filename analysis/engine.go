@@ -377,14 +377,15 @@ func (a *acc) reset() {
 type slot struct {
 	k    int64
 	accs []*acc // by probe index; nil: no instance yet
-	// sources are the distinct observers whose windows were merged into
-	// this one (AddWindow), at most Gateway.MaxAgents; nil until the first.
-	sources map[string]struct{}
+	// sources are the distinct observers whose windows of configured
+	// probes were merged into this one (AddWindow), at most
+	// Gateway.MaxAgents, with when they began; nil until the first.
+	sources map[string]*agentStarts
 	// idle are the observers that said they saw no instance in this
 	// window (AddIdle), at most Gateway.MaxAgents apart from sources, each
-	// with the start of its last word (a repeat of it is a duplicate);
-	// nil until the first.
-	idle map[string]int64
+	// with when it began and the starts of its last two words (a repeat of
+	// either is a duplicate); nil until the first.
+	idle map[string]*idleAgent
 	// prints are the windows of named observers merged into this one, to
 	// refuse a delivery repeated (ContributionDuplicate).
 	prints printSet
@@ -918,8 +919,11 @@ type closing struct {
 	// state goes once the window is analysed.
 	forget []string
 	// contributors is the number of observers whose windows were merged
-	// into it.
-	contributors int
+	// into it; steady those among them up since its start
+	// (slot.contributors), shared the names two observers running at once
+	// sent under.
+	contributors, steady int
+	shared               []string
 }
 
 // Advance closes every window whose close time (end + Lag) is at or before
@@ -1059,7 +1063,7 @@ func (e *Engine) detach() closing {
 		}
 	}
 	clear(s.accs)
-	c.contributors = s.contributors()
+	c.contributors, c.steady, c.shared = s.contributors(e.beganBy(e.k0))
 	clear(s.sources)
 	clear(s.idle)
 	s.prints.reset()
@@ -1082,7 +1086,7 @@ func (e *Engine) analyse(cl []closing) []*Result {
 	e.amu.Lock()
 	for i := range cl {
 		r := e.an.close(&cl[i])
-		r.Contributors = cl[i].contributors
+		r.Contributors, r.SteadyContributors, r.SharedSources = cl[i].contributors, cl[i].steady, cl[i].shared
 		res = append(res, r)
 	}
 	sat := e.an.saturated

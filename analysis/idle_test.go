@@ -208,7 +208,7 @@ func TestIdleChangesNoAnalysis(t *testing.T) {
 		if g.Contributors != 2 || o.Contributors != wantC {
 			t.Errorf("window %d: contributors %d with the idle words, %d without; want 2 and %d", k, g.Contributors, o.Contributors, wantC)
 		}
-		g.Contributors, o.Contributors = 0, 0
+		g.Contributors, o.Contributors, g.SteadyContributors, o.SteadyContributors = 0, 0, 0, 0
 		if !reflect.DeepEqual(g, o) {
 			t.Errorf("window %d: the results differ:\nwith the idle words %+v\nwithout %+v", k, g, o)
 		}
@@ -291,4 +291,123 @@ func TestIdleWordsBounded(t *testing.T) {
 		t.Fatalf("want one window of %d contributors (max_agents): %d windows %+v", DefaultMaxAgents, len(r), r)
 	}
 	t.Logf("the heap grew by %d bytes", grown)
+}
+
+// TestIdleWordRepeatedAfterRestart: an agent's idle word delivered again
+// (a relay's retry) after the word of the same agent restarted under its
+// name is a duplicate, as a window would be (its print holds its start):
+// before, the slot kept the start of the last word alone, and the repeat
+// counted as idle.
+func TestIdleWordRepeatedAfterRestart(t *testing.T) {
+	e := newEngine(t, idleConfig(), at(2*time.Second))
+	k1, k2 := at(time.Second), at(2*time.Second)
+	for _, c := range []struct {
+		name  string
+		start int64
+		want  Contribution
+	}{
+		{"the word", 100, ContributionIdle},
+		{"the restarted agent's", 200, ContributionIdle},
+		{"the first again", 100, ContributionDuplicate},
+		{"the restarted agent's again", 200, ContributionDuplicate},
+	} {
+		if got := e.AddIdle("x", k1, k2, c.start); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	st := e.Stats()
+	if st.Contributions[ContributionIdle] != 2 || st.Contributions[ContributionDuplicate] != 2 {
+		t.Errorf("contributions %v: want 2 idle, 2 duplicate", st.Contributions)
+	}
+	if r := e.Advance(at(3 * time.Second)); len(r) != 1 || r[0].Contributors != 1 {
+		t.Fatalf("want one window of one contributor: %+v", r)
+	}
+}
+
+// TestAgentsSharingAName: two agents running at once under one name (one
+// service.instance.id) count as one contributor, as agents are counted by
+// name (README, "Scaling out"), but both windows merge — they differ in
+// their start — and the window names the name as shared
+// (Result.SharedSources), which the gateway warns about. An agent
+// restarted under its name in the window (its start in the window) gives
+// two starts too, but is no shared name, nor are two starts of one name
+// with windows of different probes (two connectors of one collector) or
+// idle words alone; an agent restarted under a new name is two
+// contributors, one of them up throughout the window
+// (SteadyContributors).
+func TestAgentsSharingAName(t *testing.T) {
+	cfg := idleConfig()
+	cfg.Probes["c"] = ProbeConfig{DMax: testDMax, Bins: testBins}
+	e := newEngine(t, cfg, at(9*time.Second))
+	win := func(probe, source string, k int, start int64) *Window {
+		counts := make([]uint64, testBins)
+		counts[4] = 3
+		w := float64(testDMax) / float64(testBins) / 1e9
+		return &Window{Probe: probe, Start: at(time.Duration(k) * time.Second), End: at(time.Duration(k+1) * time.Second),
+			DMaxNs: int64(testDMax), Bins: testBins, BinCounts: counts, SuccessSum: 3 * 4.5 * w, Source: source, SourceStart: start}
+	}
+	add := func(w *Window) {
+		t.Helper()
+		if c := e.AddWindow(w); c != ContributionAccepted {
+			t.Fatalf("%s's window %v of start %d: %v", w.Source, w.Start, w.SourceStart, c)
+		}
+	}
+	idle := func(source string, k int, start int64) {
+		t.Helper()
+		if c := e.AddIdle(source, at(time.Duration(k)*time.Second), at(time.Duration(k+1)*time.Second), start); c != ContributionIdle {
+			t.Fatalf("%s idle in window %d: %v", source, k, c)
+		}
+	}
+	long := at(0).UnixNano() // up since second 0
+	// Window 9: "node" is two agents of starts long and long+1, each with
+	// a window of a (and one of c); "other" is one agent, "pair" one
+	// collector of two connectors begun a microsecond apart, one of a
+	// probe, one of the other.
+	add(win("c", "node", 9, long+1))
+	add(win("a", "node", 9, long+1))
+	add(win("a", "node", 9, long))
+	add(win("a", "other", 9, long))
+	add(win("a", "pair", 9, long))
+	add(win("c", "pair", 9, long+1000))
+	// Window 10: "node" again; "mixed" two agents of which one sees c
+	// alone, the other a and c, the first's window first; "other"
+	// restarts under its name at 10.4 s, and "third" under a new name
+	// ("third-2") at 10.6 s.
+	add(win("a", "node", 10, long))
+	add(win("a", "node", 10, long+1))
+	add(win("c", "mixed", 10, long+5))
+	add(win("a", "mixed", 10, long))
+	add(win("c", "mixed", 10, long))
+	add(win("a", "other", 10, long))
+	add(win("a", "other", 10, at(10*time.Second+400*time.Millisecond).UnixNano()))
+	idle("third", 10, long)
+	idle("third-2", 10, at(10*time.Second+600*time.Millisecond).UnixNano())
+	// Window 11: the two agents of "node" idle.
+	idle("node", 11, long)
+	idle("node", 11, long+1)
+	var got []*Result
+	for s := 11; s <= 13; s++ {
+		got = append(got, e.Advance(at(time.Duration(s)*time.Second))...)
+	}
+	type summary struct {
+		Start, Contributors, Steady int
+		Shared                      []string
+		Successes                   int64
+	}
+	var sums []summary
+	for _, r := range got {
+		if r.Start.Before(at(9 * time.Second)) {
+			continue // open at the engine's start, empty
+		}
+		sums = append(sums, summary{int(r.Start.Sub(t0) / time.Second), r.Contributors, r.SteadyContributors, r.SharedSources,
+			probeOf(t, r, "a").Counts.Success})
+	}
+	want := []summary{
+		{9, 3, 3, []string{"node"}, 12},
+		{10, 5, 4, []string{"mixed", "node"}, 15},
+		{11, 1, 1, nil, 0},
+	}
+	if !reflect.DeepEqual(sums, want) {
+		t.Errorf("windows %+v\nwant %+v", sums, want)
+	}
 }

@@ -293,10 +293,13 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64, sh *sourceHash) C
 		return c
 	}
 	s := &e.slots[e.slotOf(k)]
-	wasKnown := e.known.is(k, w.Source) // e.known changes only at the end
+	// e.known changes only at the end: the source and start of the last
+	// window noted among the window's agents.
+	wasKnown := e.known.is(k, w.Source, w.SourceStart)
 	known := wasKnown
+	st := e.known.st
 	if !known {
-		_, known = s.sources[w.Source]
+		st, known = s.sources[w.Source]
 	}
 	newAgent := w.Source != "" && !known
 	p, c := e.windowProbe(w, lay, k, newAgent && len(s.sources) >= e.cfg.Gateway.MaxAgents)
@@ -345,17 +348,23 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64, sh *sourceHash) C
 		e.maxEnd = max(e.maxEnd, end)
 		e.minStart = min(e.minStart, start)
 	}
-	if newAgent && p.configured {
+	if w.Source != "" && p.configured {
 		// The window's agents (Result.Contributors, expected_agents) are
-		// those of the configured probes.
-		if s.sources == nil {
-			s.sources = make(map[string]struct{})
+		// those of the configured probes, each with when it began.
+		if st == nil {
+			if s.sources == nil {
+				s.sources = make(map[string]*agentStarts)
+			}
+			st = new(agentStarts)
+			s.sources[strings.Clone(w.Source)] = st
+		} else if !st.shared && e.sharedName(s, st, w, p.key, sh, k) {
+			st.shared = true
 		}
-		s.sources[strings.Clone(w.Source)] = struct{}{}
-		known = true
-	}
-	if known && !wasKnown {
-		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source)}
+		if !wasKnown {
+			st.note(w.SourceStart)
+			st.noteWindow(w.SourceStart)
+			e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source), start: w.SourceStart, st: st}
+		}
 	}
 	return ContributionAccepted
 }
@@ -426,23 +435,126 @@ func (e *Engine) addIdle(source string, start, end, sourceStart int64) Contribut
 		return c
 	}
 	s := &e.slots[e.slotOf(k)]
-	if began, ok := s.idle[source]; ok {
-		if sourceStart != 0 && began == sourceStart {
+	if a, ok := s.idle[source]; ok {
+		if sourceStart != 0 && (a.last == sourceStart || a.prev == sourceStart) {
 			return ContributionDuplicate
 		}
 		// The agent restarted (or its start is unknown): still one
 		// contributor, and one entry, whatever the starts a sender claims.
-		s.idle[source] = sourceStart
+		// The start before is kept too: the word of the agent before its
+		// restart, delivered again after the restarted one's (a relay's
+		// retry), is a repeat as well.
+		a.prev, a.last = a.last, sourceStart
+		a.note(sourceStart)
 		return ContributionIdle
 	}
 	if len(s.idle) >= e.cfg.Gateway.MaxAgents {
 		return ContributionAgentLimit
 	}
 	if s.idle == nil {
-		s.idle = make(map[string]int64)
+		s.idle = make(map[string]*idleAgent)
 	}
-	s.idle[strings.Clone(source)] = sourceStart
+	a := &idleAgent{last: sourceStart}
+	a.note(sourceStart)
+	s.idle[strings.Clone(source)] = a
 	return ContributionIdle
+}
+
+// agentStarts is when an agent of a window (a name among its contributors)
+// began, by the starts (Window.SourceStart) of its windows and words.
+type agentStarts struct {
+	// first is the earliest start (Unix ns), 0 when none was given;
+	// unknown says that a window or word of no start came (from an agent
+	// older than the start), taken as up throughout.
+	first   int64
+	unknown bool
+	// shared says that two agents running at once sent their windows
+	// under the name (Engine.sharedName); starts are the last two
+	// distinct starts of its windows (0: none), which tell it.
+	shared bool
+	starts [2]int64
+}
+
+// noteWindow notes the start of a window of the agent.
+func (a *agentStarts) noteWindow(start int64) {
+	if start != 0 && start != a.starts[0] && start != a.starts[1] {
+		a.starts[1], a.starts[0] = a.starts[0], start
+	}
+}
+
+// note notes a start of the agent in a window.
+func (a *agentStarts) note(start int64) {
+	switch {
+	case start == 0:
+		a.unknown = true
+	case a.first == 0:
+		a.first = start
+	default:
+		a.first = min(a.first, start)
+	}
+}
+
+// sharedName reports whether w, a window of the probe of key probe just
+// added to slot s of window k, and a window of the same probe and name of
+// another of its starts st.starts are two agents' running at once: both
+// starts by the start of the window before (Engine.sharedBy). A
+// restart under the name gives the window two starts too, but the later
+// one after the window's start: the agent before the restart stopped
+// before the agent after it began, and both sent windows of this window
+// (the window before is allowed too, so that a clock of the agents up to
+// an interval ahead of the spans' cannot make a restart look like two
+// agents). Windows of one probe, not of any: two deltaq connectors of
+// one collector share its name and begin apart, with probes of their
+// own; and not idle words, which name no probe. sh holds the hash of w's
+// source (printOf). Called with mu held.
+func (e *Engine) sharedName(s *slot, st *agentStarts, w *Window, probe uint64, sh *sourceHash, k int64) bool {
+	before := e.sharedBy(k)
+	start := w.SourceStart
+	if start == 0 || start > before {
+		return false
+	}
+	for _, o := range st.starts {
+		if o != 0 && o != start && o <= before {
+			if _, ok := s.prints.find(windowPrint(probe, sh.h, o)); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// steady reports whether the agent was up throughout the window whose
+// agents up throughout began by began (Engine.beganBy).
+func (a *agentStarts) steady(began int64) bool {
+	return a.unknown || (a.first != 0 && a.first <= began)
+}
+
+// idleAgent is an idle agent of a window: when it began, and the starts
+// of its last two words (0: none, or a word of no start).
+type idleAgent struct {
+	agentStarts
+	last, prev int64
+}
+
+// beganBy returns the latest start (Unix ns) of an agent up throughout
+// window k: the window's start. With Interval = 0 (one window) every
+// start.
+func (e *Engine) beganBy(k int64) int64 {
+	if e.interval == 0 {
+		return math.MaxInt64
+	}
+	return k * e.interval
+}
+
+// sharedBy returns the latest start (Unix ns) of the agents of window k
+// that tell two agents running at once under one name
+// (Engine.sharedName): the start of the window before. With Interval = 0
+// none: one window holds an agent's windows before and after a restart.
+func (e *Engine) sharedBy(k int64) int64 {
+	if e.interval == 0 {
+		return math.MinInt64
+	}
+	return (k - 1) * e.interval
 }
 
 // holds reports whether the window holds instances or other engines'
@@ -452,15 +564,45 @@ func (s *slot) holds() bool {
 }
 
 // contributors returns the slot's contributors: the agents whose windows
-// of configured probes it merged, and the idle agents not among them.
-func (s *slot) contributors() int {
-	n := len(s.sources)
-	for src := range s.idle {
-		if _, ok := s.sources[src]; !ok {
-			n++
+// of configured probes it merged, and the idle agents not among them;
+// those of them up throughout the window, whose agents up throughout
+// began by began (Engine.beganBy); and the names, sorted, under which
+// two agents running at once sent their windows (Engine.sharedName).
+func (s *slot) contributors(began int64) (n, steady int, shared []string) {
+	n = len(s.sources)
+	for src, a := range s.sources {
+		b := *a
+		if i, ok := s.idle[src]; ok {
+			b.merge(&i.agentStarts)
+		}
+		if b.steady(began) {
+			steady++
+		}
+		if b.shared {
+			shared = append(shared, src)
 		}
 	}
-	return n
+	for src, a := range s.idle {
+		if _, ok := s.sources[src]; ok {
+			continue
+		}
+		n++
+		if a.steady(began) {
+			steady++
+		}
+	}
+	slices.Sort(shared)
+	return n, steady, shared
+}
+
+// merge adds to a the starts of b, the same agent's by its words.
+func (a *agentStarts) merge(b *agentStarts) {
+	if b.unknown {
+		a.note(0)
+	}
+	if b.first != 0 {
+		a.note(b.first)
+	}
 }
 
 // printOf returns the print of w, a window of the probe of key probe
@@ -534,11 +676,14 @@ type knownSource struct {
 	ok     bool
 	k      int64
 	source string
+	start  int64        // its start, noted
+	st     *agentStarts // the source's entry among the window's agents
 }
 
-// is reports whether ks says that source is among the agents of window k.
-func (ks knownSource) is(k int64, source string) bool {
-	return ks.ok && ks.k == k && ks.source == source
+// is reports whether ks says that source, of the start given, is among
+// the agents of window k, its start noted.
+func (ks knownSource) is(k int64, source string, start int64) bool {
+	return ks.ok && ks.k == k && ks.start == start && ks.source == source
 }
 
 // room reports whether n more instances keep a's display and analysis

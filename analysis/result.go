@@ -47,6 +47,23 @@ type Result struct {
 	// agent that is up and idle counts, one that is down or whose windows
 	// were lost does not. 0 when the engine saw the instances itself.
 	Contributors int
+	// SteadyContributors are those of the Contributors that were up
+	// throughout the window: whose windows or words carry a
+	// deltaq.agent.start (Window.SourceStart) from the window's start or
+	// before, or none. An agent restarted in the window under
+	// another name is two of the Contributors (its name before the
+	// restart and its new one) and one of these; an agent restarted under
+	// its name is one of both.
+	SteadyContributors int
+	// SharedSources are the names under which two observers sent windows
+	// of one probe in this window, each of a start (Window.SourceStart)
+	// from before the window before it: two agents running at once under
+	// one name (one service.instance.id), which count as one contributor.
+	// A restart under the name gives two starts too, but the agent before
+	// the restart stopped before the one after it began, which began in
+	// the window then (the window before too is allowed, for the agents'
+	// clocks). Idle words, which name no probe, tell none. Nil when none.
+	SharedSources []string
 }
 
 // ProbeResult is one probe's analysis in one window.

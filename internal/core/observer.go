@@ -139,6 +139,10 @@ type Observer struct {
 	// from windows of other layouts, once each, and qtaWarned those whose
 	// QTA reaches beyond their dMax; used by the timer only.
 	layoutsWarned, qtaWarned map[string]bool
+	// sharedWarned holds the agent names a gateway warned about as sent
+	// under by two agents at once, at most maxSharedWarned; used by the
+	// timer only.
+	sharedWarned map[string]bool
 	// snapshots writes and prunes the snapshot files; made at the first
 	// snapshot, used by the timer only.
 	snapshots *snapshotStore
@@ -392,7 +396,8 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 // attempt): after an outage of 30 s, up to about 20 s after the gateway is
 // back. So the gateway settles: the windows that miss an agent before
 // every expected agent has reached one are held, and forgotten once one
-// window has them all; should none by the windows that begin
+// window has them all, each up throughout it
+// (analysis.Result.SteadyContributors); should none by the windows that begin
 // settleMissing after the start, some agent never came back (or none ever
 // reached it), and the windows held count then, with every one after. A
 // reload carries the settling, or begins it again when it changed
@@ -409,14 +414,24 @@ func (o *Observer) missingAgents(results []*analysis.Result) int64 {
 			if r.Contributors < exp {
 				n++
 			}
-		case r.Contributors >= exp:
+		case r.SteadyContributors >= exp:
+			// Every expected agent, each up throughout the window: an
+			// agent restarted in it under a new name (a random
+			// service.instance.id) is two contributors, the name it had
+			// and the one it took, and settled it while another agent was
+			// still away.
 			st.settled, st.held = true, 0
-		case r.Start.Sub(st.from) >= o.settleMissing():
-			st.settled = true
-			n += st.held + 1
-			st.held = 0
 		default:
-			st.held++
+			// Held, as the settled gateway would count it: a window of
+			// every expected name (one of them begun in it) misses none.
+			if r.Contributors < exp {
+				st.held++
+			}
+			if r.Start.Sub(st.from) >= o.settleMissing() {
+				st.settled = true
+				n += st.held
+				st.held = 0
+			}
 		}
 	}
 	return n
@@ -586,6 +601,34 @@ func (o *Observer) warnQTABeyondDMax(r *analysis.Result) {
 	}
 }
 
+// warnSharedSources warns, once a name, that two agents running at once
+// send their windows under one name (service.instance.id): the gateway
+// counts agents by it, so they count as one contributor, and with
+// expected_agents their windows count as missing one. Their instances
+// are merged, each agent's once: the windows of two agents differ in
+// their deltaq.agent.start. Without the warning, agents given one fixed
+// name (a DaemonSet's configuration with a literal id) showed only as
+// agents missing that were all up.
+func (o *Observer) warnSharedSources(r *analysis.Result) {
+	for _, name := range r.SharedSources {
+		if o.sharedWarned[name] || len(o.sharedWarned) >= maxSharedWarned {
+			continue
+		}
+		if o.sharedWarned == nil {
+			o.sharedWarned = make(map[string]bool)
+		}
+		o.sharedWarned[name] = true
+		o.logger.Warn(fmt.Sprintf("agents: two agents running at once send their windows as %q; the gateway counts agents by service.instance.id, "+
+			"so they count as one contributor (with expected_agents, as one missing): give each agent a service.instance.id of its own "+
+			"(the node's or the host's name)", name),
+			zap.String("agent", name))
+	}
+}
+
+// maxSharedWarned bounds the agent names warned about as shared: a
+// sender can claim any name.
+const maxSharedWarned = 64
+
 // inspect counts what a closed window says about the input rather than the
 // system: referenced probes without instances, and under-resolved probes,
 // about each of which it warns once (while the probe is tracked).
@@ -595,6 +638,7 @@ func (o *Observer) inspect(ctx context.Context, r *analysis.Result) {
 	}
 	o.warnOtherLayouts(r)
 	o.warnQTABeyondDMax(r)
+	o.warnSharedSources(r)
 	coarse := int64(0)
 	for i := range r.Probes {
 		p := &r.Probes[i]
