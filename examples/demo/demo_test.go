@@ -13,12 +13,14 @@ package demo
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,18 +117,90 @@ func (d *demo) pid(t *testing.T, name string) int {
 }
 
 // checkAllStopped fails the test when a process of the demo's group still
-// runs, or something still accepts at one of its addresses.
+// runs, or a program of the demo still accepts at one of its addresses.
+//
+// The addresses were only found free, not held (e2etest.Ports): once the
+// demo has let go of one, another program on the machine — another test
+// running at once — may listen there. A listener is the demo's when its
+// process carries the demo's DEMO_LOGS in its environment, which every
+// program the script starts inherits, in its group or not; one whose
+// process cannot be told (no /proc, another user's) counts as the demo's.
 func (d *demo) checkAllStopped(t *testing.T) {
 	t.Helper()
 	if err := syscall.Kill(-d.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("a process of the demo's group is left running (kill -0: %v)", err)
 	}
 	for v, a := range d.addrs {
-		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
-			c.Close()
-			t.Errorf("%s %s still accepts connections", v, a)
+		c, err := net.DialTimeout("tcp", a, time.Second)
+		if err != nil {
+			continue
+		}
+		c.Close()
+		owners, ours := listenersOf(a, "DEMO_LOGS="+d.logs)
+		if !ours {
+			t.Logf("%s %s: taken since by another program (%s)", v, a, owners)
+			continue
+		}
+		t.Errorf("%s %s still accepts connections (%s)", v, a, owners)
+	}
+}
+
+// listenersOf describes the processes listening on addr's port (Linux's
+// /proc/net/tcp and tcp6, and each process's open files) and says whether
+// one of them holds env (NAME=value) in its environment; when it cannot tell
+// (no listener found, a process whose files or environment it may not
+// read), it says yes.
+func listenersOf(addr, env string) (owners string, holds bool) {
+	port, err := strconv.Atoi(e2etest.Port(addr))
+	if err != nil {
+		return "no port", true
+	}
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		// sl local_address rem_address st … inode: the local address is
+		// HEXIP:HEXPORT, state 0A is LISTEN.
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" {
+				continue
+			}
+			_, hexPort, _ := strings.Cut(f[1], ":")
+			if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil && int(p) == port {
+				inodes["socket:["+f[9]+"]"] = true
+			}
 		}
 	}
+	if len(inodes) == 0 {
+		return "no listener found in /proc", true
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var found []string
+	for _, proc := range procs {
+		fds, err := os.ReadDir(filepath.Join(proc, "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err != nil || !inodes[link] {
+				continue
+			}
+			cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
+			found = append(found, fmt.Sprintf("pid %s: %s", filepath.Base(proc), strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")))
+			environ, err := os.ReadFile(filepath.Join(proc, "environ"))
+			if err != nil || slices.Contains(strings.Split(string(environ), "\x00"), env) {
+				holds = true
+			}
+			break
+		}
+	}
+	if len(found) == 0 {
+		return "the listener's process not found", true
+	}
+	return strings.Join(found, "; "), holds
 }
 
 // exitStatus is the demo's exit status, failing the test if it does not
@@ -240,4 +314,27 @@ func testCollectorDies(t *testing.T, binDir string) {
 		t.Errorf("the demo did not say that the collector exited:\n%s", d.Tail(20))
 	}
 	d.checkAllStopped(t)
+}
+
+// TestListenersOf: a listener of this test's process is found, with its
+// pid, and told the demo's or not by this process's environment as it
+// started (/proc/PID/environ).
+func TestListenersOf(t *testing.T) {
+	environ, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	mine, _, _ := strings.Cut(string(environ), "\x00")
+	owners, holds := listenersOf(l.Addr().String(), mine)
+	if want := fmt.Sprintf("pid %d: ", os.Getpid()); !strings.Contains(owners, want) || !holds {
+		t.Errorf("listenersOf(%s, %q) = %q, %v; want %q… and true", l.Addr(), mine, owners, holds, want)
+	}
+	if owners, holds := listenersOf(l.Addr().String(), "DEMO_LOGS="+t.TempDir()); holds {
+		t.Errorf("listenersOf(%s, another demo's DEMO_LOGS) = %q, true; want false", l.Addr(), owners)
+	}
 }

@@ -444,12 +444,18 @@ func TestScopeBrowserSilentSource(t *testing.T) {
 	chromium := chromiumForTest(t)
 	batches := demoBatches(t)
 	otlp, base := startScopeHTTP(t)
+	// The windows go out once the page's stream is open: sent before
+	// Chromium starts, they may be older than the 5 s of silence by the time
+	// the page loads on a busy machine, and the page rightly says silent at
+	// once.
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "the stream open", `document.getElementById("conn")?.dataset.state === "open"`)
 	for _, b := range batches[:2] {
 		exportTo(t, otlp, nil, b.metrics)
 	}
-	page := startChromium(t, chromium, browserWidth, 800)
-	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
-	page.waitTrue(t, "live", `document.getElementById("conn")?.textContent === "live"`)
+	page.waitTrue(t, "live with the windows", `document.getElementById("waiting")?.hidden && `+
+		`document.getElementById("conn")?.textContent === "live"`)
 	silent := `/^no metrics for \d+ s$/.test(document.getElementById("conn")?.textContent)`
 	page.waitTrue(t, "said silent", silent)
 	// A page loaded while the source is silent says so at once, not 5 s
