@@ -477,3 +477,34 @@ func TestQoOCalculated(t *testing.T) {
 }
 
 func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// TestQoORateAtTheMinimum: a rate exactly at min_rate meets it ("Quality
+// of Outcome", draft-ietf-ippm-qoo-10, section 3.3.4: QoO_throughput is
+// 100 when M_Throughput >= R_Throughput). 55 instances over a sampling
+// period of 550 ms are 100 a second; read as 55 / 0.55 — the period
+// rounded to binary seconds, then divided — they were 99.99999999999999 a
+// second, below a minimum of 100, and the window scored 0.
+func TestQoORateAtTheMinimum(t *testing.T) {
+	q := QoOConfig{
+		ROP:     QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 80 * ms}}, MaxFailure: 0.01},
+		CPUP:    QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 90 * ms}}, MaxFailure: 0.05},
+		MinRate: 100,
+	}
+	var ins []Instance
+	for i := range 55 {
+		ins = append(ins, ok("x", time.Duration(i+1)*10*ms, 10*ms))
+	}
+	r := wholeInput(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, ins)
+	if r.SamplingPeriod != 550*ms {
+		t.Fatalf("sampling period %v, want 550ms", r.SamplingPeriod)
+	}
+	o := probeOf(t, r, "x").QoO.Observed
+	if !o.OK || o.Measured.Rate != 100 || o.QoO.Rate != 100 || o.QoO.Score != 100 {
+		t.Errorf("55 over 550 ms against a minimum of 100 a second: rate %v (component %v), score %v; want 100, 100, 100",
+			o.Measured.Rate, o.QoO.Rate, o.QoO.Score)
+	}
+	// Adjusted counts beyond 2⁵³/10⁹ are divided exactly too.
+	if got := perSecond(55_000_000_000, 550*time.Second); got != 1e8 {
+		t.Errorf("55·10⁹ over 550 s: %v a second, want 10⁸", got)
+	}
+}
