@@ -213,7 +213,7 @@ func wholeInput(t *testing.T, cfg Config, ins []Instance) *Result {
 
 // TestQoORateOverTheSamplingPeriod: the whole input as one window reads
 // its QoO rate over its sampling period (the QoO draft's "total duration
-// of the sampling period", section 3.1), from the first instance's start
+// of the sampling period", section 3.1.2), from the first instance's start
 // to the last one's end — not over the span of the instances' ends, which
 // is 0.9 s for 10 instances starting every 100 ms, each 50 ms long (11.1 a
 // second, above a minimum of 11), and 0 for one instance (no rate). Their
@@ -324,7 +324,7 @@ func TestMergedSamplingPeriod(t *testing.T) {
 }
 
 // TestQoOLeastOfAWindow: p 0, the least delay (the QoO draft lists the 0th
-// percentile, section 3.1), reads the fastest completed instance at the
+// percentile, section 3.1.1), reads the fastest completed instance at the
 // analysis resolution. The spread's fastest is 100 µs; ROP 50 µs and CPUP
 // 150 µs score it 1 − 50/100 = 50, within the bucket's width.
 func TestQoOLeastOfAWindow(t *testing.T) {
