@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"time"
 
@@ -279,7 +280,7 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 			w.completed = pr.EffectiveInstances * float64(pr.Counts.Success) / float64(n)
 		}
 		if span > 0 {
-			w.rate, w.hasRate = float64(pr.Counts.Success)/span, true
+			w.rate, w.hasRate = perSecond(pr.Counts.Success, r.SamplingPeriod), true
 		}
 		if pr.fine != nil {
 			w.least, w.hasLeast = pr.fine.Least(pr.fineCut)
@@ -299,6 +300,20 @@ func (a *analyzer) scoreQoO(r *Result, pr *ProbeResult, s *probeState) {
 		res.Calculated = scoreOne(req, res.MinInstances, *pr.Calculated, w)
 	}
 	pr.QoO = res
+}
+
+// perSecond returns n instances over the period d as a rate per second,
+// rounded once from the exact quotient n·10⁹/d: then a rate exactly at a
+// min_rate meets it (the QoO draft, section 3.3.4: M_Throughput ≥
+// R_Throughput). n over d.Seconds() rounds twice, and 55 instances over
+// 550 ms were 99.99999999999999 a second, below a min_rate of 100.
+func perSecond(n int64, d time.Duration) float64 {
+	if n >= 0 && n <= (1<<53)/int64(time.Second) && d <= 1<<53 {
+		return float64(n) * 1e9 / float64(d) // n·10⁹ and d exact: one rounding
+	}
+	num := new(big.Int).Mul(big.NewInt(n), big.NewInt(1e9))
+	f, _ := new(big.Rat).SetFrac(num, big.NewInt(int64(d))).Float64()
+	return f
 }
 
 // sample is what a ΔQ to score was read from: its independent instances,

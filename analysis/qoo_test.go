@@ -213,7 +213,7 @@ func wholeInput(t *testing.T, cfg Config, ins []Instance) *Result {
 
 // TestQoORateOverTheSamplingPeriod: the whole input as one window reads
 // its QoO rate over its sampling period (the QoO draft's "total duration
-// of the sampling period", section 3.1), from the first instance's start
+// of the sampling period", section 3.1.2), from the first instance's start
 // to the last one's end — not over the span of the instances' ends, which
 // is 0.9 s for 10 instances starting every 100 ms, each 50 ms long (11.1 a
 // second, above a minimum of 11), and 0 for one instance (no rate). Their
@@ -324,7 +324,7 @@ func TestMergedSamplingPeriod(t *testing.T) {
 }
 
 // TestQoOLeastOfAWindow: p 0, the least delay (the QoO draft lists the 0th
-// percentile, section 3.1), reads the fastest completed instance at the
+// percentile, section 3.1.1), reads the fastest completed instance at the
 // analysis resolution. The spread's fastest is 100 µs; ROP 50 µs and CPUP
 // 150 µs score it 1 − 50/100 = 50, within the bucket's width.
 func TestQoOLeastOfAWindow(t *testing.T) {
@@ -477,3 +477,79 @@ func TestQoOCalculated(t *testing.T) {
 }
 
 func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// TestQoORateAtTheMinimum: a rate exactly at min_rate meets it ("Quality
+// of Outcome", draft-ietf-ippm-qoo-10, section 3.3.4: QoO_throughput is
+// 100 when M_Throughput >= R_Throughput). 55 instances over a sampling
+// period of 550 ms are 100 a second; read as 55 / 0.55 — the period
+// rounded to binary seconds, then divided — they were 99.99999999999999 a
+// second, below a minimum of 100, and the window scored 0.
+func TestQoORateAtTheMinimum(t *testing.T) {
+	q := QoOConfig{
+		ROP:     QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 80 * ms}}, MaxFailure: 0.01},
+		CPUP:    QoOThreshold{Points: []QoOPoint{{P: 0.5, Delay: 90 * ms}}, MaxFailure: 0.05},
+		MinRate: 100,
+	}
+	var ins []Instance
+	for i := range 55 {
+		ins = append(ins, ok("x", time.Duration(i+1)*10*ms, 10*ms))
+	}
+	r := wholeInput(t, Config{Probes: map[string]ProbeConfig{"x": {QoO: q}}}, ins)
+	if r.SamplingPeriod != 550*ms {
+		t.Fatalf("sampling period %v, want 550ms", r.SamplingPeriod)
+	}
+	o := probeOf(t, r, "x").QoO.Observed
+	if !o.OK || o.Measured.Rate != 100 || o.QoO.Rate != 100 || o.QoO.Score != 100 {
+		t.Errorf("55 over 550 ms against a minimum of 100 a second: rate %v (component %v), score %v; want 100, 100, 100",
+			o.Measured.Rate, o.QoO.Rate, o.QoO.Score)
+	}
+	// Adjusted counts beyond 2⁵³/10⁹ are divided exactly too.
+	if got := perSecond(55_000_000_000, 550*time.Second); got != 1e8 {
+		t.Errorf("55·10⁹ over 550 s: %v a second, want 10⁸", got)
+	}
+}
+
+// TestQoODraftExampleOfAWindow runs the worked example of "Quality of
+// Outcome" (draft-ietf-ippm-qoo-10, section 3.4) through a window: 5000
+// instances, 100 of them failed (2 % loss), the 4900 completed ones with
+// their 99th percentile (the ⌈0.99 · 4900⌉ = 4851st delay) at 350 ms and
+// their 99.9th (the 4896th) at 375 ms, against ROP {99 %, 200 ms},
+// {99.9 %, 300 ms}, 1 % and CPUP {99 %, 500 ms}, {99.9 %, 600 ms}, 5 %, and a
+// minimum rate the window exceeds. The draft's answer: m1 = 0.5, m2 = 0.75,
+// latency 50, loss 75, QoO = min(50, 75, 100) = 50 — here within the
+// analysis buckets of 350 and 375 ms (the percentiles are read there).
+func TestQoODraftExampleOfAWindow(t *testing.T) {
+	q := draftQoO()
+	q.MinRate = 4
+	var ins []Instance
+	for i := range 4900 {
+		var d time.Duration
+		switch {
+		case i < 4851: // up to the 99th percentile, 350 ms
+			d = time.Duration(i+1) * 350 * ms / 4851
+		case i < 4896: // up to the 99.9th, 375 ms
+			d = 350*ms + time.Duration(i+1-4851)*25*ms/45
+		default:
+			d = 375*ms + time.Duration(i+1-4896)*5*ms
+		}
+		ins = append(ins, ok("x", 500*ms+time.Duration(i)*50*time.Microsecond, d))
+	}
+	for i := range 100 {
+		ins = append(ins, failed("x", 800*ms+time.Duration(i)*time.Millisecond))
+	}
+	cfg := Config{Probes: map[string]ProbeConfig{"x": {DMax: time.Second, Bins: 1000, QoO: q}}}
+	o := probeOf(t, window(t, cfg, ins), "x").QoO.Observed
+	if !o.OK {
+		t.Fatalf("QoO %+v, want a score", o)
+	}
+	lo99, hi99 := fineBucket(t, 350*ms)
+	lo999, hi999 := fineBucket(t, 375*ms)
+	m := o.Measured
+	if m.Latency[0] < lo99 || m.Latency[0] > hi99 || m.Latency[1] < lo999 || m.Latency[1] > hi999 || !within(m.Loss, 0.02, 1e-12) {
+		t.Errorf("measured %+v, want 350 ms in [%v, %v], 375 ms in [%v, %v], 2 %%", m, lo99, hi99, lo999, hi999)
+	}
+	tol := 100 * (hi99 - lo99) / 0.3 // 100 points over CPUP − ROP = 300 ms
+	if !within(o.QoO.Latency, 50, tol) || o.QoO.Worst != 0 || !within(o.QoO.Loss, 75, 1e-9) || o.QoO.Rate != 100 || !within(o.QoO.Score, 50, tol) {
+		t.Errorf("QoO %+v, want latency 50 ± %.2f set by the 99th, loss 75, rate 100, QoO 50", o.QoO, tol)
+	}
+}

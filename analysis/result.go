@@ -18,7 +18,7 @@ type Result struct {
 	Start, End time.Time
 	// SamplingPeriod is how long the window sampled, the period its QoO
 	// rate of completed instances is read over (the QoO draft's "total
-	// duration of the sampling period", section 3.1): End − Start for a
+	// duration of the sampling period", section 3.1.2): End − Start for a
 	// window of the interval, but for the partial window Engine.Flush
 	// closes at a time inside it (shutdown, the end of a trace file) from
 	// Start to that time, and 0 for one it closes after that time; in

@@ -29,7 +29,7 @@ import (
 // seconds, at which the percentile scores 100 (ROP) and 0 (CPUP).
 type QoOLatency struct {
 	// Percentile is in [0, 1]: 0.99 is the 99th percentile, 1 the largest
-	// delay, 0 the least (the QoO draft, section 3.1, lists the 0th among
+	// delay, 0 the least (the QoO draft, section 3.1.1, lists the 0th among
 	// the percentiles a measurement reports).
 	Percentile float64
 	// ROP and CPUP are delays in seconds, 0 ≤ ROP < CPUP.

@@ -201,7 +201,7 @@ func TestQoONothingCompleted(t *testing.T) {
 }
 
 // TestQoOLeast: the 0th percentile, which the QoO draft lists among the
-// percentiles a measurement reports (section 3.1), is the least delay of
+// percentiles a measurement reports (section 3.1.1), is the least delay of
 // the completed instances. A ΔQ with no mass below 30 ms on 1 ms bins has
 // its instances' least delay in (30, 31] ms: p0 reads 30 ms, the bin's
 // lower edge (its upper edge once the masses are put there, Pessimistic),

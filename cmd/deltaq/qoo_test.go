@@ -33,7 +33,7 @@ func TestParseQoO(t *testing.T) {
 		t.Errorf("parsed %+v, want %+v and loss 1 %%/5 %%", r, want)
 	}
 	// p0 is the least delay, which the QoO draft lists among the
-	// percentiles (section 3.1).
+	// percentiles (section 3.1.1).
 	if r, err := parseQoO("p0:1ms/5ms,p50:2ms/10ms,loss:0/1"); err != nil || len(r.Latency) != 2 || r.Latency[0].Percentile != 0 || r.Latency[0].CPUP != 0.005 {
 		t.Errorf("p0: %+v, %v; want percentile 0 first, CPUP 5 ms", r, err)
 	}

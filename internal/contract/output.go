@@ -184,8 +184,9 @@ const (
 // MetricQoOScore is the score, 0 (unacceptable) to 100 (optimal), the least
 // of the components; MetricQoOLatency the latency component (the least
 // over the requirement's percentiles, read over the completed instances;
-// absent when none completed), MetricQoOLoss the loss component (the
-// failure and timeout ratio), MetricQoORate the rate component (100 or 0,
+// absent when none completed, or too few for the percentiles), MetricQoOLoss the loss component (the
+// failure and timeout ratio scored between the thresholds' max_failure,
+// not the ratio itself), MetricQoORate the rate component (100 or 0,
 // only with a min_rate; never on the calculated series). A score withheld
 // for too few instances has no point. Prometheus names them
 // deltaq_qoo_score_percent, deltaq_qoo_latency_percent,

@@ -22,8 +22,8 @@ type qooMetrics struct {
 func newQoOMetrics(ms pmetric.MetricSlice) qooMetrics {
 	return qooMetrics{
 		score:   newGauge(ms, contract.MetricQoOScore, contract.UnitQoO, "Quality of Outcome of the observed or calculated ΔQ against the probe's qoo requirement: the least of its components, 0 unacceptable to 100 optimal."),
-		latency: newGauge(ms, contract.MetricQoOLatency, contract.UnitQoO, "Latency component of the Quality of Outcome: the least over the requirement's percentiles of the completed instances."),
-		loss:    newGauge(ms, contract.MetricQoOLoss, contract.UnitQoO, "Loss component of the Quality of Outcome: the ratio of failures and timeouts."),
+		latency: newGauge(ms, contract.MetricQoOLatency, contract.UnitQoO, "Latency component of the Quality of Outcome, 0 to 100: the least over the requirement's percentiles of the completed instances, each placed linearly from 100 at its rop delay to 0 at its cpup delay."),
+		loss:    newGauge(ms, contract.MetricQoOLoss, contract.UnitQoO, "Loss component of the Quality of Outcome, 0 to 100: the ratio of failures and timeouts placed linearly from 100 at rop's max_failure to 0 at cpup's (a score, not the ratio)."),
 		rate:    newGauge(ms, contract.MetricQoORate, contract.UnitQoO, "Rate component of the Quality of Outcome: 100 at or above the requirement's min_rate of completed instances per second, else 0."),
 	}
 }

@@ -171,3 +171,47 @@ func TestQoONoScoreForAWindowBeforeTheStart(t *testing.T) {
 	burst(h, 9500*time.Millisecond)
 	assert.Equal(t, map[string]float64{"job/observed": 100}, scores(11*time.Second))
 }
+
+// TestQoOComponentDescriptions: each component's point is a score from 0
+// to 100, and its description (Prometheus's HELP beside
+// deltaq_qoo_loss_percent) says so. The loss component's said "the ratio
+// of failures and timeouts": beside a unit of % its 75 for 1 failure in 50
+// read as a loss of 75 %, where it is 2 % scored against rop's
+// max_failure 1 % and cpup's 5 %: 1 − (0.02 − 0.01)/(0.05 − 0.01) = 0.75
+// ("Quality of Outcome", draft-ietf-ippm-qoo-10, section 3.3.3).
+func TestQoOComponentDescriptions(t *testing.T) {
+	const dmax = 100 * time.Millisecond
+	cfg := testConfig()
+	cfg.Probes = map[string]analysis.ProbeConfig{"job": {DMax: dmax, Bins: 100, QoO: analysis.QoOConfig{
+		ROP:     analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(20)}}, MaxFailure: 0.01},
+		CPUP:    analysis.QoOThreshold{Points: []analysis.QoOPoint{{P: 0.5, Delay: ms(40)}}, MaxFailure: 0.05},
+		MinRate: 1,
+	}}}
+	h := newHarness(t, cfg, at(time.Second))
+	for i := range 49 {
+		h.consume(span{probe: "job", outcome: contract.Success, end: ms(100 + 10*float64(i)), delay: ms(10), dmax: dmax, bins: 100})
+	}
+	h.consume(span{probe: "job", outcome: contract.Failure, end: ms(700), delay: ms(5), dmax: dmax, bins: 100})
+	h.obs.tick(at(2 * time.Second))
+	assert.InDelta(t, 75, qooPoints(h, contract.MetricQoOLoss)["job/observed"], 1e-9, "2 % lost against 1 % and 5 %")
+
+	descriptions := map[string]string{}
+	for _, md := range h.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) { descriptions[m.Name()] = m.Description() })
+	}
+	for name, says := range map[string][]string{
+		contract.MetricQoOScore:   {"0 unacceptable to 100 optimal"},
+		contract.MetricQoOLatency: {"0 to 100", "rop delay", "cpup delay"},
+		contract.MetricQoOLoss:    {"0 to 100", "rop's max_failure", "cpup's"},
+		contract.MetricQoORate:    {"100", "min_rate", "else 0"},
+	} {
+		d, ok := descriptions[name]
+		if !ok {
+			t.Errorf("no %s", name)
+			continue
+		}
+		for _, s := range says {
+			assert.Contains(t, d, s, "%s's description", name)
+		}
+	}
+}

@@ -51,7 +51,9 @@ func FormatScore(x float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// DescribeQoO is the text form of a score: "50 (latency 50 at p99, loss 75)".
+// DescribeQoO is the text form of a score: "50 (latency 50 at p99, loss 75)",
+// the percentile named the one that set the latency component ("latency
+// 100" when none limits it).
 func DescribeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
 	return describeQoO(r, q, "latency —, nothing completed")
 }
@@ -60,7 +62,13 @@ func DescribeQoO(r deltaq.QoORequirement, q deltaq.QoO) string {
 // latency component where the requirement has percentiles.
 func describeQoO(r deltaq.QoORequirement, q deltaq.QoO, noLatency string) string {
 	lat := noLatency
-	if q.HasLatency {
+	switch {
+	case q.HasLatency && q.Latency >= 100:
+		// Every percentile at or better than its ROP: none sets the
+		// component, and naming the first (Worst's 0) read as if it were
+		// the worst, or the only one scored.
+		lat = "latency 100"
+	case q.HasLatency:
 		lat = fmt.Sprintf("latency %s at p%s", FormatScore(q.Latency), formatPercentile(r.Latency[q.Worst].Percentile))
 	}
 	if len(r.Latency) == 0 {

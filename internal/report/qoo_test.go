@@ -93,3 +93,30 @@ func TestDescribeQoOPercentile(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeQoOOptimalLatency: with every percentile at or better than
+// its ROP the latency component is 100 ("Quality of Outcome",
+// draft-ietf-ippm-qoo-10, section 3.3.2) and no percentile sets it; the
+// text named the first one, "latency 100 at p0" for p0 and p99, as if the
+// least delay were the worst percentile. A component below 100 still names
+// the percentile that set it.
+func TestDescribeQoOOptimalLatency(t *testing.T) {
+	req := deltaq.QoORequirement{Latency: []deltaq.QoOLatency{{Percentile: 0, ROP: 0.01, CPUP: 0.02}, {Percentile: 0.99, ROP: 0.1, CPUP: 0.3}},
+		ROPLoss: 0.01, CPUPLoss: 0.05}
+	for _, c := range []struct {
+		latency []float64
+		want    string
+	}{
+		{[]float64{0.005, 0.05}, "100 (latency 100, loss 100)"},
+		{[]float64{0.005, 0.2}, "50 (latency 50 at p99, loss 100)"},
+		{[]float64{0.015, 0.05}, "50 (latency 50 at p0, loss 100)"},
+	} {
+		q, err := req.Score(deltaq.QoOMeasurement{Latency: c.latency})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DescribeQoO(req, q); got != c.want {
+			t.Errorf("measured %v: %q, want %q", c.latency, got, c.want)
+		}
+	}
+}
