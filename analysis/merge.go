@@ -349,24 +349,31 @@ func (e *Engine) addWindow(w *Window, ck windowCheck, n int64, sh *sourceHash) C
 		e.minStart = min(e.minStart, start)
 	}
 	if w.Source != "" && p.configured {
-		// The window's agents (Result.Contributors, expected_agents) are
-		// those of the configured probes, each with when it began.
-		if st == nil {
-			if s.sources == nil {
-				s.sources = make(map[string]*agentStarts)
-			}
-			st = new(agentStarts)
-			s.sources[strings.Clone(w.Source)] = st
-		} else if !st.shared && e.sharedName(s, st, w, p.key, sh, k) {
-			st.shared = true
-		}
-		if !wasKnown {
-			st.note(w.SourceStart)
-			st.noteWindow(w.SourceStart)
-			e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source), start: w.SourceStart, st: st}
-		}
+		e.noteSource(s, st, wasKnown, w, p.key, sh, k)
 	}
 	return ContributionAccepted
+}
+
+// noteSource records the agent of window w, added to slot s of window k
+// for the probe of key: the window's agents (Result.Contributors,
+// expected_agents) are those of the configured probes, each with when it
+// began. st is what the slot knew of the agent (nil: nothing), wasKnown
+// whether it was the last agent noted. Called with mu held.
+func (e *Engine) noteSource(s *slot, st *agentStarts, wasKnown bool, w *Window, key uint64, sh *sourceHash, k int64) {
+	if st == nil {
+		if s.sources == nil {
+			s.sources = make(map[string]*agentStarts)
+		}
+		st = new(agentStarts)
+		s.sources[strings.Clone(w.Source)] = st
+	} else if !st.shared && e.sharedName(s, st, w, key, sh, k) {
+		st.shared = true
+	}
+	if !wasKnown {
+		st.note(w.SourceStart)
+		st.noteWindow(w.SourceStart)
+		e.known = knownSource{ok: true, k: k, source: strings.Clone(w.Source), start: w.SourceStart, st: st}
+	}
 }
 
 // openWindow returns the open window k whose bounds are [start, end)

@@ -178,11 +178,14 @@ func listenersOf(addr, env string) (owners string, holds bool) {
 		return "no listener found in /proc", true
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*")
+	if len(procs) == 0 {
+		return "no process found in /proc", true
+	}
 	var found []string
 	for _, proc := range procs {
 		fds, err := os.ReadDir(filepath.Join(proc, "fd"))
-		if err != nil {
-			continue
+		if err != nil || len(fds) == 0 {
+			continue // gone, not ours to read, or without files
 		}
 		for _, fd := range fds {
 			if link, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err != nil || !inodes[link] {
