@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -205,6 +206,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New(`set "http" or "logs", not both: "http" sends the logs too`))
 	}
 	errs = append(errs, checkQueues(c)...)
+	errs = append(errs, checkTimeouts(c)...)
 	if err := c.Check(); err != nil {
 		errs = append(errs, err)
 	}
@@ -330,6 +332,37 @@ func checkQueues(c *Config) []error {
 		}
 	}
 	return errs
+}
+
+// checkTimeouts refuses a sender without a timeout (0, which the
+// collector's exporters take for none): an attempt against an endpoint
+// that accepts the connection and never answers would never end, the one
+// consumer of the queue with it, and a stop (the collector's has no
+// deadline) would wait for it for ever.
+func checkTimeouts(c *Config) []error {
+	var errs []error
+	for _, t := range []struct {
+		key     string
+		present bool
+		timeout time.Duration
+	}{
+		{"timeout", !c.HTTP.HasValue(), c.TimeoutConfig.Timeout},
+		{"http.timeout", c.HTTP.HasValue(), timeoutOf(c.HTTP.HasValue(), func() time.Duration { return c.HTTP.Get().ClientConfig.Timeout })},
+		{"logs.timeout", c.Logs.HasValue(), timeoutOf(c.Logs.HasValue(), func() time.Duration { return c.Logs.Get().TimeoutConfig.Timeout })},
+	} {
+		if t.present && t.timeout <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %v: must be positive: without a timeout an attempt against an endpoint that never answers never ends, the queue waits behind it, and a stop waits for ever", t.key, t.timeout))
+		}
+	}
+	return errs
+}
+
+// timeoutOf is get's timeout of a section that is present, 0 otherwise.
+func timeoutOf(present bool, get func() time.Duration) time.Duration {
+	if !present {
+		return 0
+	}
+	return get()
 }
 
 // httpQueue and logsQueue are the sending queues of the http and logs

@@ -135,6 +135,11 @@ func TestLoadInvalidConfig(t *testing.T) {
 		// The window timer waited for each send, up to one interval, and
 		// counted a batch still being sent as dropped.
 		{Name: "waiting_queue", Want: `sending_queue.wait_for_result: must be false`},
+		// No timeout: an attempt against an endpoint that never answers
+		// never ended, and a stop waited for it for ever.
+		{Name: "no_timeout", Want: `timeout: 0s: must be positive`},
+		{Name: "no_http_timeout", Want: `http.timeout: 0s: must be positive`},
+		{Name: "no_logs_timeout", Want: `logs.timeout: 0s: must be positive`},
 		{Name: "waiting_logs_queue", Want: `logs.sending_queue.wait_for_result: must be false`},
 		// queue_size counts requests by default: 60 items or bytes hold
 		// no window, and every window was dropped.
