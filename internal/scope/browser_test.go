@@ -575,3 +575,77 @@ func TestScopeBrowserNoQuantiles(t *testing.T) {
 		t.Errorf("quantile tables shown (checkout, search): %v, want checkout's alone", shown)
 	}
 }
+
+// TestScopeBrowserKeyboard: every control of the page works from the
+// keyboard. A trigger opened its snapshot on a click only: Tab did not
+// reach it, and Enter did nothing; a trigger or snapshot arriving while
+// one had the focus redrew the list and dropped the focus to the page's
+// start. Now Tab reaches the triggers after the probes' boxes, Enter or
+// Space opens the snapshot, Escape closes it and gives the focus back,
+// and the focused trigger keeps the focus when another comes; Hold and the
+// time slider work from the keyboard as before.
+func TestScopeBrowserKeyboard(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	for _, b := range demoBatches(t) {
+		if b.logs.LogRecordCount() > 0 {
+			exportTo(t, otlp, &b.logs, b.metrics)
+		} else {
+			exportTo(t, otlp, nil, b.metrics)
+		}
+	}
+	page := startChromium(t, chromium, browserWidth, 1000)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "the triggers and the last window", fmt.Sprintf(`document.querySelector("#triggers li") !== null &&
+		document.getElementById("stats").textContent.includes("%d batches")`, demoWindows))
+	// A trigger is named by its time, probe and kind.
+	name := func(li string) string {
+		return fmt.Sprintf(`((li) => li ? [li.dataset.time, li.dataset.probe, li.dataset.kind].join(" ") : "")(%s)`, li)
+	}
+	var newest string
+	page.eval(t, name(`document.querySelector("#triggers li")`), &newest)
+	focused := name(`document.activeElement?.closest("#triggers li")`)
+
+	// From the last box of the last probe, Tab goes to the newest trigger.
+	page.eval(t, `(() => { const b = [...document.querySelectorAll(".iv-b")].pop(); b.focus(); return true; })()`, nil)
+	page.press(t, "Tab")
+	var got string
+	page.eval(t, focused, &got)
+	if got != newest {
+		t.Fatalf("Tab from the last probe's box: the focus on trigger %q, want the newest trigger %q", got, newest)
+	}
+	var probe, kind string
+	page.eval(t, `document.activeElement.dataset.probe`, &probe)
+	page.eval(t, `document.activeElement.dataset.kind`, &kind)
+	for _, key := range []string{"Enter", " "} {
+		page.press(t, key)
+		page.waitTrue(t, fmt.Sprintf("the snapshot opened by %q", key), fmt.Sprintf(`document.getElementById("snapshot").open &&
+			document.getElementById("snapshot-note").textContent.startsWith(%q)`, kind+" trigger on "+probe+" at "))
+		page.press(t, "Escape")
+		page.waitTrue(t, "the snapshot closed, the trigger focused again", fmt.Sprintf(`!document.getElementById("snapshot").open && %s === %q`, focused, newest))
+	}
+
+	// Another trigger comes while the newest one has the focus: the list
+	// is drawn again, and the same trigger keeps it.
+	ld := linkedTrigger()
+	exportTo(t, otlp, &ld, pmetric.NewMetrics())
+	page.waitTrue(t, "the trigger that came", fmt.Sprintf(`document.querySelector('#triggers li[data-time="%d"]') !== null`, testWindowEnd.UnixMilli()))
+	page.eval(t, focused, &got)
+	if got != newest {
+		t.Errorf("after another trigger came, the focus on trigger %q, want it kept on %q", got, newest)
+	}
+
+	// Hold and Resume with the keyboard, then the slider's arrows.
+	page.eval(t, `document.getElementById("hold").focus()`, nil)
+	page.press(t, "Enter")
+	page.waitTrue(t, "held by Enter", `document.getElementById("hold").textContent === "Resume" && document.getElementById("conn").textContent === "held"`)
+	page.press(t, " ")
+	page.waitTrue(t, "resumed by Space", `document.getElementById("hold").textContent === "Hold" && document.getElementById("slider-label").textContent === "live"`)
+	page.eval(t, `document.getElementById("slider").focus()`, nil)
+	page.press(t, "ArrowLeft")
+	page.waitTrue(t, "a window back by the arrow key", `document.getElementById("slider-label").textContent.endsWith("(−1)")`)
+	if len(page.errors) > 0 {
+		b, _ := json.MarshalIndent(page.errors, "", "  ")
+		t.Errorf("the page reported errors:\n%s", b)
+	}
+}

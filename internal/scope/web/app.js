@@ -738,14 +738,32 @@ function order(series) {
 
 // ---- triggers and snapshots ------------------------------------------------------
 
+// triggerKey names a trigger across redraws of the list (the state sent
+// again makes new objects of the same triggers).
+function triggerKey(t) {
+  return `${t.time} ${t.snapshot} ${t.kind} ${t.probe}`;
+}
+
+// The trigger whose snapshot was opened last: closing it gives it the
+// focus back, also when the list was redrawn meanwhile.
+let openedTrigger = null;
+
 function renderTriggers(fresh) {
   const list = $("triggers");
+  // Every trigger and snapshot redraws the list: the trigger that had the
+  // keyboard's focus keeps it (it was dropped to the page's start).
+  const focused = list.contains(document.activeElement) && document.activeElement.closest("li");
+  const focusKey = focused ? focused.dataset.key : null;
   list.replaceChildren();
   for (const t of [...store.triggers].reverse()) {
     const li = el("li");
     li.dataset.probe = t.probe;
     li.dataset.kind = t.kind;
     li.dataset.time = String(t.time);
+    li.dataset.key = triggerKey(t);
+    // Opened by the keyboard too: Tab reaches it, Enter or Space opens it.
+    li.tabIndex = 0;
+    li.setAttribute("aria-haspopup", "dialog");
     if (fresh && fresh.has(t)) li.classList.add("fresh");
     const head = el("div", "t-head");
     head.append(el("span", "t-time", stamp(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
@@ -760,7 +778,14 @@ function renderTriggers(fresh) {
       li.append(attrs);
     }
     li.addEventListener("click", () => openSnapshot(t));
+    li.addEventListener("keydown", (e) => {
+      // A trace link inside it opens the trace, not the snapshot.
+      if (e.target !== li || (e.key !== "Enter" && e.key !== " ")) return;
+      e.preventDefault();
+      openSnapshot(t);
+    });
     list.append(li);
+    if (focusKey !== null && li.dataset.key === focusKey) li.focus();
   }
   $("trigger-count").textContent = store.triggers.length ? `(${store.triggers.length})` : "";
 }
@@ -799,6 +824,7 @@ function snapshotNumber(t) {
 
 async function openSnapshot(t) {
   const dlg = $("snapshot");
+  openedTrigger = triggerKey(t);
   $("snapshot-title").textContent = t.snapshot > 0 ? `Snapshot #${snapshotNumber(t)}` : "Trigger";
   $("snapshot-note").textContent = printable(`${t.kind} trigger on ${t.probe} at ${stamp(t.time)}: ${t.message || ""}`);
   const body = $("snapshot-body");
@@ -938,6 +964,12 @@ function init() {
   });
   for (const id of ["dmax", "bins"]) $(id).addEventListener("input", renderAll);
   $("snapshot-close").addEventListener("click", () => $("snapshot").close());
+  $("snapshot").addEventListener("close", () => {
+    // The dialog gives the focus back to what had it, unless the list
+    // was redrawn meanwhile: then to the same trigger.
+    const li = [...$("triggers").children].find((e) => e.dataset.key === openedTrigger);
+    if (li && !$("triggers").contains(document.activeElement)) li.focus();
+  });
   window.addEventListener("resize", renderAll);
   setInterval(connPill, 1000);
   connect();
