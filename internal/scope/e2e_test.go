@@ -57,6 +57,9 @@ func TestScopeBrowserCollector(t *testing.T) {
 	col := startDemoCollector(t, otelcol, root, otlp)
 	page := startChromium(t, chromium, browserWidth, 1000)
 	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	// The workload's clock starts after this: its slow-down begins, in
+	// the spans' time, at the earliest e2eSlowAfter later.
+	wlStarted := time.Now()
 	wl := startWorkload(t, workload, col.Addr)
 	t.Logf("collector, scope, browser and workload up after %v", time.Since(began).Round(time.Millisecond))
 
@@ -74,7 +77,11 @@ func TestScopeBrowserCollector(t *testing.T) {
 	}
 
 	// The slow-down, as the workload reports it, then its trigger: a window
-	// that ends after the slow-down began.
+	// that ends after the slow-down began. The report is read when the
+	// workload gets to print it and the test to read it, which on a busy
+	// machine was after the end of the window that broke the QTA (its
+	// only qta trigger until worker_2 recovers): the slow-down's start is
+	// bounded from below by the workload's start instead.
 	var slowed time.Time
 	e2etest.Until(t, "the workload's report of the slow-down", e2eSlowAfter+15*time.Second, func() bool {
 		for _, l := range wl.Lines() {
@@ -87,7 +94,7 @@ func TestScopeBrowserCollector(t *testing.T) {
 	}, wl)
 	page.waitTrue(t, "a qta trigger of worker_2 after the slow-down", fmt.Sprintf(
 		`[...document.querySelectorAll('#triggers li[data-probe="worker_2"][data-kind="qta"]')].some((li) => Number(li.dataset.time) > %d)`,
-		slowed.UnixMilli()))
+		wlStarted.Add(e2eSlowAfter).UnixMilli()))
 	page.waitTrue(t, "worker_2's QTA broken", `document.querySelector('section.probe[data-probe="worker_2"] .qta-state').textContent === "QTA broken"`)
 	t.Logf("trigger on the page %v after the slow-down", time.Since(slowed).Round(time.Millisecond))
 
