@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 )
 
 // browserE2EEnv, set to 1, runs the browser view's end-to-end test
@@ -647,5 +648,53 @@ func TestScopeBrowserKeyboard(t *testing.T) {
 	if len(page.errors) > 0 {
 		b, _ := json.MarshalIndent(page.errors, "", "  ")
 		t.Errorf("the page reported errors:\n%s", b)
+	}
+}
+
+// TestScopeBrowserHeldWindowCompleted: a page held on a window that came
+// in several requests (larger than the connector's max_request_bytes)
+// showed the part that had come when it was held: the rest, arriving
+// after, drew nothing until Resume. Held, it shows the whole window.
+func TestScopeBrowserHeldWindowCompleted(t *testing.T) {
+	chromium := chromiumForTest(t)
+	batches := demoBatches(t)
+	otlp, base := startScopeHTTP(t)
+	for _, b := range batches[:demoSlowFrom] {
+		exportTo(t, otlp, nil, b.metrics)
+	}
+	whole := batches[demoSlowFrom].metrics
+	// Cut before the last quantile, so that the second request has it.
+	cut, i := 0, 0
+	for m := range otlprecv.Metrics(whole) {
+		for range numberPoints(m).All() {
+			if m.Name() == metricQuantile {
+				cut = i
+			}
+			i++
+		}
+	}
+	first, second := splitAt(whole, cut)
+	exportTo(t, otlp, nil, first)
+	page := startChromium(t, chromium, browserWidth, 1000)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "the first part of the window", fmt.Sprintf(`(document.getElementById("stats")?.textContent ?? "").includes("%d batches")`, demoSlowFrom+1))
+	page.eval(t, `document.getElementById("hold").click()`, nil)
+	page.waitTrue(t, "held", `document.getElementById("hold").textContent === "Resume"`)
+	exportTo(t, otlp, nil, second)
+	page.waitTrue(t, "the second part of the window", fmt.Sprintf(`document.getElementById("stats").textContent.includes("%d batches")`, demoSlowFrom+2))
+	want := otlpQuantiles(whole)
+	n := 0
+	for _, bySeries := range want {
+		for _, qs := range bySeries {
+			n += len(qs)
+		}
+	}
+	var cells []quantileCell
+	page.eval(t, quantileCellsJS, &cells)
+	checkQuantileCells(t, cells, want, 1, 0, n)
+	var conn string
+	page.eval(t, `document.getElementById("conn").textContent`, &conn)
+	if conn != "held" {
+		t.Errorf("the page says %q, want still held", conn)
 	}
 }

@@ -931,7 +931,10 @@ function connect() {
     if (store.syncWindows === 0) lastWindow = Date.now();
     store.syncWindows = Math.max(0, store.syncWindows - m.windows.length);
     store.stats = m.stats;
-    if (view.at == null) renderAll(); else renderHeader();
+    // Held, the page is drawn again when a window at or before the one
+    // held comes: the rest of a window sent in several requests, or the
+    // state sent again.
+    if (view.at == null || m.windows.some((w) => w.end <= view.at)) renderAll(); else renderHeader();
   });
   es.addEventListener("trigger", (e) => {
     const m = JSON.parse(e.data);
