@@ -467,6 +467,44 @@ func TestScopeBrowserSilentSource(t *testing.T) {
 	page.waitTrue(t, "live again", `document.getElementById("conn")?.textContent === "live"`)
 }
 
+// TestScopeBrowserSilentSourceLongerInterval: a collector restarted with a
+// longer interval (1 s, then 10 s) was said silent on the page 5 s after
+// each of its windows while the page kept a window of the shorter steps
+// (up to --windows of them): the interval was the shortest step of every
+// window kept. It is the last step. The time since the last window is set
+// in the page rather than waited for.
+func TestScopeBrowserSilentSourceLongerInterval(t *testing.T) {
+	chromium := chromiumForTest(t)
+	otlp, base := startScopeHTTP(t)
+	send := func(d time.Duration) {
+		p := newExporterPayload()
+		p.curve("api", seriesObserved, 0.001, 10, uniformMass(0.008, 0.9))
+		exportTo(t, otlp, nil, shiftWindow(p.md, d))
+	}
+	for i := 1; i <= 3; i++ {
+		send(time.Duration(i) * time.Second)
+	}
+	for i := 1; i <= 3; i++ {
+		send(time.Duration(3+10*i) * time.Second)
+	}
+	page := startChromium(t, chromium, browserWidth, 800)
+	page.call(t, "Page.navigate", map[string]any{"url": base + "/"})
+	page.waitTrue(t, "the six windows", `(document.getElementById("stats")?.textContent ?? "").includes("6 batches") &&
+		store.windows.get("api")?.length === 6 && document.getElementById("conn").textContent === "live"`)
+	pill := func(since time.Duration) string {
+		var text string
+		page.eval(t, fmt.Sprintf(`(() => { lastWindow = Date.now() - %d; connPill(); return document.getElementById("conn").textContent; })()`,
+			since.Milliseconds()), &text)
+		return text
+	}
+	if got := pill(9 * time.Second); got != "live" {
+		t.Errorf("9 s after a window of a source of a window every 10 s, the page says %q, want live", got)
+	}
+	if got := pill(31 * time.Second); got != "no metrics for 31 s" {
+		t.Errorf("31 s after the last window, the page says %q, want no metrics for 31 s", got)
+	}
+}
+
 // TestScopeBrowserLongName: a probe name without a place to break (up to
 // --max-name bytes) wraps in its card and in the trigger list: it widened
 // every card of the page to its length, past a phone's screen.

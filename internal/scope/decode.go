@@ -39,8 +39,10 @@ type scopeState struct {
 	snapKeys      *snapKeys
 	metricBatches int
 	// lastBatch is the scope's clock when the last metrics batch came;
-	// interval the shortest step of a probe's window end seen, the
-	// connector's interval (silentLine).
+	// interval the shortest step of a probe's window end in the last batch
+	// of a later window, the connector's interval (silentLine): a
+	// collector restarted with a longer interval was said silent between
+	// its windows for as long as the scope ran.
 	lastBatch time.Time
 	interval  time.Duration
 	// traceURL links the triggers' trace ids (Options.TraceURL).
@@ -258,12 +260,16 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	s.replaceCurves(&w)
 	s.replaceQoO(&w)
 	s.replaceReadings(&w)
+	var step time.Duration
 	for name, before := range w.before {
 		if p := s.probes[name]; p != nil && !before.IsZero() && p.updated.After(before) {
-			if d := p.updated.Sub(before); s.interval == 0 || d < s.interval {
-				s.interval = d
+			if d := p.updated.Sub(before); step == 0 || d < step {
+				step = d
 			}
 		}
+	}
+	if step > 0 {
+		s.interval = step
 	}
 }
 

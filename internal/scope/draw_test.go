@@ -833,6 +833,31 @@ func TestRenderScopeSilentSource(t *testing.T) {
 	}
 }
 
+// TestRenderScopeSilentSourceLongerInterval: a collector restarted with
+// a longer interval (1 s, then 10 s) was said silent 5 s after each of its
+// windows, for as long as the scope ran: the interval was the shortest
+// step ever seen. It is the step of the last windows.
+func TestRenderScopeSilentSourceLongerInterval(t *testing.T) {
+	s := testScope()
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	for i := 1; i <= 3; i++ {
+		s.addMetrics(shiftWindow(syntheticWindow(), time.Duration(i)*time.Second))
+	}
+	for i := 1; i <= 3; i++ {
+		s.addMetrics(shiftWindow(syntheticWindow(), time.Duration(3+10*i)*time.Second))
+	}
+	now = now.Add(9 * time.Second)
+	if got := renderScope(s, defaultScopeFrame); strings.Contains(got, "no metrics") {
+		t.Errorf("9 s after a window of a source of a window every 10 s, said silent:\n%s", got)
+	}
+	now = now.Add(22 * time.Second)
+	got := renderScope(s, defaultScopeFrame)
+	if want := "no metrics for 31s, where a window came every 10s"; !strings.Contains(got, want) {
+		t.Errorf("silent for 31 s, the frame does not say %q:\n%s", want, got)
+	}
+}
+
 // TestScopeRedrawsWithoutBatches: a frame that changes without a batch —
 // the terminal resized, the source silent — is redrawn within a second,
 // not left as it was until the next batch, which may never come.

@@ -314,9 +314,13 @@ let lastWindow = Date.now();
 function connPill() {
   const conn = $("conn");
   if (conn.dataset.state !== "open") return;
-  let interval = Infinity; // the shortest step of a probe's window end
+  // The shortest of the probes' last steps of window end: a collector
+  // restarted with a longer interval was said silent between its windows
+  // while the shorter steps before it were kept.
+  let interval = Infinity;
   for (const hist of store.windows.values()) {
-    for (let i = 1; i < hist.length; i++) if (hist[i].end > hist[i - 1].end) interval = Math.min(interval, hist[i].end - hist[i - 1].end);
+    const n = hist.length;
+    if (n > 1 && hist[n - 1].end > hist[n - 2].end) interval = Math.min(interval, hist[n - 1].end - hist[n - 2].end);
   }
   const gap = Date.now() - lastWindow;
   if (interval < Infinity && gap >= Math.max(3 * interval, 5000)) {
