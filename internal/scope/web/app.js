@@ -310,7 +310,9 @@ let lastWindow = Date.now();
 // connPill says whether the page is live, held, or, once no window came
 // for three of the connector's intervals (at least 5 s), that the source
 // is silent, as the terminal's header does: the stream stays open when
-// the collector stops.
+// the collector stops. Until the state's windows have all come (the
+// stream is "syncing") it says nothing new: it said "live" on the page
+// of a silent source until they had.
 function connPill() {
   const conn = $("conn");
   if (conn.dataset.state !== "open") return;
@@ -905,6 +907,7 @@ function applyState(st) {
   store.triggers = st.triggers || [];
   store.syncTriggers = st.pending_triggers || 0;
   store.syncWindows = st.pending || 0;
+  $("conn").dataset.state = store.syncWindows > 0 ? "syncing" : "open";
   lastWindow = Date.now() - (st.idle_ms || 0);
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
@@ -925,7 +928,8 @@ function connect() {
     const ping = () => fetch(`/api/alive?client=${encodeURIComponent(h.client)}`, { method: "POST" }).catch(() => {});
     alive = setInterval(ping, h.alive_ms);
   });
-  es.onopen = () => { conn.dataset.state = "open"; renderHeader(); };
+  // Open, the stream first sends the state (applyState).
+  es.onopen = () => { conn.dataset.state = "syncing"; };
   es.onerror = () => { conn.dataset.state = "down"; conn.textContent = "reconnecting…"; conn.className = "pill down"; };
   es.addEventListener("state", (e) => applyState(JSON.parse(e.data)));
   es.addEventListener("window", (e) => {
@@ -934,6 +938,7 @@ function connect() {
     // The state's windows are not news: the last came idle_ms before it.
     if (store.syncWindows === 0) lastWindow = Date.now();
     store.syncWindows = Math.max(0, store.syncWindows - m.windows.length);
+    if (store.syncWindows === 0 && conn.dataset.state === "syncing") conn.dataset.state = "open";
     store.stats = m.stats;
     // Held, the page is drawn again when a window at or before the one
     // held comes: the rest of a window sent in several requests, or the
