@@ -342,3 +342,31 @@ func (p *cdpPage) typeInto(t *testing.T, selector, text string) {
 		p.call(t, "Input.insertText", map[string]any{"text": text})
 	}
 }
+
+// cdpKeys are the keys press sends: the DOM key, its code and its Windows
+// virtual key code, and the text it types.
+var cdpKeys = map[string]struct {
+	code, text string
+	vk         int
+}{
+	"Tab": {"Tab", "", 9}, "Enter": {"Enter", "\r", 13}, " ": {"Space", " ", 32},
+	"Escape": {"Escape", "", 27}, "ArrowLeft": {"ArrowLeft", "", 37},
+}
+
+// press presses and releases key on the element that has the focus, as a
+// keyboard does (Input.dispatchKeyEvent): the page sees keydown, the
+// default action (Tab moves the focus, Enter or Space presses a button,
+// an arrow moves a slider) and keyup.
+func (p *cdpPage) press(t *testing.T, key string) {
+	t.Helper()
+	k, ok := cdpKeys[key]
+	if !ok {
+		t.Fatalf("press: no key %q", key)
+	}
+	down := map[string]any{"type": "rawKeyDown", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk}
+	if k.text != "" {
+		down["type"], down["text"] = "keyDown", k.text
+	}
+	p.call(t, "Input.dispatchKeyEvent", down)
+	p.call(t, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk})
+}

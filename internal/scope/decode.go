@@ -39,8 +39,10 @@ type scopeState struct {
 	snapKeys      *snapKeys
 	metricBatches int
 	// lastBatch is the scope's clock when the last metrics batch came;
-	// interval the shortest step of a probe's window end seen, the
-	// connector's interval (silentLine).
+	// interval the shortest step of a probe's window end in the last batch
+	// of a later window, the connector's interval (silentLine): a
+	// collector restarted with a longer interval was said silent between
+	// its windows for as long as the scope ran.
 	lastBatch time.Time
 	interval  time.Duration
 	// traceURL links the triggers' trace ids (Options.TraceURL).
@@ -75,6 +77,12 @@ type probeView struct {
 	// and its bound on failures. A connector that does not send them has
 	// only the QTA curve of deltaq.cdf, sampled at the bin edges.
 	qta qtaReading
+	// curvesAt, quantilesAt and qtaAt are the ends of the windows the
+	// curves, quantiles and QTA were sent in: a request of the same window
+	// adds to them (a window larger than the connector's max_request_bytes
+	// comes in several requests, cut between any two data points), one of
+	// a later window replaces them.
+	curvesAt, quantilesAt, qtaAt time.Time
 	// qoo is the Quality of Outcome of the window by series (qoo.go); nil
 	// while the probe has had no score. qooBatch is what the last batch
 	// that had points of the probe sent of it, by series (the browser view
@@ -220,8 +228,10 @@ type windowReadings struct {
 }
 
 // addMetrics ingests one batch. A probe's curves, quantiles and QTA are
-// replaced by those of the batch when it has any (each window sends them
-// whole), the quantiles also when it has curves only; the failure ratio,
+// replaced by those of a batch of a later window when it has any, the
+// quantiles also when it has curves only, and added to by a batch of the
+// same window (replaceCurves: a large window comes in several requests,
+// cut anywhere); the failure ratio,
 // QTA verdict and divergence are those of the probe's latest window
 // (replaceReadings); the outcome counts are updated point by point.
 // deltaq.observed, the cumulative histogram of successes, is not read: the
@@ -250,12 +260,16 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	s.replaceCurves(&w)
 	s.replaceQoO(&w)
 	s.replaceReadings(&w)
+	var step time.Duration
 	for name, before := range w.before {
 		if p := s.probes[name]; p != nil && !before.IsZero() && p.updated.After(before) {
-			if d := p.updated.Sub(before); s.interval == 0 || d < s.interval {
-				s.interval = d
+			if d := p.updated.Sub(before); step == 0 || d < step {
+				step = d
 			}
 		}
+	}
+	if step > 0 {
+		s.interval = step
 	}
 }
 
@@ -301,33 +315,106 @@ func (s *scopeState) replaceQoO(w *windowCurves) {
 }
 
 // replaceCurves sets the curves, quantiles and QTAs of the probes of a
-// batch (see addMetrics).
+// batch (see addMetrics): those of a later window replace the probe's,
+// those of the window the probe has them of add to them, point by point
+// (mergePoints).
 func (s *scopeState) replaceCurves(w *windowCurves) {
 	for name, q := range w.qta {
-		if s.probes[name] == nil { // gave up its slot within the batch
+		p := s.probes[name]
+		if p == nil { // gave up its slot within the batch
 			continue
 		}
+		if p.qtaAt.Equal(p.updated) {
+			var cut int
+			q.points, cut = mergePoints(p.qta.points, q.points, s.limits.Points)
+			s.PointsCut += cut
+			if !q.maxFailure.ok {
+				q.maxFailure = p.qta.maxFailure
+			}
+		}
 		sort.Slice(q.points, func(a, b int) bool { return q.points[a].delay < q.points[b].delay })
-		s.probes[name].qta = *q
+		p.qta, p.qtaAt = *q, p.updated
 	}
 	for name, c := range w.curves {
-		if s.probes[name] == nil {
+		p := s.probes[name]
+		if p == nil {
 			continue
 		}
 		for _, pts := range c {
 			sort.Slice(pts, func(a, b int) bool { return pts[a].delay < pts[b].delay })
 		}
-		s.probes[name].curves = c
-		// The quantiles are those of the ΔQs the curves draw: a window
-		// whose quantiles are all unreachable (above its tangible mass)
-		// sends none, and the previous window's must not stay.
-		s.probes[name].quantiles = w.quantiles[name]
+		if p.curvesAt.Equal(p.updated) {
+			for series, pts := range p.curves {
+				if add, ok := c[series]; ok {
+					var cut int
+					c[series], cut = mergePoints(pts, add, s.limits.Points)
+					s.PointsCut += cut
+				} else if len(c) < s.limits.Series {
+					c[series] = pts
+				} else {
+					s.SeriesRefused += len(pts)
+				}
+			}
+		} else if !p.quantilesAt.Equal(p.updated) {
+			// The quantiles are those of the ΔQs the curves draw: a
+			// window whose quantiles are all unreachable (above its
+			// tangible mass) sends none, and the previous window's must
+			// not stay.
+			p.quantiles, p.quantilesAt = nil, p.updated
+		}
+		p.curves, p.curvesAt = c, p.updated
 	}
 	for name, q := range w.quantiles {
-		if s.probes[name] != nil {
-			s.probes[name].quantiles = q
+		p := s.probes[name]
+		if p == nil {
+			continue
 		}
+		if p.quantilesAt.Equal(p.updated) {
+			for series, row := range p.quantiles {
+				add, ok := q[series]
+				switch {
+				case !ok && len(q) < s.limits.Series:
+					q[series] = row
+				case !ok:
+					s.SeriesRefused += len(row)
+				default:
+					for x, v := range row {
+						if _, dup := add[x]; dup {
+							continue
+						}
+						if len(add) >= s.limits.Points {
+							s.PointsCut++
+							continue
+						}
+						add[x] = v
+					}
+				}
+			}
+		}
+		p.quantiles, p.quantilesAt = q, p.updated
 	}
+}
+
+// mergePoints joins the points of a curve received in pieces, by delay, old
+// sorted: add's point where both have one (a request sent again), at most
+// limit points, the rest cut and counted.
+func mergePoints(old, add []curvePoint, limit int) ([]curvePoint, int) {
+	byDelay := make(map[float64]float64, len(old)+len(add))
+	for _, pt := range old {
+		byDelay[pt.delay] = pt.p
+	}
+	for _, pt := range add {
+		byDelay[pt.delay] = pt.p
+	}
+	out := make([]curvePoint, 0, len(byDelay))
+	for d, v := range byDelay {
+		out = append(out, curvePoint{delay: d, p: v})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].delay < out[b].delay })
+	if len(out) > limit {
+		return out[:limit], len(out) - limit
+	}
+	return out, 0
 }
 
 // seriesOf names a point's curve: its deltaq.series, and for a what-if

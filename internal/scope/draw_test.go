@@ -455,9 +455,10 @@ func TestCDFInterpolation(t *testing.T) {
 	}
 }
 
-// TestAddMetricsLatestWindow checks that a window replaces the curves and
-// quantiles of the previous one, keeps what it does not resend, and counts
-// malformed points instead of failing.
+// TestAddMetricsLatestWindow checks that a later window replaces the curves
+// and quantiles of the previous one (a batch of the same window adds to
+// them: TestScopeWindowInSeveralRequests), keeps the probes and outcome
+// kinds it does not resend, and counts malformed points instead of failing.
 func TestAddMetricsLatestWindow(t *testing.T) {
 	s := newScopeState(DefaultLimits())
 	s.addMetrics(syntheticWindow())
@@ -478,7 +479,7 @@ func TestAddMetricsLatestWindow(t *testing.T) {
 	bad.Attributes().PutStr(attrLE, "0.003")
 	bad.SetDoubleValue(math.NaN())
 	p.outcomes("checkout", map[string]int64{"success": 950})
-	s.addMetrics(p.md)
+	s.addMetrics(shiftWindow(p.md, time.Second))
 
 	c := s.probes["checkout"]
 	if got := len(c.curves); got != 1 || len(c.curves[seriesObserved]) != 5 {
@@ -490,8 +491,8 @@ func TestAddMetricsLatestWindow(t *testing.T) {
 	if c.outcomes["success"].total != 950 || c.outcomes["timeout"].total != 60 {
 		t.Errorf("outcomes %v: want success updated to 950, timeout kept at 60", c.outcomes)
 	}
-	if !c.divergence.ok || c.divergence.v != 0.125 {
-		t.Errorf("divergence %+v: want the first window's 0.125 kept", c.divergence)
+	if c.divergence.ok {
+		t.Errorf("divergence %+v: a later window without one has none", c.divergence)
 	}
 	if s.malformed != 3 {
 		t.Errorf("malformed = %d, want 3", s.malformed)
@@ -829,6 +830,31 @@ func TestRenderScopeSilentSource(t *testing.T) {
 	s.addMetrics(shiftWindow(syntheticWindow(), 3*time.Second))
 	if got := renderScope(s, defaultScopeFrame); strings.Contains(got, "no metrics") {
 		t.Errorf("a window came, still silent:\n%s", got)
+	}
+}
+
+// TestRenderScopeSilentSourceLongerInterval: a collector restarted with
+// a longer interval (1 s, then 10 s) was said silent 5 s after each of its
+// windows, for as long as the scope ran: the interval was the shortest
+// step ever seen. It is the step of the last windows.
+func TestRenderScopeSilentSourceLongerInterval(t *testing.T) {
+	s := testScope()
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	for i := 1; i <= 3; i++ {
+		s.addMetrics(shiftWindow(syntheticWindow(), time.Duration(i)*time.Second))
+	}
+	for i := 1; i <= 3; i++ {
+		s.addMetrics(shiftWindow(syntheticWindow(), time.Duration(3+10*i)*time.Second))
+	}
+	now = now.Add(9 * time.Second)
+	if got := renderScope(s, defaultScopeFrame); strings.Contains(got, "no metrics") {
+		t.Errorf("9 s after a window of a source of a window every 10 s, said silent:\n%s", got)
+	}
+	now = now.Add(22 * time.Second)
+	got := renderScope(s, defaultScopeFrame)
+	if want := "no metrics for 31s, where a window came every 10s"; !strings.Contains(got, want) {
+		t.Errorf("silent for 31 s, the frame does not say %q:\n%s", want, got)
 	}
 }
 

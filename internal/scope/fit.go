@@ -39,12 +39,7 @@ func fitScreen(frame string, rows, cols int) string {
 			keep--
 			used -= wrapped(lines[keep], cols)
 		}
-		note := fmt.Sprintf("… %d more lines below: the terminal has %d rows; enlarge it, or draw smaller plots (--height)",
-			len(lines)-keep, rows)
-		if utf8.RuneCountInString(note) >= cols {
-			note = string([]rune(note)[:cols-1])
-		}
-		return strings.Join(lines[:keep], "") + note + "\n"
+		return strings.Join(lines[:keep], "") + moreNote(len(lines)-keep, rows, cols) + "\n"
 	}
 	return frame
 }
@@ -75,4 +70,26 @@ func wrapped(line string, cols int) int {
 func wide(r rune) bool {
 	k := width.LookupRune(r).Kind()
 	return k == width.EastAsianWide || k == width.EastAsianFullwidth
+}
+
+// moreNote says how many lines of a frame are below a terminal of rows ×
+// cols, in fewer than cols columns (the note's line break would wrap
+// otherwise): the longest of its forms that fits, so that a narrow
+// terminal reads "… 86 more lines" rather than "… 86 more lines bel".
+func moreNote(more, rows, cols int) string {
+	notes := []string{
+		fmt.Sprintf("… %d more lines below: the terminal has %d rows; enlarge it, or draw smaller plots (--height)", more, rows),
+		fmt.Sprintf("… %d more lines below: the terminal has %d rows; enlarge it or lower --height", more, rows),
+		fmt.Sprintf("… %d more lines below: enlarge the terminal or lower --height", more),
+		fmt.Sprintf("… %d more lines below", more),
+		fmt.Sprintf("… %d more lines", more),
+		fmt.Sprintf("… %d more", more),
+	}
+	for _, note := range notes {
+		if utf8.RuneCountInString(note) < cols {
+			return note
+		}
+	}
+	note := []rune(notes[len(notes)-1])
+	return string(note[:max(0, cols-1)])
 }

@@ -5,6 +5,7 @@ package scope
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -41,11 +42,18 @@ func TestFitScreen(t *testing.T) {
 		!strings.Contains(got, "… 25 more lines below") {
 		t.Errorf("a wrapped line on 10 rows of 40 columns (%d rows):\n%s", rowsOf(got, 40), got)
 	}
-	// The note is cut to the width.
-	got = fitScreen(frame, 5, 20)
-	for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-		if utf8.RuneCountInString(l) >= 20 {
-			t.Errorf("line %q is wider than 19 columns", l)
+	// The note fits the width, in the longest of its forms that does, not
+	// cut in the middle of a word ("… 27 more lines bel").
+	for cols, want := range map[int]string{
+		80: `^… 27 more lines below: the terminal has 5 rows; enlarge it or lower --height$`,
+		64: `^… 27 more lines below: enlarge the terminal or lower --height$`,
+		40: `^… 27 more lines below$`, 20: `^… 27 more lines$`, 12: `^… 2\d more$`, 5: `^… 2\d$`, 1: `^$`,
+	} {
+		got = fitScreen(frame, 5, cols)
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		note := lines[len(lines)-1]
+		if !regexp.MustCompile(want).MatchString(note) || cols > 1 && utf8.RuneCountInString(note) >= cols {
+			t.Errorf("%d columns: the note %q, want %s in fewer than %d columns", cols, note, want, cols)
 		}
 	}
 	for _, c := range []struct{ rows, cols int }{{31, 80}, {0, 0}, {2, 80}, {24, 0}} {

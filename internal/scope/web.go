@@ -109,6 +109,10 @@ type webWindow struct {
 	QoO map[string]*webQoO `json:"qoo,omitempty"`
 	// counts are the outcome counts by kind the next window counts from.
 	counts map[string]outcomeCount
+	// ownCurves, ownQuantiles and ownQTA are set when the curves,
+	// quantiles and QTA came in a batch of this window, not carried over
+	// from an earlier one: a later batch of the window adds to them.
+	ownCurves, ownQuantiles, ownQTA bool
 }
 
 // webQoO is the Quality of Outcome of one series in one window: the score,
@@ -473,7 +477,7 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 // to p and returns it.
 func (w *scopeWeb) addWindowLocked(name string, p *probeView) *webWindow {
 	hist := w.windows[name]
-	win := nextWindow(name, hist, p)
+	win := nextWindow(name, hist, p, w.limits, &w.stats.cuts)
 	w.points += win.points()
 	if n := len(hist); n > 0 && hist[n-1].End == win.End {
 		w.points -= hist[n-1].points()
@@ -576,18 +580,21 @@ func sendFrames[T any](event, key string, items []T, stats webStats, frameBytes 
 }
 
 // nextWindow is probe name's window after a batch that decoded to p, given
-// its windows so far. Curves and quantiles are taken by series: a series the
-// batch sent replaces the previous one only within the same window; a window
-// of a new end keeps the previous series only when the batch sent none, and
-// the previous quantiles only when it sent no curves either (a window whose
-// quantiles are all unreachable sends curves and no quantile). The
-// QTA is the batch's when it sent one, else the previous window's; the
-// failure ratio, QTA verdict and divergence are the window's own (a window
-// without instances has none), those of the same window kept when a
+// its windows so far. Curves, quantiles and the QTA a batch sent replace
+// the previous window's; a batch of the same window adds to those that came
+// in the window's earlier batches, point by point (a window larger than
+// the connector's max_request_bytes comes in several requests, cut between
+// any two data points; mergePoints), within l (cut points counted in c). A
+// window of a new end keeps the previous curves only when the batch sent
+// none, and the previous quantiles only when it sent no curves either (a
+// window whose quantiles are all unreachable sends curves and no
+// quantile); the QTA is the previous window's when the batch sent none.
+// The failure ratio, QTA verdict and divergence are the window's own (a
+// window without instances has none), those of the same window kept when a
 // batch lacks them; the outcome counts are the batch's totals, and the
 // window's own counts their rise since the previous window
 // (outcomeCount.next).
-func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
+func nextWindow(name string, hist []*webWindow, p *probeView, l Limits, c *cuts) *webWindow {
 	win := &webWindow{
 		Probe: name, End: p.updated.UnixMilli(),
 		Curves: map[string][][2]float64{}, Quantiles: map[string][][2]float64{}, counts: map[string]outcomeCount{},
@@ -598,44 +605,85 @@ func nextWindow(name string, hist []*webWindow, p *probeView) *webWindow {
 		win.End = max(win.End, prev.End)
 	}
 	sameWindow := prev != nil && prev.End == win.End
+	pairs := func(pts []curvePoint) [][2]float64 {
+		out := make([][2]float64, len(pts))
+		for i, pt := range pts {
+			out[i] = [2]float64{pt.delay, pt.p}
+		}
+		return out
+	}
+	points := func(pairs [][2]float64) []curvePoint {
+		out := make([]curvePoint, len(pairs))
+		for i, pt := range pairs {
+			out[i] = curvePoint{delay: pt[0], p: pt[1]}
+		}
+		return out
+	}
+	// merge adds a batch's rows to those of the window's earlier batches.
+	merge := func(dst map[string][][2]float64, add map[string][]curvePoint) {
+		for series, pts := range add {
+			old, ok := dst[series]
+			if !ok && len(dst) >= l.Series {
+				c.SeriesRefused += len(pts)
+				continue
+			}
+			merged, cut := mergePoints(points(old), pts, l.Points)
+			c.PointsCut += cut
+			dst[series] = pairs(merged)
+		}
+	}
+	quantiles := make(map[string][]curvePoint, len(p.quantiles))
+	for series, qs := range p.quantiles {
+		row := make([]curvePoint, 0, len(qs))
+		for q, d := range qs {
+			row = append(row, curvePoint{delay: q, p: d})
+		}
+		quantiles[series] = row
+	}
+	switch {
+	case sameWindow && prev.ownCurves:
+		maps.Copy(win.Curves, prev.Curves)
+		merge(win.Curves, p.curves)
+		win.ownCurves = true
+	case len(p.curves) > 0:
+		merge(win.Curves, p.curves)
+		win.ownCurves = true
+	case prev != nil:
+		maps.Copy(win.Curves, prev.Curves)
+	}
+	switch {
+	case sameWindow && prev.ownQuantiles:
+		maps.Copy(win.Quantiles, prev.Quantiles)
+		merge(win.Quantiles, quantiles)
+		win.ownQuantiles = true
+	case len(p.quantiles) > 0 || len(p.curves) > 0:
+		merge(win.Quantiles, quantiles)
+		win.ownQuantiles = true
+	case prev != nil:
+		maps.Copy(win.Quantiles, prev.Quantiles)
+	}
 	if prev != nil {
-		if sameWindow || len(p.curves) == 0 {
-			maps.Copy(win.Curves, prev.Curves)
-		}
-		if sameWindow || len(p.quantiles) == 0 && len(p.curves) == 0 {
-			maps.Copy(win.Quantiles, prev.Quantiles)
-		}
 		maps.Copy(win.counts, prev.counts)
 		win.QTA = prev.QTA
+		win.ownQTA = sameWindow && prev.ownQTA
 	}
 	if sameWindow {
 		win.Failure, win.Violation, win.Divergence = prev.Failure, prev.Violation, prev.Divergence
 	}
 	if p.qta.exact() {
-		q := &webQTA{Points: make([][2]float64, len(p.qta.points))}
-		for i, pt := range p.qta.points {
-			q.Points[i] = [2]float64{pt.delay, pt.p}
+		q := &webQTA{}
+		var old []curvePoint
+		if win.ownQTA {
+			old, q.MaxFailure = points(win.QTA.Points), win.QTA.MaxFailure
 		}
+		merged, cut := mergePoints(old, p.qta.points, l.Points)
+		c.PointsCut += cut
+		q.Points = pairs(merged)
 		if p.qta.maxFailure.ok {
 			v := p.qta.maxFailure.v
 			q.MaxFailure = &v
 		}
-		win.QTA = q
-	}
-	for series, pts := range p.curves {
-		c := make([][2]float64, len(pts))
-		for i, pt := range pts {
-			c[i] = [2]float64{pt.delay, pt.p}
-		}
-		win.Curves[series] = c
-	}
-	for series, qs := range p.quantiles {
-		c := make([][2]float64, 0, len(qs))
-		for q, d := range qs {
-			c = append(c, [2]float64{q, d})
-		}
-		sort.Slice(c, func(i, j int) bool { return c[i][0] < c[j][0] })
-		win.Quantiles[series] = c
+		win.QTA, win.ownQTA = q, true
 	}
 	for kind, c := range p.outcomes {
 		win.counts[kind] = win.counts[kind].next(c.total, c.start, c.at)

@@ -120,6 +120,11 @@ type stateView struct {
 func (w *scopeWeb) view() stateView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.viewLocked()
+}
+
+// viewLocked takes the state's view; w.mu is held.
+func (w *scopeWeb) viewLocked() stateView {
 	v := stateView{
 		head: webState{K: w.limits.Windows, Windows: map[string][]*webWindow{}, Triggers: slices.Clone(w.triggers),
 			Snapshots: make([]webSnapshotSummary, 0, len(w.snapOrder)), Stats: w.stats},
@@ -269,6 +274,10 @@ func (w *scopeWeb) stateFrames(v stateView, send func([]byte) bool) bool {
 // stream at once.
 func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
 	c := &webClient{events: make(chan []byte, webClientQueue), id: newClientID()}
+	// The state is taken as the stream is listed, under the same lock: a
+	// batch is then either in the state or queued as an event, never in
+	// both (a trigger that came in between was listed twice on the page).
+	var v stateView
 	w.mu.Lock()
 	full := len(w.clients) >= w.limits.Clients
 	if !full {
@@ -276,6 +285,7 @@ func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
 		w.clients[c] = struct{}{}
 		w.byID[c.id] = c
 		w.stats.Clients = len(w.clients)
+		v = w.viewLocked()
 	}
 	w.mu.Unlock()
 	if full {
@@ -302,7 +312,7 @@ func (w *scopeWeb) serveEvents(rw http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	hello := fmt.Appendf(nil, `{"client":%q,"alive_ms":%d}`, c.id, w.aliveEvery().Milliseconds())
-	if !write([]byte("retry: 2000\n\n")) || !write(sseEvent("hello", hello)) || !w.stateFrames(w.view(), write) {
+	if !write([]byte("retry: 2000\n\n")) || !write(sseEvent("hello", hello)) || !w.stateFrames(v, write) {
 		return
 	}
 	w.stream(r, c, write)
@@ -345,18 +355,21 @@ func (w *scopeWeb) stream(r *http.Request, c *webClient, write func([]byte) bool
 		}
 		w.mu.Lock()
 		resync := c.resync
+		var v stateView
 		if resync {
 			// Events were dropped: what is queued is partial, the state
-			// is whole.
+			// is whole. It is taken with the queue emptied, under the
+			// same lock, so that no batch is in both.
 			c.resync = false
 			for len(c.events) > 0 {
 				<-c.events
 			}
+			v = w.viewLocked()
 		}
 		w.mu.Unlock()
 		ok := false
 		if resync {
-			ok = w.stateFrames(w.view(), write)
+			ok = w.stateFrames(v, write)
 		} else {
 			ok = write(msg)
 		}

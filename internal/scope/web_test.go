@@ -806,3 +806,66 @@ func TestScopeWebSnapshotClone(t *testing.T) {
 		t.Error("the copy of no snapshot is a snapshot")
 	}
 }
+
+// heldWriter is an event stream's response whose first write waits for
+// release: what arrives meanwhile arrives while the stream opens.
+type heldWriter struct {
+	header  http.Header
+	out     *io.PipeWriter
+	writing chan struct{} // closed at the first write
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *heldWriter) Header() http.Header { return h.header }
+func (h *heldWriter) WriteHeader(int)     {}
+func (h *heldWriter) Write(b []byte) (int, error) {
+	h.once.Do(func() { close(h.writing); <-h.release })
+	return h.out.Write(b)
+}
+func (h *heldWriter) FlushError() error                { return nil }
+func (h *heldWriter) SetWriteDeadline(time.Time) error { return nil }
+
+// TestScopeWebTriggerWhileStreamOpens: a trigger that arrived while a
+// browser's stream was opening, after the stream was listed for events
+// and before the state it starts with was taken, was sent in both, and
+// the page listed it twice. Each trigger comes once: in the state or after it.
+func TestScopeWebTriggerWhileStreamOpens(t *testing.T) {
+	w := newScopeWeb(DefaultLimits())
+	defer w.close()
+	w.addMetrics(syntheticWindow())
+	pr, pw := io.Pipe()
+	rw := &heldWriter{header: http.Header{}, out: pw, writing: make(chan struct{}), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.serveEvents(rw, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/events", nil).WithContext(ctx))
+	}()
+	<-rw.writing
+	w.addLogs(syntheticTriggers())
+	close(rw.release)
+
+	r := bufio.NewReader(pr)
+	var triggers []webTrigger
+	for f := readSSE(t, r); ; f = readSSE(t, r) {
+		if f.event == "trigger" {
+			var m struct{ Triggers []webTrigger }
+			if err := json.Unmarshal([]byte(f.data), &m); err != nil {
+				t.Fatal(err)
+			}
+			triggers = append(triggers, m.Triggers...)
+		}
+		// A snapshot event is broadcast after the trigger it began.
+		if f.event == "snapshot" {
+			break
+		}
+	}
+	cancel()
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	<-done
+	if len(triggers) != 1 {
+		t.Errorf("the stream sent %d triggers, want the one that came: %+v", len(triggers), triggers)
+	}
+}

@@ -310,13 +310,19 @@ let lastWindow = Date.now();
 // connPill says whether the page is live, held, or, once no window came
 // for three of the connector's intervals (at least 5 s), that the source
 // is silent, as the terminal's header does: the stream stays open when
-// the collector stops.
+// the collector stops. Until the state's windows have all come (the
+// stream is "syncing") it says nothing new: it said "live" on the page
+// of a silent source until they had.
 function connPill() {
   const conn = $("conn");
   if (conn.dataset.state !== "open") return;
-  let interval = Infinity; // the shortest step of a probe's window end
+  // The shortest of the probes' last steps of window end: a collector
+  // restarted with a longer interval was said silent between its windows
+  // while the shorter steps before it were kept.
+  let interval = Infinity;
   for (const hist of store.windows.values()) {
-    for (let i = 1; i < hist.length; i++) if (hist[i].end > hist[i - 1].end) interval = Math.min(interval, hist[i].end - hist[i - 1].end);
+    const n = hist.length;
+    if (n > 1 && hist[n - 1].end > hist[n - 2].end) interval = Math.min(interval, hist[n - 1].end - hist[n - 2].end);
   }
   const gap = Date.now() - lastWindow;
   if (interval < Infinity && gap >= Math.max(3 * interval, 5000)) {
@@ -738,14 +744,32 @@ function order(series) {
 
 // ---- triggers and snapshots ------------------------------------------------------
 
+// triggerKey names a trigger across redraws of the list (the state sent
+// again makes new objects of the same triggers).
+function triggerKey(t) {
+  return `${t.time} ${t.snapshot} ${t.kind} ${t.probe}`;
+}
+
+// The trigger whose snapshot was opened last: closing it gives it the
+// focus back, also when the list was redrawn meanwhile.
+let openedTrigger = null;
+
 function renderTriggers(fresh) {
   const list = $("triggers");
+  // Every trigger and snapshot redraws the list: the trigger that had the
+  // keyboard's focus keeps it (it was dropped to the page's start).
+  const focused = list.contains(document.activeElement) && document.activeElement.closest("li");
+  const focusKey = focused ? focused.dataset.key : null;
   list.replaceChildren();
   for (const t of [...store.triggers].reverse()) {
     const li = el("li");
     li.dataset.probe = t.probe;
     li.dataset.kind = t.kind;
     li.dataset.time = String(t.time);
+    li.dataset.key = triggerKey(t);
+    // Opened by the keyboard too: Tab reaches it, Enter or Space opens it.
+    li.tabIndex = 0;
+    li.setAttribute("aria-haspopup", "dialog");
     if (fresh && fresh.has(t)) li.classList.add("fresh");
     const head = el("div", "t-head");
     head.append(el("span", "t-time", stamp(t.time)), el("span", "t-kind", t.kind), el("b", null, t.probe));
@@ -760,7 +784,14 @@ function renderTriggers(fresh) {
       li.append(attrs);
     }
     li.addEventListener("click", () => openSnapshot(t));
+    li.addEventListener("keydown", (e) => {
+      // A trace link inside it opens the trace, not the snapshot.
+      if (e.target !== li || (e.key !== "Enter" && e.key !== " ")) return;
+      e.preventDefault();
+      openSnapshot(t);
+    });
     list.append(li);
+    if (focusKey !== null && li.dataset.key === focusKey) li.focus();
   }
   $("trigger-count").textContent = store.triggers.length ? `(${store.triggers.length})` : "";
 }
@@ -799,6 +830,7 @@ function snapshotNumber(t) {
 
 async function openSnapshot(t) {
   const dlg = $("snapshot");
+  openedTrigger = triggerKey(t);
   $("snapshot-title").textContent = t.snapshot > 0 ? `Snapshot #${snapshotNumber(t)}` : "Trigger";
   $("snapshot-note").textContent = printable(`${t.kind} trigger on ${t.probe} at ${stamp(t.time)}: ${t.message || ""}`);
   const body = $("snapshot-body");
@@ -875,6 +907,7 @@ function applyState(st) {
   store.triggers = st.triggers || [];
   store.syncTriggers = st.pending_triggers || 0;
   store.syncWindows = st.pending || 0;
+  $("conn").dataset.state = store.syncWindows > 0 ? "syncing" : "open";
   lastWindow = Date.now() - (st.idle_ms || 0);
   store.snapshots = new Map((st.snapshots || []).map((s) => [s.id, s]));
   store.stats = st.stats || {};
@@ -895,7 +928,8 @@ function connect() {
     const ping = () => fetch(`/api/alive?client=${encodeURIComponent(h.client)}`, { method: "POST" }).catch(() => {});
     alive = setInterval(ping, h.alive_ms);
   });
-  es.onopen = () => { conn.dataset.state = "open"; renderHeader(); };
+  // Open, the stream first sends the state (applyState).
+  es.onopen = () => { conn.dataset.state = "syncing"; };
   es.onerror = () => { conn.dataset.state = "down"; conn.textContent = "reconnecting…"; conn.className = "pill down"; };
   es.addEventListener("state", (e) => applyState(JSON.parse(e.data)));
   es.addEventListener("window", (e) => {
@@ -904,8 +938,12 @@ function connect() {
     // The state's windows are not news: the last came idle_ms before it.
     if (store.syncWindows === 0) lastWindow = Date.now();
     store.syncWindows = Math.max(0, store.syncWindows - m.windows.length);
+    if (store.syncWindows === 0 && conn.dataset.state === "syncing") conn.dataset.state = "open";
     store.stats = m.stats;
-    if (view.at == null) renderAll(); else renderHeader();
+    // Held, the page is drawn again when a window at or before the one
+    // held comes: the rest of a window sent in several requests, or the
+    // state sent again.
+    if (view.at == null || m.windows.some((w) => w.end <= view.at)) renderAll(); else renderHeader();
   });
   es.addEventListener("trigger", (e) => {
     const m = JSON.parse(e.data);
@@ -938,6 +976,12 @@ function init() {
   });
   for (const id of ["dmax", "bins"]) $(id).addEventListener("input", renderAll);
   $("snapshot-close").addEventListener("click", () => $("snapshot").close());
+  $("snapshot").addEventListener("close", () => {
+    // The dialog gives the focus back to what had it, unless the list
+    // was redrawn meanwhile: then to the same trigger.
+    const li = [...$("triggers").children].find((e) => e.dataset.key === openedTrigger);
+    if (li && !$("triggers").contains(document.activeElement)) li.focus();
+  });
   window.addEventListener("resize", renderAll);
   setInterval(connPill, 1000);
   connect();
