@@ -605,33 +605,6 @@ func nextWindow(name string, hist []*webWindow, p *probeView, l Limits, c *cuts)
 		win.End = max(win.End, prev.End)
 	}
 	sameWindow := prev != nil && prev.End == win.End
-	pairs := func(pts []curvePoint) [][2]float64 {
-		out := make([][2]float64, len(pts))
-		for i, pt := range pts {
-			out[i] = [2]float64{pt.delay, pt.p}
-		}
-		return out
-	}
-	points := func(pairs [][2]float64) []curvePoint {
-		out := make([]curvePoint, len(pairs))
-		for i, pt := range pairs {
-			out[i] = curvePoint{delay: pt[0], p: pt[1]}
-		}
-		return out
-	}
-	// merge adds a batch's rows to those of the window's earlier batches.
-	merge := func(dst map[string][][2]float64, add map[string][]curvePoint) {
-		for series, pts := range add {
-			old, ok := dst[series]
-			if !ok && len(dst) >= l.Series {
-				c.SeriesRefused += len(pts)
-				continue
-			}
-			merged, cut := mergePoints(points(old), pts, l.Points)
-			c.PointsCut += cut
-			dst[series] = pairs(merged)
-		}
-	}
 	quantiles := make(map[string][]curvePoint, len(p.quantiles))
 	for series, qs := range p.quantiles {
 		row := make([]curvePoint, 0, len(qs))
@@ -643,10 +616,10 @@ func nextWindow(name string, hist []*webWindow, p *probeView, l Limits, c *cuts)
 	switch {
 	case sameWindow && prev.ownCurves:
 		maps.Copy(win.Curves, prev.Curves)
-		merge(win.Curves, p.curves)
+		mergeRows(win.Curves, p.curves, l, c)
 		win.ownCurves = true
 	case len(p.curves) > 0:
-		merge(win.Curves, p.curves)
+		mergeRows(win.Curves, p.curves, l, c)
 		win.ownCurves = true
 	case prev != nil:
 		maps.Copy(win.Curves, prev.Curves)
@@ -654,10 +627,10 @@ func nextWindow(name string, hist []*webWindow, p *probeView, l Limits, c *cuts)
 	switch {
 	case sameWindow && prev.ownQuantiles:
 		maps.Copy(win.Quantiles, prev.Quantiles)
-		merge(win.Quantiles, quantiles)
+		mergeRows(win.Quantiles, quantiles, l, c)
 		win.ownQuantiles = true
 	case len(p.quantiles) > 0 || len(p.curves) > 0:
-		merge(win.Quantiles, quantiles)
+		mergeRows(win.Quantiles, quantiles, l, c)
 		win.ownQuantiles = true
 	case prev != nil:
 		maps.Copy(win.Quantiles, prev.Quantiles)
@@ -671,31 +644,12 @@ func nextWindow(name string, hist []*webWindow, p *probeView, l Limits, c *cuts)
 		win.Failure, win.Violation, win.Divergence = prev.Failure, prev.Violation, prev.Divergence
 	}
 	if p.qta.exact() {
-		q := &webQTA{}
-		var old []curvePoint
-		if win.ownQTA {
-			old, q.MaxFailure = points(win.QTA.Points), win.QTA.MaxFailure
-		}
-		merged, cut := mergePoints(old, p.qta.points, l.Points)
-		c.PointsCut += cut
-		q.Points = pairs(merged)
-		if p.qta.maxFailure.ok {
-			v := p.qta.maxFailure.v
-			q.MaxFailure = &v
-		}
-		win.QTA, win.ownQTA = q, true
+		win.QTA, win.ownQTA = win.mergedQTA(p.qta, l, c), true
 	}
 	for kind, c := range p.outcomes {
 		win.counts[kind] = win.counts[kind].next(c.total, c.start, c.at)
 	}
 	win.setOutcomes()
-	reading := func(r scopeReading, old *float64) *float64 {
-		if !r.ok {
-			return old
-		}
-		v := r.v
-		return &v
-	}
 	win.Failure = reading(p.failure, win.Failure)
 	win.Violation = reading(p.violation, win.Violation)
 	win.Divergence = reading(p.divergence, win.Divergence)
@@ -707,6 +661,68 @@ func nextWindow(name string, hist []*webWindow, p *probeView, l Limits, c *cuts)
 	}
 	win.QoO = webQoOOf(nextQoO(prevQoO, p.qooBatch, seriesWithCurves(p.curves), sameWindow))
 	return win
+}
+
+// mergedQTA is the QTA of win after a batch that sent qta: its points added
+// to those of the window's earlier batches when win has its own QTA
+// already, within l (cut points counted in c).
+func (win *webWindow) mergedQTA(qta qtaReading, l Limits, c *cuts) *webQTA {
+	q := &webQTA{}
+	var old []curvePoint
+	if win.ownQTA {
+		old, q.MaxFailure = curvePoints(win.QTA.Points), win.QTA.MaxFailure
+	}
+	merged, cut := mergePoints(old, qta.points, l.Points)
+	c.PointsCut += cut
+	q.Points = curvePairs(merged)
+	if qta.maxFailure.ok {
+		v := qta.maxFailure.v
+		q.MaxFailure = &v
+	}
+	return q
+}
+
+// reading is r's value, or old when the batch lacked it.
+func reading(r scopeReading, old *float64) *float64 {
+	if !r.ok {
+		return old
+	}
+	v := r.v
+	return &v
+}
+
+// mergeRows adds a batch's rows to those of the window's earlier batches,
+// within l: a series beyond l.Series is refused, points beyond l.Points
+// cut (counted in c).
+func mergeRows(dst map[string][][2]float64, add map[string][]curvePoint, l Limits, c *cuts) {
+	for series, pts := range add {
+		old, ok := dst[series]
+		if !ok && len(dst) >= l.Series {
+			c.SeriesRefused += len(pts)
+			continue
+		}
+		merged, cut := mergePoints(curvePoints(old), pts, l.Points)
+		c.PointsCut += cut
+		dst[series] = curvePairs(merged)
+	}
+}
+
+// curvePairs and curvePoints convert between a curve's points and the
+// pairs the page is sent.
+func curvePairs(pts []curvePoint) [][2]float64 {
+	out := make([][2]float64, len(pts))
+	for i, pt := range pts {
+		out[i] = [2]float64{pt.delay, pt.p}
+	}
+	return out
+}
+
+func curvePoints(pairs [][2]float64) []curvePoint {
+	out := make([]curvePoint, len(pairs))
+	for i, pt := range pairs {
+		out[i] = curvePoint{delay: pt[0], p: pt[1]}
+	}
+	return out
 }
 
 // setOutcomes sets the outcome counts the page shows from win.counts.
