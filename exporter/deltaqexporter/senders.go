@@ -288,11 +288,14 @@ func (s *senders) send(ctx context.Context, signal string, attempt func(context.
 	defer cancel()
 	stop := context.AfterFunc(s.abortCtx, cancel)
 	defer stop()
+	// An attempt of the drain is one that began once the shutdown had: one
+	// under way before (its answer late) says nothing of the endpoint now.
+	ofDrain := s.draining.Load()
 	err := attempt(ctx)
 	if err != nil && s.abortCtx.Err() != nil {
 		return s.abandon(signal)
 	}
-	if err != nil && s.draining.Load() && !consumererror.IsPermanent(err) {
+	if err != nil && ofDrain && !consumererror.IsPermanent(err) {
 		s.drainFailed[i].Store(true)
 	}
 	return err
