@@ -1,0 +1,14 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqconnector
+
+import (
+	"go.opentelemetry.io/collector/connector"
+
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+)
+
+// ClockFactory is, for the external tests, the connector factory whose
+// observers run on clk.
+func ClockFactory(clk *coretest.Clock) connector.Factory { return clockFactory(clk).connectorFactory() }
