@@ -19,18 +19,22 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/offline"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
+	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
 // diffConfig is a connector-only collector configuration: probes matched in
@@ -334,59 +338,88 @@ func offlineTriggers(rs []*analysis.Result) []string {
 	return out
 }
 
-// TestOfflineAgreesWithTheConnector: the same seeded spans, sent to a
-// connector-only collector's connector as they arrive (its windows closed
-// by its own clock, each lag after its end) and written in arrival order to
-// an OTLP JSON trace file that deltaq analyze's offline analysis reads with
-// the same configuration, give the same windows: outcomes (successes,
-// failures by status and by attribute, timeouts past dMax, sampled spans by
-// their adjusted counts), observed quantiles, QTA verdicts, failure ratios,
-// divergence from the diagram, QoO scores and triggers; the whole input's
-// outcomes are the windows' together. Among the spans: some marked upstream
-// with deltaq.probe (of a probe the configuration does not name, counted
-// under the layout they carry; of a probe the connector matches, counted
-// once, by the match) and malformed ones (no start time, an end before the
-// start).
-func TestOfflineAgreesWithTheConnector(t *testing.T) {
-	const seconds = 6
-	spans := diffSpans(rand.New(rand.NewPCG(7, 11)), seconds)
+// diffRun is what the two paths gave of the same spans: the connector's
+// windows and triggers, and the offline analysis's windows and whole input.
+type diffRun struct {
+	live, off                 map[windowKey]windowView
+	liveTriggers, offTriggers []string
+	whole                     *analysis.Result
+}
+
+// runDiff sends spans to a collector of the configuration yaml — its deltaq
+// processor, if it has one, feeding its deltaq connector — as they arrive,
+// the connector's windows closed by its own clock, each lag after its end;
+// and writes them in arrival order to an OTLP JSON trace file that deltaq
+// analyze's offline analysis reads with the same configuration.
+func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) diffRun {
+	t.Helper()
+	ctx := context.Background()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "collector.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(diffConfig), 0o600))
-
-	// The live path: batches of spans as they arrive, the clock ticking
-	// at each window's closing time.
+	require.NoError(t, os.WriteFile(cfgPath, []byte(yaml), 0o600))
 	conf, err := offline.Resolve([]string{cfgPath})
 	require.NoError(t, err)
 	sub, err := conf.Sub("connectors::deltaq")
 	require.NoError(t, err)
+	st := collectorstate.New()
 	clk := coretest.NewClock(coretest.At(0))
-	f := deltaqconnector.ClockFactory(clk)
+	f := deltaqconnector.ClockFactoryFor(st, clk)
 	cfg := f.CreateDefaultConfig()
 	require.NoError(t, sub.Unmarshal(cfg))
 	msink, lsink := new(consumertest.MetricsSink), new(consumertest.LogsSink)
 	set := connectortest.NewNopSettings(f.Type())
 	set.ID = component.NewID(f.Type())
-	tm, err := f.CreateTracesToMetrics(context.Background(), set, cfg, msink)
+	var input consumer.Traces
+	var comps []component.Component
+	if conf.IsSet("processors::deltaq") {
+		// The processor is made first, as the collector makes it: the
+		// connector learns its probes' layouts.
+		psub, err := conf.Sub("processors::deltaq")
+		require.NoError(t, err)
+		pf := deltaqprocessor.NewFactoryFor(st)
+		pcfg := pf.CreateDefaultConfig()
+		require.NoError(t, psub.Unmarshal(pcfg))
+		next, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+			return input.ConsumeTraces(ctx, td)
+		})
+		require.NoError(t, err)
+		proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, next)
+		require.NoError(t, err)
+		require.NoError(t, proc.Start(ctx, componenttest.NewNopHost()))
+		comps = append(comps, proc)
+	}
+	tm, err := f.CreateTracesToMetrics(ctx, set, cfg, msink)
 	require.NoError(t, err)
-	tl, err := f.CreateTracesToLogs(context.Background(), set, cfg, lsink)
+	tl, err := f.CreateTracesToLogs(ctx, set, cfg, lsink)
 	require.NoError(t, err)
 	for _, c := range []component.Component{tm, tl} {
-		require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+		require.NoError(t, c.Start(ctx, componenttest.NewNopHost()))
 	}
+	toConnector, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		if err := tm.ConsumeTraces(ctx, td); err != nil {
+			return err
+		}
+		return tl.ConsumeTraces(ctx, td)
+	})
+	require.NoError(t, err)
+	entry := consumer.Traces(toConnector)
+	if len(comps) > 0 {
+		entry = comps[0].(consumer.Traces)
+	}
+	input = toConnector
+
 	var file bytes.Buffer
 	var m ptrace.JSONMarshaler
-	lag := 400 * time.Millisecond
 	nextClose := coretest.At(time.Second + lag)
 	send := func(batch []diffSpan) {
 		clk.Set(batch[len(batch)-1].arrive)
 		td := diffTraces(batch)
-		require.NoError(t, tm.ConsumeTraces(context.Background(), td))
-		require.NoError(t, tl.ConsumeTraces(context.Background(), td))
+		// The file holds the spans as they arrived, before any processor.
 		line, err := m.MarshalTraces(td)
 		require.NoError(t, err)
 		file.Write(line)
 		file.WriteByte('\n')
+		require.NoError(t, entry.ConsumeTraces(ctx, td))
 	}
 	for len(spans) > 0 {
 		// A batch holds the spans that arrive before the next window
@@ -407,8 +440,9 @@ func TestOfflineAgreesWithTheConnector(t *testing.T) {
 		clk.Tick(nextClose)
 		nextClose = nextClose.Add(time.Second)
 	}
-	require.NoError(t, tm.Shutdown(context.Background()))
-	require.NoError(t, tl.Shutdown(context.Background()))
+	for _, c := range append(comps, tm, tl) {
+		require.NoError(t, c.Shutdown(ctx))
+	}
 
 	// The offline path, as deltaq analyze runs it.
 	tracePath := filepath.Join(dir, "traces.json")
@@ -421,20 +455,22 @@ func TestOfflineAgreesWithTheConnector(t *testing.T) {
 	var windows []*analysis.Result
 	an.OnWindow(func(r *analysis.Result) { windows = append(windows, r) })
 	_, err = tracefile.ReadFiles([]string{tracePath}, tracefile.Options{}, func(td ptrace.Traces) error {
-		return proc.ConsumeTraces(context.Background(), td)
+		return proc.ConsumeTraces(ctx, td)
 	})
 	require.NoError(t, err)
-	require.NoError(t, proc.Shutdown(context.Background()))
-
-	// Every window agrees, the first and the last too: the spans start at
-	// a window's start, and the file ends after the last window's last
-	// span, which the connector's shutdown flushes.
+	require.NoError(t, proc.Shutdown(ctx))
 	whole, _ := an.Result()
-	live, off := liveViews(msink.AllMetrics()), offlineViews(windows)
-	require.Equal(t, live, off)
-	require.GreaterOrEqual(t, len(live), 4*seconds)
+	return diffRun{live: liveViews(msink.AllMetrics()), off: offlineViews(windows),
+		liveTriggers: liveTriggers(lsink.AllLogs()), offTriggers: offlineTriggers(windows), whole: whole}
+}
+
+// check requires the two paths to agree on every window, and the whole
+// input's outcomes to be the windows' together.
+func (r diffRun) check(t *testing.T) {
+	t.Helper()
+	require.Equal(t, r.live, r.off)
 	totals := map[string]analysis.Counts{}
-	for k, v := range live {
+	for k, v := range r.live {
 		c := totals[k.probe]
 		for oc, n := range map[string]*int64{contract.Success: &c.Success, contract.Timeout: &c.Timeout, contract.Failure: &c.Failure} {
 			var x float64
@@ -443,11 +479,80 @@ func TestOfflineAgreesWithTheConnector(t *testing.T) {
 		}
 		totals[k.probe] = c
 	}
-	for _, p := range whole.Probes {
+	for _, p := range r.whole.Probes {
 		require.Equal(t, totals[p.Name], p.Counts, "the whole input, probe %s", p.Name)
 	}
-	require.Len(t, whole.Probes, 5) // and edge, named by its spans
-	trig := liveTriggers(lsink.AllLogs())
-	require.NotEmpty(t, trig)
-	require.Equal(t, trig, offlineTriggers(windows))
+	require.Equal(t, r.liveTriggers, r.offTriggers)
+}
+
+// TestOfflineAgreesWithTheConnector: the same seeded spans, sent to a
+// connector-only collector's connector as they arrive (its windows closed
+// by its own clock, each lag after its end) and written in arrival order to
+// an OTLP JSON trace file that deltaq analyze's offline analysis reads with
+// the same configuration, give the same windows: outcomes (successes,
+// failures by status and by attribute, timeouts past dMax, sampled spans by
+// their adjusted counts), observed quantiles, QTA verdicts, failure ratios,
+// divergence from the diagram, QoO scores and triggers; the whole input's
+// outcomes are the windows' together. Among the spans: some marked upstream
+// with deltaq.probe (of a probe the configuration does not name, counted
+// under the layout they carry; of a probe the connector matches, counted
+// once, by the match) and malformed ones (no start time, an end before the
+// start).
+func TestOfflineAgreesWithTheConnector(t *testing.T) {
+	const seconds = 6
+	r := runDiff(t, diffConfig, 400*time.Millisecond, diffSpans(rand.New(rand.NewPCG(7, 11)), seconds))
+	// Every window agrees, the first and the last too: the spans start at
+	// a window's start, and the file ends after the last window's last
+	// span, which the connector's shutdown flushes.
+	r.check(t)
+	require.GreaterOrEqual(t, len(r.live), 4*seconds)
+	require.Len(t, r.whole.Probes, 5) // and edge, named by its spans
+	require.NotEmpty(t, r.liveTriggers)
+}
+
+// diffProcessorConfig is diffConfig with a, b and pay mapped by a deltaq
+// processor (its default failure rule: status ERROR, and pay's own) and
+// e2e still matched by the connector; the diagram spans both.
+const diffProcessorConfig = `
+processors:
+  deltaq:
+    probes:
+      a: {dmax: 50ms, bins: 50}
+      b: {dmax: 50ms, bins: 50}
+      pay:
+        match: {span_name_regexp: "^pay "}
+        dmax: 1s
+        bins: 100
+        failure: {conditions: [{attribute: http.response.status_code, op: ">=", value: 500}]}
+connectors:
+  deltaq:
+    interval: 1s
+    lag: 400ms
+    quantiles: [0.5, 0.9]
+    diagram: |
+      e2e = a -> b;
+    probes:
+      a:
+        qta: {points: [{delay: 12ms, p: 0.5}], max_failure: 0.1}
+        triggers: {qta: true, failure: true}
+      e2e:
+        match: {span_name: e2e, service_name: shop}
+        dmax: 100ms
+        bins: 100
+        qta: {points: [{delay: 30ms, p: 0.5}], max_failure: 0.2}
+        qoo:
+          rop: {points: [{p: 0.5, delay: 20ms}], max_failure: 0.1}
+          cpup: {points: [{p: 0.5, delay: 60ms}], max_failure: 0.5}
+`
+
+// TestOfflineAgreesWithTheProcessorAndConnector: as
+// TestOfflineAgreesWithTheConnector, with a deltaq processor mapping some
+// of the probes before the connector, in the collector and in deltaq
+// analyze alike.
+func TestOfflineAgreesWithTheProcessorAndConnector(t *testing.T) {
+	const seconds = 6
+	r := runDiff(t, diffProcessorConfig, 400*time.Millisecond, diffSpans(rand.New(rand.NewPCG(7, 11)), seconds))
+	r.check(t)
+	require.GreaterOrEqual(t, len(r.live), 4*seconds)
+	require.NotEmpty(t, r.liveTriggers)
 }
