@@ -556,3 +556,25 @@ func TestOfflineAgreesWithTheProcessorAndConnector(t *testing.T) {
 	require.GreaterOrEqual(t, len(r.live), 4*seconds)
 	require.NotEmpty(t, r.liveTriggers)
 }
+
+// TestOfflineSkewedSpanDoesNotCloseTheWindows: a span whose end is an hour
+// ahead (its host's clock is wrong), among spans of the right time, is
+// beyond the connector's open windows: the connector drops it (too_early)
+// and counts the others in their windows. The offline analysis, whose clock
+// is the spans' ends, must not take it for the time either: it closed every
+// window at once, and the spans after it, ending in windows already closed,
+// were all dropped (too_late).
+func TestOfflineSkewedSpanDoesNotCloseTheWindows(t *testing.T) {
+	const seconds = 6
+	spans := diffSpans(rand.New(rand.NewPCG(7, 11)), seconds)
+	for _, i := range []int{len(spans) / 3, len(spans) / 3 * 2} {
+		skewed := spans[i]
+		skewed.start, skewed.end = skewed.start.Add(time.Hour), skewed.end.Add(time.Hour)
+		skewed.spanID[6] = 0xee
+		spans = slices.Insert(spans, i, skewed)
+	}
+	r := runDiff(t, diffConfig, 400*time.Millisecond, spans)
+	require.Equal(t, r.live, r.off)
+	require.Equal(t, r.liveTriggers, r.offTriggers)
+	require.GreaterOrEqual(t, len(r.live), 4*seconds)
+}
