@@ -11,12 +11,9 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
 
-// ClockFactory is, for the external tests, the connector factory whose
-// observers run on clk.
-func ClockFactory(clk *coretest.Clock) connector.Factory { return clockFactory(clk).connectorFactory() }
-
-// ClockFactoryFor is ClockFactory sharing the collector's state st with
-// the other deltaq components.
+// ClockFactoryFor is, for the external tests, the connector factory whose
+// observers run on clk, sharing the collector's state st with the other
+// deltaq components.
 func ClockFactoryFor(st *collectorstate.State, clk *coretest.Clock) connector.Factory {
 	return newFactory(st, func(s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C }).connectorFactory()
 }
