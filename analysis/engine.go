@@ -885,6 +885,18 @@ func (e *Engine) Closes(end int64) int64 {
 	return (floorDiv(end, e.interval)+1)*e.interval + e.lag
 }
 
+// Beyond reports whether an instance ending at end (Unix ns) is beyond the
+// open windows, so that Add would drop it as too early (too_early). Always
+// false in single-window mode.
+func (e *Engine) Beyond(end int64) bool {
+	if e.interval == 0 {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.windowIndex(end) >= e.k0+e.nslots
+}
+
 // ReferencedProbes returns, sorted, the probes the configuration expects
 // instances of: the outcomes of the diagram and the entries of
 // Config.Probes (the diagram's definitions and operators are calculated,

@@ -852,3 +852,35 @@ connectors:
 		t.Errorf("counted %d, job %+v; want the two spans once each", out.Counted, p)
 	}
 }
+
+// TestAnalyzeSpanAhead: one span ending an hour after the spans read
+// before and after it (its host's clock is wrong) is dropped from the
+// windows as too early, as the collector that recorded it dropped it, and
+// said so; the spans after it still count in their windows, where it used
+// to close every window at once and leave them too late.
+func TestAnalyzeSpanAhead(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		start := int64(i) * 250e6
+		b.WriteString(requestLine(spanJSON(i, "a", start, start+2e6, false)))
+		if i == 10 {
+			b.WriteString(requestLine(spanJSON(100, "a", 3600e9, 3600e9+2e6, false)))
+		}
+	}
+	cfg, traces := writeTemp(t, "c.yaml", windowsConfig), writeTemp(t, "t.json", b.String())
+	var out windowsOut
+	if err := json.Unmarshal([]byte(runOK(t, "analyze", "--json", "--config", cfg, traces)), &out); err != nil {
+		t.Fatal(err)
+	}
+	var inWindows int64
+	for _, w := range out.Windows {
+		inWindows += w.Probes["a"].Count
+	}
+	if out.Counted != 41 || inWindows != 40 || len(out.WindowsDropped) != 1 || out.WindowsDropped["too_early"] != 1 {
+		t.Errorf("counted %d, %d in the windows, dropped %v; want 41, 40 and 1 too_early", out.Counted, inWindows, out.WindowsDropped)
+	}
+	text := runOK(t, "analyze", "--config", cfg, traces)
+	if want := "; 1 instances ended beyond the windows open when they were read"; !strings.Contains(text, want) {
+		t.Errorf("the text does not say %q:\n%s", want, text)
+	}
+}

@@ -50,7 +50,26 @@ type OfflineAnalysis struct {
 	// engine was made, which it counts when it is.
 	early int
 	in    analysis.Instance
+	// ahead are the instances read, in order, that ended beyond the
+	// windows open at the clock, held until the input says whether the
+	// time moved on (a gap in the traffic: they are added, the clock
+	// following them) or they were ahead of the recording collector's
+	// clock too (a host's clock is wrong: it dropped them, too_early, and
+	// so are they). behind counts the instances read since the first of
+	// them that ended within the open windows.
+	ahead  []analysis.Instance
+	behind int
 }
+
+// maxAhead is the most instances held as ahead of the open windows: past it
+// the time has moved on. minBehind is the fewest instances ending within the
+// open windows, read after them, that say the held ones were ahead of the
+// time: a straggler or two of the windows before a gap in the traffic do
+// not.
+const (
+	maxAhead  = 1024
+	minBehind = 16
+)
 
 // NewOfflineAnalysis makes the offline analysis of cfg. Probes that the
 // deltaq processors registered in layouts configure (created before it)
@@ -109,7 +128,9 @@ func (a *OfflineAnalysis) Unproduced() []string { return a.unproduced }
 // no earlier than it closed there, and an instance the collector counted is
 // counted here (one it refused as too late may be counted here too). The
 // windowed engine is made at the first instance, with the clock at its end:
-// windows that closed before it are never opened.
+// windows that closed before it are never opened. An instance ending beyond
+// the open windows is not taken for the time until the input confirms it
+// (add): ahead of the others, it was ahead of the collector's clock too.
 func (a *OfflineAnalysis) OnWindow(fn func(*analysis.Result), qs ...float64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -210,6 +231,17 @@ func countMalformed(e *analysis.Engine, n int) {
 // add counts one instance into the whole input and, with OnWindow, into
 // its window, first closing the windows due at its end. Called with mu
 // held.
+//
+// An instance that ends beyond the open windows is held (ahead) rather than
+// taken for the time: the recording collector's clock was its arrival, so
+// that an instance ending an hour ahead of the others around it in the file
+// was ahead of that clock, and dropped as too early, not the end of every
+// open window. As many instances read after it ending within the open
+// windows as are held, and at least minBehind, say that it was; maxAhead
+// held, or the end of the input, that the time moved on (the traffic
+// resumed after a gap; the few instances of the windows before it read
+// meanwhile are counted in them, where the collector, whose clock had moved
+// on, may have refused them as too late).
 func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 	a.whole.Add(in)
 	if a.onWindow == nil {
@@ -224,6 +256,40 @@ func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 		a.windowed, a.clock = e, end
 		countMalformed(e, a.early)
 	}
+	if a.windowed.Beyond(end) {
+		a.ahead = append(a.ahead, *in)
+		if len(a.ahead) == maxAhead {
+			a.catchUp()
+		}
+		return nil
+	}
+	if len(a.ahead) > 0 {
+		if a.behind++; a.behind >= max(len(a.ahead), minBehind) {
+			// Ahead of the clock: the windows drop them as too early
+			// (but one the clock has reached meanwhile, which counts).
+			for i := range a.ahead {
+				a.windowed.Add(&a.ahead[i])
+			}
+			a.ahead, a.behind = a.ahead[:0], 0
+		}
+	}
+	a.addWindowed(in, end)
+	return nil
+}
+
+// catchUp adds the instances held as ahead, the clock following them.
+// Called with mu held.
+func (a *OfflineAnalysis) catchUp() {
+	for i := range a.ahead {
+		in := &a.ahead[i]
+		a.addWindowed(in, max(in.End, in.Start))
+	}
+	a.ahead, a.behind = a.ahead[:0], 0
+}
+
+// addWindowed adds an instance ending at end to its window, first closing
+// the windows due at end. Called with mu held.
+func (a *OfflineAnalysis) addWindowed(in *analysis.Instance, end int64) {
 	if end > a.clock {
 		a.clock = end
 		for _, r := range a.windowed.Advance(time.Unix(0, end)) {
@@ -231,7 +297,6 @@ func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 		}
 	}
 	a.windowed.Add(in)
-	return nil
 }
 
 // Capabilities says that the analysis only reads the traces.
@@ -248,6 +313,9 @@ func (a *OfflineAnalysis) Result() (*analysis.Result, analysis.Stats) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.windowed != nil {
+		// Instances still held as ahead end the input: the time moved on
+		// to them.
+		a.catchUp()
 		for _, r := range a.windowed.Flush(time.Unix(0, a.clock)) {
 			a.onWindow(r)
 		}

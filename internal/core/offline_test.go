@@ -48,7 +48,7 @@ func TestOfflineWindows(t *testing.T) {
 	batches := [][]span{
 		{s(100*time.Millisecond, contract.Success), s(999*time.Millisecond, contract.Success)},
 		// Ends at 1.0005 s, though it started in [0, 1 s): window 1.
-		{s(1000*time.Millisecond+500*time.Microsecond, contract.Failure)},
+		{s(1000*time.Millisecond+500*time.Microsecond, contract.Failure), s(2050*time.Millisecond, contract.Success)},
 		// A timeout whose span lasted 2.5 s, read at its end (4.5 s): its
 		// own window, by start + dMax = 2.01 s, closed at 4 s, so it counts
 		// in the oldest open window, 3 s, as in the collector (a late
@@ -62,25 +62,66 @@ func TestOfflineWindows(t *testing.T) {
 	}
 	whole, st := a.Result()
 	// The engine starts at the first end, 0.1 s, with window −1 open (within
-	// the lag): it closes, empty, at 1 s, when the failure ending at
-	// 1.0005 s is read. Windows 0, 1 and 2 close at 2, 3 and 4 s (their end
-	// + 1 s of lag), all when the timeout's span, ending at 4.5 s, is read.
-	assert.Equal(t, []int{0, 1, 4, 4}, closedBefore, "windows closed after each batch")
+	// the lag): it closes, empty, at 1 s, and window 0 at 2 s (its end + 1 s
+	// of lag), when the success ending at 2.05 s is read. Windows 1 and 2
+	// close at 3 and 4 s, when the timeout's span, ending at 4.5 s, is read.
+	assert.Equal(t, []int{0, 2, 4, 4}, closedBefore, "windows closed after each batch")
 	assert.Equal(t, map[time.Duration]analysis.Counts{
 		0:               {Success: 2},
 		time.Second:     {Failure: 1},
+		2 * time.Second: {Success: 1},
 		3 * time.Second: {Timeout: 1},
 	}, counts(windows))
 	assert.Equal(t, int64(1), a.WindowStats().LateTimeouts)
 	// The last span, ending at 2.1 s, came after window 2 closed (at 4 s):
 	// too late for the windows, counted in the whole input.
 	assert.Equal(t, int64(1), a.WindowStats().Dropped[analysis.DropTooLate])
-	assert.Equal(t, int64(5), st.Counted)
+	assert.Equal(t, int64(6), st.Counted)
 	assert.Zero(t, st.Dropped.Total())
-	assert.Equal(t, analysis.Counts{Success: 3, Failure: 1, Timeout: 1}, whole.Probes[0].Counts)
+	assert.Equal(t, analysis.Counts{Success: 4, Failure: 1, Timeout: 1}, whole.Probes[0].Counts)
 	for _, w := range windows {
 		assert.Equal(t, time.Second, w.End.Sub(w.Start), "windows last one interval")
 	}
+}
+
+// TestOfflineInstancesAhead: an instance ending an hour after those read
+// before and after it (its host's clock is wrong) is beyond the windows
+// open, as it was beyond the recording collector's, which dropped it (too
+// early): it neither closes the windows nor counts in them, and the
+// instances after it count in theirs. An hour's gap in the traffic is no
+// such instance: the windows after it count the instances that follow,
+// however few, up to the end of the input.
+func TestOfflineInstancesAhead(t *testing.T) {
+	s := func(end time.Duration) span {
+		return span{probe: "a", outcome: contract.Success, end: end, delay: 2 * time.Millisecond, dmax: 10 * time.Millisecond, bins: 10}
+	}
+	cfg := testConfig()
+	cfg.Interval = time.Second
+	a, err := NewOfflineAnalysis(cfg, nil, nil)
+	require.NoError(t, err)
+	var windows []*analysis.Result
+	a.OnWindow(func(r *analysis.Result) { windows = append(windows, r) })
+	var in []span
+	for i := range 40 {
+		in = append(in, s(time.Duration(i)*100*time.Millisecond+time.Millisecond))
+		if i == 5 {
+			in = append(in, s(time.Hour))
+		}
+	}
+	// The traffic resumes two hours later: three instances.
+	in = append(in, s(2*time.Hour+time.Millisecond), s(2*time.Hour+500*time.Millisecond), s(2*time.Hour+1500*time.Millisecond))
+	for _, sp := range in {
+		require.NoError(t, a.ConsumeTraces(context.Background(), instanceTraces(sp)))
+	}
+	_, st := a.Result()
+	assert.Equal(t, map[time.Duration]analysis.Counts{
+		0: {Success: 10}, time.Second: {Success: 10}, 2 * time.Second: {Success: 10}, 3 * time.Second: {Success: 10},
+		2 * time.Hour: {Success: 2}, 2*time.Hour + time.Second: {Success: 1},
+	}, counts(windows))
+	ws := a.WindowStats()
+	assert.Equal(t, int64(1), ws.Dropped[analysis.DropTooEarly])
+	assert.Equal(t, int64(1), ws.Dropped.Total())
+	assert.Equal(t, int64(44), st.Counted, "the whole input counts every instance")
 }
 
 // TestOfflineWindowsOff: without OnWindow, or with a zero interval, there

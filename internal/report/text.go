@@ -130,6 +130,9 @@ func (r *Report) writeWindows(w io.Writer) {
 	if n := r.tooLate(); n > 0 {
 		fmt.Fprintf(w, "; %d instances ended in a window already closed (too_late, not counted in the windows)%s", n, r.lagHint(lag))
 	}
+	if n := r.windowStats.Dropped[analysis.DropTooEarly]; n > 0 {
+		fmt.Fprintf(w, "; %d instances ended beyond the windows open when they were read, among instances of an earlier time (too_early, not counted in the windows: their host's clock ahead, as the collector drops them)", n)
+	}
 	fmt.Fprintln(w)
 	if len(r.rows) == 0 {
 		return
