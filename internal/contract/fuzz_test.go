@@ -31,6 +31,7 @@ func FuzzReadStarts(f *testing.F) {
 	f.Add("checkout", []byte{}, []byte{}, uint8(1))
 	f.Add("checkout", two, []byte{}, uint8(2))
 	f.Add("checkout", testEntry(0, math.MaxUint64), []byte(nil), uint8(0))
+	f.Add("checkout", make([]byte, (MaxStartEntries+1)*StartEntryBytes), []byte(nil), uint8(0))
 	f.Fuzz(func(t *testing.T, probe string, entries, thresholds []byte, thMode uint8) {
 		attrs := pcommon.NewMap()
 		if probe != "" || len(entries)%2 == 0 {
@@ -50,7 +51,7 @@ func FuzzReadStarts(f *testing.F) {
 			}
 			named := map[StartsError]string{
 				StartsNoProbe: AttrProbe, StartsNoEntries: AttrStarts, StartsBadLength: AttrStarts,
-				StartsBadThresholds: AttrStartsThresholds,
+				StartsTooMany: AttrStarts, StartsBadThresholds: AttrStartsThresholds,
 			}[err]
 			if !strings.Contains(err.Error(), named) {
 				t.Fatalf("refusal %q does not name %s", err.Error(), named)
