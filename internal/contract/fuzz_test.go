@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/deltaq-otel/deltaq/sdk/deltaqstart/otsampling"
 )
 
 // FuzzReadStarts feeds arbitrary attributes of a batch start event to
@@ -153,6 +156,30 @@ func FuzzThreshold(f *testing.F) {
 				}
 				break
 			}
+		}
+	})
+}
+
+// FuzzThresholdAgreesWithSDK: for any tracestate the OpenTelemetry Go API
+// reads, the threshold the collector reads from the raw header (Threshold)
+// is the one the start-event client reads from the API's `ot` value
+// (otsampling.Threshold), so that a span and its start event count alike.
+func FuzzThresholdAgreesWithSDK(f *testing.F) {
+	for _, ts := range []string{
+		"ot=th:c", "a=1,ot=th:8;rv:fe123456789abc", " ot=th:0 ", "ot=th:c,ot=th:8", "b=2 , ot=rv:ffffffffffffff;th:1",
+		"ot=th:C", "vendor@sys=x,ot=th:fd70a4", "ot=", "ot=th:c\t",
+	} {
+		f.Add(ts)
+	}
+	f.Fuzz(func(t *testing.T, ts string) {
+		state, err := trace.ParseTraceState(ts)
+		if err != nil {
+			return
+		}
+		sdkTh, sdkOK := otsampling.Threshold(state.Get("ot"))
+		th, ok := Threshold(ts)
+		if th != sdkTh || ok != sdkOK {
+			t.Fatalf("%q: the collector reads %#x, %v; the client %#x, %v", ts, th, ok, sdkTh, sdkOK)
 		}
 	})
 }
