@@ -6,6 +6,9 @@ package distribution
 import (
 	"errors"
 	"math"
+	"math/big"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/deltaq-otel/deltaq/internal/textpos"
@@ -24,11 +27,12 @@ func checkParseError(t *testing.T, s string, err error) {
 }
 
 // FuzzParseDuration reads arbitrary durations. An error is placed within
-// the text; a duration read is finite and not negative, and what
-// FormatDuration prints for it (four significant digits) reads back to it
-// within that precision.
+// the text; a duration read is finite and not negative, is the decimal
+// number written correctly rounded (computed exactly, big.Rat) when that
+// is a normal float, and what FormatDuration prints for it (four
+// significant digits) reads back to it within that precision.
 func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"2.5ms", "0", "1.5e+04s", "3µs", "4.5ms", "1e400s", "1e-400ns", " 7 s", "5m", "1.2.3s", ".", "1e", "-1s", "0x1s"} {
+	for _, s := range []string{"2.5ms", "0", "1.5e+04s", "3µs", "4.5ms", "1e400s", "1e-400ns", " 7 s", "5m", "1.2.3s", ".", "1e", "-1s", "0x1s", "4.5e0ms", "1e1us", "1e99999999999999999999ms", "1e-99999999999ms"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -40,12 +44,41 @@ func FuzzParseDuration(f *testing.F) {
 		if !(d >= 0) || math.IsInf(d, 0) {
 			t.Fatalf("%q read as %v", s, d)
 		}
+		if want, ok := exactSeconds(s); ok && want >= 0x1p-1022 && want != d {
+			t.Fatalf("%q read as %v, the decimal written is %v", s, d, want)
+		}
 		out := FormatDuration(d)
 		back, err := ParseDuration(out)
 		if err != nil || math.Abs(back-d) > 5e-4*d {
 			t.Fatalf("%q read as %v, printed %q, read back as %v, %v", s, d, out, back, err)
 		}
 	})
+}
+
+// exactSeconds returns the duration s, one number and a unit, as the
+// float nearest to the decimal it writes, computed exactly.
+func exactSeconds(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	for _, u := range []struct {
+		name string
+		exp  int64
+	}{{"ns", 9}, {"us", 6}, {"µs", 6}, {"ms", 3}, {"s", 0}} {
+		if num, ok := strings.CutSuffix(s, u.name); ok {
+			num = strings.TrimSpace(num)
+			if i := strings.IndexAny(num, "eE"); i >= 0 {
+				if x, err := strconv.Atoi(num[i+1:]); err != nil || x < -400 || x > 400 {
+					return 0, false // 10^x too costly to compute exactly
+				}
+			}
+			r, ok := new(big.Rat).SetString(num)
+			if !ok || strings.ContainsAny(num, "xX_/") {
+				return 0, false
+			}
+			f, _ := r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(u.exp), nil))).Float64()
+			return f, true
+		}
+	}
+	return 0, false
 }
 
 // FuzzParse reads arbitrary distributions: an error is placed within the
