@@ -73,7 +73,7 @@ func bytesOf[T float64 | uint64](vs []T) []byte {
 // (one count a bin, or indices strictly increasing below the bins), its
 // successes those of its buckets, its analysis counts those the reference
 // decoder (fineFromRaw) reads. The engine must take any window read
-// without failing.
+// without failing, and one it accepts must count its instances.
 func FuzzReadWindow(f *testing.F) {
 	base := fuzzWindowBase()
 	bounds, counts := base.ExplicitBounds().AsRaw(), base.BucketCounts().AsRaw()
@@ -155,6 +155,20 @@ func FuzzReadWindow(f *testing.F) {
 		if c := e.AddWindow(&w); c == analysis.ContributionAccepted {
 			if uint64(timeouts)+uint64(failures)+want > analysis.MaxWindowInstances {
 				t.Fatalf("a window of %d instances accepted", uint64(timeouts)+uint64(failures)+want)
+			}
+			// The engine's window holds the agent's instances.
+			var merged analysis.Counts
+			for _, r := range e.Flush(at(time.Hour)) {
+				for _, p := range r.Probes {
+					if p.Name == "p" {
+						merged.Success += p.Counts.Success
+						merged.Timeout += p.Counts.Timeout
+						merged.Failure += p.Counts.Failure
+					}
+				}
+			}
+			if uint64(merged.Success) != want || merged.Timeout != timeouts || merged.Failure != failures {
+				t.Fatalf("a window of %d successes, %d timeouts, %d failures merged as %+v", want, timeouts, failures, merged)
 			}
 		}
 	})
