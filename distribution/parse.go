@@ -354,7 +354,7 @@ func (p *parser) duration() (float64, error) {
 			// The decimal number the user wrote, in seconds, correctly
 			// rounded: v·10⁻³ would make 4.5ms 0.0045000000000000005 s,
 			// the key eval's JSON prints for --at 4.5ms.
-			if sec, err := strconv.ParseFloat(strings.TrimLeft(written, " \t")+u.exp, 64); err == nil {
+			if sec, ok := scaled(strings.TrimLeft(written, " \t"), u.exp); ok {
 				return sec, nil
 			}
 			return v * u.seconds, nil
@@ -371,13 +371,30 @@ func (p *parser) duration() (float64, error) {
 var durationUnits = []struct {
 	name    string
 	seconds float64
-	exp     string // the unit as a decimal exponent
+	exp     int // the unit as a decimal exponent
 }{
-	{"ns", 1e-9, "e-9"},
-	{"us", 1e-6, "e-6"},
-	{"µs", 1e-6, "e-6"},
-	{"ms", 1e-3, "e-3"},
-	{"s", 1, ""},
+	{"ns", 1e-9, -9},
+	{"us", 1e-6, -6},
+	{"µs", 1e-6, -6},
+	{"ms", 1e-3, -3},
+	{"s", 1, 0},
+}
+
+// scaled returns the decimal number written (digits, a point, an optional
+// exponent) times 10^exp, correctly rounded: the exponents are added, so
+// that 4.5e0ms and 1e1us read as 4.5ms and 10us do. False when the sum of
+// the exponents is out of range.
+func scaled(written string, exp int) (float64, bool) {
+	mant := written
+	if i := strings.IndexAny(written, "eE"); i >= 0 {
+		x, err := strconv.Atoi(written[i+1:])
+		if err != nil {
+			return 0, false
+		}
+		mant, exp = written[:i], exp+x
+	}
+	v, err := strconv.ParseFloat(mant+"e"+strconv.Itoa(exp), 64)
+	return v, err == nil
 }
 
 // FormatDuration prints seconds with four significant digits in the largest

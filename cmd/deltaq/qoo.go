@@ -150,15 +150,16 @@ func fromPercent(p float64) float64 {
 }
 
 // parseRatio parses a ratio in [0, 1], as a fraction or a percentage.
-func parseRatio(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	scale := 1.0
+func parseRatio(written string) (float64, error) {
+	written = strings.TrimSpace(written)
+	s, scale := written, 1.0
 	if t, ok := strings.CutSuffix(s, "%"); ok {
 		s, scale = strings.TrimSpace(t), 100
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(v/scale >= 0 && v/scale <= 1) {
-		return 0, fmt.Errorf("ratio %q: want a fraction in [0, 1] or a percentage such as 5%%", s)
+		// Quoted as written: "150", for 150%, read as a fraction above 1.
+		return 0, fmt.Errorf("ratio %q: want a fraction in [0, 1] or a percentage such as 5%%", written)
 	}
 	if scale == 100 {
 		return fromPercent(v), nil

@@ -46,7 +46,7 @@ func TestParseQoO(t *testing.T) {
 		{"p99:2ms/1ms,loss:0/1", `"p99:2ms/1ms": the CPUP delay 1ms is not longer than the ROP delay 2ms`},
 		{"p99.9:2ms/1ms,loss:0/1", `"p99.9:2ms/1ms": the CPUP delay`},
 		{"p99:1ms/2ms,loss:5%/1%", `"loss:5%/1%": the CPUP ratio 1% is not larger than the ROP ratio 5%`},
-		{"p99:1ms/2ms,loss:0/150%", "want a fraction in [0, 1] or a percentage"},
+		{"p99:1ms/2ms,loss:0/150%", `ratio "150%": want a fraction in [0, 1] or a percentage`},
 		{"p99:1/2ms,loss:0/1", "ROP delay"},
 		{"p99:1ms/2ms,loss:0/1,loss:0/1", "loss given twice"},
 	} {

@@ -65,7 +65,7 @@ var startsErrorText = [numStartsErrors]string{
 	AttrProbe + " missing, empty or not a string",
 	AttrStarts + " missing, empty or not bytes",
 	AttrStarts + " length not a multiple of 32",
-	"more than 65536 entries",
+	AttrStarts + " holds more than 65536 entries",
 	AttrStartsThresholds + " not bytes, or its length not 8 × the entries",
 }
 

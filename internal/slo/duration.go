@@ -37,12 +37,20 @@ func FormatDuration(d time.Duration) string {
 	return b.String()
 }
 
-// ParseDuration reads a duration in Prometheus's form (1d, 6h, 1h30m, 5m,
-// 30s, 250ms; a week is w) or Go's (1.5h).
+// maxDuration bounds a duration ParseDuration reads: 10 years.
+const maxDuration = 10 * 366 * 24 * time.Hour
+
+func tooLong(s string) error {
+	return fmt.Errorf("duration %q: want a positive duration of at most 10 years", s)
+}
+
+// ParseDuration reads a positive duration of at most 10 years in
+// Prometheus's form (1d, 6h, 1h30m, 5m, 30s, 250ms; a week is w) or Go's
+// (1.5h).
 func ParseDuration(s string) (time.Duration, error) {
 	if d, err := time.ParseDuration(s); err == nil {
-		if d <= 0 {
-			return 0, fmt.Errorf("duration %q: want a positive duration", s)
+		if d <= 0 || d > maxDuration {
+			return 0, tooLong(s)
 		}
 		return d, nil
 	}
@@ -78,11 +86,18 @@ func ParseDuration(s string) (time.Duration, error) {
 		default:
 			return 0, fmt.Errorf("duration %q: unknown unit %q (want w, d, h, m, s or ms)", s, rest[i:j])
 		}
-		total += time.Duration(n) * unit
+		// Each term and the sum are bounded before they are added: 30501w
+		// is beyond an int64 of nanoseconds, and wrapped it read as 3 days.
+		if time.Duration(n) > maxDuration/unit {
+			return 0, tooLong(s)
+		}
+		if total += time.Duration(n) * unit; total > maxDuration {
+			return 0, tooLong(s)
+		}
 		rest = rest[j:]
 	}
-	if total <= 0 || total > 10*366*24*time.Hour {
-		return 0, fmt.Errorf("duration %q: want a positive duration of at most 10 years", s)
+	if total <= 0 {
+		return 0, tooLong(s)
 	}
 	return total, nil
 }

@@ -174,7 +174,7 @@ func testRequests() ([]ptrace.Traces, []string) {
 // marshalRequest is the file exporter's marshaller (marshaller.go): OTLP
 // JSON (ptrace.JSONMarshaler) for format json, protobuf
 // (ptrace.ProtoMarshaler) for format proto.
-func marshalRequest(t *testing.T, td ptrace.Traces, format string) []byte {
+func marshalRequest(t testing.TB, td ptrace.Traces, format string) []byte {
 	t.Helper()
 	var b []byte
 	var err error
@@ -200,7 +200,7 @@ func marshalRequest(t *testing.T, td ptrace.Traces, format string) []byte {
 // instead streams the whole file through one zstd encoder, the records
 // inside uncompressed: JSON lines for format json, length-prefixed for
 // proto; the stream is a sequence of zstd frames, one per flush.
-func fileExporterFile(t *testing.T, tds []ptrace.Traces, format, compression string, native bool) (file []byte, offsets []int) {
+func fileExporterFile(t testing.TB, tds []ptrace.Traces, format, compression string, native bool) (file []byte, offsets []int) {
 	t.Helper()
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
