@@ -103,17 +103,7 @@ func TestBandCurvesAtReportedEdges(t *testing.T) {
 	curves := map[string]map[string]float64{} // series → le → value
 	out := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 	for _, m := range out.All() {
-		if m.Name() != contract.MetricCDF {
-			continue
-		}
-		for _, dp := range m.Gauge().DataPoints().All() {
-			series, _ := dp.Attributes().Get(contract.AttrSeries)
-			le, _ := dp.Attributes().Get(contract.AttrLE)
-			if curves[series.Str()] == nil {
-				curves[series.Str()] = map[string]float64{}
-			}
-			curves[series.Str()][le.Str()] = dp.DoubleValue()
-		}
+		addCDFPoints(curves, m)
 	}
 	obs := curves[contract.SeriesObserved]
 	require.Len(t, obs, 7, "every 15th of 100 edges and the last")
@@ -124,5 +114,21 @@ func TestBandCurvesAtReportedEdges(t *testing.T) {
 		h := z / (1 + z*z/n) * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
 		assert.InDelta(t, max(c-h, 0), curves[contract.SeriesLower][le], 1e-12, "lower at %s", le)
 		assert.InDelta(t, min(c+h, 1), curves[contract.SeriesUpper][le], 1e-12, "upper at %s", le)
+	}
+}
+
+// addCDFPoints adds the points of m, if it is deltaq.cdf, to curves:
+// series → le → value.
+func addCDFPoints(curves map[string]map[string]float64, m pmetric.Metric) {
+	if m.Name() != contract.MetricCDF {
+		return
+	}
+	for _, dp := range m.Gauge().DataPoints().All() {
+		series, _ := dp.Attributes().Get(contract.AttrSeries)
+		le, _ := dp.Attributes().Get(contract.AttrLE)
+		if curves[series.Str()] == nil {
+			curves[series.Str()] = map[string]float64{}
+		}
+		curves[series.Str()][le.Str()] = dp.DoubleValue()
 	}
 }

@@ -373,19 +373,7 @@ func TestReloadToAnotherIntervalAndCDFPointsKeepsTheBandAtItsEdges(t *testing.T)
 	nu := newHarnessWith(t, cfg2, at(2*time.Second+ms(500)), withID)
 	curves := map[string]map[string]float64{} // series → le → value, of the windows flushed
 	for _, md := range nu.metrics.AllMetrics() {
-		forEachMetric(md, func(m pmetric.Metric) {
-			if m.Name() != contract.MetricCDF {
-				return
-			}
-			for _, dp := range m.Gauge().DataPoints().All() {
-				series, _ := dp.Attributes().Get(contract.AttrSeries)
-				le, _ := dp.Attributes().Get(contract.AttrLE)
-				if curves[series.Str()] == nil {
-					curves[series.Str()] = map[string]float64{}
-				}
-				curves[series.Str()][le.Str()] = dp.DoubleValue()
-			}
-		})
+		forEachMetric(md, func(m pmetric.Metric) { addCDFPoints(curves, m) })
 	}
 	obs := curves[contract.SeriesObserved]
 	require.Len(t, obs, 10, "the successor's ten points")
