@@ -43,7 +43,7 @@ func TestParseDuration(t *testing.T) {
 		// The number as written (it said "after 9.999999e+06").
 		"9999999h": "1:8: expected a unit (ns, us, ms or s) after 9999999",
 		"ms":       `1:1: expected a number, found "ms"`,
-		"-1ms":     `1:1: expected a number, found "-1ms"`,
+		"-1ms":     `1:1: expected a number that is not negative, found "-1ms"`,
 		"1ms2":     `1:4: unexpected "2" after the duration`,
 		"1.2.3s":   `1:1: bad number "1.2.3"`,
 		// An e without digits is no exponent.

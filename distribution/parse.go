@@ -286,6 +286,12 @@ func (p *parser) number() (float64, error) {
 		p.i++
 	}
 	if start == p.i {
+		// Every number of the notation (a delay, a probability, a count)
+		// is non-negative: a minus sign is named as such, not taken for
+		// something other than a number.
+		if p.i < len(p.s) && p.s[p.i] == '-' {
+			return 0, p.errorf("expected a number that is not negative, found %s", p.found())
+		}
 		return 0, p.errorf("expected a number, found %s", p.found())
 	}
 	// An exponent, as FormatDuration prints a duration of 10⁴ s or more
