@@ -20,8 +20,9 @@
 %% within `max_retry_time_ms' (30 s by default) of the request's first
 %% failed attempt and, when `max_retries' is set, is within that many; when
 %% either limit is reached, or on any other HTTP error, the request's items
-%% are counted as failed and export moves on. Callers never wait for any of
-%% this.
+%% are counted as failed and export moves on. The items a partial success
+%% rejects count as failed too; it is not retried. Callers never wait for
+%% any of this.
 %%
 %% inets is a dependency, but stopping it does not stop this application:
 %% httpc's processes go away and its calls exit (`noproc'). Such an exit,
@@ -62,6 +63,8 @@
     retry_timer :: reference() | undefined,
     %% Whether the last attempt failed (to log state changes only).
     failing = false :: boolean(),
+    %% Whether the last request delivered was partly rejected (likewise).
+    rejecting = false :: boolean(),
     %% Whether our httpc profile is taken to be running. `down' at start
     %% and after httpc raised: the next attempt starts the profile first.
     http = down :: up | down,
@@ -436,9 +439,9 @@ send([], State) ->
 send([Request | Rest] = Requests, State0) ->
     {Result, #state{attempt = Attempt, config = Config} = State} = post(Request, State0),
     case Result of
-        ok ->
-            count(State, exported_counter(Request#dqsd_request.kind), Request#dqsd_request.count),
-            send(Rest, recovered(State#state{attempt = 0}));
+        {ok, Accepted} ->
+            {_Rejected, State1} = delivered(Request, Accepted, State),
+            send(Rest, State1#state{attempt = 0});
         {drop, Why} ->
             send(Rest, (give_up(Request, Why, State))#state{attempt = 0});
         {retry, Why, RetryAfter} ->
@@ -497,17 +500,53 @@ send_once([], State, Lost) ->
 send_once([#dqsd_request{kind = Kind, count = Count} = Request | Rest], State0, Lost) ->
     {Result, State} = post(Request, State0),
     case Result of
-        ok ->
-            count(State, exported_counter(Kind), Count),
-            send_once(Rest, recovered(State), Lost);
+        {ok, Accepted} ->
+            {Rejected, State1} = delivered(Request, Accepted, State),
+            send_once(Rest, State1, add_lost(Kind, Rejected, Lost));
         {drop, Why} ->
             send_once(Rest, give_up(Request, Why, State), add_lost(Kind, Count, Lost));
         {retry, Why, _} ->
             send_once(Rest, give_up(Request, Why, State), add_lost(Kind, Count, Lost))
     end.
 
+add_lost(_Kind, 0, Lost) ->
+    Lost;
 add_lost(Kind, Count, Lost) ->
     maps:update_with(Kind, fun(N) -> N + Count end, Count, Lost).
+
+%% A request the endpoint took (a 2xx answer): its items count as exported,
+%% but for those the answer says it rejected (an OTLP partial success,
+%% which the client must not retry), which count as failed. Returns their
+%% number. The answer counts log records, and a batch start event holds
+%% the starts of one probe: when only some of a request's records are
+%% rejected, which ones is unknown, and their starts are counted as if
+%% each record held the request's mean (rounded up).
+delivered(#dqsd_request{kind = Kind, count = Count} = Request, Accepted, State0) ->
+    State = recovered(State0),
+    case Accepted of
+        all ->
+            count(State, exported_counter(Kind), Count),
+            {0, State#state{rejecting = false}};
+        {partial, RejectedRecords, Message} ->
+            Records = records(Request, State),
+            Rejected = min(Count, (Count * RejectedRecords + Records - 1) div Records),
+            count(State, exported_counter(Kind), Count - Rejected),
+            count(State, failed_counter(Kind), Rejected),
+            case State#state.rejecting of
+                true -> ok;
+                false ->
+                    ?LOG_WARNING("dqsd_otel: partial success, ~b of ~b ~p rejected: ~0tP",
+                                 [Rejected, Count, Kind, Message, 20])
+            end,
+            {Rejected, State#state{rejecting = Rejected > 0}}
+    end.
+
+%% The number of spans or log records in a request's body.
+records(#dqsd_request{kind = events, starts = Starts},
+        #state{config = #{start_events := batch}}) ->
+    max(1, dqsd_otel_otlp:record_count(Starts));
+records(#dqsd_request{count = Count}, _State) ->
+    Count.
 
 %% How long a request may take: export_timeout_ms, or less when the last
 %% flush's deadline comes sooner.
@@ -516,7 +555,8 @@ time_left(#state{deadline = infinity, config = #{export_timeout_ms := Timeout}})
 time_left(#state{deadline = Deadline, config = #{export_timeout_ms := Timeout}}) ->
     min(Timeout, Deadline - erlang:monotonic_time(millisecond)).
 
-%% One attempt: `{ok | {drop, Why} | {retry, Why, RetryAfter}, State}'.
+%% One attempt: `{{ok, Accepted} | {drop, Why} | {retry, Why, RetryAfter}, State}',
+%% Accepted `all' or `{partial, RejectedRecords, Message}' (partial_success/1).
 %% None is made past the last flush's deadline.
 post(Request, State0) ->
     case time_left(State0) of
@@ -562,8 +602,8 @@ exit_reason(Reason) -> Reason.
 
 result(Result, State) ->
     case Result of
-        {ok, {{_, Code, _}, _, _}} when Code >= 200, Code < 300 ->
-            ok;
+        {ok, {{_, Code, _}, _, RespBody}} when Code >= 200, Code < 300 ->
+            {ok, partial_success(RespBody)};
         {ok, {{_, Code, _}, RespHeaders, _}}
           when Code =:= 429; Code =:= 502; Code =:= 503; Code =:= 504 ->
             count(State, ?C_EXPORT_ERRORS, 1),
@@ -574,6 +614,32 @@ result(Result, State) ->
         {error, Reason} ->
             count(State, ?C_EXPORT_ERRORS, 1),
             {retry, Reason, undefined}
+    end.
+
+%% The partial_success of an ExportTraceServiceResponse or
+%% ExportLogsServiceResponse in JSON (OTLP/HTTP, "Partial Success"):
+%% `{partial, Rejected, Message}' when it rejects spans or log records, or
+%% holds a message (a warning, with nothing rejected), else `all'. Field
+%% names in either JSON form (lowerCamelCase or the proto's), a 64-bit
+%% count as a string or a number. An answer that is not JSON accepts all.
+partial_success(Body) when byte_size(Body) < 3 ->
+    all;
+partial_success(Body) ->
+    Rejected = case re:run(Body, "\"rejected(?:Spans|_spans|LogRecords|_log_records)\""
+                                 "\\s*:\\s*\"?([0-9]+)",
+                           [{capture, all_but_first, binary}]) of
+                   {match, [N]} -> binary_to_integer(N);
+                   nomatch -> 0
+               end,
+    Message = case re:run(Body, "\"error(?:Message|_message)\"\\s*:\\s*"
+                                "\"((?:[^\"\\\\]|\\\\.)*)\"",
+                          [{capture, all_but_first, binary}]) of
+                  {match, [M]} -> M;
+                  nomatch -> <<>>
+              end,
+    case {Rejected, Message} of
+        {0, <<>>} -> all;
+        _ -> {partial, Rejected, Message}
     end.
 
 %% Retry-After in seconds (RFC 9110 10.2.3; the date form is ignored).

@@ -20,7 +20,7 @@
 
 -include("dqsd_otel_internal.hrl").
 
--export([traces/3, logs/3, starts/4, resource/2, attributes/1, any_value/1,
+-export([traces/3, logs/3, starts/4, record_count/1, resource/2, attributes/1, any_value/1,
          string/1, hex/1, probe/1]).
 
 -export_type([resource/0, span_item/0, event_item/0, status/0]).
@@ -114,6 +114,11 @@ starts(Resource, Events, Offset, Now) ->
     Time = integer_to_binary(Now),
     log_records(Resource, [starts_record(Probe, Entries, Time)
                            || {Probe, Entries} <- by_probe(Events, Offset)]).
+
+%% @doc The number of log records `starts/4' makes of `Events'.
+-spec record_count([event_item()]) -> non_neg_integer().
+record_count(Events) ->
+    length(by_probe(Events, 0)).
 
 %% @doc The resource (`service.name', the `telemetry.sdk.*' attributes, then
 %% `Attributes'; `ServiceName' wins over a `service.name' among them) and the

@@ -1083,6 +1083,55 @@ rejected_test() ->
         ?assertMatch(#{failed_events := 1, export_errors := 2}, dqsd_otel:stats())
     end).
 
+%% An OTLP partial success (OTLP/HTTP, "Partial Success": 200 with
+%% partial_success in the response) is not retried, and the items it
+%% rejects are not exported: they count as failed, and flush/0 says so.
+%% They were counted as exported.
+partial_success_spans_test() ->
+    Responder = fun(_, <<"/v1/traces">>) ->
+                        {200, [], <<"{\"partialSuccess\":{\"rejectedSpans\":\"2\","
+                                    "\"errorMessage\":\"2 spans too old\"}}">>};
+                   (_, _) -> 200
+                end,
+    with_server(Responder, #{}, fun(_) ->
+        [dqsd_otel:end_span(dqsd_otel:start_span(<<"s">>)) || _ <- lists:seq(1, 5)],
+        ?assertEqual({error, {not_exported, #{spans => 2, events => 0}}}, dqsd_otel:flush()),
+        [{<<"/v1/traces">>, _}] = received(1),
+        nothing_more_received(),
+        ?assertMatch(#{exported_spans := 3, failed_spans := 2, export_errors := 0},
+                     dqsd_otel:stats())
+    end).
+
+%% In the per-span form a rejected log record is one start event; a
+%% partial success with a message alone (a warning) rejects nothing, and
+%% the proto's field names are read as the JSON ones.
+partial_success_events_test_() ->
+    Answer = fun(Body) ->
+                     fun(_, <<"/v1/logs">>) -> {200, [], Body}; (_, _) -> 200 end
+             end,
+    Run = fun(Body, Form) ->
+                  with_server(Answer(Body), #{start_events => Form}, fun(_) ->
+                      _Open = [dqsd_otel:start_span(P) || P <- [<<"a">>, <<"a">>, <<"b">>]],
+                      Flushed = dqsd_otel:flush(),
+                      [{<<"/v1/logs">>, _}] = received(1),
+                      {Flushed, maps:with([exported_events, failed_events], dqsd_otel:stats())}
+                  end)
+          end,
+    [?_assertEqual({{error, {not_exported, #{spans => 0, events => 1}}},
+                    #{exported_events => 2, failed_events => 1}},
+                   Run(<<"{\"partialSuccess\":{\"rejectedLogRecords\":\"1\"}}">>, per_span)),
+     ?_assertEqual({{error, {not_exported, #{spans => 0, events => 2}}},
+                    #{exported_events => 1, failed_events => 2}},
+                   Run(<<"{\"partial_success\":{\"rejected_log_records\":2}}">>, per_span)),
+     %% Both batch records (probes a and b) rejected: their 3 starts.
+     ?_assertEqual({{error, {not_exported, #{spans => 0, events => 3}}},
+                    #{exported_events => 0, failed_events => 3}},
+                   Run(<<"{\"partialSuccess\":{\"rejectedLogRecords\":\"2\"}}">>, batch)),
+     ?_assertEqual({ok, #{exported_events => 3, failed_events => 0}},
+                   Run(<<"{\"partialSuccess\":{\"errorMessage\":\"slow down\"}}">>, batch)),
+     ?_assertEqual({ok, #{exported_events => 3, failed_events => 0}},
+                   Run(<<"{\"partialSuccess\":{}}">>, batch))].
+
 %% While the exporter waits on a collector that does not answer, callers
 %% go on: their spans are queued. Were the caller's path to wait for the
 %% exporter, this test would hang.
