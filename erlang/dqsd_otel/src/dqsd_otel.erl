@@ -328,10 +328,10 @@ flush(Timeout) ->
 %% bytes), `oversized_spans' and `oversized_events' (one alone encoded to
 %% more than `max_request_bytes': dropped, and the items of its batch sent
 %% without it), `failed_spans' and `failed_events' (export gave up after its
-%% retries or the collector refused them), `export_requests' and
-%% `export_errors' (failed attempts, retried or not; an attempt while inets
-%% is stopped is one), `exporter_restarts' (exporters started again by the
-%% watchdog after the previous one stopped), `elided_events' (start events
+%% retries or the collector refused them, whole or in a partial success),
+%% `export_requests' and `export_errors' (failed attempts, retried or not),
+%% `exporter_restarts' (exporters started again by the watchdog after the
+%% previous one stopped), `elided_events' (start events
 %% not sent because their span went in the same export round, the batches
 %% queued when it began, or was queued while their request waited to be
 %% retried).

@@ -20,17 +20,21 @@
 %% within `max_retry_time_ms' (30 s by default) of the request's first
 %% failed attempt and, when `max_retries' is set, is within that many; when
 %% either limit is reached, or on any other HTTP error, the request's items
-%% are counted as failed and export moves on. Callers never wait for any of
-%% this.
+%% are counted as failed and export moves on. The items a partial success
+%% rejects count as failed too; it is not retried. Callers never wait for
+%% any of this.
 %%
-%% inets is a dependency, but stopping it does not stop this application:
-%% httpc's processes go away and its calls exit (`noproc'). Such an exit,
-%% like any exception of httpc, is a failed attempt, counted and retried as
-%% a connection error is; before the next attempt the exporter starts its
-%% httpc profile again, which succeeds once inets is back. When it starts,
-%% the exporter also starts inets (and ssl for an https endpoint) if they
-%% are not running; if that fails it runs degraded, and each attempt tries
-%% again with the backoff of a failed request.
+%% Its httpc profile is a stand-alone one, linked to it rather than under
+%% inets's supervisor: stopping inets does not disturb it, and it goes with
+%% the exporter. A profile under inets's supervisor retried a 503 whose
+%% Retry-After is below 100 s by itself, for as long as the endpoint
+%% answered so, and the request's caller never heard back (answer/2); a
+%% stand-alone profile drops those retries. Any exception of httpc is a
+%% failed attempt, counted and retried as a connection error is; the
+%% profile is started again before the next attempt. For an https endpoint
+%% the exporter starts ssl if it is not running; if that fails it runs
+%% degraded, and each attempt tries again with the backoff of a failed
+%% request.
 -module(dqsd_otel_exporter).
 
 -behaviour(gen_server).
@@ -42,7 +46,10 @@
 -export([init/1, handle_continue/2, handle_call/3, handle_cast/2, handle_info/2,
          terminate/2]).
 
--define(HTTPC_PROFILE, dqsd_otel).
+%% The stand-alone httpc profile's name. httpc sends a retry of its own to
+%% the profile registered under a name made of it; no profile of that name
+%% is registered (it would take those retries), so they are dropped.
+-define(HTTPC_PROFILE, dqsd_otel_exporter).
 
 -record(state, {
     config :: dqsd_otel_config:config(),
@@ -62,12 +69,14 @@
     retry_timer :: reference() | undefined,
     %% Whether the last attempt failed (to log state changes only).
     failing = false :: boolean(),
-    %% Whether our httpc profile is taken to be running. `down' at start
-    %% and after httpc raised: the next attempt starts the profile first.
-    http = down :: up | down,
-    %% Whether that start may also start inets (and ssl): until this
-    %% exporter has seen them running. Later it waits for whoever stopped
-    %% inets to start it again rather than overrule them.
+    %% Whether the last request delivered was partly rejected (likewise).
+    rejecting = false :: boolean(),
+    %% Our stand-alone httpc profile, or `down' at start and after httpc
+    %% raised or the profile exited: the next attempt starts it first.
+    http = down :: pid() | down,
+    %% Whether that start may also start ssl (for an https endpoint): until
+    %% this exporter has seen it running. Later it waits for whoever
+    %% stopped ssl to start it again rather than overrule them.
     start_apps = true :: boolean(),
     %% When the last flush must end, erlang:monotonic_time(millisecond), or
     %% `infinity' before it (terminate/2).
@@ -78,12 +87,16 @@
 %% for the exporter (dqsd_otel_sup, 5000 ms), which kills it after that.
 -define(LAST_FLUSH_MS, 4000).
 
+%% How much longer than a request's timeout its answer is waited for
+%% (answer/2), within the 1000 ms between ?LAST_FLUSH_MS and the kill.
+-define(ANSWER_MARGIN_MS, 500).
+
 %% @doc Starts the exporter, registered as `dqsd_otel_exporter'.
 -spec start_link(dqsd_otel_config:config(), #dqsd_queue{}) -> {ok, pid()} | {error, term()}.
 start_link(Config, Queue) ->
     gen_server:start_link({local, ?EXPORTER}, ?MODULE, {Config, Queue}, []).
 
-%% @private Never fails: what can fail (starting inets, ssl and the httpc
+%% @private Never fails: what can fail (starting ssl and the httpc
 %% profile) is done in handle_continue/2, right after.
 -spec init({dqsd_otel_config:config(), #dqsd_queue{}}) ->
     {ok, #state{}, {continue, http_up}}.
@@ -101,7 +114,7 @@ init({Config, #dqsd_queue{tab = Tab, atomics = Atomics, counters = Counters}}) -
     schedule_tick(State),
     {ok, State, {continue, http_up}}.
 
-%% @private Starting inets or ssl is a call to the application controller,
+%% @private Starting ssl is a call to the application controller,
 %% made here rather than in init/1 so that the supervisor never waits for
 %% it: were the controller busy stopping this application, which waits for
 %% the supervisor, they would wait for each other.
@@ -140,6 +153,9 @@ handle_info(retry, State) ->
     State0 = elide_pending(State#state{retry_timer = undefined}),
     State1 = send(State0#state.pending, State0),
     {noreply, export(State1)};
+handle_info({'EXIT', Pid, _Reason}, #state{http = Pid} = State) ->
+    %% Our httpc profile is gone: started again before the next attempt.
+    {noreply, State#state{http = down}};
 handle_info(_Info, State) ->
     %% Late httpc replies after a timeout, exits of linked processes.
     {noreply, State}.
@@ -150,36 +166,44 @@ handle_info(_Info, State) ->
 %% what was not sent by then is given up. Otherwise a collector that does
 %% not answer would make each request wait its own timeout, until the
 %% supervisor kills the exporter (and reports that it had to). It does not
-%% start inets: the application controller, busy stopping this
-%% application, would not answer.
+%% start ssl: the application controller, busy stopping this application,
+%% would not answer.
 -spec terminate(term(), #state{}) -> ok.
 terminate(_Reason, #state{config = #{export_timeout_ms := Timeout}} = State) ->
     Deadline = erlang:monotonic_time(millisecond) + min(Timeout, ?LAST_FLUSH_MS),
-    _ = flush(cancel_retry(State#state{start_apps = false, deadline = Deadline})),
-    %% inets may be gone, and the profile with it.
-    _ = catch inets:stop(httpc, ?HTTPC_PROFILE),
+    {_, State1} = flush(cancel_retry(State#state{start_apps = false, deadline = Deadline})),
+    _ = http_down(State1),
     ok.
 
 %%--------------------------------------------------------------------
 
-%% Makes sure requests can be made: with `start_apps', starts inets (and ssl
-%% for an https endpoint) if needed, then our httpc profile if needed. The
-%% profile lives under inets's supervisor: it is gone when inets was
-%% stopped, and starting it then fails with `inets_not_started'.
-http_up(#state{http = up} = State) ->
+%% Makes sure requests can be made: with `start_apps', starts ssl for an
+%% https endpoint if needed, then our httpc profile if needed.
+http_up(#state{http = Pid} = State) when is_pid(Pid) ->
     {ok, State};
 http_up(#state{start_apps = StartApps, config = #{traces_url := Url}} = State) ->
     try
         case StartApps of
-            true -> start_apps([inets | [ssl || lists:prefix("https:", Url)]]);
+            true -> start_apps([ssl || lists:prefix("https:", Url)]);
             false -> ok
         end,
-        start_profile(Url),
-        {ok, State#state{http = up, start_apps = false}}
+        {ok, State#state{http = start_profile(Url), start_apps = false}}
     catch
         throw:Why -> {error, Why, State};
         Class:Reason -> {error, {Class, Reason}, State}
     end.
+
+%% Stops our httpc profile, if it runs; its connections close with it.
+http_down(#state{http = down} = State) ->
+    State;
+http_down(#state{http = Pid} = State) ->
+    stop_profile(Pid),
+    State#state{http = down}.
+
+stop_profile(Pid) ->
+    unlink(Pid),
+    _ = catch inets:stop(stand_alone, Pid),
+    exit(Pid, kill).
 
 start_apps(Apps) ->
     lists:foreach(fun(App) ->
@@ -189,17 +213,18 @@ start_apps(Apps) ->
                           end
                   end, Apps).
 
+%% A stand-alone httpc profile, linked to the exporter: it needs no inets
+%% application, and stops when the exporter does.
 start_profile(Url) ->
-    case inets:start(httpc, [{profile, ?HTTPC_PROFILE}]) of
-        {ok, _} -> ok;
-        {error, {already_started, _}} -> ok;
-        {error, Why} -> throw(Why)
-    end,
+    Pid = case inets:start(httpc, [{profile, ?HTTPC_PROFILE}], stand_alone) of
+              {ok, P} -> P;
+              {error, Why} -> throw(Why)
+          end,
     case httpc:set_options([{max_sessions, 2}, {keep_alive_timeout, 30000},
                             {ipfamily, ip_family(Url)}],
-                           ?HTTPC_PROFILE) of
-        ok -> ok;
-        {error, Why2} -> throw(Why2)
+                           Pid) of
+        ok -> Pid;
+        {error, Why2} -> stop_profile(Pid), throw(Why2)
     end.
 
 %% The address family to connect with. httpc connects over IPv4 unless
@@ -436,9 +461,9 @@ send([], State) ->
 send([Request | Rest] = Requests, State0) ->
     {Result, #state{attempt = Attempt, config = Config} = State} = post(Request, State0),
     case Result of
-        ok ->
-            count(State, exported_counter(Request#dqsd_request.kind), Request#dqsd_request.count),
-            send(Rest, recovered(State#state{attempt = 0}));
+        {ok, Accepted} ->
+            {_Rejected, State1} = delivered(Request, Accepted, State),
+            send(Rest, State1#state{attempt = 0});
         {drop, Why} ->
             send(Rest, (give_up(Request, Why, State))#state{attempt = 0});
         {retry, Why, RetryAfter} ->
@@ -497,17 +522,53 @@ send_once([], State, Lost) ->
 send_once([#dqsd_request{kind = Kind, count = Count} = Request | Rest], State0, Lost) ->
     {Result, State} = post(Request, State0),
     case Result of
-        ok ->
-            count(State, exported_counter(Kind), Count),
-            send_once(Rest, recovered(State), Lost);
+        {ok, Accepted} ->
+            {Rejected, State1} = delivered(Request, Accepted, State),
+            send_once(Rest, State1, add_lost(Kind, Rejected, Lost));
         {drop, Why} ->
             send_once(Rest, give_up(Request, Why, State), add_lost(Kind, Count, Lost));
         {retry, Why, _} ->
             send_once(Rest, give_up(Request, Why, State), add_lost(Kind, Count, Lost))
     end.
 
+add_lost(_Kind, 0, Lost) ->
+    Lost;
 add_lost(Kind, Count, Lost) ->
     maps:update_with(Kind, fun(N) -> N + Count end, Count, Lost).
+
+%% A request the endpoint took (a 2xx answer): its items count as exported,
+%% but for those the answer says it rejected (an OTLP partial success,
+%% which the client must not retry), which count as failed. Returns their
+%% number. The answer counts log records, and a batch start event holds
+%% the starts of one probe: when only some of a request's records are
+%% rejected, which ones is unknown, and their starts are counted as if
+%% each record held the request's mean (rounded up).
+delivered(#dqsd_request{kind = Kind, count = Count} = Request, Accepted, State0) ->
+    State = recovered(State0),
+    case Accepted of
+        all ->
+            count(State, exported_counter(Kind), Count),
+            {0, State#state{rejecting = false}};
+        {partial, RejectedRecords, Message} ->
+            Records = records(Request, State),
+            Rejected = min(Count, (Count * RejectedRecords + Records - 1) div Records),
+            count(State, exported_counter(Kind), Count - Rejected),
+            count(State, failed_counter(Kind), Rejected),
+            case State#state.rejecting of
+                true -> ok;
+                false ->
+                    ?LOG_WARNING("dqsd_otel: partial success, ~b of ~b ~p rejected: ~0tP",
+                                 [Rejected, Count, Kind, Message, 20])
+            end,
+            {Rejected, State#state{rejecting = Rejected > 0}}
+    end.
+
+%% The number of spans or log records in a request's body.
+records(#dqsd_request{kind = events, starts = Starts},
+        #state{config = #{start_events := batch}}) ->
+    max(1, dqsd_otel_otlp:record_count(Starts));
+records(#dqsd_request{count = Count}, _State) ->
+    Count.
 
 %% How long a request may take: export_timeout_ms, or less when the last
 %% flush's deadline comes sooner.
@@ -516,7 +577,8 @@ time_left(#state{deadline = infinity, config = #{export_timeout_ms := Timeout}})
 time_left(#state{deadline = Deadline, config = #{export_timeout_ms := Timeout}}) ->
     min(Timeout, Deadline - erlang:monotonic_time(millisecond)).
 
-%% One attempt: `{ok | {drop, Why} | {retry, Why, RetryAfter}, State}'.
+%% One attempt: `{{ok, Accepted} | {drop, Why} | {retry, Why, RetryAfter}, State}',
+%% Accepted `all' or `{partial, RejectedRecords, Message}' (partial_success/1).
 %% None is made past the last flush's deadline.
 post(Request, State0) ->
     case time_left(State0) of
@@ -529,19 +591,16 @@ attempt(Request, Timeout, State0) ->
     case http_up(State0) of
         {ok, State} ->
             try request(Request, Timeout, State) of
-                {error, {not_started, _}} = Result ->
-                    %% httpc's own word that the profile is gone.
-                    {result(Result, State), State#state{http = down}};
                 Result ->
                     {result(Result, State), State}
             catch
-                %% inets was stopped (noproc) or httpc failed otherwise: a
-                %% failed attempt, and the profile is started again before
-                %% the next one.
+                %% The profile went away (noproc) or httpc failed
+                %% otherwise: a failed attempt, and the profile is started
+                %% again before the next one.
                 Class:Reason ->
                     count(State, ?C_EXPORT_ERRORS, 1),
                     {{retry, {httpc, Class, exit_reason(Reason)}, undefined},
-                     State#state{http = down}}
+                     http_down(State)}
             end;
         {error, Why, State} ->
             count(State, ?C_EXPORT_ERRORS, 1),
@@ -549,11 +608,40 @@ attempt(Request, Timeout, State0) ->
     end.
 
 request(#dqsd_request{url = Url, body = Body}, Timeout,
-        #state{headers = Headers, config = #{ssl_options := Ssl}}) ->
+        #state{http = Profile, headers = Headers, config = #{ssl_options := Ssl}}) ->
     HttpOptions = [{timeout, Timeout}, {connect_timeout, min(Timeout, 5000)},
                    {autoredirect, false} | [{ssl, Ssl} || Ssl =/= []]],
-    httpc:request(post, {Url, Headers, "application/json", Body},
-                  HttpOptions, [{body_format, binary}], ?HTTPC_PROFILE).
+    case httpc:request(post, {Url, Headers, "application/json", Body}, HttpOptions,
+                       [{body_format, binary}, {sync, false}, {receiver, self()}],
+                       Profile) of
+        {ok, RequestId} -> answer(RequestId, Timeout, Profile);
+        {error, _} = Error -> Error
+    end.
+
+%% httpc's answer to a request, waited for no longer than its timeout (and
+%% a margin for httpc to report its own). httpc retries a 503 whose
+%% Retry-After is below 100 s by itself, again at each such answer, and
+%% tells the caller nothing meanwhile: a synchronous request to an endpoint
+%% that kept answering so never returned, and export stopped for good (the
+%% retry budget and export_timeout_ms never came into play, flush/1 timed
+%% out, stopping the application waited for the supervisor to kill the
+%% exporter). A stand-alone profile drops that retry (?HTTPC_PROFILE), and
+%% the attempt fails as a timeout here, to be retried (or given up) as any
+%% other.
+answer(RequestId, Timeout, Profile) ->
+    receive
+        {http, {RequestId, {error, _} = Error}} -> Error;
+        {http, {RequestId, Response}} -> {ok, Response}
+    %% `after' takes at most 2^32 - 1 ms; export_timeout_ms may be more.
+    after min(Timeout + ?ANSWER_MARGIN_MS, 16#ffffffff) ->
+        _ = httpc:cancel_request(RequestId, Profile),
+        receive
+            {http, {RequestId, {error, _} = Error}} -> Error;
+            {http, {RequestId, Response}} -> {ok, Response}
+        after 0 ->
+            {error, timeout}
+        end
+    end.
 
 %% The reason of a failed gen_server call without the call itself, which
 %% holds the whole request body.
@@ -562,8 +650,8 @@ exit_reason(Reason) -> Reason.
 
 result(Result, State) ->
     case Result of
-        {ok, {{_, Code, _}, _, _}} when Code >= 200, Code < 300 ->
-            ok;
+        {ok, {{_, Code, _}, _, RespBody}} when Code >= 200, Code < 300 ->
+            {ok, partial_success(RespBody)};
         {ok, {{_, Code, _}, RespHeaders, _}}
           when Code =:= 429; Code =:= 502; Code =:= 503; Code =:= 504 ->
             count(State, ?C_EXPORT_ERRORS, 1),
@@ -574,6 +662,32 @@ result(Result, State) ->
         {error, Reason} ->
             count(State, ?C_EXPORT_ERRORS, 1),
             {retry, Reason, undefined}
+    end.
+
+%% The partial_success of an ExportTraceServiceResponse or
+%% ExportLogsServiceResponse in JSON (OTLP/HTTP, "Partial Success"):
+%% `{partial, Rejected, Message}' when it rejects spans or log records, or
+%% holds a message (a warning, with nothing rejected), else `all'. Field
+%% names in either JSON form (lowerCamelCase or the proto's), a 64-bit
+%% count as a string or a number. An answer that is not JSON accepts all.
+partial_success(Body) when byte_size(Body) < 3 ->
+    all;
+partial_success(Body) ->
+    Rejected = case re:run(Body, "\"rejected(?:Spans|_spans|LogRecords|_log_records)\""
+                                 "\\s*:\\s*\"?([0-9]+)",
+                           [{capture, all_but_first, binary}]) of
+                   {match, [N]} -> binary_to_integer(N);
+                   nomatch -> 0
+               end,
+    Message = case re:run(Body, "\"error(?:Message|_message)\"\\s*:\\s*"
+                                "\"((?:[^\"\\\\]|\\\\.)*)\"",
+                          [{capture, all_but_first, binary}]) of
+                  {match, [M]} -> M;
+                  nomatch -> <<>>
+              end,
+    case {Rejected, Message} of
+        {0, <<>>} -> all;
+        _ -> {partial, Rejected, Message}
     end.
 
 %% Retry-After in seconds (RFC 9110 10.2.3; the date form is ignored).

@@ -20,7 +20,7 @@
 
 -include("dqsd_otel_internal.hrl").
 
--export([traces/3, logs/3, starts/4, resource/2, attributes/1, any_value/1,
+-export([traces/3, logs/3, starts/4, record_count/1, resource/2, attributes/1, any_value/1,
          string/1, hex/1, probe/1]).
 
 -export_type([resource/0, span_item/0, event_item/0, status/0]).
@@ -114,6 +114,11 @@ starts(Resource, Events, Offset, Now) ->
     Time = integer_to_binary(Now),
     log_records(Resource, [starts_record(Probe, Entries, Time)
                            || {Probe, Entries} <- by_probe(Events, Offset)]).
+
+%% @doc The number of log records `starts/4' makes of `Events'.
+-spec record_count([event_item()]) -> non_neg_integer().
+record_count(Events) ->
+    length(by_probe(Events, 0)).
 
 %% @doc The resource (`service.name', the `telemetry.sdk.*' attributes, then
 %% `Attributes'; `ServiceName' wins over a `service.name' among them) and the
@@ -412,7 +417,11 @@ text(V) when is_atom(V) ->
 text(V) when is_list(V) ->
     try unicode:characters_to_binary(V) of
         B when is_binary(B) -> B;
-        _ -> print(V)
+        %% A binary in it is not UTF-8 (or ends in the middle of a
+        %% character): its bytes as they are, for escape/1 to repair as it
+        %% repairs a binary name, so that [<<"caf", 16#e9>>] is sent as
+        %% <<"caf", 16#e9>> is, "caf\ufffd", not in printed form.
+        _ -> chardata_bytes(V)
     catch
         error:badarg -> print(V)
     end;
@@ -420,6 +429,20 @@ text(V) when is_integer(V) ->
     integer_to_binary(V);
 text(V) ->
     print(V).
+
+%% Chardata as bytes: its binaries as they are, its characters in UTF-8;
+%% the printed form when it holds something else (a surrogate, say).
+chardata_bytes(V) ->
+    try iolist_to_binary(utf8_parts(V))
+    catch
+        error:badarg -> print(V)
+    end.
+
+utf8_parts(B) when is_binary(B) -> B;
+utf8_parts(C) when is_integer(C) -> <<C/utf8>>;
+utf8_parts([H | T]) when is_list(T); is_binary(T) -> [utf8_parts(H) | utf8_parts(T)];
+utf8_parts([]) -> [];
+utf8_parts(_) -> error(badarg).
 
 print(V) ->
     Bin = unicode:characters_to_binary(io_lib:format("~0tP", [V, 30])),

@@ -411,6 +411,31 @@ probe_repair_contract_test() ->
               end
       end, lists:zip(lists:seq(0, length(Examples) - 1), Examples)).
 
+%% A name given as iodata is the name its bytes make: each of the
+%% contract's probe_repair examples, as a list of its parts (a binary
+%% each, one byte each, nested), is sent, repaired and announced as the
+%% binary is (docs/contract/start-event.json: "each byte of a probe or span
+%% name that is not part of a valid UTF-8 sequence" becomes U+FFFD; the
+%% README's "the flattened bytes of other chardata"). Such a name was sent
+%% in printed form, `[<<"bad",255>>]', when a binary in it was not UTF-8.
+probe_repair_iodata_test() ->
+    #{<<"probe_repair">> := #{<<"examples">> := Examples}} = start_event_contract(),
+    lists:foreach(
+      fun({I, #{<<"name">> := Parts}}) ->
+              Binaries = [binary:copy(binary:decode_hex(H), N)
+                          || #{<<"hex">> := H, <<"times">> := N} <- Parts],
+              Name = iolist_to_binary(Binaries),
+              Bytes = [<<B>> || <<B>> <= Name],
+              lists:foreach(
+                fun(IoName) ->
+                        ?assertEqual({I, str(Name)}, {I, str(IoName)}),
+                        ?assertEqual({I, dqsd_otel_otlp:probe(Name)},
+                                     {I, dqsd_otel_otlp:probe(IoName)})
+                end, [Binaries, Bytes, [[], [Bytes]]])
+      end, lists:zip(lists:seq(0, length(Examples) - 1), Examples)),
+    R = <<16#fffd/utf8>>,
+    ?assertEqual(<<"caf", R/binary>>, str(["caf", <<16#e9>>])).
+
 %% The contract's example batch record (batch.example): its spans, encoded
 %% by starts/4, give exactly its bytes of `deltaq.starts' and
 %% `deltaq.starts.thresholds', the known answer that the collector's

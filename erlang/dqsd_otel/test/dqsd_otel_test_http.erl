@@ -8,7 +8,8 @@
 %% `{dqsd_http, N, Path, Headers, Body}' (N counts requests from 1, Headers
 %% have lowercase binary names, a gzip body is already inflated) and answered
 %% with the status the responder returns: `Responder(N, Path)' gives an HTTP
-%% status code, `{Code, ExtraHeaders}', or `hang', which reports
+%% status code, `{Code, ExtraHeaders}', `{Code, ExtraHeaders, Body}' (the
+%% body is otherwise `{}'), or `hang', which reports
 %% `{dqsd_http_hang, N, Handler}' and answers 200 only when the handler
 %% receives `release'. Connections are kept alive, as httpc expects.
 -module(dqsd_otel_test_http).
@@ -16,7 +17,8 @@
 -export([start/1, start/2, start/3, endpoint/1, stop/1]).
 
 -type responder() :: fun((pos_integer(), binary()) ->
-                            pos_integer() | {pos_integer(), [{string(), string()}]} | hang).
+                            pos_integer() | {pos_integer(), [{string(), string()}]}
+                            | {pos_integer(), [{string(), string()}], binary()} | hang).
 
 -spec start(responder()) -> {ok, map()}.
 start(Responder) ->
@@ -94,17 +96,18 @@ connection(Socket, Counter, Responder, Owner) ->
                    end,
             N = atomics:add_get(Counter, 1, 1),
             report(Owner, {dqsd_http, N, Path, Headers, Body}),
-            {Code, Extra} = case Responder(N, Path) of
-                                hang ->
-                                    report(Owner, {dqsd_http_hang, N, self()}),
-                                    receive release -> {200, []} end;
-                                {C, H} -> {C, H};
-                                C when is_integer(C) -> {C, []}
-                            end,
+            {Code, Extra, Reply} = case Responder(N, Path) of
+                                       hang ->
+                                           report(Owner, {dqsd_http_hang, N, self()}),
+                                           receive release -> {200, [], <<"{}">>} end;
+                                       {C, H, Bytes} -> {C, H, Bytes};
+                                       {C, H} -> {C, H, <<"{}">>};
+                                       C when is_integer(C) -> {C, [], <<"{}">>}
+                                   end,
             Response = [<<"HTTP/1.1 ">>, integer_to_binary(Code), <<" X\r\n">>,
                         [[K, <<": ">>, V, <<"\r\n">>] || {K, V} <- Extra],
-                        <<"content-type: application/json\r\n"
-                          "content-length: 2\r\n\r\n{}">>],
+                        <<"content-type: application/json\r\ncontent-length: ">>,
+                        integer_to_binary(byte_size(Reply)), <<"\r\n\r\n">>, Reply],
             case gen_tcp:send(Socket, Response) of
                 ok -> connection(Socket, Counter, Responder, Owner);
                 {error, _} -> ok
