@@ -63,7 +63,7 @@ import (
 
 // diffProbes are the probes of both paths: checkout's spans are checkout_any's
 // too; items has a failure rule of its own; worker matches its name;
-// search has log-linear buckets; upload chooses its dMax (dmax: auto) from
+// search has log-linear buckets; pay matches attributes; upload chooses its dMax (dmax: auto) from
 // its first 100 instances.
 var diffProbes = map[string]any{
 	"checkout": map[string]any{
@@ -82,6 +82,8 @@ var diffProbes = map[string]any{
 	"worker": map[string]any{"match": map[string]any{}, "dmax": "20ms", "bins": 20},
 	"search": map[string]any{"match": map[string]any{},
 		"binning": map[string]any{"kind": "log-linear", "factor": 10, "low": "1ms", "high": "100ms", "steps": 10}},
+	"pay": map[string]any{"match": map[string]any{"attributes": map[string]any{"rpc.method": "Pay", "rpc.system": "grpc"}},
+		"dmax": "40ms", "bins": 40},
 	"upload": map[string]any{"match": map[string]any{}, "dmax": "auto", "bins": 50,
 		"dmax_min": "1ms", "dmax_max": "500ms", "dmax_sample": 100, "dmax_period": "1s"},
 }
@@ -195,7 +197,21 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 	for i := range n {
 		in := &diffInstance{n: i, start: base.Add(200*time.Millisecond + time.Duration(r.Int64N(int64(over))))}
 		var named []string // the probes a start event may name
-		switch k := r.IntN(15); {
+		switch k := r.IntN(16); {
+		case k == 15:
+			// pay matches the attributes: the same name with another
+			// method, or without the system, matches nothing.
+			in.name, in.service = "rpc", "bank"
+			in.attrs = map[string]any{"rpc.method": "Pay", "rpc.system": "grpc"}
+			in.matches = []string{"pay"}
+			if c := r.IntN(4); c == 0 {
+				in.attrs["rpc.method"], in.matches = "Refund", nil
+			} else if c == 1 {
+				delete(in.attrs, "rpc.system")
+				in.matches = nil
+			}
+			named = []string{"pay"}
+			in.dur = ms(1, 60)
 		case k >= 10:
 			in.name, in.service, in.matches = "upload", "store", []string{"upload"}
 			named = in.matches
