@@ -343,6 +343,9 @@ type diffCounters struct {
 	// the changes of an auto probe's dMax, by probe.
 	evicted, ended, dmaxChanges map[string]int64
 	dropped                     map[string]int64
+	// lateTimeouts are the timeouts counted after the window of their
+	// deadline closed, in the oldest open one.
+	lateTimeouts map[string]int64
 }
 
 func diffConf(t *testing.T, m map[string]any) *confmap.Conf {
@@ -403,7 +406,8 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 			return diffCounters{late: byAttr("LateSpans", "probe"), timeouts: byAttr("StartTimeouts", "probe"),
 				mismatched: byAttr("StartEventsMismatched", "probe"), results: byAttr("StartEvents", "result"),
 				evicted: byAttr("InFlightEvictions", "state"), ended: byAttr("EndedEvictions", ""),
-				dmaxChanges: byAttr("DmaxChanges", "probe"), dropped: byAttr("InstancesDropped", "reason")}
+				dmaxChanges: byAttr("DmaxChanges", "probe"), dropped: byAttr("InstancesDropped", "reason"),
+				lateTimeouts: byAttr("LateTimeouts", "")}
 		},
 		stop: func() { require.NoError(t, obs.Shutdown(context.Background())) },
 	}
@@ -482,7 +486,8 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, mapped *
 			return diffCounters{late: byAttr("late_spans", "probe"), timeouts: byAttr("start_timeouts", "probe"),
 				mismatched: byAttr("start_events_mismatched", "probe"), results: results,
 				evicted: byAttr("evictions", "state"), ended: byAttr("ended_evictions", ""),
-				dmaxChanges: byAttr("dmax_changes", "probe"), dropped: telemetrySums(t, rtel, "InstancesDropped", "reason")}
+				dmaxChanges: byAttr("dmax_changes", "probe"), dropped: telemetrySums(t, rtel, "InstancesDropped", "reason"),
+				lateTimeouts: telemetrySums(t, rtel, "LateTimeouts", "")}
 		},
 		stop: func() { require.NoError(t, obs.Shutdown(context.Background())) },
 	}
@@ -1029,6 +1034,13 @@ func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) int {
 	droppedA := maps.Clone(ka.dropped)
 	delete(droppedA, "malformed")
 	assert.Equal(t, droppedA, droppedB, "instances refused, by reason")
+	lateB := maps.Clone(kb.lateTimeouts)
+	for _, x := range extra {
+		for k, n := range x.counters().lateTimeouts {
+			lateB[k] += n
+		}
+	}
+	assert.Equal(t, ka.lateTimeouts, lateB, "timeouts counted after their window closed")
 	assert.NotEmpty(t, ka.late)
 	assert.NotEmpty(t, ka.timeouts)
 	if setup.evicts {
