@@ -256,6 +256,9 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 			in.name, in.service, in.matches = "worker", "jobs", []string{"worker"}
 			in.dur = ms(1, 30)
 		}
+		if in.name == "worker" && r.IntN(8) == 0 {
+			in.service = "" // a resource without service.name
+		}
 		in.error = r.IntN(6) == 0
 		if r.IntN(5) == 0 {
 			in.th = thresholds[r.IntN(len(thresholds))]
@@ -765,7 +768,9 @@ func diffStartLogs(ins []*diffInstance) plog.Logs {
 	}
 	for _, service := range services {
 		rl := ld.ResourceLogs().AppendEmpty()
-		rl.Resource().Attributes().PutStr("service.name", service)
+		if service != "" {
+			rl.Resource().Attributes().PutStr("service.name", service)
+		}
 		appendStartRecords(rl.ScopeLogs().AppendEmpty().LogRecords(), byService[service])
 	}
 	return ld
