@@ -164,6 +164,9 @@ type diffInstance struct {
 	again time.Time
 	// noIDs sends the span without its ids: it ends no instance.
 	noIDs bool
+	// badBatch sends with each batch start event a batch record of its
+	// probe malformed as a whole (31 bytes of starts): counted once.
+	badBatch bool
 }
 
 func (in *diffInstance) traceID() pcommon.TraceID {
@@ -298,6 +301,7 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 			}
 		}
 		in.badTimes = r.IntN(40) == 0
+		in.badBatch = in.batch && r.IntN(20) == 0
 		in.noIDs = r.IntN(40) == 0
 		if !in.spanAt.IsZero() && r.IntN(25) == 0 {
 			in.again = in.spanAt.Add(ms(0, 200))
@@ -800,6 +804,14 @@ func appendStartRecords(lrs plog.LogRecordSlice, ins []*diffInstance) {
 			lr.Attributes().PutStr(contract.AttrTraceState, ts)
 		}
 	}
+	for _, in := range ins {
+		if in.badBatch {
+			lr := lrs.AppendEmpty()
+			lr.SetEventName(contract.StartsEventName)
+			lr.Attributes().PutStr(contract.AttrProbe, in.startEv)
+			lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(make([]byte, 31))
+		}
+	}
 	for _, probe := range order {
 		var entries, th []byte
 		for _, in := range batches[probe] {
@@ -961,6 +973,9 @@ func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) int {
 	var sent int64
 	for _, in := range stream {
 		if in.startEv != "" {
+			sent += int64(len(in.startAt))
+		}
+		if in.badBatch {
 			sent += int64(len(in.startAt))
 		}
 	}
