@@ -33,9 +33,10 @@ const (
 	// probe's configuration gives a dMax and a bin count.
 	DropInvalid
 	// DropLayoutMismatch: a timeout whose own dMax is shorter than the
-	// probe's: whether it would have ended within the probe's longer dMax
-	// is unknown, so it can be placed neither as a success nor as a
-	// timeout of the probe's layout.
+	// probe's and whose span, if it ended, ended within the probe's dMax:
+	// whether it would have ended within the probe's longer dMax, or as a
+	// success or a failure, is unknown, so it can be placed neither as a
+	// success nor as a timeout of the probe's layout.
 	DropLayoutMismatch
 	// DropNameTooLong: the probe name is longer than MaxProbeNameLength
 	// bytes.
@@ -580,7 +581,9 @@ func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
 //     (thesis 3.3: an observer waiting at most D never sees the later end),
 //     ending at Start + D;
 //   - a timeout ends at Start + D. One whose own dMax is shorter than D is
-//     refused (DropLayoutMismatch): it might have ended within D;
+//     refused (DropLayoutMismatch): it might have ended within D; but not
+//     one that Ended after D (its span is longer than D: a timeout under
+//     either dMax);
 //   - a success or failure with End < Start is refused (DropMalformed);
 //   - a success or failure, or a timeout that Ended, whose End lies in a
 //     closed window is too late (DropTooLate), whatever its delay: a

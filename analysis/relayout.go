@@ -244,7 +244,12 @@ func (e *Engine) classify(dmax int64, in *Instance) (Outcome, int64, bool) {
 	oc, end := in.Outcome, in.End
 	switch {
 	case oc == Timeout:
-		if in.DMaxNs > 0 && in.DMaxNs < dmax {
+		// A timeout judged under a shorter dMax might have ended within
+		// this one, unless it ended, later than this one: a span longer
+		// than dmax is a timeout whatever a processor judged it by (the
+		// span of an auto probe mapped after its dMax went down, in a
+		// window that still has the longer one).
+		if in.DMaxNs > 0 && in.DMaxNs < dmax && (!in.Ended || in.End-in.Start <= dmax) {
 			e.drops[DropLayoutMismatch]++
 			return 0, 0, false
 		}

@@ -222,3 +222,33 @@ func TestTimeoutInFlightAcrossALayoutChange(t *testing.T) {
 		t.Errorf("window 1: width %g, %+v; want 50ms bins and a success", w.Width, w.Counts)
 	}
 }
+
+// TestEndedTimeoutOfAShorterDMax: an auto probe's dMax went down from
+// 500 ms to 100 ms, from window 2; a processor maps the spans of window 1
+// after that, by the new dMax. A span of 700 ms is a timeout under either
+// dMax: it counts in window 1 (500 ms layout) as one, where it used to be
+// refused as a layout mismatch. A span of 300 ms, a timeout by 100 ms,
+// might be a success or a failure within 500 ms: still refused.
+func TestEndedTimeoutOfAShorterDMax(t *testing.T) {
+	e, owner := registryEngine(t, 3*time.Second)
+	e.Advance(at(3 * time.Second)) // open windows 0 to 4
+	set := func(d time.Duration) {
+		testLayouts.SetLayout(owner, "auto", deltaq.Layout{DMaxNs: int64(d), Bins: 100})
+	}
+	set(500 * time.Millisecond)                                 // at once: nothing counted yet
+	addAll(e, succ(1100*time.Millisecond, 10*time.Millisecond)) // window 1 at 500 ms
+	set(100 * time.Millisecond)                                 // from window 2
+	judged := func(start, delay time.Duration) Instance {
+		s := at(start).UnixNano()
+		return Instance{Probe: "auto", Outcome: Timeout, Start: s, End: s + int64(delay), Ended: true,
+			DMaxNs: int64(100 * time.Millisecond), Bins: 100}
+	}
+	addAll(e, judged(1200*time.Millisecond, 700*time.Millisecond), judged(1300*time.Millisecond, 300*time.Millisecond))
+	if got := e.Stats().Dropped[DropLayoutMismatch]; got != 1 {
+		t.Errorf("layout_mismatch drops = %d, want 1 (the 300 ms span)", got)
+	}
+	pr := windowAt(t, e.Advance(at(7*time.Second)), 1)
+	if want := (Counts{Success: 1, Timeout: 1}); pr.Counts != want {
+		t.Errorf("window 1: %+v, want %+v", pr.Counts, want)
+	}
+}

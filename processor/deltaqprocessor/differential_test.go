@@ -37,28 +37,34 @@ import (
 )
 
 // The differential test feeds one seeded stream of spans and start events
-// to the two paths that count the same outcome instances: (A) the
-// connector alone, which matches the spans itself and takes the start
-// events — its observer made as the connector makes it (SpanProbes, its
-// start_events), on a clock of the test — and (B) this processor (the
-// harness' clock) in front of an observer that reads what it writes. Both
-// run one step at a time, and the test compares the outcome counts by
-// series (probe and deltaq.service) and window, adjusted for sampling, and
-// the late spans, real-time timeouts, mismatched instances and start-event
-// results (the processor's malformed reasons and start_after_end mapped
-// onto the connector's results; the stream's spans all have their ids,
-// so those reasons count start events alone). The one difference the
-// documentation gives on purpose is that a span two probes match is an
-// instance of both in the connector and of one in the processor (the start
-// event's probe, else the most specific): what the connector counts for
-// the other probe, by the span's own duration, is counted by a connector of
-// that probe alone, fed those spans, and added to path B before the
-// comparison (without deltaq.service, which that connector names by what
-// it saw alone).
+// to the two paths that count the same outcome instances: (A) the connector
+// alone, which matches the spans itself and takes the start events — its
+// observer made as the connector makes it (SpanProbes, its start_events),
+// on a clock of the test — and (B) this processor (the harness' clock) in
+// front of an observer that reads what it writes. Both run one step at a
+// time, and the test compares the outcome counts by series (probe and
+// deltaq.service) and window, adjusted for sampling, the observed ΔQ's
+// successes by bucket and window, the instances refused by reason (but
+// malformed spans, which the processor counts itself), and the late spans,
+// real-time timeouts, mismatched instances, evictions, changes of the auto
+// probe's dMax and start-event results (the processor's malformed reasons
+// and start_after_end mapped onto the connector's results; the stream's
+// spans all have their ids, so those reasons count start events alone). The
+// documentation gives two differences on purpose. A span of an auto probe
+// whose dMax went down, judged a timeout by the processor under the new
+// dMax and ended within the old one, is refused by a reader whose window
+// still has the old one (undoLoweredTimeout gives it back the outcome the
+// connector judges). And a span two probes match is an instance of both in
+// the connector and of one in the processor (the start event's probe, else
+// the most specific): what the connector counts for the other probe, by the
+// span's own duration, is counted by a connector of that probe alone, fed
+// those spans, and added to path B before the comparison (without
+// deltaq.service, which that connector names by what it saw alone).
 
 // diffProbes are the probes of both paths: checkout's spans are checkout_any's
 // too; items has a failure rule of its own; worker matches its name;
-// search has log-linear buckets.
+// search has log-linear buckets; pay matches attributes; upload chooses its dMax (dmax: auto) from
+// its first 100 instances.
 var diffProbes = map[string]any{
 	"checkout": map[string]any{
 		"match": map[string]any{"span_name": "checkout", "service_name": "shop", "span_kind": "server"},
@@ -76,6 +82,10 @@ var diffProbes = map[string]any{
 	"worker": map[string]any{"match": map[string]any{}, "dmax": "20ms", "bins": 20},
 	"search": map[string]any{"match": map[string]any{},
 		"binning": map[string]any{"kind": "log-linear", "factor": 10, "low": "1ms", "high": "100ms", "steps": 10}},
+	"pay": map[string]any{"match": map[string]any{"attributes": map[string]any{"rpc.method": "Pay", "rpc.system": "grpc"}},
+		"dmax": "40ms", "bins": 40},
+	"upload": map[string]any{"match": map[string]any{}, "dmax": "auto", "bins": 50,
+		"dmax_min": "1ms", "dmax_max": "500ms", "dmax_sample": 100, "dmax_period": "1s"},
 }
 
 const (
@@ -104,13 +114,21 @@ func diffStarts(grace, lateWindow, endedWindow string, maxInFlight int) map[stri
 
 var diffSetups = []diffSetup{
 	{starts: diffStarts("0s", "1m", "30s", 100000), lag: 2 * time.Second},
-	{starts: diffStarts("15ms", "1m", "30s", 100000), lag: 2 * time.Second},
-	{starts: diffStarts("0s", "1m", "30s", 30), lag: 2 * time.Second, evicts: true},
+	{starts: withResolution(diffStarts("15ms", "1m", "30s", 100000), "1ms"), lag: 2 * time.Second},
+	{starts: withResolution(diffStarts("0s", "1m", "30s", 30), "20ms"), lag: 2 * time.Second, evicts: true},
 	{starts: diffStarts("5ms", "100ms", "2s", 100000), lag: 2 * time.Second},
-	{starts: diffStarts("0s", "300ms", "600ms", 100000), lag: 2 * time.Second},
+	{starts: withResolution(diffStarts("0s", "300ms", "600ms", 100000), "1s"), lag: 2 * time.Second},
 	{starts: diffStarts("10ms", "1m", "30s", 100000), lag: 0},
 	{starts: diffStarts("0s", "1m", "30s", 50), lag: 100 * time.Millisecond, evicts: true},
 	{starts: withMaxEnded(diffStarts("0s", "200ms", "30s", 100000), 20), lag: 2 * time.Second, evicts: true},
+}
+
+// withResolution returns the options starts with timer_resolution r: the
+// timer ticks at the test's steps all the same, but the table's wheel has
+// buckets of r.
+func withResolution(starts map[string]any, r string) map[string]any {
+	starts["timer_resolution"] = r
+	return starts
 }
 
 // withMaxEnded returns the options starts with max_ended n: spans
@@ -146,6 +164,9 @@ type diffInstance struct {
 	again time.Time
 	// noIDs sends the span without its ids: it ends no instance.
 	noIDs bool
+	// badBatch sends with each batch start event a batch record of its
+	// probe malformed as a whole (31 bytes of starts): counted once.
+	badBatch bool
 }
 
 func (in *diffInstance) traceID() pcommon.TraceID {
@@ -179,7 +200,28 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 	for i := range n {
 		in := &diffInstance{n: i, start: base.Add(200*time.Millisecond + time.Duration(r.Int64N(int64(over))))}
 		var named []string // the probes a start event may name
-		switch k := r.IntN(10); {
+		switch k := r.IntN(16); {
+		case k == 15:
+			// pay matches the attributes: the same name with another
+			// method, or without the system, matches nothing.
+			in.name, in.service = "rpc", "bank"
+			in.attrs = map[string]any{"rpc.method": "Pay", "rpc.system": "grpc"}
+			in.matches = []string{"pay"}
+			if c := r.IntN(4); c == 0 {
+				in.attrs["rpc.method"], in.matches = "Refund", nil
+			} else if c == 1 {
+				delete(in.attrs, "rpc.system")
+				in.matches = nil
+			}
+			named = []string{"pay"}
+			in.dur = ms(1, 60)
+		case k >= 10:
+			in.name, in.service, in.matches = "upload", "store", []string{"upload"}
+			named = in.matches
+			in.dur = ms(1, 40)
+			if r.IntN(40) == 0 {
+				in.dur = ms(60, 600)
+			}
 		case k < 3:
 			in.name, in.service, in.kind = "checkout", "shop", ptrace.SpanKindServer
 			in.matches = []string{"checkout", "checkout_any"}
@@ -216,6 +258,9 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 		default:
 			in.name, in.service, in.matches = "worker", "jobs", []string{"worker"}
 			in.dur = ms(1, 30)
+		}
+		if in.name == "worker" && r.IntN(8) == 0 {
+			in.service = "" // a resource without service.name
 		}
 		in.error = r.IntN(6) == 0
 		if r.IntN(5) == 0 {
@@ -256,6 +301,7 @@ func diffStream(seed uint64, n int, over time.Duration) []*diffInstance {
 			}
 		}
 		in.badTimes = r.IntN(40) == 0
+		in.badBatch = in.batch && r.IntN(20) == 0
 		in.noIDs = r.IntN(40) == 0
 		if !in.spanAt.IsZero() && r.IntN(25) == 0 {
 			in.again = in.spanAt.Add(ms(0, 200))
@@ -299,6 +345,14 @@ type diffPath struct {
 type diffCounters struct {
 	late, timeouts, mismatched map[string]int64
 	results                    map[string]int64
+	// evicted are the instances max_in_flight evicted, by state; ended
+	// the spans remembered as ended that max_ended forgot; dmaxChanges
+	// the changes of an auto probe's dMax, by probe.
+	evicted, ended, dmaxChanges map[string]int64
+	dropped                     map[string]int64
+	// lateTimeouts are the timeouts counted after the window of their
+	// deadline closed, in the oldest open one.
+	lateTimeouts map[string]int64
 }
 
 func diffConf(t *testing.T, m map[string]any) *confmap.Conf {
@@ -323,6 +377,8 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 	ts := tel.NewTelemetrySettings()
 	ins := &core.SpanInstruments{}
 	fillInstruments(t, ins, ts.MeterProvider.Meter("diff"))
+	cins := &core.Instruments{}
+	fillInstruments(t, cins, ts.MeterProvider.Meter("diff"))
 	// The timer reads the clock, not the tick: a second tick sent to wait
 	// for the first would run the timer again on the clock the test moves
 	// next, and count timeouts before the spans due before them. The test
@@ -333,7 +389,7 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 	starts := make(chan time.Time)
 	sink := new(consumertest.MetricsSink)
 	set := core.Settings{
-		Kind: "connector", Telemetry: ts, Layouts: new(contract.Layouts),
+		Kind: "connector", Telemetry: ts, Layouts: new(contract.Layouts), Instruments: cins,
 		Now: clk.Now, Ticks: clk.C, SpanProbes: deltaqconnector.SpanProbes(cfg), SpanInstruments: ins,
 	}
 	expire := func(at time.Time) { clk.Set(at) }
@@ -355,7 +411,10 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 		sink:   sink,
 		counters: func() diffCounters {
 			return diffCounters{late: byAttr("LateSpans", "probe"), timeouts: byAttr("StartTimeouts", "probe"),
-				mismatched: byAttr("StartEventsMismatched", "probe"), results: byAttr("StartEvents", "result")}
+				mismatched: byAttr("StartEventsMismatched", "probe"), results: byAttr("StartEvents", "result"),
+				evicted: byAttr("InFlightEvictions", "state"), ended: byAttr("EndedEvictions", ""),
+				dmaxChanges: byAttr("DmaxChanges", "probe"), dropped: byAttr("InstancesDropped", "reason"),
+				lateTimeouts: byAttr("LateTimeouts", "")}
 		},
 		stop: func() { require.NoError(t, obs.Shutdown(context.Background())) },
 	}
@@ -383,6 +442,7 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, mapped *
 					}
 					p, _ := s.Attributes().Get(contract.AttrProbe)
 					probes = append(probes, p.Str())
+					undoLoweredTimeout(s)
 				}
 			}
 		}
@@ -395,7 +455,12 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, mapped *
 	ccfg.Interval, ccfg.Lag, ccfg.Snapshot.Enabled = diffInterval, setup.lag, false
 	clk := coretest.NewClock(base)
 	sink := new(consumertest.MetricsSink)
-	obs, err = core.New(&ccfg, core.Settings{Kind: "connector", Telemetry: componenttest.NewNopTelemetrySettings(), Layouts: st.Layouts, Now: clk.Now, Ticks: clk.C})
+	rtel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, rtel.Shutdown(context.Background())) })
+	rts := rtel.NewTelemetrySettings()
+	cins := &core.Instruments{}
+	fillInstruments(t, cins, rts.MeterProvider.Meter("diff"))
+	obs, err = core.New(&ccfg, core.Settings{Kind: "connector", Telemetry: rts, Instruments: cins, Layouts: st.Layouts, Now: clk.Now, Ticks: clk.C})
 	require.NoError(t, err)
 	require.NoError(t, obs.Start(core.Outputs{Metrics: sink}))
 	byAttr := func(name, key string) map[string]int64 {
@@ -426,9 +491,37 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, mapped *
 				}
 			}
 			return diffCounters{late: byAttr("late_spans", "probe"), timeouts: byAttr("start_timeouts", "probe"),
-				mismatched: byAttr("start_events_mismatched", "probe"), results: results}
+				mismatched: byAttr("start_events_mismatched", "probe"), results: results,
+				evicted: byAttr("evictions", "state"), ended: byAttr("ended_evictions", ""),
+				dmaxChanges: byAttr("dmax_changes", "probe"), dropped: telemetrySums(t, rtel, "InstancesDropped", "reason"),
+				lateTimeouts: telemetrySums(t, rtel, "LateTimeouts", "")}
 		},
 		stop: func() { require.NoError(t, obs.Shutdown(context.Background())) },
+	}
+}
+
+// undoLoweredTimeout writes, on a span of the auto probe that the
+// processor judged a timeout by a dMax shorter than its learning dMax
+// (500 ms) and that ended within that one, the outcome the connector
+// gives it by its own status: under 500 ms it is a success or a failure,
+// which a timeout does not tell, so that a reader whose window still has
+// the 500 ms layout refuses it (layout_mismatch) where the connector alone
+// counts it: the documented difference of a dMax that went down (the
+// processor's README, "Auto-ranging"). Under the shorter dMax the reader
+// judges it a timeout again, by its own duration.
+func undoLoweredTimeout(s ptrace.Span) {
+	const learning = int64(500 * time.Millisecond)
+	attrs := s.Attributes()
+	probe, _ := attrs.Get(contract.AttrProbe)
+	oc, _ := attrs.Get(contract.AttrOutcome)
+	dmax, _ := attrs.Get(contract.AttrDMaxNs)
+	if _, late := attrs.Get(contract.AttrLate); late || probe.Str() != "upload" || oc.Str() != "timeout" ||
+		dmax.Int() >= learning || int64(s.EndTimestamp()-s.StartTimestamp()) > learning {
+		return
+	}
+	attrs.Remove(contract.AttrOutcome)
+	if s.Status().Code() == ptrace.StatusCodeError {
+		attrs.PutStr(contract.AttrOutcome, "failure")
 	}
 }
 
@@ -468,6 +561,8 @@ func fillInstruments(t *testing.T, ins any, meter metric.Meter) {
 			inst, err = meter.Int64Gauge(name)
 		case reflect.TypeFor[metric.Float64Gauge]():
 			inst, err = meter.Float64Gauge(name)
+		case reflect.TypeFor[metric.Float64Histogram]():
+			inst, err = meter.Float64Histogram(name)
 		default:
 			t.Fatalf("instrument %s of type %v", name, v.Field(i).Type())
 		}
@@ -504,10 +599,14 @@ func sum(m map[string]int64) int64 {
 
 // windowCounts returns, by series (the probe and its deltaq.service),
 // window end and outcome, the instances counted in each window: the
-// differences of the cumulative deltaq.outcomes series. Zero counts are
-// left out.
+// differences of the cumulative deltaq.outcomes series, each from its
+// start (a probe whose dMax changes starts its series anew). Zero counts
+// are left out.
 func windowCounts(mds []pmetric.Metrics) map[string]map[time.Time]map[string]int64 {
-	type key struct{ probe, outcome string }
+	type key struct {
+		probe, outcome string
+		start          time.Time
+	}
 	cum := map[key]map[time.Time]int64{}
 	for _, md := range mds {
 		for _, rm := range md.ResourceMetrics().All() {
@@ -520,7 +619,7 @@ func windowCounts(mds []pmetric.Metrics) map[string]map[time.Time]map[string]int
 						p, _ := dp.Attributes().Get(contract.AttrProbe)
 						oc, _ := dp.Attributes().Get(contract.AttrOutcome)
 						svc, _ := dp.Attributes().Get(contract.AttrService)
-						k := key{p.Str() + " {" + svc.Str() + "}", oc.Str()}
+						k := key{p.Str() + " {" + svc.Str() + "}", oc.Str(), dp.StartTimestamp().AsTime().UTC()}
 						if cum[k] == nil {
 							cum[k] = map[time.Time]int64{}
 						}
@@ -557,6 +656,70 @@ func addCount(m map[string]map[time.Time]map[string]int64, probe string, at time
 			delete(m[probe], at)
 		}
 	}
+}
+
+// windowObserved returns, by "series window bucket", the successes each
+// window added to each bucket of deltaq.observed (the bucket named by its
+// upper bound): the differences of the cumulative histograms, each from its
+// start. Zero counts are left out.
+func windowObserved(mds []pmetric.Metrics, series func(string) string) map[string]int64 {
+	type key struct {
+		series, bucket string
+		start          time.Time
+	}
+	cum := map[key]map[time.Time]uint64{}
+	for _, md := range mds {
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Name() != contract.MetricObserved {
+						continue
+					}
+					for _, dp := range m.Histogram().DataPoints().All() {
+						p, _ := dp.Attributes().Get(contract.AttrProbe)
+						svc, _ := dp.Attributes().Get(contract.AttrService)
+						name := series(p.Str() + " {" + svc.Str() + "}")
+						for i, n := range dp.BucketCounts().All() {
+							bound := "+Inf"
+							if i < dp.ExplicitBounds().Len() {
+								bound = fmt.Sprint(dp.ExplicitBounds().At(i))
+							}
+							k := key{name, bound, dp.StartTimestamp().AsTime().UTC()}
+							if cum[k] == nil {
+								cum[k] = map[time.Time]uint64{}
+							}
+							cum[k][dp.Timestamp().AsTime().UTC()] += n
+						}
+					}
+				}
+			}
+		}
+	}
+	out := map[string]int64{}
+	for k, series := range cum {
+		var last uint64
+		for _, at := range slices.SortedFunc(maps.Keys(series), func(a, b time.Time) int { return a.Compare(b) }) {
+			if d := int64(series[at] - last); d != 0 {
+				out[fmt.Sprintf("%s %v le=%s", k.series, at.Sub(base), k.bucket)] += d
+			}
+			last = series[at]
+		}
+	}
+	return out
+}
+
+// flatCounts returns the counts of m by "series window outcome", the
+// window as seconds after base: a difference reads as one line.
+func flatCounts(m map[string]map[time.Time]map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for series, windows := range m {
+		for at, ocs := range windows {
+			for oc, n := range ocs {
+				out[fmt.Sprintf("%s %v %s", series, at.Sub(base), oc)] = n
+			}
+		}
+	}
+	return out
 }
 
 // diffSpans builds a request of the spans of ins.
@@ -609,7 +772,9 @@ func diffStartLogs(ins []*diffInstance) plog.Logs {
 	}
 	for _, service := range services {
 		rl := ld.ResourceLogs().AppendEmpty()
-		rl.Resource().Attributes().PutStr("service.name", service)
+		if service != "" {
+			rl.Resource().Attributes().PutStr("service.name", service)
+		}
 		appendStartRecords(rl.ScopeLogs().AppendEmpty().LogRecords(), byService[service])
 	}
 	return ld
@@ -637,6 +802,14 @@ func appendStartRecords(lrs plog.LogRecordSlice, ins []*diffInstance) {
 		lr.Attributes().PutStr(contract.AttrProbe, in.startEv)
 		if ts := in.tracestate(); ts != "" {
 			lr.Attributes().PutStr(contract.AttrTraceState, ts)
+		}
+	}
+	for _, in := range ins {
+		if in.badBatch {
+			lr := lrs.AppendEmpty()
+			lr.SetEventName(contract.StartsEventName)
+			lr.Attributes().PutStr(contract.AttrProbe, in.startEv)
+			lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(make([]byte, 31))
 		}
 	}
 	for _, probe := range order {
@@ -747,10 +920,12 @@ func diffRun(stream []*diffInstance, fed []*diffPath, extra map[string]*diffPath
 		for _, p := range all {
 			p.expire(now)
 		}
-		if lag < diffInterval || now.Sub(base)%(100*time.Millisecond) == 0 {
-			for _, p := range all {
-				p.window(now)
-			}
+		// The window timers tick at every step: the connector's auto
+		// probe chooses its dMax at its window timer's tick, the
+		// processor's at its timeout timer's, and both must choose from
+		// the same instances at the same time.
+		for _, p := range all {
+			p.window(now)
 		}
 	}
 	for _, p := range all {
@@ -777,22 +952,30 @@ func processorChoice(in *diffInstance) string {
 // two probes match, whose counts for the probe the processor did not map
 // them to are added to B's from a connector of that probe alone.
 func TestProcessorAndConnectorCountAlike(t *testing.T) {
+	changed := 0
 	for i, setup := range diffSetups {
 		for _, seed := range []uint64{uint64(2*i + 1), uint64(2*i + 2)} {
 			t.Run(fmt.Sprint("setup=", i, "/seed=", seed), func(t *testing.T) {
-				diffCompare(t, setup, diffStream(seed, 400, 3*time.Second))
+				changed += diffCompare(t, setup, diffStream(seed, 700, 3*time.Second))
 			})
 		}
 	}
+	// The auto probe chooses a dMax of its own in most runs; in the others
+	// the real-time timeouts of its sample (censored, beyond every delay)
+	// keep it at its learning dMax.
+	assert.GreaterOrEqual(t, changed, len(diffSetups), "runs in which the auto probe changed its dMax")
 }
 
 // diffCompare runs stream through both paths with setup and compares what
-// they count.
-func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) {
+// they count. It returns the number of changes of the auto probe's dMax.
+func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) int {
 	t.Helper()
 	var sent int64
 	for _, in := range stream {
 		if in.startEv != "" {
+			sent += int64(len(in.startAt))
+		}
+		if in.badBatch {
 			sent += int64(len(in.startAt))
 		}
 	}
@@ -841,12 +1024,47 @@ func diffCompare(t *testing.T, setup diffSetup, stream []*diffInstance) {
 			}
 		}
 	}
-	assert.Equal(t, ca, cb, "outcomes by series and window (A: connector, B: processor + the spans of two probes)")
+	assert.Equal(t, flatCounts(ca), flatCounts(cb), "outcomes by series and window (A: connector, B: processor + the spans of two probes)")
+	oa, ob := windowObserved(a.sink.AllMetrics(), byProbe), windowObserved(b.sink.AllMetrics(), byProbe)
+	for _, name := range []string{"checkout", "checkout_any"} {
+		for k, n := range windowObserved(extra[name].sink.AllMetrics(), byProbe) {
+			ob[k] += n
+		}
+	}
+	assert.Equal(t, oa, ob, "observed ΔQ: successes by series, window and bucket")
+	assert.NotEmpty(t, oa)
 	ka, kb := a.counters(), b.counters()
 	assert.Equal(t, ka.late, kb.late, "late spans")
 	assert.Equal(t, ka.timeouts, kb.timeouts, "real-time timeouts")
 	assert.Equal(t, ka.mismatched, kb.mismatched, "mismatched start events")
 	assert.Equal(t, ka.results, kb.results, "start events by result")
+	assert.Equal(t, ka.evicted, kb.evicted, "instances evicted by max_in_flight, by state")
+	assert.Equal(t, ka.ended, kb.ended, "spans remembered as ended forgotten by max_ended")
+	assert.Equal(t, ka.dmaxChanges, kb.dmaxChanges, "changes of an auto probe's dMax")
+	// The instances refused, but for the malformed spans, which the
+	// processor counts itself (malformed) and does not send on; and with
+	// the refusals of the connectors of the spans of two probes.
+	droppedB := maps.Clone(kb.dropped)
+	for _, x := range extra {
+		for reason, n := range x.counters().dropped {
+			droppedB[reason] += n
+		}
+	}
+	delete(droppedB, "malformed")
+	droppedA := maps.Clone(ka.dropped)
+	delete(droppedA, "malformed")
+	assert.Equal(t, droppedA, droppedB, "instances refused, by reason")
+	lateB := maps.Clone(kb.lateTimeouts)
+	for _, x := range extra {
+		for k, n := range x.counters().lateTimeouts {
+			lateB[k] += n
+		}
+	}
+	assert.Equal(t, ka.lateTimeouts, lateB, "timeouts counted after their window closed")
 	assert.NotEmpty(t, ka.late)
 	assert.NotEmpty(t, ka.timeouts)
+	if setup.evicts {
+		assert.NotZero(t, sum(ka.evicted)+sum(ka.ended), "instances or remembered spans evicted")
+	}
+	return int(sum(ka.dmaxChanges))
 }
