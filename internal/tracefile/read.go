@@ -386,7 +386,12 @@ func (r *reader) deliver(td ptrace.Traces) error {
 }
 
 // jsonLines reads the file as JSON lines, or switches to split on the first
-// non-blank line if that is not a complete JSON value.
+// non-blank line that is not one JSON value: a first line that is not
+// complete (an indented document), a later one holding more than one value
+// (documents run together) or something after its value, which the
+// unmarshaler would drop unread, or a lone "{" (an indented document
+// appended to JSON lines). Any other incomplete line is the unmarshaler's
+// to refuse, naming it.
 func (r *reader) jsonLines() error {
 	for {
 		eof, err := r.next()
@@ -401,6 +406,8 @@ func (r *reader) jsonLines() error {
 		case eof && !json.Valid(doc):
 			// The last line, without its line break and incomplete.
 			return r.truncated(fmt.Sprintf("%s:%d", r.path, r.n), "the file ends within the line")
+		case moreThanOneValue(doc) || len(doc) == 1 && doc[0] == '{':
+			return r.split()
 		default:
 			if err := r.decode(doc, r.n); err != nil {
 				return err
@@ -443,6 +450,10 @@ func (r *reader) next() (eof bool, err error) {
 // decode unmarshals one document that starts on line start and passes it
 // to fn.
 func (r *reader) decode(doc []byte, start int) error {
+	if doc[0] != '{' {
+		// The unmarshaler reads a stray "}" as an empty request.
+		return fmt.Errorf("%s:%d: %s where a JSON object was expected", r.path, start, excerpt(doc))
+	}
 	td, err := r.jsonU.UnmarshalTraces(doc)
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
@@ -501,6 +512,22 @@ func (r *reader) split() error {
 		return r.truncated(fmt.Sprintf("%s:%d", r.path, start), "the document that starts here has no end")
 	}
 	return nil
+}
+
+// excerpt quotes the start of doc for a message, up to 40 bytes.
+func excerpt(doc []byte) string {
+	if len(doc) > 40 {
+		return fmt.Sprintf("%q…", doc[:40])
+	}
+	return fmt.Sprintf("%q", doc)
+}
+
+// moreThanOneValue reports whether doc, trimmed, has something after its
+// first value (its syntax is left to the unmarshaler).
+func moreThanOneValue(doc []byte) bool {
+	var sp jsonSplitter
+	end := sp.feed(doc)
+	return end >= 0 && end < len(doc)
 }
 
 // jsonSplitter finds where top-level JSON values end in a text fed to it in

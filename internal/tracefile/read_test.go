@@ -88,6 +88,9 @@ func TestReadTraceFileLayouts(t *testing.T) {
 		"indented, CRLF": strings.ReplaceAll(indent(d1)+"\n\n"+indent(d2), "\n", "\r\n"),
 		"one line":       d1 + " " + d2 + "\n",
 		"split mid-line": indent(d1) + d2 + "\n",
+		// After a first line of one document: an indented one (files
+		// of both layouts concatenated), once read as a line.
+		"lines, then indented": d1 + "\n" + indent(d2) + "\n",
 		// A byte order mark, as some editors write: once read as the
 		// length of a 4 GB protobuf record.
 		"BOM, lines":    "\uFEFF" + d1 + "\n" + d2 + "\n",
@@ -99,6 +102,20 @@ func TestReadTraceFileLayouts(t *testing.T) {
 				t.Errorf("got %q, %v; want %q", got, err, want)
 			}
 		})
+	}
+}
+
+// TestReadTraceFileLinesRunTogether: after a first line of one document,
+// a line of two documents yields both (the unmarshaler reads the first
+// and drops the rest of the line unread).
+func TestReadTraceFileLinesRunTogether(t *testing.T) {
+	doc := func(name string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"` + name + `"}]}]}]}`
+	}
+	content := doc("a") + "\n" + doc("b") + doc("c") + "\n" + doc("d") + " \t" + doc("e") + "\r\n"
+	got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
+	if want := []string{"a", "b", "c", "d", "e"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }
 
@@ -118,6 +135,9 @@ func TestReadTraceFileErrors(t *testing.T) {
 		want          string
 	}{
 		{"bad third line", good + "\n" + good + "\n{\"resourceSpans\": [}\n" + good + "\n", "t.json:3: "},
+		// Once read as the document before it, or as an empty request.
+		{"garbage after a document", good + "\n" + good + "}]\n", `t.json:2: "}" where a JSON object was expected`},
+		{"stray bracket", good + "\n}\n" + good + "\n", `t.json:2: "}" where a JSON object was expected`},
 		// Cut short: a *TruncatedError (TestReadTraceFileTruncated).
 		{"truncated last line", good + "\n" + good[:40], fmt.Sprintf("t.json:2: record 2 at byte %d of the file is cut short (the file ends within the line)", len(good)+1)},
 		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes"},
