@@ -5,7 +5,9 @@
 // collector's file exporter writes: OTLP JSON, one ExportTraceServiceRequest
 // per line; length-prefixed protobuf or zstd-compressed records; a zstd
 // stream of either. Read also takes JSON documents laid out in any way
-// (indented, several on a line), as trace backends export them.
+// (indented, several on a line), as trace backends export them, and one
+// protobuf ExportTraceServiceRequest without a length (an OTLP/HTTP request
+// body saved to a file).
 //
 // A file is read one record (request, document) at a time, so that a file
 // of any size is processed in memory bounded by its largest record: every

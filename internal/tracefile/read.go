@@ -73,28 +73,39 @@ func (o Options) Defaults() Options {
 //   - zstdStream: with the exporter.file.nativeCompression feature gate
 //     (alpha, off by default), the whole file is a zstd stream holding
 //     JSON lines (format json) or records (format proto).
+//
+// and one form of other tools:
+//
+//   - request: one ExportTraceServiceRequest in protobuf, without a length
+//     (an OTLP/HTTP request body, application/x-protobuf, saved to a file).
 type layout int
 
 const (
 	jsonDocs layout = iota
 	records
 	zstdStream
+	request
 )
 
 // zstdMagic starts every zstd frame (RFC 8878, section 3.1.1).
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// detectLayout tells the form of a file from its first four bytes (fewer
-// if the file is shorter) and the forced options: a zstd frame's magic
-// number is a zstd stream; JSON starts with a bracket or white space; any
-// other first byte is the high byte of a record's length (0 to 3 for a
-// record up to 64 MiB). With compression none a zstd magic number is read
-// as a length, and with format proto or compression zstd the file is
-// records unless it is a stream.
+// detectLayout tells the form of a file from its first bytes (headSize,
+// fewer if the file is shorter) and the forced options: a zstd frame's
+// magic number is a zstd stream; a protobuf request starts with the tag of
+// its first resourceSpans, 0x0A, a line feed, that as a record's length
+// would be beyond the bound, and has bytes that JSON cannot hold
+// (isRequest); JSON starts with a bracket or white space; any other first
+// byte is the high byte of a record's length (0 to 3 for a record up to 64
+// MiB). With compression none a zstd magic number is read as a length,
+// and with format proto or compression zstd the file is records unless it
+// is a stream or a request.
 func detectLayout(head []byte, o Options) layout {
 	switch {
 	case o.Compression != "none" && bytes.HasPrefix(head, zstdMagic):
 		return zstdStream
+	case o.Format != "json" && o.Compression != "zstd" && isRequest(head, o.MaxLine):
+		return request
 	case o.Format == "proto" || o.Compression == "zstd":
 		return records
 	case o.Format == "json" && o.Compression == "none":
@@ -103,6 +114,27 @@ func detectLayout(head []byte, o Options) layout {
 		return jsonDocs
 	}
 	return records
+}
+
+// headSize is how many first bytes of a file detectLayout looks at.
+const headSize = 512
+
+// isRequest reports whether head starts a protobuf ExportTraceServiceRequest
+// rather than JSON or a record: its first byte is the tag of field 1 (its
+// resourceSpans, length-delimited), a record's length starting with that
+// byte would be above maxLine, and a byte below 0x20 other than tab, line
+// feed and carriage return follows (a length, a tag, an id), which JSON
+// holds nowhere, not even in a string (RFC 8259, section 7).
+func isRequest(head []byte, maxLine int) bool {
+	if len(head) < 4 || head[0] != 0x0A || int64(binary.BigEndian.Uint32(head)) <= int64(maxLine) {
+		return false
+	}
+	for _, c := range head {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // isJSONStart reports whether c can start a JSON trace file: a bracket or
@@ -269,8 +301,10 @@ func (r *reader) skipBOM() {
 // read reads the file in the form its first bytes show.
 func (r *reader) read() error {
 	r.skipBOM()
-	head, _ := r.br.Peek(len(zstdMagic))
+	head, _ := r.br.Peek(headSize)
 	switch detectLayout(head, r.opt) {
+	case request:
+		return r.request()
 	case zstdStream:
 		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(r.opt.MaxLine)))
 		if err != nil {
@@ -279,11 +313,14 @@ func (r *reader) read() error {
 		r.stream, r.br = d, bufio.NewReaderSize(d, 64<<10)
 		// The stream holds uncompressed JSON lines or records; offsets
 		// are in the decompressed stream.
-		inner := Options{Format: r.opt.Format, Compression: "none"}
+		inner := Options{Format: r.opt.Format, Compression: "none", MaxLine: r.opt.MaxLine}
 		r.skipBOM()
-		head, _ = r.br.Peek(len(zstdMagic))
-		if detectLayout(head, inner) == records {
+		head, _ = r.br.Peek(headSize)
+		switch detectLayout(head, inner) {
+		case records:
 			return r.records()
+		case request:
+			return r.request()
 		}
 		return r.jsonLines()
 	case records:
@@ -350,6 +387,36 @@ func (r *reader) records() error {
 		}
 		r.off += 4 + size
 	}
+}
+
+// request reads the file as one protobuf ExportTraceServiceRequest, bounded
+// by maxLine as a record is.
+func (r *reader) request() error {
+	b, err := io.ReadAll(io.LimitReader(r.br, int64(r.opt.MaxLine)+1))
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: the compressed stream ends within the protobuf request", r.path)
+	case err != nil:
+		return fmt.Errorf("%s: %w", r.path, err)
+	case len(b) > r.opt.MaxLine:
+		return fmt.Errorf("%s: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %s: a request is decoded whole",
+			r.path, FormatBytes(r.opt.MaxLine))
+	}
+	td, err := r.proto.UnmarshalTraces(b)
+	if err != nil {
+		if rest := bytes.TrimLeft(b, " \t\r\n"); len(rest) > 0 && (rest[0] == '{' || rest[0] == '[') {
+			// JSON after blank lines, with a control character that
+			// made it look like protobuf (isRequest).
+			at := bytes.IndexFunc(b, func(c rune) bool { return c < 0x20 && c != '\t' && c != '\n' && c != '\r' })
+			return fmt.Errorf("%s: byte %d: control character 0x%02x, which JSON does not allow unescaped; not a protobuf ExportTraceServiceRequest either: %w",
+				r.path, at, b[at], err)
+		}
+		return fmt.Errorf("%s: not a protobuf ExportTraceServiceRequest, nor a trace file of the file exporter: %w", r.path, err)
+	}
+	if err := r.deliver(td); err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	return nil
 }
 
 // payload decodes one record: a zstd frame is decompressed (bounded by

@@ -314,6 +314,56 @@ func TestReadTraceFileFormats(t *testing.T) {
 	}
 }
 
+// TestReadRequest: a protobuf ExportTraceServiceRequest without a length
+// (an OTLP/HTTP request body saved to a file), which starts with a line
+// feed (the tag of its first resourceSpans, 0x0A), is read as one request,
+// plain or in a zstd stream, detected or with --format proto; requests
+// concatenated are one request (protobuf merges repeated fields), and one
+// cut short or beyond the bound is refused naming the file.
+func TestReadRequest(t *testing.T) {
+	tds, _ := testRequests()
+	var concatenated []byte
+	for _, td := range tds {
+		concatenated = append(concatenated, marshalRequest(t, td, "proto")...)
+	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{
+		"one":         marshalRequest(t, tds[1], "proto"),
+		"merged":      concatenated,
+		"zstd stream": enc.EncodeAll(concatenated, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := []string{"a,b,c,d"}
+			if name == "one" {
+				want = []string{"b,c"}
+			}
+			path := writeTemp(t, "t.pb", string(content))
+			for _, o := range []Options{bounds(1<<20, 1<<20), {Format: "proto", MaxLine: 1 << 20}} {
+				if got, err := readAll(t, path, o); err != nil || !slices.Equal(got, want) {
+					t.Errorf("%+v: got %q, %v; want %q", o, got, err, want)
+				}
+			}
+		})
+	}
+	// JSON after a blank line with a control character unescaped (which
+	// the unmarshaler refuses too) is told as such.
+	ctl := writeTemp(t, "ctl.json", "\n"+`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a`+"\x01"+`"}]}]}]}`)
+	if _, err := readAll(t, ctl, bounds(1<<20, 1<<20)); err == nil || !strings.Contains(err.Error(), "ctl.json: byte 54: control character 0x01, which JSON does not allow unescaped") {
+		t.Errorf("JSON with a control character: %v", err)
+	}
+	cut := writeTemp(t, "cut.pb", string(concatenated[:len(concatenated)-3]))
+	if _, err := readAll(t, cut, bounds(1<<20, 1<<20)); err == nil || !strings.Contains(err.Error(), "cut.pb: not a protobuf ExportTraceServiceRequest, nor a trace file of the file exporter") {
+		t.Errorf("a request cut short: %v", err)
+	}
+	if _, err := readAll(t, writeTemp(t, "big.pb", string(concatenated)), bounds(len(concatenated)-1, 1<<20)); err == nil ||
+		!strings.Contains(err.Error(), fmt.Sprintf("big.pb: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %d bytes", len(concatenated)-1)) {
+		t.Errorf("a request beyond the bound: %v", err)
+	}
+}
+
 // TestReadTraceFileTruncated: in every form, a file cut within its last
 // record (a collector stopped while writing) yields the records before it
 // and a *TruncatedError naming the record and its byte offset (in the
