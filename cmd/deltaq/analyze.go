@@ -47,7 +47,11 @@ any other way, such as one indented document, are read too) and format
 proto, each with or without compression zstd (records preceded by their
 length), and the whole-file zstd stream of its native compression; so is
 one protobuf ExportTraceServiceRequest without a length before it (an
-OTLP/HTTP request body saved to a file), plain or in a zstd stream.
+OTLP/HTTP request body saved to a file), plain or in a zstd stream, and
+the OTLP JSON of a trace that Tempo ("batches", its /api/traces/ID) and
+Jaeger's API v3 ("result") return. Other JSON (Jaeger's own, Zipkin's,
+OTLP of before scopeSpans, objects without resourceSpans) is refused,
+naming its line.
 --format json|proto and --compression none|zstd force what detection would
 choose. A last record cut short (a collector stopped while writing) is
 reported with its record number and byte offset, and the records before it

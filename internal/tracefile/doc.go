@@ -7,7 +7,10 @@
 // stream of either. Read also takes JSON documents laid out in any way
 // (indented, several on a line), as trace backends export them, and one
 // protobuf ExportTraceServiceRequest without a length (an OTLP/HTTP request
-// body saved to a file).
+// body saved to a file). The OTLP JSON that trace backends wrap (Tempo's
+// "batches", Jaeger's API v3 "result") is unwrapped; JSON of other trace
+// formats, which the unmarshaler reads as requests without spans, is
+// refused naming what it looks like.
 //
 // A file is read one record (request, document) at a time, so that a file
 // of any size is processed in memory bounded by its largest record: every

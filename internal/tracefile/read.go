@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -517,11 +518,22 @@ func (r *reader) next() (eof bool, err error) {
 // decode unmarshals one document that starts on line start and passes it
 // to fn.
 func (r *reader) decode(doc []byte, start int) error {
-	if doc[0] != '{' {
+	switch doc[0] {
+	case '{':
+	case '[':
+		return fmt.Errorf("%s:%d: %w", r.path, start, foreignArray(doc))
+	default:
 		// The unmarshaler reads a stray "}" as an empty request.
 		return fmt.Errorf("%s:%d: %s where a JSON object was expected", r.path, start, excerpt(doc))
 	}
 	td, err := r.jsonU.UnmarshalTraces(doc)
+	switch {
+	case err == nil && td.SpanCount() == 0:
+		td, err = r.wrapped(doc, td)
+	case err != nil && strings.Contains(err.Error(), "ID.UnmarshalJSONIter"):
+		// The unmarshaler says only "length mismatch".
+		err = fmt.Errorf("%w (OTLP JSON trace and span ids are hex, 32 and 16 digits; not base64, as protobuf's generic JSON writes them)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
 	}
@@ -554,6 +566,9 @@ func (r *reader) split() error {
 				end = len(rest)
 			}
 			if len(doc)+end > r.opt.MaxDocument {
+				if first := append(doc, rest[:end]...); first[0] == '[' {
+					return fmt.Errorf("%s:%d: %w", r.path, start, foreignArray(first))
+				}
 				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, FormatBytes(r.opt.MaxDocument))
 			}
 			doc = append(doc, rest[:end]...)
