@@ -51,7 +51,8 @@ OTLP/HTTP request body saved to a file), plain or in a zstd stream, and
 the OTLP JSON of a trace that Tempo ("batches", its /api/traces/ID) and
 Jaeger's API v3 ("result") return. Other JSON (Jaeger's own, Zipkin's,
 OTLP of before scopeSpans, objects without resourceSpans) is refused,
-naming its line.
+naming its line. A file compressed with gzip is read as the file it holds
+(with --compression auto).
 --format json|proto and --compression none|zstd force what detection would
 choose. A last record cut short (a collector stopped while writing) is
 reported with its record number and byte offset, and the records before it

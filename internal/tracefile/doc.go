@@ -10,7 +10,8 @@
 // body saved to a file). The OTLP JSON that trace backends wrap (Tempo's
 // "batches", Jaeger's API v3 "result") is unwrapped; JSON of other trace
 // formats, which the unmarshaler reads as requests without spans, is
-// refused naming what it looks like.
+// refused naming what it looks like. A file compressed with gzip is read
+// as the file it holds.
 //
 // A file is read one record (request, document) at a time, so that a file
 // of any size is processed in memory bounded by its largest record: every

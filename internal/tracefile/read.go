@@ -6,6 +6,7 @@ package tracefile
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -269,11 +270,13 @@ type reader struct {
 	// stream is the decoder of a zstd stream file, frames that of
 	// compressed records; each is made when first needed.
 	stream, frames *zstd.Decoder
-	line           []byte // the current line, reused
-	n              int    // number of the current line, from 1
-	off            int64  // byte offset of the current line or record
-	docs           int    // documents passed to fn
-	rec, plain     []byte // a record and its decompressed form, reused
+	// gzipped is a file compressed with gzip, read through a decoder.
+	gzipped    bool
+	line       []byte // the current line, reused
+	n          int    // number of the current line, from 1
+	off        int64  // byte offset of the current line or record
+	docs       int    // documents passed to fn
+	rec, plain []byte // a record and its decompressed form, reused
 }
 
 func (r *reader) close() {
@@ -299,10 +302,29 @@ func (r *reader) skipBOM() {
 	}
 }
 
-// read reads the file in the form its first bytes show.
+// gzipMagic starts every gzip member (RFC 1952, section 2.3.1).
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// inStream reports whether the file is read through a decoder of the whole
+// file, zstd or gzip: offsets are in the decompressed stream.
+func (r *reader) inStream() bool { return r.stream != nil || r.gzipped }
+
+// read reads the file in the form its first bytes show. A file compressed
+// with gzip (the file exporter does not write one, but a file is often
+// compressed so to be kept) is read as the file it holds when the
+// compression is detected.
 func (r *reader) read() error {
 	r.skipBOM()
 	head, _ := r.br.Peek(headSize)
+	if r.opt.Compression == "" && bytes.HasPrefix(head, gzipMagic) {
+		d, err := gzip.NewReader(r.br)
+		if err != nil {
+			// The header cut short is io.ErrUnexpectedEOF, unnamed.
+			return fmt.Errorf("%s: the gzip header: %w", r.path, err)
+		}
+		r.gzipped, r.br = true, bufio.NewReaderSize(d, 64<<10)
+		return r.inner()
+	}
 	switch detectLayout(head, r.opt) {
 	case request:
 		return r.request()
@@ -312,20 +334,25 @@ func (r *reader) read() error {
 			return fmt.Errorf("%s: %w", r.path, err)
 		}
 		r.stream, r.br = d, bufio.NewReaderSize(d, 64<<10)
-		// The stream holds uncompressed JSON lines or records; offsets
-		// are in the decompressed stream.
-		inner := Options{Format: r.opt.Format, Compression: "none", MaxLine: r.opt.MaxLine}
-		r.skipBOM()
-		head, _ = r.br.Peek(headSize)
-		switch detectLayout(head, inner) {
-		case records:
-			return r.records()
-		case request:
-			return r.request()
-		}
-		return r.jsonLines()
+		return r.inner()
 	case records:
 		return r.records()
+	}
+	return r.jsonLines()
+}
+
+// inner reads the decompressed stream of a file.
+func (r *reader) inner() error {
+	// The stream holds uncompressed JSON lines or records; offsets are in
+	// the decompressed stream.
+	inner := Options{Format: r.opt.Format, Compression: "none", MaxLine: r.opt.MaxLine}
+	r.skipBOM()
+	head, _ := r.br.Peek(headSize)
+	switch detectLayout(head, inner) {
+	case records:
+		return r.records()
+	case request:
+		return r.request()
 	}
 	return r.jsonLines()
 }
@@ -335,7 +362,7 @@ func (r *reader) read() error {
 // error (there is nothing to analyse).
 func (r *reader) truncated(where, detail string) error {
 	unit := "the decompressed stream"
-	if r.stream == nil {
+	if !r.inStream() {
 		unit = "the file"
 	}
 	msg := fmt.Sprintf("%s: record %d at byte %d of %s is cut short (%s)", where, r.docs+1, r.off, unit, detail)
@@ -354,7 +381,7 @@ func (r *reader) records() error {
 		switch {
 		case err == io.EOF:
 			return nil
-		case errors.Is(err, io.ErrUnexpectedEOF) && r.stream != nil:
+		case errors.Is(err, io.ErrUnexpectedEOF) && r.inStream():
 			return r.truncated(r.path, "the compressed stream ends within it")
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return r.truncated(r.path, fmt.Sprintf("%d of the 4 bytes of its length", n))
@@ -372,7 +399,7 @@ func (r *reader) records() error {
 		r.rec = r.rec[:size]
 		if n, err := io.ReadFull(r.br, r.rec); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
-				if r.stream != nil {
+				if r.inStream() {
 					return r.truncated(r.path, "the compressed stream ends within it")
 				}
 				return r.truncated(r.path, fmt.Sprintf("its length says %d bytes, %d follow", size, n))
@@ -507,7 +534,7 @@ func (r *reader) next() (eof bool, err error) {
 		case err == io.EOF:
 			return true, nil
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			// A zstd stream cut short.
+			// A compressed stream cut short.
 			return false, r.truncated(fmt.Sprintf("%s:%d", r.path, r.n), "the compressed stream ends within it")
 		default:
 			return false, fmt.Errorf("%s:%d: %w", r.path, r.n, err)

@@ -5,6 +5,7 @@ package tracefile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -361,6 +362,54 @@ func TestReadRequest(t *testing.T) {
 	if _, err := readAll(t, writeTemp(t, "big.pb", string(concatenated)), bounds(len(concatenated)-1, 1<<20)); err == nil ||
 		!strings.Contains(err.Error(), fmt.Sprintf("big.pb: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %d bytes", len(concatenated)-1)) {
 		t.Errorf("a request beyond the bound: %v", err)
+	}
+}
+
+// TestReadGzip: a trace file compressed with gzip (as files are to be
+// kept; once read as a record of 529 MB) is read as the file it holds, in
+// each form, when the compression is detected; cut short, its last record
+// is a *TruncatedError at its offset in the decompressed stream.
+func TestReadGzip(t *testing.T) {
+	tds, want := testRequests()
+	gz := func(b []byte) string {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(b)
+		w.Close()
+		return z.String()
+	}
+	lines, offsets := fileExporterFile(t, tds, "json", "", false)
+	records, _ := fileExporterFile(t, tds, "proto", "zstd", false)
+	for name, content := range map[string]string{
+		"json lines":   gz(lines),
+		"zstd records": gz(records),
+		// Two gzip members, as files compressed apart and concatenated.
+		"members": gz(lines[:offsets[1]]) + gz(lines[offsets[1]:]),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := readAll(t, writeTemp(t, "t.gz", content), bounds(1<<20, 1<<20)); err != nil || !slices.Equal(got, want) {
+				t.Errorf("got %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+	var te *TruncatedError
+	cut := gz(lines)
+	// Where deflate cuts the text depends on its blocks: the records read
+	// are some first ones, and the next is cut short at its offset.
+	got, err := readAll(t, writeTemp(t, "t.gz", cut[:len(cut)-12]), bounds(1<<20, 1<<20))
+	next := len(lines)
+	if len(got) < len(offsets) {
+		next = offsets[len(got)]
+	}
+	if !errors.As(err, &te) || len(got) == 0 || !slices.Equal(got, want[:len(got)]) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("record %d at byte %d of the decompressed stream is cut short", len(got)+1, next)) {
+		t.Errorf("cut short: %q, %v", got, err)
+	}
+	if _, err := readAll(t, writeTemp(t, "t.gz", cut[:5]), bounds(1<<20, 1<<20)); err == nil || !strings.HasSuffix(err.Error(), "t.gz: the gzip header: unexpected EOF") {
+		t.Errorf("the header cut short: %v", err)
+	}
+	if _, err := readAll(t, writeTemp(t, "t.gz", gz(lines)), Options{Compression: "none", MaxLine: 1 << 20}); err == nil {
+		t.Error("--compression none decompressed a gzip file")
 	}
 }
 
