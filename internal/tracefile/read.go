@@ -390,8 +390,8 @@ func (r *reader) records() error {
 		}
 		size := int64(binary.BigEndian.Uint32(hdr[:]))
 		if size > int64(r.opt.MaxLine) {
-			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: not a trace file of the file exporter, or a record too large",
-				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine))
+			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: %s",
+				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine), r.notRecord(hdr[:]))
 		}
 		if int64(cap(r.rec)) < size {
 			r.rec = make([]byte, size)
@@ -427,7 +427,7 @@ func (r *reader) request() error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", r.path, err)
 	case len(b) > r.opt.MaxLine:
-		return fmt.Errorf("%s: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %s: a request is decoded whole",
+		return fmt.Errorf("%s: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %s (--max-record): a request is decoded whole",
 			r.path, FormatBytes(r.opt.MaxLine))
 	}
 	td, err := r.proto.UnmarshalTraces(b)
@@ -445,6 +445,19 @@ func (r *reader) request() error {
 		return fmt.Errorf("%s: %w", r.path, err)
 	}
 	return nil
+}
+
+// notRecord says what a record's length beyond the bound, hdr, tells: a
+// bound the caller may raise, or a file of another form: UTF-16 text (as
+// Windows PowerShell redirects output) starts with its byte order mark.
+func (r *reader) notRecord(hdr []byte) string {
+	switch {
+	case r.off == 0 && (bytes.HasPrefix(hdr, []byte{0xFF, 0xFE}) || bytes.HasPrefix(hdr, []byte{0xFE, 0xFF})):
+		return "UTF-16 text (its byte order mark), not read: convert it to UTF-8"
+	case binary.BigEndian.Uint32(hdr) > MaxRecordLimit:
+		return "not a trace file of the file exporter"
+	}
+	return "not a trace file of the file exporter, or a record too large (--max-record)"
 }
 
 // payload decodes one record: a zstd frame is decompressed (bounded by
@@ -523,7 +536,7 @@ func (r *reader) next() (eof bool, err error) {
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if len(r.line)+len(chunk) > r.opt.MaxLine {
-			return false, fmt.Errorf("%s:%d: line longer than %s", r.path, r.n, FormatBytes(r.opt.MaxLine))
+			return false, fmt.Errorf("%s:%d: line longer than %s (--max-record)", r.path, r.n, FormatBytes(r.opt.MaxLine))
 		}
 		r.line = append(r.line, chunk...)
 		switch {
@@ -596,7 +609,7 @@ func (r *reader) split() error {
 				if first := append(doc, rest[:end]...); first[0] == '[' {
 					return fmt.Errorf("%s:%d: %w", r.path, start, foreignArray(first))
 				}
-				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, FormatBytes(r.opt.MaxDocument))
+				return fmt.Errorf("%s:%d: document longer than %s (--max-record)", r.path, start, FormatBytes(r.opt.MaxDocument))
 			}
 			doc = append(doc, rest[:end]...)
 			rest = rest[end:]

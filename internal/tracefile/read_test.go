@@ -141,9 +141,9 @@ func TestReadTraceFileErrors(t *testing.T) {
 		{"stray bracket", good + "\n}\n" + good + "\n", `t.json:2: "}" where a JSON object was expected`},
 		// Cut short: a *TruncatedError (TestReadTraceFileTruncated).
 		{"truncated last line", good + "\n" + good[:40], fmt.Sprintf("t.json:2: record 2 at byte %d of the file is cut short (the file ends within the line)", len(good)+1)},
-		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes"},
-		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes"},
-		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes"},
+		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes (--max-record)"},
+		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes (--max-record)"},
+		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes (--max-record)"},
 		{"unclosed document", "\n {\n\"resourceSpans\": [\n", "t.json:2: record 1 at byte 2 of the file is cut short (the document that starts here has no end)"},
 		{"no traces", "\n\n", "t.json: no traces"},
 	} {
@@ -310,8 +310,17 @@ func TestReadTraceFileFormats(t *testing.T) {
 	}
 	// A length beyond the bound is refused, not allocated.
 	_, err = readAll(t, writeTemp(t, "t.bin", "\x03\x00\x00\x00..."), bounds(1<<20, 1<<20))
-	if err == nil || !strings.Contains(err.Error(), "t.bin: record 1 at byte 0: length 50331648 is above 1 MiB") {
+	if err == nil || !strings.Contains(err.Error(), "t.bin: record 1 at byte 0: length 50331648 is above 1 MiB: not a trace file of the file exporter, or a record too large (--max-record)") {
 		t.Errorf("huge length: %v", err)
+	}
+	// Beyond what --max-record can take, or UTF-16 text: no bound to raise.
+	_, err = readAll(t, writeTemp(t, "t.bin", "\x43\x00\x00\x00..."), bounds(1<<20, 1<<20))
+	if err == nil || !strings.HasSuffix(err.Error(), "length 1124073472 is above 1 MiB: not a trace file of the file exporter") {
+		t.Errorf("a length beyond 1 GiB: %v", err)
+	}
+	_, err = readAll(t, writeTemp(t, "t.json", "\xff\xfe{\x00\"\x00"), bounds(1<<20, 1<<20))
+	if err == nil || !strings.HasSuffix(err.Error(), "is above 1 MiB: UTF-16 text (its byte order mark), not read: convert it to UTF-8") {
+		t.Errorf("UTF-16: %v", err)
 	}
 }
 
@@ -360,7 +369,7 @@ func TestReadRequest(t *testing.T) {
 		t.Errorf("a request cut short: %v", err)
 	}
 	if _, err := readAll(t, writeTemp(t, "big.pb", string(concatenated)), bounds(len(concatenated)-1, 1<<20)); err == nil ||
-		!strings.Contains(err.Error(), fmt.Sprintf("big.pb: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %d bytes", len(concatenated)-1)) {
+		!strings.Contains(err.Error(), fmt.Sprintf("big.pb: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %d bytes (--max-record)", len(concatenated)-1)) {
 		t.Errorf("a request beyond the bound: %v", err)
 	}
 }
@@ -508,7 +517,7 @@ func TestReadBounds(t *testing.T) {
 	b.WriteString("    {}\n  ]\n}\n")
 	n := 0
 	err := Read(writeTemp(t, "big.json", b.String()), Options{MaxDocument: 1 << 20}, func(ptrace.Traces) error { n++; return nil })
-	if err == nil || !strings.HasSuffix(err.Error(), "big.json:2: document longer than 1 MiB") || n != 0 {
+	if err == nil || !strings.HasSuffix(err.Error(), "big.json:2: document longer than 1 MiB (--max-record)") || n != 0 {
 		t.Errorf("a 4 MiB indented document with a 1 MiB bound: %v, %d documents", err, n)
 	}
 }
