@@ -293,6 +293,25 @@ func (r *reader) close() {
 // of a length of at most 64 MiB), so it is skipped as JSON's.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// trimBlankLeft trims JSON white space and byte order marks from the start
+// of b: files with a mark each, concatenated, have one at the start of a
+// document.
+func trimBlankLeft(b []byte) []byte {
+	for {
+		b = bytes.TrimLeft(b, " \t\r\n")
+		if !bytes.HasPrefix(b, utf8BOM) {
+			return b
+		}
+		b = b[len(utf8BOM):]
+	}
+}
+
+// trimBlank trims JSON white space from the end of b, and white space and
+// byte order marks from its start.
+func trimBlank(b []byte) []byte {
+	return bytes.TrimRight(trimBlankLeft(b), " \t\r\n")
+}
+
 // skipBOM skips a byte order mark at the start of r.br, counting it in the
 // byte offsets.
 func (r *reader) skipBOM() {
@@ -506,7 +525,7 @@ func (r *reader) jsonLines() error {
 		if err != nil {
 			return err
 		}
-		doc := bytes.TrimSpace(r.line)
+		doc := trimBlank(r.line)
 		switch {
 		case len(doc) == 0:
 		case r.docs == 0 && !json.Valid(doc):
@@ -594,7 +613,7 @@ func (r *reader) split() error {
 		rest := r.line
 		for len(rest) > 0 {
 			if len(doc) == 0 {
-				rest = bytes.TrimLeft(rest, " \t\r\n")
+				rest = trimBlankLeft(rest)
 				if len(rest) == 0 {
 					break
 				}

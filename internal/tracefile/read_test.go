@@ -62,7 +62,7 @@ func bounds(maxLine, maxDoc int) Options { return Options{MaxLine: maxLine, MaxD
 // TestReadTraceFileLayouts: the same documents read alike from JSON lines
 // (with blank lines, CRLF line ends and no final line break), from indented
 // documents, and from several documents on one line, after a byte order
-// mark or not, with strings holding
+// mark or not (or one per file concatenated), with strings holding
 // brackets, quotes and backslashes that the splitter must skip.
 func TestReadTraceFileLayouts(t *testing.T) {
 	doc := func(names ...string) string {
@@ -96,6 +96,9 @@ func TestReadTraceFileLayouts(t *testing.T) {
 		// length of a 4 GB protobuf record.
 		"BOM, lines":    "\uFEFF" + d1 + "\n" + d2 + "\n",
 		"BOM, indented": "\uFEFF" + indent(d1) + "\n" + indent(d2) + "\n",
+		// Files with a mark each, concatenated.
+		"BOM each, lines":    "\uFEFF" + d1 + "\n\uFEFF" + d2 + "\n",
+		"BOM each, indented": "\uFEFF" + indent(d1) + "\n\uFEFF" + indent(d2) + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
