@@ -48,8 +48,9 @@ proto, each with or without compression zstd (records preceded by their
 length), and the whole-file zstd stream of its native compression; so is
 one protobuf ExportTraceServiceRequest without a length before it (an
 OTLP/HTTP request body saved to a file), plain or in a zstd stream, and
-the OTLP JSON of a trace that Tempo ("batches", its /api/traces/ID) and
-Jaeger's API v3 ("result") return. Other JSON (Jaeger's own, Zipkin's,
+the OTLP JSON of a trace that Tempo ("batches" or "trace", its
+/api/traces/ID and /api/v2/traces/ID) and Jaeger's API v3 ("result")
+return. Other JSON (Jaeger's own, Zipkin's,
 OTLP of before scopeSpans, objects without resourceSpans) is refused,
 naming its line. A file compressed with gzip is read as the file it holds
 (with --compression auto).

@@ -19,9 +19,10 @@ const otlpWant = `OTLP JSON objects ({"resourceSpans": [...]}), as the collector
 // wrapped reads a JSON document that the unmarshaler read as a request
 // without spans: the unmarshaler skips fields it does not know, so a trace
 // backend's export read as nothing at all. The OTLP JSON that backends
-// wrap is unwrapped: Tempo's trace by id (/api/traces/ID) holds the
-// resourceSpans as "batches", Jaeger's API v3 (/api/v3/traces/ID) holds
-// the request as "result". Other JSON is refused with what it looks like
+// wrap is unwrapped: Tempo's trace by id holds the resourceSpans as
+// "batches" (/api/traces/ID) or a request as "trace" (/api/v2/traces/ID,
+// its TraceByIDResponse), Jaeger's API v3 (/api/v3/traces/ID) holds the
+// request as "result". Other JSON is refused with what it looks like
 // (foreignObject); a request with resourceSpans and no span is returned as
 // read.
 func (r *reader) wrapped(doc []byte, td ptrace.Traces) (ptrace.Traces, error) {
@@ -38,10 +39,12 @@ func (r *reader) wrapped(doc []byte, td ptrace.Traces) (ptrace.Traces, error) {
 	if b, ok := top["batches"]; ok && isArray(b) {
 		return r.jsonU.UnmarshalTraces(slices.Concat([]byte(`{"resourceSpans":`), b, []byte(`}`)))
 	}
-	if b, ok := top["result"]; ok && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		inner, err := r.jsonU.UnmarshalTraces(b)
-		if err != nil || inner.SpanCount() > 0 {
-			return inner, err
+	for _, key := range []string{"result", "trace"} {
+		if b, ok := top[key]; ok && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+			inner, err := r.jsonU.UnmarshalTraces(b)
+			if err != nil || inner.SpanCount() > 0 {
+				return inner, err
+			}
 		}
 	}
 	return td, foreignObject(top)

@@ -10,7 +10,8 @@ import (
 )
 
 // TestReadWrapped: the OTLP JSON that trace backends wrap is read: Tempo's
-// trace by id ({"batches": [resourceSpans...]}, its /api/traces/ID) and
+// trace by id ({"batches": [resourceSpans...]}, its /api/traces/ID, or
+// {"trace": request}, its /api/v2/traces/ID) and
 // Jaeger's API v3 ({"result": request}, its /api/v3/traces/ID), laid out
 // over lines or not; a request with resourceSpans and no span is read as
 // one, as is an empty one.
@@ -21,6 +22,7 @@ func TestReadWrapped(t *testing.T) {
 		"tempo":           `{"batches":` + rs + "}\n" + `{"batches":` + rs + "}\n",
 		"tempo, indented": "{\n  \"batches\": " + rs + "\n}\n{\"resourceSpans\":" + rs + "}",
 		"jaeger v3":       `{"result":{"resourceSpans":` + rs + "}}\n" + `{"resourceSpans":` + rs + "}\n",
+		"tempo v2":        `{"trace":{"resourceSpans":` + rs + `},"status":"COMPLETE"}` + "\n" + `{"resourceSpans":` + rs + "}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
