@@ -50,7 +50,7 @@ one protobuf ExportTraceServiceRequest without a length before it (an
 OTLP/HTTP request body saved to a file), plain or in a zstd stream, and
 the OTLP JSON of a trace that Tempo ("batches" or "trace", its
 /api/traces/ID and /api/v2/traces/ID) and Jaeger's API v3 ("result")
-return. Other JSON (Jaeger's own, Zipkin's,
+return, with trace and span ids in hex or, as Tempo writes them, base64. Other JSON (Jaeger's own, Zipkin's,
 OTLP of before scopeSpans, objects without resourceSpans) is refused,
 naming its line. A file compressed with gzip is read as the file it holds
 (with --compression auto).

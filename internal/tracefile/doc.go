@@ -8,7 +8,8 @@
 // (indented, several on a line), as trace backends export them, and one
 // protobuf ExportTraceServiceRequest without a length (an OTLP/HTTP request
 // body saved to a file). The OTLP JSON that trace backends wrap (Tempo's
-// "batches" and "trace", Jaeger's API v3 "result") is unwrapped; JSON of other trace
+// "batches" and "trace", Jaeger's API v3 "result") is unwrapped, and ids
+// in base64 (Tempo's) are read as in hex; JSON of other trace
 // formats, which the unmarshaler reads as requests without spans, is
 // refused naming what it looks like. A file compressed with gzip is read
 // as the file it holds.

@@ -5,8 +5,10 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -37,11 +39,11 @@ func (r *reader) wrapped(doc []byte, td ptrace.Traces) (ptrace.Traces, error) {
 		return td, nil
 	}
 	if b, ok := top["batches"]; ok && isArray(b) {
-		return r.jsonU.UnmarshalTraces(slices.Concat([]byte(`{"resourceSpans":`), b, []byte(`}`)))
+		return r.unmarshalJSON(slices.Concat([]byte(`{"resourceSpans":`), b, []byte(`}`)))
 	}
 	for _, key := range []string{"result", "trace"} {
 		if b, ok := top[key]; ok && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-			inner, err := r.jsonU.UnmarshalTraces(b)
+			inner, err := r.unmarshalJSON(b)
 			if err != nil || inner.SpanCount() > 0 {
 				return inner, err
 			}
@@ -78,6 +80,32 @@ func foreignArray(doc []byte) error {
 		}
 	}
 	return fmt.Errorf("a JSON array, starting %s: not read; want %s, one after another, not in an array", excerpt(doc), otlpWant)
+}
+
+// base64ID is a trace, span or parent span id in base64 (24 characters for
+// 16 bytes, 12 for 8, padded), as a key and its value: protobuf's generic
+// JSON mapping writes bytes so, and so do Tempo's /api/traces (grafana/tempo
+// issue 5437) and tools built on that mapping, where OTLP JSON has hex. A
+// key inside a JSON string has its quotes escaped, so only keys match.
+var base64ID = regexp.MustCompile(`"(traceId|spanId|parentSpanId|trace_id|span_id|parent_span_id)"(\s*:\s*)"([A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{11}=)"`)
+
+// unmarshalJSON decodes an OTLP JSON request; one the unmarshaler refuses
+// that has ids in base64 is decoded again with them in hex, and an error
+// then is past the ids.
+func (r *reader) unmarshalJSON(doc []byte) (ptrace.Traces, error) {
+	td, err := r.jsonU.UnmarshalTraces(doc)
+	if err == nil || !base64ID.Match(doc) {
+		return td, err
+	}
+	hexed := base64ID.ReplaceAllFunc(doc, func(m []byte) []byte {
+		sub := base64ID.FindSubmatch(m)
+		id, derr := base64.StdEncoding.DecodeString(string(sub[3]))
+		if derr != nil {
+			return m
+		}
+		return fmt.Appendf(nil, `"%s"%s"%x"`, sub[1], sub[2], id)
+	})
+	return r.jsonU.UnmarshalTraces(hexed)
 }
 
 // firstOf returns the value of the first of the keys that top has.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestReadWrapped: the OTLP JSON that trace backends wrap is read: Tempo's
@@ -37,6 +39,32 @@ func TestReadWrapped(t *testing.T) {
 	}
 }
 
+// TestReadBase64IDs: ids in base64, as Tempo's /api/traces writes them
+// beside its "batches" (grafana/tempo issue 5437), are read as the bytes
+// they encode, in spans, parents and links; a string holding such a key
+// and value is left as it is.
+func TestReadBase64IDs(t *testing.T) {
+	// 0x0102…10 and 0x1112…18 in base64 (RFC 4648).
+	const traceID, spanID, parentID = "AQIDBAUGBwgJCgsMDQ4PEA==", "ERITFBUWFxg=", "ISIjJCUmJyg="
+	doc := `{"batches":[{"scopeSpans":[{"spans":[{"traceId":"` + traceID + `","spanId":"` + spanID + `","parentSpanId":"` + parentID +
+		`","name":"a","attributes":[{"key":"k","value":{"stringValue":"\"spanId\":\"` + spanID + `\""}}],` +
+		`"links":[{"traceId":"` + traceID + `", "spanId" : "` + parentID + `"}]}]}]}]}`
+	var got []string
+	err := Read(writeTemp(t, "t.json", doc+"\n"), bounds(1<<20, 1<<20), func(td ptrace.Traces) error {
+		forEachSpan(td, func(s ptrace.Span) {
+			attr, _ := s.Attributes().Get("k")
+			l := s.Links().At(0)
+			got = append(got, s.TraceID().String(), s.SpanID().String(), s.ParentSpanID().String(), attr.Str(), l.TraceID().String(), l.SpanID().String())
+		})
+		return nil
+	})
+	want := []string{"0102030405060708090a0b0c0d0e0f10", "1112131415161718", "2122232425262728", `"spanId":"` + spanID + `"`,
+		"0102030405060708090a0b0c0d0e0f10", "2122232425262728"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+}
+
 // TestReadForeign: JSON of other trace formats, which the unmarshaler read
 // as requests without spans or refused with a message about its parser,
 // is refused naming the file, the line and what it looks like: Jaeger's
@@ -57,8 +85,11 @@ func TestReadForeign(t *testing.T) {
 		{"other object", `{"resourceSpans":[]}` + "\n" + `{"spans":[{"name":"a"}],"service":"s"}`,
 			"t.json:2: a JSON object without resourceSpans (its keys: service, spans): not read"},
 		{"array of requests", `[{"resourceSpans":[]}]`, `t.json:1: a JSON array, starting "[{\"resourceSpans\":[]}]": not read`},
-		{"base64 ids", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AAAAAAAAAAAAAAAAAAAAAQ==","spanId":"AAAAAAAAAAE=","name":"a"}]}]}]}`,
-			"(OTLP JSON trace and span ids are hex, 32 and 16 digits; not base64, as protobuf's generic JSON writes them)"},
+		// The error past the ids, not at them.
+		{"base64 ids, a bad time", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AQIDBAUGBwgJCgsMDQ4PEA==","spanId":"ERITFBUWFxg=","startTimeUnixNano":"x"}]}]}]}`,
+			`t.json:1: ReadUint64: strconv.ParseUint: parsing "x"`},
+		{"ids neither hex nor base64", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AAAAAAAAAAAAAAAAAAAAAQ","spanId":"AAAAAAAAAAE=","name":"a"}]}]}]}`,
+			"(OTLP JSON trace and span ids are 32 and 16 hex digits, or the base64 of 16 and 8 bytes)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readAll(t, writeTemp(t, "t.json", tc.content), bounds(1<<20, len(zipkin)-1))

@@ -501,7 +501,7 @@ func (r *reader) payload(b []byte) (ptrace.Traces, error) {
 		return ptrace.Traces{}, errors.New("not a zstd frame (--compression zstd)")
 	}
 	if r.opt.Format == "json" || r.opt.Format == "" && len(b) > 0 && b[0] == '{' {
-		return r.jsonU.UnmarshalTraces(b)
+		return r.unmarshalJSON(b)
 	}
 	return r.proto.UnmarshalTraces(b)
 }
@@ -585,13 +585,13 @@ func (r *reader) decode(doc []byte, start int) error {
 		// The unmarshaler reads a stray "}" as an empty request.
 		return fmt.Errorf("%s:%d: %s where a JSON object was expected", r.path, start, excerpt(doc))
 	}
-	td, err := r.jsonU.UnmarshalTraces(doc)
+	td, err := r.unmarshalJSON(doc)
 	switch {
 	case err == nil && td.SpanCount() == 0:
 		td, err = r.wrapped(doc, td)
 	case err != nil && strings.Contains(err.Error(), "ID.UnmarshalJSONIter"):
 		// The unmarshaler says only "length mismatch".
-		err = fmt.Errorf("%w (OTLP JSON trace and span ids are hex, 32 and 16 digits; not base64, as protobuf's generic JSON writes them)", err)
+		err = fmt.Errorf("%w (OTLP JSON trace and span ids are 32 and 16 hex digits, or the base64 of 16 and 8 bytes)", err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
