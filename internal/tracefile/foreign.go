@@ -58,6 +58,15 @@ func foreignObject(top map[string]json.RawMessage) error {
 	if data, ok := top["data"]; ok && bytes.Contains(data, []byte(`"traceID"`)) {
 		return fmt.Errorf("the JSON of Jaeger's UI and /api/traces (\"data\" with traceID and spans): not read; want %s", otlpWant)
 	}
+	_, spanContext := top["SpanContext"]
+	_, context := top["context"]
+	_, startTime := top["start_time"]
+	switch {
+	case spanContext:
+		return fmt.Errorf("a span as OpenTelemetry Go's stdouttrace exporter prints it (\"SpanContext\"), not OTLP: not read; want %s", otlpWant)
+	case context && startTime:
+		return fmt.Errorf("a span as OpenTelemetry Python's ConsoleSpanExporter prints it (\"context\", \"start_time\"), not OTLP: not read; want %s", otlpWant)
+	}
 	keys := make([]string, 0, len(top))
 	for k := range top {
 		keys = append(keys, k)

@@ -69,8 +69,9 @@ func TestReadBase64IDs(t *testing.T) {
 // as requests without spans or refused with a message about its parser,
 // is refused naming the file, the line and what it looks like: Jaeger's
 // JSON (its UI's download), Zipkin's JSON v2 (an array of spans, also
-// beyond the bound), OTLP JSON of before scopeSpans, any other object, an
-// array of requests, and ids in base64.
+// beyond the bound), OTLP JSON of before scopeSpans, the console exporters'
+// spans of OpenTelemetry Go and Python, any other object, text, an array of
+// requests, and ids neither in hex nor in base64.
 func TestReadForeign(t *testing.T) {
 	zipkin := `[{"traceId":"0000000000000001","id":"0000000000000001","name":"a","timestamp":1795262400000000,"duration":1000,"localEndpoint":{"serviceName":"s"}}` +
 		strings.Repeat(`,{"traceId":"0000000000000001","id":"0000000000000002","name":"b","timestamp":1795262400000000,"duration":1000}`, 20) + "]"
@@ -84,6 +85,12 @@ func TestReadForeign(t *testing.T) {
 			"t.json:1: OTLP JSON of an old OTLP version (instrumentationLibrarySpans, since replaced by scopeSpans): not read"},
 		{"other object", `{"resourceSpans":[]}` + "\n" + `{"spans":[{"name":"a"}],"service":"s"}`,
 			"t.json:2: a JSON object without resourceSpans (its keys: service, spans): not read"},
+		{"stdouttrace", "{\n\t\"Name\": \"a\",\n\t\"SpanContext\": {\"TraceID\": \"01\"},\n\t\"StartTime\": \"2026-11-21T12:00:00Z\"\n}\n",
+			`t.json:1: a span as OpenTelemetry Go's stdouttrace exporter prints it ("SpanContext"), not OTLP: not read`},
+		{"python console", "{\n    \"name\": \"a\",\n    \"context\": {\"trace_id\": \"0x01\"},\n    \"start_time\": \"2026-11-21T12:00:00.000000Z\"\n}\n",
+			`t.json:1: a span as OpenTelemetry Python's ConsoleSpanExporter prints it ("context", "start_time"), not OTLP: not read`},
+		// Detected as records: a length of 538 MB or more.
+		{"text", "2026-11-21T12:00:00.000Z\tinfo\tTracesExporter\n", `t.json: record 1 at byte 0: length 842019382 is above 1 MiB: text that is not JSON (it starts "2026"), not read`},
 		{"array of requests", `[{"resourceSpans":[]}]`, `t.json:1: a JSON array, starting "[{\"resourceSpans\":[]}]": not read`},
 		// The error past the ids, not at them.
 		{"base64 ids, a bad time", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AQIDBAUGBwgJCgsMDQ4PEA==","spanId":"ERITFBUWFxg=","startTimeUnixNano":"x"}]}]}]}`,

@@ -468,11 +468,15 @@ func (r *reader) request() error {
 
 // notRecord says what a record's length beyond the bound, hdr, tells: a
 // bound the caller may raise, or a file of another form: UTF-16 text (as
-// Windows PowerShell redirects output) starts with its byte order mark.
+// Windows PowerShell redirects output) starts with its byte order mark,
+// other text (a log, the debug exporter's output) with printable bytes,
+// a length of 538 MB or more.
 func (r *reader) notRecord(hdr []byte) string {
 	switch {
 	case r.off == 0 && (bytes.HasPrefix(hdr, []byte{0xFF, 0xFE}) || bytes.HasPrefix(hdr, []byte{0xFE, 0xFF})):
 		return "UTF-16 text (its byte order mark), not read: convert it to UTF-8"
+	case r.off == 0 && !bytes.ContainsFunc(hdr, func(c rune) bool { return c < 0x20 || c > 0x7e }):
+		return fmt.Sprintf("text that is not JSON (it starts %q), not read: want %s, or the file exporter's protobuf", hdr, otlpWant)
 	case binary.BigEndian.Uint32(hdr) > MaxRecordLimit:
 		return "not a trace file of the file exporter"
 	}
