@@ -43,10 +43,7 @@ func (r *reader) wrapped(doc []byte, td ptrace.Traces) (ptrace.Traces, error) {
 	}
 	for _, key := range []string{"result", "trace"} {
 		if b, ok := top[key]; ok && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-			inner, err := r.unmarshalJSON(b)
-			if err != nil || inner.SpanCount() > 0 {
-				return inner, err
-			}
+			return r.unmarshalJSON(b)
 		}
 	}
 	return td, foreignObject(top)

@@ -16,7 +16,7 @@ import (
 // {"trace": request}, its /api/v2/traces/ID) and
 // Jaeger's API v3 ({"result": request}, its /api/v3/traces/ID), laid out
 // over lines or not; a request with resourceSpans and no span is read as
-// one, as is an empty one.
+// one, as is an empty one, wrapped or not.
 func TestReadWrapped(t *testing.T) {
 	rs := `[{"resource":{},"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"a"},` +
 		`{"traceId":"01000000000000000000000000000001","spanId":"0200000000000000","name":"b"}]}]}]`
@@ -33,8 +33,8 @@ func TestReadWrapped(t *testing.T) {
 			}
 		})
 	}
-	got, err := readAll(t, writeTemp(t, "t.json", "{}\n"+`{"resourceSpans":[{"scopeSpans":[]}]}`+"\n"), bounds(1<<20, 1<<20))
-	if want := []string{"", ""}; err != nil || !slices.Equal(got, want) {
+	got, err := readAll(t, writeTemp(t, "t.json", "{}\n"+`{"resourceSpans":[{"scopeSpans":[]}]}`+"\n"+`{"result":{"resourceSpans":[]}}`+"\n"), bounds(1<<20, 1<<20))
+	if want := []string{"", "", ""}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("requests without spans: got %q, %v; want %q", got, err, want)
 	}
 }
