@@ -45,7 +45,15 @@ Every form the file exporter writes is read, told apart by the content:
 format json (one ExportTraceServiceRequest per line; documents laid out in
 any other way, such as one indented document, are read too) and format
 proto, each with or without compression zstd (records preceded by their
-length), and the whole-file zstd stream of its native compression.
+length), and the whole-file zstd stream of its native compression; so is
+one protobuf ExportTraceServiceRequest without a length before it (an
+OTLP/HTTP request body saved to a file), plain or in a zstd stream, and
+the OTLP JSON of a trace that Tempo ("batches" or "trace", its
+/api/traces/ID and /api/v2/traces/ID) and Jaeger's API v3 ("result")
+return, with trace and span ids in hex or, as Tempo writes them, base64. Other JSON (Jaeger's own, Zipkin's,
+OTLP of before scopeSpans, objects without resourceSpans) is refused,
+naming its line. A file compressed with gzip is read as the file it holds
+(with --compression auto).
 --format json|proto and --compression none|zstd force what detection would
 choose. A last record cut short (a collector stopped while writing) is
 reported with its record number and byte offset, and the records before it

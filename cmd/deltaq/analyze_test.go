@@ -648,12 +648,22 @@ connectors:
 	}
 }
 
-// TestAnalyzeNoSpans: JSON that is not OTLP reads as requests without
-// spans; the analysis of nothing comes with a warning (it came without).
+// TestAnalyzeNoSpans: requests without spans are analysed with a warning
+// (the analysis of nothing came without); JSON that is not OTLP, which the
+// unmarshaler reads as such requests, is refused naming its line, by
+// analyze and by model alike.
 func TestAnalyzeNoSpans(t *testing.T) {
-	status, _, stderr := runCmd("analyze", "--config", analyzeConfig, writeTemp(t, "foo.json", `{"foo": "bar"}`+"\n"))
+	status, _, stderr := runCmd("analyze", "--config", analyzeConfig, writeTemp(t, "empty.json", `{"resourceSpans": []}`+"\n"))
 	if status != exitOK || !strings.Contains(stderr, "deltaq analyze: warning: the files hold no span: an OTLP trace file holds resourceSpans") {
 		t.Errorf("status %d, stderr %q", status, stderr)
+	}
+	foo := writeTemp(t, "foo.json", `{"resourceSpans": []}`+"\n"+`{"foo": "bar"}`+"\n")
+	want := foo + `:2: a JSON object without resourceSpans (its keys: foo): not read; want OTLP JSON objects`
+	if status, _, stderr := runCmd("analyze", "--config", analyzeConfig, foo); status != exitFail || !strings.Contains(stderr, want) {
+		t.Errorf("analyze: status %d, stderr %q, want %q", status, stderr, want)
+	}
+	if status, _, stderr := runCmd("model", "-o", t.TempDir(), foo); status != exitFail || !strings.Contains(stderr, want) {
+		t.Errorf("model: status %d, stderr %q, want %q", status, stderr, want)
 	}
 }
 

@@ -6,6 +6,7 @@ package tracefile
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -73,28 +75,39 @@ func (o Options) Defaults() Options {
 //   - zstdStream: with the exporter.file.nativeCompression feature gate
 //     (alpha, off by default), the whole file is a zstd stream holding
 //     JSON lines (format json) or records (format proto).
+//
+// and one form of other tools:
+//
+//   - request: one ExportTraceServiceRequest in protobuf, without a length
+//     (an OTLP/HTTP request body, application/x-protobuf, saved to a file).
 type layout int
 
 const (
 	jsonDocs layout = iota
 	records
 	zstdStream
+	request
 )
 
 // zstdMagic starts every zstd frame (RFC 8878, section 3.1.1).
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// detectLayout tells the form of a file from its first four bytes (fewer
-// if the file is shorter) and the forced options: a zstd frame's magic
-// number is a zstd stream; JSON starts with a bracket or white space; any
-// other first byte is the high byte of a record's length (0 to 3 for a
-// record up to 64 MiB). With compression none a zstd magic number is read
-// as a length, and with format proto or compression zstd the file is
-// records unless it is a stream.
+// detectLayout tells the form of a file from its first bytes (headSize,
+// fewer if the file is shorter) and the forced options: a zstd frame's
+// magic number is a zstd stream; a protobuf request starts with the tag of
+// its first resourceSpans, 0x0A, a line feed, that as a record's length
+// would be beyond the bound, and has bytes that JSON cannot hold
+// (isRequest); JSON starts with a bracket or white space; any other first
+// byte is the high byte of a record's length (0 to 3 for a record up to 64
+// MiB). With compression none a zstd magic number is read as a length,
+// and with format proto or compression zstd the file is records unless it
+// is a stream or a request.
 func detectLayout(head []byte, o Options) layout {
 	switch {
 	case o.Compression != "none" && bytes.HasPrefix(head, zstdMagic):
 		return zstdStream
+	case o.Format != "json" && o.Compression != "zstd" && isRequest(head, o.MaxLine):
+		return request
 	case o.Format == "proto" || o.Compression == "zstd":
 		return records
 	case o.Format == "json" && o.Compression == "none":
@@ -103,6 +116,27 @@ func detectLayout(head []byte, o Options) layout {
 		return jsonDocs
 	}
 	return records
+}
+
+// headSize is how many first bytes of a file detectLayout looks at.
+const headSize = 512
+
+// isRequest reports whether head starts a protobuf ExportTraceServiceRequest
+// rather than JSON or a record: its first byte is the tag of field 1 (its
+// resourceSpans, length-delimited), a record's length starting with that
+// byte would be above maxLine, and a byte below 0x20 other than tab, line
+// feed and carriage return follows (a length, a tag, an id), which JSON
+// holds nowhere, not even in a string (RFC 8259, section 7).
+func isRequest(head []byte, maxLine int) bool {
+	if len(head) < 4 || head[0] != 0x0A || int64(binary.BigEndian.Uint32(head)) <= int64(maxLine) {
+		return false
+	}
+	for _, c := range head {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // isJSONStart reports whether c can start a JSON trace file: a bracket or
@@ -236,11 +270,13 @@ type reader struct {
 	// stream is the decoder of a zstd stream file, frames that of
 	// compressed records; each is made when first needed.
 	stream, frames *zstd.Decoder
-	line           []byte // the current line, reused
-	n              int    // number of the current line, from 1
-	off            int64  // byte offset of the current line or record
-	docs           int    // documents passed to fn
-	rec, plain     []byte // a record and its decompressed form, reused
+	// gzipped is a file compressed with gzip, read through a decoder.
+	gzipped    bool
+	line       []byte // the current line, reused
+	n          int    // number of the current line, from 1
+	off        int64  // byte offset of the current line or record
+	docs       int    // documents passed to fn
+	rec, plain []byte // a record and its decompressed form, reused
 }
 
 func (r *reader) close() {
@@ -257,6 +293,25 @@ func (r *reader) close() {
 // of a length of at most 64 MiB), so it is skipped as JSON's.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// trimBlankLeft trims JSON white space and byte order marks from the start
+// of b: files with a mark each, concatenated, have one at the start of a
+// document.
+func trimBlankLeft(b []byte) []byte {
+	for {
+		b = bytes.TrimLeft(b, " \t\r\n")
+		if !bytes.HasPrefix(b, utf8BOM) {
+			return b
+		}
+		b = b[len(utf8BOM):]
+	}
+}
+
+// trimBlank trims JSON white space from the end of b, and white space and
+// byte order marks from its start.
+func trimBlank(b []byte) []byte {
+	return bytes.TrimRight(trimBlankLeft(b), " \t\r\n")
+}
+
 // skipBOM skips a byte order mark at the start of r.br, counting it in the
 // byte offsets.
 func (r *reader) skipBOM() {
@@ -266,28 +321,57 @@ func (r *reader) skipBOM() {
 	}
 }
 
-// read reads the file in the form its first bytes show.
+// gzipMagic starts every gzip member (RFC 1952, section 2.3.1).
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// inStream reports whether the file is read through a decoder of the whole
+// file, zstd or gzip: offsets are in the decompressed stream.
+func (r *reader) inStream() bool { return r.stream != nil || r.gzipped }
+
+// read reads the file in the form its first bytes show. A file compressed
+// with gzip (the file exporter does not write one, but a file is often
+// compressed so to be kept) is read as the file it holds when the
+// compression is detected.
 func (r *reader) read() error {
 	r.skipBOM()
-	head, _ := r.br.Peek(len(zstdMagic))
+	head, _ := r.br.Peek(headSize)
+	if r.opt.Compression == "" && bytes.HasPrefix(head, gzipMagic) {
+		d, err := gzip.NewReader(r.br)
+		if err != nil {
+			// The header cut short is io.ErrUnexpectedEOF, unnamed.
+			return fmt.Errorf("%s: the gzip header: %w", r.path, err)
+		}
+		r.gzipped, r.br = true, bufio.NewReaderSize(d, 64<<10)
+		return r.inner()
+	}
 	switch detectLayout(head, r.opt) {
+	case request:
+		return r.request()
 	case zstdStream:
 		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(r.opt.MaxLine)))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.path, err)
 		}
 		r.stream, r.br = d, bufio.NewReaderSize(d, 64<<10)
-		// The stream holds uncompressed JSON lines or records; offsets
-		// are in the decompressed stream.
-		inner := Options{Format: r.opt.Format, Compression: "none"}
-		r.skipBOM()
-		head, _ = r.br.Peek(len(zstdMagic))
-		if detectLayout(head, inner) == records {
-			return r.records()
-		}
-		return r.jsonLines()
+		return r.inner()
 	case records:
 		return r.records()
+	}
+	return r.jsonLines()
+}
+
+// inner reads the decompressed stream of a file.
+func (r *reader) inner() error {
+	// The stream holds uncompressed JSON lines or records; offsets are in
+	// the decompressed stream.
+	inner := Options{Format: r.opt.Format, Compression: "none", MaxLine: r.opt.MaxLine}
+	r.skipBOM()
+	head, _ := r.br.Peek(headSize)
+	switch detectLayout(head, inner) {
+	case records:
+		return r.records()
+	case request:
+		return r.request()
 	}
 	return r.jsonLines()
 }
@@ -297,7 +381,7 @@ func (r *reader) read() error {
 // error (there is nothing to analyse).
 func (r *reader) truncated(where, detail string) error {
 	unit := "the decompressed stream"
-	if r.stream == nil {
+	if !r.inStream() {
 		unit = "the file"
 	}
 	msg := fmt.Sprintf("%s: record %d at byte %d of %s is cut short (%s)", where, r.docs+1, r.off, unit, detail)
@@ -316,7 +400,7 @@ func (r *reader) records() error {
 		switch {
 		case err == io.EOF:
 			return nil
-		case errors.Is(err, io.ErrUnexpectedEOF) && r.stream != nil:
+		case errors.Is(err, io.ErrUnexpectedEOF) && r.inStream():
 			return r.truncated(r.path, "the compressed stream ends within it")
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return r.truncated(r.path, fmt.Sprintf("%d of the 4 bytes of its length", n))
@@ -325,8 +409,8 @@ func (r *reader) records() error {
 		}
 		size := int64(binary.BigEndian.Uint32(hdr[:]))
 		if size > int64(r.opt.MaxLine) {
-			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: not a trace file of the file exporter, or a record too large",
-				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine))
+			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: %s",
+				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine), r.notRecord(hdr[:]))
 		}
 		if int64(cap(r.rec)) < size {
 			r.rec = make([]byte, size)
@@ -334,7 +418,7 @@ func (r *reader) records() error {
 		r.rec = r.rec[:size]
 		if n, err := io.ReadFull(r.br, r.rec); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
-				if r.stream != nil {
+				if r.inStream() {
 					return r.truncated(r.path, "the compressed stream ends within it")
 				}
 				return r.truncated(r.path, fmt.Sprintf("its length says %d bytes, %d follow", size, n))
@@ -350,6 +434,53 @@ func (r *reader) records() error {
 		}
 		r.off += 4 + size
 	}
+}
+
+// request reads the file as one protobuf ExportTraceServiceRequest, bounded
+// by maxLine as a record is.
+func (r *reader) request() error {
+	b, err := io.ReadAll(io.LimitReader(r.br, int64(r.opt.MaxLine)+1))
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: the compressed stream ends within the protobuf request", r.path)
+	case err != nil:
+		return fmt.Errorf("%s: %w", r.path, err)
+	case len(b) > r.opt.MaxLine:
+		return fmt.Errorf("%s: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %s (--max-record): a request is decoded whole",
+			r.path, FormatBytes(r.opt.MaxLine))
+	}
+	td, err := r.proto.UnmarshalTraces(b)
+	if err != nil {
+		if rest := bytes.TrimLeft(b, " \t\r\n"); len(rest) > 0 && (rest[0] == '{' || rest[0] == '[') {
+			// JSON after blank lines, with a control character that
+			// made it look like protobuf (isRequest).
+			at := bytes.IndexFunc(b, func(c rune) bool { return c < 0x20 && c != '\t' && c != '\n' && c != '\r' })
+			return fmt.Errorf("%s: byte %d: control character 0x%02x, which JSON does not allow unescaped; not a protobuf ExportTraceServiceRequest either: %w",
+				r.path, at, b[at], err)
+		}
+		return fmt.Errorf("%s: not a protobuf ExportTraceServiceRequest, nor a trace file of the file exporter: %w", r.path, err)
+	}
+	if err := r.deliver(td); err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	return nil
+}
+
+// notRecord says what a record's length beyond the bound, hdr, tells: a
+// bound the caller may raise, or a file of another form: UTF-16 text (as
+// Windows PowerShell redirects output) starts with its byte order mark,
+// other text (a log, the debug exporter's output) with printable bytes,
+// a length of 538 MB or more.
+func (r *reader) notRecord(hdr []byte) string {
+	switch {
+	case r.off == 0 && (bytes.HasPrefix(hdr, []byte{0xFF, 0xFE}) || bytes.HasPrefix(hdr, []byte{0xFE, 0xFF})):
+		return "UTF-16 text (its byte order mark), not read: convert it to UTF-8"
+	case r.off == 0 && !bytes.ContainsFunc(hdr, func(c rune) bool { return c < 0x20 || c > 0x7e }):
+		return fmt.Sprintf("text that is not JSON (it starts %q), not read: want %s, or the file exporter's protobuf", hdr, otlpWant)
+	case binary.BigEndian.Uint32(hdr) > MaxRecordLimit:
+		return "not a trace file of the file exporter"
+	}
+	return "not a trace file of the file exporter, or a record too large (--max-record)"
 }
 
 // payload decodes one record: a zstd frame is decompressed (bounded by
@@ -374,7 +505,7 @@ func (r *reader) payload(b []byte) (ptrace.Traces, error) {
 		return ptrace.Traces{}, errors.New("not a zstd frame (--compression zstd)")
 	}
 	if r.opt.Format == "json" || r.opt.Format == "" && len(b) > 0 && b[0] == '{' {
-		return r.jsonU.UnmarshalTraces(b)
+		return r.unmarshalJSON(b)
 	}
 	return r.proto.UnmarshalTraces(b)
 }
@@ -386,14 +517,19 @@ func (r *reader) deliver(td ptrace.Traces) error {
 }
 
 // jsonLines reads the file as JSON lines, or switches to split on the first
-// non-blank line if that is not a complete JSON value.
+// non-blank line that is not one JSON value: a first line that is not
+// complete (an indented document), a later one holding more than one value
+// (documents run together) or something after its value, which the
+// unmarshaler would drop unread, or a lone "{" (an indented document
+// appended to JSON lines). Any other incomplete line is the unmarshaler's
+// to refuse, naming it.
 func (r *reader) jsonLines() error {
 	for {
 		eof, err := r.next()
 		if err != nil {
 			return err
 		}
-		doc := bytes.TrimSpace(r.line)
+		doc := trimBlank(r.line)
 		switch {
 		case len(doc) == 0:
 		case r.docs == 0 && !json.Valid(doc):
@@ -401,6 +537,8 @@ func (r *reader) jsonLines() error {
 		case eof && !json.Valid(doc):
 			// The last line, without its line break and incomplete.
 			return r.truncated(fmt.Sprintf("%s:%d", r.path, r.n), "the file ends within the line")
+		case moreThanOneValue(doc) || len(doc) == 1 && doc[0] == '{':
+			return r.split()
 		default:
 			if err := r.decode(doc, r.n); err != nil {
 				return err
@@ -421,7 +559,7 @@ func (r *reader) next() (eof bool, err error) {
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if len(r.line)+len(chunk) > r.opt.MaxLine {
-			return false, fmt.Errorf("%s:%d: line longer than %s", r.path, r.n, FormatBytes(r.opt.MaxLine))
+			return false, fmt.Errorf("%s:%d: line longer than %s (--max-record)", r.path, r.n, FormatBytes(r.opt.MaxLine))
 		}
 		r.line = append(r.line, chunk...)
 		switch {
@@ -432,7 +570,7 @@ func (r *reader) next() (eof bool, err error) {
 		case err == io.EOF:
 			return true, nil
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			// A zstd stream cut short.
+			// A compressed stream cut short.
 			return false, r.truncated(fmt.Sprintf("%s:%d", r.path, r.n), "the compressed stream ends within it")
 		default:
 			return false, fmt.Errorf("%s:%d: %w", r.path, r.n, err)
@@ -443,7 +581,22 @@ func (r *reader) next() (eof bool, err error) {
 // decode unmarshals one document that starts on line start and passes it
 // to fn.
 func (r *reader) decode(doc []byte, start int) error {
-	td, err := r.jsonU.UnmarshalTraces(doc)
+	switch doc[0] {
+	case '{':
+	case '[':
+		return fmt.Errorf("%s:%d: %w", r.path, start, foreignArray(doc))
+	default:
+		// The unmarshaler reads a stray "}" as an empty request.
+		return fmt.Errorf("%s:%d: %s where a JSON object was expected", r.path, start, excerpt(doc))
+	}
+	td, err := r.unmarshalJSON(doc)
+	switch {
+	case err == nil && td.SpanCount() == 0:
+		td, err = r.wrapped(doc, td)
+	case err != nil && strings.Contains(err.Error(), "ID.UnmarshalJSONIter"):
+		// The unmarshaler says only "length mismatch".
+		err = fmt.Errorf("%w (OTLP JSON trace and span ids are 32 and 16 hex digits, or the base64 of 16 and 8 bytes)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", r.path, start, err)
 	}
@@ -464,7 +617,7 @@ func (r *reader) split() error {
 		rest := r.line
 		for len(rest) > 0 {
 			if len(doc) == 0 {
-				rest = bytes.TrimLeft(rest, " \t\r\n")
+				rest = trimBlankLeft(rest)
 				if len(rest) == 0 {
 					break
 				}
@@ -476,7 +629,10 @@ func (r *reader) split() error {
 				end = len(rest)
 			}
 			if len(doc)+end > r.opt.MaxDocument {
-				return fmt.Errorf("%s:%d: document longer than %s", r.path, start, FormatBytes(r.opt.MaxDocument))
+				if first := append(doc, rest[:end]...); first[0] == '[' {
+					return fmt.Errorf("%s:%d: %w", r.path, start, foreignArray(first))
+				}
+				return fmt.Errorf("%s:%d: document longer than %s (--max-record)", r.path, start, FormatBytes(r.opt.MaxDocument))
 			}
 			doc = append(doc, rest[:end]...)
 			rest = rest[end:]
@@ -501,6 +657,22 @@ func (r *reader) split() error {
 		return r.truncated(fmt.Sprintf("%s:%d", r.path, start), "the document that starts here has no end")
 	}
 	return nil
+}
+
+// excerpt quotes the start of doc for a message, up to 40 bytes.
+func excerpt(doc []byte) string {
+	if len(doc) > 40 {
+		return fmt.Sprintf("%q…", doc[:40])
+	}
+	return fmt.Sprintf("%q", doc)
+}
+
+// moreThanOneValue reports whether doc, trimmed, has something after its
+// first value (its syntax is left to the unmarshaler).
+func moreThanOneValue(doc []byte) bool {
+	var sp jsonSplitter
+	end := sp.feed(doc)
+	return end >= 0 && end < len(doc)
 }
 
 // jsonSplitter finds where top-level JSON values end in a text fed to it in

@@ -5,6 +5,7 @@ package tracefile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -61,7 +62,7 @@ func bounds(maxLine, maxDoc int) Options { return Options{MaxLine: maxLine, MaxD
 // TestReadTraceFileLayouts: the same documents read alike from JSON lines
 // (with blank lines, CRLF line ends and no final line break), from indented
 // documents, and from several documents on one line, after a byte order
-// mark or not, with strings holding
+// mark or not (or one per file concatenated), with strings holding
 // brackets, quotes and backslashes that the splitter must skip.
 func TestReadTraceFileLayouts(t *testing.T) {
 	doc := func(names ...string) string {
@@ -88,10 +89,16 @@ func TestReadTraceFileLayouts(t *testing.T) {
 		"indented, CRLF": strings.ReplaceAll(indent(d1)+"\n\n"+indent(d2), "\n", "\r\n"),
 		"one line":       d1 + " " + d2 + "\n",
 		"split mid-line": indent(d1) + d2 + "\n",
+		// After a first line of one document: an indented one (files
+		// of both layouts concatenated), once read as a line.
+		"lines, then indented": d1 + "\n" + indent(d2) + "\n",
 		// A byte order mark, as some editors write: once read as the
 		// length of a 4 GB protobuf record.
 		"BOM, lines":    "\uFEFF" + d1 + "\n" + d2 + "\n",
 		"BOM, indented": "\uFEFF" + indent(d1) + "\n" + indent(d2) + "\n",
+		// Files with a mark each, concatenated.
+		"BOM each, lines":    "\uFEFF" + d1 + "\n\uFEFF" + d2 + "\n",
+		"BOM each, indented": "\uFEFF" + indent(d1) + "\n\uFEFF" + indent(d2) + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
@@ -99,6 +106,20 @@ func TestReadTraceFileLayouts(t *testing.T) {
 				t.Errorf("got %q, %v; want %q", got, err, want)
 			}
 		})
+	}
+}
+
+// TestReadTraceFileLinesRunTogether: after a first line of one document,
+// a line of two documents yields both (the unmarshaler reads the first
+// and drops the rest of the line unread).
+func TestReadTraceFileLinesRunTogether(t *testing.T) {
+	doc := func(name string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01000000000000000000000000000001","spanId":"0100000000000000","name":"` + name + `"}]}]}]}`
+	}
+	content := doc("a") + "\n" + doc("b") + doc("c") + "\n" + doc("d") + " \t" + doc("e") + "\r\n"
+	got, err := readAll(t, writeTemp(t, "t.json", content), bounds(1<<20, 1<<20))
+	if want := []string{"a", "b", "c", "d", "e"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }
 
@@ -118,11 +139,14 @@ func TestReadTraceFileErrors(t *testing.T) {
 		want          string
 	}{
 		{"bad third line", good + "\n" + good + "\n{\"resourceSpans\": [}\n" + good + "\n", "t.json:3: "},
+		// Once read as the document before it, or as an empty request.
+		{"garbage after a document", good + "\n" + good + "}]\n", `t.json:2: "}" where a JSON object was expected`},
+		{"stray bracket", good + "\n}\n" + good + "\n", `t.json:2: "}" where a JSON object was expected`},
 		// Cut short: a *TruncatedError (TestReadTraceFileTruncated).
 		{"truncated last line", good + "\n" + good[:40], fmt.Sprintf("t.json:2: record 2 at byte %d of the file is cut short (the file ends within the line)", len(good)+1)},
-		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes"},
-		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes"},
-		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes"},
+		{"line too long", good + "\n" + long + "\n", "t.json:2: line longer than 256 bytes (--max-record)"},
+		{"no line break at all", strings.Repeat(good, 10), "t.json:1: line longer than 256 bytes (--max-record)"},
+		{"document too long", "\n" + indented.String() + "\n", "t.json:2: document longer than 300 bytes (--max-record)"},
 		{"unclosed document", "\n {\n\"resourceSpans\": [\n", "t.json:2: record 1 at byte 2 of the file is cut short (the document that starts here has no end)"},
 		{"no traces", "\n\n", "t.json: no traces"},
 	} {
@@ -289,8 +313,115 @@ func TestReadTraceFileFormats(t *testing.T) {
 	}
 	// A length beyond the bound is refused, not allocated.
 	_, err = readAll(t, writeTemp(t, "t.bin", "\x03\x00\x00\x00..."), bounds(1<<20, 1<<20))
-	if err == nil || !strings.Contains(err.Error(), "t.bin: record 1 at byte 0: length 50331648 is above 1 MiB") {
+	if err == nil || !strings.Contains(err.Error(), "t.bin: record 1 at byte 0: length 50331648 is above 1 MiB: not a trace file of the file exporter, or a record too large (--max-record)") {
 		t.Errorf("huge length: %v", err)
+	}
+	// Beyond what --max-record can take, or UTF-16 text: no bound to raise.
+	_, err = readAll(t, writeTemp(t, "t.bin", "\x43\x00\x00\x00..."), bounds(1<<20, 1<<20))
+	if err == nil || !strings.HasSuffix(err.Error(), "length 1124073472 is above 1 MiB: not a trace file of the file exporter") {
+		t.Errorf("a length beyond 1 GiB: %v", err)
+	}
+	_, err = readAll(t, writeTemp(t, "t.json", "\xff\xfe{\x00\"\x00"), bounds(1<<20, 1<<20))
+	if err == nil || !strings.HasSuffix(err.Error(), "is above 1 MiB: UTF-16 text (its byte order mark), not read: convert it to UTF-8") {
+		t.Errorf("UTF-16: %v", err)
+	}
+}
+
+// TestReadRequest: a protobuf ExportTraceServiceRequest without a length
+// (an OTLP/HTTP request body saved to a file), which starts with a line
+// feed (the tag of its first resourceSpans, 0x0A), is read as one request,
+// plain or in a zstd stream, detected or with --format proto; requests
+// concatenated are one request (protobuf merges repeated fields), and one
+// cut short or beyond the bound is refused naming the file.
+func TestReadRequest(t *testing.T) {
+	tds, _ := testRequests()
+	var concatenated []byte
+	for _, td := range tds {
+		concatenated = append(concatenated, marshalRequest(t, td, "proto")...)
+	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{
+		"one":         marshalRequest(t, tds[1], "proto"),
+		"merged":      concatenated,
+		"zstd stream": enc.EncodeAll(concatenated, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := []string{"a,b,c,d"}
+			if name == "one" {
+				want = []string{"b,c"}
+			}
+			path := writeTemp(t, "t.pb", string(content))
+			for _, o := range []Options{bounds(1<<20, 1<<20), {Format: "proto", MaxLine: 1 << 20}} {
+				if got, err := readAll(t, path, o); err != nil || !slices.Equal(got, want) {
+					t.Errorf("%+v: got %q, %v; want %q", o, got, err, want)
+				}
+			}
+		})
+	}
+	// JSON after a blank line with a control character unescaped (which
+	// the unmarshaler refuses too) is told as such.
+	ctl := writeTemp(t, "ctl.json", "\n"+`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a`+"\x01"+`"}]}]}]}`)
+	if _, err := readAll(t, ctl, bounds(1<<20, 1<<20)); err == nil || !strings.Contains(err.Error(), "ctl.json: byte 54: control character 0x01, which JSON does not allow unescaped") {
+		t.Errorf("JSON with a control character: %v", err)
+	}
+	cut := writeTemp(t, "cut.pb", string(concatenated[:len(concatenated)-3]))
+	if _, err := readAll(t, cut, bounds(1<<20, 1<<20)); err == nil || !strings.Contains(err.Error(), "cut.pb: not a protobuf ExportTraceServiceRequest, nor a trace file of the file exporter") {
+		t.Errorf("a request cut short: %v", err)
+	}
+	if _, err := readAll(t, writeTemp(t, "big.pb", string(concatenated)), bounds(len(concatenated)-1, 1<<20)); err == nil ||
+		!strings.Contains(err.Error(), fmt.Sprintf("big.pb: a protobuf request (an ExportTraceServiceRequest without a length before it) longer than %d bytes (--max-record)", len(concatenated)-1)) {
+		t.Errorf("a request beyond the bound: %v", err)
+	}
+}
+
+// TestReadGzip: a trace file compressed with gzip (as files are to be
+// kept; once read as a record of 529 MB) is read as the file it holds, in
+// each form, when the compression is detected; cut short, its last record
+// is a *TruncatedError at its offset in the decompressed stream.
+func TestReadGzip(t *testing.T) {
+	tds, want := testRequests()
+	gz := func(b []byte) string {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(b)
+		w.Close()
+		return z.String()
+	}
+	lines, offsets := fileExporterFile(t, tds, "json", "", false)
+	records, _ := fileExporterFile(t, tds, "proto", "zstd", false)
+	for name, content := range map[string]string{
+		"json lines":   gz(lines),
+		"zstd records": gz(records),
+		// Two gzip members, as files compressed apart and concatenated.
+		"members": gz(lines[:offsets[1]]) + gz(lines[offsets[1]:]),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := readAll(t, writeTemp(t, "t.gz", content), bounds(1<<20, 1<<20)); err != nil || !slices.Equal(got, want) {
+				t.Errorf("got %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+	var te *TruncatedError
+	cut := gz(lines)
+	// Where deflate cuts the text depends on its blocks: the records read
+	// are some first ones, and the next is cut short at its offset.
+	got, err := readAll(t, writeTemp(t, "t.gz", cut[:len(cut)-12]), bounds(1<<20, 1<<20))
+	next := len(lines)
+	if len(got) < len(offsets) {
+		next = offsets[len(got)]
+	}
+	if !errors.As(err, &te) || len(got) == 0 || !slices.Equal(got, want[:len(got)]) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("record %d at byte %d of the decompressed stream is cut short", len(got)+1, next)) {
+		t.Errorf("cut short: %q, %v", got, err)
+	}
+	if _, err := readAll(t, writeTemp(t, "t.gz", cut[:5]), bounds(1<<20, 1<<20)); err == nil || !strings.HasSuffix(err.Error(), "t.gz: the gzip header: unexpected EOF") {
+		t.Errorf("the header cut short: %v", err)
+	}
+	if _, err := readAll(t, writeTemp(t, "t.gz", gz(lines)), Options{Compression: "none", MaxLine: 1 << 20}); err == nil {
+		t.Error("--compression none decompressed a gzip file")
 	}
 }
 
@@ -389,7 +520,7 @@ func TestReadBounds(t *testing.T) {
 	b.WriteString("    {}\n  ]\n}\n")
 	n := 0
 	err := Read(writeTemp(t, "big.json", b.String()), Options{MaxDocument: 1 << 20}, func(ptrace.Traces) error { n++; return nil })
-	if err == nil || !strings.HasSuffix(err.Error(), "big.json:2: document longer than 1 MiB") || n != 0 {
+	if err == nil || !strings.HasSuffix(err.Error(), "big.json:2: document longer than 1 MiB (--max-record)") || n != 0 {
 		t.Errorf("a 4 MiB indented document with a 1 MiB bound: %v, %d documents", err, n)
 	}
 }
