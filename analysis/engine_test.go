@@ -365,6 +365,25 @@ func TestTimeoutAfterItsWindowClosedCountsInOldestOpenWindow(t *testing.T) {
 	}
 }
 
+// TestTimeoutAtTheEndOfTimeIsTooEarly: a timeout that starts within dMax
+// of the largest time (2262-04-11, whatever its span's end) ends beyond
+// the open windows, too early, as a success ending there is. Its deadline
+// wrapped round to 1678, a closed window, and the timeout counted in the
+// window open now, as a late one.
+func TestTimeoutAtTheEndOfTimeIsTooEarly(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	start := int64(math.MaxInt64 - 1000)
+	addAll(e,
+		Instance{Probe: "p", Outcome: Timeout, Start: start, DMaxNs: int64(testDMax), Bins: testBins},
+		Instance{Probe: "p", Outcome: Timeout, Start: start, End: math.MaxInt64, DMaxNs: int64(testDMax), Bins: testBins},
+		Instance{Probe: "p", Outcome: Success, Start: start, End: math.MaxInt64, DMaxNs: int64(testDMax), Bins: testBins},
+	)
+	st := e.Stats()
+	if st.Counted != 0 || st.LateTimeouts != 0 || st.Dropped[DropTooEarly] != 3 {
+		t.Errorf("stats = %+v, want the 3 dropped too early", st)
+	}
+}
+
 // A span longer than dMax (or judged a timeout by a processor) that ended
 // in a closed window arrived late, as a success of the same age would: it
 // is dropped too late, not counted as a late timeout in the oldest open
