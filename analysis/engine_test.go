@@ -384,6 +384,36 @@ func TestTimeoutAtTheEndOfTimeIsTooEarly(t *testing.T) {
 	}
 }
 
+// TestTimeoutAfterTheClockWentBackIsTooLate: a timeout whose window has
+// closed counts in the oldest open window when the batch's clock is past
+// that window's close (a timer running late), or unknown; when the clock
+// is before it, the clock went back after the window closed, and the
+// timeout is too late, as a success ending there is. Counted, the timeouts
+// of an hour that a clock stepped back by an hour all went into one
+// window, and none of its successes.
+func TestTimeoutAfterTheClockWentBackIsTooLate(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	e.Advance(at(10 * time.Second)) // closes the windows up to [8 s, 9 s)
+	add := func(b Batch, ins ...Instance) {
+		for i := range ins {
+			b.Add(&ins[i])
+		}
+		b.End()
+	}
+	// Window [4 s, 5 s) closes at 6 s.
+	add(e.BeginAt(at(5*time.Second)), timedOut("p", 4500*time.Millisecond), ok("p", 4600*time.Millisecond, time.Millisecond))
+	st := e.Stats()
+	if st.Counted != 0 || st.Dropped[DropTooLate] != 2 {
+		t.Fatalf("clock at 5 s: stats = %+v, want both dropped too late", st)
+	}
+	add(e.BeginAt(at(6*time.Second)), timedOut("p", 4500*time.Millisecond))
+	add(e.Begin(), timedOut("p", 4500*time.Millisecond))
+	st = e.Stats()
+	if st.Counted != 2 || st.LateTimeouts != 2 || st.Dropped[DropTooLate] != 2 {
+		t.Errorf("clock at 6 s, then unknown: stats = %+v, want 2 late timeouts counted", st)
+	}
+}
+
 // A span longer than dMax (or judged a timeout by a processor) that ended
 // in a closed window arrived late, as a success of the same age would: it
 // is dropped too late, not counted as a late timeout in the oldest open

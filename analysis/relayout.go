@@ -214,7 +214,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 	}
 	k2 := floorDiv(end, e.interval)
 	switch {
-	case k2 < e.k0 && oc == Timeout:
+	case k2 < e.k0 && oc == Timeout && !e.clockBack(k2):
 		k2 = e.k0 // counted in the oldest open window, as windowOf does
 	case k2 < e.k0:
 		e.drops[DropTooLate]++
