@@ -154,6 +154,9 @@ type Engine struct {
 	// lateTimeouts counts timeouts that arrived after their own window had
 	// closed and were counted in the oldest open window instead.
 	lateTimeouts int64
+	// batchAt is the clock of the batch being added (BeginAt), Unix ns;
+	// 0: unknown (Begin).
+	batchAt int64
 	// weightClamped counts instances whose adjusted count was above
 	// MaxAdjustedCount.
 	weightClamped int64
@@ -556,8 +559,24 @@ func (e *Engine) Begin() Batch {
 	return Batch{e: e}
 }
 
+// BeginAt is Begin for a batch added at now, on the clock the engine's
+// windows are advanced by: a timeout among its instances whose window has
+// closed counts in the oldest open window (see Engine.Add) only when now
+// is past that window's close. Before it, the clock went back after the
+// window closed, and the timeout is too late, as a success ending there
+// is: while the clock is back, the timeouts of a timer on it would
+// otherwise all go into one window, and none of the successes.
+func (e *Engine) BeginAt(now time.Time) Batch {
+	b := e.Begin()
+	e.batchAt = now.UnixNano()
+	return b
+}
+
 // End unlocks the engine.
-func (b Batch) End() { b.e.mu.Unlock() }
+func (b Batch) End() {
+	b.e.batchAt = 0
+	b.e.mu.Unlock()
+}
 
 // Add records one instance. It does not allocate once the probe, its window
 // and a histogram of its layout exist (histograms are reused across windows).
@@ -588,7 +607,8 @@ func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
 //   - a success or failure, or a timeout that Ended, whose End lies in a
 //     closed window is too late (DropTooLate), whatever its delay: a
 //     timeout counts in the oldest open window only when its span ends in
-//     an open one, or never ends (a real-time or synthetic timeout).
+//     an open one, or never ends (a real-time or synthetic timeout), and,
+//     in a batch of BeginAt, the clock is past its window's close.
 //
 // Counted instances whose own layout differs from the probe's are counted
 // in Stats.Rebinned.
@@ -790,7 +810,7 @@ func (e *Engine) windowOf(oc Outcome, start, end int64) (int64, bool) {
 	}
 	k := e.windowIndex(end)
 	if k < e.k0 {
-		if oc != Timeout {
+		if oc != Timeout || e.clockBack(k) {
 			e.drops[DropTooLate]++
 			return 0, false
 		}
@@ -806,6 +826,13 @@ func (e *Engine) windowOf(oc Outcome, start, end int64) (int64, bool) {
 		return 0, false
 	}
 	return k, true
+}
+
+// clockBack reports whether window k, closed, is not due to close yet by
+// the clock of the batch (BeginAt): the clock went back after it closed.
+// Called with mu held.
+func (e *Engine) clockBack(k int64) bool {
+	return e.batchAt != 0 && e.batchAt < (k+1)*e.interval+e.lag
 }
 
 // newAcc returns an empty accumulator of layout l, reusing a free one.

@@ -365,6 +365,55 @@ func TestTimeoutAfterItsWindowClosedCountsInOldestOpenWindow(t *testing.T) {
 	}
 }
 
+// TestTimeoutAtTheEndOfTimeIsTooEarly: a timeout that starts within dMax
+// of the largest time (2262-04-11, whatever its span's end) ends beyond
+// the open windows, too early, as a success ending there is. Its deadline
+// wrapped round to 1678, a closed window, and the timeout counted in the
+// window open now, as a late one.
+func TestTimeoutAtTheEndOfTimeIsTooEarly(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	start := int64(math.MaxInt64 - 1000)
+	addAll(e,
+		Instance{Probe: "p", Outcome: Timeout, Start: start, DMaxNs: int64(testDMax), Bins: testBins},
+		Instance{Probe: "p", Outcome: Timeout, Start: start, End: math.MaxInt64, DMaxNs: int64(testDMax), Bins: testBins},
+		Instance{Probe: "p", Outcome: Success, Start: start, End: math.MaxInt64, DMaxNs: int64(testDMax), Bins: testBins},
+	)
+	st := e.Stats()
+	if st.Counted != 0 || st.LateTimeouts != 0 || st.Dropped[DropTooEarly] != 3 {
+		t.Errorf("stats = %+v, want the 3 dropped too early", st)
+	}
+}
+
+// TestTimeoutAfterTheClockWentBackIsTooLate: a timeout whose window has
+// closed counts in the oldest open window when the batch's clock is past
+// that window's close (a timer running late), or unknown; when the clock
+// is before it, the clock went back after the window closed, and the
+// timeout is too late, as a success ending there is. Counted, the timeouts
+// of an hour that a clock stepped back by an hour all went into one
+// window, and none of its successes.
+func TestTimeoutAfterTheClockWentBackIsTooLate(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	e.Advance(at(10 * time.Second)) // closes the windows up to [8 s, 9 s)
+	add := func(b Batch, ins ...Instance) {
+		for i := range ins {
+			b.Add(&ins[i])
+		}
+		b.End()
+	}
+	// Window [4 s, 5 s) closes at 6 s.
+	add(e.BeginAt(at(5*time.Second)), timedOut("p", 4500*time.Millisecond), ok("p", 4600*time.Millisecond, time.Millisecond))
+	st := e.Stats()
+	if st.Counted != 0 || st.Dropped[DropTooLate] != 2 {
+		t.Fatalf("clock at 5 s: stats = %+v, want both dropped too late", st)
+	}
+	add(e.BeginAt(at(6*time.Second)), timedOut("p", 4500*time.Millisecond))
+	add(e.Begin(), timedOut("p", 4500*time.Millisecond))
+	st = e.Stats()
+	if st.Counted != 2 || st.LateTimeouts != 2 || st.Dropped[DropTooLate] != 2 {
+		t.Errorf("clock at 6 s, then unknown: stats = %+v, want 2 late timeouts counted", st)
+	}
+}
+
 // A span longer than dMax (or judged a timeout by a processor) that ended
 // in a closed window arrived late, as a success of the same age would: it
 // is dropped too late, not counted as a late timeout in the oldest open

@@ -214,7 +214,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 	}
 	k2 := floorDiv(end, e.interval)
 	switch {
-	case k2 < e.k0 && oc == Timeout:
+	case k2 < e.k0 && oc == Timeout && !e.clockBack(k2):
 		k2 = e.k0 // counted in the oldest open window, as windowOf does
 	case k2 < e.k0:
 		e.drops[DropTooLate]++
@@ -253,7 +253,13 @@ func (e *Engine) classify(dmax int64, in *Instance) (Outcome, int64, bool) {
 			e.drops[DropLayoutMismatch]++
 			return 0, 0, false
 		}
+		// Saturated: a start within dMax of the largest time (a clock in
+		// 2262) wrapped round to 1678, in a closed window, and the
+		// timeout counted in the oldest open one.
 		end = in.Start + dmax
+		if in.Start > math.MaxInt64-dmax {
+			end = math.MaxInt64
+		}
 	case in.End-in.Start > dmax:
 		oc, end = Timeout, in.Start+dmax
 	}

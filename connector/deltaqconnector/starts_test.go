@@ -218,6 +218,35 @@ func TestStartEventsTimeOutInRealTime(t *testing.T) {
 	r.shutdown(t)
 }
 
+// TestStartEventsAfterTheClockWentBack: a clock that steps back more than
+// an interval (README, Windows) closes no window until it is back where it
+// was, and the instances that end meanwhile are dropped as too late: the
+// timeouts of the start events too, as their spans are. They were counted
+// in the oldest open window, which then held every timeout of the step and
+// none of the successes. Once the clock is back, they count again.
+func TestStartEventsAfterTheClockWentBack(t *testing.T) {
+	r := newStartRig(t, loadConfig(t, "matched"), collectorstate.New())
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	r.clk.Tick(at(10 * time.Second)) // closes the windows up to [8 s, 9 s)
+	r.clk.Set(at(5 * time.Second))   // the clock steps back 5 s
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(
+		start{n: 1, probe: "job", at: ms(5000)}, start{n: 2, probe: "job", at: ms(5000)}, start{n: 3, probe: "job", at: ms(5000)})))
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(ms(5050), span{name: "job", dur: ms(40), traceID: 1})))
+	r.expire(at(ms(5400)))
+	assert.Equal(t, map[string]int64{"job": 2}, counterByAttr(t, r.tel, "start_timeouts", "probe"), "spans 2 and 3 never came")
+
+	// Back where it was: a start at 11 s times out in its own window.
+	r.expire(at(11 * time.Second))
+	require.NoError(t, r.logs.ConsumeLogs(context.Background(), startLogs(start{n: 4, probe: "job", at: 11 * time.Second})))
+	r.expire(at(ms(11400)))
+	r.clk.Tick(at(13 * time.Second)) // closes [9 s, 10 s), [10 s, 11 s) and [11 s, 12 s)
+	assert.Equal(t, map[string]int64{contract.Success: 0, contract.Failure: 0, contract.Timeout: 1},
+		probeOutcomes(r.sink.AllMetrics())["job"], "span 4's timeout alone")
+	assert.Equal(t, map[string]int64{"too_late": 3}, counterByAttr(t, r.tel, "instances_dropped", "reason"),
+		"span 1 and the timeouts of spans 2 and 3")
+	r.shutdown(t)
+}
+
 // TestStaleStartEvent: a start event that arrives more than ended_window
 // (30 s) after its instance was due is refused as stale: its span, had it
 // come in time, is forgotten, and a timeout counted now would be the

@@ -388,7 +388,11 @@ type Change struct {
 // Step closes the sample if it is due at now (Unix ns) and reports the
 // change of dMax it decides, if any. Timer goroutine only.
 func (a *Range) Step(now int64) (Change, bool) {
-	if a.since == 0 {
+	if a.since == 0 || now < a.since {
+		// The first tick, or the clock went back: the sample's period
+		// counts from now, not from a time the clock reaches again only
+		// after the step (an hour's step stopped the learning for an
+		// hour).
 		a.since = now
 		return Change{}, false
 	}

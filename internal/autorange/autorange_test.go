@@ -90,6 +90,28 @@ func TestAutoRangeSustain(t *testing.T) {
 	t.Fatal("two censored samples did not raise the dMax")
 }
 
+// TestAutoRangeAfterTheClockWentBack: a clock that steps back an hour
+// during the learning phase delays the first choice by one period from
+// the step, not by the hour it takes the clock to come back to the
+// sample's start.
+func TestAutoRangeAfterTheClockWentBack(t *testing.T) {
+	a := New(Options{Min: 10 * time.Millisecond, Max: 2 * time.Second, Sample: 100, Period: time.Second}, 100)
+	const sec = int64(time.Second)
+	now := int64(1000 * time.Hour)
+	a.Begin(now)
+	for range 100 {
+		a.Observe(int64(time.Millisecond))
+	}
+	now -= int64(time.Hour)
+	if _, ok := a.Step(now); ok {
+		t.Fatal("a choice at the step")
+	}
+	now += sec
+	if ch, ok := a.Step(now); !ok || !ch.Learned || ch.To != int64(10*time.Millisecond) {
+		t.Fatalf("a period after the step: %+v %v, want the first choice, 10ms", ch, ok)
+	}
+}
+
 // extremeAttack feeds a to the alternating attack of the issue: every
 // second perSecond spans of 10 ms, plus extreme spans of 50 s in the
 // first two of every four seconds, for seconds seconds from now, one

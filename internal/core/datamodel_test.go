@@ -27,7 +27,8 @@ import (
 // model defines and Prometheus takes (−4 to 20), exemplars with both or
 // neither of their trace and span
 // ids, and cumulative streams whose start time stays while their counts
-// grow and moves past the previous point when they restart.
+// grow and moves past the previous point when they restart, and whose
+// points go forward in time.
 type dataModel struct {
 	t testing.TB
 	// last holds each cumulative stream's last point: its start, time and
@@ -137,6 +138,8 @@ func (c *dataModel) stream(name string, attrs pcommon.Map, start, ts pcommon.Tim
 	}
 	if prev, ok := c.last[key]; ok {
 		switch {
+		case ts <= pcommon.Timestamp(prev[1]):
+			c.t.Errorf("%s: a point at %v after one at %v", key, ts.AsTime(), pcommon.Timestamp(prev[1]).AsTime())
 		case pcommon.Timestamp(prev[0]) == start && n < prev[2]:
 			c.t.Errorf("%s: count %d after %d in one stream (start %v)", key, n, prev[2], start.AsTime())
 		case pcommon.Timestamp(prev[0]) != start && start < pcommon.Timestamp(prev[1]):

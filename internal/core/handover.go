@@ -34,6 +34,9 @@ type parked struct {
 	// windows the builder's window number they are seen by.
 	services *services
 	windows  uint64
+	// after is the builder's end of a predecessor of another interval
+	// (builder.after), whose held windows may still be open.
+	after pcommon.Timestamp
 	// settle is the gateway's settling after its start (missingAgents).
 	settle settling
 }
@@ -61,7 +64,7 @@ func (o *Observer) park() {
 	// the new configuration's components are not built yet.
 	o.engine.CheckLayouts()
 	st := &parked{engine: o.engine, start: o.build.start, cum: o.build.cum, outs: o.build.outs, ranges: o.auto.parkRanges(),
-		services: &o.build.services, windows: o.build.windows, settle: o.settle}
+		services: &o.build.services, windows: o.build.windows, after: o.build.after, settle: o.settle}
 	if o.starts != nil && o.spans != nil {
 		ps := &parkedStarts{tracker: o.starts.tracker, names: o.spans.Names, dMaxNs: make([]int64, len(o.spans.Names)), auto: o.spans.autoMask()}
 		for i := range ps.dMaxNs {
@@ -137,6 +140,7 @@ func (o *Observer) adopt(st *parked) {
 	o.build.cum = st.cum
 	o.build.outs = st.outs
 	o.build.windows = st.windows
+	o.build.after = st.after
 	o.build.services.adopt(st.services)
 	o.adoptSettling(st.settle)
 	// Each carried probe's layout as carried, compared at Start with the
@@ -160,9 +164,9 @@ func (o *Observer) adopt(st *parked) {
 // could not be carried over (another interval: the windows do not line
 // up), as its stop would have: each probe's streams, and its services
 // (deltaq.service), continue in them to their end, and the component's
-// own start afresh. Its windows were handed over rather than flushed at
-// its shutdown, and were lost, their instances never counted. Called by
-// Start, once the outputs are known.
+// own start afresh, after them (builder.after). Its windows were handed
+// over rather than flushed at its shutdown, and were lost, their
+// instances never counted. Called by Start, once the outputs are known.
 func (o *Observer) flushPredecessor(now time.Time) {
 	st := o.predecessor
 	o.predecessor = nil
@@ -178,9 +182,16 @@ func (o *Observer) flushPredecessor(now time.Time) {
 	defer swap()
 	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
 	defer cancel()
-	for _, r := range st.engine.Flush(now) {
+	results := st.engine.Flush(now)
+	for _, r := range results {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
+	}
+	if n := len(results); n > 0 {
+		// The last flushed window ends up to an interval of the
+		// predecessor after now, later than the windows of the new
+		// interval open since before it (builder.after).
+		b.after = pcommon.NewTimestampFromTime(results[n-1].End)
 	}
 }
 

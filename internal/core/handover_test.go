@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -103,6 +104,115 @@ func TestReloadToAnotherIntervalFlushesTheOpenWindows(t *testing.T) {
 	hs = observedHistograms(nu)["p"]
 	assert.Equal(t, uint64(1), hs[len(hs)-1].Count(), "the new stream starts afresh")
 	assert.NotEqual(t, observedHistograms(old)["p"][0].StartTimestamp(), hs[len(hs)-1].StartTimestamp())
+}
+
+// TestReloadToAnotherIntervalKeepsTheSeriesInTimeOrder: the predecessor's
+// last flushed window, of 10 s, ends at 30 s, after the reload at 22 s;
+// the reloaded observer's windows of 7 s open since before it, [14 s,
+// 21 s) and [21 s, 28 s), went out after it: every series went back in
+// time, and each new cumulative stream began before the last point of
+// the one it replaced, which a backend refuses (the OpenTelemetry metrics
+// data model, "Resets and Gaps"). Their points are held: their instances
+// count in the next cumulative point, of [28 s, 35 s), whose stream
+// starts at 30 s.
+func TestReloadToAnotherIntervalKeepsTheSeriesInTimeOrder(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	cfg := testConfig()
+	cfg.Interval = 10 * time.Second
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	// Times from a boundary of windows of 10 s and of 7 s.
+	const o = 50 * time.Second
+	old := newHarnessWith(t, cfg, at(o+time.Second), withID)
+	ok := func(end time.Duration) span {
+		return span{probe: "p", outcome: contract.Success, end: o + end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	old.consume(ok(ms(100)))
+	old.obs.tick(at(o + 20*time.Second)) // closes [0 s, 10 s)
+	old.consume(ok(12*time.Second), ok(21*time.Second))
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(context.Background()))
+
+	cfg2 := testConfig()
+	cfg2.Interval = 7 * time.Second
+	cfg2.Probes = cfg.Probes
+	nu := newHarnessWith(t, cfg2, at(o+22*time.Second), withID)
+	flushed := len(nu.metrics.AllMetrics())
+	nu.consume(ok(23*time.Second), ok(29*time.Second), ok(33*time.Second))
+	nu.obs.tick(at(o + 60*time.Second)) // closes the windows up to [42 s, 49 s)
+
+	dm := newDataModel(t)
+	for _, md := range append(old.metrics.AllMetrics(), nu.metrics.AllMetrics()...) {
+		dm.check(md)
+	}
+	var first pmetric.NumberDataPoint
+	for _, md := range nu.metrics.AllMetrics()[flushed:] {
+		forEachMetric(md, func(m pmetric.Metric) {
+			var times []pcommon.Timestamp
+			switch m.Type() {
+			case pmetric.MetricTypeGauge:
+				for i := range m.Gauge().DataPoints().Len() {
+					times = append(times, m.Gauge().DataPoints().At(i).Timestamp())
+				}
+			case pmetric.MetricTypeSum:
+				for i := range m.Sum().DataPoints().Len() {
+					times = append(times, m.Sum().DataPoints().At(i).Timestamp())
+				}
+				if m.Name() == contract.MetricOutcomes && first == (pmetric.NumberDataPoint{}) {
+					first = m.Sum().DataPoints().At(0)
+				}
+			case pmetric.MetricTypeHistogram:
+				for i := range m.Histogram().DataPoints().Len() {
+					times = append(times, m.Histogram().DataPoints().At(i).Timestamp())
+				}
+			}
+			for _, ts := range times {
+				assert.Greater(t, ts.AsTime(), at(o+30*time.Second), "%s: a point at or before the predecessor's last", m.Name())
+			}
+		})
+	}
+	require.NotEqual(t, pmetric.NumberDataPoint{}, first)
+	assert.Equal(t, at(o+35*time.Second), first.Timestamp().AsTime().UTC(), "the first window of 7 s that ends after 30 s")
+	assert.Equal(t, at(o+30*time.Second), first.StartTimestamp().AsTime().UTC(), "the new stream starts at the predecessor's last point")
+	assert.Equal(t, int64(3), first.IntValue(), "the instances at 23 s, 29 s and 33 s")
+	assert.Equal(t, int64(3), outcomeTotal(t, nu, "p", contract.Success))
+}
+
+// TestReloadAgainHoldsTheWindowsStill: a reload that keeps the interval,
+// right after one that changed it, carries the end of the windows the
+// first flushed: the windows that end by then still go out without their
+// points.
+func TestReloadAgainHoldsTheWindowsStill(t *testing.T) {
+	ho := reload.New()
+	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
+	cfg := testConfig()
+	cfg.Interval = 10 * time.Second
+	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
+	const o = 50 * time.Second // a boundary of windows of 10 s and of 7 s
+	ok := func(end time.Duration) span {
+		return span{probe: "p", outcome: contract.Success, end: o + end, delay: ms(20), dmax: 100 * time.Millisecond, bins: 100}
+	}
+	old := newHarnessWith(t, cfg, at(o+time.Second), withID)
+	old.consume(ok(21 * time.Second))
+	ho.Requested()
+	require.NoError(t, old.obs.Shutdown(context.Background()))
+	cfg2 := testConfig()
+	cfg2.Interval = 7 * time.Second
+	cfg2.Probes = cfg.Probes
+	mid := newHarnessWith(t, cfg2, at(o+22*time.Second), withID) // flushes [20 s, 30 s)
+	ho.Requested()
+	require.NoError(t, mid.obs.Shutdown(context.Background()))
+	nu := newHarnessWith(t, cfg2, at(o+22*time.Second+ms(500)), withID)
+	nu.consume(ok(23 * time.Second))
+	nu.obs.tick(at(o + 60*time.Second))
+
+	dm := newDataModel(t)
+	for _, h := range []*harness{old, mid, nu} {
+		for _, md := range h.metrics.AllMetrics() {
+			dm.check(md)
+		}
+	}
+	assert.Equal(t, int64(1), outcomeTotal(t, nu, "p", contract.Success), "the instance at 23 s, in the next point")
 }
 
 // TestReloadToAnotherIntervalKeepsTheServiceLabel: the open windows a

@@ -53,6 +53,11 @@ type builder struct {
 	windows uint64
 	// outs holds the start of each probe's deltaq.outcomes stream.
 	outs map[string]*outStream
+	// after is the end of the last window of a predecessor of another
+	// interval (flushPredecessor), where its streams, of the same series,
+	// ended; 0 when none. The windows that end by then go out without
+	// their points (held), and the new streams start no earlier.
+	after pcommon.Timestamp
 	// expMaxSize is histogram::exponential::max_size, 0 for explicit
 	// buckets; expShapes caches the bucket mapping of each shape and
 	// expScratch holds one data point's bucket counts.
@@ -250,8 +255,11 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 		b.names = append(b.names, r.Probes[i].Name)
 	}
 	b.svcLabels = b.services.labels(b.names, b.windows, b.svcLabels)
+	// A stream starts with its first window, but not before the last point
+	// of the predecessor's stream of the same series.
+	streamStart := max(winStart, b.after)
 	for i := range r.Probes {
-		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, winStart, winEnd)
+		b.probe(&s, &r.Probes[i], probeID{r.Probes[i].Name, b.svcLabels[i]}, streamStart, winEnd)
 	}
 	// Idle in a window it was up in only: the windows open at its start
 	// reach back its lag, and a window that ended before it began (it was
@@ -268,8 +276,20 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	}
 	b.buildCurves(s.cdf.Gauge().DataPoints(), winEnd)
 	b.forgetStreams()
-	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 })
+	held := winEnd <= b.after
+	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 || held && !windowMetric(m) })
 	return md
+}
+
+// windowMetric reports whether m is one of the windows an agent sends a
+// gateway (deltaq.window, deltaq.window.idle), whose points each hold their
+// window alone. A window held (builder.after) keeps them: the gateway
+// merges every window of its interval, whatever came before; the points
+// of the other series would go out after later ones of the predecessor,
+// going back in time, and their windows' counts go out with the next
+// cumulative point instead.
+func windowMetric(m pmetric.Metric) bool {
+	return m.Name() == contract.MetricWindow || m.Name() == contract.MetricWindowIdle
 }
 
 // newMetricSet appends to ms the metrics of the window r, without points,

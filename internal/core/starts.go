@@ -499,7 +499,9 @@ func (o *Observer) expire(now int64) {
 		s.ins.EndedEvictions.Add(ctx, int64(cut))
 	}
 	if n := len(s.fired); n > 0 {
-		b := o.engine.Begin()
+		// At now: after the clock went back, the timeouts due in the
+		// windows closed already are too late, as their spans would be.
+		b := o.engine.BeginAt(time.Unix(0, now))
 		for i := range s.fired {
 			o.addTimeout(b, &s.fired[i])
 		}

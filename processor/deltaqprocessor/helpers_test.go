@@ -58,16 +58,15 @@ func (c *fakeClock) set(at time.Time) { c.now.Store(at.UnixNano()) }
 // tick sets Now to at, delivers a tick at time at and returns once the
 // processor has handled it: the channel is unbuffered, so the second send
 // completes only when the timer goroutine is back in its select, after
-// expire returned. The second tick is at the Unix epoch, when nothing is due,
-// so that handling it, after tick has returned, changes nothing.
+// expire returned. The second tick repeats at, when nothing is due any
+// more, so that handling it, after tick has returned, changes nothing (a
+// tick at the Unix epoch was a clock gone back, which restarts the
+// samples of the auto probes).
 func (c *fakeClock) tick(at time.Time) {
 	c.set(at)
 	c.ch <- at
-	c.ch <- epoch
+	c.ch <- at
 }
-
-// epoch is the time of the no-op tick.
-var epoch = time.Unix(0, 0)
 
 // harness is one processor instance in a traces and a logs pipeline, with
 // sinks as next consumers and an injected clock.
