@@ -67,6 +67,59 @@ connectors:
 	}
 }
 
+// TestAnalyzeRefusesMisspelledProbe: a QTA, and an outcome of the diagram,
+// set for a probe one slip away from one a deltaq processor of the
+// configuration defines are refused by analyze and slo, with the probe
+// meant, as the collector refuses them (each processor it makes checks the
+// probes of the exporters and connectors once its own are registered):
+// also a probe of a processor other than the one read (--processor), but
+// not one of a processor in no pipeline, which the collector does not make.
+func TestAnalyzeRefusesMisspelledProbe(t *testing.T) {
+	const yaml = `
+processors:
+  deltaq:
+    probes: {Checkout: {dmax: 50ms, bins: 50}}
+  deltaq/other:
+    probes: {payment: {dmax: 50ms, bins: 50}}
+exporters:
+  deltaq:
+    endpoint: localhost:4317
+    diagram: "e2e = Checkout -> paymnet;"
+    probes:
+      checkout: {qta: {points: [{delay: 10ms, p: 0.5}]}}
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [deltaq]
+      exporters: [deltaq]
+    traces/other:
+      receivers: [otlp]
+      processors: [deltaq/other]
+      exporters: [debug]
+`
+	cfg := writeTemp(t, "misspelled.yaml", yaml)
+	wants := []string{
+		`exporters::deltaq: diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)`,
+		`probes["checkout"]: no deltaq processor, connector probe or diagram defines probe checkout (did you mean Checkout?)`,
+	}
+	for _, args := range [][]string{{"analyze", "--config", cfg, analyzeTraces}, {"slo", "--config", cfg}} {
+		status, _, stderr := runCmd(args...)
+		if status != exitFail {
+			t.Errorf("%s: status %d, want %d", args[0], status, exitFail)
+		}
+		assertContainsAll(t, args[0], stderr, wants...)
+	}
+	// deltaq/other in no pipeline: payment is no processor's probe, and
+	// paymnet is taken for a probe of another collector, as the collector
+	// takes it.
+	unused := writeTemp(t, "unused.yaml", strings.Replace(yaml, "      processors: [deltaq/other]\n", "", 1))
+	status, _, stderr := runCmd("slo", "--config", unused)
+	if status != exitFail || strings.Contains(stderr, "paymnet") || !strings.Contains(stderr, wants[1]) {
+		t.Errorf("deltaq/other in no pipeline: status %d, stderr %q; want only checkout refused", status, stderr)
+	}
+}
+
 // TestConnectorOnlyConfigs: the repository's connector-only configuration
 // and the README's "Adding ΔQ to an existing collector" pipeline pass
 // deltaq check --config, give deltaq slo its rules and deltaq analyze its

@@ -86,6 +86,23 @@ func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
 	return false
 }
 
+// inPipeline reports whether a pipeline lists id in its list (processors,
+// exporters), or the configuration has no pipelines at all (a part of
+// one, which says nothing of them).
+func inPipeline(conf *confmap.Conf, list, id string) bool {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	if len(pipes) == 0 {
+		return true
+	}
+	for _, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if slices.Contains(stringList(pm[list]), id) {
+			return true
+		}
+	}
+	return false
+}
+
 // ambiguousID refuses, as the collector does, a connector whose ID a
 // receiver or an exporter has too: a pipeline's list could not tell them
 // apart.

@@ -176,7 +176,7 @@ func (c *Source) Load() (*Loaded, error) {
 		}
 		l.Analysis, l.Where = &ccfg.Config, name+": "+key
 		l.Spans, l.ConnID = deltaqconnector.SpanProbes(ccfg), connID
-		return l, nil
+		return l, checkProduced(conf, l)
 	}
 	key := confpath.Section("exporters", c.Exporter)
 	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
@@ -189,5 +189,36 @@ func (c *Source) Load() (*Loaded, error) {
 		return nil, fmt.Errorf("%s: %s: %w", name, key, err)
 	}
 	l.Analysis, l.Where = &ecfg.Config, name+": "+key
-	return l, nil
+	return l, checkProduced(conf, l)
+}
+
+// checkProduced refuses, as the collector's deltaq processors do once
+// their probes are registered, a probe that the analysis options name and
+// that looks misspelled given the probes of every deltaq processor of the
+// configuration and those the connector matches (core.Config.CheckProduced).
+// Only the processors of the pipelines count, the collector making no
+// other (all of them in a configuration without pipelines, a part of one).
+// A processor that does not decode defines nothing here: the one read is
+// refused by Load, the others are no part of the command.
+func checkProduced(conf *confmap.Conf, l *Loaded) error {
+	var produced []string
+	for _, id := range deltaqComponents(conf)["processors"] {
+		if !inPipeline(conf, "processors", id) {
+			continue
+		}
+		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
+		if decodeSection(conf, confpath.Section("processors", id), cfg) != nil {
+			continue
+		}
+		for i := range cfg.Probes {
+			produced = append(produced, cfg.Probes[i].Name)
+		}
+	}
+	if l.Spans != nil {
+		produced = append(produced, l.Spans.Names...)
+	}
+	if err := l.Analysis.CheckProduced(produced); err != nil {
+		return fmt.Errorf("%s: %w", l.Where, err)
+	}
+	return nil
 }
