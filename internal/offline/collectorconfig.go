@@ -63,8 +63,9 @@ type Loaded struct {
 // has, for the message that found not the one asked for.
 func theOthers(conf *confmap.Conf) string {
 	var ids []string
+	components, _ := deltaqComponents(conf)
 	for _, kind := range []string{"exporters", "connectors"} {
-		for _, id := range deltaqComponents(conf)[kind] {
+		for _, id := range components[kind] {
 			ids = append(ids, confpath.Section(kind, id))
 		}
 	}
@@ -202,7 +203,8 @@ func (c *Source) Load() (*Loaded, error) {
 // refused by Load, the others are no part of the command.
 func checkProduced(conf *confmap.Conf, l *Loaded) error {
 	var produced []string
-	for _, id := range deltaqComponents(conf)["processors"] {
+	components, _ := deltaqComponents(conf)
+	for _, id := range components["processors"] {
 		if !inPipeline(conf, "processors", id) {
 			continue
 		}
