@@ -36,7 +36,13 @@ quantiles and outcome diagram — analyses the outcome instances that the
 connector's probes with a match find in the spans, judged from each span as
 the connector judges them, and those the deltaq processor of the
 processors section maps, when the configuration has one (--processor,
-default "deltaq"; naming one that is not there is an error). The exporter's OTLP settings are not used. The configuration
+default "deltaq"; naming one that is not there is an error). The other
+deltaq processors of the pipelines are made too, as the collector makes
+them, and given no spans: the connector or exporter takes the layouts of
+their probes, and one that the collector would refuse is refused. The exporter's OTLP settings are not used. A probe
+the diagram or the probes name one slip away from a probe of a deltaq
+processor of the pipelines, or of one the connector matches, is refused as
+misspelled, as the collector refuses it. The configuration
 is read as the collector reads it: --config may be repeated, the files
 merged in order (maps key by key, a list replaced whole), and
 ${env:NAME}, ${env:NAME:-default}, ${NAME} and ${file:PATH} are expanded.

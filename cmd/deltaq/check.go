@@ -43,7 +43,10 @@ the spans by both a processor and a connector, as the collector refuses it;
 and every QTA point of a
 probe with a fixed layout must be one of its bin edges (or at or beyond
 dMax), as deltaq slo needs it for an exact SLI, unless the histogram is
-exponential; the nearest edges are named.
+exponential; the nearest edges are named. A deltaq component whose ID the
+collector refuses (deltaq/, deltaq/a b), or a component whose type is one
+slip away from deltaq (Deltaq), is refused; a configuration with no deltaq
+component says so.
 
 The language — grammar, operators, names, examples and the common errors
 with their fixes — is described in docs/dq-language.md of the project.`,

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -426,5 +427,30 @@ service:
 	want := "deltaq check: connectors::deltaq: diagram: outcome auht is not a probe any deltaq processor or the connector counts (did you mean auth?)\n"
 	if status != exitFail || stderr != want {
 		t.Errorf("status %d\nstderr %s\nwant   %s", status, stderr, want)
+	}
+}
+
+// TestCheckConfigComponentIDs: a deltaq component whose ID the collector
+// refuses (component.ID, whose words the message repeats) and a component
+// whose type is one slip away from deltaq, which the collector refuses as
+// of an unknown type, are refused; both passed, the section left unread
+// without a word. A configuration with no deltaq component says so.
+func TestCheckConfigComponentIDs(t *testing.T) {
+	const section = `
+  %q:
+    probes: {checkout: {dmax: 50ms, bins: 50}}
+`
+	for _, c := range []struct{ id, want string }{
+		{"deltaq/", `processors::deltaq/: in "deltaq/" id: the part after / should not be empty`},
+		{"deltaq/a b", `processors::deltaq/a b: in "a b" id: invalid character(s) in name "a b"`},
+		{"Deltaq", `processors::Deltaq: unknown component type "Deltaq"; did you mean deltaq?`},
+		{"detlaq/x", `processors::detlaq/x: unknown component type "detlaq"; did you mean deltaq?`},
+		{"deltaq/x", ""},
+	} {
+		checkVerdict(t, c.id, "processors:"+fmt.Sprintf(section, c.id), c.want)
+	}
+	status, stdout, _ := runCmd("check", "--config", writeTemp(t, "c.yaml", "processors: {batch: {}}\n"))
+	if status != exitOK || stdout != "no deltaq processor, connector or exporter: nothing to check\n" {
+		t.Errorf("no deltaq component: status %d, stdout %q", status, stdout)
 	}
 }

@@ -67,6 +67,102 @@ connectors:
 	}
 }
 
+// TestAnalyzeRefusesMisspelledProbe: a QTA, and an outcome of the diagram,
+// set for a probe one slip away from one a deltaq processor of the
+// configuration defines are refused by analyze and slo, with the probe
+// meant, as the collector refuses them (each processor it makes checks the
+// probes of the exporters and connectors once its own are registered):
+// also a probe of a processor other than the one read (--processor), but
+// not one of a processor in no pipeline, which the collector does not make.
+func TestAnalyzeRefusesMisspelledProbe(t *testing.T) {
+	const yaml = `
+processors:
+  deltaq:
+    probes: {Checkout: {dmax: 50ms, bins: 50}}
+  deltaq/other:
+    probes: {payment: {dmax: 50ms, bins: 50}}
+exporters:
+  deltaq:
+    endpoint: localhost:4317
+    diagram: "e2e = Checkout -> paymnet;"
+    probes:
+      checkout: {qta: {points: [{delay: 10ms, p: 0.5}]}}
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [deltaq]
+      exporters: [deltaq]
+    traces/other:
+      receivers: [otlp]
+      processors: [deltaq/other]
+      exporters: [debug]
+`
+	cfg := writeTemp(t, "misspelled.yaml", yaml)
+	wants := []string{
+		`exporters::deltaq: diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)`,
+		`probes["checkout"]: no deltaq processor, connector probe or diagram defines probe checkout (did you mean Checkout?)`,
+	}
+	for _, args := range [][]string{{"analyze", "--config", cfg, analyzeTraces}, {"slo", "--config", cfg}} {
+		status, _, stderr := runCmd(args...)
+		if status != exitFail {
+			t.Errorf("%s: status %d, want %d", args[0], status, exitFail)
+		}
+		assertContainsAll(t, args[0], stderr, wants...)
+	}
+	// deltaq/other in no pipeline: payment is no processor's probe, and
+	// paymnet is taken for a probe of another collector, as the collector
+	// takes it.
+	unused := writeTemp(t, "unused.yaml", strings.Replace(yaml, "      processors: [deltaq/other]\n", "", 1))
+	status, _, stderr := runCmd("slo", "--config", unused)
+	if status != exitFail || strings.Contains(stderr, "paymnet") || !strings.Contains(stderr, wants[1]) {
+		t.Errorf("deltaq/other in no pipeline: status %d, stderr %q; want only checkout refused", status, stderr)
+	}
+}
+
+// TestSLOTakesEveryProcessorsLayouts: a connector fed by two deltaq
+// processors takes each probe's layout from the processor that configures
+// it, as the collector's registry of layouts gives it, not only from the
+// processor read (--processor): slo writes the SLI of payment, whose
+// layout deltaq/b gives, from its buckets, and analyze does not take
+// payment for a probe nothing counts. A broken processor of the pipelines
+// is refused, as the collector refuses it.
+func TestSLOTakesEveryProcessorsLayouts(t *testing.T) {
+	const yaml = `
+processors:
+  deltaq:
+    probes: {checkout: {dmax: 2s, bins: 200}}
+  deltaq/b:
+    probes: {payment: {dmax: 1s, bins: 100}}
+connectors:
+  deltaq/x:
+    probes:
+      checkout: {qta: {points: [{delay: 200ms, p: 0.5}]}}
+      payment: {qta: {points: [{delay: 100ms, p: 0.5}]}}
+service:
+  pipelines:
+    traces/a: {receivers: [otlp], processors: [deltaq], exporters: [deltaq/x]}
+    traces/b: {receivers: [otlp], processors: [deltaq/b], exporters: [deltaq/x]}
+    metrics: {receivers: [deltaq/x], exporters: [debug]}
+`
+	cfg := writeTemp(t, "two.yaml", yaml)
+	status, stdout, stderr := runCmd("slo", "--config", cfg, "--connector", "deltaq/x")
+	if want := `deltaq_observed_seconds_bucket{deltaq_probe="payment", le="0.1"}`; status != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("slo: status %d, output lacks %s:\n%s\n%s", status, want, stdout, stderr)
+	}
+	status, _, stderr = runCmd("analyze", "--config", cfg, "--connector", "deltaq/x", analyzeTraces)
+	if status != exitOK || strings.Contains(stderr, "nothing of the configuration counts") {
+		t.Errorf("analyze: status %d, stderr %q", status, stderr)
+	}
+	broken := writeTemp(t, "broken.yaml", strings.Replace(yaml, "bins: 100}", "bins: 1001}", 1))
+	want := `processors::deltaq/b: probes["payment"].bins: must be in [1, 1000], got 1001`
+	for _, args := range [][]string{{"analyze", "--config", broken, "--connector", "deltaq/x", analyzeTraces}, {"slo", "--config", broken, "--connector", "deltaq/x"}} {
+		if status, _, stderr := runCmd(args...); status != exitFail || !strings.Contains(stderr, want) {
+			t.Errorf("%s, deltaq/b broken: status %d, stderr %q, want %q", args[0], status, stderr, want)
+		}
+	}
+}
+
 // TestConnectorOnlyConfigs: the repository's connector-only configuration
 // and the README's "Adding ΔQ to an existing collector" pipeline pass
 // deltaq check --config, give deltaq slo its rules and deltaq analyze its

@@ -24,7 +24,7 @@ var unmarshalerType = reflect.TypeFor[confmap.Unmarshaler]()
 // (",remain") take any key; nested types that decode themselves
 // (confmap.Unmarshaler) may read keys that are not fields, so they are not
 // judged, but the top-level struct is (its Unmarshal calls Check). Keys
-// match without regard to case, as the decoder matches them.
+// match exactly, as the decoder matches them: `Dmax` is not dmax.
 func (w *walker) checkKeys(m map[string]any, t reflect.Type, p confpath.Path) {
 	if len(p) > 0 && reflect.PointerTo(t).Implements(unmarshalerType) {
 		return
@@ -99,14 +99,14 @@ func ownerWithin(t reflect.Type, k string, depth int) string {
 	return ""
 }
 
-// HasKey reports whether keys holds k, without regard to case, as the
-// collector's decoder matches keys.
-func HasKey(keys []string, k string) bool {
-	return slices.ContainsFunc(keys, func(o string) bool { return strings.EqualFold(o, k) })
-}
+// HasKey reports whether keys holds k. Case counts, as it does for the
+// collector's decoder (confmap matches keys case-sensitively): `Dmax`
+// would reach it, to be refused as "invalid keys: Dmax" with no path and
+// no suggestion.
+func HasKey(keys []string, k string) bool { return slices.Contains(keys, k) }
 
-// unknownKeys returns the keys of m that known lacks, sorted. Keys match
-// without regard to case, as the decoder matches them.
+// unknownKeys returns the keys of m that known lacks, sorted, matched as
+// HasKey matches them.
 func unknownKeys(m map[string]any, known []string) []string {
 	unknown := make([]string, 0)
 	for k := range m {

@@ -12,8 +12,10 @@ import (
 
 // TestUnknownKeys: a misspelled option is reported where it is, with the
 // closest valid key, at the top, in a list, in a map keyed by name and in a
-// squashed struct's keys; keys differing only in case are the decoder's
-// business (it matches them), not a mistake.
+// squashed struct's keys. A key differing from an option only in case is
+// unknown too, as the collector's decoder matches keys case-sensitively:
+// let through, it would be refused as "invalid keys: Probes", with neither
+// its path nor the option meant.
 func TestUnknownKeys(t *testing.T) {
 	conf := load(t, `
 histroy: 5
@@ -27,12 +29,15 @@ Probes: []
 	err := Check(conf, &testConfig{}, nil)
 	require.Error(t, err)
 	assert.Equal(t, ""+
+		"Probes: unknown option; did you mean probes?\n"+
 		"gracee: unknown option; did you mean grace?\n"+
 		"histroy: unknown option; did you mean history?\n"+
 		"probes[0].bin: unknown option; did you mean bins?\n"+
 		`by_name["c"].binz: unknown option; did you mean bins?`+"\n"+
 		`by_name["c"].zzzzzzzz: unknown option; the options here are bins, dmax, exponent, inner, name`,
 		err.Error())
+	var cfg testConfig
+	assert.ErrorContains(t, load(t, "Probes: []").Unmarshal(&cfg), "invalid keys: Probes", "the decoder refuses the key too")
 }
 
 // TestBadDurationUnits: a duration with a unit Go does not know is quoted,

@@ -268,6 +268,19 @@ func (c *Config) misspelled(produced []string) (typos analysis.ReferenceError, m
 	return typos, missing
 }
 
+// CheckProduced refuses, as the collector does, a probe that the diagram
+// or the entries of probes name and that looks misspelled given produced,
+// the probes of every deltaq processor of the collector and those the
+// component matches in the spans (misspelled): the check each processor
+// runs once its probes are registered, for the commands that read a
+// configuration without making the collector's components.
+func (c *Config) CheckProduced(produced []string) error {
+	if typos, _ := c.misspelled(produced); len(typos) > 0 {
+		return typos
+	}
+	return nil
+}
+
 // OwnProbes returns, sorted, the probes the component counts itself: those
 // its probes declare with a layout (dmax and bins, or binning) — the
 // probes a connector matches in the spans, a gateway's — and matched, the

@@ -203,6 +203,9 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if set.Telemetry.MeterProvider == nil {
 		return nil, errors.New("deltaq observer: no MeterProvider in the telemetry settings")
 	}
+	if err := o.checkMadeBefore(); err != nil {
+		return nil, err
+	}
 	if o.tel = set.Instruments; o.tel == nil {
 		o.tel = noInstruments()
 	}
@@ -244,12 +247,7 @@ func New(cfg *Config, set Settings) (*Observer, error) {
 	if set.ID != "" {
 		// The processors that feed this component are made after it: each
 		// runs this check once its probes are registered (misspelled).
-		o.layouts.AddReader(o, func(defined []string) error {
-			if typos, _ := o.misspelled(defined); len(typos) > 0 {
-				return fmt.Errorf("%s: %w", confpath.Section(o.set.Kind+"s", o.set.ID), typos)
-			}
-			return nil
-		})
+		o.layouts.AddReader(o, o.checkReferences)
 	}
 	return o, nil
 }
@@ -707,6 +705,28 @@ func (o *Observer) checkProduced() error {
 	if len(missing) > 0 {
 		o.logger.Warn("no deltaq processor of this collector produces these probes of the diagram or probes; their instances may come from another collector",
 			zap.Strings("probes", missing))
+	}
+	return nil
+}
+
+// checkMadeBefore runs the component's reader check against the probes of
+// the deltaq processors made before it (those of a pipeline that does not
+// feed it, or one it shares with a pipeline made earlier), which ran their
+// readers' checks without it, so that validate refuses what the start
+// (checkProduced) would. A component without an ID has no reader check.
+func (o *Observer) checkMadeBefore() error {
+	if o.set.ID == "" {
+		return nil
+	}
+	return o.checkReferences(o.layouts.RegisteredProbes())
+}
+
+// checkReferences refuses, naming the component, the probes it names that
+// look misspelled given defined, the probes of the deltaq processors made
+// so far: its reader's check (contract.ReferenceCheck).
+func (o *Observer) checkReferences(defined []string) error {
+	if typos, _ := o.misspelled(defined); len(typos) > 0 {
+		return fmt.Errorf("%s: %w", confpath.Section(o.set.Kind+"s", o.set.ID), typos)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
@@ -20,29 +21,59 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/spanmatch"
+	"github.com/deltaq-otel/deltaq/internal/suggest"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
 // deltaqComponents returns the IDs of each section ("processors") whose
-// type is deltaq: "deltaq" and "deltaq/NAME", sorted. It reads the keys
-// alone: conf.Get would copy each section whole.
-func deltaqComponents(conf *confmap.Conf) map[string][]string {
+// type is deltaq: "deltaq" and "deltaq/NAME", sorted; and the problems of
+// the IDs of the processors, connectors and exporters (badID). It reads
+// the keys alone: conf.Get would copy each section whole.
+func deltaqComponents(conf *confmap.Conf) (map[string][]string, []error) {
 	ids := make(map[string][]string)
 	seen := make(map[string]bool)
+	var errs []error
 	for _, key := range conf.AllKeys() {
 		parts := strings.SplitN(key, confmap.KeyDelimiter, 3)
 		if len(parts) < 2 || seen[parts[0]+confmap.KeyDelimiter+parts[1]] {
 			continue
 		}
 		seen[parts[0]+confmap.KeyDelimiter+parts[1]] = true
-		if id := parts[1]; id == "deltaq" || strings.HasPrefix(id, "deltaq/") {
-			ids[parts[0]] = append(ids[parts[0]], id)
+		kind, id := parts[0], parts[1]
+		if kind != "processors" && kind != "connectors" && kind != "exporters" {
+			continue
+		}
+		if err := badID(kind, id); err != nil {
+			errs = append(errs, err)
+		} else if id == "deltaq" || strings.HasPrefix(id, "deltaq/") {
+			ids[kind] = append(ids[kind], id)
 		}
 	}
 	for _, l := range ids {
 		sort.Strings(l)
 	}
-	return ids
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return ids, errs
+}
+
+// badID refuses, as the collector does, a deltaq component whose ID is
+// none (deltaq/, deltaq/a b: the words of component.ID), and a component
+// whose type is one slip away from deltaq (Deltaq, deltq), which the
+// collector refuses as of an unknown type and which would otherwise leave
+// its section unchecked without a word.
+func badID(kind, id string) error {
+	typ, _, _ := strings.Cut(id, "/")
+	if typ == "deltaq" {
+		var cid component.ID
+		if err := cid.UnmarshalText([]byte(id)); err != nil {
+			return fmt.Errorf("%s: %w", confpath.Section(kind, id), err)
+		}
+		return nil
+	}
+	if suggest.Distance(strings.ToLower(strings.TrimSpace(typ)), "deltaq") <= 1 {
+		return fmt.Errorf("%s: unknown component type %q; did you mean deltaq?", confpath.Section(kind, id), typ)
+	}
+	return nil
 }
 
 // pipelineFeeds returns the deltaq processors of every pipeline that has the
@@ -80,6 +111,23 @@ func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
 	for name, p := range pipes {
 		pm, _ := p.(map[string]any)
 		if (name == "traces" || strings.HasPrefix(name, "traces/")) && slices.Contains(stringList(pm[list]), id) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPipeline reports whether a pipeline lists id in its list (processors,
+// exporters), or the configuration has no pipelines at all (a part of
+// one, which says nothing of them).
+func inPipeline(conf *confmap.Conf, list, id string) bool {
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	if len(pipes) == 0 {
+		return true
+	}
+	for _, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if slices.Contains(stringList(pm[list]), id) {
 			return true
 		}
 	}
@@ -187,11 +235,13 @@ func stringList(v any) []string {
 // It writes one line per component and returns the errors, each prefixed
 // by the component.
 func Check(w io.Writer, conf *confmap.Conf) error {
-	var errs []error
 	var claims spanmatch.Claims // the probes each matches in the spans, as the collector's components claim them
 	probesOf := make(map[string][]string)
 	layouts := make(map[string]map[string]deltaq.Layout) // processor → probe → uniform layout
-	components := deltaqComponents(conf)
+	components, errs := deltaqComponents(conf)
+	if len(components) == 0 && len(errs) == 0 {
+		fmt.Fprintln(w, "no deltaq processor, connector or exporter: nothing to check")
+	}
 	for _, id := range components["processors"] {
 		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
 		if err := decodeSection(conf, confpath.Section("processors", id), cfg); err != nil {

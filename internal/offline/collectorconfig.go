@@ -57,14 +57,27 @@ type Loaded struct {
 	// Where names the configuration and the section of Analysis, for
 	// messages: "a.yaml+b.yaml: connectors::deltaq".
 	Where string
+	// Others are the other deltaq processors of the pipelines, validated:
+	// the collector makes them too, and the connector or exporter takes
+	// the layouts of their probes (and checks the names it reads against
+	// them) as it takes those of Proc.
+	Others []Processor
+}
+
+// Processor is a deltaq processor of the configuration: its ID and its
+// configuration (*deltaqprocessor.Config).
+type Processor struct {
+	ID     string
+	Config any
 }
 
 // theOthers names the deltaq exporters and connectors the configuration
 // has, for the message that found not the one asked for.
 func theOthers(conf *confmap.Conf) string {
 	var ids []string
+	components, _ := deltaqComponents(conf)
 	for _, kind := range []string{"exporters", "connectors"} {
-		for _, id := range deltaqComponents(conf)[kind] {
+		for _, id := range components[kind] {
 			ids = append(ids, confpath.Section(kind, id))
 		}
 	}
@@ -147,6 +160,9 @@ func (c *Source) Load() (*Loaded, error) {
 	} else if c.ProcessorSet {
 		return nil, fmt.Errorf("%s: no processors section %q", name, c.Processor)
 	}
+	if l.Others, err = otherProcessors(conf, c.Processor, unmarshal); err != nil {
+		return nil, err
+	}
 	connID := c.Connector
 	if connID == "" && !conf.IsSet(confpath.Section("exporters", c.Exporter)) {
 		// The connector stands in for the exporter only when no exporter
@@ -176,7 +192,7 @@ func (c *Source) Load() (*Loaded, error) {
 		}
 		l.Analysis, l.Where = &ccfg.Config, name+": "+key
 		l.Spans, l.ConnID = deltaqconnector.SpanProbes(ccfg), connID
-		return l, nil
+		return l, checkProduced(l)
 	}
 	key := confpath.Section("exporters", c.Exporter)
 	ecfg := deltaqexporter.NewFactory().CreateDefaultConfig().(*deltaqexporter.Config)
@@ -189,5 +205,55 @@ func (c *Source) Load() (*Loaded, error) {
 		return nil, fmt.Errorf("%s: %s: %w", name, key, err)
 	}
 	l.Analysis, l.Where = &ecfg.Config, name+": "+key
-	return l, nil
+	return l, checkProduced(l)
+}
+
+// otherProcessors decodes and validates the deltaq processors of the
+// pipelines (all of them in a configuration without pipelines, a part of
+// one) but the processor read, unmarshal decoding each section: the
+// collector makes no other, and refuses one that does not decode.
+func otherProcessors(conf *confmap.Conf, read string, unmarshal func(key string, dst any) error) ([]Processor, error) {
+	var others []Processor
+	components, _ := deltaqComponents(conf)
+	for _, id := range components["processors"] {
+		if id == read || !inPipeline(conf, "processors", id) {
+			continue
+		}
+		key := confpath.Section("processors", id)
+		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig()
+		if err := unmarshal(key, cfg); err != nil {
+			return nil, err
+		}
+		if err := confmap.Validate(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		others = append(others, Processor{ID: id, Config: cfg})
+	}
+	return others, nil
+}
+
+// checkProduced refuses, as the collector's deltaq processors do once
+// their probes are registered, a probe that the analysis options name and
+// that looks misspelled given the probes of the deltaq processors (Proc
+// and Others) and those the connector matches (core.Config.CheckProduced).
+func checkProduced(l *Loaded) error {
+	var produced []string
+	procs := []any{l.Proc}
+	for _, p := range l.Others {
+		procs = append(procs, p.Config)
+	}
+	for _, pcfg := range procs {
+		if cfg, ok := pcfg.(*deltaqprocessor.Config); ok {
+			for i := range cfg.Probes {
+				produced = append(produced, cfg.Probes[i].Name)
+			}
+		}
+	}
+	if l.Spans != nil {
+		produced = append(produced, l.Spans.Names...)
+	}
+	if err := l.Analysis.CheckProduced(produced); err != nil {
+		return fmt.Errorf("%s: %w", l.Where, err)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -51,10 +52,18 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 			return nil, nil, err
 		}
 	}
+	shutOthers, err := makeOthers(st, loaded)
+	if err != nil {
+		if proc != nil {
+			_ = proc.Shutdown(context.Background())
+		}
+		return nil, nil, err
+	}
 	shut := func() {
 		if proc != nil {
 			_ = proc.Shutdown(context.Background())
 		}
+		shutOthers()
 	}
 	if sp := loaded.Spans; sp != nil {
 		claims := st.Claims
@@ -65,7 +74,7 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 			return nil, nil, fmt.Errorf("%s: %w", loaded.Where, err)
 		}
 	}
-	an, err := core.NewOfflineAnalysis(acfg, st.Layouts, loaded.Spans)
+	an, err = core.NewOfflineAnalysis(acfg, st.Layouts, loaded.Spans)
 	if err != nil {
 		shut()
 		return nil, nil, fmt.Errorf("%s: %w", loaded.Where, err)
@@ -73,7 +82,23 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 	if proc == nil {
 		proc = offlineInput{an}
 	}
+	if len(loaded.Others) > 0 {
+		proc = withOthers{proc, shutOthers}
+	}
 	return an, proc, nil
+}
+
+// withOthers is the processor NewAnalysis returns when it made the other
+// processors of the configuration too (makeOthers): they shut down with it.
+type withOthers struct {
+	processor.Traces
+	shutOthers func()
+}
+
+func (w withOthers) Shutdown(ctx context.Context) error {
+	err := w.Traces.Shutdown(ctx)
+	w.shutOthers()
+	return err
 }
 
 // offlineInput hands the traces straight to the analysis, when no deltaq
@@ -88,22 +113,54 @@ func (offlineInput) Shutdown(context.Context) error              { return nil }
 // passes on to next. Its logs go nowhere and its self-telemetry is not
 // recorded: the command reports what it found.
 func newProcessor(st *collectorstate.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
+	return newProcessorID(st, "deltaq", pcfg, next)
+}
+
+// newProcessorID is newProcessor for the processor id (deltaq/NAME).
+func newProcessorID(st *collectorstate.State, id string, pcfg any, next consumer.Traces) (processor.Traces, error) {
 	ctx := context.Background()
 	f := deltaqprocessor.NewFactoryFor(st)
+	_, name, _ := strings.Cut(id, "/")
 	set := processor.Settings{
-		ID: component.NewID(f.Type()),
+		ID: component.NewIDWithName(f.Type(), name),
 		TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop(), TracerProvider: nooptrace.NewTracerProvider(),
 			MeterProvider: noop.NewMeterProvider(), Resource: pcommon.NewResource()},
 		BuildInfo: component.NewDefaultBuildInfo(),
 	}
+	label := "deltaq processor"
+	if id != "deltaq" {
+		label += " " + id
+	}
 	proc, err := f.CreateTraces(ctx, set, pcfg, next)
 	if err != nil {
-		return nil, fmt.Errorf("deltaq processor: %w", err)
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	if err := proc.Start(ctx, noHost{}); err != nil {
-		return nil, fmt.Errorf("deltaq processor: %w", err)
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	return proc, nil
+}
+
+// makeOthers makes the other deltaq processors of the configuration
+// (Loaded.Others) with the shared state st, as the collector makes them:
+// their probes' layouts registered, their probes claimed. They are given
+// no spans. The function returned shuts them down.
+func makeOthers(st *collectorstate.State, l *Loaded) (func(), error) {
+	var made []processor.Traces
+	shut := func() {
+		for _, p := range made {
+			_ = p.Shutdown(context.Background())
+		}
+	}
+	for _, p := range l.Others {
+		proc, err := newProcessorID(st, p.ID, p.Config, discard)
+		if err != nil {
+			shut()
+			return nil, err
+		}
+		made = append(made, proc)
+	}
+	return shut, nil
 }
 
 // noHost is the host of a component the command runs alone: no

@@ -35,26 +35,11 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		}
 	}
 	st := collectorstate.New()
-	if l.Proc != nil {
-		pcfg := l.Proc.(*deltaqprocessor.Config)
-		proc, err := newProcessor(st, pcfg, discard)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = proc.Shutdown(context.Background()) }()
-		// A probe the connector matches too is refused, as the collector
-		// refuses it (NewAnalysis).
-		if sp := l.Spans; sp != nil {
-			if err := st.Claims.Claim(l, "connector", l.ConnID, sp.Names); err != nil {
-				return nil, fmt.Errorf("%s: %w", l.Where, err)
-			}
-		}
-		for _, p := range pcfg.Probes {
-			if p.DMaxAuto {
-				auto[p.Name] = "dmax: auto in the processor"
-			}
-		}
+	shut, err := sloProcessors(st, l, auto)
+	if err != nil {
+		return nil, err
 	}
+	defer shut()
 	var names []string
 	for name, pc := range l.Analysis.Probes {
 		if len(pc.QTA.Points) > 0 || pc.QTA.MaxFailure > 0 {
@@ -101,6 +86,47 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 		probes = append(probes, p)
 	}
 	return probes, nil
+}
+
+// sloProcessors makes the deltaq processors of l (Proc and Others) with
+// the shared state st, so that their layouts are registered, refuses a
+// probe the connector matches too, as the collector refuses it
+// (NewAnalysis), and notes their dmax: auto probes in auto. The function
+// returned shuts them down.
+func sloProcessors(st *collectorstate.State, l *Loaded, auto map[string]string) (func(), error) {
+	shut, err := makeOthers(st, l)
+	if err != nil {
+		return nil, err
+	}
+	pcfgs := []any{l.Proc}
+	for _, p := range l.Others {
+		pcfgs = append(pcfgs, p.Config)
+	}
+	if l.Proc != nil {
+		proc, err := newProcessor(st, l.Proc, discard)
+		if err != nil {
+			shut()
+			return nil, err
+		}
+		shutOthers := shut
+		shut = func() { _ = proc.Shutdown(context.Background()); shutOthers() }
+	}
+	if sp := l.Spans; sp != nil {
+		if err := st.Claims.Claim(l, "connector", l.ConnID, sp.Names); err != nil {
+			shut()
+			return nil, fmt.Errorf("%s: %w", l.Where, err)
+		}
+	}
+	for _, pcfg := range pcfgs {
+		if cfg, ok := pcfg.(*deltaqprocessor.Config); ok {
+			for _, p := range cfg.Probes {
+				if p.DMaxAuto {
+					auto[p.Name] = "dmax: auto in the processor"
+				}
+			}
+		}
+	}
+	return shut, nil
 }
 
 // configuredLayout returns the layout a front end's probe options fix:
