@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -55,4 +56,70 @@ func TestMisspelledProbeOfProcessorMadeFirst(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "connectors::deltaq: diagram: outcome paymnet is not a probe any deltaq processor or the connector counts (did you mean payment?)\n"+
 		`probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)`, err.Error())
+}
+
+// Two processors define checkout and checkouts, and the connector sets a
+// QTA on both. Made before the processor that defines checkout, the one
+// that defines checkouts ran the connector's check with checkouts alone
+// registered, took checkout for its misspelling, and the collector refused
+// a valid configuration, or not, by the order it made the processors in.
+// Their configurations, validated before anything is made, declare their
+// probes (contract.Layouts.Declare), and the checks made while components
+// are made leave a declared probe to the start. A real misspelling is
+// still refused when the components are made.
+func TestProbesOfAProcessorMadeLaterAreNoMisspelling(t *testing.T) {
+	ctx := context.Background()
+	connector := map[string]any{"probes": map[string]any{
+		"checkout":  map[string]any{"qta": map[string]any{"points": []any{map[string]any{"delay": "1s", "p": 0.9}}}},
+		"checkouts": map[string]any{"qta": map[string]any{"points": []any{map[string]any{"delay": "1s", "p": 0.9}}}},
+	}}
+	for _, c := range []struct {
+		name     string
+		validate bool   // the processors' configurations validated first, as the collector does
+		conn     string // the probe the connector names besides checkouts
+		want     string // the error making the second processor, "" for none
+	}{
+		{"validated", true, "checkout", ""},
+		{"not validated", false, "checkout", `probes["checkout"]: no deltaq processor, connector probe or diagram defines probe checkout (did you mean checkouts?)`},
+		{"misspelled", true, "chekouts", `probes["chekouts"]: no deltaq processor, connector probe or diagram defines probe chekouts (did you mean checkouts?)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := collectorstate.New()
+			pf := deltaqprocessor.NewFactoryFor(st)
+			pcfgs := make([]component.Config, 2)
+			for i, probe := range []string{"checkouts", "checkout"} {
+				pcfgs[i] = pf.CreateDefaultConfig()
+				require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{
+					probe: map[string]any{"dmax": "2s", "bins": 200}}}).Unmarshal(pcfgs[i]))
+				if c.validate {
+					require.NoError(t, confmap.Validate(pcfgs[i]))
+				}
+			}
+			f := deltaqconnector.ClockFactoryFor(st, coretest.NewClock(coretest.At(0)))
+			cfg := f.CreateDefaultConfig()
+			probes := map[string]any{"checkouts": connector["probes"].(map[string]any)["checkouts"],
+				c.conn: connector["probes"].(map[string]any)["checkout"]}
+			require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": probes}).Unmarshal(cfg))
+			set := connectortest.NewNopSettings(f.Type())
+			set.ID = component.NewID(f.Type())
+			conn, err := f.CreateTracesToMetrics(ctx, set, cfg, consumertest.NewNop())
+			require.NoError(t, err)
+			defer func() { require.NoError(t, conn.Shutdown(ctx)) }()
+			// The collector makes a pipeline from its end: the connector,
+			// then its processors, checkouts' first.
+			for i, id := range []string{"a", "b"} {
+				pset := processortest.NewNopSettings(pf.Type())
+				pset.ID = component.MustNewIDWithName("deltaq", id)
+				proc, err := pf.CreateTraces(ctx, pset, pcfgs[i], consumertest.NewNop())
+				if i == 0 && c.want != "" {
+					require.Error(t, err)
+					assert.Equal(t, "connectors::deltaq: "+c.want, err.Error())
+					return
+				}
+				require.NoError(t, err, "processor %s", id)
+				defer func() { require.NoError(t, proc.Shutdown(ctx)) }()
+			}
+			require.NoError(t, conn.Start(ctx, componenttest.NewNopHost()), "every processor made, the start finds checkout")
+		})
+	}
 }

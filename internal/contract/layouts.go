@@ -42,6 +42,49 @@ type Layouts struct {
 	// (AddReader); rmu guards them.
 	rmu     sync.Mutex
 	readers map[any]ReferenceCheck
+	// declared are the probes the processors' configurations name
+	// (Declare), guarded by rmu.
+	declared map[string]struct{}
+}
+
+// MaxDeclared bounds the probes Declare keeps: past it, names are no
+// longer added, and the checks made before every processor is made may
+// again take a probe that a processor made later defines for a misspelling.
+const MaxDeclared = 1 << 16
+
+// Declare records the probes a deltaq processor's configuration names,
+// when the collector validates it, before it makes any component. The
+// reference checks run while components are being made (CheckReaders, a
+// reader's own check when it is made) see only the processors made so
+// far: a probe that a processor made later defines, one or two edits from
+// a probe of one made earlier (checkout and checkouts in two processors),
+// looked misspelled, and the collector refused a valid configuration,
+// depending on the order it made them in. Such a check leaves a declared
+// probe to the check at start, when every processor is made (Declared).
+// A processor in no pipeline, which the collector validates but never
+// makes, declares its probes too: a misspelling of one of them is found at
+// start, not by validate.
+func (r *Layouts) Declare(names ...string) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	if r.declared == nil {
+		r.declared = make(map[string]struct{})
+	}
+	for _, n := range names {
+		if len(r.declared) >= MaxDeclared {
+			return
+		}
+		r.declared[n] = struct{}{}
+	}
+}
+
+// Declared reports whether a processor's configuration named probe
+// (Declare).
+func (r *Layouts) Declared(probe string) bool {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	_, ok := r.declared[probe]
+	return ok
 }
 
 // Generation returns the number of changes made to the registry so far. A

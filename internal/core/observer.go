@@ -723,9 +723,14 @@ func (o *Observer) checkMadeBefore() error {
 
 // checkReferences refuses, naming the component, the probes it names that
 // look misspelled given defined, the probes of the deltaq processors made
-// so far: its reader's check (contract.ReferenceCheck).
+// so far: its reader's check (contract.ReferenceCheck). A probe that a
+// processor's configuration declares (contract.Layouts.Declare) is left to
+// the check at start (checkProduced): the processor that defines it may
+// not be made yet.
 func (o *Observer) checkReferences(defined []string) error {
-	if typos, _ := o.misspelled(defined); len(typos) > 0 {
+	typos, _ := o.misspelled(defined)
+	typos = slices.DeleteFunc(typos, func(u analysis.UnknownProbe) bool { return o.layouts.Declared(u.Name) })
+	if len(typos) > 0 {
 		return fmt.Errorf("%s: %w", confpath.Section(o.set.Kind+"s", o.set.ID), typos)
 	}
 	return nil

@@ -52,6 +52,11 @@ type Config struct {
 	// position, and the list form is not warned about.
 	probesByName bool
 
+	// declare is the collector's layout registry, where Validate declares
+	// the probes (contract.Layouts.Declare); nil in a Config not made by
+	// the factory.
+	declare *contract.Layouts
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -234,6 +239,11 @@ func (cfg *Config) Validate() error {
 		_, _, perrs := compileProbe(pc, defaultFailure)
 		for _, err := range perrs {
 			errs = append(errs, cfg.probeError(i, err))
+		}
+	}
+	if len(errs) == 0 && cfg.declare != nil {
+		for i := range cfg.Probes {
+			cfg.declare.Declare(cfg.Probes[i].Name)
 		}
 	}
 	return errors.Join(errs...)

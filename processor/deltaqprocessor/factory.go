@@ -52,7 +52,7 @@ func newFactory(clk clock, st *collectorstate.State) *factory {
 func (f *factory) processorFactory() processor.Factory {
 	return processor.NewFactory(
 		metadata.Type,
-		createDefaultConfig,
+		f.createDefaultConfig,
 		processor.WithTraces(f.createTraces, metadata.TracesStability),
 		processor.WithLogs(f.createLogs, metadata.LogsStability),
 	)
@@ -60,6 +60,14 @@ func (f *factory) processorFactory() processor.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{Options: inflight.DefaultOptions()}
+}
+
+// createDefaultConfig is createDefaultConfig with the collector's layout
+// registry, where Validate declares the probes (contract.Layouts.Declare).
+func (f *factory) createDefaultConfig() component.Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.declare = f.state.Layouts
+	return cfg
 }
 
 // lookup returns the live instance of id, if any.

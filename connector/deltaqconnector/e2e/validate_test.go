@@ -82,3 +82,59 @@ func TestValidateNamesMisspelledOutcomeConnectorOnly(t *testing.T) {
 		t.Errorf("validate: %v, output lacks %q:\n%s", err, want, out)
 	}
 }
+
+// nearNamesConfig has two deltaq processors defining checkout and
+// checkouts, one edit apart, each in a pipeline of its own ending at the
+// connector, which sets a QTA on both.
+const nearNamesConfig = `receivers:
+  otlp:
+    protocols: {grpc: {endpoint: 127.0.0.1:0}}
+processors:
+  deltaq:
+    probes: {checkout: {dmax: 50ms, bins: 50}}
+  deltaq/b:
+    probes: {checkouts: {dmax: 50ms, bins: 50}}
+connectors:
+  deltaq:
+    probes:
+      checkouts: {qta: {points: [{delay: 10ms, p: 0.5}]}}
+      checkout: {qta: {points: [{delay: 10ms, p: 0.5}]}}
+exporters:
+  debug: {}
+service:
+  pipelines:
+    traces/a: {receivers: [otlp], processors: [deltaq], exporters: [deltaq]}
+    traces/b: {receivers: [otlp], processors: [deltaq/b], exporters: [deltaq]}
+    metrics: {receivers: [deltaq], exporters: [debug]}
+`
+
+// TestValidateAcceptsNearNamesOfTwoProcessors: the built collector made
+// the two processors in an order of its own, and when it made the one
+// defining checkouts first, its check took the connector's checkout for a
+// misspelling: validate refused the valid configuration now and then. It
+// accepts it every time now (each run a fresh process), and still refuses
+// a real misspelling of one of the two.
+func TestValidateAcceptsNearNamesOfTwoProcessors(t *testing.T) {
+	otelcol := e2etest.Gate(t, gateEnv, "the connector's end-to-end test")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	misspelled := strings.Replace(nearNamesConfig, "      checkout: {qta", "      chekout: {qta", 1)
+	for path, text := range map[string]string{good: nearNamesConfig, bad: misspelled} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 8 {
+		if out, err := exec.Command(otelcol, "validate", "--config="+good).CombinedOutput(); err != nil {
+			t.Fatalf("validate refused the configuration: %v\n%s", err, out)
+		}
+	}
+	out, err := exec.Command(otelcol, "validate", "--config="+bad).CombinedOutput()
+	if err == nil {
+		t.Fatalf("validate accepted the misspelled probe:\n%s", out)
+	}
+	if want := `probes["chekout"]: no deltaq processor, connector probe or diagram defines probe chekout (did you mean checkout?)`; !strings.Contains(string(out), want) {
+		t.Errorf("validate's output lacks %q:\n%s", want, out)
+	}
+}
