@@ -543,7 +543,7 @@ func (c *Config) checkWindows() []error {
 	case c.Interval > 0 && (c.Lag-1)/MaxLagIntervals >= c.Interval:
 		// Lag > 16·Interval, without computing 16·Interval, which can
 		// overflow.
-		errs = append(errs, confpath.Errorf(confpath.Fields("lag"), `%s is more than %d intervals: it would keep too many windows open`, c.Lag, MaxLagIntervals))
+		errs = append(errs, confpath.Errorf(confpath.Fields("lag"), `%s is more than %d intervals of %s: it would keep too many windows open`, c.Lag, MaxLagIntervals, c.Interval))
 	}
 	return errs
 }

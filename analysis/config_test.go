@@ -30,7 +30,7 @@ func TestConfigCheckNamesTheField(t *testing.T) {
 		{"negative interval", Config{Interval: -1}, `interval: must be ≥ 0, got -1ns`},
 		{"negative lag", Config{Interval: second, Lag: -second}, `lag: must be ≥ 0, got -1s`},
 		// 16 intervals is the bound: 16 s + 1 ns at a 1 s interval is past it.
-		{"lag too long", Config{Interval: second, Lag: 16*second + 1}, `lag: 16.000000001s is more than 16 intervals: it would keep too many windows open`},
+		{"lag too long", Config{Interval: second, Lag: 16*second + 1}, `lag: 16.000000001s is more than 16 intervals of 1s: it would keep too many windows open`},
 		{"negative history", Config{History: -1}, `history: must be ≥ 0, got -1`},
 		{"negative max_probes", Config{MaxProbes: -1}, `max_probes: must be ≥ 0, got -1`},
 		{"negative max_unconfigured_probes", Config{Gateway: GatewayConfig{MaxUnconfiguredProbes: -1}}, `gateway.max_unconfigured_probes: must be in [0, max_probes 1000], got -1`},

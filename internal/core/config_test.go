@@ -164,6 +164,21 @@ func TestBoundsEnds(t *testing.T) {
 	assert.NoError(t, cfg.Check())
 }
 
+// TestIntervalAboveTheDefaultIdleTimeout: an interval above 10m is refused
+// while probe_idle_timeout keeps its default, 10m; the message says that
+// the 10m is the default, and what to set.
+func TestIntervalAboveTheDefaultIdleTimeout(t *testing.T) {
+	cfg := NewDefaultConfig()
+	cfg.Interval = 20 * time.Minute
+	assert.EqualError(t, cfg.Check(), "probe_idle_timeout: 10m0s (its default) is shorter than interval 20m0s: a probe would be forgotten between two of its windows; set probe_idle_timeout to at least the interval")
+	cfg.ProbeIdleTimeout = 5 * time.Minute
+	cfg.Interval = 6 * time.Minute
+	assert.EqualError(t, cfg.Check(), "probe_idle_timeout: 5m0s is shorter than interval 6m0s: a probe would be forgotten between two of its windows; set probe_idle_timeout to at least the interval")
+	cfg.ProbeIdleTimeout = 20 * time.Minute
+	cfg.Interval = 20 * time.Minute
+	assert.NoError(t, cfg.Check())
+}
+
 // TestProbeNameLength checks the bound on a probe name,
 // contract.MaxNameLength = 256 bytes: the message cuts the name to 32 bytes,
 // and not inside a UTF-8 sequence ("Δ" is 2 bytes, so 16 of them fill 32).

@@ -107,7 +107,13 @@ func (c *Config) checkBounds() error {
 	add(analysisRange(confpath.Fields("probe_idle_timeout"), c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
 	if c.Interval > 0 && c.ProbeIdleTimeout < c.Interval && c.ProbeIdleTimeout >= minProbeIdleTimeout {
 		// A probe would be forgotten between two of its windows.
-		errs = append(errs, confpath.Errorf(confpath.Fields("probe_idle_timeout"), `%s is shorter than interval %s`, c.ProbeIdleTimeout, c.Interval))
+		// Its default, 10m, is what an interval above it meets unawares:
+		// say so, and what to set.
+		dflt := ""
+		if c.ProbeIdleTimeout == DefaultProbeIdleTimeout {
+			dflt = " (its default)"
+		}
+		errs = append(errs, confpath.Errorf(confpath.Fields("probe_idle_timeout"), `%s%s is shorter than interval %s: a probe would be forgotten between two of its windows; set probe_idle_timeout to at least the interval`, c.ProbeIdleTimeout, dflt, c.Interval))
 	}
 	add(inRange(confpath.Fields("max_request_bytes"), c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
 	add(c.Services.check(c.Interval))
