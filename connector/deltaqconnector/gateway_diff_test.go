@@ -1,0 +1,425 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqconnector_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+)
+
+// gwCase is one configuration of the gateway differential: the agents'
+// and the single collector's interval and lag, the gateway's lag, the
+// probes' bins, and how the agents differ.
+type gwCase struct {
+	seed          uint64
+	agents        int
+	interval, lag time.Duration
+	gatewayLag    time.Duration
+	bins          int
+	// agentBins, when not nil, gives agent i the bins agentBins(i) of
+	// every probe over the same dMax (the gateway and the single
+	// collector keep bins).
+	agentBins func(i int) int
+	// payAgents, when not zero, is how many agents (the first) match pay:
+	// the others have no such probe, and get none of its spans.
+	payAgents int
+	// restart restarts agent 0 at that time (from coretest.T0), under its
+	// name; zero is none.
+	restart time.Duration
+	// repeat delivers every third request of the agents twice.
+	repeat bool
+	// windowsOnly is the agents' windows_only.
+	windowsOnly bool
+}
+
+// gwProbes returns the probes of the configuration: the matching options
+// for a collector that reads spans (match), the layouts and requirements
+// for all. bins is a's, b's and e2e's bins, twice that (at most 1000) pay's.
+func gwProbes(match bool, bins int, pay bool) map[string]any {
+	probe := func(m, fail map[string]any, dmax string, bins int, rest map[string]any) map[string]any {
+		p := map[string]any{"dmax": dmax, "bins": bins}
+		if match {
+			p["match"] = m
+			if fail != nil {
+				p["failure"] = fail
+			}
+		}
+		for k, v := range rest {
+			p[k] = v
+		}
+		return p
+	}
+	status := map[string]any{"status_error": true}
+	probes := map[string]any{
+		"a": probe(map[string]any{}, status, "50ms", bins, map[string]any{
+			"qta":      map[string]any{"points": []any{map[string]any{"delay": "12ms", "p": 0.5}}, "max_failure": 0.1},
+			"triggers": map[string]any{"qta": true, "failure": true},
+		}),
+		"b": probe(map[string]any{}, status, "50ms", bins, nil),
+		"e2e": probe(map[string]any{"span_name": "e2e", "service_name": "shop"}, nil, "100ms", bins, map[string]any{
+			"qta": map[string]any{"points": []any{map[string]any{"delay": "30ms", "p": 0.5}}, "max_failure": 0.2},
+			"qoo": map[string]any{
+				"rop":  map[string]any{"points": []any{map[string]any{"p": 0.5, "delay": "20ms"}}, "max_failure": 0.1},
+				"cpup": map[string]any{"points": []any{map[string]any{"p": 0.5, "delay": "60ms"}}, "max_failure": 0.5},
+			},
+		}),
+	}
+	if pay {
+		probes["pay"] = probe(map[string]any{"span_name_regexp": "^pay "},
+			map[string]any{"conditions": []any{map[string]any{"attribute": "http.response.status_code", "op": ">=", "value": 500}}},
+			"1s", min(2*bins, 1000), nil)
+	}
+	return probes
+}
+
+// gwConfig returns the connector's configuration of a collector of the
+// case: the single collector (role "single"), agent i ("agent") or the
+// gateway ("gateway").
+func gwConfig(t *testing.T, f connector.Factory, c gwCase, role string, i int) component.Config {
+	t.Helper()
+	bins := c.bins
+	if role == "agent" && c.agentBins != nil {
+		bins = c.agentBins(i)
+	}
+	m := map[string]any{
+		"interval":  c.interval.String(),
+		"lag":       c.lag.String(),
+		"quantiles": []any{0.1, 0.5, 0.9},
+		"diagram":   "e2e = a -> b;",
+		"probes":    gwProbes(role != "gateway", bins, role != "agent" || c.payAgents == 0 || i < c.payAgents),
+	}
+	switch role {
+	case "agent":
+		m["emit_windows"] = true
+		m["windows_only"] = c.windowsOnly
+	case "gateway":
+		m["lag"] = c.gatewayLag.String()
+	}
+	cfg := f.CreateDefaultConfig()
+	require.NoError(t, confmap.NewFromStringMap(m).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	return cfg
+}
+
+// gwCollector is one collector of the differential: its deltaq
+// connector's two sides (traces, or at the gateway metrics, to metrics and
+// to logs), its clock and its output.
+type gwCollector struct {
+	clk   *coretest.Clock
+	comps []component.Component
+	msink *consumertest.MetricsSink
+	lsink *consumertest.LogsSink
+	down  bool
+}
+
+// newGWCollector starts the connector of the role, named name
+// (service.instance.id), its clock at now.
+func newGWCollector(t *testing.T, c gwCase, role string, i int, name string, now time.Time) *gwCollector {
+	t.Helper()
+	ctx := context.Background()
+	g := &gwCollector{clk: coretest.NewClock(now), msink: new(consumertest.MetricsSink), lsink: new(consumertest.LogsSink)}
+	f := deltaqconnector.ClockFactoryFor(collectorstate.New(), g.clk)
+	cfg := gwConfig(t, f, c, role, i)
+	set := connectortest.NewNopSettings(f.Type())
+	set.ID = component.NewID(f.Type())
+	set.Resource.Attributes().PutStr("service.instance.id", name)
+	if role == "gateway" {
+		mm, err := f.CreateMetricsToMetrics(ctx, set, cfg, g.msink)
+		require.NoError(t, err)
+		ml, err := f.CreateMetricsToLogs(ctx, set, cfg, g.lsink)
+		require.NoError(t, err)
+		g.comps = []component.Component{mm, ml}
+	} else {
+		tm, err := f.CreateTracesToMetrics(ctx, set, cfg, g.msink)
+		require.NoError(t, err)
+		tl, err := f.CreateTracesToLogs(ctx, set, cfg, g.lsink)
+		require.NoError(t, err)
+		g.comps = []component.Component{tm, tl}
+	}
+	for _, cc := range g.comps {
+		require.NoError(t, cc.Start(ctx, componenttest.NewNopHost()))
+	}
+	t.Cleanup(func() { g.shutdown(t) })
+	return g
+}
+
+func (g *gwCollector) shutdown(t *testing.T) {
+	t.Helper()
+	if g.down {
+		return
+	}
+	g.down = true
+	for _, cc := range g.comps {
+		require.NoError(t, cc.Shutdown(context.Background()))
+	}
+}
+
+// consumeTraces gives the collector the spans at its clock's time now.
+func (g *gwCollector) consumeTraces(t *testing.T, now time.Time, spans []diffSpan) {
+	t.Helper()
+	g.clk.Set(now)
+	td := diffTraces(spans)
+	for _, cc := range g.comps {
+		require.NoError(t, cc.(consumer.Traces).ConsumeTraces(context.Background(), td))
+	}
+}
+
+// consumeMetrics gives the gateway an agent's request at its clock's time
+// now.
+func (g *gwCollector) consumeMetrics(t *testing.T, now time.Time, md pmetric.Metrics) {
+	t.Helper()
+	g.clk.Set(now)
+	for _, cc := range g.comps {
+		require.NoError(t, cc.(consumer.Metrics).ConsumeMetrics(context.Background(), md))
+	}
+}
+
+// take returns the metrics the collector output since the last take.
+func (g *gwCollector) take() []pmetric.Metrics {
+	out := g.msink.AllMetrics()
+	g.msink.Reset()
+	return out
+}
+
+// gwStep is the differential's clock step: spans arrive, windows close and
+// requests reach the gateway on its multiples.
+const gwStep = 50 * time.Millisecond
+
+// gwDelivery is an agent's request and when it reaches the gateway.
+type gwDelivery struct {
+	at time.Time
+	md pmetric.Metrics
+}
+
+// gwResult is what the single collector and the gateway output.
+type gwResult struct {
+	single, gateway *gwCollector
+	singleMetrics   []pmetric.Metrics
+	gatewayMetrics  []pmetric.Metrics
+	// until is the end of the last window compared.
+	until time.Time
+}
+
+// runGW runs the case on seconds seconds of diffSpans: each span goes to
+// the single collector and to one agent at random (pay's to an agent that
+// matches pay), as it arrives; the agents' requests reach the gateway in
+// random order, each after a random delay that keeps it within the
+// gateway's lag.
+func runGW(t *testing.T, c gwCase, seconds int) gwResult {
+	t.Helper()
+	r := rand.New(rand.NewPCG(c.seed, 3))
+	spans := diffSpans(r, seconds)
+	start := coretest.At(0)
+	single := newGWCollector(t, c, "single", 0, "single", start)
+	gateway := newGWCollector(t, c, "gateway", 0, "gateway", start)
+	agents := make([]*gwCollector, c.agents)
+	for i := range agents {
+		agents[i] = newGWCollector(t, c, "agent", i, fmt.Sprintf("agent-%d", i), start)
+	}
+	var old []*gwCollector // agents restarted, shut down
+	// A request leaves an agent at most a step after its window closed;
+	// it must reach the gateway a step before the gateway closes it.
+	maxDelay := c.gatewayLag - c.lag - 2*gwStep
+	require.Positive(t, maxDelay)
+	var pending []gwDelivery
+	var gatewayOut []pmetric.Metrics
+	// The last spans arrive by seconds + 350 ms: the windows up to
+	// seconds + 2 intervals hold them all.
+	until := coretest.At(time.Duration(seconds)*time.Second + 2*c.interval).Truncate(c.interval)
+	end := until.Add(c.gatewayLag + maxDelay + 2*gwStep)
+	for now := start.Add(gwStep); !now.After(end); now = now.Add(gwStep) {
+		n := 0
+		for n < len(spans) && spans[n].arrive.Before(now) {
+			n++
+		}
+		batch := spans[:n]
+		spans = spans[n:]
+		if c.restart != 0 && now.Equal(coretest.At(c.restart)) {
+			// The agent shuts down (flushing its open windows) and
+			// starts again under its name.
+			agents[0].shutdown(t)
+			old = append(old, agents[0])
+			agents[0] = newGWCollector(t, c, "agent", 0, "agent-0", now)
+		}
+		if len(batch) > 0 {
+			single.consumeTraces(t, now, batch)
+			shares := make([][]diffSpan, len(agents))
+			for _, s := range batch {
+				k := len(agents)
+				if strings.HasPrefix(s.name, "pay ") && c.payAgents != 0 {
+					k = c.payAgents
+				}
+				i := r.IntN(k)
+				shares[i] = append(shares[i], s)
+			}
+			for i, a := range agents {
+				if len(shares[i]) > 0 {
+					a.consumeTraces(t, now, shares[i])
+				}
+			}
+		}
+		single.clk.Tick(now)
+		var fresh []pmetric.Metrics
+		for _, a := range old {
+			fresh = append(fresh, a.take()...)
+		}
+		for _, a := range agents {
+			a.clk.Tick(now)
+			fresh = append(fresh, a.take()...)
+		}
+		for _, md := range fresh {
+			d := gwDelivery{at: now.Add(time.Duration(r.Int64N(int64(maxDelay)/int64(gwStep)+1)) * gwStep), md: md}
+			pending = append(pending, d)
+			if c.repeat && r.IntN(3) == 0 {
+				d.at = d.at.Add(time.Duration(r.Int64N(int64(maxDelay)/int64(gwStep)+1)) * gwStep)
+				pending = append(pending, d)
+			}
+		}
+		r.Shuffle(len(pending), func(i, j int) { pending[i], pending[j] = pending[j], pending[i] })
+		var later []gwDelivery
+		for _, d := range pending {
+			if d.at.After(now) {
+				later = append(later, d)
+				continue
+			}
+			gateway.consumeMetrics(t, now, d.md)
+		}
+		pending = later
+		gateway.clk.Tick(now)
+		gatewayOut = append(gatewayOut, gateway.take()...)
+	}
+	require.Empty(t, spans)
+	// What is still pending is of windows after until, which the
+	// comparison leaves out.
+	return gwResult{single: single, gateway: gateway, until: until,
+		singleMetrics: single.take(), gatewayMetrics: gatewayOut}
+}
+
+// observedView is a deltaq.observed histogram: its sum, and its count,
+// bucket counts and bounds as text.
+type observedView struct {
+	sum    float64
+	counts string
+}
+
+// observedViews reads the deltaq.observed histograms by window and probe.
+func observedViews(mds []pmetric.Metrics) map[windowKey]observedView {
+	out := map[windowKey]observedView{}
+	for _, md := range mds {
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Name() != contract.MetricObserved {
+						continue
+					}
+					for _, dp := range m.Histogram().DataPoints().All() {
+						pv, _ := dp.Attributes().Get(contract.AttrProbe)
+						out[windowKey{int64(dp.Timestamp()), pv.Str()}] = observedView{dp.Sum(),
+							fmt.Sprintf("%d %v %v", dp.Count(), dp.BucketCounts().AsRaw(), dp.ExplicitBounds().AsRaw())}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// check requires the gateway's every window to be the single collector's:
+// with layouts, the layouts alike, also its histograms; else (the agents
+// in other bins) the quantiles alone.
+func (res gwResult) check(t *testing.T, layouts bool) {
+	t.Helper()
+	want, got := liveViews(res.singleMetrics), liveViews(res.gatewayMetrics)
+	for _, vs := range []map[windowKey]windowView{want, got} {
+		maps.DeleteFunc(vs, func(k windowKey, _ windowView) bool { return k.end > res.until.UnixNano() })
+	}
+	require.GreaterOrEqual(t, len(want), 8)
+	if !layouts {
+		for _, vs := range []map[windowKey]windowView{want, got} {
+			for _, v := range vs {
+				for k := range v {
+					if !strings.HasPrefix(k, "q") || strings.HasPrefix(k, "qoo") {
+						delete(v, k)
+					}
+				}
+			}
+		}
+	}
+	var diffs []string
+	for k, v := range want {
+		if g := got[k]; fmt.Sprint(g) != fmt.Sprint(v) {
+			diffs = append(diffs, fmt.Sprintf("%v %s: gateway %v, single %v", time.Unix(0, k.end).Sub(coretest.T0), k.probe, g, v))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok && len(g) > 0 {
+			diffs = append(diffs, fmt.Sprintf("%v %s: gateway %v, single none", time.Unix(0, k.end).Sub(coretest.T0), k.probe, g))
+		}
+	}
+	if layouts {
+		wo, gotO := observedViews(res.singleMetrics), observedViews(res.gatewayMetrics)
+		maps.DeleteFunc(wo, func(k windowKey, _ observedView) bool { return k.end > res.until.UnixNano() })
+		for k, v := range wo {
+			// The sums, of delays in seconds, are added in another
+			// order: they agree to rounding.
+			if g := gotO[k]; g.counts != v.counts || math.Abs(g.sum-v.sum) > 1e-12*v.sum {
+				diffs = append(diffs, fmt.Sprintf("observed %v %s: gateway %v, single %v", time.Unix(0, k.end).Sub(coretest.T0), k.probe, gotO[k], v))
+			}
+		}
+		require.Equal(t, liveTriggers(res.single.lsink.AllLogs()), liveTriggers(res.gateway.lsink.AllLogs()))
+	}
+	slices.Sort(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("%d differences:\n%s", len(diffs), strings.Join(diffs, "\n"))
+	}
+}
+
+// TestGatewayDifferential: seeded spans split at random across agents
+// whose windows reach a gateway in random order and with random delays
+// within its lag: the gateway's windows — outcomes, quantiles, QTA
+// verdicts, failure ratios, divergence, QoO scores, histograms, triggers —
+// are the single collector's that saw every span.
+func TestGatewayDifferential(t *testing.T) {
+	cases := map[string]gwCase{
+		"one agent":  {seed: 1, agents: 1, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50},
+		"six agents": {seed: 2, agents: 6, interval: time.Second, lag: 500 * time.Millisecond, gatewayLag: 3 * time.Second, bins: 100},
+		"interval 500ms": {seed: 3, agents: 3, interval: 500 * time.Millisecond, lag: 400 * time.Millisecond, gatewayLag: 1500 * time.Millisecond, bins: 20,
+			windowsOnly: true},
+		"interval 2s": {seed: 4, agents: 4, interval: 2 * time.Second, lag: 600 * time.Millisecond, gatewayLag: 3 * time.Second, bins: 10},
+		"pay on two agents": {seed: 5, agents: 5, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
+			payAgents: 2},
+		"restart and repeats": {seed: 6, agents: 3, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
+			restart: 2500 * time.Millisecond, repeat: true, windowsOnly: true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) { runGW(t, c, 5).check(t, true) })
+	}
+	t.Run("agents of other bins", func(t *testing.T) {
+		c := gwCase{seed: 7, agents: 4, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
+			agentBins: func(i int) int { return []int{50, 7, 100, 13}[i] }}
+		runGW(t, c, 5).check(t, false)
+	})
+}
