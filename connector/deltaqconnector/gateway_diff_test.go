@@ -318,8 +318,8 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 		singleMetrics: single.take(), gatewayMetrics: gatewayOut}
 }
 
-// observedView is a deltaq.observed histogram: its sum, and its count,
-// bucket counts and bounds as text.
+// observedView is a deltaq.observed histogram: its sum, and its service
+// label, count, bucket counts and bounds as text.
 type observedView struct {
 	sum    float64
 	counts string
@@ -337,8 +337,9 @@ func observedViews(mds []pmetric.Metrics) map[windowKey]observedView {
 					}
 					for _, dp := range m.Histogram().DataPoints().All() {
 						pv, _ := dp.Attributes().Get(contract.AttrProbe)
+						sv, _ := dp.Attributes().Get(contract.AttrService)
 						out[windowKey{int64(dp.Timestamp()), pv.Str()}] = observedView{dp.Sum(),
-							fmt.Sprintf("%d %v %v", dp.Count(), dp.BucketCounts().AsRaw(), dp.ExplicitBounds().AsRaw())}
+							fmt.Sprintf("service %q: %d %v %v", sv.Str(), dp.Count(), dp.BucketCounts().AsRaw(), dp.ExplicitBounds().AsRaw())}
 					}
 				}
 			}

@@ -114,8 +114,13 @@ type serviceName struct {
 	fresh bool
 }
 
-// probeService is one (probe, service) pair seen in a batch.
-type probeService struct{ probe, service string }
+// probeService is one (probe, service) pair seen in a batch; with
+// overflow, the probe's services at another collector (an agent) outnumbered
+// its places, and service is empty.
+type probeService struct {
+	probe, service string
+	overflow       bool
+}
 
 // batchServices collects the distinct (probe, service) pairs of one batch
 // of spans, so that the lock is taken once per batch, not per span.
@@ -126,13 +131,34 @@ type batchServices struct {
 
 // add records the pair unless it is the previous one or already recorded.
 func (b *batchServices) add(probe, service string) {
-	p := probeService{probe, service}
+	b.addPair(probeService{probe: probe, service: service})
+}
+
+// addPair records the pair unless it is the previous one or already
+// recorded.
+func (b *batchServices) addPair(p probeService) {
 	if p == b.last {
 		return
 	}
 	b.last = p
 	if !slices.Contains(b.pairs, p) {
 		b.pairs = append(b.pairs, p)
+	}
+}
+
+// addLabel records the services of an agent's window of the probe: the
+// names of its label (contract.AttrService), joined by ",", the last of
+// them contract.ServiceOverflow when the agent's probe had more services
+// than places.
+func (b *batchServices) addLabel(probe, label string) {
+	for label != "" {
+		var name string
+		name, label, _ = strings.Cut(label, ",")
+		if name == contract.ServiceOverflow && label == "" {
+			b.addPair(probeService{probe: probe, overflow: true})
+			continue
+		}
+		b.add(probe, name)
 	}
 }
 
@@ -164,6 +190,13 @@ func (s *services) note(pairs []probeService) serviceCuts {
 			s.byProbe[strings.Clone(p.probe)] = ps
 		}
 		ps.fresh = true
+		if p.overflow {
+			ps.overflowFresh = true
+			if !ps.overflow {
+				ps.overflow, ps.stale = true, true
+			}
+			continue
+		}
 		name := p.service
 		if len(name) > contract.MaxNameLength {
 			name = cutName(name, contract.MaxNameLength)

@@ -429,6 +429,11 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 		}
 	}
 	sc.flush(o.engine, &fates)
+	// The services the merged windows came from name the probes' series
+	// (contract.AttrService), as the spans behind them would at one
+	// collector.
+	o.noteServices(ctx, sc.services.pairs)
+	sc.services = batchServices{pairs: sc.services.pairs[:0]}
 	return nil
 }
 
@@ -465,9 +470,13 @@ type windowScratch struct {
 	idx     [][]int
 	fineIdx [][]int
 	fates   []analysis.Contribution
-	n       int // windows in batch
-	counts  int // their display and analysis counts
-	wire    wireReader
+	// labels are the windows' service labels (contract.AttrService), and
+	// services the (probe, service) pairs of the windows merged.
+	labels   []string
+	services batchServices
+	n        int // windows in batch
+	counts   int // their display and analysis counts
+	wire     wireReader
 }
 
 // Bounds of the batch of windows ConsumeMetrics gives the engine at once:
@@ -489,6 +498,7 @@ func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool
 	if sc.n == len(sc.batch) {
 		sc.batch, sc.idx = append(sc.batch, analysis.Window{}), append(sc.idx, nil)
 		sc.fineIdx, sc.fates = append(sc.fineIdx, nil), append(sc.fates, 0)
+		sc.labels = append(sc.labels, "")
 	}
 	// The sparse indices' buffers are the slot's own: a dense window sets
 	// BinIndex nil, a run FineIndex, and the buffers are not made again
@@ -508,6 +518,10 @@ func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool
 	if !ok {
 		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
 	}
+	sc.labels[sc.n] = ""
+	if v, found := dp.Attributes().Get(contract.AttrService); found && v.Type() == pcommon.ValueTypeStr {
+		sc.labels[sc.n] = v.Str()
+	}
 	sc.n++
 	sc.counts += len(w.BinCounts) + len(w.FineCounts)
 	return sc.n == maxBatchWindows || sc.counts >= maxBatchCounts
@@ -519,8 +533,11 @@ func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions
 		return
 	}
 	e.AddWindows(sc.batch[:sc.n], sc.fates)
-	for _, c := range sc.fates[:sc.n] {
+	for i, c := range sc.fates[:sc.n] {
 		fates[c]++
+		if c == analysis.ContributionAccepted && sc.labels[i] != "" {
+			sc.services.addLabel(sc.batch[i].Probe, sc.labels[i])
+		}
 	}
 	sc.n, sc.counts = 0, 0
 }
