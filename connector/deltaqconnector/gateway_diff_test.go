@@ -6,7 +6,6 @@ package deltaqconnector_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
@@ -246,9 +246,9 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 	require.Positive(t, maxDelay)
 	var pending []gwDelivery
 	var gatewayOut []pmetric.Metrics
-	// The last spans arrive by seconds + 350 ms: the windows up to
-	// seconds + 2 intervals hold them all.
-	until := coretest.At(time.Duration(seconds)*time.Second + 2*c.interval).Truncate(c.interval)
+	// The windows up to two intervals after the last span's arrival hold
+	// every span.
+	until := spans[len(spans)-1].arrive.Add(2 * c.interval).Truncate(c.interval)
 	end := until.Add(c.gatewayLag + maxDelay + 2*gwStep)
 	for now := start.Add(gwStep); !now.After(end); now = now.Add(gwStep) {
 		n := 0
@@ -318,28 +318,50 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 		singleMetrics: single.take(), gatewayMetrics: gatewayOut}
 }
 
-// observedView is a deltaq.observed histogram: its sum, and its service
-// label, count, bucket counts and bounds as text.
-type observedView struct {
-	sum    float64
-	counts string
-}
-
-// observedViews reads the deltaq.observed histograms by window and probe.
-func observedViews(mds []pmetric.Metrics) map[windowKey]observedView {
-	out := map[windowKey]observedView{}
+// gwPoints returns every point of the metrics of the analysis — not the
+// windows in mergeable form, their contributors or the collector's own
+// telemetry — by metric, time (from coretest.T0) and attributes, of the
+// windows that end after coretest.T0 and by until: a histogram's count,
+// sum, bucket counts and bounds; a number point's value.
+func gwPoints(mds []pmetric.Metrics, until time.Time) map[string][]float64 {
+	out := map[string][]float64{}
 	for _, md := range mds {
 		for _, rm := range md.ResourceMetrics().All() {
 			for _, sm := range rm.ScopeMetrics().All() {
 				for _, m := range sm.Metrics().All() {
-					if m.Name() != contract.MetricObserved {
+					if strings.HasPrefix(m.Name(), contract.MetricWindow) {
 						continue
 					}
-					for _, dp := range m.Histogram().DataPoints().All() {
-						pv, _ := dp.Attributes().Get(contract.AttrProbe)
-						sv, _ := dp.Attributes().Get(contract.AttrService)
-						out[windowKey{int64(dp.Timestamp()), pv.Str()}] = observedView{dp.Sum(),
-							fmt.Sprintf("service %q: %d %v %v", sv.Str(), dp.Count(), dp.BucketCounts().AsRaw(), dp.ExplicitBounds().AsRaw())}
+					put := func(ts pcommon.Timestamp, attrs pcommon.Map, v ...float64) {
+						if t := ts.AsTime(); t.After(until) || !t.After(coretest.T0) {
+							return
+						}
+						var kv []string
+						for k, a := range attrs.All() {
+							kv = append(kv, k+"="+a.AsString())
+						}
+						slices.Sort(kv)
+						out[fmt.Sprintf("%s %v {%s}", m.Name(), ts.AsTime().Sub(coretest.T0), strings.Join(kv, ","))] = v
+					}
+					switch m.Type() {
+					case pmetric.MetricTypeGauge:
+						for _, p := range m.Gauge().DataPoints().All() {
+							put(p.Timestamp(), p.Attributes(), p.DoubleValue(), float64(p.IntValue()))
+						}
+					case pmetric.MetricTypeSum:
+						for _, p := range m.Sum().DataPoints().All() {
+							put(p.Timestamp(), p.Attributes(), p.DoubleValue(), float64(p.IntValue()))
+						}
+					case pmetric.MetricTypeHistogram:
+						for _, p := range m.Histogram().DataPoints().All() {
+							v := []float64{float64(p.Count()), p.Sum()}
+							for _, c := range p.BucketCounts().All() {
+								v = append(v, float64(c))
+							}
+							put(p.Timestamp(), p.Attributes(), append(v, p.ExplicitBounds().AsRaw()...)...)
+						}
+					default:
+						out[m.Name()+" of type "+m.Type().String()] = nil
 					}
 				}
 			}
@@ -348,49 +370,50 @@ func observedViews(mds []pmetric.Metrics) map[windowKey]observedView {
 	return out
 }
 
-// check requires the gateway's every window to be the single collector's:
-// with layouts, the layouts alike, also its histograms; else (the agents
-// in other bins) the quantiles alone.
+// check requires the gateway's every window to be the single collector's
+// (the windows before the first span's aside: a gateway learns a probe's
+// services from the agents' first windows). With layouts (the agents'
+// layouts the gateway's) every point of the analysis's metrics and every
+// trigger; else the observed quantiles.
 func (res gwResult) check(t *testing.T, layouts bool) {
 	t.Helper()
-	want, got := liveViews(res.singleMetrics), liveViews(res.gatewayMetrics)
-	for _, vs := range []map[windowKey]windowView{want, got} {
-		maps.DeleteFunc(vs, func(k windowKey, _ windowView) bool { return k.end > res.until.UnixNano() })
-	}
-	require.GreaterOrEqual(t, len(want), 8)
-	if !layouts {
-		for _, vs := range []map[windowKey]windowView{want, got} {
-			for _, v := range vs {
-				for k := range v {
-					if !strings.HasPrefix(k, "q") || strings.HasPrefix(k, "qoo") {
-						delete(v, k)
+	var want, got map[string][]float64
+	if layouts {
+		want, got = gwPoints(res.singleMetrics, res.until), gwPoints(res.gatewayMetrics, res.until)
+		require.Equal(t, liveTriggers(res.single.lsink.AllLogs()), liveTriggers(res.gateway.lsink.AllLogs()))
+	} else {
+		want, got = map[string][]float64{}, map[string][]float64{}
+		for _, p := range []struct {
+			mds []pmetric.Metrics
+			out map[string][]float64
+		}{{res.singleMetrics, want}, {res.gatewayMetrics, got}} {
+			for k, v := range liveViews(p.mds) {
+				for name, x := range v {
+					if strings.HasPrefix(name, "q") && !strings.HasPrefix(name, "qoo") && k.end <= res.until.UnixNano() {
+						var f float64
+						fmt.Sscan(x, &f)
+						p.out[fmt.Sprintf("%v %s %s", time.Unix(0, k.end).Sub(coretest.T0), k.probe, name)] = []float64{f}
 					}
 				}
 			}
 		}
 	}
+	require.GreaterOrEqual(t, len(want), 30)
+	// Sums of delays in seconds are added in another order: they agree
+	// to rounding.
+	near := func(a, b float64) bool {
+		return a == b || math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
+	}
 	var diffs []string
 	for k, v := range want {
-		if g := got[k]; fmt.Sprint(g) != fmt.Sprint(v) {
-			diffs = append(diffs, fmt.Sprintf("%v %s: gateway %v, single %v", time.Unix(0, k.end).Sub(coretest.T0), k.probe, g, v))
+		if g, ok := got[k]; !ok || !slices.EqualFunc(g, v, near) {
+			diffs = append(diffs, fmt.Sprintf("%s: gateway %v (%v), single %v", k, g, ok, v))
 		}
 	}
 	for k, g := range got {
-		if _, ok := want[k]; !ok && len(g) > 0 {
-			diffs = append(diffs, fmt.Sprintf("%v %s: gateway %v, single none", time.Unix(0, k.end).Sub(coretest.T0), k.probe, g))
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: gateway %v, single none", k, g))
 		}
-	}
-	if layouts {
-		wo, gotO := observedViews(res.singleMetrics), observedViews(res.gatewayMetrics)
-		maps.DeleteFunc(wo, func(k windowKey, _ observedView) bool { return k.end > res.until.UnixNano() })
-		for k, v := range wo {
-			// The sums, of delays in seconds, are added in another
-			// order: they agree to rounding.
-			if g := gotO[k]; g.counts != v.counts || math.Abs(g.sum-v.sum) > 1e-12*v.sum {
-				diffs = append(diffs, fmt.Sprintf("observed %v %s: gateway %v, single %v", time.Unix(0, k.end).Sub(coretest.T0), k.probe, gotO[k], v))
-			}
-		}
-		require.Equal(t, liveTriggers(res.single.lsink.AllLogs()), liveTriggers(res.gateway.lsink.AllLogs()))
 	}
 	slices.Sort(diffs)
 	if len(diffs) > 0 {
@@ -400,9 +423,10 @@ func (res gwResult) check(t *testing.T, layouts bool) {
 
 // TestGatewayDifferential: seeded spans split at random across agents
 // whose windows reach a gateway in random order and with random delays
-// within its lag: the gateway's windows — outcomes, quantiles, QTA
-// verdicts, failure ratios, divergence, QoO scores, histograms, triggers —
-// are the single collector's that saw every span.
+// within its lag: the gateway's windows — outcomes, histograms, quantiles,
+// QTA verdicts and slack, failure ratios, calculated ΔQs and divergence,
+// bands, QoO scores, each series with its services, and triggers — are the
+// single collector's that saw every span.
 func TestGatewayDifferential(t *testing.T) {
 	cases := map[string]gwCase{
 		"one agent":  {seed: 1, agents: 1, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50},
