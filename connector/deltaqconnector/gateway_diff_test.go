@@ -28,6 +28,7 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
 // gwCase is one configuration of the gateway differential: the agents'
@@ -53,14 +54,24 @@ type gwCase struct {
 	repeat bool
 	// windowsOnly is the agents' windows_only.
 	windowsOnly bool
+	// auto gives the probes of the agents and of the single collector
+	// dmax: auto (from dmax_max 10 s); the gateway pins none of them.
+	auto bool
 }
 
 // gwProbes returns the probes of the configuration: the matching options
 // for a collector that reads spans (match), the layouts and requirements
-// for all. bins is a's, b's and e2e's bins, twice that (at most 1000) pay's.
-func gwProbes(match bool, bins int, pay bool) map[string]any {
+// for all, or with auto dmax: auto for those that read spans and no
+// layout for the gateway. bins is a's, b's and e2e's bins, twice that (at most 1000) pay's.
+func gwProbes(match bool, bins int, pay, auto bool) map[string]any {
 	probe := func(m, fail map[string]any, dmax string, bins int, rest map[string]any) map[string]any {
 		p := map[string]any{"dmax": dmax, "bins": bins}
+		switch {
+		case auto && match:
+			p = map[string]any{"dmax": "auto", "bins": bins, "dmax_max": "10s", "dmax_sample": 100, "dmax_period": "1s"}
+		case auto:
+			p = map[string]any{}
+		}
 		if match {
 			p["match"] = m
 			if fail != nil {
@@ -109,7 +120,7 @@ func gwConfig(t *testing.T, f connector.Factory, c gwCase, role string, i int) c
 		"lag":       c.lag.String(),
 		"quantiles": []any{0.1, 0.5, 0.9},
 		"diagram":   "e2e = a -> b;",
-		"probes":    gwProbes(role != "gateway", bins, role != "agent" || c.payAgents == 0 || i < c.payAgents),
+		"probes":    gwProbes(role != "gateway", bins, role != "agent" || c.payAgents == 0 || i < c.payAgents, c.auto),
 	}
 	switch role {
 	case "agent":
@@ -132,6 +143,7 @@ type gwCollector struct {
 	comps []component.Component
 	msink *consumertest.MetricsSink
 	lsink *consumertest.LogsSink
+	tel   *componenttest.Telemetry
 	down  bool
 }
 
@@ -140,11 +152,14 @@ type gwCollector struct {
 func newGWCollector(t *testing.T, c gwCase, role string, i int, name string, now time.Time) *gwCollector {
 	t.Helper()
 	ctx := context.Background()
-	g := &gwCollector{clk: coretest.NewClock(now), msink: new(consumertest.MetricsSink), lsink: new(consumertest.LogsSink)}
+	g := &gwCollector{clk: coretest.NewClock(now), msink: new(consumertest.MetricsSink), lsink: new(consumertest.LogsSink),
+		tel: componenttest.NewTelemetry()}
+	t.Cleanup(func() { require.NoError(t, g.tel.Shutdown(context.Background())) })
 	f := deltaqconnector.ClockFactoryFor(collectorstate.New(), g.clk)
 	cfg := gwConfig(t, f, c, role, i)
 	set := connectortest.NewNopSettings(f.Type())
 	set.ID = component.NewID(f.Type())
+	set.TelemetrySettings = g.tel.NewTelemetrySettings()
 	set.Resource.Attributes().PutStr("service.instance.id", name)
 	if role == "gateway" {
 		mm, err := f.CreateMetricsToMetrics(ctx, set, cfg, g.msink)
@@ -217,8 +232,10 @@ type gwDelivery struct {
 // gwResult is what the single collector and the gateway output.
 type gwResult struct {
 	single, gateway *gwCollector
-	singleMetrics   []pmetric.Metrics
-	gatewayMetrics  []pmetric.Metrics
+	// agents are the agents, those restarted first.
+	agents         []*gwCollector
+	singleMetrics  []pmetric.Metrics
+	gatewayMetrics []pmetric.Metrics
 	// until is the end of the last window compared.
 	until time.Time
 }
@@ -294,7 +311,7 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 			d := gwDelivery{at: now.Add(time.Duration(r.Int64N(int64(maxDelay)/int64(gwStep)+1)) * gwStep), md: md}
 			pending = append(pending, d)
 			if c.repeat && r.IntN(3) == 0 {
-				d.at = d.at.Add(time.Duration(r.Int64N(int64(maxDelay)/int64(gwStep)+1)) * gwStep)
+				d.at = now.Add(time.Duration(r.Int64N(int64(maxDelay)/int64(gwStep)+1)) * gwStep)
 				pending = append(pending, d)
 			}
 		}
@@ -314,7 +331,7 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 	require.Empty(t, spans)
 	// What is still pending is of windows after until, which the
 	// comparison leaves out.
-	return gwResult{single: single, gateway: gateway, until: until,
+	return gwResult{single: single, gateway: gateway, agents: append(old, agents...), until: until,
 		singleMetrics: single.take(), gatewayMetrics: gatewayOut}
 }
 
@@ -421,6 +438,54 @@ func (res gwResult) check(t *testing.T, layouts bool) {
 	}
 }
 
+// checkFates requires the gateway to have merged every window of the
+// agents, and with repeat to have refused the repeats as duplicates.
+func (res gwResult) checkFates(t *testing.T, repeat bool) {
+	t.Helper()
+	fates := telemetrytest.Points(t, res.gateway.tel, "otelcol_connector_deltaq_contributions")
+	require.Positive(t, fates["fate=accepted"])
+	for f := range fates {
+		if f != "fate=accepted" && f != "fate=idle" && (f != "fate=duplicate" || !repeat) {
+			t.Errorf("contributions %v: want accepted and idle (and with repeats duplicate) only", fates)
+		}
+	}
+	if repeat && fates["fate=duplicate"] == 0 {
+		t.Errorf("contributions %v: want duplicates", fates)
+	}
+}
+
+// gwInstances returns the instances a collector counted: the last value of
+// each stream of deltaq.outcomes (a probe's streams start again when its
+// layout or its services change), added up.
+func gwInstances(mds []pmetric.Metrics) int64 {
+	last := map[string]int64{}
+	for _, md := range mds {
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Name() != contract.MetricOutcomes {
+						continue
+					}
+					for _, dp := range m.Sum().DataPoints().All() {
+						last[fmt.Sprint(dp.Attributes().AsRaw(), dp.StartTimestamp())] = dp.IntValue()
+					}
+				}
+			}
+		}
+	}
+	var n int64
+	for _, v := range last {
+		n += v
+	}
+	return n
+}
+
+// layoutMismatches returns the instances the collector refused as
+// layout_mismatch.
+func (g *gwCollector) layoutMismatches(t *testing.T) int64 {
+	return telemetrytest.Points(t, g.tel, "otelcol_connector_deltaq_instances_dropped")["reason=layout_mismatch"]
+}
+
 // TestGatewayDifferential: seeded spans split at random across agents
 // whose windows reach a gateway in random order and with random delays
 // within its lag: the gateway's windows — outcomes, histograms, quantiles,
@@ -440,11 +505,37 @@ func TestGatewayDifferential(t *testing.T) {
 			restart: 2500 * time.Millisecond, repeat: true, windowsOnly: true},
 	}
 	for name, c := range cases {
-		t.Run(name, func(t *testing.T) { runGW(t, c, 5).check(t, true) })
+		t.Run(name, func(t *testing.T) {
+			res := runGW(t, c, 5)
+			res.check(t, true)
+			res.checkFates(t, c.repeat)
+		})
 	}
 	t.Run("agents of other bins", func(t *testing.T) {
 		c := gwCase{seed: 7, agents: 4, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
 			agentBins: func(i int) int { return []int{50, 7, 100, 13}[i] }}
-		runGW(t, c, 5).check(t, false)
+		res := runGW(t, c, 5)
+		res.check(t, false)
+		res.checkFates(t, false)
+	})
+	// Agents and the single collector with dmax: auto, the gateway
+	// pinning no layout (README, "Scaling out"): each agent chooses its
+	// dMax from its own share of the spans, at its own time, so windows
+	// and outcomes may differ from the single collector's; but every
+	// window is merged, and every instance counted once somewhere — at the
+	// gateway, or among the spans straddling a change of dMax that an
+	// agent, or the single collector, refused (layout_mismatch).
+	t.Run("dmax auto", func(t *testing.T) {
+		c := gwCase{seed: 501, agents: 2, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
+			auto: true}
+		res := runGW(t, c, 8)
+		res.checkFates(t, false)
+		var agentsRefused int64
+		for _, a := range res.agents {
+			agentsRefused += a.layoutMismatches(t)
+		}
+		require.Positive(t, agentsRefused, "a span straddling an agent's change of dMax")
+		require.Equal(t, gwInstances(res.singleMetrics)+res.single.layoutMismatches(t),
+			gwInstances(res.gatewayMetrics)+agentsRefused)
 	})
 }
