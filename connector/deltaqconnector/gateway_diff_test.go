@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
@@ -54,6 +55,10 @@ type gwCase struct {
 	repeat bool
 	// windowsOnly is the agents' windows_only.
 	windowsOnly bool
+	// starts announces half of a's instances with a start event, which
+	// goes to the agent of the span; a tenth of those spans never come
+	// (timeouts counted in real time).
+	starts bool
 	// auto gives the probes of the agents and of the single collector
 	// dmax: auto (from dmax_max 10 s); the gateway pins none of them.
 	auto bool
@@ -139,12 +144,17 @@ func gwConfig(t *testing.T, f connector.Factory, c gwCase, role string, i int) c
 // connector's two sides (traces, or at the gateway metrics, to metrics and
 // to logs), its clock and its output.
 type gwCollector struct {
-	clk   *coretest.Clock
-	comps []component.Component
-	msink *consumertest.MetricsSink
-	lsink *consumertest.LogsSink
-	tel   *componenttest.Telemetry
-	down  bool
+	clk *coretest.Clock
+	// starts ticks the timer of the start events' timeouts, with logs the
+	// connector's logs side (nil at the gateway).
+	starts chan time.Time
+	logs   consumer.Logs
+	traces []consumer.Traces
+	comps  []component.Component
+	msink  *consumertest.MetricsSink
+	lsink  *consumertest.LogsSink
+	tel    *componenttest.Telemetry
+	down   bool
 }
 
 // newGWCollector starts the connector of the role, named name
@@ -152,10 +162,10 @@ type gwCollector struct {
 func newGWCollector(t *testing.T, c gwCase, role string, i int, name string, now time.Time) *gwCollector {
 	t.Helper()
 	ctx := context.Background()
-	g := &gwCollector{clk: coretest.NewClock(now), msink: new(consumertest.MetricsSink), lsink: new(consumertest.LogsSink),
-		tel: componenttest.NewTelemetry()}
+	g := &gwCollector{clk: coretest.NewClock(now), starts: make(chan time.Time), msink: new(consumertest.MetricsSink),
+		lsink: new(consumertest.LogsSink), tel: componenttest.NewTelemetry()}
 	t.Cleanup(func() { require.NoError(t, g.tel.Shutdown(context.Background())) })
-	f := deltaqconnector.ClockFactoryFor(collectorstate.New(), g.clk)
+	f := deltaqconnector.StartClockFactoryFor(collectorstate.New(), g.clk, g.starts)
 	cfg := gwConfig(t, f, c, role, i)
 	set := connectortest.NewNopSettings(f.Type())
 	set.ID = component.NewID(f.Type())
@@ -172,7 +182,12 @@ func newGWCollector(t *testing.T, c gwCase, role string, i int, name string, now
 		require.NoError(t, err)
 		tl, err := f.CreateTracesToLogs(ctx, set, cfg, g.lsink)
 		require.NoError(t, err)
-		g.comps = []component.Component{tm, tl}
+		g.traces, g.comps = []consumer.Traces{tm, tl}, []component.Component{tm, tl}
+		if c.starts {
+			lm, err := f.CreateLogsToMetrics(ctx, set, cfg, g.msink)
+			require.NoError(t, err)
+			g.logs, g.comps = lm, append(g.comps, lm)
+		}
 	}
 	for _, cc := range g.comps {
 		require.NoError(t, cc.Start(ctx, componenttest.NewNopHost()))
@@ -192,14 +207,48 @@ func (g *gwCollector) shutdown(t *testing.T) {
 	}
 }
 
-// consumeTraces gives the collector the spans at its clock's time now.
-func (g *gwCollector) consumeTraces(t *testing.T, now time.Time, spans []diffSpan) {
+// consumeTraces gives the collector the spans, at its clock's time: that
+// of its last tick. The clock moves at ticks alone: the timeout timer
+// reads it when it runs, and the second tick of tick returns before that
+// run ends.
+func (g *gwCollector) consumeTraces(t *testing.T, spans []diffSpan) {
 	t.Helper()
-	g.clk.Set(now)
 	td := diffTraces(spans)
-	for _, cc := range g.comps {
-		require.NoError(t, cc.(consumer.Traces).ConsumeTraces(context.Background(), td))
+	for _, cc := range g.traces {
+		require.NoError(t, cc.ConsumeTraces(context.Background(), td))
 	}
+}
+
+// consumeStarts gives the collector the start events of the spans, at its
+// clock's time (consumeTraces).
+func (g *gwCollector) consumeStarts(t *testing.T, spans []diffSpan) {
+	t.Helper()
+	ld := plog.NewLogs()
+	for _, s := range spans {
+		rl := ld.ResourceLogs().AppendEmpty()
+		rl.Resource().Attributes().PutStr("service.name", s.service)
+		lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+		lr.SetEventName(contract.StartEventName)
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(s.start))
+		lr.SetTraceID(s.traceID)
+		lr.SetSpanID(s.spanID)
+		lr.Attributes().PutStr(contract.AttrProbe, s.name)
+		if s.traceState != "" {
+			lr.Attributes().PutStr(contract.AttrTraceState, s.traceState)
+		}
+	}
+	require.NoError(t, g.logs.ConsumeLogs(context.Background(), ld))
+}
+
+// tick moves the collector's clock to now: the timeouts due are counted
+// (with start events) and the windows due close.
+func (g *gwCollector) tick(now time.Time) {
+	if g.logs != nil && !g.down {
+		g.clk.Set(now)
+		g.starts <- now
+		g.starts <- now
+	}
+	g.clk.Tick(now)
 }
 
 // consumeMetrics gives the gateway an agent's request at its clock's time
@@ -222,6 +271,72 @@ func (g *gwCollector) take() []pmetric.Metrics {
 // gwStep is the differential's clock step: spans arrive, windows close and
 // requests reach the gateway on its multiples.
 const gwStep = 50 * time.Millisecond
+
+// gwEvent is a span, or its start event, the agent it goes to and when it
+// arrives.
+type gwEvent struct {
+	at    time.Time
+	span  diffSpan
+	start bool
+	agent int
+}
+
+// gwEvents returns the events of the spans in arrival order: each span to
+// an agent at random (pay's to one that matches pay); with starts, half of
+// a's spans announced by a start event to the same agent, which arrives up
+// to 20 ms after the start, a tenth of those spans never delivered.
+func gwEvents(r *rand.Rand, c gwCase, spans []diffSpan) []gwEvent {
+	var out []gwEvent
+	for _, s := range spans {
+		k := c.agents
+		if strings.HasPrefix(s.name, "pay ") && c.payAgents != 0 {
+			k = c.payAgents
+		}
+		e := gwEvent{at: s.arrive, span: s, agent: r.IntN(k)}
+		if c.starts && s.name == "a" && !s.end.Before(s.start) && r.IntN(2) == 0 {
+			out = append(out, gwEvent{at: s.start.Add(time.Duration(r.Int64N(int64(20 * time.Millisecond)))), span: s, start: true, agent: e.agent})
+			if r.IntN(10) == 0 {
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	slices.SortStableFunc(out, func(a, b gwEvent) int { return a.at.Compare(b.at) })
+	return out
+}
+
+// deliver gives the single collector and the agents the events that
+// arrive before now, the start events first, at the time of their last
+// tick, and returns the others.
+func deliver(t *testing.T, now time.Time, evs []gwEvent, single *gwCollector, agents []*gwCollector) []gwEvent {
+	t.Helper()
+	n := 0
+	for n < len(evs) && evs[n].at.Before(now) {
+		n++
+	}
+	for _, starts := range []bool{true, false} {
+		all, shares := []diffSpan(nil), make([][]diffSpan, len(agents))
+		for _, e := range evs[:n] {
+			if e.start == starts {
+				all, shares[e.agent] = append(all, e.span), append(shares[e.agent], e.span)
+			}
+		}
+		for i, g := range append([]*gwCollector{single}, agents...) {
+			batch := all
+			if i > 0 {
+				batch = shares[i-1]
+			}
+			switch {
+			case len(batch) == 0:
+			case starts:
+				g.consumeStarts(t, batch)
+			default:
+				g.consumeTraces(t, batch)
+			}
+		}
+	}
+	return evs[n:]
+}
 
 // gwDelivery is an agent's request and when it reaches the gateway.
 type gwDelivery struct {
@@ -248,7 +363,7 @@ type gwResult struct {
 func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 	t.Helper()
 	r := rand.New(rand.NewPCG(c.seed, 3))
-	spans := diffSpans(r, seconds)
+	evs := gwEvents(r, c, diffSpans(r, seconds))
 	start := coretest.At(0)
 	single := newGWCollector(t, c, "single", 0, "single", start)
 	gateway := newGWCollector(t, c, "gateway", 0, "gateway", start)
@@ -265,15 +380,9 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 	var gatewayOut []pmetric.Metrics
 	// The windows up to two intervals after the last span's arrival hold
 	// every span.
-	until := spans[len(spans)-1].arrive.Add(2 * c.interval).Truncate(c.interval)
+	until := evs[len(evs)-1].at.Add(2 * c.interval).Truncate(c.interval)
 	end := until.Add(c.gatewayLag + maxDelay + 2*gwStep)
 	for now := start.Add(gwStep); !now.After(end); now = now.Add(gwStep) {
-		n := 0
-		for n < len(spans) && spans[n].arrive.Before(now) {
-			n++
-		}
-		batch := spans[:n]
-		spans = spans[n:]
 		if c.restart != 0 && now.Equal(coretest.At(c.restart)) {
 			// The agent shuts down (flushing its open windows) and
 			// starts again under its name.
@@ -281,30 +390,14 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 			old = append(old, agents[0])
 			agents[0] = newGWCollector(t, c, "agent", 0, "agent-0", now)
 		}
-		if len(batch) > 0 {
-			single.consumeTraces(t, now, batch)
-			shares := make([][]diffSpan, len(agents))
-			for _, s := range batch {
-				k := len(agents)
-				if strings.HasPrefix(s.name, "pay ") && c.payAgents != 0 {
-					k = c.payAgents
-				}
-				i := r.IntN(k)
-				shares[i] = append(shares[i], s)
-			}
-			for i, a := range agents {
-				if len(shares[i]) > 0 {
-					a.consumeTraces(t, now, shares[i])
-				}
-			}
-		}
-		single.clk.Tick(now)
+		evs = deliver(t, now, evs, single, agents)
+		single.tick(now)
 		var fresh []pmetric.Metrics
 		for _, a := range old {
 			fresh = append(fresh, a.take()...)
 		}
 		for _, a := range agents {
-			a.clk.Tick(now)
+			a.tick(now)
 			fresh = append(fresh, a.take()...)
 		}
 		for _, md := range fresh {
@@ -328,7 +421,7 @@ func runGW(t *testing.T, c gwCase, seconds int) gwResult {
 		gateway.clk.Tick(now)
 		gatewayOut = append(gatewayOut, gateway.take()...)
 	}
-	require.Empty(t, spans)
+	require.Empty(t, evs)
 	// What is still pending is of windows after until, which the
 	// comparison leaves out.
 	return gwResult{single: single, gateway: gateway, agents: append(old, agents...), until: until,
@@ -486,21 +579,23 @@ func (g *gwCollector) layoutMismatches(t *testing.T) int64 {
 	return telemetrytest.Points(t, g.tel, "otelcol_connector_deltaq_instances_dropped")["reason=layout_mismatch"]
 }
 
-// TestGatewayDifferential: seeded spans split at random across agents
-// whose windows reach a gateway in random order and with random delays
-// within its lag: the gateway's windows — outcomes, histograms, quantiles,
+// TestGatewayDifferential: seeded spans split at random across agents,
+// some announced by start events that go with their spans (some of whose
+// spans never come), whose windows reach a gateway in random order and
+// with random delays within its lag: the gateway's windows — outcomes, histograms, quantiles,
 // QTA verdicts and slack, failure ratios, calculated ΔQs and divergence,
 // bands, QoO scores, each series with its services, and triggers — are the
 // single collector's that saw every span.
 func TestGatewayDifferential(t *testing.T) {
 	cases := map[string]gwCase{
-		"one agent":  {seed: 1, agents: 1, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50},
-		"six agents": {seed: 2, agents: 6, interval: time.Second, lag: 500 * time.Millisecond, gatewayLag: 3 * time.Second, bins: 100},
+		"one agent": {seed: 1, agents: 1, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50},
+		"six agents": {seed: 2, agents: 6, interval: time.Second, lag: 500 * time.Millisecond, gatewayLag: 3 * time.Second, bins: 100,
+			starts: true},
 		"interval 500ms": {seed: 3, agents: 3, interval: 500 * time.Millisecond, lag: 400 * time.Millisecond, gatewayLag: 1500 * time.Millisecond, bins: 20,
-			windowsOnly: true},
+			windowsOnly: true, starts: true},
 		"interval 2s": {seed: 4, agents: 4, interval: 2 * time.Second, lag: 600 * time.Millisecond, gatewayLag: 3 * time.Second, bins: 10},
 		"pay on two agents": {seed: 5, agents: 5, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
-			payAgents: 2},
+			payAgents: 2, starts: true},
 		"restart and repeats": {seed: 6, agents: 3, interval: time.Second, lag: 400 * time.Millisecond, gatewayLag: 2 * time.Second, bins: 50,
 			restart: 2500 * time.Millisecond, repeat: true, windowsOnly: true},
 	}
@@ -509,6 +604,10 @@ func TestGatewayDifferential(t *testing.T) {
 			res := runGW(t, c, 5)
 			res.check(t, true)
 			res.checkFates(t, c.repeat)
+			if c.starts {
+				require.Positive(t, telemetrytest.Points(t, res.single.tel, "otelcol_connector_deltaq_start_timeouts")["probe=a"],
+					"instances whose spans never came, or came after their deadline")
+			}
 		})
 	}
 	t.Run("agents of other bins", func(t *testing.T) {
