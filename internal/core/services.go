@@ -131,12 +131,7 @@ type batchServices struct {
 
 // add records the pair unless it is the previous one or already recorded.
 func (b *batchServices) add(probe, service string) {
-	b.addPair(probeService{probe: probe, service: service})
-}
-
-// addPair records the pair unless it is the previous one or already
-// recorded.
-func (b *batchServices) addPair(p probeService) {
+	p := probeService{probe: probe, service: service}
 	if p == b.last {
 		return
 	}
@@ -146,20 +141,28 @@ func (b *batchServices) addPair(p probeService) {
 	}
 }
 
-// addLabel records the services of an agent's window of the probe: the
-// names of its label (contract.AttrService), joined by ",", the last of
-// them contract.ServiceOverflow when the agent's probe had more services
-// than places.
-func (b *batchServices) addLabel(probe, label string) {
-	for label != "" {
+// appendLabel appends to pairs the services of an agent's window of the
+// probe: the names of its label (contract.AttrService), joined by ",", the
+// last of them contract.ServiceOverflow when the agent's probe had more
+// services than places. An agent names at most maxServicesMaxPerProbe
+// services and the overflow value; a label of more names is not an
+// agent's, and its further names are taken for the overflow value, so that
+// a forged label of many names costs no more than an agent's.
+func appendLabel(pairs []probeService, probe, label string) []probeService {
+	for names := 0; label != ""; names++ {
+		if names > maxServicesMaxPerProbe {
+			return append(pairs, probeService{probe: probe, overflow: true})
+		}
 		var name string
 		name, label, _ = strings.Cut(label, ",")
 		if name == contract.ServiceOverflow && label == "" {
-			b.addPair(probeService{probe: probe, overflow: true})
-			continue
+			return append(pairs, probeService{probe: probe, overflow: true})
 		}
-		b.add(probe, name)
+		if name != "" {
+			pairs = append(pairs, probeService{probe: probe, service: name})
+		}
 	}
+	return pairs
 }
 
 // serviceCuts counts, for one batch, the (probe, service) pairs whose

@@ -390,3 +390,38 @@ func TestGatewayNamesTheAgentsServices(t *testing.T) {
 		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
 	assert.Equal(t, []string{"cart,pay,web," + contract.ServiceOverflow}, serviceLabels(t, gateway)["p"])
 }
+
+// TestGatewayServicesOfAForgedLabel: a window whose deltaq.service names
+// 100,000 services is no agent's (an agent names at most 32 and the
+// overflow value): the gateway reads the first 33 names, takes its places
+// from those, and counts the rest as the overflow value.
+func TestGatewayServicesOfAForgedLabel(t *testing.T) {
+	ctx := context.Background()
+	start := at(time.Second)
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gateway := newHarness(t, gcfg, start)
+	a := agentHarnessWith(t, "agent-1", start, true)
+	require.NoError(t, a.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", ms(100)))))
+	a.obs.tick(at(2 * time.Second))
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%06d", i)
+	}
+	windows := 0
+	for _, md := range a.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricWindow {
+				m.Histogram().DataPoints().At(0).Attributes().PutStr(contract.AttrService, strings.Join(names, ","))
+				windows++
+			}
+		})
+		require.NoError(t, gateway.obs.ConsumeMetrics(ctx, md))
+	}
+	require.Equal(t, 1, windows)
+	gateway.obs.tick(at(3 * time.Second))
+	assert.Equal(t, []string{"s000000,s000001,s000002,s000003," + contract.ServiceOverflow}, serviceLabels(t, gateway)["p"])
+	// The names beyond the places, up to the 33rd, each counted once.
+	assert.Equal(t, map[string]int64{"bound=overflow": 29},
+		telemetrytest.Sum(t, gateway.tel, "otelcol_exporter_deltaq_services_bounded"))
+}

@@ -4,10 +4,12 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -422,19 +424,32 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 				}
 				for l := 0; l < dps.Len(); l++ {
 					if sc.read(dps.At(l), source) {
-						sc.flush(o.engine, &fates)
+						o.flushWindows(ctx, sc, &fates)
 					}
 				}
 			}
 		}
 	}
-	sc.flush(o.engine, &fates)
-	// The services the merged windows came from name the probes' series
-	// (contract.AttrService), as the spans behind them would at one
-	// collector.
-	o.noteServices(ctx, sc.services.pairs)
-	sc.services = batchServices{pairs: sc.services.pairs[:0]}
+	o.flushWindows(ctx, sc, &fates)
 	return nil
+}
+
+// flushWindows gives the engine the windows sc has read, counts their
+// fates, and notes the services the merged ones came from for the probes'
+// series (contract.AttrService), as one collector notes those of the
+// spans behind them.
+func (o *Observer) flushWindows(ctx context.Context, sc *windowScratch, fates *analysis.Contributions) {
+	sc.flush(o.engine, fates)
+	if len(sc.services) > 0 {
+		// Each pair once, as a batch of spans notes it: the bounds count
+		// what they cut once a batch. An overflow pair alone names no
+		// service.
+		slices.SortFunc(sc.services, func(a, b probeService) int {
+			return cmp.Or(strings.Compare(a.probe, b.probe), strings.Compare(a.service, b.service))
+		})
+		o.noteServices(ctx, slices.Compact(sc.services))
+		sc.services = sc.services[:0]
+	}
 }
 
 // consumeIdle counts source, an agent that says it saw no instance in the
@@ -471,9 +486,10 @@ type windowScratch struct {
 	fineIdx [][]int
 	fates   []analysis.Contribution
 	// labels are the windows' service labels (contract.AttrService), and
-	// services the (probe, service) pairs of the windows merged.
+	// services the (probe, service) pairs of the windows merged, which
+	// services.note takes as they come, repeats and all.
 	labels   []string
-	services batchServices
+	services []probeService
 	n        int // windows in batch
 	counts   int // their display and analysis counts
 	wire     wireReader
@@ -536,7 +552,7 @@ func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions
 	for i, c := range sc.fates[:sc.n] {
 		fates[c]++
 		if c == analysis.ContributionAccepted && sc.labels[i] != "" {
-			sc.services.addLabel(sc.batch[i].Probe, sc.labels[i])
+			sc.services = appendLabel(sc.services, sc.batch[i].Probe, sc.labels[i])
 		}
 	}
 	sc.n, sc.counts = 0, 0
