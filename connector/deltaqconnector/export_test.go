@@ -4,6 +4,8 @@
 package deltaqconnector
 
 import (
+	"time"
+
 	"go.opentelemetry.io/collector/connector"
 
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
@@ -16,4 +18,10 @@ import (
 // deltaq components.
 func ClockFactoryFor(st *collectorstate.State, clk *coretest.Clock) connector.Factory {
 	return newFactory(st, func(s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C }).connectorFactory()
+}
+
+// StartClockFactoryFor is ClockFactoryFor whose observers also count the
+// start events' timeouts when starts ticks (core.Settings.StartTicks).
+func StartClockFactoryFor(st *collectorstate.State, clk *coretest.Clock, starts chan time.Time) connector.Factory {
+	return newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = clk.Now, clk.C, starts }).connectorFactory()
 }

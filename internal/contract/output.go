@@ -213,7 +213,8 @@ const (
 	// AttrQ is the quantile of deltaq.quantile, formatted like AttrLE.
 	AttrQ = "deltaq.q"
 	// AttrService is on every series of a probe whose instances came from
-	// spans of resources with a service.name: the application's services,
+	// spans of resources with a service.name (at a gateway, from agents'
+	// windows that carry it): the application's services,
 	// each cut to MaxNameLength bytes, sorted and joined by ",", at most
 	// services::max_per_probe of them (4 by default), then ServiceOverflow
 	// when further services sent instances. A service unseen for

@@ -114,8 +114,13 @@ type serviceName struct {
 	fresh bool
 }
 
-// probeService is one (probe, service) pair seen in a batch.
-type probeService struct{ probe, service string }
+// probeService is one (probe, service) pair seen in a batch; with
+// overflow, the probe's services at another collector (an agent) outnumbered
+// its places, and service is empty.
+type probeService struct {
+	probe, service string
+	overflow       bool
+}
 
 // batchServices collects the distinct (probe, service) pairs of one batch
 // of spans, so that the lock is taken once per batch, not per span.
@@ -126,7 +131,7 @@ type batchServices struct {
 
 // add records the pair unless it is the previous one or already recorded.
 func (b *batchServices) add(probe, service string) {
-	p := probeService{probe, service}
+	p := probeService{probe: probe, service: service}
 	if p == b.last {
 		return
 	}
@@ -134,6 +139,30 @@ func (b *batchServices) add(probe, service string) {
 	if !slices.Contains(b.pairs, p) {
 		b.pairs = append(b.pairs, p)
 	}
+}
+
+// appendLabel appends to pairs the services of an agent's window of the
+// probe: the names of its label (contract.AttrService), joined by ",", the
+// last of them contract.ServiceOverflow when the agent's probe had more
+// services than places. An agent names at most maxServicesMaxPerProbe
+// services and the overflow value; a label of more names is not an
+// agent's, and its further names are taken for the overflow value, so that
+// a forged label of many names costs no more than an agent's.
+func appendLabel(pairs []probeService, probe, label string) []probeService {
+	for names := 0; label != ""; names++ {
+		if names > maxServicesMaxPerProbe {
+			return append(pairs, probeService{probe: probe, overflow: true})
+		}
+		var name string
+		name, label, _ = strings.Cut(label, ",")
+		if name == contract.ServiceOverflow && label == "" {
+			return append(pairs, probeService{probe: probe, overflow: true})
+		}
+		if name != "" {
+			pairs = append(pairs, probeService{probe: probe, service: name})
+		}
+	}
+	return pairs
 }
 
 // serviceCuts counts, for one batch, the (probe, service) pairs whose
@@ -164,6 +193,13 @@ func (s *services) note(pairs []probeService) serviceCuts {
 			s.byProbe[strings.Clone(p.probe)] = ps
 		}
 		ps.fresh = true
+		if p.overflow {
+			ps.overflowFresh = true
+			if !ps.overflow {
+				ps.overflow, ps.stale = true, true
+			}
+			continue
+		}
 		name := p.service
 		if len(name) > contract.MaxNameLength {
 			name = cutName(name, contract.MaxNameLength)

@@ -347,3 +347,81 @@ func TestServiceChangeStartsNewStreams(t *testing.T) {
 	assert.Equal(t, want, outcomes, "deltaq.outcomes")
 	assert.Equal(t, want, observed, "deltaq.observed")
 }
+
+// TestGatewayNamesTheAgentsServices: a gateway's series of a probe carry
+// the services its agents' windows name (their deltaq.service), as one
+// collector's carry those of the spans it saw: an agent's overflow value
+// stays the overflow value, last; a window the gateway refuses (late)
+// names nothing. The gateway's series named no service at all before.
+func TestGatewayNamesTheAgentsServices(t *testing.T) {
+	ctx := context.Background()
+	start := at(time.Second)
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gateway := newHarness(t, gcfg, start)
+	agent := func(name string, maxPerProbe int, services ...string) *harness {
+		cfg := testConfig()
+		cfg.EmitWindows, cfg.WindowsOnly = true, true
+		cfg.Services.MaxPerProbe = maxPerProbe
+		a := newHarnessWith(t, cfg, start, func(s *Settings) {
+			r := pcommon.NewResource()
+			r.Attributes().PutStr("service.instance.id", name)
+			s.Telemetry.Resource = r
+		})
+		for _, svc := range services {
+			require.NoError(t, a.obs.ConsumeTraces(ctx, tracesOf(svc, okSpan("p", ms(100)))))
+		}
+		a.obs.tick(at(2 * time.Second))
+		return a
+	}
+	// The agents' labels: "cart,web" and "pay,otel.metric.overflow".
+	for _, a := range []*harness{agent("agent-1", 4, "web", "cart"), agent("agent-2", 1, "pay", "search")} {
+		for _, md := range a.metrics.AllMetrics() {
+			require.NoError(t, gateway.obs.ConsumeMetrics(ctx, md))
+		}
+	}
+	late := agent("agent-3", 4, "late")
+	gateway.obs.tick(at(3 * time.Second)) // closes [0 s, 1 s)
+	for _, md := range late.metrics.AllMetrics() {
+		require.NoError(t, gateway.obs.ConsumeMetrics(ctx, md))
+	}
+	gateway.obs.tick(at(4 * time.Second))
+	assert.Equal(t, map[string]int64{"fate=accepted": 2, "fate=late": 1},
+		telemetrytest.Points(t, gateway.tel, "otelcol_exporter_deltaq_contributions"))
+	assert.Equal(t, []string{"cart,pay,web," + contract.ServiceOverflow}, serviceLabels(t, gateway)["p"])
+}
+
+// TestGatewayServicesOfAForgedLabel: a window whose deltaq.service names
+// 100,000 services is no agent's (an agent names at most 32 and the
+// overflow value): the gateway reads the first 33 names, takes its places
+// from those, and counts the rest as the overflow value.
+func TestGatewayServicesOfAForgedLabel(t *testing.T) {
+	ctx := context.Background()
+	start := at(time.Second)
+	gcfg := testConfig()
+	gcfg.Lag = 2 * time.Second
+	gateway := newHarness(t, gcfg, start)
+	a := agentHarnessWith(t, "agent-1", start, true)
+	require.NoError(t, a.obs.ConsumeTraces(ctx, tracesOf("shop", okSpan("p", ms(100)))))
+	a.obs.tick(at(2 * time.Second))
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%06d", i)
+	}
+	windows := 0
+	for _, md := range a.metrics.AllMetrics() {
+		forEachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == contract.MetricWindow {
+				m.Histogram().DataPoints().At(0).Attributes().PutStr(contract.AttrService, strings.Join(names, ","))
+				windows++
+			}
+		})
+		require.NoError(t, gateway.obs.ConsumeMetrics(ctx, md))
+	}
+	require.Equal(t, 1, windows)
+	gateway.obs.tick(at(3 * time.Second))
+	assert.Equal(t, []string{"s000000,s000001,s000002,s000003," + contract.ServiceOverflow}, serviceLabels(t, gateway)["p"])
+	// The names beyond the places, up to the 33rd, each counted once.
+	assert.Equal(t, map[string]int64{"bound=overflow": 29},
+		telemetrytest.Sum(t, gateway.tel, "otelcol_exporter_deltaq_services_bounded"))
+}

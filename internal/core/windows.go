@@ -4,10 +4,12 @@
 package core // import "github.com/deltaq-otel/deltaq/internal/core"
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -422,14 +424,32 @@ func (o *Observer) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 				}
 				for l := 0; l < dps.Len(); l++ {
 					if sc.read(dps.At(l), source) {
-						sc.flush(o.engine, &fates)
+						o.flushWindows(ctx, sc, &fates)
 					}
 				}
 			}
 		}
 	}
-	sc.flush(o.engine, &fates)
+	o.flushWindows(ctx, sc, &fates)
 	return nil
+}
+
+// flushWindows gives the engine the windows sc has read, counts their
+// fates, and notes the services the merged ones came from for the probes'
+// series (contract.AttrService), as one collector notes those of the
+// spans behind them.
+func (o *Observer) flushWindows(ctx context.Context, sc *windowScratch, fates *analysis.Contributions) {
+	sc.flush(o.engine, fates)
+	if len(sc.services) > 0 {
+		// Each pair once, as a batch of spans notes it: the bounds count
+		// what they cut once a batch. An overflow pair alone names no
+		// service.
+		slices.SortFunc(sc.services, func(a, b probeService) int {
+			return cmp.Or(strings.Compare(a.probe, b.probe), strings.Compare(a.service, b.service))
+		})
+		o.noteServices(ctx, slices.Compact(sc.services))
+		sc.services = sc.services[:0]
+	}
 }
 
 // consumeIdle counts source, an agent that says it saw no instance in the
@@ -465,9 +485,14 @@ type windowScratch struct {
 	idx     [][]int
 	fineIdx [][]int
 	fates   []analysis.Contribution
-	n       int // windows in batch
-	counts  int // their display and analysis counts
-	wire    wireReader
+	// labels are the windows' service labels (contract.AttrService), and
+	// services the (probe, service) pairs of the windows merged, which
+	// services.note takes as they come, repeats and all.
+	labels   []string
+	services []probeService
+	n        int // windows in batch
+	counts   int // their display and analysis counts
+	wire     wireReader
 }
 
 // Bounds of the batch of windows ConsumeMetrics gives the engine at once:
@@ -489,6 +514,7 @@ func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool
 	if sc.n == len(sc.batch) {
 		sc.batch, sc.idx = append(sc.batch, analysis.Window{}), append(sc.idx, nil)
 		sc.fineIdx, sc.fates = append(sc.fineIdx, nil), append(sc.fates, 0)
+		sc.labels = append(sc.labels, "")
 	}
 	// The sparse indices' buffers are the slot's own: a dense window sets
 	// BinIndex nil, a run FineIndex, and the buffers are not made again
@@ -508,6 +534,10 @@ func (sc *windowScratch) read(dp pmetric.HistogramDataPoint, source string) bool
 	if !ok {
 		*w = analysis.Window{BinIndex: w.BinIndex[:0], BinCounts: w.BinCounts[:0]}
 	}
+	sc.labels[sc.n] = ""
+	if v, found := dp.Attributes().Get(contract.AttrService); found && v.Type() == pcommon.ValueTypeStr {
+		sc.labels[sc.n] = v.Str()
+	}
 	sc.n++
 	sc.counts += len(w.BinCounts) + len(w.FineCounts)
 	return sc.n == maxBatchWindows || sc.counts >= maxBatchCounts
@@ -519,8 +549,11 @@ func (sc *windowScratch) flush(e *analysis.Engine, fates *analysis.Contributions
 		return
 	}
 	e.AddWindows(sc.batch[:sc.n], sc.fates)
-	for _, c := range sc.fates[:sc.n] {
+	for i, c := range sc.fates[:sc.n] {
 		fates[c]++
+		if c == analysis.ContributionAccepted && sc.labels[i] != "" {
+			sc.services = appendLabel(sc.services, sc.batch[i].Probe, sc.labels[i])
+		}
 	}
 	sc.n, sc.counts = 0, 0
 }
