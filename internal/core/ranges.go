@@ -105,16 +105,7 @@ func (c *Config) checkBounds() error {
 	add(analysisRange(confpath.Fields("history"), c.History, minHistory, maxHistory))
 	add(analysisRange(confpath.Fields("max_probes"), c.MaxProbes, minMaxProbes, maxMaxProbes))
 	add(analysisRange(confpath.Fields("probe_idle_timeout"), c.ProbeIdleTimeout, minProbeIdleTimeout, maxProbeIdleTimeout))
-	if c.Interval > 0 && c.ProbeIdleTimeout < c.Interval && c.ProbeIdleTimeout >= minProbeIdleTimeout {
-		// A probe would be forgotten between two of its windows.
-		// Its default, 10m, is what an interval above it meets unawares:
-		// say so, and what to set.
-		dflt := ""
-		if c.ProbeIdleTimeout == DefaultProbeIdleTimeout {
-			dflt = " (its default)"
-		}
-		errs = append(errs, confpath.Errorf(confpath.Fields("probe_idle_timeout"), `%s%s is shorter than interval %s: a probe would be forgotten between two of its windows; set probe_idle_timeout to at least the interval`, c.ProbeIdleTimeout, dflt, c.Interval))
-	}
+	add(c.idleBelowInterval())
 	add(inRange(confpath.Fields("max_request_bytes"), c.MaxRequestBytes, minMaxRequestBytes, maxMaxRequestBytes))
 	add(c.Services.check(c.Interval))
 	add(inRange(confpath.Fields("cdf_points"), c.CDFPoints, 0, maxCDFPoints))
@@ -239,4 +230,19 @@ func (c ServicesConfig) check(interval time.Duration) error {
 		errs = append(errs, confpath.Errorf(confpath.Fields("services", "idle_timeout"), "%s is shorter than interval %s", c.IdleTimeout, interval))
 	}
 	return errors.Join(errs...)
+}
+
+// idleBelowInterval refuses a probe_idle_timeout, in range, shorter than
+// the interval: a probe would be forgotten between two of its windows. Its
+// default, 10m, is what an interval above it meets unawares: the message
+// says so, and what to set.
+func (c *Config) idleBelowInterval() error {
+	if c.Interval <= 0 || c.ProbeIdleTimeout >= c.Interval || c.ProbeIdleTimeout < minProbeIdleTimeout {
+		return nil
+	}
+	dflt := ""
+	if c.ProbeIdleTimeout == DefaultProbeIdleTimeout {
+		dflt = " (its default)"
+	}
+	return confpath.Errorf(confpath.Fields("probe_idle_timeout"), `%s%s is shorter than interval %s: a probe would be forgotten between two of its windows; set probe_idle_timeout to at least the interval`, c.ProbeIdleTimeout, dflt, c.Interval)
 }
