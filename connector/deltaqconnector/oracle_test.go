@@ -1,0 +1,936 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqconnector
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/analysis"
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector/internal/metadata"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+)
+
+// The reference below counts what the connector's README documents for the
+// probes it matches, written plainly and apart from the analysis code:
+//
+//   - a span is an instance of every probe whose match selects it (README,
+//     "Probes matched in the connector"); one without a start or an end
+//     time, or that ends before it starts, is dropped as malformed;
+//   - longer than dMax it is a timeout, ending at start + dMax, whatever its
+//     status; else a failure by the probe's failure rule, else a success in
+//     the bin (i·w, (i+1)·w] of width w = dMax/bins, a delay of 0 in the
+//     first (README, "Output": bounds w, 2w, …, dMax, OTLP's
+//     upper-inclusive reading);
+//   - window k holds the instances whose end lies in [k·interval,
+//     (k+1)·interval) and closes lag (0: one interval) after its end; a span
+//     ending in a closed window is dropped (too_late); a timeout whose own
+//     window closed while the span's end did not counts in the oldest open
+//     window (README, "Windows");
+//   - a span counts with its adjusted count 2⁵⁶/(2⁵⁶ − th) of tracestate
+//     ot=th, at most max_adjusted_count, one with sampling.priority > 0 or an
+//     rv below th once, a fractional count ⌊a⌋ or ⌊a⌋ + 1 (top-level README,
+//     "Sampled traces"); the reference keeps both bounds.
+//
+// It then reads the per-window increments of the cumulative deltaq.outcomes
+// and deltaq.observed streams of every probe (summed over the deltaq.service
+// series, each new series counting from the window it began in).
+
+// oracleProbe is one probe the connector matches, and its reference layout.
+type oracleProbe struct {
+	name  string
+	dmax  time.Duration
+	bins  int
+	auto  bool // dmax: auto, read at dmax_max until its first choice
+	match map[string]any
+	// failCode: the failure rule is code ≥ 500 and not the status.
+	failCode bool
+}
+
+func (p oracleProbe) entry() map[string]any {
+	e := map[string]any{"bins": p.bins, "match": p.match}
+	if p.auto {
+		e["dmax"] = "auto"
+		e["dmax_max"] = p.dmax.String()
+		e["dmax_min"] = "1ms"
+	} else {
+		e["dmax"] = p.dmax.String()
+	}
+	if p.failCode {
+		e["failure"] = map[string]any{"status_error": false,
+			"conditions": []any{map[string]any{"attribute": "code", "op": ">=", "value": 500}}}
+	}
+	return e
+}
+
+// selects says whether the probe's match selects s (README: every condition
+// set holds; without a span name the span name is the probe's).
+func (p oracleProbe) selects(s oracleSpan) bool {
+	name, _ := p.match["span_name"].(string)
+	if name == "" {
+		name = p.name
+	}
+	if s.name != name {
+		return false
+	}
+	if svc, ok := p.match["service_name"].(string); ok && s.service != svc {
+		return false
+	}
+	if kind, ok := p.match["span_kind"].(string); ok && s.kind != kind {
+		return false
+	}
+	if attrs, ok := p.match["attributes"].(map[string]any); ok {
+		for k, v := range attrs {
+			if s.attrs[k] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (p oracleProbe) fails(s oracleSpan) bool {
+	if p.failCode {
+		c, ok := s.attrs["code"].(int64)
+		return ok && c >= 500
+	}
+	return s.error
+}
+
+// oracleSpan is one span sent to the connector.
+type oracleSpan struct {
+	name, service, kind string
+	attrs               map[string]any
+	error               bool
+	start, end          int64 // Unix ns; 0 = unset
+	tracestate          string
+	id                  uint64
+}
+
+// weightRange is the adjusted count of a span with tracestate ts: its two
+// possible whole values (equal when the count is whole).
+func weightRange(ts string, priority bool, maxCount int64) (lo, hi int64) {
+	if priority {
+		return 1, 1
+	}
+	th, ok := thresholdOf(ts)
+	if !ok {
+		return 1, 1
+	}
+	a := math.Ldexp(1, 56) / (math.Ldexp(1, 56) - float64(th))
+	if a >= float64(maxCount) {
+		return maxCount, maxCount
+	}
+	fl := math.Floor(a)
+	if fl == a {
+		return int64(a), int64(a)
+	}
+	return int64(fl), int64(fl) + 1
+}
+
+// thresholdOf reads th (and rv) of the ot entry of the W3C tracestates the
+// generator writes: "ot=th:X" and "ot=th:X;rv:Y" (OpenTelemetry
+// "TraceState: Probability Sampling": th 1 to 14 hex digits, trailing
+// zeros omitted, rv exactly 14; a threshold its rv contradicts, rv < th,
+// is erased).
+func thresholdOf(ts string) (uint64, bool) {
+	var th, rv string
+	if _, err := fmt.Sscanf(ts, "ot=th:%s", &th); err != nil {
+		return 0, false
+	}
+	for i := range len(th) {
+		if th[i] == ';' {
+			th, rv = th[:i], th[i+len(";rv:"):]
+			break
+		}
+	}
+	pad := func(s string) uint64 {
+		for len(s) < 14 {
+			s += "0"
+		}
+		v, err := strconv.ParseUint(s, 16, 64)
+		if err != nil {
+			panic(err)
+		}
+		return v
+	}
+	t := pad(th)
+	// rv is exactly 14 hex digits; one of another length is no rv.
+	if len(rv) == 14 && pad(rv) < t {
+		return 0, false
+	}
+	return t, true
+}
+
+// counts are a window's counts of one probe: outcomes, and successes by
+// bin, each a range [lo, hi].
+type counts struct {
+	success, timeout, failure [2]int64
+	bins                      [][2]int64
+	sum                       [2]float64
+}
+
+// oracle is the reference state of one run.
+type oracle struct {
+	interval, lag int64
+	probes        []oracleProbe
+	maxCount      int64
+	closedBefore  int64 // windows k < closedBefore are closed
+	windows       map[int64]map[string]*counts
+	malformed     int64
+	tooLate       int64
+	// Start events (README, "Real-time timeouts"): the instances tracked
+	// by span id, the spans that ended by the clock of their arrival, and
+	// the start events' results.
+	tracked map[uint64]*trackedStart
+	ended   map[uint64]int64
+	results map[string]int64
+	late    int64
+}
+
+// trackedStart is an instance a start event announced.
+type trackedStart struct {
+	probe    oracleProbe
+	deadline int64
+	timedOut bool
+	weight   [2]int64
+}
+
+// endedWindow and lateWindow are the defaults of start_events: how long a
+// span is remembered as ended, and a timed-out instance as such after its
+// deadline.
+const (
+	endedWindow = int64(30 * time.Second)
+	lateWindow  = int64(time.Minute)
+)
+
+func (o *oracle) window(k int64, p oracleProbe) *counts {
+	if o.windows[k] == nil {
+		o.windows[k] = map[string]*counts{}
+	}
+	c := o.windows[k][p.name]
+	if c == nil {
+		c = &counts{bins: make([][2]int64, p.bins)}
+		o.windows[k][p.name] = c
+	}
+	return c
+}
+
+// close closes the windows due at now: window k closes lag after its end.
+func (o *oracle) close(now int64) {
+	if o.closedBefore == 0 {
+		o.closedBefore = floorDiv(now-o.lag, o.interval) - 1
+	}
+	for (o.closedBefore+1)*o.interval+o.lag <= now {
+		o.closedBefore++
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// start takes a start event at now: tracked unless its span came already
+// (after_end) or it was due longer than ended_window ago (stale).
+func (o *oracle) start(e oracleStart, now int64) {
+	var p oracleProbe
+	for _, q := range o.probes {
+		if q.name == e.probe {
+			p = q
+		}
+	}
+	deadline := e.start + p.dmax.Nanoseconds()
+	lo, hi := weightRange(e.tracestate, false, o.maxCount)
+	switch at, ok := o.ended[e.id]; {
+	case ok && now-at <= endedWindow:
+		o.results["after_end"]++
+	case now-deadline > endedWindow:
+		o.results["stale"]++
+	case o.tracked[e.id] != nil:
+		o.results["duplicate"]++
+	default:
+		o.results["tracked"]++
+		o.tracked[e.id] = &trackedStart{probe: p, deadline: deadline, weight: [2]int64{lo, hi}}
+	}
+}
+
+// expire counts the timeouts due by now, in the window of their deadline
+// or, closed, the oldest open one, and forgets the timed-out instances
+// whose late window has passed: their spans count by their own duration.
+func (o *oracle) expire(now int64) {
+	for id, in := range o.tracked {
+		if in.timedOut && in.deadline+lateWindow <= now {
+			delete(o.tracked, id)
+		}
+		if in.timedOut || in.deadline > now {
+			continue
+		}
+		in.timedOut = true
+		c := o.window(max(floorDiv(in.deadline, o.interval), o.closedBefore), in.probe)
+		c.timeout[0] += in.weight[0]
+		c.timeout[1] += in.weight[1]
+	}
+}
+
+func (o *oracle) add(s oracleSpan, priority bool, now int64) {
+	in := o.tracked[s.id]
+	matched := false
+	for _, p := range o.probes {
+		if !p.selects(s) {
+			continue
+		}
+		matched = true
+		if in != nil && in.probe.name == p.name && in.timedOut {
+			o.late++ // counted already, as a timeout
+			continue
+		}
+		o.count(p, s, priority)
+	}
+	if matched {
+		delete(o.tracked, s.id)
+		o.ended[s.id] = now
+	}
+}
+
+func (o *oracle) count(p oracleProbe, s oracleSpan, priority bool) {
+	if s.start == 0 || s.end == 0 || s.end < s.start {
+		o.malformed++
+		return
+	}
+	dmax := p.dmax.Nanoseconds()
+	d := s.end - s.start
+	kEnd := floorDiv(s.end, o.interval)
+	if kEnd < o.closedBefore {
+		o.tooLate++
+		return
+	}
+	lo, hi := weightRange(s.tracestate, priority, o.maxCount)
+	if d > dmax {
+		k := max(floorDiv(s.start+dmax, o.interval), o.closedBefore)
+		c := o.window(k, p)
+		c.timeout[0] += lo
+		c.timeout[1] += hi
+		return
+	}
+	c := o.window(kEnd, p)
+	if p.fails(s) {
+		c.failure[0] += lo
+		c.failure[1] += hi
+		return
+	}
+	c.success[0] += lo
+	c.success[1] += hi
+	bin := 0
+	if d > 0 {
+		// ⌈d/w⌉ − 1 in integers: d·bins/dmax, rounded up; a delay within
+		// a relative 1e-9 above an edge counts as on it (deltaq.Histogram:
+		// 5 ms read as 0.005000000000000001 is in (4, 5] ms).
+		bin = int((d*int64(p.bins)+dmax-1)/dmax) - 1
+		if edge := float64(dmax) * float64(bin) / float64(p.bins); bin > 0 && float64(d)-edge < 1e-9*edge {
+			bin--
+		}
+	}
+	c.bins[bin][0] += lo
+	c.bins[bin][1] += hi
+	c.sum[0] += float64(d) / 1e9 * float64(lo)
+	c.sum[1] += float64(d) / 1e9 * float64(hi)
+}
+
+// emitted is what the connector's output says of one probe in one window:
+// the increments of its cumulative streams.
+type emitted struct {
+	success, timeout, failure int64
+	bins                      []uint64
+	sum                       float64
+	// scale is the largest cumulative sum the increment sum was read from:
+	// a difference of two cumulative sums is exact only to its rounding.
+	scale    float64
+	observed bool
+	// bounds are deltaq.observed's explicit bounds, seconds; ratio is the
+	// window's deltaq.failure_ratio (hasRatio: there was one).
+	bounds   []float64
+	ratio    float64
+	hasRatio bool
+}
+
+// streamKey names one cumulative series: probe, service label, start.
+type streamKey struct {
+	probe, service string
+	start          pcommon.Timestamp
+}
+
+// reader turns the cumulative output into per-window increments.
+type reader struct {
+	outcomes map[streamKey]map[string]int64
+	observed map[streamKey]pmetric.HistogramDataPoint
+	// windows by end time (Unix ns), then probe.
+	windows map[int64]map[string]*emitted
+}
+
+func newReader() *reader {
+	return &reader{outcomes: map[streamKey]map[string]int64{}, observed: map[streamKey]pmetric.HistogramDataPoint{},
+		windows: map[int64]map[string]*emitted{}}
+}
+
+func (r *reader) at(end pcommon.Timestamp, probe string) *emitted {
+	t := int64(end)
+	if r.windows[t] == nil {
+		r.windows[t] = map[string]*emitted{}
+	}
+	e := r.windows[t][probe]
+	if e == nil {
+		e = &emitted{}
+		r.windows[t][probe] = e
+	}
+	return e
+}
+
+func keyOf(probe string, a pcommon.Map, start pcommon.Timestamp) streamKey {
+	svc, _ := a.Get(contract.AttrService)
+	return streamKey{probe, svc.Str(), start}
+}
+
+func (r *reader) read(t *testing.T, mds []pmetric.Metrics) {
+	for _, md := range mds {
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					switch m.Name() {
+					case contract.MetricOutcomes:
+						r.readOutcomes(m)
+					case contract.MetricObserved:
+						r.readObserved(t, m)
+					case contract.MetricFailureRatio:
+						for _, dp := range m.Gauge().DataPoints().All() {
+							p, _ := dp.Attributes().Get(contract.AttrProbe)
+							e := r.at(dp.Timestamp(), p.Str())
+							e.ratio, e.hasRatio = dp.DoubleValue(), true
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func (r *reader) readOutcomes(m pmetric.Metric) {
+	for _, dp := range m.Sum().DataPoints().All() {
+		p, _ := dp.Attributes().Get(contract.AttrProbe)
+		oc, _ := dp.Attributes().Get(contract.AttrOutcome)
+		k := keyOf(p.Str(), dp.Attributes(), dp.StartTimestamp())
+		if r.outcomes[k] == nil {
+			r.outcomes[k] = map[string]int64{}
+		}
+		inc := dp.IntValue() - r.outcomes[k][oc.Str()]
+		r.outcomes[k][oc.Str()] = dp.IntValue()
+		e := r.at(dp.Timestamp(), p.Str())
+		switch oc.Str() {
+		case contract.Success:
+			e.success += inc
+		case contract.Timeout:
+			e.timeout += inc
+		case contract.Failure:
+			e.failure += inc
+		}
+	}
+}
+
+func (r *reader) readObserved(t *testing.T, m pmetric.Metric) {
+	require.Equal(t, pmetric.MetricTypeHistogram, m.Type())
+	for _, dp := range m.Histogram().DataPoints().All() {
+		p, _ := dp.Attributes().Get(contract.AttrProbe)
+		k := keyOf(p.Str(), dp.Attributes(), dp.StartTimestamp())
+		e := r.at(dp.Timestamp(), p.Str())
+		e.observed = true
+		e.bounds = dp.ExplicitBounds().AsRaw()
+		counts := dp.BucketCounts().AsRaw()
+		prevCounts, prevSum := make([]uint64, len(counts)), 0.0
+		if prev, ok := r.observed[k]; ok {
+			prevCounts, prevSum = prev.BucketCounts().AsRaw(), prev.Sum()
+		}
+		if e.bins == nil {
+			e.bins = make([]uint64, len(counts))
+		}
+		for i := range counts {
+			e.bins[i] += counts[i] - prevCounts[i]
+		}
+		e.sum += dp.Sum() - prevSum
+		e.scale = max(e.scale, dp.Sum())
+		cp := pmetric.NewHistogramDataPoint()
+		dp.CopyTo(cp)
+		r.observed[k] = cp
+	}
+}
+
+// oracleRun is one seeded run: a configuration, and the spans sent at
+// each step.
+type oracleRun struct {
+	cfg    map[string]any
+	probes []oracleProbe
+	steps  []oracleStep
+	t0     int64
+}
+
+type oracleStep struct {
+	now    int64 // the clock's tick before the spans arrive
+	starts []oracleStart
+	spans  []oracleSpan
+	prio   []bool
+}
+
+// oracleStart is a start event: the probe, the span's id and start, its
+// tracestate and service.
+type oracleStart struct {
+	probe, tracestate, service string
+	id                         uint64
+	start                      int64
+}
+
+// idsOf are the trace and span ids of the span (or start event) id.
+func idsOf(id uint64) (tid pcommon.TraceID, sid pcommon.SpanID) {
+	for j := range 8 {
+		tid[j] = byte(id >> (8 * j))
+		sid[j] = byte(id >> (8 * j))
+	}
+	tid[15] = 1
+	return tid, sid
+}
+
+func startsOf(starts []oracleStart) plog.Logs {
+	ld := plog.NewLogs()
+	for _, e := range starts {
+		rl := ld.ResourceLogs().AppendEmpty()
+		if e.service != "" {
+			rl.Resource().Attributes().PutStr("service.name", e.service)
+		}
+		lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+		lr.SetEventName(contract.StartEventName)
+		lr.SetTimestamp(pcommon.Timestamp(e.start))
+		tid, sid := idsOf(e.id)
+		lr.SetTraceID(tid)
+		lr.SetSpanID(sid)
+		lr.Attributes().PutStr(contract.AttrProbe, e.probe)
+		if e.tracestate != "" {
+			lr.Attributes().PutStr(contract.AttrTraceState, e.tracestate)
+		}
+	}
+	return ld
+}
+
+func tracesOf(spans []oracleSpan, prio []bool) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for i, s := range spans {
+		rs := td.ResourceSpans().AppendEmpty()
+		if s.service != "" {
+			rs.Resource().Attributes().PutStr("service.name", s.service)
+		}
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetName(s.name)
+		switch s.kind {
+		case "server":
+			sp.SetKind(ptrace.SpanKindServer)
+		case "client":
+			sp.SetKind(ptrace.SpanKindClient)
+		default:
+			sp.SetKind(ptrace.SpanKindInternal)
+		}
+		sp.SetStartTimestamp(pcommon.Timestamp(s.start))
+		sp.SetEndTimestamp(pcommon.Timestamp(s.end))
+		if s.error {
+			sp.Status().SetCode(ptrace.StatusCodeError)
+		}
+		_ = sp.Attributes().FromRaw(s.attrs)
+		if prio[i] {
+			sp.Attributes().PutInt(contract.AttrSamplingPriority, 1)
+		}
+		tid, sid := idsOf(s.id)
+		sp.SetTraceID(tid)
+		sp.SetSpanID(sid)
+		sp.TraceState().FromRaw(s.tracestate)
+	}
+	return td
+}
+
+// newOracleRig starts the traces → metrics and logs → metrics connectors of
+// cfg, of an ID of their own, on a clock set to t0 (Unix ns).
+func newOracleRig(t *testing.T, cfg *Config, t0 int64) *startRig {
+	r := &startRig{clk: coretest.NewClock(time.Unix(0, t0).UTC()), starts: make(chan time.Time),
+		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
+	f := newFactory(collectorstate.New(), func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.ID = component.NewIDWithName(metadata.Type, t.Name())
+	set.TelemetrySettings = r.tel.NewTelemetrySettings()
+	var err error
+	r.traces, err = f.connectorFactory().CreateTracesToMetrics(context.Background(), set, cfg, r.sink)
+	require.NoError(t, err)
+	r.logs, err = f.connectorFactory().CreateLogsToMetrics(context.Background(), set, cfg, r.sink)
+	require.NoError(t, err)
+	require.NoError(t, r.traces.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, r.logs.Start(context.Background(), componenttest.NewNopHost()))
+	return r
+}
+
+// checkRun drives the connector through run and compares every window it
+// emits with the reference.
+func checkRun(t *testing.T, run oracleRun, cov *coverage) {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Unmarshal(confmap.NewFromStringMap(run.cfg)))
+	require.NoError(t, confmap.Validate(cfg))
+	interval := cfg.Interval.Nanoseconds()
+	lag := cfg.Lag.Nanoseconds()
+	if lag == 0 {
+		lag = interval
+	}
+	o := &oracle{interval: interval, lag: lag, probes: run.probes, maxCount: cfg.MaxAdjustedCount,
+		windows: map[int64]map[string]*counts{}, tracked: map[uint64]*trackedStart{}, ended: map[uint64]int64{},
+		results: map[string]int64{}}
+	if o.maxCount == 0 {
+		o.maxCount = 1024
+	}
+	o.close(run.t0)
+
+	r := newOracleRig(t, cfg, run.t0)
+	ctx := context.Background()
+	for _, st := range run.steps {
+		// The clock moves only with a tick, which closes the windows due
+		// and counts the timeouts due, as the timers would by then; the
+		// start events and spans arrive after it.
+		now := time.Unix(0, st.now).UTC()
+		r.clk.Tick(now)
+		o.close(st.now)
+		r.expire(now)
+		o.expire(st.now)
+		require.NoError(t, r.logs.ConsumeLogs(ctx, startsOf(st.starts)))
+		for _, e := range st.starts {
+			o.start(e, st.now)
+		}
+		// The timer counts at once the instances due when they arrive; a
+		// tick handled twice (coretest.Clock) finds nothing more due then.
+		r.expire(now)
+		o.expire(st.now)
+		require.NoError(t, r.traces.ConsumeTraces(ctx, tracesOf(st.spans, st.prio)))
+		for i, s := range st.spans {
+			o.add(s, st.prio[i], st.now)
+		}
+	}
+	stats := r.traces.(*deltaqConnector).shared.obs.Stats()
+	// The windows still open at shutdown are emitted then, with the
+	// timeouts of start events due by then.
+	r.shutdown(t)
+	o.expire(run.steps[len(run.steps)-1].now)
+	rd := newReader()
+	rd.read(t, r.sink.AllMetrics())
+
+	require.Equal(t, o.malformed, stats.Dropped[analysis.DropMalformed], "malformed")
+	require.Equal(t, o.tooLate, stats.Dropped[analysis.DropTooLate], "too_late")
+	require.Zero(t, stats.Dropped[analysis.DropTooEarly], "too_early")
+	results := counterByAttr(t, r.tel, "start_events", "result")
+	for _, res := range []string{"tracked", "after_end", "stale", "duplicate"} {
+		require.Equal(t, o.results[res], results[res], "start events %s", res)
+	}
+	var late int64
+	for _, n := range counterByAttr(t, r.tel, "late_spans", "probe") {
+		late += n
+	}
+	require.Equal(t, o.late, late, "late spans")
+	compareWindows(t, o, rd)
+	cov.add(o, stats)
+}
+
+// coverage counts what the runs exercised, so that a change of the
+// generator cannot leave a case untried unseen.
+type coverage struct {
+	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale int64
+}
+
+func (cov *coverage) add(o *oracle, stats analysis.Stats) {
+	cov.malformed += o.malformed
+	cov.tooLate += o.tooLate
+	cov.late += o.late
+	cov.lateTimeouts += stats.LateTimeouts
+	cov.clamped += stats.WeightClamped
+	cov.tracked += o.results["tracked"]
+	cov.afterEnd += o.results["after_end"]
+	cov.stale += o.results["stale"]
+	for _, w := range o.windows {
+		for _, c := range w {
+			cov.timeouts += c.timeout[1]
+			cov.failures += c.failure[1]
+			if c.success[0] != c.success[1] {
+				cov.fractional++
+			}
+		}
+	}
+
+}
+
+func compareWindows(t *testing.T, o *oracle, r *reader) {
+	t.Helper()
+	ks := make([]int64, 0, len(o.windows))
+	for k := range o.windows {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	for _, k := range ks {
+		end := (k + 1) * o.interval
+		for _, p := range o.probes {
+			want := o.windows[k][p.name]
+			if want == nil {
+				continue
+			}
+			got := r.windows[end][p.name]
+			where := fmt.Sprintf("probe %q window %d (end %s)", p.name, k, time.Unix(0, end).UTC().Format(time.RFC3339Nano))
+			require.NotNil(t, got, "%s: not emitted", where)
+			inRange(t, got.success, want.success, where+" success")
+			inRange(t, got.timeout, want.timeout, where+" timeout")
+			inRange(t, got.failure, want.failure, where+" failure")
+			// The failure ratio is the window's intangible mass: an empty
+			// window has none (README, "Windows").
+			total := got.success + got.timeout + got.failure
+			require.Equal(t, total > 0, got.hasRatio, "%s: a failure ratio for %d instances", where, total)
+			if total > 0 {
+				require.InDelta(t, float64(got.timeout+got.failure)/float64(total), got.ratio, 1e-12, "%s failure ratio", where)
+			}
+			if want.success[1] == 0 {
+				continue
+			}
+			require.True(t, got.observed, "%s: no deltaq.observed", where)
+			require.Len(t, got.bins, p.bins+1, "%s: buckets", where)
+			// Bounds at the bin edges w, 2w, …, dMax.
+			require.Len(t, got.bounds, p.bins, "%s: bounds", where)
+			for i, b := range got.bounds {
+				edge := p.dmax.Seconds() * float64(i+1) / float64(p.bins)
+				require.InDelta(t, edge, b, edge*1e-9, "%s: bound %d", where, i)
+			}
+			for i, b := range want.bins {
+				inRange(t, int64(got.bins[i]), b, fmt.Sprintf("%s bin %d", where, i))
+			}
+			require.Zero(t, got.bins[p.bins], "%s: the overflow bucket", where)
+			tol := 1e-9 * (got.scale + want.sum[1])
+			require.GreaterOrEqual(t, got.sum, want.sum[0]-tol, "%s sum", where)
+			require.LessOrEqual(t, got.sum, want.sum[1]+tol, "%s sum", where)
+		}
+	}
+	// Nothing emitted beyond the reference.
+	for end, byProbe := range r.windows {
+		k := end/o.interval - 1
+		for name, e := range byProbe {
+			if e.success == 0 && e.timeout == 0 && e.failure == 0 {
+				continue
+			}
+			require.NotNil(t, o.windows[k][name], "probe %q window %d: emitted %+v, the reference has none", name, k, *e)
+		}
+	}
+}
+
+func inRange(t *testing.T, got int64, want [2]int64, what string) {
+	t.Helper()
+	require.True(t, got >= want[0] && got <= want[1], "%s: got %d, want in [%d, %d]", what, got, want[0], want[1])
+}
+
+// The generator's choices: values a user might pick, edge values among them.
+var (
+	oracleIntervals = []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, time.Second, 3 * time.Second, time.Hour}
+	oracleDMaxes    = []time.Duration{time.Millisecond, 7 * time.Millisecond, 50 * time.Millisecond, 300 * time.Millisecond, 2 * time.Second, 10 * time.Minute}
+	oracleBins      = []int{1, 3, 10, 100, 1000}
+	oracleNames     = []string{"p", "check out", "σ-probe ΔQ", "a/b:c"}
+	oracleStates    = []string{"", "", "", "ot=th:0", "ot=th:8", "ot=th:c", "ot=th:fc", "ot=th:ffff", "ot=th:c;rv:01000000000000", "ot=th:c;rv:f0000000000000", "ot=th:8;rv:01", "ot=th:555556", "ot=th:aaaaab"}
+)
+
+// genRun draws a configuration and spans from seed.
+func genRun(seed uint64) oracleRun {
+	rng := rand.New(rand.NewPCG(seed, 0x0dd))
+	pick := func(n int) int { return rng.IntN(n) }
+	interval := oracleIntervals[pick(len(oracleIntervals))]
+	lags := []time.Duration{0, interval / 2, interval, 2 * interval, 3*interval + interval/3}
+	lag := lags[pick(len(lags))]
+	run := oracleRun{cfg: map[string]any{"interval": interval.String(), "lag": lag.String()}}
+	if interval > 10*time.Minute {
+		run.cfg["probe_idle_timeout"] = interval.String() // at least interval
+	}
+	if lag == 0 {
+		lag = interval
+	}
+	probes := map[string]any{}
+	for i, name := range oracleNames[:1+pick(len(oracleNames))] {
+		p := oracleProbe{name: name, dmax: oracleDMaxes[pick(len(oracleDMaxes))], bins: oracleBins[pick(len(oracleBins))],
+			match: map[string]any{}}
+		p.auto = pick(5) == 0
+		if i > 0 && pick(3) == 0 {
+			// A span name another probe selects too.
+			p.match["span_name"] = oracleNames[0]
+		}
+		if pick(3) == 0 {
+			p.match["service_name"] = "shop"
+		}
+		if pick(4) == 0 {
+			p.match["span_kind"] = "server"
+		}
+		if pick(4) == 0 {
+			p.match["attributes"] = map[string]any{"route": "/a"}
+		}
+		p.failCode = pick(3) == 0
+		probes[name] = p.entry()
+		run.probes = append(run.probes, p)
+	}
+	run.cfg["probes"] = probes
+	// The clock starts within a window, at a random place.
+	run.t0 = coretest.T0.UnixNano() + int64(rng.Float64()*float64(interval))
+	now := run.t0
+	var id uint64
+	nsteps := 6 + pick(10)
+	run.steps = make([]oracleStep, nsteps)
+	for i := range run.steps {
+		now += int64(rng.Float64() * 1.5 * float64(interval))
+		st := &run.steps[i]
+		st.now = now
+		for range pick(30) {
+			id++
+			s, prio := genSpan(rng, run.probes, now, interval, lag, id)
+			send, to := i, st
+			if s.start != 0 && s.end >= s.start && s.start <= now {
+				// Its start event: before the span, with it, or after it;
+				// the span held back some steps, or lost.
+				e := oracleStart{probe: probeOf(run.probes, s, rng), tracestate: s.tracestate, service: s.service, id: id, start: s.start}
+				switch pick(8) {
+				case 0:
+					st.starts = append(st.starts, e)
+				case 1:
+					st.starts = append(st.starts, e)
+					send = i + 1 + pick(4)
+				case 2:
+					if i+1 < nsteps {
+						run.steps[i+1].starts = append(run.steps[i+1].starts, e)
+					}
+				}
+			}
+			if send >= nsteps {
+				continue
+			}
+			to = &run.steps[send]
+			to.spans = append(to.spans, s)
+			to.prio = append(to.prio, prio)
+		}
+	}
+	return run
+}
+
+// probeOf returns the name of a probe whose match selects s, the one a
+// start event names.
+func probeOf(probes []oracleProbe, s oracleSpan, rng *rand.Rand) string {
+	var names []string
+	for _, p := range probes {
+		if p.selects(s) {
+			names = append(names, p.name)
+		}
+	}
+	if len(names) == 0 {
+		return probes[0].name
+	}
+	return names[rng.IntN(len(names))]
+}
+
+// genSpan draws a span ending up to lag and two intervals before now, or a
+// little after it, of a delay around a probe's dMax or bin edges.
+func genSpan(rng *rand.Rand, probes []oracleProbe, now int64, interval, lag time.Duration, id uint64) (oracleSpan, bool) {
+	pick := func(n int) int { return rng.IntN(n) }
+	p := probes[pick(len(probes))]
+	s := oracleSpan{name: p.name, id: id, attrs: map[string]any{}}
+	if n, ok := p.match["span_name"].(string); ok {
+		s.name = n
+	}
+	if pick(10) == 0 {
+		s.name = "other"
+	}
+	s.service = []string{"shop", "shop", "", "bank", "Ωmega svc"}[pick(5)]
+	s.kind = []string{"server", "server", "client", "internal"}[pick(4)]
+	if pick(4) != 0 {
+		s.attrs["route"] = []string{"/a", "/a", "/b"}[pick(3)]
+	}
+	if pick(4) == 0 {
+		s.attrs["code"] = int64([]int{200, 499, 500, 503}[pick(4)])
+	}
+	s.error = pick(4) == 0
+	s.tracestate = oracleStates[pick(len(oracleStates))]
+	dmax := p.dmax.Nanoseconds()
+	w := dmax / int64(p.bins)
+	var d int64
+	switch pick(8) {
+	case 0:
+		d = 0
+	case 1:
+		d = dmax
+	case 2:
+		d = dmax + 1
+	case 3:
+		d = w * int64(1+pick(p.bins)) // on a bin edge
+		if d < int64(time.Second)/2 || d >= 2*int64(time.Second) {
+			// Or a nanosecond off: beyond a relative 1e-9 below 0.5 s,
+			// within it from 2 s (not at the tolerance itself).
+			d += int64(pick(3) - 1)
+		}
+	case 4:
+		d = dmax + int64(rng.Float64()*float64(3*dmax))
+	default:
+		d = int64(rng.Float64() * float64(dmax))
+	}
+	back := int64(rng.Float64() * float64(lag+2*interval))
+	if pick(6) == 0 {
+		back = -int64(rng.Float64() * float64(interval) / 2)
+	}
+	s.end = now - back
+	s.start = s.end - d
+	switch pick(40) {
+	case 0:
+		s.start = 0
+	case 1:
+		s.end = 0
+	case 2:
+		s.start = s.end + 1 + int64(pick(1000)) // ends before it starts
+	}
+	return s, pick(20) == 0
+}
+
+// TestMatchedProbesAgreeWithReference: over seeded random configurations
+// and spans, every window the connector emits for its matched probes
+// agrees with the reference counting above.
+func TestMatchedProbesAgreeWithReference(t *testing.T) {
+	var cov coverage
+	for seed := range uint64(100) {
+		run := genRun(seed)
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { checkRun(t, run, &cov) })
+	}
+	for what, n := range map[string]int64{"malformed spans": cov.malformed, "too_late spans": cov.tooLate, "late spans": cov.late,
+		"late timeouts": cov.lateTimeouts, "clamped counts": cov.clamped, "timeouts": cov.timeouts, "failures": cov.failures,
+		"fractional counts": cov.fractional, "tracked starts": cov.tracked, "after_end starts": cov.afterEnd, "stale starts": cov.stale} {
+		assert.Positive(t, n, "the runs have no %s", what)
+	}
+}
