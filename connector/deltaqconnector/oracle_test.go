@@ -4,6 +4,7 @@
 package deltaqconnector
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -190,7 +191,12 @@ type counts struct {
 	success, timeout, failure [2]int64
 	bins                      [][2]int64
 	sum                       [2]float64
+	// delays are the successes' delays (ns) with their counts, the low
+	// ones.
+	delays []weighted
 }
+
+type weighted struct{ d, n int64 }
 
 // oracle is the reference state of one run.
 type oracle struct {
@@ -360,6 +366,7 @@ func (o *oracle) count(p oracleProbe, s oracleSpan, priority bool) {
 	c.bins[bin][1] += hi
 	c.sum[0] += float64(d) / 1e9 * float64(lo)
 	c.sum[1] += float64(d) / 1e9 * float64(hi)
+	c.delays = append(c.delays, weighted{d, lo})
 }
 
 // emitted is what the connector's output says of one probe in one window:
@@ -377,6 +384,8 @@ type emitted struct {
 	bounds   []float64
 	ratio    float64
 	hasRatio bool
+	// quantiles are the observed deltaq.quantile points, seconds by q.
+	quantiles map[float64]float64
 }
 
 // streamKey names one cumulative series: probe, service label, start.
@@ -426,6 +435,8 @@ func (r *reader) read(t *testing.T, mds []pmetric.Metrics) {
 						r.readOutcomes(m)
 					case contract.MetricObserved:
 						r.readObserved(t, m)
+					case contract.MetricQuantile:
+						r.readQuantiles(m)
 					case contract.MetricFailureRatio:
 						for _, dp := range m.Gauge().DataPoints().All() {
 							p, _ := dp.Attributes().Get(contract.AttrProbe)
@@ -458,6 +469,22 @@ func (r *reader) readOutcomes(m pmetric.Metric) {
 		case contract.Failure:
 			e.failure += inc
 		}
+	}
+}
+
+func (r *reader) readQuantiles(m pmetric.Metric) {
+	for _, dp := range m.Gauge().DataPoints().All() {
+		if series, _ := dp.Attributes().Get(contract.AttrSeries); series.Str() != contract.SeriesObserved {
+			continue
+		}
+		p, _ := dp.Attributes().Get(contract.AttrProbe)
+		qv, _ := dp.Attributes().Get(contract.AttrQ)
+		q, _ := strconv.ParseFloat(qv.Str(), 64)
+		e := r.at(dp.Timestamp(), p.Str())
+		if e.quantiles == nil {
+			e.quantiles = map[float64]float64{}
+		}
+		e.quantiles[q] = dp.DoubleValue()
 	}
 }
 
@@ -719,6 +746,7 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 			if total > 0 {
 				require.InDelta(t, float64(got.timeout+got.failure)/float64(total), got.ratio, 1e-12, "%s failure ratio", where)
 			}
+			checkQuantiles(t, want, got, where)
 			if want.success[1] == 0 {
 				continue
 			}
@@ -748,6 +776,53 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 			}
 			require.NotNil(t, o.windows[k][name], "probe %q window %d: emitted %+v, the reference has none", name, k, *e)
 		}
+	}
+}
+
+// defaultQuantiles are the q of deltaq.quantile by default (README,
+// "Analysis options").
+var defaultQuantiles = []float64{0.25, 0.5, 0.75, 0.9, 0.99}
+
+// checkQuantiles compares a window's observed quantiles with its delays,
+// when its counts are whole: the q-quantile of the improper CDF (successes
+// at or below t over all instances) has a point exactly when q is at most
+// the tangible mass (README, "Output"), and lies in the analysis bucket of
+// the sample quantile, 1/64 of a power of two wide from 1.024 µs
+// (docs/design.md, "The analysis resolution").
+func checkQuantiles(t *testing.T, want *counts, got *emitted, where string) {
+	t.Helper()
+	if want.success[0] != want.success[1] || want.timeout[0] != want.timeout[1] || want.failure[0] != want.failure[1] {
+		return
+	}
+	total := want.success[0] + want.timeout[0] + want.failure[0]
+	ds := slices.Clone(want.delays)
+	slices.SortFunc(ds, func(a, b weighted) int { return cmp.Compare(a.d, b.d) })
+	for _, q := range defaultQuantiles {
+		need := q * float64(total)
+		v, ok := got.quantiles[q]
+		if math.Abs(need-float64(want.success[0])) < 1e-9*need {
+			continue // at the tangible mass itself: the last success, or none
+		}
+		require.Equal(t, need <= float64(want.success[0]), ok, "%s: a point for q %v (%d successes of %d)", where, q, want.success[0], total)
+		if !ok {
+			continue
+		}
+		// The smallest delay at which the count reaches need, and the
+		// next one when it reaches it exactly there.
+		var cum int64
+		lo, hi := int64(-1), int64(-1)
+		for i, w := range ds {
+			cum += w.n
+			if lo < 0 && float64(cum) >= need*(1-1e-12) {
+				lo, hi = w.d, w.d
+				if math.Abs(float64(cum)-need) <= 1e-9*need && i+1 < len(ds) {
+					hi = ds[i+1].d
+				}
+			}
+		}
+		loS, hiS := float64(lo)/1e9, float64(hi)/1e9
+		require.GreaterOrEqual(t, v, loS*(1-1.0/64)-1.1e-6, "%s: quantile %v", where, q)
+		require.LessOrEqual(t, v, hiS*(1+1.0/64)+1.1e-6, "%s: quantile %v", where, q)
 	}
 }
 
@@ -932,5 +1007,34 @@ func TestMatchedProbesAgreeWithReference(t *testing.T) {
 		"late timeouts": cov.lateTimeouts, "clamped counts": cov.clamped, "timeouts": cov.timeouts, "failures": cov.failures,
 		"fractional counts": cov.fractional, "tracked starts": cov.tracked, "after_end starts": cov.afterEnd, "stale starts": cov.stale} {
 		assert.Positive(t, n, "the runs have no %s", what)
+	}
+}
+
+// TestObservedQuantilesAtDMax: a window's observed quantiles are those of
+// its successes over all its instances (README, "Output"), also where
+// the delays lie in the analysis bucket that straddles dMax (7 ms, in
+// [6.95, 7.01) ms): 100 spans of exactly dMax, or just below it, are 100
+// successes, and every quantile has a point (the 0.9 and 0.99 points were
+// missing); 100 spans of dMax + 1 ns are timeouts, and no quantile has a
+// point (the 0.25 point had one).
+func TestObservedQuantilesAtDMax(t *testing.T) {
+	dmax := 7 * time.Millisecond
+	for _, d := range []time.Duration{dmax, dmax - 10*time.Microsecond, dmax + 1} {
+		t.Run(d.String(), func(t *testing.T) {
+			t0 := coretest.T0.UnixNano()
+			end := t0 + int64(500*time.Millisecond)
+			st := oracleStep{now: t0 + int64(600*time.Millisecond)}
+			for i := range 100 {
+				st.spans = append(st.spans, oracleSpan{name: "p", start: end - int64(d), end: end, id: uint64(i + 1)})
+				st.prio = append(st.prio, false)
+			}
+			run := oracleRun{
+				cfg:    map[string]any{"probes": map[string]any{"p": map[string]any{"dmax": dmax.String(), "bins": 10, "match": map[string]any{}}}},
+				probes: []oracleProbe{{name: "p", dmax: dmax, bins: 10}},
+				steps:  []oracleStep{st, {now: t0 + int64(2100*time.Millisecond)}},
+				t0:     t0,
+			}
+			checkRun(t, run, new(coverage))
+		})
 	}
 }
