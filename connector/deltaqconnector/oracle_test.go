@@ -202,11 +202,15 @@ type weighted struct{ d, n int64 }
 type oracle struct {
 	interval, lag int64
 	probes        []oracleProbe
-	maxCount      int64
-	closedBefore  int64 // windows k < closedBefore are closed
-	windows       map[int64]map[string]*counts
-	malformed     int64
-	tooLate       int64
+	// expMaxSize is the exponential form's max_size, 0 for explicit
+	// bounds; expChecked counts the windows compared in that form.
+	expMaxSize   int
+	expChecked   int64
+	maxCount     int64
+	closedBefore int64 // windows k < closedBefore are closed
+	windows      map[int64]map[string]*counts
+	malformed    int64
+	tooLate      int64
 	// Start events (README, "Real-time timeouts"): the instances tracked
 	// by span id, the spans that ended by the clock of their arrival, and
 	// the start events' results.
@@ -386,6 +390,11 @@ type emitted struct {
 	hasRatio bool
 	// quantiles are the observed deltaq.quantile points, seconds by q.
 	quantiles map[float64]float64
+	// exp are the exponential form's increments by bucket index, at
+	// expScale, and expZero its zero count.
+	exp      map[int32]uint64
+	expScale int32
+	expZero  uint64
 }
 
 // streamKey names one cumulative series: probe, service label, start.
@@ -398,12 +407,15 @@ type streamKey struct {
 type reader struct {
 	outcomes map[streamKey]map[string]int64
 	observed map[streamKey]pmetric.HistogramDataPoint
+	expPrev  map[streamKey]map[int32]uint64
+	expSum   map[streamKey]float64
 	// windows by end time (Unix ns), then probe.
 	windows map[int64]map[string]*emitted
 }
 
 func newReader() *reader {
 	return &reader{outcomes: map[streamKey]map[string]int64{}, observed: map[streamKey]pmetric.HistogramDataPoint{},
+		expPrev: map[streamKey]map[int32]uint64{}, expSum: map[streamKey]float64{},
 		windows: map[int64]map[string]*emitted{}}
 }
 
@@ -488,7 +500,37 @@ func (r *reader) readQuantiles(m pmetric.Metric) {
 	}
 }
 
+// readExponential reads the exponential form of deltaq.observed: each
+// window's increments by bucket index, and the scale.
+func (r *reader) readExponential(m pmetric.Metric) {
+	for _, dp := range m.ExponentialHistogram().DataPoints().All() {
+		p, _ := dp.Attributes().Get(contract.AttrProbe)
+		k := keyOf(p.Str(), dp.Attributes(), dp.StartTimestamp())
+		e := r.at(dp.Timestamp(), p.Str())
+		e.observed = true
+		e.scale = max(e.scale, dp.Sum())
+		cur := map[int32]uint64{}
+		for i, c := range dp.Positive().BucketCounts().All() {
+			cur[dp.Positive().Offset()+int32(i)] = c
+		}
+		if e.exp == nil {
+			e.exp = map[int32]uint64{}
+		}
+		for i, c := range cur {
+			e.exp[i] += c - r.expPrev[k][i]
+		}
+		e.sum += dp.Sum() - r.expSum[k]
+		e.expScale = dp.Scale()
+		e.expZero += dp.ZeroCount()
+		r.expPrev[k], r.expSum[k] = cur, dp.Sum()
+	}
+}
+
 func (r *reader) readObserved(t *testing.T, m pmetric.Metric) {
+	if m.Type() == pmetric.MetricTypeExponentialHistogram {
+		r.readExponential(m)
+		return
+	}
 	require.Equal(t, pmetric.MetricTypeHistogram, m.Type())
 	for _, dp := range m.Histogram().DataPoints().All() {
 		p, _ := dp.Attributes().Get(contract.AttrProbe)
@@ -642,6 +684,12 @@ func checkRun(t *testing.T, run oracleRun, cov *coverage) {
 	if o.maxCount == 0 {
 		o.maxCount = 1024
 	}
+	if cfg.Histogram.Exponential != nil {
+		o.expMaxSize = cfg.Histogram.Exponential.MaxSize
+		if o.expMaxSize == 0 {
+			o.expMaxSize = 160
+		}
+	}
 	o.close(run.t0)
 
 	r := newOracleRig(t, cfg, run.t0)
@@ -695,10 +743,11 @@ func checkRun(t *testing.T, run oracleRun, cov *coverage) {
 // coverage counts what the runs exercised, so that a change of the
 // generator cannot leave a case untried unseen.
 type coverage struct {
-	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale int64
+	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale, exponential int64
 }
 
 func (cov *coverage) add(o *oracle, stats analysis.Stats) {
+	cov.exponential += o.expChecked
 	cov.malformed += o.malformed
 	cov.tooLate += o.tooLate
 	cov.late += o.late
@@ -751,17 +800,12 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 				continue
 			}
 			require.True(t, got.observed, "%s: no deltaq.observed", where)
-			require.Len(t, got.bins, p.bins+1, "%s: buckets", where)
-			// Bounds at the bin edges w, 2w, …, dMax.
-			require.Len(t, got.bounds, p.bins, "%s: bounds", where)
-			for i, b := range got.bounds {
-				edge := p.dmax.Seconds() * float64(i+1) / float64(p.bins)
-				require.InDelta(t, edge, b, edge*1e-9, "%s: bound %d", where, i)
+			if o.expMaxSize > 0 {
+				checkExponential(t, p, o.expMaxSize, want, got, where)
+				o.expChecked++
+			} else {
+				checkExplicit(t, p, want, got, where)
 			}
-			for i, b := range want.bins {
-				inRange(t, int64(got.bins[i]), b, fmt.Sprintf("%s bin %d", where, i))
-			}
-			require.Zero(t, got.bins[p.bins], "%s: the overflow bucket", where)
 			tol := 1e-9 * (got.scale + want.sum[1])
 			require.GreaterOrEqual(t, got.sum, want.sum[0]-tol, "%s sum", where)
 			require.LessOrEqual(t, got.sum, want.sum[1]+tol, "%s sum", where)
@@ -776,6 +820,63 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 			}
 			require.NotNil(t, o.windows[k][name], "probe %q window %d: emitted %+v, the reference has none", name, k, *e)
 		}
+	}
+}
+
+// checkExplicit compares deltaq.observed's explicit bounds, the bin edges
+// w, 2w, …, dMax, and its counts (README, "Output").
+func checkExplicit(t *testing.T, p oracleProbe, want *counts, got *emitted, where string) {
+	t.Helper()
+	require.Len(t, got.bins, p.bins+1, "%s: buckets", where)
+	require.Len(t, got.bounds, p.bins, "%s: bounds", where)
+	for i, b := range got.bounds {
+		edge := p.dmax.Seconds() * float64(i+1) / float64(p.bins)
+		require.InDelta(t, edge, b, edge*1e-9, "%s: bound %d", where, i)
+	}
+	for i, b := range want.bins {
+		inRange(t, int64(got.bins[i]), b, fmt.Sprintf("%s bin %d", where, i))
+	}
+	require.Zero(t, got.bins[p.bins], "%s: the overflow bucket", where)
+}
+
+// expIndex is the index i of the exponential bucket (base^i, base^(i+1)]
+// that holds v > 0 at scale, base = 2^(2^−scale) (OpenTelemetry metrics
+// data model, "Exponential Histogram"); a v within a relative 1e-12 of an
+// edge is on it.
+func expIndex(v float64, scale int32) int32 {
+	x := math.Log2(v) * math.Ldexp(1, int(scale))
+	if r := math.Round(x); math.Abs(x-r) < 1e-9 {
+		return int32(r) - 1
+	}
+	return int32(math.Ceil(x)) - 1
+}
+
+// checkExponential compares the exponential form of deltaq.observed: the
+// finest scale, in [−4, 20], whose buckets from the first bin edge to dMax
+// number at most max_size, and each bin's successes in the bucket of the
+// bin's right edge (README, "Output").
+func checkExponential(t *testing.T, p oracleProbe, maxSize int, want *counts, got *emitted, where string) {
+	t.Helper()
+	first, last := p.dmax.Seconds()/float64(p.bins), p.dmax.Seconds()
+	scale := int32(20)
+	for scale > -4 && expIndex(last, scale)-expIndex(first, scale)+1 > int32(maxSize) {
+		scale--
+	}
+	require.Equal(t, scale, got.expScale, "%s: scale", where)
+	require.Zero(t, got.expZero, "%s: zero count", where)
+	lo, hi := map[int32]int64{}, map[int32]int64{}
+	for i, b := range want.bins {
+		k := expIndex(p.dmax.Seconds()*float64(i+1)/float64(p.bins), scale)
+		lo[k] += b[0]
+		hi[k] += b[1]
+	}
+	for k := range got.exp {
+		if _, ok := lo[k]; !ok && got.exp[k] != 0 {
+			t.Fatalf("%s: %d in exponential bucket %d, which holds no bin's right edge", where, got.exp[k], k)
+		}
+	}
+	for k := range lo {
+		inRange(t, int64(got.exp[k]), [2]int64{lo[k], hi[k]}, fmt.Sprintf("%s exponential bucket %d", where, k))
 	}
 }
 
@@ -850,6 +951,9 @@ func genRun(seed uint64) oracleRun {
 	run := oracleRun{cfg: map[string]any{"interval": interval.String(), "lag": lag.String()}}
 	if interval > 10*time.Minute {
 		run.cfg["probe_idle_timeout"] = interval.String() // at least interval
+	}
+	if pick(4) == 0 {
+		run.cfg["histogram"] = map[string]any{"exponential": map[string]any{"max_size": []int{2, 7, 160, 10000}[pick(4)]}}
 	}
 	if lag == 0 {
 		lag = interval
@@ -1005,7 +1109,8 @@ func TestMatchedProbesAgreeWithReference(t *testing.T) {
 	}
 	for what, n := range map[string]int64{"malformed spans": cov.malformed, "too_late spans": cov.tooLate, "late spans": cov.late,
 		"late timeouts": cov.lateTimeouts, "clamped counts": cov.clamped, "timeouts": cov.timeouts, "failures": cov.failures,
-		"fractional counts": cov.fractional, "tracked starts": cov.tracked, "after_end starts": cov.afterEnd, "stale starts": cov.stale} {
+		"fractional counts": cov.fractional, "tracked starts": cov.tracked, "after_end starts": cov.afterEnd, "stale starts": cov.stale,
+		"exponential windows": cov.exponential} {
 		assert.Positive(t, n, "the runs have no %s", what)
 	}
 }
