@@ -1143,3 +1143,45 @@ func TestObservedQuantilesAtDMax(t *testing.T) {
 		})
 	}
 }
+
+// TestQoOLatencyAtDMax: the Quality of Outcome percentiles are read over
+// the completed instances as the quantiles are (README, "Quality of
+// Outcome"), so 200 successes of 6.99 ms under a dMax of 7 ms have a 99th
+// percentile of 6.99 ms within its analysis bucket, and a latency
+// component of 100·(1 − (6.99 − 2)/(8 − 2)) = 16.8 against rop 2 ms and
+// cpup 8 ms, though the bucket of 6.99 ms straddles dMax.
+func TestQoOLatencyAtDMax(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Unmarshal(confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"p": map[string]any{
+		"dmax": "7ms", "bins": 10, "match": map[string]any{},
+		"qoo": map[string]any{
+			"rop":  map[string]any{"points": []any{map[string]any{"p": 0.99, "delay": "2ms"}}, "max_failure": 0},
+			"cpup": map[string]any{"points": []any{map[string]any{"p": 0.99, "delay": "8ms"}}, "max_failure": 1},
+		}}}})))
+	require.NoError(t, confmap.Validate(cfg))
+	t0 := coretest.T0.UnixNano()
+	r := newOracleRig(t, cfg, t0)
+	spans := make([]span, 200)
+	for i := range spans {
+		spans[i] = span{name: "p", dur: 6990 * time.Microsecond}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
+	r.shutdown(t)
+	latency := map[string]float64{}
+	for _, md := range r.sink.AllMetrics() {
+		for _, m := range md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().All() {
+			if m.Name() != contract.MetricQoOLatency {
+				continue
+			}
+			for _, dp := range m.Gauge().DataPoints().All() {
+				if series, _ := dp.Attributes().Get(contract.AttrSeries); dp.Timestamp() == pcommon.NewTimestampFromTime(at(time.Second)) {
+					latency[series.Str()] = dp.DoubleValue()
+				}
+			}
+		}
+	}
+	// Within the bucket of 6.99 ms, under 1/64 of it wide.
+	bucket := 6.99 / 64
+	assert.InDelta(t, 100*(1-(6.99-2)/(8-2)), latency[contract.SeriesObserved], 100*bucket/6)
+}
