@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -1184,4 +1185,97 @@ func TestQoOLatencyAtDMax(t *testing.T) {
 	// Within the bucket of 6.99 ms, under 1/64 of it wide.
 	bucket := 6.99 / 64
 	assert.InDelta(t, 100*(1-(6.99-2)/(8-2)), latency[contract.SeriesObserved], 100*bucket/6)
+}
+
+// TestAutoDMaxFollowsTheRule: a probe with dmax: auto chooses, from its
+// first complete sample, the smallest 1-2-5 step at or above twice the
+// sample's p99.9 as its sketch reads it, taken with at least 10 instances
+// at or beyond it (README, "dmax: auto"), within dmax_min and dmax_max; it moves to it at the next
+// window boundary, and the spans of the windows after are judged by it: a
+// span of exactly the new dMax is a success, one a nanosecond longer a
+// timeout, in the window of start + dMax. Seeded samples of lognormal
+// delays over several decades.
+func TestAutoDMaxFollowsTheRule(t *testing.T) {
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 0xa0))
+		median := math.Pow(10, -4+3*rng.Float64()) // 0.1 ms to 100 ms
+		delays := make([]time.Duration, 150)
+		for i := range delays {
+			delays[i] = time.Duration(median * math.Exp(rng.NormFloat64()) * 1e9)
+		}
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { checkAutoDMax(t, delays) })
+	}
+	// A p99.9 of 24 ms, read as 25.2 ms (the upper edge of its bucket
+	// [23.1, 25.2) ms), chooses 100 ms (README's example).
+	same := slices.Repeat([]time.Duration{24 * time.Millisecond}, 150)
+	t.Run("24ms", func(t *testing.T) { checkAutoDMax(t, same) })
+}
+
+func checkAutoDMax(t *testing.T, delays []time.Duration) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Unmarshal(confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"p": map[string]any{
+		"dmax": "auto", "bins": 50, "match": map[string]any{}, "dmax_min": "1ms", "dmax_max": "10s",
+		"dmax_sample": 100, "dmax_period": "1s"}}})))
+	require.NoError(t, confmap.Validate(cfg))
+	r := newOracleRig(t, cfg, at(time.Second).UnixNano())
+	spans := make([]span, len(delays))
+	for i, d := range delays {
+		spans[i] = span{name: "p", dur: d}
+	}
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(1500*time.Millisecond, spans...)))
+	r.clk.Tick(at(2 * time.Second)) // the sample is complete: the choice
+	sorted := slices.Clone(delays)
+	slices.Sort(sorted)
+	// The p99.9 at rank min(⌈0.999·n⌉, n − 9), read at the upper edge of
+	// its bucket of the sketch: each power of two [2ᵉ, 2ᵉ⁺¹) ns in 8
+	// buckets of 2ᵉ⁻³ (README of the deltaq processor, "dmax: auto").
+	rank := min(int(math.Ceil(0.999*float64(len(sorted)))), len(sorted)-9)
+	p999 := sorted[rank-1]
+	width := time.Duration(1) << max(bits.Len64(uint64(p999))-1-3, 0)
+	tail := (p999/width + 1) * width
+	want := time.Millisecond // dmax_min
+	for _, step := range oneTwoFive(time.Millisecond, 10*time.Second) {
+		want = step
+		if step >= 2*tail {
+			break
+		}
+	}
+	// The spans of window [2 s, 3 s), judged by the dMax in force.
+	const end = 2500 * time.Millisecond
+	require.NoError(t, r.traces.ConsumeTraces(context.Background(), matchedTraces(end,
+		span{name: "p", dur: want / 2}, span{name: "p", dur: want}, span{name: "p", dur: want + 1}, span{name: "p", dur: 3 * want})))
+	r.clk.Tick(at(4 * time.Second)) // closes [2 s, 3 s)
+	r.shutdown(t)
+	rd := newReader()
+	rd.read(t, r.sink.AllMetrics())
+	got := rd.windows[at(3*time.Second).UnixNano()]["p"]
+	require.NotNil(t, got, "window [2 s, 3 s)")
+	require.NotEmpty(t, got.bounds)
+	dmax := time.Duration(math.Round(got.bounds[len(got.bounds)-1] * 1e9))
+	assert.Equal(t, want, dmax, "the sample's p99.9 is %v, its tail %v", p999, tail)
+	if p999 == 24*time.Millisecond {
+		assert.Equal(t, 100*time.Millisecond, dmax)
+	}
+	// Timeouts end at start + dMax: that of the span of dMax + 1 ns at
+	// 2.5 s − 1 ns, that of the span of 3·dMax in [2 s, 3 s) only when
+	// dMax ≤ 250 ms.
+	wantTimeouts := int64(1)
+	if want <= 250*time.Millisecond {
+		wantTimeouts++
+	}
+	assert.Equal(t, int64(2), got.success, "dMax/2 and dMax are successes")
+	assert.Equal(t, wantTimeouts, got.timeout, "dMax + 1 ns and 3·dMax are timeouts, in the window of start + dMax")
+}
+
+// oneTwoFive returns the 1-2-5 steps from lo to hi.
+func oneTwoFive(lo, hi time.Duration) []time.Duration {
+	var steps []time.Duration
+	for d := lo; d <= hi; d *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if d*m <= hi {
+				steps = append(steps, d*m)
+			}
+		}
+	}
+	return steps
 }
