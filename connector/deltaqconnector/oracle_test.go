@@ -54,13 +54,24 @@ import (
 //   - a span counts with its adjusted count 2⁵⁶/(2⁵⁶ − th) of tracestate
 //     ot=th, at most max_adjusted_count, one with sampling.priority > 0 or an
 //     rv below th once, a fractional count ⌊a⌋ or ⌊a⌋ + 1 (top-level README,
-//     "Sampled traces"); the reference keeps both bounds.
+//     "Sampled traces"); the reference keeps both bounds;
+//   - a start event tracks its instance until its span comes; one whose
+//     span has not come by start + dMax is a timeout in the window of its
+//     deadline, and the span that comes after it is late, not counted again
+//     for the probe (for late_window after the deadline); a start event
+//     after its span (within ended_window) is not tracked, one due longer
+//     ago than ended_window is stale (README, "Real-time timeouts");
+//   - a span a deltaq processor marked counts for its deltaq.probe under the
+//     probe's layout, its configured one or its first instance's: a timeout
+//     judged by a shorter dMax is refused (layout_mismatch), one marked late
+//     is not counted (README, "The contract", "Layouts and probes").
 //
 // It then reads the per-window increments of the cumulative deltaq.outcomes
 // and deltaq.observed streams of every probe (summed over the deltaq.service
-// series, each new series counting from the window it began in).
+// series, each new series counting from the window it began in; explicit
+// bounds or the exponential form), the failure ratio and the quantiles.
 
-// oracleProbe is one probe the connector matches, and its reference layout.
+// oracleProbe is one probe, and its reference layout.
 type oracleProbe struct {
 	name  string
 	dmax  time.Duration
@@ -69,6 +80,9 @@ type oracleProbe struct {
 	match map[string]any
 	// failCode: the failure rule is code ≥ 500 and not the status.
 	failCode bool
+	// marked: no match; its instances are spans a deltaq processor marked
+	// (README, "The contract"), its layout that of its first instance.
+	marked bool
 }
 
 func (p oracleProbe) entry() map[string]any {
@@ -90,6 +104,9 @@ func (p oracleProbe) entry() map[string]any {
 // selects says whether the probe's match selects s (README: every condition
 // set holds; without a span name the span name is the probe's).
 func (p oracleProbe) selects(s oracleSpan) bool {
+	if p.marked {
+		return false
+	}
 	name, _ := p.match["span_name"].(string)
 	if name == "" {
 		name = p.name
@@ -129,6 +146,15 @@ type oracleSpan struct {
 	start, end          int64 // Unix ns; 0 = unset
 	tracestate          string
 	id                  uint64
+	// mark is the deltaq processor's attributes on the span, if any.
+	mark *processorMark
+}
+
+// processorMark is what a deltaq processor writes on an instance's span.
+type processorMark struct {
+	probe, outcome string // outcome "" is a success
+	dmaxNs, bins   int64
+	late           bool
 }
 
 // weightRange is the adjusted count of a span with tracestate ts: its two
@@ -205,13 +231,14 @@ type oracle struct {
 	probes        []oracleProbe
 	// expMaxSize is the exponential form's max_size, 0 for explicit
 	// bounds; expChecked counts the windows compared in that form.
-	expMaxSize   int
-	expChecked   int64
-	maxCount     int64
-	closedBefore int64 // windows k < closedBefore are closed
-	windows      map[int64]map[string]*counts
-	malformed    int64
-	tooLate      int64
+	expMaxSize     int
+	expChecked     int64
+	maxCount       int64
+	closedBefore   int64 // windows k < closedBefore are closed
+	windows        map[int64]map[string]*counts
+	malformed      int64
+	tooLate        int64
+	layoutMismatch int64
 	// Start events (README, "Real-time timeouts"): the instances tracked
 	// by span id, the spans that ended by the clock of their arrival, and
 	// the start events' results.
@@ -310,6 +337,10 @@ func (o *oracle) expire(now int64) {
 }
 
 func (o *oracle) add(s oracleSpan, priority bool, now int64) {
+	if s.mark != nil {
+		o.addMarked(s, priority)
+		return
+	}
 	in := o.tracked[s.id]
 	matched := false
 	for _, p := range o.probes {
@@ -327,6 +358,40 @@ func (o *oracle) add(s oracleSpan, priority bool, now int64) {
 		delete(o.tracked, s.id)
 		o.ended[s.id] = now
 	}
+}
+
+// addMarked counts a span a deltaq processor marked, under its probe's
+// layout (README, "Layouts and probes"): a timeout judged by a shorter
+// dMax is refused (layout_mismatch), any other timeout ends at start +
+// dMax; a success or failure longer than dMax is a timeout; a span marked
+// late is not counted again.
+func (o *oracle) addMarked(s oracleSpan, priority bool) {
+	m := s.mark
+	if m.late {
+		return
+	}
+	var p oracleProbe
+	for _, q := range o.probes {
+		if q.name == m.probe {
+			p = q
+		}
+	}
+	if m.outcome != contract.Timeout {
+		o.count(p, s, priority)
+		return
+	}
+	if m.dmaxNs < p.dmax.Nanoseconds() {
+		o.layoutMismatch++
+		return
+	}
+	if floorDiv(s.end, o.interval) < o.closedBefore {
+		o.tooLate++ // its span ended in a closed window
+		return
+	}
+	lo, hi := weightRange(s.tracestate, priority, o.maxCount)
+	c := o.window(max(floorDiv(s.start+p.dmax.Nanoseconds(), o.interval), o.closedBefore), p)
+	c.timeout[0] += lo
+	c.timeout[1] += hi
 }
 
 func (o *oracle) count(p oracleProbe, s oracleSpan, priority bool) {
@@ -350,7 +415,9 @@ func (o *oracle) count(p oracleProbe, s oracleSpan, priority bool) {
 		return
 	}
 	c := o.window(kEnd, p)
-	if p.fails(s) {
+	// A marked span's outcome is the processor's; a matched span's, the
+	// probe's failure rule.
+	if s.mark != nil && s.mark.outcome == contract.Failure || s.mark == nil && p.fails(s) {
 		c.failure[0] += lo
 		c.failure[1] += hi
 		return
@@ -639,6 +706,17 @@ func tracesOf(spans []oracleSpan, prio []bool) ptrace.Traces {
 		if prio[i] {
 			sp.Attributes().PutInt(contract.AttrSamplingPriority, 1)
 		}
+		if m := s.mark; m != nil {
+			sp.Attributes().PutStr(contract.AttrProbe, m.probe)
+			if m.outcome != "" {
+				sp.Attributes().PutStr(contract.AttrOutcome, m.outcome)
+			}
+			sp.Attributes().PutInt(contract.AttrDMaxNs, m.dmaxNs)
+			sp.Attributes().PutInt(contract.AttrBins, m.bins)
+			if m.late {
+				sp.Attributes().PutBool(contract.AttrLate, true)
+			}
+		}
 		tid, sid := idsOf(s.id)
 		sp.SetTraceID(tid)
 		sp.SetSpanID(sid)
@@ -728,6 +806,7 @@ func checkRun(t *testing.T, run oracleRun, cov *coverage) {
 	require.Equal(t, o.malformed, stats.Dropped[analysis.DropMalformed], "malformed")
 	require.Equal(t, o.tooLate, stats.Dropped[analysis.DropTooLate], "too_late")
 	require.Zero(t, stats.Dropped[analysis.DropTooEarly], "too_early")
+	require.Equal(t, o.layoutMismatch, stats.Dropped[analysis.DropLayoutMismatch], "layout_mismatch")
 	results := counterByAttr(t, r.tel, "start_events", "result")
 	for _, res := range []string{"tracked", "after_end", "stale", "duplicate"} {
 		require.Equal(t, o.results[res], results[res], "start events %s", res)
@@ -744,11 +823,12 @@ func checkRun(t *testing.T, run oracleRun, cov *coverage) {
 // coverage counts what the runs exercised, so that a change of the
 // generator cannot leave a case untried unseen.
 type coverage struct {
-	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale, exponential int64
+	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale, exponential, layoutMismatch int64
 }
 
 func (cov *coverage) add(o *oracle, stats analysis.Stats) {
 	cov.exponential += o.expChecked
+	cov.layoutMismatch += o.layoutMismatch
 	cov.malformed += o.malformed
 	cov.tooLate += o.tooLate
 	cov.late += o.late
@@ -951,7 +1031,9 @@ func genRun(seed uint64) oracleRun {
 	lag := lags[pick(len(lags))]
 	run := oracleRun{cfg: map[string]any{"interval": interval.String(), "lag": lag.String()}}
 	if interval > 10*time.Minute {
-		run.cfg["probe_idle_timeout"] = interval.String() // at least interval
+		// At least interval, and long enough that an unconfigured probe
+		// is not forgotten between the steps (README, "Probes").
+		run.cfg["probe_idle_timeout"] = "24h"
 	}
 	if pick(4) == 0 {
 		run.cfg["histogram"] = map[string]any{"exponential": map[string]any{"max_size": []int{2, 7, 160, 10000}[pick(4)]}}
@@ -981,6 +1063,15 @@ func genRun(seed uint64) oracleRun {
 		probes[name] = p.entry()
 		run.probes = append(run.probes, p)
 	}
+	if pick(2) == 0 {
+		// A probe of spans a deltaq processor marked; configured, or its
+		// layout that of its first instance.
+		p := oracleProbe{name: "up ∂", dmax: oracleDMaxes[pick(len(oracleDMaxes))], bins: oracleBins[pick(len(oracleBins))], marked: true}
+		if pick(2) == 0 {
+			probes[p.name] = map[string]any{"dmax": p.dmax.String(), "bins": p.bins}
+		}
+		run.probes = append(run.probes, p)
+	}
 	run.cfg["probes"] = probes
 	// The clock starts within a window, at a random place.
 	run.t0 = coretest.T0.UnixNano() + int64(rng.Float64()*float64(interval))
@@ -995,8 +1086,11 @@ func genRun(seed uint64) oracleRun {
 		for range pick(30) {
 			id++
 			s, prio := genSpan(rng, run.probes, now, interval, lag, id)
+			if m := run.probes[len(run.probes)-1]; m.marked && (pick(3) == 0 || id == 1) {
+				s = genMarked(rng, m, now, interval, lag, id)
+			}
 			send, to := i, st
-			if s.start != 0 && s.end >= s.start && s.start <= now {
+			if s.mark == nil && s.start != 0 && s.end >= s.start && s.start <= now {
 				// Its start event: before the span, with it, or after it;
 				// the span held back some steps, or lost.
 				e := oracleStart{probe: probeOf(run.probes, s, rng), tracestate: s.tracestate, service: s.service, id: id, start: s.start}
@@ -1021,6 +1115,33 @@ func genRun(seed uint64) oracleRun {
 		}
 	}
 	return run
+}
+
+// genMarked draws a span of the marked probe m, as a deltaq processor
+// writes it: a success, a failure, a timeout judged by m's dMax or
+// another, or a late span. The first (id 1) is a success ending now, the
+// instance whose layout an unconfigured probe takes.
+func genMarked(rng *rand.Rand, m oracleProbe, now int64, interval, lag time.Duration, id uint64) oracleSpan {
+	pick := func(n int) int { return rng.IntN(n) }
+	dmax := m.dmax.Nanoseconds()
+	mark := &processorMark{probe: m.name, dmaxNs: dmax, bins: int64(m.bins)}
+	s := oracleSpan{name: "op-x", id: id, tracestate: oracleStates[pick(len(oracleStates))], mark: mark}
+	d := []int64{0, dmax, dmax + 1, dmax / 3, 2 * dmax}[pick(5)]
+	s.end = now - int64(rng.Float64()*float64(lag+2*interval))
+	switch {
+	case id == 1:
+		d, s.end = dmax/2, now
+	case pick(5) == 0:
+		mark.outcome = contract.Failure
+	case pick(4) == 0:
+		mark.outcome = contract.Timeout
+		mark.dmaxNs = []int64{dmax, dmax / 2, 2 * dmax}[pick(3)]
+		d = max(d, mark.dmaxNs)
+	case pick(10) == 0:
+		mark.late = true
+	}
+	s.start = s.end - d
+	return s
 }
 
 // probeOf returns the name of a probe whose match selects s, the one a
@@ -1100,8 +1221,13 @@ func genSpan(rng *rand.Rand, probes []oracleProbe, now int64, interval, lag time
 }
 
 // TestMatchedProbesAgreeWithReference: over seeded random configurations
-// and spans, every window the connector emits for its matched probes
-// agrees with the reference counting above.
+// (intervals of 100 ms to 1 h, lags, dMax of 1 ms to 10 min and dmax: auto,
+// 1 to 1000 bins, probe names with spaces and non-ASCII letters, matches
+// on service, kind and attributes, failure rules), spans (late, out of
+// order, sampled, at and around dMax and bin edges, of zero duration,
+// ending before they start), start events and spans a processor marked,
+// every window the connector emits agrees with the reference counting
+// above.
 func TestMatchedProbesAgreeWithReference(t *testing.T) {
 	var cov coverage
 	for seed := range uint64(100) {
@@ -1111,7 +1237,7 @@ func TestMatchedProbesAgreeWithReference(t *testing.T) {
 	for what, n := range map[string]int64{"malformed spans": cov.malformed, "too_late spans": cov.tooLate, "late spans": cov.late,
 		"late timeouts": cov.lateTimeouts, "clamped counts": cov.clamped, "timeouts": cov.timeouts, "failures": cov.failures,
 		"fractional counts": cov.fractional, "tracked starts": cov.tracked, "after_end starts": cov.afterEnd, "stale starts": cov.stale,
-		"exponential windows": cov.exponential} {
+		"exponential windows": cov.exponential, "layout mismatches": cov.layoutMismatch} {
 		assert.Positive(t, n, "the runs have no %s", what)
 	}
 }
