@@ -80,6 +80,10 @@ type oracleProbe struct {
 	match map[string]any
 	// failCode: the failure rule is code ≥ 500 and not the status.
 	failCode bool
+	// qta are the probe's QTA points, at bin edges (bin index k: delay
+	// (k+1)·w), and maxFailure its failure bound; none when qta is empty.
+	qta        []qtaPoint
+	maxFailure float64
 	// marked: no match; its instances are spans a deltaq processor marked
 	// (README, "The contract"), its layout that of its first instance.
 	marked bool
@@ -93,6 +97,14 @@ func (p oracleProbe) entry() map[string]any {
 		e["dmax_min"] = "1ms"
 	} else {
 		e["dmax"] = p.dmax.String()
+	}
+	if len(p.qta) > 0 {
+		var pts []any
+		for _, q := range p.qta {
+			d := p.dmax * time.Duration(q.k+1) / time.Duration(p.bins)
+			pts = append(pts, map[string]any{"delay": d.String(), "p": q.p})
+		}
+		e["qta"] = map[string]any{"points": pts, "max_failure": p.maxFailure}
 	}
 	if p.failCode {
 		e["failure"] = map[string]any{"status_error": false,
@@ -136,6 +148,13 @@ func (p oracleProbe) fails(s oracleSpan) bool {
 		return ok && c >= 500
 	}
 	return s.error
+}
+
+// qtaPoint is a QTA point at the edge of bin k: at least p of the
+// instances complete within (k+1)·w.
+type qtaPoint struct {
+	k int
+	p float64
 }
 
 // oracleSpan is one span sent to the connector.
@@ -233,6 +252,7 @@ type oracle struct {
 	// bounds; expChecked counts the windows compared in that form.
 	expMaxSize     int
 	expChecked     int64
+	qtaChecked     int64
 	maxCount       int64
 	closedBefore   int64 // windows k < closedBefore are closed
 	windows        map[int64]map[string]*counts
@@ -458,6 +478,10 @@ type emitted struct {
 	hasRatio bool
 	// quantiles are the observed deltaq.quantile points, seconds by q.
 	quantiles map[float64]float64
+	// violation is the window's deltaq.qta.violation (hasViolation:
+	// there was one).
+	violation    float64
+	hasViolation bool
 	// exp are the exponential form's increments by bucket index, at
 	// expScale, and expZero its zero count.
 	exp      map[int32]uint64
@@ -515,6 +539,12 @@ func (r *reader) read(t *testing.T, mds []pmetric.Metrics) {
 						r.readOutcomes(m)
 					case contract.MetricObserved:
 						r.readObserved(t, m)
+					case contract.MetricQTAViolation:
+						for _, dp := range m.Gauge().DataPoints().All() {
+							p, _ := dp.Attributes().Get(contract.AttrProbe)
+							e := r.at(dp.Timestamp(), p.Str())
+							e.violation, e.hasViolation = dp.DoubleValue(), true
+						}
 					case contract.MetricQuantile:
 						r.readQuantiles(m)
 					case contract.MetricFailureRatio:
@@ -823,12 +853,13 @@ func checkRun(t *testing.T, run oracleRun, cov *coverage) {
 // coverage counts what the runs exercised, so that a change of the
 // generator cannot leave a case untried unseen.
 type coverage struct {
-	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale, exponential, layoutMismatch int64
+	malformed, tooLate, late, lateTimeouts, clamped, timeouts, failures, fractional, tracked, afterEnd, stale, exponential, layoutMismatch, qta int64
 }
 
 func (cov *coverage) add(o *oracle, stats analysis.Stats) {
 	cov.exponential += o.expChecked
 	cov.layoutMismatch += o.layoutMismatch
+	cov.qta += o.qtaChecked
 	cov.malformed += o.malformed
 	cov.tooLate += o.tooLate
 	cov.late += o.late
@@ -877,6 +908,9 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 				require.InDelta(t, float64(got.timeout+got.failure)/float64(total), got.ratio, 1e-12, "%s failure ratio", where)
 			}
 			checkQuantiles(t, want, got, where)
+			if checkQTA(t, p, want, got, where) {
+				o.qtaChecked++
+			}
 			if want.success[1] == 0 {
 				continue
 			}
@@ -959,6 +993,37 @@ func checkExponential(t *testing.T, p oracleProbe, maxSize int, want *counts, go
 	for k := range lo {
 		inRange(t, int64(got.exp[k]), [2]int64{lo[k], hi[k]}, fmt.Sprintf("%s exponential bucket %d", where, k))
 	}
+}
+
+// checkQTA compares a window's QTA verdict, when its counts are whole: it
+// breaks the QTA when F(d) < p at a point, F(d) the successes within d
+// over all instances, or when its failure ratio is above max_failure
+// (README, "Output"; thesis 2.1.6). At the points' bin edges F is exact.
+func checkQTA(t *testing.T, p oracleProbe, want *counts, got *emitted, where string) (checked bool) {
+	t.Helper()
+	total := want.success[0] + want.timeout[0] + want.failure[0]
+	if len(p.qta) == 0 || total == 0 || want.success[0] != want.success[1] || want.timeout[0] != want.timeout[1] || want.failure[0] != want.failure[1] {
+		return false
+	}
+	fail := float64(want.timeout[0]+want.failure[0]) / float64(total)
+	if math.Abs(fail-p.maxFailure) < 1e-12 {
+		return false // on the bound itself
+	}
+	broken := fail > p.maxFailure
+	for _, q := range p.qta {
+		var within int64
+		for _, b := range want.bins[:q.k+1] {
+			within += b[0]
+		}
+		f := float64(within) / float64(total)
+		if math.Abs(f-q.p) < 1e-12 {
+			return false
+		}
+		broken = broken || f < q.p
+	}
+	require.True(t, got.hasViolation, "%s: no QTA verdict", where)
+	require.Equal(t, broken, got.violation == 1, "%s: QTA broken (failure ratio %v, points %+v)", where, fail, p.qta)
+	return true
 }
 
 // defaultQuantiles are the q of deltaq.quantile by default (README,
@@ -1060,6 +1125,22 @@ func genRun(seed uint64) oracleRun {
 			p.match["attributes"] = map[string]any{"route": "/a"}
 		}
 		p.failCode = pick(3) == 0
+		if !p.auto && pick(2) == 0 {
+			p.maxFailure = []float64{0, 0.1, 0.5}[pick(3)]
+			// Delays increasing, p non-decreasing and at most 1 −
+			// max_failure (README, "Analysis options").
+			// Points on bin edges a whole number of nanoseconds, where F is
+			// exact; dMax is one.
+			edge := func(k int) bool { return p.dmax.Nanoseconds()*int64(k+1)%int64(p.bins) == 0 }
+			k1 := pick(p.bins)
+			for !edge(k1) {
+				k1++
+			}
+			p.qta = []qtaPoint{{k1, []float64{0.25, 0.5}[pick(2)]}}
+			if k2 := k1 + 1 + pick(p.bins); k2 < p.bins && edge(k2) {
+				p.qta = append(p.qta, qtaPoint{k2, 1 - p.maxFailure})
+			}
+		}
 		probes[name] = p.entry()
 		run.probes = append(run.probes, p)
 	}
@@ -1237,7 +1318,8 @@ func TestMatchedProbesAgreeWithReference(t *testing.T) {
 	for what, n := range map[string]int64{"malformed spans": cov.malformed, "too_late spans": cov.tooLate, "late spans": cov.late,
 		"late timeouts": cov.lateTimeouts, "clamped counts": cov.clamped, "timeouts": cov.timeouts, "failures": cov.failures,
 		"fractional counts": cov.fractional, "tracked starts": cov.tracked, "after_end starts": cov.afterEnd, "stale starts": cov.stale,
-		"exponential windows": cov.exponential, "layout mismatches": cov.layoutMismatch} {
+		"exponential windows": cov.exponential, "layout mismatches": cov.layoutMismatch,
+		"QTA verdicts": cov.qta} {
 		assert.Positive(t, n, "the runs have no %s", what)
 	}
 }
