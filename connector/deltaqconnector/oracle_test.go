@@ -6,6 +6,7 @@ package deltaqconnector
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -667,12 +668,15 @@ type oracleRun struct {
 type oracleStep struct {
 	now    int64 // the clock's tick before the spans arrive
 	starts []oracleStart
-	spans  []oracleSpan
-	prio   []bool
+	// batch sends the starts in the batch form, a record per probe and
+	// service (deltaq.span.starts).
+	batch bool
+	spans []oracleSpan
+	prio  []bool
 }
 
 // oracleStart is a start event: the probe, the span's id and start, its
-// tracestate and service.
+// tracestate and service; startsOf writes them as single records.
 type oracleStart struct {
 	probe, tracestate, service string
 	id                         uint64
@@ -689,9 +693,12 @@ func idsOf(id uint64) (tid pcommon.TraceID, sid pcommon.SpanID) {
 	return tid, sid
 }
 
-func startsOf(starts []oracleStart) plog.Logs {
+func startsOf(st oracleStep) plog.Logs {
+	if st.batch {
+		return batchStartsOf(st.starts)
+	}
 	ld := plog.NewLogs()
-	for _, e := range starts {
+	for _, e := range st.starts {
 		rl := ld.ResourceLogs().AppendEmpty()
 		if e.service != "" {
 			rl.Resource().Attributes().PutStr("service.name", e.service)
@@ -706,6 +713,40 @@ func startsOf(starts []oracleStart) plog.Logs {
 		if e.tracestate != "" {
 			lr.Attributes().PutStr(contract.AttrTraceState, e.tracestate)
 		}
+	}
+	return ld
+}
+
+// batchStartsOf writes starts in the batch form (docs/contract/
+// start-event.json): a record per probe and service, 32 bytes an instance
+// (trace id, span id, start in ns little-endian) and 8 for its threshold
+// (0: none).
+func batchStartsOf(starts []oracleStart) plog.Logs {
+	ld := plog.NewLogs()
+	type key struct{ probe, service string }
+	var order []key
+	entries, thresholds := map[key][]byte{}, map[key][]byte{}
+	for _, e := range starts {
+		k := key{e.probe, e.service}
+		if _, ok := entries[k]; !ok {
+			order = append(order, k)
+		}
+		tid, sid := idsOf(e.id)
+		b := append(append(entries[k], tid[:]...), sid[:]...)
+		entries[k] = binary.LittleEndian.AppendUint64(b, uint64(e.start))
+		th, _ := thresholdOf(e.tracestate)
+		thresholds[k] = binary.LittleEndian.AppendUint64(thresholds[k], th)
+	}
+	for _, k := range order {
+		rl := ld.ResourceLogs().AppendEmpty()
+		if k.service != "" {
+			rl.Resource().Attributes().PutStr("service.name", k.service)
+		}
+		lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+		lr.SetEventName(contract.StartsEventName)
+		lr.Attributes().PutStr(contract.AttrProbe, k.probe)
+		lr.Attributes().PutEmptyBytes(contract.AttrStarts).FromRaw(entries[k])
+		lr.Attributes().PutEmptyBytes(contract.AttrStartsThresholds).FromRaw(thresholds[k])
 	}
 	return ld
 }
@@ -812,7 +853,7 @@ func checkRun(t *testing.T, run oracleRun, cov *coverage) {
 		o.close(st.now)
 		r.expire(now)
 		o.expire(st.now)
-		require.NoError(t, r.logs.ConsumeLogs(ctx, startsOf(st.starts)))
+		require.NoError(t, r.logs.ConsumeLogs(ctx, startsOf(st)))
 		for _, e := range st.starts {
 			o.start(e, st.now)
 		}
@@ -1163,7 +1204,7 @@ func genRun(seed uint64) oracleRun {
 	for i := range run.steps {
 		now += int64(rng.Float64() * 1.5 * float64(interval))
 		st := &run.steps[i]
-		st.now = now
+		st.now, st.batch = now, pick(2) == 0
 		for range pick(30) {
 			id++
 			s, prio := genSpan(rng, run.probes, now, interval, lag, id)
