@@ -479,6 +479,8 @@ type emitted struct {
 	hasRatio bool
 	// quantiles are the observed deltaq.quantile points, seconds by q.
 	quantiles map[float64]float64
+	// cdf is the observed deltaq.cdf curve, by deltaq.le in seconds.
+	cdf map[float64]float64
 	// violation is the window's deltaq.qta.violation (hasViolation:
 	// there was one).
 	violation    float64
@@ -540,6 +542,8 @@ func (r *reader) read(t *testing.T, mds []pmetric.Metrics) {
 						r.readOutcomes(m)
 					case contract.MetricObserved:
 						r.readObserved(t, m)
+					case contract.MetricCDF:
+						r.readCDF(m)
 					case contract.MetricQTAViolation:
 						for _, dp := range m.Gauge().DataPoints().All() {
 							p, _ := dp.Attributes().Get(contract.AttrProbe)
@@ -580,6 +584,22 @@ func (r *reader) readOutcomes(m pmetric.Metric) {
 		case contract.Failure:
 			e.failure += inc
 		}
+	}
+}
+
+func (r *reader) readCDF(m pmetric.Metric) {
+	for _, dp := range m.Gauge().DataPoints().All() {
+		if series, _ := dp.Attributes().Get(contract.AttrSeries); series.Str() != contract.SeriesObserved {
+			continue
+		}
+		p, _ := dp.Attributes().Get(contract.AttrProbe)
+		lv, _ := dp.Attributes().Get(contract.AttrLE)
+		le, _ := strconv.ParseFloat(lv.Str(), 64)
+		e := r.at(dp.Timestamp(), p.Str())
+		if e.cdf == nil {
+			e.cdf = map[float64]float64{}
+		}
+		e.cdf[le] = dp.DoubleValue()
 	}
 }
 
@@ -949,6 +969,7 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 				require.InDelta(t, float64(got.timeout+got.failure)/float64(total), got.ratio, 1e-12, "%s failure ratio", where)
 			}
 			checkQuantiles(t, want, got, where)
+			checkCDF(t, p, want, got, where)
 			if checkQTA(t, p, want, got, where) {
 				o.qtaChecked++
 			}
@@ -1033,6 +1054,30 @@ func checkExponential(t *testing.T, p oracleProbe, maxSize int, want *counts, go
 	}
 	for k := range lo {
 		inRange(t, int64(got.exp[k]), [2]int64{lo[k], hi[k]}, fmt.Sprintf("%s exponential bucket %d", where, k))
+	}
+}
+
+// checkCDF compares a window's observed deltaq.cdf curve, when its counts
+// are whole: at bin edges (those a whole number of nanoseconds) F(le) is
+// the successes within le over all instances (README, "Output").
+func checkCDF(t *testing.T, p oracleProbe, want *counts, got *emitted, where string) {
+	t.Helper()
+	total := want.success[0] + want.timeout[0] + want.failure[0]
+	if total == 0 || want.success[0] != want.success[1] || want.timeout[0] != want.timeout[1] || want.failure[0] != want.failure[1] {
+		return
+	}
+	require.NotEmpty(t, got.cdf, "%s: no observed deltaq.cdf", where)
+	w := float64(p.dmax.Nanoseconds()) / float64(p.bins)
+	for le, f := range got.cdf {
+		k := int(math.Round(le*1e9/w)) - 1
+		if k < 0 || k >= p.bins || p.dmax.Nanoseconds()*int64(k+1)%int64(p.bins) != 0 || math.Abs(float64(k+1)*w-le*1e9) > 1e-3*w {
+			continue
+		}
+		var within int64
+		for _, b := range want.bins[:k+1] {
+			within += b[0]
+		}
+		require.InDelta(t, float64(within)/float64(total), f, 1e-9, "%s: F(%v)", where, le)
 	}
 }
 
