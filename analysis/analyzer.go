@@ -516,7 +516,7 @@ func (a *analyzer) analyseProbe(r *Result, pr *ProbeResult, ev *diagram.Evaluati
 	pr.Quantiles = make([]QuantileValue, len(a.cfg.Quantiles))
 	if pr.fine != nil {
 		delays, ok := make([]float64, len(a.cfg.Quantiles)), make([]bool, len(a.cfg.Quantiles))
-		pr.fine.Quantiles(a.cfg.Quantiles, pr.fineCut, delays, ok)
+		pr.fine.QuantilesWithin(a.cfg.Quantiles, pr.fineCut, pr.completedWithin(), delays, ok)
 		for k := range pr.Quantiles {
 			pr.Quantiles[k].Observed, pr.Quantiles[k].ObservedOK = delays[k], ok[k]
 		}

@@ -354,7 +354,7 @@ func countedPercentiles(req deltaq.QoORequirement, pr *ProbeResult, tot float64)
 		qs[i] = math.Min(l.Percentile*tot, tot)
 	}
 	delays, ok := make([]float64, len(qs)), make([]bool, len(qs))
-	pr.fine.Quantiles(qs, pr.fineCut, delays, ok)
+	pr.fine.QuantilesWithin(qs, pr.fineCut, pr.completedWithin(), delays, ok)
 	return delays, ok
 }
 

@@ -141,6 +141,19 @@ func newQTACounts(pr *ProbeResult) qtaCounts {
 	return qtaCounts{pr: pr, n: float64(pr.Counts.Total())}
 }
 
+// completedWithin returns the number of the window's analysis counts that
+// completed within dMax, for the quantiles' reading of the bucket that
+// straddles it (deltaq.LogLinearHistogram.QuantilesWithin): the display
+// counts' successes, which know it exactly; -1, the bucket's share by
+// width, when they were read from another layout's analysis counts
+// (newQTACounts).
+func (pr *ProbeResult) completedWithin() float64 {
+	if pr.converted {
+		return -1
+	}
+	return float64(pr.Counts.Success)
+}
+
 // failed returns the window's failure ratio — the share of its instances
 // that did not complete within dMax, failures and timeouts alike — as the
 // QTA check and the QoO score read it, and its lower bound, the breach

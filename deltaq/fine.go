@@ -419,6 +419,18 @@ func (h *LogLinearHistogram) AddChecked(idx []int, first int, counts []uint64, s
 // (skipWhole): what Quantile reads of them, summed in floating point, is
 // that sum exactly.
 func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64, ok []bool) {
+	h.QuantilesWithin(qs, cut, -1, delays, ok)
+}
+
+// QuantilesWithin is Quantiles for counts of which exactly within
+// completed within cut (a probe's successes, which its display counts
+// know; < 0: unknown): the bucket that straddles cut counts as completed
+// that many of its instances, less those of the buckets below it, spread
+// over its part below cut, instead of its share by width. By width, a
+// probe whose delays sit at or just below its dMax lost its upper
+// quantiles (unreachable), and one whose spans all ended just after it
+// got quantiles without a single success.
+func (h *LogLinearHistogram) QuantilesWithin(qs []float64, cut int64, within float64, delays []float64, ok []bool) {
 	order := make([]int, 0, len(qs))
 	for k, q := range qs {
 		delays[k], ok[k] = 0, false
@@ -448,9 +460,12 @@ func (h *LogLinearHistogram) Quantiles(qs []float64, cut int64, delays []float64
 			continue
 		}
 		a, b, m := h.withinCut(j, c, cut)
+		if within >= 0 && b != h.edges[j+1] {
+			m = math.Min(math.Max(within-acc, 0), float64(c))
+		}
 		for o < len(order) {
 			need := qs[order[o]] * n
-			if acc+m < need*(1-1e-12) {
+			if m <= 0 || acc+m < need*(1-1e-12) {
 				break
 			}
 			f := math.Min(math.Max((need-acc)/m, 0), 1)

@@ -429,3 +429,45 @@ func TestFineAddCheckedAddsAsAddSparse(t *testing.T) {
 		}
 	}
 }
+
+// TestFineQuantilesWithinCut: told how many of its instances completed
+// within the cut (a probe's successes, which its display counts know), the
+// bucket that straddles the cut counts that many as completed, not its
+// share by width. 100 delays of exactly dMax (7 ms, in a bucket that
+// straddles it) are 100 successes: every quantile is reached, within the
+// bucket (by width, 90 % was out of reach); 100 spans of dMax + 1 ns are
+// timeouts: no quantile is (by width, a quarter of them completed).
+func TestFineQuantilesWithinCut(t *testing.T) {
+	const dmax = 7_000_000
+	qs := []float64{0.25, 0.5, 0.9, 0.99, 1}
+	for _, tt := range []struct {
+		delay   int64
+		within  float64
+		reached bool
+	}{{dmax, 100, true}, {dmax - 10_000, 100, true}, {dmax + 1, 0, false}} {
+		h := NewFine().NewHistogram()
+		h.AddN(tt.delay, 100)
+		e := h.Edges()
+		j := LogLinearBucket(e, tt.delay)
+		if !(e[j] < dmax && e[j+1] > dmax) {
+			t.Fatalf("bucket [%d, %d) does not straddle dMax", e[j], e[j+1])
+		}
+		delays, ok := make([]float64, len(qs)), make([]bool, len(qs))
+		h.QuantilesWithin(qs, dmax, tt.within, delays, ok)
+		for k, q := range qs {
+			if ok[k] != tt.reached {
+				t.Errorf("delay %d ns, q %v: reached %v, want %v", tt.delay, q, ok[k], tt.reached)
+			}
+			if ok[k] && (delays[k] < float64(e[j])/1e9 || delays[k] > dmax/1e9) {
+				t.Errorf("delay %d ns, q %v: %v s, not in [%d ns, dMax]", tt.delay, q, delays[k], e[j])
+			}
+		}
+		// Not told, the bucket counts its share by width, as Quantiles.
+		h.QuantilesWithin(qs, dmax, -1, delays, ok)
+		want, wantOK := make([]float64, len(qs)), make([]bool, len(qs))
+		h.Quantiles(qs, dmax, want, wantOK)
+		if !slices.Equal(want, delays) || !slices.Equal(wantOK, ok) {
+			t.Errorf("delay %d ns, unknown within: %v %v, Quantiles %v %v", tt.delay, delays, ok, want, wantOK)
+		}
+	}
+}
