@@ -559,16 +559,20 @@ func (e *Engine) Begin() Batch {
 	return Batch{e: e}
 }
 
-// BeginAt is Begin for a batch added at now, on the clock the engine's
-// windows are advanced by: a timeout among its instances whose window has
-// closed counts in the oldest open window (see Engine.Add) only when now
-// is past that window's close. Before it, the clock went back after the
-// window closed, and the timeout is too late, as a success ending there
-// is: while the clock is back, the timeouts of a timer on it would
-// otherwise all go into one window, and none of the successes.
-func (e *Engine) BeginAt(now time.Time) Batch {
+// BeginAt is Begin for a batch added at now(), read on the clock the
+// engine's windows are advanced by: a timeout among its instances whose
+// window has closed counts in the oldest open window (see Engine.Add) only
+// when now is past that window's close. Before it, the clock went back
+// after the window closed, and the timeout is too late, as a success
+// ending there is: while the clock is back, the timeouts of a timer on it
+// would otherwise all go into one window, and none of the successes. The
+// clock is read once the engine is held, after any Advance that closed a
+// window: read before, a window timer closing the window in between (a
+// timer running late, near the close) would look like the clock gone back,
+// and its timeouts would be lost.
+func (e *Engine) BeginAt(now func() time.Time) Batch {
 	b := e.Begin()
-	e.batchAt = now.UnixNano()
+	e.batchAt = now().UnixNano()
 	return b
 }
 

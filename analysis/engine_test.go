@@ -401,16 +401,46 @@ func TestTimeoutAfterTheClockWentBackIsTooLate(t *testing.T) {
 		b.End()
 	}
 	// Window [4 s, 5 s) closes at 6 s.
-	add(e.BeginAt(at(5*time.Second)), timedOut("p", 4500*time.Millisecond), ok("p", 4600*time.Millisecond, time.Millisecond))
+	add(e.BeginAt(func() time.Time { return at(5 * time.Second) }), timedOut("p", 4500*time.Millisecond), ok("p", 4600*time.Millisecond, time.Millisecond))
 	st := e.Stats()
 	if st.Counted != 0 || st.Dropped[DropTooLate] != 2 {
 		t.Fatalf("clock at 5 s: stats = %+v, want both dropped too late", st)
 	}
-	add(e.BeginAt(at(6*time.Second)), timedOut("p", 4500*time.Millisecond))
+	add(e.BeginAt(func() time.Time { return at(6 * time.Second) }), timedOut("p", 4500*time.Millisecond))
 	add(e.Begin(), timedOut("p", 4500*time.Millisecond))
 	st = e.Stats()
 	if st.Counted != 2 || st.LateTimeouts != 2 || st.Dropped[DropTooLate] != 2 {
 		t.Errorf("clock at 6 s, then unknown: stats = %+v, want 2 late timeouts counted", st)
+	}
+}
+
+// TestBeginAtReadsTheClockHeld: BeginAt reads its clock once the engine is
+// held. A timeout timer that read its clock first, before a window timer
+// closed the window of its timeouts (a timer running late, near the
+// close), took that window's close for the clock gone back and dropped
+// its timeouts too late; read held, the clock is past any close an
+// Advance made, and they count as late timeouts.
+func TestBeginAtReadsTheClockHeld(t *testing.T) {
+	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
+	closeAt := at(6 * time.Second) // window [4 s, 5 s) closes at 6 s
+	clock := at(5900 * time.Millisecond)
+	b := e.BeginAt(func() time.Time {
+		if e.mu.TryLock() {
+			e.mu.Unlock()
+			t.Error("BeginAt read its clock before holding the engine")
+		}
+		return clock
+	})
+	b.End()
+	// The timer reads 5.9 s and is overtaken by the window timer at 6 s:
+	// its batch reads the clock held, after the Advance.
+	e.Advance(closeAt)
+	clock = closeAt
+	b = e.BeginAt(func() time.Time { return clock })
+	b.Add(&[]Instance{timedOut("p", 4500*time.Millisecond)}[0])
+	b.End()
+	if st := e.Stats(); st.Counted != 1 || st.LateTimeouts != 1 || st.Dropped[DropTooLate] != 0 {
+		t.Errorf("stats = %+v, want the timeout counted late", st)
 	}
 }
 

@@ -64,8 +64,9 @@ import (
 //     ago than ended_window is stale (README, "Real-time timeouts");
 //   - a span a deltaq processor marked counts for its deltaq.probe under the
 //     probe's layout, its configured one or its first instance's: a timeout
-//     judged by a shorter dMax is refused (layout_mismatch), one marked late
-//     is not counted (README, "The contract", "Layouts and probes").
+//     judged by a shorter dMax is refused (layout_mismatch) unless its span
+//     outlasted the probe's dMax too, one marked late is not counted
+//     (README, "The contract", "Layouts and probes").
 //
 // It then reads the per-window increments of the cumulative deltaq.outcomes
 // and deltaq.observed streams of every probe (summed over the deltaq.service
@@ -383,7 +384,8 @@ func (o *oracle) add(s oracleSpan, priority bool, now int64) {
 
 // addMarked counts a span a deltaq processor marked, under its probe's
 // layout (README, "Layouts and probes"): a timeout judged by a shorter
-// dMax is refused (layout_mismatch), any other timeout ends at start +
+// dMax is refused (layout_mismatch) unless its span outlasted the probe's
+// dMax too (a timeout under either), any other timeout ends at start +
 // dMax; a success or failure longer than dMax is a timeout; a span marked
 // late is not counted again.
 func (o *oracle) addMarked(s oracleSpan, priority bool) {
@@ -401,7 +403,7 @@ func (o *oracle) addMarked(s oracleSpan, priority bool) {
 		o.count(p, s, priority)
 		return
 	}
-	if m.dmaxNs < p.dmax.Nanoseconds() {
+	if m.dmaxNs < p.dmax.Nanoseconds() && s.end-s.start <= p.dmax.Nanoseconds() {
 		o.layoutMismatch++
 		return
 	}

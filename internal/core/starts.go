@@ -499,9 +499,10 @@ func (o *Observer) expire(now int64) {
 		s.ins.EndedEvictions.Add(ctx, int64(cut))
 	}
 	if n := len(s.fired); n > 0 {
-		// At now: after the clock went back, the timeouts due in the
-		// windows closed already are too late, as their spans would be.
-		b := o.engine.BeginAt(time.Unix(0, now))
+		// On the clock, read once the engine is held: after the clock went
+		// back, the timeouts due in the windows closed already are too
+		// late, as their spans would be.
+		b := o.engine.BeginAt(o.now)
 		for i := range s.fired {
 			o.addTimeout(b, &s.fired[i])
 		}
