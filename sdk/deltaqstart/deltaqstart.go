@@ -459,24 +459,25 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 }
 
 // elide marks the event at place pos of the queue as elided, and counts it,
-// if it is the start event of the span of traceID and spanID, which the
-// index only suggests (a tag shared, or a place of an earlier generation);
-// it reports whether it is. A span ended twice is counted once.
+// if it is a start event of the span of traceID and spanID not elided yet,
+// which the index only suggests (a tag shared, or a place of an earlier
+// generation); it reports whether it was. An event of these ids already
+// elided does not end the lookup: spans given the same ids (an application's
+// id generator deriving them from a request's key) each have an event of
+// their own, and the end of the second elides the second's. A span ended
+// twice is still counted once: the lookup finds no other event of its ids.
 func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanID) bool {
 	p.mu.Lock()
-	var ev *event
-	if pos < len(p.queue) && p.queue[pos].spanID == spanID && p.queue[pos].traceID == traceID {
-		ev = &p.queue[pos]
-	}
-	first := ev != nil && !ev.elided
-	if first {
-		ev.elided = true
+	found := pos < len(p.queue) && p.queue[pos].spanID == spanID && p.queue[pos].traceID == traceID &&
+		!p.queue[pos].elided
+	if found {
+		p.queue[pos].elided = true
 	}
 	p.mu.Unlock()
-	if first {
+	if found {
 		p.elided.Add(1)
 	}
-	return ev != nil
+	return found
 }
 
 // ForceFlush emits the start events queued before the call (but those of
