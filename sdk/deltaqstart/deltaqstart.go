@@ -308,6 +308,13 @@ type flusher interface {
 // selects, but those of spans that end before the event is drained. Register
 // it with the TracerProvider (sdktrace.WithSpanProcessor) next to the
 // exporting span processor. It is safe for concurrent use.
+//
+// A SpanProcessor serves one TracerProvider, as the SDK's span processors
+// do: a provider's Shutdown shuts it down, and so does
+// UnregisterSpanProcessor, after which it ignores every span, silently (none
+// is counted as dropped). Registered with several providers, it stops
+// announcing the spans of all of them when the first is shut down: give each
+// provider a SpanProcessor of its own (they may share the LoggerProvider).
 type SpanProcessor struct {
 	selector Selector
 	perSpan  bool // WithRecordPerSpan
