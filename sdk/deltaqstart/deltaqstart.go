@@ -530,7 +530,8 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 }
 
 // Dropped returns the number of start events dropped because the queue was
-// full. Each was a selected span the collector cannot time out before it
+// full, or because Shutdown stopped the processor while OnStart was queuing
+// them. Each was a selected span the collector cannot time out before it
 // ends (it still counts the span by its own duration when it arrives).
 func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 
