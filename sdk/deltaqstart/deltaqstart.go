@@ -31,7 +31,8 @@
 // OnStart does not emit: it puts the span's ids, start time and names in a
 // bounded queue and returns. When the queue is full the event is dropped
 // and counted (Dropped); OnStart never blocks, and allocates nothing beyond
-// what the selector does (the selectors of this package allocate nothing).
+// what the selector does (the selectors of this package allocate nothing)
+// and the repaired copy of a probe that is not valid UTF-8.
 // One goroutine per SpanProcessor drains the queue into the logger every
 // drain interval (10 ms by default), and at once when the queue is half
 // full: OnStart does not wake it for each event, which would cost the
