@@ -31,7 +31,8 @@
 // OnStart does not emit: it puts the span's ids, start time and names in a
 // bounded queue and returns. When the queue is full the event is dropped
 // and counted (Dropped); OnStart never blocks, and allocates nothing beyond
-// what the selector does (the selectors of this package allocate nothing).
+// what the selector does (the selectors of this package allocate nothing)
+// and the repaired copy of a probe that is not valid UTF-8.
 // One goroutine per SpanProcessor drains the queue into the logger every
 // drain interval (10 ms by default), and at once when the queue is half
 // full: OnStart does not wake it for each event, which would cost the
@@ -308,6 +309,13 @@ type flusher interface {
 // selects, but those of spans that end before the event is drained. Register
 // it with the TracerProvider (sdktrace.WithSpanProcessor) next to the
 // exporting span processor. It is safe for concurrent use.
+//
+// A SpanProcessor serves one TracerProvider, as the SDK's span processors
+// do: a provider's Shutdown shuts it down, and so does
+// UnregisterSpanProcessor, after which it ignores every span, silently (none
+// is counted as dropped). Registered with several providers, it stops
+// announcing the spans of all of them when the first is shut down: give each
+// provider a SpanProcessor of its own (they may share the LoggerProvider).
 type SpanProcessor struct {
 	selector Selector
 	perSpan  bool // WithRecordPerSpan
@@ -459,24 +467,25 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 }
 
 // elide marks the event at place pos of the queue as elided, and counts it,
-// if it is the start event of the span of traceID and spanID, which the
-// index only suggests (a tag shared, or a place of an earlier generation);
-// it reports whether it is. A span ended twice is counted once.
+// if it is a start event of the span of traceID and spanID not elided yet,
+// which the index only suggests (a tag shared, or a place of an earlier
+// generation); it reports whether it was. An event of these ids already
+// elided does not end the lookup: spans given the same ids (an application's
+// id generator deriving them from a request's key) each have an event of
+// their own, and the end of the second elides the second's. A span ended
+// twice is still counted once: the lookup finds no other event of its ids.
 func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanID) bool {
 	p.mu.Lock()
-	var ev *event
-	if pos < len(p.queue) && p.queue[pos].spanID == spanID && p.queue[pos].traceID == traceID {
-		ev = &p.queue[pos]
-	}
-	first := ev != nil && !ev.elided
-	if first {
-		ev.elided = true
+	found := pos < len(p.queue) && p.queue[pos].spanID == spanID && p.queue[pos].traceID == traceID &&
+		!p.queue[pos].elided
+	if found {
+		p.queue[pos].elided = true
 	}
 	p.mu.Unlock()
-	if first {
+	if found {
 		p.elided.Add(1)
 	}
-	return ev != nil
+	return found
 }
 
 // ForceFlush emits the start events queued before the call (but those of
@@ -522,7 +531,8 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 }
 
 // Dropped returns the number of start events dropped because the queue was
-// full. Each was a selected span the collector cannot time out before it
+// full, or because Shutdown stopped the processor while OnStart was queuing
+// them. Each was a selected span the collector cannot time out before it
 // ends (it still counts the span by its own duration when it arrives).
 func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 

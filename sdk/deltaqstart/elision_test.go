@@ -201,6 +201,49 @@ func TestDroppedIsNotElided(t *testing.T) {
 	}
 }
 
+// keyedIDs gives every span the same trace and span ids, as an id generator
+// deriving them from a request's key does for the spans of one request.
+type keyedIDs struct{}
+
+func (keyedIDs) NewIDs(context.Context) (trace.TraceID, trace.SpanID) {
+	return trace.TraceID{15: 7}, trace.SpanID{7: 9}
+}
+func (keyedIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID { return trace.SpanID{7: 9} }
+
+// TestElisionSameIDs: spans that share their trace and span ids each have a
+// start event of their own, and each one's end elides one of them: of three
+// such spans, two ended before the drain, one start is emitted. The end of
+// the second stopped at the first's event, already elided, and the second's
+// start was emitted although its span had ended. Ending a span twice still
+// elides one start.
+func TestElisionSameIDs(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			tr, p, rec := setupUndrained(t, defaultConfig(),
+				[]sdktrace.TracerProviderOption{sdktrace.WithIDGenerator(keyedIDs{})}, f.opts...)
+			server := trace.WithSpanKind(trace.SpanKindServer)
+			_, a := tr.Start(context.Background(), "GET /items", server)
+			_, b := tr.Start(context.Background(), "GET /items", server)
+			_, running := tr.Start(context.Background(), "GET /items", server)
+			a.End()
+			checkCounts(t, p, 0, 0, 1)
+			b.End()
+			checkCounts(t, p, 0, 0, 2)
+			p.drain()
+			checkEvents(t, rec.all(), []wantEvent{
+				{running, running.(sdktrace.ReadOnlySpan).StartTime(), "GET /items", "GET /items"},
+			})
+			checkCounts(t, p, 1, 0, 2)
+
+			_, c := tr.Start(context.Background(), "GET /items", server)
+			c.End()
+			p.OnEnd(c.(sdktrace.ReadOnlySpan)) // as a second end would
+			p.drain()
+			checkCounts(t, p, 1, 0, 3)
+		})
+	}
+}
+
 // TestElisionAcrossDrains starts two spans and ends one, 50 times, with a
 // drain after each, on a queue of 4 (an index of 8 slots): each drain
 // empties the index, which would otherwise fill after a few rounds and stop
