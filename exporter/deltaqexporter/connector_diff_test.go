@@ -1,0 +1,291 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqexporter
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
+	"github.com/deltaq-otel/deltaq/internal/collectorstate"
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
+)
+
+// diffAnalysis returns seeded analysis options, as a collector's YAML
+// decodes them, that the exporter and the connector both take: interval,
+// lag, quantiles, a diagram over a and b, their layouts (dmax auto: no
+// layout, the instances' own), a QTA with its triggers, QoO, max_probes,
+// services and snapshots.
+func diffAnalysis(r *rand.Rand) map[string]any {
+	interval := []string{"1s", "2s", "500ms"}[r.IntN(3)]
+	probes := map[string]any{}
+	for _, p := range []string{"a", "b"} {
+		if r.IntN(3) > 0 {
+			probes[p] = map[string]any{"dmax": "20ms", "bins": []int{10, 20, 40}[r.IntN(3)]}
+		}
+	}
+	e2e := map[string]any{
+		"qta": map[string]any{"points": []any{
+			map[string]any{"delay": "8ms", "p": 0.3},
+			map[string]any{"delay": "15ms", "p": 0.6},
+		}, "max_failure": 0.2},
+		"triggers": map[string]any{"qta": true, "failure": r.IntN(2) == 0, "max_divergence": 0.3},
+	}
+	if r.IntN(2) == 0 {
+		e2e["qoo"] = map[string]any{
+			"rop":  map[string]any{"points": []any{map[string]any{"p": 0.5, "delay": "5ms"}}, "max_failure": 0.05},
+			"cpup": map[string]any{"points": []any{map[string]any{"p": 0.5, "delay": "15ms"}}, "max_failure": 0.5},
+		}
+	}
+	probes["e2e"] = e2e
+	cfg := map[string]any{
+		"interval":   interval,
+		"lag":        []string{"0s", "100ms", "300ms"}[r.IntN(3)],
+		"quantiles":  []any{0.5, 0.9},
+		"diagram":    "e2e = a -> b;",
+		"probes":     probes,
+		"max_probes": 1 + r.IntN(3),
+		"services":   map[string]any{"max_per_probe": 1 + r.IntN(2)},
+		"snapshot":   map[string]any{"before": 1, "after": interval},
+	}
+	if r.IntN(2) == 0 {
+		cfg["history"] = 3
+	}
+	if r.IntN(2) == 0 {
+		// Windows cut into several requests (split.go).
+		cfg["max_request_bytes"] = 65536
+		cfg["cdf_points"] = 0
+	}
+	return cfg
+}
+
+// diffInstances returns seeded instance spans, as the processor writes
+// them, ending in the n windows of interval from coretest.T0: a, b and e2e
+// in a 20 ms × 20 bins layout (now and then another, rebinned or refused),
+// probes no configuration names (some beyond max_probes), successes,
+// failures and timeouts, a few sampled, of three services; by end time.
+func diffInstances(r *rand.Rand, interval time.Duration, n int) []coretest.Span {
+	var out []coretest.Span
+	for w := range n {
+		bad := w == n/2 // a slow and failing window: the QTA breaks
+		for range 10 + r.IntN(30) {
+			p := []string{"a", "b", "e2e", "e2e", "x", "y", "z"}[r.IntN(7)]
+			d := time.Duration(r.ExpFloat64() * float64(4*time.Millisecond))
+			if bad {
+				d *= 3
+			}
+			end := coretest.At(time.Duration(w)*interval + time.Duration(r.Int64N(int64(interval))))
+			s := coretest.Span{Probe: p, Outcome: contract.Success, Start: end.Add(-d), End: end, DMax: 20 * time.Millisecond, Bins: 20}
+			switch {
+			case d >= s.DMax:
+				s.Outcome, s.Start = contract.Timeout, end.Add(-s.DMax)
+			case r.IntN(12) == 0 || bad && r.IntN(3) == 0:
+				s.Outcome = contract.Failure
+			}
+			if r.IntN(25) == 0 {
+				s.Bins = 40
+			}
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y coretest.Span) int { return x.End.Compare(y.End) })
+	return out
+}
+
+// diffTraces returns the spans as traces, each in a resource of one of
+// three services, one in eight sampled with an adjusted count of 2.
+func diffTraces(r *rand.Rand, specs []coretest.Span) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for i, s := range specs {
+		one := coretest.Traces(s)
+		rs := one.ResourceSpans().At(0)
+		rs.Resource().Attributes().PutStr("service.name", []string{"shop", "pay", "edge"}[r.IntN(3)])
+		sp := rs.ScopeSpans().At(0).Spans().At(1)
+		sp.SetTraceID(pcommon.TraceID{byte(i), byte(i >> 8), 1})
+		sp.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), byte(r.Uint32())})
+		if r.IntN(8) == 0 {
+			sp.TraceState().FromRaw("ot=th:8")
+		}
+		rs.MoveTo(td.ResourceSpans().AppendEmpty())
+	}
+	return td
+}
+
+// canonMetrics returns one line per data point of mds: the metric, its
+// attributes and its values, sorted, without the resource and the scope
+// (the component's own).
+func canonMetrics(mds []pmetric.Metrics) []string {
+	var out []string
+	for _, md := range mds {
+		for i := range md.ResourceMetrics().Len() {
+			sms := md.ResourceMetrics().At(i).ScopeMetrics()
+			for j := range sms.Len() {
+				ms := sms.At(j).Metrics()
+				for k := range ms.Len() {
+					out = append(out, canonMetric(ms.At(k))...)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func canonMetric(m pmetric.Metric) []string {
+	var out []string
+	head := func(attrs pcommon.Map, start, ts pcommon.Timestamp) string {
+		return fmt.Sprintf("%s %s %v %d..%d", m.Name(), m.Unit(), attrs.AsRaw(), start, ts)
+	}
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		for i := range m.Gauge().DataPoints().Len() {
+			p := m.Gauge().DataPoints().At(i)
+			out = append(out, fmt.Sprintf("%s = %v %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()), p.DoubleValue(), p.IntValue()))
+		}
+	case pmetric.MetricTypeSum:
+		for i := range m.Sum().DataPoints().Len() {
+			p := m.Sum().DataPoints().At(i)
+			out = append(out, fmt.Sprintf("%s = %v %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()), p.DoubleValue(), p.IntValue()))
+		}
+	case pmetric.MetricTypeHistogram:
+		for i := range m.Histogram().DataPoints().Len() {
+			p := m.Histogram().DataPoints().At(i)
+			out = append(out, fmt.Sprintf("%s = %d %v %v %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()),
+				p.Count(), p.Sum(), p.ExplicitBounds().AsRaw(), p.BucketCounts().AsRaw()))
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		for i := range m.ExponentialHistogram().DataPoints().Len() {
+			p := m.ExponentialHistogram().DataPoints().At(i)
+			out = append(out, fmt.Sprintf("%s = %d %v %d %d %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()),
+				p.Count(), p.Sum(), p.Scale(), p.Positive().Offset(), p.Positive().BucketCounts().AsRaw()))
+		}
+	default:
+		out = append(out, m.Name()+" "+m.Type().String())
+	}
+	return out
+}
+
+// canonLogs returns one line per log record: its event, times, attributes
+// and body, sorted.
+func canonLogs(lds []plog.Logs) []string {
+	var out []string
+	for _, ld := range lds {
+		for i := range ld.ResourceLogs().Len() {
+			sls := ld.ResourceLogs().At(i).ScopeLogs()
+			for j := range sls.Len() {
+				lrs := sls.At(j).LogRecords()
+				for k := range lrs.Len() {
+					lr := lrs.At(k)
+					out = append(out, fmt.Sprintf("%s %d %v %v %v", lr.EventName(), lr.Timestamp(), lr.SeverityText(), lr.Attributes().AsRaw(), lr.Body().AsRaw()))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// diffConnector makes the analysis of a connector of cfg as the
+// connector's factory makes it (deltaqconnector's newObserver), on clk.
+func diffConnector(t *testing.T, cfg *deltaqconnector.Config, clk *coretest.Clock, out core.Outputs) *core.Observer {
+	t.Helper()
+	typ := component.MustNewType("deltaq")
+	set := connectortest.NewNopSettings(typ)
+	obs, err := core.New(&cfg.Config, core.Settings{
+		Kind: "connector", Scope: "github.com/deltaq-otel/deltaq/connector/deltaqconnector", Telemetry: set.TelemetrySettings,
+		Layouts: collectorstate.New().Layouts, ID: component.NewID(typ).String(),
+		SpanProbes: deltaqconnector.SpanProbes(cfg), StartEvents: &cfg.StartEvents,
+		Now: clk.Now, Ticks: clk.C,
+	})
+	require.NoError(t, err)
+	require.NoError(t, obs.Start(out))
+	return obs
+}
+
+// TestExporterAgreesWithConnector feeds the same seeded instance spans to
+// an exporter, whose output an OTLP/gRPC endpoint receives, and to the
+// connector's analysis of the same options, on clocks ticking alike: the
+// metrics and log records of every window (outcomes, observed ΔQ,
+// quantiles, QTA, triggers, snapshots, QoO) are the same.
+func TestExporterAgreesWithConnector(t *testing.T) {
+	// What the seeds brought out, so that they keep covering the output.
+	seen := map[string]bool{}
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 7))
+			raw := diffAnalysis(r)
+
+			srv := otlptest.Start(t, otlptest.Options{})
+			ecfg := grpcConfig(srv.Addr())
+			require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(ecfg))
+			require.NoError(t, ecfg.Validate())
+			ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
+			require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(ccfg))
+			require.NoError(t, ccfg.Validate())
+
+			eclk, cclk := coretest.NewClock(coretest.T0), coretest.NewClock(coretest.T0)
+			exp := startExporter(t, ecfg, eclk, nil)
+			msink, lsink := new(consumertest.MetricsSink), new(consumertest.LogsSink)
+			conn := diffConnector(t, ccfg, cclk, core.Outputs{Metrics: msink, Logs: lsink})
+
+			interval, lag := ecfg.Interval, ecfg.Lag
+			const windows = 6
+			spans := diffInstances(r, interval, windows)
+			ctx := context.Background()
+			next := 0
+			for w := 1; w <= windows; w++ {
+				// What ends before the tick arrives before it, in batches.
+				tick := coretest.At(time.Duration(w)*interval + lag)
+				for next < len(spans) && spans[next].End.Before(tick) {
+					n := min(1+r.IntN(8), len(spans)-next)
+					for next+n > len(spans) || spans[next+n-1].End.After(tick) {
+						n--
+					}
+					seed := r.Uint64()
+					batch := spans[next : next+n]
+					require.NoError(t, exp.obs.ConsumeTraces(ctx, diffTraces(rand.New(rand.NewPCG(seed, 1)), batch)))
+					require.NoError(t, conn.ConsumeTraces(ctx, diffTraces(rand.New(rand.NewPCG(seed, 1)), batch)))
+					next += n
+				}
+				eclk.Tick(tick)
+				cclk.Tick(tick)
+			}
+			require.NoError(t, conn.Shutdown(ctx))
+			require.NoError(t, exp.shutdown(ctx))
+
+			want, got := canonMetrics(msink.AllMetrics()), canonMetrics(srv.Metrics())
+			require.NotEmpty(t, want)
+			require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "metrics of config %v", raw)
+			wantLogs, gotLogs := canonLogs(lsink.AllLogs()), canonLogs(srv.Logs())
+			require.Equal(t, strings.Join(wantLogs, "\n"), strings.Join(gotLogs, "\n"), "logs of config %v", raw)
+			for _, l := range append(want, wantLogs...) {
+				seen[strings.Fields(l)[0]] = true
+			}
+		})
+	}
+	for _, name := range []string{
+		contract.MetricOutcomes, contract.MetricObserved, contract.MetricQuantile, contract.MetricQTAHolds,
+		contract.MetricDivergence, contract.MetricQoOScore, contract.EventTrigger, contract.EventSnapshot,
+	} {
+		require.True(t, seen[name], "no %s in any window", name)
+	}
+}
