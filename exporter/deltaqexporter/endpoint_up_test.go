@@ -1,0 +1,92 @@
+// Copyright The deltaq-otel Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package deltaqexporter
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
+	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
+)
+
+// TestEndpointUpLater: with the endpoint down from the start, the windows
+// closed meanwhile fill the sending queue (3 requests) and the rest are
+// dropped and counted; once the endpoint comes up, the queued windows are
+// sent, each once and in order, and so are those closed at shutdown.
+// Every window is either received or counted as dropped (README, "Failures
+// downstream").
+func TestEndpointUpLater(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close())
+
+	cfg := grpcConfig(addr)
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = time.Minute
+	cfg.QueueConfig.Get().QueueSize = 3
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	clk := coretest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, tel)
+	const windows = 8
+	for w := range windows {
+		base := time.Duration(w) * time.Second
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", base+ms(100))))
+		clk.Tick(at(base + 2*time.Second))
+	}
+	// Windows ending at 1 s … 8 s closed (the default lag keeps the next
+	// open), the one ending at 9 s and the partial one at 10 s closed at
+	// shutdown.
+	const closed = windows + 2
+	var mu sync.Mutex
+	ends := map[pcommon.Timestamp]int{}
+	var order []pcommon.Timestamp
+	srv, err := otlprecv.Listen(addr, otlprecv.Handlers{Metrics: func(md pmetric.Metrics) otlprecv.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		eachPoint(md, func(name string, _ pcommon.Map, ts pcommon.Timestamp, _ uint64) {
+			if name == contract.MetricObserved {
+				ends[ts]++
+				order = append(order, ts)
+			}
+		})
+		return otlprecv.Reply{}
+	}, Logs: func(plog.Logs) otlprecv.Reply { return otlprecv.Reply{} }})
+	require.NoError(t, err)
+	defer srv.Stop(0)
+	// The queue drains once the client has reconnected (gRPC's backoff, 1 s
+	// at first); the bound only turns a hang into a failure.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ends) >= 3
+	}, 30*time.Second, 10*time.Millisecond, "the queued windows never reached the endpoint once it was up")
+	require.NoError(t, exp.shutdown(context.Background()))
+
+	dropped := telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_dropped")["signal=metrics"]
+	mu.Lock()
+	defer mu.Unlock()
+	for ts, n := range ends {
+		require.Equal(t, 1, n, "window ending at %v received %d times", ts.AsTime(), n)
+	}
+	require.IsIncreasing(t, order, "windows out of order")
+	require.Equal(t, at(time.Second), order[0].AsTime(), "the first window, queued while the endpoint was down, was lost")
+	require.Equal(t, at(closed*time.Second), order[len(order)-1].AsTime(), "the window closed at shutdown was lost")
+	require.Positive(t, dropped, "the queue holds 3 requests: windows beyond were dropped")
+	require.Equal(t, int64(closed), int64(len(ends))+dropped, "windows received %d, counted as dropped %d", len(ends), dropped)
+}
