@@ -4,11 +4,16 @@
 package deltaqexporter
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +24,9 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/deltaq-otel/deltaq/connector/deltaqconnector"
@@ -204,6 +211,85 @@ func canonLogs(lds []plog.Logs) []string {
 	return out
 }
 
+// httpReceiver is an OTLP/HTTP endpoint keeping what it receives, in
+// protobuf or JSON, gzip-compressed or not.
+type httpReceiver struct {
+	mu      sync.Mutex
+	metrics []pmetric.Metrics
+	logs    []plog.Logs
+}
+
+func (h *httpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var rd io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		rd = zr
+	}
+	body, err := io.ReadAll(rd)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	json := r.Header.Get("Content-Type") == "application/json"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch r.URL.Path {
+	case "/v1/metrics":
+		req := pmetricotlp.NewExportRequest()
+		if json {
+			err = req.UnmarshalJSON(body)
+		} else {
+			err = req.UnmarshalProto(body)
+		}
+		h.metrics = append(h.metrics, req.Metrics())
+	case "/v1/logs":
+		req := plogotlp.NewExportRequest()
+		if json {
+			err = req.UnmarshalJSON(body)
+		} else {
+			err = req.UnmarshalProto(body)
+		}
+		h.logs = append(h.logs, req.Logs())
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if json {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+}
+
+// diffEndpoint returns the sending options of seed's exporter and what
+// its endpoint received: OTLP/gRPC, or OTLP/HTTP in protobuf or JSON.
+func diffEndpoint(t *testing.T, seed uint64) (map[string]any, func() ([]pmetric.Metrics, []plog.Logs)) {
+	if seed%3 == 0 {
+		srv := otlptest.Start(t, otlptest.Options{})
+		return map[string]any{"endpoint": srv.Addr(), "tls": map[string]any{"insecure": true}},
+			func() ([]pmetric.Metrics, []plog.Logs) { return srv.Metrics(), srv.Logs() }
+	}
+	h := new(httpReceiver)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	encoding := []string{"", "proto", "json"}[seed%3]
+	return map[string]any{"http": map[string]any{"endpoint": srv.URL, "encoding": encoding}},
+		func() ([]pmetric.Metrics, []plog.Logs) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.metrics, h.logs
+		}
+}
+
 // diffConnector makes the analysis of a connector of cfg as the
 // connector's factory makes it (deltaqconnector's newObserver), on clk.
 func diffConnector(t *testing.T, cfg *deltaqconnector.Config, clk *coretest.Clock, out core.Outputs) *core.Observer {
@@ -222,7 +308,7 @@ func diffConnector(t *testing.T, cfg *deltaqconnector.Config, clk *coretest.Cloc
 }
 
 // TestExporterAgreesWithConnector feeds the same seeded instance spans to
-// an exporter, whose output an OTLP/gRPC endpoint receives, and to the
+// an exporter, whose output an OTLP/gRPC or OTLP/HTTP endpoint receives, and to the
 // connector's analysis of the same options, on clocks ticking alike: the
 // metrics and log records of every window (outcomes, observed ΔQ,
 // quantiles, QTA, triggers, snapshots, QoO) are the same.
@@ -234,10 +320,11 @@ func TestExporterAgreesWithConnector(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			raw := diffAnalysis(r)
 
-			srv := otlptest.Start(t, otlptest.Options{})
-			ecfg := grpcConfig(srv.Addr())
+			sending, received := diffEndpoint(t, seed)
+			ecfg := createDefaultConfig().(*Config)
 			require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(ecfg))
-			require.NoError(t, ecfg.Validate())
+			require.NoError(t, confmap.NewFromStringMap(sending).Unmarshal(ecfg))
+			require.NoError(t, confmap.Validate(ecfg))
 			ccfg := deltaqconnector.NewFactory().CreateDefaultConfig().(*deltaqconnector.Config)
 			require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(ccfg))
 			require.NoError(t, ccfg.Validate())
@@ -272,11 +359,12 @@ func TestExporterAgreesWithConnector(t *testing.T) {
 			require.NoError(t, conn.Shutdown(ctx))
 			require.NoError(t, exp.shutdown(ctx))
 
-			want, got := canonMetrics(msink.AllMetrics()), canonMetrics(srv.Metrics())
+			gotMetrics, gotLogs := received()
+			want, got := canonMetrics(msink.AllMetrics()), canonMetrics(gotMetrics)
 			require.NotEmpty(t, want)
 			require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "metrics of config %v", raw)
-			wantLogs, gotLogs := canonLogs(lsink.AllLogs()), canonLogs(srv.Logs())
-			require.Equal(t, strings.Join(wantLogs, "\n"), strings.Join(gotLogs, "\n"), "logs of config %v", raw)
+			wantLogs := canonLogs(lsink.AllLogs())
+			require.Equal(t, strings.Join(wantLogs, "\n"), strings.Join(canonLogs(gotLogs), "\n"), "logs of config %v", raw)
 			for _, l := range append(want, wantLogs...) {
 				seen[strings.Fields(l)[0]] = true
 			}
