@@ -5,6 +5,7 @@ package deltaqexporter
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -12,13 +13,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
+	"github.com/deltaq-otel/deltaq/internal/otlptest"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
@@ -89,4 +96,41 @@ func TestEndpointUpLater(t *testing.T) {
 	require.Equal(t, at(closed*time.Second), order[len(order)-1].AsTime(), "the window closed at shutdown was lost")
 	require.Positive(t, dropped, "the queue holds 3 requests: windows beyond were dropped")
 	require.Equal(t, int64(closed), int64(len(ends))+dropped, "windows received %d, counted as dropped %d", len(ends), dropped)
+}
+
+// TestRequestLargerThanQueueDropped: with sizer bytes and a queue_size
+// below a window's request, the request is never queued; it is dropped,
+// counted in output_dropped and logged with the queue's reason (README,
+// "OTLP output"), and a window that fits still goes out.
+func TestRequestLargerThanQueueDropped(t *testing.T) {
+	srv := otlptest.Start(t, otlptest.Options{})
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{
+		"endpoint": srv.Addr(), "tls": map[string]any{"insecure": true},
+		"sending_queue": map[string]any{"sizer": "bytes", "queue_size": 30000},
+	}).Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	zc, logs := observer.New(zapcore.WarnLevel)
+	clk := coretest.NewClock(at(time.Second))
+	exp := startExporter(t, cfg, clk, tel, func(_ *deltaqExporter, s *core.Settings) { s.Telemetry.Logger = zap.New(zc) })
+	// A window of one probe fits in 30000 bytes; one of 100 does not.
+	require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances("p", ms(100))))
+	clk.Tick(at(2 * time.Second))
+	for i := range 100 {
+		require.NoError(t, exp.obs.ConsumeTraces(context.Background(), instances(fmt.Sprintf("p%d", i), time.Second+ms(100))))
+	}
+	clk.Tick(at(3 * time.Second))
+	require.NoError(t, exp.shutdown(context.Background()))
+
+	require.Positive(t, srv.Counts().Requests, "the window that fits was sent")
+	dropped := telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_dropped")["signal=metrics"]
+	require.Positive(t, dropped, "the window larger than the queue was not counted as dropped")
+	warned := 0
+	for _, e := range logs.FilterMessage("dropping ΔQ output: the next consumer did not accept it").All() {
+		require.Contains(t, e.ContextMap()["error"], "element size too large")
+		warned++
+	}
+	require.Equal(t, int(dropped), warned, "one warning per request dropped")
 }
