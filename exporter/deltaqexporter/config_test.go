@@ -46,6 +46,11 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, configcompression.TypeGzip, cfg.ClientConfig.Compression, "gzip, as otlp_grpc")
 	logs := createDefaultConfig().(*Config).Logs
 	assert.Equal(t, logs.GetOrInsertDefault().ClientConfig.Compression, cfg.ClientConfig.Compression)
+	// The timeout of an attempt, as the README gives it: 5 s, in the logs
+	// section too, and the otlp_http exporter's 30 s in the http section.
+	assert.Equal(t, 5*time.Second, cfg.TimeoutConfig.Timeout)
+	assert.Equal(t, 5*time.Second, logs.Get().TimeoutConfig.Timeout)
+	assert.Equal(t, 30*time.Second, sections.HTTP.Get().ClientConfig.Timeout)
 	// Without an endpoint the default configuration is not valid, and that
 	// is its only problem: the defaults are within the bounds.
 	require.EqualError(t, confmap.Validate(cfg), `requires a non-empty "endpoint" (OTLP/gRPC) or an "http" section with an endpoint (OTLP/HTTP)`)
