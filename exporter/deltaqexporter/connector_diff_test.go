@@ -39,9 +39,10 @@ import (
 
 // diffAnalysis returns seeded analysis options, as a collector's YAML
 // decodes them, that the exporter and the connector both take: interval,
-// lag, quantiles, a diagram over a and b, their layouts (dmax auto: no
-// layout, the instances' own), a QTA with its triggers, QoO, max_probes,
-// services and snapshots.
+// lag, quantiles, a diagram over a and b, their layouts (or none: the
+// instances' own), a QTA with its triggers, QoO, max_probes, services,
+// snapshots, windows for a gateway, exponential histograms, a what-if
+// scenario, exemplars and worst instances.
 func diffAnalysis(r *rand.Rand) map[string]any {
 	interval := []string{"1s", "2s", "500ms"}[r.IntN(3)]
 	probes := map[string]any{}
@@ -77,6 +78,17 @@ func diffAnalysis(r *rand.Rand) map[string]any {
 	if r.IntN(2) == 0 {
 		cfg["history"] = 3
 	}
+	if r.IntN(3) == 0 {
+		cfg["emit_windows"] = true
+	}
+	if r.IntN(3) == 0 {
+		cfg["histogram"] = map[string]any{"exponential": map[string]any{"max_size": 20}}
+	}
+	if r.IntN(2) == 0 {
+		cfg["whatif"] = map[string]any{"faster_a": map[string]any{"a": "0.5*X"}}
+	}
+	cfg["worst_instances"] = 1 + r.IntN(3)
+	cfg["exemplars"] = map[string]any{"max_per_probe": 1 + r.IntN(4)}
 	if r.IntN(2) == 0 {
 		// Windows cut into several requests (split.go).
 		cfg["max_request_bytes"] = 65536
@@ -171,24 +183,35 @@ func canonMetric(m pmetric.Metric) []string {
 	case pmetric.MetricTypeSum:
 		for i := range m.Sum().DataPoints().Len() {
 			p := m.Sum().DataPoints().At(i)
-			out = append(out, fmt.Sprintf("%s = %v %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()), p.DoubleValue(), p.IntValue()))
+			out = append(out, fmt.Sprintf("%s = %v %v %s", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()), p.DoubleValue(), p.IntValue(), canonExemplars(p.Exemplars())))
 		}
 	case pmetric.MetricTypeHistogram:
 		for i := range m.Histogram().DataPoints().Len() {
 			p := m.Histogram().DataPoints().At(i)
-			out = append(out, fmt.Sprintf("%s = %d %v %v %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()),
-				p.Count(), p.Sum(), p.ExplicitBounds().AsRaw(), p.BucketCounts().AsRaw()))
+			out = append(out, fmt.Sprintf("%s = %d %v %v %v %s", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()),
+				p.Count(), p.Sum(), p.ExplicitBounds().AsRaw(), p.BucketCounts().AsRaw(), canonExemplars(p.Exemplars())))
 		}
 	case pmetric.MetricTypeExponentialHistogram:
 		for i := range m.ExponentialHistogram().DataPoints().Len() {
 			p := m.ExponentialHistogram().DataPoints().At(i)
-			out = append(out, fmt.Sprintf("%s = %d %v %d %d %v", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()),
-				p.Count(), p.Sum(), p.Scale(), p.Positive().Offset(), p.Positive().BucketCounts().AsRaw()))
+			out = append(out, fmt.Sprintf("%s = %d %v %d %d %v %d %s", head(p.Attributes(), p.StartTimestamp(), p.Timestamp()),
+				p.Count(), p.Sum(), p.Scale(), p.Positive().Offset(), p.Positive().BucketCounts().AsRaw(), p.ZeroCount(), canonExemplars(p.Exemplars())))
 		}
 	default:
 		out = append(out, m.Name()+" "+m.Type().String())
 	}
 	return out
+}
+
+// canonExemplars returns the exemplars as text: trace and span ids, time
+// and value.
+func canonExemplars(es pmetric.ExemplarSlice) string {
+	var b strings.Builder
+	for i := range es.Len() {
+		e := es.At(i)
+		fmt.Fprintf(&b, "[%s %s %d %v %d %v]", e.TraceID(), e.SpanID(), e.Timestamp(), e.DoubleValue(), e.IntValue(), e.FilteredAttributes().AsRaw())
+	}
+	return b.String()
 }
 
 // canonLogs returns one line per log record: its event, times, attributes
@@ -373,6 +396,7 @@ func TestExporterAgreesWithConnector(t *testing.T) {
 	for _, name := range []string{
 		contract.MetricOutcomes, contract.MetricObserved, contract.MetricQuantile, contract.MetricQTAHolds,
 		contract.MetricDivergence, contract.MetricQoOScore, contract.EventTrigger, contract.EventSnapshot,
+		contract.MetricWindow,
 	} {
 		require.True(t, seen[name], "no %s in any window", name)
 	}
