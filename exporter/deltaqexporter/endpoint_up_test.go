@@ -7,12 +7,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -34,18 +37,77 @@ import (
 // dropped and counted; once the endpoint comes up, the queued windows are
 // sent, each once and in order, and so are those closed at shutdown.
 // Every window is either received or counted as dropped (README, "Failures
-// downstream").
+// downstream"); over OTLP/gRPC and OTLP/HTTP alike.
 func TestEndpointUpLater(t *testing.T) {
+	t.Run("grpc", func(t *testing.T) {
+		endpointUpLater(t, func(addr string) *Config {
+			cfg := grpcConfig(addr)
+			cfg.RetryConfig = fastRetries()
+			cfg.QueueConfig.Get().QueueSize = 3
+			return cfg
+		}, func(t *testing.T, addr string) func() []pmetric.Metrics {
+			var mu sync.Mutex
+			var got []pmetric.Metrics
+			srv, err := otlprecv.Listen(addr, otlprecv.Handlers{Metrics: func(md pmetric.Metrics) otlprecv.Reply {
+				mu.Lock()
+				defer mu.Unlock()
+				cp := pmetric.NewMetrics()
+				md.CopyTo(cp)
+				got = append(got, cp)
+				return otlprecv.Reply{}
+			}, Logs: func(plog.Logs) otlprecv.Reply { return otlprecv.Reply{} }})
+			require.NoError(t, err)
+			t.Cleanup(func() { srv.Stop(0) })
+			return func() []pmetric.Metrics {
+				mu.Lock()
+				defer mu.Unlock()
+				return slices.Clone(got)
+			}
+		})
+	})
+	t.Run("http", func(t *testing.T) {
+		endpointUpLater(t, func(addr string) *Config {
+			cfg := createDefaultConfig().(*Config)
+			h := cfg.HTTP.GetOrInsertDefault()
+			h.ClientConfig.Endpoint = "http://" + addr
+			h.RetryConfig = fastRetries()
+			h.QueueConfig.Get().QueueSize = 3
+			return cfg
+		}, func(t *testing.T, addr string) func() []pmetric.Metrics {
+			lis, err := net.Listen("tcp", addr)
+			require.NoError(t, err)
+			h := new(httpReceiver)
+			srv := httptest.NewUnstartedServer(h)
+			srv.Listener = lis
+			srv.Start()
+			t.Cleanup(srv.Close)
+			return func() []pmetric.Metrics {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				return slices.Clone(h.metrics)
+			}
+		})
+	})
+}
+
+// fastRetries retries every 10 to 50 ms for a minute.
+func fastRetries() configretry.BackOffConfig {
+	r := configretry.NewDefaultBackOffConfig()
+	r.InitialInterval, r.MaxInterval, r.MaxElapsedTime = 10*time.Millisecond, 50*time.Millisecond, time.Minute
+	return r
+}
+
+// endpointUpLater closes windows of an exporter of config(addr) while
+// nothing listens at addr, then has serve(addr) listen there, and checks
+// what the endpoint received (serve's function) and what was dropped.
+func endpointUpLater(t *testing.T, config func(addr string) *Config, serve func(t *testing.T, addr string) func() []pmetric.Metrics) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := lis.Addr().String()
 	require.NoError(t, lis.Close())
 
-	cfg := grpcConfig(addr)
-	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
-	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
-	cfg.RetryConfig.MaxElapsedTime = time.Minute
-	cfg.QueueConfig.Get().QueueSize = 3
+	cfg := config(addr)
+	require.NoError(t, confmap.Validate(cfg))
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
 	clk := coretest.NewClock(at(time.Second))
@@ -60,34 +122,24 @@ func TestEndpointUpLater(t *testing.T) {
 	// open), the one ending at 9 s and the partial one at 10 s closed at
 	// shutdown.
 	const closed = windows + 2
-	var mu sync.Mutex
+	received := serve(t, addr)
+	// The queue drains once the client has reconnected (gRPC's backoff, 1 s
+	// at first); the bound only turns a hang into a failure.
+	require.Eventually(t, func() bool { return len(received()) >= 3 }, 30*time.Second, 10*time.Millisecond,
+		"the queued windows never reached the endpoint once it was up")
+	require.NoError(t, exp.shutdown(context.Background()))
+
 	ends := map[pcommon.Timestamp]int{}
 	var order []pcommon.Timestamp
-	srv, err := otlprecv.Listen(addr, otlprecv.Handlers{Metrics: func(md pmetric.Metrics) otlprecv.Reply {
-		mu.Lock()
-		defer mu.Unlock()
+	for _, md := range received() {
 		eachPoint(md, func(name string, _ pcommon.Map, ts pcommon.Timestamp, _ uint64) {
 			if name == contract.MetricObserved {
 				ends[ts]++
 				order = append(order, ts)
 			}
 		})
-		return otlprecv.Reply{}
-	}, Logs: func(plog.Logs) otlprecv.Reply { return otlprecv.Reply{} }})
-	require.NoError(t, err)
-	defer srv.Stop(0)
-	// The queue drains once the client has reconnected (gRPC's backoff, 1 s
-	// at first); the bound only turns a hang into a failure.
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(ends) >= 3
-	}, 30*time.Second, 10*time.Millisecond, "the queued windows never reached the endpoint once it was up")
-	require.NoError(t, exp.shutdown(context.Background()))
-
+	}
 	dropped := telemetrytest.Sum(t, tel, "otelcol_exporter_deltaq_output_dropped")["signal=metrics"]
-	mu.Lock()
-	defer mu.Unlock()
 	for ts, n := range ends {
 		require.Equal(t, 1, n, "window ending at %v received %d times", ts.AsTime(), n)
 	}
