@@ -238,3 +238,44 @@ func TestGRPCKeys(t *testing.T) {
 		assert.NotContains(t, keys, k)
 	}
 }
+
+// TestConnectorProbeOptionsRefused: a probe's options that only the
+// connector reads (match, failure, dmax: auto: a probe matched in the spans)
+// are refused with their path and where they belong; the checks alone took
+// failure for the failure trigger and dmax: auto for a malformed duration.
+// A probe with a plain dmax, and the other probes of the section, are read.
+func TestConnectorProbeOptionsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		probe map[string]any
+		want  string
+	}{
+		{"match", map[string]any{"dmax": "1s", "bins": 10, "match": map[string]any{"span_name": "x"}},
+			`probes["a"].match: an option of a probe the deltaq connector matches in the spans`},
+		{"failure", map[string]any{"dmax": "1s", "bins": 10, "failure": map[string]any{"status_error": true}},
+			`probes["a"].failure: an option of a probe the deltaq connector matches in the spans`},
+		{"dmax_auto", map[string]any{"dmax": "auto", "bins": 10},
+			`probes["a"].dmax: auto ranges a probe the deltaq connector matches in the spans`},
+		{"dmax_auto_spaced", map[string]any{"dmax": " AUTO "},
+			`probes["a"].dmax: auto ranges`},
+		{"plain", map[string]any{"dmax": "1s", "bins": 10}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			err := confmap.NewFromStringMap(map[string]any{
+				"endpoint": "collector:4317",
+				"probes":   map[string]any{"a": tt.probe, "b": map[string]any{"dmax": "2s", "bins": 20}},
+			}).Unmarshal(cfg)
+			if tt.want == "" {
+				require.NoError(t, err)
+				require.NoError(t, confmap.Validate(cfg))
+				assert.Len(t, cfg.Probes, 2)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Contains(t, err.Error(), "processor")
+			assert.NotContains(t, err.Error(), `probes["b"]`)
+		})
+	}
+}

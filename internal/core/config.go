@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -164,16 +165,80 @@ func NewDefaultConfig() Config {
 //
 //	probes["checkout"].dmax: 500 has no unit; write a duration such as 500ms or 2s
 //
+// The connector's options of a probe it matches in the spans (match,
+// failure, dmax: auto) are refused as such: the component reads the
+// instances a deltaq processor marks (the exporter), where the checks alone
+// took a probe's failure rule for the failure trigger ("write it under
+// triggers") and dmax: auto for a malformed duration.
+//
 // Config itself has no Unmarshal method: the collector would call it, on a
 // squashed field, with the whole section.
 func Unmarshal(conf *confmap.Conf, cfg any) error {
 	if conf == nil {
 		return nil
 	}
-	if err := confcheck.Check(conf, cfg, nil); err != nil {
-		return err
+	raw := confcheck.Raw(conf)
+	raw, matchErrs := takeMatchOptions(raw)
+	if err := confcheck.CheckRaw(raw, cfg, nil); err != nil || matchErrs != nil {
+		return errors.Join(matchErrs, err)
 	}
 	return conf.Unmarshal(cfg)
+}
+
+// takeMatchOptions returns raw without the connector's options of probes
+// matched in the spans, and their problems; raw as it is when it has none.
+func takeMatchOptions(raw map[string]any) (map[string]any, error) {
+	probes, ok := confcheck.Value(raw["probes"]).(map[string]any)
+	if !ok {
+		return raw, nil
+	}
+	var errs []error
+	var rest map[string]any
+	for _, name := range slices.Sorted(maps.Keys(probes)) {
+		entry, ok := confcheck.Value(probes[name]).(map[string]any)
+		if !ok {
+			continue // the decoder reports it
+		}
+		var clean map[string]any
+		for _, k := range []string{"dmax", "failure", "match"} {
+			v, has := entry[k]
+			if !has || k == "dmax" && !isAuto(v) {
+				continue
+			}
+			p := confpath.Fields("probes").Key(name).Field(k)
+			if k == "dmax" {
+				errs = append(errs, confpath.Errorf(p, "auto ranges a probe the deltaq connector matches in the spans, or the deltaq processor's "+
+					"(dmax: auto on its probe), whose layout this component takes: leave dmax and bins out here"))
+			} else {
+				errs = append(errs, confpath.Errorf(p, "an option of a probe the deltaq connector matches in the spans, not of this component, "+
+					"which reads the instances the deltaq processor marks: set %s on the processor's probe (or use the connector)", k))
+			}
+			if clean == nil {
+				clean = maps.Clone(entry)
+			}
+			delete(clean, k)
+		}
+		if clean == nil {
+			continue
+		}
+		if rest == nil {
+			rest = maps.Clone(probes)
+		}
+		rest[name] = clean
+	}
+	if rest == nil {
+		return raw, nil
+	}
+	raw = maps.Clone(raw)
+	raw["probes"] = rest
+	return raw, errors.Join(errs...)
+}
+
+// isAuto reports whether v is dmax: auto, as the connector and the
+// processor read it.
+func isAuto(v any) bool {
+	s, ok := confcheck.Value(v).(string)
+	return ok && strings.EqualFold(strings.TrimSpace(s), "auto")
 }
 
 // Check checks the options once, for a component's Validate: the bounds
