@@ -80,6 +80,36 @@ func TestScopeOlderWindowKeepsLatest(t *testing.T) {
 	}
 }
 
+// TestScopeLostWindowNotCounted sends the demo's windows 3, 4, 6 and 7,
+// window 5 lost (the collector could not send it), each window of 40 jobs
+// (demoBatches). The rise of the cumulative counts from window 4 to 6 is of
+// two windows: shown as window 6's own, it said 80 jobs a window where 40
+// ran. Window 6's own counts are not known; window 7's are 40.
+func TestScopeLostWindowNotCounted(t *testing.T) {
+	batches := demoBatches(t)
+	now := coretest.T0.Add(time.Hour)
+	s, w := views(DefaultLimits(), &now)
+	for _, i := range []int{3, 4, 6} {
+		ingest(s, w, batches[i].metrics)
+	}
+	p := s.probes["worker_1"]
+	if got := outcomesAt(p.outcomes, p.updated).window; len(got) != 0 {
+		t.Errorf("terminal: window 6's own counts %v after window 5 was lost, want none known", got)
+	}
+	if hist := w.windows["worker_1"]; len(hist[len(hist)-1].Outcomes) != 0 {
+		t.Errorf("page: window 6's own counts %v after window 5 was lost, want none known", hist[len(hist)-1].Outcomes)
+	}
+	ingest(s, w, batches[7].metrics)
+	want := map[string]float64{"success": demoJobs, "timeout": 0, "failure": 0}
+	p = s.probes["worker_1"]
+	if got := outcomesAt(p.outcomes, p.updated).window; !reflect.DeepEqual(got, want) {
+		t.Errorf("terminal: window 7's own counts %v, want %v", got, want)
+	}
+	if hist := w.windows["worker_1"]; !reflect.DeepEqual(hist[len(hist)-1].Outcomes, want) {
+		t.Errorf("page: window 7's own counts %v, want %v", hist[len(hist)-1].Outcomes, want)
+	}
+}
+
 func deref(p *float64) any {
 	if p == nil {
 		return nil
