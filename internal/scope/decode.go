@@ -265,7 +265,8 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 		newest: map[string]time.Time{},
 	}
 	for _, dp := range scopePoints(md) {
-		if name, t := stringAttr(dp.Attributes(), attrProbe), dp.Timestamp().AsTime(); !t.After(w.latest) && t.After(w.newest[name]) {
+		name, t := stringAttr(dp.Attributes(), attrProbe), dp.Timestamp().AsTime()
+		if _, ok := pointValue(dp); ok && !t.After(w.latest) && t.After(w.newest[name]) {
 			w.newest[name] = t
 		}
 	}

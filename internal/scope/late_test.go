@@ -4,10 +4,12 @@
 package scope
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
@@ -115,4 +117,27 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestScopeMalformedPointHidesNoWindow: a malformed point (a NaN) stamped
+// after a window's end, in the window's request, is ignored and counted; it
+// does not make the window's own points count as those of an older window.
+func TestScopeMalformedPointHidesNoWindow(t *testing.T) {
+	batches := demoBatches(t)
+	now := coretest.T0.Add(time.Hour)
+	s, w := views(DefaultLimits(), &now)
+	md := joined(batches[5])
+	m := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().AppendEmpty()
+	m.SetName(metricFailureRatio)
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.Attributes().PutStr(attrProbe, "worker_2")
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(coretest.At(6500 * time.Millisecond)))
+	dp.SetDoubleValue(math.NaN())
+	ingest(s, w, md)
+	if f := s.probes["worker_2"].failure; !f.ok || f.v < 0.05 || s.malformed != 1 {
+		t.Errorf("terminal: worker_2's failure ratio %+v, %d malformed; want window 5's 0.1 and 1", f, s.malformed)
+	}
+	if hist := w.windows["worker_2"]; len(hist) != 1 || hist[0].Failure == nil || *hist[0].Failure < 0.05 {
+		t.Errorf("page: worker_2's windows %d, failure %v; want one of failure 0.1", len(hist), deref(hist[len(hist)-1].Failure))
+	}
 }
