@@ -236,7 +236,7 @@ func probeStateLine(p *probeView) string {
 		state = append(state, "QTA met")
 	}
 	if p.failure.ok {
-		state = append(state, fmt.Sprintf("failure %.2f%%", 100*p.failure.v))
+		state = append(state, "failure "+percentText(p.failure.v)+"%")
 	}
 	if p.divergence.ok {
 		state = append(state, fmt.Sprintf("divergence %.3f", p.divergence.v))
@@ -250,6 +250,24 @@ func probeStateLine(p *probeView) string {
 		state = append(state, "in window: "+in)
 	}
 	return strings.Join(state, " │ ")
+}
+
+// percentText writes a ratio in [0, 1] as a percentage to two decimals,
+// with more digits where two would round it to 0 or 100 and it is neither
+// (app.js's percentText alike): a failure ratio of 0.003 % under a QTA
+// that allows 0.001 % read "failure 0.00%" beside "QTA BROKEN".
+func percentText(v float64) string {
+	x := 100 * v
+	s := strconv.FormatFloat(x, 'f', 2, 64)
+	switch {
+	case v > 0 && s == "0.00":
+		return strconv.FormatFloat(x, 'g', 2, 64)
+	case v < 1 && s == "100.00":
+		for d := 3; d <= 10 && strings.TrimRight(s, "0") == "100."; d++ {
+			s = strconv.FormatFloat(x, 'f', d, 64)
+		}
+	}
+	return s
 }
 
 // totalsLine states the cumulative outcome counts of a window, since the

@@ -939,3 +939,30 @@ func TestDelayAxisLabelsApart(t *testing.T) {
 		t.Errorf("a wide plot: axis %q, want %q", got, want)
 	}
 }
+
+// percentCases: failure ratios and how both views write them, to two
+// decimals unless two would read 0 or 100 for a ratio that is neither (a
+// failure of 0.003 % under a QTA allowing 0.001 % read "failure 0.00%"
+// beside "QTA BROKEN").
+var percentCases = []struct {
+	ratio float64
+	want  string
+}{
+	{0, "0.00"},
+	{0.1, "10.00"},
+	{0.12345, "12.35"},
+	{0.00003, "0.003"},
+	{0.00001, "0.001"},
+	{0.0000123, "0.0012"},
+	{0.99999, "99.999"},
+	{0.9999999, "99.99999"},
+	{1, "100.00"},
+}
+
+func TestPercentText(t *testing.T) {
+	for _, c := range percentCases {
+		if got := percentText(c.ratio); got != c.want {
+			t.Errorf("percentText(%v) = %q, want %q", c.ratio, got, c.want)
+		}
+	}
+}
