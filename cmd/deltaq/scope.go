@@ -30,7 +30,7 @@ each probe: its ΔQ plot (observed, calculated, the mean with its 95% band, and
 the QTA against delay), quantiles, failure ratio and QTA state, the outcome
 counts of the window ("in window": the rise of the connector's cumulative
 counts since the window before it; "–" in the first window the scope
-receives) and, labelled "total since", the cumulative counts since the
+receives, and in one that follows windows it did not receive) and, labelled "total since", the cumulative counts since the
 connector's stream started, and for a probe with a qoo requirement the
 Quality of Outcome of its observed and calculated ΔQ (the score, the
 components that set it, or "withheld" for a window that brought the ΔQ of a

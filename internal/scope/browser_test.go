@@ -179,6 +179,15 @@ func TestScopeBrowser(t *testing.T) {
 	if want := `a\u202eb\x07c\u200bd é`; shown != want {
 		t.Errorf("printable on the page: %q, want %q", shown, want)
 	}
+	// Failure ratios are written as the terminal writes them (percentText):
+	// never 0.00 % for a ratio above 0, nor 100.00 % for one below 1.
+	for _, v := range percentCases {
+		var got string
+		page.eval(t, fmt.Sprintf("percentText(%v)", v.ratio), &got)
+		if got != v.want {
+			t.Errorf("percentText(%v) on the page: %q, want %q", v.ratio, got, v.want)
+		}
+	}
 	var boxes map[string]string
 	page.eval(t, qtaInputsJS, &boxes)
 	if !maps.Equal(boxes, demoQTAText) {

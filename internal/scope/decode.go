@@ -7,6 +7,7 @@ package scope
 // window of every probe and the most recent triggers.
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -217,6 +218,21 @@ type windowCurves struct {
 	// latest is the latest timestamp a data point may have: the scope's
 	// clock plus Limits.Ahead when the batch arrived.
 	latest time.Time
+	// newest is the newest timestamp of each probe's points in the batch,
+	// its window's end (the connector stamps every point of a window so):
+	// only the points of that window are read, and none of a window older
+	// than the one the probe shows (windowPoint).
+	newest map[string]time.Time
+}
+
+// windowPoint reports whether a point of probe name stamped t is of the
+// window the batch shows: the newest of the batch, and none older than the
+// probe's window before it. A request may hold several windows (a batch
+// processor joins them; a retry or an exporter's queue sends an older one
+// after a later one), and merging their curves and readings showed one
+// window's quantiles and verdict under another's end.
+func (w *windowCurves) windowPoint(name string, t time.Time) bool {
+	return !t.Before(w.newest[name]) && !t.Before(w.before[name])
 }
 
 // windowReadings are the scalar readings of one probe's window. The
@@ -233,7 +249,10 @@ type windowReadings struct {
 // same window (replaceCurves: a large window comes in several requests,
 // cut anywhere); the failure ratio,
 // QTA verdict and divergence are those of the probe's latest window
-// (replaceReadings); the outcome counts are updated point by point.
+// (replaceReadings); the outcome counts are updated point by point. Of
+// a batch that holds several windows of a probe only the newest is read,
+// and nothing but outcome counts of a window older than the probe's
+// (windowPoint).
 // deltaq.observed, the cumulative histogram of successes, is not read: the
 // curves and quantiles of the window are sent as they are.
 func (s *scopeState) addMetrics(md pmetric.Metrics) {
@@ -243,18 +262,17 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 		curves: map[string]map[string][]curvePoint{}, quantiles: map[string]map[string]map[float64]float64{},
 		qta: map[string]*qtaReading{}, qoo: map[string]map[string]*qooReading{}, before: map[string]time.Time{},
 		readings: map[string]*windowReadings{}, latest: s.now().Add(s.limits.Ahead),
+		newest: map[string]time.Time{},
 	}
-	for m := range otlprecv.Metrics(md) {
-		switch m.Name() {
-		case metricCDF, metricQuantile, metricOutcomes, metricFailureRatio, metricQTAViolation, metricDivergence,
-			metricQTAPoint, metricQTAMaxFailure, metricQoOScore, metricQoOLatency, metricQoOLoss, metricQoORate:
-		default:
-			continue
+	for _, dp := range scopePoints(md) {
+		name, t := stringAttr(dp.Attributes(), attrProbe), dp.Timestamp().AsTime()
+		if _, ok := pointValue(dp); ok && !t.After(w.latest) && t.After(w.newest[name]) {
+			w.newest[name] = t
 		}
-		for _, dp := range numberPoints(m).All() {
-			if !s.addPoint(m.Name(), dp, &w) {
-				s.malformed++
-			}
+	}
+	for metric, dp := range scopePoints(md) {
+		if !s.addPoint(metric, dp, &w) {
+			s.malformed++
 		}
 	}
 	s.replaceCurves(&w)
@@ -270,6 +288,26 @@ func (s *scopeState) addMetrics(md pmetric.Metrics) {
 	}
 	if step > 0 {
 		s.interval = step
+	}
+}
+
+// scopePoints yields the data points of the metrics the scope reads, with
+// their metric's name.
+func scopePoints(md pmetric.Metrics) iter.Seq2[string, pmetric.NumberDataPoint] {
+	return func(yield func(string, pmetric.NumberDataPoint) bool) {
+		for m := range otlprecv.Metrics(md) {
+			switch m.Name() {
+			case metricCDF, metricQuantile, metricOutcomes, metricFailureRatio, metricQTAViolation, metricDivergence,
+				metricQTAPoint, metricQTAMaxFailure, metricQoOScore, metricQoOLatency, metricQoOLoss, metricQoORate:
+			default:
+				continue
+			}
+			for _, dp := range numberPoints(m).All() {
+				if !yield(m.Name(), dp) {
+					return
+				}
+			}
+		}
 	}
 }
 
@@ -467,6 +505,11 @@ func (s *scopeState) addPoint(metric string, dp pmetric.NumberDataPoint, w *wind
 // has a slot; v is the point's value.
 func (s *scopeState) addProbePoint(metric string, dp pmetric.NumberDataPoint, name string, p *probeView, v float64, w *windowCurves) bool {
 	attrs := dp.Attributes()
+	if metric != metricOutcomes && !w.windowPoint(name, dp.Timestamp().AsTime()) {
+		// Of another window than the one shown; the outcome counts keep
+		// each window's (outcomeCount.next).
+		return true
+	}
 	switch metric {
 	case metricCDF, metricQuantile:
 		return s.addCurvePoint(metric, name, attrs, v, w)

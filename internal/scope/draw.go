@@ -236,7 +236,7 @@ func probeStateLine(p *probeView) string {
 		state = append(state, "QTA met")
 	}
 	if p.failure.ok {
-		state = append(state, fmt.Sprintf("failure %.2f%%", 100*p.failure.v))
+		state = append(state, "failure "+percentText(p.failure.v)+"%")
 	}
 	if p.divergence.ok {
 		state = append(state, fmt.Sprintf("divergence %.3f", p.divergence.v))
@@ -250,6 +250,24 @@ func probeStateLine(p *probeView) string {
 		state = append(state, "in window: "+in)
 	}
 	return strings.Join(state, " │ ")
+}
+
+// percentText writes a ratio in [0, 1] as a percentage to two decimals,
+// with more digits where two would round it to 0 or 100 and it is neither
+// (app.js's percentText alike): a failure ratio of 0.003 % under a QTA
+// that allows 0.001 % read "failure 0.00%" beside "QTA BROKEN".
+func percentText(v float64) string {
+	x := 100 * v
+	s := strconv.FormatFloat(x, 'f', 2, 64)
+	switch {
+	case v > 0 && s == "0.00":
+		return strconv.FormatFloat(x, 'g', 2, 64)
+	case v < 1 && s == "100.00":
+		for d := 3; d <= 10 && strings.TrimRight(s, "0") == "100."; d++ {
+			s = strconv.FormatFloat(x, 'f', d, 64)
+		}
+	}
+	return s
 }
 
 // totalsLine states the cumulative outcome counts of a window, since the
@@ -377,20 +395,29 @@ func plotCurves(curves map[string][]curvePoint, xmax float64, o Frame) [][]rune 
 
 // renderDelayAxis writes the delay labels under a plot of width columns:
 // under the first column's left edge (0), the middle and the end (xmax).
+// A label is written only with a space between it and the others, the end
+// first, then 0, then the middle: under a narrow plot they ran into one
+// another and read as other numbers ("54001.08e+04s" for 5400s and
+// 1.08e+04s, "012.525us" for 0, 12.5us and 25us).
 func renderDelayAxis(b *strings.Builder, xmax float64, width int) {
 	axis := []rune(strings.Repeat(" ", width+7))
+	var taken [][2]int // the columns [from, to) of the labels written
 	put := func(col int, s string) {
-		for i, r := range []rune(s) {
-			if col+i < len(axis) {
-				axis[col+i] = r
+		n := len([]rune(s))
+		col = max(0, min(col, len(axis)-n))
+		for _, t := range taken {
+			if col < t[1]+1 && t[0] < col+n+1 {
+				return
 			}
 		}
+		taken = append(taken, [2]int{col, col + n})
+		copy(axis[col:], []rune(s))
 	}
+	end := distribution.FormatDuration(xmax)
+	put(7+width-len([]rune(end)), end)
 	put(6, "0")
 	mid := distribution.FormatDuration(xmax / 2)
 	put(7+width/2-1-len([]rune(mid))/2, mid)
-	end := distribution.FormatDuration(xmax)
-	put(7+width-len([]rune(end)), end)
 	b.WriteString(strings.TrimRight(string(axis), " ") + "\n")
 }
 

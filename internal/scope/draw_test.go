@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
+	"github.com/deltaq-otel/deltaq/distribution"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/otlprecv"
 	"github.com/deltaq-otel/deltaq/internal/otlptest"
@@ -902,6 +903,66 @@ func TestScopePlotFitsTheTerminal(t *testing.T) {
 	for _, l := range strings.Split(last, "\n") {
 		if plotRowRe.MatchString(l) && utf8.RuneCountInString(l) > 50 {
 			t.Errorf("plot row of %d columns on a terminal of 50: %q", utf8.RuneCountInString(l), l)
+		}
+	}
+}
+
+// TestDelayAxisLabelsApart: under a plot too narrow for its three delay
+// labels, each label is written whole or not at all, with a space between
+// any two, and the end (dMax) always: they ran into one another and read as
+// other numbers, "54001.08e+04s" under a plot of 3 h 20 columns wide.
+func TestDelayAxisLabelsApart(t *testing.T) {
+	for _, xmax := range []float64{1.954e-6, 2.5e-5, 0.1, 10800} {
+		end, mid := distribution.FormatDuration(xmax), distribution.FormatDuration(xmax/2)
+		for width := 8; width <= 40; width++ {
+			var b strings.Builder
+			renderDelayAxis(&b, xmax, width)
+			line := strings.TrimSuffix(b.String(), "\n")
+			fields := strings.Fields(line)
+			if len(fields) == 0 || fields[len(fields)-1] != end || len([]rune(line)) != width+7 {
+				t.Errorf("dMax %gs, width %d: axis %q, want %q ending at column %d", xmax, width, line, end, width+7)
+				continue
+			}
+			want := []string{"0", mid, end}
+			for _, f := range fields[:len(fields)-1] {
+				if i := slices.Index(want, f); i < 0 || i == 2 {
+					t.Errorf("dMax %gs, width %d: axis %q has %q, not one of %q", xmax, width, line, f, want)
+				} else {
+					want = want[i+1:]
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	renderDelayAxis(&b, 10800, 40)
+	if got, want := b.String(), "      0                 5400s         1.08e+04s\n"; got != want {
+		t.Errorf("a wide plot: axis %q, want %q", got, want)
+	}
+}
+
+// percentCases: failure ratios and how both views write them, to two
+// decimals unless two would read 0 or 100 for a ratio that is neither (a
+// failure of 0.003 % under a QTA allowing 0.001 % read "failure 0.00%"
+// beside "QTA BROKEN").
+var percentCases = []struct {
+	ratio float64
+	want  string
+}{
+	{0, "0.00"},
+	{0.1, "10.00"},
+	{0.12345, "12.35"},
+	{0.00003, "0.003"},
+	{0.00001, "0.001"},
+	{0.0000123, "0.0012"},
+	{0.99999, "99.999"},
+	{0.9999999, "99.99999"},
+	{1, "100.00"},
+}
+
+func TestPercentText(t *testing.T) {
+	for _, c := range percentCases {
+		if got := percentText(c.ratio); got != c.want {
+			t.Errorf("percentText(%v) = %q, want %q", c.ratio, got, c.want)
 		}
 	}
 }

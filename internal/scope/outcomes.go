@@ -28,6 +28,10 @@ type outcomeCount struct {
 	// stream started after it.
 	base    float64
 	hasBase bool
+	// step is the shortest time between the ends of two windows of the
+	// stream the scope received one after the other, the connector's
+	// interval once two adjacent windows came; 0 before.
+	step time.Duration
 }
 
 // startTime is a point's start timestamp, zero when it has none.
@@ -42,7 +46,9 @@ func startTime(dp pmetric.NumberDataPoint) time.Time {
 // at start, at window end at. A point of an earlier window than the last
 // one changes nothing; one of the same window replaces its total; one of a
 // later window makes the last total its base, when it is of the same
-// stream. A stream that started again (a new start, or a total below the
+// stream and no window was lost between them: a window ending half an
+// interval (step) or more after the one expected is preceded by windows the
+// scope did not receive, whose instances the rise counts too. A stream that started again (a new start, or a total below the
 // last) is counted from zero when it started at or after the last window's
 // end, as the connector starts it at a window's start; else the window's
 // own counts are not known.
@@ -58,9 +64,15 @@ func (c outcomeCount) next(v float64, start, at time.Time) outcomeCount {
 		return c
 	}
 	n := outcomeCount{seen: true, total: v, start: start, at: at}
-	switch {
+	switch d := at.Sub(c.at); {
+	case start.Equal(c.start) && v >= c.total && c.step > 0 && 2*d >= 3*c.step:
+		n.step = c.step
 	case start.Equal(c.start) && v >= c.total:
 		n.base, n.hasBase = c.total, true
+		n.step = d
+		if c.step > 0 {
+			n.step = min(c.step, d)
+		}
 	case !start.IsZero() && !start.Before(c.at):
 		n.hasBase = true
 	}

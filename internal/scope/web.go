@@ -464,6 +464,12 @@ func (w *scopeWeb) addMetrics(md pmetric.Metrics) {
 			w.stats.ProbesRefused += batch.probes[name].points
 			continue
 		}
+		if hist := w.windows[name]; len(hist) > 0 && batch.probes[name].updated.UnixMilli() < hist[len(hist)-1].End {
+			// A window older than the probe's latest (a retry, an
+			// exporter's queue): taken for the latest, its curves and
+			// verdict were shown under the latest's end.
+			continue
+		}
 		changed = append(changed, w.addWindowLocked(name, batch.probes[name]))
 	}
 	w.evictLocked()

@@ -280,6 +280,9 @@ func TestOutcomeCountNext(t *testing.T) {
 			{v: 100, start: at(-60), at: at(0)}, {v: 7, start: at(0), at: at(1), n: 7, ok: true}}},
 		{"a stream started before the last window ended", []step{
 			{v: 100, start: at(-60), at: at(0)}, {v: 7, start: at(-1), at: at(1)}}},
+		{"windows lost between", []step{
+			{v: 100, start: at(-60), at: at(0)}, {v: 130, start: at(-60), at: at(1), n: 30, ok: true},
+			{v: 190, start: at(-60), at: at(3)}, {v: 200, start: at(-60), at: at(4), n: 10, ok: true}}},
 		{"a total that fell, without a start", []step{
 			{v: 100, at: at(0)}, {v: 120, at: at(1), n: 20, ok: true}, {v: 7, at: at(2)}, {v: 9, at: at(3), n: 2, ok: true}}},
 	} {

@@ -44,6 +44,17 @@ function fmtDur(s) {
   return String(Number(v.toPrecision(3))) + u;
 }
 
+// percentText writes a ratio in [0, 1] as a percentage to two decimals,
+// with more digits where two would round it to 0 or 100 and it is neither
+// (draw.go's percentText alike): "failure 0.00 % > 0.00 %" said nothing.
+function percentText(v) {
+  const x = 100 * v;
+  let s = x.toFixed(2);
+  if (v > 0 && s === "0.00") return String(Number(x.toPrecision(2)));
+  for (let d = 3; v < 1 && d <= 10 && Number(s) === 100; d++) s = x.toFixed(d);
+  return s;
+}
+
 // parseDur reads "20ms", "1.5s", "250us", "0" or a bare number of ms; NaN if not.
 function parseDur(text) {
   const m = /^\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$/i.exec(text);
@@ -193,7 +204,7 @@ function checkQTA(qta, F, failure) {
     if (got + 1e-9 < p) return `F(${fmtDur(d)}) = ${got.toFixed(3)} < ${p}`;
   }
   if (qta.maxFailure != null && failure != null && failure > qta.maxFailure + 1e-12) {
-    return `failure ${(100 * failure).toFixed(2)} % > ${(100 * qta.maxFailure).toFixed(2)} %`;
+    return `failure ${percentText(failure)} % > ${percentText(qta.maxFailure)} %`;
   }
   return null;
 }
@@ -413,7 +424,7 @@ function renderProbe(name) {
     if (readings.childNodes.length) readings.append(" · ");
     readings.append(span);
   };
-  if (w.failure != null) reading("failure", (100 * w.failure).toFixed(2) + " %");
+  if (w.failure != null) reading("failure", percentText(w.failure) + " %");
   if (w.divergence != null) reading("divergence", w.divergence.toFixed(3));
   renderOutcomes(readings, root.querySelector(".totals"), w);
   renderQoO(root.querySelector(".qoo"), w.qoo);
