@@ -496,7 +496,11 @@ func parseYAML(t *testing.T, doc string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw.(map[string]any)
+	m, ok := raw.(map[string]any)
+	if !ok {
+		t.Fatalf("not a YAML map but %T:\n%s", raw, doc)
+	}
+	return m
 }
 
 func formatAny(v any) string {
@@ -534,5 +538,38 @@ func TestOpenSLOKeepsUnalertedObjectives(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"job-success", "job-within-40ms"}) {
 		t.Errorf("OpenSLO documents %q, want both objectives", names)
+	}
+}
+
+// TestRulesLineSeparatorNames: YAML takes U+2028 and U+2029 (and U+0085)
+// for line breaks, which are no control characters: a probe named with
+// one ended a comment line of the rules, and the rest of the name broke
+// their YAML (promtool: "did not find expected key"). Every file parses,
+// with one rule per objective and tier, and each alert's deltaq_probe is
+// the name.
+func TestRulesLineSeparatorNames(t *testing.T) {
+	for _, name := range []string{"a\u2028- record: x", "a\u2029b", "a\u0085b"} {
+		p := testPlanOf(t, name, "critical:14.4:1h:5m,warning:1:6h:30m")
+		rules := parseYAML(t, string(p.Rules("a test")))
+		alerts := 0
+		for _, g := range rules["groups"].([]any) {
+			for _, r := range g.(map[string]any)["rules"].([]any) {
+				if r := r.(map[string]any); r["alert"] != nil {
+					alerts++
+					if got := r["labels"].(map[string]any)["deltaq_probe"]; got != name {
+						t.Errorf("%q: an alert's deltaq_probe is %q", name, got)
+					}
+				}
+			}
+		}
+		if want := len(p.Objectives[0].Alerts) + len(p.Objectives[1].Alerts); alerts != want {
+			t.Errorf("%q: %d alerts in the rules, want %d", name, alerts, want)
+		}
+		parseYAML(t, string(p.RuleTests("rules.yml")))
+		parseYAML(t, string(p.Sloth("a test", "shop")))
+		for _, doc := range strings.Split(string(p.OpenSLO("a test", "shop")), "\n---\n")[1:] {
+			parseYAML(t, doc)
+		}
+		promtoolRules(t, p)
 	}
 }
