@@ -82,6 +82,10 @@ connector's interval. --qoo PROBE=SCORE:TARGET sets one probe's (repeatable;
 it overrides a bare --qoo). Its alert is DeltaQQoOBudgetBurn, with the same
 labels and the runbook's section "Quality of Outcome budget burn".
 
+An agent's configuration with windows_only is refused: its metrics are
+its windows alone, none of the series the rules read; give the
+gateway's.
+
 Refusals are printed on stderr and listed in the rules file's header;
 --strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
 		run: parsed(parseSLOArgs, runSLO),

@@ -319,3 +319,31 @@ connectors:
 		t.Errorf("slo: stderr %s", stderr)
 	}
 }
+
+// TestSLOWindowsOnly: an agent with windows_only sends its windows alone,
+// none of the deltaq.observed, deltaq.outcomes and deltaq.qoo.score series
+// the rules read: its rules were written and never saw a sample, silent
+// however the QTA broke. They are refused, pointing at the gateway; with
+// emit_windows alone the agent's own series are there, and its rules too.
+func TestSLOWindowsOnly(t *testing.T) {
+	for _, c := range []struct {
+		options string
+		refused bool
+	}{{"emit_windows: true, windows_only: true", true}, {"emit_windows: true", false}} {
+		cfg := writeTemp(t, "agent.yaml", "connectors: {deltaq: {"+c.options+`, probes: {job: {match: {}, dmax: 200ms, bins: 100,
+  qta: {points: [{delay: 40ms, p: 0.9}], max_failure: 0.01},
+  qoo: {rop: {points: [{p: 0.5, delay: 20ms}]}, cpup: {points: [{p: 0.5, delay: 100ms}], max_failure: 1}}}}}}
+`)
+		status, stdout, stderr := runCmd("slo", "--config", cfg, "--qoo", "80:0.9")
+		const want = "connectors::deltaq: windows_only: its metrics are its windows (deltaq.window) alone, " +
+			"none of the series the rules read (deltaq.observed, deltaq.outcomes, deltaq.qoo.score): " +
+			"generate the rules from the configuration of the gateway that merges the windows"
+		if c.refused && (status != exitFail || !strings.Contains(stderr, want) || stdout != "") {
+			t.Errorf("%s: status %d, stdout %d bytes, stderr %q; want the refusal %q", c.options, status, len(stdout), stderr, want)
+		}
+		if !c.refused && (status != exitOK || !strings.Contains(stdout, `deltaq_outcomes_total{deltaq_probe="job"}`) ||
+			!strings.Contains(stdout, `deltaq_qoo_score_percent{deltaq_probe="job"`)) {
+			t.Errorf("%s: status %d, stderr %q; want the rules of job", c.options, status, stderr)
+		}
+	}
+}
