@@ -573,3 +573,39 @@ func TestRulesLineSeparatorNames(t *testing.T) {
 		promtoolRules(t, p)
 	}
 }
+
+// TestInexactPointEdgesWithinReach: a refused QTA point names the bin
+// edges to move it to, and only those a QTA delay, a whole number of
+// nanoseconds, can name. With 3 bins up to 1 s (edges 0.333333333333 s,
+// 0.666666666667 s, 1 s, as the connector writes them) a point at
+// 333333333 ns was told to move to "0s and 333.333333ms": to no edge
+// (0 is no QTA delay) and to where it already was. Below the first edge
+// the first alone is named.
+func TestInexactPointEdgesWithinReach(t *testing.T) {
+	thirds := Probe{Name: "p", Bounds: []float64{0.333333333333, 0.666666666667, 1}, Layout: "3 bins of 333.333333ms up to 1s"}
+	fifths := Probe{Name: "q", Bounds: uniform(0.002, 100), Layout: "100 bins of 2ms up to 200ms"}
+	for _, c := range []struct {
+		pr   Probe
+		d    time.Duration
+		want string
+	}{
+		{thirds, 333333333, "333.333333ms is not a bucket bound of deltaq.observed (3 bins of 333.333333ms up to 1s): " +
+			"no QTA delay names a bin edge near it (0.333333333333 s is not a whole number of nanoseconds, which QTA delays are: " +
+			"dmax a multiple of bins nanoseconds puts every bin edge within reach)"},
+		{thirds, 800 * time.Millisecond, "800ms is not a bucket bound of deltaq.observed (3 bins of 333.333333ms up to 1s): " +
+			"the nearest bin edge is 1s; move the QTA point to it for an exact SLI (0.666666666667 s is not a whole number of nanoseconds, " +
+			"which QTA delays are: dmax a multiple of bins nanoseconds puts every bin edge within reach)"},
+		{thirds, 500 * time.Millisecond, "500ms is not a bucket bound of deltaq.observed (3 bins of 333.333333ms up to 1s): " +
+			"no QTA delay names a bin edge near it (0.333333333333 s and 0.666666666667 s are not whole numbers of nanoseconds, " +
+			"which QTA delays are: dmax a multiple of bins nanoseconds puts every bin edge within reach)"},
+		{fifths, time.Millisecond, "1ms is not a bucket bound of deltaq.observed (100 bins of 2ms up to 200ms): " +
+			"the nearest bin edge is 2ms; move the QTA point to it for an exact SLI"},
+		{fifths, 41 * time.Millisecond, "41ms is not a bucket bound of deltaq.observed (100 bins of 2ms up to 200ms): " +
+			"the nearest bin edges are 40ms and 42ms; move the QTA point to one of them for an exact SLI"},
+		{thirds, time.Second, ""},
+	} {
+		if got := InexactPoint(c.pr, c.d); got != c.want {
+			t.Errorf("%s at %s:\n got %q\nwant %q", c.pr.Layout, c.d, got, c.want)
+		}
+	}
+}
