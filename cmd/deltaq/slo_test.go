@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -345,5 +346,49 @@ func TestSLOWindowsOnly(t *testing.T) {
 			!strings.Contains(stdout, `deltaq_qoo_score_percent{deltaq_probe="job"`)) {
 			t.Errorf("%s: status %d, stderr %q; want the rules of job", c.options, status, stderr)
 		}
+	}
+}
+
+// TestSLOTestsPathsMixed: the tests name the rules file by its path
+// relative to them, which failed when one of -o and --tests was absolute
+// and the other relative ("Rel: can't make /tmp/r.yml relative to ."),
+// after the rules were written. Either way round, the tests' rule_files
+// now lead from the tests' directory to the rules file.
+func TestSLOTestsPathsMixed(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	cfg := writeTemp(t, "c.yaml", "connectors: {deltaq: {probes: {p: {match: {}, dmax: 100ms, bins: 100, qta: {max_failure: 0.01}}}}}\n")
+	if err := os.Mkdir("sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, tests string }{
+		{filepath.Join(dir, "abs.yml"), "rel.test.yml"},
+		{"rel.yml", filepath.Join(dir, "sub", "abs.test.yml")},
+		{filepath.Join("sub", "r.yml"), filepath.Join(dir, "t.test.yml")},
+	} {
+		if status, _, stderr := runCmd("slo", "--config", cfg, "-o", c.out, "--tests", c.tests); status != exitOK {
+			t.Errorf("-o %s --tests %s: status %d, stderr %q", c.out, c.tests, status, stderr)
+			continue
+		}
+		raw, err := os.ReadFile(c.tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after, _ := strings.Cut(string(raw), "rule_files:\n  - ")
+		named, _, _ := strings.Cut(after, "\n")
+		named, err = strconv.Unquote(named)
+		if err != nil {
+			t.Fatalf("-o %s --tests %s: rule_files entry: %v\n%s", c.out, c.tests, err, raw)
+		}
+		got, err := os.Stat(filepath.Join(filepath.Dir(c.tests), named))
+		want, err2 := os.Stat(c.out)
+		if err != nil || err2 != nil || !os.SameFile(got, want) {
+			t.Errorf("-o %s --tests %s: the tests name %q, not the rules file (%v, %v)", c.out, c.tests, named, err, err2)
+		}
+	}
+	// One file by two names is still one file.
+	if status, _, stderr := runCmd("slo", "--config", cfg, "-o", "same.yml", "--tests", filepath.Join(dir, "same.yml")); status == exitOK ||
+		!strings.Contains(stderr, "the rules file itself (-o)") {
+		t.Errorf("-o same.yml --tests %s: status %d, stderr %q; want the tests refused as the rules file", filepath.Join(dir, "same.yml"), status, stderr)
 	}
 }
