@@ -82,6 +82,10 @@ connector's interval. --qoo PROBE=SCORE:TARGET sets one probe's (repeatable;
 it overrides a bare --qoo). Its alert is DeltaQQoOBudgetBurn, with the same
 labels and the runbook's section "Quality of Outcome budget burn".
 
+An agent's configuration with windows_only is refused: its metrics are
+its windows alone, none of the series the rules read; give the
+gateway's.
+
 Refusals are printed on stderr and listed in the rules file's header;
 --strict makes them an error (exit 1). Output goes to stdout, or to -o FILE.`,
 		run: parsed(parseSLOArgs, runSLO),
@@ -149,7 +153,7 @@ func parseSLOArgs(args []string, stderr io.Writer) (o sloOptions, status int, ok
 		return o, fs.usageError("--format %q: want prometheus, openslo or sloth", o.format), false
 	case o.tests != "" && (o.format != "prometheus" || o.out == "" || o.out == "-"):
 		return o, fs.usageError("--tests needs --format prometheus and -o (the tests name the rules file)"), false
-	case o.tests != "" && filepath.Clean(o.tests) == filepath.Clean(o.out):
+	case o.tests != "" && absPath(o.tests) == absPath(o.out):
 		return o, fs.usageError("--tests %s: the rules file itself (-o); the tests need a file of their own", o.tests), false
 	}
 	if err = o.cfg.checkFlags(fs); err != nil {
@@ -276,19 +280,31 @@ func runSLO(o sloOptions, stdout, stderr io.Writer) int {
 		_, err = stdout.Write(out)
 		return statusOf(err, fail)
 	}
+	// The tests name the rules file by its path from their directory, as
+	// promtool reads rule_files: from both made absolute, so that one may
+	// be given relative and the other not.
+	rel, err := filepath.Rel(filepath.Dir(absPath(o.tests)), absPath(o.out))
+	if o.tests != "" && err != nil {
+		return fail(fmt.Errorf("--tests %s: no path leads from it to the rules file %s: %w", o.tests, o.out, err))
+	}
 	if err := os.WriteFile(o.out, out, 0o644); err != nil {
 		return fail(err)
 	}
 	if o.tests != "" {
-		rel, err := filepath.Rel(filepath.Dir(o.tests), o.out)
-		if err != nil {
-			return fail(err)
-		}
 		if err := os.WriteFile(o.tests, plan.RuleTests(filepath.ToSlash(rel)), 0o644); err != nil {
 			return fail(err)
 		}
 	}
 	return exitOK
+}
+
+// absPath is path made absolute, or as it is when the working directory
+// cannot be read.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
 }
 
 func statusOf(err error, fail func(error) int) int {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -317,5 +318,77 @@ connectors:
 	}
 	if _, _, stderr := runCmd("slo", "--config", off); !strings.Contains(stderr, want) {
 		t.Errorf("slo: stderr %s", stderr)
+	}
+}
+
+// TestSLOWindowsOnly: an agent with windows_only sends its windows alone,
+// none of the deltaq.observed, deltaq.outcomes and deltaq.qoo.score series
+// the rules read: its rules were written and never saw a sample, silent
+// however the QTA broke. They are refused, pointing at the gateway; with
+// emit_windows alone the agent's own series are there, and its rules too.
+func TestSLOWindowsOnly(t *testing.T) {
+	for _, c := range []struct {
+		options string
+		refused bool
+	}{{"emit_windows: true, windows_only: true", true}, {"emit_windows: true", false}} {
+		cfg := writeTemp(t, "agent.yaml", "connectors: {deltaq: {"+c.options+`, probes: {job: {match: {}, dmax: 200ms, bins: 100,
+  qta: {points: [{delay: 40ms, p: 0.9}], max_failure: 0.01},
+  qoo: {rop: {points: [{p: 0.5, delay: 20ms}]}, cpup: {points: [{p: 0.5, delay: 100ms}], max_failure: 1}}}}}}
+`)
+		status, stdout, stderr := runCmd("slo", "--config", cfg, "--qoo", "80:0.9")
+		const want = "connectors::deltaq: windows_only: its metrics are its windows (deltaq.window) alone, " +
+			"none of the series the rules read (deltaq.observed, deltaq.outcomes, deltaq.qoo.score): " +
+			"generate the rules from the configuration of the gateway that merges the windows"
+		if c.refused && (status != exitFail || !strings.Contains(stderr, want) || stdout != "") {
+			t.Errorf("%s: status %d, stdout %d bytes, stderr %q; want the refusal %q", c.options, status, len(stdout), stderr, want)
+		}
+		if !c.refused && (status != exitOK || !strings.Contains(stdout, `deltaq_outcomes_total{deltaq_probe="job"}`) ||
+			!strings.Contains(stdout, `deltaq_qoo_score_percent{deltaq_probe="job"`)) {
+			t.Errorf("%s: status %d, stderr %q; want the rules of job", c.options, status, stderr)
+		}
+	}
+}
+
+// TestSLOTestsPathsMixed: the tests name the rules file by its path
+// relative to them, which failed when one of -o and --tests was absolute
+// and the other relative ("Rel: can't make /tmp/r.yml relative to ."),
+// after the rules were written. Either way round, the tests' rule_files
+// now lead from the tests' directory to the rules file.
+func TestSLOTestsPathsMixed(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	cfg := writeTemp(t, "c.yaml", "connectors: {deltaq: {probes: {p: {match: {}, dmax: 100ms, bins: 100, qta: {max_failure: 0.01}}}}}\n")
+	if err := os.Mkdir("sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, tests string }{
+		{filepath.Join(dir, "abs.yml"), "rel.test.yml"},
+		{"rel.yml", filepath.Join(dir, "sub", "abs.test.yml")},
+		{filepath.Join("sub", "r.yml"), filepath.Join(dir, "t.test.yml")},
+	} {
+		if status, _, stderr := runCmd("slo", "--config", cfg, "-o", c.out, "--tests", c.tests); status != exitOK {
+			t.Errorf("-o %s --tests %s: status %d, stderr %q", c.out, c.tests, status, stderr)
+			continue
+		}
+		raw, err := os.ReadFile(c.tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after, _ := strings.Cut(string(raw), "rule_files:\n  - ")
+		named, _, _ := strings.Cut(after, "\n")
+		named, err = strconv.Unquote(named)
+		if err != nil {
+			t.Fatalf("-o %s --tests %s: rule_files entry: %v\n%s", c.out, c.tests, err, raw)
+		}
+		got, err := os.Stat(filepath.Join(filepath.Dir(c.tests), named))
+		want, err2 := os.Stat(c.out)
+		if err != nil || err2 != nil || !os.SameFile(got, want) {
+			t.Errorf("-o %s --tests %s: the tests name %q, not the rules file (%v, %v)", c.out, c.tests, named, err, err2)
+		}
+	}
+	// One file by two names is still one file.
+	if status, _, stderr := runCmd("slo", "--config", cfg, "-o", "same.yml", "--tests", filepath.Join(dir, "same.yml")); status == exitOK ||
+		!strings.Contains(stderr, "the rules file itself (-o)") {
+		t.Errorf("-o same.yml --tests %s: status %d, stderr %q; want the tests refused as the rules file", filepath.Join(dir, "same.yml"), status, stderr)
 	}
 }

@@ -24,8 +24,14 @@ import (
 // exporter's) own dmax and bins, else from the deltaq processor's layout
 // of the probe (as the components resolve it: the processor registers its
 // layouts when it is created), else none. A probe both the processor and
-// the connector match is refused.
+// the connector match is refused, and so is a front end whose metrics are
+// its windows alone (windows_only), without the series the rules read.
 func SLOProbes(l *Loaded) ([]slo.Probe, error) {
+	if l.Analysis.EmitWindows && l.Analysis.WindowsOnly {
+		return nil, fmt.Errorf("%s: windows_only: its metrics are its windows (deltaq.window) alone, "+
+			"none of the series the rules read (deltaq.observed, deltaq.outcomes, deltaq.qoo.score): "+
+			"generate the rules from the configuration of the gateway that merges the windows", l.Where)
+	}
 	auto := map[string]string{}
 	if sp := l.Spans; sp != nil {
 		for i, a := range sp.Auto {

@@ -5,7 +5,6 @@ package slo
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -93,10 +92,12 @@ func (o *Objective) Describe() string {
 }
 
 // textName is a probe's name as text and comments show it: as it is, or
-// quoted with its control characters escaped when it has any (a line break
-// in a name would end a comment line of the rules and break their YAML).
+// quoted with its unprintable characters escaped when it has any (a line
+// break in a name would end a comment line of the rules and break their
+// YAML, and YAML breaks lines at U+2028 and U+2029 too, which are no
+// control characters).
 func textName(s string) string {
-	if strings.ContainsFunc(s, unicode.IsControl) {
+	if strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		return strconv.Quote(s)
 	}
 	return s
@@ -276,14 +277,36 @@ func indent(s string, n int) string {
 	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
 
-// quote writes s as a JSON string, which is also a YAML double-quoted
-// scalar and a PromQL string, without escaping <, > and &.
+// quote writes s as a YAML double-quoted scalar that is also a PromQL
+// string: \" and \\, \n, \r and \t, and every other character that is
+// not printable as \uXXXX (\UXXXXXXXX beyond the Basic Multilingual
+// Plane, which both read, where JSON's surrogate pairs are no character
+// to either). JSON's quoting left U+0085 as it is, which YAML takes for a
+// line break: the name ended a block scalar's line and broke the rules.
 func quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r <= 0xFFFF:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // sentence capitalises the first letter.

@@ -461,12 +461,45 @@ func (o *Objective) goodBucket(pr Probe) string {
 		o.Le = strconv.FormatFloat(pr.Bounds[i], 'f', -1, 64)
 		return ""
 	}
-	lower := 0.0
+	near := pr.Bounds[i : i+1]
 	if i > 0 {
-		lower = pr.Bounds[i-1]
+		near = pr.Bounds[i-1 : i+1]
 	}
-	return fmt.Sprintf("%s is not a bucket bound of deltaq.observed (%s): the nearest bin edges are %s and %s; "+
-		"move the QTA point to one of them for an exact SLI", o.Delay, pr.Layout, secondsName(lower), secondsName(pr.Bounds[i]))
+	return fmt.Sprintf("%s is not a bucket bound of deltaq.observed (%s): %s", o.Delay, pr.Layout, edgesWithinReach(near))
+}
+
+// edgesWithinReach names the bin edges around a QTA point that is none
+// (the one above it, and the one below unless the point is below the
+// first), as a QTA delay can name them: a whole number of nanoseconds
+// within the tolerance goodBucket matches with. An edge of bins whose
+// width is not a whole number of nanoseconds (1 s in 3 bins) is out of
+// reach, and said to be.
+func edgesWithinReach(edges []float64) string {
+	const reach = "dmax a multiple of bins nanoseconds puts every bin edge within reach"
+	var named, unreachable []string
+	for _, e := range edges {
+		if ns := math.Round(e * 1e9); ns > 0 && math.Abs(ns/1e9-e) <= 1e-12*e {
+			named = append(named, secondsName(e))
+		} else {
+			unreachable = append(unreachable, formatNumber(e)+" s")
+		}
+	}
+	var s string
+	switch len(named) {
+	case 0:
+		s = "no QTA delay names a bin edge near it"
+	case 1:
+		s = "the nearest bin edge is " + named[0] + "; move the QTA point to it for an exact SLI"
+	default:
+		s = "the nearest bin edges are " + named[0] + " and " + named[1] + "; move the QTA point to one of them for an exact SLI"
+	}
+	switch len(unreachable) {
+	case 1:
+		s += " (" + unreachable[0] + " is not a whole number of nanoseconds, which QTA delays are: " + reach + ")"
+	case 2:
+		s += " (" + unreachable[0] + " and " + unreachable[1] + " are not whole numbers of nanoseconds, which QTA delays are: " + reach + ")"
+	}
+	return s
 }
 
 // addObjective derives o's alerts and adds it, or records why not. every

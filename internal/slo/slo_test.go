@@ -496,7 +496,11 @@ func parseYAML(t *testing.T, doc string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw.(map[string]any)
+	m, ok := raw.(map[string]any)
+	if !ok {
+		t.Fatalf("not a YAML map but %T:\n%s", raw, doc)
+	}
+	return m
 }
 
 func formatAny(v any) string {
@@ -534,5 +538,74 @@ func TestOpenSLOKeepsUnalertedObjectives(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"job-success", "job-within-40ms"}) {
 		t.Errorf("OpenSLO documents %q, want both objectives", names)
+	}
+}
+
+// TestRulesLineSeparatorNames: YAML takes U+2028 and U+2029 (and U+0085)
+// for line breaks, which are no control characters: a probe named with
+// one ended a comment line of the rules, and the rest of the name broke
+// their YAML (promtool: "did not find expected key"). Every file parses,
+// with one rule per objective and tier, and each alert's deltaq_probe is
+// the name.
+func TestRulesLineSeparatorNames(t *testing.T) {
+	for _, name := range []string{"a\u2028- record: x", "a\u2029b", "a\u0085b"} {
+		p := testPlanOf(t, name, "critical:14.4:1h:5m,warning:1:6h:30m")
+		rules := parseYAML(t, string(p.Rules("a test")))
+		alerts := 0
+		for _, g := range rules["groups"].([]any) {
+			for _, r := range g.(map[string]any)["rules"].([]any) {
+				if r := r.(map[string]any); r["alert"] != nil {
+					alerts++
+					if got := r["labels"].(map[string]any)["deltaq_probe"]; got != name {
+						t.Errorf("%q: an alert's deltaq_probe is %q", name, got)
+					}
+				}
+			}
+		}
+		if want := len(p.Objectives[0].Alerts) + len(p.Objectives[1].Alerts); alerts != want {
+			t.Errorf("%q: %d alerts in the rules, want %d", name, alerts, want)
+		}
+		parseYAML(t, string(p.RuleTests("rules.yml")))
+		parseYAML(t, string(p.Sloth("a test", "shop")))
+		for _, doc := range strings.Split(string(p.OpenSLO("a test", "shop")), "\n---\n")[1:] {
+			parseYAML(t, doc)
+		}
+		promtoolRules(t, p)
+	}
+}
+
+// TestInexactPointEdgesWithinReach: a refused QTA point names the bin
+// edges to move it to, and only those a QTA delay, a whole number of
+// nanoseconds, can name. With 3 bins up to 1 s (edges 0.333333333333 s,
+// 0.666666666667 s, 1 s, as the connector writes them) a point at
+// 333333333 ns was told to move to "0s and 333.333333ms": to no edge
+// (0 is no QTA delay) and to where it already was. Below the first edge
+// the first alone is named.
+func TestInexactPointEdgesWithinReach(t *testing.T) {
+	thirds := Probe{Name: "p", Bounds: []float64{0.333333333333, 0.666666666667, 1}, Layout: "3 bins of 333.333333ms up to 1s"}
+	fifths := Probe{Name: "q", Bounds: uniform(0.002, 100), Layout: "100 bins of 2ms up to 200ms"}
+	for _, c := range []struct {
+		pr   Probe
+		d    time.Duration
+		want string
+	}{
+		{thirds, 333333333, "333.333333ms is not a bucket bound of deltaq.observed (3 bins of 333.333333ms up to 1s): " +
+			"no QTA delay names a bin edge near it (0.333333333333 s is not a whole number of nanoseconds, which QTA delays are: " +
+			"dmax a multiple of bins nanoseconds puts every bin edge within reach)"},
+		{thirds, 800 * time.Millisecond, "800ms is not a bucket bound of deltaq.observed (3 bins of 333.333333ms up to 1s): " +
+			"the nearest bin edge is 1s; move the QTA point to it for an exact SLI (0.666666666667 s is not a whole number of nanoseconds, " +
+			"which QTA delays are: dmax a multiple of bins nanoseconds puts every bin edge within reach)"},
+		{thirds, 500 * time.Millisecond, "500ms is not a bucket bound of deltaq.observed (3 bins of 333.333333ms up to 1s): " +
+			"no QTA delay names a bin edge near it (0.333333333333 s and 0.666666666667 s are not whole numbers of nanoseconds, " +
+			"which QTA delays are: dmax a multiple of bins nanoseconds puts every bin edge within reach)"},
+		{fifths, time.Millisecond, "1ms is not a bucket bound of deltaq.observed (100 bins of 2ms up to 200ms): " +
+			"the nearest bin edge is 2ms; move the QTA point to it for an exact SLI"},
+		{fifths, 41 * time.Millisecond, "41ms is not a bucket bound of deltaq.observed (100 bins of 2ms up to 200ms): " +
+			"the nearest bin edges are 40ms and 42ms; move the QTA point to one of them for an exact SLI"},
+		{thirds, time.Second, ""},
+	} {
+		if got := InexactPoint(c.pr, c.d); got != c.want {
+			t.Errorf("%s at %s:\n got %q\nwant %q", c.pr.Layout, c.d, got, c.want)
+		}
 	}
 }
