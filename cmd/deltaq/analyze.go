@@ -39,7 +39,11 @@ processors section maps, when the configuration has one (--processor,
 default "deltaq"; naming one that is not there is an error). The other
 deltaq processors of the pipelines are made too, as the collector makes
 them, and given no spans: the connector or exporter takes the layouts of
-their probes, and one that the collector would refuse is refused. The exporter's OTLP settings are not used. A probe
+their probes, and one that the collector would refuse is refused. A
+probe with dmax: auto, the connector's or the processor's, is read at its
+dmax_max, the layout it has until it has learnt its delays: the collector
+chooses its dMax on a timer, by the time that passed, which the reading
+of a file does not repeat. The exporter's OTLP settings are not used. A probe
 the diagram or the probes name one slip away from a probe of a deltaq
 processor of the pipelines, or of one the connector matches, is refused as
 misspelled, as the collector refuses it. The configuration
