@@ -34,7 +34,9 @@ exporter "deltaq") or of the deltaq exporter of the exporters section
 (--exporter, default "deltaq") — its interval, lag, probes, QTAs,
 quantiles and outcome diagram — analyses the outcome instances that the
 connector's probes with a match find in the spans, judged from each span as
-the connector judges them, and those the deltaq processor of the
+the connector judges them (start events are not read: an instance the
+connector timed out from its start event counts only if its span is in the
+file, by the span's own duration), and those the deltaq processor of the
 processors section maps, when the configuration has one (--processor,
 default "deltaq"; naming one that is not there is an error). The other
 deltaq processors of the pipelines are made too, as the collector makes
