@@ -34,12 +34,18 @@ exporter "deltaq") or of the deltaq exporter of the exporters section
 (--exporter, default "deltaq") — its interval, lag, probes, QTAs,
 quantiles and outcome diagram — analyses the outcome instances that the
 connector's probes with a match find in the spans, judged from each span as
-the connector judges them, and those the deltaq processor of the
+the connector judges them (start events are not read: an instance the
+connector timed out from its start event counts only if its span is in the
+file, by the span's own duration), and those the deltaq processor of the
 processors section maps, when the configuration has one (--processor,
 default "deltaq"; naming one that is not there is an error). The other
 deltaq processors of the pipelines are made too, as the collector makes
 them, and given no spans: the connector or exporter takes the layouts of
-their probes, and one that the collector would refuse is refused. The exporter's OTLP settings are not used. A probe
+their probes, and one that the collector would refuse is refused. A
+probe with dmax: auto, the connector's or the processor's, is read at its
+dmax_max, the layout it has until it has learnt its delays: the collector
+chooses its dMax on a timer, by the time that passed, which the reading
+of a file does not repeat. The exporter's OTLP settings are not used. A probe
 the diagram or the probes name one slip away from a probe of a deltaq
 processor of the pipelines, or of one the connector matches, is refused as
 misspelled, as the collector refuses it. The configuration

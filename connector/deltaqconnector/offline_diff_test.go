@@ -33,6 +33,7 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/offline"
+	"github.com/deltaq-otel/deltaq/internal/report"
 	"github.com/deltaq-otel/deltaq/internal/tracefile"
 	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
@@ -85,6 +86,8 @@ type diffSpan struct {
 	noStart       bool
 	traceID       [16]byte
 	spanID        [8]byte
+	kind          ptrace.SpanKind
+	attrs         [][2]string // string attributes, name and value
 }
 
 // diffSpans returns the seeded spans of n seconds from coretest.T0: a, b,
@@ -175,6 +178,10 @@ func diffTraces(spans []diffSpan) ptrace.Traces {
 		}
 		if s.noStart {
 			sp.SetStartTimestamp(0)
+		}
+		sp.SetKind(s.kind)
+		for _, a := range s.attrs {
+			sp.Attributes().PutStr(a[0], a[1])
 		}
 	}
 	return td
@@ -344,6 +351,13 @@ type diffRun struct {
 	live, off                 map[windowKey]windowView
 	liveTriggers, offTriggers []string
 	whole                     *analysis.Result
+	// metrics and windows are what the views were read from; report is
+	// deltaq analyze's --json output of the same analysis.
+	metrics []pmetric.Metrics
+	windows []*analysis.Result
+	report  []byte
+	// windowStats are the offline analysis's window counters.
+	windowStats analysis.Stats
 }
 
 // runDiff sends spans to a collector of the configuration yaml — its deltaq
@@ -352,6 +366,12 @@ type diffRun struct {
 // and writes them in arrival order to an OTLP JSON trace file that deltaq
 // analyze's offline analysis reads with the same configuration.
 func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) diffRun {
+	t.Helper()
+	return runDiffEvery(t, yaml, time.Second, lag, spans)
+}
+
+// runDiffEvery is runDiff for a configuration of the interval given.
+func runDiffEvery(t *testing.T, yaml string, interval, lag time.Duration, spans []diffSpan) diffRun {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -410,7 +430,7 @@ func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) dif
 
 	var file bytes.Buffer
 	var m ptrace.JSONMarshaler
-	nextClose := coretest.At(time.Second + lag)
+	nextClose := coretest.At(interval + lag)
 	send := func(batch []diffSpan) {
 		clk.Set(batch[len(batch)-1].arrive)
 		td := diffTraces(batch)
@@ -430,7 +450,7 @@ func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) dif
 		}
 		if n == 0 {
 			clk.Tick(nextClose)
-			nextClose = nextClose.Add(time.Second)
+			nextClose = nextClose.Add(interval)
 			continue
 		}
 		send(spans[:n])
@@ -438,7 +458,7 @@ func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) dif
 	}
 	for range 3 {
 		clk.Tick(nextClose)
-		nextClose = nextClose.Add(time.Second)
+		nextClose = nextClose.Add(interval)
 	}
 	for _, c := range append(comps, tm, tl) {
 		require.NoError(t, c.Shutdown(ctx))
@@ -453,15 +473,24 @@ func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) dif
 	an, proc, err := offline.NewAnalysis(loaded, loaded.Analysis)
 	require.NoError(t, err)
 	var windows []*analysis.Result
-	an.OnWindow(func(r *analysis.Result) { windows = append(windows, r) })
+	rep := report.New(&loaded.Analysis.Config)
+	an.OnWindow(func(r *analysis.Result) {
+		windows = append(windows, r)
+		rep.AddWindow(r)
+	}, rep.Quantiles()...)
 	_, err = tracefile.ReadFiles([]string{tracePath}, tracefile.Options{}, func(td ptrace.Traces) error {
+		rep.AddSpans(td)
 		return proc.ConsumeTraces(ctx, td)
 	})
 	require.NoError(t, err)
 	require.NoError(t, proc.Shutdown(ctx))
-	whole, _ := an.Result()
+	whole, stats := an.Result()
+	rep.Finish(whole, stats, an.WindowStats())
+	var js bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
 	return diffRun{live: liveViews(msink.AllMetrics()), off: offlineViews(windows),
-		liveTriggers: liveTriggers(lsink.AllLogs()), offTriggers: offlineTriggers(windows), whole: whole}
+		liveTriggers: liveTriggers(lsink.AllLogs()), offTriggers: offlineTriggers(windows), whole: whole,
+		metrics: msink.AllMetrics(), windows: windows, report: js.Bytes(), windowStats: an.WindowStats()}
 }
 
 // check requires the two paths to agree on every window, and the whole

@@ -241,7 +241,9 @@ func countMalformed(e *analysis.Engine, n int) {
 // held, or the end of the input, that the time moved on (the traffic
 // resumed after a gap; the few instances of the windows before it read
 // meanwhile are counted in them, where the collector, whose clock had moved
-// on, may have refused them as too late).
+// on, may have refused them as too late). One that the open windows reach
+// once those instances have moved the clock on was not ahead: it counts
+// then, in its window (reached).
 func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 	a.whole.Add(in)
 	if a.onWindow == nil {
@@ -274,7 +276,39 @@ func (a *OfflineAnalysis) add(in *analysis.Instance) error {
 		}
 	}
 	a.addWindowed(in, end)
+	if len(a.ahead) > 0 {
+		a.reached()
+	}
 	return nil
+}
+
+// reached adds the instances held as ahead that the open windows reach
+// now that the clock has moved on: they were not ahead of the time, only
+// read before instances that ended earlier (as the first instances of the
+// traffic resuming after a gap are), and the collector counted them. Held
+// until minBehind instances had come after them, they were dropped as too
+// late, when as few as that took the clock past their windows' close.
+// Called with mu held.
+func (a *OfflineAnalysis) reached() {
+	for moved := true; moved; {
+		moved = false
+		kept := a.ahead[:0]
+		for _, in := range a.ahead {
+			end := max(in.End, in.Start)
+			if a.windowed.Beyond(end) {
+				kept = append(kept, in)
+				continue
+			}
+			// Its window is open: it lay beyond those open before the
+			// instance that moved the clock, which was within them.
+			a.addWindowed(&in, end)
+			moved = true
+		}
+		a.ahead = kept
+	}
+	if len(a.ahead) == 0 {
+		a.behind = 0
+	}
 }
 
 // catchUp adds the instances held as ahead, the clock following them.

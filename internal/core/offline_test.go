@@ -124,6 +124,47 @@ func TestOfflineInstancesAhead(t *testing.T) {
 	assert.Equal(t, int64(44), st.Counted, "the whole input counts every instance")
 }
 
+// TestOfflineInstancesAheadReachedAfterAGap: after a gap in the traffic,
+// the first instance read of the traffic that resumes ends beyond the
+// windows open (it reached the collector a little before an instance
+// ending 100 ms earlier); the next, within them, moves the clock on, so
+// that the windows reach it. It is not ahead of the time: it counts in its
+// window, as the collector counted it, and not, once enough instances came
+// after it, as too late (the traffic is sparse: 16 of them, 250 ms apart,
+// took the clock past its window's close).
+func TestOfflineInstancesAheadReachedAfterAGap(t *testing.T) {
+	s := func(end time.Duration) span {
+		return span{probe: "a", outcome: contract.Success, end: end, delay: 2 * time.Millisecond, dmax: 10 * time.Millisecond, bins: 10}
+	}
+	cfg := testConfig()
+	cfg.Interval = time.Second // and the lag one interval: windows 2 to 5 are open at 3.9 s
+	a, err := NewOfflineAnalysis(cfg, nil, nil)
+	require.NoError(t, err)
+	var windows []*analysis.Result
+	a.OnWindow(func(r *analysis.Result) { windows = append(windows, r) })
+	var in []span
+	for i := range 40 {
+		in = append(in, s(time.Duration(i)*100*time.Millisecond+time.Millisecond))
+	}
+	// Nothing ends from 3.901 s to 5.95 s; then an instance every 250 ms,
+	// that of 6.05 s read first.
+	in = append(in, s(6050*time.Millisecond))
+	for i := range 20 {
+		in = append(in, s(5950*time.Millisecond+time.Duration(i)*250*time.Millisecond))
+	}
+	for _, sp := range in {
+		require.NoError(t, a.ConsumeTraces(context.Background(), instanceTraces(sp)))
+	}
+	_, st := a.Result()
+	assert.Equal(t, map[time.Duration]analysis.Counts{
+		0: {Success: 10}, time.Second: {Success: 10}, 2 * time.Second: {Success: 10}, 3 * time.Second: {Success: 10},
+		5 * time.Second: {Success: 1}, 6 * time.Second: {Success: 5}, 7 * time.Second: {Success: 4},
+		8 * time.Second: {Success: 4}, 9 * time.Second: {Success: 4}, 10 * time.Second: {Success: 3},
+	}, counts(windows))
+	assert.Zero(t, a.WindowStats().Dropped.Total())
+	assert.Equal(t, int64(61), st.Counted)
+}
+
 // TestOfflineWindowsOff: without OnWindow, or with a zero interval, there
 // are no windows; the whole input is analysed alike.
 func TestOfflineWindowsOff(t *testing.T) {

@@ -15,7 +15,9 @@ package offline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -48,7 +50,7 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 		if err != nil {
 			return nil, nil, err
 		}
-		if proc, err = newProcessor(st, loaded.Proc, next); err != nil {
+		if proc, err = newProcessor(st, atDMaxMax(loaded.Proc), next); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -114,6 +116,32 @@ func (offlineInput) Shutdown(context.Context) error              { return nil }
 // recorded: the command reports what it found.
 func newProcessor(st *collectorstate.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
 	return newProcessorID(st, "deltaq", pcfg, next)
+}
+
+// atDMaxMax returns the processor configuration pcfg with each dmax: auto
+// probe fixed at its dmax_max, the layout it has until it has learnt its
+// delays, at which the analysis reads the connector's auto probes too
+// (core.NewOfflineAnalysis). The processor chooses a dMax on its own timer,
+// by the time that passed: read from a file, by the time the reading took,
+// which differs from one reading to the next and from the collector's.
+// pcfg is validated; it is not changed.
+func atDMaxMax(pcfg any) any {
+	c, ok := pcfg.(*deltaqprocessor.Config)
+	if !ok || !slices.ContainsFunc(c.Probes, func(pc deltaqprocessor.ProbeConfig) bool { return pc.DMaxAuto }) {
+		return pcfg
+	}
+	fixed := *c
+	fixed.Probes = slices.Clone(c.Probes)
+	for i := range fixed.Probes {
+		pc := &fixed.Probes[i]
+		dmax, errs := pc.DMaxNanos()
+		if !pc.DMaxAuto || len(errs) > 0 {
+			continue
+		}
+		pc.DMaxAuto, pc.DMax = false, time.Duration(dmax)
+		pc.DMaxMin, pc.DMaxMax, pc.DMaxSample, pc.DMaxPeriod, pc.DMaxChangesPerHour = 0, 0, 0, 0, 0
+	}
+	return &fixed
 }
 
 // newProcessorID is newProcessor for the processor id (deltaq/NAME).
