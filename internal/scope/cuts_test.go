@@ -230,6 +230,10 @@ func TestScopeWebStatePoints(t *testing.T) {
 func TestScopeWebClientsAndFrames(t *testing.T) {
 	l := DefaultLimits()
 	l.Clients, l.FrameBytes, l.Windows, l.StatePoints = 3, 256<<10, 10, 2<<20
+	// No stream is closed as idle however long the test takes: under -race
+	// on a loaded machine it took over the default 2 minutes, and the
+	// first browser's stream was closed before the fourth came.
+	l.ClientIdle = time.Hour
 	w := newScopeWeb(l)
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	for i := range 10 {
