@@ -29,7 +29,7 @@ const (
 	DoubtOutsideShare = 0.05
 	// DoubtKS: the KS distance between a root's predicted and observed ΔQ.
 	// Measured on models of independent parts it stays below 0.09 (the
-	// shop corpus of the README, 0.084; 3,000 jobs of the workload's
+	// shop corpus of the README, 0.079; 3,000 jobs of the workload's
 	// delays topology, 0.023); the M/M/1/K tandem, whose parts are not
 	// independent, gives 0.27.
 	DoubtKS = 0.1

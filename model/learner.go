@@ -203,10 +203,12 @@ type nodeStats struct {
 	patterns  []patternStats
 }
 
-// patternStats is one execution pattern of a node: steps of child nodes.
+// patternStats is one execution pattern of a node: steps of child nodes,
+// with the instances that had it and those of them that did not fail.
 type patternStats struct {
 	steps [][]int32
 	count uint64
+	ok    uint64
 }
 
 // Learner assembles spans into traces and learns the calling-context tree,
@@ -605,8 +607,13 @@ func (l *Learner) record(i int32, inferred bool) {
 	if nd.patIndex == nil {
 		nd.patIndex = map[string]int32{}
 	}
-	if p, ok := nd.patIndex[string(l.key)]; ok {
+	ok := uint64(1)
+	if s.Failed {
+		ok = 0
+	}
+	if p, seen := nd.patIndex[string(l.key)]; seen {
 		nd.patterns[p].count++
+		nd.patterns[p].ok += ok
 		return
 	}
 	if len(nd.patterns) >= l.cfg.MaxPatterns {
@@ -623,7 +630,7 @@ func (l *Learner) record(i int32, inferred bool) {
 		steps = append(steps, st)
 	})
 	nd.patIndex[string(l.key)] = int32(len(nd.patterns))
-	nd.patterns = append(nd.patterns, patternStats{steps: steps, count: 1})
+	nd.patterns = append(nd.patterns, patternStats{steps: steps, count: 1, ok: ok})
 }
 
 // Finish closes every open trace, infers the missing parents of the held

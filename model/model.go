@@ -81,7 +81,10 @@ type Node struct {
 	// this node at least once; CallsPerParent the mean number of calls.
 	CallProbability float64 `json:"call_probability,omitempty"`
 	CallsPerParent  float64 `json:"calls_per_parent,omitempty"`
-	// Patterns are the execution patterns, most frequent first.
+	// Patterns are the execution patterns, most frequent first, of the
+	// instances that did not fail (of the failed ones when none
+	// succeeded): a failed instance may have stopped short, and its
+	// failure is in the exclusive times already.
 	Patterns []Pattern `json:"patterns,omitempty"`
 	// Exclusive is the ΔQ of the exclusive time: a failure that
 	// originates in the span (it failed, none of its children did) is
@@ -257,7 +260,20 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 		n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
 		n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
 	}
+	// The patterns of the instances that did not fail: one that failed
+	// may have stopped short (a failed call ends a sequence, and its
+	// failure is in the diagram already), and counted as a pattern of
+	// its own it would be chosen for instances that do not fail. Those of
+	// the failed instances stand when none succeeded.
+	succeeded := slices.ContainsFunc(nd.patterns, func(p patternStats) bool { return p.ok > 0 })
 	for _, p := range nd.patterns {
+		count := p.count
+		if succeeded {
+			count = p.ok
+		}
+		if count == 0 {
+			continue
+		}
 		steps := make([][]string, len(p.steps))
 		for s, st := range p.steps {
 			for _, c := range st {
@@ -265,7 +281,7 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 			}
 			slices.Sort(steps[s])
 		}
-		n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
+		n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: count})
 	}
 	// Most frequent first, ties in the order of their steps: the model
 	// does not depend on the order traces were learned in.
