@@ -6,6 +6,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -68,6 +69,56 @@ func TestFailureEndsTheSequence(t *testing.T) {
 		got := pred.CDF(ms*1e-3) / (1 - f)
 		if want := hypoexponentialCDF(m1, m2, ms); math.Abs(got-want) > 0.032 {
 			t.Errorf("predicted P(done within %v ms | success) = %.4f, want %.4f (A + B)", ms, got, want)
+		}
+	}
+}
+
+// TestSkewedSequence: a root calls A (Exp(2 ms)) then B (Exp(3 ms)), B
+// timed by a clock δ behind the root's and A's, so that B seems to start
+// δ before A ends (a skew of a few microseconds between hosts, or a span
+// ended just after the next call began). The ΔQ of the system is A then
+// B, hypoexponential with mean 5 ms. Any overlap made B parallel to A, an
+// all-to-finish of mean 2 + 3 − 2·3/5 = 3.8 ms (E[max] of two
+// exponentials) for a skew of 5 µs. A child now joins the step it
+// overlaps only when the overlap is at least half the shorter of the two:
+// the composition whose extent is nearer the pair's (A + B − overlap), a
+// sequence off by the overlap, an all-to-finish by the shorter less it.
+func TestSkewedSequence(t *testing.T) {
+	const n, m1, m2 = 3000, 2.0, 3.0
+	for _, skew := range []float64{0.005, 0.02} { // ms
+		rng := rand.New(rand.NewPCG(11, 11))
+		var spans []Span
+		for tr := range uint64(n) {
+			a, b := m1*rng.ExpFloat64(), m2*rng.ExpFloat64()
+			spans = append(spans, sp(tr+1, 1, 0, "R", 0, a+b), sp(tr+1, 2, 1, "A", 0, a), sp(tr+1, 3, 1, "B", a-skew, a+b-skew))
+		}
+		m, d := build(t, Config{}, spans, 1000)
+		root, _ := m.Node("svc_R")
+		seq := [][]string{{"svc_A"}, {"svc_B"}}
+		// A sequence unless A or B is shorter than twice the skew:
+		// P = 1 − e^(−2δ/2)·e^(−2δ/3) = 3.3 % of the instances for
+		// δ = 20 µs, 0.8 % for 5 µs; 5 % allows for sampling (3
+		// standard deviations of the count above 3.3 %).
+		if len(root.Patterns) == 0 || !slices.EqualFunc(root.Patterns[0].Steps, seq, slices.Equal[[]string]) ||
+			float64(root.Patterns[0].Count) < 0.95*n {
+			t.Errorf("skew %v ms: patterns %+v, want A then B in nearly every instance", skew, root.Patterns)
+			continue
+		}
+		v, err := m.Validate(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pred := v[0].PredictedDQ
+		// Standard error of the mean of n draws: sqrt(2² + 3²)/sqrt(n)
+		// = 0.066 ms.
+		if mean, ok := pred.Mean(); !ok || math.Abs(mean*1e3-(m1+m2)) > 0.2 {
+			t.Errorf("skew %v ms: predicted mean %v ms, want %v ms (A then B)", skew, mean*1e3, m1+m2)
+		}
+		// DKW at 99.9 % for 3000 draws: sqrt(ln(2000)/6000) = 0.036.
+		for _, ms := range []float64{0.5, 1, 2, 4, 6, 10, 15} {
+			if got, want := pred.CDF(ms*1e-3), hypoexponentialCDF(m1, m2, ms); math.Abs(got-want) > 0.036 {
+				t.Errorf("skew %v ms: predicted P(done within %v ms) = %.4f, want %.4f (A + B)", skew, ms, got, want)
+			}
 		}
 	}
 }

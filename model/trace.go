@@ -243,20 +243,21 @@ func (t *tree) exclusive(i int32, gaps *[]Interval) int64 {
 }
 
 // steps groups the children of span i into sequential steps: a child that
-// starts before every child of the current step has ended joins it (they
-// run in parallel), any other starts the next step. It calls step with
+// overlaps the current step (starts before every child of it has ended)
+// by at least half the shorter of the two joins it (they run in
+// parallel), any other starts the next step (follows). It calls step with
 // each step's children, in order.
 func (t *tree) steps(i int32, step func(kids []int32)) {
 	ks := t.kids[t.kidOff[i]:t.kidOff[i+1]]
 	begin := 0
-	var end int64
+	var start, end int64
 	for k, c := range ks {
-		if k > begin && t.lo[c] >= end {
+		if k > begin && t.follows(c, start, end) {
 			step(ks[begin:k])
 			begin = k
 		}
 		if k == begin {
-			end = t.hi[c]
+			start, end = t.lo[c], t.hi[c]
 		} else {
 			end = max(end, t.hi[c])
 		}
@@ -264,6 +265,24 @@ func (t *tree) steps(i int32, step func(kids []int32)) {
 	if len(ks) > 0 {
 		step(ks[begin:])
 	}
+}
+
+// follows reports whether child c, which starts no earlier than the step
+// [start, end) of its siblings, comes after the step rather than in
+// parallel with it: it starts when the step has ended, or overlaps it by
+// less than half the shorter of the two. Of the two compositions, that
+// is the one whose extent is nearer theirs, E + d − o (E the step's
+// extent, d the child's duration, o their overlap): a sequence, E + d, is
+// o off; an all-to-finish, max(E, d), min(E, d) − o. So sequential calls
+// that seem to overlap by a little (a clock skewed between hosts by
+// microseconds, a span ended just after the next call began) stay a
+// sequence, and calls in flight together stay parallel.
+func (t *tree) follows(c int32, start, end int64) bool {
+	if t.lo[c] >= end {
+		return true
+	}
+	overlap := min(end, t.hi[c]) - t.lo[c]
+	return 2*overlap < min(end-start, t.hi[c]-t.lo[c])
 }
 
 // sortByStart sorts span indices by start, then end (insertion sort: the

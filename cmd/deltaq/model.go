@@ -49,7 +49,8 @@ closed early beyond it, and counted).
 
 For every span it takes the exclusive time (the time with none of the span's
 calls in flight) and the execution pattern (its calls in sequential steps,
-overlapping calls in parallel in one step), and groups spans by calling
+calls that overlap by at least half the shorter of them in parallel in one
+step), and groups spans by calling
 context: an operation (service.operation) reached by one path of calls from a
 root operation is a node. From them it writes to DIR:
 
