@@ -48,7 +48,7 @@ func TestDoubts(t *testing.T) {
 		{"spans dropped", Stats{Spans: 20000, Traces: 1, Learned: 1, SpansDropped: 10000}, 0,
 			[]string{"50.0 % of the spans (10000) were dropped from traces with more spans than a trace may have", "exclusive times"}},
 	} {
-		ds := Doubts(c.st, nil, []Validation{{Operation: "f.op", KS: c.ks, ResolvedKS: c.ks}}, time.Second)
+		ds := Doubts(c.st, nil, []Validation{{Operation: "f.op", Instances: c.st.Learned, KS: c.ks, ResolvedKS: c.ks}}, time.Second)
 		var all []string
 		for _, d := range ds {
 			all = append(all, d.What+"; "+d.Cause)

@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // hypoexponentialCDF is the CDF of the sum of two independent exponential
@@ -120,5 +122,52 @@ func TestSkewedSequence(t *testing.T) {
 				t.Errorf("skew %v ms: predicted P(done within %v ms) = %.4f, want %.4f (A + B)", skew, ms, got, want)
 			}
 		}
+	}
+}
+
+// TestFewTracesDoubt: with few traces, the observed ΔQ is an empirical
+// CDF of few instances, which strays from the true one by chance: over
+// 200 seeded corpora of 10 traces of two independent stages (Exp(2 ms)
+// then Exp(3 ms)), 197 raised the doubt on the prediction, each saying
+// that the parts are not independent. The distance is within the
+// Dvoretzky–Kiefer–Wolfowitz bound at 99 %, sqrt(ln(2/0.01)/2)/√n =
+// 1.63/√n (0.52 for 10): the doubt stays, and says that there are too
+// few traces to tell. Stages of 10 ms + Exp(2 ms) sharing one slowness
+// factor U(0.5, 2) per trace (TestResolvedKSPower's), over 1000 traces,
+// are still not independent.
+func TestFewTracesDoubt(t *testing.T) {
+	corpus := func(n int, dependent bool, seed uint64) []Doubt {
+		rng := rand.New(rand.NewPCG(seed, uint64(n)))
+		var spans []Span
+		for tr := range uint64(n) {
+			a, b := 2*rng.ExpFloat64(), 3*rng.ExpFloat64()
+			if dependent {
+				f := 0.5 + 1.5*rng.Float64()
+				a, b = f*(10+2*rng.ExpFloat64()), f*(10+2*rng.ExpFloat64())
+			}
+			spans = append(spans, sp(tr+1, 1, 0, "R", 0, a+b), sp(tr+1, 2, 1, "A", 0, a), sp(tr+1, 3, 1, "B", a, a+b))
+		}
+		m, d := build(t, Config{}, spans, 1000)
+		v, err := m.Validate(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Doubts(m.Stats, nil, v, time.Second)
+	}
+	raised := 0
+	for seed := range uint64(20) {
+		for _, d := range corpus(10, false, seed) {
+			raised++
+			if !strings.Contains(d.Cause, "too few traces") || strings.Contains(d.Cause, "not independent") {
+				t.Errorf("10 independent traces, seed %d: %s; %s; want too few traces to tell", seed, d.What, d.Cause)
+			}
+		}
+	}
+	if raised == 0 {
+		t.Errorf("10 traces: no doubt in 20 corpora, want the model unsure")
+	}
+	ds := corpus(1000, true, 1)
+	if len(ds) != 1 || !strings.Contains(ds[0].Cause, "not independent") {
+		t.Errorf("1000 dependent traces: doubts %+v, want one: not independent", ds)
 	}
 }
