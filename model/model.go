@@ -138,22 +138,45 @@ type Dist struct {
 	Beyond float64 `json:"beyond,omitempty"`
 	// PDF holds the bin masses; trailing empty bins are left out.
 	PDF []float64 `json:"pdf"`
+	// AtZero says that the mass, in the first bin only, is a point at 0
+	// rather than spread over the bin: an exclusive time that took under
+	// a quarter of a bin on average (a span that only wraps its calls).
+	// Spread, it adds half a bin to every sequence it is in, which a
+	// chain of such spans adds up.
+	AtZero bool `json:"at_zero,omitempty"`
 }
 
 // DeltaQ returns the ΔQ of d on bins of width w.
 func (d Dist) DeltaQ(w float64) (deltaq.DeltaQ, error) {
-	if len(d.PDF) == 0 {
+	switch {
+	case len(d.PDF) == 0:
 		return deltaq.Never(w, 1)
+	case d.AtZero && len(d.PDF) > 1:
+		return deltaq.DeltaQ{}, fmt.Errorf("at_zero with %d bins, want 1", len(d.PDF))
+	case d.AtZero:
+		zero, err := deltaq.Point(0, w, 1)
+		if err != nil || d.PDF[0] >= 1 {
+			return zero, err
+		}
+		never, err := deltaq.Never(w, 1)
+		if err != nil {
+			return deltaq.DeltaQ{}, err
+		}
+		return deltaq.Choice([]float64{d.PDF[0], 1 - d.PDF[0]}, []deltaq.DeltaQ{zero, never})
 	}
 	return deltaq.New(w, d.PDF)
 }
 
 // sketchDist returns the Dist of a sketch plus intangible instances on the
 // model's bins; an empty one (a node seen only as inferred) is a zero delay.
-func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error) {
+// With point, durations that all lie within the first bin, under a quarter
+// of it on average, are a point at 0 (Dist.AtZero): the nearer of the two
+// forms the first bin can take, 0 and spread over the bin (of mean half a
+// bin).
+func sketchDist(s *Sketch, intangible uint64, w float64, bins int, point bool) (Dist, error) {
 	n := s.Count() + intangible
 	if n == 0 {
-		return Dist{PDF: []float64{1}}, nil
+		return Dist{PDF: []float64{1}, AtZero: point}, nil
 	}
 	nb := min(max(int(math.Ceil(s.BulkMax()/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
 	dq, beyond, err := s.Build(w, nb, intangible)
@@ -165,7 +188,8 @@ func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error)
 	for last > 1 && pdf[last-1] == 0 {
 		last--
 	}
-	return Dist{Samples: n, Failure: dq.Intangible(), Beyond: beyond, PDF: pdf[:last]}, nil
+	return Dist{Samples: n, Failure: dq.Intangible(), Beyond: beyond, PDF: pdf[:last],
+		AtZero: point && last == 1 && s.Max() < w && s.Mean() < w/4}, nil
 }
 
 // Build makes the model of what l learned (call Finish first), with the
@@ -292,10 +316,10 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 		n.Outcome = names.unique(probe[i] + selfSuffix)
 	}
 	var err error
-	if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins); err != nil {
+	if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins, true); err != nil {
 		return Node{}, fmt.Errorf("model: exclusive time of %s: %w", n.Key(), err)
 	}
-	if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins); err != nil {
+	if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins, false); err != nil {
 		return Node{}, fmt.Errorf("model: duration of %s: %w", n.Key(), err)
 	}
 	return n, nil
