@@ -215,3 +215,48 @@ func TestWrapperSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveredFailure: a root calls A (Exp(2 ms)), which fails with
+// probability 0.1, independently of its delay; the root recovers by
+// calling C (Exp(1 ms)) and succeeds. The system never fails, and takes A
+// or, in 10 % of the instances, A + C: CDF 0.9·(1 − e^(−t/2)) + 0.1·H(t),
+// H the hypoexponential of means 2 and 1 ms. A's failures were its
+// exclusive time's intangible mass, which the diagram makes the root's:
+// it predicted a failure of 0.1 for a system that never fails. A failure
+// is intangible where it originates only when it reaches the root; one
+// that a caller recovered from took its time.
+func TestRecoveredFailure(t *testing.T) {
+	const n, pFail, mA, mC = 4000, 0.1, 2.0, 1.0
+	rng := rand.New(rand.NewPCG(5, 5))
+	var spans []Span
+	recovered := 0
+	for tr := range uint64(n) {
+		a := mA * rng.ExpFloat64()
+		fa := sp(tr+1, 2, 1, "A", 0, a)
+		if rng.Float64() < pFail {
+			recovered++
+			fa.Failed = true
+			c := mC * rng.ExpFloat64()
+			spans = append(spans, sp(tr+1, 1, 0, "R", 0, a+c), fa, sp(tr+1, 3, 1, "C", a, a+c))
+			continue
+		}
+		spans = append(spans, sp(tr+1, 1, 0, "R", 0, a), fa)
+	}
+	m, d := build(t, Config{}, spans, 1000)
+	v, err := m.Validate(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := v[0].PredictedDQ
+	if f := pred.Intangible(); f > 1e-6 {
+		t.Errorf("predicted failure %v, want 0: the root recovered from every failure of A", f)
+	}
+	p := float64(recovered) / n
+	// DKW at 99.9 % for 4000 draws: 0.031.
+	for _, ms := range []float64{0.5, 1, 2, 4, 6, 10} {
+		want := (1-p)*(1-math.Exp(-ms/mA)) + p*hypoexponentialCDF(mA, mC, ms)
+		if got := pred.CDF(ms * 1e-3); math.Abs(got-want) > 0.031 {
+			t.Errorf("predicted P(done within %v ms) = %.4f, want %.4f", ms, got, want)
+		}
+	}
+}

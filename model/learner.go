@@ -195,8 +195,8 @@ type nodeStats struct {
 	op        int32
 	instances uint64 // spans of the node, inferred ones included
 	calledIn  uint64 // parent instances that called it at least once
-	excl      Sketch // exclusive times of instances where no failure originated
-	exclFail  uint64 // instances where a failure originated
+	excl      Sketch // exclusive times of instances where no failure originated that reached the root
+	exclFail  uint64 // instances where a failure originated and reached the root
 	dur       Sketch // durations of successful instances
 	durFail   uint64 // failed instances
 	patIndex  map[string]int32

@@ -87,8 +87,9 @@ type Node struct {
 	// failure is in the exclusive times already.
 	Patterns []Pattern `json:"patterns,omitempty"`
 	// Exclusive is the ΔQ of the exclusive time: a failure that
-	// originates in the span (it failed, none of its children did) is
-	// intangible mass.
+	// originates in the span (it failed, none of its children did) and
+	// reached the root (every span above it failed too) is intangible
+	// mass; one that a caller recovered from took its time.
 	Exclusive Dist `json:"exclusive"`
 	// Duration is the observed ΔQ of the span's duration (failed spans
 	// intangible).

@@ -30,9 +30,12 @@ type tree struct {
 	order  []int32 // every span reachable from a root or an orphan, parents first
 	lo, hi []int64 // effective interval [lo, hi): the span's, clipped to its parent's
 	excl   []int64 // exclusive time, ns
-	failed []bool  // a failure originates here: the span failed and no child did
-	depth  []int32 // 0 for a root or an orphan, its parent's + 1 else
-	idx    map[[8]byte]int32
+	failed []bool  // a failure originates here and reaches the root (failedUp, and no child failed)
+	// failedUp marks the spans that failed with every span above them:
+	// a failure there reached the root (or the top of an orphan's tree).
+	failedUp []bool
+	depth    []int32 // 0 for a root or an orphan, its parent's + 1 else
+	idx      map[[8]byte]int32
 
 	// wrongTime marks the spans that end before they start: their times
 	// are wrong (set to zero length at the start) and count as such, not
@@ -55,6 +58,7 @@ func (t *tree) build(spans []Span) {
 	t.kids = resize(t.kids, n)
 	t.lo, t.hi, t.excl = resize(t.lo, n), resize(t.hi, n), resize(t.excl, n)
 	t.failed = resize(t.failed, n)
+	t.failedUp = resize(t.failedUp, n)
 	t.depth = resize(t.depth, n)
 	t.wrongTime = resize(t.wrongTime, n)
 	t.maxDepth = 0
@@ -78,9 +82,18 @@ func (t *tree) build(spans []Span) {
 		}
 	}
 	t.inc.Cycle += uint64(n - reached)
+	// A failure counts where it originates (the span failed, none of its
+	// calls did), and only when it reached the root: one that a caller
+	// recovered from (its span did not fail) took its time, and the
+	// diagram, which makes a call's failure its caller's, would count it
+	// as the system's. order has parents first.
 	for _, i := range t.order {
 		t.excl[i] = t.exclusive(i, nil)
-		t.failed[i] = spans[i].Failed
+		t.failedUp[i] = spans[i].Failed
+		if p := t.parent[i]; p >= 0 {
+			t.failedUp[i] = t.failedUp[i] && t.failedUp[p]
+		}
+		t.failed[i] = t.failedUp[i]
 		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
 			if spans[c].Failed {
 				t.failed[i] = false

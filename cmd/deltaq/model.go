@@ -62,7 +62,9 @@ root operation is a node. From them it writes to DIR:
                are service.operation with other characters as _
   model.json   every node: its probe and outcome names, call probability,
                patterns and the ΔQs of its exclusive time (failures that
-               originate in the span as intangible mass) and of its duration
+               originate in the span and reach the root as intangible
+               mass; one a caller recovered from takes its time) and of
+               its duration
   report.json  the validation: for each root operation, the end-to-end ΔQ the
                diagram predicts from the exclusive times against the one
                observed (Kolmogorov–Smirnov distance, quantiles); the counts
