@@ -204,7 +204,8 @@ type nodeStats struct {
 }
 
 // patternStats is one execution pattern of a node: steps of child nodes,
-// with the instances that had it and those of them that did not fail.
+// with the instances that had it and those of them that did not fail with
+// the root.
 type patternStats struct {
 	steps [][]int32
 	count uint64
@@ -607,8 +608,10 @@ func (l *Learner) record(i int32, inferred bool) {
 	if nd.patIndex == nil {
 		nd.patIndex = map[string]int32{}
 	}
+	// An instance whose failure reached the root may have stopped short:
+	// its pattern is not one that takes time (Model's patterns).
 	ok := uint64(1)
-	if s.Failed {
+	if t.failedUp[i] {
 		ok = 0
 	}
 	if p, seen := nd.patIndex[string(l.key)]; seen {

@@ -82,9 +82,10 @@ type Node struct {
 	CallProbability float64 `json:"call_probability,omitempty"`
 	CallsPerParent  float64 `json:"calls_per_parent,omitempty"`
 	// Patterns are the execution patterns, most frequent first, of the
-	// instances that did not fail (of the failed ones when none
-	// succeeded): a failed instance may have stopped short, and its
-	// failure is in the exclusive times already.
+	// instances that did not fail with the root (of the others when
+	// none did not): such an instance may have stopped short, and its
+	// failure is in the exclusive times already. One whose failure a
+	// caller recovered from took its time, and counts.
 	Patterns []Pattern `json:"patterns,omitempty"`
 	// Exclusive is the ΔQ of the exclusive time: a failure that
 	// originates in the span (it failed, none of its children did) and
@@ -285,11 +286,11 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 		n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
 		n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
 	}
-	// The patterns of the instances that did not fail: one that failed
-	// may have stopped short (a failed call ends a sequence, and its
-	// failure is in the diagram already), and counted as a pattern of
-	// its own it would be chosen for instances that do not fail. Those of
-	// the failed instances stand when none succeeded.
+	// The patterns of the instances that did not fail with the root:
+	// one that did may have stopped short (a failed call ends a
+	// sequence, and its failure is in the diagram already), and counted
+	// as a pattern of its own it would be chosen for instances that do
+	// not fail. Those of the others stand when there are none.
 	succeeded := slices.ContainsFunc(nd.patterns, func(p patternStats) bool { return p.ok > 0 })
 	for _, p := range nd.patterns {
 		count := p.count

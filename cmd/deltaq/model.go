@@ -58,7 +58,7 @@ root operation is a node. From them it writes to DIR:
                "node = node_self -> step -> …", a step of parallel calls an
                all-to-finish a:, alternative patterns (and optional calls) a
                probabilistic choice p: weighted by their frequencies among
-               the instances that did not fail; names
+               the instances that did not fail with the root; names
                are service.operation with other characters as _
   model.json   every node: its probe and outcome names, call probability,
                patterns and the ΔQs of its exclusive time (failures that
