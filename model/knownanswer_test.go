@@ -301,3 +301,53 @@ func TestRecoveredFailureStopsShort(t *testing.T) {
 		}
 	}
 }
+
+// TestRareSlowRoot: a request R, A (Exp(2 ms)) then B (Exp(3 ms)), in
+// 99 % of the traces, and in 1 % a batch job of U(9 s, 11 s) of its own.
+// One bin width for the model, the job's 99.9th percentile over 1000 bins
+// (11 ms), held all of R in its first two bins: the predicted median of R
+// was 11 ms for the hypoexponential's 4.1 ms. Each root operation has its
+// own bins, the ΔQs of its calls with it.
+func TestRareSlowRoot(t *testing.T) {
+	const n, m1, m2 = 5000, 2.0, 3.0
+	rng := rand.New(rand.NewPCG(12, 12))
+	var spans []Span
+	jobs := 0
+	for tr := range uint64(n) {
+		if tr%100 == 7 {
+			jobs++
+			spans = append(spans, sp(tr+1, 1, 0, "job", 0, 9000+2000*rng.Float64()))
+			continue
+		}
+		a, b := m1*rng.ExpFloat64(), m2*rng.ExpFloat64()
+		spans = append(spans, sp(tr+1, 1, 0, "R", 0, a+b), sp(tr+1, 2, 1, "A", 0, a), sp(tr+1, 3, 1, "B", a, a+b))
+	}
+	m, d := build(t, Config{}, spans, 1000)
+	v, err := m.Validate(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, val := range v {
+		// DKW at 99.9 %: 0.028 for the 4950 requests, 0.27 for the 50
+		// jobs.
+		switch val.Root {
+		case "svc_R":
+			for _, ms := range []float64{1, 2, 4, 6, 10, 15} {
+				if got, want := val.PredictedDQ.CDF(ms*1e-3), hypoexponentialCDF(m1, m2, ms); math.Abs(got-want) > 0.028 {
+					t.Errorf("R: predicted P(done within %v ms) = %.4f, want %.4f (A + B)", ms, got, want)
+				}
+			}
+		case "svc_job":
+			for _, s := range []float64{9.5, 10, 10.5} {
+				if got, want := val.PredictedDQ.CDF(s), (s-9)/2; math.Abs(got-want) > 0.27 {
+					t.Errorf("job: predicted P(done within %v s) = %.4f, want %.4f", s, got, want)
+				}
+			}
+		default:
+			t.Errorf("root %s, want svc_R and svc_job", val.Root)
+		}
+	}
+	if len(v) != 2 || jobs == 0 {
+		t.Errorf("%d roots validated, %d jobs; want 2 roots", len(v), jobs)
+	}
+}

@@ -23,9 +23,9 @@ import (
 // Version is the version of the model's JSON form.
 const Version = 1
 
-// Build resolution: the bin width is the largest 99.9th percentile of the
-// root operations' durations (of a root none of whose instances
-// succeeded, its exclusive times) over bins bins; a node's ΔQ has as many bins
+// Build resolution: the bin width of a root operation and its calls is
+// the 99.9th percentile of its durations (of a root none of whose
+// instances succeeded, its exclusive times) over bins bins; a node's ΔQ has as many bins
 // as its largest sample needs, at most maxBinsFactor·bins (the rest is
 // counted as a timeout, Dist.Beyond). Extreme outliers (Sketch.Extremes)
 // count in neither: the bulk of the durations sets the bins, and the
@@ -49,7 +49,9 @@ const MaxBinsLimit = deltaq.MaxBins / maxBinsFactor
 // `deltaq model` writes as model.json; Diagram gives the outcome diagram.
 type Model struct {
 	Version int `json:"version"`
-	// BinWidth of every ΔQ of the model, in seconds.
+	// BinWidth of the ΔQs of the nodes, in seconds: those of the first
+	// root operation and its calls, and of every node without a
+	// bin width of its own (Node.BinWidth).
 	BinWidth float64 `json:"bin_width"`
 	Stats    Stats   `json:"stats"`
 	// Roots are the probes of the root operations, most frequent first.
@@ -75,8 +77,12 @@ type Node struct {
 	Service   string `json:"service"`
 	Operation string `json:"operation"`
 	// Parent is the probe of the calling node; "" for a root.
-	Parent    string `json:"parent,omitempty"`
-	Instances uint64 `json:"instances"`
+	Parent string `json:"parent,omitempty"`
+	// BinWidth of the node's ΔQs, in seconds, when it is not the model's
+	// (Model.Width): each root operation has its own, and its calls
+	// have it too.
+	BinWidth  float64 `json:"bin_width,omitempty"`
+	Instances uint64  `json:"instances"`
 	// CallProbability is the fraction of the parent's instances that call
 	// this node at least once; CallsPerParent the mean number of calls.
 	CallProbability float64 `json:"call_probability,omitempty"`
@@ -116,6 +122,32 @@ type Outlier struct {
 
 // Key returns "service.operation".
 func (n *Node) Key() string { return Key(n.Service, n.Operation) }
+
+// Bins says the bin widths of the model: one, or each root operation's
+// (its probe in parentheses) when they differ.
+func (m *Model) Bins() string {
+	var parts []string
+	same := true
+	for _, r := range m.Roots {
+		n, _ := m.Node(r)
+		w := m.Width(n)
+		same = same && w == m.BinWidth
+		parts = append(parts, distribution.FormatDuration(w)+" ("+r+")")
+	}
+	if same {
+		return distribution.FormatDuration(m.BinWidth)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Width returns the bin width of the ΔQs of node n, in seconds: its own,
+// else the model's.
+func (m *Model) Width(n *Node) float64 {
+	if n.BinWidth != 0 {
+		return n.BinWidth
+	}
+	return m.BinWidth
+}
 
 // Leaf reports whether the node never called anything and is no root: it
 // is then an outcome of the diagram, not a definition.
@@ -194,8 +226,12 @@ func sketchDist(s *Sketch, intangible uint64, w float64, bins int, point bool) (
 		AtZero: point && last == 1 && s.Max() < w && s.Mean() < w/4}, nil
 }
 
-// Build makes the model of what l learned (call Finish first), with the
-// root operations' durations resolved into about bins bins.
+// Build makes the model of what l learned (call Finish first), with each
+// root operation's durations resolved into about bins bins: every root
+// operation has its bin width, and the nodes of its calls have it too (a
+// node belongs to one root's calls). One width for all, the slowest
+// root's, held a request of milliseconds in the first bins of a model
+// that also had a batch job of seconds.
 func Build(l *Learner, bins int) (*Model, error) {
 	if bins < 1 || bins > MaxBinsLimit {
 		return nil, fmt.Errorf("model: bins = %d outside [1, %d]", bins, MaxBinsLimit)
@@ -206,51 +242,41 @@ func Build(l *Learner, bins int) (*Model, error) {
 		return nil, fmt.Errorf("model: no coherent trace to learn from (%d spans, %d traces: %d spans without their parent, %d traces without a root, %d spans in cycles, %d spans that end before they start; %d traces deeper than the depth limit)",
 			st.Spans, st.Traces, inc.MissingParent, inc.NoRoot, inc.Cycle, inc.NegativeDuration, st.TooDeep)
 	}
-	// Children of each node; roots; the horizon.
+	// Children of each node; roots.
 	kids := make([][]int32, len(l.nodes))
 	var roots []int32
-	horizon := 0.0
 	for i, nd := range l.nodes {
 		switch {
 		case nd.instances == 0:
 			// made by a trace that then hit MaxNodes: never learned
 		case nd.parent < 0:
 			roots = append(roots, int32(i))
-			// A root none of whose instances succeeded has no
-			// duration: its exclusive times (its failures came from
-			// its calls) stand for them.
-			d := &nd.dur
-			if d.Count() == 0 {
-				d = &nd.excl
-			}
-			horizon = math.Max(horizon, d.BulkQuantile(horizonQ))
 		default:
 			kids[nd.parent] = append(kids[nd.parent], int32(i))
 		}
 	}
-	if horizon == 0 {
-		for _, nd := range l.nodes {
-			horizon = math.Max(horizon, nd.dur.BulkMax())
-		}
-	}
-	if horizon == 0 {
-		horizon = 1e-6 // every span took no time: any width will do
-	}
-	w := horizon / float64(bins)
 	byCount := func(a, b int32) int {
 		na, nb := l.nodes[a], l.nodes[b]
 		return cmp.Or(cmp.Compare(nb.instances, na.instances), cmp.Compare(l.nodeKey(na), l.nodeKey(nb)))
 	}
 	slices.SortFunc(roots, byCount)
-	// Parents before children, breadth first; names in that order.
+	// Parents before children, breadth first; names in that order; the
+	// width of each node its root's.
 	order := slices.Clone(roots)
+	width := make([]float64, len(l.nodes))
+	for _, r := range roots {
+		width[r] = l.rootWidth(r, kids, bins)
+	}
 	for k := 0; k < len(order); k++ {
 		ks := kids[order[k]]
 		slices.SortFunc(ks, byCount)
+		for _, c := range ks {
+			width[c] = width[order[k]]
+		}
 		order = append(order, ks...)
 	}
 	names := newNames()
-	m := &Model{Version: Version, BinWidth: w, Stats: l.stats}
+	m := &Model{Version: Version, BinWidth: width[roots[0]], Stats: l.stats}
 	probe := make([]string, len(l.nodes))
 	for _, i := range order {
 		nd := l.nodes[i]
@@ -260,9 +286,12 @@ func Build(l *Learner, bins int) (*Model, error) {
 		}
 	}
 	for _, i := range order {
-		n, err := l.modelNode(i, probe, len(kids[i]) > 0, names, w, bins)
+		n, err := l.modelNode(i, probe, len(kids[i]) > 0, names, width[i], bins)
 		if err != nil {
 			return nil, err
+		}
+		if width[i] != m.BinWidth {
+			n.BinWidth = width[i]
 		}
 		m.Nodes = append(m.Nodes, n)
 		if k, from, rest := l.nodes[i].dur.Extremes(); k > 0 {
@@ -271,6 +300,32 @@ func Build(l *Learner, bins int) (*Model, error) {
 		}
 	}
 	return m, m.index0()
+}
+
+// rootWidth returns the bin width of root node r and its calls: the 99.9th
+// percentile of its durations that are not extreme outliers (of its
+// exclusive times when none of its instances succeeded: its failures came
+// from its calls) over bins bins; else the longest duration of a node of
+// its calls; else 1 µs over bins (every span took no time: any width will
+// do).
+func (l *Learner) rootWidth(r int32, kids [][]int32, bins int) float64 {
+	nd := l.nodes[r]
+	d := &nd.dur
+	if d.Count() == 0 {
+		d = &nd.excl
+	}
+	horizon := d.BulkQuantile(horizonQ)
+	if horizon == 0 {
+		for stack := []int32{r}; len(stack) > 0; {
+			i := stack[len(stack)-1]
+			stack = append(stack[:len(stack)-1], kids[i]...)
+			horizon = math.Max(horizon, l.nodes[i].dur.BulkMax())
+		}
+	}
+	if horizon == 0 {
+		horizon = 1e-6
+	}
+	return horizon / float64(bins)
 }
 
 // modelNode makes the Node of learned node i: names (probe, by node
@@ -396,7 +451,7 @@ func (m *Model) Node(probe string) (*Node, bool) {
 func (m *Model) Diagram() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ΔQ model learned from %d traces (%d spans); bins of %s.\n", m.Stats.Learned, m.Stats.Spans,
-		distribution.FormatDuration(m.BinWidth))
+		printable.String(m.Bins()))
 	b.WriteString("# A definition is a span (an operation in one calling context); its _self\n")
 	b.WriteString("# outcome is the span's exclusive time, observed in model.json.\n")
 	names := newNames()
@@ -499,7 +554,7 @@ func (m *Model) Inputs() (map[string]deltaq.DeltaQ, error) {
 	in := make(map[string]deltaq.DeltaQ, len(m.Nodes))
 	for i := range m.Nodes {
 		n := &m.Nodes[i]
-		dq, err := n.Exclusive.DeltaQ(m.BinWidth)
+		dq, err := n.Exclusive.DeltaQ(m.Width(n))
 		if err != nil {
 			return nil, fmt.Errorf("model: exclusive time of %s: %w", n.Probe, err)
 		}
@@ -584,7 +639,10 @@ func Decode(data []byte) (*Model, error) {
 		return nil, fmt.Errorf("model: no nodes or no roots")
 	}
 	for i := range m.Nodes {
-		if err := m.Nodes[i].check(m.BinWidth); err != nil {
+		if w := m.Nodes[i].BinWidth; w != 0 && (!(w > 0) || math.IsInf(w, 0)) {
+			return nil, fmt.Errorf("model: nodes[%d] (%s): bin_width %v must be finite and > 0", i, m.Nodes[i].Probe, w)
+		}
+		if err := m.Nodes[i].check(m.Width(&m.Nodes[i])); err != nil {
 			return nil, fmt.Errorf("model: nodes[%d] (%s): %w", i, m.Nodes[i].Probe, err)
 		}
 	}

@@ -180,8 +180,10 @@ func TestEveryRootFailed(t *testing.T) {
 			}
 		}
 		m, d := build(t, Config{}, spans, 100)
-		if m.BinWidth < 1e-5 || m.BinWidth > 1e-4 {
-			t.Errorf("other root %v: bin width %v, want the root's 3 ms exclusive time over about 100 bins", other, m.BinWidth)
+		rn, _ := m.Node("svc_r")
+		w := m.Width(rn)
+		if w < 1e-5 || w > 1e-4 {
+			t.Errorf("other root %v: bin width %v, want the root's 3 ms exclusive time over about 100 bins", other, w)
 		}
 		iv, err := whatif.Parse("svc.q=remove")
 		if err != nil {
@@ -198,7 +200,7 @@ func TestEveryRootFailed(t *testing.T) {
 			if f := r.After.Intangible(); f > 1e-9 {
 				t.Errorf("other root %v: the failing call removed: failure %v, want 0", other, f)
 			}
-			if q, ok := r.After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*m.BinWidth {
+			if q, ok := r.After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*w {
 				t.Errorf("other root %v: the failing call removed: median %v (%v), want 3 ms", other, q, ok)
 			}
 		}
