@@ -351,3 +351,48 @@ func TestRareSlowRoot(t *testing.T) {
 		t.Errorf("%d roots validated, %d jobs; want 2 roots", len(v), jobs)
 	}
 }
+
+// TestTimeoutGivesUp: a root calls A (Exp(2 ms)) then B (Exp(1 ms)), but
+// gives up on A at 5 ms: it fails there, and A runs on to its end, past
+// the root's. The system fails with probability e^(−2.5); the others take
+// A, below 5 ms, plus B, of mean E[A | A < 5] + 1 = 2 − 5·e^(−2.5)/(1 −
+// e^(−2.5)) + 1 = 2.553 ms. The failure counted as the root's own, and
+// A's time, clipped at 5 ms, as a completion: the model predicted a mean of
+// 2.83 ms, within the doubt's KS bound, and counted A outside its parent
+// as a skewed clock. A span that fails with a call still in flight gave up
+// on it: the failure is the call's (a timeout), the one that ended last.
+func TestTimeoutGivesUp(t *testing.T) {
+	const n, mA, mB, limit = 4000, 2.0, 1.0, 5.0
+	rng := rand.New(rand.NewPCG(13, 13))
+	var spans []Span
+	for tr := range uint64(n) {
+		a, b := mA*rng.ExpFloat64(), mB*rng.ExpFloat64()
+		if a > limit {
+			r := sp(tr+1, 1, 0, "R", 0, limit)
+			r.Failed = true
+			spans = append(spans, r, sp(tr+1, 2, 1, "A", 0, a))
+			continue
+		}
+		spans = append(spans, sp(tr+1, 1, 0, "R", 0, a+b), sp(tr+1, 2, 1, "A", 0, a), sp(tr+1, 3, 1, "B", a, a+b))
+	}
+	m, d := build(t, Config{}, spans, 1000)
+	if out := m.Stats.Incoherence.OutsideParent; out != 0 {
+		t.Errorf("%d spans outside their parent, want 0: a call given up on is no skewed clock", out)
+	}
+	v, err := m.Validate(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := v[0].PredictedDQ
+	pFail := math.Exp(-limit / mA)
+	// The failure's share in 4000 draws has a standard error of 0.004.
+	if f := pred.Intangible(); math.Abs(f-pFail) > 0.015 {
+		t.Errorf("predicted failure %v, want e^(−2.5) = %v", f, pFail)
+	}
+	// Standard error of the mean of the successes: about
+	// sqrt(1.4² + 1²)/sqrt(3670) = 0.03 ms.
+	want := mA - limit*pFail/(1-pFail) + mB
+	if mean, ok := pred.Mean(); !ok || math.Abs(mean*1e3-want) > 0.1 {
+		t.Errorf("predicted mean of the successes %v ms, want %v ms", mean*1e3, want)
+	}
+}

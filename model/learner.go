@@ -110,7 +110,9 @@ type Incoherence struct {
 	MissingParent uint64 `json:"missing_parent"`
 	// OutsideParent: spans that start before or end after their parent
 	// (clipped to it); one that ends before it starts is counted as a
-	// NegativeDuration only (its times are wrong, not its clock skewed).
+	// NegativeDuration only (its times are wrong, not its clock skewed),
+	// and a call that ends after its caller failed is one the caller gave
+	// up on (a timeout), not counted.
 	OutsideParent uint64 `json:"outside_parent"`
 	// NoRoot: traces with no root span after the grace period.
 	NoRoot uint64 `json:"no_root"`

@@ -34,8 +34,11 @@ type tree struct {
 	// failedUp marks the spans that failed with every span above them:
 	// a failure there reached the root (or the top of an orphan's tree).
 	failedUp []bool
-	depth    []int32 // 0 for a root or an orphan, its parent's + 1 else
-	idx      map[[8]byte]int32
+	// gaveUp marks the calls that a failed caller gave up on: they were
+	// in flight when it ended (failures).
+	gaveUp []bool
+	depth  []int32 // 0 for a root or an orphan, its parent's + 1 else
+	idx    map[[8]byte]int32
 
 	// wrongTime marks the spans that end before they start: their times
 	// are wrong (set to zero length at the start) and count as such, not
@@ -59,6 +62,7 @@ func (t *tree) build(spans []Span) {
 	t.lo, t.hi, t.excl = resize(t.lo, n), resize(t.hi, n), resize(t.excl, n)
 	t.failed = resize(t.failed, n)
 	t.failedUp = resize(t.failedUp, n)
+	t.gaveUp = resize(t.gaveUp, n)
 	t.depth = resize(t.depth, n)
 	t.wrongTime = resize(t.wrongTime, n)
 	t.maxDepth = 0
@@ -82,22 +86,42 @@ func (t *tree) build(spans []Span) {
 		}
 	}
 	t.inc.Cycle += uint64(n - reached)
-	// A failure counts where it originates (the span failed, none of its
-	// calls did), and only when it reached the root: one that a caller
-	// recovered from (its span did not fail) took its time, and the
-	// diagram, which makes a call's failure its caller's, would count it
-	// as the system's. order has parents first.
 	for _, i := range t.order {
 		t.excl[i] = t.exclusive(i, nil)
-		t.failedUp[i] = spans[i].Failed
+	}
+	t.failures()
+}
+
+// failures finds where each failure originates. A failure counts where it
+// originates (the span failed, none of its calls did), and only when it
+// reached the root: one that a caller recovered from (its span did not
+// fail) took its time, and the diagram, which makes a call's failure its
+// caller's, would count it as the system's. A span that failed while a
+// call of it was still in flight (the call ended after it) gave up on the
+// call: the failure is the call's, a timeout, of the one that ended last
+// (an all-to-finish waits for it); counted as the caller's own, the
+// call's time, clipped at the give-up, was a completion.
+func (t *tree) failures() {
+	spans := t.spans
+	clear(t.gaveUp)
+	for _, i := range t.order { // parents first
+		t.failedUp[i] = spans[i].Failed || t.gaveUp[i]
 		if p := t.parent[i]; p >= 0 {
 			t.failedUp[i] = t.failedUp[i] && t.failedUp[p]
 		}
 		t.failed[i] = t.failedUp[i]
+		late := int32(-1)
 		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
-			if spans[c].Failed {
+			switch {
+			case spans[c].Failed:
 				t.failed[i] = false
+			case spans[c].End > spans[i].End && (late < 0 || spans[c].End > spans[late].End):
+				late = c
 			}
+		}
+		if t.failed[i] && spans[i].Failed && late >= 0 {
+			t.gaveUp[late] = true
+			t.failed[i] = false
 		}
 	}
 }
@@ -151,7 +175,10 @@ func (t *tree) walk() {
 		i := t.order[k]
 		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
 			s := &spans[c]
-			if !t.wrongTime[c] && (s.Start < spans[i].Start || s.End > spans[i].End) {
+			// A call that a failed caller gave up on ends after it
+			// without a clock skewed.
+			gaveUp := spans[i].Failed && s.Start >= spans[i].Start
+			if !t.wrongTime[c] && (s.Start < spans[i].Start || s.End > spans[i].End && !gaveUp) {
 				t.inc.OutsideParent++
 			}
 			t.lo[c] = min(max(s.Start, t.lo[i]), t.hi[i])
