@@ -96,7 +96,8 @@ type Node struct {
 	// Exclusive is the ΔQ of the exclusive time: a failure that
 	// originates in the span (it failed, none of its children did) and
 	// reached the root (every span above it failed too) is intangible
-	// mass; one that a caller recovered from took its time.
+	// mass; one that a caller recovered from (it did not fail, or went on
+	// to another call after it) took its time.
 	Exclusive Dist `json:"exclusive"`
 	// Duration is the observed ΔQ of the span's duration (failed spans
 	// intangible).

@@ -5,6 +5,7 @@ package model
 
 import (
 	"errors"
+	"math"
 	"slices"
 )
 
@@ -35,10 +36,11 @@ type tree struct {
 	// a failure there reached the root (or the top of an orphan's tree).
 	failedUp []bool
 	// gaveUp marks the calls that a failed caller gave up on: they were
-	// in flight when it ended (failures).
-	gaveUp []bool
-	depth  []int32 // 0 for a root or an orphan, its parent's + 1 else
-	idx    map[[8]byte]int32
+	// in flight when it ended; recovered the failed calls that their
+	// caller recovered from (failures).
+	gaveUp, recovered []bool
+	depth             []int32 // 0 for a root or an orphan, its parent's + 1 else
+	idx               map[[8]byte]int32
 
 	// wrongTime marks the spans that end before they start: their times
 	// are wrong (set to zero length at the start) and count as such, not
@@ -63,6 +65,8 @@ func (t *tree) build(spans []Span) {
 	t.failed = resize(t.failed, n)
 	t.failedUp = resize(t.failedUp, n)
 	t.gaveUp = resize(t.gaveUp, n)
+	t.recovered = resize(t.recovered, n)
+	clear(t.recovered)
 	t.depth = resize(t.depth, n)
 	t.wrongTime = resize(t.wrongTime, n)
 	t.maxDepth = 0
@@ -94,26 +98,35 @@ func (t *tree) build(spans []Span) {
 
 // failures finds where each failure originates. A failure counts where it
 // originates (the span failed, none of its calls did), and only when it
-// reached the root: one that a caller recovered from (its span did not
-// fail) took its time, and the diagram, which makes a call's failure its
-// caller's, would count it as the system's. A span that failed while a
-// call of it was still in flight (the call ended after it) gave up on the
-// call: the failure is the call's, a timeout, of the one that ended last
-// (an all-to-finish waits for it); counted as the caller's own, the
-// call's time, clipped at the give-up, was a completion.
+// reached the root: one that a caller recovered from took its time, and
+// the diagram, which makes a call's failure its caller's, would count it
+// as the system's. A caller recovered from a failed call when its own span
+// did not fail, or when it went on to another call after it (a retry, a
+// fallback). A span that failed while a call of it was still in flight
+// (the call ended after it) gave up on the call: the failure is the
+// call's, a timeout, of the one that ended last (an all-to-finish waits
+// for it); counted as the caller's own, the call's time, clipped at the
+// give-up, was a completion.
 func (t *tree) failures() {
 	spans := t.spans
 	clear(t.gaveUp)
 	for _, i := range t.order { // parents first
-		t.failedUp[i] = spans[i].Failed || t.gaveUp[i]
+		own := spans[i].Failed && !t.recovered[i] || t.gaveUp[i]
+		t.failedUp[i] = own
 		if p := t.parent[i]; p >= 0 {
-			t.failedUp[i] = t.failedUp[i] && t.failedUp[p]
+			t.failedUp[i] = own && t.failedUp[p]
 		}
 		t.failed[i] = t.failedUp[i]
+		kids := t.kids[t.kidOff[i]:t.kidOff[i+1]]
 		late := int32(-1)
-		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
+		lastStart := int64(math.MinInt64)
+		for _, c := range kids {
+			lastStart = max(lastStart, spans[c].Start)
+		}
+		for _, c := range kids {
+			t.recovered[c] = spans[c].Failed && (!spans[i].Failed || lastStart >= spans[c].End)
 			switch {
-			case spans[c].Failed:
+			case spans[c].Failed && !t.recovered[c]:
 				t.failed[i] = false
 			case spans[c].End > spans[i].End && (late < 0 || spans[c].End > spans[late].End):
 				late = c
