@@ -4,12 +4,10 @@
 package model
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -608,21 +606,96 @@ func sanitize(s string) string {
 	return out
 }
 
-// numbersRE matches a JSON array of numbers laid out by MarshalIndent.
-var numbersRE = regexp.MustCompile(`\[(\s*-?[0-9][0-9.eE+-]*,)*\s*-?[0-9][0-9.eE+-]*\s*\]`)
-
-// Encode returns the model's JSON form (model.json), indented, with each
-// array of numbers (a ΔQ's bins) on one line.
+// Encode returns the model's JSON form (model.json), indented as
+// json.MarshalIndent does with two spaces, with each array of numbers (a
+// ΔQ's bins) on one line.
 func (m *Model) Encode() ([]byte, error) {
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	b = numbersRE.ReplaceAllFunc(b, func(a []byte) []byte {
-		return bytes.Join(bytes.Fields(a), nil)
-	})
-	return append(b, '\n'), nil
+	return append(indentJSON(b), '\n'), nil
 }
+
+// indentJSON indents the compact JSON b as json.MarshalIndent(v, "", "  ")
+// does, but keeps each array that holds only numbers on one line, in one
+// pass: strings are copied as they are (a span name "GET [1, 2]" is the
+// data's; a pattern over the indented text changed it), and an array's
+// bytes are scanned once as its own and once more as the text around it.
+// A regular expression over MarshalIndent's output, a line per number,
+// took 51 s and 1.4 GB for the 45 MB of a model of 10,000 nodes.
+func indentJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/4)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ', ' ')
+		}
+	}
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j, len(b)-1)
+			out = append(out, b[i:j+1]...)
+			i = j
+		case '{', '[':
+			if j, ok := numberArray(b, i); ok && c == '[' {
+				out = append(out, b[i:j]...)
+				i = j - 1
+				continue
+			}
+			out = append(out, c)
+			if i+1 < len(b) && (b[i+1] == '}' || b[i+1] == ']') {
+				out = append(out, b[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// numberArray reports whether b[i], a '[', starts an array of numbers
+// only, with a digit, and returns the offset after its ']'.
+func numberArray(b []byte, i int) (int, bool) {
+	digit := false
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == ']':
+			return j + 1, digit
+		case '0' <= c && c <= '9':
+			digit = true
+		case c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' || c == ',' || isJSONSpace(c):
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// isJSONSpace reports JSON's white space (RFC 8259, section 2).
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // Decode reads a model's JSON form and checks that its nodes refer to
 // each other consistently.
