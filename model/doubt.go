@@ -49,7 +49,8 @@ const (
 // grace period unreliable, most fundamental first: a large share of
 // incoherent traces (grace too short when traces got spans after they were
 // closed, spans missing otherwise), traces closed early by the open-trace
-// bound, spans outside their parents (clocks skewed), spans dropped from
+// bound, traces left out beyond the node or depth limit, spans outside
+// their parents (clocks skewed), spans dropped from
 // traces too large (their parents' exclusive times hold them), durations far beyond
 // the others (wrong timestamps), and predictions far from observation
 // (dependence, a model learned from part of the traces, or too few
@@ -80,6 +81,14 @@ func Doubts(st Stats, outliers []Outlier, v []Validation, grace time.Duration) [
 	if st.Evicted > 0 && float64(st.Evicted)/float64(traces) > DoubtIncoherentShare {
 		out = append(out, Doubt{What: fmt.Sprintf("%d traces were closed before their grace ended", st.Evicted),
 			Cause: "more traces open at once than --max-open: raise it, or write the file with each trace's spans together"})
+	}
+	if share := float64(st.NodeCap) / float64(traces); share > DoubtIncoherentShare {
+		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the traces (%d of %d) were left out beyond the model's node limit", 100*share, st.NodeCap, st.Traces),
+			Cause: "more operations in their calling contexts than the model holds (MaxNodes): span names that hold values (GET /item/123 rather than GET /item/{id}) make an operation of each; name spans by their route"})
+	}
+	if share := float64(st.TooDeep) / float64(traces); share > DoubtIncoherentShare {
+		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the traces (%d of %d) were left out deeper than the depth limit", 100*share, st.TooDeep, st.Traces),
+			Cause: "calls within calls deeper than --max-depth: raise it, or recursion in the traced system"})
 	}
 	if spans := max(st.Spans, 1); float64(inc.OutsideParent)/float64(spans) > DoubtOutsideShare {
 		out = append(out, Doubt{What: fmt.Sprintf("%.1f %% of the spans (%d) start before or end after their parent", 100*float64(inc.OutsideParent)/float64(spans), inc.OutsideParent),
