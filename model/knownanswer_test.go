@@ -488,3 +488,44 @@ func TestEncodeKeepsNames(t *testing.T) {
 		t.Errorf("nodes differ after Encode and Decode:\n%+v\n%+v", back.Nodes, m.Nodes)
 	}
 }
+
+// TestExtremeScales: a root R calls A then B, each U(50, 150) units of
+// time, and has no time of its own; the sum is triangular on [100, 300]:
+// CDF (t − 100)²/20000 below 200, 1 − (300 − t)²/20000 above. In
+// nanoseconds, bins of 0.3 ns spread each 1 ns bucket over more bins than
+// its duration gave it, the rest counted as timeouts: R's own time, 0 ns,
+// was 70 % failure. In tens of seconds (a unit of 10 s, bins of 3 s), R's
+// 0 ns bucket fell within the rounding of the first bin's edge and was
+// lost: all of it failure, and every quantile unreachable.
+func TestExtremeScales(t *testing.T) {
+	for _, unit := range []float64{1e-6, 1e4} { // in ms: 1 ns, 10 s
+		rng := rand.New(rand.NewPCG(15, 15))
+		var spans []Span
+		for tr := range uint64(3000) {
+			// Whole nanoseconds, as spans have them.
+			a := math.Round((50+100*rng.Float64())*unit*1e6) / 1e6
+			b := math.Round((50+100*rng.Float64())*unit*1e6) / 1e6
+			spans = append(spans, sp(tr+1, 1, 0, "R", 0, a+b), sp(tr+1, 2, 1, "A", 0, a), sp(tr+1, 3, 1, "B", a, a+b))
+		}
+		m, d := build(t, Config{}, spans, 1000)
+		v, err := m.Validate(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pred := v[0].PredictedDQ
+		if f := pred.Intangible(); f > 1e-6 {
+			t.Errorf("unit %v ms: predicted failure %v, want 0", unit, f)
+		}
+		// DKW at 99.9 % for 3000 draws, 0.036, and 0.01 for the whole
+		// nanoseconds.
+		for _, x := range []float64{130, 170, 200, 230, 270} {
+			want := (x - 100) * (x - 100) / 20000
+			if x > 200 {
+				want = 1 - (300-x)*(300-x)/20000
+			}
+			if got := pred.CDF(x * unit * 1e-3); math.Abs(got-want) > 0.046 {
+				t.Errorf("unit %v ms: predicted P(done within %v units) = %.4f, want %.4f", unit, x, got, want)
+			}
+		}
+	}
+}

@@ -211,7 +211,10 @@ func sketchDist(s *Sketch, intangible uint64, w float64, bins int, point bool) (
 	if n == 0 {
 		return Dist{PDF: []float64{1}, AtZero: point}, nil
 	}
-	nb := min(max(int(math.Ceil(s.BulkMax()/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
+	// Up to the longest duration + 1 ns, where the sketch's buckets are
+	// cut (Sketch.Build): on bins below 1 ns, the longest duration's
+	// bucket reached past a bin more than it.
+	nb := min(max(int(math.Ceil((s.BulkMax()+1e-9)/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
 	dq, beyond, err := s.Build(w, nb, intangible)
 	if err != nil {
 		return Dist{}, err
