@@ -31,8 +31,8 @@ const (
 	// DoubtKS: the KS distance between a root's predicted and observed ΔQ.
 	// Measured on models of independent parts it stays below 0.09 (the
 	// shop corpus of the README, 0.079; 3,000 jobs of the workload's
-	// delays topology, 0.023); the M/M/1/K tandem, whose parts are not
-	// independent, gives 0.27.
+	// delays topology, 0.021); the M/M/1/K tandem, whose parts are not
+	// independent, gives 0.25.
 	DoubtKS = 0.1
 	// SamplingKS over √n bounds the distance by which the empirical CDF
 	// of n instances strays from the true one, in 99 % of samples: the
