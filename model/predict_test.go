@@ -71,10 +71,11 @@ func TestApply(t *testing.T) {
 	}
 	near("no intervention", median(predict()), points(1, 3, 5))
 	near("b = 0.4·X + 1 ms (5 → 3 ms)", median(predict("svc.b=0.4*X+1ms")), points(1, 3, 3))
-	near("a pinned to 10 ms", median(predict("svc_a=0*X+10ms")), points(1, 10, 5))
-	// A removed part is the exact point mass at 0 and a substituted
-	// point(1ms) the exact point at 1 ms (deltaq.Point on an edge): they
-	// shift the sum of the others exactly.
+	// A removed part is the exact point mass at 0, a substituted
+	// point(1ms) the exact point at 1 ms (deltaq.Point on an edge) and a
+	// part pinned by 0·X + 10 ms the exact point at 10 ms, as point(10ms):
+	// they shift the sum of the others exactly.
+	near("a pinned to 10 ms", median(predict("svc_a=0*X+10ms")), points(1, 5)+0.010)
 	near("b removed", median(predict("svc.b=remove")), points(1, 3))
 	near("a substituted by point(1ms)", median(predict("svc.a=point(1ms)")), points(1, 5)+0.001)
 	near("two on b compose: (2·X)·0.5 + 1 ms", median(predict("svc.b=2*X", "svc.b=0.5*X+1ms")), points(1, 3, 6))
