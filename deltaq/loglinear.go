@@ -411,11 +411,20 @@ func LogLinearSpread(p []float64, width float64, edges []int64, first int, count
 		m := float64(c) * scale
 		i0 := int(math.Floor(snapInt(a / width)))
 		i1 := min(int(math.Ceil(snapInt(b/width))), bins)
+		placed := false
 		for i := i0; i < i1; i++ {
 			lo, hi := math.Max(a, float64(i)*width), math.Min(b, float64(i+1)*width)
 			if hi > lo {
 				p[i] += m * (hi - lo) / (b - a)
+				placed = true
 			}
+		}
+		if !placed && a < end {
+			// A bucket within the rounding of a bin edge (1 ns on
+			// bins of seconds: [0, 1 ns) snaps to [0, 0)) lies whole
+			// in the bin of its middle; the loop placed none of it,
+			// and its mass was lost.
+			p[min(int((a+b)/2/width), bins-1)] += m
 		}
 		if b > end {
 			beyond += m * (b - math.Max(a, end)) / (b - a)

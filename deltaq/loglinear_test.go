@@ -324,3 +324,19 @@ func TestLogLinearIndex(t *testing.T) {
 		t.Fatalf("%d magnitudes by a shift, %d by a division: both ways want testing", shifts, divisions)
 	}
 }
+
+// TestLogLinearSpreadNarrowBucket: a bucket within the rounding of a bin
+// edge — [0, 1 ns) on bins of 2 s, 5·10⁻¹⁰ of a bin, which snaps to the
+// edge 0 at both ends — had no bin to spread over, and its mass was lost
+// (a learned model's exclusive time of 0 on a root of half an hour, all of
+// it failure). It lies whole in the bin of its middle; a bucket as narrow
+// by a bin edge further on, [2·10⁹, 2·10⁹ + 1) ns, in the bin after the
+// edge (the edge's bin holds (2, 4] s).
+func TestLogLinearSpreadNarrowBucket(t *testing.T) {
+	edges := []int64{0, 1, 2_000_000_000, 2_000_000_001, 3_000_000_000}
+	p := make([]float64, 3)
+	beyond := LogLinearSpread(p, 2, edges, 0, []uint64{3, 0, 1}, 0.25, edges[len(edges)-1])
+	if want := []float64{0.75, 0.25, 0}; !slices.Equal(p, want) || beyond != 0 {
+		t.Errorf("masses %v beyond %v, want %v and 0", p, beyond, want)
+	}
+}

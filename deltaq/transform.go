@@ -18,7 +18,8 @@ import (
 //
 // and linear inside a bin as always. Delays pushed below zero by a negative
 // b are clamped to zero (the mass lands in bin 0); a = 0 moves all tangible
-// mass to the single delay max(b, 0), in the bin Point gives it. Intangible mass (failure, timeout) is
+// mass to the single delay max(b, 0), as Point places it (a point at 0 or
+// on an edge, else spread over its bin). Intangible mass (failure, timeout) is
 // unchanged: a timed-out instance stays timed out. The result keeps d's
 // width and has max(N, ⌈(a·dMax + b)/w⌉) bins, so no tangible mass is lost;
 // more than MaxBins is an error. a must be finite and ≥ 0, b finite.
@@ -64,9 +65,19 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 		bins = int(need)
 	}
 	if a == 0 {
+		// Point's ΔQ, placement included (at 0 or on an edge, a point
+		// there: spread over the bin, 0·X was half a bin late).
+		pt, err := Point(math.Max(b, 0), w, bins)
+		if err != nil {
+			return DeltaQ{}, err
+		}
 		p := newPDF(bins)
-		p[int(binIndex(math.Max(b, 0)/w))] = tot
-		return build(w, p, 0), nil
+		for i, v := range pt.pdf {
+			p[i] = v * tot
+		}
+		out := build(w, p, 0)
+		out.at = pt.at
+		return out, nil
 	}
 	cdf := make([]float64, bins)
 	prev := 0.0

@@ -181,3 +181,23 @@ func TestDeconvolveInfeasible(t *testing.T) {
 		t.Fatalf("Deconvolve = %v, want ErrInfeasible", err)
 	}
 }
+
+// TestTimeTransformZeroScale: 0·X + b is the single delay max(b, 0), as
+// Point places it: a point at 0 or on an edge, of mean b exactly, not spread
+// over the bin (mean half a bin off: 0·X + 2 ms read 1.5 ms on 1 ms
+// bins, 0·X 0.5 ms); inside a bin, spread over it as Point spreads it.
+func TestTimeTransformZeroScale(t *testing.T) {
+	x := mk(t)(New(1e-3, []float64{0.2, 0.3, 0.4}))
+	for _, b := range []float64{0, 2e-3, 2.5e-3, -1e-3} {
+		y := mk(t)(TimeTransform(x, 0, b))
+		pt := mk(t)(Point(math.Max(b, 0), 1e-3, 3))
+		mean, ok := y.Mean()
+		want, _ := pt.Mean()
+		if !ok || !near(mean, want, 1e-12) || y.Placement() != pt.Placement() || !near(y.Tangible(), 0.9, 1e-12) {
+			t.Errorf("0·X + %v: mean %v, %v, tangible %v; want Point's mean %v, %v, and 0.9", b, mean, y.Placement(), y.Tangible(), want, pt.Placement())
+		}
+	}
+	if m, _ := mk(t)(TimeTransform(x, 0, 2e-3)).Mean(); !near(m, 2e-3, 1e-12) {
+		t.Errorf("0·X + 2 ms: mean %v, want 2 ms", m)
+	}
+}

@@ -11,7 +11,8 @@
 // exclusive time (the time within the span during which none of its
 // children was in flight: Siphon's accounting of time; ExclusiveIntervals)
 // in a bounded Sketch, its execution patterns (its children in sequential
-// steps, those that overlap in parallel) and how often its parent calls it.
+// steps, those that overlap by half the shorter in parallel) and how often
+// its parent calls it.
 // Config bounds what it holds. What is wrong with traces is counted by
 // kind (Incoherence); a trace with orphan spans, no root or a cycle is left
 // out, and Finish infers the missing parents of the orphans

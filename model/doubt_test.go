@@ -43,12 +43,18 @@ func TestDoubts(t *testing.T) {
 			[]string{"6.0 % of the spans (60) start before or end after their parent", "clocks skewed"}},
 		{"dependence", ok, 0.25, []string{"prediction of f.op is far from what was observed: KS distance 0.250", "not independent"}},
 		{"evicted", Stats{Spans: 1000, Traces: 100, Learned: 100, Evicted: 20}, 0, []string{"20 traces were closed before their grace ended", "--max-open"}},
+		// Traces left out by the bounds of the model: 90 % of them,
+		// and --strict passed.
+		{"node limit", Stats{Spans: 1000, Traces: 100, Learned: 10, NodeCap: 90}, 0,
+			[]string{"90.0 % of the traces (90 of 100) were left out beyond the model's node limit", "span names that hold values"}},
+		{"too deep", Stats{Spans: 1000, Traces: 100, Learned: 80, TooDeep: 20}, 0,
+			[]string{"20.0 % of the traces (20 of 100) were left out deeper than the depth limit", "--max-depth"}},
 		// A trace cut at MaxSpansPerTrace is learned without its last
 		// calls: its parents' exclusive times hold them (no doubt said so).
 		{"spans dropped", Stats{Spans: 20000, Traces: 1, Learned: 1, SpansDropped: 10000}, 0,
 			[]string{"50.0 % of the spans (10000) were dropped from traces with more spans than a trace may have", "exclusive times"}},
 	} {
-		ds := Doubts(c.st, nil, []Validation{{Operation: "f.op", KS: c.ks, ResolvedKS: c.ks}}, time.Second)
+		ds := Doubts(c.st, nil, []Validation{{Operation: "f.op", Instances: c.st.Learned, KS: c.ks, ResolvedKS: c.ks}}, time.Second)
 		var all []string
 		for _, d := range ds {
 			all = append(all, d.What+"; "+d.Cause)

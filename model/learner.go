@@ -110,7 +110,9 @@ type Incoherence struct {
 	MissingParent uint64 `json:"missing_parent"`
 	// OutsideParent: spans that start before or end after their parent
 	// (clipped to it); one that ends before it starts is counted as a
-	// NegativeDuration only (its times are wrong, not its clock skewed).
+	// NegativeDuration only (its times are wrong, not its clock skewed),
+	// and a call that ends after its caller failed is one the caller gave
+	// up on (a timeout), not counted.
 	OutsideParent uint64 `json:"outside_parent"`
 	// NoRoot: traces with no root span after the grace period.
 	NoRoot uint64 `json:"no_root"`
@@ -195,18 +197,21 @@ type nodeStats struct {
 	op        int32
 	instances uint64 // spans of the node, inferred ones included
 	calledIn  uint64 // parent instances that called it at least once
-	excl      Sketch // exclusive times of instances where no failure originated
-	exclFail  uint64 // instances where a failure originated
+	excl      Sketch // exclusive times of instances where no failure originated that reached the root
+	exclFail  uint64 // instances where a failure originated and reached the root
 	dur       Sketch // durations of successful instances
 	durFail   uint64 // failed instances
 	patIndex  map[string]int32
 	patterns  []patternStats
 }
 
-// patternStats is one execution pattern of a node: steps of child nodes.
+// patternStats is one execution pattern of a node: steps of child nodes,
+// with the instances that had it and those of them that did not fail with
+// the root.
 type patternStats struct {
 	steps [][]int32
 	count uint64
+	ok    uint64
 }
 
 // Learner assembles spans into traces and learns the calling-context tree,
@@ -605,8 +610,15 @@ func (l *Learner) record(i int32, inferred bool) {
 	if nd.patIndex == nil {
 		nd.patIndex = map[string]int32{}
 	}
-	if p, ok := nd.patIndex[string(l.key)]; ok {
+	// An instance whose failure reached the root may have stopped short:
+	// its pattern is not one that takes time (Model's patterns).
+	ok := uint64(1)
+	if t.failedUp[i] {
+		ok = 0
+	}
+	if p, seen := nd.patIndex[string(l.key)]; seen {
 		nd.patterns[p].count++
+		nd.patterns[p].ok += ok
 		return
 	}
 	if len(nd.patterns) >= l.cfg.MaxPatterns {
@@ -623,7 +635,7 @@ func (l *Learner) record(i int32, inferred bool) {
 		steps = append(steps, st)
 	})
 	nd.patIndex[string(l.key)] = int32(len(nd.patterns))
-	nd.patterns = append(nd.patterns, patternStats{steps: steps, count: 1})
+	nd.patterns = append(nd.patterns, patternStats{steps: steps, count: 1, ok: ok})
 }
 
 // Finish closes every open trace, infers the missing parents of the held

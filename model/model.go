@@ -4,12 +4,10 @@
 package model
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +21,9 @@ import (
 // Version is the version of the model's JSON form.
 const Version = 1
 
-// Build resolution: the bin width is the largest 99.9th percentile of the
-// root operations' durations (of a root none of whose instances
-// succeeded, its exclusive times) over bins bins; a node's ΔQ has as many bins
+// Build resolution: the bin width of a root operation and its calls is
+// the 99.9th percentile of its durations (of a root none of whose
+// instances succeeded, its exclusive times) over bins bins; a node's ΔQ has as many bins
 // as its largest sample needs, at most maxBinsFactor·bins (the rest is
 // counted as a timeout, Dist.Beyond). Extreme outliers (Sketch.Extremes)
 // count in neither: the bulk of the durations sets the bins, and the
@@ -49,7 +47,9 @@ const MaxBinsLimit = deltaq.MaxBins / maxBinsFactor
 // `deltaq model` writes as model.json; Diagram gives the outcome diagram.
 type Model struct {
 	Version int `json:"version"`
-	// BinWidth of every ΔQ of the model, in seconds.
+	// BinWidth of the ΔQs of the nodes, in seconds: those of the first
+	// root operation and its calls, and of every node without a
+	// bin width of its own (Node.BinWidth).
 	BinWidth float64 `json:"bin_width"`
 	Stats    Stats   `json:"stats"`
 	// Roots are the probes of the root operations, most frequent first.
@@ -75,17 +75,27 @@ type Node struct {
 	Service   string `json:"service"`
 	Operation string `json:"operation"`
 	// Parent is the probe of the calling node; "" for a root.
-	Parent    string `json:"parent,omitempty"`
-	Instances uint64 `json:"instances"`
+	Parent string `json:"parent,omitempty"`
+	// BinWidth of the node's ΔQs, in seconds, when it is not the model's
+	// (Model.Width): each root operation has its own, and its calls
+	// have it too.
+	BinWidth  float64 `json:"bin_width,omitempty"`
+	Instances uint64  `json:"instances"`
 	// CallProbability is the fraction of the parent's instances that call
 	// this node at least once; CallsPerParent the mean number of calls.
 	CallProbability float64 `json:"call_probability,omitempty"`
 	CallsPerParent  float64 `json:"calls_per_parent,omitempty"`
-	// Patterns are the execution patterns, most frequent first.
+	// Patterns are the execution patterns, most frequent first, of the
+	// instances that did not fail with the root (of the others when
+	// none did not): such an instance may have stopped short, and its
+	// failure is in the exclusive times already. One whose failure a
+	// caller recovered from took its time, and counts.
 	Patterns []Pattern `json:"patterns,omitempty"`
 	// Exclusive is the ΔQ of the exclusive time: a failure that
-	// originates in the span (it failed, none of its children did) is
-	// intangible mass.
+	// originates in the span (it failed, none of its children did) and
+	// reached the root (every span above it failed too) is intangible
+	// mass; one that a caller recovered from (it did not fail, or went on
+	// to another call after it) took its time.
 	Exclusive Dist `json:"exclusive"`
 	// Duration is the observed ΔQ of the span's duration (failed spans
 	// intangible).
@@ -112,6 +122,32 @@ type Outlier struct {
 // Key returns "service.operation".
 func (n *Node) Key() string { return Key(n.Service, n.Operation) }
 
+// Bins says the bin widths of the model: one, or each root operation's
+// (its probe in parentheses) when they differ.
+func (m *Model) Bins() string {
+	var parts []string
+	same := true
+	for _, r := range m.Roots {
+		n, _ := m.Node(r)
+		w := m.Width(n)
+		same = same && w == m.BinWidth
+		parts = append(parts, distribution.FormatDuration(w)+" ("+r+")")
+	}
+	if same {
+		return distribution.FormatDuration(m.BinWidth)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Width returns the bin width of the ΔQs of node n, in seconds: its own,
+// else the model's.
+func (m *Model) Width(n *Node) float64 {
+	if n.BinWidth != 0 {
+		return n.BinWidth
+	}
+	return m.BinWidth
+}
+
 // Leaf reports whether the node never called anything and is no root: it
 // is then an outcome of the diagram, not a definition.
 func (n *Node) Leaf() bool { return n.Parent != "" && n.Probe == n.Outcome }
@@ -135,24 +171,50 @@ type Dist struct {
 	Beyond float64 `json:"beyond,omitempty"`
 	// PDF holds the bin masses; trailing empty bins are left out.
 	PDF []float64 `json:"pdf"`
+	// AtZero says that the mass, in the first bin only, is a point at 0
+	// rather than spread over the bin: an exclusive time that took under
+	// a quarter of a bin on average (a span that only wraps its calls).
+	// Spread, it adds half a bin to every sequence it is in, which a
+	// chain of such spans adds up.
+	AtZero bool `json:"at_zero,omitempty"`
 }
 
 // DeltaQ returns the ΔQ of d on bins of width w.
 func (d Dist) DeltaQ(w float64) (deltaq.DeltaQ, error) {
-	if len(d.PDF) == 0 {
+	switch {
+	case len(d.PDF) == 0:
 		return deltaq.Never(w, 1)
+	case d.AtZero && len(d.PDF) > 1:
+		return deltaq.DeltaQ{}, fmt.Errorf("at_zero with %d bins, want 1", len(d.PDF))
+	case d.AtZero:
+		zero, err := deltaq.Point(0, w, 1)
+		if err != nil || d.PDF[0] >= 1 {
+			return zero, err
+		}
+		never, err := deltaq.Never(w, 1)
+		if err != nil {
+			return deltaq.DeltaQ{}, err
+		}
+		return deltaq.Choice([]float64{d.PDF[0], 1 - d.PDF[0]}, []deltaq.DeltaQ{zero, never})
 	}
 	return deltaq.New(w, d.PDF)
 }
 
 // sketchDist returns the Dist of a sketch plus intangible instances on the
 // model's bins; an empty one (a node seen only as inferred) is a zero delay.
-func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error) {
+// With point, durations that all lie within the first bin, under a quarter
+// of it on average, are a point at 0 (Dist.AtZero): the nearer of the two
+// forms the first bin can take, 0 and spread over the bin (of mean half a
+// bin).
+func sketchDist(s *Sketch, intangible uint64, w float64, bins int, point bool) (Dist, error) {
 	n := s.Count() + intangible
 	if n == 0 {
-		return Dist{PDF: []float64{1}}, nil
+		return Dist{PDF: []float64{1}, AtZero: point}, nil
 	}
-	nb := min(max(int(math.Ceil(s.BulkMax()/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
+	// Up to the longest duration + 1 ns, where the sketch's buckets are
+	// cut (Sketch.Build): on bins below 1 ns, the longest duration's
+	// bucket reached past a bin more than it.
+	nb := min(max(int(math.Ceil((s.BulkMax()+1e-9)/w))+1, 1), maxBinsFactor*bins, deltaq.MaxBins)
 	dq, beyond, err := s.Build(w, nb, intangible)
 	if err != nil {
 		return Dist{}, err
@@ -162,11 +224,16 @@ func sketchDist(s *Sketch, intangible uint64, w float64, bins int) (Dist, error)
 	for last > 1 && pdf[last-1] == 0 {
 		last--
 	}
-	return Dist{Samples: n, Failure: dq.Intangible(), Beyond: beyond, PDF: pdf[:last]}, nil
+	return Dist{Samples: n, Failure: dq.Intangible(), Beyond: beyond, PDF: pdf[:last],
+		AtZero: point && last == 1 && s.Max() < w && s.Mean() < w/4}, nil
 }
 
-// Build makes the model of what l learned (call Finish first), with the
-// root operations' durations resolved into about bins bins.
+// Build makes the model of what l learned (call Finish first), with each
+// root operation's durations resolved into about bins bins: every root
+// operation has its bin width, and the nodes of its calls have it too (a
+// node belongs to one root's calls). One width for all, the slowest
+// root's, held a request of milliseconds in the first bins of a model
+// that also had a batch job of seconds.
 func Build(l *Learner, bins int) (*Model, error) {
 	if bins < 1 || bins > MaxBinsLimit {
 		return nil, fmt.Errorf("model: bins = %d outside [1, %d]", bins, MaxBinsLimit)
@@ -177,51 +244,41 @@ func Build(l *Learner, bins int) (*Model, error) {
 		return nil, fmt.Errorf("model: no coherent trace to learn from (%d spans, %d traces: %d spans without their parent, %d traces without a root, %d spans in cycles, %d spans that end before they start; %d traces deeper than the depth limit)",
 			st.Spans, st.Traces, inc.MissingParent, inc.NoRoot, inc.Cycle, inc.NegativeDuration, st.TooDeep)
 	}
-	// Children of each node; roots; the horizon.
+	// Children of each node; roots.
 	kids := make([][]int32, len(l.nodes))
 	var roots []int32
-	horizon := 0.0
 	for i, nd := range l.nodes {
 		switch {
 		case nd.instances == 0:
 			// made by a trace that then hit MaxNodes: never learned
 		case nd.parent < 0:
 			roots = append(roots, int32(i))
-			// A root none of whose instances succeeded has no
-			// duration: its exclusive times (its failures came from
-			// its calls) stand for them.
-			d := &nd.dur
-			if d.Count() == 0 {
-				d = &nd.excl
-			}
-			horizon = math.Max(horizon, d.BulkQuantile(horizonQ))
 		default:
 			kids[nd.parent] = append(kids[nd.parent], int32(i))
 		}
 	}
-	if horizon == 0 {
-		for _, nd := range l.nodes {
-			horizon = math.Max(horizon, nd.dur.BulkMax())
-		}
-	}
-	if horizon == 0 {
-		horizon = 1e-6 // every span took no time: any width will do
-	}
-	w := horizon / float64(bins)
 	byCount := func(a, b int32) int {
 		na, nb := l.nodes[a], l.nodes[b]
 		return cmp.Or(cmp.Compare(nb.instances, na.instances), cmp.Compare(l.nodeKey(na), l.nodeKey(nb)))
 	}
 	slices.SortFunc(roots, byCount)
-	// Parents before children, breadth first; names in that order.
+	// Parents before children, breadth first; names in that order; the
+	// width of each node its root's.
 	order := slices.Clone(roots)
+	width := make([]float64, len(l.nodes))
+	for _, r := range roots {
+		width[r] = l.rootWidth(r, kids, bins)
+	}
 	for k := 0; k < len(order); k++ {
 		ks := kids[order[k]]
 		slices.SortFunc(ks, byCount)
+		for _, c := range ks {
+			width[c] = width[order[k]]
+		}
 		order = append(order, ks...)
 	}
 	names := newNames()
-	m := &Model{Version: Version, BinWidth: w, Stats: l.stats}
+	m := &Model{Version: Version, BinWidth: width[roots[0]], Stats: l.stats}
 	probe := make([]string, len(l.nodes))
 	for _, i := range order {
 		nd := l.nodes[i]
@@ -231,9 +288,12 @@ func Build(l *Learner, bins int) (*Model, error) {
 		}
 	}
 	for _, i := range order {
-		n, err := l.modelNode(i, probe, len(kids[i]) > 0, names, w, bins)
+		n, err := l.modelNode(i, probe, len(kids[i]) > 0, names, width[i], bins)
 		if err != nil {
 			return nil, err
+		}
+		if width[i] != m.BinWidth {
+			n.BinWidth = width[i]
 		}
 		m.Nodes = append(m.Nodes, n)
 		if k, from, rest := l.nodes[i].dur.Extremes(); k > 0 {
@@ -242,6 +302,32 @@ func Build(l *Learner, bins int) (*Model, error) {
 		}
 	}
 	return m, m.index0()
+}
+
+// rootWidth returns the bin width of root node r and its calls: the 99.9th
+// percentile of its durations that are not extreme outliers (of its
+// exclusive times when none of its instances succeeded: its failures came
+// from its calls) over bins bins; else the longest duration of a node of
+// its calls; else 1 µs over bins (every span took no time: any width will
+// do).
+func (l *Learner) rootWidth(r int32, kids [][]int32, bins int) float64 {
+	nd := l.nodes[r]
+	d := &nd.dur
+	if d.Count() == 0 {
+		d = &nd.excl
+	}
+	horizon := d.BulkQuantile(horizonQ)
+	if horizon == 0 {
+		for stack := []int32{r}; len(stack) > 0; {
+			i := stack[len(stack)-1]
+			stack = append(stack[:len(stack)-1], kids[i]...)
+			horizon = math.Max(horizon, l.nodes[i].dur.BulkMax())
+		}
+	}
+	if horizon == 0 {
+		horizon = 1e-6
+	}
+	return horizon / float64(bins)
 }
 
 // modelNode makes the Node of learned node i: names (probe, by node
@@ -257,7 +343,20 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 		n.CallProbability = float64(nd.calledIn) / float64(pn.instances)
 		n.CallsPerParent = float64(nd.instances) / float64(pn.instances)
 	}
+	// The patterns of the instances that did not fail with the root:
+	// one that did may have stopped short (a failed call ends a
+	// sequence, and its failure is in the diagram already), and counted
+	// as a pattern of its own it would be chosen for instances that do
+	// not fail. Those of the others stand when there are none.
+	succeeded := slices.ContainsFunc(nd.patterns, func(p patternStats) bool { return p.ok > 0 })
 	for _, p := range nd.patterns {
+		count := p.count
+		if succeeded {
+			count = p.ok
+		}
+		if count == 0 {
+			continue
+		}
 		steps := make([][]string, len(p.steps))
 		for s, st := range p.steps {
 			for _, c := range st {
@@ -265,7 +364,7 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 			}
 			slices.Sort(steps[s])
 		}
-		n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: p.count})
+		n.Patterns = append(n.Patterns, Pattern{Steps: steps, Count: count})
 	}
 	// Most frequent first, ties in the order of their steps: the model
 	// does not depend on the order traces were learned in.
@@ -276,10 +375,10 @@ func (l *Learner) modelNode(i int32, probe []string, hasKids bool, names *names,
 		n.Outcome = names.unique(probe[i] + selfSuffix)
 	}
 	var err error
-	if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins); err != nil {
+	if n.Exclusive, err = sketchDist(&nd.excl, nd.exclFail, w, bins, true); err != nil {
 		return Node{}, fmt.Errorf("model: exclusive time of %s: %w", n.Key(), err)
 	}
-	if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins); err != nil {
+	if n.Duration, err = sketchDist(&nd.dur, nd.durFail, w, bins, false); err != nil {
 		return Node{}, fmt.Errorf("model: duration of %s: %w", n.Key(), err)
 	}
 	return n, nil
@@ -354,7 +453,7 @@ func (m *Model) Node(probe string) (*Node, bool) {
 func (m *Model) Diagram() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ΔQ model learned from %d traces (%d spans); bins of %s.\n", m.Stats.Learned, m.Stats.Spans,
-		distribution.FormatDuration(m.BinWidth))
+		printable.String(m.Bins()))
 	b.WriteString("# A definition is a span (an operation in one calling context); its _self\n")
 	b.WriteString("# outcome is the span's exclusive time, observed in model.json.\n")
 	names := newNames()
@@ -457,7 +556,7 @@ func (m *Model) Inputs() (map[string]deltaq.DeltaQ, error) {
 	in := make(map[string]deltaq.DeltaQ, len(m.Nodes))
 	for i := range m.Nodes {
 		n := &m.Nodes[i]
-		dq, err := n.Exclusive.DeltaQ(m.BinWidth)
+		dq, err := n.Exclusive.DeltaQ(m.Width(n))
 		if err != nil {
 			return nil, fmt.Errorf("model: exclusive time of %s: %w", n.Probe, err)
 		}
@@ -510,21 +609,96 @@ func sanitize(s string) string {
 	return out
 }
 
-// numbersRE matches a JSON array of numbers laid out by MarshalIndent.
-var numbersRE = regexp.MustCompile(`\[(\s*-?[0-9][0-9.eE+-]*,)*\s*-?[0-9][0-9.eE+-]*\s*\]`)
-
-// Encode returns the model's JSON form (model.json), indented, with each
-// array of numbers (a ΔQ's bins) on one line.
+// Encode returns the model's JSON form (model.json), indented as
+// json.MarshalIndent does with two spaces, with each array of numbers (a
+// ΔQ's bins) on one line.
 func (m *Model) Encode() ([]byte, error) {
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	b = numbersRE.ReplaceAllFunc(b, func(a []byte) []byte {
-		return bytes.Join(bytes.Fields(a), nil)
-	})
-	return append(b, '\n'), nil
+	return append(indentJSON(b), '\n'), nil
 }
+
+// indentJSON indents the compact JSON b as json.MarshalIndent(v, "", "  ")
+// does, but keeps each array that holds only numbers on one line, in one
+// pass: strings are copied as they are (a span name "GET [1, 2]" is the
+// data's; a pattern over the indented text changed it), and an array's
+// bytes are scanned once as its own and once more as the text around it.
+// A regular expression over MarshalIndent's output, a line per number,
+// took 51 s and 1.4 GB for the 45 MB of a model of 10,000 nodes.
+func indentJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/4)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ', ' ')
+		}
+	}
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j, len(b)-1)
+			out = append(out, b[i:j+1]...)
+			i = j
+		case '{', '[':
+			if j, ok := numberArray(b, i); ok && c == '[' {
+				out = append(out, b[i:j]...)
+				i = j - 1
+				continue
+			}
+			out = append(out, c)
+			if i+1 < len(b) && (b[i+1] == '}' || b[i+1] == ']') {
+				out = append(out, b[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// numberArray reports whether b[i], a '[', starts an array of numbers
+// only, with a digit, and returns the offset after its ']'.
+func numberArray(b []byte, i int) (int, bool) {
+	digit := false
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == ']':
+			return j + 1, digit
+		case '0' <= c && c <= '9':
+			digit = true
+		case c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' || c == ',' || isJSONSpace(c):
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// isJSONSpace reports JSON's white space (RFC 8259, section 2).
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // Decode reads a model's JSON form and checks that its nodes refer to
 // each other consistently.
@@ -542,7 +716,10 @@ func Decode(data []byte) (*Model, error) {
 		return nil, fmt.Errorf("model: no nodes or no roots")
 	}
 	for i := range m.Nodes {
-		if err := m.Nodes[i].check(m.BinWidth); err != nil {
+		if w := m.Nodes[i].BinWidth; w != 0 && (!(w > 0) || math.IsInf(w, 0)) {
+			return nil, fmt.Errorf("model: nodes[%d] (%s): bin_width %v must be finite and > 0", i, m.Nodes[i].Probe, w)
+		}
+		if err := m.Nodes[i].check(m.Width(&m.Nodes[i])); err != nil {
 			return nil, fmt.Errorf("model: nodes[%d] (%s): %w", i, m.Nodes[i].Probe, err)
 		}
 	}

@@ -630,6 +630,8 @@ func TestDecodeRefusesImpossibleNodes(t *testing.T) {
 		{func(n *Node) { n.Exclusive.Failure = -0.5 }, "exclusive.failure -0.5 is outside [0, 1]"},
 		{func(n *Node) { n.CallProbability = 5 }, "call_probability 5 is outside [0, 1]"},
 		{func(n *Node) { n.CallsPerParent = -1 }, "calls_per_parent -1 must be finite and ≥ 0"},
+		// A point at 0 has its one bin; C takes 2 ms, 21 bins of 0.1 ms.
+		{func(n *Node) { n.Exclusive.AtZero = true }, "exclusive: at_zero with 21 bins, want 1"},
 	} {
 		js, err := m.Encode()
 		if err != nil {

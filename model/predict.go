@@ -47,6 +47,8 @@ type Validation struct {
 	Root      string `json:"root"`
 	Operation string `json:"operation"`
 	Instances uint64 `json:"instances"`
+	// BinWidth of the root operation's ΔQs, in seconds.
+	BinWidth float64 `json:"bin_width"`
 	// KS is the Kolmogorov–Smirnov distance between the two CDFs, up to
 	// the shorter dMax (deltaq.Distance).
 	KS float64 `json:"ks"`
@@ -105,7 +107,8 @@ func (m *Model) Validate(d *diagram.Diagram) ([]Validation, error) {
 	out := make([]Validation, len(m.Roots))
 	for k, root := range m.Roots {
 		n, _ := m.Node(root)
-		obs, err := n.Duration.DeltaQ(m.BinWidth)
+		w := m.Width(n)
+		obs, err := n.Duration.DeltaQ(w)
 		if err != nil {
 			return nil, fmt.Errorf("model: observed duration of %s: %w", root, err)
 		}
@@ -113,7 +116,7 @@ func (m *Model) Validate(d *diagram.Diagram) ([]Validation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("model: %s: %w", root, err)
 		}
-		out[k] = Validation{Root: root, Operation: n.Key(), Instances: n.Instances, KS: ks, ResolvedKS: resolvedKS(pred[k], obs, m.BinWidth),
+		out[k] = Validation{Root: root, Operation: n.Key(), Instances: n.Instances, KS: ks, ResolvedKS: resolvedKS(pred[k], obs, w), BinWidth: w,
 			Predicted: Summarize(pred[k]), Observed: Summarize(obs), PredictedDQ: pred[k], ObservedDQ: obs}
 	}
 	return out, nil
@@ -222,7 +225,7 @@ func (m *Model) Apply(d *diagram.Diagram, inputs map[string]deltaq.DeltaQ, ivs [
 				per := iv.ExtraAttempts(x)
 				loads = append(loads, Load{Probe: n.Probe, Intervention: iv.Target + "=" + iv.Text, PerCall: per, PerRequest: per * m.callsPerRoot(n)})
 			}
-			// Every ΔQ of the model has the bin width m.BinWidth.
+			// Every ΔQ of a root's calls has the root's bin width.
 			if iv.OnCall() {
 				inputs[n.Probe] = y
 				onCall[n.Probe] = iv.Target + "=" + iv.Text

@@ -71,10 +71,11 @@ func TestApply(t *testing.T) {
 	}
 	near("no intervention", median(predict()), points(1, 3, 5))
 	near("b = 0.4·X + 1 ms (5 → 3 ms)", median(predict("svc.b=0.4*X+1ms")), points(1, 3, 3))
-	near("a pinned to 10 ms", median(predict("svc_a=0*X+10ms")), points(1, 10, 5))
-	// A removed part is the exact point mass at 0 and a substituted
-	// point(1ms) the exact point at 1 ms (deltaq.Point on an edge): they
-	// shift the sum of the others exactly.
+	// A removed part is the exact point mass at 0, a substituted
+	// point(1ms) the exact point at 1 ms (deltaq.Point on an edge) and a
+	// part pinned by 0·X + 10 ms the exact point at 10 ms, as point(10ms):
+	// they shift the sum of the others exactly.
+	near("a pinned to 10 ms", median(predict("svc_a=0*X+10ms")), points(1, 5)+0.010)
 	near("b removed", median(predict("svc.b=remove")), points(1, 3))
 	near("a substituted by point(1ms)", median(predict("svc.a=point(1ms)")), points(1, 5)+0.001)
 	near("two on b compose: (2·X)·0.5 + 1 ms", median(predict("svc.b=2*X", "svc.b=0.5*X+1ms")), points(1, 3, 6))
@@ -180,8 +181,10 @@ func TestEveryRootFailed(t *testing.T) {
 			}
 		}
 		m, d := build(t, Config{}, spans, 100)
-		if m.BinWidth < 1e-5 || m.BinWidth > 1e-4 {
-			t.Errorf("other root %v: bin width %v, want the root's 3 ms exclusive time over about 100 bins", other, m.BinWidth)
+		rn, _ := m.Node("svc_r")
+		w := m.Width(rn)
+		if w < 1e-5 || w > 1e-4 {
+			t.Errorf("other root %v: bin width %v, want the root's 3 ms exclusive time over about 100 bins", other, w)
 		}
 		iv, err := whatif.Parse("svc.q=remove")
 		if err != nil {
@@ -198,7 +201,7 @@ func TestEveryRootFailed(t *testing.T) {
 			if f := r.After.Intangible(); f > 1e-9 {
 				t.Errorf("other root %v: the failing call removed: failure %v, want 0", other, f)
 			}
-			if q, ok := r.After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*m.BinWidth {
+			if q, ok := r.After.Quantile(0.5); !ok || math.Abs(q-0.003) > 2*w {
 				t.Errorf("other root %v: the failing call removed: median %v (%v), want 3 ms", other, q, ok)
 			}
 		}

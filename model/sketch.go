@@ -26,6 +26,7 @@ type Sketch struct {
 	counts []uint64 // counts of buckets lo … lo+len−1
 	n      uint64   // durations added
 	max    int64    // largest duration added, ns
+	sum    float64  // of the durations added, ns
 }
 
 // sketchLayout is the log-linear layout of every Sketch: factor 2, 256
@@ -82,10 +83,19 @@ func (s *Sketch) Add(ns int64) {
 	s.counts[i-s.lo]++
 	s.n++
 	s.max = max(s.max, ns)
+	s.sum += float64(ns)
 }
 
 // Count returns the number of durations added.
 func (s *Sketch) Count() uint64 { return s.n }
+
+// Mean returns the mean of the durations added, in seconds (0 for none).
+func (s *Sketch) Mean() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return s.sum / float64(s.n) * 1e-9
+}
 
 // Max returns the largest duration added, in seconds.
 func (s *Sketch) Max() float64 { return float64(s.max) * 1e-9 }

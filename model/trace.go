@@ -5,6 +5,7 @@ package model
 
 import (
 	"errors"
+	"math"
 	"slices"
 )
 
@@ -30,9 +31,16 @@ type tree struct {
 	order  []int32 // every span reachable from a root or an orphan, parents first
 	lo, hi []int64 // effective interval [lo, hi): the span's, clipped to its parent's
 	excl   []int64 // exclusive time, ns
-	failed []bool  // a failure originates here: the span failed and no child did
-	depth  []int32 // 0 for a root or an orphan, its parent's + 1 else
-	idx    map[[8]byte]int32
+	failed []bool  // a failure originates here and reaches the root (failedUp, and no child failed)
+	// failedUp marks the spans that failed with every span above them:
+	// a failure there reached the root (or the top of an orphan's tree).
+	failedUp []bool
+	// gaveUp marks the calls that a failed caller gave up on: they were
+	// in flight when it ended; recovered the failed calls that their
+	// caller recovered from (failures).
+	gaveUp, recovered []bool
+	depth             []int32 // 0 for a root or an orphan, its parent's + 1 else
+	idx               map[[8]byte]int32
 
 	// wrongTime marks the spans that end before they start: their times
 	// are wrong (set to zero length at the start) and count as such, not
@@ -55,6 +63,10 @@ func (t *tree) build(spans []Span) {
 	t.kids = resize(t.kids, n)
 	t.lo, t.hi, t.excl = resize(t.lo, n), resize(t.hi, n), resize(t.excl, n)
 	t.failed = resize(t.failed, n)
+	t.failedUp = resize(t.failedUp, n)
+	t.gaveUp = resize(t.gaveUp, n)
+	t.recovered = resize(t.recovered, n)
+	clear(t.recovered)
 	t.depth = resize(t.depth, n)
 	t.wrongTime = resize(t.wrongTime, n)
 	t.maxDepth = 0
@@ -80,11 +92,49 @@ func (t *tree) build(spans []Span) {
 	t.inc.Cycle += uint64(n - reached)
 	for _, i := range t.order {
 		t.excl[i] = t.exclusive(i, nil)
-		t.failed[i] = spans[i].Failed
-		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
-			if spans[c].Failed {
+	}
+	t.failures()
+}
+
+// failures finds where each failure originates. A failure counts where it
+// originates (the span failed, none of its calls did), and only when it
+// reached the root: one that a caller recovered from took its time, and
+// the diagram, which makes a call's failure its caller's, would count it
+// as the system's. A caller recovered from a failed call when its own span
+// did not fail, or when it went on to another call after it (a retry, a
+// fallback). A span that failed while a call of it was still in flight
+// (the call ended after it) gave up on the call: the failure is the
+// call's, a timeout, of the one that ended last (an all-to-finish waits
+// for it); counted as the caller's own, the call's time, clipped at the
+// give-up, was a completion.
+func (t *tree) failures() {
+	spans := t.spans
+	clear(t.gaveUp)
+	for _, i := range t.order { // parents first
+		own := spans[i].Failed && !t.recovered[i] || t.gaveUp[i]
+		t.failedUp[i] = own
+		if p := t.parent[i]; p >= 0 {
+			t.failedUp[i] = own && t.failedUp[p]
+		}
+		t.failed[i] = t.failedUp[i]
+		kids := t.kids[t.kidOff[i]:t.kidOff[i+1]]
+		late := int32(-1)
+		lastStart := int64(math.MinInt64)
+		for _, c := range kids {
+			lastStart = max(lastStart, spans[c].Start)
+		}
+		for _, c := range kids {
+			t.recovered[c] = spans[c].Failed && (!spans[i].Failed || lastStart >= spans[c].End)
+			switch {
+			case spans[c].Failed && !t.recovered[c]:
 				t.failed[i] = false
+			case spans[c].End > spans[i].End && (late < 0 || spans[c].End > spans[late].End):
+				late = c
 			}
+		}
+		if t.failed[i] && spans[i].Failed && late >= 0 {
+			t.gaveUp[late] = true
+			t.failed[i] = false
 		}
 	}
 }
@@ -138,7 +188,10 @@ func (t *tree) walk() {
 		i := t.order[k]
 		for _, c := range t.kids[t.kidOff[i]:t.kidOff[i+1]] {
 			s := &spans[c]
-			if !t.wrongTime[c] && (s.Start < spans[i].Start || s.End > spans[i].End) {
+			// A call that a failed caller gave up on ends after it
+			// without a clock skewed.
+			gaveUp := spans[i].Failed && s.Start >= spans[i].Start
+			if !t.wrongTime[c] && (s.Start < spans[i].Start || s.End > spans[i].End && !gaveUp) {
 				t.inc.OutsideParent++
 			}
 			t.lo[c] = min(max(s.Start, t.lo[i]), t.hi[i])
@@ -243,20 +296,21 @@ func (t *tree) exclusive(i int32, gaps *[]Interval) int64 {
 }
 
 // steps groups the children of span i into sequential steps: a child that
-// starts before every child of the current step has ended joins it (they
-// run in parallel), any other starts the next step. It calls step with
+// overlaps the current step (starts before every child of it has ended)
+// by at least half the shorter of the two joins it (they run in
+// parallel), any other starts the next step (follows). It calls step with
 // each step's children, in order.
 func (t *tree) steps(i int32, step func(kids []int32)) {
 	ks := t.kids[t.kidOff[i]:t.kidOff[i+1]]
 	begin := 0
-	var end int64
+	var start, end int64
 	for k, c := range ks {
-		if k > begin && t.lo[c] >= end {
+		if k > begin && t.follows(c, start, end) {
 			step(ks[begin:k])
 			begin = k
 		}
 		if k == begin {
-			end = t.hi[c]
+			start, end = t.lo[c], t.hi[c]
 		} else {
 			end = max(end, t.hi[c])
 		}
@@ -264,6 +318,24 @@ func (t *tree) steps(i int32, step func(kids []int32)) {
 	if len(ks) > 0 {
 		step(ks[begin:])
 	}
+}
+
+// follows reports whether child c, which starts no earlier than the step
+// [start, end) of its siblings, comes after the step rather than in
+// parallel with it: it starts when the step has ended, or overlaps it by
+// less than half the shorter of the two. Of the two compositions, that
+// is the one whose extent is nearer theirs, E + d − o (E the step's
+// extent, d the child's duration, o their overlap): a sequence, E + d, is
+// o off; an all-to-finish, max(E, d), min(E, d) − o. So sequential calls
+// that seem to overlap by a little (a clock skewed between hosts by
+// microseconds, a span ended just after the next call began) stay a
+// sequence, and calls in flight together stay parallel.
+func (t *tree) follows(c int32, start, end int64) bool {
+	if t.lo[c] >= end {
+		return true
+	}
+	overlap := min(end, t.hi[c]) - t.lo[c]
+	return 2*overlap < min(end-start, t.hi[c]-t.lo[c])
 }
 
 // sortByStart sorts span indices by start, then end (insertion sort: the

@@ -60,7 +60,7 @@ func (iv Intervention) applyPattern(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
 		return deltaq.Truncate(x, k)
 	case Hedge:
 		if k+x.Bins() > deltaq.MaxBins {
-			return deltaq.DeltaQ{}, fmt.Errorf("hedge(%s): %d bins of D plus the call's %d are more than %d", iv.Text, k, x.Bins(), deltaq.MaxBins)
+			return deltaq.DeltaQ{}, fmt.Errorf("%s: %d bins of D plus the call's %d are more than %d bins; a coarser model (--bins) or a shorter D", iv.Text, k, x.Bins(), deltaq.MaxBins)
 		}
 		shifted := make([]float64, k+x.Bins())
 		copy(shifted[k:], x.PDF())

@@ -101,7 +101,7 @@ resilience pattern, reporting the extra attempts it costs:
                    timed out at D (a failed attempt is retried at D too);
                    every attempt an independent draw
   hedge(D)         a second attempt after D, the first to finish wins
-D is rounded to the model's bin width.`
+D is rounded to the bin width of the node's ΔQs (its root operation's).`
 
 // Parse parses "TARGET=EXPR" (Help). Its error is a textpos.ErrorList of
 // one error, at the line and column of s, whose message names the target.

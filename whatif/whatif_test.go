@@ -141,3 +141,26 @@ func TestTransformSubstitution(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternTooManyBins: a resilience pattern whose D needs more than
+// MaxBins bins of the call's width is an error that names the pattern
+// once, as given, and says what to change; the hedge's read
+// "hedge(hedge(3600s))" and said nothing to do.
+func TestPatternTooManyBins(t *testing.T) {
+	const w = 5e-6
+	x, err := deltaq.Point(0.005, w, 1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, expr := range []string{"hedge(3600s)", "retry(2, 3600s)"} {
+		iv, err := ParseExpr(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, _, _ := strings.Cut(expr, "(")
+		_, err = iv.Transform(x)
+		if err == nil || strings.Count(err.Error(), name+"(") != 1 || !strings.Contains(err.Error(), "a coarser model (--bins) or a shorter D") {
+			t.Errorf("%s: %v, want an error naming the pattern once and what to change", expr, err)
+		}
+	}
+}

@@ -49,18 +49,22 @@ closed early beyond it, and counted).
 
 For every span it takes the exclusive time (the time with none of the span's
 calls in flight) and the execution pattern (its calls in sequential steps,
-overlapping calls in parallel in one step), and groups spans by calling
+calls that overlap by at least half the shorter of them in parallel in one
+step), and groups spans by calling
 context: an operation (service.operation) reached by one path of calls from a
 root operation is a node. From them it writes to DIR:
 
   model.dq     the outcome diagram: a definition per node with calls,
                "node = node_self -> step -> …", a step of parallel calls an
                all-to-finish a:, alternative patterns (and optional calls) a
-               probabilistic choice p: weighted by their frequencies; names
+               probabilistic choice p: weighted by their frequencies among
+               the instances that did not fail with the root; names
                are service.operation with other characters as _
   model.json   every node: its probe and outcome names, call probability,
                patterns and the ΔQs of its exclusive time (failures that
-               originate in the span as intangible mass) and of its duration
+               originate in the span and reach the root as intangible
+               mass; one a caller recovered from takes its time) and of
+               its duration
   report.json  the validation: for each root operation, the end-to-end ΔQ the
                diagram predicts from the exclusive times against the one
                observed (Kolmogorov–Smirnov distance, quantiles); the counts
@@ -113,7 +117,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	var o modelOptions
 	fs.StringVar(&o.out, "o", "", "write the model to directory `DIR` (created if needed)")
 	fs.StringVar(&o.plot, "plot", "", "draw the predicted and observed ΔQ of every root operation into `DIR`")
-	fs.IntVar(&o.bins, "bins", model.DefaultBins, fmt.Sprintf("bins over the longest root operation's 99.9th percentile duration, at most %d", model.MaxBinsLimit))
+	fs.IntVar(&o.bins, "bins", model.DefaultBins, fmt.Sprintf("bins over each root operation's 99.9th percentile duration, at most %d", model.MaxBinsLimit))
 	fs.DurationVar(&o.cfg.Grace, "grace", model.DefaultGrace, "trace time after a trace's last span before it is complete")
 	fs.IntVar(&o.cfg.MaxOpenTraces, "max-open", model.DefaultMaxOpenTraces, "traces assembled at once")
 	fs.IntVar(&o.cfg.MaxDepth, "max-depth", model.DefaultMaxDepth, fmt.Sprintf("calls within calls a trace may have, at most %d; deeper traces are left out", model.MaxDepthLimit))
@@ -223,8 +227,11 @@ func learnFiles(l *model.Learner, files []string, opts tracefile.Options, stderr
 
 // modelReport is report.json.
 type modelReport struct {
-	Nodes      int                   `json:"nodes"`
+	Nodes int `json:"nodes"`
+	// BinWidth is the first root operation's; each validation has its
+	// root's.
 	BinWidth   float64               `json:"bin_width"`
+	Bins       string                `json:"-"`
 	Stats      model.Stats           `json:"stats"`
 	Validation []model.Validation    `json:"validation"`
 	Quantiles  []float64             `json:"quantiles"`
@@ -250,7 +257,7 @@ func buildModel(l *model.Learner, o modelOptions) (*modelReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &modelReport{Nodes: len(m.Nodes), BinWidth: m.BinWidth, Stats: l.Stats(), Validation: v,
+	rep := &modelReport{Nodes: len(m.Nodes), BinWidth: m.BinWidth, Bins: m.Bins(), Stats: l.Stats(), Validation: v,
 		Quantiles: model.ReportQuantiles, Inference: l.Inference(), DiagramFile: modelDiagramFile,
 		Doubts: model.Doubts(l.Stats(), m.Outliers, v, o.cfg.Grace), Cuts: l.Cuts()}
 	js, err := m.Encode()
@@ -360,7 +367,7 @@ func writeModelReport(w io.Writer, r *modelReport) {
 	}
 	st := r.Stats
 	fmt.Fprintf(w, "learned %d of %d traces (%d spans): %d nodes, bins of %s\n", st.Learned, st.Traces, st.Spans,
-		r.Nodes, distribution.FormatDuration(r.BinWidth))
+		r.Nodes, printable(r.Bins))
 	inc := st.Incoherence
 	fmt.Fprintf(w, "incoherent: %d spans without their parent, %d outside their parent, %d traces without a root, %d extra roots, %d duplicate spans, %d negative durations, %d spans in cycles\n",
 		inc.MissingParent, inc.OutsideParent, inc.NoRoot, inc.ExtraRoots, inc.DuplicateSpan, inc.NegativeDuration, inc.Cycle)

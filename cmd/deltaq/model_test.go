@@ -175,7 +175,7 @@ func TestModelCommand(t *testing.T) {
 	src, _ := os.ReadFile(filepath.Join(dir, "model.dq"))
 	assertContainsAll(t, "model.dq", string(src),
 		"cart_get = cart_get_self -> db_query;",
-		"frontend_GET_checkout = p:frontend_GET_checkout_alt[0.734177, 0.265823](\n    frontend_GET_checkout_self -> s:cart_get -> a:frontend_GET_checkout_par(\n",
+		"frontend_GET_checkout = p:frontend_GET_checkout_alt[0.763158, 0.236842](\n    frontend_GET_checkout_self -> s:cart_get -> a:frontend_GET_checkout_par(\n",
 		"        payment_charge\n    ) -> email_send,\n",
 		"system = s:frontend_GET_checkout;",
 	)
@@ -522,7 +522,9 @@ func TestModelExtremeTimestamps(t *testing.T) {
 	extreme := writeTemp(t, "extreme.json", string(b)+"\n")
 	dir := t.TempDir()
 	status, out, stderr := runCmd("model", shopFile, extreme, "-o", dir, "--strict")
-	if status != exitFail || !strings.Contains(stderr, "--strict: the model is unsure (2 doubts)") {
+	// The doubt of the outliers; the prediction's, just above the bound
+	// when the failed payments' patterns counted, is not one.
+	if status != exitFail || !strings.Contains(stderr, "--strict: the model is unsure (1 doubts)") {
 		t.Errorf("status %d, stderr %s", status, stderr)
 	}
 	assertContainsAll(t, "deltaq model", out,
