@@ -119,7 +119,7 @@ func (o *Objective) goodRate(w string) string {
 		h := fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s}[%s]))`, metricNative, quote(o.Probe), w)
 		return nativeWithin(o.Seconds, h, true)
 	}
-	return fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s, le=%s}[%s]))`, metricBucket, quote(o.Probe), quote(o.Le), w)
+	return fmt.Sprintf(`sum by (job, deltaq_probe) (rate(%s{deltaq_probe=%s, %s}[%s]))`, metricBucket, quote(o.Probe), leMatcher(o.Le), w)
 }
 
 // nativeWithin counts the observations of the native histogram h at or

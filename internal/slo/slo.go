@@ -292,8 +292,9 @@ type Objective struct {
 	Name  string
 	Kind  Kind
 	Delay time.Duration
-	// Le is the le label of the good bucket ("0.04", "+Inf"); empty with
-	// an exponential histogram.
+	// Le is the le label of the good bucket as remote write writes it
+	// ("0.04", "1", "+Inf"); empty with an exponential histogram. The
+	// rules select it in every form a scrape gives it too (leMatcher).
 	Le string
 	// Seconds is Delay in seconds as written in histogram_fraction and in
 	// the deltaq_le label.
@@ -457,7 +458,8 @@ func (o *Objective) goodBucket(pr Probe) string {
 	i := sort.SearchFloat64s(pr.Bounds, d*(1-1e-12))
 	if math.Abs(pr.Bounds[i]-d) <= 1e-12*d {
 		// The label as Prometheus's remote-write translation writes the
-		// bound: strconv.FormatFloat(bound, 'f', -1, 64).
+		// bound: strconv.FormatFloat(bound, 'f', -1, 64) (LeForms lists
+		// the others).
 		o.Le = strconv.FormatFloat(pr.Bounds[i], 'f', -1, 64)
 		return ""
 	}

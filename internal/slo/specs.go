@@ -77,7 +77,7 @@ func (o *Objective) counterQuery() (good bool, q string) {
 		h := fmt.Sprintf("sum by (job, deltaq_probe) (%s{%s})", metricNative, sel)
 		return true, nativeWithin(o.Seconds, h, false)
 	}
-	return true, fmt.Sprintf("sum by (job, deltaq_probe) (%s{%s, le=%s})", metricBucket, sel, quote(o.Le))
+	return true, fmt.Sprintf("sum by (job, deltaq_probe) (%s{%s, %s})", metricBucket, sel, leMatcher(o.Le))
 }
 
 // OpenSLO writes one openslo/v1 SLO document per objective, service the
