@@ -4,9 +4,6 @@
 package slo
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -85,10 +82,6 @@ tests:
 
 // TestQoORulesHandComputed runs handQoOTest on the rules of its plan.
 func TestQoORulesHandComputed(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
 	tiers, err := ParseTiers("critical:5:5m:1m")
 	if err != nil {
 		t.Fatal(err)
@@ -98,15 +91,5 @@ func TestQoORulesHandComputed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), p.Rules("a test"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests := filepath.Join(dir, "rules.test.yml")
-	if err := os.WriteFile(tests, []byte(handQoOTest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolTestRules(t, p.Rules("a test"), []byte(handQoOTest))
 }

@@ -217,19 +217,28 @@ func handPlan(t *testing.T) *Plan {
 // a counter reset, a change of deltaq_service and a probe without
 // instances.
 func TestRulesHandComputed(t *testing.T) {
+	promtoolTestRules(t, handPlan(t).Rules("a test"), []byte(handRulesTest))
+}
+
+// promtoolTestRules writes rules as rules.yml and tests, which read it, as
+// rules.test.yml in a directory of their own, and runs promtool test
+// rules on them; the test fails with promtool's output when they fail.
+// Skipped without promtool.
+func promtoolTestRules(t *testing.T, rules, tests []byte) {
+	t.Helper()
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool not installed")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), handPlan(t).Rules("a test"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := filepath.Join(dir, "rules.test.yml")
-	if err := os.WriteFile(tests, []byte(handRulesTest), 0o644); err != nil {
+	path := filepath.Join(dir, "rules.test.yml")
+	if err := os.WriteFile(path, tests, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
 		t.Errorf("promtool test rules: %v\n%s", err, out)
 	}
 }

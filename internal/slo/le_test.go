@@ -5,9 +5,6 @@ package slo
 
 import (
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -132,10 +129,6 @@ func leFormsGroup(le string) string {
 
 // TestRulesLeForms runs leFormsTest on the rules of a QTA point at 1 s.
 func TestRulesLeForms(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
 	tiers, err := ParseTiers("critical:14.4:10m:2m")
 	if err != nil {
 		t.Fatal(err)
@@ -149,17 +142,7 @@ func TestRulesLeForms(t *testing.T) {
 	if !strings.Contains(string(rules), `le=~"1|1\\.0"`) {
 		t.Errorf("the rules do not select le=~\"1|1\\\\.0\":\n%s", rules)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests := filepath.Join(dir, "rules.test.yml")
-	if err := os.WriteFile(tests, []byte(leFormsTest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolTestRules(t, rules, []byte(leFormsTest))
 }
 
 // TestSpecsLeForms: the OpenSLO and Sloth queries of a QTA point at 1 s

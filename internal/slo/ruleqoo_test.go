@@ -161,10 +161,6 @@ func TestQoORulesPromtool(t *testing.T) {
 // generated tests check the alert where the model has it firing; they
 // pass promtool test rules. Skipped without promtool.
 func TestQoORulesPromtoolHoveringBurn(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
 	tiers, err := ParseTiers("critical:14.4:30s:6s:2s,critical:6:2m:15s:3s,warning:3:4m:30s:5s,warning:1:8m:1m:10s")
 	if err != nil {
 		t.Fatal(err)
@@ -174,19 +170,9 @@ func TestQoORulesPromtoolHoveringBurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	rulesPath, testsPath := filepath.Join(dir, "rules.yml"), filepath.Join(dir, "rules.test.yml")
-	if err := os.WriteFile(rulesPath, p.Rules("a test"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	tests := p.RuleTests("rules.yml")
-	if err := os.WriteFile(testsPath, tests, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if !strings.Contains(string(tests), "tier warning:1:8m:1m fires at 4m48s") {
 		t.Fatalf("the tests check no slow burn firing the last tier:\n%s", tests)
 	}
-	if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolTestRules(t, p.Rules("a test"), tests)
 }
