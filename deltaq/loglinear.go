@@ -425,6 +425,7 @@ func LogLinearSpread(p []float64, width float64, edges []int64, first int, count
 			// in the bin of its middle; the loop placed none of it,
 			// and its mass was lost.
 			p[min(int((a+b)/2/width), bins-1)] += m
+			continue // placed whole: none of it beyond
 		}
 		if b > end {
 			beyond += m * (b - math.Max(a, end)) / (b - a)

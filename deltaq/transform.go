@@ -71,13 +71,7 @@ func TimeTransform(d DeltaQ, a, b float64) (DeltaQ, error) {
 		if err != nil {
 			return DeltaQ{}, err
 		}
-		p := newPDF(bins)
-		for i, v := range pt.pdf {
-			p[i] = v * tot
-		}
-		out := build(w, p, 0)
-		out.at = pt.at
-		return out, nil
+		return Scale(pt, math.Min(tot, 1))
 	}
 	cdf := make([]float64, bins)
 	prev := 0.0

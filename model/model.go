@@ -188,14 +188,11 @@ func (d Dist) DeltaQ(w float64) (deltaq.DeltaQ, error) {
 		return deltaq.DeltaQ{}, fmt.Errorf("at_zero with %d bins, want 1", len(d.PDF))
 	case d.AtZero:
 		zero, err := deltaq.Point(0, w, 1)
-		if err != nil || d.PDF[0] >= 1 {
-			return zero, err
-		}
-		never, err := deltaq.Never(w, 1)
 		if err != nil {
 			return deltaq.DeltaQ{}, err
 		}
-		return deltaq.Choice([]float64{d.PDF[0], 1 - d.PDF[0]}, []deltaq.DeltaQ{zero, never})
+		// The point's mass, the rest intangible.
+		return deltaq.Scale(zero, min(max(d.PDF[0], 0), 1))
 	}
 	return deltaq.New(w, d.PDF)
 }

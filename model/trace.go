@@ -5,7 +5,6 @@ package model
 
 import (
 	"errors"
-	"math"
 	"slices"
 )
 
@@ -66,7 +65,6 @@ func (t *tree) build(spans []Span) {
 	t.failedUp = resize(t.failedUp, n)
 	t.gaveUp = resize(t.gaveUp, n)
 	t.recovered = resize(t.recovered, n)
-	clear(t.recovered)
 	t.depth = resize(t.depth, n)
 	t.wrongTime = resize(t.wrongTime, n)
 	t.maxDepth = 0
@@ -110,6 +108,7 @@ func (t *tree) build(spans []Span) {
 func (t *tree) failures() {
 	spans := t.spans
 	clear(t.gaveUp)
+	clear(t.recovered)
 	for _, i := range t.order { // parents first
 		own := spans[i].Failed && !t.recovered[i] || t.gaveUp[i]
 		t.failedUp[i] = own
@@ -119,12 +118,11 @@ func (t *tree) failures() {
 		t.failed[i] = t.failedUp[i]
 		kids := t.kids[t.kidOff[i]:t.kidOff[i+1]]
 		late := int32(-1)
-		lastStart := int64(math.MinInt64)
 		for _, c := range kids {
-			lastStart = max(lastStart, spans[c].Start)
-		}
-		for _, c := range kids {
-			t.recovered[c] = spans[c].Failed && (!spans[i].Failed || lastStart >= spans[c].End)
+			// The kids are in order of start (sortByStart): the caller went
+			// on after c when its last call, another, started once c ended.
+			last := kids[len(kids)-1]
+			t.recovered[c] = spans[c].Failed && (!spans[i].Failed || last != c && spans[last].Start >= spans[c].End)
 			switch {
 			case spans[c].Failed && !t.recovered[c]:
 				t.failed[i] = false
