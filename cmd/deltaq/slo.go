@@ -283,9 +283,11 @@ func runSLO(o sloOptions, stdout, stderr io.Writer) int {
 	// The tests name the rules file by its path from their directory, as
 	// promtool reads rule_files: from both made absolute, so that one may
 	// be given relative and the other not.
-	rel, err := filepath.Rel(filepath.Dir(absPath(o.tests)), absPath(o.out))
-	if o.tests != "" && err != nil {
-		return fail(fmt.Errorf("--tests %s: no path leads from it to the rules file %s: %w", o.tests, o.out, err))
+	var rel string
+	if o.tests != "" {
+		if rel, err = filepath.Rel(filepath.Dir(absPath(o.tests)), absPath(o.out)); err != nil {
+			return fail(fmt.Errorf("--tests %s: no path leads from it to the rules file %s: %w", o.tests, o.out, err))
+		}
 	}
 	if err := os.WriteFile(o.out, out, 0o644); err != nil {
 		return fail(err)

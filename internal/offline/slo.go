@@ -100,22 +100,27 @@ func SLOProbes(l *Loaded) ([]slo.Probe, error) {
 // (NewAnalysis), and notes their dmax: auto probes in auto. The function
 // returned shuts them down.
 func sloProcessors(st *collectorstate.State, l *Loaded, auto map[string]string) (func(), error) {
-	shut, err := makeOthers(st, l)
-	if err != nil {
-		return nil, err
-	}
-	pcfgs := []any{l.Proc}
-	for _, p := range l.Others {
-		pcfgs = append(pcfgs, p.Config)
-	}
+	// The processor read first, then the others, as NewAnalysis makes
+	// them: a probe that two define is read at the layout registered first
+	// (contract.Layouts), the same in both commands.
+	shut := func() {}
 	if l.Proc != nil {
 		proc, err := newProcessor(st, l.Proc, discard)
 		if err != nil {
-			shut()
 			return nil, err
 		}
-		shutOthers := shut
-		shut = func() { _ = proc.Shutdown(context.Background()); shutOthers() }
+		shut = func() { _ = proc.Shutdown(context.Background()) }
+	}
+	shutOthers, err := makeOthers(st, l)
+	if err != nil {
+		shut()
+		return nil, err
+	}
+	shutProc := shut
+	shut = func() { shutProc(); shutOthers() }
+	pcfgs := []any{l.Proc}
+	for _, p := range l.Others {
+		pcfgs = append(pcfgs, p.Config)
 	}
 	if sp := l.Spans; sp != nil {
 		if err := st.Claims.Claim(l, "connector", l.ConnID, sp.Names); err != nil {
