@@ -8,7 +8,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -151,7 +150,7 @@ func takeMatched(raw map[string]any) (map[string]any, map[string]MatchedProbe, e
 		_, hasMatch := entry[keyMatch]
 		_, hasFailure := entry[keyFailure]
 		if !hasMatch && !hasFailure {
-			if isAuto(entry[keyDMax]) {
+			if confcheck.IsWord(entry[keyDMax], valueAuto) {
 				// Refused here, and not also as a duration by the decoder.
 				autoErrs = append(autoErrs, confpath.Errorf(confpath.Fields(keyProbes).Key(name).Field(keyDMax),
 					"auto ranges a probe the connector matches: add match (or set dmax: auto on the deltaq processor's probe)"))
@@ -273,7 +272,7 @@ func takeMisplaced(entry map[string]any, known []string, p confpath.Path) []erro
 // auto-ranging options of an entry without it move too, so that they are
 // refused as only for dmax: auto (autorange.ErrNotAuto), not as unknown.
 func takeAuto(entry, part map[string]any) bool {
-	auto := isAuto(entry[keyDMax])
+	auto := confcheck.IsWord(entry[keyDMax], valueAuto)
 	if auto {
 		delete(entry, keyDMax)
 	}
@@ -289,12 +288,6 @@ func takeAuto(entry, part map[string]any) bool {
 	return auto
 }
 
-// isAuto reports whether a dmax value is `auto`, in any case and with
-// spaces around, as the processor reads it.
-func isAuto(v any) bool {
-	s, ok := confcheck.Value(v).(string)
-	return ok && strings.EqualFold(strings.TrimSpace(s), valueAuto)
-}
 
 // decodeMatched checks the match and failure options of the matched
 // probes, parts by probe name, probe by probe (confcheck: each error names

@@ -5,6 +5,7 @@ package confcheck
 
 import (
 	"reflect"
+	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
 )
@@ -53,4 +54,12 @@ func Value(v any) any {
 		return v
 	}
 	return f.Interface()
+}
+
+// IsWord reports whether v (Value) is the string word, in any case, with
+// any spaces around it: a keyword written in place of a value, as
+// "dmax: auto".
+func IsWord(v any, word string) bool {
+	s, ok := Value(v).(string)
+	return ok && strings.EqualFold(strings.TrimSpace(s), word)
 }

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -155,9 +154,10 @@ func NewDefaultConfig() Config {
 	}
 }
 
-// Unmarshal decodes a component's section of the collector configuration
-// into cfg, a pointer to the component's configuration struct (in which a
-// Config is squashed). It first refuses what decoding would change without
+// Unmarshal decodes the deltaq exporter's section of the collector
+// configuration into cfg, a pointer to its configuration struct (in which
+// a Config is squashed); the connector, whose probes also match spans,
+// decodes its own. It first refuses what decoding would change without
 // a word (see package confcheck): a duration written without a unit
 // (`interval: 1` would be 1ns) and an integer its field cannot hold
 // (`history: 100000000000000000000` would become -9223372036854775808),
@@ -202,7 +202,7 @@ func takeMatchOptions(raw map[string]any) (map[string]any, error) {
 		var clean map[string]any
 		for _, k := range []string{"dmax", "failure", "match"} {
 			v, has := entry[k]
-			if !has || k == "dmax" && !isAuto(v) {
+			if !has || k == "dmax" && !confcheck.IsWord(v, "auto") {
 				continue
 			}
 			p := confpath.Fields("probes").Key(name).Field(k)
@@ -234,12 +234,6 @@ func takeMatchOptions(raw map[string]any) (map[string]any, error) {
 	return raw, errors.Join(errs...)
 }
 
-// isAuto reports whether v is dmax: auto, as the connector and the
-// processor read it.
-func isAuto(v any) bool {
-	s, ok := confcheck.Value(v).(string)
-	return ok && strings.EqualFold(strings.TrimSpace(s), "auto")
-}
 
 // Check checks the options once, for a component's Validate: the bounds
 // (checkBounds), the snapshot directory, and the analysis options

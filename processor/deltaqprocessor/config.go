@@ -7,7 +7,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -195,7 +194,7 @@ func takeAutoDMax(raw map[string]any) (map[string]any, []int) {
 	var auto []int
 	for i, v := range probes {
 		if m, ok := confcheck.Value(v).(map[string]any); ok {
-			if s, ok := confcheck.Value(m["dmax"]).(string); ok && strings.EqualFold(strings.TrimSpace(s), autoKeyword) {
+			if confcheck.IsWord(m["dmax"], autoKeyword) {
 				auto = append(auto, i)
 			}
 		}
