@@ -486,8 +486,8 @@ type windowScratch struct {
 	fineIdx [][]int
 	fates   []analysis.Contribution
 	// labels are the windows' service labels (contract.AttrService), and
-	// services the (probe, service) pairs of the windows merged, which
-	// services.note takes as they come, repeats and all.
+	// services the (probe, service) pairs of the windows merged, each
+	// noted once a batch (flushWindows sorts and compacts them).
 	labels   []string
 	services []probeService
 	n        int // windows in batch

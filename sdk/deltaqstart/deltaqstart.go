@@ -460,24 +460,24 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	for it := p.index.lookup(spanKey(sc.SpanID())); ; {
 		pos, ok := it.next()
-		if !ok || p.elide(pos, sc.TraceID(), sc.SpanID()) {
+		if !ok || p.elide(pos, sc.TraceID(), sc.SpanID(), s.StartTime()) {
 			return
 		}
 	}
 }
 
 // elide marks the event at place pos of the queue as elided, and counts it,
-// if it is a start event of the span of traceID and spanID not elided yet,
-// which the index only suggests (a tag shared, or a place of an earlier
-// generation); it reports whether it was. An event of these ids already
-// elided does not end the lookup: spans given the same ids (an application's
-// id generator deriving them from a request's key) each have an event of
-// their own, and the end of the second elides the second's. A span ended
-// twice is still counted once: the lookup finds no other event of its ids.
-func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanID) bool {
+// if it is the start event, not elided yet, of the span of traceID and
+// spanID that started at start, which the index only suggests (a tag
+// shared, or a place of an earlier generation); it reports whether it was.
+// Spans given the same ids (an application's id generator deriving them
+// from a request's key) each have an event of their own, told apart by
+// their start: the end of one elides its own, in whatever order they end.
+// A span ended twice is counted once.
+func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanID, start time.Time) bool {
 	p.mu.Lock()
 	found := pos < len(p.queue) && p.queue[pos].spanID == spanID && p.queue[pos].traceID == traceID &&
-		!p.queue[pos].elided
+		!p.queue[pos].elided && p.queue[pos].start.Equal(start)
 	if found {
 		p.queue[pos].elided = true
 	}

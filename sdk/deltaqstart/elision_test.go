@@ -240,6 +240,18 @@ func TestElisionSameIDs(t *testing.T) {
 			p.OnEnd(c.(sdktrace.ReadOnlySpan)) // as a second end would
 			p.drain()
 			checkCounts(t, p, 1, 0, 3)
+
+			// Ended in the other order than they started: the end of the
+			// second elides its own start, not the first's, whose span
+			// still runs (its start is emitted at the drain).
+			t0 := time.Now()
+			_, d := tr.Start(context.Background(), "GET /items", server, trace.WithTimestamp(t0))
+			_, e := tr.Start(context.Background(), "GET /items", server, trace.WithTimestamp(t0.Add(time.Millisecond)))
+			e.End()
+			p.drain()
+			checkEvents(t, rec.all()[1:], []wantEvent{{d, t0, "GET /items", "GET /items"}})
+			checkCounts(t, p, 2, 0, 4)
+			d.End()
 		})
 	}
 }
