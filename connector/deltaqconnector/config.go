@@ -288,7 +288,6 @@ func takeAuto(entry, part map[string]any) bool {
 	return auto
 }
 
-
 // decodeMatched checks the match and failure options of the matched
 // probes, parts by probe name, probe by probe (confcheck: each error names
 // its probe, and a misspelled option the closest valid one, as for every

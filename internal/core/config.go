@@ -234,7 +234,6 @@ func takeMatchOptions(raw map[string]any) (map[string]any, error) {
 	return raw, errors.Join(errs...)
 }
 
-
 // Check checks the options once, for a component's Validate: the bounds
 // (checkBounds), the snapshot directory, and the analysis options
 // (analysis.Config.Check), the outcome diagram included, so that its own
