@@ -28,7 +28,7 @@
 %% inets's supervisor: stopping inets does not disturb it, and it goes with
 %% the exporter. A profile under inets's supervisor retried a 503 whose
 %% Retry-After is below 100 s by itself, for as long as the endpoint
-%% answered so, and the request's caller never heard back (answer/2); a
+%% answered so, and the request's caller never heard back (answer/3); a
 %% stand-alone profile drops those retries. Any exception of httpc is a
 %% failed attempt, counted and retried as a connection error is; the
 %% profile is started again before the next attempt. For an https endpoint
@@ -88,7 +88,7 @@
 -define(LAST_FLUSH_MS, 4000).
 
 %% How much longer than a request's timeout its answer is waited for
-%% (answer/2), within the 1000 ms between ?LAST_FLUSH_MS and the kill.
+%% (answer/3), within the 1000 ms between ?LAST_FLUSH_MS and the kill.
 -define(ANSWER_MARGIN_MS, 500).
 
 %% @doc Starts the exporter, registered as `dqsd_otel_exporter'.
@@ -560,7 +560,7 @@ delivered(#dqsd_request{kind = Kind, count = Count} = Request, Accepted, State0)
                     ?LOG_WARNING("dqsd_otel: partial success, ~b of ~b ~p rejected: ~0tP",
                                  [Rejected, Count, Kind, Message, 20])
             end,
-            {Rejected, State#state{rejecting = Rejected > 0}}
+            {Rejected, State#state{rejecting = true}}
     end.
 
 %% The number of spans or log records in a request's body.

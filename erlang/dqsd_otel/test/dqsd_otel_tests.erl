@@ -1416,9 +1416,9 @@ kill_exporter(N, After) ->
                 end, undefined, lists:seq(1, N)),
     ok.
 
-%% An exporter (re)started while inets cannot be started runs degraded:
-%% it stays up, counts its failed attempts, and starts inets itself on a
-%% later attempt once that works.
+%% An exporter (re)started while inets cannot be started exports without
+%% it (its httpc profile is a stand-alone one), and does not try to start
+%% it.
 inets_cannot_start_test() ->
     with_inets_server(fun() ->
         ok = application:stop(inets),
