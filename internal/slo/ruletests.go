@@ -74,7 +74,7 @@ func (s scenario) firing(a Alert, b float64, step time.Duration) (active, fires 
 	forSteps := int(math.Ceil(float64(a.forOf()) / float64(step)))
 	active = -1
 	for t := 1; t <= s.span; t++ {
-		if s.ratioOver(t, a.Long, step)/b > a.Factor && s.ratioOver(t, a.Short, step)/b > a.Factor {
+		if s.holds(a, b, step, t) {
 			if active < 0 {
 				active = t
 			}
@@ -88,6 +88,12 @@ func (s scenario) firing(a Alert, b float64, step time.Duration) (active, fires 
 	return -1, -1
 }
 
+// holds reports whether tier a's condition holds at step t: both its
+// windows' error ratios above its factor times the budget b.
+func (s scenario) holds(a Alert, b float64, step time.Duration, t int) bool {
+	return s.ratioOver(t, a.Long, step)/b > a.Factor && s.ratioOver(t, a.Short, step)/b > a.Factor
+}
+
 // firingAt reports whether tier a's alert is firing at step t by the
 // model: its condition has held at every step from one at least its `for`
 // before t. A burn that hovers at the tier's factor (a slow burn counted
@@ -96,7 +102,7 @@ func (s scenario) firingAt(a Alert, b float64, step time.Duration, t int) bool {
 	forSteps := int(math.Ceil(float64(a.forOf()) / float64(step)))
 	active := -1
 	for u := 1; u <= t && u <= s.span; u++ {
-		if s.ratioOver(u, a.Long, step)/b > a.Factor && s.ratioOver(u, a.Short, step)/b > a.Factor {
+		if s.holds(a, b, step, u) {
 			if active < 0 {
 				active = u
 			}
