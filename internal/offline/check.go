@@ -104,28 +104,25 @@ func pipelineFeeds(conf *confmap.Conf, id string) (processors []string, metrics 
 // list (processors, exporters), or the configuration has no pipelines at
 // all (a part of one, which says nothing of them).
 func inTracesPipeline(conf *confmap.Conf, list, id string) bool {
+	return listedIn(conf, "traces", list, id)
+}
+
+// inPipeline is inTracesPipeline for a pipeline of any signal.
+func inPipeline(conf *confmap.Conf, list, id string) bool {
+	return listedIn(conf, "", list, id)
+}
+
+// listedIn reports whether a pipeline of signal ("" for any) lists id in
+// its list, or the configuration has no pipelines at all.
+func listedIn(conf *confmap.Conf, signal, list, id string) bool {
 	pipes, _ := conf.Get("service::pipelines").(map[string]any)
 	if len(pipes) == 0 {
 		return true
 	}
 	for name, p := range pipes {
-		pm, _ := p.(map[string]any)
-		if (name == "traces" || strings.HasPrefix(name, "traces/")) && slices.Contains(stringList(pm[list]), id) {
-			return true
+		if signal != "" && name != signal && !strings.HasPrefix(name, signal+"/") {
+			continue
 		}
-	}
-	return false
-}
-
-// inPipeline reports whether a pipeline lists id in its list (processors,
-// exporters), or the configuration has no pipelines at all (a part of
-// one, which says nothing of them).
-func inPipeline(conf *confmap.Conf, list, id string) bool {
-	pipes, _ := conf.Get("service::pipelines").(map[string]any)
-	if len(pipes) == 0 {
-		return true
-	}
-	for _, p := range pipes {
 		pm, _ := p.(map[string]any)
 		if slices.Contains(stringList(pm[list]), id) {
 			return true

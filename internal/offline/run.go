@@ -6,7 +6,7 @@
 // its own (collectorstate.New): it reads a collector configuration as the
 // collector reads it (Source.Load, Resolve), checks its deltaq components
 // across one another as no single component can (Check: deltaq check
-// --config), makes the deltaq processor from its factory and the offline
+// --config), makes the deltaq processors from their factory and the offline
 // analysis of the exporter or connector that recorded traces go through
 // (NewAnalysis: deltaq analyze), and gives the QTAs of the configuration
 // the bucket bounds of their probes (SLOProbes: deltaq slo).
@@ -37,8 +37,11 @@ import (
 // traces go through on their way to it: the deltaq processor, if the
 // configuration has one, started, as in a collector, before the analysis,
 // which learns the layouts of the probes it configures (internal/contract's
-// registry); else the analysis itself, which finds the connector's probes
-// in the spans. A probe both match is refused, as the collector refuses it.
+// registry), then the other deltaq processors of the pipelines, whose
+// layouts it learns too; else the analysis itself, which finds the
+// connector's probes in the spans. A probe both match is refused, as the
+// collector refuses it. A dmax: auto probe is read at its dmax_max
+// (atDMaxMax), the processor's and the connector's alike.
 func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, processor.Traces, error) {
 	var an *core.OfflineAnalysis
 	var proc processor.Traces
