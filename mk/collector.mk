@@ -69,7 +69,8 @@ release:
 
 ## test-kubernetes: the manifests of deploy/kubernetes decoded strictly with the Kubernetes API types (a module of its
 ## own, so that they stay out of the collector's module graph), their workloads checked, the collector configurations
-## of their ConfigMaps validated by the built collector.
+## of their ConfigMaps validated by the built collector, the gateway's alert rules checked against the shipped ones and
+## its lag, and tested with promtool.
 test-kubernetes: $(OTELCOL)
 	cd deploy/kubernetes && OTELCOL=$(OTELCOL) $(GO) test -count=1 ./...
 
