@@ -133,7 +133,8 @@ e2e-slo: $(OTELCOL) commands
 e2e-erlang: $(OTELCOL)
 	DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/
 
-## e2e-promql: spans of known delays into real Prometheus: exact PromQL over two phases, native histograms, DeltaQExportFailed.
+## e2e-promql: spans of known delays into real Prometheus: exact PromQL over two phases, native histograms, DeltaQExportFailed,
+## and DeltaQQTABreach of deploy/kubernetes's rules firing on windows closed and exported as its gateway does (the shipped one never).
 e2e-promql: $(OTELCOL)
 	DELTAQ_PROMQL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/e2e/
 
