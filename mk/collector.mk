@@ -69,7 +69,8 @@ release:
 
 ## test-kubernetes: the manifests of deploy/kubernetes decoded strictly with the Kubernetes API types (a module of its
 ## own, so that they stay out of the collector's module graph), their workloads checked, the collector configurations
-## of their ConfigMaps validated by the built collector.
+## of their ConfigMaps validated by the built collector, the gateway's alert rules checked against the shipped ones and
+## its lag, and tested with promtool.
 test-kubernetes: $(OTELCOL)
 	cd deploy/kubernetes && OTELCOL=$(OTELCOL) $(GO) test -count=1 ./...
 
@@ -132,7 +133,8 @@ e2e-slo: $(OTELCOL) commands
 e2e-erlang: $(OTELCOL)
 	DQSD_OTEL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 5m ./erlang/e2e/
 
-## e2e-promql: spans of known delays into real Prometheus: exact PromQL over two phases, native histograms, DeltaQExportFailed.
+## e2e-promql: spans of known delays into real Prometheus: exact PromQL over two phases, native histograms, DeltaQExportFailed,
+## and DeltaQQTABreach of deploy/kubernetes's rules firing on windows closed and exported as its gateway does (the shipped one never).
 e2e-promql: $(OTELCOL)
 	DELTAQ_PROMQL_E2E=1 OTELCOL=$(OTELCOL) $(GO) test -count=1 -v -timeout 2m ./examples/e2e/
 

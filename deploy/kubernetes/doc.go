@@ -7,7 +7,9 @@
 // the workloads' health checks, resource limits, non-root users and
 // configuration volumes, the Service the agents send to, the collectors' own
 // metrics and their scrape job (prometheus/scrape.yml), the gateway's expected
-// agents, and the collector configurations the ConfigMaps embed, validated by
+// agents, the alert rules for the gateway (prometheus/deltaq-alerts.yml: the
+// shipped rules but for the ranges its delivery delay sets, and their promtool
+// tests), and the collector configurations the ConfigMaps embed, validated by
 // the built collector.
 //
 // A module of its own, so that the Kubernetes API modules stay out of the

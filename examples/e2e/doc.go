@@ -11,7 +11,13 @@
 // exact increase between the phases, bucket counts, histogram_quantile and
 // the improper CDF. A third collector, whose ΔQ backend is unreachable,
 // must fire the pipeline-health alert DeltaQExportFailed of
-// examples/prometheus/rules/collector-alerts.yml.
+// examples/prometheus/rules/collector-alerts.yml. A fourth closes and
+// exports its windows as the gateway of deploy/kubernetes does (its interval
+// and lag, read from gateway.yaml, and a batch processor): for a window that
+// breaks the QTA, DeltaQQTABreach of the gateway's rules
+// (deploy/kubernetes/prometheus/deltaq-alerts.yml) must fire, and that of
+// examples/prometheus/rules/deltaq-alerts.yml, whose 10s range never holds a
+// window delivered that late, must never hold an alert.
 //
 // The test needs Linux, the built collector and Prometheus 2.42 or later on
 // PATH (Debian: apt-get install prometheus), takes about half a minute, and

@@ -34,13 +34,16 @@ type prometheus struct {
 }
 
 // prometheusConfig is the test's prometheus.yml: rules and scrapes every
-// second, the repository's collector alert rules, and the telemetry of the
-// collector whose backend is unreachable, under the job name of
-// examples/prometheus/prometheus.yml.
+// second, the repository's collector alert rules, its alert rules on the ΔQ
+// metrics for a collector and those for the gateway of deploy/kubernetes
+// (groups every 5 s), and the telemetry of the collector whose backend is
+// unreachable, under the job name of examples/prometheus/prometheus.yml.
 const prometheusConfig = `global:
   scrape_interval: 1s
   evaluation_interval: 1s
 rule_files:
+  - %q
+  - %q
   - %q
 scrape_configs:
   - job_name: otelcol-deltaq-telemetry
@@ -57,13 +60,11 @@ func startPrometheus(t *testing.T, telemetry string) *prometheus {
 	if err != nil {
 		t.Fatalf("prometheus (2.42 or later) is not on PATH: %v (Debian: apt-get install prometheus)", err)
 	}
-	rules, err := filepath.Abs(filepath.Join("..", "prometheus", "rules", "collector-alerts.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := ruleFile(t, filepath.Join("..", "prometheus", "rules", "collector-alerts.yml"))
 	dir := t.TempDir()
 	config := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(config, fmt.Appendf(nil, prometheusConfig, rules, telemetry), 0o644); err != nil {
+	text := fmt.Appendf(nil, prometheusConfig, rules, ruleFile(t, shippedRules), ruleFile(t, gatewayRules), telemetry)
+	if err := os.WriteFile(config, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := e2etest.FreeAddr(t)

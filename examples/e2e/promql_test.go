@@ -62,23 +62,35 @@ const (
 //     native histogram), the improper CDF exact from the difference and
 //     close from increase(), and the QTA gauges;
 //   - C's ΔQ backend is unreachable: DeltaQExportFailed must fire from its
-//     own telemetry, which Prometheus scrapes.
+//     own telemetry, which Prometheus scrapes;
+//   - D closes and exports its windows as the gateway of deploy/kubernetes
+//     does (its interval, its lag, a batch processor): its windows reach
+//     Prometheus lag after their end. The test sends it spans that break
+//     the QTA in a window: DeltaQQTABreach of the gateway's rules
+//     (deploy/kubernetes/prometheus/deltaq-alerts.yml) must fire, and that
+//     of the shipped rules, whose 10s range never holds a window that old,
+//     must never hold an alert for D.
 func TestDeltaQInPrometheus(t *testing.T) {
 	otelcol := e2etest.Gate(t, gateEnv, "the PromQL end-to-end test (it needs prometheus too)")
 	began := time.Now()
 	telemetry := e2etest.FreeAddr(t)
 	unreachable := "http://" + e2etest.FreeAddr(t)
 	prom := startPrometheus(t, telemetry)
+	watch := watchBreach(prom)
 	a := startCollector(t, otelcol, instA, prom.base, nil)
 	b := startCollector(t, otelcol, instB, prom.base, nil, "testdata/exponential.yaml")
 	startedC := time.Now()
 	c := startCollector(t, otelcol, instC, unreachable, []string{"DELTAQ_TELEMETRY_PORT=" + e2etest.Port(telemetry)},
 		"testdata/unreachable.yaml")
-	procs := []*e2etest.Proc{prom.Proc, a.Proc, b.Proc, c.Proc}
-	for _, col := range []*e2etest.Collector{a, b, c} {
+	interval, lag := gatewayTiming(t)
+	d := startCollector(t, otelcol, instD, prom.base, []string{"DELTAQ_INTERVAL=" + interval, "DELTAQ_LAG=" + lag},
+		"testdata/gateway.yaml")
+	procs := []*e2etest.Proc{prom.Proc, a.Proc, b.Proc, c.Proc, d.Proc}
+	for _, col := range []*e2etest.Collector{a, b, c, d} {
 		col.WaitReady(t)
 	}
 	t.Logf("Prometheus and collectors up after %v", time.Since(began).Round(time.Millisecond))
+	brokenEnd := sendBreach(t, d, mustDuration(t, "the gateway's interval", interval))
 
 	targets := []*e2etest.Collector{a, b}
 	p1 := phase1()
@@ -101,6 +113,9 @@ func TestDeltaQInPrometheus(t *testing.T) {
 	})
 	t.Run("qta", func(t *testing.T) { checkQTA(t, prom, ok2) })
 	t.Run("DeltaQExportFailed", func(t *testing.T) { checkExportFailed(t, prom, startedC, procs) })
+	t.Run("DeltaQQTABreach at the gateway's lag", func(t *testing.T) {
+		checkGatewayBreach(t, prom, watch, brokenEnd, mustDuration(t, "the gateway's lag", lag), procs)
+	})
 	t.Logf("done after %v", time.Since(began).Round(time.Millisecond))
 }
 
@@ -386,9 +401,9 @@ func (w window) increase(series string) string {
 // checkSeries checks the names and labels of the README's table: A and B's
 // series differ by instance; A's deltaq.observed is a classic histogram
 // with a bucket per bin edge and +Inf, B's a native histogram; C's series
-// never arrive.
+// never arrive (D's, of another job, are not counted).
 func checkSeries(t *testing.T, prom *prometheus, bOK bool) {
-	got := prom.byLabel(t, fmt.Sprintf(`count by (instance) (deltaq_outcomes_total{deltaq_probe=%q})`, probe), "instance")
+	got := prom.byLabel(t, fmt.Sprintf(`count by (instance) (deltaq_outcomes_total{deltaq_probe=%q,job!=%q})`, probe, gatewayJob), "instance")
 	if len(got) != 2 || got[instA] != 3 || got[instB] != 3 {
 		t.Errorf("deltaq_outcomes_total series by instance: %v, want %s and %s with 3 (success, timeout, failure) each",
 			got, instA, instB)
