@@ -48,6 +48,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -420,7 +421,12 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if probe = validUTF8(probe); len(probe) > maxProbeLength {
 		return
 	}
-	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name(),
+	start := s.StartTime()
+	if !sendableStart(start) {
+		p.dropped.Add(1)
+		return
+	}
+	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: start, probe: probe, name: s.Name(),
 		ot: sc.TraceState().Get("ot")}
 	key := spanKey(ev.spanID)
 	p.mu.Lock()
@@ -531,8 +537,9 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 }
 
 // Dropped returns the number of start events dropped because the queue was
-// full, or because Shutdown stopped the processor while OnStart was queuing
-// them. Each was a selected span the collector cannot time out before it
+// full, because Shutdown stopped the processor while OnStart was queuing
+// them, or because their start cannot be sent (not after 1970, or after
+// 2262: sendableStart). Each was a selected span the collector cannot time out before it
 // ends (it still counts the span by its own duration when it arrives).
 func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 
@@ -544,6 +551,26 @@ func (p *SpanProcessor) Emitted() uint64 { return p.emitted.Load() }
 // ended before they were drained. Once the queue is drained, the spans
 // selected are those emitted, dropped and elided.
 func (p *SpanProcessor) Elided() uint64 { return p.elided.Load() }
+
+// minStart and maxStart bound the start times a start event can carry: Unix
+// nanoseconds from 1 to math.MaxInt64 (1970 to 2262).
+var (
+	minStart = time.Unix(0, 1)
+	maxStart = time.Unix(0, math.MaxInt64)
+)
+
+// sendableStart reports whether a start event can carry start. A start
+// event carries its span's start in Unix nanoseconds, unsigned: a start
+// before 1970 wrapped around to a time centuries ahead (uint64 of a
+// negative UnixNano), and one after 2262 has no UnixNano (time.Time says
+// it is undefined); the collector would refuse either (a start more than
+// ended_window ahead of its clock is "future", 0 is no timestamp, one long
+// past is "stale"). Such a start, from a clock set wrong or a span given
+// an explicit start, is dropped and counted (Dropped): its span is still
+// counted by its own duration when it arrives.
+func sendableStart(start time.Time) bool {
+	return !start.Before(minStart) && !start.After(maxStart)
+}
 
 // validUTF8 returns s with each byte that is not part of valid UTF-8
 // replaced by U+FFFD: OTLP strings must be UTF-8, and one invalid string
