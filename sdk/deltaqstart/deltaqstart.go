@@ -497,13 +497,23 @@ func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanI
 // ForceFlush emits the start events queued before the call (but those of
 // the spans that have ended), then flushes the LoggerProvider if it can be
 // flushed (an SDK LoggerProvider can), so that they are exported. It
-// returns ctx's error if ctx ends first.
+// returns ctx's error if ctx ends first, or has ended already. After
+// Shutdown it does nothing and returns nil, as the SDK's span processors
+// do: Shutdown has emitted the queue and flushed the provider, which the
+// application may be shutting down by now.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.stopped.Load() {
+		return nil
+	}
 	req := make(chan struct{})
 	select {
 	case p.flush <- req:
 	case <-p.done:
-		return p.flushProvider(ctx)
+		// Shut down meanwhile: Shutdown flushes.
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -5,10 +5,13 @@ package deltaqstart
 
 import (
 	"context"
+	"errors"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -49,5 +52,48 @@ func TestStartsOutsideUnixNanos(t *testing.T) {
 				t.Errorf("Dropped %d, Emitted %d; want %d, %d", p.Dropped(), p.Emitted(), len(unsendable), len(sendable))
 			}
 		})
+	}
+}
+
+// flushCounter is an SDK LoggerProvider that counts the calls of its
+// ForceFlush.
+type flushCounter struct {
+	*sdklog.LoggerProvider
+	flushes atomic.Int32
+}
+
+func (f *flushCounter) ForceFlush(ctx context.Context) error {
+	f.flushes.Add(1)
+	return f.LoggerProvider.ForceFlush(ctx)
+}
+
+// TestForceFlushAfterShutdown: after Shutdown, ForceFlush does nothing and
+// returns nil, as the SDK's span processors do (sdktrace's batch span
+// processor: "Do nothing after Shutdown"); it flushed the LoggerProvider,
+// which the application may have shut down or be shutting down by then.
+// A done ctx is still its error.
+func TestForceFlushAfterShutdown(t *testing.T) {
+	lp := &flushCounter{LoggerProvider: sdklog.NewLoggerProvider()}
+	defer lp.Shutdown(context.Background())
+	p, err := NewSpanProcessor(lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := lp.flushes.Load(); n != 1 {
+		t.Fatalf("Shutdown flushed the provider %d times, want 1", n)
+	}
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Errorf("ForceFlush after Shutdown: %v, want nil", err)
+	}
+	if n := lp.flushes.Load(); n != 1 {
+		t.Errorf("ForceFlush after Shutdown flushed the provider (%d flushes in all, want 1)", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.ForceFlush(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("ForceFlush with a done ctx: %v, want %v", err, context.Canceled)
 	}
 }
