@@ -347,11 +347,16 @@ type SpanProcessor struct {
 	stop     chan struct{}      // closed by Shutdown
 	done     chan struct{}      // closed when the draining goroutine has returned
 
-	stopped  atomic.Bool
-	stopOnce sync.Once
-	dropped  atomic.Uint64
-	emitted  atomic.Uint64
-	elided   atomic.Uint64
+	stopped atomic.Bool
+	// abandoned is set when Shutdown's ctx ended before the draining
+	// goroutine returned: Shutdown has returned, the application goes on
+	// to shut the LoggerProvider down, and what the goroutine would emit
+	// from then on would be lost. It drops and counts it instead.
+	abandoned atomic.Bool
+	stopOnce  sync.Once
+	dropped   atomic.Uint64
+	emitted   atomic.Uint64
+	elided    atomic.Uint64
 }
 
 var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
@@ -532,7 +537,10 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 // belongs to the application: shut the TracerProvider down first, then the
 // LoggerProvider. Calls after the first only wait for the goroutine and
 // flush again. It returns ctx's error if ctx ends before the queue is
-// drained.
+// drained; the events not handed to the logger by then are dropped and
+// counted (Dropped), not emitted later into a LoggerProvider that the
+// application will have shut down (a record being handed over as ctx ends
+// counts as emitted).
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	p.stopOnce.Do(func() {
 		p.stopped.Store(true)
@@ -541,6 +549,7 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
+		p.abandoned.Store(true)
 		return ctx.Err()
 	}
 	return p.flushProvider(ctx)
@@ -548,8 +557,9 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 
 // Dropped returns the number of start events dropped because the queue was
 // full, because Shutdown stopped the processor while OnStart was queuing
-// them, or because their start cannot be sent (not after 1970, or after
-// 2262: sendableStart). Each was a selected span the collector cannot time out before it
+// them, because their start cannot be sent (not after 1970, or after
+// 2262: sendableStart), or because Shutdown's ctx ended before they were
+// emitted. Each was a selected span the collector cannot time out before it
 // ends (it still counts the span by its own duration when it arrives).
 func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 
@@ -714,8 +724,13 @@ func (p *SpanProcessor) emitStarts(probe string, entries, thresholds []byte, now
 	if thresholds != nil {
 		r.AddAttributes(attribute.ByteSlice(attrStartsThresholds, thresholds))
 	}
+	n := uint64(len(entries) / entryBytes)
+	if p.abandoned.Load() {
+		p.dropped.Add(n)
+		return
+	}
 	p.logger.Emit(context.Background(), r)
-	p.emitted.Add(uint64(len(entries) / entryBytes))
+	p.emitted.Add(n)
 }
 
 // queued returns the number of events in the queue.
@@ -729,6 +744,10 @@ func (p *SpanProcessor) queued() int {
 // (WithRecordPerSpan). The SDK logger takes the record's trace and span ids
 // from the span context in the context it is given.
 func (p *SpanProcessor) emitSpan(ev *event) {
+	if p.abandoned.Load() {
+		p.dropped.Add(1)
+		return
+	}
 	var r log.Record
 	r.SetEventName(startEventName)
 	r.SetTimestamp(ev.start)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/embedded"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -95,5 +97,75 @@ func TestForceFlushAfterShutdown(t *testing.T) {
 	cancel()
 	if err := p.ForceFlush(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("ForceFlush with a done ctx: %v, want %v", err, context.Canceled)
+	}
+}
+
+// handOver is a LoggerProvider whose loggers hand each record to the SDK
+// LoggerProvider inner and then wait until release is closed: a logger
+// that took the record and is slow to return.
+type handOver struct {
+	embedded.LoggerProvider
+	inner   log.LoggerProvider
+	entered chan struct{}
+	release chan struct{}
+}
+
+type handOverLogger struct {
+	embedded.Logger
+	inner log.Logger
+	h     *handOver
+}
+
+func (h *handOver) Logger(name string, opts ...log.LoggerOption) log.Logger {
+	return &handOverLogger{inner: h.inner.Logger(name, opts...), h: h}
+}
+
+func (l *handOverLogger) Emit(ctx context.Context, r log.Record) {
+	l.inner.Emit(ctx, r)
+	select {
+	case l.h.entered <- struct{}{}:
+	default:
+	}
+	<-l.h.release
+}
+
+func (l *handOverLogger) Enabled(ctx context.Context, p log.EnabledParameters) bool {
+	return l.inner.Enabled(ctx, p)
+}
+
+// TestShutdownDeadlineDrops: when Shutdown's ctx ends before the queue is
+// drained, Shutdown returns and the application shuts the LoggerProvider
+// down; what the goroutine emits after that is lost. It was emitted all
+// the same, and counted in Emitted: 51 emitted, 1 exported. What is left
+// when Shutdown gives up is dropped and counted instead: Emitted is what
+// was handed to the logger before, and reaches the exporter.
+func TestShutdownDeadlineDrops(t *testing.T) {
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			exp := &exporter{}
+			lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp,
+				sdklog.WithExportInterval(time.Hour))))
+			h := &handOver{inner: lp, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			p, err := NewSpanProcessor(h, append([]Option{WithQueueSize(100)}, f.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			startServerSpans(t, p, 1)
+			<-h.entered // the first start is handed over; its Emit has not returned
+			startServerSpans(t, p, 50)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Shutdown with the logger blocked: %v, want %v", err, context.DeadlineExceeded)
+			}
+			if err := lp.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			close(h.release)
+			<-p.done
+			if p.Emitted() != uint64(exp.count()) || p.Emitted() != 1 || p.Dropped() != 50 {
+				t.Errorf("Emitted %d, exported %d, Dropped %d; want 1, 1, 50", p.Emitted(), exp.count(), p.Dropped())
+			}
+		})
 	}
 }
