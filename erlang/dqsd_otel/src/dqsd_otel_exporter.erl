@@ -45,6 +45,8 @@
 -export([start_link/2]).
 -export([init/1, handle_continue/2, handle_call/3, handle_cast/2, handle_info/2,
          terminate/2]).
+%% For the tests: the httpc profile as the exporter starts and stops it.
+-export([start_profile/1, stop_profile/1]).
 
 %% The stand-alone httpc profile's name. httpc sends a retry of its own to
 %% the profile registered under a name made of it; no profile of that name
@@ -86,6 +88,11 @@
 %% The most the last flush may take: below the supervisor's shutdown time
 %% for the exporter (dqsd_otel_sup, 5000 ms), which kills it after that.
 -define(LAST_FLUSH_MS, 4000).
+
+%% How long a stopped httpc profile is waited for before it is killed: it
+%% ends at once unless held up in a call; within the 500 ms between the last
+%% flush's answer (?LAST_FLUSH_MS + ?ANSWER_MARGIN_MS) and the kill.
+-define(PROFILE_STOP_MS, 200).
 
 %% How much longer than a request's timeout its answer is waited for
 %% (answer/3), within the 1000 ms between ?LAST_FLUSH_MS and the kill.
@@ -200,10 +207,27 @@ http_down(#state{http = Pid} = State) ->
     stop_profile(Pid),
     State#state{http = down}.
 
+%% @private Stops a profile this process started (its parent), once: a
+%% shutdown, which it takes as its parent's and ends with its session
+%% handlers (each linked to it, and ending with it as their parent), waited
+%% for. It was told to shut down and killed at once; the kill came first,
+%% and each handler of a kept-alive connection died of `killed', with an
+%% error report and a crash report. A profile that does not end within
+%% ?PROFILE_STOP_MS (one held up in a call) is killed.
+-spec stop_profile(pid()) -> ok.
 stop_profile(Pid) ->
     unlink(Pid),
-    _ = catch inets:stop(stand_alone, Pid),
-    exit(Pid, kill).
+    Ref = erlang:monitor(process, Pid),
+    %% exit(Pid, shutdown): from its parent, a stand-alone profile's stop.
+    ok = inets:stop(stand_alone, Pid),
+    receive
+        {'DOWN', Ref, process, Pid, _} -> ok
+    after ?PROFILE_STOP_MS ->
+        exit(Pid, kill),
+        receive {'DOWN', Ref, process, Pid, _} -> ok end
+    end,
+    %% An exit it made before the unlink.
+    receive {'EXIT', Pid, _} -> ok after 0 -> ok end.
 
 start_apps(Apps) ->
     lists:foreach(fun(App) ->
@@ -213,8 +237,9 @@ start_apps(Apps) ->
                           end
                   end, Apps).
 
-%% A stand-alone httpc profile, linked to the exporter: it needs no inets
-%% application, and stops when the exporter does.
+%% @private A stand-alone httpc profile, linked to the exporter: it needs
+%% no inets application, and stops when the exporter does.
+-spec start_profile(string()) -> pid().
 start_profile(Url) ->
     Pid = case inets:start(httpc, [{profile, ?HTTPC_PROFILE}], stand_alone) of
               {ok, P} -> P;

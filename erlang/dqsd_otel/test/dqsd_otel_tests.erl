@@ -1263,6 +1263,52 @@ app_running() ->
 inets_running() ->
     lists:keymember(inets, 1, application:which_applications()).
 
+%% The exporter's httpc profile is stopped once, with a shutdown from the
+%% exporter, its parent, which it waits for: the profile's session handlers
+%% stop with it, quietly. It was told to shut down and killed at once, and
+%% the kill came first: the handler of each kept-alive connection, linked to
+%% the profile, died of `killed' and logged an error report ("Generic
+%% server ... terminating") and a crash report, where the exporter restarts
+%% its profile (after httpc raised) and, unless the application master's
+%% kill of the application's processes came first, where the application
+%% stops. Here the test process starts and stops the profile as the
+%% exporter does.
+profile_stops_quietly_test() ->
+    {ok, Server} = dqsd_otel_test_http:start(fun ok_200/2),
+    Url = dqsd_otel_test_http:endpoint(Server) ++ "/v1/traces",
+    ok = logger:add_handler(profile_stop, ?MODULE, #{level => all, config => #{pid => self()}}),
+    try
+        ok = logger:set_primary_config(level, error),
+        Profile = dqsd_otel_exporter:start_profile(Url),
+        {ok, {{_, 200, _}, _, _}} = httpc:request(post, {Url, [], "application/json", "{}"}, [], [],
+                                                  Profile),
+        %% The handler of the kept-alive connection.
+        [Handler] = [P || {links, Links} <- [process_info(Profile, links)], P <- Links, is_pid(P),
+                          P =/= self()],
+        Ref = erlang:monitor(process, Handler),
+        _ = dqsd_otel_exporter:stop_profile(Profile),
+        ?assertNot(is_process_alive(Profile)),
+        Why = receive {'DOWN', Ref, process, Handler, W} -> W after 5000 -> alive end,
+        ?assertEqual(shutdown, Why),
+        %% Its reports, if any, are logged before it ends.
+        ?assertEqual([], [E || #{level := L} = E <- logged(),
+                               lists:member(L, [error, critical, alert, emergency])]),
+        %% Nothing of the profile is left behind for its exit to reach.
+        receive {'EXIT', Profile, _} = M -> error({unexpected, M}) after 0 -> ok end
+    after
+        ok = logger:set_primary_config(level, critical),
+        ok = logger:remove_handler(profile_stop),
+        dqsd_otel_test_http:stop(Server),
+        forget_requests()
+    end.
+
+%% A logger handler (logger:add_handler/3) sending every event to the test.
+log(Event, #{config := #{pid := Pid}}) ->
+    Pid ! {logged, Event}.
+
+logged() ->
+    receive {logged, Event} -> [Event | logged()] after 0 -> [] end.
+
 %% inets stopped under a running exporter: export goes on, without an
 %% error or a restart, since its httpc profile is a stand-alone one of its
 %% own; nor does it start inets again behind the back of whoever stopped
