@@ -48,6 +48,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -346,11 +347,16 @@ type SpanProcessor struct {
 	stop     chan struct{}      // closed by Shutdown
 	done     chan struct{}      // closed when the draining goroutine has returned
 
-	stopped  atomic.Bool
-	stopOnce sync.Once
-	dropped  atomic.Uint64
-	emitted  atomic.Uint64
-	elided   atomic.Uint64
+	stopped atomic.Bool
+	// abandoned is set when Shutdown's ctx ended before the draining
+	// goroutine returned: Shutdown has returned, the application goes on
+	// to shut the LoggerProvider down, and what the goroutine would emit
+	// from then on would be lost. It drops and counts it instead.
+	abandoned atomic.Bool
+	stopOnce  sync.Once
+	dropped   atomic.Uint64
+	emitted   atomic.Uint64
+	elided    atomic.Uint64
 }
 
 var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
@@ -420,7 +426,12 @@ func (p *SpanProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if probe = validUTF8(probe); len(probe) > maxProbeLength {
 		return
 	}
-	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: s.StartTime(), probe: probe, name: s.Name(),
+	start := s.StartTime()
+	if !sendableStart(start) {
+		p.dropped.Add(1)
+		return
+	}
+	ev := event{traceID: sc.TraceID(), spanID: sc.SpanID(), start: start, probe: probe, name: s.Name(),
 		ot: sc.TraceState().Get("ot")}
 	key := spanKey(ev.spanID)
 	p.mu.Lock()
@@ -491,13 +502,23 @@ func (p *SpanProcessor) elide(pos int, traceID trace.TraceID, spanID trace.SpanI
 // ForceFlush emits the start events queued before the call (but those of
 // the spans that have ended), then flushes the LoggerProvider if it can be
 // flushed (an SDK LoggerProvider can), so that they are exported. It
-// returns ctx's error if ctx ends first.
+// returns ctx's error if ctx ends first, or has ended already. After
+// Shutdown it does nothing and returns nil, as the SDK's span processors
+// do: Shutdown has emitted the queue and flushed the provider, which the
+// application may be shutting down by now.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.stopped.Load() {
+		return nil
+	}
 	req := make(chan struct{})
 	select {
 	case p.flush <- req:
 	case <-p.done:
-		return p.flushProvider(ctx)
+		// Shut down meanwhile: Shutdown flushes.
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -516,7 +537,10 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 // belongs to the application: shut the TracerProvider down first, then the
 // LoggerProvider. Calls after the first only wait for the goroutine and
 // flush again. It returns ctx's error if ctx ends before the queue is
-// drained.
+// drained; the events not handed to the logger by then are dropped and
+// counted (Dropped), not emitted later into a LoggerProvider that the
+// application will have shut down (a record being handed over as ctx ends
+// counts as emitted).
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	p.stopOnce.Do(func() {
 		p.stopped.Store(true)
@@ -525,14 +549,17 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
+		p.abandoned.Store(true)
 		return ctx.Err()
 	}
 	return p.flushProvider(ctx)
 }
 
 // Dropped returns the number of start events dropped because the queue was
-// full, or because Shutdown stopped the processor while OnStart was queuing
-// them. Each was a selected span the collector cannot time out before it
+// full, because Shutdown stopped the processor while OnStart was queuing
+// them, because their start cannot be sent (not after 1970, or after
+// 2262: sendableStart), or because Shutdown's ctx ended before they were
+// emitted. Each was a selected span the collector cannot time out before it
 // ends (it still counts the span by its own duration when it arrives).
 func (p *SpanProcessor) Dropped() uint64 { return p.dropped.Load() }
 
@@ -544,6 +571,26 @@ func (p *SpanProcessor) Emitted() uint64 { return p.emitted.Load() }
 // ended before they were drained. Once the queue is drained, the spans
 // selected are those emitted, dropped and elided.
 func (p *SpanProcessor) Elided() uint64 { return p.elided.Load() }
+
+// minStart and maxStart bound the start times a start event can carry: Unix
+// nanoseconds from 1 to math.MaxInt64 (1970 to 2262).
+var (
+	minStart = time.Unix(0, 1)
+	maxStart = time.Unix(0, math.MaxInt64)
+)
+
+// sendableStart reports whether a start event can carry start. A start
+// event carries its span's start in Unix nanoseconds, unsigned: a start
+// before 1970 wrapped around to a time centuries ahead (uint64 of a
+// negative UnixNano), and one after 2262 has no UnixNano (time.Time says
+// it is undefined); the collector would refuse either (a start more than
+// ended_window ahead of its clock is "future", 0 is no timestamp, one long
+// past is "stale"). Such a start, from a clock set wrong or a span given
+// an explicit start, is dropped and counted (Dropped): its span is still
+// counted by its own duration when it arrives.
+func sendableStart(start time.Time) bool {
+	return !start.Before(minStart) && !start.After(maxStart)
+}
 
 // validUTF8 returns s with each byte that is not part of valid UTF-8
 // replaced by U+FFFD: OTLP strings must be UTF-8, and one invalid string
@@ -677,8 +724,13 @@ func (p *SpanProcessor) emitStarts(probe string, entries, thresholds []byte, now
 	if thresholds != nil {
 		r.AddAttributes(attribute.ByteSlice(attrStartsThresholds, thresholds))
 	}
+	n := uint64(len(entries) / entryBytes)
+	if p.abandoned.Load() {
+		p.dropped.Add(n)
+		return
+	}
 	p.logger.Emit(context.Background(), r)
-	p.emitted.Add(uint64(len(entries) / entryBytes))
+	p.emitted.Add(n)
 }
 
 // queued returns the number of events in the queue.
@@ -692,6 +744,10 @@ func (p *SpanProcessor) queued() int {
 // (WithRecordPerSpan). The SDK logger takes the record's trace and span ids
 // from the span context in the context it is given.
 func (p *SpanProcessor) emitSpan(ev *event) {
+	if p.abandoned.Load() {
+		p.dropped.Add(1)
+		return
+	}
 	var r log.Record
 	r.SetEventName(startEventName)
 	r.SetTimestamp(ev.start)

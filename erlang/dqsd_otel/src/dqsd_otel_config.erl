@@ -23,7 +23,7 @@
 %% | `max_retry_time_ms'    | `30000'                    | how long a failed request is retried: no retry begins later than this after its first failed attempt; then its items are counted as failed (`infinity': no limit) |
 %% | `max_retries'          | `infinity'                 | most retries of a failed request (a non-negative integer or `infinity'); its items are counted as failed when either this or `max_retry_time_ms' is reached |
 %% | `retry_backoff_ms'     | `100'                      | first retry delay; doubles per retry, with jitter; also the first delay before restarting a stopped exporter |
-%% | `retry_backoff_max_ms' | `5000'                     | longest retry delay, and longest delay before restarting the exporter |
+%% | `retry_backoff_max_ms' | `5000'                     | longest backoff between retries (a longer Retry-After is waited out), and longest delay before restarting the exporter |
 %%
 %% The retry budget is a time rather than a count because what the retries
 %% wait out is an outage, and an outage lasts a time: with the default

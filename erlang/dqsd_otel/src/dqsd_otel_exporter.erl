@@ -14,13 +14,14 @@
 %% at all.
 %%
 %% A request that fails with a connection error or HTTP 429, 502, 503 or 504
-%% is retried with exponential backoff and jitter (the OTLP/HTTP retry rules);
-%% while it waits nothing else is sent and the queue fills up to its limit,
-%% beyond which callers drop and count. A retry is made only if it begins
-%% within `max_retry_time_ms' (30 s by default) of the request's first
-%% failed attempt and, when `max_retries' is set, is within that many; when
-%% either limit is reached, or on any other HTTP error, the request's items
-%% are counted as failed and export moves on. The items a partial success
+%% is retried with exponential backoff and jitter, and no sooner than a
+%% Retry-After asks (the OTLP/HTTP retry rules); while it waits nothing else
+%% is sent and the queue fills up to its limit, beyond which callers drop
+%% and count. A retry is made only if it begins within `max_retry_time_ms'
+%% (30 s by default) of the request's first failed attempt and, when
+%% `max_retries' is set, is within that many; when either limit is reached,
+%% or on any other HTTP error, the request's items are counted as failed
+%% and export moves on (once a Retry-After's wait is out). The items a partial success
 %% rejects count as failed too; it is not retried. Callers never wait for
 %% any of this.
 %%
@@ -45,6 +46,8 @@
 -export([start_link/2]).
 -export([init/1, handle_continue/2, handle_call/3, handle_cast/2, handle_info/2,
          terminate/2]).
+%% For the tests: the httpc profile as the exporter starts and stops it.
+-export([start_profile/1, stop_profile/1]).
 
 %% The stand-alone httpc profile's name. httpc sends a retry of its own to
 %% the profile registered under a name made of it; no profile of that name
@@ -86,6 +89,11 @@
 %% The most the last flush may take: below the supervisor's shutdown time
 %% for the exporter (dqsd_otel_sup, 5000 ms), which kills it after that.
 -define(LAST_FLUSH_MS, 4000).
+
+%% How long a stopped httpc profile is waited for before it is killed: it
+%% ends at once unless held up in a call; within the 500 ms between the last
+%% flush's answer (?LAST_FLUSH_MS + ?ANSWER_MARGIN_MS) and the kill.
+-define(PROFILE_STOP_MS, 200).
 
 %% How much longer than a request's timeout its answer is waited for
 %% (answer/3), within the 1000 ms between ?LAST_FLUSH_MS and the kill.
@@ -200,10 +208,27 @@ http_down(#state{http = Pid} = State) ->
     stop_profile(Pid),
     State#state{http = down}.
 
+%% @private Stops a profile this process started (its parent), once: a
+%% shutdown, which it takes as its parent's and ends with its session
+%% handlers (each linked to it, and ending with it as their parent), waited
+%% for. It was told to shut down and killed at once; the kill came first,
+%% and each handler of a kept-alive connection died of `killed', with an
+%% error report and a crash report. A profile that does not end within
+%% ?PROFILE_STOP_MS (one held up in a call) is killed.
+-spec stop_profile(pid()) -> ok.
 stop_profile(Pid) ->
     unlink(Pid),
-    _ = catch inets:stop(stand_alone, Pid),
-    exit(Pid, kill).
+    Ref = erlang:monitor(process, Pid),
+    %% exit(Pid, shutdown): from its parent, a stand-alone profile's stop.
+    ok = inets:stop(stand_alone, Pid),
+    receive
+        {'DOWN', Ref, process, Pid, _} -> ok
+    after ?PROFILE_STOP_MS ->
+        exit(Pid, kill),
+        receive {'DOWN', Ref, process, Pid, _} -> ok end
+    end,
+    %% An exit it made before the unlink.
+    receive {'EXIT', Pid, _} -> ok after 0 -> ok end.
 
 start_apps(Apps) ->
     lists:foreach(fun(App) ->
@@ -213,8 +238,9 @@ start_apps(Apps) ->
                           end
                   end, Apps).
 
-%% A stand-alone httpc profile, linked to the exporter: it needs no inets
-%% application, and stops when the exporter does.
+%% @private A stand-alone httpc profile, linked to the exporter: it needs
+%% no inets application, and stops when the exporter does.
+-spec start_profile(string()) -> pid().
 start_profile(Url) ->
     Pid = case inets:start(httpc, [{profile, ?HTTPC_PROFILE}], stand_alone) of
               {ok, P} -> P;
@@ -269,9 +295,10 @@ cancel_retry(#state{retry_timer = Timer} = State) ->
 
 %% Exports the batches queued now (not those queued meanwhile, so that a
 %% busy producer cannot keep the exporter from its other messages), unless
-%% a retry is pending. Those batches are the round: the start events in it
+%% a retry is pending, or a wait a server asked for (a retry timer with
+%% nothing pending). Those batches are the round: the start events in it
 %% are elided against all its spans (requests/3).
-export(#state{pending = []} = State) ->
+export(#state{pending = [], retry_timer = undefined} = State) ->
     {Batches, Ended} = round_of(State),
     export_batches(Batches, Ended, State);
 export(State) ->
@@ -476,7 +503,7 @@ send([Request | Rest] = Requests, State0) ->
             Delay = backoff(Attempt + 1, RetryAfter, Config),
             case retry_allowed(Attempt + 1, Now + Delay - FailedAt, Config) of
                 true ->
-                    Timer = erlang:send_after(Delay, self(), retry),
+                    Timer = erlang:send_after(timer_ms(Delay), self(), retry),
                     State1#state{pending = Requests, attempt = Attempt + 1,
                                  failed_at = FailedAt, retry_timer = Timer};
                 false ->
@@ -488,9 +515,27 @@ send([Request | Rest] = Requests, State0) ->
                                  "in ~b ms: ~0tP",
                                  [Request#dqsd_request.count, Request#dqsd_request.kind,
                                   Attempt + 1, Now - FailedAt, Why, 20]),
-                    send(Rest, (give_up(Request, Why, State1))#state{attempt = 0})
+                    State2 = (give_up(Request, Why, State1))#state{attempt = 0},
+                    case RetryAfter of
+                        undefined ->
+                            send(Rest, State2);
+                        _ ->
+                            %% The server asked for a wait beyond the budget:
+                            %% the requests after this one wait it out too
+                            %% (in `pending', or in the queue when there is
+                            %% none), rather than go at once to a server
+                            %% that said it cannot take them.
+                            Timer = erlang:send_after(timer_ms(RetryAfter), self(), retry),
+                            State2#state{pending = Rest, retry_timer = Timer}
+                    end
             end
     end.
+
+%% A delay as erlang:send_after/3 takes it: at most 2^32 - 1 ms (49.7
+%% days), which only a Retry-After with max_retry_time_ms `infinity' can
+%% reach.
+timer_ms(Ms) ->
+    min(Ms, 16#ffffffff).
 
 %% Sends pending requests and what is queued now, one attempt each.
 flush(State) ->
@@ -704,8 +749,11 @@ retry_after(Headers) ->
 
 %% Delay before retry number Attempt (1, 2, ...): initial · 2^(Attempt−1),
 %% capped, drawn uniformly from its upper half (jitter keeps many nodes from
-%% retrying in step); at least what the server's Retry-After asked, within
-%% the cap.
+%% retrying in step); at least what the server's Retry-After asked, beyond
+%% the cap (OTLP/HTTP, "Throttling": the client SHOULD honour it). The cap
+%% used to bound it too, and a collector that asked for 30 s got a retry
+%% every 5 s; the retry budget (retry_allowed/3) bounds it now: a retry
+%% that would begin after max_retry_time_ms is not made.
 backoff(Attempt, RetryAfter, #{retry_backoff_ms := Initial,
                                retry_backoff_max_ms := Max}) ->
     Base = min(Initial bsl min(Attempt - 1, 30), Max),
@@ -713,7 +761,7 @@ backoff(Attempt, RetryAfter, #{retry_backoff_ms := Initial,
     Jittered = Half + rand:uniform(Base - Half),
     case RetryAfter of
         undefined -> Jittered;
-        Ms -> max(Jittered, min(Ms, Max))
+        Ms -> max(Jittered, Ms)
     end.
 
 %% Whether retry number Retry (1, 2, ...) may be made, At milliseconds after

@@ -1104,6 +1104,71 @@ retry_after_503_test() ->
         nothing_more_received()
     end).
 
+%% A 429 whose Retry-After (1 s) is beyond retry_backoff_max_ms (20 ms
+%% here, 5 s by default) is waited out (OTLP/HTTP, "Throttling": the
+%% client SHOULD honour it). The cap bounded it, and the request went again
+%% after 20 ms (a collector asking for 30 s was asked again every 5 s).
+%% Meanwhile nothing else is sent, and the queue stays within its limit:
+%% what is recorded beyond it is dropped and counted.
+retry_after_honoured_test() ->
+    Self = self(),
+    Responder = fun(N, _Path) ->
+                        Self ! {attempt, N, erlang:monotonic_time(millisecond)},
+                        case N of
+                            1 -> {429, [{<<"Retry-After">>, <<"1">>}]};
+                            _ -> 200
+                        end
+                end,
+    try
+        with_server(Responder, #{batch_size => 2, queue_limit => 4}, fun(_) ->
+            record(<<"s">>),
+            First = receive {attempt, 1, T1} -> T1 after 5000 -> error(no_request) end,
+            %% Ten more spans and their start events while it waits: four
+            %% items fit in the queue.
+            [record(<<"t">>) || _ <- lists:seq(1, 10)],
+            ?assertMatch(#{queued := 4}, dqsd_otel:stats()),
+            ?assertEqual(16, stat(dropped_spans) + stat(dropped_events)),
+            Second = receive {attempt, 2, T2} -> T2 after 4000 -> error(no_retry) end,
+            ?assert(Second - First >= 1000),
+            wait_until(fun() -> stat(exported_spans) >= 1 end),
+            ?assertMatch(#{failed_spans := 0, export_errors := 1}, dqsd_otel:stats())
+        end)
+    after
+        %% The attempts of the last flush, as the application stops.
+        forget_attempts()
+    end.
+
+%% A Retry-After beyond the retry budget (1 s, max_retry_time_ms 300): the
+%% request is given up at once, and the next one (the batch's spans, after
+%% its start events) is not sent before the server's wait is out either.
+%% With the cap, the first was retried 20 ms later, and taken.
+retry_after_beyond_budget_test() ->
+    Self = self(),
+    Responder = fun(N, Path) ->
+                        Self ! {attempt, N, Path, erlang:monotonic_time(millisecond)},
+                        case N of
+                            1 -> {429, [{<<"Retry-After">>, <<"1">>}]};
+                            _ -> 200
+                        end
+                end,
+    try
+        with_server(Responder, #{batch_interval_ms => 20, max_retry_time_ms => 300}, fun(_) ->
+            _Open = dqsd_otel:start_span(<<"open">>),
+            record(<<"s">>),
+            {First, Logs} = receive {attempt, 1, P1, T1} -> {T1, P1} after 5000 -> error(no_request) end,
+            ?assertEqual(<<"/v1/logs">>, Logs),
+            {Second, Traces} = receive {attempt, 2, P2, T2} -> {T2, P2} after 4000 -> error(no_request) end,
+            ?assertEqual(<<"/v1/traces">>, Traces),
+            ?assert(Second - First >= 1000),
+            wait_until(fun() -> stat(exported_spans) =:= 1 end),
+            ?assertMatch(#{failed_events := 1, exported_events := 0, export_errors := 1},
+                         dqsd_otel:stats())
+        end)
+    after
+        %% The attempts of the last flush, as the application stops.
+        forget_attempts()
+    end.
+
 %% The answer is waited for in a `receive ... after', which takes at most
 %% 2^32 - 1 ms: a longer export_timeout_ms must not crash the exporter.
 long_export_timeout_test() ->
@@ -1262,6 +1327,58 @@ app_running() ->
 
 inets_running() ->
     lists:keymember(inets, 1, application:which_applications()).
+
+%% The exporter's httpc profile is stopped once, with a shutdown from the
+%% exporter, its parent, which it waits for: the profile's session handlers
+%% stop with it, quietly. It was told to shut down and killed at once, and
+%% the kill came first: the handler of each kept-alive connection, linked to
+%% the profile, died of `killed' and logged an error report ("Generic
+%% server ... terminating") and a crash report, where the exporter restarts
+%% its profile (after httpc raised) and, unless the application master's
+%% kill of the application's processes came first, where the application
+%% stops. Here the test process starts and stops the profile as the
+%% exporter does.
+profile_stops_quietly_test() ->
+    {ok, Server} = dqsd_otel_test_http:start(fun ok_200/2),
+    Url = dqsd_otel_test_http:endpoint(Server) ++ "/v1/traces",
+    ok = logger:add_handler(profile_stop, ?MODULE, #{level => all, config => #{pid => self()}}),
+    try
+        ok = logger:set_primary_config(level, error),
+        Profile = dqsd_otel_exporter:start_profile(Url),
+        {ok, {{_, 200, _}, _, _}} = httpc:request(post, {Url, [], "application/json", "{}"}, [], [],
+                                                  Profile),
+        %% The handler of the kept-alive connection.
+        [Handler] = [P || {links, Links} <- [process_info(Profile, links)], P <- Links, is_pid(P),
+                          P =/= self()],
+        Ref = erlang:monitor(process, Handler),
+        _ = dqsd_otel_exporter:stop_profile(Profile),
+        ?assertNot(is_process_alive(Profile)),
+        Why = receive {'DOWN', Ref, process, Handler, W} -> W after 5000 -> alive end,
+        ?assertEqual(shutdown, Why),
+        %% Its reports, if any, are logged before it ends.
+        ?assertEqual([], [E || #{level := L} = E <- logged(),
+                               lists:member(L, [error, critical, alert, emergency])]),
+        %% Nothing of the profile is left behind for its exit to reach.
+        receive {'EXIT', Profile, _} = M -> error({unexpected, M}) after 0 -> ok end
+    after
+        ok = logger:set_primary_config(level, critical),
+        ok = logger:remove_handler(profile_stop),
+        _ = logged(),
+        dqsd_otel_test_http:stop(Server),
+        forget_requests()
+    end.
+
+forget_attempts() ->
+    receive {attempt, _, _} -> forget_attempts(); {attempt, _, _, _} -> forget_attempts()
+    after 0 -> ok
+    end.
+
+%% A logger handler (logger:add_handler/3) sending every event to the test.
+log(Event, #{config := #{pid := Pid}}) ->
+    Pid ! {logged, Event}.
+
+logged() ->
+    receive {logged, Event} -> [Event | logged()] after 0 -> [] end.
 
 %% inets stopped under a running exporter: export goes on, without an
 %% error or a restart, since its httpc profile is a stand-alone one of its
