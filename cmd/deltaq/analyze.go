@@ -248,8 +248,9 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 		rep.AddSpans(td)
 		return proc.ConsumeTraces(ctx, td)
 	})
-	if serr := proc.Shutdown(ctx); serr != nil && err == nil {
-		err = fmt.Errorf("deltaq processor: %w", serr)
+	if serr := proc.Shutdown(ctx); serr != nil && err == nil && loaded.Proc != nil {
+		// Only the processor's shutdown fails.
+		err = fmt.Errorf("%s: %w", loaded.Proc.Where, serr)
 	}
 	if err != nil {
 		return fail(err)

@@ -43,10 +43,9 @@ type Source struct {
 
 // Loaded is what a command needs of a collector configuration.
 type Loaded struct {
-	// Proc is the deltaq processor's configuration
-	// (*deltaqprocessor.Config), validated; nil when the configuration has
-	// none (a connector that matches its probes itself).
-	Proc any
+	// Proc is the deltaq processor read (Source.Processor); nil when the
+	// configuration has none (a connector that matches its probes itself).
+	Proc *Processor
 	// Spans are the probes the connector matches in the spans itself; nil
 	// when it matches none (and for an exporter). ConnID is the connector's
 	// ID.
@@ -64,11 +63,25 @@ type Loaded struct {
 	Others []Processor
 }
 
-// Processor is a deltaq processor of the configuration: its ID and its
-// configuration (*deltaqprocessor.Config).
+// Processor is a deltaq processor of the configuration: its ID, as the
+// configuration writes it, its configuration, validated, and where it is,
+// for messages: "a.yaml: processors::deltaq/a".
 type Processor struct {
 	ID     string
-	Config any
+	Config *deltaqprocessor.Config
+	Where  string
+}
+
+// processors returns the deltaq processors of l: Proc, if any, then Others.
+func (l *Loaded) processors() []*Processor {
+	var out []*Processor
+	if l.Proc != nil {
+		out = append(out, l.Proc)
+	}
+	for i := range l.Others {
+		out = append(out, &l.Others[i])
+	}
+	return out
 }
 
 // theOthers names the deltaq exporters and connectors the configuration
@@ -149,18 +162,14 @@ func (c *Source) Load() (*Loaded, error) {
 		return nil
 	}
 	l := &Loaded{}
-	if proc := confpath.Section("processors", c.Processor); conf.IsSet(proc) {
-		l.Proc = deltaqprocessor.NewFactory().CreateDefaultConfig()
-		if err := unmarshal(proc, l.Proc); err != nil {
+	if conf.IsSet(confpath.Section("processors", c.Processor)) {
+		if l.Proc, err = decodeProcessor(name, c.Processor, unmarshal); err != nil {
 			return nil, err
-		}
-		if err := confmap.Validate(l.Proc); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", name, proc, err)
 		}
 	} else if c.ProcessorSet {
 		return nil, fmt.Errorf("%s: no processors section %q", name, c.Processor)
 	}
-	if l.Others, err = otherProcessors(conf, c.Processor, unmarshal); err != nil {
+	if l.Others, err = otherProcessors(conf, name, c.Processor, unmarshal); err != nil {
 		return nil, err
 	}
 	connID := c.Connector
@@ -210,26 +219,38 @@ func (c *Source) Load() (*Loaded, error) {
 
 // otherProcessors decodes and validates the deltaq processors of the
 // pipelines (all of them in a configuration without pipelines, a part of
-// one) but the processor read, unmarshal decoding each section: the
-// collector makes no other, and refuses one that does not decode.
-func otherProcessors(conf *confmap.Conf, read string, unmarshal func(key string, dst any) error) ([]Processor, error) {
+// one) but the processor read (decodeProcessor): the collector makes no
+// other, and refuses one that does not decode.
+func otherProcessors(conf *confmap.Conf, name, read string, unmarshal func(key string, dst any) error) ([]Processor, error) {
 	var others []Processor
 	components, _ := deltaqComponents(conf)
 	for _, id := range components["processors"] {
 		if id == read || !inPipeline(conf, "processors", id) {
 			continue
 		}
-		key := confpath.Section("processors", id)
-		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig()
-		if err := unmarshal(key, cfg); err != nil {
+		p, err := decodeProcessor(name, id, unmarshal)
+		if err != nil {
 			return nil, err
 		}
-		if err := confmap.Validate(cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		others = append(others, Processor{ID: id, Config: cfg})
+		others = append(others, *p)
 	}
 	return others, nil
+}
+
+// decodeProcessor decodes the section of the deltaq processor id with
+// unmarshal and validates it, as the collector does; name names the
+// configuration in messages.
+func decodeProcessor(name, id string, unmarshal func(key string, dst any) error) (*Processor, error) {
+	key := confpath.Section("processors", id)
+	cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
+	if err := unmarshal(key, cfg); err != nil {
+		return nil, err
+	}
+	where := name + ": " + key
+	if err := confmap.Validate(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return &Processor{ID: id, Config: cfg, Where: where}, nil
 }
 
 // checkProduced refuses, as the collector's deltaq processors do once
@@ -238,15 +259,9 @@ func otherProcessors(conf *confmap.Conf, read string, unmarshal func(key string,
 // and Others) and those the connector matches (core.Config.CheckProduced).
 func checkProduced(l *Loaded) error {
 	var produced []string
-	procs := []any{l.Proc}
-	for _, p := range l.Others {
-		procs = append(procs, p.Config)
-	}
-	for _, pcfg := range procs {
-		if cfg, ok := pcfg.(*deltaqprocessor.Config); ok {
-			for i := range cfg.Probes {
-				produced = append(produced, cfg.Probes[i].Name)
-			}
+	for _, p := range l.processors() {
+		for i := range p.Config.Probes {
+			produced = append(produced, p.Config.Probes[i].Name)
 		}
 	}
 	if l.Spans != nil {
