@@ -707,9 +707,11 @@ func TestAnalyzeUnmatched(t *testing.T) {
 // TestAnalyzeSections: the analysis comes from the exporter named by
 // --exporter, the connector named by --connector, or the connector
 // "deltaq" when there is no exporter "deltaq" and none was asked for; the
-// two flags exclude each other.
+// two flags exclude each other; each names a deltaq component.
 func TestAnalyzeSections(t *testing.T) {
-	both := writeTemp(t, "c.yaml", windowsConfig+`
+	// With components of other types, which no flag reads as deltaq's.
+	others := strings.NewReplacer("processors:\n", "processors:\n  batch: {}\n", "connectors:\n", "connectors:\n  spanmetrics: {}\n")
+	both := writeTemp(t, "c.yaml", others.Replace(windowsConfig)+`
 exporters:
   deltaq/x:
     interval: 3s
@@ -733,6 +735,12 @@ exporters:
 		want string
 	}{
 		{[]string{"--exporter", "deltaq/x", "--connector", "deltaq"}, "--exporter and --connector are exclusive"},
+		// A component of another type, or no ID: its section was read as
+		// a deltaq component's ("processors::batch: probes: at least one
+		// probe is required"; spanmetrics' analysed no probe).
+		{[]string{"--processor", "batch"}, "--processor batch: a component of type batch: want deltaq or deltaq/NAME"},
+		{[]string{"--connector", "spanmetrics"}, "--connector spanmetrics: a component of type spanmetrics: want deltaq or deltaq/NAME"},
+		{[]string{"--exporter", "deltaq/"}, "--exporter deltaq/: not a component ID ("},
 		// A mistyped ID: the deltaq components it has are named.
 		{[]string{"--connector", "deltaq/y"}, `no connectors section "deltaq/y"; it has exporters::deltaq/x, connectors::deltaq`},
 		{[]string{"--exporter", "deltaq/y"}, `no exporters section "deltaq/y" (its connectors section "deltaq" is read with --connector deltaq)`},
