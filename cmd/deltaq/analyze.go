@@ -79,6 +79,8 @@ analysis, whatever the size of the files; a line or record may be up to
 several lines. Errors
 name the file and the line, as FILE:LINE, or the record and its byte offset.
 A file named - is standard input (zstdcat traces.zst | deltaq analyze ... -).
+A file named twice, by one path or by two (x and ./x, a symbolic link), is
+refused: its spans would count twice.
 
 Windows: the instances are counted into windows of the configured interval
 (--interval overrides it) by their end time, aligned on multiples of the

@@ -165,10 +165,14 @@ const Stdin = "-"
 // the warnings, and the files after it are read. So is a file without
 // traces (a collector stopped before any) beside files with some; when no
 // file has any, the first one's is the error. Any other error stops the
-// reading, as does Stdin given more than once (before anything is read).
+// reading, as does Stdin given more than once, or a file given twice
+// (sameFile), before anything is read.
 func ReadFiles(paths []string, o Options, fn func(ptrace.Traces) error) (warnings []string, err error) {
 	if n := countStdin(paths); n > 1 {
 		return nil, fmt.Errorf("%q (standard input) given %d times: it can be read once", Stdin, n)
+	}
+	if err := sameFile(paths); err != nil {
+		return nil, err
 	}
 	var empty error // the first file's errNoTraces
 	read := false
@@ -247,6 +251,49 @@ func open(path string) (io.ReadCloser, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
 	}
 	return f, nil
+}
+
+// sameFile refuses a file that paths name twice, by one path or by two (a
+// symbolic link, ./x and x, a hard link, standard input redirected from
+// it): its spans would count twice. A path that cannot be read is left to
+// Read to report.
+func sameFile(paths []string) error {
+	type named struct {
+		path string
+		info fs.FileInfo
+	}
+	var seen []named
+	for _, path := range paths {
+		var info fs.FileInfo
+		var err error
+		if path == Stdin {
+			info, err = os.Stdin.Stat()
+		} else {
+			info, err = os.Stat(path)
+		}
+		if err != nil || info.IsDir() {
+			continue
+		}
+		for _, s := range seen {
+			if !os.SameFile(s.info, info) {
+				continue
+			}
+			if s.path == path {
+				return fmt.Errorf("%s given twice: its spans would count twice; give it once", path)
+			}
+			return fmt.Errorf("%s and %s are the same file: its spans would count twice; give it once", displayPath(s.path), displayPath(path))
+		}
+		seen = append(seen, named{path, info})
+	}
+	return nil
+}
+
+// displayPath is path as messages name it: Stdin is standard input.
+func displayPath(path string) string {
+	if path == Stdin {
+		return "standard input"
+	}
+	return path
 }
 
 func countStdin(paths []string) int {

@@ -567,3 +567,53 @@ func TestReadStdin(t *testing.T) {
 		t.Errorf("stdin twice: got %q, error %v; want a refusal before reading", got, err)
 	}
 }
+
+// TestReadFilesSameFile: a file named twice, by one path or by two (a
+// symbolic link, ./x beside x, a hard link, standard input redirected from
+// it), is refused before anything is read, naming both: each of its spans
+// counted twice. Two files of the same content are two files.
+func TestReadFilesSameFile(t *testing.T) {
+	tds, want := testRequests()
+	b, _ := fileExporterFile(t, tds, "json", "", false)
+	whole := writeTemp(t, "whole.json", string(b))
+	copied := writeTemp(t, "copy.json", string(b))
+	dir := filepath.Dir(whole)
+	link := filepath.Join(dir, "link.json")
+	hard := filepath.Join(dir, "hard.json")
+	if err := os.Symlink(whole, link); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	if err := os.Link(whole, hard); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	f, err := os.Open(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdin
+	os.Stdin = f
+	t.Cleanup(func() { os.Stdin = saved; f.Close() })
+	read := func(paths ...string) (int, error) {
+		n := 0
+		_, err := ReadFiles(paths, Options{}, func(ptrace.Traces) error { n++; return nil })
+		return n, err
+	}
+	for _, c := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{whole, copied, whole}, whole + " given twice: its spans would count twice; give it once"},
+		{[]string{whole, link}, whole + " and " + link + " are the same file"},
+		{[]string{"./whole.json", "whole.json"}, "./whole.json and whole.json are the same file"},
+		{[]string{copied, hard, "whole.json"}, hard + " and whole.json are the same file"},
+		{[]string{whole, Stdin}, whole + " and standard input are the same file"},
+	} {
+		if n, err := read(c.paths...); err == nil || err.Error() != c.want && !strings.HasPrefix(err.Error(), c.want+":") || n != 0 {
+			t.Errorf("%q: %d requests read, error %v; want %q before reading", c.paths, n, err, c.want)
+		}
+	}
+	if n, err := read(whole, copied); err != nil || n != 2*len(want) {
+		t.Errorf("a file and its copy: %d requests read, error %v; want %d", n, err, 2*len(want))
+	}
+}
