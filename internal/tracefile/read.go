@@ -456,6 +456,11 @@ func (r *reader) records() error {
 		}
 		size := int64(binary.BigEndian.Uint32(hdr[:]))
 		if size > int64(r.opt.MaxLine) {
+			if next, _ := r.br.Peek(headSize); r.docs == 0 {
+				if err := r.forcedJSON(append(hdr[:], next...)); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: %s",
 				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine), r.notRecord(hdr[:]))
 		}
@@ -465,6 +470,9 @@ func (r *reader) records() error {
 		r.rec = r.rec[:size]
 		if n, err := io.ReadFull(r.br, r.rec); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+				if err := r.forcedJSON(append(hdr[:], r.rec[:n]...)); r.docs == 0 && err != nil {
+					return err
+				}
 				if r.inStream() {
 					return r.truncated(r.path, "the compressed stream ends within it")
 				}
@@ -511,6 +519,26 @@ func (r *reader) request() error {
 		return fmt.Errorf("%s: %w", r.path, err)
 	}
 	return nil
+}
+
+// forcedJSON returns the error of a file whose start, head, is JSON, read
+// as records because the options say so (--format proto, --compression
+// zstd), which its first bytes did not fit as a record's length; nil when
+// head is not JSON's start.
+func (r *reader) forcedJSON(head []byte) error {
+	doc := trimBlankLeft(head)
+	if r.off != 0 || len(doc) == 0 || doc[0] != '{' && doc[0] != '[' {
+		return nil
+	}
+	unit := "the file"
+	if r.inStream() {
+		unit = "the decompressed stream"
+	}
+	start := excerpt(doc[:min(len(doc), 16)])
+	if r.opt.Format == "proto" {
+		return fmt.Errorf("%s: %s is JSON (it starts %s), where --format proto reads the file exporter's protobuf: leave --format out, or give --format json", r.path, unit, start)
+	}
+	return fmt.Errorf("%s: %s is JSON not compressed (it starts %s), where --compression zstd reads records compressed with zstd: leave --compression out, or give --compression none", r.path, unit, start)
 }
 
 // notRecord says what a record's length beyond the bound, hdr, tells: a

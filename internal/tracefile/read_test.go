@@ -617,3 +617,43 @@ func TestReadFilesSameFile(t *testing.T) {
 		t.Errorf("a file and its copy: %d requests read, error %v; want %d", n, err, 2*len(want))
 	}
 }
+
+// TestReadJSONAsRecords: a JSON trace file read as records, as --format
+// proto or --compression zstd ask, is refused as JSON, saying which option
+// asked for what, in the file or the stream that holds it, whatever its
+// first bytes (a blank line, a document) and the bound of a record: it was
+// "text that is not JSON", or "not a trace file of the file exporter"
+// after a blank line, or a first record cut short under a bound of 1 GiB.
+func TestReadJSONAsRecords(t *testing.T) {
+	tds, _ := testRequests()
+	b, _ := fileExporterFile(t, tds, "json", "", false)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(append([]byte("\n  "), b...))
+	zw.Close()
+	files := map[string]string{"lines.json": string(b), "blank.json": "\n  " + string(b), "indented.json": "[\n" + string(b) + "]\n", "t.json.gz": gz.String()}
+	for name, content := range files {
+		path := writeTemp(t, name, content)
+		unit := "the file"
+		if strings.HasSuffix(name, ".gz") {
+			unit = "the decompressed stream"
+		}
+		for _, c := range []struct {
+			o    Options
+			want string
+		}{
+			{Options{Format: "proto"}, "where --format proto reads the file exporter's protobuf: leave --format out, or give --format json"},
+			{Options{Format: "proto", MaxLine: MaxRecordLimit}, "where --format proto reads the file exporter's protobuf"},
+			{Options{Compression: "zstd"}, "is JSON not compressed"},
+			{Options{Format: "json", Compression: "zstd"}, "where --compression zstd reads records compressed with zstd: leave --compression out, or give --compression none"},
+		} {
+			if strings.HasSuffix(name, ".gz") && c.o.Compression != "" {
+				continue // gzip is detected only with the compression detected
+			}
+			err := Read(path, c.o, func(ptrace.Traces) error { return nil })
+			if err == nil || !strings.HasPrefix(err.Error(), path+": "+unit+" is JSON") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s %+v: %v; want %q", name, c.o, err, c.want)
+			}
+		}
+	}
+}
