@@ -210,29 +210,10 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if err := loaded.WithWindows(o.interval, o.lag); err != nil {
+		return fail(err)
+	}
 	acfg := loaded.Analysis
-	// Validate would also ask an exporter for an endpoint, which an offline
-	// analysis does not need; the analysis options get the one check the
-	// connector and the exporter run (bounds, diagram, probes): first as
-	// configured, then with the flags' interval and lag, so that a problem
-	// is laid at the door of what caused it.
-	if err := acfg.Check(); err != nil {
-		return fail(fmt.Errorf("%s: %w", loaded.Where, err))
-	}
-	if o.interval > 0 || o.lag > 0 {
-		var given []string
-		if o.interval > 0 {
-			acfg.Interval = o.interval
-			given = append(given, "--interval "+o.interval.String())
-		}
-		if o.lag > 0 {
-			acfg.Lag = o.lag
-			given = append(given, "--lag "+o.lag.String())
-		}
-		if err := acfg.Check(); err != nil {
-			return fail(fmt.Errorf("%s (with %s): %w", strings.Join(given, " "), loaded.Where, err))
-		}
-	}
 	an, proc, err := offline.NewAnalysis(loaded, acfg)
 	if err != nil {
 		return fail(err)

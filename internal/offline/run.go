@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -90,6 +91,37 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 		proc = withOthers{proc, shutOthers}
 	}
 	return an, proc, nil
+}
+
+// WithWindows checks the analysis options of l, then sets their interval
+// and lag to the command line's (--interval, --lag; 0 leaves the
+// configured one) and checks them again, so that a problem is laid at the
+// door of what caused it. The lag left to its default is one interval,
+// the interval given, as for a connector configured with it. An exporter's
+// options get the one check the connector and the exporter run (bounds,
+// diagram, probes): its Validate would also ask for an endpoint, which an
+// offline analysis does not need.
+func (l *Loaded) WithWindows(interval, lag time.Duration) error {
+	acfg := l.Analysis
+	if err := acfg.Check(); err != nil {
+		return fmt.Errorf("%s: %w", l.Where, err)
+	}
+	if interval <= 0 && lag <= 0 {
+		return nil
+	}
+	var given []string
+	if interval > 0 {
+		acfg.Interval = interval
+		given = append(given, "--interval "+interval.String())
+	}
+	if lag > 0 {
+		acfg.Lag = lag
+		given = append(given, "--lag "+lag.String())
+	}
+	if err := acfg.Check(); err != nil {
+		return fmt.Errorf("%s (with %s): %w", strings.Join(given, " "), l.Where, err)
+	}
+	return nil
 }
 
 // withOthers is the processor NewAnalysis returns when it made the other
