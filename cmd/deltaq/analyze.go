@@ -85,9 +85,10 @@ refused: its spans would count twice.
 Windows: the instances are counted into windows of the configured interval
 (--interval overrides it) by their end time, aligned on multiples of the
 interval since the Unix epoch, as the collector counts them; the latest
-span end read stands for the clock, so a window closes once spans ending
-the configured lag (--lag overrides it; default one interval) after it
-have been read. A first line gives the instances counted and the
+end of an instance read (a span that a probe matches or the processor
+maps: other spans do not move it) stands for the clock, so a window closes
+once instances ending the configured lag (--lag overrides it; default one
+interval) after it have been read. A first line gives the instances counted and the
 earliest and latest of their ends; then a table gives, for each
 window with instances and each probe in it, the instances by outcome, the
 median and 0.95 quantile (or the configured quantiles, when set), the QTA

@@ -902,3 +902,24 @@ func TestAnalyzeSpanAhead(t *testing.T) {
 		t.Errorf("the text does not say %q:\n%s", want, text)
 	}
 }
+
+// TestAnalyzeClockIsInstancesEnds: the windows' clock is the latest end of
+// an instance read, a span a probe matches or the processor maps: spans of
+// no probe, here one ending 5 s after the first instance (when the window
+// of [t0, t0+2s) has closed by its lag of 2 s, were the clock every span's
+// end), do not move it, and an instance of that window read after them
+// counts in it, as the help and the README say.
+func TestAnalyzeClockIsInstancesEnds(t *testing.T) {
+	const ms = int64(1e6)
+	traces := writeTemp(t, "t.json", requestLine(spanJSON(0, "a", 0, 500*ms, false))+
+		requestLine(spanJSON(1, "other", 4000*ms, 5000*ms, false))+
+		requestLine(spanJSON(2, "a", 900*ms, 1000*ms, false)))
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", writeTemp(t, "c.yaml", windowsConfig), traces)
+	var out windowsOut
+	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+		t.Fatalf("status %d, %v, stderr %s", status, err, stderr)
+	}
+	if len(out.Windows) != 1 || out.Windows[0].Probes["a"].Count != 2 || len(out.WindowsDropped) != 0 {
+		t.Errorf("windows %+v, dropped %v; want the two instances of a in the first window, none dropped", out.Windows, out.WindowsDropped)
+	}
+}
