@@ -38,10 +38,13 @@ the connector judges them (start events are not read: an instance the
 connector timed out from its start event counts only if its span is in the
 file, by the span's own duration), and those the deltaq processor of the
 processors section maps, when the configuration has one (--processor,
-default "deltaq"; naming one that is not there is an error). The other
-deltaq processors of the pipelines are made too, as the collector makes
-them, and given no spans: the connector or exporter takes the layouts of
-their probes, and one that the collector would refuse is refused. A
+default "deltaq", else the one deltaq processor of the traces pipelines
+that send to the connector or exporter; naming one that is not there is
+an error). The other deltaq processors of the pipelines are made too, as
+the collector makes them, and given no spans: the connector or exporter
+takes the layouts of their probes, and one that the collector would
+refuse is refused; those of the pipelines that send to the connector or
+exporter, whose instances are then not counted, are named in a warning. A
 probe with dmax: auto, the connector's or the processor's, is read at its
 dmax_max, the layout it has until it has learnt its delays: the collector
 chooses its dMax on a timer, by the time that passed, which the reading
@@ -218,6 +221,11 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	an, proc, err := offline.NewAnalysis(loaded, acfg)
 	if err != nil {
 		return fail(err)
+	}
+	if idle := loaded.Idle; len(idle) > 0 {
+		fmt.Fprintf(stderr, "deltaq analyze: warning: %s: %s, which %s it, %s given no spans here: one processor maps them (--processor), and the instances of the probes of %s are not counted\n",
+			printable(loaded.Where), plural(len(idle), "the deltaq processor", "the deltaq processors")+" "+printable(strings.Join(idle, ", ")),
+			plural(len(idle), "feeds", "feed"), plural(len(idle), "is", "are"), plural(len(idle), "that one", "those"))
 	}
 	if un := an.Unproduced(); len(un) > 0 {
 		fmt.Fprintf(stderr, "deltaq analyze: warning: %s: nothing of the configuration counts %s (no deltaq processor's probe, none the connector matches): %s\n",

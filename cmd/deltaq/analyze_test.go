@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -921,5 +922,73 @@ func TestAnalyzeClockIsInstancesEnds(t *testing.T) {
 	}
 	if len(out.Windows) != 1 || out.Windows[0].Probes["a"].Count != 2 || len(out.WindowsDropped) != 0 {
 		t.Errorf("windows %+v, dropped %v; want the two instances of a in the first window, none dropped", out.Windows, out.WindowsDropped)
+	}
+}
+
+// TestAnalyzeProcessorOfThePipeline: without a processor named deltaq,
+// the one deltaq processor of the traces pipelines that send to the
+// connector maps the spans, as in the collector: it was made and given
+// none, and analyze counted no instance of its probes without a word. Of
+// several, none is chosen, and those given no spans are named, as they are
+// beside the processor --processor reads.
+func TestAnalyzeProcessorOfThePipeline(t *testing.T) {
+	const ms = int64(1e6)
+	traces := writeTemp(t, "t.json", requestLine(spanJSON(0, "a", 0, 5*ms, false), spanJSON(1, "b", 0, 5*ms, false)))
+	config := func(procs string) string {
+		return writeTemp(t, "c.yaml", `
+processors:
+  deltaq/x:
+    probes: [{name: a, dmax: 10ms, bins: 10}]
+  deltaq/y:
+    probes: [{name: b, dmax: 10ms, bins: 10}]
+connectors:
+  deltaq:
+    interval: 2s
+    probes:
+      a: {qta: {points: [{delay: 5ms, p: 0.5}], max_failure: 0.1}}
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [`+procs+`]
+      exporters: [deltaq]
+    metrics:
+      receivers: [deltaq]
+      exporters: [debug]
+`)
+	}
+	for _, c := range []struct {
+		procs string
+		args  []string
+		want  map[string]int64
+		idle  string
+	}{
+		{"deltaq/x", nil, map[string]int64{"a": 1}, ""},
+		{"deltaq/x, deltaq/y", nil, nil, "the deltaq processors deltaq/x, deltaq/y, which feed it, are given no spans here"},
+		{"deltaq/x, deltaq/y", []string{"--processor", "deltaq/y"}, map[string]int64{"b": 1}, "the deltaq processor deltaq/x, which feeds it, is given no spans here"},
+	} {
+		status, stdout, stderr := runCmd(append(append([]string{"analyze", "--json", "--config", config(c.procs)}, c.args...), traces)...)
+		var out struct {
+			Probes map[string]struct{ Count int64 } `json:"probes"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+			t.Fatalf("%s %v: status %d, %v, stderr %s", c.procs, c.args, status, err, stderr)
+		}
+		got := map[string]int64{}
+		for name, p := range out.Probes {
+			if p.Count > 0 {
+				got[name] = p.Count
+			}
+		}
+		if len(got) != len(c.want) || !maps.Equal(got, c.want) {
+			t.Errorf("%s %v: instances %v, want %v", c.procs, c.args, got, c.want)
+		}
+		if c.idle == "" && stderr != "" || !strings.Contains(stderr, c.idle) {
+			t.Errorf("%s %v: stderr %q, want %q", c.procs, c.args, stderr, c.idle)
+		}
+		// deltaq slo makes every processor alike, and reads the layouts.
+		if status, _, stderr := runCmd("slo", "--config", config(c.procs)); status != exitOK {
+			t.Errorf("slo, %s: status %d, %s", c.procs, status, stderr)
+		}
 	}
 }

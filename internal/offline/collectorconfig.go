@@ -14,6 +14,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -56,6 +57,10 @@ type Loaded struct {
 	// Where names the configuration and the section of Analysis, for
 	// messages: "a.yaml+b.yaml: connectors::deltaq".
 	Where string
+	// Idle are the deltaq processors of the traces pipelines that send to
+	// the connector or exporter other than Proc: among Others, given no
+	// spans, where the collector maps the spans with them too.
+	Idle []string
 	// Others are the other deltaq processors of the pipelines, validated:
 	// the collector makes them too, and the connector or exporter takes
 	// the layouts of their probes (and checks the names it reads against
@@ -139,7 +144,9 @@ func resolveExpanding(paths []string) (*confmap.Conf, error) {
 // Without Connector it reads the exporter Exporter or, when that section
 // is missing and Exporter was not given, the connector "deltaq". A
 // configuration without the processor Processor is read when Processor
-// was not given: its connector matches its probes itself.
+// was not given: the processor read is then the one of the pipelines that
+// send to the connector or exporter (processorToRead), or none, its
+// connector matching its probes itself.
 func (c *Source) Load() (*Loaded, error) {
 	conf, err := Resolve(c.Paths)
 	if err != nil {
@@ -161,29 +168,27 @@ func (c *Source) Load() (*Loaded, error) {
 		}
 		return nil
 	}
-	l := &Loaded{}
-	if conf.IsSet(confpath.Section("processors", c.Processor)) {
-		if l.Proc, err = decodeProcessor(name, c.Processor, unmarshal); err != nil {
-			return nil, err
-		}
-	} else if c.ProcessorSet {
-		return nil, fmt.Errorf("%s: no processors section %q", name, c.Processor)
-	}
-	if l.Others, err = otherProcessors(conf, name, c.Processor, unmarshal); err != nil {
+	connID, err := c.connectorToRead(conf, name)
+	if err != nil {
 		return nil, err
 	}
-	connID := c.Connector
-	if connID == "" && !conf.IsSet(confpath.Section("exporters", c.Exporter)) {
-		// The connector stands in for the exporter only when no exporter
-		// was asked for.
-		hasConnector := conf.IsSet(confpath.Section("connectors", "deltaq"))
-		switch {
-		case !hasConnector:
-			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)%s", name, c.Exporter, theOthers(conf))
-		case c.ExporterSet || c.Exporter != "deltaq":
-			return nil, fmt.Errorf("%s: no exporters section %q (its connectors section \"deltaq\" is read with --connector deltaq)", name, c.Exporter)
+	frontEnd := connID
+	if connID == "" {
+		frontEnd = c.Exporter
+	}
+	feeds := tracesFeeds(conf, frontEnd)
+	read, err := c.processorToRead(conf, name, feeds)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{Idle: slices.DeleteFunc(feeds, func(id string) bool { return id == read })}
+	if read != "" {
+		if l.Proc, err = decodeProcessor(name, read, unmarshal); err != nil {
+			return nil, err
 		}
-		connID = "deltaq"
+	}
+	if l.Others, err = otherProcessors(conf, name, read, unmarshal); err != nil {
+		return nil, err
 	}
 	if connID != "" {
 		key := confpath.Section("connectors", connID)
@@ -215,6 +220,64 @@ func (c *Source) Load() (*Loaded, error) {
 	}
 	l.Analysis, l.Where = &ecfg.Config, name+": "+key
 	return l, checkProduced(l)
+}
+
+// connectorToRead returns the ID of the connector to read, "" for the
+// exporter: Connector, or "deltaq" when there is no exporter Exporter and
+// Exporter was not given.
+func (c *Source) connectorToRead(conf *confmap.Conf, name string) (string, error) {
+	if c.Connector != "" || conf.IsSet(confpath.Section("exporters", c.Exporter)) {
+		return c.Connector, nil
+	}
+	// The connector stands in for the exporter only when no exporter was
+	// asked for.
+	hasConnector := conf.IsSet(confpath.Section("connectors", "deltaq"))
+	switch {
+	case !hasConnector:
+		return "", fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)%s", name, c.Exporter, theOthers(conf))
+	case c.ExporterSet || c.Exporter != "deltaq":
+		return "", fmt.Errorf("%s: no exporters section %q (its connectors section \"deltaq\" is read with --connector deltaq)", name, c.Exporter)
+	}
+	return "deltaq", nil
+}
+
+// processorToRead returns the ID of the deltaq processor that maps the
+// spans, "" for none: Processor when the configuration has it (an error
+// when it was given and is not there); else the one deltaq processor of
+// the traces pipelines that send to the front end, feeds, as the collector
+// maps the spans with it (it was given no spans, and the analysis found
+// none of its probes). Of several, none is chosen: Loaded.Idle names them.
+func (c *Source) processorToRead(conf *confmap.Conf, name string, feeds []string) (string, error) {
+	switch {
+	case conf.IsSet(confpath.Section("processors", c.Processor)):
+		return c.Processor, nil
+	case c.ProcessorSet:
+		return "", fmt.Errorf("%s: no processors section %q", name, c.Processor)
+	case len(feeds) == 1:
+		return feeds[0], nil
+	}
+	return "", nil
+}
+
+// tracesFeeds returns the deltaq processors, with a section, of the traces
+// pipelines that send to the component id, sorted.
+func tracesFeeds(conf *confmap.Conf, id string) []string {
+	var feeds []string
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	for pipe, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if signal, _, _ := strings.Cut(pipe, "/"); signal != "traces" || !slices.Contains(stringList(pm["exporters"]), id) {
+			continue
+		}
+		for _, proc := range stringList(pm["processors"]) {
+			isDeltaQ := proc == "deltaq" || strings.HasPrefix(proc, "deltaq/")
+			if isDeltaQ && conf.IsSet(confpath.Section("processors", proc)) && !slices.Contains(feeds, proc) {
+				feeds = append(feeds, proc)
+			}
+		}
+	}
+	slices.Sort(feeds)
+	return feeds
 }
 
 // otherProcessors decodes and validates the deltaq processors of the
