@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -550,12 +551,25 @@ func (r *reader) notRecord(hdr []byte) string {
 	switch {
 	case r.off == 0 && (bytes.HasPrefix(hdr, []byte{0xFF, 0xFE}) || bytes.HasPrefix(hdr, []byte{0xFE, 0xFF})):
 		return "UTF-16 text (its byte order mark), not read: convert it to UTF-8"
+	case r.off == 0 && jsonScalar(hdr, r.br):
+		return fmt.Sprintf("a JSON value that is not an object (it starts %q), not read: want %s, or the file exporter's protobuf", hdr, otlpWant)
 	case r.off == 0 && !bytes.ContainsFunc(hdr, func(c rune) bool { return c < 0x20 || c > 0x7e }):
 		return fmt.Sprintf("text that is not JSON (it starts %q), not read: want %s, or the file exporter's protobuf", hdr, otlpWant)
 	case binary.BigEndian.Uint32(hdr) > MaxRecordLimit:
 		return "not a trace file of the file exporter"
 	}
 	return "not a trace file of the file exporter, or a record too large (--max-record)"
+}
+
+// jsonScalar reports whether the first line of a file, hdr and what br
+// holds after it, is one JSON value that is not an object or an array
+// (null, a number, a string), which a JSON trace file's first line is
+// not; hdr is not read as JSON's start, and the line is not read further.
+func jsonScalar(hdr []byte, br *bufio.Reader) bool {
+	next, _ := br.Peek(headSize)
+	line, _, _ := bytes.Cut(append(slices.Clone(hdr), next...), []byte("\n"))
+	line = trimBlank(line)
+	return len(line) > 0 && line[0] != '{' && line[0] != '[' && json.Valid(line)
 }
 
 // payload decodes one record: a zstd frame is decompressed (bounded by
