@@ -37,10 +37,11 @@ connector's probes with a match find in the spans, judged from each span as
 the connector judges them (start events are not read: an instance the
 connector timed out from its start event counts only if its span is in the
 file, by the span's own duration), and those the deltaq processor of the
-processors section maps, when the configuration has one (--processor,
-default "deltaq", else the one deltaq processor of the traces pipelines
-that send to the connector or exporter; naming one that is not there is
-an error). The other deltaq processors of the pipelines are made too, as
+processors section maps, when the configuration has one (--processor;
+naming one that is not there is an error; by default, of the deltaq
+processors of the traces pipelines that send to the connector or
+exporter, "deltaq" or the one there is, and "deltaq" when the pipelines
+name none). The other deltaq processors of the pipelines are made too, as
 the collector makes them, and given no spans: the connector or exporter
 takes the layouts of their probes, and one that the collector would
 refuse is refused; those of the pipelines that send to the connector or

@@ -925,10 +925,11 @@ func TestAnalyzeClockIsInstancesEnds(t *testing.T) {
 	}
 }
 
-// TestAnalyzeProcessorOfThePipeline: without a processor named deltaq,
-// the one deltaq processor of the traces pipelines that send to the
-// connector maps the spans, as in the collector: it was made and given
-// none, and analyze counted no instance of its probes without a word. Of
+// TestAnalyzeProcessorOfThePipeline: without a processor named deltaq
+// among them, the one deltaq processor of the traces pipelines that send
+// to the connector maps the spans, as in the collector: it was made and
+// given none, and analyze counted no instance of its probes without a
+// word (or mapped them with the processor deltaq of another pipeline). Of
 // several, none is chosen, and those given no spans are named, as they are
 // beside the processor --processor reads.
 func TestAnalyzeProcessorOfThePipeline(t *testing.T) {
@@ -989,6 +990,36 @@ service:
 		// deltaq slo makes every processor alike, and reads the layouts.
 		if status, _, stderr := runCmd("slo", "--config", config(c.procs)); status != exitOK {
 			t.Errorf("slo, %s: status %d, %s", c.procs, status, stderr)
+		}
+	}
+	// Two connectors, each fed by a processor of its own pipeline.
+	two := writeTemp(t, "two.yaml", `
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 10ms, bins: 10}]
+  deltaq/y:
+    probes: [{name: b, dmax: 10ms, bins: 10}]
+connectors:
+  deltaq/a: {interval: 2s}
+  deltaq/b: {interval: 2s}
+service:
+  pipelines:
+    traces/a: {receivers: [otlp], processors: [deltaq], exporters: [deltaq/a]}
+    traces/b: {receivers: [otlp/b], processors: [deltaq/y], exporters: [deltaq/b]}
+    metrics: {receivers: [deltaq/a, deltaq/b], exporters: [debug]}
+`)
+	for conn, probe := range map[string]string{"deltaq/a": "a", "deltaq/b": "b"} {
+		status, stdout, stderr := runCmd("analyze", "--json", "--config", two, "--connector", conn, traces)
+		var out struct {
+			Probes map[string]struct{ Count int64 } `json:"probes"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil || stderr != "" {
+			t.Fatalf("--connector %s: status %d, %v, stderr %s", conn, status, err, stderr)
+		}
+		for name, p := range out.Probes {
+			if want := map[bool]int64{true: 1}[name == probe]; p.Count != want {
+				t.Errorf("--connector %s: %d instances of %s, want %d", conn, p.Count, name, want)
+			}
 		}
 	}
 }

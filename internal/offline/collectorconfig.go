@@ -242,17 +242,20 @@ func (c *Source) connectorToRead(conf *confmap.Conf, name string) (string, error
 }
 
 // processorToRead returns the ID of the deltaq processor that maps the
-// spans, "" for none: Processor when the configuration has it (an error
-// when it was given and is not there); else the one deltaq processor of
-// the traces pipelines that send to the front end, feeds, as the collector
-// maps the spans with it (it was given no spans, and the analysis found
-// none of its probes). Of several, none is chosen: Loaded.Idle names them.
+// spans, "" for none: Processor when it was given (an error when the
+// configuration does not have it); else, of the deltaq processors of the
+// traces pipelines that send to the front end, feeds, as the collector
+// maps the spans with them, Processor ("deltaq") when it is one of them,
+// or the one there is; Processor when the pipelines say of none, and the
+// configuration has it. Of several others, none is chosen: Loaded.Idle
+// names them.
 func (c *Source) processorToRead(conf *confmap.Conf, name string, feeds []string) (string, error) {
+	has := conf.IsSet(confpath.Section("processors", c.Processor))
 	switch {
-	case conf.IsSet(confpath.Section("processors", c.Processor)):
-		return c.Processor, nil
-	case c.ProcessorSet:
+	case c.ProcessorSet && !has:
 		return "", fmt.Errorf("%s: no processors section %q", name, c.Processor)
+	case c.ProcessorSet, has && (len(feeds) == 0 || slices.Contains(feeds, c.Processor)):
+		return c.Processor, nil
 	case len(feeds) == 1:
 		return feeds[0], nil
 	}
