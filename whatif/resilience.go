@@ -52,6 +52,8 @@ func (iv Intervention) patternBins(w float64) int {
 }
 
 // applyPattern returns the ΔQ of the call x under the resilience pattern.
+// Its errors, as Transform's, do not name the intervention: its callers
+// do (TARGET=EXPR, probe NAME: EXPR).
 func (iv Intervention) applyPattern(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
 	w := x.Width()
 	k := iv.patternBins(w)
@@ -60,7 +62,7 @@ func (iv Intervention) applyPattern(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
 		return deltaq.Truncate(x, k)
 	case Hedge:
 		if k+x.Bins() > deltaq.MaxBins {
-			return deltaq.DeltaQ{}, fmt.Errorf("%s: %d bins of D plus the call's %d are more than %d bins; a coarser model (--bins) or a shorter D", iv.Text, k, x.Bins(), deltaq.MaxBins)
+			return deltaq.DeltaQ{}, fmt.Errorf("%d bins of D plus the call's %d are more than %d bins; a coarser model (--bins) or a shorter D", k, x.Bins(), deltaq.MaxBins)
 		}
 		shifted := make([]float64, k+x.Bins())
 		copy(shifted[k:], x.PDF())
@@ -72,7 +74,7 @@ func (iv Intervention) applyPattern(x deltaq.DeltaQ) (deltaq.DeltaQ, error) {
 	}
 	// Retry.
 	if (iv.N+1)*k > deltaq.MaxBins {
-		return deltaq.DeltaQ{}, fmt.Errorf("retry(%d, …): %d attempts of %d bins are more than %d bins; a coarser model (--bins) or a shorter D", iv.N, iv.N+1, k, deltaq.MaxBins)
+		return deltaq.DeltaQ{}, fmt.Errorf("%d attempts of %d bins of D are more than %d bins; a coarser model (--bins) or a shorter D", iv.N+1, k, deltaq.MaxBins)
 	}
 	p := x.PDF()
 	s := 0.0

@@ -143,9 +143,11 @@ func TestTransformSubstitution(t *testing.T) {
 }
 
 // TestPatternTooManyBins: a resilience pattern whose D needs more than
-// MaxBins bins of the call's width is an error that names the pattern
-// once, as given, and says what to change; the hedge's read
-// "hedge(hedge(3600s))" and said nothing to do.
+// MaxBins bins of the call's width is an error that says what to change
+// and, as Transform's other errors, does not name the intervention, which
+// its callers do (TARGET=EXPR: …): the hedge's read "hedge(3600s):
+// hedge(3600s): …" in deltaq whatif, the retry's "retry(2, 3600s):
+// retry(2, …): …".
 func TestPatternTooManyBins(t *testing.T) {
 	const w = 5e-6
 	x, err := deltaq.Point(0.005, w, 1001)
@@ -159,8 +161,8 @@ func TestPatternTooManyBins(t *testing.T) {
 		}
 		name, _, _ := strings.Cut(expr, "(")
 		_, err = iv.Transform(x)
-		if err == nil || strings.Count(err.Error(), name+"(") != 1 || !strings.Contains(err.Error(), "a coarser model (--bins) or a shorter D") {
-			t.Errorf("%s: %v, want an error naming the pattern once and what to change", expr, err)
+		if err == nil || strings.Contains(err.Error(), name) || !strings.HasSuffix(err.Error(), "bins; a coarser model (--bins) or a shorter D") {
+			t.Errorf("%s: %v, want an error that says what to change, without the intervention", expr, err)
 		}
 	}
 }

@@ -37,11 +37,15 @@ connector's probes with a match find in the spans, judged from each span as
 the connector judges them (start events are not read: an instance the
 connector timed out from its start event counts only if its span is in the
 file, by the span's own duration), and those the deltaq processor of the
-processors section maps, when the configuration has one (--processor,
-default "deltaq"; naming one that is not there is an error). The other
-deltaq processors of the pipelines are made too, as the collector makes
-them, and given no spans: the connector or exporter takes the layouts of
-their probes, and one that the collector would refuse is refused. A
+processors section maps, when the configuration has one (--processor;
+naming one that is not there is an error; by default, of the deltaq
+processors of the traces pipelines that send to the connector or
+exporter, "deltaq" or the one there is, and "deltaq" when the pipelines
+name none). The other deltaq processors of the pipelines are made too, as
+the collector makes them, and given no spans: the connector or exporter
+takes the layouts of their probes, and one that the collector would
+refuse is refused; those of the pipelines that send to the connector or
+exporter, whose instances are then not counted, are named in a warning. A
 probe with dmax: auto, the connector's or the processor's, is read at its
 dmax_max, the layout it has until it has learnt its delays: the collector
 chooses its dMax on a timer, by the time that passed, which the reading
@@ -79,13 +83,16 @@ analysis, whatever the size of the files; a line or record may be up to
 several lines. Errors
 name the file and the line, as FILE:LINE, or the record and its byte offset.
 A file named - is standard input (zstdcat traces.zst | deltaq analyze ... -).
+A file named twice, by one path or by two (x and ./x, a symbolic link), is
+refused: its spans would count twice.
 
 Windows: the instances are counted into windows of the configured interval
 (--interval overrides it) by their end time, aligned on multiples of the
 interval since the Unix epoch, as the collector counts them; the latest
-span end read stands for the clock, so a window closes once spans ending
-the configured lag (--lag overrides it; default one interval) after it
-have been read. A first line gives the instances counted and the
+end of an instance read (a span that a probe matches or the processor
+maps: other spans do not move it) stands for the clock, so a window closes
+once instances ending the configured lag (--lag overrides it; default one
+interval) after it have been read. A first line gives the instances counted and the
 earliest and latest of their ends; then a table gives, for each
 window with instances and each probe in it, the instances by outcome, the
 median and 0.95 quantile (or the configured quantiles, when set), the QTA
@@ -208,32 +215,18 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if err := loaded.WithWindows(o.interval, o.lag); err != nil {
+		return fail(err)
+	}
 	acfg := loaded.Analysis
-	// Validate would also ask an exporter for an endpoint, which an offline
-	// analysis does not need; the analysis options get the one check the
-	// connector and the exporter run (bounds, diagram, probes): first as
-	// configured, then with the flags' interval and lag, so that a problem
-	// is laid at the door of what caused it.
-	if err := acfg.Check(); err != nil {
-		return fail(fmt.Errorf("%s: %w", loaded.Where, err))
-	}
-	if o.interval > 0 || o.lag > 0 {
-		var given []string
-		if o.interval > 0 {
-			acfg.Interval = o.interval
-			given = append(given, "--interval "+o.interval.String())
-		}
-		if o.lag > 0 {
-			acfg.Lag = o.lag
-			given = append(given, "--lag "+o.lag.String())
-		}
-		if err := acfg.Check(); err != nil {
-			return fail(fmt.Errorf("%s (with %s): %w", strings.Join(given, " "), loaded.Where, err))
-		}
-	}
 	an, proc, err := offline.NewAnalysis(loaded, acfg)
 	if err != nil {
 		return fail(err)
+	}
+	if idle := loaded.Idle; len(idle) > 0 {
+		fmt.Fprintf(stderr, "deltaq analyze: warning: %s: %s, which %s it, %s given no spans here: one processor maps them (--processor), and the instances of the probes of %s are not counted\n",
+			printable(loaded.Where), plural(len(idle), "the deltaq processor", "the deltaq processors")+" "+printable(strings.Join(idle, ", ")),
+			plural(len(idle), "feeds", "feed"), plural(len(idle), "is", "are"), plural(len(idle), "that one", "those"))
 	}
 	if un := an.Unproduced(); len(un) > 0 {
 		fmt.Fprintf(stderr, "deltaq analyze: warning: %s: nothing of the configuration counts %s (no deltaq processor's probe, none the connector matches): %s\n",
@@ -248,8 +241,9 @@ func runAnalyze(o analyzeOptions, stdout, stderr io.Writer) int {
 		rep.AddSpans(td)
 		return proc.ConsumeTraces(ctx, td)
 	})
-	if serr := proc.Shutdown(ctx); serr != nil && err == nil {
-		err = fmt.Errorf("deltaq processor: %w", serr)
+	if serr := proc.Shutdown(ctx); serr != nil && err == nil && loaded.Proc != nil {
+		// Only the processor's shutdown fails.
+		err = fmt.Errorf("%s: %w", loaded.Proc.Where, serr)
 	}
 	if err != nil {
 		return fail(err)

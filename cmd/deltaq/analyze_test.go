@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -707,9 +708,11 @@ func TestAnalyzeUnmatched(t *testing.T) {
 // TestAnalyzeSections: the analysis comes from the exporter named by
 // --exporter, the connector named by --connector, or the connector
 // "deltaq" when there is no exporter "deltaq" and none was asked for; the
-// two flags exclude each other.
+// two flags exclude each other; each names a deltaq component.
 func TestAnalyzeSections(t *testing.T) {
-	both := writeTemp(t, "c.yaml", windowsConfig+`
+	// With components of other types, which no flag reads as deltaq's.
+	others := strings.NewReplacer("processors:\n", "processors:\n  batch: {}\n", "connectors:\n", "connectors:\n  spanmetrics: {}\n")
+	both := writeTemp(t, "c.yaml", others.Replace(windowsConfig)+`
 exporters:
   deltaq/x:
     interval: 3s
@@ -733,6 +736,12 @@ exporters:
 		want string
 	}{
 		{[]string{"--exporter", "deltaq/x", "--connector", "deltaq"}, "--exporter and --connector are exclusive"},
+		// A component of another type, or no ID: its section was read as
+		// a deltaq component's ("processors::batch: probes: at least one
+		// probe is required"; spanmetrics' analysed no probe).
+		{[]string{"--processor", "batch"}, "--processor batch: a component of type batch: want deltaq or deltaq/NAME"},
+		{[]string{"--connector", "spanmetrics"}, "--connector spanmetrics: a component of type spanmetrics: want deltaq or deltaq/NAME"},
+		{[]string{"--exporter", "deltaq/"}, "--exporter deltaq/: not a component ID ("},
 		// A mistyped ID: the deltaq components it has are named.
 		{[]string{"--connector", "deltaq/y"}, `no connectors section "deltaq/y"; it has exporters::deltaq/x, connectors::deltaq`},
 		{[]string{"--exporter", "deltaq/y"}, `no exporters section "deltaq/y" (its connectors section "deltaq" is read with --connector deltaq)`},
@@ -892,5 +901,125 @@ func TestAnalyzeSpanAhead(t *testing.T) {
 	text := runOK(t, "analyze", "--config", cfg, traces)
 	if want := "; 1 instances ended beyond the windows open when they were read"; !strings.Contains(text, want) {
 		t.Errorf("the text does not say %q:\n%s", want, text)
+	}
+}
+
+// TestAnalyzeClockIsInstancesEnds: the windows' clock is the latest end of
+// an instance read, a span a probe matches or the processor maps: spans of
+// no probe, here one ending 5 s after the first instance (when the window
+// of [t0, t0+2s) has closed by its lag of 2 s, were the clock every span's
+// end), do not move it, and an instance of that window read after them
+// counts in it, as the help and the README say.
+func TestAnalyzeClockIsInstancesEnds(t *testing.T) {
+	const ms = int64(1e6)
+	traces := writeTemp(t, "t.json", requestLine(spanJSON(0, "a", 0, 500*ms, false))+
+		requestLine(spanJSON(1, "other", 4000*ms, 5000*ms, false))+
+		requestLine(spanJSON(2, "a", 900*ms, 1000*ms, false)))
+	status, stdout, stderr := runCmd("analyze", "--json", "--config", writeTemp(t, "c.yaml", windowsConfig), traces)
+	var out windowsOut
+	if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+		t.Fatalf("status %d, %v, stderr %s", status, err, stderr)
+	}
+	if len(out.Windows) != 1 || out.Windows[0].Probes["a"].Count != 2 || len(out.WindowsDropped) != 0 {
+		t.Errorf("windows %+v, dropped %v; want the two instances of a in the first window, none dropped", out.Windows, out.WindowsDropped)
+	}
+}
+
+// TestAnalyzeProcessorOfThePipeline: without a processor named deltaq
+// among them, the one deltaq processor of the traces pipelines that send
+// to the connector maps the spans, as in the collector: it was made and
+// given none, and analyze counted no instance of its probes without a
+// word (or mapped them with the processor deltaq of another pipeline). Of
+// several, none is chosen, and those given no spans are named, as they are
+// beside the processor --processor reads.
+func TestAnalyzeProcessorOfThePipeline(t *testing.T) {
+	const ms = int64(1e6)
+	traces := writeTemp(t, "t.json", requestLine(spanJSON(0, "a", 0, 5*ms, false), spanJSON(1, "b", 0, 5*ms, false)))
+	config := func(procs string) string {
+		return writeTemp(t, "c.yaml", `
+processors:
+  deltaq/x:
+    probes: [{name: a, dmax: 10ms, bins: 10}]
+  deltaq/y:
+    probes: [{name: b, dmax: 10ms, bins: 10}]
+connectors:
+  deltaq:
+    interval: 2s
+    probes:
+      a: {qta: {points: [{delay: 5ms, p: 0.5}], max_failure: 0.1}}
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [`+procs+`]
+      exporters: [deltaq]
+    metrics:
+      receivers: [deltaq]
+      exporters: [debug]
+`)
+	}
+	for _, c := range []struct {
+		procs string
+		args  []string
+		want  map[string]int64
+		idle  string
+	}{
+		{"deltaq/x", nil, map[string]int64{"a": 1}, ""},
+		{"deltaq/x, deltaq/y", nil, nil, "the deltaq processors deltaq/x, deltaq/y, which feed it, are given no spans here"},
+		{"deltaq/x, deltaq/y", []string{"--processor", "deltaq/y"}, map[string]int64{"b": 1}, "the deltaq processor deltaq/x, which feeds it, is given no spans here"},
+	} {
+		status, stdout, stderr := runCmd(append(append([]string{"analyze", "--json", "--config", config(c.procs)}, c.args...), traces)...)
+		var out struct {
+			Probes map[string]struct{ Count int64 } `json:"probes"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil {
+			t.Fatalf("%s %v: status %d, %v, stderr %s", c.procs, c.args, status, err, stderr)
+		}
+		got := map[string]int64{}
+		for name, p := range out.Probes {
+			if p.Count > 0 {
+				got[name] = p.Count
+			}
+		}
+		if len(got) != len(c.want) || !maps.Equal(got, c.want) {
+			t.Errorf("%s %v: instances %v, want %v", c.procs, c.args, got, c.want)
+		}
+		if c.idle == "" && stderr != "" || !strings.Contains(stderr, c.idle) {
+			t.Errorf("%s %v: stderr %q, want %q", c.procs, c.args, stderr, c.idle)
+		}
+		// deltaq slo makes every processor alike, and reads the layouts.
+		if status, _, stderr := runCmd("slo", "--config", config(c.procs)); status != exitOK {
+			t.Errorf("slo, %s: status %d, %s", c.procs, status, stderr)
+		}
+	}
+	// Two connectors, each fed by a processor of its own pipeline.
+	two := writeTemp(t, "two.yaml", `
+processors:
+  deltaq:
+    probes: [{name: a, dmax: 10ms, bins: 10}]
+  deltaq/y:
+    probes: [{name: b, dmax: 10ms, bins: 10}]
+connectors:
+  deltaq/a: {interval: 2s}
+  deltaq/b: {interval: 2s}
+service:
+  pipelines:
+    traces/a: {receivers: [otlp], processors: [deltaq], exporters: [deltaq/a]}
+    traces/b: {receivers: [otlp/b], processors: [deltaq/y], exporters: [deltaq/b]}
+    metrics: {receivers: [deltaq/a, deltaq/b], exporters: [debug]}
+`)
+	for conn, probe := range map[string]string{"deltaq/a": "a", "deltaq/b": "b"} {
+		status, stdout, stderr := runCmd("analyze", "--json", "--config", two, "--connector", conn, traces)
+		var out struct {
+			Probes map[string]struct{ Count int64 } `json:"probes"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); status != exitOK || err != nil || stderr != "" {
+			t.Fatalf("--connector %s: status %d, %v, stderr %s", conn, status, err, stderr)
+		}
+		for name, p := range out.Probes {
+			if want := map[bool]int64{true: 1}[name == probe]; p.Count != want {
+				t.Errorf("--connector %s: %d instances of %s, want %d", conn, p.Count, name, want)
+			}
+		}
 	}
 }

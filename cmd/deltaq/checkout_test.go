@@ -284,6 +284,13 @@ func TestWhatifResilience(t *testing.T) {
 	if len(r.Loads) != 1 || r.Loads[0].Probe != "pay_charge" || !(r.Loads[0].PerCall > 0 && r.Loads[0].PerCall < 0.5) {
 		t.Errorf("hedge loads %+v", r.Loads)
 	}
+	// A pattern beyond the model's bins names the intervention once.
+	for _, set := range []string{"pay.charge=hedge(3600s)", "pay.charge=retry(2, 3600s)"} {
+		status, _, stderr := runCmd("whatif", dir, "--set", set)
+		if status != exitFail || strings.Count(stderr, set[len("pay.charge="):len("pay.charge=")+5]) != 1 || !strings.HasPrefix(stderr, "deltaq whatif: "+set+": ") {
+			t.Errorf("--set %s: status %d, %s; want an error naming it once", set, status, stderr)
+		}
+	}
 	for _, bad := range []string{"pay.charge=retry(0, 1ms)", "pay.charge=retry(11, 1ms)", "pay.charge=hedge(0ms)", "pay.charge=timeout(1ms, 2ms)", "frontend.checkout=timeout(1ms)"} {
 		if status, _, stderr := runCmd("whatif", dir, "--set", bad); status == exitOK {
 			t.Errorf("--set %s accepted: %s", bad, stderr)

@@ -6,7 +6,10 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
+
+	"go.opentelemetry.io/collector/component"
 
 	"github.com/deltaq-otel/deltaq/internal/offline"
 )
@@ -46,6 +49,25 @@ func (c *collectorConfig) checkFlags(fs *flagSet) error {
 	})
 	if c.ExporterSet && c.Connector != "" {
 		return errors.New("--exporter and --connector are exclusive")
+	}
+	for _, f := range []struct{ flag, id string }{{"processor", c.Processor}, {"exporter", c.Exporter}, {"connector", c.Connector}} {
+		if err := deltaqID(f.id); f.id != "" && err != nil {
+			return fmt.Errorf("--%s %s: %w", f.flag, printable(f.id), err)
+		}
+	}
+	return nil
+}
+
+// deltaqID refuses a component ID that is not a deltaq component's, as
+// "batch" or "deltaq/a b": its section would be read as a deltaq
+// component's, and its own options refused as the deltaq component's.
+func deltaqID(id string) error {
+	var cid component.ID
+	if err := cid.UnmarshalText([]byte(id)); err != nil {
+		return fmt.Errorf("not a component ID (%w): want deltaq or deltaq/NAME", err)
+	}
+	if cid.Type().String() != "deltaq" {
+		return fmt.Errorf("a component of type %s: want deltaq or deltaq/NAME", cid.Type())
 	}
 	return nil
 }

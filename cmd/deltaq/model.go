@@ -40,8 +40,8 @@ func modelCommand() command {
 		usage:   "model -o DIR [--bins N] [--grace D] [--max-open N] [--max-depth N] [--max-record MiB] [--infer] [--strict] [--json] [--plot DIR] TRACES...",
 		summary: "learn a ΔQ model (outcome diagram and per-node ΔQs) from recorded traces",
 		help: `Model learns a ΔQ model of a traced system from trace files written by the
-collector's file exporter (any form analyze reads; - is standard input), read
-one record at a time.
+collector's file exporter (any form analyze reads; - is standard input; a file
+named twice, by one path or by two, is refused), read one record at a time.
 Spans are assembled into traces by trace id; a trace is complete when a grace
 period of trace time (--grace; the latest span end read) has passed since its
 last span, and at most --max-open traces are assembled at once (the oldest is

@@ -373,6 +373,21 @@ func runDiff(t *testing.T, yaml string, lag time.Duration, spans []diffSpan) dif
 // runDiffEvery is runDiff for a configuration of the interval given.
 func runDiffEvery(t *testing.T, yaml string, interval, lag time.Duration, spans []diffSpan) diffRun {
 	t.Helper()
+	return runDiffAnalyzedAs(t, yaml, interval, lag, spans, analyzedAs{})
+}
+
+// analyzedAs is how deltaq analyze reads the configuration in a run: from
+// yaml instead of the connector's ("": the same), with the flags
+// --interval and --lag (0: not given).
+type analyzedAs struct {
+	yaml          string
+	interval, lag time.Duration
+}
+
+// runDiffAnalyzedAs is runDiffEvery with deltaq analyze reading the
+// configuration as as says.
+func runDiffAnalyzedAs(t *testing.T, yaml string, interval, lag time.Duration, spans []diffSpan, as analyzedAs) diffRun {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "collector.yaml")
@@ -467,9 +482,13 @@ func runDiffEvery(t *testing.T, yaml string, interval, lag time.Duration, spans 
 	// The offline path, as deltaq analyze runs it.
 	tracePath := filepath.Join(dir, "traces.json")
 	require.NoError(t, os.WriteFile(tracePath, file.Bytes(), 0o600))
+	if as.yaml != "" {
+		cfgPath = filepath.Join(dir, "analyzed.yaml")
+		require.NoError(t, os.WriteFile(cfgPath, []byte(as.yaml), 0o600))
+	}
 	loaded, err := (&offline.Source{Paths: []string{cfgPath}, Processor: "deltaq", Exporter: "deltaq"}).Load()
 	require.NoError(t, err)
-	require.NoError(t, loaded.Analysis.Check())
+	require.NoError(t, loaded.WithWindows(as.interval, as.lag))
 	an, proc, err := offline.NewAnalysis(loaded, loaded.Analysis)
 	require.NoError(t, err)
 	var windows []*analysis.Result

@@ -1074,3 +1074,47 @@ func TestOfflineAgreesWithTheConnectorSeeded(t *testing.T) {
 	t.Logf("%d of %d probes' windows compared whole", whole, all)
 	require.Greater(t, whole, all*3/4)
 }
+
+// TestOfflineOverridesAgreeWithTheConnectorSeeded: deltaq analyze's
+// --interval and --lag, given over a configuration of other windows, give
+// the windows of a connector configured with that interval and lag, as
+// TestOfflineAgreesWithTheConnectorSeeded compares them, and the very
+// analysis (windows, triggers, --json report) of that configuration read
+// without the flags: both flags over another interval and lag, --interval
+// alone over a lag left to its default (then one interval, the interval
+// given), and --lag alone.
+func TestOfflineOverridesAgreeWithTheConnectorSeeded(t *testing.T) {
+	whole, all := 0, 0
+	for i, c := range []struct {
+		p             seedParams
+		configured    seedParams // the windows of the configuration analyze reads
+		interval, lag time.Duration
+	}{
+		{p: seedRuns[0], configured: seedParams{interval: 3 * time.Second, lag: 2 * time.Second}, interval: seedRuns[0].interval, lag: seedRuns[0].lag},
+		{p: seedRuns[2], configured: seedParams{interval: 2 * time.Second}, interval: seedRuns[2].interval},
+		{p: seedRuns[5], configured: seedParams{interval: seedRuns[5].interval, lag: 3 * time.Second}, lag: seedRuns[5].lag},
+		{p: seedRuns[6], configured: seedParams{interval: time.Second, lag: 500 * time.Millisecond}, interval: seedRuns[6].interval, lag: seedRuns[6].lag},
+	} {
+		p := c.p
+		yaml := seedConfig(p)
+		windows := func(q seedParams) string {
+			return fmt.Sprintf("\n    interval: %s\n    lag: %s\n", seedMs(q.interval), seedMs(q.lag))
+		}
+		require.Equal(t, 1, strings.Count(yaml, windows(p)), "the configuration's windows")
+		analyzed := strings.Replace(yaml, windows(p), windows(c.configured), 1)
+		r := rand.New(rand.NewPCG(uint64(i), 99))
+		spans := seedSpans(r, p, 9*60)
+		diff := make([]diffSpan, len(spans))
+		for j := range spans {
+			diff[j] = spans[j].diffSpan
+		}
+		run := runDiffAnalyzedAs(t, yaml, p.interval, p.effLag(), diff, analyzedAs{yaml: analyzed, interval: c.interval, lag: c.lag})
+		plain := runDiffEvery(t, yaml, p.interval, p.effLag(), diff)
+		require.Equal(t, plain.off, run.off, "%s: the windows", p)
+		require.Equal(t, plain.offTriggers, run.offTriggers, "%s: the triggers", p)
+		require.JSONEq(t, string(plain.report), string(run.report), "%s: the report", p)
+		w, a := seedCheck(t, p, spans, run)
+		whole, all = whole+w, all+a
+	}
+	require.Greater(t, whole, all*3/4)
+}

@@ -14,6 +14,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -43,10 +44,9 @@ type Source struct {
 
 // Loaded is what a command needs of a collector configuration.
 type Loaded struct {
-	// Proc is the deltaq processor's configuration
-	// (*deltaqprocessor.Config), validated; nil when the configuration has
-	// none (a connector that matches its probes itself).
-	Proc any
+	// Proc is the deltaq processor read (Source.Processor); nil when the
+	// configuration has none (a connector that matches its probes itself).
+	Proc *Processor
 	// Spans are the probes the connector matches in the spans itself; nil
 	// when it matches none (and for an exporter). ConnID is the connector's
 	// ID.
@@ -57,6 +57,10 @@ type Loaded struct {
 	// Where names the configuration and the section of Analysis, for
 	// messages: "a.yaml+b.yaml: connectors::deltaq".
 	Where string
+	// Idle are the deltaq processors of the traces pipelines that send to
+	// the connector or exporter other than Proc: among Others, given no
+	// spans, where the collector maps the spans with them too.
+	Idle []string
 	// Others are the other deltaq processors of the pipelines, validated:
 	// the collector makes them too, and the connector or exporter takes
 	// the layouts of their probes (and checks the names it reads against
@@ -64,11 +68,25 @@ type Loaded struct {
 	Others []Processor
 }
 
-// Processor is a deltaq processor of the configuration: its ID and its
-// configuration (*deltaqprocessor.Config).
+// Processor is a deltaq processor of the configuration: its ID, as the
+// configuration writes it, its configuration, validated, and where it is,
+// for messages: "a.yaml: processors::deltaq/a".
 type Processor struct {
 	ID     string
-	Config any
+	Config *deltaqprocessor.Config
+	Where  string
+}
+
+// processors returns the deltaq processors of l: Proc, if any, then Others.
+func (l *Loaded) processors() []*Processor {
+	var out []*Processor
+	if l.Proc != nil {
+		out = append(out, l.Proc)
+	}
+	for i := range l.Others {
+		out = append(out, &l.Others[i])
+	}
+	return out
 }
 
 // theOthers names the deltaq exporters and connectors the configuration
@@ -126,7 +144,9 @@ func resolveExpanding(paths []string) (*confmap.Conf, error) {
 // Without Connector it reads the exporter Exporter or, when that section
 // is missing and Exporter was not given, the connector "deltaq". A
 // configuration without the processor Processor is read when Processor
-// was not given: its connector matches its probes itself.
+// was not given: the processor read is then the one of the pipelines that
+// send to the connector or exporter (processorToRead), or none, its
+// connector matching its probes itself.
 func (c *Source) Load() (*Loaded, error) {
 	conf, err := Resolve(c.Paths)
 	if err != nil {
@@ -148,33 +168,27 @@ func (c *Source) Load() (*Loaded, error) {
 		}
 		return nil
 	}
-	l := &Loaded{}
-	if proc := confpath.Section("processors", c.Processor); conf.IsSet(proc) {
-		l.Proc = deltaqprocessor.NewFactory().CreateDefaultConfig()
-		if err := unmarshal(proc, l.Proc); err != nil {
-			return nil, err
-		}
-		if err := confmap.Validate(l.Proc); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", name, proc, err)
-		}
-	} else if c.ProcessorSet {
-		return nil, fmt.Errorf("%s: no processors section %q", name, c.Processor)
-	}
-	if l.Others, err = otherProcessors(conf, c.Processor, unmarshal); err != nil {
+	connID, err := c.connectorToRead(conf, name)
+	if err != nil {
 		return nil, err
 	}
-	connID := c.Connector
-	if connID == "" && !conf.IsSet(confpath.Section("exporters", c.Exporter)) {
-		// The connector stands in for the exporter only when no exporter
-		// was asked for.
-		hasConnector := conf.IsSet(confpath.Section("connectors", "deltaq"))
-		switch {
-		case !hasConnector:
-			return nil, fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)%s", name, c.Exporter, theOthers(conf))
-		case c.ExporterSet || c.Exporter != "deltaq":
-			return nil, fmt.Errorf("%s: no exporters section %q (its connectors section \"deltaq\" is read with --connector deltaq)", name, c.Exporter)
+	frontEnd := connID
+	if connID == "" {
+		frontEnd = c.Exporter
+	}
+	feeds := tracesFeeds(conf, frontEnd)
+	read, err := c.processorToRead(conf, name, feeds)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{Idle: slices.DeleteFunc(feeds, func(id string) bool { return id == read })}
+	if read != "" {
+		if l.Proc, err = decodeProcessor(name, read, unmarshal); err != nil {
+			return nil, err
 		}
-		connID = "deltaq"
+	}
+	if l.Others, err = otherProcessors(conf, name, read, unmarshal); err != nil {
+		return nil, err
 	}
 	if connID != "" {
 		key := confpath.Section("connectors", connID)
@@ -208,28 +222,101 @@ func (c *Source) Load() (*Loaded, error) {
 	return l, checkProduced(l)
 }
 
+// connectorToRead returns the ID of the connector to read, "" for the
+// exporter: Connector, or "deltaq" when there is no exporter Exporter and
+// Exporter was not given.
+func (c *Source) connectorToRead(conf *confmap.Conf, name string) (string, error) {
+	if c.Connector != "" || conf.IsSet(confpath.Section("exporters", c.Exporter)) {
+		return c.Connector, nil
+	}
+	// The connector stands in for the exporter only when no exporter was
+	// asked for.
+	hasConnector := conf.IsSet(confpath.Section("connectors", "deltaq"))
+	switch {
+	case !hasConnector:
+		return "", fmt.Errorf("%s: no exporters section %q (nor connectors section \"deltaq\"; see --connector)%s", name, c.Exporter, theOthers(conf))
+	case c.ExporterSet || c.Exporter != "deltaq":
+		return "", fmt.Errorf("%s: no exporters section %q (its connectors section \"deltaq\" is read with --connector deltaq)", name, c.Exporter)
+	}
+	return "deltaq", nil
+}
+
+// processorToRead returns the ID of the deltaq processor that maps the
+// spans, "" for none: Processor when it was given (an error when the
+// configuration does not have it); else, of the deltaq processors of the
+// traces pipelines that send to the front end, feeds, as the collector
+// maps the spans with them, Processor ("deltaq") when it is one of them,
+// or the one there is; Processor when the pipelines say of none, and the
+// configuration has it. Of several others, none is chosen: Loaded.Idle
+// names them.
+func (c *Source) processorToRead(conf *confmap.Conf, name string, feeds []string) (string, error) {
+	has := conf.IsSet(confpath.Section("processors", c.Processor))
+	switch {
+	case c.ProcessorSet && !has:
+		return "", fmt.Errorf("%s: no processors section %q", name, c.Processor)
+	case c.ProcessorSet, has && (len(feeds) == 0 || slices.Contains(feeds, c.Processor)):
+		return c.Processor, nil
+	case len(feeds) == 1:
+		return feeds[0], nil
+	}
+	return "", nil
+}
+
+// tracesFeeds returns the deltaq processors, with a section, of the traces
+// pipelines that send to the component id, sorted.
+func tracesFeeds(conf *confmap.Conf, id string) []string {
+	var feeds []string
+	pipes, _ := conf.Get("service::pipelines").(map[string]any)
+	for pipe, p := range pipes {
+		pm, _ := p.(map[string]any)
+		if signal, _, _ := strings.Cut(pipe, "/"); signal != "traces" || !slices.Contains(stringList(pm["exporters"]), id) {
+			continue
+		}
+		for _, proc := range stringList(pm["processors"]) {
+			isDeltaQ := proc == "deltaq" || strings.HasPrefix(proc, "deltaq/")
+			if isDeltaQ && conf.IsSet(confpath.Section("processors", proc)) && !slices.Contains(feeds, proc) {
+				feeds = append(feeds, proc)
+			}
+		}
+	}
+	slices.Sort(feeds)
+	return feeds
+}
+
 // otherProcessors decodes and validates the deltaq processors of the
 // pipelines (all of them in a configuration without pipelines, a part of
-// one) but the processor read, unmarshal decoding each section: the
-// collector makes no other, and refuses one that does not decode.
-func otherProcessors(conf *confmap.Conf, read string, unmarshal func(key string, dst any) error) ([]Processor, error) {
+// one) but the processor read (decodeProcessor): the collector makes no
+// other, and refuses one that does not decode.
+func otherProcessors(conf *confmap.Conf, name, read string, unmarshal func(key string, dst any) error) ([]Processor, error) {
 	var others []Processor
 	components, _ := deltaqComponents(conf)
 	for _, id := range components["processors"] {
 		if id == read || !inPipeline(conf, "processors", id) {
 			continue
 		}
-		key := confpath.Section("processors", id)
-		cfg := deltaqprocessor.NewFactory().CreateDefaultConfig()
-		if err := unmarshal(key, cfg); err != nil {
+		p, err := decodeProcessor(name, id, unmarshal)
+		if err != nil {
 			return nil, err
 		}
-		if err := confmap.Validate(cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		others = append(others, Processor{ID: id, Config: cfg})
+		others = append(others, *p)
 	}
 	return others, nil
+}
+
+// decodeProcessor decodes the section of the deltaq processor id with
+// unmarshal and validates it, as the collector does; name names the
+// configuration in messages.
+func decodeProcessor(name, id string, unmarshal func(key string, dst any) error) (*Processor, error) {
+	key := confpath.Section("processors", id)
+	cfg := deltaqprocessor.NewFactory().CreateDefaultConfig().(*deltaqprocessor.Config)
+	if err := unmarshal(key, cfg); err != nil {
+		return nil, err
+	}
+	where := name + ": " + key
+	if err := confmap.Validate(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return &Processor{ID: id, Config: cfg, Where: where}, nil
 }
 
 // checkProduced refuses, as the collector's deltaq processors do once
@@ -238,15 +325,9 @@ func otherProcessors(conf *confmap.Conf, read string, unmarshal func(key string,
 // and Others) and those the connector matches (core.Config.CheckProduced).
 func checkProduced(l *Loaded) error {
 	var produced []string
-	procs := []any{l.Proc}
-	for _, p := range l.Others {
-		procs = append(procs, p.Config)
-	}
-	for _, pcfg := range procs {
-		if cfg, ok := pcfg.(*deltaqprocessor.Config); ok {
-			for i := range cfg.Probes {
-				produced = append(produced, cfg.Probes[i].Name)
-			}
+	for _, p := range l.processors() {
+		for i := range p.Config.Probes {
+			produced = append(produced, p.Config.Probes[i].Name)
 		}
 	}
 	if l.Spans != nil {

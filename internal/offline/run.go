@@ -53,7 +53,7 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 		if err != nil {
 			return nil, nil, err
 		}
-		if proc, err = newProcessor(st, atDMaxMax(loaded.Proc), next); err != nil {
+		if proc, err = newProcessor(st, loaded.Proc, atDMaxMax(loaded.Proc.Config), next); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -93,6 +93,37 @@ func NewAnalysis(loaded *Loaded, acfg *core.Config) (*core.OfflineAnalysis, proc
 	return an, proc, nil
 }
 
+// WithWindows checks the analysis options of l, then sets their interval
+// and lag to the command line's (--interval, --lag; 0 leaves the
+// configured one) and checks them again, so that a problem is laid at the
+// door of what caused it. The lag left to its default is one interval,
+// the interval given, as for a connector configured with it. An exporter's
+// options get the one check the connector and the exporter run (bounds,
+// diagram, probes): its Validate would also ask for an endpoint, which an
+// offline analysis does not need.
+func (l *Loaded) WithWindows(interval, lag time.Duration) error {
+	acfg := l.Analysis
+	if err := acfg.Check(); err != nil {
+		return fmt.Errorf("%s: %w", l.Where, err)
+	}
+	if interval <= 0 && lag <= 0 {
+		return nil
+	}
+	var given []string
+	if interval > 0 {
+		acfg.Interval = interval
+		given = append(given, "--interval "+interval.String())
+	}
+	if lag > 0 {
+		acfg.Lag = lag
+		given = append(given, "--lag "+lag.String())
+	}
+	if err := acfg.Check(); err != nil {
+		return fmt.Errorf("%s (with %s): %w", strings.Join(given, " "), l.Where, err)
+	}
+	return nil
+}
+
 // withOthers is the processor NewAnalysis returns when it made the other
 // processors of the configuration too (makeOthers): they shut down with it.
 type withOthers struct {
@@ -113,25 +144,46 @@ type offlineInput struct{ *core.OfflineAnalysis }
 func (offlineInput) Start(context.Context, component.Host) error { return nil }
 func (offlineInput) Shutdown(context.Context) error              { return nil }
 
-// newProcessor creates the deltaq processor of the components whose shared
-// state is st from its factory with pcfg, starts it, and sends what it
-// passes on to next. Its logs go nowhere and its self-telemetry is not
+// newProcessor creates the deltaq processor p of the components whose
+// shared state is st, with the configuration cfg (p's, or one derived from
+// it), from its factory and with its ID, starts it, and sends what it
+// passes on to next. Its errors name it as the configuration does
+// (Processor.Where). Its logs go nowhere and its self-telemetry is not
 // recorded: the command reports what it found.
-func newProcessor(st *collectorstate.State, pcfg any, next consumer.Traces) (processor.Traces, error) {
-	return newProcessorID(st, "deltaq", pcfg, next)
+func newProcessor(st *collectorstate.State, p *Processor, cfg *deltaqprocessor.Config, next consumer.Traces) (processor.Traces, error) {
+	ctx := context.Background()
+	f := deltaqprocessor.NewFactoryFor(st)
+	var id component.ID
+	if err := id.UnmarshalText([]byte(p.ID)); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Where, err)
+	}
+	set := processor.Settings{
+		ID: id,
+		TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop(), TracerProvider: nooptrace.NewTracerProvider(),
+			MeterProvider: noop.NewMeterProvider(), Resource: pcommon.NewResource()},
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}
+	proc, err := f.CreateTraces(ctx, set, cfg, next)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Where, err)
+	}
+	if err := proc.Start(ctx, noHost{}); err != nil {
+		_ = proc.Shutdown(ctx)
+		return nil, fmt.Errorf("%s: %w", p.Where, err)
+	}
+	return proc, nil
 }
 
-// atDMaxMax returns the processor configuration pcfg with each dmax: auto
+// atDMaxMax returns the processor configuration c with each dmax: auto
 // probe fixed at its dmax_max, the layout it has until it has learnt its
 // delays, at which the analysis reads the connector's auto probes too
 // (core.NewOfflineAnalysis). The processor chooses a dMax on its own timer,
 // by the time that passed: read from a file, by the time the reading took,
 // which differs from one reading to the next and from the collector's.
-// pcfg is validated; it is not changed.
-func atDMaxMax(pcfg any) any {
-	c, ok := pcfg.(*deltaqprocessor.Config)
-	if !ok || !slices.ContainsFunc(c.Probes, func(pc deltaqprocessor.ProbeConfig) bool { return pc.DMaxAuto }) {
-		return pcfg
+// c is validated; it is not changed.
+func atDMaxMax(c *deltaqprocessor.Config) *deltaqprocessor.Config {
+	if !slices.ContainsFunc(c.Probes, func(pc deltaqprocessor.ProbeConfig) bool { return pc.DMaxAuto }) {
+		return c
 	}
 	fixed := *c
 	fixed.Probes = slices.Clone(c.Probes)
@@ -147,31 +199,6 @@ func atDMaxMax(pcfg any) any {
 	return &fixed
 }
 
-// newProcessorID is newProcessor for the processor id (deltaq/NAME).
-func newProcessorID(st *collectorstate.State, id string, pcfg any, next consumer.Traces) (processor.Traces, error) {
-	ctx := context.Background()
-	f := deltaqprocessor.NewFactoryFor(st)
-	_, name, _ := strings.Cut(id, "/")
-	set := processor.Settings{
-		ID: component.NewIDWithName(f.Type(), name),
-		TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop(), TracerProvider: nooptrace.NewTracerProvider(),
-			MeterProvider: noop.NewMeterProvider(), Resource: pcommon.NewResource()},
-		BuildInfo: component.NewDefaultBuildInfo(),
-	}
-	label := "deltaq processor"
-	if id != "deltaq" {
-		label += " " + id
-	}
-	proc, err := f.CreateTraces(ctx, set, pcfg, next)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", label, err)
-	}
-	if err := proc.Start(ctx, noHost{}); err != nil {
-		return nil, fmt.Errorf("%s: %w", label, err)
-	}
-	return proc, nil
-}
-
 // makeOthers makes the other deltaq processors of the configuration
 // (Loaded.Others) with the shared state st, as the collector makes them:
 // their probes' layouts registered, their probes claimed. They are given
@@ -183,8 +210,9 @@ func makeOthers(st *collectorstate.State, l *Loaded) (func(), error) {
 			_ = p.Shutdown(context.Background())
 		}
 	}
-	for _, p := range l.Others {
-		proc, err := newProcessorID(st, p.ID, p.Config, discard)
+	for i := range l.Others {
+		p := &l.Others[i]
+		proc, err := newProcessor(st, p, p.Config, discard)
 		if err != nil {
 			shut()
 			return nil, err

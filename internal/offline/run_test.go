@@ -88,3 +88,50 @@ func TestAnalyzeProcessorAutoProbeAtDMaxMax(t *testing.T) {
 		require.Equal(t, autoWindow{time.Second, analysis.Counts{Success: 100}}, w, "window ending %s", time.Unix(0, end).UTC())
 	}
 }
+
+// TestProcessorNamedAsConfigured: the processor read with --processor
+// deltaq/a is made with that ID, so that the messages about it name it as
+// the configuration does (it was made as "deltaq" whatever its ID, and the
+// collector's refusal of a probe it and the connector both match named
+// the processor "deltaq"), in deltaq analyze and deltaq slo alike; and a
+// processor of the pipelines that does not validate is named with its
+// file, as the processor read is (the file was left out).
+func TestProcessorNamedAsConfigured(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "collector.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+processors:
+  deltaq/a:
+    probes:
+      a: {dmax: 50ms, bins: 50}
+  deltaq/b:
+    probes:
+      b: {dmax: 50ms}
+connectors:
+  deltaq:
+    probes:
+      a: {match: {}, dmax: 50ms, bins: 50, qta: {points: [{delay: 10ms, p: 0.5}]}}
+`), 0o600))
+	src := offline.Source{Paths: []string{cfg}, Processor: "deltaq/a", ProcessorSet: true, Connector: "deltaq"}
+	_, err := src.Load()
+	require.ErrorContains(t, err, cfg+`: processors::deltaq/b: probes["b"].bins: is required`)
+
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+processors:
+  deltaq/a:
+    probes:
+      a: {dmax: 50ms, bins: 50}
+connectors:
+  deltaq:
+    probes:
+      a: {match: {}, dmax: 50ms, bins: 50, qta: {points: [{delay: 10ms, p: 0.5}]}}
+`), 0o600))
+	l, err := src.Load()
+	require.NoError(t, err)
+	require.Equal(t, cfg+": processors::deltaq/a", l.Proc.Where)
+	const want = `probe "a" is matched in the spans by both the deltaq processor "deltaq/a" and the deltaq connector "deltaq"`
+	_, _, err = offline.NewAnalysis(l, l.Analysis)
+	require.ErrorContains(t, err, want)
+	_, err = offline.SLOProbes(l)
+	require.ErrorContains(t, err, want)
+}

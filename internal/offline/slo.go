@@ -16,7 +16,6 @@ import (
 	"github.com/deltaq-otel/deltaq/internal/confpath"
 	"github.com/deltaq-otel/deltaq/internal/core"
 	"github.com/deltaq-otel/deltaq/internal/slo"
-	"github.com/deltaq-otel/deltaq/processor/deltaqprocessor"
 )
 
 // SLOProbes returns the probes with a QTA in the analysis options, each
@@ -105,7 +104,7 @@ func sloProcessors(st *collectorstate.State, l *Loaded, auto map[string]string) 
 	// (contract.Layouts), the same in both commands.
 	shut := func() {}
 	if l.Proc != nil {
-		proc, err := newProcessor(st, l.Proc, discard)
+		proc, err := newProcessor(st, l.Proc, l.Proc.Config, discard)
 		if err != nil {
 			return nil, err
 		}
@@ -118,22 +117,16 @@ func sloProcessors(st *collectorstate.State, l *Loaded, auto map[string]string) 
 	}
 	shutProc := shut
 	shut = func() { shutProc(); shutOthers() }
-	pcfgs := []any{l.Proc}
-	for _, p := range l.Others {
-		pcfgs = append(pcfgs, p.Config)
-	}
 	if sp := l.Spans; sp != nil {
 		if err := st.Claims.Claim(l, "connector", l.ConnID, sp.Names); err != nil {
 			shut()
 			return nil, fmt.Errorf("%s: %w", l.Where, err)
 		}
 	}
-	for _, pcfg := range pcfgs {
-		if cfg, ok := pcfg.(*deltaqprocessor.Config); ok {
-			for _, p := range cfg.Probes {
-				if p.DMaxAuto {
-					auto[p.Name] = "dmax: auto in the processor"
-				}
+	for _, p := range l.processors() {
+		for _, pc := range p.Config.Probes {
+			if pc.DMaxAuto {
+				auto[pc.Name] = "dmax: auto in the processor"
 			}
 		}
 	}

@@ -91,6 +91,12 @@ func TestReadForeign(t *testing.T) {
 			`t.json:1: a span as OpenTelemetry Python's ConsoleSpanExporter prints it ("context", "start_time"), not OTLP: not read`},
 		// Detected as records: a length of 538 MB or more.
 		{"text", "2026-11-21T12:00:00.000Z\tinfo\tTracesExporter\n", `t.json: record 1 at byte 0: length 842019382 is above 1 MiB: text that is not JSON (it starts "2026"), not read`},
+		// JSON, but not an object: it was "text that is not JSON", or after
+		// a line break "not a trace file of the file exporter, or a record
+		// too large".
+		{"null", "null\n", `t.json: record 1 at byte 0: length 1853189228 is above 1 MiB: a JSON value that is not an object (it starts "null"), not read`},
+		{"number", "1234\n", `t.json: record 1 at byte 0: length 825373492 is above 1 MiB: a JSON value that is not an object (it starts "1234"), not read`},
+		{"string", `"resourceSpans"` + "\n", `a JSON value that is not an object (it starts "\"res"), not read`},
 		{"array of requests", `[{"resourceSpans":[]}]`, `t.json:1: a JSON array, starting "[{\"resourceSpans\":[]}]": not read`},
 		// The error past the ids, not at them.
 		{"base64 ids, a bad time", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AQIDBAUGBwgJCgsMDQ4PEA==","spanId":"ERITFBUWFxg=","startTimeUnixNano":"x"}]}]}]}`,

@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -165,10 +166,14 @@ const Stdin = "-"
 // the warnings, and the files after it are read. So is a file without
 // traces (a collector stopped before any) beside files with some; when no
 // file has any, the first one's is the error. Any other error stops the
-// reading, as does Stdin given more than once (before anything is read).
+// reading, as does Stdin given more than once, or a file given twice
+// (sameFile), before anything is read.
 func ReadFiles(paths []string, o Options, fn func(ptrace.Traces) error) (warnings []string, err error) {
 	if n := countStdin(paths); n > 1 {
 		return nil, fmt.Errorf("%q (standard input) given %d times: it can be read once", Stdin, n)
+	}
+	if err := sameFile(paths); err != nil {
+		return nil, err
 	}
 	var empty error // the first file's errNoTraces
 	read := false
@@ -247,6 +252,49 @@ func open(path string) (io.ReadCloser, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
 	}
 	return f, nil
+}
+
+// sameFile refuses a file that paths name twice, by one path or by two (a
+// symbolic link, ./x and x, a hard link, standard input redirected from
+// it): its spans would count twice. A path that cannot be read is left to
+// Read to report.
+func sameFile(paths []string) error {
+	type named struct {
+		path string
+		info fs.FileInfo
+	}
+	var seen []named
+	for _, path := range paths {
+		var info fs.FileInfo
+		var err error
+		if path == Stdin {
+			info, err = os.Stdin.Stat()
+		} else {
+			info, err = os.Stat(path)
+		}
+		if err != nil || info.IsDir() {
+			continue
+		}
+		for _, s := range seen {
+			if !os.SameFile(s.info, info) {
+				continue
+			}
+			if s.path == path {
+				return fmt.Errorf("%s given twice: its spans would count twice; give it once", path)
+			}
+			return fmt.Errorf("%s and %s are the same file: its spans would count twice; give it once", displayPath(s.path), displayPath(path))
+		}
+		seen = append(seen, named{path, info})
+	}
+	return nil
+}
+
+// displayPath is path as messages name it: Stdin is standard input.
+func displayPath(path string) string {
+	if path == Stdin {
+		return "standard input"
+	}
+	return path
 }
 
 func countStdin(paths []string) int {
@@ -409,6 +457,11 @@ func (r *reader) records() error {
 		}
 		size := int64(binary.BigEndian.Uint32(hdr[:]))
 		if size > int64(r.opt.MaxLine) {
+			if next, _ := r.br.Peek(headSize); r.docs == 0 {
+				if err := r.forcedJSON(append(hdr[:], next...)); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("%s: record %d at byte %d: length %d is above %s: %s",
 				r.path, r.docs+1, r.off, size, FormatBytes(r.opt.MaxLine), r.notRecord(hdr[:]))
 		}
@@ -418,6 +471,9 @@ func (r *reader) records() error {
 		r.rec = r.rec[:size]
 		if n, err := io.ReadFull(r.br, r.rec); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+				if err := r.forcedJSON(append(hdr[:], r.rec[:n]...)); r.docs == 0 && err != nil {
+					return err
+				}
 				if r.inStream() {
 					return r.truncated(r.path, "the compressed stream ends within it")
 				}
@@ -466,6 +522,26 @@ func (r *reader) request() error {
 	return nil
 }
 
+// forcedJSON returns the error of a file whose start, head, is JSON, read
+// as records because the options say so (--format proto, --compression
+// zstd), which its first bytes did not fit as a record's length; nil when
+// head is not JSON's start.
+func (r *reader) forcedJSON(head []byte) error {
+	doc := trimBlankLeft(head)
+	if r.off != 0 || len(doc) == 0 || doc[0] != '{' && doc[0] != '[' {
+		return nil
+	}
+	unit := "the file"
+	if r.inStream() {
+		unit = "the decompressed stream"
+	}
+	start := excerpt(doc[:min(len(doc), 16)])
+	if r.opt.Format == "proto" {
+		return fmt.Errorf("%s: %s is JSON (it starts %s), where --format proto reads the file exporter's protobuf: leave --format out, or give --format json", r.path, unit, start)
+	}
+	return fmt.Errorf("%s: %s is JSON not compressed (it starts %s), where --compression zstd reads records compressed with zstd: leave --compression out, or give --compression none", r.path, unit, start)
+}
+
 // notRecord says what a record's length beyond the bound, hdr, tells: a
 // bound the caller may raise, or a file of another form: UTF-16 text (as
 // Windows PowerShell redirects output) starts with its byte order mark,
@@ -475,12 +551,25 @@ func (r *reader) notRecord(hdr []byte) string {
 	switch {
 	case r.off == 0 && (bytes.HasPrefix(hdr, []byte{0xFF, 0xFE}) || bytes.HasPrefix(hdr, []byte{0xFE, 0xFF})):
 		return "UTF-16 text (its byte order mark), not read: convert it to UTF-8"
+	case r.off == 0 && jsonScalar(hdr, r.br):
+		return fmt.Sprintf("a JSON value that is not an object (it starts %q), not read: want %s, or the file exporter's protobuf", hdr, otlpWant)
 	case r.off == 0 && !bytes.ContainsFunc(hdr, func(c rune) bool { return c < 0x20 || c > 0x7e }):
 		return fmt.Sprintf("text that is not JSON (it starts %q), not read: want %s, or the file exporter's protobuf", hdr, otlpWant)
 	case binary.BigEndian.Uint32(hdr) > MaxRecordLimit:
 		return "not a trace file of the file exporter"
 	}
 	return "not a trace file of the file exporter, or a record too large (--max-record)"
+}
+
+// jsonScalar reports whether the first line of a file, hdr and what br
+// holds after it, is one JSON value that is not an object or an array
+// (null, a number, a string), which a JSON trace file's first line is
+// not; hdr is not read as JSON's start, and the line is not read further.
+func jsonScalar(hdr []byte, br *bufio.Reader) bool {
+	next, _ := br.Peek(headSize)
+	line, _, _ := bytes.Cut(append(slices.Clone(hdr), next...), []byte("\n"))
+	line = trimBlank(line)
+	return len(line) > 0 && line[0] != '{' && line[0] != '[' && json.Valid(line)
 }
 
 // payload decodes one record: a zstd frame is decompressed (bounded by

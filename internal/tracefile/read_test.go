@@ -567,3 +567,93 @@ func TestReadStdin(t *testing.T) {
 		t.Errorf("stdin twice: got %q, error %v; want a refusal before reading", got, err)
 	}
 }
+
+// TestReadFilesSameFile: a file named twice, by one path or by two (a
+// symbolic link, ./x beside x, a hard link, standard input redirected from
+// it), is refused before anything is read, naming both: each of its spans
+// counted twice. Two files of the same content are two files.
+func TestReadFilesSameFile(t *testing.T) {
+	tds, want := testRequests()
+	b, _ := fileExporterFile(t, tds, "json", "", false)
+	whole := writeTemp(t, "whole.json", string(b))
+	copied := writeTemp(t, "copy.json", string(b))
+	dir := filepath.Dir(whole)
+	link := filepath.Join(dir, "link.json")
+	hard := filepath.Join(dir, "hard.json")
+	if err := os.Symlink(whole, link); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	if err := os.Link(whole, hard); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	f, err := os.Open(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdin
+	os.Stdin = f
+	t.Cleanup(func() { os.Stdin = saved; f.Close() })
+	read := func(paths ...string) (int, error) {
+		n := 0
+		_, err := ReadFiles(paths, Options{}, func(ptrace.Traces) error { n++; return nil })
+		return n, err
+	}
+	for _, c := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{whole, copied, whole}, whole + " given twice: its spans would count twice; give it once"},
+		{[]string{whole, link}, whole + " and " + link + " are the same file"},
+		{[]string{"./whole.json", "whole.json"}, "./whole.json and whole.json are the same file"},
+		{[]string{copied, hard, "whole.json"}, hard + " and whole.json are the same file"},
+		{[]string{whole, Stdin}, whole + " and standard input are the same file"},
+	} {
+		if n, err := read(c.paths...); err == nil || err.Error() != c.want && !strings.HasPrefix(err.Error(), c.want+":") || n != 0 {
+			t.Errorf("%q: %d requests read, error %v; want %q before reading", c.paths, n, err, c.want)
+		}
+	}
+	if n, err := read(whole, copied); err != nil || n != 2*len(want) {
+		t.Errorf("a file and its copy: %d requests read, error %v; want %d", n, err, 2*len(want))
+	}
+}
+
+// TestReadJSONAsRecords: a JSON trace file read as records, as --format
+// proto or --compression zstd ask, is refused as JSON, saying which option
+// asked for what, in the file or the stream that holds it, whatever its
+// first bytes (a blank line, a document) and the bound of a record: it was
+// "text that is not JSON", or "not a trace file of the file exporter"
+// after a blank line, or a first record cut short under a bound of 1 GiB.
+func TestReadJSONAsRecords(t *testing.T) {
+	tds, _ := testRequests()
+	b, _ := fileExporterFile(t, tds, "json", "", false)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(append([]byte("\n  "), b...))
+	zw.Close()
+	files := map[string]string{"lines.json": string(b), "blank.json": "\n  " + string(b), "indented.json": "[\n" + string(b) + "]\n", "t.json.gz": gz.String()}
+	for name, content := range files {
+		path := writeTemp(t, name, content)
+		unit := "the file"
+		if strings.HasSuffix(name, ".gz") {
+			unit = "the decompressed stream"
+		}
+		for _, c := range []struct {
+			o    Options
+			want string
+		}{
+			{Options{Format: "proto"}, "where --format proto reads the file exporter's protobuf: leave --format out, or give --format json"},
+			{Options{Format: "proto", MaxLine: MaxRecordLimit}, "where --format proto reads the file exporter's protobuf"},
+			{Options{Compression: "zstd"}, "is JSON not compressed"},
+			{Options{Format: "json", Compression: "zstd"}, "where --compression zstd reads records compressed with zstd: leave --compression out, or give --compression none"},
+		} {
+			if strings.HasSuffix(name, ".gz") && c.o.Compression != "" {
+				continue // gzip is detected only with the compression detected
+			}
+			err := Read(path, c.o, func(ptrace.Traces) error { return nil })
+			if err == nil || !strings.HasPrefix(err.Error(), path+": "+unit+" is JSON") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s %+v: %v; want %q", name, c.o, err, c.want)
+			}
+		}
+	}
+}
