@@ -242,7 +242,8 @@ func TestGRPCKeys(t *testing.T) {
 // TestConnectorProbeOptionsRefused: a probe's options that only the
 // connector reads (match, failure, dmax: auto: a probe matched in the spans)
 // are refused with their path and where they belong; the checks alone took
-// failure for the failure trigger and dmax: auto for a malformed duration.
+// failure for the failure trigger and dmax: auto for a malformed duration, and
+// dmax: auto's own options (dmax_max, …) were "unknown option".
 // A probe with a plain dmax, and the other probes of the section, are read.
 func TestConnectorProbeOptionsRefused(t *testing.T) {
 	for _, tt := range []struct {
@@ -258,6 +259,10 @@ func TestConnectorProbeOptionsRefused(t *testing.T) {
 			`probes["a"].dmax: auto ranges a probe the deltaq connector matches in the spans`},
 		{"dmax_auto_spaced", map[string]any{"dmax": " AUTO "},
 			`probes["a"].dmax: auto ranges`},
+		{"dmax_auto_ranged", map[string]any{"dmax": "auto", "bins": 10, "dmax_min": "1ms", "dmax_max": "1s", "dmax_sample": 100},
+			`probes["a"].dmax: auto ranges a probe the deltaq connector matches in the spans, or the deltaq processor's (dmax: auto on its probe), whose layout this component takes: leave dmax, dmax_min, dmax_max, dmax_sample and bins out here`},
+		{"auto_option_plain_dmax", map[string]any{"dmax": "1s", "bins": 10, "dmax_max": "5s"},
+			`probes["a"].dmax_max: an option of dmax: auto, which ranges a probe the deltaq connector matches in the spans, or the deltaq processor's`},
 		{"plain", map[string]any{"dmax": "1s", "bins": 10}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,6 +281,7 @@ func TestConnectorProbeOptionsRefused(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Contains(t, err.Error(), "processor")
 			assert.NotContains(t, err.Error(), `probes["b"]`)
+			assert.NotContains(t, err.Error(), "unknown option")
 		})
 	}
 }

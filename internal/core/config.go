@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -200,18 +201,9 @@ func takeMatchOptions(raw map[string]any) (map[string]any, error) {
 			continue // the decoder reports it
 		}
 		var clean map[string]any
-		for _, k := range []string{"dmax", "failure", "match"} {
-			v, has := entry[k]
-			if !has || k == "dmax" && !confcheck.IsWord(v, "auto") {
-				continue
-			}
-			p := confpath.Fields("probes").Key(name).Field(k)
-			if k == "dmax" {
-				errs = append(errs, confpath.Errorf(p, "auto ranges a probe the deltaq connector matches in the spans, or the deltaq processor's "+
-					"(dmax: auto on its probe), whose layout this component takes: leave dmax and bins out here"))
-			} else {
-				errs = append(errs, confpath.Errorf(p, "an option of a probe the deltaq connector matches in the spans, not of this component, "+
-					"which reads the instances the deltaq processor marks: set %s on the processor's probe (or use the connector)", k))
+		for _, k := range connectorOnly(entry) {
+			if err := connectorOnlyError(name, k, entry); err != nil {
+				errs = append(errs, err) // nil: said in dmax's message
 			}
 			if clean == nil {
 				clean = maps.Clone(entry)
@@ -232,6 +224,48 @@ func takeMatchOptions(raw map[string]any) (map[string]any, error) {
 	raw = maps.Clone(raw)
 	raw["probes"] = rest
 	return raw, errors.Join(errs...)
+}
+
+// autoRangingKeys are the options of dmax: auto (autorange.Config).
+var autoRangingKeys = []string{"dmax_min", "dmax_max", "dmax_sample", "dmax_period", "dmax_changes_per_hour"}
+
+// connectorOnly returns the keys of a probe's entry that only a probe the
+// deltaq connector matches (or the processor's) reads: match, failure,
+// dmax when it is auto, and the options of dmax: auto.
+func connectorOnly(entry map[string]any) []string {
+	var keys []string
+	for _, k := range append([]string{"dmax", "failure", "match"}, autoRangingKeys...) {
+		if v, has := entry[k]; has && (k != "dmax" || confcheck.IsWord(v, "auto")) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// connectorOnlyError says of key k of probe name that this component does
+// not read it, and where it belongs. The options of dmax: auto are named in
+// dmax's message when dmax is auto (nil for them), each on its own otherwise.
+func connectorOnlyError(name, k string, entry map[string]any) error {
+	p := confpath.Fields("probes").Key(name).Field(k)
+	auto := confcheck.IsWord(entry["dmax"], "auto")
+	switch {
+	case k == "dmax":
+		leave := []string{"dmax"}
+		for _, ak := range autoRangingKeys {
+			if _, set := entry[ak]; set {
+				leave = append(leave, ak)
+			}
+		}
+		return confpath.Errorf(p, "auto ranges a probe the deltaq connector matches in the spans, or the deltaq processor's "+
+			"(dmax: auto on its probe), whose layout this component takes: leave %s and bins out here", strings.Join(leave, ", "))
+	case slices.Contains(autoRangingKeys, k) && auto:
+		return nil
+	case slices.Contains(autoRangingKeys, k):
+		return confpath.Errorf(p, "an option of dmax: auto, which ranges a probe the deltaq connector matches in the spans, "+
+			"or the deltaq processor's: this component takes the probe's layout from dmax and bins, or from the processor; leave it out")
+	}
+	return confpath.Errorf(p, "an option of a probe the deltaq connector matches in the spans, not of this component, "+
+		"which reads the instances the deltaq processor marks: set %s on the processor's probe (or use the connector)", k)
 }
 
 // Check checks the options once, for a component's Validate: the bounds
