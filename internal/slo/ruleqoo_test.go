@@ -103,10 +103,7 @@ func TestQoOObjectiveRefused(t *testing.T) {
 // a withheld window repeats the score before it (no freshness test).
 // Skipped without promtool.
 func TestQoORulesPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
+	tools := promtools(t)
 	tiers, err := ParseTiers("critical:14.4:1h:5m,warning:1:6h:30m")
 	if err != nil {
 		t.Fatal(err)
@@ -133,11 +130,13 @@ func TestQoORulesPromtool(t *testing.T) {
 	if !strings.Contains(tests, "_ 100x") || !strings.Contains(tests, `alertname=\"DeltaQQoOBudgetBurn\"`) {
 		t.Fatalf("the tests send no withheld window or check no QoO alert:\n%s", tests)
 	}
-	if out, err := exec.Command(promtool, "check", "rules", rulesPath).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, rules)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "check", "rules", rulesPath).CombinedOutput(); err != nil {
+			t.Fatalf("%s check rules: %v\n%s\n%s", promtool, err, out, rules)
+		}
+		if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err != nil {
+			t.Fatalf("%s test rules: %v\n%s", promtool, err, out)
+		}
 	}
 	for _, m := range []struct{ from, to, what string }{
 		{"< bool 80)", "< bool 40)", "bad windows not counted"},
@@ -148,8 +147,10 @@ func TestQoORulesPromtool(t *testing.T) {
 			t.Fatalf("mutation %q found nothing to change", m.from)
 		}
 		write(rulesPath, mutated)
-		if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err == nil {
-			t.Errorf("promtool test rules passed with %s:\n%s", m.what, out)
+		for _, promtool := range tools {
+			if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err == nil {
+				t.Errorf("%s test rules passed with %s:\n%s", promtool, m.what, out)
+			}
 		}
 	}
 }

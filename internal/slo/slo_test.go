@@ -300,10 +300,8 @@ func promtoolRules(t *testing.T, p *Plan) {
 // generated tests pass promtool test rules; with one threshold changed,
 // the tests fail (they are not vacuous). Skipped without promtool.
 func TestRulesPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
+	tools := promtools(t)
+	promtool := tools[0]
 	p := testPlan(t)
 	dir := t.TempDir()
 	rules := p.Rules("a test")
@@ -319,8 +317,10 @@ func TestRulesPromtool(t *testing.T) {
 	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, rules)
 	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+			t.Fatalf("%s test rules: %v\n%s", promtool, err, out)
+		}
 	}
 	// The exponential form's rules parse too (histogram_fraction; their
 	// tests are not generated: promtool's series notation here has no
@@ -338,8 +338,10 @@ func TestRulesPromtool(t *testing.T) {
 		t.Fatal("mutation found nothing to change")
 	}
 	write("rules.yml", []byte(mutated))
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err == nil {
-		t.Errorf("promtool test rules passed with the page threshold at 30× instead of 14.4×:\n%s", out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err == nil {
+			t.Errorf("%s test rules passed with the page threshold at 30× instead of 14.4×:\n%s", promtool, out)
+		}
 	}
 }
 
