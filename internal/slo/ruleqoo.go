@@ -157,19 +157,19 @@ func (p *Plan) qooRules(b *bytes.Buffer, o *Objective) {
 
 // qooRange is the range of a QoO rule over window w: a millisecond
 // shorter. Its subquery's steps fall on whole multiples of the windows'
-// interval and the records it sums at the evaluations of its group, a
+// interval, and the records it sums on the evaluations of its group, a
 // whole number of evaluation intervals apart. With the range w itself,
-// Prometheus 2's [t − w, t] counted a step or record at t − w that
-// Prometheus 3's (t − w, t] leaves out: at every evaluation that fell on
-// a step (all of promtool's), the oldest window once more, counted at the
-// evaluation before too (13 windows of 10 s in a minute, where
-// Prometheus 3 counts 12), and over the longer windows one record more,
-// always. Timestamps are whole milliseconds, so Prometheus 2's [t − w +
-// 1 ms, t] is (t − w, t], and Prometheus 3's (t − w + 1 ms, t] is too but
-// for a step at t − w + 1 ms: at an evaluation 1 ms before a step, which
-// promtool's never is and a server's group is at one offset in the
-// windows' interval in milliseconds, Prometheus 3 counts one window
-// fewer.
+// Prometheus 2's [t − w, t] held a step or record at t − w that
+// Prometheus 3's (t − w, t] leaves out: at every evaluation that fell on a
+// step (all of promtool's) one window more, the one ending at t − w, which
+// the evaluation at t − w counted too (7 windows of 10 s in a minute,
+// where Prometheus 3 counts 6), and over the longer windows one record
+// more, always. Timestamps are whole milliseconds, so Prometheus 2's
+// [t − w + 1 ms, t] is (t − w, t], and Prometheus 3's (t − w + 1 ms, t] is
+// too but for a step at t − w + 1 ms: at evaluations 1 ms before a step,
+// which promtool's never are and a server's group's are for one offset in
+// as many as the windows' interval has milliseconds, Prometheus 3 counts
+// one window fewer.
 func qooRange(w time.Duration) string { return FormatDuration(w - time.Millisecond) }
 
 // alertName is the name of the objective's burn-rate alerts.
