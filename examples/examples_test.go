@@ -905,6 +905,13 @@ func TestPromtool(t *testing.T) {
 	t.Run("test SLO rules", func(t *testing.T) {
 		run(t, "promtool", "test", "rules", "prometheus/tests/deltaq-slo.test.yml")
 	})
+	// PROMTOOL names another promtool to run the unit tests with too, such
+	// as Prometheus 3's: they are written to pass under Prometheus 2 and 3.
+	if other := os.Getenv("PROMTOOL"); other != "" {
+		t.Run("test rules with PROMTOOL", func(t *testing.T) {
+			run(t, other, "test", "rules", "prometheus/tests/deltaq-alerts.test.yml", "prometheus/tests/deltaq-slo.test.yml")
+		})
+	}
 	t.Run("check config", func(t *testing.T) {
 		run(t, "promtool", "check", "config", "prometheus/prometheus.yml")
 	})

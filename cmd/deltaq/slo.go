@@ -43,8 +43,9 @@ DeltaQErrorBudgetBurn per tier with labels severity (critical: page;
 warning: ticket; the vocabulary of the project's other rules),
 deltaq_probe, deltaq_slo, deltaq_slo_window and deltaq_slo_burn_rate, and
 a runbook_url. --tests FILE writes promtool unit tests of those rules
-(needs -o): a healthy burn never alerts, a fast burn pages after its
-tier's for, a slow burn opens a ticket and never pages.
+(needs -o), for the promtool of Prometheus 2 or 3: a healthy burn never
+alerts, a fast burn pages after its tier's for, a slow burn opens a
+ticket and never pages.
 --format openslo writes OpenSLO (openslo/v1) documents, --format sloth a
 Sloth (prometheus/v1) spec, of the same objectives.
 

@@ -53,7 +53,7 @@ func TestSLOQoO(t *testing.T) {
 	for _, want := range []string{
 		`labels: {deltaq_probe: "a", deltaq_slo: "qoo-80", deltaq_qoo_min: "80"}`,
 		`labels: {deltaq_probe: "b", deltaq_slo: "qoo-90", deltaq_qoo_min: "90"}`,
-		`deltaq_qoo_score_percent{deltaq_probe="a", deltaq_series="observed"}) < 2))[5m:2s]`,
+		`deltaq_qoo_score_percent{deltaq_probe="a", deltaq_series="observed"}) < 2))[4m59s999ms:2s]`,
 		`deltaq_slo: "success"`,
 		"alert: " + slo.AlertQoOName,
 		slo.DefaultQoORunbookURL,

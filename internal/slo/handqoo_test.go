@@ -23,21 +23,24 @@ import (
 //   - distractors the rules must not read: c2's calculated score and
 //     another probe's, both 0.
 //
-// The subquery over 1m reads the steps of [t − 1m, t], seven of 10 s:
+// The subquery over 1m, a millisecond short (qooRange), reads the six steps
+// of 10 s of (t − 1m, t] under Prometheus 2 and 3 alike (with the range 1m
+// itself, Prometheus 2 read seven, t − 1m among them, and counted 13 at
+// 3m, 14 at 5m):
 //
-//   - 3m: c1 7 windows, c2 6 (120 s withheld): 13 scored, none bad;
-//   - 5m: c1 7, c2 6 (240–290 s, old series) + 1 (300 s, new): 14, 1 bad
+//   - 170s: c1 6 windows, c2 5 (120 s withheld): 11 scored, none bad;
+//   - 5m: c1 6, c2 5 (250–290 s, old series) + 1 (300 s, new): 12, 1 bad
 //     (c2's old sample at 290 s is not read again at 300 s);
-//   - 7m: c1 7 (410, 420 s bad), c2 7 bad: 9/14.
+//   - 7m: c1 6 (410, 420 s bad), c2 6 bad: 8/12.
 //
-// Over 5m, the sums of the 1m counts at the 31 evaluations u of
-// [t − 5m, t]: 14 windows at every u from 190 s, the bad ones
-// min(7, (u − 300 s)/10 s + 1) of c2 from 300 s and min(7, (u − 410 s)/10 s
-// + 1) of c1 from 410 s. At 520 s: c2 1 + … + 6 + 17 × 7 = 140, c1 21 +
-// 6 × 7 = 63, 203/434 = 0.468, below half; at 540 s: 154 + 77 = 231/434 =
-// 0.532, above, with the 1m ratio 1: active from 540 s (at 530 s exactly
-// half, 217/434), firing at the first evaluation 12 s later, 560 s.
-// Checked at 520 s (nothing) and 580 s (firing).
+// Over 5m, the sums of the 1m counts at the 30 evaluations u of
+// (t − 5m, t]: 12 windows at every u from 180 s, the bad ones
+// min(6, (u − 300 s)/10 s + 1) of c2 from 300 s and min(6, (u − 410 s)/10 s
+// + 1) of c1 from 410 s. At 510 s: c2 1 + … + 5 + 17 × 6 = 117, c1 15 +
+// 6 × 6 = 51, 168/360 = 0.467, below half; at 530 s: 129 + 63 = 192/360 =
+// 0.533, above, with the 1m ratio above half from 410 s: active from 530 s
+// (at 520 s exactly half, 180/360), firing at the first evaluation 12 s
+// later, 550 s. Checked at 510 s (nothing) and 570 s (firing).
 const handQoOTest = `rule_files: [rules.yml]
 evaluation_interval: 10s
 group_eval_order: [deltaq-slo-sli, deltaq-slo-budget, deltaq-slo-alerts]
@@ -56,25 +59,25 @@ tests:
         values: '0x60'
     promql_expr_test:
       - expr: 'deltaq:slo_events:rate1m * 60'
-        eval_time: 3m
-        exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 13}]
+        eval_time: 170s
+        exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 11}]
       - expr: 'deltaq:slo_errors:rate1m * 60'
-        eval_time: 3m
+        eval_time: 170s
         exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 0}]
       - expr: 'deltaq:slo_events:rate1m * 60'
         eval_time: 5m
-        exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 14}]
+        exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 12}]
       - expr: 'deltaq:slo_errors:rate1m * 60'
         eval_time: 5m
         exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 1}]
-      - expr: 'abs(deltaq:slo_error_ratio:rate1m - 9/14) < bool 1e-12'
+      - expr: 'abs(deltaq:slo_error_ratio:rate1m - 8/12) < bool 1e-12'
         eval_time: 7m
         exp_samples: [{labels: '{job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80"}', value: 1}]
       - expr: 'ALERTS'
-        eval_time: 520s
+        eval_time: 510s
         exp_samples: []
       - expr: 'ALERTS'
-        eval_time: 580s
+        eval_time: 570s
         exp_samples:
           - labels: 'ALERTS{alertname="DeltaQQoOBudgetBurn", alertstate="firing", severity="critical", job="j", deltaq_probe="api.v1-get", deltaq_slo="qoo-80", deltaq_qoo_min="80", deltaq_slo_window="5m/1m", deltaq_slo_burn_rate="5"}'
             value: 1

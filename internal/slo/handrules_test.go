@@ -42,23 +42,33 @@ import (
 //   - 32m, the window holding c2's restart: the same (rate() counts a reset
 //     series' value as its increase: c2's first window, 20, is counted);
 //     events at 31m, whose 2m window holds the reset: 80/60.
-//   - 42m, the window holding c1's change of service: the old series has
-//     samples at 37–39 m, which rate() extrapolates by half an interval
-//     to the window's end: 2.5 minutes of c1; the new ones at 40–42 m, with
-//     one minute's counts at 40 m and two minutes' increase, which rate()
-//     extrapolates toward zero by one minute (sampled interval × first
-//     value / increase = 2 m × 1/2, below the 3 m to the window's start):
-//     3 minutes of c1. c2: 5 minutes. Within-40ms: instances 5.5×60 + 5×20
-//     = 430, within 40 ms 5.5×40 + 5×20 = 320: 110/430; success:
-//     5.5×3/430 = 16.5/430.
+//   - 42m, the window holding c1's change of service. Prometheus 2: the
+//     old series has samples at 37–39 m, which rate() extrapolates by half
+//     an interval to the window's end: 2.5 minutes of c1; the new ones at
+//     40–42 m, with one minute's counts at 40 m and two minutes' increase,
+//     which rate() extrapolates toward zero by one minute (sampled interval
+//     × first value / increase = 2 m × 1/2, below the 3 m to the window's
+//     start): 3 minutes of c1. c2: 5 minutes. Within-40ms: instances
+//     5.5×60 + 5×20 = 430, within 40 ms 5.5×40 + 5×20 = 320: 110/430;
+//     success: 5.5×3/430 = 16.5/430. Prometheus 3 reads (37m, 42m]: the old
+//     series' samples at 38–39 m, extrapolated by a minute to the start and
+//     half a one to the end, 2.5 minutes; and it extrapolates the new
+//     series by half an interval toward the start, the 3 m being more than
+//     1.1 intervals, before it limits that to zero, where Prometheus 2.42
+//     limited first (the minute) and then found it within 1.1 intervals:
+//     2.5 minutes. 5 minutes of c1, 0.25 and 0.0375, as before the change.
+//     The check takes either version's value, exactly.
 //   - 45m: the window holds the new series alone: 0.25 again.
 //   - alpha's burn from 45m on: success's error ratio over a whole burn
-//     window is 60/80 = 0.75 > 14.4 × 0.05 = 0.72. Over 10m at 54m the
-//     window still holds one minute before the burn: (9×60 + 3)/800 =
-//     0.67875, below; from 54m30s on it holds the burn alone: pending, and
-//     firing from 55m on (for 24s). The warning tiers: success 2 × 0.05 =
-//     0.1, within-100ms 2 × 0.1 = 0.2 (its burn ratio 60/80 = 0.75 and
-//     5/80 before); both pass over 30m by 52m and fire by 56m.
+//     window is 60/80 = 0.75 > 14.4 × 0.05 = 0.72. Over 10m at 53m30s,
+//     (43m30s, 53m30s] (no sample at its start again), the window holds the
+//     increase of 44–45 m before the burn: (8×60 + 3)/720 = 0.67083, below.
+//     At 54m Prometheus 2's range [44m, 54m] still holds it, (9×60 + 3)/800
+//     = 0.67875, and Prometheus 3's (44m, 54m] not: pending from 54m30s
+//     (2) or 54m (3), firing from 55m or 54m30s (for 24s). The warning
+//     tiers: success 2 × 0.05 = 0.1, within-100ms 2 × 0.1 = 0.2 (its burn
+//     ratio 60/80 = 0.75 and 5/80 before); both pass over 30m by 51m30s and
+//     fire by 52m30s.
 //     within-40ms (0.75 against 1.8 × 0.5 = 0.9) and within-100ms's
 //     critical tier (9 × 0.1 = 0.9) never fire, nor does any alert of beta
 //     (its burn rates 0.8×, 0.5×, 1×) or of gamma, whose windows have no
@@ -142,17 +152,17 @@ const handChecks = `      - expr: 'abs(deltaq:slo_error_ratio:rate5m{deltaq_prob
       - expr: 'abs(deltaq:slo_events:rate2m{deltaq_probe="alpha", deltaq_slo="success"} - 80/60) < bool 1e-9'
         eval_time: 31m
         exp_samples: [{labels: '{job="j", deltaq_probe="alpha", deltaq_slo="success"}', value: 1}]
-      - expr: 'abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="within-40ms"} - 110/430) < bool 1e-9'
+      - expr: '(abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="within-40ms"} - 110/430) < bool 1e-9) + (abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="within-40ms"} - 0.25) < bool 1e-9)'
         eval_time: 42m
         exp_samples: [{labels: '{job="j", deltaq_probe="alpha", deltaq_slo="within-40ms", deltaq_le="0.04"}', value: 1}]
-      - expr: 'abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="success"} - 16.5/430) < bool 1e-9'
+      - expr: '(abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="success"} - 16.5/430) < bool 1e-9) + (abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="success"} - 0.0375) < bool 1e-9)'
         eval_time: 42m
         exp_samples: [{labels: '{job="j", deltaq_probe="alpha", deltaq_slo="success"}', value: 1}]
       - expr: 'abs(deltaq:slo_error_ratio:rate5m{deltaq_probe="alpha", deltaq_slo="within-40ms"} - 0.25) < bool 1e-9'
         eval_time: 45m
         exp_samples: [{labels: '{job="j", deltaq_probe="alpha", deltaq_slo="within-40ms", deltaq_le="0.04"}', value: 1}]
       - expr: 'ALERTS{alertname="DeltaQErrorBudgetBurn"}'
-        eval_time: 54m
+        eval_time: 53m30s
         exp_samples:
           - labels: 'ALERTS{alertname="DeltaQErrorBudgetBurn", alertstate="firing", job="j", deltaq_probe="alpha", deltaq_slo="success", severity="warning", deltaq_slo_window="30m/5m", deltaq_slo_burn_rate="2"}'
             value: 1
@@ -222,14 +232,11 @@ func TestRulesHandComputed(t *testing.T) {
 
 // promtoolTestRules writes rules as rules.yml and tests, which read it, as
 // rules.test.yml in a directory of their own, and runs promtool test
-// rules on them; the test fails with promtool's output when they fail.
-// Skipped without promtool.
+// rules on them with every promtool of promtools; the test fails with
+// promtool's output when they fail. Skipped without promtool.
 func promtoolTestRules(t *testing.T, rules, tests []byte) {
 	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
+	tools := promtools(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
 		t.Fatal(err)
@@ -238,7 +245,27 @@ func promtoolTestRules(t *testing.T, rules, tests []byte) {
 	if err := os.WriteFile(path, tests, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
+			t.Errorf("%s test rules: %v\n%s", promtool, err, out)
+		}
 	}
+}
+
+// promtools returns the promtool on the path and the one the environment
+// variable PROMTOOL names, such as Prometheus 3's (the rules and their
+// tests are written for both); the test is skipped without either.
+func promtools(t *testing.T) []string {
+	t.Helper()
+	var tools []string
+	if path, err := exec.LookPath("promtool"); err == nil {
+		tools = append(tools, path)
+	}
+	if other := os.Getenv("PROMTOOL"); other != "" {
+		tools = append(tools, other)
+	}
+	if len(tools) == 0 {
+		t.Skip("promtool not installed")
+	}
+	return tools
 }

@@ -132,10 +132,15 @@ func (o *Objective) badWindows() string {
 // overlap it, which the ratio cancels but at w's far edge). Counting every
 // window of w directly would evaluate w/Interval steps at every evaluation:
 // 259,200 for 3 d of 1 s windows.
+//
+// Each range is a millisecond short of its window (qooRange), so that it
+// counts the same windows and rates in Prometheus 2 and 3.
 func (p *Plan) qooRules(b *bytes.Buffer, o *Objective) {
 	base := FormatDuration(p.Windows[0])
 	per := formatNumber(p.Windows[0].Seconds())
-	sub := fmt.Sprintf("[%s:%s]", base, FormatDuration(o.Interval))
+	sub := fmt.Sprintf("[%s:%s]", qooRange(p.Windows[0]), FormatDuration(o.Interval))
+	fmt.Fprintf(b, "      # Its ranges are a millisecond short of their windows: they read the steps of (t - %s, t], as Prometheus 2\n", base)
+	b.WriteString("      # and 3 both do (a range of Prometheus 2 holds a sample at its start, one of 3 not).\n")
 	events, errs := RecordEvents+":rate"+base, RecordErrors+":rate"+base
 	record(b, events, fmt.Sprintf("sum by (job, deltaq_probe) (\n  count_over_time((%s)%s)\n) / %s", o.badWindows(), sub, per), o.labels())
 	record(b, errs, fmt.Sprintf("sum by (job, deltaq_probe) (\n  sum_over_time((%s)%s)\n) / %s", o.badWindows(), sub, per), o.labels())
@@ -143,11 +148,29 @@ func (p *Plan) qooRules(b *bytes.Buffer, o *Objective) {
 		ws := FormatDuration(w)
 		expr := fmt.Sprintf("%s%s\n/ %s%s", errs, o.selector(), events, o.selector())
 		if w != p.Windows[0] {
-			expr = fmt.Sprintf("sum_over_time(%s%s[%s])\n/ sum_over_time(%s%s[%s])", errs, o.selector(), ws, events, o.selector(), ws)
+			expr = fmt.Sprintf("sum_over_time(%s%s[%s])\n/ sum_over_time(%s%s[%s])", errs, o.selector(), qooRange(w), events,
+				o.selector(), qooRange(w))
 		}
 		record(b, RecordErrorRatio+":rate"+ws, expr, o.labels())
 	}
 }
+
+// qooRange is the range of a QoO rule over window w: a millisecond
+// shorter. Its subquery's steps fall on whole multiples of the windows'
+// interval, and the records it sums on the evaluations of its group, a
+// whole number of evaluation intervals apart. With the range w itself,
+// Prometheus 2's [t − w, t] held a step or record at t − w that
+// Prometheus 3's (t − w, t] leaves out: at every evaluation that fell on a
+// step (all of promtool's) one window more, the one ending at t − w, which
+// the evaluation at t − w counted too (7 windows of 10 s in a minute,
+// where Prometheus 3 counts 6), and over the longer windows one record
+// more, always. Timestamps are whole milliseconds, so Prometheus 2's
+// [t − w + 1 ms, t] is (t − w, t], and Prometheus 3's (t − w + 1 ms, t] is
+// too but for a step at t − w + 1 ms: at evaluations 1 ms before a step,
+// which promtool's never are and a server's group's are for one offset in
+// as many as the windows' interval has milliseconds, Prometheus 3 counts
+// one window fewer.
+func qooRange(w time.Duration) string { return FormatDuration(w - time.Millisecond) }
 
 // alertName is the name of the objective's burn-rate alerts.
 func (o *Objective) alertName() string {
@@ -186,9 +209,8 @@ func (p *Plan) hasQoO() bool {
 
 // qooWindows is the window pattern of a QoO rule test: the windows of each
 // step, bad ones first, then one withheld (no sample) when two good ones
-// are left, then good ones, so that the window a range shares with the
-// step before (Prometheus's ranges include both ends) is a good one, and
-// a withheld window after a bad one is not counted as the bad one again.
+// are left, then good ones, so that a withheld window follows a bad one,
+// which the rules must not count again.
 type qooWindows struct {
 	perStep int   // windows per step
 	bad     []int // bad windows of step s (s ≥ 1); step 0 is the first window alone, good
@@ -223,32 +245,32 @@ func newQoOWindows(s scenario, perStep int) qooWindows {
 
 // counts returns the scored and the bad windows the subquery over the
 // shortest window, one step, reads at step t: the windows ending in
-// [t − 1 step, t], the last window of step t − 1 among them (good unless
-// all of that step's are bad).
+// (t − 1 step, t].
 func (w qooWindows) counts(t int) (events, bad int) {
 	if t == 0 {
 		return 1, 0
 	}
-	bad = w.bad[t]
-	if t >= 2 && w.bad[t-1] == w.perStep {
-		bad++
+	return w.perStep - w.withheld(t), w.bad[t]
+}
+
+// sums returns the counts of the steps lo … t (from 0).
+func (w qooWindows) sums(lo, t int) (events, bad int) {
+	for s := max(0, lo); s <= t; s++ {
+		e, b := w.counts(s)
+		events, bad = events+e, bad+b
 	}
-	return w.perStep + 1 - w.withheld(t), bad
+	return events, bad
 }
 
 // ratio is the modelled error ratio over the last n steps at step t: over
 // the shortest window (base) the subquery's counts, over a longer one the
-// sums of the recorded rates at the steps of [t − n, t].
+// sums of the recorded rates at the steps of (t − n, t].
 func (w qooWindows) ratio(t, n int, base bool) float64 {
 	if base {
 		e, b := w.counts(t)
 		return float64(b) / float64(e)
 	}
-	var events, bad int
-	for s := max(0, t-n); s <= t; s++ {
-		e, b := w.counts(s)
-		events, bad = events+e, bad+b
-	}
+	events, bad := w.sums(t-n+1, t)
 	return float64(bad) / float64(events)
 }
 
@@ -311,7 +333,7 @@ func (p *Plan) qooTestGroup(b *bytes.Buffer, kind string, o *Objective, step tim
 		if kind == "slow" {
 			a = o.Alerts[len(o.Alerts)-1]
 		}
-		if _, f := s.firing(a, o.Budget, step); f >= 0 && f+4 < s.span {
+		if _, f := s.firingBoth(a, o.Budget, step); f >= 0 && f+4 < s.span {
 			s.span = f + 4
 			w.bad = w.bad[:s.span+1]
 		}

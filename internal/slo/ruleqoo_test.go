@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,8 +38,8 @@ func TestQoOObjective(t *testing.T) {
 	}
 	rules := string(p.Rules("a test"))
 	for _, want := range []string{
-		`(deltaq_qoo_score_percent{deltaq_probe="job", deltaq_series="observed"} < bool 80) and (time() - timestamp(deltaq_qoo_score_percent{deltaq_probe="job", deltaq_series="observed"}) < 1))[5m:1s]`,
-		"sum_over_time(deltaq:slo_errors:rate5m{deltaq_probe=\"job\", deltaq_slo=\"qoo-80\"}[3d])",
+		`(deltaq_qoo_score_percent{deltaq_probe="job", deltaq_series="observed"} < bool 80) and (time() - timestamp(deltaq_qoo_score_percent{deltaq_probe="job", deltaq_series="observed"}) < 1))[4m59s999ms:1s]`,
+		"sum_over_time(deltaq:slo_errors:rate5m{deltaq_probe=\"job\", deltaq_slo=\"qoo-80\"}[2d23h59m59s999ms])",
 		"- alert: DeltaQQoOBudgetBurn",
 		`labels: {deltaq_probe: "job", deltaq_slo: "qoo-80", deltaq_qoo_min: "80"}`,
 		`runbook_url: "` + DefaultQoORunbookURL + `"`,
@@ -102,10 +103,7 @@ func TestQoOObjectiveRefused(t *testing.T) {
 // a withheld window repeats the score before it (no freshness test).
 // Skipped without promtool.
 func TestQoORulesPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
+	tools := promtools(t)
 	tiers, err := ParseTiers("critical:14.4:1h:5m,warning:1:6h:30m")
 	if err != nil {
 		t.Fatal(err)
@@ -132,23 +130,27 @@ func TestQoORulesPromtool(t *testing.T) {
 	if !strings.Contains(tests, "_ 100x") || !strings.Contains(tests, `alertname=\"DeltaQQoOBudgetBurn\"`) {
 		t.Fatalf("the tests send no withheld window or check no QoO alert:\n%s", tests)
 	}
-	if out, err := exec.Command(promtool, "check", "rules", rulesPath).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, rules)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "check", "rules", rulesPath).CombinedOutput(); err != nil {
+			t.Fatalf("%s check rules: %v\n%s\n%s", promtool, err, out, rules)
+		}
+		if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err != nil {
+			t.Fatalf("%s test rules: %v\n%s", promtool, err, out)
+		}
 	}
 	for _, m := range []struct{ from, to, what string }{
 		{"< bool 80)", "< bool 40)", "bad windows not counted"},
-		{"< 10))[5m:10s]", "< 600))[5m:10s]", "withheld windows repeating the score before them"},
+		{"< 10))[4m59s999ms:10s]", "< 600))[4m59s999ms:10s]", "withheld windows repeating the score before them"},
 	} {
 		mutated := strings.ReplaceAll(rules, m.from, m.to)
 		if mutated == rules {
 			t.Fatalf("mutation %q found nothing to change", m.from)
 		}
 		write(rulesPath, mutated)
-		if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err == nil {
-			t.Errorf("promtool test rules passed with %s:\n%s", m.what, out)
+		for _, promtool := range tools {
+			if out, err := exec.Command(promtool, "test", "rules", testsPath).CombinedOutput(); err == nil {
+				t.Errorf("%s test rules passed with %s:\n%s", promtool, m.what, out)
+			}
 		}
 	}
 }
@@ -156,23 +158,103 @@ func TestQoORulesPromtool(t *testing.T) {
 // TestQoORulesPromtoolHoveringBurn: with windows of 1 s scored on test
 // steps of 6 s (tiers scaled to a 20-minute period, the shortest window
 // 6 s), the slow burn counted in whole windows hovers at the last tier's
-// factor: tier warning:1:8m:1m fired at 4m48s and was under 1× at 5m,
-// where the generated test checked it firing, and the test failed. The
-// generated tests check the alert where the model has it firing; they
-// pass promtool test rules. Skipped without promtool.
+// factor: for a target of 0.99, tier warning:1:8m:1m fired at 4m48s and was
+// under 1× at 5m (the windows counted as Prometheus 2 did with ranges as
+// long as their windows), where the generated test checked it firing, and
+// the test failed; for 0.98, as the rules count the windows now, it fires
+// at 2m48s and is under 1× at 3m. The generated tests check the alert
+// where the model has it firing; they pass promtool test rules. Skipped
+// without promtool.
 func TestQoORulesPromtoolHoveringBurn(t *testing.T) {
 	tiers, err := ParseTiers("critical:14.4:30s:6s:2s,critical:6:2m:15s:3s,warning:3:4m:30s:5s,warning:1:8m:1m:10s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New([]Probe{{Name: "job", QoO: &QoOObjective{MinScore: 80, Target: 0.99}, Interval: time.Second}},
+	p, err := New([]Probe{{Name: "job", QoO: &QoOObjective{MinScore: 80, Target: 0.98}, Interval: time.Second}},
 		Options{Period: 20 * time.Minute, Tiers: tiers, Interval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := p.RuleTests("rules.yml")
-	if !strings.Contains(string(tests), "tier warning:1:8m:1m fires at 4m48s") {
-		t.Fatalf("the tests check no slow burn firing the last tier:\n%s", tests)
+	if !strings.Contains(string(tests), "tier warning:1:8m:1m fires at 2m48s.\n      - expr: \"ALERTS{alertname=\\\"DeltaQQoOBudgetBurn\\\", deltaq_probe=\\\"job\\\", deltaq_slo=\\\"qoo-80\\\", alertstate=\\\"firing\\\"}\"\n        eval_time: 2m48s") {
+		t.Fatalf("the tests check no slow burn firing the last tier where it fires:\n%s", tests)
 	}
 	promtoolTestRules(t, p.Rules("a test"), tests)
+}
+
+// TestQoORangesCountAlike: the ranges of a QoO objective's rules count the
+// same steps and records in Prometheus 2, whose ranges [t − r, t] hold
+// their start, and 3, whose (t − r, t] do not: those of (t − w, t] for a
+// window w, at evaluations on whole multiples of the step as promtool's
+// are. With ranges as long as their windows, Prometheus 2 counted one
+// window of the probe more at each evaluation (13 windows of 10 s in a
+// minute, where Prometheus 3 counts 12), and one record more over each
+// longer window.
+func TestQoORangesCountAlike(t *testing.T) {
+	subquery := regexp.MustCompile(`\)\[([0-9a-z]+):([0-9a-z]+)\]`)
+	sumOver := regexp.MustCompile(`sum_over_time\(deltaq:slo_errors:rate[0-9a-z]+\{[^}]*\}\[([0-9a-z]+)\]\)`)
+	// count is the number of multiples of step in [t − r, t] (closed) or
+	// (t − r, t] at an evaluation t on a multiple of step.
+	count := func(r, step time.Duration, closed bool) int {
+		n := 0
+		for k := time.Duration(0); k*step <= r; k++ {
+			if closed || k*step < r {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		tiers            string
+		period, interval time.Duration
+		probeInterval    time.Duration
+	}{
+		{"critical:14.4:1h:5m,warning:1:6h:30m", 7 * 24 * time.Hour, 10 * time.Second, 30 * time.Second},
+		{"critical:5:5m:1m", 24 * time.Hour, 10 * time.Second, 10 * time.Second},
+		{"critical:14.4:14m:1m10s,warning:1:16h48m:1h24m", 7 * 24 * time.Hour, time.Minute, 5 * time.Second},
+		{"critical:14.4:30s:6s:2s,warning:1:8m:1m:10s", 20 * time.Minute, time.Second, time.Second},
+	} {
+		tiers, err := ParseTiers(c.tiers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New([]Probe{{Name: "job", QoO: &QoOObjective{MinScore: 80, Target: 0.99}, Interval: c.probeInterval}},
+			Options{Period: c.period, Tiers: tiers, Interval: c.interval})
+		if err != nil || len(p.Objectives) != 1 {
+			t.Fatalf("%s: %v, objectives %+v", c.tiers, err, p.Objectives)
+		}
+		rules := string(p.Rules("a test"))
+		subs := subquery.FindAllStringSubmatch(rules, -1)
+		if len(subs) != 2 {
+			t.Fatalf("%s: %d subqueries, want 2 (events and errors):\n%s", c.tiers, len(subs), rules)
+		}
+		for _, m := range subs {
+			r, err1 := ParseDuration(m[1])
+			step, err2 := ParseDuration(m[2])
+			if err1 != nil || err2 != nil || step != c.probeInterval {
+				t.Fatalf("%s: subquery [%s:%s]: %v %v, want the step %s", c.tiers, m[1], m[2], err1, err2, c.probeInterval)
+			}
+			want := int(p.Windows[0] / step)
+			if two, three := count(r, step, true), count(r, step, false); two != want || three != want {
+				t.Errorf("%s: subquery [%s:%s] counts %d windows in Prometheus 2, %d in 3, want the %d of %s",
+					c.tiers, m[1], m[2], two, three, want, FormatDuration(p.Windows[0]))
+			}
+		}
+		sums := sumOver.FindAllStringSubmatch(rules, -1)
+		if len(sums) != len(p.Windows)-1 {
+			t.Fatalf("%s: %d sums over the longer windows, want %d:\n%s", c.tiers, len(sums), len(p.Windows)-1, rules)
+		}
+		for i, m := range sums {
+			r, err := ParseDuration(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := p.Windows[i+1]
+			want := int((w + c.interval - 1) / c.interval) // the evaluations of (t − w, t]
+			if two, three := count(r, c.interval, true), count(r, c.interval, false); two != want || three != want {
+				t.Errorf("%s: sum_over_time over [%s] counts %d records in Prometheus 2, %d in 3, want the %d of %s",
+					c.tiers, m[1], two, three, want, FormatDuration(w))
+			}
+		}
+	}
 }

@@ -271,11 +271,11 @@ func testPlanOf(t *testing.T, name, tiers string) *Plan {
 }
 
 // promtoolRules runs promtool check rules on p's rules and promtool test
-// rules on their tests; without promtool it does nothing.
+// rules on their tests, with every promtool of promtools; without promtool
+// it does nothing.
 func promtoolRules(t *testing.T, p *Plan) {
 	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
+	if _, err := exec.LookPath("promtool"); err != nil && os.Getenv("PROMTOOL") == "" {
 		return
 	}
 	dir := t.TempDir()
@@ -286,11 +286,13 @@ func promtoolRules(t *testing.T, p *Plan) {
 	if err := os.WriteFile(tests, p.RuleTests("rules.yml"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s", err, out)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
+	for _, promtool := range promtools(t) {
+		if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
+			t.Fatalf("%s check rules: %v\n%s", promtool, err, out)
+		}
+		if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+			t.Errorf("%s test rules: %v\n%s", promtool, err, out)
+		}
 	}
 }
 
@@ -298,10 +300,8 @@ func promtoolRules(t *testing.T, p *Plan) {
 // generated tests pass promtool test rules; with one threshold changed,
 // the tests fail (they are not vacuous). Skipped without promtool.
 func TestRulesPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed")
-	}
+	tools := promtools(t)
+	promtool := tools[0]
 	p := testPlan(t)
 	dir := t.TempDir()
 	rules := p.Rules("a test")
@@ -317,8 +317,10 @@ func TestRulesPromtool(t *testing.T) {
 	if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, rules)
 	}
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err != nil {
+			t.Fatalf("%s test rules: %v\n%s", promtool, err, out)
+		}
 	}
 	// The exponential form's rules parse too (histogram_fraction; their
 	// tests are not generated: promtool's series notation here has no
@@ -336,8 +338,10 @@ func TestRulesPromtool(t *testing.T) {
 		t.Fatal("mutation found nothing to change")
 	}
 	write("rules.yml", []byte(mutated))
-	if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err == nil {
-		t.Errorf("promtool test rules passed with the page threshold at 30× instead of 14.4×:\n%s", out)
+	for _, promtool := range tools {
+		if out, err := exec.Command(promtool, "test", "rules", tests).CombinedOutput(); err == nil {
+			t.Errorf("%s test rules passed with the page threshold at 30× instead of 14.4×:\n%s", promtool, out)
+		}
 	}
 }
 
@@ -367,9 +371,7 @@ func TestRulesOddProbeNames(t *testing.T) {
 // critical:14.4:1h:5m) the generated tests asked that a slow burn never
 // page, and failed promtool; they do not ask it of such an objective.
 func TestRuleTestsCriticalOnly(t *testing.T) {
-	if _, err := exec.LookPath("promtool"); err != nil {
-		t.Skip("promtool not installed")
-	}
+	promtools(t) // skipped without one
 	promtoolRules(t, testPlanOf(t, "job", "critical:14.4:1h:5m"))
 }
 
