@@ -103,6 +103,7 @@ func TestCheckConfigExamples(t *testing.T) {
 var testdataOverlays = map[string][]string{
 	"examples/e2e/testdata/exponential.yaml":   {"examples/e2e/testdata/collector.yaml"},
 	"examples/e2e/testdata/unreachable.yaml":   {"examples/e2e/testdata/collector.yaml"},
+	"examples/e2e/testdata/gateway.yaml":       {"examples/e2e/testdata/collector.yaml"},
 	"examples/scaling/e2e/testdata/agent.yaml": {"examples/scaling/agent.yaml"},
 	"examples/scaling/e2e/testdata/agent_auto.yaml": {"examples/scaling/agent.yaml",
 		"examples/scaling/e2e/testdata/agent.yaml"},
