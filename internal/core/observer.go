@@ -302,8 +302,16 @@ func attrOption(k, v string) metric.MeasurementOption {
 // marked deltaq.late was already counted as a timeout when its instance
 // timed out and is not counted again. It only takes the engine's lock: it
 // never waits for the output.
+//
+// The batch is on the observer's clock (Engine.BeginAt): a deltaq
+// processor's synthetic timeout span is known when it arrives, as the
+// connector's own timeout of a start event is known when its timer fires,
+// so after the clock went back one whose window closed before the step is
+// too late, as the connector's is; counted, every synthetic timeout of the
+// step went into the oldest open window, and none of its successes. The
+// clock is read only for such a timeout.
 func (o *Observer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	b := o.engine.Begin()
+	b := o.engine.BeginAt(o.now)
 	var bs batchServices
 	addTraces(b, td, &bs, o.spans)
 	b.End()
