@@ -86,7 +86,7 @@ func (p pair) shutdown(t *testing.T) {
 }
 
 func clockFactory(clk *coretest.Clock) *factory {
-	return newFactory(collectorstate.New(), func(s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C })
+	return newFactory(collectorstate.New(), func(s *core.Settings) { s.Now, s.Ticks, s.Ticked = clk.Now, clk.C, clk.Ticked })
 }
 
 // outcomes returns the deltaq.outcomes totals of the last metrics batch

@@ -821,10 +821,12 @@ func tracesOf(spans []oracleSpan, prio []bool) ptrace.Traces {
 // newOracleRig starts the traces → metrics and logs → metrics connectors of
 // cfg, of an ID of their own, on a clock set to t0 (Unix ns).
 func newOracleRig(t *testing.T, cfg *Config, t0 int64) *startRig {
-	r := &startRig{clk: coretest.NewClock(time.Unix(0, t0).UTC()), starts: make(chan time.Time),
-		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r := &startRig{clk: coretest.NewClock(time.Unix(0, t0).UTC()), sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r.starts = r.clk.Starts
 	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
-	f := newFactory(collectorstate.New(), func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	f := newFactory(collectorstate.New(), func(s *core.Settings) {
+		s.Now, s.Ticks, s.StartTicks, s.Ticked = r.clk.Now, r.clk.C, r.starts, r.clk.Ticked
+	})
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewIDWithName(metadata.Type, t.Name())
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()

@@ -77,6 +77,12 @@ type Settings struct {
 	StartEvents     *inflight.Options
 	StartTicks      <-chan time.Time
 	SpanInstruments *SpanInstruments
+	// Ticked, when not nil, is called by the window timer and the timeout
+	// timer once the work of each tick they took from Ticks or StartTicks
+	// is done, with the channel of the tick: a test's clock
+	// (coretest.Clock) waits for it, so that a tick's work is over before
+	// the test moves on, and never overlaps what the test does next.
+	Ticked func(ticks <-chan time.Time)
 }
 
 // Outputs are the consumers of an observer's output: the exporter's OTLP
@@ -387,6 +393,9 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 			return
 		case <-ticks:
 			fn()
+			if o.set.Ticked != nil {
+				o.set.Ticked(ticks)
+			}
 		}
 	}
 }

@@ -69,6 +69,33 @@ func TestTimerClosesWindowsInOrder(t *testing.T) {
 	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second), at(3 * time.Second), at(4 * time.Second)}, windowEnds(sink.AllMetrics()))
 }
 
+// TestClockTickIsOneTick: coretest.Clock.Tick has the window timer do
+// one tick's work, and returns once it is done: the timer reads the clock
+// once in it, and not again until the next tick, so that a test that
+// moves the clock after a tick is not read by a tick of its own. Tick
+// sent its time twice, the second send returning once the timer was back
+// in its loop, and the timer ran a second tick then, on whatever clock the
+// test had set by the time it read it, beside what the test did next.
+func TestClockTickIsOneTick(t *testing.T) {
+	clk := coretest.NewClock(at(time.Second))
+	var reads atomic.Int64
+	set := testSettings(nil, func() time.Time { reads.Add(1); return clk.Now() })
+	set.Ticks, set.Ticked = clk.C, clk.Ticked
+	o, err := New(testConfig(), set)
+	require.NoError(t, err)
+	sink := new(consumertest.MetricsSink)
+	require.NoError(t, o.Start(Outputs{Metrics: sink}))
+	for i := range 3 {
+		before := reads.Load()
+		clk.Tick(at(time.Duration(3+i) * time.Second))
+		assert.Equal(t, int64(1), reads.Load()-before, "the clock reads of tick %d", i)
+		assert.Len(t, sink.AllMetrics(), i+2, "the windows closed by tick %d are out when Tick returns (the first closes [0, 1 s) and [1 s, 2 s))", i)
+	}
+	before := reads.Load()
+	require.NoError(t, o.Shutdown(context.Background()))
+	assert.Equal(t, int64(1), reads.Load()-before, "the flush's, and no tick's after the last Tick")
+}
+
 // refusing is a consumer that refuses everything, counting the calls.
 type refusing struct{ calls atomic.Int64 }
 

@@ -263,6 +263,7 @@ func (p *deltaqProcessor) run(ctx context.Context, t ticker) {
 		case now := <-t.C():
 			p.expire(ctx, now.UnixNano())
 			p.rangeProbes(now.UnixNano())
+			t.Done()
 		}
 	}
 }
