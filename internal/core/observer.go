@@ -349,6 +349,7 @@ func (o *Observer) Start(out Outputs) error {
 		return err
 	}
 	o.out = out
+	o.layouts.Settle()
 	if o.set.ID != "" {
 		o.handover.Watch()
 		o.handover.Done()

@@ -200,6 +200,7 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 		return nil
 	}
 	p.started = true
+	p.layouts.Settle()
 	p.handover.Watch()
 	p.handover.Done()
 	if p.tracesNext == nil {
