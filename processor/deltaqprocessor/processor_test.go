@@ -682,6 +682,22 @@ func TestTickIsOneTick(t *testing.T) {
 	assert.Equal(t, int64(3), h.clock.passes.Load(), "one pass a tick")
 }
 
+// TestShutdownReportsTimeoutsDue: an instance due when the processor shuts
+// down, before its timer's next tick, is reported as its synthetic timeout
+// span then, as the tick would have reported it and as the connector counts
+// its own at its stop (the connector's TestShutdownCountsTimeoutsDue); one
+// not due yet is not. They were dropped with the instances in flight.
+func TestShutdownReportsTimeoutsDue(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base.Add(80 * time.Millisecond)}))
+	h.clock.set(base.Add(100 * time.Millisecond)) // 1 due at 50 ms, 2 at 130 ms
+	require.NoError(t, h.traces.Shutdown(context.Background()))
+	require.Equal(t, 1, h.tsink.SpanCount())
+	span := h.tsink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	assert.Equal(t, spanID(1), span.SpanID())
+	assert.Equal(t, base.Add(50*time.Millisecond), span.EndTimestamp().AsTime().UTC(), "at its deadline")
+}
+
 func TestShutdownStopsTimer(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
