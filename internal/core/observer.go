@@ -895,21 +895,24 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 // sends their output, stamped no later than now (builder.stampOf): the
 // window now is in ends up to an interval after it, and its points are
 // stamped at now, when it was cut; its mergeable form keeps its bounds,
-// which a gateway merges it by. A window that begins at now or after and
-// holds nothing (now on a boundary) is left out: it saw none of the
+// which a gateway merges it by. The last window, when it begins at now
+// (now on a boundary) and holds nothing, is left out: it saw none of the
 // clock's time, and went out stamped an interval ahead, its referenced
 // probes counted as empty. It returns the windows sent, and the stamp of
 // the last.
 func (o *Observer) flush(ctx context.Context, e *analysis.Engine, now time.Time) (n int, last pcommon.Timestamp) {
 	o.build.cut = pcommon.NewTimestampFromTime(now)
 	defer func() { o.build.cut = 0 }()
-	for _, r := range e.Flush(now) {
-		if !r.Start.Before(now) && empty(r) {
-			continue
-		}
+	results := e.Flush(now)
+	if k := len(results) - 1; k >= 0 && !results[k].Start.Before(now) && empty(results[k]) {
+		results = results[:k]
+	}
+	for _, r := range results {
 		o.inspect(ctx, r)
 		o.emit(ctx, r, now)
-		n, last = n+1, o.build.stampOf(r)
+	}
+	if n = len(results); n > 0 {
+		last = o.build.stampOf(results[n-1])
 	}
 	return n, last
 }

@@ -401,3 +401,20 @@ func pointTimes(m pmetric.Metric) [][2]time.Time {
 	}
 	return out
 }
+
+// TestShutdownAfterTheClockWentBack: a stop while the clock is back (an NTP
+// step after the tick at 10 s) closes the windows open all the same, every
+// one of them, [9 s, 10 s), which holds nothing, included, stamped at their
+// ends: the clock had passed into them before it went back. Only a last
+// window the clock had not reached and that holds nothing is left out.
+func TestShutdownAfterTheClockWentBack(t *testing.T) {
+	clk := coretest.NewClock(at(time.Second))
+	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Now = clk.Now })
+	clk.Set(at(10 * time.Second))
+	h.obs.tick(clk.Now()) // closes the windows up to [8 s, 9 s)
+	h.consume(span{probe: "p", outcome: contract.Success, end: ms(10500), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
+	closed := len(windowEnds(h.metrics.AllMetrics()))
+	clk.Set(at(5 * time.Second))
+	require.NoError(t, h.obs.Shutdown(context.Background()))
+	assert.Equal(t, []time.Time{at(10 * time.Second), at(11 * time.Second)}, windowEnds(h.metrics.AllMetrics())[closed:])
+}
