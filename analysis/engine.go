@@ -802,25 +802,25 @@ func (e *Engine) slotFor(k int64) int64 {
 	return e.slotOf(k)
 }
 
-// windowOf returns the window an instance of outcome oc starting at start
-// and ending at end (Unix ns) counts in, or false, the drop counted: a
+// windowOf returns the window instance in, classified as outcome oc
+// ending at end (Unix ns), counts in, or false, the drop counted: a
 // success or failure whose window has closed is too late, while a timeout
-// then counts in the oldest open window, but one that never ended (timer:
-// a real-time or synthetic timeout) while the batch's clock is back before
-// that window's close (clockBack); any instance beyond the open windows is
-// too early. In single-window mode it is window 0, and the instance widens
-// the window's extent (end) and its sampling period (start, end). Called
-// with mu held.
-func (e *Engine) windowOf(oc Outcome, start, end int64, timer bool) (int64, bool) {
+// then counts in the oldest open window, but one that never ended (a
+// real-time or synthetic timeout: timerKnown) while the batch's clock is
+// back before that window's close (clockBack); any instance beyond the
+// open windows is too early. In single-window mode it is window 0, and the
+// instance widens the window's extent (end) and its sampling period (its
+// start, end). Called with mu held.
+func (e *Engine) windowOf(oc Outcome, end int64, in *Instance) (int64, bool) {
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, end)
 		e.maxEnd = max(e.maxEnd, end)
-		e.minStart = min(e.minStart, start)
+		e.minStart = min(e.minStart, in.Start)
 		return 0, true
 	}
 	k := e.windowIndex(end)
 	if k < e.k0 {
-		if oc != Timeout || timer && e.clockBack(k) {
+		if oc != Timeout || timerKnown(in) && e.clockBack(k) {
 			e.drops[DropTooLate]++
 			return 0, false
 		}
@@ -837,6 +837,13 @@ func (e *Engine) windowOf(oc Outcome, start, end int64, timer bool) (int64, bool
 	}
 	return k, true
 }
+
+// timerKnown reports whether in is a timeout that never ended, known when
+// its timer fired, on the clock of its batch: a real-time or synthetic
+// timeout. One judged from its span's end, in an open window, came from a
+// clock that did not go back. Read only for an instance of a closed
+// window, off the path of the others.
+func timerKnown(in *Instance) bool { return in.Outcome == Timeout && !in.Ended }
 
 // clockBack reports whether window k, closed, is not due to close yet by
 // the clock of the batch (BeginAt): the clock went back after it closed.

@@ -201,11 +201,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 		e.drops[DropTooLate]++
 		return lay, 0, 0, false
 	}
-	// A timeout that never ended is known when its timer fired, on the
-	// batch's clock; one judged from its span's end, in an open window,
-	// came from a clock that did not go back.
-	timer := in.Outcome == Timeout && !in.Ended
-	k, ok := e.windowOf(oc, in.Start, end, timer)
+	k, ok := e.windowOf(oc, end, in)
 	if !ok || len(p.pend) == 0 {
 		return lay, oc, k, ok
 	}
@@ -218,7 +214,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 	}
 	k2 := floorDiv(end, e.interval)
 	switch {
-	case k2 < e.k0 && oc == Timeout && !(timer && e.clockBack(k2)):
+	case k2 < e.k0 && oc == Timeout && !(timerKnown(in) && e.clockBack(k2)):
 		k2 = e.k0 // counted in the oldest open window, as windowOf does
 	case k2 < e.k0:
 		e.drops[DropTooLate]++
