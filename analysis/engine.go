@@ -154,9 +154,11 @@ type Engine struct {
 	// lateTimeouts counts timeouts that arrived after their own window had
 	// closed and were counted in the oldest open window instead.
 	lateTimeouts int64
-	// batchAt is the clock of the batch being added (BeginAt), Unix ns;
-	// 0: unknown (Begin).
-	batchAt int64
+	// batchClock is the clock of the batch being added (BeginAt), nil for
+	// none (Begin); batchAt is its reading in Unix ns, read on first need
+	// (clockBack), 0 until then.
+	batchClock func() time.Time
+	batchAt    int64
 	// weightClamped counts instances whose adjusted count was above
 	// MaxAdjustedCount.
 	weightClamped int64
@@ -569,16 +571,17 @@ func (e *Engine) Begin() Batch {
 // clock is read once the engine is held, after any Advance that closed a
 // window: read before, a window timer closing the window in between (a
 // timer running late, near the close) would look like the clock gone back,
-// and its timeouts would be lost.
+// and its timeouts would be lost. It is read at most once a batch, and
+// only for such a timeout, so that a batch of spans pays nothing for it.
 func (e *Engine) BeginAt(now func() time.Time) Batch {
 	b := e.Begin()
-	e.batchAt = now().UnixNano()
+	e.batchClock = now
 	return b
 }
 
 // End unlocks the engine.
 func (b Batch) End() {
-	b.e.batchAt = 0
+	b.e.batchClock, b.e.batchAt = nil, 0
 	b.e.mu.Unlock()
 }
 
@@ -611,8 +614,9 @@ func (b Batch) Malformed() { b.e.drops[DropMalformed]++ }
 //   - a success or failure, or a timeout that Ended, whose End lies in a
 //     closed window is too late (DropTooLate), whatever its delay: a
 //     timeout counts in the oldest open window only when its span ends in
-//     an open one, or never ends (a real-time or synthetic timeout), and,
-//     in a batch of BeginAt, the clock is past its window's close.
+//     an open one, or never ends (a real-time or synthetic timeout), and
+//     then, in a batch of BeginAt, only when the clock is past its
+//     window's close.
 //
 // Counted instances whose own layout differs from the probe's are counted
 // in Stats.Rebinned.
@@ -798,23 +802,25 @@ func (e *Engine) slotFor(k int64) int64 {
 	return e.slotOf(k)
 }
 
-// windowOf returns the window an instance of outcome oc starting at start
-// and ending at end (Unix ns) counts in, or false, the drop counted: a
+// windowOf returns the window instance in, classified as outcome oc
+// ending at end (Unix ns), counts in, or false, the drop counted: a
 // success or failure whose window has closed is too late, while a timeout
-// then counts in the oldest open window; any instance beyond the open
-// windows is too early. In single-window mode it is window 0, and the
-// instance widens the window's extent (end) and its sampling period
-// (start, end). Called with mu held.
-func (e *Engine) windowOf(oc Outcome, start, end int64) (int64, bool) {
+// then counts in the oldest open window, but one that never ended (a
+// real-time or synthetic timeout: timerKnown) while the batch's clock is
+// back before that window's close (clockBack); any instance beyond the
+// open windows is too early. In single-window mode it is window 0, and the
+// instance widens the window's extent (end) and its sampling period (its
+// start, end). Called with mu held.
+func (e *Engine) windowOf(oc Outcome, end int64, in *Instance) (int64, bool) {
 	if e.interval == 0 {
 		e.minEnd = min(e.minEnd, end)
 		e.maxEnd = max(e.maxEnd, end)
-		e.minStart = min(e.minStart, start)
+		e.minStart = min(e.minStart, in.Start)
 		return 0, true
 	}
 	k := e.windowIndex(end)
 	if k < e.k0 {
-		if oc != Timeout || e.clockBack(k) {
+		if oc != Timeout || timerKnown(in) && e.clockBack(k) {
 			e.drops[DropTooLate]++
 			return 0, false
 		}
@@ -832,11 +838,24 @@ func (e *Engine) windowOf(oc Outcome, start, end int64) (int64, bool) {
 	return k, true
 }
 
+// timerKnown reports whether in is a timeout that never ended, known when
+// its timer fired, on the clock of its batch: a real-time or synthetic
+// timeout. One judged from its span's end, in an open window, came from a
+// clock that did not go back. Read only for an instance of a closed
+// window, off the path of the others.
+func timerKnown(in *Instance) bool { return in.Outcome == Timeout && !in.Ended }
+
 // clockBack reports whether window k, closed, is not due to close yet by
 // the clock of the batch (BeginAt): the clock went back after it closed.
 // Called with mu held.
 func (e *Engine) clockBack(k int64) bool {
-	return e.batchAt != 0 && e.batchAt < (k+1)*e.interval+e.lag
+	if e.batchClock == nil {
+		return false
+	}
+	if e.batchAt == 0 {
+		e.batchAt = e.batchClock().UnixNano()
+	}
+	return e.batchAt < (k+1)*e.interval+e.lag
 }
 
 // newAcc returns an empty accumulator of layout l, reusing a free one.

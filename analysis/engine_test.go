@@ -412,6 +412,18 @@ func TestTimeoutAfterTheClockWentBackIsTooLate(t *testing.T) {
 	if st.Counted != 2 || st.LateTimeouts != 2 || st.Dropped[DropTooLate] != 2 {
 		t.Errorf("clock at 6 s, then unknown: stats = %+v, want 2 late timeouts counted", st)
 	}
+	// A span that ended in an open window, longer than dMax from a start
+	// in [4 s, 5 s), and one a processor judged a timeout, came from a
+	// clock that did not go back: they are timeouts known by their end,
+	// whatever the batch's clock, and count in the oldest open window.
+	long := ok("p", 9600*time.Millisecond, 9600*time.Millisecond-4500*time.Millisecond)
+	judged := long
+	judged.Outcome, judged.Ended = Timeout, true
+	add(e.BeginAt(func() time.Time { return at(5 * time.Second) }), long, judged)
+	st = e.Stats()
+	if st.Counted != 4 || st.LateTimeouts != 4 || st.Dropped[DropTooLate] != 2 {
+		t.Errorf("spans that ended, clock at 5 s: stats = %+v, want 2 more late timeouts counted", st)
+	}
 }
 
 // TestBeginAtReadsTheClockHeld: BeginAt reads its clock once the engine is
@@ -419,28 +431,40 @@ func TestTimeoutAfterTheClockWentBackIsTooLate(t *testing.T) {
 // closed the window of its timeouts (a timer running late, near the
 // close), took that window's close for the clock gone back and dropped
 // its timeouts too late; read held, the clock is past any close an
-// Advance made, and they count as late timeouts.
+// Advance made, and they count as late timeouts. It reads it once a
+// batch, and only for a timeout of a closed window: a batch of spans
+// (every ConsumeTraces) pays nothing for it.
 func TestBeginAtReadsTheClockHeld(t *testing.T) {
 	e := newEngine(t, Config{Interval: time.Second, Lag: time.Second}, t0)
 	closeAt := at(6 * time.Second) // window [4 s, 5 s) closes at 6 s
-	clock := at(5900 * time.Millisecond)
-	b := e.BeginAt(func() time.Time {
+	clock, reads := at(5900*time.Millisecond), 0
+	now := func() time.Time {
+		reads++
 		if e.mu.TryLock() {
 			e.mu.Unlock()
 			t.Error("BeginAt read its clock before holding the engine")
 		}
 		return clock
-	})
+	}
+	b := e.BeginAt(now)
+	b.Add(&[]Instance{ok("p", 100*time.Millisecond, time.Millisecond)}[0])
 	b.End()
+	if reads != 0 {
+		t.Errorf("a batch of a success in an open window read the clock %d times, want none", reads)
+	}
 	// The timer reads 5.9 s and is overtaken by the window timer at 6 s:
 	// its batch reads the clock held, after the Advance.
 	e.Advance(closeAt)
 	clock = closeAt
-	b = e.BeginAt(func() time.Time { return clock })
+	b = e.BeginAt(now)
+	b.Add(&[]Instance{timedOut("p", 4500*time.Millisecond)}[0])
 	b.Add(&[]Instance{timedOut("p", 4500*time.Millisecond)}[0])
 	b.End()
-	if st := e.Stats(); st.Counted != 1 || st.LateTimeouts != 1 || st.Dropped[DropTooLate] != 0 {
-		t.Errorf("stats = %+v, want the timeout counted late", st)
+	if st := e.Stats(); st.Counted != 3 || st.LateTimeouts != 2 || st.Dropped[DropTooLate] != 0 {
+		t.Errorf("stats = %+v, want the timeouts counted late", st)
+	}
+	if reads != 1 {
+		t.Errorf("a batch of two late timeouts read the clock %d times, want once", reads)
 	}
 }
 

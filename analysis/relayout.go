@@ -201,7 +201,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 		e.drops[DropTooLate]++
 		return lay, 0, 0, false
 	}
-	k, ok := e.windowOf(oc, in.Start, end)
+	k, ok := e.windowOf(oc, end, in)
 	if !ok || len(p.pend) == 0 {
 		return lay, oc, k, ok
 	}
@@ -214,7 +214,7 @@ func (e *Engine) placeLayout(p *probe, in *Instance) (*deltaq.Layout, Outcome, i
 	}
 	k2 := floorDiv(end, e.interval)
 	switch {
-	case k2 < e.k0 && oc == Timeout && !e.clockBack(k2):
+	case k2 < e.k0 && oc == Timeout && !(timerKnown(in) && e.clockBack(k2)):
 		k2 = e.k0 // counted in the oldest open window, as windowOf does
 	case k2 < e.k0:
 		e.drops[DropTooLate]++

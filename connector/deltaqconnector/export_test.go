@@ -4,8 +4,6 @@
 package deltaqconnector
 
 import (
-	"time"
-
 	"go.opentelemetry.io/collector/connector"
 
 	"github.com/deltaq-otel/deltaq/internal/collectorstate"
@@ -17,11 +15,13 @@ import (
 // observers run on clk, sharing the collector's state st with the other
 // deltaq components.
 func ClockFactoryFor(st *collectorstate.State, clk *coretest.Clock) connector.Factory {
-	return newFactory(st, func(s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C }).connectorFactory()
+	return newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.Ticked = clk.Now, clk.C, clk.Ticked }).connectorFactory()
 }
 
 // StartClockFactoryFor is ClockFactoryFor whose observers also count the
-// start events' timeouts when starts ticks (core.Settings.StartTicks).
-func StartClockFactoryFor(st *collectorstate.State, clk *coretest.Clock, starts chan time.Time) connector.Factory {
-	return newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = clk.Now, clk.C, starts }).connectorFactory()
+// start events' timeouts when the clock says (coretest.Clock.Expire).
+func StartClockFactoryFor(st *collectorstate.State, clk *coretest.Clock) connector.Factory {
+	return newFactory(st, func(s *core.Settings) {
+		s.Now, s.Ticks, s.StartTicks, s.Ticked = clk.Now, clk.C, clk.Starts, clk.Ticked
+	}).connectorFactory()
 }

@@ -145,9 +145,8 @@ func gwConfig(t *testing.T, f connector.Factory, c gwCase, role string, i int) c
 // to logs), its clock and its output.
 type gwCollector struct {
 	clk *coretest.Clock
-	// starts ticks the timer of the start events' timeouts, with logs the
-	// connector's logs side (nil at the gateway).
-	starts chan time.Time
+	// logs is the connector's logs side (nil at the gateway), whose start
+	// events' timeouts the clock counts (coretest.Clock.Expire).
 	logs   consumer.Logs
 	traces []consumer.Traces
 	comps  []component.Component
@@ -162,10 +161,10 @@ type gwCollector struct {
 func newGWCollector(t *testing.T, c gwCase, role string, i int, name string, now time.Time) *gwCollector {
 	t.Helper()
 	ctx := context.Background()
-	g := &gwCollector{clk: coretest.NewClock(now), starts: make(chan time.Time), msink: new(consumertest.MetricsSink),
+	g := &gwCollector{clk: coretest.NewClock(now), msink: new(consumertest.MetricsSink),
 		lsink: new(consumertest.LogsSink), tel: componenttest.NewTelemetry()}
 	t.Cleanup(func() { require.NoError(t, g.tel.Shutdown(context.Background())) })
-	f := deltaqconnector.StartClockFactoryFor(collectorstate.New(), g.clk, g.starts)
+	f := deltaqconnector.StartClockFactoryFor(collectorstate.New(), g.clk)
 	cfg := gwConfig(t, f, c, role, i)
 	set := connectortest.NewNopSettings(f.Type())
 	set.ID = component.NewID(f.Type())
@@ -244,9 +243,7 @@ func (g *gwCollector) consumeStarts(t *testing.T, spans []diffSpan) {
 // (with start events) and the windows due close.
 func (g *gwCollector) tick(now time.Time) {
 	if g.logs != nil && !g.down {
-		g.clk.Set(now)
-		g.starts <- now
-		g.starts <- now
+		g.clk.Expire(now)
 	}
 	g.clk.Tick(now)
 }

@@ -506,8 +506,24 @@ type reader struct {
 	observed map[streamKey]pmetric.HistogramDataPoint
 	expPrev  map[streamKey]map[int32]uint64
 	expSum   map[streamKey]float64
-	// windows by end time (Unix ns), then probe.
+	// windows by the time of their points (Unix ns), then probe: their
+	// end, but the window a stop cut short's, stamped when it was cut.
 	windows map[int64]map[string]*emitted
+}
+
+// window returns what was emitted of probe in the window of interval that
+// ends at end: its points are stamped at its end, or, cut short by a
+// stop, within it (nil: none).
+func (r *reader) window(end, interval int64, probe string) *emitted {
+	if w := r.windows[end][probe]; w != nil {
+		return w
+	}
+	for t, w := range r.windows {
+		if t > end-interval && t < end && w[probe] != nil {
+			return w[probe]
+		}
+	}
+	return nil
 }
 
 func newReader() *reader {
@@ -821,10 +837,12 @@ func tracesOf(spans []oracleSpan, prio []bool) ptrace.Traces {
 // newOracleRig starts the traces → metrics and logs → metrics connectors of
 // cfg, of an ID of their own, on a clock set to t0 (Unix ns).
 func newOracleRig(t *testing.T, cfg *Config, t0 int64) *startRig {
-	r := &startRig{clk: coretest.NewClock(time.Unix(0, t0).UTC()), starts: make(chan time.Time),
-		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r := &startRig{clk: coretest.NewClock(time.Unix(0, t0).UTC()), sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r.starts = r.clk.Starts
 	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
-	f := newFactory(collectorstate.New(), func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	f := newFactory(collectorstate.New(), func(s *core.Settings) {
+		s.Now, s.Ticks, s.StartTicks, s.Ticked = r.clk.Now, r.clk.C, r.starts, r.clk.Ticked
+	})
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewIDWithName(metadata.Type, t.Name())
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
@@ -957,7 +975,7 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 			if want == nil {
 				continue
 			}
-			got := r.windows[end][p.name]
+			got := r.window(end, o.interval, p.name)
 			where := fmt.Sprintf("probe %q window %d (end %s)", p.name, k, time.Unix(0, end).UTC().Format(time.RFC3339Nano))
 			require.NotNil(t, got, "%s: not emitted", where)
 			inRange(t, got.success, want.success, where+" success")
@@ -992,7 +1010,7 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 	}
 	// Nothing emitted beyond the reference.
 	for end, byProbe := range r.windows {
-		k := end/o.interval - 1
+		k := (end+o.interval-1)/o.interval - 1 // stamped at its end, or when a stop cut it
 		for name, e := range byProbe {
 			if e.success == 0 && e.timeout == 0 && e.failure == 0 {
 				continue

@@ -123,3 +123,49 @@ func TestProbesOfAProcessorMadeLaterAreNoMisspelling(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclaredProbesLastOneConfiguration: the probes a configuration
+// declares are forgotten once its components start. A collector reloaded
+// from processors defining checkout to one defining checkouts, its
+// connector still naming checkout, kept checkout declared from the first
+// configuration: making the second's components left it to the start, so
+// that validate passed the misspelling the start refused, and every
+// configuration's names piled up in the declarations.
+func TestDeclaredProbesLastOneConfiguration(t *testing.T) {
+	ctx := context.Background()
+	st := collectorstate.New()
+	pf := deltaqprocessor.NewFactoryFor(st)
+	f := deltaqconnector.ClockFactoryFor(st, coretest.NewClock(coretest.At(0)))
+	qta := map[string]any{"qta": map[string]any{"points": []any{map[string]any{"delay": "1s", "p": 0.9}}}}
+	// build validates the processor's configuration, then makes the
+	// connector and the processor, as the collector does, and starts them.
+	build := func(probe string) (stop func(), err error) {
+		pcfg := pf.CreateDefaultConfig()
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{
+			probe: map[string]any{"dmax": "2s", "bins": 200}}}).Unmarshal(pcfg))
+		require.NoError(t, confmap.Validate(pcfg))
+		cfg := f.CreateDefaultConfig()
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"probes": map[string]any{"checkout": qta}}).Unmarshal(cfg))
+		set := connectortest.NewNopSettings(f.Type())
+		set.ID = component.NewID(f.Type())
+		conn, err := f.CreateTracesToMetrics(ctx, set, cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, consumertest.NewNop())
+		if err != nil {
+			require.NoError(t, conn.Shutdown(ctx))
+			return nil, err
+		}
+		require.NoError(t, conn.Start(ctx, componenttest.NewNopHost()))
+		require.NoError(t, proc.Start(ctx, componenttest.NewNopHost()))
+		return func() {
+			require.NoError(t, proc.Shutdown(ctx))
+			require.NoError(t, conn.Shutdown(ctx))
+		}, nil
+	}
+	stop, err := build("checkout")
+	require.NoError(t, err)
+	stop()
+	_, err = build("checkouts")
+	require.Error(t, err, "the reloaded configuration's misspelling, refused when its components are made")
+	assert.Equal(t, `connectors::deltaq: probes["checkout"]: no deltaq processor, connector probe or diagram defines probe checkout (did you mean checkouts?)`, err.Error())
+}

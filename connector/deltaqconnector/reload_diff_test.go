@@ -326,10 +326,12 @@ func reloadPoints(md pmetric.Metrics) []string {
 // newRigAt is newRig whose clock starts at now.
 func newRigAt(t *testing.T, cfg *Config, st *collectorstate.State, level zapcore.Level, withLogs bool, now time.Time) *startRig {
 	t.Helper()
-	r := &startRig{clk: coretest.NewClock(now), starts: make(chan time.Time),
-		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r := &startRig{clk: coretest.NewClock(now), sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r.starts = r.clk.Starts
 	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
-	f := newFactory(st, func(s *core.Settings) { s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts })
+	f := newFactory(st, func(s *core.Settings) {
+		s.Now, s.Ticks, s.StartTicks, s.Ticked = r.clk.Now, r.clk.C, r.starts, r.clk.Ticked
+	})
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()

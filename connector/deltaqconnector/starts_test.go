@@ -86,11 +86,11 @@ func newRigWith(t *testing.T, cfg *Config, st *collectorstate.State, level zapco
 	adjust func(*core.Settings),
 ) *startRig {
 	t.Helper()
-	r := &startRig{clk: coretest.NewClock(at(time.Second)), starts: make(chan time.Time),
-		sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r := &startRig{clk: coretest.NewClock(at(time.Second)), sink: new(consumertest.MetricsSink), tel: componenttest.NewTelemetry()}
+	r.starts = r.clk.Starts
 	t.Cleanup(func() { require.NoError(t, r.tel.Shutdown(context.Background())) })
 	f := newFactory(st, func(s *core.Settings) {
-		s.Now, s.Ticks, s.StartTicks = r.clk.Now, r.clk.C, r.starts
+		s.Now, s.Ticks, s.StartTicks, s.Ticked = r.clk.Now, r.clk.C, r.starts, r.clk.Ticked
 		if adjust != nil {
 			adjust(s)
 		}
@@ -119,12 +119,8 @@ func newRigWith(t *testing.T, cfg *Config, st *collectorstate.State, level zapco
 }
 
 // expire moves the clock to now and has the timeout timer count the
-// timeouts due; the second send returns once the first was handled.
-func (r *startRig) expire(now time.Time) {
-	r.clk.Set(now)
-	r.starts <- now
-	r.starts <- now
-}
+// timeouts due, and returns once it has.
+func (r *startRig) expire(now time.Time) { r.clk.Expire(now) }
 
 func (r *startRig) shutdown(t *testing.T) {
 	t.Helper()
@@ -1304,13 +1300,12 @@ func TestCarriedInstancesTimeOutWithoutLogsInput(t *testing.T) {
 	// The reloaded connector, in the traces pipeline alone.
 	nu := newTracesRig(t, loadConfig(t, "matched"), st)
 	require.NoError(t, nu.traces.ConsumeTraces(context.Background(), matchedTraces(ms(250), span{name: "job", dur: ms(150), traceID: 1})))
-	nu.clk.Set(at(ms(1900)))
-	for range 2 {
-		select {
-		case nu.starts <- at(ms(1900)):
-		case <-time.After(5 * time.Second):
-			t.Fatal("no timer: the carried instances never time out")
-		}
+	expired := make(chan struct{})
+	go func() { nu.clk.Expire(at(ms(1900))); close(expired) }()
+	select {
+	case <-expired:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no timer: the carried instances never time out")
 	}
 	nu.clk.Tick(at(2 * time.Second)) // closes [0, 1s)
 

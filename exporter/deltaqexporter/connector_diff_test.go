@@ -323,7 +323,7 @@ func diffConnector(t *testing.T, cfg *deltaqconnector.Config, clk *coretest.Cloc
 		Kind: "connector", Scope: "github.com/deltaq-otel/deltaq/connector/deltaqconnector", Telemetry: set.TelemetrySettings,
 		Layouts: collectorstate.New().Layouts, ID: component.NewID(typ).String(),
 		SpanProbes: deltaqconnector.SpanProbes(cfg), StartEvents: &cfg.StartEvents,
-		Now: clk.Now, Ticks: clk.C,
+		Now: clk.Now, Ticks: clk.C, Ticked: clk.Ticked,
 	})
 	require.NoError(t, err)
 	require.NoError(t, obs.Start(out))

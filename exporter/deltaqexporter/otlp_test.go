@@ -97,7 +97,7 @@ func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millise
 
 // withClock has the exporter's observer run on clk.
 func withClock(clk *coretest.Clock) exporterOption {
-	return func(_ *deltaqExporter, s *core.Settings) { s.Now, s.Ticks = clk.Now, clk.C }
+	return func(_ *deltaqExporter, s *core.Settings) { s.Now, s.Ticks, s.Ticked = clk.Now, clk.C, clk.Ticked }
 }
 
 // startExporter makes and starts an exporter of cfg with the clock clk and

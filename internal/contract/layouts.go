@@ -43,13 +43,15 @@ type Layouts struct {
 	rmu     sync.Mutex
 	readers map[any]ReferenceCheck
 	// declared are the probes the processors' configurations name
-	// (Declare), guarded by rmu.
+	// (Declare) since the collector last started its components (Settle),
+	// guarded by rmu.
 	declared map[string]struct{}
 }
 
-// MaxDeclared bounds the probes Declare keeps: past it, names are no
-// longer added, and the checks made before every processor is made may
-// again take a probe that a processor made later defines for a misspelling.
+// MaxDeclared bounds the probes Declare keeps for one configuration: past
+// it, names are no longer added, and the checks made before every
+// processor is made may again take a probe that a processor made later
+// defines for a misspelling.
 const MaxDeclared = 1 << 16
 
 // Declare records the probes a deltaq processor's configuration names,
@@ -63,7 +65,8 @@ const MaxDeclared = 1 << 16
 // probe to the check at start, when every processor is made (Declared).
 // A processor in no pipeline, which the collector validates but never
 // makes, declares its probes too: a misspelling of one of them is found at
-// start, not by validate.
+// start, not by validate. The declarations last until the components
+// start (Settle).
 func (r *Layouts) Declare(names ...string) {
 	r.rmu.Lock()
 	defer r.rmu.Unlock()
@@ -78,8 +81,22 @@ func (r *Layouts) Declare(names ...string) {
 	}
 }
 
+// Settle forgets the declared probes: a deltaq component starts, so the
+// collector has made every component of the configuration that declared
+// them, and the check at start sees every processor's probes. A reload
+// validates its configuration, which declares its own, and makes its
+// components again. Kept, the names of every configuration a collector
+// had been reloaded into piled up, until MaxDeclared stopped Declare; and
+// a probe of an earlier configuration was left to the start, so that
+// validate passed a misspelling of it that the start refused.
+func (r *Layouts) Settle() {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	r.declared = nil
+}
+
 // Declared reports whether a processor's configuration named probe
-// (Declare).
+// (Declare) since the components last started (Settle).
 func (r *Layouts) Declared(probe string) bool {
 	r.rmu.Lock()
 	defer r.rmu.Unlock()

@@ -5,6 +5,7 @@ package contract
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/deltaq-otel/deltaq/deltaq"
@@ -78,5 +79,30 @@ func TestSetLayout(t *testing.T) {
 	}
 	if _, ok := r.LookupLayout("payment"); ok || r.Generation() != g2 {
 		t.Errorf("a refused SetLayout changed the registry (payment found %v, generation %d, want %d)", ok, r.Generation(), g2)
+	}
+}
+
+// TestDeclaredUntilSettled: the probes a configuration declares last until
+// the components start (Settle); the next configuration, a reload's,
+// declares its own. Through reloads of configurations of other names each
+// time, the declarations hold the last configuration's alone, and one of
+// the first configuration's is no longer declared: kept, they piled up
+// until MaxDeclared stopped Declare, and the checkout/checkouts order of
+// making processors was refused again.
+func TestDeclaredUntilSettled(t *testing.T) {
+	r := new(Layouts)
+	name := func(gen, i int) string { return "probe-" + strconv.Itoa(gen) + "-" + strconv.Itoa(i) }
+	const perConfig = 1000
+	for gen := range 3 * MaxDeclared / perConfig {
+		for i := range perConfig {
+			r.Declare(name(gen, i))
+		}
+		if !r.Declared(name(gen, perConfig-1)) {
+			t.Fatalf("configuration %d: its last probe is not declared (%d kept)", gen, len(r.declared))
+		}
+		r.Settle()
+	}
+	if r.Declared(name(0, 0)) || len(r.declared) != 0 {
+		t.Errorf("after the last start, %d probes still declared, the first configuration's among them: %v", len(r.declared), r.Declared(name(0, 0)))
 	}
 }

@@ -32,7 +32,7 @@ func TestGatewayMergesWhileItsWindowsClose(t *testing.T) {
 	gcfg := testConfig()
 	gcfg.Lag = 500 * time.Millisecond
 	gcfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 100 * time.Millisecond, Bins: 100}}
-	gateway := newHarnessWith(t, gcfg, start, func(s *Settings) { s.Now, s.Ticks = clk.Now, clk.C })
+	gateway := newHarnessWith(t, gcfg, start, func(s *Settings) { s.Now, s.Ticks, s.Ticked = clk.Now, clk.C, clk.Ticked })
 
 	const agents, windows, perWindow = 4, 12, 30
 	batches := make([][]pmetric.Metrics, agents)

@@ -21,7 +21,8 @@ import (
 // instances that ended between them.
 type cumulative struct {
 	// start is the start time of the stream: the start of the first window
-	// the probe had instances in under this layout.
+	// the probe had instances in under this layout and service (or a
+	// predecessor's last point, builder.after, when later).
 	start pcommon.Timestamp
 	streamLayout
 	// exp is the exponential mapping of the layout's buckets, made at the
@@ -61,15 +62,19 @@ func (l *streamLayout) differs(p *analysis.ProbeResult) bool {
 }
 
 // cumulativeOf adds the probe's window to its stream and returns the
-// stream, or nil when the probe has not had a success or a failure yet. A
-// probe whose layout changed starts a new stream at the window's start: the
-// counts of two layouts are never added, and the backend sees a reset. So
-// does a probe whose deltaq.service changed: its new series count from
-// this window.
-func (b *builder) cumulativeOf(p *analysis.ProbeResult, service string, windowStart pcommon.Timestamp) *cumulative {
+// stream, or nil while the probe has had no instance in a window (an empty
+// window has no bin counts): a probe whose first windows hold timeouts or
+// failures alone has a stream from the first of them, of no success. A
+// stream starts at start — the window's start, or a predecessor's last
+// point (builder.after) when that is later — when the probe has none yet
+// or had it dropped (forgetStreams: the analysis forgot the probe), when
+// its layout changed — the counts of two layouts are never added, and the
+// backend sees a reset — and when its deltaq.service changed: its new
+// series count from this window.
+func (b *builder) cumulativeOf(p *analysis.ProbeResult, service string, start pcommon.Timestamp) *cumulative {
 	c := b.cum[p.Name]
 	if p.BinCounts != nil && (c == nil || c.differs(p)) {
-		c = &cumulative{start: windowStart, streamLayout: layoutOf(p), counts: make([]uint64, len(p.BinCounts)+1), service: service}
+		c = &cumulative{start: start, streamLayout: layoutOf(p), counts: make([]uint64, len(p.BinCounts)+1), service: service}
 		if b.cum == nil {
 			b.cum = make(map[string]*cumulative)
 		}
@@ -79,7 +84,7 @@ func (b *builder) cumulativeOf(p *analysis.ProbeResult, service string, windowSt
 		return nil
 	}
 	if c.service != service {
-		c = &cumulative{start: windowStart, streamLayout: c.streamLayout, counts: make([]uint64, len(c.counts)), service: service}
+		c = &cumulative{start: start, streamLayout: c.streamLayout, counts: make([]uint64, len(c.counts)), service: service}
 		b.cum[p.Name] = c
 	}
 	c.seen = b.windows

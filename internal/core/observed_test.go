@@ -265,3 +265,22 @@ func outcomesOf(md pmetric.Metrics) pmetric.NumberDataPoint {
 	})
 	return dp
 }
+
+// TestObservedStreamFromTheFirstInstance: a probe's deltaq.observed stream
+// starts with its first window of any instance, a timeout alone included
+// (a point of no success), not with its first success or failure; the
+// successes of later windows add to it, from the same start.
+func TestObservedStreamFromTheFirstInstance(t *testing.T) {
+	h := newHarness(t, testConfig(), at(time.Second))
+	timeout := span{probe: "p", outcome: contract.Timeout, end: ms(1500), delay: 50 * time.Millisecond, dmax: 50 * time.Millisecond, bins: 50}
+	h.consume(timeout)
+	h.obs.tick(at(3 * time.Second)) // closes [1 s, 2 s)
+	h.consume(span{probe: "p", outcome: contract.Success, end: ms(2500), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
+	h.obs.tick(at(4 * time.Second)) // closes [2 s, 3 s)
+	hs := observedHistograms(h)["p"]
+	require.Len(t, hs, 2)
+	for i, want := range []uint64{0, 1} {
+		assert.Equal(t, at(time.Second), hs[i].StartTimestamp().AsTime().UTC(), "point %d: the stream starts with the timeout's window", i)
+		assert.Equal(t, want, hs[i].Count(), "point %d: the successes so far", i)
+	}
+}

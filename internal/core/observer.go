@@ -77,6 +77,12 @@ type Settings struct {
 	StartEvents     *inflight.Options
 	StartTicks      <-chan time.Time
 	SpanInstruments *SpanInstruments
+	// Ticked, when not nil, is called by the window timer and the timeout
+	// timer once the work of each tick they took from Ticks or StartTicks
+	// is done, with the channel of the tick: a test's clock
+	// (coretest.Clock) waits for it, so that a tick's work is over before
+	// the test moves on, and never overlaps what the test does next.
+	Ticked func(ticks <-chan time.Time)
 }
 
 // Outputs are the consumers of an observer's output: the exporter's OTLP
@@ -302,8 +308,16 @@ func attrOption(k, v string) metric.MeasurementOption {
 // marked deltaq.late was already counted as a timeout when its instance
 // timed out and is not counted again. It only takes the engine's lock: it
 // never waits for the output.
+//
+// The batch is on the observer's clock (Engine.BeginAt): a deltaq
+// processor's synthetic timeout span is known when it arrives, as the
+// connector's own timeout of a start event is known when its timer fires,
+// so after the clock went back one whose window closed before the step is
+// too late, as the connector's is; counted, every synthetic timeout of the
+// step went into the oldest open window, and none of its successes. The
+// clock is read only for such a timeout.
 func (o *Observer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	b := o.engine.Begin()
+	b := o.engine.BeginAt(o.now)
 	var bs batchServices
 	addTraces(b, td, &bs, o.spans)
 	b.End()
@@ -335,6 +349,7 @@ func (o *Observer) Start(out Outputs) error {
 		return err
 	}
 	o.out = out
+	o.layouts.Settle()
 	if o.set.ID != "" {
 		o.handover.Watch()
 		o.handover.Done()
@@ -379,6 +394,9 @@ func (o *Observer) every(ticks <-chan time.Time, ticker *time.Ticker, done chan 
 			return
 		case <-ticks:
 			fn()
+			if o.set.Ticked != nil {
+				o.set.Ticked(ticks)
+			}
 		}
 	}
 }
@@ -866,15 +884,51 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 			o.expire(now.UnixNano())
 		}
 		began := time.Now()
-		results := o.engine.Flush(now)
-		for _, r := range results {
-			o.inspect(sctx, r)
-			o.emit(sctx, r, now)
-		}
-		o.closed(sctx, len(results), began)
+		n, _ := o.flush(sctx, o.engine, now)
+		o.closed(sctx, n, began)
 		o.recordStats(sctx)
 	})
 	return err
+}
+
+// flush closes the open windows of e at now, a stop's (Engine.Flush), and
+// sends their output, stamped no later than now (builder.stampOf): the
+// window now is in ends up to an interval after it, and its points are
+// stamped at now, when it was cut; its mergeable form keeps its bounds,
+// which a gateway merges it by. The last window, when it begins at now
+// (now on a boundary) and holds nothing, is left out: it saw none of the
+// clock's time, and went out stamped an interval ahead, its referenced
+// probes counted as empty. It returns the windows sent, and the stamp of
+// the last.
+func (o *Observer) flush(ctx context.Context, e *analysis.Engine, now time.Time) (n int, last pcommon.Timestamp) {
+	o.build.cut = pcommon.NewTimestampFromTime(now)
+	defer func() { o.build.cut = 0 }()
+	results := e.Flush(now)
+	if k := len(results) - 1; k >= 0 && !results[k].Start.Before(now) && empty(results[k]) {
+		results = results[:k]
+	}
+	for _, r := range results {
+		o.inspect(ctx, r)
+		o.emit(ctx, r, now)
+	}
+	if n = len(results); n > 0 {
+		last = o.build.stampOf(results[n-1])
+	}
+	return n, last
+}
+
+// empty reports whether the closed window r holds no instance, no other
+// collector's window or word, and fired nothing.
+func empty(r *analysis.Result) bool {
+	if r.Contributors > 0 || len(r.Triggers) > 0 || len(r.Snapshots) > 0 {
+		return false
+	}
+	for i := range r.Probes {
+		if r.Probes[i].Counts.Total() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Stats returns the engine's instance counters.

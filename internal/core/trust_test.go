@@ -27,6 +27,7 @@ import (
 	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/deltaq"
 	"github.com/deltaq-otel/deltaq/internal/contract"
+	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 	"github.com/deltaq-otel/deltaq/internal/telemetrytest"
 )
 
@@ -507,4 +508,32 @@ func TestClockBackWarnsOnce(t *testing.T) {
 	h.obs.tick(at(4 * time.Second)) // window [2 s, 3 s)
 	assert.Equal(t, int64(3), closed())
 	assert.Len(t, back(), 1)
+}
+
+// TestSyntheticTimeoutAfterTheClockWentBack: a deltaq processor's
+// synthetic timeout span, whose window closed before the clock stepped
+// back, is too late while the clock is before that window's close, as the
+// connector's own timeout of a start event is (the connector's
+// TestStartEventsAfterTheClockWentBack) and as a success ending there is:
+// counted, every synthetic timeout of the step went into the oldest open
+// window, and none of its successes. Once the clock is past the window's
+// close, a synthetic timeout known only then counts in the oldest open
+// window, as before.
+func TestSyntheticTimeoutAfterTheClockWentBack(t *testing.T) {
+	clk := coretest.NewClock(at(time.Second))
+	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Now = clk.Now })
+	timeout := span{probe: "p", outcome: contract.Timeout, end: 4500 * time.Millisecond, delay: 50 * time.Millisecond, dmax: 50 * time.Millisecond, bins: 50}
+	clk.Set(at(10 * time.Second))
+	h.obs.tick(clk.Now())        // closes the windows up to [8 s, 9 s)
+	clk.Set(at(5 * time.Second)) // the clock steps back 5 s; [4 s, 5 s) closes at 6 s
+	h.consume(timeout, span{probe: "p", outcome: contract.Success, end: 4600 * time.Millisecond, delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
+	st := h.obs.Stats()
+	assert.Equal(t, int64(0), st.Counted, "nothing counted while the clock is back")
+	assert.Equal(t, int64(2), st.Dropped[analysis.DropTooLate], "the synthetic timeout and the success")
+
+	clk.Set(at(6 * time.Second)) // past the close of [4 s, 5 s)
+	h.consume(timeout)
+	st = h.obs.Stats()
+	assert.Equal(t, int64(1), st.Counted)
+	assert.Equal(t, int64(1), st.LateTimeouts, "counted in the oldest open window")
 }

@@ -89,7 +89,7 @@ func demoBatches(t testing.TB) []demoBatch {
 	o, err := core.New(&cfg, core.Settings{
 		Kind: "connector", Scope: "scope-http-test",
 		Telemetry: componenttest.NewNopTelemetrySettings(),
-		Now:       clock.Now, Ticks: clock.C,
+		Now:       clock.Now, Ticks: clock.C, Ticked: clock.Ticked,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -390,7 +390,7 @@ func newConnectorPath(t *testing.T, setup diffSetup, probes map[string]any) *dif
 	sink := new(consumertest.MetricsSink)
 	set := core.Settings{
 		Kind: "connector", Telemetry: ts, Layouts: new(contract.Layouts), Instruments: cins,
-		Now: clk.Now, Ticks: clk.C, SpanProbes: deltaqconnector.SpanProbes(cfg), SpanInstruments: ins,
+		Now: clk.Now, Ticks: clk.C, Ticked: clk.Ticked, SpanProbes: deltaqconnector.SpanProbes(cfg), SpanInstruments: ins,
 	}
 	expire := func(at time.Time) { clk.Set(at) }
 	if setup.starts != nil {
@@ -460,7 +460,7 @@ func newProcessorPath(t *testing.T, setup diffSetup, sent func() int64, mapped *
 	rts := rtel.NewTelemetrySettings()
 	cins := &core.Instruments{}
 	fillInstruments(t, cins, rts.MeterProvider.Meter("diff"))
-	obs, err = core.New(&ccfg, core.Settings{Kind: "connector", Telemetry: rts, Instruments: cins, Layouts: st.Layouts, Now: clk.Now, Ticks: clk.C})
+	obs, err = core.New(&ccfg, core.Settings{Kind: "connector", Telemetry: rts, Instruments: cins, Layouts: st.Layouts, Now: clk.Now, Ticks: clk.C, Ticked: clk.Ticked})
 	require.NoError(t, err)
 	require.NoError(t, obs.Start(core.Outputs{Metrics: sink}))
 	byAttr := func(name, key string) map[string]int64 {

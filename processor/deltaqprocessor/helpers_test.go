@@ -5,6 +5,7 @@ package deltaqprocessor
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -38,11 +39,17 @@ var base = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 type fakeClock struct {
 	ch      chan time.Time
 	stopped chan struct{}
-	now     atomic.Int64
+	// done holds the timer's word that a tick's work is done; one place,
+	// so that a timer whose tick no one waits for (a test that sends on ch
+	// itself) does not block on it.
+	done chan struct{}
+	now  atomic.Int64
+	// passes counts the ticks the timer handled.
+	passes atomic.Int64
 }
 
 func newFakeClock() *fakeClock {
-	c := &fakeClock{ch: make(chan time.Time), stopped: make(chan struct{}, 1)}
+	c := &fakeClock{ch: make(chan time.Time), stopped: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	c.now.Store(base.UnixNano())
 	return c
 }
@@ -50,22 +57,39 @@ func newFakeClock() *fakeClock {
 func (c *fakeClock) NewTicker(time.Duration) ticker { return c }
 func (c *fakeClock) C() <-chan time.Time            { return c.ch }
 func (c *fakeClock) Stop()                          { c.stopped <- struct{}{} }
-func (c *fakeClock) Now() time.Time                 { return time.Unix(0, c.now.Load()) }
+
+// Done is the timer's word that it has done a tick's work.
+func (c *fakeClock) Done() {
+	c.passes.Add(1)
+	select {
+	case c.done <- struct{}{}:
+	default:
+	}
+}
+func (c *fakeClock) Now() time.Time { return time.Unix(0, c.now.Load()) }
 
 // set sets the time Now returns, without a tick.
 func (c *fakeClock) set(at time.Time) { c.now.Store(at.UnixNano()) }
 
 // tick sets Now to at, delivers a tick at time at and returns once the
-// processor has handled it: the channel is unbuffered, so the second send
-// completes only when the timer goroutine is back in its select, after
-// expire returned. The second tick repeats at, when nothing is due any
-// more, so that handling it, after tick has returned, changes nothing (a
-// tick at the Unix epoch was a clock gone back, which restarts the
-// samples of the auto probes).
+// processor has handled it (Done), and the timer does nothing more until
+// the next tick. It sent the tick twice, the second send returning once
+// the timer was back in its loop, and the timer handled the second tick
+// beside what the test did next: a start event due by at that the test
+// added then could time out at once or at the next tick. A word left by a
+// tick a test sent itself and did not wait for is dropped first.
 func (c *fakeClock) tick(at time.Time) {
 	c.set(at)
+	select {
+	case <-c.done:
+	default:
+	}
 	c.ch <- at
-	c.ch <- at
+	select {
+	case <-c.done:
+	case <-time.After(time.Minute):
+		panic(fmt.Sprintf("fakeClock: no word from the timer a minute after its tick at %v", at))
+	}
 }
 
 // harness is one processor instance in a traces and a logs pipeline, with

@@ -200,6 +200,7 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 		return nil
 	}
 	p.started = true
+	p.layouts.Settle()
 	p.handover.Watch()
 	p.handover.Done()
 	if p.tracesNext == nil {
@@ -219,10 +220,14 @@ func (p *deltaqProcessor) start(context.Context, component.Host) error {
 }
 
 // shutdown stops the timer; the first call (from either pipeline) does the
-// work, so that no synthetic span is emitted once any part of the pipeline
-// shuts down. Instances still in flight are dropped, unless the shutdown is
-// part of a configuration reload (package reload): then they are handed to
-// the processor the reload builds.
+// work, so that no tick emits a synthetic span once any part of the
+// pipeline shuts down. The instances due by then are reported as the
+// timer's next tick would have reported them, as the connector counts its
+// own at its stop, to the next consumer, which the collector shuts down
+// after the processor: they were lost, up to a timer_resolution of
+// timeouts at every stop. The other instances in flight are dropped,
+// unless the shutdown is part of a configuration reload (package reload):
+// then every instance is handed to the processor the reload builds.
 func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	p.lifecycle.Lock()
 	defer p.lifecycle.Unlock()
@@ -242,12 +247,16 @@ func (p *deltaqProcessor) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if pending, refused := p.handover.Status(); pending {
+	pending, refused := p.handover.Status()
+	if pending {
 		p.park()
-	} else if refused != nil {
+		return nil
+	}
+	if refused != nil {
 		p.logger.Warn("configuration reload refused: the collector stops; the instances in flight end with it, as at a stop",
 			zap.Error(refused))
 	}
+	p.expire(ctx, p.clock.Now().UnixNano())
 	return nil
 }
 
@@ -263,6 +272,7 @@ func (p *deltaqProcessor) run(ctx context.Context, t ticker) {
 		case now := <-t.C():
 			p.expire(ctx, now.UnixNano())
 			p.rangeProbes(now.UnixNano())
+			t.Done()
 		}
 	}
 }

@@ -662,6 +662,42 @@ func TestSharedInstance(t *testing.T) {
 	assert.Nil(t, f.lookup(setB.ID))
 }
 
+// TestTickIsOneTick: the test clock's tick has the timer handle one tick
+// and returns once it has, so that the timer handles nothing beside what
+// the test does next: a start event due by the tick's time that the test
+// adds after it times out at the next tick, not at once. The tick was
+// sent twice, and the timer handled the second beside the test.
+func TestTickIsOneTick(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	for i := range 3 {
+		at := base.Add(time.Duration(i+1) * time.Second)
+		h.clock.tick(at)
+		// Due 50 ms before the tick's time: a second pass of the tick
+		// beside the test took it at once; the timer takes it at its next.
+		h.consumeLogs(logsOf(startEvent{probe: "checkout", id: byte(i + 1), at: at.Add(-100 * time.Millisecond)}))
+		assert.Equal(t, int64(i+1), h.clock.passes.Load(), "passes after tick %d", i)
+		assert.Equal(t, i, h.tsink.SpanCount(), "synthetic spans after tick %d", i)
+	}
+	require.NoError(t, h.traces.Shutdown(context.Background()))
+	assert.Equal(t, int64(3), h.clock.passes.Load(), "one pass a tick")
+}
+
+// TestShutdownReportsTimeoutsDue: an instance due when the processor shuts
+// down, before its timer's next tick, is reported as its synthetic timeout
+// span then, as the tick would have reported it and as the connector counts
+// its own at its stop (the connector's TestShutdownCountsTimeoutsDue); one
+// not due yet is not. They were dropped with the instances in flight.
+func TestShutdownReportsTimeoutsDue(t *testing.T) {
+	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
+	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}, startEvent{probe: "checkout", id: 2, at: base.Add(80 * time.Millisecond)}))
+	h.clock.set(base.Add(100 * time.Millisecond)) // 1 due at 50 ms, 2 at 130 ms
+	require.NoError(t, h.traces.Shutdown(context.Background()))
+	require.Equal(t, 1, h.tsink.SpanCount())
+	span := h.tsink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	assert.Equal(t, spanID(1), span.SpanID())
+	assert.Equal(t, base.Add(50*time.Millisecond), span.EndTimestamp().AsTime().UTC(), "at its deadline")
+}
+
 func TestShutdownStopsTimer(t *testing.T) {
 	h := newHarness(t, testConfig(probeConfig("checkout", 50*time.Millisecond, 25)))
 	h.consumeLogs(logsOf(startEvent{probe: "checkout", id: 1, at: base}))
