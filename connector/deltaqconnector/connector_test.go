@@ -213,10 +213,10 @@ func TestRefusingConsumerNeitherBlocksNorGoesUncounted(t *testing.T) {
 	close(next.release)
 	<-ticked
 	clk.Tick(at(3 * time.Second)) // closes [1s, 2s), refused at once
-	p.shutdown(t)                 // flushes [2s, 3s), refused ([3s, 4s), not begun, holds nothing)
+	p.shutdown(t)                 // flushes [2s, 3s) and [3s, 4s), refused
 
-	assert.Equal(t, map[string]int64{"signal=metrics": 3}, telemetrytest.Sum(t, tel, "otelcol_connector_deltaq_output_dropped"),
-		"three windows, each refused and counted")
+	assert.Equal(t, map[string]int64{"signal=metrics": 4}, telemetrytest.Sum(t, tel, "otelcol_connector_deltaq_output_dropped"),
+		"four windows, each refused and counted")
 }
 
 // TestOneAnalysisPerComponentID: the connectors of an ID share one

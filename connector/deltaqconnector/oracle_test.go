@@ -506,24 +506,8 @@ type reader struct {
 	observed map[streamKey]pmetric.HistogramDataPoint
 	expPrev  map[streamKey]map[int32]uint64
 	expSum   map[streamKey]float64
-	// windows by the time of their points (Unix ns), then probe: their
-	// end, but the window a stop cut short's, stamped when it was cut.
+	// windows by end time (Unix ns), then probe.
 	windows map[int64]map[string]*emitted
-}
-
-// window returns what was emitted of probe in the window of interval that
-// ends at end: its points are stamped at its end, or, cut short by a
-// stop, within it (nil: none).
-func (r *reader) window(end, interval int64, probe string) *emitted {
-	if w := r.windows[end][probe]; w != nil {
-		return w
-	}
-	for t, w := range r.windows {
-		if t > end-interval && t < end && w[probe] != nil {
-			return w[probe]
-		}
-	}
-	return nil
 }
 
 func newReader() *reader {
@@ -975,7 +959,7 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 			if want == nil {
 				continue
 			}
-			got := r.window(end, o.interval, p.name)
+			got := r.windows[end][p.name]
 			where := fmt.Sprintf("probe %q window %d (end %s)", p.name, k, time.Unix(0, end).UTC().Format(time.RFC3339Nano))
 			require.NotNil(t, got, "%s: not emitted", where)
 			inRange(t, got.success, want.success, where+" success")
@@ -1010,7 +994,7 @@ func compareWindows(t *testing.T, o *oracle, r *reader) {
 	}
 	// Nothing emitted beyond the reference.
 	for end, byProbe := range r.windows {
-		k := (end+o.interval-1)/o.interval - 1 // stamped at its end, or when a stop cut it
+		k := end/o.interval - 1
 		for name, e := range byProbe {
 			if e.success == 0 && e.timeout == 0 && e.failure == 0 {
 				continue

@@ -119,9 +119,9 @@ func endpointUpLater(t *testing.T, config func(addr string) *Config, serve func(
 		clk.Tick(at(base + 2*time.Second))
 	}
 	// Windows ending at 1 s … 8 s closed (the default lag keeps the next
-	// open), the one ending at 9 s closed at shutdown, the clock at 9 s
-	// (the one after, not begun and empty, is left out).
-	const closed = windows + 1
+	// open), the one ending at 9 s and the partial one at 10 s closed at
+	// shutdown.
+	const closed = windows + 2
 	received := serve(t, addr)
 	// The queue drains once the client has reconnected (gRPC's backoff, 1 s
 	// at first); the bound only turns a hang into a failure.

@@ -182,12 +182,16 @@ func (o *Observer) flushPredecessor(now time.Time) {
 	defer swap()
 	ctx, cancel := context.WithTimeout(o.runCtx, o.sendDeadline())
 	defer cancel()
-	if n, last := o.flush(ctx, st.engine, now); n > 0 {
-		// The predecessor's last points are stamped now, or later for a
-		// window the clock had not reached (one of instances that ended
-		// after it), later than the windows of the new interval open
-		// since before it (builder.after).
-		b.after = last
+	results := st.engine.Flush(now)
+	for _, r := range results {
+		o.inspect(ctx, r)
+		o.emit(ctx, r, now)
+	}
+	if n := len(results); n > 0 {
+		// The last flushed window ends up to an interval of the
+		// predecessor after now, later than the windows of the new
+		// interval open since before it (builder.after).
+		b.after = pcommon.NewTimestampFromTime(results[n-1].End)
 	}
 }
 

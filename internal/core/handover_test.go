@@ -107,16 +107,14 @@ func TestReloadToAnotherIntervalFlushesTheOpenWindows(t *testing.T) {
 }
 
 // TestReloadToAnotherIntervalKeepsTheSeriesInTimeOrder: the predecessor's
-// last flushed window, of 10 s, [20 s, 30 s), is cut at the reload at
-// 22 s and stamped then; the reloaded observer's window of 7 s open since
-// before it that ends before then, [14 s, 21 s), went out after it: every
-// series went back in time, and each new cumulative stream began before
-// the last point of the one it replaced, which a backend refuses (the
-// OpenTelemetry metrics data model, "Resets and Gaps"). Its points are
-// held: its instances count in the next cumulative point, of [21 s,
-// 28 s), whose stream starts at 22 s. (Stamped at its end, 30 s, the
-// predecessor's last window went out 8 s ahead of the clock, and held
-// the windows up to 35 s.)
+// last flushed window, of 10 s, ends at 30 s, after the reload at 22 s;
+// the reloaded observer's windows of 7 s open since before it, [14 s,
+// 21 s) and [21 s, 28 s), went out after it: every series went back in
+// time, and each new cumulative stream began before the last point of
+// the one it replaced, which a backend refuses (the OpenTelemetry metrics
+// data model, "Resets and Gaps"). Their points are held: their instances
+// count in the next cumulative point, of [28 s, 35 s), whose stream
+// starts at 30 s.
 func TestReloadToAnotherIntervalKeepsTheSeriesInTimeOrder(t *testing.T) {
 	ho := reload.New()
 	withID := func(s *Settings) { s.ID, s.Handover = "deltaq", ho }
@@ -169,14 +167,14 @@ func TestReloadToAnotherIntervalKeepsTheSeriesInTimeOrder(t *testing.T) {
 				}
 			}
 			for _, ts := range times {
-				assert.Greater(t, ts.AsTime(), at(o+22*time.Second), "%s: a point at or before the predecessor's last", m.Name())
+				assert.Greater(t, ts.AsTime(), at(o+30*time.Second), "%s: a point at or before the predecessor's last", m.Name())
 			}
 		})
 	}
 	require.NotEqual(t, pmetric.NumberDataPoint{}, first)
-	assert.Equal(t, at(o+28*time.Second), first.Timestamp().AsTime().UTC(), "the first window of 7 s that ends after 22 s")
-	assert.Equal(t, at(o+22*time.Second), first.StartTimestamp().AsTime().UTC(), "the new stream starts at the predecessor's last point")
-	assert.Equal(t, int64(1), first.IntValue(), "the instance at 23 s")
+	assert.Equal(t, at(o+35*time.Second), first.Timestamp().AsTime().UTC(), "the first window of 7 s that ends after 30 s")
+	assert.Equal(t, at(o+30*time.Second), first.StartTimestamp().AsTime().UTC(), "the new stream starts at the predecessor's last point")
+	assert.Equal(t, int64(3), first.IntValue(), "the instances at 23 s, 29 s and 33 s")
 	assert.Equal(t, int64(3), outcomeTotal(t, nu, "p", contract.Success))
 }
 

@@ -31,26 +31,21 @@ func (b *builder) logs(r *analysis.Result, observed time.Time) (plog.Logs, bool)
 	recs := sl.LogRecords()
 	obs := pcommon.NewTimestampFromTime(observed)
 	for i := range r.Triggers {
-		// A trigger is of its window, stamped as its metrics are.
-		ts := pcommon.NewTimestampFromTime(r.Triggers[i].Time)
-		if r.Triggers[i].Time.Equal(r.End) {
-			ts = b.stampOf(r)
-		}
-		triggerRecord(recs.AppendEmpty(), &r.Triggers[i], ts, obs, b.start)
+		triggerRecord(recs.AppendEmpty(), &r.Triggers[i], obs, b.start)
 	}
 	for _, s := range r.Snapshots {
-		snapshotRecords(recs, s, b.stampAt, obs, b.start)
+		snapshotRecords(recs, s, obs, b.start)
 	}
 	return ld, true
 }
 
-// triggerRecord fills a deltaq.trigger record, stamped ts (its window's
-// stamp, builder.stampOf): severity WARN, the probe, the trigger kind, the
-// values it compared and the delay it names; with the snapshot it began,
-// when the analysis that numbers the snapshots began (start).
-func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, ts, obs, start pcommon.Timestamp) {
+// triggerRecord fills a deltaq.trigger record: severity WARN, the probe,
+// the trigger kind, the values it compared and the delay it names; with the
+// snapshot it began, when the analysis that numbers the snapshots began
+// (start).
+func triggerRecord(lr plog.LogRecord, t *analysis.TriggerEvent, obs, start pcommon.Timestamp) {
 	lr.SetEventName(contract.EventTrigger)
-	lr.SetTimestamp(ts)
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(t.Time))
 	lr.SetObservedTimestamp(obs)
 	lr.SetSeverityNumber(plog.SeverityNumberWarn)
 	lr.SetSeverityText("WARN")
@@ -94,14 +89,13 @@ func triggerMessage(t *analysis.TriggerEvent) string {
 }
 
 // snapshotRecords appends one deltaq.snapshot record per probe per window
-// of the snapshot, stamped as the window's points are (stampAt: the window
-// a stop cut short, when it was cut); the body carries the CDFs, the
-// attributes the window's bounds. began is when the analysis that numbers
-// the snapshots began: a restarted collector numbers them from 1 again.
-func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, stampAt func(start, end time.Time) pcommon.Timestamp, obs, began pcommon.Timestamp) {
+// of the snapshot; the body carries the CDFs. began is when the analysis
+// that numbers the snapshots began: a restarted collector numbers them
+// from 1 again.
+func snapshotRecords(recs plog.LogRecordSlice, s *analysis.Snapshot, obs, began pcommon.Timestamp) {
 	for _, w := range s.Windows {
 		start, end := w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano)
-		ts := stampAt(w.Start, w.End)
+		ts := pcommon.NewTimestampFromTime(w.End)
 		for _, p := range w.Probes {
 			lr := recs.AppendEmpty()
 			lr.SetEventName(contract.EventSnapshot)

@@ -36,7 +36,7 @@ func TestTriggerRecordDelay(t *testing.T) {
 		t.Run(tt.kind.String(), func(t *testing.T) {
 			lr := plog.NewLogRecord()
 			ev := analysis.TriggerEvent{Probe: "p", Kind: tt.kind, Time: at(time.Second), Observed: -0.1, Required: 0, Delay: tt.delay}
-			triggerRecord(lr, &ev, pcommon.NewTimestampFromTime(ev.Time), pcommon.NewTimestampFromTime(at(2*time.Second)), 0)
+			triggerRecord(lr, &ev, pcommon.NewTimestampFromTime(at(2*time.Second)), 0)
 			assert.Equal(t, contract.EventTrigger, lr.EventName())
 			assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
 			assert.Equal(t, pcommon.NewTimestampFromTime(at(time.Second)), lr.Timestamp(), "the end of the window that fired it")

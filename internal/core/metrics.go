@@ -53,16 +53,11 @@ type builder struct {
 	windows uint64
 	// outs holds the start of each probe's deltaq.outcomes stream.
 	outs map[string]*outStream
-	// after is the time of the last points of a predecessor of another
+	// after is the end of the last window of a predecessor of another
 	// interval (flushPredecessor), where its streams, of the same series,
-	// ended; 0 when none. The windows stamped by then go out without
+	// ended; 0 when none. The windows that end by then go out without
 	// their points (held), and the new streams start no earlier.
 	after pcommon.Timestamp
-	// cut is the time a stop, or a reload that could not hand the windows
-	// over, closes the open windows at (Engine.Flush), while it builds
-	// them; 0 otherwise. The window it cuts short is stamped then
-	// (stampOf).
-	cut pcommon.Timestamp
 	// expMaxSize is histogram::exponential::max_size, 0 for explicit
 	// buckets; expShapes caches the bucket mapping of each shape and
 	// expScratch holds one data point's bucket counts.
@@ -245,19 +240,16 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	s := b.newMetricSet(ms, r)
 
 	winStart := pcommon.NewTimestampFromTime(r.Start)
-	// The window's bounds, which its mergeable form (deltaq.window,
-	// deltaq.window.idle) carries for a gateway to merge it by, and the
-	// time its other points are stamped at.
-	bounds, winEnd := pcommon.NewTimestampFromTime(r.End), b.stampOf(r)
+	winEnd := pcommon.NewTimestampFromTime(r.End)
 	if b.merging.Load() {
 		dp := s.contributors.Gauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(winEnd)
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(r.End))
 		dp.SetIntValue(int64(r.Contributors))
 	}
 	b.windows++
 	// A window that ended before the observer began, and that no other
 	// collector's window vouches for, it did not see.
-	b.unseen = bounds <= b.start && r.Contributors == 0
+	b.unseen = winEnd <= b.start && r.Contributors == 0
 	b.names = b.names[:0]
 	for i := range r.Probes {
 		b.names = append(b.names, r.Probes[i].Name)
@@ -272,8 +264,8 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	// Idle in a window it was up in only: the windows open at its start
 	// reach back its lag, and a window that ended before it began (it was
 	// down, or not yet started) is not one it can vouch for.
-	if b.emitWindows && s.window.Histogram().DataPoints().Len() == 0 && bounds > b.start {
-		b.idlePoint(ms, winStart, bounds)
+	if b.emitWindows && s.window.Histogram().DataPoints().Len() == 0 && winEnd > b.start {
+		b.idlePoint(ms, winStart, winEnd)
 	}
 	if b.measure {
 		// The size of everything else and the exact size of the curves'
@@ -287,25 +279,6 @@ func (b *builder) metrics(r *analysis.Result) pmetric.Metrics {
 	held := winEnd <= b.after
 	ms.RemoveIf(func(m pmetric.Metric) bool { return dataPointCount(m) == 0 || held && !windowMetric(m) })
 	return md
-}
-
-// stampOf returns the time the points of window r are stamped at, but
-// for its mergeable form: its end, but for the window a flush cuts short
-// (b.cut within it), the time it was cut. Stamped at its end, the window
-// a stop cut went out up to an interval ahead of the clock, which a
-// backend may refuse or place in the future. A window the clock had not
-// reached when it was cut holds instances that ended after the clock (a
-// sender's clock ahead of it): it keeps its end, later than the cut
-// window's stamp, as a series' points must be.
-func (b *builder) stampOf(r *analysis.Result) pcommon.Timestamp { return b.stampAt(r.Start, r.End) }
-
-// stampAt is stampOf for the window [start, end).
-func (b *builder) stampAt(start, end time.Time) pcommon.Timestamp {
-	e := pcommon.NewTimestampFromTime(end)
-	if b.cut != 0 && b.cut < e && pcommon.NewTimestampFromTime(start) < b.cut {
-		return b.cut
-	}
-	return e
 }
 
 // windowMetric reports whether m is one of the windows an agent sends a

@@ -884,51 +884,15 @@ func (o *Observer) Shutdown(ctx context.Context) error {
 			o.expire(now.UnixNano())
 		}
 		began := time.Now()
-		n, _ := o.flush(sctx, o.engine, now)
-		o.closed(sctx, n, began)
+		results := o.engine.Flush(now)
+		for _, r := range results {
+			o.inspect(sctx, r)
+			o.emit(sctx, r, now)
+		}
+		o.closed(sctx, len(results), began)
 		o.recordStats(sctx)
 	})
 	return err
-}
-
-// flush closes the open windows of e at now, a stop's (Engine.Flush), and
-// sends their output, stamped no later than now (builder.stampOf): the
-// window now is in ends up to an interval after it, and its points are
-// stamped at now, when it was cut; its mergeable form keeps its bounds,
-// which a gateway merges it by. The last window, when it begins at now
-// (now on a boundary) and holds nothing, is left out: it saw none of the
-// clock's time, and went out stamped an interval ahead, its referenced
-// probes counted as empty. It returns the windows sent, and the stamp of
-// the last.
-func (o *Observer) flush(ctx context.Context, e *analysis.Engine, now time.Time) (n int, last pcommon.Timestamp) {
-	o.build.cut = pcommon.NewTimestampFromTime(now)
-	defer func() { o.build.cut = 0 }()
-	results := e.Flush(now)
-	if k := len(results) - 1; k >= 0 && !results[k].Start.Before(now) && empty(results[k]) {
-		results = results[:k]
-	}
-	for _, r := range results {
-		o.inspect(ctx, r)
-		o.emit(ctx, r, now)
-	}
-	if n = len(results); n > 0 {
-		last = o.build.stampOf(results[n-1])
-	}
-	return n, last
-}
-
-// empty reports whether the closed window r holds no instance, no other
-// collector's window or word, and fired nothing.
-func empty(r *analysis.Result) bool {
-	if r.Contributors > 0 || len(r.Triggers) > 0 || len(r.Snapshots) > 0 {
-		return false
-	}
-	for i := range r.Probes {
-		if r.Probes[i].Counts.Total() > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // Stats returns the engine's instance counters.

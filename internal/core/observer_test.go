@@ -20,11 +20,9 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/deltaq-otel/deltaq/analysis"
 	"github.com/deltaq-otel/deltaq/internal/contract"
 	"github.com/deltaq-otel/deltaq/internal/core/coretest"
 )
@@ -66,10 +64,9 @@ func TestTimerClosesWindowsInOrder(t *testing.T) {
 	now.Store(at(3 * time.Second).UnixNano())
 	ticks <- at(3 * time.Second)
 	require.NoError(t, o.Shutdown(context.Background()))
-	// The tick closed [0, 1s) and [1s, 2s); Shutdown flushed [2s, 3s), and
-	// left out [3s, 4s), which the clock at 3 s had not reached and which
-	// holds nothing.
-	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second), at(3 * time.Second)}, windowEnds(sink.AllMetrics()))
+	// The tick closed [0, 1s) and [1s, 2s); Shutdown flushed [2s, 3s) and
+	// [3s, 4s), the current one.
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second), at(3 * time.Second), at(4 * time.Second)}, windowEnds(sink.AllMetrics()))
 }
 
 // TestClockTickIsOneTick: coretest.Clock.Tick has the window timer do
@@ -289,14 +286,13 @@ func TestShortIntervalBlockedSendDropsNoInstance(t *testing.T) {
 }
 
 // TestRestartReportsTheFlushedWindowsAgain: an observer stopped mid-window
-// flushes the windows open, the current one too, stamped when it was cut
-// (1.2 s); one started again within its lag and an interval opens the
-// windows that reach back its lag, and reports them again, the first at
-// the same time as its predecessor's: under the same resource (a stable
-// service.instance.id) a backend that refuses out-of-order samples
-// refuses it, as the README says. The points carry no instance twice: the
-// predecessor counted those before its stop, the successor those after
-// its start.
+// flushes the windows open, the current one too; one started again within
+// its lag and an interval opens the windows that reach back its lag, and
+// reports them again, at the same or earlier times than its predecessor's
+// last points: under the same resource (a stable service.instance.id) a
+// backend that refuses out-of-order samples refuses them, as the README
+// says. The points carry no instance twice: the predecessor counted those
+// before its stop, the successor those after its start.
 func TestRestartReportsTheFlushedWindowsAgain(t *testing.T) {
 	s := span{probe: "p", outcome: contract.Success, delay: ms(5), dmax: 50 * time.Millisecond, bins: 50}
 	times := func(h *harness) []time.Time {
@@ -314,7 +310,7 @@ func TestRestartReportsTheFlushedWindowsAgain(t *testing.T) {
 	s.end = ms(1300)
 	first.consume(s)
 	require.NoError(t, first.obs.Shutdown(context.Background()))
-	assert.Equal(t, []time.Time{at(time.Second), at(1200 * time.Millisecond)}, times(first), "windows [0 s, 1 s) and [1 s, 2 s) flushed, the second cut at 1.2 s")
+	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second)}, times(first), "windows [0 s, 1 s) and [1 s, 2 s) flushed")
 
 	second := newHarness(t, testConfig(), at(1700*time.Millisecond))
 	s.end = ms(1800)
@@ -322,99 +318,4 @@ func TestRestartReportsTheFlushedWindowsAgain(t *testing.T) {
 	second.obs.tick(at(3 * time.Second))
 	assert.Equal(t, []time.Time{at(time.Second), at(2 * time.Second)}, times(second), "the same windows, again")
 	assert.Equal(t, map[string]int64{"success": 1, "timeout": 0, "failure": 0}, outcomeCounts(t, second, "p"))
-}
-
-// TestShutdownStampsTheCutWindowWhenCut: a stop at 1.5 s cuts the window
-// [1 s, 2 s) short; its points, and the trigger it fires, are stamped
-// 1.5 s, when it was cut, not 2 s, half an interval ahead of the clock,
-// which a backend may refuse or place in the future. Its mergeable form
-// keeps its bounds, and a gateway merges it.
-func TestShutdownStampsTheCutWindowWhenCut(t *testing.T) {
-	cfg := testConfig()
-	cfg.EmitWindows = true
-	cfg.Probes = map[string]analysis.ProbeConfig{"p": {DMax: 50 * time.Millisecond, Bins: 50,
-		QTA:      analysis.QTA{Points: []analysis.QTAPoint{{Delay: 20 * time.Millisecond, P: 0.5}}, MaxFailure: 0.1},
-		Triggers: analysis.Triggers{QTA: true, Failure: true}}}
-	cut := at(1500 * time.Millisecond)
-	agent := newHarness(t, cfg, cut)
-	agent.consume(span{probe: "p", outcome: contract.Success, end: ms(1300), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50},
-		span{probe: "p", outcome: contract.Failure, end: ms(1400), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
-	require.NoError(t, agent.obs.Shutdown(context.Background()))
-
-	windows := 0
-	for _, md := range agent.metrics.AllMetrics() {
-		forEachMetric(md, func(m pmetric.Metric) {
-			for _, p := range pointTimes(m) {
-				if m.Name() == contract.MetricWindow {
-					windows++
-					assert.Equal(t, [2]time.Time{at(time.Second), at(2 * time.Second)}, p, "the window's bounds")
-					continue
-				}
-				assert.False(t, p[1].After(cut), "%s stamped %v, after the stop", m.Name(), p[1])
-			}
-		})
-	}
-	assert.Equal(t, 1, windows)
-	triggers := 0
-	for _, ld := range agent.logs.AllLogs() {
-		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
-		for i := range lrs.Len() {
-			if lrs.At(i).EventName() == contract.EventTrigger {
-				triggers++
-				assert.Equal(t, cut, lrs.At(i).Timestamp().AsTime().UTC())
-			}
-		}
-	}
-	assert.Positive(t, triggers)
-
-	gateway := newHarness(t, testConfig(), cut)
-	for _, md := range agent.metrics.AllMetrics() {
-		require.NoError(t, gateway.obs.ConsumeMetrics(context.Background(), md))
-	}
-	gateway.obs.tick(at(3 * time.Second))
-	assert.Equal(t, map[string]int64{"success": 1, "timeout": 0, "failure": 1}, outcomeCounts(t, gateway, "p"), "the window merged")
-}
-
-// pointTimes returns the start and time of each data point of m.
-func pointTimes(m pmetric.Metric) [][2]time.Time {
-	var out [][2]time.Time
-	add := func(start, ts pcommon.Timestamp) {
-		out = append(out, [2]time.Time{start.AsTime().UTC(), ts.AsTime().UTC()})
-	}
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		for i := range m.Gauge().DataPoints().Len() {
-			add(m.Gauge().DataPoints().At(i).StartTimestamp(), m.Gauge().DataPoints().At(i).Timestamp())
-		}
-	case pmetric.MetricTypeSum:
-		for i := range m.Sum().DataPoints().Len() {
-			add(m.Sum().DataPoints().At(i).StartTimestamp(), m.Sum().DataPoints().At(i).Timestamp())
-		}
-	case pmetric.MetricTypeHistogram:
-		for i := range m.Histogram().DataPoints().Len() {
-			add(m.Histogram().DataPoints().At(i).StartTimestamp(), m.Histogram().DataPoints().At(i).Timestamp())
-		}
-	case pmetric.MetricTypeExponentialHistogram:
-		for i := range m.ExponentialHistogram().DataPoints().Len() {
-			add(m.ExponentialHistogram().DataPoints().At(i).StartTimestamp(), m.ExponentialHistogram().DataPoints().At(i).Timestamp())
-		}
-	}
-	return out
-}
-
-// TestShutdownAfterTheClockWentBack: a stop while the clock is back (an NTP
-// step after the tick at 10 s) closes the windows open all the same, every
-// one of them, [9 s, 10 s), which holds nothing, included, stamped at their
-// ends: the clock had passed into them before it went back. Only a last
-// window the clock had not reached and that holds nothing is left out.
-func TestShutdownAfterTheClockWentBack(t *testing.T) {
-	clk := coretest.NewClock(at(time.Second))
-	h := newHarnessWith(t, testConfig(), at(time.Second), func(s *Settings) { s.Now = clk.Now })
-	clk.Set(at(10 * time.Second))
-	h.obs.tick(clk.Now()) // closes the windows up to [8 s, 9 s)
-	h.consume(span{probe: "p", outcome: contract.Success, end: ms(10500), delay: ms(5), dmax: 50 * time.Millisecond, bins: 50})
-	closed := len(windowEnds(h.metrics.AllMetrics()))
-	clk.Set(at(5 * time.Second))
-	require.NoError(t, h.obs.Shutdown(context.Background()))
-	assert.Equal(t, []time.Time{at(10 * time.Second), at(11 * time.Second)}, windowEnds(h.metrics.AllMetrics())[closed:])
 }
