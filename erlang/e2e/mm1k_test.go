@@ -124,6 +124,34 @@ func TestMM1KThroughCollector(t *testing.T) {
 		t.Fatalf("mm1k exited with %v, want exit status 0", err)
 	}
 	checkExample(t, mm.Lines(), killedAt, arrivalsBefore)
+	checkFailures(t, got, mm.Lines())
+}
+
+// checkFailures: the failures the connector counted before the kill are
+// the example's own drops at a full buffer, at most as many as it counted
+// over the whole run (its done line): worker_1's and worker_2's at each,
+// end_to_end's at either.
+func checkFailures(t *testing.T, got sinkState, out []e2etest.Line) {
+	t.Helper()
+	var done map[string]int64
+	for _, l := range out {
+		if f, ok := fields(l.Text, "mm1k: done "); ok {
+			done = f
+		}
+	}
+	if done == nil {
+		return // checkExample says so
+	}
+	drops := map[string]int64{
+		"worker_1":   done["failed_worker_1"],
+		"worker_2":   done["failed_worker_2"],
+		"end_to_end": done["failed_worker_1"] + done["failed_worker_2"],
+	}
+	for _, p := range probes {
+		if n := got.probes[p].outcomes[contract.Failure]; n > drops[p] {
+			t.Errorf("%s: %d failures counted, but the example dropped %d jobs there in the whole run", p, n, drops[p])
+		}
+	}
 }
 
 // prerequisites returns the repository's root, escript and the ebin
@@ -206,13 +234,16 @@ func checkDeltaQs(t *testing.T, got sinkState) {
 			}
 		}
 		// dMax (1 s, 2 s) is some 70 mean delays: at ρ = 0.4 a real timeout
-		// has a chance of about e^(−75), a drop at a full buffer one of
-		// 6·10⁻⁵ (Kleinrock 3.6). Timeouts here mean instances the connector
-		// timed out while their spans were still on the way (start events and
-		// spans travel in batches).
-		if n, bad := total(st.outcomes), st.outcomes[contract.Timeout]+st.outcomes[contract.Failure]; float64(bad) > 0.02*float64(n) {
-			t.Errorf("%s: %d timeouts and %d failures of %d instances, want at most 2%%", p,
-				st.outcomes[contract.Timeout], st.outcomes[contract.Failure], n)
+		// has a chance of about e^(−75). Timeouts here mean instances the
+		// connector timed out while their spans were still on the way (start
+		// events and spans travel in batches). Failures are the example's
+		// drops at a full buffer, a chance of 6·10⁻⁵ a job (Kleinrock 3.6) on
+		// a machine to itself, but many more when the machine is starved and
+		// service slows (7 of 173 jobs in a run beside other end-to-end tests,
+		// 7 in the example's own count too): checkFailures holds them to the
+		// example's own count once it has exited.
+		if n, bad := total(st.outcomes), st.outcomes[contract.Timeout]; float64(bad) > 0.02*float64(n) {
+			t.Errorf("%s: %d timeouts of %d instances, want at most 2%%", p, bad, n)
 		}
 		if st.successes == 0 {
 			t.Errorf("%s: no successful instance in %d %s histograms", p, st.windows, contract.MetricObserved)
