@@ -127,18 +127,25 @@ func TestMM1KThroughCollector(t *testing.T) {
 	checkFailures(t, got, mm.Lines())
 }
 
-// checkFailures: the failures the connector counted before the kill are
-// the example's own drops at a full buffer, at most as many as it counted
-// over the whole run (its done line): worker_1's and worker_2's at each,
-// end_to_end's at either.
-func checkFailures(t *testing.T, got sinkState, out []e2etest.Line) {
-	t.Helper()
+// doneLine returns the fields of the example's last "mm1k: done" line, nil
+// when it printed none.
+func doneLine(out []e2etest.Line) map[string]int64 {
 	var done map[string]int64
 	for _, l := range out {
 		if f, ok := fields(l.Text, "mm1k: done "); ok {
 			done = f
 		}
 	}
+	return done
+}
+
+// checkFailures: the failures the connector counted before the kill are
+// the example's own drops at a full buffer, at most as many as it counted
+// over the whole run (its done line): worker_1's and worker_2's at each,
+// end_to_end's at either.
+func checkFailures(t *testing.T, got sinkState, out []e2etest.Line) {
+	t.Helper()
+	done := doneLine(out)
 	if done == nil {
 		return // checkExample says so
 	}

@@ -98,12 +98,7 @@ func TestMM1KCollectorRestart(t *testing.T) {
 // the example's done line.
 func checkRestart(t *testing.T, tm e2etest.Telemetry, out []e2etest.Line) {
 	t.Helper()
-	var done map[string]int64
-	for _, l := range out {
-		if f, ok := fields(l.Text, "mm1k: done "); ok {
-			done = f
-		}
-	}
+	done := doneLine(out)
 	if done == nil {
 		t.Fatalf("mm1k printed no \"mm1k: done\" line")
 	}
